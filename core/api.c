@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: MIT */
+/* The services the core offers plugins through struct ctp_api. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "engine.h"
+
+int ctp_verbosity;
+
+uint64_t ctp_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static bool level_shown(int level)
+{
+	if (level <= CTP_LOG_ERR)
+		return true;
+	if (level <= CTP_LOG_NOTICE)
+		return ctp_verbosity >= 0;
+	if (level == CTP_LOG_INFO)
+		return ctp_verbosity >= 1;
+	return ctp_verbosity >= 2;
+}
+
+static const char *level_name(int level)
+{
+	switch (level) {
+	case CTP_LOG_ERR:
+		return "error";
+	case CTP_LOG_WARNING:
+		return "warning";
+	case CTP_LOG_NOTICE:
+		return "notice";
+	case CTP_LOG_INFO:
+		return "info";
+	default:
+		return "debug";
+	}
+}
+
+static void vlog(const char *who, int level, const char *fmt, va_list ap)
+{
+	char line[1024];
+	int n = snprintf(line, sizeof(line),
+			 "ctprof-core: %s%s%s: ", who ? who : "",
+			 who ? ": " : "", level_name(level));
+	if (n < 0)
+		return;
+	if ((size_t)n < sizeof(line))
+		vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	/* One write per line so concurrent workers do not interleave. */
+	fprintf(stderr, "%s\n", line);
+}
+
+void ctp_log(int level, const char *fmt, ...)
+{
+	if (!level_shown(level))
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vlog(NULL, level, fmt, ap);
+	va_end(ap);
+}
+
+/* Rate limit: at most LOG_BURST lines per plugin per LOG_WINDOW. */
+#define LOG_BURST     10
+#define LOG_WINDOW_NS 5000000000ull
+
+static void api_log(struct ctp_ctx *ctx, int level, const char *fmt, ...)
+{
+	if (!level_shown(level))
+		return;
+	struct ctp_capture *cap = ctx->eng->cap;
+	struct ctp_plugin_info *info = &cap->plugins[ctx->plugin];
+	struct ctp_plugin_rt *rt = info->rt;
+	uint64_t now = ctp_now_ns(), suppressed = 0;
+	bool print;
+
+	pthread_mutex_lock(&rt->log_lock);
+	if (now - rt->log_window_start_ns >= LOG_WINDOW_NS) {
+		suppressed = rt->log_suppressed;
+		rt->log_suppressed = 0;
+		rt->log_window_start_ns = now;
+		rt->log_in_window = 0;
+	}
+	print = rt->log_in_window < LOG_BURST;
+	if (print)
+		rt->log_in_window++;
+	else
+		rt->log_suppressed++;
+	pthread_mutex_unlock(&rt->log_lock);
+
+	if (suppressed)
+		ctp_log(CTP_LOG_NOTICE, "%s: %" PRIu64 " messages suppressed",
+			info->name, suppressed);
+	if (!print)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vlog(info->name, level, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- Options ----------------------------------------------------------------
+ */
+
+static const struct ctp_kv *find_opt(struct ctp_ctx *ctx, const char *key)
+{
+	const struct ctp_plugin_cfg *pc =
+		ctx->eng->cap->plugins[ctx->plugin].rt->cfg;
+	if (!pc)
+		return NULL;
+	for (size_t i = 0; i < pc->n_opts; i++)
+		if (strcmp(pc->opts[i].key, key) == 0)
+			return &pc->opts[i];
+	return NULL;
+}
+
+static int api_opt_str(struct ctp_ctx *ctx, const char *key, const char **out)
+{
+	const struct ctp_kv *kv = find_opt(ctx, key);
+	if (!kv)
+		return -ENOENT;
+	*out = kv->value;
+	return 0;
+}
+
+static int api_opt_u64(struct ctp_ctx *ctx, const char *key, uint64_t *out)
+{
+	const struct ctp_kv *kv = find_opt(ctx, key);
+	if (!kv)
+		return -ENOENT;
+	const char *s = kv->value;
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 0);
+	if (errno || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int api_opt_i64(struct ctp_ctx *ctx, const char *key, int64_t *out)
+{
+	const struct ctp_kv *kv = find_opt(ctx, key);
+	if (!kv)
+		return -ENOENT;
+	char *end;
+	errno = 0;
+	long long v = strtoll(kv->value, &end, 0);
+	if (errno || *end || end == kv->value)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int api_opt_bool(struct ctp_ctx *ctx, const char *key, int *out)
+{
+	static const char *const yes[] = {"true", "yes", "on", "1"};
+	static const char *const no[] = {"false", "no", "off", "0"};
+	const struct ctp_kv *kv = find_opt(ctx, key);
+	if (!kv)
+		return -ENOENT;
+	for (size_t i = 0; i < 4; i++) {
+		if (strcmp(kv->value, yes[i]) == 0) {
+			*out = 1;
+			return 0;
+		}
+		if (strcmp(kv->value, no[i]) == 0) {
+			*out = 0;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static const char *api_opt_key(struct ctp_ctx *ctx, size_t i)
+{
+	const struct ctp_plugin_cfg *pc =
+		ctx->eng->cap->plugins[ctx->plugin].rt->cfg;
+	if (!pc || i >= pc->n_opts)
+		return NULL;
+	return pc->opts[i].key;
+}
+
+/* ---- Fields
+ * -------------------------------------------------------------------- */
+
+static int api_field_register(struct ctp_ctx *ctx,
+			      const struct ctp_field_desc *desc)
+{
+	const char *why;
+	struct ctp_capture *cap = ctx->eng->cap;
+	if (!desc || ctp_field_desc_check(desc, &why) < 0) {
+		api_log(ctx, CTP_LOG_ERR, "field '%s' rejected: %s",
+			desc && desc->name ? desc->name : "(null)",
+			desc ? why : "no description");
+		return -EINVAL;
+	}
+	int id = ctp_registry_add(&cap->reg, ctx->plugin, desc);
+	if (id == -EEXIST) {
+		int other = ctp_registry_find(&cap->reg, desc->name);
+		uint32_t owner =
+			ctp_registry_get(&cap->reg, (uint32_t)other)->plugin;
+		api_log(ctx, CTP_LOG_ERR,
+			"field '%s' already registered by plugin '%s' with a "
+			"different description",
+			desc->name, cap->plugins[owner].name);
+	}
+	return id;
+}
+
+static int api_field_handle(struct ctp_ctx *ctx, size_t table_index)
+{
+	struct ctp_plugin_rt *rt = ctx->eng->cap->plugins[ctx->plugin].rt;
+	if (table_index >= rt->n_static)
+		return -EINVAL;
+	return rt->static_ids[table_index];
+}
+
+/* ---- Values
+ * ---------------------------------------------------------------------- */
+
+static int set_cell(struct ctp_record *rec, int field, uint8_t type, uint64_t v)
+{
+	if (!rec || field < 0 ||
+	    (uint32_t)field >= ctp_registry_count(&rec->cap->reg))
+		return -EINVAL;
+	const struct ctp_field *f =
+		ctp_registry_get(&rec->cap->reg, (uint32_t)field);
+	if (f->scope != rec->scope || f->type != type ||
+	    f->plugin != rec->plugin)
+		return -EINVAL;
+	return ctp_table_set(rec->table, rec->row, rec->ident + f->col, v);
+}
+
+static int api_set_u64(struct ctp_record *rec, int field, uint64_t v)
+{
+	return set_cell(rec, field, CTP_TYPE_U64, v);
+}
+
+static int api_set_i64(struct ctp_record *rec, int field, int64_t v)
+{
+	return set_cell(rec, field, CTP_TYPE_I64, (uint64_t)v);
+}
+
+static int api_set_bool(struct ctp_record *rec, int field, int v)
+{
+	return set_cell(rec, field, CTP_TYPE_BOOL, v ? 1 : 0);
+}
+
+static int api_set_char(struct ctp_record *rec, int field, char v)
+{
+	return set_cell(rec, field, CTP_TYPE_CHAR, (unsigned char)v);
+}
+
+static int api_set_str(struct ctp_record *rec, int field, const char *s,
+		       size_t len)
+{
+	if (!rec || (!s && len))
+		return -EINVAL;
+	if (memchr(s, '\0', len))
+		return -EINVAL;
+	int64_t id = ctp_blobpool_intern(rec->cap->blobs, s ? s : "", len);
+	if (id < 0)
+		return (int)id;
+	return set_cell(rec, field, CTP_TYPE_STRING, (uint64_t)id);
+}
+
+static int api_set_cpuset(struct ctp_record *rec, int field,
+			  const uint64_t *words, size_t n_words)
+{
+	if (!rec || (!words && n_words))
+		return -EINVAL;
+	while (n_words && words[n_words - 1] == 0)
+		n_words--;
+	/* Blobs hold little-endian words (the writer decodes them). */
+	uint64_t buf[64];
+	const void *data = words;
+	if (n_words <= 64 && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__) {
+		for (size_t i = 0; i < n_words; i++)
+			buf[i] = __builtin_bswap64(words[i]);
+		data = buf;
+	}
+	int64_t id = ctp_blobpool_intern(rec->cap->blobs, data,
+					 n_words * sizeof(uint64_t));
+	if (id < 0)
+		return (int)id;
+	return set_cell(rec, field, CTP_TYPE_CPUSET, (uint64_t)id);
+}
+
+/* ---- Summary counters
+ * -------------------------------------------------------------- */
+
+static int api_summary_register(struct ctp_ctx *ctx, const char *name)
+{
+	struct ctp_plugin_info *info = &ctx->eng->cap->plugins[ctx->plugin];
+	if (!name || !*name)
+		return -EINVAL;
+	for (uint32_t i = 0; i < info->n_summary; i++)
+		if (strcmp(info->summary_name[i], name) == 0)
+			return (int)i;
+	if (info->n_summary >= CTP_MAX_SUMMARY)
+		return -ENOSPC;
+	char *dup = strdup(name);
+	if (!dup)
+		return -ENOMEM;
+	info->summary_name[info->n_summary] = dup;
+	atomic_store(&info->summary[info->n_summary], 0);
+	return (int)info->n_summary++;
+}
+
+static void api_summary_add(struct ctp_ctx *ctx, int counter, uint64_t delta)
+{
+	struct ctp_plugin_info *info = &ctx->eng->cap->plugins[ctx->plugin];
+	if (counter < 0 || (uint32_t)counter >= info->n_summary)
+		return;
+	atomic_fetch_add_explicit(&info->summary[counter], delta,
+				  memory_order_relaxed);
+}
+
+static const struct ctp_roots *api_roots(struct ctp_ctx *ctx)
+{
+	return &ctx->eng->roots;
+}
+
+void ctp_api_fill(struct ctp_api *api)
+{
+	memset(api, 0, sizeof(*api));
+	api->abi = CTP_ABI_MAJOR;
+	api->size = sizeof(*api);
+	api->log = api_log;
+	api->opt_str = api_opt_str;
+	api->opt_u64 = api_opt_u64;
+	api->opt_i64 = api_opt_i64;
+	api->opt_bool = api_opt_bool;
+	api->opt_key = api_opt_key;
+	api->field_register = api_field_register;
+	api->field_handle = api_field_handle;
+	api->set_u64 = api_set_u64;
+	api->set_i64 = api_set_i64;
+	api->set_bool = api_set_bool;
+	api->set_char = api_set_char;
+	api->set_str = api_set_str;
+	api->set_cpuset = api_set_cpuset;
+	api->summary_register = api_summary_register;
+	api->summary_add = api_summary_add;
+	api->roots = api_roots;
+}

@@ -1,0 +1,1748 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * collectors.yaml -> struct ctp_config.
+ *
+ * Two passes: libyaml's event parser builds a small tree of scalars,
+ * sequences and mappings (rejecting aliases, anchors, tags and duplicate
+ * keys on the way), then the schema pass walks that tree and fills the
+ * config. The tree keeps every node's position, so each error, including
+ * the cross-reference check of host rules against `plugins:` that can only
+ * run once the whole file is read, can name file, line and column.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include <yaml.h>
+
+/* A config is a few KiB; the cap keeps a wrong path (a log, a core file)
+ * from being slurped and parsed. */
+#define CONFIG_MAX_BYTES (1u << 20)
+/* The schema nests 7 deep; anything far beyond is not a config. */
+#define MAX_DEPTH 32
+#define MAX_NAME  64
+
+#define DEFAULT_OUTPUT		 "ctprof-%Y%m%dT%H%M%S.ctprof.zst"
+#define DEFAULT_MAX_DECOMPRESSED (UINT64_C(4) << 30)
+
+/* ---- The YAML tree ------------------------------------------------------- */
+
+enum node_type { N_SCALAR, N_SEQ, N_MAP };
+
+struct node {
+	enum node_type type;
+	bool plain;	    /* scalar written without quotes */
+	unsigned line, col; /* 1-based */
+	char *str;	    /* scalar text */
+	struct node **kids; /* sequence items; mapping key, value, key, ... */
+	size_t n, cap;
+};
+
+static void node_free(struct node *n)
+{
+	if (!n)
+		return;
+	for (size_t i = 0; i < n->n; i++)
+		node_free(n->kids[i]);
+	free(n->kids);
+	free(n->str);
+	free(n);
+}
+
+static int node_append(struct node *n, struct node *kid)
+{
+	if (n->n == n->cap) {
+		size_t cap = n->cap ? 2 * n->cap : 8;
+		struct node **k = realloc(n->kids, cap * sizeof(*k));
+
+		if (!k)
+			return -ENOMEM;
+		n->kids = k;
+		n->cap = cap;
+	}
+	n->kids[n->n++] = kid;
+	return 0;
+}
+
+/* YAML 1.1 null: only meaningful where a container is expected, so that
+ * `plugins:` with nothing under it reads as an empty map. */
+static bool is_null(const struct node *n)
+{
+	return n->type == N_SCALAR && n->plain &&
+	       (!n->str[0] || !strcmp(n->str, "~") ||
+		!strcasecmp(n->str, "null"));
+}
+
+/* ---- Errors -------------------------------------------------------------- */
+
+struct ctx {
+	const char *name;
+	const char *buf;
+	size_t len;
+	char *err;
+	size_t errlen;
+};
+
+/* Whatever went into the message, it stays one line. */
+static void one_line(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
+__attribute__((format(printf, 4, 0))) static void
+vset_err(struct ctx *c, unsigned line, unsigned col, const char *fmt,
+	 va_list ap)
+{
+	int k;
+
+	if (!c->err || !c->errlen)
+		return;
+	k = snprintf(c->err, c->errlen, "%s:%u:%u: ", c->name, line, col);
+	if (k >= 0 && (size_t)k < c->errlen)
+		vsnprintf(c->err + k, c->errlen - (size_t)k, fmt, ap);
+	one_line(c->err);
+}
+
+__attribute__((format(printf, 4, 5))) static int
+fail_at(struct ctx *c, unsigned line, unsigned col, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vset_err(c, line, col, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+__attribute__((format(printf, 3, 4))) static int
+fail(struct ctx *c, const struct node *at, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vset_err(c, at->line, at->col, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* Errors with no position: the file as a whole. */
+__attribute__((format(printf, 2, 3))) static void
+fail_file(struct ctx *c, const char *fmt, ...)
+{
+	va_list ap;
+	int k;
+
+	if (!c->err || !c->errlen)
+		return;
+	k = snprintf(c->err, c->errlen, "%s: ", c->name);
+	if (k >= 0 && (size_t)k < c->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(c->err + k, c->errlen - (size_t)k, fmt, ap);
+		va_end(ap);
+	}
+	one_line(c->err);
+}
+
+/* A user string made fit for a message: escaped and cut short. */
+#define CLIP_MAX 60
+struct clip {
+	char s[CLIP_MAX * 4 + 8];
+};
+
+static const char *clip(struct clip *b, const char *s)
+{
+	size_t o = 0, i;
+
+	for (i = 0; s[i] && i < CLIP_MAX; i++) {
+		unsigned char ch = (unsigned char)s[i];
+
+		if (ch == '\n') {
+			b->s[o++] = '\\';
+			b->s[o++] = 'n';
+		} else if (ch == '\t') {
+			b->s[o++] = '\\';
+			b->s[o++] = 't';
+		} else if (ch < 0x20 || ch == 0x7f) {
+			o += (size_t)snprintf(b->s + o, sizeof(b->s) - o,
+					      "\\x%02x", ch);
+		} else {
+			b->s[o++] = (char)ch;
+		}
+	}
+	if (s[i]) {
+		memcpy(b->s + o, "...", 3);
+		o += 3;
+	}
+	b->s[o] = '\0';
+	return b->s;
+}
+
+/* Dotted key paths for messages ("hosts[0].plugins.x"): cut short rather
+ * than overflow; they come with a line and column anyway. */
+__attribute__((format(printf, 3, 4))) static void fmt_path(char *dst, size_t n,
+							   const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(dst, n, fmt, ap);
+	va_end(ap);
+}
+
+/* "'value'" for a scalar, "a mapping" / "a sequence" otherwise. */
+static const char *got(struct clip *b, const struct node *n)
+{
+	struct clip tmp;
+
+	if (n->type == N_MAP)
+		return "a mapping";
+	if (n->type == N_SEQ)
+		return "a sequence";
+	snprintf(b->s, sizeof(b->s), "'%s'", clip(&tmp, n->str));
+	return b->s;
+}
+
+/* Byte offset -> 1-based line and column, for reader errors, which libyaml
+ * reports as an offset only. */
+static void offset_pos(const struct ctx *c, size_t off, unsigned *line,
+		       unsigned *col)
+{
+	size_t bol = 0;
+
+	*line = 1;
+	if (off > c->len)
+		off = c->len;
+	for (size_t i = 0; i < off; i++) {
+		if (c->buf[i] == '\n') {
+			(*line)++;
+			bol = i + 1;
+		}
+	}
+	*col = (unsigned)(off - bol) + 1;
+}
+
+static int syntax_error(struct ctx *c, const yaml_parser_t *p)
+{
+	const char *problem = p->problem ? p->problem : "unknown error";
+	unsigned line, col;
+
+	switch (p->error) {
+	case YAML_MEMORY_ERROR:
+		fail_file(c, "out of memory while parsing");
+		return -ENOMEM;
+	case YAML_READER_ERROR:
+		offset_pos(c, p->problem_offset, &line, &col);
+		if (p->problem_value != -1)
+			return fail_at(c, line, col,
+				       "invalid input: %s (byte 0x%02x)",
+				       problem, (unsigned)p->problem_value);
+		return fail_at(c, line, col, "invalid input: %s", problem);
+	default:
+		line = (unsigned)p->problem_mark.line + 1;
+		col = (unsigned)p->problem_mark.column + 1;
+		if (p->context)
+			return fail_at(c, line, col,
+				       "YAML syntax error: %s (%s at line %u, "
+				       "column %u)",
+				       problem, p->context,
+				       (unsigned)p->context_mark.line + 1,
+				       (unsigned)p->context_mark.column + 1);
+		return fail_at(c, line, col, "YAML syntax error: %s", problem);
+	}
+}
+
+#define MARK_LINE(m) ((unsigned)(m).line + 1)
+#define MARK_COL(m)  ((unsigned)(m).column + 1)
+
+/* ---- Tree building ------------------------------------------------------- */
+
+struct keyref {
+	const struct node *key;
+	size_t idx;
+};
+
+static int keyref_cmp(const void *a, const void *b)
+{
+	const struct keyref *x = a, *y = b;
+	int r = strcmp(x->key->str, y->key->str);
+
+	if (r)
+		return r;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Sorting keeps a plugin map of many entries from going quadratic. Reports
+ * the first repeated key in file order. */
+static int check_dups(struct ctx *c, const struct node *map)
+{
+	size_t nk = map->n / 2, i, best = SIZE_MAX;
+	const struct node *first = NULL, *dup = NULL;
+	struct keyref *refs;
+	struct clip b;
+
+	if (nk < 2)
+		return 0;
+	refs = malloc(nk * sizeof(*refs));
+	if (!refs) {
+		fail_file(c, "out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < nk; i++) {
+		refs[i].key = map->kids[2 * i];
+		refs[i].idx = i;
+	}
+	qsort(refs, nk, sizeof(*refs), keyref_cmp);
+	for (i = 1; i < nk; i++) {
+		if (strcmp(refs[i].key->str, refs[i - 1].key->str))
+			continue;
+		if (refs[i].idx < best) {
+			size_t j = i - 1;
+
+			/* The first occurrence heads the run of equals. */
+			while (j > 0 &&
+			       !strcmp(refs[j - 1].key->str, refs[i].key->str))
+				j--;
+			best = refs[i].idx;
+			dup = refs[i].key;
+			first = refs[j].key;
+		}
+	}
+	free(refs);
+	if (!dup)
+		return 0;
+	return fail(c, dup,
+		    "duplicate key '%s' (first given at line %u, "
+		    "column %u)",
+		    clip(&b, dup->str), first->line, first->col);
+}
+
+/* Takes ownership of *ev (deletes it). */
+static int build(struct ctx *c, yaml_parser_t *p, yaml_event_t *ev,
+		 unsigned depth, struct node **ret)
+{
+	const yaml_char_t *anchor = NULL, *tag = NULL;
+	struct node *n = NULL;
+	bool ev_live = true;
+	struct clip b;
+	int r;
+
+	switch (ev->type) {
+	case YAML_ALIAS_EVENT:
+		r = fail_at(c, MARK_LINE(ev->start_mark),
+			    MARK_COL(ev->start_mark),
+			    "YAML aliases ('*%s') are not supported: write "
+			    "the value out in full",
+			    clip(&b, (const char *)ev->data.alias.anchor));
+		goto out;
+	case YAML_SCALAR_EVENT:
+		anchor = ev->data.scalar.anchor;
+		tag = ev->data.scalar.tag;
+		break;
+	case YAML_SEQUENCE_START_EVENT:
+		anchor = ev->data.sequence_start.anchor;
+		tag = ev->data.sequence_start.tag;
+		break;
+	case YAML_MAPPING_START_EVENT:
+		anchor = ev->data.mapping_start.anchor;
+		tag = ev->data.mapping_start.tag;
+		break;
+	default:
+		r = fail_at(c, MARK_LINE(ev->start_mark),
+			    MARK_COL(ev->start_mark),
+			    "unexpected YAML structure");
+		goto out;
+	}
+	if (anchor) {
+		r = fail_at(c, MARK_LINE(ev->start_mark),
+			    MARK_COL(ev->start_mark),
+			    "YAML anchors ('&%s') are not supported: write "
+			    "the value out in full",
+			    clip(&b, (const char *)anchor));
+		goto out;
+	}
+	if (tag) {
+		r = fail_at(c, MARK_LINE(ev->start_mark),
+			    MARK_COL(ev->start_mark),
+			    "YAML tags ('%s') are not supported",
+			    clip(&b, (const char *)tag));
+		goto out;
+	}
+	if (depth > MAX_DEPTH) {
+		r = fail_at(c, MARK_LINE(ev->start_mark),
+			    MARK_COL(ev->start_mark),
+			    "nested more than %d levels deep", MAX_DEPTH);
+		goto out;
+	}
+
+	n = calloc(1, sizeof(*n));
+	if (!n) {
+		r = -ENOMEM;
+		goto out;
+	}
+	n->line = MARK_LINE(ev->start_mark);
+	n->col = MARK_COL(ev->start_mark);
+
+	if (ev->type == YAML_SCALAR_EVENT) {
+		size_t len = ev->data.scalar.length;
+
+		n->type = N_SCALAR;
+		n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+		n->str = malloc(len + 1);
+		if (!n->str) {
+			r = -ENOMEM;
+			goto out;
+		}
+		memcpy(n->str, ev->data.scalar.value, len);
+		n->str[len] = '\0';
+		if (strlen(n->str) != len) {
+			r = fail(c, n, "value contains a NUL character");
+			goto out;
+		}
+		r = 0;
+		goto out;
+	}
+
+	n->type = ev->type == YAML_MAPPING_START_EVENT ? N_MAP : N_SEQ;
+	yaml_event_delete(ev);
+	ev_live = false;
+	for (;;) {
+		yaml_event_t kev;
+		struct node *kid;
+
+		if (!yaml_parser_parse(p, &kev)) {
+			r = syntax_error(c, p);
+			goto out;
+		}
+		if (kev.type == YAML_SEQUENCE_END_EVENT ||
+		    kev.type == YAML_MAPPING_END_EVENT) {
+			yaml_event_delete(&kev);
+			break;
+		}
+		r = build(c, p, &kev, depth + 1, &kid);
+		if (r < 0)
+			goto out;
+		r = node_append(n, kid);
+		if (r < 0) {
+			node_free(kid);
+			goto out;
+		}
+		if (n->type == N_MAP && n->n % 2 == 1 &&
+		    kid->type != N_SCALAR) {
+			r = fail(c, kid,
+				 "mapping keys must be plain names, "
+				 "got %s",
+				 kid->type == N_MAP ? "a mapping"
+						    : "a sequence");
+			goto out;
+		}
+	}
+	r = n->type == N_MAP ? check_dups(c, n) : 0;
+out:
+	if (ev_live)
+		yaml_event_delete(ev);
+	if (r == -ENOMEM && c->err && c->errlen && !c->err[0])
+		fail_file(c, "out of memory");
+	if (r < 0) {
+		node_free(n);
+		return r;
+	}
+	*ret = n;
+	return 0;
+}
+
+static int next_event(struct ctx *c, yaml_parser_t *p, yaml_event_t *ev)
+{
+	if (!yaml_parser_parse(p, ev))
+		return syntax_error(c, p);
+	return 0;
+}
+
+/* The document's root node, or NULL for a stream with no document. */
+static int parse_tree(struct ctx *c, struct node **ret)
+{
+	static const char empty[] = "";
+	struct node *root = NULL;
+	yaml_parser_t p;
+	yaml_event_t ev;
+	int r;
+
+	if (!yaml_parser_initialize(&p)) {
+		fail_file(c, "out of memory");
+		return -ENOMEM;
+	}
+	yaml_parser_set_input_string(
+		&p, (const unsigned char *)(c->buf ? c->buf : empty), c->len);
+
+	r = next_event(c, &p, &ev); /* STREAM-START */
+	if (r < 0)
+		goto out;
+	yaml_event_delete(&ev);
+	r = next_event(c, &p, &ev);
+	if (r < 0)
+		goto out;
+	if (ev.type == YAML_STREAM_END_EVENT) {
+		yaml_event_delete(&ev);
+		goto out;
+	}
+	yaml_event_delete(&ev); /* DOCUMENT-START */
+	r = next_event(c, &p, &ev);
+	if (r < 0)
+		goto out;
+	r = build(c, &p, &ev, 0, &root);
+	if (r < 0)
+		goto out;
+	r = next_event(c, &p, &ev); /* DOCUMENT-END */
+	if (r < 0)
+		goto out;
+	yaml_event_delete(&ev);
+	r = next_event(c, &p, &ev);
+	if (r < 0)
+		goto out;
+	if (ev.type == YAML_DOCUMENT_START_EVENT)
+		r = fail_at(c, MARK_LINE(ev.start_mark),
+			    MARK_COL(ev.start_mark),
+			    "a second YAML document: the config is one "
+			    "document");
+	yaml_event_delete(&ev);
+out:
+	yaml_parser_delete(&p);
+	if (r < 0) {
+		node_free(root);
+		return r;
+	}
+	*ret = root;
+	return 0;
+}
+
+/* ---- Schema helpers ------------------------------------------------------ */
+
+/* Edit distance of short strings, for "did you mean". */
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), row[MAX_NAME + 1];
+
+	if (la > MAX_NAME || lb > MAX_NAME)
+		return SIZE_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t best = diag + (a[i - 1] != b[j - 1]);
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+static const char *closest(const char *s, const char *const *names, size_t n)
+{
+	const char *best = NULL;
+	size_t bd = 3; /* suggest only within two edits */
+
+	for (size_t i = 0; i < n; i++) {
+		size_t d = distance(s, names[i]);
+
+		if (d < bd && d < strlen(names[i])) {
+			bd = d;
+			best = names[i];
+		}
+	}
+	return best;
+}
+
+/* Index of key in the NULL-terminated `keys`, or an error naming them. */
+static int key_index(struct ctx *c, const struct node *key,
+		     const char *const *keys, const char *where)
+{
+	char list[512];
+	const char *hint;
+	struct clip b;
+	size_t n, o = 0;
+
+	for (n = 0; keys[n]; n++)
+		if (!strcmp(key->str, keys[n]))
+			return (int)n;
+	list[0] = '\0';
+	for (size_t i = 0; i < n && o < sizeof(list); i++)
+		o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s",
+				      i ? ", " : "", keys[i]);
+	hint = closest(key->str, keys, n);
+	if (hint)
+		return fail(c, key,
+			    "unknown key '%s' in %s (expected one of: %s); "
+			    "did you mean '%s'?",
+			    clip(&b, key->str), where, list, hint);
+	return fail(c, key, "unknown key '%s' in %s (expected one of: %s)",
+		    clip(&b, key->str), where, list);
+}
+
+static int conv_str(struct ctx *c, const char *path, const struct node *v,
+		    char **out)
+{
+	struct clip b;
+	char *s;
+
+	if (v->type != N_SCALAR || !v->str[0])
+		return fail(c, v, "'%s' must be a non-empty string, got %s",
+			    path, v->type == N_SCALAR ? "''" : got(&b, v));
+	s = strdup(v->str);
+	if (!s)
+		return -ENOMEM;
+	free(*out);
+	*out = s;
+	return 0;
+}
+
+static int conv_bool(struct ctx *c, const char *path, const struct node *v,
+		     int *out)
+{
+	static const char *const yes[] = {"true", "yes", "on"};
+	static const char *const no[] = {"false", "no", "off"};
+	struct clip b;
+
+	if (v->type == N_SCALAR) {
+		for (size_t i = 0; i < 3; i++) {
+			if (!strcasecmp(v->str, yes[i])) {
+				*out = 1;
+				return 0;
+			}
+			if (!strcasecmp(v->str, no[i])) {
+				*out = 0;
+				return 0;
+			}
+		}
+	}
+	return fail(c, v,
+		    "'%s' must be a boolean (true/false, yes/no, on/off), "
+		    "got %s",
+		    path, got(&b, v));
+}
+
+/* Decimal digits only: no sign, no base prefix, no YAML 1.1 octal. Returns
+ * the number of digits consumed, 0 for none, -ERANGE on overflow. */
+static int scan_u64(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; s[i] >= '0' && s[i] <= '9'; i++) {
+		unsigned d = (unsigned)(s[i] - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return -ERANGE;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return i;
+}
+
+static int conv_uint(struct ctx *c, const char *path, const struct node *v,
+		     uint64_t min, uint64_t max, uint64_t *out)
+{
+	uint64_t x = 0;
+	struct clip b;
+	int k;
+
+	if (v->type == N_SCALAR) {
+		k = scan_u64(v->str, &x);
+		if (k > 0 && !v->str[k] && x >= min && x <= max) {
+			*out = x;
+			return 0;
+		}
+	}
+	return fail(c, v,
+		    "'%s' must be an integer in %" PRIu64 "..%" PRIu64
+		    ", got %s",
+		    path, min, max, got(&b, v));
+}
+
+static int conv_bytes(struct ctx *c, const char *path, const struct node *v,
+		      uint64_t *out)
+{
+	static const struct {
+		const char *sfx;
+		unsigned shift;
+	} units[] = {{"", 0},	  {"K", 10}, {"KiB", 10}, {"M", 20},
+		     {"MiB", 20}, {"G", 30}, {"GiB", 30}};
+	uint64_t x = 0;
+	struct clip b;
+	int k = -EINVAL;
+
+	if (v->type == N_SCALAR)
+		k = scan_u64(v->str, &x);
+	if (k > 0) {
+		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+			if (strcmp(v->str + k, units[i].sfx))
+				continue;
+			if (x > UINT64_MAX >> units[i].shift)
+				break;
+			x <<= units[i].shift;
+			if (!x)
+				return fail(c, v,
+					    "'%s' must be at least 1, "
+					    "got %s",
+					    path, got(&b, v));
+			*out = x;
+			return 0;
+		}
+	}
+	return fail(c, v,
+		    "'%s' must be a byte count below 2^64 (an integer, "
+		    "optionally followed by K, M, G, KiB, MiB or GiB), got %s",
+		    path, got(&b, v));
+}
+
+/* [a-z0-9_-]+: plugin names become .so names and snapshot keys. */
+static int check_plugin_name(struct ctx *c, const struct node *key)
+{
+	const char *s = key->str;
+	struct clip b;
+	size_t i;
+
+	for (i = 0; s[i]; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_' ||
+		      s[i] == '-'))
+			break;
+	if (!i || s[i])
+		return fail(c, key,
+			    "plugin name '%s' is not valid: use only a-z, "
+			    "0-9, '_' and '-'",
+			    clip(&b, s));
+	if (i > MAX_NAME)
+		return fail(c, key, "plugin name '%s' is longer than %d bytes",
+			    clip(&b, s), MAX_NAME);
+	return 0;
+}
+
+/* ---- Plugin declarations and overrides ----------------------------------- */
+
+static void kv_free(struct ctp_kv *kv, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(kv[i].key);
+		free(kv[i].value);
+	}
+	free(kv);
+}
+
+static void plugin_done(struct ctp_plugin_cfg *pc)
+{
+	free(pc->name);
+	kv_free(pc->opts, pc->n_opts);
+}
+
+static void plugins_free(struct ctp_plugin_cfg *pcs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		plugin_done(&pcs[i]);
+	free(pcs);
+}
+
+/* Set key in pc's options: replace the value of an existing key, or append.
+ * Takes nothing; copies key and value. */
+static int opt_set(struct ctp_plugin_cfg *pc, const struct ctp_kv *kv)
+{
+	struct ctp_kv *a;
+	char *k, *v;
+
+	for (size_t i = 0; i < pc->n_opts; i++) {
+		if (strcmp(pc->opts[i].key, kv->key))
+			continue;
+		v = strdup(kv->value);
+		if (!v)
+			return -ENOMEM;
+		free(pc->opts[i].value);
+		pc->opts[i].value = v;
+		pc->opts[i].line = kv->line;
+		pc->opts[i].col = kv->col;
+		return 0;
+	}
+	a = realloc(pc->opts, (pc->n_opts + 1) * sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	pc->opts = a;
+	k = strdup(kv->key);
+	v = strdup(kv->value);
+	if (!k || !v) {
+		free(k);
+		free(v);
+		return -ENOMEM;
+	}
+	a[pc->n_opts++] = (struct ctp_kv){k, v, kv->line, kv->col};
+	return 0;
+}
+
+static int plugin_copy(struct ctp_plugin_cfg *dst,
+		       const struct ctp_plugin_cfg *src)
+{
+	int r;
+
+	*dst = *src;
+	dst->opts = NULL;
+	dst->n_opts = 0;
+	dst->name = strdup(src->name);
+	if (!dst->name)
+		return -ENOMEM;
+	for (size_t i = 0; i < src->n_opts; i++) {
+		r = opt_set(dst, &src->opts[i]);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int plugins_dup(const struct ctp_plugin_cfg *src, size_t n,
+		       struct ctp_plugin_cfg **ret)
+{
+	struct ctp_plugin_cfg *d;
+	size_t i;
+
+	d = calloc(n ? n : 1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (plugin_copy(&d[i], &src[i]) < 0) {
+			plugins_free(d, i + 1);
+			return -ENOMEM;
+		}
+	}
+	*ret = d;
+	return 0;
+}
+
+/* One option value: a scalar, or a sequence of scalars joined with ','. */
+static int conv_opt_value(struct ctx *c, const char *path,
+			  const struct node *key, const struct node *v,
+			  char **out)
+{
+	struct clip b, kb;
+	size_t len = 0, o = 0;
+	char *s;
+
+	if (v->type == N_SCALAR) {
+		*out = strdup(v->str);
+		return *out ? 0 : -ENOMEM;
+	}
+	if (v->type == N_MAP)
+		return fail(c, v,
+			    "option '%s' in '%s' must be a scalar or a "
+			    "sequence of scalars, got a mapping (nested "
+			    "mappings are not supported)",
+			    clip(&kb, key->str), path);
+	for (size_t i = 0; i < v->n; i++) {
+		const struct node *it = v->kids[i];
+
+		if (it->type != N_SCALAR)
+			return fail(c, it,
+				    "option '%s' in '%s' must be a scalar or a "
+				    "sequence of scalars, got %s inside the "
+				    "sequence",
+				    clip(&kb, key->str), path, got(&b, it));
+		if (strchr(it->str, ','))
+			return fail(c, it,
+				    "items of option '%s' in '%s' are joined "
+				    "with ',', so they cannot contain one: "
+				    "got %s",
+				    clip(&kb, key->str), path, got(&b, it));
+		len += strlen(it->str) + 1;
+	}
+	s = malloc(len + 1);
+	if (!s)
+		return -ENOMEM;
+	s[0] = '\0';
+	for (size_t i = 0; i < v->n; i++) {
+		size_t l = strlen(v->kids[i]->str);
+
+		if (i)
+			s[o++] = ',';
+		memcpy(s + o, v->kids[i]->str, l);
+		o += l;
+	}
+	s[o] = '\0';
+	*out = s;
+	return 0;
+}
+
+static int conv_options(struct ctx *c, const char *path, const struct node *v,
+			struct ctp_plugin_cfg *pc)
+{
+	struct clip b;
+	int r;
+
+	if (is_null(v))
+		return 0;
+	if (v->type != N_MAP)
+		return fail(c, v,
+			    "'%s' must be a mapping of option names to values, "
+			    "got %s",
+			    path, got(&b, v));
+	pc->opts = calloc(v->n / 2 ? v->n / 2 : 1, sizeof(*pc->opts));
+	if (!pc->opts)
+		return -ENOMEM;
+	for (size_t i = 0; i < v->n; i += 2) {
+		const struct node *key = v->kids[i], *val = v->kids[i + 1];
+		struct ctp_kv *kv = &pc->opts[pc->n_opts];
+
+		if (!key->str[0])
+			return fail(c, key, "empty option name in '%s'", path);
+		r = conv_opt_value(c, path, key, val, &kv->value);
+		if (r < 0)
+			return r;
+		kv->key = strdup(key->str);
+		kv->line = val->line;
+		kv->col = val->col;
+		pc->n_opts++;
+		if (!kv->key)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* enabled / required / options, for a declaration or a host rule. */
+static int conv_plugin_body(struct ctx *c, const char *path,
+			    const struct node *v, struct ctp_plugin_cfg *pc)
+{
+	static const char *const keys[] = {"enabled", "required", "options",
+					   NULL};
+	char where[160], sub[192];
+	struct clip b;
+	int r, k;
+
+	if (is_null(v))
+		return 0;
+	if (v->type != N_MAP)
+		return fail(c, v,
+			    "'%s' must be a mapping (enabled, required, "
+			    "options), got %s",
+			    path, got(&b, v));
+	fmt_path(where, sizeof(where), "'%s'", path);
+	for (size_t i = 0; i < v->n; i += 2) {
+		const struct node *key = v->kids[i], *val = v->kids[i + 1];
+
+		k = key_index(c, key, keys, where);
+		if (k < 0)
+			return k;
+		fmt_path(sub, sizeof(sub), "%s.%s", path, keys[k]);
+		if (k == 0)
+			r = conv_bool(c, sub, val, &pc->enabled);
+		else if (k == 1)
+			r = conv_bool(c, sub, val, &pc->required);
+		else
+			r = conv_options(c, sub, val, pc);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* A map of plugin name -> body. Overrides (host rules) start at -1. */
+static int conv_plugin_map(struct ctx *c, const char *path,
+			   const struct node *v, int dflt_enabled,
+			   int dflt_required, struct ctp_plugin_cfg **ret,
+			   size_t *n_ret)
+{
+	struct ctp_plugin_cfg *pcs;
+	char sub[192];
+	struct clip b;
+	int r;
+
+	if (is_null(v))
+		return 0;
+	if (v->type != N_MAP)
+		return fail(c, v,
+			    "'%s' must be a mapping of plugin names, got %s",
+			    path, got(&b, v));
+	pcs = calloc(v->n / 2 ? v->n / 2 : 1, sizeof(*pcs));
+	if (!pcs)
+		return -ENOMEM;
+	*ret = pcs;
+	for (size_t i = 0; i < v->n; i += 2) {
+		const struct node *key = v->kids[i], *val = v->kids[i + 1];
+		struct ctp_plugin_cfg *pc = &pcs[*n_ret];
+
+		r = check_plugin_name(c, key);
+		if (r < 0)
+			return r;
+		pc->name = strdup(key->str);
+		if (!pc->name)
+			return -ENOMEM;
+		pc->enabled = dflt_enabled;
+		pc->required = dflt_required;
+		pc->line = key->line;
+		pc->col = key->col;
+		(*n_ret)++;
+		fmt_path(sub, sizeof(sub), "%s.%s", path, key->str);
+		r = conv_plugin_body(c, sub, val, pc);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* ---- Host rules ---------------------------------------------------------- */
+
+static int conv_match(struct ctx *c, const char *path, const struct node *v,
+		      struct ctp_host_rule *rule)
+{
+	static const char *const keys[] = {"hostname", "kernel", "path_exists",
+					   NULL};
+	char where[96], sub[128];
+	struct clip b;
+	int r, k;
+
+	if (!is_null(v) && v->type != N_MAP)
+		return fail(c, v,
+			    "'%s' must be a mapping of conditions (hostname, "
+			    "kernel, path_exists), got %s",
+			    path, got(&b, v));
+	if (is_null(v) || !v->n)
+		return fail(c, v,
+			    "'%s' needs at least one condition (hostname, "
+			    "kernel or path_exists)",
+			    path);
+	fmt_path(where, sizeof(where), "'%s'", path);
+	for (size_t i = 0; i < v->n; i += 2) {
+		const struct node *key = v->kids[i], *val = v->kids[i + 1];
+		char **dst;
+
+		k = key_index(c, key, keys, where);
+		if (k < 0)
+			return k;
+		fmt_path(sub, sizeof(sub), "%s.%s", path, keys[k]);
+		dst = k == 0   ? &rule->hostname_glob
+		      : k == 1 ? &rule->release_glob
+			       : &rule->path_exists;
+		r = conv_str(c, sub, val, dst);
+		if (r < 0)
+			return r;
+		if (k == 2 && val->str[0] != '/')
+			return fail(c, val,
+				    "'%s' must be an absolute path, got %s",
+				    sub, got(&b, val));
+	}
+	return 0;
+}
+
+static int conv_hosts(struct ctx *c, const struct node *v,
+		      struct ctp_config *cfg)
+{
+	static const char *const keys[] = {"match", "plugins", NULL};
+	char path[48], where[64], sub[96];
+	struct clip b;
+	int r, k;
+
+	if (is_null(v))
+		return 0;
+	if (v->type != N_SEQ)
+		return fail(c, v,
+			    "'hosts' must be a sequence of host rules, got %s",
+			    got(&b, v));
+	cfg->rules = calloc(v->n ? v->n : 1, sizeof(*cfg->rules));
+	if (!cfg->rules)
+		return -ENOMEM;
+	for (size_t i = 0; i < v->n; i++) {
+		const struct node *it = v->kids[i];
+		struct ctp_host_rule *rule = &cfg->rules[cfg->n_rules++];
+		bool have_match = false;
+
+		rule->line = it->line;
+		rule->col = it->col;
+		fmt_path(path, sizeof(path), "hosts[%zu]", i);
+		if (it->type != N_MAP)
+			return fail(c, it,
+				    "'%s' must be a mapping with 'match' and "
+				    "'plugins', got %s",
+				    path, got(&b, it));
+		fmt_path(where, sizeof(where), "'%s'", path);
+		for (size_t j = 0; j < it->n; j += 2) {
+			const struct node *key = it->kids[j];
+			const struct node *val = it->kids[j + 1];
+
+			k = key_index(c, key, keys, where);
+			if (k < 0)
+				return k;
+			fmt_path(sub, sizeof(sub), "%s.%s", path, keys[k]);
+			if (k == 0) {
+				have_match = true;
+				r = conv_match(c, sub, val, rule);
+			} else {
+				r = conv_plugin_map(c, sub, val, -1, -1,
+						    &rule->plugins,
+						    &rule->n_plugins);
+			}
+			if (r < 0)
+				return r;
+		}
+		if (!have_match)
+			return fail(c, it,
+				    "'%s' has no 'match:': a host rule needs "
+				    "at least one condition (hostname, kernel "
+				    "or path_exists)",
+				    path);
+	}
+	return 0;
+}
+
+/* A typo in a rule's plugin name must never leave a probe silently on. */
+static int check_rule_plugins(struct ctx *c, const struct ctp_config *cfg)
+{
+	const char **names;
+	int r = 0;
+
+	names = calloc(cfg->n_plugins ? cfg->n_plugins : 1, sizeof(*names));
+	if (!names)
+		return -ENOMEM;
+	for (size_t i = 0; i < cfg->n_plugins; i++)
+		names[i] = cfg->plugins[i].name;
+	for (size_t i = 0; i < cfg->n_rules && !r; i++) {
+		const struct ctp_host_rule *rule = &cfg->rules[i];
+
+		for (size_t j = 0; j < rule->n_plugins && !r; j++) {
+			const struct ctp_plugin_cfg *o = &rule->plugins[j];
+			const char *hint;
+
+			if (ctp_config_plugin(cfg, o->name))
+				continue;
+			hint = closest(o->name, names, cfg->n_plugins);
+			if (hint)
+				r = fail_at(c, o->line, o->col,
+					    "host rule names plugin '%s' which "
+					    "is not declared under 'plugins:'; "
+					    "did you mean '%s'?",
+					    o->name, hint);
+			else
+				r = fail_at(c, o->line, o->col,
+					    "host rule names plugin '%s' which "
+					    "is not declared under 'plugins:'",
+					    o->name);
+		}
+	}
+	free(names);
+	return r;
+}
+
+/* ---- Top level ----------------------------------------------------------- */
+
+enum {
+	K_PLUGIN_DIRS,
+	K_OUTPUT,
+	K_COMPRESSION_LEVEL,
+	K_WORKERS,
+	K_RECORD_HOSTNAME,
+	K_ALLOW_INSECURE,
+	K_MAX_DECOMPRESSED,
+	K_ROOTS,
+	K_PLUGINS,
+	K_HOSTS,
+};
+
+static const char *const top_keys[] = {
+	"plugin_dirs",
+	"output",
+	"compression_level",
+	"workers",
+	"record_hostname",
+	"allow_insecure_plugins",
+	"max_decompressed_bytes",
+	"roots",
+	"plugins",
+	"hosts",
+	NULL,
+};
+
+static int conv_plugin_dirs(struct ctx *c, const struct node *v,
+			    struct ctp_config *cfg)
+{
+	struct clip b;
+	char path[48];
+	int r;
+
+	if (is_null(v))
+		return 0;
+	if (v->type != N_SEQ)
+		return fail(c, v,
+			    "'plugin_dirs' must be a sequence of directories, "
+			    "got %s",
+			    got(&b, v));
+	cfg->plugin_dirs = calloc(v->n ? v->n : 1, sizeof(char *));
+	if (!cfg->plugin_dirs)
+		return -ENOMEM;
+	for (size_t i = 0; i < v->n; i++) {
+		const struct node *it = v->kids[i];
+
+		fmt_path(path, sizeof(path), "plugin_dirs[%zu]", i);
+		r = conv_str(c, path, it, &cfg->plugin_dirs[i]);
+		if (r < 0)
+			return r;
+		cfg->n_plugin_dirs++;
+		/* dlopen() from a directory that depends on the cwd of a
+		 * root process is an accident waiting to happen. */
+		if (it->str[0] != '/')
+			return fail(c, it,
+				    "'%s' must be an absolute path, got %s",
+				    path, got(&b, it));
+	}
+	return 0;
+}
+
+static int conv_roots(struct ctx *c, const struct node *v,
+		      struct ctp_config *cfg)
+{
+	static const char *const keys[] = {"proc", "sys", "cgroup", NULL};
+	char sub[32];
+	struct clip b;
+	int r, k;
+
+	if (is_null(v))
+		return 0;
+	if (v->type != N_MAP)
+		return fail(c, v,
+			    "'roots' must be a mapping (proc, sys, cgroup), "
+			    "got %s",
+			    got(&b, v));
+	for (size_t i = 0; i < v->n; i += 2) {
+		const struct node *key = v->kids[i], *val = v->kids[i + 1];
+		char **dst;
+
+		k = key_index(c, key, keys, "'roots'");
+		if (k < 0)
+			return k;
+		fmt_path(sub, sizeof(sub), "roots.%s", keys[k]);
+		dst = k == 0   ? &cfg->proc_root
+		      : k == 1 ? &cfg->sys_root
+			       : &cfg->cgroup_root;
+		r = conv_str(c, sub, val, dst);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int conv_top(struct ctx *c, const struct node *root,
+		    struct ctp_config *cfg)
+{
+	uint64_t x;
+	int r = 0, k;
+
+	for (size_t i = 0; i < root->n && r >= 0; i += 2) {
+		const struct node *key = root->kids[i], *v = root->kids[i + 1];
+
+		k = key_index(c, key, top_keys, "top level");
+		if (k < 0)
+			return k;
+		switch (k) {
+		case K_PLUGIN_DIRS:
+			r = conv_plugin_dirs(c, v, cfg);
+			break;
+		case K_OUTPUT:
+			r = conv_str(c, "output", v, &cfg->output);
+			break;
+		case K_COMPRESSION_LEVEL:
+			r = conv_uint(c, "compression_level", v, 1, 19, &x);
+			if (r >= 0)
+				cfg->compression_level = (int)x;
+			break;
+		case K_WORKERS:
+			r = conv_uint(c, "workers", v, 1, 256, &x);
+			if (r >= 0)
+				cfg->workers = (unsigned)x;
+			break;
+		case K_RECORD_HOSTNAME:
+			r = conv_bool(c, "record_hostname", v,
+				      &cfg->record_hostname);
+			break;
+		case K_ALLOW_INSECURE:
+			r = conv_bool(c, "allow_insecure_plugins", v,
+				      &cfg->allow_insecure_plugins);
+			break;
+		case K_MAX_DECOMPRESSED:
+			r = conv_bytes(c, "max_decompressed_bytes", v,
+				       &cfg->max_decompressed_bytes);
+			break;
+		case K_ROOTS:
+			r = conv_roots(c, v, cfg);
+			break;
+		case K_PLUGINS:
+			r = conv_plugin_map(c, "plugins", v, 1, 0,
+					    &cfg->plugins, &cfg->n_plugins);
+			break;
+		case K_HOSTS:
+			r = conv_hosts(c, v, cfg);
+			break;
+		}
+	}
+	return r;
+}
+
+/* ---- Public API ---------------------------------------------------------- */
+
+int ctp_config_defaults(struct ctp_config **ret)
+{
+	struct ctp_config *cfg;
+
+	if (!ret)
+		return -EINVAL;
+	cfg = calloc(1, sizeof(*cfg));
+	if (!cfg)
+		return -ENOMEM;
+	cfg->output = strdup(DEFAULT_OUTPUT);
+	cfg->proc_root = strdup("/proc");
+	cfg->sys_root = strdup("/sys");
+	cfg->cgroup_root = strdup("auto");
+	cfg->compression_level = 3;
+	cfg->workers = 1;
+	cfg->max_decompressed_bytes = DEFAULT_MAX_DECOMPRESSED;
+	if (!cfg->output || !cfg->proc_root || !cfg->sys_root ||
+	    !cfg->cgroup_root) {
+		ctp_config_free(cfg);
+		return -ENOMEM;
+	}
+	*ret = cfg;
+	return 0;
+}
+
+int ctp_config_load_buf(const char *name, const char *buf, size_t len,
+			struct ctp_config **ret, char *err, size_t errlen)
+{
+	struct ctx c = {name ? name : "<buffer>", buf, len, err, errlen};
+	struct ctp_config *cfg = NULL;
+	struct node *root = NULL;
+	struct clip b;
+	int r;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!ret || (!buf && len))
+		return -EINVAL;
+	if (len > CONFIG_MAX_BYTES) {
+		fail_file(&c, "too large for a config file (over %u bytes)",
+			  CONFIG_MAX_BYTES);
+		return -EFBIG;
+	}
+	r = ctp_config_defaults(&cfg);
+	if (r < 0)
+		goto out;
+	cfg->path = strdup(c.name);
+	if (!cfg->path) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = parse_tree(&c, &root);
+	if (r < 0)
+		goto out;
+	if (root && !is_null(root)) {
+		if (root->type != N_MAP) {
+			r = fail(&c, root,
+				 "the top level must be a mapping of settings, "
+				 "got %s",
+				 got(&b, root));
+			goto out;
+		}
+		r = conv_top(&c, root, cfg);
+		if (r < 0)
+			goto out;
+		r = check_rule_plugins(&c, cfg);
+		if (r < 0)
+			goto out;
+	}
+	r = plugins_dup(cfg->plugins, cfg->n_plugins, &cfg->declared_plugins);
+out:
+	node_free(root);
+	if (r < 0) {
+		if (r == -ENOMEM && err && errlen && !err[0])
+			fail_file(&c, "out of memory");
+		ctp_config_free(cfg);
+		return r;
+	}
+	*ret = cfg;
+	return 0;
+}
+
+int ctp_config_load(const char *path, struct ctp_config **ret, char *err,
+		    size_t errlen)
+{
+	struct ctx c = {path, NULL, 0, err, errlen};
+	size_t len = 0, cap = 4096;
+	struct stat st;
+	char *buf = NULL;
+	int fd, r;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!path || !ret)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		r = -EISDIR;
+		goto fail;
+	}
+	/* Read to EOF rather than trusting st_size: pipes and /dev/stdin
+	 * work too. One byte past the cap tells "too large" apart. */
+	for (;;) {
+		ssize_t k;
+
+		if (len == cap || !buf) {
+			char *nb;
+
+			cap = buf ? 2 * cap : cap;
+			nb = realloc(buf, cap);
+			if (!nb) {
+				r = -ENOMEM;
+				goto fail;
+			}
+			buf = nb;
+		}
+		k = read(fd, buf + len, cap - len);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			goto fail;
+		}
+		if (!k)
+			break;
+		len += (size_t)k;
+		if (len > CONFIG_MAX_BYTES)
+			break;
+	}
+	close(fd);
+	r = ctp_config_load_buf(path, buf, len, ret, err, errlen);
+	free(buf);
+	return r;
+fail:
+	fail_file(&c, "%s", strerror(-r));
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return r;
+}
+
+int ctp_config_rule_matches(const struct ctp_host_rule *rule,
+			    const struct ctp_host_facts *facts)
+{
+	if (!rule)
+		return 0;
+	/* Host names are case-insensitive (RFC 4343); releases are not. */
+	if (rule->hostname_glob &&
+	    (!facts || !facts->hostname ||
+	     fnmatch(rule->hostname_glob, facts->hostname, FNM_CASEFOLD)))
+		return 0;
+	if (rule->release_glob &&
+	    (!facts || !facts->release ||
+	     fnmatch(rule->release_glob, facts->release, 0)))
+		return 0;
+	if (rule->path_exists && access(rule->path_exists, F_OK))
+		return 0;
+	return 1;
+}
+
+static struct ctp_plugin_cfg *find_plugin(struct ctp_plugin_cfg *pcs, size_t n,
+					  const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(pcs[i].name, name))
+			return &pcs[i];
+	return NULL;
+}
+
+static int dup_or_null(const char *s, char **out)
+{
+	*out = NULL;
+	if (!s)
+		return 0;
+	*out = strdup(s);
+	return *out ? 0 : -ENOMEM;
+}
+
+int ctp_config_apply_hosts(struct ctp_config *cfg,
+			   const struct ctp_host_facts *facts)
+{
+	struct ctp_plugin_cfg *eff = NULL;
+	struct ctp_host_facts local;
+	unsigned char *matched = NULL;
+	char *host = NULL, *rel = NULL;
+	struct utsname u;
+	int r;
+
+	if (!cfg)
+		return -EINVAL;
+	if (!facts) {
+		if (uname(&u) < 0)
+			return -errno;
+		local.hostname = u.nodename;
+		local.release = u.release;
+		facts = &local;
+	}
+	/* A config assembled by hand has no snapshot of its declarations:
+	 * take one now so repeated calls start from the same place. */
+	if (!cfg->declared_plugins) {
+		r = plugins_dup(cfg->plugins, cfg->n_plugins,
+				&cfg->declared_plugins);
+		if (r < 0)
+			return r;
+	}
+	r = plugins_dup(cfg->declared_plugins, cfg->n_plugins, &eff);
+	if (r < 0)
+		return r;
+	matched = calloc(cfg->n_rules ? cfg->n_rules : 1, 1);
+	if (!matched || dup_or_null(facts->hostname, &host) < 0 ||
+	    dup_or_null(facts->release, &rel) < 0) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	for (size_t i = 0; i < cfg->n_rules; i++) {
+		const struct ctp_host_rule *rule = &cfg->rules[i];
+
+		if (!ctp_config_rule_matches(rule, facts))
+			continue;
+		matched[i] = 1;
+		for (size_t j = 0; j < rule->n_plugins; j++) {
+			const struct ctp_plugin_cfg *o = &rule->plugins[j];
+			struct ctp_plugin_cfg *pc;
+
+			pc = find_plugin(eff, cfg->n_plugins, o->name);
+			if (!pc) {
+				/* Loading rejects this; only a config built
+				 * by hand gets here. */
+				r = -EINVAL;
+				goto fail;
+			}
+			if (o->enabled >= 0)
+				pc->enabled = o->enabled;
+			if (o->required >= 0)
+				pc->required = o->required;
+			for (size_t k = 0; k < o->n_opts; k++) {
+				r = opt_set(pc, &o->opts[k]);
+				if (r < 0)
+					goto fail;
+			}
+		}
+	}
+	plugins_free(cfg->plugins, cfg->n_plugins);
+	cfg->plugins = eff;
+	free(cfg->rule_matched);
+	cfg->rule_matched = matched;
+	free(cfg->hosts_hostname);
+	cfg->hosts_hostname = host;
+	free(cfg->hosts_release);
+	cfg->hosts_release = rel;
+	cfg->hosts_applied = 1;
+	return 0;
+fail:
+	plugins_free(eff, cfg->n_plugins);
+	free(matched);
+	free(host);
+	free(rel);
+	return r;
+}
+
+const struct ctp_plugin_cfg *ctp_config_plugin(const struct ctp_config *cfg,
+					       const char *name)
+{
+	if (!cfg || !name)
+		return NULL;
+	return find_plugin(cfg->plugins, cfg->n_plugins, name);
+}
+
+/* ---- Printing ------------------------------------------------------------ */
+
+/* A YAML double-quoted scalar: what is printed loads back unchanged. */
+static void put_quoted(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(out, "\\%c", ch);
+		else if (ch == '\n')
+			fputs("\\n", out);
+		else if (ch == '\t')
+			fputs("\\t", out);
+		else if (ch < 0x20 || ch == 0x7f)
+			fprintf(out, "\\x%02x", ch);
+		else
+			fputc(ch, out);
+	}
+	fputc('"', out);
+}
+
+static void print_rule(FILE *out, const struct ctp_config *cfg, size_t i)
+{
+	const struct ctp_host_rule *rule = &cfg->rules[i];
+	const char *sep = "";
+
+	fprintf(out, "#   hosts[%zu] (line %u):", i, rule->line);
+	if (rule->hostname_glob) {
+		fputs(" hostname ", out);
+		put_quoted(out, rule->hostname_glob);
+		sep = ",";
+	}
+	if (rule->release_glob) {
+		fprintf(out, "%s kernel ", sep);
+		put_quoted(out, rule->release_glob);
+		sep = ",";
+	}
+	if (rule->path_exists) {
+		fprintf(out, "%s path_exists ", sep);
+		put_quoted(out, rule->path_exists);
+	}
+	if (!cfg->hosts_applied)
+		fputs(": not evaluated\n", out);
+	else
+		fputs(cfg->rule_matched[i] ? ": matched\n" : ": no match\n",
+		      out);
+}
+
+int ctp_config_print(const struct ctp_config *cfg, FILE *out)
+{
+	if (!cfg || !out)
+		return -EINVAL;
+	fputs("# ctprof-core effective configuration\n", out);
+	if (cfg->path) {
+		fputs("# from: ", out);
+		put_quoted(out, cfg->path);
+		fputc('\n', out);
+	} else {
+		fputs("# from: built-in defaults\n", out);
+	}
+	if (!cfg->n_rules) {
+		fputs("# host rules: none\n", out);
+	} else {
+		if (!cfg->hosts_applied) {
+			fputs("# host rules: not applied\n", out);
+		} else {
+			fputs("# host rules, matched against hostname ", out);
+			put_quoted(out, cfg->hosts_hostname
+						? cfg->hosts_hostname
+						: "");
+			fputs(", kernel ", out);
+			put_quoted(out, cfg->hosts_release ? cfg->hosts_release
+							   : "");
+			fputs(" (later rules win):\n", out);
+		}
+		for (size_t i = 0; i < cfg->n_rules; i++)
+			print_rule(out, cfg, i);
+	}
+	if (!cfg->n_plugin_dirs) {
+		fputs("# plugin_dirs: not set (the core's default search "
+		      "path)\n",
+		      out);
+	} else {
+		fputs("plugin_dirs:\n", out);
+		for (size_t i = 0; i < cfg->n_plugin_dirs; i++) {
+			fputs("  - ", out);
+			put_quoted(out, cfg->plugin_dirs[i]);
+			fputc('\n', out);
+		}
+	}
+	fputs("output: ", out);
+	put_quoted(out, cfg->output ? cfg->output : "");
+	fprintf(out, "\ncompression_level: %d\n", cfg->compression_level);
+	fprintf(out, "workers: %u\n", cfg->workers);
+	fprintf(out, "record_hostname: %s\n",
+		cfg->record_hostname ? "true" : "false");
+	fprintf(out, "allow_insecure_plugins: %s\n",
+		cfg->allow_insecure_plugins ? "true" : "false");
+	fprintf(out, "max_decompressed_bytes: %" PRIu64 "\n",
+		cfg->max_decompressed_bytes);
+	fputs("roots:\n  proc: ", out);
+	put_quoted(out, cfg->proc_root ? cfg->proc_root : "");
+	fputs("\n  sys: ", out);
+	put_quoted(out, cfg->sys_root ? cfg->sys_root : "");
+	fputs("\n  cgroup: ", out);
+	put_quoted(out, cfg->cgroup_root ? cfg->cgroup_root : "");
+	fputc('\n', out);
+	if (!cfg->n_plugins)
+		fputs("plugins: {}\n", out);
+	else
+		fputs("plugins:\n", out);
+	for (size_t i = 0; i < cfg->n_plugins; i++) {
+		const struct ctp_plugin_cfg *pc = &cfg->plugins[i];
+
+		fputs("  ", out);
+		put_quoted(out, pc->name);
+		fprintf(out, ":\n    enabled: %s\n    required: %s\n",
+			pc->enabled ? "true" : "false",
+			pc->required ? "true" : "false");
+		if (!pc->n_opts) {
+			fputs("    options: {}\n", out);
+			continue;
+		}
+		fputs("    options:\n", out);
+		for (size_t j = 0; j < pc->n_opts; j++) {
+			fputs("      ", out);
+			put_quoted(out, pc->opts[j].key);
+			fputs(": ", out);
+			put_quoted(out, pc->opts[j].value);
+			fputc('\n', out);
+		}
+	}
+	if (fflush(out) == EOF || ferror(out))
+		return -EIO;
+	return 0;
+}
+
+static void rule_done(struct ctp_host_rule *rule)
+{
+	free(rule->hostname_glob);
+	free(rule->release_glob);
+	free(rule->path_exists);
+	plugins_free(rule->plugins, rule->n_plugins);
+}
+
+void ctp_config_free(struct ctp_config *cfg)
+{
+	if (!cfg)
+		return;
+	free(cfg->path);
+	for (size_t i = 0; i < cfg->n_plugin_dirs; i++)
+		free(cfg->plugin_dirs[i]);
+	free(cfg->plugin_dirs);
+	free(cfg->output);
+	free(cfg->proc_root);
+	free(cfg->sys_root);
+	free(cfg->cgroup_root);
+	plugins_free(cfg->plugins, cfg->n_plugins);
+	if (cfg->declared_plugins)
+		plugins_free(cfg->declared_plugins, cfg->n_plugins);
+	for (size_t i = 0; i < cfg->n_rules; i++)
+		rule_done(&cfg->rules[i]);
+	free(cfg->rules);
+	free(cfg->rule_matched);
+	free(cfg->hosts_hostname);
+	free(cfg->hosts_release);
+	free(cfg);
+}

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Configuration: collectors.yaml parsed with libyaml into struct ctp_config.
+ * Private to the core.
+ *
+ * Loading validates everything it can without the plugins themselves: unknown
+ * keys, wrong types, out-of-range numbers, host rules that name a plugin the
+ * `plugins:` map does not declare. Every error names file, line and column.
+ */
+#ifndef CTP_CORE_CONFIG_H
+#define CTP_CORE_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* One plugin option: a scalar, or a sequence of scalars joined with ','. */
+struct ctp_kv {
+	char *key;
+	char *value;
+	unsigned line, col; /* 1-based position of the value in the file */
+};
+
+struct ctp_plugin_cfg {
+	char *name;
+	int enabled;  /* default 1 */
+	int required; /* default 0 */
+	struct ctp_kv *opts;
+	size_t n_opts;
+	unsigned line, col; /* position of the plugin's key */
+};
+
+/* One entry of `hosts:`. Every condition present must hold (AND). */
+struct ctp_host_rule {
+	char *hostname_glob;  /* fnmatch(3) pattern, or NULL */
+	char *release_glob;   /* matched against uname release, or NULL */
+	char *path_exists;    /* absolute path that must exist, or NULL */
+	/* Overrides: per plugin, `enabled`/`required` (-1 when not given) and
+	 * option keys to set (same shape as ctp_plugin_cfg). */
+	struct ctp_plugin_cfg *plugins;
+	size_t n_plugins;
+	unsigned line, col;
+};
+
+struct ctp_config {
+	char *path; /* the file loaded, or NULL for built-in defaults */
+	char **plugin_dirs;
+	size_t n_plugin_dirs;   /* 0: the core's default search path */
+	char *output;           /* strftime(3) pattern, or "-" for stdout */
+	int compression_level;  /* zstd level, 1..19, default 3 */
+	unsigned workers;       /* >= 1, default 1 */
+	char *proc_root;        /* default "/proc" */
+	char *sys_root;         /* default "/sys" */
+	char *cgroup_root;      /* default "auto": found from mountinfo */
+	int record_hostname;    /* default 0 */
+	int allow_insecure_plugins; /* default 0: refuse o+w files/dirs as root */
+	uint64_t max_decompressed_bytes; /* reader cap, default 4 GiB */
+	struct ctp_plugin_cfg *plugins; /* declaration order */
+	size_t n_plugins;
+	struct ctp_host_rule *rules;
+	size_t n_rules;
+	/* Appended (config module). The plugins as loaded, n_plugins of them:
+	 * ctp_config_apply_hosts() always starts over from these, so
+	 * `plugins` above holds the declarations with the matching rules
+	 * applied on top. */
+	struct ctp_plugin_cfg *declared_plugins;
+	/* What the last ctp_config_apply_hosts() did, for ctp_config_print():
+	 * the facts it matched against (NULL: unknown) and one flag per rule. */
+	int hosts_applied;
+	char *hosts_hostname;
+	char *hosts_release;
+	unsigned char *rule_matched; /* n_rules entries, 1 = matched */
+};
+
+/* What host rules are matched against. */
+struct ctp_host_facts {
+	const char *hostname;
+	const char *release;
+};
+
+/* A config holding only defaults (no plugins). Returns 0 or -ENOMEM. */
+int ctp_config_defaults(struct ctp_config **ret);
+
+/*
+ * Parse `path`. On failure returns a negative errno (-ENOENT/-EACCES for an
+ * unreadable file, -EINVAL for a syntax or schema error) and writes one
+ * message "FILE:LINE:COL: what is wrong" (or "FILE: strerror" when the file
+ * cannot be read) into err. *ret is left untouched on failure.
+ */
+int ctp_config_load(const char *path, struct ctp_config **ret, char *err,
+		    size_t errlen);
+/* Same, over an in-memory buffer; `name` is used in messages. */
+int ctp_config_load_buf(const char *name, const char *buf, size_t len,
+			struct ctp_config **ret, char *err, size_t errlen);
+
+/*
+ * Apply the `hosts:` rules matching `facts`, in order (later wins), to the
+ * plugins' enabled/required flags and options. Idempotent per config.
+ * Appended notes: each call starts from the plugins as loaded (see
+ * declared_plugins), so direct edits of cfg->plugins are discarded;
+ * facts == NULL means this machine (uname(2)); a NULL hostname or release
+ * never matches a hostname or kernel condition. Hostnames match
+ * case-insensitively. Returns 0, -ENOMEM, or -EINVAL for a rule naming an
+ * undeclared plugin (only possible in a config built by hand).
+ */
+int ctp_config_apply_hosts(struct ctp_config *cfg,
+			   const struct ctp_host_facts *facts);
+
+/* Does rule i match? 1 yes, 0 no. */
+int ctp_config_rule_matches(const struct ctp_host_rule *rule,
+			    const struct ctp_host_facts *facts);
+
+const struct ctp_plugin_cfg *ctp_config_plugin(const struct ctp_config *cfg,
+					       const char *name);
+
+void ctp_config_free(struct ctp_config *cfg);
+
+/*
+ * Print the effective configuration as YAML (backs `ctprof-core
+ * check-config`): settings, each plugin with enabled/required/options, and
+ * as comments the file, the host facts and which host rules matched. The
+ * output loads back as a config with the same effective settings (without
+ * the rules). Returns 0, or -EIO when writing failed.
+ */
+int ctp_config_print(const struct ctp_config *cfg, FILE *out);
+
+#endif

@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: MIT */
+/* `ctprof-core dump`: a whole snapshot as JSON on stdout. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "reader.h"
+
+/* Default decompression cap, as config's max_decompressed_bytes. */
+#define DEFAULT_CAP (4ull << 30)
+
+/*
+ * A JSON string from arbitrary bytes: well-formed UTF-8 is copied, '"' and
+ * '\\' and control characters are escaped, and every byte that is not part
+ * of well-formed UTF-8 becomes \u00XX of that byte (docs/FORMAT.md), so the
+ * output is always valid JSON and no byte is silently lost.
+ */
+static void json_str(FILE *f, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	putc('"', f);
+	for (size_t i = 0; i < n;) {
+		unsigned c = p[i];
+		size_t l = ctp_utf8_len(p + i, n - i);
+		if (l > 1) {
+			fwrite(p + i, 1, l, f);
+			i += l;
+			continue;
+		}
+		i++;
+		switch (c) {
+		case '"':
+			fputs("\\\"", f);
+			break;
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\r':
+			fputs("\\r", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		case '\b':
+			fputs("\\b", f);
+			break;
+		case '\f':
+			fputs("\\f", f);
+			break;
+		default:
+			if (l == 0 || c < 0x20 || c == 0x7f)
+				fprintf(f, "\\u%04x", c);
+			else
+				putc((int)c, f);
+		}
+	}
+	putc('"', f);
+}
+
+/* An array is printed on one line when nothing in it is a map. */
+static bool flat(const msgpack_object *o)
+{
+	if (o->type == MSGPACK_OBJECT_MAP)
+		return false;
+	if (o->type != MSGPACK_OBJECT_ARRAY)
+		return true;
+	for (uint32_t i = 0; i < o->via.array.size; i++)
+		if (!flat(&o->via.array.ptr[i]))
+			return false;
+	return true;
+}
+
+static void indent(FILE *f, int depth)
+{
+	putc('\n', f);
+	for (int i = 0; i < depth; i++)
+		fputs("  ", f);
+}
+
+static void json_obj(FILE *f, const msgpack_object *o, int depth, bool pretty);
+
+static void json_key(FILE *f, const msgpack_object *k)
+{
+	if (k->type == MSGPACK_OBJECT_STR) {
+		json_str(f, k->via.str.ptr, k->via.str.size);
+		return;
+	}
+	/* JSON keys are strings: use the key's own JSON text. */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	if (!m) {
+		fputs("\"?\"", f);
+		return;
+	}
+	json_obj(m, k, 0, false);
+	fclose(m);
+	json_str(f, buf, len);
+	free(buf);
+}
+
+static void json_obj(FILE *f, const msgpack_object *o, int depth, bool pretty)
+{
+	switch (o->type) {
+	case MSGPACK_OBJECT_NIL:
+		fputs("null", f);
+		break;
+	case MSGPACK_OBJECT_BOOLEAN:
+		fputs(o->via.boolean ? "true" : "false", f);
+		break;
+	case MSGPACK_OBJECT_POSITIVE_INTEGER:
+		fprintf(f, "%" PRIu64, o->via.u64);
+		break;
+	case MSGPACK_OBJECT_NEGATIVE_INTEGER:
+		fprintf(f, "%" PRId64, o->via.i64);
+		break;
+	case MSGPACK_OBJECT_FLOAT32:
+	case MSGPACK_OBJECT_FLOAT64:
+		if (isfinite(o->via.f64))
+			fprintf(f, "%.17g", o->via.f64);
+		else
+			fputs("null", f);
+		break;
+	case MSGPACK_OBJECT_STR:
+		json_str(f, o->via.str.ptr, o->via.str.size);
+		break;
+	case MSGPACK_OBJECT_BIN:
+		json_str(f, o->via.bin.ptr, o->via.bin.size);
+		break;
+	case MSGPACK_OBJECT_ARRAY: {
+		bool inl = !pretty || flat(o);
+		putc('[', f);
+		for (uint32_t i = 0; i < o->via.array.size; i++) {
+			if (i)
+				fputs(inl ? ", " : ",", f);
+			if (!inl)
+				indent(f, depth + 1);
+			json_obj(f, &o->via.array.ptr[i], depth + 1, pretty);
+		}
+		if (!inl && o->via.array.size)
+			indent(f, depth);
+		putc(']', f);
+		break;
+	}
+	case MSGPACK_OBJECT_MAP:
+		putc('{', f);
+		for (uint32_t i = 0; i < o->via.map.size; i++) {
+			if (i)
+				fputs(pretty ? "," : ", ", f);
+			if (pretty)
+				indent(f, depth + 1);
+			json_key(f, &o->via.map.ptr[i].key);
+			fputs(": ", f);
+			json_obj(f, &o->via.map.ptr[i].val, depth + 1, pretty);
+		}
+		if (pretty && o->via.map.size)
+			indent(f, depth);
+		putc('}', f);
+		break;
+	default:
+		/* Extension types never appear in a valid snapshot. */
+		fputs("null", f);
+	}
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: ctprof-core dump FILE [--format json] "
+		"[--max-decompressed BYTES]\n"
+		"Print the whole snapshot FILE (\"-\" for stdin) as JSON on "
+		"stdout.\n"
+		"Absent values are null; strings are JSON-escaped, bytes that "
+		"are not\n"
+		"well-formed UTF-8 become \\u00XX of the byte.\n"
+		"\n"
+		"  --format json             the output format (the only one)\n"
+		"  --max-decompressed BYTES  refuse snapshots larger than this "
+		"once\n"
+		"                            decompressed (default 4 GiB)\n"
+		"  -h, --help                this help\n"
+		"\n"
+		"Exit status: 0 ok, 1 unreadable or corrupt snapshot, 2 usage "
+		"error.\n");
+}
+
+/* Parse a byte count; 0 on success. */
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	if (!*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int ctp_cmd_dump(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "max-decompressed", required_argument, NULL, 'm' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	uint64_t cap = DEFAULT_CAP;
+	int c;
+
+	/* Reinitialize getopt: main() or a test may have used it. */
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "hf:m:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (strcmp(optarg, "json") != 0) {
+				fprintf(stderr,
+					"ctprof-core dump: unknown format "
+					"'%s' (json is the only one)\n",
+					optarg);
+				return CTP_EXIT_USAGE;
+			}
+			break;
+		case 'm':
+			if (parse_u64(optarg, &cap) < 0) {
+				fprintf(stderr,
+					"ctprof-core dump: --max-decompressed "
+					"wants a byte count, not '%s'\n",
+					optarg);
+				return CTP_EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return CTP_EXIT_OK;
+		default:
+			usage(stderr);
+			return CTP_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return CTP_EXIT_USAGE;
+	}
+
+	char err[512];
+	struct ctp_snap *snap;
+	if (ctp_snap_open(argv[optind], cap, &snap, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ctprof-core dump: %s\n", err);
+		return CTP_EXIT_FAILURE;
+	}
+	json_obj(stdout, ctp_snap_root(snap), 0, true);
+	putc('\n', stdout);
+	ctp_snap_free(snap);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "ctprof-core dump: writing output: %s\n",
+			strerror(errno));
+		return CTP_EXIT_FAILURE;
+	}
+	return CTP_EXIT_OK;
+}

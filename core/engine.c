@@ -1,0 +1,848 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The walk: every tgid under the proc root, every tid under its task/,
+ * each needed file read once relative to the task's directory fd, and the
+ * bytes handed to every plugin that declared the file. Workers claim tgids
+ * in ascending order; spans let the writer emit rows in (tgid, tid) order
+ * whatever worker recorded them.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "engine.h"
+
+#define FILE_BUF_INIT 4096
+#define DENTS_BUF     32768
+
+struct worker {
+	struct ctp_engine *eng;
+	uint16_t id;
+	pthread_t thread;
+	struct ctp_table *threads, *procs;
+
+	/* One growable buffer per declared file; grown rarely, never freed
+	 * during the walk. */
+	char *tbuf[CTP_MAX_FILES];
+	size_t tcap[CTP_MAX_FILES];
+	struct ctp_file tfile[CTP_MAX_FILES];
+	char *pbuf[CTP_MAX_FILES];
+	size_t pcap[CTP_MAX_FILES];
+	struct ctp_file pfile[CTP_MAX_FILES];
+	struct ctp_file view[CTP_MAX_FILES];
+
+	uint32_t *tids;
+	size_t tid_cap;
+	char dents[DENTS_BUF];
+	char pcomm[64], comm[64];
+	char *cgbuf;
+	size_t cgcap;
+
+	/* Tally, merged after the walk. */
+	uint64_t tids_walked, tids_recorded, tids_vanished;
+	uint64_t tgids_walked, tgids_vanished;
+	uint64_t fail[CTP_MAX_FILES];
+	int result;
+};
+
+static bool vanished_err(int err)
+{
+	return err == -ENOENT || err == -ESRCH;
+}
+
+/* Read a whole file relative to dirfd into a growable buffer. */
+static int read_at(int dirfd, const char *name, char **buf, size_t *cap,
+		   size_t *len)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	size_t off = 0;
+	int ret = 0;
+	for (;;) {
+		if (!*buf || off + 1 >= *cap) {
+			size_t ncap = *cap ? *cap * 2 : FILE_BUF_INIT;
+			char *nb = realloc(*buf, ncap);
+			if (!nb) {
+				ret = -ENOMEM;
+				break;
+			}
+			*buf = nb;
+			*cap = ncap;
+		}
+		ssize_t n = read(fd, *buf + off, *cap - off - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			ret = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		off += (size_t)n;
+	}
+	close(fd);
+	if (ret < 0)
+		return ret;
+	(*buf)[off] = '\0';
+	*len = off;
+	return 0;
+}
+
+/* Read a short one-line file (comm) into a fixed buffer, newline cut. */
+static int read_line_at(int dirfd, const char *name, char *out, size_t outlen)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	ssize_t n;
+	do
+		n = read(fd, out, outlen - 1);
+	while (n < 0 && errno == EINTR);
+	int err = n < 0 ? -errno : 0;
+	close(fd);
+	if (err)
+		return err;
+	out[n] = '\0';
+	char *nl = memchr(out, '\n', (size_t)n);
+	if (nl)
+		*nl = '\0';
+	return 0;
+}
+
+static int parse_uint(const char *s, uint32_t *out)
+{
+	uint64_t v = 0;
+	if (!*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(*s - '0');
+		if (v > INT32_MAX)
+			return -ERANGE;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* List numeric entries of a directory, sorted. Reuses *ids. */
+static int list_numeric(int dirfd, char *dents, size_t dentslen, uint32_t **ids,
+			size_t *cap, size_t *n)
+{
+	*n = 0;
+	for (;;) {
+		long nread = syscall(SYS_getdents64, dirfd, dents, dentslen);
+		if (nread < 0)
+			return -errno;
+		if (nread == 0)
+			break;
+		for (long off = 0; off < nread;) {
+			struct dirent64 *d = (struct dirent64 *)(dents + off);
+			off += d->d_reclen;
+			uint32_t id;
+			if (parse_uint(d->d_name, &id) < 0)
+				continue;
+			if (*n == *cap) {
+				size_t nc = *cap ? *cap * 2 : 256;
+				uint32_t *ni = realloc(*ids, nc * sizeof(*ni));
+				if (!ni)
+					return -ENOMEM;
+				*ids = ni;
+				*cap = nc;
+			}
+			(*ids)[(*n)++] = id;
+		}
+	}
+	qsort(*ids, *n, sizeof(**ids), cmp_u32);
+	return 0;
+}
+
+/* Account one plugin call; returns true when it reported a vanished task. */
+static bool after_call(struct ctp_plugin_info *info, int cb, int ret,
+		       uint64_t t0)
+{
+	struct ctp_plugin_rt *rt = info->rt;
+	atomic_fetch_add_explicit(&info->time_ns, ctp_now_ns() - t0,
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&info->calls, 1, memory_order_relaxed);
+	if (ret >= 0) {
+		atomic_store_explicit(&rt->consecutive_errors[cb], 0,
+				      memory_order_relaxed);
+		return false;
+	}
+	if (vanished_err(ret)) {
+		atomic_fetch_add_explicit(&info->vanished, 1,
+					  memory_order_relaxed);
+		return true;
+	}
+	atomic_fetch_add_explicit(&info->errors, 1, memory_order_relaxed);
+	uint32_t n = atomic_fetch_add(&rt->consecutive_errors[cb], 1) + 1;
+	if (n == CTP_CB_MAX_CONSECUTIVE_ERRORS) {
+		static const char *const names[] = {"host", "process", "thread",
+						    "cgroup", "finish"};
+		atomic_store(&rt->cb_disabled[cb], true);
+		ctp_log(CTP_LOG_WARNING,
+			"plugin %s: %s callback failed %d times in a row "
+			"(last: %s); disabled for the rest of this snapshot",
+			info->name, names[cb], n, strerror(-ret));
+	}
+	return false;
+}
+
+static bool cb_usable(const struct ctp_plugin_info *info, int cb)
+{
+	return info->status == CTP_PST_LOADED &&
+	       !atomic_load_explicit(&info->rt->cb_disabled[cb],
+				     memory_order_relaxed);
+}
+
+static void lock_if(struct ctp_plugin_rt *rt)
+{
+	if (!rt->mt_safe)
+		pthread_mutex_lock(&rt->call_lock);
+}
+
+static void unlock_if(struct ctp_plugin_rt *rt)
+{
+	if (!rt->mt_safe)
+		pthread_mutex_unlock(&rt->call_lock);
+}
+
+/* Call every plugin's thread or process callback for one task. */
+static bool call_task(struct worker *w, bool thread, struct ctp_task *task,
+		      struct ctp_record *rec)
+{
+	struct ctp_capture *cap = w->eng->cap;
+	int cb = thread ? CB_THREAD : CB_PROCESS;
+	bool vanished = false;
+	for (uint32_t i = 0; i < cap->n_plugins; i++) {
+		struct ctp_plugin_info *info = &cap->plugins[i];
+		if (!cb_usable(info, cb))
+			continue;
+		struct ctp_plugin_rt *rt = info->rt;
+		int (*fn)(void *, const struct ctp_task *,
+			  struct ctp_record *) =
+			thread ? rt->desc->thread : rt->desc->process;
+		if (!fn)
+			continue;
+		const uint8_t *map =
+			thread ? rt->thread_files : rt->process_files;
+		uint32_t nmap =
+			thread ? rt->n_thread_files : rt->n_process_files;
+		const struct ctp_file *src = thread ? w->tfile : w->pfile;
+		for (uint32_t k = 0; k < nmap; k++)
+			w->view[k] = src[map[k]];
+		task->files = w->view;
+		task->n_files = nmap;
+		rec->plugin = i;
+		uint64_t t0 = ctp_now_ns();
+		lock_if(rt);
+		int ret = fn(rt->state, task, rec);
+		unlock_if(rt);
+		vanished |= after_call(info, cb, ret, t0);
+	}
+	return vanished;
+}
+
+static int64_t cgroup_row(struct ctp_engine *eng, const char *path, size_t len)
+{
+	struct ctp_capture *cap = eng->cap;
+	int64_t id = ctp_blobpool_intern(cap->blobs, path, len);
+	if (id < 0)
+		return id;
+	int64_t row;
+	pthread_mutex_lock(&eng->cg_lock);
+	if ((size_t)id >= eng->cg_cap) {
+		size_t nc = eng->cg_cap ? eng->cg_cap : 256;
+		while (nc <= (size_t)id)
+			nc *= 2;
+		int64_t *nr = realloc(eng->cg_row, nc * sizeof(*nr));
+		if (!nr) {
+			row = -ENOMEM;
+			goto out;
+		}
+		for (size_t i = eng->cg_cap; i < nc; i++)
+			nr[i] = -1;
+		eng->cg_row = nr;
+		eng->cg_cap = nc;
+	}
+	row = eng->cg_row[id];
+	if (row < 0) {
+		row = ctp_table_add_row(&cap->cgroups);
+		if (row >= 0) {
+			ctp_table_set(&cap->cgroups, (uint32_t)row,
+				      CTP_CCOL_PATH, (uint64_t)id);
+			eng->cg_row[id] = row;
+		}
+	}
+out:
+	pthread_mutex_unlock(&eng->cg_lock);
+	return row;
+}
+
+/* The v2 path is the "0::" line of /proc/<pid>/task/<tid>/cgroup. */
+static int cgroup_v2_path(const char *buf, size_t len, const char **path,
+			  size_t *plen)
+{
+	const char *p = buf, *end = buf + len;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		if (le - p >= 3 && p[0] == '0' && p[1] == ':' && p[2] == ':') {
+			*path = p + 3;
+			*plen = (size_t)(le - p - 3);
+			return 0;
+		}
+		p = nl ? nl + 1 : end;
+	}
+	return -ENOENT;
+}
+
+static bool task_exists(int pdir, const char *rel)
+{
+	return faccessat(pdir, rel, F_OK, 0) == 0;
+}
+
+static void do_thread(struct worker *w, int pdir, uint32_t tgid, uint32_t tid,
+		      uint32_t *recorded)
+{
+	struct ctp_engine *eng = w->eng;
+	char rel[32];
+	snprintf(rel, sizeof(rel), "task/%" PRIu32, tid);
+	w->tids_walked++;
+
+	int tdir = openat(pdir, rel, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (tdir < 0) {
+		w->tids_vanished++;
+		return;
+	}
+	if (read_line_at(tdir, "comm", w->comm, sizeof(w->comm)) < 0) {
+		w->tids_vanished++;
+		close(tdir);
+		return;
+	}
+	size_t cglen = 0;
+	const char *cgpath = "";
+	size_t cgplen = 0;
+	int64_t cgrow = -1;
+	if (read_at(tdir, "cgroup", &w->cgbuf, &w->cgcap, &cglen) == 0 &&
+	    cgroup_v2_path(w->cgbuf, cglen, &cgpath, &cgplen) == 0)
+		cgrow = cgroup_row(eng, cgpath, cgplen);
+	if (cgrow < 0) {
+		cgpath = "";
+		cgplen = 0;
+	} else {
+		w->cgbuf[cgpath - w->cgbuf + cgplen] = '\0';
+	}
+
+	bool maybe_gone = false;
+	for (uint32_t f = 0; f < eng->n_thread_files; f++) {
+		size_t len = 0;
+		int err = read_at(tdir, eng->thread_files[f].name, &w->tbuf[f],
+				  &w->tcap[f], &len);
+		w->tfile[f].err = err;
+		w->tfile[f].data = err ? NULL : w->tbuf[f];
+		w->tfile[f].len = err ? 0 : len;
+		maybe_gone |= vanished_err(err);
+	}
+
+	int64_t row = ctp_table_add_row(w->threads);
+	if (row < 0) {
+		w->result = (int)row;
+		close(tdir);
+		return;
+	}
+	struct ctp_table *t = w->threads;
+	int64_t comm_id =
+		ctp_blobpool_intern(eng->cap->blobs, w->comm, strlen(w->comm));
+	ctp_table_set(t, (uint32_t)row, CTP_TCOL_TID, tid);
+	ctp_table_set(t, (uint32_t)row, CTP_TCOL_TGID, tgid);
+	if (comm_id >= 0)
+		ctp_table_set(t, (uint32_t)row, CTP_TCOL_COMM,
+			      (uint64_t)comm_id);
+	if (cgrow >= 0)
+		ctp_table_set(t, (uint32_t)row, CTP_TCOL_CGROUP,
+			      (uint64_t)cgrow);
+
+	struct ctp_task task = {
+		.abi = CTP_ABI_MAJOR,
+		.size = sizeof(task),
+		.tgid = (int32_t)tgid,
+		.tid = (int32_t)tid,
+		.dirfd = tdir,
+		.proc_fd = eng->roots.proc_fd,
+		.pcomm = w->pcomm,
+		.comm = w->comm,
+		.cgroup = cgrow >= 0 ? cgpath : "",
+	};
+	struct ctp_record rec = {
+		.cap = eng->cap,
+		.table = t,
+		.row = (uint32_t)row,
+		.scope = CTP_SCOPE_THREAD,
+		.ident = CTP_THREAD_IDENT,
+	};
+	maybe_gone |= call_task(w, true, &task, &rec);
+	close(tdir);
+
+	/* A failure caused by the thread exiting mid-read is churn, not a
+	 * read failure: drop the row and keep it out of the tally. */
+	if (maybe_gone && !task_exists(pdir, rel)) {
+		ctp_table_truncate(t, (uint32_t)row);
+		w->tids_vanished++;
+		return;
+	}
+	for (uint32_t f = 0; f < eng->n_thread_files; f++)
+		if (w->tfile[f].err)
+			w->fail[eng->thread_files[f].tally]++;
+	w->tids_recorded++;
+	(*recorded)++;
+	atomic_fetch_add_explicit(&eng->progress_threads, 1,
+				  memory_order_relaxed);
+}
+
+static void do_process(struct worker *w, size_t idx)
+{
+	struct ctp_engine *eng = w->eng;
+	struct ctp_capture *cap = eng->cap;
+	struct ctp_span *span = &cap->spans[idx];
+	uint32_t tgid = eng->tgids[idx];
+	char name[16];
+	snprintf(name, sizeof(name), "%" PRIu32, tgid);
+	span->tgid = tgid;
+	span->nthreads = 0;
+	span->proc_row = UINT32_MAX;
+	w->tgids_walked++;
+
+	int pdir = openat(eng->roots.proc_fd, name,
+			  O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (pdir < 0) {
+		w->tgids_vanished++;
+		return;
+	}
+	if (read_line_at(pdir, "comm", w->pcomm, sizeof(w->pcomm)) < 0) {
+		w->tgids_vanished++;
+		close(pdir);
+		return;
+	}
+	int taskfd = openat(pdir, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	size_t ntids = 0;
+	if (taskfd < 0 || list_numeric(taskfd, w->dents, sizeof(w->dents),
+				       &w->tids, &w->tid_cap, &ntids) < 0) {
+		if (taskfd >= 0)
+			close(taskfd);
+		w->tgids_vanished++;
+		close(pdir);
+		return;
+	}
+	close(taskfd);
+
+	for (uint32_t f = 0; f < eng->n_process_files; f++) {
+		size_t len = 0;
+		int err = read_at(pdir, eng->process_files[f].name, &w->pbuf[f],
+				  &w->pcap[f], &len);
+		w->pfile[f].err = err;
+		w->pfile[f].data = err ? NULL : w->pbuf[f];
+		w->pfile[f].len = err ? 0 : len;
+	}
+
+	int64_t prow = ctp_table_add_row(w->procs);
+	if (prow < 0) {
+		w->result = (int)prow;
+		close(pdir);
+		return;
+	}
+	int64_t comm_id =
+		ctp_blobpool_intern(cap->blobs, w->pcomm, strlen(w->pcomm));
+	ctp_table_set(w->procs, (uint32_t)prow, CTP_PCOL_TGID, tgid);
+	if (comm_id >= 0)
+		ctp_table_set(w->procs, (uint32_t)prow, CTP_PCOL_COMM,
+			      (uint64_t)comm_id);
+	struct ctp_task task = {
+		.abi = CTP_ABI_MAJOR,
+		.size = sizeof(task),
+		.tgid = (int32_t)tgid,
+		.tid = (int32_t)tgid,
+		.dirfd = pdir,
+		.proc_fd = eng->roots.proc_fd,
+		.pcomm = w->pcomm,
+		.comm = w->pcomm,
+		.cgroup = "",
+	};
+	struct ctp_record rec = {
+		.cap = cap,
+		.table = w->procs,
+		.row = (uint32_t)prow,
+		.scope = CTP_SCOPE_PROCESS,
+		.ident = CTP_PROCESS_IDENT,
+	};
+	call_task(w, false, &task, &rec);
+
+	uint32_t first = w->threads->nrows, recorded = 0;
+	for (size_t i = 0; i < ntids && w->result == 0; i++)
+		do_thread(w, pdir, tgid, w->tids[i], &recorded);
+
+	if (recorded == 0 && !task_exists(eng->roots.proc_fd, name)) {
+		ctp_table_truncate(w->procs, (uint32_t)prow);
+		w->tgids_vanished++;
+		close(pdir);
+		return;
+	}
+	for (uint32_t f = 0; f < eng->n_process_files; f++)
+		if (w->pfile[f].err)
+			w->fail[eng->process_files[f].tally]++;
+	ctp_table_set(w->procs, (uint32_t)prow, CTP_PCOL_NTHREADS, recorded);
+	span->worker = w->id;
+	span->proc_row = (uint32_t)prow;
+	span->thread_row = first;
+	span->nthreads = recorded;
+	close(pdir);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct ctp_engine *eng = w->eng;
+	for (;;) {
+		if (eng->stop && *eng->stop) {
+			w->result = -EINTR;
+			break;
+		}
+		size_t idx = atomic_fetch_add(&eng->next_tgid, 1);
+		if (idx >= eng->n_tgids || w->result < 0)
+			break;
+		do_process(w, idx);
+	}
+	pthread_mutex_lock(&eng->done_lock);
+	atomic_fetch_add(&eng->workers_done, 1);
+	pthread_cond_signal(&eng->done_cond);
+	pthread_mutex_unlock(&eng->done_lock);
+	return NULL;
+}
+
+static void worker_free(struct worker *w)
+{
+	for (uint32_t f = 0; f < CTP_MAX_FILES; f++) {
+		free(w->tbuf[f]);
+		free(w->pbuf[f]);
+	}
+	free(w->tids);
+	free(w->cgbuf);
+}
+
+static void host_calls(struct ctp_engine *eng, bool finish)
+{
+	struct ctp_capture *cap = eng->cap;
+	struct ctp_record rec = {
+		.cap = cap,
+		.table = &cap->host,
+		.row = 0,
+		.scope = CTP_SCOPE_HOST,
+		.ident = CTP_HOST_IDENT,
+	};
+	int cb = finish ? CB_FINISH : CB_HOST;
+	for (uint32_t i = 0; i < cap->n_plugins; i++) {
+		struct ctp_plugin_info *info = &cap->plugins[i];
+		if (!cb_usable(info, cb))
+			continue;
+		struct ctp_plugin_rt *rt = info->rt;
+		int (*fn)(void *, struct ctp_record *) =
+			finish ? rt->desc->finish : rt->desc->host;
+		if (!fn)
+			continue;
+		rec.plugin = i;
+		uint64_t t0 = ctp_now_ns();
+		int ret = fn(rt->state, &rec);
+		after_call(info, cb, ret, t0);
+	}
+}
+
+static void cgroup_calls(struct ctp_engine *eng)
+{
+	struct ctp_capture *cap = eng->cap;
+	bool any = false;
+	for (uint32_t i = 0; i < cap->n_plugins; i++)
+		any |= cb_usable(&cap->plugins[i], CB_CGROUP) &&
+		       cap->plugins[i].rt->desc->cgroup;
+	if (!any)
+		return;
+	for (uint32_t row = 0; row < cap->cgroups.nrows; row++) {
+		if (eng->stop && *eng->stop)
+			return;
+		uint64_t blob;
+		if (!ctp_table_get(&cap->cgroups, row, CTP_CCOL_PATH, &blob))
+			continue;
+		const char *path = ctp_blobpool_get(cap->blobs, blob, NULL);
+		int dirfd = -1;
+		if (eng->roots.cgroup_fd >= 0) {
+			const char *rel = path;
+			while (*rel == '/')
+				rel++;
+			dirfd = openat(eng->roots.cgroup_fd, *rel ? rel : ".",
+				       O_PATH | O_DIRECTORY | O_CLOEXEC);
+		}
+		struct ctp_cgroup cg = {
+			.abi = CTP_ABI_MAJOR,
+			.size = sizeof(cg),
+			.path = path,
+			.dirfd = dirfd,
+			.v2_root_fd = eng->roots.cgroup_fd,
+		};
+		struct ctp_record rec = {
+			.cap = cap,
+			.table = &cap->cgroups,
+			.row = row,
+			.scope = CTP_SCOPE_CGROUP,
+			.ident = CTP_CGROUP_IDENT,
+		};
+		for (uint32_t i = 0; i < cap->n_plugins; i++) {
+			struct ctp_plugin_info *info = &cap->plugins[i];
+			if (!cb_usable(info, CB_CGROUP) ||
+			    !info->rt->desc->cgroup)
+				continue;
+			rec.plugin = i;
+			uint64_t t0 = ctp_now_ns();
+			int ret = info->rt->desc->cgroup(info->rt->state, &cg,
+							 &rec);
+			after_call(info, CB_CGROUP, ret, t0);
+		}
+		if (dirfd >= 0)
+			close(dirfd);
+	}
+}
+
+/* Find the cgroup2 mount point in <proc>/self/mountinfo. */
+static char *find_cgroup2(int proc_fd)
+{
+	char *buf = NULL, *found = NULL;
+	size_t cap = 0, len = 0;
+	if (read_at(proc_fd, "self/mountinfo", &buf, &cap, &len) < 0)
+		return NULL;
+	for (char *line = buf; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		/* id parent maj:min root mountpoint opts [tags] - fstype ... */
+		char *sep = strstr(line, " - ");
+		if (sep && strncmp(sep + 3, "cgroup2 ", 8) == 0) {
+			char *f = line;
+			for (int i = 0; i < 4 && f; i++) {
+				f = strchr(f, ' ');
+				if (f)
+					f++;
+			}
+			if (f) {
+				char *e = strchr(f, ' ');
+				if (e)
+					*e = '\0';
+				found = strdup(f);
+				break;
+			}
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	free(buf);
+	return found;
+}
+
+int ctp_engine_init(struct ctp_engine *eng, const struct ctp_config *cfg,
+		    struct ctp_capture *cap, const volatile sig_atomic_t *stop)
+{
+	memset(eng, 0, sizeof(*eng));
+	eng->cfg = cfg;
+	eng->cap = cap;
+	eng->stop = stop;
+	ctp_api_fill(&eng->api);
+	pthread_mutex_init(&eng->cg_lock, NULL);
+	pthread_mutex_init(&eng->done_lock, NULL);
+	pthread_cond_init(&eng->done_cond, NULL);
+	eng->roots.abi = CTP_ABI_MAJOR;
+	eng->roots.size = sizeof(eng->roots);
+	eng->roots.proc_fd = eng->roots.sys_fd = eng->roots.cgroup_fd = -1;
+
+	cap->proc_root = strdup(cfg->proc_root ? cfg->proc_root : "/proc");
+	cap->sys_root = strdup(cfg->sys_root ? cfg->sys_root : "/sys");
+	if (!cap->proc_root || !cap->sys_root)
+		return -ENOMEM;
+	eng->roots.proc = cap->proc_root;
+	eng->roots.sys = cap->sys_root;
+	eng->roots.proc_fd =
+		open(cap->proc_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (eng->roots.proc_fd < 0) {
+		int err = -errno;
+		ctp_log(CTP_LOG_ERR, "cannot open proc root %s: %s",
+			cap->proc_root, strerror(errno));
+		return err;
+	}
+	eng->roots.sys_fd =
+		open(cap->sys_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	const char *cg = cfg->cgroup_root ? cfg->cgroup_root : "auto";
+	if (strcmp(cg, "auto") == 0)
+		cap->cgroup_root = find_cgroup2(eng->roots.proc_fd);
+	else
+		cap->cgroup_root = strdup(cg);
+	if (cap->cgroup_root) {
+		eng->roots.cgroup = cap->cgroup_root;
+		eng->roots.cgroup_fd = open(cap->cgroup_root,
+					    O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (eng->roots.cgroup_fd < 0)
+			ctp_log(CTP_LOG_WARNING,
+				"cannot open cgroup root %s: %s",
+				cap->cgroup_root, strerror(errno));
+	}
+	return 0;
+}
+
+void ctp_engine_done(struct ctp_engine *eng)
+{
+	ctp_engine_unload(eng);
+	if (eng->roots.proc_fd >= 0)
+		close(eng->roots.proc_fd);
+	if (eng->roots.sys_fd >= 0)
+		close(eng->roots.sys_fd);
+	if (eng->roots.cgroup_fd >= 0)
+		close(eng->roots.cgroup_fd);
+	free(eng->cg_row);
+	free(eng->tgids);
+	pthread_mutex_destroy(&eng->cg_lock);
+	pthread_mutex_destroy(&eng->done_lock);
+	pthread_cond_destroy(&eng->done_cond);
+}
+
+static void progress_line(struct ctp_engine *eng, uint64_t t0, bool final)
+{
+	if (final) {
+		fputs("\r\033[K", stderr);
+		return;
+	}
+	size_t done = atomic_load(&eng->next_tgid);
+	if (done > eng->n_tgids)
+		done = eng->n_tgids;
+	fprintf(stderr,
+		"\r\033[Kctprof-core: %zu/%zu processes, %" PRIu64
+		" threads, %.1fs",
+		done, eng->n_tgids, atomic_load(&eng->progress_threads),
+		(double)(ctp_now_ns() - t0) / 1e9);
+	fflush(stderr);
+}
+
+int ctp_engine_capture(struct ctp_engine *eng)
+{
+	struct ctp_capture *cap = eng->cap;
+	uint32_t nw = cap->n_workers;
+	int ret = 0;
+
+	int64_t hrow = ctp_table_add_row(&cap->host);
+	if (hrow < 0)
+		return (int)hrow;
+	host_calls(eng, false);
+
+	/* The tgid list, ascending. */
+	char *dents = malloc(DENTS_BUF);
+	size_t capn = 0;
+	if (!dents)
+		return -ENOMEM;
+	int pfd = openat(eng->roots.proc_fd, ".",
+			 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ret = pfd < 0 ? -errno
+		      : list_numeric(pfd, dents, DENTS_BUF, &eng->tgids, &capn,
+				     &eng->n_tgids);
+	if (pfd >= 0)
+		close(pfd);
+	free(dents);
+	if (ret < 0) {
+		ctp_log(CTP_LOG_ERR, "cannot list %s: %s", cap->proc_root,
+			strerror(-ret));
+		return ret;
+	}
+	cap->spans =
+		calloc(eng->n_tgids ? eng->n_tgids : 1, sizeof(*cap->spans));
+	struct worker *ws = calloc(nw, sizeof(*ws));
+	if (!cap->spans || !ws) {
+		free(ws);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < eng->n_tgids; i++)
+		cap->spans[i].proc_row = UINT32_MAX;
+
+	uint64_t t0 = ctp_now_ns();
+	uint32_t started = 0;
+	for (uint32_t i = 0; i < nw; i++) {
+		ws[i].eng = eng;
+		ws[i].id = (uint16_t)i;
+		ws[i].threads = &cap->threads[i];
+		ws[i].procs = &cap->procs[i];
+		if (pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]) !=
+		    0) {
+			ret = -EAGAIN;
+			break;
+		}
+		started++;
+	}
+	/* Wait for the workers; show progress when it takes a while. */
+	bool shown = false;
+	pthread_mutex_lock(&eng->done_lock);
+	while (atomic_load(&eng->workers_done) < started) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 250000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&eng->done_cond, &eng->done_lock, &ts);
+		if (eng->progress && ctp_now_ns() - t0 > 1000000000ull) {
+			progress_line(eng, t0, false);
+			shown = true;
+		}
+	}
+	pthread_mutex_unlock(&eng->done_lock);
+	if (shown)
+		progress_line(eng, t0, true);
+
+	struct ctp_readfail *rf = &cap->rf;
+	for (uint32_t i = 0; i < started; i++) {
+		pthread_join(ws[i].thread, NULL);
+		if (ws[i].result < 0 && ret == 0)
+			ret = ws[i].result;
+		rf->tids_walked += ws[i].tids_walked;
+		rf->tids_recorded += ws[i].tids_recorded;
+		rf->tids_vanished += ws[i].tids_vanished;
+		rf->tgids_walked += ws[i].tgids_walked;
+		rf->tgids_vanished += ws[i].tgids_vanished;
+		for (uint32_t f = 0; f < CTP_MAX_FILES; f++)
+			rf->failures[f] += ws[i].fail[f];
+		worker_free(&ws[i]);
+	}
+	free(ws);
+	if (ret < 0)
+		return ret;
+
+	/* Keep only processes that were recorded, in tgid order. */
+	size_t n = 0;
+	for (size_t i = 0; i < eng->n_tgids; i++)
+		if (cap->spans[i].proc_row != UINT32_MAX)
+			cap->spans[n++] = cap->spans[i];
+	cap->n_spans = n;
+
+	cgroup_calls(eng);
+	host_calls(eng, true);
+	if (eng->stop && *eng->stop)
+		return -EINTR;
+	return 0;
+}

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The capture engine: loads plugins (loader.c), implements the plugin API
+ * (api.c) and walks the proc root dispatching to plugins (engine.c).
+ * Private to the core.
+ */
+#ifndef CTP_CORE_ENGINE_H
+#define CTP_CORE_ENGINE_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "ctprof/plugin.h"
+#include "model.h"
+
+/* A plugin's context handle (struct ctp_ctx is opaque to plugins). */
+struct ctp_ctx {
+	struct ctp_engine *eng;
+	uint32_t plugin; /* index into cap->plugins */
+};
+
+/* A row being filled by one plugin call. */
+struct ctp_record {
+	struct ctp_capture *cap;
+	struct ctp_table *table;
+	uint32_t row;
+	uint8_t scope;
+	uint32_t ident; /* identity columns before the field columns */
+	uint32_t plugin;
+};
+
+/* Callback slots, for per-callback error accounting. */
+enum { CB_HOST, CB_PROCESS, CB_THREAD, CB_CGROUP, CB_FINISH, CB_COUNT };
+
+/* Consecutive failures after which a callback is disabled for the rest of
+ * the snapshot. */
+#define CTP_CB_MAX_CONSECUTIVE_ERRORS 32
+
+struct ctp_plugin_rt {
+	void *handle;
+	const struct ctp_plugin *desc;
+	void *state;
+	bool initialized;
+	struct ctp_ctx ctx;
+	const struct ctp_plugin_cfg *cfg;
+	int *static_ids; /* registry id of each static-table entry */
+	uint32_t n_static;
+	/* Declared files mapped to the engine's file table. */
+	uint8_t thread_files[CTP_MAX_FILES];
+	uint32_t n_thread_files;
+	uint8_t process_files[CTP_MAX_FILES];
+	uint32_t n_process_files;
+	bool mt_safe;
+	pthread_mutex_t call_lock; /* serializes calls when !mt_safe */
+	_Atomic uint32_t consecutive_errors[CB_COUNT];
+	_Atomic bool cb_disabled[CB_COUNT];
+	/* Log rate limiting. */
+	pthread_mutex_t log_lock;
+	uint64_t log_window_start_ns;
+	uint32_t log_in_window;
+	uint64_t log_suppressed;
+};
+
+/* A per-task file some enabled plugin needs. */
+struct ctp_filedef {
+	char *name;
+	bool thread;	/* under task/<tid>/ (else under <tgid>/) */
+	uint32_t tally; /* index into cap->rf.file */
+};
+
+struct ctp_engine {
+	const struct ctp_config *cfg;
+	struct ctp_capture *cap;
+	struct ctp_api api;
+	struct ctp_roots roots;
+	char plugin_search[4096]; /* for messages */
+
+	struct ctp_filedef thread_files[CTP_MAX_FILES];
+	uint32_t n_thread_files;
+	struct ctp_filedef process_files[CTP_MAX_FILES];
+	uint32_t n_process_files;
+
+	const volatile sig_atomic_t *stop;
+	bool progress; /* print a progress line on stderr */
+
+	/* Distinct cgroups: blob id of the path -> row in cap->cgroups. */
+	pthread_mutex_t cg_lock;
+	int64_t *cg_row;
+	size_t cg_cap;
+
+	/* Walk state shared by workers. */
+	uint32_t *tgids;
+	size_t n_tgids;
+	_Atomic size_t next_tgid;
+	_Atomic uint64_t progress_threads;
+	_Atomic unsigned workers_done;
+	pthread_mutex_t done_lock;
+	pthread_cond_t done_cond;
+};
+
+/* Logging used by the core itself (respects ctp_verbosity). */
+void ctp_log(int level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* api.c */
+void ctp_api_fill(struct ctp_api *api);
+uint64_t ctp_now_ns(void);
+
+/* loader.c */
+/* Resolve the plugin search path: config dirs, else the build tree when
+ * this binary runs from it, else the install dir. */
+int ctp_plugin_dirs(const struct ctp_config *cfg, char ***ret, size_t *n);
+/* Load, check and init every plugin the config lists. Fills cap->plugins.
+ * Returns 0, or -ECANCELED when a required plugin failed (message logged). */
+int ctp_engine_load(struct ctp_engine *eng);
+void ctp_engine_unload(struct ctp_engine *eng);
+/* Open and validate one plugin file without init (for `plugins`). */
+int ctp_plugin_open(const char *path, bool allow_insecure, void **handle,
+		    const struct ctp_plugin **desc, char *why, size_t whylen);
+
+/* engine.c */
+int ctp_engine_init(struct ctp_engine *eng, const struct ctp_config *cfg,
+		    struct ctp_capture *cap, const volatile sig_atomic_t *stop);
+void ctp_engine_done(struct ctp_engine *eng);
+/* Walk the proc root once and fill cap. Returns 0, -EINTR when stopped. */
+int ctp_engine_capture(struct ctp_engine *eng);
+
+#endif

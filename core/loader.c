@@ -1,0 +1,466 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Plugin loading: find, validate before trusting (lstat, permissions),
+ * dlopen, symbol, ABI and size, field table, then init. Every failure is one
+ * log line and a FAILED status in the snapshot; the capture goes on unless
+ * the plugin is required.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "paths.h"
+
+/* The descriptor members this core needs, up to and including `finish`. */
+#define DESC_MIN_SIZE                                                          \
+	(offsetof(struct ctp_plugin, finish) +                                 \
+	 sizeof(((struct ctp_plugin *)0)->finish))
+#define FIELD_DESC_MIN_SIZE                                                    \
+	(offsetof(struct ctp_field_desc, rule) + sizeof(uint8_t))
+
+int ctp_plugin_dirs(const struct ctp_config *cfg, char ***ret, size_t *n)
+{
+	const char *env = getenv("CTPROF_PLUGIN_DIR");
+	size_t count = cfg && cfg->n_plugin_dirs ? cfg->n_plugin_dirs : 1;
+	char **dirs = calloc(count + 1, sizeof(*dirs));
+	if (!dirs)
+		return -ENOMEM;
+	if (cfg && cfg->n_plugin_dirs) {
+		for (size_t i = 0; i < count; i++)
+			dirs[i] = strdup(cfg->plugin_dirs[i]);
+	} else if (env && *env) {
+		dirs[0] = strdup(env);
+	} else {
+		char def[PATH_MAX];
+		ctp_paths_plugin_dir(def, sizeof(def));
+		dirs[0] = strdup(def);
+	}
+	for (size_t i = 0; i < count; i++) {
+		if (!dirs[i]) {
+			for (size_t j = 0; j < count; j++)
+				free(dirs[j]);
+			free(dirs);
+			return -ENOMEM;
+		}
+	}
+	*ret = dirs;
+	*n = count;
+	return 0;
+}
+
+/* Refuse what another user could have replaced: not a regular file, or a
+ * file/directory writable by group or others, or owned by someone else
+ * than root or us. Only enforced when running as root. */
+static int check_path_safe(const char *path, bool allow_insecure, char *why,
+			   size_t whylen)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0) {
+		snprintf(why, whylen, "%s", strerror(errno));
+		return -errno;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(why, whylen, "not a regular file%s",
+			 S_ISLNK(st.st_mode) ? " (symbolic link)" : "");
+		return -EPERM;
+	}
+	if (allow_insecure || geteuid() != 0)
+		return 0;
+
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash == dir)
+		dir[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	else
+		snprintf(dir, sizeof(dir), ".");
+
+	struct stat dst;
+	if (stat(dir, &dst) < 0) {
+		snprintf(why, whylen, "cannot stat directory %s: %s", dir,
+			 strerror(errno));
+		return -errno;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		snprintf(why, whylen,
+			 "file is writable by group or others (mode %04o); "
+			 "refusing as root (allow_insecure_plugins overrides)",
+			 (unsigned)(st.st_mode & 07777));
+		return -EPERM;
+	}
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		snprintf(why, whylen,
+			 "file is owned by uid %u; refusing as root",
+			 (unsigned)st.st_uid);
+		return -EPERM;
+	}
+	if ((dst.st_mode & S_IWOTH) && !(dst.st_mode & S_ISVTX)) {
+		snprintf(why, whylen,
+			 "directory %s is writable by others (mode %04o); "
+			 "refusing as root (allow_insecure_plugins overrides)",
+			 dir, (unsigned)(dst.st_mode & 07777));
+		return -EPERM;
+	}
+	return 0;
+}
+
+int ctp_plugin_open(const char *path, bool allow_insecure, void **handle,
+		    const struct ctp_plugin **desc, char *why, size_t whylen)
+{
+	int ret = check_path_safe(path, allow_insecure, why, whylen);
+	if (ret < 0)
+		return ret;
+
+	dlerror();
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		const char *e = dlerror();
+		snprintf(why, whylen, "dlopen failed: %s", e ? e : "unknown");
+		return -ENOEXEC;
+	}
+	dlerror();
+	const struct ctp_plugin *d = dlsym(h, CTP_PLUGIN_SYMBOL);
+	if (!d) {
+		const char *e = dlerror();
+		snprintf(why, whylen, "missing symbol %s: %s",
+			 CTP_PLUGIN_SYMBOL, e ? e : "symbol is NULL");
+		dlclose(h);
+		return -ENOENT;
+	}
+	if (d->abi != CTP_ABI_MAJOR) {
+		snprintf(why, whylen,
+			 "plugin ABI version %u, this core speaks %u",
+			 (unsigned)d->abi, CTP_ABI_MAJOR);
+		dlclose(h);
+		return -EPROTO;
+	}
+	if (d->size < DESC_MIN_SIZE) {
+		snprintf(why, whylen,
+			 "descriptor size %u is smaller than the %zu bytes "
+			 "ABI %u requires",
+			 (unsigned)d->size, DESC_MIN_SIZE, CTP_ABI_MAJOR);
+		dlclose(h);
+		return -EPROTO;
+	}
+	if (!d->name || !*d->name) {
+		snprintf(why, whylen, "descriptor has no name");
+		dlclose(h);
+		return -EPROTO;
+	}
+	if (d->n_fields &&
+	    (!d->fields || d->field_desc_size < FIELD_DESC_MIN_SIZE)) {
+		snprintf(why, whylen,
+			 "field table missing or its element "
+			 "size is too small");
+		dlclose(h);
+		return -EPROTO;
+	}
+	*handle = h;
+	*desc = d;
+	return 0;
+}
+
+static const struct ctp_field_desc *static_field(const struct ctp_plugin *d,
+						 uint32_t i)
+{
+	return (const struct ctp_field_desc *)((const char *)d->fields +
+					       (size_t)i * d->field_desc_size);
+}
+
+/* Check the whole static table before registering anything, so a bad
+ * plugin leaves no half-registered fields behind. */
+static int check_fields(struct ctp_engine *eng, const struct ctp_plugin *d,
+			char *why, size_t whylen)
+{
+	for (uint32_t i = 0; i < d->n_fields; i++) {
+		const struct ctp_field_desc *f = static_field(d, i);
+		const char *reason;
+		if (ctp_field_desc_check(f, &reason) < 0) {
+			snprintf(why, whylen, "field '%s': %s",
+				 f->name ? f->name : "(null)", reason);
+			return -EINVAL;
+		}
+		for (uint32_t j = 0; j < i; j++) {
+			if (strcmp(static_field(d, j)->name, f->name) == 0) {
+				snprintf(why, whylen,
+					 "field '%s' is declared twice",
+					 f->name);
+				return -EEXIST;
+			}
+		}
+		int other = ctp_registry_find(&eng->cap->reg, f->name);
+		if (other >= 0) {
+			uint32_t owner = ctp_registry_get(&eng->cap->reg,
+							  (uint32_t)other)
+						 ->plugin;
+			snprintf(why, whylen,
+				 "field '%s' is already registered by plugin "
+				 "'%s'",
+				 f->name, eng->cap->plugins[owner].name);
+			return -EEXIST;
+		}
+	}
+	return 0;
+}
+
+static int map_files(struct ctp_engine *eng, const char *const *names,
+		     bool thread, uint8_t *out, uint32_t *n_out, char *why,
+		     size_t whylen)
+{
+	struct ctp_filedef *defs =
+		thread ? eng->thread_files : eng->process_files;
+	uint32_t *ndefs = thread ? &eng->n_thread_files : &eng->n_process_files;
+	*n_out = 0;
+	for (size_t i = 0; names && names[i]; i++) {
+		const char *name = names[i];
+		if (!*name || strchr(name, '/') || strcmp(name, ".") == 0 ||
+		    strcmp(name, "..") == 0 || strlen(name) > 64) {
+			snprintf(why, whylen, "invalid file name '%s'", name);
+			return -EINVAL;
+		}
+		if (*n_out >= CTP_MAX_FILES) {
+			snprintf(why, whylen, "too many files declared");
+			return -E2BIG;
+		}
+		uint32_t k;
+		for (k = 0; k < *ndefs; k++)
+			if (strcmp(defs[k].name, name) == 0)
+				break;
+		if (k == *ndefs) {
+			struct ctp_readfail *rf = &eng->cap->rf;
+			if (k >= CTP_MAX_FILES ||
+			    rf->n_files >= CTP_MAX_FILES) {
+				snprintf(why, whylen,
+					 "too many distinct files");
+				return -E2BIG;
+			}
+			defs[k].name = strdup(name);
+			if (!defs[k].name)
+				return -ENOMEM;
+			defs[k].thread = thread;
+			/* Tally names: threads' files bare, process files
+			 * under a "process/" prefix when they clash. */
+			char tname[80];
+			snprintf(tname, sizeof(tname), "%s%s",
+				 thread ? "" : "process/", name);
+			defs[k].tally = rf->n_files;
+			rf->file[rf->n_files] = strdup(tname);
+			if (!rf->file[rf->n_files])
+				return -ENOMEM;
+			rf->n_files++;
+			(*ndefs)++;
+		}
+		out[(*n_out)++] = (uint8_t)k;
+	}
+	return 0;
+}
+
+static int set_str(char **dst, const char *src)
+{
+	free(*dst);
+	*dst = src ? strdup(src) : NULL;
+	return src && !*dst ? -ENOMEM : 0;
+}
+
+static void plugin_fail(struct ctp_engine *eng, uint32_t idx, const char *why)
+{
+	struct ctp_plugin_info *info = &eng->cap->plugins[idx];
+	struct ctp_plugin_rt *rt = info->rt;
+	info->status = CTP_PST_FAILED;
+	set_str(&info->reason, why);
+	ctp_log(info->required ? CTP_LOG_ERR : CTP_LOG_WARNING,
+		"plugin %s (%s): %s%s", info->name,
+		info->path ? info->path : "not found", why,
+		info->required ? " [required]" : "");
+	if (rt->initialized && rt->desc->fini)
+		rt->desc->fini(rt->state);
+	rt->initialized = false;
+	if (rt->handle)
+		dlclose(rt->handle);
+	rt->handle = NULL;
+	rt->desc = NULL;
+}
+
+static int find_plugin(char **dirs, size_t n, const char *name, char **ret)
+{
+	for (size_t i = 0; i < n; i++) {
+		char path[PATH_MAX];
+		int len =
+			snprintf(path, sizeof(path), "%s/%s.so", dirs[i], name);
+		if (len < 0 || (size_t)len >= sizeof(path))
+			continue;
+		struct stat st;
+		if (lstat(path, &st) == 0) {
+			*ret = strdup(path);
+			return *ret ? 0 : -ENOMEM;
+		}
+	}
+	return -ENOENT;
+}
+
+static void load_one(struct ctp_engine *eng, uint32_t idx, char **dirs,
+		     size_t ndirs)
+{
+	struct ctp_plugin_info *info = &eng->cap->plugins[idx];
+	struct ctp_plugin_rt *rt = info->rt;
+	char why[4096 + 256];
+
+	if (find_plugin(dirs, ndirs, info->name, &info->path) < 0) {
+		snprintf(why, sizeof(why),
+			 "%s.so not found in plugin directories: %.4000s",
+			 info->name, eng->plugin_search);
+		plugin_fail(eng, idx, why);
+		return;
+	}
+	if (ctp_plugin_open(info->path, eng->cfg->allow_insecure_plugins,
+			    &rt->handle, &rt->desc, why, sizeof(why)) < 0) {
+		plugin_fail(eng, idx, why);
+		return;
+	}
+	const struct ctp_plugin *d = rt->desc;
+	if (strcmp(d->name, info->name) != 0) {
+		snprintf(why, sizeof(why),
+			 "descriptor names itself '%s', expected '%s'", d->name,
+			 info->name);
+		plugin_fail(eng, idx, why);
+		return;
+	}
+	set_str(&info->version, d->version ? d->version : "");
+	if (check_fields(eng, d, why, sizeof(why)) < 0 ||
+	    map_files(eng, d->thread_files, true, rt->thread_files,
+		      &rt->n_thread_files, why, sizeof(why)) < 0 ||
+	    map_files(eng, d->process_files, false, rt->process_files,
+		      &rt->n_process_files, why, sizeof(why)) < 0) {
+		plugin_fail(eng, idx, why);
+		return;
+	}
+	rt->static_ids = calloc(d->n_fields ? d->n_fields : 1, sizeof(int));
+	if (!rt->static_ids) {
+		plugin_fail(eng, idx, "out of memory");
+		return;
+	}
+	rt->n_static = d->n_fields;
+	for (uint32_t i = 0; i < d->n_fields; i++) {
+		int id = ctp_registry_add(&eng->cap->reg, idx,
+					  static_field(d, i));
+		if (id < 0) {
+			snprintf(why, sizeof(why), "registering field '%s': %s",
+				 static_field(d, i)->name, strerror(-id));
+			plugin_fail(eng, idx, why);
+			return;
+		}
+		rt->static_ids[i] = id;
+	}
+	rt->mt_safe = d->flags & CTP_PLUGIN_MT_SAFE;
+	if (d->init) {
+		uint64_t t0 = ctp_now_ns();
+		int ret = d->init(&rt->ctx, &eng->api, &rt->state);
+		atomic_fetch_add(&info->time_ns, ctp_now_ns() - t0);
+		if (ret < 0) {
+			snprintf(why, sizeof(why), "init failed: %s",
+				 strerror(-ret));
+			plugin_fail(eng, idx, why);
+			return;
+		}
+	}
+	rt->initialized = true;
+	info->status = CTP_PST_LOADED;
+}
+
+int ctp_engine_load(struct ctp_engine *eng)
+{
+	const struct ctp_config *cfg = eng->cfg;
+	struct ctp_capture *cap = eng->cap;
+	char **dirs = NULL;
+	size_t ndirs = 0;
+	int ret = ctp_plugin_dirs(cfg, &dirs, &ndirs);
+	if (ret < 0)
+		return ret;
+	eng->plugin_search[0] = '\0';
+	for (size_t i = 0; i < ndirs; i++) {
+		size_t used = strlen(eng->plugin_search);
+		snprintf(eng->plugin_search + used,
+			 sizeof(eng->plugin_search) - used, "%s%s",
+			 i ? ":" : "", dirs[i]);
+	}
+
+	cap->plugins = calloc(cfg->n_plugins ? cfg->n_plugins : 1,
+			      sizeof(*cap->plugins));
+	if (!cap->plugins) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < cfg->n_plugins; i++) {
+		struct ctp_plugin_info *info = &cap->plugins[i];
+		const struct ctp_plugin_cfg *pc = &cfg->plugins[i];
+		cap->n_plugins = (uint32_t)i + 1;
+		info->rt = calloc(1, sizeof(*info->rt));
+		info->name = strdup(pc->name);
+		if (!info->rt || !info->name) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		info->required = pc->required;
+		info->rt->cfg = pc;
+		info->rt->ctx.eng = eng;
+		info->rt->ctx.plugin = (uint32_t)i;
+		pthread_mutex_init(&info->rt->call_lock, NULL);
+		pthread_mutex_init(&info->rt->log_lock, NULL);
+		if (!pc->enabled) {
+			info->status = CTP_PST_DISABLED;
+			set_str(&info->reason, "disabled in configuration");
+			continue;
+		}
+		load_one(eng, (uint32_t)i, dirs, ndirs);
+	}
+	ret = 0;
+	for (uint32_t i = 0; i < cap->n_plugins; i++) {
+		if (cap->plugins[i].required &&
+		    cap->plugins[i].status == CTP_PST_FAILED) {
+			ctp_log(CTP_LOG_ERR,
+				"required plugin %s failed: no snapshot "
+				"written",
+				cap->plugins[i].name);
+			ret = -ECANCELED;
+		}
+	}
+out:
+	for (size_t i = 0; i < ndirs; i++)
+		free(dirs[i]);
+	free(dirs);
+	return ret;
+}
+
+void ctp_engine_unload(struct ctp_engine *eng)
+{
+	struct ctp_capture *cap = eng->cap;
+	if (!cap)
+		return;
+	for (uint32_t i = 0; i < cap->n_plugins; i++) {
+		struct ctp_plugin_rt *rt = cap->plugins[i].rt;
+		if (!rt)
+			continue;
+		if (rt->initialized && rt->desc->fini)
+			rt->desc->fini(rt->state);
+		if (rt->handle)
+			dlclose(rt->handle);
+		free(rt->static_ids);
+		pthread_mutex_destroy(&rt->call_lock);
+		pthread_mutex_destroy(&rt->log_lock);
+		free(rt);
+		cap->plugins[i].rt = NULL;
+	}
+	for (uint32_t i = 0; i < eng->n_thread_files; i++)
+		free(eng->thread_files[i].name);
+	for (uint32_t i = 0; i < eng->n_process_files; i++)
+		free(eng->process_files[i].name);
+	eng->n_thread_files = eng->n_process_files = 0;
+}

@@ -1,0 +1,523 @@
+/* SPDX-License-Identifier: MIT */
+/* ctprof-core: command line entry point and the capture command. */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "build_config.h"
+#include "cli.h"
+#include "config.h"
+#include "engine.h"
+#include "paths.h"
+#include "writer.h"
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	stop_requested = sig;
+}
+
+static const char *const scope_names[] = {"?", "host", "cgroup", "process",
+					  "thread"};
+static const char *const type_names[] = {"?",	 "u64",	   "i64",   "bool",
+					 "char", "string", "cpuset"};
+static const char *const unit_names[] = {"none",  "count", "ns",       "us",
+					 "ticks", "bytes", "centi-pct"};
+static const char *const kind_names[] = {
+	"?", "counter", "peak", "gauge", "categorical", "ordinal", "cpuset"};
+static const char *const rule_names[] = {"?",	 "sum",	  "max",  "min",
+					 "mode", "range", "union"};
+
+#define NAME_OF(tbl, v)                                                        \
+	((size_t)(v) < sizeof(tbl) / sizeof((tbl)[0]) ? (tbl)[(v)] : "?")
+
+static void usage_main(FILE *out)
+{
+	fprintf(out,
+		"Usage: ctprof-core [--config FILE] [-o OUT] [--workers N] "
+		"[-q|-v]\n"
+		"       ctprof-core COMMAND [ARGS]\n"
+		"\n"
+		"Take a per-thread resource profile of this host (the default "
+		"command), or:\n"
+		"  show FILE            print a snapshot's header, plugins and "
+		"tables\n"
+		"  dump FILE            print a whole snapshot as JSON\n"
+		"  plugins [--config F] list plugins with their fields\n"
+		"  check-config FILE [--as-host NAME]\n"
+		"                       validate a config and print the "
+		"effective plugin set\n"
+		"\n"
+		"Capture options:\n"
+		"  -c, --config FILE    configuration (default: config/"
+		"collectors.yaml of the source tree for a build-tree binary,\n"
+		"                       else %s/collectors.yaml)\n"
+		"  -o, --output OUT     output path (strftime pattern; '-' for "
+		"stdout); overrides the config\n"
+		"  -j, --workers N      walker threads; overrides the config\n"
+		"  -q, --quiet          only errors\n"
+		"  -v, --verbose        more messages (twice: debug)\n"
+		"  -h, --help           this help\n"
+		"  -V, --version        print the version\n"
+		"\n"
+		"Exit status: 0 ok; 1 capture or I/O failure, unreadable "
+		"snapshot; 2 usage or configuration error;\n"
+		"3 a required plugin failed (no snapshot written); 130 "
+		"interrupted by SIGINT/SIGTERM (no file left).\n"
+		"Every command takes --help.\n",
+		CTP_CONFIG_INSTALL_DIR);
+}
+
+static const char *default_config_path(void)
+{
+	static char path[PATH_MAX];
+	ctp_paths_config_file(path, sizeof(path));
+	return path;
+}
+
+static int load_config(const char *path, const char *as_host,
+		       struct ctp_config **ret)
+{
+	char err[1024];
+	struct ctp_config *cfg;
+	int r = ctp_config_load(path, &cfg, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "ctprof-core: %s\n", err);
+		return CTP_EXIT_USAGE;
+	}
+	struct utsname u;
+	uname(&u);
+	struct ctp_host_facts facts = {
+		.hostname = as_host ? as_host : u.nodename,
+		.release = u.release,
+	};
+	r = ctp_config_apply_hosts(cfg, &facts);
+	if (r < 0) {
+		fprintf(stderr, "ctprof-core: %s: applying host rules: %s\n",
+			path, strerror(-r));
+		ctp_config_free(cfg);
+		return CTP_EXIT_USAGE;
+	}
+	*ret = cfg;
+	return 0;
+}
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int parse_workers(const char *s, unsigned *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno || *end || v < 1 || v > 256)
+		return -EINVAL;
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int expand_output(const char *pattern, uint64_t when_ns, char *out,
+			 size_t outlen)
+{
+	if (strcmp(pattern, "-") == 0) {
+		snprintf(out, outlen, "-");
+		return 0;
+	}
+	time_t t = (time_t)(when_ns / 1000000000ull);
+	struct tm tm;
+	localtime_r(&t, &tm);
+	/* The pattern is the user's own strftime format, on purpose. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	size_t n = strftime(out, outlen, pattern, &tm);
+#pragma GCC diagnostic pop
+	return n == 0 ? -ENAMETOOLONG : 0;
+}
+
+static int cmd_capture(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"config", required_argument, NULL, 'c'},
+		{"output", required_argument, NULL, 'o'},
+		{"workers", required_argument, NULL, 'j'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{0},
+	};
+	const char *config_path = NULL, *output = NULL;
+	unsigned workers = 0;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "c:o:j:qvhV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			config_path = optarg;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'j':
+			if (parse_workers(optarg, &workers) < 0) {
+				fprintf(stderr,
+					"ctprof-core: --workers must be "
+					"an integer in 1..256\n");
+				return CTP_EXIT_USAGE;
+			}
+			break;
+		case 'q':
+			ctp_verbosity = -1;
+			break;
+		case 'v':
+			ctp_verbosity++;
+			break;
+		case 'h':
+			usage_main(stdout);
+			return CTP_EXIT_OK;
+		case 'V':
+			printf("ctprof-core %s (plugin ABI %d)\n", CTP_VERSION,
+			       CTP_ABI_MAJOR);
+			return CTP_EXIT_OK;
+		default:
+			usage_main(stderr);
+			return CTP_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr,
+			"ctprof-core: unknown command '%s' (try --help)\n",
+			argv[optind]);
+		return CTP_EXIT_USAGE;
+	}
+	if (!config_path)
+		config_path = default_config_path();
+
+	struct ctp_config *cfg = NULL;
+	int rc = load_config(config_path, NULL, &cfg);
+	if (rc)
+		return rc;
+	if (workers)
+		cfg->workers = workers;
+	if (!output)
+		output = cfg->output;
+
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	struct ctp_capture *cap = NULL;
+	struct ctp_engine eng;
+	bool eng_ready = false;
+	rc = CTP_EXIT_FAILURE;
+	int r = ctp_capture_new(cfg->workers ? cfg->workers : 1, &cap);
+	if (r < 0) {
+		fprintf(stderr, "ctprof-core: %s\n", strerror(-r));
+		goto out;
+	}
+	cap->start_realtime_ns = realtime_ns();
+	cap->start_mono_ns = ctp_now_ns();
+	cap->config_path = strdup(config_path);
+
+	char outpath[PATH_MAX];
+	if (expand_output(output, cap->start_realtime_ns, outpath,
+			  sizeof(outpath)) < 0) {
+		fprintf(stderr,
+			"ctprof-core: output pattern '%s' expands to "
+			"nothing or too long a path\n",
+			output);
+		rc = CTP_EXIT_USAGE;
+		goto out;
+	}
+
+	r = ctp_engine_init(&eng, cfg, cap, &stop_requested);
+	eng_ready = true;
+	if (r < 0)
+		goto out;
+	eng.progress = isatty(STDERR_FILENO) && ctp_verbosity >= 0;
+	r = ctp_engine_load(&eng);
+	if (r == -ECANCELED) {
+		rc = CTP_EXIT_REQUIRED;
+		goto out;
+	}
+	if (r < 0) {
+		fprintf(stderr, "ctprof-core: loading plugins: %s\n",
+			strerror(-r));
+		goto out;
+	}
+
+	r = ctp_engine_capture(&eng);
+	cap->end_realtime_ns = realtime_ns();
+	cap->end_mono_ns = ctp_now_ns();
+	if (r == -EINTR || stop_requested) {
+		fprintf(stderr,
+			"ctprof-core: interrupted; no snapshot written\n");
+		rc = CTP_EXIT_INTERRUPTED;
+		goto out;
+	}
+	if (r < 0) {
+		fprintf(stderr, "ctprof-core: capture failed: %s\n",
+			strerror(-r));
+		goto out;
+	}
+
+	struct utsname u;
+	if (uname(&u) == 0) {
+		cap->kernel_release = strdup(u.release);
+		if (cfg->record_hostname)
+			cap->hostname = strdup(u.nodename);
+	}
+
+	char err[1024];
+	uint64_t bytes = 0;
+	r = ctp_writer_write(cap, outpath, cfg->compression_level, CTP_VERSION,
+			     &stop_requested, &bytes, err, sizeof(err));
+	if (r == -ECANCELED || stop_requested) {
+		fprintf(stderr,
+			"ctprof-core: interrupted; no snapshot written\n");
+		rc = CTP_EXIT_INTERRUPTED;
+		goto out;
+	}
+	if (r < 0) {
+		fprintf(stderr, "ctprof-core: %s\n", err);
+		goto out;
+	}
+
+	if (ctp_verbosity >= 0) {
+		char failed[512] = "";
+		size_t used = 0;
+		for (uint32_t i = 0; i < cap->n_plugins; i++) {
+			if (cap->plugins[i].status != CTP_PST_FAILED)
+				continue;
+			int n = snprintf(failed + used, sizeof(failed) - used,
+					 "%s%s", used ? ", " : "",
+					 cap->plugins[i].name);
+			if (n > 0 && (size_t)n < sizeof(failed) - used)
+				used += (size_t)n;
+		}
+		size_t nprocs = cap->n_spans;
+		fprintf(stderr,
+			"ctprof-core: %s: %" PRIu64 " threads, %zu processes, "
+			"%" PRIu32 " cgroups in %.2fs, %" PRIu64
+			" bytes; plugins failed: %s\n",
+			strcmp(outpath, "-") == 0 ? "<stdout>" : outpath,
+			cap->rf.tids_recorded, nprocs, cap->cgroups.nrows,
+			(double)(cap->end_mono_ns - cap->start_mono_ns) / 1e9,
+			bytes, used ? failed : "none");
+	}
+	rc = CTP_EXIT_OK;
+out:
+	if (eng_ready)
+		ctp_engine_done(&eng);
+	ctp_capture_free(cap);
+	ctp_config_free(cfg);
+	return rc;
+}
+
+/* ---- plugins ----------------------------------------------------------------
+ */
+
+static void print_plugin(const char *path, bool allow_insecure)
+{
+	void *h = NULL;
+	const struct ctp_plugin *d = NULL;
+	char why[1024];
+	if (ctp_plugin_open(path, allow_insecure, &h, &d, why, sizeof(why)) <
+	    0) {
+		printf("%s: cannot load: %s\n\n", path, why);
+		return;
+	}
+	printf("%s %s — %s\n  path: %s\n  flags: %s\n", d->name,
+	       d->version ? d->version : "",
+	       d->description ? d->description : "", path,
+	       d->flags & CTP_PLUGIN_MT_SAFE ? "mt-safe" : "serialized");
+	printf("  files:");
+	for (size_t i = 0; d->thread_files && d->thread_files[i]; i++)
+		printf(" task/<tid>/%s", d->thread_files[i]);
+	for (size_t i = 0; d->process_files && d->process_files[i]; i++)
+		printf(" <tgid>/%s", d->process_files[i]);
+	printf("\n  callbacks:%s%s%s%s%s\n", d->host ? " host" : "",
+	       d->process ? " process" : "", d->thread ? " thread" : "",
+	       d->cgroup ? " cgroup" : "", d->finish ? " finish" : "");
+	printf("  %-28s %-8s %-7s %-9s %-12s %-6s %s\n", "FIELD", "SCOPE",
+	       "TYPE", "UNIT", "KIND", "RULE", "HELP");
+	for (uint32_t i = 0; i < d->n_fields; i++) {
+		const struct ctp_field_desc *f =
+			(const void *)((const char *)d->fields +
+				       (size_t)i * d->field_desc_size);
+		const char *reason;
+		bool ok = ctp_field_desc_check(f, &reason) == 0;
+		printf("  %-28s %-8s %-7s %-9s %-12s %-6s %s%s%s\n",
+		       f->name ? f->name : "(null)",
+		       NAME_OF(scope_names, f->scope),
+		       NAME_OF(type_names, f->type),
+		       NAME_OF(unit_names, f->unit),
+		       NAME_OF(kind_names, f->kind),
+		       NAME_OF(rule_names, f->rule), f->help ? f->help : "",
+		       ok ? "" : "  [INVALID: ", ok ? "" : reason);
+		if (!ok)
+			printf("]\n");
+	}
+	printf("  (fields a plugin registers at runtime appear only in "
+	       "snapshots)\n\n");
+	dlclose(h);
+}
+
+static int cmd_plugins(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"config", required_argument, NULL, 'c'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	const char *config_path = NULL;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			config_path = optarg;
+			break;
+		case 'h':
+			printf("Usage: ctprof-core plugins [--config FILE]\n"
+			       "List the plugins the config names (or every "
+			       ".so in the plugin directories without\n"
+			       "--config) with their fields, kinds, units and "
+			       "aggregation rules. Does not call init.\n");
+			return CTP_EXIT_OK;
+		default:
+			return CTP_EXIT_USAGE;
+		}
+	}
+	struct ctp_config *cfg = NULL;
+	if (config_path) {
+		int rc = load_config(config_path, NULL, &cfg);
+		if (rc)
+			return rc;
+	} else if (ctp_config_defaults(&cfg) < 0) {
+		return CTP_EXIT_FAILURE;
+	}
+	char **dirs;
+	size_t ndirs;
+	if (ctp_plugin_dirs(cfg, &dirs, &ndirs) < 0) {
+		ctp_config_free(cfg);
+		return CTP_EXIT_FAILURE;
+	}
+	for (size_t i = 0; i < ndirs; i++) {
+		if (config_path) {
+			for (size_t p = 0; p < cfg->n_plugins; p++) {
+				char path[PATH_MAX];
+				snprintf(path, sizeof(path), "%s/%s.so",
+					 dirs[i], cfg->plugins[p].name);
+				if (access(path, F_OK) == 0)
+					print_plugin(
+						path,
+						cfg->allow_insecure_plugins);
+			}
+		} else {
+			struct dirent **ents;
+			int n = scandir(dirs[i], &ents, NULL, alphasort);
+			for (int e = 0; e < n; e++) {
+				size_t len = strlen(ents[e]->d_name);
+				if (len > 3 && strcmp(ents[e]->d_name + len - 3,
+						      ".so") == 0) {
+					char path[PATH_MAX];
+					snprintf(path, sizeof(path), "%s/%s",
+						 dirs[i], ents[e]->d_name);
+					print_plugin(
+						path,
+						cfg->allow_insecure_plugins);
+				}
+				free(ents[e]);
+			}
+			if (n >= 0)
+				free(ents);
+		}
+		free(dirs[i]);
+	}
+	free(dirs);
+	ctp_config_free(cfg);
+	return CTP_EXIT_OK;
+}
+
+/* ---- check-config
+ * ------------------------------------------------------------ */
+
+static int cmd_check_config(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"as-host", required_argument, NULL, 'H'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	const char *as_host = NULL;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "H:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'H':
+			as_host = optarg;
+			break;
+		case 'h':
+			printf("Usage: ctprof-core check-config FILE "
+			       "[--as-host "
+			       "NAME]\n"
+			       "Validate FILE and print the effective "
+			       "configuration for this host (or for a host\n"
+			       "named NAME: hostname rules match NAME; kernel "
+			       "and path rules still use this machine).\n"
+			       "Exit status 0 when valid, 2 with "
+			       "FILE:LINE:COL: "
+			       "message otherwise.\n");
+			return CTP_EXIT_OK;
+		default:
+			return CTP_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "Usage: ctprof-core check-config FILE "
+				"[--as-host NAME]\n");
+		return CTP_EXIT_USAGE;
+	}
+	struct ctp_config *cfg;
+	int rc = load_config(argv[optind], as_host, &cfg);
+	if (rc)
+		return rc;
+	ctp_config_print(cfg, stdout);
+	ctp_config_free(cfg);
+	return CTP_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2) {
+		const char *cmd = argv[1];
+		if (strcmp(cmd, "show") == 0)
+			return ctp_cmd_show(argc - 1, argv + 1);
+		if (strcmp(cmd, "dump") == 0)
+			return ctp_cmd_dump(argc - 1, argv + 1);
+		if (strcmp(cmd, "plugins") == 0)
+			return cmd_plugins(argc - 1, argv + 1);
+		if (strcmp(cmd, "check-config") == 0)
+			return cmd_check_config(argc - 1, argv + 1);
+		if (strcmp(cmd, "capture") == 0)
+			return cmd_capture(argc - 1, argv + 1);
+	}
+	return cmd_capture(argc, argv);
+}

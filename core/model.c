@@ -1,0 +1,556 @@
+/* SPDX-License-Identifier: MIT */
+/* The in-memory capture model: blob interning, field registry, tables. */
+#include "model.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Blob pool ----------------------------------------------------------- */
+
+/*
+ * Blobs are stored in fixed pages of entry pointers so readers can index
+ * without the lock while writers append; lookup by content goes through an
+ * open-addressing hash of ids, rebuilt under the lock when it grows.
+ */
+#define BLOB_PAGE  4096
+#define BLOB_PAGES 16384
+
+struct blob {
+	uint32_t len;
+	uint32_t hash;
+	char data[]; /* len bytes + NUL */
+};
+
+struct ctp_blobpool {
+	pthread_mutex_t lock;
+	struct blob **pages[BLOB_PAGES];
+	_Atomic uint32_t n;
+	uint32_t *slots; /* id + 1, 0 = empty */
+	uint32_t nslots;
+};
+
+static uint32_t hash_bytes(const void *data, size_t len)
+{
+	/* FNV-1a: short keys (thread names, cgroup paths), good enough. */
+	const unsigned char *p = data;
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+int ctp_blobpool_new(struct ctp_blobpool **ret)
+{
+	struct ctp_blobpool *pool = calloc(1, sizeof(*pool));
+	if (!pool)
+		return -ENOMEM;
+	pool->nslots = 1024;
+	pool->slots = calloc(pool->nslots, sizeof(*pool->slots));
+	if (!pool->slots) {
+		free(pool);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&pool->lock, NULL);
+	*ret = pool;
+	return 0;
+}
+
+void ctp_blobpool_free(struct ctp_blobpool *pool)
+{
+	if (!pool)
+		return;
+	uint32_t n = atomic_load(&pool->n);
+	for (uint32_t i = 0; i < n; i++)
+		free(pool->pages[i / BLOB_PAGE][i % BLOB_PAGE]);
+	for (uint32_t p = 0; p < BLOB_PAGES && pool->pages[p]; p++)
+		free(pool->pages[p]);
+	free(pool->slots);
+	pthread_mutex_destroy(&pool->lock);
+	free(pool);
+}
+
+static struct blob *blob_at(const struct ctp_blobpool *pool, uint32_t id)
+{
+	return pool->pages[id / BLOB_PAGE][id % BLOB_PAGE];
+}
+
+static int grow_slots(struct ctp_blobpool *pool)
+{
+	uint32_t nslots = pool->nslots * 2;
+	uint32_t *slots = calloc(nslots, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	uint32_t n = atomic_load_explicit(&pool->n, memory_order_relaxed);
+	for (uint32_t id = 0; id < n; id++) {
+		uint32_t i = blob_at(pool, id)->hash & (nslots - 1);
+		while (slots[i])
+			i = (i + 1) & (nslots - 1);
+		slots[i] = id + 1;
+	}
+	free(pool->slots);
+	pool->slots = slots;
+	pool->nslots = nslots;
+	return 0;
+}
+
+int64_t ctp_blobpool_intern(struct ctp_blobpool *pool, const void *data,
+			    size_t len)
+{
+	if (len > UINT32_MAX - 1)
+		return -E2BIG;
+	uint32_t h = hash_bytes(data, len);
+	int64_t ret;
+
+	pthread_mutex_lock(&pool->lock);
+	uint32_t i = h & (pool->nslots - 1);
+	while (pool->slots[i]) {
+		struct blob *b = blob_at(pool, pool->slots[i] - 1);
+		if (b->hash == h && b->len == len &&
+		    memcmp(b->data, data, len) == 0) {
+			ret = pool->slots[i] - 1;
+			goto out;
+		}
+		i = (i + 1) & (pool->nslots - 1);
+	}
+
+	uint32_t id = atomic_load_explicit(&pool->n, memory_order_relaxed);
+	if (id >= (uint32_t)BLOB_PAGE * BLOB_PAGES) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	/* Keep the load factor at most one half, so probing terminates. */
+	if ((uint64_t)(id + 1) * 2 > pool->nslots) {
+		ret = grow_slots(pool);
+		if (ret < 0)
+			goto out;
+		i = h & (pool->nslots - 1);
+		while (pool->slots[i])
+			i = (i + 1) & (pool->nslots - 1);
+	}
+	struct blob ***page = &pool->pages[id / BLOB_PAGE];
+	if (!*page) {
+		*page = calloc(BLOB_PAGE, sizeof(**page));
+		if (!*page) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	struct blob *b = malloc(sizeof(*b) + len + 1);
+	if (!b) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	b->len = (uint32_t)len;
+	b->hash = h;
+	if (len)
+		memcpy(b->data, data, len);
+	b->data[len] = '\0';
+	(*page)[id % BLOB_PAGE] = b;
+	pool->slots[i] = id + 1;
+	atomic_store_explicit(&pool->n, id + 1, memory_order_release);
+	ret = id;
+out:
+	pthread_mutex_unlock(&pool->lock);
+	return ret;
+}
+
+const char *ctp_blobpool_get(const struct ctp_blobpool *pool, uint64_t id,
+			     size_t *len)
+{
+	uint32_t n = atomic_load_explicit(&((struct ctp_blobpool *)pool)->n,
+					  memory_order_acquire);
+	if (id >= n)
+		return NULL;
+	struct blob *b = blob_at(pool, (uint32_t)id);
+	if (len)
+		*len = b->len;
+	return b->data;
+}
+
+size_t ctp_blobpool_count(const struct ctp_blobpool *pool)
+{
+	return atomic_load_explicit(&((struct ctp_blobpool *)pool)->n,
+				    memory_order_acquire);
+}
+
+/* ---- Registry -------------------------------------------------------------
+ */
+
+int ctp_registry_init(struct ctp_registry *reg)
+{
+	memset(reg, 0, sizeof(*reg));
+	pthread_mutex_init(&reg->lock, NULL);
+	return 0;
+}
+
+void ctp_registry_done(struct ctp_registry *reg)
+{
+	uint32_t n = ctp_registry_count(reg);
+	for (uint32_t i = 0; i < n; i++) {
+		struct ctp_field *f = ctp_registry_get(reg, i);
+		free(f->name);
+		free(f->help);
+	}
+	for (uint32_t p = 0; p < CTP_FIELD_PAGES; p++)
+		free(reg->pages[p]);
+	pthread_mutex_destroy(&reg->lock);
+}
+
+static bool name_ok(const char *name)
+{
+	size_t n = 0;
+	if (!name || !*name || *name == '.')
+		return false;
+	for (const char *p = name; *p; p++, n++) {
+		char c = *p;
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '.' || c == '-'))
+			return false;
+		if (c == '.' && (p[1] == '.' || p[1] == '\0'))
+			return false;
+	}
+	return n <= 128;
+}
+
+/* Which rules fit which kind; a kind also constrains the value type. */
+static bool rule_fits(uint8_t kind, uint8_t rule)
+{
+	switch (kind) {
+	case CTP_KIND_COUNTER:
+		return rule == CTP_RULE_SUM;
+	case CTP_KIND_PEAK:
+		return rule == CTP_RULE_MAX || rule == CTP_RULE_MIN;
+	case CTP_KIND_GAUGE:
+		return rule == CTP_RULE_MAX || rule == CTP_RULE_MIN ||
+		       rule == CTP_RULE_RANGE;
+	case CTP_KIND_CATEGORICAL:
+		return rule == CTP_RULE_MODE;
+	case CTP_KIND_ORDINAL:
+		return rule == CTP_RULE_RANGE || rule == CTP_RULE_MIN ||
+		       rule == CTP_RULE_MAX || rule == CTP_RULE_MODE;
+	case CTP_KIND_CPUSET:
+		return rule == CTP_RULE_UNION;
+	}
+	return false;
+}
+
+static bool type_fits(uint8_t kind, uint8_t type)
+{
+	bool numeric = type == CTP_TYPE_U64 || type == CTP_TYPE_I64;
+	switch (kind) {
+	case CTP_KIND_COUNTER:
+	case CTP_KIND_PEAK:
+	case CTP_KIND_GAUGE:
+		return numeric;
+	case CTP_KIND_CATEGORICAL:
+		return type != CTP_TYPE_CPUSET;
+	case CTP_KIND_ORDINAL:
+		return numeric || type == CTP_TYPE_CHAR;
+	case CTP_KIND_CPUSET:
+		return type == CTP_TYPE_CPUSET;
+	}
+	return false;
+}
+
+int ctp_field_desc_check(const struct ctp_field_desc *d, const char **why)
+{
+	if (!name_ok(d->name)) {
+		*why = "name must be 1-128 of [a-z0-9_.-], dot-separated, "
+		       "no empty component";
+		return -EINVAL;
+	}
+	if (d->scope < CTP_SCOPE_HOST || d->scope > CTP_SCOPE_THREAD) {
+		*why = "unknown scope";
+		return -EINVAL;
+	}
+	if (d->type < CTP_TYPE_U64 || d->type > CTP_TYPE_CPUSET) {
+		*why = "unknown type";
+		return -EINVAL;
+	}
+	if (d->unit > CTP_UNIT_CENTIPCT) {
+		*why = "unknown unit";
+		return -EINVAL;
+	}
+	if (d->kind < CTP_KIND_COUNTER || d->kind > CTP_KIND_CPUSET) {
+		*why = "unknown kind";
+		return -EINVAL;
+	}
+	if (d->rule < CTP_RULE_SUM || d->rule > CTP_RULE_UNION) {
+		*why = "unknown aggregation rule";
+		return -EINVAL;
+	}
+	if (!rule_fits(d->kind, d->rule)) {
+		*why = "aggregation rule does not fit the kind (counter: sum; "
+		       "peak: max/min; gauge: max/min/range; categorical: "
+		       "mode; ordinal: range/min/max/mode; cpuset: union)";
+		return -EINVAL;
+	}
+	if (!type_fits(d->kind, d->type)) {
+		*why = "value type does not fit the kind";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int ctp_registry_find(const struct ctp_registry *reg, const char *name)
+{
+	uint32_t n = ctp_registry_count(reg);
+	for (uint32_t i = 0; i < n; i++)
+		if (strcmp(ctp_registry_get(reg, i)->name, name) == 0)
+			return (int)i;
+	return -ENOENT;
+}
+
+static bool same_desc(const struct ctp_field *f, uint32_t plugin,
+		      const struct ctp_field_desc *d)
+{
+	return f->plugin == plugin && f->scope == d->scope &&
+	       f->type == d->type && f->unit == d->unit && f->kind == d->kind &&
+	       f->rule == d->rule;
+}
+
+int ctp_registry_add(struct ctp_registry *reg, uint32_t plugin,
+		     const struct ctp_field_desc *d)
+{
+	int ret;
+	pthread_mutex_lock(&reg->lock);
+	ret = ctp_registry_find(reg, d->name);
+	if (ret >= 0) {
+		if (!same_desc(ctp_registry_get(reg, (uint32_t)ret), plugin, d))
+			ret = -EEXIST;
+		goto out;
+	}
+	uint32_t id = ctp_registry_count(reg);
+	if (id >= CTP_FIELD_PAGE * CTP_FIELD_PAGES) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	struct ctp_field **page = &reg->pages[id / CTP_FIELD_PAGE];
+	if (!*page) {
+		*page = calloc(CTP_FIELD_PAGE, sizeof(**page));
+		if (!*page) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	struct ctp_field *f = &(*page)[id % CTP_FIELD_PAGE];
+	f->name = strdup(d->name);
+	f->help = strdup(d->help ? d->help : "");
+	if (!f->name || !f->help) {
+		free(f->name);
+		free(f->help);
+		f->name = f->help = NULL;
+		ret = -ENOMEM;
+		goto out;
+	}
+	f->plugin = plugin;
+	f->scope = d->scope;
+	f->type = d->type;
+	f->unit = d->unit;
+	f->kind = d->kind;
+	f->rule = d->rule;
+	f->col = reg->ncols[d->scope]++;
+	atomic_store_explicit(&reg->n, id + 1, memory_order_release);
+	ret = (int)id;
+out:
+	pthread_mutex_unlock(&reg->lock);
+	return ret;
+}
+
+/* ---- Tables -----------------------------------------------------------------
+ */
+
+#define PRESENT_WORDS (CTP_BLOCK_ROWS / 64)
+
+void ctp_table_init(struct ctp_table *t)
+{
+	memset(t, 0, sizeof(*t));
+}
+
+void ctp_table_done(struct ctp_table *t)
+{
+	for (uint32_t b = 0; b < t->nblocks; b++) {
+		struct ctp_block *blk = &t->blocks[b];
+		for (uint32_t c = 0; c < blk->ncols; c++) {
+			free(blk->vals[c]);
+			free(blk->present[c]);
+		}
+		free(blk->vals);
+		free(blk->present);
+	}
+	free(t->blocks);
+	memset(t, 0, sizeof(*t));
+}
+
+int64_t ctp_table_add_row(struct ctp_table *t)
+{
+	if (t->nrows == UINT32_MAX)
+		return -ENOSPC;
+	uint32_t row = t->nrows;
+	if (row / CTP_BLOCK_ROWS >= t->nblocks) {
+		if (t->nblocks == t->capblocks) {
+			uint32_t cap = t->capblocks ? t->capblocks * 2 : 4;
+			struct ctp_block *nb =
+				realloc(t->blocks, cap * sizeof(*nb));
+			if (!nb)
+				return -ENOMEM;
+			t->blocks = nb;
+			t->capblocks = cap;
+		}
+		memset(&t->blocks[t->nblocks], 0, sizeof(t->blocks[0]));
+		t->nblocks++;
+	}
+	t->nrows++;
+	return row;
+}
+
+void ctp_table_truncate(struct ctp_table *t, uint32_t nrows)
+{
+	if (nrows >= t->nrows)
+		return;
+	/* Clear presence of the dropped rows so a re-added row starts
+	 * absent; blocks stay allocated for reuse. */
+	for (uint32_t r = nrows; r < t->nrows; r++) {
+		struct ctp_block *blk = &t->blocks[r / CTP_BLOCK_ROWS];
+		uint32_t i = r % CTP_BLOCK_ROWS;
+		for (uint32_t c = 0; c < blk->ncols; c++)
+			if (blk->present[c])
+				blk->present[c][i / 64] &= ~(1ull << (i % 64));
+	}
+	t->nrows = nrows;
+}
+
+static int block_grow_cols(struct ctp_block *blk, uint32_t col)
+{
+	uint32_t n = blk->ncols ? blk->ncols : 8;
+	while (n <= col)
+		n *= 2;
+	uint64_t **v = realloc(blk->vals, n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	blk->vals = v;
+	uint64_t **p = realloc(blk->present, n * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	blk->present = p;
+	for (uint32_t c = blk->ncols; c < n; c++)
+		blk->vals[c] = blk->present[c] = NULL;
+	blk->ncols = n;
+	return 0;
+}
+
+int ctp_table_set(struct ctp_table *t, uint32_t row, uint32_t col, uint64_t v)
+{
+	if (row >= t->nrows)
+		return -EINVAL;
+	struct ctp_block *blk = &t->blocks[row / CTP_BLOCK_ROWS];
+	uint32_t i = row % CTP_BLOCK_ROWS;
+	if (col >= blk->ncols && block_grow_cols(blk, col) < 0)
+		return -ENOMEM;
+	if (!blk->vals[col]) {
+		blk->vals[col] = malloc(CTP_BLOCK_ROWS * sizeof(uint64_t));
+		blk->present[col] = calloc(PRESENT_WORDS, sizeof(uint64_t));
+		if (!blk->vals[col] || !blk->present[col]) {
+			free(blk->vals[col]);
+			free(blk->present[col]);
+			blk->vals[col] = blk->present[col] = NULL;
+			return -ENOMEM;
+		}
+	}
+	blk->vals[col][i] = v;
+	blk->present[col][i / 64] |= 1ull << (i % 64);
+	return 0;
+}
+
+void ctp_table_clear(struct ctp_table *t, uint32_t row, uint32_t col)
+{
+	if (row >= t->nrows)
+		return;
+	struct ctp_block *blk = &t->blocks[row / CTP_BLOCK_ROWS];
+	uint32_t i = row % CTP_BLOCK_ROWS;
+	if (col < blk->ncols && blk->present[col])
+		blk->present[col][i / 64] &= ~(1ull << (i % 64));
+}
+
+bool ctp_table_get(const struct ctp_table *t, uint32_t row, uint32_t col,
+		   uint64_t *v)
+{
+	if (row >= t->nrows)
+		return false;
+	const struct ctp_block *blk = &t->blocks[row / CTP_BLOCK_ROWS];
+	uint32_t i = row % CTP_BLOCK_ROWS;
+	if (col >= blk->ncols || !blk->present[col] ||
+	    !(blk->present[col][i / 64] & (1ull << (i % 64))))
+		return false;
+	*v = blk->vals[col][i];
+	return true;
+}
+
+/* ---- Capture
+ * ------------------------------------------------------------------ */
+
+int ctp_capture_new(uint32_t n_workers, struct ctp_capture **ret)
+{
+	if (n_workers == 0 || n_workers > UINT16_MAX)
+		return -EINVAL;
+	struct ctp_capture *cap = calloc(1, sizeof(*cap));
+	if (!cap)
+		return -ENOMEM;
+	ctp_registry_init(&cap->reg);
+	ctp_table_init(&cap->host);
+	ctp_table_init(&cap->cgroups);
+	cap->n_workers = n_workers;
+	cap->threads = calloc(n_workers, sizeof(*cap->threads));
+	cap->procs = calloc(n_workers, sizeof(*cap->procs));
+	if (!cap->threads || !cap->procs || ctp_blobpool_new(&cap->blobs) < 0) {
+		ctp_capture_free(cap);
+		return -ENOMEM;
+	}
+	for (uint32_t w = 0; w < n_workers; w++) {
+		ctp_table_init(&cap->threads[w]);
+		ctp_table_init(&cap->procs[w]);
+	}
+	*ret = cap;
+	return 0;
+}
+
+void ctp_capture_free(struct ctp_capture *cap)
+{
+	if (!cap)
+		return;
+	for (uint32_t i = 0; i < cap->n_plugins; i++) {
+		struct ctp_plugin_info *p = &cap->plugins[i];
+		free(p->name);
+		free(p->path);
+		free(p->version);
+		free(p->reason);
+		for (uint32_t s = 0; s < p->n_summary; s++)
+			free(p->summary_name[s]);
+	}
+	free(cap->plugins);
+	if (cap->threads)
+		for (uint32_t w = 0; w < cap->n_workers; w++)
+			ctp_table_done(&cap->threads[w]);
+	if (cap->procs)
+		for (uint32_t w = 0; w < cap->n_workers; w++)
+			ctp_table_done(&cap->procs[w]);
+	free(cap->threads);
+	free(cap->procs);
+	ctp_table_done(&cap->host);
+	ctp_table_done(&cap->cgroups);
+	free(cap->spans);
+	for (uint32_t i = 0; i < cap->rf.n_files; i++)
+		free(cap->rf.file[i]);
+	ctp_blobpool_free(cap->blobs);
+	ctp_registry_done(&cap->reg);
+	free(cap->hostname);
+	free(cap->proc_root);
+	free(cap->sys_root);
+	free(cap->cgroup_root);
+	free(cap->config_path);
+	free(cap->kernel_release);
+	free(cap);
+}

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The in-memory capture: field registry, interned blobs, column tables,
+ * plugin status and the read-failure tally. Filled by the engine (engine.c),
+ * read by the snapshot writer (writer.c). Private to the core.
+ *
+ * Values are stored as uint64_t cells with a presence bit:
+ *   U64  the value          I64    the value, two's complement
+ *   BOOL 0 or 1             CHAR   the byte
+ *   STRING / CPUSET  a blob id in capture->blobs (a CPUSET blob is an array
+ *        of little-endian uint64_t words, bit i = CPU i, trailing zero words
+ *        trimmed).
+ * A cell whose presence bit is clear is absent; its value is meaningless.
+ */
+#ifndef CTP_CORE_MODEL_H
+#define CTP_CORE_MODEL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctprof/plugin.h"
+
+/* ---- Interned blobs (strings, cpu sets) ---------------------------------- */
+
+struct ctp_blobpool;
+
+int ctp_blobpool_new(struct ctp_blobpool **ret);
+void ctp_blobpool_free(struct ctp_blobpool *pool);
+/* Intern bytes; returns the id (>= 0) or -ENOMEM. Thread-safe. Equal bytes
+ * give equal ids. */
+int64_t ctp_blobpool_intern(struct ctp_blobpool *pool, const void *data,
+			    size_t len);
+/* Bytes of blob `id` (NUL-terminated copy), length in *len. Thread-safe
+ * against concurrent interning. */
+const char *ctp_blobpool_get(const struct ctp_blobpool *pool, uint64_t id,
+			     size_t *len);
+size_t ctp_blobpool_count(const struct ctp_blobpool *pool);
+
+/* ---- Field registry -------------------------------------------------------
+ */
+
+struct ctp_field {
+	char *name;
+	char *help;	 /* "" when none */
+	uint32_t plugin; /* index into capture->plugins */
+	uint8_t scope, type, unit, kind, rule;
+	uint32_t col; /* column index in its scope's tables */
+};
+
+#define CTP_FIELD_PAGE	256
+#define CTP_FIELD_PAGES 256 /* at most 65536 fields */
+
+struct ctp_registry {
+	pthread_mutex_t lock;
+	/* Pages never move, so readers index without the lock. */
+	struct ctp_field *pages[CTP_FIELD_PAGES];
+	_Atomic uint32_t n;
+	uint32_t ncols[5]; /* next column per scope (index enum ctp_scope) */
+};
+
+int ctp_registry_init(struct ctp_registry *reg);
+void ctp_registry_done(struct ctp_registry *reg);
+/* Check a description: name syntax, enum ranges, type/kind/rule fit.
+ * Returns 0 or -EINVAL with a reason in why. Pure. */
+int ctp_field_desc_check(const struct ctp_field_desc *d, const char **why);
+/* Add a field (after ctp_field_desc_check). Returns the field id, or
+ * -EEXIST when the name is taken by a different description (same
+ * description and plugin: returns the existing id). */
+int ctp_registry_add(struct ctp_registry *reg, uint32_t plugin,
+		     const struct ctp_field_desc *d);
+static inline uint32_t ctp_registry_count(const struct ctp_registry *reg)
+{
+	return atomic_load_explicit(&((struct ctp_registry *)reg)->n,
+				    memory_order_acquire);
+}
+static inline struct ctp_field *ctp_registry_get(const struct ctp_registry *reg,
+						 uint32_t id)
+{
+	return &reg->pages[id / CTP_FIELD_PAGE][id % CTP_FIELD_PAGE];
+}
+int ctp_registry_find(const struct ctp_registry *reg, const char *name);
+
+/* ---- Column tables ---------------------------------------------------------
+ */
+
+#define CTP_BLOCK_ROWS 1024u
+
+struct ctp_block {
+	uint32_t ncols;	    /* allocated column slots */
+	uint64_t **vals;    /* vals[c] NULL: column never set in this block */
+	uint64_t **present; /* bitmaps, CTP_BLOCK_ROWS bits each */
+};
+
+/*
+ * Rows grow in blocks of CTP_BLOCK_ROWS so a row append allocates only once
+ * per block. Columns are allocated lazily, on the first set in a block.
+ * A table is used by one thread at a time.
+ */
+struct ctp_table {
+	uint32_t nrows;
+	uint32_t nblocks, capblocks;
+	struct ctp_block *blocks;
+};
+
+void ctp_table_init(struct ctp_table *t);
+void ctp_table_done(struct ctp_table *t);
+/* Append an all-absent row; returns its index or -ENOMEM. */
+int64_t ctp_table_add_row(struct ctp_table *t);
+/* Drop the last `n` rows (a task that vanished mid-collection). */
+void ctp_table_truncate(struct ctp_table *t, uint32_t nrows);
+int ctp_table_set(struct ctp_table *t, uint32_t row, uint32_t col, uint64_t v);
+void ctp_table_clear(struct ctp_table *t, uint32_t row, uint32_t col);
+/* true and *v when present. */
+bool ctp_table_get(const struct ctp_table *t, uint32_t row, uint32_t col,
+		   uint64_t *v);
+
+/* ---- Plugin status ---------------------------------------------------------
+ */
+
+enum ctp_plugin_status {
+	CTP_PST_LOADED = 1,
+	CTP_PST_FAILED = 2,
+	CTP_PST_DISABLED = 3,
+};
+
+#define CTP_MAX_SUMMARY 64
+
+struct ctp_plugin_rt; /* engine-private runtime part */
+
+struct ctp_plugin_info {
+	char *name;
+	char *path;	/* NULL when not found */
+	char *version;	/* NULL unless loaded */
+	char *reason;	/* why failed/disabled, NULL when loaded */
+	uint8_t status; /* enum ctp_plugin_status */
+	bool required;
+	_Atomic uint64_t time_ns; /* CPU-agnostic wall time in callbacks */
+	_Atomic uint64_t calls, errors, vanished;
+	uint32_t n_summary;
+	char *summary_name[CTP_MAX_SUMMARY];
+	_Atomic uint64_t summary[CTP_MAX_SUMMARY];
+	struct ctp_plugin_rt *rt;
+};
+
+/* ---- The capture ------------------------------------------------------------
+ */
+
+/* Identity columns at the start of the thread and process tables; field
+ * columns follow at CTP_*_IDENT + field->col. */
+enum {
+	CTP_TCOL_TID = 0,
+	CTP_TCOL_TGID = 1,
+	CTP_TCOL_COMM = 2,   /* blob id */
+	CTP_TCOL_CGROUP = 3, /* row index into capture->cgroups */
+	CTP_THREAD_IDENT = 4,
+};
+enum {
+	CTP_PCOL_TGID = 0,
+	CTP_PCOL_COMM = 1,     /* blob id */
+	CTP_PCOL_NTHREADS = 2, /* threads recorded for this process */
+	CTP_PROCESS_IDENT = 3,
+};
+enum {
+	CTP_CCOL_PATH = 0, /* blob id */
+	CTP_CGROUP_IDENT = 1,
+};
+#define CTP_HOST_IDENT 0
+
+/* Where one process's rows live: processes are recorded by whichever worker
+ * took them; spans list them in (tgid) order for the writer. */
+struct ctp_span {
+	uint32_t tgid;
+	uint16_t worker;
+	uint32_t proc_row;
+	uint32_t thread_row; /* first thread row in that worker's table */
+	uint32_t nthreads;
+};
+
+#define CTP_MAX_FILES 64
+
+struct ctp_readfail {
+	uint64_t tids_walked; /* thread directories seen */
+	uint64_t tids_recorded;
+	uint64_t tids_vanished; /* dropped: directory or comm gone */
+	uint64_t tgids_walked;
+	uint64_t tgids_vanished;
+	uint32_t n_files;
+	char *file[CTP_MAX_FILES];	  /* names, e.g. "stat", "status" */
+	uint64_t failures[CTP_MAX_FILES]; /* failures on threads that stayed */
+};
+
+struct ctp_capture {
+	struct ctp_registry reg;
+	struct ctp_blobpool *blobs;
+
+	struct ctp_plugin_info *plugins;
+	uint32_t n_plugins;
+
+	struct ctp_table host; /* exactly one row after a capture */
+	struct ctp_table cgroups;
+	uint32_t n_workers;
+	struct ctp_table *threads; /* per worker */
+	struct ctp_table *procs;   /* per worker */
+	struct ctp_span *spans;
+	size_t n_spans;
+
+	struct ctp_readfail rf;
+
+	/* Header facts. */
+	uint64_t start_realtime_ns, end_realtime_ns;
+	uint64_t start_mono_ns, end_mono_ns;
+	char *hostname; /* NULL unless the config asks */
+	char *proc_root, *sys_root, *cgroup_root; /* cgroup_root may be NULL */
+	char *config_path;
+	char *kernel_release;
+};
+
+int ctp_capture_new(uint32_t n_workers, struct ctp_capture **ret);
+void ctp_capture_free(struct ctp_capture *cap);
+
+#endif

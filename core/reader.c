@@ -1,0 +1,1335 @@
+/* SPDX-License-Identifier: MIT */
+/* Snapshot reader: zstd -> MessagePack -> validated structs, docs/FORMAT.md. */
+#include "reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+/* ---- Enum names -------------------------------------------------------------- */
+
+static const char *const scope_names[] = { NULL, "host", "cgroup", "process",
+					   "thread" };
+static const char *const type_names[] = { NULL,	    "u64",    "i64",
+					  "bool",   "char",   "string",
+					  "cpuset" };
+static const char *const unit_names[] = { "none",  "count", "ns",
+					  "us",	   "ticks", "bytes",
+					  "centipct" };
+static const char *const kind_names[] = { NULL,	     "counter",	    "peak",
+					  "gauge",   "categorical", "ordinal",
+					  "cpuset" };
+static const char *const rule_names[] = { NULL,	  "sum",   "max",  "min",
+					  "mode", "range", "union" };
+static const char *const status_names[] = { NULL, "loaded", "failed",
+					    "disabled" };
+
+#define NAME_AT(tbl, v)                                                        \
+	((v) < sizeof(tbl) / sizeof((tbl)[0]) ? (tbl)[v] : NULL)
+
+const char *ctp_scope_name(unsigned v)
+{
+	return NAME_AT(scope_names, v);
+}
+
+const char *ctp_type_name(unsigned v)
+{
+	return NAME_AT(type_names, v);
+}
+
+const char *ctp_unit_name(unsigned v)
+{
+	return NAME_AT(unit_names, v);
+}
+
+const char *ctp_kind_name(unsigned v)
+{
+	return NAME_AT(kind_names, v);
+}
+
+const char *ctp_rule_name(unsigned v)
+{
+	return NAME_AT(rule_names, v);
+}
+
+const char *ctp_status_name(unsigned v)
+{
+	return NAME_AT(status_names, v);
+}
+
+/* The number of name `s` (length n) in tbl, or -1. */
+static int name_lookup(const char *const *tbl, size_t ntbl, const char *s,
+		       size_t n)
+{
+	for (size_t i = 0; i < ntbl; i++)
+		if (tbl[i] && strlen(tbl[i]) == n && memcmp(tbl[i], s, n) == 0)
+			return (int)i;
+	return -1;
+}
+
+#define LOOKUP(tbl, s, n) name_lookup(tbl, sizeof(tbl) / sizeof((tbl)[0]), s, n)
+
+/* ---- The snapshot object ------------------------------------------------------- */
+
+struct ctp_snap {
+	char *raw;
+	size_t raw_len;
+	msgpack_zone *zone;
+	msgpack_object root;
+	struct ctp_snap_header hdr;
+	struct ctp_snap_field *fields;
+	size_t n_fields;
+	uint32_t *by_name; /* field indexes sorted by name */
+	struct ctp_snap_plugin *plugins;
+	size_t n_plugins;
+	struct ctp_snap_readfail rf;
+	struct ctp_snap_table tables[5]; /* by enum ctp_scope */
+	/* While opening. */
+	const char *name;
+	char *err;
+	size_t errlen;
+};
+
+static int __attribute__((format(printf, 3, 4)))
+bad(struct ctp_snap *s, int ret, const char *fmt, ...)
+{
+	if (s->err && s->errlen) {
+		int n = snprintf(s->err, s->errlen, "%s: ", s->name);
+		if (n >= 0 && (size_t)n < s->errlen) {
+			va_list ap;
+			va_start(ap, fmt);
+			vsnprintf(s->err + n, s->errlen - (size_t)n, fmt, ap);
+			va_end(ap);
+		}
+	}
+	return ret;
+}
+
+static void *zalloc(struct ctp_snap *s, size_t n)
+{
+	return msgpack_zone_malloc(s->zone, n ? n : 1);
+}
+
+/* ---- Decompression ------------------------------------------------------------- */
+
+static const unsigned char zstd_magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+
+struct dec {
+	ZSTD_DCtx *d;
+	char *out;
+	size_t len, cap, max;
+	uint64_t in_total;
+	bool done;
+};
+
+static int dec_feed(struct ctp_snap *s, struct dec *z, const void *data,
+		    size_t n)
+{
+	const unsigned char *p = data;
+	for (size_t i = 0; i < n && z->in_total + i < sizeof(zstd_magic); i++)
+		if (p[i] != zstd_magic[z->in_total + i])
+			return bad(s, -EINVAL,
+				   "not a ctprof-core snapshot (not "
+				   "zstd-compressed)");
+	z->in_total += n;
+	if (z->done) {
+		if (n)
+			return bad(s, -EINVAL,
+				   "trailing data after the zstd frame");
+		return 0;
+	}
+
+	ZSTD_inBuffer ib = { data, n, 0 };
+	for (;;) {
+		if (z->len == z->cap) {
+			size_t ncap = z->cap < 65536 ? 65536 : z->cap * 2;
+			if (ncap > z->max + 1 || ncap < z->cap)
+				ncap = z->max + 1;
+			char *nb = realloc(z->out, ncap);
+			if (!nb)
+				return bad(s, -ENOMEM,
+					   "out of memory decompressing");
+			z->out = nb;
+			z->cap = ncap;
+		}
+		ZSTD_outBuffer ob = { z->out, z->cap, z->len };
+		size_t r = ZSTD_decompressStream(z->d, &ob, &ib);
+		z->len = ob.pos;
+		if (ZSTD_isError(r))
+			return bad(s, -EINVAL, "corrupt zstd data: %s",
+				   ZSTD_getErrorName(r));
+		/* The buffer is at most max + 1 bytes: filling it means
+		 * the data is larger than the cap. */
+		if (z->len > z->max)
+			return bad(s, -EFBIG,
+				   "decompressed data exceeds the "
+				   "decompression cap of %zu bytes; raise "
+				   "max_decompressed_bytes",
+				   z->max);
+		if (r == 0) {
+			z->done = true;
+			if (ib.pos < ib.size)
+				return bad(s, -EINVAL,
+					   "trailing data after the zstd "
+					   "frame");
+			return 0;
+		}
+		/* Done with this input unless the decoder stopped because
+		 * the output was full (it may still hold bytes). */
+		if (ib.pos == ib.size && ob.pos < ob.size)
+			return 0;
+	}
+}
+
+static int dec_finish(struct ctp_snap *s, struct dec *z)
+{
+	if (z->in_total == 0)
+		return bad(s, -EINVAL, "empty file, not a ctprof-core snapshot");
+	if (z->in_total < sizeof(zstd_magic))
+		return bad(s, -EINVAL,
+			   "not a ctprof-core snapshot (too short to be "
+			   "zstd-compressed)");
+	if (!z->done)
+		return bad(s, -EINVAL,
+			   "truncated: the zstd frame ends before its end "
+			   "mark (%llu bytes read)",
+			   (unsigned long long)z->in_total);
+	return 0;
+}
+
+static int dec_init(struct ctp_snap *s, struct dec *z, uint64_t max)
+{
+	memset(z, 0, sizeof(*z));
+	/* One byte of headroom so "exactly max" is distinguishable from
+	 * "more than max". */
+	z->max = max > SIZE_MAX / 2 ? SIZE_MAX / 2 : (size_t)max;
+	z->d = ZSTD_createDCtx();
+	if (!z->d)
+		return bad(s, -ENOMEM, "out of memory");
+	return 0;
+}
+
+/* ---- MessagePack pre-scan --------------------------------------------------------- */
+
+static uint64_t be(const unsigned char *p, size_t n)
+{
+	uint64_t v = 0;
+	for (size_t i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/*
+ * Check that raw holds exactly one well-formed MessagePack object whose
+ * containers never claim more elements than there are bytes left. msgpack-c
+ * allocates a container's elements before reading them, so this bounds what
+ * a hostile length header can make it allocate.
+ */
+static int mp_prescan(struct ctp_snap *s, const unsigned char *p, size_t len)
+{
+	size_t off = 0;
+	uint64_t pending = 1;
+
+	while (pending) {
+		if (off >= len)
+			goto truncated;
+		size_t at = off;
+		unsigned c = p[off++];
+		uint64_t add = 0, skip = 0;
+		size_t lenbytes = 0, extra = 0;
+		pending--;
+		if (c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 ||
+		    c == 0xc3)
+			;
+		else if (c <= 0x8f)
+			add = 2 * (uint64_t)(c & 0x0f);
+		else if (c <= 0x9f)
+			add = c & 0x0f;
+		else if (c <= 0xbf)
+			skip = c & 0x1f;
+		else
+			switch (c) {
+			case 0xc4: /* bin 8/16/32 */
+			case 0xd9: /* str 8/16/32 */
+				lenbytes = 1;
+				break;
+			case 0xc5:
+			case 0xda:
+				lenbytes = 2;
+				break;
+			case 0xc6:
+			case 0xdb:
+				lenbytes = 4;
+				break;
+			case 0xc7: /* ext 8/16/32: length, then a type byte */
+				lenbytes = 1;
+				extra = 1;
+				break;
+			case 0xc8:
+				lenbytes = 2;
+				extra = 1;
+				break;
+			case 0xc9:
+				lenbytes = 4;
+				extra = 1;
+				break;
+			case 0xca:
+			case 0xd2:
+			case 0xce:
+				skip = 4;
+				break;
+			case 0xcb:
+			case 0xcf:
+			case 0xd3:
+				skip = 8;
+				break;
+			case 0xcc:
+			case 0xd0:
+				skip = 1;
+				break;
+			case 0xcd:
+			case 0xd1:
+				skip = 2;
+				break;
+			case 0xd4: /* fixext 1/2/4/8/16, plus a type byte */
+				skip = 2;
+				break;
+			case 0xd5:
+				skip = 3;
+				break;
+			case 0xd6:
+				skip = 5;
+				break;
+			case 0xd7:
+				skip = 9;
+				break;
+			case 0xd8:
+				skip = 17;
+				break;
+			case 0xdc: /* array 16/32 */
+			case 0xdd:
+			case 0xde: /* map 16/32 */
+			case 0xdf: {
+				size_t k = (c == 0xdc || c == 0xde) ? 2 : 4;
+				if (len - off < k)
+					goto truncated;
+				add = be(p + off, k);
+				off += k;
+				if (c >= 0xde)
+					add *= 2;
+				break;
+			}
+			default:
+				return bad(s, -EINVAL,
+					   "corrupt MessagePack: invalid byte "
+					   "0x%02x at offset %zu",
+					   c, at);
+			}
+		if (lenbytes) {
+			if (len - off < lenbytes)
+				goto truncated;
+			skip = be(p + off, lenbytes) + extra;
+			off += lenbytes;
+		}
+		if (skip > len - off)
+			goto truncated;
+		off += (size_t)skip;
+		pending += add;
+		/* Every element takes at least one byte. */
+		if (pending > len - off)
+			return bad(s, -EINVAL,
+				   "corrupt or truncated MessagePack: a "
+				   "container at offset %zu claims more "
+				   "elements than bytes remain",
+				   at);
+	}
+	if (off != len)
+		return bad(s, -EINVAL,
+			   "trailing garbage: %zu bytes after the MessagePack "
+			   "object",
+			   len - off);
+	return 0;
+truncated:
+	return bad(s, -EINVAL, "corrupt MessagePack: data ends inside an "
+			       "object (truncated)");
+}
+
+/* ---- Object helpers ---------------------------------------------------------------- */
+
+static const char *objtype(const msgpack_object *o)
+{
+	switch (o->type) {
+	case MSGPACK_OBJECT_NIL:
+		return "nil";
+	case MSGPACK_OBJECT_BOOLEAN:
+		return "a boolean";
+	case MSGPACK_OBJECT_POSITIVE_INTEGER:
+		return "an unsigned integer";
+	case MSGPACK_OBJECT_NEGATIVE_INTEGER:
+		return "a negative integer";
+	case MSGPACK_OBJECT_FLOAT32:
+	case MSGPACK_OBJECT_FLOAT64:
+		return "a float";
+	case MSGPACK_OBJECT_STR:
+		return "a string";
+	case MSGPACK_OBJECT_BIN:
+		return "binary data";
+	case MSGPACK_OBJECT_ARRAY:
+		return "an array";
+	case MSGPACK_OBJECT_MAP:
+		return "a map";
+	default:
+		return "an extension object";
+	}
+}
+
+static bool str_eq(const msgpack_object *o, const char *s)
+{
+	size_t n = strlen(s);
+	return o->type == MSGPACK_OBJECT_STR && o->via.str.size == n &&
+	       memcmp(o->via.str.ptr, s, n) == 0;
+}
+
+/* Value of key k in map m, or NULL. The first of duplicate keys wins. */
+static const msgpack_object *get(const msgpack_object *m, const char *k)
+{
+	for (uint32_t i = 0; i < m->via.map.size; i++)
+		if (str_eq(&m->via.map.ptr[i].key, k))
+			return &m->via.map.ptr[i].val;
+	return NULL;
+}
+
+/* A required key of a given msgpack type. */
+static int need(struct ctp_snap *s, const msgpack_object *m, const char *where,
+		const char *k, msgpack_object_type t, const char *what,
+		const msgpack_object **out)
+{
+	const msgpack_object *v = get(m, k);
+	if (!v)
+		return bad(s, -EINVAL, "%s: missing key \"%s\"", where, k);
+	if (v->type != t)
+		return bad(s, -EINVAL, "%s.%s: expected %s, found %s", where, k,
+			   what, objtype(v));
+	*out = v;
+	return 0;
+}
+
+static int need_map(struct ctp_snap *s, const msgpack_object *m,
+		    const char *where, const char *k,
+		    const msgpack_object **out)
+{
+	return need(s, m, where, k, MSGPACK_OBJECT_MAP, "a map", out);
+}
+
+static int need_array(struct ctp_snap *s, const msgpack_object *m,
+		      const char *where, const char *k,
+		      const msgpack_object **out)
+{
+	return need(s, m, where, k, MSGPACK_OBJECT_ARRAY, "an array", out);
+}
+
+static int need_u64(struct ctp_snap *s, const msgpack_object *m,
+		    const char *where, const char *k, uint64_t *out)
+{
+	const msgpack_object *v = NULL;
+	int ret = need(s, m, where, k, MSGPACK_OBJECT_POSITIVE_INTEGER,
+		       "an unsigned integer", &v);
+	if (ret == 0)
+		*out = v->via.u64;
+	return ret;
+}
+
+static char *zstrdup(struct ctp_snap *s, const char *p, size_t n)
+{
+	char *c = zalloc(s, n + 1);
+	if (c) {
+		memcpy(c, p, n);
+		c[n] = '\0';
+	}
+	return c;
+}
+
+/*
+ * A string-or-nil key: *out is a NUL-terminated copy, or `dflt` when the key
+ * is nil or (if !required) missing.
+ */
+static int opt_str(struct ctp_snap *s, const msgpack_object *m,
+		   const char *where, const char *k, bool required,
+		   const char *dflt, const char **out)
+{
+	const msgpack_object *v = get(m, k);
+	if (!v && required)
+		return bad(s, -EINVAL, "%s: missing key \"%s\"", where, k);
+	if (!v || v->type == MSGPACK_OBJECT_NIL) {
+		*out = dflt;
+		return 0;
+	}
+	if (v->type != MSGPACK_OBJECT_STR)
+		return bad(s, -EINVAL, "%s.%s: expected a string or nil, "
+				       "found %s",
+			   where, k, objtype(v));
+	*out = zstrdup(s, v->via.str.ptr, v->via.str.size);
+	return *out ? 0 : bad(s, -ENOMEM, "out of memory");
+}
+
+/* ---- Header, fields, plugins, read failures ---------------------------------------- */
+
+static int parse_header(struct ctp_snap *s)
+{
+	const msgpack_object *r = &s->root, *v, *tool, *cap, *roots;
+	struct ctp_snap_header *h = &s->hdr;
+	int ret;
+
+	if (r->type != MSGPACK_OBJECT_MAP)
+		return bad(s, -EINVAL, "not a ctprof-core snapshot (the top "
+				       "level is %s, not a map)",
+			   objtype(r));
+	v = get(r, "format");
+	if (!v)
+		return bad(s, -EINVAL, "not a ctprof-core snapshot (no "
+				       "\"format\" key)");
+	if (!str_eq(v, CTP_SNAP_FORMAT)) {
+		if (v->type == MSGPACK_OBJECT_STR)
+			return bad(s, -EINVAL,
+				   "not a ctprof-core snapshot (format is "
+				   "\"%.*s\", expected \"" CTP_SNAP_FORMAT
+				   "\")",
+				   (int)(v->via.str.size > 64
+						 ? 64
+						 : v->via.str.size),
+				   v->via.str.ptr);
+		return bad(s, -EINVAL, "not a ctprof-core snapshot (format "
+				       "is %s)",
+			   objtype(v));
+	}
+	v = get(r, "version");
+	if (!v || v->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+		return bad(s, -EINVAL, "snapshot has no valid \"version\"");
+	if (v->via.u64 != CTP_SNAP_VERSION)
+		return bad(s, -EPROTONOSUPPORT,
+			   "unsupported snapshot version %llu (this reader "
+			   "supports version %d)",
+			   (unsigned long long)v->via.u64, CTP_SNAP_VERSION);
+	h->version = v->via.u64;
+
+	if ((ret = need_map(s, r, "snapshot", "tool", &tool)) < 0 ||
+	    (ret = opt_str(s, tool, "tool", "name", false, "",
+			   &h->tool_name)) < 0 ||
+	    (ret = opt_str(s, tool, "tool", "version", false, "",
+			   &h->tool_version)) < 0)
+		return ret;
+
+	if ((ret = need_map(s, r, "snapshot", "capture", &cap)) < 0 ||
+	    (ret = need_u64(s, cap, "capture", "start_realtime_ns",
+			    &h->start_realtime_ns)) < 0 ||
+	    (ret = need_u64(s, cap, "capture", "end_realtime_ns",
+			    &h->end_realtime_ns)) < 0 ||
+	    (ret = need_u64(s, cap, "capture", "duration_ns",
+			    &h->duration_ns)) < 0 ||
+	    (ret = need_u64(s, cap, "capture", "workers", &h->workers)) < 0 ||
+	    (ret = need_map(s, cap, "capture", "roots", &roots)) < 0 ||
+	    (ret = opt_str(s, roots, "capture.roots", "proc", false, NULL,
+			   &h->proc_root)) < 0 ||
+	    (ret = opt_str(s, roots, "capture.roots", "sys", false, NULL,
+			   &h->sys_root)) < 0 ||
+	    (ret = opt_str(s, roots, "capture.roots", "cgroup", false, NULL,
+			   &h->cgroup_root)) < 0 ||
+	    (ret = opt_str(s, cap, "capture", "config_path", false, NULL,
+			   &h->config_path)) < 0 ||
+	    (ret = opt_str(s, cap, "capture", "kernel_release", false, NULL,
+			   &h->kernel_release)) < 0 ||
+	    (ret = opt_str(s, cap, "capture", "hostname", false, NULL,
+			   &h->hostname)) < 0)
+		return ret;
+	return 0;
+}
+
+static int cmp_by_name(const void *a, const void *b, void *arg)
+{
+	const struct ctp_snap *s = arg;
+	return strcmp(s->fields[*(const uint32_t *)a].name,
+		      s->fields[*(const uint32_t *)b].name);
+}
+
+/* An enum given by name: -1 when the key is missing or not a string. */
+static int enum_key(struct ctp_snap *s, const msgpack_object *m,
+		    const char *where, const char *k, const char *const *tbl,
+		    size_t ntbl, bool strict)
+{
+	const msgpack_object *v = get(m, k);
+	if (!v)
+		return bad(s, -EINVAL, "%s: missing key \"%s\"", where, k);
+	if (v->type != MSGPACK_OBJECT_STR)
+		return bad(s, -EINVAL, "%s.%s: expected a string, found %s",
+			   where, k, objtype(v));
+	int e = name_lookup(tbl, ntbl, v->via.str.ptr, v->via.str.size);
+	if (e < 0 && strict)
+		return bad(s, -EINVAL, "%s: unknown %s \"%.*s\"", where, k,
+			   (int)(v->via.str.size > 64 ? 64 : v->via.str.size),
+			   v->via.str.ptr);
+	/* A newer writer may add units, kinds or rules: 0 = unknown. */
+	return e < 0 ? 0 : e;
+}
+
+#define ENUM_KEY(s, m, w, k, tbl, strict)                                      \
+	enum_key(s, m, w, k, tbl, sizeof(tbl) / sizeof((tbl)[0]), strict)
+
+static int parse_fields(struct ctp_snap *s)
+{
+	const msgpack_object *arr;
+	int ret = need_array(s, &s->root, "snapshot", "fields", &arr);
+	if (ret < 0)
+		return ret;
+	s->n_fields = arr->via.array.size;
+	s->fields = zalloc(s, s->n_fields * sizeof(*s->fields));
+	s->by_name = zalloc(s, s->n_fields * sizeof(*s->by_name));
+	if (!s->fields || !s->by_name)
+		return bad(s, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < s->n_fields; i++) {
+		const msgpack_object *m = &arr->via.array.ptr[i], *name;
+		struct ctp_snap_field *f = &s->fields[i];
+		char where[32];
+		snprintf(where, sizeof(where), "fields[%zu]", i);
+		if (m->type != MSGPACK_OBJECT_MAP)
+			return bad(s, -EINVAL, "%s: expected a map, found %s",
+				   where, objtype(m));
+		if ((ret = need(s, m, where, "name", MSGPACK_OBJECT_STR,
+				"a string", &name)) < 0)
+			return ret;
+		if (name->via.str.size == 0 ||
+		    memchr(name->via.str.ptr, '\0', name->via.str.size))
+			return bad(s, -EINVAL, "%s: invalid field name", where);
+		f->name = zstrdup(s, name->via.str.ptr, name->via.str.size);
+		if (!f->name)
+			return bad(s, -ENOMEM, "out of memory");
+		f->index = (uint32_t)i;
+		int e;
+		if ((ret = opt_str(s, m, where, "plugin", false, "",
+				   &f->plugin)) < 0 ||
+		    (ret = opt_str(s, m, where, "help", false, "", &f->help)) <
+			    0)
+			return ret;
+		if ((e = ENUM_KEY(s, m, where, "scope", scope_names, true)) < 0)
+			return e;
+		f->scope = (uint8_t)e;
+		if ((e = ENUM_KEY(s, m, where, "type", type_names, true)) < 0)
+			return e;
+		f->type = (uint8_t)e;
+		if ((e = ENUM_KEY(s, m, where, "unit", unit_names, false)) < 0)
+			return e;
+		f->unit = (uint8_t)e;
+		if ((e = ENUM_KEY(s, m, where, "kind", kind_names, false)) < 0)
+			return e;
+		f->kind = (uint8_t)e;
+		if ((e = ENUM_KEY(s, m, where, "rule", rule_names, false)) < 0)
+			return e;
+		f->rule = (uint8_t)e;
+		s->by_name[i] = (uint32_t)i;
+	}
+	qsort_r(s->by_name, s->n_fields, sizeof(*s->by_name), cmp_by_name, s);
+	for (size_t i = 1; i < s->n_fields; i++)
+		if (strcmp(s->fields[s->by_name[i - 1]].name,
+			   s->fields[s->by_name[i]].name) == 0)
+			return bad(s, -EINVAL, "fields: \"%s\" is listed twice",
+				   s->fields[s->by_name[i]].name);
+	return 0;
+}
+
+/* A map of string -> unsigned integer, as NUL-terminated names. */
+static int parse_counters(struct ctp_snap *s, const msgpack_object *m,
+			  const char *where, size_t *n, const char ***names,
+			  const uint64_t **vals)
+{
+	uint64_t *v;
+	*n = m->via.map.size;
+	*names = zalloc(s, *n * sizeof(**names));
+	*vals = v = zalloc(s, *n * sizeof(**vals));
+	if (!*names || !v)
+		return bad(s, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < *n; i++) {
+		const msgpack_object_kv *kv = &m->via.map.ptr[i];
+		if (kv->key.type != MSGPACK_OBJECT_STR ||
+		    kv->val.type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+			return bad(s, -EINVAL, "%s: entries must map a string "
+					       "to an unsigned integer",
+				   where);
+		(*names)[i] = zstrdup(s, kv->key.via.str.ptr,
+				      kv->key.via.str.size);
+		if (!(*names)[i])
+			return bad(s, -ENOMEM, "out of memory");
+		v[i] = kv->val.via.u64;
+	}
+	return 0;
+}
+
+static int parse_plugins(struct ctp_snap *s)
+{
+	const msgpack_object *arr;
+	int ret = need_array(s, &s->root, "snapshot", "plugins", &arr);
+	if (ret < 0)
+		return ret;
+	s->n_plugins = arr->via.array.size;
+	s->plugins = zalloc(s, s->n_plugins * sizeof(*s->plugins));
+	if (!s->plugins)
+		return bad(s, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < s->n_plugins; i++) {
+		const msgpack_object *m = &arr->via.array.ptr[i], *v, *sum;
+		struct ctp_snap_plugin *p = &s->plugins[i];
+		char where[32];
+		snprintf(where, sizeof(where), "plugins[%zu]", i);
+		if (m->type != MSGPACK_OBJECT_MAP)
+			return bad(s, -EINVAL, "%s: expected a map, found %s",
+				   where, objtype(m));
+		if ((ret = opt_str(s, m, where, "name", true, NULL,
+				   &p->name)) < 0 ||
+		    (ret = opt_str(s, m, where, "version", false, NULL,
+				   &p->version)) < 0 ||
+		    (ret = opt_str(s, m, where, "path", false, NULL,
+				   &p->path)) < 0 ||
+		    (ret = opt_str(s, m, where, "reason", false, NULL,
+				   &p->reason)) < 0)
+			return ret;
+		if (!p->name)
+			return bad(s, -EINVAL, "%s: name is nil", where);
+		int e = ENUM_KEY(s, m, where, "status", status_names, false);
+		if (e < 0)
+			return e;
+		p->status = (uint8_t)e;
+		if ((ret = need(s, m, where, "required", MSGPACK_OBJECT_BOOLEAN,
+				"a boolean", &v)) < 0)
+			return ret;
+		p->required = v->via.boolean;
+		if ((ret = need_u64(s, m, where, "time_ns", &p->time_ns)) < 0 ||
+		    (ret = need_u64(s, m, where, "calls", &p->calls)) < 0 ||
+		    (ret = need_u64(s, m, where, "errors", &p->errors)) < 0 ||
+		    (ret = need_u64(s, m, where, "vanished", &p->vanished)) <
+			    0 ||
+		    (ret = need_map(s, m, where, "summary", &sum)) < 0 ||
+		    (ret = parse_counters(s, sum, where, &p->n_summary,
+					  &p->summary_name, &p->summary)) < 0)
+			return ret;
+	}
+	return 0;
+}
+
+static int parse_readfail(struct ctp_snap *s)
+{
+	const msgpack_object *m, *files;
+	struct ctp_snap_readfail *rf = &s->rf;
+	const char *w = "read_failures";
+	int ret;
+	if ((ret = need_map(s, &s->root, "snapshot", w, &m)) < 0 ||
+	    (ret = need_u64(s, m, w, "tids_walked", &rf->tids_walked)) < 0 ||
+	    (ret = need_u64(s, m, w, "tids_recorded", &rf->tids_recorded)) <
+		    0 ||
+	    (ret = need_u64(s, m, w, "tids_vanished", &rf->tids_vanished)) <
+		    0 ||
+	    (ret = need_u64(s, m, w, "tgids_walked", &rf->tgids_walked)) < 0 ||
+	    (ret = need_u64(s, m, w, "tgids_vanished", &rf->tgids_vanished)) <
+		    0 ||
+	    (ret = need_map(s, m, w, "files", &files)) < 0 ||
+	    (ret = parse_counters(s, files, "read_failures.files",
+				  &rf->n_files, &rf->file, &rf->failures)) <
+		    0 ||
+	    (ret = opt_str(s, m, w, "dominant_file", false, NULL,
+			   &rf->dominant_file)) < 0)
+		return ret;
+	return 0;
+}
+
+/* ---- Values and tables ------------------------------------------------------------- */
+
+static int bad_value(struct ctp_snap *s, const char *where, size_t row,
+		     const struct ctp_snap_field *f, const msgpack_object *o,
+		     const char *why)
+{
+	return bad(s, -EINVAL, "%s[%zu]: field %s is %s but the value is %s%s",
+		   where, row, f->name, type_names[f->type], objtype(o), why);
+}
+
+static int decode_value(struct ctp_snap *s, const struct ctp_snap_field *f,
+			const msgpack_object *o, const char *where, size_t row,
+			struct ctp_value *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (o->type == MSGPACK_OBJECT_NIL)
+		return 0;
+	switch (f->type) {
+	case CTP_TYPE_U64:
+		if (o->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+			return bad_value(s, where, row, f, o, "");
+		out->u64 = o->via.u64;
+		break;
+	case CTP_TYPE_I64:
+		if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
+			if (o->via.u64 > INT64_MAX)
+				return bad_value(s, where, row, f, o,
+						 " beyond the int64 range");
+			out->i64 = (int64_t)o->via.u64;
+		} else if (o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER) {
+			out->i64 = o->via.i64;
+		} else {
+			return bad_value(s, where, row, f, o, "");
+		}
+		break;
+	case CTP_TYPE_BOOL:
+		if (o->type != MSGPACK_OBJECT_BOOLEAN)
+			return bad_value(s, where, row, f, o, "");
+		out->b = o->via.boolean;
+		break;
+	case CTP_TYPE_CHAR:
+		if (o->type != MSGPACK_OBJECT_STR || o->via.str.size != 1)
+			return bad_value(s, where, row, f, o,
+					 " (need a 1-byte string)");
+		out->c = (unsigned char)o->via.str.ptr[0];
+		break;
+	case CTP_TYPE_STRING:
+		if (o->type != MSGPACK_OBJECT_STR)
+			return bad_value(s, where, row, f, o, "");
+		out->str.ptr = o->via.str.ptr;
+		out->str.len = o->via.str.size;
+		break;
+	case CTP_TYPE_CPUSET: {
+		if (o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size % 2)
+			return bad_value(s, where, row, f, o,
+					 " (need an even-length array)");
+		size_t n = o->via.array.size;
+		uint32_t *r = zalloc(s, n * sizeof(*r));
+		if (!r)
+			return bad(s, -ENOMEM, "out of memory");
+		for (size_t i = 0; i < n; i++) {
+			const msgpack_object *e = &o->via.array.ptr[i];
+			if (e->type != MSGPACK_OBJECT_POSITIVE_INTEGER ||
+			    e->via.u64 > UINT32_MAX)
+				return bad_value(s, where, row, f, o,
+						 " with an element that is not "
+						 "a CPU number");
+			r[i] = (uint32_t)e->via.u64;
+			if ((i % 2 == 1 && r[i] < r[i - 1]) ||
+			    (i % 2 == 0 && i && r[i] <= r[i - 1]))
+				return bad_value(s, where, row, f, o,
+						 " whose ranges are not "
+						 "ascending and disjoint");
+		}
+		out->cpuset.r = r;
+		out->cpuset.n = n / 2;
+		break;
+	}
+	default:
+		return bad(s, -EINVAL, "%s: field %s has no known type", where,
+			   f->name);
+	}
+	out->type = f->type;
+	return 0;
+}
+
+static int alloc_cols(struct ctp_snap *s, struct ctp_snap_table *t)
+{
+	const struct ctp_value **col = zalloc(s, s->n_fields * sizeof(*col));
+	if (!col)
+		return bad(s, -ENOMEM, "out of memory");
+	memset(col, 0, s->n_fields * sizeof(*col));
+	t->col = col;
+	return 0;
+}
+
+static int parse_host(struct ctp_snap *s)
+{
+	struct ctp_snap_table *t = &s->tables[CTP_SCOPE_HOST];
+	const msgpack_object *m;
+	int ret;
+
+	t->scope = CTP_SCOPE_HOST;
+	t->rows = 1;
+	if ((ret = need_map(s, &s->root, "snapshot", "host", &m)) < 0 ||
+	    (ret = alloc_cols(s, t)) < 0)
+		return ret;
+	for (uint32_t i = 0; i < m->via.map.size; i++) {
+		const msgpack_object_kv *kv = &m->via.map.ptr[i];
+		if (kv->key.type != MSGPACK_OBJECT_STR)
+			return bad(s, -EINVAL, "host: a key is %s, not a "
+					       "string",
+				   objtype(&kv->key));
+		char name[160];
+		snprintf(name, sizeof(name), "%.*s",
+			 (int)(kv->key.via.str.size < 150 ? kv->key.via.str.size
+							  : 150),
+			 kv->key.via.str.ptr);
+		const struct ctp_snap_field *f = ctp_snap_field_find(s, name);
+		if (!f || strlen(name) != kv->key.via.str.size)
+			return bad(s, -EINVAL, "host: \"%s\" is not in fields",
+				   name);
+		if (f->scope != CTP_SCOPE_HOST)
+			return bad(s, -EINVAL,
+				   "host: field %s has scope %s, not host",
+				   name, scope_names[f->scope]);
+		if (t->col[f->index])
+			continue; /* duplicate key: the first wins */
+		struct ctp_value *v = zalloc(s, sizeof(*v));
+		if (!v)
+			return bad(s, -ENOMEM, "out of memory");
+		if ((ret = decode_value(s, f, &kv->val, "host", 0, v)) < 0)
+			return ret;
+		((const struct ctp_value **)t->col)[f->index] = v;
+	}
+	return 0;
+}
+
+/* An identity column: an array of `rows` entries. */
+static int ident_array(struct ctp_snap *s, const msgpack_object *m,
+		       const char *where, const char *k, size_t rows,
+		       const msgpack_object **out)
+{
+	int ret = need_array(s, m, where, k, out);
+	if (ret == 0 && (*out)->via.array.size != rows)
+		return bad(s, -EINVAL, "%s.%s has %u entries but rows is %zu",
+			   where, k, (*out)->via.array.size, rows);
+	return ret;
+}
+
+static int ident_u64(struct ctp_snap *s, const msgpack_object *m,
+		     const char *where, const char *k, size_t rows,
+		     const uint64_t **out)
+{
+	const msgpack_object *a;
+	int ret = ident_array(s, m, where, k, rows, &a);
+	if (ret < 0)
+		return ret;
+	uint64_t *v = zalloc(s, rows * sizeof(*v));
+	if (!v)
+		return bad(s, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < rows; i++) {
+		const msgpack_object *e = &a->via.array.ptr[i];
+		if (e->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+			return bad(s, -EINVAL, "%s.%s[%zu]: expected an "
+					       "unsigned integer, found %s",
+				   where, k, i, objtype(e));
+		v[i] = e->via.u64;
+	}
+	*out = v;
+	return 0;
+}
+
+static int ident_str(struct ctp_snap *s, const msgpack_object *m,
+		     const char *where, const char *k, size_t rows,
+		     const struct ctp_bytes **out)
+{
+	const msgpack_object *a;
+	int ret = ident_array(s, m, where, k, rows, &a);
+	if (ret < 0)
+		return ret;
+	struct ctp_bytes *v = zalloc(s, rows * sizeof(*v));
+	if (!v)
+		return bad(s, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < rows; i++) {
+		const msgpack_object *e = &a->via.array.ptr[i];
+		if (e->type == MSGPACK_OBJECT_NIL) {
+			v[i] = (struct ctp_bytes){ NULL, 0 };
+			continue;
+		}
+		if (e->type != MSGPACK_OBJECT_STR)
+			return bad(s, -EINVAL, "%s.%s[%zu]: expected a string "
+					       "or nil, found %s",
+				   where, k, i, objtype(e));
+		v[i] = (struct ctp_bytes){ e->via.str.ptr, e->via.str.size };
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_columns(struct ctp_snap *s, struct ctp_snap_table *t,
+			 const msgpack_object *tm, const char *where)
+{
+	const msgpack_object *m;
+	char cw[200];
+	int ret;
+
+	if ((ret = need_map(s, tm, where, "columns", &m)) < 0 ||
+	    (ret = alloc_cols(s, t)) < 0)
+		return ret;
+	for (uint32_t i = 0; i < m->via.map.size; i++) {
+		const msgpack_object_kv *kv = &m->via.map.ptr[i];
+		if (kv->key.type != MSGPACK_OBJECT_STR)
+			return bad(s, -EINVAL, "%s.columns: a key is %s, not "
+					       "a string",
+				   where, objtype(&kv->key));
+		char name[160];
+		snprintf(name, sizeof(name), "%.*s",
+			 (int)(kv->key.via.str.size < 150 ? kv->key.via.str.size
+							  : 150),
+			 kv->key.via.str.ptr);
+		const struct ctp_snap_field *f = ctp_snap_field_find(s, name);
+		if (!f || strlen(name) != kv->key.via.str.size)
+			return bad(s, -EINVAL,
+				   "%s.columns: \"%s\" is not in fields", where,
+				   name);
+		if (f->scope != t->scope)
+			return bad(s, -EINVAL,
+				   "%s.columns: field %s has scope %s", where,
+				   name, scope_names[f->scope]);
+		if (kv->val.type != MSGPACK_OBJECT_ARRAY)
+			return bad(s, -EINVAL,
+				   "%s.columns.%s: expected an array, found %s",
+				   where, name, objtype(&kv->val));
+		if (kv->val.via.array.size != t->rows)
+			return bad(s, -EINVAL,
+				   "%s.columns.%s has %u values but rows is "
+				   "%zu",
+				   where, name, kv->val.via.array.size,
+				   t->rows);
+		if (t->col[f->index])
+			continue; /* duplicate key: the first wins */
+		struct ctp_value *v = zalloc(s, t->rows * sizeof(*v));
+		if (!v)
+			return bad(s, -ENOMEM, "out of memory");
+		snprintf(cw, sizeof(cw), "%s.columns.%s", where, name);
+		for (size_t r = 0; r < t->rows; r++)
+			if ((ret = decode_value(s, f, &kv->val.via.array.ptr[r],
+						cw, r, &v[r])) < 0)
+				return ret;
+		((const struct ctp_value **)t->col)[f->index] = v;
+	}
+	return 0;
+}
+
+static int parse_table(struct ctp_snap *s, uint8_t scope, const char *key)
+{
+	struct ctp_snap_table *t = &s->tables[scope];
+	const msgpack_object *m;
+	uint64_t rows = 0;
+	int ret;
+
+	t->scope = scope;
+	if ((ret = need_map(s, &s->root, "snapshot", key, &m)) < 0 ||
+	    (ret = need_u64(s, m, key, "rows", &rows)) < 0)
+		return ret;
+	/* Each row needs at least one byte in each identity column. */
+	if (rows > s->raw_len)
+		return bad(s, -EINVAL, "%s.rows (%llu) is larger than the file",
+			   key, (unsigned long long)rows);
+	t->rows = (size_t)rows;
+
+	switch (scope) {
+	case CTP_SCOPE_CGROUP:
+		ret = ident_str(s, m, key, "path", t->rows, &t->path);
+		break;
+	case CTP_SCOPE_PROCESS:
+		if ((ret = ident_u64(s, m, key, "tgid", t->rows, &t->tgid)) <
+			    0 ||
+		    (ret = ident_str(s, m, key, "comm", t->rows, &t->comm)) <
+			    0)
+			return ret;
+		ret = ident_u64(s, m, key, "nthreads", t->rows, &t->nthreads);
+		break;
+	case CTP_SCOPE_THREAD: {
+		const msgpack_object *a;
+		if ((ret = ident_u64(s, m, key, "tid", t->rows, &t->tid)) < 0 ||
+		    (ret = ident_u64(s, m, key, "tgid", t->rows, &t->tgid)) <
+			    0 ||
+		    (ret = ident_str(s, m, key, "comm", t->rows, &t->comm)) <
+			    0 ||
+		    (ret = ident_array(s, m, key, "cgroup", t->rows, &a)) < 0)
+			return ret;
+		int64_t *cg = zalloc(s, t->rows * sizeof(*cg));
+		if (!cg)
+			return bad(s, -ENOMEM, "out of memory");
+		size_t ncg = s->tables[CTP_SCOPE_CGROUP].rows;
+		for (size_t i = 0; i < t->rows; i++) {
+			const msgpack_object *e = &a->via.array.ptr[i];
+			if (e->type == MSGPACK_OBJECT_NIL) {
+				cg[i] = -1;
+			} else if (e->type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
+				   e->via.u64 < ncg) {
+				cg[i] = (int64_t)e->via.u64;
+			} else {
+				return bad(s, -EINVAL,
+					   "threads.cgroup[%zu]: expected a "
+					   "row of cgroups (< %zu) or nil",
+					   i, ncg);
+			}
+		}
+		t->cgroup = cg;
+		break;
+	}
+	}
+	if (ret < 0)
+		return ret;
+	return parse_columns(s, t, m, key);
+}
+
+static int parse(struct ctp_snap *s)
+{
+	int ret;
+	if ((ret = parse_header(s)) < 0 || (ret = parse_fields(s)) < 0 ||
+	    (ret = parse_plugins(s)) < 0 || (ret = parse_readfail(s)) < 0 ||
+	    (ret = parse_host(s)) < 0 ||
+	    (ret = parse_table(s, CTP_SCOPE_CGROUP, "cgroups")) < 0 ||
+	    (ret = parse_table(s, CTP_SCOPE_PROCESS, "processes")) < 0 ||
+	    (ret = parse_table(s, CTP_SCOPE_THREAD, "threads")) < 0)
+		return ret;
+	return 0;
+}
+
+/* ---- Open ----------------------------------------------------------------------------- */
+
+static int snap_new(const char *name, char *err, size_t errlen,
+		    struct ctp_snap **ret)
+{
+	struct ctp_snap *s = calloc(1, sizeof(*s));
+	if (!s) {
+		if (err && errlen)
+			snprintf(err, errlen, "%s: out of memory", name);
+		return -ENOMEM;
+	}
+	s->name = name;
+	s->err = err;
+	s->errlen = errlen;
+	if (err && errlen)
+		err[0] = '\0';
+	*ret = s;
+	return 0;
+}
+
+/* Decode and validate the decompressed bytes now in s->raw. */
+static int snap_load(struct ctp_snap *s)
+{
+	int ret = mp_prescan(s, (const unsigned char *)s->raw, s->raw_len);
+	if (ret < 0)
+		return ret;
+	s->zone = msgpack_zone_new(MSGPACK_ZONE_CHUNK_SIZE);
+	if (!s->zone)
+		return bad(s, -ENOMEM, "out of memory");
+	size_t off = 0;
+	msgpack_unpack_return ur =
+		msgpack_unpack(s->raw, s->raw_len, &off, s->zone, &s->root);
+	if (ur != MSGPACK_UNPACK_SUCCESS)
+		return bad(s, -EINVAL,
+			   "corrupt MessagePack (%s)",
+			   ur == MSGPACK_UNPACK_NOMEM_ERROR
+				   ? "nested too deep, or out of memory"
+			   : ur == MSGPACK_UNPACK_EXTRA_BYTES
+				   ? "trailing bytes"
+				   : "parse error");
+	return parse(s);
+}
+
+static int snap_finish(struct ctp_snap *s, int ret, struct ctp_snap **out)
+{
+	if (ret < 0) {
+		if (s->err && s->errlen && !s->err[0])
+			bad(s, ret, "%s", strerror(-ret));
+		ctp_snap_free(s);
+		return ret;
+	}
+	s->name = NULL;
+	s->err = NULL;
+	s->errlen = 0;
+	*out = s;
+	return 0;
+}
+
+int ctp_snap_open_buf(const char *name, const void *data, size_t len,
+		      uint64_t max_decompressed, struct ctp_snap **ret,
+		      char *err, size_t errlen)
+{
+	struct ctp_snap *s;
+	struct dec z;
+	int r = snap_new(name, err, errlen, &s);
+	if (r < 0)
+		return r;
+	if ((r = dec_init(s, &z, max_decompressed)) == 0 &&
+	    (r = dec_feed(s, &z, data, len)) == 0 &&
+	    (r = dec_finish(s, &z)) == 0) {
+		s->raw = z.out;
+		s->raw_len = z.len;
+		z.out = NULL;
+		r = snap_load(s);
+	}
+	free(z.out);
+	ZSTD_freeDCtx(z.d);
+	return snap_finish(s, r, ret);
+}
+
+int ctp_snap_open(const char *path, uint64_t max_decompressed,
+		  struct ctp_snap **ret, char *err, size_t errlen)
+{
+	struct ctp_snap *s;
+	struct dec z = { 0 };
+	char *in = NULL;
+	int fd = -1;
+	int r = snap_new(path, err, errlen, &s);
+	if (r < 0)
+		return r;
+	if (strcmp(path, "-") == 0) {
+		fd = STDIN_FILENO;
+	} else {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			r = bad(s, -errno, "%s", strerror(errno));
+			goto out;
+		}
+	}
+	if ((r = dec_init(s, &z, max_decompressed)) < 0)
+		goto out;
+	size_t insz = ZSTD_DStreamInSize();
+	in = malloc(insz);
+	if (!in) {
+		r = bad(s, -ENOMEM, "out of memory");
+		goto out;
+	}
+	for (;;) {
+		ssize_t n = read(fd, in, insz);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			r = bad(s, -errno, "read: %s", strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		if ((r = dec_feed(s, &z, in, (size_t)n)) < 0)
+			goto out;
+	}
+	if ((r = dec_finish(s, &z)) < 0)
+		goto out;
+	s->raw = z.out;
+	s->raw_len = z.len;
+	z.out = NULL;
+	r = snap_load(s);
+out:
+	if (fd > STDIN_FILENO)
+		close(fd);
+	free(in);
+	free(z.out);
+	ZSTD_freeDCtx(z.d);
+	return snap_finish(s, r, ret);
+}
+
+void ctp_snap_free(struct ctp_snap *snap)
+{
+	if (!snap)
+		return;
+	if (snap->zone)
+		msgpack_zone_free(snap->zone);
+	free(snap->raw);
+	free(snap);
+}
+
+/* ---- Accessors -------------------------------------------------------------------------- */
+
+const struct ctp_snap_header *ctp_snap_header(const struct ctp_snap *snap)
+{
+	return &snap->hdr;
+}
+
+size_t ctp_snap_n_fields(const struct ctp_snap *snap)
+{
+	return snap->n_fields;
+}
+
+const struct ctp_snap_field *ctp_snap_fields(const struct ctp_snap *snap)
+{
+	return snap->fields;
+}
+
+const struct ctp_snap_field *ctp_snap_field_find(const struct ctp_snap *snap,
+						 const char *name)
+{
+	size_t lo = 0, hi = snap->n_fields;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct ctp_snap_field *f =
+			&snap->fields[snap->by_name[mid]];
+		int c = strcmp(name, f->name);
+		if (c == 0)
+			return f;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
+size_t ctp_snap_n_plugins(const struct ctp_snap *snap)
+{
+	return snap->n_plugins;
+}
+
+const struct ctp_snap_plugin *ctp_snap_plugins(const struct ctp_snap *snap)
+{
+	return snap->plugins;
+}
+
+const struct ctp_snap_readfail *ctp_snap_readfail(const struct ctp_snap *snap)
+{
+	return &snap->rf;
+}
+
+const struct ctp_snap_table *ctp_snap_table(const struct ctp_snap *snap,
+					    uint8_t scope)
+{
+	if (scope < CTP_SCOPE_HOST || scope > CTP_SCOPE_THREAD)
+		return NULL;
+	return &snap->tables[scope];
+}
+
+struct ctp_value ctp_snap_get(const struct ctp_snap *snap,
+			      const struct ctp_snap_field *field, size_t row)
+{
+	struct ctp_value none = { .type = CTP_VALUE_ABSENT };
+	const struct ctp_snap_table *t = ctp_snap_table(snap, field->scope);
+	if (!t || !t->col || row >= t->rows || !t->col[field->index])
+		return none;
+	return t->col[field->index][row];
+}
+
+const msgpack_object *ctp_snap_root(const struct ctp_snap *snap)
+{
+	return &snap->root;
+}
+
+size_t ctp_snap_raw_size(const struct ctp_snap *snap)
+{
+	return snap->raw_len;
+}
+
+size_t ctp_utf8_len(const unsigned char *p, size_t n)
+{
+	if (n == 0)
+		return 0;
+	unsigned c = p[0];
+	size_t len;
+	unsigned lo = 0x80, hi = 0xbf; /* allowed range of the 2nd byte */
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		if (c == 0xe0)
+			lo = 0xa0; /* overlong */
+		else if (c == 0xed)
+			hi = 0x9f; /* surrogates */
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		if (c == 0xf0)
+			lo = 0x90; /* overlong */
+		else if (c == 0xf4)
+			hi = 0x8f; /* past U+10FFFF */
+	} else {
+		return 0;
+	}
+	if (n < len || p[1] < lo || p[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	return len;
+}

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Snapshot reader: opens a ctprof-core snapshot (docs/FORMAT.md), checks it
+ * against the spec and exposes it as plain structs. Used by `show`, `dump`
+ * and `compare`. Private to the core.
+ *
+ * Everything returned points into the struct ctp_snap and lives until
+ * ctp_snap_free(). Strings from tables (comm, cgroup paths, STRING values)
+ * are byte ranges that are NOT NUL-terminated and may hold any byte but NUL;
+ * strings of the header, fields and plugins are NUL-terminated copies.
+ */
+#ifndef CTP_CORE_READER_H
+#define CTP_CORE_READER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <msgpack.h>
+
+#include "ctprof/plugin.h"
+
+/* Snapshot versions this reader understands. */
+#define CTP_SNAP_FORMAT "ctprof-core-snapshot"
+#define CTP_SNAP_VERSION 1
+
+/* A byte string inside the snapshot (not NUL-terminated). */
+struct ctp_bytes {
+	const char *ptr;
+	size_t len;
+};
+
+/* A value's type tag: an enum ctp_type, or absent. */
+#define CTP_VALUE_ABSENT 0
+
+/* One cell. `type` is CTP_VALUE_ABSENT when the value was not measured
+ * (nil in the file) and the field's enum ctp_type otherwise. */
+struct ctp_value {
+	uint8_t type;
+	union {
+		uint64_t u64;
+		int64_t i64;
+		bool b;
+		unsigned char c;
+		struct ctp_bytes str;
+		struct {
+			/* n inclusive pairs: lo0, hi0, lo1, hi1, ...;
+			 * ascending, disjoint, non-adjacent */
+			const uint32_t *r;
+			size_t n;
+		} cpuset;
+	};
+};
+
+/* One registered field. The enums are plugin.h's numbers; `unit`, `kind`
+ * and `rule` are 0 when the file names a value this reader does not know
+ * (scope and type are always known: an unknown one refuses the file). */
+struct ctp_snap_field {
+	const char *name;
+	const char *plugin; /* "" when the file has nil */
+	const char *help;   /* "" when none */
+	uint8_t scope, type, unit, kind, rule;
+	uint32_t index; /* position in ctp_snap_fields() */
+};
+
+struct ctp_snap_plugin {
+	const char *name;
+	const char *version; /* NULL when nil */
+	const char *path;    /* NULL when nil */
+	const char *reason;  /* NULL when nil */
+	uint8_t status;      /* 1 loaded, 2 failed, 3 disabled, 0 unknown */
+	bool required;
+	uint64_t time_ns, calls, errors, vanished;
+	size_t n_summary;
+	const char **summary_name;
+	const uint64_t *summary;
+};
+
+struct ctp_snap_readfail {
+	uint64_t tids_walked, tids_recorded, tids_vanished;
+	uint64_t tgids_walked, tgids_vanished;
+	size_t n_files;
+	const char **file;
+	const uint64_t *failures;
+	const char *dominant_file; /* NULL when nil */
+};
+
+struct ctp_snap_header {
+	uint64_t version;
+	const char *tool_name;    /* "" when nil */
+	const char *tool_version; /* "" when nil */
+	uint64_t start_realtime_ns, end_realtime_ns, duration_ns;
+	uint64_t workers;
+	/* NULL when nil or missing. */
+	const char *proc_root, *sys_root, *cgroup_root;
+	const char *config_path, *kernel_release, *hostname;
+};
+
+/*
+ * One table (host, cgroups, processes, threads). Identity columns that the
+ * table does not have are NULL:
+ *   threads:   tid, tgid, comm, cgroup
+ *   processes: tgid, comm, nthreads
+ *   cgroups:   path
+ *   host:      none (rows is 1)
+ * comm and path entries have ptr NULL when the file has nil. cgroup[i] is a
+ * row of the cgroups table, or -1 when nil.
+ */
+struct ctp_snap_table {
+	uint8_t scope;
+	size_t rows;
+	const uint64_t *tid, *tgid, *nthreads;
+	const struct ctp_bytes *comm, *path;
+	const int64_t *cgroup;
+	/* Per field, indexed by ctp_snap_field.index: the column's rows
+	 * values, or NULL when the field is of another scope or was omitted
+	 * (all absent). Use ctp_snap_get() to not care. */
+	const struct ctp_value *const *col;
+};
+
+struct ctp_snap;
+
+/*
+ * Open and fully validate a snapshot. `path` "-" reads stdin. The
+ * decompressed size is limited to max_decompressed bytes. Returns 0 and
+ * *ret, or a negative errno (-ENOENT/-EACCES/... for I/O, -EINVAL for a
+ * file that is not a valid snapshot, -EFBIG over the cap, -ENOMEM) with a
+ * one-line message "PATH: what is wrong" in err.
+ */
+int ctp_snap_open(const char *path, uint64_t max_decompressed,
+		  struct ctp_snap **ret, char *err, size_t errlen);
+/* Same over compressed bytes in memory; `name` is used in messages. */
+int ctp_snap_open_buf(const char *name, const void *data, size_t len,
+		      uint64_t max_decompressed, struct ctp_snap **ret,
+		      char *err, size_t errlen);
+void ctp_snap_free(struct ctp_snap *snap);
+
+const struct ctp_snap_header *ctp_snap_header(const struct ctp_snap *snap);
+
+size_t ctp_snap_n_fields(const struct ctp_snap *snap);
+const struct ctp_snap_field *ctp_snap_fields(const struct ctp_snap *snap);
+/* The field named `name`, or NULL. */
+const struct ctp_snap_field *ctp_snap_field_find(const struct ctp_snap *snap,
+						 const char *name);
+
+size_t ctp_snap_n_plugins(const struct ctp_snap *snap);
+const struct ctp_snap_plugin *ctp_snap_plugins(const struct ctp_snap *snap);
+
+const struct ctp_snap_readfail *ctp_snap_readfail(const struct ctp_snap *snap);
+
+/* The table of a scope (enum ctp_scope); NULL for an invalid scope. */
+const struct ctp_snap_table *ctp_snap_table(const struct ctp_snap *snap,
+					    uint8_t scope);
+
+/* The value of `field` in `row` of its scope's table (absent when the
+ * column was omitted or row is out of range). */
+struct ctp_value ctp_snap_get(const struct ctp_snap *snap,
+			      const struct ctp_snap_field *field, size_t row);
+
+/* The whole decoded MessagePack tree (for `dump`). */
+const msgpack_object *ctp_snap_root(const struct ctp_snap *snap);
+/* Decompressed size in bytes. */
+size_t ctp_snap_raw_size(const struct ctp_snap *snap);
+
+/* Length (1-4) of the well-formed UTF-8 sequence at p (n bytes available),
+ * or 0 when p does not start one (overlong forms, surrogates and code
+ * points past U+10FFFF are not well-formed). For printing strings. */
+size_t ctp_utf8_len(const unsigned char *p, size_t n);
+
+/* Stable names of the enums as written in snapshots; NULL when unknown. */
+const char *ctp_scope_name(unsigned v);
+const char *ctp_type_name(unsigned v);
+const char *ctp_unit_name(unsigned v);
+const char *ctp_kind_name(unsigned v);
+const char *ctp_rule_name(unsigned v);
+const char *ctp_status_name(unsigned v);
+
+#endif

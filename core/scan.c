@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/* Bounded text scanners; see scan.h for the contract. */
+#include "scan.h"
+
+#include <errno.h>
+#include <string.h>
+
+static int is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/*
+ * Accumulate the digits at *p into a magnitude no larger than `limit`.
+ * Always consumes every digit so a caller can resynchronize after -ERANGE.
+ */
+static int scan_magnitude(const char **p, const char *end, uint64_t limit,
+			  uint64_t *out)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+	int overflow = 0;
+
+	if (s >= end || !is_digit(*s))
+		return -EINVAL;
+	for (; s < end && is_digit(*s); s++) {
+		unsigned d = (unsigned)(*s - '0');
+
+		if (overflow)
+			continue;
+		if (v > (limit - d) / 10)
+			overflow = 1;
+		else
+			v = v * 10 + d;
+	}
+	*p = s;
+	if (overflow)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+int ctp_scan_u64(const char **p, const char *end, uint64_t *out)
+{
+	return scan_magnitude(p, end, UINT64_MAX, out);
+}
+
+int ctp_scan_i64(const char **p, const char *end, int64_t *out)
+{
+	const char *s = *p;
+	uint64_t mag;
+	int neg = 0, r;
+
+	if (s < end && (*s == '-' || *s == '+')) {
+		neg = *s == '-';
+		s++;
+	}
+	/* |INT64_MIN| is one more than INT64_MAX. */
+	r = scan_magnitude(&s, end, neg ? (uint64_t)INT64_MAX + 1 : INT64_MAX,
+			   &mag);
+	if (r == -EINVAL)
+		return r; /* a lone sign is not a number: *p stays put */
+	*p = s;
+	if (r < 0)
+		return r;
+	if (neg)
+		*out = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN
+						      : -(int64_t)mag;
+	else
+		*out = (int64_t)mag;
+	return 0;
+}
+
+const char *ctp_skip_blanks(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	return p;
+}
+
+const char *ctp_next_line(const char *p, const char *end)
+{
+	const char *nl;
+
+	if (p >= end)
+		return end;
+	nl = memchr(p, '\n', (size_t)(end - p));
+	return nl ? nl + 1 : end;
+}
+
+const char *ctp_kv_find(const char *buf, size_t len, const char *key,
+			const char **value_end)
+{
+	const char *end = buf + len;
+	size_t klen = strlen(key);
+	const char *line;
+
+	for (line = buf; line < end; line = ctp_next_line(line, end)) {
+		const char *eol = memchr(line, '\n', (size_t)(end - line));
+
+		if (!eol)
+			eol = end;
+		if ((size_t)(eol - line) <= klen || line[klen] != ':' ||
+		    memcmp(line, key, klen) != 0)
+			continue;
+		*value_end = eol;
+		return ctp_skip_blanks(line + klen + 1, eol);
+	}
+	return NULL;
+}

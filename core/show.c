@@ -1,0 +1,769 @@
+/* SPDX-License-Identifier: MIT */
+/* `ctprof-core show`: a snapshot rendered for humans. */
+#include <errno.h>
+#include <fnmatch.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "reader.h"
+
+#define DEFAULT_CAP (4ull << 30)
+#define DEFAULT_LIMIT 50
+#define USER_HZ 100 /* the ABI's clock tick for /proc times */
+#define CELL_MAX 48 /* display characters before a cell is cut */
+
+struct opts {
+	bool summary, no_host, threads, processes;
+	char **globs;
+	size_t n_globs;
+	uint64_t limit;
+	const char *sort;
+	uint64_t cap;
+};
+
+/* ---- Rendering ---------------------------------------------------------------- */
+
+/*
+ * Bytes for a terminal: well-formed UTF-8 and printable ASCII as they are,
+ * '\\' doubled, anything else as \xNN, so no control byte reaches the
+ * terminal. Cut at `max` display characters with "...". Returns out.
+ */
+static char *escape(const char *s, size_t n, size_t max, char *out,
+		    size_t outlen)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t o = 0, shown = 0;
+	for (size_t i = 0; i < n; shown++) {
+		char tmp[8];
+		size_t tl;
+		size_t l = ctp_utf8_len(p + i, n - i);
+		if (l > 1) {
+			memcpy(tmp, p + i, l);
+			tl = l;
+		} else if (l == 1 && p[i] >= 0x20 && p[i] < 0x7f) {
+			tl = p[i] == '\\' ? 2 : 1;
+			tmp[0] = tmp[1] = (char)p[i];
+			l = 1;
+		} else {
+			snprintf(tmp, sizeof(tmp), "\\x%02x", p[i]);
+			tl = 4;
+			l = 1;
+		}
+		if (shown >= max || o + tl + 4 > outlen) {
+			if (o + 4 <= outlen) {
+				memcpy(out + o, "...", 3);
+				o += 3;
+			}
+			break;
+		}
+		memcpy(out + o, tmp, tl);
+		o += tl;
+		i += l;
+	}
+	out[o] = '\0';
+	return out;
+}
+
+/* Display width of an escaped (UTF-8) string. */
+static size_t width(const char *s)
+{
+	size_t w = 0;
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	return w;
+}
+
+static void scaled(char *buf, size_t n, double v, const char *const *units,
+		   const double *steps, size_t nunits)
+{
+	size_t u = 0;
+	while (u + 1 < nunits && v >= steps[u + 1])
+		u++;
+	snprintf(buf, n, "%.2f %s", v / steps[u], units[u]);
+}
+
+/* A magnitude with a unit; sign is prepended by the caller. */
+static void render_mag(char *buf, size_t n, uint64_t m, uint8_t unit)
+{
+	static const char *const tu[] = { "ns", "us", "ms", "s" };
+	static const double ts[] = { 1, 1e3, 1e6, 1e9 };
+	static const char *const bu[] = { "B",	 "KiB", "MiB", "GiB",
+					  "TiB", "PiB", "EiB" };
+	static const double bs[] = { 1,
+				     1024.0,
+				     1048576.0,
+				     1073741824.0,
+				     1099511627776.0,
+				     1125899906842624.0,
+				     1152921504606846976.0 };
+	switch (unit) {
+	case CTP_UNIT_NS:
+		if (m < 1000)
+			snprintf(buf, n, "%" PRIu64 " ns", m);
+		else
+			scaled(buf, n, (double)m, tu, ts, 4);
+		break;
+	case CTP_UNIT_US:
+		if (m < 1000)
+			snprintf(buf, n, "%" PRIu64 " us", m);
+		else
+			scaled(buf, n, (double)m, tu + 1, ts, 3);
+		break;
+	case CTP_UNIT_TICKS:
+		snprintf(buf, n, "%" PRIu64 ".%02" PRIu64 " s", m / USER_HZ,
+			 (m % USER_HZ) * (100 / USER_HZ));
+		break;
+	case CTP_UNIT_BYTES:
+		if (m < 1024)
+			snprintf(buf, n, "%" PRIu64 " B", m);
+		else
+			scaled(buf, n, (double)m, bu, bs, 7);
+		break;
+	case CTP_UNIT_CENTIPCT:
+		snprintf(buf, n, "%" PRIu64 ".%02" PRIu64 "%%", m / 100,
+			 m % 100);
+		break;
+	default:
+		snprintf(buf, n, "%" PRIu64, m);
+	}
+}
+
+static void render_cpuset(const struct ctp_value *v, char *buf, size_t n)
+{
+	size_t o = 0;
+	buf[0] = '\0';
+	if (v->cpuset.n == 0) {
+		snprintf(buf, n, "{}");
+		return;
+	}
+	for (size_t i = 0; i < v->cpuset.n && o < n; i++) {
+		uint32_t lo = v->cpuset.r[2 * i], hi = v->cpuset.r[2 * i + 1];
+		int w = lo == hi ? snprintf(buf + o, n - o, "%s%" PRIu32,
+					    i ? "," : "", lo)
+				 : snprintf(buf + o, n - o,
+					    "%s%" PRIu32 "-%" PRIu32,
+					    i ? "," : "", lo, hi);
+		if (w < 0 || (size_t)w >= n - o) {
+			/* Does not fit: end with an ellipsis. */
+			if (n >= 4)
+				memcpy(buf + n - 4, "...", 4);
+			return;
+		}
+		o += (size_t)w;
+	}
+}
+
+/* One value for a table cell or a host line; "-" when absent. */
+static void render(const struct ctp_snap_field *f, const struct ctp_value *v,
+		   char *buf, size_t n)
+{
+	switch (v->type) {
+	case CTP_VALUE_ABSENT:
+		snprintf(buf, n, "-");
+		break;
+	case CTP_TYPE_U64:
+		render_mag(buf, n, v->u64, f->unit);
+		break;
+	case CTP_TYPE_I64: {
+		/* Magnitude without overflow at INT64_MIN. */
+		uint64_t m = v->i64 < 0 ? (uint64_t)(-(v->i64 + 1)) + 1
+					: (uint64_t)v->i64;
+		buf[0] = '-';
+		render_mag(v->i64 < 0 ? buf + 1 : buf, v->i64 < 0 ? n - 1 : n,
+			   m, f->unit);
+		break;
+	}
+	case CTP_TYPE_BOOL:
+		snprintf(buf, n, "%s", v->b ? "true" : "false");
+		break;
+	case CTP_TYPE_CHAR:
+		escape((const char *)&v->c, 1, CELL_MAX, buf, n);
+		break;
+	case CTP_TYPE_STRING:
+		if (v->str.len == 0)
+			snprintf(buf, n, "\"\"");
+		else
+			escape(v->str.ptr, v->str.len, CELL_MAX, buf, n);
+		break;
+	case CTP_TYPE_CPUSET:
+		render_cpuset(v, buf, n);
+		break;
+	default:
+		snprintf(buf, n, "?");
+	}
+}
+
+static void render_time(uint64_t ns, char *buf, size_t n)
+{
+	time_t t = (time_t)(ns / 1000000000u);
+	struct tm tm;
+	if (!gmtime_r(&t, &tm)) {
+		snprintf(buf, n, "%" PRIu64 " ns", ns);
+		return;
+	}
+	char d[32];
+	strftime(d, sizeof(d), "%Y-%m-%d %H:%M:%S", &tm);
+	snprintf(buf, n, "%s.%03u UTC", d,
+		 (unsigned)(ns % 1000000000u / 1000000u));
+}
+
+/* ---- Sections ------------------------------------------------------------------- */
+
+static bool selected(const struct opts *o, const struct ctp_snap_field *f)
+{
+	if (!o->n_globs)
+		return true;
+	for (size_t i = 0; i < o->n_globs; i++)
+		if (fnmatch(o->globs[i], f->name, 0) == 0)
+			return true;
+	return false;
+}
+
+static void print_header(const char *path, const struct ctp_snap *snap)
+{
+	const struct ctp_snap_header *h = ctp_snap_header(snap);
+	char a[64], b[64], d[64], esc[512];
+
+	printf("Snapshot:  %s (format version %" PRIu64 ", %zu bytes "
+	       "decompressed)\n",
+	       escape(path, strlen(path), 200, esc, sizeof(esc)), h->version,
+	       ctp_snap_raw_size(snap));
+	printf("Tool:      %s %s\n", *h->tool_name ? h->tool_name : "?",
+	       *h->tool_version ? h->tool_version : "?");
+	render_time(h->start_realtime_ns, a, sizeof(a));
+	render_time(h->end_realtime_ns, b, sizeof(b));
+	render_mag(d, sizeof(d), h->duration_ns, CTP_UNIT_NS);
+	printf("Captured:  %s .. %s (%s, %" PRIu64 " workers)\n", a, b, d,
+	       h->workers);
+	if (h->hostname)
+		printf("Host:      %s\n",
+		       escape(h->hostname, strlen(h->hostname), 200, esc,
+			      sizeof(esc)));
+	if (h->kernel_release)
+		printf("Kernel:    %s\n",
+		       escape(h->kernel_release, strlen(h->kernel_release), 200,
+			      esc, sizeof(esc)));
+	printf("Roots:     proc=%s sys=%s cgroup=%s\n",
+	       h->proc_root ? h->proc_root : "-",
+	       h->sys_root ? h->sys_root : "-",
+	       h->cgroup_root ? h->cgroup_root : "-");
+	if (h->config_path)
+		printf("Config:    %s\n", h->config_path);
+}
+
+static void print_host(const struct ctp_snap *snap, const struct opts *o)
+{
+	const struct ctp_snap_field *fs = ctp_snap_fields(snap);
+	size_t nf = ctp_snap_n_fields(snap), w = 0, n = 0;
+	char buf[1024];
+
+	for (size_t i = 0; i < nf; i++)
+		if (fs[i].scope == CTP_SCOPE_HOST && selected(o, &fs[i])) {
+			size_t l = strlen(fs[i].name);
+			w = l > w ? l : w;
+			n++;
+		}
+	if (!n)
+		return;
+	printf("\nHost values:\n");
+	for (size_t i = 0; i < nf; i++) {
+		if (fs[i].scope != CTP_SCOPE_HOST || !selected(o, &fs[i]))
+			continue;
+		struct ctp_value v = ctp_snap_get(snap, &fs[i], 0);
+		render(&fs[i], &v, buf, sizeof(buf));
+		printf("  %-*s  %s\n", (int)w, fs[i].name, buf);
+	}
+}
+
+static void print_plugins(const struct ctp_snap *snap)
+{
+	const struct ctp_snap_plugin *p = ctp_snap_plugins(snap);
+	size_t np = ctp_snap_n_plugins(snap), w = 0;
+	char t[64], esc[512];
+
+	printf("\nPlugins:%s\n", np ? "" : " none");
+	for (size_t i = 0; i < np; i++) {
+		size_t l = strlen(p[i].name);
+		w = l > w ? l : w;
+	}
+	for (size_t i = 0; i < np; i++) {
+		const char *st = ctp_status_name(p[i].status);
+		printf("  %-*s  %-8s", (int)w, p[i].name, st ? st : "unknown");
+		if (p[i].status == 1) {
+			render_mag(t, sizeof(t), p[i].time_ns, CTP_UNIT_NS);
+			printf(" %s, %s, %" PRIu64 " calls, %" PRIu64
+			       " errors, %" PRIu64 " vanished",
+			       p[i].version ? p[i].version : "?", t,
+			       p[i].calls, p[i].errors, p[i].vanished);
+			for (size_t s = 0; s < p[i].n_summary; s++)
+				printf("%s%s=%" PRIu64, s ? " " : "; ",
+				       p[i].summary_name[s], p[i].summary[s]);
+		}
+		if (p[i].reason)
+			printf(" %s",
+			       escape(p[i].reason, strlen(p[i].reason), 400,
+				      esc, sizeof(esc)));
+		if (p[i].required)
+			printf(" [required]");
+		putchar('\n');
+	}
+}
+
+static void print_readfail(const struct ctp_snap *snap)
+{
+	const struct ctp_snap_readfail *rf = ctp_snap_readfail(snap);
+	printf("\nRead failures: %" PRIu64 " threads walked, %" PRIu64
+	       " recorded, %" PRIu64 " vanished; %" PRIu64
+	       " processes walked, %" PRIu64 " vanished\n",
+	       rf->tids_walked, rf->tids_recorded, rf->tids_vanished,
+	       rf->tgids_walked, rf->tgids_vanished);
+	printf("  per file:");
+	if (!rf->n_files)
+		printf(" none");
+	for (size_t i = 0; i < rf->n_files; i++)
+		printf("%s %s %" PRIu64, i ? "," : "", rf->file[i],
+		       rf->failures[i]);
+	printf("; dominant: %s\n",
+	       rf->dominant_file ? rf->dominant_file : "none");
+}
+
+/* ---- Tables ----------------------------------------------------------------------- */
+
+struct sortctx {
+	const struct ctp_value *col;
+};
+
+static int cmp_val(const struct ctp_value *a, const struct ctp_value *b)
+{
+	switch (a->type) {
+	case CTP_TYPE_U64:
+		return (a->u64 > b->u64) - (a->u64 < b->u64);
+	case CTP_TYPE_I64:
+		return (a->i64 > b->i64) - (a->i64 < b->i64);
+	case CTP_TYPE_BOOL:
+		return (int)a->b - (int)b->b;
+	case CTP_TYPE_CHAR:
+		return (int)a->c - (int)b->c;
+	case CTP_TYPE_STRING: {
+		size_t n = a->str.len < b->str.len ? a->str.len : b->str.len;
+		int c = memcmp(a->str.ptr, b->str.ptr, n);
+		if (c)
+			return c;
+		return (a->str.len > b->str.len) - (a->str.len < b->str.len);
+	}
+	case CTP_TYPE_CPUSET: {
+		uint64_t x = 0, y = 0;
+		for (size_t i = 0; i < a->cpuset.n; i++)
+			x += (uint64_t)a->cpuset.r[2 * i + 1] -
+			     a->cpuset.r[2 * i] + 1;
+		for (size_t i = 0; i < b->cpuset.n; i++)
+			y += (uint64_t)b->cpuset.r[2 * i + 1] -
+			     b->cpuset.r[2 * i] + 1;
+		return (x > y) - (x < y);
+	}
+	}
+	return 0;
+}
+
+/* Descending, absent last, ties in file order. */
+static int cmp_rows(const void *pa, const void *pb, void *arg)
+{
+	const struct sortctx *s = arg;
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	const struct ctp_value *va = &s->col[a], *vb = &s->col[b];
+	bool pa_ = va->type != CTP_VALUE_ABSENT, pb_ = vb->type != CTP_VALUE_ABSENT;
+	if (pa_ != pb_)
+		return pa_ ? -1 : 1;
+	if (pa_) {
+		int c = cmp_val(va, vb);
+		if (c)
+			return -c;
+	}
+	return (a > b) - (a < b);
+}
+
+struct column {
+	const char *title;
+	bool right;
+	const struct ctp_snap_field *field; /* NULL: identity */
+	size_t w;
+};
+
+static int print_table(const struct ctp_snap *snap, const struct opts *o,
+		       uint8_t scope, const char *title)
+{
+	const struct ctp_snap_table *t = ctp_snap_table(snap, scope);
+	const struct ctp_snap_table *cgt = ctp_snap_table(snap, CTP_SCOPE_CGROUP);
+	const struct ctp_snap_field *fs = ctp_snap_fields(snap);
+	size_t nf = ctp_snap_n_fields(snap), nident = 0, ncols = 0;
+	const struct ctp_snap_field *sortf =
+		o->sort ? ctp_snap_field_find(snap, o->sort) : NULL;
+	size_t *order = NULL;
+	char **cells = NULL;
+	struct column *cols = NULL;
+	int ret = -ENOMEM;
+
+	if (sortf && sortf->scope != scope)
+		sortf = NULL;
+	static const struct column thread_ident[] = {
+		{ "TGID", true }, { "TID", true }, { "COMM", false },
+		{ "CGROUP", false }
+	};
+	static const struct column proc_ident[] = { { "TGID", true },
+						    { "COMM", false },
+						    { "THREADS", true } };
+	static const struct column cg_ident[] = { { "CGROUP", false } };
+	const struct column *ident = scope == CTP_SCOPE_THREAD ? thread_ident
+				     : scope == CTP_SCOPE_PROCESS ? proc_ident
+								   : cg_ident;
+	nident = scope == CTP_SCOPE_THREAD ? 4 : scope == CTP_SCOPE_PROCESS ? 3
+									     : 1;
+
+	cols = calloc(nident + nf, sizeof(*cols));
+	order = malloc((t->rows ? t->rows : 1) * sizeof(*order));
+	if (!cols || !order)
+		goto out;
+	for (size_t i = 0; i < nident; i++)
+		cols[ncols++] = ident[i];
+	for (size_t i = 0; i < nf; i++)
+		if (fs[i].scope == scope && selected(o, &fs[i]))
+			cols[ncols++] = (struct column){
+				fs[i].name,
+				fs[i].type == CTP_TYPE_U64 ||
+					fs[i].type == CTP_TYPE_I64,
+				&fs[i]
+			};
+	for (size_t i = 0; i < t->rows; i++)
+		order[i] = i;
+	if (sortf && t->col[sortf->index]) {
+		struct sortctx sc = { t->col[sortf->index] };
+		qsort_r(order, t->rows, sizeof(*order), cmp_rows, &sc);
+	}
+	size_t shown = o->limit && o->limit < t->rows ? (size_t)o->limit
+						       : t->rows;
+
+	printf("\n%s: %zu", title, t->rows);
+	if (shown < t->rows)
+		printf(", showing %zu", shown);
+	if (sortf)
+		printf(", by %s (descending, absent last)", sortf->name);
+	printf("\n");
+	if (!shown)
+		goto done;
+
+	cells = calloc(shown * ncols, sizeof(*cells));
+	if (!cells)
+		goto out;
+	for (size_t c = 0; c < ncols; c++)
+		cols[c].w = width(cols[c].title);
+	for (size_t r = 0; r < shown; r++) {
+		size_t row = order[r];
+		for (size_t c = 0; c < ncols; c++) {
+			char buf[256];
+			if (cols[c].field) {
+				struct ctp_value v =
+					ctp_snap_get(snap, cols[c].field, row);
+				render(cols[c].field, &v, buf, sizeof(buf));
+			} else if (!strcmp(cols[c].title, "TGID")) {
+				snprintf(buf, sizeof(buf), "%" PRIu64,
+					 t->tgid[row]);
+			} else if (!strcmp(cols[c].title, "TID")) {
+				snprintf(buf, sizeof(buf), "%" PRIu64,
+					 t->tid[row]);
+			} else if (!strcmp(cols[c].title, "THREADS")) {
+				snprintf(buf, sizeof(buf), "%" PRIu64,
+					 t->nthreads[row]);
+			} else if (!strcmp(cols[c].title, "COMM")) {
+				if (t->comm[row].ptr)
+					escape(t->comm[row].ptr,
+					       t->comm[row].len, CELL_MAX, buf,
+					       sizeof(buf));
+				else
+					snprintf(buf, sizeof(buf), "-");
+			} else {
+				/* CGROUP: the thread's, or the row's own. */
+				const struct ctp_bytes *b =
+					scope == CTP_SCOPE_CGROUP
+						? &t->path[row]
+					: t->cgroup[row] >= 0
+						? &cgt->path[t->cgroup[row]]
+						: NULL;
+				if (b && b->ptr)
+					escape(b->ptr, b->len, CELL_MAX, buf,
+					       sizeof(buf));
+				else
+					snprintf(buf, sizeof(buf), "-");
+			}
+			char *s = strdup(buf);
+			if (!s)
+				goto out;
+			cells[r * ncols + c] = s;
+			size_t w = width(s);
+			if (w > cols[c].w)
+				cols[c].w = w;
+		}
+	}
+	for (size_t c = 0; c < ncols; c++) {
+		size_t pad = cols[c].w - width(cols[c].title);
+		printf("%s", c ? "  " : "  ");
+		if (cols[c].right)
+			printf("%*s%s", (int)pad, "", cols[c].title);
+		else
+			printf("%s%*s", cols[c].title,
+			       c + 1 < ncols ? (int)pad : 0, "");
+	}
+	putchar('\n');
+	for (size_t r = 0; r < shown; r++) {
+		for (size_t c = 0; c < ncols; c++) {
+			const char *s = cells[r * ncols + c];
+			size_t pad = cols[c].w - width(s);
+			printf("  ");
+			if (cols[c].right)
+				printf("%*s%s", (int)pad, "", s);
+			else
+				printf("%s%*s", s, c + 1 < ncols ? (int)pad : 0,
+				       "");
+		}
+		putchar('\n');
+	}
+done:
+	ret = 0;
+out:
+	if (cells)
+		for (size_t i = 0; i < shown * ncols; i++)
+			free(cells[i]);
+	free(cells);
+	free(cols);
+	free(order);
+	return ret;
+}
+
+/* ---- Command ------------------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: ctprof-core show FILE [options]\n"
+		"Render the snapshot FILE (\"-\" for stdin): header, host "
+		"values, plugins,\n"
+		"read failures, then per-process and per-thread tables.\n"
+		"\n"
+		"  --summary                 header, plugins, read failures and "
+		"counts only\n"
+		"  --fields GLOB[,GLOB...]   fields to show (fnmatch globs; "
+		"default: all)\n"
+		"  --limit N                 rows per table (default %d, 0 = "
+		"all)\n"
+		"  --sort FIELD              order that field's table by it, "
+		"descending\n"
+		"  --threads                 show the thread table\n"
+		"  --processes               show the process table\n"
+		"                            (neither: processes, threads and "
+		"cgroups)\n"
+		"  --no-host                 leave out host values\n"
+		"  --max-decompressed BYTES  refuse larger snapshots (default "
+		"4 GiB)\n"
+		"  -h, --help                this help\n"
+		"\n"
+		"Absent values print as '-'. Exit status: 0 ok, 1 unreadable "
+		"or corrupt\n"
+		"snapshot, 2 usage error.\n",
+		DEFAULT_LIMIT);
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	if (!*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* Split a comma list into o->globs (pointing into a copy). */
+static int add_globs(struct opts *o, char *list)
+{
+	for (char *save = NULL, *g = strtok_r(list, ",", &save); g;
+	     g = strtok_r(NULL, ",", &save)) {
+		char **n = realloc(o->globs, (o->n_globs + 1) * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		o->globs = n;
+		o->globs[o->n_globs++] = g;
+	}
+	return 0;
+}
+
+int ctp_cmd_show(int argc, char **argv)
+{
+	enum { O_SUMMARY = 256, O_FIELDS, O_LIMIT, O_SORT, O_THREADS,
+	       O_PROCESSES, O_NO_HOST, O_CAP };
+	static const struct option lopts[] = {
+		{ "summary", no_argument, NULL, O_SUMMARY },
+		{ "fields", required_argument, NULL, O_FIELDS },
+		{ "limit", required_argument, NULL, O_LIMIT },
+		{ "sort", required_argument, NULL, O_SORT },
+		{ "threads", no_argument, NULL, O_THREADS },
+		{ "processes", no_argument, NULL, O_PROCESSES },
+		{ "no-host", no_argument, NULL, O_NO_HOST },
+		{ "max-decompressed", required_argument, NULL, O_CAP },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct opts o = { .limit = DEFAULT_LIMIT, .cap = DEFAULT_CAP };
+	char **copies = NULL;
+	size_t ncopies = 0;
+	struct ctp_snap *snap = NULL;
+	int rc = CTP_EXIT_USAGE, c;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+		switch (c) {
+		case O_SUMMARY:
+			o.summary = true;
+			break;
+		case O_FIELDS: {
+			char *copy = strdup(optarg);
+			char **n = copy ? realloc(copies, (ncopies + 1) *
+								  sizeof(*n))
+					: NULL;
+			if (!n)
+				free(copy);
+			else
+				copies = n, copies[ncopies++] = copy;
+			if (!n || add_globs(&o, copy) < 0) {
+				fprintf(stderr, "ctprof-core show: out of "
+						"memory\n");
+				rc = CTP_EXIT_FAILURE;
+				goto out;
+			}
+			break;
+		}
+		case O_LIMIT:
+			if (parse_u64(optarg, &o.limit) < 0) {
+				fprintf(stderr,
+					"ctprof-core show: --limit wants a "
+					"number, not '%s'\n",
+					optarg);
+				goto out;
+			}
+			break;
+		case O_SORT:
+			o.sort = optarg;
+			break;
+		case O_THREADS:
+			o.threads = true;
+			break;
+		case O_PROCESSES:
+			o.processes = true;
+			break;
+		case O_NO_HOST:
+			o.no_host = true;
+			break;
+		case O_CAP:
+			if (parse_u64(optarg, &o.cap) < 0) {
+				fprintf(stderr,
+					"ctprof-core show: --max-decompressed "
+					"wants a byte count, not '%s'\n",
+					optarg);
+				goto out;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			rc = CTP_EXIT_OK;
+			goto out;
+		default:
+			usage(stderr);
+			goto out;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		goto out;
+	}
+
+	const char *path = argv[optind];
+	char err[512];
+	if (ctp_snap_open(path, o.cap, &snap, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ctprof-core show: %s\n", err);
+		rc = CTP_EXIT_FAILURE;
+		goto out;
+	}
+	const struct ctp_snap_field *sortf = NULL;
+	if (o.sort) {
+		sortf = ctp_snap_field_find(snap, o.sort);
+		if (!sortf || sortf->scope == CTP_SCOPE_HOST) {
+			fprintf(stderr,
+				"ctprof-core show: --sort %s: %s\n", o.sort,
+				sortf ? "a host field has one value, nothing "
+					"to sort"
+				      : "no such field in this snapshot");
+			goto out;
+		}
+	}
+	if (o.n_globs) {
+		size_t hits = 0, nf = ctp_snap_n_fields(snap);
+		for (size_t i = 0; i < nf; i++)
+			hits += selected(&o, &ctp_snap_fields(snap)[i]);
+		if (!hits)
+			fprintf(stderr, "ctprof-core show: note: --fields "
+					"matches no field of this snapshot\n");
+	}
+
+	print_header(path, snap);
+	if (!o.summary && !o.no_host)
+		print_host(snap, &o);
+	print_plugins(snap);
+	print_readfail(snap);
+	printf("\nCounts: %zu threads, %zu processes, %zu cgroups, %zu "
+	       "fields, %zu plugins\n",
+	       ctp_snap_table(snap, CTP_SCOPE_THREAD)->rows,
+	       ctp_snap_table(snap, CTP_SCOPE_PROCESS)->rows,
+	       ctp_snap_table(snap, CTP_SCOPE_CGROUP)->rows,
+	       ctp_snap_n_fields(snap), ctp_snap_n_plugins(snap));
+
+	if (!o.summary) {
+		bool both = !o.threads && !o.processes;
+		bool cg = false;
+		const struct ctp_snap_field *fs = ctp_snap_fields(snap);
+		for (size_t i = 0; i < ctp_snap_n_fields(snap); i++)
+			cg |= fs[i].scope == CTP_SCOPE_CGROUP &&
+			      selected(&o, &fs[i]);
+		if ((both && cg &&
+		     print_table(snap, &o, CTP_SCOPE_CGROUP, "Cgroups") < 0) ||
+		    ((both || o.processes) &&
+		     print_table(snap, &o, CTP_SCOPE_PROCESS, "Processes") <
+			     0) ||
+		    ((both || o.threads) &&
+		     print_table(snap, &o, CTP_SCOPE_THREAD, "Threads") < 0)) {
+			fprintf(stderr, "ctprof-core show: out of memory\n");
+			rc = CTP_EXIT_FAILURE;
+			goto out;
+		}
+	}
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "ctprof-core show: writing output: %s\n",
+			strerror(errno));
+		rc = CTP_EXIT_FAILURE;
+		goto out;
+	}
+	rc = CTP_EXIT_OK;
+out:
+	ctp_snap_free(snap);
+	for (size_t i = 0; i < ncopies; i++)
+		free(copies[i]);
+	free(copies);
+	free(o.globs);
+	return rc;
+}

@@ -1,0 +1,911 @@
+/* SPDX-License-Identifier: MIT */
+/* Snapshot writer: struct ctp_capture -> zstd(MessagePack), docs/FORMAT.md. */
+#include "writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <msgpack.h>
+#include <zstd.h>
+
+#include "reader.h"
+
+/* ---- Output stream: msgpack bytes -> zstd -> fd ---------------------------- */
+
+struct out {
+	int fd;
+	ZSTD_CCtx *cctx;
+	char *in;
+	size_t in_len, in_cap;
+	char *buf;
+	size_t buf_cap;
+	uint64_t written;
+	const volatile sig_atomic_t *cancel;
+	int err; /* sticky: first failure, negative errno */
+	char *msg;
+	size_t msglen;
+};
+
+static void __attribute__((format(printf, 3, 4)))
+fail(struct out *o, int err, const char *fmt, ...)
+{
+	if (o->err)
+		return;
+	o->err = err;
+	va_list ap;
+	va_start(ap, fmt);
+	if (o->msg && o->msglen)
+		vsnprintf(o->msg, o->msglen, fmt, ap);
+	va_end(ap);
+}
+
+static int write_all(struct out *o, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(o->fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR && !(o->cancel && *o->cancel))
+				continue;
+			int e = errno == EINTR ? ECANCELED : errno;
+			fail(o, -e, "write: %s", strerror(e));
+			return o->err;
+		}
+		p += w;
+		n -= (size_t)w;
+		o->written += (uint64_t)w;
+	}
+	return 0;
+}
+
+/* Compress what is buffered; with ZSTD_e_end also close the frame. */
+static int flush_in(struct out *o, ZSTD_EndDirective mode)
+{
+	if (o->err)
+		return o->err;
+	if (o->cancel && *o->cancel) {
+		fail(o, -ECANCELED, "cancelled");
+		return o->err;
+	}
+	ZSTD_inBuffer ib = { o->in, o->in_len, 0 };
+	for (;;) {
+		ZSTD_outBuffer ob = { o->buf, o->buf_cap, 0 };
+		size_t r = ZSTD_compressStream2(o->cctx, &ob, &ib, mode);
+		if (ZSTD_isError(r)) {
+			fail(o, -EIO, "zstd: %s", ZSTD_getErrorName(r));
+			return o->err;
+		}
+		if (ob.pos && write_all(o, o->buf, ob.pos) < 0)
+			return o->err;
+		if (mode == ZSTD_e_end ? r == 0 : ib.pos == ib.size)
+			break;
+	}
+	o->in_len = 0;
+	return 0;
+}
+
+/* msgpack_packer_write: buffer small writes, compress in big chunks. */
+static int pack_cb(void *data, const char *buf, size_t len)
+{
+	struct out *o = data;
+	if (o->err)
+		return -1;
+	while (len) {
+		size_t n = o->in_cap - o->in_len;
+		if (n > len)
+			n = len;
+		memcpy(o->in + o->in_len, buf, n);
+		o->in_len += n;
+		buf += n;
+		len -= n;
+		if (o->in_len == o->in_cap && flush_in(o, ZSTD_e_continue) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- Packing helpers ----------------------------------------------------------- */
+
+struct w {
+	const struct ctp_capture *cap;
+	msgpack_packer pk;
+	struct out *o;
+};
+
+static void pack_strn(struct w *w, const char *s, size_t n)
+{
+	msgpack_pack_str(&w->pk, n);
+	msgpack_pack_str_body(&w->pk, s, n);
+}
+
+/* A string, or nil for NULL. */
+static void pack_str(struct w *w, const char *s)
+{
+	if (s)
+		pack_strn(w, s, strlen(s));
+	else
+		msgpack_pack_nil(&w->pk);
+}
+
+static void pack_blob_str(struct w *w, uint64_t id)
+{
+	size_t len;
+	const char *s = ctp_blobpool_get(w->cap->blobs, id, &len);
+	if (!s) {
+		fail(w->o, -EINVAL, "inconsistent capture: blob %llu missing",
+		     (unsigned long long)id);
+		msgpack_pack_nil(&w->pk);
+		return;
+	}
+	pack_strn(w, s, len);
+}
+
+static bool bit_at(const unsigned char *b, size_t i)
+{
+	return b[i / 8] >> (i % 8) & 1;
+}
+
+/*
+ * Walk the runs of set bits of a cpuset blob (little-endian 64-bit words,
+ * i.e. byte i/8 bit i%8 for CPU i), packing [lo, hi] pairs when pk is set.
+ * Returns the number of runs.
+ */
+static size_t cpuset_runs(const unsigned char *b, size_t len,
+			  msgpack_packer *pk)
+{
+	size_t nbits = len * 8, runs = 0, i = 0;
+	while (i < nbits) {
+		if (b[i / 8] == 0 && i % 8 == 0) {
+			i += 8;
+			continue;
+		}
+		if (!bit_at(b, i)) {
+			i++;
+			continue;
+		}
+		size_t lo = i;
+		while (i < nbits && i % 8 == 0 && i + 8 <= nbits &&
+		       b[i / 8] == 0xff)
+			i += 8;
+		while (i < nbits && bit_at(b, i)) {
+			i++;
+			while (i % 8 == 0 && i + 8 <= nbits && b[i / 8] == 0xff)
+				i += 8;
+		}
+		runs++;
+		if (pk) {
+			msgpack_pack_uint64(pk, lo);
+			msgpack_pack_uint64(pk, i - 1);
+		}
+	}
+	return runs;
+}
+
+static void pack_cell(struct w *w, uint8_t type, bool present, uint64_t v)
+{
+	if (!present) {
+		msgpack_pack_nil(&w->pk);
+		return;
+	}
+	switch (type) {
+	case CTP_TYPE_U64:
+		msgpack_pack_uint64(&w->pk, v);
+		break;
+	case CTP_TYPE_I64:
+		msgpack_pack_int64(&w->pk, (int64_t)v);
+		break;
+	case CTP_TYPE_BOOL:
+		if (v)
+			msgpack_pack_true(&w->pk);
+		else
+			msgpack_pack_false(&w->pk);
+		break;
+	case CTP_TYPE_CHAR: {
+		char c = (char)v;
+		pack_strn(w, &c, 1);
+		break;
+	}
+	case CTP_TYPE_STRING:
+		pack_blob_str(w, v);
+		break;
+	case CTP_TYPE_CPUSET: {
+		size_t len;
+		const char *s = ctp_blobpool_get(w->cap->blobs, v, &len);
+		if (!s) {
+			pack_blob_str(w, v); /* reports the missing blob */
+			break;
+		}
+		const unsigned char *b = (const unsigned char *)s;
+		msgpack_pack_array(&w->pk, 2 * cpuset_runs(b, len, NULL));
+		cpuset_runs(b, len, &w->pk);
+		break;
+	}
+	default:
+		fail(w->o, -EINVAL, "field of unknown type %u", type);
+		msgpack_pack_nil(&w->pk);
+	}
+}
+
+/* ---- Row order -------------------------------------------------------------------- */
+
+/* One output row of the thread or process table. */
+struct rowref {
+	uint64_t key; /* tgid, or tid inside a process */
+	uint32_t worker;
+	uint32_t row;
+	uint32_t aux; /* threads: tgid; processes: thread rows */
+};
+
+static int cmp_rowref(const void *a, const void *b)
+{
+	const struct rowref *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	if (x->worker != y->worker)
+		return x->worker < y->worker ? -1 : 1;
+	return x->row < y->row ? -1 : x->row > y->row;
+}
+
+struct layout {
+	struct rowref *threads; /* (tgid, tid) order */
+	size_t n_threads;
+	struct rowref *procs; /* tgid order */
+	size_t n_procs;
+	/* per field id: column has at least one present cell */
+	bool *used;
+};
+
+static void layout_done(struct layout *l)
+{
+	free(l->threads);
+	free(l->procs);
+	free(l->used);
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+	const struct ctp_span *x = *(const struct ctp_span *const *)a;
+	const struct ctp_span *y = *(const struct ctp_span *const *)b;
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return x->worker < y->worker ? -1 : x->worker > y->worker;
+}
+
+/*
+ * Order rows as the format requires: processes by tgid, threads by (tgid,
+ * tid). Spans are normally already sorted by the engine and threads within a
+ * process usually come in tid order; sorting again is cheap and makes the
+ * output independent of how workers split the walk.
+ */
+static int layout_rows(const struct ctp_capture *cap, struct layout *l,
+		       struct out *o)
+{
+	const struct ctp_span **sp = NULL;
+	size_t nt = 0;
+	int ret = 0;
+
+	if (cap->n_spans) {
+		sp = malloc(cap->n_spans * sizeof(*sp));
+		if (!sp)
+			goto nomem;
+	}
+	for (size_t i = 0; i < cap->n_spans; i++) {
+		const struct ctp_span *s = &cap->spans[i];
+		sp[i] = s;
+		if (s->worker >= cap->n_workers ||
+		    (uint64_t)s->thread_row + s->nthreads >
+			    cap->threads[s->worker].nrows) {
+			fail(o, -EINVAL,
+			     "inconsistent capture: span of tgid %u points "
+			     "past worker %u's thread table",
+			     s->tgid, s->worker);
+			ret = o->err;
+			goto out;
+		}
+		nt += s->nthreads;
+	}
+	if (cap->n_spans)
+		qsort(sp, cap->n_spans, sizeof(*sp), cmp_span);
+
+	l->threads = calloc(nt ? nt : 1, sizeof(*l->threads));
+	l->procs = calloc(cap->n_spans ? cap->n_spans : 1, sizeof(*l->procs));
+	if (!l->threads || !l->procs)
+		goto nomem;
+
+	for (size_t i = 0; i < cap->n_spans; i++) {
+		const struct ctp_span *s = sp[i];
+		const struct ctp_table *tt = &cap->threads[s->worker];
+		/* A process row the engine could not record is left out;
+		 * its threads still are written. */
+		if (s->proc_row < cap->procs[s->worker].nrows)
+			l->procs[l->n_procs++] = (struct rowref){
+				s->tgid, s->worker, s->proc_row, s->nthreads
+			};
+		struct rowref *first = &l->threads[l->n_threads];
+		bool sorted = true;
+		for (uint32_t k = 0; k < s->nthreads; k++) {
+			uint32_t row = s->thread_row + k;
+			uint64_t tid;
+			if (!ctp_table_get(tt, row, CTP_TCOL_TID, &tid)) {
+				fail(o, -EINVAL,
+				     "inconsistent capture: a thread of tgid "
+				     "%u has no tid",
+				     s->tgid);
+				ret = o->err;
+				goto out;
+			}
+			first[k] = (struct rowref){ tid, s->worker, row,
+						    s->tgid };
+			if (k && first[k - 1].key > tid)
+				sorted = false;
+		}
+		if (!sorted)
+			qsort(first, s->nthreads, sizeof(*first), cmp_rowref);
+		l->n_threads += s->nthreads;
+	}
+
+	uint32_t nf = ctp_registry_count(&cap->reg);
+	l->used = calloc(nf ? nf : 1, sizeof(*l->used));
+	if (!l->used)
+		goto nomem;
+	for (uint32_t id = 0; id < nf; id++) {
+		const struct ctp_field *f = ctp_registry_get(&cap->reg, id);
+		uint64_t v;
+		switch (f->scope) {
+		case CTP_SCOPE_THREAD:
+			for (size_t r = 0; r < l->n_threads && !l->used[id];
+			     r++)
+				l->used[id] = ctp_table_get(
+					&cap->threads[l->threads[r].worker],
+					l->threads[r].row,
+					CTP_THREAD_IDENT + f->col, &v);
+			break;
+		case CTP_SCOPE_PROCESS:
+			for (size_t r = 0; r < l->n_procs && !l->used[id]; r++)
+				l->used[id] = ctp_table_get(
+					&cap->procs[l->procs[r].worker],
+					l->procs[r].row,
+					CTP_PROCESS_IDENT + f->col, &v);
+			break;
+		case CTP_SCOPE_CGROUP:
+			for (uint32_t r = 0; r < cap->cgroups.nrows &&
+					     !l->used[id];
+			     r++)
+				l->used[id] = ctp_table_get(
+					&cap->cgroups, r,
+					CTP_CGROUP_IDENT + f->col, &v);
+			break;
+		default:
+			l->used[id] = true;
+		}
+	}
+	goto out;
+nomem:
+	fail(o, -ENOMEM, "out of memory");
+	ret = -ENOMEM;
+out:
+	free(sp);
+	return ret;
+}
+
+/* ---- Sections ------------------------------------------------------------------------ */
+
+static void pack_key(struct w *w, const char *k)
+{
+	pack_strn(w, k, strlen(k));
+}
+
+static void pack_header(struct w *w, const char *tool_version)
+{
+	const struct ctp_capture *cap = w->cap;
+	msgpack_packer *pk = &w->pk;
+
+	pack_key(w, "format");
+	pack_key(w, CTP_SNAP_FORMAT);
+	pack_key(w, "version");
+	msgpack_pack_uint64(pk, CTP_SNAP_VERSION);
+
+	pack_key(w, "tool");
+	msgpack_pack_map(pk, 2);
+	pack_key(w, "name");
+	pack_key(w, "ctprof-core");
+	pack_key(w, "version");
+	pack_str(w, tool_version);
+
+	pack_key(w, "capture");
+	msgpack_pack_map(pk, cap->hostname ? 8 : 7);
+	pack_key(w, "start_realtime_ns");
+	msgpack_pack_uint64(pk, cap->start_realtime_ns);
+	pack_key(w, "end_realtime_ns");
+	msgpack_pack_uint64(pk, cap->end_realtime_ns);
+	pack_key(w, "duration_ns");
+	msgpack_pack_uint64(pk, cap->end_mono_ns >= cap->start_mono_ns
+					? cap->end_mono_ns - cap->start_mono_ns
+					: 0);
+	pack_key(w, "workers");
+	msgpack_pack_uint64(pk, cap->n_workers);
+	pack_key(w, "roots");
+	msgpack_pack_map(pk, 3);
+	pack_key(w, "proc");
+	pack_str(w, cap->proc_root);
+	pack_key(w, "sys");
+	pack_str(w, cap->sys_root);
+	pack_key(w, "cgroup");
+	pack_str(w, cap->cgroup_root);
+	pack_key(w, "config_path");
+	pack_str(w, cap->config_path);
+	pack_key(w, "kernel_release");
+	pack_str(w, cap->kernel_release);
+	/* Hostnames identify machines: only on request (record_hostname). */
+	if (cap->hostname) {
+		pack_key(w, "hostname");
+		pack_str(w, cap->hostname);
+	}
+}
+
+static void pack_fields(struct w *w)
+{
+	const struct ctp_capture *cap = w->cap;
+	uint32_t nf = ctp_registry_count(&cap->reg);
+
+	pack_key(w, "fields");
+	msgpack_pack_array(&w->pk, nf);
+	for (uint32_t id = 0; id < nf; id++) {
+		const struct ctp_field *f = ctp_registry_get(&cap->reg, id);
+		msgpack_pack_map(&w->pk, 8);
+		pack_key(w, "name");
+		pack_str(w, f->name);
+		pack_key(w, "plugin");
+		pack_str(w, f->plugin < cap->n_plugins
+				    ? cap->plugins[f->plugin].name
+				    : NULL);
+		pack_key(w, "scope");
+		pack_str(w, ctp_scope_name(f->scope));
+		pack_key(w, "type");
+		pack_str(w, ctp_type_name(f->type));
+		pack_key(w, "unit");
+		pack_str(w, ctp_unit_name(f->unit));
+		pack_key(w, "kind");
+		pack_str(w, ctp_kind_name(f->kind));
+		pack_key(w, "rule");
+		pack_str(w, ctp_rule_name(f->rule));
+		pack_key(w, "help");
+		pack_str(w, f->help ? f->help : "");
+		if (!ctp_scope_name(f->scope) || !ctp_type_name(f->type))
+			fail(w->o, -EINVAL, "field %s: bad scope or type",
+			     f->name);
+	}
+}
+
+static void pack_plugins(struct w *w)
+{
+	const struct ctp_capture *cap = w->cap;
+	msgpack_packer *pk = &w->pk;
+
+	pack_key(w, "plugins");
+	msgpack_pack_array(pk, cap->n_plugins);
+	for (uint32_t i = 0; i < cap->n_plugins; i++) {
+		const struct ctp_plugin_info *p = &cap->plugins[i];
+		msgpack_pack_map(pk, 11);
+		pack_key(w, "name");
+		pack_str(w, p->name);
+		pack_key(w, "status");
+		pack_str(w, ctp_status_name(p->status));
+		pack_key(w, "reason");
+		pack_str(w, p->reason);
+		pack_key(w, "version");
+		pack_str(w, p->version);
+		pack_key(w, "path");
+		pack_str(w, p->path);
+		pack_key(w, "required");
+		if (p->required)
+			msgpack_pack_true(pk);
+		else
+			msgpack_pack_false(pk);
+		pack_key(w, "time_ns");
+		msgpack_pack_uint64(pk, atomic_load(&p->time_ns));
+		pack_key(w, "calls");
+		msgpack_pack_uint64(pk, atomic_load(&p->calls));
+		pack_key(w, "errors");
+		msgpack_pack_uint64(pk, atomic_load(&p->errors));
+		pack_key(w, "vanished");
+		msgpack_pack_uint64(pk, atomic_load(&p->vanished));
+		pack_key(w, "summary");
+		uint32_t ns = p->n_summary < CTP_MAX_SUMMARY ? p->n_summary
+							     : CTP_MAX_SUMMARY;
+		msgpack_pack_map(pk, ns);
+		for (uint32_t s = 0; s < ns; s++) {
+			pack_str(w, p->summary_name[s] ? p->summary_name[s]
+						       : "");
+			msgpack_pack_uint64(pk, atomic_load(&p->summary[s]));
+		}
+	}
+}
+
+static void pack_readfail(struct w *w)
+{
+	const struct ctp_readfail *rf = &w->cap->rf;
+	msgpack_packer *pk = &w->pk;
+	uint32_t nfiles = rf->n_files < CTP_MAX_FILES ? rf->n_files
+						      : CTP_MAX_FILES;
+	const char *dominant = NULL;
+	uint64_t most = 0;
+
+	for (uint32_t i = 0; i < nfiles; i++)
+		if (rf->failures[i] > most) {
+			most = rf->failures[i];
+			dominant = rf->file[i];
+		}
+
+	pack_key(w, "read_failures");
+	msgpack_pack_map(pk, 7);
+	pack_key(w, "tids_walked");
+	msgpack_pack_uint64(pk, rf->tids_walked);
+	pack_key(w, "tids_recorded");
+	msgpack_pack_uint64(pk, rf->tids_recorded);
+	pack_key(w, "tids_vanished");
+	msgpack_pack_uint64(pk, rf->tids_vanished);
+	pack_key(w, "tgids_walked");
+	msgpack_pack_uint64(pk, rf->tgids_walked);
+	pack_key(w, "tgids_vanished");
+	msgpack_pack_uint64(pk, rf->tgids_vanished);
+	pack_key(w, "files");
+	msgpack_pack_map(pk, nfiles);
+	for (uint32_t i = 0; i < nfiles; i++) {
+		pack_str(w, rf->file[i] ? rf->file[i] : "");
+		msgpack_pack_uint64(pk, rf->failures[i]);
+	}
+	pack_key(w, "dominant_file");
+	pack_str(w, dominant);
+}
+
+static void pack_host(struct w *w)
+{
+	const struct ctp_capture *cap = w->cap;
+	uint32_t nf = ctp_registry_count(&cap->reg), n = 0;
+
+	for (uint32_t id = 0; id < nf; id++)
+		n += ctp_registry_get(&cap->reg, id)->scope == CTP_SCOPE_HOST;
+	pack_key(w, "host");
+	msgpack_pack_map(&w->pk, n);
+	for (uint32_t id = 0; id < nf; id++) {
+		const struct ctp_field *f = ctp_registry_get(&cap->reg, id);
+		if (f->scope != CTP_SCOPE_HOST)
+			continue;
+		uint64_t v = 0;
+		bool present = ctp_table_get(&cap->host, 0,
+					     CTP_HOST_IDENT + f->col, &v);
+		pack_str(w, f->name);
+		pack_cell(w, f->type, present, v);
+	}
+}
+
+/* A table's row i: which ctp_table and which row in it. */
+struct rows {
+	const struct ctp_table *single; /* one table (cgroups) */
+	const struct ctp_table *per_worker;
+	const struct rowref *refs;
+	size_t n;
+};
+
+static bool rows_get(const struct rows *r, size_t i, uint32_t col,
+		     uint64_t *v)
+{
+	if (r->single)
+		return ctp_table_get(r->single, (uint32_t)i, col, v);
+	return ctp_table_get(&r->per_worker[r->refs[i].worker], r->refs[i].row,
+			     col, v);
+}
+
+static void pack_columns(struct w *w, const struct layout *l,
+			 const struct rows *r, uint8_t scope, uint32_t ident)
+{
+	const struct ctp_capture *cap = w->cap;
+	uint32_t nf = ctp_registry_count(&cap->reg), n = 0;
+
+	for (uint32_t id = 0; id < nf; id++)
+		n += ctp_registry_get(&cap->reg, id)->scope == scope &&
+		     l->used[id];
+	pack_key(w, "columns");
+	msgpack_pack_map(&w->pk, n);
+	for (uint32_t id = 0; id < nf && !w->o->err; id++) {
+		const struct ctp_field *f = ctp_registry_get(&cap->reg, id);
+		if (f->scope != scope || !l->used[id])
+			continue;
+		pack_str(w, f->name);
+		msgpack_pack_array(&w->pk, r->n);
+		for (size_t i = 0; i < r->n; i++) {
+			uint64_t v = 0;
+			bool present = rows_get(r, i, ident + f->col, &v);
+			pack_cell(w, f->type, present, v);
+		}
+	}
+}
+
+/* An identity column: blob ids as strings, or numbers; nil when absent. */
+static void pack_ident(struct w *w, const struct rows *r, const char *name,
+		       uint32_t col, bool blob)
+{
+	pack_key(w, name);
+	msgpack_pack_array(&w->pk, r->n);
+	for (size_t i = 0; i < r->n; i++) {
+		uint64_t v;
+		if (!rows_get(r, i, col, &v))
+			msgpack_pack_nil(&w->pk);
+		else if (blob)
+			pack_blob_str(w, v);
+		else
+			msgpack_pack_uint64(&w->pk, v);
+	}
+}
+
+static void pack_tables(struct w *w, const struct layout *l)
+{
+	const struct ctp_capture *cap = w->cap;
+	msgpack_packer *pk = &w->pk;
+
+	struct rows cg = { .single = &cap->cgroups, .n = cap->cgroups.nrows };
+	pack_key(w, "cgroups");
+	msgpack_pack_map(pk, 3);
+	pack_key(w, "rows");
+	msgpack_pack_uint64(pk, cg.n);
+	pack_ident(w, &cg, "path", CTP_CCOL_PATH, true);
+	pack_columns(w, l, &cg, CTP_SCOPE_CGROUP, CTP_CGROUP_IDENT);
+
+	struct rows pr = { .per_worker = cap->procs,
+			   .refs = l->procs,
+			   .n = l->n_procs };
+	pack_key(w, "processes");
+	msgpack_pack_map(pk, 5);
+	pack_key(w, "rows");
+	msgpack_pack_uint64(pk, pr.n);
+	pack_key(w, "tgid");
+	msgpack_pack_array(pk, pr.n);
+	for (size_t i = 0; i < pr.n; i++)
+		msgpack_pack_uint64(pk, l->procs[i].key);
+	pack_ident(w, &pr, "comm", CTP_PCOL_COMM, true);
+	/* nthreads: the thread rows of this tgid in this file, which is what
+	 * the engine counts; a reader can rely on it summing to rows. */
+	pack_key(w, "nthreads");
+	msgpack_pack_array(pk, pr.n);
+	for (size_t i = 0; i < pr.n; i++)
+		msgpack_pack_uint64(pk, l->procs[i].aux);
+	pack_columns(w, l, &pr, CTP_SCOPE_PROCESS, CTP_PROCESS_IDENT);
+
+	struct rows th = { .per_worker = cap->threads,
+			   .refs = l->threads,
+			   .n = l->n_threads };
+	pack_key(w, "threads");
+	msgpack_pack_map(pk, 6);
+	pack_key(w, "rows");
+	msgpack_pack_uint64(pk, th.n);
+	pack_key(w, "tid");
+	msgpack_pack_array(pk, th.n);
+	for (size_t i = 0; i < th.n; i++)
+		msgpack_pack_uint64(pk, l->threads[i].key);
+	pack_key(w, "tgid");
+	msgpack_pack_array(pk, th.n);
+	for (size_t i = 0; i < th.n; i++)
+		msgpack_pack_uint64(pk, l->threads[i].aux);
+	pack_ident(w, &th, "comm", CTP_TCOL_COMM, true);
+	pack_key(w, "cgroup");
+	msgpack_pack_array(pk, th.n);
+	for (size_t i = 0; i < th.n; i++) {
+		uint64_t v;
+		if (rows_get(&th, i, CTP_TCOL_CGROUP, &v) &&
+		    v < cap->cgroups.nrows)
+			msgpack_pack_uint64(pk, v);
+		else
+			msgpack_pack_nil(pk);
+	}
+	pack_columns(w, l, &th, CTP_SCOPE_THREAD, CTP_THREAD_IDENT);
+}
+
+/* ---- Files ---------------------------------------------------------------------------- */
+
+/* Create `.<base>.tmp.XXXXXX` next to the target, exclusively. */
+static int create_temp(int dirfd, const char *base, char *name, size_t size)
+{
+	static const char set[] = "abcdefghijklmnopqrstuvwxyz"
+				  "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	for (int attempt = 0; attempt < 100; attempt++) {
+		unsigned char rnd[6];
+		if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) !=
+		    (ssize_t)sizeof(rnd)) {
+			/* No entropy yet (early boot): O_EXCL keeps a
+			 * guessable name safe, it only costs retries. */
+			uint64_t x = (uint64_t)time(NULL) ^
+				     ((uint64_t)getpid() << 16) ^
+				     (uint64_t)attempt * 0x9e3779b97f4a7c15ull;
+			memcpy(rnd, &x, sizeof(rnd));
+		}
+		char sfx[7];
+		for (int i = 0; i < 6; i++)
+			sfx[i] = set[rnd[i] % (sizeof(set) - 1)];
+		sfx[6] = '\0';
+		int n = snprintf(name, size, ".%s.tmp.%s", base, sfx);
+		if (n < 0 || (size_t)n >= size)
+			return -ENAMETOOLONG;
+		int fd = openat(dirfd, name,
+				O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+					O_CLOEXEC,
+				0640);
+		if (fd >= 0)
+			return fd;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+static int pack_all(const struct ctp_capture *cap, struct out *o,
+		    const char *tool_version)
+{
+	struct layout l = { 0 };
+	struct w w = { .cap = cap, .o = o };
+
+	if (layout_rows(cap, &l, o) < 0)
+		goto out;
+	msgpack_packer_init(&w.pk, o, pack_cb);
+	/* format version tool capture fields plugins read_failures host
+	 * cgroups processes threads */
+	msgpack_pack_map(&w.pk, 11);
+	pack_header(&w, tool_version);
+	pack_fields(&w);
+	pack_plugins(&w);
+	pack_readfail(&w);
+	pack_host(&w);
+	pack_tables(&w, &l);
+	flush_in(o, ZSTD_e_end);
+out:
+	layout_done(&l);
+	return o->err;
+}
+
+int ctp_writer_write(const struct ctp_capture *cap, const char *path,
+		     int level, const char *tool_version,
+		     const volatile sig_atomic_t *cancel, uint64_t *bytes_out,
+		     char *err, size_t errlen)
+{
+	struct out o = { .fd = -1, .cancel = cancel, .msg = err,
+			 .msglen = errlen };
+	bool to_stdout = strcmp(path, "-") == 0;
+	char *dir = NULL, tmp[512] = "";
+	const char *base = path;
+	int dirfd = -1;
+	bool have_tmp = false;
+
+	if (err && errlen)
+		err[0] = '\0';
+	ZSTD_bounds b = ZSTD_cParam_getBounds(ZSTD_c_compressionLevel);
+	if (ZSTD_isError(b.error) || level < b.lowerBound ||
+	    level > b.upperBound) {
+		fail(&o, -EINVAL, "%s: compression level %d out of range",
+		     path, level);
+		return o.err;
+	}
+
+	if (to_stdout) {
+		o.fd = STDOUT_FILENO;
+	} else {
+		const char *slash = strrchr(path, '/');
+		if (slash) {
+			base = slash + 1;
+			dir = slash == path ? strdup("/")
+					    : strndup(path, (size_t)(slash - path));
+		} else {
+			dir = strdup(".");
+		}
+		if (!dir) {
+			fail(&o, -ENOMEM, "%s: out of memory", path);
+			goto out;
+		}
+		if (!*base || strcmp(base, ".") == 0 ||
+		    strcmp(base, "..") == 0) {
+			fail(&o, -EISDIR, "%s: not a file name", path);
+			goto out;
+		}
+		dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dirfd < 0) {
+			int e = errno;
+			fail(&o, -e, "%s: %s", dir, strerror(e));
+			goto out;
+		}
+		int fd = create_temp(dirfd, base, tmp, sizeof(tmp));
+		if (fd < 0) {
+			fail(&o, fd, "%s: cannot create a temporary file: %s",
+			     dir, strerror(-fd));
+			goto out;
+		}
+		o.fd = fd;
+		have_tmp = true;
+		/* The mode must not depend on the umask: 0640 always. */
+		if (fchmod(fd, 0640) < 0) {
+			int e = errno;
+			fail(&o, -e, "%s/%s: chmod: %s", dir, tmp, strerror(e));
+			goto out;
+		}
+	}
+
+	o.cctx = ZSTD_createCCtx();
+	o.in_cap = ZSTD_CStreamInSize();
+	o.buf_cap = ZSTD_CStreamOutSize();
+	o.in = malloc(o.in_cap);
+	o.buf = malloc(o.buf_cap);
+	if (!o.cctx || !o.in || !o.buf) {
+		fail(&o, -ENOMEM, "%s: out of memory", path);
+		goto out;
+	}
+	size_t zr = ZSTD_CCtx_setParameter(o.cctx, ZSTD_c_compressionLevel,
+					   level);
+	if (!ZSTD_isError(zr))
+		zr = ZSTD_CCtx_setParameter(o.cctx, ZSTD_c_checksumFlag, 1);
+	if (ZSTD_isError(zr)) {
+		fail(&o, -EINVAL, "%s: zstd: %s", path, ZSTD_getErrorName(zr));
+		goto out;
+	}
+
+	if (pack_all(cap, &o, tool_version) < 0) {
+		/* Prefix the path to the message the packers left. */
+		if (err && errlen) {
+			char m[256];
+			snprintf(m, sizeof(m), "%s", err);
+			snprintf(err, errlen, "%s: %s", path, m);
+		}
+		goto out;
+	}
+	if (to_stdout)
+		goto out;
+
+	if (fsync(o.fd) < 0) {
+		int e = errno;
+		fail(&o, -e, "%s: fsync: %s", path, strerror(e));
+		goto out;
+	}
+	int fd = o.fd;
+	o.fd = -1;
+	if (close(fd) < 0) {
+		int e = errno;
+		fail(&o, -e, "%s: close: %s", path, strerror(e));
+		goto out;
+	}
+	if (cancel && *cancel) {
+		fail(&o, -ECANCELED, "%s: cancelled", path);
+		goto out;
+	}
+	/* rename() replaces a symlink at the target, it never follows it. */
+	if (renameat(dirfd, tmp, dirfd, base) < 0) {
+		int e = errno;
+		fail(&o, -e, "%s: rename: %s", path, strerror(e));
+		goto out;
+	}
+	have_tmp = false;
+	if (fsync(dirfd) < 0 && errno != EINVAL) {
+		/* The data is in place; report that it may not be durable. */
+		int e = errno;
+		fail(&o, -e, "%s: fsync: %s", dir, strerror(e));
+		goto out;
+	}
+out:
+	if (!to_stdout && o.fd >= 0)
+		close(o.fd);
+	if (have_tmp)
+		unlinkat(dirfd, tmp, 0);
+	if (dirfd >= 0)
+		close(dirfd);
+	free(dir);
+	free(o.in);
+	free(o.buf);
+	ZSTD_freeCCtx(o.cctx);
+	if (!o.err && bytes_out)
+		*bytes_out = o.written;
+	return o.err;
+}

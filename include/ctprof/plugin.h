@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ctprof-core collector plugin ABI, major version 1.
+ *
+ * A collector is a shared object that exports exactly one symbol,
+ * `ctp_plugin_v1`, a const struct ctp_plugin. Everything else it needs from
+ * the core comes through the struct ctp_api table handed to its init
+ * callback; a plugin links against nothing of the core. Build it with
+ * -fvisibility=hidden -Wl,-z,defs and mark the descriptor CTP_EXPORT.
+ *
+ * Versioning: every ABI struct starts with `uint32_t abi, size` (or is an
+ * array whose element size is passed beside it) and only ever grows at the
+ * end. The core treats members past the `size` a plugin was built with as
+ * absent; a plugin must do the same with members of struct ctp_api and
+ * struct ctp_task past their `size` (use CTP_HAS()).
+ *
+ * Enum values are fixed numbers stored in fixed-width members; they are
+ * never reordered or reused, so they also appear verbatim in snapshots.
+ *
+ * Return convention: a function that can fail returns int, >= 0 on success,
+ * a negative errno on failure.
+ */
+#ifndef CTPROF_PLUGIN_H
+#define CTPROF_PLUGIN_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CTP_ABI_MAJOR 1
+/* Name of the one symbol a plugin exports. */
+#define CTP_PLUGIN_SYMBOL "ctp_plugin_v1"
+
+#define CTP_EXPORT __attribute__((visibility("default")))
+
+/* True when a struct of reported size `sz` contains member `m` of type T. */
+#define CTP_HAS(ptr, T, m) ((ptr)->size >= offsetof(T, m) + sizeof(((T *)0)->m))
+
+/* ---- Field description -------------------------------------------------- */
+
+/* Which table a field's values live in. */
+enum ctp_scope {
+	CTP_SCOPE_HOST = 1,    /* one value per snapshot */
+	CTP_SCOPE_CGROUP = 2,  /* one value per distinct cgroup */
+	CTP_SCOPE_PROCESS = 3, /* one value per tgid */
+	CTP_SCOPE_THREAD = 4,  /* one value per tid */
+};
+
+/* How a value is stored. */
+enum ctp_type {
+	CTP_TYPE_U64 = 1,
+	CTP_TYPE_I64 = 2,
+	CTP_TYPE_BOOL = 3,
+	CTP_TYPE_CHAR = 4,   /* one byte, e.g. a task state letter */
+	CTP_TYPE_STRING = 5, /* NUL-free UTF-8 (bytes are kept verbatim) */
+	CTP_TYPE_CPUSET = 6, /* a set of CPU numbers */
+};
+
+/* What a number measures; readers use it only to render. */
+enum ctp_unit {
+	CTP_UNIT_NONE = 0,
+	CTP_UNIT_COUNT = 1,
+	CTP_UNIT_NS = 2,
+	CTP_UNIT_US = 3,
+	CTP_UNIT_TICKS = 4, /* USER_HZ clock ticks */
+	CTP_UNIT_BYTES = 5,
+	CTP_UNIT_CENTIPCT = 6, /* hundredths of a percent */
+};
+
+/* How a value behaves over time; decides which rules are legal. */
+enum ctp_kind {
+	CTP_KIND_COUNTER = 1,	  /* cumulative, monotonic: sum */
+	CTP_KIND_PEAK = 2,	  /* lifetime high-water or extreme: max/min */
+	CTP_KIND_GAUGE = 3,	  /* instantaneous reading: max/min/range */
+	CTP_KIND_CATEGORICAL = 4, /* a label: mode */
+	CTP_KIND_ORDINAL = 5,	  /* an ordered label: range/min/max/mode */
+	CTP_KIND_CPUSET = 6,	  /* a cpu set: union */
+};
+
+/* How values of one field are reduced across a group of rows. */
+enum ctp_rule {
+	CTP_RULE_SUM = 1,
+	CTP_RULE_MAX = 2,
+	CTP_RULE_MIN = 3,
+	CTP_RULE_MODE = 4,  /* most frequent; ties to the smallest value */
+	CTP_RULE_RANGE = 5, /* [min, max] */
+	CTP_RULE_UNION = 6, /* union of cpu sets */
+};
+
+/*
+ * One field. Plugins usually keep these in a static designated-initializer
+ * table referenced by the descriptor; open key sets register more at runtime
+ * with ctp_api.field_register. `name` is dotted and unique across all
+ * plugins (convention: "<plugin>.<name>"), [a-z0-9_.-] only.
+ */
+struct ctp_field_desc {
+	const char *name;
+	const char *help; /* one line, may be NULL */
+	uint8_t scope;	  /* enum ctp_scope */
+	uint8_t type;	  /* enum ctp_type */
+	uint8_t unit;	  /* enum ctp_unit */
+	uint8_t kind;	  /* enum ctp_kind */
+	uint8_t rule;	  /* enum ctp_rule */
+	uint8_t flags;	  /* reserved, 0 */
+	uint16_t reserved;
+};
+
+/* ---- What the core hands to callbacks ------------------------------------ */
+
+/* The bytes of one per-task file the plugin declared, read once by the core. */
+struct ctp_file {
+	const char *data; /* NUL-terminated copy; NULL when err != 0 */
+	size_t len;	  /* bytes read, excluding the terminating NUL */
+	int err;	  /* 0, or negative errno of the open/read */
+};
+
+/* One task (a thread, or a process for process-scope callbacks). */
+struct ctp_task {
+	uint32_t abi, size;
+	int32_t tgid;
+	int32_t tid;	   /* == tgid for the process callback */
+	int dirfd;	   /* /proc/<tgid>/task/<tid> or /proc/<tgid>,
+			      O_PATH|O_DIRECTORY */
+	int proc_fd;	   /* the proc root directory */
+	const char *pcomm; /* process name */
+	const char *comm; /* thread name (process name for process callbacks) */
+	const char *cgroup; /* cgroup v2 path ("0::" line), "" when none */
+	/* The files this plugin declared for this scope, in declaration order.
+	 */
+	const struct ctp_file *files;
+	uint32_t n_files;
+};
+
+/* One distinct cgroup a captured thread is in. */
+struct ctp_cgroup {
+	uint32_t abi, size;
+	const char *path; /* as in /proc/<tid>/cgroup, e.g. "/system.slice/x" */
+	int dirfd;	/* the cgroup v2 directory, or -1 when not reachable */
+	int v2_root_fd; /* the cgroup v2 mount, or -1 */
+};
+
+/* Roots the capture runs against (fixture trees in tests). */
+struct ctp_roots {
+	uint32_t abi, size;
+	const char *proc;   /* e.g. "/proc" */
+	const char *sys;    /* e.g. "/sys" */
+	const char *cgroup; /* resolved cgroup v2 mount, or NULL when none */
+	int proc_fd, sys_fd, cgroup_fd; /* directory fds, -1 when not open */
+};
+
+/* Opaque handles owned by the core. */
+struct ctp_ctx;	   /* one per loaded plugin */
+struct ctp_record; /* one row being filled */
+
+enum ctp_log_level {
+	CTP_LOG_ERR = 3,
+	CTP_LOG_WARNING = 4,
+	CTP_LOG_NOTICE = 5,
+	CTP_LOG_INFO = 6,
+	CTP_LOG_DEBUG = 7,
+};
+
+/*
+ * The core's services. Members past `size` do not exist in an older core.
+ * All functions are safe to call from any worker thread.
+ */
+struct ctp_api {
+	uint32_t abi, size;
+
+	/* Logging, prefixed with the plugin name; repeats are rate-limited. */
+	void (*log)(struct ctp_ctx *ctx, int level, const char *fmt, ...)
+		__attribute__((format(printf, 3, 4)));
+
+	/* Options from the config's `plugins.<name>.options` map. Values are
+	 * scalars (sequences are joined with ','). Returns -ENOENT when the key
+	 * is not set, -EINVAL when it does not parse as the asked type. */
+	int (*opt_str)(struct ctp_ctx *ctx, const char *key, const char **out);
+	int (*opt_u64)(struct ctp_ctx *ctx, const char *key, uint64_t *out);
+	int (*opt_i64)(struct ctp_ctx *ctx, const char *key, int64_t *out);
+	int (*opt_bool)(struct ctp_ctx *ctx, const char *key, int *out);
+	/* Iterate option keys (to reject unknown ones): NULL past the end. */
+	const char *(*opt_key)(struct ctp_ctx *ctx, size_t i);
+
+	/* Register one field at any time (init or a callback). Returns the
+	 * field's handle (>= 0), or -EEXIST / -EINVAL (bad name, type, or a
+	 * rule that does not fit the kind). Registering the same name with the
+	 * same description again returns the existing handle. */
+	int (*field_register)(struct ctp_ctx *ctx,
+			      const struct ctp_field_desc *desc);
+	/* The handle of the i-th entry of the descriptor's static table. */
+	int (*field_handle)(struct ctp_ctx *ctx, size_t table_index);
+
+	/* Set a value of the row being filled. `field` is a handle; its scope
+	 * must match the row's. Returns -EINVAL on a type or scope mismatch. */
+	int (*set_u64)(struct ctp_record *rec, int field, uint64_t v);
+	int (*set_i64)(struct ctp_record *rec, int field, int64_t v);
+	int (*set_bool)(struct ctp_record *rec, int field, int v);
+	int (*set_char)(struct ctp_record *rec, int field, char v);
+	int (*set_str)(struct ctp_record *rec, int field, const char *s,
+		       size_t len);
+	/* Bit i of words[i / 64] set means CPU i is in the set. */
+	int (*set_cpuset)(struct ctp_record *rec, int field,
+			  const uint64_t *words, size_t n_words);
+
+	/* Named summary counters shown with the plugin's status. Register at
+	 * init (returns a handle), add from any callback. */
+	int (*summary_register)(struct ctp_ctx *ctx, const char *name);
+	void (*summary_add)(struct ctp_ctx *ctx, int counter, uint64_t delta);
+
+	/* The roots of this capture. */
+	const struct ctp_roots *(*roots)(struct ctp_ctx *ctx);
+};
+
+/* ---- The descriptor ------------------------------------------------------ */
+
+/* Plugin flags. */
+#define CTP_PLUGIN_MT_SAFE (1u << 0) /* callbacks may run concurrently */
+
+/*
+ * Callbacks. `state` is what init stored. Each returns >= 0 on success or a
+ * negative errno. -ENOENT and -ESRCH mean "the task vanished" and are counted,
+ * never treated as plugin errors. Other errors are counted; a callback that
+ * keeps failing is disabled for the rest of the snapshot.
+ */
+struct ctp_plugin {
+	uint32_t abi;	     /* CTP_ABI_MAJOR */
+	uint32_t size;	     /* sizeof(struct ctp_plugin) as built */
+	const char *name;    /* matches the config key and the .so basename */
+	const char *version; /* the plugin's own version string */
+	const char *description;
+	uint32_t flags; /* CTP_PLUGIN_* */
+
+	/* Static field table, element size given so it can grow. */
+	const struct ctp_field_desc *fields;
+	uint32_t n_fields;
+	uint32_t field_desc_size; /* sizeof(struct ctp_field_desc) */
+
+	/* NULL-terminated names of files under /proc/<tgid>/task/<tid>/ the
+	 * thread callback needs, and under /proc/<tgid>/ the process callback
+	 * needs. The core reads each at most once per task. */
+	const char *const *thread_files;
+	const char *const *process_files;
+
+	int (*init)(struct ctp_ctx *ctx, const struct ctp_api *api,
+		    void **state);
+	void (*fini)(void *state);
+
+	int (*host)(void *state, struct ctp_record *rec);
+	int (*process)(void *state, const struct ctp_task *task,
+		       struct ctp_record *rec);
+	int (*thread)(void *state, const struct ctp_task *task,
+		      struct ctp_record *rec);
+	int (*cgroup)(void *state, const struct ctp_cgroup *cg,
+		      struct ctp_record *rec);
+	/* Called once after the walk, before the snapshot is written. */
+	int (*finish)(void *state, struct ctp_record *host_rec);
+};
+
+/* Fill abi/size and the field table members of a descriptor. */
+#define CTP_PLUGIN_HEADER                                                      \
+	.abi = CTP_ABI_MAJOR, .size = sizeof(struct ctp_plugin)
+#define CTP_PLUGIN_FIELDS(tbl)                                                 \
+	.fields = (tbl), .n_fields = sizeof(tbl) / sizeof((tbl)[0]),           \
+	.field_desc_size = sizeof(struct ctp_field_desc)
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CTPROF_PLUGIN_H */

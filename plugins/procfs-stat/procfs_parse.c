@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/* Parsers for stat, status and cpu lists; see procfs_parse.h. */
+#include "procfs_parse.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+
+#include "scan.h"
+
+#define BIT(n) (1ull << (n))
+
+/* Keep the first problem: later ones are usually its consequences. */
+static void note(int *ret, int err)
+{
+	if (*ret == 0)
+		*ret = err;
+}
+
+/* The whole token [tok, tend) must be the number. */
+static int tok_u64(const char *tok, const char *tend, uint64_t *out)
+{
+	uint64_t v;
+	int r = ctp_scan_u64(&tok, tend, &v);
+
+	if (r < 0)
+		return r;
+	if (tok != tend)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int tok_i64(const char *tok, const char *tend, int64_t *out)
+{
+	int64_t v;
+	int r = ctp_scan_i64(&tok, tend, &v);
+
+	if (r < 0)
+		return r;
+	if (tok != tend)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* Store field n of a stat line if it is one we keep. */
+static int stat_field(struct ctp_stat *st, unsigned n, const char *tok,
+		      const char *tend)
+{
+	int r;
+
+	switch (n) {
+	case CTP_STAT_STATE: /* (3) state */
+		if (tend - tok != 1)
+			return -EINVAL;
+		st->state = *tok;
+		r = 0;
+		break;
+	case CTP_STAT_MINFLT: /* (10) minflt */
+		r = tok_u64(tok, tend, &st->minflt);
+		break;
+	case CTP_STAT_MAJFLT: /* (12) majflt */
+		r = tok_u64(tok, tend, &st->majflt);
+		break;
+	case CTP_STAT_UTIME: /* (14) utime */
+		r = tok_u64(tok, tend, &st->utime);
+		break;
+	case CTP_STAT_STIME: /* (15) stime */
+		r = tok_u64(tok, tend, &st->stime);
+		break;
+	case CTP_STAT_PRIORITY: /* (18) priority, negative for RT tasks */
+		r = tok_i64(tok, tend, &st->priority);
+		break;
+	case CTP_STAT_NICE: /* (19) nice */
+		r = tok_i64(tok, tend, &st->nice);
+		break;
+	case CTP_STAT_NUM_THREADS: /* (20) num_threads */
+		r = tok_u64(tok, tend, &st->num_threads);
+		break;
+	case CTP_STAT_STARTTIME: /* (22) starttime */
+		r = tok_u64(tok, tend, &st->starttime);
+		break;
+	case CTP_STAT_PROCESSOR: /* (39) processor */
+		r = tok_i64(tok, tend, &st->processor);
+		break;
+	case CTP_STAT_RT_PRIORITY: /* (40) rt_priority */
+		r = tok_u64(tok, tend, &st->rt_priority);
+		break;
+	case CTP_STAT_POLICY: /* (41) policy */
+		r = tok_u64(tok, tend, &st->policy);
+		break;
+	default:
+		return 0; /* not kept, not checked */
+	}
+	if (r == 0)
+		st->present |= BIT(n);
+	return r;
+}
+
+int ctp_parse_stat(const char *buf, size_t len, struct ctp_stat *out)
+{
+	const char *end = buf + len, *p = buf, *open, *close;
+	int ret = 0, r;
+	unsigned n;
+
+	memset(out, 0, sizeof(*out));
+
+	/* (1) pid */
+	r = ctp_scan_i64(&p, end, &out->pid);
+	if (r == 0 && p < end && *p == ' ')
+		out->present |= BIT(CTP_STAT_PID);
+	else if (p == end)
+		note(&ret, -EMSGSIZE);
+	else
+		note(&ret, r < 0 ? r : -EINVAL);
+
+	/* (2) comm: any bytes but NUL, so only the last ')' closes it. */
+	open = memchr(buf, '(', len);
+	close = open ? memrchr(open, ')', (size_t)(end - open)) : NULL;
+	if (!close) {
+		note(&ret, len && end[-1] == '\n' ? -EINVAL : -EMSGSIZE);
+		return ret;
+	}
+	out->comm = open + 1;
+	out->comm_len = (size_t)(close - open - 1);
+	out->present |= BIT(CTP_STAT_COMM);
+
+	/* (3) onwards: single-space separated tokens up to the '\n'. */
+	p = close + 1;
+	if (p == end) {
+		note(&ret, -EMSGSIZE);
+		return ret;
+	}
+	if (*p == '\n')
+		return ret;
+	if (*p != ' ') {
+		note(&ret, -EINVAL);
+		return ret;
+	}
+	p++;
+	for (n = CTP_STAT_STATE;; n++) {
+		const char *tend = p;
+
+		while (tend < end && *tend != ' ' && *tend != '\n')
+			tend++;
+		if (tend == end) {
+			/* No separator: the token may be cut short. */
+			note(&ret, -EMSGSIZE);
+			return ret;
+		}
+		r = stat_field(out, n, p, tend);
+		if (r < 0)
+			note(&ret, r);
+		if (*tend == '\n')
+			return ret;
+		p = tend + 1;
+	}
+}
+
+/* Value of `key`, or NULL after noting why there is none. */
+static const char *status_value(const char *buf, size_t len, const char *key,
+				const char **vend, int *ret)
+{
+	const char *v = ctp_kv_find(buf, len, key, vend);
+
+	if (!v) {
+		note(ret, -ENODATA);
+		return NULL;
+	}
+	if (*vend == buf + len) {
+		note(ret, -EMSGSIZE);
+		return NULL;
+	}
+	return v;
+}
+
+static void status_u64(const char *buf, size_t len, const char *key,
+		       uint64_t *dst, uint32_t bit, struct ctp_status *st,
+		       int *ret)
+{
+	const char *v, *vend;
+	int r;
+
+	v = status_value(buf, len, key, &vend, ret);
+	if (!v)
+		return;
+	r = tok_u64(v, vend, dst);
+	if (r < 0)
+		note(ret, r);
+	else
+		st->present |= bit;
+}
+
+int ctp_parse_status(const char *buf, size_t len, struct ctp_status *out)
+{
+	const char *v, *vend;
+	int ret = 0;
+
+	memset(out, 0, sizeof(*out));
+
+	/* "State:\tS (sleeping)" (fs/proc/array.c task_state) */
+	v = status_value(buf, len, "State", &vend, &ret);
+	if (v) {
+		if (v<vend && * v> ' ' && *v < 0x7f &&
+		    (vend - v == 1 || v[1] == ' ')) {
+			out->state = *v;
+			out->present |= CTP_STATUS_STATE;
+		} else {
+			note(&ret, -EINVAL);
+		}
+	}
+	status_u64(buf, len, "voluntary_ctxt_switches", &out->voluntary_csw,
+		   CTP_STATUS_VOLUNTARY_CSW, out, &ret);
+	status_u64(buf, len, "nonvoluntary_ctxt_switches",
+		   &out->nonvoluntary_csw, CTP_STATUS_NONVOLUNTARY_CSW, out,
+		   &ret);
+	v = status_value(buf, len, "Cpus_allowed_list", &vend, &ret);
+	if (v) {
+		out->cpus_allowed_list = v;
+		out->cpus_allowed_list_len = (size_t)(vend - v);
+		out->present |= CTP_STATUS_CPUS_ALLOWED_LIST;
+	}
+	return ret;
+}
+
+static void set_range(uint64_t *words, uint64_t lo, uint64_t hi)
+{
+	uint64_t w;
+
+	for (w = lo / 64; w <= hi / 64; w++) {
+		unsigned a = w == lo / 64 ? (unsigned)(lo % 64) : 0;
+		unsigned b = w == hi / 64 ? (unsigned)(hi % 64) : 63;
+		uint64_t mask = b == 63 ? ~0ull : BIT(b + 1) - 1;
+
+		words[w] |= mask & ~(BIT(a) - 1);
+	}
+}
+
+int ctp_parse_cpulist(const char *s, size_t len, uint64_t *words, size_t nwords,
+		      size_t *n_used)
+{
+	const char *p = s, *end = s + len;
+	uint64_t lo, hi, top = 0;
+	size_t i, used = 0, count = 0;
+	int r;
+
+	memset(words, 0, nwords * sizeof(*words));
+	while (p < end) {
+		r = ctp_scan_u64(&p, end, &lo);
+		if (r < 0)
+			return r;
+		hi = lo;
+		if (p < end && *p == '-') {
+			p++;
+			r = ctp_scan_u64(&p, end, &hi);
+			if (r < 0)
+				return r;
+			if (hi < lo)
+				return -EINVAL;
+		}
+		if (hi / 64 >= nwords)
+			return -ERANGE;
+		set_range(words, lo, hi);
+		if (hi >= top) {
+			top = hi;
+			used = (size_t)(hi / 64) + 1;
+		}
+		if (p < end) {
+			if (*p != ',')
+				return -EINVAL;
+			/* A trailing ',' must be followed by another entry. */
+			if (++p == end)
+				return -EINVAL;
+		}
+	}
+	for (i = 0; i < used; i++)
+		count += (size_t)__builtin_popcountll(words[i]);
+	*n_used = used;
+	return count > INT_MAX ? INT_MAX : (int)count;
+}
+
+const char *ctp_sched_policy_name(uint64_t policy)
+{
+	/* include/uapi/linux/sched.h; 4 was SCHED_ISO, never merged. */
+	switch (policy) {
+	case 0:
+		return "SCHED_OTHER";
+	case 1:
+		return "SCHED_FIFO";
+	case 2:
+		return "SCHED_RR";
+	case 3:
+		return "SCHED_BATCH";
+	case 5:
+		return "SCHED_IDLE";
+	case 6:
+		return "SCHED_DEADLINE";
+	case 7:
+		return "SCHED_EXT";
+	default:
+		return NULL;
+	}
+}

@@ -1,0 +1,696 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * procfs-stat: per-thread CPU time, page faults, scheduling parameters, run
+ * state, context switches and CPU affinity from /proc/<tgid>/task/<tid>/stat
+ * and status, plus the process thread count from /proc/<tgid>/stat.
+ *
+ * Options:
+ *   affinity: auto (default) | syscall | status
+ *     syscall  sched_getaffinity(tid); falls back to Cpus_allowed_list when
+ *              the call fails (the thread exited after status was read).
+ *     status   Cpus_allowed_list only (fixture trees have fake tids).
+ *     auto     syscall when the proc root is "/proc", status otherwise.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctprof/plugin.h"
+#include "procfs_parse.h"
+
+#ifndef PROCFS_STAT_VERSION
+#define PROCFS_STAT_VERSION "0"
+#endif
+
+enum {
+	F_MINFLT,
+	F_MAJFLT,
+	F_UTIME,
+	F_STIME,
+	F_PRIORITY,
+	F_NICE,
+	F_START_TIME,
+	F_PROCESSOR,
+	F_RT_PRIORITY,
+	F_POLICY,
+	F_STATE,
+	F_VOLUNTARY_CSW,
+	F_NONVOLUNTARY_CSW,
+	F_CPU_AFFINITY,
+	F_NR_THREADS,
+	N_FIELDS
+};
+
+static const struct ctp_field_desc fields[] = {
+	[F_MINFLT] = {.name = "procfs.minflt",
+		      .help = "Minor page faults (no disk I/O), stat field 10",
+		      .scope = CTP_SCOPE_THREAD,
+		      .type = CTP_TYPE_U64,
+		      .unit = CTP_UNIT_COUNT,
+		      .kind = CTP_KIND_COUNTER,
+		      .rule = CTP_RULE_SUM},
+	[F_MAJFLT] = {.name = "procfs.majflt",
+		      .help = "Major page faults (needed disk I/O), stat "
+			      "field 12",
+		      .scope = CTP_SCOPE_THREAD,
+		      .type = CTP_TYPE_U64,
+		      .unit = CTP_UNIT_COUNT,
+		      .kind = CTP_KIND_COUNTER,
+		      .rule = CTP_RULE_SUM},
+	[F_UTIME] = {.name = "procfs.utime",
+		     .help = "User-mode CPU time since thread start, stat "
+			     "field 14",
+		     .scope = CTP_SCOPE_THREAD,
+		     .type = CTP_TYPE_U64,
+		     .unit = CTP_UNIT_TICKS,
+		     .kind = CTP_KIND_COUNTER,
+		     .rule = CTP_RULE_SUM},
+	[F_STIME] = {.name = "procfs.stime",
+		     .help = "Kernel-mode CPU time since thread start, stat "
+			     "field 15",
+		     .scope = CTP_SCOPE_THREAD,
+		     .type = CTP_TYPE_U64,
+		     .unit = CTP_UNIT_TICKS,
+		     .kind = CTP_KIND_COUNTER,
+		     .rule = CTP_RULE_SUM},
+	[F_PRIORITY] = {.name = "procfs.priority",
+			.help = "Kernel scheduling priority (task_prio: 0..39 "
+				"fair, negative real-time), stat field 18",
+			.scope = CTP_SCOPE_THREAD,
+			.type = CTP_TYPE_I64,
+			.unit = CTP_UNIT_NONE,
+			.kind = CTP_KIND_ORDINAL,
+			.rule = CTP_RULE_RANGE},
+	[F_NICE] = {.name = "procfs.nice",
+		    .help = "Nice value, -20..19, stat field 19",
+		    .scope = CTP_SCOPE_THREAD,
+		    .type = CTP_TYPE_I64,
+		    .unit = CTP_UNIT_NONE,
+		    .kind = CTP_KIND_ORDINAL,
+		    .rule = CTP_RULE_RANGE},
+	[F_START_TIME] = {.name = "procfs.start_time",
+			  .help = "Thread start time since boot, stat field 22",
+			  .scope = CTP_SCOPE_THREAD,
+			  .type = CTP_TYPE_U64,
+			  .unit = CTP_UNIT_TICKS,
+			  .kind = CTP_KIND_ORDINAL,
+			  .rule = CTP_RULE_RANGE},
+	[F_PROCESSOR] = {.name = "procfs.processor",
+			 .help = "CPU the thread last ran on, stat field 39",
+			 .scope = CTP_SCOPE_THREAD,
+			 .type = CTP_TYPE_I64,
+			 .unit = CTP_UNIT_NONE,
+			 .kind = CTP_KIND_ORDINAL,
+			 .rule = CTP_RULE_RANGE},
+	[F_RT_PRIORITY] = {.name = "procfs.rt_priority",
+			   .help = "Real-time priority, 0 unless FIFO/RR, "
+				   "stat field 40",
+			   .scope = CTP_SCOPE_THREAD,
+			   .type = CTP_TYPE_U64,
+			   .unit = CTP_UNIT_NONE,
+			   .kind = CTP_KIND_ORDINAL,
+			   .rule = CTP_RULE_RANGE},
+	[F_POLICY] = {.name = "procfs.policy",
+		      .help = "Scheduling policy name (SCHED_OTHER, ...), "
+			      "stat field 41",
+		      .scope = CTP_SCOPE_THREAD,
+		      .type = CTP_TYPE_STRING,
+		      .unit = CTP_UNIT_NONE,
+		      .kind = CTP_KIND_CATEGORICAL,
+		      .rule = CTP_RULE_MODE},
+	[F_STATE] = {.name = "procfs.state",
+		     .help = "Run state letter (R, S, D, T, t, X, Z, P, I), "
+			     "status State",
+		     .scope = CTP_SCOPE_THREAD,
+		     .type = CTP_TYPE_CHAR,
+		     .unit = CTP_UNIT_NONE,
+		     .kind = CTP_KIND_CATEGORICAL,
+		     .rule = CTP_RULE_MODE},
+	[F_VOLUNTARY_CSW] = {.name = "procfs.voluntary_csw",
+			     .help = "Voluntary context switches (gave up the "
+				     "CPU), status voluntary_ctxt_switches",
+			     .scope = CTP_SCOPE_THREAD,
+			     .type = CTP_TYPE_U64,
+			     .unit = CTP_UNIT_COUNT,
+			     .kind = CTP_KIND_COUNTER,
+			     .rule = CTP_RULE_SUM},
+	[F_NONVOLUNTARY_CSW] = {.name = "procfs.nonvoluntary_csw",
+				.help = "Involuntary context switches "
+					"(preempted), status "
+					"nonvoluntary_ctxt_switches",
+				.scope = CTP_SCOPE_THREAD,
+				.type = CTP_TYPE_U64,
+				.unit = CTP_UNIT_COUNT,
+				.kind = CTP_KIND_COUNTER,
+				.rule = CTP_RULE_SUM},
+	[F_CPU_AFFINITY] = {.name = "procfs.cpu_affinity",
+			    .help = "CPUs the thread may run on "
+				    "(sched_getaffinity or Cpus_allowed_list)",
+			    .scope = CTP_SCOPE_THREAD,
+			    .type = CTP_TYPE_CPUSET,
+			    .unit = CTP_UNIT_NONE,
+			    .kind = CTP_KIND_CPUSET,
+			    .rule = CTP_RULE_UNION},
+	[F_NR_THREADS] = {.name = "procfs.nr_threads",
+			  .help = "Threads in the process, stat field 20",
+			  .scope = CTP_SCOPE_PROCESS,
+			  .type = CTP_TYPE_U64,
+			  .unit = CTP_UNIT_COUNT,
+			  .kind = CTP_KIND_GAUGE,
+			  .rule = CTP_RULE_MAX},
+};
+
+_Static_assert(sizeof(fields) / sizeof(fields[0]) == N_FIELDS,
+	       "field table and enum disagree");
+
+/* Declaration order is the order of task->files[]. */
+enum { TF_STAT, TF_STATUS, N_TF };
+static const char *const thread_files[] = {"stat", "status", NULL};
+enum { PF_STAT, N_PF };
+static const char *const process_files[] = {"stat", NULL};
+
+enum affinity_mode {
+	AFF_SYSCALL = 1,
+	AFF_STATUS = 2,
+};
+
+/* Largest kernel NR_CPUS (x86 MAXSMP) bounds the status list bitmap. */
+#define CPULIST_MAX_WORDS (8192 / 64)
+/* Give up growing the sched_getaffinity mask past this many CPUs. */
+#define AFFINITY_MAX_CPUS (1u << 20)
+
+/* One worker thread's sched_getaffinity buffers. */
+struct aff_buf {
+	struct aff_buf *next;
+	size_t ncpus; /* CPU_ALLOC count */
+	size_t setsize;
+	cpu_set_t *set;
+	uint64_t *words;
+	size_t nwords;
+};
+
+struct procfs_state {
+	struct ctp_ctx *ctx;
+	const struct ctp_api *api;
+	int fh[N_FIELDS]; /* field handles; < 0 means skip */
+	int c_stat_err, c_status_err, c_aff_fallback;
+	enum affinity_mode affinity;
+	uint64_t gen;
+	_Atomic size_t ncpus; /* a mask size the kernel accepted */
+	pthread_mutex_t lock; /* guards bufs */
+	struct aff_buf *bufs; /* every worker's buffers, freed at fini */
+};
+
+/*
+ * Each worker keeps its buffers in thread-local storage; `gen` ties them to
+ * one init so a thread never reuses buffers a previous fini freed.
+ */
+static _Atomic uint64_t next_gen = 1;
+static _Thread_local uint64_t tls_gen;
+static _Thread_local struct aff_buf *tls_buf;
+
+static int aff_buf_resize(struct aff_buf *b, size_t ncpus)
+{
+	size_t setsize = CPU_ALLOC_SIZE(ncpus);
+	size_t nwords = (setsize + sizeof(uint64_t) - 1) / sizeof(uint64_t);
+	cpu_set_t *set = CPU_ALLOC(ncpus);
+	uint64_t *words = calloc(nwords, sizeof(*words));
+
+	if (!set || !words) {
+		if (set)
+			CPU_FREE(set);
+		free(words);
+		return -ENOMEM;
+	}
+	if (b->set)
+		CPU_FREE(b->set);
+	free(b->words);
+	b->set = set;
+	b->ncpus = ncpus;
+	b->setsize = setsize;
+	b->words = words;
+	b->nwords = nwords;
+	return 0;
+}
+
+static void aff_buf_free(struct aff_buf *b)
+{
+	if (!b)
+		return;
+	if (b->set)
+		CPU_FREE(b->set);
+	free(b->words);
+	free(b);
+}
+
+static struct aff_buf *aff_buf_get(struct procfs_state *st)
+{
+	struct aff_buf *b;
+
+	if (tls_gen == st->gen && tls_buf)
+		return tls_buf;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	if (aff_buf_resize(b, atomic_load(&st->ncpus)) < 0) {
+		free(b);
+		return NULL;
+	}
+	pthread_mutex_lock(&st->lock);
+	b->next = st->bufs;
+	st->bufs = b;
+	pthread_mutex_unlock(&st->lock);
+	tls_buf = b;
+	tls_gen = st->gen;
+	return b;
+}
+
+/*
+ * sched_getaffinity(tid) into the calling worker's buffer, growing it while
+ * the kernel says it is smaller than its cpumask (EINVAL). Returns the
+ * number of words up to the highest set CPU in *n, words in *out.
+ */
+static int affinity_syscall(struct procfs_state *st, pid_t tid,
+			    const uint64_t **out, size_t *n)
+{
+	struct aff_buf *b = aff_buf_get(st);
+	const unsigned long *bits;
+	size_t i, nlongs;
+	int r;
+
+	if (!b)
+		return -ENOMEM;
+	while (sched_getaffinity(tid, b->setsize, b->set) < 0) {
+		if (errno != EINVAL || b->ncpus >= AFFINITY_MAX_CPUS)
+			return -errno;
+		r = aff_buf_resize(b, b->ncpus * 2);
+		if (r < 0)
+			return r;
+		if (b->ncpus > atomic_load(&st->ncpus))
+			atomic_store(&st->ncpus, b->ncpus);
+	}
+	/* A cpu_set_t is an array of unsigned long, bit i of long i/N. */
+	bits = (const unsigned long *)(const void *)b->set;
+	nlongs = b->setsize / sizeof(unsigned long);
+	memset(b->words, 0, b->nwords * sizeof(*b->words));
+	for (i = 0; i < nlongs; i++) {
+		size_t bit = i * sizeof(unsigned long) * 8;
+
+		b->words[bit / 64] |= (uint64_t)bits[i] << (bit % 64);
+	}
+	*n = b->nwords;
+	while (*n && !b->words[*n - 1])
+		(*n)--;
+	*out = b->words;
+	return 0;
+}
+
+static int set_u64(struct procfs_state *st, struct ctp_record *rec, int f,
+		   uint64_t v)
+{
+	return st->fh[f] < 0 ? 0 : st->api->set_u64(rec, st->fh[f], v);
+}
+
+static int set_i64(struct procfs_state *st, struct ctp_record *rec, int f,
+		   int64_t v)
+{
+	return st->fh[f] < 0 ? 0 : st->api->set_i64(rec, st->fh[f], v);
+}
+
+/* Keep the first failure of a series of set_* calls. */
+static void keep(int *ret, int r)
+{
+	if (r < 0 && *ret == 0)
+		*ret = r;
+}
+
+/* "unknown(N)" without stdio: the hot path does no formatting I/O. */
+static size_t fmt_unknown_policy(char *buf, uint64_t v)
+{
+	char digits[20];
+	size_t n = 0, len = 0;
+
+	do {
+		digits[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	memcpy(buf, "unknown(", 8);
+	len = 8;
+	while (n)
+		buf[len++] = digits[--n];
+	buf[len++] = ')';
+	return len;
+}
+
+static int set_policy(struct procfs_state *st, struct ctp_record *rec,
+		      uint64_t policy)
+{
+	char buf[8 + 20 + 1];
+	const char *name;
+
+	if (st->fh[F_POLICY] < 0)
+		return 0;
+	name = ctp_sched_policy_name(policy);
+	if (name)
+		return st->api->set_str(rec, st->fh[F_POLICY], name,
+					strlen(name));
+	return st->api->set_str(rec, st->fh[F_POLICY], buf,
+				fmt_unknown_policy(buf, policy));
+}
+
+static int set_thread_stat(struct procfs_state *st, struct ctp_record *rec,
+			   const struct ctp_stat *s)
+{
+	int ret = 0;
+
+	if (ctp_stat_has(s, CTP_STAT_MINFLT))
+		keep(&ret, set_u64(st, rec, F_MINFLT, s->minflt));
+	if (ctp_stat_has(s, CTP_STAT_MAJFLT))
+		keep(&ret, set_u64(st, rec, F_MAJFLT, s->majflt));
+	if (ctp_stat_has(s, CTP_STAT_UTIME))
+		keep(&ret, set_u64(st, rec, F_UTIME, s->utime));
+	if (ctp_stat_has(s, CTP_STAT_STIME))
+		keep(&ret, set_u64(st, rec, F_STIME, s->stime));
+	if (ctp_stat_has(s, CTP_STAT_PRIORITY))
+		keep(&ret, set_i64(st, rec, F_PRIORITY, s->priority));
+	if (ctp_stat_has(s, CTP_STAT_NICE))
+		keep(&ret, set_i64(st, rec, F_NICE, s->nice));
+	if (ctp_stat_has(s, CTP_STAT_STARTTIME))
+		keep(&ret, set_u64(st, rec, F_START_TIME, s->starttime));
+	if (ctp_stat_has(s, CTP_STAT_PROCESSOR))
+		keep(&ret, set_i64(st, rec, F_PROCESSOR, s->processor));
+	if (ctp_stat_has(s, CTP_STAT_RT_PRIORITY))
+		keep(&ret, set_u64(st, rec, F_RT_PRIORITY, s->rt_priority));
+	if (ctp_stat_has(s, CTP_STAT_POLICY))
+		keep(&ret, set_policy(st, rec, s->policy));
+	return ret;
+}
+
+static int set_thread_status(struct procfs_state *st, struct ctp_record *rec,
+			     const struct ctp_status *s)
+{
+	int ret = 0;
+
+	if ((s->present & CTP_STATUS_STATE) && st->fh[F_STATE] >= 0)
+		keep(&ret, st->api->set_char(rec, st->fh[F_STATE], s->state));
+	if (s->present & CTP_STATUS_VOLUNTARY_CSW)
+		keep(&ret, set_u64(st, rec, F_VOLUNTARY_CSW, s->voluntary_csw));
+	if (s->present & CTP_STATUS_NONVOLUNTARY_CSW)
+		keep(&ret,
+		     set_u64(st, rec, F_NONVOLUNTARY_CSW, s->nonvoluntary_csw));
+	return ret;
+}
+
+static int file_gone(const struct ctp_file *f)
+{
+	return f->err == -ENOENT || f->err == -ESRCH;
+}
+
+/* 0 when the file has data, else why not. */
+static int file_err(const struct ctp_file *f)
+{
+	if (f->err < 0)
+		return f->err;
+	return f->data ? 0 : -EIO;
+}
+
+static void count(struct procfs_state *st, int counter)
+{
+	st->api->summary_add(st->ctx, counter, 1);
+}
+
+/*
+ * Affinity from the status list. Returns 1 when set, 0 when there is no
+ * list (*bad set when the list does not parse), or a set_cpuset error.
+ */
+static int affinity_from_status(struct procfs_state *st, struct ctp_record *rec,
+				const struct ctp_status *s, int *bad)
+{
+	uint64_t words[CPULIST_MAX_WORDS];
+	size_t n;
+	int r;
+
+	if (!s || !(s->present & CTP_STATUS_CPUS_ALLOWED_LIST))
+		return 0;
+	r = ctp_parse_cpulist(s->cpus_allowed_list, s->cpus_allowed_list_len,
+			      words, CPULIST_MAX_WORDS, &n);
+	/* A live task always may run somewhere: empty means broken text. */
+	if (r <= 0) {
+		*bad = 1;
+		return 0;
+	}
+	r = st->api->set_cpuset(rec, st->fh[F_CPU_AFFINITY], words, n);
+	return r < 0 ? r : 1;
+}
+
+static int procfs_thread(void *state, const struct ctp_task *task,
+			 struct ctp_record *rec)
+{
+	struct procfs_state *st = state;
+	const struct ctp_file *fstat, *fstatus;
+	struct ctp_stat s;
+	struct ctp_status ss;
+	const struct ctp_status *status = NULL;
+	int ret = 0, rerr = 0, got = 0, status_bad = 0, r;
+
+	if (!CTP_HAS(task, struct ctp_task, n_files) || task->n_files < N_TF)
+		return -EINVAL;
+	fstat = &task->files[TF_STAT];
+	fstatus = &task->files[TF_STATUS];
+	if (file_gone(fstat) || file_gone(fstatus))
+		return -ENOENT;
+
+	r = file_err(fstat);
+	if (r == 0) {
+		if (ctp_parse_stat(fstat->data, fstat->len, &s) < 0)
+			count(st, st->c_stat_err);
+		keep(&ret, set_thread_stat(st, rec, &s));
+		got = 1;
+	} else {
+		rerr = r;
+	}
+
+	r = file_err(fstatus);
+	if (r == 0) {
+		if (ctp_parse_status(fstatus->data, fstatus->len, &ss) < 0)
+			status_bad = 1;
+		keep(&ret, set_thread_status(st, rec, &ss));
+		status = &ss;
+		got = 1;
+	} else if (!rerr) {
+		rerr = r;
+	}
+
+	if (st->fh[F_CPU_AFFINITY] >= 0) {
+		const uint64_t *words;
+		size_t n;
+
+		r = -ENOTSUP;
+		if (st->affinity == AFF_SYSCALL) {
+			r = affinity_syscall(st, task->tid, &words, &n);
+			if (r == 0)
+				keep(&ret, st->api->set_cpuset(
+						   rec, st->fh[F_CPU_AFFINITY],
+						   words, n));
+			else
+				count(st, st->c_aff_fallback);
+		}
+		if (r < 0)
+			keep(&ret, affinity_from_status(st, rec, status,
+							&status_bad));
+	}
+	if (status_bad)
+		count(st, st->c_status_err);
+
+	if (ret < 0)
+		return ret;
+	/* Neither file readable: nothing recorded, say why. */
+	return got ? 0 : rerr;
+}
+
+static int procfs_process(void *state, const struct ctp_task *task,
+			  struct ctp_record *rec)
+{
+	struct procfs_state *st = state;
+	const struct ctp_file *f;
+	struct ctp_stat s;
+	int r;
+
+	if (!CTP_HAS(task, struct ctp_task, n_files) || task->n_files < N_PF)
+		return -EINVAL;
+	f = &task->files[PF_STAT];
+	if (file_gone(f))
+		return -ENOENT;
+	r = file_err(f);
+	if (r < 0)
+		return r;
+	if (ctp_parse_stat(f->data, f->len, &s) < 0)
+		count(st, st->c_stat_err);
+	/* (20) num_threads */
+	if (ctp_stat_has(&s, CTP_STAT_NUM_THREADS))
+		return set_u64(st, rec, F_NR_THREADS, s.num_threads);
+	return 0;
+}
+
+static int parse_options(struct ctp_ctx *ctx, const struct ctp_api *api,
+			 enum affinity_mode *mode)
+{
+	const struct ctp_roots *roots;
+	const char *key, *v;
+	size_t i;
+	int r;
+
+	for (i = 0; (key = api->opt_key(ctx, i)); i++) {
+		if (strcmp(key, "affinity") != 0) {
+			api->log(ctx, CTP_LOG_ERR,
+				 "unknown option '%s' (known: affinity)", key);
+			return -EINVAL;
+		}
+	}
+	r = api->opt_str(ctx, "affinity", &v);
+	if (r == -ENOENT) {
+		v = "auto";
+	} else if (r < 0) {
+		api->log(ctx, CTP_LOG_ERR, "option 'affinity': %s",
+			 strerror(-r));
+		return r;
+	}
+	if (strcmp(v, "syscall") == 0) {
+		*mode = AFF_SYSCALL;
+	} else if (strcmp(v, "status") == 0) {
+		*mode = AFF_STATUS;
+	} else if (strcmp(v, "auto") == 0) {
+		/* Only the live /proc has tids sched_getaffinity knows. */
+		roots = api->roots(ctx);
+		*mode = roots && roots->proc &&
+					strcmp(roots->proc, "/proc") == 0
+				? AFF_SYSCALL
+				: AFF_STATUS;
+	} else {
+		api->log(ctx, CTP_LOG_ERR,
+			 "option 'affinity': '%s' is not auto, syscall or "
+			 "status",
+			 v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void procfs_fini(void *state)
+{
+	struct procfs_state *st = state;
+	struct aff_buf *b, *next;
+
+	if (!st)
+		return;
+	for (b = st->bufs; b; b = next) {
+		next = b->next;
+		aff_buf_free(b);
+	}
+	pthread_mutex_destroy(&st->lock);
+	free(st);
+}
+
+static int register_counter(struct procfs_state *st, const char *name, int *out)
+{
+	int r = st->api->summary_register(st->ctx, name);
+
+	if (r < 0) {
+		st->api->log(st->ctx, CTP_LOG_ERR,
+			     "cannot register summary counter %s: %s", name,
+			     strerror(-r));
+		return r;
+	}
+	*out = r;
+	return 0;
+}
+
+static int procfs_init(struct ctp_ctx *ctx, const struct ctp_api *api,
+		       void **state)
+{
+	struct procfs_state *st;
+	enum affinity_mode mode;
+	size_t i;
+	int r;
+
+	if (!api || api->abi != CTP_ABI_MAJOR ||
+	    !CTP_HAS(api, struct ctp_api, roots))
+		return -ENOTSUP;
+	r = parse_options(ctx, api, &mode);
+	if (r < 0)
+		return r;
+
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st->ctx = ctx;
+	st->api = api;
+	st->affinity = mode;
+	st->gen = atomic_fetch_add(&next_gen, 1);
+	atomic_init(&st->ncpus, CPU_SETSIZE);
+	pthread_mutex_init(&st->lock, NULL);
+
+	for (i = 0; i < N_FIELDS; i++) {
+		st->fh[i] = api->field_handle(ctx, i);
+		if (st->fh[i] < 0)
+			api->log(ctx, CTP_LOG_DEBUG,
+				 "field %s has no handle: %s", fields[i].name,
+				 strerror(-st->fh[i]));
+	}
+	r = register_counter(st, "stat_parse_errors", &st->c_stat_err);
+	if (r == 0)
+		r = register_counter(st, "status_parse_errors",
+				     &st->c_status_err);
+	if (r == 0)
+		r = register_counter(st, "affinity_syscall_fallbacks",
+				     &st->c_aff_fallback);
+	if (r < 0)
+		goto out;
+
+	if (mode == AFF_SYSCALL) {
+		const uint64_t *words;
+		size_t n;
+
+		/* Size the mask once to the kernel's cpumask here, so workers
+		 * start with a buffer the kernel accepts. */
+		r = affinity_syscall(st, 0, &words, &n);
+		if (r < 0) {
+			api->log(ctx, CTP_LOG_WARNING,
+				 "sched_getaffinity: %s; using "
+				 "Cpus_allowed_list",
+				 strerror(-r));
+			st->affinity = AFF_STATUS;
+			r = 0;
+		}
+	}
+	api->log(ctx, CTP_LOG_DEBUG, "affinity from %s",
+		 st->affinity == AFF_SYSCALL ? "sched_getaffinity"
+					     : "Cpus_allowed_list");
+out:
+	if (r < 0) {
+		procfs_fini(st);
+		return r;
+	}
+	*state = st;
+	return 0;
+}
+
+CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
+	CTP_PLUGIN_HEADER,
+	.name = "procfs-stat",
+	.version = PROCFS_STAT_VERSION,
+	.description = "Per-thread CPU time, faults, scheduling, state, "
+		       "context switches and affinity from /proc stat and "
+		       "status",
+	.flags = CTP_PLUGIN_MT_SAFE,
+	CTP_PLUGIN_FIELDS(fields),
+	.thread_files = thread_files,
+	.process_files = process_files,
+	.init = procfs_init,
+	.fini = procfs_fini,
+	.thread = procfs_thread,
+	.process = procfs_process,
+};

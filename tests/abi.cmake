@@ -1,0 +1,44 @@
+# Plugin ABI: test collectors (tests/plugins/) built like ctp_add_plugin
+# builds real ones, but into their own directory so no real plugin search
+# ever finds them, and the end-to-end test that loads them with the real
+# binary.
+set(CTP_ABI_PLUGIN_DIR ${CMAKE_BINARY_DIR}/test-plugins)
+set(CTP_ABI_PLUGINS)
+
+# ctp_abi_plugin(NAME SOURCE [DEFINE...]): tests/plugins/SOURCE as NAME.so.
+function(ctp_abi_plugin name src)
+  add_library(abi-plugin-${name} MODULE ${CMAKE_CURRENT_SOURCE_DIR}/plugins/${src})
+  set_target_properties(abi-plugin-${name} PROPERTIES
+    OUTPUT_NAME ${name} PREFIX "" SUFFIX ".so"
+    C_VISIBILITY_PRESET hidden
+    LIBRARY_OUTPUT_DIRECTORY ${CTP_ABI_PLUGIN_DIR})
+  # Only the public header: a plugin sees nothing else of the core.
+  target_include_directories(abi-plugin-${name} PRIVATE ${PROJECT_SOURCE_DIR}/include)
+  target_link_options(abi-plugin-${name} PRIVATE -Wl,-z,defs)
+  if(ARGN)
+    target_compile_definitions(abi-plugin-${name} PRIVATE ${ARGN})
+  endif()
+  set(CTP_ABI_PLUGINS ${CTP_ABI_PLUGINS} abi-plugin-${name} PARENT_SCOPE)
+endfunction()
+
+ctp_abi_plugin(abi-good abi_good.c)
+ctp_abi_plugin(abi-failing abi_failing.c)
+ctp_abi_plugin(abi-dynamic abi_dynamic.c)
+ctp_abi_plugin(abi-notmt abi_notmt.c)
+ctp_abi_plugin(abi-wrongtype abi_wrongtype.c)
+ctp_abi_plugin(abi-badabi abi_bad.c ABI_BAD_ABI)
+ctp_abi_plugin(abi-nosym abi_bad.c ABI_NO_SYMBOL)
+ctp_abi_plugin(abi-small abi_bad.c ABI_SMALL)
+ctp_abi_plugin(abi-misnamed abi_bad.c ABI_MISNAMED)
+ctp_abi_plugin(abi-dupfield abi_bad.c ABI_DUP_FIELD)
+ctp_abi_plugin(abi-collide abi_bad.c ABI_COLLIDE)
+ctp_abi_plugin(abi-countermode abi_bad.c ABI_COUNTER_MODE)
+ctp_abi_plugin(abi-gaugesum abi_bad.c ABI_GAUGE_SUM)
+ctp_abi_plugin(abi-initfail abi_bad.c ABI_INIT_EIO)
+
+ctp_add_test(test_abi test_abi.c LIBS ctpcore ${CMAKE_DL_LIBS})
+target_compile_definitions(test_abi PRIVATE CTP_ABI_PLUGIN_DIR="${CTP_ABI_PLUGIN_DIR}")
+add_dependencies(test_abi ctprof-core ${CTP_ABI_PLUGINS})
+# The permission checks that apply only to root; skipped (77) otherwise.
+add_test(NAME test_abi_root COMMAND test_abi --root)
+set_tests_properties(test_abi_root PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)

@@ -1,0 +1,544 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""Independent decoder for ctprof-core snapshots (docs/FORMAT.md).
+
+Written from the spec only, with python3-msgpack and python3-zstandard; it
+shares no code with the C reader.
+
+  decode_snapshot.py FILE...
+      decode each snapshot and check it against the spec; exit 1 on the
+      first violation.
+  decode_snapshot.py --sample-writer BIN --workdir DIR
+      run `BIN --write-sample DIR/sample.ctprof` (tests/test_writer_reader),
+      check the file against the spec AND against the exact values the C
+      test put in, then run `BIN --dump` on it and check that the JSON is
+      the same tree with the documented string escaping.
+  decode_snapshot.py --measure FILE
+      re-encode FILE's tables row-major and print compressed bytes per
+      thread both ways (the layout measurement quoted in docs/FORMAT.md).
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+try:
+    import msgpack
+    import zstandard
+except ImportError as e:  # pragma: no cover
+    print("SKIP: %s (use /usr/bin/python3)" % e)
+    sys.exit(77)
+
+TOP_KEYS = ["format", "version", "tool", "capture", "fields", "plugins",
+            "read_failures", "host", "cgroups", "processes", "threads"]
+SCOPES = {"host": 1, "cgroup": 2, "process": 3, "thread": 4}
+TYPES = {"u64": 1, "i64": 2, "bool": 3, "char": 4, "string": 5, "cpuset": 6}
+UNITS = {"none": 0, "count": 1, "ns": 2, "us": 3, "ticks": 4, "bytes": 5,
+         "centipct": 6}
+KINDS = {"counter": 1, "peak": 2, "gauge": 3, "categorical": 4, "ordinal": 5,
+         "cpuset": 6}
+RULES = {"sum": 1, "max": 2, "min": 3, "mode": 4, "range": 5, "union": 6}
+STATUSES = {"loaded": 1, "failed": 2, "disabled": 3}
+U64_MAX = (1 << 64) - 1
+I64_MIN, I64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+class SpecError(Exception):
+    pass
+
+
+def need(cond, msg):
+    if not cond:
+        raise SpecError(msg)
+
+
+class Pairs(list):
+    """A decoded map, keeping key order (checked against the spec)."""
+
+    def get(self, key, default=None):
+        for k, v in self:
+            if k == key:
+                return v
+        return default
+
+    def keys(self):
+        return [k for k, _ in self]
+
+    def __contains__(self, key):
+        return any(k == key for k, _ in self)
+
+    def __getitem__(self, key):
+        if isinstance(key, int):
+            return list.__getitem__(self, key)
+        for k, v in self:
+            if k == key:
+                return v
+        raise KeyError(key)
+
+
+def decode_file(path):
+    data = open(path, "rb").read()
+    need(data[:4] == b"\x28\xb5\x2f\xfd", "not a zstd frame")
+    d = zstandard.ZstdDecompressor().decompressobj()
+    raw = d.decompress(data)
+    need(d.eof, "zstd frame is truncated")
+    need(not d.unused_data, "trailing data after the zstd frame")
+    # str stays str (invalid UTF-8 as surrogates), bin would be bytes.
+    obj = msgpack.unpackb(raw, raw=False, unicode_errors="surrogateescape",
+                          object_pairs_hook=Pairs, strict_map_key=False,
+                          use_list=True)
+    return obj, raw
+
+
+def is_uint(v):
+    return isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= U64_MAX
+
+
+def is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool) and \
+        I64_MIN <= v <= I64_MAX
+
+
+def is_str(v):
+    return isinstance(v, str)
+
+
+def check_keys(m, keys, where, optional=()):
+    need(isinstance(m, Pairs), "%s is not a map" % where)
+    got = m.keys()
+    want = [k for k in keys if k in got or k not in optional]
+    need(got == want, "%s keys %r, expected %r" % (where, got, want))
+
+
+def check_value(ftype, v, where):
+    """Check one cell against its field type; None is absent."""
+    if v is None:
+        return
+    if ftype == "u64":
+        need(is_uint(v), "%s: %r is not an unsigned integer" % (where, v))
+    elif ftype == "i64":
+        need(is_int(v), "%s: %r is not a signed 64-bit integer" % (where, v))
+    elif ftype == "bool":
+        need(isinstance(v, bool), "%s: %r is not a boolean" % (where, v))
+    elif ftype == "char":
+        need(is_str(v) and len(v.encode("utf-8", "surrogateescape")) == 1,
+             "%s: %r is not a 1-byte string" % (where, v))
+    elif ftype == "string":
+        need(is_str(v), "%s: %r is not a string" % (where, v))
+        need("\0" not in v, "%s: NUL in a string" % where)
+    elif ftype == "cpuset":
+        need(isinstance(v, list) and len(v) % 2 == 0,
+             "%s: cpuset %r is not an even-length array" % (where, v))
+        prev = -2
+        for i in range(0, len(v), 2):
+            lo, hi = v[i], v[i + 1]
+            need(is_uint(lo) and is_uint(hi) and hi <= 0xffffffff,
+                 "%s: cpuset %r has a non-CPU element" % (where, v))
+            # Ascending, disjoint, and adjacent runs merged by writers.
+            need(lo <= hi and lo > prev + 1,
+                 "%s: cpuset %r is not canonical" % (where, v))
+            prev = hi
+    else:
+        raise SpecError("%s: unknown type %r" % (where, ftype))
+
+
+def check_spec(snap):
+    """Everything docs/FORMAT.md promises about a file our writer made."""
+    check_keys(snap, TOP_KEYS, "top level")
+    need(snap["format"] == "ctprof-core-snapshot", "wrong format")
+    need(snap["version"] == 1 and is_uint(snap["version"]), "wrong version")
+    check_keys(snap["tool"], ["name", "version"], "tool")
+    need(snap["tool"]["name"] == "ctprof-core", "tool.name")
+
+    cap = snap["capture"]
+    check_keys(cap, ["start_realtime_ns", "end_realtime_ns", "duration_ns",
+                     "workers", "roots", "config_path", "kernel_release",
+                     "hostname"], "capture", optional=("hostname",))
+    for k in ("start_realtime_ns", "end_realtime_ns", "duration_ns",
+              "workers"):
+        need(is_uint(cap[k]), "capture.%s" % k)
+    check_keys(cap["roots"], ["proc", "sys", "cgroup"], "capture.roots")
+    for k in ("proc", "sys", "cgroup"):
+        need(cap["roots"][k] is None or is_str(cap["roots"][k]),
+             "capture.roots.%s" % k)
+    for k in ("config_path", "kernel_release"):
+        need(cap[k] is None or is_str(cap[k]), "capture.%s" % k)
+    if "hostname" in cap:
+        need(is_str(cap["hostname"]), "capture.hostname")
+
+    fields = {}
+    need(isinstance(snap["fields"], list), "fields is not an array")
+    for i, f in enumerate(snap["fields"]):
+        w = "fields[%d]" % i
+        check_keys(f, ["name", "plugin", "scope", "type", "unit", "kind",
+                       "rule", "help"], w)
+        need(is_str(f["name"]) and f["name"], w + ".name")
+        need(f["name"] not in fields, w + ": duplicate name")
+        need(f["plugin"] is None or is_str(f["plugin"]), w + ".plugin")
+        need(f["scope"] in SCOPES, w + ".scope %r" % f["scope"])
+        need(f["type"] in TYPES, w + ".type %r" % f["type"])
+        need(f["unit"] in UNITS, w + ".unit %r" % f["unit"])
+        need(f["kind"] in KINDS, w + ".kind %r" % f["kind"])
+        need(f["rule"] in RULES, w + ".rule %r" % f["rule"])
+        need(is_str(f["help"]), w + ".help")
+        fields[f["name"]] = f
+
+    plugin_names = set()
+    for i, p in enumerate(snap["plugins"]):
+        w = "plugins[%d]" % i
+        check_keys(p, ["name", "status", "reason", "version", "path",
+                       "required", "time_ns", "calls", "errors", "vanished",
+                       "summary"], w)
+        need(is_str(p["name"]), w + ".name")
+        plugin_names.add(p["name"])
+        need(p["status"] in STATUSES, w + ".status")
+        for k in ("reason", "version", "path"):
+            need(p[k] is None or is_str(p[k]), "%s.%s" % (w, k))
+        need(isinstance(p["required"], bool), w + ".required")
+        for k in ("time_ns", "calls", "errors", "vanished"):
+            need(is_uint(p[k]), "%s.%s" % (w, k))
+        need(isinstance(p["summary"], Pairs), w + ".summary")
+        for k, v in p["summary"]:
+            need(is_str(k) and is_uint(v), w + ".summary entry")
+    for f in fields.values():
+        need(f["plugin"] is None or f["plugin"] in plugin_names,
+             "field %s names an unknown plugin" % f["name"])
+
+    rf = snap["read_failures"]
+    check_keys(rf, ["tids_walked", "tids_recorded", "tids_vanished",
+                    "tgids_walked", "tgids_vanished", "files",
+                    "dominant_file"], "read_failures")
+    for k in rf.keys()[:5]:
+        need(is_uint(rf[k]), "read_failures." + k)
+    best, most = None, 0
+    for k, v in rf["files"]:
+        need(is_str(k) and is_uint(v), "read_failures.files entry")
+        if v > most:
+            best, most = k, v
+    need(rf["dominant_file"] == best,
+         "dominant_file %r, the most failures are in %r" %
+         (rf["dominant_file"], best))
+
+    host = snap["host"]
+    need(isinstance(host, Pairs), "host is not a map")
+    host_fields = [n for n, f in fields.items() if f["scope"] == "host"]
+    need(host.keys() == host_fields, "host keys %r, expected every host "
+         "field in fields order %r" % (host.keys(), host_fields))
+    for k, v in host:
+        check_value(fields[k]["type"], v, "host." + k)
+
+    idents = {"cgroups": ["path"], "processes": ["tgid", "comm", "nthreads"],
+              "threads": ["tid", "tgid", "comm", "cgroup"]}
+    scope_of = {"cgroups": "cgroup", "processes": "process",
+                "threads": "thread"}
+    order = [n for n in fields]
+    for tname in ("cgroups", "processes", "threads"):
+        t = snap[tname]
+        check_keys(t, ["rows"] + idents[tname] + ["columns"], tname)
+        rows = t["rows"]
+        need(is_uint(rows), tname + ".rows")
+        for k in idents[tname]:
+            need(isinstance(t[k], list) and len(t[k]) == rows,
+                 "%s.%s length %d != rows %d" % (tname, k, len(t[k]), rows))
+        cols = t["columns"]
+        need(isinstance(cols, Pairs), tname + ".columns")
+        names = cols.keys()
+        need(names == sorted(names, key=order.index),
+             tname + ".columns not in fields order")
+        for name, col in cols:
+            need(name in fields, "%s.columns.%s not in fields" % (tname, name))
+            f = fields[name]
+            need(f["scope"] == scope_of[tname],
+                 "%s.columns.%s has scope %s" % (tname, name, f["scope"]))
+            need(isinstance(col, list) and len(col) == rows,
+                 "%s.columns.%s length != rows" % (tname, name))
+            # An all-absent column is omitted, never written.
+            need(any(v is not None for v in col),
+                 "%s.columns.%s is all nil (should be omitted)" %
+                 (tname, name))
+            for r, v in enumerate(col):
+                check_value(f["type"], v, "%s.columns.%s[%d]" %
+                            (tname, name, r))
+
+    cg, pr, th = snap["cgroups"], snap["processes"], snap["threads"]
+    for p in cg["path"]:
+        need(is_str(p), "cgroups.path entry")
+    for k in ("tgid", "nthreads"):
+        for v in pr[k]:
+            need(is_uint(v), "processes.%s entry" % k)
+    need(pr["tgid"] == sorted(pr["tgid"]), "processes not in tgid order")
+    for v in pr["comm"] + th["comm"]:
+        need(v is None or is_str(v), "comm entry %r" % (v,))
+    for k in ("tid", "tgid"):
+        for v in th[k]:
+            need(is_uint(v), "threads.%s entry" % k)
+    keys = list(zip(th["tgid"], th["tid"]))
+    need(keys == sorted(keys), "threads not in (tgid, tid) order")
+    for v in th["cgroup"]:
+        need(v is None or (is_uint(v) and v < cg["rows"]),
+             "threads.cgroup %r is not a cgroups row" % (v,))
+    need(sum(pr["nthreads"]) == th["rows"], "nthreads do not sum to rows")
+    per = {}
+    for tg in th["tgid"]:
+        per[tg] = per.get(tg, 0) + 1
+    for tg, n in zip(pr["tgid"], pr["nthreads"]):
+        need(per.get(tg, 0) == n, "nthreads of %d is %d, %d rows" %
+             (tg, n, per.get(tg, 0)))
+
+
+# ---- The sample written by test_writer_reader --write-sample ------------------
+
+def b(s):
+    """Bytes as the decoder hands them back (surrogate-escaped str)."""
+    return s.decode("utf-8", "surrogateescape")
+
+
+SAMPLE_FIELDS = [
+    ("alpha.host_mem", "host", "u64", "bytes", "gauge", "max", "Total memory"),
+    ("alpha.host_name", "host", "string", "none", "categorical", "mode", ""),
+    ("alpha.host_cpus", "host", "cpuset", "none", "cpuset", "union",
+     "Online CPUs"),
+    ("alpha.host_skew", "host", "i64", "ns", "gauge", "min", "Never measured"),
+    ("alpha.cg_usage", "cgroup", "u64", "us", "counter", "sum",
+     "cpu.stat usage_usec"),
+    ("alpha.rss", "process", "u64", "bytes", "peak", "max", "Peak RSS"),
+    ("alpha.nice", "process", "i64", "none", "ordinal", "range", "Nice"),
+    ("alpha.utime", "thread", "u64", "ticks", "counter", "sum", "User time"),
+    ("alpha.delta", "thread", "i64", "ns", "gauge", "min", "Signed gauge"),
+    ("alpha.running", "thread", "bool", "none", "categorical", "mode",
+     "Is running"),
+    ("alpha.state", "thread", "char", "none", "ordinal", "mode", "Task state"),
+    ("alpha.wchan", "thread", "string", "none", "categorical", "mode",
+     "Wait channel"),
+    ("alpha.cpus", "thread", "cpuset", "none", "cpuset", "union",
+     "Allowed CPUs"),
+    ("alpha.never", "thread", "u64", "count", "counter", "sum", "Never set"),
+    ("alpha.load", "thread", "u64", "centipct", "gauge", "max", "Load"),
+]
+
+ODD = b(b'we"ird\\\x01\xff')
+EMOJI = b(b"\xc3\xa9moji\xe2\x9c\x93")
+SAMPLE_THREADS = {
+    "tid": [50, 100, 101, 102, 200, 201, 300],
+    "tgid": [50, 100, 100, 100, 200, 200, 300],
+    "comm": ["init", ODD, "worker/1", "worker/2", EMOJI, "tab\there", "p300"],
+    "cgroup": [0, 1, None, 1, 2, 2, 0],
+    "alpha.utime": [0, None, 12345678901234, 7, U64_MAX, 1, 2],
+    "alpha.delta": [-5, 0, I64_MIN, I64_MAX, -1, 1, None],
+    "alpha.running": [True, False, None, True, False, True, None],
+    "alpha.state": ["S", "R", "D", None, "Z", "S", None],
+    "alpha.wchan": ["do_wait", None, b(b'bad\xc3\x28utf8"q\n'), "", "ep_poll",
+                    "futex_wait_queue", None],
+    "alpha.cpus": [[0, 3], [0, 0, 2, 2, 4, 4], [], None,
+                   [1, 1, 63, 64, 127, 128], [0, 18], None],
+    "alpha.load": [100, None, 0, 10000, 5, 1, None],
+}
+
+
+def check_sample(snap):
+    need(snap["tool"]["version"] == "9.9.9-test", "tool.version")
+    cap = snap["capture"]
+    expect = [("start_realtime_ns", 1700000000123456789),
+              ("end_realtime_ns", 1700000002623456789),
+              ("duration_ns", 2500000000), ("workers", 3),
+              ("config_path", "/etc/ctprof/collectors.yaml"),
+              ("kernel_release", "6.1.0-test"), ("hostname", "sample-host")]
+    for k, v in expect:
+        need(cap[k] == v, "capture.%s = %r, expected %r" % (k, cap[k], v))
+    need(list(cap["roots"]) == [("proc", "/proc"), ("sys", "/sys"),
+                                ("cgroup", "/sys/fs/cgroup")], "roots")
+
+    got = [(f["name"], f["scope"], f["type"], f["unit"], f["kind"],
+            f["rule"], f["help"]) for f in snap["fields"]]
+    need(got == SAMPLE_FIELDS, "fields differ:\n%r" % got)
+    need(all(f["plugin"] == "alpha" for f in snap["fields"]), "plugin")
+
+    p = snap["plugins"]
+    need([x["name"] for x in p] == ["alpha", "beta", "gamma"], "plugin names")
+    need([x["status"] for x in p] == ["loaded", "failed", "disabled"],
+         "plugin status")
+    a = p[0]
+    need((a["version"], a["path"], a["reason"], a["required"], a["time_ns"],
+          a["calls"], a["errors"], a["vanished"]) ==
+         ("1.2.3", "/usr/lib/ctprof/plugins/alpha.so", None, True, 123456789,
+          42, 1, 2), "plugin alpha: %r" % a)
+    need(list(a["summary"]) == [("probes", 7), ("skipped", 0)], "summary")
+    need((p[1]["reason"], p[1]["version"], p[1]["path"]) ==
+         ("dlopen: cannot open shared object file", None, None), "beta")
+    need(p[2]["reason"] == "disabled in config", "gamma")
+
+    rf = snap["read_failures"]
+    need([rf[k] for k in rf.keys()[:5]] == [9, 7, 2, 5, 1], "read_failures")
+    need(list(rf["files"]) == [("stat", 0), ("status", 3), ("io", 5)],
+         "read_failures.files")
+    need(rf["dominant_file"] == "io", "dominant_file")
+
+    need(list(snap["host"]) == [
+        ("alpha.host_mem", 8589934592), ("alpha.host_name", "box-1"),
+        ("alpha.host_cpus", [0, 3, 8, 11, 64, 64, 66, 70]),
+        ("alpha.host_skew", None)], "host: %r" % list(snap["host"]))
+
+    cg = snap["cgroups"]
+    need(cg["rows"] == 3 and cg["path"] == ["/", '/system.slice/odd"n\\x',
+                                            "/user.slice"], "cgroups")
+    need(list(cg["columns"]) == [("alpha.cg_usage", [1000, None, 0])],
+         "cgroup columns")
+
+    pr = snap["processes"]
+    need(pr["rows"] == 4 and pr["tgid"] == [50, 100, 200, 300] and
+         pr["comm"] == ["init", ODD, EMOJI, "p300"] and
+         pr["nthreads"] == [1, 3, 2, 1], "processes identity")
+    need(list(pr["columns"]) == [("alpha.rss", [1048576, None, 0, 4096]),
+                                 ("alpha.nice", [0, -20, 19, None])],
+         "process columns: %r" % list(pr["columns"]))
+
+    th = snap["threads"]
+    need(th["rows"] == 7, "threads.rows")
+    for k in ("tid", "tgid", "comm", "cgroup"):
+        need(th[k] == SAMPLE_THREADS[k], "threads.%s = %r" % (k, th[k]))
+    # alpha.never is absent everywhere: omitted from columns.
+    want_cols = [n for n, *_ in SAMPLE_FIELDS
+                 if n in SAMPLE_THREADS and n != "alpha.never"]
+    need(th["columns"].keys() == want_cols,
+         "thread columns %r" % th["columns"].keys())
+    for name, col in th["columns"]:
+        need(col == SAMPLE_THREADS[name],
+             "threads.columns.%s = %r, expected %r" %
+             (name, col, SAMPLE_THREADS[name]))
+    # A measured 0 is 0, not nil; an absent cell is nil, not 0.
+    utime = th["columns"]["alpha.utime"]
+    need(utime[0] == 0 and utime[0] is not None and utime[1] is None,
+         "absent vs zero")
+
+
+# ---- dump's JSON against our own decoding ---------------------------------------
+
+def to_json_model(o):
+    """The tree `dump` must print: invalid UTF-8 bytes become U+00XX."""
+    if isinstance(o, Pairs):
+        return {to_json_model(k): to_json_model(v) for k, v in o}
+    if isinstance(o, list):
+        return [to_json_model(v) for v in o]
+    if isinstance(o, str):
+        return "".join(chr(ord(c) - 0xdc00) if 0xdc80 <= ord(c) <= 0xdcff
+                       else c for c in o)
+    return o
+
+
+def check_dump(binary, path):
+    out = subprocess.run([binary, "--dump", path], check=True,
+                         stdout=subprocess.PIPE).stdout
+    need(out.endswith(b"\n"), "dump output does not end with a newline")
+    text = out.decode("utf-8")  # must be valid UTF-8, whatever the input
+    snap, _ = decode_file(path)
+    # Key order is kept by dump.
+    top = json.loads(text, object_pairs_hook=list)
+    need([k for k, _ in top] == TOP_KEYS, "dump key order")
+    dumped = json.loads(text)
+    want = to_json_model(snap)
+    for k in TOP_KEYS:
+        need(dumped[k] == want[k], "dump JSON differs from decode at %s:\n"
+             "%r\n%r" % (k, dumped[k], want[k]))
+    need(dumped == want, "dump JSON differs from decode")
+    need("\\u00ff" in text and "\\u0001" in text and "\\u00c3(" in text,
+         "dump escapes")
+
+
+# ---- Layout measurement ------------------------------------------------------------
+
+def measure(path, level=3):
+    """Compressed size of FILE as written (columnar) and of the same data
+    with the process and thread tables re-encoded row-major."""
+    snap, raw = decode_file(path)
+    cctx = zstandard.ZstdCompressor(level=level)
+
+    def unsurrogate(o):
+        if isinstance(o, str):
+            return o.encode("utf-8", "surrogateescape")
+        if isinstance(o, Pairs):
+            return {unsurrogate(k): unsurrogate(v) for k, v in o}
+        if isinstance(o, list):
+            return [unsurrogate(v) for v in o]
+        return o
+
+    def row_major(t, as_maps):
+        idents = [k for k in t.keys() if k not in ("rows", "columns")]
+        cols = list(t["columns"])
+        rows = []
+        for r in range(t["rows"]):
+            if as_maps:
+                # Only present fields, keyed by name.
+                m = Pairs((k, t[k][r]) for k in idents)
+                m.extend((name, c[r]) for name, c in cols
+                         if c[r] is not None)
+                rows.append(m)
+            else:
+                # A fixed-position array, nil when absent.
+                rows.append([t[k][r] for k in idents] +
+                            [c[r] for _, c in cols])
+        out = Pairs([("rows", t["rows"])])
+        if not as_maps:
+            out.append(("names", idents + [name for name, _ in cols]))
+        out.append(("data", rows))
+        return out
+
+    def size(as_maps):
+        doc = Pairs((k, row_major(v, as_maps)
+                     if k in ("processes", "threads") else v)
+                    for k, v in snap)
+        packed = msgpack.packb(unsurrogate(doc), use_bin_type=True)
+        return len(packed), len(cctx.compress(packed))
+
+    n = snap["threads"]["rows"]
+    nf = sum(1 for f in snap["fields"] if f["scope"] == "thread")
+    print("%d threads, %d processes, %d thread fields, zstd level %d" %
+          (n, snap["processes"]["rows"], nf, level))
+    print("%-18s %11s %11s %13s" % ("layout", "raw bytes", "compressed",
+                                   "bytes/thread"))
+    # The columnar size is the C writer's own file, recompressed here at
+    # the same level so all three use one zstd.
+    col_z = len(cctx.compress(raw))
+    for name, (r, z) in (("columnar (v1)", (len(raw), col_z)),
+                         ("row-major arrays", size(False)),
+                         ("row-major maps", size(True))):
+        print("%-18s %11d %11d %13.2f" % (name, r, z, z / max(n, 1)))
+    return 0
+
+
+def main(argv):
+    if len(argv) >= 2 and argv[0] == "--measure":
+        return measure(argv[1], int(argv[2]) if len(argv) > 2 else 3)
+    if argv[:1] == ["--sample-writer"]:
+        binary = argv[1]
+        workdir = argv[argv.index("--workdir") + 1]
+        os.makedirs(workdir, exist_ok=True)
+        path = os.path.join(workdir, "sample.ctprof")
+        if os.path.exists(path):
+            os.unlink(path)
+        subprocess.run([binary, "--write-sample", path], check=True)
+        snap, _ = decode_file(path)
+        check_spec(snap)
+        check_sample(snap)
+        check_dump(binary, path)
+        print("ok: %s decodes per docs/FORMAT.md with the expected values, "
+              "dump JSON matches" % path)
+        return 0
+    if not argv:
+        print(__doc__)
+        return 2
+    for path in argv:
+        snap, _ = decode_file(path)
+        check_spec(snap)
+        print("ok: %s (%d threads, %d processes, %d fields)" %
+              (path, snap["threads"]["rows"], snap["processes"]["rows"],
+               len(snap["fields"])))
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except SpecError as e:
+        print("FAIL: %s" % e)
+        sys.exit(1)

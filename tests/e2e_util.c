@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers for the end-to-end tests; see e2e_util.h. */
+#include "e2e_util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+int e2e_tmpdir(const char *tag, char *buf, size_t len)
+{
+	const char *base = getenv("TMPDIR");
+	if (!base || !*base)
+		base = "/tmp";
+	int n = snprintf(buf, len, "%s/ctprof-%s.XXXXXX", base, tag);
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	return mkdtemp(buf) ? 0 : -errno;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag,
+		  struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP)
+		return rmdir(path) < 0 ? -1 : 0;
+	/* A directory we could not enter (mode 000 in a test): open it up. */
+	if (flag == FTW_DNR) {
+		chmod(path, 0700);
+		return 0;
+	}
+	return unlink(path) < 0 ? -1 : 0;
+}
+
+int e2e_rm_rf(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS) < 0)
+		return -errno;
+	return 0;
+}
+
+int e2e_write_file(const char *path, const char *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	size_t off = 0;
+	while (off < len) {
+		ssize_t n = write(fd, data + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int err = -errno;
+			close(fd);
+			return err;
+		}
+		off += (size_t)n;
+	}
+	return close(fd) < 0 ? -errno : 0;
+}
+
+int e2e_read_file(const char *path, char **buf, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	size_t cap = 4096, off = 0;
+	char *b = malloc(cap);
+	int ret = 0;
+	if (!b) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (;;) {
+		if (off + 1 >= cap) {
+			char *nb = realloc(b, cap * 2);
+			if (!nb) {
+				ret = -ENOMEM;
+				break;
+			}
+			b = nb;
+			cap *= 2;
+		}
+		ssize_t n = read(fd, b + off, cap - off - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		off += (size_t)n;
+	}
+	close(fd);
+	if (ret < 0) {
+		free(b);
+		return ret;
+	}
+	b[off] = '\0';
+	*buf = b;
+	if (len)
+		*len = off;
+	return 0;
+}
+
+void e2e_show_file(const char *what, const char *path)
+{
+	char *b;
+	size_t n;
+	if (e2e_read_file(path, &b, &n) < 0)
+		return;
+	fprintf(stderr, "---- %s (%s) ----\n%s%s---- end ----\n", what, path, b,
+		n && b[n - 1] != '\n' ? "\n" : "");
+	free(b);
+}
+
+static int copy_file(const char *src, const char *dst, mode_t mode)
+{
+	char *b;
+	size_t n;
+	int r = e2e_read_file(src, &b, &n);
+	if (r < 0)
+		return r;
+	r = e2e_write_file(dst, b, n);
+	free(b);
+	if (r == 0 && chmod(dst, mode & 07777) < 0)
+		r = -errno;
+	return r;
+}
+
+int e2e_copy_tree(const char *src, const char *dst)
+{
+	if (mkdir(dst, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	DIR *d = opendir(src);
+	if (!d)
+		return -errno;
+	int ret = 0;
+	struct dirent *e;
+	while (ret == 0 && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		char s[PATH_MAX], t[PATH_MAX];
+		if ((size_t)snprintf(s, sizeof(s), "%s/%s", src, e->d_name) >=
+			    sizeof(s) ||
+		    (size_t)snprintf(t, sizeof(t), "%s/%s", dst, e->d_name) >=
+			    sizeof(t)) {
+			ret = -ENAMETOOLONG;
+			break;
+		}
+		struct stat st;
+		if (lstat(s, &st) < 0)
+			ret = -errno;
+		else if (S_ISDIR(st.st_mode))
+			ret = e2e_copy_tree(s, t);
+		else if (S_ISREG(st.st_mode))
+			ret = copy_file(s, t, st.st_mode);
+		/* Nothing else belongs in a fixture tree. */
+		else
+			ret = -EINVAL;
+	}
+	closedir(d);
+	return ret;
+}
+
+int e2e_count_entries(const char *dir, size_t *n)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return -errno;
+	size_t c = 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			c++;
+	closedir(d);
+	*n = c;
+	return 0;
+}
+
+/* A YAML double-quoted scalar, so any path survives. */
+static void put_quoted(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+int e2e_write_config(const char *path, const struct e2e_cfg *c)
+{
+	FILE *f = fopen(path, "we");
+	if (!f)
+		return -errno;
+	fputs("# written by the ctprof-core end-to-end tests\n", f);
+	fputs("plugin_dirs:\n  - ", f);
+	put_quoted(f, CTP_TEST_PLUGIN_DIR);
+	fputc('\n', f);
+	if (c->output) {
+		fputs("output: ", f);
+		put_quoted(f, c->output);
+		fputc('\n', f);
+	}
+	if (c->workers)
+		fprintf(f, "workers: %u\n", c->workers);
+	if (c->proc || c->sys || c->cgroup) {
+		fputs("roots:\n", f);
+		const char *keys[] = {"proc", "sys", "cgroup"};
+		const char *vals[] = {c->proc, c->sys, c->cgroup};
+		for (int i = 0; i < 3; i++) {
+			if (!vals[i])
+				continue;
+			fprintf(f, "  %s: ", keys[i]);
+			put_quoted(f, vals[i]);
+			fputc('\n', f);
+		}
+	}
+	fprintf(f, "plugins:\n  procfs-stat:\n    enabled: true\n"
+		   "    required: %s\n",
+		c->required ? "true" : "false");
+	if (c->options)
+		fprintf(f, "    options:\n      %s\n", c->options);
+	int bad = ferror(f);
+	if (fclose(f) != 0 || bad)
+		return -EIO;
+	return 0;
+}
+
+int e2e_spawn(const char *const *args, const char *out, const char *err,
+	      pid_t *pid)
+{
+	const char *argv[64];
+	size_t n = 0;
+	argv[n++] = CTP_TEST_BINARY;
+	for (; args && *args && n < 63; args++)
+		argv[n++] = *args;
+	argv[n] = NULL;
+
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null",
+					 O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO,
+					 out ? out : "/dev/null",
+					 O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO,
+					 err ? err : "/dev/null",
+					 O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int r = posix_spawn(pid, CTP_TEST_BINARY, &fa, NULL,
+			    (char *const *)argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	return -r;
+}
+
+int e2e_wait(pid_t pid, int *status)
+{
+	while (waitpid(pid, status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return 0;
+}
+
+int e2e_run(const char *const *args, const char *out, const char *err)
+{
+	pid_t pid;
+	int st, r = e2e_spawn(args, out, err, &pid);
+	if (r < 0)
+		return r;
+	if ((r = e2e_wait(pid, &st)) < 0)
+		return r;
+	if (WIFSIGNALED(st))
+		return -1000 - WTERMSIG(st);
+	return WEXITSTATUS(st);
+}
+
+bool e2e_bytes_eq(struct ctp_bytes b, const char *s)
+{
+	return b.ptr && b.len == strlen(s) && memcmp(b.ptr, s, b.len) == 0;
+}
+
+void e2e_cpuset_str(const struct ctp_value *v, char *buf, size_t len)
+{
+	size_t off = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < v->cpuset.n && off < len; i++) {
+		uint32_t lo = v->cpuset.r[2 * i], hi = v->cpuset.r[2 * i + 1];
+		int n = lo == hi ? snprintf(buf + off, len - off, "%s%u",
+					    i ? "," : "", lo)
+				 : snprintf(buf + off, len - off, "%s%u-%u",
+					    i ? "," : "", lo, hi);
+		if (n < 0)
+			break;
+		off += (size_t)n;
+	}
+}
+
+const struct e2e_fdef e2e_fdef[F_COUNT] = {
+	[F_MINFLT] = {"procfs.minflt", CTP_TYPE_U64, 10},
+	[F_MAJFLT] = {"procfs.majflt", CTP_TYPE_U64, 12},
+	[F_UTIME] = {"procfs.utime", CTP_TYPE_U64, 14},
+	[F_STIME] = {"procfs.stime", CTP_TYPE_U64, 15},
+	[F_PRIORITY] = {"procfs.priority", CTP_TYPE_I64, 18},
+	[F_NICE] = {"procfs.nice", CTP_TYPE_I64, 19},
+	[F_START_TIME] = {"procfs.start_time", CTP_TYPE_U64, 22},
+	[F_PROCESSOR] = {"procfs.processor", CTP_TYPE_I64, 39},
+	[F_RT_PRIORITY] = {"procfs.rt_priority", CTP_TYPE_U64, 40},
+	[F_POLICY] = {"procfs.policy", CTP_TYPE_STRING, 41},
+	[F_STATE] = {"procfs.state", CTP_TYPE_CHAR, 0},
+	[F_VCSW] = {"procfs.voluntary_csw", CTP_TYPE_U64, 0},
+	[F_NVCSW] = {"procfs.nonvoluntary_csw", CTP_TYPE_U64, 0},
+	[F_AFFINITY] = {"procfs.cpu_affinity", CTP_TYPE_CPUSET, 0},
+};
+
+int e2e_stat_token(const char *text, unsigned no, char *out, size_t len)
+{
+	const char *p = strrchr(text, ')');
+	if (!p || no < 3)
+		return 0;
+	p++;
+	for (unsigned n = 3; n <= no; n++) {
+		if (*p != ' ')
+			return 0;
+		p++;
+		size_t t = strcspn(p, " \n");
+		if (n == no) {
+			if (p[t] == '\0' || t == 0 || t >= len)
+				return 0;
+			memcpy(out, p, t);
+			out[t] = '\0';
+			return 1;
+		}
+		p += t;
+	}
+	return 0;
+}
+
+/* Next line of a text, or NULL past the last one. */
+static const char *next_line(const char *l)
+{
+	l = strchr(l, '\n');
+	return l && l[1] ? l + 1 : NULL;
+}
+
+int e2e_status_value(const char *text, const char *key, char *out,
+		     size_t len)
+{
+	size_t kl = strlen(key);
+	for (const char *l = *text ? text : NULL; l; l = next_line(l)) {
+		if (strncmp(l, key, kl) || l[kl] != ':' || l[kl + 1] != '\t')
+			continue;
+		const char *v = l + kl + 2;
+		size_t n = strcspn(v, "\n");
+		if (n >= len)
+			return 0;
+		memcpy(out, v, n);
+		out[n] = '\0';
+		return 1;
+	}
+	return 0;
+}
+
+const char *e2e_cgroup_v2(const char *text, char *out, size_t len)
+{
+	for (const char *l = *text ? text : NULL; l; l = next_line(l)) {
+		if (strncmp(l, "0::", 3))
+			continue;
+		size_t n = strcspn(l + 3, "\n");
+		if (n >= len)
+			return NULL;
+		memcpy(out, l + 3, n);
+		out[n] = '\0';
+		return out;
+	}
+	return NULL;
+}
+
+const char *e2e_policy_name(long long n, char *buf, size_t len)
+{
+	/* include/uapi/linux/sched.h; 4 was never used. */
+	static const char *const names[] = {
+		"SCHED_OTHER", "SCHED_FIFO", "SCHED_RR",       "SCHED_BATCH",
+		NULL,          "SCHED_IDLE", "SCHED_DEADLINE", "SCHED_EXT"};
+	if (n >= 0 && n < 8 && names[n])
+		return names[n];
+	snprintf(buf, len, "unknown(%lld)", n);
+	return buf;
+}

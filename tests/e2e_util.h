@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers shared by the end-to-end tests (test_e2e.c, test_live.c): temp
+ * trees, running the ctprof-core binary, writing capture configs and
+ * rendering snapshot values. Test code only; nothing here is in the core.
+ *
+ * Functions that can fail return >= 0 or a negative errno, like the core.
+ */
+#ifndef CTP_TEST_E2E_UTIL_H
+#define CTP_TEST_E2E_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "reader.h"
+
+/* A fresh private directory under $TMPDIR (else /tmp), path in buf. */
+int e2e_tmpdir(const char *tag, char *buf, size_t len);
+/* Remove a tree without following symbolic links; a missing path is fine. */
+int e2e_rm_rf(const char *path);
+/* Copy directories and regular files of src into dst (created). */
+int e2e_copy_tree(const char *src, const char *dst);
+/* Count directory entries other than "." and "..". */
+int e2e_count_entries(const char *dir, size_t *n);
+
+int e2e_write_file(const char *path, const char *data, size_t len);
+/* Whole file into a malloc'ed NUL-terminated buffer the caller frees. */
+int e2e_read_file(const char *path, char **buf, size_t *len);
+/* Print a file to stderr (a child's log, when a check failed). */
+void e2e_show_file(const char *what, const char *path);
+
+/* What a capture config says; NULL members are left out of the file. */
+struct e2e_cfg {
+	const char *proc, *sys, *cgroup;
+	const char *output;
+	unsigned workers; /* 0: not set */
+	bool required;    /* procfs-stat required: true */
+	/* Extra lines under plugins.procfs-stat.options, e.g.
+	 * "affinity: status", or NULL. */
+	const char *options;
+};
+int e2e_write_config(const char *path, const struct e2e_cfg *c);
+
+/*
+ * Start CTP_TEST_BINARY with args (NULL-terminated), stdout and stderr
+ * redirected to files (NULL: /dev/null). *pid is the child.
+ */
+int e2e_spawn(const char *const *args, const char *out, const char *err,
+	      pid_t *pid);
+/* Wait for a child; *status is the raw wait status. */
+int e2e_wait(pid_t pid, int *status);
+/* Spawn and wait. Returns the exit code (0..255), or -1000 - signal when a
+ * signal killed the child, or a negative errno when it could not start. */
+int e2e_run(const char *const *args, const char *out, const char *err);
+
+/* ---- procfs-stat's thread fields, and reading them from /proc text ---- */
+
+enum {
+	F_MINFLT,
+	F_MAJFLT,
+	F_UTIME,
+	F_STIME,
+	F_PRIORITY,
+	F_NICE,
+	F_START_TIME,
+	F_PROCESSOR,
+	F_RT_PRIORITY,
+	F_POLICY,
+	F_STATE,
+	F_VCSW,
+	F_NVCSW,
+	F_AFFINITY,
+	F_COUNT
+};
+
+struct e2e_fdef {
+	const char *name; /* snapshot field name */
+	uint8_t type;     /* enum ctp_type */
+	unsigned stat_no; /* proc(5) stat field number, 0 when not from stat */
+};
+extern const struct e2e_fdef e2e_fdef[F_COUNT];
+#define E2E_NR_THREADS "procfs.nr_threads"
+
+/*
+ * Token of stat field `no` (3 and up, counted after the comm's last ')')
+ * into out. Returns 1 when found and followed by ' ' or '\n'; 0 when the
+ * field is missing or runs into the end of the text (cut by a short read).
+ * A deliberately naive reader, independent of the plugin's parser.
+ */
+int e2e_stat_token(const char *text, unsigned no, char *out, size_t len);
+/* The value of a "Key:\t" line of a status text; 1 found, 0 not. */
+int e2e_status_value(const char *text, const char *key, char *out,
+		     size_t len);
+/* The 0:: line's path of a cgroup file into out, or NULL when none. */
+const char *e2e_cgroup_v2(const char *text, char *out, size_t len);
+/* "SCHED_OTHER"... for a policy number, "unknown(N)" otherwise. */
+const char *e2e_policy_name(long long n, char *buf, size_t len);
+
+/* Bytes equal to a C string. */
+bool e2e_bytes_eq(struct ctp_bytes b, const char *s);
+/* A CPUSET value as the kernel prints a cpu list ("0,2-3"), "" if empty. */
+void e2e_cpuset_str(const struct ctp_value *v, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# Install a build into a temporary prefix and use it the way a plugin author
+# would: build docs/examples/hello-plugin with nothing but
+# `pkg-config --cflags --libs ctprof-plugin` from that prefix, then run the
+# INSTALLED ctprof-core with the example and the installed plugins, and find
+# the example's fields in the snapshot.
+#
+#   tests/install_example.sh BUILD_DIR SOURCE_DIR
+#
+# Exit 0 pass, 1 fail, 77 skip (a tool this needs is missing).
+set -euo pipefail
+
+build=$(cd "${1:?build dir}" && pwd)
+src=$(cd "${2:?source dir}" && pwd)
+python=/usr/bin/python3
+
+for tool in cmake make cc pkg-config nm "$python"; do
+	if ! command -v "$tool" >/dev/null; then
+		echo "SKIP: $tool not found" >&2
+		exit 77
+	fi
+done
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+# The loader refuses group-writable plugins when run as root.
+umask 022
+tmp=$(realpath "$(mktemp -d "${TMPDIR:-/tmp}/ctp-install.XXXXXX")")
+if [ -z "${CTP_TEST_KEEP:-}" ]; then
+	trap 'rm -rf "$tmp"' EXIT
+else
+	echo "keeping $tmp" >&2
+fi
+prefix=$tmp/prefix
+
+cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" ||
+	fail "cmake --install: $(cat "$tmp/install.log")"
+
+bin=$prefix/bin/ctprof-core
+header=$prefix/include/ctprof/plugin.h
+[ -x "$bin" ] || fail "no $bin after install"
+[ -f "$header" ] || fail "no $header after install"
+pc=$(find "$prefix" -name ctprof-plugin.pc -path '*/pkgconfig/*' | head -n1)
+[ -n "$pc" ] || fail "no ctprof-plugin.pc installed under $prefix"
+export PKG_CONFIG_PATH
+PKG_CONFIG_PATH=$(dirname "$pc")
+
+# The .pc must describe the prefix it was installed to, not the one the
+# build was configured with (it may say so relative to its own directory).
+includedir=$(realpath -m "$(pkg-config --variable=includedir ctprof-plugin)")
+plugindir=$(realpath -m "$(pkg-config --variable=plugindir ctprof-plugin)")
+case "$includedir" in
+"$prefix"/*) ;;
+*) fail "ctprof-plugin.pc: includedir=$includedir does not follow --prefix $prefix
+$(cat "$pc")" ;;
+esac
+case "$plugindir" in
+"$prefix"/*) ;;
+*) fail "ctprof-plugin.pc: plugindir=$plugindir does not follow --prefix $prefix" ;;
+esac
+[ -d "$plugindir" ] || fail "plugindir $plugindir from the .pc does not exist"
+incs=""
+for flag in $(pkg-config --cflags ctprof-plugin); do
+	case "$flag" in -I*) incs="$incs $(realpath -m "${flag#-I}")" ;; esac
+done
+[ "$incs" = " $prefix/include" ] ||
+	fail "pkg-config --cflags ctprof-plugin gives include dirs '$incs', not $prefix/include"
+
+# Build the example in a copy (the source tree stays clean), recording which
+# header the compiler really used.
+cp -R "$src/docs/examples/hello-plugin" "$tmp/hello"
+make -C "$tmp/hello" CFLAGS="-O2 -Wall -Wextra -Werror -MD" >"$tmp/make.log" 2>&1 ||
+	fail "building the example: $(cat "$tmp/make.log")"
+so=$tmp/hello/hello.so
+[ -f "$so" ] || fail "make produced no hello.so"
+used=$(tr ' \\' '\n\n' <"$tmp/hello/hello.d" | grep 'ctprof/plugin.h' || true)
+[ -n "$used" ] && [ "$(realpath "$used")" = "$(realpath "$header")" ] ||
+	fail "the example compiled against '$used', not the installed $header"
+
+# `make install` goes to the .pc's plugindir (staged with DESTDIR).
+make -C "$tmp/hello" install DESTDIR="$tmp/stage" >>"$tmp/make.log" 2>&1 ||
+	fail "make install: $(cat "$tmp/make.log")"
+[ -f "$tmp/stage$plugindir/hello.so" ] ||
+	fail "make install did not place hello.so in DESTDIR$plugindir"
+
+# Every plugin exports exactly one symbol, the descriptor.
+for p in "$so" "$plugindir"/*.so; do
+	syms=$(nm -D --defined-only "$p" | awk '{print $NF}' | sort | tr '\n' ' ')
+	[ "$syms" = "ctp_plugin_v1 " ] ||
+		fail "$p exports '$syms', expected only ctp_plugin_v1"
+done
+
+# Capture this host with the installed binary, the example and every
+# installed plugin.
+plugins=""
+for p in "$plugindir"/*.so; do
+	plugins="$plugins  $(basename "$p" .so): {}"$'\n'
+done
+cat >"$tmp/collectors.yaml" <<EOF
+plugin_dirs:
+  - "$tmp/hello"
+  - "$plugindir"
+workers: 2
+plugins:
+$plugins  hello:
+    required: true
+    options: {greeting: "hi from the install test"}
+EOF
+snap=$tmp/snap.ctprof.zst
+"$bin" --config "$tmp/collectors.yaml" -o "$snap" 2>"$tmp/capture.err" ||
+	fail "installed ctprof-core failed (exit $?): $(cat "$tmp/capture.err")"
+"$bin" dump "$snap" >"$tmp/snap.json" || fail "installed ctprof-core dump failed"
+
+"$python" - "$tmp/snap.json" "$so" <<'EOF' || fail "snapshot check (see above)"
+import json, sys
+
+doc = json.load(open(sys.argv[1]))
+errors = []
+plugins = {p["name"]: p for p in doc["plugins"]}
+hello = plugins.get("hello")
+if hello is None:
+    errors.append("plugin hello not in the snapshot")
+else:
+    if hello["status"] != "loaded":
+        errors.append("hello: status %s (%s)" % (hello["status"], hello["reason"]))
+    if hello["path"] != sys.argv[2]:
+        errors.append("hello: path %s, expected %s" % (hello["path"], sys.argv[2]))
+    if hello["errors"]:
+        errors.append("hello: %d callback errors" % hello["errors"])
+for name, p in plugins.items():
+    if p["status"] != "loaded":
+        errors.append("installed plugin %s: %s (%s)" % (name, p["status"], p["reason"]))
+fields = {f["name"]: f for f in doc["fields"]}
+for name in ("hello.comm_len", "hello.voluntary_ctxt_switches", "hello.greeting"):
+    f = fields.get(name)
+    if f is None or f["plugin"] != "hello":
+        errors.append("field %s missing or not hello's" % name)
+if doc["host"].get("hello.greeting") != "hi from the install test":
+    errors.append("host hello.greeting = %r" % doc["host"].get("hello.greeting"))
+threads = doc["threads"]
+for name in ("hello.comm_len", "hello.voluntary_ctxt_switches"):
+    col = threads["columns"].get(name, [])
+    got = sum(v is not None for v in col)
+    if threads["rows"] == 0 or got == 0:
+        errors.append("%s: %d values in %d thread rows" % (name, got, threads["rows"]))
+comm = threads["comm"]
+lens = threads["columns"].get("hello.comm_len", [])
+for i, v in enumerate(lens):
+    if v is None or comm[i] is None or not comm[i].isascii():
+        continue
+    if v != len(comm[i]):
+        errors.append("row %d: comm_len %d for comm %r" % (i, v, comm[i]))
+        break
+for e in errors:
+    print("FAIL:", e, file=sys.stderr)
+sys.exit(1 if errors else 0)
+EOF
+echo "install_example: ok ($(grep -c . "$tmp/capture.err") stderr lines)"

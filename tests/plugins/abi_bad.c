@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Broken test collectors for tests/test_abi.c, one per -D switch (see
+ * tests/abi.cmake). Each is wrong in exactly one way so the test can match
+ * the loader's reason for it; everything else is a valid plugin whose
+ * thread callback would set a value, so a plugin the loader should have
+ * refused shows up in the snapshot.
+ *
+ *   ABI_BAD_ABI        abi-badabi       descriptor abi 99
+ *   ABI_NO_SYMBOL      abi-nosym        exports ctp_plugin_v2 instead
+ *   ABI_SMALL          abi-small        descriptor size 8
+ *   ABI_MISNAMED       abi-misnamed     descriptor names itself otherwise
+ *   ABI_DUP_FIELD      abi-dupfield     one field name twice in its table
+ *   ABI_COLLIDE        abi-collide      a field abi-good already has
+ *   ABI_COUNTER_MODE   abi-countermode  counter with rule mode
+ *   ABI_GAUGE_SUM      abi-gaugesum     gauge with rule sum
+ *   ABI_INIT_EIO       abi-initfail     init returns -EIO
+ */
+#include <errno.h>
+
+#include <ctprof/plugin.h>
+
+#if defined(ABI_BAD_ABI)
+#define NAME "abi-badabi"
+#elif defined(ABI_NO_SYMBOL)
+#define NAME "abi-nosym"
+#elif defined(ABI_SMALL)
+#define NAME "abi-small"
+#elif defined(ABI_MISNAMED)
+#define NAME "abi-misnamed"
+#elif defined(ABI_DUP_FIELD)
+#define NAME "abi-dupfield"
+#elif defined(ABI_COLLIDE)
+#define NAME "abi-collide"
+#elif defined(ABI_COUNTER_MODE)
+#define NAME "abi-countermode"
+#elif defined(ABI_GAUGE_SUM)
+#define NAME "abi-gaugesum"
+#elif defined(ABI_INIT_EIO)
+#define NAME "abi-initfail"
+#else
+#error "pick a variant"
+#endif
+
+static const struct ctp_field_desc fields[] = {
+	{ .name = NAME ".x",
+	  .help = "set to 1 on every thread",
+	  .scope = CTP_SCOPE_THREAD,
+	  .type = CTP_TYPE_U64,
+	  .unit = CTP_UNIT_COUNT,
+	  .kind = CTP_KIND_COUNTER,
+	  .rule = CTP_RULE_SUM },
+#if defined(ABI_DUP_FIELD)
+	{ .name = NAME ".x",
+	  .scope = CTP_SCOPE_THREAD,
+	  .type = CTP_TYPE_U64,
+	  .kind = CTP_KIND_GAUGE,
+	  .rule = CTP_RULE_MAX },
+#elif defined(ABI_COLLIDE)
+	/* Exactly abi-good's description: the name alone must clash. */
+	{ .name = "abi-good.value",
+	  .help = "number from task/<tid>/abi-data",
+	  .scope = CTP_SCOPE_THREAD,
+	  .type = CTP_TYPE_U64,
+	  .unit = CTP_UNIT_COUNT,
+	  .kind = CTP_KIND_COUNTER,
+	  .rule = CTP_RULE_SUM },
+#elif defined(ABI_COUNTER_MODE)
+	{ .name = NAME ".y",
+	  .scope = CTP_SCOPE_THREAD,
+	  .type = CTP_TYPE_U64,
+	  .kind = CTP_KIND_COUNTER,
+	  .rule = CTP_RULE_MODE },
+#elif defined(ABI_GAUGE_SUM)
+	{ .name = NAME ".y",
+	  .scope = CTP_SCOPE_PROCESS,
+	  .type = CTP_TYPE_I64,
+	  .kind = CTP_KIND_GAUGE,
+	  .rule = CTP_RULE_SUM },
+#endif
+};
+
+struct state {
+	const struct ctp_api *api;
+	int x;
+};
+
+static struct state the_state;
+
+static int bad_init(struct ctp_ctx *ctx, const struct ctp_api *api,
+		    void **statep)
+{
+	the_state.api = api;
+	the_state.x = api->field_handle(ctx, 0);
+#if defined(ABI_INIT_EIO)
+	(void)statep;
+	return -EIO;
+#else
+	*statep = &the_state;
+	return 0;
+#endif
+}
+
+static int bad_thread(void *statep, const struct ctp_task *task,
+		      struct ctp_record *rec)
+{
+	struct state *st = statep;
+	(void)task;
+	return st->api->set_u64(rec, st->x, 1);
+}
+
+#if defined(ABI_NO_SYMBOL)
+#define SYMBOL ctp_plugin_v2
+#else
+#define SYMBOL ctp_plugin_v1
+#endif
+
+CTP_EXPORT const struct ctp_plugin SYMBOL = {
+#if defined(ABI_BAD_ABI)
+	.abi = 99,
+	.size = sizeof(struct ctp_plugin),
+#elif defined(ABI_SMALL)
+	.abi = CTP_ABI_MAJOR,
+	.size = 8,
+#else
+	CTP_PLUGIN_HEADER,
+#endif
+#if defined(ABI_MISNAMED)
+	.name = "someone-else",
+#else
+	.name = NAME,
+#endif
+	.version = "0",
+	.description = "broken on purpose",
+	.flags = CTP_PLUGIN_MT_SAFE,
+	CTP_PLUGIN_FIELDS(fields),
+	.init = bad_init,
+	.thread = bad_thread,
+};

@@ -1,0 +1,13 @@
+# Scanners (core/scan.c) and the procfs-stat plugin.
+ctp_add_test(test_scan test_scan.c LIBS ctp_scan)
+ctp_add_test(test_procfs_parse test_procfs_parse.c LIBS ctp_procfs_parse)
+
+# Drives the built procfs-stat.so through a fake struct ctp_api.
+ctp_add_test(test_procfs_plugin test_procfs_plugin.c
+             LIBS ${CMAKE_DL_LIBS} Threads::Threads)
+add_dependencies(test_procfs_plugin plugin-procfs-stat)
+
+# Every plugin built into the plugin dir exports only ctp_plugin_v1.
+add_test(NAME plugin_exports
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/plugin_exports.sh
+                 ${CTP_PLUGIN_BUILD_DIR})

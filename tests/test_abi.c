@@ -1,0 +1,1168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The plugin ABI end to end: the real ctprof-core binary loads the test
+ * collectors of tests/plugins/ (built into their own directory) against the
+ * tiny proc tree tests/fixtures/abi-proc or a generated one, and the
+ * snapshot is read back with the reader library.
+ *
+ * Run without arguments for the tests any user can run; with --root for
+ * the permission checks that only apply to root (exits 77 otherwise).
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cli.h"
+#include "engine.h"
+#include "reader.h"
+
+#define FIXTURE_PROC CTP_TEST_FIXTURES "/abi-proc"
+#define PLUGDIR CTP_ABI_PLUGIN_DIR
+
+static char tmp_root[PATH_MAX];
+static unsigned case_no;
+
+/* ---- Small helpers ---------------------------------------------------------- */
+
+/* snprintf that fails the test rather than truncate a path or a line. */
+static void xsnprintf(char *out, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void xsnprintf(char *out, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(out, len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= len)
+		fail_msg("string too long for its buffer: %s", out);
+}
+
+static void write_file(const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void write_file(const char *path, const char *fmt, ...)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		fail_msg("cannot create %s: %s", path, strerror(errno));
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	assert_int_equal(fclose(f), 0);
+}
+
+static char *read_all(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return strdup("");
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	int c;
+	while ((c = fgetc(f)) != EOF) {
+		if (len + 2 > cap) {
+			cap = cap ? cap * 2 : 4096;
+			buf = realloc(buf, cap);
+			assert_non_null(buf);
+		}
+		buf[len++] = (char)c;
+	}
+	fclose(f);
+	if (!buf)
+		return strdup("");
+	buf[len] = '\0';
+	return buf;
+}
+
+static void mkdir_p(const char *path)
+{
+	char buf[PATH_MAX];
+	xsnprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			fail_msg("mkdir %s: %s", buf, strerror(errno));
+		*p = '/';
+	}
+	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+		fail_msg("mkdir %s: %s", buf, strerror(errno));
+}
+
+/* A fresh directory for one test case. */
+static void case_dir(char *out, size_t len, const char *what)
+{
+	xsnprintf(out, len, "%s/%02u-%s", tmp_root, ++case_no, what);
+	mkdir_p(out);
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag,
+		  struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+	if (!d)
+		return -1;
+	for (struct dirent *e; (e = readdir(d));)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* Is `line` one whole line of `text`? */
+static bool has_line(const char *text, const char *line)
+{
+	size_t n = strlen(line);
+	for (const char *p = text; (p = strstr(p, line)); p++) {
+		bool starts = p == text || p[-1] == '\n';
+		bool ends = p[n] == '\n' || p[n] == '\0';
+		if (starts && ends)
+			return true;
+	}
+	return false;
+}
+
+static int count_lines_with(const char *text, const char *needle)
+{
+	int n = 0;
+	for (const char *line = text; *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		const char *hit = strstr(line, needle);
+		if (hit && hit < line + len)
+			n++;
+		line += len + (nl ? 1 : 0);
+	}
+	return n;
+}
+
+#define assert_line(text, ...)                                                 \
+	do {                                                                   \
+		char want_[8192];                                              \
+		xsnprintf(want_, sizeof(want_), __VA_ARGS__);                   \
+		if (!has_line((text), want_))                                  \
+			fail_msg("missing line:\n  %s\nin stderr:\n%s", want_, \
+				 (text));                                      \
+	} while (0)
+
+/* ---- Running the binary ---------------------------------------------------------- */
+
+struct run {
+	int status; /* exit status, or 128 + signal */
+	char *out, *err;
+};
+
+static void run_free(struct run *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+/* Run ctprof-core with `args` (NULL-terminated), in directory `dir`,
+ * collecting stdout and stderr there. */
+static struct run run_core(const char *dir, const char *const *args)
+{
+	char outp[PATH_MAX], errp[PATH_MAX];
+	const char *argv[32];
+	size_t n = 0;
+	argv[n++] = CTP_TEST_BINARY;
+	for (size_t i = 0; args[i] && n < 31; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	xsnprintf(outp, sizeof(outp), "%s/stdout.txt", dir);
+	xsnprintf(errp, sizeof(errp), "%s/stderr.txt", dir);
+
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
+			_exit(126);
+		unsetenv("CTPROF_PLUGIN_DIR");
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	struct run r = {
+		.status = WIFEXITED(st) ? WEXITSTATUS(st)
+					: 128 + WTERMSIG(st),
+		.out = read_all(outp),
+		.err = read_all(errp),
+	};
+	return r;
+}
+
+/*
+ * Write a config into `dir` and capture with it into dir/out/snap.zst.
+ * `plugins` is the YAML body of the `plugins:` map (indented two spaces),
+ * `extra` more top-level lines; plugin_dirs lists `dirs2` (may be NULL)
+ * and then PLUGDIR.
+ */
+static struct run capture(const char *dir, const char *proc, unsigned workers,
+			  const char *dirs2, const char *extra,
+			  const char *plugins)
+{
+	char cfg[PATH_MAX], outdir[PATH_MAX], out[PATH_MAX];
+	xsnprintf(cfg, sizeof(cfg), "%s/collectors.yaml", dir);
+	xsnprintf(outdir, sizeof(outdir), "%s/out", dir);
+	xsnprintf(out, sizeof(out), "%s/snap.ctprof.zst", outdir);
+	mkdir_p(outdir);
+	write_file(cfg,
+		   "plugin_dirs:\n%s%s%s  - \"%s\"\n"
+		   "workers: %u\n"
+		   "roots:\n  proc: \"%s\"\n  sys: \"%s\"\n  cgroup: auto\n"
+		   "%s"
+		   "plugins:\n%s",
+		   dirs2 ? "  - \"" : "", dirs2 ? dirs2 : "",
+		   dirs2 ? "\"\n" : "", PLUGDIR, workers, proc, proc,
+		   extra ? extra : "", plugins);
+	const char *args[] = {"--config", cfg, "-o", out, NULL};
+	return run_core(dir, args);
+}
+
+static struct ctp_snap *open_snap(const char *dir)
+{
+	char path[PATH_MAX], err[1024];
+	struct ctp_snap *snap = NULL;
+	xsnprintf(path, sizeof(path), "%s/out/snap.ctprof.zst", dir);
+	int r = ctp_snap_open(path, 1ull << 30, &snap, err, sizeof(err));
+	if (r < 0)
+		fail_msg("reading the snapshot: %s", err);
+	return snap;
+}
+
+static const struct ctp_snap_plugin *plugin(const struct ctp_snap *snap,
+					    const char *name)
+{
+	const struct ctp_snap_plugin *p = ctp_snap_plugins(snap);
+	for (size_t i = 0; i < ctp_snap_n_plugins(snap); i++)
+		if (strcmp(p[i].name, name) == 0)
+			return &p[i];
+	fail_msg("plugin %s not in the snapshot", name);
+	return NULL;
+}
+
+static const struct ctp_snap_field *field(const struct ctp_snap *snap,
+					  const char *name)
+{
+	const struct ctp_snap_field *f = ctp_snap_field_find(snap, name);
+	if (!f)
+		fail_msg("field %s not in the snapshot", name);
+	return f;
+}
+
+/* Row of the thread (or process, by tgid) table holding `id`. */
+static size_t row_of(const struct ctp_snap *snap, uint8_t scope, uint64_t id)
+{
+	const struct ctp_snap_table *t = ctp_snap_table(snap, scope);
+	assert_non_null(t);
+	const uint64_t *ids = scope == CTP_SCOPE_THREAD ? t->tid : t->tgid;
+	for (size_t r = 0; r < t->rows; r++)
+		if (ids[r] == id)
+			return r;
+	fail_msg("id %" PRIu64 " not in the %s table", id,
+		 ctp_scope_name(scope));
+	return 0;
+}
+
+static struct ctp_value value(const struct ctp_snap *snap, const char *name,
+			      size_t row)
+{
+	return ctp_snap_get(snap, field(snap, name), row);
+}
+
+static uint64_t u64_of(const struct ctp_snap *snap, const char *name,
+		       size_t row)
+{
+	struct ctp_value v = value(snap, name, row);
+	if (v.type != CTP_TYPE_U64)
+		fail_msg("%s row %zu: type %u, wanted a u64", name, row,
+			 v.type);
+	return v.u64;
+}
+
+static int64_t i64_of(const struct ctp_snap *snap, const char *name,
+		      size_t row)
+{
+	struct ctp_value v = value(snap, name, row);
+	if (v.type != CTP_TYPE_I64)
+		fail_msg("%s row %zu: type %u, wanted an i64", name, row,
+			 v.type);
+	return v.i64;
+}
+
+static void assert_str(const struct ctp_snap *snap, const char *name,
+		       size_t row, const char *want)
+{
+	struct ctp_value v = value(snap, name, row);
+	if (v.type != CTP_TYPE_STRING)
+		fail_msg("%s row %zu: type %u, wanted a string", name, row,
+			 v.type);
+	if (v.str.len != strlen(want) || memcmp(v.str.ptr, want, v.str.len))
+		fail_msg("%s row %zu: '%.*s', wanted '%s'", name, row,
+			 (int)v.str.len, v.str.ptr, want);
+}
+
+/* A proc tree of nproc processes with nthreads threads each: tgids 1000,
+ * 1100, ...; tids tgid..tgid+nthreads-1; abi-data holds the tid. */
+static void gen_tree(const char *root, unsigned nproc, unsigned nthreads)
+{
+	char path[PATH_MAX];
+	for (unsigned p = 0; p < nproc; p++) {
+		unsigned tgid = 1000 + 100 * p;
+		xsnprintf(path, sizeof(path), "%s/%u/task", root, tgid);
+		mkdir_p(path);
+		xsnprintf(path, sizeof(path), "%s/%u/comm", root, tgid);
+		write_file(path, "gen-%u\n", p);
+		xsnprintf(path, sizeof(path), "%s/%u/abi-pdata", root, tgid);
+		write_file(path, "%u\n", p);
+		for (unsigned t = 0; t < nthreads; t++) {
+			unsigned tid = tgid + t;
+			xsnprintf(path, sizeof(path), "%s/%u/task/%u", root,
+				 tgid, tid);
+			mkdir_p(path);
+			xsnprintf(path, sizeof(path), "%s/%u/task/%u/comm",
+				 root, tgid, tid);
+			write_file(path, "gen-%u-%u\n", p, t);
+			xsnprintf(path, sizeof(path), "%s/%u/task/%u/cgroup",
+				 root, tgid, tid);
+			write_file(path, "0::/gen.slice/p%u\n", p);
+			xsnprintf(path, sizeof(path), "%s/%u/task/%u/abi-data",
+				 root, tgid, tid);
+			write_file(path, "%u\n", tid);
+		}
+	}
+}
+
+/* What dlopen/dlsym themselves say about a file, for the expected lines. */
+static void dl_errors(const char *path, char *open_err, size_t olen,
+		      char *sym_err, size_t slen)
+{
+	dlerror();
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		xsnprintf(open_err, olen, "%s", dlerror());
+		return;
+	}
+	dlerror();
+	if (!dlsym(h, CTP_PLUGIN_SYMBOL))
+		xsnprintf(sym_err, slen, "%s", dlerror());
+	dlclose(h);
+}
+
+/* Every value of every field of `plugin_name` is absent. */
+static void assert_no_values(const struct ctp_snap *snap,
+			     const char *plugin_name)
+{
+	const struct ctp_snap_field *f = ctp_snap_fields(snap);
+	for (size_t i = 0; i < ctp_snap_n_fields(snap); i++) {
+		if (strcmp(f[i].plugin, plugin_name) != 0)
+			continue;
+		const struct ctp_snap_table *t = ctp_snap_table(snap,
+								f[i].scope);
+		for (size_t r = 0; r < t->rows; r++)
+			if (ctp_snap_get(snap, &f[i], r).type !=
+			    CTP_VALUE_ABSENT)
+				fail_msg("failed plugin %s has a value for %s",
+					 plugin_name, f[i].name);
+	}
+}
+
+/* ---- Tests ------------------------------------------------------------------------- */
+
+static const char good_plugin[] = "  abi-good:\n"
+				  "    options: {greeting: hello}\n";
+
+/* A good plugin: every callback and declared file reaches the snapshot. */
+static void test_good_plugin(void **unused)
+{
+	(void)unused;
+	char dir[PATH_MAX];
+	case_dir(dir, sizeof(dir), "good");
+	struct run r = capture(dir, FIXTURE_PROC, 1, NULL, NULL, good_plugin);
+	if (r.status != 0)
+		fail_msg("exit %d, stderr:\n%s", r.status, r.err);
+	assert_int_equal(count_lines_with(r.err, "warning"), 0);
+	assert_int_equal(count_lines_with(r.err, "error"), 0);
+	assert_int_equal(count_lines_with(r.err, "plugins failed: none"), 1);
+
+	struct ctp_snap *snap = open_snap(dir);
+	const struct ctp_snap_plugin *p = plugin(snap, "abi-good");
+	assert_int_equal(p->status, CTP_PST_LOADED);
+	assert_string_equal(p->version, "1.2.3");
+	assert_string_equal(p->path, PLUGDIR "/abi-good.so");
+	assert_null(p->reason);
+	assert_int_equal(p->errors, 0);
+	assert_int_equal(p->vanished, 0);
+	/* host 1 + process 2 + thread 3 + cgroup 2 + finish 1 */
+	assert_int_equal(p->calls, 9);
+	assert_int_equal(p->n_summary, 1);
+	assert_string_equal(p->summary_name[0], "threads");
+	assert_int_equal(p->summary[0], 3);
+
+	const struct ctp_snap_field *f = field(snap, "abi-good.value");
+	assert_string_equal(f->plugin, "abi-good");
+	assert_int_equal(f->scope, CTP_SCOPE_THREAD);
+	assert_int_equal(f->type, CTP_TYPE_U64);
+	assert_int_equal(f->unit, CTP_UNIT_COUNT);
+	assert_int_equal(f->kind, CTP_KIND_COUNTER);
+	assert_int_equal(f->rule, CTP_RULE_SUM);
+	assert_string_equal(f->help, "number from task/<tid>/abi-data");
+
+	const struct ctp_snap_table *t = ctp_snap_table(snap, CTP_SCOPE_THREAD);
+	assert_int_equal(t->rows, 3);
+	size_t r100 = row_of(snap, CTP_SCOPE_THREAD, 100);
+	size_t r101 = row_of(snap, CTP_SCOPE_THREAD, 101);
+	size_t r200 = row_of(snap, CTP_SCOPE_THREAD, 200);
+	/* Absent vs zero: 100 set 0, 101 left unset. */
+	assert_int_equal(u64_of(snap, "abi-good.value", r100), 0);
+	assert_int_equal(value(snap, "abi-good.value", r101).type,
+			 CTP_VALUE_ABSENT);
+	assert_int_equal(u64_of(snap, "abi-good.value", r200), 7);
+	assert_str(snap, "abi-good.comm", r100, "abi-main");
+	assert_str(snap, "abi-good.comm", r101, "abi-worker");
+	assert_str(snap, "abi-good.comm", r200, "abi-other");
+	assert_str(snap, "abi-good.cgroup", r101, "/abi.slice/main.service");
+	assert_str(snap, "abi-good.cgroup", r200, "/abi.slice/other.service");
+
+	assert_int_equal(u64_of(snap, "abi-good.pvalue",
+				row_of(snap, CTP_SCOPE_PROCESS, 100)),
+			 42);
+	assert_int_equal(u64_of(snap, "abi-good.pvalue",
+				row_of(snap, CTP_SCOPE_PROCESS, 200)),
+			 7);
+	assert_int_equal(u64_of(snap, "abi-good.threads", 0), 3);
+	assert_str(snap, "abi-good.greeting", 0, "hello");
+
+	const struct ctp_snap_table *cg = ctp_snap_table(snap,
+							 CTP_SCOPE_CGROUP);
+	assert_int_equal(cg->rows, 2);
+	for (size_t i = 0; i < cg->rows; i++)
+		assert_int_equal(u64_of(snap, "abi-good.path_len", i),
+				 cg->path[i].len);
+
+	const struct ctp_snap_readfail *rf = ctp_snap_readfail(snap);
+	assert_int_equal(rf->tids_recorded, 3);
+	assert_int_equal(rf->tgids_walked, 2);
+	ctp_snap_free(snap);
+	run_free(&r);
+}
+
+/* `dump` prints the measured zero as 0 and the unset value as null. */
+static void test_dump_absent_vs_zero(void **unused)
+{
+	(void)unused;
+	char dir[PATH_MAX], snap[PATH_MAX];
+	case_dir(dir, sizeof(dir), "dump");
+	struct run r = capture(dir, FIXTURE_PROC, 1, NULL, NULL, good_plugin);
+	assert_int_equal(r.status, 0);
+	run_free(&r);
+	xsnprintf(snap, sizeof(snap), "%s/out/snap.ctprof.zst", dir);
+
+	/* Decode the JSON with the standard library's json module (no
+	 * third-party package), and print the column of abi-good.value in
+	 * tid order: a reader of the dump sees exactly this. */
+	char script[PATH_MAX];
+	xsnprintf(script, sizeof(script), "%s/values.py", dir);
+	write_file(script,
+		   "import json, sys\n"
+		   "doc = json.load(sys.stdin)\n"
+		   "def walk(o):\n"
+		   "    if isinstance(o, dict):\n"
+		   "        yield o\n"
+		   "        for v in o.values(): yield from walk(v)\n"
+		   "    elif isinstance(o, list):\n"
+		   "        for v in o: yield from walk(v)\n"
+		   "for t in walk(doc):\n"
+		   "    cols = t.get('columns')\n"
+		   "    if isinstance(cols, dict) and 'abi-good.value' in cols"
+		   " and 'tid' in t:\n"
+		   "        for tid, v in sorted(zip(t['tid'],"
+		   " cols['abi-good.value'])):\n"
+		   "            print(tid, json.dumps(v))\n");
+	char cmd[3 * PATH_MAX];
+	xsnprintf(cmd, sizeof(cmd), "'%s' dump '%s' | /usr/bin/python3 '%s'",
+		 CTP_TEST_BINARY, snap, script);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	char out[4096];
+	size_t n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = '\0';
+	int st = pclose(p);
+	if (st != 0 || strcmp(out, "100 0\n101 null\n200 7\n") != 0)
+		fail_msg("dump gave (status %d):\n%s", st, out);
+}
+
+/* Every way a plugin fails to load: one exact line each, FAILED with the
+ * same reason in the snapshot, nothing of it captured, the rest captured. */
+static void test_load_failures(void **unused)
+{
+	(void)unused;
+	char dir[PATH_MAX], extra[PATH_MAX], garbage[PATH_MAX];
+	case_dir(dir, sizeof(dir), "failures");
+	xsnprintf(extra, sizeof(extra), "%s/more-plugins", dir);
+	mkdir_p(extra);
+	xsnprintf(garbage, sizeof(garbage), "%s/abi-garbage.so", extra);
+	write_file(garbage, "this is not an ELF file\n");
+
+	struct run r = capture(dir, FIXTURE_PROC, 1, extra, NULL,
+			       "  abi-good: {}\n"
+			       "  abi-badabi: {}\n"
+			       "  abi-nosym: {}\n"
+			       "  abi-small: {}\n"
+			       "  abi-misnamed: {}\n"
+			       "  abi-dupfield: {}\n"
+			       "  abi-collide: {}\n"
+			       "  abi-countermode: {}\n"
+			       "  abi-gaugesum: {}\n"
+			       "  abi-initfail: {}\n"
+			       "  abi-garbage: {}\n"
+			       "  abi-missing: {}\n");
+	if (r.status != 0)
+		fail_msg("exit %d, stderr:\n%s", r.status, r.err);
+
+	char open_err[1024] = "", sym_err[1024] = "", dummy[1024] = "";
+	dl_errors(PLUGDIR "/abi-nosym.so", dummy, sizeof(dummy), sym_err,
+		  sizeof(sym_err));
+	assert_string_equal(dummy, "");
+	assert_string_not_equal(sym_err, "");
+	dl_errors(garbage, open_err, sizeof(open_err), dummy, sizeof(dummy));
+	assert_string_not_equal(open_err, "");
+
+	static const char rule_why[] =
+		"aggregation rule does not fit the kind (counter: sum; peak: "
+		"max/min; gauge: max/min/range; categorical: mode; ordinal: "
+		"range/min/max/mode; cpuset: union)";
+	struct {
+		const char *name;
+		char why[2048];
+	} want[] = {
+		{"abi-badabi", "plugin ABI version 99, this core speaks 1"},
+		{"abi-nosym", ""},
+		{"abi-small", ""},
+		{"abi-misnamed",
+		 "descriptor names itself 'someone-else', expected "
+		 "'abi-misnamed'"},
+		{"abi-dupfield", "field 'abi-dupfield.x' is declared twice"},
+		{"abi-collide", "field 'abi-good.value' is already registered "
+				"by plugin 'abi-good'"},
+		{"abi-countermode", ""},
+		{"abi-gaugesum", ""},
+		{"abi-initfail", ""},
+		{"abi-garbage", ""},
+		{"abi-missing", ""},
+	};
+	xsnprintf(want[1].why, sizeof(want[1].why),
+		 "missing symbol ctp_plugin_v1: %s", sym_err);
+	xsnprintf(want[2].why, sizeof(want[2].why),
+		 "descriptor size 8 is smaller than the %zu bytes ABI 1 "
+		 "requires",
+		 offsetof(struct ctp_plugin, finish) + sizeof(void *));
+	xsnprintf(want[6].why, sizeof(want[6].why), "field '%s': %s",
+		 "abi-countermode.y", rule_why);
+	xsnprintf(want[7].why, sizeof(want[7].why), "field '%s': %s",
+		 "abi-gaugesum.y", rule_why);
+	xsnprintf(want[8].why, sizeof(want[8].why), "init failed: %s",
+		 strerror(EIO));
+	xsnprintf(want[9].why, sizeof(want[9].why), "dlopen failed: %s",
+		 open_err);
+	xsnprintf(want[10].why, sizeof(want[10].why),
+		 "abi-missing.so not found in plugin directories: %s:%s",
+		 extra, PLUGDIR);
+
+	struct ctp_snap *snap = open_snap(dir);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		char path[PATH_MAX];
+		const char *name = want[i].name;
+		if (strcmp(name, "abi-missing") == 0)
+			xsnprintf(path, sizeof(path), "not found");
+		else if (strcmp(name, "abi-garbage") == 0)
+			xsnprintf(path, sizeof(path), "%s", garbage);
+		else
+			xsnprintf(path, sizeof(path), "%s/%s.so", PLUGDIR, name);
+		assert_line(r.err, "ctprof-core: warning: plugin %s (%s): %s",
+			    name, path, want[i].why);
+		/* Exactly one line names it (the summary aside). */
+		char tag[256];
+		xsnprintf(tag, sizeof(tag), "plugin %s ", name);
+		assert_int_equal(count_lines_with(r.err, tag), 1);
+
+		const struct ctp_snap_plugin *p = plugin(snap, name);
+		assert_int_equal(p->status, CTP_PST_FAILED);
+		assert_non_null(p->reason);
+		assert_string_equal(p->reason, want[i].why);
+		if (strcmp(name, "abi-missing") == 0)
+			assert_null(p->path);
+		else
+			assert_string_equal(p->path, path);
+		assert_int_equal(p->calls, 0);
+		assert_no_values(snap, name);
+	}
+	/* Refused before registering anything. */
+	assert_null(ctp_snap_field_find(snap, "abi-dupfield.x"));
+	assert_null(ctp_snap_field_find(snap, "abi-countermode.x"));
+	assert_string_equal(field(snap, "abi-good.value")->plugin, "abi-good");
+
+	ctp_snap_free(snap);
+	run_free(&r);
+}
+
+/* The summary's list of failed plugins, in configuration order. */
+static void test_summary_line(void **unused)
+{
+	(void)unused;
+	char dir[PATH_MAX];
+	case_dir(dir, sizeof(dir), "summary");
+	struct run r = capture(dir, FIXTURE_PROC, 1, NULL, NULL,
+			       "  abi-badabi: {}\n"
+			       "  abi-good: {}\n"
+			       "  abi-initfail: {}\n");
+	assert_int_equal(r.status, 0);
+	assert_int_equal(count_lines_with(r.err, "3 threads, 2 processes, 2 "
+						 "cgroups in "),
+			 1);
+	assert_int_equal(count_lines_with(r.err, "; plugins failed: "
+						 "abi-badabi, abi-initfail"),
+			 1);
+	run_free(&r);
+}
+
+/* A required plugin that fails: exit 3, and nothing in the output dir. */
+static void test_required_failure(void **unused)
+{
+	(void)unused;
+	static const char *const cases[][2] = {
+		{"abi-initfail", "init failed"},
+		{"abi-badabi", "plugin ABI version 99"},
+		{"abi-missing", "abi-missing.so not found"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *name = cases[i][0];
+		char dir[PATH_MAX], outdir[PATH_MAX], plugins[512];
+		case_dir(dir, sizeof(dir), "required");
+		xsnprintf(plugins, sizeof(plugins),
+			 "  abi-good: {required: true}\n"
+			 "  %s:\n    required: true\n",
+			 name);
+		struct run r = capture(dir, FIXTURE_PROC, 1, NULL, NULL,
+				       plugins);
+		if (r.status != CTP_EXIT_REQUIRED)
+			fail_msg("%s: exit %d, stderr:\n%s", name, r.status,
+				 r.err);
+		char prefix[256];
+		xsnprintf(prefix, sizeof(prefix),
+			 "ctprof-core: error: plugin %s (", name);
+		assert_int_equal(count_lines_with(r.err, prefix), 1);
+		assert_int_equal(count_lines_with(r.err, cases[i][1]), 1);
+		assert_int_equal(count_lines_with(r.err, "[required]"), 1);
+		assert_line(r.err,
+			    "ctprof-core: error: required plugin %s failed: "
+			    "no snapshot written",
+			    name);
+		xsnprintf(outdir, sizeof(outdir), "%s/out", dir);
+		assert_int_equal(count_entries(outdir), 0);
+		run_free(&r);
+	}
+
+	/* A required plugin that loads is no obstacle. */
+	char dir[PATH_MAX], outdir[PATH_MAX];
+	case_dir(dir, sizeof(dir), "required-ok");
+	struct run r = capture(dir, FIXTURE_PROC, 1, NULL, NULL,
+			       "  abi-good: {required: true}\n"
+			       "  abi-initfail: {required: false}\n");
+	assert_int_equal(r.status, 0);
+	xsnprintf(outdir, sizeof(outdir), "%s/out", dir);
+	assert_int_equal(count_entries(outdir), 1);
+	run_free(&r);
+}
+
+/* A callback that keeps failing is disabled once, with one message; the
+ * plugin's other callbacks and the capture go on. */
+static void test_failing_callback(void **unused)
+{
+	(void)unused;
+	enum { NTHREADS = CTP_CB_MAX_CONSECUTIVE_ERRORS + 8 };
+	char dir[PATH_MAX], proc[PATH_MAX];
+	case_dir(dir, sizeof(dir), "failing");
+	xsnprintf(proc, sizeof(proc), "%s/proc", dir);
+	gen_tree(proc, 1, NTHREADS);
+	struct run r = capture(dir, proc, 1, NULL, NULL,
+			       "  abi-failing: {}\n"
+			       "  abi-good: {}\n");
+	if (r.status != 0)
+		fail_msg("exit %d, stderr:\n%s", r.status, r.err);
+	assert_line(r.err,
+		    "ctprof-core: warning: plugin abi-failing: thread callback "
+		    "failed %d times in a row (last: %s); disabled for the "
+		    "rest of this snapshot",
+		    CTP_CB_MAX_CONSECUTIVE_ERRORS, strerror(EIO));
+	assert_int_equal(count_lines_with(r.err, "abi-failing"), 1);
+
+	struct ctp_snap *snap = open_snap(dir);
+	const struct ctp_snap_plugin *p = plugin(snap, "abi-failing");
+	assert_int_equal(p->status, CTP_PST_LOADED);
+	assert_int_equal(p->errors, CTP_CB_MAX_CONSECUTIVE_ERRORS);
+	/* thread calls until disabled + 1 process + 1 finish */
+	assert_int_equal(p->calls, CTP_CB_MAX_CONSECUTIVE_ERRORS + 2);
+	assert_int_equal(u64_of(snap, "abi-failing.calls", 0),
+			 CTP_CB_MAX_CONSECUTIVE_ERRORS);
+	assert_int_equal(u64_of(snap, "abi-failing.pid",
+				row_of(snap, CTP_SCOPE_PROCESS, 1000)),
+			 1000);
+	assert_int_equal(u64_of(snap, "abi-good.threads", 0), NTHREADS);
+	assert_int_equal(ctp_snap_table(snap, CTP_SCOPE_THREAD)->rows,
+			 NTHREADS);
+	assert_int_equal(plugin(snap, "abi-good")->errors, 0);
+	ctp_snap_free(snap);
+	run_free(&r);
+}
+
+/* Fields registered at runtime from concurrent thread callbacks all reach
+ * the snapshot, each with its value on its own row only. */
+static void test_runtime_fields(void **unused)
+{
+	(void)unused;
+	enum { NPROC = 4, NTHR = 10 };
+	char dir[PATH_MAX], proc[PATH_MAX];
+	case_dir(dir, sizeof(dir), "dynamic");
+	xsnprintf(proc, sizeof(proc), "%s/proc", dir);
+	gen_tree(proc, NPROC, NTHR);
+	struct run r = capture(dir, proc, 2, NULL, NULL,
+			       "  abi-good: {}\n"
+			       "  abi-dynamic: {}\n");
+	if (r.status != 0)
+		fail_msg("exit %d, stderr:\n%s", r.status, r.err);
+	struct ctp_snap *snap = open_snap(dir);
+	assert_int_equal(ctp_snap_header(snap)->workers, 2);
+	const struct ctp_snap_plugin *p = plugin(snap, "abi-dynamic");
+	assert_int_equal(p->status, CTP_PST_LOADED);
+	assert_int_equal(p->errors, 0);
+
+	const struct ctp_snap_table *t = ctp_snap_table(snap, CTP_SCOPE_THREAD);
+	assert_int_equal(t->rows, NPROC * NTHR);
+	size_t n_dynamic = 0;
+	const struct ctp_snap_field *f = ctp_snap_fields(snap);
+	for (size_t i = 0; i < ctp_snap_n_fields(snap); i++)
+		if (strncmp(f[i].name, "abi-dynamic.t", 13) == 0)
+			n_dynamic++;
+	assert_int_equal(n_dynamic, NPROC * NTHR);
+	for (size_t row = 0; row < t->rows; row++) {
+		char name[64];
+		xsnprintf(name, sizeof(name), "abi-dynamic.t%" PRIu64,
+			 t->tid[row]);
+		const struct ctp_snap_field *fd = field(snap, name);
+		assert_string_equal(fd->plugin, "abi-dynamic");
+		assert_int_equal(fd->scope, CTP_SCOPE_THREAD);
+		for (size_t other = 0; other < t->rows; other++) {
+			struct ctp_value v = ctp_snap_get(snap, fd, other);
+			if (other == row) {
+				assert_int_equal(v.type, CTP_TYPE_U64);
+				assert_int_equal(v.u64, t->tid[row]);
+			} else {
+				assert_int_equal(v.type, CTP_VALUE_ABSENT);
+			}
+		}
+	}
+	assert_int_equal(u64_of(snap, "abi-dynamic.registered", 0),
+			 NPROC * NTHR);
+	ctp_snap_free(snap);
+	run_free(&r);
+}
+
+/* A plugin without CTP_PLUGIN_MT_SAFE is never entered twice at once,
+ * even with two workers. */
+static void test_not_mt_safe(void **unused)
+{
+	(void)unused;
+	enum { NPROC = 4, NTHR = 10, N = NPROC * NTHR };
+	char dir[PATH_MAX], proc[PATH_MAX];
+	case_dir(dir, sizeof(dir), "notmt");
+	xsnprintf(proc, sizeof(proc), "%s/proc", dir);
+	gen_tree(proc, NPROC, NTHR);
+	struct run r = capture(dir, proc, 2, NULL, NULL,
+			       "  abi-notmt: {}\n"
+			       "  abi-good: {}\n");
+	if (r.status != 0)
+		fail_msg("exit %d, stderr:\n%s", r.status, r.err);
+	struct ctp_snap *snap = open_snap(dir);
+	assert_int_equal(ctp_snap_header(snap)->workers, 2);
+	assert_int_equal(plugin(snap, "abi-notmt")->errors, 0);
+	assert_int_equal(u64_of(snap, "abi-notmt.overlaps", 0), 0);
+	assert_int_equal(u64_of(snap, "abi-notmt.calls", 0), N);
+	bool seen[N + 1] = {false};
+	const struct ctp_snap_table *t = ctp_snap_table(snap, CTP_SCOPE_THREAD);
+	assert_int_equal(t->rows, N);
+	for (size_t row = 0; row < t->rows; row++) {
+		uint64_t seq = u64_of(snap, "abi-notmt.seq", row);
+		assert_in_range(seq, 1, N);
+		assert_false(seen[seq]);
+		seen[seq] = true;
+	}
+	assert_int_equal(u64_of(snap, "abi-good.threads", 0), N);
+	ctp_snap_free(snap);
+	run_free(&r);
+}
+
+/* Setters refuse a wrong type, scope, handle or string, and the registry
+ * refuses a bad rule or a taken name, with -EINVAL/-EEXIST. */
+static void test_wrong_type(void **unused)
+{
+	(void)unused;
+	char dir[PATH_MAX];
+	case_dir(dir, sizeof(dir), "wrongtype");
+	struct run r = capture(dir, FIXTURE_PROC, 1, NULL, NULL,
+			       "  abi-good: {}\n"
+			       "  abi-wrongtype: {}\n");
+	if (r.status != 0)
+		fail_msg("exit %d, stderr:\n%s", r.status, r.err);
+	assert_line(r.err,
+		    "ctprof-core: abi-wrongtype: error: field "
+		    "'abi-wrongtype.counter_max' rejected: aggregation rule "
+		    "does not fit the kind (counter: sum; peak: max/min; "
+		    "gauge: max/min/range; categorical: mode; ordinal: "
+		    "range/min/max/mode; cpuset: union)");
+	assert_line(r.err,
+		    "ctprof-core: abi-wrongtype: error: field "
+		    "'abi-good.value' already registered by plugin "
+		    "'abi-good' with a different description");
+
+	struct ctp_snap *snap = open_snap(dir);
+	assert_int_equal(plugin(snap, "abi-wrongtype")->errors, 0);
+	assert_int_equal(i64_of(snap, "abi-wrongtype.thread_field_on_host", 0),
+			 -EINVAL);
+	assert_int_equal(i64_of(snap, "abi-wrongtype.bad_handle", 0), -EINVAL);
+	assert_int_equal(i64_of(snap, "abi-wrongtype.embedded_nul", 0),
+			 -EINVAL);
+	assert_int_equal(i64_of(snap, "abi-wrongtype.register_counter_max", 0),
+			 -EINVAL);
+	assert_int_equal(i64_of(snap, "abi-wrongtype.register_taken", 0),
+			 -EEXIST);
+	assert_null(ctp_snap_field_find(snap, "abi-wrongtype.counter_max"));
+	assert_string_equal(field(snap, "abi-good.value")->plugin, "abi-good");
+
+	static const struct {
+		uint64_t tid;
+		const char *comm;
+	} threads[] = {{100, "abi-main"}, {101, "abi-worker"},
+		       {200, "abi-other"}};
+	for (size_t i = 0; i < 3; i++) {
+		size_t row = row_of(snap, CTP_SCOPE_THREAD, threads[i].tid);
+		assert_int_equal(
+			i64_of(snap, "abi-wrongtype.u64_on_string", row),
+			-EINVAL);
+		assert_int_equal(
+			i64_of(snap, "abi-wrongtype.string_on_i64", row),
+			-EINVAL);
+		assert_str(snap, "abi-wrongtype.name", row, threads[i].comm);
+	}
+	ctp_snap_free(snap);
+	run_free(&r);
+}
+
+/* A plugin rejecting its options fails init with its own message. */
+static void test_plugin_options(void **unused)
+{
+	(void)unused;
+	char dir[PATH_MAX];
+	case_dir(dir, sizeof(dir), "options");
+	struct run r = capture(dir, FIXTURE_PROC, 1, NULL, NULL,
+			       "  abi-good:\n"
+			       "    options: {greeting: hi, bogus: 1}\n");
+	assert_int_equal(r.status, 0);
+	assert_line(r.err, "ctprof-core: abi-good: error: unknown option "
+			   "'bogus'");
+	assert_line(r.err,
+		    "ctprof-core: warning: plugin abi-good (%s): init failed: "
+		    "%s",
+		    PLUGDIR "/abi-good.so", strerror(EINVAL));
+	struct ctp_snap *snap = open_snap(dir);
+	assert_int_equal(plugin(snap, "abi-good")->status, CTP_PST_FAILED);
+	assert_no_values(snap, "abi-good");
+	ctp_snap_free(snap);
+	run_free(&r);
+}
+
+/* A plugin file that is a symbolic link is refused, for any user and
+ * whatever allow_insecure_plugins says. */
+static void test_symlink_refused(void **unused)
+{
+	(void)unused;
+	static const char *const extras[] = {NULL,
+					     "allow_insecure_plugins: true\n"};
+	for (size_t i = 0; i < 2; i++) {
+		char dir[PATH_MAX], pdir[PATH_MAX], link[PATH_MAX];
+		case_dir(dir, sizeof(dir), "symlink");
+		xsnprintf(pdir, sizeof(pdir), "%s/linked", dir);
+		mkdir_p(pdir);
+		xsnprintf(link, sizeof(link), "%s/abi-dynamic.so", pdir);
+		assert_int_equal(symlink(PLUGDIR "/abi-dynamic.so", link), 0);
+		/* pdir is searched before PLUGDIR, so the link is found. */
+		struct run r = capture(dir, FIXTURE_PROC, 1, pdir, extras[i],
+				       "  abi-good: {}\n"
+				       "  abi-dynamic: {}\n");
+		assert_int_equal(r.status, 0);
+		assert_line(r.err,
+			    "ctprof-core: warning: plugin abi-dynamic (%s): "
+			    "not a regular file (symbolic link)",
+			    link);
+		struct ctp_snap *snap = open_snap(dir);
+		assert_int_equal(plugin(snap, "abi-dynamic")->status,
+				 CTP_PST_FAILED);
+		assert_int_equal(plugin(snap, "abi-good")->status,
+				 CTP_PST_LOADED);
+		ctp_snap_free(snap);
+		run_free(&r);
+	}
+}
+
+/* ---- Root only ------------------------------------------------------------------- */
+
+/* Copy a built test plugin into `dir` with `mode`. */
+static void copy_plugin(const char *name, const char *dir, mode_t mode,
+			char *out, size_t outlen)
+{
+	char src[PATH_MAX];
+	xsnprintf(src, sizeof(src), "%s/%s.so", PLUGDIR, name);
+	xsnprintf(out, outlen, "%s/%s.so", dir, name);
+	FILE *in = fopen(src, "rb"), *o = fopen(out, "wb");
+	assert_non_null(in);
+	assert_non_null(o);
+	char buf[65536];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		assert_int_equal(fwrite(buf, 1, n, o), n);
+	fclose(in);
+	assert_int_equal(fclose(o), 0);
+	assert_int_equal(chmod(out, mode), 0);
+}
+
+/* Capture with abi-notmt taken from `pdir` (searched first) and abi-good
+ * from PLUGDIR. */
+static struct run capture_from(const char *dir, const char *pdir,
+			       bool insecure)
+{
+	return capture(dir, FIXTURE_PROC, 1, pdir,
+		       insecure ? "allow_insecure_plugins: true\n" : NULL,
+		       "  abi-good: {}\n"
+		       "  abi-notmt: {}\n");
+}
+
+static void expect_refused(const char *dir, const struct run *r,
+			   const char *path, const char *why)
+{
+	if (r->status != 0)
+		fail_msg("exit %d, stderr:\n%s", r->status, r->err);
+	assert_line(r->err, "ctprof-core: warning: plugin abi-notmt (%s): %s",
+		    path, why);
+	struct ctp_snap *snap = open_snap(dir);
+	const struct ctp_snap_plugin *p = plugin(snap, "abi-notmt");
+	assert_int_equal(p->status, CTP_PST_FAILED);
+	assert_string_equal(p->reason, why);
+	assert_int_equal(plugin(snap, "abi-good")->status, CTP_PST_LOADED);
+	ctp_snap_free(snap);
+}
+
+static void expect_loaded(const char *dir, const struct run *r,
+			  const char *path)
+{
+	if (r->status != 0)
+		fail_msg("exit %d, stderr:\n%s", r->status, r->err);
+	assert_int_equal(count_lines_with(r->err, "abi-notmt"), 0);
+	struct ctp_snap *snap = open_snap(dir);
+	const struct ctp_snap_plugin *p = plugin(snap, "abi-notmt");
+	assert_int_equal(p->status, CTP_PST_LOADED);
+	assert_string_equal(p->path, path);
+	assert_int_equal(u64_of(snap, "abi-notmt.calls", 0), 3);
+	ctp_snap_free(snap);
+}
+
+/* Group- or other-writable plugin files are refused as root, unless
+ * allow_insecure_plugins is set. */
+static void test_root_writable_file(void **unused)
+{
+	(void)unused;
+	static const mode_t modes[] = {0664, 0646, 0775};
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		char dir[PATH_MAX], pdir[PATH_MAX], path[PATH_MAX], why[512];
+		case_dir(dir, sizeof(dir), "writable");
+		xsnprintf(pdir, sizeof(pdir), "%s/plugins", dir);
+		mkdir_p(pdir);
+		copy_plugin("abi-notmt", pdir, modes[i], path, sizeof(path));
+		xsnprintf(why, sizeof(why),
+			 "file is writable by group or others (mode %04o); "
+			 "refusing as root (allow_insecure_plugins overrides)",
+			 (unsigned)modes[i]);
+		struct run r = capture_from(dir, pdir, false);
+		expect_refused(dir, &r, path, why);
+		run_free(&r);
+
+		case_dir(dir, sizeof(dir), "writable-allowed");
+		xsnprintf(pdir, sizeof(pdir), "%s/plugins", dir);
+		mkdir_p(pdir);
+		copy_plugin("abi-notmt", pdir, modes[i], path, sizeof(path));
+		r = capture_from(dir, pdir, true);
+		expect_loaded(dir, &r, path);
+		run_free(&r);
+	}
+}
+
+/* A plugin directory writable by others is refused as root, unless it is
+ * sticky (like /tmp) or allow_insecure_plugins is set. */
+static void test_root_writable_dir(void **unused)
+{
+	(void)unused;
+	char dir[PATH_MAX], pdir[PATH_MAX], path[PATH_MAX], why[PATH_MAX + 128];
+	case_dir(dir, sizeof(dir), "dir-writable");
+	xsnprintf(pdir, sizeof(pdir), "%s/plugins", dir);
+	mkdir_p(pdir);
+	copy_plugin("abi-notmt", pdir, 0644, path, sizeof(path));
+	assert_int_equal(chmod(pdir, 0777), 0);
+	xsnprintf(why, sizeof(why),
+		 "directory %s is writable by others (mode 0777); refusing as "
+		 "root (allow_insecure_plugins overrides)",
+		 pdir);
+	struct run r = capture_from(dir, pdir, false);
+	expect_refused(dir, &r, path, why);
+	run_free(&r);
+
+	r = capture_from(dir, pdir, true);
+	expect_loaded(dir, &r, path);
+	run_free(&r);
+
+	assert_int_equal(chmod(pdir, 01777), 0);
+	r = capture_from(dir, pdir, false);
+	expect_loaded(dir, &r, path);
+	run_free(&r);
+}
+
+/* A plugin file owned by another user is refused as root. */
+static void test_root_foreign_owner(void **unused)
+{
+	(void)unused;
+	char dir[PATH_MAX], pdir[PATH_MAX], path[PATH_MAX];
+	case_dir(dir, sizeof(dir), "owner");
+	xsnprintf(pdir, sizeof(pdir), "%s/plugins", dir);
+	mkdir_p(pdir);
+	copy_plugin("abi-notmt", pdir, 0644, path, sizeof(path));
+	assert_int_equal(chown(path, 65534, 65534), 0);
+	struct run r = capture_from(dir, pdir, false);
+	expect_refused(dir, &r, path,
+		       "file is owned by uid 65534; refusing as root");
+	run_free(&r);
+
+	r = capture_from(dir, pdir, true);
+	expect_loaded(dir, &r, path);
+	run_free(&r);
+}
+
+/* `plugins --config` shows the loader's reason for a plugin it refuses. */
+static void test_plugins_command(void **unused)
+{
+	(void)unused;
+	char dir[PATH_MAX], cfg[PATH_MAX];
+	case_dir(dir, sizeof(dir), "plugins-cmd");
+	xsnprintf(cfg, sizeof(cfg), "%s/collectors.yaml", dir);
+	write_file(cfg,
+		   "plugin_dirs: [\"%s\"]\n"
+		   "plugins:\n  abi-good: {}\n  abi-badabi: {}\n",
+		   PLUGDIR);
+	const char *args[] = {"plugins", "--config", cfg, NULL};
+	struct run r = run_core(dir, args);
+	assert_int_equal(r.status, 0);
+	assert_line(r.out, "%s/abi-badabi.so: cannot load: plugin ABI version "
+			   "99, this core speaks 1",
+		    PLUGDIR);
+	assert_int_equal(count_lines_with(r.out, "abi-good.value"), 1);
+	assert_int_equal(count_lines_with(r.out, "abi-good.path_len"), 1);
+	run_free(&r);
+}
+
+/* ---- Setup ------------------------------------------------------------------------ */
+
+static int group_setup(void **unused)
+{
+	(void)unused;
+	const char *base = getenv("TMPDIR");
+	xsnprintf(tmp_root, sizeof(tmp_root), "%s/ctp-abi-XXXXXX",
+		 base && *base ? base : "/tmp");
+	if (!mkdtemp(tmp_root)) {
+		perror("mkdtemp");
+		return -1;
+	}
+	return 0;
+}
+
+static int group_teardown(void **unused)
+{
+	(void)unused;
+	if (!getenv("CTP_TEST_KEEP"))
+		nftw(tmp_root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	else
+		fprintf(stderr, "kept %s\n", tmp_root);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_good_plugin),
+		cmocka_unit_test(test_dump_absent_vs_zero),
+		cmocka_unit_test(test_load_failures),
+		cmocka_unit_test(test_summary_line),
+		cmocka_unit_test(test_required_failure),
+		cmocka_unit_test(test_failing_callback),
+		cmocka_unit_test(test_runtime_fields),
+		cmocka_unit_test(test_not_mt_safe),
+		cmocka_unit_test(test_wrong_type),
+		cmocka_unit_test(test_plugin_options),
+		cmocka_unit_test(test_symlink_refused),
+		cmocka_unit_test(test_plugins_command),
+	};
+	static const struct CMUnitTest root_tests[] = {
+		cmocka_unit_test(test_root_writable_file),
+		cmocka_unit_test(test_root_writable_dir),
+		cmocka_unit_test(test_root_foreign_owner),
+	};
+	if (argc > 1 && strcmp(argv[1], "--root") == 0) {
+		if (geteuid() != 0) {
+			printf("not root: the permission checks only apply to "
+			       "root\n");
+			return 77;
+		}
+		return cmocka_run_group_tests_name("abi-root", root_tests,
+						   group_setup, group_teardown);
+	}
+	return cmocka_run_group_tests_name("abi", tests, group_setup,
+					   group_teardown);
+}

@@ -1,0 +1,615 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests for the procfs-stat parsers (plugins/procfs-stat/procfs_parse.c)
+ * on literal kernel text. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "procfs_parse.h"
+#include "procfs_text.h"
+
+#define BIT(n) (1ull << (n))
+/* Every stat field the parser keeps. */
+#define ALL_STAT                                                               \
+	(BIT(CTP_STAT_PID) | BIT(CTP_STAT_COMM) | BIT(CTP_STAT_STATE) |        \
+	 BIT(CTP_STAT_MINFLT) | BIT(CTP_STAT_MAJFLT) | BIT(CTP_STAT_UTIME) |   \
+	 BIT(CTP_STAT_STIME) | BIT(CTP_STAT_PRIORITY) | BIT(CTP_STAT_NICE) |   \
+	 BIT(CTP_STAT_NUM_THREADS) | BIT(CTP_STAT_STARTTIME) |                 \
+	 BIT(CTP_STAT_PROCESSOR) | BIT(CTP_STAT_RT_PRIORITY) |                 \
+	 BIT(CTP_STAT_POLICY))
+#define ALL_STATUS                                                             \
+	(CTP_STATUS_STATE | CTP_STATUS_VOLUNTARY_CSW |                         \
+	 CTP_STATUS_NONVOLUNTARY_CSW | CTP_STATUS_CPUS_ALLOWED_LIST)
+
+static int parse(const char *s, struct ctp_stat *st)
+{
+	return ctp_parse_stat(s, strlen(s), st);
+}
+
+/*
+ * Copy `line` with space-separated token n (1-based, comm without blanks
+ * counts as one) replaced by `tok`.
+ */
+static const char *with_field(char *out, size_t cap, const char *line,
+			      unsigned n, const char *tok)
+{
+	const char *p = line, *q;
+	unsigned i;
+
+	for (i = 1; i < n; i++) {
+		p = strchr(p, ' ');
+		assert_non_null(p);
+		p++;
+	}
+	q = p + strcspn(p, " \n");
+	assert_true(snprintf(out, cap, "%.*s%s%s", (int)(p - line), line, tok,
+			     q) < (int)cap);
+	return out;
+}
+
+static void expect_comm(const struct ctp_stat *st, const char *comm)
+{
+	assert_true(ctp_stat_has(st, CTP_STAT_COMM));
+	assert_int_equal(st->comm_len, strlen(comm));
+	assert_memory_equal(st->comm, comm, st->comm_len);
+}
+
+/* The values measured with awk on the literal lines of procfs_text.h. */
+static void stat_self(void **state)
+{
+	struct ctp_stat st;
+
+	(void)state;
+	assert_int_equal(parse(STAT_SELF, &st), 0);
+	assert_true(st.present == ALL_STAT);
+	assert_int_equal(st.pid, 4424);
+	expect_comm(&st, "cat");
+	assert_int_equal(st.state, 'R');
+	assert_int_equal(st.minflt, 116);
+	assert_int_equal(st.majflt, 0);
+	assert_int_equal(st.utime, 0);
+	assert_int_equal(st.stime, 0);
+	assert_int_equal(st.priority, 20);
+	assert_int_equal(st.nice, 0);
+	assert_int_equal(st.num_threads, 1);
+	assert_int_equal(st.starttime, 48017);
+	assert_int_equal(st.processor, 0);
+	assert_int_equal(st.rt_priority, 0);
+	assert_int_equal(st.policy, 0);
+}
+
+static void stat_pid1_and_thread(void **state)
+{
+	struct ctp_stat st;
+
+	(void)state;
+	assert_int_equal(parse(STAT_PID1, &st), 0);
+	assert_true(st.present == ALL_STAT);
+	assert_int_equal(st.pid, 1);
+	expect_comm(&st, "process_api");
+	assert_int_equal(st.state, 'S');
+	assert_int_equal(st.minflt, 41298);
+	assert_int_equal(st.majflt, 0);
+	assert_int_equal(st.utime, 41);
+	assert_int_equal(st.stime, 153);
+	assert_int_equal(st.num_threads, 13);
+	assert_int_equal(st.starttime, 12);
+
+	/* exit_signal (38) is -1 here; unkept fields are not checked. */
+	assert_int_equal(parse(STAT_T59, &st), 0);
+	assert_true(st.present == ALL_STAT);
+	expect_comm(&st, "vsock-console");
+	assert_int_equal(st.minflt, 266);
+	assert_int_equal(st.stime, 2);
+	assert_int_equal(st.starttime, 29);
+	assert_int_equal(st.processor, 1);
+}
+
+static void stat_sched_classes(void **state)
+{
+	struct ctp_stat st;
+
+	(void)state;
+	assert_int_equal(parse(STAT_FIFO, &st), 0);
+	assert_true(st.present == ALL_STAT);
+	assert_int_equal(st.priority, -51);
+	assert_int_equal(st.nice, 0);
+	assert_int_equal(st.majflt, 1);
+	assert_int_equal(st.processor, 1);
+	assert_int_equal(st.rt_priority, 50);
+	assert_int_equal(st.policy, 1);
+
+	assert_int_equal(parse(STAT_NICE, &st), 0);
+	assert_int_equal(st.priority, 15);
+	assert_int_equal(st.nice, -5);
+	assert_int_equal(st.policy, 0);
+
+	assert_int_equal(parse(STAT_IDLE, &st), 0);
+	assert_int_equal(st.policy, 5);
+	assert_int_equal(parse(STAT_BATCH, &st), 0);
+	assert_int_equal(st.policy, 3);
+	assert_int_equal(parse(STAT_DEADLINE, &st), 0);
+	assert_int_equal(st.priority, -101);
+	assert_int_equal(st.policy, 6);
+}
+
+static void stat_comm_odd(void **state)
+{
+	char line[1024];
+	struct ctp_stat st;
+
+	(void)state;
+	/* comm "(a) b (c))": spaces and parentheses, ends at the last ')'. */
+	assert_int_equal(parse(with_field(line, sizeof(line), STAT_FIFO, 2,
+					  "((a) b (c)))"),
+			       &st),
+			 0);
+	assert_true(st.present == ALL_STAT);
+	expect_comm(&st, "(a) b (c))");
+	assert_int_equal(st.pid, 4491);
+	assert_int_equal(st.state, 'R');
+	assert_int_equal(st.priority, -51);
+	assert_int_equal(st.rt_priority, 50);
+	assert_int_equal(st.policy, 1);
+
+	/* Empty comm. */
+	assert_int_equal(
+		parse(with_field(line, sizeof(line), STAT_SELF, 2, "()"), &st),
+		0);
+	assert_true(st.present == ALL_STAT);
+	expect_comm(&st, "");
+	assert_int_equal(st.minflt, 116);
+
+	/* A comm that looks like the fields that follow. */
+	assert_int_equal(parse(with_field(line, sizeof(line), STAT_SELF, 2,
+					  "(x) R 1 2)"),
+			       &st),
+			 0);
+	expect_comm(&st, "x) R 1 2");
+	assert_int_equal(st.starttime, 48017);
+
+	/* A newline in comm (prctl allows it) does not end the line. */
+	assert_int_equal(
+		parse(with_field(line, sizeof(line), STAT_SELF, 2, "(a\nb)"),
+		      &st),
+		0);
+	expect_comm(&st, "a\nb");
+	assert_int_equal(st.policy, 0);
+	assert_true(ctp_stat_has(&st, CTP_STAT_POLICY));
+}
+
+static void stat_no_paren(void **state)
+{
+	struct ctp_stat st;
+
+	(void)state;
+	assert_int_equal(parse("123 (abc S 1 2 3 4\n", &st), -EINVAL);
+	assert_true(st.present == BIT(CTP_STAT_PID));
+	assert_int_equal(st.pid, 123);
+	assert_int_equal(parse("123 abc) S 1\n", &st), -EINVAL);
+	assert_false(ctp_stat_has(&st, CTP_STAT_COMM));
+	assert_false(ctp_stat_has(&st, CTP_STAT_STATE));
+	assert_int_equal(parse("", &st), -EMSGSIZE);
+	assert_true(st.present == 0);
+	assert_int_equal(parse("\n", &st), -EINVAL);
+	assert_true(st.present == 0);
+	/* Garbage right after ')' */
+	assert_int_equal(parse("1 (x)S 1\n", &st), -EINVAL);
+	assert_true(st.present == (BIT(CTP_STAT_PID) | BIT(CTP_STAT_COMM)));
+}
+
+static void stat_truncated(void **state)
+{
+	char line[1024];
+	const char *cut;
+	struct ctp_stat st;
+
+	(void)state;
+	/* Cut inside (22) starttime "48017" -> "480". */
+	cut = strstr(STAT_SELF, " 48017 ");
+	assert_non_null(cut);
+	memcpy(line, STAT_SELF, (size_t)(cut - STAT_SELF) + 4);
+	assert_int_equal(
+		ctp_parse_stat(line, (size_t)(cut - STAT_SELF) + 4, &st),
+		-EMSGSIZE);
+	assert_true(st.present ==
+		    (BIT(CTP_STAT_PID) | BIT(CTP_STAT_COMM) |
+		     BIT(CTP_STAT_STATE) | BIT(CTP_STAT_MINFLT) |
+		     BIT(CTP_STAT_MAJFLT) | BIT(CTP_STAT_UTIME) |
+		     BIT(CTP_STAT_STIME) | BIT(CTP_STAT_PRIORITY) |
+		     BIT(CTP_STAT_NICE) | BIT(CTP_STAT_NUM_THREADS)));
+	assert_int_equal(st.num_threads, 1);
+
+	/* Cut right after the separator that ends (22). */
+	assert_int_equal(
+		ctp_parse_stat(STAT_SELF, (size_t)(cut - STAT_SELF) + 7, &st),
+		-EMSGSIZE);
+	assert_true(ctp_stat_has(&st, CTP_STAT_STARTTIME));
+	assert_int_equal(st.starttime, 48017);
+	assert_false(ctp_stat_has(&st, CTP_STAT_PROCESSOR));
+
+	/* Only the final '\n' missing: the last token might be cut, but no
+	 * kept field is last. */
+	assert_int_equal(ctp_parse_stat(STAT_SELF, strlen(STAT_SELF) - 1, &st),
+			 -EMSGSIZE);
+	assert_true(st.present == ALL_STAT);
+
+	/* A complete line from an older kernel ending after (20). */
+	assert_int_equal(parse("7 (old) S 1 1 1 0 -1 0 5 0 6 0 7 8 0 0 20 0 "
+			       "3\n",
+			       &st),
+			 0);
+	assert_int_equal(st.num_threads, 3);
+	assert_int_equal(st.utime, 7);
+	assert_false(ctp_stat_has(&st, CTP_STAT_STARTTIME));
+	assert_false(ctp_stat_has(&st, CTP_STAT_POLICY));
+}
+
+/*
+ * Every prefix of a real line: a field present in the prefix has its full
+ * value (never a cut-short number), presence only grows with the prefix,
+ * and only the whole line parses cleanly.
+ */
+static void stat_every_prefix(void **state)
+{
+	const char *lines[] = {STAT_SELF, STAT_FIFO, STAT_NICE, STAT_PID1};
+	size_t i, k, len;
+
+	(void)state;
+	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		struct ctp_stat full, st;
+		uint64_t prev = 0;
+
+		len = strlen(lines[i]);
+		assert_int_equal(ctp_parse_stat(lines[i], len, &full), 0);
+		for (k = 0; k < len; k++) {
+			assert_int_not_equal(ctp_parse_stat(lines[i], k, &st),
+					     0);
+			assert_true((st.present & ~full.present) == 0);
+			assert_true((st.present & prev) == prev);
+			prev = st.present;
+#define SAME(f, m)                                                             \
+	do {                                                                   \
+		if (ctp_stat_has(&st, f))                                      \
+			assert_true(st.m == full.m);                           \
+	} while (0)
+			SAME(CTP_STAT_PID, pid);
+			SAME(CTP_STAT_STATE, state);
+			SAME(CTP_STAT_MINFLT, minflt);
+			SAME(CTP_STAT_MAJFLT, majflt);
+			SAME(CTP_STAT_UTIME, utime);
+			SAME(CTP_STAT_STIME, stime);
+			SAME(CTP_STAT_PRIORITY, priority);
+			SAME(CTP_STAT_NICE, nice);
+			SAME(CTP_STAT_NUM_THREADS, num_threads);
+			SAME(CTP_STAT_STARTTIME, starttime);
+			SAME(CTP_STAT_PROCESSOR, processor);
+			SAME(CTP_STAT_RT_PRIORITY, rt_priority);
+			SAME(CTP_STAT_POLICY, policy);
+#undef SAME
+			if (ctp_stat_has(&st, CTP_STAT_COMM))
+				assert_int_equal(st.comm_len, full.comm_len);
+		}
+	}
+}
+
+static void stat_overflow(void **state)
+{
+	char line[1024];
+	struct ctp_stat st;
+
+	(void)state;
+	/* (10) minflt = UINT64_MAX + 1 */
+	assert_int_equal(parse(with_field(line, sizeof(line), STAT_SELF, 10,
+					  "18446744073709551616"),
+			       &st),
+			 -ERANGE);
+	assert_true(st.present == (ALL_STAT & ~BIT(CTP_STAT_MINFLT)));
+	assert_int_equal(st.majflt, 0);
+	assert_int_equal(st.starttime, 48017);
+
+	/* (14) utime = UINT64_MAX exactly is a value. */
+	assert_int_equal(parse(with_field(line, sizeof(line), STAT_SELF, 14,
+					  "18446744073709551615"),
+			       &st),
+			 0);
+	assert_true(st.utime == UINT64_MAX);
+
+	/* (18) priority = INT64_MIN - 1 */
+	assert_int_equal(parse(with_field(line, sizeof(line), STAT_SELF, 18,
+					  "-9223372036854775809"),
+			       &st),
+			 -ERANGE);
+	assert_false(ctp_stat_has(&st, CTP_STAT_PRIORITY));
+	assert_true(ctp_stat_has(&st, CTP_STAT_NICE));
+
+	/* (19) nice = INT64_MIN is a value. */
+	assert_int_equal(parse(with_field(line, sizeof(line), STAT_SELF, 19,
+					  "-9223372036854775808"),
+			       &st),
+			 0);
+	assert_true(st.nice == INT64_MIN);
+
+	/* (41) policy, a long run of digits. */
+	assert_int_equal(parse(with_field(line, sizeof(line), STAT_SELF, 41,
+					  "999999999999999999999999999999"),
+			       &st),
+			 -ERANGE);
+	assert_true(st.present == (ALL_STAT & ~BIT(CTP_STAT_POLICY)));
+}
+
+static void stat_garbage(void **state)
+{
+	char line[1024];
+	struct ctp_stat st;
+
+	(void)state;
+	/* (14) utime "12x" */
+	assert_int_equal(
+		parse(with_field(line, sizeof(line), STAT_PID1, 14, "12x"),
+		      &st),
+		-EINVAL);
+	assert_true(st.present == (ALL_STAT & ~BIT(CTP_STAT_UTIME)));
+	assert_int_equal(st.stime, 153);
+
+	/* (10) minflt negative: unsigned in the kernel. */
+	assert_int_equal(
+		parse(with_field(line, sizeof(line), STAT_PID1, 10, "-1"), &st),
+		-EINVAL);
+	assert_false(ctp_stat_has(&st, CTP_STAT_MINFLT));
+
+	/* (15) stime empty (two spaces in a row). */
+	assert_int_equal(
+		parse(with_field(line, sizeof(line), STAT_PID1, 15, ""), &st),
+		-EINVAL);
+	assert_true(st.present == (ALL_STAT & ~BIT(CTP_STAT_STIME)));
+	assert_int_equal(st.priority, 20);
+
+	/* (3) state of two letters, (19) nice "--5" */
+	with_field(line, sizeof(line), STAT_NICE, 3, "RS");
+	assert_int_equal(parse(line, &st), -EINVAL);
+	assert_false(ctp_stat_has(&st, CTP_STAT_STATE));
+	assert_int_equal(st.nice, -5);
+	assert_int_equal(
+		parse(with_field(line, sizeof(line), STAT_NICE, 19, "--5"),
+		      &st),
+		-EINVAL);
+	assert_false(ctp_stat_has(&st, CTP_STAT_NICE));
+	assert_int_equal(st.priority, 15);
+
+	/* (1) pid garbage keeps the rest. */
+	assert_int_equal(
+		parse(with_field(line, sizeof(line), STAT_SELF, 1, "x"), &st),
+		-EINVAL);
+	assert_true(st.present == (ALL_STAT & ~BIT(CTP_STAT_PID)));
+
+	/* Garbage in a field not kept is not looked at. */
+	assert_int_equal(
+		parse(with_field(line, sizeof(line), STAT_SELF, 11, "zz"), &st),
+		0);
+	assert_true(st.present == ALL_STAT);
+}
+
+static void status_all_keys(void **state)
+{
+	struct ctp_status s;
+
+	(void)state;
+	assert_int_equal(ctp_parse_status(STATUS_T59, strlen(STATUS_T59), &s),
+			 0);
+	assert_true(s.present == ALL_STATUS);
+	assert_int_equal(s.state, 'S');
+	assert_int_equal(s.voluntary_csw, 1341);
+	assert_int_equal(s.nonvoluntary_csw, 14);
+	assert_int_equal(s.cpus_allowed_list_len, 3);
+	assert_memory_equal(s.cpus_allowed_list, "0-1", 3);
+}
+
+static void status_missing_keys(void **state)
+{
+	static const char txt[] = "Name:\tx\n"
+				  "State:\tI (idle)\n"
+				  "voluntary_ctxt_switches:\t5\n";
+	static const char only_lists[] = "Cpus_allowed:\tf\n"
+					 "Cpus_allowed_list:\t0-3\n";
+	struct ctp_status s;
+
+	(void)state;
+	assert_int_equal(ctp_parse_status(txt, strlen(txt), &s), -ENODATA);
+	assert_true(s.present == (CTP_STATUS_STATE | CTP_STATUS_VOLUNTARY_CSW));
+	assert_int_equal(s.state, 'I');
+	assert_int_equal(s.voluntary_csw, 5);
+
+	assert_int_equal(ctp_parse_status(only_lists, strlen(only_lists), &s),
+			 -ENODATA);
+	assert_true(s.present == CTP_STATUS_CPUS_ALLOWED_LIST);
+	assert_memory_equal(s.cpus_allowed_list, "0-3", 3);
+
+	assert_int_equal(ctp_parse_status("", 0, &s), -ENODATA);
+	assert_true(s.present == 0);
+}
+
+static void status_truncated(void **state)
+{
+	const char *cut;
+	struct ctp_status s;
+	size_t len;
+
+	(void)state;
+	/* Cut inside "1341" of voluntary_ctxt_switches. */
+	cut = strstr(STATUS_T59, "1341");
+	assert_non_null(cut);
+	len = (size_t)(cut - STATUS_T59) + 2;
+	assert_int_equal(ctp_parse_status(STATUS_T59, len, &s), -EMSGSIZE);
+	assert_true(s.present ==
+		    (CTP_STATUS_STATE | CTP_STATUS_CPUS_ALLOWED_LIST));
+
+	/* The final '\n' missing: the last value may be cut. */
+	len = strlen(STATUS_T59) - 1;
+	assert_int_equal(ctp_parse_status(STATUS_T59, len, &s), -EMSGSIZE);
+	assert_true(s.present == (ALL_STATUS & ~CTP_STATUS_NONVOLUNTARY_CSW));
+	assert_int_equal(s.voluntary_csw, 1341);
+
+	/* Every prefix: what is present has its full value. */
+	for (len = 0; len < strlen(STATUS_T59); len++) {
+		assert_int_not_equal(ctp_parse_status(STATUS_T59, len, &s), 0);
+		if (s.present & CTP_STATUS_STATE)
+			assert_int_equal(s.state, 'S');
+		if (s.present & CTP_STATUS_VOLUNTARY_CSW)
+			assert_int_equal(s.voluntary_csw, 1341);
+		if (s.present & CTP_STATUS_NONVOLUNTARY_CSW)
+			assert_int_equal(s.nonvoluntary_csw, 14);
+		if (s.present & CTP_STATUS_CPUS_ALLOWED_LIST)
+			assert_int_equal(s.cpus_allowed_list_len, 3);
+	}
+}
+
+static void status_garbage(void **state)
+{
+	static const char txt[] = "State:\t\n"
+				  "voluntary_ctxt_switches:\t12abc\n"
+				  "nonvoluntary_ctxt_switches:\t"
+				  "18446744073709551616\n"
+				  "Cpus_allowed_list:\t0-1\n";
+	static const char neg[] = "State:\tR (running)\n"
+				  "voluntary_ctxt_switches:\t-3\n"
+				  "nonvoluntary_ctxt_switches:\t0\n"
+				  "Cpus_allowed_list:\t0\n";
+	struct ctp_status s;
+
+	(void)state;
+	assert_int_equal(ctp_parse_status(txt, strlen(txt), &s), -EINVAL);
+	assert_true(s.present == CTP_STATUS_CPUS_ALLOWED_LIST);
+
+	assert_int_equal(ctp_parse_status(neg, strlen(neg), &s), -EINVAL);
+	assert_true(s.present == (ALL_STATUS & ~CTP_STATUS_VOLUNTARY_CSW));
+	assert_int_equal(s.state, 'R');
+	assert_int_equal(s.nonvoluntary_csw, 0);
+}
+
+static void cpulist_cases(void **state)
+{
+	uint64_t w[16];
+	size_t n = 99;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(ctp_parse_cpulist("0", 1, w, 16, &n), 1);
+	assert_int_equal(n, 1);
+	assert_true(w[0] == 1);
+	for (i = 1; i < 16; i++)
+		assert_true(w[i] == 0);
+
+	assert_int_equal(ctp_parse_cpulist("0-3,8-11", 8, w, 16, &n), 8);
+	assert_int_equal(n, 1);
+	assert_true(w[0] == 0xf0f);
+
+	assert_int_equal(ctp_parse_cpulist("0-1023", 6, w, 16, &n), 1024);
+	assert_int_equal(n, 16);
+	for (i = 0; i < 16; i++)
+		assert_true(w[i] == UINT64_MAX);
+
+	/* Across a word boundary, and a lone high CPU. */
+	assert_int_equal(ctp_parse_cpulist("63-64,130", 9, w, 16, &n), 3);
+	assert_int_equal(n, 3);
+	assert_true(w[0] == 1ull << 63);
+	assert_true(w[1] == 1);
+	assert_true(w[2] == 1ull << 2);
+
+	/* Overlaps count once. */
+	assert_int_equal(ctp_parse_cpulist("0-3,2-5", 7, w, 16, &n), 6);
+	assert_true(w[0] == 0x3f);
+
+	/* Only [s, s + len) is read. */
+	assert_int_equal(ctp_parse_cpulist("5-7\n", 3, w, 16, &n), 3);
+	assert_true(w[0] == 0xe0);
+
+	/* Empty: the empty set, and stale words are cleared. */
+	memset(w, 0xff, sizeof(w));
+	n = 99;
+	assert_int_equal(ctp_parse_cpulist("", 0, w, 16, &n), 0);
+	assert_int_equal(n, 0);
+	for (i = 0; i < 16; i++)
+		assert_true(w[i] == 0);
+}
+
+static void cpulist_bad(void **state)
+{
+	static const char *const garbage[] = {
+		"a",	"0-",	 "-3", "1,", ",1",	"1,,2", "0-3x",
+		"0 -3", "1-2-3", " 0", "0 ", "0-3:1/2", "\n",
+	};
+	uint64_t w[2];
+	size_t n = 99, i;
+
+	(void)state;
+	for (i = 0; i < sizeof(garbage) / sizeof(garbage[0]); i++) {
+		assert_int_equal(ctp_parse_cpulist(garbage[i],
+						   strlen(garbage[i]), w, 2,
+						   &n),
+				 -EINVAL);
+		assert_int_equal(n, 99); /* untouched */
+	}
+	/* Reversed range. */
+	assert_int_equal(ctp_parse_cpulist("5-3", 3, w, 2, &n), -EINVAL);
+	/* Beyond nwords words: 127 is the last that fits in two. */
+	assert_int_equal(ctp_parse_cpulist("127", 3, w, 2, &n), 1);
+	assert_int_equal(n, 2);
+	n = 99;
+	assert_int_equal(ctp_parse_cpulist("128", 3, w, 2, &n), -ERANGE);
+	assert_int_equal(ctp_parse_cpulist("0-128", 5, w, 2, &n), -ERANGE);
+	assert_int_equal(ctp_parse_cpulist("0,4096", 6, w, 2, &n), -ERANGE);
+	assert_int_equal(
+		ctp_parse_cpulist("18446744073709551615", 20, w, 2, &n),
+		-ERANGE);
+	assert_int_equal(
+		ctp_parse_cpulist("18446744073709551616", 20, w, 2, &n),
+		-ERANGE);
+	assert_int_equal(n, 99);
+	assert_int_equal(ctp_parse_cpulist("0", 1, w, 0, &n), -ERANGE);
+}
+
+static void policy_names(void **state)
+{
+	(void)state;
+	assert_string_equal(ctp_sched_policy_name(0), "SCHED_OTHER");
+	assert_string_equal(ctp_sched_policy_name(1), "SCHED_FIFO");
+	assert_string_equal(ctp_sched_policy_name(2), "SCHED_RR");
+	assert_string_equal(ctp_sched_policy_name(3), "SCHED_BATCH");
+	assert_null(ctp_sched_policy_name(4));
+	assert_string_equal(ctp_sched_policy_name(5), "SCHED_IDLE");
+	assert_string_equal(ctp_sched_policy_name(6), "SCHED_DEADLINE");
+	assert_string_equal(ctp_sched_policy_name(7), "SCHED_EXT");
+	assert_null(ctp_sched_policy_name(8));
+	assert_null(ctp_sched_policy_name(UINT64_MAX));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(stat_self),
+		cmocka_unit_test(stat_pid1_and_thread),
+		cmocka_unit_test(stat_sched_classes),
+		cmocka_unit_test(stat_comm_odd),
+		cmocka_unit_test(stat_no_paren),
+		cmocka_unit_test(stat_truncated),
+		cmocka_unit_test(stat_every_prefix),
+		cmocka_unit_test(stat_overflow),
+		cmocka_unit_test(stat_garbage),
+		cmocka_unit_test(status_all_keys),
+		cmocka_unit_test(status_missing_keys),
+		cmocka_unit_test(status_truncated),
+		cmocka_unit_test(status_garbage),
+		cmocka_unit_test(cpulist_cases),
+		cmocka_unit_test(cpulist_bad),
+		cmocka_unit_test(policy_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

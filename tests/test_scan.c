@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests for core/scan.c, the bounded number and key scanners. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "scan.h"
+
+static int u64_of(const char *s, uint64_t *v, size_t *used)
+{
+	const char *p = s;
+	int r = ctp_scan_u64(&p, s + strlen(s), v);
+
+	*used = (size_t)(p - s);
+	return r;
+}
+
+static int i64_of(const char *s, int64_t *v, size_t *used)
+{
+	const char *p = s;
+	int r = ctp_scan_i64(&p, s + strlen(s), v);
+
+	*used = (size_t)(p - s);
+	return r;
+}
+
+static void u64_digits(void **state)
+{
+	uint64_t v = 7;
+	size_t used;
+
+	(void)state;
+	assert_int_equal(u64_of("0", &v, &used), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(used, 1);
+	assert_int_equal(u64_of("12345 678", &v, &used), 0);
+	assert_int_equal(v, 12345);
+	assert_int_equal(used, 5);
+	assert_int_equal(u64_of("007x", &v, &used), 0);
+	assert_int_equal(v, 7);
+	assert_int_equal(used, 3);
+	assert_int_equal(u64_of("18446744073709551615", &v, &used), 0);
+	assert_true(v == UINT64_MAX);
+	assert_int_equal(used, 20);
+}
+
+static void u64_no_digits(void **state)
+{
+	uint64_t v = 42;
+	size_t used;
+
+	(void)state;
+	assert_int_equal(u64_of("", &v, &used), -EINVAL);
+	assert_int_equal(used, 0);
+	assert_int_equal(u64_of("x1", &v, &used), -EINVAL);
+	assert_int_equal(used, 0);
+	assert_int_equal(u64_of(" 1", &v, &used), -EINVAL);
+	assert_int_equal(u64_of("-1", &v, &used), -EINVAL);
+	assert_int_equal(used, 0);
+	assert_int_equal(u64_of("+1", &v, &used), -EINVAL);
+	assert_int_equal(v, 42); /* untouched on failure */
+}
+
+static void u64_overflow(void **state)
+{
+	uint64_t v = 42;
+	size_t used;
+
+	(void)state;
+	/* UINT64_MAX + 1 */
+	assert_int_equal(u64_of("18446744073709551616 9", &v, &used), -ERANGE);
+	assert_int_equal(used, 20); /* past the digits, to resynchronize */
+	assert_int_equal(v, 42);
+	assert_int_equal(u64_of("99999999999999999999999999", &v, &used),
+			 -ERANGE);
+	assert_int_equal(used, 26);
+	/* 10 * 1844674407370955161 + 6 overflows by the last digit only. */
+	assert_int_equal(u64_of("18446744073709551620", &v, &used), -ERANGE);
+}
+
+static void u64_respects_end(void **state)
+{
+	const char buf[] = "123456";
+	const char *p = buf;
+	uint64_t v;
+
+	(void)state;
+	/* Bounded by end, not by a NUL. */
+	assert_int_equal(ctp_scan_u64(&p, buf + 3, &v), 0);
+	assert_int_equal(v, 123);
+	assert_ptr_equal(p, buf + 3);
+	p = buf;
+	assert_int_equal(ctp_scan_u64(&p, buf, &v), -EINVAL);
+	assert_ptr_equal(p, buf);
+}
+
+static void i64_signs(void **state)
+{
+	int64_t v = 0;
+	size_t used;
+
+	(void)state;
+	assert_int_equal(i64_of("-51 ", &v, &used), 0);
+	assert_true(v == -51);
+	assert_int_equal(used, 3);
+	assert_int_equal(i64_of("+19", &v, &used), 0);
+	assert_true(v == 19);
+	assert_int_equal(used, 3);
+	assert_int_equal(i64_of("20", &v, &used), 0);
+	assert_true(v == 20);
+	assert_int_equal(i64_of("-0", &v, &used), 0);
+	assert_true(v == 0);
+	assert_int_equal(i64_of("9223372036854775807", &v, &used), 0);
+	assert_true(v == INT64_MAX);
+}
+
+static void i64_no_digits(void **state)
+{
+	int64_t v = 5;
+	size_t used;
+
+	(void)state;
+	assert_int_equal(i64_of("", &v, &used), -EINVAL);
+	assert_int_equal(i64_of("-", &v, &used), -EINVAL);
+	assert_int_equal(used, 0); /* a lone sign is not consumed */
+	assert_int_equal(i64_of("+ 1", &v, &used), -EINVAL);
+	assert_int_equal(used, 0);
+	assert_int_equal(i64_of("--1", &v, &used), -EINVAL);
+	assert_int_equal(i64_of("abc", &v, &used), -EINVAL);
+	assert_true(v == 5);
+}
+
+static void i64_limits(void **state)
+{
+	int64_t v = 5;
+	size_t used;
+
+	(void)state;
+	/* Exactly INT64_MIN has no positive counterpart but is valid. */
+	assert_int_equal(i64_of("-9223372036854775808", &v, &used), 0);
+	assert_true(v == INT64_MIN);
+	assert_int_equal(used, 20);
+	v = 5;
+	/* INT64_MIN - 1 */
+	assert_int_equal(i64_of("-9223372036854775809", &v, &used), -ERANGE);
+	assert_int_equal(used, 20);
+	assert_true(v == 5);
+	/* INT64_MAX + 1 */
+	assert_int_equal(i64_of("9223372036854775808", &v, &used), -ERANGE);
+	assert_int_equal(used, 19);
+	assert_int_equal(i64_of("18446744073709551616", &v, &used), -ERANGE);
+	assert_true(v == 5);
+}
+
+static void blanks_and_lines(void **state)
+{
+	const char buf[] = " \t x\ny\n\nz";
+	const char *end = buf + sizeof(buf) - 1;
+
+	(void)state;
+	assert_ptr_equal(ctp_skip_blanks(buf, end), buf + 3);
+	assert_ptr_equal(ctp_skip_blanks(buf, buf + 2), buf + 2);
+	assert_ptr_equal(ctp_skip_blanks(buf + 3, end), buf + 3);
+	/* "\n" is not a blank. */
+	assert_ptr_equal(ctp_skip_blanks(buf + 4, end), buf + 4);
+	assert_ptr_equal(ctp_next_line(buf, end), buf + 5);
+	assert_ptr_equal(ctp_next_line(buf + 5, end), buf + 7);
+	assert_ptr_equal(ctp_next_line(buf + 7, end), buf + 8);
+	/* Last line without '\n': end. */
+	assert_ptr_equal(ctp_next_line(buf + 8, end), end);
+	assert_ptr_equal(ctp_next_line(end, end), end);
+}
+
+static const char status_text[] = "Name:\tbash\n"
+				  "VmRSSx:\t  999 kB\n"
+				  "VmRSS:\t    1728 kB\n"
+				  "xVmRSS:\t7 kB\n"
+				  "Threads:\t1\n"
+				  "Cpus_allowed_list:\t0-1\n"
+				  "Empty:\n"
+				  "voluntary_ctxt_switches:\t150";
+
+static void kv_similar_keys(void **state)
+{
+	const char *v, *ve;
+
+	(void)state;
+	v = ctp_kv_find(status_text, sizeof(status_text) - 1, "VmRSS", &ve);
+	assert_non_null(v);
+	assert_int_equal(ve - v, 7);
+	assert_memory_equal(v, "1728 kB", 7);
+	assert_int_equal(*ve, '\n');
+
+	v = ctp_kv_find(status_text, sizeof(status_text) - 1, "VmRSSx", &ve);
+	assert_non_null(v);
+	assert_memory_equal(v, "999 kB", 6);
+	assert_int_equal(ve - v, 6);
+
+	v = ctp_kv_find(status_text, sizeof(status_text) - 1, "VmRS", &ve);
+	assert_null(v);
+	v = ctp_kv_find(status_text, sizeof(status_text) - 1, "RSS", &ve);
+	assert_null(v);
+}
+
+static void kv_missing_and_edges(void **state)
+{
+	const char *v, *ve = NULL;
+	size_t len = sizeof(status_text) - 1;
+
+	(void)state;
+	assert_null(ctp_kv_find(status_text, len, "VmHWM", &ve));
+	assert_null(ctp_kv_find(status_text, 0, "Name", &ve));
+	assert_null(ve); /* untouched when not found */
+
+	/* First line. */
+	v = ctp_kv_find(status_text, len, "Name", &ve);
+	assert_non_null(v);
+	assert_memory_equal(v, "bash", 4);
+	assert_int_equal(ve - v, 4);
+
+	/* Empty value: value == value_end. */
+	v = ctp_kv_find(status_text, len, "Empty", &ve);
+	assert_non_null(v);
+	assert_ptr_equal(v, ve);
+
+	/* Last line without a newline. */
+	v = ctp_kv_find(status_text, len, "voluntary_ctxt_switches", &ve);
+	assert_non_null(v);
+	assert_ptr_equal(ve, status_text + len);
+	assert_memory_equal(v, "150", 3);
+
+	/* The buffer bound hides keys beyond it. */
+	assert_null(ctp_kv_find(status_text, 20, "VmRSS", &ve));
+	/* A key cut before its ':' is no match. */
+	assert_null(ctp_kv_find("Threads", 7, "Threads", &ve));
+	/* The ':' must follow the key directly. */
+	assert_null(ctp_kv_find("Threads :1\n", 11, "Threads", &ve));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(u64_digits),
+		cmocka_unit_test(u64_no_digits),
+		cmocka_unit_test(u64_overflow),
+		cmocka_unit_test(u64_respects_end),
+		cmocka_unit_test(i64_signs),
+		cmocka_unit_test(i64_no_digits),
+		cmocka_unit_test(i64_limits),
+		cmocka_unit_test(blanks_and_lines),
+		cmocka_unit_test(kv_similar_keys),
+		cmocka_unit_test(kv_missing_and_edges),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,29 @@
+# The benchmark (tools/bench/, docs/PERFORMANCE.md): a load generator, a
+# plain /proc reader and a wait4() runner, built beside ctprof-core but never
+# installed and never registered with ctest: speed targets are checked by
+# running tools/bench/bench.py (or `cmake --build BUILD --target bench`),
+# not by timed tests.
+set(CTP_BENCH_TOOLS load:loadgen.c read:plainread.c run:runner.c)
+foreach(pair ${CTP_BENCH_TOOLS})
+  string(REPLACE ":" ";" pair ${pair})
+  list(GET pair 0 tool)
+  list(GET pair 1 src)
+  add_executable(ctp-bench-${tool} ${CMAKE_CURRENT_SOURCE_DIR}/bench/${src})
+  set_target_properties(ctp-bench-${tool} PROPERTIES
+                        RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tools/bench)
+endforeach()
+target_link_libraries(ctp-bench-load PRIVATE Threads::Threads)
+
+# The driver needs only the standard library; /usr/bin/python3 is the
+# system interpreter (a pyenv one on PATH may be anything).
+find_program(CTP_BENCH_PYTHON NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
+if(NOT CTP_BENCH_PYTHON)
+  set(CTP_BENCH_PYTHON python3)
+endif()
+add_custom_target(bench
+  COMMAND ${CTP_BENCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench.py
+          --build-dir ${CMAKE_BINARY_DIR}
+  DEPENDS ctprof-core plugin-procfs-stat ctp-bench-load ctp-bench-read
+          ctp-bench-run
+  USES_TERMINAL
+  COMMENT "Benchmark: 1k/10k/30k sleeping threads, ctprof-core vs a plain reader")

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# ctprof-core developer entry point: install build dependencies (Debian
+# bookworm packages, idempotent), build, and run something.
+#
+#   tools/dev.sh capture   install, build, take a snapshot with the default
+#                          config, print its summary
+#   tools/dev.sh test      install, build, run the whole test suite
+#   tools/dev.sh test-sanitize
+#                          the same under AddressSanitizer + UBSan
+#   tools/dev.sh deps      only install the packages
+#   tools/dev.sh build     only build (build/)
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$here"
+
+packages=(
+	build-essential cmake pkg-config binutils
+	libyaml-dev libzstd-dev libmsgpack-dev zlib1g-dev
+	libdw-dev libmnl-dev libjemalloc-dev
+	libcmocka-dev python3 python3-msgpack python3-zstandard zstd
+)
+
+deps() {
+	local missing=()
+	for p in "${packages[@]}"; do
+		if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+			missing+=("$p")
+		fi
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	echo "installing: ${missing[*]}" >&2
+	local sudo=()
+	[ "$(id -u)" -eq 0 ] || sudo=(sudo)
+	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+jobs=$(nproc 2>/dev/null || echo 2)
+
+build() {
+	local dir=$1; shift
+	cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+	cmake --build "$dir" -j"$jobs"
+}
+
+case "${1:-}" in
+deps)
+	deps ;;
+build)
+	deps; build build ;;
+capture)
+	deps; build build
+	out="${2:-/tmp/ctprof-$(date +%Y%m%dT%H%M%S).ctprof.zst}"
+	./build/ctprof-core --config config/collectors.yaml -o "$out"
+	./build/ctprof-core show --summary "$out" ;;
+test)
+	deps; build build
+	ctest --test-dir build --output-on-failure -j"$jobs" ;;
+test-sanitize)
+	deps; build build-asan -DCTP_SANITIZE=ON
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		ctest --test-dir build-asan --output-on-failure -j"$jobs" ;;
+*)
+	sed -n '2,13p' "$0" >&2; exit 2 ;;
+esac
