@@ -213,10 +213,15 @@ static int api_field_register(struct ctp_ctx *ctx,
 		int other = ctp_registry_find(&cap->reg, desc->name);
 		uint32_t owner =
 			ctp_registry_get(&cap->reg, (uint32_t)other)->plugin;
-		api_log(ctx, CTP_LOG_ERR,
-			"field '%s' already registered by plugin '%s' with a "
-			"different description",
-			desc->name, cap->plugins[owner].name);
+		if (owner == ctx->plugin)
+			api_log(ctx, CTP_LOG_ERR,
+				"field '%s' registered again with a different "
+				"description",
+				desc->name);
+		else
+			api_log(ctx, CTP_LOG_ERR,
+				"field '%s' already registered by plugin '%s'",
+				desc->name, cap->plugins[owner].name);
 	}
 	return id;
 }
@@ -270,7 +275,7 @@ static int api_set_str(struct ctp_record *rec, int field, const char *s,
 {
 	if (!rec || (!s && len))
 		return -EINVAL;
-	if (memchr(s, '\0', len))
+	if (len && memchr(s, '\0', len))
 		return -EINVAL;
 	int64_t id = ctp_blobpool_intern(rec->cap->blobs, s ? s : "", len);
 	if (id < 0)
@@ -287,7 +292,7 @@ static int api_set_cpuset(struct ctp_record *rec, int field,
 		n_words--;
 	/* Blobs hold little-endian words (the writer decodes them). */
 	uint64_t buf[64];
-	const void *data = words;
+	const void *data = n_words ? (const void *)words : "";
 	if (n_words <= 64 && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__) {
 		for (size_t i = 0; i < n_words; i++)
 			buf[i] = __builtin_bswap64(words[i]);

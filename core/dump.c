@@ -210,10 +210,10 @@ static int parse_u64(const char *s, uint64_t *out)
 int ctp_cmd_dump(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "max-decompressed", required_argument, NULL, 'm' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+		{"format", required_argument, NULL, 'f'},
+		{"max-decompressed", required_argument, NULL, 'm'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
 	};
 	uint64_t cap = DEFAULT_CAP;
 	int c;

@@ -288,7 +288,7 @@ static int cmd_capture(int argc, char **argv)
 	uint64_t bytes = 0;
 	r = ctp_writer_write(cap, outpath, cfg->compression_level, CTP_VERSION,
 			     &stop_requested, &bytes, err, sizeof(err));
-	if (r == -ECANCELED || stop_requested) {
+	if (r == -ECANCELED) {
 		fprintf(stderr,
 			"ctprof-core: interrupted; no snapshot written\n");
 		rc = CTP_EXIT_INTERRUPTED;

@@ -12,26 +12,22 @@
 
 #include <zstd.h>
 
-/* ---- Enum names -------------------------------------------------------------- */
+/* ---- Enum names ---- */
 
-static const char *const scope_names[] = { NULL, "host", "cgroup", "process",
-					   "thread" };
-static const char *const type_names[] = { NULL,	    "u64",    "i64",
-					  "bool",   "char",   "string",
-					  "cpuset" };
-static const char *const unit_names[] = { "none",  "count", "ns",
-					  "us",	   "ticks", "bytes",
-					  "centipct" };
-static const char *const kind_names[] = { NULL,	     "counter",	    "peak",
-					  "gauge",   "categorical", "ordinal",
-					  "cpuset" };
-static const char *const rule_names[] = { NULL,	  "sum",   "max",  "min",
-					  "mode", "range", "union" };
-static const char *const status_names[] = { NULL, "loaded", "failed",
-					    "disabled" };
+static const char *const scope_names[] = {NULL, "host", "cgroup", "process",
+					  "thread"};
+static const char *const type_names[] = {NULL,	 "u64",	   "i64",   "bool",
+					 "char", "string", "cpuset"};
+static const char *const unit_names[] = {"none",  "count", "ns",      "us",
+					 "ticks", "bytes", "centipct"};
+static const char *const kind_names[] = {
+	NULL, "counter", "peak", "gauge", "categorical", "ordinal", "cpuset"};
+static const char *const rule_names[] = {NULL,	 "sum",	  "max",  "min",
+					 "mode", "range", "union"};
+static const char *const status_names[] = {NULL, "loaded", "failed",
+					   "disabled"};
 
-#define NAME_AT(tbl, v)                                                        \
-	((v) < sizeof(tbl) / sizeof((tbl)[0]) ? (tbl)[v] : NULL)
+#define NAME_AT(tbl, v) ((v) < sizeof(tbl) / sizeof((tbl)[0]) ? (tbl)[v] : NULL)
 
 const char *ctp_scope_name(unsigned v)
 {
@@ -75,7 +71,7 @@ static int name_lookup(const char *const *tbl, size_t ntbl, const char *s,
 
 #define LOOKUP(tbl, s, n) name_lookup(tbl, sizeof(tbl) / sizeof((tbl)[0]), s, n)
 
-/* ---- The snapshot object ------------------------------------------------------- */
+/* ---- The snapshot object ---- */
 
 struct ctp_snap {
 	char *raw;
@@ -116,9 +112,9 @@ static void *zalloc(struct ctp_snap *s, size_t n)
 	return msgpack_zone_malloc(s->zone, n ? n : 1);
 }
 
-/* ---- Decompression ------------------------------------------------------------- */
+/* ---- Decompression ---- */
 
-static const unsigned char zstd_magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+static const unsigned char zstd_magic[4] = {0x28, 0xb5, 0x2f, 0xfd};
 
 struct dec {
 	ZSTD_DCtx *d;
@@ -145,7 +141,7 @@ static int dec_feed(struct ctp_snap *s, struct dec *z, const void *data,
 		return 0;
 	}
 
-	ZSTD_inBuffer ib = { data, n, 0 };
+	ZSTD_inBuffer ib = {data, n, 0};
 	for (;;) {
 		if (z->len == z->cap) {
 			size_t ncap = z->cap < 65536 ? 65536 : z->cap * 2;
@@ -158,7 +154,7 @@ static int dec_feed(struct ctp_snap *s, struct dec *z, const void *data,
 			z->out = nb;
 			z->cap = ncap;
 		}
-		ZSTD_outBuffer ob = { z->out, z->cap, z->len };
+		ZSTD_outBuffer ob = {z->out, z->cap, z->len};
 		size_t r = ZSTD_decompressStream(z->d, &ob, &ib);
 		z->len = ob.pos;
 		if (ZSTD_isError(r))
@@ -190,7 +186,8 @@ static int dec_feed(struct ctp_snap *s, struct dec *z, const void *data,
 static int dec_finish(struct ctp_snap *s, struct dec *z)
 {
 	if (z->in_total == 0)
-		return bad(s, -EINVAL, "empty file, not a ctprof-core snapshot");
+		return bad(s, -EINVAL,
+			   "empty file, not a ctprof-core snapshot");
 	if (z->in_total < sizeof(zstd_magic))
 		return bad(s, -EINVAL,
 			   "not a ctprof-core snapshot (too short to be "
@@ -215,7 +212,7 @@ static int dec_init(struct ctp_snap *s, struct dec *z, uint64_t max)
 	return 0;
 }
 
-/* ---- MessagePack pre-scan --------------------------------------------------------- */
+/* ---- MessagePack pre-scan ---- */
 
 static uint64_t be(const unsigned char *p, size_t n)
 {
@@ -356,11 +353,12 @@ static int mp_prescan(struct ctp_snap *s, const unsigned char *p, size_t len)
 			   len - off);
 	return 0;
 truncated:
-	return bad(s, -EINVAL, "corrupt MessagePack: data ends inside an "
-			       "object (truncated)");
+	return bad(s, -EINVAL,
+		   "corrupt MessagePack: data ends inside an "
+		   "object (truncated)");
 }
 
-/* ---- Object helpers ---------------------------------------------------------------- */
+/* ---- Object helpers ---- */
 
 static const char *objtype(const msgpack_object *o)
 {
@@ -471,14 +469,15 @@ static int opt_str(struct ctp_snap *s, const msgpack_object *m,
 		return 0;
 	}
 	if (v->type != MSGPACK_OBJECT_STR)
-		return bad(s, -EINVAL, "%s.%s: expected a string or nil, "
-				       "found %s",
+		return bad(s, -EINVAL,
+			   "%s.%s: expected a string or nil, "
+			   "found %s",
 			   where, k, objtype(v));
 	*out = zstrdup(s, v->via.str.ptr, v->via.str.size);
 	return *out ? 0 : bad(s, -ENOMEM, "out of memory");
 }
 
-/* ---- Header, fields, plugins, read failures ---------------------------------------- */
+/* ---- Header, fields, plugins, read failures ---- */
 
 static int parse_header(struct ctp_snap *s)
 {
@@ -487,25 +486,27 @@ static int parse_header(struct ctp_snap *s)
 	int ret;
 
 	if (r->type != MSGPACK_OBJECT_MAP)
-		return bad(s, -EINVAL, "not a ctprof-core snapshot (the top "
-				       "level is %s, not a map)",
+		return bad(s, -EINVAL,
+			   "not a ctprof-core snapshot (the top "
+			   "level is %s, not a map)",
 			   objtype(r));
 	v = get(r, "format");
 	if (!v)
-		return bad(s, -EINVAL, "not a ctprof-core snapshot (no "
-				       "\"format\" key)");
+		return bad(s, -EINVAL,
+			   "not a ctprof-core snapshot (no "
+			   "\"format\" key)");
 	if (!str_eq(v, CTP_SNAP_FORMAT)) {
 		if (v->type == MSGPACK_OBJECT_STR)
-			return bad(s, -EINVAL,
-				   "not a ctprof-core snapshot (format is "
-				   "\"%.*s\", expected \"" CTP_SNAP_FORMAT
-				   "\")",
-				   (int)(v->via.str.size > 64
-						 ? 64
-						 : v->via.str.size),
-				   v->via.str.ptr);
-		return bad(s, -EINVAL, "not a ctprof-core snapshot (format "
-				       "is %s)",
+			return bad(
+				s, -EINVAL,
+				"not a ctprof-core snapshot (format is "
+				"\"%.*s\", expected \"" CTP_SNAP_FORMAT "\")",
+				(int)(v->via.str.size > 64 ? 64
+							   : v->via.str.size),
+				v->via.str.ptr);
+		return bad(s, -EINVAL,
+			   "not a ctprof-core snapshot (format "
+			   "is %s)",
 			   objtype(v));
 	}
 	v = get(r, "version");
@@ -519,8 +520,8 @@ static int parse_header(struct ctp_snap *s)
 	h->version = v->via.u64;
 
 	if ((ret = need_map(s, r, "snapshot", "tool", &tool)) < 0 ||
-	    (ret = opt_str(s, tool, "tool", "name", false, "",
-			   &h->tool_name)) < 0 ||
+	    (ret = opt_str(s, tool, "tool", "name", false, "", &h->tool_name)) <
+		    0 ||
 	    (ret = opt_str(s, tool, "tool", "version", false, "",
 			   &h->tool_version)) < 0)
 		return ret;
@@ -656,11 +657,12 @@ static int parse_counters(struct ctp_snap *s, const msgpack_object *m,
 		const msgpack_object_kv *kv = &m->via.map.ptr[i];
 		if (kv->key.type != MSGPACK_OBJECT_STR ||
 		    kv->val.type != MSGPACK_OBJECT_POSITIVE_INTEGER)
-			return bad(s, -EINVAL, "%s: entries must map a string "
-					       "to an unsigned integer",
+			return bad(s, -EINVAL,
+				   "%s: entries must map a string "
+				   "to an unsigned integer",
 				   where);
-		(*names)[i] = zstrdup(s, kv->key.via.str.ptr,
-				      kv->key.via.str.size);
+		(*names)[i] =
+			zstrdup(s, kv->key.via.str.ptr, kv->key.via.str.size);
 		if (!(*names)[i])
 			return bad(s, -ENOMEM, "out of memory");
 		v[i] = kv->val.via.u64;
@@ -686,8 +688,8 @@ static int parse_plugins(struct ctp_snap *s)
 		if (m->type != MSGPACK_OBJECT_MAP)
 			return bad(s, -EINVAL, "%s: expected a map, found %s",
 				   where, objtype(m));
-		if ((ret = opt_str(s, m, where, "name", true, NULL,
-				   &p->name)) < 0 ||
+		if ((ret = opt_str(s, m, where, "name", true, NULL, &p->name)) <
+			    0 ||
 		    (ret = opt_str(s, m, where, "version", false, NULL,
 				   &p->version)) < 0 ||
 		    (ret = opt_str(s, m, where, "path", false, NULL,
@@ -734,16 +736,15 @@ static int parse_readfail(struct ctp_snap *s)
 	    (ret = need_u64(s, m, w, "tgids_vanished", &rf->tgids_vanished)) <
 		    0 ||
 	    (ret = need_map(s, m, w, "files", &files)) < 0 ||
-	    (ret = parse_counters(s, files, "read_failures.files",
-				  &rf->n_files, &rf->file, &rf->failures)) <
-		    0 ||
+	    (ret = parse_counters(s, files, "read_failures.files", &rf->n_files,
+				  &rf->file, &rf->failures)) < 0 ||
 	    (ret = opt_str(s, m, w, "dominant_file", false, NULL,
 			   &rf->dominant_file)) < 0)
 		return ret;
 	return 0;
 }
 
-/* ---- Values and tables ------------------------------------------------------------- */
+/* ---- Values and tables ---- */
 
 static int bad_value(struct ctp_snap *s, const char *where, size_t row,
 		     const struct ctp_snap_field *f, const msgpack_object *o,
@@ -853,8 +854,9 @@ static int parse_host(struct ctp_snap *s)
 	for (uint32_t i = 0; i < m->via.map.size; i++) {
 		const msgpack_object_kv *kv = &m->via.map.ptr[i];
 		if (kv->key.type != MSGPACK_OBJECT_STR)
-			return bad(s, -EINVAL, "host: a key is %s, not a "
-					       "string",
+			return bad(s, -EINVAL,
+				   "host: a key is %s, not a "
+				   "string",
 				   objtype(&kv->key));
 		char name[160];
 		snprintf(name, sizeof(name), "%.*s",
@@ -907,8 +909,9 @@ static int ident_u64(struct ctp_snap *s, const msgpack_object *m,
 	for (size_t i = 0; i < rows; i++) {
 		const msgpack_object *e = &a->via.array.ptr[i];
 		if (e->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
-			return bad(s, -EINVAL, "%s.%s[%zu]: expected an "
-					       "unsigned integer, found %s",
+			return bad(s, -EINVAL,
+				   "%s.%s[%zu]: expected an "
+				   "unsigned integer, found %s",
 				   where, k, i, objtype(e));
 		v[i] = e->via.u64;
 	}
@@ -930,14 +933,15 @@ static int ident_str(struct ctp_snap *s, const msgpack_object *m,
 	for (size_t i = 0; i < rows; i++) {
 		const msgpack_object *e = &a->via.array.ptr[i];
 		if (e->type == MSGPACK_OBJECT_NIL) {
-			v[i] = (struct ctp_bytes){ NULL, 0 };
+			v[i] = (struct ctp_bytes){NULL, 0};
 			continue;
 		}
 		if (e->type != MSGPACK_OBJECT_STR)
-			return bad(s, -EINVAL, "%s.%s[%zu]: expected a string "
-					       "or nil, found %s",
+			return bad(s, -EINVAL,
+				   "%s.%s[%zu]: expected a string "
+				   "or nil, found %s",
 				   where, k, i, objtype(e));
-		v[i] = (struct ctp_bytes){ e->via.str.ptr, e->via.str.size };
+		v[i] = (struct ctp_bytes){e->via.str.ptr, e->via.str.size};
 	}
 	*out = v;
 	return 0;
@@ -956,8 +960,9 @@ static int parse_columns(struct ctp_snap *s, struct ctp_snap_table *t,
 	for (uint32_t i = 0; i < m->via.map.size; i++) {
 		const msgpack_object_kv *kv = &m->via.map.ptr[i];
 		if (kv->key.type != MSGPACK_OBJECT_STR)
-			return bad(s, -EINVAL, "%s.columns: a key is %s, not "
-					       "a string",
+			return bad(s, -EINVAL,
+				   "%s.columns: a key is %s, not "
+				   "a string",
 				   where, objtype(&kv->key));
 		char name[160];
 		snprintf(name, sizeof(name), "%.*s",
@@ -1022,8 +1027,7 @@ static int parse_table(struct ctp_snap *s, uint8_t scope, const char *key)
 	case CTP_SCOPE_PROCESS:
 		if ((ret = ident_u64(s, m, key, "tgid", t->rows, &t->tgid)) <
 			    0 ||
-		    (ret = ident_str(s, m, key, "comm", t->rows, &t->comm)) <
-			    0)
+		    (ret = ident_str(s, m, key, "comm", t->rows, &t->comm)) < 0)
 			return ret;
 		ret = ident_u64(s, m, key, "nthreads", t->rows, &t->nthreads);
 		break;
@@ -1076,7 +1080,7 @@ static int parse(struct ctp_snap *s)
 	return 0;
 }
 
-/* ---- Open ----------------------------------------------------------------------------- */
+/* ---- Open ---- */
 
 static int snap_new(const char *name, char *err, size_t errlen,
 		    struct ctp_snap **ret)
@@ -1109,13 +1113,11 @@ static int snap_load(struct ctp_snap *s)
 	msgpack_unpack_return ur =
 		msgpack_unpack(s->raw, s->raw_len, &off, s->zone, &s->root);
 	if (ur != MSGPACK_UNPACK_SUCCESS)
-		return bad(s, -EINVAL,
-			   "corrupt MessagePack (%s)",
+		return bad(s, -EINVAL, "corrupt MessagePack (%s)",
 			   ur == MSGPACK_UNPACK_NOMEM_ERROR
 				   ? "nested too deep, or out of memory"
-			   : ur == MSGPACK_UNPACK_EXTRA_BYTES
-				   ? "trailing bytes"
-				   : "parse error");
+			   : ur == MSGPACK_UNPACK_EXTRA_BYTES ? "trailing bytes"
+							      : "parse error");
 	return parse(s);
 }
 
@@ -1160,7 +1162,7 @@ int ctp_snap_open(const char *path, uint64_t max_decompressed,
 		  struct ctp_snap **ret, char *err, size_t errlen)
 {
 	struct ctp_snap *s;
-	struct dec z = { 0 };
+	struct dec z = {0};
 	char *in = NULL;
 	int fd = -1;
 	int r = snap_new(path, err, errlen, &s);
@@ -1221,7 +1223,7 @@ void ctp_snap_free(struct ctp_snap *snap)
 	free(snap);
 }
 
-/* ---- Accessors -------------------------------------------------------------------------- */
+/* ---- Accessors ---- */
 
 const struct ctp_snap_header *ctp_snap_header(const struct ctp_snap *snap)
 {
@@ -1283,8 +1285,12 @@ const struct ctp_snap_table *ctp_snap_table(const struct ctp_snap *snap,
 struct ctp_value ctp_snap_get(const struct ctp_snap *snap,
 			      const struct ctp_snap_field *field, size_t row)
 {
-	struct ctp_value none = { .type = CTP_VALUE_ABSENT };
+	struct ctp_value none = {.type = CTP_VALUE_ABSENT};
 	const struct ctp_snap_table *t = ctp_snap_table(snap, field->scope);
+	/* A field of another snapshot (compare) is not indexed here. */
+	if (field->index >= snap->n_fields ||
+	    field != &snap->fields[field->index])
+		return none;
 	if (!t || !t->col || row >= t->rows || !t->col[field->index])
 		return none;
 	return t->col[field->index][row];

@@ -21,7 +21,7 @@
 #include "ctprof/plugin.h"
 
 /* Snapshot versions this reader understands. */
-#define CTP_SNAP_FORMAT "ctprof-core-snapshot"
+#define CTP_SNAP_FORMAT	 "ctprof-core-snapshot"
 #define CTP_SNAP_VERSION 1
 
 /* A byte string inside the snapshot (not NUL-terminated). */
@@ -68,7 +68,7 @@ struct ctp_snap_plugin {
 	const char *version; /* NULL when nil */
 	const char *path;    /* NULL when nil */
 	const char *reason;  /* NULL when nil */
-	uint8_t status;      /* 1 loaded, 2 failed, 3 disabled, 0 unknown */
+	uint8_t status;	     /* 1 loaded, 2 failed, 3 disabled, 0 unknown */
 	bool required;
 	uint64_t time_ns, calls, errors, vanished;
 	size_t n_summary;
@@ -87,7 +87,7 @@ struct ctp_snap_readfail {
 
 struct ctp_snap_header {
 	uint64_t version;
-	const char *tool_name;    /* "" when nil */
+	const char *tool_name;	  /* "" when nil */
 	const char *tool_version; /* "" when nil */
 	uint64_t start_realtime_ns, end_realtime_ns, duration_ns;
 	uint64_t workers;
@@ -124,8 +124,9 @@ struct ctp_snap;
  * Open and fully validate a snapshot. `path` "-" reads stdin. The
  * decompressed size is limited to max_decompressed bytes. Returns 0 and
  * *ret, or a negative errno (-ENOENT/-EACCES/... for I/O, -EINVAL for a
- * file that is not a valid snapshot, -EFBIG over the cap, -ENOMEM) with a
- * one-line message "PATH: what is wrong" in err.
+ * file that is not a valid snapshot, -EPROTONOSUPPORT for a version other
+ * than CTP_SNAP_VERSION, -EFBIG over the cap, -ENOMEM) with a one-line
+ * message "PATH: what is wrong" in err; *ret is untouched on failure.
  */
 int ctp_snap_open(const char *path, uint64_t max_decompressed,
 		  struct ctp_snap **ret, char *err, size_t errlen);
@@ -153,7 +154,8 @@ const struct ctp_snap_table *ctp_snap_table(const struct ctp_snap *snap,
 					    uint8_t scope);
 
 /* The value of `field` in `row` of its scope's table (absent when the
- * column was omitted or row is out of range). */
+ * column was omitted or row is out of range). `field` must come from this
+ * snapshot: to compare two, look fields up by name in each. */
 struct ctp_value ctp_snap_get(const struct ctp_snap *snap,
 			      const struct ctp_snap_field *field, size_t row);
 

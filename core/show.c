@@ -13,10 +13,10 @@
 #include "cli.h"
 #include "reader.h"
 
-#define DEFAULT_CAP (4ull << 30)
+#define DEFAULT_CAP   (4ull << 30)
 #define DEFAULT_LIMIT 50
-#define USER_HZ 100 /* the ABI's clock tick for /proc times */
-#define CELL_MAX 48 /* display characters before a cell is cut */
+#define USER_HZ	      100 /* the ABI's clock tick for /proc times */
+#define CELL_MAX      48  /* display characters before a cell is cut */
 
 struct opts {
 	bool summary, no_host, threads, processes;
@@ -27,7 +27,7 @@ struct opts {
 	uint64_t cap;
 };
 
-/* ---- Rendering ---------------------------------------------------------------- */
+/* ---- Rendering ---- */
 
 /*
  * Bytes for a terminal: well-formed UTF-8 and printable ASCII as they are,
@@ -91,17 +91,17 @@ static void scaled(char *buf, size_t n, double v, const char *const *units,
 /* A magnitude with a unit; sign is prepended by the caller. */
 static void render_mag(char *buf, size_t n, uint64_t m, uint8_t unit)
 {
-	static const char *const tu[] = { "ns", "us", "ms", "s" };
-	static const double ts[] = { 1, 1e3, 1e6, 1e9 };
-	static const char *const bu[] = { "B",	 "KiB", "MiB", "GiB",
-					  "TiB", "PiB", "EiB" };
-	static const double bs[] = { 1,
-				     1024.0,
-				     1048576.0,
-				     1073741824.0,
-				     1099511627776.0,
-				     1125899906842624.0,
-				     1152921504606846976.0 };
+	static const char *const tu[] = {"ns", "us", "ms", "s"};
+	static const double ts[] = {1, 1e3, 1e6, 1e9};
+	static const char *const bu[] = {"B",	"KiB", "MiB", "GiB",
+					 "TiB", "PiB", "EiB"};
+	static const double bs[] = {1,
+				    1024.0,
+				    1048576.0,
+				    1073741824.0,
+				    1099511627776.0,
+				    1125899906842624.0,
+				    1152921504606846976.0};
 	switch (unit) {
 	case CTP_UNIT_NS:
 		if (m < 1000)
@@ -213,7 +213,7 @@ static void render_time(uint64_t ns, char *buf, size_t n)
 		 (unsigned)(ns % 1000000000u / 1000000u));
 }
 
-/* ---- Sections ------------------------------------------------------------------- */
+/* ---- Sections ---- */
 
 static bool selected(const struct opts *o, const struct ctp_snap_field *f)
 {
@@ -294,21 +294,20 @@ static void print_plugins(const struct ctp_snap *snap)
 	}
 	for (size_t i = 0; i < np; i++) {
 		const char *st = ctp_status_name(p[i].status);
-		printf("  %-*s  %-8s", (int)w, p[i].name, st ? st : "unknown");
+		printf("  %-*s  %-9s", (int)w, p[i].name, st ? st : "unknown");
 		if (p[i].status == 1) {
 			render_mag(t, sizeof(t), p[i].time_ns, CTP_UNIT_NS);
 			printf(" %s, %s, %" PRIu64 " calls, %" PRIu64
 			       " errors, %" PRIu64 " vanished",
-			       p[i].version ? p[i].version : "?", t,
-			       p[i].calls, p[i].errors, p[i].vanished);
+			       p[i].version ? p[i].version : "?", t, p[i].calls,
+			       p[i].errors, p[i].vanished);
 			for (size_t s = 0; s < p[i].n_summary; s++)
 				printf("%s%s=%" PRIu64, s ? " " : "; ",
 				       p[i].summary_name[s], p[i].summary[s]);
 		}
 		if (p[i].reason)
-			printf(" %s",
-			       escape(p[i].reason, strlen(p[i].reason), 400,
-				      esc, sizeof(esc)));
+			printf(" (%s)", escape(p[i].reason, strlen(p[i].reason),
+					       400, esc, sizeof(esc)));
 		if (p[i].required)
 			printf(" [required]");
 		putchar('\n');
@@ -333,7 +332,7 @@ static void print_readfail(const struct ctp_snap *snap)
 	       rf->dominant_file ? rf->dominant_file : "none");
 }
 
-/* ---- Tables ----------------------------------------------------------------------- */
+/* ---- Tables ---- */
 
 struct sortctx {
 	const struct ctp_value *col;
@@ -377,7 +376,8 @@ static int cmp_rows(const void *pa, const void *pb, void *arg)
 	const struct sortctx *s = arg;
 	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
 	const struct ctp_value *va = &s->col[a], *vb = &s->col[b];
-	bool pa_ = va->type != CTP_VALUE_ABSENT, pb_ = vb->type != CTP_VALUE_ABSENT;
+	bool pa_ = va->type != CTP_VALUE_ABSENT,
+	     pb_ = vb->type != CTP_VALUE_ABSENT;
 	if (pa_ != pb_)
 		return pa_ ? -1 : 1;
 	if (pa_) {
@@ -399,7 +399,8 @@ static int print_table(const struct ctp_snap *snap, const struct opts *o,
 		       uint8_t scope, const char *title)
 {
 	const struct ctp_snap_table *t = ctp_snap_table(snap, scope);
-	const struct ctp_snap_table *cgt = ctp_snap_table(snap, CTP_SCOPE_CGROUP);
+	const struct ctp_snap_table *cgt =
+		ctp_snap_table(snap, CTP_SCOPE_CGROUP);
 	const struct ctp_snap_field *fs = ctp_snap_fields(snap);
 	size_t nf = ctp_snap_n_fields(snap), nident = 0, ncols = 0;
 	const struct ctp_snap_field *sortf =
@@ -411,19 +412,19 @@ static int print_table(const struct ctp_snap *snap, const struct opts *o,
 
 	if (sortf && sortf->scope != scope)
 		sortf = NULL;
-	static const struct column thread_ident[] = {
-		{ "TGID", true }, { "TID", true }, { "COMM", false },
-		{ "CGROUP", false }
-	};
-	static const struct column proc_ident[] = { { "TGID", true },
-						    { "COMM", false },
-						    { "THREADS", true } };
-	static const struct column cg_ident[] = { { "CGROUP", false } };
-	const struct column *ident = scope == CTP_SCOPE_THREAD ? thread_ident
+	static const struct column thread_ident[] = {{"TGID", true},
+						     {"TID", true},
+						     {"COMM", false},
+						     {"CGROUP", false}};
+	static const struct column proc_ident[] = {
+		{"TGID", true}, {"COMM", false}, {"THREADS", true}};
+	static const struct column cg_ident[] = {{"CGROUP", false}};
+	const struct column *ident = scope == CTP_SCOPE_THREAD	  ? thread_ident
 				     : scope == CTP_SCOPE_PROCESS ? proc_ident
-								   : cg_ident;
-	nident = scope == CTP_SCOPE_THREAD ? 4 : scope == CTP_SCOPE_PROCESS ? 3
-									     : 1;
+								  : cg_ident;
+	nident = scope == CTP_SCOPE_THREAD    ? 4
+		 : scope == CTP_SCOPE_PROCESS ? 3
+					      : 1;
 
 	cols = calloc(nident + nf, sizeof(*cols));
 	order = malloc((t->rows ? t->rows : 1) * sizeof(*order));
@@ -437,16 +438,15 @@ static int print_table(const struct ctp_snap *snap, const struct opts *o,
 				fs[i].name,
 				fs[i].type == CTP_TYPE_U64 ||
 					fs[i].type == CTP_TYPE_I64,
-				&fs[i]
-			};
+				&fs[i]};
 	for (size_t i = 0; i < t->rows; i++)
 		order[i] = i;
 	if (sortf && t->col[sortf->index]) {
-		struct sortctx sc = { t->col[sortf->index] };
+		struct sortctx sc = {t->col[sortf->index]};
 		qsort_r(order, t->rows, sizeof(*order), cmp_rows, &sc);
 	}
-	size_t shown = o->limit && o->limit < t->rows ? (size_t)o->limit
-						       : t->rows;
+	size_t shown =
+		o->limit && o->limit < t->rows ? (size_t)o->limit : t->rows;
 
 	printf("\n%s: %zu", title, t->rows);
 	if (shown < t->rows)
@@ -544,7 +544,7 @@ out:
 	return ret;
 }
 
-/* ---- Command ------------------------------------------------------------------------- */
+/* ---- Command ---- */
 
 static void usage(FILE *f)
 {
@@ -554,7 +554,8 @@ static void usage(FILE *f)
 		"values, plugins,\n"
 		"read failures, then per-process and per-thread tables.\n"
 		"\n"
-		"  --summary                 header, plugins, read failures and "
+		"  --summary                 header, plugins, read failures "
+		"and "
 		"counts only\n"
 		"  --fields GLOB[,GLOB...]   fields to show (fnmatch globs; "
 		"default: all)\n"
@@ -606,21 +607,29 @@ static int add_globs(struct opts *o, char *list)
 
 int ctp_cmd_show(int argc, char **argv)
 {
-	enum { O_SUMMARY = 256, O_FIELDS, O_LIMIT, O_SORT, O_THREADS,
-	       O_PROCESSES, O_NO_HOST, O_CAP };
-	static const struct option lopts[] = {
-		{ "summary", no_argument, NULL, O_SUMMARY },
-		{ "fields", required_argument, NULL, O_FIELDS },
-		{ "limit", required_argument, NULL, O_LIMIT },
-		{ "sort", required_argument, NULL, O_SORT },
-		{ "threads", no_argument, NULL, O_THREADS },
-		{ "processes", no_argument, NULL, O_PROCESSES },
-		{ "no-host", no_argument, NULL, O_NO_HOST },
-		{ "max-decompressed", required_argument, NULL, O_CAP },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	enum {
+		O_SUMMARY = 256,
+		O_FIELDS,
+		O_LIMIT,
+		O_SORT,
+		O_THREADS,
+		O_PROCESSES,
+		O_NO_HOST,
+		O_CAP
 	};
-	struct opts o = { .limit = DEFAULT_LIMIT, .cap = DEFAULT_CAP };
+	static const struct option lopts[] = {
+		{"summary", no_argument, NULL, O_SUMMARY},
+		{"fields", required_argument, NULL, O_FIELDS},
+		{"limit", required_argument, NULL, O_LIMIT},
+		{"sort", required_argument, NULL, O_SORT},
+		{"threads", no_argument, NULL, O_THREADS},
+		{"processes", no_argument, NULL, O_PROCESSES},
+		{"no-host", no_argument, NULL, O_NO_HOST},
+		{"max-decompressed", required_argument, NULL, O_CAP},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	struct opts o = {.limit = DEFAULT_LIMIT, .cap = DEFAULT_CAP};
 	char **copies = NULL;
 	size_t ncopies = 0;
 	struct ctp_snap *snap = NULL;
@@ -634,8 +643,8 @@ int ctp_cmd_show(int argc, char **argv)
 			break;
 		case O_FIELDS: {
 			char *copy = strdup(optarg);
-			char **n = copy ? realloc(copies, (ncopies + 1) *
-								  sizeof(*n))
+			char **n = copy ? realloc(copies,
+						  (ncopies + 1) * sizeof(*n))
 					: NULL;
 			if (!n)
 				free(copy);
@@ -704,8 +713,8 @@ int ctp_cmd_show(int argc, char **argv)
 	if (o.sort) {
 		sortf = ctp_snap_field_find(snap, o.sort);
 		if (!sortf || sortf->scope == CTP_SCOPE_HOST) {
-			fprintf(stderr,
-				"ctprof-core show: --sort %s: %s\n", o.sort,
+			fprintf(stderr, "ctprof-core show: --sort %s: %s\n",
+				o.sort,
 				sortf ? "a host field has one value, nothing "
 					"to sort"
 				      : "no such field in this snapshot");

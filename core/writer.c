@@ -19,7 +19,7 @@
 
 #include "reader.h"
 
-/* ---- Output stream: msgpack bytes -> zstd -> fd ---------------------------- */
+/* ---- Output stream: msgpack bytes -> zstd -> fd ---- */
 
 struct out {
 	int fd;
@@ -75,9 +75,9 @@ static int flush_in(struct out *o, ZSTD_EndDirective mode)
 		fail(o, -ECANCELED, "cancelled");
 		return o->err;
 	}
-	ZSTD_inBuffer ib = { o->in, o->in_len, 0 };
+	ZSTD_inBuffer ib = {o->in, o->in_len, 0};
 	for (;;) {
-		ZSTD_outBuffer ob = { o->buf, o->buf_cap, 0 };
+		ZSTD_outBuffer ob = {o->buf, o->buf_cap, 0};
 		size_t r = ZSTD_compressStream2(o->cctx, &ob, &ib, mode);
 		if (ZSTD_isError(r)) {
 			fail(o, -EIO, "zstd: %s", ZSTD_getErrorName(r));
@@ -112,7 +112,7 @@ static int pack_cb(void *data, const char *buf, size_t len)
 	return 0;
 }
 
-/* ---- Packing helpers ----------------------------------------------------------- */
+/* ---- Packing helpers ---- */
 
 struct w {
 	const struct ctp_capture *cap;
@@ -234,7 +234,7 @@ static void pack_cell(struct w *w, uint8_t type, bool present, uint64_t v)
 	}
 }
 
-/* ---- Row order -------------------------------------------------------------------- */
+/* ---- Row order ---- */
 
 /* One output row of the thread or process table. */
 struct rowref {
@@ -323,12 +323,13 @@ static int layout_rows(const struct ctp_capture *cap, struct layout *l,
 	for (size_t i = 0; i < cap->n_spans; i++) {
 		const struct ctp_span *s = sp[i];
 		const struct ctp_table *tt = &cap->threads[s->worker];
-		/* A process row the engine could not record is left out;
-		 * its threads still are written. */
-		if (s->proc_row < cap->procs[s->worker].nrows)
-			l->procs[l->n_procs++] = (struct rowref){
-				s->tgid, s->worker, s->proc_row, s->nthreads
-			};
+		/* A process without a row (the engine drops those) is left
+		 * out with its threads, so nthreads always sums to the
+		 * thread rows. */
+		if (s->proc_row >= cap->procs[s->worker].nrows)
+			continue;
+		l->procs[l->n_procs++] = (struct rowref){
+			s->tgid, s->worker, s->proc_row, s->nthreads};
 		struct rowref *first = &l->threads[l->n_threads];
 		bool sorted = true;
 		for (uint32_t k = 0; k < s->nthreads; k++) {
@@ -342,8 +343,8 @@ static int layout_rows(const struct ctp_capture *cap, struct layout *l,
 				ret = o->err;
 				goto out;
 			}
-			first[k] = (struct rowref){ tid, s->worker, row,
-						    s->tgid };
+			first[k] =
+				(struct rowref){tid, s->worker, row, s->tgid};
 			if (k && first[k - 1].key > tid)
 				sorted = false;
 		}
@@ -376,9 +377,8 @@ static int layout_rows(const struct ctp_capture *cap, struct layout *l,
 					CTP_PROCESS_IDENT + f->col, &v);
 			break;
 		case CTP_SCOPE_CGROUP:
-			for (uint32_t r = 0; r < cap->cgroups.nrows &&
-					     !l->used[id];
-			     r++)
+			for (uint32_t r = 0;
+			     r < cap->cgroups.nrows && !l->used[id]; r++)
 				l->used[id] = ctp_table_get(
 					&cap->cgroups, r,
 					CTP_CGROUP_IDENT + f->col, &v);
@@ -396,7 +396,7 @@ out:
 	return ret;
 }
 
-/* ---- Sections ------------------------------------------------------------------------ */
+/* ---- Sections ---- */
 
 static void pack_key(struct w *w, const char *k)
 {
@@ -523,8 +523,8 @@ static void pack_plugins(struct w *w)
 							     : CTP_MAX_SUMMARY;
 		msgpack_pack_map(pk, ns);
 		for (uint32_t s = 0; s < ns; s++) {
-			pack_str(w, p->summary_name[s] ? p->summary_name[s]
-						       : "");
+			pack_str(w,
+				 p->summary_name[s] ? p->summary_name[s] : "");
 			msgpack_pack_uint64(pk, atomic_load(&p->summary[s]));
 		}
 	}
@@ -534,8 +534,8 @@ static void pack_readfail(struct w *w)
 {
 	const struct ctp_readfail *rf = &w->cap->rf;
 	msgpack_packer *pk = &w->pk;
-	uint32_t nfiles = rf->n_files < CTP_MAX_FILES ? rf->n_files
-						      : CTP_MAX_FILES;
+	uint32_t nfiles =
+		rf->n_files < CTP_MAX_FILES ? rf->n_files : CTP_MAX_FILES;
 	const char *dominant = NULL;
 	uint64_t most = 0;
 
@@ -596,8 +596,7 @@ struct rows {
 	size_t n;
 };
 
-static bool rows_get(const struct rows *r, size_t i, uint32_t col,
-		     uint64_t *v)
+static bool rows_get(const struct rows *r, size_t i, uint32_t col, uint64_t *v)
 {
 	if (r->single)
 		return ctp_table_get(r->single, (uint32_t)i, col, v);
@@ -652,7 +651,7 @@ static void pack_tables(struct w *w, const struct layout *l)
 	const struct ctp_capture *cap = w->cap;
 	msgpack_packer *pk = &w->pk;
 
-	struct rows cg = { .single = &cap->cgroups, .n = cap->cgroups.nrows };
+	struct rows cg = {.single = &cap->cgroups, .n = cap->cgroups.nrows};
 	pack_key(w, "cgroups");
 	msgpack_pack_map(pk, 3);
 	pack_key(w, "rows");
@@ -660,9 +659,8 @@ static void pack_tables(struct w *w, const struct layout *l)
 	pack_ident(w, &cg, "path", CTP_CCOL_PATH, true);
 	pack_columns(w, l, &cg, CTP_SCOPE_CGROUP, CTP_CGROUP_IDENT);
 
-	struct rows pr = { .per_worker = cap->procs,
-			   .refs = l->procs,
-			   .n = l->n_procs };
+	struct rows pr = {
+		.per_worker = cap->procs, .refs = l->procs, .n = l->n_procs};
 	pack_key(w, "processes");
 	msgpack_pack_map(pk, 5);
 	pack_key(w, "rows");
@@ -680,9 +678,9 @@ static void pack_tables(struct w *w, const struct layout *l)
 		msgpack_pack_uint64(pk, l->procs[i].aux);
 	pack_columns(w, l, &pr, CTP_SCOPE_PROCESS, CTP_PROCESS_IDENT);
 
-	struct rows th = { .per_worker = cap->threads,
-			   .refs = l->threads,
-			   .n = l->n_threads };
+	struct rows th = {.per_worker = cap->threads,
+			  .refs = l->threads,
+			  .n = l->n_threads};
 	pack_key(w, "threads");
 	msgpack_pack_map(pk, 6);
 	pack_key(w, "rows");
@@ -709,7 +707,7 @@ static void pack_tables(struct w *w, const struct layout *l)
 	pack_columns(w, l, &th, CTP_SCOPE_THREAD, CTP_THREAD_IDENT);
 }
 
-/* ---- Files ---------------------------------------------------------------------------- */
+/* ---- Files ---- */
 
 /* Create `.<base>.tmp.XXXXXX` next to the target, exclusively. */
 static int create_temp(int dirfd, const char *base, char *name, size_t size)
@@ -749,8 +747,8 @@ static int create_temp(int dirfd, const char *base, char *name, size_t size)
 static int pack_all(const struct ctp_capture *cap, struct out *o,
 		    const char *tool_version)
 {
-	struct layout l = { 0 };
-	struct w w = { .cap = cap, .o = o };
+	struct layout l = {0};
+	struct w w = {.cap = cap, .o = o};
 
 	if (layout_rows(cap, &l, o) < 0)
 		goto out;
@@ -770,13 +768,13 @@ out:
 	return o->err;
 }
 
-int ctp_writer_write(const struct ctp_capture *cap, const char *path,
-		     int level, const char *tool_version,
+int ctp_writer_write(const struct ctp_capture *cap, const char *path, int level,
+		     const char *tool_version,
 		     const volatile sig_atomic_t *cancel, uint64_t *bytes_out,
 		     char *err, size_t errlen)
 {
-	struct out o = { .fd = -1, .cancel = cancel, .msg = err,
-			 .msglen = errlen };
+	struct out o = {
+		.fd = -1, .cancel = cancel, .msg = err, .msglen = errlen};
 	bool to_stdout = strcmp(path, "-") == 0;
 	char *dir = NULL, tmp[512] = "";
 	const char *base = path;
@@ -788,8 +786,8 @@ int ctp_writer_write(const struct ctp_capture *cap, const char *path,
 	ZSTD_bounds b = ZSTD_cParam_getBounds(ZSTD_c_compressionLevel);
 	if (ZSTD_isError(b.error) || level < b.lowerBound ||
 	    level > b.upperBound) {
-		fail(&o, -EINVAL, "%s: compression level %d out of range",
-		     path, level);
+		fail(&o, -EINVAL, "%s: compression level %d out of range", path,
+		     level);
 		return o.err;
 	}
 
@@ -799,8 +797,9 @@ int ctp_writer_write(const struct ctp_capture *cap, const char *path,
 		const char *slash = strrchr(path, '/');
 		if (slash) {
 			base = slash + 1;
-			dir = slash == path ? strdup("/")
-					    : strndup(path, (size_t)(slash - path));
+			dir = slash == path
+				      ? strdup("/")
+				      : strndup(path, (size_t)(slash - path));
 		} else {
 			dir = strdup(".");
 		}
@@ -844,8 +843,8 @@ int ctp_writer_write(const struct ctp_capture *cap, const char *path,
 		fail(&o, -ENOMEM, "%s: out of memory", path);
 		goto out;
 	}
-	size_t zr = ZSTD_CCtx_setParameter(o.cctx, ZSTD_c_compressionLevel,
-					   level);
+	size_t zr =
+		ZSTD_CCtx_setParameter(o.cctx, ZSTD_c_compressionLevel, level);
 	if (!ZSTD_isError(zr))
 		zr = ZSTD_CCtx_setParameter(o.cctx, ZSTD_c_checksumFlag, 1);
 	if (ZSTD_isError(zr)) {

@@ -32,8 +32,8 @@
  *
  * The capture must be complete (no worker still writing to it).
  */
-int ctp_writer_write(const struct ctp_capture *cap, const char *path,
-		     int level, const char *tool_version,
+int ctp_writer_write(const struct ctp_capture *cap, const char *path, int level,
+		     const char *tool_version,
 		     const volatile sig_atomic_t *cancel, uint64_t *bytes_out,
 		     char *err, size_t errlen);
 

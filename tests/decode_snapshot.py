@@ -8,11 +8,12 @@ shares no code with the C reader.
   decode_snapshot.py FILE...
       decode each snapshot and check it against the spec; exit 1 on the
       first violation.
-  decode_snapshot.py --sample-writer BIN --workdir DIR
+  decode_snapshot.py --sample-writer BIN --workdir DIR [--golden FILE]
       run `BIN --write-sample DIR/sample.ctprof` (tests/test_writer_reader),
       check the file against the spec AND against the exact values the C
       test put in, then run `BIN --dump` on it and check that the JSON is
-      the same tree with the documented string escaping.
+      the same tree with the documented string escaping. With --golden,
+      check the kept v1 sample FILE the same way.
   decode_snapshot.py --measure FILE
       re-encode FILE's tables row-major and print compressed bytes per
       thread both ways (the layout measurement quoted in docs/FORMAT.md).
@@ -521,6 +522,11 @@ def main(argv):
         check_spec(snap)
         check_sample(snap)
         check_dump(binary, path)
+        if "--golden" in argv:
+            golden = argv[argv.index("--golden") + 1]
+            snap, _ = decode_file(golden)
+            check_spec(snap)
+            check_sample(snap)
         print("ok: %s decodes per docs/FORMAT.md with the expected values, "
               "dump JSON matches" % path)
         return 0

@@ -8,6 +8,7 @@
 #include <ftw.h>
 #include <limits.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,15 @@ int e2e_tmpdir(const char *tag, char *buf, size_t len)
 	if (n < 0 || (size_t)n >= len)
 		return -ENAMETOOLONG;
 	return mkdtemp(buf) ? 0 : -errno;
+}
+
+int e2e_pathf(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
 static int rm_one(const char *path, const struct stat *st, int flag,
@@ -233,8 +243,9 @@ int e2e_write_config(const char *path, const struct e2e_cfg *c)
 			fputc('\n', f);
 		}
 	}
-	fprintf(f, "plugins:\n  procfs-stat:\n    enabled: true\n"
-		   "    required: %s\n",
+	fprintf(f,
+		"plugins:\n  procfs-stat:\n    enabled: true\n"
+		"    required: %s\n",
 		c->required ? "true" : "false");
 	if (c->options)
 		fprintf(f, "    options:\n      %s\n", c->options);
@@ -359,8 +370,7 @@ static const char *next_line(const char *l)
 	return l && l[1] ? l + 1 : NULL;
 }
 
-int e2e_status_value(const char *text, const char *key, char *out,
-		     size_t len)
+int e2e_status_value(const char *text, const char *key, char *out, size_t len)
 {
 	size_t kl = strlen(key);
 	for (const char *l = *text ? text : NULL; l; l = next_line(l)) {
@@ -397,7 +407,7 @@ const char *e2e_policy_name(long long n, char *buf, size_t len)
 	/* include/uapi/linux/sched.h; 4 was never used. */
 	static const char *const names[] = {
 		"SCHED_OTHER", "SCHED_FIFO", "SCHED_RR",       "SCHED_BATCH",
-		NULL,          "SCHED_IDLE", "SCHED_DEADLINE", "SCHED_EXT"};
+		NULL,	       "SCHED_IDLE", "SCHED_DEADLINE", "SCHED_EXT"};
 	if (n >= 0 && n < 8 && names[n])
 		return names[n];
 	snprintf(buf, len, "unknown(%lld)", n);

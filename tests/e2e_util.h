@@ -18,6 +18,10 @@
 
 /* A fresh private directory under $TMPDIR (else /tmp), path in buf. */
 int e2e_tmpdir(const char *tag, char *buf, size_t len);
+/* snprintf into a path buffer; -ENAMETOOLONG instead of truncating. */
+int e2e_pathf(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+#define E2E_PATHF(buf, ...) e2e_pathf(buf, sizeof(buf), __VA_ARGS__)
 /* Remove a tree without following symbolic links; a missing path is fine. */
 int e2e_rm_rf(const char *path);
 /* Copy directories and regular files of src into dst (created). */
@@ -36,7 +40,7 @@ struct e2e_cfg {
 	const char *proc, *sys, *cgroup;
 	const char *output;
 	unsigned workers; /* 0: not set */
-	bool required;    /* procfs-stat required: true */
+	bool required;	  /* procfs-stat required: true */
 	/* Extra lines under plugins.procfs-stat.options, e.g.
 	 * "affinity: status", or NULL. */
 	const char *options;
@@ -55,7 +59,7 @@ int e2e_wait(pid_t pid, int *status);
  * signal killed the child, or a negative errno when it could not start. */
 int e2e_run(const char *const *args, const char *out, const char *err);
 
-/* ---- procfs-stat's thread fields, and reading them from /proc text ---- */
+/* ---- procfs-stat's thread fields, and reading them from /proc text ------ */
 
 enum {
 	F_MINFLT,
@@ -77,7 +81,7 @@ enum {
 
 struct e2e_fdef {
 	const char *name; /* snapshot field name */
-	uint8_t type;     /* enum ctp_type */
+	uint8_t type;	  /* enum ctp_type */
 	unsigned stat_no; /* proc(5) stat field number, 0 when not from stat */
 };
 extern const struct e2e_fdef e2e_fdef[F_COUNT];
@@ -91,8 +95,7 @@ extern const struct e2e_fdef e2e_fdef[F_COUNT];
  */
 int e2e_stat_token(const char *text, unsigned no, char *out, size_t len);
 /* The value of a "Key:\t" line of a status text; 1 found, 0 not. */
-int e2e_status_value(const char *text, const char *key, char *out,
-		     size_t len);
+int e2e_status_value(const char *text, const char *key, char *out, size_t len);
 /* The 0:: line's path of a cgroup file into out, or NULL when none. */
 const char *e2e_cgroup_v2(const char *text, char *out, size_t len);
 /* "SCHED_OTHER"... for a policy number, "unknown(N)" otherwise. */

@@ -1,6 +1,6 @@
 # Snapshot writer/reader, `show` and `dump` (core/writer.c, core/reader.c,
 # core/show.c, core/dump.c), plus an independent Python decoder.
-ctp_add_test(test_writer_reader test_writer_reader.c LIBS ctpcore)
+ctp_add_test(test_writer_reader test_writer_reader.c LIBS ctpcore m)
 
 # The C test writes a known sample; the Python decoder (msgpack + zstandard
 # of /usr/bin/python3, nothing of ours) checks it against docs/FORMAT.md and
@@ -8,6 +8,7 @@ ctp_add_test(test_writer_reader test_writer_reader.c LIBS ctpcore)
 add_test(NAME snapshot_python_decoder
          COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/decode_snapshot.py
                  --sample-writer $<TARGET_FILE:test_writer_reader>
-                 --workdir ${CMAKE_CURRENT_BINARY_DIR}/snapshot_python)
+                 --workdir ${CMAKE_CURRENT_BINARY_DIR}/snapshot_python
+                 --golden ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/snapshots/sample-v1.ctprof)
 set_tests_properties(snapshot_python_decoder PROPERTIES SKIP_RETURN_CODE 77
                      TIMEOUT 300)

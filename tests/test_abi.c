@@ -33,12 +33,12 @@
 #include "reader.h"
 
 #define FIXTURE_PROC CTP_TEST_FIXTURES "/abi-proc"
-#define PLUGDIR CTP_ABI_PLUGIN_DIR
+#define PLUGDIR	     CTP_ABI_PLUGIN_DIR
 
 static char tmp_root[PATH_MAX];
 static unsigned case_no;
 
-/* ---- Small helpers ---------------------------------------------------------- */
+/* ---- Small helpers ---------------------------------------------------- */
 
 /* snprintf that fails the test rather than truncate a path or a line. */
 static void xsnprintf(char *out, size_t len, const char *fmt, ...)
@@ -168,13 +168,13 @@ static int count_lines_with(const char *text, const char *needle)
 #define assert_line(text, ...)                                                 \
 	do {                                                                   \
 		char want_[8192];                                              \
-		xsnprintf(want_, sizeof(want_), __VA_ARGS__);                   \
+		xsnprintf(want_, sizeof(want_), __VA_ARGS__);                  \
 		if (!has_line((text), want_))                                  \
 			fail_msg("missing line:\n  %s\nin stderr:\n%s", want_, \
 				 (text));                                      \
 	} while (0)
 
-/* ---- Running the binary ---------------------------------------------------------- */
+/* ---- Running the binary -------------------------------------------------- */
 
 struct run {
 	int status; /* exit status, or 128 + signal */
@@ -187,8 +187,8 @@ static void run_free(struct run *r)
 	free(r->err);
 }
 
-/* Run ctprof-core with `args` (NULL-terminated), in directory `dir`,
- * collecting stdout and stderr there. */
+/* Run ctprof-core with `args` (NULL-terminated), its stdout and stderr
+ * going to dir/stdout.txt and dir/stderr.txt, and return both. */
 static struct run run_core(const char *dir, const char *const *args)
 {
 	char outp[PATH_MAX], errp[PATH_MAX];
@@ -215,8 +215,7 @@ static struct run run_core(const char *dir, const char *const *args)
 	int st;
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	struct run r = {
-		.status = WIFEXITED(st) ? WEXITSTATUS(st)
-					: 128 + WTERMSIG(st),
+		.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
 		.out = read_all(outp),
 		.err = read_all(errp),
 	};
@@ -238,6 +237,8 @@ static struct run capture(const char *dir, const char *proc, unsigned workers,
 	xsnprintf(outdir, sizeof(outdir), "%s/out", dir);
 	xsnprintf(out, sizeof(out), "%s/snap.ctprof.zst", outdir);
 	mkdir_p(outdir);
+	/* sys points at the fixture too, and cgroup auto finds no mountinfo
+	 * there, so no sysfs or cgroup tree of this host is read. */
 	write_file(cfg,
 		   "plugin_dirs:\n%s%s%s  - \"%s\"\n"
 		   "workers: %u\n"
@@ -312,8 +313,7 @@ static uint64_t u64_of(const struct ctp_snap *snap, const char *name,
 	return v.u64;
 }
 
-static int64_t i64_of(const struct ctp_snap *snap, const char *name,
-		      size_t row)
+static int64_t i64_of(const struct ctp_snap *snap, const char *name, size_t row)
 {
 	struct ctp_value v = value(snap, name, row);
 	if (v.type != CTP_TYPE_I64)
@@ -350,16 +350,16 @@ static void gen_tree(const char *root, unsigned nproc, unsigned nthreads)
 		for (unsigned t = 0; t < nthreads; t++) {
 			unsigned tid = tgid + t;
 			xsnprintf(path, sizeof(path), "%s/%u/task/%u", root,
-				 tgid, tid);
+				  tgid, tid);
 			mkdir_p(path);
 			xsnprintf(path, sizeof(path), "%s/%u/task/%u/comm",
-				 root, tgid, tid);
+				  root, tgid, tid);
 			write_file(path, "gen-%u-%u\n", p, t);
 			xsnprintf(path, sizeof(path), "%s/%u/task/%u/cgroup",
-				 root, tgid, tid);
+				  root, tgid, tid);
 			write_file(path, "0::/gen.slice/p%u\n", p);
 			xsnprintf(path, sizeof(path), "%s/%u/task/%u/abi-data",
-				 root, tgid, tid);
+				  root, tgid, tid);
 			write_file(path, "%u\n", tid);
 		}
 	}
@@ -389,8 +389,8 @@ static void assert_no_values(const struct ctp_snap *snap,
 	for (size_t i = 0; i < ctp_snap_n_fields(snap); i++) {
 		if (strcmp(f[i].plugin, plugin_name) != 0)
 			continue;
-		const struct ctp_snap_table *t = ctp_snap_table(snap,
-								f[i].scope);
+		const struct ctp_snap_table *t =
+			ctp_snap_table(snap, f[i].scope);
 		for (size_t r = 0; r < t->rows; r++)
 			if (ctp_snap_get(snap, &f[i], r).type !=
 			    CTP_VALUE_ABSENT)
@@ -399,7 +399,7 @@ static void assert_no_values(const struct ctp_snap *snap,
 	}
 }
 
-/* ---- Tests ------------------------------------------------------------------------- */
+/* ---- Tests --------------------------------------------------------------- */
 
 static const char good_plugin[] = "  abi-good:\n"
 				  "    options: {greeting: hello}\n";
@@ -455,6 +455,20 @@ static void test_good_plugin(void **unused)
 	assert_str(snap, "abi-good.comm", r200, "abi-other");
 	assert_str(snap, "abi-good.cgroup", r101, "/abi.slice/main.service");
 	assert_str(snap, "abi-good.cgroup", r200, "/abi.slice/other.service");
+	/* Empty values passed as (NULL, 0) are present and empty. */
+	assert_str(snap, "abi-good.empty", r101, "");
+	struct ctp_value cpus = value(snap, "abi-good.cpus", r100);
+	assert_int_equal(cpus.type, CTP_TYPE_CPUSET);
+	assert_int_equal(cpus.cpuset.n, 2);
+	assert_int_equal(cpus.cpuset.r[0], 0);
+	assert_int_equal(cpus.cpuset.r[1], 0);
+	assert_int_equal(cpus.cpuset.r[2], 65);
+	assert_int_equal(cpus.cpuset.r[3], 65);
+	for (size_t i = 0; i < 2; i++) {
+		cpus = value(snap, "abi-good.cpus", i ? r200 : r101);
+		assert_int_equal(cpus.type, CTP_TYPE_CPUSET);
+		assert_int_equal(cpus.cpuset.n, 0);
+	}
 
 	assert_int_equal(u64_of(snap, "abi-good.pvalue",
 				row_of(snap, CTP_SCOPE_PROCESS, 100)),
@@ -465,8 +479,8 @@ static void test_good_plugin(void **unused)
 	assert_int_equal(u64_of(snap, "abi-good.threads", 0), 3);
 	assert_str(snap, "abi-good.greeting", 0, "hello");
 
-	const struct ctp_snap_table *cg = ctp_snap_table(snap,
-							 CTP_SCOPE_CGROUP);
+	const struct ctp_snap_table *cg =
+		ctp_snap_table(snap, CTP_SCOPE_CGROUP);
 	assert_int_equal(cg->rows, 2);
 	for (size_t i = 0; i < cg->rows; i++)
 		assert_int_equal(u64_of(snap, "abi-good.path_len", i),
@@ -513,7 +527,7 @@ static void test_dump_absent_vs_zero(void **unused)
 		   "            print(tid, json.dumps(v))\n");
 	char cmd[3 * PATH_MAX];
 	xsnprintf(cmd, sizeof(cmd), "'%s' dump '%s' | /usr/bin/python3 '%s'",
-		 CTP_TEST_BINARY, snap, script);
+		  CTP_TEST_BINARY, snap, script);
 	FILE *p = popen(cmd, "r");
 	assert_non_null(p);
 	char out[4096];
@@ -584,22 +598,22 @@ static void test_load_failures(void **unused)
 		{"abi-missing", ""},
 	};
 	xsnprintf(want[1].why, sizeof(want[1].why),
-		 "missing symbol ctp_plugin_v1: %s", sym_err);
+		  "missing symbol ctp_plugin_v1: %s", sym_err);
 	xsnprintf(want[2].why, sizeof(want[2].why),
-		 "descriptor size 8 is smaller than the %zu bytes ABI 1 "
-		 "requires",
-		 offsetof(struct ctp_plugin, finish) + sizeof(void *));
+		  "descriptor size 8 is smaller than the %zu bytes ABI 1 "
+		  "requires",
+		  offsetof(struct ctp_plugin, finish) + sizeof(void *));
 	xsnprintf(want[6].why, sizeof(want[6].why), "field '%s': %s",
-		 "abi-countermode.y", rule_why);
+		  "abi-countermode.y", rule_why);
 	xsnprintf(want[7].why, sizeof(want[7].why), "field '%s': %s",
-		 "abi-gaugesum.y", rule_why);
+		  "abi-gaugesum.y", rule_why);
 	xsnprintf(want[8].why, sizeof(want[8].why), "init failed: %s",
-		 strerror(EIO));
+		  strerror(EIO));
 	xsnprintf(want[9].why, sizeof(want[9].why), "dlopen failed: %s",
-		 open_err);
+		  open_err);
 	xsnprintf(want[10].why, sizeof(want[10].why),
-		 "abi-missing.so not found in plugin directories: %s:%s",
-		 extra, PLUGDIR);
+		  "abi-missing.so not found in plugin directories: %s:%s",
+		  extra, PLUGDIR);
 
 	struct ctp_snap *snap = open_snap(dir);
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
@@ -610,7 +624,8 @@ static void test_load_failures(void **unused)
 		else if (strcmp(name, "abi-garbage") == 0)
 			xsnprintf(path, sizeof(path), "%s", garbage);
 		else
-			xsnprintf(path, sizeof(path), "%s/%s.so", PLUGDIR, name);
+			xsnprintf(path, sizeof(path), "%s/%s.so", PLUGDIR,
+				  name);
 		assert_line(r.err, "ctprof-core: warning: plugin %s (%s): %s",
 			    name, path, want[i].why);
 		/* Exactly one line names it (the summary aside). */
@@ -629,6 +644,11 @@ static void test_load_failures(void **unused)
 		assert_int_equal(p->calls, 0);
 		assert_no_values(snap, name);
 	}
+	/* The capture went on for the plugin that loaded. */
+	assert_int_equal(plugin(snap, "abi-good")->status, CTP_PST_LOADED);
+	assert_int_equal(u64_of(snap, "abi-good.value",
+				row_of(snap, CTP_SCOPE_THREAD, 200)),
+			 7);
 	/* Refused before registering anything. */
 	assert_null(ctp_snap_field_find(snap, "abi-dupfield.x"));
 	assert_null(ctp_snap_field_find(snap, "abi-countermode.x"));
@@ -672,17 +692,17 @@ static void test_required_failure(void **unused)
 		char dir[PATH_MAX], outdir[PATH_MAX], plugins[512];
 		case_dir(dir, sizeof(dir), "required");
 		xsnprintf(plugins, sizeof(plugins),
-			 "  abi-good: {required: true}\n"
-			 "  %s:\n    required: true\n",
-			 name);
-		struct run r = capture(dir, FIXTURE_PROC, 1, NULL, NULL,
-				       plugins);
+			  "  abi-good: {required: true}\n"
+			  "  %s:\n    required: true\n",
+			  name);
+		struct run r =
+			capture(dir, FIXTURE_PROC, 1, NULL, NULL, plugins);
 		if (r.status != CTP_EXIT_REQUIRED)
 			fail_msg("%s: exit %d, stderr:\n%s", name, r.status,
 				 r.err);
 		char prefix[256];
 		xsnprintf(prefix, sizeof(prefix),
-			 "ctprof-core: error: plugin %s (", name);
+			  "ctprof-core: error: plugin %s (", name);
 		assert_int_equal(count_lines_with(r.err, prefix), 1);
 		assert_int_equal(count_lines_with(r.err, cases[i][1]), 1);
 		assert_int_equal(count_lines_with(r.err, "[required]"), 1);
@@ -780,7 +800,7 @@ static void test_runtime_fields(void **unused)
 	for (size_t row = 0; row < t->rows; row++) {
 		char name[64];
 		xsnprintf(name, sizeof(name), "abi-dynamic.t%" PRIu64,
-			 t->tid[row]);
+			  t->tid[row]);
 		const struct ctp_snap_field *fd = field(snap, name);
 		assert_string_equal(fd->plugin, "abi-dynamic");
 		assert_int_equal(fd->scope, CTP_SCOPE_THREAD);
@@ -852,10 +872,9 @@ static void test_wrong_type(void **unused)
 		    "does not fit the kind (counter: sum; peak: max/min; "
 		    "gauge: max/min/range; categorical: mode; ordinal: "
 		    "range/min/max/mode; cpuset: union)");
-	assert_line(r.err,
-		    "ctprof-core: abi-wrongtype: error: field "
-		    "'abi-good.value' already registered by plugin "
-		    "'abi-good' with a different description");
+	assert_line(r.err, "ctprof-core: abi-wrongtype: error: field "
+			   "'abi-good.value' already registered by plugin "
+			   "'abi-good'");
 
 	struct ctp_snap *snap = open_snap(dir);
 	assert_int_equal(plugin(snap, "abi-wrongtype")->errors, 0);
@@ -874,8 +893,8 @@ static void test_wrong_type(void **unused)
 	static const struct {
 		uint64_t tid;
 		const char *comm;
-	} threads[] = {{100, "abi-main"}, {101, "abi-worker"},
-		       {200, "abi-other"}};
+	} threads[] = {
+		{100, "abi-main"}, {101, "abi-worker"}, {200, "abi-other"}};
 	for (size_t i = 0; i < 3; i++) {
 		size_t row = row_of(snap, CTP_SCOPE_THREAD, threads[i].tid);
 		assert_int_equal(
@@ -946,7 +965,7 @@ static void test_symlink_refused(void **unused)
 	}
 }
 
-/* ---- Root only ------------------------------------------------------------------- */
+/* ---- Root only ----------------------------------------------------------- */
 
 /* Copy a built test plugin into `dir` with `mode`. */
 static void copy_plugin(const char *name, const char *dir, mode_t mode,
@@ -969,8 +988,7 @@ static void copy_plugin(const char *name, const char *dir, mode_t mode,
 
 /* Capture with abi-notmt taken from `pdir` (searched first) and abi-good
  * from PLUGDIR. */
-static struct run capture_from(const char *dir, const char *pdir,
-			       bool insecure)
+static struct run capture_from(const char *dir, const char *pdir, bool insecure)
 {
 	return capture(dir, FIXTURE_PROC, 1, pdir,
 		       insecure ? "allow_insecure_plugins: true\n" : NULL,
@@ -1020,9 +1038,9 @@ static void test_root_writable_file(void **unused)
 		mkdir_p(pdir);
 		copy_plugin("abi-notmt", pdir, modes[i], path, sizeof(path));
 		xsnprintf(why, sizeof(why),
-			 "file is writable by group or others (mode %04o); "
-			 "refusing as root (allow_insecure_plugins overrides)",
-			 (unsigned)modes[i]);
+			  "file is writable by group or others (mode %04o); "
+			  "refusing as root (allow_insecure_plugins overrides)",
+			  (unsigned)modes[i]);
 		struct run r = capture_from(dir, pdir, false);
 		expect_refused(dir, &r, path, why);
 		run_free(&r);
@@ -1049,9 +1067,9 @@ static void test_root_writable_dir(void **unused)
 	copy_plugin("abi-notmt", pdir, 0644, path, sizeof(path));
 	assert_int_equal(chmod(pdir, 0777), 0);
 	xsnprintf(why, sizeof(why),
-		 "directory %s is writable by others (mode 0777); refusing as "
-		 "root (allow_insecure_plugins overrides)",
-		 pdir);
+		  "directory %s is writable by others (mode 0777); refusing as "
+		  "root (allow_insecure_plugins overrides)",
+		  pdir);
 	struct run r = capture_from(dir, pdir, false);
 	expect_refused(dir, &r, path, why);
 	run_free(&r);
@@ -1100,22 +1118,23 @@ static void test_plugins_command(void **unused)
 	const char *args[] = {"plugins", "--config", cfg, NULL};
 	struct run r = run_core(dir, args);
 	assert_int_equal(r.status, 0);
-	assert_line(r.out, "%s/abi-badabi.so: cannot load: plugin ABI version "
-			   "99, this core speaks 1",
+	assert_line(r.out,
+		    "%s/abi-badabi.so: cannot load: plugin ABI version "
+		    "99, this core speaks 1",
 		    PLUGDIR);
 	assert_int_equal(count_lines_with(r.out, "abi-good.value"), 1);
 	assert_int_equal(count_lines_with(r.out, "abi-good.path_len"), 1);
 	run_free(&r);
 }
 
-/* ---- Setup ------------------------------------------------------------------------ */
+/* ---- Setup --------------------------------------------------------------- */
 
 static int group_setup(void **unused)
 {
 	(void)unused;
 	const char *base = getenv("TMPDIR");
 	xsnprintf(tmp_root, sizeof(tmp_root), "%s/ctp-abi-XXXXXX",
-		 base && *base ? base : "/tmp");
+		  base && *base ? base : "/tmp");
 	if (!mkdtemp(tmp_root)) {
 		perror("mkdtemp");
 		return -1;

@@ -30,10 +30,11 @@
 #include "e2e_util.h"
 #include "reader.h"
 
-#define FIX_PROC CTP_TEST_FIXTURES "/proc"
-#define FIX_SYS CTP_TEST_FIXTURES "/sys"
-#define FIX_CGROUP CTP_TEST_FIXTURES "/cgroup"
-#define MAX_SNAP (1ull << 30)
+#define FIX_PROC       CTP_TEST_FIXTURES "/proc"
+#define FIX_SYS	       CTP_TEST_FIXTURES "/sys"
+#define FIX_CGROUP     CTP_TEST_FIXTURES "/cgroup"
+#define MAX_SNAP       (1ull << 30)
+#define PATH(buf, ...) assert_int_equal(E2E_PATHF(buf, __VA_ARGS__), 0)
 
 /* Collect every mismatch of a check before failing, so one run says all. */
 static int nbad;
@@ -46,18 +47,19 @@ static int nbad;
 		}                                                              \
 	} while (0)
 
-/* ---- What the fixture holds ----------------------------------------------- */
+/* ---- What the fixture holds --------------------------------------------- */
 
 #define N_PLUGIN_FIELDS (F_COUNT + 1)
 
 #define BIT(i) (1u << (i))
-#define STATUS_FIELDS (BIT(F_STATE) | BIT(F_VCSW) | BIT(F_NVCSW) | BIT(F_AFFINITY))
+#define STATUS_FIELDS                                                          \
+	(BIT(F_STATE) | BIT(F_VCSW) | BIT(F_NVCSW) | BIT(F_AFFINITY))
 
 struct exp_thread {
 	uint32_t tgid, tid;
 	const char *comm;
 	const char *cgroup; /* NULL: the file has no 0:: line */
-	int64_t v[F_COUNT];      /* numeric fields by index */
+	int64_t v[F_COUNT]; /* numeric fields by index */
 	const char *policy;
 	char state;
 	const char *cpus; /* cpu list as the kernel prints it */
@@ -67,10 +69,10 @@ struct exp_thread {
 #define NUMS(minflt, majflt, utime, stime, prio, nice, start, cpu, rt, vcsw,   \
 	     nvcsw)                                                            \
 	{                                                                      \
-		[F_MINFLT] = minflt, [F_MAJFLT] = majflt, [F_UTIME] = utime,         \
-		[F_STIME] = stime, [F_PRIORITY] = prio, [F_NICE] = nice,             \
-		[F_START_TIME] = start, [F_PROCESSOR] = cpu, [F_RT_PRIORITY] = rt,   \
-		[F_VCSW] = vcsw, [F_NVCSW] = nvcsw                                 \
+		[F_MINFLT] = minflt, [F_MAJFLT] = majflt, [F_UTIME] = utime,   \
+		[F_STIME] = stime, [F_PRIORITY] = prio, [F_NICE] = nice,       \
+		[F_START_TIME] = start, [F_PROCESSOR] = cpu,                   \
+		[F_RT_PRIORITY] = rt, [F_VCSW] = vcsw, [F_NVCSW] = nvcsw       \
 	}
 
 #define APP "/user.slice/user-1000.slice/app.scope"
@@ -79,14 +81,14 @@ struct exp_thread {
 /* Recorded threads, in the order the snapshot must list them. */
 static const struct exp_thread exp_threads[] = {
 	{1, 1, "systemd", "/init.scope",
-	 NUMS(48211, 187, 312, 905, 20, 0, 4, 2, 0, 18250, 2301),
-	 "SCHED_OTHER", 'S', "0-3", 0},
+	 NUMS(48211, 187, 312, 905, 20, 0, 4, 2, 0, 18250, 2301), "SCHED_OTHER",
+	 'S', "0-3", 0},
 	{37, 37, "kworker/3:1H", "/",
-	 NUMS(0, 0, 0, 57, 0, -20, 31, 3, 0, 9120, 3), "SCHED_OTHER", 'I',
-	 "3", 0},
+	 NUMS(0, 0, 0, 57, 0, -20, 31, 3, 0, 9120, 3), "SCHED_OTHER", 'I', "3",
+	 0},
 	{985, 985, "app-server", APP,
-	 NUMS(20411, 12, 1530, 220, 20, 0, 1200, 0, 0, 5012, 88),
-	 "SCHED_OTHER", 'S', "0-3", 0},
+	 NUMS(20411, 12, 1530, 220, 20, 0, 1200, 0, 0, 5012, 88), "SCHED_OTHER",
+	 'S', "0-3", 0},
 	{985, 986, "worker-0", APP,
 	 NUMS(3377, 0, 88120, 4021, 20, 0, 1201, 1, 0, 120, 40033),
 	 "SCHED_OTHER", 'R', "0-3", 0},
@@ -101,23 +103,23 @@ static const struct exp_thread exp_threads[] = {
 	 NUMS(7, 0, 5, 66, 20, 0, 1300, 0, 0, 9, 1), "unknown(42)", 'S', NULL,
 	 BIT(F_AFFINITY)},
 	/* no status file */
-	{985, 1001, "http-1", APP,
-	 NUMS(66, 0, 10, 4, 20, 0, 1402, 1, 0, 0, 0), "SCHED_OTHER", 0, NULL,
-	 STATUS_FIELDS},
+	{985, 1001, "http-1", APP, NUMS(66, 0, 10, 4, 20, 0, 1402, 1, 0, 0, 0),
+	 "SCHED_OTHER", 0, NULL, STATUS_FIELDS},
 	/* stat cut inside (22) starttime */
 	{985, 1010, "logger", APP, NUMS(41, 0, 3, 1, 20, 0, 0, 0, 0, 30, 2),
 	 NULL, 'S', "0-3",
-	 BIT(F_START_TIME) | BIT(F_PROCESSOR) | BIT(F_RT_PRIORITY) | BIT(F_POLICY)},
+	 BIT(F_START_TIME) | BIT(F_PROCESSOR) | BIT(F_RT_PRIORITY) |
+		 BIT(F_POLICY)},
 	{1204, 1204, "my (weird) name)", FOO,
 	 NUMS(900, 1, 40, 30, 20, 0, 2000, 0, 0, 61, 5), "SCHED_OTHER", 'S',
 	 "0-3", 0},
 	/* cgroup file without a 0:: line */
 	{1204, 1205, "worker-0", NULL,
-	 NUMS(10, 0, 1, 1, 20, 0, 2001, 1, 0, 12, 0), "SCHED_OTHER", 'S',
-	 "0-3", 0},
+	 NUMS(10, 0, 1, 1, 20, 0, 2001, 1, 0, 12, 0), "SCHED_OTHER", 'S', "0-3",
+	 0},
 	{1204, 1206, "worker-1", FOO,
-	 NUMS(12, 0, 400, 90, -51, 0, 2001, 1, 50, 5000, 7), "SCHED_FIFO",
-	 'S', "1", 0},
+	 NUMS(12, 0, 400, 90, -51, 0, 2001, 1, 50, 5000, 7), "SCHED_FIFO", 'S',
+	 "1", 0},
 };
 #define N_THREADS (sizeof(exp_threads) / sizeof(exp_threads[0]))
 
@@ -144,10 +146,10 @@ static const char *const exp_cgroups[] = {"/init.scope", "/", APP, APP "/gc",
 
 /* The walk: 5 tgid dirs (3333 has no comm), 13 tid dirs under the 4 that
  * stay (1204/task/1207 has no comm); one missing status file. */
-#define EXP_TGIDS_WALKED 5
+#define EXP_TGIDS_WALKED   5
 #define EXP_TGIDS_VANISHED 1
-#define EXP_TIDS_WALKED 13
-#define EXP_TIDS_VANISHED 1
+#define EXP_TIDS_WALKED	   13
+#define EXP_TIDS_VANISHED  1
 static const struct {
 	const char *file;
 	uint64_t failures;
@@ -164,7 +166,7 @@ static const struct {
 		   {"affinity_syscall_fallbacks", 0}};
 #define N_SUMMARY (sizeof(exp_summary) / sizeof(exp_summary[0]))
 
-/* ---- Reading the fixture text (independently of the plugin) --------------- */
+/* ---- Reading the fixture text (independently of the plugin) ------------- */
 
 static char *fixture_text(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
@@ -175,7 +177,7 @@ static char *fixture_text(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(rel, sizeof(rel), fmt, ap);
 	va_end(ap);
-	snprintf(path, sizeof(path), "%s/%s", FIX_PROC, rel);
+	PATH(path, "%s/%s", FIX_PROC, rel);
 	char *buf = NULL;
 	if (e2e_read_file(path, &buf, NULL) < 0)
 		return NULL;
@@ -192,8 +194,8 @@ static void expectations_match_fixture(void **state)
 		char tok[64];
 		char *comm = fixture_text("%u/task/%u/comm", e->tgid, e->tid);
 		char *stat = fixture_text("%u/task/%u/stat", e->tgid, e->tid);
-		char *status = fixture_text("%u/task/%u/status", e->tgid,
-					    e->tid);
+		char *status =
+			fixture_text("%u/task/%u/status", e->tgid, e->tid);
 		char *cg = fixture_text("%u/task/%u/cgroup", e->tgid, e->tid);
 		CHECK(comm && stat && cg, "tid %u: fixture files missing",
 		      e->tid);
@@ -206,12 +208,13 @@ static void expectations_match_fixture(void **state)
 		const char *v2 = e2e_cgroup_v2(cg, cgbuf, sizeof(cgbuf));
 		CHECK((!v2 && !e->cgroup) ||
 			      (v2 && e->cgroup && !strcmp(v2, e->cgroup)),
-		      "tid %u: cgroup file says %s", e->tid, v2 ? v2 : "(none)");
+		      "tid %u: cgroup file says %s", e->tid,
+		      v2 ? v2 : "(none)");
 		for (int f = 0; f < F_COUNT; f++) {
 			if (!e2e_fdef[f].stat_no)
 				continue;
-			bool have = e2e_stat_token(stat, e2e_fdef[f].stat_no, tok,
-					       sizeof(tok));
+			bool have = e2e_stat_token(stat, e2e_fdef[f].stat_no,
+						   tok, sizeof(tok));
 			if (e->absent & BIT(f)) {
 				CHECK(!have, "tid %u: %s is in the stat text",
 				      e->tid, e2e_fdef[f].name);
@@ -224,12 +227,14 @@ static void expectations_match_fixture(void **state)
 			long long n = strtoll(tok, NULL, 10);
 			char pb[32];
 			if (f == F_POLICY)
-				CHECK(!strcmp(e2e_policy_name(n, pb, sizeof(pb)),
+				CHECK(!strcmp(e2e_policy_name(n, pb,
+							      sizeof(pb)),
 					      e->policy),
 				      "tid %u: policy %lld", e->tid, n);
 			else
-				CHECK(n == e->v[f], "tid %u: %s is %lld in stat",
-				      e->tid, e2e_fdef[f].name, n);
+				CHECK(n == e->v[f],
+				      "tid %u: %s is %lld in stat", e->tid,
+				      e2e_fdef[f].name, n);
 		}
 		if (!status) {
 			CHECK((e->absent & STATUS_FIELDS) == STATUS_FIELDS,
@@ -240,19 +245,19 @@ static void expectations_match_fixture(void **state)
 			      tok[0] == e->state && !(e->absent & BIT(F_STATE)),
 		      "tid %u: State", e->tid);
 		CHECK(e2e_status_value(status, "voluntary_ctxt_switches", tok,
-				   sizeof(tok)) &&
+				       sizeof(tok)) &&
 			      strtoll(tok, NULL, 10) == e->v[F_VCSW],
 		      "tid %u: voluntary_ctxt_switches", e->tid);
-		CHECK(e2e_status_value(status, "nonvoluntary_ctxt_switches", tok,
-				   sizeof(tok)) &&
+		CHECK(e2e_status_value(status, "nonvoluntary_ctxt_switches",
+				       tok, sizeof(tok)) &&
 			      strtoll(tok, NULL, 10) == e->v[F_NVCSW],
 		      "tid %u: nonvoluntary_ctxt_switches", e->tid);
 		bool cpus = e2e_status_value(status, "Cpus_allowed_list", tok,
-					 sizeof(tok));
+					     sizeof(tok));
 		CHECK(cpus ? e->cpus && !strcmp(tok, e->cpus)
 			   : (e->absent & BIT(F_AFFINITY)) != 0,
 		      "tid %u: Cpus_allowed_list", e->tid);
-next:
+	next:
 		free(comm);
 		free(stat);
 		free(status);
@@ -289,7 +294,7 @@ next:
 	assert_int_equal(nbad, 0);
 }
 
-/* ---- Running captures ---------------------------------------------------- */
+/* ---- Running captures --------------------------------------------------- */
 
 static char tmp[PATH_MAX];
 static unsigned seq;
@@ -304,6 +309,20 @@ static int group_teardown(void **state)
 {
 	(void)state;
 	return e2e_rm_rf(tmp);
+}
+
+/* Snapshots of the running test, freed by its teardown even when a check
+ * fails midway (cmocka leaves the test by longjmp). */
+static struct ctp_snap *snaps[8];
+static size_t n_snaps;
+
+static int free_snaps(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < n_snaps; i++)
+		ctp_snap_free(snaps[i]);
+	n_snaps = 0;
+	return 0;
 }
 
 struct run {
@@ -324,12 +343,11 @@ static struct ctp_snap *capture(const char *proc, unsigned workers,
 				const char *jflag, struct run *r)
 {
 	unsigned n = ++seq;
-	snprintf(r->cfg, sizeof(r->cfg), "%s/cfg-%u.yaml", tmp, n);
-	snprintf(r->out, sizeof(r->out), "%s/snap-%u.ctprof.zst", tmp, n);
-	snprintf(r->log, sizeof(r->log), "%s/log-%u.txt", tmp, n);
+	PATH(r->cfg, "%s/cfg-%u.yaml", tmp, n);
+	PATH(r->out, "%s/snap-%u.ctprof.zst", tmp, n);
+	PATH(r->log, "%s/log-%u.txt", tmp, n);
 	char unused[PATH_MAX];
-	snprintf(unused, sizeof(unused), "%s/from-config-%u.ctprof.zst", tmp,
-		 n);
+	PATH(unused, "%s/from-config-%u.ctprof.zst", tmp, n);
 	struct e2e_cfg c = {
 		.proc = proc,
 		.sys = FIX_SYS,
@@ -339,8 +357,8 @@ static struct ctp_snap *capture(const char *proc, unsigned workers,
 		.required = true,
 	};
 	assert_int_equal(e2e_write_config(r->cfg, &c), 0);
-	const char *args[] = {"--config", r->cfg, "-o",	  r->out,
-			      jflag ? "-j" : NULL, jflag, NULL};
+	const char *args[] = {"--config",	   r->cfg, "-o", r->out,
+			      jflag ? "-j" : NULL, jflag,  NULL};
 	r->t0 = realtime_ns();
 	int rc = e2e_run(args, NULL, r->log);
 	r->t1 = realtime_ns();
@@ -357,14 +375,15 @@ static struct ctp_snap *capture(const char *proc, unsigned workers,
 	int ret = ctp_snap_open(r->out, MAX_SNAP, &s, err, sizeof(err));
 	if (ret < 0)
 		fail_msg("cannot read the snapshot: %s", err);
+	assert_true(n_snaps < sizeof(snaps) / sizeof(snaps[0]));
+	snaps[n_snaps++] = s;
 	return s;
 }
 
-/* ---- Checking a fixture snapshot ----------------------------------------- */
+/* ---- Checking a fixture snapshot ---------------------------------------- */
 
-static const struct ctp_snap_field *field(const struct ctp_snap *s,
-					  const char *name, uint8_t scope,
-					  uint8_t type)
+static const struct ctp_snap_field *
+field(const struct ctp_snap *s, const char *name, uint8_t scope, uint8_t type)
 {
 	const struct ctp_snap_field *f = ctp_snap_field_find(s, name);
 	CHECK(f, "field %s missing", name);
@@ -390,8 +409,8 @@ static void check_thread_field(const struct ctp_snap *s,
 		      v.type);
 		return;
 	}
-	CHECK(v.type == e2e_fdef[idx].type, "tid %u: %s absent or mistyped (%u)",
-	      e->tid, name, v.type);
+	CHECK(v.type == e2e_fdef[idx].type,
+	      "tid %u: %s absent or mistyped (%u)", e->tid, name, v.type);
 	if (v.type != e2e_fdef[idx].type)
 		return;
 	char buf[64];
@@ -447,7 +466,8 @@ static void check_fixture_snapshot(const struct ctp_snap *s, unsigned workers,
 	CHECK(h->config_path && !strcmp(h->config_path, r->cfg),
 	      "config_path %s", h->config_path ? h->config_path : "(nil)");
 	CHECK(h->kernel_release && !strcmp(h->kernel_release, u.release),
-	      "kernel_release %s", h->kernel_release ? h->kernel_release : "(nil)");
+	      "kernel_release %s",
+	      h->kernel_release ? h->kernel_release : "(nil)");
 	CHECK(!h->hostname, "hostname recorded without record_hostname");
 	CHECK(r->t0 <= h->start_realtime_ns &&
 		      h->start_realtime_ns <= h->end_realtime_ns &&
@@ -461,9 +481,10 @@ static void check_fixture_snapshot(const struct ctp_snap *s, unsigned workers,
 	      ctp_snap_n_fields(s));
 	const struct ctp_snap_field *tf[F_COUNT];
 	for (int i = 0; i < F_COUNT; i++)
-		tf[i] = field(s, e2e_fdef[i].name, CTP_SCOPE_THREAD, e2e_fdef[i].type);
-	const struct ctp_snap_field *nr = field(s, E2E_NR_THREADS,
-						CTP_SCOPE_PROCESS, CTP_TYPE_U64);
+		tf[i] = field(s, e2e_fdef[i].name, CTP_SCOPE_THREAD,
+			      e2e_fdef[i].type);
+	const struct ctp_snap_field *nr =
+		field(s, E2E_NR_THREADS, CTP_SCOPE_PROCESS, CTP_TYPE_U64);
 
 	/* Threads, in (tgid, tid) order. */
 	const struct ctp_snap_table *tt = ctp_snap_table(s, CTP_SCOPE_THREAD);
@@ -560,15 +581,15 @@ static void check_fixture_snapshot(const struct ctp_snap *s, unsigned workers,
 			      exp_files[k].failures);
 	}
 	CHECK(rf->dominant_file && !strcmp(rf->dominant_file, "status"),
-	      "dominant_file %s", rf->dominant_file ? rf->dominant_file : "(nil)");
+	      "dominant_file %s",
+	      rf->dominant_file ? rf->dominant_file : "(nil)");
 
 	/* The plugin. */
 	CHECK(ctp_snap_n_plugins(s) == 1, "%zu plugins", ctp_snap_n_plugins(s));
 	if (ctp_snap_n_plugins(s) >= 1) {
 		const struct ctp_snap_plugin *p = &ctp_snap_plugins(s)[0];
 		char path[PATH_MAX];
-		snprintf(path, sizeof(path), "%s/procfs-stat.so",
-			 CTP_TEST_PLUGIN_DIR);
+		PATH(path, "%s/procfs-stat.so", CTP_TEST_PLUGIN_DIR);
 		CHECK(!strcmp(p->name, "procfs-stat"), "plugin %s", p->name);
 		CHECK(p->status == 1 &&
 			      !strcmp(ctp_status_name(p->status), "loaded"),
@@ -590,8 +611,8 @@ static void check_fixture_snapshot(const struct ctp_snap *s, unsigned workers,
 				if (!strcmp(p->summary_name[i],
 					    exp_summary[k].name))
 					break;
-			CHECK(i < p->n_summary && p->summary[i] ==
-							  exp_summary[k].value,
+			CHECK(i < p->n_summary &&
+				      p->summary[i] == exp_summary[k].value,
 			      "summary %s: %" PRIu64 ", expected %" PRIu64,
 			      exp_summary[k].name,
 			      i < p->n_summary ? p->summary[i] : UINT64_MAX,
@@ -607,10 +628,67 @@ static void fixture_capture(void **state)
 	struct run r;
 	struct ctp_snap *s = capture(FIX_PROC, 1, NULL, &r);
 	check_fixture_snapshot(s, 1, FIX_PROC, &r);
-	ctp_snap_free(s);
 }
 
-/* ---- Same content whatever the worker count ------------------------------ */
+/*
+ * A generated proc tree, shared by the tests below and grown on demand:
+ * single-thread processes whose files are copies of 986's. File creation
+ * is slow on some disks, so it starts small.
+ */
+static char big_tree[PATH_MAX];
+static unsigned big_procs;
+
+static int grow_big_tree(unsigned nprocs)
+{
+	static const char *const names[] = {"stat", "status", "cgroup"};
+	char *text[3] = {NULL, NULL, NULL};
+	size_t len[3];
+	char path[PATH_MAX];
+	int r = 0;
+	for (int i = 0; i < 3 && r == 0; i++) {
+		PATH(path, "%s/985/task/986/%s", FIX_PROC, names[i]);
+		r = e2e_read_file(path, &text[i], &len[i]);
+	}
+	if (r == 0 && !big_procs) {
+		PATH(big_tree, "%s/big-proc", tmp);
+		if (mkdir(big_tree, 0755) < 0)
+			r = -errno;
+	}
+	for (; big_procs < nprocs && r == 0; big_procs++) {
+		unsigned tgid = 10000 + big_procs;
+		char comm[32];
+		int n = snprintf(comm, sizeof(comm), "gen-%u\n", tgid);
+		PATH(path, "%s/%u", big_tree, tgid);
+		if (mkdir(path, 0755) < 0) {
+			r = -errno;
+			break;
+		}
+		PATH(path, "%s/%u/comm", big_tree, tgid);
+		r = e2e_write_file(path, comm, (size_t)n);
+		PATH(path, "%s/%u/stat", big_tree, tgid);
+		if (r == 0)
+			r = e2e_write_file(path, text[0], len[0]);
+		PATH(path, "%s/%u/task", big_tree, tgid);
+		if (r == 0 && mkdir(path, 0755) < 0)
+			r = -errno;
+		PATH(path, "%s/%u/task/%u", big_tree, tgid, tgid);
+		if (r == 0 && mkdir(path, 0755) < 0)
+			r = -errno;
+		PATH(path, "%s/%u/task/%u/comm", big_tree, tgid, tgid);
+		if (r == 0)
+			r = e2e_write_file(path, comm, (size_t)n);
+		for (int i = 0; i < 3 && r == 0; i++) {
+			PATH(path, "%s/%u/task/%u/%s", big_tree, tgid, tgid,
+			     names[i]);
+			r = e2e_write_file(path, text[i], len[i]);
+		}
+	}
+	for (int i = 0; i < 3; i++)
+		free(text[i]);
+	return r;
+}
+
+/* ---- Same content whatever the worker count ----------------------------- */
 
 static bool value_eq(const struct ctp_value *a, const struct ctp_value *b)
 {
@@ -660,8 +738,7 @@ static void check_same_content(const struct ctp_snap *a,
 			       const struct ctp_snap *b, const char *what)
 {
 	nbad = 0;
-	CHECK(ctp_snap_n_fields(a) == ctp_snap_n_fields(b), "%s: fields",
-	      what);
+	CHECK(ctp_snap_n_fields(a) == ctp_snap_n_fields(b), "%s: fields", what);
 	static const uint8_t scopes[] = {CTP_SCOPE_THREAD, CTP_SCOPE_PROCESS,
 					 CTP_SCOPE_CGROUP, CTP_SCOPE_HOST};
 	for (size_t si = 0; si < sizeof(scopes); si++) {
@@ -749,23 +826,26 @@ static void workers_same_snapshot(void **state)
 	check_fixture_snapshot(s3, 3, FIX_PROC, &r3);
 	check_same_content(s1, s2, "workers 1 vs 2");
 	check_same_content(s1, s3, "workers 1 vs 3");
-	ctp_snap_free(s1);
-	ctp_snap_free(s2);
-	ctp_snap_free(s3);
+
+	/* Enough processes that the workers interleave for sure. */
+	assert_int_equal(grow_big_tree(250), 0);
+	struct ctp_snap *b1 = capture(big_tree, 1, NULL, &r1);
+	struct ctp_snap *b4 = capture(big_tree, 4, NULL, &r2);
+	assert_int_equal(ctp_snap_table(b1, CTP_SCOPE_THREAD)->rows, big_procs);
+	check_same_content(b1, b4, "generated tree, workers 1 vs 4");
 }
 
-/* ---- show and dump ------------------------------------------------------- */
+/* ---- show and dump ------------------------------------------------------ */
 
 static void show_and_dump(void **state)
 {
 	(void)state;
 	struct run r;
-	struct ctp_snap *s = capture(FIX_PROC, 1, NULL, &r);
-	ctp_snap_free(s);
+	capture(FIX_PROC, 1, NULL, &r);
 
 	char out[PATH_MAX], err[PATH_MAX];
-	snprintf(out, sizeof(out), "%s/show.out", tmp);
-	snprintf(err, sizeof(err), "%s/show.err", tmp);
+	PATH(out, "%s/show.out", tmp);
+	PATH(err, "%s/show.err", tmp);
 	const char *show[] = {"show", r.out, NULL};
 	int rc = e2e_run(show, out, err);
 	if (rc != 0)
@@ -794,7 +874,7 @@ static void show_and_dump(void **state)
 	free(text);
 }
 
-/* ---- Read failures other than ENOENT ------------------------------------- */
+/* ---- Read failures other than ENOENT ------------------------------------ */
 
 static size_t thread_row(const struct ctp_snap *s, uint32_t tid)
 {
@@ -826,15 +906,15 @@ static void unreadable_status(void **state)
 {
 	(void)state;
 	char copy[PATH_MAX], p[PATH_MAX];
-	snprintf(copy, sizeof(copy), "%s/proc-unreadable", tmp);
+	PATH(copy, "%s/proc-unreadable", tmp);
 	assert_int_equal(e2e_copy_tree(FIX_PROC, copy), 0);
 
-	snprintf(p, sizeof(p), "%s/985/task/986/status", copy);
+	PATH(p, "%s/985/task/986/status", copy);
 	assert_int_equal(unlink(p), 0);
 	assert_int_equal(mkdir(p, 0755), 0);
 	uint32_t tids[2] = {986, 0};
 	if (geteuid() != 0) {
-		snprintf(p, sizeof(p), "%s/985/task/987/status", copy);
+		PATH(p, "%s/985/task/987/status", copy);
 		assert_int_equal(chmod(p, 0), 0);
 		tids[1] = 987;
 	} else {
@@ -847,8 +927,9 @@ static void unreadable_status(void **state)
 	struct ctp_snap *s = capture(copy, 1, NULL, &r);
 	nbad = 0;
 	uint64_t fails = 1 + 1 + (tids[1] != 0);
-	CHECK(tally(s, "status") == fails, "status failures %" PRIu64
-	      ", expected %" PRIu64, tally(s, "status"), fails);
+	CHECK(tally(s, "status") == fails,
+	      "status failures %" PRIu64 ", expected %" PRIu64,
+	      tally(s, "status"), fails);
 	CHECK(tally(s, "stat") == 0, "stat failures");
 	const struct ctp_snap_readfail *rf = ctp_snap_readfail(s);
 	CHECK(rf->tids_recorded == N_THREADS && rf->tids_vanished == 1,
@@ -872,110 +953,54 @@ static void unreadable_status(void **state)
 			check_thread_field(s, sf, row, &x, f);
 		}
 	}
-	ctp_snap_free(s);
 	assert_int_equal(nbad, 0);
 	assert_int_equal(e2e_rm_rf(copy), 0);
 }
 
-/* ---- SIGTERM / SIGINT ------------------------------------------------------ */
-
-/* A generated tree of nprocs two-thread processes, from fixture text. */
-static int make_big_tree(const char *dir, unsigned nprocs)
-{
-	static const char *const names[] = {"stat", "status", "cgroup"};
-	char *text[3] = {NULL, NULL, NULL};
-	size_t len[3];
-	char path[PATH_MAX];
-	int r = 0;
-	for (int i = 0; i < 3 && r == 0; i++) {
-		snprintf(path, sizeof(path), "%s/985/task/986/%s", FIX_PROC,
-			 names[i]);
-		r = e2e_read_file(path, &text[i], &len[i]);
-	}
-	if (r == 0 && mkdir(dir, 0755) < 0)
-		r = -errno;
-	for (unsigned p = 0; p < nprocs && r == 0; p++) {
-		unsigned tgid = 10000 + 2 * p;
-		char comm[32];
-		int n = snprintf(comm, sizeof(comm), "gen-%u\n", tgid);
-		snprintf(path, sizeof(path), "%s/%u", dir, tgid);
-		if (mkdir(path, 0755) < 0) {
-			r = -errno;
-			break;
-		}
-		snprintf(path, sizeof(path), "%s/%u/comm", dir, tgid);
-		r = e2e_write_file(path, comm, (size_t)n);
-		snprintf(path, sizeof(path), "%s/%u/stat", dir, tgid);
-		if (r == 0)
-			r = e2e_write_file(path, text[0], len[0]);
-		snprintf(path, sizeof(path), "%s/%u/task", dir, tgid);
-		if (r == 0 && mkdir(path, 0755) < 0)
-			r = -errno;
-		for (unsigned t = tgid; t < tgid + 2 && r == 0; t++) {
-			snprintf(path, sizeof(path), "%s/%u/task/%u", dir, tgid,
-				 t);
-			if (mkdir(path, 0755) < 0) {
-				r = -errno;
-				break;
-			}
-			snprintf(path, sizeof(path), "%s/%u/task/%u/comm", dir,
-				 tgid, t);
-			r = e2e_write_file(path, comm, (size_t)n);
-			for (int i = 0; i < 3 && r == 0; i++) {
-				snprintf(path, sizeof(path), "%s/%u/task/%u/%s",
-					 dir, tgid, t, names[i]);
-				r = e2e_write_file(path, text[i], len[i]);
-			}
-		}
-	}
-	for (int i = 0; i < 3; i++)
-		free(text[i]);
-	return r;
-}
+/* ---- SIGTERM / SIGINT --------------------------------------------------- */
 
 /* 1 when the exec'ed ctprof-core catches both SIGINT and SIGTERM. */
 static int handlers_installed(pid_t pid)
 {
 	char path[64], *text;
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	PATH(path, "/proc/%d/comm", (int)pid);
 	if (e2e_read_file(path, &text, NULL) < 0)
 		return 0;
 	bool ours = !strcmp(text, "ctprof-core\n");
 	free(text);
 	if (!ours)
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	PATH(path, "/proc/%d/status", (int)pid);
 	if (e2e_read_file(path, &text, NULL) < 0)
 		return 0;
 	char *p = strstr(text, "\nSigCgt:\t");
 	unsigned long long mask = p ? strtoull(p + 9, NULL, 16) : 0;
 	free(text);
-	unsigned long long want = (1ull << (SIGINT - 1)) |
-				  (1ull << (SIGTERM - 1));
+	unsigned long long want =
+		(1ull << (SIGINT - 1)) | (1ull << (SIGTERM - 1));
 	return (mask & want) == want;
 }
 
 /*
- * Interrupt a capture of a generated tree as soon as its handlers are in.
- * If it still finished first, the tree was too small for this machine: try
- * again with one four times larger, and fail if even the largest finishes.
+ * Interrupt a capture of the generated tree as soon as its handlers are in:
+ * exit 130 and nothing left in the output directory. If it finished first,
+ * the tree was too small for this machine: grow it fourfold and try again;
+ * fail if even the largest one finishes.
  */
 static void stop_signal(int sig)
 {
-	unsigned nprocs = 2000;
-	for (int attempt = 0; attempt < 3; attempt++, nprocs *= 4) {
-		char tree[PATH_MAX], outdir[PATH_MAX], out[PATH_MAX];
-		char cfg[PATH_MAX], log[PATH_MAX];
-		snprintf(tree, sizeof(tree), "%s/big-%d-%u", tmp, sig, nprocs);
-		snprintf(outdir, sizeof(outdir), "%s/out-%d-%u", tmp, sig,
-			 nprocs);
-		snprintf(out, sizeof(out), "%s/snap.ctprof.zst", outdir);
-		snprintf(cfg, sizeof(cfg), "%s/big-%d.yaml", tmp, sig);
-		snprintf(log, sizeof(log), "%s/big-%d.log", tmp, sig);
-		assert_int_equal(make_big_tree(tree, nprocs), 0);
+	unsigned nprocs = big_procs ? big_procs : 250;
+	for (int attempt = 0; attempt < 4; attempt++, nprocs *= 4) {
+		char outdir[PATH_MAX], out[PATH_MAX], cfg[PATH_MAX];
+		char log[PATH_MAX];
+		PATH(outdir, "%s/out-%d-%u", tmp, sig, nprocs);
+		PATH(out, "%s/snap.ctprof.zst", outdir);
+		PATH(cfg, "%s/big-%d.yaml", tmp, sig);
+		PATH(log, "%s/big-%d.log", tmp, sig);
+		assert_int_equal(grow_big_tree(nprocs), 0);
 		assert_int_equal(mkdir(outdir, 0755), 0);
 		struct e2e_cfg c = {
-			.proc = tree,
+			.proc = big_tree,
 			.sys = FIX_SYS,
 			.cgroup = FIX_CGROUP,
 			.workers = 1,
@@ -1003,15 +1028,15 @@ static void stop_signal(int sig)
 			print_message("[ NOTE     ] capture of %u processes "
 				      "finished before signal %d; retrying "
 				      "larger\n",
-				      nprocs);
+				      nprocs, sig);
 			assert_int_equal(e2e_rm_rf(outdir), 0);
-			assert_int_equal(e2e_rm_rf(tree), 0);
 			continue;
 		}
 		if (!WIFEXITED(st) || WEXITSTATUS(st) != 130) {
 			e2e_show_file("ctprof-core stderr", log);
-			fail_msg("signal %d: wait status %#x, expected exit 130",
-				 sig, st);
+			fail_msg(
+				"signal %d: wait status %#x, expected exit 130",
+				sig, st);
 		}
 		size_t n = 99;
 		assert_int_equal(e2e_count_entries(outdir, &n), 0);
@@ -1021,7 +1046,6 @@ static void stop_signal(int sig)
 				 outdir);
 		}
 		assert_int_equal(e2e_rm_rf(outdir), 0);
-		assert_int_equal(e2e_rm_rf(tree), 0);
 		return;
 	}
 	fail_msg("signal %d: every capture finished before the signal", sig);
@@ -1043,10 +1067,10 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(expectations_match_fixture),
-		cmocka_unit_test(fixture_capture),
-		cmocka_unit_test(workers_same_snapshot),
-		cmocka_unit_test(show_and_dump),
-		cmocka_unit_test(unreadable_status),
+		cmocka_unit_test_teardown(fixture_capture, free_snaps),
+		cmocka_unit_test_teardown(workers_same_snapshot, free_snaps),
+		cmocka_unit_test_teardown(show_and_dump, free_snaps),
+		cmocka_unit_test_teardown(unreadable_status, free_snaps),
 		cmocka_unit_test(sigterm_leaves_nothing),
 		cmocka_unit_test(sigint_leaves_nothing),
 	};

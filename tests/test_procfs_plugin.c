@@ -729,10 +729,18 @@ static void thread_files_missing(void **state)
 	struct ctp_record rec;
 
 	assert_int_equal(start(fx, "/fixture", opts), 0);
+	/* One file gone: the other is still recorded; the engine, not the
+	 * plugin, decides whether the task vanished. */
 	assert_int_equal(run_thread(fx, &rec, 1, NULL, -ENOENT, STATUS_T59, 0),
-			 -ENOENT);
-	assert_int_equal(rec.n_sets, 0);
+			 0);
+	assert_int_equal(cell(fx, &rec, "procfs.minflt")->set, 0);
+	assert_int_equal(cell(fx, &rec, "procfs.state")->c, 'S');
 	assert_int_equal(run_thread(fx, &rec, 1, STAT_SELF, 0, NULL, -ESRCH),
+			 0);
+	assert_int_equal(cell(fx, &rec, "procfs.minflt")->u, 116);
+	assert_int_equal(cell(fx, &rec, "procfs.state")->set, 0);
+	/* Both gone: the vanish error reaches the engine. */
+	assert_int_equal(run_thread(fx, &rec, 1, NULL, -ENOENT, NULL, -ESRCH),
 			 -ENOENT);
 	assert_int_equal(rec.n_sets, 0);
 

@@ -460,9 +460,8 @@ static int procfs_thread(void *state, const struct ctp_task *task,
 		return -EINVAL;
 	fstat = &task->files[TF_STAT];
 	fstatus = &task->files[TF_STATUS];
-	if (file_gone(fstat) || file_gone(fstatus))
-		return -ENOENT;
-
+	/* A missing file is not the end: the engine decides whether the
+	 * task vanished; what the other file holds is still recorded. */
 	r = file_err(fstat);
 	if (r == 0) {
 		if (ctp_parse_stat(fstat->data, fstat->len, &s) < 0)

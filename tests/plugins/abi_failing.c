@@ -11,19 +11,19 @@
 #include <ctprof/plugin.h>
 
 static const struct ctp_field_desc fields[] = {
-	{ .name = "abi-failing.pid",
-	  .help = "tgid, set by the process callback that works",
-	  .scope = CTP_SCOPE_PROCESS,
-	  .type = CTP_TYPE_U64,
-	  .kind = CTP_KIND_CATEGORICAL,
-	  .rule = CTP_RULE_MODE },
-	{ .name = "abi-failing.calls",
-	  .help = "thread callbacks made, set at finish",
-	  .scope = CTP_SCOPE_HOST,
-	  .type = CTP_TYPE_U64,
-	  .unit = CTP_UNIT_COUNT,
-	  .kind = CTP_KIND_COUNTER,
-	  .rule = CTP_RULE_SUM },
+	{.name = "abi-failing.pid",
+	 .help = "tgid, set by the process callback that works",
+	 .scope = CTP_SCOPE_PROCESS,
+	 .type = CTP_TYPE_U64,
+	 .kind = CTP_KIND_CATEGORICAL,
+	 .rule = CTP_RULE_MODE},
+	{.name = "abi-failing.calls",
+	 .help = "thread callbacks made, set at finish",
+	 .scope = CTP_SCOPE_HOST,
+	 .type = CTP_TYPE_U64,
+	 .unit = CTP_UNIT_COUNT,
+	 .kind = CTP_KIND_COUNTER,
+	 .rule = CTP_RULE_SUM},
 };
 
 struct state {

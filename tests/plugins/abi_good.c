@@ -23,59 +23,73 @@ enum {
 	F_THREADS,
 	F_GREETING,
 	F_CGLEN,
+	F_CPUS,
+	F_EMPTY,
 	F_N,
 };
 
 static const struct ctp_field_desc fields[] = {
-	[F_VALUE] = { .name = "abi-good.value",
-		      .help = "number from task/<tid>/abi-data",
+	[F_VALUE] = {.name = "abi-good.value",
+		     .help = "number from task/<tid>/abi-data",
+		     .scope = CTP_SCOPE_THREAD,
+		     .type = CTP_TYPE_U64,
+		     .unit = CTP_UNIT_COUNT,
+		     .kind = CTP_KIND_COUNTER,
+		     .rule = CTP_RULE_SUM},
+	[F_COMM] = {.name = "abi-good.comm",
+		    .help = "thread name as handed to the callback",
+		    .scope = CTP_SCOPE_THREAD,
+		    .type = CTP_TYPE_STRING,
+		    .kind = CTP_KIND_CATEGORICAL,
+		    .rule = CTP_RULE_MODE},
+	[F_CGROUP] = {.name = "abi-good.cgroup",
+		      .help = "cgroup path as handed to the callback",
 		      .scope = CTP_SCOPE_THREAD,
+		      .type = CTP_TYPE_STRING,
+		      .kind = CTP_KIND_CATEGORICAL,
+		      .rule = CTP_RULE_MODE},
+	[F_PVALUE] = {.name = "abi-good.pvalue",
+		      .help = "number from <tgid>/abi-pdata",
+		      .scope = CTP_SCOPE_PROCESS,
 		      .type = CTP_TYPE_U64,
-		      .unit = CTP_UNIT_COUNT,
-		      .kind = CTP_KIND_COUNTER,
-		      .rule = CTP_RULE_SUM },
-	[F_COMM] = { .name = "abi-good.comm",
-		     .help = "thread name as handed to the callback",
+		      .kind = CTP_KIND_GAUGE,
+		      .rule = CTP_RULE_MAX},
+	[F_THREADS] = {.name = "abi-good.threads",
+		       .help = "thread callbacks made",
+		       .scope = CTP_SCOPE_HOST,
+		       .type = CTP_TYPE_U64,
+		       .unit = CTP_UNIT_COUNT,
+		       .kind = CTP_KIND_COUNTER,
+		       .rule = CTP_RULE_SUM},
+	[F_GREETING] = {.name = "abi-good.greeting",
+			.help = "the 'greeting' option",
+			.scope = CTP_SCOPE_HOST,
+			.type = CTP_TYPE_STRING,
+			.kind = CTP_KIND_CATEGORICAL,
+			.rule = CTP_RULE_MODE},
+	[F_CGLEN] = {.name = "abi-good.path_len",
+		     .help = "length of the cgroup path",
+		     .scope = CTP_SCOPE_CGROUP,
+		     .type = CTP_TYPE_U64,
+		     .unit = CTP_UNIT_BYTES,
+		     .kind = CTP_KIND_GAUGE,
+		     .rule = CTP_RULE_MAX},
+	[F_CPUS] = {.name = "abi-good.cpus",
+		    .help = "{0, 65} for tid 100, the empty set otherwise",
+		    .scope = CTP_SCOPE_THREAD,
+		    .type = CTP_TYPE_CPUSET,
+		    .kind = CTP_KIND_CPUSET,
+		    .rule = CTP_RULE_UNION},
+	[F_EMPTY] = {.name = "abi-good.empty",
+		     .help = "the empty string, passed as (NULL, 0)",
 		     .scope = CTP_SCOPE_THREAD,
 		     .type = CTP_TYPE_STRING,
 		     .kind = CTP_KIND_CATEGORICAL,
-		     .rule = CTP_RULE_MODE },
-	[F_CGROUP] = { .name = "abi-good.cgroup",
-		       .help = "cgroup path as handed to the callback",
-		       .scope = CTP_SCOPE_THREAD,
-		       .type = CTP_TYPE_STRING,
-		       .kind = CTP_KIND_CATEGORICAL,
-		       .rule = CTP_RULE_MODE },
-	[F_PVALUE] = { .name = "abi-good.pvalue",
-		       .help = "number from <tgid>/abi-pdata",
-		       .scope = CTP_SCOPE_PROCESS,
-		       .type = CTP_TYPE_U64,
-		       .kind = CTP_KIND_GAUGE,
-		       .rule = CTP_RULE_MAX },
-	[F_THREADS] = { .name = "abi-good.threads",
-			.help = "thread callbacks made",
-			.scope = CTP_SCOPE_HOST,
-			.type = CTP_TYPE_U64,
-			.unit = CTP_UNIT_COUNT,
-			.kind = CTP_KIND_COUNTER,
-			.rule = CTP_RULE_SUM },
-	[F_GREETING] = { .name = "abi-good.greeting",
-			 .help = "the 'greeting' option",
-			 .scope = CTP_SCOPE_HOST,
-			 .type = CTP_TYPE_STRING,
-			 .kind = CTP_KIND_CATEGORICAL,
-			 .rule = CTP_RULE_MODE },
-	[F_CGLEN] = { .name = "abi-good.path_len",
-		      .help = "length of the cgroup path",
-		      .scope = CTP_SCOPE_CGROUP,
-		      .type = CTP_TYPE_U64,
-		      .unit = CTP_UNIT_BYTES,
-		      .kind = CTP_KIND_GAUGE,
-		      .rule = CTP_RULE_MAX },
+		     .rule = CTP_RULE_MODE},
 };
 
-static const char *const thread_files[] = { "abi-data", NULL };
-static const char *const process_files[] = { "abi-pdata", NULL };
+static const char *const thread_files[] = {"abi-data", NULL};
+static const char *const process_files[] = {"abi-pdata", NULL};
 
 struct state {
 	struct ctp_ctx *ctx;
@@ -176,6 +190,18 @@ static int good_thread(void *statep, const struct ctp_task *task,
 		return ret;
 	ret = api->set_str(rec, st->h[F_CGROUP], task->cgroup,
 			   strlen(task->cgroup));
+	if (ret < 0)
+		return ret;
+	/* Empty values given as NULL pointers are legal (and present). */
+	ret = api->set_str(rec, st->h[F_EMPTY], NULL, 0);
+	if (ret < 0)
+		return ret;
+	if (task->tid == 100) {
+		static const uint64_t cpus[] = {1, 2, 0};
+		ret = api->set_cpuset(rec, st->h[F_CPUS], cpus, 3);
+	} else {
+		ret = api->set_cpuset(rec, st->h[F_CPUS], NULL, 0);
+	}
 	if (ret < 0)
 		return ret;
 	if (f->err)

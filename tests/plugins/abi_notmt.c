@@ -13,26 +13,26 @@
 enum { F_SEQ, F_CALLS, F_OVERLAPS };
 
 static const struct ctp_field_desc fields[] = {
-	[F_SEQ] = { .name = "abi-notmt.seq",
-		    .help = "order of this thread's call, from 1",
-		    .scope = CTP_SCOPE_THREAD,
-		    .type = CTP_TYPE_U64,
-		    .kind = CTP_KIND_ORDINAL,
-		    .rule = CTP_RULE_RANGE },
-	[F_CALLS] = { .name = "abi-notmt.calls",
-		      .help = "thread callbacks, counted without a lock",
-		      .scope = CTP_SCOPE_HOST,
-		      .type = CTP_TYPE_U64,
-		      .unit = CTP_UNIT_COUNT,
-		      .kind = CTP_KIND_COUNTER,
-		      .rule = CTP_RULE_SUM },
-	[F_OVERLAPS] = { .name = "abi-notmt.overlaps",
-			 .help = "calls that found another call running",
-			 .scope = CTP_SCOPE_HOST,
-			 .type = CTP_TYPE_U64,
-			 .unit = CTP_UNIT_COUNT,
-			 .kind = CTP_KIND_COUNTER,
-			 .rule = CTP_RULE_SUM },
+	[F_SEQ] = {.name = "abi-notmt.seq",
+		   .help = "order of this thread's call, from 1",
+		   .scope = CTP_SCOPE_THREAD,
+		   .type = CTP_TYPE_U64,
+		   .kind = CTP_KIND_ORDINAL,
+		   .rule = CTP_RULE_RANGE},
+	[F_CALLS] = {.name = "abi-notmt.calls",
+		     .help = "thread callbacks, counted without a lock",
+		     .scope = CTP_SCOPE_HOST,
+		     .type = CTP_TYPE_U64,
+		     .unit = CTP_UNIT_COUNT,
+		     .kind = CTP_KIND_COUNTER,
+		     .rule = CTP_RULE_SUM},
+	[F_OVERLAPS] = {.name = "abi-notmt.overlaps",
+			.help = "calls that found another call running",
+			.scope = CTP_SCOPE_HOST,
+			.type = CTP_TYPE_U64,
+			.unit = CTP_UNIT_COUNT,
+			.kind = CTP_KIND_COUNTER,
+			.rule = CTP_RULE_SUM},
 };
 
 struct state {
@@ -63,7 +63,7 @@ static int notmt_thread(void *statep, const struct ctp_task *task,
 	if (atomic_fetch_add(&st->inside, 1) != 0)
 		atomic_fetch_add(&st->overlaps, 1);
 	uint64_t seq = st->calls + 1;
-	struct timespec ts = { .tv_nsec = 1000000 };
+	struct timespec ts = {.tv_nsec = 1000000};
 	nanosleep(&ts, NULL);
 	st->calls = seq;
 	atomic_fetch_sub(&st->inside, 1);

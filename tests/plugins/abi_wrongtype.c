@@ -23,24 +23,23 @@ enum {
 };
 
 #define RET_FIELD(n, s, h)                                                     \
-	{ .name = "abi-wrongtype." n,                                          \
-	  .help = h,                                                           \
-	  .scope = CTP_SCOPE_##s,                                              \
-	  .type = CTP_TYPE_I64,                                                \
-	  .kind = CTP_KIND_GAUGE,                                              \
-	  .rule = CTP_RULE_MIN }
+	{                                                                      \
+		.name = "abi-wrongtype." n, .help = h, .scope = CTP_SCOPE_##s, \
+		.type = CTP_TYPE_I64, .kind = CTP_KIND_GAUGE,                  \
+		.rule = CTP_RULE_MIN                                           \
+	}
 
 static const struct ctp_field_desc fields[] = {
-	[F_NAME] = { .name = "abi-wrongtype.name",
-		     .help = "thread name, set properly",
-		     .scope = CTP_SCOPE_THREAD,
-		     .type = CTP_TYPE_STRING,
-		     .kind = CTP_KIND_CATEGORICAL,
-		     .rule = CTP_RULE_MODE },
-	[F_RET_U64_ON_STR] = RET_FIELD("u64_on_string", THREAD,
-				       "set_u64 on a string field"),
-	[F_RET_STR_ON_I64] = RET_FIELD("string_on_i64", THREAD,
-				       "set_str on an i64 field"),
+	[F_NAME] = {.name = "abi-wrongtype.name",
+		    .help = "thread name, set properly",
+		    .scope = CTP_SCOPE_THREAD,
+		    .type = CTP_TYPE_STRING,
+		    .kind = CTP_KIND_CATEGORICAL,
+		    .rule = CTP_RULE_MODE},
+	[F_RET_U64_ON_STR] =
+		RET_FIELD("u64_on_string", THREAD, "set_u64 on a string field"),
+	[F_RET_STR_ON_I64] =
+		RET_FIELD("string_on_i64", THREAD, "set_str on an i64 field"),
 	[F_RET_SCOPE] = RET_FIELD("thread_field_on_host", HOST,
 				  "set_u64 of a thread field on the host row"),
 	[F_RET_BADHANDLE] = RET_FIELD("bad_handle", HOST,

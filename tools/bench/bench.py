@@ -50,7 +50,8 @@ TARGET_WALL_RATIO = 0.6
 TARGET_RSS_BASE = 16 * 1024 * 1024
 TARGET_RSS_PER_THREAD = 300
 KINDS = ("reader", "w1", "w2")
-SUMMARY_RE = re.compile(r": (\d+) threads, (\d+) processes, .* (\d+) bytes; "
+SUMMARY_RE = re.compile(r": (\d+) threads, (\d+) processes,(?: \d+ cgroups)?"
+                        r"(?: in ([\d.]+)s)?, (\d+) bytes; "
                         r"plugins failed: (.*)$", re.M)
 READER_RE = re.compile(r"tgids (\d+) tids (\d+) vanished (\d+)")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -99,6 +100,7 @@ def machine():
         "mem_gib": round(mem_kib / 1024 / 1024, 1),
         "kernel": platform.release(),
         "uid": os.geteuid(),
+        "loadavg": loadavg()[0],
     }
 
 
@@ -145,6 +147,7 @@ def run_reader(args, outdir):
                          % r["stdout"])
     r["threads"] = int(m.group(2))
     r["bytes"] = 0
+    r["walk"] = None
     return r
 
 
@@ -156,19 +159,42 @@ def run_ctprof(args, outdir, config, workers):
     if not m:
         raise BenchError("no summary line from ctprof-core:\n%s"
                          % r["stderr"].strip())
-    if m.group(4).strip() != "none":
-        raise BenchError("plugins failed: %s\n%s" % (m.group(4),
+    if m.group(5).strip() != "none":
+        raise BenchError("plugins failed: %s\n%s" % (m.group(5),
                                                      r["stderr"].strip()))
     r["threads"] = int(m.group(1))
+    # The engine's own walk time (2 decimals), to split wall into walk and
+    # the serial rest (startup, plugin load, writer).
+    r["walk"] = float(m.group(3)) if m.group(3) else None
     r["bytes"] = os.stat(snap).st_size
     os.unlink(snap)
     return r
+
+
+def other_loads():
+    """pids of ctp-bench-load processes already running (not ours)."""
+    found = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/comm" % d) as f:
+                if f.read().strip() == "ctp-bench-load":
+                    found.append(int(d))
+        except OSError:
+            pass
+    return found
 
 
 class Load:
     """ctp-bench-load running in the background for the life of a block."""
 
     def __init__(self, args, n):
+        others = other_loads()
+        if others:
+            raise BenchError("another ctp-bench-load is running (pids %s); "
+                             "its threads would be walked too"
+                             % ", ".join(map(str, others[:5])))
         self.proc = subprocess.Popen(
             [args.load, "-n", str(n), "-t", str(args.per_process)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -216,6 +242,49 @@ def write_config(path, plugin_dir):
                 "plugins:\n  procfs-stat: {}\n" % plugin_dir)
 
 
+STRACE_SYSCALLS = ("openat", "read", "close", "getdents64",
+                   "sched_getaffinity")
+
+
+def strace_counts(args, argv, outdir):
+    """System call counts of one run under strace -f -c (not timed)."""
+    log_path = os.path.join(outdir, "strace.txt")
+    res = subprocess.run(
+        [args.strace, "-f", "-c", "-o", log_path,
+         "-e", "trace=" + ",".join(STRACE_SYSCALLS)] + argv,
+        stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise BenchError("strace %s failed:\n%s" % (argv[0],
+                                                    res.stderr.strip()))
+    counts = {}
+    with open(log_path) as f:
+        for line in f:
+            p = line.split()
+            if len(p) >= 5 and p[-1] in STRACE_SYSCALLS:
+                counts[p[-1]] = int(p[3])
+    os.unlink(log_path)
+    threads = None
+    m = SUMMARY_RE.search(res.stderr) or READER_RE.search(res.stdout)
+    if m:
+        threads = int(m.group(1) if m.re is SUMMARY_RE else m.group(2))
+    return counts, threads
+
+
+def syscall_parity(args, outdir, config):
+    """Check that the reader makes the snapshot's per-task calls."""
+    snap = os.path.join(outdir, "strace.ctprof.zst")
+    rc, rt = strace_counts(args, [args.reader], outdir)
+    cc, ct = strace_counts(args, [args.ctprof, "--config", config, "-o",
+                                  snap, "-j", "1"], outdir)
+    if os.path.exists(snap):
+        os.unlink(snap)
+    out = {}
+    for name in STRACE_SYSCALLS:
+        out[name] = {"reader": rc.get(name, 0), "ctprof": cc.get(name, 0)}
+    out["threads"] = {"reader": rt, "ctprof": ct}
+    return out
+
+
 def med(runs, key):
     return statistics.median(r[key] for r in runs)
 
@@ -226,13 +295,12 @@ def med_per_thread(runs, key):
 
 def block(args, n, outdir, config):
     """Measure one load size; returns the row."""
-    la_before, _ = loadavg()
+    row_strace = None
     load = Load(args, n)
     try:
         _, host = loadavg()
         log("N=%d: load up (%s threads in %s processes), %d threads on the "
-            "host, load average %.2f" % (n, load.threads, load.procs, host,
-                                          la_before))
+            "host" % (n, load.threads, load.procs, host))
         # Warm the dentry and page caches the first walk of a new task set
         # fills, and the binaries; these runs are not counted.
         run_reader(args, outdir)
@@ -251,15 +319,15 @@ def block(args, n, outdir, config):
             log("  round %d/%d: reader %.3fs  w1 %.3fs  w2 %.3fs cpu"
                 % (i + 1, args.repeat, runs["reader"][-1]["cpu"],
                    runs["w1"][-1]["cpu"], runs["w2"][-1]["cpu"]))
+        if args.strace:
+            row_strace = syscall_parity(args, outdir, config)
     finally:
         err = load.stop()
         if err.strip():
             log("  " + err.strip().replace("\n", "\n  "))
-    la_after, _ = loadavg()
-
     row = {"n": n, "load_threads": int(load.threads),
            "load_processes": int(load.procs), "runs": runs,
-           "loadavg_before": la_before, "loadavg_after": la_after}
+           "strace": row_strace}
     for k in KINDS:
         rs = runs[k]
         row[k] = {
@@ -270,6 +338,8 @@ def block(args, n, outdir, config):
             "wall_s": med(rs, "wall"),
             "maxrss": med(rs, "maxrss"),
             "bytes_per_thread": med_per_thread(rs, "bytes"),
+            "walk_s": (statistics.median(r["walk"] for r in rs)
+                       if all(r["walk"] is not None for r in rs) else None),
         }
     base = row["reader"]["cpu_us_per_thread"]
     for k in ("w1", "w2"):
@@ -316,18 +386,18 @@ def print_text(rows, check_at, out):
             r["w2"]["cpu_ratio"]))
     p()
     p("Wall time (median; ms), peak RSS (MiB), snapshot size, other load")
-    p("%7s | %8s %8s %8s %6s | %7s %7s %7s %7s | %6s | %5s %5s" % (
+    p("%7s | %8s %8s %8s %6s | %7s %7s %7s %7s | %6s | %5s" % (
         "N", "reader", "w1", "w2", "2w/1w", "rss rd", "rss w1", "rss w2",
-        "limit", "B/thr", "bgcpu", "ldavg"))
+        "limit", "B/thr", "other"))
     for r in rows:
         p("%7d | %8.1f %8.1f %8.1f %6.2f | %7.2f %7.2f %7.2f %7.2f | %6.1f "
-          "| %5.2f %5.2f" % (
+          "| %5.2f" % (
               r["n"], r["reader"]["wall_s"] * 1e3, r["w1"]["wall_s"] * 1e3,
               r["w2"]["wall_s"] * 1e3, r["wall_ratio"],
               mib(r["reader"]["maxrss"]), mib(r["w1"]["maxrss"]),
               mib(r["w2"]["maxrss"]), mib(r["rss_limit"]),
-              r["w1"]["bytes_per_thread"], r["background_cores"],
-              r["loadavg_before"]))
+              r["w1"]["bytes_per_thread"], r["background_cores"]))
+    p("(other: CPUs kept busy by the rest of the host while we measured)")
     p()
     for r in rows:
         v = verdicts(r)
@@ -341,24 +411,39 @@ def print_text(rows, check_at, out):
         p("  %s  peak RSS %.2f MiB (target <= %.2f MiB = 16 MiB + 300 B x "
           "%d threads)" % (pf(v["rss"]), mib(r["rss_worst"]),
                            mib(r["rss_limit"]), r["w1"]["threads"]))
+        st = r.get("strace")
+        if st:
+            p("        system calls (strace -f -c), reader / ctprof-core w1, "
+              "threads %s / %s:" % (st["threads"]["reader"],
+                                    st["threads"]["ctprof"]))
+            p("        " + ", ".join("%s %d / %d" % (k, st[k]["reader"],
+                                                    st[k]["ctprof"])
+                                   for k in STRACE_SYSCALLS))
+        if r["w1"]["walk_s"] is not None and r["w2"]["walk_s"] is not None:
+            p("        walk w1 %.0f ms, w2 %.0f ms; rest of the run (start, "
+              "plugins, writer) w1 %.0f ms, w2 %.0f ms" % (
+                  r["w1"]["walk_s"] * 1e3, r["w2"]["walk_s"] * 1e3,
+                  (r["w1"]["wall_s"] - r["w1"]["walk_s"]) * 1e3,
+                  (r["w2"]["wall_s"] - r["w2"]["walk_s"]) * 1e3))
 
 
 def print_markdown(rows, info, args, check_at, out):
     p = lambda s="": print(s, file=out)
     p("Measured %s on %d CPUs (%s), %.1f GiB, Linux %s, as uid %d; "
-      "%d runs per figure (median), %d threads per load process."
+      "load average %.2f before the first load; %d runs per figure "
+      "(median), %d threads per load process."
       % (info["date"], info["nproc"], info["model"], info["mem_gib"],
-         info["kernel"], info["uid"], args.repeat, args.per_process))
+         info["kernel"], info["uid"], info["loadavg"], args.repeat,
+         args.per_process))
     p()
     p("| N | threads walked | reader CPU/thr | w1 CPU/thr | w1 ratio | "
       "w2 CPU/thr | w2 ratio | wall reader | wall w1 | wall w2 | 2w/1w | "
-      "RSS w1 | RSS w2 | RSS limit | snapshot B/thr | other CPU busy | "
-      "loadavg |")
-    p("|" + "---|" * 17)
+      "RSS w1 | RSS w2 | RSS limit | snapshot B/thr | other CPU busy |")
+    p("|" + "---|" * 16)
     for r in rows:
         p("| %d | %d | %.2f us | %.2f us | %.2fx | %.2f us | %.2fx | "
           "%.0f ms | %.0f ms | %.0f ms | %.2f | %.2f MiB | %.2f MiB | "
-          "%.2f MiB | %.1f | %.2f cores | %.2f |" % (
+          "%.2f MiB | %.1f | %.2f CPUs |" % (
               r["n"], r["w1"]["threads"], r["reader"]["cpu_us_per_thread"],
               r["w1"]["cpu_us_per_thread"], r["w1"]["cpu_ratio"],
               r["w2"]["cpu_us_per_thread"], r["w2"]["cpu_ratio"],
@@ -366,8 +451,11 @@ def print_markdown(rows, info, args, check_at, out):
               r["w2"]["wall_s"] * 1e3, r["wall_ratio"],
               mib(r["w1"]["maxrss"]), mib(r["w2"]["maxrss"]),
               mib(r["rss_limit"]), r["w1"]["bytes_per_thread"],
-              r["background_cores"], r["loadavg_before"]))
+              r["background_cores"]))
     p()
+    if not any(r["n"] >= check_at for r in rows):
+        p("Targets not checked: no N >= %d." % check_at)
+        return
     p("| target | N | measured | limit | result |")
     p("|---|---|---|---|---|")
     for r in rows:
@@ -409,6 +497,10 @@ def parse_args():
                     "(default %(default)s)")
     ap.add_argument("--no-check", action="store_true",
                     help="report only; exit 0 whatever the verdicts")
+    ap.add_argument("--strace", nargs="?", const="strace", metavar="PATH",
+                    help="after timing each N, count the reader's and "
+                    "ctprof-core's openat/read/close/getdents64/"
+                    "sched_getaffinity calls under strace (not timed)")
     ap.add_argument("--markdown", action="store_true",
                     help="also print the tables as Markdown")
     ap.add_argument("--json", metavar="FILE",
@@ -476,9 +568,10 @@ def main():
         shutil.rmtree(outdir, ignore_errors=True)
 
     check_at = args.check_at
-    print("ctprof-core benchmark, %s; %d CPUs (%s), %.1f GiB, Linux %s"
+    print("ctprof-core benchmark, %s; %d CPUs (%s), %.1f GiB, Linux %s; "
+          "load average %.2f at start"
           % (info["date"], info["nproc"], info["model"], info["mem_gib"],
-             info["kernel"]))
+             info["kernel"], info["loadavg"]))
     print()
     print_text(rows, check_at, sys.stdout)
     if args.markdown:

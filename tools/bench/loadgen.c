@@ -52,20 +52,20 @@
 #define MAPS_PER_THREAD 2
 
 struct ready_msg {
-	int32_t err;      /* 0, or the negative errno that stopped creation */
+	int32_t err;	  /* 0, or the negative errno that stopped creation */
 	uint32_t created; /* threads alive in the child, main included */
 };
 
 struct sysctl_undo {
 	const char *path;
-	long old;
+	long old, set;
 	bool changed;
 };
 
 static volatile sig_atomic_t stop_sig;
 static struct sysctl_undo undo[2] = {
-	{"/proc/sys/kernel/threads-max", 0, false},
-	{"/proc/sys/kernel/pid_max", 0, false},
+	{"/proc/sys/kernel/threads-max", 0, 0, false},
+	{"/proc/sys/kernel/pid_max", 0, 0, false},
 };
 
 static void on_signal(int sig)
@@ -143,24 +143,50 @@ static int ensure_sysctl(struct sysctl_undo *u, long want, bool may_raise,
 	}
 	r = write_long(u->path, want);
 	if (r < 0) {
-		fprintf(stderr, "ctp-bench-load: cannot raise %s from %ld to "
-				"%ld: %s\n",
+		fprintf(stderr,
+			"ctp-bench-load: cannot raise %s from %ld to "
+			"%ld: %s\n",
 			u->path, cur, want, strerror(-r));
 		return r;
 	}
 	u->old = cur;
+	u->set = want;
 	u->changed = true;
-	fprintf(stderr, "ctp-bench-load: raised %s from %ld to %ld (restored "
-			"at exit)\n",
+	fprintf(stderr,
+		"ctp-bench-load: raised %s from %ld to %ld (restored "
+		"at exit)\n",
 		u->path, cur, want);
 	return 0;
 }
 
+/*
+ * Put back what we raised, but only while it still holds our value: a
+ * second generator started meanwhile may have raised it further and will
+ * restore our value when it ends.
+ */
 static void restore_sysctls(void)
 {
-	for (size_t i = 0; i < sizeof(undo) / sizeof(undo[0]); i++)
-		if (undo[i].changed && write_long(undo[i].path, undo[i].old) == 0)
-			undo[i].changed = false;
+	for (size_t i = 0; i < sizeof(undo) / sizeof(undo[0]); i++) {
+		struct sysctl_undo *u = &undo[i];
+		long cur;
+		if (!u->changed)
+			continue;
+		u->changed = false;
+		if (read_long(u->path, &cur) < 0 || cur != u->set) {
+			fprintf(stderr,
+				"ctp-bench-load: %s changed since we set it to "
+				"%ld; left at its current value (it was %ld "
+				"before us)\n",
+				u->path, u->set, u->old);
+			continue;
+		}
+		int r = write_long(u->path, u->old);
+		if (r < 0)
+			fprintf(stderr,
+				"ctp-bench-load: cannot restore %s to %ld: "
+				"%s\n",
+				u->path, u->old, strerror(-r));
+	}
 }
 
 /* pids.max of this process's pids cgroup (v1 or v2), -1 when unlimited or
@@ -184,7 +210,8 @@ static long pids_cgroup_max(long *cur)
 		*c2 = '\0';
 		const char *ctrl = c1 + 1, *cg = c2 + 1;
 		if (strcmp(ctrl, "pids") == 0)
-			snprintf(path, sizeof(path), "/sys/fs/cgroup/pids%s", cg);
+			snprintf(path, sizeof(path), "/sys/fs/cgroup/pids%s",
+				 cg);
 		else if (*ctrl == '\0' && line[0] == '0')
 			snprintf(path, sizeof(path), "/sys/fs/cgroup%s", cg);
 		else
@@ -258,8 +285,9 @@ static int check_limits(unsigned long nthreads, unsigned long per_proc,
 		if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want) {
 			rl.rlim_cur = want;
 			if (setrlimit(RLIMIT_NPROC, &rl) < 0) {
-				fprintf(stderr, "ctp-bench-load: setrlimit "
-						"NPROC: %s\n",
+				fprintf(stderr,
+					"ctp-bench-load: setrlimit "
+					"NPROC: %s\n",
 					strerror(errno));
 				ret = -ERANGE;
 			}
@@ -382,8 +410,9 @@ static long wait_ready(int rfd, size_t nkids, unsigned timeout_s)
 			return -EINTR;
 		uint64_t t = now_ms();
 		if (t >= deadline) {
-			fprintf(stderr, "ctp-bench-load: only %zu of %zu "
-					"processes ready after %us\n",
+			fprintf(stderr,
+				"ctp-bench-load: only %zu of %zu "
+				"processes ready after %us\n",
 				got, nkids, timeout_s);
 			return -ETIMEDOUT;
 		}
@@ -398,8 +427,9 @@ static long wait_ready(int rfd, size_t nkids, unsigned timeout_s)
 		if (rd < 0 && errno == EINTR)
 			continue;
 		if (rd == 0) {
-			fprintf(stderr, "ctp-bench-load: %zu of %zu processes "
-					"died before they were ready\n",
+			fprintf(stderr,
+				"ctp-bench-load: %zu of %zu processes "
+				"died before they were ready\n",
 				nkids - got, nkids);
 			return -ECHILD;
 		}
@@ -411,8 +441,9 @@ static long wait_ready(int rfd, size_t nkids, unsigned timeout_s)
 			err = m.err;
 	}
 	if (err) {
-		fprintf(stderr, "ctp-bench-load: pthread_create: %s (%lu "
-				"threads were created)\n",
+		fprintf(stderr,
+			"ctp-bench-load: pthread_create: %s (%lu "
+			"threads were created)\n",
 			strerror((int)-err), alive);
 		return err;
 	}
@@ -430,8 +461,8 @@ static void hold(bool ignore_stdin)
 			continue; /* EINTR: a signal, checked above */
 		if (pfd.revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL)) {
 			ssize_t rd = read(STDIN_FILENO, buf, sizeof(buf));
-			if (rd == 0 || (rd < 0 && errno != EINTR &&
-					errno != EAGAIN))
+			if (rd == 0 ||
+			    (rd < 0 && errno != EINTR && errno != EAGAIN))
 				return;
 		}
 	}
@@ -523,8 +554,9 @@ int main(int argc, char **argv)
 		unsigned long mine = left < per_proc ? left : per_proc;
 		pid_t pid = fork();
 		if (pid < 0) {
-			fprintf(stderr, "ctp-bench-load: fork (process %zu of "
-					"%zu): %s\n",
+			fprintf(stderr,
+				"ctp-bench-load: fork (process %zu of "
+				"%zu): %s\n",
 				forked + 1, nkids, strerror(errno));
 			goto out;
 		}
@@ -547,8 +579,9 @@ int main(int argc, char **argv)
 	long alive = wait_ready(pfd[0], nkids, (unsigned)timeout);
 	if (alive < 0)
 		goto out;
-	fprintf(stderr, "ctp-bench-load: %ld threads in %zu processes ready in "
-			"%.2fs\n",
+	fprintf(stderr,
+		"ctp-bench-load: %ld threads in %zu processes ready in "
+		"%.2fs\n",
 		alive, nkids, (double)(now_ms() - t0) / 1e3);
 	printf("ready %ld %zu %ld\n", alive, nkids, (long)pgid);
 	fflush(stdout);

@@ -121,7 +121,8 @@ static int list_ids(struct walk *w, int dirfd, uint32_t **ids, size_t *cap,
 		if (nread == 0)
 			break;
 		for (long off = 0; off < nread;) {
-			struct dirent64 *d = (struct dirent64 *)(w->dents + off);
+			struct dirent64 *d =
+				(struct dirent64 *)(w->dents + off);
 			uint32_t id;
 			off += d->d_reclen;
 			if (parse_id(d->d_name, &id) < 0)

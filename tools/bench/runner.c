@@ -51,7 +51,8 @@ int main(int argc, char **argv)
 	int status, r;
 
 	if (argc < 4) {
-		fprintf(stderr, "Usage: ctp-bench-run OUT ERR PROGRAM [ARG...]\n");
+		fprintf(stderr,
+			"Usage: ctp-bench-run OUT ERR PROGRAM [ARG...]\n");
 		return 2;
 	}
 	posix_spawn_file_actions_init(&fa);
@@ -64,7 +65,8 @@ int main(int argc, char **argv)
 	r = posix_spawn(&pid, argv[3], &fa, NULL, argv + 3, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	if (r != 0) {
-		fprintf(stderr, "ctp-bench-run: %s: %s\n", argv[3], strerror(r));
+		fprintf(stderr, "ctp-bench-run: %s: %s\n", argv[3],
+			strerror(r));
 		return 1;
 	}
 	while (wait4(pid, &status, 0, &ru) < 0) {
@@ -74,9 +76,10 @@ int main(int argc, char **argv)
 		}
 	}
 	double wall = mono() - t0;
-	int code = WIFEXITED(status)
-			   ? WEXITSTATUS(status)
-			   : (WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 255);
+	int code =
+		WIFEXITED(status)
+			? WEXITSTATUS(status)
+			: (WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 255);
 	printf("exit %d user %.6f sys %.6f wall %.6f maxrss %ld\n", code,
 	       secs(ru.ru_utime), secs(ru.ru_stime), wall, ru.ru_maxrss);
 	return 0;

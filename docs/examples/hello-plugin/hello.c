@@ -18,31 +18,31 @@
 enum { F_COMM_LEN, F_VCSW, F_GREETING, F_COUNT };
 
 static const struct ctp_field_desc fields[] = {
-	[F_COMM_LEN] = { .name = "hello.comm_len",
-			 .help = "length of the thread name",
-			 .scope = CTP_SCOPE_THREAD,
-			 .type = CTP_TYPE_U64,
-			 .unit = CTP_UNIT_BYTES,
-			 .kind = CTP_KIND_GAUGE,
-			 .rule = CTP_RULE_MAX },
-	[F_VCSW] = { .name = "hello.voluntary_ctxt_switches",
-		     .help = "voluntary context switches (status)",
-		     .scope = CTP_SCOPE_THREAD,
-		     .type = CTP_TYPE_U64,
-		     .unit = CTP_UNIT_COUNT,
-		     .kind = CTP_KIND_COUNTER,
-		     .rule = CTP_RULE_SUM },
-	[F_GREETING] = { .name = "hello.greeting",
-			 .help = "the greeting option",
-			 .scope = CTP_SCOPE_HOST,
-			 .type = CTP_TYPE_STRING,
-			 .kind = CTP_KIND_CATEGORICAL,
-			 .rule = CTP_RULE_MODE },
+	[F_COMM_LEN] = {.name = "hello.comm_len",
+			.help = "length of the thread name",
+			.scope = CTP_SCOPE_THREAD,
+			.type = CTP_TYPE_U64,
+			.unit = CTP_UNIT_BYTES,
+			.kind = CTP_KIND_GAUGE,
+			.rule = CTP_RULE_MAX},
+	[F_VCSW] = {.name = "hello.voluntary_ctxt_switches",
+		    .help = "voluntary context switches (status)",
+		    .scope = CTP_SCOPE_THREAD,
+		    .type = CTP_TYPE_U64,
+		    .unit = CTP_UNIT_COUNT,
+		    .kind = CTP_KIND_COUNTER,
+		    .rule = CTP_RULE_SUM},
+	[F_GREETING] = {.name = "hello.greeting",
+			.help = "the greeting option",
+			.scope = CTP_SCOPE_HOST,
+			.type = CTP_TYPE_STRING,
+			.kind = CTP_KIND_CATEGORICAL,
+			.rule = CTP_RULE_MODE},
 };
 
 /* The core reads task/<tid>/status once per thread and hands us the bytes
  * in task->files[0], shared with every other plugin that declared it. */
-static const char *const thread_files[] = { "status", NULL };
+static const char *const thread_files[] = {"status", NULL};
 
 struct hello {
 	struct ctp_ctx *ctx;
@@ -126,8 +126,8 @@ static int hello_thread(void *state, const struct ctp_task *task,
 {
 	struct hello *h = state;
 	const struct ctp_file *status = &task->files[0];
-	int ret = h->api->set_u64(rec, h->field[F_COMM_LEN],
-				  strlen(task->comm));
+	int ret =
+		h->api->set_u64(rec, h->field[F_COMM_LEN], strlen(task->comm));
 	if (ret < 0)
 		return ret;
 	/* The core could not read the file. It already tallies the failure
