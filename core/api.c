@@ -362,4 +362,5 @@ void ctp_api_fill(struct ctp_api *api)
 	api->summary_register = api_summary_register;
 	api->summary_add = api_summary_add;
 	api->roots = api_roots;
+	api->file_get = ctp_engine_file_get;
 }

@@ -37,6 +37,10 @@ struct worker {
 	size_t pcap[CTP_MAX_FILES];
 	struct ctp_file pfile[CTP_MAX_FILES];
 	struct ctp_file view[CTP_MAX_FILES];
+	/* Whether each file was read for the current task (lazy files only
+	 * when a plugin fetched them). */
+	bool tloaded[CTP_MAX_FILES], ploaded[CTP_MAX_FILES];
+	bool lazy_gone; /* a lazy read found the task gone */
 
 	uint32_t *tids;
 	size_t tid_cap;
@@ -171,6 +175,44 @@ static int list_numeric(int dirfd, char *dents, size_t dentslen, uint32_t **ids,
 	return 0;
 }
 
+/* What ctp_api.file_get needs to find the bytes behind task->files. */
+struct task_priv {
+	struct worker *w;
+	bool thread;
+	uint32_t plugin;
+};
+
+int ctp_engine_file_get(const struct ctp_task *task, uint32_t i,
+			const struct ctp_file **out)
+{
+	const struct task_priv *tp = task ? task->core : NULL;
+	if (!tp || !out || i >= task->n_files)
+		return -EINVAL;
+	struct worker *w = tp->w;
+	struct ctp_engine *eng = w->eng;
+	const struct ctp_plugin_rt *rt = eng->cap->plugins[tp->plugin].rt;
+	uint8_t f = tp->thread ? rt->thread_files[i] : rt->process_files[i];
+	struct ctp_file *src = tp->thread ? &w->tfile[f] : &w->pfile[f];
+	bool *loaded = tp->thread ? &w->tloaded[f] : &w->ploaded[f];
+	if (!*loaded) {
+		const struct ctp_filedef *def =
+			tp->thread ? &eng->thread_files[f]
+				   : &eng->process_files[f];
+		char **buf = tp->thread ? &w->tbuf[f] : &w->pbuf[f];
+		size_t *cap = tp->thread ? &w->tcap[f] : &w->pcap[f];
+		size_t len = 0;
+		int err = read_at(task->dirfd, def->name, buf, cap, &len);
+		src->err = err;
+		src->data = err ? NULL : *buf;
+		src->len = err ? 0 : len;
+		*loaded = true;
+		w->lazy_gone |= vanished_err(err);
+	}
+	w->view[i] = *src;
+	*out = &w->view[i];
+	return src->err;
+}
+
 /* Account one plugin call; returns true when it reported a vanished task. */
 static bool after_call(struct ctp_plugin_info *info, int cb, int ret,
 		       uint64_t t0)
@@ -248,6 +290,8 @@ static bool call_task(struct worker *w, bool thread, struct ctp_task *task,
 			w->view[k] = src[map[k]];
 		task->files = w->view;
 		task->n_files = nmap;
+		struct task_priv tp = {.w = w, .thread = thread, .plugin = i};
+		task->core = &tp;
 		rec->plugin = i;
 		uint64_t t0 = ctp_now_ns();
 		lock_if(rt);
@@ -350,8 +394,14 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid, uint32_t tid,
 	}
 
 	bool maybe_gone = false;
+	w->lazy_gone = false;
 	for (uint32_t f = 0; f < eng->n_thread_files; f++) {
 		size_t len = 0;
+		w->tloaded[f] = !eng->thread_files[f].lazy;
+		if (!w->tloaded[f]) {
+			w->tfile[f] = (struct ctp_file){.err = -ENODATA};
+			continue;
+		}
 		int err = read_at(tdir, eng->thread_files[f].name, &w->tbuf[f],
 				  &w->tcap[f], &len);
 		w->tfile[f].err = err;
@@ -397,6 +447,7 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid, uint32_t tid,
 		.ident = CTP_THREAD_IDENT,
 	};
 	maybe_gone |= call_task(w, true, &task, &rec);
+	maybe_gone |= w->lazy_gone;
 	close(tdir);
 
 	/* A failure caused by the thread exiting mid-read is churn, not a
@@ -407,7 +458,7 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid, uint32_t tid,
 		return;
 	}
 	for (uint32_t f = 0; f < eng->n_thread_files; f++)
-		if (w->tfile[f].err)
+		if (w->tloaded[f] && w->tfile[f].err)
 			w->fail[eng->thread_files[f].tally]++;
 	w->tids_recorded++;
 	(*recorded)++;
@@ -453,6 +504,11 @@ static void do_process(struct worker *w, size_t idx)
 
 	for (uint32_t f = 0; f < eng->n_process_files; f++) {
 		size_t len = 0;
+		w->ploaded[f] = !eng->process_files[f].lazy;
+		if (!w->ploaded[f]) {
+			w->pfile[f] = (struct ctp_file){.err = -ENODATA};
+			continue;
+		}
 		int err = read_at(pdir, eng->process_files[f].name, &w->pbuf[f],
 				  &w->pcap[f], &len);
 		w->pfile[f].err = err;
@@ -503,7 +559,7 @@ static void do_process(struct worker *w, size_t idx)
 		return;
 	}
 	for (uint32_t f = 0; f < eng->n_process_files; f++)
-		if (w->pfile[f].err)
+		if (w->ploaded[f] && w->pfile[f].err)
 			w->fail[eng->process_files[f].tally]++;
 	ctp_table_set(w->procs, (uint32_t)prow, CTP_PCOL_NTHREADS, recorded);
 	span->worker = w->id;

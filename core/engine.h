@@ -69,6 +69,7 @@ struct ctp_plugin_rt {
 struct ctp_filedef {
 	char *name;
 	bool thread;	/* under task/<tid>/ (else under <tgid>/) */
+	bool lazy;	/* read only when a plugin calls file_get */
 	uint32_t tally; /* index into cap->rf.file */
 };
 
@@ -123,6 +124,9 @@ int ctp_plugin_open(const char *path, bool allow_insecure, void **handle,
 		    const struct ctp_plugin **desc, char *why, size_t whylen);
 
 /* engine.c */
+/* ctp_api.file_get. */
+int ctp_engine_file_get(const struct ctp_task *task, uint32_t i,
+			const struct ctp_file **out);
 int ctp_engine_init(struct ctp_engine *eng, const struct ctp_config *cfg,
 		    struct ctp_capture *cap, const volatile sig_atomic_t *stop);
 void ctp_engine_done(struct ctp_engine *eng);

@@ -221,6 +221,8 @@ static int map_files(struct ctp_engine *eng, const char *const *names,
 	*n_out = 0;
 	for (size_t i = 0; names && names[i]; i++) {
 		const char *name = names[i];
+		bool lazy = name[0] == '?';
+		name += lazy;
 		if (!*name || strchr(name, '/') || strcmp(name, ".") == 0 ||
 		    strcmp(name, "..") == 0 || strlen(name) > 64) {
 			snprintf(why, whylen, "invalid file name '%s'", name);
@@ -234,6 +236,8 @@ static int map_files(struct ctp_engine *eng, const char *const *names,
 		for (k = 0; k < *ndefs; k++)
 			if (strcmp(defs[k].name, name) == 0)
 				break;
+		if (k < *ndefs && !lazy)
+			defs[k].lazy = false; /* someone wants it up front */
 		if (k == *ndefs) {
 			struct ctp_readfail *rf = &eng->cap->rf;
 			if (k >= CTP_MAX_FILES ||
@@ -246,6 +250,7 @@ static int map_files(struct ctp_engine *eng, const char *const *names,
 			if (!defs[k].name)
 				return -ENOMEM;
 			defs[k].thread = thread;
+			defs[k].lazy = lazy;
 			/* Tally names: threads' files bare, process files
 			 * under a "process/" prefix when they clash. */
 			char tname[80];

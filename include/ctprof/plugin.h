@@ -133,6 +133,8 @@ struct ctp_task {
 	 */
 	const struct ctp_file *files;
 	uint32_t n_files;
+	/* Private to the core (used by ctp_api.file_get). */
+	void *core;
 };
 
 /* One distinct cgroup a captured thread is in. */
@@ -213,6 +215,16 @@ struct ctp_api {
 
 	/* The roots of this capture. */
 	const struct ctp_roots *(*roots)(struct ctp_ctx *ctx);
+
+	/* Fetch declared file `i` of this task now. Needed for files declared
+	 * lazily ('?' prefix), which the core does not read up front; for
+	 * other files it returns what task->files[i] already holds. The bytes
+	 * are read at most once per task and shared with any other plugin
+	 * that asks. Returns 0 and *out, or the read's negative errno (then
+	 * *out describes the failure). Call only from the callback that got
+	 * `task`. */
+	int (*file_get)(const struct ctp_task *task, uint32_t i,
+			const struct ctp_file **out);
 };
 
 /* ---- The descriptor ------------------------------------------------------ */
@@ -241,7 +253,11 @@ struct ctp_plugin {
 
 	/* NULL-terminated names of files under /proc/<tgid>/task/<tid>/ the
 	 * thread callback needs, and under /proc/<tgid>/ the process callback
-	 * needs. The core reads each at most once per task. */
+	 * needs. The core reads each at most once per task, before the
+	 * callback. A name starting with '?' (e.g. "?smaps_rollup") is lazy:
+	 * its task->files slot has err -ENODATA until the callback fetches it
+	 * with ctp_api.file_get, so a costly file is read only when wanted.
+	 * Read failures of every file read are tallied by the core. */
 	const char *const *thread_files;
 	const char *const *process_files;
 
