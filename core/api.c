@@ -335,6 +335,88 @@ static void api_summary_add(struct ctp_ctx *ctx, int counter, uint64_t delta)
 				  memory_order_relaxed);
 }
 
+static void api_set_hint(struct ctp_ctx *ctx, const char *text)
+{
+	struct ctp_plugin_info *info = &ctx->eng->cap->plugins[ctx->plugin];
+	char *dup = NULL;
+	if (text && strcspn(text, "\n")) {
+		/* One line: cut at the first newline; empty clears. */
+		dup = strndup(text, strcspn(text, "\n"));
+		if (!dup)
+			return;
+	}
+	pthread_mutex_lock(&info->rt->log_lock);
+	free(info->hint);
+	info->hint = dup;
+	pthread_mutex_unlock(&info->rt->log_lock);
+}
+
+/* "CONFIG_" and at least one of [A-Z0-9_], at most 64 bytes in all. */
+static bool kconfig_name_ok(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (n <= 7 || n > 64 || strncmp(s, "CONFIG_", 7) != 0)
+		return false;
+	for (size_t i = 7; i < n; i++)
+		if (!((s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return false;
+	return true;
+}
+
+/*
+ * Only from init, which runs on the main thread before the walk: the
+ * writer reads the gates after it without a lock.
+ */
+static int api_file_gate(struct ctp_ctx *ctx, const char *file,
+			 const char *kconfig)
+{
+	struct ctp_engine *eng = ctx->eng;
+	struct ctp_plugin_rt *rt = eng->cap->plugins[ctx->plugin].rt;
+	struct ctp_readfail *rf = &eng->cap->rf;
+	uint32_t slot[2], n = 0;
+
+	if (rt->initialized)
+		return -EBUSY;
+	if (!file)
+		return -ENOENT;
+	if (!kconfig_name_ok(kconfig))
+		return -EINVAL;
+	file += file[0] == '?';
+	/* The tally slots of this plugin's files of that name: at most one
+	 * per scope. */
+	for (int scope = 0; scope < 2; scope++) {
+		const uint8_t *map =
+			scope ? rt->process_files : rt->thread_files;
+		uint32_t nmap =
+			scope ? rt->n_process_files : rt->n_thread_files;
+		const struct ctp_filedef *defs =
+			scope ? eng->process_files : eng->thread_files;
+		for (uint32_t i = 0; i < nmap; i++) {
+			const struct ctp_filedef *d = &defs[map[i]];
+			if (strcmp(d->name, file) == 0 &&
+			    d->tally < CTP_MAX_FILES) {
+				slot[n++] = d->tally;
+				break;
+			}
+		}
+	}
+	if (!n)
+		return -ENOENT;
+	/* Check every slot first, so a conflict changes nothing. */
+	for (uint32_t i = 0; i < n; i++)
+		if (rf->gate[slot[i]] && strcmp(rf->gate[slot[i]], kconfig))
+			return -EEXIST;
+	for (uint32_t i = 0; i < n; i++) {
+		if (rf->gate[slot[i]])
+			continue;
+		rf->gate[slot[i]] = strdup(kconfig);
+		if (!rf->gate[slot[i]])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static const struct ctp_roots *api_roots(struct ctp_ctx *ctx)
 {
 	return &ctx->eng->roots;
@@ -363,4 +445,6 @@ void ctp_api_fill(struct ctp_api *api)
 	api->summary_add = api_summary_add;
 	api->roots = api_roots;
 	api->file_get = ctp_engine_file_get;
+	api->set_hint = api_set_hint;
+	api->file_gate = api_file_gate;
 }

@@ -46,6 +46,11 @@ struct worker {
 	size_t tid_cap;
 	char dents[DENTS_BUF];
 	char pcomm[64], comm[64];
+	char last_comm[64];
+	int64_t last_comm_id;
+	char last_cg[512];
+	size_t last_cglen;
+	int64_t last_cgrow;
 	char *cgbuf;
 	size_t cgcap;
 
@@ -53,6 +58,7 @@ struct worker {
 	uint64_t tids_walked, tids_recorded, tids_vanished;
 	uint64_t tgids_walked, tgids_vanished;
 	uint64_t fail[CTP_MAX_FILES];
+	uint64_t missing[CTP_MAX_FILES];
 	int result;
 };
 
@@ -365,8 +371,17 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid, uint32_t tid,
 		      uint32_t *recorded)
 {
 	struct ctp_engine *eng = w->eng;
-	char rel[32];
-	snprintf(rel, sizeof(rel), "task/%" PRIu32, tid);
+	char rel[32], dig[12];
+	size_t nd = 0, rl = 5;
+	uint32_t v = tid;
+	do {
+		dig[nd++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	memcpy(rel, "task/", 5);
+	while (nd)
+		rel[rl++] = dig[--nd];
+	rel[rl] = '\0';
 	w->tids_walked++;
 
 	int tdir = openat(pdir, rel, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -384,8 +399,19 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid, uint32_t tid,
 	size_t cgplen = 0;
 	int64_t cgrow = -1;
 	if (read_at(tdir, "cgroup", &w->cgbuf, &w->cgcap, &cglen) == 0 &&
-	    cgroup_v2_path(w->cgbuf, cglen, &cgpath, &cgplen) == 0)
-		cgrow = cgroup_row(eng, cgpath, cgplen);
+	    cgroup_v2_path(w->cgbuf, cglen, &cgpath, &cgplen) == 0) {
+		if (w->last_cgrow >= 0 && cgplen == w->last_cglen &&
+		    memcmp(cgpath, w->last_cg, cgplen) == 0) {
+			cgrow = w->last_cgrow;
+		} else {
+			cgrow = cgroup_row(eng, cgpath, cgplen);
+			if (cgrow >= 0 && cgplen < sizeof(w->last_cg)) {
+				memcpy(w->last_cg, cgpath, cgplen);
+				w->last_cglen = cgplen;
+				w->last_cgrow = cgrow;
+			}
+		}
+	}
 	if (cgrow < 0) {
 		cgpath = "";
 		cgplen = 0;
@@ -417,8 +443,15 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid, uint32_t tid,
 		return;
 	}
 	struct ctp_table *t = w->threads;
-	int64_t comm_id =
-		ctp_blobpool_intern(eng->cap->blobs, w->comm, strlen(w->comm));
+	int64_t comm_id;
+	if (w->last_comm_id >= 0 && strcmp(w->comm, w->last_comm) == 0) {
+		comm_id = w->last_comm_id;
+	} else {
+		comm_id = ctp_blobpool_intern(eng->cap->blobs, w->comm,
+					      strlen(w->comm));
+		memcpy(w->last_comm, w->comm, sizeof(w->comm));
+		w->last_comm_id = comm_id;
+	}
 	ctp_table_set(t, (uint32_t)row, CTP_TCOL_TID, tid);
 	ctp_table_set(t, (uint32_t)row, CTP_TCOL_TGID, tgid);
 	if (comm_id >= 0)
@@ -458,8 +491,11 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid, uint32_t tid,
 		return;
 	}
 	for (uint32_t f = 0; f < eng->n_thread_files; f++)
-		if (w->tloaded[f] && w->tfile[f].err)
+		if (w->tloaded[f] && w->tfile[f].err) {
 			w->fail[eng->thread_files[f].tally]++;
+			if (w->tfile[f].err == -ENOENT)
+				w->missing[eng->thread_files[f].tally]++;
+		}
 	w->tids_recorded++;
 	(*recorded)++;
 	atomic_fetch_add_explicit(&eng->progress_threads, 1,
@@ -559,8 +595,11 @@ static void do_process(struct worker *w, size_t idx)
 		return;
 	}
 	for (uint32_t f = 0; f < eng->n_process_files; f++)
-		if (w->ploaded[f] && w->pfile[f].err)
+		if (w->ploaded[f] && w->pfile[f].err) {
 			w->fail[eng->process_files[f].tally]++;
+			if (w->pfile[f].err == -ENOENT)
+				w->missing[eng->process_files[f].tally]++;
+		}
 	ctp_table_set(w->procs, (uint32_t)prow, CTP_PCOL_NTHREADS, recorded);
 	span->worker = w->id;
 	span->proc_row = (uint32_t)prow;
@@ -840,6 +879,8 @@ int ctp_engine_capture(struct ctp_engine *eng)
 	uint32_t started = 0;
 	for (uint32_t i = 0; i < nw; i++) {
 		ws[i].eng = eng;
+		ws[i].last_comm_id = -1;
+		ws[i].last_cgrow = -1;
 		ws[i].id = (uint16_t)i;
 		ws[i].threads = &cap->threads[i];
 		ws[i].procs = &cap->procs[i];
@@ -881,8 +922,10 @@ int ctp_engine_capture(struct ctp_engine *eng)
 		rf->tids_vanished += ws[i].tids_vanished;
 		rf->tgids_walked += ws[i].tgids_walked;
 		rf->tgids_vanished += ws[i].tgids_vanished;
-		for (uint32_t f = 0; f < CTP_MAX_FILES; f++)
+		for (uint32_t f = 0; f < CTP_MAX_FILES; f++) {
 			rf->failures[f] += ws[i].fail[f];
+			rf->missing[f] += ws[i].missing[f];
+		}
 		worker_free(&ws[i]);
 	}
 	free(ws);

@@ -527,6 +527,7 @@ void ctp_capture_free(struct ctp_capture *cap)
 		free(p->path);
 		free(p->version);
 		free(p->reason);
+		free(p->hint);
 		for (uint32_t s = 0; s < p->n_summary; s++)
 			free(p->summary_name[s]);
 	}
@@ -544,6 +545,8 @@ void ctp_capture_free(struct ctp_capture *cap)
 	free(cap->spans);
 	for (uint32_t i = 0; i < cap->rf.n_files; i++)
 		free(cap->rf.file[i]);
+	for (uint32_t i = 0; i < CTP_MAX_FILES; i++)
+		free(cap->rf.gate[i]);
 	ctp_blobpool_free(cap->blobs);
 	ctp_registry_done(&cap->reg);
 	free(cap->hostname);

@@ -135,6 +135,7 @@ struct ctp_plugin_info {
 	char *path;	/* NULL when not found */
 	char *version;	/* NULL unless loaded */
 	char *reason;	/* why failed/disabled, NULL when loaded */
+	char *hint;	/* the plugin's remediation hint, or NULL */
 	uint8_t status; /* enum ctp_plugin_status */
 	bool required;
 	_Atomic uint64_t time_ns; /* CPU-agnostic wall time in callbacks */
@@ -190,6 +191,12 @@ struct ctp_readfail {
 	uint32_t n_files;
 	char *file[CTP_MAX_FILES];	  /* names, e.g. "stat", "status" */
 	uint64_t failures[CTP_MAX_FILES]; /* failures on threads that stayed */
+	/* The part of failures[] that was ENOENT: the file does not exist,
+	 * as when the kernel lacks the option that provides it. */
+	uint64_t missing[CTP_MAX_FILES];
+	/* Kernel config option a file exists only with (ctp_api.file_gate),
+	 * e.g. "CONFIG_TASK_IO_ACCOUNTING"; NULL when ungated. */
+	char *gate[CTP_MAX_FILES];
 };
 
 struct ctp_capture {

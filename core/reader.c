@@ -695,7 +695,9 @@ static int parse_plugins(struct ctp_snap *s)
 		    (ret = opt_str(s, m, where, "path", false, NULL,
 				   &p->path)) < 0 ||
 		    (ret = opt_str(s, m, where, "reason", false, NULL,
-				   &p->reason)) < 0)
+				   &p->reason)) < 0 ||
+		    (ret = opt_str(s, m, where, "hint", false, NULL,
+				   &p->hint)) < 0)
 			return ret;
 		if (!p->name)
 			return bad(s, -EINVAL, "%s: name is nil", where);
@@ -716,6 +718,115 @@ static int parse_plugins(struct ctp_snap *s)
 		    (ret = parse_counters(s, sum, where, &p->n_summary,
 					  &p->summary_name, &p->summary)) < 0)
 			return ret;
+	}
+	return 0;
+}
+
+/* read_failures.gates: optional map of file -> kernel config option, each
+ * file one of read_failures.files (parsed before). */
+static int parse_gates(struct ctp_snap *s, const msgpack_object *m)
+{
+	struct ctp_snap_readfail *rf = &s->rf;
+	const char *w = "read_failures.gates";
+	const msgpack_object *g = get(m, "gates");
+	rf->gate = zalloc(s, rf->n_files * sizeof(*rf->gate));
+	if (!rf->gate)
+		return bad(s, -ENOMEM, "out of memory");
+	/* Zone memory is not zeroed; NULL means "not gated". */
+	memset(rf->gate, 0, rf->n_files * sizeof(*rf->gate));
+	if (!g)
+		return 0;
+	if (g->type != MSGPACK_OBJECT_MAP)
+		return bad(s, -EINVAL, "%s: expected a map, found %s", w,
+			   objtype(g));
+	for (uint32_t i = 0; i < g->via.map.size; i++) {
+		const msgpack_object_kv *kv = &g->via.map.ptr[i];
+		if (kv->key.type != MSGPACK_OBJECT_STR ||
+		    kv->val.type != MSGPACK_OBJECT_STR ||
+		    kv->val.via.str.size == 0 ||
+		    memchr(kv->val.via.str.ptr, '\0', kv->val.via.str.size))
+			return bad(s, -EINVAL,
+				   "%s: entries must map a file name to a "
+				   "non-empty string",
+				   w);
+		size_t f;
+		for (f = 0; f < rf->n_files; f++)
+			if (strlen(rf->file[f]) == kv->key.via.str.size &&
+			    memcmp(rf->file[f], kv->key.via.str.ptr,
+				   kv->key.via.str.size) == 0)
+				break;
+		if (f == rf->n_files)
+			return bad(s, -EINVAL, "%s: \"%.*s\" is not in files",
+				   w,
+				   (int)(kv->key.via.str.size > 64
+						 ? 64
+						 : kv->key.via.str.size),
+				   kv->key.via.str.ptr);
+		if (rf->gate[f])
+			return bad(s, -EINVAL, "%s: \"%s\" is listed twice", w,
+				   rf->file[f]);
+		rf->gate[f] =
+			zstrdup(s, kv->val.via.str.ptr, kv->val.via.str.size);
+		if (!rf->gate[f])
+			return bad(s, -ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/* read_failures.missing: optional map of file -> ENOENT failures, each
+ * file one of read_failures.files and at most its failure count. */
+static int parse_missing(struct ctp_snap *s, const msgpack_object *m)
+{
+	struct ctp_snap_readfail *rf = &s->rf;
+	const char *w = "read_failures.missing";
+	const msgpack_object *g = get(m, "missing");
+	uint64_t *missing = zalloc(s, (rf->n_files + 1) * sizeof(*missing));
+	if (!missing)
+		return bad(s, -ENOMEM, "out of memory");
+	memset(missing, 0, (rf->n_files + 1) * sizeof(*missing));
+	rf->missing = missing;
+	if (!g)
+		return 0;
+	bool *seen = zalloc(s, rf->n_files + 1);
+	if (!seen)
+		return bad(s, -ENOMEM, "out of memory");
+	memset(seen, 0, rf->n_files + 1);
+	if (g->type != MSGPACK_OBJECT_MAP)
+		return bad(s, -EINVAL, "%s: expected a map, found %s", w,
+			   objtype(g));
+	for (uint32_t i = 0; i < g->via.map.size; i++) {
+		const msgpack_object_kv *kv = &g->via.map.ptr[i];
+		if (kv->key.type != MSGPACK_OBJECT_STR ||
+		    kv->val.type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+			return bad(s, -EINVAL,
+				   "%s: entries must map a file name to a "
+				   "count",
+				   w);
+		size_t f;
+		for (f = 0; f < rf->n_files; f++)
+			if (strlen(rf->file[f]) == kv->key.via.str.size &&
+			    memcmp(rf->file[f], kv->key.via.str.ptr,
+				   kv->key.via.str.size) == 0)
+				break;
+		if (f == rf->n_files)
+			return bad(s, -EINVAL, "%s: \"%.*s\" is not in files",
+				   w,
+				   (int)(kv->key.via.str.size > 64
+						 ? 64
+						 : kv->key.via.str.size),
+				   kv->key.via.str.ptr);
+		if (seen[f])
+			return bad(s, -EINVAL, "%s: \"%s\" is listed twice", w,
+				   rf->file[f]);
+		seen[f] = true;
+		if (kv->val.via.u64 > rf->failures[f])
+			return bad(s, -EINVAL,
+				   "%s: \"%s\" has more missing (%llu) than "
+				   "failures (%llu)",
+				   w, rf->file[f],
+				   (unsigned long long)kv->val.via.u64,
+				   (unsigned long long)rf->failures[f]);
+		missing[f] = kv->val.via.u64;
 	}
 	return 0;
 }
@@ -741,7 +852,9 @@ static int parse_readfail(struct ctp_snap *s)
 	    (ret = opt_str(s, m, w, "dominant_file", false, NULL,
 			   &rf->dominant_file)) < 0)
 		return ret;
-	return 0;
+	if ((ret = parse_gates(s, m)) < 0)
+		return ret;
+	return parse_missing(s, m);
 }
 
 /* ---- Values and tables ---- */

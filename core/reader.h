@@ -68,6 +68,7 @@ struct ctp_snap_plugin {
 	const char *version; /* NULL when nil */
 	const char *path;    /* NULL when nil */
 	const char *reason;  /* NULL when nil */
+	const char *hint;    /* the plugin's remediation hint, NULL when nil */
 	uint8_t status;	     /* 1 loaded, 2 failed, 3 disabled, 0 unknown */
 	bool required;
 	uint64_t time_ns, calls, errors, vanished;
@@ -82,6 +83,12 @@ struct ctp_snap_readfail {
 	size_t n_files;
 	const char **file;
 	const uint64_t *failures;
+	/* Per file[i]: the kernel config option the file exists only with
+	 * (read_failures.gates), or NULL when it is not gated. */
+	const char **gate;
+	/* Per file[i]: how many of failures[i] were ENOENT (the file does not
+	 * exist); 0 for files a file without read_failures.missing lists. */
+	const uint64_t *missing;
 	const char *dominant_file; /* NULL when nil */
 };
 

@@ -311,7 +311,56 @@ static void print_plugins(const struct ctp_snap *snap)
 		if (p[i].required)
 			printf(" [required]");
 		putchar('\n');
+		if (p[i].hint)
+			printf("  %-*s  hint: %s\n", (int)w, "",
+			       escape(p[i].hint, strlen(p[i].hint), 400, esc,
+				      sizeof(esc)));
 	}
+}
+
+/*
+ * Files that exist only with a kernel option (ctp_api.file_gate): when such
+ * files were *missing* (ENOENT, read_failures.missing) for half or more of
+ * all read failures, the likeliest cause is a kernel built without the
+ * option, so say so, naming each option once with its missing files.
+ * Permission errors on a gated file do not count: they say nothing about
+ * the kernel's configuration.
+ */
+static void print_gate_hint(const struct ctp_snap_readfail *rf)
+{
+	uint64_t total = 0, gated = 0;
+	size_t nopts = 0;
+
+	for (size_t i = 0; i < rf->n_files; i++) {
+		total += rf->failures[i];
+		if (rf->gate[i])
+			gated += rf->missing[i];
+	}
+	if (!gated || gated < total - gated)
+		return;
+	printf("  hint: %" PRIu64 " of %" PRIu64
+	       " read failures are missing files that exist only with ",
+	       gated, total);
+	for (size_t i = 0; i < rf->n_files; i++) {
+		const char *opt = rf->gate[i];
+		size_t j;
+		if (!opt || !rf->missing[i])
+			continue;
+		for (j = 0; j < i; j++)
+			if (rf->gate[j] && rf->missing[j] &&
+			    strcmp(rf->gate[j], opt) == 0)
+				break;
+		if (j < i)
+			continue; /* named with its first file */
+		printf("%s%s (", nopts++ ? " / " : "", opt);
+		for (j = i; j < rf->n_files; j++)
+			if (rf->gate[j] && rf->missing[j] &&
+			    strcmp(rf->gate[j], opt) == 0)
+				printf("%s%s", j > i ? ", " : "", rf->file[j]);
+		putchar(')');
+	}
+	printf("; this kernel was probably built without %s\n",
+	       nopts > 1 ? "them" : "it");
 }
 
 static void print_readfail(const struct ctp_snap *snap)
@@ -325,11 +374,15 @@ static void print_readfail(const struct ctp_snap *snap)
 	printf("  per file:");
 	if (!rf->n_files)
 		printf(" none");
-	for (size_t i = 0; i < rf->n_files; i++)
+	for (size_t i = 0; i < rf->n_files; i++) {
 		printf("%s %s %" PRIu64, i ? "," : "", rf->file[i],
 		       rf->failures[i]);
+		if (rf->missing[i])
+			printf(" (%" PRIu64 " missing)", rf->missing[i]);
+	}
 	printf("; dominant: %s\n",
 	       rf->dominant_file ? rf->dominant_file : "none");
+	print_gate_hint(rf);
 }
 
 /* ---- Tables ---- */

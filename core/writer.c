@@ -494,13 +494,15 @@ static void pack_plugins(struct w *w)
 	msgpack_pack_array(pk, cap->n_plugins);
 	for (uint32_t i = 0; i < cap->n_plugins; i++) {
 		const struct ctp_plugin_info *p = &cap->plugins[i];
-		msgpack_pack_map(pk, 11);
+		msgpack_pack_map(pk, 12);
 		pack_key(w, "name");
 		pack_str(w, p->name);
 		pack_key(w, "status");
 		pack_str(w, ctp_status_name(p->status));
 		pack_key(w, "reason");
 		pack_str(w, p->reason);
+		pack_key(w, "hint");
+		pack_str(w, p->hint);
 		pack_key(w, "version");
 		pack_str(w, p->version);
 		pack_key(w, "path");
@@ -539,14 +541,17 @@ static void pack_readfail(struct w *w)
 	const char *dominant = NULL;
 	uint64_t most = 0;
 
-	for (uint32_t i = 0; i < nfiles; i++)
+	uint32_t ngates = 0;
+	for (uint32_t i = 0; i < nfiles; i++) {
 		if (rf->failures[i] > most) {
 			most = rf->failures[i];
 			dominant = rf->file[i];
 		}
+		ngates += rf->gate[i] != NULL;
+	}
 
 	pack_key(w, "read_failures");
-	msgpack_pack_map(pk, 7);
+	msgpack_pack_map(pk, 9);
 	pack_key(w, "tids_walked");
 	msgpack_pack_uint64(pk, rf->tids_walked);
 	pack_key(w, "tids_recorded");
@@ -563,8 +568,22 @@ static void pack_readfail(struct w *w)
 		pack_str(w, rf->file[i] ? rf->file[i] : "");
 		msgpack_pack_uint64(pk, rf->failures[i]);
 	}
+	pack_key(w, "missing");
+	msgpack_pack_map(pk, nfiles);
+	for (uint32_t i = 0; i < nfiles; i++) {
+		pack_str(w, rf->file[i] ? rf->file[i] : "");
+		msgpack_pack_uint64(pk, rf->missing[i]);
+	}
 	pack_key(w, "dominant_file");
 	pack_str(w, dominant);
+	pack_key(w, "gates");
+	msgpack_pack_map(pk, ngates);
+	for (uint32_t i = 0; i < nfiles; i++) {
+		if (!rf->gate[i])
+			continue;
+		pack_str(w, rf->file[i] ? rf->file[i] : "");
+		pack_str(w, rf->gate[i]);
+	}
 }
 
 static void pack_host(struct w *w)

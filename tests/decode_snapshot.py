@@ -13,7 +13,9 @@ shares no code with the C reader.
       check the file against the spec AND against the exact values the C
       test put in, then run `BIN --dump` on it and check that the JSON is
       the same tree with the documented string escaping. With --golden,
-      check the kept v1 sample FILE the same way.
+      check the kept v1 sample FILE the same way, except that it was
+      written before plugins[].hint, read_failures.missing and
+      read_failures.gates existed and must still pass without them.
   decode_snapshot.py --measure FILE
       re-encode FILE's tables row-major and print compressed bytes per
       thread both ways (the layout measurement quoted in docs/FORMAT.md).
@@ -144,8 +146,17 @@ def check_value(ftype, v, where):
         raise SpecError("%s: unknown type %r" % (where, ftype))
 
 
-def check_spec(snap):
-    """Everything docs/FORMAT.md promises about a file our writer made."""
+# Keys added to version 1 before its release; a file of the first v1
+# writer (the kept golden sample) lacks them, and a reader must accept that.
+LATE_V1_KEYS = ("hint", "missing", "gates")
+
+
+def check_spec(snap, legacy=False):
+    """Everything docs/FORMAT.md promises about a file our writer made.
+
+    legacy: the file may predate LATE_V1_KEYS (each is then simply absent);
+    a file of the current writer must have every one of them."""
+    late = LATE_V1_KEYS if legacy else ()
     check_keys(snap, TOP_KEYS, "top level")
     need(snap["format"] == "ctprof-core-snapshot", "wrong format")
     need(snap["version"] == 1 and is_uint(snap["version"]), "wrong version")
@@ -188,14 +199,17 @@ def check_spec(snap):
     plugin_names = set()
     for i, p in enumerate(snap["plugins"]):
         w = "plugins[%d]" % i
-        check_keys(p, ["name", "status", "reason", "version", "path",
+        check_keys(p, ["name", "status", "reason", "hint", "version", "path",
                        "required", "time_ns", "calls", "errors", "vanished",
-                       "summary"], w)
+                       "summary"], w, optional=late)
         need(is_str(p["name"]), w + ".name")
         plugin_names.add(p["name"])
         need(p["status"] in STATUSES, w + ".status")
-        for k in ("reason", "version", "path"):
-            need(p[k] is None or is_str(p[k]), "%s.%s" % (w, k))
+        for k in ("reason", "hint", "version", "path"):
+            if k in p:
+                need(p[k] is None or is_str(p[k]), "%s.%s" % (w, k))
+        if p.get("hint") is not None:
+            need("\n" not in p["hint"], w + ".hint is not one line")
         need(isinstance(p["required"], bool), w + ".required")
         for k in ("time_ns", "calls", "errors", "vanished"):
             need(is_uint(p[k]), "%s.%s" % (w, k))
@@ -208,18 +222,46 @@ def check_spec(snap):
 
     rf = snap["read_failures"]
     check_keys(rf, ["tids_walked", "tids_recorded", "tids_vanished",
-                    "tgids_walked", "tgids_vanished", "files",
-                    "dominant_file"], "read_failures")
+                    "tgids_walked", "tgids_vanished", "files", "missing",
+                    "dominant_file", "gates"], "read_failures",
+               optional=late)
     for k in rf.keys()[:5]:
         need(is_uint(rf[k]), "read_failures." + k)
+    need(isinstance(rf["files"], Pairs), "read_failures.files is not a map")
     best, most = None, 0
+    failures = {}
     for k, v in rf["files"]:
         need(is_str(k) and is_uint(v), "read_failures.files entry")
+        need(k not in failures, "read_failures.files lists %r twice" % k)
+        failures[k] = v
         if v > most:
             best, most = k, v
     need(rf["dominant_file"] == best,
          "dominant_file %r, the most failures are in %r" %
          (rf["dominant_file"], best))
+    if "missing" in rf:
+        # The ENOENT part of each file's failures: the same files in the
+        # same order, never more than the failures.
+        m = rf["missing"]
+        need(isinstance(m, Pairs), "read_failures.missing is not a map")
+        need(m.keys() == rf["files"].keys(),
+             "read_failures.missing keys %r, files keys %r" %
+             (m.keys(), rf["files"].keys()))
+        for k, v in m:
+            need(is_uint(v), "read_failures.missing.%s = %r" % (k, v))
+            need(v <= failures[k], "read_failures.missing.%s = %d is more "
+                 "than its %d failures" % (k, v, failures[k]))
+    if "gates" in rf:
+        # Gated files only, in files order, each once, to a kconfig name.
+        g = rf["gates"]
+        need(isinstance(g, Pairs), "read_failures.gates is not a map")
+        order = rf["files"].keys()
+        for k, v in g:
+            need(k in failures, "read_failures.gates: %r not in files" % k)
+            need(is_str(v) and v, "read_failures.gates.%s = %r" % (k, v))
+        need(g.keys() == [k for k in order if k in g.keys()],
+             "read_failures.gates keys %r not in files order, or repeated"
+             % g.keys())
 
     host = snap["host"]
     need(isinstance(host, Pairs), "host is not a map")
@@ -337,7 +379,11 @@ SAMPLE_THREADS = {
 }
 
 
-def check_sample(snap):
+SAMPLE_HINT = "run as root or grant CAP_NET_ADMIN (3 of 42 probes: EPERM)"
+
+
+def check_sample(snap, legacy=False):
+    """legacy: the kept golden sample, written before LATE_V1_KEYS."""
     need(snap["tool"]["version"] == "9.9.9-test", "tool.version")
     cap = snap["capture"]
     expect = [("start_realtime_ns", 1700000000123456789),
@@ -368,12 +414,25 @@ def check_sample(snap):
     need((p[1]["reason"], p[1]["version"], p[1]["path"]) ==
          ("dlopen: cannot open shared object file", None, None), "beta")
     need(p[2]["reason"] == "disabled in config", "gamma")
+    if legacy:
+        need(all("hint" not in x for x in p), "hint in the golden sample")
+    else:
+        need([x["hint"] for x in p] == [SAMPLE_HINT, None, None],
+             "plugin hints: %r" % [x["hint"] for x in p])
 
     rf = snap["read_failures"]
     need([rf[k] for k in rf.keys()[:5]] == [9, 7, 2, 5, 1], "read_failures")
     need(list(rf["files"]) == [("stat", 0), ("status", 3), ("io", 5)],
          "read_failures.files")
     need(rf["dominant_file"] == "io", "dominant_file")
+    if legacy:
+        need("missing" not in rf and "gates" not in rf,
+             "missing or gates in the golden sample")
+    else:
+        need(list(rf["missing"]) == [("stat", 0), ("status", 1), ("io", 5)],
+             "read_failures.missing: %r" % list(rf["missing"]))
+        need(list(rf["gates"]) == [("io", "CONFIG_TASK_IO_ACCOUNTING")],
+             "read_failures.gates: %r" % list(rf["gates"]))
 
     need(list(snap["host"]) == [
         ("alpha.host_mem", 8589934592), ("alpha.host_name", "box-1"),
@@ -525,8 +584,8 @@ def main(argv):
         if "--golden" in argv:
             golden = argv[argv.index("--golden") + 1]
             snap, _ = decode_file(golden)
-            check_spec(snap)
-            check_sample(snap)
+            check_spec(snap, legacy=True)
+            check_sample(snap, legacy=True)
         print("ok: %s decodes per docs/FORMAT.md with the expected values, "
               "dump JSON matches" % path)
         return 0

@@ -423,6 +423,7 @@ static void test_good_plugin(void **unused)
 	assert_string_equal(p->version, "1.2.3");
 	assert_string_equal(p->path, PLUGDIR "/abi-good.so");
 	assert_null(p->reason);
+	assert_null(p->hint);
 	assert_int_equal(p->errors, 0);
 	assert_int_equal(p->vanished, 0);
 	/* host 1 + process 2 + thread 3 + cgroup 2 + finish 1 */
@@ -965,6 +966,306 @@ static void test_symlink_refused(void **unused)
 	}
 }
 
+/* The tally of one file, failing the test when it is not listed; its
+ * gate and its ENOENT part in *gate and *missing (missing may be NULL). */
+static uint64_t tally_of(const struct ctp_snap *snap, const char *file,
+			 const char **gate, uint64_t *missing)
+{
+	const struct ctp_snap_readfail *rf = ctp_snap_readfail(snap);
+	for (size_t i = 0; i < rf->n_files; i++)
+		if (strcmp(rf->file[i], file) == 0) {
+			*gate = rf->gate[i];
+			if (missing)
+				*missing = rf->missing[i];
+			return rf->failures[i];
+		}
+	fail_msg("no read-failure tally for %s", file);
+	return 0;
+}
+
+/*
+ * Lazy files ("?abi-lazy") and file_gate. The fixture has no abi-lazy
+ * anywhere, so every read of it would fail and be tallied:
+ *  (a) not fetched: never opened (nothing tallied), the slot -ENODATA;
+ *  (c) fetched: each failure tallied, file_get's -ENOENT seen by the
+ *      plugin, the thread still recorded, and `show` blames the gate.
+ * The gate itself: recorded in read_failures.gates; a repeat is fine; an
+ * undeclared file, a bad option name, a conflicting gate and a call after
+ * init are refused (host field abi-good.file_gate lists the returns).
+ */
+static void test_lazy_files(void **unused)
+{
+	(void)unused;
+	char want_gates[128];
+	xsnprintf(want_gates, sizeof(want_gates), "0 0 %d %d %d %d %d", -ENOENT,
+		  -EINVAL, -EEXIST, -EINVAL, -EBUSY);
+	for (int fetch = 0; fetch < 2; fetch++) {
+		char dir[PATH_MAX];
+		case_dir(dir, sizeof(dir), fetch ? "lazy-fetch" : "lazy-off");
+		struct run r = capture(dir, FIXTURE_PROC, 1, NULL, NULL,
+				       fetch ? "  abi-good: {options: {lazy: "
+					       "fetch}}\n"
+					     : "  abi-good: {}\n");
+		if (r.status != 0)
+			fail_msg("exit %d, stderr:\n%s", r.status, r.err);
+		struct ctp_snap *snap = open_snap(dir);
+		const struct ctp_snap_plugin *p = plugin(snap, "abi-good");
+		/* The plugin checks the slot before fetching (-EPROTO). */
+		assert_int_equal(p->errors, 0);
+		assert_int_equal(p->vanished, 0);
+		const char *gate = NULL;
+		uint64_t missing = UINT64_MAX;
+		/* The fixture has no abi-lazy: every failure is ENOENT. */
+		assert_int_equal(tally_of(snap, "abi-lazy", &gate, &missing),
+				 fetch ? 3 : 0);
+		assert_int_equal(missing, fetch ? 3 : 0);
+		assert_non_null(gate);
+		assert_string_equal(gate, "CONFIG_ABI_LAZY");
+		assert_int_equal(tally_of(snap, "abi-data", &gate, &missing),
+				 0);
+		assert_null(gate);
+		assert_int_equal(missing, 0);
+		assert_int_equal(
+			tally_of(snap, "process/abi-pdata", &gate, &missing),
+			0);
+		assert_null(gate);
+		assert_int_equal(missing, 0);
+		assert_str(snap, "abi-good.file_gate", 0, want_gates);
+
+		const struct ctp_snap_readfail *rf = ctp_snap_readfail(snap);
+		assert_int_equal(rf->tids_recorded, 3);
+		assert_int_equal(rf->tids_vanished, 0);
+		const struct ctp_snap_table *t =
+			ctp_snap_table(snap, CTP_SCOPE_THREAD);
+		for (size_t row = 0; row < t->rows; row++) {
+			assert_int_equal(value(snap, "abi-good.lazy", row).type,
+					 CTP_VALUE_ABSENT);
+			struct ctp_value e =
+				value(snap, "abi-good.lazy_err", row);
+			if (fetch)
+				assert_int_equal(
+					i64_of(snap, "abi-good.lazy_err", row),
+					-ENOENT);
+			else
+				assert_int_equal(e.type, CTP_VALUE_ABSENT);
+		}
+		/* The eager file is read as before. */
+		assert_int_equal(u64_of(snap, "abi-good.value",
+					row_of(snap, CTP_SCOPE_THREAD, 200)),
+				 7);
+		ctp_snap_free(snap);
+		run_free(&r);
+
+		char path[PATH_MAX];
+		xsnprintf(path, sizeof(path), "%s/out/snap.ctprof.zst", dir);
+		const char *args[] = {"show", "--summary", path, NULL};
+		r = run_core(dir, args);
+		assert_int_equal(r.status, 0);
+		if (fetch) {
+			assert_line(r.out,
+				    "  per file: abi-data 0, abi-lazy 3 (3 "
+				    "missing), process/abi-pdata 0; dominant: "
+				    "abi-lazy");
+			assert_line(r.out,
+				    "  hint: 3 of 3 read failures are missing "
+				    "files that exist only with "
+				    "CONFIG_ABI_LAZY (abi-lazy); this kernel "
+				    "was probably built without it");
+		} else {
+			assert_null(strstr(r.out, "hint:"));
+		}
+		run_free(&r);
+	}
+}
+
+/*
+ * (b) A lazy file is read at most once per task, however many plugins
+ * fetch it, and they all get the same bytes: each task's abi-lazy is a
+ * link to /proc/sys/kernel/random/uuid, which says something new on every
+ * read, and abi-good and abi-twin must record the same line per thread
+ * (and each of them, fetching twice, the same bytes twice).
+ */
+static void test_lazy_shared(void **unused)
+{
+	(void)unused;
+	enum { NPROC = 3, NTHR = 4, N = NPROC * NTHR };
+	static const char uuid[] = "/proc/sys/kernel/random/uuid";
+	char u1[64] = "", u2[64] = "";
+	for (int k = 0; k < 2; k++) {
+		FILE *f = fopen(uuid, "r");
+		if (!f)
+			break;
+		if (!fgets(k ? u2 : u1, sizeof(u1), f))
+			(k ? u2 : u1)[0] = '\0';
+		fclose(f);
+	}
+	bool fresh = u1[0] && u2[0] && strcmp(u1, u2) != 0;
+	if (!fresh) {
+		print_message("[ SKIP     ] %s does not change between reads\n",
+			      uuid);
+		skip();
+	}
+
+	char dir[PATH_MAX], proc[PATH_MAX], path[PATH_MAX];
+	case_dir(dir, sizeof(dir), "lazy-shared");
+	xsnprintf(proc, sizeof(proc), "%s/proc", dir);
+	gen_tree(proc, NPROC, NTHR);
+	for (unsigned p = 0; p < NPROC; p++)
+		for (unsigned t = 0; t < NTHR; t++) {
+			unsigned tgid = 1000 + 100 * p;
+			xsnprintf(path, sizeof(path), "%s/%u/task/%u/abi-lazy",
+				  proc, tgid, tgid + t);
+			assert_int_equal(symlink(uuid, path), 0);
+		}
+	struct run r = capture(dir, proc, 2, NULL, NULL,
+			       "  abi-good: {options: {lazy: fetch}}\n"
+			       "  abi-twin: {options: {lazy: fetch}}\n");
+	if (r.status != 0)
+		fail_msg("exit %d, stderr:\n%s", r.status, r.err);
+	struct ctp_snap *snap = open_snap(dir);
+	assert_int_equal(plugin(snap, "abi-good")->errors, 0);
+	assert_int_equal(plugin(snap, "abi-twin")->errors, 0);
+	const char *gate = NULL;
+	assert_int_equal(tally_of(snap, "abi-lazy", &gate, NULL), 0);
+	assert_string_equal(gate, "CONFIG_ABI_LAZY");
+
+	const struct ctp_snap_table *t = ctp_snap_table(snap, CTP_SCOPE_THREAD);
+	assert_int_equal(t->rows, N);
+	struct ctp_bytes seen[N];
+	for (size_t row = 0; row < t->rows; row++) {
+		struct ctp_value a = value(snap, "abi-good.lazy", row);
+		struct ctp_value b = value(snap, "abi-twin.lazy", row);
+		assert_int_equal(a.type, CTP_TYPE_STRING);
+		assert_int_equal(b.type, CTP_TYPE_STRING);
+		assert_int_equal(a.str.len, 36); /* a uuid */
+		if (b.str.len != a.str.len ||
+		    memcmp(a.str.ptr, b.str.ptr, a.str.len) != 0)
+			fail_msg("tid %" PRIu64 ": abi-good read %.*s, "
+				 "abi-twin %.*s: read twice",
+				 t->tid[row], (int)a.str.len, a.str.ptr,
+				 (int)b.str.len, b.str.ptr);
+		assert_int_equal(i64_of(snap, "abi-twin.lazy_err", row), 0);
+		/* Per task: every thread has its own read. */
+		for (size_t k = 0; k < row; k++)
+			assert_false(
+				seen[k].len == a.str.len &&
+				memcmp(seen[k].ptr, a.str.ptr, a.str.len) == 0);
+		seen[row] = a.str;
+	}
+	ctp_snap_free(snap);
+	run_free(&r);
+}
+
+/*
+ * A gated lazy file that exists but cannot be read (a directory: EISDIR,
+ * as EACCES would be for another user's file) fails every read, and the
+ * failures are tallied, but none is missing: the kernel has the option, so
+ * `show` gives no kernel-config hint however many there are.
+ */
+static void test_lazy_gated_unreadable(void **unused)
+{
+	(void)unused;
+	char dir[PATH_MAX], proc[PATH_MAX], path[PATH_MAX];
+	case_dir(dir, sizeof(dir), "lazy-isdir");
+	xsnprintf(proc, sizeof(proc), "%s/proc", dir);
+	gen_tree(proc, 2, 2);
+	for (unsigned p = 0; p < 2; p++)
+		for (unsigned t = 0; t < 2; t++) {
+			unsigned tgid = 1000 + 100 * p;
+			xsnprintf(path, sizeof(path), "%s/%u/task/%u/abi-lazy",
+				  proc, tgid, tgid + t);
+			assert_int_equal(mkdir(path, 0755), 0);
+		}
+	struct run r = capture(dir, proc, 1, NULL, NULL,
+			       "  abi-good: {options: {lazy: fetch}}\n");
+	if (r.status != 0)
+		fail_msg("exit %d, stderr:\n%s", r.status, r.err);
+	run_free(&r);
+	struct ctp_snap *snap = open_snap(dir);
+	assert_int_equal(plugin(snap, "abi-good")->errors, 0);
+	const char *gate = NULL;
+	uint64_t missing = UINT64_MAX;
+	assert_int_equal(tally_of(snap, "abi-lazy", &gate, &missing), 4);
+	assert_int_equal(missing, 0);
+	assert_string_equal(gate, "CONFIG_ABI_LAZY");
+	const struct ctp_snap_table *t = ctp_snap_table(snap, CTP_SCOPE_THREAD);
+	assert_int_equal(t->rows, 4);
+	for (size_t row = 0; row < t->rows; row++)
+		assert_int_equal(i64_of(snap, "abi-good.lazy_err", row),
+				 -EISDIR);
+	ctp_snap_free(snap);
+
+	xsnprintf(path, sizeof(path), "%s/out/snap.ctprof.zst", dir);
+	const char *args[] = {"show", "--summary", path, NULL};
+	r = run_core(dir, args);
+	assert_int_equal(r.status, 0);
+	assert_line(r.out, "  per file: abi-data 0, abi-lazy 4, "
+			   "process/abi-pdata 0; dominant: abi-lazy");
+	if (strstr(r.out, "hint:"))
+		fail_msg("a kernel-config hint for files that exist:\n%s",
+			 r.out);
+	run_free(&r);
+}
+
+/*
+ * set_hint through the real core: the last call wins, only the first line
+ * is kept, NULL clears; the snapshot keeps it per plugin and `show` prints
+ * it on its own line under that plugin, indented past the name column.
+ */
+static void test_plugin_hint(void **unused)
+{
+	(void)unused;
+	static const struct {
+		const char *opt;  /* abi-good's `hint` option, YAML */
+		const char *want; /* NULL: nil */
+	} cases[] = {
+		{"\"run as root\\nsecond line\"", "run as root"},
+		{"\"-\"", NULL},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char dir[PATH_MAX], plugins[256], path[PATH_MAX];
+		case_dir(dir, sizeof(dir), "hint");
+		xsnprintf(plugins, sizeof(plugins),
+			  "  abi-good: {options: {hint: %s}}\n"
+			  "  abi-twin: {}\n",
+			  cases[i].opt);
+		struct run r =
+			capture(dir, FIXTURE_PROC, 1, NULL, NULL, plugins);
+		if (r.status != 0)
+			fail_msg("exit %d, stderr:\n%s", r.status, r.err);
+		run_free(&r);
+		struct ctp_snap *snap = open_snap(dir);
+		const struct ctp_snap_plugin *good = plugin(snap, "abi-good");
+		if (cases[i].want)
+			assert_string_equal(good->hint, cases[i].want);
+		else
+			assert_null(good->hint);
+		/* A plugin that never calls set_hint has none. */
+		assert_null(plugin(snap, "abi-twin")->hint);
+		ctp_snap_free(snap);
+
+		xsnprintf(path, sizeof(path), "%s/out/snap.ctprof.zst", dir);
+		const char *args[] = {"show", "--summary", path, NULL};
+		r = run_core(dir, args);
+		assert_int_equal(r.status, 0);
+		if (cases[i].want) {
+			/* "  abi-good  loaded ..." then 2 + 8 + 2 spaces. */
+			const char *l = strstr(r.out, "\n  abi-good  loaded ");
+			assert_non_null(l);
+			l = strchr(l + 1, '\n');
+			assert_non_null(l);
+			char want[128];
+			xsnprintf(want, sizeof(want),
+				  "\n            hint: %s\n", cases[i].want);
+			assert_true(strncmp(l, want, strlen(want)) == 0);
+			assert_int_equal(count_lines_with(r.out, "hint:"), 1);
+		} else {
+			assert_null(strstr(r.out, "hint:"));
+		}
+		run_free(&r);
+	}
+}
+
 /* ---- Root only ----------------------------------------------------------- */
 
 /* Copy a built test plugin into `dir` with `mode`. */
@@ -1167,6 +1468,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_plugin_options),
 		cmocka_unit_test(test_symlink_refused),
 		cmocka_unit_test(test_plugins_command),
+		cmocka_unit_test(test_lazy_files),
+		cmocka_unit_test(test_lazy_shared),
+		cmocka_unit_test(test_lazy_gated_unreadable),
+		cmocka_unit_test(test_plugin_hint),
 	};
 	static const struct CMUnitTest root_tests[] = {
 		cmocka_unit_test(test_root_writable_file),

@@ -270,6 +270,8 @@ static void add_plugin(struct ctp_capture *cap, const char *name,
 	p->required = required;
 }
 
+#define SAMPLE_HINT "run as root or grant CAP_NET_ADMIN (3 of 42 probes: EPERM)"
+
 static struct ctp_capture *build_sample(bool hostname)
 {
 	struct ctp_capture *cap;
@@ -287,6 +289,8 @@ static struct ctp_capture *build_sample(bool hostname)
 	add_plugin(cap, "gamma", "/x/gamma.so", NULL, "disabled in config",
 		   CTP_PST_DISABLED, false);
 	struct ctp_plugin_info *a = &cap->plugins[0];
+	/* beta and gamma keep a NULL hint: written as nil. */
+	a->hint = xstrdup(SAMPLE_HINT);
 	a->time_ns = 123456789;
 	a->calls = 42;
 	a->errors = 1;
@@ -387,6 +391,11 @@ static struct ctp_capture *build_sample(bool hostname)
 	cap->rf.failures[0] = 0;
 	cap->rf.failures[1] = 3;
 	cap->rf.failures[2] = 5;
+	/* status: one of three did not exist; io: none existed, and io is
+	 * gated. */
+	cap->rf.missing[1] = 1;
+	cap->rf.missing[2] = 5;
+	cap->rf.gate[2] = xstrdup("CONFIG_TASK_IO_ACCOUNTING");
 
 	cap->start_realtime_ns = 1700000000123456789ull;
 	cap->end_realtime_ns = 1700000002623456789ull;
@@ -530,8 +539,13 @@ static void check_bytes(struct ctp_bytes b, const char *s)
 
 /* ---- Round trip ---- */
 
-/* Every value of the sample (written with a hostname), as read back. */
-static void check_sample(const struct ctp_snap *snap)
+/*
+ * Every value of the sample (written with a hostname), as read back.
+ * legacy: the kept golden file, written before plugins[].hint and
+ * read_failures.missing/gates existed: the reader must give nil hints, no
+ * missing files and no gates for it.
+ */
+static void check_sample(const struct ctp_snap *snap, bool legacy)
 {
 	const struct ctp_snap_header *h = ctp_snap_header(snap);
 	assert_int_equal(h->version, 1);
@@ -573,6 +587,10 @@ static void check_sample(const struct ctp_snap *snap)
 	assert_string_equal(p[0].version, "1.2.3");
 	assert_string_equal(p[0].path, "/usr/lib/ctprof/plugins/alpha.so");
 	assert_null(p[0].reason);
+	if (legacy)
+		assert_null(p[0].hint);
+	else
+		assert_string_equal(p[0].hint, SAMPLE_HINT);
 	assert_true(p[0].required);
 	assert_int_equal(p[0].time_ns, 123456789);
 	assert_int_equal(p[0].calls, 42);
@@ -589,10 +607,12 @@ static void check_sample(const struct ctp_snap *snap)
 	assert_null(p[1].path);
 	assert_string_equal(p[1].reason,
 			    "dlopen: cannot open shared object file");
+	assert_null(p[1].hint);
 	assert_false(p[1].required);
 	assert_int_equal(p[1].n_summary, 0);
 	assert_int_equal(p[2].status, CTP_PST_DISABLED);
 	assert_string_equal(p[2].reason, "disabled in config");
+	assert_null(p[2].hint);
 
 	const struct ctp_snap_readfail *rf = ctp_snap_readfail(snap);
 	assert_int_equal(rf->tids_walked, 9);
@@ -603,9 +623,20 @@ static void check_sample(const struct ctp_snap *snap)
 	assert_int_equal(rf->n_files, 3);
 	assert_string_equal(rf->file[0], "stat");
 	assert_int_equal(rf->failures[0], 0);
+	assert_string_equal(rf->file[1], "status");
+	assert_int_equal(rf->failures[1], 3);
 	assert_string_equal(rf->file[2], "io");
 	assert_int_equal(rf->failures[2], 5);
 	assert_string_equal(rf->dominant_file, "io");
+	assert_int_equal(rf->missing[0], 0);
+	assert_int_equal(rf->missing[1], legacy ? 0 : 1);
+	assert_int_equal(rf->missing[2], legacy ? 0 : 5);
+	assert_null(rf->gate[0]);
+	assert_null(rf->gate[1]);
+	if (legacy)
+		assert_null(rf->gate[2]);
+	else
+		assert_string_equal(rf->gate[2], "CONFIG_TASK_IO_ACCOUNTING");
 
 	/* Host. */
 	struct cell hm = U(8589934592ull), hn = S("box-1"),
@@ -697,14 +728,15 @@ static void test_roundtrip(void **state)
 	write_sample(path, true);
 	if (ctp_snap_open(path, CAP_DEFAULT, &snap, err, sizeof(err)) < 0)
 		fail_msg("open: %s", err);
-	check_sample(snap);
+	check_sample(snap, false);
 	ctp_snap_free(snap);
 }
 
 /*
  * A sample written by the first v1 writer and kept in the tree: whatever
  * the writer becomes, version-1 files must keep reading the same. (The
- * file is `test_writer_reader --write-sample`'s output.)
+ * file is `test_writer_reader --write-sample`'s output of then, without
+ * plugins[].hint, read_failures.missing and read_failures.gates.)
  */
 static void test_golden_v1(void **state)
 {
@@ -714,7 +746,7 @@ static void test_golden_v1(void **state)
 	const char *path = CTP_TEST_FIXTURES "/snapshots/sample-v1.ctprof";
 	if (ctp_snap_open(path, CAP_DEFAULT, &snap, err, sizeof(err)) < 0)
 		fail_msg("open: %s", err);
-	check_sample(snap);
+	check_sample(snap, true);
 	ctp_snap_free(snap);
 }
 
@@ -731,6 +763,27 @@ static const msgpack_object *mget(const msgpack_object *m, const char *k)
 			return &m->via.map.ptr[i].val;
 	}
 	return NULL;
+}
+
+static bool key_is(const msgpack_object *k, const char *name)
+{
+	return k->type == MSGPACK_OBJECT_STR &&
+	       k->via.str.size == strlen(name) &&
+	       memcmp(k->via.str.ptr, name, k->via.str.size) == 0;
+}
+
+/* The keys of map m are exactly `keys`, in that order. */
+static void assert_keys(const msgpack_object *m, const char *const *keys,
+			size_t n, const char *what)
+{
+	assert_non_null(m);
+	assert_int_equal(m->type, MSGPACK_OBJECT_MAP);
+	if (m->via.map.size != n)
+		fail_msg("%s has %u keys, expected %zu", what, m->via.map.size,
+			 n);
+	for (uint32_t i = 0; i < n; i++)
+		if (!key_is(&m->via.map.ptr[i].key, keys[i]))
+			fail_msg("%s: key %u is not \"%s\"", what, i, keys[i]);
 }
 
 static void test_key_order_and_hostname(void **state)
@@ -754,6 +807,32 @@ static void test_key_order_and_hostname(void **state)
 		assert_int_equal(k->via.str.size, strlen(order[i]));
 		assert_memory_equal(k->via.str.ptr, order[i], k->via.str.size);
 	}
+	/* hint right after reason; missing before dominant_file and gates
+	 * last, both always written. */
+	static const char *const plugin_keys[] = {
+		"name",	   "status", "reason",	 "hint",
+		"version", "path",   "required", "time_ns",
+		"calls",   "errors", "vanished", "summary"};
+	static const char *const rf_keys[] = {
+		"tids_walked",	"tids_recorded",  "tids_vanished",
+		"tgids_walked", "tgids_vanished", "files",
+		"missing",	"dominant_file",  "gates"};
+	const msgpack_object *plugins = mget(root, "plugins");
+	assert_non_null(plugins);
+	assert_int_equal(plugins->type, MSGPACK_OBJECT_ARRAY);
+	assert_int_equal(plugins->via.array.size, 3);
+	for (uint32_t i = 0; i < 3; i++) {
+		const msgpack_object *p = &plugins->via.array.ptr[i];
+		assert_keys(p, plugin_keys, 12, "plugins[i]");
+		/* alpha has one, the others nil (not absent). */
+		assert_int_equal(mget(p, "hint")->type,
+				 i ? MSGPACK_OBJECT_NIL : MSGPACK_OBJECT_STR);
+	}
+	const msgpack_object *rf = mget(root, "read_failures");
+	assert_keys(rf, rf_keys, 9, "read_failures");
+	assert_int_equal(mget(rf, "missing")->via.map.size, 3);
+	assert_int_equal(mget(rf, "gates")->via.map.size, 1);
+
 	const msgpack_object *capture = mget(root, "capture");
 	assert_non_null(capture);
 	assert_null(mget(capture, "hostname"));
@@ -1218,6 +1297,103 @@ static void r_fields_type(msgpack_packer *pk, const msgpack_object *o)
 	}
 }
 
+/* Map m again, with key k's value packed by pack instead. */
+static void with_value(msgpack_packer *pk, const msgpack_object *m,
+		       const char *k, void (*pack)(msgpack_packer *pk))
+{
+	msgpack_pack_map(pk, m->via.map.size);
+	for (uint32_t i = 0; i < m->via.map.size; i++) {
+		const msgpack_object_kv *kv = &m->via.map.ptr[i];
+		msgpack_pack_object(pk, kv->key);
+		if (key_is(&kv->key, k))
+			pack(pk);
+		else
+			msgpack_pack_object(pk, kv->val);
+	}
+}
+
+static void v_seven(msgpack_packer *pk)
+{
+	msgpack_pack_uint64(pk, 7);
+}
+
+/* The sample's plugins with alpha's hint a number. */
+static void r_plugins_hint(msgpack_packer *pk, const msgpack_object *o)
+{
+	msgpack_pack_array(pk, o->via.array.size);
+	for (uint32_t i = 0; i < o->via.array.size; i++) {
+		if (i == 0)
+			with_value(pk, &o->via.array.ptr[i], "hint", v_seven);
+		else
+			msgpack_pack_object(pk, o->via.array.ptr[i]);
+	}
+}
+
+/* The sample's read_failures (files stat 0, status 3, io 5) with each of
+ * these as `missing`. */
+static void v_missing_over(msgpack_packer *pk)
+{
+	msgpack_pack_map(pk, 3);
+	pk_str(pk, "stat");
+	msgpack_pack_uint64(pk, 0);
+	pk_str(pk, "status");
+	msgpack_pack_uint64(pk, 1);
+	pk_str(pk, "io");
+	msgpack_pack_uint64(pk, 6);
+}
+
+static void v_missing_unknown(msgpack_packer *pk)
+{
+	msgpack_pack_map(pk, 1);
+	pk_str(pk, "smaps");
+	msgpack_pack_uint64(pk, 0);
+}
+
+static void v_missing_str(msgpack_packer *pk)
+{
+	msgpack_pack_map(pk, 1);
+	pk_str(pk, "io");
+	pk_str(pk, "5");
+}
+
+static void v_missing_array(msgpack_packer *pk)
+{
+	msgpack_pack_array(pk, 0);
+}
+
+/* Fewer than the files, each at most its failures: the rest count 0. */
+static void v_missing_some(msgpack_packer *pk)
+{
+	msgpack_pack_map(pk, 1);
+	pk_str(pk, "status");
+	msgpack_pack_uint64(pk, 3);
+}
+
+static void r_rf_missing_over(msgpack_packer *pk, const msgpack_object *o)
+{
+	with_value(pk, o, "missing", v_missing_over);
+}
+
+static void r_rf_missing_unknown(msgpack_packer *pk, const msgpack_object *o)
+{
+	with_value(pk, o, "missing", v_missing_unknown);
+}
+
+static void r_rf_missing_str(msgpack_packer *pk, const msgpack_object *o)
+{
+	with_value(pk, o, "missing", v_missing_str);
+}
+
+static void r_rf_missing_array(msgpack_packer *pk, const msgpack_object *o)
+{
+	with_value(pk, o, "missing", v_missing_array);
+}
+
+static void r_rf_missing_some(msgpack_packer *pk, const msgpack_object *o)
+{
+	with_value(pk, o, "missing", v_missing_some);
+}
+
 static void r_fields_dup(msgpack_packer *pk, const msgpack_object *o)
 {
 	msgpack_pack_array(pk, o->via.array.size + 1);
@@ -1277,6 +1453,37 @@ static void test_bad_structure(void **state)
 	expect_mutation("host", r_host_mismatch, false,
 			"field alpha.host_mem is u64 but the value is a "
 			"boolean");
+	expect_mutation("plugins", r_plugins_hint, false,
+			"plugins[0].hint: expected a string or nil");
+	expect_mutation("read_failures", r_rf_missing_over, false,
+			"read_failures.missing: \"io\" has more missing (6) "
+			"than failures (5)");
+	expect_mutation("read_failures", r_rf_missing_unknown, false,
+			"read_failures.missing: \"smaps\" is not in files");
+	expect_mutation("read_failures", r_rf_missing_str, false,
+			"read_failures.missing: entries must map a file name "
+			"to a count");
+	expect_mutation("read_failures", r_rf_missing_array, false,
+			"read_failures.missing: expected a map");
+	{
+		/* A file listing only some files: the others have none
+		 * missing. */
+		size_t zl;
+		char err[256];
+		struct ctp_snap *s;
+		void *z =
+			mutate("read_failures", r_rf_missing_some, false, &zl);
+		if (ctp_snap_open_buf("some", z, zl, CAP_DEFAULT, &s, err,
+				      sizeof(err)) < 0)
+			fail_msg("refused: %s", err);
+		const struct ctp_snap_readfail *rf = ctp_snap_readfail(s);
+		assert_int_equal(rf->n_files, 3);
+		assert_int_equal(rf->missing[0], 0);
+		assert_int_equal(rf->missing[1], 3);
+		assert_int_equal(rf->missing[2], 0);
+		ctp_snap_free(s);
+		free(z);
+	}
 	/* Forward compatibility: unknown keys are ignored, nil cells are
 	 * absent. */
 	expect_mutation("future_key", r_future, true, NULL);
@@ -1579,7 +1786,24 @@ static void test_show(void **state)
 	expect_in(out, "beta");
 	expect_in(out, "failed");
 	expect_in(out, "dlopen: cannot open shared object file");
-	expect_in(out, "dominant: io");
+	{
+		/* alpha's hint on the line right after alpha's, indented;
+		 * beta and gamma have none. */
+		const char *al = strstr(out, "\n  alpha ");
+		assert_non_null(al);
+		const char *nl = strchr(al + 1, '\n');
+		assert_non_null(nl);
+		const char *h = strstr(nl, "  hint: " SAMPLE_HINT "\n");
+		assert_non_null(h);
+		assert_ptr_equal(strspn(nl + 1, " ") + nl + 1, h + 2);
+		assert_ptr_equal(strstr(out, "hint: "), h + 2);
+	}
+	/* io's 5 failures are all missing and io is gated: 5 of 8. */
+	expect_in(out, "  per file: stat 0, status 3 (1 missing), io 5 (5 "
+		       "missing); dominant: io\n"
+		       "  hint: 5 of 8 read failures are missing files that "
+		       "exist only with CONFIG_TASK_IO_ACCOUNTING (io); this "
+		       "kernel was probably built without it\n");
 	/* utime 12345678901234 ticks at USER_HZ 100. */
 	expect_in(out, "123456789012.34 s");
 	/* Absent renders '-', measured zero renders 0. */

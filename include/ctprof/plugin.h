@@ -225,6 +225,27 @@ struct ctp_api {
 	 * `task`. */
 	int (*file_get)(const struct ctp_task *task, uint32_t i,
 			const struct ctp_file **out);
+
+	/* A one-line remediation hint shown with the plugin's status (e.g.
+	 * "most queries failed with EPERM: run as root or grant
+	 * CAP_NET_ADMIN"). Typically set from `finish` after looking at the
+	 * plugin's own failure counts; the last call wins; NULL clears it. */
+	void (*set_hint)(struct ctp_ctx *ctx, const char *text);
+
+	/* State, from init only, that declared file `file` (a name of this
+	 * plugin's thread_files or process_files, '?' prefix optional; the
+	 * gate covers it in both lists) exists only on kernels built with
+	 * option `kconfig`, e.g. ("io", "CONFIG_TASK_IO_ACCOUNTING"). The
+	 * core records the gate beside the file's read-failure tally, so a
+	 * reader can tell "this kernel lacks the option" from other failures
+	 * (`show` prints a hint when gated files that do not exist, ENOENT,
+	 * make up half or more of all read failures). Returns 0 (also for the
+	 * same gate again, from any plugin); -ENOENT when this plugin declared
+	 * no such file; -EINVAL when kconfig is not "CONFIG_" followed by
+	 * [A-Z0-9_], at most 64 bytes in all; -EEXIST when the file already has
+	 * another gate; -EBUSY when called after init. */
+	int (*file_gate)(struct ctp_ctx *ctx, const char *file,
+			 const char *kconfig);
 };
 
 /* ---- The descriptor ------------------------------------------------------ */
@@ -255,8 +276,9 @@ struct ctp_plugin {
 	 * thread callback needs, and under /proc/<tgid>/ the process callback
 	 * needs. The core reads each at most once per task, before the
 	 * callback. A name starting with '?' (e.g. "?smaps_rollup") is lazy:
-	 * its task->files slot has err -ENODATA until the callback fetches it
-	 * with ctp_api.file_get, so a costly file is read only when wanted.
+	 * its task->files slot has err -ENODATA until some plugin fetches it
+	 * for this task with ctp_api.file_get (then the slot holds the bytes
+	 * for every later plugin), so a costly file is read only when wanted.
 	 * Read failures of every file read are tallied by the core. */
 	const char *const *thread_files;
 	const char *const *process_files;

@@ -154,73 +154,91 @@ int ctp_parse_stat(const char *buf, size_t len, struct ctp_stat *out)
 			note(&ret, r);
 		if (*tend == '\n')
 			return ret;
+		/* Nothing past (41) is kept: only check the line is whole. */
+		if (n == CTP_STAT_POLICY) {
+			if (!memchr(tend, '\n', (size_t)(end - tend)))
+				note(&ret, -EMSGSIZE);
+			return ret;
+		}
 		p = tend + 1;
 	}
 }
 
-/* Value of `key`, or NULL after noting why there is none. */
-static const char *status_value(const char *buf, size_t len, const char *key,
-				const char **vend, int *ret)
+static int key_is(const char *line, const char *eol, const char *key,
+		  size_t klen)
 {
-	const char *v = ctp_kv_find(buf, len, key, vend);
-
-	if (!v) {
-		note(ret, -ENODATA);
-		return NULL;
-	}
-	if (*vend == buf + len) {
-		note(ret, -EMSGSIZE);
-		return NULL;
-	}
-	return v;
-}
-
-static void status_u64(const char *buf, size_t len, const char *key,
-		       uint64_t *dst, uint32_t bit, struct ctp_status *st,
-		       int *ret)
-{
-	const char *v, *vend;
-	int r;
-
-	v = status_value(buf, len, key, &vend, ret);
-	if (!v)
-		return;
-	r = tok_u64(v, vend, dst);
-	if (r < 0)
-		note(ret, r);
-	else
-		st->present |= bit;
+	return (size_t)(eol - line) > klen && line[klen] == ':' &&
+	       memcmp(line, key, klen) == 0;
 }
 
 int ctp_parse_status(const char *buf, size_t len, struct ctp_status *out)
 {
-	const char *v, *vend;
+	const char *end = buf + len, *line = buf;
+	const char *vend;
 	int ret = 0;
+	uint32_t want = CTP_STATUS_STATE | CTP_STATUS_VOLUNTARY_CSW |
+			CTP_STATUS_NONVOLUNTARY_CSW |
+			CTP_STATUS_CPUS_ALLOWED_LIST, seen = 0;
 
 	memset(out, 0, sizeof(*out));
-
-	/* "State:\tS (sleeping)" (fs/proc/array.c task_state) */
-	v = status_value(buf, len, "State", &vend, &ret);
-	if (v) {
-		if (v<vend && * v> ' ' && *v < 0x7f &&
-		    (vend - v == 1 || v[1] == ' ')) {
-			out->state = *v;
-			out->present |= CTP_STATUS_STATE;
-		} else {
-			note(&ret, -EINVAL);
+	while (line < end && seen != want) {
+		const char *eol = memchr(line, '\n', (size_t)(end - line));
+		const char *next = eol ? eol + 1 : end;
+		uint32_t bit = 0;
+		size_t klen = 0;
+		if (!eol)
+			eol = end;
+		switch (*line) {
+		case 'S':
+			if (key_is(line, eol, "State", 5))
+				bit = CTP_STATUS_STATE, klen = 5;
+			break;
+		case 'C':
+			if (key_is(line, eol, "Cpus_allowed_list", 17))
+				bit = CTP_STATUS_CPUS_ALLOWED_LIST, klen = 17;
+			break;
+		case 'v':
+			if (key_is(line, eol, "voluntary_ctxt_switches", 23))
+				bit = CTP_STATUS_VOLUNTARY_CSW, klen = 23;
+			break;
+		case 'n':
+			if (key_is(line, eol, "nonvoluntary_ctxt_switches", 26))
+				bit = CTP_STATUS_NONVOLUNTARY_CSW, klen = 26;
+			break;
 		}
+		if (bit) {
+			const char *v = ctp_skip_blanks(line + klen + 1, eol);
+			seen |= bit;
+			vend = eol;
+			if (vend == end) {
+				note(&ret, -EMSGSIZE);
+			} else if (bit == CTP_STATUS_STATE) {
+				if (v < vend && *v > ' ' && *v < 0x7f &&
+				    (vend - v == 1 || v[1] == ' ')) {
+					out->state = *v;
+					out->present |= bit;
+				} else {
+					note(&ret, -EINVAL);
+				}
+			} else if (bit == CTP_STATUS_CPUS_ALLOWED_LIST) {
+				out->cpus_allowed_list = v;
+				out->cpus_allowed_list_len = (size_t)(vend - v);
+				out->present |= bit;
+			} else {
+				uint64_t *dst = bit == CTP_STATUS_VOLUNTARY_CSW
+							? &out->voluntary_csw
+							: &out->nonvoluntary_csw;
+				int r = tok_u64(v, vend, dst);
+				if (r < 0)
+					note(&ret, r);
+				else
+					out->present |= bit;
+			}
+		}
+		line = next;
 	}
-	status_u64(buf, len, "voluntary_ctxt_switches", &out->voluntary_csw,
-		   CTP_STATUS_VOLUNTARY_CSW, out, &ret);
-	status_u64(buf, len, "nonvoluntary_ctxt_switches",
-		   &out->nonvoluntary_csw, CTP_STATUS_NONVOLUNTARY_CSW, out,
-		   &ret);
-	v = status_value(buf, len, "Cpus_allowed_list", &vend, &ret);
-	if (v) {
-		out->cpus_allowed_list = v;
-		out->cpus_allowed_list_len = (size_t)(vend - v);
-		out->present |= CTP_STATUS_CPUS_ALLOWED_LIST;
-	}
+	if (seen != want)
+		note(&ret, -ENODATA);
 	return ret;
 }
 

@@ -5,7 +5,8 @@
 For each load size N (default 1000, 10000, 30000 threads) this starts
 ctp-bench-load (N sleeping threads, 100 per process), then runs, R times each
 and interleaved, ctp-bench-read (the same system calls as a snapshot, nothing
-else) and ctprof-core with the procfs-stat plugin at workers=1 and workers=2.
+else), ctprof-core with the procfs-stat plugin at workers=1 and workers=2,
+and two readers at once (the contention any two concurrent walks pay).
 Every figure of a run comes from wait4() on that child, reaped by the small
 C helper ctp-bench-run: user+sys CPU, ru_maxrss, and the wall time from spawn
 to reap. Medians are reported.
@@ -49,7 +50,9 @@ TARGET_CPU_RATIO = 1.15
 TARGET_WALL_RATIO = 0.6
 TARGET_RSS_BASE = 16 * 1024 * 1024
 TARGET_RSS_PER_THREAD = 300
-KINDS = ("reader", "w1", "w2")
+KINDS = ("reader", "w1", "w2", "pair")
+# Outside load (CPUs) above which a row's figures get a warning.
+BUSY_WARN = 0.1
 SUMMARY_RE = re.compile(r": (\d+) threads, (\d+) processes,(?: \d+ cgroups)?"
                         r"(?: in ([\d.]+)s)?, (\d+) bytes; "
                         r"plugins failed: (.*)$", re.M)
@@ -108,39 +111,49 @@ RUN_RE = re.compile(r"exit (\d+) user ([\d.]+) sys ([\d.]+) wall ([\d.]+) "
                     r"maxrss (\d+)")
 
 
-def run_measured(args, argv, outdir, tag):
-    """Run argv under ctp-bench-run (spawn + wait4), return its figures."""
+def start_measured(args, argv, outdir, tag):
+    """Start argv under ctp-bench-run (spawn + wait4)."""
     out = os.path.join(outdir, tag + ".out")
     err = os.path.join(outdir, tag + ".err")
-    busy0 = host_busy_seconds()
-    res = subprocess.run([args.runner, out, err] + argv,
-                         stdin=subprocess.DEVNULL, capture_output=True,
-                         text=True)
-    busy = host_busy_seconds() - busy0
-    m = RUN_RE.search(res.stdout)
-    if res.returncode != 0 or not m:
-        raise BenchError("ctp-bench-run %s failed: %s" % (argv[0],
-                                                         res.stderr.strip()))
-    with open(out, errors="replace") as f:
+    proc = subprocess.Popen([args.runner, out, err] + argv,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    return {"proc": proc, "argv": argv, "out": out, "err": err}
+
+
+def finish_measured(h):
+    """Wait for a start_measured() run and return its figures."""
+    rout, rerr = h["proc"].communicate()
+    m = RUN_RE.search(rout)
+    if h["proc"].returncode != 0 or not m:
+        raise BenchError("ctp-bench-run %s failed: %s" % (h["argv"][0],
+                                                         rerr.strip()))
+    with open(h["out"], errors="replace") as f:
         stdout = f.read()
-    with open(err, errors="replace") as f:
+    with open(h["err"], errors="replace") as f:
         stderr = f.read()
-    os.unlink(out)
-    os.unlink(err)
+    os.unlink(h["out"])
+    os.unlink(h["err"])
     rc = int(m.group(1))
     if rc != 0:
-        raise BenchError("%s exited with %d:\n%s" % (" ".join(argv), rc,
+        raise BenchError("%s exited with %d:\n%s" % (" ".join(h["argv"]), rc,
                                                      stderr.strip()))
     user, sys_, wall = float(m.group(2)), float(m.group(3)), float(m.group(4))
     return {
         "user": user, "sys": sys_, "cpu": user + sys_, "wall": wall,
-        "maxrss": int(m.group(5)) * 1024, "host_busy": busy,
+        "maxrss": int(m.group(5)) * 1024, "host_busy": 0.0,
         "stdout": stdout, "stderr": stderr,
     }
 
 
-def run_reader(args, outdir):
-    r = run_measured(args, [args.reader], outdir, "reader")
+def run_measured(args, argv, outdir, tag):
+    busy0 = host_busy_seconds()
+    r = finish_measured(start_measured(args, argv, outdir, tag))
+    r["host_busy"] = host_busy_seconds() - busy0
+    return r
+
+
+def reader_counts(r):
     m = READER_RE.search(r["stdout"])
     if not m:
         raise BenchError("ctp-bench-read printed no counts: %r"
@@ -149,6 +162,18 @@ def run_reader(args, outdir):
     r["bytes"] = 0
     r["walk"] = None
     return r
+
+
+def run_reader_pair(args, outdir):
+    """Two plain readers at once: what two concurrent walks cost the kernel
+    and the hardware, with no code of ours involved."""
+    hs = [start_measured(args, [args.reader], outdir, "pair%d" % i)
+          for i in range(2)]
+    return [reader_counts(finish_measured(h)) for h in hs]
+
+
+def run_reader(args, outdir):
+    return reader_counts(run_measured(args, [args.reader], outdir, "reader"))
 
 
 def run_ctprof(args, outdir, config, workers):
@@ -307,15 +332,18 @@ def block(args, n, outdir, config):
         run_ctprof(args, outdir, config, 1)
         runs = {k: [] for k in KINDS}
         for i in range(args.repeat):
-            order = KINDS[i % 3:] + KINDS[:i % 3]
+            order = KINDS[i % 4:] + KINDS[:i % 4]
             for k in order:
                 if k == "reader":
-                    r = run_reader(args, outdir)
+                    rs = [run_reader(args, outdir)]
+                elif k == "pair":
+                    rs = run_reader_pair(args, outdir)
                 else:
-                    r = run_ctprof(args, outdir, config, int(k[1:]))
-                r.pop("stdout")
-                r.pop("stderr")
-                runs[k].append(r)
+                    rs = [run_ctprof(args, outdir, config, int(k[1:]))]
+                for r in rs:
+                    r.pop("stdout")
+                    r.pop("stderr")
+                    runs[k].append(r)
             log("  round %d/%d: reader %.3fs  w1 %.3fs  w2 %.3fs cpu"
                 % (i + 1, args.repeat, runs["reader"][-1]["cpu"],
                    runs["w1"][-1]["cpu"], runs["w2"][-1]["cpu"]))
@@ -344,12 +372,21 @@ def block(args, n, outdir, config):
     base = row["reader"]["cpu_us_per_thread"]
     for k in ("w1", "w2"):
         row[k]["cpu_ratio"] = row[k]["cpu_us_per_thread"] / base
+    # Outside load only ever adds CPU time, so the best runs are a second,
+    # steadier estimate; shown beside the median, never used for verdicts.
+    best = lambda k: min(r["cpu"] / r["threads"] for r in runs[k])
+    row["w1"]["cpu_ratio_best"] = best("w1") / best("reader")
     row["wall_ratio"] = row["w2"]["wall_s"] / row["w1"]["wall_s"]
+    # Each of two concurrent plain walks against one alone: the contention
+    # any 2-worker walk pays before our code does anything.
+    row["pair_cpu_factor"] = row["pair"]["cpu_us_per_thread"] / base
+    row["w2_cpu_factor"] = (row["w2"]["cpu_us_per_thread"]
+                            / row["w1"]["cpu_us_per_thread"])
     threads = row["w1"]["threads"]
     row["rss_limit"] = TARGET_RSS_BASE + TARGET_RSS_PER_THREAD * threads
     row["rss_worst"] = max(row["w1"]["maxrss"], row["w2"]["maxrss"])
     # Others' CPU while we measured: host busy time not spent by our runs.
-    all_runs = [r for k in KINDS for r in runs[k]]
+    all_runs = [r for k in ("reader", "w1", "w2") for r in runs[k]]
     busy = sum(r["host_busy"] for r in all_runs)
     ours = sum(r["cpu"] for r in all_runs)
     wall = sum(r["wall"] for r in all_runs)
@@ -404,13 +441,21 @@ def print_text(rows, check_at, out):
         tag = "" if r["n"] >= check_at else "  (not checked: N < %d)" \
             % check_at
         p("N=%d%s" % (r["n"], tag))
-        p("  %s  CPU/thread workers=1 %.2fx reader (target <= %.2fx)"
-          % (pf(v["cpu"]), r["w1"]["cpu_ratio"], TARGET_CPU_RATIO))
-        p("  %s  wall workers=2 %.2fx workers=1 (target <= %.2fx)"
+        if r["background_cores"] > BUSY_WARN:
+            p("  warning: the rest of the host kept %.2f CPUs busy; the "
+              "wall figures (and less so CPU) are unreliable, rerun on a "
+              "quiet machine" % r["background_cores"])
+        p("  %s  CPU/thread workers=1 %.3fx reader (target <= %.2fx; best "
+          "runs: %.3fx)" % (pf(v["cpu"]), r["w1"]["cpu_ratio"],
+                            TARGET_CPU_RATIO, r["w1"]["cpu_ratio_best"]))
+        p("  %s  wall workers=2 %.3fx workers=1 (target <= %.2fx)"
           % (pf(v["wall"]), r["wall_ratio"], TARGET_WALL_RATIO))
         p("  %s  peak RSS %.2f MiB (target <= %.2f MiB = 16 MiB + 300 B x "
           "%d threads)" % (pf(v["rss"]), mib(r["rss_worst"]),
                            mib(r["rss_limit"]), r["w1"]["threads"]))
+        p("        2 workers: CPU %.3fx of 1 worker; two plain readers at "
+          "once: each %.3fx the CPU of one alone" % (
+              r["w2_cpu_factor"], r["pair_cpu_factor"]))
         st = r.get("strace")
         if st:
             p("        system calls (strace -f -c), reader / ctprof-core w1, "
@@ -420,8 +465,9 @@ def print_text(rows, check_at, out):
                                                     st[k]["ctprof"])
                                    for k in STRACE_SYSCALLS))
         if r["w1"]["walk_s"] is not None and r["w2"]["walk_s"] is not None:
-            p("        walk w1 %.0f ms, w2 %.0f ms; rest of the run (start, "
-              "plugins, writer) w1 %.0f ms, w2 %.0f ms" % (
+            p("        walk w1 %.0f ms, w2 %.0f ms (ctprof-core's summary, to "
+              "10 ms); rest of the run (start, plugins, writer) w1 ~%.0f ms, "
+              "w2 ~%.0f ms" % (
                   r["w1"]["walk_s"] * 1e3, r["w2"]["walk_s"] * 1e3,
                   (r["w1"]["wall_s"] - r["w1"]["walk_s"]) * 1e3,
                   (r["w2"]["wall_s"] - r["w2"]["walk_s"]) * 1e3))
@@ -462,10 +508,13 @@ def print_markdown(rows, info, args, check_at, out):
         if r["n"] < check_at:
             continue
         v = verdicts(r)
-        p("| CPU per thread, workers=1 / reader | %d | %.2fx | 1.15x | %s |"
-          % (r["n"], r["w1"]["cpu_ratio"], pf(v["cpu"])))
-        p("| wall, workers=2 / workers=1 | %d | %.2fx | 0.6x | %s |"
-          % (r["n"], r["wall_ratio"], pf(v["wall"])))
+        p("| CPU per thread, workers=1 / reader | %d | %.3fx (best runs "
+          "%.3fx) | 1.15x | %s |" % (r["n"], r["w1"]["cpu_ratio"],
+                                     r["w1"]["cpu_ratio_best"],
+                                     pf(v["cpu"])))
+        p("| wall, workers=2 / workers=1 | %d | %.3fx (other CPU busy "
+          "%.2f) | 0.6x | %s |" % (r["n"], r["wall_ratio"],
+                                   r["background_cores"], pf(v["wall"])))
         p("| peak RSS (worst of w1, w2) | %d | %.2f MiB | %.2f MiB | %s |"
           % (r["n"], mib(r["rss_worst"]), mib(r["rss_limit"]),
              pf(v["rss"])))

@@ -43,7 +43,8 @@ struct walk {
 	const char *pfile[MAX_FILES];
 	size_t n_pfile;
 	bool affinity;
-	char dents[DENTS_BUF];
+	/* getdents64 fills it with 8-byte aligned records. */
+	_Alignas(struct dirent64) char dents[DENTS_BUF];
 	/* Big enough for every file read here in one call, like the engine's
 	 * grown buffers after the first few tasks. */
 	char buf[65536];

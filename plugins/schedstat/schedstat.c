@@ -1,0 +1,417 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * schedstat: per-thread scheduler accounting from
+ * /proc/<tgid>/task/<tid>/schedstat (on-CPU time, run-queue wait,
+ * timeslices; CONFIG_SCHED_INFO) and .../sched (wakeups, migrations,
+ * wait/sleep/block/iowait sums and peaks; most of it needs
+ * CONFIG_SCHEDSTATS and kernel.sched_schedstats=1). A key the kernel does
+ * not print stays absent. README.md has the field table.
+ *
+ * Options:
+ *   sched: true (default) | false
+ *     false never opens the sched file (the costlier one): only the three
+ *     schedstat fields are recorded.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctprof/plugin.h"
+#include "schedstat_parse.h"
+
+#ifndef SCHEDSTAT_VERSION
+#define SCHEDSTAT_VERSION "0"
+#endif
+
+enum {
+	F_RUN_TIME,
+	F_WAIT_TIME,
+	F_TIMESLICES,
+	F_NR_WAKEUPS,
+	F_NR_WAKEUPS_LOCAL,
+	F_NR_WAKEUPS_REMOTE,
+	F_NR_WAKEUPS_SYNC,
+	F_NR_WAKEUPS_MIGRATE,
+	F_NR_WAKEUPS_AFFINE,
+	F_NR_WAKEUPS_AFFINE_ATTEMPTS,
+	F_NR_MIGRATIONS,
+	F_NR_FORCED_MIGRATIONS,
+	F_NR_FAILED_MIGRATIONS_AFFINE,
+	F_NR_FAILED_MIGRATIONS_RUNNING,
+	F_NR_FAILED_MIGRATIONS_HOT,
+	F_WAIT_SUM,
+	F_WAIT_COUNT,
+	F_WAIT_MAX,
+	F_SLEEP_MAX,
+	F_BLOCK_SUM,
+	F_BLOCK_MAX,
+	F_IOWAIT_SUM,
+	F_IOWAIT_COUNT,
+	F_EXEC_MAX,
+	F_SLICE_MAX,
+	F_CORE_FORCEIDLE_SUM,
+	F_SLICE,
+	F_VOLUNTARY_SLEEP,
+	F_EXT_ENABLED,
+	N_FIELDS
+};
+
+#define THREAD_U64(f, n, u, k, r, h)                                           \
+	[f] = {.name = "schedstat." n,                                         \
+	       .help = h,                                                      \
+	       .scope = CTP_SCOPE_THREAD,                                      \
+	       .type = CTP_TYPE_U64,                                           \
+	       .unit = u,                                                      \
+	       .kind = k,                                                      \
+	       .rule = r}
+/* Lifetime totals add up across threads; lifetime peaks do not. */
+#define COUNT(f, n, h)                                                         \
+	THREAD_U64(f, n, CTP_UNIT_COUNT, CTP_KIND_COUNTER, CTP_RULE_SUM, h)
+#define SUM_NS(f, n, h)                                                        \
+	THREAD_U64(f, n, CTP_UNIT_NS, CTP_KIND_COUNTER, CTP_RULE_SUM, h)
+#define PEAK_NS(f, n, h)                                                       \
+	THREAD_U64(f, n, CTP_UNIT_NS, CTP_KIND_PEAK, CTP_RULE_MAX, h)
+
+static const struct ctp_field_desc fields[] = {
+	SUM_NS(F_RUN_TIME, "run_time",
+	       "Time on a CPU (se.sum_exec_runtime), schedstat field 1"),
+	SUM_NS(F_WAIT_TIME, "wait_time",
+	       "Time runnable but waiting for a CPU (run_delay), schedstat "
+	       "field 2"),
+	COUNT(F_TIMESLICES, "timeslices",
+	      "Times the thread was put on a CPU (pcount), schedstat field 3"),
+	COUNT(F_NR_WAKEUPS, "nr_wakeups", "Wakeups, sched nr_wakeups"),
+	COUNT(F_NR_WAKEUPS_LOCAL, "nr_wakeups_local",
+	      "Wakeups on the waker's CPU, sched nr_wakeups_local"),
+	COUNT(F_NR_WAKEUPS_REMOTE, "nr_wakeups_remote",
+	      "Wakeups on another CPU than the waker's, sched "
+	      "nr_wakeups_remote"),
+	COUNT(F_NR_WAKEUPS_SYNC, "nr_wakeups_sync",
+	      "Synchronous (WF_SYNC) wakeups, sched nr_wakeups_sync"),
+	COUNT(F_NR_WAKEUPS_MIGRATE, "nr_wakeups_migrate",
+	      "Wakeups that moved the thread to another CPU, sched "
+	      "nr_wakeups_migrate"),
+	COUNT(F_NR_WAKEUPS_AFFINE, "nr_wakeups_affine",
+	      "Wake-affine decisions that chose the waker's CPU, sched "
+	      "nr_wakeups_affine"),
+	COUNT(F_NR_WAKEUPS_AFFINE_ATTEMPTS, "nr_wakeups_affine_attempts",
+	      "Wake-affine decisions taken, sched nr_wakeups_affine_attempts"),
+	COUNT(F_NR_MIGRATIONS, "nr_migrations",
+	      "Migrations between CPUs, sched se.nr_migrations"),
+	COUNT(F_NR_FORCED_MIGRATIONS, "nr_forced_migrations",
+	      "Load-balancer migrations despite a cache-hot thread, sched "
+	      "nr_forced_migrations"),
+	COUNT(F_NR_FAILED_MIGRATIONS_AFFINE, "nr_failed_migrations_affine",
+	      "Migrations refused by CPU affinity, sched "
+	      "nr_failed_migrations_affine"),
+	COUNT(F_NR_FAILED_MIGRATIONS_RUNNING, "nr_failed_migrations_running",
+	      "Migrations refused because the thread was running, sched "
+	      "nr_failed_migrations_running"),
+	COUNT(F_NR_FAILED_MIGRATIONS_HOT, "nr_failed_migrations_hot",
+	      "Migrations refused because the thread was cache-hot, sched "
+	      "nr_failed_migrations_hot"),
+	SUM_NS(F_WAIT_SUM, "wait_sum",
+	       "Run-queue wait time (fair/rt/dl classes), sched wait_sum"),
+	COUNT(F_WAIT_COUNT, "wait_count",
+	      "Run-queue waits ended, sched wait_count"),
+	PEAK_NS(F_WAIT_MAX, "wait_max",
+		"Longest run-queue wait, sched wait_max"),
+	PEAK_NS(F_SLEEP_MAX, "sleep_max",
+		"Longest off-CPU sleep (voluntary or blocked), sched "
+		"sleep_max"),
+	SUM_NS(F_BLOCK_SUM, "block_sum",
+	       "Time blocked uninterruptibly, sched sum_block_runtime"),
+	PEAK_NS(F_BLOCK_MAX, "block_max",
+		"Longest uninterruptible block, sched block_max"),
+	SUM_NS(F_IOWAIT_SUM, "iowait_sum",
+	       "Time blocked waiting for I/O (part of block_sum), sched "
+	       "iowait_sum"),
+	COUNT(F_IOWAIT_COUNT, "iowait_count",
+	      "I/O waits ended, sched iowait_count"),
+	PEAK_NS(F_EXEC_MAX, "exec_max",
+		"Longest on-CPU stretch between accounting updates, sched "
+		"exec_max"),
+	PEAK_NS(F_SLICE_MAX, "slice_max",
+		"Longest fair-class slice run before being switched out, "
+		"sched slice_max"),
+	SUM_NS(F_CORE_FORCEIDLE_SUM, "core_forceidle_sum",
+	       "Time an SMT sibling was forced idle for this thread (core "
+	       "scheduling), sched core_forceidle_sum"),
+	THREAD_U64(F_SLICE, "slice", CTP_UNIT_NS, CTP_KIND_GAUGE, CTP_RULE_MAX,
+		   "Current fair-class slice length, sched se.slice"),
+	SUM_NS(F_VOLUNTARY_SLEEP, "voluntary_sleep",
+	       "Interruptible sleep time: sched sum_sleep_runtime minus "
+	       "sum_block_runtime"),
+	[F_EXT_ENABLED] = {.name = "schedstat.ext_enabled",
+			   .help = "Scheduled by sched_ext now, sched "
+				   "ext.enabled",
+			   .scope = CTP_SCOPE_THREAD,
+			   .type = CTP_TYPE_BOOL,
+			   .unit = CTP_UNIT_NONE,
+			   .kind = CTP_KIND_CATEGORICAL,
+			   .rule = CTP_RULE_MODE},
+};
+
+#undef PEAK_NS
+#undef SUM_NS
+#undef COUNT
+#undef THREAD_U64
+
+_Static_assert(sizeof(fields) / sizeof(fields[0]) == N_FIELDS,
+	       "field table and enum disagree");
+
+/* The field each sched key feeds; -1 for sum_sleep_runtime, which only
+ * feeds voluntary_sleep. */
+static const signed char key_field[CTP_SCHED_N_KEYS] = {
+	[CTP_SCHED_NR_WAKEUPS] = F_NR_WAKEUPS,
+	[CTP_SCHED_NR_WAKEUPS_LOCAL] = F_NR_WAKEUPS_LOCAL,
+	[CTP_SCHED_NR_WAKEUPS_REMOTE] = F_NR_WAKEUPS_REMOTE,
+	[CTP_SCHED_NR_WAKEUPS_SYNC] = F_NR_WAKEUPS_SYNC,
+	[CTP_SCHED_NR_WAKEUPS_MIGRATE] = F_NR_WAKEUPS_MIGRATE,
+	[CTP_SCHED_NR_WAKEUPS_AFFINE] = F_NR_WAKEUPS_AFFINE,
+	[CTP_SCHED_NR_WAKEUPS_AFFINE_ATTEMPTS] = F_NR_WAKEUPS_AFFINE_ATTEMPTS,
+	[CTP_SCHED_NR_MIGRATIONS] = F_NR_MIGRATIONS,
+	[CTP_SCHED_NR_FORCED_MIGRATIONS] = F_NR_FORCED_MIGRATIONS,
+	[CTP_SCHED_NR_FAILED_MIGRATIONS_AFFINE] = F_NR_FAILED_MIGRATIONS_AFFINE,
+	[CTP_SCHED_NR_FAILED_MIGRATIONS_RUNNING] =
+		F_NR_FAILED_MIGRATIONS_RUNNING,
+	[CTP_SCHED_NR_FAILED_MIGRATIONS_HOT] = F_NR_FAILED_MIGRATIONS_HOT,
+	[CTP_SCHED_WAIT_SUM] = F_WAIT_SUM,
+	[CTP_SCHED_WAIT_COUNT] = F_WAIT_COUNT,
+	[CTP_SCHED_WAIT_MAX] = F_WAIT_MAX,
+	[CTP_SCHED_SLEEP_MAX] = F_SLEEP_MAX,
+	[CTP_SCHED_SUM_SLEEP_RUNTIME] = -1,
+	[CTP_SCHED_SUM_BLOCK_RUNTIME] = F_BLOCK_SUM,
+	[CTP_SCHED_BLOCK_MAX] = F_BLOCK_MAX,
+	[CTP_SCHED_IOWAIT_SUM] = F_IOWAIT_SUM,
+	[CTP_SCHED_IOWAIT_COUNT] = F_IOWAIT_COUNT,
+	[CTP_SCHED_EXEC_MAX] = F_EXEC_MAX,
+	[CTP_SCHED_SLICE_MAX] = F_SLICE_MAX,
+	[CTP_SCHED_CORE_FORCEIDLE_SUM] = F_CORE_FORCEIDLE_SUM,
+	[CTP_SCHED_SLICE] = F_SLICE,
+	[CTP_SCHED_EXT_ENABLED] = F_EXT_ENABLED,
+};
+
+/* Declaration order is the order of task->files[]. sched is lazy so that
+ * `sched: false` never opens it. */
+enum { TF_SCHEDSTAT, TF_SCHED, N_TF };
+static const char *const thread_files[] = {"schedstat", "?sched", NULL};
+
+enum {
+	C_NEGATIVE,	  /* negative_dotted_values */
+	C_SCHED_ERR,	  /* sched_parse_errors */
+	C_SCHEDSTAT_ERR,  /* schedstat_parse_errors */
+	C_SLEEP_NEGATIVE, /* voluntary_sleep_negative */
+	N_COUNTERS
+};
+static const char *const counter_names[N_COUNTERS] = {
+	[C_NEGATIVE] = "negative_dotted_values",
+	[C_SCHED_ERR] = "sched_parse_errors",
+	[C_SCHEDSTAT_ERR] = "schedstat_parse_errors",
+	[C_SLEEP_NEGATIVE] = "voluntary_sleep_negative",
+};
+
+/* Read-only after init: the callbacks share it across workers. */
+struct sched_state {
+	struct ctp_ctx *ctx;
+	const struct ctp_api *api;
+	int fh[N_FIELDS]; /* field handles; < 0 means skip */
+	int counter[N_COUNTERS];
+	int read_sched;
+};
+
+static void count(const struct sched_state *st, int c, uint64_t n)
+{
+	if (n)
+		st->api->summary_add(st->ctx, st->counter[c], n);
+}
+
+/* Keep the first failure of a series of set_* calls. */
+static void keep(int *ret, int r)
+{
+	if (r < 0 && *ret == 0)
+		*ret = r;
+}
+
+static int set_u64(const struct sched_state *st, struct ctp_record *rec, int f,
+		   uint64_t v)
+{
+	return st->fh[f] < 0 ? 0 : st->api->set_u64(rec, st->fh[f], v);
+}
+
+/* The bytes of a file, or NULL when it could not be read (the core tallies
+ * that, and decides whether the thread vanished). */
+static const struct ctp_file *usable(const struct ctp_file *f)
+{
+	return f && f->err == 0 && f->data ? f : NULL;
+}
+
+static int record_schedstat(const struct sched_state *st,
+			    struct ctp_record *rec, const struct ctp_file *f)
+{
+	struct ctp_schedstat ss;
+	int ret = 0;
+
+	if (ctp_parse_schedstat(f->data, f->len, &ss) < 0)
+		count(st, C_SCHEDSTAT_ERR, 1);
+	if (ss.present & CTP_SCHEDSTAT_RUN)
+		keep(&ret, set_u64(st, rec, F_RUN_TIME, ss.run_ns));
+	if (ss.present & CTP_SCHEDSTAT_WAIT)
+		keep(&ret, set_u64(st, rec, F_WAIT_TIME, ss.wait_ns));
+	if (ss.present & CTP_SCHEDSTAT_TIMESLICES)
+		keep(&ret, set_u64(st, rec, F_TIMESLICES, ss.timeslices));
+	return ret;
+}
+
+static int record_sched(const struct sched_state *st, struct ctp_record *rec,
+			const struct ctp_file *f)
+{
+	struct ctp_sched s;
+	uint64_t v;
+	int ret = 0, k, r;
+
+	if (ctp_parse_sched(f->data, f->len, &s) < 0)
+		count(st, C_SCHED_ERR, 1);
+	count(st, C_NEGATIVE, s.negative);
+	for (k = 0; k < CTP_SCHED_N_KEYS; k++) {
+		int fi = key_field[k];
+
+		if (fi < 0 || !ctp_sched_has(&s, (enum ctp_sched_key)k) ||
+		    st->fh[fi] < 0)
+			continue;
+		if (fi == F_EXT_ENABLED)
+			r = st->api->set_bool(rec, st->fh[fi], s.v[k] != 0);
+		else
+			r = st->api->set_u64(rec, st->fh[fi], s.v[k]);
+		keep(&ret, r);
+	}
+	r = ctp_sched_voluntary_sleep(&s, &v);
+	if (r == 0)
+		keep(&ret, set_u64(st, rec, F_VOLUNTARY_SLEEP, v));
+	else if (r == -ERANGE)
+		count(st, C_SLEEP_NEGATIVE, 1);
+	return ret;
+}
+
+/*
+ * A file that cannot be read leaves its fields absent and is not an error
+ * of the plugin: schedstat and sched are missing on kernels built without
+ * them, and the core already tallies each failed read per file name. Only
+ * a refused set_* (a bug) is returned.
+ */
+static int sched_thread(void *state, const struct ctp_task *task,
+			struct ctp_record *rec)
+{
+	const struct sched_state *st = state;
+	const struct ctp_file *f;
+	int ret = 0;
+
+	if (!CTP_HAS(task, struct ctp_task, n_files) || task->n_files < N_TF)
+		return -EINVAL;
+	f = usable(&task->files[TF_SCHEDSTAT]);
+	if (f)
+		keep(&ret, record_schedstat(st, rec, f));
+	/* Fetched only now: `sched: false` never opens it. */
+	if (st->read_sched && st->api->file_get(task, TF_SCHED, &f) == 0) {
+		f = usable(f);
+		if (f)
+			keep(&ret, record_sched(st, rec, f));
+	}
+	return ret;
+}
+
+static int parse_options(struct ctp_ctx *ctx, const struct ctp_api *api,
+			 int *read_sched)
+{
+	const char *key;
+	size_t i;
+	int r;
+
+	for (i = 0; (key = api->opt_key(ctx, i)); i++) {
+		if (strcmp(key, "sched") != 0) {
+			api->log(ctx, CTP_LOG_ERR,
+				 "unknown option '%s' (known: sched)", key);
+			return -EINVAL;
+		}
+	}
+	r = api->opt_bool(ctx, "sched", read_sched);
+	if (r == -ENOENT) {
+		*read_sched = 1;
+		r = 0;
+	} else if (r < 0) {
+		api->log(ctx, CTP_LOG_ERR,
+			 "option 'sched': not a boolean (true or false)");
+	}
+	return r;
+}
+
+static void sched_fini(void *state)
+{
+	free(state);
+}
+
+static int sched_init(struct ctp_ctx *ctx, const struct ctp_api *api,
+		      void **state)
+{
+	struct sched_state *st;
+	int read_sched, r;
+	size_t i;
+
+	if (!api || api->abi != CTP_ABI_MAJOR ||
+	    !CTP_HAS(api, struct ctp_api, file_get))
+		return -ENOTSUP;
+	r = parse_options(ctx, api, &read_sched);
+	if (r < 0)
+		return r;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st->ctx = ctx;
+	st->api = api;
+	st->read_sched = read_sched;
+	for (i = 0; i < N_FIELDS; i++) {
+		st->fh[i] = api->field_handle(ctx, i);
+		if (st->fh[i] < 0)
+			api->log(ctx, CTP_LOG_DEBUG,
+				 "field %s has no handle: %s", fields[i].name,
+				 strerror(-st->fh[i]));
+	}
+	for (i = 0; i < N_COUNTERS; i++) {
+		r = api->summary_register(ctx, counter_names[i]);
+		if (r < 0) {
+			api->log(ctx, CTP_LOG_ERR,
+				 "cannot register summary counter %s: %s",
+				 counter_names[i], strerror(-r));
+			free(st);
+			return r;
+		}
+		st->counter[i] = r;
+	}
+	/* schedstat exists only with CONFIG_SCHED_INFO; saying so lets `show`
+	 * tell such a kernel from other read failures. (sched is not gated:
+	 * it needed CONFIG_SCHED_DEBUG only before 6.15.) An older core
+	 * without gates just gives no such hint. */
+	if (CTP_HAS(api, struct ctp_api, file_gate) && api->file_gate) {
+		r = api->file_gate(ctx, "schedstat", "CONFIG_SCHED_INFO");
+		if (r < 0)
+			api->log(ctx, CTP_LOG_DEBUG, "file_gate schedstat: %s",
+				 strerror(-r));
+	}
+	*state = st;
+	return 0;
+}
+
+CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
+	CTP_PLUGIN_HEADER,
+	.name = "schedstat",
+	.version = SCHEDSTAT_VERSION,
+	.description = "Per-thread scheduler accounting: CPU, run-queue wait, "
+		       "wakeups, migrations, sleep/block/iowait from /proc "
+		       "schedstat and sched",
+	.flags = CTP_PLUGIN_MT_SAFE,
+	CTP_PLUGIN_FIELDS(fields),
+	.thread_files = thread_files,
+	.init = sched_init,
+	.fini = sched_fini,
+	.thread = sched_thread,
+};

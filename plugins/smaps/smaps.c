@@ -1,0 +1,383 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * smaps: per-process memory breakdown from /proc/<tgid>/smaps_rollup (Rss,
+ * Pss, Pss_Anon, Swap, ... and whatever keys a newer kernel adds), one
+ * field `smaps.<key in lower case>` per key, in bytes, registered the first
+ * time a key is met. Process scope: every thread shares the mm, so the file
+ * is read once per process and grouping never multiplies it.
+ *
+ * smaps_rollup walks every vma under the target's mmap lock and costs
+ * roughly 9 ms per GB resident, so it is declared lazily and read only
+ * after the cheap statm says the process is worth it:
+ *
+ *   max_rss_bytes   skip a process whose resident size (statm) exceeds
+ *                   this; counted in skipped_rss. Default 16GiB.
+ *   time_budget_ms  wall time, summed over workers, the plugin may spend
+ *                   on smaps_rollup per snapshot; once spent, the rest are
+ *                   skipped and counted in skipped_budget. Default 300.
+ *
+ * Both take "unlimited"; max_rss_bytes takes K/M/G/T or KiB/MiB/GiB/TiB
+ * (powers of 1024). plugins/smaps/README.md has the arithmetic.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctprof/plugin.h"
+#include "smaps_parse.h"
+
+#ifndef SMAPS_VERSION
+#define SMAPS_VERSION "0"
+#endif
+
+#define DEFAULT_MAX_RSS	  (16ull << 30)
+#define DEFAULT_BUDGET_MS 300ull
+/* Distinct keys remembered; a 6.18 kernel has 22. */
+#define KEY_CACHE 128
+
+/* Declaration order is the order of task->files[]. */
+enum { PF_STATM, PF_SMAPS, N_PF };
+static const char *const process_files[] = {"statm", "?smaps_rollup", NULL};
+
+enum {
+	C_SKIPPED_RSS,
+	C_SKIPPED_BUDGET,
+	C_NO_MM,
+	C_STATM_PARSE,
+	C_PARSE,
+	C_KEYS_DROPPED,
+	C_READ_US,
+	N_COUNTERS
+};
+static const char *const counter_names[N_COUNTERS] = {
+	[C_SKIPPED_RSS] = "skipped_rss",
+	[C_SKIPPED_BUDGET] = "skipped_budget",
+	[C_NO_MM] = "no_mm",
+	[C_STATM_PARSE] = "statm_parse_errors",
+	[C_PARSE] = "parse_errors",
+	[C_KEYS_DROPPED] = "keys_dropped",
+	[C_READ_US] = "read_us",
+};
+
+struct key_slot {
+	char key[CTP_SMAPS_KEY_MAX];
+	size_t len;
+	int handle; /* < 0: registration refused, skip the key */
+};
+
+struct smaps_state {
+	struct ctp_ctx *ctx;
+	const struct ctp_api *api;
+	int counter[N_COUNTERS];
+	uint64_t max_rss;   /* bytes */
+	uint64_t budget_ns; /* UINT64_MAX: unlimited */
+	uint64_t page_size;
+	_Atomic uint64_t spent_ns; /* this snapshot */
+	/*
+	 * Key -> field handle. Slots below n are complete and never change,
+	 * so lookups scan them without the lock; a miss takes the lock to
+	 * register and append.
+	 */
+	pthread_mutex_t lock;
+	_Atomic size_t n_keys;
+	struct key_slot keys[KEY_CACHE];
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void count(struct smaps_state *st, int c, uint64_t n)
+{
+	st->api->summary_add(st->ctx, st->counter[c], n);
+}
+
+static const struct key_slot *find_key(const struct key_slot *keys, size_t n,
+				       const struct ctp_smaps_kv *kv)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (keys[i].len == kv->key_len &&
+		    memcmp(keys[i].key, kv->key, kv->key_len) == 0)
+			return &keys[i];
+	return NULL;
+}
+
+/* The field of a key: "smaps." and the key in lower case, bytes, gauge. */
+static int register_key(struct smaps_state *st, const struct ctp_smaps_kv *kv)
+{
+	char name[6 + CTP_SMAPS_KEY_MAX + 1], help[96 + CTP_SMAPS_KEY_MAX];
+	struct ctp_field_desc d = {
+		.name = name,
+		.help = help,
+		.scope = CTP_SCOPE_PROCESS,
+		.type = CTP_TYPE_U64,
+		.unit = CTP_UNIT_BYTES,
+		.kind = CTP_KIND_GAUGE,
+		.rule = CTP_RULE_MAX,
+	};
+	size_t i;
+
+	memcpy(name, "smaps.", 6);
+	for (i = 0; i < kv->key_len; i++) {
+		char c = kv->key[i];
+
+		name[6 + i] = c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+	}
+	name[6 + kv->key_len] = '\0';
+	/* The parser allows only [A-Za-z0-9_]; no stdio needed. */
+	memcpy(help, "smaps_rollup ", 13);
+	memcpy(help + 13, kv->key, kv->key_len);
+	strcpy(help + 13 + kv->key_len, ", kB converted to bytes");
+	return st->api->field_register(st->ctx, &d);
+}
+
+/* Handle of a key's field, registering it the first time; < 0 to skip. */
+static int key_handle(struct smaps_state *st, const struct ctp_smaps_kv *kv)
+{
+	size_t n = atomic_load_explicit(&st->n_keys, memory_order_acquire);
+	const struct key_slot *k = find_key(st->keys, n, kv);
+	struct key_slot *slot;
+	int h;
+
+	if (k)
+		return k->handle;
+	pthread_mutex_lock(&st->lock);
+	n = atomic_load_explicit(&st->n_keys, memory_order_relaxed);
+	k = find_key(st->keys, n, kv);
+	if (k) {
+		h = k->handle;
+	} else if (n == KEY_CACHE) {
+		h = -ENOSPC;
+	} else {
+		/* Refusals are cached too: the core logged it once. */
+		h = register_key(st, kv);
+		slot = &st->keys[n];
+		memcpy(slot->key, kv->key, kv->key_len);
+		slot->len = kv->key_len;
+		slot->handle = h;
+		atomic_store_explicit(&st->n_keys, n + 1, memory_order_release);
+	}
+	pthread_mutex_unlock(&st->lock);
+	return h;
+}
+
+static int set_rollup(struct smaps_state *st, struct ctp_record *rec,
+		      const struct ctp_smaps_rollup *sr)
+{
+	uint64_t dropped = sr->dropped;
+	int ret = 0, h, r;
+	size_t i;
+
+	for (i = 0; i < sr->n; i++) {
+		h = key_handle(st, &sr->kv[i]);
+		if (h < 0) {
+			dropped++;
+			continue;
+		}
+		r = st->api->set_u64(rec, h, sr->kv[i].bytes);
+		if (r < 0 && ret == 0)
+			ret = r;
+	}
+	if (dropped)
+		count(st, C_KEYS_DROPPED, dropped);
+	return ret;
+}
+
+/* Read, parse and record smaps_rollup; the time it takes is metered. */
+static int read_rollup(struct smaps_state *st, const struct ctp_task *task,
+		       struct ctp_record *rec)
+{
+	struct ctp_smaps_rollup sr;
+	const struct ctp_file *f;
+	uint64_t t0 = now_ns(), dt;
+	int ret = 0;
+
+	/* A failed read is tallied by the core; the values stay absent. */
+	if (st->api->file_get(task, PF_SMAPS, &f) == 0 && f->data) {
+		if (ctp_parse_smaps_rollup(f->data, f->len, &sr) < 0)
+			count(st, C_PARSE, 1);
+		ret = set_rollup(st, rec, &sr);
+	}
+	dt = now_ns() - t0;
+	atomic_fetch_add_explicit(&st->spent_ns, dt, memory_order_relaxed);
+	count(st, C_READ_US, dt / 1000);
+	return ret;
+}
+
+static int smaps_process(void *state, const struct ctp_task *task,
+			 struct ctp_record *rec)
+{
+	struct smaps_state *st = state;
+	const struct ctp_file *fm;
+	struct ctp_statm sm;
+	uint64_t resident;
+
+	if (!CTP_HAS(task, struct ctp_task, core) || task->n_files < N_PF)
+		return -EINVAL;
+	fm = &task->files[PF_STATM];
+	/* Without statm the size is unknown: never risk the costly read. */
+	if (fm->err || !fm->data)
+		return 0;
+	if (ctp_parse_statm(fm->data, fm->len, &sm) < 0) {
+		count(st, C_STATM_PARSE, 1);
+		return 0;
+	}
+	/* A kernel thread has no mm: smaps_rollup would fail with ESRCH. */
+	if (sm.size == 0) {
+		count(st, C_NO_MM, 1);
+		return 0;
+	}
+	resident = sm.resident > UINT64_MAX / st->page_size
+			   ? UINT64_MAX
+			   : sm.resident * st->page_size;
+	if (resident > st->max_rss) {
+		count(st, C_SKIPPED_RSS, 1);
+		return 0;
+	}
+	if (st->budget_ns != UINT64_MAX &&
+	    atomic_load_explicit(&st->spent_ns, memory_order_relaxed) >=
+		    st->budget_ns) {
+		count(st, C_SKIPPED_BUDGET, 1);
+		return 0;
+	}
+	return read_rollup(st, task, rec);
+}
+
+/* Called once per snapshot before the walk: a fresh budget. */
+static int smaps_host(void *state, struct ctp_record *rec)
+{
+	struct smaps_state *st = state;
+
+	(void)rec;
+	atomic_store(&st->spent_ns, 0);
+	return 0;
+}
+
+static int option(struct ctp_ctx *ctx, const struct ctp_api *api,
+		  const char *key, enum ctp_size_units units, uint64_t dflt,
+		  uint64_t *out)
+{
+	const char *v;
+	int r = api->opt_str(ctx, key, &v);
+
+	if (r == -ENOENT) {
+		*out = dflt;
+		return 0;
+	}
+	if (r < 0) {
+		api->log(ctx, CTP_LOG_ERR, "option '%s': %s", key,
+			 strerror(-r));
+		return r;
+	}
+	r = ctp_parse_size(v, units, out);
+	if (r < 0)
+		api->log(ctx, CTP_LOG_ERR,
+			 "option '%s': '%s' is not %s or \"unlimited\"", key, v,
+			 units == CTP_SIZE_BYTES
+				 ? "a size (e.g. 16GiB, 512M, 1048576)"
+				 : "a whole number");
+	return r;
+}
+
+static int parse_options(struct ctp_ctx *ctx, const struct ctp_api *api,
+			 struct smaps_state *st)
+{
+	uint64_t ms;
+	const char *key;
+	size_t i;
+	int r;
+
+	for (i = 0; (key = api->opt_key(ctx, i)); i++) {
+		if (strcmp(key, "max_rss_bytes") != 0 &&
+		    strcmp(key, "time_budget_ms") != 0) {
+			api->log(ctx, CTP_LOG_ERR,
+				 "unknown option '%s' (known: max_rss_bytes, "
+				 "time_budget_ms)",
+				 key);
+			return -EINVAL;
+		}
+	}
+	r = option(ctx, api, "max_rss_bytes", CTP_SIZE_BYTES, DEFAULT_MAX_RSS,
+		   &st->max_rss);
+	if (r == 0)
+		r = option(ctx, api, "time_budget_ms", CTP_SIZE_PLAIN,
+			   DEFAULT_BUDGET_MS, &ms);
+	if (r < 0)
+		return r;
+	st->budget_ns = ms >= UINT64_MAX / 1000000 ? UINT64_MAX : ms * 1000000;
+	return 0;
+}
+
+static void smaps_fini(void *state)
+{
+	struct smaps_state *st = state;
+
+	if (!st)
+		return;
+	pthread_mutex_destroy(&st->lock);
+	free(st);
+}
+
+static int smaps_init(struct ctp_ctx *ctx, const struct ctp_api *api,
+		      void **state)
+{
+	struct smaps_state *st;
+	int i, r;
+
+	/* The lazy smaps_rollup needs file_get. */
+	if (!api || api->abi != CTP_ABI_MAJOR ||
+	    !CTP_HAS(api, struct ctp_api, file_get))
+		return -ENOTSUP;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st->ctx = ctx;
+	st->api = api;
+	pthread_mutex_init(&st->lock, NULL);
+	st->page_size = (uint64_t)getpagesize();
+	r = parse_options(ctx, api, st);
+	for (i = 0; r == 0 && i < N_COUNTERS; i++) {
+		st->counter[i] = api->summary_register(ctx, counter_names[i]);
+		if (st->counter[i] < 0) {
+			r = st->counter[i];
+			api->log(ctx, CTP_LOG_ERR,
+				 "cannot register summary counter %s: %s",
+				 counter_names[i], strerror(-r));
+		}
+	}
+	if (r < 0) {
+		smaps_fini(st);
+		return r;
+	}
+	api->log(ctx, CTP_LOG_DEBUG,
+		 "max_rss_bytes %llu, time budget %llu ns, page size %llu",
+		 (unsigned long long)st->max_rss,
+		 (unsigned long long)st->budget_ns,
+		 (unsigned long long)st->page_size);
+	*state = st;
+	return 0;
+}
+
+CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
+	CTP_PLUGIN_HEADER,
+	.name = "smaps",
+	.version = SMAPS_VERSION,
+	.description = "Per-process memory breakdown (Rss, Pss, Swap, ...) "
+		       "from /proc/<tgid>/smaps_rollup, size- and time-capped",
+	.flags = CTP_PLUGIN_MT_SAFE,
+	.process_files = process_files,
+	.init = smaps_init,
+	.fini = smaps_fini,
+	.host = smaps_host,
+	.process = smaps_process,
+};

@@ -1,0 +1,952 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * taskstats: per-thread delay accounting (eight families: count, total,
+ * max, min) and the process's memory high-water marks, from the kernel's
+ * taskstats generic-netlink interface (TASKSTATS_CMD_GET per tid, libmnl).
+ * plugins/taskstats/README.md has the fields, states and costs.
+ *
+ * Batching: the engine calls `process` for a tgid and then `thread` for each
+ * of its tids on the same worker. `process` lists task/ of the tgid; the
+ * first `thread` callback of each run of `batch_size` listed tids sends one
+ * GET per tid in a single send and gathers the replies with recvmmsg into
+ * the worker's window, which later `thread` calls read. A tid that is not
+ * in the listing (born since) or whose reply was lost gets a query of its
+ * own. Every worker has its own socket, opened on first use and closed by
+ * fini.
+ *
+ * Options:
+ *   batch_size: 1..256 (default 64) GETs per send; 1 queries each thread
+ *               on its own (for comparison; costs two more syscalls each).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <libmnl/libmnl.h>
+#include <linux/genetlink.h>
+#include <linux/magic.h>
+#include <linux/netlink.h>
+#include <linux/taskstats.h>
+
+#include "ctprof/plugin.h"
+#include "hostprobe.h"
+#include "taskstats_reply.h"
+
+#ifndef TASKSTATS_PLUGIN_VERSION
+#define TASKSTATS_PLUGIN_VERSION "0"
+#endif
+
+/* ---- Fields -------------------------------------------------------------- */
+
+/* Field i of the table is member i of struct ctp_taskstats for i < 34. */
+#define F_HIWATER_RSS CTP_TS_HIWATER_RSS
+#define F_HIWATER_VM  CTP_TS_HIWATER_VM
+#define N_FIELDS      (CTP_TS_HIWATER_VM + 1)
+
+#define DELAY_FIELD(fam, part, nm, hlp, knd, rl, un)                           \
+	[CTP_TS_DELAY(fam, part)] = {.name = "taskstats." nm,                  \
+				     .help = hlp,                              \
+				     .scope = CTP_SCOPE_THREAD,                \
+				     .type = CTP_TYPE_U64,                     \
+				     .unit = un,                               \
+				     .kind = knd,                              \
+				     .rule = rl}
+
+/* count and total sum; max and min are peaks kept with MAX (so over a
+ * group the min column reads "the largest minimum"). */
+#define FAMILY(fam, f, what)                                                   \
+	DELAY_FIELD(fam, CTP_TS_COUNT, f "_count",                             \
+		    "Windows spent " what " (taskstats " f "_count)",          \
+		    CTP_KIND_COUNTER, CTP_RULE_SUM, CTP_UNIT_COUNT),           \
+		DELAY_FIELD(fam, CTP_TS_TOTAL, f "_delay_total",               \
+			    "Time spent " what ", ns (taskstats " f            \
+			    "_delay_total)",                                   \
+			    CTP_KIND_COUNTER, CTP_RULE_SUM, CTP_UNIT_NS),      \
+		DELAY_FIELD(fam, CTP_TS_MAX, f "_delay_max",                   \
+			    "Longest window spent " what ", ns (taskstats " f  \
+			    "_delay_max)",                                     \
+			    CTP_KIND_PEAK, CTP_RULE_MAX, CTP_UNIT_NS),         \
+		DELAY_FIELD(fam, CTP_TS_MIN, f "_delay_min",                   \
+			    "Shortest window spent " what                      \
+			    ", ns; absent without windows; groups keep the "   \
+			    "largest minimum (taskstats " f "_delay_min)",     \
+			    CTP_KIND_PEAK, CTP_RULE_MAX, CTP_UNIT_NS)
+
+static const struct ctp_field_desc fields[] = {
+	FAMILY(CTP_TS_CPU, "cpu", "runnable on a runqueue, waiting for a CPU"),
+	FAMILY(CTP_TS_BLKIO, "blkio", "waiting for synchronous block I/O"),
+	FAMILY(CTP_TS_SWAPIN, "swapin",
+	       "waiting for swap-in (includes thrashing)"),
+	FAMILY(CTP_TS_FREEPAGES, "freepages", "in direct memory reclaim"),
+	FAMILY(CTP_TS_THRASHING, "thrashing",
+	       "waiting on refaulting (thrashing) pages"),
+	FAMILY(CTP_TS_COMPACT, "compact", "in memory compaction"),
+	FAMILY(CTP_TS_WPCOPY, "wpcopy", "copying write-protected pages"),
+	FAMILY(CTP_TS_IRQ, "irq", "in IRQ/softirq work charged to the thread"),
+	[F_HIWATER_RSS] = {.name = "taskstats.hiwater_rss",
+			   .help = "Lifetime peak resident set of the process, "
+				   "bytes (taskstats hiwater_rss; same for "
+				   "every thread of a process)",
+			   .scope = CTP_SCOPE_THREAD,
+			   .type = CTP_TYPE_U64,
+			   .unit = CTP_UNIT_BYTES,
+			   .kind = CTP_KIND_PEAK,
+			   .rule = CTP_RULE_MAX},
+	[F_HIWATER_VM] = {.name = "taskstats.hiwater_vm",
+			  .help = "Lifetime peak virtual memory of the "
+				  "process, bytes (taskstats hiwater_vm; same "
+				  "for every thread of a process)",
+			  .scope = CTP_SCOPE_THREAD,
+			  .type = CTP_TYPE_U64,
+			  .unit = CTP_UNIT_BYTES,
+			  .kind = CTP_KIND_PEAK,
+			  .rule = CTP_RULE_MAX},
+};
+
+_Static_assert(sizeof(fields) / sizeof(fields[0]) == N_FIELDS,
+	       "field table and member ids disagree");
+
+/* ---- State --------------------------------------------------------------- */
+
+enum counter {
+	C_OK,	   /* a reply applied */
+	C_EPERM,   /* no CAP_NET_ADMIN */
+	C_ESRCH,   /* the thread was gone */
+	C_OTHER,   /* any other failure, a bad or foreign reply */
+	C_SKIPPED, /* not queried: no family, or not the live /proc */
+	C_BATCHED, /* answered from a batch */
+	C_SINGLE,  /* answered by a query of its own */
+	C_NO_MM,   /* watermarks absent: no address space (kthread) */
+	N_COUNTERS
+};
+
+static const char *const counter_names[N_COUNTERS] = {
+	[C_OK] = "ok",	       [C_EPERM] = "eperm",	[C_ESRCH] = "esrch",
+	[C_OTHER] = "other",   [C_SKIPPED] = "skipped", [C_BATCHED] = "batched",
+	[C_SINGLE] = "single", [C_NO_MM] = "no_mm",
+};
+
+/* Why threads are not queried at all. */
+enum skip {
+	RUN = 0,
+	SKIP_NOT_LIVE,	/* the proc root is not this kernel's live procfs */
+	SKIP_NO_FAMILY, /* CTRL_CMD_GETFAMILY said no TASKSTATS family */
+	SKIP_NO_NETLINK /* the socket or the family query failed otherwise */
+};
+
+#define DEFAULT_BATCH 64
+#define MAX_BATCH     256
+/* Receive room per reply: 596 bytes for v16, 724 for v17. */
+#define SLOT_BYTES 2048
+/* Not answered (yet): the thread callback asks again on its own. */
+#define PENDING 1
+
+struct slot {
+	int err; /* 0, a negative errno, or PENDING */
+	struct ctp_taskstats ts;
+};
+
+/* One worker thread's socket, listing and window. */
+struct worker {
+	struct worker *next;
+	struct mnl_socket *nl;
+	int fd; /* -1 when the socket could not be opened */
+	uint32_t seq;
+	int32_t tgid; /* whose tids are listed, -1 none */
+	uint32_t *tids;
+	size_t ntids, tid_cap;
+	size_t win_first, win_n; /* tids[win_first ..) are in win[] */
+	struct slot *win;
+	char *req;
+	char *rbuf;
+	struct mmsghdr *mm;
+	struct iovec *iov;
+	struct sockaddr_nl *from;
+	struct slot single;
+	char dents[8192] __attribute__((aligned(8)));
+};
+
+struct ts_state {
+	struct ctp_ctx *ctx;
+	const struct ctp_api *api;
+	int fh[N_FIELDS]; /* < 0: not recorded */
+	int ch[N_COUNTERS];
+	_Atomic uint64_t n[N_COUNTERS]; /* mirrors for finish */
+	enum skip skip;
+	int skip_err;
+	uint16_t family;
+	size_t batch;
+	enum ctp_delayacct_state delayacct;
+	enum ctp_xacct_state xacct;
+	struct ctp_taskstats_active active;
+	uint64_t gen;
+	pthread_mutex_t lock; /* guards workers */
+	struct worker *workers;
+	char hint[256];
+};
+
+/*
+ * Each worker finds its struct through thread-local storage; `gen` ties it
+ * to one init so a thread never reuses what an earlier fini freed.
+ */
+static _Atomic uint64_t next_gen = 1;
+static _Thread_local uint64_t tls_gen;
+static _Thread_local struct worker *tls_worker;
+
+static void count(struct ts_state *st, enum counter c)
+{
+	atomic_fetch_add_explicit(&st->n[c], 1, memory_order_relaxed);
+	if (st->ch[c] >= 0)
+		st->api->summary_add(st->ctx, st->ch[c], 1);
+}
+
+/* ---- Netlink ------------------------------------------------------------- */
+
+static int open_socket(struct mnl_socket **ret)
+{
+	struct mnl_socket *nl;
+	int rcvbuf = 1 << 20, err;
+
+	nl = mnl_socket_open2(NETLINK_GENERIC, SOCK_CLOEXEC);
+	if (!nl)
+		return -errno;
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		err = -errno;
+		mnl_socket_close(nl);
+		return err;
+	}
+	/* A batch's replies queue up before the first recv; the default
+	 * buffer holds ~100 of them, so ask for more (capped by rmem_max). */
+	setsockopt(mnl_socket_get_fd(nl), SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+		   sizeof(rcvbuf));
+	*ret = nl;
+	return 0;
+}
+
+static int send_all(int fd, const void *buf, size_t len)
+{
+	struct sockaddr_nl to = {.nl_family = AF_NETLINK};
+	ssize_t n;
+
+	do {
+		n = sendto(fd, buf, len, 0, (const struct sockaddr *)&to,
+			   sizeof(to));
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+/*
+ * The kernel handles a netlink request inside sendmsg() and queues the
+ * reply before it returns, so after a send every answer is already
+ * waiting: receive without blocking, and whatever is missing was lost.
+ */
+static int resolve_family(uint16_t *id)
+{
+	struct mnl_socket *nl;
+	char buf[8192] __attribute__((aligned(8)));
+	size_t len;
+	ssize_t n;
+	int r;
+
+	r = open_socket(&nl);
+	if (r < 0)
+		return r;
+	len = ctp_genl_put_getfamily(buf, sizeof(buf), 1, TASKSTATS_GENL_NAME);
+	r = send_all(mnl_socket_get_fd(nl), buf, len);
+	while (r == 0) {
+		n = recv(mnl_socket_get_fd(nl), buf, sizeof(buf), MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = errno == EAGAIN ? -ETIMEDOUT : -errno;
+			break;
+		}
+		r = ctp_genl_parse_family(buf, (size_t)n, id);
+		break;
+	}
+	mnl_socket_close(nl);
+	return r;
+}
+
+/* ---- Workers ------------------------------------------------------------- */
+
+static void worker_free(struct worker *w)
+{
+	if (!w)
+		return;
+	if (w->nl)
+		mnl_socket_close(w->nl);
+	free(w->tids);
+	free(w->win);
+	free(w->req);
+	free(w->rbuf);
+	free(w->mm);
+	free(w->iov);
+	free(w->from);
+	free(w);
+}
+
+static struct worker *worker_new(struct ts_state *st)
+{
+	struct worker *w = calloc(1, sizeof(*w));
+	size_t i, b = st->batch;
+	int r;
+
+	if (!w)
+		return NULL;
+	w->fd = -1;
+	w->tgid = -1;
+	w->win = calloc(b, sizeof(*w->win));
+	w->req = malloc(b * CTP_TS_GET_LEN);
+	w->rbuf = malloc(b * SLOT_BYTES);
+	w->mm = calloc(b, sizeof(*w->mm));
+	w->iov = calloc(b, sizeof(*w->iov));
+	w->from = calloc(b, sizeof(*w->from));
+	if (!w->win || !w->req || !w->rbuf || !w->mm || !w->iov || !w->from) {
+		worker_free(w);
+		return NULL;
+	}
+	for (i = 0; i < b; i++) {
+		w->iov[i].iov_base = w->rbuf + i * SLOT_BYTES;
+		w->iov[i].iov_len = SLOT_BYTES;
+		w->mm[i].msg_hdr.msg_iov = &w->iov[i];
+		w->mm[i].msg_hdr.msg_iovlen = 1;
+		w->mm[i].msg_hdr.msg_name = &w->from[i];
+		w->mm[i].msg_hdr.msg_namelen = sizeof(w->from[i]);
+	}
+	r = open_socket(&w->nl);
+	if (r < 0) {
+		w->nl = NULL;
+		st->api->log(st->ctx, CTP_LOG_WARNING,
+			     "cannot open a generic netlink socket: %s",
+			     strerror(-r));
+	} else {
+		w->fd = mnl_socket_get_fd(w->nl);
+	}
+	return w;
+}
+
+static struct worker *worker_get(struct ts_state *st)
+{
+	struct worker *w;
+
+	if (tls_gen == st->gen && tls_worker)
+		return tls_worker;
+	w = worker_new(st);
+	if (!w)
+		return NULL;
+	pthread_mutex_lock(&st->lock);
+	w->next = st->workers;
+	st->workers = w;
+	pthread_mutex_unlock(&st->lock);
+	tls_worker = w;
+	tls_gen = st->gen;
+	return w;
+}
+
+/* ---- Listing a process's threads ----------------------------------------- */
+
+struct dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+static int parse_tid(const char *s, uint32_t *out)
+{
+	uint64_t v = 0;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(*s - '0');
+		if (v > INT32_MAX)
+			return -ERANGE;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int add_tid(struct worker *w, uint32_t tid)
+{
+	if (w->ntids == w->tid_cap) {
+		size_t nc = w->tid_cap ? w->tid_cap * 2 : 256;
+		uint32_t *n = realloc(w->tids, nc * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		w->tids = n;
+		w->tid_cap = nc;
+	}
+	w->tids[w->ntids++] = tid;
+	return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The tids under <task dirfd>/task, sorted, into w->tids. */
+static int list_tids(struct worker *w, int dirfd)
+{
+	int fd, r = 0;
+
+	w->ntids = 0;
+	fd = openat(dirfd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		long n =
+			syscall(SYS_getdents64, fd, w->dents, sizeof(w->dents));
+		long off;
+
+		if (n < 0) {
+			r = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		for (off = 0; off < n && r == 0;) {
+			const struct dirent64 *d =
+				(const void *)(w->dents + off);
+			uint32_t tid;
+
+			if (parse_tid(d->d_name, &tid) == 0)
+				r = add_tid(w, tid);
+			off += d->d_reclen;
+		}
+		if (r < 0)
+			break;
+	}
+	close(fd);
+	if (r < 0) {
+		w->ntids = 0;
+		return r;
+	}
+	qsort(w->tids, w->ntids, sizeof(*w->tids), cmp_u32);
+	return 0;
+}
+
+/* ---- Queries ------------------------------------------------------------- */
+
+/* Parse one received datagram into the window slot its seq names. */
+static void take_reply(struct ts_state *st, struct worker *w, uint32_t seq0,
+		       const struct mmsghdr *m, size_t *got)
+{
+	const struct nlmsghdr *nlh = m->msg_hdr.msg_iov->iov_base;
+	const struct sockaddr_nl *from = m->msg_hdr.msg_name;
+	uint32_t idx;
+	struct slot *s;
+
+	/* Only the kernel (port 0) answers; anything else is ignored. */
+	if (m->msg_len < sizeof(*nlh) ||
+	    m->msg_hdr.msg_namelen < sizeof(*from) || from->nl_pid != 0)
+		return;
+	idx = nlh->nlmsg_seq - seq0;
+	if (idx >= w->win_n || w->win[idx].err != PENDING)
+		return;
+	s = &w->win[idx];
+	s->err = m->msg_hdr.msg_flags & MSG_TRUNC
+			 ? -EMSGSIZE
+			 : ctp_ts_parse_reply(nlh, m->msg_len, st->family,
+					      w->tids[w->win_first + idx],
+					      &s->ts);
+	(*got)++;
+}
+
+/* One send for tids[first ..], replies gathered into the window. */
+static void run_batch(struct ts_state *st, struct worker *w, size_t first)
+{
+	size_t n = w->ntids - first, i, off = 0, got = 0;
+	uint32_t seq0 = w->seq;
+	int loops;
+
+	if (n > st->batch)
+		n = st->batch;
+	w->win_first = first;
+	w->win_n = n;
+	w->seq += (uint32_t)n;
+	for (i = 0; i < n; i++) {
+		off += ctp_ts_put_get(w->req + off, n * CTP_TS_GET_LEN - off,
+				      st->family, seq0 + (uint32_t)i,
+				      w->tids[first + i]);
+		w->win[i].err = PENDING;
+	}
+	if (send_all(w->fd, w->req, off) < 0)
+		return;
+	/* Bounded: an overrun (ENOBUFS) or EINTR costs a round each. */
+	for (loops = 0; got < n && loops < 8; loops++) {
+		int k, j;
+
+		for (i = 0; i < n; i++) {
+			w->mm[i].msg_hdr.msg_namelen = sizeof(w->from[i]);
+			w->mm[i].msg_hdr.msg_flags = 0;
+		}
+		k = recvmmsg(w->fd, w->mm, (unsigned)(n - got), MSG_DONTWAIT,
+			     NULL);
+		if (k < 0 && (errno == EINTR || errno == ENOBUFS))
+			continue;
+		if (k <= 0)
+			break;
+		for (j = 0; j < k; j++)
+			take_reply(st, w, seq0, &w->mm[j], &got);
+	}
+}
+
+/* A query of its own, for a tid the window cannot answer. */
+static const struct slot *query_single(struct ts_state *st, struct worker *w,
+				       uint32_t tid)
+{
+	struct slot *s = &w->single;
+	uint32_t seq = w->seq++;
+	size_t len;
+	int tries;
+
+	s->err = -ETIMEDOUT;
+	len = ctp_ts_put_get(w->req, CTP_TS_GET_LEN, st->family, seq, tid);
+	if (send_all(w->fd, w->req, len) < 0) {
+		s->err = -EIO;
+		return s;
+	}
+	/* Stale replies of an earlier batch may be queued ahead of ours. */
+	for (tries = 0; tries < 16; tries++) {
+		struct sockaddr_nl from;
+		socklen_t flen = sizeof(from);
+		const struct nlmsghdr *nlh = (const void *)w->rbuf;
+		ssize_t n = recvfrom(w->fd, w->rbuf, SLOT_BYTES,
+				     MSG_DONTWAIT | MSG_TRUNC,
+				     (struct sockaddr *)&from, &flen);
+
+		if (n < 0 && (errno == EINTR || errno == ENOBUFS))
+			continue;
+		if (n < 0)
+			break;
+		if ((size_t)n < sizeof(*nlh) || from.nl_pid != 0 ||
+		    nlh->nlmsg_seq != seq)
+			continue;
+		s->err = n > SLOT_BYTES
+				 ? -EMSGSIZE
+				 : ctp_ts_parse_reply(w->rbuf, (size_t)n,
+						      st->family, tid, &s->ts);
+		break;
+	}
+	return s;
+}
+
+/* The window's answer for this thread, querying the next run as needed. */
+static const struct slot *lookup(struct ts_state *st, struct worker *w,
+				 const struct ctp_task *task)
+{
+	uint32_t tid = (uint32_t)task->tid;
+	const uint32_t *p;
+	size_t idx;
+
+	if (st->batch <= 1 || w->tgid != task->tgid || !w->ntids)
+		return NULL;
+	p = bsearch(&tid, w->tids, w->ntids, sizeof(tid), cmp_u32);
+	if (!p)
+		return NULL;
+	idx = (size_t)(p - w->tids);
+	if (idx < w->win_first || idx >= w->win_first + w->win_n)
+		run_batch(st, w, idx);
+	if (w->win[idx - w->win_first].err == PENDING)
+		return NULL;
+	return &w->win[idx - w->win_first];
+}
+
+/* ---- Values -------------------------------------------------------------- */
+
+static int set(struct ts_state *st, struct ctp_record *rec, int f, uint64_t v)
+{
+	return st->fh[f] < 0 ? 0 : st->api->set_u64(rec, st->fh[f], v);
+}
+
+static uint64_t kib_to_bytes(uint64_t kib)
+{
+	return kib > UINT64_MAX / 1024 ? UINT64_MAX : kib * 1024;
+}
+
+static int apply(struct ts_state *st, struct ctp_record *rec,
+		 const struct slot *s)
+{
+	const struct ctp_taskstats *ts = &s->ts;
+	int fam, part, r, ret = 0;
+
+	switch (s->err) {
+	case 0:
+		count(st, C_OK);
+		break;
+	case -EPERM:
+		count(st, C_EPERM);
+		return 0;
+	case -ESRCH:
+		count(st, C_ESRCH);
+		return 0;
+	default:
+		count(st, C_OTHER);
+		return 0;
+	}
+	for (fam = 0; fam < CTP_TS_N_FAMILIES; fam++) {
+		int cnt = CTP_TS_DELAY(fam, CTP_TS_COUNT);
+
+		if (fam == CTP_TS_CPU ? !st->active.cpu_delay
+				      : !st->active.delay_block)
+			continue;
+		for (part = 0; part < CTP_TS_N_PARTS; part++) {
+			int m = CTP_TS_DELAY(fam, part);
+
+			if (!ctp_ts_has(ts, (unsigned)m))
+				continue;
+			/* 0 is the kernel's "no window yet", not a minimum. */
+			if (part == CTP_TS_MIN &&
+			    (!ctp_ts_has(ts, (unsigned)cnt) || !ts->v[cnt]))
+				continue;
+			r = set(st, rec, m, ts->v[m]);
+			if (r < 0 && !ret)
+				ret = r;
+		}
+	}
+	if (st->active.xacct && ctp_ts_has(ts, CTP_TS_HIWATER_RSS) &&
+	    ctp_ts_has(ts, CTP_TS_HIWATER_VM)) {
+		/* xacct_add_tsk() fills both only for a task with an mm: two
+		 * zeros mean no address space, not an empty one. */
+		if (!ts->v[CTP_TS_HIWATER_RSS] && !ts->v[CTP_TS_HIWATER_VM]) {
+			count(st, C_NO_MM);
+		} else {
+			r = set(st, rec, F_HIWATER_RSS,
+				kib_to_bytes(ts->v[CTP_TS_HIWATER_RSS]));
+			if (r < 0 && !ret)
+				ret = r;
+			r = set(st, rec, F_HIWATER_VM,
+				kib_to_bytes(ts->v[CTP_TS_HIWATER_VM]));
+			if (r < 0 && !ret)
+				ret = r;
+		}
+	}
+	return ret;
+}
+
+/* ---- Callbacks ----------------------------------------------------------- */
+
+static int ts_process(void *state, const struct ctp_task *task,
+		      struct ctp_record *rec)
+{
+	struct ts_state *st = state;
+	struct worker *w;
+
+	(void)rec;
+	if (st->skip != RUN || st->batch <= 1)
+		return 0;
+	w = worker_get(st);
+	if (!w)
+		return 0;
+	w->tgid = -1;
+	w->win_n = 0;
+	/* Without a listing every thread is asked on its own. */
+	if (task->dirfd >= 0 && list_tids(w, task->dirfd) == 0)
+		w->tgid = task->tgid;
+	return 0;
+}
+
+static int ts_thread(void *state, const struct ctp_task *task,
+		     struct ctp_record *rec)
+{
+	struct ts_state *st = state;
+	const struct slot *s;
+	struct worker *w;
+
+	if (st->skip != RUN) {
+		count(st, C_SKIPPED);
+		return 0;
+	}
+	w = worker_get(st);
+	if (!w || w->fd < 0) {
+		count(st, C_OTHER);
+		return 0;
+	}
+	s = lookup(st, w, task);
+	if (s) {
+		count(st, C_BATCHED);
+	} else {
+		s = query_single(st, w, (uint32_t)task->tid);
+		count(st, C_SINGLE);
+	}
+	return apply(st, rec, s);
+}
+
+/*
+ * The one-line remediation for the dominant failure: a query failure that
+ * at least as many threads had as succeeded, else a family the host does
+ * not measure.
+ */
+static const char *make_hint(struct ts_state *st)
+{
+	uint64_t ok = atomic_load(&st->n[C_OK]);
+	uint64_t eperm = atomic_load(&st->n[C_EPERM]);
+	uint64_t esrch = atomic_load(&st->n[C_ESRCH]);
+	uint64_t other = atomic_load(&st->n[C_OTHER]);
+	uint64_t skipped = atomic_load(&st->n[C_SKIPPED]);
+	char *h = st->hint;
+	size_t hl = sizeof(st->hint);
+
+	if (skipped && skipped >= ok) {
+		switch (st->skip) {
+		case SKIP_NO_FAMILY:
+			return "the kernel has no TASKSTATS genetlink family: "
+			       "build it with CONFIG_TASKSTATS=y (and "
+			       "CONFIG_TASK_DELAY_ACCT, CONFIG_TASK_XACCT)";
+		case SKIP_NOT_LIVE:
+			return "the proc root is not this kernel's /proc in "
+			       "this pid namespace: taskstats not queried";
+		case SKIP_NO_NETLINK:
+			snprintf(h, hl,
+				 "cannot query the TASKSTATS genetlink family "
+				 "(%s): check CONFIG_TASKSTATS and netlink "
+				 "access",
+				 strerror(-st->skip_err));
+			return h;
+		case RUN:
+			break;
+		}
+	}
+	if (eperm && eperm >= ok && eperm >= esrch && eperm >= other) {
+		snprintf(h, hl,
+			 "%" PRIu64 " of %" PRIu64
+			 " taskstats queries failed with EPERM: run as root "
+			 "or grant CAP_NET_ADMIN (setcap cap_net_admin+ep "
+			 "ctprof-core)",
+			 eperm, ok + eperm + esrch + other);
+		return h;
+	}
+	if (other && other >= ok && other >= esrch) {
+		snprintf(h, hl,
+			 "%" PRIu64 " of %" PRIu64
+			 " taskstats replies were unusable (malformed, for "
+			 "another task, or a struct version this plugin cannot "
+			 "read)",
+			 other, ok + eperm + esrch + other);
+		return h;
+	}
+	if (esrch && esrch > ok) {
+		snprintf(h, hl,
+			 "%" PRIu64 " of %" PRIu64
+			 " taskstats queries failed with ESRCH: run "
+			 "ctprof-core in the pid namespace of the proc root",
+			 esrch, ok + eperm + esrch + other);
+		return h;
+	}
+	if (!ok)
+		return NULL;
+	if (st->delayacct == CTP_DELAYACCT_CONFIG_OFF)
+		return "delay fields absent: the kernel lacks "
+		       "CONFIG_TASK_DELAY_ACCT (or its sysctl is unreadable)";
+	if (st->delayacct == CTP_DELAYACCT_RUNTIME_OFF)
+		return "blkio, swapin, freepages, thrashing, compact, wpcopy "
+		       "and irq delays absent: sysctl kernel.task_delayacct=1 "
+		       "(or boot with delayacct) to measure them";
+	if (st->xacct == CTP_XACCT_OFF)
+		return "hiwater_rss/hiwater_vm absent: the kernel lacks "
+		       "CONFIG_TASK_XACCT";
+	return NULL;
+}
+
+static int ts_finish(void *state, struct ctp_record *host_rec)
+{
+	struct ts_state *st = state;
+
+	(void)host_rec;
+	if (CTP_HAS(st->api, struct ctp_api, set_hint))
+		st->api->set_hint(st->ctx, make_hint(st));
+	return 0;
+}
+
+static void ts_fini(void *state)
+{
+	struct ts_state *st = state;
+	struct worker *w, *next;
+
+	if (!st)
+		return;
+	for (w = st->workers; w; w = next) {
+		next = w->next;
+		worker_free(w);
+	}
+	pthread_mutex_destroy(&st->lock);
+	free(st);
+}
+
+/*
+ * Queries name tids of the caller's pid namespace on the running kernel, so
+ * they are meaningful only when the proc root is a procfs whose "self" is
+ * this process (not a fixture tree, nor another namespace's /proc).
+ */
+static bool proc_is_live(int proc_fd)
+{
+	struct statfs sf;
+	char buf[32];
+	ssize_t n;
+	uint32_t pid;
+
+	if (proc_fd < 0 || fstatfs(proc_fd, &sf) < 0 ||
+	    sf.f_type != PROC_SUPER_MAGIC)
+		return false;
+	n = readlinkat(proc_fd, "self", buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return parse_tid(buf, &pid) == 0 && pid == (uint32_t)getpid();
+}
+
+static int parse_options(struct ts_state *st)
+{
+	const struct ctp_api *api = st->api;
+	const char *key;
+	uint64_t v;
+	size_t i;
+	int r;
+
+	for (i = 0; (key = api->opt_key(st->ctx, i)); i++) {
+		if (strcmp(key, "batch_size") != 0) {
+			api->log(st->ctx, CTP_LOG_ERR,
+				 "unknown option '%s' (known: batch_size)",
+				 key);
+			return -EINVAL;
+		}
+	}
+	st->batch = DEFAULT_BATCH;
+	r = api->opt_u64(st->ctx, "batch_size", &v);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0 || v < 1 || v > MAX_BATCH) {
+		api->log(st->ctx, CTP_LOG_ERR,
+			 "option 'batch_size': expected 1..%d", MAX_BATCH);
+		return -EINVAL;
+	}
+	st->batch = (size_t)v;
+	return 0;
+}
+
+static void probe_host(struct ts_state *st, int proc_fd)
+{
+	const struct ctp_api *api = st->api;
+	int r;
+
+	r = ctp_probe_delayacct(proc_fd, &st->delayacct);
+	if (r < 0)
+		api->log(st->ctx, CTP_LOG_WARNING,
+			 "cannot read sys/kernel/task_delayacct (%s): no "
+			 "delay family counted as measured",
+			 strerror(-r));
+	r = ctp_probe_xacct(proc_fd, &st->xacct);
+	if (r < 0 && r != -ENOENT)
+		api->log(st->ctx, CTP_LOG_INFO,
+			 "config.gz unreadable (%s): CONFIG_TASK_XACCT taken "
+			 "as on",
+			 strerror(-r));
+	st->active = ctp_taskstats_active(st->delayacct, st->xacct);
+	api->log(st->ctx, CTP_LOG_INFO,
+		 "delay accounting %s, CONFIG_TASK_XACCT %s",
+		 ctp_delayacct_state_name(st->delayacct),
+		 ctp_xacct_state_name(st->xacct));
+}
+
+static int ts_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
+{
+	const struct ctp_roots *roots;
+	struct ts_state *st;
+	int proc_fd, r;
+	size_t i;
+
+	if (!api || api->abi != CTP_ABI_MAJOR ||
+	    !CTP_HAS(api, struct ctp_api, roots))
+		return -ENOTSUP;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st->ctx = ctx;
+	st->api = api;
+	st->gen = atomic_fetch_add(&next_gen, 1);
+	pthread_mutex_init(&st->lock, NULL);
+	r = parse_options(st);
+	if (r < 0)
+		goto out;
+	for (i = 0; i < N_FIELDS; i++)
+		st->fh[i] = api->field_handle(ctx, i);
+	for (i = 0; i < N_COUNTERS; i++) {
+		st->ch[i] = api->summary_register(ctx, counter_names[i]);
+		if (st->ch[i] < 0) {
+			r = st->ch[i];
+			api->log(ctx, CTP_LOG_ERR,
+				 "cannot register summary counter %s: %s",
+				 counter_names[i], strerror(-r));
+			goto out;
+		}
+	}
+
+	roots = api->roots(ctx);
+	proc_fd = roots ? roots->proc_fd : -1;
+	probe_host(st, proc_fd);
+
+	/* Init succeeds whatever the kernel lacks: threads are then counted
+	 * as skipped and finish's hint says why. */
+	if (!proc_is_live(proc_fd)) {
+		st->skip = SKIP_NOT_LIVE;
+		api->log(ctx, CTP_LOG_INFO,
+			 "proc root %s is not this kernel's /proc: threads "
+			 "not queried",
+			 roots && roots->proc ? roots->proc : "(none)");
+	} else {
+		r = resolve_family(&st->family);
+		if (r < 0) {
+			st->skip =
+				r == -ENOENT ? SKIP_NO_FAMILY : SKIP_NO_NETLINK;
+			st->skip_err = r;
+			api->log(ctx, CTP_LOG_WARNING,
+				 "no TASKSTATS genetlink family (%s): "
+				 "taskstats fields will be absent",
+				 strerror(-r));
+			r = 0;
+		}
+	}
+out:
+	if (r < 0) {
+		ts_fini(st);
+		return r;
+	}
+	*state = st;
+	return 0;
+}
+
+CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
+	CTP_PLUGIN_HEADER,
+	.name = "taskstats",
+	.version = TASKSTATS_PLUGIN_VERSION,
+	.description = "Per-thread delay accounting (cpu, blkio, swapin, "
+		       "freepages, thrashing, compact, wpcopy, irq) and "
+		       "memory high-water marks over taskstats genetlink",
+	.flags = CTP_PLUGIN_MT_SAFE,
+	CTP_PLUGIN_FIELDS(fields),
+	.init = ts_init,
+	.fini = ts_fini,
+	.process = ts_process,
+	.thread = ts_thread,
+	.finish = ts_finish,
+};
