@@ -277,7 +277,8 @@ static int api_set_str(struct ctp_record *rec, int field, const char *s,
 		return -EINVAL;
 	if (len && memchr(s, '\0', len))
 		return -EINVAL;
-	int64_t id = ctp_blobpool_intern(rec->cap->blobs, s ? s : "", len);
+	int64_t id =
+		ctp_blobpool_intern_cached(rec->cap->blobs, s ? s : "", len);
 	if (id < 0)
 		return (int)id;
 	return set_cell(rec, field, CTP_TYPE_STRING, (uint64_t)id);
@@ -298,8 +299,8 @@ static int api_set_cpuset(struct ctp_record *rec, int field,
 			buf[i] = __builtin_bswap64(words[i]);
 		data = buf;
 	}
-	int64_t id = ctp_blobpool_intern(rec->cap->blobs, data,
-					 n_words * sizeof(uint64_t));
+	int64_t id = ctp_blobpool_intern_cached(rec->cap->blobs, data,
+						n_words * sizeof(uint64_t));
 	if (id < 0)
 		return (int)id;
 	return set_cell(rec, field, CTP_TYPE_CPUSET, (uint64_t)id);

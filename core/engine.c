@@ -22,11 +22,19 @@
 #define FILE_BUF_INIT 4096
 #define DENTS_BUF     32768
 
+struct callstat {
+	uint64_t time_ns, calls, errors, vanished;
+};
+
 struct worker {
 	struct ctp_engine *eng;
 	uint16_t id;
 	pthread_t thread;
 	struct ctp_table *threads, *procs;
+	/* The worker's own tables, handed to cap->threads/procs after the
+	 * walk: kept here, apart from the other workers', so appending rows
+	 * never writes a cache line another worker uses. */
+	struct ctp_table threads_tab, procs_tab;
 
 	/* One growable buffer per declared file; grown rarely, never freed
 	 * during the walk. */
@@ -44,7 +52,7 @@ struct worker {
 
 	uint32_t *tids;
 	size_t tid_cap;
-	char dents[DENTS_BUF];
+	_Alignas(8) char dents[DENTS_BUF]; /* struct dirent64 records */
 	char pcomm[64], comm[64];
 	char last_comm[64];
 	int64_t last_comm_id;
@@ -53,6 +61,12 @@ struct worker {
 	int64_t last_cgrow;
 	char *cgbuf;
 	size_t cgcap;
+	/* The current process's v2 cgroup, when the kernel guarantees every
+	 * thread of it is in that same cgroup (then no per-thread read). */
+	bool proc_cg_whole;
+	int64_t proc_cgrow;
+	size_t proc_cglen;
+	char proc_cg[1024];
 
 	/* Tally, merged after the walk. */
 	uint64_t tids_walked, tids_recorded, tids_vanished;
@@ -60,6 +74,11 @@ struct worker {
 	uint64_t fail[CTP_MAX_FILES];
 	uint64_t missing[CTP_MAX_FILES];
 	int result;
+	/* Per-plugin call accounting, merged after the walk so workers do
+	 * not bounce shared counters between CPUs on every call. */
+	struct callstat *stats;
+	/* Threads recorded so far, read by the progress line. */
+	_Atomic uint64_t progress;
 };
 
 static bool vanished_err(int err)
@@ -219,25 +238,45 @@ int ctp_engine_file_get(const struct ctp_task *task, uint32_t i,
 	return src->err;
 }
 
-/* Account one plugin call; returns true when it reported a vanished task. */
-static bool after_call(struct ctp_plugin_info *info, int cb, int ret,
-		       uint64_t t0)
+/* Account one plugin call into `st` (a worker's own counters) or, from the
+ * main thread, straight into the plugin's; returns true when the call
+ * reported a vanished task. */
+static bool after_call(struct ctp_plugin_info *info, struct callstat *st,
+		       int cb, int ret, uint64_t t0)
 {
 	struct ctp_plugin_rt *rt = info->rt;
-	atomic_fetch_add_explicit(&info->time_ns, ctp_now_ns() - t0,
-				  memory_order_relaxed);
-	atomic_fetch_add_explicit(&info->calls, 1, memory_order_relaxed);
+	uint64_t dt = ctp_now_ns() - t0;
+	if (st) {
+		st->time_ns += dt;
+		st->calls++;
+	} else {
+		atomic_fetch_add_explicit(&info->time_ns, dt,
+					  memory_order_relaxed);
+		atomic_fetch_add_explicit(&info->calls, 1,
+					  memory_order_relaxed);
+	}
 	if (ret >= 0) {
-		atomic_store_explicit(&rt->consecutive_errors[cb], 0,
-				      memory_order_relaxed);
+		/* Read first: an unconditional store would dirty a shared
+		 * cache line on every call. */
+		if (atomic_load_explicit(&rt->consecutive_errors[cb],
+					 memory_order_relaxed))
+			atomic_store_explicit(&rt->consecutive_errors[cb], 0,
+					      memory_order_relaxed);
 		return false;
 	}
 	if (vanished_err(ret)) {
-		atomic_fetch_add_explicit(&info->vanished, 1,
-					  memory_order_relaxed);
+		if (st)
+			st->vanished++;
+		else
+			atomic_fetch_add_explicit(&info->vanished, 1,
+						  memory_order_relaxed);
 		return true;
 	}
-	atomic_fetch_add_explicit(&info->errors, 1, memory_order_relaxed);
+	if (st)
+		st->errors++;
+	else
+		atomic_fetch_add_explicit(&info->errors, 1,
+					  memory_order_relaxed);
 	uint32_t n = atomic_fetch_add(&rt->consecutive_errors[cb], 1) + 1;
 	if (n == CTP_CB_MAX_CONSECUTIVE_ERRORS) {
 		static const char *const names[] = {"host", "process", "thread",
@@ -303,7 +342,7 @@ static bool call_task(struct worker *w, bool thread, struct ctp_task *task,
 		lock_if(rt);
 		int ret = fn(rt->state, task, rec);
 		unlock_if(rt);
-		vanished |= after_call(info, cb, ret, t0);
+		vanished |= after_call(info, &w->stats[i], cb, ret, t0);
 	}
 	return vanished;
 }
@@ -342,6 +381,98 @@ static int64_t cgroup_row(struct ctp_engine *eng, const char *path, size_t len)
 out:
 	pthread_mutex_unlock(&eng->cg_lock);
 	return row;
+}
+
+/* Read a short file at dirfd/rel into out; 0 or -errno. */
+static int read_short(int dirfd, const char *rel, char *out, size_t outlen)
+{
+	return read_line_at(dirfd, rel, out, outlen);
+}
+
+/* Is the cgroup v2 root a threaded domain, i.e. could threads of a process
+ * in the root sit in a threaded child? Only when a child is threaded. */
+static bool root_has_threaded_child(int cgfd)
+{
+	int dfd = openat(cgfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return true; /* cannot tell: assume the worst */
+	char *dents = malloc(DENTS_BUF);
+	bool threaded = dents == NULL;
+	while (!threaded) {
+		long n = syscall(SYS_getdents64, dfd, dents, DENTS_BUF);
+		if (n <= 0) {
+			threaded = n < 0;
+			break;
+		}
+		for (long off = 0; off < n && !threaded;) {
+			struct dirent64 *d = (struct dirent64 *)(dents + off);
+			off += d->d_reclen;
+			if (d->d_type != DT_DIR || d->d_name[0] == '.')
+				continue;
+			char rel[300], type[64];
+			snprintf(rel, sizeof(rel), "%.255s/cgroup.type",
+				 d->d_name);
+			if (read_short(cgfd, rel, type, sizeof(type)) == 0 &&
+			    strstr(type, "threaded"))
+				threaded = true;
+		}
+	}
+	free(dents);
+	close(dfd);
+	return threaded;
+}
+
+/*
+ * Does every thread of a process in cgroup `path` belong to that cgroup
+ * too? cgroup v2 moves whole processes, except within threaded subtrees:
+ * a "domain" cgroup (not "domain threaded") holds whole processes, and the
+ * root does unless one of its children is threaded. Decided once per
+ * cgroup (keyed by the path's blob id); when in doubt (no cgroup root,
+ * unreadable type), no.
+ */
+static bool cgroup_whole(struct ctp_engine *eng, int64_t key, const char *path,
+			 size_t len)
+{
+	int8_t known = -1;
+	pthread_mutex_lock(&eng->cg_lock);
+	if ((size_t)key < eng->cg_whole_cap)
+		known = eng->cg_whole[key];
+	pthread_mutex_unlock(&eng->cg_lock);
+	if (known >= 0)
+		return known;
+
+	bool whole = false;
+	int cgfd = eng->roots.cgroup_fd;
+	if (cgfd >= 0 && len > 0 && path[0] == '/') {
+		if (len == 1) {
+			whole = !root_has_threaded_child(cgfd);
+		} else if (len < 900) {
+			char rel[1024], type[64];
+			snprintf(rel, sizeof(rel), "%.*s/cgroup.type",
+				 (int)(len - 1), path + 1);
+			whole = read_short(cgfd, rel, type, sizeof(type)) ==
+					0 &&
+				strcmp(type, "domain") == 0;
+		}
+	}
+
+	pthread_mutex_lock(&eng->cg_lock);
+	if ((size_t)key >= eng->cg_whole_cap) {
+		size_t nc = eng->cg_whole_cap ? eng->cg_whole_cap : 64;
+		while (nc <= (size_t)key)
+			nc *= 2;
+		int8_t *nw = realloc(eng->cg_whole, nc);
+		if (nw) {
+			memset(nw + eng->cg_whole_cap, -1,
+			       nc - eng->cg_whole_cap);
+			eng->cg_whole = nw;
+			eng->cg_whole_cap = nc;
+		}
+	}
+	if ((size_t)key < eng->cg_whole_cap)
+		eng->cg_whole[key] = whole;
+	pthread_mutex_unlock(&eng->cg_lock);
+	return whole;
 }
 
 /* The v2 path is the "0::" line of /proc/<pid>/task/<tid>/cgroup. */
@@ -398,8 +529,12 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid, uint32_t tid,
 	const char *cgpath = "";
 	size_t cgplen = 0;
 	int64_t cgrow = -1;
-	if (read_at(tdir, "cgroup", &w->cgbuf, &w->cgcap, &cglen) == 0 &&
-	    cgroup_v2_path(w->cgbuf, cglen, &cgpath, &cgplen) == 0) {
+	if (w->proc_cg_whole) {
+		cgrow = w->proc_cgrow;
+		cgpath = w->proc_cg;
+		cgplen = w->proc_cglen;
+	} else if (read_at(tdir, "cgroup", &w->cgbuf, &w->cgcap, &cglen) == 0 &&
+		   cgroup_v2_path(w->cgbuf, cglen, &cgpath, &cgplen) == 0) {
 		if (w->last_cgrow >= 0 && cgplen == w->last_cglen &&
 		    memcmp(cgpath, w->last_cg, cgplen) == 0) {
 			cgrow = w->last_cgrow;
@@ -415,7 +550,7 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid, uint32_t tid,
 	if (cgrow < 0) {
 		cgpath = "";
 		cgplen = 0;
-	} else {
+	} else if (!w->proc_cg_whole) {
 		w->cgbuf[cgpath - w->cgbuf + cgplen] = '\0';
 	}
 
@@ -498,8 +633,8 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid, uint32_t tid,
 		}
 	w->tids_recorded++;
 	(*recorded)++;
-	atomic_fetch_add_explicit(&eng->progress_threads, 1,
-				  memory_order_relaxed);
+	atomic_store_explicit(&w->progress, w->tids_recorded,
+			      memory_order_relaxed);
 }
 
 static void do_process(struct worker *w, size_t idx)
@@ -526,6 +661,30 @@ static void do_process(struct worker *w, size_t idx)
 		close(pdir);
 		return;
 	}
+	/* The process's v2 cgroup: when every thread must share it, threads
+	 * take it from here instead of reading their own cgroup file. */
+	w->proc_cg_whole = false;
+	size_t cglen = 0;
+	const char *cgpath;
+	size_t cgplen;
+	if (eng->roots.cgroup_fd >= 0 &&
+	    read_at(pdir, "cgroup", &w->cgbuf, &w->cgcap, &cglen) == 0 &&
+	    cgroup_v2_path(w->cgbuf, cglen, &cgpath, &cgplen) == 0 &&
+	    cgplen < sizeof(w->proc_cg)) {
+		int64_t id =
+			ctp_blobpool_intern_cached(cap->blobs, cgpath, cgplen);
+		int64_t row = -1;
+		if (id >= 0 && cgroup_whole(eng, id, cgpath, cgplen))
+			row = cgroup_row(eng, cgpath, cgplen);
+		if (row >= 0) {
+			memcpy(w->proc_cg, cgpath, cgplen);
+			w->proc_cg[cgplen] = '\0';
+			w->proc_cglen = cgplen;
+			w->proc_cgrow = row;
+			w->proc_cg_whole = true;
+		}
+	}
+
 	int taskfd = openat(pdir, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	size_t ntids = 0;
 	if (taskfd < 0 || list_numeric(taskfd, w->dents, sizeof(w->dents),
@@ -608,10 +767,15 @@ static void do_process(struct worker *w, size_t idx)
 	close(pdir);
 }
 
-static void *worker_main(void *arg)
+static void progress_line(struct ctp_engine *eng, const struct worker *ws,
+			  uint32_t nw, uint64_t t0, bool final);
+
+/* Claim tgids until none is left. With `progress` (the single-worker walk
+ * on the main thread), also redraw the progress line now and then. */
+static void walk(struct worker *w, bool progress, uint64_t t0, bool *shown)
 {
-	struct worker *w = arg;
 	struct ctp_engine *eng = w->eng;
+	uint64_t next_draw = t0 + 1000000000ull;
 	for (;;) {
 		if (eng->stop && *eng->stop) {
 			w->result = -EINTR;
@@ -621,7 +785,20 @@ static void *worker_main(void *arg)
 		if (idx >= eng->n_tgids || w->result < 0)
 			break;
 		do_process(w, idx);
+		if (progress && ctp_now_ns() >= next_draw) {
+			progress_line(eng, w, 1, t0, false);
+			*shown = true;
+			next_draw = ctp_now_ns() + 250000000ull;
+		}
 	}
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct ctp_engine *eng = w->eng;
+	bool unused = false;
+	walk(w, false, 0, &unused);
 	pthread_mutex_lock(&eng->done_lock);
 	atomic_fetch_add(&eng->workers_done, 1);
 	pthread_cond_signal(&eng->done_cond);
@@ -637,6 +814,7 @@ static void worker_free(struct worker *w)
 	}
 	free(w->tids);
 	free(w->cgbuf);
+	free(w->stats);
 }
 
 static void host_calls(struct ctp_engine *eng, bool finish)
@@ -662,7 +840,7 @@ static void host_calls(struct ctp_engine *eng, bool finish)
 		rec.plugin = i;
 		uint64_t t0 = ctp_now_ns();
 		int ret = fn(rt->state, &rec);
-		after_call(info, cb, ret, t0);
+		after_call(info, NULL, cb, ret, t0);
 	}
 }
 
@@ -713,7 +891,7 @@ static void cgroup_calls(struct ctp_engine *eng)
 			uint64_t t0 = ctp_now_ns();
 			int ret = info->rt->desc->cgroup(info->rt->state, &cg,
 							 &rec);
-			after_call(info, CB_CGROUP, ret, t0);
+			after_call(info, NULL, CB_CGROUP, ret, t0);
 		}
 		if (dirfd >= 0)
 			close(dirfd);
@@ -813,13 +991,15 @@ void ctp_engine_done(struct ctp_engine *eng)
 	if (eng->roots.cgroup_fd >= 0)
 		close(eng->roots.cgroup_fd);
 	free(eng->cg_row);
+	free(eng->cg_whole);
 	free(eng->tgids);
 	pthread_mutex_destroy(&eng->cg_lock);
 	pthread_mutex_destroy(&eng->done_lock);
 	pthread_cond_destroy(&eng->done_cond);
 }
 
-static void progress_line(struct ctp_engine *eng, uint64_t t0, bool final)
+static void progress_line(struct ctp_engine *eng, const struct worker *ws,
+			  uint32_t nw, uint64_t t0, bool final)
 {
 	if (final) {
 		fputs("\r\033[K", stderr);
@@ -828,11 +1008,14 @@ static void progress_line(struct ctp_engine *eng, uint64_t t0, bool final)
 	size_t done = atomic_load(&eng->next_tgid);
 	if (done > eng->n_tgids)
 		done = eng->n_tgids;
+	uint64_t threads = 0;
+	for (uint32_t i = 0; i < nw; i++)
+		threads += atomic_load_explicit(&ws[i].progress,
+						memory_order_relaxed);
 	fprintf(stderr,
 		"\r\033[Kctprof-core: %zu/%zu processes, %" PRIu64
 		" threads, %.1fs",
-		done, eng->n_tgids, atomic_load(&eng->progress_threads),
-		(double)(ctp_now_ns() - t0) / 1e9);
+		done, eng->n_tgids, threads, (double)(ctp_now_ns() - t0) / 1e9);
 	fflush(stderr);
 }
 
@@ -868,7 +1051,15 @@ int ctp_engine_capture(struct ctp_engine *eng)
 	cap->spans =
 		calloc(eng->n_tgids ? eng->n_tgids : 1, sizeof(*cap->spans));
 	struct worker *ws = calloc(nw, sizeof(*ws));
-	if (!cap->spans || !ws) {
+	bool stats_ok = ws != NULL;
+	for (uint32_t i = 0; stats_ok && i < nw; i++) {
+		ws[i].stats = calloc(cap->n_plugins ? cap->n_plugins : 1,
+				     sizeof(*ws[i].stats));
+		stats_ok = ws[i].stats != NULL;
+	}
+	if (!cap->spans || !stats_ok) {
+		for (uint32_t i = 0; ws && i < nw; i++)
+			free(ws[i].stats);
 		free(ws);
 		return -ENOMEM;
 	}
@@ -877,13 +1068,24 @@ int ctp_engine_capture(struct ctp_engine *eng)
 
 	uint64_t t0 = ctp_now_ns();
 	uint32_t started = 0;
+	bool shown = false;
+	/* One worker walks on the main thread: no thread to start, and libc
+	 * keeps its single-threaded fast paths (no cancellation bookkeeping
+	 * around every read and open). */
 	for (uint32_t i = 0; i < nw; i++) {
 		ws[i].eng = eng;
 		ws[i].last_comm_id = -1;
 		ws[i].last_cgrow = -1;
 		ws[i].id = (uint16_t)i;
-		ws[i].threads = &cap->threads[i];
-		ws[i].procs = &cap->procs[i];
+		ctp_table_init(&ws[i].threads_tab);
+		ctp_table_init(&ws[i].procs_tab);
+		ws[i].threads = &ws[i].threads_tab;
+		ws[i].procs = &ws[i].procs_tab;
+		if (nw == 1) {
+			walk(&ws[i], eng->progress, t0, &shown);
+			started++;
+			break;
+		}
 		if (pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]) !=
 		    0) {
 			ret = -EAGAIN;
@@ -892,9 +1094,8 @@ int ctp_engine_capture(struct ctp_engine *eng)
 		started++;
 	}
 	/* Wait for the workers; show progress when it takes a while. */
-	bool shown = false;
 	pthread_mutex_lock(&eng->done_lock);
-	while (atomic_load(&eng->workers_done) < started) {
+	while (nw > 1 && atomic_load(&eng->workers_done) < started) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += 250000000;
@@ -904,17 +1105,18 @@ int ctp_engine_capture(struct ctp_engine *eng)
 		}
 		pthread_cond_timedwait(&eng->done_cond, &eng->done_lock, &ts);
 		if (eng->progress && ctp_now_ns() - t0 > 1000000000ull) {
-			progress_line(eng, t0, false);
+			progress_line(eng, ws, started, t0, false);
 			shown = true;
 		}
 	}
 	pthread_mutex_unlock(&eng->done_lock);
 	if (shown)
-		progress_line(eng, t0, true);
+		progress_line(eng, ws, started, t0, true);
 
 	struct ctp_readfail *rf = &cap->rf;
 	for (uint32_t i = 0; i < started; i++) {
-		pthread_join(ws[i].thread, NULL);
+		if (nw > 1)
+			pthread_join(ws[i].thread, NULL);
 		if (ws[i].result < 0 && ret == 0)
 			ret = ws[i].result;
 		rf->tids_walked += ws[i].tids_walked;
@@ -926,8 +1128,22 @@ int ctp_engine_capture(struct ctp_engine *eng)
 			rf->failures[f] += ws[i].fail[f];
 			rf->missing[f] += ws[i].missing[f];
 		}
+		for (uint32_t p = 0; p < cap->n_plugins; p++) {
+			struct ctp_plugin_info *info = &cap->plugins[p];
+			const struct callstat *st = &ws[i].stats[p];
+			atomic_fetch_add(&info->time_ns, st->time_ns);
+			atomic_fetch_add(&info->calls, st->calls);
+			atomic_fetch_add(&info->errors, st->errors);
+			atomic_fetch_add(&info->vanished, st->vanished);
+		}
+		ctp_table_done(&cap->threads[i]);
+		ctp_table_done(&cap->procs[i]);
+		cap->threads[i] = ws[i].threads_tab;
+		cap->procs[i] = ws[i].procs_tab;
 		worker_free(&ws[i]);
 	}
+	for (uint32_t i = started; i < nw; i++)
+		worker_free(&ws[i]);
 	free(ws);
 	if (ret < 0)
 		return ret;

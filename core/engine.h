@@ -92,12 +92,15 @@ struct ctp_engine {
 	pthread_mutex_t cg_lock;
 	int64_t *cg_row;
 	size_t cg_cap;
+	/* Per cgroup path (blob id): 1 when all threads of a process in it
+	 * share it, 0 when they may not, -1 not known yet. */
+	int8_t *cg_whole;
+	size_t cg_whole_cap;
 
 	/* Walk state shared by workers. */
 	uint32_t *tgids;
 	size_t n_tgids;
 	_Atomic size_t next_tgid;
-	_Atomic uint64_t progress_threads;
 	_Atomic unsigned workers_done;
 	pthread_mutex_t done_lock;
 	pthread_cond_t done_cond;

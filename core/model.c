@@ -22,11 +22,16 @@ struct blob {
 	char data[]; /* len bytes + NUL */
 };
 
+/* A pool freed and another allocated at the same address must not hit
+ * stale cache entries: every pool gets a generation number. */
+static _Atomic uint64_t pool_generation;
+
 struct ctp_blobpool {
 	pthread_mutex_t lock;
 	struct blob **pages[BLOB_PAGES];
 	_Atomic uint32_t n;
 	uint32_t *slots; /* id + 1, 0 = empty */
+	uint64_t gen;	 /* for per-thread caches */
 	uint32_t nslots;
 };
 
@@ -54,6 +59,7 @@ int ctp_blobpool_new(struct ctp_blobpool **ret)
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&pool->lock, NULL);
+	pool->gen = atomic_fetch_add(&pool_generation, 1) + 1;
 	*ret = pool;
 	return 0;
 }
@@ -155,6 +161,40 @@ int64_t ctp_blobpool_intern(struct ctp_blobpool *pool, const void *data,
 out:
 	pthread_mutex_unlock(&pool->lock);
 	return ret;
+}
+
+#define ICACHE_SLOTS 16
+#define ICACHE_BYTES 48
+
+struct icache_slot {
+	const struct ctp_blobpool *pool;
+	uint64_t gen;
+	int64_t id;
+	uint32_t len;
+	char data[ICACHE_BYTES];
+};
+
+static _Thread_local struct icache_slot icache[ICACHE_SLOTS];
+
+int64_t ctp_blobpool_intern_cached(struct ctp_blobpool *pool, const void *data,
+				   size_t len)
+{
+	if (len > ICACHE_BYTES)
+		return ctp_blobpool_intern(pool, data, len);
+	uint32_t h = hash_bytes(data, len);
+	struct icache_slot *e = &icache[h % ICACHE_SLOTS];
+	if (e->pool == pool && e->gen == pool->gen && e->len == len &&
+	    memcmp(e->data, data, len) == 0)
+		return e->id;
+	int64_t id = ctp_blobpool_intern(pool, data, len);
+	if (id >= 0) {
+		e->pool = pool;
+		e->gen = pool->gen;
+		e->id = id;
+		e->len = (uint32_t)len;
+		memcpy(e->data, data, len);
+	}
+	return id;
 }
 
 const char *ctp_blobpool_get(const struct ctp_blobpool *pool, uint64_t id,

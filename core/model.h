@@ -33,6 +33,10 @@ void ctp_blobpool_free(struct ctp_blobpool *pool);
  * give equal ids. */
 int64_t ctp_blobpool_intern(struct ctp_blobpool *pool, const void *data,
 			    size_t len);
+/* Same, first looking in a small per-thread cache of recent short blobs,
+ * so repeated values (policy names, affinity masks) skip the pool's lock. */
+int64_t ctp_blobpool_intern_cached(struct ctp_blobpool *pool, const void *data,
+				   size_t len);
 /* Bytes of blob `id` (NUL-terminated copy), length in *len. Thread-safe
  * against concurrent interning. */
 const char *ctp_blobpool_get(const struct ctp_blobpool *pool, uint64_t id,
