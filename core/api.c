@@ -226,6 +226,35 @@ static int api_field_register(struct ctp_ctx *ctx,
 	return id;
 }
 
+static int api_derived_register(struct ctp_ctx *ctx,
+				const struct ctp_derived_desc *desc)
+{
+	struct ctp_capture *cap = ctx->eng->cap;
+	const char *why = "no description";
+	int term = -1, id = -EINVAL;
+
+	if (desc)
+		id = ctp_registry_add_derived(&cap->reg, ctx->plugin, desc,
+					      &why, &term);
+	if (id >= 0)
+		return id;
+	bool named = desc &&
+		     desc->size >= offsetof(struct ctp_derived_desc, n_terms) &&
+		     desc->field.name;
+	const char *name = named ? desc->field.name : "(null)";
+	if (term >= 0)
+		api_log(ctx, CTP_LOG_ERR,
+			"derived field '%s' rejected: term %d (%s): %s", name,
+			term,
+			desc->terms[term].field ? desc->terms[term].field
+						: "(null)",
+			why);
+	else
+		api_log(ctx, CTP_LOG_ERR, "derived field '%s' rejected: %s",
+			name, why);
+	return id;
+}
+
 static int api_field_handle(struct ctp_ctx *ctx, size_t table_index)
 {
 	struct ctp_plugin_rt *rt = ctx->eng->cap->plugins[ctx->plugin].rt;
@@ -246,6 +275,8 @@ static int set_cell(struct ctp_record *rec, int field, uint8_t type, uint64_t v)
 		ctp_registry_get(&rec->cap->reg, (uint32_t)field);
 	if (f->scope != rec->scope || f->type != type ||
 	    f->plugin != rec->plugin)
+		return -EINVAL;
+	if (f->n_terms) /* readers compute derived fields */
 		return -EINVAL;
 	return ctp_table_set(rec->table, rec->row, rec->ident + f->col, v);
 }
@@ -448,4 +479,6 @@ void ctp_api_fill(struct ctp_api *api)
 	api->file_get = ctp_engine_file_get;
 	api->set_hint = api_set_hint;
 	api->file_gate = api_file_gate;
+	api->derived_register = api_derived_register;
+	api->cgroup_ref = ctp_engine_cgroup_ref;
 }

@@ -196,7 +196,8 @@ static int list_numeric(int dirfd, char *dents, size_t dentslen, uint32_t **ids,
 			(*ids)[(*n)++] = id;
 		}
 	}
-	qsort(*ids, *n, sizeof(**ids), cmp_u32);
+	if (*n > 1)
+		qsort(*ids, *n, sizeof(**ids), cmp_u32);
 	return 0;
 }
 
@@ -383,6 +384,82 @@ out:
 	return row;
 }
 
+/*
+ * A key of ctp_api.cgroup_ref: "<ns>:<rest>", <ns> of [a-z0-9_]. Never a
+ * v2 path, which begins with '/', so the two kinds of rows never meet.
+ */
+static bool cgroup_key_ok(const char *key, size_t len)
+{
+	size_t i = 0;
+
+	if (!key || len == 0 || len > 4096 || memchr(key, '\0', len))
+		return false;
+	while (i < len && ((key[i] >= 'a' && key[i] <= 'z') ||
+			   (key[i] >= '0' && key[i] <= '9') || key[i] == '_'))
+		i++;
+	return i > 0 && i < len && key[i] == ':';
+}
+
+int ctp_engine_cgroup_ref(struct ctp_ctx *ctx, const char *key, size_t len)
+{
+	if (!ctx || !cgroup_key_ok(key, len))
+		return -EINVAL;
+	struct ctp_engine *eng = ctx->eng;
+	uint32_t p = ctx->plugin, n = eng->cap->n_plugins;
+	int64_t row = cgroup_row(eng, key, len);
+	if (row < 0)
+		return (int)row;
+	if (row > INT_MAX || p >= n)
+		return -EINVAL;
+	size_t word = (size_t)row / 64;
+	int ret = (int)row;
+	pthread_mutex_lock(&eng->cg_lock);
+	if (!eng->cg_refs) {
+		eng->cg_refs = calloc(n, sizeof(*eng->cg_refs));
+		eng->cg_refs_words = calloc(n, sizeof(*eng->cg_refs_words));
+		if (!eng->cg_refs || !eng->cg_refs_words) {
+			free(eng->cg_refs);
+			free(eng->cg_refs_words);
+			eng->cg_refs = NULL;
+			eng->cg_refs_words = NULL;
+			ret = -ENOMEM;
+			goto out;
+		}
+		eng->cg_refs_n = n;
+	}
+	if (word >= eng->cg_refs_words[p]) {
+		size_t old = eng->cg_refs_words[p];
+		size_t nw = old ? old * 2 : 4;
+		while (nw <= word)
+			nw *= 2;
+		uint64_t *bits = realloc(eng->cg_refs[p], nw * sizeof(*bits));
+		if (!bits) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		memset(bits + old, 0, (nw - old) * sizeof(*bits));
+		eng->cg_refs[p] = bits;
+		eng->cg_refs_words[p] = nw;
+	}
+	eng->cg_refs[p][word] |= 1ull << (row % 64);
+out:
+	pthread_mutex_unlock(&eng->cg_lock);
+	return ret;
+}
+
+/* Did plugin p reference cgroup row `row` with ctp_api.cgroup_ref? */
+static bool cgroup_referenced(struct ctp_engine *eng, uint32_t p, uint32_t row)
+{
+	bool yes = false;
+
+	pthread_mutex_lock(&eng->cg_lock);
+	if (eng->cg_refs && p < eng->cg_refs_n &&
+	    row / 64 < eng->cg_refs_words[p])
+		yes = eng->cg_refs[p][row / 64] >> (row % 64) & 1;
+	pthread_mutex_unlock(&eng->cg_lock);
+	return yes;
+}
+
 /* Read a short file at dirfd/rel into out; 0 or -errno. */
 static int read_short(int dirfd, const char *rel, char *out, size_t outlen)
 {
@@ -407,7 +484,11 @@ static bool root_has_threaded_child(int cgfd)
 		for (long off = 0; off < n && !threaded;) {
 			struct dirent64 *d = (struct dirent64 *)(dents + off);
 			off += d->d_reclen;
-			if (d->d_type != DT_DIR || d->d_name[0] == '.')
+			/* Any name but "." and ".." is a legal cgroup
+			 * (".x" too); a file system that does not fill
+			 * d_type may hide a directory behind DT_UNKNOWN. */
+			if ((d->d_type != DT_DIR && d->d_type != DT_UNKNOWN) ||
+			    !strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
 				continue;
 			char rel[300], type[64];
 			snprintf(rel, sizeof(rel), "%.255s/cgroup.type",
@@ -443,7 +524,10 @@ static bool cgroup_whole(struct ctp_engine *eng, int64_t key, const char *path,
 
 	bool whole = false;
 	int cgfd = eng->roots.cgroup_fd;
-	if (cgfd >= 0 && len > 0 && path[0] == '/') {
+	/* A path with ".." lies outside our cgroup namespace: it cannot be
+	 * looked up under the mount, so no shortcut. */
+	bool outside = memmem(path, len, "/..", 3) != NULL;
+	if (cgfd >= 0 && len > 0 && path[0] == '/' && !outside) {
 		if (len == 1) {
 			whole = !root_has_threaded_child(cgfd);
 		} else if (len < 900) {
@@ -530,6 +614,12 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid, uint32_t tid,
 	size_t cgplen = 0;
 	int64_t cgrow = -1;
 	if (w->proc_cg_whole) {
+		/* The row is added here, by the first thread that gets this
+		 * far, not by do_process: a process whose threads all
+		 * vanish must add no cgroup. */
+		if (w->proc_cgrow < 0)
+			w->proc_cgrow =
+				cgroup_row(eng, w->proc_cg, w->proc_cglen);
 		cgrow = w->proc_cgrow;
 		cgpath = w->proc_cg;
 		cgplen = w->proc_cglen;
@@ -661,30 +751,6 @@ static void do_process(struct worker *w, size_t idx)
 		close(pdir);
 		return;
 	}
-	/* The process's v2 cgroup: when every thread must share it, threads
-	 * take it from here instead of reading their own cgroup file. */
-	w->proc_cg_whole = false;
-	size_t cglen = 0;
-	const char *cgpath;
-	size_t cgplen;
-	if (eng->roots.cgroup_fd >= 0 &&
-	    read_at(pdir, "cgroup", &w->cgbuf, &w->cgcap, &cglen) == 0 &&
-	    cgroup_v2_path(w->cgbuf, cglen, &cgpath, &cgplen) == 0 &&
-	    cgplen < sizeof(w->proc_cg)) {
-		int64_t id =
-			ctp_blobpool_intern_cached(cap->blobs, cgpath, cgplen);
-		int64_t row = -1;
-		if (id >= 0 && cgroup_whole(eng, id, cgpath, cgplen))
-			row = cgroup_row(eng, cgpath, cgplen);
-		if (row >= 0) {
-			memcpy(w->proc_cg, cgpath, cgplen);
-			w->proc_cg[cgplen] = '\0';
-			w->proc_cglen = cgplen;
-			w->proc_cgrow = row;
-			w->proc_cg_whole = true;
-		}
-	}
-
 	int taskfd = openat(pdir, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	size_t ntids = 0;
 	if (taskfd < 0 || list_numeric(taskfd, w->dents, sizeof(w->dents),
@@ -696,6 +762,41 @@ static void do_process(struct worker *w, size_t idx)
 		return;
 	}
 	close(taskfd);
+
+	/* The process's v2 cgroup: when every thread must share it, threads
+	 * take it from here instead of reading their own cgroup file. It is
+	 * read from a thread other than the leader when there is one: a
+	 * leader that already exited (zombie, PF_EXITING) is skipped when
+	 * the process is migrated, so <tgid>/cgroup can show a cgroup its
+	 * live threads have left. */
+	w->proc_cg_whole = false;
+	uint32_t probe = tgid;
+	for (size_t i = 0; i < ntids; i++) {
+		if (w->tids[i] != tgid) {
+			probe = w->tids[i];
+			break;
+		}
+	}
+	char probe_rel[40];
+	snprintf(probe_rel, sizeof(probe_rel), "task/%" PRIu32 "/cgroup",
+		 probe);
+	size_t cglen = 0;
+	const char *cgpath;
+	size_t cgplen;
+	if (eng->roots.cgroup_fd >= 0 && ntids > 0 &&
+	    read_at(pdir, probe_rel, &w->cgbuf, &w->cgcap, &cglen) == 0 &&
+	    cgroup_v2_path(w->cgbuf, cglen, &cgpath, &cgplen) == 0 &&
+	    cgplen < sizeof(w->proc_cg)) {
+		int64_t id =
+			ctp_blobpool_intern_cached(cap->blobs, cgpath, cgplen);
+		if (id >= 0 && cgroup_whole(eng, id, cgpath, cgplen)) {
+			memcpy(w->proc_cg, cgpath, cgplen);
+			w->proc_cg[cgplen] = '\0';
+			w->proc_cglen = cgplen;
+			w->proc_cgrow = -1; /* added by do_thread when used */
+			w->proc_cg_whole = true;
+		}
+	}
 
 	for (uint32_t f = 0; f < eng->n_process_files; f++) {
 		size_t len = 0;
@@ -859,9 +960,13 @@ static void cgroup_calls(struct ctp_engine *eng)
 		uint64_t blob;
 		if (!ctp_table_get(&cap->cgroups, row, CTP_CCOL_PATH, &blob))
 			continue;
-		const char *path = ctp_blobpool_get(cap->blobs, blob, NULL);
+		size_t plen = 0;
+		const char *path = ctp_blobpool_get(cap->blobs, blob, &plen);
+		/* A row a plugin added with cgroup_ref is that plugin's to
+		 * resolve: no directory, and only its referrers are called. */
+		bool foreign = cgroup_key_ok(path, plen);
 		int dirfd = -1;
-		if (eng->roots.cgroup_fd >= 0) {
+		if (!foreign && eng->roots.cgroup_fd >= 0) {
 			const char *rel = path;
 			while (*rel == '/')
 				rel++;
@@ -886,6 +991,8 @@ static void cgroup_calls(struct ctp_engine *eng)
 			struct ctp_plugin_info *info = &cap->plugins[i];
 			if (!cb_usable(info, CB_CGROUP) ||
 			    !info->rt->desc->cgroup)
+				continue;
+			if (foreign && !cgroup_referenced(eng, i, row))
 				continue;
 			rec.plugin = i;
 			uint64_t t0 = ctp_now_ns();
@@ -992,6 +1099,10 @@ void ctp_engine_done(struct ctp_engine *eng)
 		close(eng->roots.cgroup_fd);
 	free(eng->cg_row);
 	free(eng->cg_whole);
+	for (uint32_t i = 0; eng->cg_refs && i < eng->cg_refs_n; i++)
+		free(eng->cg_refs[i]);
+	free(eng->cg_refs);
+	free(eng->cg_refs_words);
 	free(eng->tgids);
 	pthread_mutex_destroy(&eng->cg_lock);
 	pthread_mutex_destroy(&eng->done_lock);

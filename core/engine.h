@@ -104,6 +104,13 @@ struct ctp_engine {
 	_Atomic unsigned workers_done;
 	pthread_mutex_t done_lock;
 	pthread_cond_t done_cond;
+
+	/* Rows added with ctp_api.cgroup_ref, per plugin: a bitmap over the
+	 * rows of cap->cgroups it referenced (NULL until its first), under
+	 * cg_lock. Only those plugins are called for such a row. */
+	uint64_t **cg_refs;
+	size_t *cg_refs_words;
+	uint32_t cg_refs_n; /* plugins the two arrays cover */
 };
 
 /* Logging used by the core itself (respects ctp_verbosity). */
@@ -130,6 +137,8 @@ int ctp_plugin_open(const char *path, bool allow_insecure, void **handle,
 /* ctp_api.file_get. */
 int ctp_engine_file_get(const struct ctp_task *task, uint32_t i,
 			const struct ctp_file **out);
+/* ctp_api.cgroup_ref. */
+int ctp_engine_cgroup_ref(struct ctp_ctx *ctx, const char *key, size_t len);
 int ctp_engine_init(struct ctp_engine *eng, const struct ctp_config *cfg,
 		    struct ctp_capture *cap, const volatile sig_atomic_t *stop);
 void ctp_engine_done(struct ctp_engine *eng);

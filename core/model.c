@@ -349,8 +349,12 @@ static bool same_desc(const struct ctp_field *f, uint32_t plugin,
 {
 	return f->plugin == plugin && f->scope == d->scope &&
 	       f->type == d->type && f->unit == d->unit && f->kind == d->kind &&
-	       f->rule == d->rule;
+	       f->rule == d->rule && f->n_terms == 0;
 }
+
+static int add_locked(struct ctp_registry *reg, uint32_t plugin,
+		      const struct ctp_field_desc *d,
+		      const struct ctp_field_term *terms, uint8_t n_terms);
 
 int ctp_registry_add(struct ctp_registry *reg, uint32_t plugin,
 		     const struct ctp_field_desc *d)
@@ -363,6 +367,18 @@ int ctp_registry_add(struct ctp_registry *reg, uint32_t plugin,
 			ret = -EEXIST;
 		goto out;
 	}
+	ret = add_locked(reg, plugin, d, NULL, 0);
+out:
+	pthread_mutex_unlock(&reg->lock);
+	return ret;
+}
+
+/* A new entry; the caller holds the lock and checked the name is free. */
+static int add_locked(struct ctp_registry *reg, uint32_t plugin,
+		      const struct ctp_field_desc *d,
+		      const struct ctp_field_term *terms, uint8_t n_terms)
+{
+	int ret;
 	uint32_t id = ctp_registry_count(reg);
 	if (id >= CTP_FIELD_PAGE * CTP_FIELD_PAGES) {
 		ret = -ENOSPC;
@@ -393,8 +409,131 @@ int ctp_registry_add(struct ctp_registry *reg, uint32_t plugin,
 	f->kind = d->kind;
 	f->rule = d->rule;
 	f->col = reg->ncols[d->scope]++;
+	f->n_terms = n_terms;
+	for (uint8_t i = 0; i < n_terms; i++)
+		f->terms[i] = terms[i];
 	atomic_store_explicit(&reg->n, id + 1, memory_order_release);
 	ret = (int)id;
+out:
+	return ret;
+}
+
+/* ---- Derived fields ------------------------------------------------------ */
+
+static bool derived_same(const struct ctp_field *f, uint32_t plugin,
+			 const struct ctp_field_desc *d,
+			 const struct ctp_field_term *terms, uint8_t n)
+{
+	if (f->plugin != plugin || f->scope != d->scope || f->type != d->type ||
+	    f->unit != d->unit || f->kind != d->kind || f->rule != d->rule ||
+	    f->n_terms != n)
+		return false;
+	for (uint8_t i = 0; i < n; i++)
+		if (f->terms[i].input != terms[i].input ||
+		    f->terms[i].coef != terms[i].coef ||
+		    f->terms[i].max_set != terms[i].max_set)
+			return false;
+	return true;
+}
+
+/* 0 for an ordinary field, else 1 + the deepest input's. */
+static unsigned derive_depth(const struct ctp_registry *reg,
+			     const struct ctp_field *f)
+{
+	unsigned d = 0;
+	for (uint8_t i = 0; i < f->n_terms; i++) {
+		unsigned in = derive_depth(
+			reg, ctp_registry_get(reg, f->terms[i].input));
+		d = in + 1 > d ? in + 1 : d;
+	}
+	return d;
+}
+
+int ctp_registry_add_derived(struct ctp_registry *reg, uint32_t plugin,
+			     const struct ctp_derived_desc *d, const char **why,
+			     int *term)
+{
+	struct ctp_field_term terms[CTP_DERIVE_MAX_TERMS];
+	const struct ctp_field_desc *fd = &d->field;
+	int ret;
+
+	*term = -1;
+	if (d->abi != CTP_ABI_MAJOR ||
+	    d->size < offsetof(struct ctp_derived_desc, terms) ||
+	    d->size < offsetof(struct ctp_derived_desc, terms) +
+			      d->n_terms * sizeof(d->terms[0])) {
+		*why = "wrong abi or size in the description";
+		return -EINVAL;
+	}
+	if ((ret = ctp_field_desc_check(fd, why)) < 0)
+		return ret;
+	if ((fd->type != CTP_TYPE_U64 && fd->type != CTP_TYPE_I64) ||
+	    (fd->kind != CTP_KIND_COUNTER && fd->kind != CTP_KIND_PEAK &&
+	     fd->kind != CTP_KIND_GAUGE)) {
+		*why = "a derived field is U64 or I64, of kind counter, peak "
+		       "or gauge";
+		return -EINVAL;
+	}
+	if (d->n_terms < 1 || d->n_terms > CTP_DERIVE_MAX_TERMS) {
+		*why = "a formula has 1 to CTP_DERIVE_MAX_TERMS terms";
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&reg->lock);
+	for (uint32_t i = 0; i < d->n_terms; i++) {
+		const struct ctp_derive_term *t = &d->terms[i];
+		*term = (int)i;
+		ret = -EINVAL;
+		if (t->coef == 0) {
+			*why = "a coefficient is 0";
+			goto out;
+		}
+		if (t->coef < 0 && fd->type == CTP_TYPE_U64) {
+			*why = "a negative coefficient needs an I64 result";
+			goto out;
+		}
+		int id = t->field ? ctp_registry_find(reg, t->field) : -ENOENT;
+		if (id < 0) {
+			*why = "an input is not a registered field";
+			ret = -ENOENT;
+			goto out;
+		}
+		const struct ctp_field *in =
+			ctp_registry_get(reg, (uint32_t)id);
+		ret = -EINVAL;
+		if (derive_depth(reg, in) + 1 > CTP_DERIVE_MAX_DEPTH) {
+			*why = "derived inputs nest more than "
+			       "CTP_DERIVE_MAX_DEPTH deep";
+			goto out;
+		}
+		if (in->scope != fd->scope) {
+			*why = "an input is of another scope";
+			goto out;
+		}
+		if (in->type != CTP_TYPE_U64 && in->type != CTP_TYPE_I64) {
+			*why = "an input is not U64 or I64";
+			goto out;
+		}
+		/* A group must reduce each input to one number. */
+		if (in->rule != CTP_RULE_SUM && in->rule != CTP_RULE_MAX &&
+		    in->rule != CTP_RULE_MIN && in->rule != CTP_RULE_MODE) {
+			*why = "an input's rule gives no single value (range)";
+			goto out;
+		}
+		terms[i] = (struct ctp_field_term){.input = (uint32_t)id,
+						   .coef = t->coef,
+						   .max_set = t->max_set};
+	}
+	*term = -1;
+	ret = ctp_registry_find(reg, fd->name);
+	if (ret >= 0) {
+		if (!derived_same(ctp_registry_get(reg, (uint32_t)ret), plugin,
+				  fd, terms, (uint8_t)d->n_terms)) {
+			*why = "the name is taken by a different description";
+			ret = -EEXIST;
+		}
+		goto out;
+	}
+	ret = add_locked(reg, plugin, fd, terms, (uint8_t)d->n_terms);
 out:
 	pthread_mutex_unlock(&reg->lock);
 	return ret;

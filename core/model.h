@@ -46,12 +46,22 @@ size_t ctp_blobpool_count(const struct ctp_blobpool *pool);
 /* ---- Field registry -------------------------------------------------------
  */
 
+/* One term of a derived field's formula (ctp_api.derived_register). */
+struct ctp_field_term {
+	uint32_t input; /* field id, always lower than the derived field's */
+	int32_t coef;
+	uint8_t max_set;
+};
+
 struct ctp_field {
 	char *name;
 	char *help;	 /* "" when none */
 	uint32_t plugin; /* index into capture->plugins */
 	uint8_t scope, type, unit, kind, rule;
 	uint32_t col; /* column index in its scope's tables */
+	/* Derived fields: n_terms > 0 and no values of their own. */
+	uint8_t n_terms;
+	struct ctp_field_term terms[CTP_DERIVE_MAX_TERMS];
 };
 
 #define CTP_FIELD_PAGE	256
@@ -86,6 +96,14 @@ static inline struct ctp_field *ctp_registry_get(const struct ctp_registry *reg,
 	return &reg->pages[id / CTP_FIELD_PAGE][id % CTP_FIELD_PAGE];
 }
 int ctp_registry_find(const struct ctp_registry *reg, const char *name);
+/* Add a derived field: the field checks of ctp_field_desc_check, then the
+ * formula's (docs/PLUGINS.md); inputs are looked up by name under the
+ * registry's lock. Returns the field id, or -EINVAL with a reason in *why
+ * (and the faulty term's index in *term, else -1), -ENOENT (input *term is
+ * not registered), -EEXIST as ctp_registry_add. */
+int ctp_registry_add_derived(struct ctp_registry *reg, uint32_t plugin,
+			     const struct ctp_derived_desc *d, const char **why,
+			     int *term);
 
 /* ---- Column tables ---------------------------------------------------------
  */

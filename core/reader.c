@@ -581,6 +581,112 @@ static int enum_key(struct ctp_snap *s, const msgpack_object *m,
 #define ENUM_KEY(s, m, w, k, tbl, strict)                                      \
 	enum_key(s, m, w, k, tbl, sizeof(tbl) / sizeof((tbl)[0]), strict)
 
+static bool numeric_type(uint8_t type)
+{
+	return type == CTP_TYPE_U64 || type == CTP_TYPE_I64;
+}
+
+/*
+ * A field's "derive" (§4): missing or nil for ordinary fields, else 1 to
+ * CTP_DERIVE_MAX_TERMS maps {field, coef, max_set}. Inputs must come
+ * earlier in `fields`, which also rules out cycles.
+ */
+static int parse_derive(struct ctp_snap *s, const msgpack_object *m,
+			struct ctp_snap_field *f, uint8_t *depth)
+{
+	const msgpack_object *d = get(m, "derive");
+	char where[200];
+
+	if (!d || d->type == MSGPACK_OBJECT_NIL)
+		return 0;
+	snprintf(where, sizeof(where), "fields[%u].derive", f->index);
+	if (d->type != MSGPACK_OBJECT_ARRAY)
+		return bad(s, -EINVAL, "%s: expected an array or nil, found %s",
+			   where, objtype(d));
+	if (d->via.array.size < 1 || d->via.array.size > CTP_DERIVE_MAX_TERMS)
+		return bad(s, -EINVAL, "%s: %u terms (1 to %d allowed)", where,
+			   d->via.array.size, CTP_DERIVE_MAX_TERMS);
+	if (!numeric_type(f->type))
+		return bad(s, -EINVAL, "%s: derived field %s is not u64 or i64",
+			   where, f->name);
+	struct ctp_snap_term *terms =
+		zalloc(s, d->via.array.size * sizeof(*terms));
+	if (!terms)
+		return bad(s, -ENOMEM, "out of memory");
+	for (uint32_t i = 0; i < d->via.array.size; i++) {
+		const msgpack_object *t = &d->via.array.ptr[i], *name, *coef,
+				     *set;
+		char tw[220];
+		int ret;
+		snprintf(tw, sizeof(tw), "%s[%u]", where, i);
+		if (t->type != MSGPACK_OBJECT_MAP)
+			return bad(s, -EINVAL, "%s: expected a map, found %s",
+				   tw, objtype(t));
+		if ((ret = need(s, t, tw, "field", MSGPACK_OBJECT_STR,
+				"a string", &name)) < 0 ||
+		    (ret = need(s, t, tw, "max_set",
+				MSGPACK_OBJECT_POSITIVE_INTEGER,
+				"an unsigned integer", &set)) < 0)
+			return ret;
+		coef = get(t, "coef");
+		if (!coef)
+			return bad(s, -EINVAL, "%s: missing key \"coef\"", tw);
+		int64_t c = coef->type == MSGPACK_OBJECT_POSITIVE_INTEGER
+				    ? (coef->via.u64 > INT32_MAX
+					       ? 0
+					       : (int64_t)coef->via.u64)
+			    : coef->type == MSGPACK_OBJECT_NEGATIVE_INTEGER
+				    ? coef->via.i64
+				    : 0;
+		if (c == 0 || c < INT32_MIN)
+			return bad(s, -EINVAL,
+				   "%s.coef: expected a non-zero 32-bit "
+				   "integer",
+				   tw);
+		if (set->via.u64 > UINT8_MAX)
+			return bad(s, -EINVAL, "%s.max_set: %llu is over 255",
+				   tw, (unsigned long long)set->via.u64);
+		char nm[160];
+		snprintf(nm, sizeof(nm), "%.*s",
+			 (int)(name->via.str.size < 150 ? name->via.str.size
+							: 150),
+			 name->via.str.ptr);
+		const struct ctp_snap_field *in = ctp_snap_field_find(s, nm);
+		if (!in || strlen(nm) != name->via.str.size)
+			return bad(s, -EINVAL,
+				   "%s.field: \"%s\" is not in fields", tw, nm);
+		if (in->index >= f->index)
+			return bad(s, -EINVAL,
+				   "%s.field: %s does not come before %s", tw,
+				   nm, f->name);
+		if (in->scope != f->scope || !numeric_type(in->type))
+			return bad(s, -EINVAL,
+				   "%s.field: %s is not a u64 or i64 field of "
+				   "scope %s",
+				   tw, nm, scope_names[f->scope]);
+		if (in->rule != CTP_RULE_SUM && in->rule != CTP_RULE_MAX &&
+		    in->rule != CTP_RULE_MIN && in->rule != CTP_RULE_MODE)
+			return bad(s, -EINVAL,
+				   "%s.field: %s is not reduced to one value "
+				   "(rule sum, max, min or mode)",
+				   tw, nm);
+		if (depth[in->index] + 1 > CTP_DERIVE_MAX_DEPTH)
+			return bad(s, -EINVAL,
+				   "%s.field: derived fields nest more than %d "
+				   "deep",
+				   tw, CTP_DERIVE_MAX_DEPTH);
+		if (depth[in->index] + 1 > depth[f->index])
+			depth[f->index] = (uint8_t)(depth[in->index] + 1);
+		terms[i] = (struct ctp_snap_term){
+			.input = in->index,
+			.coef = (int32_t)c,
+			.max_set = (uint8_t)set->via.u64};
+	}
+	f->terms = terms;
+	f->n_terms = d->via.array.size;
+	return 0;
+}
+
 static int parse_fields(struct ctp_snap *s)
 {
 	const msgpack_object *arr;
@@ -610,6 +716,8 @@ static int parse_fields(struct ctp_snap *s)
 		if (!f->name)
 			return bad(s, -ENOMEM, "out of memory");
 		f->index = (uint32_t)i;
+		f->n_terms = 0;
+		f->terms = NULL;
 		int e;
 		if ((ret = opt_str(s, m, where, "plugin", false, "",
 				   &f->plugin)) < 0 ||
@@ -639,6 +747,14 @@ static int parse_fields(struct ctp_snap *s)
 			   s->fields[s->by_name[i]].name) == 0)
 			return bad(s, -EINVAL, "fields: \"%s\" is listed twice",
 				   s->fields[s->by_name[i]].name);
+	uint8_t *depth = zalloc(s, s->n_fields);
+	if (!depth)
+		return bad(s, -ENOMEM, "out of memory");
+	memset(depth, 0, s->n_fields);
+	for (size_t i = 0; i < s->n_fields; i++)
+		if ((ret = parse_derive(s, &arr->via.array.ptr[i],
+					&s->fields[i], depth)) < 0)
+			return ret;
 	return 0;
 }
 
@@ -986,6 +1102,9 @@ static int parse_host(struct ctp_snap *s)
 				   name, scope_names[f->scope]);
 		if (t->col[f->index])
 			continue; /* duplicate key: the first wins */
+		if (f->n_terms && kv->val.type != MSGPACK_OBJECT_NIL)
+			return bad(s, -EINVAL,
+				   "host: derived field %s has a value", name);
 		struct ctp_value *v = zalloc(s, sizeof(*v));
 		if (!v)
 			return bad(s, -ENOMEM, "out of memory");
@@ -1091,6 +1210,10 @@ static int parse_columns(struct ctp_snap *s, struct ctp_snap_table *t,
 			return bad(s, -EINVAL,
 				   "%s.columns: field %s has scope %s", where,
 				   name, scope_names[f->scope]);
+		if (f->n_terms)
+			return bad(s, -EINVAL,
+				   "%s.columns: derived field %s has a column",
+				   where, name);
 		if (kv->val.type != MSGPACK_OBJECT_ARRAY)
 			return bad(s, -EINVAL,
 				   "%s.columns.%s: expected an array, found %s",

@@ -52,6 +52,14 @@ struct ctp_value {
 	};
 };
 
+/* One term of a derived field's formula (docs/FORMAT.md §4 `derive`). */
+struct ctp_snap_term {
+	uint32_t input; /* index of the input field, always below the
+			   derived field's own */
+	int32_t coef;
+	uint8_t max_set;
+};
+
 /* One registered field. The enums are plugin.h's numbers; `unit`, `kind`
  * and `rule` are 0 when the file names a value this reader does not know
  * (scope and type are always known: an unknown one refuses the file). */
@@ -61,6 +69,12 @@ struct ctp_snap_field {
 	const char *help;   /* "" when none */
 	uint8_t scope, type, unit, kind, rule;
 	uint32_t index; /* position in ctp_snap_fields() */
+	/* A derived field (n_terms > 0) has no values in the file: compute
+	 * them with core/group.h. The reader checked the formula: inputs are
+	 * earlier U64/I64 fields of the same scope whose rule is sum, max,
+	 * min or mode, and the field itself is U64 or I64. */
+	size_t n_terms;
+	const struct ctp_snap_term *terms; /* NULL when n_terms is 0 */
 };
 
 struct ctp_snap_plugin {

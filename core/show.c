@@ -11,12 +11,12 @@
 #include <time.h>
 
 #include "cli.h"
+#include "group.h"
 #include "reader.h"
+#include "render.h"
 
 #define DEFAULT_CAP   (4ull << 30)
 #define DEFAULT_LIMIT 50
-#define USER_HZ	      100 /* the ABI's clock tick for /proc times */
-#define CELL_MAX      48  /* display characters before a cell is cut */
 
 struct opts {
 	bool summary, no_host, threads, processes;
@@ -25,193 +25,12 @@ struct opts {
 	uint64_t limit;
 	const char *sort;
 	uint64_t cap;
+	/* --group-by, --no-normalize, --flatten */
+	const char *group_by; /* as given, for titles */
+	struct ctp_group_spec spec;
+	const char **flatten;
+	size_t n_flatten;
 };
-
-/* ---- Rendering ---- */
-
-/*
- * Bytes for a terminal: well-formed UTF-8 and printable ASCII as they are,
- * '\\' doubled, anything else as \xNN, so no control byte reaches the
- * terminal. Cut at `max` display characters with "...". Returns out.
- */
-static char *escape(const char *s, size_t n, size_t max, char *out,
-		    size_t outlen)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t o = 0, shown = 0;
-	for (size_t i = 0; i < n; shown++) {
-		char tmp[8];
-		size_t tl;
-		size_t l = ctp_utf8_len(p + i, n - i);
-		if (l > 1) {
-			memcpy(tmp, p + i, l);
-			tl = l;
-		} else if (l == 1 && p[i] >= 0x20 && p[i] < 0x7f) {
-			tl = p[i] == '\\' ? 2 : 1;
-			tmp[0] = tmp[1] = (char)p[i];
-			l = 1;
-		} else {
-			snprintf(tmp, sizeof(tmp), "\\x%02x", p[i]);
-			tl = 4;
-			l = 1;
-		}
-		if (shown >= max || o + tl + 4 > outlen) {
-			if (o + 4 <= outlen) {
-				memcpy(out + o, "...", 3);
-				o += 3;
-			}
-			break;
-		}
-		memcpy(out + o, tmp, tl);
-		o += tl;
-		i += l;
-	}
-	out[o] = '\0';
-	return out;
-}
-
-/* Display width of an escaped (UTF-8) string. */
-static size_t width(const char *s)
-{
-	size_t w = 0;
-	for (; *s; s++)
-		w += ((unsigned char)*s & 0xc0) != 0x80;
-	return w;
-}
-
-static void scaled(char *buf, size_t n, double v, const char *const *units,
-		   const double *steps, size_t nunits)
-{
-	size_t u = 0;
-	while (u + 1 < nunits && v >= steps[u + 1])
-		u++;
-	snprintf(buf, n, "%.2f %s", v / steps[u], units[u]);
-}
-
-/* A magnitude with a unit; sign is prepended by the caller. */
-static void render_mag(char *buf, size_t n, uint64_t m, uint8_t unit)
-{
-	static const char *const tu[] = {"ns", "us", "ms", "s"};
-	static const double ts[] = {1, 1e3, 1e6, 1e9};
-	static const char *const bu[] = {"B",	"KiB", "MiB", "GiB",
-					 "TiB", "PiB", "EiB"};
-	static const double bs[] = {1,
-				    1024.0,
-				    1048576.0,
-				    1073741824.0,
-				    1099511627776.0,
-				    1125899906842624.0,
-				    1152921504606846976.0};
-	switch (unit) {
-	case CTP_UNIT_NS:
-		if (m < 1000)
-			snprintf(buf, n, "%" PRIu64 " ns", m);
-		else
-			scaled(buf, n, (double)m, tu, ts, 4);
-		break;
-	case CTP_UNIT_US:
-		if (m < 1000)
-			snprintf(buf, n, "%" PRIu64 " us", m);
-		else
-			scaled(buf, n, (double)m, tu + 1, ts, 3);
-		break;
-	case CTP_UNIT_TICKS:
-		snprintf(buf, n, "%" PRIu64 ".%02" PRIu64 " s", m / USER_HZ,
-			 (m % USER_HZ) * (100 / USER_HZ));
-		break;
-	case CTP_UNIT_BYTES:
-		if (m < 1024)
-			snprintf(buf, n, "%" PRIu64 " B", m);
-		else
-			scaled(buf, n, (double)m, bu, bs, 7);
-		break;
-	case CTP_UNIT_CENTIPCT:
-		snprintf(buf, n, "%" PRIu64 ".%02" PRIu64 "%%", m / 100,
-			 m % 100);
-		break;
-	default:
-		snprintf(buf, n, "%" PRIu64, m);
-	}
-}
-
-static void render_cpuset(const struct ctp_value *v, char *buf, size_t n)
-{
-	size_t o = 0;
-	buf[0] = '\0';
-	if (v->cpuset.n == 0) {
-		snprintf(buf, n, "{}");
-		return;
-	}
-	for (size_t i = 0; i < v->cpuset.n && o < n; i++) {
-		uint32_t lo = v->cpuset.r[2 * i], hi = v->cpuset.r[2 * i + 1];
-		int w = lo == hi ? snprintf(buf + o, n - o, "%s%" PRIu32,
-					    i ? "," : "", lo)
-				 : snprintf(buf + o, n - o,
-					    "%s%" PRIu32 "-%" PRIu32,
-					    i ? "," : "", lo, hi);
-		if (w < 0 || (size_t)w >= n - o) {
-			/* Does not fit: end with an ellipsis. */
-			if (n >= 4)
-				memcpy(buf + n - 4, "...", 4);
-			return;
-		}
-		o += (size_t)w;
-	}
-}
-
-/* One value for a table cell or a host line; "-" when absent. */
-static void render(const struct ctp_snap_field *f, const struct ctp_value *v,
-		   char *buf, size_t n)
-{
-	switch (v->type) {
-	case CTP_VALUE_ABSENT:
-		snprintf(buf, n, "-");
-		break;
-	case CTP_TYPE_U64:
-		render_mag(buf, n, v->u64, f->unit);
-		break;
-	case CTP_TYPE_I64: {
-		/* Magnitude without overflow at INT64_MIN. */
-		uint64_t m = v->i64 < 0 ? (uint64_t)(-(v->i64 + 1)) + 1
-					: (uint64_t)v->i64;
-		buf[0] = '-';
-		render_mag(v->i64 < 0 ? buf + 1 : buf, v->i64 < 0 ? n - 1 : n,
-			   m, f->unit);
-		break;
-	}
-	case CTP_TYPE_BOOL:
-		snprintf(buf, n, "%s", v->b ? "true" : "false");
-		break;
-	case CTP_TYPE_CHAR:
-		escape((const char *)&v->c, 1, CELL_MAX, buf, n);
-		break;
-	case CTP_TYPE_STRING:
-		if (v->str.len == 0)
-			snprintf(buf, n, "\"\"");
-		else
-			escape(v->str.ptr, v->str.len, CELL_MAX, buf, n);
-		break;
-	case CTP_TYPE_CPUSET:
-		render_cpuset(v, buf, n);
-		break;
-	default:
-		snprintf(buf, n, "?");
-	}
-}
-
-static void render_time(uint64_t ns, char *buf, size_t n)
-{
-	time_t t = (time_t)(ns / 1000000000u);
-	struct tm tm;
-	if (!gmtime_r(&t, &tm)) {
-		snprintf(buf, n, "%" PRIu64 " ns", ns);
-		return;
-	}
-	char d[32];
-	strftime(d, sizeof(d), "%Y-%m-%d %H:%M:%S", &tm);
-	snprintf(buf, n, "%s.%03u UTC", d,
-		 (unsigned)(ns % 1000000000u / 1000000u));
-}
 
 /* ---- Sections ---- */
 
@@ -232,23 +51,24 @@ static void print_header(const char *path, const struct ctp_snap *snap)
 
 	printf("Snapshot:  %s (format version %" PRIu64 ", %zu bytes "
 	       "decompressed)\n",
-	       escape(path, strlen(path), 200, esc, sizeof(esc)), h->version,
-	       ctp_snap_raw_size(snap));
+	       ctp_render_escape(path, strlen(path), 200, esc, sizeof(esc)),
+	       h->version, ctp_snap_raw_size(snap));
 	printf("Tool:      %s %s\n", *h->tool_name ? h->tool_name : "?",
 	       *h->tool_version ? h->tool_version : "?");
-	render_time(h->start_realtime_ns, a, sizeof(a));
-	render_time(h->end_realtime_ns, b, sizeof(b));
-	render_mag(d, sizeof(d), h->duration_ns, CTP_UNIT_NS);
+	ctp_render_time(h->start_realtime_ns, a, sizeof(a));
+	ctp_render_time(h->end_realtime_ns, b, sizeof(b));
+	ctp_render_mag(d, sizeof(d), h->duration_ns, CTP_UNIT_NS);
 	printf("Captured:  %s .. %s (%s, %" PRIu64 " workers)\n", a, b, d,
 	       h->workers);
 	if (h->hostname)
 		printf("Host:      %s\n",
-		       escape(h->hostname, strlen(h->hostname), 200, esc,
-			      sizeof(esc)));
+		       ctp_render_escape(h->hostname, strlen(h->hostname), 200,
+					 esc, sizeof(esc)));
 	if (h->kernel_release)
 		printf("Kernel:    %s\n",
-		       escape(h->kernel_release, strlen(h->kernel_release), 200,
-			      esc, sizeof(esc)));
+		       ctp_render_escape(h->kernel_release,
+					 strlen(h->kernel_release), 200, esc,
+					 sizeof(esc)));
 	printf("Roots:     proc=%s sys=%s cgroup=%s\n",
 	       h->proc_root ? h->proc_root : "-",
 	       h->sys_root ? h->sys_root : "-",
@@ -257,28 +77,44 @@ static void print_header(const char *path, const struct ctp_snap *snap)
 		printf("Config:    %s\n", h->config_path);
 }
 
+static int cmp_field_name(const void *a, const void *b)
+{
+	return strcmp((*(const struct ctp_snap_field *const *)a)->name,
+		      (*(const struct ctp_snap_field *const *)b)->name);
+}
+
+/* Host values sorted by field name: registration order depends on plugin
+ * order and on when open key sets were met, so it is not stable across
+ * snapshots worth comparing by eye. */
 static void print_host(const struct ctp_snap *snap, const struct opts *o)
 {
 	const struct ctp_snap_field *fs = ctp_snap_fields(snap);
 	size_t nf = ctp_snap_n_fields(snap), w = 0, n = 0;
 	char buf[1024];
 
+	const struct ctp_snap_field **hf = malloc((nf ? nf : 1) * sizeof(*hf));
+	if (!hf) {
+		fprintf(stderr, "ctprof-core: show: out of memory\n");
+		return;
+	}
 	for (size_t i = 0; i < nf; i++)
 		if (fs[i].scope == CTP_SCOPE_HOST && selected(o, &fs[i])) {
 			size_t l = strlen(fs[i].name);
 			w = l > w ? l : w;
-			n++;
+			hf[n++] = &fs[i];
 		}
-	if (!n)
+	if (!n) {
+		free(hf);
 		return;
-	printf("\nHost values:\n");
-	for (size_t i = 0; i < nf; i++) {
-		if (fs[i].scope != CTP_SCOPE_HOST || !selected(o, &fs[i]))
-			continue;
-		struct ctp_value v = ctp_snap_get(snap, &fs[i], 0);
-		render(&fs[i], &v, buf, sizeof(buf));
-		printf("  %-*s  %s\n", (int)w, fs[i].name, buf);
 	}
+	qsort(hf, n, sizeof(*hf), cmp_field_name);
+	printf("\nHost values:\n");
+	for (size_t i = 0; i < n; i++) {
+		struct ctp_value v = ctp_snap_value(snap, hf[i], 0);
+		ctp_render_value(hf[i]->unit, &v, buf, sizeof(buf));
+		printf("  %-*s  %s\n", (int)w, hf[i]->name, buf);
+	}
+	free(hf);
 }
 
 static void print_plugins(const struct ctp_snap *snap)
@@ -296,7 +132,7 @@ static void print_plugins(const struct ctp_snap *snap)
 		const char *st = ctp_status_name(p[i].status);
 		printf("  %-*s  %-9s", (int)w, p[i].name, st ? st : "unknown");
 		if (p[i].status == 1) {
-			render_mag(t, sizeof(t), p[i].time_ns, CTP_UNIT_NS);
+			ctp_render_mag(t, sizeof(t), p[i].time_ns, CTP_UNIT_NS);
 			printf(" %s, %s, %" PRIu64 " calls, %" PRIu64
 			       " errors, %" PRIu64 " vanished",
 			       p[i].version ? p[i].version : "?", t, p[i].calls,
@@ -306,15 +142,17 @@ static void print_plugins(const struct ctp_snap *snap)
 				       p[i].summary_name[s], p[i].summary[s]);
 		}
 		if (p[i].reason)
-			printf(" (%s)", escape(p[i].reason, strlen(p[i].reason),
-					       400, esc, sizeof(esc)));
+			printf(" (%s)",
+			       ctp_render_escape(p[i].reason,
+						 strlen(p[i].reason), 400, esc,
+						 sizeof(esc)));
 		if (p[i].required)
 			printf(" [required]");
 		putchar('\n');
 		if (p[i].hint)
 			printf("  %-*s  hint: %s\n", (int)w, "",
-			       escape(p[i].hint, strlen(p[i].hint), 400, esc,
-				      sizeof(esc)));
+			       ctp_render_escape(p[i].hint, strlen(p[i].hint),
+						 400, esc, sizeof(esc)));
 	}
 }
 
@@ -448,6 +286,36 @@ struct column {
 	size_t w;
 };
 
+/* Titles and rows of cells, each column as wide as its widest cell
+ * (cols[].w holds at least the title's width). */
+static void print_grid(const struct column *cols, size_t ncols,
+		       char *const *cells, size_t rows)
+{
+	for (size_t c = 0; c < ncols; c++) {
+		size_t pad = cols[c].w - ctp_render_width(cols[c].title);
+		printf("%s", c ? "  " : "  ");
+		if (cols[c].right)
+			printf("%*s%s", (int)pad, "", cols[c].title);
+		else
+			printf("%s%*s", cols[c].title,
+			       c + 1 < ncols ? (int)pad : 0, "");
+	}
+	putchar('\n');
+	for (size_t r = 0; r < rows; r++) {
+		for (size_t c = 0; c < ncols; c++) {
+			const char *s = cells[r * ncols + c];
+			size_t pad = cols[c].w - ctp_render_width(s);
+			printf("  ");
+			if (cols[c].right)
+				printf("%*s%s", (int)pad, "", s);
+			else
+				printf("%s%*s", s, c + 1 < ncols ? (int)pad : 0,
+				       "");
+		}
+		putchar('\n');
+	}
+}
+
 static int print_table(const struct ctp_snap *snap, const struct opts *o,
 		       uint8_t scope, const char *title)
 {
@@ -461,6 +329,7 @@ static int print_table(const struct ctp_snap *snap, const struct opts *o,
 	size_t *order = NULL;
 	char **cells = NULL;
 	struct column *cols = NULL;
+	struct ctp_value *dcol = NULL; /* a derived sort field's values */
 	int ret = -ENOMEM;
 
 	if (sortf && sortf->scope != scope)
@@ -494,8 +363,17 @@ static int print_table(const struct ctp_snap *snap, const struct opts *o,
 				&fs[i]};
 	for (size_t i = 0; i < t->rows; i++)
 		order[i] = i;
-	if (sortf && t->col[sortf->index]) {
-		struct sortctx sc = {t->col[sortf->index]};
+	const struct ctp_value *scol = sortf ? t->col[sortf->index] : NULL;
+	if (sortf && sortf->n_terms) {
+		dcol = malloc((t->rows ? t->rows : 1) * sizeof(*dcol));
+		if (!dcol)
+			goto out;
+		for (size_t i = 0; i < t->rows; i++)
+			dcol[i] = ctp_snap_value(snap, sortf, i);
+		scol = dcol;
+	}
+	if (scol) {
+		struct sortctx sc = {scol};
 		qsort_r(order, t->rows, sizeof(*order), cmp_rows, &sc);
 	}
 	size_t shown =
@@ -514,15 +392,16 @@ static int print_table(const struct ctp_snap *snap, const struct opts *o,
 	if (!cells)
 		goto out;
 	for (size_t c = 0; c < ncols; c++)
-		cols[c].w = width(cols[c].title);
+		cols[c].w = ctp_render_width(cols[c].title);
 	for (size_t r = 0; r < shown; r++) {
 		size_t row = order[r];
 		for (size_t c = 0; c < ncols; c++) {
 			char buf[256];
 			if (cols[c].field) {
-				struct ctp_value v =
-					ctp_snap_get(snap, cols[c].field, row);
-				render(cols[c].field, &v, buf, sizeof(buf));
+				struct ctp_value v = ctp_snap_value(
+					snap, cols[c].field, row);
+				ctp_render_value(cols[c].field->unit, &v, buf,
+						 sizeof(buf));
 			} else if (!strcmp(cols[c].title, "TGID")) {
 				snprintf(buf, sizeof(buf), "%" PRIu64,
 					 t->tgid[row]);
@@ -534,9 +413,10 @@ static int print_table(const struct ctp_snap *snap, const struct opts *o,
 					 t->nthreads[row]);
 			} else if (!strcmp(cols[c].title, "COMM")) {
 				if (t->comm[row].ptr)
-					escape(t->comm[row].ptr,
-					       t->comm[row].len, CELL_MAX, buf,
-					       sizeof(buf));
+					ctp_render_escape(t->comm[row].ptr,
+							  t->comm[row].len,
+							  CTP_RENDER_CELL_MAX,
+							  buf, sizeof(buf));
 				else
 					snprintf(buf, sizeof(buf), "-");
 			} else {
@@ -548,8 +428,9 @@ static int print_table(const struct ctp_snap *snap, const struct opts *o,
 						? &cgt->path[t->cgroup[row]]
 						: NULL;
 				if (b && b->ptr)
-					escape(b->ptr, b->len, CELL_MAX, buf,
-					       sizeof(buf));
+					ctp_render_escape(b->ptr, b->len,
+							  CTP_RENDER_CELL_MAX,
+							  buf, sizeof(buf));
 				else
 					snprintf(buf, sizeof(buf), "-");
 			}
@@ -557,34 +438,12 @@ static int print_table(const struct ctp_snap *snap, const struct opts *o,
 			if (!s)
 				goto out;
 			cells[r * ncols + c] = s;
-			size_t w = width(s);
+			size_t w = ctp_render_width(s);
 			if (w > cols[c].w)
 				cols[c].w = w;
 		}
 	}
-	for (size_t c = 0; c < ncols; c++) {
-		size_t pad = cols[c].w - width(cols[c].title);
-		printf("%s", c ? "  " : "  ");
-		if (cols[c].right)
-			printf("%*s%s", (int)pad, "", cols[c].title);
-		else
-			printf("%s%*s", cols[c].title,
-			       c + 1 < ncols ? (int)pad : 0, "");
-	}
-	putchar('\n');
-	for (size_t r = 0; r < shown; r++) {
-		for (size_t c = 0; c < ncols; c++) {
-			const char *s = cells[r * ncols + c];
-			size_t pad = cols[c].w - width(s);
-			printf("  ");
-			if (cols[c].right)
-				printf("%*s%s", (int)pad, "", s);
-			else
-				printf("%s%*s", s, c + 1 < ncols ? (int)pad : 0,
-				       "");
-		}
-		putchar('\n');
-	}
+	print_grid(cols, ncols, cells, shown);
 done:
 	ret = 0;
 out:
@@ -594,7 +453,155 @@ out:
 	free(cells);
 	free(cols);
 	free(order);
+	free(dcol);
 	return ret;
+}
+
+/* ---- Grouped tables (--group-by) ---- */
+
+struct gsortctx {
+	const struct ctp_agg *col;
+};
+
+/* Descending, absent last, ties in key order. */
+static int cmp_groups(const void *pa, const void *pb, void *arg)
+{
+	const struct gsortctx *s = arg;
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	int c = ctp_agg_cmp(&s->col[a], &s->col[b]);
+	if (c)
+		return -c;
+	return (a > b) - (a < b);
+}
+
+/*
+ * One table of groups: the key parts, THREADS, PROCS, then the aggregate of
+ * every selected field of `scope` with "(k/n)" when only k of the group's n
+ * rows of that scope had it.
+ */
+static int print_grouped(struct ctp_groups *g, const struct opts *o,
+			 uint8_t scope, const char *title)
+{
+	const struct ctp_snap *snap = ctp_groups_snap(g);
+	const struct ctp_snap_field *fs = ctp_snap_fields(snap);
+	size_t nf = ctp_snap_n_fields(snap), ng = ctp_groups_count(g);
+	size_t nk = ctp_groups_n_key(g), ncols = 0, shown = 0;
+	const struct ctp_snap_field *sortf =
+		o->sort ? ctp_snap_field_find(snap, o->sort) : NULL;
+	struct column *cols = calloc(nk + 2 + nf, sizeof(*cols));
+	const struct ctp_agg **aggs = calloc(nf + 1, sizeof(*aggs));
+	size_t *order = malloc((ng ? ng : 1) * sizeof(*order));
+	char **cells = NULL;
+	uint64_t rows = 0;
+	int ret = -ENOMEM;
+
+	if (!cols || !aggs || !order)
+		goto out;
+	if (sortf && sortf->scope != scope)
+		sortf = NULL;
+	for (size_t k = 0; k < nk; k++)
+		cols[ncols++] = (struct column){ctp_groups_key_title(g, k),
+						false, NULL, 0};
+	cols[ncols++] = (struct column){"THREADS", true, NULL, 0};
+	cols[ncols++] = (struct column){"PROCS", true, NULL, 0};
+	for (size_t i = 0; i < nf; i++) {
+		if (fs[i].scope != scope || !selected(o, &fs[i]))
+			continue;
+		if ((ret = ctp_groups_aggregate(g, &fs[i], &aggs[i])) < 0)
+			goto out;
+		cols[ncols++] =
+			(struct column){fs[i].name,
+					fs[i].type == CTP_TYPE_U64 ||
+						fs[i].type == CTP_TYPE_I64,
+					&fs[i], 0};
+	}
+	for (size_t i = 0; i < ng; i++) {
+		const struct ctp_group *gr = ctp_groups_at(g, i);
+		order[i] = i;
+		rows += scope == CTP_SCOPE_THREAD    ? gr->n_threads
+			: scope == CTP_SCOPE_PROCESS ? gr->n_processes
+						     : gr->n_cgroups;
+	}
+	if (sortf) {
+		const struct ctp_agg *col;
+		if ((ret = ctp_groups_aggregate(g, sortf, &col)) < 0)
+			goto out;
+		struct gsortctx sc = {col};
+		qsort_r(order, ng, sizeof(*order), cmp_groups, &sc);
+	}
+	shown = o->limit && o->limit < ng ? (size_t)o->limit : ng;
+	printf("\n%s grouped by %s: %zu groups of %" PRIu64 " %s", title,
+	       o->group_by, ng, rows,
+	       scope == CTP_SCOPE_THREAD    ? "threads"
+	       : scope == CTP_SCOPE_PROCESS ? "processes"
+					    : "cgroups");
+	if (shown < ng)
+		printf(", showing %zu", shown);
+	if (sortf)
+		printf(", by %s (descending, absent last)", sortf->name);
+	printf("\n");
+	ret = 0;
+	if (!shown)
+		goto out;
+	ret = -ENOMEM;
+	cells = calloc(shown * ncols, sizeof(*cells));
+	if (!cells)
+		goto out;
+	for (size_t c = 0; c < ncols; c++)
+		cols[c].w = ctp_render_width(cols[c].title);
+	for (size_t r = 0; r < shown; r++) {
+		const struct ctp_group *gr = ctp_groups_at(g, order[r]);
+		for (size_t c = 0; c < ncols; c++) {
+			char buf[512];
+			if (c < nk) {
+				const char *k = gr->key[c];
+				if (k)
+					ctp_render_escape(k, strlen(k),
+							  CTP_RENDER_CELL_MAX,
+							  buf, sizeof(buf));
+				else
+					snprintf(buf, sizeof(buf), "-");
+			} else if (c == nk) {
+				snprintf(buf, sizeof(buf), "%" PRIu32,
+					 gr->n_threads);
+			} else if (c == nk + 1) {
+				snprintf(buf, sizeof(buf), "%" PRIu32,
+					 gr->n_processes);
+			} else {
+				const struct ctp_snap_field *f = cols[c].field;
+				ctp_render_agg_cell(f->unit,
+						    &aggs[f->index][order[r]],
+						    buf, sizeof(buf));
+			}
+			char *s = strdup(buf);
+			if (!s)
+				goto out;
+			cells[r * ncols + c] = s;
+			size_t w = ctp_render_width(s);
+			if (w > cols[c].w)
+				cols[c].w = w;
+		}
+	}
+	print_grid(cols, ncols, cells, shown);
+	ret = 0;
+out:
+	if (cells)
+		for (size_t i = 0; i < shown * ncols; i++)
+			free(cells[i]);
+	free(cells);
+	free(cols);
+	free(aggs);
+	free(order);
+	return ret;
+}
+
+static bool has_cgroup_axis(const struct ctp_group_spec *s)
+{
+	for (size_t i = 0; i < s->n_axes; i++)
+		if (s->axes[i] == CTP_AXIS_CGROUP ||
+		    s->axes[i] == CTP_AXIS_CGROUP_V1)
+			return true;
+	return false;
 }
 
 /* ---- Command ---- */
@@ -621,6 +628,20 @@ static void usage(FILE *f)
 		"                            (neither: processes, threads and "
 		"cgroups)\n"
 		"  --no-host                 leave out host values\n"
+		"  --group-by AXES           one row per group of threads "
+		"instead of per\n"
+		"                            row: pcomm, comm, cgroup, none, "
+		"cgroup:HIER,\n"
+		"                            composed with ',' (cgroup,pcomm);"
+		" fields are\n"
+		"                            aggregated by their rules "
+		"(docs/GROUPING.md)\n"
+		"  --no-normalize            group by raw names and paths "
+		"(default: digits\n"
+		"                            and hex become {N} and {H}, "
+		"worker-3 -> worker-{N})\n"
+		"  --flatten GLOB            cgroups matching GLOB group as "
+		"one (repeatable)\n"
 		"  --max-decompressed BYTES  refuse larger snapshots (default "
 		"4 GiB)\n"
 		"  -h, --help                this help\n"
@@ -668,7 +689,10 @@ int ctp_cmd_show(int argc, char **argv)
 		O_THREADS,
 		O_PROCESSES,
 		O_NO_HOST,
-		O_CAP
+		O_CAP,
+		O_GROUP_BY,
+		O_NO_NORMALIZE,
+		O_FLATTEN
 	};
 	static const struct option lopts[] = {
 		{"summary", no_argument, NULL, O_SUMMARY},
@@ -679,6 +703,9 @@ int ctp_cmd_show(int argc, char **argv)
 		{"processes", no_argument, NULL, O_PROCESSES},
 		{"no-host", no_argument, NULL, O_NO_HOST},
 		{"max-decompressed", required_argument, NULL, O_CAP},
+		{"group-by", required_argument, NULL, O_GROUP_BY},
+		{"no-normalize", no_argument, NULL, O_NO_NORMALIZE},
+		{"flatten", required_argument, NULL, O_FLATTEN},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -686,6 +713,8 @@ int ctp_cmd_show(int argc, char **argv)
 	char **copies = NULL;
 	size_t ncopies = 0;
 	struct ctp_snap *snap = NULL;
+	struct ctp_groups *groups = NULL;
+	char *axes = NULL;
 	int rc = CTP_EXIT_USAGE, c;
 
 	optind = 0;
@@ -741,6 +770,42 @@ int ctp_cmd_show(int argc, char **argv)
 				goto out;
 			}
 			break;
+		case O_GROUP_BY: {
+			char e[256];
+			free(axes);
+			axes = strdup(optarg);
+			if (!axes) {
+				fprintf(stderr, "ctprof-core show: out of "
+						"memory\n");
+				rc = CTP_EXIT_FAILURE;
+				goto out;
+			}
+			o.group_by = optarg;
+			if (ctp_group_spec_parse(axes, &o.spec, e, sizeof(e)) <
+			    0) {
+				fprintf(stderr,
+					"ctprof-core show: --group-by %s: %s\n",
+					optarg, e);
+				goto out;
+			}
+			break;
+		}
+		case O_NO_NORMALIZE:
+			o.spec.no_normalize = true;
+			break;
+		case O_FLATTEN: {
+			const char **n = realloc(o.flatten, (o.n_flatten + 1) *
+								    sizeof(*n));
+			if (!n) {
+				fprintf(stderr, "ctprof-core show: out of "
+						"memory\n");
+				rc = CTP_EXIT_FAILURE;
+				goto out;
+			}
+			o.flatten = n;
+			o.flatten[o.n_flatten++] = optarg;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			rc = CTP_EXIT_OK;
@@ -754,6 +819,14 @@ int ctp_cmd_show(int argc, char **argv)
 		usage(stderr);
 		goto out;
 	}
+	if (!o.group_by && (o.spec.no_normalize || o.n_flatten)) {
+		fprintf(stderr,
+			"ctprof-core show: --no-normalize and --flatten "
+			"need --group-by\n");
+		goto out;
+	}
+	o.spec.flatten = o.flatten;
+	o.spec.n_flatten = o.n_flatten;
 
 	const char *path = argv[optind];
 	char err[512];
@@ -783,6 +856,15 @@ int ctp_cmd_show(int argc, char **argv)
 					"matches no field of this snapshot\n");
 	}
 
+	if (o.group_by && !o.summary &&
+	    ctp_groups_new(snap, &o.spec, &groups, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ctprof-core show: --group-by %s: %s\n",
+			o.group_by, err);
+		rc = strstr(err, "out of memory") ? CTP_EXIT_FAILURE
+						  : CTP_EXIT_USAGE;
+		goto out;
+	}
+
 	print_header(path, snap);
 	if (!o.summary && !o.no_host)
 		print_host(snap, &o);
@@ -802,13 +884,30 @@ int ctp_cmd_show(int argc, char **argv)
 		for (size_t i = 0; i < ctp_snap_n_fields(snap); i++)
 			cg |= fs[i].scope == CTP_SCOPE_CGROUP &&
 			      selected(&o, &fs[i]);
-		if ((both && cg &&
-		     print_table(snap, &o, CTP_SCOPE_CGROUP, "Cgroups") < 0) ||
-		    ((both || o.processes) &&
-		     print_table(snap, &o, CTP_SCOPE_PROCESS, "Processes") <
-			     0) ||
-		    ((both || o.threads) &&
-		     print_table(snap, &o, CTP_SCOPE_THREAD, "Threads") < 0)) {
+		if (groups) {
+			if ((both && cg && has_cgroup_axis(&o.spec) &&
+			     print_grouped(groups, &o, CTP_SCOPE_CGROUP,
+					   "Cgroups") < 0) ||
+			    ((both || o.processes) &&
+			     print_grouped(groups, &o, CTP_SCOPE_PROCESS,
+					   "Processes") < 0) ||
+			    ((both || o.threads) &&
+			     print_grouped(groups, &o, CTP_SCOPE_THREAD,
+					   "Threads") < 0)) {
+				fprintf(stderr,
+					"ctprof-core show: out of memory\n");
+				rc = CTP_EXIT_FAILURE;
+				goto out;
+			}
+		} else if ((both && cg &&
+			    print_table(snap, &o, CTP_SCOPE_CGROUP, "Cgroups") <
+				    0) ||
+			   ((both || o.processes) &&
+			    print_table(snap, &o, CTP_SCOPE_PROCESS,
+					"Processes") < 0) ||
+			   ((both || o.threads) &&
+			    print_table(snap, &o, CTP_SCOPE_THREAD, "Threads") <
+				    0)) {
 			fprintf(stderr, "ctprof-core show: out of memory\n");
 			rc = CTP_EXIT_FAILURE;
 			goto out;
@@ -822,7 +921,10 @@ int ctp_cmd_show(int argc, char **argv)
 	}
 	rc = CTP_EXIT_OK;
 out:
+	ctp_groups_free(groups);
 	ctp_snap_free(snap);
+	free(axes);
+	free(o.flatten);
 	for (size_t i = 0; i < ncopies; i++)
 		free(copies[i]);
 	free(copies);

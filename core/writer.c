@@ -451,6 +451,27 @@ static void pack_header(struct w *w, const char *tool_version)
 	}
 }
 
+/* "derive": nil, or the formula of a derived field (FORMAT.md §4). */
+static void pack_derive(struct w *w, const struct ctp_field *f)
+{
+	pack_key(w, "derive");
+	if (!f->n_terms) {
+		msgpack_pack_nil(&w->pk);
+		return;
+	}
+	msgpack_pack_array(&w->pk, f->n_terms);
+	for (uint8_t i = 0; i < f->n_terms; i++) {
+		const struct ctp_field_term *t = &f->terms[i];
+		msgpack_pack_map(&w->pk, 3);
+		pack_key(w, "field");
+		pack_str(w, ctp_registry_get(&w->cap->reg, t->input)->name);
+		pack_key(w, "coef");
+		msgpack_pack_int64(&w->pk, t->coef);
+		pack_key(w, "max_set");
+		msgpack_pack_uint64(&w->pk, t->max_set);
+	}
+}
+
 static void pack_fields(struct w *w)
 {
 	const struct ctp_capture *cap = w->cap;
@@ -460,7 +481,7 @@ static void pack_fields(struct w *w)
 	msgpack_pack_array(&w->pk, nf);
 	for (uint32_t id = 0; id < nf; id++) {
 		const struct ctp_field *f = ctp_registry_get(&cap->reg, id);
-		msgpack_pack_map(&w->pk, 8);
+		msgpack_pack_map(&w->pk, 9);
 		pack_key(w, "name");
 		pack_str(w, f->name);
 		pack_key(w, "plugin");
@@ -479,6 +500,7 @@ static void pack_fields(struct w *w)
 		pack_str(w, ctp_rule_name(f->rule));
 		pack_key(w, "help");
 		pack_str(w, f->help ? f->help : "");
+		pack_derive(w, f);
 		if (!ctp_scope_name(f->scope) || !ctp_type_name(f->type))
 			fail(w->o, -EINVAL, "field %s: bad scope or type",
 			     f->name);

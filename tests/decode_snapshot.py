@@ -14,8 +14,9 @@ shares no code with the C reader.
       test put in, then run `BIN --dump` on it and check that the JSON is
       the same tree with the documented string escaping. With --golden,
       check the kept v1 sample FILE the same way, except that it was
-      written before plugins[].hint, read_failures.missing and
-      read_failures.gates existed and must still pass without them.
+      written before plugins[].hint, read_failures.missing,
+      read_failures.gates and fields[].derive existed and must still pass
+      without them.
   decode_snapshot.py --measure FILE
       re-encode FILE's tables row-major and print compressed bytes per
       thread both ways (the layout measurement quoted in docs/FORMAT.md).
@@ -148,7 +149,32 @@ def check_value(ftype, v, where):
 
 # Keys added to version 1 before its release; a file of the first v1
 # writer (the kept golden sample) lacks them, and a reader must accept that.
-LATE_V1_KEYS = ("hint", "missing", "gates")
+LATE_V1_KEYS = ("hint", "missing", "gates", "derive")
+
+
+def check_derive(f, earlier, w):
+    """A derived field's formula (FORMAT.md section 4): nil, or 1..8
+    {field, coef, max_set} maps whose inputs are earlier numeric fields of
+    the same scope reduced to one value."""
+    d = f.get("derive")
+    if d is None:
+        return
+    w += ".derive"
+    need(isinstance(d, list) and 1 <= len(d) <= 8, w + ": 1 to 8 terms")
+    need(f["type"] in ("u64", "i64"), w + ": a derived field is u64/i64")
+    for i, t in enumerate(d):
+        tw = "%s[%d]" % (w, i)
+        check_keys(t, ["field", "coef", "max_set"], tw)
+        need(is_str(t["field"]) and t["field"] in earlier,
+             tw + ".field %r is not an earlier field" % t["field"])
+        src = earlier[t["field"]]
+        need(src["scope"] == f["scope"] and src["type"] in ("u64", "i64"),
+             tw + ".field: not a numeric field of the same scope")
+        need(src["rule"] in ("sum", "max", "min", "mode"),
+             tw + ".field: rule %r has no single value" % src["rule"])
+        need(is_int(t["coef"]) and t["coef"] != 0 and
+             -(1 << 31) <= t["coef"] < (1 << 31), tw + ".coef")
+        need(is_uint(t["max_set"]) and t["max_set"] <= 255, tw + ".max_set")
 
 
 def check_spec(snap, legacy=False):
@@ -184,7 +210,7 @@ def check_spec(snap, legacy=False):
     for i, f in enumerate(snap["fields"]):
         w = "fields[%d]" % i
         check_keys(f, ["name", "plugin", "scope", "type", "unit", "kind",
-                       "rule", "help"], w)
+                       "rule", "help", "derive"], w, optional=late)
         need(is_str(f["name"]) and f["name"], w + ".name")
         need(f["name"] not in fields, w + ": duplicate name")
         need(f["plugin"] is None or is_str(f["plugin"]), w + ".plugin")
@@ -194,6 +220,7 @@ def check_spec(snap, legacy=False):
         need(f["kind"] in KINDS, w + ".kind %r" % f["kind"])
         need(f["rule"] in RULES, w + ".rule %r" % f["rule"])
         need(is_str(f["help"]), w + ".help")
+        check_derive(f, fields, w)
         fields[f["name"]] = f
 
     plugin_names = set()
@@ -270,6 +297,8 @@ def check_spec(snap, legacy=False):
          "field in fields order %r" % (host.keys(), host_fields))
     for k, v in host:
         check_value(fields[k]["type"], v, "host." + k)
+        need(v is None or fields[k].get("derive") is None,
+             "host.%s: a derived field has no stored value" % k)
 
     idents = {"cgroups": ["path"], "processes": ["tgid", "comm", "nthreads"],
               "threads": ["tid", "tgid", "comm", "cgroup"]}
@@ -292,6 +321,9 @@ def check_spec(snap, legacy=False):
         for name, col in cols:
             need(name in fields, "%s.columns.%s not in fields" % (tname, name))
             f = fields[name]
+            need(f.get("derive") is None,
+                 "%s.columns.%s: a derived field has no column" %
+                 (tname, name))
             need(f["scope"] == scope_of[tname],
                  "%s.columns.%s has scope %s" % (tname, name, f["scope"]))
             need(isinstance(col, list) and len(col) == rows,
@@ -399,6 +431,12 @@ def check_sample(snap, legacy=False):
     got = [(f["name"], f["scope"], f["type"], f["unit"], f["kind"],
             f["rule"], f["help"]) for f in snap["fields"]]
     need(got == SAMPLE_FIELDS, "fields differ:\n%r" % got)
+    if legacy:
+        need(all("derive" not in f for f in snap["fields"]),
+             "derive in the golden sample")
+    else:
+        need(all("derive" in f and f["derive"] is None
+                 for f in snap["fields"]), "derive of an ordinary field")
     need(all(f["plugin"] == "alpha" for f in snap["fields"]), "plugin")
 
     p = snap["plugins"]

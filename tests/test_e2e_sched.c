@@ -92,7 +92,6 @@ static const struct {
 	{"core_forceidle_sum", K_NS_SUM, true},
 	{"slice", K_NS_GAUGE, false},
 	{"voluntary_sleep", K_NS_SUM, true},
-	{"ext_enabled", K_BOOL, false},
 };
 #define N_FIELDS (sizeof(fdefs) / sizeof(fdefs[0]))
 
@@ -154,8 +153,7 @@ static const struct ctp_snap_field *snap_field(const struct ctp_snap *s,
 	"nr_failed_migrations_running=118 nr_failed_migrations_hot=45 "        \
 	"wait_count=61204 wait_max=17998004 block_max=103004560 "              \
 	"iowait_sum=8830000017 iowait_count=1270 exec_max=4000812 "            \
-	"slice_max=11250331 core_forceidle_sum=1500250 slice=2800000 "         \
-	"ext_enabled=0 "
+	"slice_max=11250331 core_forceidle_sum=1500250 slice=2800000 "
 #define DL_C                                                                   \
 	"nr_wakeups=2 nr_wakeups_local=1 nr_wakeups_remote=1 "                 \
 	"nr_wakeups_sync=0 nr_wakeups_migrate=1 nr_wakeups_affine=0 "          \
@@ -165,7 +163,7 @@ static const struct ctp_snap_field *snap_field(const struct ctp_snap *s,
 	"wait_sum=345 wait_count=3 wait_max=12 sleep_max=500000 "              \
 	"block_sum=1000000 block_max=500000 iowait_sum=1000000 "               \
 	"iowait_count=2 exec_max=999 slice_max=0 core_forceidle_sum=0 "        \
-	"voluntary_sleep=0 ext_enabled=0 "
+	"voluntary_sleep=0 "
 
 static const struct exp_thread {
 	uint32_t tgid, tid;
@@ -186,7 +184,7 @@ static const struct exp_thread {
 	 "wait_sum=0 wait_count=0 wait_max=0 sleep_max=1000000000 "
 	 "block_sum=0 block_max=0 iowait_sum=0 iowait_count=0 "
 	 "exec_max=3999999 slice_max=0 slice=3000000 "
-	 "voluntary_sleep=66000000000 ext_enabled=1"},
+	 "voluntary_sleep=66000000000"},
 	{100, 102, "dl-worker",
 	 "run_time=250000000 wait_time=345 timeslices=5 " DL_C},
 	{200, 200, "legacy",
@@ -742,8 +740,6 @@ static const char *sched_key(const char *field)
 		return "sum_block_runtime";
 	if (!strcmp(field, "voluntary_sleep"))
 		return "sum_sleep_runtime";
-	if (!strcmp(field, "ext_enabled"))
-		return "ext.enabled";
 	return field;
 }
 

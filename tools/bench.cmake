@@ -23,7 +23,7 @@ endif()
 add_custom_target(bench
   COMMAND ${CTP_BENCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/bench/bench.py
           --build-dir ${CMAKE_BINARY_DIR}
-  DEPENDS ctprof-core plugin-procfs-stat ctp-bench-load ctp-bench-read
-          ctp-bench-run
+  DEPENDS ctprof-core plugin-procfs-stat plugin-schedstat plugin-io
+          plugin-smaps ctp-bench-load ctp-bench-read ctp-bench-run
   USES_TERMINAL
-  COMMENT "Benchmark: 1k/10k/30k sleeping threads, ctprof-core vs a plain reader")
+  COMMENT "Benchmark: 1k/10k/30k sleeping threads, ctprof-core vs a plain reader (procfs-stat; issue-3 set)")

@@ -154,6 +154,45 @@ struct ctp_roots {
 	int proc_fd, sys_fd, cgroup_fd; /* directory fds, -1 when not open */
 };
 
+/* ---- Derived fields -------------------------------------------------------
+ *
+ * A derived field is computed by snapshot readers from the aggregated values
+ * of other fields: over a group of rows, each input is first reduced by its
+ * own rule, then the formula is applied; one row is a group of one. The
+ * value is absent when any input is absent. The formula is linear, with
+ * optional "max sets" for inputs that overlap:
+ *
+ *   value = sum of coef*input over terms with max_set 0
+ *         + for each max_set k > 0: the largest coef*input of its terms
+ *
+ * e.g. total off-CPU delay = cpu + blkio + freepages + compact + wpcopy + irq
+ * + max(swapin, thrashing), since every thrashing wait is also a swapin wait
+ * (docs/GROUPING.md).
+ */
+
+#define CTP_DERIVE_MAX_TERMS 8
+/* An input may itself be derived, nesting at most this deep. */
+#define CTP_DERIVE_MAX_DEPTH 4
+
+struct ctp_derive_term {
+	/* An input: a registered U64 or I64 field of the same scope, reduced
+	 * by SUM, MAX, MIN or MODE (a RANGE has no single value). */
+	const char *field;
+	int32_t coef;	 /* non-zero; negative only for an I64 result */
+	uint8_t max_set; /* 0: added; k > 0: only the largest term of set k */
+	uint8_t reserved[3];
+};
+
+struct ctp_derived_desc {
+	uint32_t abi, size; /* CTP_ABI_MAJOR, sizeof(struct ctp_derived_desc) */
+	/* Name, help, scope, unit, kind and rule as for any field; type U64
+	 * or I64, kind COUNTER, PEAK or GAUGE. The rule describes how the
+	 * result behaves; readers never apply it (they apply the formula). */
+	struct ctp_field_desc field;
+	uint32_t n_terms; /* 1..CTP_DERIVE_MAX_TERMS */
+	struct ctp_derive_term terms[CTP_DERIVE_MAX_TERMS];
+};
+
 /* Opaque handles owned by the core. */
 struct ctp_ctx;	   /* one per loaded plugin */
 struct ctp_record; /* one row being filled */
@@ -246,6 +285,31 @@ struct ctp_api {
 	 * another gate; -EBUSY when called after init. */
 	int (*file_gate)(struct ctp_ctx *ctx, const char *file,
 			 const char *kconfig);
+
+	/* Register a derived field (struct ctp_derived_desc): one whose value
+	 * readers compute from other fields, so a plugin never sets it. Call
+	 * after its inputs exist (the static table is registered before init).
+	 * Returns the field's handle (>= 0; the setters refuse it), or -EINVAL
+	 * (bad description or formula), -ENOENT (an input is not registered),
+	 * -EEXIST (name taken by a different description). The same
+	 * description again returns the existing handle. */
+	int (*derived_register)(struct ctp_ctx *ctx,
+				const struct ctp_derived_desc *desc);
+
+	/* A row of the cgroups table for a cgroup the core does not track
+	 * itself (the core's rows are cgroup v2 paths, which begin with '/'),
+	 * e.g. a cgroup v1 one. `key` (len bytes) is "<ns>:<rest>", <ns> one
+	 * or more of [a-z0-9_], no NUL, at most 4096 bytes in all;
+	 * docs/FORMAT.md lists the namespaces in use ("v1:<controllers>:<path>"
+	 * by the cgroup plugin). The first reference adds the row; after the
+	 * walk the core calls the `cgroup` callback of every plugin that
+	 * referenced the key, and of no other, with cg->path = key and
+	 * cg->dirfd = -1 (the plugin resolves its own key). Returns the row
+	 * (>= 0), -EINVAL for a malformed key, -ENOMEM. From host, process,
+	 * thread and cgroup callbacks (a row first referenced from a cgroup
+	 * callback is still visited; one first referenced from finish is
+	 * not). */
+	int (*cgroup_ref)(struct ctp_ctx *ctx, const char *key, size_t len);
 };
 
 /* ---- The descriptor ------------------------------------------------------ */

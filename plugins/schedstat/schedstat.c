@@ -52,7 +52,6 @@ enum {
 	F_CORE_FORCEIDLE_SUM,
 	F_SLICE,
 	F_VOLUNTARY_SLEEP,
-	F_EXT_ENABLED,
 	N_FIELDS
 };
 
@@ -142,14 +141,6 @@ static const struct ctp_field_desc fields[] = {
 	SUM_NS(F_VOLUNTARY_SLEEP, "voluntary_sleep",
 	       "Interruptible sleep time: sched sum_sleep_runtime minus "
 	       "sum_block_runtime"),
-	[F_EXT_ENABLED] = {.name = "schedstat.ext_enabled",
-			   .help = "Scheduled by sched_ext now, sched "
-				   "ext.enabled",
-			   .scope = CTP_SCOPE_THREAD,
-			   .type = CTP_TYPE_BOOL,
-			   .unit = CTP_UNIT_NONE,
-			   .kind = CTP_KIND_CATEGORICAL,
-			   .rule = CTP_RULE_MODE},
 };
 
 #undef PEAK_NS
@@ -161,7 +152,8 @@ _Static_assert(sizeof(fields) / sizeof(fields[0]) == N_FIELDS,
 	       "field table and enum disagree");
 
 /* The field each sched key feeds; -1 for sum_sleep_runtime, which only
- * feeds voluntary_sleep. */
+ * feeds voluntary_sleep, and for ext.enabled, which the sched_ext plugin
+ * records (it reads the same sched bytes through the core). */
 static const signed char key_field[CTP_SCHED_N_KEYS] = {
 	[CTP_SCHED_NR_WAKEUPS] = F_NR_WAKEUPS,
 	[CTP_SCHED_NR_WAKEUPS_LOCAL] = F_NR_WAKEUPS_LOCAL,
@@ -189,7 +181,7 @@ static const signed char key_field[CTP_SCHED_N_KEYS] = {
 	[CTP_SCHED_SLICE_MAX] = F_SLICE_MAX,
 	[CTP_SCHED_CORE_FORCEIDLE_SUM] = F_CORE_FORCEIDLE_SUM,
 	[CTP_SCHED_SLICE] = F_SLICE,
-	[CTP_SCHED_EXT_ENABLED] = F_EXT_ENABLED,
+	[CTP_SCHED_EXT_ENABLED] = -1,
 };
 
 /* Declaration order is the order of task->files[]. sched is lazy so that
@@ -279,10 +271,7 @@ static int record_sched(const struct sched_state *st, struct ctp_record *rec,
 		if (fi < 0 || !ctp_sched_has(&s, (enum ctp_sched_key)k) ||
 		    st->fh[fi] < 0)
 			continue;
-		if (fi == F_EXT_ENABLED)
-			r = st->api->set_bool(rec, st->fh[fi], s.v[k] != 0);
-		else
-			r = st->api->set_u64(rec, st->fh[fi], s.v[k]);
+		r = st->api->set_u64(rec, st->fh[fi], s.v[k]);
 		keep(&ret, r);
 	}
 	r = ctp_sched_voluntary_sleep(&s, &v);

@@ -115,6 +115,34 @@ static const struct ctp_field_desc fields[] = {
 _Static_assert(sizeof(fields) / sizeof(fields[0]) == N_FIELDS,
 	       "field table and member ids disagree");
 
+/*
+ * Derived (computed by readers from the group's summed inputs): every
+ * family's delay once. A thrashing wait is also accounted as a swapin wait
+ * (both wrap the same refault sleep), so those two count as the larger.
+ */
+#define OFFCPU_TERM(f, set)                                                    \
+	{                                                                      \
+		.field = "taskstats." f "_delay_total", .coef = 1,             \
+		.max_set = (set)                                               \
+	}
+static const struct ctp_derived_desc offcpu_desc = {
+	.abi = CTP_ABI_MAJOR,
+	.size = sizeof(struct ctp_derived_desc),
+	.field = {.name = "taskstats.offcpu_delay_total",
+		  .help = "Delay in all families, ns: cpu + blkio + freepages "
+			  "+ compact + wpcopy + irq + max(swapin, thrashing)",
+		  .scope = CTP_SCOPE_THREAD,
+		  .type = CTP_TYPE_U64,
+		  .unit = CTP_UNIT_NS,
+		  .kind = CTP_KIND_COUNTER,
+		  .rule = CTP_RULE_SUM},
+	.n_terms = 8,
+	.terms = {OFFCPU_TERM("cpu", 0), OFFCPU_TERM("blkio", 0),
+		  OFFCPU_TERM("freepages", 0), OFFCPU_TERM("compact", 0),
+		  OFFCPU_TERM("wpcopy", 0), OFFCPU_TERM("irq", 0),
+		  OFFCPU_TERM("swapin", 1), OFFCPU_TERM("thrashing", 1)},
+};
+
 /* ---- State --------------------------------------------------------------- */
 
 enum counter {
@@ -890,6 +918,11 @@ static int ts_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 		goto out;
 	for (i = 0; i < N_FIELDS; i++)
 		st->fh[i] = api->field_handle(ctx, i);
+	/* An older core has no derived fields: do without (it logs why when
+	 * it refuses one). */
+	if (CTP_HAS(api, struct ctp_api, derived_register) &&
+	    api->derived_register)
+		api->derived_register(ctx, &offcpu_desc);
 	for (i = 0; i < N_COUNTERS; i++) {
 		st->ch[i] = api->summary_register(ctx, counter_names[i]);
 		if (st->ch[i] < 0) {

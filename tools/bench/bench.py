@@ -3,26 +3,40 @@
 """ctprof-core benchmark: snapshot cost against a plain /proc reader.
 
 For each load size N (default 1000, 10000, 30000 threads) this starts
-ctp-bench-load (N sleeping threads, 100 per process), then runs, R times each
-and interleaved, ctp-bench-read (the same system calls as a snapshot, nothing
-else), ctprof-core with the procfs-stat plugin at workers=1 and workers=2,
-and two readers at once (the contention any two concurrent walks pay).
-Every figure of a run comes from wait4() on that child, reaped by the small
-C helper ctp-bench-run: user+sys CPU, ru_maxrss, and the wall time from spawn
-to reap. Medians are reported.
+ctp-bench-load (N sleeping threads, 100 per process) and, for each plugin
+set, runs R times each and interleaved: ctp-bench-read (the same system
+calls as a snapshot with that set, nothing else), the same reader with the
+former per-thread cgroup reads, ctprof-core at workers=1 and workers=2, and
+(procfs set) two readers at once (the contention any two concurrent walks
+pay). Every figure of a run comes from wait4() on that child, reaped by the
+small C helper ctp-bench-run: user+sys CPU, ru_maxrss, and the wall time
+from spawn to reap. Medians are reported.
+
+Plugin sets (--sets):
+  procfs   procfs-stat alone: the targets below
+  issue3   procfs-stat, schedstat, io, smaps: the default set minus
+           taskstats (and jemalloc-probe, not written yet); CPU target
+  default  the full default set (issue3 + taskstats): ctprof-core workers=1
+           only (no plain reader makes netlink queries); its CPU over the
+           issue3 set's is what taskstats adds
 
   CPU per thread   (user+sys) / threads walked by that run (the whole host,
                    not only N: the snapshot's recorded threads, the reader's
                    walked tids)
   ratio            ctprof-core CPU per thread / reader CPU per thread
+  cgroup saving    reader with per-thread cgroup reads minus the reader with
+                   one cgroup read per process (what the engine does now)
   wall 2w/1w       median wall at workers=2 / median wall at workers=1
   peak RSS         ru_maxrss, against 16 MiB + 300 B per thread
   snapshot B/thr   compressed snapshot size / threads recorded
 
-Targets (checked on rows with N >= --check-at, default 30000): workers=1 CPU
-ratio <= 1.15; wall 2w/1w <= 0.6; peak RSS of both worker counts <= 16 MiB +
-300 B/thread. Exit status: 0 all checked targets pass (or --no-check), 1 a
-target failed, 2 the benchmark could not run.
+Targets (checked on rows with N >= --check-at, default 30000): procfs set,
+workers=1 CPU ratio <= 1.15, wall 2w/1w <= 0.6, peak RSS of both worker
+counts <= 16 MiB + 300 B/thread; issue3 set, workers=1 CPU ratio <= 1.15.
+With --strace, the reader's and ctprof-core's system calls are also
+compared call by call (parity). Exit status: 0 all checked targets pass (or
+--no-check), 1 a target or the parity failed, 2 the benchmark could not
+run.
 
 Snapshots go to a private directory on tmpfs (/dev/shm when present) and are
 deleted once measured. Run as root for a whole-host walk (another user's
@@ -50,7 +64,6 @@ TARGET_CPU_RATIO = 1.15
 TARGET_WALL_RATIO = 0.6
 TARGET_RSS_BASE = 16 * 1024 * 1024
 TARGET_RSS_PER_THREAD = 300
-KINDS = ("reader", "w1", "w2", "pair")
 # Outside load (CPUs) above which a row's figures get a warning.
 BUSY_WARN = 0.1
 SUMMARY_RE = re.compile(r": (\d+) threads, (\d+) processes,(?: \d+ cgroups)?"
@@ -58,6 +71,33 @@ SUMMARY_RE = re.compile(r": (\d+) threads, (\d+) processes,(?: \d+ cgroups)?"
                         r"plugins failed: (.*)$", re.M)
 READER_RE = re.compile(r"tgids (\d+) tids (\d+) vanished (\d+)")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+# name: plugins (config order), the reader's preset (None: no plain
+# equivalent), the kinds of run measured, whether targets apply.
+SETS = {
+    "procfs": {
+        "plugins": ["procfs-stat"],
+        "reader": ["--preset", "procfs"],
+        "kinds": ("reader", "reader_pt", "w1", "w2", "pair"),
+        "title": "procfs-stat",
+    },
+    "issue3": {
+        "plugins": ["procfs-stat", "schedstat", "io", "smaps"],
+        "reader": ["--preset", "issue3"],
+        "kinds": ("reader", "reader_pt", "w1", "w2"),
+        "title": "issue-3 set (procfs-stat, schedstat, io, smaps)",
+    },
+    "default": {
+        "plugins": ["procfs-stat", "schedstat", "io", "smaps", "taskstats"],
+        "reader": None,
+        "kinds": ("w1",),
+        "title": "default set (issue-3 set + taskstats)",
+    },
+}
+KIND_NAMES = {
+    "reader": "reader", "reader_pt": "reader, cgroup per thread",
+    "w1": "workers=1", "w2": "workers=2", "pair": "two readers",
+}
 
 
 class BenchError(Exception):
@@ -164,22 +204,34 @@ def reader_counts(r):
     return r
 
 
-def run_reader_pair(args, outdir):
+def reader_argv(args, sname, per_thread_cg=False):
+    argv = [args.reader] + SETS[sname]["reader"]
+    if per_thread_cg:
+        argv.append("--per-thread-cgroup")
+    return argv
+
+
+def run_reader_pair(args, outdir, sname):
     """Two plain readers at once: what two concurrent walks cost the kernel
     and the hardware, with no code of ours involved."""
-    hs = [start_measured(args, [args.reader], outdir, "pair%d" % i)
-          for i in range(2)]
+    hs = [start_measured(args, reader_argv(args, sname), outdir,
+                         "pair%d" % i) for i in range(2)]
     return [reader_counts(finish_measured(h)) for h in hs]
 
 
-def run_reader(args, outdir):
-    return reader_counts(run_measured(args, [args.reader], outdir, "reader"))
+def run_reader(args, outdir, sname, per_thread_cg=False):
+    return reader_counts(run_measured(
+        args, reader_argv(args, sname, per_thread_cg), outdir, "reader"))
+
+
+def ctprof_argv(args, config, snap, workers):
+    return [args.ctprof, "--config", config, "-o", snap, "-j", str(workers)]
 
 
 def run_ctprof(args, outdir, config, workers):
     snap = os.path.join(outdir, "snap.ctprof.zst")
-    r = run_measured(args, [args.ctprof, "--config", config, "-o", snap, "-j",
-                      str(workers)], outdir, "ctprof")
+    r = run_measured(args, ctprof_argv(args, config, snap, workers), outdir,
+                     "ctprof")
     m = SUMMARY_RE.search(r["stderr"])
     if not m:
         raise BenchError("no summary line from ctprof-core:\n%s"
@@ -194,6 +246,18 @@ def run_ctprof(args, outdir, config, workers):
     r["bytes"] = os.stat(snap).st_size
     os.unlink(snap)
     return r
+
+
+def run_kind(args, outdir, configs, sname, kind):
+    """One run of `kind` for plugin set `sname`; a list of results (two for
+    a pair)."""
+    if kind == "reader":
+        return [run_reader(args, outdir, sname)]
+    if kind == "reader_pt":
+        return [run_reader(args, outdir, sname, per_thread_cg=True)]
+    if kind == "pair":
+        return run_reader_pair(args, outdir, sname)
+    return [run_ctprof(args, outdir, configs[sname], int(kind[1:]))]
 
 
 def other_loads():
@@ -258,55 +322,243 @@ class Load:
         return self.proc.stderr.read() if self.proc.stderr else ""
 
 
-def write_config(path, plugin_dir):
+def write_config(path, plugin_dir, plugins):
     with open(path, "w") as f:
         f.write("# written by tools/bench/bench.py\n"
                 "plugin_dirs:\n  - \"%s\"\n"
                 "workers: 1\n"
                 "compression_level: 3\n"
-                "plugins:\n  procfs-stat: {}\n" % plugin_dir)
+                "plugins:\n" % plugin_dir)
+        for p in plugins:
+            f.write("  %s: {}\n" % p)
 
 
 STRACE_SYSCALLS = ("openat", "read", "close", "getdents64",
-                   "sched_getaffinity")
+                   "sched_getaffinity", "faccessat", "faccessat2")
+STRACE_LINE = re.compile(r"^(\d+)\s+(\w+)\((.*)\)\s+=\s+(-?\d+|\?)(.*)$")
+# -y prints every fd argument as N</path>; AT_FDCWD as AT_FDCWD</cwd>.
+FD_PATH = re.compile(r"^(?:-?\d+|AT_FDCWD)<(.*?)>, \"(.*?)\"")
+FD_ONLY = re.compile(r"^-?\d+<(.*?)>")
+TASK_PATH = re.compile(r"^/proc/(\d+)(?:/task/(\d+))?(/|$)")
+PROC_DIR = re.compile(r"^/proc/\d+$")
+ERRNO = re.compile(r"^ (E[A-Z0-9]+) ")
+ENTRIES = re.compile(r"/\* (\d+) entries \*/")
 
 
-def strace_counts(args, argv, outdir):
-    """System call counts of one run under strace -f -c (not timed)."""
+def join_path(dirpath, name):
+    if name.startswith("/"):
+        return name
+    if name == ".":
+        return dirpath
+    return dirpath.rstrip("/") + "/" + name
+
+
+def strace_run(args, argv, outdir):
+    """Run argv under strace -f -y (not timed); returns (ops, counts,
+    stdout, stderr): ops are the walk's calls in order, each a tuple
+    (call, path or tid, detail...) with the tracee's own and strace's pids
+    replaced by SELF and STRACE."""
     log_path = os.path.join(outdir, "strace.txt")
-    res = subprocess.run(
-        [args.strace, "-f", "-c", "-o", log_path,
+    proc = subprocess.Popen(
+        [args.strace, "-f", "-y", "-qq", "-s", "0", "-o", log_path,
          "-e", "trace=" + ",".join(STRACE_SYSCALLS)] + argv,
-        stdin=subprocess.DEVNULL, capture_output=True, text=True)
-    if res.returncode != 0:
-        raise BenchError("strace %s failed:\n%s" % (argv[0],
-                                                    res.stderr.strip()))
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True)
+    out, err = proc.communicate()
+    if proc.returncode != 0:
+        raise BenchError("strace %s failed:\n%s" % (argv[0], err.strip()))
+    names = {str(proc.pid): "STRACE"}
     counts = {}
-    with open(log_path) as f:
+    ops = []
+    filled = {}
+    odd = 0
+    with open(log_path, errors="replace") as f:
         for line in f:
-            p = line.split()
-            if len(p) >= 5 and p[-1] in STRACE_SYSCALLS:
-                counts[p[-1]] = int(p[3])
+            m = STRACE_LINE.match(line)
+            if not m:
+                odd += "+++" not in line and "---" not in line
+                continue
+            pid, call, a, ret, rest = m.groups()
+            if not names.get(pid):
+                names.setdefault(pid, "SELF")
+            counts[call] = counts.get(call, 0) + 1
+            e = ERRNO.match(rest)
+            res = e.group(1) if ret == "-1" and e else "ok"
+            if call in ("openat", "faccessat", "faccessat2"):
+                p = FD_PATH.match(a)
+                if not p:
+                    continue
+                op = ("open" if call == "openat" else "access",
+                      join_path(p.group(1), p.group(2)), res)
+                filled.pop(op[1], None)
+            elif call == "sched_getaffinity":
+                v = a.split(", ")
+                op = ("affinity", v[0], v[1] if len(v) > 1 else "", res)
+            else:
+                p = FD_ONLY.match(a)
+                if not p:
+                    continue
+                if call == "read":
+                    # The buffer the read fills: its count plus what
+                    # earlier reads of this fd returned (the count alone
+                    # depends on the file's length in that run).
+                    done = filled.get(p.group(1), 0)
+                    op = ("read", p.group(1), "buf %d" % (
+                        int(a.rsplit(", ", 1)[-1]) + done), res)
+                    filled[p.group(1)] = done + (max(int(ret), 0)
+                                                  if ret != "?" else 0)
+                else:
+                    op = (call, p.group(1), res)
+                    e = ENTRIES.search(a)
+                    if call == "getdents64" and e:
+                        # Kept apart from the comparison: it tells a
+                        # directory that changed between the runs.
+                        op += ("entries " + e.group(1),)
+            ops.append(op)
     os.unlink(log_path)
-    threads = None
-    m = SUMMARY_RE.search(res.stderr) or READER_RE.search(res.stdout)
-    if m:
-        threads = int(m.group(1) if m.re is SUMMARY_RE else m.group(2))
-    return counts, threads
+    if odd:
+        log("  strace: %d lines not understood (threads interleaved?)"
+            % odd)
+
+    def norm(s):
+        return TASK_PATH.sub(
+            lambda m: "/proc/%s%s%s" % (
+                names.get(m.group(1), m.group(1)),
+                "/task/" + names.get(m.group(2), m.group(2))
+                if m.group(2) else "", m.group(3)), s)
+
+    # The walk: from listing the proc root to the last call about a task.
+    first = next((i for i, o in enumerate(ops)
+                  if o[0] == "getdents64" and o[1] == "/proc"), None)
+    if first is None:
+        raise BenchError("no walk of /proc in the trace of %s" % argv[0])
+    walk = ops[first:]
+    last = max((i for i, o in enumerate(walk)
+                if o[0] == "affinity" or TASK_PATH.match(o[1])), default=-1)
+    walk = [tuple(names.get(x, x) if o[0] == "affinity" and j == 1
+                  else norm(x) if j == 1 else x for j, x in enumerate(o))
+            for o in walk[:last + 1]]
+    return walk, counts, out, err
 
 
-def syscall_parity(args, outdir, config):
-    """Check that the reader makes the snapshot's per-task calls."""
+def segments(ops):
+    """Split a walk into per-process runs of calls, keyed by tgid: each run
+    starts at the O_PATH open of /proc/<tgid>."""
+    segs = {}
+    order = []
+    key = "(root)"
+    segs[key] = []
+    for o in ops:
+        if o[0] == "open" and (PROC_DIR.match(o[1])
+                               or o[1] in ("/proc/SELF", "/proc/STRACE")):
+            key = o[1][len("/proc/"):]
+            order.append(key)
+            segs[key] = []
+        segs[key].append(o)
+    return segs, order
+
+
+def thread_set(seg):
+    return {m.group(2) for o in seg for m in [TASK_PATH.match(o[1])]
+            if m and m.group(2) and o[0] == "open"}
+
+
+THREAD_CGROUP = re.compile(r"^/proc/[^/]+/task/[^/]+/cgroup$")
+
+
+def without_cgroup(seg):
+    """A run of calls without those that depend on the cgroup tree: the
+    threads' own cgroup reads and calls under the cgroup root."""
+    return [o for o in seg if o[0] == "affinity" or (
+        o[1].startswith("/proc") and not THREAD_CGROUP.match(o[1]))]
+
+
+def calls(seg):
+    """A run of calls without the getdents64 entry counts."""
+    return [o[:3] if o[0] == "getdents64" else o for o in seg]
+
+
+def compare_walks(rops, cops):
+    """Compare two walks process by process. A process whose calls differ
+    only because it changed between the runs (a thread came or went, a
+    task exited mid-read, a directory it lists has other entries, such as
+    a cgroup created under the cgroup root) is counted apart from a real
+    mismatch."""
+    rs, rorder = segments(rops)
+    cs, corder = segments(cops)
+    # The cgroup tree changed between the runs (a cgroup was created or
+    # removed under the root): whether threads share their process's
+    # cgroup may then differ for every process after the first.
+    cg_changed = ([o for o in rops if o[0] == "getdents64"
+                   and not o[1].startswith("/proc")]
+                  != [o for o in cops if o[0] == "getdents64"
+                      and not o[1].startswith("/proc")])
+    res = {"ops_reader": len(rops), "ops_ctprof": len(cops),
+           "identical": 0, "changed": 0, "mismatch": 0,
+           "cgroup_tree_changed": False,
+           "only_reader": len(set(rs) - set(cs)),
+           "only_ctprof": len(set(cs) - set(rs)), "first_mismatch": None}
+    common = [k for k in rorder if k in cs]
+    res["processes"] = len(common)
+    # Ascending tgids in both (the walkers' own pids sit wherever they
+    # fall, so they are left out of the order check).
+    numeric = [k for k in common if k.isdigit()]
+    if [k for k in corder if k in rs and k.isdigit()] != numeric:
+        res["mismatch"] += 1
+        res["first_mismatch"] = {"process": "(order)",
+                                 "reader": numeric[:5], "ctprof": []}
+    for k in ["(root)"] + common:
+        a, b = calls(rs[k]), calls(cs[k])
+        if a == b:
+            res["identical"] += k != "(root)"
+            continue
+        gone = any(o[-1] in ("ENOENT", "ESRCH") for o in a + b)
+        # A directory listed with another number of entries (a thread
+        # came or went; a cgroup appeared under the cgroup root).
+        dirs = ([o for o in rs[k] if o[0] == "getdents64"]
+                != [o for o in cs[k] if o[0] == "getdents64"])
+        if cg_changed and without_cgroup(a) == without_cgroup(b):
+            res["changed"] += 1
+            res["cgroup_tree_changed"] = True
+            continue
+        if k != "(root)" and (gone or dirs
+                              or thread_set(a) != thread_set(b)):
+            res["changed"] += 1
+            continue
+        res["mismatch"] += 1
+        if res["first_mismatch"] is None:
+            i = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y),
+                     min(len(a), len(b)))
+            lo = max(0, i - 2)
+            res["first_mismatch"] = {
+                "process": k, "index": i,
+                "reader": [" ".join(o) for o in a[lo:i + 3]],
+                "ctprof": [" ".join(o) for o in b[lo:i + 3]]}
+    res["ok"] = res["mismatch"] == 0
+    return res
+
+
+def syscall_parity(args, outdir, config, sname):
+    """Trace the reader and a workers=1 snapshot; compare their walks."""
     snap = os.path.join(outdir, "strace.ctprof.zst")
-    rc, rt = strace_counts(args, [args.reader], outdir)
-    cc, ct = strace_counts(args, [args.ctprof, "--config", config, "-o",
-                                  snap, "-j", "1"], outdir)
+    rops, rc, rout, _ = strace_run(args, reader_argv(args, sname), outdir)
+    cops, cc, _, cerr = strace_run(args, ctprof_argv(args, config, snap, 1),
+                                   outdir)
     if os.path.exists(snap):
         os.unlink(snap)
-    out = {}
+    out = {"counts": {}, "walk_counts": {}}
     for name in STRACE_SYSCALLS:
-        out[name] = {"reader": rc.get(name, 0), "ctprof": cc.get(name, 0)}
-    out["threads"] = {"reader": rt, "ctprof": ct}
+        out["counts"][name] = {"reader": rc.get(name, 0),
+                               "ctprof": cc.get(name, 0)}
+    for kind in ("open", "read", "close", "getdents64", "affinity",
+                 "access"):
+        out["walk_counts"][kind] = {
+            "reader": sum(o[0] == kind for o in rops),
+            "ctprof": sum(o[0] == kind for o in cops)}
+    rm, cm = READER_RE.search(rout), SUMMARY_RE.search(cerr)
+    out["threads"] = {"reader": int(rm.group(2)) if rm else None,
+                      "ctprof": int(cm.group(1)) if cm else None}
+    out["compare"] = compare_walks(rops, cops)
     return out
 
 
@@ -318,75 +570,123 @@ def med_per_thread(runs, key):
     return statistics.median(r[key] / r["threads"] for r in runs)
 
 
-def block(args, n, outdir, config):
+def summarize(rs):
+    return {
+        "threads": med(rs, "threads"),
+        "cpu_us_per_thread": med_per_thread(rs, "cpu") * 1e6,
+        "user_us_per_thread": med_per_thread(rs, "user") * 1e6,
+        "sys_us_per_thread": med_per_thread(rs, "sys") * 1e6,
+        "best_cpu_us_per_thread": min(r["cpu"] / r["threads"]
+                                      for r in rs) * 1e6,
+        "wall_s": med(rs, "wall"),
+        "maxrss": med(rs, "maxrss"),
+        "bytes_per_thread": med_per_thread(rs, "bytes"),
+        "walk_s": (statistics.median(r["walk"] for r in rs)
+                   if all(r["walk"] is not None for r in rs) else None),
+    }
+
+
+def paired_ratio(runs, a, b):
+    """Median over rounds of run a's CPU per thread over run b's in the
+    same round: runs minutes apart see different outside conditions, runs
+    of one round share them."""
+    return statistics.median(
+        (x["cpu"] / x["threads"]) / (y["cpu"] / y["threads"])
+        for x, y in zip(runs[a], runs[b]))
+
+
+def derive(s, runs):
+    """Ratios of one plugin set's summaries (a dict kind -> summary) and
+    runs (kind -> list, one per round)."""
+    d = {}
+    if "reader" in s:
+        base = s["reader"]["cpu_us_per_thread"]
+        for k in ("w1", "w2"):
+            if k in s:
+                d[k + "_cpu_ratio"] = s[k]["cpu_us_per_thread"] / base
+        # Outside load only ever adds CPU time, so the best runs are a
+        # second, steadier estimate; shown beside the median, never used
+        # for verdicts.
+        if "w1" in s:
+            d["w1_cpu_ratio_best"] = (s["w1"]["best_cpu_us_per_thread"]
+                                      / s["reader"]["best_cpu_us_per_thread"])
+            d["w1_cpu_ratio_paired"] = paired_ratio(runs, "w1", "reader")
+        if "reader_pt" in s:
+            pt = s["reader_pt"]["cpu_us_per_thread"]
+            d["cg_saving_us"] = pt - base
+            d["cg_saving_pct"] = (pt - base) / pt * 100
+        if "pair" in s:
+            # Each of two concurrent plain walks against one alone: the
+            # contention any 2-worker walk pays before our code does
+            # anything.
+            d["pair_cpu_factor"] = s["pair"]["cpu_us_per_thread"] / base
+    if "w1" in s and "w2" in s:
+        d["wall_ratio"] = s["w2"]["wall_s"] / s["w1"]["wall_s"]
+        d["w2_cpu_factor"] = (s["w2"]["cpu_us_per_thread"]
+                              / s["w1"]["cpu_us_per_thread"])
+        d["rss_worst"] = max(s["w1"]["maxrss"], s["w2"]["maxrss"])
+    if "w1" in s:
+        d["rss_limit"] = (TARGET_RSS_BASE
+                          + TARGET_RSS_PER_THREAD * s["w1"]["threads"])
+    return d
+
+
+def block(args, n, outdir, configs):
     """Measure one load size; returns the row."""
-    row_strace = None
+    strace = {}
     load = Load(args, n)
+    tasks = [(sn, k) for sn in args.set_list for k in SETS[sn]["kinds"]
+             if args.cgroup_compare or k != "reader_pt"]
+    runs = {sn: {k: [] for s2, k in tasks if s2 == sn}
+            for sn in args.set_list}
     try:
         _, host = loadavg()
         log("N=%d: load up (%s threads in %s processes), %d threads on the "
             "host" % (n, load.threads, load.procs, host))
         # Warm the dentry and page caches the first walk of a new task set
         # fills, and the binaries; these runs are not counted.
-        run_reader(args, outdir)
-        run_ctprof(args, outdir, config, 1)
-        runs = {k: [] for k in KINDS}
+        for sn in args.set_list:
+            if SETS[sn]["reader"]:
+                run_reader(args, outdir, sname=sn)
+            run_ctprof(args, outdir, configs[sn], 1)
         for i in range(args.repeat):
-            order = KINDS[i % 4:] + KINDS[:i % 4]
-            for k in order:
-                if k == "reader":
-                    rs = [run_reader(args, outdir)]
-                elif k == "pair":
-                    rs = run_reader_pair(args, outdir)
-                else:
-                    rs = [run_ctprof(args, outdir, config, int(k[1:]))]
-                for r in rs:
+            # Rotate the order each round so a burst of outside load does
+            # not always hit the same kind.
+            shift = (i * len(tasks)) // args.repeat
+            for sn, k in tasks[shift:] + tasks[:shift]:
+                for r in run_kind(args, outdir, configs, sn, k):
                     r.pop("stdout")
                     r.pop("stderr")
-                    runs[k].append(r)
-            log("  round %d/%d: reader %.3fs  w1 %.3fs  w2 %.3fs cpu"
-                % (i + 1, args.repeat, runs["reader"][-1]["cpu"],
-                   runs["w1"][-1]["cpu"], runs["w2"][-1]["cpu"]))
+                    runs[sn][k].append(r)
+            log("  round %d/%d: " % (i + 1, args.repeat) + "  ".join(
+                "%s %s" % (sn, " ".join(
+                    "%s %.3fs" % (k, runs[sn][k][-1]["cpu"])
+                    for k in ("reader", "w1") if k in runs[sn]))
+                for sn in args.set_list) + " cpu")
         if args.strace:
-            row_strace = syscall_parity(args, outdir, config)
+            for sn in args.set_list:
+                if SETS[sn]["reader"]:
+                    log("  strace parity, %s set" % sn)
+                    strace[sn] = syscall_parity(args, outdir, configs[sn],
+                                                sn)
     finally:
         err = load.stop()
         if err.strip():
             log("  " + err.strip().replace("\n", "\n  "))
     row = {"n": n, "load_threads": int(load.threads),
            "load_processes": int(load.procs), "runs": runs,
-           "strace": row_strace}
-    for k in KINDS:
-        rs = runs[k]
-        row[k] = {
-            "threads": med(rs, "threads"),
-            "cpu_us_per_thread": med_per_thread(rs, "cpu") * 1e6,
-            "user_us_per_thread": med_per_thread(rs, "user") * 1e6,
-            "sys_us_per_thread": med_per_thread(rs, "sys") * 1e6,
-            "wall_s": med(rs, "wall"),
-            "maxrss": med(rs, "maxrss"),
-            "bytes_per_thread": med_per_thread(rs, "bytes"),
-            "walk_s": (statistics.median(r["walk"] for r in rs)
-                       if all(r["walk"] is not None for r in rs) else None),
-        }
-    base = row["reader"]["cpu_us_per_thread"]
-    for k in ("w1", "w2"):
-        row[k]["cpu_ratio"] = row[k]["cpu_us_per_thread"] / base
-    # Outside load only ever adds CPU time, so the best runs are a second,
-    # steadier estimate; shown beside the median, never used for verdicts.
-    best = lambda k: min(r["cpu"] / r["threads"] for r in runs[k])
-    row["w1"]["cpu_ratio_best"] = best("w1") / best("reader")
-    row["wall_ratio"] = row["w2"]["wall_s"] / row["w1"]["wall_s"]
-    # Each of two concurrent plain walks against one alone: the contention
-    # any 2-worker walk pays before our code does anything.
-    row["pair_cpu_factor"] = row["pair"]["cpu_us_per_thread"] / base
-    row["w2_cpu_factor"] = (row["w2"]["cpu_us_per_thread"]
-                            / row["w1"]["cpu_us_per_thread"])
-    threads = row["w1"]["threads"]
-    row["rss_limit"] = TARGET_RSS_BASE + TARGET_RSS_PER_THREAD * threads
-    row["rss_worst"] = max(row["w1"]["maxrss"], row["w2"]["maxrss"])
-    # Others' CPU while we measured: host busy time not spent by our runs.
-    all_runs = [r for k in ("reader", "w1", "w2") for r in runs[k]]
+           "strace": strace, "sets": {}, "derived": {}}
+    for sn in args.set_list:
+        row["sets"][sn] = {k: summarize(rs) for k, rs in runs[sn].items()}
+        row["derived"][sn] = derive(row["sets"][sn], runs[sn])
+    if "default" in row["sets"] and "issue3" in row["sets"]:
+        row["derived"]["default"]["taskstats_us"] = (
+            row["sets"]["default"]["w1"]["cpu_us_per_thread"]
+            - row["sets"]["issue3"]["w1"]["cpu_us_per_thread"])
+    # Others' CPU while we measured: host busy time not spent by our runs
+    # (pairs overlap, so they are left out).
+    all_runs = [r for sn in runs for k in runs[sn] if k != "pair"
+                for r in runs[sn][k]]
     busy = sum(r["host_busy"] for r in all_runs)
     ours = sum(r["cpu"] for r in all_runs)
     wall = sum(r["wall"] for r in all_runs)
@@ -395,11 +695,43 @@ def block(args, n, outdir, config):
 
 
 def verdicts(row):
-    return {
-        "cpu": row["w1"]["cpu_ratio"] <= TARGET_CPU_RATIO,
-        "wall": row["wall_ratio"] <= TARGET_WALL_RATIO,
-        "rss": row["rss_worst"] <= row["rss_limit"],
-    }
+    """(label, set, ok, measured, limit) for each target of the row."""
+    v = []
+    d = row["derived"]
+    if "procfs" in d and "w1_cpu_ratio" in d["procfs"]:
+        p = d["procfs"]
+        v.append(("CPU per thread, workers=1 / reader", "procfs",
+                  p["w1_cpu_ratio"] <= TARGET_CPU_RATIO,
+                  "%.3fx (best runs %.3fx, paired by round %.3fx)" % (
+                      p["w1_cpu_ratio"], p["w1_cpu_ratio_best"],
+                      p["w1_cpu_ratio_paired"]),
+                  "%.2fx" % TARGET_CPU_RATIO))
+        if "wall_ratio" in p:
+            v.append(("wall, workers=2 / workers=1", "procfs",
+                      p["wall_ratio"] <= TARGET_WALL_RATIO,
+                      "%.3fx (other CPU busy %.2f)" % (
+                          p["wall_ratio"], row["background_cores"]),
+                      "%.1fx" % TARGET_WALL_RATIO))
+            v.append(("peak RSS (worst of w1, w2)", "procfs",
+                      p["rss_worst"] <= p["rss_limit"],
+                      "%.2f MiB" % mib(p["rss_worst"]),
+                      "%.2f MiB" % mib(p["rss_limit"])))
+    if "issue3" in d and "w1_cpu_ratio" in d["issue3"]:
+        p = d["issue3"]
+        v.append(("CPU per thread, workers=1 / reader", "issue3",
+                  p["w1_cpu_ratio"] <= TARGET_CPU_RATIO,
+                  "%.3fx (best runs %.3fx, paired by round %.3fx)" % (
+                      p["w1_cpu_ratio"], p["w1_cpu_ratio_best"],
+                      p["w1_cpu_ratio_paired"]),
+                  "%.2fx" % TARGET_CPU_RATIO))
+    for sn, st in row["strace"].items():
+        c = st["compare"]
+        v.append(("system calls, reader = workers=1 (strace)", sn, c["ok"],
+                  "%d processes: %d identical, %d changed between runs, "
+                  "%d mismatched" % (c["processes"], c["identical"],
+                                     c["changed"], c["mismatch"]),
+                  "0 mismatched"))
+    return v
 
 
 def mib(b):
@@ -410,34 +742,85 @@ def pf(ok):
     return "PASS" if ok else "FAIL"
 
 
+def fmt_parity(st):
+    """Lines describing one strace comparison."""
+    c = st["compare"]
+    lines = ["system calls of the walk (strace -f -y), reader / ctprof-core "
+             "workers=1, threads %s / %s:" % (st["threads"]["reader"],
+                                              st["threads"]["ctprof"]),
+             "  " + ", ".join("%s %d / %d" % (k, x["reader"], x["ctprof"])
+                              for k, x in st["walk_counts"].items()),
+             "  per process: %d compared, %d identical, %d changed between "
+             "the runs, %d mismatched; %d only in the reader's walk, %d "
+             "only in ctprof-core's" % (
+                 c["processes"], c["identical"], c["changed"],
+                 c["mismatch"], c["only_reader"], c["only_ctprof"])]
+    if c.get("cgroup_tree_changed"):
+        lines.append("  the cgroup tree changed between the runs (another "
+                     "entry count under the cgroup root)")
+    fm = c["first_mismatch"]
+    if fm:
+        lines.append("  first mismatch, process %s:" % fm["process"])
+        lines += ["    reader: " + x for x in fm["reader"]]
+        lines += ["    ctprof: " + x for x in fm["ctprof"]]
+    return lines
+
+
 def print_text(rows, check_at, out):
     p = lambda s="": print(s, file=out)
-    p("CPU per thread (user+sys, median of runs; us)")
-    p("%7s %8s | %8s | %8s %6s %6s | %8s %6s" % (
-        "N", "threads", "reader", "w1", "user", "ratio", "w2", "ratio"))
-    for r in rows:
-        p("%7d %8d | %8.2f | %8.2f %6.2f %6.2f | %8.2f %6.2f" % (
-            r["n"], r["w1"]["threads"], r["reader"]["cpu_us_per_thread"],
-            r["w1"]["cpu_us_per_thread"], r["w1"]["user_us_per_thread"],
-            r["w1"]["cpu_ratio"], r["w2"]["cpu_us_per_thread"],
-            r["w2"]["cpu_ratio"]))
+    for sn in rows[0]["sets"]:
+        kinds = rows[0]["sets"][sn]
+        p("%s: CPU per thread (user+sys, median of runs; us)"
+          % SETS[sn]["title"])
+        if "reader" in kinds:
+            p("%7s %8s | %8s %8s | %8s %6s %6s | %8s %6s" % (
+                "N", "threads", "reader", "rd pt-cg", "w1", "user", "ratio",
+                "w2", "ratio"))
+            for r in rows:
+                s, d = r["sets"][sn], r["derived"][sn]
+                p("%7d %8d | %8.2f %8s | %8.2f %6.2f %6.2f | %8.2f %6.2f" % (
+                    r["n"], s["w1"]["threads"],
+                    s["reader"]["cpu_us_per_thread"],
+                    "%.2f" % s["reader_pt"]["cpu_us_per_thread"]
+                    if "reader_pt" in s else "-",
+                    s["w1"]["cpu_us_per_thread"],
+                    s["w1"]["user_us_per_thread"], d["w1_cpu_ratio"],
+                    s["w2"]["cpu_us_per_thread"], d["w2_cpu_ratio"]))
+            p("(rd pt-cg: the reader reading every thread's cgroup, as "
+              "the engine did before)")
+            p()
+            p("Wall time (median; ms), peak RSS (MiB), snapshot size")
+            p("%7s | %8s %8s %8s %6s | %7s %7s %7s %7s | %6s" % (
+                "N", "reader", "w1", "w2", "2w/1w", "rss rd", "rss w1",
+                "rss w2", "limit", "B/thr"))
+            for r in rows:
+                s, d = r["sets"][sn], r["derived"][sn]
+                p("%7d | %8.1f %8.1f %8.1f %6.2f | %7.2f %7.2f %7.2f %7.2f "
+                  "| %6.1f" % (
+                      r["n"], s["reader"]["wall_s"] * 1e3,
+                      s["w1"]["wall_s"] * 1e3, s["w2"]["wall_s"] * 1e3,
+                      d["wall_ratio"], mib(s["reader"]["maxrss"]),
+                      mib(s["w1"]["maxrss"]), mib(s["w2"]["maxrss"]),
+                      mib(d["rss_limit"]), s["w1"]["bytes_per_thread"]))
+        else:
+            p("%7s %8s | %8s %6s | %8s %8s | %s" % (
+                "N", "threads", "w1", "user", "wall ms", "rss MiB",
+                "over issue3 w1"))
+            for r in rows:
+                s, d = r["sets"][sn], r["derived"][sn]
+                p("%7d %8d | %8.2f %6.2f | %8.1f %8.2f | %s" % (
+                    r["n"], s["w1"]["threads"],
+                    s["w1"]["cpu_us_per_thread"],
+                    s["w1"]["user_us_per_thread"], s["w1"]["wall_s"] * 1e3,
+                    mib(s["w1"]["maxrss"]),
+                    "%+.2f us" % d["taskstats_us"]
+                    if "taskstats_us" in d else "-"))
+        p()
+    p("Other load: CPUs kept busy by the rest of the host while we measured")
+    p("  " + ", ".join("N=%d %.2f" % (r["n"], r["background_cores"])
+                       for r in rows))
     p()
-    p("Wall time (median; ms), peak RSS (MiB), snapshot size, other load")
-    p("%7s | %8s %8s %8s %6s | %7s %7s %7s %7s | %6s | %5s" % (
-        "N", "reader", "w1", "w2", "2w/1w", "rss rd", "rss w1", "rss w2",
-        "limit", "B/thr", "other"))
     for r in rows:
-        p("%7d | %8.1f %8.1f %8.1f %6.2f | %7.2f %7.2f %7.2f %7.2f | %6.1f "
-          "| %5.2f" % (
-              r["n"], r["reader"]["wall_s"] * 1e3, r["w1"]["wall_s"] * 1e3,
-              r["w2"]["wall_s"] * 1e3, r["wall_ratio"],
-              mib(r["reader"]["maxrss"]), mib(r["w1"]["maxrss"]),
-              mib(r["w2"]["maxrss"]), mib(r["rss_limit"]),
-              r["w1"]["bytes_per_thread"], r["background_cores"]))
-    p("(other: CPUs kept busy by the rest of the host while we measured)")
-    p()
-    for r in rows:
-        v = verdicts(r)
         tag = "" if r["n"] >= check_at else "  (not checked: N < %d)" \
             % check_at
         p("N=%d%s" % (r["n"], tag))
@@ -445,32 +828,32 @@ def print_text(rows, check_at, out):
             p("  warning: the rest of the host kept %.2f CPUs busy; the "
               "wall figures (and less so CPU) are unreliable, rerun on a "
               "quiet machine" % r["background_cores"])
-        p("  %s  CPU/thread workers=1 %.3fx reader (target <= %.2fx; best "
-          "runs: %.3fx)" % (pf(v["cpu"]), r["w1"]["cpu_ratio"],
-                            TARGET_CPU_RATIO, r["w1"]["cpu_ratio_best"]))
-        p("  %s  wall workers=2 %.3fx workers=1 (target <= %.2fx)"
-          % (pf(v["wall"]), r["wall_ratio"], TARGET_WALL_RATIO))
-        p("  %s  peak RSS %.2f MiB (target <= %.2f MiB = 16 MiB + 300 B x "
-          "%d threads)" % (pf(v["rss"]), mib(r["rss_worst"]),
-                           mib(r["rss_limit"]), r["w1"]["threads"]))
-        p("        2 workers: CPU %.3fx of 1 worker; two plain readers at "
-          "once: each %.3fx the CPU of one alone" % (
-              r["w2_cpu_factor"], r["pair_cpu_factor"]))
-        st = r.get("strace")
-        if st:
-            p("        system calls (strace -f -c), reader / ctprof-core w1, "
-              "threads %s / %s:" % (st["threads"]["reader"],
-                                    st["threads"]["ctprof"]))
-            p("        " + ", ".join("%s %d / %d" % (k, st[k]["reader"],
-                                                    st[k]["ctprof"])
-                                   for k in STRACE_SYSCALLS))
-        if r["w1"]["walk_s"] is not None and r["w2"]["walk_s"] is not None:
-            p("        walk w1 %.0f ms, w2 %.0f ms (ctprof-core's summary, to "
-              "10 ms); rest of the run (start, plugins, writer) w1 ~%.0f ms, "
-              "w2 ~%.0f ms" % (
-                  r["w1"]["walk_s"] * 1e3, r["w2"]["walk_s"] * 1e3,
-                  (r["w1"]["wall_s"] - r["w1"]["walk_s"]) * 1e3,
-                  (r["w2"]["wall_s"] - r["w2"]["walk_s"]) * 1e3))
+        for label, sn, ok, meas, lim in verdicts(r):
+            p("  %s  %s: %s %s (target <= %s)" % (pf(ok), sn, label, meas,
+                                                  lim))
+        for sn in r["sets"]:
+            d, s = r["derived"][sn], r["sets"][sn]
+            if "cg_saving_us" in d:
+                p("        %s: one cgroup read per process instead of per "
+                  "thread saves the reader %.2f us/thread (%.1f %%)"
+                  % (sn, d["cg_saving_us"], d["cg_saving_pct"]))
+            if "pair_cpu_factor" in d:
+                p("        %s: 2 workers CPU %.3fx of 1 worker; two plain "
+                  "readers at once: each %.3fx the CPU of one alone" % (
+                      sn, d["w2_cpu_factor"], d["pair_cpu_factor"]))
+            if ("w2" in s and s["w1"]["walk_s"] is not None
+                    and s["w2"]["walk_s"] is not None):
+                p("        %s: walk w1 %.0f ms, w2 %.0f ms (ctprof-core's "
+                  "summary, to 10 ms); rest of the run (start, plugins, "
+                  "writer) w1 ~%.0f ms, w2 ~%.0f ms" % (
+                      sn, s["w1"]["walk_s"] * 1e3, s["w2"]["walk_s"] * 1e3,
+                      (s["w1"]["wall_s"] - s["w1"]["walk_s"]) * 1e3,
+                      (s["w2"]["wall_s"] - s["w2"]["walk_s"]) * 1e3))
+            if "taskstats_us" in d:
+                p("        default set: taskstats adds %.2f us/thread of "
+                  "CPU to the issue-3 set (workers=1)" % d["taskstats_us"])
+        for sn, st in r["strace"].items():
+            p("        %s set, " % sn + "\n        ".join(fmt_parity(st)))
 
 
 def print_markdown(rows, info, args, check_at, out):
@@ -481,43 +864,74 @@ def print_markdown(rows, info, args, check_at, out):
       % (info["date"], info["nproc"], info["model"], info["mem_gib"],
          info["kernel"], info["uid"], info["loadavg"], args.repeat,
          args.per_process))
-    p()
-    p("| N | threads walked | reader CPU/thr | w1 CPU/thr | w1 ratio | "
-      "w2 CPU/thr | w2 ratio | wall reader | wall w1 | wall w2 | 2w/1w | "
-      "RSS w1 | RSS w2 | RSS limit | snapshot B/thr | other CPU busy |")
-    p("|" + "---|" * 16)
-    for r in rows:
-        p("| %d | %d | %.2f us | %.2f us | %.2fx | %.2f us | %.2fx | "
-          "%.0f ms | %.0f ms | %.0f ms | %.2f | %.2f MiB | %.2f MiB | "
-          "%.2f MiB | %.1f | %.2f CPUs |" % (
-              r["n"], r["w1"]["threads"], r["reader"]["cpu_us_per_thread"],
-              r["w1"]["cpu_us_per_thread"], r["w1"]["cpu_ratio"],
-              r["w2"]["cpu_us_per_thread"], r["w2"]["cpu_ratio"],
-              r["reader"]["wall_s"] * 1e3, r["w1"]["wall_s"] * 1e3,
-              r["w2"]["wall_s"] * 1e3, r["wall_ratio"],
-              mib(r["w1"]["maxrss"]), mib(r["w2"]["maxrss"]),
-              mib(r["rss_limit"]), r["w1"]["bytes_per_thread"],
-              r["background_cores"]))
+    for sn in rows[0]["sets"]:
+        kinds = rows[0]["sets"][sn]
+        p()
+        p("%s:" % SETS[sn]["title"])
+        p()
+        if "reader" not in kinds:
+            p("| N | threads walked | w1 CPU/thr | over the issue-3 set | "
+              "wall w1 | RSS w1 | snapshot B/thr | other CPU busy |")
+            p("|" + "---|" * 8)
+            for r in rows:
+                s, d = r["sets"][sn], r["derived"][sn]
+                p("| %d | %d | %.2f us | %s | %.0f ms | %.2f MiB | %.1f | "
+                  "%.2f CPUs |" % (
+                      r["n"], s["w1"]["threads"],
+                      s["w1"]["cpu_us_per_thread"],
+                      "%+.2f us" % d["taskstats_us"]
+                      if "taskstats_us" in d else "-",
+                      s["w1"]["wall_s"] * 1e3, mib(s["w1"]["maxrss"]),
+                      s["w1"]["bytes_per_thread"], r["background_cores"]))
+            continue
+        p("| N | threads walked | reader CPU/thr | w1 CPU/thr | w1 ratio | "
+          "w2 CPU/thr | w2 ratio | wall reader | wall w1 | wall w2 | 2w/1w "
+          "| RSS w1 | RSS w2 | RSS limit | snapshot B/thr | other CPU busy |")
+        p("|" + "---|" * 16)
+        for r in rows:
+            s, d = r["sets"][sn], r["derived"][sn]
+            p("| %d | %d | %.2f us | %.2f us | %.2fx | %.2f us | %.2fx | "
+              "%.0f ms | %.0f ms | %.0f ms | %.2f | %.2f MiB | %.2f MiB | "
+              "%.2f MiB | %.1f | %.2f CPUs |" % (
+                  r["n"], s["w1"]["threads"],
+                  s["reader"]["cpu_us_per_thread"],
+                  s["w1"]["cpu_us_per_thread"], d["w1_cpu_ratio"],
+                  s["w2"]["cpu_us_per_thread"], d["w2_cpu_ratio"],
+                  s["reader"]["wall_s"] * 1e3, s["w1"]["wall_s"] * 1e3,
+                  s["w2"]["wall_s"] * 1e3, d["wall_ratio"],
+                  mib(s["w1"]["maxrss"]), mib(s["w2"]["maxrss"]),
+                  mib(d["rss_limit"]), s["w1"]["bytes_per_thread"],
+                  r["background_cores"]))
+    if any("cg_saving_us" in r["derived"][sn] for r in rows
+           for sn in r["derived"]):
+        p()
+        p("Plain reader, one cgroup read per process (what the engine does "
+          "now) against one per thread (before):")
+        p()
+        p("| set | N | per process | per thread | saving per thread | "
+          "saving |")
+        p("|---|---|---|---|---|---|")
+        for sn in rows[0]["sets"]:
+            for r in rows:
+                s, d = r["sets"][sn], r["derived"][sn]
+                if "cg_saving_us" not in d:
+                    continue
+                p("| %s | %d | %.2f us | %.2f us | %.2f us | %.1f %% |" % (
+                    sn, r["n"], s["reader"]["cpu_us_per_thread"],
+                    s["reader_pt"]["cpu_us_per_thread"], d["cg_saving_us"],
+                    d["cg_saving_pct"]))
     p()
     if not any(r["n"] >= check_at for r in rows):
         p("Targets not checked: no N >= %d." % check_at)
         return
-    p("| target | N | measured | limit | result |")
-    p("|---|---|---|---|---|")
+    p("| target | set | N | measured | limit | result |")
+    p("|---|---|---|---|---|---|")
     for r in rows:
         if r["n"] < check_at:
             continue
-        v = verdicts(r)
-        p("| CPU per thread, workers=1 / reader | %d | %.3fx (best runs "
-          "%.3fx) | 1.15x | %s |" % (r["n"], r["w1"]["cpu_ratio"],
-                                     r["w1"]["cpu_ratio_best"],
-                                     pf(v["cpu"])))
-        p("| wall, workers=2 / workers=1 | %d | %.3fx (other CPU busy "
-          "%.2f) | 0.6x | %s |" % (r["n"], r["wall_ratio"],
-                                   r["background_cores"], pf(v["wall"])))
-        p("| peak RSS (worst of w1, w2) | %d | %.2f MiB | %.2f MiB | %s |"
-          % (r["n"], mib(r["rss_worst"]), mib(r["rss_limit"]),
-             pf(v["rss"])))
+        for label, sn, ok, meas, lim in verdicts(r):
+            p("| %s | %s | %d | %s | %s | %s |" % (label, sn, r["n"], meas,
+                                                   lim, pf(ok)))
 
 
 def parse_args():
@@ -527,15 +941,21 @@ def parse_args():
         formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--threads", default="1000,10000,30000",
                     help="comma list of load sizes N (default %(default)s)")
+    ap.add_argument("--sets", default="procfs,issue3",
+                    help="comma list of plugin sets: procfs, issue3, "
+                    "default (default %(default)s)")
     ap.add_argument("--per-process", type=int, default=100,
                     help="threads per load process (default %(default)s)")
     ap.add_argument("-r", "--repeat", type=int, default=5,
                     help="runs of each kind per N (default %(default)s)")
+    ap.add_argument("--no-cgroup-compare", dest="cgroup_compare",
+                    action="store_false",
+                    help="skip the reader with per-thread cgroup reads")
     ap.add_argument("--build-dir", default=os.path.join(REPO, "build"),
                     help="build tree with ctprof-core, plugins/ and "
                     "tools/bench/ (default %(default)s)")
     ap.add_argument("--ctprof", help="ctprof-core binary")
-    ap.add_argument("--plugin-dir", help="directory with procfs-stat.so")
+    ap.add_argument("--plugin-dir", help="directory with the plugins' .so")
     ap.add_argument("--load", help="ctp-bench-load binary")
     ap.add_argument("--reader", help="ctp-bench-read binary")
     ap.add_argument("--runner", help="ctp-bench-run binary")
@@ -547,9 +967,9 @@ def parse_args():
     ap.add_argument("--no-check", action="store_true",
                     help="report only; exit 0 whatever the verdicts")
     ap.add_argument("--strace", nargs="?", const="strace", metavar="PATH",
-                    help="after timing each N, count the reader's and "
-                    "ctprof-core's openat/read/close/getdents64/"
-                    "sched_getaffinity calls under strace (not timed)")
+                    help="after timing each N, trace the reader and "
+                    "ctprof-core workers=1 of each set under strace -f -y "
+                    "and compare their walks call by call (not timed)")
     ap.add_argument("--markdown", action="store_true",
                     help="also print the tables as Markdown")
     ap.add_argument("--json", metavar="FILE",
@@ -561,6 +981,10 @@ def parse_args():
         ap.error("--threads takes a comma list of integers")
     if not a.sizes or min(a.sizes) < 1 or a.repeat < 1 or a.per_process < 1:
         ap.error("sizes, --repeat and --per-process must be positive")
+    a.set_list = [x.strip() for x in a.sets.split(",") if x.strip()]
+    bad = [x for x in a.set_list if x not in SETS]
+    if bad or not a.set_list or len(set(a.set_list)) != len(a.set_list):
+        ap.error("--sets takes distinct names among %s" % ", ".join(SETS))
     b = os.path.abspath(a.build_dir)
     a.ctprof = a.ctprof or os.path.join(b, "ctprof-core")
     a.plugin_dir = os.path.abspath(a.plugin_dir or os.path.join(b, "plugins"))
@@ -571,8 +995,12 @@ def parse_args():
         if not os.access(path, os.X_OK):
             ap.error("%s is missing or not executable (build first, or "
                      "pass --build-dir)" % path)
-    if not os.path.exists(os.path.join(a.plugin_dir, "procfs-stat.so")):
-        ap.error("no procfs-stat.so in %s" % a.plugin_dir)
+    for sn in a.set_list:
+        for plugin in SETS[sn]["plugins"]:
+            if not os.path.exists(os.path.join(a.plugin_dir,
+                                               plugin + ".so")):
+                ap.error("no %s.so in %s (needed by the %s set)"
+                         % (plugin, a.plugin_dir, sn))
     return a
 
 
@@ -598,15 +1026,17 @@ def main():
             "the walk differs from a root snapshot")
     outdir = tempfile.mkdtemp(prefix="ctprof-bench-",
                               dir=tmp_base(args.tmpdir))
-    config = os.path.join(outdir, "bench.yaml")
-    write_config(config, args.plugin_dir)
+    configs = {}
+    for sn in args.set_list:
+        configs[sn] = os.path.join(outdir, "bench-%s.yaml" % sn)
+        write_config(configs[sn], args.plugin_dir, SETS[sn]["plugins"])
 
     # A SIGTERM tears down like Ctrl-C: the finally blocks stop the load.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     rows = []
     try:
         for n in args.sizes:
-            rows.append(block(args, n, outdir, config))
+            rows.append(block(args, n, outdir, configs))
     except BenchError as e:
         log("bench: %s" % e)
         return 2
@@ -631,11 +1061,13 @@ def main():
             json.dump({"machine": info, "rows": rows}, f, indent=1)
 
     checked = [r for r in rows if r["n"] >= check_at]
+    # Targets count at N >= check_at; parity at every N, since a mismatch
+    # voids the comparison itself.
+    failed = any(not v[2] for r in checked for v in verdicts(r)) or any(
+        not st["compare"]["ok"] for r in rows for st in r["strace"].values())
     if not checked:
         print("\ntargets not checked: no N >= %d" % check_at)
-        return 0
-    failed = any(not all(verdicts(r).values()) for r in checked)
-    print("\n%s" % ("some targets FAILED" if failed else
+    print("\n%s" % ("some checks FAILED" if failed else
                     "all checked targets PASS"))
     return 1 if failed and not args.no_check else 0
 

@@ -1,23 +1,46 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ctp-bench-read: the benchmark's baseline, the kernel work of a snapshot
- * with nothing else. It walks the proc root the way core/engine.c does with
- * the procfs-stat plugin and makes the same system calls in the same order,
- * on one thread, without parsing or keeping anything:
+ * with nothing else. It walks the proc root the way core/engine.c does and
+ * makes the same system calls in the same order, with the same buffer
+ * sizes, on one thread, without parsing more than it must to decide what
+ * to read next and without keeping anything:
  *
- *   list <root> (getdents64), ascending tgids; per tgid:
- *     openat <tgid> O_PATH; read <tgid>/comm (one read);
- *     list <tgid>/task; read <tgid>/stat (until EOF);
- *     per tid, ascending: openat task/<tid> O_PATH; read comm (one read),
- *       cgroup, stat, status (each until EOF); sched_getaffinity(tid);
- *       close.
+ *   read <root>/self/mountinfo (until EOF) for the cgroup2 mount, open it
+ *   (O_PATH); list <root> (getdents64), ascending tgids; per tgid:
+ *     openat <tgid> O_PATH; read <tgid>/comm (one read); list <tgid>/task;
+ *     with a cgroup root: read task/<T>/cgroup, T the first tid that is
+ *       not the leader (the leader when alone); for a v2 path not decided
+ *       yet this walk, decide whether all its threads share it: the root
+ *       "/" by listing the cgroup root and reading each child's
+ *       cgroup.type (one read, until one says "threaded"), another path
+ *       by reading <path>/cgroup.type (one read; shared when it is exactly
+ *       "domain"; a path with "/.." is never shared);
+ *     the process steps (default: read stat);
+ *     per tid, ascending: openat task/<tid> O_PATH; read comm (one read);
+ *       unless the process's cgroup is shared, read cgroup; the thread
+ *       steps (default: read stat, status; sched_getaffinity(tid)); when a
+ *       read found the thread gone, faccessat task/<tid>; close.
+ *     no thread recorded: faccessat <tgid>; close.
  *
- * "Until EOF" is the engine's loop: read() until it returns 0, which costs
- * a second call per file. --thread-files/--process-files change the plugin
- * files (comma lists) when the plugin set changes; --no-affinity drops the
- * sched_getaffinity call (procfs-stat's affinity: status).
+ * "Read" is the engine's read_at(): open, read() until it returns 0 into a
+ * growable buffer of its own per file (4 KiB, doubled when full), close.
+ * Steps are comma lists run in order; a step is a file name or
  *
- * Prints "tgids N tids N vanished N" on stdout.
+ *   @affinity      sched_getaffinity(tid) (procfs-stat's affinity)
+ *   @smaps_rollup  process step: read smaps_rollup under the smaps plugin's
+ *                  rule: statm (an earlier step) read and parsed, size not
+ *                  0 (kernel threads), resident <= --smaps-max-rss, and the
+ *                  time spent on smaps_rollup below --smaps-budget-ms.
+ *
+ * Without an @affinity step the call comes after the thread files unless
+ * --no-affinity. --per-thread-cgroup restores the engine's walk before
+ * commit 47c3704: no process-level cgroup read, every thread reads its
+ * own. --cgroup-from-leader is 47c3704's walk: <tgid>/cgroup, read right
+ * after <tgid>/comm and before listing task/.
+ *
+ * Prints "tgids N tids N vanished N" and a line of cgroup and smaps counts
+ * on stdout.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -31,60 +54,129 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
-#define DENTS_BUF 32768
-#define MAX_FILES 64
+#define DENTS_BUF     32768
+#define FILE_BUF_INIT 4096
+#define MAX_STEPS     64
+/* The engine's limits on a v2 path it decides about (core/engine.c). */
+#define CG_PATH_MAX 1024
+#define CG_TYPE_MAX 900
 
-struct walk {
-	int proc_fd;
-	const char *tfile[MAX_FILES];
-	size_t n_tfile;
-	const char *pfile[MAX_FILES];
-	size_t n_pfile;
-	bool affinity;
-	/* getdents64 fills it with 8-byte aligned records. */
-	_Alignas(struct dirent64) char dents[DENTS_BUF];
-	/* Big enough for every file read here in one call, like the engine's
-	 * grown buffers after the first few tasks. */
-	char buf[65536];
-	cpu_set_t set;
-	uint64_t tgids, tids, vanished;
+enum step_kind { STEP_FILE, STEP_AFFINITY, STEP_SMAPS };
+
+struct step {
+	enum step_kind kind;
+	const char *name;
+	/* The step's own buffer, as the engine keeps one per file. */
+	char *buf;
+	size_t cap, len;
+	int err;
 };
 
-/* What the engine's read_at() does: open, read until EOF, close. */
-static int read_all(struct walk *w, int dirfd, const char *name)
+/* Whether all threads of a process in a v2 cgroup share it, per path. */
+struct cg_slot {
+	char *path;
+	size_t len;
+	uint64_t hash;
+	bool whole;
+};
+
+struct walk {
+	int proc_fd, cg_fd;
+	struct step tstep[MAX_STEPS], pstep[MAX_STEPS];
+	size_t n_tstep, n_pstep;
+	int statm; /* index of the statm process step, -1 if none */
+	bool per_thread_cg, cg_from_leader;
+
+	char *cgbuf; /* <tgid>/cgroup and task/<tid>/cgroup, as the engine */
+	size_t cgcap;
+	struct cg_slot *cg;
+	size_t cg_cap, cg_used;
+
+	uint64_t smaps_max_rss, smaps_budget_ns, smaps_spent_ns;
+	uint64_t page_size;
+
+	/* getdents64 fills it with 8-byte aligned records. */
+	_Alignas(struct dirent64) char dents[DENTS_BUF];
+	char comm[64];
+	cpu_set_t set;
+	uint64_t tgids, tids, vanished;
+	uint64_t cg_proc_reads, cg_whole, cg_thread_reads, cg_decided;
+	uint64_t smaps_reads, smaps_skipped;
+};
+
+static bool vanished_err(int err)
 {
-	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	int ret = 0;
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		ssize_t n = read(fd, w->buf, sizeof(w->buf) - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			ret = -errno;
-		if (n <= 0)
-			break;
-	}
-	close(fd);
-	return ret;
+	return err == -ENOENT || err == -ESRCH;
 }
 
-/* What the engine's read_line_at() does for comm: one read. */
-static int read_once(struct walk *w, int dirfd, const char *name)
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The engine's read_at(): the same calls with the same sizes. */
+static int read_at(int dirfd, const char *name, char **buf, size_t *cap,
+		   size_t *len)
 {
 	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	ssize_t n;
 	if (fd < 0)
 		return -errno;
-	do
-		n = read(fd, w->buf, 63);
-	while (n < 0 && errno == EINTR);
-	int ret = n < 0 ? -errno : 0;
+	size_t off = 0;
+	int ret = 0;
+	for (;;) {
+		if (!*buf || off + 1 >= *cap) {
+			size_t ncap = *cap ? *cap * 2 : FILE_BUF_INIT;
+			char *nb = realloc(*buf, ncap);
+			if (!nb) {
+				ret = -ENOMEM;
+				break;
+			}
+			*buf = nb;
+			*cap = ncap;
+		}
+		ssize_t n = read(fd, *buf + off, *cap - off - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			ret = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		off += (size_t)n;
+	}
 	close(fd);
-	return ret;
+	if (ret < 0)
+		return ret;
+	(*buf)[off] = '\0';
+	*len = off;
+	return 0;
+}
+
+/* The engine's read_line_at() (comm, cgroup.type): one read, newline cut. */
+static int read_line_at(int dirfd, const char *name, char *out, size_t outlen)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	ssize_t n;
+	do
+		n = read(fd, out, outlen - 1);
+	while (n < 0 && errno == EINTR);
+	int err = n < 0 ? -errno : 0;
+	close(fd);
+	if (err)
+		return err;
+	out[n] = '\0';
+	char *nl = memchr(out, '\n', (size_t)n);
+	if (nl)
+		*nl = '\0';
+	return 0;
 }
 
 static int parse_id(const char *s, uint32_t *out)
@@ -101,6 +193,22 @@ static int parse_id(const char *s, uint32_t *out)
 	}
 	*out = (uint32_t)v;
 	return 0;
+}
+
+/* Decimal digits of v after prefix into out (at least 16 bytes more). */
+static size_t put_id(char *out, const char *prefix, size_t plen, uint32_t v)
+{
+	char dig[12];
+	size_t nd = 0, n = plen;
+	memcpy(out, prefix, plen);
+	do {
+		dig[nd++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (nd)
+		out[n++] = dig[--nd];
+	out[n] = '\0';
+	return n;
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -143,40 +251,249 @@ static int list_ids(struct walk *w, int dirfd, uint32_t **ids, size_t *cap,
 	return 0;
 }
 
-static void walk_thread(struct walk *w, int pdir, uint32_t tid)
+/* The "0::" line of a cgroup file: the v2 path. */
+static int cgroup_v2_path(const char *buf, size_t len, const char **path,
+			  size_t *plen)
+{
+	const char *p = buf, *end = buf + len;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		if (le - p >= 3 && p[0] == '0' && p[1] == ':' && p[2] == ':') {
+			*path = p + 3;
+			*plen = (size_t)(le - p - 3);
+			return 0;
+		}
+		p = nl ? nl + 1 : end;
+	}
+	return -ENOENT;
+}
+
+/* As the engine: only a threaded child lets a root process's threads
+ * sit elsewhere; the first one found ends the scan. */
+static bool root_has_threaded_child(struct walk *w)
+{
+	int dfd = openat(w->cg_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return true;
+	bool threaded = false;
+	while (!threaded) {
+		long n = syscall(SYS_getdents64, dfd, w->dents,
+				 sizeof(w->dents));
+		if (n <= 0) {
+			threaded = n < 0;
+			break;
+		}
+		for (long off = 0; off < n && !threaded;) {
+			struct dirent64 *d =
+				(struct dirent64 *)(w->dents + off);
+			off += d->d_reclen;
+			if ((d->d_type != DT_DIR && d->d_type != DT_UNKNOWN) ||
+			    !strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
+				continue;
+			char rel[300], type[64];
+			snprintf(rel, sizeof(rel), "%.255s/cgroup.type",
+				 d->d_name);
+			if (read_line_at(w->cg_fd, rel, type, sizeof(type)) ==
+				    0 &&
+			    strstr(type, "threaded"))
+				threaded = true;
+		}
+	}
+	close(dfd);
+	return threaded;
+}
+
+static bool decide_whole(struct walk *w, const char *path, size_t len)
+{
+	w->cg_decided++;
+	/* ".." leaves the cgroup namespace: the engine does not look. */
+	if (len == 0 || path[0] != '/' || memmem(path, len, "/..", 3))
+		return false;
+	if (len == 1)
+		return !root_has_threaded_child(w);
+	if (len >= CG_TYPE_MAX)
+		return false;
+	char rel[CG_PATH_MAX], type[64];
+	snprintf(rel, sizeof(rel), "%.*s/cgroup.type", (int)(len - 1),
+		 path + 1);
+	return read_line_at(w->cg_fd, rel, type, sizeof(type)) == 0 &&
+	       strcmp(type, "domain") == 0;
+}
+
+static uint64_t fnv1a(const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h;
+}
+
+/* Decided once per distinct path per walk, as the engine's cg_whole. */
+static int cgroup_whole(struct walk *w, const char *path, size_t len,
+			bool *whole)
+{
+	uint64_t h = fnv1a(path, len);
+	if (w->cg_used * 2 >= w->cg_cap) {
+		size_t nc = w->cg_cap ? w->cg_cap * 2 : 64;
+		struct cg_slot *ns = calloc(nc, sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		for (size_t i = 0; i < w->cg_cap; i++) {
+			if (!w->cg[i].path)
+				continue;
+			size_t j = w->cg[i].hash & (nc - 1);
+			while (ns[j].path)
+				j = (j + 1) & (nc - 1);
+			ns[j] = w->cg[i];
+		}
+		free(w->cg);
+		w->cg = ns;
+		w->cg_cap = nc;
+	}
+	size_t j = h & (w->cg_cap - 1);
+	for (; w->cg[j].path; j = (j + 1) & (w->cg_cap - 1))
+		if (w->cg[j].hash == h && w->cg[j].len == len &&
+		    memcmp(w->cg[j].path, path, len) == 0) {
+			*whole = w->cg[j].whole;
+			return 0;
+		}
+	char *copy = malloc(len + 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, path, len);
+	copy[len] = '\0';
+	w->cg[j] = (struct cg_slot){
+		.path = copy,
+		.len = len,
+		.hash = h,
+		.whole = decide_whole(w, path, len),
+	};
+	w->cg_used++;
+	*whole = w->cg[j].whole;
+	return 0;
+}
+
+/* smaps's rule on statm: "size resident ..." in pages (fs/proc/array.c). */
+static bool smaps_wanted(struct walk *w)
+{
+	const struct step *st = w->statm >= 0 ? &w->pstep[w->statm] : NULL;
+	uint64_t v[2] = {0, 0};
+	if (!st || st->err || !st->buf)
+		return false;
+	const char *p = st->buf, *end = st->buf + st->len;
+	for (int i = 0; i < 2; i++) {
+		if (p >= end || *p < '0' || *p > '9')
+			return false;
+		for (; p < end && *p >= '0' && *p <= '9'; p++) {
+			if (v[i] > (UINT64_MAX - 9) / 10)
+				return false;
+			v[i] = v[i] * 10 + (uint64_t)(*p - '0');
+		}
+		if (p < end && *p == ' ')
+			p++;
+	}
+	if (v[0] == 0)
+		return false;
+	uint64_t resident = v[1] > UINT64_MAX / w->page_size
+				    ? UINT64_MAX
+				    : v[1] * w->page_size;
+	if (resident > w->smaps_max_rss)
+		return false;
+	return w->smaps_budget_ns == UINT64_MAX ||
+	       w->smaps_spent_ns < w->smaps_budget_ns;
+}
+
+/* Run one step; returns the read's result (0 for calls). */
+static int run_step(struct walk *w, struct step *st, int dirfd, uint32_t tid)
+{
+	switch (st->kind) {
+	case STEP_AFFINITY:
+		sched_getaffinity((pid_t)tid, sizeof(w->set), &w->set);
+		return 0;
+	case STEP_SMAPS: {
+		if (!smaps_wanted(w)) {
+			w->smaps_skipped++;
+			return 0;
+		}
+		/* The plugin meters its reads against its budget. */
+		uint64_t t0 = now_ns();
+		st->err = read_at(dirfd, "smaps_rollup", &st->buf, &st->cap,
+				  &st->len);
+		w->smaps_spent_ns += now_ns() - t0;
+		w->smaps_reads++;
+		return st->err;
+	}
+	case STEP_FILE:
+		break;
+	}
+	st->err = read_at(dirfd, st->name, &st->buf, &st->cap, &st->len);
+	return st->err;
+}
+
+/* One thread; true when it was recorded, as the engine's do_thread(). */
+static bool walk_thread(struct walk *w, int pdir, uint32_t tid, bool whole)
 {
 	char rel[32];
-	snprintf(rel, sizeof(rel), "task/%" PRIu32, tid);
+	put_id(rel, "task/", 5, tid);
 	int tdir = openat(pdir, rel, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (tdir < 0) {
-		w->vanished++;
-		return;
-	}
-	if (read_once(w, tdir, "comm") < 0) {
-		w->vanished++;
+	if (tdir < 0)
+		goto gone;
+	if (read_line_at(tdir, "comm", w->comm, sizeof(w->comm)) < 0) {
 		close(tdir);
-		return;
+		goto gone;
 	}
-	read_all(w, tdir, "cgroup");
-	for (size_t f = 0; f < w->n_tfile; f++)
-		read_all(w, tdir, w->tfile[f]);
-	if (w->affinity)
-		sched_getaffinity((pid_t)tid, sizeof(w->set), &w->set);
+	if (!whole) {
+		size_t len;
+		read_at(tdir, "cgroup", &w->cgbuf, &w->cgcap, &len);
+		w->cg_thread_reads++;
+	}
+	bool maybe_gone = false;
+	for (size_t i = 0; i < w->n_tstep; i++)
+		maybe_gone |=
+			vanished_err(run_step(w, &w->tstep[i], tdir, tid));
 	close(tdir);
+	if (maybe_gone && faccessat(pdir, rel, F_OK, 0) != 0)
+		goto gone;
 	w->tids++;
+	return true;
+gone:
+	w->vanished++;
+	return false;
+}
+
+/* The process's v2 cgroup, read from `rel`, and whether all its threads
+ * share it. */
+static int process_cgroup(struct walk *w, int pdir, const char *rel,
+			  bool *whole)
+{
+	size_t len, plen;
+	const char *path;
+	w->cg_proc_reads++;
+	if (read_at(pdir, rel, &w->cgbuf, &w->cgcap, &len) == 0 &&
+	    cgroup_v2_path(w->cgbuf, len, &path, &plen) == 0 &&
+	    plen < CG_PATH_MAX && cgroup_whole(w, path, plen, whole) < 0)
+		return -ENOMEM;
+	w->cg_whole += *whole;
+	return 0;
 }
 
 static int walk_process(struct walk *w, uint32_t tgid, uint32_t **tids,
 			size_t *cap)
 {
-	char name[16];
+	char name[16], rel[40];
 	size_t n = 0;
-	snprintf(name, sizeof(name), "%" PRIu32, tgid);
+	bool whole = false;
+	put_id(name, "", 0, tgid);
 	int pdir = openat(w->proc_fd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (pdir < 0)
 		goto gone;
-	if (read_once(w, pdir, "comm") < 0)
+	if (read_line_at(pdir, "comm", w->comm, sizeof(w->comm)) < 0)
 		goto gone_pdir;
+	bool cg = !w->per_thread_cg && w->cg_fd >= 0;
+	if (cg && w->cg_from_leader &&
+	    process_cgroup(w, pdir, "cgroup", &whole) < 0)
+		return -ENOMEM;
 	int taskfd = openat(pdir, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (taskfd < 0)
 		goto gone_pdir;
@@ -186,10 +503,27 @@ static int walk_process(struct walk *w, uint32_t tgid, uint32_t **tids,
 		return r;
 	if (r < 0)
 		goto gone_pdir;
-	for (size_t f = 0; f < w->n_pfile; f++)
-		read_all(w, pdir, w->pfile[f]);
+	if (cg && !w->cg_from_leader && n > 0) {
+		/* As the engine: a thread other than the leader, which may
+		 * have exited and been left behind by a migration. */
+		uint32_t probe = tgid;
+		for (size_t i = 0; i < n; i++)
+			if ((*tids)[i] != tgid) {
+				probe = (*tids)[i];
+				break;
+			}
+		size_t l = put_id(rel, "task/", 5, probe);
+		memcpy(rel + l, "/cgroup", 8);
+		if (process_cgroup(w, pdir, rel, &whole) < 0)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < w->n_pstep; i++)
+		run_step(w, &w->pstep[i], pdir, tgid);
+	size_t recorded = 0;
 	for (size_t i = 0; i < n; i++)
-		walk_thread(w, pdir, (*tids)[i]);
+		recorded += walk_thread(w, pdir, (*tids)[i], whole);
+	if (recorded == 0 && faccessat(w->proc_fd, name, F_OK, 0) != 0)
+		goto gone_pdir;
 	close(pdir);
 	w->tgids++;
 	return 0;
@@ -200,45 +534,129 @@ gone:
 	return 0;
 }
 
-/* Split a comma list in place into files[]; an empty string gives none. */
-static int split_files(char *list, const char **files, size_t *n)
+/* The engine's find_cgroup2(): the cgroup2 mount point in mountinfo. */
+static char *find_cgroup2(int proc_fd)
+{
+	char *buf = NULL, *found = NULL;
+	size_t cap = 0, len = 0;
+	if (read_at(proc_fd, "self/mountinfo", &buf, &cap, &len) < 0)
+		return NULL;
+	for (char *line = buf; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		/* id parent maj:min root mountpoint opts [tags] - fstype ... */
+		char *sep = strstr(line, " - ");
+		if (sep && strncmp(sep + 3, "cgroup2 ", 8) == 0) {
+			char *f = line;
+			for (int i = 0; i < 4 && f; i++) {
+				f = strchr(f, ' ');
+				if (f)
+					f++;
+			}
+			if (f) {
+				char *e = strchr(f, ' ');
+				if (e)
+					*e = '\0';
+				found = strdup(f);
+				break;
+			}
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	free(buf);
+	return found;
+}
+
+/* Split a comma list in place into steps; an empty string gives none. */
+static int parse_steps(char *list, bool process, struct step *steps, size_t *n,
+		       bool *affinity_placed)
 {
 	*n = 0;
 	for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
-		if (*n == MAX_FILES)
+		if (*n == MAX_STEPS)
 			return -E2BIG;
-		files[(*n)++] = tok;
+		struct step *st = &steps[(*n)++];
+		*st = (struct step){.kind = STEP_FILE, .name = tok};
+		if (tok[0] != '@')
+			continue;
+		if (!process && strcmp(tok, "@affinity") == 0) {
+			st->kind = STEP_AFFINITY;
+			*affinity_placed = true;
+		} else if (process && strcmp(tok, "@smaps_rollup") == 0) {
+			st->kind = STEP_SMAPS;
+		} else {
+			return -EINVAL;
+		}
 	}
+	return 0;
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	if (strcmp(s, "unlimited") == 0) {
+		*out = UINT64_MAX;
+		return 0;
+	}
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-')
+		return -EINVAL;
+	*out = v;
 	return 0;
 }
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: ctp-bench-read [--proc DIR] [--thread-files LIST] "
-		"[--process-files LIST] [--no-affinity]\n"
+		"Usage: ctp-bench-read [--proc DIR] [--cgroup-root DIR|auto|"
+		"none]\n"
+		"         [--per-thread-cgroup | --cgroup-from-leader]\n"
+		"         [--preset procfs|issue3] [--thread-files LIST] "
+		"[--process-files LIST]\n"
+		"         [--no-affinity] [--smaps-max-rss BYTES] "
+		"[--smaps-budget-ms MS]\n"
 		"Walk DIR (default /proc) making the system calls ctprof-core "
-		"makes with procfs-stat\n"
-		"(thread files stat,status; process files stat; "
-		"sched_getaffinity per thread),\n"
-		"single-threaded, keeping nothing. Prints 'tgids N tids N "
-		"vanished N'.\n");
+		"makes, single-threaded,\n"
+		"keeping nothing. LISTs are steps in order: a file name, "
+		"@affinity (thread),\n"
+		"@smaps_rollup (process, the smaps plugin's rule). Presets:\n"
+		"  procfs  threads stat,status,@affinity; processes stat "
+		"(the default)\n"
+		"  issue3  threads stat,status,schedstat,io,@affinity,sched; "
+		"processes\n"
+		"          stat,statm,@smaps_rollup (procfs-stat, schedstat, "
+		"io, smaps)\n"
+		"Prints 'tgids N tids N vanished N' and cgroup/smaps "
+		"counts.\n");
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
 		{"proc", required_argument, NULL, 'p'},
+		{"cgroup-root", required_argument, NULL, 'c'},
+		{"per-thread-cgroup", no_argument, NULL, 'C'},
+		{"cgroup-from-leader", no_argument, NULL, 'L'},
+		{"preset", required_argument, NULL, 's'},
 		{"thread-files", required_argument, NULL, 't'},
 		{"process-files", required_argument, NULL, 'P'},
 		{"no-affinity", no_argument, NULL, 'A'},
+		{"smaps-max-rss", required_argument, NULL, 'm'},
+		{"smaps-budget-ms", required_argument, NULL, 'b'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	char tdefault[] = "stat,status", pdefault[] = "stat";
-	char *tlist = tdefault, *plist = pdefault;
-	const char *root = "/proc";
+	char t_procfs[] = "stat,status", p_procfs[] = "stat";
+	char t_issue3[] = "stat,status,schedstat,io,@affinity,sched";
+	char p_issue3[] = "stat,statm,@smaps_rollup";
+	char *tlist = t_procfs, *plist = p_procfs;
+	const char *root = "/proc", *cgroot = "auto";
+	char *cgfound = NULL;
+	bool no_affinity = false, placed = false, unused = false;
+	uint64_t budget_ms = 300;
 	struct walk *w = calloc(1, sizeof(*w));
 	uint32_t *tgids = NULL, *tids = NULL;
 	size_t n_tgids = 0, tgid_cap = 0, tid_cap = 0;
@@ -248,11 +666,34 @@ int main(int argc, char **argv)
 		perror("ctp-bench-read");
 		return 1;
 	}
-	w->affinity = true;
+	w->proc_fd = w->cg_fd = -1;
+	w->statm = -1;
+	w->smaps_max_rss = 16ull << 30;
+	w->page_size = (uint64_t)getpagesize();
 	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			root = optarg;
+			break;
+		case 'c':
+			cgroot = optarg;
+			break;
+		case 'C':
+			w->per_thread_cg = true;
+			break;
+		case 'L':
+			w->cg_from_leader = true;
+			break;
+		case 's':
+			if (strcmp(optarg, "procfs") == 0) {
+				tlist = t_procfs;
+				plist = p_procfs;
+			} else if (strcmp(optarg, "issue3") == 0) {
+				tlist = t_issue3;
+				plist = p_issue3;
+			} else {
+				goto bad_usage;
+			}
 			break;
 		case 't':
 			tlist = optarg;
@@ -261,24 +702,42 @@ int main(int argc, char **argv)
 			plist = optarg;
 			break;
 		case 'A':
-			w->affinity = false;
+			no_affinity = true;
+			break;
+		case 'm':
+			if (parse_u64(optarg, &w->smaps_max_rss) < 0)
+				goto bad_usage;
+			break;
+		case 'b':
+			if (parse_u64(optarg, &budget_ms) < 0)
+				goto bad_usage;
 			break;
 		case 'h':
 			usage(stdout);
 			free(w);
 			return 0;
 		default:
-			usage(stderr);
-			free(w);
-			return 2;
+			goto bad_usage;
 		}
 	}
-	if (optind != argc || split_files(tlist, w->tfile, &w->n_tfile) < 0 ||
-	    split_files(plist, w->pfile, &w->n_pfile) < 0) {
-		usage(stderr);
-		free(w);
-		return 2;
+	if (optind != argc ||
+	    parse_steps(tlist, false, w->tstep, &w->n_tstep, &placed) < 0 ||
+	    parse_steps(plist, true, w->pstep, &w->n_pstep, &unused) < 0)
+		goto bad_usage;
+	if ((placed && no_affinity) || (w->per_thread_cg && w->cg_from_leader))
+		goto bad_usage;
+	if (!placed && !no_affinity) {
+		if (w->n_tstep == MAX_STEPS)
+			goto bad_usage;
+		w->tstep[w->n_tstep++] = (struct step){.kind = STEP_AFFINITY};
 	}
+	for (size_t i = 0; i < w->n_pstep; i++)
+		if (w->pstep[i].kind == STEP_FILE &&
+		    strcmp(w->pstep[i].name, "statm") == 0 && w->statm < 0)
+			w->statm = (int)i;
+	w->smaps_budget_ns = budget_ms >= UINT64_MAX / 1000000
+				     ? UINT64_MAX
+				     : budget_ms * 1000000;
 
 	w->proc_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (w->proc_fd < 0) {
@@ -286,6 +745,18 @@ int main(int argc, char **argv)
 			strerror(errno));
 		goto out;
 	}
+	/* The engine opens the cgroup root at start, walk or not. */
+	if (strcmp(cgroot, "auto") == 0)
+		cgfound = find_cgroup2(w->proc_fd);
+	else if (strcmp(cgroot, "none") != 0)
+		cgfound = strdup(cgroot);
+	if (cgfound) {
+		w->cg_fd = open(cgfound, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (w->cg_fd < 0)
+			fprintf(stderr, "ctp-bench-read: cgroup root %s: %s\n",
+				cgfound, strerror(errno));
+	}
+
 	int pfd = openat(w->proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	r = pfd < 0 ? -errno : list_ids(w, pfd, &tgids, &tgid_cap, &n_tgids);
 	if (pfd >= 0)
@@ -304,10 +775,31 @@ int main(int argc, char **argv)
 	}
 	printf("tgids %" PRIu64 " tids %" PRIu64 " vanished %" PRIu64 "\n",
 	       w->tgids, w->tids, w->vanished);
+	printf("cgroup root %s: process reads %" PRIu64 " shared %" PRIu64
+	       " paths decided %" PRIu64 " thread reads %" PRIu64
+	       "; smaps_rollup reads %" PRIu64 " skipped %" PRIu64 "\n",
+	       w->cg_fd >= 0 ? cgfound : "none", w->cg_proc_reads, w->cg_whole,
+	       w->cg_decided, w->cg_thread_reads, w->smaps_reads,
+	       w->smaps_skipped);
 	rc = 0;
+	goto out;
+bad_usage:
+	usage(stderr);
+	rc = 2;
 out:
-	if (w->proc_fd > 0)
+	if (w->proc_fd >= 0)
 		close(w->proc_fd);
+	if (w->cg_fd >= 0)
+		close(w->cg_fd);
+	for (size_t i = 0; i < MAX_STEPS; i++) {
+		free(w->tstep[i].buf);
+		free(w->pstep[i].buf);
+	}
+	for (size_t i = 0; i < w->cg_cap; i++)
+		free(w->cg[i].path);
+	free(w->cg);
+	free(w->cgbuf);
+	free(cgfound);
 	free(tgids);
 	free(tids);
 	free(w);

@@ -1,0 +1,1283 @@
+/* SPDX-License-Identifier: MIT */
+/* Grouping and aggregation of a snapshot's rows (docs/GROUPING.md). */
+#include "group.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Normalization ---------------------------------------------------- */
+
+static bool is_sep(unsigned char c)
+{
+	return c == '.' || c == '-' || c == '_' || c == '/' || c == ':' ||
+	       c == '@' || c == '+' || c == '[' || c == ']' || c == ' ' ||
+	       c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+static bool is_digit(unsigned char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static bool is_alpha(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/* Lower-case only: hex digests are printed that way, while "C2" or "G1"
+ * in thread names are words with a number. */
+static bool is_hex(unsigned char c)
+{
+	return is_digit(c) || (c >= 'a' && c <= 'f');
+}
+
+/* An output cursor with snprintf semantics. */
+struct out {
+	char *buf;
+	size_t cap, len;
+};
+
+static void put(struct out *o, const char *s, size_t n)
+{
+	if (o->len < o->cap) {
+		size_t room = o->cap - 1 - o->len;
+		memcpy(o->buf + o->len, s, n < room ? n : room);
+	}
+	o->len += n;
+}
+
+static size_t finish(struct out *o)
+{
+	if (o->cap)
+		o->buf[o->len < o->cap ? o->len : o->cap - 1] = '\0';
+	return o->len;
+}
+
+static void token(struct out *o, const char *t, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)t;
+	size_t i = 0, digits = 0;
+	bool hex = n > 0;
+
+	for (size_t k = 0; k < n; k++) {
+		digits += is_digit(p[k]);
+		hex &= is_hex(p[k]);
+	}
+	if (n && digits == n) {
+		put(o, "{N}", 3);
+		return;
+	}
+	if (hex && digits) {
+		put(o, "{H}", 3);
+		return;
+	}
+	/* letters then digits */
+	while (i < n && is_alpha(p[i]))
+		i++;
+	if (i > 0 && i < n && digits == n - i) {
+		put(o, t, i);
+		put(o, "{N}", 3);
+		return;
+	}
+	/* digits then letters */
+	for (i = 0; i < n && is_digit(p[i]); i++)
+		;
+	size_t j = i;
+	while (j < n && is_alpha(p[j]))
+		j++;
+	if (i > 0 && i < n && j == n) {
+		put(o, "{N}", 3);
+		put(o, t + i, n - i);
+		return;
+	}
+	put(o, t, n);
+}
+
+size_t ctp_norm_token(const char *t, size_t n, char *out, size_t outlen)
+{
+	struct out o = {out, outlen, 0};
+	token(&o, t, n);
+	return finish(&o);
+}
+
+static void name(struct out *o, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+	while (i < n) {
+		size_t j = i;
+		bool sep = is_sep(p[i]);
+		while (j < n && is_sep(p[j]) == sep)
+			j++;
+		if (sep)
+			put(o, s + i, j - i);
+		else
+			token(o, s + i, j - i);
+		i = j;
+	}
+}
+
+size_t ctp_norm_name(const char *s, size_t n, char *out, size_t outlen)
+{
+	struct out o = {out, outlen, 0};
+	name(&o, s, n);
+	return finish(&o);
+}
+
+/* Unit types that can appear in a cgroup path component. */
+static bool unit_type(const char *s, size_t n)
+{
+	static const char *const types[] = {"service", "socket", "timer",
+					    "path",    "target", "mount",
+					    "swap",    "scope",	 "slice"};
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (strlen(types[i]) == n && memcmp(types[i], s, n) == 0)
+			return true;
+	return false;
+}
+
+/* One path component (no '/'). */
+static void component(struct out *o, const char *s, size_t n)
+{
+	const char *at = memchr(s, '@', n);
+	const char *dot = NULL;
+	for (size_t i = n; i-- > 0;)
+		if (s[i] == '.') {
+			dot = s + i;
+			break;
+		}
+	if (at && at > s && dot && dot > at + 1 &&
+	    unit_type(dot + 1, (size_t)(s + n - dot - 1))) {
+		const char *inst = at + 1;
+		size_t ilen = (size_t)(dot - inst);
+		bool seps = false;
+		for (size_t i = 0; i < ilen; i++)
+			seps |= is_sep((unsigned char)inst[i]);
+		name(o, s, (size_t)(at - s));
+		put(o, "@", 1);
+		if (seps)
+			put(o, "{I}", 3);
+		else
+			token(o, inst, ilen);
+		put(o, dot, (size_t)(s + n - dot));
+		return;
+	}
+	name(o, s, n);
+}
+
+size_t ctp_norm_cgroup(const char *s, size_t n, char *out, size_t outlen)
+{
+	struct out o = {out, outlen, 0};
+	size_t i = 0;
+	while (i < n) {
+		if (s[i] == '/') {
+			put(&o, "/", 1);
+			i++;
+			continue;
+		}
+		const char *slash = memchr(s + i, '/', n - i);
+		size_t end = slash ? (size_t)(slash - s) : n;
+		component(&o, s + i, end - i);
+		i = end;
+	}
+	return finish(&o);
+}
+
+int ctp_flatten_match(const char *const *globs, size_t n, const char *path)
+{
+	for (size_t i = 0; i < n; i++)
+		if (fnmatch(globs[i], path, 0) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* ---- Spec ---------------------------------------------------------------*/
+
+int ctp_group_spec_parse(char *text, struct ctp_group_spec *spec, char *err,
+			 size_t errlen)
+{
+	size_t n = 0;
+	bool names = false, none = false;
+	char *save = NULL;
+
+	for (char *a = strtok_r(text, ",", &save); a;
+	     a = strtok_r(NULL, ",", &save)) {
+		uint8_t axis;
+		const char *v1 = NULL;
+		if (!strcmp(a, "pcomm"))
+			axis = CTP_AXIS_PCOMM;
+		else if (!strcmp(a, "comm"))
+			axis = CTP_AXIS_COMM;
+		else if (!strcmp(a, "cgroup"))
+			axis = CTP_AXIS_CGROUP;
+		else if (!strcmp(a, "none"))
+			axis = CTP_AXIS_NONE;
+		else if (!strncmp(a, "cgroup:", 7) && a[7]) {
+			axis = CTP_AXIS_CGROUP_V1;
+			v1 = a + 7;
+		} else {
+			snprintf(err, errlen,
+				 "unknown axis '%s' (pcomm, comm, cgroup, "
+				 "cgroup:HIERARCHY, none)",
+				 a);
+			return -EINVAL;
+		}
+		for (size_t i = 0; i < n; i++)
+			if (spec->axes[i] == axis &&
+			    (axis != CTP_AXIS_CGROUP_V1 ||
+			     !strcmp(spec->v1[i], v1))) {
+				snprintf(err, errlen, "axis '%s' given twice",
+					 a);
+				return -EINVAL;
+			}
+		if (n == CTP_GROUP_MAX_AXES) {
+			snprintf(err, errlen, "at most %d axes",
+				 CTP_GROUP_MAX_AXES);
+			return -EINVAL;
+		}
+		names |= axis == CTP_AXIS_PCOMM || axis == CTP_AXIS_COMM;
+		none |= axis == CTP_AXIS_NONE;
+		spec->v1[n] = v1;
+		spec->axes[n++] = axis;
+	}
+	if (!n) {
+		snprintf(err, errlen, "no axis given");
+		return -EINVAL;
+	}
+	if (none && names) {
+		snprintf(err, errlen,
+			 "'none' already keys by process and thread name; "
+			 "compose it with cgroup axes only");
+		return -EINVAL;
+	}
+	for (size_t i = n; i < CTP_GROUP_MAX_AXES; i++)
+		spec->v1[i] = NULL;
+	spec->n_axes = n;
+	return 0;
+}
+
+/* ---- Arena ----------------------------------------------------------------*/
+
+struct block {
+	struct block *next;
+	size_t used, cap;
+	_Alignas(16) unsigned char data[];
+};
+
+struct arena {
+	struct block *head;
+};
+
+static void *arena_alloc(struct arena *a, size_t n)
+{
+	n = (n + 15) & ~(size_t)15;
+	if (!n)
+		n = 16;
+	if (!a->head || a->head->cap - a->head->used < n) {
+		size_t cap = n > 65536 ? n : 65536;
+		struct block *b = malloc(sizeof(*b) + cap);
+		if (!b)
+			return NULL;
+		b->next = a->head;
+		b->used = 0;
+		b->cap = cap;
+		a->head = b;
+	}
+	void *p = a->head->data + a->head->used;
+	a->head->used += n;
+	return p;
+}
+
+static void arena_done(struct arena *a)
+{
+	while (a->head) {
+		struct block *b = a->head;
+		a->head = b->next;
+		free(b);
+	}
+}
+
+/* ---- The table ----------------------------------------------------------*/
+
+struct ctp_groups {
+	const struct ctp_snap *snap;
+	size_t n_key;
+	const char *title[CTP_GROUP_MAX_KEY];
+	bool numeric[CTP_GROUP_MAX_KEY];
+	struct ctp_group *groups;
+	size_t n;
+	struct arena arena;
+	const struct ctp_agg **cache; /* per field index */
+};
+
+const struct ctp_snap *ctp_groups_snap(const struct ctp_groups *g)
+{
+	return g->snap;
+}
+
+size_t ctp_groups_count(const struct ctp_groups *g)
+{
+	return g->n;
+}
+
+const struct ctp_group *ctp_groups_at(const struct ctp_groups *g, size_t i)
+{
+	return i < g->n ? &g->groups[i] : NULL;
+}
+
+size_t ctp_groups_n_key(const struct ctp_groups *g)
+{
+	return g->n_key;
+}
+
+const char *ctp_groups_key_title(const struct ctp_groups *g, size_t part)
+{
+	return part < g->n_key ? g->title[part] : NULL;
+}
+
+static int part_cmp(const char *a, const char *b, bool numeric)
+{
+	if (!a || !b)
+		return (a != NULL) - (b != NULL);
+	if (numeric) {
+		size_t la = strlen(a), lb = strlen(b);
+		if (la != lb)
+			return la < lb ? -1 : 1;
+	}
+	return strcmp(a, b);
+}
+
+/* Compare keys, leaving out part `skip` (n_key for none). */
+static int key_cmp(const bool *numeric, size_t n_key, size_t skip,
+		   const char *const *a, const char *const *b)
+{
+	for (size_t i = 0; i < n_key; i++) {
+		if (i == skip)
+			continue;
+		int c = part_cmp(a[i], b[i], numeric[i]);
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+int ctp_groups_key_cmp(const struct ctp_groups *g, const char *const *a,
+		       const char *const *b)
+{
+	return key_cmp(g->numeric, g->n_key, g->n_key, a, b);
+}
+
+const struct ctp_group *ctp_groups_find(const struct ctp_groups *g,
+					const char *const *key)
+{
+	size_t lo = 0, hi = g->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = ctp_groups_key_cmp(g, g->groups[mid].key, key);
+		if (c == 0)
+			return &g->groups[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+void ctp_groups_free(struct ctp_groups *g)
+{
+	if (!g)
+		return;
+	arena_done(&g->arena);
+	free(g->cache);
+	free(g);
+}
+
+/* ---- Building ------------------------------------------------------------*/
+
+struct build {
+	struct ctp_groups *g;
+	const struct ctp_group_spec *spec;
+	const struct ctp_snap_table *th, *pr, *cg;
+	const char **keys; /* per thread row, n_key parts */
+	size_t occ;	   /* the occurrence part, or n_key */
+	uint32_t *proc_of; /* per thread row: process row, UINT32_MAX none */
+	const char **cg_key[CTP_GROUP_MAX_AXES]; /* per cgroup row */
+	const struct ctp_snap_field *v1f[CTP_GROUP_MAX_AXES];
+};
+
+/* A NUL-terminated copy of bytes in the arena, normalized or not. */
+static const char *key_str(struct ctp_groups *g, const char *s, size_t n,
+			   int how /* 0 raw, 1 name, 2 cgroup */)
+{
+	size_t cap = how ? CTP_NORM_MAX(n) : n + 1;
+	char *c = arena_alloc(&g->arena, cap);
+	if (!c)
+		return NULL;
+	if (how == 1)
+		ctp_norm_name(s, n, c, cap);
+	else if (how == 2)
+		ctp_norm_cgroup(s, n, c, cap);
+	else {
+		memcpy(c, s, n);
+		c[n] = '\0';
+	}
+	return c;
+}
+
+/* The key of a cgroup path for axis i: its flatten glob, or the path
+ * (normalized). *out NULL for an unknown path; -ENOMEM. */
+static int cgroup_key(struct build *b, const struct ctp_bytes *p,
+		      const char **out)
+{
+	const struct ctp_group_spec *s = b->spec;
+	*out = NULL;
+	if (!p->ptr)
+		return 0;
+	if (s->n_flatten) {
+		char *z = malloc(p->len + 1);
+		if (!z)
+			return -ENOMEM;
+		memcpy(z, p->ptr, p->len);
+		z[p->len] = '\0';
+		int m = ctp_flatten_match(s->flatten, s->n_flatten, z);
+		free(z);
+		if (m >= 0) {
+			*out = s->flatten[m];
+			return 0;
+		}
+	}
+	*out = key_str(b->g, p->ptr, p->len, s->no_normalize ? 0 : 2);
+	return *out ? 0 : -ENOMEM;
+}
+
+static uint32_t find_proc(const struct ctp_snap_table *pr, uint64_t tgid)
+{
+	size_t lo = 0, hi = pr->rows;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (pr->tgid[mid] == tgid)
+			return (uint32_t)mid;
+		if (pr->tgid[mid] < tgid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return UINT32_MAX;
+}
+
+static int thread_keys(struct build *b)
+{
+	struct ctp_groups *g = b->g;
+	const struct ctp_group_spec *s = b->spec;
+	int how = s->no_normalize ? 0 : 1;
+
+	for (size_t r = 0; r < b->th->rows; r++) {
+		const char **k = &b->keys[r * g->n_key];
+		size_t p = 0;
+		b->proc_of[r] = find_proc(b->pr, b->th->tgid[r]);
+		for (size_t a = 0; a < s->n_axes; a++) {
+			uint8_t axis = s->axes[a];
+			if (axis == CTP_AXIS_PCOMM || axis == CTP_AXIS_NONE) {
+				uint32_t pr = b->proc_of[r];
+				const struct ctp_bytes *c =
+					pr == UINT32_MAX ? NULL
+							 : &b->pr->comm[pr];
+				k[p] = c && c->ptr
+					       ? key_str(g, c->ptr, c->len, how)
+					       : NULL;
+				if (c && c->ptr && !k[p])
+					return -ENOMEM;
+				p++;
+			}
+			if (axis == CTP_AXIS_COMM || axis == CTP_AXIS_NONE) {
+				const struct ctp_bytes *c = &b->th->comm[r];
+				k[p] = c->ptr ? key_str(g, c->ptr, c->len, how)
+					      : NULL;
+				if (c->ptr && !k[p])
+					return -ENOMEM;
+				p++;
+			}
+			if (axis == CTP_AXIS_NONE)
+				k[p++] = NULL; /* the occurrence, later */
+			if (axis == CTP_AXIS_CGROUP) {
+				int64_t c = b->th->cgroup[r];
+				k[p++] = c >= 0 && (size_t)c < b->cg->rows
+						 ? b->cg_key[a][c]
+						 : NULL;
+			}
+			if (axis == CTP_AXIS_CGROUP_V1) {
+				struct ctp_value v =
+					ctp_snap_get(g->snap, b->v1f[a], r);
+				const char *key = NULL;
+				if (v.type == CTP_TYPE_STRING) {
+					struct ctp_bytes by = v.str;
+					if (!by.ptr)
+						by.ptr = "";
+					int ret = cgroup_key(b, &by, &key);
+					if (ret < 0)
+						return ret;
+				}
+				k[p++] = key;
+			}
+		}
+	}
+	return 0;
+}
+
+static int cmp_rows(const void *pa, const void *pb, void *arg)
+{
+	const struct build *b = arg;
+	uint32_t a = *(const uint32_t *)pa, c = *(const uint32_t *)pb;
+	int r = key_cmp(b->g->numeric, b->g->n_key, b->occ,
+			&b->keys[a * b->g->n_key], &b->keys[c * b->g->n_key]);
+	if (r)
+		return r;
+	return (a > c) - (a < c);
+}
+
+static int cmp_groups(const void *pa, const void *pb, void *arg)
+{
+	const struct ctp_groups *g = arg;
+	return ctp_groups_key_cmp(g, ((const struct ctp_group *)pa)->key,
+				  ((const struct ctp_group *)pb)->key);
+}
+
+static int cmp_u32(const void *pa, const void *pb)
+{
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	return (a > b) - (a < b);
+}
+
+/* Fill group `gr` with threads rows[0..n). */
+static int members(struct build *b, struct ctp_group *gr, const uint32_t *rows,
+		   size_t n)
+{
+	struct ctp_groups *g = b->g;
+	uint32_t *t = arena_alloc(&g->arena, n * sizeof(*t));
+	uint32_t *p = arena_alloc(&g->arena, n * sizeof(*p));
+	uint32_t *c = arena_alloc(&g->arena, n * sizeof(*c));
+	size_t np = 0, nc = 0;
+	if (!t || !p || !c)
+		return -ENOMEM;
+	memcpy(t, rows, n * sizeof(*t));
+	for (size_t i = 0; i < n; i++) {
+		uint32_t pr = b->proc_of[rows[i]];
+		int64_t cg = b->th->cgroup[rows[i]];
+		if (pr != UINT32_MAX)
+			p[np++] = pr;
+		if (cg >= 0 && (size_t)cg < b->cg->rows)
+			c[nc++] = (uint32_t)cg;
+	}
+	/* Thread rows ascend with tgid, so process rows already ascend. */
+	qsort(p, np, sizeof(*p), cmp_u32);
+	qsort(c, nc, sizeof(*c), cmp_u32);
+	size_t up = 0, uc = 0;
+	for (size_t i = 0; i < np; i++)
+		if (!up || p[up - 1] != p[i])
+			p[up++] = p[i];
+	for (size_t i = 0; i < nc; i++)
+		if (!uc || c[uc - 1] != c[i])
+			c[uc++] = c[i];
+	gr->threads = t;
+	gr->n_threads = (uint32_t)n;
+	gr->processes = p;
+	gr->n_processes = (uint32_t)up;
+	gr->cgroups = c;
+	gr->n_cgroups = (uint32_t)uc;
+	return 0;
+}
+
+static int titles(struct ctp_groups *g, const struct ctp_group_spec *s,
+		  const struct ctp_snap_field *const *v1f, size_t *occ)
+{
+	size_t p = 0;
+	*occ = CTP_GROUP_MAX_KEY;
+	for (size_t a = 0; a < s->n_axes; a++) {
+		switch (s->axes[a]) {
+		case CTP_AXIS_PCOMM:
+			g->title[p++] = "PCOMM";
+			break;
+		case CTP_AXIS_COMM:
+			g->title[p++] = "COMM";
+			break;
+		case CTP_AXIS_NONE:
+			g->title[p++] = "PCOMM";
+			g->title[p++] = "COMM";
+			*occ = p;
+			g->numeric[p] = true;
+			g->title[p++] = "#";
+			break;
+		case CTP_AXIS_CGROUP:
+			g->title[p++] = "CGROUP";
+			break;
+		case CTP_AXIS_CGROUP_V1: {
+			/* "cgroup.v1.<hierarchy>.path" -> "CGROUP:<hierarchy>"
+			 */
+			const char *fn = v1f[a]->name + 10;
+			size_t n = strlen(fn) - 5 + 8;
+			char *t = arena_alloc(&g->arena, n);
+			if (!t)
+				return -ENOMEM;
+			snprintf(t, n, "CGROUP:%.*s", (int)(n - 8), fn);
+			g->title[p++] = t;
+			break;
+		}
+		default:
+			return -EINVAL;
+		}
+	}
+	g->n_key = p;
+	if (*occ == CTP_GROUP_MAX_KEY)
+		*occ = p;
+	return 0;
+}
+
+/* A thread-scope string field "cgroup.v1.<hierarchy>.path" (the cgroup
+ * plugin's), or NULL. */
+static bool v1_path_field(const struct ctp_snap_field *f, const char **h,
+			  size_t *hlen)
+{
+	size_t n = strlen(f->name);
+	if (f->scope != CTP_SCOPE_THREAD || f->type != CTP_TYPE_STRING ||
+	    n <= 15 || strncmp(f->name, "cgroup.v1.", 10) ||
+	    strcmp(f->name + n - 5, ".path"))
+		return false;
+	*h = f->name + 10;
+	*hlen = n - 15;
+	return true;
+}
+
+/*
+ * The path field of v1 hierarchy `name`: the hierarchy as the cgroup plugin
+ * spells it ("cpu-cpuacct": its controller list, ',' and '=' as '-'), or
+ * one controller of exactly one hierarchy ("cpu").
+ */
+static int resolve_v1(const struct ctp_snap *snap, const char *name,
+		      const struct ctp_snap_field **out, char *err,
+		      size_t errlen)
+{
+	const struct ctp_snap_field *fs = ctp_snap_fields(snap);
+	size_t nf = ctp_snap_n_fields(snap), n = strlen(name), found = 0;
+	char want[128];
+
+	if (n >= sizeof(want)) {
+		snprintf(err, errlen, "axis cgroup:%s: name too long", name);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i <= n; i++) {
+		char c = name[i];
+		want[i] = c == '='		 ? '-'
+			  : c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a')
+						 : c;
+	}
+	*out = NULL;
+	for (size_t i = 0; i < nf; i++) {
+		const char *h;
+		size_t hl;
+		if (!v1_path_field(&fs[i], &h, &hl))
+			continue;
+		if (hl == n && !memcmp(h, want, n)) {
+			*out = &fs[i];
+			return 0;
+		}
+		for (size_t k = 0; k < hl;) {
+			const char *dash = memchr(h + k, '-', hl - k);
+			size_t e = dash ? (size_t)(dash - h) : hl;
+			if (e - k == n && !memcmp(h + k, want, n)) {
+				found++;
+				*out = &fs[i];
+				break;
+			}
+			k = e + 1;
+		}
+	}
+	if (found == 1)
+		return 0;
+	snprintf(err, errlen,
+		 found ? "axis cgroup:%s: more than one v1 hierarchy has that "
+			 "controller; name the hierarchy (cgroup:cpu-cpuacct)"
+		       : "axis cgroup:%s: this snapshot has no thread path "
+			 "field cgroup.v1.%s.path (the cgroup plugin records "
+			 "one per v1 hierarchy)",
+		 name, want);
+	return -EINVAL;
+}
+
+static int build(struct build *b)
+{
+	struct ctp_groups *g = b->g;
+	const struct ctp_group_spec *s = b->spec;
+	size_t rows = b->th->rows;
+	uint32_t *order = NULL;
+	int ret = -ENOMEM;
+
+	for (size_t a = 0; a < s->n_axes; a++) {
+		if (s->axes[a] != CTP_AXIS_CGROUP)
+			continue;
+		b->cg_key[a] = calloc(b->cg->rows ? b->cg->rows : 1,
+				      sizeof(*b->cg_key[a]));
+		if (!b->cg_key[a])
+			return -ENOMEM;
+		for (size_t c = 0; c < b->cg->rows; c++)
+			if ((ret = cgroup_key(b, &b->cg->path[c],
+					      &b->cg_key[a][c])) < 0)
+				return ret;
+	}
+	ret = -ENOMEM;
+	b->keys = calloc(rows ? rows * g->n_key : 1, sizeof(*b->keys));
+	b->proc_of = calloc(rows ? rows : 1, sizeof(*b->proc_of));
+	order = malloc((rows ? rows : 1) * sizeof(*order));
+	g->groups =
+		arena_alloc(&g->arena, (rows ? rows : 1) * sizeof(*g->groups));
+	if (!b->keys || !b->proc_of || !order || !g->groups)
+		goto out;
+	if ((ret = thread_keys(b)) < 0)
+		goto out;
+	for (size_t r = 0; r < rows; r++)
+		order[r] = (uint32_t)r;
+	qsort_r(order, rows, sizeof(*order), cmp_rows, b);
+
+	bool none = b->occ < g->n_key;
+	for (size_t i = 0; i < rows;) {
+		size_t j = i + 1;
+		while (j < rows && key_cmp(g->numeric, g->n_key, b->occ,
+					   &b->keys[order[i] * g->n_key],
+					   &b->keys[order[j] * g->n_key]) == 0)
+			j++;
+		for (size_t k = i; k < (none ? j : i + 1); k++) {
+			struct ctp_group *gr = &g->groups[g->n++];
+			const char **key =
+				arena_alloc(&g->arena, g->n_key * sizeof(*key));
+			if (!key) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			memcpy(key, &b->keys[order[k] * g->n_key],
+			       g->n_key * sizeof(*key));
+			if (none) {
+				char num[24];
+				snprintf(num, sizeof(num), "%zu", k - i);
+				key[b->occ] = key_str(g, num, strlen(num), 0);
+				if (!key[b->occ]) {
+					ret = -ENOMEM;
+					goto out;
+				}
+			}
+			gr->key = key;
+			ret = none ? members(b, gr, &order[k], 1)
+				   : members(b, gr, &order[i], j - i);
+			if (ret < 0)
+				goto out;
+		}
+		i = j;
+	}
+	if (none)
+		qsort_r(g->groups, g->n, sizeof(*g->groups), cmp_groups, g);
+	ret = 0;
+out:
+	free(order);
+	return ret;
+}
+
+int ctp_groups_new(const struct ctp_snap *snap,
+		   const struct ctp_group_spec *spec, struct ctp_groups **ret,
+		   char *err, size_t errlen)
+{
+	struct ctp_groups *g = calloc(1, sizeof(*g));
+	struct build b = {.g = g, .spec = spec};
+	int r = -ENOMEM;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!g)
+		return -ENOMEM;
+	g->snap = snap;
+	if (!spec->n_axes || spec->n_axes > CTP_GROUP_MAX_AXES) {
+		snprintf(err, errlen, "no axes to group by");
+		r = -EINVAL;
+		goto out;
+	}
+	g->cache = calloc(ctp_snap_n_fields(snap) + 1, sizeof(*g->cache));
+	if (!g->cache)
+		goto out;
+	for (size_t a = 0; a < spec->n_axes; a++)
+		if (spec->axes[a] == CTP_AXIS_CGROUP_V1 &&
+		    (r = resolve_v1(snap, spec->v1[a], &b.v1f[a], err,
+				    errlen)) < 0)
+			goto out;
+	if ((r = titles(g, spec, b.v1f, &b.occ)) < 0) {
+		if (r == -EINVAL)
+			snprintf(err, errlen, "unknown axis");
+		goto out;
+	}
+	b.th = ctp_snap_table(snap, CTP_SCOPE_THREAD);
+	b.pr = ctp_snap_table(snap, CTP_SCOPE_PROCESS);
+	b.cg = ctp_snap_table(snap, CTP_SCOPE_CGROUP);
+	r = build(&b);
+out:
+	free(b.keys);
+	free(b.proc_of);
+	for (size_t a = 0; a < CTP_GROUP_MAX_AXES; a++)
+		free(b.cg_key[a]);
+	if (r < 0) {
+		if (r == -ENOMEM && err && errlen && !err[0])
+			snprintf(err, errlen, "out of memory");
+		ctp_groups_free(g);
+		return r;
+	}
+	*ret = g;
+	return 0;
+}
+
+/* ---- Values ---------------------------------------------------------------*/
+
+uint64_t ctp_cpuset_count(const struct ctp_value *v)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < v->cpuset.n; i++)
+		n += (uint64_t)v->cpuset.r[2 * i + 1] - v->cpuset.r[2 * i] + 1;
+	return n;
+}
+
+int ctp_value_cmp(const struct ctp_value *a, const struct ctp_value *b)
+{
+	switch (a->type) {
+	case CTP_TYPE_U64:
+		return (a->u64 > b->u64) - (a->u64 < b->u64);
+	case CTP_TYPE_I64:
+		return (a->i64 > b->i64) - (a->i64 < b->i64);
+	case CTP_TYPE_BOOL:
+		return (int)a->b - (int)b->b;
+	case CTP_TYPE_CHAR:
+		return (int)a->c - (int)b->c;
+	case CTP_TYPE_STRING: {
+		size_t n = a->str.len < b->str.len ? a->str.len : b->str.len;
+		int c = n ? memcmp(a->str.ptr, b->str.ptr, n) : 0;
+		if (c)
+			return c < 0 ? -1 : 1;
+		return (a->str.len > b->str.len) - (a->str.len < b->str.len);
+	}
+	case CTP_TYPE_CPUSET: {
+		uint64_t x = ctp_cpuset_count(a), y = ctp_cpuset_count(b);
+		if (x != y)
+			return (x > y) - (x < y);
+		size_t n =
+			a->cpuset.n < b->cpuset.n ? a->cpuset.n : b->cpuset.n;
+		for (size_t i = 0; i < 2 * n; i++)
+			if (a->cpuset.r[i] != b->cpuset.r[i])
+				return a->cpuset.r[i] < b->cpuset.r[i] ? -1 : 1;
+		return (a->cpuset.n > b->cpuset.n) -
+		       (a->cpuset.n < b->cpuset.n);
+	}
+	}
+	return 0;
+}
+
+static bool cpuset_eq(const struct ctp_value *a, const struct ctp_value *b)
+{
+	return a->cpuset.n == b->cpuset.n &&
+	       (!a->cpuset.n || !memcmp(a->cpuset.r, b->cpuset.r,
+					2 * a->cpuset.n * sizeof(uint32_t)));
+}
+
+/* ---- Derived formulas ---------------------------------------------------*/
+
+/*
+ * Apply f's formula to its inputs' values (one per term, as U64 or I64).
+ * Returns false when an input is absent or the result does not fit f's
+ * type.
+ */
+static bool formula(const struct ctp_snap_field *f, const struct ctp_value *in,
+		    struct ctp_value *out)
+{
+	__int128 sum = 0, best[256];
+	bool have[256] = {false};
+
+	for (size_t i = 0; i < f->n_terms; i++) {
+		const struct ctp_snap_term *t = &f->terms[i];
+		__int128 x;
+		if (in[i].type == CTP_TYPE_U64)
+			x = (__int128)in[i].u64;
+		else if (in[i].type == CTP_TYPE_I64)
+			x = (__int128)in[i].i64;
+		else
+			return false;
+		x *= t->coef;
+		if (!t->max_set) {
+			sum += x;
+		} else if (!have[t->max_set] || x > best[t->max_set]) {
+			best[t->max_set] = x;
+			have[t->max_set] = true;
+		}
+	}
+	for (size_t k = 1; k < 256; k++)
+		if (have[k])
+			sum += best[k];
+	if (f->type == CTP_TYPE_U64) {
+		if (sum < 0 || sum > (__int128)UINT64_MAX)
+			return false;
+		*out = (struct ctp_value){.type = CTP_TYPE_U64,
+					  .u64 = (uint64_t)sum};
+		return true;
+	}
+	if (sum < (__int128)INT64_MIN || sum > (__int128)INT64_MAX)
+		return false;
+	*out = (struct ctp_value){.type = CTP_TYPE_I64, .i64 = (int64_t)sum};
+	return true;
+}
+
+struct ctp_value ctp_snap_value(const struct ctp_snap *snap,
+				const struct ctp_snap_field *f, size_t row)
+{
+	struct ctp_value in[CTP_DERIVE_MAX_TERMS], out = {0};
+	const struct ctp_snap_field *fs = ctp_snap_fields(snap);
+
+	if (!f->n_terms)
+		return ctp_snap_get(snap, f, row);
+	/* The reader bounds nesting (FORMAT.md §4), so this recursion is
+	 * shallow. */
+	for (size_t i = 0; i < f->n_terms; i++) {
+		in[i] = ctp_snap_value(snap, &fs[f->terms[i].input], row);
+		if (in[i].type == CTP_VALUE_ABSENT)
+			return out;
+	}
+	if (!formula(f, in, &out))
+		out.type = CTP_VALUE_ABSENT;
+	return out;
+}
+
+/* ---- Aggregation --------------------------------------------------------*/
+
+static bool ordered(uint8_t type)
+{
+	return type >= CTP_TYPE_U64 && type <= CTP_TYPE_STRING;
+}
+
+/* Whether this reader knows how to apply `rule` to values of `type`. */
+static bool rule_known(uint8_t rule, uint8_t type)
+{
+	switch (rule) {
+	case CTP_RULE_SUM:
+		return type == CTP_TYPE_U64 || type == CTP_TYPE_I64;
+	case CTP_RULE_MAX:
+	case CTP_RULE_MIN:
+	case CTP_RULE_RANGE:
+	case CTP_RULE_MODE:
+		return ordered(type);
+	case CTP_RULE_UNION:
+		return type == CTP_TYPE_CPUSET;
+	}
+	return false;
+}
+
+static int cmp_vals(const void *pa, const void *pb)
+{
+	return ctp_value_cmp(*(const struct ctp_value *const *)pa,
+			     *(const struct ctp_value *const *)pb);
+}
+
+struct pair {
+	uint32_t lo, hi;
+};
+
+static int cmp_pairs(const void *pa, const void *pb)
+{
+	const struct pair *a = pa, *b = pb;
+	if (a->lo != b->lo)
+		return a->lo < b->lo ? -1 : 1;
+	return (a->hi > b->hi) - (a->hi < b->hi);
+}
+
+/* The union of the present sets in vals[0..n); into the arena. */
+static int cpuset_union(struct ctp_groups *g, const struct ctp_value *const *v,
+			size_t n, struct ctp_agg *a)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += v[i]->cpuset.n;
+	struct pair *p = malloc((total ? total : 1) * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < v[i]->cpuset.n; j++)
+			p[k++] = (struct pair){v[i]->cpuset.r[2 * j],
+					       v[i]->cpuset.r[2 * j + 1]};
+	qsort(p, k, sizeof(*p), cmp_pairs);
+	size_t m = 0;
+	for (size_t i = 0; i < k; i++) {
+		/* Merge overlapping and adjacent ranges. */
+		if (m && (uint64_t)p[i].lo <= (uint64_t)p[m - 1].hi + 1) {
+			if (p[i].hi > p[m - 1].hi)
+				p[m - 1].hi = p[i].hi;
+		} else {
+			p[m++] = p[i];
+		}
+	}
+	uint32_t *r = arena_alloc(&g->arena, (m ? m : 1) * 2 * sizeof(*r));
+	if (!r) {
+		free(p);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < m; i++) {
+		r[2 * i] = p[i].lo;
+		r[2 * i + 1] = p[i].hi;
+	}
+	free(p);
+	a->v.type = CTP_TYPE_CPUSET;
+	a->v.cpuset.r = r;
+	a->v.cpuset.n = m;
+	for (size_t i = 1; i < n; i++)
+		a->mixed |= !cpuset_eq(v[0], v[i]);
+	return 0;
+}
+
+/* Reduce the present values vals[0..n) of field f by its rule. */
+static int reduce(struct ctp_groups *g, const struct ctp_snap_field *f,
+		  const struct ctp_value **vals, size_t n, struct ctp_agg *a)
+{
+	a->n_measured = (uint32_t)n;
+	if (!n)
+		return 0;
+	if (!rule_known(f->rule, f->type)) {
+		a->unknown = true;
+		return 0;
+	}
+	switch (f->rule) {
+	case CTP_RULE_SUM: {
+		__int128 s = 0;
+		for (size_t i = 0; i < n; i++)
+			s += f->type == CTP_TYPE_U64 ? (__int128)vals[i]->u64
+						     : (__int128)vals[i]->i64;
+		a->v.type = f->type;
+		if (f->type == CTP_TYPE_U64) {
+			a->saturated = s > (__int128)UINT64_MAX;
+			a->v.u64 = a->saturated ? UINT64_MAX : (uint64_t)s;
+		} else {
+			a->saturated = s > (__int128)INT64_MAX ||
+				       s < (__int128)INT64_MIN;
+			a->v.i64 = s > (__int128)INT64_MAX   ? INT64_MAX
+				   : s < (__int128)INT64_MIN ? INT64_MIN
+							     : (int64_t)s;
+		}
+		return 0;
+	}
+	case CTP_RULE_MAX:
+	case CTP_RULE_MIN:
+	case CTP_RULE_RANGE: {
+		const struct ctp_value *lo = vals[0], *hi = vals[0];
+		for (size_t i = 1; i < n; i++) {
+			if (ctp_value_cmp(vals[i], lo) < 0)
+				lo = vals[i];
+			if (ctp_value_cmp(vals[i], hi) > 0)
+				hi = vals[i];
+		}
+		if (f->rule == CTP_RULE_RANGE) {
+			a->v = *lo;
+			a->hi = *hi;
+			a->mixed = ctp_value_cmp(lo, hi) != 0;
+		} else {
+			a->v = f->rule == CTP_RULE_MAX ? *hi : *lo;
+		}
+		return 0;
+	}
+	case CTP_RULE_MODE: {
+		/* Sorted, the first longest run is the most frequent value,
+		 * the smallest on a tie. */
+		qsort(vals, n, sizeof(*vals), cmp_vals);
+		size_t best = 0, best_n = 0;
+		for (size_t i = 0; i < n;) {
+			size_t j = i + 1;
+			while (j < n && ctp_value_cmp(vals[i], vals[j]) == 0)
+				j++;
+			if (j - i > best_n) {
+				best = i;
+				best_n = j - i;
+			}
+			i = j;
+		}
+		a->v = *vals[best];
+		return 0;
+	}
+	case CTP_RULE_UNION:
+		return cpuset_union(g, vals, n, a);
+	}
+	return 0;
+}
+
+static const uint32_t *scope_rows(const struct ctp_group *gr, uint8_t scope,
+				  uint32_t *n)
+{
+	switch (scope) {
+	case CTP_SCOPE_THREAD:
+		*n = gr->n_threads;
+		return gr->threads;
+	case CTP_SCOPE_PROCESS:
+		*n = gr->n_processes;
+		return gr->processes;
+	case CTP_SCOPE_CGROUP:
+		*n = gr->n_cgroups;
+		return gr->cgroups;
+	}
+	*n = 0;
+	return NULL;
+}
+
+static int aggregate_plain(struct ctp_groups *g, const struct ctp_snap_field *f,
+			   struct ctp_agg *col)
+{
+	const struct ctp_snap_table *t = ctp_snap_table(g->snap, f->scope);
+	const struct ctp_value *c = t->col[f->index];
+	size_t most = 0;
+	for (size_t i = 0; i < g->n; i++) {
+		uint32_t n;
+		scope_rows(&g->groups[i], f->scope, &n);
+		most = n > most ? n : most;
+	}
+	const struct ctp_value **vals =
+		malloc((most ? most : 1) * sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	int ret = 0;
+	for (size_t i = 0; i < g->n && ret == 0; i++) {
+		uint32_t n;
+		const uint32_t *rows = scope_rows(&g->groups[i], f->scope, &n);
+		size_t k = 0;
+		for (uint32_t r = 0; c && r < n; r++)
+			if (c[rows[r]].type != CTP_VALUE_ABSENT)
+				vals[k++] = &c[rows[r]];
+		col[i].n_rows = n;
+		ret = reduce(g, f, vals, k, &col[i]);
+	}
+	free(vals);
+	return ret;
+}
+
+static int aggregate_derived(struct ctp_groups *g,
+			     const struct ctp_snap_field *f,
+			     struct ctp_agg *col)
+{
+	const struct ctp_snap_field *fs = ctp_snap_fields(g->snap);
+	const struct ctp_agg *in[CTP_DERIVE_MAX_TERMS];
+
+	for (size_t t = 0; t < f->n_terms; t++) {
+		int ret =
+			ctp_groups_aggregate(g, &fs[f->terms[t].input], &in[t]);
+		if (ret < 0)
+			return ret;
+	}
+	for (size_t i = 0; i < g->n; i++) {
+		struct ctp_value v[CTP_DERIVE_MAX_TERMS];
+		uint32_t measured = UINT32_MAX;
+		bool ok = true;
+		scope_rows(&g->groups[i], f->scope, &col[i].n_rows);
+		for (size_t t = 0; t < f->n_terms; t++) {
+			const struct ctp_agg *a = &in[t][i];
+			if (a->n_measured < measured)
+				measured = a->n_measured;
+			ok &= a->v.type != CTP_VALUE_ABSENT && !a->saturated &&
+			      !a->unknown;
+			v[t] = a->v;
+		}
+		col[i].n_measured = measured;
+		if (!ok || !formula(f, v, &col[i].v))
+			col[i].v.type = CTP_VALUE_ABSENT;
+	}
+	return 0;
+}
+
+int ctp_groups_aggregate(struct ctp_groups *g, const struct ctp_snap_field *f,
+			 const struct ctp_agg **out)
+{
+	const struct ctp_snap_field *fs = ctp_snap_fields(g->snap);
+	size_t nf = ctp_snap_n_fields(g->snap);
+
+	if (f->index >= nf || f != &fs[f->index] ||
+	    (f->scope != CTP_SCOPE_THREAD && f->scope != CTP_SCOPE_PROCESS &&
+	     f->scope != CTP_SCOPE_CGROUP))
+		return -EINVAL;
+	if (g->cache[f->index]) {
+		*out = g->cache[f->index];
+		return 0;
+	}
+	struct ctp_agg *col =
+		arena_alloc(&g->arena, (g->n ? g->n : 1) * sizeof(*col));
+	if (!col)
+		return -ENOMEM;
+	memset(col, 0, (g->n ? g->n : 1) * sizeof(*col));
+	int ret = f->n_terms ? aggregate_derived(g, f, col)
+			     : aggregate_plain(g, f, col);
+	if (ret < 0)
+		return ret;
+	g->cache[f->index] = col;
+	*out = col;
+	return 0;
+}
+
+/* ---- Comparing aggregates ------------------------------------------------*/
+
+static bool present(const struct ctp_agg *a)
+{
+	return a->v.type != CTP_VALUE_ABSENT && !a->unknown;
+}
+
+int ctp_agg_cmp(const struct ctp_agg *a, const struct ctp_agg *b)
+{
+	bool pa = present(a), pb = present(b);
+	if (!pa || !pb)
+		return (int)pa - (int)pb;
+	if (a->hi.type != CTP_VALUE_ABSENT && b->hi.type != CTP_VALUE_ABSENT &&
+	    (a->v.type == CTP_TYPE_U64 || a->v.type == CTP_TYPE_I64)) {
+		/* RANGE: by midpoint, i.e. by lo + hi, exactly. */
+		__int128 x = a->v.type == CTP_TYPE_U64
+				     ? (__int128)a->v.u64 + a->hi.u64
+				     : (__int128)a->v.i64 + a->hi.i64;
+		__int128 y = b->v.type == CTP_TYPE_U64
+				     ? (__int128)b->v.u64 + b->hi.u64
+				     : (__int128)b->v.i64 + b->hi.i64;
+		return (x > y) - (x < y);
+	}
+	if (a->hi.type == CTP_TYPE_CHAR && b->hi.type == CTP_TYPE_CHAR) {
+		int x = a->v.c + a->hi.c, y = b->v.c + b->hi.c;
+		return (x > y) - (x < y);
+	}
+	if (a->v.type != b->v.type)
+		return (a->v.type > b->v.type) - (a->v.type < b->v.type);
+	return ctp_value_cmp(&a->v, &b->v);
+}
+
+bool ctp_agg_number(const struct ctp_agg *a, long double *out)
+{
+	long double lo, hi;
+	if (!present(a))
+		return false;
+	switch (a->v.type) {
+	case CTP_TYPE_U64:
+		lo = (long double)a->v.u64;
+		hi = a->hi.type == CTP_TYPE_U64 ? (long double)a->hi.u64 : lo;
+		break;
+	case CTP_TYPE_I64:
+		lo = (long double)a->v.i64;
+		hi = a->hi.type == CTP_TYPE_I64 ? (long double)a->hi.i64 : lo;
+		break;
+	case CTP_TYPE_BOOL:
+		lo = hi = a->v.b;
+		break;
+	case CTP_TYPE_CHAR:
+		lo = a->v.c;
+		hi = a->hi.type == CTP_TYPE_CHAR ? a->hi.c : lo;
+		break;
+	case CTP_TYPE_CPUSET:
+		lo = hi = (long double)ctp_cpuset_count(&a->v);
+		break;
+	default:
+		return false;
+	}
+	*out = (lo + hi) / 2;
+	return true;
+}

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: MIT */
+/* Values and aggregates rendered for humans (`show`, `compare`). */
+#include "render.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+char *ctp_render_escape(const char *s, size_t n, size_t max, char *out,
+			size_t outlen)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t o = 0, shown = 0;
+	for (size_t i = 0; i < n; shown++) {
+		char tmp[8];
+		size_t tl;
+		size_t l = ctp_utf8_len(p + i, n - i);
+		if (l > 1) {
+			memcpy(tmp, p + i, l);
+			tl = l;
+		} else if (l == 1 && p[i] >= 0x20 && p[i] < 0x7f) {
+			tl = p[i] == '\\' ? 2 : 1;
+			tmp[0] = tmp[1] = (char)p[i];
+			l = 1;
+		} else {
+			snprintf(tmp, sizeof(tmp), "\\x%02x", p[i]);
+			tl = 4;
+			l = 1;
+		}
+		if (shown >= max || o + tl + 4 > outlen) {
+			if (o + 4 <= outlen) {
+				memcpy(out + o, "...", 3);
+				o += 3;
+			}
+			break;
+		}
+		memcpy(out + o, tmp, tl);
+		o += tl;
+		i += l;
+	}
+	out[o] = '\0';
+	return out;
+}
+
+size_t ctp_render_width(const char *s)
+{
+	size_t w = 0;
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	return w;
+}
+
+static void scaled(char *buf, size_t n, double v, const char *const *units,
+		   const double *steps, size_t nunits)
+{
+	size_t u = 0;
+	while (u + 1 < nunits && v >= steps[u + 1])
+		u++;
+	snprintf(buf, n, "%.2f %s", v / steps[u], units[u]);
+}
+
+void ctp_render_mag(char *buf, size_t n, uint64_t m, uint8_t unit)
+{
+	static const char *const tu[] = {"ns", "us", "ms", "s"};
+	static const double ts[] = {1, 1e3, 1e6, 1e9};
+	static const char *const bu[] = {"B",	"KiB", "MiB", "GiB",
+					 "TiB", "PiB", "EiB"};
+	static const double bs[] = {1,
+				    1024.0,
+				    1048576.0,
+				    1073741824.0,
+				    1099511627776.0,
+				    1125899906842624.0,
+				    1152921504606846976.0};
+	switch (unit) {
+	case CTP_UNIT_NS:
+		if (m < 1000)
+			snprintf(buf, n, "%" PRIu64 " ns", m);
+		else
+			scaled(buf, n, (double)m, tu, ts, 4);
+		break;
+	case CTP_UNIT_US:
+		if (m < 1000)
+			snprintf(buf, n, "%" PRIu64 " us", m);
+		else
+			scaled(buf, n, (double)m, tu + 1, ts, 3);
+		break;
+	case CTP_UNIT_TICKS:
+		snprintf(buf, n, "%" PRIu64 ".%02" PRIu64 " s", m / CTP_USER_HZ,
+			 (m % CTP_USER_HZ) * (100 / CTP_USER_HZ));
+		break;
+	case CTP_UNIT_BYTES:
+		if (m < 1024)
+			snprintf(buf, n, "%" PRIu64 " B", m);
+		else
+			scaled(buf, n, (double)m, bu, bs, 7);
+		break;
+	case CTP_UNIT_CENTIPCT:
+		snprintf(buf, n, "%" PRIu64 ".%02" PRIu64 "%%", m / 100,
+			 m % 100);
+		break;
+	default:
+		snprintf(buf, n, "%" PRIu64, m);
+	}
+}
+
+void ctp_render_cpuset(const struct ctp_value *v, char *buf, size_t n)
+{
+	size_t o = 0;
+	buf[0] = '\0';
+	if (v->cpuset.n == 0) {
+		snprintf(buf, n, "{}");
+		return;
+	}
+	for (size_t i = 0; i < v->cpuset.n && o < n; i++) {
+		uint32_t lo = v->cpuset.r[2 * i], hi = v->cpuset.r[2 * i + 1];
+		int w = lo == hi ? snprintf(buf + o, n - o, "%s%" PRIu32,
+					    i ? "," : "", lo)
+				 : snprintf(buf + o, n - o,
+					    "%s%" PRIu32 "-%" PRIu32,
+					    i ? "," : "", lo, hi);
+		if (w < 0 || (size_t)w >= n - o) {
+			/* Does not fit: end with an ellipsis. */
+			if (n >= 4)
+				memcpy(buf + n - 4, "...", 4);
+			return;
+		}
+		o += (size_t)w;
+	}
+}
+
+void ctp_render_value(uint8_t unit, const struct ctp_value *v, char *buf,
+		      size_t n)
+{
+	switch (v->type) {
+	case CTP_VALUE_ABSENT:
+		snprintf(buf, n, "-");
+		break;
+	case CTP_TYPE_U64:
+		ctp_render_mag(buf, n, v->u64, unit);
+		break;
+	case CTP_TYPE_I64: {
+		/* Magnitude without overflow at INT64_MIN. */
+		uint64_t m = v->i64 < 0 ? (uint64_t)(-(v->i64 + 1)) + 1
+					: (uint64_t)v->i64;
+		buf[0] = '-';
+		ctp_render_mag(v->i64 < 0 ? buf + 1 : buf,
+			       v->i64 < 0 ? n - 1 : n, m, unit);
+		break;
+	}
+	case CTP_TYPE_BOOL:
+		snprintf(buf, n, "%s", v->b ? "true" : "false");
+		break;
+	case CTP_TYPE_CHAR:
+		ctp_render_escape((const char *)&v->c, 1, CTP_RENDER_CELL_MAX,
+				  buf, n);
+		break;
+	case CTP_TYPE_STRING:
+		if (v->str.len == 0)
+			snprintf(buf, n, "\"\"");
+		else
+			ctp_render_escape(v->str.ptr, v->str.len,
+					  CTP_RENDER_CELL_MAX, buf, n);
+		break;
+	case CTP_TYPE_CPUSET:
+		ctp_render_cpuset(v, buf, n);
+		break;
+	default:
+		snprintf(buf, n, "?");
+	}
+}
+
+void ctp_render_time(uint64_t ns, char *buf, size_t n)
+{
+	time_t t = (time_t)(ns / 1000000000u);
+	struct tm tm;
+	if (!gmtime_r(&t, &tm)) {
+		snprintf(buf, n, "%" PRIu64 " ns", ns);
+		return;
+	}
+	char d[32];
+	strftime(d, sizeof(d), "%Y-%m-%d %H:%M:%S", &tm);
+	snprintf(buf, n, "%s.%03u UTC", d,
+		 (unsigned)(ns % 1000000000u / 1000000u));
+}
+
+void ctp_render_agg(uint8_t unit, const struct ctp_agg *a, char *buf, size_t n)
+{
+	char x[256], y[256];
+
+	if (a->unknown && a->n_measured) {
+		snprintf(buf, n, "?");
+		return;
+	}
+	if (a->v.type == CTP_VALUE_ABSENT) {
+		snprintf(buf, n, "-");
+		return;
+	}
+	if (a->v.type == CTP_TYPE_CPUSET) {
+		ctp_render_cpuset(&a->v, x, sizeof(x));
+		snprintf(buf, n, "%s%s (%" PRIu64 ")", a->mixed ? "mixed " : "",
+			 x, ctp_cpuset_count(&a->v));
+		return;
+	}
+	ctp_render_value(unit, &a->v, x, sizeof(x));
+	if (a->hi.type != CTP_VALUE_ABSENT && a->mixed) {
+		ctp_render_value(unit, &a->hi, y, sizeof(y));
+		snprintf(buf, n, "%s..%s", x, y);
+		return;
+	}
+	/* A saturated sum is clamped to the type's limit on its side. */
+	const char *sat = !a->saturated				      ? ""
+			  : a->v.type == CTP_TYPE_I64 && a->v.i64 < 0 ? "<"
+								      : ">";
+	snprintf(buf, n, "%s%s", sat, x);
+}
+
+void ctp_render_agg_cell(uint8_t unit, const struct ctp_agg *a, char *buf,
+			 size_t n)
+{
+	ctp_render_agg(unit, a, buf, n);
+	if (a->n_measured && a->n_measured < a->n_rows) {
+		size_t l = strlen(buf);
+		snprintf(buf + l, n - l, " (%" PRIu32 "/%" PRIu32 ")",
+			 a->n_measured, a->n_rows);
+	}
+}

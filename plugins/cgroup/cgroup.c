@@ -1,0 +1,1105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cgroup: what the cgroups of the captured threads say about themselves,
+ * for both cgroup versions, named so the two never mix (README.md):
+ *
+ *   cgroup.v2.<file>[.<key>]   per distinct v2 cgroup (the core's rows,
+ *                              keyed by the "0::" path), read relative
+ *                              to the directory the core opened;
+ *   cgroup.v1.<file>[.<key>]   per distinct v1 cgroup: rows this plugin
+ *                              adds with ctp_api.cgroup_ref under the key
+ *                              "v1:<controllers>:<path>", read from the
+ *                              hierarchy's mount found in mountinfo;
+ *   cgroup.v1.<hierarchy>.path per thread: its path in each v1 hierarchy,
+ *                              from its own task/<tid>/cgroup (threads of
+ *                              a process may sit in different v1 cgroups,
+ *                              so it is never taken from the process).
+ *
+ * Options: v1 (bool, default true) collects the v1 side; mount_prefix
+ * (default "") is prepended to every mount point read from
+ * <proc>/self/mountinfo (a host tree mounted under a directory, fixtures).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup_parse.h"
+#include "ctprof/plugin.h"
+
+#ifndef CGROUP_VERSION
+#define CGROUP_VERSION "0"
+#endif
+
+/* Longest v1 key: the core takes 4096 bytes. */
+#define KEY_MAX	   4096
+#define HIER_MAX   64	/* v1 hierarchies remembered (the kernel has 16) */
+#define HIER_LEN   128	/* bytes of a controller list */
+#define NAME_SLOTS 2048 /* field-name cache of the cgroup pass */
+#define TLS_BYTES  1024 /* a thread's cgroup file remembered per worker */
+#define READ_INIT  16384
+
+/* ---- Fields -------------------------------------------------------------- */
+
+enum {
+	F2_USAGE,
+	F2_NR_THROTTLED,
+	F2_THROTTLED,
+	F2_QUOTA,
+	F2_PERIOD,
+	F2_WEIGHT,
+	F2_WEIGHT_NICE,
+	F2_MEM_CURRENT,
+	F2_MEM_MAX,
+	F2_MEM_HIGH,
+	F2_MEM_LOW,
+	F2_MEM_MIN,
+	F2_PIDS_CURRENT,
+	F2_PIDS_MAX,
+	F2_TYPE,
+	F1_HIERARCHY,
+	F1_CPUACCT_USAGE,
+	F1_QUOTA,
+	F1_PERIOD,
+	F1_SHARES,
+	F1_NR_PERIODS,
+	F1_NR_THROTTLED,
+	F1_THROTTLED_TIME,
+	F1_MEM_USAGE,
+	F1_MEM_LIMIT,
+	F1_MEM_MAX_USAGE,
+	F1_PIDS_CURRENT,
+	F1_PIDS_MAX,
+	N_FIELDS
+};
+
+#define CG_FIELD(n, h, t, u, k, r)                                             \
+	{                                                                      \
+		.name = n, .help = h, .scope = CTP_SCOPE_CGROUP, .type = t,    \
+		.unit = u, .kind = k, .rule = r                                \
+	}
+#define CG_U64(n, h, u, k, r) CG_FIELD(n, h, CTP_TYPE_U64, u, k, r)
+
+static const struct ctp_field_desc fields[N_FIELDS] = {
+	[F2_USAGE] = CG_U64("cgroup.v2.cpu.stat.usage_usec",
+			    "v2 cpu.stat usage_usec: CPU time of the cgroup",
+			    CTP_UNIT_US, CTP_KIND_COUNTER, CTP_RULE_SUM),
+	[F2_NR_THROTTLED] =
+		CG_U64("cgroup.v2.cpu.stat.nr_throttled",
+		       "v2 cpu.stat nr_throttled: periods in "
+		       "which the bandwidth limit throttled it",
+		       CTP_UNIT_COUNT, CTP_KIND_COUNTER, CTP_RULE_SUM),
+	[F2_THROTTLED] = CG_U64("cgroup.v2.cpu.stat.throttled_usec",
+				"v2 cpu.stat throttled_usec: time throttled",
+				CTP_UNIT_US, CTP_KIND_COUNTER, CTP_RULE_SUM),
+	[F2_QUOTA] = CG_U64("cgroup.v2.cpu.max.quota_us",
+			    "v2 cpu.max quota per period; absent when \"max\"",
+			    CTP_UNIT_US, CTP_KIND_GAUGE, CTP_RULE_MAX),
+	[F2_PERIOD] = CG_U64("cgroup.v2.cpu.max.period_us", "v2 cpu.max period",
+			     CTP_UNIT_US, CTP_KIND_GAUGE, CTP_RULE_MAX),
+	[F2_WEIGHT] = CG_U64("cgroup.v2.cpu.weight",
+			     "v2 cpu.weight, 1..10000 (default 100)",
+			     CTP_UNIT_NONE, CTP_KIND_GAUGE, CTP_RULE_MAX),
+	[F2_WEIGHT_NICE] = CG_FIELD(
+		"cgroup.v2.cpu.weight.nice", "v2 cpu.weight.nice, -20..19",
+		CTP_TYPE_I64, CTP_UNIT_NONE, CTP_KIND_GAUGE, CTP_RULE_MIN),
+	[F2_MEM_CURRENT] = CG_U64("cgroup.v2.memory.current",
+				  "v2 memory.current: memory charged",
+				  CTP_UNIT_BYTES, CTP_KIND_GAUGE, CTP_RULE_MAX),
+	[F2_MEM_MAX] = CG_U64("cgroup.v2.memory.max",
+			      "v2 memory.max hard limit; absent when \"max\"",
+			      CTP_UNIT_BYTES, CTP_KIND_GAUGE, CTP_RULE_MAX),
+	[F2_MEM_HIGH] = CG_U64("cgroup.v2.memory.high",
+			       "v2 memory.high throttle limit; absent when "
+			       "\"max\"",
+			       CTP_UNIT_BYTES, CTP_KIND_GAUGE, CTP_RULE_MAX),
+	[F2_MEM_LOW] = CG_U64("cgroup.v2.memory.low",
+			      "v2 memory.low best-effort protection; "
+			      "18446744073709551615 (2^64-1) when \"max\" "
+			      "(all of it)",
+			      CTP_UNIT_BYTES, CTP_KIND_GAUGE, CTP_RULE_MIN),
+	[F2_MEM_MIN] = CG_U64("cgroup.v2.memory.min",
+			      "v2 memory.min hard protection; "
+			      "18446744073709551615 (2^64-1) when \"max\" "
+			      "(all of it)",
+			      CTP_UNIT_BYTES, CTP_KIND_GAUGE, CTP_RULE_MIN),
+	[F2_PIDS_CURRENT] =
+		CG_U64("cgroup.v2.pids.current",
+		       "v2 pids.current: tasks in the cgroup", CTP_UNIT_COUNT,
+		       CTP_KIND_GAUGE, CTP_RULE_MAX),
+	[F2_PIDS_MAX] =
+		CG_U64("cgroup.v2.pids.max", "v2 pids.max; absent when \"max\"",
+		       CTP_UNIT_COUNT, CTP_KIND_GAUGE, CTP_RULE_MAX),
+	[F2_TYPE] = CG_FIELD("cgroup.v2.cgroup.type",
+			     "v2 cgroup.type: domain, domain threaded, "
+			     "domain invalid or threaded (none at the root)",
+			     CTP_TYPE_STRING, CTP_UNIT_NONE,
+			     CTP_KIND_CATEGORICAL, CTP_RULE_MODE),
+	[F1_HIERARCHY] = CG_FIELD("cgroup.v1.hierarchy",
+				  "v1 row: the hierarchy's controller list "
+				  "as in /proc/<pid>/cgroup",
+				  CTP_TYPE_STRING, CTP_UNIT_NONE,
+				  CTP_KIND_CATEGORICAL, CTP_RULE_MODE),
+	[F1_CPUACCT_USAGE] =
+		CG_U64("cgroup.v1.cpuacct.usage",
+		       "v1 cpuacct.usage: CPU time of the cgroup", CTP_UNIT_NS,
+		       CTP_KIND_COUNTER, CTP_RULE_SUM),
+	[F1_QUOTA] = CG_U64("cgroup.v1.cpu.cfs_quota_us",
+			    "v1 cpu.cfs_quota_us; absent when -1 (no limit)",
+			    CTP_UNIT_US, CTP_KIND_GAUGE, CTP_RULE_MAX),
+	[F1_PERIOD] =
+		CG_U64("cgroup.v1.cpu.cfs_period_us", "v1 cpu.cfs_period_us",
+		       CTP_UNIT_US, CTP_KIND_GAUGE, CTP_RULE_MAX),
+	[F1_SHARES] =
+		CG_U64("cgroup.v1.cpu.shares", "v1 cpu.shares (default 1024)",
+		       CTP_UNIT_NONE, CTP_KIND_GAUGE, CTP_RULE_MAX),
+	[F1_NR_PERIODS] =
+		CG_U64("cgroup.v1.cpu.stat.nr_periods",
+		       "v1 cpu.stat nr_periods: enforcement "
+		       "periods elapsed",
+		       CTP_UNIT_COUNT, CTP_KIND_COUNTER, CTP_RULE_SUM),
+	[F1_NR_THROTTLED] =
+		CG_U64("cgroup.v1.cpu.stat.nr_throttled",
+		       "v1 cpu.stat nr_throttled: periods "
+		       "throttled",
+		       CTP_UNIT_COUNT, CTP_KIND_COUNTER, CTP_RULE_SUM),
+	[F1_THROTTLED_TIME] =
+		CG_U64("cgroup.v1.cpu.stat.throttled_time",
+		       "v1 cpu.stat throttled_time: time "
+		       "throttled",
+		       CTP_UNIT_NS, CTP_KIND_COUNTER, CTP_RULE_SUM),
+	[F1_MEM_USAGE] = CG_U64("cgroup.v1.memory.usage_in_bytes",
+				"v1 memory.usage_in_bytes", CTP_UNIT_BYTES,
+				CTP_KIND_GAUGE, CTP_RULE_MAX),
+	[F1_MEM_LIMIT] = CG_U64("cgroup.v1.memory.limit_in_bytes",
+				"v1 memory.limit_in_bytes; absent when "
+				"unlimited",
+				CTP_UNIT_BYTES, CTP_KIND_GAUGE, CTP_RULE_MAX),
+	[F1_MEM_MAX_USAGE] =
+		CG_U64("cgroup.v1.memory.max_usage_in_bytes",
+		       "v1 memory.max_usage_in_bytes: usage "
+		       "high-water mark",
+		       CTP_UNIT_BYTES, CTP_KIND_PEAK, CTP_RULE_MAX),
+	[F1_PIDS_CURRENT] =
+		CG_U64("cgroup.v1.pids.current",
+		       "v1 pids.current: tasks in the cgroup", CTP_UNIT_COUNT,
+		       CTP_KIND_GAUGE, CTP_RULE_MAX),
+	[F1_PIDS_MAX] =
+		CG_U64("cgroup.v1.pids.max", "v1 pids.max; absent when \"max\"",
+		       CTP_UNIT_COUNT, CTP_KIND_GAUGE, CTP_RULE_MAX),
+};
+
+/* Lazy: the core reads it only when this host has v1 hierarchies. */
+static const char *const thread_files[] = {"?cgroup", NULL};
+
+enum {
+	C_PARSE,
+	C_READ,
+	C_KEYS_DROPPED,
+	C_V1_NO_MOUNT,
+	C_V1_UNREACHABLE,
+	C_V2_UNREACHABLE,
+	C_REF_ERRORS,
+	N_COUNTERS
+};
+static const char *const counter_names[N_COUNTERS] = {
+	[C_PARSE] = "parse_errors",
+	[C_READ] = "read_errors",
+	[C_KEYS_DROPPED] = "keys_dropped",
+	[C_V1_NO_MOUNT] = "v1_no_mount",
+	[C_V1_UNREACHABLE] = "v1_unreachable",
+	[C_V2_UNREACHABLE] = "v2_unreachable",
+	[C_REF_ERRORS] = "ref_errors",
+};
+
+/* ---- State --------------------------------------------------------------- */
+
+/* A v1 hierarchy's path field; slots below n_hier never change. */
+struct hier_slot {
+	char ctrl[HIER_LEN];
+	size_t len;
+	int handle; /* < 0: refused, its paths are dropped */
+};
+
+struct name_slot {
+	char *name; /* NULL: free */
+	int handle;
+};
+
+/* A cgroup (v1) mount of <proc>/self/mountinfo. */
+struct mount {
+	char *super; /* super options: "rw,cpu,cpuacct" */
+	char *root;  /* the mount's root within its hierarchy */
+	char *point; /* mount_prefix + mount point */
+	int fd;	     /* -1 not opened yet, -2 cannot be */
+};
+
+struct cg_state {
+	struct ctp_ctx *ctx;
+	const struct ctp_api *api;
+	int counter[N_COUNTERS];
+	int handle[N_FIELDS];
+	bool v1_opt;	    /* option v1 */
+	bool can_ref;	    /* the core has cgroup_ref */
+	const char *prefix; /* option mount_prefix */
+	size_t prefix_len;
+	/* Per capture, set by host() before the walk. */
+	bool v1_live; /* this host has v1 hierarchies */
+	uint64_t gen; /* identifies the capture for the TLS cache */
+	struct mount *mounts;
+	size_t n_mounts;
+
+	/* Thread path fields, registered by workers. */
+	pthread_mutex_t lock;
+	_Atomic size_t n_hier;
+	struct hier_slot hier[HIER_MAX];
+
+	/* The cgroup pass (main thread only). */
+	struct name_slot names[NAME_SLOTS];
+	size_t n_names;
+	char *buf;
+	size_t cap;
+	struct ctp_cg_keyed keyed;
+};
+
+/* The cgroup file of the worker's previous thread, whose v1 rows it
+ * already referenced in capture `gen` of state `st`. */
+struct tls_seen {
+	const void *st;
+	uint64_t gen;
+	size_t len;
+	char data[TLS_BYTES];
+};
+static _Thread_local struct tls_seen seen;
+
+static void count(struct cg_state *st, int c, uint64_t n)
+{
+	if (n)
+		st->api->summary_add(st->ctx, st->counter[c], n);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- Reading cgroupfs (main thread) -------------------------------------- */
+
+/* A whole file at dirfd/name into st->buf. 0, or -errno. */
+static int read_at(struct cg_state *st, int dirfd, const char *name,
+		   size_t *len)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	size_t off = 0;
+	ssize_t n;
+	int ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		if (off + 1 >= st->cap) {
+			size_t nc = st->cap ? st->cap * 2 : READ_INIT;
+			char *nb = realloc(st->buf, nc);
+
+			if (!nb) {
+				ret = -ENOMEM;
+				break;
+			}
+			st->buf = nb;
+			st->cap = nc;
+		}
+		n = read(fd, st->buf + off, st->cap - off - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		off += (size_t)n;
+	}
+	close(fd);
+	if (ret < 0)
+		return ret;
+	st->buf[off] = '\0';
+	*len = off;
+	return 0;
+}
+
+/*
+ * Read one control file. true with the bytes in st->buf; false when it
+ * cannot be read: a file that does not exist (controller not enabled, the
+ * root cgroup) silently, anything else counted.
+ */
+static bool control(struct cg_state *st, int dirfd, const char *name,
+		    size_t *len)
+{
+	int r = read_at(st, dirfd, name, len);
+
+	if (r == 0)
+		return true;
+	if (r != -ENOENT && r != -ENODEV && r != -EOPNOTSUPP)
+		count(st, C_READ, 1);
+	return false;
+}
+
+static void set_u64(struct cg_state *st, struct ctp_record *rec, int f,
+		    uint64_t v)
+{
+	st->api->set_u64(rec, st->handle[f], v);
+}
+
+/* A "N\n" file into field f. */
+static void file_u64(struct cg_state *st, struct ctp_record *rec, int dirfd,
+		     const char *name, int f)
+{
+	uint64_t v;
+	size_t len;
+
+	if (!control(st, dirfd, name, &len))
+		return;
+	if (ctp_cg_parse_u64(st->buf, len, &v) < 0)
+		count(st, C_PARSE, 1);
+	else
+		set_u64(st, rec, f, v);
+}
+
+/* A "N\n" or "max\n" file; "max" is absent (a limit) or `max_as`
+ * (protection: UINT64_MAX, all of it). */
+static void file_u64_max(struct cg_state *st, struct ctp_record *rec, int dirfd,
+			 const char *name, int f, bool max_absent)
+{
+	uint64_t v;
+	bool is_max;
+	size_t len;
+
+	if (!control(st, dirfd, name, &len))
+		return;
+	if (ctp_cg_parse_u64_max(st->buf, len, &v, &is_max) < 0)
+		count(st, C_PARSE, 1);
+	else if (!is_max)
+		set_u64(st, rec, f, v);
+	else if (!max_absent)
+		set_u64(st, rec, f, UINT64_MAX);
+}
+
+/* ---- Open key sets ------------------------------------------------------- */
+
+static uint32_t hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+/* The slot of `name` in the cache, or the free slot it would take; NULL
+ * when the cache is full. */
+static struct name_slot *name_slot(struct cg_state *st, const char *name)
+{
+	uint32_t i = hash(name) % NAME_SLOTS, n;
+
+	for (n = 0; n < NAME_SLOTS; n++, i = (i + 1) % NAME_SLOTS)
+		if (!st->names[i].name || strcmp(st->names[i].name, name) == 0)
+			return &st->names[i];
+	return NULL;
+}
+
+static void name_remember(struct cg_state *st, const char *name, int handle)
+{
+	struct name_slot *s;
+
+	/* Keep a quarter free so probes stay short; past it, the core's
+	 * field_register answers (same description, same handle). */
+	if (st->n_names >= NAME_SLOTS * 3 / 4)
+		return;
+	s = name_slot(st, name);
+	if (!s || s->name)
+		return;
+	s->name = strdup(name);
+	if (!s->name)
+		return;
+	s->handle = handle;
+	st->n_names++;
+}
+
+/* The handle of key kv of a keyed file, "<prefix><key>", registering it
+ * the first time; < 0 when refused. */
+static int key_handle(struct cg_state *st, enum ctp_cg_keyed_file file,
+		      const char *prefix, const struct ctp_cg_kv *kv)
+{
+	char name[128], help[160];
+	struct ctp_cg_keymeta meta;
+	struct name_slot *s;
+	size_t pl = strlen(prefix);
+	int h;
+
+	if (pl + kv->key_len + 1 > sizeof(name))
+		return -ENAMETOOLONG;
+	memcpy(name, prefix, pl);
+	memcpy(name + pl, kv->key, kv->key_len);
+	name[pl + kv->key_len] = '\0';
+	s = name_slot(st, name);
+	if (s && s->name)
+		return s->handle;
+	ctp_cg_key_meta(file, kv->key, kv->key_len, &meta);
+	/* "cgroup.v2.memory.stat." -> "v2 memory.stat <key>" */
+	snprintf(help, sizeof(help), "%.2s %.*s %s", prefix + 7, (int)(pl - 11),
+		 prefix + 10, name + pl);
+	struct ctp_field_desc d = {
+		.name = name,
+		.help = help,
+		.scope = CTP_SCOPE_CGROUP,
+		.type = CTP_TYPE_U64,
+		.unit = meta.unit,
+		.kind = meta.kind,
+		.rule = meta.rule,
+	};
+	h = st->api->field_register(st->ctx, &d);
+	/* Refusals are remembered too: the core logged it once. */
+	name_remember(st, name, h);
+	return h;
+}
+
+/* True for a v1 memory.stat limit key whose value means "unlimited". */
+static bool v1_unlimited_key(enum ctp_cg_keyed_file file,
+			     const struct ctp_cg_kv *kv)
+{
+	static const char *const limits[] = {"hierarchical_memory_limit",
+					     "hierarchical_memsw_limit"};
+	size_t i;
+
+	if (file != CTP_CG_V1_MEMORY_STAT || kv->value < CTP_CG_V1_UNLIMITED)
+		return false;
+	for (i = 0; i < 2; i++)
+		if (kv->key_len == strlen(limits[i]) &&
+		    memcmp(kv->key, limits[i], kv->key_len) == 0)
+			return true;
+	return false;
+}
+
+/* A keyed file: every key "<prefix><key>". */
+static void file_keyed(struct cg_state *st, struct ctp_record *rec, int dirfd,
+		       const char *name, enum ctp_cg_keyed_file file,
+		       const char *prefix)
+{
+	struct ctp_cg_keyed *kd = &st->keyed;
+	uint64_t dropped;
+	size_t len, i;
+	int h;
+
+	if (!control(st, dirfd, name, &len))
+		return;
+	if (ctp_cg_parse_keyed(st->buf, len, kd) < 0)
+		count(st, C_PARSE, 1);
+	dropped = kd->dropped;
+	for (i = 0; i < kd->n; i++) {
+		if (v1_unlimited_key(file, &kd->kv[i]))
+			continue;
+		h = key_handle(st, file, prefix, &kd->kv[i]);
+		if (h < 0)
+			dropped++;
+		else
+			st->api->set_u64(rec, h, kd->kv[i].value);
+	}
+	count(st, C_KEYS_DROPPED, dropped);
+}
+
+/* ---- v2 ------------------------------------------------------------------ */
+
+static int v2_cgroup(struct cg_state *st, int dirfd, struct ctp_record *rec)
+{
+	struct ctp_cg_cpu_max cm;
+	const char *w;
+	size_t len, wl;
+	int64_t nice;
+
+	file_keyed(st, rec, dirfd, "cpu.stat", CTP_CG_V2_CPU_STAT,
+		   "cgroup.v2.cpu.stat.");
+	if (control(st, dirfd, "cpu.max", &len)) {
+		if (ctp_cg_parse_cpu_max(st->buf, len, &cm) < 0) {
+			count(st, C_PARSE, 1);
+		} else {
+			if (!cm.quota_max)
+				set_u64(st, rec, F2_QUOTA, cm.quota);
+			set_u64(st, rec, F2_PERIOD, cm.period);
+		}
+	}
+	file_u64(st, rec, dirfd, "cpu.weight", F2_WEIGHT);
+	if (control(st, dirfd, "cpu.weight.nice", &len)) {
+		if (ctp_cg_parse_i64(st->buf, len, &nice) < 0)
+			count(st, C_PARSE, 1);
+		else
+			st->api->set_i64(rec, st->handle[F2_WEIGHT_NICE], nice);
+	}
+	file_u64(st, rec, dirfd, "memory.current", F2_MEM_CURRENT);
+	file_u64_max(st, rec, dirfd, "memory.max", F2_MEM_MAX, true);
+	file_u64_max(st, rec, dirfd, "memory.high", F2_MEM_HIGH, true);
+	file_u64_max(st, rec, dirfd, "memory.low", F2_MEM_LOW, false);
+	file_u64_max(st, rec, dirfd, "memory.min", F2_MEM_MIN, false);
+	file_keyed(st, rec, dirfd, "memory.stat", CTP_CG_V2_MEMORY_STAT,
+		   "cgroup.v2.memory.stat.");
+	file_keyed(st, rec, dirfd, "memory.events", CTP_CG_V2_MEMORY_EVENTS,
+		   "cgroup.v2.memory.events.");
+	file_u64(st, rec, dirfd, "pids.current", F2_PIDS_CURRENT);
+	file_u64_max(st, rec, dirfd, "pids.max", F2_PIDS_MAX, true);
+	if (control(st, dirfd, "cgroup.type", &len)) {
+		if (ctp_cg_parse_line(st->buf, len, &w, &wl) < 0)
+			count(st, C_PARSE, 1);
+		else
+			st->api->set_str(rec, st->handle[F2_TYPE], w, wl);
+	}
+	return 0;
+}
+
+/* ---- v1 ------------------------------------------------------------------ */
+
+static void mounts_close(struct cg_state *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->n_mounts; i++)
+		if (st->mounts[i].fd >= 0) {
+			close(st->mounts[i].fd);
+			st->mounts[i].fd = -1;
+		}
+}
+
+static void mounts_free(struct cg_state *st)
+{
+	size_t i;
+
+	mounts_close(st);
+	for (i = 0; i < st->n_mounts; i++) {
+		free(st->mounts[i].super);
+		free(st->mounts[i].root);
+		free(st->mounts[i].point);
+	}
+	free(st->mounts);
+	st->mounts = NULL;
+	st->n_mounts = 0;
+}
+
+static char *unescaped(const char *s, size_t len, const char *prefix,
+		       size_t plen)
+{
+	char *out = malloc(plen + len + 1);
+	int n;
+
+	if (!out)
+		return NULL;
+	memcpy(out, prefix, plen);
+	n = ctp_cg_unescape(s, len, out + plen, len + 1);
+	if (n < 0) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* Keep one cgroup v1 mount; false only when out of memory. */
+static bool mount_add(struct cg_state *st, const struct ctp_cg_mount *m)
+{
+	struct mount *nm =
+		realloc(st->mounts, (st->n_mounts + 1) * sizeof(*st->mounts));
+	struct mount *t;
+
+	if (!nm)
+		return false;
+	st->mounts = nm;
+	t = &nm[st->n_mounts];
+	t->fd = -1;
+	t->super = strndup(m->super, m->super_len);
+	t->root = unescaped(m->root, m->root_len, "", 0);
+	t->point =
+		unescaped(m->point, m->point_len, st->prefix, st->prefix_len);
+	if (!t->super || !t->root || !t->point) {
+		free(t->super);
+		free(t->root);
+		free(t->point);
+		/* An undecodable name is skipped, not fatal. */
+		return t->super != NULL;
+	}
+	st->n_mounts++;
+	return true;
+}
+
+/* The v1 mounts of <proc>/self/mountinfo; true when any. */
+static bool mounts_load(struct cg_state *st, int proc_fd)
+{
+	const char *p, *end;
+	struct ctp_cg_mount m;
+	size_t len;
+	int r;
+
+	mounts_free(st);
+	if (proc_fd < 0 || read_at(st, proc_fd, "self/mountinfo", &len) < 0) {
+		st->api->log(st->ctx, CTP_LOG_DEBUG,
+			     "no self/mountinfo under the proc root: v1 "
+			     "values are not read");
+		return false;
+	}
+	p = st->buf;
+	end = st->buf + len;
+	while ((r = ctp_cg_mountinfo_next(&p, end, &m)) != 0) {
+		if (r < 0) {
+			count(st, C_PARSE, 1);
+			continue;
+		}
+		if (m.fstype_len == 6 && memcmp(m.fstype, "cgroup", 6) == 0 &&
+		    !mount_add(st, &m))
+			break;
+	}
+	return st->n_mounts > 0;
+}
+
+/* Does <proc>/self/cgroup list a v1 hierarchy? Every task lists every
+ * hierarchy the kernel has, mounted here or not. */
+static bool self_has_v1(struct cg_state *st, int proc_fd)
+{
+	struct ctp_cg_membership m;
+	size_t len, i;
+
+	if (proc_fd < 0 || read_at(st, proc_fd, "self/cgroup", &len) < 0)
+		return false;
+	ctp_cg_parse_membership(st->buf, len, &m);
+	for (i = 0; i < m.n; i++)
+		if (m.line[i].id != 0)
+			return true;
+	return false;
+}
+
+/* The mount of hierarchy `ctrl`: one showing its whole tree first. */
+static struct mount *mount_of(struct cg_state *st, const char *ctrl,
+			      size_t ctrl_len)
+{
+	struct mount *best = NULL;
+	size_t i;
+
+	for (i = 0; i < st->n_mounts; i++) {
+		struct mount *mt = &st->mounts[i];
+		struct ctp_cg_mount m = {.fstype = "cgroup",
+					 .fstype_len = 6,
+					 .super = mt->super,
+					 .super_len = strlen(mt->super)};
+
+		if (!ctp_cg_mount_holds(&m, ctrl, ctrl_len))
+			continue;
+		if (strcmp(mt->root, "/") == 0)
+			return mt;
+		if (!best)
+			best = mt;
+	}
+	return best;
+}
+
+static bool has_ctrl(const char *ctrl, size_t len, const char *c)
+{
+	return ctp_cg_list_has(ctrl, len, c, strlen(c));
+}
+
+static void v1_values(struct cg_state *st, struct ctp_record *rec, int dirfd,
+		      const char *ctrl, size_t ctrl_len)
+{
+	int64_t quota;
+	size_t len;
+
+	if (has_ctrl(ctrl, ctrl_len, "cpuacct"))
+		file_u64(st, rec, dirfd, "cpuacct.usage", F1_CPUACCT_USAGE);
+	if (has_ctrl(ctrl, ctrl_len, "cpu")) {
+		if (control(st, dirfd, "cpu.cfs_quota_us", &len)) {
+			/* -1 is "no limit"; the kernel takes no other
+			 * negative value. */
+			if (ctp_cg_parse_i64(st->buf, len, &quota) < 0 ||
+			    quota < -1)
+				count(st, C_PARSE, 1);
+			else if (quota >= 0)
+				set_u64(st, rec, F1_QUOTA, (uint64_t)quota);
+		}
+		file_u64(st, rec, dirfd, "cpu.cfs_period_us", F1_PERIOD);
+		file_u64(st, rec, dirfd, "cpu.shares", F1_SHARES);
+		file_keyed(st, rec, dirfd, "cpu.stat", CTP_CG_V1_CPU_STAT,
+			   "cgroup.v1.cpu.stat.");
+	}
+	if (has_ctrl(ctrl, ctrl_len, "memory")) {
+		uint64_t v;
+
+		file_u64(st, rec, dirfd, "memory.usage_in_bytes", F1_MEM_USAGE);
+		if (control(st, dirfd, "memory.limit_in_bytes", &len)) {
+			if (ctp_cg_parse_u64(st->buf, len, &v) < 0)
+				count(st, C_PARSE, 1);
+			else if (v < CTP_CG_V1_UNLIMITED)
+				set_u64(st, rec, F1_MEM_LIMIT, v);
+		}
+		file_u64(st, rec, dirfd, "memory.max_usage_in_bytes",
+			 F1_MEM_MAX_USAGE);
+		file_keyed(st, rec, dirfd, "memory.stat", CTP_CG_V1_MEMORY_STAT,
+			   "cgroup.v1.memory.stat.");
+	}
+	if (has_ctrl(ctrl, ctrl_len, "pids")) {
+		file_u64(st, rec, dirfd, "pids.current", F1_PIDS_CURRENT);
+		file_u64_max(st, rec, dirfd, "pids.max", F1_PIDS_MAX, true);
+	}
+}
+
+static int v1_cgroup(struct cg_state *st, const char *ctrl, size_t ctrl_len,
+		     const char *path, size_t path_len, struct ctp_record *rec)
+{
+	char rel[KEY_MAX + 2];
+	const char *r;
+	size_t rl;
+	struct mount *mt;
+	int dirfd;
+
+	st->api->set_str(rec, st->handle[F1_HIERARCHY], ctrl, ctrl_len);
+	mt = mount_of(st, ctrl, ctrl_len);
+	if (!mt) {
+		count(st, C_V1_NO_MOUNT, 1);
+		return 0;
+	}
+	if (mt->fd == -1) {
+		mt->fd = open(mt->point, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (mt->fd < 0) {
+			mt->fd = -2;
+			st->api->log(st->ctx, CTP_LOG_WARNING,
+				     "cannot open cgroup v1 mount %s: %s",
+				     mt->point, strerror(errno));
+		}
+	}
+	if (mt->fd < 0 ||
+	    ctp_cg_path_in_mount(path, path_len, mt->root, strlen(mt->root), &r,
+				 &rl) < 0 ||
+	    rl + 1 > sizeof(rel)) {
+		/* Outside what this mount shows (a container's bind of its
+		 * own subtree), or a path that would climb out of it. */
+		count(st, C_V1_UNREACHABLE, 1);
+		return 0;
+	}
+	memcpy(rel, r, rl);
+	rel[rl] = '\0';
+	dirfd = openat(mt->fd, rl ? rel : ".",
+		       O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0) {
+		/* Removed since the walk, or outside this mount's view. */
+		count(st, C_V1_UNREACHABLE, 1);
+		return 0;
+	}
+	v1_values(st, rec, dirfd, ctrl, ctrl_len);
+	close(dirfd);
+	return 0;
+}
+
+static int cg_cgroup(void *state, const struct ctp_cgroup *cg,
+		     struct ctp_record *rec)
+{
+	struct cg_state *st = state;
+	const char *ctrl, *path;
+	size_t cl, pl;
+
+	if (!cg || !cg->path)
+		return -EINVAL;
+	if (cg->path[0] == '/') {
+		if (cg->dirfd < 0) {
+			count(st, C_V2_UNREACHABLE, 1);
+			return 0;
+		}
+		return v2_cgroup(st, cg->dirfd, rec);
+	}
+	if (ctp_cg_v1_key_split(cg->path, strlen(cg->path), &ctrl, &cl, &path,
+				&pl) < 0)
+		return 0; /* another plugin's namespace: not ours */
+	return v1_cgroup(st, ctrl, cl, path, pl, rec);
+}
+
+/* ---- Threads: v1 paths --------------------------------------------------- */
+
+static const struct hier_slot *find_hier(const struct hier_slot *h, size_t n,
+					 const char *ctrl, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (h[i].len == len && memcmp(h[i].ctrl, ctrl, len) == 0)
+			return &h[i];
+	return NULL;
+}
+
+static int register_hier(struct cg_state *st, const char *ctrl, size_t len)
+{
+	char hn[HIER_LEN], name[HIER_LEN + 32], help[2 * HIER_LEN + 96];
+	int n = ctp_cg_hier_name(ctrl, len, hn, sizeof(hn));
+
+	if (n < 0)
+		return n;
+	snprintf(name, sizeof(name), "cgroup.v1.%s.path", hn);
+	snprintf(help, sizeof(help),
+		 "path in the cgroup v1 hierarchy %.*s (its row in cgroups: "
+		 "v1:%.*s:<path>)",
+		 (int)len, ctrl, (int)len, ctrl);
+	struct ctp_field_desc d = {
+		.name = name,
+		.help = help,
+		.scope = CTP_SCOPE_THREAD,
+		.type = CTP_TYPE_STRING,
+		.unit = CTP_UNIT_NONE,
+		.kind = CTP_KIND_CATEGORICAL,
+		.rule = CTP_RULE_MODE,
+	};
+	return st->api->field_register(st->ctx, &d);
+}
+
+/* The path field of hierarchy `ctrl`, registered the first time. */
+static int hier_handle(struct cg_state *st, const char *ctrl, size_t len)
+{
+	size_t n = atomic_load_explicit(&st->n_hier, memory_order_acquire);
+	const struct hier_slot *h = find_hier(st->hier, n, ctrl, len);
+	struct hier_slot *slot;
+	int ret;
+
+	if (h)
+		return h->handle;
+	if (len >= HIER_LEN)
+		return -ENAMETOOLONG;
+	pthread_mutex_lock(&st->lock);
+	n = atomic_load_explicit(&st->n_hier, memory_order_relaxed);
+	h = find_hier(st->hier, n, ctrl, len);
+	if (h) {
+		ret = h->handle;
+	} else if (n == HIER_MAX) {
+		ret = -ENOSPC;
+	} else {
+		ret = register_hier(st, ctrl, len);
+		slot = &st->hier[n];
+		memcpy(slot->ctrl, ctrl, len);
+		slot->len = len;
+		slot->handle = ret;
+		atomic_store_explicit(&st->n_hier, n + 1, memory_order_release);
+	}
+	pthread_mutex_unlock(&st->lock);
+	return ret;
+}
+
+static int cg_thread(void *state, const struct ctp_task *task,
+		     struct ctp_record *rec)
+{
+	struct cg_state *st = state;
+	struct ctp_cg_membership m;
+	const struct ctp_file *f;
+	char key[KEY_MAX + 1];
+	bool refs_done, refs_ok = true;
+	uint64_t dropped = 0, ref_err = 0;
+	size_t i;
+	int h, n;
+
+	if (!st->v1_live)
+		return 0;
+	if (task->n_files < 1)
+		return -EINVAL;
+	/* A failed read is the core's to tally (and a vanished task its to
+	 * drop); the paths stay absent. */
+	if (st->api->file_get(task, 0, &f) < 0 || !f->data)
+		return 0;
+	if (ctp_cg_parse_membership(f->data, f->len, &m) < 0)
+		count(st, C_PARSE, 1);
+	dropped = m.dropped;
+	/* Threads of a process usually share every cgroup: the rows are
+	 * then referenced already. */
+	refs_done = !st->can_ref || (seen.st == st && seen.gen == st->gen &&
+				     seen.len == f->len &&
+				     memcmp(seen.data, f->data, f->len) == 0);
+	for (i = 0; i < m.n; i++) {
+		const struct ctp_cg_line *l = &m.line[i];
+
+		if (l->id == 0)
+			continue; /* v2: the core's identity column */
+		h = hier_handle(st, l->ctrl, l->ctrl_len);
+		if (h < 0)
+			dropped++;
+		else
+			st->api->set_str(rec, h, l->path, l->path_len);
+		/* The row's values do not need the path field. */
+		if (refs_done)
+			continue;
+		n = ctp_cg_v1_key(key, sizeof(key), l->ctrl, l->ctrl_len,
+				  l->path, l->path_len);
+		if (n < 0 || st->api->cgroup_ref(st->ctx, key, (size_t)n) < 0) {
+			ref_err++;
+			refs_ok = false;
+		}
+	}
+	if (!refs_done && refs_ok && f->len <= sizeof(seen.data)) {
+		memcpy(seen.data, f->data, f->len);
+		seen.len = f->len;
+		seen.gen = st->gen;
+		seen.st = st;
+	}
+	count(st, C_KEYS_DROPPED, dropped);
+	count(st, C_REF_ERRORS, ref_err);
+	return 0;
+}
+
+/* ---- Per capture --------------------------------------------------------- */
+
+static int cg_host(void *state, struct ctp_record *rec)
+{
+	struct cg_state *st = state;
+	const struct ctp_roots *roots = st->api->roots(st->ctx);
+	int proc_fd = roots ? roots->proc_fd : -1;
+	bool mounted;
+
+	(void)rec;
+	st->gen = now_ns();
+	mounted = st->v1_opt && mounts_load(st, proc_fd);
+	st->v1_live = st->v1_opt && (mounted || self_has_v1(st, proc_fd));
+	st->api->log(st->ctx, CTP_LOG_DEBUG,
+		     "%zu cgroup v1 mounts; v1 paths %s", st->n_mounts,
+		     st->v1_live ? "read" : "not read");
+	return 0;
+}
+
+static int cg_finish(void *state, struct ctp_record *host_rec)
+{
+	(void)host_rec;
+	mounts_close(state);
+	return 0;
+}
+
+/* ---- Set-up -------------------------------------------------------------- */
+
+static void cg_fini(void *state)
+{
+	struct cg_state *st = state;
+	size_t i;
+
+	if (!st)
+		return;
+	mounts_free(st);
+	for (i = 0; i < NAME_SLOTS; i++)
+		free(st->names[i].name);
+	free(st->buf);
+	pthread_mutex_destroy(&st->lock);
+	free(st);
+}
+
+static int parse_options(struct ctp_ctx *ctx, const struct ctp_api *api,
+			 struct cg_state *st)
+{
+	const char *key;
+	int r, b;
+	size_t i;
+
+	for (i = 0; (key = api->opt_key(ctx, i)); i++)
+		if (strcmp(key, "v1") != 0 &&
+		    strcmp(key, "mount_prefix") != 0) {
+			api->log(ctx, CTP_LOG_ERR,
+				 "unknown option '%s' (known: v1, "
+				 "mount_prefix)",
+				 key);
+			return -EINVAL;
+		}
+	r = api->opt_bool(ctx, "v1", &b);
+	if (r == -ENOENT) {
+		b = 1;
+	} else if (r < 0) {
+		api->log(ctx, CTP_LOG_ERR,
+			 "option 'v1': expected true or false");
+		return r;
+	}
+	st->v1_opt = b;
+	r = api->opt_str(ctx, "mount_prefix", &st->prefix);
+	if (r == -ENOENT) {
+		st->prefix = "";
+	} else if (r < 0) {
+		return r;
+	} else if (st->prefix[0] && st->prefix[0] != '/') {
+		api->log(ctx, CTP_LOG_ERR,
+			 "option 'mount_prefix': '%s' is not an absolute path",
+			 st->prefix);
+		return -EINVAL;
+	}
+	st->prefix_len = strlen(st->prefix);
+	/* "/x/" + "/sys/fs/cgroup" would double the slash: harmless, but
+	 * keep the recorded paths clean. */
+	while (st->prefix_len && st->prefix[st->prefix_len - 1] == '/')
+		st->prefix_len--;
+	return 0;
+}
+
+static int cg_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
+{
+	struct cg_state *st;
+	int i, r;
+
+	/* The lazy cgroup file needs file_get. */
+	if (!api || api->abi != CTP_ABI_MAJOR ||
+	    !CTP_HAS(api, struct ctp_api, file_get))
+		return -ENOTSUP;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st->ctx = ctx;
+	st->api = api;
+	pthread_mutex_init(&st->lock, NULL);
+	st->can_ref =
+		CTP_HAS(api, struct ctp_api, cgroup_ref) && api->cgroup_ref;
+	r = parse_options(ctx, api, st);
+	if (r < 0) {
+		cg_fini(st); /* parse_options said why */
+		return r;
+	}
+	for (i = 0; r == 0 && i < N_COUNTERS; i++) {
+		st->counter[i] = api->summary_register(ctx, counter_names[i]);
+		if (st->counter[i] < 0)
+			r = st->counter[i];
+	}
+	for (i = 0; r == 0 && i < N_FIELDS; i++) {
+		st->handle[i] = api->field_handle(ctx, (size_t)i);
+		if (st->handle[i] < 0)
+			r = st->handle[i];
+		else
+			/* Keyed files find their named keys here. */
+			name_remember(st, fields[i].name, st->handle[i]);
+	}
+	if (r < 0) {
+		api->log(ctx, CTP_LOG_ERR,
+			 "cannot register summary counters or fields: %s",
+			 strerror(-r));
+		cg_fini(st);
+		return r;
+	}
+	if (st->v1_opt && !st->can_ref)
+		api->log(ctx, CTP_LOG_NOTICE,
+			 "this core has no cgroup_ref: v1 paths are recorded, "
+			 "v1 cgroup values are not");
+	*state = st;
+	return 0;
+}
+
+CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
+	CTP_PLUGIN_HEADER,
+	.name = "cgroup",
+	.version = CGROUP_VERSION,
+	.description = "cgroup v2 and v1 controller values per distinct "
+		       "cgroup, and each thread's v1 hierarchy paths",
+	.flags = CTP_PLUGIN_MT_SAFE,
+	CTP_PLUGIN_FIELDS(fields),
+	.thread_files = thread_files,
+	.init = cg_init,
+	.fini = cg_fini,
+	.host = cg_host,
+	.thread = cg_thread,
+	.cgroup = cg_cgroup,
+	.finish = cg_finish,
+};

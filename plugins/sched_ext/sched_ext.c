@@ -1,0 +1,403 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sched_ext: the extensible scheduler class (kernel/sched/ext.c). Host
+ * scope from <sys>/kernel/sched_ext/ (state, switch_all, nr_rejected,
+ * hotplug_seq, enable_seq, and the loaded scheduler's root/ops); thread
+ * scope: whether sched_ext runs the thread now, from the "ext.enabled" line
+ * of task/<tid>/sched, the file the schedstat plugin reads too (declared
+ * lazily, so the core reads it once for both). A kernel without
+ * CONFIG_SCHED_CLASS_EXT has no such directory and no such line: every
+ * field stays absent. README.md has the field table.
+ *
+ * Options:
+ *   ext_enabled: auto (default) | true | false
+ *     auto: fetch each thread's sched file only when <sys>/kernel/sched_ext
+ *     exists; otherwise use its bytes only when another plugin (schedstat)
+ *     fetched them anyway. true: always fetch. false: never look.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "ctprof/plugin.h"
+#include "scx_parse.h"
+
+#ifndef SCHED_EXT_VERSION
+#define SCHED_EXT_VERSION "0"
+#endif
+
+/* Relative to the sys root. */
+#define SCX_DIR "kernel/sched_ext"
+
+enum {
+	F_STATE,
+	F_SWITCH_ALL,
+	F_NR_REJECTED,
+	F_HOTPLUG_SEQ,
+	F_ENABLE_SEQ,
+	F_OPS,
+	F_EXT_ENABLED,
+	N_FIELDS
+};
+
+#define HOST_LABEL(f, n, t, h)                                                 \
+	[f] = {.name = "sched_ext." n,                                         \
+	       .help = h,                                                      \
+	       .scope = CTP_SCOPE_HOST,                                        \
+	       .type = t,                                                      \
+	       .unit = CTP_UNIT_NONE,                                          \
+	       .kind = CTP_KIND_CATEGORICAL,                                   \
+	       .rule = CTP_RULE_MODE}
+#define HOST_COUNT(f, n, h)                                                    \
+	[f] = {.name = "sched_ext." n,                                         \
+	       .help = h,                                                      \
+	       .scope = CTP_SCOPE_HOST,                                        \
+	       .type = CTP_TYPE_U64,                                           \
+	       .unit = CTP_UNIT_COUNT,                                         \
+	       .kind = CTP_KIND_COUNTER,                                       \
+	       .rule = CTP_RULE_SUM}
+
+static const struct ctp_field_desc fields[] = {
+	HOST_LABEL(F_STATE, "state", CTP_TYPE_STRING,
+		   "sched_ext class state: enabling, enabled, disabling or "
+		   "disabled (/sys/kernel/sched_ext/state)"),
+	HOST_LABEL(F_SWITCH_ALL, "switch_all", CTP_TYPE_BOOL,
+		   "All fair-class tasks run on sched_ext, not only SCHED_EXT "
+		   "ones (/sys/kernel/sched_ext/switch_all)"),
+	HOST_COUNT(F_NR_REJECTED, "nr_rejected",
+		   "Tasks refused SCHED_EXT by the BPF scheduler since it "
+		   "loaded (/sys/kernel/sched_ext/nr_rejected)"),
+	HOST_COUNT(F_HOTPLUG_SEQ, "hotplug_seq",
+		   "CPU hotplug events seen by sched_ext "
+		   "(/sys/kernel/sched_ext/hotplug_seq)"),
+	HOST_COUNT(F_ENABLE_SEQ, "enable_seq",
+		   "BPF schedulers enabled since boot "
+		   "(/sys/kernel/sched_ext/enable_seq)"),
+	HOST_LABEL(F_OPS, "ops", CTP_TYPE_STRING,
+		   "Name of the loaded BPF scheduler "
+		   "(/sys/kernel/sched_ext/root/ops)"),
+	[F_EXT_ENABLED] = {.name = "sched_ext.ext_enabled",
+			   .help = "Scheduled by sched_ext now (sched "
+				   "ext.enabled)",
+			   .scope = CTP_SCOPE_THREAD,
+			   .type = CTP_TYPE_BOOL,
+			   .unit = CTP_UNIT_NONE,
+			   .kind = CTP_KIND_CATEGORICAL,
+			   .rule = CTP_RULE_MODE},
+};
+
+#undef HOST_COUNT
+#undef HOST_LABEL
+
+_Static_assert(sizeof(fields) / sizeof(fields[0]) == N_FIELDS,
+	       "field table and enum disagree");
+
+/* The host files, each feeding one field. */
+enum { P_COUNT, P_FLAG, P_LINE };
+static const struct {
+	const char *file; /* under SCX_DIR */
+	int field;
+	int how;
+} host_files[] = {
+	{"state", F_STATE, P_LINE},
+	{"switch_all", F_SWITCH_ALL, P_FLAG},
+	{"nr_rejected", F_NR_REJECTED, P_COUNT},
+	{"hotplug_seq", F_HOTPLUG_SEQ, P_COUNT},
+	{"enable_seq", F_ENABLE_SEQ, P_COUNT},
+	{"root/ops", F_OPS, P_LINE},
+};
+#define N_HOST_FILES (sizeof(host_files) / sizeof(host_files[0]))
+
+/* Declaration order is the order of task->files[]. */
+enum { TF_SCHED, N_TF };
+static const char *const thread_files[] = {"?sched", NULL};
+
+enum {
+	C_SYSFS_READ_ERRORS,
+	C_SYSFS_PARSE_ERRORS,
+	C_SCHED_PARSE_ERRORS,
+	N_COUNTERS
+};
+static const char *const counter_names[N_COUNTERS] = {
+	[C_SYSFS_READ_ERRORS] = "sysfs_read_errors",
+	[C_SYSFS_PARSE_ERRORS] = "sysfs_parse_errors",
+	[C_SCHED_PARSE_ERRORS] = "sched_parse_errors",
+};
+
+enum { MODE_AUTO, MODE_ON, MODE_OFF };
+
+/* sysfs show() output is at most a page. */
+#define SYSFS_MAX 4096
+
+/*
+ * Read-only after init as far as the thread callback is concerned; buf is
+ * used by host only, which runs on the main thread before the walk.
+ */
+struct scx_state {
+	struct ctp_ctx *ctx;
+	const struct ctp_api *api;
+	int fh[N_FIELDS]; /* field handles; < 0 means skip */
+	int counter[N_COUNTERS];
+	int mode;
+	bool fetch; /* fetch task/<tid>/sched for ext.enabled */
+	char buf[SYSFS_MAX + 1];
+};
+
+static void count(const struct scx_state *st, int c)
+{
+	st->api->summary_add(st->ctx, st->counter[c], 1);
+}
+
+static void keep(int *ret, int r)
+{
+	if (r < 0 && *ret == 0)
+		*ret = r;
+}
+
+/* Read a small file into buf (NUL-terminated); its length or -errno. */
+static ssize_t read_small(int dirfd, const char *path, char *buf, size_t cap)
+{
+	size_t len = 0;
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return -errno;
+	while (len < cap - 1) {
+		ssize_t n = read(fd, buf + len, cap - 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int err = -errno;
+
+			close(fd);
+			return err;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	return (ssize_t)len;
+}
+
+/*
+ * One host file. Missing is not an error: root/ops exists only while a
+ * scheduler is loaded, and older kernels lack hotplug_seq and enable_seq.
+ */
+static int host_file(struct scx_state *st, struct ctp_record *rec, int dirfd,
+		     size_t i)
+{
+	const struct ctp_api *api = st->api;
+	int fh = st->fh[host_files[i].field];
+	ssize_t n;
+	uint64_t v;
+	const char *s;
+	size_t sl;
+	bool b;
+	int r;
+
+	if (fh < 0)
+		return 0;
+	n = read_small(dirfd, host_files[i].file, st->buf, sizeof(st->buf));
+	if (n < 0) {
+		if (n != -ENOENT)
+			count(st, C_SYSFS_READ_ERRORS);
+		return 0;
+	}
+	switch (host_files[i].how) {
+	case P_COUNT:
+		r = ctp_scx_parse_count(st->buf, (size_t)n, &v);
+		if (r == 0)
+			return api->set_u64(rec, fh, v);
+		break;
+	case P_FLAG:
+		r = ctp_scx_parse_flag(st->buf, (size_t)n, &b);
+		if (r == 0)
+			return api->set_bool(rec, fh, b);
+		break;
+	default:
+		r = ctp_scx_parse_line(st->buf, (size_t)n, &s, &sl);
+		if (r == 0)
+			return api->set_str(rec, fh, s, sl);
+		break;
+	}
+	count(st, C_SYSFS_PARSE_ERRORS);
+	return 0;
+}
+
+static int scx_host(void *state, struct ctp_record *rec)
+{
+	struct scx_state *st = state;
+	const struct ctp_roots *roots = st->api->roots(st->ctx);
+	int dirfd, ret = 0;
+
+	if (!roots || !CTP_HAS(roots, struct ctp_roots, sys_fd) ||
+	    roots->sys_fd < 0)
+		return 0;
+	dirfd = openat(roots->sys_fd, SCX_DIR,
+		       O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0) {
+		/* No directory: a kernel without sched_ext, all absent. */
+		if (errno != ENOENT) {
+			count(st, C_SYSFS_READ_ERRORS);
+			st->api->log(st->ctx, CTP_LOG_WARNING,
+				     "cannot open %s/" SCX_DIR ": %s",
+				     roots->sys ? roots->sys : "(sys root)",
+				     strerror(errno));
+		}
+		return 0;
+	}
+	for (size_t i = 0; i < N_HOST_FILES; i++)
+		keep(&ret, host_file(st, rec, dirfd, i));
+	close(dirfd);
+	return ret;
+}
+
+/*
+ * The slot of a lazy file says -ENODATA until some plugin fetched it for
+ * this task; fetching is ours to decide (st->fetch), using bytes another
+ * plugin already paid for is free. A read failure is the core's to tally.
+ */
+static int scx_thread(void *state, const struct ctp_task *task,
+		      struct ctp_record *rec)
+{
+	const struct scx_state *st = state;
+	const struct ctp_file *f;
+	bool on;
+	int r;
+
+	if (st->mode == MODE_OFF || st->fh[F_EXT_ENABLED] < 0)
+		return 0;
+	if (!CTP_HAS(task, struct ctp_task, n_files) || task->n_files < N_TF)
+		return -EINVAL;
+	f = &task->files[TF_SCHED];
+	if (f->err == -ENODATA && !f->data) {
+		if (!st->fetch || st->api->file_get(task, TF_SCHED, &f) != 0)
+			return 0;
+	}
+	if (!f || f->err != 0 || !f->data)
+		return 0;
+	r = ctp_scx_parse_task(f->data, f->len, &on);
+	if (r == 0)
+		return st->api->set_bool(rec, st->fh[F_EXT_ENABLED], on);
+	/* No line: a kernel without sched_ext (or a fixture of one). */
+	if (r != -ENODATA)
+		count(st, C_SCHED_PARSE_ERRORS);
+	return 0;
+}
+
+static int parse_options(struct ctp_ctx *ctx, const struct ctp_api *api,
+			 int *mode)
+{
+	const char *key, *s;
+	int b, r;
+
+	for (size_t i = 0; (key = api->opt_key(ctx, i)); i++) {
+		if (strcmp(key, "ext_enabled") != 0) {
+			api->log(ctx, CTP_LOG_ERR,
+				 "unknown option '%s' (known: ext_enabled)",
+				 key);
+			return -EINVAL;
+		}
+	}
+	*mode = MODE_AUTO;
+	r = api->opt_str(ctx, "ext_enabled", &s);
+	if (r == -ENOENT)
+		return 0;
+	if (r == 0 && strcmp(s, "auto") == 0)
+		return 0;
+	r = api->opt_bool(ctx, "ext_enabled", &b);
+	if (r < 0) {
+		api->log(ctx, CTP_LOG_ERR,
+			 "option 'ext_enabled': not auto, true or false");
+		return r;
+	}
+	*mode = b ? MODE_ON : MODE_OFF;
+	return 0;
+}
+
+/* Does <sys>/kernel/sched_ext exist (CONFIG_SCHED_CLASS_EXT)? */
+static bool scx_present(const struct ctp_api *api, struct ctp_ctx *ctx)
+{
+	const struct ctp_roots *roots = api->roots(ctx);
+	struct stat sb;
+
+	return roots && CTP_HAS(roots, struct ctp_roots, sys_fd) &&
+	       roots->sys_fd >= 0 &&
+	       fstatat(roots->sys_fd, SCX_DIR, &sb, 0) == 0 &&
+	       S_ISDIR(sb.st_mode);
+}
+
+static void scx_fini(void *state)
+{
+	free(state);
+}
+
+static int scx_init(struct ctp_ctx *ctx, const struct ctp_api *api,
+		    void **state)
+{
+	struct scx_state *st;
+	int mode, r;
+
+	if (!api || api->abi != CTP_ABI_MAJOR ||
+	    !CTP_HAS(api, struct ctp_api, file_get))
+		return -ENOTSUP;
+	r = parse_options(ctx, api, &mode);
+	if (r < 0)
+		return r;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st->ctx = ctx;
+	st->api = api;
+	st->mode = mode;
+	for (size_t i = 0; i < N_FIELDS; i++) {
+		st->fh[i] = api->field_handle(ctx, i);
+		if (st->fh[i] < 0)
+			api->log(ctx, CTP_LOG_DEBUG,
+				 "field %s has no handle: %s", fields[i].name,
+				 strerror(-st->fh[i]));
+	}
+	for (size_t i = 0; i < N_COUNTERS; i++) {
+		r = api->summary_register(ctx, counter_names[i]);
+		if (r < 0) {
+			api->log(ctx, CTP_LOG_ERR,
+				 "cannot register summary counter %s: %s",
+				 counter_names[i], strerror(-r));
+			free(st);
+			return r;
+		}
+		st->counter[i] = r;
+	}
+	st->fetch =
+		mode == MODE_ON || (mode == MODE_AUTO && scx_present(api, ctx));
+	if (mode == MODE_AUTO && !st->fetch)
+		api->log(ctx, CTP_LOG_INFO,
+			 "no " SCX_DIR " under the sys root (kernel without "
+			 "CONFIG_SCHED_CLASS_EXT): sched files are not "
+			 "fetched for ext.enabled");
+	*state = st;
+	return 0;
+}
+
+CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
+	CTP_PLUGIN_HEADER,
+	.name = "sched_ext",
+	.version = SCHED_EXT_VERSION,
+	.description = "sched_ext state of the host (/sys/kernel/sched_ext) "
+		       "and whether sched_ext runs each thread",
+	.flags = CTP_PLUGIN_MT_SAFE,
+	CTP_PLUGIN_FIELDS(fields),
+	.thread_files = thread_files,
+	.init = scx_init,
+	.fini = scx_fini,
+	.host = scx_host,
+	.thread = scx_thread,
+};

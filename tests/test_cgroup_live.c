@@ -1,0 +1,653 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The cgroup collector on the live host. The test makes its own cgroups
+ * under the ones it runs in, moves a child process (a leader and three
+ * threads) into them, captures the whole host with the cgroup plugin and
+ * checks that the child's threads show up in them with the limits it set:
+ *
+ *   v1 memory   memory.limit_in_bytes = 256 MiB
+ *   v1 pids     pids.max = 50, pids.current = 4; then one thread moved
+ *               alone (v1 `tasks`) into a second cgroup: 3 and 1, and the
+ *               threads' paths differ
+ *   v2          the threads' path identity and cgroup.type; a threaded
+ *               child holding one thread when the kernel lets us make one;
+ *               pids.max when the pids controller is on there already
+ *
+ * Everything it creates is removed in the teardown, also after a failure
+ * (the child is killed first). A layout this host lacks is skipped with the
+ * reason; without root, or with no usable hierarchy at all, the test exits
+ * 77.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "e2e_util.h"
+#include "reader.h"
+
+#define MAX_SNAP       (1ull << 30)
+#define PATH(buf, ...) assert_int_equal(E2E_PATHF(buf, __VA_ARGS__), 0)
+#define NTHREADS       4 /* the child's leader and three threads */
+#define MEM_LIMIT      (256ull << 20)
+#define PIDS_MAX       50
+
+/* ---- The host's hierarchies, read naively -------------------------------- */
+
+struct hier {
+	char mount[PATH_MAX]; /* "" when not mounted */
+	char root[PATH_MAX];  /* the mount's root in its hierarchy */
+	char self[PATH_MAX];  /* this process's path in it */
+};
+static struct hier h_mem, h_pids, h_v2;
+
+/* The mountinfo line of a v1 hierarchy with option `opt`, or of cgroup2. */
+static void find_mount(const char *opt, struct hier *h)
+{
+	char *text = NULL;
+
+	h->mount[0] = '\0';
+	if (e2e_read_file("/proc/self/mountinfo", &text, NULL) < 0)
+		return;
+	for (char *l = strtok(text, "\n"); l; l = strtok(NULL, "\n")) {
+		char root[PATH_MAX], point[PATH_MAX], fstype[64], super[512];
+		char *sep = strstr(l, " - ");
+		if (!sep ||
+		    sscanf(l, "%*s %*s %*s %4095s %4095s", root, point) != 2 ||
+		    sscanf(sep + 3, "%63s %*s %511s", fstype, super) != 2)
+			continue;
+		if (strchr(point, '\\'))
+			continue; /* escaped names: not worth decoding here */
+		bool hit;
+		if (!opt) {
+			hit = !strcmp(fstype, "cgroup2");
+		} else {
+			char list[520];
+			snprintf(list, sizeof(list), ",%s,", super);
+			char item[80];
+			snprintf(item, sizeof(item), ",%s,", opt);
+			hit = !strcmp(fstype, "cgroup") && strstr(list, item);
+		}
+		if (hit) {
+			snprintf(h->mount, sizeof(h->mount), "%s", point);
+			snprintf(h->root, sizeof(h->root), "%s", root);
+			break;
+		}
+	}
+	free(text);
+}
+
+/* This process's path in hierarchy `ctrl` ("" for v2). */
+static bool self_path(const char *ctrl, struct hier *h)
+{
+	char *text = NULL;
+	bool found = false;
+
+	if (e2e_read_file("/proc/self/cgroup", &text, NULL) < 0)
+		return false;
+	for (char *l = strtok(text, "\n"); l && !found;
+	     l = strtok(NULL, "\n")) {
+		char *c1 = strchr(l, ':');
+		char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2)
+			continue;
+		*c1 = '\0';
+		*c2 = '\0';
+		bool v2 = !strcmp(l, "0") && c1 + 1 == c2;
+		if ((!*ctrl && v2) || (*ctrl && !v2 && !strcmp(c1 + 1, ctrl))) {
+			snprintf(h->self, sizeof(h->self), "%s", c2 + 1);
+			found = true;
+		}
+	}
+	free(text);
+	return found;
+}
+
+/* The directory of `path` (a cgroup path) under h's mount; false when the
+ * mount does not show it. */
+static bool dir_of(const struct hier *h, const char *path, char *out,
+		   size_t len)
+{
+	size_t rl = strlen(h->root);
+
+	if (!strcmp(h->root, "/"))
+		rl = 0;
+	else if (strncmp(path, h->root, rl) || (path[rl] && path[rl] != '/'))
+		return false;
+	return e2e_pathf(out, len, "%s%s", h->mount, path + rl) == 0;
+}
+
+/* A child cgroup path of this process's: "<self>/<name>". */
+static void child_path(const struct hier *h, const char *name, char *out,
+		       size_t len)
+{
+	bool root = !strcmp(h->self, "/");
+	assert_int_equal(
+		e2e_pathf(out, len, "%s/%s", root ? "" : h->self, name), 0);
+}
+
+/* ---- What the test creates, undone in reverse ---------------------------- */
+
+static char made[16][PATH_MAX];
+static int n_made;
+static pid_t child = -1;
+static pid_t child_tids[NTHREADS];
+
+static int write_str(const char *path, const char *s)
+{
+	return e2e_write_file(path, s, strlen(s));
+}
+
+/* Write a number into a cgroup file. */
+static int write_num(const char *dir, const char *file, long long v)
+{
+	char path[PATH_MAX + 64], num[32];
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	snprintf(num, sizeof(num), "%lld", v);
+	return write_str(path, num);
+}
+
+static int make_cgroup(const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (n >= sizeof(made[0]) ||
+	    n_made == (int)(sizeof(made) / sizeof(made[0])))
+		return -ENAMETOOLONG;
+	if (mkdir(dir, 0755) < 0)
+		return -errno;
+	memcpy(made[n_made++], dir, n + 1);
+	return 0;
+}
+
+static void kill_child(void)
+{
+	if (child <= 0)
+		return;
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	child = -1;
+}
+
+/* Kill the child, then remove every cgroup made, children first. An empty
+ * cgroup can stay busy for a moment after its last task is reaped. */
+static int cleanup(void)
+{
+	int bad = 0;
+
+	kill_child();
+	while (n_made > 0) {
+		const char *d = made[--n_made];
+		int tries = 0;
+		while (rmdir(d) < 0 && errno == EBUSY && tries++ < 200)
+			usleep(10000);
+		if (access(d, F_OK) == 0) {
+			fprintf(stderr, "could not remove %s: %s\n", d,
+				strerror(errno));
+			bad = -1;
+		}
+	}
+	return bad;
+}
+
+static void on_exit_cleanup(void)
+{
+	cleanup();
+}
+
+/* ---- The child ----------------------------------------------------------- */
+
+static void *child_thread(void *arg)
+{
+	char name[16];
+	snprintf(name, sizeof(name), "cgtest-w%d", (int)(intptr_t)arg);
+	prctl(PR_SET_NAME, name);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* A child with NTHREADS tasks; their tids in child_tids, ascending. */
+static void start_child(void)
+{
+	int p[2];
+
+	assert_int_equal(pipe(p), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		close(p[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		prctl(PR_SET_NAME, "cgtest-main");
+		for (int i = 1; i < NTHREADS; i++) {
+			pthread_t t;
+			if (pthread_create(&t, NULL, child_thread,
+					   (void *)(intptr_t)i) != 0)
+				_exit(1);
+		}
+		if (write(p[1], "x", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	char c;
+	assert_int_equal(read(p[0], &c, 1), 1);
+	close(p[0]);
+	/* The threads exist once the child said so; list them. */
+	char dir[64];
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)child);
+	DIR *d = opendir(dir);
+	assert_non_null(d);
+	int k = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (k < NTHREADS)
+			child_tids[k] = (pid_t)atoi(e->d_name);
+		k++;
+	}
+	closedir(d);
+	assert_int_equal(k, NTHREADS);
+	qsort(child_tids, NTHREADS, sizeof(child_tids[0]), cmp_pid);
+	assert_int_equal(child_tids[0], child);
+}
+
+/* ---- Capturing ----------------------------------------------------------- */
+
+static char tmp[PATH_MAX];
+static unsigned seq;
+
+static struct ctp_snap *capture(void)
+{
+	char cfg[PATH_MAX], log[PATH_MAX], out[PATH_MAX];
+	unsigned n = ++seq;
+
+	PATH(cfg, "%s/cfg-%u.yaml", tmp, n);
+	PATH(log, "%s/log-%u.txt", tmp, n);
+	PATH(out, "%s/snap-%u.ctprof.zst", tmp, n);
+	FILE *f = fopen(cfg, "we");
+	assert_non_null(f);
+	fprintf(f,
+		"plugin_dirs: [\"%s\"]\nworkers: 2\n"
+		"plugins:\n  cgroup: {required: true}\n",
+		CTP_TEST_PLUGIN_DIR);
+	assert_int_equal(fclose(f), 0);
+	const char *args[] = {"--config", cfg, "-o", out, NULL};
+	int rc = e2e_run(args, NULL, log);
+	if (rc != 0) {
+		e2e_show_file("ctprof-core stderr", log);
+		fail_msg("ctprof-core exited with %d", rc);
+	}
+	struct ctp_snap *s = NULL;
+	char err[512];
+	if (ctp_snap_open(out, MAX_SNAP, &s, err, sizeof(err)) < 0)
+		fail_msg("cannot read the snapshot: %s", err);
+	return s;
+}
+
+static long cg_row(const struct ctp_snap *s, const char *path)
+{
+	const struct ctp_snap_table *ct = ctp_snap_table(s, CTP_SCOPE_CGROUP);
+	for (size_t r = 0; r < ct->rows; r++)
+		if (e2e_bytes_eq(ct->path[r], path))
+			return (long)r;
+	return -1;
+}
+
+static struct ctp_value cg_value(const struct ctp_snap *s, long row,
+				 const char *field)
+{
+	const struct ctp_snap_field *f = ctp_snap_field_find(s, field);
+	struct ctp_value none = {.type = CTP_VALUE_ABSENT};
+
+	if (!f || row < 0)
+		return none;
+	return ctp_snap_get(s, f, (size_t)row);
+}
+
+/*
+ * Check the child's thread rows: there are NTHREADS, and thread i's value
+ * of `field` (a v1 path field) or, for field NULL, its v2 identity, is
+ * want[i]. Returns the number of mismatches (printed).
+ */
+static int check_threads(const struct ctp_snap *s, const char *field,
+			 const char *const *want)
+{
+	const struct ctp_snap_table *tt = ctp_snap_table(s, CTP_SCOPE_THREAD);
+	const struct ctp_snap_table *ct = ctp_snap_table(s, CTP_SCOPE_CGROUP);
+	const struct ctp_snap_field *f =
+		field ? ctp_snap_field_find(s, field) : NULL;
+	int bad = 0, seen = 0;
+
+	if (field && !f) {
+		print_error("no field %s\n", field);
+		return 1;
+	}
+	for (size_t r = 0; r < tt->rows; r++) {
+		if (tt->tgid[r] != (uint64_t)child)
+			continue;
+		int i;
+		for (i = 0; i < NTHREADS; i++)
+			if (tt->tid[r] == (uint64_t)child_tids[i])
+				break;
+		if (i == NTHREADS) {
+			print_error("unknown thread %" PRIu64 "\n", tt->tid[r]);
+			bad++;
+			continue;
+		}
+		seen++;
+		struct ctp_bytes got = {0};
+		if (f) {
+			struct ctp_value v = ctp_snap_get(s, f, r);
+			if (v.type == CTP_TYPE_STRING)
+				got = v.str;
+		} else if (tt->cgroup[r] >= 0) {
+			got = ct->path[tt->cgroup[r]];
+		}
+		if (!got.ptr || !e2e_bytes_eq(got, want[i])) {
+			print_error("tid %" PRIu64
+				    ": %s is %.*s, expected %s\n",
+				    tt->tid[r], field ? field : "cgroup",
+				    got.ptr ? (int)got.len : 6,
+				    got.ptr ? got.ptr : "absent", want[i]);
+			bad++;
+		}
+	}
+	if (seen != NTHREADS) {
+		print_error("%d of the child's threads captured\n", seen);
+		bad++;
+	}
+	return bad;
+}
+
+/* ---- Tests --------------------------------------------------------------- */
+
+static int setup(void **state)
+{
+	(void)state;
+	start_child();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return cleanup();
+}
+
+/* Make <self>/<name> in h and move the whole child there (cgroup.procs). */
+static void enter(const struct hier *h, const char *name, char *dir,
+		  size_t dlen, char *path, size_t plen)
+{
+	child_path(h, name, path, plen);
+	if (!dir_of(h, path, dir, dlen))
+		skip();
+	assert_int_equal(make_cgroup(dir), 0);
+}
+
+static void move_procs(const char *dir, pid_t pid)
+{
+	assert_int_equal(write_num(dir, "cgroup.procs", pid), 0);
+}
+
+static void v1_memory(void **state)
+{
+	char name[64], dir[PATH_MAX], path[PATH_MAX];
+	const char *want[NTHREADS];
+	char key[PATH_MAX + 16];
+
+	(void)state;
+	if (!h_mem.mount[0]) {
+		print_message("skipped: no cgroup v1 memory hierarchy here\n");
+		skip();
+	}
+	snprintf(name, sizeof(name), "ctprof-cgtest-%d", (int)getpid());
+	enter(&h_mem, name, dir, sizeof(dir), path, sizeof(path));
+	assert_int_equal(
+		write_num(dir, "memory.limit_in_bytes", (long long)MEM_LIMIT),
+		0);
+	move_procs(dir, child);
+
+	struct ctp_snap *s = capture();
+	for (int i = 0; i < NTHREADS; i++)
+		want[i] = path;
+	int bad = check_threads(s, "cgroup.v1.memory.path", want);
+	snprintf(key, sizeof(key), "v1:memory:%s", path);
+	long r = cg_row(s, key);
+	struct ctp_value lim =
+		cg_value(s, r, "cgroup.v1.memory.limit_in_bytes");
+	struct ctp_value use =
+		cg_value(s, r, "cgroup.v1.memory.usage_in_bytes");
+	struct ctp_value hier = cg_value(s, r, "cgroup.v1.hierarchy");
+	if (r < 0 || lim.type != CTP_TYPE_U64 || lim.u64 != MEM_LIMIT ||
+	    use.type != CTP_TYPE_U64 || hier.type != CTP_TYPE_STRING ||
+	    !e2e_bytes_eq(hier.str, "memory")) {
+		print_error("row %s (%ld): limit %" PRIu64 " (type %u), usage "
+			    "type %u\n",
+			    key, r, lim.u64, lim.type, use.type);
+		bad++;
+	}
+	/* The limit the test did not set stays absent (unlimited). */
+	snprintf(key, sizeof(key), "v1:memory:%s", h_mem.self);
+	long own = cg_row(s, key);
+	struct ctp_value ol =
+		cg_value(s, own, "cgroup.v1.memory.limit_in_bytes");
+	char *text = NULL;
+	char lp[PATH_MAX + 32];
+	if (own >= 0 && dir_of(&h_mem, h_mem.self, lp, sizeof(lp) - 32)) {
+		strcat(lp, "/memory.limit_in_bytes");
+		if (e2e_read_file(lp, &text, NULL) == 0) {
+			unsigned long long v = strtoull(text, NULL, 10);
+			bool unlimited = v >= 9223372036854710272ull;
+			if (unlimited != (ol.type == CTP_VALUE_ABSENT) ||
+			    (!unlimited && ol.u64 != v)) {
+				print_error("own memory limit %llu read as "
+					    "type %u %" PRIu64 "\n",
+					    v, ol.type, ol.u64);
+				bad++;
+			}
+		}
+		free(text);
+	}
+	ctp_snap_free(s);
+	assert_int_equal(bad, 0);
+}
+
+static void v1_pids(void **state)
+{
+	char name[64], dir[PATH_MAX], path[PATH_MAX];
+	char name2[80], dir2[PATH_MAX], path2[PATH_MAX];
+	const char *want[NTHREADS];
+	char key[PATH_MAX + 16], key2[PATH_MAX + 16];
+
+	(void)state;
+	if (!h_pids.mount[0]) {
+		print_message("skipped: no cgroup v1 pids hierarchy here\n");
+		skip();
+	}
+	snprintf(name, sizeof(name), "ctprof-cgtest-%d", (int)getpid());
+	enter(&h_pids, name, dir, sizeof(dir), path, sizeof(path));
+	assert_int_equal(write_num(dir, "pids.max", PIDS_MAX), 0);
+	move_procs(dir, child);
+
+	struct ctp_snap *s = capture();
+	for (int i = 0; i < NTHREADS; i++)
+		want[i] = path;
+	int bad = check_threads(s, "cgroup.v1.pids.path", want);
+	snprintf(key, sizeof(key), "v1:pids:%s", path);
+	long r = cg_row(s, key);
+	struct ctp_value mx = cg_value(s, r, "cgroup.v1.pids.max");
+	struct ctp_value cur = cg_value(s, r, "cgroup.v1.pids.current");
+	if (r < 0 || mx.type != CTP_TYPE_U64 || mx.u64 != PIDS_MAX ||
+	    cur.type != CTP_TYPE_U64 || cur.u64 != NTHREADS) {
+		print_error("row %s: max %" PRIu64 " current %" PRIu64 "\n",
+			    key, mx.u64, cur.u64);
+		bad++;
+	}
+	ctp_snap_free(s);
+
+	/* v1 moves threads one by one: the last one alone elsewhere. */
+	snprintf(name2, sizeof(name2), "%s-alone", name);
+	enter(&h_pids, name2, dir2, sizeof(dir2), path2, sizeof(path2));
+	assert_int_equal(write_num(dir2, "tasks", child_tids[NTHREADS - 1]), 0);
+	s = capture();
+	want[NTHREADS - 1] = path2;
+	bad += check_threads(s, "cgroup.v1.pids.path", want);
+	snprintf(key2, sizeof(key2), "v1:pids:%s", path2);
+	r = cg_row(s, key);
+	long r2 = cg_row(s, key2);
+	cur = cg_value(s, r, "cgroup.v1.pids.current");
+	struct ctp_value cur2 = cg_value(s, r2, "cgroup.v1.pids.current");
+	if (cur.u64 != NTHREADS - 1 || cur2.type != CTP_TYPE_U64 ||
+	    cur2.u64 != 1 ||
+	    cg_value(s, r2, "cgroup.v1.pids.max").type != CTP_VALUE_ABSENT) {
+		print_error("after the move: %" PRIu64 " and %" PRIu64 "\n",
+			    cur.u64, cur2.u64);
+		bad++;
+	}
+	ctp_snap_free(s);
+	assert_int_equal(bad, 0);
+}
+
+static void v2_path(void **state)
+{
+	char name[64], dir[PATH_MAX], path[PATH_MAX];
+	char tdir[PATH_MAX + 8], tpath[PATH_MAX + 8];
+	const char *want[NTHREADS];
+	char *ctl = NULL;
+
+	(void)state;
+	if (!h_v2.mount[0]) {
+		print_message("skipped: no cgroup2 mount here\n");
+		skip();
+	}
+	snprintf(name, sizeof(name), "ctprof-cgtest-%d", (int)getpid());
+	enter(&h_v2, name, dir, sizeof(dir), path, sizeof(path));
+	move_procs(dir, child);
+	/* pids.max only where the controller is on for the new cgroup. */
+	char cpath[PATH_MAX + 32];
+	snprintf(cpath, sizeof(cpath), "%s/cgroup.controllers", dir);
+	bool pids =
+		e2e_read_file(cpath, &ctl, NULL) == 0 && strstr(ctl, "pids");
+	free(ctl);
+	if (pids)
+		assert_int_equal(write_num(dir, "pids.max", PIDS_MAX), 0);
+	else
+		print_message("note: pids is not enabled for %s: pids.max "
+			      "not checked\n",
+			      dir);
+
+	/* A threaded child with the last thread, when allowed. */
+	snprintf(tdir, sizeof(tdir), "%s/t", dir);
+	snprintf(tpath, sizeof(tpath), "%s/t", path);
+	bool threaded = make_cgroup(tdir) == 0;
+	if (threaded) {
+		char tp[PATH_MAX + 32];
+		snprintf(tp, sizeof(tp), "%s/cgroup.type", tdir);
+		threaded = write_str(tp, "threaded") == 0 &&
+			   write_num(tdir, "cgroup.threads",
+				     child_tids[NTHREADS - 1]) == 0;
+		if (!threaded)
+			print_message("note: no threaded cgroup here (%s)\n",
+				      strerror(errno));
+	}
+
+	struct ctp_snap *s = capture();
+	for (int i = 0; i < NTHREADS; i++)
+		want[i] = path;
+	if (threaded)
+		want[NTHREADS - 1] = tpath;
+	int bad = check_threads(s, NULL, want);
+	long r = cg_row(s, path);
+	struct ctp_value type = cg_value(s, r, "cgroup.v2.cgroup.type");
+	struct ctp_value use = cg_value(s, r, "cgroup.v2.cpu.stat.usage_usec");
+	const char *want_type = threaded ? "domain threaded" : "domain";
+	if (r < 0 || type.type != CTP_TYPE_STRING ||
+	    !e2e_bytes_eq(type.str, want_type) || use.type != CTP_TYPE_U64) {
+		print_error("row %s: type %.*s, usage type %u\n", path,
+			    (int)type.str.len, type.str.ptr ? type.str.ptr : "",
+			    use.type);
+		bad++;
+	}
+	if (pids) {
+		struct ctp_value mx = cg_value(s, r, "cgroup.v2.pids.max");
+		if (mx.type != CTP_TYPE_U64 || mx.u64 != PIDS_MAX) {
+			print_error("row %s: pids.max type %u\n", path,
+				    mx.type);
+			bad++;
+		}
+	}
+	if (threaded) {
+		long rt = cg_row(s, tpath);
+		type = cg_value(s, rt, "cgroup.v2.cgroup.type");
+		if (rt < 0 || type.type != CTP_TYPE_STRING ||
+		    !e2e_bytes_eq(type.str, "threaded")) {
+			print_error("row %s: not threaded\n", tpath);
+			bad++;
+		}
+	}
+	ctp_snap_free(s);
+	assert_int_equal(bad, 0);
+}
+
+int main(void)
+{
+	if (geteuid() != 0) {
+		printf("skipped: creating cgroups needs root\n");
+		return 77;
+	}
+	find_mount("memory", &h_mem);
+	find_mount("pids", &h_pids);
+	find_mount(NULL, &h_v2);
+	if (h_mem.mount[0] && !self_path("memory", &h_mem))
+		h_mem.mount[0] = '\0';
+	if (h_pids.mount[0] && !self_path("pids", &h_pids))
+		h_pids.mount[0] = '\0';
+	if (h_v2.mount[0] && !self_path("", &h_v2))
+		h_v2.mount[0] = '\0';
+	if (!h_mem.mount[0] && !h_pids.mount[0] && !h_v2.mount[0]) {
+		printf("skipped: no cgroup hierarchy to create cgroups in\n");
+		return 77;
+	}
+	printf("v1 memory: %s, v1 pids: %s, v2: %s\n",
+	       h_mem.mount[0] ? h_mem.mount : "none",
+	       h_pids.mount[0] ? h_pids.mount : "none",
+	       h_v2.mount[0] ? h_v2.mount : "none");
+	if (e2e_tmpdir("cgroup-live", tmp, sizeof(tmp)) < 0)
+		return 1;
+	atexit(on_exit_cleanup);
+
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(v1_memory, setup, teardown),
+		cmocka_unit_test_setup_teardown(v1_pids, setup, teardown),
+		cmocka_unit_test_setup_teardown(v2_path, setup, teardown),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	e2e_rm_rf(tmp);
+	return rc;
+}
