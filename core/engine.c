@@ -966,7 +966,11 @@ static void cgroup_calls(struct ctp_engine *eng)
 		 * resolve: no directory, and only its referrers are called. */
 		bool foreign = cgroup_key_ok(path, plen);
 		int dirfd = -1;
-		if (!foreign && eng->roots.cgroup_fd >= 0) {
+		/* A path with ".." components lies outside our cgroup
+		 * namespace (e.g. "/../x"): it has no directory under the
+		 * mount, and looking it up would escape it. */
+		bool outside = strstr(path, "/..") != NULL;
+		if (!foreign && !outside && eng->roots.cgroup_fd >= 0) {
 			const char *rel = path;
 			while (*rel == '/')
 				rel++;
