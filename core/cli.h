@@ -17,5 +17,6 @@ extern int ctp_verbosity;
 
 int ctp_cmd_show(int argc, char **argv);
 int ctp_cmd_dump(int argc, char **argv);
+int ctp_cmd_compare(int argc, char **argv);
 
 #endif

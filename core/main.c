@@ -54,6 +54,8 @@ static void usage_main(FILE *out)
 		"  show FILE            print a snapshot's header, plugins and "
 		"tables\n"
 		"  dump FILE            print a whole snapshot as JSON\n"
+		"  compare BASE CAND    join two snapshots' groups and show "
+		"what changed\n"
 		"  plugins [--config F] list plugins with their fields\n"
 		"  check-config FILE [--as-host NAME]\n"
 		"                       validate a config and print the "
@@ -512,6 +514,8 @@ int main(int argc, char **argv)
 			return ctp_cmd_show(argc - 1, argv + 1);
 		if (strcmp(cmd, "dump") == 0)
 			return ctp_cmd_dump(argc - 1, argv + 1);
+		if (strcmp(cmd, "compare") == 0)
+			return ctp_cmd_compare(argc - 1, argv + 1);
 		if (strcmp(cmd, "plugins") == 0)
 			return cmd_plugins(argc - 1, argv + 1);
 		if (strcmp(cmd, "check-config") == 0)

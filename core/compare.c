@@ -1,0 +1,1962 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `ctprof-core compare BASE CAND`: two snapshots grouped the same way
+ * (core/group.h), joined by group key, field by field (docs/COMPARE.md).
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "group.h"
+#include "hostdiff.h"
+#include "reader.h"
+#include "render.h"
+
+#define DEFAULT_CAP   (4ull << 30)
+#define DEFAULT_LIMIT 50
+#define PROG	      "ctprof-core compare"
+
+enum mode { M_FULL, M_DELTA, M_PERCENT, M_ARROW };
+enum fmt { F_TABLE, F_JSON, F_CSV };
+enum {
+	S_THREADS = 1,
+	S_CGROUPS = 2,
+	S_HOST = 4,
+	S_PSI = 8,
+	S_PLUGINS = 16,
+};
+
+struct opts {
+	const char *group_by;
+	struct ctp_group_spec spec;
+	const char **flatten;
+	size_t n_flatten;
+	const char *sort; /* field name, or "rel" */
+	bool asc;
+	uint64_t limit;
+	char **globs;
+	size_t n_globs;
+	unsigned sections;
+	enum mode mode;
+	enum fmt fmt;
+	uint64_t cap;
+};
+
+/* One field compared by name: its description on each side (NULL where the
+ * snapshot lacks it). */
+struct fpair {
+	const char *name;
+	const struct ctp_snap_field *f[2];
+	const struct ctp_agg *col[2];
+};
+
+/* One joined group: index into each side's table, or -1. */
+struct jrow {
+	long idx[2];
+	int rank; /* sorting: 0 new, 1 gone, 2 both */
+	long double score;
+};
+
+/* A grouped section ready to print. */
+struct gsec {
+	const char *name;  /* "threads", "cgroups", "psi" */
+	const char *title; /* "Threads", ... */
+	struct ctp_groups *g[2];
+	struct fpair *fp;
+	size_t nfp;
+	struct jrow *rows;
+	size_t nrows, shown;
+	struct ctp_agg *aggs; /* host fields: one "group", owned */
+};
+
+struct ctx {
+	const struct opts *o;
+	const char *path[2];
+	struct ctp_snap *snap[2];
+	FILE *out;
+	bool color;
+	size_t columns; /* 0: no limit */
+};
+
+/* ---- Small helpers ---- */
+
+static bool selected(const struct opts *o, const char *name)
+{
+	if (!o->n_globs)
+		return true;
+	for (size_t i = 0; i < o->n_globs; i++)
+		if (fnmatch(o->globs[i], name, 0) == 0)
+			return true;
+	return false;
+}
+
+static bool is_psi_cg(const char *name)
+{
+	return strncmp(name, "psi.cg.", 7) == 0;
+}
+
+/* Fields whose changes read as "a -> b" rather than a difference. */
+static bool categorical(const struct ctp_snap_field *f)
+{
+	return f->kind == CTP_KIND_CATEGORICAL || f->type == CTP_TYPE_STRING ||
+	       f->type == CTP_TYPE_CHAR || f->type == CTP_TYPE_BOOL ||
+	       f->type == CTP_TYPE_CPUSET;
+}
+
+static const struct ctp_snap_field *any_f(const struct fpair *p)
+{
+	return p->f[0] ? p->f[0] : p->f[1];
+}
+
+/* Without libm, which ctprof-core does not link. */
+static long double absl_(long double x)
+{
+	return x < 0 ? -x : x;
+}
+
+/* Decimal with thousands separators. */
+static void render_count(char *buf, size_t n, uint64_t v)
+{
+	char d[32];
+	size_t l = (size_t)snprintf(d, sizeof(d), "%" PRIu64, v), o = 0;
+	char tmp[48];
+	for (size_t i = 0; i < l; i++) {
+		if (i && (l - i) % 3 == 0)
+			tmp[o++] = ',';
+		tmp[o++] = d[i];
+	}
+	tmp[o] = '\0';
+	snprintf(buf, n, "%s", tmp);
+}
+
+/* A magnitude for humans: counts with separators, else render.h's units. */
+static void render_mag(char *buf, size_t n, uint64_t m, uint8_t unit)
+{
+	if (unit == CTP_UNIT_COUNT)
+		render_count(buf, n, m);
+	else
+		ctp_render_mag(buf, n, m, unit);
+}
+
+/* An aggregate for humans, with " (k/n)" when partly measured. */
+static void human_agg(uint8_t unit, const struct ctp_agg *a, char *buf,
+		      size_t n)
+{
+	bool plain = a && a->v.type == CTP_TYPE_U64 && !a->saturated &&
+		     !a->unknown &&
+		     !(a->hi.type != CTP_VALUE_ABSENT && a->mixed);
+	if (!a) {
+		snprintf(buf, n, "-");
+		return;
+	}
+	if (plain && unit == CTP_UNIT_COUNT) {
+		render_count(buf, n, a->v.u64);
+		if (a->n_measured && a->n_measured < a->n_rows) {
+			size_t l = strlen(buf);
+			snprintf(buf + l, n - l, " (%" PRIu32 "/%" PRIu32 ")",
+				 a->n_measured, a->n_rows);
+		}
+		return;
+	}
+	ctp_render_agg_cell(unit, a, buf, n);
+}
+
+/* A signed difference for humans: "+1.50 ms", "-3", "0". */
+static void human_delta(char *buf, size_t n, long double d, uint8_t unit)
+{
+	long double m = absl_(d);
+	char t[64];
+	if (d == 0) {
+		snprintf(buf, n, "0");
+		return;
+	}
+	if (m > 1.8e19L) {
+		snprintf(buf, n, "%s>huge", d < 0 ? "-" : "+");
+		return;
+	}
+	render_mag(t, sizeof(t), (uint64_t)(m + 0.5L), unit);
+	snprintf(buf, n, "%s%s", d > 0 ? "+" : d < 0 ? "-" : "", t);
+}
+
+/* An exact number for machine output: integers in full, halves (range
+ * midpoints) with one decimal. */
+static void exact_num(char *buf, size_t n, long double x)
+{
+	if (absl_(x) < 1.9e19L && x == (long double)(__int128)x)
+		snprintf(buf, n, "%.0Lf", x);
+	else
+		snprintf(buf, n, "%.6Lg", x);
+}
+
+/* ---- JSON and CSV text ---- */
+
+static void json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(out, "\\u%04x", *p);
+		else
+			fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
+static void json_bytes(FILE *out, const char *s, size_t len)
+{
+	char *b = malloc(4 * len + 8);
+	if (!b) {
+		fputs("null", out);
+		return;
+	}
+	ctp_render_escape(s, len, SIZE_MAX, b, 4 * len + 8);
+	json_str(out, b);
+	free(b);
+}
+
+static void csv_str(FILE *out, const char *s)
+{
+	if (!strpbrk(s, ",\"\n\r")) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+/* An aggregate exactly, as a JSON value: null when absent. */
+static void json_agg(FILE *out, const struct ctp_agg *a)
+{
+	char buf[512];
+	if (!a || a->v.type == CTP_VALUE_ABSENT || a->unknown) {
+		fputs("null", out);
+		return;
+	}
+	if (a->hi.type != CTP_VALUE_ABSENT) {
+		fputs("{\"min\":", out);
+		ctp_hostdiff_render(&a->v, buf, sizeof(buf));
+		fputs(buf, out);
+		fputs(",\"max\":", out);
+		ctp_hostdiff_render(&a->hi, buf, sizeof(buf));
+		fputs(buf, out);
+		fputc('}', out);
+		return;
+	}
+	switch (a->v.type) {
+	case CTP_TYPE_U64:
+		fprintf(out, "%" PRIu64, a->v.u64);
+		break;
+	case CTP_TYPE_I64:
+		fprintf(out, "%" PRId64, a->v.i64);
+		break;
+	case CTP_TYPE_BOOL:
+		fputs(a->v.b ? "true" : "false", out);
+		break;
+	case CTP_TYPE_STRING:
+		json_bytes(out, a->v.str.ptr, a->v.str.len);
+		break;
+	case CTP_TYPE_CHAR:
+		json_bytes(out, (const char *)&a->v.c, 1);
+		break;
+	default:
+		ctp_hostdiff_render(&a->v, buf, sizeof(buf));
+		json_str(out, buf);
+	}
+}
+
+/* An aggregate exactly, as CSV text: "" when absent, "lo..hi" ranges. */
+static void csv_agg(FILE *out, const struct ctp_agg *a)
+{
+	char buf[512], hi[256];
+	if (!a || a->v.type == CTP_VALUE_ABSENT || a->unknown)
+		return;
+	ctp_hostdiff_render(&a->v, buf, sizeof(buf));
+	if (a->hi.type != CTP_VALUE_ABSENT && a->mixed) {
+		ctp_hostdiff_render(&a->hi, hi, sizeof(hi));
+		size_t l = strlen(buf);
+		snprintf(buf + l, sizeof(buf) - l, "..%s", hi);
+	}
+	csv_str(out, buf);
+}
+
+/* ---- One field of one joined group ---- */
+
+struct cmp {
+	const struct ctp_agg *a[2]; /* NULL: group or field missing there */
+	bool num;		    /* both sides numeric and present */
+	long double x[2], delta;
+	bool has_pct;
+	long double pct;
+	bool cat;     /* compared as categories */
+	bool changed; /* categorical: the rendered values differ */
+	char h[2][160];
+};
+
+static void compare_cell(const struct gsec *s, const struct jrow *r,
+			 const struct fpair *p, struct cmp *c)
+{
+	const struct ctp_snap_field *f = any_f(p);
+	memset(c, 0, sizeof(*c));
+	c->cat = categorical(f);
+	for (int k = 0; k < 2; k++) {
+		if (r->idx[k] >= 0 && p->col[k])
+			c->a[k] = &p->col[k][r->idx[k]];
+		human_agg(p->f[k] ? p->f[k]->unit : f->unit, c->a[k], c->h[k],
+			  sizeof(c->h[k]));
+	}
+	(void)s;
+	if (c->cat) {
+		c->changed = strcmp(c->h[0], c->h[1]) != 0;
+		return;
+	}
+	if (c->a[0] && c->a[1] && ctp_agg_number(c->a[0], &c->x[0]) &&
+	    ctp_agg_number(c->a[1], &c->x[1])) {
+		c->num = true;
+		c->delta = c->x[1] - c->x[0];
+		if (c->x[0] != 0) {
+			c->has_pct = true;
+			c->pct = c->delta * 100 / absl_(c->x[0]);
+		}
+	}
+	c->changed = c->num ? c->delta != 0 : strcmp(c->h[0], c->h[1]) != 0;
+}
+
+static void human_change(const struct cmp *c, uint8_t unit, char *d, size_t dn,
+			 char *pc, size_t pn)
+{
+	d[0] = pc[0] = '\0';
+	if (c->cat) {
+		if (c->changed)
+			snprintf(d, dn, "%s -> %s", c->h[0], c->h[1]);
+		return;
+	}
+	if (c->num)
+		human_delta(d, dn, c->delta, unit);
+	else
+		snprintf(d, dn, "-");
+	if (c->has_pct)
+		snprintf(pc, pn, "%+.1Lf%%", c->pct);
+	else
+		snprintf(pc, pn, "-");
+}
+
+/* ---- Building a grouped section ---- */
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(((const struct fpair *)a)->name,
+		      ((const struct fpair *)b)->name);
+}
+
+/* The fields of the given scopes, by name over both snapshots, that the
+ * --fields globs and the section's filter select. */
+static int collect_fields(struct ctx *x, struct gsec *s, unsigned scopes,
+			  int psi)
+{
+	size_t cap = ctp_snap_n_fields(x->snap[0]) +
+		     ctp_snap_n_fields(x->snap[1]) + 1;
+	s->fp = calloc(cap, sizeof(*s->fp));
+	if (!s->fp)
+		return -ENOMEM;
+	for (int k = 0; k < 2; k++) {
+		const struct ctp_snap_field *fs = ctp_snap_fields(x->snap[k]);
+		for (size_t i = 0; i < ctp_snap_n_fields(x->snap[k]); i++) {
+			const struct ctp_snap_field *f = &fs[i];
+			if (!(scopes & (1u << f->scope)) ||
+			    !selected(x->o, f->name))
+				continue;
+			if (psi >= 0 && is_psi_cg(f->name) != (psi == 1))
+				continue;
+			size_t j;
+			for (j = 0; j < s->nfp; j++)
+				if (!strcmp(s->fp[j].name, f->name))
+					break;
+			if (j == s->nfp)
+				s->fp[s->nfp++].name = f->name;
+			s->fp[j].f[k] = f;
+		}
+	}
+	qsort(s->fp, s->nfp, sizeof(*s->fp), cmp_names);
+	for (size_t j = 0; j < s->nfp; j++)
+		for (int k = 0; k < 2; k++)
+			if (s->fp[j].f[k] &&
+			    ctp_groups_aggregate(s->g[k], s->fp[j].f[k],
+						 &s->fp[j].col[k]) < 0)
+				return -ENOMEM;
+	return 0;
+}
+
+/* Largest relative change over the numeric fields; a change from 0 counts
+ * above any percentage. */
+static long double rel_score(const struct gsec *s, const struct jrow *r)
+{
+	long double best = 0;
+	for (size_t j = 0; j < s->nfp; j++) {
+		struct cmp c;
+		compare_cell(s, r, &s->fp[j], &c);
+		long double v = 0;
+		if (c.has_pct)
+			v = absl_(c.pct);
+		else if (c.num && c.delta != 0)
+			v = 1e30L;
+		else if (c.cat && c.changed)
+			v = 100;
+		if (v > best)
+			best = v;
+	}
+	return best;
+}
+
+struct sortctx {
+	const struct gsec *s;
+	const struct fpair *by; /* NULL: rel */
+	bool asc;
+};
+
+static int cmp_jrows(const void *pa, const void *pb, void *arg)
+{
+	const struct sortctx *sc = arg;
+	const struct jrow *a = pa, *b = pb;
+	int c = 0;
+	if (!sc->by) {
+		c = (a->rank > b->rank) - (a->rank < b->rank);
+		if (!c)
+			c = (a->score < b->score) - (a->score > b->score);
+		if (sc->asc)
+			c = -c;
+	} else {
+		const struct ctp_agg *va = NULL, *vb = NULL;
+		int ka = a->idx[1] >= 0 ? 1 : 0, kb = b->idx[1] >= 0 ? 1 : 0;
+		if (sc->by->col[ka])
+			va = &sc->by->col[ka][a->idx[ka]];
+		if (sc->by->col[kb])
+			vb = &sc->by->col[kb][b->idx[kb]];
+		bool pa_ = va && va->v.type != CTP_VALUE_ABSENT;
+		bool pb_ = vb && vb->v.type != CTP_VALUE_ABSENT;
+		if (pa_ != pb_)
+			return pa_ ? -1 : 1; /* absent last either way */
+		if (pa_) {
+			long double xa, xb;
+			if (ctp_agg_number(va, &xa) && ctp_agg_number(vb, &xb))
+				c = (xa > xb) - (xa < xb);
+			else if (va->v.type == vb->v.type)
+				c = ctp_agg_cmp(va, vb);
+			if (!sc->asc)
+				c = -c;
+		}
+	}
+	if (c)
+		return c;
+	/* Ties in key order, which is the join order. */
+	return (a < b) ? -1 : a > b;
+}
+
+/* Join two group tables by key and sort the rows. */
+static int build_rows(struct ctx *x, struct gsec *s)
+{
+	size_t n0 = ctp_groups_count(s->g[0]), n1 = ctp_groups_count(s->g[1]);
+	size_t i = 0, j = 0;
+	s->rows = calloc(n0 + n1 + 1, sizeof(*s->rows));
+	if (!s->rows)
+		return -ENOMEM;
+	while (i < n0 || j < n1) {
+		int c;
+		if (i == n0)
+			c = 1;
+		else if (j == n1)
+			c = -1;
+		else
+			c = ctp_groups_key_cmp(s->g[0],
+					       ctp_groups_at(s->g[0], i)->key,
+					       ctp_groups_at(s->g[1], j)->key);
+		struct jrow *r = &s->rows[s->nrows++];
+		r->idx[0] = c <= 0 ? (long)i++ : -1;
+		r->idx[1] = c >= 0 ? (long)j++ : -1;
+		r->rank = r->idx[0] < 0 ? 0 : r->idx[1] < 0 ? 1 : 2;
+	}
+	const struct fpair *by = NULL;
+	if (x->o->sort && strcmp(x->o->sort, "rel") != 0) {
+		for (size_t k = 0; k < s->nfp; k++)
+			if (!strcmp(s->fp[k].name, x->o->sort))
+				by = &s->fp[k];
+		/* A field of another section: keep key order. */
+		if (!by) {
+			s->shown = x->o->limit && x->o->limit < s->nrows
+					   ? (size_t)x->o->limit
+					   : s->nrows;
+			return 0;
+		}
+	} else {
+		for (size_t k = 0; k < s->nrows; k++)
+			s->rows[k].score = rel_score(s, &s->rows[k]);
+	}
+	/* Stable: qsort_r with the index as the last key. */
+	struct sortctx sc = {s, by, x->o->asc};
+	qsort_r(s->rows, s->nrows, sizeof(*s->rows), cmp_jrows, &sc);
+	s->shown = x->o->limit && x->o->limit < s->nrows ? (size_t)x->o->limit
+							 : s->nrows;
+	return 0;
+}
+
+static void gsec_free(struct gsec *s)
+{
+	ctp_groups_free(s->g[0]);
+	ctp_groups_free(s->g[1]);
+	free(s->fp);
+	free(s->rows);
+}
+
+static int gsec_build(struct ctx *x, struct gsec *s,
+		      const struct ctp_group_spec *spec, unsigned scopes,
+		      int psi, char *err, size_t errlen)
+{
+	for (int k = 0; k < 2; k++) {
+		int r = ctp_groups_new(x->snap[k], spec, &s->g[k], err, errlen);
+		if (r < 0) {
+			size_t l = strlen(err);
+			snprintf(err + l, errlen - l, " (in %s)", x->path[k]);
+			return r;
+		}
+	}
+	if (ctp_groups_n_key(s->g[0]) != ctp_groups_n_key(s->g[1])) {
+		snprintf(err, errlen, "the two snapshots group differently");
+		return -EINVAL;
+	}
+	if (collect_fields(x, s, scopes, psi) < 0 || build_rows(x, s) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static const struct ctp_group *row_group(const struct gsec *s,
+					 const struct jrow *r, int k)
+{
+	return r->idx[k] >= 0 ? ctp_groups_at(s->g[k], (size_t)r->idx[k])
+			      : NULL;
+}
+
+static const char *const *row_key(const struct gsec *s, const struct jrow *r)
+{
+	return row_group(s, r, r->idx[0] >= 0 ? 0 : 1)->key;
+}
+
+static const char *row_status(const struct jrow *r)
+{
+	return r->rank == 0 ? "new" : r->rank == 1 ? "gone" : "";
+}
+
+/* ---- Table output ---- */
+
+struct tcol {
+	const char *title;
+	bool right;
+	size_t w;
+	bool drop;
+};
+
+struct table {
+	struct tcol *cols;
+	size_t ncols, nrows, cap;
+	char **cells; /* nrows * ncols, owned */
+	int *color;   /* per row: 0 none, 1 new, 2 gone */
+};
+
+static int table_add(struct table *t, char **cells, int color)
+{
+	if (t->nrows == t->cap) {
+		size_t nc = t->cap ? 2 * t->cap : 16;
+		char **c = realloc(t->cells, nc * t->ncols * sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		t->cells = c;
+		int *k = realloc(t->color, nc * sizeof(*k));
+		if (!k)
+			return -ENOMEM;
+		t->color = k;
+		t->cap = nc;
+	}
+	for (size_t i = 0; i < t->ncols; i++) {
+		t->cells[t->nrows * t->ncols + i] = strdup(cells[i]);
+		if (!t->cells[t->nrows * t->ncols + i])
+			return -ENOMEM;
+	}
+	t->color[t->nrows++] = color;
+	return 0;
+}
+
+static void table_free(struct table *t)
+{
+	for (size_t i = 0; i < t->nrows * t->ncols; i++)
+		free(t->cells[i]);
+	free(t->cells);
+	free(t->color);
+}
+
+/* Print s in exactly w display characters, cut with "..." when wider. */
+static void put_cell(FILE *out, const char *s, size_t w, bool right, bool last)
+{
+	size_t sw = ctp_render_width(s);
+	if (sw > w) {
+		size_t keep = w > 3 ? w - 3 : 0, n = 0;
+		const char *p = s;
+		for (; *p; p++) {
+			if (((unsigned char)*p & 0xc0) != 0x80 && n++ == keep)
+				break;
+		}
+		fwrite(s, 1, (size_t)(p - s), out);
+		fputs(w >= 3 ? "..." : "", out);
+		return;
+	}
+	if (right)
+		fprintf(out, "%*s%s", (int)(w - sw), "", s);
+	else
+		fprintf(out, "%s%*s", s, last ? 0 : (int)(w - sw), "");
+}
+
+/*
+ * Fit the table into x->columns: first cut the widest left-aligned
+ * columns (names, keys) down to 12 characters, then drop columns in the
+ * order of `drop` (titles), least useful first.
+ */
+static void table_fit(struct ctx *x, struct table *t, const char *const *drop)
+{
+	for (size_t c = 0; c < t->ncols; c++) {
+		t->cols[c].w = ctp_render_width(t->cols[c].title);
+		for (size_t r = 0; r < t->nrows; r++) {
+			size_t w = ctp_render_width(t->cells[r * t->ncols + c]);
+			if (w > t->cols[c].w)
+				t->cols[c].w = w;
+		}
+	}
+	if (!x->columns)
+		return;
+	for (;;) {
+		size_t total = 0, widest = 0, wc = 0;
+		for (size_t c = 0; c < t->ncols; c++)
+			if (!t->cols[c].drop)
+				total += t->cols[c].w + 2;
+		if (total <= x->columns)
+			return;
+		for (size_t c = 0; c < t->ncols; c++)
+			if (!t->cols[c].drop && !t->cols[c].right &&
+			    t->cols[c].w > widest)
+				widest = t->cols[c].w, wc = c;
+		if (widest > 12) {
+			size_t over = total - x->columns;
+			t->cols[wc].w = widest - over >= 12 && over < widest
+						? widest - over
+					: widest - 1 < 12 ? 12
+							  : widest - 1;
+			continue;
+		}
+		bool dropped = false;
+		for (size_t d = 0; drop && drop[d] && !dropped; d++)
+			for (size_t c = 0; c < t->ncols; c++)
+				if (!t->cols[c].drop &&
+				    !strcmp(t->cols[c].title, drop[d])) {
+					t->cols[c].drop = true;
+					dropped = true;
+					break;
+				}
+		if (!dropped)
+			return; /* nothing left to give: let it wrap */
+	}
+}
+
+static void table_print(struct ctx *x, struct table *t)
+{
+	static const char *const sgr[] = {"", "\033[32m", "\033[31m"};
+	size_t lastc = 0;
+	for (size_t c = 0; c < t->ncols; c++)
+		if (!t->cols[c].drop)
+			lastc = c;
+	if (x->color)
+		fputs("\033[1m", x->out);
+	for (size_t c = 0; c < t->ncols; c++) {
+		if (t->cols[c].drop)
+			continue;
+		fputs("  ", x->out);
+		put_cell(x->out, t->cols[c].title, t->cols[c].w,
+			 t->cols[c].right, c == lastc);
+	}
+	if (x->color)
+		fputs("\033[0m", x->out);
+	fputc('\n', x->out);
+	for (size_t r = 0; r < t->nrows; r++) {
+		bool col = x->color && t->color[r];
+		if (col)
+			fputs(sgr[t->color[r]], x->out);
+		for (size_t c = 0; c < t->ncols; c++) {
+			if (t->cols[c].drop)
+				continue;
+			fputs("  ", x->out);
+			put_cell(x->out, t->cells[r * t->ncols + c],
+				 t->cols[c].w, t->cols[c].right, c == lastc);
+		}
+		if (col)
+			fputs("\033[0m", x->out);
+		fputc('\n', x->out);
+	}
+}
+
+static void count_pair(char *buf, size_t n, const struct ctp_group *a,
+		       const struct ctp_group *b, bool threads)
+{
+	char x[32], y[32];
+	uint32_t va = a ? (threads ? a->n_threads : a->n_processes) : 0;
+	uint32_t vb = b ? (threads ? b->n_threads : b->n_processes) : 0;
+	render_count(x, sizeof(x), va);
+	render_count(y, sizeof(y), vb);
+	if (!a)
+		snprintf(buf, n, "%s", y);
+	else if (!b || va == vb)
+		snprintf(buf, n, "%s", x);
+	else
+		snprintf(buf, n, "%s -> %s", x, y);
+}
+
+static const char *const mode_titles[][5] = {
+	[M_FULL] = {"BASE", "CAND", "DELTA", "%", NULL},
+	[M_DELTA] = {"DELTA", NULL},
+	[M_PERCENT] = {"%", NULL},
+	[M_ARROW] = {"CHANGE", NULL},
+};
+
+static int print_gsec_table(struct ctx *x, struct gsec *s)
+{
+	size_t nk = ctp_groups_n_key(s->g[0]), nm = 0;
+	const struct opts *o = x->o;
+	while (mode_titles[o->mode][nm])
+		nm++;
+	struct table t = {.ncols = nk + 5 + nm};
+	char **cells = calloc(t.ncols, sizeof(*cells));
+	char(*buf)[400] = calloc(t.ncols, sizeof(*buf));
+	int ret = -ENOMEM;
+	t.cols = calloc(t.ncols, sizeof(*t.cols));
+	if (!cells || !buf || !t.cols)
+		goto out;
+	for (size_t k = 0; k < nk; k++)
+		t.cols[k] = (struct tcol){ctp_groups_key_title(s->g[0], k)};
+	t.cols[nk] = (struct tcol){"STATUS"};
+	t.cols[nk + 1] = (struct tcol){"THREADS", true};
+	t.cols[nk + 2] = (struct tcol){"PROCS", true};
+	t.cols[nk + 3] = (struct tcol){"FIELD"};
+	t.cols[nk + 4] = (struct tcol){"", false};
+	t.ncols--; /* the spare slot above is not a column */
+	for (size_t m = 0; m < nm; m++)
+		t.cols[nk + 4 + m] = (struct tcol){mode_titles[o->mode][m],
+						   o->mode != M_ARROW};
+	for (size_t i = 0; i < t.ncols; i++)
+		cells[i] = buf[i];
+
+	size_t ng0 = ctp_groups_count(s->g[0]), ng1 = ctp_groups_count(s->g[1]);
+	size_t nnew = 0, ngone = 0;
+	for (size_t r = 0; r < s->nrows; r++)
+		nnew += s->rows[r].rank == 0, ngone += s->rows[r].rank == 1;
+	fprintf(x->out,
+		"\n%s: %zu groups in BASE, %zu in CAND; %zu new, %zu gone",
+		s->title, ng0, ng1, nnew, ngone);
+	if (s->shown < s->nrows)
+		fprintf(x->out, "; showing %zu", s->shown);
+	fprintf(x->out, "\n");
+	if (!s->shown) {
+		ret = 0;
+		goto out;
+	}
+
+	for (size_t ri = 0; ri < s->shown; ri++) {
+		const struct jrow *r = &s->rows[ri];
+		const char *const *key = row_key(s, r);
+		size_t lines = 0;
+		for (size_t j = 0; j <= s->nfp; j++) {
+			if (j == s->nfp && lines)
+				break;
+			for (size_t i = 0; i < t.ncols; i++)
+				buf[i][0] = '\0';
+			if (!lines) {
+				for (size_t k = 0; k < nk; k++)
+					ctp_render_escape(
+						key[k] ? key[k] : "-",
+						strlen(key[k] ? key[k] : "-"),
+						CTP_RENDER_CELL_MAX, buf[k],
+						sizeof(buf[k]));
+				snprintf(buf[nk], sizeof(buf[nk]), "%s",
+					 row_status(r));
+				count_pair(buf[nk + 1], sizeof(buf[nk + 1]),
+					   row_group(s, r, 0),
+					   row_group(s, r, 1), true);
+				count_pair(buf[nk + 2], sizeof(buf[nk + 2]),
+					   row_group(s, r, 0),
+					   row_group(s, r, 1), false);
+			}
+			if (j < s->nfp) {
+				const struct fpair *p = &s->fp[j];
+				uint8_t unit = any_f(p)->unit;
+				struct cmp c;
+				char d[400], pc[64];
+				compare_cell(s, r, p, &c);
+				human_change(&c, unit, d, sizeof(d), pc,
+					     sizeof(pc));
+				snprintf(buf[nk + 3], sizeof(buf[nk + 3]), "%s",
+					 p->name);
+				char **m = cells + nk + 4;
+				switch (o->mode) {
+				case M_FULL:
+					snprintf(m[0], 400, "%s", c.h[0]);
+					snprintf(m[1], 400, "%s", c.h[1]);
+					snprintf(m[2], 400, "%s", d);
+					snprintf(m[3], 400, "%s", pc);
+					break;
+				case M_DELTA:
+					snprintf(m[0], 400, "%s", d);
+					break;
+				case M_PERCENT:
+					snprintf(m[0], 400, "%s",
+						 c.cat ? d : pc);
+					break;
+				case M_ARROW:
+					if (c.changed || c.a[0] != c.a[1])
+						snprintf(m[0], 400, "%s -> %s",
+							 c.h[0], c.h[1]);
+					if (!c.changed)
+						snprintf(m[0], 400, "%s",
+							 c.h[1]);
+					break;
+				}
+			}
+			if (table_add(&t, cells,
+				      lines	     ? 0
+				      : r->rank == 0 ? 1
+				      : r->rank == 1 ? 2
+						     : 0) < 0)
+				goto out;
+			lines++;
+		}
+	}
+	static const char *const drop[] = {"PROCS", "THREADS", "%",
+					   "BASE",  "STATUS",  NULL};
+	table_fit(x, &t, drop);
+	table_print(x, &t);
+	ret = 0;
+out:
+	table_free(&t);
+	free(t.cols);
+	free(cells);
+	free(buf);
+	return ret;
+}
+
+/* ---- JSON and CSV of a grouped section ---- */
+
+static void json_measured(FILE *out, const struct ctp_agg *a)
+{
+	if (!a)
+		fputs("null", out);
+	else
+		fprintf(out, "[%" PRIu32 ",%" PRIu32 "]", a->n_measured,
+			a->n_rows);
+}
+
+static void print_gsec_json(struct ctx *x, struct gsec *s)
+{
+	FILE *out = x->out;
+	size_t nk = ctp_groups_n_key(s->g[0]);
+	fprintf(out, "\"%s\":{\"key\":[", s->name);
+	for (size_t k = 0; k < nk; k++) {
+		fputs(k ? "," : "", out);
+		json_str(out, ctp_groups_key_title(s->g[0], k));
+	}
+	fprintf(out,
+		"],\"groups_base\":%zu,\"groups_cand\":%zu,\"joined\":%zu,"
+		"\"shown\":%zu,\"groups\":[",
+		ctp_groups_count(s->g[0]), ctp_groups_count(s->g[1]), s->nrows,
+		s->shown);
+	for (size_t ri = 0; ri < s->shown; ri++) {
+		const struct jrow *r = &s->rows[ri];
+		const char *const *key = row_key(s, r);
+		const struct ctp_group *g0 = row_group(s, r, 0),
+				       *g1 = row_group(s, r, 1);
+		fputs(ri ? ",{\"key\":[" : "{\"key\":[", out);
+		for (size_t k = 0; k < nk; k++) {
+			fputs(k ? "," : "", out);
+			if (key[k])
+				json_bytes(out, key[k], strlen(key[k]));
+			else
+				fputs("null", out);
+		}
+		fprintf(out, "],\"status\":\"%s\"",
+			r->rank == 0   ? "new"
+			: r->rank == 1 ? "gone"
+				       : "both");
+		fputs(",\"threads\":{\"base\":", out);
+		g0 ? fprintf(out, "%" PRIu32, g0->n_threads)
+		   : fputs("null", out);
+		fputs(",\"cand\":", out);
+		g1 ? fprintf(out, "%" PRIu32, g1->n_threads)
+		   : fputs("null", out);
+		fputs("},\"processes\":{\"base\":", out);
+		g0 ? fprintf(out, "%" PRIu32, g0->n_processes)
+		   : fputs("null", out);
+		fputs(",\"cand\":", out);
+		g1 ? fprintf(out, "%" PRIu32, g1->n_processes)
+		   : fputs("null", out);
+		fputs("},\"fields\":{", out);
+		for (size_t j = 0; j < s->nfp; j++) {
+			struct cmp c;
+			char num[64];
+			compare_cell(s, r, &s->fp[j], &c);
+			fputs(j ? "," : "", out);
+			json_str(out, s->fp[j].name);
+			fputs(":{\"base\":", out);
+			json_agg(out, c.a[0]);
+			fputs(",\"cand\":", out);
+			json_agg(out, c.a[1]);
+			fputs(",\"delta\":", out);
+			if (c.num) {
+				exact_num(num, sizeof(num), c.delta);
+				fputs(num, out);
+			} else {
+				fputs("null", out);
+			}
+			fputs(",\"percent\":", out);
+			if (c.has_pct)
+				fprintf(out, "%.4Lf", c.pct);
+			else
+				fputs("null", out);
+			fprintf(out, ",\"changed\":%s,\"measured\":{\"base\":",
+				c.changed ? "true" : "false");
+			json_measured(out, c.a[0]);
+			fputs(",\"cand\":", out);
+			json_measured(out, c.a[1]);
+			fputs("}}", out);
+		}
+		fputs("}}", out);
+	}
+	fputs("]}", out);
+}
+
+static void print_gsec_csv(struct ctx *x, struct gsec *s)
+{
+	FILE *out = x->out;
+	size_t nk = ctp_groups_n_key(s->g[0]);
+	for (size_t ri = 0; ri < s->shown; ri++) {
+		const struct jrow *r = &s->rows[ri];
+		const char *const *key = row_key(s, r);
+		const struct ctp_group *g[2] = {row_group(s, r, 0),
+						row_group(s, r, 1)};
+		char gk[1024] = "";
+		size_t l = 0;
+		for (size_t k = 0; k < nk; k++)
+			l += (size_t)snprintf(gk + l, sizeof(gk) - l, "%s%s",
+					      k ? "|" : "",
+					      key[k] ? key[k] : "");
+		for (size_t j = 0; j < s->nfp; j++) {
+			struct cmp c;
+			char num[64];
+			compare_cell(s, r, &s->fp[j], &c);
+			fprintf(out, "%s,", s->name);
+			csv_str(out, gk);
+			fprintf(out, ",%s",
+				r->rank == 0   ? "new"
+				: r->rank == 1 ? "gone"
+					       : "both");
+			for (int k = 0; k < 2; k++)
+				g[k] ? fprintf(out, ",%" PRIu32,
+					       g[k]->n_threads)
+				     : fputs(",", out);
+			for (int k = 0; k < 2; k++)
+				g[k] ? fprintf(out, ",%" PRIu32,
+					       g[k]->n_processes)
+				     : fputs(",", out);
+			fputc(',', out);
+			csv_str(out, s->fp[j].name);
+			fputc(',', out);
+			csv_agg(out, c.a[0]);
+			fputc(',', out);
+			csv_agg(out, c.a[1]);
+			fputc(',', out);
+			if (c.num) {
+				exact_num(num, sizeof(num), c.delta);
+				fputs(num, out);
+			}
+			fputc(',', out);
+			if (c.has_pct)
+				fprintf(out, "%.4Lf", c.pct);
+			fprintf(out, ",%d\n", c.changed);
+		}
+	}
+}
+
+/* ---- Host and PSI host fields ---- */
+
+static int print_host(struct ctx *x)
+{
+	const char *const excl[] = {"psi.*"};
+	struct ctp_hostdiff_opts ho = {
+		.include = (const char *const *)x->o->globs,
+		.n_include = x->o->n_globs,
+		.exclude = excl,
+		.n_exclude = 1,
+	};
+	struct ctp_hostdiff *d;
+	if (ctp_hostdiff_new(x->snap[0], x->snap[1], &ho, &d) < 0)
+		return -ENOMEM;
+	FILE *out = x->out;
+	if (x->o->fmt == F_TABLE) {
+		fprintf(out, "\nHost: %zu differences (BASE -> CAND)\n", d->n);
+		ctp_hostdiff_print(d, out, "  ");
+	} else if (x->o->fmt == F_JSON) {
+		fputs("\"host\":[", out);
+		for (size_t i = 0; i < d->n; i++) {
+			fputs(i ? ",{\"key\":" : "{\"key\":", out);
+			json_str(out, d->lines[i].key);
+			fputs(",\"base\":", out);
+			d->lines[i].before_absent
+				? fputs("null", out)
+				: json_str(out, d->lines[i].before);
+			fputs(",\"cand\":", out);
+			d->lines[i].after_absent
+				? fputs("null", out)
+				: json_str(out, d->lines[i].after);
+			fputc('}', out);
+		}
+		fputs("]", out);
+	} else {
+		for (size_t i = 0; i < d->n; i++) {
+			fputs("host,,,,,,,", out);
+			csv_str(out, d->lines[i].key);
+			fputc(',', out);
+			if (!d->lines[i].before_absent)
+				csv_str(out, d->lines[i].before);
+			fputc(',', out);
+			if (!d->lines[i].after_absent)
+				csv_str(out, d->lines[i].after);
+			fputs(",,,1\n", out);
+		}
+	}
+	ctp_hostdiff_free(d);
+	return 0;
+}
+
+/* The psi.* host fields as one joined row, each value an aggregate of one. */
+static int collect_fields_host(struct ctx *x, struct gsec *s)
+{
+	size_t cap = ctp_snap_n_fields(x->snap[0]) +
+		     ctp_snap_n_fields(x->snap[1]) + 1;
+	s->fp = calloc(cap, sizeof(*s->fp));
+	s->aggs = calloc(2 * cap, sizeof(*s->aggs));
+	if (!s->fp || !s->aggs)
+		return -ENOMEM;
+	for (int k = 0; k < 2; k++) {
+		const struct ctp_snap_field *fs = ctp_snap_fields(x->snap[k]);
+		for (size_t i = 0; i < ctp_snap_n_fields(x->snap[k]); i++) {
+			const struct ctp_snap_field *f = &fs[i];
+			if (f->scope != CTP_SCOPE_HOST ||
+			    strncmp(f->name, "psi.", 4) != 0 ||
+			    !selected(x->o, f->name))
+				continue;
+			size_t j;
+			for (j = 0; j < s->nfp; j++)
+				if (!strcmp(s->fp[j].name, f->name))
+					break;
+			if (j == s->nfp)
+				s->fp[s->nfp++].name = f->name;
+			s->fp[j].f[k] = f;
+		}
+	}
+	qsort(s->fp, s->nfp, sizeof(*s->fp), cmp_names);
+	for (size_t j = 0; j < s->nfp; j++)
+		for (int k = 0; k < 2; k++) {
+			struct ctp_agg *a = &s->aggs[2 * j + (size_t)k];
+			if (!s->fp[j].f[k])
+				continue;
+			a->v = ctp_snap_value(x->snap[k], s->fp[j].f[k], 0);
+			a->n_rows = 1;
+			a->n_measured = a->v.type != CTP_VALUE_ABSENT;
+			s->fp[j].col[k] = a;
+		}
+	return 0;
+}
+
+/* The psi.* host fields with their deltas. */
+static int print_psi_host(struct ctx *x)
+{
+	struct gsec s = {0};
+	FILE *out = x->out;
+	size_t n = 0;
+	if (collect_fields_host(x, &s) < 0)
+		return -ENOMEM;
+	(void)n;
+	struct jrow r = {.idx = {0, 0}, .rank = 2};
+	struct table t = {.ncols = 5};
+	struct tcol cols[] = {{"FIELD"},
+			      {"BASE", true},
+			      {"CAND", true},
+			      {"DELTA", true},
+			      {"%", true}};
+	t.cols = cols;
+	if (x->o->fmt == F_TABLE)
+		fprintf(out, "\nPSI (host): %zu fields\n", s.nfp);
+	else if (x->o->fmt == F_JSON)
+		fputs("\"psi_host\":{", out);
+	for (size_t j = 0; j < s.nfp; j++) {
+		struct cmp c;
+		char d[400], pc[64], num[64];
+		compare_cell(&s, &r, &s.fp[j], &c);
+		human_change(&c, any_f(&s.fp[j])->unit, d, sizeof(d), pc,
+			     sizeof(pc));
+		if (x->o->fmt == F_TABLE) {
+			char *cells[] = {(char *)s.fp[j].name, c.h[0], c.h[1],
+					 d, pc};
+			if (table_add(&t, cells, 0) < 0)
+				goto nomem;
+		} else if (x->o->fmt == F_JSON) {
+			fputs(j ? "," : "", out);
+			json_str(out, s.fp[j].name);
+			fputs(":{\"base\":", out);
+			json_agg(out, c.a[0]);
+			fputs(",\"cand\":", out);
+			json_agg(out, c.a[1]);
+			fputs(",\"delta\":", out);
+			if (c.num) {
+				exact_num(num, sizeof(num), c.delta);
+				fputs(num, out);
+			} else {
+				fputs("null", out);
+			}
+			fputs(",\"percent\":", out);
+			c.has_pct ? fprintf(out, "%.4Lf", c.pct)
+				  : fputs("null", out);
+			fputc('}', out);
+		} else {
+			fputs("psi,,,,,,,", out);
+			csv_str(out, s.fp[j].name);
+			fputc(',', out);
+			csv_agg(out, c.a[0]);
+			fputc(',', out);
+			csv_agg(out, c.a[1]);
+			fputc(',', out);
+			if (c.num) {
+				exact_num(num, sizeof(num), c.delta);
+				fputs(num, out);
+			}
+			fputc(',', out);
+			if (c.has_pct)
+				fprintf(out, "%.4Lf", c.pct);
+			fprintf(out, ",%d\n", c.changed);
+		}
+	}
+	if (x->o->fmt == F_TABLE && t.nrows) {
+		static const char *const drop[] = {"%", "BASE", NULL};
+		table_fit(x, &t, drop);
+		table_print(x, &t);
+	} else if (x->o->fmt == F_JSON) {
+		fputc('}', out);
+	}
+	t.cols = NULL;
+	table_free(&t);
+	free(s.fp);
+	free(s.aggs);
+	return 0;
+nomem:
+	t.cols = NULL;
+	table_free(&t);
+	free(s.fp);
+	free(s.aggs);
+	return -ENOMEM;
+}
+
+/* ---- Plugins and read failures ---- */
+
+/*
+ * The kernel-config hint `show` prints: missing (ENOENT) gated files make
+ * half or more of all read failures. Into buf; false when it does not fire.
+ */
+static bool gate_hint(const struct ctp_snap_readfail *rf, char *buf, size_t n)
+{
+	uint64_t total = 0, gated = 0;
+	size_t o = 0, nopts = 0;
+	for (size_t i = 0; i < rf->n_files; i++) {
+		total += rf->failures[i];
+		if (rf->gate[i])
+			gated += rf->missing[i];
+	}
+	if (!gated || gated < total - gated)
+		return false;
+#define ADD(...)                                                               \
+	do {                                                                   \
+		if (o < n)                                                     \
+			o += (size_t)snprintf(buf + o, n - o, __VA_ARGS__);    \
+	} while (0)
+	ADD("%" PRIu64 " of %" PRIu64
+	    " read failures are missing files that exist only with ",
+	    gated, total);
+	for (size_t i = 0; i < rf->n_files; i++) {
+		size_t j;
+		if (!rf->gate[i] || !rf->missing[i])
+			continue;
+		for (j = 0; j < i; j++)
+			if (rf->gate[j] && rf->missing[j] &&
+			    !strcmp(rf->gate[j], rf->gate[i]))
+				break;
+		if (j < i)
+			continue;
+		ADD("%s%s (", nopts++ ? " / " : "", rf->gate[i]);
+		for (j = i; j < rf->n_files; j++)
+			if (rf->gate[j] && rf->missing[j] &&
+			    !strcmp(rf->gate[j], rf->gate[i]))
+				ADD("%s%s", j > i ? ", " : "", rf->file[j]);
+		ADD(")");
+	}
+	ADD("; this kernel was probably built without %s",
+	    nopts > 1 ? "them" : "it");
+#undef ADD
+	return true;
+}
+
+static const struct ctp_snap_plugin *plugin_find(const struct ctp_snap *s,
+						 const char *name)
+{
+	const struct ctp_snap_plugin *p = ctp_snap_plugins(s);
+	for (size_t i = 0; i < ctp_snap_n_plugins(s); i++)
+		if (!strcmp(p[i].name, name))
+			return &p[i];
+	return NULL;
+}
+
+static bool summary_get(const struct ctp_snap_plugin *p, const char *name,
+			uint64_t *v)
+{
+	for (size_t i = 0; p && i < p->n_summary; i++)
+		if (!strcmp(p->summary_name[i], name)) {
+			*v = p->summary[i];
+			return true;
+		}
+	return false;
+}
+
+static const char *status_of(const struct ctp_snap_plugin *p)
+{
+	const char *s = p ? ctp_status_name(p->status) : NULL;
+	return !p ? "-" : s ? s : "unknown";
+}
+
+/* "a -> b (+d)", or "a" when equal; "-" for a side without it. */
+static void pair_text(char *buf, size_t n, bool ha, uint64_t a, bool hb,
+		      uint64_t b)
+{
+	char x[32] = "-", y[32] = "-";
+	if (ha)
+		render_count(x, sizeof(x), a);
+	if (hb)
+		render_count(y, sizeof(y), b);
+	if (ha && hb && a == b)
+		snprintf(buf, n, "%s", x);
+	else if (ha && hb)
+		snprintf(buf, n, "%s -> %s (%s%" PRId64 ")", x, y,
+			 b > a ? "+" : "", (int64_t)(b - a));
+	else
+		snprintf(buf, n, "%s -> %s", x, y);
+}
+
+static void json_u64_or_null(FILE *out, bool have, uint64_t v)
+{
+	have ? fprintf(out, "%" PRIu64, v) : fputs("null", out);
+}
+
+static void json_str_or_null(FILE *out, const char *s)
+{
+	s ? json_str(out, s) : fputs("null", out);
+}
+
+static int print_plugins(struct ctx *x)
+{
+	FILE *out = x->out;
+	size_t n0 = ctp_snap_n_plugins(x->snap[0]),
+	       n1 = ctp_snap_n_plugins(x->snap[1]), np = 0;
+	const char **names = calloc(n0 + n1 + 1, sizeof(*names));
+	if (!names)
+		return -ENOMEM;
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i < ctp_snap_n_plugins(x->snap[k]); i++) {
+			const char *nm = ctp_snap_plugins(x->snap[k])[i].name;
+			size_t j;
+			for (j = 0; j < np && strcmp(names[j], nm); j++)
+				;
+			if (j == np)
+				names[np++] = nm;
+		}
+	if (x->o->fmt == F_TABLE)
+		fprintf(out, "\nPlugins:%s\n", np ? "" : " none");
+	else if (x->o->fmt == F_JSON)
+		fputs("\"plugins\":[", out);
+	for (size_t i = 0; i < np; i++) {
+		const struct ctp_snap_plugin *p[2] = {
+			plugin_find(x->snap[0], names[i]),
+			plugin_find(x->snap[1], names[i])};
+		char t[256];
+		/* Summary counter names over both sides, in order. */
+		const char *sn[2 * 64];
+		size_t ns = 0;
+		for (int k = 0; k < 2; k++)
+			for (size_t s = 0; p[k] && s < p[k]->n_summary; s++) {
+				size_t j;
+				for (j = 0;
+				     j < ns &&
+				     strcmp(sn[j], p[k]->summary_name[s]);
+				     j++)
+					;
+				if (j == ns && ns < sizeof(sn) / sizeof(sn[0]))
+					sn[ns++] = p[k]->summary_name[s];
+			}
+		if (x->o->fmt == F_TABLE) {
+			const char *s0 = status_of(p[0]), *s1 = status_of(p[1]);
+			fprintf(out, "  %s: %s%s%s", names[i], s0,
+				strcmp(s0, s1) ? " -> " : "",
+				strcmp(s0, s1) ? s1 : "");
+			pair_text(t, sizeof(t), p[0], p[0] ? p[0]->calls : 0,
+				  p[1], p[1] ? p[1]->calls : 0);
+			fprintf(out, "; calls %s", t);
+			pair_text(t, sizeof(t), p[0], p[0] ? p[0]->errors : 0,
+				  p[1], p[1] ? p[1]->errors : 0);
+			fprintf(out, "; errors %s\n", t);
+			for (size_t s = 0; s < ns; s++) {
+				uint64_t a = 0, b = 0;
+				bool ha = summary_get(p[0], sn[s], &a),
+				     hb = summary_get(p[1], sn[s], &b);
+				pair_text(t, sizeof(t), ha, a, hb, b);
+				fprintf(out, "    %s: %s\n", sn[s], t);
+			}
+			for (int k = 0; k < 2; k++)
+				if (p[k] && p[k]->hint &&
+				    (k == 0 || !p[0] || !p[0]->hint ||
+				     strcmp(p[0]->hint, p[k]->hint)))
+					fprintf(out, "    hint (%s): %s\n",
+						k ? "CAND" : "BASE",
+						ctp_render_escape(
+							p[k]->hint,
+							strlen(p[k]->hint), 400,
+							t, sizeof(t)));
+		} else if (x->o->fmt == F_JSON) {
+			fputs(i ? ",{\"name\":" : "{\"name\":", out);
+			json_str(out, names[i]);
+			fputs(",\"status\":{\"base\":", out);
+			json_str_or_null(out, p[0] ? status_of(p[0]) : NULL);
+			fputs(",\"cand\":", out);
+			json_str_or_null(out, p[1] ? status_of(p[1]) : NULL);
+			fputs("},\"calls\":{\"base\":", out);
+			json_u64_or_null(out, p[0], p[0] ? p[0]->calls : 0);
+			fputs(",\"cand\":", out);
+			json_u64_or_null(out, p[1], p[1] ? p[1]->calls : 0);
+			fputs("},\"errors\":{\"base\":", out);
+			json_u64_or_null(out, p[0], p[0] ? p[0]->errors : 0);
+			fputs(",\"cand\":", out);
+			json_u64_or_null(out, p[1], p[1] ? p[1]->errors : 0);
+			fputs("},\"summary\":{", out);
+			for (size_t s = 0; s < ns; s++) {
+				uint64_t a = 0, b = 0;
+				bool ha = summary_get(p[0], sn[s], &a),
+				     hb = summary_get(p[1], sn[s], &b);
+				fputs(s ? "," : "", out);
+				json_str(out, sn[s]);
+				fputs(":{\"base\":", out);
+				json_u64_or_null(out, ha, a);
+				fputs(",\"cand\":", out);
+				json_u64_or_null(out, hb, b);
+				fputs(",\"delta\":", out);
+				if (ha && hb)
+					fprintf(out, "%.0Lf",
+						(long double)b -
+							(long double)a);
+				else
+					fputs("null", out);
+				fputc('}', out);
+			}
+			fputs("},\"hint\":{\"base\":", out);
+			json_str_or_null(out, p[0] ? p[0]->hint : NULL);
+			fputs(",\"cand\":", out);
+			json_str_or_null(out, p[1] ? p[1]->hint : NULL);
+			fputs("}}", out);
+		} else {
+			for (size_t s = 0; s < ns; s++) {
+				uint64_t a = 0, b = 0;
+				bool ha = summary_get(p[0], sn[s], &a),
+				     hb = summary_get(p[1], sn[s], &b);
+				fputs("plugins,", out);
+				csv_str(out, names[i]);
+				fputs(",,,,,,", out);
+				csv_str(out, sn[s]);
+				fputc(',', out);
+				if (ha)
+					fprintf(out, "%" PRIu64, a);
+				fputc(',', out);
+				if (hb)
+					fprintf(out, "%" PRIu64, b);
+				fputc(',', out);
+				if (ha && hb)
+					fprintf(out, "%.0Lf",
+						(long double)b -
+							(long double)a);
+				fprintf(out, ",,%d\n", !(ha && hb && a == b));
+			}
+		}
+	}
+	free(names);
+	char h[2][2048];
+	bool hh[2];
+	for (int k = 0; k < 2; k++)
+		hh[k] = gate_hint(ctp_snap_readfail(x->snap[k]), h[k],
+				  sizeof(h[k]));
+	if (x->o->fmt == F_TABLE) {
+		for (int k = 0; k < 2; k++)
+			if (hh[k])
+				fprintf(out, "  read failures (%s) hint: %s\n",
+					k ? "CAND" : "BASE", h[k]);
+	} else if (x->o->fmt == F_JSON) {
+		fputs("],\"read_failure_hint\":{\"base\":", out);
+		json_str_or_null(out, hh[0] ? h[0] : NULL);
+		fputs(",\"cand\":", out);
+		json_str_or_null(out, hh[1] ? h[1] : NULL);
+		fputc('}', out);
+	}
+	return 0;
+}
+
+/* ---- Header ---- */
+
+/* Field names (all scopes, --fields applied) present on side k only. */
+static int only_in(struct ctx *x, int k, const char ***ret, size_t *n)
+{
+	const struct ctp_snap_field *fs = ctp_snap_fields(x->snap[k]);
+	size_t nf = ctp_snap_n_fields(x->snap[k]);
+	const char **v = calloc(nf + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	*n = 0;
+	for (size_t i = 0; i < nf; i++)
+		if (selected(x->o, fs[i].name) &&
+		    !ctp_snap_field_find(x->snap[!k], fs[i].name))
+			v[(*n)++] = fs[i].name;
+	*ret = v;
+	return 0;
+}
+
+static const char *const mode_names[] = {"full", "delta", "percent", "arrow"};
+
+static int print_header(struct ctx *x)
+{
+	FILE *out = x->out;
+	const char **only[2] = {NULL, NULL};
+	size_t nonly[2] = {0, 0};
+	for (int k = 0; k < 2; k++)
+		if (only_in(x, k, &only[k], &nonly[k]) < 0) {
+			free(only[0]);
+			return -ENOMEM;
+		}
+	if (x->o->fmt == F_TABLE) {
+		for (int k = 0; k < 2; k++) {
+			const struct ctp_snap_header *h =
+				ctp_snap_header(x->snap[k]);
+			char t[64], esc[512];
+			ctp_render_time(h->start_realtime_ns, t, sizeof(t));
+			fprintf(out, "%s  %s (%s %s, %s%s%s)\n",
+				k ? "CAND:" : "BASE:",
+				ctp_render_escape(x->path[k],
+						  strlen(x->path[k]), 200, esc,
+						  sizeof(esc)),
+				*h->tool_name ? h->tool_name : "?",
+				*h->tool_version ? h->tool_version : "?", t,
+				h->hostname ? ", host " : "",
+				h->hostname ? h->hostname : "");
+		}
+		fprintf(out, "Grouped by %s%s; mode %s\n", x->o->group_by,
+			x->o->spec.no_normalize ? " (names not normalized)"
+						: "",
+			mode_names[x->o->mode]);
+		for (int k = 0; k < 2; k++) {
+			if (!nonly[k])
+				continue;
+			fprintf(out, "Fields only in %s:", k ? "CAND" : "BASE");
+			for (size_t i = 0; i < nonly[k]; i++)
+				fprintf(out, "%s %s", i ? "," : "", only[k][i]);
+			fputc('\n', out);
+		}
+	} else if (x->o->fmt == F_JSON) {
+		for (int k = 0; k < 2; k++) {
+			const struct ctp_snap_header *h =
+				ctp_snap_header(x->snap[k]);
+			fputs(k ? ",\"cand\":{\"path\":"
+				: "{\"base\":{\"path\":",
+			      out);
+			json_str(out, x->path[k]);
+			fputs(",\"tool_version\":", out);
+			json_str(out, h->tool_version);
+			fputs(",\"hostname\":", out);
+			json_str_or_null(out, h->hostname);
+			fprintf(out, ",\"start_realtime_ns\":%" PRIu64 "}",
+				h->start_realtime_ns);
+		}
+		fputs(",\"group_by\":", out);
+		json_str(out, x->o->group_by);
+		fprintf(out, ",\"normalize\":%s,\"sort\":",
+			x->o->spec.no_normalize ? "false" : "true");
+		json_str(out, x->o->sort ? x->o->sort : "rel");
+		fprintf(out, ",\"order\":\"%s\"", x->o->asc ? "asc" : "desc");
+		for (int k = 0; k < 2; k++) {
+			fprintf(out, ",\"fields_only_in_%s\":[",
+				k ? "cand" : "base");
+			for (size_t i = 0; i < nonly[k]; i++) {
+				fputs(i ? "," : "", out);
+				json_str(out, only[k][i]);
+			}
+			fputc(']', out);
+		}
+	} else {
+		fputs("section,group,status,threads_base,threads_cand,"
+		      "processes_base,processes_cand,field,base,cand,delta,"
+		      "percent,changed\n",
+		      out);
+		for (int k = 0; k < 2; k++)
+			for (size_t i = 0; i < nonly[k]; i++) {
+				fprintf(out, "only_in_%s,,,,,,,",
+					k ? "cand" : "base");
+				csv_str(out, only[k][i]);
+				fputs(",,,,,\n", out);
+			}
+	}
+	free(only[0]);
+	free(only[1]);
+	return 0;
+}
+
+/* ---- The command ---- */
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: ctprof-core compare [OPTIONS] BASE CAND\n"
+		"Group two snapshots the same way, join the groups by key and "
+		"show, per field,\n"
+		"the baseline, the candidate, the difference and the change "
+		"in percent.\n"
+		"\n"
+		"  --group-by AXES      pcomm, comm, cgroup, cgroup:HIER, "
+		"none, "
+		"or a comma list\n"
+		"                       (default pcomm)\n"
+		"  --no-normalize       group by raw names, not worker-{N}\n"
+		"  --flatten GLOB       cgroup paths matching GLOB form one "
+		"group (repeatable)\n"
+		"  --sort FIELD|rel     order groups by FIELD's candidate "
+		"value, or by the largest\n"
+		"                       relative change with new and gone "
+		"groups first (default rel)\n"
+		"  --asc, --desc        sort order (default descending)\n"
+		"  --limit N            at most N groups per section (default "
+		"%d; 0: all)\n"
+		"  --fields GLOB[,GLOB] only fields matching a glob "
+		"(repeatable)\n"
+		"  --sections LIST      threads,cgroups,host,psi,plugins "
+		"(default all)\n"
+		"  --mode MODE          table cells: full, delta, percent, "
+		"arrow (default full)\n"
+		"  --format FMT         table, json, csv (default table)\n"
+		"  --max-decompressed BYTES  refuse larger snapshots "
+		"(default 4 GiB)\n"
+		"  -h, --help           this help\n"
+		"\n"
+		"Colour only on a terminal and without NO_COLOR; the table "
+		"fits $COLUMNS or the\n"
+		"terminal's width. Exit status: 0 ok, 1 unreadable snapshot "
+		"or I/O error, 2 usage.\n",
+		DEFAULT_LIMIT);
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	if (!*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int add_list(char ***v, size_t *n, char *list)
+{
+	for (char *save = NULL, *g = strtok_r(list, ",", &save); g;
+	     g = strtok_r(NULL, ",", &save)) {
+		char **nv = realloc(*v, (*n + 1) * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		*v = nv;
+		(*v)[(*n)++] = g;
+	}
+	return 0;
+}
+
+static int parse_sections(char *list, unsigned *out)
+{
+	static const char *const names[] = {"threads", "cgroups", "host", "psi",
+					    "plugins"};
+	*out = 0;
+	for (char *save = NULL, *g = strtok_r(list, ",", &save); g;
+	     g = strtok_r(NULL, ",", &save)) {
+		size_t i;
+		for (i = 0; i < 5 && strcmp(g, names[i]); i++)
+			;
+		if (i == 5)
+			return -EINVAL;
+		*out |= 1u << i;
+	}
+	return *out ? 0 : -EINVAL;
+}
+
+static int pick(const char *s, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(s, names[i]))
+			return (int)i;
+	return -1;
+}
+
+static size_t term_columns(void)
+{
+	const char *c = getenv("COLUMNS");
+	uint64_t v;
+	if (c && parse_u64(c, &v) == 0 && v >= 20 && v < 100000)
+		return (size_t)v;
+	struct winsize ws;
+	if (isatty(STDOUT_FILENO) &&
+	    ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
+		return ws.ws_col;
+	return 0;
+}
+
+static bool has_cgroup_axis(const struct ctp_group_spec *s)
+{
+	for (size_t i = 0; i < s->n_axes; i++)
+		if (s->axes[i] == CTP_AXIS_CGROUP ||
+		    s->axes[i] == CTP_AXIS_CGROUP_V1)
+			return true;
+	return false;
+}
+
+static int run(struct ctx *x)
+{
+	const struct opts *o = x->o;
+	char err[512];
+	bool json = o->fmt == F_JSON;
+	struct gsec th = {.name = "threads", .title = "Threads"};
+	struct gsec cg = {.name = "cgroups", .title = "Cgroups"};
+	struct gsec pcg = {.name = "psi_cgroups", .title = "PSI (cgroups)"};
+	struct ctp_group_spec cspec = {
+		.axes = {CTP_AXIS_CGROUP},
+		.n_axes = 1,
+		.no_normalize = o->spec.no_normalize,
+		.flatten = o->spec.flatten,
+		.n_flatten = o->spec.n_flatten,
+	};
+	int rc = CTP_EXIT_FAILURE, r;
+
+	/* A grouping that has a cgroup axis already keys the cgroups. */
+	if (has_cgroup_axis(&o->spec))
+		cspec = o->spec;
+	if ((o->sections & S_THREADS) &&
+	    (r = gsec_build(x, &th, &o->spec,
+			    1u << CTP_SCOPE_THREAD | 1u << CTP_SCOPE_PROCESS,
+			    -1, err, sizeof(err))) < 0)
+		goto fail;
+	if ((o->sections & S_CGROUPS) &&
+	    (r = gsec_build(x, &cg, &cspec, 1u << CTP_SCOPE_CGROUP, 0, err,
+			    sizeof(err))) < 0)
+		goto fail;
+	if ((o->sections & S_PSI) &&
+	    (r = gsec_build(x, &pcg, &cspec, 1u << CTP_SCOPE_CGROUP, 1, err,
+			    sizeof(err))) < 0)
+		goto fail;
+	if (o->sort && strcmp(o->sort, "rel") &&
+	    !ctp_snap_field_find(x->snap[0], o->sort) &&
+	    !ctp_snap_field_find(x->snap[1], o->sort)) {
+		fprintf(stderr,
+			PROG ": --sort %s: no such field in either "
+			     "snapshot\n",
+			o->sort);
+		rc = CTP_EXIT_USAGE;
+		goto out;
+	}
+
+	if (print_header(x) < 0)
+		goto nomem;
+	if (o->sections & S_THREADS) {
+		if (json) {
+			fputc(',', x->out);
+			print_gsec_json(x, &th);
+		} else if (o->fmt == F_CSV) {
+			print_gsec_csv(x, &th);
+		} else if (print_gsec_table(x, &th) < 0) {
+			goto nomem;
+		}
+	}
+	if ((o->sections & S_CGROUPS) && (cg.nfp || json)) {
+		if (json) {
+			fputc(',', x->out);
+			print_gsec_json(x, &cg);
+		} else if (o->fmt == F_CSV) {
+			print_gsec_csv(x, &cg);
+		} else if (print_gsec_table(x, &cg) < 0) {
+			goto nomem;
+		}
+	}
+	if (o->sections & S_HOST) {
+		if (json)
+			fputc(',', x->out);
+		if (print_host(x) < 0)
+			goto nomem;
+	}
+	if (o->sections & S_PSI) {
+		if (json)
+			fputc(',', x->out);
+		if (print_psi_host(x) < 0)
+			goto nomem;
+		if (json) {
+			fputc(',', x->out);
+			print_gsec_json(x, &pcg);
+		} else if (o->fmt == F_CSV) {
+			print_gsec_csv(x, &pcg);
+		} else if (pcg.nfp && print_gsec_table(x, &pcg) < 0) {
+			goto nomem;
+		}
+	}
+	if (o->sections & S_PLUGINS) {
+		if (json)
+			fputc(',', x->out);
+		if (print_plugins(x) < 0)
+			goto nomem;
+	}
+	if (json)
+		fputs("}\n", x->out);
+	if (fflush(x->out) != 0 || ferror(x->out)) {
+		fprintf(stderr, PROG ": writing output: %s\n", strerror(errno));
+		goto out;
+	}
+	rc = CTP_EXIT_OK;
+	goto out;
+fail:
+	fprintf(stderr, PROG ": --group-by %s: %s\n", o->group_by, err);
+	rc = r == -ENOMEM ? CTP_EXIT_FAILURE : CTP_EXIT_USAGE;
+	goto out;
+nomem:
+	fprintf(stderr, PROG ": out of memory\n");
+out:
+	gsec_free(&th);
+	gsec_free(&cg);
+	gsec_free(&pcg);
+	return rc;
+}
+
+int ctp_cmd_compare(int argc, char **argv)
+{
+	enum {
+		O_GROUP_BY = 256,
+		O_NO_NORMALIZE,
+		O_FLATTEN,
+		O_SORT,
+		O_ASC,
+		O_DESC,
+		O_LIMIT,
+		O_FIELDS,
+		O_SECTIONS,
+		O_MODE,
+		O_FORMAT,
+		O_CAP,
+	};
+	static const struct option lopts[] = {
+		{"group-by", required_argument, NULL, O_GROUP_BY},
+		{"no-normalize", no_argument, NULL, O_NO_NORMALIZE},
+		{"flatten", required_argument, NULL, O_FLATTEN},
+		{"sort", required_argument, NULL, O_SORT},
+		{"asc", no_argument, NULL, O_ASC},
+		{"desc", no_argument, NULL, O_DESC},
+		{"limit", required_argument, NULL, O_LIMIT},
+		{"fields", required_argument, NULL, O_FIELDS},
+		{"sections", required_argument, NULL, O_SECTIONS},
+		{"mode", required_argument, NULL, O_MODE},
+		{"format", required_argument, NULL, O_FORMAT},
+		{"max-decompressed", required_argument, NULL, O_CAP},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	static const char *const fmt_names[] = {"table", "json", "csv"};
+	struct opts o = {.limit = DEFAULT_LIMIT,
+			 .cap = DEFAULT_CAP,
+			 .sections = 31,
+			 .group_by = "pcomm"};
+	char **copies = NULL, *axes = NULL;
+	size_t ncopies = 0;
+	struct ctx x = {.o = &o, .out = stdout};
+	int rc = CTP_EXIT_USAGE, c, v;
+	char e[256];
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+		char *copy = NULL;
+		switch (c) {
+		case O_GROUP_BY:
+			o.group_by = optarg;
+			break;
+		case O_NO_NORMALIZE:
+			o.spec.no_normalize = true;
+			break;
+		case O_FLATTEN: {
+			const char **n = realloc(o.flatten, (o.n_flatten + 1) *
+								    sizeof(*n));
+			if (!n)
+				goto nomem;
+			o.flatten = n;
+			o.flatten[o.n_flatten++] = optarg;
+			break;
+		}
+		case O_SORT:
+			o.sort = optarg;
+			break;
+		case O_ASC:
+		case O_DESC:
+			o.asc = c == O_ASC;
+			break;
+		case O_LIMIT:
+			if (parse_u64(optarg, &o.limit) < 0) {
+				fprintf(stderr,
+					PROG ": --limit wants a number, not "
+					     "'%s'\n",
+					optarg);
+				goto out;
+			}
+			break;
+		case O_FIELDS:
+		case O_SECTIONS: {
+			copy = strdup(optarg);
+			char **n = copy ? realloc(copies,
+						  (ncopies + 1) * sizeof(*n))
+					: NULL;
+			if (!n) {
+				free(copy);
+				goto nomem;
+			}
+			copies = n;
+			copies[ncopies++] = copy;
+			if (c == O_FIELDS) {
+				if (add_list(&o.globs, &o.n_globs, copy) < 0)
+					goto nomem;
+			} else if (parse_sections(copy, &o.sections) < 0) {
+				fprintf(stderr,
+					PROG ": --sections wants a list of "
+					     "threads, cgroups, host, psi, "
+					     "plugins, not '%s'\n",
+					optarg);
+				goto out;
+			}
+			break;
+		}
+		case O_MODE:
+			v = pick(optarg, mode_names, 4);
+			if (v < 0) {
+				fprintf(stderr,
+					PROG ": --mode wants full, delta, "
+					     "percent or arrow, not '%s'\n",
+					optarg);
+				goto out;
+			}
+			o.mode = (enum mode)v;
+			break;
+		case O_FORMAT:
+			v = pick(optarg, fmt_names, 3);
+			if (v < 0) {
+				fprintf(stderr,
+					PROG ": --format wants table, json or "
+					     "csv, not '%s'\n",
+					optarg);
+				goto out;
+			}
+			o.fmt = (enum fmt)v;
+			break;
+		case O_CAP:
+			if (parse_u64(optarg, &o.cap) < 0) {
+				fprintf(stderr,
+					PROG ": --max-decompressed wants a "
+					     "byte count, not '%s'\n",
+					optarg);
+				goto out;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			rc = CTP_EXIT_OK;
+			goto out;
+		default:
+			usage(stderr);
+			goto out;
+		}
+	}
+	if (optind != argc - 2) {
+		usage(stderr);
+		goto out;
+	}
+	axes = strdup(o.group_by);
+	if (!axes)
+		goto nomem;
+	if (ctp_group_spec_parse(axes, &o.spec, e, sizeof(e)) < 0) {
+		fprintf(stderr, PROG ": --group-by %s: %s\n", o.group_by, e);
+		goto out;
+	}
+	o.spec.flatten = o.flatten;
+	o.spec.n_flatten = o.n_flatten;
+
+	for (int k = 0; k < 2; k++) {
+		char err[512];
+		x.path[k] = argv[optind + k];
+		if (ctp_snap_open(x.path[k], o.cap, &x.snap[k], err,
+				  sizeof(err)) < 0) {
+			fprintf(stderr, PROG ": %s\n", err);
+			rc = CTP_EXIT_FAILURE;
+			goto out;
+		}
+	}
+	x.color = o.fmt == F_TABLE && isatty(STDOUT_FILENO) &&
+		  !getenv("NO_COLOR");
+	x.columns = o.fmt == F_TABLE ? term_columns() : 0;
+	rc = run(&x);
+	goto out;
+nomem:
+	fprintf(stderr, PROG ": out of memory\n");
+	rc = CTP_EXIT_FAILURE;
+out:
+	ctp_snap_free(x.snap[0]);
+	ctp_snap_free(x.snap[1]);
+	for (size_t i = 0; i < ncopies; i++)
+		free(copies[i]);
+	free(copies);
+	free(o.globs);
+	free(o.flatten);
+	free(axes);
+	return rc;
+}

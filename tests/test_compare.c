@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `ctprof-core compare` over two hand-built captures written by the real
+ * writer: joins with groups on one side only, deltas and percentages
+ * (baseline 0 and absent), range midpoints, categorical changes, fields on
+ * one side only, sorting, limits, field globs, each display mode, and
+ * golden outputs under tests/golden/compare/.
+ *
+ * To regenerate the golden files after a deliberate output change, run
+ *   CTP_REGEN_GOLDEN=1 build-dir/tests/test_compare
+ * and review the diff of tests/golden/compare/ before committing it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "e2e_util.h"
+#include "model.h"
+#include "writer.h"
+
+#define GOLDEN CTP_TEST_SOURCE_DIR "/tests/golden/compare"
+
+static char tmp[PATH_MAX];
+
+/* Fields; t.old only in BASE, t.new only in CAND. */
+enum { T_CNT, T_TIME, T_NICE, T_WCHAN, P_RSS, C_USAGE, H_MEM, T_ONE, NF };
+static const struct ctp_field_desc fields[NF] = {
+	[T_CNT] = {"t.cnt", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64,
+		   CTP_UNIT_COUNT, CTP_KIND_COUNTER, CTP_RULE_SUM},
+	[T_TIME] = {"t.time", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64, CTP_UNIT_NS,
+		    CTP_KIND_COUNTER, CTP_RULE_SUM},
+	[T_NICE] = {"t.nice", NULL, CTP_SCOPE_THREAD, CTP_TYPE_I64,
+		    CTP_UNIT_NONE, CTP_KIND_ORDINAL, CTP_RULE_RANGE},
+	[T_WCHAN] = {"t.wchan", NULL, CTP_SCOPE_THREAD, CTP_TYPE_STRING,
+		     CTP_UNIT_NONE, CTP_KIND_CATEGORICAL, CTP_RULE_MODE},
+	[P_RSS] = {"p.rss", NULL, CTP_SCOPE_PROCESS, CTP_TYPE_U64,
+		   CTP_UNIT_BYTES, CTP_KIND_PEAK, CTP_RULE_MAX},
+	[C_USAGE] = {"c.usage", NULL, CTP_SCOPE_CGROUP, CTP_TYPE_U64,
+		     CTP_UNIT_US, CTP_KIND_COUNTER, CTP_RULE_SUM},
+	[H_MEM] = {"h.mem", NULL, CTP_SCOPE_HOST, CTP_TYPE_U64, CTP_UNIT_BYTES,
+		   CTP_KIND_GAUGE, CTP_RULE_MAX},
+	[T_ONE] = {NULL, NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64, CTP_UNIT_COUNT,
+		   CTP_KIND_COUNTER, CTP_RULE_SUM},
+};
+
+#define A (-1) /* absent */
+struct trow {
+	uint32_t tgid, tid;
+	const char *comm;
+	int cg;
+	int64_t cnt, time, nice;
+	const char *wchan; /* NULL: absent */
+	int64_t one;	   /* t.old / t.new */
+};
+struct prow {
+	uint32_t tgid;
+	const char *comm;
+	int64_t rss;
+};
+struct side {
+	const struct trow *t;
+	size_t nt;
+	const struct prow *p;
+	size_t np;
+	const char *one_name;
+	uint64_t usage[2]; /* per cgroup */
+	uint64_t mem;
+};
+
+static const char *const cgroups[] = {"/app.slice", "/db.slice"};
+
+/*
+ * BASE: app (2 threads), db (cnt 0, time absent), gone.
+ * CAND: app (2 threads, more of everything), db (cnt 7, time 500), fresh.
+ */
+static const struct trow base_t[] = {
+	{100, 100, "app", 0, 10, 1000, 0, "ep_poll", 1},
+	{100, 101, "worker-0", 0, 20, 3000, 4, "futex", 2},
+	{200, 200, "db", 1, 0, A, -2, "do_wait", 3},
+	{300, 300, "gone", 1, 5, 50, 0, "futex", 4},
+};
+static const struct prow base_p[] = {
+	{100, "app", 4096}, {200, "db", 1024}, {300, "gone", 512}};
+static const struct trow cand_t[] = {
+	{100, 100, "app", 0, 15, 1500, 0, "futex", 5},
+	{100, 101, "worker-0", 0, 25, 4500, 10, "futex", 6},
+	{200, 200, "db", 1, 7, 500, -2, "do_wait", 7},
+	{400, 400, "fresh", 1, 1, 100, 0, NULL, 8},
+};
+static const struct prow cand_p[] = {
+	{100, "app", 8192}, {200, "db", 1024}, {400, "fresh", 256}};
+
+static const struct side sides[2] = {
+	{base_t, 4, base_p, 3, "t.old", {100, 200}, 1048576},
+	{cand_t, 4, cand_p, 3, "t.new", {150, 200}, 2097152},
+};
+
+static uint64_t blob(struct ctp_capture *cap, const char *s)
+{
+	int64_t id = ctp_blobpool_intern(cap->blobs, s, strlen(s));
+	assert_true(id >= 0);
+	return (uint64_t)id;
+}
+
+static void set(struct ctp_capture *cap, struct ctp_table *t, uint32_t row,
+		uint32_t ident, int f, int64_t v)
+{
+	if (v == A)
+		return;
+	uint32_t col = ctp_registry_get(&cap->reg, (uint32_t)f)->col;
+	assert_int_equal(ctp_table_set(t, row, ident + col, (uint64_t)v), 0);
+}
+
+static void write_side(int k, const char *path)
+{
+	const struct side *s = &sides[k];
+	struct ctp_capture *cap;
+	char err[512];
+	assert_int_equal(ctp_capture_new(1, &cap), 0);
+	cap->plugins = calloc(1, sizeof(*cap->plugins));
+	assert_non_null(cap->plugins);
+	cap->plugins[0].name = strdup("t");
+	cap->plugins[0].status = CTP_PST_LOADED;
+	cap->plugins[0].calls = k ? 12 : 10;
+	cap->plugins[0].n_summary = 1;
+	cap->plugins[0].summary_name[0] = strdup("files");
+	cap->plugins[0].summary[0] = k ? 9 : 7;
+	cap->n_plugins = 1;
+	for (int i = 0; i < NF; i++) {
+		struct ctp_field_desc d = fields[i];
+		if (i == T_ONE)
+			d.name = s->one_name;
+		assert_int_equal(ctp_registry_add(&cap->reg, 0, &d), i);
+	}
+	assert_int_equal(ctp_table_add_row(&cap->host), 0);
+	set(cap, &cap->host, 0, CTP_HOST_IDENT, H_MEM, (int64_t)s->mem);
+	for (int i = 0; i < 2; i++) {
+		int64_t r = ctp_table_add_row(&cap->cgroups);
+		assert_true(r >= 0);
+		ctp_table_set(&cap->cgroups, (uint32_t)r, CTP_CCOL_PATH,
+			      blob(cap, cgroups[i]));
+		set(cap, &cap->cgroups, (uint32_t)r, CTP_CGROUP_IDENT, C_USAGE,
+		    (int64_t)s->usage[i]);
+	}
+	struct ctp_table *pt = &cap->procs[0], *tt = &cap->threads[0];
+	cap->spans = calloc(s->np, sizeof(*cap->spans));
+	assert_non_null(cap->spans);
+	cap->n_spans = s->np;
+	for (size_t i = 0; i < s->np; i++) {
+		uint32_t prow = (uint32_t)ctp_table_add_row(pt), n = 0;
+		uint32_t first = tt->nrows;
+		ctp_table_set(pt, prow, CTP_PCOL_TGID, s->p[i].tgid);
+		ctp_table_set(pt, prow, CTP_PCOL_COMM, blob(cap, s->p[i].comm));
+		set(cap, pt, prow, CTP_PROCESS_IDENT, P_RSS, s->p[i].rss);
+		for (size_t j = 0; j < s->nt; j++) {
+			const struct trow *t = &s->t[j];
+			if (t->tgid != s->p[i].tgid)
+				continue;
+			uint32_t r = (uint32_t)ctp_table_add_row(tt);
+			ctp_table_set(tt, r, CTP_TCOL_TID, t->tid);
+			ctp_table_set(tt, r, CTP_TCOL_TGID, t->tgid);
+			ctp_table_set(tt, r, CTP_TCOL_COMM, blob(cap, t->comm));
+			ctp_table_set(tt, r, CTP_TCOL_CGROUP, (uint64_t)t->cg);
+			set(cap, tt, r, CTP_THREAD_IDENT, T_CNT, t->cnt);
+			set(cap, tt, r, CTP_THREAD_IDENT, T_TIME, t->time);
+			set(cap, tt, r, CTP_THREAD_IDENT, T_NICE, t->nice);
+			if (t->wchan)
+				set(cap, tt, r, CTP_THREAD_IDENT, T_WCHAN,
+				    (int64_t)blob(cap, t->wchan));
+			set(cap, tt, r, CTP_THREAD_IDENT, T_ONE, t->one);
+			n++;
+		}
+		ctp_table_set(pt, prow, CTP_PCOL_NTHREADS, n);
+		cap->spans[i] = (struct ctp_span){.tgid = s->p[i].tgid,
+						  .proc_row = prow,
+						  .thread_row = first,
+						  .nthreads = n};
+	}
+	cap->start_realtime_ns = 1700000000000000000ull + (uint64_t)k;
+	cap->end_realtime_ns = 1700000001000000000ull + (uint64_t)k;
+	if (ctp_writer_write(cap, path, 3, "test", NULL, NULL, err,
+			     sizeof(err)) < 0)
+		fail_msg("write %s: %s", path, err);
+	ctp_capture_free(cap);
+}
+
+static int setup(void **state)
+{
+	char p[PATH_MAX];
+	(void)state;
+	if (e2e_tmpdir("compare", tmp, sizeof(tmp)) < 0)
+		return -1;
+	E2E_PATHF(p, "%s/base.ctprof", tmp);
+	write_side(0, p);
+	E2E_PATHF(p, "%s/cand.ctprof", tmp);
+	write_side(1, p);
+	/* Relative snapshot names keep the golden files free of $TMPDIR. */
+	if (chdir(tmp) < 0)
+		return -1;
+	setenv("NO_COLOR", "1", 1);
+	setenv("COLUMNS", "110", 1);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	if (chdir("/") < 0)
+		return -1;
+	return e2e_rm_rf(tmp) < 0 ? -1 : 0;
+}
+
+/* Run `compare base.ctprof cand.ctprof ARGS...`; stdout in *out. */
+static int run(char **out, ...)
+{
+	const char *args[40] = {"compare", "base.ctprof", "cand.ctprof"};
+	size_t n = 3, len;
+	va_list ap;
+	va_start(ap, out);
+	for (const char *a; (a = va_arg(ap, const char *)) && n < 39;)
+		args[n++] = a;
+	va_end(ap);
+	args[n] = NULL;
+	int rc = e2e_run(args, "out.txt", "err.txt");
+	if (rc != 0)
+		e2e_show_file("compare stderr", "err.txt");
+	assert_int_equal(e2e_read_file("out.txt", out, &len), 0);
+	return rc;
+}
+
+/* An exact line in the output. */
+static void has_line(const char *out, const char *line)
+{
+	size_t l = strlen(line);
+	for (const char *p = out; (p = strstr(p, line)); p++)
+		if ((p == out || p[-1] == '\n') && (p[l] == '\n' || !p[l]))
+			return;
+	fail_msg("missing line '%s' in:\n%s", line, out);
+}
+
+static void no_line_with(const char *out, const char *s)
+{
+	if (strstr(out, s))
+		fail_msg("unexpected '%s' in:\n%s", s, out);
+}
+
+/* CSV is line-per-(group, field), so every rule shows as one exact line. */
+static void test_csv_values(void **state)
+{
+	char *out;
+	(void)state;
+	assert_int_equal(run(&out, "--format", "csv", NULL), 0);
+	/* app: two threads, sums 30 -> 40: +10, +33.3333%. */
+	has_line(out, "threads,app,both,2,2,1,1,t.cnt,30,40,10,33.3333,1");
+	/* db: baseline 0 -> 7: delta, no percent. */
+	has_line(out, "threads,db,both,1,1,1,1,t.cnt,0,7,7,,1");
+	/* db: baseline absent -> 500: neither delta nor percent. */
+	has_line(out, "threads,db,both,1,1,1,1,t.time,,500,,,1");
+	/* Ranges by midpoint: 0..4 (2) -> 0..10 (5): +3, +150%. */
+	has_line(out,
+		 "threads,app,both,2,2,1,1,t.nice,0..4,0..10,3,150.0000,1");
+	/* Negative baseline: -2 -> -2 unchanged. */
+	has_line(out, "threads,db,both,1,1,1,1,t.nice,-2,-2,0,0.0000,0");
+	/* Categorical: mode ep_poll (tie, smallest) -> futex. */
+	has_line(out, "threads,app,both,2,2,1,1,t.wchan,ep_poll,futex,,,1");
+	has_line(out, "threads,db,both,1,1,1,1,t.wchan,do_wait,do_wait,,,0");
+	/* Groups on one side only. */
+	has_line(out, "threads,fresh,new,,1,,1,t.cnt,,1,,,1");
+	has_line(out, "threads,gone,gone,1,,1,,t.cnt,5,,,,1");
+	/* Process scope: 4096 -> 8192 bytes. */
+	has_line(out,
+		 "threads,app,both,2,2,1,1,p.rss,4096,8192,4096,100.0000,1");
+	/* Fields on one side only. */
+	has_line(out, "only_in_base,,,,,,,t.old,,,,,");
+	has_line(out, "only_in_cand,,,,,,,t.new,,,,,");
+	has_line(out, "threads,app,both,2,2,1,1,t.old,3,,,,1");
+	has_line(out, "threads,app,both,2,2,1,1,t.new,,11,,,1");
+	/* Cgroups, host, plugins. */
+	has_line(
+		out,
+		"cgroups,/app.slice,both,2,2,1,1,c.usage,100,150,50,50.0000,1");
+	has_line(out, "host,,,,,,,h.mem,1048576,2097152,,,1");
+	has_line(out, "plugins,t,,,,,,files,7,9,2,,1");
+	free(out);
+}
+
+/* The order of the group names in a CSV column of t.cnt lines. */
+static void order_of(const char *out, char *buf, size_t n)
+{
+	size_t o = 0;
+	buf[0] = '\0';
+	for (const char *p = out; (p = strstr(p, "threads,")); p++) {
+		if (p != out && p[-1] != '\n')
+			continue;
+		const char *g = p + 8, *e = strchr(g, ',');
+		if (!strstr(e, ",t.cnt,") ||
+		    strstr(e, ",t.cnt,") > strchr(e, '\n'))
+			continue;
+		o += (size_t)snprintf(buf + o, n - o, "%s%.*s", o ? " " : "",
+				      (int)(e - g), g);
+	}
+}
+
+static void test_sorting_and_limit(void **state)
+{
+	char *out, ord[256];
+	(void)state;
+	/* rel: new first, then gone, then by largest relative change; db's
+	 * t.cnt change from 0 has no percentage but ranks above any (app's
+	 * largest is 150% on t.nice). */
+	assert_int_equal(
+		run(&out, "--format", "csv", "--sections", "threads", NULL), 0);
+	order_of(out, ord, sizeof(ord));
+	assert_string_equal(ord, "fresh gone db app");
+	free(out);
+	assert_int_equal(run(&out, "--format", "csv", "--sections", "threads",
+			     "--sort", "t.cnt", NULL),
+			 0);
+	order_of(out, ord, sizeof(ord));
+	/* Candidate values (baseline for gone): 40, 7, 5, 1. */
+	assert_string_equal(ord, "app db gone fresh");
+	free(out);
+	assert_int_equal(run(&out, "--format", "csv", "--sections", "threads",
+			     "--sort", "t.cnt", "--asc", NULL),
+			 0);
+	order_of(out, ord, sizeof(ord));
+	assert_string_equal(ord, "fresh gone db app");
+	free(out);
+	assert_int_equal(run(&out, "--format", "csv", "--sections", "threads",
+			     "--sort", "t.cnt", "--limit", "2", NULL),
+			 0);
+	order_of(out, ord, sizeof(ord));
+	assert_string_equal(ord, "app db");
+	free(out);
+}
+
+static void test_field_globs(void **state)
+{
+	char *out;
+	(void)state;
+	assert_int_equal(
+		run(&out, "--format", "csv", "--fields", "t.c*,h.*", NULL), 0);
+	has_line(out, "threads,app,both,2,2,1,1,t.cnt,30,40,10,33.3333,1");
+	has_line(out, "host,,,,,,,h.mem,1048576,2097152,,,1");
+	no_line_with(out, "t.time");
+	no_line_with(out, "p.rss");
+	no_line_with(out, "t.old");
+	free(out);
+}
+
+static void test_usage_errors(void **state)
+{
+	char *out;
+	const char *bad[][4] = {
+		{"--mode", "sideways", NULL},
+		{"--format", "xml", NULL},
+		{"--sections", "threads,nope", NULL},
+		{"--group-by", "pcomm,pcomm", NULL},
+		{"--sort", "no.such.field", NULL},
+		{"--limit", "-1", NULL},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(run(&out, bad[i][0], bad[i][1], NULL), 2);
+		free(out);
+	}
+	const char *missing[] = {"compare", "base.ctprof", "nope.ctprof", NULL};
+	assert_int_equal(e2e_run(missing, NULL, NULL), 1);
+	const char *one[] = {"compare", "base.ctprof", NULL};
+	assert_int_equal(e2e_run(one, NULL, NULL), 2);
+}
+
+static void test_json_parses(void **state)
+{
+	char *out;
+	(void)state;
+	assert_int_equal(run(&out, "--format", "json", NULL), 0);
+	free(out);
+	int rc = system("/usr/bin/python3 -m json.tool out.txt >/dev/null");
+	assert_int_equal(rc, 0);
+}
+
+/* Output of one invocation against tests/golden/compare/NAME. */
+static void golden(const char *name, ...)
+{
+	const char *args[40] = {"compare", "base.ctprof", "cand.ctprof"};
+	char path[PATH_MAX], *out, *want;
+	size_t n = 3, len, wlen;
+	va_list ap;
+	va_start(ap, name);
+	for (const char *a; (a = va_arg(ap, const char *)) && n < 39;)
+		args[n++] = a;
+	va_end(ap);
+	args[n] = NULL;
+	assert_int_equal(e2e_run(args, "out.txt", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("out.txt", &out, &len), 0);
+	assert_int_equal(E2E_PATHF(path, "%s/%s", GOLDEN, name), 0);
+	if (getenv("CTP_REGEN_GOLDEN")) {
+		assert_int_equal(e2e_write_file(path, out, len), 0);
+		free(out);
+		return;
+	}
+	if (e2e_read_file(path, &want, &wlen) < 0)
+		fail_msg("%s: missing (CTP_REGEN_GOLDEN=1 writes it)", path);
+	if (len != wlen || memcmp(out, want, len) != 0)
+		fail_msg("%s differs; got:\n%s", path, out);
+	free(out);
+	free(want);
+}
+
+static void test_golden(void **state)
+{
+	(void)state;
+	golden("table-full.txt", NULL);
+	golden("table-delta.txt", "--mode", "delta", NULL);
+	golden("table-percent.txt", "--mode", "percent", NULL);
+	golden("table-arrow.txt", "--mode", "arrow", NULL);
+	golden("table-comm-cgroup.txt", "--group-by", "cgroup,comm",
+	       "--sections", "threads,cgroups", NULL);
+	golden("output.json", "--format", "json", NULL);
+	golden("output.csv", "--format", "csv", NULL);
+	/* Narrow terminal: columns dropped, names cut. */
+	setenv("COLUMNS", "60", 1);
+	golden("table-narrow.txt", "--sections", "threads", NULL);
+	setenv("COLUMNS", "110", 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_csv_values),
+		cmocka_unit_test(test_sorting_and_limit),
+		cmocka_unit_test(test_field_globs),
+		cmocka_unit_test(test_usage_errors),
+		cmocka_unit_test(test_json_parses),
+		cmocka_unit_test(test_golden),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
