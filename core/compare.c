@@ -122,51 +122,14 @@ static long double absl_(long double x)
 	return x < 0 ? -x : x;
 }
 
-/* Decimal with thousands separators. */
-static void render_count(char *buf, size_t n, uint64_t v)
-{
-	char d[32];
-	size_t l = (size_t)snprintf(d, sizeof(d), "%" PRIu64, v), o = 0;
-	char tmp[48];
-	for (size_t i = 0; i < l; i++) {
-		if (i && (l - i) % 3 == 0)
-			tmp[o++] = ',';
-		tmp[o++] = d[i];
-	}
-	tmp[o] = '\0';
-	snprintf(buf, n, "%s", tmp);
-}
-
-/* A magnitude for humans: counts with separators, else render.h's units. */
-static void render_mag(char *buf, size_t n, uint64_t m, uint8_t unit)
-{
-	if (unit == CTP_UNIT_COUNT)
-		render_count(buf, n, m);
-	else
-		ctp_render_mag(buf, n, m, unit);
-}
-
 /* An aggregate for humans, with " (k/n)" when partly measured. */
 static void human_agg(uint8_t unit, const struct ctp_agg *a, char *buf,
 		      size_t n)
 {
-	bool plain = a && a->v.type == CTP_TYPE_U64 && !a->saturated &&
-		     !a->unknown &&
-		     !(a->hi.type != CTP_VALUE_ABSENT && a->mixed);
-	if (!a) {
+	if (!a)
 		snprintf(buf, n, "-");
-		return;
-	}
-	if (plain && unit == CTP_UNIT_COUNT) {
-		render_count(buf, n, a->v.u64);
-		if (a->n_measured && a->n_measured < a->n_rows) {
-			size_t l = strlen(buf);
-			snprintf(buf + l, n - l, " (%" PRIu32 "/%" PRIu32 ")",
-				 a->n_measured, a->n_rows);
-		}
-		return;
-	}
-	ctp_render_agg_cell(unit, a, buf, n);
+	else
+		ctp_render_agg_cell(unit, a, buf, n);
 }
 
 /* A signed difference for humans: "+1.50 ms", "-3", "0". */
@@ -182,7 +145,7 @@ static void human_delta(char *buf, size_t n, long double d, uint8_t unit)
 		snprintf(buf, n, "%s>huge", d < 0 ? "-" : "+");
 		return;
 	}
-	render_mag(t, sizeof(t), (uint64_t)(m + 0.5L), unit);
+	ctp_render_mag(t, sizeof(t), (uint64_t)(m + 0.5L), unit);
 	snprintf(buf, n, "%s%s", d > 0 ? "+" : d < 0 ? "-" : "", t);
 }
 
@@ -679,40 +642,44 @@ static void table_fit(struct ctx *x, struct table *t, const char *const *drop)
 	}
 }
 
+/* The last shown column of a line whose text is not empty: the line
+ * stops there, so that it never ends in padding. */
+static size_t table_last(const struct table *t, const char *const *line)
+{
+	size_t last = 0;
+	for (size_t c = 0; c < t->ncols; c++)
+		if (!t->cols[c].drop && *line[c])
+			last = c;
+	return last;
+}
+
 static void table_print(struct ctx *x, struct table *t)
 {
 	static const char *const sgr[] = {"", "\033[32m", "\033[31m"};
-	size_t lastc = 0;
-	for (size_t c = 0; c < t->ncols; c++)
-		if (!t->cols[c].drop)
-			lastc = c;
-	if (x->color)
-		fputs("\033[1m", x->out);
-	for (size_t c = 0; c < t->ncols; c++) {
-		if (t->cols[c].drop)
-			continue;
-		fputs("  ", x->out);
-		put_cell(x->out, t->cols[c].title, t->cols[c].w,
-			 t->cols[c].right, c == lastc);
-	}
-	if (x->color)
-		fputs("\033[0m", x->out);
-	fputc('\n', x->out);
-	for (size_t r = 0; r < t->nrows; r++) {
-		bool col = x->color && t->color[r];
-		if (col)
-			fputs(sgr[t->color[r]], x->out);
-		for (size_t c = 0; c < t->ncols; c++) {
+	const char **line = calloc(t->ncols ? t->ncols : 1, sizeof(*line));
+	if (!line)
+		return;
+	for (size_t r = 0; r <= t->nrows; r++) {
+		for (size_t c = 0; c < t->ncols; c++)
+			line[c] = r ? t->cells[(r - 1) * t->ncols + c]
+				    : t->cols[c].title;
+		const char *on = !x->color ? ""
+				 : !r	   ? "\033[1m"
+					   : sgr[t->color[r - 1]];
+		size_t last = table_last(t, line);
+		fputs(on, x->out);
+		for (size_t c = 0; c <= last && c < t->ncols; c++) {
 			if (t->cols[c].drop)
 				continue;
 			fputs("  ", x->out);
-			put_cell(x->out, t->cells[r * t->ncols + c],
-				 t->cols[c].w, t->cols[c].right, c == lastc);
+			put_cell(x->out, line[c], t->cols[c].w,
+				 t->cols[c].right, c == last);
 		}
-		if (col)
+		if (*on)
 			fputs("\033[0m", x->out);
 		fputc('\n', x->out);
 	}
+	free(line);
 }
 
 static void count_pair(char *buf, size_t n, const struct ctp_group *a,
@@ -721,8 +688,8 @@ static void count_pair(char *buf, size_t n, const struct ctp_group *a,
 	char x[32], y[32];
 	uint32_t va = a ? (threads ? a->n_threads : a->n_processes) : 0;
 	uint32_t vb = b ? (threads ? b->n_threads : b->n_processes) : 0;
-	render_count(x, sizeof(x), va);
-	render_count(y, sizeof(y), vb);
+	ctp_render_count(x, sizeof(x), va);
+	ctp_render_count(y, sizeof(y), vb);
 	if (!a)
 		snprintf(buf, n, "%s", y);
 	else if (!b || va == vb)
@@ -1005,6 +972,52 @@ static void print_gsec_csv(struct ctx *x, struct gsec *s)
 
 /* ---- Host and PSI host fields ---- */
 
+/*
+ * A host value for humans: a number in the unit its field declares
+ * ("2.00 MiB", "1,234"), else the diff's own text (exact numbers, strings,
+ * cpu lists, "unknown"). Returns true, with the number in *num, for a
+ * number with a unit. JSON and CSV keep the diff's exact text.
+ */
+static bool host_human(struct ctx *x, int k, const char *key, const char *text,
+		       char *buf, size_t n, long double *num)
+{
+	const struct ctp_snap_field *f = ctp_snap_field_find(x->snap[k], key);
+	struct ctp_value v = {.type = CTP_VALUE_ABSENT};
+	if (f && f->unit != CTP_UNIT_NONE && f->scope == CTP_SCOPE_HOST)
+		v = ctp_snap_get(x->snap[k], f, 0);
+	if (v.type == CTP_TYPE_U64 || v.type == CTP_TYPE_I64) {
+		ctp_render_value(f->unit, &v, buf, n);
+		*num = v.type == CTP_TYPE_U64 ? (long double)v.u64
+					      : (long double)v.i64;
+		return true;
+	}
+	snprintf(buf, n, "%s", text);
+	return false;
+}
+
+/* One host diff line for the table; numbers with a unit in it and, when
+ * both sides have one in the same unit, the change ("+6.04 ms"), which
+ * also tells apart two values that round to the same text. */
+static void host_line(struct ctx *x, const struct ctp_hostdiff_line *l)
+{
+	char b[2][256], d[80] = "";
+	long double v[2];
+	bool num0 =
+		host_human(x, 0, l->key, l->before, b[0], sizeof(b[0]), &v[0]);
+	bool num1 =
+		host_human(x, 1, l->key, l->after, b[1], sizeof(b[1]), &v[1]);
+	const struct ctp_snap_field *f0 =
+		ctp_snap_field_find(x->snap[0], l->key);
+	const struct ctp_snap_field *f1 =
+		ctp_snap_field_find(x->snap[1], l->key);
+	if (num0 && num1 && f0->unit == f1->unit) {
+		char t[64];
+		human_delta(t, sizeof(t), v[1] - v[0], f1->unit);
+		snprintf(d, sizeof(d), " (%s)", t);
+	}
+	fprintf(x->out, "  %s: %s -> %s%s\n", l->key, b[0], b[1], d);
+}
+
 static int print_host(struct ctx *x)
 {
 	const char *const excl[] = {"psi.*"};
@@ -1020,7 +1033,8 @@ static int print_host(struct ctx *x)
 	FILE *out = x->out;
 	if (x->o->fmt == F_TABLE) {
 		fprintf(out, "\nHost: %zu differences (BASE -> CAND)\n", d->n);
-		ctp_hostdiff_print(d, out, "  ");
+		for (size_t i = 0; i < d->n; i++)
+			host_line(x, &d->lines[i]);
 	} else if (x->o->fmt == F_JSON) {
 		fputs("\"host\":[", out);
 		for (size_t i = 0; i < d->n; i++) {
@@ -1263,9 +1277,9 @@ static void pair_text(char *buf, size_t n, bool ha, uint64_t a, bool hb,
 {
 	char x[32] = "-", y[32] = "-";
 	if (ha)
-		render_count(x, sizeof(x), a);
+		ctp_render_count(x, sizeof(x), a);
 	if (hb)
-		render_count(y, sizeof(y), b);
+		ctp_render_count(y, sizeof(y), b);
 	if (ha && hb && a == b)
 		snprintf(buf, n, "%s", x);
 	else if (ha && hb)
@@ -1941,8 +1955,9 @@ int ctp_cmd_compare(int argc, char **argv)
 			goto out;
 		}
 	}
-	x.color = o.fmt == F_TABLE && isatty(STDOUT_FILENO) &&
-		  !getenv("NO_COLOR");
+	/* no-color.org: NO_COLOR set and not empty turns colour off. */
+	const char *nc = getenv("NO_COLOR");
+	x.color = o.fmt == F_TABLE && isatty(STDOUT_FILENO) && !(nc && *nc);
 	x.columns = o.fmt == F_TABLE ? term_columns() : 0;
 	rc = run(&x);
 	goto out;

@@ -848,7 +848,10 @@ static void do_process(struct worker *w, size_t idx)
 	for (size_t i = 0; i < ntids && w->result == 0; i++)
 		do_thread(w, pdir, tgid, w->tids[i], &recorded);
 
-	if (recorded == 0 && !task_exists(eng->roots.proc_fd, name)) {
+	/* No thread recorded: the process exited under us (its directory
+	 * may linger while the last threads are reaped). A process row with
+	 * no thread would describe nothing, so it goes too. */
+	if (recorded == 0 && w->result == 0) {
 		ctp_table_truncate(w->procs, (uint32_t)prow);
 		w->tgids_vanished++;
 		close(pdir);

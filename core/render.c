@@ -51,6 +51,19 @@ size_t ctp_render_width(const char *s)
 	return w;
 }
 
+void ctp_render_count(char *buf, size_t n, uint64_t v)
+{
+	char d[24], tmp[32];
+	size_t l = (size_t)snprintf(d, sizeof(d), "%" PRIu64, v), o = 0;
+	for (size_t i = 0; i < l; i++) {
+		if (i && (l - i) % 3 == 0)
+			tmp[o++] = ',';
+		tmp[o++] = d[i];
+	}
+	tmp[o] = '\0';
+	snprintf(buf, n, "%s", tmp);
+}
+
 static void scaled(char *buf, size_t n, double v, const char *const *units,
 		   const double *steps, size_t nunits)
 {
@@ -99,6 +112,9 @@ void ctp_render_mag(char *buf, size_t n, uint64_t m, uint8_t unit)
 	case CTP_UNIT_CENTIPCT:
 		snprintf(buf, n, "%" PRIu64 ".%02" PRIu64 "%%", m / 100,
 			 m % 100);
+		break;
+	case CTP_UNIT_COUNT:
+		ctp_render_count(buf, n, m);
 		break;
 	default:
 		snprintf(buf, n, "%" PRIu64, m);

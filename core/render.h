@@ -30,8 +30,11 @@ char *ctp_render_escape(const char *s, size_t n, size_t max, char *out,
 /* Display width of an escaped (UTF-8) string. */
 size_t ctp_render_width(const char *s);
 
+/* A decimal with thousands separators: "1,234,567". */
+void ctp_render_count(char *buf, size_t n, uint64_t v);
 /* A magnitude in `unit` (enum ctp_unit): "999 ns", "1.50 ms", "2.00 KiB",
- * "1.23 s" for ticks, "12.34%" for centi-percent, plain digits otherwise. */
+ * "1.23 s" for ticks, "12.34%" for centi-percent, "1,234" for counts,
+ * plain digits otherwise (ids and other unitless numbers). */
 void ctp_render_mag(char *buf, size_t n, uint64_t m, uint8_t unit);
 /* A cpu set as ranges, "0-3,8-11"; "{}" when empty. */
 void ctp_render_cpuset(const struct ctp_value *v, char *buf, size_t n);

@@ -130,7 +130,10 @@ static void print_plugins(const struct ctp_snap *snap)
 	}
 	for (size_t i = 0; i < np; i++) {
 		const char *st = ctp_status_name(p[i].status);
-		printf("  %-*s  %-9s", (int)w, p[i].name, st ? st : "unknown");
+		/* Pad the status only when text follows it. */
+		bool more = p[i].status == 1 || p[i].reason || p[i].required;
+		printf("  %-*s  %-*s", (int)w, p[i].name, more ? 9 : 0,
+		       st ? st : "unknown");
 		if (p[i].status == 1) {
 			ctp_render_mag(t, sizeof(t), p[i].time_ns, CTP_UNIT_NS);
 			printf(" %s, %s, %" PRIu64 " calls, %" PRIu64
@@ -286,34 +289,35 @@ struct column {
 	size_t w;
 };
 
+/* One line of the grid: the titles when row is NULL. The line stops at its
+ * last non-empty cell, so that it never ends in padding. */
+static void print_line(const struct column *cols, size_t ncols,
+		       char *const *row)
+{
+	size_t last = 0;
+	for (size_t c = 0; c < ncols; c++)
+		if (*(row ? row[c] : cols[c].title))
+			last = c;
+	for (size_t c = 0; c < ncols && c <= last; c++) {
+		const char *s = row ? row[c] : cols[c].title;
+		size_t pad = cols[c].w - ctp_render_width(s);
+		printf("  ");
+		if (cols[c].right)
+			printf("%*s%s", (int)pad, "", s);
+		else
+			printf("%s%*s", s, c < last ? (int)pad : 0, "");
+	}
+	putchar('\n');
+}
+
 /* Titles and rows of cells, each column as wide as its widest cell
  * (cols[].w holds at least the title's width). */
 static void print_grid(const struct column *cols, size_t ncols,
 		       char *const *cells, size_t rows)
 {
-	for (size_t c = 0; c < ncols; c++) {
-		size_t pad = cols[c].w - ctp_render_width(cols[c].title);
-		printf("%s", c ? "  " : "  ");
-		if (cols[c].right)
-			printf("%*s%s", (int)pad, "", cols[c].title);
-		else
-			printf("%s%*s", cols[c].title,
-			       c + 1 < ncols ? (int)pad : 0, "");
-	}
-	putchar('\n');
-	for (size_t r = 0; r < rows; r++) {
-		for (size_t c = 0; c < ncols; c++) {
-			const char *s = cells[r * ncols + c];
-			size_t pad = cols[c].w - ctp_render_width(s);
-			printf("  ");
-			if (cols[c].right)
-				printf("%*s%s", (int)pad, "", s);
-			else
-				printf("%s%*s", s, c + 1 < ncols ? (int)pad : 0,
-				       "");
-		}
-		putchar('\n');
-	}
+	print_line(cols, ncols, NULL);
+	for (size_t r = 0; r < rows; r++)
+		print_line(cols, ncols, cells + r * ncols);
 }
 
 static int print_table(const struct ctp_snap *snap, const struct opts *o,

@@ -1,6 +1,6 @@
 # `compare BASE CAND` (core/compare.c): hand-built snapshots with golden
 # outputs under tests/golden/compare/, and a live end-to-end run.
-ctp_add_test(test_compare test_compare.c e2e_util.c LIBS ctpcore)
+ctp_add_test(test_compare test_compare.c snapbuild.c e2e_util.c LIBS ctpcore)
 add_dependencies(test_compare ctprof-core)
 ctp_add_test(test_compare_live test_compare_live.c e2e_util.c LIBS ctpcore)
 add_dependencies(test_compare_live ctprof-core plugin-procfs-stat)

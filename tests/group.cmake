@@ -1,7 +1,7 @@
 # Grouping and aggregation (core/group.c, core/render.c), derived fields
 # through registry, writer and reader, and `show --group-by`.
 ctp_add_test(test_normalize test_normalize.c LIBS ctpcore)
-ctp_add_test(test_group test_group.c e2e_util.c LIBS ctpcore)
+ctp_add_test(test_group test_group.c snapbuild.c e2e_util.c LIBS ctpcore)
 # test_taskstats_registered runs the binary with the taskstats plugin.
 add_dependencies(test_group ctprof-core plugin-procfs-stat plugin-taskstats)
 

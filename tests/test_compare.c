@@ -11,6 +11,8 @@
  * and review the diff of tests/golden/compare/ before committing it.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <pty.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -20,13 +22,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "e2e_util.h"
 #include "model.h"
-#include "writer.h"
+#include "snapbuild.h"
 
 #define GOLDEN CTP_TEST_SOURCE_DIR "/tests/golden/compare"
 
@@ -105,91 +108,57 @@ static const struct side sides[2] = {
 	{cand_t, 4, cand_p, 3, "t.new", {150, 200}, 2097152},
 };
 
-static uint64_t blob(struct ctp_capture *cap, const char *s)
-{
-	int64_t id = ctp_blobpool_intern(cap->blobs, s, strlen(s));
-	assert_true(id >= 0);
-	return (uint64_t)id;
-}
-
 static void set(struct ctp_capture *cap, struct ctp_table *t, uint32_t row,
 		uint32_t ident, int f, int64_t v)
 {
-	if (v == A)
-		return;
-	uint32_t col = ctp_registry_get(&cap->reg, (uint32_t)f)->col;
-	assert_int_equal(ctp_table_set(t, row, ident + col, (uint64_t)v), 0);
+	if (v != A)
+		sb_put_u64(cap, t, row, ident, f, (uint64_t)v);
 }
 
 static void write_side(int k, const char *path)
 {
 	const struct side *s = &sides[k];
-	struct ctp_capture *cap;
+	struct ctp_capture *cap = sb_capture("t");
 	char err[512];
-	assert_int_equal(ctp_capture_new(1, &cap), 0);
-	cap->plugins = calloc(1, sizeof(*cap->plugins));
-	assert_non_null(cap->plugins);
-	cap->plugins[0].name = strdup("t");
-	cap->plugins[0].status = CTP_PST_LOADED;
 	cap->plugins[0].calls = k ? 12 : 10;
 	cap->plugins[0].n_summary = 1;
 	cap->plugins[0].summary_name[0] = strdup("files");
 	cap->plugins[0].summary[0] = k ? 9 : 7;
-	cap->n_plugins = 1;
 	for (int i = 0; i < NF; i++) {
 		struct ctp_field_desc d = fields[i];
 		if (i == T_ONE)
 			d.name = s->one_name;
 		assert_int_equal(ctp_registry_add(&cap->reg, 0, &d), i);
 	}
-	assert_int_equal(ctp_table_add_row(&cap->host), 0);
 	set(cap, &cap->host, 0, CTP_HOST_IDENT, H_MEM, (int64_t)s->mem);
 	for (int i = 0; i < 2; i++) {
-		int64_t r = ctp_table_add_row(&cap->cgroups);
-		assert_true(r >= 0);
-		ctp_table_set(&cap->cgroups, (uint32_t)r, CTP_CCOL_PATH,
-			      blob(cap, cgroups[i]));
-		set(cap, &cap->cgroups, (uint32_t)r, CTP_CGROUP_IDENT, C_USAGE,
+		uint32_t r = sb_cgroup(cap, cgroups[i]);
+		set(cap, &cap->cgroups, r, CTP_CGROUP_IDENT, C_USAGE,
 		    (int64_t)s->usage[i]);
 	}
 	struct ctp_table *pt = &cap->procs[0], *tt = &cap->threads[0];
-	cap->spans = calloc(s->np, sizeof(*cap->spans));
-	assert_non_null(cap->spans);
-	cap->n_spans = s->np;
 	for (size_t i = 0; i < s->np; i++) {
-		uint32_t prow = (uint32_t)ctp_table_add_row(pt), n = 0;
-		uint32_t first = tt->nrows;
-		ctp_table_set(pt, prow, CTP_PCOL_TGID, s->p[i].tgid);
-		ctp_table_set(pt, prow, CTP_PCOL_COMM, blob(cap, s->p[i].comm));
+		uint32_t prow = sb_process(cap, s->p[i].tgid, s->p[i].comm);
 		set(cap, pt, prow, CTP_PROCESS_IDENT, P_RSS, s->p[i].rss);
 		for (size_t j = 0; j < s->nt; j++) {
 			const struct trow *t = &s->t[j];
 			if (t->tgid != s->p[i].tgid)
 				continue;
-			uint32_t r = (uint32_t)ctp_table_add_row(tt);
-			ctp_table_set(tt, r, CTP_TCOL_TID, t->tid);
-			ctp_table_set(tt, r, CTP_TCOL_TGID, t->tgid);
-			ctp_table_set(tt, r, CTP_TCOL_COMM, blob(cap, t->comm));
-			ctp_table_set(tt, r, CTP_TCOL_CGROUP, (uint64_t)t->cg);
+			uint32_t r = sb_thread(cap, t->tid, t->comm, t->cg);
 			set(cap, tt, r, CTP_THREAD_IDENT, T_CNT, t->cnt);
 			set(cap, tt, r, CTP_THREAD_IDENT, T_TIME, t->time);
 			set(cap, tt, r, CTP_THREAD_IDENT, T_NICE, t->nice);
 			if (t->wchan)
 				set(cap, tt, r, CTP_THREAD_IDENT, T_WCHAN,
-				    (int64_t)blob(cap, t->wchan));
+				    (int64_t)sb_blob(cap, t->wchan,
+						     strlen(t->wchan)));
 			set(cap, tt, r, CTP_THREAD_IDENT, T_ONE, t->one);
-			n++;
 		}
-		ctp_table_set(pt, prow, CTP_PCOL_NTHREADS, n);
-		cap->spans[i] = (struct ctp_span){.tgid = s->p[i].tgid,
-						  .proc_row = prow,
-						  .thread_row = first,
-						  .nthreads = n};
 	}
-	cap->start_realtime_ns = 1700000000000000000ull + (uint64_t)k;
-	cap->end_realtime_ns = 1700000001000000000ull + (uint64_t)k;
-	if (ctp_writer_write(cap, path, 3, "test", NULL, NULL, err,
-			     sizeof(err)) < 0)
+	/* One nanosecond apart, so the header tells the sides apart. */
+	cap->start_realtime_ns += (uint64_t)k;
+	cap->end_realtime_ns += (uint64_t)k;
+	if (sb_write(cap, path, err, sizeof(err)) < 0)
 		fail_msg("write %s: %s", path, err);
 	ctp_capture_free(cap);
 }
@@ -390,6 +359,199 @@ static void test_json_parses(void **state)
 	assert_int_equal(rc, 0);
 }
 
+/*
+ * Run `compare base.ctprof cand.ctprof --sections threads` with stdout on a
+ * pseudo-terminal, NO_COLOR as `no_color` (NULL: unset); the terminal's
+ * bytes in *out.
+ */
+static void run_pty(const char *no_color, char **out)
+{
+	int fd;
+	size_t len = 0, cap = 1 << 16;
+	char *buf = malloc(cap);
+	assert_non_null(buf);
+	pid_t pid = forkpty(&fd, NULL, NULL, NULL);
+	if (pid < 0) {
+		free(buf);
+		skip();
+	}
+	if (pid == 0) {
+		if (no_color)
+			setenv("NO_COLOR", no_color, 1);
+		else
+			unsetenv("NO_COLOR");
+		execl(CTP_TEST_BINARY, CTP_TEST_BINARY, "compare",
+		      "base.ctprof", "cand.ctprof", "--sections", "threads",
+		      (char *)NULL);
+		_exit(127);
+	}
+	for (;;) {
+		if (len + 1 == cap) {
+			char *nb = realloc(buf, cap *= 2);
+			assert_non_null(nb);
+			buf = nb;
+		}
+		ssize_t r = read(fd, buf + len, cap - len - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break; /* EIO once the child has closed its side */
+		len += (size_t)r;
+	}
+	buf[len] = '\0';
+	close(fd);
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	*out = buf;
+}
+
+/* The line of `out` holding `s` (a pty ends lines in "\r\n"). */
+static const char *line_of(const char *out, const char *s, char *buf, size_t n)
+{
+	const char *p = strstr(out, s);
+	if (!p)
+		fail_msg("no '%s' in:\n%s", s, out);
+	const char *b = p, *e = strchr(p, '\n');
+	while (b > out && b[-1] != '\n')
+		b--;
+	e = e ? e : p + strlen(p);
+	snprintf(buf, n, "%.*s", (int)(e - b), b);
+	return buf;
+}
+
+static bool starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static void test_color(void **state)
+{
+	char *out, l[512];
+	(void)state;
+	/* On a terminal: bold titles, new rows green, gone rows red, each
+	 * reset before the line ends; unchanged rows plain. */
+	run_pty(NULL, &out);
+	assert_true(starts(line_of(out, "STATUS", l, sizeof(l)), "\033[1m"));
+	assert_non_null(strstr(l, "\033[0m\r"));
+	line_of(out, "fresh", l, sizeof(l));
+	assert_true(starts(l, "\033[32m  fresh"));
+	assert_non_null(strstr(l, "\033[0m\r"));
+	assert_true(
+		starts(line_of(out, "gone  ", l, sizeof(l)), "\033[31m  gone"));
+	assert_true(starts(line_of(out, "  db  ", l, sizeof(l)), "  db"));
+	free(out);
+	/* NO_COLOR set: no escape at all. */
+	run_pty("1", &out);
+	assert_non_null(strstr(out, "fresh"));
+	no_line_with(out, "\033");
+	free(out);
+	/* An empty NO_COLOR does not count (no-color.org). */
+	run_pty("", &out);
+	assert_non_null(strstr(out, "\033[32m  fresh"));
+	free(out);
+	/* Not a terminal: no escape even without NO_COLOR. */
+	unsetenv("NO_COLOR");
+	assert_int_equal(run(&out, "--sections", "threads", NULL), 0);
+	assert_non_null(strstr(out, "fresh"));
+	no_line_with(out, "\033");
+	free(out);
+	setenv("NO_COLOR", "1", 1);
+}
+
+/*
+ * A pair for the plugins section: plugin "io" with a hint on the candidate
+ * side only, and on the candidate 10 of 11 read failures missing files
+ * gated on one kernel option; a count host field of 1,234,567 -> 1,234,568.
+ */
+static void write_hint_side(int k, const char *path)
+{
+	static const struct ctp_field_desc d = {
+		"h.count",	NULL,		CTP_SCOPE_HOST, CTP_TYPE_U64,
+		CTP_UNIT_COUNT, CTP_KIND_GAUGE, CTP_RULE_MAX};
+	struct ctp_capture *cap = sb_capture("io");
+	char err[512];
+	assert_int_equal(ctp_registry_add(&cap->reg, 0, &d), 0);
+	sb_put_u64(cap, &cap->host, 0, CTP_HOST_IDENT, 0,
+		   1234567u + (unsigned)k);
+	cap->plugins[0].errors = k ? 11 : 0;
+	if (k) {
+		cap->plugins[0].hint = strdup("enable task I/O accounting");
+		assert_non_null(cap->plugins[0].hint);
+		struct ctp_readfail *rf = &cap->rf;
+		rf->n_files = 2;
+		rf->file[0] = strdup("io");
+		rf->gate[0] = strdup("CONFIG_TASK_IO_ACCOUNTING");
+		rf->failures[0] = 10;
+		rf->missing[0] = 10;
+		rf->file[1] = strdup("stat");
+		rf->failures[1] = 1;
+		assert_true(rf->file[0] && rf->gate[0] && rf->file[1]);
+	}
+	sb_process(cap, 10, "p");
+	sb_thread(cap, 10, "p", -1);
+	if (sb_write(cap, path, err, sizeof(err)) < 0)
+		fail_msg("write %s: %s", path, err);
+	ctp_capture_free(cap);
+}
+
+static void test_hints(void **state)
+{
+	const char *cmp[] = {"compare",		 "hint-base.ctprof",
+			     "hint-cand.ctprof", "--sections",
+			     "host,plugins",	 NULL};
+	const char *show[] = {"show", "hint-cand.ctprof", NULL};
+	char *out;
+	size_t len;
+	(void)state;
+	write_hint_side(0, "hint-base.ctprof");
+	write_hint_side(1, "hint-cand.ctprof");
+
+	assert_int_equal(e2e_run(cmp, "out.txt", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("out.txt", &out, &len), 0);
+	has_line(out, "  h.count: 1,234,567 -> 1,234,568 (+1)");
+	has_line(out, "  io: loaded; calls 0; errors 0 -> 11 (+11)");
+	has_line(out, "    hint (CAND): enable task I/O accounting");
+	no_line_with(out, "hint (BASE)");
+	no_line_with(out, "read failures (BASE)");
+	has_line(out, "  read failures (CAND) hint: 10 of 11 read failures "
+		      "are missing files that exist only with "
+		      "CONFIG_TASK_IO_ACCOUNTING (io); this kernel was "
+		      "probably built without it");
+	free(out);
+
+	/* The same in JSON, with exact host values. */
+	const char *js[] = {"compare",
+			    "hint-base.ctprof",
+			    "hint-cand.ctprof",
+			    "--sections",
+			    "host,plugins",
+			    "--format",
+			    "json",
+			    NULL};
+	assert_int_equal(e2e_run(js, "out.txt", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("out.txt", &out, &len), 0);
+	assert_non_null(strstr(out, "\"key\":\"h.count\",\"base\":\"1234567\","
+				    "\"cand\":\"1234568\""));
+	assert_non_null(strstr(out, "\"hint\":{\"base\":null,\"cand\":\"enable "
+				    "task I/O accounting\"}"));
+	assert_non_null(strstr(out, "\"read_failure_hint\":{\"base\":null,"
+				    "\"cand\":\"10 of 11 read failures"));
+	free(out);
+
+	/* `show` prints both hints too, and counts with separators. */
+	assert_int_equal(e2e_run(show, "out.txt", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("out.txt", &out, &len), 0);
+	assert_non_null(strstr(out, "  hint: enable task I/O accounting\n"));
+	assert_non_null(strstr(out, "\n  hint: 10 of 11 read failures are "
+				    "missing files that exist only with "
+				    "CONFIG_TASK_IO_ACCOUNTING (io); this "
+				    "kernel was probably built without it\n"));
+	assert_non_null(strstr(out, "  1,234,568\n"));
+	free(out);
+}
+
 /* Output of one invocation against tests/golden/compare/NAME. */
 static void golden(const char *name, ...)
 {
@@ -444,6 +606,8 @@ int main(void)
 		cmocka_unit_test(test_usage_errors),
 		cmocka_unit_test(test_json_parses),
 		cmocka_unit_test(test_golden),
+		cmocka_unit_test(test_color),
+		cmocka_unit_test(test_hints),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

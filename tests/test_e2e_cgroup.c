@@ -198,9 +198,10 @@ static const struct {
 static const char *const never_cgroups[] = {POOL, GHOST};
 
 /* The walk: 9 tgid dirs, all with a comm; 28 tid dirs, 200, 201 and 500
- * without a comm (vanished). */
+ * without a comm (vanished). 500 has no other thread, so the process
+ * recorded nothing and is dropped as vanished too. */
 #define EXP_TGIDS_WALKED   9
-#define EXP_TGIDS_VANISHED 0
+#define EXP_TGIDS_VANISHED 1
 #define EXP_TIDS_WALKED	   28
 #define EXP_TIDS_VANISHED  3
 

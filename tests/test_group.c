@@ -34,6 +34,7 @@
 #include "model.h"
 #include "reader.h"
 #include "render.h"
+#include "snapbuild.h"
 #include "writer.h"
 
 #define SKIP 77
@@ -42,14 +43,7 @@ static char tmp[PATH_MAX];
 
 /* ---- Building captures ---- */
 
-/* A cell: present or not; STRING in s, CPUSET as CPUs ending at -1. */
-struct cell {
-	bool set;
-	uint64_t v;
-	const char *s;
-	int cpus[70];
-};
-
+/* Cells (snapbuild.h): absent, u64, i64, string, cpu set. */
 #define ABSENT                                                                 \
 	{                                                                      \
 		0                                                              \
@@ -183,13 +177,13 @@ struct trow {
 	uint32_t tgid, tid;
 	const char *comm; /* NULL: nil */
 	int cg;		  /* -1: unknown */
-	struct cell v[N_TF];
+	struct sb_cell v[N_TF];
 };
 
 struct prow {
 	uint32_t tgid;
 	const char *comm;
-	struct cell v[N_PF];
+	struct sb_cell v[N_PF];
 };
 
 struct dataset {
@@ -198,7 +192,7 @@ struct dataset {
 	const struct prow *procs;
 	size_t n_procs;
 	const char *const *cgroups;
-	const struct cell *cg_usage;
+	const struct sb_cell *cg_usage;
 	size_t n_cgroups;
 	bool no_v1; /* leave out cgroup.v1.cpu */
 };
@@ -282,7 +276,7 @@ static const char *const main_cgroups[] = {
 	"/system.slice/app@1.service", "/system.slice/app@2.service",
 	"/user.slice/user-1000.slice/session-3.scope",
 	"/user.slice/user-1000.slice/session-4.scope"};
-static const struct cell main_usage[] = {U(100), U(200), ABSENT, U(50)};
+static const struct sb_cell main_usage[] = {U(100), U(200), ABSENT, U(50)};
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -291,45 +285,9 @@ static const struct dataset main_set = {
 	main_cgroups, main_usage,      N(main_cgroups)};
 
 /* Build a snapshot's capture; fields as above. */
-static uint64_t blob(struct ctp_capture *cap, const char *s, size_t n)
-{
-	int64_t id = ctp_blobpool_intern(cap->blobs, s, n);
-	assert_true(id >= 0);
-	return (uint64_t)id;
-}
-
-static void put(struct ctp_capture *cap, struct ctp_table *t, uint32_t row,
-		uint32_t ident, int fid, const struct cell *c)
-{
-	const struct ctp_field *f = ctp_registry_get(&cap->reg, (uint32_t)fid);
-	uint64_t v = c->v;
-	if (!c->set)
-		return;
-	if (f->type == CTP_TYPE_STRING) {
-		v = blob(cap, c->s, strlen(c->s));
-	} else if (f->type == CTP_TYPE_CPUSET) {
-		unsigned char b[16] = {0};
-		size_t len = 0;
-		for (size_t i = 0; c->cpus[i] >= 0; i++) {
-			b[c->cpus[i] / 8] |=
-				(unsigned char)(1u << (c->cpus[i] % 8));
-			size_t w = ((size_t)c->cpus[i] / 64 + 1) * 8;
-			len = w > len ? w : len;
-		}
-		v = blob(cap, (const char *)b, len);
-	}
-	assert_int_equal(ctp_table_set(t, row, ident + f->col, v), 0);
-}
-
 static struct ctp_capture *build_capture(const struct dataset *ds)
 {
-	struct ctp_capture *cap;
-	assert_int_equal(ctp_capture_new(1, &cap), 0);
-	cap->plugins = calloc(1, sizeof(*cap->plugins));
-	assert_non_null(cap->plugins);
-	cap->plugins[0].name = strdup("t");
-	cap->plugins[0].status = CTP_PST_LOADED;
-	cap->n_plugins = 1;
+	struct ctp_capture *cap = sb_capture("t");
 
 	for (int i = 0; i < N_PLAIN; i++)
 		assert_int_equal(ctp_registry_add(&cap->reg, 0, &plain[i]), i);
@@ -342,63 +300,32 @@ static struct ctp_capture *build_capture(const struct dataset *ds)
 			fail_msg("derived %d: %d (%s)", i, r, why);
 	}
 
-	assert_int_equal(ctp_table_add_row(&cap->host), 0);
-	struct cell mem = U(1048576);
-	put(cap, &cap->host, 0, CTP_HOST_IDENT, H_MEM, &mem);
+	struct sb_cell mem = U(1048576);
+	sb_put(cap, &cap->host, 0, CTP_HOST_IDENT, H_MEM, &mem);
 
 	for (size_t i = 0; i < ds->n_cgroups; i++) {
-		int64_t r = ctp_table_add_row(&cap->cgroups);
-		assert_true(r >= 0);
-		ctp_table_set(
-			&cap->cgroups, (uint32_t)r, CTP_CCOL_PATH,
-			blob(cap, ds->cgroups[i], strlen(ds->cgroups[i])));
-		put(cap, &cap->cgroups, (uint32_t)r, CTP_CGROUP_IDENT, C_USAGE,
-		    &ds->cg_usage[i]);
+		uint32_t r = sb_cgroup(cap, ds->cgroups[i]);
+		sb_put(cap, &cap->cgroups, r, CTP_CGROUP_IDENT, C_USAGE,
+		       &ds->cg_usage[i]);
 	}
 
-	struct ctp_table *pt = &cap->procs[0], *tt = &cap->threads[0];
-	cap->spans = calloc(ds->n_procs, sizeof(*cap->spans));
-	assert_non_null(cap->spans);
-	cap->n_spans = ds->n_procs;
 	for (size_t i = 0; i < ds->n_procs; i++) {
 		const struct prow *p = &ds->procs[i];
-		uint32_t prow = (uint32_t)ctp_table_add_row(pt), n = 0;
-		ctp_table_set(pt, prow, CTP_PCOL_TGID, p->tgid);
-		if (p->comm)
-			ctp_table_set(pt, prow, CTP_PCOL_COMM,
-				      blob(cap, p->comm, strlen(p->comm)));
+		uint32_t prow = sb_process(cap, p->tgid, p->comm);
 		for (int f = 0; f < N_PF; f++)
-			put(cap, pt, prow, CTP_PROCESS_IDENT, P_FAULTS + f,
-			    &p->v[f]);
-		uint32_t first = tt->nrows;
+			sb_put(cap, &cap->procs[0], prow, CTP_PROCESS_IDENT,
+			       P_FAULTS + f, &p->v[f]);
 		for (size_t k = 0; k < ds->n_threads; k++) {
 			const struct trow *t = &ds->threads[k];
 			if (t->tgid != p->tgid)
 				continue;
-			uint32_t r = (uint32_t)ctp_table_add_row(tt);
-			ctp_table_set(tt, r, CTP_TCOL_TID, t->tid);
-			ctp_table_set(tt, r, CTP_TCOL_TGID, t->tgid);
-			if (t->comm)
-				ctp_table_set(
-					tt, r, CTP_TCOL_COMM,
-					blob(cap, t->comm, strlen(t->comm)));
-			if (t->cg >= 0)
-				ctp_table_set(tt, r, CTP_TCOL_CGROUP,
-					      (uint64_t)t->cg);
+			uint32_t r = sb_thread(cap, t->tid, t->comm, t->cg);
 			for (int f = 0; f < N_TF; f++)
 				if (f != T_V1 || !ds->no_v1)
-					put(cap, tt, r, CTP_THREAD_IDENT, f,
-					    &t->v[f]);
-			n++;
+					sb_put(cap, &cap->threads[0], r,
+					       CTP_THREAD_IDENT, f, &t->v[f]);
 		}
-		ctp_table_set(pt, prow, CTP_PCOL_NTHREADS, n);
-		cap->spans[i] = (struct ctp_span){.tgid = p->tgid,
-						  .proc_row = prow,
-						  .thread_row = first,
-						  .nthreads = n};
 	}
-	cap->start_realtime_ns = 1700000000000000000ull;
-	cap->end_realtime_ns = 1700000001000000000ull;
 	return cap;
 }
 
@@ -408,7 +335,7 @@ static int write_capture(struct ctp_capture *cap, const char *name, char *path,
 	int n = snprintf(path, pathlen, "%s/%s", tmp, name);
 	if (n < 0 || (size_t)n >= pathlen)
 		return -ENAMETOOLONG;
-	return ctp_writer_write(cap, path, 3, "test", NULL, NULL, err, errlen);
+	return sb_write(cap, path, err, errlen);
 }
 
 static struct ctp_snap *open_capture(struct ctp_capture *cap, const char *name)
@@ -673,7 +600,7 @@ static void test_process_dedup(void **state)
 	/* comm: worker-{N} spans processes 100 (three threads), 200 and 300:
 	 * 1000 + 50, 300 unmeasured. */
 	g = group(snap, "comm", false, NULL, 0);
-	EXPECT_CELL(g, "p.faults", 3, "1050 (2/3)");
+	EXPECT_CELL(g, "p.faults", 3, "1,050 (2/3)");
 	EXPECT_CELL(g, "p.rss", 3, "8.00 KiB");
 	ctp_groups_free(g);
 
@@ -743,7 +670,7 @@ static void test_derived(void **state)
 	EXPECT_CELL(g, "t.nested", 2, "-");
 	assert_int_equal(agg(g, "t.total", 2)->n_measured, 0);
 	/* Process scope: from the deduplicated sum, 2 * 1050. */
-	EXPECT_CELL(g, "p.faults2", 1, "2100");
+	EXPECT_CELL(g, "p.faults2", 1, "2,100");
 	EXPECT_CELL(g, "p.faults2", 2, "-");
 	ctp_groups_free(g);
 	ctp_snap_free(snap);
@@ -1022,7 +949,7 @@ static void test_saturation(void **state)
 	assert_true(a->v.u64 == UINT64_MAX);
 	char buf[64];
 	ctp_render_agg(CTP_UNIT_COUNT, a, buf, sizeof(buf));
-	assert_string_equal(buf, ">18446744073709551615");
+	assert_string_equal(buf, ">18,446,744,073,709,551,615");
 	/* t.a saturates: total is absent rather than wrong. */
 	assert_int_equal(agg(g, "t.total", 0)->v.type, CTP_VALUE_ABSENT);
 	/* Per row, UINT64_MAX + 1 + 0 does not fit a u64: absent too. */
@@ -1190,8 +1117,7 @@ static int write_derived_sample(const char *path)
 {
 	struct ctp_capture *cap = build_capture(&main_set);
 	char err[512];
-	int r = ctp_writer_write(cap, path, 3, "test", NULL, NULL, err,
-				 sizeof(err));
+	int r = sb_write(cap, path, err, sizeof(err));
 	if (r < 0)
 		fprintf(stderr, "write %s: %s\n", path, err);
 	ctp_capture_free(cap);
@@ -1270,7 +1196,7 @@ static void test_show(void **state)
 		    "Processes grouped by pcomm: 3 groups of 4 processes\n"
 		    "  PCOMM  THREADS  PROCS  p.faults\n"
 		    "  -            1      1         4\n"
-		    "  app          6      2      1050\n"
+		    "  app          6      2     1,050\n"
 		    "  db           2      1         -\n"
 		    "\n"
 		    "Threads grouped by pcomm: 3 groups of 9 threads\n"
@@ -1299,7 +1225,7 @@ static void test_show(void **state)
 		    "showing 2\n"
 		    "  PCOMM  THREADS  PROCS  p.faults\n"
 		    "  -            1      1         4\n"
-		    "  app          6      2      1050\n"
+		    "  app          6      2     1,050\n"
 		    "\n"
 		    "Threads grouped by pcomm: 3 groups of 9 threads, showing "
 		    "2, by t.cnt (descending, absent last)\n"
