@@ -16,9 +16,9 @@ Plugin sets (--sets):
   procfs   procfs-stat alone: the targets below
   issue3   procfs-stat, schedstat, io, smaps: the default set minus
            taskstats (and jemalloc-probe, not written yet); CPU target
-  default  the full default set (issue3 + taskstats): ctprof-core workers=1
-           only (no plain reader makes netlink queries); its CPU over the
-           issue3 set's is what taskstats adds
+  taskstats  the issue3 set plus taskstats: ctprof-core workers=1 only (no
+           plain reader makes netlink queries); its CPU over the issue3
+           set's is what taskstats adds
 
   CPU per thread   (user+sys) / threads walked by that run (the whole host,
                    not only N: the snapshot's recorded threads, the reader's
@@ -87,11 +87,11 @@ SETS = {
         "kinds": ("reader", "reader_pt", "w1", "w2"),
         "title": "issue-3 set (procfs-stat, schedstat, io, smaps)",
     },
-    "default": {
+    "taskstats": {
         "plugins": ["procfs-stat", "schedstat", "io", "smaps", "taskstats"],
         "reader": None,
         "kinds": ("w1",),
-        "title": "default set (issue-3 set + taskstats)",
+        "title": "issue-3 set + taskstats",
     },
 }
 KIND_NAMES = {
@@ -679,9 +679,9 @@ def block(args, n, outdir, configs):
     for sn in args.set_list:
         row["sets"][sn] = {k: summarize(rs) for k, rs in runs[sn].items()}
         row["derived"][sn] = derive(row["sets"][sn], runs[sn])
-    if "default" in row["sets"] and "issue3" in row["sets"]:
-        row["derived"]["default"]["taskstats_us"] = (
-            row["sets"]["default"]["w1"]["cpu_us_per_thread"]
+    if "taskstats" in row["sets"] and "issue3" in row["sets"]:
+        row["derived"]["taskstats"]["taskstats_us"] = (
+            row["sets"]["taskstats"]["w1"]["cpu_us_per_thread"]
             - row["sets"]["issue3"]["w1"]["cpu_us_per_thread"])
     # Others' CPU while we measured: host busy time not spent by our runs
     # (pairs overlap, so they are left out).
@@ -850,7 +850,7 @@ def print_text(rows, check_at, out):
                       (s["w1"]["wall_s"] - s["w1"]["walk_s"]) * 1e3,
                       (s["w2"]["wall_s"] - s["w2"]["walk_s"]) * 1e3))
             if "taskstats_us" in d:
-                p("        default set: taskstats adds %.2f us/thread of "
+                p("        taskstats set: taskstats adds %.2f us/thread of "
                   "CPU to the issue-3 set (workers=1)" % d["taskstats_us"])
         for sn, st in r["strace"].items():
             p("        %s set, " % sn + "\n        ".join(fmt_parity(st)))
@@ -943,7 +943,7 @@ def parse_args():
                     help="comma list of load sizes N (default %(default)s)")
     ap.add_argument("--sets", default="procfs,issue3",
                     help="comma list of plugin sets: procfs, issue3, "
-                    "default (default %(default)s)")
+                    "taskstats (default %(default)s)")
     ap.add_argument("--per-process", type=int, default=100,
                     help="threads per load process (default %(default)s)")
     ap.add_argument("-r", "--repeat", type=int, default=5,

@@ -1,0 +1,826 @@
+// SPDX-License-Identifier: MIT
+/*
+ * jemalloc-probe: per-thread lifetime allocated/deallocated bytes of
+ * jemalloc-linked processes, read from jemalloc's thread-specific data
+ * without stopping the target (README.md).
+ *
+ * The engine calls `process` for a tgid and then `thread` for each of its
+ * tids on the same worker. `process` does all the work for the tgid: find
+ * jemalloc among the mapped files (cached per file and per process
+ * identity), read every thread's counters through libthread_db (or the
+ * ptrace fallback), and keep the answers in the worker's table; `thread`
+ * only looks its tid up there.
+ *
+ * Options:
+ *   method: auto (default: libthread_db, ptrace when it cannot serve),
+ *           thread_db (never ptrace), ptrace (always; for comparison)
+ *   ptrace_timeout_ms: 1..10000 (default 100) bound on each stop wait
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <linux/magic.h>
+
+#include "ctprof/plugin.h"
+#include "jep.h"
+
+#ifndef JEP_PLUGIN_VERSION
+#define JEP_PLUGIN_VERSION "0"
+#endif
+
+#define MAX_THREADS 65536
+
+enum { F_ALLOC, F_DEALLOC, N_FIELDS };
+
+static const struct ctp_field_desc fields[] = {
+	[F_ALLOC] = {.name = "jemalloc.allocated_bytes",
+		     .help = "Bytes this thread allocated through jemalloc "
+			     "over its lifetime (tsd thread_allocated)",
+		     .scope = CTP_SCOPE_THREAD,
+		     .type = CTP_TYPE_U64,
+		     .unit = CTP_UNIT_BYTES,
+		     .kind = CTP_KIND_COUNTER,
+		     .rule = CTP_RULE_SUM},
+	[F_DEALLOC] = {.name = "jemalloc.deallocated_bytes",
+		       .help = "Bytes this thread freed through jemalloc over "
+			       "its lifetime (tsd thread_deallocated)",
+		       .scope = CTP_SCOPE_THREAD,
+		       .type = CTP_TYPE_U64,
+		       .unit = CTP_UNIT_BYTES,
+		       .kind = CTP_KIND_COUNTER,
+		       .rule = CTP_RULE_SUM},
+};
+
+/* Memory freed by another thread makes one thread's difference negative;
+ * over a whole process it estimates the live jemalloc heap. */
+static const struct ctp_derived_desc live_heap_desc = {
+	.abi = CTP_ABI_MAJOR,
+	.size = sizeof(struct ctp_derived_desc),
+	.field = {.name = "jemalloc.live_heap",
+		  .help = "Allocated minus deallocated jemalloc bytes "
+			  "(signed; sum over a process estimates its heap)",
+		  .scope = CTP_SCOPE_THREAD,
+		  .type = CTP_TYPE_I64,
+		  .unit = CTP_UNIT_BYTES,
+		  .kind = CTP_KIND_GAUGE,
+		  .rule = CTP_RULE_MAX},
+	.n_terms = 2,
+	.terms = {{.field = "jemalloc.allocated_bytes", .coef = 1},
+		  {.field = "jemalloc.deallocated_bytes", .coef = -1}},
+};
+
+/* ---- Summary counters ------------------------------------------------------
+ * Fixed ones, then one per tag ("tag.<name>"). */
+enum {
+	S_WALKED,
+	S_DETECTED,
+	S_THREADS_OK,
+	S_FAILURES,
+	S_METHOD_TDB,
+	S_METHOD_PTRACE,
+	S_PRIVILEGE,
+	S_CACHE_HITS,
+	N_FIXED
+};
+static const char *const fixed_names[N_FIXED] = {
+	[S_WALKED] = "processes_walked",
+	[S_DETECTED] = "jemalloc_detected",
+	[S_THREADS_OK] = "threads_ok",
+	[S_FAILURES] = "failures",
+	[S_METHOD_TDB] = "method_thread_db",
+	[S_METHOD_PTRACE] = "method_ptrace",
+	[S_PRIVILEGE] = "privilege_denied",
+	[S_CACHE_HITS] = "cache_hits",
+};
+#define N_COUNTERS (N_FIXED + CTP_JEP_N_TAGS)
+
+/* ---- Caches ----------------------------------------------------------------
+ * Files by (dev, inode): what ctp_jep_file_probe found. Processes by the
+ * identity of their executable and every executable mapping: which file
+ * (if any) holds jemalloc, so a repeat process costs one maps read. */
+struct file_ent {
+	struct file_ent *next;
+	uint64_t dev, ino;
+	struct ctp_jep_file f;
+};
+
+struct ident_ent {
+	struct ident_ent *next;
+	uint64_t exe_dev, exe_ino, maps_hash;
+	enum ctp_jep_tag tag;
+	uint64_t dev, ino; /* the jemalloc file when tag is routine + found */
+	bool found;
+};
+
+struct worker {
+	struct worker *next;
+	int32_t tgid; /* whose table this is; -1: none */
+	struct ctp_jep_counters *c;
+	size_t n;
+	char *maps_buf;
+	size_t maps_cap;
+	struct ctp_jep_map *maps;
+	size_t n_maps, maps_alloc;
+	int32_t *tids;
+	size_t tids_cap;
+};
+
+struct jep_state {
+	struct ctp_ctx *ctx;
+	const struct ctp_api *api;
+	int fh[N_FIELDS];
+	int ch[N_COUNTERS];
+	_Atomic uint64_t n[N_COUNTERS];
+	bool live;
+	bool fallback;	  /* ptrace when libthread_db fails */
+	bool ptrace_only; /* method: ptrace */
+	unsigned timeout_ms;
+	uint64_t gen;
+	pid_t self;
+	pthread_mutex_t lock; /* workers, caches */
+	struct worker *workers;
+	struct file_ent *files;
+	struct ident_ent *idents;
+	char hint[320];
+};
+
+static _Atomic uint64_t next_gen = 1;
+static _Thread_local uint64_t tls_gen;
+static _Thread_local struct worker *tls_worker;
+
+static void count(struct jep_state *st, int c, uint64_t d)
+{
+	atomic_fetch_add_explicit(&st->n[c], d, memory_order_relaxed);
+	if (st->ch[c] >= 0)
+		st->api->summary_add(st->ctx, st->ch[c], d);
+}
+
+/* One outcome with its tag: routine tags are not failures. */
+static void count_tag(struct jep_state *st, enum ctp_jep_tag t, int err)
+{
+	count(st, N_FIXED + (int)t, 1);
+	if (ctp_jep_tag_routine(t) || t == CTP_JEP_TLS_DEFERRED)
+		return;
+	count(st, S_FAILURES, 1);
+	if (err == -EPERM || err == -EACCES)
+		count(st, S_PRIVILEGE, 1);
+}
+
+static struct worker *worker_get(struct jep_state *st)
+{
+	struct worker *w;
+
+	if (tls_gen == st->gen && tls_worker)
+		return tls_worker;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->tgid = -1;
+	pthread_mutex_lock(&st->lock);
+	w->next = st->workers;
+	st->workers = w;
+	pthread_mutex_unlock(&st->lock);
+	tls_worker = w;
+	tls_gen = st->gen;
+	return w;
+}
+
+/* ---- Reading the process's mappings ---------------------------------------
+ */
+
+static int read_maps(struct worker *w, int dirfd)
+{
+	size_t len = 0;
+	int fd = openat(dirfd, "maps", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t r;
+
+		if (w->maps_cap - len < 4096) {
+			size_t nc = w->maps_cap ? w->maps_cap * 2 : 65536;
+			char *nb = realloc(w->maps_buf, nc);
+
+			if (!nb) {
+				close(fd);
+				return -ENOMEM;
+			}
+			w->maps_buf = nb;
+			w->maps_cap = nc;
+		}
+		r = read(fd, w->maps_buf + len, w->maps_cap - len - 1);
+		if (r < 0) {
+			r = -errno;
+			close(fd);
+			return (int)r;
+		}
+		if (!r)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	w->maps_buf[len] = '\0';
+	w->n_maps = 0;
+	for (char *p = w->maps_buf, *e; p < w->maps_buf + len; p = e + 1) {
+		struct ctp_jep_map m;
+
+		e = memchr(p, '\n', (size_t)(w->maps_buf + len - p));
+		if (!e)
+			e = w->maps_buf + len;
+		*e = '\0';
+		/* Only file mappings matter (symbols, biases). */
+		if (ctp_jep_maps_line(p, (size_t)(e - p), &m) || !m.ino ||
+		    m.path_len == 0 || m.path[0] != '/')
+			continue;
+		if (w->n_maps == w->maps_alloc) {
+			size_t na = w->maps_alloc ? w->maps_alloc * 2 : 64;
+			void *nm = realloc(w->maps, na * sizeof(*w->maps));
+
+			if (!nm)
+				return -ENOMEM;
+			w->maps = nm;
+			w->maps_alloc = na;
+		}
+		w->maps[w->n_maps++] = m;
+	}
+	return 0;
+}
+
+static uint64_t fnv(uint64_t h, uint64_t v)
+{
+	for (int i = 0; i < 8; i++) {
+		h ^= (v >> (8 * i)) & 0xff;
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+/* Identity of the executable mappings, order-independent. */
+static uint64_t maps_hash(const struct worker *w)
+{
+	uint64_t sum = 0, x = 0;
+
+	for (size_t i = 0; i < w->n_maps; i++) {
+		uint64_t h;
+
+		if (!w->maps[i].exec)
+			continue;
+		h = fnv(fnv(0xcbf29ce484222325ull, w->maps[i].dev),
+			w->maps[i].ino);
+		sum += h;
+		x ^= h * 31;
+	}
+	return sum ^ (x << 1);
+}
+
+/* The probe of one file, from the cache or done now. */
+static struct ctp_jep_file *file_get(struct jep_state *st, pid_t pid,
+				     const struct ctp_jep_map *m)
+{
+	struct file_ent *e;
+	struct stat sb;
+	char path[4200];
+
+	pthread_mutex_lock(&st->lock);
+	for (e = st->files; e; e = e->next)
+		if (e->dev == m->dev && e->ino == m->ino)
+			break;
+	pthread_mutex_unlock(&st->lock);
+	if (e)
+		return &e->f;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->dev = m->dev;
+	e->ino = m->ino;
+	/* Through the target's root, so a container's files are its own. */
+	snprintf(path, sizeof(path), "/proc/%d/root%.*s", (int)pid,
+		 (int)m->path_len, m->path);
+	if (stat(path, &sb) || sb.st_dev != m->dev || sb.st_ino != m->ino ||
+	    ctp_jep_file_probe(path, &e->f) < 0) {
+		memset(&e->f, 0, sizeof(e->f));
+		e->f.tag = CTP_JEP_ELF;
+	}
+	pthread_mutex_lock(&st->lock);
+	e->next = st->files;
+	st->files = e;
+	pthread_mutex_unlock(&st->lock);
+	return &e->f;
+}
+
+/* Which mapped file holds jemalloc: *idx, or a tag (routine or failure). */
+static enum ctp_jep_tag detect(struct jep_state *st, struct worker *w,
+			       pid_t pid, const struct ctp_jep_file **file,
+			       size_t *idx)
+{
+	enum ctp_jep_tag worst = CTP_JEP_NOT_JEMALLOC;
+
+	for (size_t i = 0; i < w->n_maps; i++) {
+		const struct ctp_jep_map *m = &w->maps[i];
+		const struct ctp_jep_file *f;
+		bool seen = false;
+
+		if (!m->exec)
+			continue;
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = w->maps[k].exec && w->maps[k].dev == m->dev &&
+			       w->maps[k].ino == m->ino;
+		if (seen)
+			continue;
+		f = file_get(st, pid, m);
+		if (!f)
+			continue;
+		if (f->found) {
+			*file = f;
+			*idx = i;
+			return CTP_JEP_NOT_JEMALLOC;
+		}
+		/* An unreadable file is not evidence of jemalloc; a stripped
+		 * jemalloc is. */
+		if (f->tag != CTP_JEP_NOT_JEMALLOC && f->tag != CTP_JEP_ELF)
+			worst = f->tag;
+	}
+	return worst;
+}
+
+/* Executable identity from /proc/<pid>/exe; -ENOENT for kernel threads. */
+static int exe_ident(int dirfd, uint64_t *dev, uint64_t *ino)
+{
+	struct stat sb;
+
+	if (fstatat(dirfd, "exe", &sb, 0) < 0)
+		return -errno;
+	*dev = sb.st_dev;
+	*ino = sb.st_ino;
+	return 0;
+}
+
+static int list_tids(struct worker *w, int dirfd, size_t *n)
+{
+	int fd;
+	DIR *d;
+	struct dirent *de;
+
+	*n = 0;
+	fd = openat(dirfd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while ((de = readdir(d))) {
+		long v;
+		char *end;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		v = strtol(de->d_name, &end, 10);
+		if (*end || v <= 0 || v > INT32_MAX)
+			continue;
+		if (*n == w->tids_cap) {
+			size_t nc = w->tids_cap ? w->tids_cap * 2 : 256;
+			void *nt = realloc(w->tids, nc * sizeof(*w->tids));
+
+			if (!nt)
+				break;
+			w->tids = nt;
+			w->tids_cap = nc;
+		}
+		w->tids[(*n)++] = (int32_t)v;
+	}
+	closedir(d);
+	return 0;
+}
+
+static int cmp_tid(const void *a, const void *b)
+{
+	const struct ctp_jep_counters *x = a, *y = b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+static int ensure_table(struct worker *w, size_t n)
+{
+	void *nc;
+
+	if (n <= w->n)
+		return 0;
+	nc = realloc(w->c, n * sizeof(*w->c));
+	if (!nc)
+		return -ENOMEM;
+	w->c = nc;
+	w->n = n;
+	return 0;
+}
+
+static struct ident_ent *ident_find(struct jep_state *st, uint64_t dev,
+				    uint64_t ino, uint64_t h)
+{
+	struct ident_ent *e;
+
+	pthread_mutex_lock(&st->lock);
+	for (e = st->idents; e; e = e->next)
+		if (e->exe_dev == dev && e->exe_ino == ino && e->maps_hash == h)
+			break;
+	pthread_mutex_unlock(&st->lock);
+	return e;
+}
+
+static void ident_add(struct jep_state *st, uint64_t dev, uint64_t ino,
+		      uint64_t h, enum ctp_jep_tag tag,
+		      const struct ctp_jep_map *m)
+{
+	struct ident_ent *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return;
+	e->exe_dev = dev;
+	e->exe_ino = ino;
+	e->maps_hash = h;
+	e->tag = tag;
+	if (m) {
+		e->found = true;
+		e->dev = m->dev;
+		e->ino = m->ino;
+	}
+	pthread_mutex_lock(&st->lock);
+	e->next = st->idents;
+	st->idents = e;
+	pthread_mutex_unlock(&st->lock);
+}
+
+static int jep_process(void *state, const struct ctp_task *task,
+		       struct ctp_record *rec)
+{
+	struct jep_state *st = state;
+	const struct ctp_jep_file *file = NULL;
+	struct ctp_jep_target t = {0};
+	struct ident_ent *ie;
+	enum ctp_jep_tag tag;
+	struct worker *w;
+	uint64_t dev = 0, ino = 0, h;
+	size_t idx = 0, n = 0, cap;
+	int r;
+
+	(void)rec;
+	if (!st->live || task->dirfd < 0 || task->tgid == st->self)
+		return 0;
+	w = worker_get(st);
+	if (!w)
+		return 0;
+	w->tgid = -1;
+	count(st, S_WALKED, 1);
+	r = exe_ident(task->dirfd, &dev, &ino);
+	if (r == -ENOENT) {
+		/* A kernel thread has no executable, nor a zombie. */
+		count_tag(st, CTP_JEP_NOT_JEMALLOC, 0);
+		return 0;
+	}
+	r = read_maps(w, task->dirfd);
+	if (r == 0 && w->n_maps == 0) {
+		count_tag(st, CTP_JEP_NOT_JEMALLOC, 0);
+		return 0;
+	}
+	if (r) {
+		count_tag(st,
+			  r == -ESRCH || r == -ENOENT ? CTP_JEP_EXITED
+						      : CTP_JEP_MAPS,
+			  r);
+		return 0;
+	}
+	if (exe_ident(task->dirfd, &dev, &ino)) {
+		count_tag(st, CTP_JEP_EXITED, 0);
+		return 0;
+	}
+	h = maps_hash(w);
+	ie = ident_find(st, dev, ino, h);
+	if (ie) {
+		count(st, S_CACHE_HITS, 1);
+		tag = ie->tag;
+		if (ie->found) {
+			for (idx = 0; idx < w->n_maps; idx++)
+				if (w->maps[idx].exec &&
+				    w->maps[idx].dev == ie->dev &&
+				    w->maps[idx].ino == ie->ino)
+					break;
+			if (idx < w->n_maps)
+				file = file_get(st, task->tgid, &w->maps[idx]);
+		}
+	} else {
+		tag = detect(st, w, task->tgid, &file, &idx);
+		ident_add(st, dev, ino, h, tag, file ? &w->maps[idx] : NULL);
+	}
+	if (!file) {
+		count_tag(st, tag, 0);
+		return 0;
+	}
+	count(st, S_DETECTED, 1);
+
+	t.pid = task->tgid;
+	t.file = file;
+	t.maps = w->maps;
+	t.n_maps = w->n_maps;
+	{
+		static _Thread_local char root[64];
+
+		snprintf(root, sizeof(root), "/proc/%d/root", (int)task->tgid);
+		t.root = root;
+	}
+	/* Bias from the file's offset-0 mapping. */
+	for (size_t i = 0; i < w->n_maps; i++) {
+		if (w->maps[i].dev == w->maps[idx].dev &&
+		    w->maps[i].ino == w->maps[idx].ino &&
+		    w->maps[i].offset == 0) {
+			t.bias = file->is_dyn ? w->maps[i].start -
+							file->first_load_vaddr
+					      : 0;
+			t.in_main_exe =
+				w->maps[i].dev == dev && w->maps[i].ino == ino;
+			break;
+		}
+	}
+	/* Room for the listed threads and some born since; without a
+	 * listing, a generous guess (the walk stops at the cap). */
+	if (list_tids(w, task->dirfd, &n) || !n)
+		n = 4096;
+	cap = n + 64 < MAX_THREADS ? n + 64 : MAX_THREADS;
+	if (ensure_table(w, cap)) {
+		count_tag(st, CTP_JEP_THREAD_DB, -ENOMEM);
+		return 0;
+	}
+	r = st->ptrace_only ? -ENOTSUP
+			    : ctp_jep_read_thread_db(&t, w->c, cap, &n, &tag);
+	if (st->ptrace_only) /* no static-TLS arithmetic for a DSO */
+		tag = t.in_main_exe ? CTP_JEP_EXITED : CTP_JEP_STATIC_TLS;
+	if (r == 0) {
+		count(st, S_METHOD_TDB, 1);
+	} else if ((st->fallback || st->ptrace_only) && t.in_main_exe &&
+		   list_tids(w, task->dirfd, &n) == 0 && n) {
+		if (ensure_table(w, n))
+			return 0;
+		ctp_jep_read_ptrace(&t, w->tids, n, w->c, st->timeout_ms);
+		count(st, S_METHOD_PTRACE, 1);
+	} else {
+		count_tag(st, tag, r);
+		return 0;
+	}
+	qsort(w->c, n, sizeof(*w->c), cmp_tid);
+	w->tgid = task->tgid;
+	w->n = n;
+	return 0;
+}
+
+static int jep_thread(void *state, const struct ctp_task *task,
+		      struct ctp_record *rec)
+{
+	struct jep_state *st = state;
+	struct ctp_jep_counters key = {.tid = task->tid};
+	const struct ctp_jep_counters *c;
+	struct worker *w;
+
+	if (!st->live || task->tgid == st->self)
+		return 0;
+	w = tls_gen == st->gen ? tls_worker : NULL;
+	if (!w || w->tgid != task->tgid)
+		return 0;
+	c = bsearch(&key, w->c, w->n, sizeof(*w->c), cmp_tid);
+	if (!c)
+		return 0; /* born after the listing */
+	if (c->err) {
+		count_tag(st, c->tag, c->err);
+		return 0;
+	}
+	count(st, S_THREADS_OK, 1);
+	if (st->fh[F_ALLOC] >= 0)
+		st->api->set_u64(rec, st->fh[F_ALLOC], c->allocated);
+	if (st->fh[F_DEALLOC] >= 0)
+		st->api->set_u64(rec, st->fh[F_DEALLOC], c->deallocated);
+	return 0;
+}
+
+static int jep_finish(void *state, struct ctp_record *host_rec)
+{
+	struct jep_state *st = state;
+	uint64_t tags[CTP_JEP_N_TAGS];
+	uint64_t fails = atomic_load(&st->n[S_FAILURES]);
+	uint64_t priv = atomic_load(&st->n[S_PRIVILEGE]);
+	int dom;
+
+	(void)host_rec;
+	for (int i = 0; i < CTP_JEP_N_TAGS; i++)
+		tags[i] = atomic_load(&st->n[N_FIXED + i]);
+	dom = ctp_jep_dominant(tags);
+	st->api->log(
+		st->ctx, CTP_LOG_INFO,
+		"processes walked %" PRIu64 ", jemalloc %" PRIu64
+		", threads read %" PRIu64 ", failures %" PRIu64
+		" (dominant: %s), thread_db %" PRIu64 ", ptrace %" PRIu64,
+		atomic_load(&st->n[S_WALKED]), atomic_load(&st->n[S_DETECTED]),
+		atomic_load(&st->n[S_THREADS_OK]), fails,
+		dom >= 0 ? ctp_jep_tag_name((enum ctp_jep_tag)dom) : "none",
+		atomic_load(&st->n[S_METHOD_TDB]),
+		atomic_load(&st->n[S_METHOD_PTRACE]));
+	if (!CTP_HAS(st->api, struct ctp_api, set_hint) || !st->api->set_hint)
+		return 0;
+	if (priv && priv * 2 >= fails)
+		snprintf(st->hint, sizeof(st->hint),
+			 "%" PRIu64 " of %" PRIu64
+			 " jemalloc failures were permission denials "
+			 "(dominant: %s): run as root or grant CAP_SYS_PTRACE, "
+			 "and check kernel.yama.ptrace_scope",
+			 priv, fails,
+			 dom >= 0 ? ctp_jep_tag_name((enum ctp_jep_tag)dom)
+				  : "none");
+	else if (dom >= 0)
+		snprintf(st->hint, sizeof(st->hint),
+			 "%" PRIu64 " jemalloc failures, mostly %s (%s)", fails,
+			 ctp_jep_tag_name((enum ctp_jep_tag)dom),
+			 dom == CTP_JEP_NO_DEBUGINFO
+				 ? "install jemalloc's debuginfo or set "
+				   "DEBUGINFOD_URLS"
+				 : "see plugins/jemalloc-probe/README.md");
+	else
+		return 0;
+	st->api->set_hint(st->ctx, st->hint);
+	return 0;
+}
+
+static void jep_fini(void *state)
+{
+	struct jep_state *st = state;
+
+	if (!st)
+		return;
+	while (st->workers) {
+		struct worker *w = st->workers;
+
+		st->workers = w->next;
+		free(w->c);
+		free(w->maps_buf);
+		free(w->maps);
+		free(w->tids);
+		free(w);
+	}
+	while (st->files) {
+		struct file_ent *e = st->files;
+
+		st->files = e->next;
+		free(e);
+	}
+	while (st->idents) {
+		struct ident_ent *e = st->idents;
+
+		st->idents = e->next;
+		free(e);
+	}
+	ctp_jep_cleanup();
+	pthread_mutex_destroy(&st->lock);
+	free(st);
+}
+
+/* Thread pointers and process_vm_readv name tids of the caller's pid
+ * namespace: only a live procfs whose "self" is us means anything. */
+static bool proc_is_live(int proc_fd)
+{
+	struct statfs sf;
+	char buf[32];
+	ssize_t n;
+
+	if (proc_fd < 0 || fstatfs(proc_fd, &sf) < 0 ||
+	    sf.f_type != PROC_SUPER_MAGIC)
+		return false;
+	n = readlinkat(proc_fd, "self", buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return strtol(buf, NULL, 10) == (long)getpid();
+}
+
+static int parse_options(struct jep_state *st)
+{
+	const struct ctp_api *api = st->api;
+	const char *key, *m;
+	uint64_t v;
+	int r;
+
+	for (size_t i = 0; (key = api->opt_key(st->ctx, i)); i++) {
+		if (strcmp(key, "method") && strcmp(key, "ptrace_timeout_ms")) {
+			api->log(st->ctx, CTP_LOG_ERR,
+				 "unknown option '%s' (known: method, "
+				 "ptrace_timeout_ms)",
+				 key);
+			return -EINVAL;
+		}
+	}
+	st->fallback = true;
+	r = api->opt_str(st->ctx, "method", &m);
+	if (r == 0) {
+		if (!strcmp(m, "thread_db")) {
+			st->fallback = false;
+		} else if (!strcmp(m, "ptrace")) {
+			st->ptrace_only = true;
+		} else if (strcmp(m, "auto")) {
+			api->log(st->ctx, CTP_LOG_ERR,
+				 "option 'method': expected auto, thread_db or "
+				 "ptrace");
+			return -EINVAL;
+		}
+	} else if (r != -ENOENT) {
+		return r;
+	}
+	st->timeout_ms = 100;
+	r = api->opt_u64(st->ctx, "ptrace_timeout_ms", &v);
+	if (r == 0 && (v < 1 || v > 10000)) {
+		api->log(st->ctx, CTP_LOG_ERR,
+			 "option 'ptrace_timeout_ms': expected 1..10000");
+		return -EINVAL;
+	}
+	if (r == 0)
+		st->timeout_ms = (unsigned)v;
+	else if (r != -ENOENT)
+		return r;
+	return 0;
+}
+
+static int jep_init(struct ctp_ctx *ctx, const struct ctp_api *api,
+		    void **state)
+{
+	const struct ctp_roots *roots;
+	struct jep_state *st;
+	char name[96];
+	int r;
+
+	if (!api || api->abi != CTP_ABI_MAJOR ||
+	    !CTP_HAS(api, struct ctp_api, roots))
+		return -ENOTSUP;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st->ctx = ctx;
+	st->api = api;
+	st->gen = atomic_fetch_add(&next_gen, 1);
+	st->self = getpid();
+	pthread_mutex_init(&st->lock, NULL);
+	r = parse_options(st);
+	if (r < 0)
+		goto out;
+	for (int i = 0; i < N_FIELDS; i++)
+		st->fh[i] = api->field_handle(ctx, (size_t)i);
+	if (CTP_HAS(api, struct ctp_api, derived_register) &&
+	    api->derived_register)
+		api->derived_register(ctx, &live_heap_desc);
+	for (int i = 0; i < N_COUNTERS; i++) {
+		const char *nm = name;
+
+		if (i < N_FIXED)
+			nm = fixed_names[i];
+		else
+			snprintf(name, sizeof(name), "tag.%s",
+				 ctp_jep_tag_name(
+					 (enum ctp_jep_tag)(i - N_FIXED)));
+		st->ch[i] = api->summary_register(ctx, nm);
+		if (st->ch[i] < 0) {
+			r = st->ch[i];
+			goto out;
+		}
+	}
+	roots = api->roots(ctx);
+	st->live = proc_is_live(roots ? roots->proc_fd : -1);
+	if (!st->live)
+		api->log(ctx, CTP_LOG_INFO,
+			 "proc root is not this host's live procfs: "
+			 "jemalloc counters are not read");
+	*state = st;
+	return 0;
+out:
+	jep_fini(st);
+	return r;
+}
+
+CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
+	CTP_PLUGIN_HEADER,
+	.name = "jemalloc-probe",
+	.version = JEP_PLUGIN_VERSION,
+	.description = "per-thread jemalloc allocated/deallocated bytes, "
+		       "read without stopping the target",
+	.flags = CTP_PLUGIN_MT_SAFE,
+	CTP_PLUGIN_FIELDS(fields),
+	.init = jep_init,
+	.fini = jep_fini,
+	.process = jep_process,
+	.thread = jep_thread,
+	.finish = jep_finish,
+};

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * jemalloc-probe internals: finding jemalloc's per-thread counters in a live
+ * process and reading them. Split from the plugin so tests can drive each
+ * step against real workers and feed the pure parts hand-made input.
+ */
+#ifndef CTP_JEP_H
+#define CTP_JEP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* ---- Failure vocabulary (README.md) --------------------------------------
+ * Stable strings: they name summary counters and appear in snapshots. The
+ * first two are routine outcomes, not failures. */
+enum ctp_jep_tag {
+	CTP_JEP_NOT_JEMALLOC = 0, /* "not-jemalloc" (routine) */
+	CTP_JEP_EXITED,		  /* "process-exited" (routine) */
+	CTP_JEP_MAPS,		  /* "maps-read" */
+	CTP_JEP_ELF,		  /* "elf-open" */
+	CTP_JEP_NO_DEBUGINFO,	  /* "no-debuginfo" */
+	CTP_JEP_NO_TSD_LAYOUT,	  /* "tsd-layout" */
+	CTP_JEP_LINK_MAP,	  /* "link-map" */
+	CTP_JEP_THREAD_DB,	  /* "thread-db" */
+	CTP_JEP_TLS_DEFERRED,	  /* "tls-not-allocated" */
+	CTP_JEP_PTRACE_SEIZE,	  /* "ptrace-seize" */
+	CTP_JEP_PTRACE_STOP,	  /* "ptrace-stop" */
+	CTP_JEP_PTRACE_REGS,	  /* "ptrace-regs" */
+	CTP_JEP_STATIC_TLS,	  /* "static-tls" */
+	CTP_JEP_VM_READV,	  /* "process-vm-readv" */
+	CTP_JEP_N_TAGS
+};
+const char *ctp_jep_tag_name(enum ctp_jep_tag t);
+/* True for the tags that are not failures (not jemalloc, exited). */
+bool ctp_jep_tag_routine(enum ctp_jep_tag t);
+/* The most frequent failure tag in counts[CTP_JEP_N_TAGS] (ties: the lower
+ * tag); -1 when no failure was counted. */
+int ctp_jep_dominant(const uint64_t *counts);
+
+/* ---- /proc/<pid>/maps --------------------------------------------------- */
+struct ctp_jep_map {
+	uint64_t start, end, offset;
+	uint64_t dev; /* makedev(major, minor) */
+	uint64_t ino;
+	bool exec;
+	const char *path; /* points into the parsed buffer; "" for anonymous */
+	size_t path_len;
+};
+/* Parse one maps line (without its newline). 0, or -EINVAL. */
+int ctp_jep_maps_line(const char *buf, size_t len, struct ctp_jep_map *out);
+
+/* ---- tsd_s member names ---------------------------------------------------
+ * jemalloc 5.x hides tsd members behind a prefix; 4.x uses the bare name.
+ * Returns 1 for thread_allocated, 2 for thread_deallocated, 0 otherwise. */
+int ctp_jep_member_kind(const char *name);
+/* True for a TSD TLS symbol name: tsd_tls, je_tsd_tls, <prefix>_tsd_tls. */
+bool ctp_jep_is_tsd_symbol(const char *name);
+
+/* ---- Static TLS arithmetic (the ptrace fallback) --------------------------
+ * Address of a variable at `st_value` in the main executable's TLS block,
+ * given the thread pointer and the executable's PT_TLS size and alignment.
+ * x86_64 (TLS variant II): the block ends at tp. arm64 (variant I): it
+ * starts after the 16-byte TCB, aligned. 0 on success, -EINVAL when the
+ * alignment is not a power of two or the result wraps. */
+int ctp_jep_tls_x86_64(uint64_t tp, uint64_t memsz, uint64_t align,
+		       uint64_t st_value, uint64_t *addr);
+int ctp_jep_tls_arm64(uint64_t tp, uint64_t memsz, uint64_t align,
+		      uint64_t st_value, uint64_t *addr);
+
+/* ---- Per-file analysis (cached by the plugin by dev+inode) --------------- */
+struct ctp_jep_file {
+	enum ctp_jep_tag tag; /* NOT_JEMALLOC, a failure, or EXITED unused */
+	bool found;	      /* jemalloc TSD located with offsets */
+	uint64_t tsd_value;   /* st_value of the TSD TLS symbol (TLS offset) */
+	uint64_t off_alloc, off_dealloc; /* member offsets in tsd_s */
+	uint64_t dyn_vaddr;		 /* PT_DYNAMIC p_vaddr (0: none) */
+	uint64_t first_load_vaddr;	 /* lowest PT_LOAD p_vaddr, aligned */
+	uint64_t tls_memsz, tls_align;	 /* PT_TLS */
+	bool is_dyn;			 /* ET_DYN */
+	char symbol[64];		 /* the TSD symbol's name */
+};
+/*
+ * Look at one ELF file: its .symtab, .dynsym, then separate debuginfo (by
+ * build-id or debuglink, through libdwfl) for a TSD TLS symbol, then the
+ * tsd_s DWARF for the two members. `path` must be openable by this process.
+ * Returns 0 with *out filled (out->found or a tag), or a negative errno when
+ * the file cannot be opened.
+ */
+int ctp_jep_file_probe(const char *path, struct ctp_jep_file *out);
+
+/* ---- Reading a live process ---------------------------------------------- */
+struct ctp_jep_counters {
+	int32_t tid;
+	int err; /* 0: values valid; else a negative errno */
+	enum ctp_jep_tag tag;
+	uint64_t allocated, deallocated;
+};
+
+/* Where the jemalloc module sits in the process. */
+struct ctp_jep_target {
+	pid_t pid;
+	const struct ctp_jep_file *file;
+	uint64_t bias;	  /* load bias of the jemalloc module */
+	bool in_main_exe; /* jemalloc is in the executable */
+	const char *root; /* "/proc/<pid>/root" prefix for file paths */
+	/* Every file mapping of the process (libc, ld.so, ...), for symbol
+	 * lookups of libthread_db. */
+	const struct ctp_jep_map *maps;
+	size_t n_maps;
+};
+
+/*
+ * Stop-free read through libthread_db: enumerate threads, find each one's
+ * TSD through td_thr_tls_get_addr / td_thr_tlsbase, and read the two
+ * counters with process_vm_readv. Fills at most `cap` entries of `out`,
+ * sets *n. Returns 0, or -tag-errno style failure: a negative errno and
+ * *tag set to the failure tag (THREAD_DB, LINK_MAP, ...).
+ */
+int ctp_jep_read_thread_db(const struct ctp_jep_target *t,
+			   struct ctp_jep_counters *out, size_t cap, size_t *n,
+			   enum ctp_jep_tag *tag);
+
+/*
+ * The fallback: PTRACE_SEIZE + INTERRUPT each tid, read the thread pointer,
+ * detach, compute the static TLS address of the executable's TSD, read.
+ * Only for jemalloc in the main executable. `tids` lists the threads;
+ * `timeout_ms` bounds each wait for the stop.
+ */
+int ctp_jep_read_ptrace(const struct ctp_jep_target *t, const int32_t *tids,
+			size_t n_tids, struct ctp_jep_counters *out,
+			unsigned timeout_ms);
+
+/* Read two u64 at addr in pid with one process_vm_readv. */
+int ctp_jep_read_pair(pid_t pid, uint64_t a, uint64_t b, uint64_t *va,
+		      uint64_t *vb);
+
+/* Free what the lookups cached (plugin fini). */
+void ctp_jep_cleanup(void);
+
+/* Process-wide count of ptrace(2) requests this library made (tests prove
+ * the stop-free path makes none). */
+uint64_t ctp_jep_ptrace_calls(void);
+
+#endif /* CTP_JEP_H */

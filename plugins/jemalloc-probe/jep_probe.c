@@ -1,0 +1,818 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Locating jemalloc's per-thread counters (ELF symbols + DWARF through
+ * elfutils) and reading them from a live process: stop-free through
+ * glibc's libthread_db, or by the ptrace fallback.
+ */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <thread_db.h>
+#include <time.h>
+#include <unistd.h>
+#include <elf.h>
+
+#include "jep.h"
+#include "jep_ps.h"
+
+static _Atomic uint64_t n_ptrace;
+
+uint64_t ctp_jep_ptrace_calls(void)
+{
+	return atomic_load(&n_ptrace);
+}
+
+static long xptrace(int req, pid_t tid, void *addr, void *data)
+{
+	atomic_fetch_add(&n_ptrace, 1);
+	return ptrace((enum __ptrace_request)req, tid, addr, data);
+}
+
+/* ---- One ELF file ---------------------------------------------------------
+ */
+
+static char *debuginfo_path;
+
+static const Dwfl_Callbacks offline_cb = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &debuginfo_path,
+};
+
+static void phdrs(Elf *elf, struct ctp_jep_file *out)
+{
+	GElf_Ehdr eh;
+	size_t n;
+	bool have_load = false;
+
+	if (!gelf_getehdr(elf, &eh) || elf_getphdrnum(elf, &n))
+		return;
+	out->is_dyn = eh.e_type == ET_DYN;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			continue;
+		if (ph.p_type == PT_DYNAMIC)
+			out->dyn_vaddr = ph.p_vaddr;
+		else if (ph.p_type == PT_TLS) {
+			out->tls_memsz = ph.p_memsz;
+			out->tls_align = ph.p_align;
+		} else if (ph.p_type == PT_LOAD && !have_load) {
+			uint64_t a = ph.p_align > 1 ? ph.p_align : 1;
+
+			out->first_load_vaddr = ph.p_vaddr & ~(a - 1);
+			have_load = true;
+		}
+	}
+}
+
+/* The offsets of the two counters in tsd_s, from the first full definition. */
+static int tsd_layout(Dwarf *dw, uint64_t *alloc, uint64_t *dealloc)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu, die;
+
+		if (!dwarf_offdie(dw, off + hsize, &cu) ||
+		    dwarf_child(&cu, &die) != 0) {
+			off = next;
+			continue;
+		}
+		do {
+			Dwarf_Die m;
+			const char *nm;
+			int have = 0;
+
+			if (dwarf_tag(&die) != DW_TAG_structure_type ||
+			    dwarf_hasattr(&die, DW_AT_declaration))
+				continue;
+			nm = dwarf_diename(&die);
+			if (!nm || strcmp(nm, "tsd_s") || dwarf_child(&die, &m))
+				continue;
+			do {
+				Dwarf_Attribute at;
+				Dwarf_Word w;
+				const char *mn = dwarf_diename(&m);
+				int k;
+
+				if (dwarf_tag(&m) != DW_TAG_member || !mn)
+					continue;
+				k = ctp_jep_member_kind(mn);
+				if (!k ||
+				    !dwarf_attr(&m, DW_AT_data_member_location,
+						&at) ||
+				    dwarf_formudata(&at, &w))
+					continue;
+				if (k == 1)
+					*alloc = w;
+				else
+					*dealloc = w;
+				have |= k;
+			} while (dwarf_siblingof(&m, &m) == 0);
+			return have == 3 ? 0 : -ENOENT;
+		} while (dwarf_siblingof(&die, &die) == 0);
+		off = next;
+	}
+	return -ENOENT;
+}
+
+/* A stripped jemalloc: defines malloc and carries its message prefix. */
+static bool stripped_jemalloc(Elf *elf)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	bool defines_malloc = false;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0;
+		     d && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize;
+		     i++) {
+			GElf_Sym s;
+			const char *n;
+
+			if (!gelf_getsym(d, (int)i, &s) ||
+			    s.st_shndx == SHN_UNDEF)
+				continue;
+			n = elf_strptr(elf, sh.sh_link, s.st_name);
+			if (n && !strcmp(n, "malloc"))
+				defines_malloc = true;
+		}
+	}
+	if (!defines_malloc)
+		return false;
+	scn = NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		n = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!n || strcmp(n, ".rodata"))
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (d && d->d_buf &&
+		    memmem(d->d_buf, d->d_size, "<jemalloc>", 10))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Decide from the file alone whether a separate-debuginfo search is worth
+ * it: a file with a .symtab answers for itself, and one without only when
+ * its .dynsym or contents show jemalloc. Otherwise every stripped DSO of the
+ * host would cost a debuginfo search (a network query under
+ * DEBUGINFOD_URLS) for nothing.
+ */
+static bool worth_looking(const char *path)
+{
+	Elf_Scn *scn = NULL;
+	bool symtab = false, hint = false;
+	Elf *elf;
+	int fd;
+
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true; /* let libdwfl report the error */
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf) {
+		close(fd);
+		return true;
+	}
+	while ((scn = elf_nextscn(elf, scn)) && !symtab && !hint) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB) {
+			symtab = true;
+			break;
+		}
+		if (sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *n;
+			size_t l;
+
+			if (!gelf_getsym(d, (int)i, &sym) ||
+			    sym.st_shndx == SHN_UNDEF)
+				continue;
+			n = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (!n)
+				continue;
+			l = strlen(n);
+			/* mallctl, je_mallctl, <prefix>_mallctl: jemalloc's
+			 * public API; or the TSD symbol itself. */
+			if (ctp_jep_is_tsd_symbol(n) ||
+			    (l >= 7 && !strcmp(n + l - 7, "mallctl")))
+				hint = true;
+		}
+	}
+	if (!symtab && !hint)
+		hint = stripped_jemalloc(elf);
+	elf_end(elf);
+	close(fd);
+	return symtab || hint;
+}
+
+int ctp_jep_file_probe(const char *path, struct ctp_jep_file *out)
+{
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	Elf *elf;
+	GElf_Addr bias;
+	Dwarf *dw;
+	int fd, n, r = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!worth_looking(path)) {
+		out->tag = CTP_JEP_NOT_JEMALLOC;
+		return 0;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	dwfl = dwfl_begin(&offline_cb);
+	if (!dwfl) {
+		close(fd);
+		return -ENOMEM;
+	}
+	/* dwfl owns fd from here. */
+	mod = dwfl_report_offline(dwfl, "", path, fd);
+	dwfl_report_end(dwfl, NULL, NULL);
+	if (!mod) {
+		out->tag = CTP_JEP_ELF;
+		goto done;
+	}
+	elf = dwfl_module_getelf(mod, &bias);
+	if (!elf) {
+		out->tag = CTP_JEP_ELF;
+		goto done;
+	}
+	phdrs(elf, out);
+	out->tag = CTP_JEP_NOT_JEMALLOC;
+	n = dwfl_module_getsymtab(mod);
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *nm = dwfl_module_getsym_info(mod, i, &sym, &addr,
+							 NULL, NULL, NULL);
+
+		if (!nm || GELF_ST_TYPE(sym.st_info) != STT_TLS ||
+		    sym.st_shndx == SHN_UNDEF || !ctp_jep_is_tsd_symbol(nm))
+			continue;
+		/* st_value of a TLS symbol is its offset in the module's
+		 * TLS block; libdwfl leaves it unadjusted. */
+		out->tsd_value = sym.st_value;
+		snprintf(out->symbol, sizeof(out->symbol), "%s", nm);
+		out->tag = CTP_JEP_NO_DEBUGINFO;
+		break;
+	}
+	if (out->tag == CTP_JEP_NOT_JEMALLOC) {
+		if (stripped_jemalloc(elf))
+			out->tag = CTP_JEP_NO_DEBUGINFO;
+		goto done;
+	}
+	dw = dwfl_module_getdwarf(mod, &bias);
+	if (!dw)
+		goto done; /* NO_DEBUGINFO */
+	if (tsd_layout(dw, &out->off_alloc, &out->off_dealloc)) {
+		out->tag = CTP_JEP_NO_TSD_LAYOUT;
+		goto done;
+	}
+	out->found = true;
+	out->tag = CTP_JEP_NOT_JEMALLOC;
+done:
+	dwfl_end(dwfl);
+	return r;
+}
+
+/* ---- Symbols of the target for libthread_db ------------------------------
+ * libthread_db asks for a few dozen glibc-private globals (nptl_version,
+ * _thread_db_*, _rtld_global, ...). Each file's matching symbols are
+ * extracted once per collector run and shared by every process mapping it.
+ */
+
+struct symset {
+	struct symset *next;
+	uint64_t dev, ino;
+	uint64_t first_load_vaddr;
+	bool is_dyn;
+	size_t n;
+	struct {
+		char *name;
+		uint64_t value;
+	} * v;
+};
+
+static pthread_mutex_t sym_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct symset *symsets;
+
+static bool wanted(const char *n)
+{
+	static const char *const pfx[] = {
+		"_thread_db_", "nptl_",	       "__nptl_",  "_rtld_",
+		"_dl_",	       "__stack_user", "_r_debug", "stack_used"};
+
+	for (size_t i = 0; i < sizeof(pfx) / sizeof(pfx[0]); i++)
+		if (!strncmp(n, pfx[i], strlen(pfx[i])))
+			return true;
+	return false;
+}
+
+static void symset_scan(struct symset *s, Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t cnt;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
+		    !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		cnt = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; d && i < cnt; i++) {
+			GElf_Sym sym;
+			const char *n;
+			void *nv;
+
+			if (!gelf_getsym(d, (int)i, &sym) ||
+			    sym.st_shndx == SHN_UNDEF)
+				continue;
+			n = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (!n || !wanted(n))
+				continue;
+			nv = realloc(s->v, (s->n + 1) * sizeof(*s->v));
+			if (!nv)
+				return;
+			s->v = nv;
+			s->v[s->n].name = strdup(n);
+			if (!s->v[s->n].name)
+				return;
+			s->v[s->n].value = sym.st_value;
+			s->n++;
+		}
+	}
+}
+
+static struct symset *symset_get(const char *path, uint64_t dev, uint64_t ino)
+{
+	struct symset *s;
+	struct ctp_jep_file f;
+	Elf *elf;
+	int fd;
+
+	pthread_mutex_lock(&sym_lock);
+	for (s = symsets; s; s = s->next)
+		if (s->dev == dev && s->ino == ino)
+			goto out;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		goto out;
+	s->dev = dev;
+	s->ino = ino;
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		if (elf) {
+			memset(&f, 0, sizeof(f));
+			phdrs(elf, &f);
+			s->first_load_vaddr = f.first_load_vaddr;
+			s->is_dyn = f.is_dyn;
+			symset_scan(s, elf);
+			elf_end(elf);
+		}
+		close(fd);
+	}
+	s->next = symsets;
+	symsets = s;
+out:
+	pthread_mutex_unlock(&sym_lock);
+	return s;
+}
+
+void ctp_jep_cleanup(void)
+{
+	pthread_mutex_lock(&sym_lock);
+	while (symsets) {
+		struct symset *s = symsets;
+
+		symsets = s->next;
+		for (size_t i = 0; i < s->n; i++)
+			free(s->v[i].name);
+		free(s->v);
+		free(s);
+	}
+	pthread_mutex_unlock(&sym_lock);
+}
+
+/* Load bias of the file mapped as maps[i] (dev, ino). */
+static bool file_bias(const struct ctp_jep_target *t, uint64_t dev,
+		      uint64_t ino, uint64_t first_load_vaddr, bool is_dyn,
+		      uint64_t *bias)
+{
+	for (size_t i = 0; i < t->n_maps; i++) {
+		const struct ctp_jep_map *m = &t->maps[i];
+
+		if (m->dev != dev || m->ino != ino || m->offset != 0)
+			continue;
+		*bias = is_dyn ? m->start - first_load_vaddr : 0;
+		return true;
+	}
+	return false;
+}
+
+static bool glibc_object(const char *p, size_t len)
+{
+	const char *b = memrchr(p, '/', len);
+	size_t bl;
+
+	b = b ? b + 1 : p;
+	bl = len - (size_t)(b - p);
+	return (bl >= 7 && !strncmp(b, "libc.so", 7)) ||
+	       (bl >= 10 && !strncmp(b, "libpthread", 10)) ||
+	       (bl >= 3 && !strncmp(b, "ld-", 3));
+}
+
+struct lookup_ctx {
+	const struct ctp_jep_target *t;
+};
+
+static int target_path(const struct ctp_jep_target *t,
+		       const struct ctp_jep_map *m, char *buf, size_t sz)
+{
+	int n = snprintf(buf, sz, "%s%.*s", t->root ? t->root : "",
+			 (int)m->path_len, m->path);
+
+	return n > 0 && (size_t)n < sz ? 0 : -ENAMETOOLONG;
+}
+
+static int lookup(void *arg, const char *object, const char *name,
+		  uint64_t *addr)
+{
+	struct lookup_ctx *lc = arg;
+	const struct ctp_jep_target *t = lc->t;
+	char path[4096];
+
+	(void)object; /* glibc names libc or ld.so; search both, as gdb does */
+	for (size_t i = 0; i < t->n_maps; i++) {
+		const struct ctp_jep_map *m = &t->maps[i];
+		struct symset *s;
+		uint64_t bias;
+
+		/* The first mapping of each glibc file, plus the executable
+		 * (a static binary carries glibc itself). */
+		if (m->offset != 0 || !m->path_len || m->path[0] != '/' ||
+		    (i != 0 && !glibc_object(m->path, m->path_len)))
+			continue;
+		if (target_path(t, m, path, sizeof(path)))
+			continue;
+		s = symset_get(path, m->dev, m->ino);
+		if (!s)
+			continue;
+		for (size_t k = 0; k < s->n; k++) {
+			if (strcmp(s->v[k].name, name))
+				continue;
+			if (!file_bias(t, m->dev, m->ino, s->first_load_vaddr,
+				       s->is_dyn, &bias))
+				break;
+			*addr = bias + s->v[k].value;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int ctp_jep_read_pair(pid_t pid, uint64_t a, uint64_t b, uint64_t *va,
+		      uint64_t *vb)
+{
+	uint64_t lo = a < b ? a : b, hi = a < b ? b : a;
+	uint64_t buf[4];
+	struct iovec local, remote[2];
+	ssize_t n;
+
+	/* The two counters sit next to each other in 5.x: one span. */
+	if (hi - lo + 8 <= sizeof(buf)) {
+		local = (struct iovec){buf, (size_t)(hi - lo + 8)};
+		remote[0] =
+			(struct iovec){(void *)(uintptr_t)lo, local.iov_len};
+		n = process_vm_readv(pid, &local, 1, remote, 1, 0);
+		if (n != (ssize_t)local.iov_len)
+			return n < 0 ? -errno : -EIO;
+		memcpy(va, (char *)buf + (a - lo), 8);
+		memcpy(vb, (char *)buf + (b - lo), 8);
+		return 0;
+	}
+	struct iovec l2[2] = {{va, 8}, {vb, 8}};
+
+	remote[0] = (struct iovec){(void *)(uintptr_t)a, 8};
+	remote[1] = (struct iovec){(void *)(uintptr_t)b, 8};
+	n = process_vm_readv(pid, l2, 2, remote, 2, 0);
+	if (n != 16)
+		return n < 0 ? -errno : -EIO;
+	return 0;
+}
+
+/* ---- libthread_db ---------------------------------------------------------
+ */
+
+struct iter_ctx {
+	const struct ctp_jep_target *t;
+	uint64_t link_map; /* 0: use module id 1 (the executable) */
+	struct ctp_jep_counters *out;
+	size_t cap, n;
+};
+
+static int thr_cb(const td_thrhandle_t *th, void *arg)
+{
+	struct iter_ctx *ic = arg;
+	const struct ctp_jep_target *t = ic->t;
+	struct ctp_jep_counters *c;
+	td_thrinfo_t ti;
+	psaddr_t base = 0;
+	td_err_e e;
+	uint64_t a;
+
+	if (ic->n >= ic->cap)
+		return 1;
+	if (td_thr_get_info(th, &ti) != TD_OK || ti.ti_lid <= 0)
+		return 0;
+	c = &ic->out[ic->n++];
+	memset(c, 0, sizeof(*c));
+	c->tid = ti.ti_lid;
+	if (ic->link_map)
+		e = td_thr_tls_get_addr(th, (psaddr_t)(uintptr_t)ic->link_map,
+					(size_t)t->file->tsd_value, &base);
+	else
+		e = td_thr_tlsbase(th, 1, &base);
+	if (e == TD_TLSDEFER || e == TD_NOTALLOC) {
+		/* This thread never touched jemalloc's TLS: nothing to read. */
+		c->err = -ENODATA;
+		c->tag = CTP_JEP_TLS_DEFERRED;
+		return 0;
+	}
+	if (e != TD_OK) {
+		c->err = -EIO;
+		c->tag = CTP_JEP_THREAD_DB;
+		return 0;
+	}
+	a = (uint64_t)(uintptr_t)base;
+	if (!ic->link_map)
+		a += t->file->tsd_value;
+	c->err = ctp_jep_read_pair(t->pid, a + t->file->off_alloc,
+				   a + t->file->off_dealloc, &c->allocated,
+				   &c->deallocated);
+	if (c->err)
+		c->tag = c->err == -ESRCH ? CTP_JEP_EXITED : CTP_JEP_VM_READV;
+	return 0;
+}
+
+/* The link_map of the jemalloc module, matched by its dynamic section. */
+static int find_link_map(const struct ctp_jep_target *t, struct lookup_ctx *lc,
+			 uint64_t *out)
+{
+	uint64_t rdebug, lm, want = t->bias + t->file->dyn_vaddr;
+	uint64_t v[4];
+
+	if (!t->file->dyn_vaddr || lookup(lc, NULL, "_r_debug", &rdebug))
+		return -ENOENT;
+	if (ctp_jep_read_pair(t->pid, rdebug + 8, rdebug + 8, &lm, &v[0]))
+		return -EIO;
+	for (int guard = 0; lm && guard < 4096; guard++) {
+		struct iovec l = {v, sizeof(v)};
+		struct iovec r = {(void *)(uintptr_t)lm, sizeof(v)};
+
+		/* l_addr, l_name, l_ld, l_next */
+		if (process_vm_readv(t->pid, &l, 1, &r, 1, 0) != sizeof(v))
+			return -EIO;
+		if (v[2] == want) {
+			*out = lm;
+			return 0;
+		}
+		lm = v[3];
+	}
+	return -ENOENT;
+}
+
+int ctp_jep_read_thread_db(const struct ctp_jep_target *t,
+			   struct ctp_jep_counters *out, size_t cap, size_t *n,
+			   enum ctp_jep_tag *tag)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	struct lookup_ctx lc = {t};
+	struct ps_prochandle ph = {.pid = t->pid, .lookup = lookup, .arg = &lc};
+	struct iter_ctx ic = {.t = t, .out = out, .cap = cap};
+	td_thragent_t *ta = NULL;
+	td_err_e e;
+
+	*n = 0;
+	pthread_once(&once, (void (*)(void))td_init);
+	if (!t->in_main_exe && find_link_map(t, &lc, &ic.link_map)) {
+		*tag = CTP_JEP_LINK_MAP;
+		return -ENOENT;
+	}
+	e = td_ta_new(&ph, &ta);
+	if (e != TD_OK) {
+		*tag = CTP_JEP_THREAD_DB;
+		return -ENOTSUP;
+	}
+	e = td_ta_thr_iter(ta, thr_cb, &ic, TD_THR_ANY_STATE,
+			   TD_THR_LOWEST_PRIORITY, TD_SIGNO_MASK,
+			   TD_THR_ANY_USER_FLAGS);
+	td_ta_delete(ta);
+	*n = ic.n;
+	if (e != TD_OK && !ic.n) {
+		*tag = CTP_JEP_THREAD_DB;
+		return -EIO;
+	}
+	return 0;
+}
+
+/* ---- ptrace fallback ------------------------------------------------------
+ * Each thread is seized, interrupted, its thread pointer read, and detached
+ * at once; SIGINT and SIGTERM are blocked in this thread for that window so
+ * the detach always completes first (were the process to die some other
+ * way, the kernel detaches a ptrace-stopped tracee and resumes it).
+ */
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Wait for the interrupt stop; 0, -ETIMEDOUT, or -ESRCH (gone). */
+static int wait_stop(pid_t tid, unsigned timeout_ms)
+{
+	uint64_t end = now_ms() + timeout_ms;
+	struct timespec nap = {0, 200000};
+
+	for (;;) {
+		int st;
+		pid_t r = waitpid(tid, &st, __WALL | WNOHANG);
+
+		if (r == tid) {
+			if (WIFEXITED(st) || WIFSIGNALED(st))
+				return -ESRCH;
+			if (WIFSTOPPED(st))
+				return 0;
+		} else if (r < 0 && errno != EINTR) {
+			return -ESRCH;
+		}
+		if (now_ms() >= end)
+			return -ETIMEDOUT;
+		nanosleep(&nap, NULL);
+	}
+}
+
+static int thread_pointer(pid_t tid, uint64_t *tp)
+{
+#if defined(__x86_64__)
+	struct user_regs_struct regs;
+	struct iovec iov = {&regs, sizeof(regs)};
+
+	if (xptrace(PTRACE_GETREGSET, tid, (void *)(uintptr_t)NT_PRSTATUS,
+		    &iov) < 0)
+		return -errno;
+	*tp = regs.fs_base;
+	return 0;
+#elif defined(__aarch64__)
+	uint64_t tpidr;
+	struct iovec iov = {&tpidr, sizeof(tpidr)};
+
+	if (xptrace(PTRACE_GETREGSET, tid, (void *)(uintptr_t)NT_ARM_TLS,
+		    &iov) < 0)
+		return -errno;
+	*tp = tpidr;
+	return 0;
+#else
+	(void)tid, (void)tp;
+	return -ENOTSUP;
+#endif
+}
+
+static int tls_addr(const struct ctp_jep_file *f, uint64_t tp, uint64_t *a)
+{
+#if defined(__aarch64__)
+	return ctp_jep_tls_arm64(tp, f->tls_memsz, f->tls_align, f->tsd_value,
+				 a);
+#else
+	return ctp_jep_tls_x86_64(tp, f->tls_memsz, f->tls_align, f->tsd_value,
+				  a);
+#endif
+}
+
+static void probe_one(const struct ctp_jep_target *t, int32_t tid,
+		      struct ctp_jep_counters *c, unsigned timeout_ms)
+{
+	sigset_t block, old;
+	uint64_t tp = 0, a;
+	int r;
+
+	memset(c, 0, sizeof(*c));
+	c->tid = tid;
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	if (xptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0) {
+		c->err = -errno;
+		c->tag = c->err == -ESRCH ? CTP_JEP_EXITED
+					  : CTP_JEP_PTRACE_SEIZE;
+		goto out;
+	}
+	if (xptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0) {
+		c->err = -errno;
+		c->tag =
+			c->err == -ESRCH ? CTP_JEP_EXITED : CTP_JEP_PTRACE_STOP;
+		goto detach;
+	}
+	r = wait_stop(tid, timeout_ms);
+	if (r == -ETIMEDOUT) {
+		/* The interrupt is pending; the stop will come, and only a
+		 * stopped tracee can be detached. Wait for it, longer. */
+		r = wait_stop(tid, timeout_ms * 20);
+		c->err = -ETIMEDOUT;
+		c->tag = CTP_JEP_PTRACE_STOP;
+		if (r)
+			goto out; /* detached by the kernel at our exit */
+		goto detach;
+	}
+	if (r) {
+		c->err = r;
+		c->tag = CTP_JEP_EXITED;
+		goto out;
+	}
+	r = thread_pointer(tid, &tp);
+	if (r) {
+		c->err = r;
+		c->tag = CTP_JEP_PTRACE_REGS;
+	}
+detach:
+	xptrace(PTRACE_DETACH, tid, NULL, NULL);
+out:
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (c->err)
+		return;
+	if (tls_addr(t->file, tp, &a)) {
+		c->err = -EINVAL;
+		c->tag = CTP_JEP_STATIC_TLS;
+		return;
+	}
+	c->err = ctp_jep_read_pair(t->pid, a + t->file->off_alloc,
+				   a + t->file->off_dealloc, &c->allocated,
+				   &c->deallocated);
+	if (c->err)
+		c->tag = c->err == -ESRCH ? CTP_JEP_EXITED : CTP_JEP_VM_READV;
+}
+
+int ctp_jep_read_ptrace(const struct ctp_jep_target *t, const int32_t *tids,
+			size_t n_tids, struct ctp_jep_counters *out,
+			unsigned timeout_ms)
+{
+	if (!t->in_main_exe)
+		return -ENOTSUP;
+	for (size_t i = 0; i < n_tids; i++)
+		probe_one(t, tids[i], &out[i], timeout_ms);
+	return 0;
+}

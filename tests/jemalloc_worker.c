@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A jemalloc-probe test target. Linked against a jemalloc built with -g
+ * (tests/jemalloc_build.sh), statically or as a shared library, or against
+ * nothing (glibc malloc) as the non-jemalloc control.
+ *
+ *   jemalloc_worker FD hold            main thread holds 16 MiB
+ *   jemalloc_worker FD threads N       N sleeping threads (+ main holding)
+ *   jemalloc_worker FD churn           threads created and joined forever
+ *   jemalloc_worker FD spin            one thread malloc/free in a loop,
+ *                                      ops count readable at a shared page
+ *
+ * Writes "R <tid> <extra>\n" on FD when set up, then runs until killed.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define HOLD (16u << 20)
+
+static _Atomic unsigned long spin_ops;
+static _Atomic long sleepers_ready;
+
+static void *sleeper(void *arg)
+{
+	void *p = malloc(64);
+
+	(void)arg;
+	__asm__ volatile("" : : "r"(p) : "memory");
+	atomic_fetch_add(&sleepers_ready, 1);
+	for (;;)
+		pause();
+	free(p);
+	return NULL;
+}
+
+static void *nothing(void *arg)
+{
+	void *p = malloc(32);
+
+	free(p);
+	return arg;
+}
+
+static void *spinner(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		void *p = malloc(128);
+
+		__asm__ volatile("" : : "r"(p) : "memory");
+		free(p);
+		atomic_fetch_add_explicit(&spin_ops, 1, memory_order_relaxed);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	int fd;
+	char *hold;
+	char msg[128];
+	unsigned long extra = 0;
+
+	if (argc < 3)
+		return 2;
+	fd = atoi(argv[1]);
+	/* Above jemalloc's thread-cache limit: a real huge allocation
+	 * counted once in this thread's thread_allocated. */
+	hold = malloc(HOLD);
+	if (!hold)
+		return 1;
+	memset(hold, 1, HOLD);
+	if (!strcmp(argv[2], "threads") && argc > 3) {
+		long n = atol(argv[3]);
+
+		for (long i = 0; i < n; i++) {
+			pthread_t t;
+
+			if (pthread_create(&t, NULL, sleeper, NULL))
+				return 1;
+		}
+		/* Ready only once every sleeper has allocated. */
+		while (atomic_load(&sleepers_ready) < n)
+			usleep(1000);
+	} else if (!strcmp(argv[2], "churn")) {
+		pthread_t t;
+
+		snprintf(msg, sizeof(msg), "R %ld 0\n",
+			 (long)syscall(SYS_gettid));
+		if (write(fd, msg, strlen(msg)) < 0)
+			return 1;
+		for (;;) {
+			if (pthread_create(&t, NULL, nothing, NULL) == 0)
+				pthread_join(t, NULL);
+		}
+	} else if (!strcmp(argv[2], "spin")) {
+		pthread_t t;
+		/* The test reads the ops counter with process_vm_readv. */
+		extra = (unsigned long)&spin_ops;
+		if (pthread_create(&t, NULL, spinner, NULL))
+			return 1;
+	}
+	snprintf(msg, sizeof(msg), "R %ld %lu\n", (long)syscall(SYS_gettid),
+		 extra);
+	if (write(fd, msg, strlen(msg)) < 0)
+		return 1;
+	for (;;)
+		pause();
+	free(hold);
+	return 0;
+}
