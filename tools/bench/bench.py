@@ -13,12 +13,12 @@ small C helper ctp-bench-run: user+sys CPU, ru_maxrss, and the wall time
 from spawn to reap. Medians are reported.
 
 Plugin sets (--sets):
-  procfs   procfs-stat alone: the targets below
-  issue3   procfs-stat, schedstat, io, smaps: the default set minus
-           taskstats (and jemalloc-probe, not written yet); CPU target
+  procfs     procfs-stat alone: the targets below
+  issue3     procfs-stat, schedstat, io, smaps: issue 3's default set minus
+             taskstats and jemalloc-probe; CPU target
   taskstats  the issue3 set plus taskstats: ctprof-core workers=1 only (no
-           plain reader makes netlink queries); its CPU over the issue3
-           set's is what taskstats adds
+             plain reader makes netlink queries); its CPU over the issue3
+             set's is what taskstats adds
 
   CPU per thread   (user+sys) / threads walked by that run (the whole host,
                    not only N: the snapshot's recorded threads, the reader's
@@ -93,10 +93,6 @@ SETS = {
         "kinds": ("w1",),
         "title": "issue-3 set + taskstats",
     },
-}
-KIND_NAMES = {
-    "reader": "reader", "reader_pt": "reader, cgroup per thread",
-    "w1": "workers=1", "w2": "workers=2", "pair": "two readers",
 }
 
 

@@ -21,7 +21,7 @@
  *       unless the process's cgroup is shared, read cgroup; the thread
  *       steps (default: read stat, status; sched_getaffinity(tid)); when a
  *       read found the thread gone, faccessat task/<tid>; close.
- *     no thread recorded: faccessat <tgid>; close.
+ *     close <tgid> (a process with no thread recorded counts as gone).
  *
  * "Read" is the engine's read_at(): open, read() until it returns 0 into a
  * growable buffer of its own per file (4 KiB, doubled when full), close.
@@ -522,7 +522,8 @@ static int walk_process(struct walk *w, uint32_t tgid, uint32_t **tids,
 	size_t recorded = 0;
 	for (size_t i = 0; i < n; i++)
 		recorded += walk_thread(w, pdir, (*tids)[i], whole);
-	if (recorded == 0 && faccessat(w->proc_fd, name, F_OK, 0) != 0)
+	/* As the engine since ef13206: no thread recorded, no process. */
+	if (recorded == 0)
 		goto gone_pdir;
 	close(pdir);
 	w->tgids++;
