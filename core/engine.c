@@ -243,10 +243,9 @@ int ctp_engine_file_get(const struct ctp_task *task, uint32_t i,
  * main thread, straight into the plugin's; returns true when the call
  * reported a vanished task. */
 static bool after_call(struct ctp_plugin_info *info, struct callstat *st,
-		       int cb, int ret, uint64_t t0)
+		       int cb, int ret, uint64_t dt)
 {
 	struct ctp_plugin_rt *rt = info->rt;
-	uint64_t dt = ctp_now_ns() - t0;
 	if (st) {
 		st->time_ns += dt;
 		st->calls++;
@@ -317,6 +316,8 @@ static bool call_task(struct worker *w, bool thread, struct ctp_task *task,
 	struct ctp_capture *cap = w->eng->cap;
 	int cb = thread ? CB_THREAD : CB_PROCESS;
 	bool vanished = false;
+	/* One clock reading ends a plugin's call and starts the next's. */
+	uint64_t t0 = ctp_now_ns();
 	for (uint32_t i = 0; i < cap->n_plugins; i++) {
 		struct ctp_plugin_info *info = &cap->plugins[i];
 		if (!cb_usable(info, cb))
@@ -339,11 +340,12 @@ static bool call_task(struct worker *w, bool thread, struct ctp_task *task,
 		struct task_priv tp = {.w = w, .thread = thread, .plugin = i};
 		task->core = &tp;
 		rec->plugin = i;
-		uint64_t t0 = ctp_now_ns();
 		lock_if(rt);
 		int ret = fn(rt->state, task, rec);
 		unlock_if(rt);
-		vanished |= after_call(info, &w->stats[i], cb, ret, t0);
+		uint64_t t1 = ctp_now_ns();
+		vanished |= after_call(info, &w->stats[i], cb, ret, t1 - t0);
+		t0 = t1;
 	}
 	return vanished;
 }
@@ -944,7 +946,7 @@ static void host_calls(struct ctp_engine *eng, bool finish)
 		rec.plugin = i;
 		uint64_t t0 = ctp_now_ns();
 		int ret = fn(rt->state, &rec);
-		after_call(info, NULL, cb, ret, t0);
+		after_call(info, NULL, cb, ret, ctp_now_ns() - t0);
 	}
 }
 
@@ -1005,7 +1007,8 @@ static void cgroup_calls(struct ctp_engine *eng)
 			uint64_t t0 = ctp_now_ns();
 			int ret = info->rt->desc->cgroup(info->rt->state, &cg,
 							 &rec);
-			after_call(info, NULL, CB_CGROUP, ret, t0);
+			after_call(info, NULL, CB_CGROUP, ret,
+				   ctp_now_ns() - t0);
 		}
 		if (dirfd >= 0)
 			close(dirfd);
