@@ -358,7 +358,8 @@ static void write_file(const char *dir, const char *name, const char *text)
 	char path[PATH_MAX];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	int n = snprintf(path, sizeof(path), "%s/%s", dir, name);
+	assert_true(n > 0 && (size_t)n < sizeof(path));
 	f = fopen(path, "we");
 	assert_non_null(f);
 	fputs(text, f);

@@ -10,6 +10,13 @@
 #define NS_PER_MS 1000000ull
 /* The kernel's separator is 67 dashes; a comm is at most 15 bytes. */
 #define MIN_DASHES 16
+/* kernel/sched/debug.c prints a key line as "%-45s:%21Ld": the ':' sits
+ * at this column when the key fits. */
+#define KEY_COL 45
+
+static const char key_pad[KEY_COL + 1] =
+	"                                             ";
+_Static_assert(sizeof(key_pad) == KEY_COL + 1, "KEY_COL spaces");
 
 /* Keep the first problem: later ones are usually its consequences. */
 static void note(int *ret, int err)
@@ -203,8 +210,73 @@ static int key_lookup(const char *k, const char *kend)
 	return -1;
 }
 
+/* Whether c may start a kept key; a prefix starts with 's'. */
+static int maybe_key(char c)
+{
+	switch (c) {
+	case 'n':
+	case 'w':
+	case 's':
+	case 'b':
+	case 'i':
+	case 'e':
+	case 'c':
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+#define ONES  0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+
+/* Whether a byte of w is zero (exact: no false positive is reported). */
+static int has_zero(uint64_t w)
+{
+	return ((w - ONES) & ~w & HIGHS) != 0;
+}
+
+/*
+ * The first ' ' or ':' in [p, e), or e. Keys are 10 to 40 bytes: test 8
+ * at a time, then finish byte by byte.
+ */
+static const char *key_end(const char *p, const char *e)
+{
+	uint64_t w;
+
+	while (e - p >= 8) {
+		memcpy(&w, p, 8);
+		if (has_zero(w ^ (' ' * ONES)) || has_zero(w ^ (':' * ONES)))
+			break;
+		p += 8;
+	}
+	while (p < e && *p != ' ' && *p != ':')
+		p++;
+	return p;
+}
+
 /* Returned by parse_value for a well-formed negative NS value. */
 #define NEGATIVE 1
+
+/*
+ * The first byte of [p, e) that is not a space. Key padding and the
+ * right-aligned values are runs of 20 to 40 spaces: test 8 at a time.
+ */
+static const char *skip_spaces(const char *p, const char *e)
+{
+	static const uint64_t spaces8 = 0x2020202020202020ull;
+	uint64_t w;
+
+	while (e - p >= 8) {
+		memcpy(&w, p, 8);
+		if (w != spaces8)
+			break;
+		p += 8;
+	}
+	while (p < e && *p == ' ')
+		p++;
+	return p;
+}
 
 /*
  * The value of one line, [p, eol) after the ':'. Returns 0 and *out,
@@ -216,7 +288,7 @@ static int parse_value(const char *p, const char *eol, enum ctp_sched_fmt fmt,
 	uint64_t ip, frac = 0;
 	int neg, r, n;
 
-	p = ctp_skip_blanks(p, eol);
+	p = ctp_skip_blanks(skip_spaces(p, eol), eol);
 	neg = p < eol && *p == '-';
 	if (neg)
 		p++;
@@ -360,14 +432,22 @@ int ctp_parse_sched(const char *buf, size_t len, struct ctp_sched *out)
 		/* "%-45s:": the key, spaces, ':'. No kept key holds a space,
 		 * so the key ends at the first one; what follows must be
 		 * spaces up to the ':' or the line is not a kept key's. */
-		for (kend = l; kend < eol && *kend != ' ' && *kend != ':';
-		     kend++)
-			;
+		/* Most lines are rejected by their first byte. */
+		if (l == eol || !maybe_key(*l))
+			continue;
+		kend = key_end(l, eol);
 		k = key_lookup(l, kend);
 		if (k < 0)
 			continue;
-		for (colon = kend; colon < eol && *colon == ' '; colon++)
-			;
+		/* The kernel's layout puts the ':' at KEY_COL: check the
+		 * padding before it in one compare; anything else takes the
+		 * general walk. */
+		if (eol - l > KEY_COL && l[KEY_COL] == ':' &&
+		    kend <= l + KEY_COL &&
+		    memcmp(kend, key_pad, (size_t)(l + KEY_COL - kend)) == 0)
+			colon = l + KEY_COL;
+		else
+			colon = skip_spaces(kend, eol);
 		if (colon >= eol || *colon != ':')
 			continue;
 		if (seen & (1ull << k)) {
