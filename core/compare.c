@@ -14,6 +14,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "scan.h"
 #include "cli.h"
 #include "group.h"
 #include "hostdiff.h"
@@ -1602,19 +1603,6 @@ static void usage(FILE *out)
 		DEFAULT_LIMIT);
 }
 
-static int parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-	if (!*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || *end)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 static int add_list(char ***v, size_t *n, char *list)
 {
 	for (char *save = NULL, *g = strtok_r(list, ",", &save); g;
@@ -1657,7 +1645,7 @@ static size_t term_columns(void)
 {
 	const char *c = getenv("COLUMNS");
 	uint64_t v;
-	if (c && parse_u64(c, &v) == 0 && v >= 20 && v < 100000)
+	if (c && ctp_parse_u64_str(c, &v) == 0 && v >= 20 && v < 100000)
 		return (size_t)v;
 	struct winsize ws;
 	if (isatty(STDOUT_FILENO) &&
@@ -1858,7 +1846,7 @@ int ctp_cmd_compare(int argc, char **argv)
 			o.asc = c == O_ASC;
 			break;
 		case O_LIMIT:
-			if (parse_u64(optarg, &o.limit) < 0) {
+			if (ctp_parse_u64_str(optarg, &o.limit) < 0) {
 				fprintf(stderr,
 					PROG ": --limit wants a number, not "
 					     "'%s'\n",
@@ -1914,7 +1902,7 @@ int ctp_cmd_compare(int argc, char **argv)
 			o.fmt = (enum fmt)v;
 			break;
 		case O_CAP:
-			if (parse_u64(optarg, &o.cap) < 0) {
+			if (ctp_parse_u64_str(optarg, &o.cap) < 0) {
 				fprintf(stderr,
 					PROG ": --max-decompressed wants a "
 					     "byte count, not '%s'\n",

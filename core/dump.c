@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scan.h"
 #include "cli.h"
 #include "reader.h"
 
@@ -193,20 +194,6 @@ static void usage(FILE *f)
 		"error.\n");
 }
 
-/* Parse a byte count; 0 on success. */
-static int parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-	if (!*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || *end)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 int ctp_cmd_dump(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -232,7 +219,7 @@ int ctp_cmd_dump(int argc, char **argv)
 			}
 			break;
 		case 'm':
-			if (parse_u64(optarg, &cap) < 0) {
+			if (ctp_parse_u64_str(optarg, &cap) < 0) {
 				fprintf(stderr,
 					"ctprof-core dump: --max-decompressed "
 					"wants a byte count, not '%s'\n",

@@ -462,12 +462,6 @@ static bool cgroup_referenced(struct ctp_engine *eng, uint32_t p, uint32_t row)
 	return yes;
 }
 
-/* Read a short file at dirfd/rel into out; 0 or -errno. */
-static int read_short(int dirfd, const char *rel, char *out, size_t outlen)
-{
-	return read_line_at(dirfd, rel, out, outlen);
-}
-
 /* Is the cgroup v2 root a threaded domain, i.e. could threads of a process
  * in the root sit in a threaded child? Only when a child is threaded. */
 static bool root_has_threaded_child(int cgfd)
@@ -495,7 +489,7 @@ static bool root_has_threaded_child(int cgfd)
 			char rel[300], type[64];
 			snprintf(rel, sizeof(rel), "%.255s/cgroup.type",
 				 d->d_name);
-			if (read_short(cgfd, rel, type, sizeof(type)) == 0 &&
+			if (read_line_at(cgfd, rel, type, sizeof(type)) == 0 &&
 			    strstr(type, "threaded"))
 				threaded = true;
 		}
@@ -536,7 +530,7 @@ static bool cgroup_whole(struct ctp_engine *eng, int64_t key, const char *path,
 			char rel[1024], type[64];
 			snprintf(rel, sizeof(rel), "%.*s/cgroup.type",
 				 (int)(len - 1), path + 1);
-			whole = read_short(cgfd, rel, type, sizeof(type)) ==
+			whole = read_line_at(cgfd, rel, type, sizeof(type)) ==
 					0 &&
 				strcmp(type, "domain") == 0;
 		}

@@ -108,3 +108,16 @@ const char *ctp_kv_find(const char *buf, size_t len, const char *key,
 	}
 	return NULL;
 }
+
+int ctp_parse_u64_str(const char *s, uint64_t *out)
+{
+	const char *p = s, *end = s + strlen(s);
+	uint64_t v;
+	int r = ctp_scan_u64(&p, end, &v);
+	if (r < 0)
+		return r;
+	if (p != end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}

@@ -21,6 +21,10 @@ int ctp_scan_u64(const char **p, const char *end, uint64_t *out);
 /* Same for an optionally '-' or '+' signed decimal. */
 int ctp_scan_i64(const char **p, const char *end, int64_t *out);
 
+/* A whole NUL-terminated string that is an unsigned decimal (command-line
+ * arguments): 0, -EINVAL (empty, sign, trailing garbage) or -ERANGE. */
+int ctp_parse_u64_str(const char *s, uint64_t *out);
+
 /* Skip ' ' and '\t'. */
 const char *ctp_skip_blanks(const char *p, const char *end);
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "scan.h"
 #include "cli.h"
 #include "group.h"
 #include "reader.h"
@@ -656,19 +657,6 @@ static void usage(FILE *f)
 		DEFAULT_LIMIT);
 }
 
-static int parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-	if (!*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || *end)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 /* Split a comma list into o->globs (pointing into a copy). */
 static int add_globs(struct opts *o, char *list)
 {
@@ -745,7 +733,7 @@ int ctp_cmd_show(int argc, char **argv)
 			break;
 		}
 		case O_LIMIT:
-			if (parse_u64(optarg, &o.limit) < 0) {
+			if (ctp_parse_u64_str(optarg, &o.limit) < 0) {
 				fprintf(stderr,
 					"ctprof-core show: --limit wants a "
 					"number, not '%s'\n",
@@ -766,7 +754,7 @@ int ctp_cmd_show(int argc, char **argv)
 			o.no_host = true;
 			break;
 		case O_CAP:
-			if (parse_u64(optarg, &o.cap) < 0) {
+			if (ctp_parse_u64_str(optarg, &o.cap) < 0) {
 				fprintf(stderr,
 					"ctprof-core show: --max-decompressed "
 					"wants a byte count, not '%s'\n",

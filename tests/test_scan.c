@@ -242,6 +242,23 @@ static void kv_missing_and_edges(void **state)
 	assert_null(ctp_kv_find("Threads :1\n", 11, "Threads", &ve));
 }
 
+/* Whole-string parse for command-line arguments. */
+static void parse_u64_str(void **state)
+{
+	uint64_t v = 7;
+	(void)state;
+	assert_int_equal(ctp_parse_u64_str("0", &v), 0);
+	assert_true(v == 0);
+	assert_int_equal(ctp_parse_u64_str("18446744073709551615", &v), 0);
+	assert_true(v == UINT64_MAX);
+	assert_int_equal(ctp_parse_u64_str("18446744073709551616", &v), -ERANGE);
+	assert_int_equal(ctp_parse_u64_str("", &v), -EINVAL);
+	assert_int_equal(ctp_parse_u64_str("-1", &v), -EINVAL);
+	assert_int_equal(ctp_parse_u64_str("12x", &v), -EINVAL);
+	assert_int_equal(ctp_parse_u64_str(" 1", &v), -EINVAL);
+	assert_true(v == UINT64_MAX); /* untouched on failure */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -255,6 +272,7 @@ int main(void)
 		cmocka_unit_test(blanks_and_lines),
 		cmocka_unit_test(kv_similar_keys),
 		cmocka_unit_test(kv_missing_and_edges),
+		cmocka_unit_test(parse_u64_str),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
