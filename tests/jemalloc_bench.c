@@ -3,7 +3,8 @@
  * jemalloc-probe speed (docs/PERFORMANCE.md): per-thread cost of the
  * stop-free libthread_db read versus the ptrace fallback on a 1,000-thread
  * worker, and the disturbance of a spinning malloc/free loop while
- * captures repeat. Not a test: run by hand,
+ * captures repeat (in a worker of THREADS threads, then in one of two).
+ * Not a test: run by hand,
  *   jemalloc_bench WORKER [THREADS]
  * with WORKER the static jemalloc_worker (tests/jemalloc.cmake).
  */
@@ -144,11 +145,13 @@ static unsigned long ops(pid_t pid, unsigned long addr)
 static double rate(struct worker *w, struct ctp_jep_target *t, int mode,
 		   double secs, unsigned *captures)
 {
-	unsigned long o0 = ops(w->pid, w->extra), o1;
-	double t0 = now(), t1;
+	unsigned long o0, o1;
+	double t0, t1;
 	int n = list(w->pid);
 
 	*captures = 0;
+	o0 = ops(w->pid, w->extra);
+	t0 = now();
 	while (now() - t0 < secs) {
 		enum ctp_jep_tag tag;
 		size_t k;
@@ -167,16 +170,71 @@ static double rate(struct worker *w, struct ctp_jep_target *t, int mode,
 	return (double)(o1 - o0) / (t1 - t0);
 }
 
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_dbl);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+#define ROUNDS 7
+
+static int spin_pass(const char *exe, const char *sleepers)
+{
+	struct worker w;
+	struct ctp_jep_target t;
+	double r[3][ROUNDS];
+	unsigned caps[3][ROUNDS];
+	int nt;
+
+	if (spawn(exe, &w, "spin", sleepers) || target(w.pid, exe, &t))
+		return -1;
+	nt = list(w.pid);
+	/* One second of each mode per round, the order rotating. */
+	for (int i = 0; i < ROUNDS; i++)
+		for (int k = 0; k < 3; k++) {
+			int m = (i + k) % 3;
+
+			r[m][i] = rate(&w, &t, m, 1.0, &caps[m][i]);
+		}
+	double ratio[2][ROUNDS];
+	unsigned c1 = 0, c2 = 0;
+	for (int i = 0; i < ROUNDS; i++) {
+		ratio[0][i] = r[1][i] / r[0][i];
+		ratio[1][i] = r[2][i] / r[0][i];
+		c1 += caps[1][i];
+		c2 += caps[2][i];
+	}
+	double d1 = median(ratio[0], ROUNDS), d2 = median(ratio[1], ROUNDS);
+	double idle = median(r[0], ROUNDS), m1 = median(r[1], ROUNDS),
+	       m2 = median(r[2], ROUNDS);
+	printf("spinner in a %d-thread worker, ops/s (median of %d one-second "
+	       "runs): idle %.3g, during back-to-back thread_db captures %.3g "
+	       "(%u captures; paired by round %+.1f%%), during ptrace "
+	       "captures %.3g (%u captures; paired by round %+.1f%%)\n",
+	       nt, ROUNDS, idle, m1, c1, (d1 - 1) * 100, m2, c2,
+	       (d2 - 1) * 100);
+	kill(w.pid, SIGKILL);
+	waitpid(w.pid, NULL, 0);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct worker w;
 	struct ctp_jep_target t;
 	const char *nthreads = argc > 2 ? argv[2] : "1000";
+	char sleepers[24];
 	enum ctp_jep_tag tag;
 	size_t n = 0;
-	double t0, tdb, pt;
-	int nt, reps = 20;
-	unsigned caps;
+	double tdb[ROUNDS], pt[ROUNDS];
+	int nt;
 
 	if (argc < 2)
 		return 2;
@@ -184,35 +242,40 @@ int main(int argc, char **argv)
 	    target(w.pid, argv[1], &t))
 		return 1;
 	nt = list(w.pid);
-	t0 = now();
-	for (int i = 0; i < reps; i++)
-		ctp_jep_read_thread_db(&t, C, 8192, &n, &tag);
-	tdb = (now() - t0) / reps;
-	t0 = now();
-	for (int i = 0; i < 3; i++)
-		ctp_jep_read_ptrace(&t, tids, (size_t)nt, C, 1000);
-	pt = (now() - t0) / 3;
-	printf("threads %d (read %zu): thread_db %.1f us/thread (%.2f ms/"
-	       "capture), ptrace %.1f us/thread (%.2f ms/capture)\n",
-	       nt, n, tdb * 1e6 / nt, tdb * 1e3, pt * 1e6 / nt, pt * 1e3);
+	/* Both methods in every round, alternating which goes first. */
+	for (int i = 0; i < ROUNDS; i++) {
+		for (int k = 0; k < 2; k++) {
+			double t0 = now();
+
+			if ((i + k) % 2 == 0) {
+				for (int j = 0; j < 5; j++)
+					ctp_jep_read_thread_db(&t, C, 8192, &n,
+							       &tag);
+				tdb[i] = (now() - t0) / 5;
+			} else {
+				ctp_jep_read_ptrace(&t, tids, (size_t)nt, C,
+						    1000);
+				pt[i] = now() - t0;
+			}
+		}
+	}
+	double mt = median(tdb, ROUNDS), mp = median(pt, ROUNDS);
+	printf("worker threads %d (thread_db read %zu); median of %d rounds: "
+	       "thread_db %.1f us/thread (%.2f ms/capture, fastest %.2f), "
+	       "ptrace %.1f us/thread (%.2f ms/capture, fastest %.2f)\n",
+	       nt, n, ROUNDS, mt * 1e6 / nt, mt * 1e3, tdb[0] * 1e3,
+	       mp * 1e6 / nt, mp * 1e3, pt[0] * 1e3);
 	kill(w.pid, SIGKILL);
 	waitpid(w.pid, NULL, 0);
 
-	if (spawn(argv[1], &w, "spin", NULL) || target(w.pid, argv[1], &t))
-		return 1;
-	double base = rate(&w, &t, 0, 2.0, &caps);
-	double r1 = rate(&w, &t, 1, 2.0, &caps);
-	unsigned c1 = caps;
-	double r2 = rate(&w, &t, 2, 2.0, &caps);
-	unsigned c2 = caps;
-	double base2 = rate(&w, &t, 0, 2.0, &caps);
-
-	printf("spinner ops/s: idle %.3g, during thread_db captures %.3g "
-	       "(%u captures, %+.1f%%), during ptrace captures %.3g (%u "
-	       "captures, %+.1f%%), idle again %.3g\n",
-	       base, r1, c1, (r1 / base - 1) * 100, r2, c2,
-	       (r2 / base - 1) * 100, base2);
-	kill(w.pid, SIGKILL);
-	waitpid(w.pid, NULL, 0);
+	/* The spinner in a worker of the same size (N-2 sleepers, main, it),
+	 * then alone with main, where every capture probes it. */
+	for (int pass = 0; pass < 2; pass++) {
+		long ns = atol(nthreads) > 2 && pass == 0 ? atol(nthreads) - 2
+							  : 0;
+		snprintf(sleepers, sizeof(sleepers), "%ld", ns);
+		if (spin_pass(argv[1], sleepers))
+			return 1;
+	}
 	return 0;
 }

@@ -7,8 +7,9 @@
  *   jemalloc_worker FD hold            main thread holds 16 MiB
  *   jemalloc_worker FD threads N       N sleeping threads (+ main holding)
  *   jemalloc_worker FD churn           threads created and joined forever
- *   jemalloc_worker FD spin            one thread malloc/free in a loop,
- *                                      ops count readable at a shared page
+ *   jemalloc_worker FD spin [N]        one thread malloc/free in a loop,
+ *                                      ops count readable at a shared page,
+ *                                      plus N sleeping threads
  *
  * Writes "R <tid> <extra>\n" on FD when set up, then runs until killed.
  */
@@ -76,7 +77,8 @@ int main(int argc, char **argv)
 	if (!hold)
 		return 1;
 	memset(hold, 1, HOLD);
-	if (!strcmp(argv[2], "threads") && argc > 3) {
+	if ((!strcmp(argv[2], "threads") || !strcmp(argv[2], "spin")) &&
+	    argc > 3) {
 		long n = atol(argv[3]);
 
 		for (long i = 0; i < n; i++) {
@@ -88,7 +90,8 @@ int main(int argc, char **argv)
 		/* Ready only once every sleeper has allocated. */
 		while (atomic_load(&sleepers_ready) < n)
 			usleep(1000);
-	} else if (!strcmp(argv[2], "churn")) {
+	}
+	if (!strcmp(argv[2], "churn")) {
 		pthread_t t;
 
 		snprintf(msg, sizeof(msg), "R %ld 0\n",
