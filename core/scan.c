@@ -13,25 +13,32 @@ static int is_digit(char c)
 /*
  * Accumulate the digits at *p into a magnitude no larger than `limit`.
  * Always consumes every digit so a caller can resynchronize after -ERANGE.
+ * Eighteen digits never exceed either limit used here (INT64_MAX has 19),
+ * so those are taken without a check; only a longer run pays for one.
  */
 static int scan_magnitude(const char **p, const char *end, uint64_t limit,
 			  uint64_t *out)
 {
 	const char *s = *p;
+	const char *fast = end - s > 18 ? s + 18 : end;
 	uint64_t v = 0;
 	int overflow = 0;
 
 	if (s >= end || !is_digit(*s))
 		return -EINVAL;
-	for (; s < end && is_digit(*s); s++) {
-		unsigned d = (unsigned)(*s - '0');
+	for (; s < fast && is_digit(*s); s++)
+		v = v * 10 + (unsigned)(*s - '0');
+	if (s < end && is_digit(*s)) {
+		const uint64_t q = limit / 10, r = limit % 10;
 
-		if (overflow)
-			continue;
-		if (v > (limit - d) / 10)
-			overflow = 1;
-		else
-			v = v * 10 + d;
+		for (; s < end && is_digit(*s); s++) {
+			unsigned d = (unsigned)(*s - '0');
+
+			if (overflow || v > q || (v == q && d > r))
+				overflow = 1;
+			else
+				v = v * 10 + d;
+		}
 	}
 	*p = s;
 	if (overflow)

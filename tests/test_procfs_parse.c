@@ -435,6 +435,53 @@ static void status_missing_keys(void **state)
 	assert_true(s.present == 0);
 }
 
+/* The parser reads forward to State and backward for the rest: any order
+ * and trailing lines after the counters must give the same result. */
+static void status_layouts(void **state)
+{
+	static const char features[] = "Name:\tx\nUmask:\t0022\n"
+				       "State:\tR (running)\n"
+				       "Tgid:\t1\n"
+				       "Cpus_allowed:\tf\n"
+				       "Cpus_allowed_list:\t0-3\n"
+				       "voluntary_ctxt_switches:\t7\n"
+				       "nonvoluntary_ctxt_switches:\t9\n"
+				       "x86_Thread_features:\tshstk wrss\n"
+				       "x86_Thread_features_locked:\t\n";
+	static const char reversed[] = "nonvoluntary_ctxt_switches:\t3\n"
+				       "voluntary_ctxt_switches:\t2\n"
+				       "Cpus_allowed_list:\t1\n"
+				       "Name:\ty\n"
+				       "State:\tD (disk sleep)\n";
+	static const char blank_lines[] = "State:\tS (sleeping)\n\n"
+					  "voluntary_ctxt_switches:\t4\n\n"
+					  "Cpus_allowed_list:\t0\n\n"
+					  "nonvoluntary_ctxt_switches:\t5\n\n";
+	struct ctp_status s;
+
+	(void)state;
+	assert_int_equal(ctp_parse_status(features, strlen(features), &s), 0);
+	assert_true(s.present == ALL_STATUS);
+	assert_int_equal(s.state, 'R');
+	assert_int_equal(s.voluntary_csw, 7);
+	assert_int_equal(s.nonvoluntary_csw, 9);
+	assert_int_equal(s.cpus_allowed_list_len, 3);
+	assert_memory_equal(s.cpus_allowed_list, "0-3", 3);
+
+	assert_int_equal(ctp_parse_status(reversed, strlen(reversed), &s), 0);
+	assert_true(s.present == ALL_STATUS);
+	assert_int_equal(s.state, 'D');
+	assert_int_equal(s.voluntary_csw, 2);
+	assert_int_equal(s.nonvoluntary_csw, 3);
+	assert_memory_equal(s.cpus_allowed_list, "1", 1);
+
+	assert_int_equal(ctp_parse_status(blank_lines, strlen(blank_lines), &s),
+			 0);
+	assert_true(s.present == ALL_STATUS);
+	assert_int_equal(s.voluntary_csw, 4);
+	assert_int_equal(s.nonvoluntary_csw, 5);
+}
+
 static void status_truncated(void **state)
 {
 	const char *cut;
@@ -604,6 +651,7 @@ int main(void)
 		cmocka_unit_test(stat_garbage),
 		cmocka_unit_test(status_all_keys),
 		cmocka_unit_test(status_missing_keys),
+		cmocka_unit_test(status_layouts),
 		cmocka_unit_test(status_truncated),
 		cmocka_unit_test(status_garbage),
 		cmocka_unit_test(cpulist_cases),

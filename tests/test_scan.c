@@ -81,6 +81,20 @@ static void u64_overflow(void **state)
 	assert_int_equal(used, 26);
 	/* 10 * 1844674407370955161 + 6 overflows by the last digit only. */
 	assert_int_equal(u64_of("18446744073709551620", &v, &used), -ERANGE);
+	/* Leading zeros count as digits but not toward overflow; the
+	 * unchecked first 18 digits must not hide one. */
+	assert_int_equal(
+		u64_of("00000000000000000018446744073709551615", &v, &used), 0);
+	assert_true(v == UINT64_MAX);
+	assert_int_equal(used, 38);
+	assert_int_equal(u64_of("0000000000000000001844674407370955161"
+				"6",
+				&v, &used),
+			 -ERANGE);
+	assert_int_equal(u64_of("999999999999999999", &v, &used), 0);
+	assert_true(v == 999999999999999999ull);
+	assert_int_equal(u64_of("9999999999999999999", &v, &used), 0);
+	assert_true(v == 9999999999999999999ull);
 }
 
 static void u64_respects_end(void **state)
@@ -251,7 +265,8 @@ static void parse_u64_str(void **state)
 	assert_true(v == 0);
 	assert_int_equal(ctp_parse_u64_str("18446744073709551615", &v), 0);
 	assert_true(v == UINT64_MAX);
-	assert_int_equal(ctp_parse_u64_str("18446744073709551616", &v), -ERANGE);
+	assert_int_equal(ctp_parse_u64_str("18446744073709551616", &v),
+			 -ERANGE);
 	assert_int_equal(ctp_parse_u64_str("", &v), -EINVAL);
 	assert_int_equal(ctp_parse_u64_str("-1", &v), -EINVAL);
 	assert_int_equal(ctp_parse_u64_str("12x", &v), -EINVAL);

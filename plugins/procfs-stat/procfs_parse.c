@@ -3,6 +3,7 @@
 #include "procfs_parse.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <limits.h>
 #include <string.h>
 
@@ -98,6 +99,70 @@ static int stat_field(struct ctp_stat *st, unsigned n, const char *tok,
 	return r;
 }
 
+/*
+ * Fast path for the numeric fields we keep (all but 41 are never last on
+ * the line): parse the digits at *p and, when a ' ' or '\n' follows them,
+ * store the value, leave *p on the separator and return true. Otherwise
+ * return false with nothing stored; stat_field() then finds the token's end
+ * and reports what is wrong with it.
+ */
+static bool stat_number(struct ctp_stat *st, unsigned n, const char **p,
+			const char *end)
+{
+	const char *q = *p;
+	uint64_t u, *du = NULL;
+	int64_t i, *di = NULL;
+	int r;
+
+	switch (n) {
+	case CTP_STAT_MINFLT:
+		du = &st->minflt;
+		break;
+	case CTP_STAT_MAJFLT:
+		du = &st->majflt;
+		break;
+	case CTP_STAT_UTIME:
+		du = &st->utime;
+		break;
+	case CTP_STAT_STIME:
+		du = &st->stime;
+		break;
+	case CTP_STAT_NUM_THREADS:
+		du = &st->num_threads;
+		break;
+	case CTP_STAT_STARTTIME:
+		du = &st->starttime;
+		break;
+	case CTP_STAT_RT_PRIORITY:
+		du = &st->rt_priority;
+		break;
+	case CTP_STAT_POLICY:
+		du = &st->policy;
+		break;
+	case CTP_STAT_PRIORITY:
+		di = &st->priority;
+		break;
+	case CTP_STAT_NICE:
+		di = &st->nice;
+		break;
+	case CTP_STAT_PROCESSOR:
+		di = &st->processor;
+		break;
+	default:
+		return false;
+	}
+	r = du ? ctp_scan_u64(&q, end, &u) : ctp_scan_i64(&q, end, &i);
+	if (r < 0 || q == end || (*q != ' ' && *q != '\n'))
+		return false;
+	if (du)
+		*du = u;
+	else
+		*di = i;
+	st->present |= BIT(n);
+	*p = q;
+	return true;
+}
+
 int ctp_parse_stat(const char *buf, size_t len, struct ctp_stat *out)
 {
 	const char *end = buf + len, *p = buf, *open, *close;
@@ -142,16 +207,20 @@ int ctp_parse_stat(const char *buf, size_t len, struct ctp_stat *out)
 	for (n = CTP_STAT_STATE;; n++) {
 		const char *tend = p;
 
-		while (tend < end && *tend != ' ' && *tend != '\n')
-			tend++;
-		if (tend == end) {
-			/* No separator: the token may be cut short. */
-			note(&ret, -EMSGSIZE);
-			return ret;
+		/* The common case, a kept number followed by its separator,
+		 * is taken in one pass; anything else goes the long way. */
+		if (!stat_number(out, n, &tend, end)) {
+			while (tend < end && *tend != ' ' && *tend != '\n')
+				tend++;
+			if (tend == end) {
+				/* No separator: the token may be cut short. */
+				note(&ret, -EMSGSIZE);
+				return ret;
+			}
+			r = stat_field(out, n, p, tend);
+			if (r < 0)
+				note(&ret, r);
 		}
-		r = stat_field(out, n, p, tend);
-		if (r < 0)
-			note(&ret, r);
 		if (*tend == '\n')
 			return ret;
 		/* Nothing past (41) is kept: only check the line is whole. */
@@ -171,71 +240,102 @@ static int key_is(const char *line, const char *eol, const char *key,
 	       memcmp(line, key, klen) == 0;
 }
 
+/* Which wanted key the line [line, eol) holds, or 0; its length in *klen. */
+static uint32_t status_key(const char *line, const char *eol, size_t *klen)
+{
+	switch (*line) {
+	case 'S':
+		if (key_is(line, eol, "State", 5))
+			return *klen = 5, CTP_STATUS_STATE;
+		break;
+	case 'C':
+		if (key_is(line, eol, "Cpus_allowed_list", 17))
+			return *klen = 17, CTP_STATUS_CPUS_ALLOWED_LIST;
+		break;
+	case 'v':
+		if (key_is(line, eol, "voluntary_ctxt_switches", 23))
+			return *klen = 23, CTP_STATUS_VOLUNTARY_CSW;
+		break;
+	case 'n':
+		if (key_is(line, eol, "nonvoluntary_ctxt_switches", 26))
+			return *klen = 26, CTP_STATUS_NONVOLUNTARY_CSW;
+		break;
+	}
+	return 0;
+}
+
+/*
+ * Take the line [line, eol) if it holds a wanted key not seen yet. `cut`:
+ * the line has no '\n' (the buffer ends inside it), so its value may be
+ * short and is not taken.
+ */
+static void status_line(const char *line, const char *eol, bool cut,
+			struct ctp_status *out, uint32_t *seen, int *ret)
+{
+	size_t klen = 0;
+	uint32_t bit = line < eol ? status_key(line, eol, &klen) : 0;
+	if (!bit || (*seen & bit))
+		return;
+	const char *v = ctp_skip_blanks(line + klen + 1, eol);
+	*seen |= bit;
+	if (cut) {
+		note(ret, -EMSGSIZE);
+	} else if (bit == CTP_STATUS_STATE) {
+		if (v<eol && * v> ' ' && *v < 0x7f &&
+		    (eol - v == 1 || v[1] == ' ')) {
+			out->state = *v;
+			out->present |= bit;
+		} else {
+			note(ret, -EINVAL);
+		}
+	} else if (bit == CTP_STATUS_CPUS_ALLOWED_LIST) {
+		out->cpus_allowed_list = v;
+		out->cpus_allowed_list_len = (size_t)(eol - v);
+		out->present |= bit;
+	} else {
+		uint64_t *dst = bit == CTP_STATUS_VOLUNTARY_CSW
+					? &out->voluntary_csw
+					: &out->nonvoluntary_csw;
+		int r = tok_u64(v, eol, dst);
+		if (r < 0)
+			note(ret, r);
+		else
+			out->present |= bit;
+	}
+}
+
+/*
+ * fs/proc/array.c prints State third and the other three among the last
+ * lines (Cpus_allowed_list, Mems_allowed*, then the two context-switch
+ * counts; on some architectures a few feature lines follow). So: forward
+ * from the start until State, then backward from the end over what is left,
+ * instead of some 60 lines per thread. The kernel prints each key once; if
+ * a buffer has one twice, which copy is taken is not specified.
+ */
 int ctp_parse_status(const char *buf, size_t len, struct ctp_status *out)
 {
 	const char *end = buf + len, *line = buf;
-	const char *vend;
 	int ret = 0;
-	uint32_t want = CTP_STATUS_STATE | CTP_STATUS_VOLUNTARY_CSW |
-			CTP_STATUS_NONVOLUNTARY_CSW |
-			CTP_STATUS_CPUS_ALLOWED_LIST, seen = 0;
+	const uint32_t want = CTP_STATUS_STATE | CTP_STATUS_VOLUNTARY_CSW |
+			      CTP_STATUS_NONVOLUNTARY_CSW |
+			      CTP_STATUS_CPUS_ALLOWED_LIST;
+	uint32_t seen = 0;
 
 	memset(out, 0, sizeof(*out));
-	while (line < end && seen != want) {
+	while (line < end && !(seen & CTP_STATUS_STATE)) {
 		const char *eol = memchr(line, '\n', (size_t)(end - line));
-		const char *next = eol ? eol + 1 : end;
-		uint32_t bit = 0;
-		size_t klen = 0;
-		if (!eol)
-			eol = end;
-		switch (*line) {
-		case 'S':
-			if (key_is(line, eol, "State", 5))
-				bit = CTP_STATUS_STATE, klen = 5;
-			break;
-		case 'C':
-			if (key_is(line, eol, "Cpus_allowed_list", 17))
-				bit = CTP_STATUS_CPUS_ALLOWED_LIST, klen = 17;
-			break;
-		case 'v':
-			if (key_is(line, eol, "voluntary_ctxt_switches", 23))
-				bit = CTP_STATUS_VOLUNTARY_CSW, klen = 23;
-			break;
-		case 'n':
-			if (key_is(line, eol, "nonvoluntary_ctxt_switches", 26))
-				bit = CTP_STATUS_NONVOLUNTARY_CSW, klen = 26;
-			break;
-		}
-		if (bit) {
-			const char *v = ctp_skip_blanks(line + klen + 1, eol);
-			seen |= bit;
-			vend = eol;
-			if (vend == end) {
-				note(&ret, -EMSGSIZE);
-			} else if (bit == CTP_STATUS_STATE) {
-				if (v < vend && *v > ' ' && *v < 0x7f &&
-				    (vend - v == 1 || v[1] == ' ')) {
-					out->state = *v;
-					out->present |= bit;
-				} else {
-					note(&ret, -EINVAL);
-				}
-			} else if (bit == CTP_STATUS_CPUS_ALLOWED_LIST) {
-				out->cpus_allowed_list = v;
-				out->cpus_allowed_list_len = (size_t)(vend - v);
-				out->present |= bit;
-			} else {
-				uint64_t *dst = bit == CTP_STATUS_VOLUNTARY_CSW
-							? &out->voluntary_csw
-							: &out->nonvoluntary_csw;
-				int r = tok_u64(v, vend, dst);
-				if (r < 0)
-					note(&ret, r);
-				else
-					out->present |= bit;
-			}
-		}
-		line = next;
+		status_line(line, eol ? eol : end, !eol, out, &seen, &ret);
+		line = eol ? eol + 1 : end;
+	}
+	/* [line, hi) is not scanned yet; take its lines last to first. */
+	const char *hi = end;
+	while (hi > line && seen != want) {
+		bool cut = hi[-1] != '\n';
+		const char *eol = cut ? hi : hi - 1;
+		const char *nl = memrchr(line, '\n', (size_t)(eol - line));
+		const char *start = nl ? nl + 1 : line;
+		status_line(start, eol, cut, out, &seen, &ret);
+		hi = start;
 	}
 	if (seen != want)
 		note(&ret, -ENODATA);
