@@ -621,7 +621,8 @@ static int block_grow_cols(struct ctp_block *blk, uint32_t col)
 	return 0;
 }
 
-int ctp_table_set(struct ctp_table *t, uint32_t row, uint32_t col, uint64_t v)
+int ctp_table_set_slow(struct ctp_table *t, uint32_t row, uint32_t col,
+		       uint64_t v)
 {
 	if (row >= t->nrows)
 		return -EINVAL;
@@ -652,20 +653,6 @@ void ctp_table_clear(struct ctp_table *t, uint32_t row, uint32_t col)
 	uint32_t i = row % CTP_BLOCK_ROWS;
 	if (col < blk->ncols && blk->present[col])
 		blk->present[col][i / 64] &= ~(1ull << (i % 64));
-}
-
-bool ctp_table_get(const struct ctp_table *t, uint32_t row, uint32_t col,
-		   uint64_t *v)
-{
-	if (row >= t->nrows)
-		return false;
-	const struct ctp_block *blk = &t->blocks[row / CTP_BLOCK_ROWS];
-	uint32_t i = row % CTP_BLOCK_ROWS;
-	if (col >= blk->ncols || !blk->present[col] ||
-	    !(blk->present[col][i / 64] & (1ull << (i % 64))))
-		return false;
-	*v = blk->vals[col][i];
-	return true;
 }
 
 /* ---- Capture

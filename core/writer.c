@@ -17,6 +17,7 @@
 #include <msgpack.h>
 #include <zstd.h>
 
+#include "mpenc.h"
 #include "reader.h"
 
 /* ---- Output stream: msgpack bytes -> zstd -> fd ---- */
@@ -112,12 +113,32 @@ static int pack_cb(void *data, const char *buf, size_t len)
 	return 0;
 }
 
+/* Room for n (at most in_cap) more bytes at o->in + o->in_len, flushing
+ * what is buffered when short; NULL once the output has failed. The caller
+ * then adds what it wrote to in_len. */
+static unsigned char *room(struct out *o, size_t n)
+{
+	if (o->err)
+		return NULL;
+	if (o->in_cap - o->in_len < n && flush_in(o, ZSTD_e_continue) < 0)
+		return NULL;
+	return (unsigned char *)o->in + o->in_len;
+}
+
 /* ---- Packing helpers ---- */
+
+/* A cpuset cell's encoding, kept for the next cell with the same blob:
+ * most threads of a host share one affinity mask. */
+#define CS_CACHE 512
 
 struct w {
 	const struct ctp_capture *cap;
 	msgpack_packer pk;
 	struct out *o;
+	bool cs_valid;
+	uint64_t cs_id;
+	size_t cs_len;
+	unsigned char cs_buf[CS_CACHE];
 };
 
 static void pack_strn(struct w *w, const char *s, size_t n)
@@ -153,13 +174,21 @@ static bool bit_at(const unsigned char *b, size_t i)
 	return b[i / 8] >> (i % 8) & 1;
 }
 
+/* Where cpuset_runs() puts the [lo, hi] pairs: a packer, or a buffer
+ * known to be large enough. */
+struct run_sink {
+	msgpack_packer *pk;
+	unsigned char *buf;
+	size_t len;
+};
+
 /*
  * Walk the runs of set bits of a cpuset blob (little-endian 64-bit words,
- * i.e. byte i/8 bit i%8 for CPU i), packing [lo, hi] pairs when pk is set.
- * Returns the number of runs.
+ * i.e. byte i/8 bit i%8 for CPU i), emitting [lo, hi] pairs to `sink` when
+ * it is set. Returns the number of runs.
  */
 static size_t cpuset_runs(const unsigned char *b, size_t len,
-			  msgpack_packer *pk)
+			  struct run_sink *sink)
 {
 	size_t nbits = len * 8, runs = 0, i = 0;
 	while (i < nbits) {
@@ -181,57 +210,88 @@ static size_t cpuset_runs(const unsigned char *b, size_t len,
 				i += 8;
 		}
 		runs++;
-		if (pk) {
-			msgpack_pack_uint64(pk, lo);
-			msgpack_pack_uint64(pk, i - 1);
+		if (sink && sink->pk) {
+			msgpack_pack_uint64(sink->pk, lo);
+			msgpack_pack_uint64(sink->pk, i - 1);
+		} else if (sink) {
+			sink->len += ctp_mp_u64(sink->buf + sink->len, lo);
+			sink->len += ctp_mp_u64(sink->buf + sink->len, i - 1);
 		}
 	}
 	return runs;
 }
 
-static void pack_cell(struct w *w, uint8_t type, bool present, uint64_t v)
+/* A cpuset cell: an array of [lo, hi] CPU numbers, flattened. */
+static void put_cpuset(struct w *w, uint64_t id)
 {
-	if (!present) {
-		msgpack_pack_nil(&w->pk);
-		return;
-	}
-	switch (type) {
-	case CTP_TYPE_U64:
-		msgpack_pack_uint64(&w->pk, v);
-		break;
-	case CTP_TYPE_I64:
-		msgpack_pack_int64(&w->pk, (int64_t)v);
-		break;
-	case CTP_TYPE_BOOL:
-		if (v)
-			msgpack_pack_true(&w->pk);
-		else
-			msgpack_pack_false(&w->pk);
-		break;
-	case CTP_TYPE_CHAR: {
-		char c = (char)v;
-		pack_strn(w, &c, 1);
-		break;
-	}
-	case CTP_TYPE_STRING:
-		pack_blob_str(w, v);
-		break;
-	case CTP_TYPE_CPUSET: {
+	unsigned char *out;
+	if (!w->cs_valid || w->cs_id != id) {
 		size_t len;
-		const char *s = ctp_blobpool_get(w->cap->blobs, v, &len);
+		const char *s = ctp_blobpool_get(w->cap->blobs, id, &len);
 		if (!s) {
-			pack_blob_str(w, v); /* reports the missing blob */
-			break;
+			pack_blob_str(w, id); /* reports the missing blob */
+			return;
 		}
 		const unsigned char *b = (const unsigned char *)s;
-		msgpack_pack_array(&w->pk, 2 * cpuset_runs(b, len, NULL));
-		cpuset_runs(b, len, &w->pk);
-		break;
+		size_t runs = cpuset_runs(b, len, NULL);
+		if (5 + 2 * runs * CTP_MP_MAX > sizeof(w->cs_buf)) {
+			/* Too fragmented to keep: straight to the stream. */
+			struct run_sink sink = {.pk = &w->pk};
+			msgpack_pack_array(&w->pk, (uint32_t)(2 * runs));
+			cpuset_runs(b, len, &sink);
+			return;
+		}
+		struct run_sink sink = {.buf = w->cs_buf};
+		sink.len = ctp_mp_array(w->cs_buf, (uint32_t)(2 * runs));
+		cpuset_runs(b, len, &sink);
+		w->cs_id = id;
+		w->cs_len = sink.len;
+		w->cs_valid = true;
 	}
-	default:
-		fail(w->o, -EINVAL, "field of unknown type %u", type);
-		msgpack_pack_nil(&w->pk);
+	out = room(w->o, w->cs_len);
+	if (!out)
+		return;
+	memcpy(out, w->cs_buf, w->cs_len);
+	w->o->in_len += w->cs_len;
+}
+
+/* One table cell, nil when absent. */
+static void put_cell(struct w *w, uint8_t type, bool present, uint64_t v)
+{
+	if (present && type == CTP_TYPE_STRING) {
+		pack_blob_str(w, v);
+		return;
 	}
+	if (present && type == CTP_TYPE_CPUSET) {
+		put_cpuset(w, v);
+		return;
+	}
+	unsigned char *b = room(w->o, CTP_MP_MAX);
+	size_t n;
+	if (!b)
+		return;
+	if (!present) {
+		n = ctp_mp_nil(b);
+	} else {
+		switch (type) {
+		case CTP_TYPE_U64:
+			n = ctp_mp_u64(b, v);
+			break;
+		case CTP_TYPE_I64:
+			n = ctp_mp_i64(b, (int64_t)v);
+			break;
+		case CTP_TYPE_BOOL:
+			n = ctp_mp_bool(b, v != 0);
+			break;
+		case CTP_TYPE_CHAR:
+			n = ctp_mp_char(b, (char)v);
+			break;
+		default:
+			fail(w->o, -EINVAL, "field of unknown type %u", type);
+			n = ctp_mp_nil(b);
+		}
+	}
+	w->o->in_len += n;
 }
 
 /* ---- Row order ---- */
@@ -625,7 +685,7 @@ static void pack_host(struct w *w)
 		bool present = ctp_table_get(&cap->host, 0,
 					     CTP_HOST_IDENT + f->col, &v);
 		pack_str(w, f->name);
-		pack_cell(w, f->type, present, v);
+		put_cell(w, f->type, present, v);
 	}
 }
 
@@ -637,12 +697,43 @@ struct rows {
 	size_t n;
 };
 
-static bool rows_get(const struct rows *r, size_t i, uint32_t col, uint64_t *v)
+/*
+ * One column read down the rows: consecutive rows of a table mostly sit in
+ * the same block of the same worker's table, so the column's value and
+ * presence arrays are looked up once per block, not once per cell.
+ */
+struct colcur {
+	const struct ctp_table *t;
+	uint32_t blk;
+	const uint64_t *vals, *present;
+};
+
+static bool cur_get(struct colcur *c, const struct rows *r, size_t i,
+		    uint32_t col, uint64_t *v)
 {
-	if (r->single)
-		return ctp_table_get(r->single, (uint32_t)i, col, v);
-	return ctp_table_get(&r->per_worker[r->refs[i].worker], r->refs[i].row,
-			     col, v);
+	const struct ctp_table *t;
+	uint32_t row;
+	if (r->single) {
+		t = r->single;
+		row = (uint32_t)i;
+	} else {
+		t = &r->per_worker[r->refs[i].worker];
+		row = r->refs[i].row;
+	}
+	if (row >= t->nrows)
+		return false;
+	uint32_t b = row / CTP_BLOCK_ROWS, k = row % CTP_BLOCK_ROWS;
+	if (c->t != t || c->blk != b) {
+		const struct ctp_block *blk = &t->blocks[b];
+		c->t = t;
+		c->blk = b;
+		c->vals = col < blk->ncols ? blk->vals[col] : NULL;
+		c->present = col < blk->ncols ? blk->present[col] : NULL;
+	}
+	if (!c->present || !(c->present[k / 64] >> (k % 64) & 1))
+		return false;
+	*v = c->vals[k];
+	return true;
 }
 
 static void pack_columns(struct w *w, const struct layout *l,
@@ -662,10 +753,11 @@ static void pack_columns(struct w *w, const struct layout *l,
 			continue;
 		pack_str(w, f->name);
 		msgpack_pack_array(&w->pk, r->n);
-		for (size_t i = 0; i < r->n; i++) {
+		struct colcur c = {0};
+		for (size_t i = 0; i < r->n && !w->o->err; i++) {
 			uint64_t v = 0;
-			bool present = rows_get(r, i, ident + f->col, &v);
-			pack_cell(w, f->type, present, v);
+			bool present = cur_get(&c, r, i, ident + f->col, &v);
+			put_cell(w, f->type, present, v);
 		}
 	}
 }
@@ -676,14 +768,11 @@ static void pack_ident(struct w *w, const struct rows *r, const char *name,
 {
 	pack_key(w, name);
 	msgpack_pack_array(&w->pk, r->n);
-	for (size_t i = 0; i < r->n; i++) {
-		uint64_t v;
-		if (!rows_get(r, i, col, &v))
-			msgpack_pack_nil(&w->pk);
-		else if (blob)
-			pack_blob_str(w, v);
-		else
-			msgpack_pack_uint64(&w->pk, v);
+	struct colcur c = {0};
+	for (size_t i = 0; i < r->n && !w->o->err; i++) {
+		uint64_t v = 0;
+		bool present = cur_get(&c, r, i, col, &v);
+		put_cell(w, blob ? CTP_TYPE_STRING : CTP_TYPE_U64, present, v);
 	}
 }
 
@@ -709,14 +798,14 @@ static void pack_tables(struct w *w, const struct layout *l)
 	pack_key(w, "tgid");
 	msgpack_pack_array(pk, pr.n);
 	for (size_t i = 0; i < pr.n; i++)
-		msgpack_pack_uint64(pk, l->procs[i].key);
+		put_cell(w, CTP_TYPE_U64, true, l->procs[i].key);
 	pack_ident(w, &pr, "comm", CTP_PCOL_COMM, true);
 	/* nthreads: the thread rows of this tgid in this file, which is what
 	 * the engine counts; a reader can rely on it summing to rows. */
 	pack_key(w, "nthreads");
 	msgpack_pack_array(pk, pr.n);
 	for (size_t i = 0; i < pr.n; i++)
-		msgpack_pack_uint64(pk, l->procs[i].aux);
+		put_cell(w, CTP_TYPE_U64, true, l->procs[i].aux);
 	pack_columns(w, l, &pr, CTP_SCOPE_PROCESS, CTP_PROCESS_IDENT);
 
 	struct rows th = {.per_worker = cap->threads,
@@ -729,21 +818,20 @@ static void pack_tables(struct w *w, const struct layout *l)
 	pack_key(w, "tid");
 	msgpack_pack_array(pk, th.n);
 	for (size_t i = 0; i < th.n; i++)
-		msgpack_pack_uint64(pk, l->threads[i].key);
+		put_cell(w, CTP_TYPE_U64, true, l->threads[i].key);
 	pack_key(w, "tgid");
 	msgpack_pack_array(pk, th.n);
 	for (size_t i = 0; i < th.n; i++)
-		msgpack_pack_uint64(pk, l->threads[i].aux);
+		put_cell(w, CTP_TYPE_U64, true, l->threads[i].aux);
 	pack_ident(w, &th, "comm", CTP_TCOL_COMM, true);
 	pack_key(w, "cgroup");
 	msgpack_pack_array(pk, th.n);
-	for (size_t i = 0; i < th.n; i++) {
-		uint64_t v;
-		if (rows_get(&th, i, CTP_TCOL_CGROUP, &v) &&
-		    v < cap->cgroups.nrows)
-			msgpack_pack_uint64(pk, v);
-		else
-			msgpack_pack_nil(pk);
+	struct colcur c = {0};
+	for (size_t i = 0; i < th.n && !w->o->err; i++) {
+		uint64_t v = 0;
+		bool ok = cur_get(&c, &th, i, CTP_TCOL_CGROUP, &v) &&
+			  v < cap->cgroups.nrows;
+		put_cell(w, CTP_TYPE_U64, ok, v);
 	}
 	pack_columns(w, l, &th, CTP_SCOPE_THREAD, CTP_THREAD_IDENT);
 }

@@ -12,3 +12,9 @@ add_test(NAME snapshot_python_decoder
                  --golden ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/snapshots/sample-v1.ctprof)
 set_tests_properties(snapshot_python_decoder PROPERTIES SKIP_RETURN_CODE 77
                      TIMEOUT 300)
+
+# The writer's inline MessagePack encoders against msgpack-c's packer.
+ctp_add_test(test_mpenc test_mpenc.c LIBS ctpcore)
+
+# Thousands of rows through the writer's cell path and back.
+ctp_add_test(test_writer_big test_writer_big.c snapbuild.c LIBS ctpcore)
