@@ -143,38 +143,36 @@ const char *ctp_sched_key_name(enum ctp_sched_key k)
 	return k < CTP_SCHED_N_KEYS ? keys[k].name : NULL;
 }
 
-/* Prefixes a kept key may carry; one is removed, the longest first. */
-static const struct {
-	const char *s;
-	size_t len;
-} prefixes[] = {
-	{"se.statistics.", 14},
-	{"stats.", 6},
-	{"se.", 3},
-};
+static const char *key_end(const char *p, const char *e);
 
-/* The kept key [k, kend) names, or -1. */
-static int key_lookup(const char *k, const char *kend)
+/*
+ * The kept key at the start of the line [l, eol): its index, with *kend
+ * set to the end of the key, or -1. One prefix ("se.statistics.",
+ * "stats.", "se.") is removed first. Most lines are not kept, so the first
+ * letter after the prefix is checked before the key's end is looked for.
+ */
+static int key_lookup(const char *l, const char *eol, const char **kend)
 {
-	size_t len = (size_t)(kend - k), i, lo, hi;
+	const char *k = l;
+	size_t len, i, lo, hi;
 
-	/* Every prefix starts with 's'; most keys do not. */
-	if (len > 3 && k[0] == 's') {
-		for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
-			if (len > prefixes[i].len &&
-			    memcmp(k, prefixes[i].s, prefixes[i].len) == 0) {
-				k += prefixes[i].len;
-				len -= prefixes[i].len;
-				break;
-			}
+	/* Every prefix starts with 's'; most keys do not. The prefixes are
+	 * only taken when something follows them. */
+	if (eol - k > 3 && k[0] == 's') {
+		if (k[1] == 'e' && k[2] == '.') {
+			k += 3;
+			if (eol - k > 11 && memcmp(k, "statistics.", 11) == 0 &&
+			    k[11] != ' ' && k[11] != ':')
+				k += 11;
+		} else if (eol - k > 6 && memcmp(k, "stats.", 6) == 0 &&
+			   k[6] != ' ' && k[6] != ':') {
+			k += 6;
 		}
 	}
-	if (len == 0)
-		return -1;
 	/* Most lines are not kept: narrow by the first letter to the range
 	 * of the enum holding every key that starts with it (the range may
 	 * hold others; they just do not compare equal). */
-	switch (k[0]) {
+	switch (k < eol ? k[0] : 0) {
 	case 'n':
 		lo = CTP_SCHED_NR_WAKEUPS;
 		hi = CTP_SCHED_NR_FAILED_MIGRATIONS_HOT;
@@ -204,6 +202,8 @@ static int key_lookup(const char *k, const char *kend)
 	default:
 		return -1;
 	}
+	*kend = key_end(k, eol);
+	len = (size_t)(*kend - k);
 	for (i = lo; i <= hi; i++)
 		if (keys[i].len == len && memcmp(keys[i].name, k, len) == 0)
 			return (int)i;
@@ -435,8 +435,7 @@ int ctp_parse_sched(const char *buf, size_t len, struct ctp_sched *out)
 		/* Most lines are rejected by their first byte. */
 		if (l == eol || !maybe_key(*l))
 			continue;
-		kend = key_end(l, eol);
-		k = key_lookup(l, kend);
+		k = key_lookup(l, eol, &kend);
 		if (k < 0)
 			continue;
 		/* The kernel's layout puts the ':' at KEY_COL: check the
