@@ -345,6 +345,18 @@ static int cmp_span(const void *a, const void *b)
  * process usually come in tid order; sorting again is cheap and makes the
  * output independent of how workers split the walk.
  */
+/* Whether any block of the n tables holds column col (a cell of it was
+ * set at some point): without one, no row has a value. */
+static bool col_allocated(const struct ctp_table *t, uint32_t n, uint32_t col)
+{
+	for (uint32_t w = 0; w < n; w++)
+		for (uint32_t b = 0; b < t[w].nblocks; b++)
+			if (col < t[w].blocks[b].ncols &&
+			    t[w].blocks[b].present[col])
+				return true;
+	return false;
+}
+
 static int layout_rows(const struct ctp_capture *cap, struct layout *l,
 		       struct out *o)
 {
@@ -422,6 +434,12 @@ static int layout_rows(const struct ctp_capture *cap, struct layout *l,
 		uint64_t v;
 		switch (f->scope) {
 		case CTP_SCOPE_THREAD:
+			/* Fields no thread got (a kernel without the
+			 * feature) are the common unused case: settled
+			 * without looking at a row. */
+			if (!col_allocated(cap->threads, cap->n_workers,
+					   CTP_THREAD_IDENT + f->col))
+				break;
 			for (size_t r = 0; r < l->n_threads && !l->used[id];
 			     r++)
 				l->used[id] = ctp_table_get(
@@ -430,6 +448,9 @@ static int layout_rows(const struct ctp_capture *cap, struct layout *l,
 					CTP_THREAD_IDENT + f->col, &v);
 			break;
 		case CTP_SCOPE_PROCESS:
+			if (!col_allocated(cap->procs, cap->n_workers,
+					   CTP_PROCESS_IDENT + f->col))
+				break;
 			for (size_t r = 0; r < l->n_procs && !l->used[id]; r++)
 				l->used[id] = ctp_table_get(
 					&cap->procs[l->procs[r].worker],
