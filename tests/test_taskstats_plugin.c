@@ -550,6 +550,18 @@ static void park_stop(void)
 	for (int i = 0; i < N_PARKED; i++)
 		pthread_join(parked[i].th, NULL);
 	park_release = false;
+	/* pthread_join returns when the kernel clears the thread's tid, a
+	 * little before the task is released: until then taskstats still
+	 * answers for it. Wait (at most 5 s) until each tid is really gone. */
+	for (int i = 0; i < N_PARKED; i++) {
+		pid_t tid = atomic_load(&parked[i].tid);
+		for (int ms = 0; ms < 5000; ms++) {
+			if (syscall(SYS_tgkill, getpid(), tid, 0) < 0 &&
+			    errno == ESRCH)
+				break;
+			usleep(1000);
+		}
+	}
 }
 
 /* ---- Checks on one thread's record -------------------------------------- */
