@@ -8,6 +8,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -898,6 +899,16 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	struct ctp_engine *eng = w->eng;
 	bool unused = false;
+	/* A table of our own (a copy: the roots and the plugins' init
+	 * descriptors stay usable) takes this worker's opens and closes off
+	 * the table lock the other workers use, and lets the kernel skip the
+	 * reference it takes on every read's file while a table is shared.
+	 * Without it the walk is the same, only slower. */
+	if (eng->private_fds && unshare(CLONE_FILES) < 0)
+		ctp_log(CTP_LOG_DEBUG,
+			"worker %u: no private descriptor "
+			"table: %s",
+			w->id, strerror(errno));
 	walk(w, false, 0, &unused);
 	pthread_mutex_lock(&eng->done_lock);
 	atomic_fetch_add(&eng->workers_done, 1);
@@ -1180,6 +1191,12 @@ int ctp_engine_capture(struct ctp_engine *eng)
 	}
 	for (size_t i = 0; i < eng->n_tgids; i++)
 		cap->spans[i].proc_row = UINT32_MAX;
+
+	eng->private_fds = true;
+	for (uint32_t p = 0; p < cap->n_plugins; p++)
+		if (cap->plugins[p].status == CTP_PST_LOADED &&
+		    !cap->plugins[p].rt->fd_local)
+			eng->private_fds = false;
 
 	uint64_t t0 = ctp_now_ns();
 	uint32_t started = 0;

@@ -55,6 +55,7 @@ struct ctp_plugin_rt {
 	uint8_t process_files[CTP_MAX_FILES];
 	uint32_t n_process_files;
 	bool mt_safe;
+	bool fd_local; /* CTP_PLUGIN_FD_LOCAL, or no task callback */
 	pthread_mutex_t call_lock; /* serializes calls when !mt_safe */
 	_Atomic uint32_t consecutive_errors[CB_COUNT];
 	_Atomic bool cb_disabled[CB_COUNT];
@@ -87,6 +88,9 @@ struct ctp_engine {
 
 	const volatile sig_atomic_t *stop;
 	bool progress; /* print a progress line on stderr */
+	/* Every loaded plugin is CTP_PLUGIN_FD_LOCAL: worker threads get
+	 * their own descriptor tables. */
+	bool private_fds;
 
 	/* Distinct cgroups: blob id of the path -> row in cap->cgroups. */
 	pthread_mutex_t cg_lock;

@@ -855,6 +855,53 @@ static void test_not_mt_safe(void **unused)
 	run_free(&r);
 }
 
+/* Workers get descriptor tables of their own exactly when every loaded
+ * plugin with a task callback is CTP_PLUGIN_FD_LOCAL, and only with more
+ * than one worker (one walks on the main thread). */
+static void private_fds_case(const char *what, unsigned workers,
+			     const char *plugins, bool want)
+{
+	enum { NPROC = 3, NTHR = 4, N = NPROC * NTHR };
+	char dir[PATH_MAX], proc[PATH_MAX];
+	case_dir(dir, sizeof(dir), what);
+	xsnprintf(proc, sizeof(proc), "%s/proc", dir);
+	gen_tree(proc, NPROC, NTHR);
+	struct run r = capture(dir, proc, workers, NULL, NULL, plugins);
+	if (r.status != 0)
+		fail_msg("%s: exit %d, stderr:\n%s", what, r.status, r.err);
+	struct ctp_snap *snap = open_snap(dir);
+	const struct ctp_snap_table *t = ctp_snap_table(snap, CTP_SCOPE_THREAD);
+	assert_int_equal(t->rows, N);
+	for (size_t row = 0; row < t->rows; row++) {
+		struct ctp_value v =
+			value(snap, "abi-fdprobe.private_fds", row);
+		if (v.type == CTP_VALUE_ABSENT) {
+			ctp_snap_free(snap);
+			run_free(&r);
+			print_message("kcmp(2) unavailable (CONFIG_KCMP off?): "
+				      "cannot tell descriptor tables apart\n");
+			skip();
+		}
+		assert_int_equal(v.type, CTP_TYPE_BOOL);
+		if (v.b != want)
+			fail_msg(
+				"%s: thread row %zu: private table %d, want %d",
+				what, row, v.b, want);
+	}
+	ctp_snap_free(snap);
+	run_free(&r);
+}
+
+static void test_private_fds(void **unused)
+{
+	(void)unused;
+	private_fds_case("fdlocal-2w", 2, "  abi-fdprobe: {}\n", true);
+	private_fds_case("fdlocal-1w", 1, "  abi-fdprobe: {}\n", false);
+	/* abi-notmt has a thread callback and not the flag. */
+	private_fds_case("fdlocal-mixed", 2,
+			 "  abi-fdprobe: {}\n  abi-notmt: {}\n", false);
+}
+
 /* Setters refuse a wrong type, scope, handle or string, and the registry
  * refuses a bad rule or a taken name, with -EINVAL/-EEXIST. */
 static void test_wrong_type(void **unused)
@@ -1464,6 +1511,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_failing_callback),
 		cmocka_unit_test(test_runtime_fields),
 		cmocka_unit_test(test_not_mt_safe),
+		cmocka_unit_test(test_private_fds),
 		cmocka_unit_test(test_wrong_type),
 		cmocka_unit_test(test_plugin_options),
 		cmocka_unit_test(test_symlink_refused),

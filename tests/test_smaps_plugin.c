@@ -482,7 +482,7 @@ static void descriptor(void **state)
 	assert_string_equal(p->name, "smaps");
 	assert_non_null(p->version);
 	assert_non_null(p->description);
-	assert_int_equal(p->flags, CTP_PLUGIN_MT_SAFE);
+	assert_int_equal(p->flags, CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL);
 	/* Every field is registered at runtime: the key set is open. */
 	assert_int_equal(p->n_fields, 0);
 	assert_null(p->thread_files);

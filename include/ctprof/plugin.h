@@ -316,6 +316,19 @@ struct ctp_api {
 
 /* Plugin flags. */
 #define CTP_PLUGIN_MT_SAFE (1u << 0) /* callbacks may run concurrently */
+/*
+ * Every file descriptor the process and thread callbacks open is closed
+ * before that call returns (descriptors opened by init may be used
+ * anywhere). When every loaded plugin with a process or thread callback
+ * says so, the core gives each worker thread its own descriptor table
+ * (unshare(CLONE_FILES)): the workers' opens and closes then stop
+ * contending on one table lock, and the kernel skips the per-read file
+ * reference a shared table needs. A plugin that keeps a descriptor from a
+ * task callback for later (a socket per worker, a cached ELF handle) must
+ * not set it: the descriptor would live in that worker's table only.
+ * Ignored for plugins without process or thread callbacks.
+ */
+#define CTP_PLUGIN_FD_LOCAL (1u << 1)
 
 /*
  * Callbacks. `state` is what init stored. Each returns >= 0 on success or a

@@ -374,7 +374,7 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.version = SMAPS_VERSION,
 	.description = "Per-process memory breakdown (Rss, Pss, Swap, ...) "
 		       "from /proc/<tgid>/smaps_rollup, size- and time-capped",
-	.flags = CTP_PLUGIN_MT_SAFE,
+	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL,
 	.process_files = process_files,
 	.init = smaps_init,
 	.fini = smaps_fini,

@@ -153,7 +153,7 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.version = "1.0",
 	.description = "example collector: thread name length, context "
 		       "switches",
-	.flags = CTP_PLUGIN_MT_SAFE,
+	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL,
 	CTP_PLUGIN_FIELDS(fields),
 	.thread_files = thread_files,
 	.init = hello_init,

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * abi-fdprobe: a CTP_PLUGIN_FD_LOCAL test collector. Its thread callback
+ * records whether the thread running it has a descriptor table of its own,
+ * apart from the main thread's (kcmp(2) KCMP_FILES), which is what the
+ * core does for its workers when every loaded plugin carries the flag.
+ * Nothing is recorded when kcmp is unavailable (no CONFIG_KCMP).
+ */
+#include <linux/kcmp.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <ctprof/plugin.h>
+
+static const struct ctp_field_desc fields[] = {
+	{.name = "abi-fdprobe.private_fds",
+	 .help = "the thread callback ran with a descriptor table other "
+		 "than the main thread's",
+	 .scope = CTP_SCOPE_THREAD,
+	 .type = CTP_TYPE_BOOL,
+	 .kind = CTP_KIND_CATEGORICAL,
+	 .rule = CTP_RULE_MODE},
+};
+
+struct state {
+	const struct ctp_api *api;
+	int h;
+};
+
+static struct state the_state;
+
+static int fdprobe_init(struct ctp_ctx *ctx, const struct ctp_api *api,
+			void **statep)
+{
+	the_state.api = api;
+	the_state.h = api->field_handle(ctx, 0);
+	*statep = &the_state;
+	return 0;
+}
+
+static int fdprobe_thread(void *statep, const struct ctp_task *task,
+			  struct ctp_record *rec)
+{
+	struct state *st = statep;
+	(void)task;
+	long r = syscall(SYS_kcmp, (long)getpid(), syscall(SYS_gettid),
+			 KCMP_FILES, 0L, 0L);
+	if (r < 0)
+		return 0;
+	return st->api->set_bool(rec, st->h, r != 0);
+}
+
+CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
+	CTP_PLUGIN_HEADER,
+	.name = "abi-fdprobe",
+	.version = "0",
+	.description = "fd-local; records whether workers own their "
+		       "descriptor table",
+	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL,
+	CTP_PLUGIN_FIELDS(fields),
+	.init = fdprobe_init,
+	.thread = fdprobe_thread,
+};
