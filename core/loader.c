@@ -7,6 +7,9 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,12 +115,161 @@ static int check_path_safe(const char *path, bool allow_insecure, char *why,
 	return 0;
 }
 
+/* How deep check_deps_safe follows dependencies of dependencies. */
+#define DEP_DEPTH 4
+
+/*
+ * One RUNPATH/RPATH entry [e, e + n) as a directory, for an object in
+ * `origin`: "$ORIGIN" or "${ORIGIN}" at its start becomes that directory,
+ * an empty entry is the working directory (as ld.so takes it). false for
+ * an entry with another dynamic string token ($LIB, $PLATFORM), whose
+ * expansion is ld.so's business, or one too long.
+ */
+static bool runpath_dir(const char *e, size_t n, const char *origin, char *out,
+			size_t outlen)
+{
+	const char *rest = e;
+	size_t rn = n;
+	const char *base = "";
+	if (n >= 7 && memcmp(e, "$ORIGIN", 7) == 0) {
+		base = origin, rest = e + 7, rn = n - 7;
+	} else if (n >= 9 && memcmp(e, "${ORIGIN}", 9) == 0) {
+		base = origin, rest = e + 9, rn = n - 9;
+	} else if (n == 0) {
+		base = ".";
+	}
+	if (memchr(rest, '$', rn))
+		return false;
+	int w = snprintf(out, outlen, "%s%.*s", base, (int)rn, rest);
+	return w > 0 && (size_t)w < outlen;
+}
+
+/*
+ * The libraries the dynamic linker would load for the object at `path`
+ * from its own RUNPATH (or RPATH), or by a path in DT_NEEDED, get the
+ * checks the plugin itself gets: a library shipped beside a plugin (the
+ * jemalloc-probe support library) must not be replaceable by another user
+ * either. Libraries found on the system search path are the system's and
+ * are not looked at. A file that is not ELF is left to dlopen to refuse.
+ */
+static int check_deps_safe(const char *path, char *why, size_t whylen,
+			   int depth)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	Elf *elf = elf_version(EV_CURRENT) == EV_NONE
+			   ? NULL
+			   : elf_begin(fd, ELF_C_READ, NULL);
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	while (elf && (scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNAMIC)
+			break;
+	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+	if (!data || !sh.sh_entsize) {
+		if (elf)
+			elf_end(elf);
+		close(fd);
+		return 0;
+	}
+	size_t n = sh.sh_size / sh.sh_entsize;
+	const char *runpath = NULL, *rpath = NULL;
+	GElf_Dyn dyn;
+	for (size_t i = 0; i < n && gelf_getdyn(data, (int)i, &dyn); i++) {
+		if (dyn.d_tag == DT_RUNPATH)
+			runpath = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+		else if (dyn.d_tag == DT_RPATH)
+			rpath = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+	}
+	/* ld.so ignores RPATH when RUNPATH is there. */
+	const char *search = runpath ? runpath : rpath;
+	char origin[PATH_MAX];
+	snprintf(origin, sizeof(origin), "%s", path);
+	char *slash = strrchr(origin, '/');
+	if (slash)
+		*slash = '\0';
+	else
+		snprintf(origin, sizeof(origin), ".");
+
+	int ret = 0;
+	for (size_t i = 0; ret == 0 && i < n && gelf_getdyn(data, (int)i, &dyn);
+	     i++) {
+		if (dyn.d_tag != DT_NEEDED)
+			continue;
+		const char *name = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+		char cand[PATH_MAX] = "";
+		if (!name)
+			continue;
+		if (strchr(name, '/')) {
+			snprintf(cand, sizeof(cand), "%s", name);
+		} else {
+			/* The first directory of the list that holds it. */
+			for (const char *e = search; e && !cand[0];) {
+				const char *c = strchr(e, ':');
+				size_t len = c ? (size_t)(c - e) : strlen(e);
+				char dir[PATH_MAX];
+				if (runpath_dir(e, len, origin, dir,
+						sizeof(dir))) {
+					int w = snprintf(cand, sizeof(cand),
+							 "%s/%s", dir, name);
+					if (w < 0 ||
+					    (size_t)w >= sizeof(cand) ||
+					    access(cand, F_OK) != 0)
+						cand[0] = '\0';
+				}
+				e = c ? c + 1 : NULL;
+			}
+		}
+		if (!cand[0] || access(cand, F_OK) != 0)
+			continue;
+		/* A link (libfoo.so.1 -> libfoo.so.1.2) is followed, as
+		 * ld.so does: its directory and its target are checked. */
+		char real[PATH_MAX], sub[512];
+		struct stat lst;
+		if (lstat(cand, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+			char linkdir[PATH_MAX];
+			snprintf(linkdir, sizeof(linkdir), "%s", cand);
+			char *s = strrchr(linkdir, '/');
+			if (s)
+				s[s == linkdir] = '\0'; /* keep a lone "/" */
+			struct stat dst;
+			if (stat(s ? linkdir : ".", &dst) == 0 &&
+			    (dst.st_mode & S_IWOTH) &&
+			    !(dst.st_mode & S_ISVTX)) {
+				snprintf(why, whylen,
+					 "dependency %s: its directory is "
+					 "writable by others; refusing as root "
+					 "(allow_insecure_plugins overrides)",
+					 cand);
+				ret = -EPERM;
+				break;
+			}
+		}
+		if (!realpath(cand, real))
+			continue;
+		ret = check_path_safe(real, false, sub, sizeof(sub));
+		if (ret < 0)
+			snprintf(why, whylen, "dependency %s: %s", real, sub);
+		else if (depth + 1 < DEP_DEPTH)
+			ret = check_deps_safe(real, why, whylen, depth + 1);
+	}
+	elf_end(elf);
+	close(fd);
+	return ret;
+}
+
 int ctp_plugin_open(const char *path, bool allow_insecure, void **handle,
 		    const struct ctp_plugin **desc, char *why, size_t whylen)
 {
 	int ret = check_path_safe(path, allow_insecure, why, whylen);
 	if (ret < 0)
 		return ret;
+	if (!allow_insecure && geteuid() == 0) {
+		ret = check_deps_safe(path, why, whylen, 0);
+		if (ret < 0)
+			return ret;
+	}
 
 	dlerror();
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);

@@ -26,6 +26,15 @@ ctp_abi_plugin(abi-failing abi_failing.c)
 ctp_abi_plugin(abi-dynamic abi_dynamic.c)
 ctp_abi_plugin(abi-notmt abi_notmt.c)
 ctp_abi_plugin(abi-fdprobe abi_fdprobe.c)
+# abi-dep and its library in abi-dep/, found through RUNPATH $ORIGIN/abi-dep.
+add_library(abi-deplib SHARED ${CMAKE_CURRENT_SOURCE_DIR}/plugins/abi_deplib.c)
+set_target_properties(abi-deplib PROPERTIES OUTPUT_NAME ctp-abi-dep
+  C_VISIBILITY_PRESET hidden
+  LIBRARY_OUTPUT_DIRECTORY ${CTP_ABI_PLUGIN_DIR}/abi-dep)
+ctp_abi_plugin(abi-dep abi_dep.c)
+target_link_libraries(abi-plugin-abi-dep PRIVATE abi-deplib)
+set_target_properties(abi-plugin-abi-dep PROPERTIES
+  BUILD_WITH_INSTALL_RPATH ON INSTALL_RPATH "$ORIGIN/abi-dep")
 ctp_abi_plugin(abi-wrongtype abi_wrongtype.c)
 ctp_abi_plugin(abi-badabi abi_bad.c ABI_BAD_ABI)
 ctp_abi_plugin(abi-nosym abi_bad.c ABI_NO_SYMBOL)

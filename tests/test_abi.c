@@ -1452,6 +1452,97 @@ static void test_root_foreign_owner(void **unused)
 	run_free(&r);
 }
 
+/* Copy PLUGDIR/rel to dir/rel with `mode`; out gets the copy's path. */
+static void copy_file(const char *rel, const char *dir, mode_t mode, char *out,
+		      size_t outlen)
+{
+	char src[PATH_MAX];
+	xsnprintf(src, sizeof(src), "%s/%s", PLUGDIR, rel);
+	xsnprintf(out, outlen, "%s/%s", dir, rel);
+	FILE *in = fopen(src, "rb"), *o = fopen(out, "wb");
+	assert_non_null(in);
+	assert_non_null(o);
+	char buf[65536];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		assert_int_equal(fwrite(buf, 1, n, o), n);
+	fclose(in);
+	assert_int_equal(fclose(o), 0);
+	assert_int_equal(chmod(out, mode), 0);
+}
+
+/* abi-dep from a copy of its directory (plugin 0644, library `libmode`,
+ * library directory `dirmode`); the run's snapshot status of abi-dep. */
+static struct run dep_capture(const char *what, mode_t libmode, mode_t dirmode,
+			      bool insecure, char *dir, char *lib)
+{
+	char pdir[PATH_MAX], ldir[PATH_MAX], path[PATH_MAX];
+	case_dir(dir, PATH_MAX, what);
+	xsnprintf(pdir, sizeof(pdir), "%s/plugins", dir);
+	xsnprintf(ldir, sizeof(ldir), "%s/abi-dep", pdir);
+	mkdir_p(ldir);
+	copy_file("abi-dep.so", pdir, 0644, path, sizeof(path));
+	copy_file("abi-dep/libctp-abi-dep.so", pdir, libmode, lib, PATH_MAX);
+	assert_int_equal(chmod(ldir, dirmode), 0);
+	return capture(dir, FIXTURE_PROC, 1, pdir,
+		       insecure ? "allow_insecure_plugins: true\n" : NULL,
+		       "  abi-dep: {}\n");
+}
+
+static void expect_dep(const char *dir, const struct run *r, const char *why)
+{
+	if (r->status != 0)
+		fail_msg("exit %d, stderr:\n%s", r->status, r->err);
+	struct ctp_snap *snap = open_snap(dir);
+	const struct ctp_snap_plugin *p = plugin(snap, "abi-dep");
+	if (why) {
+		assert_int_equal(p->status, CTP_PST_FAILED);
+		assert_string_equal(p->reason, why);
+		assert_non_null(strstr(r->err, why));
+	} else {
+		if (p->status != CTP_PST_LOADED)
+			fail_msg("abi-dep not loaded: %s", p->reason);
+		assert_int_equal(u64_of(snap, "abi-dep.answer", 0), 42);
+	}
+	ctp_snap_free(snap);
+}
+
+/* A library the plugin loads from its own directory (RUNPATH $ORIGIN/...)
+ * is checked like the plugin: a writable one, or one in a directory others
+ * can write, is refused as root. */
+static void test_root_dependency(void **unused)
+{
+	(void)unused;
+	char dir[PATH_MAX], lib[PATH_MAX], why[2 * PATH_MAX];
+
+	struct run r = dep_capture("dep-ok", 0755, 0755, false, dir, lib);
+	expect_dep(dir, &r, NULL);
+	run_free(&r);
+
+	r = dep_capture("dep-writable", 0775, 0755, false, dir, lib);
+	xsnprintf(why, sizeof(why),
+		  "dependency %s: file is writable by group or others (mode "
+		  "0775); refusing as root (allow_insecure_plugins overrides)",
+		  lib);
+	expect_dep(dir, &r, why);
+	run_free(&r);
+
+	r = dep_capture("dep-dir", 0755, 0777, false, dir, lib);
+	char ldir[PATH_MAX];
+	xsnprintf(ldir, sizeof(ldir), "%s", lib);
+	*strrchr(ldir, '/') = '\0';
+	xsnprintf(why, sizeof(why),
+		  "dependency %s: directory %s is writable by others (mode "
+		  "0777); refusing as root (allow_insecure_plugins overrides)",
+		  lib, ldir);
+	expect_dep(dir, &r, why);
+	run_free(&r);
+
+	r = dep_capture("dep-insecure", 0775, 0777, true, dir, lib);
+	expect_dep(dir, &r, NULL);
+	run_free(&r);
+}
+
 /* `plugins --config` shows the loader's reason for a plugin it refuses. */
 static void test_plugins_command(void **unused)
 {
@@ -1525,6 +1616,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_root_writable_file),
 		cmocka_unit_test(test_root_writable_dir),
 		cmocka_unit_test(test_root_foreign_owner),
+		cmocka_unit_test(test_root_dependency),
 	};
 	if (argc > 1 && strcmp(argv[1], "--root") == 0) {
 		if (geteuid() != 0) {

@@ -17,7 +17,7 @@ cd "$here"
 packages=(
 	build-essential cmake pkg-config binutils
 	libyaml-dev libzstd-dev libmsgpack-dev zlib1g-dev
-	libdw-dev libmnl-dev libjemalloc-dev
+	libdw-dev libelf-dev libmnl-dev libjemalloc-dev
 	libcmocka-dev python3 python3-msgpack python3-zstandard zstd
 	dpkg-dev autoconf make
 )
