@@ -4,7 +4,7 @@
 # own v1 and v2 cgroups; skips, 77, where a layout or root is missing).
 ctp_add_test(test_cgroup_parse test_cgroup_parse.c LIBS ctp_cgroup_parse)
 
-ctp_add_test(test_cgroup_plugin test_cgroup_plugin.c
+ctp_add_test(test_cgroup_plugin test_cgroup_plugin.c fakeapi.c
              LIBS ${CMAKE_DL_LIBS} Threads::Threads)
 add_dependencies(test_cgroup_plugin plugin-cgroup)
 

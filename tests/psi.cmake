@@ -4,8 +4,8 @@
 ctp_add_test(test_psi_parse test_psi_parse.c LIBS ctp_psi_parse)
 ctp_add_test(test_scx_parse test_scx_parse.c LIBS ctp_scx_parse)
 
-# The built plugins through a fake core API (tests/test_psi_fake.c).
-ctp_add_test(test_psi_plugin test_psi_plugin.c test_psi_fake.c
+# The built plugins through a fake core API (tests/fakeapi.c).
+ctp_add_test(test_psi_plugin test_psi_plugin.c fakeapi.c
              LIBS ${CMAKE_DL_LIBS} Threads::Threads)
 add_dependencies(test_psi_plugin plugin-psi)
 
@@ -16,7 +16,7 @@ add_dependencies(test_psi_e2e ctprof-core plugin-psi)
 add_test(NAME test_psi_live COMMAND test_psi_e2e live)
 set_tests_properties(test_psi_live PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
 
-ctp_add_test(test_scx_plugin test_scx_plugin.c test_psi_fake.c
+ctp_add_test(test_scx_plugin test_scx_plugin.c fakeapi.c
              LIBS ${CMAKE_DL_LIBS} Threads::Threads)
 add_dependencies(test_scx_plugin plugin-sched_ext)
 

@@ -28,314 +28,9 @@
 
 #include <cmocka.h>
 
-#include "ctprof/plugin.h"
+#include "fakeapi.h"
 
 #define PLUGIN_PATH CTP_TEST_PLUGIN_DIR "/cgroup.so"
-#define HANDLE_BASE 700
-#define MAX_FIELDS  256
-#define MAX_REFS    256
-
-/* ---- The fake core ------------------------------------------------------ */
-
-struct ctp_ctx {
-	const char *const *opts; /* key, value, ..., NULL */
-	struct ctp_roots roots;
-	pthread_mutex_t lock;
-	const struct ctp_plugin *p;
-	unsigned n_fields;
-	struct ctp_field_desc fields[MAX_FIELDS];
-	char names[MAX_FIELDS][160];
-	unsigned n_register[MAX_FIELDS];
-	const char *refuse_name; /* field_register refuses it */
-	unsigned n_summary;
-	const char *summary_name[16];
-	uint64_t summary[16];
-	unsigned n_log;
-	char last_log[512];
-	/* cgroup_ref */
-	int ref_err; /* returned instead of a row when set */
-	unsigned n_ref_calls;
-	unsigned n_keys;
-	char keys[MAX_REFS][160];
-};
-
-struct ctp_record {
-	uint8_t scope;
-	unsigned bad_sets, n_sets;
-	char str[MAX_FIELDS][160]; /* "" when not set */
-	uint64_t u[MAX_FIELDS];
-	int64_t i[MAX_FIELDS];
-	bool set[MAX_FIELDS];
-};
-
-/* A fake task: task->core points at it. */
-struct fake_task {
-	const char *cgroup; /* NULL: the fetch fails with ENOENT */
-	unsigned n_get;
-	struct ctp_file got;
-};
-
-static struct ctp_ctx *the_ctx;
-
-static void fake_log(struct ctp_ctx *ctx, int level, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (level == CTP_LOG_DEBUG)
-		return;
-	pthread_mutex_lock(&ctx->lock);
-	va_start(ap, fmt);
-	vsnprintf(ctx->last_log, sizeof(ctx->last_log), fmt, ap);
-	va_end(ap);
-	ctx->n_log++;
-	pthread_mutex_unlock(&ctx->lock);
-}
-
-static int fake_opt_str(struct ctp_ctx *ctx, const char *key, const char **out)
-{
-	for (size_t i = 0; ctx->opts && ctx->opts[i]; i += 2)
-		if (strcmp(ctx->opts[i], key) == 0) {
-			*out = ctx->opts[i + 1];
-			return 0;
-		}
-	return -ENOENT;
-}
-
-static int fake_opt_u64(struct ctp_ctx *ctx, const char *key, uint64_t *out)
-{
-	(void)ctx, (void)key, (void)out;
-	return -EINVAL;
-}
-
-static int fake_opt_i64(struct ctp_ctx *ctx, const char *key, int64_t *out)
-{
-	(void)ctx, (void)key, (void)out;
-	return -EINVAL;
-}
-
-/* Like the core's: true/false and friends. */
-static int fake_opt_bool(struct ctp_ctx *ctx, const char *key, int *out)
-{
-	const char *v;
-
-	if (fake_opt_str(ctx, key, &v) < 0)
-		return -ENOENT;
-	if (!strcmp(v, "true") || !strcmp(v, "on"))
-		*out = 1;
-	else if (!strcmp(v, "false") || !strcmp(v, "off"))
-		*out = 0;
-	else
-		return -EINVAL;
-	return 0;
-}
-
-static const char *fake_opt_key(struct ctp_ctx *ctx, size_t i)
-{
-	for (size_t j = 0; ctx->opts && ctx->opts[j]; j += 2)
-		if (j / 2 == i)
-			return ctx->opts[j];
-	return NULL;
-}
-
-static int add_field(struct ctp_ctx *ctx, const struct ctp_field_desc *d)
-{
-	unsigned i;
-
-	for (i = 0; i < ctx->n_fields; i++)
-		if (strcmp(ctx->names[i], d->name) == 0)
-			break;
-	if (ctx->refuse_name && strcmp(d->name, ctx->refuse_name) == 0)
-		return -EEXIST;
-	if (i == MAX_FIELDS)
-		return -ENOSPC;
-	ctx->n_register[i]++;
-	if (i < ctx->n_fields)
-		return HANDLE_BASE + (int)i;
-	snprintf(ctx->names[i], sizeof(ctx->names[i]), "%s", d->name);
-	ctx->fields[i] = *d;
-	ctx->fields[i].name = ctx->names[i];
-	ctx->fields[i].help = NULL;
-	ctx->n_fields++;
-	return HANDLE_BASE + (int)i;
-}
-
-static int fake_field_register(struct ctp_ctx *ctx,
-			       const struct ctp_field_desc *d)
-{
-	int r;
-
-	pthread_mutex_lock(&ctx->lock);
-	r = add_field(ctx, d);
-	pthread_mutex_unlock(&ctx->lock);
-	return r;
-}
-
-/* The static table is registered in order before init, like the core. */
-static int fake_field_handle(struct ctp_ctx *ctx, size_t i)
-{
-	if (i >= ctx->p->n_fields)
-		return -EINVAL;
-	return HANDLE_BASE + (int)i;
-}
-
-static bool handle_ok(struct ctp_record *rec, int h, uint8_t type)
-{
-	int i = h - HANDLE_BASE;
-	bool ok;
-
-	pthread_mutex_lock(&the_ctx->lock);
-	ok = i >= 0 && (unsigned)i < the_ctx->n_fields &&
-	     the_ctx->fields[i].type == type &&
-	     the_ctx->fields[i].scope == rec->scope;
-	pthread_mutex_unlock(&the_ctx->lock);
-	rec->n_sets++;
-	if (!ok)
-		rec->bad_sets++;
-	return ok;
-}
-
-static int fake_set_u64(struct ctp_record *rec, int h, uint64_t v)
-{
-	if (!handle_ok(rec, h, CTP_TYPE_U64))
-		return -EINVAL;
-	rec->u[h - HANDLE_BASE] = v;
-	rec->set[h - HANDLE_BASE] = true;
-	return 0;
-}
-
-static int fake_set_i64(struct ctp_record *rec, int h, int64_t v)
-{
-	if (!handle_ok(rec, h, CTP_TYPE_I64))
-		return -EINVAL;
-	rec->i[h - HANDLE_BASE] = v;
-	rec->set[h - HANDLE_BASE] = true;
-	return 0;
-}
-
-static int fake_set_bool(struct ctp_record *rec, int h, int v)
-{
-	(void)h, (void)v;
-	rec->bad_sets++;
-	return -EINVAL;
-}
-
-static int fake_set_char(struct ctp_record *rec, int h, char v)
-{
-	(void)h, (void)v;
-	rec->bad_sets++;
-	return -EINVAL;
-}
-
-static int fake_set_str(struct ctp_record *rec, int h, const char *s,
-			size_t len)
-{
-	if (!handle_ok(rec, h, CTP_TYPE_STRING))
-		return -EINVAL;
-	snprintf(rec->str[h - HANDLE_BASE], sizeof(rec->str[0]), "%.*s",
-		 (int)len, s);
-	rec->set[h - HANDLE_BASE] = true;
-	return 0;
-}
-
-static int fake_set_cpuset(struct ctp_record *rec, int h, const uint64_t *w,
-			   size_t n)
-{
-	(void)h, (void)w, (void)n;
-	rec->bad_sets++;
-	return -EINVAL;
-}
-
-static int fake_summary_register(struct ctp_ctx *ctx, const char *name)
-{
-	if (ctx->n_summary == 16)
-		return -ENOSPC;
-	ctx->summary_name[ctx->n_summary] = name;
-	return (int)ctx->n_summary++;
-}
-
-static void fake_summary_add(struct ctp_ctx *ctx, int counter, uint64_t d)
-{
-	pthread_mutex_lock(&ctx->lock);
-	if (counter >= 0 && (unsigned)counter < ctx->n_summary)
-		ctx->summary[counter] += d;
-	pthread_mutex_unlock(&ctx->lock);
-}
-
-static const struct ctp_roots *fake_roots(struct ctp_ctx *ctx)
-{
-	return &ctx->roots;
-}
-
-static int fake_file_get(const struct ctp_task *task, uint32_t i,
-			 const struct ctp_file **out)
-{
-	struct fake_task *ft = task->core;
-
-	if (i >= task->n_files)
-		return -EINVAL;
-	ft->n_get++;
-	ft->got = (struct ctp_file){
-		.data = ft->cgroup,
-		.len = ft->cgroup ? strlen(ft->cgroup) : 0,
-		.err = ft->cgroup ? 0 : -ENOENT,
-	};
-	*out = &ft->got;
-	return ft->got.err;
-}
-
-static int fake_cgroup_ref(struct ctp_ctx *ctx, const char *key, size_t len)
-{
-	unsigned i;
-	int r;
-
-	pthread_mutex_lock(&ctx->lock);
-	ctx->n_ref_calls++;
-	if (ctx->ref_err) {
-		r = ctx->ref_err;
-		goto out;
-	}
-	for (i = 0; i < ctx->n_keys; i++)
-		if (strlen(ctx->keys[i]) == len &&
-		    !memcmp(ctx->keys[i], key, len))
-			break;
-	if (i == ctx->n_keys) {
-		if (i == MAX_REFS || len >= sizeof(ctx->keys[0])) {
-			r = -ENOSPC;
-			goto out;
-		}
-		memcpy(ctx->keys[i], key, len);
-		ctx->keys[i][len] = '\0';
-		ctx->n_keys++;
-	}
-	r = (int)i;
-out:
-	pthread_mutex_unlock(&ctx->lock);
-	return r;
-}
-
-static struct ctp_api api = {
-	.abi = CTP_ABI_MAJOR,
-	.size = sizeof(struct ctp_api),
-	.log = fake_log,
-	.opt_str = fake_opt_str,
-	.opt_u64 = fake_opt_u64,
-	.opt_i64 = fake_opt_i64,
-	.opt_bool = fake_opt_bool,
-	.opt_key = fake_opt_key,
-	.field_register = fake_field_register,
-	.field_handle = fake_field_handle,
-	.set_u64 = fake_set_u64,
-	.set_i64 = fake_set_i64,
-	.set_bool = fake_set_bool,
-	.set_char = fake_set_char,
-	.set_str = fake_set_str,
-	.set_cpuset = fake_set_cpuset,
-	.summary_register = fake_summary_register,
-	.summary_add = fake_summary_add,
-	.roots = fake_roots,
-	.file_get = fake_file_get,
-	.cgroup_ref = fake_cgroup_ref,
-};
 
 /* ---- Fixture ------------------------------------------------------------- */
 
@@ -384,6 +79,9 @@ static void make_proc(struct fx *fx, const char *self_cgroup,
 		write_file(self, "mountinfo", mountinfo);
 }
 
+/* The engine's table at the current size; core_without_ref shrinks it. */
+static struct ctp_api api;
+
 static int setup(void **state)
 {
 	struct fx *fx = calloc(1, sizeof(*fx));
@@ -397,32 +95,18 @@ static int setup(void **state)
 		free(fx);
 		return -1;
 	}
-	fx->dl = dlopen(PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-	if (!fx->dl) {
-		fprintf(stderr, "dlopen %s: %s\n", PLUGIN_PATH, dlerror());
-		free(fx);
-		return -1;
-	}
-	fx->p = dlsym(fx->dl, CTP_PLUGIN_SYMBOL);
+	fx->p = fake_dlopen(PLUGIN_PATH, &fx->dl);
 	if (!fx->p) {
-		dlclose(fx->dl);
 		free(fx);
 		return -1;
 	}
-	pthread_mutex_init(&fx->ctx.lock, NULL);
-	fx->ctx.p = fx->p;
-	fx->ctx.roots = (struct ctp_roots){.abi = CTP_ABI_MAJOR,
-					   .size = sizeof(struct ctp_roots),
-					   .proc = fx->dir,
-					   .proc_fd = -1,
-					   .sys_fd = -1,
-					   .cgroup_fd = -1};
+	/* The static table is registered here, as the core does. */
+	fake_ctx_init(&fx->ctx, fx->p, NULL);
+	fx->ctx.log_max = CTP_LOG_INFO; /* debug messages are not counted */
+	fx->ctx.roots.proc = fx->dir;
+	fx->ctx.roots.sys = NULL;
 	fx->ctx.roots.proc_fd = open(fx->dir, O_RDONLY | O_DIRECTORY);
-	/* The static table first, as the core registers it. */
-	for (uint32_t i = 0; i < fx->p->n_fields; i++)
-		add_field(&fx->ctx, &fx->p->fields[i]);
-	api.size = sizeof(struct ctp_api);
-	the_ctx = &fx->ctx;
+	api = fake_api;
 	*state = fx;
 	return 0;
 }
@@ -439,7 +123,7 @@ static int teardown(void **state)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", fx->dir);
-	pthread_mutex_destroy(&fx->ctx.lock);
+	fake_ctx_done(&fx->ctx);
 	free(fx);
 	return 0;
 }
@@ -453,52 +137,26 @@ static int init(struct fx *fx, const char *const *opts)
 
 static int field(struct fx *fx, const char *name)
 {
-	for (unsigned i = 0; i < fx->ctx.n_fields; i++)
-		if (!strcmp(fx->ctx.names[i], name))
-			return (int)i;
-	return -1;
+	return fake_field(&fx->ctx, name);
 }
 
-static uint64_t counter(struct fx *fx, const char *name)
-{
-	for (unsigned i = 0; i < fx->ctx.n_summary; i++)
-		if (!strcmp(fx->ctx.summary_name[i], name))
-			return fx->ctx.summary[i];
-	fail_msg("no counter %s", name);
-	return 0;
-}
-
-/* One thread callback on a task whose cgroup file holds `text`. */
+/* One thread callback on a task whose cgroup file holds `text` (NULL: the
+ * fetch fails with ENOENT). */
 static int thread(struct fx *fx, const char *text, struct ctp_record *rec,
 		  struct fake_task *ft)
 {
-	struct ctp_file slot = {.err = -ENODATA};
-	struct ctp_task task = {
-		.abi = CTP_ABI_MAJOR,
-		.size = sizeof(task),
-		.tgid = 100,
-		.tid = 100,
-		.dirfd = -1,
-		.proc_fd = -1,
-		.pcomm = "x",
-		.comm = "x",
-		.cgroup = "",
-		.files = &slot,
-		.n_files = 1,
-		.core = ft,
-	};
-
-	memset(rec, 0, sizeof(*rec));
-	rec->scope = CTP_SCOPE_THREAD;
-	memset(ft, 0, sizeof(*ft));
-	ft->cgroup = text;
-	return fx->p->thread(fx->state, &task, rec);
+	fake_task_init(ft, 100, 100);
+	ft->task.pcomm = ft->task.comm = "x";
+	fake_task_lazy(ft, 0, text, text ? 0 : -ENOENT);
+	fake_rec_init(rec, &fx->ctx, CTP_SCOPE_THREAD);
+	return fx->p->thread(fx->state, &ft->task, rec);
 }
 
 static int host(struct fx *fx)
 {
-	struct ctp_record rec = {.scope = CTP_SCOPE_HOST};
+	struct ctp_record rec;
 
+	fake_rec_init(&rec, &fx->ctx, CTP_SCOPE_HOST);
 	return fx->p->host(fx->state, &rec);
 }
 
@@ -541,7 +199,7 @@ static void no_v1_no_read(void **state)
 	assert_int_equal(init(fx, NULL), 0);
 	assert_int_equal(host(fx), 0);
 	assert_int_equal(thread(fx, "0::/user.slice\n", &rec, &ft), 0);
-	assert_int_equal(ft.n_get, 0);
+	assert_int_equal(ft.gets, 0);
 	assert_int_equal(rec.n_sets, 0);
 	assert_int_equal(fx->ctx.n_ref_calls, 0);
 }
@@ -561,15 +219,15 @@ static void v1_paths_and_refs(void **state)
 	assert_int_equal(init(fx, NULL), 0);
 	assert_int_equal(host(fx), 0);
 	assert_int_equal(thread(fx, t1, &rec, &ft), 0);
-	assert_int_equal(ft.n_get, 1);
+	assert_int_equal(ft.gets, 1);
 	assert_int_equal(rec.bad_sets, 0);
 	int fm = field(fx, "cgroup.v1.memory.path");
 	int fc = field(fx, "cgroup.v1.cpu-cpuacct.path");
 	int fs = field(fx, "cgroup.v1.name-systemd.path");
 	assert_true(fm >= 0 && fc >= 0 && fs >= 0);
-	assert_string_equal(rec.str[fm], "/a");
-	assert_string_equal(rec.str[fc], "/b");
-	assert_string_equal(rec.str[fs], "/c");
+	assert_string_equal(rec.cells[fm].str, "/a");
+	assert_string_equal(rec.cells[fc].str, "/b");
+	assert_string_equal(rec.cells[fs].str, "/c");
 	assert_int_equal(fx->ctx.fields[fm].scope, CTP_SCOPE_THREAD);
 	assert_int_equal(fx->ctx.fields[fm].kind, CTP_KIND_CATEGORICAL);
 	assert_int_equal(fx->ctx.n_ref_calls, 3);
@@ -581,13 +239,13 @@ static void v1_paths_and_refs(void **state)
 	/* the same text again on this worker: already referenced */
 	assert_int_equal(thread(fx, t1, &rec, &ft), 0);
 	assert_int_equal(fx->ctx.n_ref_calls, 3);
-	assert_string_equal(rec.str[fc], "/b"); /* still recorded */
+	assert_string_equal(rec.cells[fc].str, "/b"); /* still recorded */
 	/* a thread moved alone: its text differs, all refs again */
 	assert_int_equal(thread(fx, t2, &rec, &ft), 0);
 	assert_int_equal(fx->ctx.n_ref_calls, 6);
 	assert_int_equal(fx->ctx.n_keys, 4);
 	assert_string_equal(fx->ctx.keys[3], "v1:cpu,cpuacct:/b/gc");
-	assert_string_equal(rec.str[fc], "/b/gc");
+	assert_string_equal(rec.cells[fc].str, "/b/gc");
 
 	/* a new capture references again */
 	assert_int_equal(thread(fx, t2, &rec, &ft), 0);
@@ -597,9 +255,9 @@ static void v1_paths_and_refs(void **state)
 	assert_int_equal(fx->ctx.n_ref_calls, 9);
 
 	/* each hierarchy's field was registered once */
-	assert_int_equal(fx->ctx.n_register[fm], 1);
-	assert_int_equal(counter(fx, "ref_errors"), 0);
-	assert_int_equal(counter(fx, "parse_errors"), 0);
+	assert_int_equal(fx->ctx.registered[fm], 1);
+	assert_int_equal(fake_summary(&fx->ctx, "ref_errors"), 0);
+	assert_int_equal(fake_summary(&fx->ctx, "parse_errors"), 0);
 }
 
 /* A failed reference is counted and retried by the next thread. */
@@ -615,8 +273,9 @@ static void ref_failure(void **state)
 	assert_int_equal(host(fx), 0);
 	fx->ctx.ref_err = -ENOMEM;
 	assert_int_equal(thread(fx, t, &rec, &ft), 0);
-	assert_int_equal(counter(fx, "ref_errors"), 1);
-	assert_string_equal(rec.str[field(fx, "cgroup.v1.memory.path")], "/a");
+	assert_int_equal(fake_summary(&fx->ctx, "ref_errors"), 1);
+	assert_string_equal(rec.cells[field(fx, "cgroup.v1.memory.path")].str,
+			    "/a");
 	fx->ctx.ref_err = 0;
 	assert_int_equal(thread(fx, t, &rec, &ft), 0);
 	assert_int_equal(fx->ctx.n_ref_calls, 2);
@@ -637,9 +296,10 @@ static void core_without_ref(void **state)
 	assert_non_null(strstr(fx->ctx.last_log, "cgroup_ref"));
 	assert_int_equal(host(fx), 0);
 	assert_int_equal(thread(fx, "3:memory:/a\n0::/\n", &rec, &ft), 0);
-	assert_string_equal(rec.str[field(fx, "cgroup.v1.memory.path")], "/a");
+	assert_string_equal(rec.cells[field(fx, "cgroup.v1.memory.path")].str,
+			    "/a");
 	assert_int_equal(fx->ctx.n_ref_calls, 0);
-	assert_int_equal(counter(fx, "ref_errors"), 0);
+	assert_int_equal(fake_summary(&fx->ctx, "ref_errors"), 0);
 }
 
 /* A hierarchy whose field is refused loses its paths, not the others'. */
@@ -658,8 +318,9 @@ static void refused_hierarchy(void **state)
 	assert_int_equal(
 		thread(fx, "3:memory:/a\n1:pids:/p\n0::/\n", &rec, &ft), 0);
 	assert_int_equal(field(fx, "cgroup.v1.memory.path"), -1);
-	assert_string_equal(rec.str[field(fx, "cgroup.v1.pids.path")], "/p");
-	assert_int_equal(counter(fx, "keys_dropped"), 2);
+	assert_string_equal(rec.cells[field(fx, "cgroup.v1.pids.path")].str,
+			    "/p");
+	assert_int_equal(fake_summary(&fx->ctx, "keys_dropped"), 2);
 	/* its rows are still referenced: the values do not need the path */
 	assert_int_equal(fx->ctx.n_keys, 2);
 	assert_int_equal(rec.bad_sets, 0);
@@ -678,11 +339,12 @@ static void garbage_and_failures(void **state)
 	assert_int_equal(host(fx), 0);
 	assert_int_equal(thread(fx, "junk\n3:memory:/a\n2:cpu:/cut", &rec, &ft),
 			 0);
-	assert_string_equal(rec.str[field(fx, "cgroup.v1.memory.path")], "/a");
+	assert_string_equal(rec.cells[field(fx, "cgroup.v1.memory.path")].str,
+			    "/a");
 	assert_int_equal(field(fx, "cgroup.v1.cpu.path"), -1);
-	assert_int_equal(counter(fx, "parse_errors"), 1);
+	assert_int_equal(fake_summary(&fx->ctx, "parse_errors"), 1);
 	assert_int_equal(thread(fx, NULL, &rec, &ft), 0);
-	assert_int_equal(ft.n_get, 1);
+	assert_int_equal(ft.gets, 1);
 	assert_int_equal(rec.n_sets, 0);
 }
 
@@ -705,7 +367,7 @@ static void options(void **state)
 	assert_int_equal(init(fx, off), 0);
 	assert_int_equal(host(fx), 0);
 	assert_int_equal(thread(fx, "3:memory:/a\n0::/\n", &rec, &ft), 0);
-	assert_int_equal(ft.n_get, 0);
+	assert_int_equal(ft.gets, 0);
 	assert_int_equal(fx->ctx.n_ref_calls, 0);
 }
 
@@ -715,7 +377,7 @@ static void options(void **state)
 static void cgroup_rows(void **state)
 {
 	struct fx *fx = *state;
-	struct ctp_record rec = {.scope = CTP_SCOPE_CGROUP};
+	struct ctp_record rec, hrec;
 	struct ctp_cgroup cg = {.abi = CTP_ABI_MAJOR,
 				.size = sizeof(cg),
 				.dirfd = -1,
@@ -726,27 +388,28 @@ static void cgroup_rows(void **state)
 	make_proc(fx, hybrid_self, hybrid_mounts);
 	assert_int_equal(init(fx, opts), 0);
 	assert_int_equal(host(fx), 0);
+	fake_rec_init(&rec, &fx->ctx, CTP_SCOPE_CGROUP);
 	cg.path = "other:thing";
 	assert_int_equal(fx->p->cgroup(fx->state, &cg, &rec), 0);
 	assert_int_equal(rec.n_sets, 0);
 	cg.path = "/gone";
 	assert_int_equal(fx->p->cgroup(fx->state, &cg, &rec), 0);
 	assert_int_equal(rec.n_sets, 0);
-	assert_int_equal(counter(fx, "v2_unreachable"), 1);
+	assert_int_equal(fake_summary(&fx->ctx, "v2_unreachable"), 1);
 	cg.path = "v1:pids:/x";
 	assert_int_equal(fx->p->cgroup(fx->state, &cg, &rec), 0);
 	assert_int_equal(rec.n_sets, 1);
-	assert_string_equal(rec.str[field(fx, "cgroup.v1.hierarchy")], "pids");
-	assert_int_equal(counter(fx, "v1_no_mount"), 1);
+	assert_string_equal(rec.cells[field(fx, "cgroup.v1.hierarchy")].str,
+			    "pids");
+	assert_int_equal(fake_summary(&fx->ctx, "v1_no_mount"), 1);
 	/* memory is mounted, at a directory that does not exist */
-	memset(&rec, 0, sizeof(rec));
-	rec.scope = CTP_SCOPE_CGROUP;
+	fake_rec_init(&rec, &fx->ctx, CTP_SCOPE_CGROUP);
 	cg.path = "v1:memory:/x";
 	assert_int_equal(fx->p->cgroup(fx->state, &cg, &rec), 0);
 	assert_int_equal(rec.n_sets, 1);
-	assert_int_equal(counter(fx, "v1_unreachable"), 1);
+	assert_int_equal(fake_summary(&fx->ctx, "v1_unreachable"), 1);
 	assert_int_equal(rec.bad_sets, 0);
-	struct ctp_record hrec = {.scope = CTP_SCOPE_HOST};
+	fake_rec_init(&hrec, &fx->ctx, CTP_SCOPE_HOST);
 	assert_int_equal(fx->p->finish(fx->state, &hrec), 0);
 }
 
@@ -803,12 +466,12 @@ static void concurrent_workers(void **state)
 		snprintf(name, sizeof(name), "cgroup.v1.name-h%d.path", h);
 		int f = field(fx, name);
 		assert_true(f >= 0);
-		assert_int_equal(fx->ctx.n_register[f], 1);
+		assert_int_equal(fx->ctx.registered[f], 1);
 	}
 	/* each worker referenced its 24 rows once (the same text after) */
 	assert_int_equal(fx->ctx.n_ref_calls, 8 * 24);
 	assert_int_equal(fx->ctx.n_keys, 8 * 24);
-	assert_int_equal(counter(fx, "ref_errors"), 0);
+	assert_int_equal(fake_summary(&fx->ctx, "ref_errors"), 0);
 }
 
 int main(void)

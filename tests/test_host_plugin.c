@@ -30,254 +30,17 @@
 
 #include <cmocka.h>
 
-#include "ctprof/plugin.h"
+#include "fakeapi.h"
 
 #define PLUGIN_PATH CTP_TEST_PLUGIN_DIR "/host-context.so"
 #define FIX	    CTP_TEST_FIXTURES "/host"
-/* Handles are offset from registry indices so a plugin passing an index
- * where a handle belongs is caught. */
-#define HANDLE_BASE 100
-#define MAX_FIELDS  128
-#define STR_MAX	    512
-
-/* ---- The fake core ------------------------------------------------------ */
-
-struct cell {
-	int set;
-	uint64_t u;
-	int64_t i;
-	char str[STR_MAX];
-	size_t len;
-};
-
-struct ctp_ctx {
-	const struct ctp_plugin *desc;
-	const char *const *opts; /* key, value, ..., NULL */
-	struct ctp_roots roots;
-	int register_err; /* field_register fails with this when non-zero */
-	unsigned n_fields;
-	struct ctp_field_desc fields[MAX_FIELDS];
-	char *names[MAX_FIELDS];
-	unsigned n_summary;
-	const char *summary_name[16];
-	uint64_t summary[16];
-	unsigned n_log;
-	char last_log[512];
-};
-
-struct ctp_record {
-	struct ctp_ctx *ctx;
-	uint8_t scope;
-	unsigned bad_sets; /* setter calls with a wrong handle, type or scope */
-	struct cell cells[MAX_FIELDS];
-};
-
-static void fake_log(struct ctp_ctx *ctx, int level, const char *fmt, ...)
-{
-	va_list ap;
-
-	(void)level;
-	va_start(ap, fmt);
-	vsnprintf(ctx->last_log, sizeof(ctx->last_log), fmt, ap);
-	va_end(ap);
-	ctx->n_log++;
-}
-
-static const char *fake_opt_key(struct ctp_ctx *ctx, size_t i)
-{
-	for (size_t j = 0; ctx->opts && ctx->opts[j]; j += 2)
-		if (j / 2 == i)
-			return ctx->opts[j];
-	return NULL;
-}
-
-static int fake_opt_str(struct ctp_ctx *ctx, const char *key, const char **o)
-{
-	for (size_t j = 0; ctx->opts && ctx->opts[j]; j += 2)
-		if (strcmp(ctx->opts[j], key) == 0) {
-			*o = ctx->opts[j + 1];
-			return 0;
-		}
-	return -ENOENT;
-}
-
-static int fake_opt_u64(struct ctp_ctx *ctx, const char *key, uint64_t *o)
-{
-	(void)ctx, (void)key, (void)o;
-	return -ENOENT;
-}
-
-static int fake_opt_i64(struct ctp_ctx *ctx, const char *key, int64_t *o)
-{
-	(void)ctx, (void)key, (void)o;
-	return -ENOENT;
-}
-
-static int fake_opt_bool(struct ctp_ctx *ctx, const char *key, int *o)
-{
-	(void)ctx, (void)key, (void)o;
-	return -ENOENT;
-}
-
-static bool same_desc(const struct ctp_field_desc *a,
-		      const struct ctp_field_desc *b)
-{
-	return a->scope == b->scope && a->type == b->type &&
-	       a->unit == b->unit && a->kind == b->kind && a->rule == b->rule;
-}
-
-static int add_field(struct ctp_ctx *ctx, const struct ctp_field_desc *d)
-{
-	for (unsigned i = 0; i < ctx->n_fields; i++)
-		if (strcmp(ctx->names[i], d->name) == 0)
-			return same_desc(&ctx->fields[i], d)
-				       ? HANDLE_BASE + (int)i
-				       : -EEXIST;
-	if (ctx->n_fields == MAX_FIELDS)
-		return -ENOSPC;
-	/* The core's name rule: [a-z0-9_.-], 1..128 bytes. */
-	size_t n = strlen(d->name);
-	if (n == 0 || n > 128 ||
-	    strspn(d->name, "abcdefghijklmnopqrstuvwxyz"
-			    "0123456789_.-") != n)
-		return -EINVAL;
-	ctx->fields[ctx->n_fields] = *d;
-	ctx->names[ctx->n_fields] = strdup(d->name);
-	ctx->fields[ctx->n_fields].name = ctx->names[ctx->n_fields];
-	ctx->fields[ctx->n_fields].help = NULL;
-	return HANDLE_BASE + (int)ctx->n_fields++;
-}
-
-static int fake_field_register(struct ctp_ctx *ctx,
-			       const struct ctp_field_desc *d)
-{
-	if (ctx->register_err)
-		return ctx->register_err;
-	return add_field(ctx, d);
-}
-
-static int fake_field_handle(struct ctp_ctx *ctx, size_t i)
-{
-	/* The static table is registered first, in order. */
-	return i < ctx->desc->n_fields ? HANDLE_BASE + (int)i : -EINVAL;
-}
-
-static struct cell *cell_for(struct ctp_record *rec, int h, uint8_t type)
-{
-	int i = h - HANDLE_BASE;
-
-	if (i < 0 || (unsigned)i >= rec->ctx->n_fields ||
-	    rec->ctx->fields[i].type != type ||
-	    rec->ctx->fields[i].scope != rec->scope) {
-		rec->bad_sets++;
-		return NULL;
-	}
-	rec->cells[i].set++;
-	return &rec->cells[i];
-}
-
-static int fake_set_u64(struct ctp_record *rec, int h, uint64_t v)
-{
-	struct cell *c = cell_for(rec, h, CTP_TYPE_U64);
-
-	if (!c)
-		return -EINVAL;
-	c->u = v;
-	return 0;
-}
-
-static int fake_set_i64(struct ctp_record *rec, int h, int64_t v)
-{
-	struct cell *c = cell_for(rec, h, CTP_TYPE_I64);
-
-	if (!c)
-		return -EINVAL;
-	c->i = v;
-	return 0;
-}
-
-static int fake_set_bool(struct ctp_record *rec, int h, int v)
-{
-	(void)v;
-	return cell_for(rec, h, CTP_TYPE_BOOL) ? 0 : -EINVAL;
-}
-
-static int fake_set_char(struct ctp_record *rec, int h, char v)
-{
-	(void)v;
-	return cell_for(rec, h, CTP_TYPE_CHAR) ? 0 : -EINVAL;
-}
-
-static int fake_set_str(struct ctp_record *rec, int h, const char *s,
-			size_t len)
-{
-	struct cell *c = cell_for(rec, h, CTP_TYPE_STRING);
-
-	if (!c || len >= STR_MAX || memchr(s, '\0', len)) {
-		if (c)
-			rec->bad_sets++;
-		return -EINVAL;
-	}
-	memcpy(c->str, s, len);
-	c->str[len] = '\0';
-	c->len = len;
-	return 0;
-}
-
-static int fake_set_cpuset(struct ctp_record *rec, int h, const uint64_t *w,
-			   size_t n)
-{
-	(void)w, (void)n;
-	return cell_for(rec, h, CTP_TYPE_CPUSET) ? 0 : -EINVAL;
-}
-
-static int fake_summary_register(struct ctp_ctx *ctx, const char *name)
-{
-	if (ctx->n_summary == 16)
-		return -ENOSPC;
-	ctx->summary_name[ctx->n_summary] = name;
-	return (int)ctx->n_summary++;
-}
-
-static void fake_summary_add(struct ctp_ctx *ctx, int counter, uint64_t d)
-{
-	if (counter >= 0 && (unsigned)counter < ctx->n_summary)
-		ctx->summary[counter] += d;
-}
-
-static const struct ctp_roots *fake_roots(struct ctp_ctx *ctx)
-{
-	return &ctx->roots;
-}
-
-static const struct ctp_api api = {
-	.abi = CTP_ABI_MAJOR,
-	.size = sizeof(struct ctp_api),
-	.log = fake_log,
-	.opt_str = fake_opt_str,
-	.opt_u64 = fake_opt_u64,
-	.opt_i64 = fake_opt_i64,
-	.opt_bool = fake_opt_bool,
-	.opt_key = fake_opt_key,
-	.field_register = fake_field_register,
-	.field_handle = fake_field_handle,
-	.set_u64 = fake_set_u64,
-	.set_i64 = fake_set_i64,
-	.set_bool = fake_set_bool,
-	.set_char = fake_set_char,
-	.set_str = fake_set_str,
-	.set_cpuset = fake_set_cpuset,
-	.summary_register = fake_summary_register,
-	.summary_add = fake_summary_add,
-	.roots = fake_roots,
-};
 
 /* ---- Fixture ------------------------------------------------------------- */
 
 struct fx {
 	void *dl;
 	const struct ctp_plugin *p;
-	struct ctp_ctx ctx;
+	struct ctp_ctx ctx; /* live while ctx.desc is set */
 	struct ctp_record rec;
 	void *state;
 	char tmp[PATH_MAX - 64]; /* a tree built by the test, or "" */
@@ -287,18 +50,7 @@ static int setup(void **state)
 {
 	struct fx *fx = calloc(1, sizeof(*fx));
 
-	if (!fx)
-		return -1;
-	fx->dl = dlopen(PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-	if (!fx->dl) {
-		fprintf(stderr, "dlopen %s: %s\n", PLUGIN_PATH, dlerror());
-		free(fx);
-		return -1;
-	}
-	fx->p = dlsym(fx->dl, CTP_PLUGIN_SYMBOL);
-	if (!fx->p) {
-		fprintf(stderr, "dlsym: %s\n", dlerror());
-		dlclose(fx->dl);
+	if (!fx || !(fx->p = fake_dlopen(PLUGIN_PATH, &fx->dl))) {
 		free(fx);
 		return -1;
 	}
@@ -309,7 +61,7 @@ static int setup(void **state)
 
 static void rm_tree(const char *path);
 
-/* Undo start(): state, root fds, registered names. */
+/* Undo start(): state, root fds, the fake core. */
 static void release(struct fx *fx)
 {
 	if (fx->state)
@@ -320,9 +72,9 @@ static void release(struct fx *fx)
 	if (fx->ctx.roots.sys_fd >= 0)
 		close(fx->ctx.roots.sys_fd);
 	fx->ctx.roots.proc_fd = fx->ctx.roots.sys_fd = -1;
-	for (unsigned i = 0; i < fx->ctx.n_fields; i++)
-		free(fx->ctx.names[i]);
-	fx->ctx.n_fields = 0;
+	if (fx->ctx.desc)
+		fake_ctx_done(&fx->ctx);
+	fx->ctx.desc = NULL;
 }
 
 /* release(), and remove the test's tree. */
@@ -355,28 +107,17 @@ static int start(struct fx *fx, const char *proc, const char *sys,
 {
 	/* What a failed test left behind. */
 	release(fx);
-	memset(&fx->ctx, 0, sizeof(fx->ctx));
-	fx->ctx.desc = fx->p;
-	fx->ctx.opts = opts;
-	fx->ctx.roots.abi = CTP_ABI_MAJOR;
-	fx->ctx.roots.size = sizeof(fx->ctx.roots);
+	fake_ctx_init(&fx->ctx, fx->p, opts);
 	fx->ctx.roots.proc = proc;
 	fx->ctx.roots.sys = sys;
 	fx->ctx.roots.proc_fd = open_root(proc);
 	fx->ctx.roots.sys_fd = open_root(sys);
-	fx->ctx.roots.cgroup_fd = -1;
 	if ((proc && fx->ctx.roots.proc_fd < 0) ||
 	    (sys && fx->ctx.roots.sys_fd < 0))
 		fail_msg("cannot open roots %s %s", proc, sys);
-	for (uint32_t i = 0; i < fx->p->n_fields; i++)
-		if (add_field(&fx->ctx, &fx->p->fields[i]) !=
-		    HANDLE_BASE + (int)i)
-			fail_msg("static field %u not registered", i);
-	memset(&fx->rec, 0, sizeof(fx->rec));
-	fx->rec.ctx = &fx->ctx;
-	fx->rec.scope = CTP_SCOPE_HOST;
+	fake_rec_init(&fx->rec, &fx->ctx, CTP_SCOPE_HOST);
 	fx->state = NULL;
-	return fx->p->init(&fx->ctx, &api, &fx->state);
+	return fx->p->init(&fx->ctx, &fake_api, &fx->state);
 }
 
 /* init, host and finish; each must succeed. */
@@ -386,78 +127,6 @@ static void run(struct fx *fx, const char *proc, const char *sys)
 	assert_int_equal(fx->p->host(fx->state, &fx->rec), 0);
 	assert_int_equal(fx->p->finish(fx->state, &fx->rec), 0);
 	assert_int_equal(fx->rec.bad_sets, 0);
-}
-
-static int find(const struct fx *fx, const char *name)
-{
-	for (unsigned i = 0; i < fx->ctx.n_fields; i++)
-		if (strcmp(fx->ctx.names[i], name) == 0)
-			return (int)i;
-	return -1;
-}
-
-static const struct cell *value(const struct fx *fx, const char *name)
-{
-	int i = find(fx, name);
-
-	return i < 0 ? NULL : &fx->rec.cells[i];
-}
-
-static bool is_set(const struct fx *fx, const char *name)
-{
-	const struct cell *c = value(fx, name);
-
-	return c && c->set;
-}
-
-static void expect_str(const struct fx *fx, const char *name, const char *want)
-{
-	const struct cell *c = value(fx, name);
-
-	if (!c || !c->set)
-		fail_msg("%s: absent, want \"%s\"", name, want);
-	if (c->set != 1)
-		fail_msg("%s: set %d times", name, c->set);
-	if (fx->ctx.fields[find(fx, name)].type != CTP_TYPE_STRING)
-		fail_msg("%s: not a string field", name);
-	if (strcmp(c->str, want) != 0)
-		fail_msg("%s: \"%s\", want \"%s\"", name, c->str, want);
-}
-
-static void expect_u64(const struct fx *fx, const char *name, uint64_t want)
-{
-	const struct cell *c = value(fx, name);
-
-	if (!c || !c->set)
-		fail_msg("%s: absent, want %llu", name,
-			 (unsigned long long)want);
-	if (fx->ctx.fields[find(fx, name)].type != CTP_TYPE_U64)
-		fail_msg("%s: not a u64 field", name);
-	if (c->u != want)
-		fail_msg("%s: %llu, want %llu", name, (unsigned long long)c->u,
-			 (unsigned long long)want);
-}
-
-static void expect_i64(const struct fx *fx, const char *name, int64_t want)
-{
-	const struct cell *c = value(fx, name);
-
-	if (!c || !c->set)
-		fail_msg("%s: absent, want %lld", name, (long long)want);
-	if (fx->ctx.fields[find(fx, name)].type != CTP_TYPE_I64)
-		fail_msg("%s: not an i64 field", name);
-	if (c->i != want)
-		fail_msg("%s: %lld, want %lld", name, (long long)c->i,
-			 (long long)want);
-}
-
-static uint64_t summary(const struct fx *fx, const char *name)
-{
-	for (unsigned i = 0; i < fx->ctx.n_summary; i++)
-		if (strcmp(fx->ctx.summary_name[i], name) == 0)
-			return fx->ctx.summary[i];
-	fail_msg("no summary counter %s", name);
-	return 0;
 }
 
 /* Names of the fields with a value that start with prefix, ';'-joined in
@@ -480,9 +149,9 @@ static void expect_uname(const struct fx *fx)
 	struct utsname u;
 
 	assert_int_equal(uname(&u), 0);
-	expect_str(fx, "host.uname.sysname", u.sysname);
-	expect_str(fx, "host.uname.release", u.release);
-	expect_str(fx, "host.uname.machine", u.machine);
+	fake_expect_str(&fx->rec, "host.uname.sysname", u.sysname);
+	fake_expect_str(&fx->rec, "host.uname.release", u.release);
+	fake_expect_str(&fx->rec, "host.uname.machine", u.machine);
 	/* The nodename is never recorded, under any name. */
 	for (unsigned i = 0; u.nodename[0] && i < fx->ctx.n_fields; i++)
 		if (fx->rec.cells[i].set &&
@@ -599,26 +268,28 @@ static void test_fixture(void **state)
 
 	run(fx, FIX "/proc", FIX "/sys");
 	expect_uname(fx);
-	expect_str(fx, "host.cpu.model",
-		   "Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz");
-	expect_str(fx, "host.cpu.vendor", "GenuineIntel");
-	expect_u64(fx, "host.mem.total", 16314660ull * 1024);
-	expect_u64(fx, "host.hugepages.total", 64);
-	expect_u64(fx, "host.hugepages.free", 60);
-	expect_u64(fx, "host.hugepages.size", 2048ull * 1024);
-	expect_str(fx, "host.thp.enabled.menu", "[always] madvise never");
-	expect_str(fx, "host.thp.enabled.active", "always");
-	expect_str(fx, "host.thp.defrag.menu",
-		   "always defer [defer+madvise] madvise never");
-	expect_str(fx, "host.thp.defrag.active", "defer+madvise");
-	expect_u64(fx, "host.cpu.online", 4);
-	expect_u64(fx, "host.numa.nodes", 2);
-	expect_str(fx, "host.cmdline",
-		   "BOOT_IMAGE=/boot/vmlinuz-6.1.0-18-amd64 "
-		   "root=UUID=0b6e1c5c-3f2e-4f0e-9d53-2f7b1c9e8a11 ro quiet "
-		   "isolcpus=2,3 transparent_hugepage=always");
-	expect_str(fx, "host.task_delayacct", "on");
-	expect_str(fx, "host.config_task_xacct", "off");
+	fake_expect_str(&fx->rec, "host.cpu.model",
+			"Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz");
+	fake_expect_str(&fx->rec, "host.cpu.vendor", "GenuineIntel");
+	fake_expect_u64(&fx->rec, "host.mem.total", 16314660ull * 1024);
+	fake_expect_u64(&fx->rec, "host.hugepages.total", 64);
+	fake_expect_u64(&fx->rec, "host.hugepages.free", 60);
+	fake_expect_u64(&fx->rec, "host.hugepages.size", 2048ull * 1024);
+	fake_expect_str(&fx->rec, "host.thp.enabled.menu",
+			"[always] madvise never");
+	fake_expect_str(&fx->rec, "host.thp.enabled.active", "always");
+	fake_expect_str(&fx->rec, "host.thp.defrag.menu",
+			"always defer [defer+madvise] madvise never");
+	fake_expect_str(&fx->rec, "host.thp.defrag.active", "defer+madvise");
+	fake_expect_u64(&fx->rec, "host.cpu.online", 4);
+	fake_expect_u64(&fx->rec, "host.numa.nodes", 2);
+	fake_expect_str(
+		&fx->rec, "host.cmdline",
+		"BOOT_IMAGE=/boot/vmlinuz-6.1.0-18-amd64 "
+		"root=UUID=0b6e1c5c-3f2e-4f0e-9d53-2f7b1c9e8a11 ro quiet "
+		"isolcpus=2,3 transparent_hugepage=always");
+	fake_expect_str(&fx->rec, "host.task_delayacct", "on");
+	fake_expect_str(&fx->rec, "host.config_task_xacct", "off");
 
 	/* Tunables: integers as i64, the rest verbatim; registered in name
 	 * order; sched_Upper skipped, sched_domain/ and panic ignored. */
@@ -632,15 +303,15 @@ static void test_fixture(void **state)
 				   "host.sched.rt_period_us;"
 				   "host.sched.rt_runtime_us;"
 				   "host.sched.util_clamp_pair;");
-	expect_i64(fx, "host.sched.autogroup_enabled", 1);
-	expect_i64(fx, "host.sched.cfs_bandwidth_slice_us", 5000);
-	expect_i64(fx, "host.sched.energy_aware", 0);
-	expect_str(fx, "host.sched.huge", "18446744073709551616");
-	expect_str(fx, "host.sched.leading_zero", "007");
-	expect_i64(fx, "host.sched.rr_timeslice_ms", 100);
-	expect_i64(fx, "host.sched.rt_period_us", 1000000);
-	expect_i64(fx, "host.sched.rt_runtime_us", -1);
-	expect_str(fx, "host.sched.util_clamp_pair", "1024\t512");
+	fake_expect_i64(&fx->rec, "host.sched.autogroup_enabled", 1);
+	fake_expect_i64(&fx->rec, "host.sched.cfs_bandwidth_slice_us", 5000);
+	fake_expect_i64(&fx->rec, "host.sched.energy_aware", 0);
+	fake_expect_str(&fx->rec, "host.sched.huge", "18446744073709551616");
+	fake_expect_str(&fx->rec, "host.sched.leading_zero", "007");
+	fake_expect_i64(&fx->rec, "host.sched.rr_timeslice_ms", 100);
+	fake_expect_i64(&fx->rec, "host.sched.rt_period_us", 1000000);
+	fake_expect_i64(&fx->rec, "host.sched.rt_runtime_us", -1);
+	fake_expect_str(&fx->rec, "host.sched.util_clamp_pair", "1024\t512");
 
 	/* Governors of online CPUs only; cpu3 has no cpufreq, cpu5 is
 	 * offline. */
@@ -648,14 +319,14 @@ static void test_fixture(void **state)
 	assert_string_equal(names, "host.cpufreq.governor.cpu0;"
 				   "host.cpufreq.governor.cpu1;"
 				   "host.cpufreq.governor.cpu2;");
-	expect_str(fx, "host.cpufreq.governor.cpu0", "performance");
-	expect_str(fx, "host.cpufreq.governor.cpu1", "performance");
-	expect_str(fx, "host.cpufreq.governor.cpu2", "powersave");
+	fake_expect_str(&fx->rec, "host.cpufreq.governor.cpu0", "performance");
+	fake_expect_str(&fx->rec, "host.cpufreq.governor.cpu1", "performance");
+	fake_expect_str(&fx->rec, "host.cpufreq.governor.cpu2", "powersave");
 
-	assert_int_equal(summary(fx, "sources_missing"), 1);
-	assert_int_equal(summary(fx, "sources_unreadable"), 0);
-	assert_int_equal(summary(fx, "parse_errors"), 0);
-	assert_int_equal(summary(fx, "keys_skipped"), 1);
+	assert_int_equal(fake_summary(&fx->ctx, "sources_missing"), 1);
+	assert_int_equal(fake_summary(&fx->ctx, "sources_unreadable"), 0);
+	assert_int_equal(fake_summary(&fx->ctx, "parse_errors"), 0);
+	assert_int_equal(fake_summary(&fx->ctx, "keys_skipped"), 1);
 	stop(fx);
 }
 
@@ -673,9 +344,9 @@ static void expect_only_uname_and_self(const struct fx *fx)
 		    strncmp(s, "host.self.", 10))
 			fail_msg("%s has a value with no source", s);
 	}
-	assert_true(is_set(fx, "host.self.allocator"));
-	assert_int_equal(summary(fx, "sources_unreadable"), 0);
-	assert_int_equal(summary(fx, "parse_errors"), 0);
+	assert_true(fake_is_set(&fx->rec, "host.self.allocator"));
+	assert_int_equal(fake_summary(&fx->ctx, "sources_unreadable"), 0);
+	assert_int_equal(fake_summary(&fx->ctx, "parse_errors"), 0);
 }
 
 static void test_no_roots(void **state)
@@ -686,7 +357,7 @@ static void test_no_roots(void **state)
 	expect_only_uname_and_self(fx);
 	/* cpuinfo, meminfo, 2 THP menus, sys/kernel, cpu/online,
 	 * node/online, cmdline, delay accounting, config.gz. */
-	assert_int_equal(summary(fx, "sources_missing"), 10);
+	assert_int_equal(fake_summary(&fx->ctx, "sources_missing"), 10);
 	stop(fx);
 }
 
@@ -702,7 +373,7 @@ static void test_empty_roots(void **state)
 	snprintf(sys, sizeof(sys), "%s/sys", fx->tmp);
 	run(fx, proc, sys);
 	expect_only_uname_and_self(fx);
-	assert_int_equal(summary(fx, "sources_missing"), 10);
+	assert_int_equal(fake_summary(&fx->ctx, "sources_missing"), 10);
 	stop(fx);
 }
 
@@ -748,38 +419,39 @@ static void test_odd_tree(void **state)
 
 	run(fx, proc, sys);
 	expect_uname(fx);
-	assert_false(is_set(fx, "host.cpu.model"));
-	assert_false(is_set(fx, "host.cpu.vendor"));
-	assert_false(is_set(fx, "host.mem.total"));
-	assert_false(is_set(fx, "host.hugepages.total"));
-	assert_false(is_set(fx, "host.hugepages.free"));
-	expect_u64(fx, "host.hugepages.size", 2048ull * 1024);
-	expect_str(fx, "host.cmdline", "");
-	expect_str(fx, "host.thp.enabled.menu", "always madvise never");
-	assert_false(is_set(fx, "host.thp.enabled.active"));
-	assert_false(is_set(fx, "host.thp.defrag.menu"));
-	assert_false(is_set(fx, "host.thp.defrag.active"));
+	assert_false(fake_is_set(&fx->rec, "host.cpu.model"));
+	assert_false(fake_is_set(&fx->rec, "host.cpu.vendor"));
+	assert_false(fake_is_set(&fx->rec, "host.mem.total"));
+	assert_false(fake_is_set(&fx->rec, "host.hugepages.total"));
+	assert_false(fake_is_set(&fx->rec, "host.hugepages.free"));
+	fake_expect_u64(&fx->rec, "host.hugepages.size", 2048ull * 1024);
+	fake_expect_str(&fx->rec, "host.cmdline", "");
+	fake_expect_str(&fx->rec, "host.thp.enabled.menu",
+			"always madvise never");
+	assert_false(fake_is_set(&fx->rec, "host.thp.enabled.active"));
+	assert_false(fake_is_set(&fx->rec, "host.thp.defrag.menu"));
+	assert_false(fake_is_set(&fx->rec, "host.thp.defrag.active"));
 	set_names(fx, "host.sched.", names, sizeof(names));
 	assert_string_equal(names, "host.sched.child_runs_first;");
-	expect_i64(fx, "host.sched.child_runs_first", 0);
+	fake_expect_i64(&fx->rec, "host.sched.child_runs_first", 0);
 	/* sys/kernel exists, task_delayacct does not: not built in. */
-	expect_str(fx, "host.task_delayacct", "config-off");
-	expect_str(fx, "host.config_task_xacct", "unknown");
-	expect_u64(fx, "host.cpu.online", 2);
+	fake_expect_str(&fx->rec, "host.task_delayacct", "config-off");
+	fake_expect_str(&fx->rec, "host.config_task_xacct", "unknown");
+	fake_expect_u64(&fx->rec, "host.cpu.online", 2);
 	set_names(fx, "host.cpufreq.", names, sizeof(names));
 	assert_string_equal(names, "host.cpufreq.governor.cpu1;");
-	expect_str(fx, "host.cpufreq.governor.cpu1", "ondemand");
+	fake_expect_str(&fx->rec, "host.cpufreq.governor.cpu1", "ondemand");
 	/* node0, node1, node3 counted; nodefoo is not a node. */
-	expect_u64(fx, "host.numa.nodes", 3);
+	fake_expect_u64(&fx->rec, "host.numa.nodes", 3);
 
 	/* meminfo overflow and the bracket-less menu. */
-	assert_int_equal(summary(fx, "parse_errors"), 2);
+	assert_int_equal(fake_summary(&fx->ctx, "parse_errors"), 2);
 	/* defrag (EISDIR), sched_big (too big), cpu0's governor (EISDIR),
 	 * config.gz (not gzip). */
-	assert_int_equal(summary(fx, "sources_unreadable"), 4);
+	assert_int_equal(fake_summary(&fx->ctx, "sources_unreadable"), 4);
 	/* node/online (then counted from the directories). */
-	assert_int_equal(summary(fx, "sources_missing"), 1);
-	assert_int_equal(summary(fx, "keys_skipped"), 1);
+	assert_int_equal(fake_summary(&fx->ctx, "sources_missing"), 1);
+	assert_int_equal(fake_summary(&fx->ctx, "keys_skipped"), 1);
 	stop(fx);
 }
 
@@ -797,9 +469,9 @@ static void test_register_refused(void **state)
 	assert_string_equal(names, "");
 	set_names(fx, "host.cpufreq.", names, sizeof(names));
 	assert_string_equal(names, "");
-	expect_u64(fx, "host.cpu.online", 4);
+	fake_expect_u64(&fx->rec, "host.cpu.online", 4);
 	/* 9 tunables and 3 governors refused, plus sched_Upper. */
-	assert_int_equal(summary(fx, "keys_skipped"), 13);
+	assert_int_equal(fake_summary(&fx->ctx, "keys_skipped"), 13);
 	stop(fx);
 }
 
@@ -831,13 +503,13 @@ static uint64_t tv_ns(struct timeval tv)
 static void check_self_usage(struct fx *fx)
 {
 	struct rusage a = self_usage(), b;
-	const struct cell *rss, *ut, *st;
+	const struct fake_cell *rss, *ut, *st;
 
 	assert_int_equal(fx->p->finish(fx->state, &fx->rec), 0);
 	b = self_usage();
-	rss = value(fx, "host.self.maxrss");
-	ut = value(fx, "host.self.cpu_user");
-	st = value(fx, "host.self.cpu_system");
+	rss = fake_cell_or_null(&fx->rec, "host.self.maxrss");
+	ut = fake_cell_or_null(&fx->rec, "host.self.cpu_user");
+	st = fake_cell_or_null(&fx->rec, "host.self.cpu_system");
 	assert_true(rss->set && ut->set && st->set);
 	assert_true(rss->u >= (uint64_t)a.ru_maxrss * 1024);
 	assert_true(rss->u <= (uint64_t)b.ru_maxrss * 1024);
@@ -871,26 +543,30 @@ static void test_allocator(void **state)
 
 	assert_int_equal(start(fx, NULL, NULL, NULL), 0);
 	check_self_usage(fx);
-	expect_str(fx, "host.self.allocator", "jemalloc");
-	assert_false(is_set(fx, "host.self.glibc.arena"));
-	assert_false(is_set(fx, "host.self.glibc.uordblks"));
+	fake_expect_str(&fx->rec, "host.self.allocator", "jemalloc");
+	assert_false(fake_is_set(&fx->rec, "host.self.glibc.arena"));
+	assert_false(fake_is_set(&fx->rec, "host.self.glibc.uordblks"));
 	assert_int_equal(mallctl("arenas.narenas", &narenas, &nsz, NULL, 0), 0);
-	expect_u64(fx, "host.self.jemalloc.narenas", narenas);
+	fake_expect_u64(&fx->rec, "host.self.jemalloc.narenas", narenas);
 	/* jemalloc's own invariants (man jemalloc, stats.*). */
-	before = value(fx, "host.self.jemalloc.allocated")->u;
+	before = fake_cell_or_null(&fx->rec, "host.self.jemalloc.allocated")->u;
 	assert_true(before > 0);
-	assert_true(value(fx, "host.self.jemalloc.active")->u >= before);
-	assert_true(value(fx, "host.self.jemalloc.resident")->u >=
-		    value(fx, "host.self.jemalloc.active")->u);
-	assert_true(value(fx, "host.self.jemalloc.mapped")->u >=
-		    value(fx, "host.self.jemalloc.active")->u);
+	assert_true(
+		fake_cell_or_null(&fx->rec, "host.self.jemalloc.active")->u >=
+		before);
+	assert_true(
+		fake_cell_or_null(&fx->rec, "host.self.jemalloc.resident")->u >=
+		fake_cell_or_null(&fx->rec, "host.self.jemalloc.active")->u);
+	assert_true(
+		fake_cell_or_null(&fx->rec, "host.self.jemalloc.mapped")->u >=
+		fake_cell_or_null(&fx->rec, "host.self.jemalloc.active")->u);
 
 	/* The epoch is advanced: a new 64 MiB block shows at once. */
 	p = malloc(big);
 	assert_non_null(p);
 	memset(p, 1, big);
 	assert_int_equal(fx->p->finish(fx->state, &fx->rec), 0);
-	after = value(fx, "host.self.jemalloc.allocated")->u;
+	after = fake_cell_or_null(&fx->rec, "host.self.jemalloc.allocated")->u;
 	direct = je_read("stats.allocated");
 	free(p);
 	assert_true(after >= before + big);
@@ -905,17 +581,18 @@ static void test_allocator(void **state)
 
 	assert_int_equal(start(fx, NULL, NULL, NULL), 0);
 	check_self_usage(fx);
-	expect_str(fx, "host.self.allocator", "glibc");
-	assert_false(is_set(fx, "host.self.jemalloc.allocated"));
-	assert_false(is_set(fx, "host.self.jemalloc.narenas"));
+	fake_expect_str(&fx->rec, "host.self.allocator", "glibc");
+	assert_false(fake_is_set(&fx->rec, "host.self.jemalloc.allocated"));
+	assert_false(fake_is_set(&fx->rec, "host.self.jemalloc.narenas"));
 	/* mallinfo2 sums every arena; this process has allocated (unless
 	 * ASan's allocator serves malloc: glibc's arenas stay unused). */
-	assert_true(value(fx, "host.self.glibc.arena")->set);
+	assert_true(fake_cell_or_null(&fx->rec, "host.self.glibc.arena")->set);
 #if !defined(__SANITIZE_ADDRESS__)
-	assert_true(value(fx, "host.self.glibc.uordblks")->u > 0);
+	assert_true(fake_cell_or_null(&fx->rec, "host.self.glibc.uordblks")->u >
+		    0);
 #endif
-	assert_true(is_set(fx, "host.self.glibc.fordblks"));
-	assert_true(is_set(fx, "host.self.glibc.hblkhd"));
+	assert_true(fake_is_set(&fx->rec, "host.self.glibc.fordblks"));
+	assert_true(fake_is_set(&fx->rec, "host.self.glibc.hblkhd"));
 	stop(fx);
 }
 
@@ -936,8 +613,8 @@ static void test_jemalloc_not_malloc(void **state)
 	assert_non_null(dlsym(RTLD_DEFAULT, "mallctl"));
 	assert_int_equal(start(fx, NULL, NULL, NULL), 0);
 	assert_int_equal(fx->p->finish(fx->state, &fx->rec), 0);
-	expect_str(fx, "host.self.allocator", "glibc");
-	assert_false(is_set(fx, "host.self.jemalloc.allocated"));
+	fake_expect_str(&fx->rec, "host.self.allocator", "glibc");
+	assert_false(fake_is_set(&fx->rec, "host.self.jemalloc.allocated"));
 	stop(fx);
 }
 #endif

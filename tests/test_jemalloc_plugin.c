@@ -25,271 +25,70 @@
 
 #include <cmocka.h>
 
-#include "ctprof/plugin.h"
+#include "fakeapi.h"
 
 #define PLUGIN_PATH CTP_TEST_PLUGIN_DIR "/jemalloc-probe.so"
 #define MIB	    (1024ull * 1024)
-#define MAX_SUM	    64
-#define MAX_F	    8
 
-struct ctp_ctx {
-	const char *sum_name[MAX_SUM];
-	uint64_t sum[MAX_SUM];
-	int n_sum;
-	char hint[512];
-	int n_derived;
-	char derived[64];
-};
-
-struct ctp_record {
-	bool has[MAX_F];
-	uint64_t v[MAX_F];
-	int n_sets;
-};
-
-static void fake_log(struct ctp_ctx *ctx, int level, const char *fmt, ...)
-{
-	(void)ctx, (void)level, (void)fmt;
-}
+static struct fake_fx FX;
+static int proc_fd = -1; /* the roots' /proc */
 
 /* The one option tests set: method. */
 static const char *opt_method;
 
-static int fake_opt_str(struct ctp_ctx *c, const char *k, const char **o)
-{
-	(void)c;
-	if (!opt_method || strcmp(k, "method"))
-		return -ENOENT;
-	*o = opt_method;
-	return 0;
-}
-
-static int fake_opt_u64(struct ctp_ctx *c, const char *k, uint64_t *o)
-{
-	(void)c, (void)k, (void)o;
-	return -ENOENT;
-}
-
-static int fake_opt_i64(struct ctp_ctx *c, const char *k, int64_t *o)
-{
-	(void)c, (void)k, (void)o;
-	return -ENOENT;
-}
-
-static int fake_opt_bool(struct ctp_ctx *c, const char *k, int *o)
-{
-	(void)c, (void)k, (void)o;
-	return -ENOENT;
-}
-
-static const char *fake_opt_key(struct ctp_ctx *c, size_t i)
-{
-	(void)c;
-	return opt_method && i == 0 ? "method" : NULL;
-}
-
-static int fake_field_register(struct ctp_ctx *c,
-			       const struct ctp_field_desc *d)
-{
-	(void)c, (void)d;
-	return -EINVAL;
-}
-
-static int fake_field_handle(struct ctp_ctx *c, size_t i)
-{
-	(void)c;
-	return i < MAX_F ? (int)i : -EINVAL;
-}
-
-static int fake_set_u64(struct ctp_record *r, int f, uint64_t v)
-{
-	if (f < 0 || f >= MAX_F)
-		return -EINVAL;
-	r->has[f] = true;
-	r->v[f] = v;
-	r->n_sets++;
-	return 0;
-}
-
-static int fake_set_i64(struct ctp_record *r, int f, int64_t v)
-{
-	(void)r, (void)f, (void)v;
-	return -EINVAL;
-}
-
-static int fake_set_bool(struct ctp_record *r, int f, int v)
-{
-	(void)r, (void)f, (void)v;
-	return -EINVAL;
-}
-
-static int fake_set_char(struct ctp_record *r, int f, char v)
-{
-	(void)r, (void)f, (void)v;
-	return -EINVAL;
-}
-
-static int fake_set_str(struct ctp_record *r, int f, const char *s, size_t n)
-{
-	(void)r, (void)f, (void)s, (void)n;
-	return -EINVAL;
-}
-
-static int fake_set_cpuset(struct ctp_record *r, int f, const uint64_t *w,
-			   size_t n)
-{
-	(void)r, (void)f, (void)w, (void)n;
-	return -EINVAL;
-}
-
-static int fake_summary_register(struct ctp_ctx *c, const char *name)
-{
-	if (c->n_sum == MAX_SUM)
-		return -ENOSPC;
-	/* A copy: the plugin formats names in a reused buffer. */
-	c->sum_name[c->n_sum] = strdup(name);
-	return c->n_sum++;
-}
-
-static void fake_summary_add(struct ctp_ctx *c, int h, uint64_t d)
-{
-	if (h >= 0 && h < c->n_sum)
-		c->sum[h] += d;
-}
-
-static struct ctp_roots roots = {.abi = CTP_ABI_MAJOR,
-				 .size = sizeof(struct ctp_roots),
-				 .proc = "/proc",
-				 .sys = "/sys",
-				 .proc_fd = -1,
-				 .sys_fd = -1,
-				 .cgroup_fd = -1};
-
-static const struct ctp_roots *fake_roots(struct ctp_ctx *c)
-{
-	(void)c;
-	return &roots;
-}
-
-static int fake_file_get(const struct ctp_task *t, uint32_t i,
-			 const struct ctp_file **o)
-{
-	(void)t, (void)i, (void)o;
-	return -EINVAL;
-}
-
-static void fake_set_hint(struct ctp_ctx *c, const char *text)
-{
-	snprintf(c->hint, sizeof(c->hint), "%s", text ? text : "");
-}
-
-static int fake_derived_register(struct ctp_ctx *c,
-				 const struct ctp_derived_desc *d)
-{
-	c->n_derived++;
-	snprintf(c->derived, sizeof(c->derived), "%s", d->field.name);
-	return 100;
-}
-
-static const struct ctp_api api = {
-	.abi = CTP_ABI_MAJOR,
-	.size = sizeof(struct ctp_api),
-	.log = fake_log,
-	.opt_str = fake_opt_str,
-	.opt_u64 = fake_opt_u64,
-	.opt_i64 = fake_opt_i64,
-	.opt_bool = fake_opt_bool,
-	.opt_key = fake_opt_key,
-	.field_register = fake_field_register,
-	.field_handle = fake_field_handle,
-	.set_u64 = fake_set_u64,
-	.set_i64 = fake_set_i64,
-	.set_bool = fake_set_bool,
-	.set_char = fake_set_char,
-	.set_str = fake_set_str,
-	.set_cpuset = fake_set_cpuset,
-	.summary_register = fake_summary_register,
-	.summary_add = fake_summary_add,
-	.roots = fake_roots,
-	.file_get = fake_file_get,
-	.set_hint = fake_set_hint,
-	.derived_register = fake_derived_register,
-};
-
-struct fx {
-	void *dl;
-	const struct ctp_plugin *p;
-	void *state;
-	struct ctp_ctx ctx;
-};
-
-static struct fx FX;
-
 static int field_index(const char *name)
 {
-	for (uint32_t i = 0; i < FX.p->n_fields; i++)
-		if (!strcmp(FX.p->fields[i].name, name))
-			return (int)i;
-	return -1;
+	return fake_field_index(FX.p, name);
 }
 
 static uint64_t summary(const char *name)
 {
-	for (int i = 0; i < FX.ctx.n_sum; i++)
-		if (!strcmp(FX.ctx.sum_name[i], name))
-			return FX.ctx.sum[i];
-	fail_msg("no summary counter %s", name);
-	return 0;
+	return fake_summary(&FX.ctx, name);
 }
 
 static int start(void)
 {
-	for (int i = 0; i < FX.ctx.n_sum; i++)
-		free((void *)FX.ctx.sum_name[i]);
-	memset(&FX.ctx, 0, sizeof(FX.ctx));
+	static const char *opts[] = {"method", NULL, NULL};
+
+	opts[1] = opt_method;
+	fake_ctx_init(&FX.ctx, FX.p, opt_method ? opts : NULL);
+	FX.ctx.roots.proc_fd = proc_fd;
 	FX.state = NULL;
-	return FX.p->init(&FX.ctx, &api, &FX.state);
+	return FX.p->init(&FX.ctx, &fake_api, &FX.state);
 }
 
 static void stop(void)
 {
-	FX.p->fini(FX.state);
-	FX.state = NULL;
+	fake_fx_stop(&FX);
 }
 
 static void run_process(pid_t tgid)
 {
 	char path[64];
-	struct ctp_record rec = {0};
-	struct ctp_task t = {.abi = CTP_ABI_MAJOR, .size = sizeof(t)};
-	int fd;
+	struct ctp_record rec;
+	struct fake_task ft;
 
 	snprintf(path, sizeof(path), "/proc/%d", (int)tgid);
-	fd = open(path, O_PATH | O_DIRECTORY);
-	t.tgid = tgid;
-	t.tid = tgid;
-	t.dirfd = fd;
-	t.proc_fd = roots.proc_fd;
-	t.pcomm = t.comm = "x";
-	t.cgroup = "";
-	assert_int_equal(FX.p->process(FX.state, &t, &rec), 0);
+	fake_task_init(&ft, tgid, tgid);
+	ft.task.dirfd = open(path, O_PATH | O_DIRECTORY);
+	ft.task.proc_fd = proc_fd;
+	ft.task.pcomm = ft.task.comm = "x";
+	fake_rec_init(&rec, &FX.ctx, CTP_SCOPE_PROCESS);
+	assert_int_equal(FX.p->process(FX.state, &ft.task, &rec), 0);
 	assert_int_equal(rec.n_sets, 0);
-	if (fd >= 0)
-		close(fd);
+	if (ft.task.dirfd >= 0)
+		close(ft.task.dirfd);
 }
 
 static void run_thread(pid_t tgid, pid_t tid, struct ctp_record *rec)
 {
-	struct ctp_task t = {.abi = CTP_ABI_MAJOR, .size = sizeof(t)};
+	struct fake_task ft;
 
-	memset(rec, 0, sizeof(*rec));
-	t.tgid = tgid;
-	t.tid = tid;
-	t.dirfd = -1;
-	t.proc_fd = roots.proc_fd;
-	t.pcomm = t.comm = "x";
-	t.cgroup = "";
-	assert_int_equal(FX.p->thread(FX.state, &t, rec), 0);
+	fake_task_init(&ft, tgid, tid);
+	ft.task.proc_fd = proc_fd;
+	ft.task.pcomm = ft.task.comm = "x";
+	fake_rec_init(rec, &FX.ctx, CTP_SCOPE_THREAD);
+	assert_int_equal(FX.p->thread(FX.state, &ft.task, rec), 0);
 }
 
 static pid_t started[8];
@@ -362,12 +161,12 @@ static void check_worker(const char *path)
 	assert_true(fa >= 0 && fd >= 0);
 	assert_int_equal(start(), 0);
 	assert_int_equal(FX.ctx.n_derived, 1);
-	assert_string_equal(FX.ctx.derived, "jemalloc.live_heap");
+	assert_string_equal(FX.ctx.derived[0], "jemalloc.live_heap");
 	run_process(pid);
 	run_thread(pid, (pid_t)tid, &rec);
-	assert_true(rec.has[fa] && rec.has[fd]);
-	assert_true(rec.v[fa] >= 16 * MIB && rec.v[fa] <= 20 * MIB);
-	assert_true(rec.v[fd] < 16 * MIB);
+	assert_true(rec.cells[fa].set && rec.cells[fd].set);
+	assert_true(rec.cells[fa].u >= 16 * MIB && rec.cells[fa].u <= 20 * MIB);
+	assert_true(rec.cells[fd].u < 16 * MIB);
 	assert_true(summary("processes_walked") == 1);
 	assert_true(summary("jemalloc_detected") == 1);
 	assert_true(summary("threads_ok") == 1);
@@ -377,7 +176,7 @@ static void check_worker(const char *path)
 	/* Again: the process identity is cached. */
 	run_process(pid);
 	run_thread(pid, (pid_t)tid, &rec);
-	assert_true(rec.has[fa]);
+	assert_true(rec.cells[fa].set);
 	assert_true(summary("cache_hits") == 1);
 	assert_int_equal(FX.p->finish(FX.state, NULL), 0);
 	assert_string_equal(FX.ctx.hint, "");
@@ -491,8 +290,8 @@ static void test_methods(void **state)
 	assert_int_equal(start(), 0);
 	run_process(pid);
 	run_thread(pid, (pid_t)tid, &rec);
-	assert_true(rec.has[fa]);
-	assert_true(rec.v[fa] >= 16 * MIB && rec.v[fa] <= 20 * MIB);
+	assert_true(rec.cells[fa].set);
+	assert_true(rec.cells[fa].u >= 16 * MIB && rec.cells[fa].u <= 20 * MIB);
 	assert_true(summary("method_ptrace") == 1);
 	assert_true(summary("method_thread_db") == 0);
 	assert_int_equal(stopped_threads(pid), 0);
@@ -507,7 +306,7 @@ static void test_methods(void **state)
 	assert_int_equal(start(), 0);
 	run_process(pid);
 	run_thread(pid, (pid_t)tid, &rec);
-	assert_true(rec.has[fa]);
+	assert_true(rec.cells[fa].set);
 	assert_true(summary("method_thread_db") == 1);
 	stop();
 
@@ -573,13 +372,8 @@ int main(void)
 		fprintf(stderr, "skip: %s\n", JEP_SKIP_REASON);
 		return 77;
 	}
-	roots.proc_fd = open("/proc", O_PATH | O_DIRECTORY);
-	FX.dl = dlopen(PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-	if (!FX.dl) {
-		fprintf(stderr, "dlopen %s: %s\n", PLUGIN_PATH, dlerror());
-		return 1;
-	}
-	FX.p = dlsym(FX.dl, CTP_PLUGIN_SYMBOL);
+	proc_fd = open("/proc", O_PATH | O_DIRECTORY);
+	FX.p = fake_dlopen(PLUGIN_PATH, &FX.dl);
 	if (!FX.p)
 		return 1;
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The built psi.so, driven without the engine through the fake core of
- * tests/test_psi_fake.c: its descriptor and options, the host callback over
+ * tests/fakeapi.c: its descriptor and options, the host callback over
  * tests/fixtures/psi/proc, the cgroup callback over the directories of
  * tests/fixtures/psi/cgroup, what stays absent and what is counted, the
  * hint, refused fields and setters, and EOPNOTSUPP (PSI disabled) made real
@@ -26,7 +26,7 @@
 
 #include <cmocka.h>
 
-#include "test_psi_fake.h"
+#include "fakeapi.h"
 
 #define PLUGIN_PATH CTP_TEST_PLUGIN_DIR "/psi.so"
 #define FIX_PROC    CTP_TEST_FIXTURES "/psi/proc"
@@ -34,50 +34,27 @@
 #define N_FIELDS    52
 #define SKIP	    77
 
-struct fx {
-	void *dl;
-	const struct ctp_plugin *p;
-	struct ctp_ctx ctx;
-	void *state;
-};
+/* A core up to file_gate: what came later (derived fields, cgroup_ref)
+ * this plugin does not use, and it must not touch what `size` leaves out. */
+static struct ctp_api api;
 
 static int setup(void **state)
 {
-	struct fx *fx = calloc(1, sizeof(*fx));
-
-	if (!fx)
-		return -1;
-	fx->p = fake_dlopen(PLUGIN_PATH, &fx->dl);
-	if (!fx->p) {
-		free(fx);
-		return -1;
-	}
-	*state = fx;
-	return 0;
+	api = fake_api;
+	api.size = FAKE_API_SIZE_THROUGH(file_gate);
+	return fake_fx_setup(state, PLUGIN_PATH);
 }
 
-static int teardown(void **state)
+static int start(struct fake_fx *fx, const char *const *opts)
 {
-	struct fx *fx = *state;
-
-	dlclose(fx->dl);
-	free(fx);
-	return 0;
+	return fake_fx_start(fx, &api, opts);
 }
 
-static int start(struct fx *fx, const char *const *opts)
-{
-	fake_ctx_init(&fx->ctx, fx->p, opts);
-	return fx->p->init(&fx->ctx, &fake_api, &fx->state);
-}
-
-static void stop(struct fx *fx)
+static void stop(struct fake_fx *fx)
 {
 	if (fx->ctx.roots.proc_fd >= 0)
 		close(fx->ctx.roots.proc_fd);
-	fx->p->fini(fx->state);
-	fx->state = NULL;
-	fake_ctx_done(&fx->ctx);
+	fake_fx_stop(fx);
 }
 
 static int open_dir(const char *path)
@@ -119,7 +96,7 @@ static void half_is(const struct ctp_record *rec, const char *prefix,
 
 static void descriptor(void **state)
 {
-	struct fx *fx = *state;
+	struct fake_fx *fx = *state;
 	const struct ctp_plugin *p = fx->p;
 	size_t host = 0, cg = 0;
 
@@ -182,8 +159,8 @@ static void init_options(void **state)
 	static const char *const names[] = {"missing", "unsupported",
 					    "read_errors", "parse_errors",
 					    "cgroups_unreachable"};
-	struct fx *fx = *state;
-	struct ctp_api small = fake_api;
+	struct fake_fx *fx = *state;
+	struct ctp_api small = api;
 
 	assert_int_equal(start(fx, unknown), -EINVAL);
 	assert_non_null(strstr(fx->ctx.last_log, "'hots'"));
@@ -215,7 +192,7 @@ static void host_fixture(void **state)
 	static const uint64_t io_some[] = {10000, 9999, 1, UINT64_MAX};
 	static const uint64_t io_full[] = {10099, 5050, 29, 42};
 	static const uint64_t irq_full[] = {57, 28, 14, 5550000};
-	struct fx *fx = *state;
+	struct fake_fx *fx = *state;
 	struct ctp_record rec;
 
 	assert_int_equal(start(fx, NULL), 0);
@@ -241,7 +218,7 @@ static void host_fixture(void **state)
 /* A proc root without pressure/: PSI off. Absent, no error, the hint. */
 static void host_psi_off(void **state)
 {
-	struct fx *fx = *state;
+	struct fake_fx *fx = *state;
 	struct ctp_record rec;
 
 	assert_int_equal(start(fx, NULL), 0);
@@ -282,8 +259,8 @@ static void host_psi_off(void **state)
 
 /* ---- Cgroups ------------------------------------------------------------- */
 
-static int run_cgroup(struct fx *fx, struct ctp_record *rec, const char *path,
-		      const char *dir)
+static int run_cgroup(struct fake_fx *fx, struct ctp_record *rec,
+		      const char *path, const char *dir)
 {
 	struct ctp_cgroup cg = {
 		.abi = CTP_ABI_MAJOR,
@@ -314,7 +291,7 @@ static void cgroup_fixture(void **state)
 	static const uint64_t b_cpu_full[] = {20, 10, 5, 2000};
 	static const uint64_t b_mem_some[] = {30, 20, 10, 3000};
 	static const uint64_t b_io_full[] = {0, 0, 0, 77};
-	struct fx *fx = *state;
+	struct fake_fx *fx = *state;
 	struct ctp_record rec;
 
 	assert_int_equal(start(fx, NULL), 0);
@@ -394,13 +371,13 @@ static void cgroup_fixture(void **state)
 static void refused_fields(void **state)
 {
 	static const uint64_t cpu_some[] = {310, 220, 130, 4000001};
-	struct fx *fx = *state;
+	struct fake_fx *fx = *state;
 	struct ctp_record rec;
 
 	fake_ctx_init(&fx->ctx, fx->p, NULL);
-	fx->ctx.disabled_field =
+	fx->ctx.disabled_field[0] =
 		fake_field_index(fx->p, "psi.cg.io.full.avg60");
-	assert_int_equal(fx->p->init(&fx->ctx, &fake_api, &fx->state), 0);
+	assert_int_equal(fx->p->init(&fx->ctx, &api, &fx->state), 0);
 	assert_int_equal(run_cgroup(fx, &rec, "/system.slice/db.service",
 				    FIX_CGROUP "/system.slice/db.service"),
 			 0);
@@ -445,7 +422,7 @@ static int fail_reads(int err)
 }
 
 /* In the child: the checks, as an exit status (0 good, 77 no seccomp). */
-static int eopnotsupp_child(struct fx *fx)
+static int eopnotsupp_child(struct fake_fx *fx)
 {
 	struct ctp_record host, cg;
 	struct ctp_cgroup c = {.abi = CTP_ABI_MAJOR,
@@ -486,7 +463,7 @@ static int eopnotsupp_child(struct fx *fx)
  */
 static void eopnotsupp(void **state)
 {
-	struct fx *fx = *state;
+	struct fake_fx *fx = *state;
 	int status;
 	pid_t pid;
 
@@ -516,5 +493,5 @@ int main(void)
 		cmocka_unit_test(eopnotsupp),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, fake_fx_teardown);
 }

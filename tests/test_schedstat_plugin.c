@@ -20,401 +20,31 @@
 
 #include <cmocka.h>
 
-#include "ctprof/plugin.h"
+#include "fakeapi.h"
 #include "schedstat_text.h"
 
 #define PLUGIN_PATH CTP_TEST_PLUGIN_DIR "/schedstat.so"
-/* Handles are offset from table indices so a plugin passing an index where
- * a handle belongs is caught. */
-#define HANDLE_BASE 100
-#define MAX_FIELDS  32
 #define N_FIELDS    28
 
 #define SCHEDSTAT_FULL "15302448102 2210612345 61874\n"
 
-/* ---- The fake core ------------------------------------------------------ */
-
-struct ctp_ctx {
-	const struct ctp_plugin *desc;
-	const char *const *opts; /* key, value, ..., NULL */
-	int disabled_field[2];	 /* table indices field_handle refuses */
-	int failing_field;	 /* table index whose setter fails, or -1 */
-	unsigned n_summary;
-	const char *summary_name[8];
-	uint64_t summary[8];
-	pthread_mutex_t lock;
-	unsigned n_log;
-	char last_log[512];
-};
-
-struct cell {
-	int set;
-	uint8_t type;
-	uint64_t u;
-};
-
-struct ctp_record {
-	const struct ctp_plugin *desc;
-	struct ctp_ctx *ctx;
-	unsigned bad_sets; /* set calls with a wrong handle, type or scope */
-	unsigned n_sets;
-	struct cell cells[MAX_FIELDS];
-};
-
-/* What the fake file_get serves for a task. */
-struct fake_task {
-	struct ctp_file files[2];
-	struct ctp_file sched; /* the lazy file, once fetched */
-	unsigned gets;	       /* file_get calls */
-	unsigned bad_gets;     /* calls for another index than 1 */
-};
-
-static void fake_log(struct ctp_ctx *ctx, int level, const char *fmt, ...)
-{
-	va_list ap;
-
-	(void)level;
-	pthread_mutex_lock(&ctx->lock);
-	va_start(ap, fmt);
-	vsnprintf(ctx->last_log, sizeof(ctx->last_log), fmt, ap);
-	va_end(ap);
-	ctx->n_log++;
-	pthread_mutex_unlock(&ctx->lock);
-}
-
-static const char *find_opt(struct ctp_ctx *ctx, const char *key)
-{
-	size_t i;
-
-	for (i = 0; ctx->opts && ctx->opts[i]; i += 2)
-		if (strcmp(ctx->opts[i], key) == 0)
-			return ctx->opts[i + 1];
-	return NULL;
-}
-
-static int fake_opt_str(struct ctp_ctx *ctx, const char *key, const char **out)
-{
-	const char *v = find_opt(ctx, key);
-
-	if (!v)
-		return -ENOENT;
-	*out = v;
-	return 0;
-}
-
-static int fake_opt_u64(struct ctp_ctx *ctx, const char *key, uint64_t *out)
-{
-	(void)ctx, (void)key, (void)out;
-	return -EINVAL;
-}
-
-static int fake_opt_i64(struct ctp_ctx *ctx, const char *key, int64_t *out)
-{
-	(void)ctx, (void)key, (void)out;
-	return -EINVAL;
-}
-
-static int fake_opt_bool(struct ctp_ctx *ctx, const char *key, int *out)
-{
-	const char *v = find_opt(ctx, key);
-
-	if (!v)
-		return -ENOENT;
-	if (strcmp(v, "true") == 0)
-		*out = 1;
-	else if (strcmp(v, "false") == 0)
-		*out = 0;
-	else
-		return -EINVAL;
-	return 0;
-}
-
-static const char *fake_opt_key(struct ctp_ctx *ctx, size_t i)
-{
-	size_t j;
-
-	for (j = 0; ctx->opts && ctx->opts[j]; j += 2)
-		if (j / 2 == i)
-			return ctx->opts[j];
-	return NULL;
-}
-
-static int fake_field_register(struct ctp_ctx *ctx,
-			       const struct ctp_field_desc *d)
-{
-	(void)ctx, (void)d;
-	return -EINVAL;
-}
-
-static int fake_field_handle(struct ctp_ctx *ctx, size_t i)
-{
-	if (i >= ctx->desc->n_fields)
-		return -EINVAL;
-	if ((int)i == ctx->disabled_field[0] ||
-	    (int)i == ctx->disabled_field[1])
-		return -ENOENT;
-	return HANDLE_BASE + (int)i;
-}
-
-static struct cell *cell_for(struct ctp_record *rec, int h, uint8_t type)
-{
-	const struct ctp_field_desc *f;
-	int i = h - HANDLE_BASE;
-
-	rec->n_sets++;
-	if (i < 0 || (uint32_t)i >= rec->desc->n_fields || i >= MAX_FIELDS) {
-		rec->bad_sets++;
-		return NULL;
-	}
-	f = &rec->desc->fields[i];
-	if (f->type != type || f->scope != CTP_SCOPE_THREAD) {
-		rec->bad_sets++;
-		return NULL;
-	}
-	rec->cells[i].set++;
-	rec->cells[i].type = type;
-	return &rec->cells[i];
-}
-
-static int fake_set_u64(struct ctp_record *rec, int h, uint64_t v)
-{
-	struct cell *c;
-
-	if (h - HANDLE_BASE == rec->ctx->failing_field)
-		return -EINVAL;
-	c = cell_for(rec, h, CTP_TYPE_U64);
-	if (!c)
-		return -EINVAL;
-	c->u = v;
-	return 0;
-}
-
-static int fake_set_i64(struct ctp_record *rec, int h, int64_t v)
-{
-	(void)v;
-	cell_for(rec, h, CTP_TYPE_I64);
-	return -EINVAL;
-}
-
-static int fake_set_bool(struct ctp_record *rec, int h, int v)
-{
-	struct cell *c;
-
-	if (h - HANDLE_BASE == rec->ctx->failing_field)
-		return -EINVAL;
-	c = cell_for(rec, h, CTP_TYPE_BOOL);
-	if (!c)
-		return -EINVAL;
-	/* The ABI says nonzero is true; the plugin should say 0 or 1. */
-	if (v != 0 && v != 1)
-		rec->bad_sets++;
-	c->u = (uint64_t)v;
-	return 0;
-}
-
-static int fake_set_char(struct ctp_record *rec, int h, char v)
-{
-	(void)v;
-	cell_for(rec, h, CTP_TYPE_CHAR);
-	return -EINVAL;
-}
-
-static int fake_set_str(struct ctp_record *rec, int h, const char *s,
-			size_t len)
-{
-	(void)s, (void)len;
-	cell_for(rec, h, CTP_TYPE_STRING);
-	return -EINVAL;
-}
-
-static int fake_set_cpuset(struct ctp_record *rec, int h, const uint64_t *w,
-			   size_t n)
-{
-	(void)w, (void)n;
-	cell_for(rec, h, CTP_TYPE_CPUSET);
-	return -EINVAL;
-}
-
-static int fake_summary_register(struct ctp_ctx *ctx, const char *name)
-{
-	unsigned i;
-
-	for (i = 0; i < ctx->n_summary; i++)
-		if (strcmp(ctx->summary_name[i], name) == 0)
-			return (int)i;
-	if (ctx->n_summary == 8)
-		return -ENOSPC;
-	ctx->summary_name[ctx->n_summary] = name;
-	return (int)ctx->n_summary++;
-}
-
-static void fake_summary_add(struct ctp_ctx *ctx, int counter, uint64_t d)
-{
-	pthread_mutex_lock(&ctx->lock);
-	if (counter >= 0 && (unsigned)counter < ctx->n_summary)
-		ctx->summary[counter] += d;
-	pthread_mutex_unlock(&ctx->lock);
-}
-
-static const struct ctp_roots *fake_roots(struct ctp_ctx *ctx)
-{
-	static const struct ctp_roots roots = {
-		.abi = CTP_ABI_MAJOR,
-		.size = sizeof(roots),
-		.proc = "/proc",
-		.sys = "/sys",
-		.proc_fd = -1,
-		.sys_fd = -1,
-		.cgroup_fd = -1,
-	};
-
-	(void)ctx;
-	return &roots;
-}
-
-static int fake_file_get(const struct ctp_task *task, uint32_t i,
-			 const struct ctp_file **out)
-{
-	struct fake_task *ft = task->core;
-
-	ft->gets++;
-	if (i != 1) {
-		ft->bad_gets++;
-		return -EINVAL;
-	}
-	*out = &ft->sched;
-	return ft->sched.err;
-}
-
-/* What the plugin said with file_gate (it calls it once, at init). */
-static char gate_file[32], gate_kconfig[32];
-static unsigned gate_calls;
-
-static int fake_file_gate(struct ctp_ctx *ctx, const char *file,
-			  const char *kconfig)
-{
-	(void)ctx;
-	gate_calls++;
-	snprintf(gate_file, sizeof(gate_file), "%s", file);
-	snprintf(gate_kconfig, sizeof(gate_kconfig), "%s", kconfig);
-	return 0;
-}
-
-static const struct ctp_api api = {
-	.abi = CTP_ABI_MAJOR,
-	.size = sizeof(struct ctp_api),
-	.log = fake_log,
-	.opt_str = fake_opt_str,
-	.opt_u64 = fake_opt_u64,
-	.opt_i64 = fake_opt_i64,
-	.opt_bool = fake_opt_bool,
-	.opt_key = fake_opt_key,
-	.field_register = fake_field_register,
-	.field_handle = fake_field_handle,
-	.set_u64 = fake_set_u64,
-	.set_i64 = fake_set_i64,
-	.set_bool = fake_set_bool,
-	.set_char = fake_set_char,
-	.set_str = fake_set_str,
-	.set_cpuset = fake_set_cpuset,
-	.summary_register = fake_summary_register,
-	.summary_add = fake_summary_add,
-	.roots = fake_roots,
-	.file_get = fake_file_get,
-	.file_gate = fake_file_gate,
-};
-
 /* ---- Fixture ------------------------------------------------------------- */
-
-struct fx {
-	void *dl;
-	const struct ctp_plugin *p;
-	struct ctp_ctx ctx;
-	void *state;
-};
 
 static int setup(void **state)
 {
-	struct fx *fx = calloc(1, sizeof(*fx));
-
-	if (!fx)
-		return -1;
-	fx->dl = dlopen(PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-	if (!fx->dl) {
-		fprintf(stderr, "dlopen %s: %s\n", PLUGIN_PATH, dlerror());
-		free(fx);
-		return -1;
-	}
-	fx->p = dlsym(fx->dl, CTP_PLUGIN_SYMBOL);
-	if (!fx->p) {
-		fprintf(stderr, "dlsym: %s\n", dlerror());
-		dlclose(fx->dl);
-		free(fx);
-		return -1;
-	}
-	*state = fx;
-	return 0;
+	return fake_fx_setup(state, PLUGIN_PATH);
 }
 
-static int teardown(void **state)
+static void ctx_reset(struct fake_fx *fx, const char *const *opts)
 {
-	struct fx *fx = *state;
-
-	dlclose(fx->dl);
-	free(fx);
-	return 0;
-}
-
-static void ctx_reset(struct fx *fx, const char *const *opts)
-{
-	memset(&fx->ctx, 0, sizeof(fx->ctx));
-	pthread_mutex_init(&fx->ctx.lock, NULL);
-	fx->ctx.desc = fx->p;
-	fx->ctx.opts = opts;
-	fx->ctx.disabled_field[0] = fx->ctx.disabled_field[1] = -1;
-	fx->ctx.failing_field = -1;
+	fake_ctx_init(&fx->ctx, fx->p, opts);
 	fx->state = NULL;
 }
 
-static int start(struct fx *fx, const char *const *opts)
+static int start(struct fake_fx *fx, const char *const *opts)
 {
 	ctx_reset(fx, opts);
-	return fx->p->init(&fx->ctx, &api, &fx->state);
-}
-
-static void stop(struct fx *fx)
-{
-	fx->p->fini(fx->state);
-	fx->state = NULL;
-	pthread_mutex_destroy(&fx->ctx.lock);
-}
-
-static int field_index(const struct ctp_plugin *p, const char *name)
-{
-	uint32_t i;
-
-	for (i = 0; i < p->n_fields; i++)
-		if (strcmp(p->fields[i].name, name) == 0)
-			return (int)i;
-	fail_msg("no field %s", name);
-	return -1;
-}
-
-static const struct cell *cell(const struct fx *fx,
-			       const struct ctp_record *rec, const char *name)
-{
-	return &rec->cells[field_index(fx->p, name)];
-}
-
-static uint64_t summary(const struct fx *fx, const char *name)
-{
-	unsigned i;
-
-	for (i = 0; i < fx->ctx.n_summary; i++)
-		if (strcmp(fx->ctx.summary_name[i], name) == 0)
-			return fx->ctx.summary[i];
-	fail_msg("no summary counter %s", name);
-	return 0;
+	return fx->p->init(&fx->ctx, &fake_api, &fx->state);
 }
 
 /*
@@ -422,38 +52,14 @@ static uint64_t summary(const struct fx *fx, const char *name)
  * read failed with the given error. The lazy sched slot starts as the core
  * leaves it (-ENODATA) and is served by file_get.
  */
-static int run_thread(struct fx *fx, struct ctp_record *rec,
+static int run_thread(struct fake_fx *fx, struct ctp_record *rec,
 		      struct fake_task *ft, const char *schedstat,
 		      int schedstat_err, const char *sched, int sched_err)
 {
-	struct ctp_task task = {
-		.abi = CTP_ABI_MAJOR,
-		.size = sizeof(task),
-		.tgid = 1,
-		.tid = 1,
-		.dirfd = -1,
-		.proc_fd = -1,
-		.pcomm = "test",
-		.comm = "test",
-		.cgroup = "",
-		.files = ft->files,
-		.n_files = 2,
-		.core = ft,
-	};
-
-	memset(ft, 0, sizeof(*ft));
-	ft->files[0] =
-		(struct ctp_file){.data = schedstat,
-				  .len = schedstat ? strlen(schedstat) : 0,
-				  .err = schedstat_err};
-	ft->files[1] = (struct ctp_file){.err = -ENODATA};
-	ft->sched = (struct ctp_file){.data = sched,
-				      .len = sched ? strlen(sched) : 0,
-				      .err = sched_err};
-	memset(rec, 0, sizeof(*rec));
-	rec->desc = fx->p;
-	rec->ctx = &fx->ctx;
-	return fx->p->thread(fx->state, &task, rec);
+	fake_task_init(ft, 1, 1);
+	fake_task_file(ft, 0, schedstat, schedstat_err);
+	fake_task_lazy(ft, 1, sched, sched_err);
+	return fake_fx_run(fx, rec, ft, CTP_SCOPE_THREAD);
 }
 
 /* ---- What the plugin declares ------------------------------------------- */
@@ -496,7 +102,7 @@ static const struct {
 
 static void descriptor(void **state)
 {
-	struct fx *fx = *state;
+	struct fake_fx *fx = *state;
 	const struct ctp_plugin *p = fx->p;
 	size_t i;
 
@@ -510,7 +116,7 @@ static void descriptor(void **state)
 	assert_int_equal(p->n_fields, N_FIELDS);
 	for (i = 0; i < N_FIELDS; i++) {
 		const struct ctp_field_desc *f =
-			&p->fields[field_index(p, expected[i].name)];
+			&p->fields[fake_table_index(p, expected[i].name)];
 		uint8_t type = CTP_TYPE_U64, unit = CTP_UNIT_NS;
 		uint8_t kind = CTP_KIND_COUNTER, rule = CTP_RULE_SUM;
 
@@ -567,37 +173,36 @@ static void init_options(void **state)
 	static const char *const names[] = {
 		"negative_dotted_values", "sched_parse_errors",
 		"schedstat_parse_errors", "voluntary_sleep_negative"};
-	struct fx *fx = *state;
-	struct ctp_api small = api;
+	struct fake_fx *fx = *state;
+	struct ctp_api small = fake_api;
 	size_t i, j;
 
 	assert_int_equal(start(fx, unknown), -EINVAL);
 	assert_non_null(strstr(fx->ctx.last_log, "'shced'"));
-	pthread_mutex_destroy(&fx->ctx.lock);
+	fake_ctx_done(&fx->ctx);
 
 	assert_int_equal(start(fx, bad), -EINVAL);
 	assert_non_null(strstr(fx->ctx.last_log, "sched"));
-	pthread_mutex_destroy(&fx->ctx.lock);
+	fake_ctx_done(&fx->ctx);
 
 	for (i = 0; i < 3; i++) {
-		gate_calls = 0;
 		assert_int_equal(start(fx, good[i]), 0);
 		assert_non_null(fx->state);
 		/* schedstat is gated on CONFIG_SCHED_INFO; sched is not. */
-		assert_int_equal(gate_calls, 1);
-		assert_string_equal(gate_file, "schedstat");
-		assert_string_equal(gate_kconfig, "CONFIG_SCHED_INFO");
+		assert_int_equal(fx->ctx.n_gates, 1);
+		assert_string_equal(fx->ctx.gate_file, "schedstat");
+		assert_string_equal(fx->ctx.gate_kconfig, "CONFIG_SCHED_INFO");
 		assert_int_equal(fx->ctx.n_summary, 4);
 		for (j = 0; j < 4; j++)
-			assert_int_equal(summary(fx, names[j]), 0);
-		stop(fx);
+			assert_int_equal(fake_summary(&fx->ctx, names[j]), 0);
+		fake_fx_stop(fx);
 	}
 
 	/* An older core without file_get() cannot serve the lazy file. */
 	small.size = offsetof(struct ctp_api, file_get);
 	ctx_reset(fx, NULL);
 	assert_int_equal(fx->p->init(&fx->ctx, &small, &fx->state), -ENOTSUP);
-	pthread_mutex_destroy(&fx->ctx.lock);
+	fake_ctx_done(&fx->ctx);
 }
 
 /* Every field of SCHED_FULL, once. */
@@ -637,7 +242,7 @@ static void thread_all_fields(void **state)
 		{"schedstat.voluntary_sleep",
 		 4391822019275ull - 20533871007ull},
 	};
-	struct fx *fx = *state;
+	struct fake_fx *fx = *state;
 	struct ctp_record rec;
 	struct fake_task ft;
 	size_t i;
@@ -651,7 +256,7 @@ static void thread_all_fields(void **state)
 	assert_int_equal(ft.gets, 1);
 	assert_int_equal(ft.bad_gets, 0);
 	for (i = 0; i < N_FIELDS; i++) {
-		const struct cell *c = cell(fx, &rec, want[i].name);
+		const struct fake_cell *c = fake_cell(&rec, want[i].name);
 
 		if (c->set != 1 || c->u != want[i].v)
 			fail_msg("%s: set %d value %llu, expected %llu",
@@ -668,15 +273,15 @@ static void thread_all_fields(void **state)
 			 0);
 	assert_int_equal(rec.bad_sets, 0);
 	assert_int_equal(rec.n_sets, N_FIELDS - 1);
-	assert_int_equal(cell(fx, &rec, "schedstat.core_forceidle_sum")->set,
+	assert_int_equal(fake_cell(&rec, "schedstat.core_forceidle_sum")->set,
 			 0);
-	assert_int_equal(cell(fx, &rec, "schedstat.block_sum")->set, 1);
-	assert_int_equal(cell(fx, &rec, "schedstat.block_sum")->u, 0);
-	assert_true(cell(fx, &rec, "schedstat.voluntary_sleep")->u ==
+	assert_int_equal(fake_cell(&rec, "schedstat.block_sum")->set, 1);
+	assert_int_equal(fake_cell(&rec, "schedstat.block_sum")->u, 0);
+	assert_true(fake_cell(&rec, "schedstat.voluntary_sleep")->u ==
 		    66000000000ull);
 	for (i = 0; i < 4; i++)
 		assert_int_equal(fx->ctx.summary[i], 0);
-	stop(fx);
+	fake_fx_stop(fx);
 }
 
 /* This host's kernel: CONFIG_SCHEDSTATS off. */
@@ -686,7 +291,7 @@ static void thread_host_partial(void **state)
 		"schedstat.run_time", "schedstat.wait_time",
 		"schedstat.timeslices", "schedstat.nr_migrations",
 		"schedstat.slice"};
-	struct fx *fx = *state;
+	struct fake_fx *fx = *state;
 	struct ctp_record rec;
 	struct fake_task ft;
 	uint32_t i, j;
@@ -696,11 +301,11 @@ static void thread_host_partial(void **state)
 		run_thread(fx, &rec, &ft, SCHEDSTAT_HOST, 0, SCHED_HOST, 0), 0);
 	assert_int_equal(rec.bad_sets, 0);
 	assert_int_equal(rec.n_sets, 5);
-	assert_int_equal(cell(fx, &rec, "schedstat.run_time")->u, 116177358);
-	assert_int_equal(cell(fx, &rec, "schedstat.wait_time")->u, 12166374);
-	assert_int_equal(cell(fx, &rec, "schedstat.timeslices")->u, 414);
-	assert_int_equal(cell(fx, &rec, "schedstat.nr_migrations")->u, 54);
-	assert_int_equal(cell(fx, &rec, "schedstat.slice")->u, 1400000);
+	assert_int_equal(fake_cell(&rec, "schedstat.run_time")->u, 116177358);
+	assert_int_equal(fake_cell(&rec, "schedstat.wait_time")->u, 12166374);
+	assert_int_equal(fake_cell(&rec, "schedstat.timeslices")->u, 414);
+	assert_int_equal(fake_cell(&rec, "schedstat.nr_migrations")->u, 54);
+	assert_int_equal(fake_cell(&rec, "schedstat.slice")->u, 1400000);
 	/* Everything else absent, not zero. */
 	for (i = 0; i < fx->p->n_fields; i++) {
 		int listed = 0;
@@ -711,7 +316,7 @@ static void thread_host_partial(void **state)
 	}
 	for (i = 0; i < 4; i++)
 		assert_int_equal(fx->ctx.summary[i], 0);
-	stop(fx);
+	fake_fx_stop(fx);
 }
 
 /* Copy of `text` with the value of `key`'s line replaced. */
@@ -738,7 +343,7 @@ static char *edit(const char *text, const char *key, const char *value)
 
 static void thread_summary_counters(void **state)
 {
-	struct fx *fx = *state;
+	struct fake_fx *fx = *state;
 	struct ctp_record rec;
 	struct fake_task ft;
 	char *a, *b, *neg, *g, *blk;
@@ -752,57 +357,57 @@ static void thread_summary_counters(void **state)
 	assert_int_equal(run_thread(fx, &rec, &ft, SCHEDSTAT_FULL, 0, neg, 0),
 			 0);
 	assert_int_equal(rec.n_sets, N_FIELDS - 4);
-	assert_int_equal(cell(fx, &rec, "schedstat.wait_sum")->set, 0);
-	assert_int_equal(cell(fx, &rec, "schedstat.sleep_max")->set, 0);
-	assert_int_equal(cell(fx, &rec, "schedstat.block_sum")->set, 0);
-	assert_int_equal(cell(fx, &rec, "schedstat.voluntary_sleep")->set, 0);
-	assert_int_equal(summary(fx, "negative_dotted_values"), 3);
-	assert_int_equal(summary(fx, "sched_parse_errors"), 0);
-	assert_int_equal(summary(fx, "voluntary_sleep_negative"), 0);
+	assert_int_equal(fake_cell(&rec, "schedstat.wait_sum")->set, 0);
+	assert_int_equal(fake_cell(&rec, "schedstat.sleep_max")->set, 0);
+	assert_int_equal(fake_cell(&rec, "schedstat.block_sum")->set, 0);
+	assert_int_equal(fake_cell(&rec, "schedstat.voluntary_sleep")->set, 0);
+	assert_int_equal(fake_summary(&fx->ctx, "negative_dotted_values"), 3);
+	assert_int_equal(fake_summary(&fx->ctx, "sched_parse_errors"), 0);
+	assert_int_equal(fake_summary(&fx->ctx, "voluntary_sleep_negative"), 0);
 
 	/* Garbage: one parse error per file, the rest kept. */
 	g = edit(SCHED_FULL, "nr_wakeups", "                 12x");
 	assert_int_equal(run_thread(fx, &rec, &ft, "123 abc 5\n", 0, g, 0), 0);
-	assert_int_equal(cell(fx, &rec, "schedstat.nr_wakeups")->set, 0);
-	assert_int_equal(cell(fx, &rec, "schedstat.run_time")->u, 123);
-	assert_int_equal(cell(fx, &rec, "schedstat.wait_time")->set, 0);
-	assert_int_equal(cell(fx, &rec, "schedstat.timeslices")->set, 0);
-	assert_int_equal(cell(fx, &rec, "schedstat.nr_wakeups_local")->u,
+	assert_int_equal(fake_cell(&rec, "schedstat.nr_wakeups")->set, 0);
+	assert_int_equal(fake_cell(&rec, "schedstat.run_time")->u, 123);
+	assert_int_equal(fake_cell(&rec, "schedstat.wait_time")->set, 0);
+	assert_int_equal(fake_cell(&rec, "schedstat.timeslices")->set, 0);
+	assert_int_equal(fake_cell(&rec, "schedstat.nr_wakeups_local")->u,
 			 41022);
 	assert_int_equal(rec.n_sets, 1 + N_FIELDS - 3 - 1);
-	assert_int_equal(summary(fx, "sched_parse_errors"), 1);
-	assert_int_equal(summary(fx, "schedstat_parse_errors"), 1);
+	assert_int_equal(fake_summary(&fx->ctx, "sched_parse_errors"), 1);
+	assert_int_equal(fake_summary(&fx->ctx, "schedstat_parse_errors"), 1);
 
 	/* Block over sleep: no voluntary sleep, counted; block_sum kept. */
 	blk = edit(SCHED_FULL, "sum_block_runtime", "       9999999.000000");
 	assert_int_equal(run_thread(fx, &rec, &ft, SCHEDSTAT_FULL, 0, blk, 0),
 			 0);
-	assert_int_equal(cell(fx, &rec, "schedstat.voluntary_sleep")->set, 0);
-	assert_true(cell(fx, &rec, "schedstat.block_sum")->u ==
+	assert_int_equal(fake_cell(&rec, "schedstat.voluntary_sleep")->set, 0);
+	assert_true(fake_cell(&rec, "schedstat.block_sum")->u ==
 		    9999999000000ull);
 	assert_int_equal(rec.n_sets, N_FIELDS - 1);
-	assert_int_equal(summary(fx, "voluntary_sleep_negative"), 1);
+	assert_int_equal(fake_summary(&fx->ctx, "voluntary_sleep_negative"), 1);
 
 	/* A cut file: counted once, what parsed is kept. */
 	assert_int_equal(run_thread(fx, &rec, &ft, "1 2 3", 0, "x (1, #thr", 0),
 			 0);
 	assert_int_equal(rec.n_sets, 2);
-	assert_int_equal(summary(fx, "sched_parse_errors"), 2);
-	assert_int_equal(summary(fx, "schedstat_parse_errors"), 2);
-	assert_int_equal(summary(fx, "negative_dotted_values"), 3);
+	assert_int_equal(fake_summary(&fx->ctx, "sched_parse_errors"), 2);
+	assert_int_equal(fake_summary(&fx->ctx, "schedstat_parse_errors"), 2);
+	assert_int_equal(fake_summary(&fx->ctx, "negative_dotted_values"), 3);
 	assert_int_equal(rec.bad_sets, 0);
 	free(a);
 	free(b);
 	free(neg);
 	free(g);
 	free(blk);
-	stop(fx);
+	fake_fx_stop(fx);
 }
 
 static void thread_files_missing(void **state)
 {
 	static const int errs[] = {-ENOENT, -ESRCH, -EACCES, -EIO};
-	struct fx *fx = *state;
+	struct fake_fx *fx = *state;
 	struct ctp_record rec;
 	struct fake_task ft;
 	size_t i;
@@ -816,15 +421,16 @@ static void thread_files_missing(void **state)
 			run_thread(fx, &rec, &ft, NULL, errs[i], SCHED_HOST, 0),
 			0);
 		assert_int_equal(rec.n_sets, 2);
-		assert_int_equal(cell(fx, &rec, "schedstat.run_time")->set, 0);
-		assert_int_equal(cell(fx, &rec, "schedstat.slice")->u, 1400000);
+		assert_int_equal(fake_cell(&rec, "schedstat.run_time")->set, 0);
+		assert_int_equal(fake_cell(&rec, "schedstat.slice")->u,
+				 1400000);
 		/* No sched: schedstat still recorded. */
 		assert_int_equal(run_thread(fx, &rec, &ft, SCHEDSTAT_HOST, 0,
 					    NULL, errs[i]),
 				 0);
 		assert_int_equal(rec.n_sets, 3);
 		assert_int_equal(ft.gets, 1);
-		assert_int_equal(cell(fx, &rec, "schedstat.timeslices")->u,
+		assert_int_equal(fake_cell(&rec, "schedstat.timeslices")->u,
 				 414);
 		/* Neither: nothing, and still no error of the plugin. */
 		assert_int_equal(
@@ -838,8 +444,8 @@ static void thread_files_missing(void **state)
 	/* Empty files: parse errors, nothing set. */
 	assert_int_equal(run_thread(fx, &rec, &ft, "", 0, "", 0), 0);
 	assert_int_equal(rec.n_sets, 0);
-	assert_int_equal(summary(fx, "schedstat_parse_errors"), 1);
-	assert_int_equal(summary(fx, "sched_parse_errors"), 1);
+	assert_int_equal(fake_summary(&fx->ctx, "schedstat_parse_errors"), 1);
+	assert_int_equal(fake_summary(&fx->ctx, "sched_parse_errors"), 1);
 	assert_int_equal(rec.bad_sets, 0);
 
 	/* A task that declares fewer files than the plugin needs. */
@@ -853,13 +459,13 @@ static void thread_files_missing(void **state)
 		assert_int_equal(fx->p->thread(fx->state, &task, &rec),
 				 -EINVAL);
 	}
-	stop(fx);
+	fake_fx_stop(fx);
 }
 
 static void option_sched_false(void **state)
 {
 	static const char *const off[] = {"sched", "false", NULL};
-	struct fx *fx = *state;
+	struct fake_fx *fx = *state;
 	struct ctp_record rec;
 	struct fake_task ft;
 
@@ -869,43 +475,44 @@ static void option_sched_false(void **state)
 	/* The sched file is never fetched. */
 	assert_int_equal(ft.gets, 0);
 	assert_int_equal(rec.n_sets, 3);
-	assert_int_equal(cell(fx, &rec, "schedstat.timeslices")->u, 61874);
-	assert_int_equal(cell(fx, &rec, "schedstat.nr_migrations")->set, 0);
-	stop(fx);
+	assert_int_equal(fake_cell(&rec, "schedstat.timeslices")->u, 61874);
+	assert_int_equal(fake_cell(&rec, "schedstat.nr_migrations")->set, 0);
+	fake_fx_stop(fx);
 }
 
 static void disabled_and_failing_fields(void **state)
 {
-	struct fx *fx = *state;
+	struct fake_fx *fx = *state;
 	struct ctp_record rec;
 	struct fake_task ft;
 
 	ctx_reset(fx, NULL);
-	fx->ctx.disabled_field[0] = field_index(fx->p, "schedstat.wait_sum");
+	fx->ctx.disabled_field[0] =
+		fake_table_index(fx->p, "schedstat.wait_sum");
 	fx->ctx.disabled_field[1] =
-		field_index(fx->p, "schedstat.nr_wakeups_sync");
-	assert_int_equal(fx->p->init(&fx->ctx, &api, &fx->state), 0);
+		fake_table_index(fx->p, "schedstat.nr_wakeups_sync");
+	assert_int_equal(fx->p->init(&fx->ctx, &fake_api, &fx->state), 0);
 	assert_int_equal(
 		run_thread(fx, &rec, &ft, SCHEDSTAT_FULL, 0, SCHED_FULL, 0), 0);
 	assert_int_equal(rec.bad_sets, 0);
 	assert_int_equal(rec.n_sets, N_FIELDS - 2);
-	assert_int_equal(cell(fx, &rec, "schedstat.wait_sum")->set, 0);
-	assert_int_equal(cell(fx, &rec, "schedstat.nr_wakeups_sync")->set, 0);
-	assert_int_equal(cell(fx, &rec, "schedstat.wait_max")->u, 17998004);
+	assert_int_equal(fake_cell(&rec, "schedstat.wait_sum")->set, 0);
+	assert_int_equal(fake_cell(&rec, "schedstat.nr_wakeups_sync")->set, 0);
+	assert_int_equal(fake_cell(&rec, "schedstat.wait_max")->u, 17998004);
 
 	/* A refused setter is the plugin's error; the others still land. */
-	fx->ctx.failing_field = field_index(fx->p, "schedstat.wait_count");
+	fx->ctx.failing_field = fake_table_index(fx->p, "schedstat.wait_count");
 	assert_int_equal(
 		run_thread(fx, &rec, &ft, SCHEDSTAT_FULL, 0, SCHED_FULL, 0),
 		-EINVAL);
 	assert_int_equal(rec.n_sets, N_FIELDS - 3);
-	assert_int_equal(cell(fx, &rec, "schedstat.wait_count")->set, 0);
-	assert_int_equal(cell(fx, &rec, "schedstat.slice")->u, 2800000);
-	stop(fx);
+	assert_int_equal(fake_cell(&rec, "schedstat.wait_count")->set, 0);
+	assert_int_equal(fake_cell(&rec, "schedstat.slice")->u, 2800000);
+	fake_fx_stop(fx);
 }
 
 struct worker {
-	struct fx *fx;
+	struct fake_fx *fx;
 	const char *sched;
 	int failures;
 };
@@ -925,8 +532,8 @@ static void *worker_main(void *arg)
 		if (run_thread(w->fx, rec, &ft, SCHEDSTAT_FULL, 0, w->sched,
 			       0) != 0 ||
 		    rec->bad_sets || rec->n_sets != N_FIELDS - 4 ||
-		    cell(w->fx, rec, "schedstat.wait_max")->u != 17998004 ||
-		    cell(w->fx, rec, "schedstat.run_time")->u != 15302448102ull)
+		    fake_cell(rec, "schedstat.wait_max")->u != 17998004 ||
+		    fake_cell(rec, "schedstat.run_time")->u != 15302448102ull)
 			w->failures++;
 	}
 	free(rec);
@@ -936,7 +543,7 @@ static void *worker_main(void *arg)
 /* MT_SAFE: concurrent thread callbacks on one state. */
 static void concurrent_workers(void **state)
 {
-	struct fx *fx = *state;
+	struct fake_fx *fx = *state;
 	char *a = edit(SCHED_FULL, "wait_sum", "            -5.000000");
 	char *b = edit(a, "sleep_max", "            -1.250000");
 	char *neg = edit(b, "sum_block_runtime", "           -12.000000");
@@ -954,9 +561,10 @@ static void concurrent_workers(void **state)
 		assert_int_equal(pthread_join(t[i], NULL), 0);
 		assert_int_equal(w[i].failures, 0);
 	}
-	assert_int_equal(summary(fx, "negative_dotted_values"), 4 * 500 * 3);
-	assert_int_equal(summary(fx, "sched_parse_errors"), 0);
-	stop(fx);
+	assert_int_equal(fake_summary(&fx->ctx, "negative_dotted_values"),
+			 4 * 500 * 3);
+	assert_int_equal(fake_summary(&fx->ctx, "sched_parse_errors"), 0);
+	fake_fx_stop(fx);
 	free(a);
 	free(b);
 	free(neg);
@@ -976,5 +584,5 @@ int main(void)
 		cmocka_unit_test(concurrent_workers),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, fake_fx_teardown);
 }

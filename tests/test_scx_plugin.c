@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The built sched_ext.so, driven without the engine through the fake core
- * of tests/test_psi_fake.c: its descriptor and options, the host callback
+ * of tests/fakeapi.c: its descriptor and options, the host callback
  * over the sys trees of tests/fixtures/scx (a loaded scheduler, none loaded,
  * damaged files, no sched_ext at all) and over trees made here (missing and
  * unreadable files), and the thread callback: when it fetches the shared
@@ -25,7 +25,7 @@
 
 #include <cmocka.h>
 
-#include "test_psi_fake.h"
+#include "fakeapi.h"
 
 #define PLUGIN_PATH CTP_TEST_PLUGIN_DIR "/sched_ext.so"
 #define FIX	    CTP_TEST_FIXTURES "/scx"
@@ -46,39 +46,19 @@ static const char sched_none[] = HDR
 static const char sched_bad[] = HDR
 	"ext.enabled                                  :                    2\n";
 
-struct fx {
-	void *dl;
-	const struct ctp_plugin *p;
-	struct ctp_ctx ctx;
-	void *state;
-};
+/* A core up to file_gate: what came later (derived fields, cgroup_ref)
+ * this plugin does not use, and it must not touch what `size` leaves out. */
+static struct ctp_api api;
 
 static int setup(void **state)
 {
-	struct fx *fx = calloc(1, sizeof(*fx));
-
-	if (!fx)
-		return -1;
-	fx->p = fake_dlopen(PLUGIN_PATH, &fx->dl);
-	if (!fx->p) {
-		free(fx);
-		return -1;
-	}
-	*state = fx;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *fx = *state;
-
-	dlclose(fx->dl);
-	free(fx);
-	return 0;
+	api = fake_api;
+	api.size = FAKE_API_SIZE_THROUGH(file_gate);
+	return fake_fx_setup(state, PLUGIN_PATH);
 }
 
 /* init with the sys root `sys` (NULL: none) and options. */
-static int start(struct fx *fx, const char *sys, const char *const *opts)
+static int start(struct fake_fx *fx, const char *sys, const char *const *opts)
 {
 	fake_ctx_init(&fx->ctx, fx->p, opts);
 	if (sys) {
@@ -88,19 +68,17 @@ static int start(struct fx *fx, const char *sys, const char *const *opts)
 		if (fx->ctx.roots.sys_fd < 0)
 			fail_msg("open %s: %s", sys, strerror(errno));
 	}
-	return fx->p->init(&fx->ctx, &fake_api, &fx->state);
+	return fx->p->init(&fx->ctx, &api, &fx->state);
 }
 
-static void stop(struct fx *fx)
+static void stop(struct fake_fx *fx)
 {
 	if (fx->ctx.roots.sys_fd >= 0)
 		close(fx->ctx.roots.sys_fd);
-	fx->p->fini(fx->state);
-	fx->state = NULL;
-	fake_ctx_done(&fx->ctx);
+	fake_fx_stop(fx);
 }
 
-static void run_host(struct fx *fx, struct ctp_record *rec)
+static void run_host(struct fake_fx *fx, struct ctp_record *rec)
 {
 	fake_rec_init(rec, &fx->ctx, CTP_SCOPE_HOST);
 	assert_int_equal(fx->p->host(fx->state, rec), 0);
@@ -112,17 +90,15 @@ static void run_host(struct fx *fx, struct ctp_record *rec)
  * the read fails with err). prefetched: another plugin already fetched it,
  * so the slot holds the bytes before the call.
  */
-static int run_thread(struct fx *fx, struct ctp_record *rec,
+static int run_thread(struct fake_fx *fx, struct ctp_record *rec,
 		      struct fake_task *ft, const char *text, int err,
 		      bool prefetched)
 {
-	struct ctp_task task;
-
-	fake_task_init(&task, ft, text, err);
+	fake_task_init(ft, 1, 1);
+	fake_task_lazy(ft, 0, text, err);
 	if (prefetched)
-		ft->slot = ft->bytes;
-	fake_rec_init(rec, &fx->ctx, CTP_SCOPE_THREAD);
-	return fx->p->thread(fx->state, &task, rec);
+		fake_task_prefetch(ft, 0);
+	return fake_fx_run(fx, rec, ft, CTP_SCOPE_THREAD);
 }
 
 static const struct fake_cell *ext(const struct ctp_record *rec)
@@ -153,7 +129,7 @@ static void descriptor(void **state)
 		{"sched_ext.ext_enabled", CTP_SCOPE_THREAD, CTP_TYPE_BOOL,
 		 CTP_UNIT_NONE, CTP_KIND_CATEGORICAL, CTP_RULE_MODE},
 	};
-	struct fx *fx = *state;
+	struct fake_fx *fx = *state;
 	const struct ctp_plugin *p = fx->p;
 
 	assert_int_equal(p->abi, CTP_ABI_MAJOR);
@@ -200,8 +176,8 @@ static void init_options(void **state)
 		{"ext_enabled", "true", NULL},
 		{"ext_enabled", "off", NULL},
 	};
-	struct fx *fx = *state;
-	struct ctp_api small = fake_api;
+	struct fake_fx *fx = *state;
+	struct ctp_api small = api;
 
 	assert_int_equal(start(fx, NULL, unknown), -EINVAL);
 	assert_non_null(strstr(fx->ctx.last_log, "'ext-enabled'"));
@@ -232,18 +208,18 @@ static void init_options(void **state)
 
 static void host_enabled(void **state)
 {
-	struct fx *fx = *state;
+	struct fake_fx *fx = *state;
 	struct ctp_record rec;
 
 	assert_int_equal(start(fx, FIX "/sys-enabled", NULL), 0);
 	run_host(fx, &rec);
 	assert_int_equal(rec.n_sets, 6);
-	assert_string_equal(fake_cell(&rec, "sched_ext.state")->s, "enabled");
+	assert_string_equal(fake_cell(&rec, "sched_ext.state")->str, "enabled");
 	assert_int_equal(fake_cell(&rec, "sched_ext.switch_all")->u, 1);
 	assert_int_equal(fake_cell(&rec, "sched_ext.nr_rejected")->u, 3);
 	assert_int_equal(fake_cell(&rec, "sched_ext.hotplug_seq")->u, 12);
 	assert_int_equal(fake_cell(&rec, "sched_ext.enable_seq")->u, 5);
-	assert_string_equal(fake_cell(&rec, "sched_ext.ops")->s,
+	assert_string_equal(fake_cell(&rec, "sched_ext.ops")->str,
 			    "lavd_1.0.12_g2b1c7e4_x86_64_unknown_linux_gnu");
 	for (unsigned i = 0; i < fx->ctx.n_summary; i++)
 		assert_int_equal(fx->ctx.summary[i], 0);
@@ -253,13 +229,14 @@ static void host_enabled(void **state)
 /* Built in, nothing loaded: no root/ directory, so no ops. */
 static void host_disabled(void **state)
 {
-	struct fx *fx = *state;
+	struct fake_fx *fx = *state;
 	struct ctp_record rec;
 
 	assert_int_equal(start(fx, FIX "/sys-disabled", NULL), 0);
 	run_host(fx, &rec);
 	assert_int_equal(rec.n_sets, 5);
-	assert_string_equal(fake_cell(&rec, "sched_ext.state")->s, "disabled");
+	assert_string_equal(fake_cell(&rec, "sched_ext.state")->str,
+			    "disabled");
 	assert_int_equal(fake_cell(&rec, "sched_ext.switch_all")->set, 1);
 	assert_int_equal(fake_cell(&rec, "sched_ext.switch_all")->u, 0);
 	assert_int_equal(fake_cell(&rec, "sched_ext.nr_rejected")->u, 0);
@@ -272,7 +249,7 @@ static void host_disabled(void **state)
 /* No sched_ext, or no sys root: nothing, and nothing counted. */
 static void host_none(void **state)
 {
-	struct fx *fx = *state;
+	struct fake_fx *fx = *state;
 	struct ctp_record rec;
 
 	assert_int_equal(start(fx, FIX "/sys-none", NULL), 0);
@@ -289,7 +266,7 @@ static void host_none(void **state)
 
 static void host_broken(void **state)
 {
-	struct fx *fx = *state;
+	struct fake_fx *fx = *state;
 	struct ctp_record rec;
 
 	assert_int_equal(start(fx, FIX "/sys-broken", NULL), 0);
@@ -321,7 +298,7 @@ static void put(const char *dir, const char *name, const char *text)
 static void host_missing_and_unreadable(void **state)
 {
 	char tmp[] = "/tmp/ctprof-scx.XXXXXX", dir[128], sw[PATH_MAX];
-	struct fx *fx = *state;
+	struct fake_fx *fx = *state;
 	struct ctp_record rec;
 
 	assert_non_null(mkdtemp(tmp));
@@ -337,7 +314,7 @@ static void host_missing_and_unreadable(void **state)
 	assert_int_equal(start(fx, tmp, NULL), 0);
 	run_host(fx, &rec);
 	assert_int_equal(rec.n_sets, 2);
-	assert_string_equal(fake_cell(&rec, "sched_ext.state")->s, "enabled");
+	assert_string_equal(fake_cell(&rec, "sched_ext.state")->str, "enabled");
 	assert_int_equal(fake_cell(&rec, "sched_ext.nr_rejected")->set, 1);
 	assert_int_equal(fake_cell(&rec, "sched_ext.switch_all")->set, 0);
 	assert_int_equal(fake_summary(&fx->ctx, "sysfs_read_errors"), 1);
@@ -378,7 +355,7 @@ static void host_missing_and_unreadable(void **state)
 static void thread_values(void **state)
 {
 	static const int errs[] = {-ENOENT, -ESRCH, -EACCES, -EIO};
-	struct fx *fx = *state;
+	struct fake_fx *fx = *state;
 	struct ctp_record rec;
 	struct fake_task ft;
 
@@ -424,15 +401,11 @@ static void thread_values(void **state)
 	assert_int_equal(rec.bad_sets, 0);
 
 	/* A task with fewer files than declared is the core's bug. */
-	{
-		struct ctp_task task;
-
-		fake_task_init(&task, &ft, sched_on, 0);
-		task.n_files = 0;
-		fake_rec_init(&rec, &fx->ctx, CTP_SCOPE_THREAD);
-		assert_int_equal(fx->p->thread(fx->state, &task, &rec),
-				 -EINVAL);
-	}
+	fake_task_init(&ft, 1, 1);
+	fake_task_lazy(&ft, 0, sched_on, 0);
+	ft.task.n_files = 0;
+	fake_rec_init(&rec, &fx->ctx, CTP_SCOPE_THREAD);
+	assert_int_equal(fx->p->thread(fx->state, &ft.task, &rec), -EINVAL);
 	stop(fx);
 }
 
@@ -442,7 +415,7 @@ static void thread_values(void **state)
  */
 static void thread_auto_without_scx(void **state)
 {
-	struct fx *fx = *state;
+	struct fake_fx *fx = *state;
 	struct ctp_record rec;
 	struct fake_task ft;
 
@@ -467,7 +440,7 @@ static void thread_option(void **state)
 {
 	static const char *const on[] = {"ext_enabled", "true", NULL};
 	static const char *const off[] = {"ext_enabled", "false", NULL};
-	struct fx *fx = *state;
+	struct fake_fx *fx = *state;
 	struct ctp_record rec;
 	struct fake_task ft;
 
@@ -495,14 +468,14 @@ static void thread_option(void **state)
 /* A field the core refuses: no fetch for it; a refused setter is an error. */
 static void refused_field(void **state)
 {
-	struct fx *fx = *state;
+	struct fake_fx *fx = *state;
 	struct ctp_record rec;
 	struct fake_task ft;
 
 	fake_ctx_init(&fx->ctx, fx->p, NULL);
-	fx->ctx.disabled_field =
+	fx->ctx.disabled_field[0] =
 		fake_field_index(fx->p, "sched_ext.ext_enabled");
-	assert_int_equal(fx->p->init(&fx->ctx, &fake_api, &fx->state), 0);
+	assert_int_equal(fx->p->init(&fx->ctx, &api, &fx->state), 0);
 	assert_int_equal(run_thread(fx, &rec, &ft, sched_on, 0, true), 0);
 	assert_int_equal(ft.gets, 0);
 	assert_int_equal(rec.n_sets, 0);
@@ -523,7 +496,7 @@ static void refused_field(void **state)
 }
 
 struct worker {
-	struct fx *fx;
+	struct fake_fx *fx;
 	int failures;
 };
 
@@ -554,7 +527,7 @@ static void *worker_main(void *arg)
 /* MT_SAFE: concurrent thread callbacks on one state. */
 static void concurrent_workers(void **state)
 {
-	struct fx *fx = *state;
+	struct fake_fx *fx = *state;
 	pthread_t t[4];
 	struct worker w[4];
 
@@ -590,5 +563,5 @@ int main(void)
 		cmocka_unit_test(concurrent_workers),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, fake_fx_teardown);
 }

@@ -33,13 +33,10 @@
 
 #include <cmocka.h>
 
-#include "ctprof/plugin.h"
+#include "fakeapi.h"
 #include "hostprobe.h"
 
 #define PLUGIN_PATH CTP_TEST_PLUGIN_DIR "/taskstats.so"
-#define HANDLE_BASE 100
-#define MAX_FIELDS  40
-#define MAX_SUMMARY 16
 #define N_FAM	    8
 
 static const char *const fam[N_FAM] = {"cpu",	    "blkio",	 "swapin",
@@ -47,222 +44,6 @@ static const char *const fam[N_FAM] = {"cpu",	    "blkio",	 "swapin",
 				       "wpcopy",    "irq"};
 static const char *const part[4] = {"_count", "_delay_total", "_delay_max",
 				    "_delay_min"};
-
-/* ---- The fake core ------------------------------------------------------ */
-
-struct ctp_ctx {
-	const struct ctp_plugin *desc;
-	const char *const *opts;
-	struct ctp_roots roots;
-	unsigned n_summary;
-	const char *summary_name[MAX_SUMMARY];
-	uint64_t summary[MAX_SUMMARY];
-	pthread_mutex_t lock;
-	unsigned n_log;
-	char last_log[512];
-	unsigned n_hint;
-	bool hint_set;
-	char hint[512];
-};
-
-struct cell {
-	int set;
-	uint64_t u;
-};
-
-struct ctp_record {
-	const struct ctp_plugin *desc;
-	unsigned bad_sets, n_sets;
-	struct cell cells[MAX_FIELDS];
-};
-
-static void fake_log(struct ctp_ctx *ctx, int level, const char *fmt, ...)
-{
-	va_list ap;
-
-	(void)level;
-	pthread_mutex_lock(&ctx->lock);
-	va_start(ap, fmt);
-	vsnprintf(ctx->last_log, sizeof(ctx->last_log), fmt, ap);
-	va_end(ap);
-	ctx->n_log++;
-	pthread_mutex_unlock(&ctx->lock);
-}
-
-static const char *find_opt(struct ctp_ctx *ctx, const char *key)
-{
-	for (size_t i = 0; ctx->opts && ctx->opts[i]; i += 2)
-		if (strcmp(ctx->opts[i], key) == 0)
-			return ctx->opts[i + 1];
-	return NULL;
-}
-
-static int fake_opt_str(struct ctp_ctx *ctx, const char *key, const char **out)
-{
-	const char *v = find_opt(ctx, key);
-
-	if (!v)
-		return -ENOENT;
-	*out = v;
-	return 0;
-}
-
-static int fake_opt_u64(struct ctp_ctx *ctx, const char *key, uint64_t *out)
-{
-	const char *v = find_opt(ctx, key);
-	char *end;
-
-	if (!v)
-		return -ENOENT;
-	if (*v < '0' || *v > '9')
-		return -EINVAL;
-	errno = 0;
-	*out = strtoull(v, &end, 0);
-	return *end || errno ? -EINVAL : 0;
-}
-
-static int fake_opt_i64(struct ctp_ctx *ctx, const char *key, int64_t *out)
-{
-	(void)ctx, (void)key, (void)out;
-	return -EINVAL;
-}
-
-static int fake_opt_bool(struct ctp_ctx *ctx, const char *key, int *out)
-{
-	(void)ctx, (void)key, (void)out;
-	return -EINVAL;
-}
-
-static const char *fake_opt_key(struct ctp_ctx *ctx, size_t i)
-{
-	for (size_t j = 0; ctx->opts && ctx->opts[j]; j += 2)
-		if (j / 2 == i)
-			return ctx->opts[j];
-	return NULL;
-}
-
-static int fake_field_register(struct ctp_ctx *ctx,
-			       const struct ctp_field_desc *d)
-{
-	(void)ctx, (void)d;
-	return -EINVAL;
-}
-
-static int fake_field_handle(struct ctp_ctx *ctx, size_t i)
-{
-	if (i >= ctx->desc->n_fields)
-		return -EINVAL;
-	return HANDLE_BASE + (int)i;
-}
-
-static int fake_set_u64(struct ctp_record *rec, int h, uint64_t v)
-{
-	int i = h - HANDLE_BASE;
-
-	rec->n_sets++;
-	if (i < 0 || (uint32_t)i >= rec->desc->n_fields ||
-	    rec->desc->fields[i].type != CTP_TYPE_U64 ||
-	    rec->desc->fields[i].scope != CTP_SCOPE_THREAD) {
-		rec->bad_sets++;
-		return -EINVAL;
-	}
-	rec->cells[i].set++;
-	rec->cells[i].u = v;
-	return 0;
-}
-
-static int fake_set_i64(struct ctp_record *rec, int h, int64_t v)
-{
-	(void)h, (void)v;
-	rec->n_sets++;
-	rec->bad_sets++;
-	return -EINVAL;
-}
-
-static int fake_set_bool(struct ctp_record *rec, int h, int v)
-{
-	return fake_set_i64(rec, h, v);
-}
-
-static int fake_set_char(struct ctp_record *rec, int h, char v)
-{
-	return fake_set_i64(rec, h, v);
-}
-
-static int fake_set_str(struct ctp_record *rec, int h, const char *s,
-			size_t len)
-{
-	(void)s, (void)len;
-	return fake_set_i64(rec, h, 0);
-}
-
-static int fake_set_cpuset(struct ctp_record *rec, int h, const uint64_t *w,
-			   size_t n)
-{
-	(void)w, (void)n;
-	return fake_set_i64(rec, h, 0);
-}
-
-static int fake_summary_register(struct ctp_ctx *ctx, const char *name)
-{
-	if (ctx->n_summary == MAX_SUMMARY)
-		return -ENOSPC;
-	ctx->summary_name[ctx->n_summary] = name;
-	return (int)ctx->n_summary++;
-}
-
-static void fake_summary_add(struct ctp_ctx *ctx, int counter, uint64_t d)
-{
-	pthread_mutex_lock(&ctx->lock);
-	if (counter >= 0 && (unsigned)counter < ctx->n_summary)
-		ctx->summary[counter] += d;
-	pthread_mutex_unlock(&ctx->lock);
-}
-
-static const struct ctp_roots *fake_roots(struct ctp_ctx *ctx)
-{
-	return &ctx->roots;
-}
-
-static int fake_file_get(const struct ctp_task *task, uint32_t i,
-			 const struct ctp_file **out)
-{
-	(void)task, (void)i, (void)out;
-	return -EINVAL;
-}
-
-static void fake_set_hint(struct ctp_ctx *ctx, const char *text)
-{
-	pthread_mutex_lock(&ctx->lock);
-	ctx->n_hint++;
-	ctx->hint_set = text != NULL;
-	snprintf(ctx->hint, sizeof(ctx->hint), "%s", text ? text : "");
-	pthread_mutex_unlock(&ctx->lock);
-}
-
-static const struct ctp_api api = {
-	.abi = CTP_ABI_MAJOR,
-	.size = sizeof(struct ctp_api),
-	.log = fake_log,
-	.opt_str = fake_opt_str,
-	.opt_u64 = fake_opt_u64,
-	.opt_i64 = fake_opt_i64,
-	.opt_bool = fake_opt_bool,
-	.opt_key = fake_opt_key,
-	.field_register = fake_field_register,
-	.field_handle = fake_field_handle,
-	.set_u64 = fake_set_u64,
-	.set_i64 = fake_set_i64,
-	.set_bool = fake_set_bool,
-	.set_char = fake_set_char,
-	.set_str = fake_set_str,
-	.set_cpuset = fake_set_cpuset,
-	.summary_register = fake_summary_register,
-	.summary_add = fake_summary_add,
-	.roots = fake_roots,
-	.file_get = fake_file_get,
-	.set_hint = fake_set_hint,
-};
 
 /* ---- Fixture ------------------------------------------------------------- */
 
@@ -287,17 +68,12 @@ static int setup(void **state)
 
 	if (!fx)
 		return -1;
-	fx->dl = dlopen(PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-	if (!fx->dl) {
-		fprintf(stderr, "dlopen %s: %s\n", PLUGIN_PATH, dlerror());
-		free(fx);
-		return -1;
-	}
-	fx->p = dlsym(fx->dl, CTP_PLUGIN_SYMBOL);
+	fx->p = fake_dlopen(PLUGIN_PATH, &fx->dl);
 	fx->proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (!fx->p || fx->proc_fd < 0) {
 		fprintf(stderr, "no descriptor or no /proc\n");
-		dlclose(fx->dl);
+		if (fx->dl)
+			dlclose(fx->dl);
 		free(fx);
 		return -1;
 	}
@@ -315,32 +91,19 @@ static int teardown(void **state)
 	return 0;
 }
 
-static void ctx_reset(struct fx *fx, const char *root, int proc_fd,
-		      const char *const *opts)
-{
-	memset(&fx->ctx, 0, sizeof(fx->ctx));
-	pthread_mutex_init(&fx->ctx.lock, NULL);
-	fx->ctx.desc = fx->p;
-	fx->ctx.opts = opts;
-	fx->ctx.roots.abi = CTP_ABI_MAJOR;
-	fx->ctx.roots.size = sizeof(fx->ctx.roots);
-	fx->ctx.roots.proc = root;
-	fx->ctx.roots.sys = "/sys";
-	fx->ctx.roots.proc_fd = proc_fd;
-	fx->ctx.roots.sys_fd = fx->ctx.roots.cgroup_fd = -1;
-	fx->state = NULL;
-}
-
 static int start_api(struct fx *fx, const struct ctp_api *a, const char *root,
 		     int proc_fd, const char *const *opts)
 {
-	ctx_reset(fx, root, proc_fd, opts);
+	fake_ctx_init(&fx->ctx, fx->p, opts);
+	fx->ctx.roots.proc = root;
+	fx->ctx.roots.proc_fd = proc_fd;
+	fx->state = NULL;
 	return fx->p->init(&fx->ctx, a, &fx->state);
 }
 
 static int start(struct fx *fx, const char *const *opts)
 {
-	return start_api(fx, &api, "/proc", fx->proc_fd, opts);
+	return start_api(fx, &fake_api, "/proc", fx->proc_fd, opts);
 }
 
 static void stop(struct fx *fx)
@@ -348,67 +111,29 @@ static void stop(struct fx *fx)
 	if (fx->state)
 		fx->p->fini(fx->state);
 	fx->state = NULL;
-	pthread_mutex_destroy(&fx->ctx.lock);
+	fake_ctx_done(&fx->ctx);
 }
 
-static int field_index(const struct ctp_plugin *p, const char *name)
-{
-	for (uint32_t i = 0; i < p->n_fields; i++)
-		if (strcmp(p->fields[i].name, name) == 0)
-			return (int)i;
-	fail_msg("no field %s", name);
-	return -1;
-}
-
-static const struct cell *cell(const struct fx *fx,
-			       const struct ctp_record *rec, const char *name)
-{
-	return &rec->cells[field_index(fx->p, name)];
-}
-
-static const struct cell *fcell(const struct fx *fx,
-				const struct ctp_record *rec, int f, int pt)
+static const struct fake_cell *fcell(const struct ctp_record *rec, int f,
+				     int pt)
 {
 	char name[64];
 
 	snprintf(name, sizeof(name), "taskstats.%s%s", fam[f], part[pt]);
-	return cell(fx, rec, name);
-}
-
-static uint64_t summary(const struct fx *fx, const char *name)
-{
-	for (unsigned i = 0; i < fx->ctx.n_summary; i++)
-		if (strcmp(fx->ctx.summary_name[i], name) == 0)
-			return fx->ctx.summary[i];
-	fail_msg("no summary counter %s", name);
-	return 0;
-}
-
-static void rec_init(struct ctp_record *rec, const struct fx *fx)
-{
-	memset(rec, 0, sizeof(*rec));
-	rec->desc = fx->p;
+	return fake_cell(rec, name);
 }
 
 /* The process callback for tgid with its /proc directory. */
 static int run_process(struct fx *fx, pid_t tgid, int dirfd)
 {
 	struct ctp_record rec;
-	struct ctp_task task = {
-		.abi = CTP_ABI_MAJOR,
-		.size = sizeof(task),
-		.tgid = tgid,
-		.tid = tgid,
-		.dirfd = dirfd,
-		.proc_fd = fx->proc_fd,
-		.pcomm = "test",
-		.comm = "test",
-		.cgroup = "",
-	};
+	struct fake_task ft;
 
-	rec_init(&rec, fx);
-	rec.n_sets = 0;
-	assert_int_equal(fx->p->process(fx->state, &task, &rec), 0);
+	fake_task_init(&ft, tgid, tgid);
+	ft.task.dirfd = dirfd;
+	ft.task.proc_fd = fx->proc_fd;
+	fake_rec_init(&rec, &fx->ctx, CTP_SCOPE_PROCESS);
+	assert_int_equal(fx->p->process(fx->state, &ft.task, &rec), 0);
 	assert_int_equal(rec.n_sets, 0);
 	return 0;
 }
@@ -416,20 +141,12 @@ static int run_process(struct fx *fx, pid_t tgid, int dirfd)
 static int run_thread(struct fx *fx, struct ctp_record *rec, pid_t tgid,
 		      pid_t tid)
 {
-	struct ctp_task task = {
-		.abi = CTP_ABI_MAJOR,
-		.size = sizeof(task),
-		.tgid = tgid,
-		.tid = tid,
-		.dirfd = -1,
-		.proc_fd = fx->proc_fd,
-		.pcomm = "test",
-		.comm = "test",
-		.cgroup = "",
-	};
+	struct fake_task ft;
 
-	rec_init(rec, fx);
-	return fx->p->thread(fx->state, &task, rec);
+	fake_task_init(&ft, tgid, tid);
+	ft.task.proc_fd = fx->proc_fd;
+	fake_rec_init(rec, &fx->ctx, CTP_SCOPE_THREAD);
+	return fx->p->thread(fx->state, &ft.task, rec);
 }
 
 static int run_finish(struct fx *fx)
@@ -570,42 +287,40 @@ static unsigned n_set(const struct ctp_record *rec)
 {
 	unsigned n = 0;
 
-	for (int i = 0; i < MAX_FIELDS; i++)
+	for (int i = 0; i < FAKE_MAX_FIELDS; i++)
 		n += rec->cells[i].set > 0;
 	return n;
 }
 
 /* A successful query of a user thread: exactly what the host measures. */
-static void expect_measured(const struct fx *fx, const struct ctp_record *rec,
-			    uint64_t hwm_lo, uint64_t hwm_hi)
+static void expect_measured(const struct ctp_record *rec, uint64_t hwm_lo,
+			    uint64_t hwm_hi)
 {
-	const struct cell *rss = cell(fx, rec, "taskstats.hiwater_rss");
-	const struct cell *vm = cell(fx, rec, "taskstats.hiwater_vm");
+	const struct fake_cell *rss = fake_cell(rec, "taskstats.hiwater_rss");
+	const struct fake_cell *vm = fake_cell(rec, "taskstats.hiwater_vm");
 
 	assert_int_equal(rec->bad_sets, 0);
 	for (int f = 0; f < N_FAM; f++) {
 		bool on = f == 0 ? host.cpu_delay : host.delay_block;
 
 		for (int pt = 0; pt < 3; pt++)
-			if (fcell(fx, rec, f, pt)->set != (on ? 1 : 0))
+			if (fcell(rec, f, pt)->set != (on ? 1 : 0))
 				fail_msg("taskstats.%s%s set %d, expected %d",
 					 fam[f], part[pt],
-					 fcell(fx, rec, f, pt)->set, on);
+					 fcell(rec, f, pt)->set, on);
 		/* min only when the family saw a window. */
-		if (fcell(fx, rec, f, 3)->set !=
-		    (on && fcell(fx, rec, f, 0)->u ? 1 : 0))
+		if (fcell(rec, f, 3)->set !=
+		    (on && fcell(rec, f, 0)->u ? 1 : 0))
 			fail_msg("taskstats.%s_delay_min set %d, count %llu",
-				 fam[f], fcell(fx, rec, f, 3)->set,
-				 (unsigned long long)fcell(fx, rec, f, 0)->u);
-		if (on && fcell(fx, rec, f, 0)->u) {
-			assert_true(fcell(fx, rec, f, 2)->u <=
-				    fcell(fx, rec, f, 1)->u);
-			assert_true(fcell(fx, rec, f, 3)->u <=
-				    fcell(fx, rec, f, 2)->u);
+				 fam[f], fcell(rec, f, 3)->set,
+				 (unsigned long long)fcell(rec, f, 0)->u);
+		if (on && fcell(rec, f, 0)->u) {
+			assert_true(fcell(rec, f, 2)->u <= fcell(rec, f, 1)->u);
+			assert_true(fcell(rec, f, 3)->u <= fcell(rec, f, 2)->u);
 		}
 	}
 	if (host.cpu_delay)
-		assert_true(fcell(fx, rec, 0, 0)->u >= 1);
+		assert_true(fcell(rec, 0, 0)->u >= 1);
 	assert_int_equal(rss->set, host.xacct ? 1 : 0);
 	assert_int_equal(vm->set, host.xacct ? 1 : 0);
 	if (host.xacct) {
@@ -648,7 +363,7 @@ static void descriptor(void **state)
 
 			snprintf(name, sizeof(name), "taskstats.%s%s", fam[f],
 				 part[pt]);
-			d = &p->fields[field_index(p, name)];
+			d = &p->fields[fake_table_index(p, name)];
 			assert_int_equal(d->scope, CTP_SCOPE_THREAD);
 			assert_int_equal(d->type, CTP_TYPE_U64);
 			assert_int_equal(d->kind, pt < 2 ? CTP_KIND_COUNTER
@@ -662,9 +377,9 @@ static void descriptor(void **state)
 		}
 	}
 	for (int i = 0; i < 2; i++) {
-		const struct ctp_field_desc *d =
-			&p->fields[field_index(p, i ? "taskstats.hiwater_vm"
-						    : "taskstats.hiwater_rss")];
+		const struct ctp_field_desc *d = &p->fields[fake_table_index(
+			p,
+			i ? "taskstats.hiwater_vm" : "taskstats.hiwater_rss")];
 
 		assert_int_equal(d->kind, CTP_KIND_PEAK);
 		assert_int_equal(d->rule, CTP_RULE_MAX);
@@ -692,7 +407,7 @@ static void init_options(void **state)
 	static const char *const word[] = {"batch_size", "many", NULL};
 	static const char *const ok[] = {"batch_size", "256", NULL};
 	struct fx *fx = *state;
-	struct ctp_api small = api;
+	struct ctp_api small = fake_api;
 
 	assert_int_equal(start(fx, unknown), -EINVAL);
 	assert_null(fx->state);
@@ -708,11 +423,11 @@ static void init_options(void **state)
 	assert_int_equal(start(fx, ok), 0);
 	assert_non_null(fx->state);
 	assert_int_equal(fx->ctx.n_summary, 8);
-	assert_int_equal(summary(fx, "ok"), 0);
-	assert_int_equal(summary(fx, "eperm"), 0);
-	assert_int_equal(summary(fx, "esrch"), 0);
-	assert_int_equal(summary(fx, "other"), 0);
-	assert_int_equal(summary(fx, "skipped"), 0);
+	assert_int_equal(fake_summary(&fx->ctx, "ok"), 0);
+	assert_int_equal(fake_summary(&fx->ctx, "eperm"), 0);
+	assert_int_equal(fake_summary(&fx->ctx, "esrch"), 0);
+	assert_int_equal(fake_summary(&fx->ctx, "other"), 0);
+	assert_int_equal(fake_summary(&fx->ctx, "skipped"), 0);
 	stop(fx);
 
 	/* An older core without roots(). */
@@ -733,12 +448,12 @@ static void foreign_root(void **state)
 	assert_non_null(mkdtemp(dir));
 	fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	assert_true(fd >= 0);
-	assert_int_equal(start_api(fx, &api, dir, fd, NULL), 0);
+	assert_int_equal(start_api(fx, &fake_api, dir, fd, NULL), 0);
 	run_process(fx, getpid(), -1);
 	assert_int_equal(run_thread(fx, &rec, getpid(), gettid_()), 0);
 	expect_absent(&rec);
-	assert_int_equal(summary(fx, "skipped"), 1);
-	assert_int_equal(summary(fx, "ok"), 0);
+	assert_int_equal(fake_summary(&fx->ctx, "skipped"), 1);
+	assert_int_equal(fake_summary(&fx->ctx, "ok"), 0);
 	assert_int_equal(run_finish(fx), 0);
 	assert_true(fx->ctx.hint_set);
 	assert_non_null(strstr(fx->ctx.hint, "not this kernel's /proc"));
@@ -747,10 +462,10 @@ static void foreign_root(void **state)
 	rmdir(dir);
 
 	/* No proc root at all. */
-	assert_int_equal(start_api(fx, &api, NULL, -1, NULL), 0);
+	assert_int_equal(start_api(fx, &fake_api, NULL, -1, NULL), 0);
 	assert_int_equal(run_thread(fx, &rec, getpid(), gettid_()), 0);
 	expect_absent(&rec);
-	assert_int_equal(summary(fx, "skipped"), 1);
+	assert_int_equal(fake_summary(&fx->ctx, "skipped"), 1);
 	stop(fx);
 }
 
@@ -785,29 +500,33 @@ static void own_threads(void **state)
 				run_thread(fx, &recs[i], getpid(), tids[i]), 0);
 		hi = vmhwm();
 		for (int i = 0; i <= N_PARKED; i++) {
-			expect_measured(fx, &recs[i], lo, hi);
+			expect_measured(&recs[i], lo, hi);
 			/* One mm, one batch: every thread reports the same
 			 * marks. */
 			if (o != 0 || !host.xacct)
 				continue;
 			assert_int_equal(
-				cell(fx, &recs[i], "taskstats.hiwater_rss")->u,
-				cell(fx, &recs[0], "taskstats.hiwater_rss")->u);
+				fake_cell(&recs[i], "taskstats.hiwater_rss")->u,
+				fake_cell(&recs[0], "taskstats.hiwater_rss")
+					->u);
 			assert_int_equal(
-				cell(fx, &recs[i], "taskstats.hiwater_vm")->u,
-				cell(fx, &recs[0], "taskstats.hiwater_vm")->u);
+				fake_cell(&recs[i], "taskstats.hiwater_vm")->u,
+				fake_cell(&recs[0], "taskstats.hiwater_vm")->u);
 		}
-		assert_int_equal(summary(fx, "ok"), N_PARKED + 1);
-		assert_int_equal(summary(fx, "eperm") + summary(fx, "esrch") +
-					 summary(fx, "other") +
-					 summary(fx, "skipped"),
+		assert_int_equal(fake_summary(&fx->ctx, "ok"), N_PARKED + 1);
+		assert_int_equal(fake_summary(&fx->ctx, "eperm") +
+					 fake_summary(&fx->ctx, "esrch") +
+					 fake_summary(&fx->ctx, "other") +
+					 fake_summary(&fx->ctx, "skipped"),
 				 0);
 		if (o == 1) {
-			assert_int_equal(summary(fx, "single"), N_PARKED + 1);
-			assert_int_equal(summary(fx, "batched"), 0);
+			assert_int_equal(fake_summary(&fx->ctx, "single"),
+					 N_PARKED + 1);
+			assert_int_equal(fake_summary(&fx->ctx, "batched"), 0);
 		} else {
-			assert_int_equal(summary(fx, "batched"), N_PARKED + 1);
-			assert_int_equal(summary(fx, "single"), 0);
+			assert_int_equal(fake_summary(&fx->ctx, "batched"),
+					 N_PARKED + 1);
+			assert_int_equal(fake_summary(&fx->ctx, "single"), 0);
 		}
 		assert_int_equal(run_finish(fx), 0);
 		assert_int_equal(fx->ctx.n_hint, 1);
@@ -829,10 +548,10 @@ static void own_threads(void **state)
 	park_start();
 	assert_int_equal(
 		run_thread(fx, &rec, getpid(), atomic_load(&parked[0].tid)), 0);
-	expect_measured(fx, &rec, vmhwm(), vmhwm());
-	assert_int_equal(summary(fx, "single"), 1);
+	expect_measured(&rec, vmhwm(), vmhwm());
+	assert_int_equal(fake_summary(&fx->ctx, "single"), 1);
 	assert_int_equal(run_thread(fx, &rec, getpid(), gettid_()), 0);
-	assert_int_equal(summary(fx, "batched"), 1);
+	assert_int_equal(fake_summary(&fx->ctx, "batched"), 1);
 	stop(fx);
 	park_stop();
 	close(dirfd);
@@ -865,8 +584,8 @@ static void gone_threads(void **state)
 	assert_int_equal(start(fx, NULL), 0);
 	assert_int_equal(run_thread(fx, &rec, getpid(), pid_max()), 0);
 	expect_absent(&rec);
-	assert_int_equal(summary(fx, "esrch"), 1);
-	assert_int_equal(summary(fx, "single"), 1);
+	assert_int_equal(fake_summary(&fx->ctx, "esrch"), 1);
+	assert_int_equal(fake_summary(&fx->ctx, "single"), 1);
 
 	/* Listed by the process callback, exited before its thread's turn:
 	 * the batch's ESRCH answer for it. */
@@ -879,9 +598,9 @@ static void gone_threads(void **state)
 	assert_true(n_set(&rec) > 0);
 	assert_int_equal(run_thread(fx, &rec, getpid(), dead), 0);
 	expect_absent(&rec);
-	assert_int_equal(summary(fx, "esrch"), 2);
-	assert_int_equal(summary(fx, "ok"), 1);
-	assert_int_equal(summary(fx, "batched"), 2);
+	assert_int_equal(fake_summary(&fx->ctx, "esrch"), 2);
+	assert_int_equal(fake_summary(&fx->ctx, "ok"), 1);
+	assert_int_equal(fake_summary(&fx->ctx, "batched"), 2);
 	/* Two of three failed with ESRCH: the dominant failure. */
 	assert_int_equal(run_finish(fx), 0);
 	assert_true(fx->ctx.hint_set);
@@ -891,7 +610,7 @@ static void gone_threads(void **state)
 	 * the host's state, as in own_threads). */
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(run_thread(fx, &rec, getpid(), gettid_()), 0);
-	assert_int_equal(summary(fx, "ok"), 3);
+	assert_int_equal(fake_summary(&fx->ctx, "ok"), 3);
 	assert_int_equal(run_finish(fx), 0);
 	assert_int_equal(fx->ctx.n_hint, 2);
 	assert_true(!fx->ctx.hint_set || !strstr(fx->ctx.hint, "ESRCH"));
@@ -932,10 +651,11 @@ static int eperm_child(struct fx *fx)
 		bad |= rec.n_sets != 0;
 	}
 	bad |= run_finish(fx) != 0;
-	if (summary(fx, "eperm") != 3 || summary(fx, "ok") != 0) {
+	if (fake_summary(&fx->ctx, "eperm") != 3 ||
+	    fake_summary(&fx->ctx, "ok") != 0) {
 		fprintf(stderr, "eperm %llu ok %llu\n",
-			(unsigned long long)summary(fx, "eperm"),
-			(unsigned long long)summary(fx, "ok"));
+			(unsigned long long)fake_summary(&fx->ctx, "eperm"),
+			(unsigned long long)fake_summary(&fx->ctx, "ok"));
 		bad = 1;
 	}
 	if (!fx->ctx.hint_set || !strstr(fx->ctx.hint, "EPERM") ||
@@ -979,7 +699,7 @@ static void eperm(void **state)
 static void old_core_without_hint(void **state)
 {
 	struct fx *fx = *state;
-	struct ctp_api small = api;
+	struct ctp_api small = fake_api;
 
 	small.size = offsetof(struct ctp_api, set_hint);
 	assert_int_equal(start_api(fx, &small, "/proc", fx->proc_fd, NULL), 0);
@@ -1018,12 +738,12 @@ static void *worker_main(void *arg)
 			.cgroup = "",
 		};
 
-		rec_init(&prec, w->fx);
+		fake_rec_init(&prec, &w->fx->ctx, CTP_SCOPE_PROCESS);
 		if (w->fx->p->process(w->fx->state, &task, &prec) != 0)
 			w->failures++;
 		for (int i = 0; i <= N_PARKED; i++) {
 			task.tid = w->tids[i];
-			rec_init(rec, w->fx);
+			fake_rec_init(rec, &w->fx->ctx, CTP_SCOPE_THREAD);
 			if (w->fx->p->thread(w->fx->state, &task, rec) != 0 ||
 			    rec->bad_sets ||
 			    (host.cpu_delay && !rec->cells[0].set) ||
@@ -1066,8 +786,9 @@ static void concurrent_workers(void **state)
 	}
 	fds_during = count_fds();
 	assert_int_equal(fds_during, fds_before + 4);
-	assert_int_equal(summary(fx, "ok"), 4 * 50 * (N_PARKED + 1));
-	assert_int_equal(summary(fx, "batched"), 4 * 50 * (N_PARKED + 1));
+	assert_int_equal(fake_summary(&fx->ctx, "ok"), 4 * 50 * (N_PARKED + 1));
+	assert_int_equal(fake_summary(&fx->ctx, "batched"),
+			 4 * 50 * (N_PARKED + 1));
 	stop(fx);
 	assert_int_equal(count_fds(), fds_before);
 	park_stop();
@@ -1109,7 +830,7 @@ static bool family_present(void)
 		return false;
 	}
 	run_thread(&fx, &rec, getpid(), gettid_());
-	found = summary(&fx, "skipped") == 0;
+	found = fake_summary(&fx.ctx, "skipped") == 0;
 	if (!found)
 		printf("NOTE: %s\n", fx.ctx.last_log);
 	stop(&fx);

@@ -1,0 +1,731 @@
+/* SPDX-License-Identifier: MIT */
+#include <dlfcn.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "fakeapi.h"
+
+/* ---- Log and options ------------------------------------------------------
+ */
+
+static void fake_log(struct ctp_ctx *ctx, int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (level > ctx->log_max)
+		return;
+	pthread_mutex_lock(&ctx->lock);
+	va_start(ap, fmt);
+	vsnprintf(ctx->last_log, sizeof(ctx->last_log), fmt, ap);
+	va_end(ap);
+	ctx->n_log++;
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+static const char *find_opt(struct ctp_ctx *ctx, const char *key)
+{
+	for (size_t i = 0; ctx->opts && ctx->opts[i]; i += 2)
+		if (strcmp(ctx->opts[i], key) == 0)
+			return ctx->opts[i + 1];
+	return NULL;
+}
+
+static int fake_opt_str(struct ctp_ctx *ctx, const char *key, const char **out)
+{
+	const char *v = find_opt(ctx, key);
+
+	if (!v)
+		return -ENOENT;
+	*out = v;
+	return 0;
+}
+
+/* Digits only (any base strtoull takes), no sign, no spaces. */
+static int fake_opt_u64(struct ctp_ctx *ctx, const char *key, uint64_t *out)
+{
+	const char *v = find_opt(ctx, key);
+	char *end;
+
+	if (!v)
+		return -ENOENT;
+	if (*v < '0' || *v > '9')
+		return -EINVAL;
+	errno = 0;
+	*out = strtoull(v, &end, 0);
+	return *end || errno ? -EINVAL : 0;
+}
+
+static int fake_opt_i64(struct ctp_ctx *ctx, const char *key, int64_t *out)
+{
+	const char *v = find_opt(ctx, key);
+	char *end;
+
+	if (!v)
+		return -ENOENT;
+	if (*v != '-' && (*v < '0' || *v > '9'))
+		return -EINVAL;
+	errno = 0;
+	*out = strtoll(v, &end, 0);
+	return *end || errno ? -EINVAL : 0;
+}
+
+/* As the core: true/yes/on/1, false/no/off/0. */
+static int fake_opt_bool(struct ctp_ctx *ctx, const char *key, int *out)
+{
+	static const char *const yes[] = {"true", "yes", "on", "1"};
+	static const char *const no[] = {"false", "no", "off", "0"};
+	const char *v = find_opt(ctx, key);
+
+	if (!v)
+		return -ENOENT;
+	for (size_t i = 0; i < 4; i++) {
+		if (strcmp(v, yes[i]) == 0) {
+			*out = 1;
+			return 0;
+		}
+		if (strcmp(v, no[i]) == 0) {
+			*out = 0;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static const char *fake_opt_key(struct ctp_ctx *ctx, size_t i)
+{
+	for (size_t j = 0; ctx->opts && ctx->opts[j]; j += 2)
+		if (j / 2 == i)
+			return ctx->opts[j];
+	return NULL;
+}
+
+/* ---- Fields ----------------------------------------------------------------
+ */
+
+/* Registry index of name, or -1; ctx->lock held. */
+static int lookup(const struct ctp_ctx *ctx, const char *name)
+{
+	for (unsigned i = 0; i < ctx->n_fields; i++)
+		if (strcmp(ctx->names[i], name) == 0)
+			return (int)i;
+	return -1;
+}
+
+static bool same_desc(const struct ctp_field_desc *a,
+		      const struct ctp_field_desc *b)
+{
+	return a->scope == b->scope && a->type == b->type &&
+	       a->unit == b->unit && a->kind == b->kind && a->rule == b->rule;
+}
+
+/* Like the core: the same name and description again is the same handle,
+ * another description -EEXIST; names are [a-z0-9_.-], 1..128 bytes. ctx->lock
+ * held. */
+static int add_field(struct ctp_ctx *ctx, const struct ctp_field_desc *d)
+{
+	int i = lookup(ctx, d->name);
+	size_t n = strlen(d->name);
+
+	if (i >= 0) {
+		if (!same_desc(&ctx->fields[i], d))
+			return -EEXIST;
+		ctx->registered[i]++;
+		return FAKE_HANDLE_BASE + i;
+	}
+	if (n == 0 || n > 128 ||
+	    strspn(d->name, "abcdefghijklmnopqrstuvwxyz0123456789_.-") != n)
+		return -EINVAL;
+	if (ctx->n_fields == FAKE_MAX_FIELDS)
+		return -ENOSPC;
+	i = (int)ctx->n_fields++;
+	snprintf(ctx->names[i], sizeof(ctx->names[i]), "%s", d->name);
+	ctx->fields[i] = *d;
+	ctx->fields[i].name = ctx->names[i];
+	ctx->fields[i].help = NULL;
+	ctx->registered[i] = 1;
+	return FAKE_HANDLE_BASE + i;
+}
+
+static int fake_field_register(struct ctp_ctx *ctx,
+			       const struct ctp_field_desc *d)
+{
+	int r;
+
+	if (ctx->forbid_register)
+		fail_msg("%s registers no field at runtime (%s)",
+			 ctx->desc->name, d->name);
+	pthread_mutex_lock(&ctx->lock);
+	ctx->n_register++;
+	if (ctx->register_err)
+		r = ctx->register_err;
+	else if (ctx->refuse_name && strcmp(d->name, ctx->refuse_name) == 0)
+		r = -EEXIST;
+	else
+		r = add_field(ctx, d);
+	pthread_mutex_unlock(&ctx->lock);
+	return r;
+}
+
+/* The static table is registered first, in order, like the core does. */
+static int fake_field_handle(struct ctp_ctx *ctx, size_t i)
+{
+	if (i >= ctx->desc->n_fields)
+		return -EINVAL;
+	for (int k = 0; k < FAKE_MAX_DISABLED; k++)
+		if ((int)i == ctx->disabled_field[k])
+			return -ENOENT;
+	return FAKE_HANDLE_BASE + (int)i;
+}
+
+/* Inputs must be registered fields; the result is a handle no setter
+ * takes. */
+static int fake_derived_register(struct ctp_ctx *ctx,
+				 const struct ctp_derived_desc *d)
+{
+	int r = 0;
+
+	if (d->n_terms == 0 || d->n_terms > CTP_DERIVE_MAX_TERMS)
+		return -EINVAL;
+	pthread_mutex_lock(&ctx->lock);
+	for (uint32_t t = 0; t < d->n_terms && r == 0; t++)
+		if (lookup(ctx, d->terms[t].field) < 0)
+			r = -ENOENT;
+	if (r == 0 && lookup(ctx, d->field.name) >= 0)
+		r = -EEXIST;
+	if (r == 0 && ctx->n_derived == FAKE_MAX_DERIVED)
+		r = -ENOSPC;
+	if (r == 0) {
+		snprintf(ctx->derived[ctx->n_derived], sizeof(ctx->derived[0]),
+			 "%s", d->field.name);
+		r = FAKE_HANDLE_BASE + FAKE_MAX_FIELDS + (int)ctx->n_derived++;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return r;
+}
+
+/* ---- Setters ---------------------------------------------------------------
+ */
+
+/* The cell a setter of `type` fills, or NULL (counted) when the handle,
+ * type or scope is wrong or the test made the field fail. */
+static struct fake_cell *cell_for(struct ctp_record *rec, int h, uint8_t type)
+{
+	struct ctp_ctx *ctx = rec->ctx;
+	int i = h - FAKE_HANDLE_BASE;
+	bool ok;
+
+	if (i >= 0 && i == ctx->failing_field)
+		return NULL;
+	rec->n_sets++;
+	pthread_mutex_lock(&ctx->lock);
+	ok = i >= 0 && (unsigned)i < ctx->n_fields &&
+	     ctx->fields[i].type == type && ctx->fields[i].scope == rec->scope;
+	pthread_mutex_unlock(&ctx->lock);
+	if (!ok) {
+		rec->bad_sets++;
+		return NULL;
+	}
+	rec->cells[i].set++;
+	rec->cells[i].type = type;
+	return &rec->cells[i];
+}
+
+static int fake_set_u64(struct ctp_record *rec, int h, uint64_t v)
+{
+	struct fake_cell *c = cell_for(rec, h, CTP_TYPE_U64);
+
+	if (!c)
+		return -EINVAL;
+	c->u = v;
+	return 0;
+}
+
+static int fake_set_i64(struct ctp_record *rec, int h, int64_t v)
+{
+	struct fake_cell *c = cell_for(rec, h, CTP_TYPE_I64);
+
+	if (!c)
+		return -EINVAL;
+	c->i = v;
+	return 0;
+}
+
+static int fake_set_bool(struct ctp_record *rec, int h, int v)
+{
+	struct fake_cell *c = cell_for(rec, h, CTP_TYPE_BOOL);
+
+	if (!c)
+		return -EINVAL;
+	/* The ABI says nonzero is true; a plugin should say 0 or 1. */
+	if (v != 0 && v != 1)
+		rec->bad_sets++;
+	c->u = (uint64_t)v;
+	return 0;
+}
+
+static int fake_set_char(struct ctp_record *rec, int h, char v)
+{
+	struct fake_cell *c = cell_for(rec, h, CTP_TYPE_CHAR);
+
+	if (!c)
+		return -EINVAL;
+	c->c = v;
+	return 0;
+}
+
+/* A NUL inside, or a string too long to keep, is a bad set. */
+static int fake_set_str(struct ctp_record *rec, int h, const char *s,
+			size_t len)
+{
+	struct fake_cell *c = cell_for(rec, h, CTP_TYPE_STRING);
+
+	if (!c)
+		return -EINVAL;
+	if (len >= sizeof(c->str) || memchr(s, '\0', len)) {
+		c->set--;
+		rec->bad_sets++;
+		return -EINVAL;
+	}
+	memcpy(c->str, s, len);
+	c->str[len] = '\0';
+	c->len = len;
+	return 0;
+}
+
+static int fake_set_cpuset(struct ctp_record *rec, int h, const uint64_t *w,
+			   size_t n)
+{
+	struct fake_cell *c = cell_for(rec, h, CTP_TYPE_CPUSET);
+
+	if (!c)
+		return -EINVAL;
+	/* Trailing zero words carry nothing, like the core's trim. */
+	while (n && !w[n - 1])
+		n--;
+	if (n > FAKE_MAX_WORDS) {
+		c->set--;
+		return -E2BIG;
+	}
+	memcpy(c->words, w, n * sizeof(*w));
+	c->n_words = n;
+	return 0;
+}
+
+/* ---- Summary, roots, files, hints, gates, cgroup rows ---------------------
+ */
+
+static int fake_summary_register(struct ctp_ctx *ctx, const char *name)
+{
+	int r;
+
+	pthread_mutex_lock(&ctx->lock);
+	if (ctx->n_summary == FAKE_MAX_SUMMARY) {
+		r = -ENOSPC;
+	} else {
+		/* A copy: a plugin may format names in a reused buffer. */
+		snprintf(ctx->summary_name[ctx->n_summary],
+			 sizeof(ctx->summary_name[0]), "%s", name);
+		r = (int)ctx->n_summary++;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return r;
+}
+
+static void fake_summary_add(struct ctp_ctx *ctx, int counter, uint64_t d)
+{
+	pthread_mutex_lock(&ctx->lock);
+	if (counter >= 0 && (unsigned)counter < ctx->n_summary)
+		ctx->summary[counter] += d;
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+static const struct ctp_roots *fake_roots(struct ctp_ctx *ctx)
+{
+	return &ctx->roots;
+}
+
+/* Eager files are served as read; a lazy one is read on its first fetch. */
+static int fake_file_get(const struct ctp_task *task, uint32_t i,
+			 const struct ctp_file **out)
+{
+	struct fake_task *ft = task->core;
+
+	if (!ft)
+		return -EINVAL;
+	ft->gets++;
+	if (i >= task->n_files || i >= FAKE_MAX_FILES) {
+		ft->bad_gets++;
+		return -EINVAL;
+	}
+	if (!(ft->lazy & 1u << i)) {
+		ft->bad_gets++;
+	} else if (ft->files[i].err == -ENODATA && !ft->files[i].data) {
+		if (ft->sleep_ms) {
+			struct timespec ts = {
+				.tv_sec = ft->sleep_ms / 1000,
+				.tv_nsec =
+					(long)(ft->sleep_ms % 1000) * 1000000};
+
+			while (nanosleep(&ts, &ts) < 0)
+				;
+		}
+		ft->files[i] = ft->bytes[i];
+	}
+	*out = &ft->files[i];
+	return ft->files[i].err;
+}
+
+static void fake_set_hint(struct ctp_ctx *ctx, const char *text)
+{
+	pthread_mutex_lock(&ctx->lock);
+	ctx->n_hint++;
+	ctx->hint_set = text != NULL;
+	snprintf(ctx->hint, sizeof(ctx->hint), "%s", text ? text : "");
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+static int fake_file_gate(struct ctp_ctx *ctx, const char *file,
+			  const char *kconfig)
+{
+	pthread_mutex_lock(&ctx->lock);
+	ctx->n_gates++;
+	snprintf(ctx->gate_file, sizeof(ctx->gate_file), "%s", file);
+	snprintf(ctx->gate_kconfig, sizeof(ctx->gate_kconfig), "%s", kconfig);
+	pthread_mutex_unlock(&ctx->lock);
+	return ctx->gate_ret;
+}
+
+static int fake_cgroup_ref(struct ctp_ctx *ctx, const char *key, size_t len)
+{
+	unsigned i;
+	int r;
+
+	pthread_mutex_lock(&ctx->lock);
+	ctx->n_ref_calls++;
+	if (ctx->ref_err) {
+		r = ctx->ref_err;
+		goto out;
+	}
+	for (i = 0; i < ctx->n_keys; i++)
+		if (strlen(ctx->keys[i]) == len &&
+		    !memcmp(ctx->keys[i], key, len))
+			break;
+	if (i == ctx->n_keys) {
+		if (i == FAKE_MAX_REFS || len >= sizeof(ctx->keys[0])) {
+			r = -ENOSPC;
+			goto out;
+		}
+		memcpy(ctx->keys[i], key, len);
+		ctx->keys[i][len] = '\0';
+		ctx->n_keys++;
+	}
+	r = (int)i;
+out:
+	pthread_mutex_unlock(&ctx->lock);
+	return r;
+}
+
+const struct ctp_api fake_api = {
+	.abi = CTP_ABI_MAJOR,
+	.size = sizeof(struct ctp_api),
+	.log = fake_log,
+	.opt_str = fake_opt_str,
+	.opt_u64 = fake_opt_u64,
+	.opt_i64 = fake_opt_i64,
+	.opt_bool = fake_opt_bool,
+	.opt_key = fake_opt_key,
+	.field_register = fake_field_register,
+	.field_handle = fake_field_handle,
+	.set_u64 = fake_set_u64,
+	.set_i64 = fake_set_i64,
+	.set_bool = fake_set_bool,
+	.set_char = fake_set_char,
+	.set_str = fake_set_str,
+	.set_cpuset = fake_set_cpuset,
+	.summary_register = fake_summary_register,
+	.summary_add = fake_summary_add,
+	.roots = fake_roots,
+	.file_get = fake_file_get,
+	.set_hint = fake_set_hint,
+	.file_gate = fake_file_gate,
+	.derived_register = fake_derived_register,
+	.cgroup_ref = fake_cgroup_ref,
+};
+
+/* ---- Fixture ---------------------------------------------------------------
+ */
+
+const struct ctp_plugin *fake_dlopen(const char *path, void **dl)
+{
+	const struct ctp_plugin *p;
+
+	*dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!*dl) {
+		fprintf(stderr, "dlopen %s: %s\n", path, dlerror());
+		return NULL;
+	}
+	p = dlsym(*dl, CTP_PLUGIN_SYMBOL);
+	if (!p) {
+		fprintf(stderr, "dlsym: %s\n", dlerror());
+		dlclose(*dl);
+		*dl = NULL;
+	}
+	return p;
+}
+
+int fake_fx_setup(void **state, const char *path)
+{
+	struct fake_fx *fx = calloc(1, sizeof(*fx));
+
+	if (!fx)
+		return -1;
+	fx->p = fake_dlopen(path, &fx->dl);
+	if (!fx->p) {
+		free(fx);
+		return -1;
+	}
+	*state = fx;
+	return 0;
+}
+
+int fake_fx_teardown(void **state)
+{
+	struct fake_fx *fx = *state;
+
+	dlclose(fx->dl);
+	free(fx);
+	return 0;
+}
+
+int fake_fx_start(struct fake_fx *fx, const struct ctp_api *api,
+		  const char *const *opts)
+{
+	fake_ctx_init(&fx->ctx, fx->p, opts);
+	fx->state = NULL;
+	return fx->p->init(&fx->ctx, api, &fx->state);
+}
+
+void fake_fx_stop(struct fake_fx *fx)
+{
+	if (fx->state)
+		fx->p->fini(fx->state);
+	fx->state = NULL;
+	fake_ctx_done(&fx->ctx);
+}
+
+int fake_fx_run(struct fake_fx *fx, struct ctp_record *rec,
+		struct fake_task *ft, uint8_t scope)
+{
+	fake_rec_init(rec, &fx->ctx, scope);
+	if (scope == CTP_SCOPE_PROCESS)
+		return fx->p->process(fx->state, &ft->task, rec);
+	return fx->p->thread(fx->state, &ft->task, rec);
+}
+
+void fake_ctx_init(struct ctp_ctx *ctx, const struct ctp_plugin *desc,
+		   const char *const *opts)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	pthread_mutex_init(&ctx->lock, NULL);
+	ctx->desc = desc;
+	ctx->opts = opts;
+	ctx->log_max = CTP_LOG_DEBUG;
+	for (int k = 0; k < FAKE_MAX_DISABLED; k++)
+		ctx->disabled_field[k] = -1;
+	ctx->failing_field = -1;
+	ctx->roots = (struct ctp_roots){
+		.abi = CTP_ABI_MAJOR,
+		.size = sizeof(struct ctp_roots),
+		.proc = "/proc",
+		.sys = "/sys",
+		.proc_fd = -1,
+		.sys_fd = -1,
+		.cgroup_fd = -1,
+	};
+	for (uint32_t i = 0; i < desc->n_fields; i++)
+		if (add_field(ctx, &desc->fields[i]) !=
+		    FAKE_HANDLE_BASE + (int)i)
+			fail_msg("static field %s not registered",
+				 desc->fields[i].name);
+}
+
+void fake_ctx_done(struct ctp_ctx *ctx)
+{
+	pthread_mutex_destroy(&ctx->lock);
+}
+
+void fake_rec_init(struct ctp_record *rec, struct ctp_ctx *ctx, uint8_t scope)
+{
+	memset(rec, 0, sizeof(*rec));
+	rec->ctx = ctx;
+	rec->scope = scope;
+}
+
+void fake_task_init(struct fake_task *ft, int32_t tgid, int32_t tid)
+{
+	memset(ft, 0, sizeof(*ft));
+	ft->task = (struct ctp_task){
+		.abi = CTP_ABI_MAJOR,
+		.size = sizeof(struct ctp_task),
+		.tgid = tgid,
+		.tid = tid,
+		.dirfd = -1,
+		.proc_fd = -1,
+		.pcomm = "test",
+		.comm = "test",
+		.cgroup = "",
+		.files = ft->files,
+		.n_files = 0,
+		.core = ft,
+	};
+}
+
+void fake_task_file(struct fake_task *ft, uint32_t i, const char *text, int err)
+{
+	if (i >= FAKE_MAX_FILES)
+		fail_msg("file %u: raise FAKE_MAX_FILES", i);
+	ft->files[i] = (struct ctp_file){
+		.data = text, .len = text ? strlen(text) : 0, .err = err};
+	ft->lazy &= ~(1u << i);
+	if (ft->task.n_files <= i)
+		ft->task.n_files = i + 1;
+}
+
+void fake_task_lazy(struct fake_task *ft, uint32_t i, const char *text, int err)
+{
+	fake_task_file(ft, i, NULL, -ENODATA);
+	ft->bytes[i] = (struct ctp_file){
+		.data = text, .len = text ? strlen(text) : 0, .err = err};
+	ft->lazy |= 1u << i;
+}
+
+void fake_task_prefetch(struct fake_task *ft, uint32_t i)
+{
+	ft->files[i] = ft->bytes[i];
+}
+
+/* ---- Lookups ---------------------------------------------------------------
+ */
+
+int fake_field_index(const struct ctp_plugin *p, const char *name)
+{
+	for (uint32_t i = 0; i < p->n_fields; i++)
+		if (strcmp(p->fields[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+int fake_table_index(const struct ctp_plugin *p, const char *name)
+{
+	int i = fake_field_index(p, name);
+
+	if (i < 0)
+		fail_msg("no field %s", name);
+	return i;
+}
+
+int fake_field(struct ctp_ctx *ctx, const char *name)
+{
+	int i;
+
+	pthread_mutex_lock(&ctx->lock);
+	i = lookup(ctx, name);
+	pthread_mutex_unlock(&ctx->lock);
+	return i;
+}
+
+const struct fake_cell *fake_cell_or_null(const struct ctp_record *rec,
+					  const char *name)
+{
+	int i = fake_field(rec->ctx, name);
+
+	return i < 0 ? NULL : &rec->cells[i];
+}
+
+const struct fake_cell *fake_cell(const struct ctp_record *rec,
+				  const char *name)
+{
+	const struct fake_cell *c = fake_cell_or_null(rec, name);
+
+	if (!c)
+		fail_msg("no field %s", name);
+	return c;
+}
+
+bool fake_is_set(const struct ctp_record *rec, const char *name)
+{
+	const struct fake_cell *c = fake_cell_or_null(rec, name);
+
+	return c && c->set;
+}
+
+uint64_t fake_u64(const struct ctp_record *rec, const char *name)
+{
+	const struct fake_cell *c = fake_cell_or_null(rec, name);
+
+	if (!c)
+		fail_msg("field %s not registered", name);
+	if (c->set != 1)
+		fail_msg("field %s set %d times", name, c->set);
+	return c->u;
+}
+
+/* The set cell of a field of `type`; fails the test otherwise. */
+static const struct fake_cell *expect_cell(const struct ctp_record *rec,
+					   const char *name, uint8_t type)
+{
+	int i = fake_field(rec->ctx, name);
+
+	if (i < 0 || !rec->cells[i].set)
+		fail_msg("%s: absent", name);
+	if (rec->ctx->fields[i].type != type)
+		fail_msg("%s: not a field of type %u", name, type);
+	return &rec->cells[i];
+}
+
+void fake_expect_u64(const struct ctp_record *rec, const char *name,
+		     uint64_t want)
+{
+	const struct fake_cell *c = expect_cell(rec, name, CTP_TYPE_U64);
+
+	if (c->u != want)
+		fail_msg("%s: %llu, want %llu", name, (unsigned long long)c->u,
+			 (unsigned long long)want);
+}
+
+void fake_expect_i64(const struct ctp_record *rec, const char *name,
+		     int64_t want)
+{
+	const struct fake_cell *c = expect_cell(rec, name, CTP_TYPE_I64);
+
+	if (c->i != want)
+		fail_msg("%s: %lld, want %lld", name, (long long)c->i,
+			 (long long)want);
+}
+
+void fake_expect_str(const struct ctp_record *rec, const char *name,
+		     const char *want)
+{
+	const struct fake_cell *c = expect_cell(rec, name, CTP_TYPE_STRING);
+
+	if (c->set != 1)
+		fail_msg("%s: set %d times", name, c->set);
+	if (strcmp(c->str, want) != 0)
+		fail_msg("%s: \"%s\", want \"%s\"", name, c->str, want);
+}
+
+uint64_t fake_summary(const struct ctp_ctx *ctx, const char *name)
+{
+	for (unsigned i = 0; i < ctx->n_summary; i++)
+		if (strcmp(ctx->summary_name[i], name) == 0)
+			return ctx->summary[i];
+	fail_msg("no summary counter %s", name);
+	return 0;
+}
