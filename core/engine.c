@@ -761,7 +761,7 @@ static void do_process(struct worker *w, size_t idx)
 	w->tgids_walked++;
 
 	int pdir = sys_openat(eng->roots.proc_fd, name,
-			  O_PATH | O_DIRECTORY | O_CLOEXEC);
+			      O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (pdir < 0) {
 		w->tgids_vanished++;
 		return;
@@ -771,7 +771,8 @@ static void do_process(struct worker *w, size_t idx)
 		sys_close(pdir);
 		return;
 	}
-	int taskfd = sys_openat(pdir, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int taskfd =
+		sys_openat(pdir, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	size_t ntids = 0;
 	if (taskfd < 0 || list_numeric(taskfd, w->dents, sizeof(w->dents),
 				       &w->tids, &w->tid_cap, &ntids) < 0) {
