@@ -32,9 +32,9 @@ struct ctp_plugin_cfg {
 
 /* One entry of `hosts:`. Every condition present must hold (AND). */
 struct ctp_host_rule {
-	char *hostname_glob;  /* fnmatch(3) pattern, or NULL */
-	char *release_glob;   /* matched against uname release, or NULL */
-	char *path_exists;    /* absolute path that must exist, or NULL */
+	char *hostname_glob; /* fnmatch(3) pattern, or NULL */
+	char *release_glob;  /* matched against uname release, or NULL */
+	char *path_exists;   /* absolute path that must exist, or NULL */
 	/* Overrides: per plugin, `enabled`/`required` (-1 when not given) and
 	 * option keys to set (same shape as ctp_plugin_cfg). */
 	struct ctp_plugin_cfg *plugins;
@@ -45,17 +45,18 @@ struct ctp_host_rule {
 struct ctp_config {
 	char *path; /* the file loaded, or NULL for built-in defaults */
 	char **plugin_dirs;
-	size_t n_plugin_dirs;   /* 0: the core's default search path */
-	char *output;           /* strftime(3) pattern, or "-" for stdout */
-	int compression_level;  /* zstd level, 1..19, default 3 */
-	unsigned workers;       /* >= 1, default 1 */
-	char *proc_root;        /* default "/proc" */
-	char *sys_root;         /* default "/sys" */
-	char *cgroup_root;      /* default "auto": found from mountinfo */
-	int record_hostname;    /* default 0 */
-	int allow_insecure_plugins; /* default 0: refuse o+w files/dirs as root */
+	size_t n_plugin_dirs;	    /* 0: the core's default search path */
+	char *output;		    /* strftime(3) pattern, or "-" for stdout */
+	int compression_level;	    /* zstd level, 1..19, default 3 */
+	unsigned workers;	    /* >= 1, default 1 */
+	char *proc_root;	    /* default "/proc" */
+	char *sys_root;		    /* default "/sys" */
+	char *cgroup_root;	    /* default "auto": found from mountinfo */
+	int record_hostname;	    /* default 0 */
+	int allow_insecure_plugins; /* default 0: refuse o+w files/dirs as root
+				     */
 	uint64_t max_decompressed_bytes; /* reader cap, default 4 GiB */
-	struct ctp_plugin_cfg *plugins; /* declaration order */
+	struct ctp_plugin_cfg *plugins;	 /* declaration order */
 	size_t n_plugins;
 	struct ctp_host_rule *rules;
 	size_t n_rules;
@@ -65,7 +66,8 @@ struct ctp_config {
 	 * applied on top. */
 	struct ctp_plugin_cfg *declared_plugins;
 	/* What the last ctp_config_apply_hosts() did, for ctp_config_print():
-	 * the facts it matched against (NULL: unknown) and one flag per rule. */
+	 * the facts it matched against (NULL: unknown) and one flag per rule.
+	 */
 	int hosts_applied;
 	char *hosts_hostname;
 	char *hosts_release;
