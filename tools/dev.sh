@@ -19,7 +19,7 @@ packages=(
 	libyaml-dev libzstd-dev libmsgpack-dev zlib1g-dev
 	libdw-dev libelf-dev libmnl-dev libjemalloc-dev
 	libcmocka-dev python3 python3-msgpack python3-zstandard zstd
-	dpkg-dev autoconf make
+	dpkg-dev autoconf make clang-format git
 )
 
 deps() {
