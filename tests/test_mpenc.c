@@ -95,7 +95,7 @@ static void boundaries(void **state)
 			uint64_t v = edges[i] + (uint64_t)(int64_t)d;
 			same(K_U64, v);
 			same(K_I64, v);
-			same(K_I64, (uint64_t) - (int64_t)v);
+			same(K_I64, 0 - v); /* -v, wrapping */
 			same(K_ARRAY, v);
 		}
 	}
@@ -119,7 +119,7 @@ static void spread(void **state)
 		uint64_t v = x >> (x % 64);
 		same(K_U64, v);
 		same(K_I64, v);
-		same(K_I64, (uint64_t) - (int64_t)v);
+		same(K_I64, 0 - v); /* -v, wrapping */
 	}
 }
 
