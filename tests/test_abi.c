@@ -1315,13 +1315,13 @@ static void test_plugin_hint(void **unused)
 
 /* ---- Root only ----------------------------------------------------------- */
 
-/* Copy a built test plugin into `dir` with `mode`. */
-static void copy_plugin(const char *name, const char *dir, mode_t mode,
-			char *out, size_t outlen)
+/* Copy PLUGDIR/rel to dir/rel with `mode`; out gets the copy's path. */
+static void copy_file(const char *rel, const char *dir, mode_t mode, char *out,
+		      size_t outlen)
 {
 	char src[PATH_MAX];
-	xsnprintf(src, sizeof(src), "%s/%s.so", PLUGDIR, name);
-	xsnprintf(out, outlen, "%s/%s.so", dir, name);
+	xsnprintf(src, sizeof(src), "%s/%s", PLUGDIR, rel);
+	xsnprintf(out, outlen, "%s/%s", dir, rel);
 	FILE *in = fopen(src, "rb"), *o = fopen(out, "wb");
 	assert_non_null(in);
 	assert_non_null(o);
@@ -1332,6 +1332,15 @@ static void copy_plugin(const char *name, const char *dir, mode_t mode,
 	fclose(in);
 	assert_int_equal(fclose(o), 0);
 	assert_int_equal(chmod(out, mode), 0);
+}
+
+/* Copy a built test plugin into `dir` with `mode`. */
+static void copy_plugin(const char *name, const char *dir, mode_t mode,
+			char *out, size_t outlen)
+{
+	char rel[PATH_MAX];
+	xsnprintf(rel, sizeof(rel), "%s.so", name);
+	copy_file(rel, dir, mode, out, outlen);
 }
 
 /* Capture with abi-notmt taken from `pdir` (searched first) and abi-good
@@ -1450,25 +1459,6 @@ static void test_root_foreign_owner(void **unused)
 	r = capture_from(dir, pdir, true);
 	expect_loaded(dir, &r, path);
 	run_free(&r);
-}
-
-/* Copy PLUGDIR/rel to dir/rel with `mode`; out gets the copy's path. */
-static void copy_file(const char *rel, const char *dir, mode_t mode, char *out,
-		      size_t outlen)
-{
-	char src[PATH_MAX];
-	xsnprintf(src, sizeof(src), "%s/%s", PLUGDIR, rel);
-	xsnprintf(out, outlen, "%s/%s", dir, rel);
-	FILE *in = fopen(src, "rb"), *o = fopen(out, "wb");
-	assert_non_null(in);
-	assert_non_null(o);
-	char buf[65536];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
-		assert_int_equal(fwrite(buf, 1, n, o), n);
-	fclose(in);
-	assert_int_equal(fclose(o), 0);
-	assert_int_equal(chmod(out, mode), 0);
 }
 
 /* abi-dep from a copy of its directory (plugin 0644, library `libmode`,
