@@ -1152,6 +1152,7 @@ enum {
 	K_OUTPUT,
 	K_COMPRESSION_LEVEL,
 	K_WORKERS,
+	K_SPLIT_THREADS,
 	K_RECORD_HOSTNAME,
 	K_ALLOW_INSECURE,
 	K_MAX_DECOMPRESSED,
@@ -1165,6 +1166,7 @@ static const char *const top_keys[] = {
 	"output",
 	"compression_level",
 	"workers",
+	"split_threads",
 	"record_hostname",
 	"allow_insecure_plugins",
 	"max_decompressed_bytes",
@@ -1271,6 +1273,11 @@ static int conv_top(struct ctx *c, const struct node *root,
 			if (r >= 0)
 				cfg->workers = (unsigned)x;
 			break;
+		case K_SPLIT_THREADS:
+			r = conv_uint(c, "split_threads", v, 0, 1u << 22, &x);
+			if (r >= 0)
+				cfg->split_threads = (unsigned)x;
+			break;
 		case K_RECORD_HOSTNAME:
 			r = conv_bool(c, "record_hostname", v,
 				      &cfg->record_hostname);
@@ -1315,6 +1322,7 @@ int ctp_config_defaults(struct ctp_config **ret)
 	cfg->cgroup_root = strdup("auto");
 	cfg->compression_level = 3;
 	cfg->workers = 1;
+	cfg->split_threads = 512;
 	cfg->max_decompressed_bytes = DEFAULT_MAX_DECOMPRESSED;
 	if (!cfg->output || !cfg->proc_root || !cfg->sys_root ||
 	    !cfg->cgroup_root) {
@@ -1672,6 +1680,7 @@ int ctp_config_print(const struct ctp_config *cfg, FILE *out)
 	put_quoted(out, cfg->output ? cfg->output : "");
 	fprintf(out, "\ncompression_level: %d\n", cfg->compression_level);
 	fprintf(out, "workers: %u\n", cfg->workers);
+	fprintf(out, "split_threads: %u\n", cfg->split_threads);
 	fprintf(out, "record_hostname: %s\n",
 		cfg->record_hostname ? "true" : "false");
 	fprintf(out, "allow_insecure_plugins: %s\n",

@@ -45,10 +45,14 @@ struct ctp_host_rule {
 struct ctp_config {
 	char *path; /* the file loaded, or NULL for built-in defaults */
 	char **plugin_dirs;
-	size_t n_plugin_dirs;	    /* 0: the core's default search path */
-	char *output;		    /* strftime(3) pattern, or "-" for stdout */
-	int compression_level;	    /* zstd level, 1..19, default 3 */
-	unsigned workers;	    /* >= 1, default 1 */
+	size_t n_plugin_dirs;  /* 0: the core's default search path */
+	char *output;	       /* strftime(3) pattern, or "-" for stdout */
+	int compression_level; /* zstd level, 1..19, default 3 */
+	unsigned workers;      /* >= 1, default 1 */
+	/* With workers > 1, a process of more threads than this has them
+	 * walked in chunks of this many by any worker; 0: never. Default
+	 * 512. */
+	unsigned split_threads;
 	char *proc_root;	    /* default "/proc" */
 	char *sys_root;		    /* default "/sys" */
 	char *cgroup_root;	    /* default "auto": found from mountinfo */

@@ -80,6 +80,27 @@ struct worker {
 	struct callstat *stats;
 	/* Threads recorded so far, read by the progress line. */
 	_Atomic uint64_t progress;
+	/* Runs of thread rows this worker walked for split processes. */
+	struct ctp_span *xspans;
+	size_t n_xspans, xspans_cap;
+};
+
+/*
+ * A process whose threads are walked in chunks by whichever worker is
+ * free. Its owner (the worker that claimed the tgid) ran the process
+ * callback and keeps the process row; it publishes the tids past its own
+ * first chunk here with what their threads need from the process.
+ */
+struct ctp_split {
+	uint32_t tgid;
+	size_t span; /* index of the owner's span in cap->spans */
+	uint32_t *tids;
+	size_t n, next; /* next: first tid not claimed (under split_lock) */
+	_Atomic uint32_t recorded; /* threads recorded from the chunks */
+	char pcomm[64];
+	bool cg_whole;
+	size_t cglen;
+	char cg[1024];
 };
 
 /*
@@ -747,6 +768,133 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid, uint32_t tid,
 			      memory_order_relaxed);
 }
 
+/* Publish tids[from, n) of the process at span idx for any worker to
+ * walk; false when short of memory (the owner then walks them all). */
+static bool split_publish(struct worker *w, size_t idx, uint32_t tgid,
+			  size_t from, size_t n)
+{
+	struct ctp_engine *eng = w->eng;
+	struct ctp_split *sp = calloc(1, sizeof(*sp));
+	if (!sp)
+		return false;
+	sp->tids = malloc((n - from) * sizeof(*sp->tids));
+	if (!sp->tids) {
+		free(sp);
+		return false;
+	}
+	memcpy(sp->tids, w->tids + from, (n - from) * sizeof(*sp->tids));
+	sp->n = n - from;
+	sp->tgid = tgid;
+	sp->span = idx;
+	snprintf(sp->pcomm, sizeof(sp->pcomm), "%s", w->pcomm);
+	sp->cg_whole = w->proc_cg_whole;
+	if (sp->cg_whole) {
+		memcpy(sp->cg, w->proc_cg, w->proc_cglen + 1);
+		sp->cglen = w->proc_cglen;
+	}
+	pthread_mutex_lock(&eng->split_lock);
+	if (eng->n_splits == eng->splits_cap) {
+		size_t ncap = eng->splits_cap ? 2 * eng->splits_cap : 16;
+		struct ctp_split **ns =
+			realloc(eng->splits, ncap * sizeof(*eng->splits));
+		if (!ns) {
+			pthread_mutex_unlock(&eng->split_lock);
+			free(sp->tids);
+			free(sp);
+			return false;
+		}
+		eng->splits = ns;
+		eng->splits_cap = ncap;
+	}
+	eng->splits[eng->n_splits++] = sp;
+	atomic_fetch_add_explicit(&eng->open_splits, 1, memory_order_release);
+	pthread_mutex_unlock(&eng->split_lock);
+	return true;
+}
+
+/* Claim the next chunk of any published split: *sp and its tids [*lo,
+ * *hi). */
+static bool split_claim(struct ctp_engine *eng, struct ctp_split **sp,
+			size_t *lo, size_t *hi)
+{
+	if (!atomic_load_explicit(&eng->open_splits, memory_order_acquire))
+		return false;
+	bool got = false;
+	pthread_mutex_lock(&eng->split_lock);
+	for (size_t i = eng->split_first_open; i < eng->n_splits; i++) {
+		struct ctp_split *s = eng->splits[i];
+		if (s->next >= s->n) {
+			if (i == eng->split_first_open)
+				eng->split_first_open++;
+			continue;
+		}
+		*sp = s;
+		*lo = s->next;
+		s->next = s->n - s->next > eng->split_n ? s->next + eng->split_n
+							: s->n;
+		*hi = s->next;
+		if (s->next == s->n)
+			atomic_fetch_sub(&eng->open_splits, 1);
+		got = true;
+		break;
+	}
+	pthread_mutex_unlock(&eng->split_lock);
+	return got;
+}
+
+static void do_thread(struct worker *w, int pdir, uint32_t tgid, uint32_t tid,
+		      uint32_t *recorded);
+
+/* Walk tids [lo, hi) of a split process: rows in this worker's table,
+ * listed as one extra span. */
+static void do_chunk(struct worker *w, struct ctp_split *sp, size_t lo,
+		     size_t hi)
+{
+	struct ctp_engine *eng = w->eng;
+	char name[16];
+	snprintf(name, sizeof(name), "%" PRIu32, sp->tgid);
+	int pdir = sys_openat(eng->roots.proc_fd, name,
+			      O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (pdir < 0) {
+		/* The process is gone, and its threads with it. */
+		w->tids_walked += hi - lo;
+		w->tids_vanished += hi - lo;
+		return;
+	}
+	snprintf(w->pcomm, sizeof(w->pcomm), "%s", sp->pcomm);
+	w->proc_cg_whole = sp->cg_whole;
+	if (sp->cg_whole) {
+		memcpy(w->proc_cg, sp->cg, sp->cglen + 1);
+		w->proc_cglen = sp->cglen;
+		w->proc_cgrow = -1;
+	}
+	uint32_t first = w->threads->nrows, recorded = 0;
+	for (size_t i = lo; i < hi && w->result == 0; i++)
+		do_thread(w, pdir, sp->tgid, sp->tids[i], &recorded);
+	sys_close(pdir);
+	if (!recorded)
+		return;
+	atomic_fetch_add(&sp->recorded, recorded);
+	if (w->n_xspans == w->xspans_cap) {
+		size_t ncap = w->xspans_cap ? 2 * w->xspans_cap : 16;
+		struct ctp_span *nx =
+			realloc(w->xspans, ncap * sizeof(*w->xspans));
+		if (!nx) {
+			w->result = -ENOMEM;
+			return;
+		}
+		w->xspans = nx;
+		w->xspans_cap = ncap;
+	}
+	w->xspans[w->n_xspans++] = (struct ctp_span){
+		.tgid = sp->tgid,
+		.worker = w->id,
+		.proc_row = UINT32_MAX,
+		.thread_row = first,
+		.nthreads = recorded,
+	};
+}
+
 static void do_process(struct worker *w, size_t idx)
 {
 	struct ctp_engine *eng = w->eng;
@@ -819,6 +967,16 @@ static void do_process(struct worker *w, size_t idx)
 		}
 	}
 
+	/* A large process: the tids past the first chunk go to whichever
+	 * worker is free (including this one, once back in walk()). */
+	size_t own = ntids;
+	bool split = false;
+	if (eng->split_n && ntids > eng->split_n &&
+	    split_publish(w, idx, tgid, eng->split_n, ntids)) {
+		own = eng->split_n;
+		split = true;
+	}
+
 	for (uint32_t f = 0; f < eng->n_process_files; f++) {
 		size_t len = 0;
 		w->ploaded[f] = !eng->process_files[f].lazy;
@@ -866,13 +1024,14 @@ static void do_process(struct worker *w, size_t idx)
 	call_task(w, false, &task, &rec);
 
 	uint32_t first = w->threads->nrows, recorded = 0;
-	for (size_t i = 0; i < ntids && w->result == 0; i++)
+	for (size_t i = 0; i < own && w->result == 0; i++)
 		do_thread(w, pdir, tgid, w->tids[i], &recorded);
 
 	/* No thread recorded: the process exited under us (its directory
 	 * may linger while the last threads are reaped). A process row with
-	 * no thread would describe nothing, so it goes too. */
-	if (recorded == 0 && w->result == 0) {
+	 * no thread would describe nothing, so it goes too. (A split one is
+	 * decided after the walk, when its chunks are counted.) */
+	if (recorded == 0 && w->result == 0 && !split) {
 		ctp_table_truncate(w->procs, (uint32_t)prow);
 		w->tgids_vanished++;
 		sys_close(pdir);
@@ -884,6 +1043,7 @@ static void do_process(struct worker *w, size_t idx)
 			if (w->pfile[f].err == -ENOENT)
 				w->missing[eng->process_files[f].tally]++;
 		}
+	/* A split process's count is completed after the walk. */
 	ctp_table_set(w->procs, (uint32_t)prow, CTP_PCOL_NTHREADS, recorded);
 	span->worker = w->id;
 	span->proc_row = (uint32_t)prow;
@@ -906,10 +1066,28 @@ static void walk(struct worker *w, bool progress, uint64_t t0, bool *shown)
 			w->result = -EINTR;
 			break;
 		}
-		size_t idx = atomic_fetch_add(&eng->next_tgid, 1);
-		if (idx >= eng->n_tgids || w->result < 0)
+		if (w->result < 0)
 			break;
+		/* Chunks of split processes first: their owner is busy. */
+		struct ctp_split *sp;
+		size_t lo, hi;
+		if (split_claim(eng, &sp, &lo, &hi)) {
+			do_chunk(w, sp, lo, hi);
+			continue;
+		}
+		size_t idx = atomic_fetch_add(&eng->next_tgid, 1);
+		if (idx >= eng->n_tgids) {
+			/* Nothing left to claim, but a worker still in a
+			 * process may yet split it. */
+			if (!eng->split_n || atomic_load(&eng->in_process) == 0)
+				break;
+			struct timespec ts = {.tv_nsec = 200000};
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		atomic_fetch_add(&eng->in_process, 1);
 		do_process(w, idx);
+		atomic_fetch_sub(&eng->in_process, 1);
 		if (progress && ctp_now_ns() >= next_draw) {
 			progress_line(eng, w, 1, t0, false);
 			*shown = true;
@@ -950,6 +1128,7 @@ static void worker_free(struct worker *w)
 	free(w->tids);
 	free(w->cgbuf);
 	free(w->stats);
+	free(w->xspans);
 }
 
 static void host_calls(struct ctp_engine *eng, bool finish)
@@ -1088,6 +1267,7 @@ int ctp_engine_init(struct ctp_engine *eng, const struct ctp_config *cfg,
 	ctp_api_fill(&eng->api);
 	pthread_mutex_init(&eng->cg_lock, NULL);
 	pthread_mutex_init(&eng->done_lock, NULL);
+	pthread_mutex_init(&eng->split_lock, NULL);
 	pthread_cond_init(&eng->done_cond, NULL);
 	eng->roots.abi = CTP_ABI_MAJOR;
 	eng->roots.size = sizeof(eng->roots);
@@ -1145,6 +1325,7 @@ void ctp_engine_done(struct ctp_engine *eng)
 	free(eng->tgids);
 	pthread_mutex_destroy(&eng->cg_lock);
 	pthread_mutex_destroy(&eng->done_lock);
+	pthread_mutex_destroy(&eng->split_lock);
 	pthread_cond_destroy(&eng->done_cond);
 }
 
@@ -1217,10 +1398,16 @@ int ctp_engine_capture(struct ctp_engine *eng)
 		cap->spans[i].proc_row = UINT32_MAX;
 
 	eng->private_fds = true;
-	for (uint32_t p = 0; p < cap->n_plugins; p++)
-		if (cap->plugins[p].status == CTP_PST_LOADED &&
-		    !cap->plugins[p].rt->fd_local)
+	bool splittable = nw > 1 && eng->cfg->split_threads > 0;
+	for (uint32_t p = 0; p < cap->n_plugins; p++) {
+		if (cap->plugins[p].status != CTP_PST_LOADED)
+			continue;
+		if (!cap->plugins[p].rt->fd_local)
 			eng->private_fds = false;
+		if (!cap->plugins[p].rt->splittable)
+			splittable = false;
+	}
+	eng->split_n = splittable ? eng->cfg->split_threads : 0;
 
 	uint64_t t0 = ctp_now_ns();
 	uint32_t started = 0;
@@ -1270,9 +1457,23 @@ int ctp_engine_capture(struct ctp_engine *eng)
 		progress_line(eng, ws, started, t0, true);
 
 	struct ctp_readfail *rf = &cap->rf;
+	size_t nx = 0;
 	for (uint32_t i = 0; i < started; i++) {
 		if (nw > 1)
 			pthread_join(ws[i].thread, NULL);
+		nx += ws[i].n_xspans;
+	}
+	if (nx) {
+		cap->xspans = malloc(nx * sizeof(*cap->xspans));
+		if (!cap->xspans && ret == 0)
+			ret = -ENOMEM;
+	}
+	for (uint32_t i = 0; i < started; i++) {
+		if (cap->xspans && ws[i].n_xspans) {
+			memcpy(cap->xspans + cap->n_xspans, ws[i].xspans,
+			       ws[i].n_xspans * sizeof(*ws[i].xspans));
+			cap->n_xspans += ws[i].n_xspans;
+		}
 		if (ws[i].result < 0 && ret == 0)
 			ret = ws[i].result;
 		rf->tids_walked += ws[i].tids_walked;
@@ -1301,6 +1502,27 @@ int ctp_engine_capture(struct ctp_engine *eng)
 	for (uint32_t i = started; i < nw; i++)
 		worker_free(&ws[i]);
 	free(ws);
+
+	/* Split processes: the thread count of the process row is the
+	 * owner's threads plus its chunks'; none at all, and the process
+	 * exited under us like any other. */
+	for (size_t i = 0; i < eng->n_splits; i++) {
+		struct ctp_split *sp = eng->splits[i];
+		struct ctp_span *span = &cap->spans[sp->span];
+		uint32_t total = span->nthreads + atomic_load(&sp->recorded);
+		if (span->proc_row != UINT32_MAX && total == 0) {
+			span->proc_row = UINT32_MAX;
+			rf->tgids_vanished++;
+		} else if (span->proc_row != UINT32_MAX) {
+			ctp_table_set(&cap->procs[span->worker], span->proc_row,
+				      CTP_PCOL_NTHREADS, total);
+		}
+		free(sp->tids);
+		free(sp);
+	}
+	free(eng->splits);
+	eng->splits = NULL;
+	eng->n_splits = eng->splits_cap = eng->split_first_open = 0;
 	if (ret < 0)
 		return ret;
 

@@ -55,7 +55,8 @@ struct ctp_plugin_rt {
 	uint8_t process_files[CTP_MAX_FILES];
 	uint32_t n_process_files;
 	bool mt_safe;
-	bool fd_local; /* CTP_PLUGIN_FD_LOCAL, or no task callback */
+	bool fd_local;	 /* CTP_PLUGIN_FD_LOCAL, or no task callback */
+	bool splittable; /* CTP_PLUGIN_SPLITTABLE, or no thread callback */
 	pthread_mutex_t call_lock; /* serializes calls when !mt_safe */
 	_Atomic uint32_t consecutive_errors[CB_COUNT];
 	_Atomic bool cb_disabled[CB_COUNT];
@@ -91,6 +92,17 @@ struct ctp_engine {
 	/* Every loaded plugin is CTP_PLUGIN_FD_LOCAL: worker threads get
 	 * their own descriptor tables. */
 	bool private_fds;
+
+	/* Large processes split among workers (config split_threads): the
+	 * chunk size, 0 when this capture does not split. Splits are
+	 * published under split_lock; open_splits counts those with a chunk
+	 * left, so a claim looks at the list only when there is one. */
+	uint32_t split_n;
+	pthread_mutex_t split_lock;
+	struct ctp_split **splits;
+	size_t n_splits, splits_cap, split_first_open;
+	_Atomic size_t open_splits;
+	_Atomic unsigned in_process; /* workers inside do_process */
 
 	/* Distinct cgroups: blob id of the path -> row in cap->cgroups. */
 	pthread_mutex_t cg_lock;

@@ -519,6 +519,7 @@ static void load_one(struct ctp_engine *eng, uint32_t idx, char **dirs,
 	rt->mt_safe = d->flags & CTP_PLUGIN_MT_SAFE;
 	rt->fd_local =
 		(d->flags & CTP_PLUGIN_FD_LOCAL) || (!d->process && !d->thread);
+	rt->splittable = (d->flags & CTP_PLUGIN_SPLITTABLE) || !d->thread;
 	if (d->init) {
 		uint64_t t0 = ctp_now_ns();
 		int ret = d->init(&rt->ctx, &eng->api, &rt->state);

@@ -709,6 +709,7 @@ void ctp_capture_free(struct ctp_capture *cap)
 	ctp_table_done(&cap->host);
 	ctp_table_done(&cap->cgroups);
 	free(cap->spans);
+	free(cap->xspans);
 	for (uint32_t i = 0; i < cap->rf.n_files; i++)
 		free(cap->rf.file[i]);
 	for (uint32_t i = 0; i < CTP_MAX_FILES; i++)

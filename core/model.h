@@ -266,6 +266,11 @@ struct ctp_capture {
 	struct ctp_table *procs;   /* per worker */
 	struct ctp_span *spans;
 	size_t n_spans;
+	/* More thread rows of split processes (config split_threads): each
+	 * a run of rows of one tgid in some worker's table, with proc_row
+	 * unused; the writer merges them into their process. */
+	struct ctp_span *xspans;
+	size_t n_xspans;
 
 	struct ctp_readfail rf;
 

@@ -360,7 +360,7 @@ static bool col_allocated(const struct ctp_table *t, uint32_t n, uint32_t col)
 static int layout_rows(const struct ctp_capture *cap, struct layout *l,
 		       struct out *o)
 {
-	const struct ctp_span **sp = NULL;
+	const struct ctp_span **sp = NULL, **xp = NULL;
 	size_t nt = 0;
 	int ret = 0;
 
@@ -369,6 +369,29 @@ static int layout_rows(const struct ctp_capture *cap, struct layout *l,
 		if (!sp)
 			goto nomem;
 	}
+	/* Extra thread runs of split processes, by tgid like the spans. */
+	if (cap->n_xspans) {
+		xp = malloc(cap->n_xspans * sizeof(*xp));
+		if (!xp)
+			goto nomem;
+	}
+	for (size_t i = 0; i < cap->n_xspans; i++) {
+		const struct ctp_span *s = &cap->xspans[i];
+		xp[i] = s;
+		if (s->worker >= cap->n_workers ||
+		    (uint64_t)s->thread_row + s->nthreads >
+			    cap->threads[s->worker].nrows) {
+			fail(o, -EINVAL,
+			     "inconsistent capture: a thread run of tgid %u "
+			     "points past worker %u's thread table",
+			     s->tgid, s->worker);
+			ret = o->err;
+			goto out;
+		}
+		nt += s->nthreads;
+	}
+	if (cap->n_xspans)
+		qsort(xp, cap->n_xspans, sizeof(*xp), cmp_span);
 	for (size_t i = 0; i < cap->n_spans; i++) {
 		const struct ctp_span *s = &cap->spans[i];
 		sp[i] = s;
@@ -392,37 +415,48 @@ static int layout_rows(const struct ctp_capture *cap, struct layout *l,
 	if (!l->threads || !l->procs)
 		goto nomem;
 
+	size_t x = 0;
 	for (size_t i = 0; i < cap->n_spans; i++) {
 		const struct ctp_span *s = sp[i];
-		const struct ctp_table *tt = &cap->threads[s->worker];
 		/* A process without a row (the engine drops those) is left
 		 * out with its threads, so nthreads always sums to the
 		 * thread rows. */
+		while (x < cap->n_xspans && xp[x]->tgid < s->tgid)
+			x++; /* runs of no recorded process */
 		if (s->proc_row >= cap->procs[s->worker].nrows)
 			continue;
-		l->procs[l->n_procs++] = (struct rowref){
-			s->tgid, s->worker, s->proc_row, s->nthreads};
 		struct rowref *first = &l->threads[l->n_threads];
+		size_t n = 0;
 		bool sorted = true;
-		for (uint32_t k = 0; k < s->nthreads; k++) {
-			uint32_t row = s->thread_row + k;
-			uint64_t tid;
-			if (!ctp_table_get(tt, row, CTP_TCOL_TID, &tid)) {
-				fail(o, -EINVAL,
-				     "inconsistent capture: a thread of tgid "
-				     "%u has no tid",
-				     s->tgid);
-				ret = o->err;
-				goto out;
+		/* The owner's run, then the tgid's extra runs. */
+		for (const struct ctp_span *r = s; r;) {
+			const struct ctp_table *tt = &cap->threads[r->worker];
+			for (uint32_t k = 0; k < r->nthreads; k++, n++) {
+				uint32_t row = r->thread_row + k;
+				uint64_t tid;
+				if (!ctp_table_get(tt, row, CTP_TCOL_TID,
+						   &tid)) {
+					fail(o, -EINVAL,
+					     "inconsistent capture: a thread "
+					     "of tgid %u has no tid",
+					     s->tgid);
+					ret = o->err;
+					goto out;
+				}
+				first[n] = (struct rowref){tid, r->worker, row,
+							   s->tgid};
+				if (n && first[n - 1].key > tid)
+					sorted = false;
 			}
-			first[k] =
-				(struct rowref){tid, s->worker, row, s->tgid};
-			if (k && first[k - 1].key > tid)
-				sorted = false;
+			r = x < cap->n_xspans && xp[x]->tgid == s->tgid
+				    ? xp[x++]
+				    : NULL;
 		}
 		if (!sorted)
-			qsort(first, s->nthreads, sizeof(*first), cmp_rowref);
-		l->n_threads += s->nthreads;
+			qsort(first, n, sizeof(*first), cmp_rowref);
+		l->procs[l->n_procs++] = (struct rowref){
+			s->tgid, s->worker, s->proc_row, (uint32_t)n};
+		l->n_threads += n;
 	}
 
 	uint32_t nf = ctp_registry_count(&cap->reg);
@@ -474,6 +508,7 @@ nomem:
 	ret = -ENOMEM;
 out:
 	free(sp);
+	free(xp);
 	return ret;
 }
 

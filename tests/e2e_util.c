@@ -231,6 +231,8 @@ int e2e_write_config(const char *path, const struct e2e_cfg *c)
 	}
 	if (c->workers)
 		fprintf(f, "workers: %u\n", c->workers);
+	if (c->split_threads)
+		fprintf(f, "split_threads: %u\n", c->split_threads);
 	if (c->proc || c->sys || c->cgroup) {
 		fputs("roots:\n", f);
 		const char *keys[] = {"proc", "sys", "cgroup"};

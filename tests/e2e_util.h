@@ -39,8 +39,9 @@ void e2e_show_file(const char *what, const char *path);
 struct e2e_cfg {
 	const char *proc, *sys, *cgroup;
 	const char *output;
-	unsigned workers; /* 0: not set */
-	bool required;	  /* procfs-stat required: true */
+	unsigned workers;	/* 0: not set */
+	unsigned split_threads; /* 0: not set (the default) */
+	bool required;		/* procfs-stat required: true */
 	/* Extra lines under plugins.procfs-stat.options, e.g.
 	 * "affinity: status", or NULL. */
 	const char *options;

@@ -902,6 +902,69 @@ static void test_private_fds(void **unused)
 			 "  abi-fdprobe: {}\n  abi-notmt: {}\n", false);
 }
 
+/* A process of 64 threads, split_threads `split`, `workers`, plugins;
+ * returns how many distinct workers ran its thread callbacks, after
+ * checking the rows are whole and in order. */
+static unsigned split_callers(const char *what, unsigned workers,
+			      unsigned split, const char *plugins)
+{
+	enum { NTHR = 64 };
+	char dir[PATH_MAX], proc[PATH_MAX], extra[64];
+	case_dir(dir, sizeof(dir), what);
+	xsnprintf(proc, sizeof(proc), "%s/proc", dir);
+	xsnprintf(extra, sizeof(extra), "split_threads: %u\n", split);
+	gen_tree(proc, 1, NTHR);
+	struct run r = capture(dir, proc, workers, NULL, extra, plugins);
+	if (r.status != 0)
+		fail_msg("%s: exit %d, stderr:\n%s", what, r.status, r.err);
+	struct ctp_snap *snap = open_snap(dir);
+	const struct ctp_snap_table *t = ctp_snap_table(snap, CTP_SCOPE_THREAD);
+	const struct ctp_snap_table *p =
+		ctp_snap_table(snap, CTP_SCOPE_PROCESS);
+	assert_int_equal(t->rows, NTHR);
+	assert_int_equal(p->rows, 1);
+	assert_int_equal(p->nthreads[0], NTHR);
+	uint64_t callers[NTHR];
+	unsigned n = 0;
+	for (size_t row = 0; row < t->rows; row++) {
+		/* (tgid, tid) order, every tid once: the tree's tids are
+		 * 1000..1063. */
+		assert_int_equal(t->tgid[row], 1000);
+		assert_int_equal(t->tid[row], 1000 + row);
+		uint64_t c = u64_of(snap, "abi-fdprobe.caller", row);
+		unsigned k = 0;
+		while (k < n && callers[k] != c)
+			k++;
+		if (k == n)
+			callers[n++] = c;
+	}
+	ctp_snap_free(snap);
+	run_free(&r);
+	return n;
+}
+
+/* With every thread plugin CTP_PLUGIN_SPLITTABLE, a process of more than
+ * split_threads threads is walked by several workers; not otherwise. */
+static void test_split_process(void **unused)
+{
+	(void)unused;
+	/* 64 threads of 1 ms in chunks of 8 over two workers: the second
+	 * worker, with no process of its own, takes chunks. */
+	assert_true(split_callers("split-2w", 2, 8, "  abi-fdprobe: {}\n") >=
+		    2);
+	assert_int_equal(
+		split_callers("split-off", 2, 0, "  abi-fdprobe: {}\n"), 1);
+	assert_int_equal(
+		split_callers("split-above", 2, 64, "  abi-fdprobe: {}\n"), 1);
+	assert_int_equal(split_callers("split-1w", 1, 8, "  abi-fdprobe: {}\n"),
+			 1);
+	/* abi-notmt has a thread callback and not the flag. */
+	assert_int_equal(split_callers("split-mixed", 2, 8,
+				       "  abi-fdprobe: {}\n"
+				       "  abi-notmt: {}\n"),
+			 1);
+}
+
 /* Setters refuse a wrong type, scope, handle or string, and the registry
  * refuses a bad rule or a taken name, with -EINVAL/-EEXIST. */
 static void test_wrong_type(void **unused)
@@ -1593,6 +1656,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_runtime_fields),
 		cmocka_unit_test(test_not_mt_safe),
 		cmocka_unit_test(test_private_fds),
+		cmocka_unit_test(test_split_process),
 		cmocka_unit_test(test_wrong_type),
 		cmocka_unit_test(test_plugin_options),
 		cmocka_unit_test(test_symlink_refused),

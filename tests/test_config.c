@@ -286,8 +286,12 @@ static void test_scalar_forms(void **state)
 		ctp_config_free(cfg);
 	}
 	cfg = load_ok("workers: 256\ncompression_level: 19\n");
+	assert_int_equal(cfg->split_threads, 512); /* the default */
 	assert_int_equal(cfg->workers, 256);
 	assert_int_equal(cfg->compression_level, 19);
+	ctp_config_free(cfg);
+	cfg = load_ok("split_threads: 0\n");
+	assert_int_equal(cfg->split_threads, 0);
 	ctp_config_free(cfg);
 	cfg = load_ok("workers: 1\ncompression_level: 1\noutput: '-'\n");
 	assert_int_equal(cfg->workers, 1);
@@ -375,7 +379,7 @@ static void test_error_unknown_keys(void **state)
 	expect_error("workers: 1\nworkes: 2\n", "2:1",
 		     "unknown key 'workes' in top level (expected one of: "
 		     "plugin_dirs, output, compression_level, workers, "
-		     "record_hostname, allow_insecure_plugins, "
+		     "split_threads, record_hostname, allow_insecure_plugins, "
 		     "max_decompressed_bytes, roots, plugins, hosts); did you "
 		     "mean 'workers'?");
 	expect_error("roots:\n  proc: /proc\n  cgroups: auto\n", "3:3",
@@ -397,7 +401,7 @@ static void test_error_unknown_keys(void **state)
 	expect_error("zzzzzz: 1\n", "1:1",
 		     "unknown key 'zzzzzz' in top level (expected one of: "
 		     "plugin_dirs, output, compression_level, workers, "
-		     "record_hostname, allow_insecure_plugins, "
+		     "split_threads, record_hostname, allow_insecure_plugins, "
 		     "max_decompressed_bytes, roots, plugins, hosts)");
 }
 
@@ -466,6 +470,12 @@ static void test_error_ranges(void **state)
 		     "'workers' must be an integer in 1..256, got '2.5'");
 	expect_error("workers: 99999999999999999999999\n", "1:10",
 		     "'workers' must be an integer in 1..256");
+	expect_error("split_threads: 4194305\n", "1:16",
+		     "'split_threads' must be an integer in 0..4194304, got "
+		     "'4194305'");
+	expect_error("split_threads: -1\n", "1:16",
+		     "'split_threads' must be an integer in 0..4194304, got "
+		     "'-1'");
 	expect_error("compression_level: 20\n", "1:20",
 		     "'compression_level' must be an integer in 1..19, got "
 		     "'20'");

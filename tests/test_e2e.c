@@ -337,10 +337,12 @@ static uint64_t realtime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Capture `proc` with `workers` in the config and `jflag` (or NULL) as -j;
- * returns the decoded snapshot or fails the test. */
-static struct ctp_snap *capture(const char *proc, unsigned workers,
-				const char *jflag, struct run *r)
+/* Capture `proc` with `workers` and `split` (split_threads, 0: default)
+ * in the config and `jflag` (or NULL) as -j; returns the decoded snapshot
+ * or fails the test. */
+static struct ctp_snap *capture_split(const char *proc, unsigned workers,
+				      unsigned split, const char *jflag,
+				      struct run *r)
 {
 	unsigned n = ++seq;
 	PATH(r->cfg, "%s/cfg-%u.yaml", tmp, n);
@@ -354,6 +356,7 @@ static struct ctp_snap *capture(const char *proc, unsigned workers,
 		.cgroup = FIX_CGROUP,
 		.output = unused,
 		.workers = workers,
+		.split_threads = split,
 		.required = true,
 	};
 	assert_int_equal(e2e_write_config(r->cfg, &c), 0);
@@ -378,6 +381,12 @@ static struct ctp_snap *capture(const char *proc, unsigned workers,
 	assert_true(n_snaps < sizeof(snaps) / sizeof(snaps[0]));
 	snaps[n_snaps++] = s;
 	return s;
+}
+
+static struct ctp_snap *capture(const char *proc, unsigned workers,
+				const char *jflag, struct run *r)
+{
+	return capture_split(proc, workers, 0, jflag, r);
 }
 
 /* ---- Checking a fixture snapshot ---------------------------------------- */
@@ -835,6 +844,22 @@ static void workers_same_snapshot(void **state)
 	check_same_content(b1, b4, "generated tree, workers 1 vs 4");
 }
 
+/* Processes split among workers (split_threads: 1, every thread its own
+ * chunk, so every multi-threaded process is split) give the same snapshot,
+ * every value checked, as one worker walking them whole. */
+static void split_same_snapshot(void **state)
+{
+	(void)state;
+	struct run r1, r2, r3;
+	struct ctp_snap *s1 = capture(FIX_PROC, 1, NULL, &r1);
+	struct ctp_snap *s2 = capture_split(FIX_PROC, 2, 1, NULL, &r2);
+	struct ctp_snap *s3 = capture_split(FIX_PROC, 3, 1, NULL, &r3);
+	check_fixture_snapshot(s2, 2, FIX_PROC, &r2);
+	check_fixture_snapshot(s3, 3, FIX_PROC, &r3);
+	check_same_content(s1, s2, "workers 1 vs 2, split_threads 1");
+	check_same_content(s1, s3, "workers 1 vs 3, split_threads 1");
+}
+
 /* ---- show and dump ------------------------------------------------------ */
 
 static void show_and_dump(void **state)
@@ -1069,6 +1094,7 @@ int main(void)
 		cmocka_unit_test(expectations_match_fixture),
 		cmocka_unit_test_teardown(fixture_capture, free_snaps),
 		cmocka_unit_test_teardown(workers_same_snapshot, free_snaps),
+		cmocka_unit_test_teardown(split_same_snapshot, free_snaps),
 		cmocka_unit_test_teardown(show_and_dump, free_snaps),
 		cmocka_unit_test_teardown(unreadable_status, free_snaps),
 		cmocka_unit_test(sigterm_leaves_nothing),

@@ -111,7 +111,8 @@ static void descriptor(void **state)
 	assert_string_equal(p->name, "schedstat");
 	assert_non_null(p->version);
 	assert_non_null(p->description);
-	assert_int_equal(p->flags, CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL);
+	assert_int_equal(p->flags, CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
+					   CTP_PLUGIN_SPLITTABLE);
 	assert_int_equal(p->field_desc_size, sizeof(struct ctp_field_desc));
 	assert_int_equal(p->n_fields, N_FIELDS);
 	for (i = 0; i < N_FIELDS; i++) {

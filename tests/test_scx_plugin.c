@@ -137,7 +137,8 @@ static void descriptor(void **state)
 	assert_string_equal(p->name, "sched_ext");
 	assert_non_null(p->version);
 	assert_non_null(p->description);
-	assert_int_equal(p->flags, CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL);
+	assert_int_equal(p->flags, CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
+					   CTP_PLUGIN_SPLITTABLE);
 	assert_int_equal(p->n_fields, N_FIELDS);
 	for (size_t i = 0; i < N_FIELDS; i++) {
 		int k = fake_field_index(p, want[i].name);

@@ -329,6 +329,16 @@ struct ctp_api {
  * Ignored for plugins without process or thread callbacks.
  */
 #define CTP_PLUGIN_FD_LOCAL (1u << 1)
+/*
+ * The thread callback needs nothing the process callback left behind on
+ * the worker that ran it (per-worker or thread-local state filled by the
+ * process callback and read back by the thread callbacks). When every
+ * loaded plugin with a thread callback says so, the core may walk the
+ * threads of a large process (config `split_threads`) on several workers,
+ * each chunk on whichever worker is free, after the process callback ran
+ * on one of them. Ignored for plugins without a thread callback.
+ */
+#define CTP_PLUGIN_SPLITTABLE (1u << 2)
 
 /*
  * Callbacks. `state` is what init stored. Each returns >= 0 on success or a

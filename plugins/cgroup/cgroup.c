@@ -1093,7 +1093,8 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.version = CGROUP_VERSION,
 	.description = "cgroup v2 and v1 controller values per distinct "
 		       "cgroup, and each thread's v1 hierarchy paths",
-	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL,
+	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
+		 CTP_PLUGIN_SPLITTABLE,
 	CTP_PLUGIN_FIELDS(fields),
 	.thread_files = thread_files,
 	.init = cg_init,

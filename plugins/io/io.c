@@ -183,7 +183,8 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.version = IO_VERSION,
 	.description = "Per-thread I/O bytes and syscalls from "
 		       "/proc/<tgid>/task/<tid>/io",
-	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL,
+	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
+		 CTP_PLUGIN_SPLITTABLE,
 	CTP_PLUGIN_FIELDS(fields),
 	.thread_files = thread_files,
 	.init = io_init,

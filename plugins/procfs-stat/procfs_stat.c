@@ -684,7 +684,8 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.description = "Per-thread CPU time, faults, scheduling, state, "
 		       "context switches and affinity from /proc stat and "
 		       "status",
-	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL,
+	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
+		 CTP_PLUGIN_SPLITTABLE,
 	CTP_PLUGIN_FIELDS(fields),
 	.thread_files = thread_files,
 	.process_files = process_files,

@@ -393,7 +393,8 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.version = SCHED_EXT_VERSION,
 	.description = "sched_ext state of the host (/sys/kernel/sched_ext) "
 		       "and whether sched_ext runs each thread",
-	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL,
+	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
+		 CTP_PLUGIN_SPLITTABLE,
 	CTP_PLUGIN_FIELDS(fields),
 	.thread_files = thread_files,
 	.init = scx_init,

@@ -397,7 +397,8 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.description = "Per-thread scheduler accounting: CPU, run-queue wait, "
 		       "wakeups, migrations, sleep/block/iowait from /proc "
 		       "schedstat and sched",
-	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL,
+	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
+		 CTP_PLUGIN_SPLITTABLE,
 	CTP_PLUGIN_FIELDS(fields),
 	.thread_files = thread_files,
 	.init = sched_init,

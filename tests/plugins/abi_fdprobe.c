@@ -5,9 +5,13 @@
  * apart from the main thread's (kcmp(2) KCMP_FILES), which is what the
  * core does for its workers when every loaded plugin carries the flag.
  * Nothing is recorded when kcmp is unavailable (no CONFIG_KCMP).
+ * It also records which thread ran each callback, lingering 1 ms per call
+ * so that a second worker has time to take part, for the tests of
+ * processes split among workers (CTP_PLUGIN_SPLITTABLE).
  */
 #include <linux/kcmp.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <ctprof/plugin.h>
@@ -20,11 +24,17 @@ static const struct ctp_field_desc fields[] = {
 	 .type = CTP_TYPE_BOOL,
 	 .kind = CTP_KIND_CATEGORICAL,
 	 .rule = CTP_RULE_MODE},
+	{.name = "abi-fdprobe.caller",
+	 .help = "the thread id of the thread that ran the thread callback",
+	 .scope = CTP_SCOPE_THREAD,
+	 .type = CTP_TYPE_U64,
+	 .kind = CTP_KIND_ORDINAL,
+	 .rule = CTP_RULE_RANGE},
 };
 
 struct state {
 	const struct ctp_api *api;
-	int h;
+	int h, h_caller;
 };
 
 static struct state the_state;
@@ -34,6 +44,7 @@ static int fdprobe_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 {
 	the_state.api = api;
 	the_state.h = api->field_handle(ctx, 0);
+	the_state.h_caller = api->field_handle(ctx, 1);
 	*statep = &the_state;
 	return 0;
 }
@@ -43,10 +54,13 @@ static int fdprobe_thread(void *statep, const struct ctp_task *task,
 {
 	struct state *st = statep;
 	(void)task;
-	long r = syscall(SYS_kcmp, (long)getpid(), syscall(SYS_gettid),
-			 KCMP_FILES, 0L, 0L);
-	if (r < 0)
-		return 0;
+	long self = syscall(SYS_gettid);
+	struct timespec ts = {.tv_nsec = 1000000};
+	nanosleep(&ts, NULL);
+	int ret = st->api->set_u64(rec, st->h_caller, (uint64_t)self);
+	long r = syscall(SYS_kcmp, (long)getpid(), self, KCMP_FILES, 0L, 0L);
+	if (r < 0 || ret < 0)
+		return ret;
 	return st->api->set_bool(rec, st->h, r != 0);
 }
 
@@ -56,7 +70,8 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.version = "0",
 	.description = "fd-local; records whether workers own their "
 		       "descriptor table",
-	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL,
+	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
+		 CTP_PLUGIN_SPLITTABLE,
 	CTP_PLUGIN_FIELDS(fields),
 	.init = fdprobe_init,
 	.thread = fdprobe_thread,
