@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Host accounting probes; see hostprobe.h. */
 #include "hostprobe.h"
+#include "readsmall.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -55,37 +56,6 @@ int ctp_parse_delayacct(const char *buf, size_t len,
 	return 0;
 }
 
-/* Read a small file under dirfd into buf (NUL-terminated); bytes in *len. */
-static int read_small(int dirfd, const char *path, char *buf, size_t cap,
-		      size_t *len)
-{
-	size_t off = 0;
-	int fd, err = 0;
-
-	if (dirfd < 0)
-		return -EBADF;
-	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	while (off + 1 < cap) {
-		ssize_t n = read(fd, buf + off, cap - 1 - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		off += (size_t)n;
-	}
-	close(fd);
-	buf[off] = '\0';
-	*len = off;
-	return err;
-}
-
 int ctp_probe_delayacct(int proc_fd, enum ctp_delayacct_state *out)
 {
 	char buf[32];
@@ -93,8 +63,8 @@ int ctp_probe_delayacct(int proc_fd, enum ctp_delayacct_state *out)
 	int r;
 
 	*out = CTP_DELAYACCT_CONFIG_OFF;
-	r = read_small(proc_fd, "sys/kernel/task_delayacct", buf, sizeof(buf),
-		       &len);
+	r = ctp_read_small(proc_fd, "sys/kernel/task_delayacct", buf,
+			   sizeof(buf), &len);
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)

@@ -28,6 +28,7 @@
 #include "ctprof/plugin.h"
 #include "host_parse.h"
 #include "hostprobe.h"
+#include "readsmall.h"
 
 #ifndef HOST_CONTEXT_VERSION
 #define HOST_CONTEXT_VERSION "0"
@@ -241,34 +242,16 @@ static void set_str(struct host_state *st, struct ctp_record *rec, int f,
 static int read_at(struct host_state *st, int dirfd, const char *path,
 		   size_t *len, bool *full)
 {
-	size_t off = 0;
-	int fd, err = 0;
+	int r;
 
-	*len = 0;
 	*full = false;
-	if (dirfd < 0)
+	if (dirfd < 0) {
+		*len = 0;
 		return -ENOENT;
-	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	while (off + 1 < READ_BUF) {
-		ssize_t n = read(fd, st->buf + off, READ_BUF - 1 - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		off += (size_t)n;
 	}
-	*full = off + 1 >= READ_BUF;
-	close(fd);
-	st->buf[off] = '\0';
-	*len = off;
-	return err;
+	r = ctp_read_small(dirfd, path, st->buf, READ_BUF, len);
+	*full = *len + 1 >= READ_BUF;
+	return r;
 }
 
 /* Tally a failed read: missing sources and unreadable ones apart. */

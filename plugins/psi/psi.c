@@ -23,6 +23,7 @@
 
 #include "ctprof/plugin.h"
 #include "psi_parse.h"
+#include "readsmall.h"
 
 #ifndef PSI_VERSION
 #define PSI_VERSION "0"
@@ -191,35 +192,6 @@ static void keep(int *ret, int r)
 		*ret = r;
 }
 
-/* Read a small file at dirfd/path into buf (NUL-terminated). Returns its
- * length or a negative errno (EOPNOTSUPP arrives from read(), not open). */
-static ssize_t read_small(int dirfd, const char *path, char *buf, size_t cap)
-{
-	size_t len = 0;
-	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-
-	if (fd < 0)
-		return -errno;
-	while (len < cap - 1) {
-		ssize_t n = read(fd, buf + len, cap - 1 - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int err = -errno;
-
-			close(fd);
-			return err;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	buf[len] = '\0';
-	return (ssize_t)len;
-}
-
 static int set_half(const struct psi_state *st, struct ctp_record *rec,
 		    int group, const struct ctp_psi_half *h)
 {
@@ -250,7 +222,8 @@ static int record_file(struct psi_state *st, struct ctp_record *rec, int dirfd,
 		       const char *path, const signed char groups[2], bool *off)
 {
 	struct ctp_psi psi;
-	ssize_t n = read_small(dirfd, path, st->buf, sizeof(st->buf));
+	size_t len;
+	int n = ctp_read_small(dirfd, path, st->buf, sizeof(st->buf), &len);
 	int ret = 0;
 
 	*off = false;
@@ -263,7 +236,7 @@ static int record_file(struct psi_state *st, struct ctp_record *rec, int dirfd,
 		}
 		return 0;
 	}
-	if (ctp_parse_psi(st->buf, (size_t)n, &psi) < 0)
+	if (ctp_parse_psi(st->buf, len, &psi) < 0)
 		count(st, C_PARSE_ERRORS);
 	if (groups[0] >= 0 && (psi.present & CTP_PSI_SOME))
 		keep(&ret, set_half(st, rec, groups[0], &psi.some));

@@ -26,6 +26,7 @@
 
 #include "ctprof/plugin.h"
 #include "scx_parse.h"
+#include "readsmall.h"
 
 #ifndef SCHED_EXT_VERSION
 #define SCHED_EXT_VERSION "0"
@@ -159,34 +160,6 @@ static void keep(int *ret, int r)
 		*ret = r;
 }
 
-/* Read a small file into buf (NUL-terminated); its length or -errno. */
-static ssize_t read_small(int dirfd, const char *path, char *buf, size_t cap)
-{
-	size_t len = 0;
-	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-
-	if (fd < 0)
-		return -errno;
-	while (len < cap - 1) {
-		ssize_t n = read(fd, buf + len, cap - 1 - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int err = -errno;
-
-			close(fd);
-			return err;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	buf[len] = '\0';
-	return (ssize_t)len;
-}
-
 /*
  * One host file. Missing is not an error: root/ops exists only while a
  * scheduler is loaded, and older kernels lack hotplug_seq and enable_seq.
@@ -196,16 +169,17 @@ static int host_file(struct scx_state *st, struct ctp_record *rec, int dirfd,
 {
 	const struct ctp_api *api = st->api;
 	int fh = st->fh[host_files[i].field];
-	ssize_t n;
+	int n;
 	uint64_t v;
 	const char *s;
-	size_t sl;
+	size_t sl, len;
 	bool b;
 	int r;
 
 	if (fh < 0)
 		return 0;
-	n = read_small(dirfd, host_files[i].file, st->buf, sizeof(st->buf));
+	n = ctp_read_small(dirfd, host_files[i].file, st->buf, sizeof(st->buf),
+			   &len);
 	if (n < 0) {
 		if (n != -ENOENT)
 			count(st, C_SYSFS_READ_ERRORS);
@@ -213,17 +187,17 @@ static int host_file(struct scx_state *st, struct ctp_record *rec, int dirfd,
 	}
 	switch (host_files[i].how) {
 	case P_COUNT:
-		r = ctp_scx_parse_count(st->buf, (size_t)n, &v);
+		r = ctp_scx_parse_count(st->buf, len, &v);
 		if (r == 0)
 			return api->set_u64(rec, fh, v);
 		break;
 	case P_FLAG:
-		r = ctp_scx_parse_flag(st->buf, (size_t)n, &b);
+		r = ctp_scx_parse_flag(st->buf, len, &b);
 		if (r == 0)
 			return api->set_bool(rec, fh, b);
 		break;
 	default:
-		r = ctp_scx_parse_line(st->buf, (size_t)n, &s, &sl);
+		r = ctp_scx_parse_line(st->buf, len, &s, &sl);
 		if (r == 0)
 			return api->set_str(rec, fh, s, sl);
 		break;
