@@ -357,6 +357,41 @@ static bool col_allocated(const struct ctp_table *t, uint32_t n, uint32_t col)
 	return false;
 }
 
+/* Pointers to the n spans of s, checked against the worker tables and
+ * sorted by tgid, in *out (NULL when n is 0); their threads added to *nt.
+ * 0, or o's error (-EINVAL, -ENOMEM). */
+static int sorted_spans(const struct ctp_capture *cap, const struct ctp_span *s,
+			size_t n, const struct ctp_span ***out, size_t *nt,
+			struct out *o)
+{
+	const struct ctp_span **p = NULL;
+	*out = NULL;
+	if (!n)
+		return 0;
+	p = malloc(n * sizeof(*p));
+	if (!p) {
+		fail(o, -ENOMEM, "out of memory");
+		return o->err;
+	}
+	for (size_t i = 0; i < n; i++) {
+		p[i] = &s[i];
+		if (s[i].worker >= cap->n_workers ||
+		    (uint64_t)s[i].thread_row + s[i].nthreads >
+			    cap->threads[s[i].worker].nrows) {
+			fail(o, -EINVAL,
+			     "inconsistent capture: span of tgid %u points "
+			     "past worker %u's thread table",
+			     s[i].tgid, s[i].worker);
+			free(p);
+			return o->err;
+		}
+		*nt += s[i].nthreads;
+	}
+	qsort(p, n, sizeof(*p), cmp_span);
+	*out = p;
+	return 0;
+}
+
 static int layout_rows(const struct ctp_capture *cap, struct layout *l,
 		       struct out *o)
 {
@@ -364,51 +399,13 @@ static int layout_rows(const struct ctp_capture *cap, struct layout *l,
 	size_t nt = 0;
 	int ret = 0;
 
-	if (cap->n_spans) {
-		sp = malloc(cap->n_spans * sizeof(*sp));
-		if (!sp)
-			goto nomem;
+	/* The processes' spans and the extra thread runs of split ones,
+	 * each by tgid. */
+	if (sorted_spans(cap, cap->spans, cap->n_spans, &sp, &nt, o) < 0 ||
+	    sorted_spans(cap, cap->xspans, cap->n_xspans, &xp, &nt, o) < 0) {
+		ret = o->err;
+		goto out;
 	}
-	/* Extra thread runs of split processes, by tgid like the spans. */
-	if (cap->n_xspans) {
-		xp = malloc(cap->n_xspans * sizeof(*xp));
-		if (!xp)
-			goto nomem;
-	}
-	for (size_t i = 0; i < cap->n_xspans; i++) {
-		const struct ctp_span *s = &cap->xspans[i];
-		xp[i] = s;
-		if (s->worker >= cap->n_workers ||
-		    (uint64_t)s->thread_row + s->nthreads >
-			    cap->threads[s->worker].nrows) {
-			fail(o, -EINVAL,
-			     "inconsistent capture: a thread run of tgid %u "
-			     "points past worker %u's thread table",
-			     s->tgid, s->worker);
-			ret = o->err;
-			goto out;
-		}
-		nt += s->nthreads;
-	}
-	if (cap->n_xspans)
-		qsort(xp, cap->n_xspans, sizeof(*xp), cmp_span);
-	for (size_t i = 0; i < cap->n_spans; i++) {
-		const struct ctp_span *s = &cap->spans[i];
-		sp[i] = s;
-		if (s->worker >= cap->n_workers ||
-		    (uint64_t)s->thread_row + s->nthreads >
-			    cap->threads[s->worker].nrows) {
-			fail(o, -EINVAL,
-			     "inconsistent capture: span of tgid %u points "
-			     "past worker %u's thread table",
-			     s->tgid, s->worker);
-			ret = o->err;
-			goto out;
-		}
-		nt += s->nthreads;
-	}
-	if (cap->n_spans)
-		qsort(sp, cap->n_spans, sizeof(*sp), cmp_span);
 
 	l->threads = calloc(nt ? nt : 1, sizeof(*l->threads));
 	l->procs = calloc(cap->n_spans ? cap->n_spans : 1, sizeof(*l->procs));
