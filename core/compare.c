@@ -300,6 +300,27 @@ static void compare_cell(const struct gsec *s, const struct jrow *r,
 	c->changed = c->num ? c->delta != 0 : strcmp(c->h[0], c->h[1]) != 0;
 }
 
+/* The end of a CSV comparison line: ",field,a,b,delta,pct,changed\n". */
+static void csv_cmp(FILE *out, const char *field, const struct cmp *c)
+{
+	char num[64];
+	fputc(',', out);
+	csv_str(out, field);
+	fputc(',', out);
+	csv_agg(out, c->a[0]);
+	fputc(',', out);
+	csv_agg(out, c->a[1]);
+	fputc(',', out);
+	if (c->num) {
+		exact_num(num, sizeof(num), c->delta);
+		fputs(num, out);
+	}
+	fputc(',', out);
+	if (c->has_pct)
+		fprintf(out, "%.4Lf", c->pct);
+	fprintf(out, ",%d\n", c->changed);
+}
+
 static void human_change(const struct cmp *c, uint8_t unit, char *d, size_t dn,
 			 char *pc, size_t pn)
 {
@@ -936,7 +957,6 @@ static void print_gsec_csv(struct ctx *x, struct gsec *s)
 					      key[k] ? key[k] : "");
 		for (size_t j = 0; j < s->nfp; j++) {
 			struct cmp c;
-			char num[64];
 			compare_cell(s, r, &s->fp[j], &c);
 			fprintf(out, "%s,", s->name);
 			csv_str(out, gk);
@@ -952,21 +972,7 @@ static void print_gsec_csv(struct ctx *x, struct gsec *s)
 				g[k] ? fprintf(out, ",%" PRIu32,
 					       g[k]->n_processes)
 				     : fputs(",", out);
-			fputc(',', out);
-			csv_str(out, s->fp[j].name);
-			fputc(',', out);
-			csv_agg(out, c.a[0]);
-			fputc(',', out);
-			csv_agg(out, c.a[1]);
-			fputc(',', out);
-			if (c.num) {
-				exact_num(num, sizeof(num), c.delta);
-				fputs(num, out);
-			}
-			fputc(',', out);
-			if (c.has_pct)
-				fprintf(out, "%.4Lf", c.pct);
-			fprintf(out, ",%d\n", c.changed);
+			csv_cmp(out, s->fp[j].name, &c);
 		}
 	}
 }
@@ -1160,21 +1166,8 @@ static int print_psi_host(struct ctx *x)
 				  : fputs("null", out);
 			fputc('}', out);
 		} else {
-			fputs("psi,,,,,,,", out);
-			csv_str(out, s.fp[j].name);
-			fputc(',', out);
-			csv_agg(out, c.a[0]);
-			fputc(',', out);
-			csv_agg(out, c.a[1]);
-			fputc(',', out);
-			if (c.num) {
-				exact_num(num, sizeof(num), c.delta);
-				fputs(num, out);
-			}
-			fputc(',', out);
-			if (c.has_pct)
-				fprintf(out, "%.4Lf", c.pct);
-			fprintf(out, ",%d\n", c.changed);
+			fputs("psi,,,,,,", out);
+			csv_cmp(out, s.fp[j].name, &c);
 		}
 	}
 	if (x->o->fmt == F_TABLE && t.nrows) {
