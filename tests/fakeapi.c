@@ -729,3 +729,30 @@ uint64_t fake_summary(const struct ctp_ctx *ctx, const char *name)
 	fail_msg("no summary counter %s", name);
 	return 0;
 }
+
+void fake_expect_descriptor(const struct ctp_plugin *p, const char *name,
+			    uint32_t flags, uint32_t n_fields)
+{
+	assert_int_equal(p->abi, CTP_ABI_MAJOR);
+	assert_int_equal(p->size, sizeof(struct ctp_plugin));
+	assert_string_equal(p->name, name);
+	assert_non_null(p->version);
+	assert_non_null(p->description);
+	assert_int_equal(p->flags, flags);
+	assert_int_equal(p->field_desc_size, sizeof(struct ctp_field_desc));
+	assert_int_equal(p->n_fields, n_fields);
+}
+
+void fake_expect_field(const struct ctp_field_desc *f, uint8_t scope,
+		       uint8_t type, uint8_t unit, uint8_t kind, uint8_t rule)
+{
+	assert_int_equal(f->scope, scope);
+	assert_int_equal(f->type, type);
+	assert_int_equal(f->unit, unit);
+	assert_int_equal(f->kind, kind);
+	assert_int_equal(f->rule, rule);
+	assert_int_equal(f->flags, 0);
+	assert_non_null(f->help);
+	assert_true(strlen(f->help) > 0);
+	assert_null(strchr(f->help, '\n'));
+}

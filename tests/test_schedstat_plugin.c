@@ -106,15 +106,10 @@ static void descriptor(void **state)
 	const struct ctp_plugin *p = fx->p;
 	size_t i;
 
-	assert_int_equal(p->abi, CTP_ABI_MAJOR);
-	assert_int_equal(p->size, sizeof(struct ctp_plugin));
-	assert_string_equal(p->name, "schedstat");
-	assert_non_null(p->version);
-	assert_non_null(p->description);
-	assert_int_equal(p->flags, CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
-					   CTP_PLUGIN_SPLITTABLE);
-	assert_int_equal(p->field_desc_size, sizeof(struct ctp_field_desc));
-	assert_int_equal(p->n_fields, N_FIELDS);
+	fake_expect_descriptor(p, "schedstat",
+			       CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
+				       CTP_PLUGIN_SPLITTABLE,
+			       N_FIELDS);
 	for (i = 0; i < N_FIELDS; i++) {
 		const struct ctp_field_desc *f =
 			&p->fields[fake_table_index(p, expected[i].name)];
@@ -140,15 +135,7 @@ static void descriptor(void **state)
 			rule = CTP_RULE_MODE;
 			break;
 		}
-		assert_int_equal(f->scope, CTP_SCOPE_THREAD);
-		assert_int_equal(f->type, type);
-		assert_int_equal(f->unit, unit);
-		assert_int_equal(f->kind, kind);
-		assert_int_equal(f->rule, rule);
-		assert_int_equal(f->flags, 0);
-		assert_non_null(f->help);
-		assert_true(strlen(f->help) > 0);
-		assert_null(strchr(f->help, '\n'));
+		fake_expect_field(f, CTP_SCOPE_THREAD, type, unit, kind, rule);
 	}
 	assert_non_null(p->thread_files);
 	assert_string_equal(p->thread_files[0], "schedstat");

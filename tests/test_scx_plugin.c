@@ -132,14 +132,10 @@ static void descriptor(void **state)
 	struct fake_fx *fx = *state;
 	const struct ctp_plugin *p = fx->p;
 
-	assert_int_equal(p->abi, CTP_ABI_MAJOR);
-	assert_int_equal(p->size, sizeof(struct ctp_plugin));
-	assert_string_equal(p->name, "sched_ext");
-	assert_non_null(p->version);
-	assert_non_null(p->description);
-	assert_int_equal(p->flags, CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
-					   CTP_PLUGIN_SPLITTABLE);
-	assert_int_equal(p->n_fields, N_FIELDS);
+	fake_expect_descriptor(p, "sched_ext",
+			       CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
+				       CTP_PLUGIN_SPLITTABLE,
+			       N_FIELDS);
 	for (size_t i = 0; i < N_FIELDS; i++) {
 		int k = fake_field_index(p, want[i].name);
 		const struct ctp_field_desc *f;
@@ -147,14 +143,8 @@ static void descriptor(void **state)
 		if (k < 0)
 			fail_msg("no field %s", want[i].name);
 		f = &p->fields[k];
-		assert_int_equal(f->scope, want[i].scope);
-		assert_int_equal(f->type, want[i].type);
-		assert_int_equal(f->unit, want[i].unit);
-		assert_int_equal(f->kind, want[i].kind);
-		assert_int_equal(f->rule, want[i].rule);
-		assert_int_equal(f->flags, 0);
-		assert_non_null(f->help);
-		assert_null(strchr(f->help, '\n'));
+		fake_expect_field(f, want[i].scope, want[i].type, want[i].unit,
+				  want[i].kind, want[i].rule);
 	}
 	/* Lazy, and the same name the schedstat plugin declares. */
 	assert_non_null(p->thread_files);
