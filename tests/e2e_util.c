@@ -2,6 +2,12 @@
 /* Helpers for the end-to-end tests; see e2e_util.h. */
 #include "e2e_util.h"
 
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -414,4 +420,21 @@ const char *e2e_policy_name(long long n, char *buf, size_t len)
 		return names[n];
 	snprintf(buf, len, "unknown(%lld)", n);
 	return buf;
+}
+
+struct ctp_snap *e2e_capture(const char *cfg, const char *out, const char *log)
+{
+	const char *args[] = {"--config", cfg, "-o", out, NULL};
+	int rc = e2e_run(args, NULL, log);
+	if (rc != 0) {
+		e2e_show_file("config", cfg);
+		e2e_show_file("ctprof-core stderr", log);
+		fail_msg("ctprof-core --config %s -o %s exited with %d", cfg,
+			 out, rc);
+	}
+	struct ctp_snap *s = NULL;
+	char err[512];
+	if (ctp_snap_open(out, 1ull << 31, &s, err, sizeof(err)) < 0)
+		fail_msg("cannot read the snapshot: %s", err);
+	return s;
 }

@@ -59,6 +59,11 @@ int e2e_wait(pid_t pid, int *status);
 /* Spawn and wait. Returns the exit code (0..255), or -1000 - signal when a
  * signal killed the child, or a negative errno when it could not start. */
 int e2e_run(const char *const *args, const char *out, const char *err);
+/* Run `ctprof-core --config cfg -o out`, stderr to `log`, and open the
+ * snapshot (decompression cap 2 GiB). Unlike the rest of this file it
+ * fails the running cmocka test, showing the config and the log, when the
+ * run exits non-zero or the snapshot does not read. */
+struct ctp_snap *e2e_capture(const char *cfg, const char *out, const char *log);
 
 /* ---- procfs-stat's thread fields, and reading them from /proc text ------ */
 

@@ -503,16 +503,7 @@ static struct ctp_snap *capture(const char *base, const char *cgroup_root,
 	fputs("}\n", f);
 	assert_int_equal(fclose(f), 0);
 
-	const char *args[] = {"--config", cfg, "-o", out, NULL};
-	int rc = e2e_run(args, NULL, log);
-	if (rc != 0) {
-		e2e_show_file("ctprof-core stderr", log);
-		fail_msg("ctprof-core --config %s exited with %d", cfg, rc);
-	}
-	struct ctp_snap *s = NULL;
-	char err[512];
-	if (ctp_snap_open(out, MAX_SNAP, &s, err, sizeof(err)) < 0)
-		fail_msg("cannot read the snapshot: %s", err);
+	struct ctp_snap *s = e2e_capture(cfg, out, log);
 	assert_true(n_snaps < sizeof(snaps) / sizeof(snaps[0]));
 	snaps[n_snaps++] = s;
 	return s;

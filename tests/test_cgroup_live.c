@@ -43,7 +43,6 @@
 #include "e2e_util.h"
 #include "reader.h"
 
-#define MAX_SNAP       (1ull << 30)
 #define PATH(buf, ...) assert_int_equal(E2E_PATHF(buf, __VA_ARGS__), 0)
 #define NTHREADS       4 /* the child's leader and three threads */
 #define MEM_LIMIT      (256ull << 20)
@@ -297,17 +296,7 @@ static struct ctp_snap *capture(void)
 		"plugins:\n  cgroup: {required: true}\n",
 		CTP_TEST_PLUGIN_DIR);
 	assert_int_equal(fclose(f), 0);
-	const char *args[] = {"--config", cfg, "-o", out, NULL};
-	int rc = e2e_run(args, NULL, log);
-	if (rc != 0) {
-		e2e_show_file("ctprof-core stderr", log);
-		fail_msg("ctprof-core exited with %d", rc);
-	}
-	struct ctp_snap *s = NULL;
-	char err[512];
-	if (ctp_snap_open(out, MAX_SNAP, &s, err, sizeof(err)) < 0)
-		fail_msg("cannot read the snapshot: %s", err);
-	return s;
+	return e2e_capture(cfg, out, log);
 }
 
 static long cg_row(const struct ctp_snap *s, const char *path)

@@ -51,7 +51,6 @@
 #define FIX_CGROUP     FIX "/cgroup"
 #define FIX_OUTSIDE    FIX "/outside.service"
 #define FIX_SYS	       CTP_TEST_FIXTURES "/sys"
-#define MAX_SNAP       (1ull << 30)
 #define SKIP	       77
 #define PATH(buf, ...) assert_int_equal(E2E_PATHF(buf, __VA_ARGS__), 0)
 
@@ -477,17 +476,7 @@ static struct ctp_snap *capture(const char *proc, const char *sys,
 		.required = true,
 	};
 	assert_int_equal(e2e_write_config(cfg, &c), 0);
-	const char *args[] = {"--config", cfg, "-o", out, NULL};
-	int rc = e2e_run(args, NULL, log);
-	if (rc != 0) {
-		e2e_show_file("ctprof-core stderr", log);
-		fail_msg("ctprof-core --config %s -o %s exited with %d", cfg,
-			 out, rc);
-	}
-	struct ctp_snap *s = NULL;
-	char err[512];
-	if (ctp_snap_open(out, MAX_SNAP, &s, err, sizeof(err)) < 0)
-		fail_msg("cannot read the snapshot: %s", err);
+	struct ctp_snap *s = e2e_capture(cfg, out, log);
 	assert_true(n_snaps < sizeof(snaps) / sizeof(snaps[0]));
 	snaps[n_snaps++] = s;
 	return s;

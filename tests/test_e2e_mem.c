@@ -32,7 +32,6 @@
 #define FIX_PROC       CTP_TEST_FIXTURES "/proc-mem"
 #define FIX_SYS	       CTP_TEST_FIXTURES "/sys"
 #define FIX_CGROUP     CTP_TEST_FIXTURES "/cgroup"
-#define MAX_SNAP       (1ull << 30)
 #define PATH(buf, ...) assert_int_equal(E2E_PATHF(buf, __VA_ARGS__), 0)
 
 /* Collect every mismatch of a check before failing, so one run says all. */
@@ -435,16 +434,7 @@ static struct ctp_snap *capture(const char *proc, bool with_io,
 		smaps_opts ? smaps_opts : "");
 	assert_int_equal(fclose(f), 0);
 
-	const char *args[] = {"--config", cfg, "-o", out, NULL};
-	int rc = e2e_run(args, NULL, log);
-	if (rc != 0) {
-		e2e_show_file("ctprof-core stderr", log);
-		fail_msg("ctprof-core --config %s exited with %d", cfg, rc);
-	}
-	struct ctp_snap *s = NULL;
-	char err[512];
-	if (ctp_snap_open(out, MAX_SNAP, &s, err, sizeof(err)) < 0)
-		fail_msg("cannot read the snapshot: %s", err);
+	struct ctp_snap *s = e2e_capture(cfg, out, log);
 	assert_true(n_snaps < sizeof(snaps) / sizeof(snaps[0]));
 	snaps[n_snaps++] = s;
 	return s;

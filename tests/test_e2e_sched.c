@@ -40,7 +40,6 @@
 #define FIX_PROC       CTP_TEST_FIXTURES "/proc-sched"
 #define FIX_SYS	       CTP_TEST_FIXTURES "/sys"
 #define FIX_CGROUP     CTP_TEST_FIXTURES "/cgroup"
-#define MAX_SNAP       (1ull << 30)
 #define SKIP	       77
 #define PATH(buf, ...) assert_int_equal(E2E_PATHF(buf, __VA_ARGS__), 0)
 
@@ -393,23 +392,15 @@ static int write_config(const char *path, const char *proc, unsigned workers,
 static struct ctp_snap *capture(const char *proc, unsigned workers,
 				const char *options)
 {
-	char cfg[PATH_MAX], out[PATH_MAX], log[PATH_MAX], err[512];
+	char cfg[PATH_MAX], out[PATH_MAX], log[PATH_MAX];
 	unsigned n = ++seq;
 	struct ctp_snap *s = NULL;
-	int rc;
 
 	PATH(cfg, "%s/cfg-%u.yaml", tmp, n);
 	PATH(out, "%s/snap-%u.ctprof.zst", tmp, n);
 	PATH(log, "%s/log-%u.txt", tmp, n);
 	assert_int_equal(write_config(cfg, proc, workers, options), 0);
-	const char *args[] = {"--config", cfg, "-o", out, NULL};
-	rc = e2e_run(args, NULL, log);
-	if (rc != 0) {
-		e2e_show_file("ctprof-core stderr", log);
-		fail_msg("ctprof-core --config %s exited with %d", cfg, rc);
-	}
-	if (ctp_snap_open(out, MAX_SNAP, &s, err, sizeof(err)) < 0)
-		fail_msg("cannot read the snapshot: %s", err);
+	s = e2e_capture(cfg, out, log);
 	assert_true(n_snaps < sizeof(snaps) / sizeof(snaps[0]));
 	snaps[n_snaps++] = s;
 	return s;

@@ -12,8 +12,6 @@
 #include "e2e_util.h"
 #include "test_psi_run.h"
 
-#define MAX_SNAP (1ull << 30)
-
 static char tmp[PATH_MAX];
 static unsigned seq;
 static struct ctp_snap *snaps[16];
@@ -90,24 +88,15 @@ static int write_config(const char *path, const struct run_cfg *c)
 
 struct ctp_snap *run_capture(const struct run_cfg *c)
 {
-	char cfg[PATH_MAX], out[PATH_MAX], log[PATH_MAX], err[512];
+	char cfg[PATH_MAX], out[PATH_MAX], log[PATH_MAX];
 	unsigned n = ++seq;
 	struct ctp_snap *s = NULL;
-	int rc;
 
 	assert_int_equal(E2E_PATHF(cfg, "%s/cfg-%u.yaml", tmp, n), 0);
 	assert_int_equal(E2E_PATHF(out, "%s/snap-%u.ctprof.zst", tmp, n), 0);
 	assert_int_equal(E2E_PATHF(log, "%s/log-%u.txt", tmp, n), 0);
 	assert_int_equal(write_config(cfg, c), 0);
-	const char *args[] = {"--config", cfg, "-o", out, NULL};
-	rc = e2e_run(args, NULL, log);
-	if (rc != 0) {
-		e2e_show_file("config", cfg);
-		e2e_show_file("ctprof-core stderr", log);
-		fail_msg("ctprof-core --config %s exited with %d", cfg, rc);
-	}
-	if (ctp_snap_open(out, MAX_SNAP, &s, err, sizeof(err)) < 0)
-		fail_msg("cannot read the snapshot: %s", err);
+	s = e2e_capture(cfg, out, log);
 	assert_true(n_snaps < sizeof(snaps) / sizeof(snaps[0]));
 	snaps[n_snaps++] = s;
 	return s;
