@@ -26,13 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <unistd.h>
-
-#include <linux/magic.h>
 
 #include "ctprof/plugin.h"
 #include "jep.h"
+#include "hostfs.h"
 
 #ifndef JEP_PLUGIN_VERSION
 #define JEP_PLUGIN_VERSION "0"
@@ -691,24 +689,6 @@ static void jep_fini(void *state)
 	free(st);
 }
 
-/* Thread pointers and process_vm_readv name tids of the caller's pid
- * namespace: only a live procfs whose "self" is us means anything. */
-static bool proc_is_live(int proc_fd)
-{
-	struct statfs sf;
-	char buf[32];
-	ssize_t n;
-
-	if (proc_fd < 0 || fstatfs(proc_fd, &sf) < 0 ||
-	    sf.f_type != PROC_SUPER_MAGIC)
-		return false;
-	n = readlinkat(proc_fd, "self", buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	return strtol(buf, NULL, 10) == (long)getpid();
-}
-
 static int parse_options(struct jep_state *st)
 {
 	const struct ctp_api *api = st->api;
@@ -798,7 +778,7 @@ static int jep_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		}
 	}
 	roots = api->roots(ctx);
-	st->live = proc_is_live(roots ? roots->proc_fd : -1);
+	st->live = ctp_proc_is_live(roots ? roots->proc_fd : -1);
 	if (!st->live)
 		api->log(ctx, CTP_LOG_INFO,
 			 "proc root is not this host's live procfs: "

@@ -26,7 +26,7 @@
 
 #include "ctprof/plugin.h"
 #include "scx_parse.h"
-#include "readsmall.h"
+#include "hostfs.h"
 
 #ifndef SCHED_EXT_VERSION
 #define SCHED_EXT_VERSION "0"

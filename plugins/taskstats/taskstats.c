@@ -27,19 +27,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <libmnl/libmnl.h>
 #include <linux/genetlink.h>
-#include <linux/magic.h>
 #include <linux/netlink.h>
 #include <linux/taskstats.h>
 
 #include "ctprof/plugin.h"
 #include "hostprobe.h"
 #include "taskstats_reply.h"
+#include "hostfs.h"
 
 #ifndef TASKSTATS_PLUGIN_VERSION
 #define TASKSTATS_PLUGIN_VERSION "0"
@@ -821,28 +820,6 @@ static void ts_fini(void *state)
 	free(st);
 }
 
-/*
- * Queries name tids of the caller's pid namespace on the running kernel, so
- * they are meaningful only when the proc root is a procfs whose "self" is
- * this process (not a fixture tree, nor another namespace's /proc).
- */
-static bool proc_is_live(int proc_fd)
-{
-	struct statfs sf;
-	char buf[32];
-	ssize_t n;
-	uint32_t pid;
-
-	if (proc_fd < 0 || fstatfs(proc_fd, &sf) < 0 ||
-	    sf.f_type != PROC_SUPER_MAGIC)
-		return false;
-	n = readlinkat(proc_fd, "self", buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	return parse_tid(buf, &pid) == 0 && pid == (uint32_t)getpid();
-}
-
 static int parse_options(struct ts_state *st)
 {
 	const struct ctp_api *api = st->api;
@@ -940,7 +917,7 @@ static int ts_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 
 	/* Init succeeds whatever the kernel lacks: threads are then counted
 	 * as skipped and finish's hint says why. */
-	if (!proc_is_live(proc_fd)) {
+	if (!ctp_proc_is_live(proc_fd)) {
 		st->skip = SKIP_NOT_LIVE;
 		api->log(ctx, CTP_LOG_INFO,
 			 "proc root %s is not this kernel's /proc: threads "

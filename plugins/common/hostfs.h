@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Reading a small host file (sysfs, procfs, cgroupfs) into a fixed buffer. */
-#ifndef CTP_READSMALL_H
-#define CTP_READSMALL_H
+/* Host filesystems for plugins: reading a small file (sysfs, procfs,
+ * cgroupfs) into a fixed buffer, and telling a live /proc from a tree. */
+#ifndef CTP_HOSTFS_H
+#define CTP_HOSTFS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /*
@@ -15,5 +17,13 @@
  */
 int ctp_read_small(int dirfd, const char *path, char *buf, size_t cap,
 		   size_t *len);
+
+/*
+ * Whether proc_fd is a procfs whose "self" is this process: the running
+ * kernel's /proc in our pid namespace, not a fixture tree nor another
+ * namespace's mount. Tids (for taskstats queries, ptrace, process_vm_readv)
+ * mean something only then.
+ */
+bool ctp_proc_is_live(int proc_fd);
 
 #endif

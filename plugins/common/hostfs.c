@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* See readsmall.h. */
-#include "readsmall.h"
+/* See hostfs.h. */
+#include "hostfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <stdlib.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 int ctp_read_small(int dirfd, const char *path, char *buf, size_t cap,
@@ -35,4 +38,24 @@ int ctp_read_small(int dirfd, const char *path, char *buf, size_t cap,
 	buf[off] = '\0';
 	*len = off;
 	return err;
+}
+
+bool ctp_proc_is_live(int proc_fd)
+{
+	struct statfs sf;
+	char buf[32], *end;
+	ssize_t n;
+	long pid;
+
+	if (proc_fd < 0 || fstatfs(proc_fd, &sf) < 0 ||
+	    sf.f_type != PROC_SUPER_MAGIC)
+		return false;
+	n = readlinkat(proc_fd, "self", buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	errno = 0;
+	pid = strtol(buf, &end, 10);
+	return errno == 0 && *end == '\0' && end != buf &&
+	       pid == (long)getpid();
 }
