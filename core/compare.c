@@ -348,10 +348,29 @@ static int cmp_names(const void *a, const void *b)
 		      ((const struct fpair *)b)->name);
 }
 
-/* The fields of the given scopes, by name over both snapshots, that the
- * --fields globs and the section's filter select. */
-static int collect_fields(struct ctx *x, struct gsec *s, unsigned scopes,
-			  int psi)
+/* Which fields a section compares: the --fields globs, then its own test. */
+struct field_filter {
+	unsigned scopes; /* bit per enum ctp_scope */
+	int psi;	 /* -1 any; 1 only psi.cg.*; 0 none of them */
+	bool host_psi;	 /* only the host's psi.* fields */
+};
+
+static bool field_wanted(const struct ctx *x, const struct field_filter *w,
+			 const struct ctp_snap_field *f)
+{
+	if (!selected(x->o, f->name))
+		return false;
+	if (w->host_psi)
+		return f->scope == CTP_SCOPE_HOST &&
+		       strncmp(f->name, "psi.", 4) == 0;
+	return (w->scopes & (1u << f->scope)) &&
+	       (w->psi < 0 || is_psi_cg(f->name) == (w->psi == 1));
+}
+
+/* The fields w selects, paired by name over both snapshots, in s->fp
+ * sorted by name. */
+static int pair_fields(struct ctx *x, struct gsec *s,
+		       const struct field_filter *w)
 {
 	size_t cap = ctp_snap_n_fields(x->snap[0]) +
 		     ctp_snap_n_fields(x->snap[1]) + 1;
@@ -362,10 +381,7 @@ static int collect_fields(struct ctx *x, struct gsec *s, unsigned scopes,
 		const struct ctp_snap_field *fs = ctp_snap_fields(x->snap[k]);
 		for (size_t i = 0; i < ctp_snap_n_fields(x->snap[k]); i++) {
 			const struct ctp_snap_field *f = &fs[i];
-			if (!(scopes & (1u << f->scope)) ||
-			    !selected(x->o, f->name))
-				continue;
-			if (psi >= 0 && is_psi_cg(f->name) != (psi == 1))
+			if (!field_wanted(x, w, f))
 				continue;
 			size_t j;
 			for (j = 0; j < s->nfp; j++)
@@ -377,6 +393,17 @@ static int collect_fields(struct ctx *x, struct gsec *s, unsigned scopes,
 		}
 	}
 	qsort(s->fp, s->nfp, sizeof(*s->fp), cmp_names);
+	return 0;
+}
+
+/* The fields of the given scopes, by name over both snapshots, that the
+ * --fields globs and the section's filter select. */
+static int collect_fields(struct ctx *x, struct gsec *s, unsigned scopes,
+			  int psi)
+{
+	struct field_filter w = {.scopes = scopes, .psi = psi};
+	if (pair_fields(x, s, &w) < 0)
+		return -ENOMEM;
 	for (size_t j = 0; j < s->nfp; j++)
 		for (int k = 0; k < 2; k++)
 			if (s->fp[j].f[k] &&
@@ -1078,30 +1105,12 @@ static int print_host(struct ctx *x)
 /* The psi.* host fields as one joined row, each value an aggregate of one. */
 static int collect_fields_host(struct ctx *x, struct gsec *s)
 {
-	size_t cap = ctp_snap_n_fields(x->snap[0]) +
-		     ctp_snap_n_fields(x->snap[1]) + 1;
-	s->fp = calloc(cap, sizeof(*s->fp));
-	s->aggs = calloc(2 * cap, sizeof(*s->aggs));
-	if (!s->fp || !s->aggs)
+	struct field_filter w = {.host_psi = true};
+	if (pair_fields(x, s, &w) < 0)
 		return -ENOMEM;
-	for (int k = 0; k < 2; k++) {
-		const struct ctp_snap_field *fs = ctp_snap_fields(x->snap[k]);
-		for (size_t i = 0; i < ctp_snap_n_fields(x->snap[k]); i++) {
-			const struct ctp_snap_field *f = &fs[i];
-			if (f->scope != CTP_SCOPE_HOST ||
-			    strncmp(f->name, "psi.", 4) != 0 ||
-			    !selected(x->o, f->name))
-				continue;
-			size_t j;
-			for (j = 0; j < s->nfp; j++)
-				if (!strcmp(s->fp[j].name, f->name))
-					break;
-			if (j == s->nfp)
-				s->fp[s->nfp++].name = f->name;
-			s->fp[j].f[k] = f;
-		}
-	}
-	qsort(s->fp, s->nfp, sizeof(*s->fp), cmp_names);
+	s->aggs = calloc(2 * s->nfp + 1, sizeof(*s->aggs));
+	if (!s->aggs)
+		return -ENOMEM;
 	for (size_t j = 0; j < s->nfp; j++)
 		for (int k = 0; k < 2; k++) {
 			struct ctp_agg *a = &s->aggs[2 * j + (size_t)k];
