@@ -427,6 +427,82 @@ static int set_str(char **dst, const char *src)
 	return src && !*dst ? -ENOMEM : 0;
 }
 
+/*
+ * What the engine held before a plugin started loading. A plugin that fails
+ * anywhere up to the end of its init is rolled back to it: its fields
+ * (static and registered from init), the files only it declared, the lazy
+ * files it wanted up front, its file gates, summary counters and hint.
+ */
+struct load_mark {
+	uint32_t n_fields;
+	uint32_t n_thread_files, n_process_files, n_tally;
+	bool thread_lazy[CTP_MAX_FILES], process_lazy[CTP_MAX_FILES];
+	bool gated[CTP_MAX_FILES];
+};
+
+static void mark_take(const struct ctp_engine *eng, struct load_mark *m)
+{
+	const struct ctp_readfail *rf = &eng->cap->rf;
+	m->n_fields = ctp_registry_count(&eng->cap->reg);
+	m->n_thread_files = eng->n_thread_files;
+	m->n_process_files = eng->n_process_files;
+	m->n_tally = rf->n_files;
+	for (uint32_t i = 0; i < eng->n_thread_files; i++)
+		m->thread_lazy[i] = eng->thread_files[i].lazy;
+	for (uint32_t i = 0; i < eng->n_process_files; i++)
+		m->process_lazy[i] = eng->process_files[i].lazy;
+	for (uint32_t i = 0; i < rf->n_files; i++)
+		m->gated[i] = rf->gate[i] != NULL;
+}
+
+static void drop_files(struct ctp_filedef *defs, uint32_t *n, uint32_t keep,
+		       const bool *lazy)
+{
+	for (uint32_t i = keep; i < *n; i++) {
+		free(defs[i].name);
+		defs[i].name = NULL;
+	}
+	*n = keep;
+	for (uint32_t i = 0; i < keep; i++)
+		defs[i].lazy = lazy[i];
+}
+
+static void mark_restore(struct ctp_engine *eng, uint32_t idx,
+			 const struct load_mark *m)
+{
+	struct ctp_plugin_info *info = &eng->cap->plugins[idx];
+	struct ctp_plugin_rt *rt = info->rt;
+	struct ctp_readfail *rf = &eng->cap->rf;
+
+	ctp_registry_truncate(&eng->cap->reg, m->n_fields);
+	free(rt->static_ids);
+	rt->static_ids = NULL;
+	rt->n_static = 0;
+	drop_files(eng->thread_files, &eng->n_thread_files, m->n_thread_files,
+		   m->thread_lazy);
+	drop_files(eng->process_files, &eng->n_process_files,
+		   m->n_process_files, m->process_lazy);
+	rt->n_thread_files = rt->n_process_files = 0;
+	for (uint32_t i = 0; i < rf->n_files; i++) {
+		if (i < m->n_tally && m->gated[i])
+			continue;
+		free(rf->gate[i]);
+		rf->gate[i] = NULL;
+		if (i >= m->n_tally) {
+			free(rf->file[i]);
+			rf->file[i] = NULL;
+		}
+	}
+	rf->n_files = m->n_tally;
+	for (uint32_t i = 0; i < info->n_summary; i++) {
+		free(info->summary_name[i]);
+		info->summary_name[i] = NULL;
+	}
+	info->n_summary = 0;
+	free(info->hint);
+	info->hint = NULL;
+}
+
 static void plugin_fail(struct ctp_engine *eng, uint32_t idx, const char *why)
 {
 	struct ctp_plugin_info *info = &eng->cap->plugins[idx];
@@ -463,56 +539,50 @@ static int find_plugin(char **dirs, size_t n, const char *name, char **ret)
 	return -ENOENT;
 }
 
-static void load_one(struct ctp_engine *eng, uint32_t idx, char **dirs,
-		     size_t ndirs)
+/* Find, open, check and initialize one plugin; on failure the reason is in
+ * why and the caller rolls back whatever was registered. */
+static int load_checked(struct ctp_engine *eng, uint32_t idx, char **dirs,
+			size_t ndirs, char *why, size_t whylen)
 {
 	struct ctp_plugin_info *info = &eng->cap->plugins[idx];
 	struct ctp_plugin_rt *rt = info->rt;
-	char why[4096 + 256];
 
 	if (find_plugin(dirs, ndirs, info->name, &info->path) < 0) {
-		snprintf(why, sizeof(why),
+		snprintf(why, whylen,
 			 "%s.so not found in plugin directories: %.4000s",
 			 info->name, eng->plugin_search);
-		plugin_fail(eng, idx, why);
-		return;
+		return -EINVAL;
 	}
 	if (ctp_plugin_open(info->path, eng->cfg->allow_insecure_plugins,
-			    &rt->handle, &rt->desc, why, sizeof(why)) < 0) {
-		plugin_fail(eng, idx, why);
-		return;
-	}
+			    &rt->handle, &rt->desc, why, whylen) < 0)
+		return -EINVAL;
 	const struct ctp_plugin *d = rt->desc;
 	if (strcmp(d->name, info->name) != 0) {
-		snprintf(why, sizeof(why),
+		snprintf(why, whylen,
 			 "descriptor names itself '%s', expected '%s'", d->name,
 			 info->name);
-		plugin_fail(eng, idx, why);
-		return;
+		return -EINVAL;
 	}
 	set_str(&info->version, d->version ? d->version : "");
-	if (check_fields(eng, d, why, sizeof(why)) < 0 ||
+	if (check_fields(eng, d, why, whylen) < 0 ||
 	    map_files(eng, d->thread_files, true, rt->thread_files,
-		      &rt->n_thread_files, why, sizeof(why)) < 0 ||
+		      &rt->n_thread_files, why, whylen) < 0 ||
 	    map_files(eng, d->process_files, false, rt->process_files,
-		      &rt->n_process_files, why, sizeof(why)) < 0) {
-		plugin_fail(eng, idx, why);
-		return;
-	}
+		      &rt->n_process_files, why, whylen) < 0)
+		return -EINVAL;
 	rt->static_ids = calloc(d->n_fields ? d->n_fields : 1, sizeof(int));
 	if (!rt->static_ids) {
-		plugin_fail(eng, idx, "out of memory");
-		return;
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
 	}
 	rt->n_static = d->n_fields;
 	for (uint32_t i = 0; i < d->n_fields; i++) {
 		int id = ctp_registry_add(&eng->cap->reg, idx,
 					  static_field(d, i));
 		if (id < 0) {
-			snprintf(why, sizeof(why), "registering field '%s': %s",
+			snprintf(why, whylen, "registering field '%s': %s",
 				 static_field(d, i)->name, strerror(-id));
-			plugin_fail(eng, idx, why);
-			return;
+			return -EINVAL;
 		}
 		rt->static_ids[i] = id;
 	}
@@ -525,14 +595,35 @@ static void load_one(struct ctp_engine *eng, uint32_t idx, char **dirs,
 		int ret = d->init(&rt->ctx, &eng->api, &rt->state);
 		atomic_fetch_add(&info->time_ns, ctp_now_ns() - t0);
 		if (ret < 0) {
-			snprintf(why, sizeof(why), "init failed: %s",
+			snprintf(why, whylen, "init failed: %s",
 				 strerror(-ret));
-			plugin_fail(eng, idx, why);
-			return;
+			return ret;
 		}
 	}
-	rt->initialized = true;
-	info->status = CTP_PST_LOADED;
+	return 0;
+}
+
+static void load_one(struct ctp_engine *eng, uint32_t idx, char **dirs,
+		     size_t ndirs)
+{
+	struct ctp_plugin_info *info = &eng->cap->plugins[idx];
+	struct ctp_plugin_rt *rt = info->rt;
+	char why[4096 + 256];
+	struct load_mark *mark = calloc(1, sizeof(*mark));
+
+	if (!mark) {
+		plugin_fail(eng, idx, "out of memory");
+		return;
+	}
+	mark_take(eng, mark);
+	if (load_checked(eng, idx, dirs, ndirs, why, sizeof(why)) < 0) {
+		plugin_fail(eng, idx, why);
+		mark_restore(eng, idx, mark);
+	} else {
+		rt->initialized = true;
+		info->status = CTP_PST_LOADED;
+	}
+	free(mark);
 }
 
 int ctp_engine_load(struct ctp_engine *eng)

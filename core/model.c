@@ -344,6 +344,24 @@ int ctp_registry_find(const struct ctp_registry *reg, const char *name)
 	return -ENOENT;
 }
 
+void ctp_registry_truncate(struct ctp_registry *reg, uint32_t n)
+{
+	pthread_mutex_lock(&reg->lock);
+	uint32_t count = ctp_registry_count(reg);
+	for (uint32_t id = count; id-- > n;) {
+		struct ctp_field *f = ctp_registry_get(reg, id);
+		/* Columns are handed out in id order within a scope, so the
+		 * newest field of its scope holds the last column. */
+		reg->ncols[f->scope] = f->col;
+		free(f->name);
+		free(f->help);
+		memset(f, 0, sizeof(*f));
+	}
+	if (n < count)
+		atomic_store_explicit(&reg->n, n, memory_order_release);
+	pthread_mutex_unlock(&reg->lock);
+}
+
 static bool same_desc(const struct ctp_field *f, uint32_t plugin,
 		      const struct ctp_field_desc *d)
 {

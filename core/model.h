@@ -97,6 +97,10 @@ static inline struct ctp_field *ctp_registry_get(const struct ctp_registry *reg,
 	return &reg->pages[id / CTP_FIELD_PAGE][id % CTP_FIELD_PAGE];
 }
 int ctp_registry_find(const struct ctp_registry *reg, const char *name);
+/* Forget every field from id n on and give their columns back: the undo of a
+ * plugin's registrations when its loading fails. Only while no other thread
+ * reads the registry (plugin loading, before the walk). */
+void ctp_registry_truncate(struct ctp_registry *reg, uint32_t n);
 /* Add a derived field: the field checks of ctp_field_desc_check, then the
  * formula's (docs/PLUGINS.md); inputs are looked up by name under the
  * registry's lock. Returns the field id, or -EINVAL with a reason in *why

@@ -1043,6 +1043,76 @@ static void test_plugin_options(void **unused)
 	run_free(&r);
 }
 
+/* Nothing of a plugin whose init failed stays registered: none of its
+ * fields (static or from init), none of the files only it declared (not
+ * read, not tallied), no gate, summary counter or hint. */
+static void assert_left_nothing(const struct ctp_snap *snap, const char *name)
+{
+	const struct ctp_snap_plugin *p = plugin(snap, name);
+	assert_int_equal(p->status, CTP_PST_FAILED);
+	assert_int_equal(p->n_summary, 0);
+	assert_null(p->hint);
+	const struct ctp_snap_field *f = ctp_snap_fields(snap);
+	for (size_t i = 0; i < ctp_snap_n_fields(snap); i++)
+		if (strcmp(f[i].plugin, name) == 0)
+			fail_msg("failed plugin %s left field %s", name,
+				 f[i].name);
+	const struct ctp_snap_readfail *rf = ctp_snap_readfail(snap);
+	for (size_t i = 0; i < rf->n_files; i++) {
+		if (strstr(rf->file[i], "abi-"))
+			fail_msg("failed plugin %s left file %s in the tally",
+				 name, rf->file[i]);
+		assert_null(rf->gate[i]);
+	}
+}
+
+static void test_init_failure_rolled_back(void **unused)
+{
+	(void)unused;
+	static const char *const cfgs[] = {
+		"  abi-good:\n    options: {bogus: 1}\n",
+		"  abi-good:\n    options: {fail: late}\n",
+	};
+	for (size_t c = 0; c < 2; c++) {
+		char dir[PATH_MAX];
+		case_dir(dir, sizeof(dir), c ? "rollback-late" : "rollback");
+		struct run r =
+			capture(dir, FIXTURE_PROC, 1, NULL, NULL, cfgs[c]);
+		assert_int_equal(r.status, 0);
+		struct ctp_snap *snap = open_snap(dir);
+		assert_left_nothing(snap, "abi-good");
+		ctp_snap_free(snap);
+		run_free(&r);
+	}
+	/* A plugin loaded after the failed one gets the columns back and
+	 * records as it would alone. */
+	char dir[PATH_MAX];
+	case_dir(dir, sizeof(dir), "rollback-next");
+	struct run r = capture(dir, FIXTURE_PROC, 2, NULL, NULL,
+			       "  abi-good:\n    options: {fail: late}\n"
+			       "  abi-twin: {}\n");
+	assert_int_equal(r.status, 0);
+	struct ctp_snap *snap = open_snap(dir);
+	assert_int_equal(plugin(snap, "abi-twin")->status, CTP_PST_LOADED);
+	assert_int_equal(plugin(snap, "abi-twin")->errors, 0);
+	assert_int_equal(plugin(snap, "abi-twin")->n_summary, 1);
+	const struct ctp_snap_field *f = ctp_snap_fields(snap);
+	for (size_t i = 0; i < ctp_snap_n_fields(snap); i++)
+		assert_string_equal(f[i].plugin, "abi-twin");
+	assert_int_equal(u64_of(snap, "abi-twin.value",
+				row_of(snap, CTP_SCOPE_THREAD, 200)),
+			 7);
+	assert_str(snap, "abi-twin.comm", row_of(snap, CTP_SCOPE_THREAD, 101),
+		   "abi-worker");
+	const struct ctp_snap_readfail *rf = ctp_snap_readfail(snap);
+	size_t gated = 0;
+	for (size_t i = 0; i < rf->n_files; i++)
+		gated += rf->gate[i] != NULL;
+	assert_int_equal(gated, 1);
+	ctp_snap_free(snap);
+	run_free(&r);
+}
+
 /* A plugin file that is a symbolic link is refused, for any user and
  * whatever allow_insecure_plugins says. */
 static void test_symlink_refused(void **unused)
@@ -1659,6 +1729,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_split_process),
 		cmocka_unit_test(test_wrong_type),
 		cmocka_unit_test(test_plugin_options),
+		cmocka_unit_test(test_init_failure_rolled_back),
 		cmocka_unit_test(test_symlink_refused),
 		cmocka_unit_test(test_plugins_command),
 		cmocka_unit_test(test_lazy_files),

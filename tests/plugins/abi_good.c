@@ -17,6 +17,10 @@
  *
  * With option `hint: TEXT`, finish sets a hint, then replaces it with TEXT
  * (set_hint's last call wins), or clears it when TEXT is "-".
+ *
+ * With option `fail: late`, init registers everything it can (summary
+ * counter, file gate, a runtime field, a hint) and then fails: the loader
+ * must undo all of it.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -187,7 +191,8 @@ static int good_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 	for (size_t i = 0; api->opt_key(ctx, i); i++) {
 		if (strcmp(api->opt_key(ctx, i), "greeting") != 0 &&
 		    strcmp(api->opt_key(ctx, i), "lazy") != 0 &&
-		    strcmp(api->opt_key(ctx, i), "hint") != 0) {
+		    strcmp(api->opt_key(ctx, i), "hint") != 0 &&
+		    strcmp(api->opt_key(ctx, i), "fail") != 0) {
 			api->log(ctx, CTP_LOG_ERR, "unknown option '%s'",
 				 api->opt_key(ctx, i));
 			return -EINVAL;
@@ -223,6 +228,23 @@ static int good_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 			off += gate_result(
 				st->gates + off, sizeof(st->gates) - off,
 				api->file_gate(ctx, calls[i][0], calls[i][1]));
+	}
+	const char *fail;
+	if (api->opt_str(ctx, "fail", &fail) == 0 &&
+	    strcmp(fail, "late") == 0) {
+		static const struct ctp_field_desc late = {
+			.name = ABI_GOOD_NAME ".late",
+			.help = "registered by an init that then fails",
+			.scope = CTP_SCOPE_THREAD,
+			.type = CTP_TYPE_U64,
+			.unit = CTP_UNIT_COUNT,
+			.kind = CTP_KIND_GAUGE,
+			.rule = CTP_RULE_MAX};
+		api->field_register(ctx, &late);
+		if (CTP_HAS(api, struct ctp_api, set_hint))
+			api->set_hint(ctx, "a hint from a failed init");
+		free(st);
+		return -EINVAL;
 	}
 	*statep = st;
 	return 0;
