@@ -80,7 +80,6 @@ struct ctp_engine {
 	struct ctp_capture *cap;
 	struct ctp_api api;
 	struct ctp_roots roots;
-	char plugin_search[4096]; /* for messages */
 
 	struct ctp_filedef thread_files[CTP_MAX_FILES];
 	uint32_t n_thread_files;
@@ -89,6 +88,7 @@ struct ctp_engine {
 
 	const volatile sig_atomic_t *stop;
 	bool progress; /* print a progress line on stderr */
+	bool strict;   /* --strict: any plugin failure is a required one's */
 	/* Every loaded plugin is CTP_PLUGIN_FD_LOCAL: worker threads get
 	 * their own descriptor tables. */
 	bool private_fds;
@@ -142,12 +142,26 @@ uint64_t ctp_now_ns(void);
  * this binary runs from it, else the install dir. */
 int ctp_plugin_dirs(const struct ctp_config *cfg, char ***ret, size_t *n);
 /* Load, check and init every plugin the config lists. Fills cap->plugins.
- * Returns 0, or -ECANCELED when a required plugin failed (message logged). */
+ * Returns 0, or -ECANCELED when a required plugin failed, or any plugin
+ * with eng->strict (message logged). */
 int ctp_engine_load(struct ctp_engine *eng);
 void ctp_engine_unload(struct ctp_engine *eng);
 /* Open and validate one plugin file without init (for `plugins`). */
 int ctp_plugin_open(const char *path, bool allow_insecure, void **handle,
 		    const struct ctp_plugin **desc, char *why, size_t whylen);
+/*
+ * Find the plugin a config names in `dirs` (first `<name>.so` wins), open
+ * and validate it (ctp_plugin_open) and check its descriptor carries that
+ * name. Returns 0 with *path (caller frees), *handle and *desc set, or a
+ * negative errno (-ENOENT not found, -EINVAL misnamed, else as
+ * ctp_plugin_open) with the reason in why, ending in "did you mean 'X'?"
+ * when a plugin file of a close name is in the directories. *path is set
+ * on failure too when the file was found (else NULL).
+ */
+int ctp_plugin_resolve(char *const *dirs, size_t ndirs, const char *name,
+		       bool allow_insecure, char **path, void **handle,
+		       const struct ctp_plugin **desc, char *why,
+		       size_t whylen);
 
 /* engine.c */
 /* ctp_api.file_get. */

@@ -5,6 +5,7 @@
  * log line and a FAILED status in the snapshot; the capture goes on unless
  * the plugin is required.
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -522,7 +523,70 @@ static void plugin_fail(struct ctp_engine *eng, uint32_t idx, const char *why)
 	rt->desc = NULL;
 }
 
-static int find_plugin(char **dirs, size_t n, const char *name, char **ret)
+/* Levenshtein distance of two short names, at most 64 bytes each (longer
+ * ones compare as far apart). */
+static unsigned name_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned row[65];
+	if (la > 64 || lb > 64)
+		return UINT_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (unsigned)j;
+	for (size_t i = 1; i <= la; i++) {
+		unsigned diag = row[0];
+		row[0] = (unsigned)i;
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned up = row[j];
+			unsigned best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+/* The plugin file name (without ".so") in dirs closest to `name`, if one
+ * is close enough to be a typo of it: a third of the name's length, at
+ * least 2 edits. "" when none. */
+static void suggest_plugin(char *const *dirs, size_t ndirs, const char *name,
+			   char *out, size_t outlen)
+{
+	size_t third = strlen(name) / 3;
+	unsigned best = (third > 2 ? (unsigned)third : 2) + 1;
+	out[0] = '\0';
+	for (size_t i = 0; i < ndirs; i++) {
+		DIR *d = opendir(dirs[i]);
+		if (!d)
+			continue;
+		struct dirent *e;
+		while ((e = readdir(d))) {
+			size_t len = strlen(e->d_name);
+			if (len <= 3 || len > 67 ||
+			    strcmp(e->d_name + len - 3, ".so") != 0)
+				continue;
+			char base[65];
+			snprintf(base, sizeof(base), "%.*s", (int)(len - 3),
+				 e->d_name);
+			unsigned dist = name_distance(name, base);
+			/* Ties go to the first in byte order, whatever
+			 * order readdir lists. */
+			if (dist < best ||
+			    (dist == best && *out && strcmp(base, out) < 0)) {
+				best = dist;
+				snprintf(out, outlen, "%s", base);
+			}
+		}
+		closedir(d);
+	}
+}
+
+static int find_plugin(char *const *dirs, size_t n, const char *name,
+		       char **ret)
 {
 	for (size_t i = 0; i < n; i++) {
 		char path[PATH_MAX];
@@ -547,22 +611,12 @@ static int load_checked(struct ctp_engine *eng, uint32_t idx, char **dirs,
 	struct ctp_plugin_info *info = &eng->cap->plugins[idx];
 	struct ctp_plugin_rt *rt = info->rt;
 
-	if (find_plugin(dirs, ndirs, info->name, &info->path) < 0) {
-		snprintf(why, whylen,
-			 "%s.so not found in plugin directories: %.4000s",
-			 info->name, eng->plugin_search);
-		return -EINVAL;
-	}
-	if (ctp_plugin_open(info->path, eng->cfg->allow_insecure_plugins,
-			    &rt->handle, &rt->desc, why, whylen) < 0)
-		return -EINVAL;
+	int ret = ctp_plugin_resolve(
+		dirs, ndirs, info->name, eng->cfg->allow_insecure_plugins,
+		&info->path, &rt->handle, &rt->desc, why, whylen);
+	if (ret < 0)
+		return ret;
 	const struct ctp_plugin *d = rt->desc;
-	if (strcmp(d->name, info->name) != 0) {
-		snprintf(why, whylen,
-			 "descriptor names itself '%s', expected '%s'", d->name,
-			 info->name);
-		return -EINVAL;
-	}
 	set_str(&info->version, d->version ? d->version : "");
 	if (check_fields(eng, d, why, whylen) < 0 ||
 	    map_files(eng, d->thread_files, true, rt->thread_files,
@@ -592,13 +646,49 @@ static int load_checked(struct ctp_engine *eng, uint32_t idx, char **dirs,
 	rt->splittable = (d->flags & CTP_PLUGIN_SPLITTABLE) || !d->thread;
 	if (d->init) {
 		uint64_t t0 = ctp_now_ns();
-		int ret = d->init(&rt->ctx, &eng->api, &rt->state);
+		ret = d->init(&rt->ctx, &eng->api, &rt->state);
 		atomic_fetch_add(&info->time_ns, ctp_now_ns() - t0);
 		if (ret < 0) {
 			snprintf(why, whylen, "init failed: %s",
 				 strerror(-ret));
 			return ret;
 		}
+	}
+	return 0;
+}
+
+int ctp_plugin_resolve(char *const *dirs, size_t ndirs, const char *name,
+		       bool allow_insecure, char **path, void **handle,
+		       const struct ctp_plugin **desc, char *why, size_t whylen)
+{
+	char near[65];
+	*path = NULL;
+	if (find_plugin(dirs, ndirs, name, path) < 0) {
+		size_t used = (size_t)snprintf(
+			why, whylen,
+			"%s.so not found in plugin directories: ", name);
+		for (size_t i = 0; i < ndirs && used < whylen; i++)
+			used += (size_t)snprintf(why + used, whylen - used,
+						 "%s%s", i ? ":" : "", dirs[i]);
+		suggest_plugin(dirs, ndirs, name, near, sizeof(near));
+		if (*near && used < whylen)
+			snprintf(why + used, whylen - used,
+				 "; did you mean '%s'?", near);
+		return *path ? -ENOMEM : -ENOENT;
+	}
+	int ret = ctp_plugin_open(*path, allow_insecure, handle, desc, why,
+				  whylen);
+	if (ret < 0)
+		return ret;
+	if (strcmp((*desc)->name, name) != 0) {
+		snprintf(why, whylen,
+			 "descriptor names itself '%s', expected '%s': did "
+			 "you mean plugin '%s' (in a file %s.so)?",
+			 (*desc)->name, name, (*desc)->name, (*desc)->name);
+		dlclose(*handle);
+		*handle = NULL;
+		*desc = NULL;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -635,14 +725,6 @@ int ctp_engine_load(struct ctp_engine *eng)
 	int ret = ctp_plugin_dirs(cfg, &dirs, &ndirs);
 	if (ret < 0)
 		return ret;
-	eng->plugin_search[0] = '\0';
-	for (size_t i = 0; i < ndirs; i++) {
-		size_t used = strlen(eng->plugin_search);
-		snprintf(eng->plugin_search + used,
-			 sizeof(eng->plugin_search) - used, "%s%s",
-			 i ? ":" : "", dirs[i]);
-	}
-
 	cap->plugins = calloc(cfg->n_plugins ? cfg->n_plugins : 1,
 			      sizeof(*cap->plugins));
 	if (!cap->plugins) {
@@ -674,11 +756,12 @@ int ctp_engine_load(struct ctp_engine *eng)
 	}
 	ret = 0;
 	for (uint32_t i = 0; i < cap->n_plugins; i++) {
-		if (cap->plugins[i].required &&
+		if ((cap->plugins[i].required || eng->strict) &&
 		    cap->plugins[i].status == CTP_PST_FAILED) {
 			ctp_log(CTP_LOG_ERR,
-				"required plugin %s failed: no snapshot "
-				"written",
+				"%s plugin %s failed: no snapshot written",
+				cap->plugins[i].required ? "required"
+							 : "--strict:",
 				cap->plugins[i].name);
 			ret = -ECANCELED;
 		}

@@ -42,6 +42,13 @@ static const char *const rule_names[] = {"?",	 "sum",	  "max",  "min",
 #define NAME_OF(tbl, v)                                                        \
 	((size_t)(v) < sizeof(tbl) / sizeof((tbl)[0]) ? (tbl)[(v)] : "?")
 
+static const char *default_config_path(void)
+{
+	static char path[PATH_MAX];
+	ctp_paths_config_file(path, sizeof(path));
+	return path;
+}
+
 static void usage_main(FILE *out)
 {
 	fprintf(out,
@@ -62,12 +69,12 @@ static void usage_main(FILE *out)
 		"effective plugin set\n"
 		"\n"
 		"Capture options:\n"
-		"  -c, --config FILE    configuration (default: config/"
-		"collectors.yaml of the source tree for a build-tree binary,\n"
-		"                       else %s/collectors.yaml)\n"
+		"  -c, --config FILE    configuration (default: %s)\n"
 		"  -o, --output OUT     output path (strftime pattern; '-' for "
 		"stdout); overrides the config\n"
 		"  -j, --workers N      walker threads; overrides the config\n"
+		"      --strict         any plugin failure fails the capture "
+		"(exit 3, no snapshot)\n"
 		"  -q, --quiet          only errors\n"
 		"  -v, --verbose        more messages (twice: debug)\n"
 		"  -h, --help           this help\n"
@@ -75,17 +82,11 @@ static void usage_main(FILE *out)
 		"\n"
 		"Exit status: 0 ok; 1 capture or I/O failure, unreadable "
 		"snapshot; 2 usage or configuration error;\n"
-		"3 a required plugin failed (no snapshot written); 130 "
+		"3 a required plugin (any, with --strict) failed (no snapshot "
+		"written); 130 "
 		"interrupted by SIGINT/SIGTERM (no file left).\n"
 		"Every command takes --help.\n",
-		CTP_CONFIG_INSTALL_DIR);
-}
-
-static const char *default_config_path(void)
-{
-	static char path[PATH_MAX];
-	ctp_paths_config_file(path, sizeof(path));
-	return path;
+		default_config_path());
 }
 
 static int load_config(const char *path, const char *as_host,
@@ -151,6 +152,27 @@ static int expand_output(const char *pattern, uint64_t when_ns, char *out,
 	return n == 0 ? -ENAMETOOLONG : 0;
 }
 
+/* With --strict: did a plugin's callback fail often enough in a row to be
+ * disabled for the rest of the capture? Names each on stderr. */
+static bool plugin_gave_up(const struct ctp_capture *cap)
+{
+	bool any = false;
+	for (uint32_t i = 0; i < cap->n_plugins; i++) {
+		const struct ctp_plugin_rt *rt = cap->plugins[i].rt;
+		for (int cb = 0; rt && cb < CB_COUNT; cb++) {
+			if (!atomic_load(&rt->cb_disabled[cb]))
+				continue;
+			ctp_log(CTP_LOG_ERR,
+				"--strict: plugin %s had a callback disabled "
+				"after repeated errors: no snapshot written",
+				cap->plugins[i].name);
+			any = true;
+			break;
+		}
+	}
+	return any;
+}
+
 static int cmd_capture(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -161,10 +183,12 @@ static int cmd_capture(int argc, char **argv)
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
+		{"strict", no_argument, NULL, 'S'},
 		{0},
 	};
 	const char *config_path = NULL, *output = NULL;
 	unsigned workers = 0;
+	bool strict = false;
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "c:o:j:qvhV", opts, NULL)) != -1) {
@@ -185,6 +209,9 @@ static int cmd_capture(int argc, char **argv)
 			break;
 		case 'q':
 			ctp_verbosity = -1;
+			break;
+		case 'S':
+			strict = true;
 			break;
 		case 'v':
 			ctp_verbosity++;
@@ -253,6 +280,7 @@ static int cmd_capture(int argc, char **argv)
 	if (r < 0)
 		goto out;
 	eng.progress = isatty(STDERR_FILENO) && ctp_verbosity >= 0;
+	eng.strict = strict;
 	r = ctp_engine_load(&eng);
 	if (r == -ECANCELED) {
 		rc = CTP_EXIT_REQUIRED;
@@ -276,6 +304,10 @@ static int cmd_capture(int argc, char **argv)
 	if (r < 0) {
 		fprintf(stderr, "ctprof-core: capture failed: %s\n",
 			strerror(-r));
+		goto out;
+	}
+	if (strict && plugin_gave_up(cap)) {
+		rc = CTP_EXIT_REQUIRED;
 		goto out;
 	}
 
@@ -383,6 +415,74 @@ static void print_plugin(const char *path, bool allow_insecure)
 	dlclose(h);
 }
 
+/*
+ * Find, open and name-check every plugin the config declares, enabled on
+ * this host or not (a host rule elsewhere may enable it), as a capture
+ * would. Each failure is one "FILE:LINE:COL: plugin 'NAME': why" line.
+ * Returns 0, or CTP_EXIT_USAGE when any plugin does not resolve. With
+ * paths, paths[i] gets the file of cfg->plugins[i] (caller frees).
+ */
+static int resolve_plugins(const struct ctp_config *cfg, char **paths)
+{
+	char **dirs;
+	size_t ndirs;
+	if (ctp_plugin_dirs(cfg, &dirs, &ndirs) < 0)
+		return CTP_EXIT_FAILURE;
+	int rc = 0;
+	for (size_t i = 0; i < cfg->n_plugins; i++) {
+		const struct ctp_plugin_cfg *pc = &cfg->plugins[i];
+		char why[4096 + 256], *path = NULL;
+		void *h = NULL;
+		const struct ctp_plugin *d = NULL;
+		if (ctp_plugin_resolve(dirs, ndirs, pc->name,
+				       cfg->allow_insecure_plugins, &path, &h,
+				       &d, why, sizeof(why)) < 0) {
+			fprintf(stderr, "%s:%u:%u: plugin '%s'%s%s%s: %s\n",
+				cfg->path ? cfg->path : "(defaults)", pc->line,
+				pc->col, pc->name, path ? " (" : "",
+				path ? path : "", path ? ")" : "", why);
+			rc = CTP_EXIT_USAGE;
+		} else {
+			dlclose(h);
+		}
+		if (paths)
+			paths[i] = path;
+		else
+			free(path);
+	}
+	for (size_t i = 0; i < ndirs; i++)
+		free(dirs[i]);
+	free(dirs);
+	return rc;
+}
+
+static void print_plugin_dirs(const struct ctp_config *cfg)
+{
+	char **dirs;
+	size_t ndirs;
+	if (ctp_plugin_dirs(cfg, &dirs, &ndirs) < 0)
+		return;
+	for (size_t i = 0; i < ndirs; i++) {
+		struct dirent **ents;
+		int n = scandir(dirs[i], &ents, NULL, alphasort);
+		for (int e = 0; e < n; e++) {
+			size_t len = strlen(ents[e]->d_name);
+			if (len > 3 &&
+			    strcmp(ents[e]->d_name + len - 3, ".so") == 0) {
+				char path[PATH_MAX];
+				snprintf(path, sizeof(path), "%s/%s", dirs[i],
+					 ents[e]->d_name);
+				print_plugin(path, cfg->allow_insecure_plugins);
+			}
+			free(ents[e]);
+		}
+		if (n >= 0)
+			free(ents);
+		free(dirs[i]);
+	}
+	free(dirs);
+}
+
 static int cmd_plugins(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -403,61 +503,40 @@ static int cmd_plugins(int argc, char **argv)
 			       "List the plugins the config names (or every "
 			       ".so in the plugin directories without\n"
 			       "--config) with their fields, kinds, units and "
-			       "aggregation rules. Does not call init.\n");
+			       "aggregation rules. Does not call init.\n"
+			       "With --config, a listed plugin that cannot be "
+			       "found or loaded is an error:\n"
+			       "FILE:LINE:COL: message, exit status 2.\n");
 			return CTP_EXIT_OK;
 		default:
 			return CTP_EXIT_USAGE;
 		}
 	}
 	struct ctp_config *cfg = NULL;
-	if (config_path) {
-		int rc = load_config(config_path, NULL, &cfg);
-		if (rc)
-			return rc;
-	} else if (ctp_config_defaults(&cfg) < 0) {
-		return CTP_EXIT_FAILURE;
+	if (!config_path) {
+		if (ctp_config_defaults(&cfg) < 0)
+			return CTP_EXIT_FAILURE;
+		print_plugin_dirs(cfg);
+		ctp_config_free(cfg);
+		return CTP_EXIT_OK;
 	}
-	char **dirs;
-	size_t ndirs;
-	if (ctp_plugin_dirs(cfg, &dirs, &ndirs) < 0) {
+	int rc = load_config(config_path, NULL, &cfg);
+	if (rc)
+		return rc;
+	char **paths = calloc(cfg->n_plugins + 1, sizeof(*paths));
+	if (!paths) {
 		ctp_config_free(cfg);
 		return CTP_EXIT_FAILURE;
 	}
-	for (size_t i = 0; i < ndirs; i++) {
-		if (config_path) {
-			for (size_t p = 0; p < cfg->n_plugins; p++) {
-				char path[PATH_MAX];
-				snprintf(path, sizeof(path), "%s/%s.so",
-					 dirs[i], cfg->plugins[p].name);
-				if (access(path, F_OK) == 0)
-					print_plugin(
-						path,
-						cfg->allow_insecure_plugins);
-			}
-		} else {
-			struct dirent **ents;
-			int n = scandir(dirs[i], &ents, NULL, alphasort);
-			for (int e = 0; e < n; e++) {
-				size_t len = strlen(ents[e]->d_name);
-				if (len > 3 && strcmp(ents[e]->d_name + len - 3,
-						      ".so") == 0) {
-					char path[PATH_MAX];
-					snprintf(path, sizeof(path), "%s/%s",
-						 dirs[i], ents[e]->d_name);
-					print_plugin(
-						path,
-						cfg->allow_insecure_plugins);
-				}
-				free(ents[e]);
-			}
-			if (n >= 0)
-				free(ents);
-		}
-		free(dirs[i]);
+	rc = resolve_plugins(cfg, paths);
+	for (size_t i = 0; i < cfg->n_plugins; i++) {
+		if (!rc)
+			print_plugin(paths[i], cfg->allow_insecure_plugins);
+		free(paths[i]);
 	}
-	free(dirs);
+	free(paths);
 	ctp_config_free(cfg);
-	return CTP_EXIT_OK;
+	return rc;
 }
 
 /* ---- check-config
@@ -486,6 +565,9 @@ static int cmd_check_config(int argc, char **argv)
 			       "configuration for this host (or for a host\n"
 			       "named NAME: hostname rules match NAME; kernel "
 			       "and path rules still use this machine).\n"
+			       "Every plugin FILE lists (enabled here or not) "
+			       "must be found and load as a\n"
+			       "capture would load it (init is not called).\n"
 			       "Exit status 0 when valid, 2 with "
 			       "FILE:LINE:COL: "
 			       "message otherwise.\n");
@@ -503,6 +585,11 @@ static int cmd_check_config(int argc, char **argv)
 	int rc = load_config(argv[optind], as_host, &cfg);
 	if (rc)
 		return rc;
+	rc = resolve_plugins(cfg, NULL);
+	if (rc) {
+		ctp_config_free(cfg);
+		return rc;
+	}
 	ctp_config_print(cfg, stdout);
 	ctp_config_free(cfg);
 	return CTP_EXIT_OK;

@@ -228,9 +228,23 @@ static struct run run_core(const char *dir, const char *const *args)
  * `extra` more top-level lines; plugin_dirs lists `dirs2` (may be NULL)
  * and then PLUGDIR.
  */
+static struct run capture_flag(const char *dir, const char *proc,
+			       unsigned workers, const char *dirs2,
+			       const char *extra, const char *plugins,
+			       const char *flag);
+
 static struct run capture(const char *dir, const char *proc, unsigned workers,
 			  const char *dirs2, const char *extra,
 			  const char *plugins)
+{
+	return capture_flag(dir, proc, workers, dirs2, extra, plugins, NULL);
+}
+
+/* The same, with one more command-line flag (NULL: none). */
+static struct run capture_flag(const char *dir, const char *proc,
+			       unsigned workers, const char *dirs2,
+			       const char *extra, const char *plugins,
+			       const char *flag)
 {
 	char cfg[PATH_MAX], outdir[PATH_MAX], out[PATH_MAX];
 	xsnprintf(cfg, sizeof(cfg), "%s/collectors.yaml", dir);
@@ -248,7 +262,7 @@ static struct run capture(const char *dir, const char *proc, unsigned workers,
 		   dirs2 ? "  - \"" : "", dirs2 ? dirs2 : "",
 		   dirs2 ? "\"\n" : "", PLUGDIR, workers, proc, proc,
 		   extra ? extra : "", plugins);
-	const char *args[] = {"--config", cfg, "-o", out, NULL};
+	const char *args[] = {"--config", cfg, "-o", out, flag, NULL};
 	return run_core(dir, args);
 }
 
@@ -588,7 +602,8 @@ static void test_load_failures(void **unused)
 		{"abi-small", ""},
 		{"abi-misnamed",
 		 "descriptor names itself 'someone-else', expected "
-		 "'abi-misnamed'"},
+		 "'abi-misnamed': did you mean plugin 'someone-else' (in a "
+		 "file someone-else.so)?"},
 		{"abi-dupfield", "field 'abi-dupfield.x' is declared twice"},
 		{"abi-collide", "field 'abi-good.value' is already registered "
 				"by plugin 'abi-good'"},
@@ -1667,26 +1682,128 @@ static void test_root_dependency(void **unused)
 }
 
 /* `plugins --config` shows the loader's reason for a plugin it refuses. */
+/* Run `VERB --config FILE` or `VERB FILE` on a config listing `plugins`
+ * (the body of the plugins: map) with plugin_dirs: [PLUGDIR]. */
+static struct run config_verb(const char *what, const char *verb,
+			      const char *plugins, char *cfg, size_t cfglen)
+{
+	char dir[PATH_MAX];
+	case_dir(dir, sizeof(dir), what);
+	xsnprintf(cfg, cfglen, "%s/collectors.yaml", dir);
+	write_file(cfg, "plugin_dirs: [\"%s\"]\nplugins:\n%s", PLUGDIR,
+		   plugins);
+	const char *args[] = {verb, strcmp(verb, "plugins") ? cfg : "--config",
+			      strcmp(verb, "plugins") ? NULL : cfg, NULL};
+	return run_core(dir, args);
+}
+
 static void test_plugins_command(void **unused)
 {
 	(void)unused;
-	char dir[PATH_MAX], cfg[PATH_MAX];
-	case_dir(dir, sizeof(dir), "plugins-cmd");
-	xsnprintf(cfg, sizeof(cfg), "%s/collectors.yaml", dir);
-	write_file(cfg,
-		   "plugin_dirs: [\"%s\"]\n"
-		   "plugins:\n  abi-good: {}\n  abi-badabi: {}\n",
-		   PLUGDIR);
-	const char *args[] = {"plugins", "--config", cfg, NULL};
-	struct run r = run_core(dir, args);
+	char cfg[PATH_MAX];
+	struct run r = config_verb("plugins-cmd", "plugins",
+				   "  abi-good: {}\n  abi-twin: {}\n", cfg,
+				   sizeof(cfg));
 	assert_int_equal(r.status, 0);
-	assert_line(r.out,
-		    "%s/abi-badabi.so: cannot load: plugin ABI version "
-		    "99, this core speaks 1",
-		    PLUGDIR);
 	assert_int_equal(count_lines_with(r.out, "abi-good.value"), 1);
 	assert_int_equal(count_lines_with(r.out, "abi-good.path_len"), 1);
+	assert_int_equal(count_lines_with(r.out, "abi-twin.value"), 1);
 	run_free(&r);
+
+	/* A plugin that does not load is an error, not a listing. */
+	r = config_verb("plugins-cmd-bad", "plugins",
+			"  abi-good: {}\n  abi-badabi: {}\n", cfg, sizeof(cfg));
+	assert_int_equal(r.status, CTP_EXIT_USAGE);
+	assert_string_equal(r.out, "");
+	assert_line(
+		r.err,
+		"%s:4:3: plugin 'abi-badabi' (%s/abi-badabi.so): plugin ABI "
+		"version 99, this core speaks 1",
+		cfg, PLUGDIR);
+	run_free(&r);
+}
+
+/* check-config and plugins --config resolve every plugin the config lists,
+ * enabled here or not: a typo or a misnamed file is a FILE:LINE:COL error
+ * with a suggestion, exit 2 and nothing on stdout. */
+static void test_config_resolves_plugins(void **unused)
+{
+	(void)unused;
+	static const char *const verbs[] = {"check-config", "plugins"};
+	for (size_t v = 0; v < 2; v++) {
+		char cfg[PATH_MAX];
+		struct run r =
+			config_verb("resolve", verbs[v],
+				    "  abi-good: {}\n"
+				    "  abi-goodd: {}\n"
+				    "  abi-misnamed:\n    enabled: false\n"
+				    "  zzzz-unlike-anything: {}\n",
+				    cfg, sizeof(cfg));
+		assert_int_equal(r.status, CTP_EXIT_USAGE);
+		assert_string_equal(r.out, "");
+		assert_line(r.err,
+			    "%s:4:3: plugin 'abi-goodd': abi-goodd.so not "
+			    "found in plugin directories: %s; did you mean "
+			    "'abi-good'?",
+			    cfg, PLUGDIR);
+		assert_int_equal(
+			count_lines_with(
+				r.err,
+				":5:3: plugin 'abi-misnamed' (" PLUGDIR
+				"/abi-misnamed.so): descriptor names itself "
+				"'someone-else', expected 'abi-misnamed': did "
+				"you mean plugin 'someone-else' (in a file "
+				"someone-else.so)?"),
+			1);
+		assert_line(r.err,
+			    "%s:7:3: plugin 'zzzz-unlike-anything': "
+			    "zzzz-unlike-anything.so not found in plugin "
+			    "directories: %s",
+			    cfg, PLUGDIR);
+		assert_int_equal(count_lines_with(r.err, "did you mean"), 2);
+		run_free(&r);
+	}
+	/* All found: the effective config, exit 0. */
+	char cfg[PATH_MAX];
+	struct run r = config_verb("resolve-ok", "check-config",
+				   "  abi-good: {}\n", cfg, sizeof(cfg));
+	assert_int_equal(r.status, 0);
+	assert_int_equal(count_lines_with(r.out, "abi-good"), 1);
+	assert_string_equal(r.err, "");
+	run_free(&r);
+}
+
+/* --strict: a plugin that fails to load, or whose callback is disabled
+ * after repeated errors, fails the capture (exit 3, no file); without it
+ * both captures succeed. */
+static void test_strict(void **unused)
+{
+	(void)unused;
+	static const char *const cases[][2] = {
+		{"  abi-good: {}\n  abi-initfail: {}\n", "abi-initfail failed"},
+		{"  abi-good: {}\n  smap: {}\n", "smap failed"},
+		{"  abi-failing: {}\n", "abi-failing had a callback disabled"},
+	};
+	char proc[PATH_MAX], dir[PATH_MAX], outdir[PATH_MAX];
+	case_dir(dir, sizeof(dir), "strict-tree");
+	xsnprintf(proc, sizeof(proc), "%s/proc", dir);
+	gen_tree(proc, 1, CTP_CB_MAX_CONSECUTIVE_ERRORS + 8);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		for (int strict = 0; strict < 2; strict++) {
+			case_dir(dir, sizeof(dir), "strict");
+			struct run r = capture_flag(dir, proc, 1, NULL, NULL,
+						    cases[i][0],
+						    strict ? "--strict" : NULL);
+			xsnprintf(outdir, sizeof(outdir), "%s/out", dir);
+			if (r.status != (strict ? CTP_EXIT_REQUIRED : 0))
+				fail_msg("case %zu strict %d: exit %d:\n%s", i,
+					 strict, r.status, r.err);
+			assert_int_equal(count_entries(outdir), !strict);
+			assert_int_equal(count_lines_with(r.err, cases[i][1]),
+					 strict);
+			run_free(&r);
+		}
+	}
 }
 
 /* ---- Setup --------------------------------------------------------------- */
@@ -1732,6 +1849,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_init_failure_rolled_back),
 		cmocka_unit_test(test_symlink_refused),
 		cmocka_unit_test(test_plugins_command),
+		cmocka_unit_test(test_config_resolves_plugins),
+		cmocka_unit_test(test_strict),
 		cmocka_unit_test(test_lazy_files),
 		cmocka_unit_test(test_lazy_shared),
 		cmocka_unit_test(test_lazy_gated_unreadable),
