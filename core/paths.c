@@ -3,6 +3,7 @@
 
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -27,15 +28,17 @@ bool ctp_paths_in_build_tree(void)
 	return exe_dir(dir, sizeof(dir)) && strcmp(dir, CTP_BUILD_BIN_DIR) == 0;
 }
 
-/* <exe dir>/<rel> when it exists, else the absolute fallback. */
+/* <exe dir>/<rel> when it exists (without its "bin/.." detour, so messages
+ * name the file as a person would), else the absolute fallback. */
 static void resolve(const char *rel, const char *leaf, const char *fallback,
 		    char *buf, size_t len)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 256];
+	char dir[PATH_MAX], path[PATH_MAX + 256], real[PATH_MAX];
 	if (exe_dir(dir, sizeof(dir))) {
 		snprintf(path, sizeof(path), "%s/%s%s", dir, rel, leaf);
 		if (access(path, F_OK) == 0) {
-			snprintf(buf, len, "%s", path);
+			snprintf(buf, len, "%s",
+				 realpath(path, real) ? real : path);
 			return;
 		}
 	}

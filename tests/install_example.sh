@@ -42,6 +42,12 @@ cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" ||
 bin=$prefix/bin/ctprof-core
 header=$prefix/include/ctprof/plugin.h
 [ -x "$bin" ] || fail "no $bin after install"
+# --help names the config file the installed binary really uses.
+etc_config=$(find "$prefix" -name collectors.yaml -path '*/etc/ctprof/*' | head -n1)
+[ -n "$etc_config" ] || fail "no etc/ctprof/collectors.yaml installed under $prefix"
+"$bin" --help | grep -qF "(default: $etc_config)" ||
+	fail "--help does not name $etc_config as the default config:
+$("$bin" --help | grep -F -- '--config')"
 [ -f "$header" ] || fail "no $header after install"
 pc=$(find "$prefix" -name ctprof-plugin.pc -path '*/pkgconfig/*' | head -n1)
 [ -n "$pc" ] || fail "no ctprof-plugin.pc installed under $prefix"
