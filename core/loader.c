@@ -260,6 +260,74 @@ static int check_deps_safe(const char *path, char *why, size_t whylen,
 	return ret;
 }
 
+/* Largest descriptor or field description accepted: a plugin built for a
+ * later ABI minor may be larger, but not without bound. */
+#define ABI_STRUCT_MAX 4096
+
+/* Non-zero bytes in [from, to) of p: the index of the first, else -1. */
+static long first_nonzero(const void *p, size_t from, size_t to)
+{
+	const unsigned char *b = p;
+	for (size_t i = from; i < to; i++)
+		if (b[i])
+			return (long)i;
+	return -1;
+}
+
+/*
+ * What a plugin built for a later ABI may set and this core would ignore:
+ * unknown flag bits, non-zero bytes past the descriptor this core knows.
+ * Refused by name, so a plugin never runs with a meaning it did not get
+ * (libbpf's OPTS_VALID). Returns true, with the reason in why, when so.
+ */
+static bool abi_extra_invalid(const struct ctp_plugin *d, char *why,
+			      size_t whylen)
+{
+	const uint32_t known = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
+			       CTP_PLUGIN_SPLITTABLE;
+	long at;
+	if (d->flags & ~known) {
+		snprintf(why, whylen,
+			 "descriptor has unknown flag bits 0x%x (this core "
+			 "knows 0x%x)",
+			 (unsigned)(d->flags & ~known), (unsigned)known);
+		return true;
+	}
+	if (d->size > ABI_STRUCT_MAX || d->field_desc_size > ABI_STRUCT_MAX) {
+		snprintf(why, whylen,
+			 "descriptor size %u or field description size %u "
+			 "is over %u bytes",
+			 (unsigned)d->size, (unsigned)d->field_desc_size,
+			 ABI_STRUCT_MAX);
+		return true;
+	}
+	at = first_nonzero(d, sizeof(*d), d->size);
+	if (at >= 0) {
+		snprintf(why, whylen,
+			 "descriptor byte %ld is set: past the %zu bytes this "
+			 "core knows",
+			 at, sizeof(*d));
+		return true;
+	}
+	for (uint32_t i = 0; d->fields && i < d->n_fields; i++) {
+		const char *f = (const char *)d->fields +
+				(size_t)i * d->field_desc_size;
+		at = first_nonzero(f, sizeof(struct ctp_field_desc),
+				   d->field_desc_size);
+		if (at >= 0) {
+			const char *name =
+				((const struct ctp_field_desc *)f)->name;
+			snprintf(why, whylen,
+				 "field '%s': description byte %ld is set: "
+				 "past the %zu bytes this core knows",
+				 name ? name : "(null)", at,
+				 sizeof(struct ctp_field_desc));
+			return true;
+		}
+	}
+	return false;
+}
+
 int ctp_plugin_open(const char *path, bool allow_insecure, void **handle,
 		    const struct ctp_plugin **desc, char *why, size_t whylen)
 {
@@ -305,6 +373,10 @@ int ctp_plugin_open(const char *path, bool allow_insecure, void **handle,
 	}
 	if (!d->name || !*d->name) {
 		snprintf(why, whylen, "descriptor has no name");
+		dlclose(h);
+		return -EPROTO;
+	}
+	if (abi_extra_invalid(d, why, whylen)) {
 		dlclose(h);
 		return -EPROTO;
 	}

@@ -332,6 +332,10 @@ int ctp_field_desc_check(const struct ctp_field_desc *d, const char **why)
 		*why = "value type does not fit the kind";
 		return -EINVAL;
 	}
+	if (d->flags || d->reserved) {
+		*why = "reserved members (flags, reserved) must be 0";
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -503,6 +507,10 @@ int ctp_registry_add_derived(struct ctp_registry *reg, uint32_t plugin,
 		ret = -EINVAL;
 		if (t->coef == 0) {
 			*why = "a coefficient is 0";
+			goto out;
+		}
+		if (t->reserved[0] || t->reserved[1] || t->reserved[2]) {
+			*why = "reserved bytes of a term must be 0";
 			goto out;
 		}
 		if (t->coef < 0 && fd->type == CTP_TYPE_U64) {

@@ -577,7 +577,10 @@ static void test_load_failures(void **unused)
 			       "  abi-gaugesum: {}\n"
 			       "  abi-initfail: {}\n"
 			       "  abi-garbage: {}\n"
-			       "  abi-missing: {}\n");
+			       "  abi-missing: {}\n"
+			       "  abi-flagbits: {}\n"
+			       "  abi-resfield: {}\n"
+			       "  abi-trailing: {}\n");
 	if (r.status != 0)
 		fail_msg("exit %d, stderr:\n%s", r.status, r.err);
 
@@ -612,6 +615,11 @@ static void test_load_failures(void **unused)
 		{"abi-initfail", ""},
 		{"abi-garbage", ""},
 		{"abi-missing", ""},
+		{"abi-flagbits", "descriptor has unknown flag bits 0x80 (this "
+				 "core knows 0x7)"},
+		{"abi-resfield", "field 'abi-resfield.y': reserved members "
+				 "(flags, reserved) must be 0"},
+		{"abi-trailing", ""},
 	};
 	xsnprintf(want[1].why, sizeof(want[1].why),
 		  "missing symbol ctp_plugin_v1: %s", sym_err);
@@ -630,6 +638,10 @@ static void test_load_failures(void **unused)
 	xsnprintf(want[10].why, sizeof(want[10].why),
 		  "abi-missing.so not found in plugin directories: %s:%s",
 		  extra, PLUGDIR);
+	xsnprintf(want[13].why, sizeof(want[13].why),
+		  "descriptor byte %zu is set: past the %zu bytes this core "
+		  "knows",
+		  sizeof(struct ctp_plugin), sizeof(struct ctp_plugin));
 
 	struct ctp_snap *snap = open_snap(dir);
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {

@@ -15,8 +15,12 @@
  *   ABI_COUNTER_MODE   abi-countermode  counter with rule mode
  *   ABI_GAUGE_SUM      abi-gaugesum     gauge with rule sum
  *   ABI_INIT_EIO       abi-initfail     init returns -EIO
+ *   ABI_FLAG_BITS      abi-flagbits     a flag bit no ABI defines
+ *   ABI_FIELD_RESERVED abi-resfield     a field's reserved member set
+ *   ABI_TRAILING       abi-trailing     a byte set past the known descriptor
  */
 #include <errno.h>
+#include <stdint.h>
 
 #include <ctprof/plugin.h>
 
@@ -38,6 +42,12 @@
 #define NAME "abi-gaugesum"
 #elif defined(ABI_INIT_EIO)
 #define NAME "abi-initfail"
+#elif defined(ABI_FLAG_BITS)
+#define NAME "abi-flagbits"
+#elif defined(ABI_FIELD_RESERVED)
+#define NAME "abi-resfield"
+#elif defined(ABI_TRAILING)
+#define NAME "abi-trailing"
 #else
 #error "pick a variant"
 #endif
@@ -50,6 +60,14 @@ static const struct ctp_field_desc fields[] = {
 	 .unit = CTP_UNIT_COUNT,
 	 .kind = CTP_KIND_COUNTER,
 	 .rule = CTP_RULE_SUM},
+#if defined(ABI_FIELD_RESERVED)
+	{.name = NAME ".y",
+	 .scope = CTP_SCOPE_THREAD,
+	 .type = CTP_TYPE_U64,
+	 .kind = CTP_KIND_GAUGE,
+	 .rule = CTP_RULE_MAX,
+	 .reserved = 1},
+#endif
 #if defined(ABI_DUP_FIELD)
 	{.name = NAME ".x",
 	 .scope = CTP_SCOPE_THREAD,
@@ -115,25 +133,47 @@ static int bad_thread(void *statep, const struct ctp_task *task,
 #define SYMBOL ctp_plugin_v1
 #endif
 
+#if defined(ABI_TRAILING)
+/* A descriptor of a later ABI minor: one more member, set, that this core
+ * would not know to honour. */
+struct later_plugin {
+	struct ctp_plugin p;
+	uint64_t later_member;
+};
+CTP_EXPORT const struct later_plugin SYMBOL = {
+	.later_member = 1,
+	.p =
+		{
+#else
 CTP_EXPORT const struct ctp_plugin SYMBOL = {
+#endif
 #if defined(ABI_BAD_ABI)
-	.abi = 99,
-	.size = sizeof(struct ctp_plugin),
+			.abi = 99,
+			.size = sizeof(struct ctp_plugin),
 #elif defined(ABI_SMALL)
 	.abi = CTP_ABI_MAJOR,
 	.size = 8,
+#elif defined(ABI_TRAILING)
+.abi = CTP_ABI_MAJOR, .size = sizeof(struct later_plugin),
 #else
-	CTP_PLUGIN_HEADER,
+CTP_PLUGIN_HEADER,
 #endif
 #if defined(ABI_MISNAMED)
-	.name = "someone-else",
+			.name = "someone-else",
 #else
 	.name = NAME,
 #endif
-	.version = "0",
-	.description = "broken on purpose",
+			.version = "0",
+			.description = "broken on purpose",
+#if defined(ABI_FLAG_BITS)
+			.flags = CTP_PLUGIN_MT_SAFE | (1u << 7),
+#else
 	.flags = CTP_PLUGIN_MT_SAFE,
-	CTP_PLUGIN_FIELDS(fields),
-	.init = bad_init,
-	.thread = bad_thread,
+#endif
+			CTP_PLUGIN_FIELDS(fields),
+			.init = bad_init,
+			.thread = bad_thread,
+#if defined(ABI_TRAILING)
+		},
+#endif
 };
