@@ -204,6 +204,7 @@ static int fake_derived_register(struct ctp_ctx *ctx,
 	if (r == 0) {
 		snprintf(ctx->derived[ctx->n_derived], sizeof(ctx->derived[0]),
 			 "%s", d->field.name);
+		ctx->derived_desc[ctx->n_derived] = *d;
 		r = FAKE_HANDLE_BASE + FAKE_MAX_FIELDS + (int)ctx->n_derived++;
 	}
 	pthread_mutex_unlock(&ctx->lock);

@@ -78,6 +78,8 @@ struct ctp_ctx {
 
 	unsigned n_derived;
 	char derived[FAKE_MAX_DERIVED][FAKE_NAME_MAX];
+	/* What was registered (names point into the plugin's memory). */
+	struct ctp_derived_desc derived_desc[FAKE_MAX_DERIVED];
 
 	int ref_err; /* cgroup_ref returns it when != 0; set by the test */
 	unsigned n_ref_calls;

@@ -26,12 +26,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <zlib.h>
 
 #include "fakeapi.h"
 #include "hostprobe.h"
@@ -61,6 +64,7 @@ static bool have_cap;	 /* CAP_NET_ADMIN in our effective set */
 static struct ctp_taskstats_active host;
 static enum ctp_delayacct_state host_delayacct;
 static enum ctp_xacct_state host_xacct;
+static bool host_irq; /* the irq family is measured (below) */
 
 static int setup(void **state)
 {
@@ -301,7 +305,9 @@ static void expect_measured(const struct ctp_record *rec, uint64_t hwm_lo,
 
 	assert_int_equal(rec->bad_sets, 0);
 	for (int f = 0; f < N_FAM; f++) {
-		bool on = f == 0 ? host.cpu_delay : host.delay_block;
+		bool on = f == 0   ? host.cpu_delay
+			  : f == 7 ? host_irq
+				   : host.delay_block;
 
 		for (int pt = 0; pt < 3; pt++)
 			if (fcell(rec, f, pt)->set != (on ? 1 : 0))
@@ -534,6 +540,10 @@ static void own_threads(void **state)
 			assert_true(fx->ctx.hint_set);
 			assert_non_null(strstr(fx->ctx.hint,
 					       "kernel.task_delayacct=1"));
+		} else if (host_delayacct == CTP_DELAYACCT_ON && !host_irq) {
+			assert_true(fx->ctx.hint_set);
+			assert_non_null(strstr(fx->ctx.hint,
+					       "CONFIG_IRQ_TIME_ACCOUNTING"));
 		} else if (host_delayacct == CTP_DELAYACCT_ON &&
 			   host_xacct != CTP_XACCT_OFF) {
 			assert_false(fx->ctx.hint_set);
@@ -708,6 +718,211 @@ static void old_core_without_hint(void **state)
 	stop(fx);
 }
 
+/* ---- CONFIG_IRQ_TIME_ACCOUNTING gate --------------------------------------
+ *
+ * The kernel charges irq delay only when built with that option. A child
+ * in a mount namespace of its own bind-mounts a config.gz and a
+ * task_delayacct of the test's choosing over the live /proc's, so the
+ * plugin still queries this kernel but reads the host state given here.
+ */
+
+struct irq_case {
+	const char *name;
+	const char *config;   /* kconfig text, gzipped into config.gz */
+	const char *sysctl;   /* task_delayacct */
+	bool irq;	      /* irq family set */
+	bool blk;	      /* blkio family set */
+	unsigned n_terms;     /* offcpu_delay_total's inputs */
+	const char *hint;     /* in the hint; NULL: no hint */
+	const char *not_hint; /* never in the hint */
+};
+
+static const struct irq_case irq_cases[] = {
+	{"not set",
+	 "CONFIG_TASKSTATS=y\nCONFIG_TASK_XACCT=y\n"
+	 "# CONFIG_IRQ_TIME_ACCOUNTING is not set\n",
+	 "1\n", false, true, 7,
+	 "irq delays absent: the kernel lacks "
+	 "CONFIG_IRQ_TIME_ACCOUNTING",
+	 "XACCT"},
+	{"set",
+	 "CONFIG_TASKSTATS=y\nCONFIG_TASK_XACCT=y\n"
+	 "CONFIG_IRQ_TIME_ACCOUNTING=y\n",
+	 "1\n", true, true, 8, NULL, NULL},
+	/* A full config without the symbol: the kernel cannot have it. */
+	{"absent", "CONFIG_TASKSTATS=y\nCONFIG_TASK_XACCT=y\n", "1\n", false,
+	 true, 7, "CONFIG_IRQ_TIME_ACCOUNTING", NULL},
+	/* Text that proves nothing: taken as on, as for CONFIG_TASK_XACCT. */
+	{"unknown", "CONFIG_FOO=y\n", "1\n", true, true, 8, NULL, NULL},
+	{"both off",
+	 "CONFIG_TASKSTATS=y\n# CONFIG_TASK_XACCT is not set\n"
+	 "# CONFIG_IRQ_TIME_ACCOUNTING is not set\n",
+	 "1\n", false, true, 7,
+	 "CONFIG_IRQ_TIME_ACCOUNTING; hiwater_rss/"
+	 "hiwater_vm absent: the kernel lacks "
+	 "CONFIG_TASK_XACCT",
+	 NULL},
+	/* Runtime-off: the sysctl alone would not bring irq back. */
+	{"runtime off",
+	 "CONFIG_TASKSTATS=y\nCONFIG_TASK_XACCT=y\n"
+	 "# CONFIG_IRQ_TIME_ACCOUNTING is not set\n",
+	 "0\n", false, false, 7,
+	 "kernel.task_delayacct=1 (or boot with "
+	 "delayacct) to measure them; irq delays also "
+	 "need CONFIG_IRQ_TIME_ACCOUNTING",
+	 "and irq "},
+	{"runtime off, set",
+	 "CONFIG_TASKSTATS=y\nCONFIG_IRQ_TIME_ACCOUNTING=y\n", "0\n", false,
+	 false, 8, "wpcopy and irq delays absent: sysctl", "CONFIG_IRQ"},
+};
+
+static int put_text(const char *path, const char *text, bool gz)
+{
+	size_t len = strlen(text);
+
+	if (gz) {
+		gzFile g = gzopen(path, "wb");
+
+		if (!g)
+			return -1;
+		if (gzwrite(g, text, (unsigned)len) != (int)len) {
+			gzclose(g);
+			return -1;
+		}
+		return gzclose(g) == Z_OK ? 0 : -1;
+	}
+	FILE *f = fopen(path, "we");
+
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f) ? -1 : 0;
+}
+
+#define IRQ_CHECK(cond, ...)                                                   \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			fprintf(stderr, "%s: ", c->name);                      \
+			fprintf(stderr, __VA_ARGS__);                          \
+			fputc('\n', stderr);                                   \
+			bad = 1;                                               \
+		}                                                              \
+	} while (0)
+
+/* In a child: mount the case over /proc and check what the plugin sets. */
+static int irq_child(struct fx *fx, const struct irq_case *c, const char *dir)
+{
+	char cfg[512], sysctl[512];
+	struct ctp_record rec;
+	const struct ctp_derived_desc *d;
+	int proc_fd, dirfd, bad = 0;
+	bool irq_term = false;
+
+	snprintf(cfg, sizeof(cfg), "%s/config.gz", dir);
+	snprintf(sysctl, sizeof(sysctl), "%s/task_delayacct", dir);
+	if (put_text(cfg, c->config, true) < 0 ||
+	    put_text(sysctl, c->sysctl, false) < 0)
+		return 2;
+	if (unshare(CLONE_NEWNS) < 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount(cfg, "/proc/config.gz", NULL, MS_BIND, NULL) < 0 ||
+	    mount(sysctl, "/proc/sys/kernel/task_delayacct", NULL, MS_BIND,
+		  NULL) < 0) {
+		fprintf(stderr, "NOTE: cannot bind over /proc: %s\n",
+			strerror(errno));
+		return 77;
+	}
+	/* Opened after the mounts: this namespace's view. */
+	proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	dirfd = self_dirfd();
+	if (proc_fd < 0 || start_api(fx, &fake_api, "/proc", proc_fd, NULL))
+		return 2;
+	fx->proc_fd = proc_fd;
+	run_process(fx, getpid(), dirfd);
+	IRQ_CHECK(run_thread(fx, &rec, getpid(), gettid_()) == 0, "thread");
+	IRQ_CHECK(fake_summary(&fx->ctx, "ok") == 1, "not queried");
+	IRQ_CHECK(rec.bad_sets == 0, "bad sets");
+	for (int pt = 0; pt < 3; pt++) {
+		IRQ_CHECK(fcell(&rec, 7, pt)->set == (c->irq ? 1 : 0),
+			  "taskstats.irq%s set %d", part[pt],
+			  fcell(&rec, 7, pt)->set);
+		IRQ_CHECK(fcell(&rec, 1, pt)->set == (c->blk ? 1 : 0),
+			  "taskstats.blkio%s set %d", part[pt],
+			  fcell(&rec, 1, pt)->set);
+		IRQ_CHECK(fcell(&rec, 0, pt)->set == 1, "taskstats.cpu%s unset",
+			  part[pt]);
+	}
+	IRQ_CHECK(fx->ctx.n_derived == 1, "%u derived", fx->ctx.n_derived);
+	d = &fx->ctx.derived_desc[0];
+	for (uint32_t t = 0; t < d->n_terms; t++)
+		irq_term |=
+			!strcmp(d->terms[t].field, "taskstats.irq_delay_total");
+	IRQ_CHECK(d->n_terms == c->n_terms, "%u terms", d->n_terms);
+	IRQ_CHECK(irq_term == (c->n_terms == 8), "irq term %d", irq_term);
+	IRQ_CHECK((c->n_terms == 8) ==
+			  !strstr(d->field.help, "CONFIG_IRQ_TIME_ACCOUNTING"),
+		  "help '%s'", d->field.help);
+	IRQ_CHECK(run_finish(fx) == 0, "finish");
+	IRQ_CHECK(fx->ctx.hint_set == (c->hint != NULL), "hint '%s'",
+		  fx->ctx.hint);
+	if (c->hint)
+		IRQ_CHECK(strstr(fx->ctx.hint, c->hint) != NULL,
+			  "hint '%s' lacks '%s'", fx->ctx.hint, c->hint);
+	if (c->not_hint)
+		IRQ_CHECK(!strstr(fx->ctx.hint, c->not_hint),
+			  "hint '%s' has '%s'", fx->ctx.hint, c->not_hint);
+	stop(fx);
+	close(dirfd);
+	return bad;
+}
+
+static void irq_gate(void **state)
+{
+	struct fx *fx = *state;
+	char dir[] = "/tmp/ctprof-tsirq.XXXXXX";
+	bool skipped = false;
+
+	if (!have_family || !have_cap)
+		skip();
+	if (access("/proc/config.gz", F_OK) < 0 ||
+	    access("/proc/sys/kernel/task_delayacct", F_OK) < 0) {
+		print_message("SKIP: no /proc/config.gz or task_delayacct to "
+			      "mount over\n");
+		skip();
+	}
+	assert_non_null(mkdtemp(dir));
+	for (size_t i = 0; i < sizeof(irq_cases) / sizeof(irq_cases[0]); i++) {
+		int st;
+		pid_t pid;
+
+		fflush(NULL);
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0)
+			_exit(irq_child(fx, &irq_cases[i], dir));
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		assert_true(WIFEXITED(st));
+		if (WEXITSTATUS(st) == 77) {
+			skipped = true;
+			break;
+		}
+		if (WEXITSTATUS(st) != 0)
+			fail_msg("case '%s' failed (%d)", irq_cases[i].name,
+				 WEXITSTATUS(st));
+	}
+	{
+		char p[600];
+
+		snprintf(p, sizeof(p), "%s/config.gz", dir);
+		unlink(p);
+		snprintf(p, sizeof(p), "%s/task_delayacct", dir);
+		unlink(p);
+		rmdir(dir);
+	}
+	if (skipped)
+		skip();
+}
+
 struct worker {
 	struct fx *fx;
 	pid_t tids[N_PARKED + 1];
@@ -839,6 +1054,32 @@ static bool family_present(void)
 	return found;
 }
 
+/* The host's config says the kernel has no CONFIG_IRQ_TIME_ACCOUNTING:
+ * "is not set", or a config of a taskstats kernel without the symbol. */
+static bool kconfig_lacks_irqtime(int proc_fd)
+{
+	char *text;
+	size_t len;
+	bool lacks = false;
+
+	if (ctp_read_kconfig(proc_fd, &text, &len) < 0)
+		return false;
+	switch (ctp_kconfig_lookup(text, len, "CONFIG_IRQ_TIME_ACCOUNTING",
+				   NULL, NULL)) {
+	case CTP_KCONFIG_NOT_SET:
+		lacks = true;
+		break;
+	case CTP_KCONFIG_ABSENT:
+		lacks = ctp_kconfig_lookup(text, len, "CONFIG_TASKSTATS", NULL,
+					   NULL) != CTP_KCONFIG_ABSENT;
+		break;
+	default:
+		break;
+	}
+	free(text);
+	return lacks;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -849,6 +1090,7 @@ int main(void)
 		cmocka_unit_test(gone_threads),
 		cmocka_unit_test(eperm),
 		cmocka_unit_test(old_core_without_hint),
+		cmocka_unit_test(irq_gate),
 		cmocka_unit_test(concurrent_workers),
 	};
 	int proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -860,13 +1102,15 @@ int main(void)
 	ctp_probe_delayacct(proc_fd, &host_delayacct);
 	ctp_probe_xacct(proc_fd, &host_xacct);
 	host = ctp_taskstats_active(host_delayacct, host_xacct);
+	host_irq = host.delay_block && !kconfig_lacks_irqtime(proc_fd);
 	close(proc_fd);
 	have_cap = cap_net_admin();
 	have_family = family_present();
 	printf("NOTE: TASKSTATS family %s, CAP_NET_ADMIN %s, delay accounting "
-	       "%s, CONFIG_TASK_XACCT %s\n",
+	       "%s, CONFIG_TASK_XACCT %s, irq family %s\n",
 	       have_family ? "found" : "missing", have_cap ? "yes" : "no",
 	       ctp_delayacct_state_name(host_delayacct),
-	       ctp_xacct_state_name(host_xacct));
+	       ctp_xacct_state_name(host_xacct),
+	       host_irq ? "measured" : "not measured");
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -23,6 +23,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +143,28 @@ static const struct ctp_derived_desc offcpu_desc = {
 		  OFFCPU_TERM("swapin", 1), OFFCPU_TERM("thrashing", 1)},
 };
 
+/* The same total on a kernel that never charges irq delay (no
+ * CONFIG_IRQ_TIME_ACCOUNTING): the irq family is absent there, and an
+ * absent input would leave the total absent on every thread. */
+static const struct ctp_derived_desc offcpu_noirq_desc = {
+	.abi = CTP_ABI_MAJOR,
+	.size = sizeof(struct ctp_derived_desc),
+	.field = {.name = "taskstats.offcpu_delay_total",
+		  .help = "Delay in all families, ns: cpu + blkio + freepages "
+			  "+ compact + wpcopy + max(swapin, thrashing) (no "
+			  "irq: the kernel lacks CONFIG_IRQ_TIME_ACCOUNTING)",
+		  .scope = CTP_SCOPE_THREAD,
+		  .type = CTP_TYPE_U64,
+		  .unit = CTP_UNIT_NS,
+		  .kind = CTP_KIND_COUNTER,
+		  .rule = CTP_RULE_SUM},
+	.n_terms = 7,
+	.terms = {OFFCPU_TERM("cpu", 0), OFFCPU_TERM("blkio", 0),
+		  OFFCPU_TERM("freepages", 0), OFFCPU_TERM("compact", 0),
+		  OFFCPU_TERM("wpcopy", 0), OFFCPU_TERM("swapin", 1),
+		  OFFCPU_TERM("thrashing", 1)},
+};
+
 /* ---- State --------------------------------------------------------------- */
 
 enum counter {
@@ -161,6 +184,21 @@ static const char *const counter_names[N_COUNTERS] = {
 	[C_OTHER] = "other",   [C_SKIPPED] = "skipped", [C_BATCHED] = "batched",
 	[C_SINGLE] = "single", [C_NO_MM] = "no_mm",
 };
+
+/*
+ * CONFIG_IRQ_TIME_ACCOUNTING, read like CONFIG_TASK_XACCT: the kernel
+ * charges irq delay (delayacct_irq(), called from irqtime_account_irq())
+ * only when built with it, so without it the irq family is 0 on every
+ * thread and is left absent. Unknown (no readable config) counts as on.
+ */
+enum irqtime {
+	IRQT_UNKNOWN = 0,
+	IRQT_ON,
+	IRQT_OFF,
+};
+
+static const char *const irqtime_names[] = {
+	[IRQT_UNKNOWN] = "unknown", [IRQT_ON] = "on", [IRQT_OFF] = "off"};
 
 /* Why threads are not queried at all. */
 enum skip {
@@ -214,7 +252,9 @@ struct ts_state {
 	size_t batch;
 	enum ctp_delayacct_state delayacct;
 	enum ctp_xacct_state xacct;
+	enum irqtime irqtime;
 	struct ctp_taskstats_active active;
+	bool irq_on; /* the irq family is measured */
 	uint64_t gen;
 	pthread_mutex_t lock; /* guards workers */
 	struct worker *workers;
@@ -634,8 +674,9 @@ static int apply(struct ts_state *st, struct ctp_record *rec,
 	for (fam = 0; fam < CTP_TS_N_FAMILIES; fam++) {
 		int cnt = CTP_TS_DELAY(fam, CTP_TS_COUNT);
 
-		if (fam == CTP_TS_CPU ? !st->active.cpu_delay
-				      : !st->active.delay_block)
+		if (fam == CTP_TS_CPU	? !st->active.cpu_delay
+		    : fam == CTP_TS_IRQ ? !st->irq_on
+					: !st->active.delay_block)
 			continue;
 		for (part = 0; part < CTP_TS_N_PARTS; part++) {
 			int m = CTP_TS_DELAY(fam, part);
@@ -785,10 +826,25 @@ static const char *make_hint(struct ts_state *st)
 	if (st->delayacct == CTP_DELAYACCT_CONFIG_OFF)
 		return "delay fields absent: the kernel lacks "
 		       "CONFIG_TASK_DELAY_ACCT (or its sysctl is unreadable)";
+	if (st->delayacct == CTP_DELAYACCT_RUNTIME_OFF &&
+	    st->irqtime == IRQT_OFF)
+		return "blkio, swapin, freepages, thrashing, compact and "
+		       "wpcopy delays absent: sysctl kernel.task_delayacct=1 "
+		       "(or boot with delayacct) to measure them; irq delays "
+		       "also need CONFIG_IRQ_TIME_ACCOUNTING, which the kernel "
+		       "lacks";
 	if (st->delayacct == CTP_DELAYACCT_RUNTIME_OFF)
 		return "blkio, swapin, freepages, thrashing, compact, wpcopy "
 		       "and irq delays absent: sysctl kernel.task_delayacct=1 "
 		       "(or boot with delayacct) to measure them";
+	if (st->irqtime == IRQT_OFF && st->xacct == CTP_XACCT_OFF)
+		return "irq delays absent: the kernel lacks "
+		       "CONFIG_IRQ_TIME_ACCOUNTING; hiwater_rss/hiwater_vm "
+		       "absent: the kernel lacks CONFIG_TASK_XACCT";
+	if (st->irqtime == IRQT_OFF)
+		return "irq delays absent: the kernel lacks "
+		       "CONFIG_IRQ_TIME_ACCOUNTING (it charges irq time to "
+		       "threads only with it)";
 	if (st->xacct == CTP_XACCT_OFF)
 		return "hiwater_rss/hiwater_vm absent: the kernel lacks "
 		       "CONFIG_TASK_XACCT";
@@ -849,9 +905,36 @@ static int parse_options(struct ts_state *st)
 	return 0;
 }
 
+/*
+ * CONFIG_IRQ_TIME_ACCOUNTING from kconfig text. Kconfig writes a bool
+ * symbol, set or "is not set", whenever its dependencies allow choosing
+ * it; a full config (one naming CONFIG_TASKSTATS) without the symbol is
+ * of a kernel that cannot have it (no HAVE_IRQ_TIME_ACCOUNTING, or native
+ * virtual cpu accounting). Any other text is no proof either way.
+ */
+static enum irqtime parse_irqtime(const char *text, size_t len)
+{
+	switch (ctp_kconfig_lookup(text, len, "CONFIG_IRQ_TIME_ACCOUNTING",
+				   NULL, NULL)) {
+	case CTP_KCONFIG_YES:
+		return IRQT_ON;
+	case CTP_KCONFIG_NOT_SET:
+		return IRQT_OFF;
+	case CTP_KCONFIG_ABSENT:
+		return ctp_kconfig_lookup(text, len, "CONFIG_TASKSTATS", NULL,
+					  NULL) == CTP_KCONFIG_ABSENT
+			       ? IRQT_UNKNOWN
+			       : IRQT_OFF;
+	default:
+		return IRQT_UNKNOWN;
+	}
+}
+
 static void probe_host(struct ts_state *st, int proc_fd)
 {
 	const struct ctp_api *api = st->api;
+	char *kconfig = NULL;
+	size_t klen = 0;
 	int r;
 
 	r = ctp_probe_delayacct(proc_fd, &st->delayacct);
@@ -860,17 +943,27 @@ static void probe_host(struct ts_state *st, int proc_fd)
 			 "cannot read sys/kernel/task_delayacct (%s): no "
 			 "delay family counted as measured",
 			 strerror(-r));
-	r = ctp_probe_xacct(proc_fd, &st->xacct);
-	if (r < 0 && r != -ENOENT)
+	/* One read of config.gz for both options. */
+	st->xacct = CTP_XACCT_UNKNOWN;
+	st->irqtime = IRQT_UNKNOWN;
+	r = ctp_read_kconfig(proc_fd, &kconfig, &klen);
+	if (r == 0) {
+		st->xacct = ctp_parse_kconfig_xacct(kconfig, klen);
+		st->irqtime = parse_irqtime(kconfig, klen);
+		free(kconfig);
+	} else if (r != -ENOENT) {
 		api->log(st->ctx, CTP_LOG_INFO,
-			 "config.gz unreadable (%s): CONFIG_TASK_XACCT taken "
-			 "as on",
+			 "config.gz unreadable (%s): CONFIG_TASK_XACCT and "
+			 "CONFIG_IRQ_TIME_ACCOUNTING taken as on",
 			 strerror(-r));
+	}
 	st->active = ctp_taskstats_active(st->delayacct, st->xacct);
+	st->irq_on = st->active.delay_block && st->irqtime != IRQT_OFF;
 	api->log(st->ctx, CTP_LOG_INFO,
-		 "delay accounting %s, CONFIG_TASK_XACCT %s",
+		 "delay accounting %s, CONFIG_TASK_XACCT %s, "
+		 "CONFIG_IRQ_TIME_ACCOUNTING %s",
 		 ctp_delayacct_state_name(st->delayacct),
-		 ctp_xacct_state_name(st->xacct));
+		 ctp_xacct_state_name(st->xacct), irqtime_names[st->irqtime]);
 }
 
 static int ts_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
@@ -895,11 +988,6 @@ static int ts_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 		goto out;
 	for (i = 0; i < N_FIELDS; i++)
 		st->fh[i] = api->field_handle(ctx, i);
-	/* An older core has no derived fields: do without (it logs why when
-	 * it refuses one). */
-	if (CTP_HAS(api, struct ctp_api, derived_register) &&
-	    api->derived_register)
-		api->derived_register(ctx, &offcpu_desc);
 	for (i = 0; i < N_COUNTERS; i++) {
 		st->ch[i] = api->summary_register(ctx, counter_names[i]);
 		if (st->ch[i] < 0) {
@@ -914,6 +1002,13 @@ static int ts_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 	roots = api->roots(ctx);
 	proc_fd = roots ? roots->proc_fd : -1;
 	probe_host(st, proc_fd);
+	/* An older core has no derived fields: do without (it logs why when
+	 * it refuses one). */
+	if (CTP_HAS(api, struct ctp_api, derived_register) &&
+	    api->derived_register)
+		api->derived_register(ctx, st->irqtime == IRQT_OFF
+						   ? &offcpu_noirq_desc
+						   : &offcpu_desc);
 
 	/* Init succeeds whatever the kernel lacks: threads are then counted
 	 * as skipped and finish's hint says why. */
