@@ -20,6 +20,7 @@
 
 #include "engine.h"
 #include "paths.h"
+#include "suggest.h"
 
 /* The descriptor members this core needs, up to and including `finish`. */
 #define DESC_MIN_SIZE                                                          \
@@ -595,41 +596,12 @@ static void plugin_fail(struct ctp_engine *eng, uint32_t idx, const char *why)
 	rt->desc = NULL;
 }
 
-/* Levenshtein distance of two short names, at most 64 bytes each (longer
- * ones compare as far apart). */
-static unsigned name_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	unsigned row[65];
-	if (la > 64 || lb > 64)
-		return UINT_MAX;
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = (unsigned)j;
-	for (size_t i = 1; i <= la; i++) {
-		unsigned diag = row[0];
-		row[0] = (unsigned)i;
-		for (size_t j = 1; j <= lb; j++) {
-			unsigned up = row[j];
-			unsigned best = diag + (a[i - 1] != b[j - 1]);
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[lb];
-}
-
 /* The plugin file name (without ".so") in dirs closest to `name`, if one
- * is close enough to be a typo of it: a third of the name's length, at
- * least 2 edits. "" when none. */
+ * is close enough to be a typo of it; "" when none. */
 static void suggest_plugin(char *const *dirs, size_t ndirs, const char *name,
 			   char *out, size_t outlen)
 {
-	size_t third = strlen(name) / 3;
-	unsigned best = (third > 2 ? (unsigned)third : 2) + 1;
+	unsigned best = UINT_MAX;
 	out[0] = '\0';
 	for (size_t i = 0; i < ndirs; i++) {
 		DIR *d = opendir(dirs[i]);
@@ -644,14 +616,7 @@ static void suggest_plugin(char *const *dirs, size_t ndirs, const char *name,
 			char base[65];
 			snprintf(base, sizeof(base), "%.*s", (int)(len - 3),
 				 e->d_name);
-			unsigned dist = name_distance(name, base);
-			/* Ties go to the first in byte order, whatever
-			 * order readdir lists. */
-			if (dist < best ||
-			    (dist == best && *out && strcmp(base, out) < 0)) {
-				best = dist;
-				snprintf(out, outlen, "%s", base);
-			}
+			ctp_closest_step(name, base, &best, out, outlen);
 		}
 		closedir(d);
 	}

@@ -19,9 +19,14 @@
 #include "config.h"
 #include "engine.h"
 #include "paths.h"
+#include "suggest.h"
 #include "writer.h"
 
 static volatile sig_atomic_t stop_requested;
+
+/* The commands, for "did you mean" (NULL-terminated). */
+static const char *const verbs[] = {
+	"capture", "show", "dump", "compare", "check-config", "plugins", NULL};
 
 static void on_signal(int sig)
 {
@@ -173,7 +178,16 @@ static bool plugin_gave_up(const struct ctp_capture *cap)
 	return any;
 }
 
-static int cmd_capture(int argc, char **argv)
+/* The capture's command line. */
+struct capture_args {
+	const char *config_path, *output; /* NULL: from the config */
+	unsigned workers;		  /* 0: from the config */
+	bool strict;
+};
+
+/* Parse the capture's arguments into *a. Returns -1 to go on, else the exit
+ * status to end with (--help, --version, a usage error). */
+static int parse_capture_args(int argc, char **argv, struct capture_args *a)
 {
 	static const struct option opts[] = {
 		{"config", required_argument, NULL, 'c'},
@@ -186,21 +200,18 @@ static int cmd_capture(int argc, char **argv)
 		{"strict", no_argument, NULL, 'S'},
 		{0},
 	};
-	const char *config_path = NULL, *output = NULL;
-	unsigned workers = 0;
-	bool strict = false;
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "c:o:j:qvhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			config_path = optarg;
+			a->config_path = optarg;
 			break;
 		case 'o':
-			output = optarg;
+			a->output = optarg;
 			break;
 		case 'j':
-			if (parse_workers(optarg, &workers) < 0) {
+			if (parse_workers(optarg, &a->workers) < 0) {
 				fprintf(stderr,
 					"ctprof-core: --workers must be "
 					"an integer in 1..256\n");
@@ -211,7 +222,7 @@ static int cmd_capture(int argc, char **argv)
 			ctp_verbosity = -1;
 			break;
 		case 'S':
-			strict = true;
+			a->strict = true;
 			break;
 		case 'v':
 			ctp_verbosity++;
@@ -224,46 +235,126 @@ static int cmd_capture(int argc, char **argv)
 			       CTP_ABI_MAJOR);
 			return CTP_EXIT_OK;
 		default:
-			usage_main(stderr);
+			fprintf(stderr, "ctprof-core: try --help\n");
 			return CTP_EXIT_USAGE;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr,
-			"ctprof-core: unknown command '%s' (try --help)\n",
-			argv[optind]);
+		char near[32];
+		ctp_closest_name(argv[optind], verbs, near, sizeof(near));
+		fprintf(stderr, "ctprof-core: unknown command '%s'%s%s%s\n",
+			argv[optind],
+			*near ? "; did you mean '" : " (try --help)", near,
+			*near ? "'?" : "");
 		return CTP_EXIT_USAGE;
 	}
-	if (!config_path)
-		config_path = default_config_path();
+	if (!a->config_path)
+		a->config_path = default_config_path();
+	return -1;
+}
 
-	struct ctp_config *cfg = NULL;
-	int rc = load_config(config_path, NULL, &cfg);
-	if (rc)
-		return rc;
-	if (workers)
-		cfg->workers = workers;
-	if (!output)
-		output = cfg->output;
+/* The one line a finished capture prints: where, how much, what failed. */
+static void report_written(const struct ctp_capture *cap, const char *outpath,
+			   uint64_t bytes)
+{
+	char failed[512] = "";
+	size_t used = 0;
+	for (uint32_t i = 0; i < cap->n_plugins; i++) {
+		if (cap->plugins[i].status != CTP_PST_FAILED)
+			continue;
+		int n = snprintf(failed + used, sizeof(failed) - used, "%s%s",
+				 used ? ", " : "", cap->plugins[i].name);
+		if (n > 0 && (size_t)n < sizeof(failed) - used)
+			used += (size_t)n;
+	}
+	fprintf(stderr,
+		"ctprof-core: %s: %" PRIu64 " threads, %zu processes, "
+		"%" PRIu32 " cgroups in %.2fs, %" PRIu64
+		" bytes; plugins failed: %s\n",
+		strcmp(outpath, "-") == 0 ? "<stdout>" : outpath,
+		cap->rf.tids_recorded, cap->n_spans, cap->cgroups.nrows,
+		(double)(cap->end_mono_ns - cap->start_mono_ns) / 1e9, bytes,
+		used ? failed : "none");
+}
 
-	struct sigaction sa = {.sa_handler = on_signal};
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+/* Load the plugins and walk the host into cap. Returns 0 or the exit
+ * status to end with (message printed). */
+static int walk(struct ctp_engine *eng, const struct capture_args *a)
+{
+	struct ctp_capture *cap = eng->cap;
+	eng->progress = isatty(STDERR_FILENO) && ctp_verbosity >= 0;
+	eng->strict = a->strict;
+	int r = ctp_engine_load(eng);
+	if (r == -ECANCELED)
+		return CTP_EXIT_REQUIRED;
+	if (r < 0) {
+		fprintf(stderr, "ctprof-core: loading plugins: %s\n",
+			strerror(-r));
+		return CTP_EXIT_FAILURE;
+	}
+	r = ctp_engine_capture(eng);
+	cap->end_realtime_ns = realtime_ns();
+	cap->end_mono_ns = ctp_now_ns();
+	if (r == -EINTR || stop_requested) {
+		fprintf(stderr,
+			"ctprof-core: interrupted; no snapshot written\n");
+		return CTP_EXIT_INTERRUPTED;
+	}
+	if (r < 0) {
+		fprintf(stderr, "ctprof-core: capture failed: %s\n",
+			strerror(-r));
+		return CTP_EXIT_FAILURE;
+	}
+	if (a->strict && plugin_gave_up(cap))
+		return CTP_EXIT_REQUIRED;
+	return 0;
+}
 
+/* Write the finished capture to outpath. Returns the exit status. */
+static int write_out(struct ctp_capture *cap, const struct ctp_config *cfg,
+		     const char *outpath)
+{
+	struct utsname u;
+	if (uname(&u) == 0) {
+		cap->kernel_release = strdup(u.release);
+		if (cfg->record_hostname)
+			cap->hostname = strdup(u.nodename);
+	}
+	char err[1024];
+	uint64_t bytes = 0;
+	int r = ctp_writer_write(cap, outpath, cfg->compression_level,
+				 CTP_VERSION, &stop_requested, &bytes, err,
+				 sizeof(err));
+	if (r == -ECANCELED) {
+		fprintf(stderr,
+			"ctprof-core: interrupted; no snapshot written\n");
+		return CTP_EXIT_INTERRUPTED;
+	}
+	if (r < 0) {
+		fprintf(stderr, "ctprof-core: %s\n", err);
+		return CTP_EXIT_FAILURE;
+	}
+	if (ctp_verbosity >= 0)
+		report_written(cap, outpath, bytes);
+	return CTP_EXIT_OK;
+}
+
+/* One capture with a loaded config: engine up, walk, write, engine down. */
+static int run_capture(const struct ctp_config *cfg,
+		       const struct capture_args *a)
+{
+	const char *output = a->output ? a->output : cfg->output;
 	struct ctp_capture *cap = NULL;
-	struct ctp_engine eng;
-	bool eng_ready = false;
-	rc = CTP_EXIT_FAILURE;
 	int r = ctp_capture_new(cfg->workers ? cfg->workers : 1, &cap);
 	if (r < 0) {
 		fprintf(stderr, "ctprof-core: %s\n", strerror(-r));
-		goto out;
+		return CTP_EXIT_FAILURE;
 	}
 	cap->start_realtime_ns = realtime_ns();
 	cap->start_mono_ns = ctp_now_ns();
-	cap->config_path = strdup(config_path);
+	cap->config_path = strdup(a->config_path);
 
+	int rc;
 	char outpath[PATH_MAX];
 	if (expand_output(output, cap->start_realtime_ns, outpath,
 			  sizeof(outpath)) < 0) {
@@ -271,95 +362,38 @@ static int cmd_capture(int argc, char **argv)
 			"ctprof-core: output pattern '%s' expands to "
 			"nothing or too long a path\n",
 			output);
-		rc = CTP_EXIT_USAGE;
-		goto out;
+		ctp_capture_free(cap);
+		return CTP_EXIT_USAGE;
 	}
-
+	struct ctp_engine eng;
 	r = ctp_engine_init(&eng, cfg, cap, &stop_requested);
-	eng_ready = true;
-	if (r < 0)
-		goto out;
-	eng.progress = isatty(STDERR_FILENO) && ctp_verbosity >= 0;
-	eng.strict = strict;
-	r = ctp_engine_load(&eng);
-	if (r == -ECANCELED) {
-		rc = CTP_EXIT_REQUIRED;
-		goto out;
-	}
-	if (r < 0) {
-		fprintf(stderr, "ctprof-core: loading plugins: %s\n",
-			strerror(-r));
-		goto out;
-	}
-
-	r = ctp_engine_capture(&eng);
-	cap->end_realtime_ns = realtime_ns();
-	cap->end_mono_ns = ctp_now_ns();
-	if (r == -EINTR || stop_requested) {
-		fprintf(stderr,
-			"ctprof-core: interrupted; no snapshot written\n");
-		rc = CTP_EXIT_INTERRUPTED;
-		goto out;
-	}
-	if (r < 0) {
-		fprintf(stderr, "ctprof-core: capture failed: %s\n",
-			strerror(-r));
-		goto out;
-	}
-	if (strict && plugin_gave_up(cap)) {
-		rc = CTP_EXIT_REQUIRED;
-		goto out;
-	}
-
-	struct utsname u;
-	if (uname(&u) == 0) {
-		cap->kernel_release = strdup(u.release);
-		if (cfg->record_hostname)
-			cap->hostname = strdup(u.nodename);
-	}
-
-	char err[1024];
-	uint64_t bytes = 0;
-	r = ctp_writer_write(cap, outpath, cfg->compression_level, CTP_VERSION,
-			     &stop_requested, &bytes, err, sizeof(err));
-	if (r == -ECANCELED) {
-		fprintf(stderr,
-			"ctprof-core: interrupted; no snapshot written\n");
-		rc = CTP_EXIT_INTERRUPTED;
-		goto out;
-	}
-	if (r < 0) {
-		fprintf(stderr, "ctprof-core: %s\n", err);
-		goto out;
-	}
-
-	if (ctp_verbosity >= 0) {
-		char failed[512] = "";
-		size_t used = 0;
-		for (uint32_t i = 0; i < cap->n_plugins; i++) {
-			if (cap->plugins[i].status != CTP_PST_FAILED)
-				continue;
-			int n = snprintf(failed + used, sizeof(failed) - used,
-					 "%s%s", used ? ", " : "",
-					 cap->plugins[i].name);
-			if (n > 0 && (size_t)n < sizeof(failed) - used)
-				used += (size_t)n;
-		}
-		size_t nprocs = cap->n_spans;
-		fprintf(stderr,
-			"ctprof-core: %s: %" PRIu64 " threads, %zu processes, "
-			"%" PRIu32 " cgroups in %.2fs, %" PRIu64
-			" bytes; plugins failed: %s\n",
-			strcmp(outpath, "-") == 0 ? "<stdout>" : outpath,
-			cap->rf.tids_recorded, nprocs, cap->cgroups.nrows,
-			(double)(cap->end_mono_ns - cap->start_mono_ns) / 1e9,
-			bytes, used ? failed : "none");
-	}
-	rc = CTP_EXIT_OK;
-out:
-	if (eng_ready)
-		ctp_engine_done(&eng);
+	rc = r < 0 ? CTP_EXIT_FAILURE : walk(&eng, a);
+	if (!rc)
+		rc = write_out(cap, cfg, outpath);
+	ctp_engine_done(&eng);
 	ctp_capture_free(cap);
+	return rc;
+}
+
+static int cmd_capture(int argc, char **argv)
+{
+	struct capture_args a = {0};
+	int rc = parse_capture_args(argc, argv, &a);
+	if (rc >= 0)
+		return rc;
+	struct ctp_config *cfg = NULL;
+	rc = load_config(a.config_path, NULL, &cfg);
+	if (rc)
+		return rc;
+	if (a.workers)
+		cfg->workers = a.workers;
+
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	rc = run_capture(cfg, &a);
 	ctp_config_free(cfg);
 	return rc;
 }

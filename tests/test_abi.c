@@ -1785,6 +1785,21 @@ static void test_config_resolves_plugins(void **unused)
 	run_free(&r);
 }
 
+/* A mistyped command says what it is closest to, and exits 2. */
+static void test_wrong_verb(void **unused)
+{
+	(void)unused;
+	char dir[PATH_MAX];
+	case_dir(dir, sizeof(dir), "verb");
+	const char *args[] = {"chek-config", "x.yaml", NULL};
+	struct run r = run_core(dir, args);
+	assert_int_equal(r.status, CTP_EXIT_USAGE);
+	assert_line(r.err, "ctprof-core: unknown command 'chek-config'; did "
+			   "you mean 'check-config'?");
+	assert_string_equal(r.out, "");
+	run_free(&r);
+}
+
 /* --strict: a plugin that fails to load, or whose callback is disabled
  * after repeated errors, fails the capture (exit 3, no file); without it
  * both captures succeed. */
@@ -1863,6 +1878,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_plugins_command),
 		cmocka_unit_test(test_config_resolves_plugins),
 		cmocka_unit_test(test_strict),
+		cmocka_unit_test(test_wrong_verb),
 		cmocka_unit_test(test_lazy_files),
 		cmocka_unit_test(test_lazy_shared),
 		cmocka_unit_test(test_lazy_gated_unreadable),
