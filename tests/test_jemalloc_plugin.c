@@ -3,7 +3,8 @@
  * The built jemalloc-probe.so driven without the engine: dlopen it and run
  * init/process/thread/finish/fini through a fake struct ctp_api against
  * real workers (tests/jemalloc.cmake), kthreadd, a plain process, a
- * stripped jemalloc worker, and as an unprivileged user.
+ * stripped jemalloc worker, a worker the stop-free read cannot serve, and
+ * as an unprivileged user.
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -93,6 +94,8 @@ static void run_thread(pid_t tgid, pid_t tid, struct ctp_record *rec)
 
 static pid_t started[8];
 static size_t n_started;
+/* When set, spawn() runs the worker with LD_LIBRARY_PATH set to it. */
+static const char *spawn_libdir;
 
 static pid_t spawn(const char *path, long *tid)
 {
@@ -109,6 +112,8 @@ static pid_t spawn(const char *path, long *tid)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(p[0]);
 		snprintf(fdarg, sizeof(fdarg), "%d", p[1]);
+		if (spawn_libdir)
+			setenv("LD_LIBRARY_PATH", spawn_libdir, 1);
 		execl(path, path, fdarg, "hold", (char *)NULL);
 		_exit(127);
 	}
@@ -315,6 +320,96 @@ static void test_methods(void **state)
 	FX.state = NULL;
 }
 
+/* Copy this process's libc into dir; 0 or -1. */
+static int copy_libc(const char *dir, char *dst, size_t dlen)
+{
+	FILE *m = fopen("/proc/self/maps", "r");
+	char line[4608], src[4096] = "", buf[65536];
+	int in, out, r = -1;
+	ssize_t n;
+
+	while (m && fgets(line, sizeof(line), m)) {
+		char *p = strchr(line, '/');
+
+		if (p && strstr(p, "/libc.so")) {
+			p[strcspn(p, "\n")] = '\0';
+			snprintf(src, sizeof(src), "%s", p);
+			break;
+		}
+	}
+	if (m)
+		fclose(m);
+	if (!src[0])
+		return -1;
+	snprintf(dst, dlen, "%s/%s", dir, strrchr(src, '/') + 1);
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			break;
+	if (in >= 0 && out >= 0 && n == 0)
+		r = 0;
+	if (in >= 0)
+		close(in);
+	if (out >= 0 && close(out))
+		r = -1;
+	return r;
+}
+
+/*
+ * A target the stop-free read cannot serve: the static worker runs on a
+ * copy of libc that is deleted once it is mapped, so libthread_db finds
+ * none of glibc's symbols (as with a container's mismatched glibc). With
+ * no method option the plugin tags it and never ptraces it; `method: auto`
+ * (opt-in) reads it through the ptrace fallback.
+ */
+static void test_default_never_stops(void **state)
+{
+	char dir[] = "/tmp/ctprof-jeplibc.XXXXXX", libc[4200];
+	int fa = field_index("jemalloc.allocated_bytes");
+	struct ctp_record rec;
+	long tid;
+	pid_t pid;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(copy_libc(dir, libc, sizeof(libc)), 0);
+	spawn_libdir = dir;
+	pid = spawn(JEP_WORKER_STATIC, &tid);
+	spawn_libdir = NULL;
+	unlink(libc);
+	rmdir(dir);
+	assert_true(pid > 0);
+
+	/* The default. */
+	opt_method = NULL;
+	assert_int_equal(start(), 0);
+	run_process(pid);
+	run_thread(pid, (pid_t)tid, &rec);
+	assert_int_equal(rec.n_sets, 0);
+	assert_true(summary("jemalloc_detected") == 1);
+	assert_true(summary("tag.thread-db") == 1);
+	assert_true(summary("failures") == 1);
+	assert_true(summary("method_thread_db") == 0);
+	assert_true(summary("method_ptrace") == 0);
+	assert_int_equal(FX.p->finish(FX.state, NULL), 0);
+	assert_non_null(strstr(FX.ctx.hint, "thread-db"));
+	assert_non_null(strstr(FX.ctx.hint, "method: auto"));
+	stop();
+
+	/* Opted in: the fallback stops each thread and reads it. */
+	opt_method = "auto";
+	assert_int_equal(start(), 0);
+	run_process(pid);
+	run_thread(pid, (pid_t)tid, &rec);
+	assert_true(rec.cells[fa].set);
+	assert_true(rec.cells[fa].u >= 16 * MIB && rec.cells[fa].u <= 20 * MIB);
+	assert_true(summary("method_ptrace") == 1);
+	assert_true(summary("failures") == 0);
+	assert_int_equal(stopped_threads(pid), 0);
+	stop();
+}
+
 /* Without privilege against a root-owned worker: tagged failures, the
  * privilege flag and the hint. Runs the plugin in a child as nobody. */
 static void test_unprivileged(void **state)
@@ -366,6 +461,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_stripped, teardown),
 		cmocka_unit_test_teardown(test_unprivileged, teardown),
 		cmocka_unit_test_teardown(test_methods, teardown),
+		cmocka_unit_test_teardown(test_default_never_stops, teardown),
 	};
 
 	if (JEP_SKIP_REASON[0]) {

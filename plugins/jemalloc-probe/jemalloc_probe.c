@@ -8,12 +8,14 @@
  * tids on the same worker. `process` does all the work for the tgid: find
  * jemalloc among the mapped files (cached per file and per process
  * identity), read every thread's counters through libthread_db (or the
- * ptrace fallback), and keep the answers in the worker's table; `thread`
+ * opt-in ptrace fallback), and keep the answers in the worker's table; `thread`
  * only looks its tid up there.
  *
  * Options:
- *   method: auto (default: libthread_db, ptrace when it cannot serve),
- *           thread_db (never ptrace), ptrace (always; for comparison)
+ *   method: thread_db (default: stop-free only, never ptrace), auto
+ *           (libthread_db, and the ptrace fallback, which stops each
+ *           thread briefly, when it cannot serve; opt-in), ptrace (always;
+ *           for comparison)
  *   ptrace_timeout_ms: 1..10000 (default 100) bound on each stop wait
  */
 #include <dirent.h>
@@ -140,7 +142,7 @@ struct jep_state {
 	int ch[N_COUNTERS];
 	_Atomic uint64_t n[N_COUNTERS];
 	bool live;
-	bool fallback;	  /* ptrace when libthread_db fails */
+	bool fallback;	  /* ptrace when libthread_db fails (method: auto) */
 	bool ptrace_only; /* method: ptrace */
 	unsigned timeout_ms;
 	uint64_t gen;
@@ -649,6 +651,12 @@ static int jep_finish(void *state, struct ctp_record *host_rec)
 			 dom == CTP_JEP_NO_DEBUGINFO
 				 ? "install jemalloc's debuginfo or set "
 				   "DEBUGINFOD_URLS"
+			 : dom == CTP_JEP_THREAD_DB && !st->fallback &&
+					 !st->ptrace_only
+				 ? "libthread_db cannot read them; method: "
+				   "auto reads jemalloc in the executable "
+				   "through ptrace, stopping each thread "
+				   "briefly"
 				 : "see plugins/jemalloc-probe/README.md");
 	else
 		return 0;
@@ -705,16 +713,17 @@ static int parse_options(struct jep_state *st)
 			return -EINVAL;
 		}
 	}
-	st->fallback = true;
+	/* The default never stops a target: the ptrace fallback is opt-in. */
+	st->fallback = false;
 	r = api->opt_str(st->ctx, "method", &m);
 	if (r == 0) {
-		if (!strcmp(m, "thread_db")) {
-			st->fallback = false;
+		if (!strcmp(m, "auto")) {
+			st->fallback = true;
 		} else if (!strcmp(m, "ptrace")) {
 			st->ptrace_only = true;
-		} else if (strcmp(m, "auto")) {
+		} else if (strcmp(m, "thread_db")) {
 			api->log(st->ctx, CTP_LOG_ERR,
-				 "option 'method': expected auto, thread_db or "
+				 "option 'method': expected thread_db, auto or "
 				 "ptrace");
 			return -EINVAL;
 		}
