@@ -8,8 +8,8 @@
  * tids on the same worker. `process` does all the work for the tgid: find
  * jemalloc among the mapped files (cached per file and per process
  * identity), read every thread's counters through libthread_db (or the
- * opt-in ptrace fallback), and keep the answers in the worker's table; `thread`
- * only looks its tid up there.
+ * opt-in ptrace fallback), and keep the answers in the worker's table;
+ * `thread` only looks its tid up there.
  *
  * Options:
  *   method: thread_db (default: stop-free only, never ptrace), auto
