@@ -133,6 +133,15 @@ static int dec_feed(struct ctp_snap *s, struct dec *z, const void *data,
 			return bad(s, -EINVAL,
 				   "not a ctprof-core snapshot (not "
 				   "zstd-compressed)");
+	/* RFC 8878 3.1.1.1.1: bit 2 of the frame header descriptor, the byte
+	 * after the magic, is the content checksum flag. The writer always
+	 * sets it; without it the decoder would verify nothing. */
+	if (z->in_total <= sizeof(zstd_magic) &&
+	    z->in_total + n > sizeof(zstd_magic) &&
+	    !(p[sizeof(zstd_magic) - z->in_total] & 0x04))
+		return bad(s, -EINVAL,
+			   "the zstd frame has no content checksum (the "
+			   "ctprof-core writer always sets one)");
 	z->in_total += n;
 	if (z->done) {
 		if (n)
@@ -1022,6 +1031,10 @@ static int decode_value(struct ctp_snap *s, const struct ctp_snap_field *f,
 	case CTP_TYPE_STRING:
 		if (o->type != MSGPACK_OBJECT_STR)
 			return bad_value(s, where, row, f, o, "");
+		if (memchr(o->via.str.ptr, '\0', o->via.str.size))
+			return bad_value(s, where, row, f, o,
+					 " holding a NUL byte, which the "
+					 "format never allows");
 		out->str.ptr = o->via.str.ptr;
 		out->str.len = o->via.str.size;
 		break;
@@ -1173,6 +1186,11 @@ static int ident_str(struct ctp_snap *s, const msgpack_object *m,
 				   "%s.%s[%zu]: expected a string "
 				   "or nil, found %s",
 				   where, k, i, objtype(e));
+		if (memchr(e->via.str.ptr, '\0', e->via.str.size))
+			return bad(s, -EINVAL,
+				   "%s.%s[%zu]: holds a NUL byte, which the "
+				   "format never allows in a %s",
+				   where, k, i, k);
 		v[i] = (struct ctp_bytes){e->via.str.ptr, e->via.str.size};
 	}
 	*out = v;

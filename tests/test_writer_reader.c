@@ -858,15 +858,29 @@ static void expect_refused(const void *buf, size_t len, uint64_t cap,
 	assert_non_null(strstr(err, "bad.ctprof: "));
 }
 
-static void *zcompress(const void *raw, size_t n, size_t *out_len)
+/* A zstd frame of raw, with the content checksum unless `no_sum`. */
+static void *zcompress_with(const void *raw, size_t n, bool no_sum,
+			    size_t *out_len)
 {
 	size_t bound = ZSTD_compressBound(n);
 	void *z = malloc(bound);
+	ZSTD_CCtx *c = ZSTD_createCCtx();
 	assert_non_null(z);
-	size_t r = ZSTD_compress(z, bound, raw, n, 3);
+	assert_non_null(c);
+	assert_false(ZSTD_isError(
+		ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 3)));
+	assert_false(ZSTD_isError(
+		ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, !no_sum)));
+	size_t r = ZSTD_compress2(c, z, bound, raw, n);
 	assert_false(ZSTD_isError(r));
+	ZSTD_freeCCtx(c);
 	*out_len = r;
 	return z;
+}
+
+static void *zcompress(const void *raw, size_t n, size_t *out_len)
+{
+	return zcompress_with(raw, n, false, out_len);
 }
 
 static void *sample_bytes(size_t *len)
@@ -1119,6 +1133,10 @@ static void r_future(msgpack_packer *pk, const msgpack_object *o)
 	msgpack_pack_array(pk, 0);
 }
 
+/* The comm threads_with gives every row (may hold a NUL byte). */
+static const char *th_comm = "c";
+static size_t th_comm_len = 1;
+
 /* A threads table of one row with one column given by `col`. */
 static void threads_with(msgpack_packer *pk, const char *name,
 			 void (*col)(msgpack_packer *pk), uint64_t rows,
@@ -1137,8 +1155,10 @@ static void threads_with(msgpack_packer *pk, const char *name,
 		msgpack_pack_uint64(pk, 10);
 	pk_str(pk, "comm");
 	msgpack_pack_array(pk, rows);
-	for (uint64_t i = 0; i < rows; i++)
-		pk_str(pk, "c");
+	for (uint64_t i = 0; i < rows; i++) {
+		msgpack_pack_str(pk, th_comm_len);
+		msgpack_pack_str_body(pk, th_comm, th_comm_len);
+	}
 	pk_str(pk, "cgroup");
 	msgpack_pack_array(pk, rows);
 	for (uint64_t i = 0; i < rows; i++)
@@ -1276,6 +1296,36 @@ static void r_th_nil_ok(msgpack_packer *pk, const msgpack_object *o)
 {
 	(void)o;
 	threads_with(pk, "alpha.utime", c_nil, 1, 1, 0);
+}
+
+static void c_nul_str(msgpack_packer *pk)
+{
+	msgpack_pack_array(pk, 1);
+	msgpack_pack_str(pk, 3);
+	msgpack_pack_str_body(pk, "a\0b", 3);
+}
+
+static void r_th_nul_wchan(msgpack_packer *pk, const msgpack_object *o)
+{
+	(void)o;
+	threads_with(pk, "alpha.wchan", c_nul_str, 1, 1, 0);
+}
+
+/* The sample's cgroups, all three paths with a NUL byte. */
+static void r_cg_nul(msgpack_packer *pk, const msgpack_object *o)
+{
+	(void)o;
+	msgpack_pack_map(pk, 3);
+	pk_str(pk, "rows");
+	msgpack_pack_uint64(pk, 3);
+	pk_str(pk, "path");
+	msgpack_pack_array(pk, 3);
+	for (int i = 0; i < 3; i++) {
+		msgpack_pack_str(pk, 3);
+		msgpack_pack_str_body(pk, "/\0x", 3);
+	}
+	pk_str(pk, "columns");
+	msgpack_pack_map(pk, 0);
 }
 
 /* The sample's fields with the first one's `type` replaced. */
@@ -1488,6 +1538,56 @@ static void test_bad_structure(void **state)
 	 * absent. */
 	expect_mutation("future_key", r_future, true, NULL);
 	expect_mutation("threads", r_th_nil_ok, false, NULL);
+}
+
+/*
+ * What FORMAT.md forbids and a reader must refuse even though it decodes:
+ * a frame without the content checksum the writer always sets, a NUL byte
+ * in a comm, a cgroup path or a STRING value.
+ */
+static void test_spec_forbids(void **state)
+{
+	(void)state;
+	size_t len, zl;
+	char err[512];
+	void *good = sample_bytes(&len);
+	struct ctp_snap *snap;
+	if (ctp_snap_open_buf("x", good, len, CAP_DEFAULT, &snap, err,
+			      sizeof(err)) < 0)
+		fail_msg("%s", err);
+	size_t n = ctp_snap_raw_size(snap);
+	ctp_snap_free(snap);
+	unsigned char *raw = malloc(n);
+	assert_non_null(raw);
+	assert_int_equal(ZSTD_decompress(raw, n, good, len), n);
+
+	/* The same bytes with the checksum are fine, without are not. */
+	void *z = zcompress_with(raw, n, false, &zl);
+	if (ctp_snap_open_buf("x", z, zl, CAP_DEFAULT, &snap, err,
+			      sizeof(err)) < 0)
+		fail_msg("%s", err);
+	ctp_snap_free(snap);
+	free(z);
+	z = zcompress_with(raw, n, true, &zl);
+	expect_refused(z, zl, CAP_DEFAULT,
+		       "the zstd frame has no content "
+		       "checksum");
+	free(z);
+	free(raw);
+	free(good);
+
+	th_comm = "ab\0cd";
+	th_comm_len = 5;
+	expect_mutation("threads", r_th_nil_ok, false,
+			"threads.comm[0]: holds a NUL byte, which the format "
+			"never allows in a comm");
+	th_comm = "c";
+	th_comm_len = 1;
+	expect_mutation("cgroups", r_cg_nul, false,
+			"cgroups.path[0]: holds a NUL byte");
+	expect_mutation("threads", r_th_nul_wchan, false,
+			"field alpha.wchan is string but the value is a string "
+			"holding a NUL byte");
 }
 
 static void test_cap(void **state)
@@ -2188,6 +2288,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_bad_msgpack),
 		cmocka_unit_test(test_mutated_msgpack),
 		cmocka_unit_test(test_bad_structure),
+		cmocka_unit_test(test_spec_forbids),
 		cmocka_unit_test(test_cap),
 		cmocka_unit_test(test_open_errors),
 		cmocka_unit_test(test_empty_and_stdout),
