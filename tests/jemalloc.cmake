@@ -84,3 +84,31 @@ if(je_workers)
   target_link_libraries(jemalloc_bench PRIVATE ctp_jep)
   target_include_directories(jemalloc_bench PRIVATE ${PROJECT_SOURCE_DIR}/include)
 endif()
+
+# Debian's libjemalloc2, when installed, carries no DWARF: a worker linked
+# against it gives jemalloc-probe a real no-debuginfo (test_jemalloc_e2e).
+find_library(CTP_DEBIAN_JEMALLOC NAMES libjemalloc.so.2
+             PATHS /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE} /usr/lib64 /usr/lib
+             NO_DEFAULT_PATH)
+if(CTP_DEBIAN_JEMALLOC)
+  add_executable(jemalloc_worker_debian jemalloc_worker.c)
+  target_link_libraries(jemalloc_worker_debian PRIVATE ${CTP_DEBIAN_JEMALLOC}
+                        Threads::Threads)
+  target_compile_options(jemalloc_worker_debian PRIVATE -fno-sanitize=all)
+  target_link_options(jemalloc_worker_debian PRIVATE -fno-sanitize=all)
+  set(je_debian "$<TARGET_FILE:jemalloc_worker_debian>")
+else()
+  set(je_debian "")
+endif()
+
+# ctprof-core itself with jemalloc-probe: the hint and -v name the failing
+# processes (Debian's jemalloc: no-debuginfo), and the default method never
+# ptraces a target the stop-free read cannot serve (checked with strace).
+ctp_add_test(test_jemalloc_e2e test_jemalloc_e2e.c e2e_util.c LIBS ctpcore)
+target_compile_definitions(test_jemalloc_e2e PRIVATE ${je_defs}
+                           JEP_WORKER_DEBIAN="${je_debian}")
+add_dependencies(test_jemalloc_e2e ctprof-core plugin-jemalloc-probe
+                 ${je_workers})
+if(CTP_DEBIAN_JEMALLOC)
+  add_dependencies(test_jemalloc_e2e jemalloc_worker_debian)
+endif()

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* jemalloc-probe's pure helpers: maps lines, names, TLS arithmetic, tags. */
+/* jemalloc-probe's pure helpers: maps lines, names, TLS arithmetic, tags,
+ * the examples each tag keeps and the hint. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -152,6 +153,110 @@ static void test_tags(void **state)
 	assert_int_equal(ctp_jep_dominant(c), CTP_JEP_VM_READV);
 }
 
+/* Each tag keeps its first three distinct processes, comm made printable. */
+static void test_seen(void **state)
+{
+	struct ctp_jep_seen s = {0};
+	char buf[256];
+
+	(void)state;
+	ctp_jep_examples(buf, sizeof(buf), &s, 0);
+	assert_string_equal(buf, "");
+	ctp_jep_seen_add(&s, 1234, "redis-server");
+	ctp_jep_seen_add(&s, 1234, "redis-server"); /* another thread */
+	assert_int_equal(s.n, 1);
+	ctp_jep_examples(buf, sizeof(buf), &s, 1);
+	assert_string_equal(buf, "redis-server (pid 1234)");
+	ctp_jep_seen_add(&s, 7, "nl\nq\x7f");
+	ctp_jep_seen_add(&s, 8, NULL);
+	ctp_jep_seen_add(&s, 9, "fourth");
+	assert_int_equal(s.n, 3);
+	assert_string_equal(s.ex[1].comm, "nl?q?");
+	ctp_jep_examples(buf, sizeof(buf), &s, 3);
+	assert_string_equal(buf, "redis-server (pid 1234), nl?q? (pid 7), ? "
+				 "(pid 8)");
+	ctp_jep_examples(buf, sizeof(buf), &s, 40);
+	assert_string_equal(buf, "redis-server (pid 1234), nl?q? (pid 7), ? "
+				 "(pid 8), ... 40 in all");
+	/* A 15-byte comm fits; a short buffer is cut, the length is whole. */
+	ctp_jep_seen_add(&s, 10, "x");
+	memset(&s, 0, sizeof(s));
+	ctp_jep_seen_add(&s, 5, "0123456789abcdefXYZ");
+	assert_string_equal(s.ex[0].comm, "0123456789abcde");
+	assert_int_equal(ctp_jep_examples(buf, 8, &s, 1),
+			 (int)strlen("0123456789abcde (pid 5)"));
+	assert_string_equal(buf, "0123456");
+}
+
+static void test_hint(void **state)
+{
+	uint64_t c[CTP_JEP_N_TAGS] = {0};
+	struct ctp_jep_seen seen[CTP_JEP_N_TAGS];
+	char buf[1024];
+
+	(void)state;
+	memset(seen, 0, sizeof(seen));
+	/* Nothing failed (routine outcomes and deferred TLS only). */
+	c[CTP_JEP_NOT_JEMALLOC] = 90;
+	c[CTP_JEP_EXITED] = 2;
+	c[CTP_JEP_TLS_DEFERRED] = 5;
+	assert_int_equal(ctp_jep_hint(buf, sizeof(buf), c, seen, 0), 0);
+	assert_string_equal(buf, "");
+
+	/* The issue's host: root with CAP_SYS_PTRACE, PID 1 refusing its
+	 * maps, Debian's redis-server without DWARF. Both causes are named,
+	 * the refusal as the process's, not as a missing privilege. */
+	c[CTP_JEP_NO_DEBUGINFO] = 1;
+	ctp_jep_seen_add(&seen[CTP_JEP_NO_DEBUGINFO], 1234, "redis-server");
+	c[CTP_JEP_MAPS] = 1;
+	seen[CTP_JEP_MAPS].denied = 1;
+	ctp_jep_seen_add(&seen[CTP_JEP_MAPS], 1, "init");
+	ctp_jep_hint(buf, sizeof(buf), c, seen,
+		     CTP_JEP_HINT_PRIVILEGED | CTP_JEP_HINT_FALLBACK_OFF);
+	assert_string_equal(
+		buf, "maps-read: init (pid 1): refused access although "
+		     "ctprof-core holds CAP_SYS_PTRACE (a protected process: "
+		     "another user namespace's, an LSM, or "
+		     "kernel.yama.ptrace_scope 3); no privilege fixes this; "
+		     "no-debuginfo: redis-server (pid 1234): install its "
+		     "debug symbols or set DEBUGINFOD_URLS");
+	/* The same without the capability: the privilege is the cause. */
+	ctp_jep_hint(buf, sizeof(buf), c, seen, 0);
+	assert_non_null(strstr(buf, "maps-read: init (pid 1): permission "
+				    "denied: run as root or grant "
+				    "CAP_SYS_PTRACE, and check "
+				    "kernel.yama.ptrace_scope; no-debuginfo: "
+				    "redis-server (pid 1234): install"));
+	/* The more frequent tag first; a tag mostly not denied keeps its
+	 * own cause. */
+	c[CTP_JEP_NO_DEBUGINFO] = 2;
+	c[CTP_JEP_MAPS] = 3; /* 1 of 3 denied */
+	ctp_jep_hint(buf, sizeof(buf), c, seen, CTP_JEP_HINT_PRIVILEGED);
+	assert_string_equal(
+		buf, "maps-read: init (pid 1), ... 3 in all: its maps could "
+		     "not be read; no-debuginfo: redis-server (pid 1234), ... "
+		     "2 in all: install its debug symbols or set "
+		     "DEBUGINFOD_URLS");
+	/* At most three tags; the rest counted. thread-db names the opt-in
+	 * fallback only when it is off. */
+	c[CTP_JEP_THREAD_DB] = 4;
+	c[CTP_JEP_VM_READV] = 1;
+	c[CTP_JEP_PTRACE_STOP] = 1;
+	ctp_jep_hint(buf, sizeof(buf), c, seen, CTP_JEP_HINT_FALLBACK_OFF);
+	assert_true(strncmp(buf,
+			    "thread-db: 4 in all: libthread_db cannot "
+			    "read it; method: auto",
+			    60) == 0);
+	assert_non_null(strstr(buf, "; 2 more failure tags (-v lists them)"));
+	assert_null(strstr(buf, "process-vm-readv"));
+	ctp_jep_hint(buf, sizeof(buf), c, seen, 0);
+	assert_null(strstr(buf, "method: auto"));
+	/* A short buffer holds whole entries only. */
+	assert_int_equal(ctp_jep_hint(buf, 40, c, seen, 0), 0);
+	assert_string_equal(buf, "");
+	assert_int_equal(ctp_jep_hint(buf, 0, c, seen, 0), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -160,6 +265,8 @@ int main(void)
 		cmocka_unit_test(test_tls_x86_64),
 		cmocka_unit_test(test_tls_arm64),
 		cmocka_unit_test(test_tags),
+		cmocka_unit_test(test_seen),
+		cmocka_unit_test(test_hint),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

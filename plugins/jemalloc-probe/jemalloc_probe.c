@@ -27,7 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "ctprof/plugin.h"
@@ -151,7 +153,10 @@ struct jep_state {
 	struct worker *workers;
 	struct file_ent *files;
 	struct ident_ent *idents;
-	char hint[320];
+	bool privileged; /* CAP_SYS_PTRACE effective at init */
+	/* Per tag: denials and the first processes it hit (under lock). */
+	struct ctp_jep_seen seen[CTP_JEP_N_TAGS];
+	char hint[1024];
 };
 
 static _Atomic uint64_t next_gen = 1;
@@ -165,15 +170,38 @@ static void count(struct jep_state *st, int c, uint64_t d)
 		st->api->summary_add(st->ctx, st->ch[c], d);
 }
 
-/* One outcome with its tag: routine tags are not failures. */
-static void count_tag(struct jep_state *st, enum ctp_jep_tag t, int err)
+/* One outcome with its tag: routine tags are not failures. A failure
+ * keeps its process as an example of the tag (the first few per tag). */
+static void count_tag(struct jep_state *st, const struct ctp_task *task,
+		      enum ctp_jep_tag t, int err)
 {
+	bool denied = err == -EPERM || err == -EACCES;
+	struct ctp_jep_seen *s = &st->seen[t];
+
 	count(st, N_FIXED + (int)t, 1);
 	if (ctp_jep_tag_routine(t) || t == CTP_JEP_TLS_DEFERRED)
 		return;
 	count(st, S_FAILURES, 1);
-	if (err == -EPERM || err == -EACCES)
+	if (denied)
 		count(st, S_PRIVILEGE, 1);
+	pthread_mutex_lock(&st->lock);
+	if (denied)
+		s->denied++;
+	ctp_jep_seen_add(s, task->tgid, task->pcomm);
+	pthread_mutex_unlock(&st->lock);
+}
+
+/* CAP_SYS_PTRACE in this thread's effective set (capget(2); the raw
+ * syscall, no libcap). */
+static bool cap_sys_ptrace(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d) < 0)
+		return false;
+	return (d[CAP_SYS_PTRACE / 32].effective >> (CAP_SYS_PTRACE % 32)) & 1;
 }
 
 static struct worker *worker_get(struct jep_state *st)
@@ -486,23 +514,23 @@ static int jep_process(void *state, const struct ctp_task *task,
 	r = exe_ident(task->dirfd, &dev, &ino);
 	if (r == -ENOENT) {
 		/* A kernel thread has no executable, nor a zombie. */
-		count_tag(st, CTP_JEP_NOT_JEMALLOC, 0);
+		count_tag(st, task, CTP_JEP_NOT_JEMALLOC, 0);
 		return 0;
 	}
 	r = read_maps(w, task->dirfd);
 	if (r == 0 && w->n_maps == 0) {
-		count_tag(st, CTP_JEP_NOT_JEMALLOC, 0);
+		count_tag(st, task, CTP_JEP_NOT_JEMALLOC, 0);
 		return 0;
 	}
 	if (r) {
-		count_tag(st,
+		count_tag(st, task,
 			  r == -ESRCH || r == -ENOENT ? CTP_JEP_EXITED
 						      : CTP_JEP_MAPS,
 			  r);
 		return 0;
 	}
 	if (exe_ident(task->dirfd, &dev, &ino)) {
-		count_tag(st, CTP_JEP_EXITED, 0);
+		count_tag(st, task, CTP_JEP_EXITED, 0);
 		return 0;
 	}
 	h = maps_hash(w);
@@ -524,7 +552,7 @@ static int jep_process(void *state, const struct ctp_task *task,
 		ident_add(st, dev, ino, h, tag, file ? &w->maps[idx] : NULL);
 	}
 	if (!file) {
-		count_tag(st, tag, 0);
+		count_tag(st, task, tag, 0);
 		return 0;
 	}
 	count(st, S_DETECTED, 1);
@@ -558,7 +586,7 @@ static int jep_process(void *state, const struct ctp_task *task,
 		n = 4096;
 	cap = n + 64 < MAX_THREADS ? n + 64 : MAX_THREADS;
 	if (ensure_table(w, cap)) {
-		count_tag(st, CTP_JEP_THREAD_DB, -ENOMEM);
+		count_tag(st, task, CTP_JEP_THREAD_DB, -ENOMEM);
 		return 0;
 	}
 	r = st->ptrace_only ? -ENOTSUP
@@ -574,7 +602,7 @@ static int jep_process(void *state, const struct ctp_task *task,
 		ctp_jep_read_ptrace(&t, w->tids, n, w->c, st->timeout_ms);
 		count(st, S_METHOD_PTRACE, 1);
 	} else {
-		count_tag(st, tag, r);
+		count_tag(st, task, tag, r);
 		return 0;
 	}
 	qsort(w->c, n, sizeof(*w->c), cmp_tid);
@@ -600,7 +628,7 @@ static int jep_thread(void *state, const struct ctp_task *task,
 	if (!c)
 		return 0; /* born after the listing */
 	if (c->err) {
-		count_tag(st, c->tag, c->err);
+		count_tag(st, task, c->tag, c->err);
 		return 0;
 	}
 	count(st, S_THREADS_OK, 1);
@@ -616,7 +644,7 @@ static int jep_finish(void *state, struct ctp_record *host_rec)
 	struct jep_state *st = state;
 	uint64_t tags[CTP_JEP_N_TAGS];
 	uint64_t fails = atomic_load(&st->n[S_FAILURES]);
-	uint64_t priv = atomic_load(&st->n[S_PRIVILEGE]);
+	unsigned flags = 0;
 	int dom;
 
 	(void)host_rec;
@@ -633,32 +661,32 @@ static int jep_finish(void *state, struct ctp_record *host_rec)
 		dom >= 0 ? ctp_jep_tag_name((enum ctp_jep_tag)dom) : "none",
 		atomic_load(&st->n[S_METHOD_TDB]),
 		atomic_load(&st->n[S_METHOD_PTRACE]));
-	if (!CTP_HAS(st->api, struct ctp_api, set_hint) || !st->api->set_hint)
-		return 0;
-	if (priv && priv * 2 >= fails)
-		snprintf(st->hint, sizeof(st->hint),
-			 "%" PRIu64 " of %" PRIu64
-			 " jemalloc failures were permission denials "
-			 "(dominant: %s): run as root or grant CAP_SYS_PTRACE, "
-			 "and check kernel.yama.ptrace_scope",
-			 priv, fails,
-			 dom >= 0 ? ctp_jep_tag_name((enum ctp_jep_tag)dom)
-				  : "none");
-	else if (dom >= 0)
-		snprintf(st->hint, sizeof(st->hint),
-			 "%" PRIu64 " jemalloc failures, mostly %s (%s)", fails,
-			 ctp_jep_tag_name((enum ctp_jep_tag)dom),
-			 dom == CTP_JEP_NO_DEBUGINFO
-				 ? "install jemalloc's debuginfo or set "
-				   "DEBUGINFOD_URLS"
-			 : dom == CTP_JEP_THREAD_DB && !st->fallback &&
-					 !st->ptrace_only
-				 ? "libthread_db cannot read them; method: "
-				   "auto reads jemalloc in the executable "
-				   "through ptrace, stopping each thread "
-				   "briefly"
-				 : "see plugins/jemalloc-probe/README.md");
-	else
+	/* Every failure tag with the processes it hit first (-v). */
+	pthread_mutex_lock(&st->lock);
+	for (int t = 0; t < CTP_JEP_N_TAGS; t++) {
+		char ex[256];
+
+		if (!st->seen[t].n)
+			continue;
+		ctp_jep_examples(ex, sizeof(ex), &st->seen[t], tags[t]);
+		st->api->log(st->ctx, CTP_LOG_INFO,
+			     "%s: %" PRIu64 " failures (%" PRIu64
+			     " permission denials%s): %s",
+			     ctp_jep_tag_name((enum ctp_jep_tag)t), tags[t],
+			     st->seen[t].denied,
+			     st->seen[t].denied && st->privileged
+				     ? ", refused despite CAP_SYS_PTRACE"
+				     : "",
+			     ex);
+	}
+	if (st->privileged)
+		flags |= CTP_JEP_HINT_PRIVILEGED;
+	if (!st->fallback && !st->ptrace_only)
+		flags |= CTP_JEP_HINT_FALLBACK_OFF;
+	ctp_jep_hint(st->hint, sizeof(st->hint), tags, st->seen, flags);
+	pthread_mutex_unlock(&st->lock);
+	if (!st->hint[0] || !CTP_HAS(st->api, struct ctp_api, set_hint) ||
+	    !st->api->set_hint)
 		return 0;
 	st->api->set_hint(st->ctx, st->hint);
 	return 0;
@@ -762,6 +790,7 @@ static int jep_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 	st->api = api;
 	st->gen = atomic_fetch_add(&next_gen, 1);
 	st->self = getpid();
+	st->privileged = cap_sys_ptrace();
 	pthread_mutex_init(&st->lock, NULL);
 	r = parse_options(st);
 	if (r < 0)

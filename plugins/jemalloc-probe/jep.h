@@ -39,6 +39,46 @@ bool ctp_jep_tag_routine(enum ctp_jep_tag t);
  * tag); -1 when no failure was counted. */
 int ctp_jep_dominant(const uint64_t *counts);
 
+/* ---- Who each failure tag hit, and the hint -------------------------------
+ * Every failure tag keeps the first few processes it hit, so the hint and
+ * the -v log name them ("no-debuginfo: redis-server (pid 1234): ..."). */
+#define CTP_JEP_EXAMPLES 3
+
+struct ctp_jep_example {
+	int32_t pid;
+	char comm[16]; /* NUL-terminated; control bytes replaced by '?' */
+};
+
+struct ctp_jep_seen {
+	uint64_t denied; /* failures of this tag with EPERM/EACCES */
+	uint32_t n;	 /* examples kept */
+	struct ctp_jep_example ex[CTP_JEP_EXAMPLES];
+};
+
+/* Keep (pid, comm) unless the tag has its examples or that pid already. */
+void ctp_jep_seen_add(struct ctp_jep_seen *s, int32_t pid, const char *comm);
+
+/* "a (pid 1), b (pid 2)", with ", ... <count> in all" when count is more
+ * than the examples. Returns what snprintf would (bytes wanted). */
+int ctp_jep_examples(char *buf, size_t len, const struct ctp_jep_seen *s,
+		     uint64_t count);
+
+/* ctp_jep_hint flags. */
+#define CTP_JEP_HINT_PRIVILEGED	  (1u << 0) /* CAP_SYS_PTRACE is effective */
+#define CTP_JEP_HINT_FALLBACK_OFF (1u << 1) /* method: thread_db */
+
+/*
+ * The one-line hint: the failure tags by count (ties: the lower tag), at
+ * most three, each as "<tag>: <examples>: <cause and remedy>", joined by
+ * "; ". A tag whose failures are mostly permission denials names the
+ * cause that applies: without CAP_SYS_PTRACE, the missing privilege; with
+ * it, the process refusing access (nothing a privilege would fix).
+ * counts and seen are indexed by tag; routine tags and tls-not-allocated
+ * are not failures. Returns the length written (0: no failure, buf "").
+ */
+size_t ctp_jep_hint(char *buf, size_t len, const uint64_t *counts,
+		    const struct ctp_jep_seen *seen, unsigned flags);
+
 /* ---- /proc/<pid>/maps --------------------------------------------------- */
 struct ctp_jep_map {
 	uint64_t start, end, offset;
