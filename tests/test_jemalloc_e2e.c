@@ -252,12 +252,16 @@ static int copy_libc(const char *dir, char *dst, size_t dlen)
 	return r;
 }
 
+static char asan_saved[1024];
+static bool asan_had;
+
 /* ctprof-core under `strace -f -e trace=ptrace`; the number of
  * PTRACE_SEIZE calls in its log, or -1. */
 static int traced_capture(const char *tag, const char *method,
 			  struct ctp_snap **snap)
 {
-	char cfg[PATH_MAX], out[PATH_MAX], slog[PATH_MAX], err[512], *text;
+	char cfg[PATH_MAX], out[PATH_MAX], slog[PATH_MAX], elog[PATH_MAX];
+	char err[512], *text;
 	const char *argv[] = {"strace",
 			      "-f",
 			      "-qq",
@@ -277,20 +281,38 @@ static int traced_capture(const char *tag, const char *method,
 
 	if (E2E_PATHF(cfg, "%s/%s.yaml", tmp, tag) < 0 ||
 	    E2E_PATHF(out, "%s/%s.ctprof", tmp, tag) < 0 ||
-	    E2E_PATHF(slog, "%s/%s.strace", tmp, tag) < 0)
+	    E2E_PATHF(slog, "%s/%s.strace", tmp, tag) < 0 ||
+	    E2E_PATHF(elog, "%s/%s.log", tmp, tag) < 0)
 		return -1;
 	write_config(cfg, method);
+	/* LeakSanitizer cannot run under a tracer (it ptraces itself). */
+	{
+		const char *o = getenv("ASAN_OPTIONS");
+		char opts[1024];
+
+		snprintf(opts, sizeof(opts), "%s%sdetect_leaks=0", o ? o : "",
+			 o && *o ? ":" : "");
+		snprintf(asan_saved, sizeof(asan_saved), "%s", o ? o : "");
+		asan_had = o != NULL;
+		setenv("ASAN_OPTIONS", opts, 1);
+	}
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null",
 					 O_WRONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null",
-					 O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, elog,
+					 O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	st = posix_spawnp(&pid, "strace", &fa, NULL, (char *const *)argv,
 			  environ);
 	posix_spawn_file_actions_destroy(&fa);
+	if (asan_had)
+		setenv("ASAN_OPTIONS", asan_saved, 1);
+	else
+		unsetenv("ASAN_OPTIONS");
 	if (st || e2e_wait(pid, &st) < 0 || !WIFEXITED(st) ||
-	    WEXITSTATUS(st) != 0)
+	    WEXITSTATUS(st) != 0) {
+		e2e_show_file("strace ctprof-core", elog);
 		return -1;
+	}
 	if (ctp_snap_open(out, 1ull << 31, snap, err, sizeof(err)) < 0 ||
 	    e2e_read_file(slog, &text, NULL) < 0)
 		return -1;
