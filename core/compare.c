@@ -18,10 +18,10 @@
 #include "cli.h"
 #include "group.h"
 #include "hostdiff.h"
+#include "readcli.h"
 #include "reader.h"
 #include "render.h"
 
-#define DEFAULT_CAP   (4ull << 30)
 #define DEFAULT_LIMIT 50
 #define PROG	      "ctprof-core compare"
 
@@ -1594,8 +1594,12 @@ static void usage(FILE *out)
 		"  --mode MODE          table cells: full, delta, percent, "
 		"arrow (default full)\n"
 		"  --format FMT         table, json, csv (default table)\n"
-		"  --max-decompressed BYTES  refuse larger snapshots "
-		"(default 4 GiB)\n"
+		"  -c, --config FILE    take max_decompressed_bytes from FILE "
+		"(default: the\n"
+		"                       default config when it exists)\n"
+		"  --max-decompressed BYTES  refuse snapshots that need more "
+		"memory (K, M, G,\n"
+		"                       KiB, MiB, GiB; overrides the config)\n"
 		"  -h, --help           this help\n"
 		"\n"
 		"Colour only on a terminal and without NO_COLOR; the table "
@@ -1807,22 +1811,22 @@ int ctp_cmd_compare(int argc, char **argv)
 		{"mode", required_argument, NULL, O_MODE},
 		{"format", required_argument, NULL, O_FORMAT},
 		{"max-decompressed", required_argument, NULL, O_CAP},
+		{"config", required_argument, NULL, 'c'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	static const char *const fmt_names[] = {"table", "json", "csv"};
-	struct opts o = {.limit = DEFAULT_LIMIT,
-			 .cap = DEFAULT_CAP,
-			 .sections = 31,
-			 .group_by = "pcomm"};
+	struct opts o = {
+		.limit = DEFAULT_LIMIT, .sections = 31, .group_by = "pcomm"};
 	char **copies = NULL, *axes = NULL;
+	const char *config = NULL, *cap_arg = NULL; /* --config, --max-... */
 	size_t ncopies = 0;
 	struct ctx x = {.o = &o, .out = stdout};
 	int rc = CTP_EXIT_USAGE, c, v;
 	char e[256];
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hc:", lopts, NULL)) != -1) {
 		char *copy = NULL;
 		switch (c) {
 		case O_GROUP_BY:
@@ -1904,27 +1908,26 @@ int ctp_cmd_compare(int argc, char **argv)
 			o.fmt = (enum fmt)v;
 			break;
 		case O_CAP:
-			if (ctp_parse_u64_str(optarg, &o.cap) < 0) {
-				fprintf(stderr,
-					PROG ": --max-decompressed wants a "
-					     "byte count, not '%s'\n",
-					optarg);
-				goto out;
-			}
+			cap_arg = optarg;
+			break;
+		case 'c':
+			config = optarg;
 			break;
 		case 'h':
 			usage(stdout);
 			rc = CTP_EXIT_OK;
 			goto out;
 		default:
-			usage(stderr);
+			rc = ctp_readcli_try_help("compare");
 			goto out;
 		}
 	}
-	if (optind != argc - 2) {
-		usage(stderr);
+	static const char *const operands[] = {"BASE", "CAND"};
+	if ((rc = ctp_readcli_operands("compare", argc, argv, optind, 2,
+				       operands)) != 0 ||
+	    (rc = ctp_readcli_cap("compare", config, cap_arg, &o.cap)) != 0)
 		goto out;
-	}
+	rc = CTP_EXIT_USAGE;
 	axes = strdup(o.group_by);
 	if (!axes)
 		goto nomem;

@@ -679,8 +679,7 @@ static int conv_uint(struct ctx *c, const char *path, const struct node *v,
 		    path, min, max, got(&b, v));
 }
 
-static int conv_bytes(struct ctx *c, const char *path, const struct node *v,
-		      uint64_t *out)
+int ctp_config_parse_bytes(const char *s, uint64_t *out)
 {
 	static const struct {
 		const char *sfx;
@@ -688,27 +687,36 @@ static int conv_bytes(struct ctx *c, const char *path, const struct node *v,
 	} units[] = {{"", 0},	  {"K", 10}, {"KiB", 10}, {"M", 20},
 		     {"MiB", 20}, {"G", 30}, {"GiB", 30}};
 	uint64_t x = 0;
-	struct clip b;
-	int k = -EINVAL;
+	int k = scan_u64(s, &x);
 
-	if (v->type == N_SCALAR)
-		k = scan_u64(v->str, &x);
-	if (k > 0) {
-		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-			if (strcmp(v->str + k, units[i].sfx))
-				continue;
-			if (x > UINT64_MAX >> units[i].shift)
-				break;
-			x <<= units[i].shift;
-			if (!x)
-				return fail(c, v,
-					    "'%s' must be at least 1, "
-					    "got %s",
-					    path, got(&b, v));
-			*out = x;
-			return 0;
-		}
+	if (k <= 0)
+		return k < 0 ? k : -EINVAL;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(s + k, units[i].sfx))
+			continue;
+		if (x > UINT64_MAX >> units[i].shift)
+			return -ERANGE;
+		x <<= units[i].shift;
+		if (!x)
+			return -EDOM;
+		*out = x;
+		return 0;
 	}
+	return -EINVAL;
+}
+
+static int conv_bytes(struct ctx *c, const char *path, const struct node *v,
+		      uint64_t *out)
+{
+	struct clip b;
+	int r = v->type == N_SCALAR ? ctp_config_parse_bytes(v->str, out)
+				    : -EINVAL;
+
+	if (r == 0)
+		return 0;
+	if (r == -EDOM)
+		return fail(c, v, "'%s' must be at least 1, got %s", path,
+			    got(&b, v));
 	return fail(c, v,
 		    "'%s' must be a byte count below 2^64 (an integer, "
 		    "optionally followed by K, M, G, KiB, MiB or GiB), got %s",

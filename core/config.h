@@ -121,6 +121,12 @@ const struct ctp_plugin_cfg *ctp_config_plugin(const struct ctp_config *cfg,
 
 void ctp_config_free(struct ctp_config *cfg);
 
+/* Parse a byte count as the config's size keys take it: an integer,
+ * optionally followed by K, M, G, KiB, MiB or GiB (powers of 1024). Returns
+ * 0 and *out, or -EINVAL (not a byte count), -EDOM (zero) or -ERANGE (2^64
+ * or more); *out is untouched on failure. */
+int ctp_config_parse_bytes(const char *s, uint64_t *out);
+
 /*
  * Print the effective configuration as YAML (backs `ctprof-core
  * check-config`): settings, each plugin with enabled/required/options, and

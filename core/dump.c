@@ -11,10 +11,8 @@
 
 #include "scan.h"
 #include "cli.h"
+#include "readcli.h"
 #include "reader.h"
-
-/* Default decompression cap, as config's max_decompressed_bytes. */
-#define DEFAULT_CAP (4ull << 30)
 
 /*
  * A JSON string from arbitrary bytes: well-formed UTF-8 is copied, '"' and
@@ -176,7 +174,7 @@ static void json_obj(FILE *f, const msgpack_object *o, int depth, bool pretty)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: ctprof-core dump FILE [--format json] "
+		"Usage: ctprof-core dump FILE [--format json] [--config FILE] "
 		"[--max-decompressed BYTES]\n"
 		"Print the whole snapshot FILE (\"-\" for stdin) as JSON on "
 		"stdout.\n"
@@ -185,9 +183,14 @@ static void usage(FILE *f)
 		"well-formed UTF-8 become \\u00XX of the byte.\n"
 		"\n"
 		"  --format json             the output format (the only one)\n"
-		"  --max-decompressed BYTES  refuse snapshots larger than this "
-		"once\n"
-		"                            decompressed (default 4 GiB)\n"
+		"  -c, --config FILE         take max_decompressed_bytes from "
+		"FILE (default:\n"
+		"                            the default config when it "
+		"exists)\n"
+		"  --max-decompressed BYTES  refuse snapshots that need more "
+		"memory (K, M,\n"
+		"                            G, KiB, MiB, GiB; overrides the "
+		"config)\n"
 		"  -h, --help                this help\n"
 		"\n"
 		"Exit status: 0 ok, 1 unreadable or corrupt snapshot, 2 usage "
@@ -199,15 +202,18 @@ int ctp_cmd_dump(int argc, char **argv)
 	static const struct option opts[] = {
 		{"format", required_argument, NULL, 'f'},
 		{"max-decompressed", required_argument, NULL, 'm'},
+		{"config", required_argument, NULL, 'c'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	uint64_t cap = DEFAULT_CAP;
-	int c;
+	static const char *const operands[] = {"FILE"};
+	const char *config = NULL, *cap_arg = NULL;
+	uint64_t cap = 0;
+	int c, rc;
 
 	/* Reinitialize getopt: main() or a test may have used it. */
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "hf:m:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hf:m:c:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if (strcmp(optarg, "json") != 0) {
@@ -219,26 +225,22 @@ int ctp_cmd_dump(int argc, char **argv)
 			}
 			break;
 		case 'm':
-			if (ctp_parse_u64_str(optarg, &cap) < 0) {
-				fprintf(stderr,
-					"ctprof-core dump: --max-decompressed "
-					"wants a byte count, not '%s'\n",
-					optarg);
-				return CTP_EXIT_USAGE;
-			}
+			cap_arg = optarg;
+			break;
+		case 'c':
+			config = optarg;
 			break;
 		case 'h':
 			usage(stdout);
 			return CTP_EXIT_OK;
 		default:
-			usage(stderr);
-			return CTP_EXIT_USAGE;
+			return ctp_readcli_try_help("dump");
 		}
 	}
-	if (optind != argc - 1) {
-		usage(stderr);
-		return CTP_EXIT_USAGE;
-	}
+	if ((rc = ctp_readcli_operands("dump", argc, argv, optind, 1,
+				       operands)) != 0 ||
+	    (rc = ctp_readcli_cap("dump", config, cap_arg, &cap)) != 0)
+		return rc;
 
 	char err[512];
 	struct ctp_snap *snap;

@@ -13,10 +13,10 @@
 #include "scan.h"
 #include "cli.h"
 #include "group.h"
+#include "readcli.h"
 #include "reader.h"
 #include "render.h"
 
-#define DEFAULT_CAP   (4ull << 30)
 #define DEFAULT_LIMIT 50
 
 struct opts {
@@ -26,6 +26,7 @@ struct opts {
 	uint64_t limit;
 	const char *sort;
 	uint64_t cap;
+	const char *config, *cap_arg; /* --config, --max-decompressed */
 	/* --group-by, --no-normalize, --flatten */
 	const char *group_by; /* as given, for titles */
 	struct ctp_group_spec spec;
@@ -647,8 +648,14 @@ static void usage(FILE *f)
 		"worker-3 -> worker-{N})\n"
 		"  --flatten GLOB            cgroups matching GLOB group as "
 		"one (repeatable)\n"
-		"  --max-decompressed BYTES  refuse larger snapshots (default "
-		"4 GiB)\n"
+		"  -c, --config FILE         take max_decompressed_bytes from "
+		"FILE (default:\n"
+		"                            the default config when it "
+		"exists)\n"
+		"  --max-decompressed BYTES  refuse snapshots that need more "
+		"memory (K, M,\n"
+		"                            G, KiB, MiB, GiB; overrides the "
+		"config)\n"
 		"  -h, --help                this help\n"
 		"\n"
 		"Absent values print as '-'. Exit status: 0 ok, 1 unreadable "
@@ -695,13 +702,14 @@ int ctp_cmd_show(int argc, char **argv)
 		{"processes", no_argument, NULL, O_PROCESSES},
 		{"no-host", no_argument, NULL, O_NO_HOST},
 		{"max-decompressed", required_argument, NULL, O_CAP},
+		{"config", required_argument, NULL, 'c'},
 		{"group-by", required_argument, NULL, O_GROUP_BY},
 		{"no-normalize", no_argument, NULL, O_NO_NORMALIZE},
 		{"flatten", required_argument, NULL, O_FLATTEN},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	struct opts o = {.limit = DEFAULT_LIMIT, .cap = DEFAULT_CAP};
+	struct opts o = {.limit = DEFAULT_LIMIT};
 	char **copies = NULL;
 	size_t ncopies = 0;
 	struct ctp_snap *snap = NULL;
@@ -710,7 +718,7 @@ int ctp_cmd_show(int argc, char **argv)
 	int rc = CTP_EXIT_USAGE, c;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hc:", lopts, NULL)) != -1) {
 		switch (c) {
 		case O_SUMMARY:
 			o.summary = true;
@@ -754,13 +762,10 @@ int ctp_cmd_show(int argc, char **argv)
 			o.no_host = true;
 			break;
 		case O_CAP:
-			if (ctp_parse_u64_str(optarg, &o.cap) < 0) {
-				fprintf(stderr,
-					"ctprof-core show: --max-decompressed "
-					"wants a byte count, not '%s'\n",
-					optarg);
-				goto out;
-			}
+			o.cap_arg = optarg;
+			break;
+		case 'c':
+			o.config = optarg;
 			break;
 		case O_GROUP_BY: {
 			char e[256];
@@ -803,14 +808,16 @@ int ctp_cmd_show(int argc, char **argv)
 			rc = CTP_EXIT_OK;
 			goto out;
 		default:
-			usage(stderr);
+			rc = ctp_readcli_try_help("show");
 			goto out;
 		}
 	}
-	if (optind != argc - 1) {
-		usage(stderr);
+	static const char *const operands[] = {"FILE"};
+	if ((rc = ctp_readcli_operands("show", argc, argv, optind, 1,
+				       operands)) != 0 ||
+	    (rc = ctp_readcli_cap("show", o.config, o.cap_arg, &o.cap)) != 0)
 		goto out;
-	}
+	rc = CTP_EXIT_USAGE;
 	if (!o.group_by && (o.spec.no_normalize || o.n_flatten)) {
 		fprintf(stderr,
 			"ctprof-core show: --no-normalize and --flatten "
