@@ -33,8 +33,11 @@
 #define MAX_DEPTH 32
 #define MAX_NAME  64
 
-#define DEFAULT_OUTPUT		 "ctprof-%Y%m%dT%H%M%S.ctprof.zst"
-#define DEFAULT_MAX_DECOMPRESSED (UINT64_C(4) << 30)
+#define DEFAULT_OUTPUT "ctprof-%Y%m%dT%H%M%S.ctprof.zst"
+/* The snapshot readers' memory budget: a 30,000-thread host with every
+ * thread field of every shipped plugin needs about 160 MiB
+ * (docs/FORMAT.md "Size cap"). */
+#define DEFAULT_MAX_DECOMPRESSED (UINT64_C(512) << 20)
 
 /* ---- The YAML tree ------------------------------------------------------- */
 

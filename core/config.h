@@ -59,7 +59,7 @@ struct ctp_config {
 	int record_hostname;	    /* default 0 */
 	int allow_insecure_plugins; /* default 0: refuse o+w files/dirs as root
 				     */
-	uint64_t max_decompressed_bytes; /* reader cap, default 4 GiB */
+	uint64_t max_decompressed_bytes; /* reader cap, default 512 MiB */
 	struct ctp_plugin_cfg *plugins;	 /* declaration order */
 	size_t n_plugins;
 	struct ctp_host_rule *rules;

@@ -8,9 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <zstd.h>
+#include <zstd_errors.h>
 
 /* ---- Enum names ---- */
 
@@ -76,7 +78,14 @@ static int name_lookup(const char *const *tbl, size_t ntbl, const char *s,
 struct ctp_snap {
 	char *raw;
 	size_t raw_len;
-	msgpack_zone *zone;
+	size_t raw_map;	    /* raw is a mapping of this many bytes; 0: malloc */
+	msgpack_zone *zone; /* msgpack-c's tree, one chunk of tree_bytes */
+	msgpack_zone *dzone; /* everything decoded from it (zalloc) */
+	/* The memory budget (docs/FORMAT.md "Size cap"): what the open may
+	 * hold, what it holds so far, and whether zalloc refused for it. */
+	uint64_t cap, used;
+	bool over;
+	struct big *bigs; /* zalloc's large blocks */
 	msgpack_object root;
 	struct ctp_snap_header hdr;
 	struct ctp_snap_field *fields;
@@ -95,6 +104,16 @@ struct ctp_snap {
 static int __attribute__((format(printf, 3, 4)))
 bad(struct ctp_snap *s, int ret, const char *fmt, ...)
 {
+	/* An allocation the budget refused fails as "out of memory" where it
+	 * is made; say what it is. */
+	if (s->over && ret == -ENOMEM) {
+		s->over = false;
+		return bad(s, -EFBIG,
+			   "decoding needs more memory than the decompression "
+			   "cap of %llu bytes allows (%zu bytes of "
+			   "MessagePack); raise max_decompressed_bytes",
+			   (unsigned long long)s->cap, s->raw_len);
+	}
 	if (s->err && s->errlen) {
 		int n = snprintf(s->err, s->errlen, "%s: ", s->name);
 		if (n >= 0 && (size_t)n < s->errlen) {
@@ -107,19 +126,52 @@ bad(struct ctp_snap *s, int ret, const char *fmt, ...)
 	return ret;
 }
 
+/*
+ * Decoded data, charged to the budget before it is allocated. Small blocks
+ * come from the zone at up to twice their size (one that does not fit the
+ * chunk's rest leaves that rest unused); a large one (a column's values)
+ * is a malloc of its own, charged at its size plus malloc's overhead. NULL
+ * (and s->over) when over the budget.
+ */
+struct big {
+	struct big *next;
+	max_align_t data[];
+};
+
+#define BIG_BLOCK (MSGPACK_ZONE_CHUNK_SIZE / 2)
+
 static void *zalloc(struct ctp_snap *s, size_t n)
 {
-	return msgpack_zone_malloc(s->zone, n ? n : 1);
+	size_t a = ((n ? n : 1) + 7) & ~(size_t)7;
+	uint64_t charge = a > BIG_BLOCK ? a + sizeof(struct big) + 32 : 2 * a;
+	if (n > SIZE_MAX / 4 || charge > s->cap - s->used) {
+		s->over = true;
+		return NULL;
+	}
+	s->used += charge;
+	if (a <= BIG_BLOCK)
+		return msgpack_zone_malloc(s->dzone, a);
+	struct big *b = malloc(sizeof(*b) + a);
+	if (!b)
+		return NULL;
+	b->next = s->bigs;
+	s->bigs = b;
+	return b->data;
 }
 
 /* ---- Decompression ---- */
 
 static const unsigned char zstd_magic[4] = {0x28, 0xb5, 0x2f, 0xfd};
 
+/* The largest zstd window accepted: the writer's levels 1-19 stream with
+ * windows of at most 2^23 bytes (docs/FORMAT.md "Size cap"). */
+#define WINDOW_LOG_MAX 23
+
 struct dec {
 	ZSTD_DCtx *d;
 	char *out;
 	size_t len, cap, max;
+	size_t map; /* out is a mapping of this many bytes; 0: malloc */
 	uint64_t in_total;
 	bool done;
 };
@@ -152,7 +204,7 @@ static int dec_feed(struct ctp_snap *s, struct dec *z, const void *data,
 
 	ZSTD_inBuffer ib = {data, n, 0};
 	for (;;) {
-		if (z->len == z->cap) {
+		if (z->len == z->cap && !z->map) {
 			size_t ncap = z->cap < 65536 ? 65536 : z->cap * 2;
 			if (ncap > z->max + 1 || ncap < z->cap)
 				ncap = z->max + 1;
@@ -166,6 +218,13 @@ static int dec_feed(struct ctp_snap *s, struct dec *z, const void *data,
 		ZSTD_outBuffer ob = {z->out, z->cap, z->len};
 		size_t r = ZSTD_decompressStream(z->d, &ob, &ib);
 		z->len = ob.pos;
+		if (ZSTD_getErrorCode(r) ==
+		    ZSTD_error_frameParameter_windowTooLarge)
+			return bad(s, -EINVAL,
+				   "the zstd frame needs a window over %d MiB "
+				   "(the ctprof-core writer's need at most %d)",
+				   1 << (WINDOW_LOG_MAX - 20),
+				   1 << (WINDOW_LOG_MAX - 20));
 		if (ZSTD_isError(r))
 			return bad(s, -EINVAL, "corrupt zstd data: %s",
 				   ZSTD_getErrorName(r));
@@ -218,7 +277,31 @@ static int dec_init(struct ctp_snap *s, struct dec *z, uint64_t max)
 	z->d = ZSTD_createDCtx();
 	if (!z->d)
 		return bad(s, -ENOMEM, "out of memory");
+	if (ZSTD_isError(ZSTD_DCtx_setParameter(z->d, ZSTD_d_windowLogMax,
+						WINDOW_LOG_MAX)))
+		return bad(s, -EINVAL, "zstd: cannot limit the window");
+	/* Address space for all of max + 1 at once: growing never copies (a
+	 * copying realloc holds the old and the new buffer, twice the data),
+	 * and only the pages written count. Where the reservation fails,
+	 * realloc doubling it is. */
+	void *m = mmap(NULL, z->max + 1, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m != MAP_FAILED) {
+		z->out = m;
+		z->cap = z->map = z->max + 1;
+	}
 	return 0;
+}
+
+static void dec_free(struct dec *z)
+{
+	if (z->map)
+		munmap(z->out, z->map);
+	else
+		free(z->out);
+	z->out = NULL;
+	ZSTD_freeDCtx(z->d);
+	z->d = NULL;
 }
 
 /* ---- MessagePack pre-scan ---- */
@@ -237,11 +320,13 @@ static uint64_t be(const unsigned char *p, size_t n)
  * allocates a container's elements before reading them, so this bounds what
  * a hostile length header can make it allocate.
  */
-static int mp_prescan(struct ctp_snap *s, const unsigned char *p, size_t len)
+static int mp_prescan(struct ctp_snap *s, const unsigned char *p, size_t len,
+		      uint64_t *elems)
 {
 	size_t off = 0;
 	uint64_t pending = 1;
 
+	*elems = 0;
 	while (pending) {
 		if (off >= len)
 			goto truncated;
@@ -347,6 +432,7 @@ static int mp_prescan(struct ctp_snap *s, const unsigned char *p, size_t len)
 			goto truncated;
 		off += (size_t)skip;
 		pending += add;
+		*elems += add;
 		/* Every element takes at least one byte. */
 		if (pending > len - off)
 			return bad(s, -EINVAL,
@@ -1273,6 +1359,11 @@ static int parse_table(struct ctp_snap *s, uint8_t scope, const char *key)
 		return bad(s, -EINVAL, "%s.rows (%llu) is larger than the file",
 			   key, (unsigned long long)rows);
 	t->rows = (size_t)rows;
+	if (rows * CTP_SNAP_ROW_RESERVE > s->cap - s->used) {
+		s->over = true;
+		return bad(s, -ENOMEM, "out of memory");
+	}
+	s->used += rows * CTP_SNAP_ROW_RESERVE;
 
 	switch (scope) {
 	case CTP_SCOPE_CGROUP:
@@ -1357,11 +1448,27 @@ static int snap_new(const char *name, char *err, size_t errlen,
 /* Decode and validate the decompressed bytes now in s->raw. */
 static int snap_load(struct ctp_snap *s)
 {
-	int ret = mp_prescan(s, (const unsigned char *)s->raw, s->raw_len);
+	uint64_t elems;
+	int ret = mp_prescan(s, (const unsigned char *)s->raw, s->raw_len,
+			     &elems);
 	if (ret < 0)
 		return ret;
-	s->zone = msgpack_zone_new(MSGPACK_ZONE_CHUNK_SIZE);
-	if (!s->zone)
+	/* msgpack-c allocates every container's elements (a map entry is
+	 * two) from the zone and points into raw for strings: so the tree
+	 * is exactly elems objects, given one chunk of that size before
+	 * anything of it is allocated. */
+	uint64_t tree = elems * sizeof(msgpack_object) + 64;
+	s->used = s->raw_len;
+	if (elems > s->cap / sizeof(msgpack_object) ||
+	    tree > s->cap - s->used) {
+		s->over = true;
+		return bad(s, -ENOMEM, "%llu MessagePack elements",
+			   (unsigned long long)elems);
+	}
+	s->used += tree;
+	s->zone = msgpack_zone_new((size_t)tree);
+	s->dzone = msgpack_zone_new(MSGPACK_ZONE_CHUNK_SIZE);
+	if (!s->zone || !s->dzone)
 		return bad(s, -ENOMEM, "out of memory");
 	size_t off = 0;
 	msgpack_unpack_return ur =
@@ -1399,16 +1506,18 @@ int ctp_snap_open_buf(const char *name, const void *data, size_t len,
 	int r = snap_new(name, err, errlen, &s);
 	if (r < 0)
 		return r;
+	s->cap = max_decompressed;
 	if ((r = dec_init(s, &z, max_decompressed)) == 0 &&
 	    (r = dec_feed(s, &z, data, len)) == 0 &&
 	    (r = dec_finish(s, &z)) == 0) {
 		s->raw = z.out;
 		s->raw_len = z.len;
+		s->raw_map = z.map;
 		z.out = NULL;
+		z.map = 0;
 		r = snap_load(s);
 	}
-	free(z.out);
-	ZSTD_freeDCtx(z.d);
+	dec_free(&z);
 	return snap_finish(s, r, ret);
 }
 
@@ -1431,6 +1540,7 @@ int ctp_snap_open(const char *path, uint64_t max_decompressed,
 			goto out;
 		}
 	}
+	s->cap = max_decompressed;
 	if ((r = dec_init(s, &z, max_decompressed)) < 0)
 		goto out;
 	size_t insz = ZSTD_DStreamInSize();
@@ -1456,14 +1566,15 @@ int ctp_snap_open(const char *path, uint64_t max_decompressed,
 		goto out;
 	s->raw = z.out;
 	s->raw_len = z.len;
+	s->raw_map = z.map;
 	z.out = NULL;
+	z.map = 0;
 	r = snap_load(s);
 out:
 	if (fd > STDIN_FILENO)
 		close(fd);
 	free(in);
-	free(z.out);
-	ZSTD_freeDCtx(z.d);
+	dec_free(&z);
 	return snap_finish(s, r, ret);
 }
 
@@ -1473,7 +1584,17 @@ void ctp_snap_free(struct ctp_snap *snap)
 		return;
 	if (snap->zone)
 		msgpack_zone_free(snap->zone);
-	free(snap->raw);
+	if (snap->dzone)
+		msgpack_zone_free(snap->dzone);
+	while (snap->bigs) {
+		struct big *b = snap->bigs;
+		snap->bigs = b->next;
+		free(b);
+	}
+	if (snap->raw_map)
+		munmap(snap->raw, snap->raw_map);
+	else
+		free(snap->raw);
 	free(snap);
 }
 
@@ -1558,6 +1679,11 @@ const msgpack_object *ctp_snap_root(const struct ctp_snap *snap)
 size_t ctp_snap_raw_size(const struct ctp_snap *snap)
 {
 	return snap->raw_len;
+}
+
+uint64_t ctp_snap_mem_size(const struct ctp_snap *snap)
+{
+	return snap->used;
 }
 
 size_t ctp_utf8_len(const unsigned char *p, size_t n)

@@ -141,13 +141,21 @@ struct ctp_snap_table {
 
 struct ctp_snap;
 
+/* Bytes per table row the open sets aside from its budget for what a
+ * caller keeps per row: show's sort order (8) and one derived column (a
+ * struct ctp_value, 24). */
+#define CTP_SNAP_ROW_RESERVE 32
+
 /*
- * Open and fully validate a snapshot. `path` "-" reads stdin. The
- * decompressed size is limited to max_decompressed bytes. Returns 0 and
- * *ret, or a negative errno (-ENOENT/-EACCES/... for I/O, -EINVAL for a
- * file that is not a valid snapshot, -EPROTONOSUPPORT for a version other
- * than CTP_SNAP_VERSION, -EFBIG over the cap, -ENOMEM) with a one-line
- * message "PATH: what is wrong" in err; *ret is untouched on failure.
+ * Open and fully validate a snapshot. `path` "-" reads stdin.
+ * max_decompressed is a memory budget (docs/FORMAT.md "Size cap"): the
+ * decompressed bytes, msgpack-c's tree of them, everything decoded from it
+ * and CTP_SNAP_ROW_RESERVE per table row must fit in it, checked before
+ * each is allocated. Returns 0 and *ret, or a negative errno
+ * (-ENOENT/-EACCES/... for I/O, -EINVAL for a file that is not a valid
+ * snapshot, -EPROTONOSUPPORT for a version other than CTP_SNAP_VERSION,
+ * -EFBIG over the budget, -ENOMEM) with a one-line message "PATH: what is
+ * wrong" in err; *ret is untouched on failure.
  */
 int ctp_snap_open(const char *path, uint64_t max_decompressed,
 		  struct ctp_snap **ret, char *err, size_t errlen);
@@ -184,6 +192,9 @@ struct ctp_value ctp_snap_get(const struct ctp_snap *snap,
 const msgpack_object *ctp_snap_root(const struct ctp_snap *snap);
 /* Decompressed size in bytes. */
 size_t ctp_snap_raw_size(const struct ctp_snap *snap);
+/* What the open charged to its budget: the smallest max_decompressed that
+ * opens this snapshot. */
+uint64_t ctp_snap_mem_size(const struct ctp_snap *snap);
 
 /* Length (1-4) of the well-formed UTF-8 sequence at p (n bytes available),
  * or 0 when p does not start one (overlong forms, surrogates and code

@@ -3,3 +3,9 @@
 ctp_add_test(test_reader_cli test_reader_cli.c snapbuild.c e2e_util.c
              LIBS ctpcore)
 add_dependencies(test_reader_cli ctprof-core)
+
+# Decompression bombs: refused with a clear message, and `show`'s peak RSS
+# under the cap plus docs/FORMAT.md's constant (RSS not checked under ASan).
+ctp_add_test(test_reader_bounds test_reader_bounds.c snapbuild.c e2e_util.c
+             LIBS ctpcore)
+add_dependencies(test_reader_bounds ctprof-core)

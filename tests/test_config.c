@@ -80,7 +80,7 @@ static void assert_defaults(const struct ctp_config *cfg)
 	assert_string_equal(cfg->cgroup_root, "auto");
 	assert_int_equal(cfg->record_hostname, 0);
 	assert_int_equal(cfg->allow_insecure_plugins, 0);
-	assert_true(cfg->max_decompressed_bytes == UINT64_C(4294967296));
+	assert_true(cfg->max_decompressed_bytes == UINT64_C(512) << 20);
 	assert_int_equal(cfg->n_plugins, 0);
 	assert_int_equal(cfg->n_rules, 0);
 }
@@ -140,7 +140,7 @@ static void test_shipped_config(void **state)
 		fail_msg("%s", err);
 	assert_string_equal(cfg->output, "ctprof-%Y%m%dT%H%M%S.ctprof.zst");
 	assert_int_equal(cfg->workers, 1);
-	assert_true(cfg->max_decompressed_bytes == UINT64_C(4) << 30);
+	assert_true(cfg->max_decompressed_bytes == UINT64_C(512) << 20);
 	pc = ctp_config_plugin(cfg, "procfs-stat");
 	assert_non_null(pc);
 	assert_int_equal(pc->enabled, 1);

@@ -1601,18 +1601,32 @@ static void test_cap(void **state)
 			      sizeof(err)) < 0)
 		fail_msg("%s", err);
 	size_t raw = ctp_snap_raw_size(snap);
+	uint64_t mem = ctp_snap_mem_size(snap);
 	ctp_snap_free(snap);
+	/* The budget holds the bytes, the tree and the decoded values. */
+	assert_true(mem > 3 * raw);
 
-	/* Exactly the size is fine, one byte less is not. */
-	if (ctp_snap_open_buf("x", good, len, raw, &snap, err, sizeof(err)) < 0)
+	/* Exactly the budget is fine, one byte less is not. */
+	if (ctp_snap_open_buf("x", good, len, mem, &snap, err, sizeof(err)) < 0)
 		fail_msg("%s", err);
 	ctp_snap_free(snap);
-	char want[160];
+	char want[200];
+	snprintf(want, sizeof(want),
+		 "decoding needs more memory than the decompression cap of "
+		 "%llu bytes allows (%zu bytes of MessagePack); raise "
+		 "max_decompressed_bytes",
+		 (unsigned long long)mem - 1, raw);
+	expect_refused(good, len, mem - 1, want);
+	assert_int_equal(
+		ctp_snap_open_buf("x", good, len, mem - 1, &snap, err, 512),
+		-EFBIG);
+	/* Below the decompressed size, decompression stops. */
 	snprintf(want, sizeof(want),
 		 "exceeds the decompression cap of %zu bytes; raise "
 		 "max_decompressed_bytes",
 		 raw - 1);
 	expect_refused(good, len, raw - 1, want);
+	expect_refused(good, len, raw, "decoding needs more memory");
 	expect_refused(good, len, 16, "exceeds the decompression cap of 16 ");
 	expect_refused(good, len, 0, "exceeds the decompression cap of 0 ");
 	int r = ctp_snap_open_buf("x", good, len, 100, &snap, err, sizeof(err));
