@@ -8,6 +8,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -468,6 +470,89 @@ static void option_sched_false(void **state)
 	fake_fx_stop(fx);
 }
 
+/* ---- The schedstats hint ------------------------------------------------ */
+
+/* A proc root in a temp dir: sys/kernel/sched_schedstats holds `sysctl`
+ * (NULL: no such file), config.gz the line `kconfig` (NULL: none). */
+static int make_root(char *dir, const char *sysctl, const char *kconfig)
+{
+	char path[600], cmd[1400];
+	strcpy(dir, "/tmp/ctp-schedstat-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/sys/kernel'", dir);
+	assert_int_equal(system(cmd), 0);
+	if (sysctl) {
+		snprintf(path, sizeof(path), "%s/sys/kernel/sched_schedstats",
+			 dir);
+		FILE *f = fopen(path, "w");
+		assert_non_null(f);
+		fputs(sysctl, f);
+		assert_int_equal(fclose(f), 0);
+	}
+	if (kconfig) {
+		snprintf(cmd, sizeof(cmd),
+			 "printf 'CONFIG_SCHED_INFO=y\\n%s\\n' | gzip -c > "
+			 "'%s/config.gz'",
+			 kconfig, dir);
+		assert_int_equal(system(cmd), 0);
+	}
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	return fd;
+}
+
+/* init with the proc root at fd; the hint it left ("" for none). */
+static const char *hint_with(struct fake_fx *fx, int fd,
+			     const char *const *opts)
+{
+	ctx_reset(fx, opts);
+	fx->ctx.roots.proc_fd = fd;
+	assert_int_equal(fx->p->init(&fx->ctx, &fake_api, &fx->state), 0);
+	return fx->ctx.hint;
+}
+
+static void schedstats_hint(void **state)
+{
+	static const char *const off[] = {"sched", "false", NULL};
+	struct fake_fx *fx = *state;
+	char dir[64], cmd[128];
+	const struct {
+		const char *sysctl, *kconfig, *want;
+	} cases[] = {
+		{"0\n", "CONFIG_SCHEDSTATS=y", "kernel.sched_schedstats is 0"},
+		{"1\n", "CONFIG_SCHEDSTATS=y", NULL},
+		{NULL, "# CONFIG_SCHEDSTATS is not set",
+		 "this kernel is built without CONFIG_SCHEDSTATS"},
+		/* The symbol not printed at all: its dependencies are off. */
+		{NULL, "CONFIG_OTHER=y",
+		 "this kernel is built without CONFIG_SCHEDSTATS"},
+		/* Neither file: nothing to go by. */
+		{NULL, NULL, NULL},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int fd = make_root(dir, cases[i].sysctl, cases[i].kconfig);
+		const char *h = hint_with(fx, fd, NULL);
+		if (cases[i].want) {
+			if (!strstr(h, cases[i].want))
+				fail_msg("case %zu: hint \"%s\" lacks \"%s\"",
+					 i, h, cases[i].want);
+			assert_non_null(strstr(h, "schedstat.wait_sum"));
+		} else if (*h) {
+			fail_msg("case %zu: unexpected hint \"%s\"", i, h);
+		}
+		fake_fx_stop(fx);
+		/* Without the sched file, the keys are not asked for. */
+		if (cases[i].want) {
+			assert_string_equal(hint_with(fx, fd, off), "");
+			fake_fx_stop(fx);
+		}
+		close(fd);
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		assert_int_equal(system(cmd), 0);
+	}
+}
+
 static void disabled_and_failing_fields(void **state)
 {
 	struct fake_fx *fx = *state;
@@ -568,6 +653,7 @@ int main(void)
 		cmocka_unit_test(thread_summary_counters),
 		cmocka_unit_test(thread_files_missing),
 		cmocka_unit_test(option_sched_false),
+		cmocka_unit_test(schedstats_hint),
 		cmocka_unit_test(disabled_and_failing_fields),
 		cmocka_unit_test(concurrent_workers),
 	};

@@ -17,6 +17,8 @@
 #include <string.h>
 
 #include "ctprof/plugin.h"
+#include "hostfs.h"
+#include "hostprobe.h"
 #include "schedstat_parse.h"
 
 #ifndef SCHEDSTAT_VERSION
@@ -334,6 +336,39 @@ static int parse_options(struct ctp_ctx *ctx, const struct ctp_api *api,
 	return r;
 }
 
+/*
+ * Why sched's schedstats keys (wait_sum, sleep_max, nr_wakeups, ...) are
+ * absent on this kernel, as a hint; NULL when they are printed or it
+ * cannot tell. <proc>/sys/kernel/sched_schedstats exists only with
+ * CONFIG_SCHEDSTATS (kernel/sched/core.c) and says whether they are on;
+ * without it, config.gz tells a kernel built without the option (a fixture
+ * tree with neither says nothing).
+ */
+static const char *schedstats_hint(int proc_fd)
+{
+	char buf[16], *kconfig = NULL;
+	size_t n = 0, klen = 0;
+	int r = ctp_read_small(proc_fd, "sys/kernel/sched_schedstats", buf,
+			       sizeof(buf), &n);
+	if (r == 0)
+		return n && buf[0] == '0'
+			       ? "schedstat.wait_sum and the other schedstats "
+				 "fields are absent: kernel.sched_schedstats "
+				 "is 0 (sysctl -w kernel.sched_schedstats=1 "
+				 "turns them on)"
+			       : NULL;
+	if (r != -ENOENT || ctp_read_kconfig(proc_fd, &kconfig, &klen) < 0)
+		return NULL;
+	enum ctp_kconfig_value v = ctp_kconfig_lookup(
+		kconfig, klen, "CONFIG_SCHEDSTATS", NULL, NULL);
+	free(kconfig);
+	return v == CTP_KCONFIG_NOT_SET || v == CTP_KCONFIG_ABSENT
+		       ? "schedstat.wait_sum and the other schedstats fields "
+			 "are absent: this kernel is built without "
+			 "CONFIG_SCHEDSTATS"
+		       : NULL;
+}
+
 static void sched_fini(void *state)
 {
 	free(state);
@@ -385,6 +420,15 @@ static int sched_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		if (r < 0)
 			api->log(ctx, CTP_LOG_DEBUG, "file_gate schedstat: %s",
 				 strerror(-r));
+	}
+	/* Said once, from init: the kernel decides it for the whole capture. */
+	if (read_sched && CTP_HAS(api, struct ctp_api, set_hint) &&
+	    api->set_hint && CTP_HAS(api, struct ctp_api, roots) &&
+	    api->roots) {
+		const struct ctp_roots *roots = api->roots(ctx);
+		const char *hint = schedstats_hint(roots ? roots->proc_fd : -1);
+		if (hint)
+			api->set_hint(ctx, hint);
 	}
 	*state = st;
 	return 0;
