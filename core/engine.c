@@ -74,6 +74,7 @@ struct worker {
 	uint64_t tgids_walked, tgids_vanished;
 	uint64_t fail[CTP_MAX_FILES];
 	uint64_t missing[CTP_MAX_FILES];
+	uint64_t denied[CTP_MAX_FILES];
 	int result;
 	/* Per-plugin call accounting, merged after the walk so workers do
 	 * not bounce shared counters between CPUs on every call. */
@@ -761,6 +762,9 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid, uint32_t tid,
 			w->fail[eng->thread_files[f].tally]++;
 			if (w->tfile[f].err == -ENOENT)
 				w->missing[eng->thread_files[f].tally]++;
+			if (w->tfile[f].err == -EACCES ||
+			    w->tfile[f].err == -EPERM)
+				w->denied[eng->thread_files[f].tally]++;
 		}
 	w->tids_recorded++;
 	(*recorded)++;
@@ -1042,6 +1046,9 @@ static void do_process(struct worker *w, size_t idx)
 			w->fail[eng->process_files[f].tally]++;
 			if (w->pfile[f].err == -ENOENT)
 				w->missing[eng->process_files[f].tally]++;
+			if (w->pfile[f].err == -EACCES ||
+			    w->pfile[f].err == -EPERM)
+				w->denied[eng->process_files[f].tally]++;
 		}
 	/* A split process's count is completed after the walk. */
 	ctp_table_set(w->procs, (uint32_t)prow, CTP_PCOL_NTHREADS, recorded);
@@ -1484,6 +1491,7 @@ int ctp_engine_capture(struct ctp_engine *eng)
 		for (uint32_t f = 0; f < CTP_MAX_FILES; f++) {
 			rf->failures[f] += ws[i].fail[f];
 			rf->missing[f] += ws[i].missing[f];
+			rf->denied[f] += ws[i].denied[f];
 		}
 		for (uint32_t p = 0; p < cap->n_plugins; p++) {
 			struct ctp_plugin_info *info = &cap->plugins[p];

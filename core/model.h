@@ -251,6 +251,9 @@ struct ctp_readfail {
 	/* The part of failures[] that was ENOENT: the file does not exist,
 	 * as when the kernel lacks the option that provides it. */
 	uint64_t missing[CTP_MAX_FILES];
+	/* The part that was EACCES or EPERM: permission denied, as for
+	 * another user's io or smaps_rollup without CAP_SYS_PTRACE. */
+	uint64_t denied[CTP_MAX_FILES];
 	/* Kernel config option a file exists only with (ctp_api.file_gate),
 	 * e.g. "CONFIG_TASK_IO_ACCOUNTING"; NULL when ungated. */
 	char *gate[CTP_MAX_FILES];

@@ -984,18 +984,21 @@ static int parse_gates(struct ctp_snap *s, const msgpack_object *m)
 	return 0;
 }
 
-/* read_failures.missing: optional map of file -> ENOENT failures, each
- * file one of read_failures.files and at most its failure count. */
-static int parse_missing(struct ctp_snap *s, const msgpack_object *m)
+/* read_failures.missing / .denied: optional map of file -> failures of one
+ * kind, each file one of read_failures.files and at most its failure
+ * count; *out gets one count per file (0 when not listed). */
+static int parse_part(struct ctp_snap *s, const msgpack_object *m,
+		      const char *key, const uint64_t **out)
 {
 	struct ctp_snap_readfail *rf = &s->rf;
-	const char *w = "read_failures.missing";
-	const msgpack_object *g = get(m, "missing");
-	uint64_t *missing = zalloc(s, (rf->n_files + 1) * sizeof(*missing));
-	if (!missing)
+	char w[64];
+	const msgpack_object *g = get(m, key);
+	uint64_t *part = zalloc(s, (rf->n_files + 1) * sizeof(*part));
+	snprintf(w, sizeof(w), "read_failures.%s", key);
+	if (!part)
 		return bad(s, -ENOMEM, "out of memory");
-	memset(missing, 0, (rf->n_files + 1) * sizeof(*missing));
-	rf->missing = missing;
+	memset(part, 0, (rf->n_files + 1) * sizeof(*part));
+	*out = part;
 	if (!g)
 		return 0;
 	bool *seen = zalloc(s, rf->n_files + 1);
@@ -1032,12 +1035,12 @@ static int parse_missing(struct ctp_snap *s, const msgpack_object *m)
 		seen[f] = true;
 		if (kv->val.via.u64 > rf->failures[f])
 			return bad(s, -EINVAL,
-				   "%s: \"%s\" has more missing (%llu) than "
+				   "%s: \"%s\" has more %s (%llu) than "
 				   "failures (%llu)",
-				   w, rf->file[f],
+				   w, rf->file[f], key,
 				   (unsigned long long)kv->val.via.u64,
 				   (unsigned long long)rf->failures[f]);
-		missing[f] = kv->val.via.u64;
+		part[f] = kv->val.via.u64;
 	}
 	return 0;
 }
@@ -1063,9 +1066,17 @@ static int parse_readfail(struct ctp_snap *s)
 	    (ret = opt_str(s, m, w, "dominant_file", false, NULL,
 			   &rf->dominant_file)) < 0)
 		return ret;
-	if ((ret = parse_gates(s, m)) < 0)
+	if ((ret = parse_gates(s, m)) < 0 ||
+	    (ret = parse_part(s, m, "missing", &rf->missing)) < 0 ||
+	    (ret = parse_part(s, m, "denied", &rf->denied)) < 0)
 		return ret;
-	return parse_missing(s, m);
+	for (size_t f = 0; f < rf->n_files; f++)
+		if (rf->missing[f] + rf->denied[f] > rf->failures[f])
+			return bad(s, -EINVAL,
+				   "read_failures: \"%s\" has more missing "
+				   "and denied than failures",
+				   rf->file[f]);
+	return 0;
 }
 
 /* ---- Values and tables ---- */

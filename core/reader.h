@@ -103,6 +103,9 @@ struct ctp_snap_readfail {
 	/* Per file[i]: how many of failures[i] were ENOENT (the file does not
 	 * exist); 0 for files a file without read_failures.missing lists. */
 	const uint64_t *missing;
+	/* Per file[i]: how many of failures[i] were EACCES or EPERM
+	 * (read_failures.denied; 0 for files without it). */
+	const uint64_t *denied;
 	const char *dominant_file; /* NULL when nil */
 };
 

@@ -206,6 +206,35 @@ static void print_gate_hint(const struct ctp_snap_readfail *rf)
 	       nopts > 1 ? "them" : "it");
 }
 
+/*
+ * Permission denials (EACCES/EPERM, read_failures.denied): when they are
+ * half or more of all read failures, the capture ran without the right to
+ * read other users' tasks (io and smaps_rollup need ptrace read access:
+ * root, CAP_SYS_PTRACE or the same user), so say so, naming the files.
+ */
+static void print_denied_hint(const struct ctp_snap_readfail *rf)
+{
+	uint64_t total = 0, denied = 0;
+	size_t n = 0;
+
+	for (size_t i = 0; i < rf->n_files; i++) {
+		total += rf->failures[i];
+		denied += rf->denied[i];
+	}
+	if (!denied || denied < total - denied)
+		return;
+	printf("  hint: %" PRIu64 " of %" PRIu64
+	       " read failures were permission denied (",
+	       denied, total);
+	for (size_t i = 0; i < rf->n_files; i++)
+		if (rf->denied[i])
+			printf("%s%s %" PRIu64, n++ ? ", " : "", rf->file[i],
+			       rf->denied[i]);
+	printf("): reading other users' tasks' files such as io and "
+	       "smaps_rollup needs root or CAP_SYS_PTRACE; run the capture "
+	       "as root\n");
+}
+
 static void print_readfail(const struct ctp_snap *snap)
 {
 	const struct ctp_snap_readfail *rf = ctp_snap_readfail(snap);
@@ -220,12 +249,18 @@ static void print_readfail(const struct ctp_snap *snap)
 	for (size_t i = 0; i < rf->n_files; i++) {
 		printf("%s %s %" PRIu64, i ? "," : "", rf->file[i],
 		       rf->failures[i]);
-		if (rf->missing[i])
+		if (rf->missing[i] && rf->denied[i])
+			printf(" (%" PRIu64 " missing, %" PRIu64 " denied)",
+			       rf->missing[i], rf->denied[i]);
+		else if (rf->missing[i])
 			printf(" (%" PRIu64 " missing)", rf->missing[i]);
+		else if (rf->denied[i])
+			printf(" (%" PRIu64 " denied)", rf->denied[i]);
 	}
 	printf("; dominant: %s\n",
 	       rf->dominant_file ? rf->dominant_file : "none");
 	print_gate_hint(rf);
+	print_denied_hint(rf);
 }
 
 /* ---- Tables ---- */

@@ -686,7 +686,7 @@ static void pack_readfail(struct w *w)
 	}
 
 	pack_key(w, "read_failures");
-	msgpack_pack_map(pk, 9);
+	msgpack_pack_map(pk, 10);
 	pack_key(w, "tids_walked");
 	msgpack_pack_uint64(pk, rf->tids_walked);
 	pack_key(w, "tids_recorded");
@@ -708,6 +708,12 @@ static void pack_readfail(struct w *w)
 	for (uint32_t i = 0; i < nfiles; i++) {
 		pack_str(w, rf->file[i] ? rf->file[i] : "");
 		msgpack_pack_uint64(pk, rf->missing[i]);
+	}
+	pack_key(w, "denied");
+	msgpack_pack_map(pk, nfiles);
+	for (uint32_t i = 0; i < nfiles; i++) {
+		pack_str(w, rf->file[i] ? rf->file[i] : "");
+		msgpack_pack_uint64(pk, rf->denied[i]);
 	}
 	pack_key(w, "dominant_file");
 	pack_str(w, dominant);

@@ -149,7 +149,7 @@ def check_value(ftype, v, where):
 
 # Keys added to version 1 before its release; a file of the first v1
 # writer (the kept golden sample) lacks them, and a reader must accept that.
-LATE_V1_KEYS = ("hint", "missing", "gates", "derive")
+LATE_V1_KEYS = ("hint", "missing", "denied", "gates", "derive")
 
 
 def check_derive(f, earlier, w):
@@ -250,7 +250,7 @@ def check_spec(snap, legacy=False):
     rf = snap["read_failures"]
     check_keys(rf, ["tids_walked", "tids_recorded", "tids_vanished",
                     "tgids_walked", "tgids_vanished", "files", "missing",
-                    "dominant_file", "gates"], "read_failures",
+                    "denied", "dominant_file", "gates"], "read_failures",
                optional=late)
     for k in rf.keys()[:5]:
         need(is_uint(rf[k]), "read_failures." + k)
@@ -266,18 +266,23 @@ def check_spec(snap, legacy=False):
     need(rf["dominant_file"] == best,
          "dominant_file %r, the most failures are in %r" %
          (rf["dominant_file"], best))
-    if "missing" in rf:
-        # The ENOENT part of each file's failures: the same files in the
-        # same order, never more than the failures.
-        m = rf["missing"]
-        need(isinstance(m, Pairs), "read_failures.missing is not a map")
+    part = dict((k, 0) for k in failures)
+    for key in ("missing", "denied"):
+        if key not in rf:
+            continue
+        # The ENOENT (missing) and EACCES/EPERM (denied) parts of each
+        # file's failures: the same files in the same order, together
+        # never more than the failures.
+        m = rf[key]
+        need(isinstance(m, Pairs), "read_failures.%s is not a map" % key)
         need(m.keys() == rf["files"].keys(),
-             "read_failures.missing keys %r, files keys %r" %
-             (m.keys(), rf["files"].keys()))
+             "read_failures.%s keys %r, files keys %r" %
+             (key, m.keys(), rf["files"].keys()))
         for k, v in m:
-            need(is_uint(v), "read_failures.missing.%s = %r" % (k, v))
-            need(v <= failures[k], "read_failures.missing.%s = %d is more "
-                 "than its %d failures" % (k, v, failures[k]))
+            need(is_uint(v), "read_failures.%s.%s = %r" % (key, k, v))
+            part[k] += v
+            need(part[k] <= failures[k], "read_failures.%s.%s = %d: more "
+                 "than its %d failures" % (key, k, v, failures[k]))
     if "gates" in rf:
         # Gated files only, in files order, each once, to a kconfig name.
         g = rf["gates"]
@@ -464,11 +469,14 @@ def check_sample(snap, legacy=False):
          "read_failures.files")
     need(rf["dominant_file"] == "io", "dominant_file")
     if legacy:
-        need("missing" not in rf and "gates" not in rf,
+        need("missing" not in rf and "gates" not in rf and
+             "denied" not in rf,
              "missing or gates in the golden sample")
     else:
         need(list(rf["missing"]) == [("stat", 0), ("status", 1), ("io", 5)],
              "read_failures.missing: %r" % list(rf["missing"]))
+        need(list(rf["denied"]) == [("stat", 0), ("status", 2), ("io", 0)],
+             "read_failures.denied: %r" % list(rf["denied"]))
         need(list(rf["gates"]) == [("io", "CONFIG_TASK_IO_ACCOUNTING")],
              "read_failures.gates: %r" % list(rf["gates"]))
 

@@ -40,6 +40,7 @@ struct tally {
 	uint64_t failures;
 	uint64_t missing; /* of failures, ENOENT */
 	const char *gate; /* NULL: not gated */
+	uint64_t denied;  /* of failures, EACCES or EPERM */
 };
 
 /* When set, write_capture adds one loaded plugin "io" with this hint. */
@@ -70,6 +71,7 @@ static void write_capture(const struct tally *t, size_t n, char *path,
 		cap->rf.file[i] = strdup(t[i].file);
 		cap->rf.failures[i] = t[i].failures;
 		cap->rf.missing[i] = t[i].missing;
+		cap->rf.denied[i] = t[i].denied;
 		cap->rf.gate[i] = t[i].gate ? strdup(t[i].gate) : NULL;
 		assert_non_null(cap->rf.file[i]);
 	}
@@ -154,7 +156,8 @@ static const char *find_bytes(const char *hay, size_t n, const char *needle,
  * and read_failures.gates: what a writer from before them made. */
 static bool drop_key(const msgpack_object_kv *kv)
 {
-	static const char *const late[] = {"hint", "missing", "gates"};
+	static const char *const late[] = {"hint", "missing", "denied",
+					   "gates"};
 	if (kv->key.type != MSGPACK_OBJECT_STR)
 		return false;
 	for (size_t i = 0; i < sizeof(late) / sizeof(late[0]); i++)
@@ -283,6 +286,13 @@ static void gates_round_trip(void **state)
 				   "\xa9schedstat\x04"
 				   "\xb4process/smaps_rollup\x00"
 				   "\xa5sched\x00"
+				   "\xa6"
+				   "denied\x85"
+				   "\xa4stat\x00"
+				   "\xa2io\x00"
+				   "\xa9schedstat\x00"
+				   "\xb4process/smaps_rollup\x00"
+				   "\xa5sched\x00"
 				   "\xad"
 				   "dominant_file\xa2io\xa5gates\x83"
 				   "\xa2io\xb9"
@@ -335,6 +345,10 @@ static void gates_always_present(void **state)
 	static const char want[] = "\xa7missing\x82"
 				   "\xa4stat\x01"
 				   "\xa2io\x04"
+				   "\xa6"
+				   "denied\x82"
+				   "\xa4stat\x00"
+				   "\xa2io\x00"
 				   "\xad"
 				   "dominant_file\xa2io\xa5gates\x80\xa4host";
 	find_bytes(raw, len, want, sizeof(want) - 1);
@@ -405,6 +419,80 @@ static void gates_always_present(void **state)
 	for (size_t i = 0; i < ctp_snap_n_plugins(s); i++)
 		assert_null(ctp_snap_plugins(s)[i].hint);
 	ctp_snap_free(s);
+}
+
+/*
+ * Permission denials (read_failures.denied): the reader exposes them, show
+ * counts them per file and hints when they are half or more of all
+ * failures (93 of 94 io reads as `nobody`), naming each file; they never
+ * count as missing, and a file cannot have more missing and denied than
+ * failures.
+ */
+static void denied_hint(void **state)
+{
+	static const struct {
+		struct tally t[3];
+		const char *hint; /* NULL: none */
+	} cases[] = {
+		{{{"stat", 0, 0, NULL, 0},
+		  {"io", 94, 0, "CONFIG_TASK_IO_ACCOUNTING", 93},
+		  {"process/smaps_rollup", 1, 0, NULL, 1}},
+		 "hint: 94 of 95 read failures were permission denied (io 93, "
+		 "process/smaps_rollup 1): reading other users' tasks' files "
+		 "such as io and smaps_rollup needs root or CAP_SYS_PTRACE; "
+		 "run the capture as root"},
+		/* Exactly half. */
+		{{{"stat", 3, 0, NULL, 0},
+		  {"io", 3, 0, "CONFIG_TASK_IO_ACCOUNTING", 3},
+		  {"status", 0, 0, NULL, 0}},
+		 "hint: 3 of 6 read failures were permission denied (io 3)"},
+		/* Just under. */
+		{{{"stat", 4, 0, NULL, 0},
+		  {"io", 3, 0, "CONFIG_TASK_IO_ACCOUNTING", 3},
+		  {"status", 0, 0, NULL, 0}},
+		 NULL},
+		/* Missing and denied parts of one gated file: the missing
+		 * part is the kernel's, the denied part permissions. */
+		{{{"stat", 0, 0, NULL, 0},
+		  {"io", 10, 7, "CONFIG_TASK_IO_ACCOUNTING", 3},
+		  {"status", 0, 0, NULL, 0}},
+		 "hint: 7 of 10 read failures are missing files"},
+	};
+	char path[PATH_MAX], buf[512];
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		write_capture(cases[i].t, 3, path, sizeof(path));
+		struct ctp_snap *s = open_snap(path);
+		const struct ctp_snap_readfail *rf = ctp_snap_readfail(s);
+		for (size_t f = 0; f < 3; f++)
+			assert_int_equal(rf->denied[f], cases[i].t[f].denied);
+		ctp_snap_free(s);
+		char *text = show(path);
+		char *h = hint_line(text, buf, sizeof(buf));
+		if (!cases[i].hint && strstr(text, "permission denied"))
+			fail_msg("case %zu: unexpected hint in\n%s", i, text);
+		if (cases[i].hint && (!h || !strstr(h, cases[i].hint)))
+			fail_msg("case %zu: want \"%s\" in\n%s", i,
+				 cases[i].hint, text);
+		free(text);
+	}
+	write_capture(cases[0].t, 3, path, sizeof(path));
+	char *text = show(path);
+	assert_non_null(strstr(text, "io 94 (93 denied), process/smaps_rollup "
+				     "1 (1 denied)"));
+	free(text);
+
+	/* More missing and denied than failures: refused. */
+	static const struct tally over[] = {
+		{"io", 5, 3, NULL, 3},
+	};
+	write_capture(over, 1, path, sizeof(path));
+	size_t len;
+	char *raw = raw_of(path, &len), err[512];
+	assert_int_equal(open_raw(raw, len, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "read_failures: \"io\" has more missing "
+				    "and denied than failures"));
+	free(raw);
 }
 
 /* The threshold: missing gated failures half or more of all failures. */
@@ -594,6 +682,7 @@ int main(void)
 		cmocka_unit_test(gates_round_trip),
 		cmocka_unit_test(gates_always_present),
 		cmocka_unit_test(hint_threshold),
+		cmocka_unit_test(denied_hint),
 		cmocka_unit_test(malformed_gates),
 	};
 

@@ -395,6 +395,7 @@ static struct ctp_capture *build_sample(bool hostname)
 	 * gated. */
 	cap->rf.missing[1] = 1;
 	cap->rf.missing[2] = 5;
+	cap->rf.denied[1] = 2;
 	cap->rf.gate[2] = xstrdup("CONFIG_TASK_IO_ACCOUNTING");
 
 	cap->start_realtime_ns = 1700000000123456789ull;
@@ -631,6 +632,9 @@ static void check_sample(const struct ctp_snap *snap, bool legacy)
 	assert_int_equal(rf->missing[0], 0);
 	assert_int_equal(rf->missing[1], legacy ? 0 : 1);
 	assert_int_equal(rf->missing[2], legacy ? 0 : 5);
+	assert_int_equal(rf->denied[0], 0);
+	assert_int_equal(rf->denied[1], legacy ? 0 : 2);
+	assert_int_equal(rf->denied[2], 0);
 	assert_null(rf->gate[0]);
 	assert_null(rf->gate[1]);
 	if (legacy)
@@ -813,10 +817,11 @@ static void test_key_order_and_hostname(void **state)
 		"name",	   "status", "reason",	 "hint",
 		"version", "path",   "required", "time_ns",
 		"calls",   "errors", "vanished", "summary"};
-	static const char *const rf_keys[] = {
-		"tids_walked",	"tids_recorded",  "tids_vanished",
-		"tgids_walked", "tgids_vanished", "files",
-		"missing",	"dominant_file",  "gates"};
+	static const char *const rf_keys[] = {"tids_walked",	"tids_recorded",
+					      "tids_vanished",	"tgids_walked",
+					      "tgids_vanished", "files",
+					      "missing",	"denied",
+					      "dominant_file",	"gates"};
 	const msgpack_object *plugins = mget(root, "plugins");
 	assert_non_null(plugins);
 	assert_int_equal(plugins->type, MSGPACK_OBJECT_ARRAY);
@@ -829,8 +834,9 @@ static void test_key_order_and_hostname(void **state)
 				 i ? MSGPACK_OBJECT_NIL : MSGPACK_OBJECT_STR);
 	}
 	const msgpack_object *rf = mget(root, "read_failures");
-	assert_keys(rf, rf_keys, 9, "read_failures");
+	assert_keys(rf, rf_keys, 10, "read_failures");
 	assert_int_equal(mget(rf, "missing")->via.map.size, 3);
+	assert_int_equal(mget(rf, "denied")->via.map.size, 3);
 	assert_int_equal(mget(rf, "gates")->via.map.size, 1);
 
 	const msgpack_object *capture = mget(root, "capture");
@@ -1416,7 +1422,7 @@ static void v_missing_some(msgpack_packer *pk)
 {
 	msgpack_pack_map(pk, 1);
 	pk_str(pk, "status");
-	msgpack_pack_uint64(pk, 3);
+	msgpack_pack_uint64(pk, 1);
 }
 
 static void r_rf_missing_over(msgpack_packer *pk, const msgpack_object *o)
@@ -1529,7 +1535,7 @@ static void test_bad_structure(void **state)
 		const struct ctp_snap_readfail *rf = ctp_snap_readfail(s);
 		assert_int_equal(rf->n_files, 3);
 		assert_int_equal(rf->missing[0], 0);
-		assert_int_equal(rf->missing[1], 3);
+		assert_int_equal(rf->missing[1], 1);
 		assert_int_equal(rf->missing[2], 0);
 		ctp_snap_free(s);
 		free(z);
@@ -1913,8 +1919,8 @@ static void test_show(void **state)
 		assert_ptr_equal(strstr(out, "hint: "), h + 2);
 	}
 	/* io's 5 failures are all missing and io is gated: 5 of 8. */
-	expect_in(out, "  per file: stat 0, status 3 (1 missing), io 5 (5 "
-		       "missing); dominant: io\n"
+	expect_in(out, "  per file: stat 0, status 3 (1 missing, 2 denied), io "
+		       "5 (5 missing); dominant: io\n"
 		       "  hint: 5 of 8 read failures are missing files that "
 		       "exist only with CONFIG_TASK_IO_ACCOUNTING (io); this "
 		       "kernel was probably built without it\n");
