@@ -9,3 +9,8 @@ add_dependencies(test_reader_cli ctprof-core)
 ctp_add_test(test_reader_bounds test_reader_bounds.c snapbuild.c e2e_util.c
              LIBS ctpcore)
 add_dependencies(test_reader_bounds ctprof-core)
+
+# Permission denials tallied and hinted end to end, the capture run as
+# nobody (root only; skipped otherwise).
+ctp_add_test(test_denied test_denied.c e2e_util.c LIBS ctpcore)
+add_dependencies(test_denied ctprof-core plugin-procfs-stat)
