@@ -17,13 +17,22 @@
  * `tool_version` (may be NULL) in the header.
  *
  * The output is streamed: packed MessagePack goes through ZSTD_compressStream2
- * straight to the file, never held whole in memory. A real path is written
- * to a new temporary file `.<base>.tmp.XXXXXX` (mode 0640) in the target's
- * directory, fsync'ed and renamed over the target (a symlink at the target
- * is replaced, never followed), then the directory is fsync'ed.
+ * straight to the file, never held whole in memory.
+ *
+ * Where it goes depends on what `path` is. "-", /dev/stdout, /dev/stderr,
+ * /dev/fd/N and /proc/self/fd/N are written to that descriptor directly; an
+ * existing character device, FIFO (opening one waits for a reader) or
+ * socket is opened and written, never replaced. A regular file or a new
+ * name gets a file with no name until it is complete: an O_TMPFILE (mode
+ * 0640) in the target's directory, fsync'ed, then linked in as the target,
+ * or over an existing target linked to `.<base>.tmp.XXXXXX` and renamed
+ * onto it (a symlink at the target is replaced, never followed); the
+ * directory is fsync'ed. Where the filesystem has no O_TMPFILE, the data
+ * goes to the named temporary file from the start. Any other existing kind
+ * (a directory, a block device) is refused with -EEXIST.
  *
  * `cancel` (may be NULL) is polled between compressed chunks and before the
- * rename; once it is non-zero the write stops with -ECANCELED.
+ * file is named; once it is non-zero the write stops with -ECANCELED.
  *
  * Returns 0 and the compressed size in *bytes_out (may be NULL), or a
  * negative errno with one line in err. On failure no temporary file remains

@@ -18,3 +18,10 @@ ctp_add_test(test_mpenc test_mpenc.c LIBS ctpcore)
 
 # Thousands of rows through the writer's cell path and back.
 ctp_add_test(test_writer_big test_writer_big.c snapbuild.c LIBS ctpcore)
+
+# Where a snapshot goes: nameless until complete (O_TMPFILE), FIFOs,
+# character devices and inherited descriptors written straight, other
+# kinds refused; the last case runs the binary with -o /dev/stdout.
+ctp_add_test(test_writer_target test_writer_target.c snapbuild.c e2e_util.c
+             LIBS ctpcore Threads::Threads)
+add_dependencies(test_writer_target ctprof-core plugin-procfs-stat)
