@@ -1051,6 +1051,8 @@ static int open_stream(struct out *o, struct target *t, const char *path)
 	t->fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
 	if (t->fd < 0) {
 		int e = errno;
+		if (e == EINTR) /* SIGINT/SIGTERM while waiting for a reader */
+			return fail(o, -ECANCELED, "%s: cancelled", path);
 		return fail(o, -e, "%s: %s%s", path, strerror(e),
 			    S_ISSOCK(st.st_mode) ? " (a socket cannot be "
 						   "opened; use -o - and "
