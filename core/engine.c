@@ -15,8 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+
+#include <linux/magic.h>
 
 #include "engine.h"
 
@@ -132,16 +136,42 @@ static bool vanished_err(int err)
 	return err == -ENOENT || err == -ESRCH;
 }
 
-/* Read a whole file relative to dirfd into a growable buffer. */
-static int read_at(int dirfd, const char *name, char **buf, size_t *cap,
-		   size_t *len)
+/*
+ * Open a file to read under a root. O_NONBLOCK: a FIFO or device planted
+ * in a fake root must never block the walk (procfs ignores the flag). With
+ * `check` (any root but a real procfs, where every file is the kernel's),
+ * anything but a regular file is refused: -EISDIR for a directory,
+ * -EINVAL for a FIFO, device or socket.
+ */
+static int open_file_at(int dirfd, const char *name, bool check)
 {
-	int fd = sys_openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int fd = sys_openat(dirfd, name,
+			    O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
+	struct stat st = {0};
+	if (check && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+		sys_close(fd);
+		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	}
+	return fd;
+}
+
+/* Read a whole file relative to dirfd into a growable buffer, at most
+ * CTP_FILE_READ_MAX bytes (-EFBIG beyond). */
+static int read_at(int dirfd, const char *name, bool check, char **buf,
+		   size_t *cap, size_t *len)
+{
+	int fd = open_file_at(dirfd, name, check);
+	if (fd < 0)
+		return fd;
 	size_t off = 0;
 	int ret = 0;
 	for (;;) {
+		if (off >= CTP_FILE_READ_MAX) {
+			ret = -EFBIG;
+			break;
+		}
 		if (!*buf || off + 1 >= *cap) {
 			size_t ncap = *cap ? *cap * 2 : FILE_BUF_INIT;
 			char *nb = realloc(*buf, ncap);
@@ -152,7 +182,11 @@ static int read_at(int dirfd, const char *name, char **buf, size_t *cap,
 			*buf = nb;
 			*cap = ncap;
 		}
-		ssize_t n = sys_read(fd, *buf + off, *cap - off - 1);
+		size_t room = *cap - off - 1;
+		if (room > CTP_FILE_READ_MAX - off)
+			room = CTP_FILE_READ_MAX - off +
+			       1; /* one more: too long */
+		ssize_t n = sys_read(fd, *buf + off, room);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -171,12 +205,17 @@ static int read_at(int dirfd, const char *name, char **buf, size_t *cap,
 	return 0;
 }
 
-/* Read a short one-line file (comm) into a fixed buffer, newline cut. */
-static int read_line_at(int dirfd, const char *name, char *out, size_t outlen)
+/*
+ * Read a short one-line file (comm, cgroup.type) into a fixed buffer. Only
+ * the one newline the kernel appends is dropped: a comm may itself hold a
+ * newline (prctl(PR_SET_NAME) takes any bytes but NUL), kept byte for byte.
+ */
+static int read_line_at(int dirfd, const char *name, bool check, char *out,
+			size_t outlen)
 {
-	int fd = sys_openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int fd = open_file_at(dirfd, name, check);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	ssize_t n;
 	do
 		n = sys_read(fd, out, outlen - 1);
@@ -185,10 +224,9 @@ static int read_line_at(int dirfd, const char *name, char *out, size_t outlen)
 	sys_close(fd);
 	if (err)
 		return err;
+	if (n > 0 && out[n - 1] == '\n')
+		n--;
 	out[n] = '\0';
-	char *nl = memchr(out, '\n', (size_t)n);
-	if (nl)
-		*nl = '\0';
 	return 0;
 }
 
@@ -273,7 +311,8 @@ int ctp_engine_file_get(const struct ctp_task *task, uint32_t i,
 		char **buf = tp->thread ? &w->tbuf[f] : &w->pbuf[f];
 		size_t *cap = tp->thread ? &w->tcap[f] : &w->pcap[f];
 		size_t len = 0;
-		int err = read_at(task->dirfd, def->name, buf, cap, &len);
+		int err = read_at(task->dirfd, def->name, eng->check_files, buf,
+				  cap, &len);
 		src->err = err;
 		src->data = err ? NULL : *buf;
 		src->len = err ? 0 : len;
@@ -535,7 +574,8 @@ static bool root_has_threaded_child(int cgfd)
 			char rel[300], type[64];
 			snprintf(rel, sizeof(rel), "%.255s/cgroup.type",
 				 d->d_name);
-			if (read_line_at(cgfd, rel, type, sizeof(type)) == 0 &&
+			if (read_line_at(cgfd, rel, true, type, sizeof(type)) ==
+				    0 &&
 			    strstr(type, "threaded"))
 				threaded = true;
 		}
@@ -576,8 +616,8 @@ static bool cgroup_whole(struct ctp_engine *eng, int64_t key, const char *path,
 			char rel[1024], type[64];
 			snprintf(rel, sizeof(rel), "%.*s/cgroup.type",
 				 (int)(len - 1), path + 1);
-			whole = read_line_at(cgfd, rel, type, sizeof(type)) ==
-					0 &&
+			whole = read_line_at(cgfd, rel, true, type,
+					     sizeof(type)) == 0 &&
 				strcmp(type, "domain") == 0;
 		}
 	}
@@ -646,7 +686,8 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid, uint32_t tid,
 		w->tids_vanished++;
 		return;
 	}
-	if (read_line_at(tdir, "comm", w->comm, sizeof(w->comm)) < 0) {
+	if (read_line_at(tdir, "comm", eng->check_files, w->comm,
+			 sizeof(w->comm)) < 0) {
 		w->tids_vanished++;
 		sys_close(tdir);
 		return;
@@ -665,7 +706,8 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid, uint32_t tid,
 		cgrow = w->proc_cgrow;
 		cgpath = w->proc_cg;
 		cgplen = w->proc_cglen;
-	} else if (read_at(tdir, "cgroup", &w->cgbuf, &w->cgcap, &cglen) == 0 &&
+	} else if (read_at(tdir, "cgroup", eng->check_files, &w->cgbuf,
+			   &w->cgcap, &cglen) == 0 &&
 		   cgroup_v2_path(w->cgbuf, cglen, &cgpath, &cgplen) == 0) {
 		if (w->last_cgrow >= 0 && cgplen == w->last_cglen &&
 		    memcmp(cgpath, w->last_cg, cgplen) == 0) {
@@ -695,8 +737,9 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid, uint32_t tid,
 			w->tfile[f] = (struct ctp_file){.err = -ENODATA};
 			continue;
 		}
-		int err = read_at(tdir, eng->thread_files[f].name, &w->tbuf[f],
-				  &w->tcap[f], &len);
+		int err = read_at(tdir, eng->thread_files[f].name,
+				  eng->check_files, &w->tbuf[f], &w->tcap[f],
+				  &len);
 		w->tfile[f].err = err;
 		w->tfile[f].data = err ? NULL : w->tbuf[f];
 		w->tfile[f].len = err ? 0 : len;
@@ -918,7 +961,8 @@ static void do_process(struct worker *w, size_t idx)
 		w->tgids_vanished++;
 		return;
 	}
-	if (read_line_at(pdir, "comm", w->pcomm, sizeof(w->pcomm)) < 0) {
+	if (read_line_at(pdir, "comm", eng->check_files, w->pcomm,
+			 sizeof(w->pcomm)) < 0) {
 		w->tgids_vanished++;
 		sys_close(pdir);
 		return;
@@ -957,7 +1001,8 @@ static void do_process(struct worker *w, size_t idx)
 	const char *cgpath;
 	size_t cgplen;
 	if (eng->roots.cgroup_fd >= 0 && ntids > 0 &&
-	    read_at(pdir, probe_rel, &w->cgbuf, &w->cgcap, &cglen) == 0 &&
+	    read_at(pdir, probe_rel, eng->check_files, &w->cgbuf, &w->cgcap,
+		    &cglen) == 0 &&
 	    cgroup_v2_path(w->cgbuf, cglen, &cgpath, &cgplen) == 0 &&
 	    cgplen < sizeof(w->proc_cg)) {
 		int64_t id =
@@ -988,8 +1033,9 @@ static void do_process(struct worker *w, size_t idx)
 			w->pfile[f] = (struct ctp_file){.err = -ENODATA};
 			continue;
 		}
-		int err = read_at(pdir, eng->process_files[f].name, &w->pbuf[f],
-				  &w->pcap[f], &len);
+		int err = read_at(pdir, eng->process_files[f].name,
+				  eng->check_files, &w->pbuf[f], &w->pcap[f],
+				  &len);
 		w->pfile[f].err = err;
 		w->pfile[f].data = err ? NULL : w->pbuf[f];
 		w->pfile[f].len = err ? 0 : len;
@@ -1235,7 +1281,7 @@ static char *find_cgroup2(int proc_fd)
 {
 	char *buf = NULL, *found = NULL;
 	size_t cap = 0, len = 0;
-	if (read_at(proc_fd, "self/mountinfo", &buf, &cap, &len) < 0)
+	if (read_at(proc_fd, "self/mountinfo", true, &buf, &cap, &len) < 0)
 		return NULL;
 	for (char *line = buf; line && *line;) {
 		char *nl = strchr(line, '\n');
@@ -1294,6 +1340,11 @@ int ctp_engine_init(struct ctp_engine *eng, const struct ctp_config *cfg,
 			cap->proc_root, strerror(errno));
 		return err;
 	}
+	/* Files under a real procfs are the kernel's; under any other root
+	 * (a fixture, a copy) each is checked to be a regular file. */
+	struct statfs sfs;
+	eng->check_files = fstatfs(eng->roots.proc_fd, &sfs) < 0 ||
+			   sfs.f_type != PROC_SUPER_MAGIC;
 	eng->roots.sys_fd =
 		open(cap->sys_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 

@@ -67,6 +67,10 @@ struct ctp_plugin_rt {
 	uint64_t log_suppressed;
 };
 
+/* The most the engine reads of one per-task or root file; a longer file is
+ * a read failure (-EFBIG). Per-task files of procfs are a few KiB. */
+#define CTP_FILE_READ_MAX (4u << 20)
+
 /* A per-task file some enabled plugin needs. */
 struct ctp_filedef {
 	char *name;
@@ -89,6 +93,9 @@ struct ctp_engine {
 	const volatile sig_atomic_t *stop;
 	bool progress; /* print a progress line on stderr */
 	bool strict;   /* --strict: any plugin failure is a required one's */
+	/* The proc root is not a real procfs: every file read under it is
+	 * checked to be a regular file first. */
+	bool check_files;
 	/* Every loaded plugin is CTP_PLUGIN_FD_LOCAL: worker threads get
 	 * their own descriptor tables. */
 	bool private_fds;

@@ -28,9 +28,30 @@ static volatile sig_atomic_t stop_requested;
 static const char *const verbs[] = {
 	"capture", "show", "dump", "compare", "check-config", "plugins", NULL};
 
+/* SIGINT/SIGTERM: ask the walk and the writer to stop, and give them one
+ * second; the first signal arms the alarm below. */
 static void on_signal(int sig)
 {
+	if (!stop_requested)
+		alarm(1);
 	stop_requested = sig;
+}
+
+/*
+ * A capture still running a second after SIGINT/SIGTERM (a plugin callback
+ * that does not return, a worker stuck in the kernel) ends here. Nothing
+ * named is left: the snapshot is still an unnamed O_TMPFILE, or the writer
+ * already named it whole.
+ */
+static void on_alarm(int sig)
+{
+	static const char msg[] =
+		"ctprof-core: interrupted; no snapshot written\n";
+	(void)sig;
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+		/* nothing more to do */
+	}
+	_exit(CTP_EXIT_INTERRUPTED);
 }
 
 static const char *const scope_names[] = {"?", "host", "cgroup", "process",
@@ -394,6 +415,9 @@ static int cmd_capture(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	struct sigaction al = {.sa_handler = on_alarm};
+	sigemptyset(&al.sa_mask);
+	sigaction(SIGALRM, &al, NULL);
 
 	rc = run_capture(cfg, &a);
 	ctp_config_free(cfg);

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "cgroup_parse.h"
+#include "hostfs.h"
 #include "ctprof/plugin.h"
 
 #ifndef CGROUP_VERSION
@@ -299,14 +300,18 @@ static uint64_t now_ns(void)
 static int read_at(struct cg_state *st, int dirfd, const char *name,
 		   size_t *len)
 {
-	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int fd = ctp_open_regular(dirfd, name);
 	size_t off = 0;
 	ssize_t n;
 	int ret = 0;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	for (;;) {
+		if (off >= CTP_HOST_READ_MAX) {
+			ret = -EFBIG;
+			break;
+		}
 		if (off + 1 >= st->cap) {
 			size_t nc = st->cap ? st->cap * 2 : READ_INIT;
 			char *nb = realloc(st->buf, nc);

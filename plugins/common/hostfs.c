@@ -4,10 +4,27 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <linux/magic.h>
 #include <stdlib.h>
 #include <sys/statfs.h>
 #include <unistd.h>
+
+int ctp_open_regular(int dirfd, const char *path)
+{
+	struct stat st = {0};
+	int fd = openat(dirfd, path,
+			O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		int err = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
 
 int ctp_read_small(int dirfd, const char *path, char *buf, size_t cap,
 		   size_t *len)
@@ -18,9 +35,9 @@ int ctp_read_small(int dirfd, const char *path, char *buf, size_t cap,
 	*len = 0;
 	if (dirfd < 0)
 		return -EBADF;
-	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	fd = ctp_open_regular(dirfd, path);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	while (off + 1 < cap) {
 		ssize_t n = read(fd, buf + off, cap - 1 - off);
 

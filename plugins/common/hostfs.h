@@ -7,6 +7,19 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* The most a plugin reads of one host file through these helpers and the
+ * cgroup plugin's reader; past it the read fails with -EFBIG. */
+#define CTP_HOST_READ_MAX (4u << 20)
+
+/*
+ * Open dirfd/path to read, never blocking (O_NONBLOCK: a FIFO planted
+ * under a fake root must not hang the capture) and only if it is a regular
+ * file (-EISDIR for a directory, -EINVAL for a FIFO, device or socket).
+ * Returns the descriptor or a negative errno. Every plugin read of a host
+ * file (sysfs, procfs, cgroupfs) opens through it.
+ */
+int ctp_open_regular(int dirfd, const char *path);
+
 /*
  * Read dirfd/path into buf: at most cap - 1 bytes, then a NUL. Returns 0
  * with the byte count in *len, or a negative errno: -EBADF for dirfd < 0,

@@ -204,9 +204,9 @@ static int read_whole(int dirfd, const char *path, size_t max, char **out,
 
 	if (dirfd < 0)
 		return -EBADF;
-	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	fd = ctp_open_regular(dirfd, path);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	for (;;) {
 		ssize_t n;
 
