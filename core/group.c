@@ -408,6 +408,10 @@ struct build {
 	uint32_t *proc_of; /* per thread row: process row, UINT32_MAX none */
 	const char **cg_key[CTP_GROUP_MAX_AXES]; /* per cgroup row */
 	const struct ctp_snap_field *v1f[CTP_GROUP_MAX_AXES];
+	/* Per v1 axis, per thread row: the cgroup row of its path in that
+	 * hierarchy (key "v1:<controllers>:<path>"), -1 when none. */
+	int64_t *v1_row[CTP_GROUP_MAX_AXES];
+	bool any_cgroup_axis;
 };
 
 /* A NUL-terminated copy of bytes in the arena, normalized or not. */
@@ -553,6 +557,26 @@ static int cmp_u32(const void *pa, const void *pb)
 	return (a > b) - (a < b);
 }
 
+/*
+ * The cgroup row axis a contributes for thread row r, or -1. A group's
+ * cgroup-scope values come from the cgroups it is grouped by: the v2 row
+ * for a `cgroup` axis, the thread's row in that v1 hierarchy for a
+ * `cgroup:HIER` axis (never the v2 row its threads also point at). A
+ * grouping with no cgroup axis takes the threads' v2 rows (once, from the
+ * first axis).
+ */
+static int64_t group_cgroup_row(const struct build *b, size_t a, uint32_t r)
+{
+	switch (b->spec->axes[a]) {
+	case CTP_AXIS_CGROUP:
+		return b->th->cgroup[r];
+	case CTP_AXIS_CGROUP_V1:
+		return b->v1_row[a][r];
+	default:
+		return !b->any_cgroup_axis && a == 0 ? b->th->cgroup[r] : -1;
+	}
+}
+
 /* Fill group `gr` with threads rows[0..n). */
 static int members(struct build *b, struct ctp_group *gr, const uint32_t *rows,
 		   size_t n)
@@ -560,18 +584,23 @@ static int members(struct build *b, struct ctp_group *gr, const uint32_t *rows,
 	struct ctp_groups *g = b->g;
 	uint32_t *t = arena_alloc(&g->arena, n * sizeof(*t));
 	uint32_t *p = arena_alloc(&g->arena, n * sizeof(*p));
-	uint32_t *c = arena_alloc(&g->arena, n * sizeof(*c));
 	size_t np = 0, nc = 0;
-	if (!t || !p || !c)
+	if (!t || !p)
 		return -ENOMEM;
 	memcpy(t, rows, n * sizeof(*t));
+	uint32_t *c = arena_alloc(&g->arena,
+				  (n ? n : 1) * b->spec->n_axes * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t pr = b->proc_of[rows[i]];
-		int64_t cg = b->th->cgroup[rows[i]];
 		if (pr != UINT32_MAX)
 			p[np++] = pr;
-		if (cg >= 0 && (size_t)cg < b->cg->rows)
-			c[nc++] = (uint32_t)cg;
+		for (size_t a = 0; a < b->spec->n_axes; a++) {
+			int64_t cg = group_cgroup_row(b, a, rows[i]);
+			if (cg >= 0 && (size_t)cg < b->cg->rows)
+				c[nc++] = (uint32_t)cg;
+		}
 	}
 	/* Thread rows ascend with tgid, so process rows already ascend. */
 	qsort(p, np, sizeof(*p), cmp_u32);
@@ -708,6 +737,84 @@ static int resolve_v1(const struct ctp_snap *snap, const char *name,
 	return -EINVAL;
 }
 
+/* A v1 hierarchy's name as the cgroup plugin spells it in field names:
+ * the controller list lowered, ',' and '=' as '-' (into out, NUL-ended).
+ * False when it does not fit. */
+static bool hier_name(const char *ctl, size_t n, char *out, size_t outlen)
+{
+	if (n >= outlen)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = ctl[i];
+		out[i] = c == ',' || c == '='	? '-'
+			 : c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a')
+						: c;
+	}
+	out[n] = '\0';
+	return true;
+}
+
+struct keyed_row {
+	struct ctp_bytes path;
+	uint32_t row;
+};
+
+static int cmp_keyed(const void *pa, const void *pb)
+{
+	const struct keyed_row *a = pa, *b = pb;
+	size_t n = a->path.len < b->path.len ? a->path.len : b->path.len;
+	int c = n ? memcmp(a->path.ptr, b->path.ptr, n) : 0;
+	if (c)
+		return c;
+	return (a->path.len > b->path.len) - (a->path.len < b->path.len);
+}
+
+/*
+ * For v1 axis a: each thread's cgroup row in that hierarchy, found by its
+ * path field among the rows keyed "v1:<controllers>:<path>" whose
+ * controllers spell the axis's hierarchy (docs/FORMAT.md 7.2.1).
+ */
+static int map_v1_rows(struct build *b, size_t a)
+{
+	const char *fn = b->v1f[a]->name + 10; /* "cgroup.v1." */
+	size_t hl = strlen(fn) - 5;	       /* ".path" */
+	struct keyed_row *k =
+		malloc((b->cg->rows ? b->cg->rows : 1) * sizeof(*k));
+	b->v1_row[a] =
+		malloc((b->th->rows ? b->th->rows : 1) * sizeof(*b->v1_row[a]));
+	if (!k || !b->v1_row[a]) {
+		free(k);
+		return -ENOMEM;
+	}
+	size_t nk = 0;
+	for (size_t c = 0; c < b->cg->rows; c++) {
+		const struct ctp_bytes *p = &b->cg->path[c];
+		if (!p->ptr || p->len < 4 || memcmp(p->ptr, "v1:", 3))
+			continue;
+		const char *ctl = p->ptr + 3;
+		const char *colon = memchr(ctl, ':', p->len - 3);
+		char h[128];
+		if (!colon ||
+		    !hier_name(ctl, (size_t)(colon - ctl), h, sizeof(h)) ||
+		    strlen(h) != hl || memcmp(h, fn, hl))
+			continue;
+		k[nk].path.ptr = colon + 1;
+		k[nk].path.len = p->len - (size_t)(colon + 1 - p->ptr);
+		k[nk].row = (uint32_t)c;
+		nk++;
+	}
+	qsort(k, nk, sizeof(*k), cmp_keyed);
+	for (size_t r = 0; r < b->th->rows; r++) {
+		struct ctp_value v = ctp_snap_get(b->g->snap, b->v1f[a], r);
+		struct keyed_row want = {.path = v.str}, *hit = NULL;
+		if (v.type == CTP_TYPE_STRING && nk)
+			hit = bsearch(&want, k, nk, sizeof(*k), cmp_keyed);
+		b->v1_row[a][r] = hit ? (int64_t)hit->row : -1;
+	}
+	free(k);
+	return 0;
+}
+
 static int build(struct build *b)
 {
 	struct ctp_groups *g = b->g;
@@ -727,6 +834,13 @@ static int build(struct build *b)
 			if ((ret = cgroup_key(b, &b->cg->path[c],
 					      &b->cg_key[a][c])) < 0)
 				return ret;
+	}
+	for (size_t a = 0; a < s->n_axes; a++) {
+		b->any_cgroup_axis |= s->axes[a] == CTP_AXIS_CGROUP ||
+				      s->axes[a] == CTP_AXIS_CGROUP_V1;
+		if (s->axes[a] == CTP_AXIS_CGROUP_V1 &&
+		    (ret = map_v1_rows(b, a)) < 0)
+			return ret;
 	}
 	ret = -ENOMEM;
 	b->keys = calloc(rows ? rows * g->n_key : 1, sizeof(*b->keys));
@@ -822,8 +936,10 @@ int ctp_groups_new(const struct ctp_snap *snap,
 out:
 	free(b.keys);
 	free(b.proc_of);
-	for (size_t a = 0; a < CTP_GROUP_MAX_AXES; a++)
+	for (size_t a = 0; a < CTP_GROUP_MAX_AXES; a++) {
 		free(b.cg_key[a]);
+		free(b.v1_row[a]);
+	}
 	if (r < 0) {
 		if (r == -ENOMEM && err && errlen && !err[0])
 			snprintf(err, errlen, "out of memory");

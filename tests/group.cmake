@@ -22,3 +22,7 @@ add_test(NAME test_group_live_taskstats
          COMMAND test_group --live-taskstats)
 set_tests_properties(test_group_live_taskstats PROPERTIES
                      SKIP_RETURN_CODE 77 TIMEOUT 300 RUN_SERIAL TRUE)
+
+# cgroup:HIER groups take that v1 hierarchy's cgroup rows, not the v2 rows
+# their threads point at.
+ctp_add_test(test_group_v1 test_group_v1.c snapbuild.c e2e_util.c LIBS ctpcore)
