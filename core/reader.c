@@ -111,7 +111,8 @@ bad(struct ctp_snap *s, int ret, const char *fmt, ...)
 		return bad(s, -EFBIG,
 			   "decoding needs more memory than the decompression "
 			   "cap of %llu bytes allows (%zu bytes of "
-			   "MessagePack); raise max_decompressed_bytes",
+			   "MessagePack); raise it with --max-decompressed "
+			   "or the config's max_decompressed_bytes",
 			   (unsigned long long)s->cap, s->raw_len);
 	}
 	if (s->err && s->errlen) {
@@ -234,7 +235,8 @@ static int dec_feed(struct ctp_snap *s, struct dec *z, const void *data,
 			return bad(s, -EFBIG,
 				   "decompressed data exceeds the "
 				   "decompression cap of %zu bytes; raise "
-				   "max_decompressed_bytes",
+				   "it with --max-decompressed or the "
+				   "config's max_decompressed_bytes",
 				   z->max);
 		if (r == 0) {
 			z->done = true;

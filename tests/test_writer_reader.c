@@ -1628,8 +1628,8 @@ static void test_cap(void **state)
 		-EFBIG);
 	/* Below the decompressed size, decompression stops. */
 	snprintf(want, sizeof(want),
-		 "exceeds the decompression cap of %zu bytes; raise "
-		 "max_decompressed_bytes",
+		 "exceeds the decompression cap of %zu bytes; raise it with "
+		 "--max-decompressed or the config's max_decompressed_bytes",
 		 raw - 1);
 	expect_refused(good, len, raw - 1, want);
 	expect_refused(good, len, raw, "decoding needs more memory");
