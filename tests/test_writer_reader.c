@@ -1616,10 +1616,11 @@ static void test_cap(void **state)
 	if (ctp_snap_open_buf("x", good, len, mem, &snap, err, sizeof(err)) < 0)
 		fail_msg("%s", err);
 	ctp_snap_free(snap);
-	char want[200];
+	char want[300];
 	snprintf(want, sizeof(want),
 		 "decoding needs more memory than the decompression cap of "
-		 "%llu bytes allows (%zu bytes of MessagePack); raise "
+		 "%llu bytes allows (%zu bytes of MessagePack); raise it "
+		 "with --max-decompressed or the config's "
 		 "max_decompressed_bytes",
 		 (unsigned long long)mem - 1, raw);
 	expect_refused(good, len, mem - 1, want);
