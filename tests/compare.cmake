@@ -1,4 +1,4 @@
-# `compare BASE CAND` (core/compare.c): hand-built snapshots with golden
+# `compare BASE CAND` (core/analysis/compare.c): hand-built snapshots with golden
 # outputs under tests/golden/compare/, and a live end-to-end run.
 ctp_add_test(test_compare test_compare.c snapbuild.c e2e_util.c LIBS ctpcore)
 add_dependencies(test_compare ctprof-core)

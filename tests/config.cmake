@@ -1,4 +1,5 @@
-# Configuration module: core/config.c on its own, so the test builds while the
-# rest of the core is in flux and links only libyaml.
-ctp_add_test(test_config test_config.c ${PROJECT_SOURCE_DIR}/core/config.c
+# Configuration module: core/config/config.c on its own, so the test links
+# only libyaml.
+ctp_add_test(test_config test_config.c ${PROJECT_SOURCE_DIR}/core/config/config.c
              LIBS PkgConfig::YAML)
+target_include_directories(test_config PRIVATE ${PROJECT_SOURCE_DIR}/core/config)

@@ -1,4 +1,4 @@
-# Grouping and aggregation (core/group.c, core/render.c), derived fields
+# Grouping and aggregation (core/analysis/group.c, core/analysis/render.c), derived fields
 # through registry, writer and reader, and `show --group-by`.
 ctp_add_test(test_normalize test_normalize.c LIBS ctpcore)
 ctp_add_test(test_group test_group.c snapbuild.c e2e_util.c LIBS ctpcore)

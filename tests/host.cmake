@@ -1,5 +1,5 @@
 # The host-context plugin (plugins/host-context) and the host diff
-# (core/hostdiff.c).
+# (core/analysis/hostdiff.c).
 ctp_add_test(test_host_parse test_host_parse.c LIBS ctp_host_parse)
 
 # Drives the built host-context.so through a fake struct ctp_api.

@@ -1,4 +1,4 @@
-# The snapshot readers' command lines (core/readcli.c: --config,
+# The snapshot readers' command lines (core/cli/readcli.c: --config,
 # --max-decompressed, operand errors of show/dump/compare).
 ctp_add_test(test_reader_cli test_reader_cli.c snapbuild.c e2e_util.c
              LIBS ctpcore)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Building captures by hand for tests that then write them with the real
- * writer (core/writer.h) and read them back, so that every case states its
- * inputs rather than hand-edited snapshot bytes. Used by test_group and
+ * writer (core/snapshot/writer.h) and read them back, so that every case states
+ * its inputs rather than hand-edited snapshot bytes. Used by test_group and
  * test_compare. Failures end the running cmocka test.
  *
  * A capture from sb_capture() has one worker, one host row and one loaded

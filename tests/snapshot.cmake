@@ -1,5 +1,5 @@
-# Snapshot writer/reader, `show` and `dump` (core/writer.c, core/reader.c,
-# core/show.c, core/dump.c), plus an independent Python decoder.
+# Snapshot writer/reader, `show` and `dump` (core/snapshot/writer.c, core/snapshot/reader.c,
+# core/cli/show.c, core/cli/dump.c), plus an independent Python decoder.
 ctp_add_test(test_writer_reader test_writer_reader.c LIBS ctpcore m)
 
 # The C test writes a known sample; the Python decoder (msgpack + zstandard

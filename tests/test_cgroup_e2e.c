@@ -16,8 +16,8 @@
  *                                 bind of /system.slice
  *
  * The built ctprof-core runs the cgroup plugin on each; the snapshot is read
- * back with core/reader.c and every cgroup.* value of every row is checked
- * against the tables below: a value not listed must be absent. Also the
+ * back with core/snapshot/reader.c and every cgroup.* value of every row is
+ * checked against the tables below: a value not listed must be absent. Also the
  * thread identity and path fields, field descriptions, summary counters,
  * `auto` discovery of the cgroup roots from a mountinfo naming the copied
  * tree, the v1 option off, and several workers.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* core/config.c: defaults, the full schema, every error class with its exact
- * position, host rules and the effective-config printer. */
+/* core/config/config.c: defaults, the full schema, every error class with its
+ * exact position, host rules and the effective-config printer. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

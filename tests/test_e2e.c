@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * End to end on the fixture tree tests/fixtures/proc: run the built
- * ctprof-core with procfs-stat, decode the snapshot with core/reader.c and
- * check every value against the expectations below, which are themselves
+ * ctprof-core with procfs-stat, decode the snapshot with core/snapshot/reader.c
+ * and check every value against the expectations below, which are themselves
  * checked against the fixture text first. Also: worker counts give the same
  * snapshot, `show`/`dump` print the odd names verbatim, non-ENOENT read
  * failures are tallied, and SIGTERM/SIGINT leave no file behind.

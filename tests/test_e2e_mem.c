@@ -2,12 +2,12 @@
 /*
  * End to end on the fixture tree tests/fixtures/proc-mem: the built
  * ctprof-core with the io and smaps plugins, the snapshot decoded with
- * core/reader.c and every io field of every thread and every smaps field
- * of every process checked (absent ones included) against the expectations
- * below, which are themselves checked against the fixture text first. Also
- * the read-failure tally with its missing (ENOENT) part and kernel-config
- * gate, `show`'s hint (only missing gated files count: an io that is a
- * directory, EISDIR like an unreadable one's EACCES, does not), the smaps
+ * core/snapshot/reader.c and every io field of every thread and every smaps
+ * field of every process checked (absent ones included) against the
+ * expectations below, which are themselves checked against the fixture text
+ * first. Also the read-failure tally with its missing (ENOENT) part and
+ * kernel-config gate, `show`'s hint (only missing gated files count: an io that
+ * is a directory, EISDIR like an unreadable one's EACCES, does not), the smaps
  * skip options (size cap, time budget) and worker counts.
  */
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The schedstat plugin end to end: run the built ctprof-core with only
- * schedstat and decode the snapshot with core/reader.c.
+ * schedstat and decode the snapshot with core/snapshot/reader.c.
  *
  *   (no argument)   the fixture tree tests/fixtures/proc-sched: every
  *                   schedstat field of every thread, absent ones included,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Grouping and aggregation (core/group.c), derived fields end to end
+ * Grouping and aggregation (core/analysis/group.c), derived fields end to end
  * (registry, writer, reader, aggregation) and `show --group-by`.
  *
  * Every snapshot here is a hand-built struct ctp_capture written by the real

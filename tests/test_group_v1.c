@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Grouping by a cgroup v1 hierarchy (`--group-by cgroup:HIER`, core/group.c)
- * takes a group's cgroup-scope values from that hierarchy's rows
+ * Grouping by a cgroup v1 hierarchy (`--group-by cgroup:HIER`,
+ * core/analysis/group.c) takes a group's cgroup-scope values from that
+ * hierarchy's rows
  * ("v1:<controllers>:<path>", docs/FORMAT.md 7.2.1), never from the v2
  * rows its threads also point at. The snapshot here places the same
  * threads differently in v1 and v2, as on a hybrid host.

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * End to end on the fixture roots tests/fixtures/host: run the built
- * ctprof-core with host-context, decode the snapshot with core/reader.c and
- * check every host value, the field descriptions and the summary counters;
- * `show` prints the host block sorted by name. Then the same with roots that
- * hold nothing: only the uname triple (and the collector's own figures,
- * which come from no file) have values.
+ * ctprof-core with host-context, decode the snapshot with
+ * core/snapshot/reader.c and check every host value, the field descriptions and
+ * the summary counters; `show` prints the host block sorted by name. Then the
+ * same with roots that hold nothing: only the uname triple (and the collector's
+ * own figures, which come from no file) have values.
  */
 #include <errno.h>
 #include <limits.h>

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The host diff (core/hostdiff.c) over two snapshots written by the real
- * writer from hand-built captures and read back with the reader: which keys
- * differ, absent as "unknown" (unset, unregistered, or of another scope),
+ * The host diff (core/analysis/hostdiff.c) over two snapshots written by the
+ * real writer from hand-built captures and read back with the reader: which
+ * keys differ, absent as "unknown" (unset, unregistered, or of another scope),
  * per-key lines for open key sets, text comparison across types, escaping,
  * include/exclude globs, `all`, printing and rendering limits.
  */

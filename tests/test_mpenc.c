@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/mpenc.h against msgpack-c: the writer's inline cell encoders must
- * produce the very bytes the packer would, for every size class and its
+ * core/snapshot/mpenc.h against msgpack-c: the writer's inline cell encoders
+ * must produce the very bytes the packer would, for every size class and its
  * boundaries, and for a spread of other values.
  */
 #include <setjmp.h>

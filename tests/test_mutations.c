@@ -6,19 +6,18 @@
  * tests/plugins/abi_mut.c (three builds: abi-mut, abi-mut-lazy,
  * abi-mut-eager) on a fixture tree and reads the snapshot back:
  *
- *   field ownership   core/api.c set_cell: a plugin cannot set another
+ *   field ownership   core/capture/api.c set_cell: a plugin cannot set another
  *                     plugin's field by passing its handle
- *   consecutive reset core/engine.c after_call: a success resets the
+ *   consecutive reset core/capture/engine.c after_call: a success resets the
  *                     consecutive-failure count, so a callback failing
  *                     every other call is never disabled
- *   lazy promotion    core/loader.c map_files: a file one plugin wants
+ *   lazy promotion    core/capture/loader.c map_files: a file one plugin wants
  *                     lazily and another up front is read up front, in
  *                     either order of the plugins
- *   vanished task     core/engine.c do_thread: a thread whose directory is
- *                     gone after a callback said -ENOENT is dropped,
- *                     counted as vanished, its failed reads not tallied
- *   opt_u64           core/api.c: C syntax, must start with a digit, no
- *                     trailing bytes, no overflow
+ *   vanished task     core/capture/engine.c do_thread: a thread whose directory
+ * is gone after a callback said -ENOENT is dropped, counted as vanished, its
+ * failed reads not tallied opt_u64           core/capture/api.c: C syntax, must
+ * start with a digit, no trailing bytes, no overflow
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -247,7 +246,8 @@ static uint64_t tally_of(const struct ctp_snap *snap, const char *file,
 	return 0;
 }
 
-/* ---- 1. Field ownership (core/api.c set_cell) ---------------------------- */
+/* ---- 1. Field ownership (core/capture/api.c set_cell)
+ * ---------------------------- */
 
 /*
  * abi-mut in mode thief tries set_u64 and set_str with every handle below
@@ -291,7 +291,8 @@ static void test_field_ownership(void **state)
 	}
 }
 
-/* ---- 2. The consecutive-failure reset (core/engine.c after_call) --------- */
+/* ---- 2. The consecutive-failure reset (core/capture/engine.c after_call)
+ * --------- */
 
 /*
  * abi-mut in mode flaky fails every other thread call with -EIO: 50
@@ -328,7 +329,8 @@ static void test_consecutive_reset(void **state)
 			i64_of(snap, "abi-mut.slot_err", row_of(snap, tid)), 0);
 }
 
-/* ---- 3. Lazy-to-eager promotion (core/loader.c map_files) --------------- */
+/* ---- 3. Lazy-to-eager promotion (core/capture/loader.c map_files)
+ * --------------- */
 
 /*
  * abi-mut-lazy declares "?abi-lazy", abi-mut-eager "abi-lazy"; neither
@@ -401,7 +403,8 @@ static void test_lazy_promotion(void **state)
 	assert_int_equal(tally_of(snap, "abi-lazy", &missing), 0);
 }
 
-/* ---- 4. A thread that vanished mid-walk (core/engine.c do_thread) -------- */
+/* ---- 4. A thread that vanished mid-walk (core/capture/engine.c do_thread)
+ * -------- */
 
 /*
  * Process 1000 (a private tree), one worker:
@@ -463,7 +466,8 @@ static void test_vanished_thread(void **state)
 	assert_int_equal(pt->nthreads[0], 2);
 }
 
-/* ---- 5. opt_u64 (core/api.c) --------------------------------------------- */
+/* ---- 5. opt_u64 (core/capture/api.c)
+ * --------------------------------------------- */
 
 /*
  * abi-mut in mode opts reads every other option with opt_u64 and records

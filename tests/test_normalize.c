@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Name and cgroup-path normalization (core/group.c, docs/GROUPING.md): a
- * table of real thread, process and unit names with the key each must
+ * Name and cgroup-path normalization (core/analysis/group.c, docs/GROUPING.md):
+ * a table of real thread, process and unit names with the key each must
  * normalize to, worked out by hand from the token rules; cgroup paths with
  * systemd instances; output-buffer semantics; flatten globs.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The psi plugin end to end: run the built ctprof-core with psi alone and
- * decode the snapshot with core/reader.c.
+ * decode the snapshot with core/snapshot/reader.c.
  *
  *   (no argument)  the fixture trees tests/fixtures/psi/{proc,cgroup}: every
  *                  host and cgroup value, absent ones included, the field

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Decompression bombs against the reader's memory budget (core/reader.c,
- * docs/FORMAT.md "Size cap"): a few KB of zstd holding 10^8 nils, a frame
- * of zeros larger than the cap, maps of nils, maps nested past msgpack-c's
- * stack. Each must be refused with a clear message, and `show` reading it
- * (a child, its peak RSS from wait4) must stay under the cap plus the
- * documented constant; so must `show` of a real snapshot opened with a
- * cap of exactly what it needs.
+ * Decompression bombs against the reader's memory budget
+ * (core/snapshot/reader.c, docs/FORMAT.md "Size cap"): a few KB of zstd holding
+ * 10^8 nils, a frame of zeros larger than the cap, maps of nils, maps nested
+ * past msgpack-c's stack. Each must be refused with a clear message, and `show`
+ * reading it (a child, its peak RSS from wait4) must stay under the cap plus
+ * the documented constant; so must `show` of a real snapshot opened with a cap
+ * of exactly what it needs.
  */
 #include <errno.h>
 #include <limits.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The snapshot readers' command lines (core/readcli.c): `show`, `dump` and
+ * The snapshot readers' command lines (core/cli/readcli.c): `show`, `dump` and
  * `compare` take the decompression cap from --max-decompressed (with the
  * config's size suffixes), else from --config FILE, else from the default
  * config when it exists; and a missing or extra operand is named, not

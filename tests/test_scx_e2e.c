@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The sched_ext plugin end to end: run the built ctprof-core and decode the
- * snapshot with core/reader.c.
+ * snapshot with core/snapshot/reader.c.
  *
  *   (no argument)  tests/fixtures/scx: a loaded scheduler (every host value
  *                  and every thread's ext_enabled), none loaded, damaged

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* "Did you mean": edit distance and the closest-name choice (core/suggest.c).
+/* "Did you mean": edit distance and the closest-name choice
+ * (core/cli/suggest.c).
  */
 #include <limits.h>
 #include <setjmp.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Where the writer puts a snapshot (core/writer.c): a regular file or a new
- * name gets a file that has no name until it is complete (O_TMPFILE, then
+ * Where the writer puts a snapshot (core/snapshot/writer.c): a regular file or
+ * a new name gets a file that has no name until it is complete (O_TMPFILE, then
  * linked in or renamed over the target); a character device, FIFO or an
  * inherited descriptor is written straight and never replaced; a
  * directory, socket or block device is refused with a clear message.

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ctp-bench-read: the benchmark's baseline, the kernel work of a snapshot
- * with nothing else. It walks the proc root the way core/engine.c does and
- * makes the same system calls in the same order, with the same buffer
+ * with nothing else. It walks the proc root the way core/capture/engine.c does
+ * and makes the same system calls in the same order, with the same buffer
  * sizes, on one thread, without parsing more than it must to decide what
  * to read next and without keeping anything:
  *
@@ -60,7 +60,7 @@
 #define DENTS_BUF     32768
 #define FILE_BUF_INIT 4096
 #define MAX_STEPS     64
-/* The engine's limits on a v2 path it decides about (core/engine.c). */
+/* The engine's limits on a v2 path it decides about (core/capture/engine.c). */
 #define CG_PATH_MAX 1024
 #define CG_TYPE_MAX 900
 

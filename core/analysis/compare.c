@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * `ctprof-core compare BASE CAND`: two snapshots grouped the same way
- * (core/group.h), joined by group key, field by field (docs/COMPARE.md).
+ * (core/analysis/group.h), joined by group key, field by field
+ * (docs/COMPARE.md).
  */
 #include <errno.h>
 #include <fnmatch.h>

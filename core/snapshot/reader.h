@@ -70,9 +70,9 @@ struct ctp_snap_field {
 	uint8_t scope, type, unit, kind, rule;
 	uint32_t index; /* position in ctp_snap_fields() */
 	/* A derived field (n_terms > 0) has no values in the file: compute
-	 * them with core/group.h. The reader checked the formula: inputs are
-	 * earlier U64/I64 fields of the same scope whose rule is sum, max,
-	 * min or mode, and the field itself is U64 or I64. */
+	 * them with core/analysis/group.h. The reader checked the formula:
+	 * inputs are earlier U64/I64 fields of the same scope whose rule is
+	 * sum, max, min or mode, and the field itself is U64 or I64. */
 	size_t n_terms;
 	const struct ctp_snap_term *terms; /* NULL when n_terms is 0 */
 };

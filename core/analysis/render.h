@@ -2,8 +2,8 @@
 /*
  * Rendering snapshot values for humans: escaping of kernel-supplied bytes,
  * units (ns/us/ms/s, B/KiB/..., USER_HZ ticks as seconds, centi-percent),
- * cpu sets as compact ranges, and group aggregates (core/group.h). Shared
- * by `show` and `compare`. Private to the core.
+ * cpu sets as compact ranges, and group aggregates (core/analysis/group.h).
+ * Shared by `show` and `compare`. Private to the core.
  *
  * Every function writes a NUL-terminated string of at most n bytes into
  * buf (n > 0), cutting what does not fit.
