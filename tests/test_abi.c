@@ -1722,6 +1722,17 @@ static void test_plugins_command(void **unused)
 	assert_int_equal(count_lines_with(r.out, "abi-twin.value"), 1);
 	run_free(&r);
 
+	/* Without --config: every plugin of the build tree, enums named as
+	 * the snapshot format names them (one table: "centipct"). */
+	const char *all[] = {"plugins", NULL};
+	char dir[PATH_MAX];
+	case_dir(dir, sizeof(dir), "plugins-all");
+	r = run_core(dir, all);
+	assert_int_equal(r.status, 0);
+	assert_true(count_lines_with(r.out, " centipct ") > 0);
+	assert_int_equal(count_lines_with(r.out, "centi-pct"), 0);
+	run_free(&r);
+
 	/* A plugin that does not load is an error, not a listing. */
 	r = config_verb("plugins-cmd-bad", "plugins",
 			"  abi-good: {}\n  abi-badabi: {}\n", cfg, sizeof(cfg));

@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "config.h"
 #include "engine.h"
+#include "format.h"
 #include "paths.h"
 #include "suggest.h"
 #include "writer.h"
@@ -54,19 +55,12 @@ static void on_alarm(int sig)
 	_exit(CTP_EXIT_INTERRUPTED);
 }
 
-static const char *const scope_names[] = {"?", "host", "cgroup", "process",
-					  "thread"};
-static const char *const type_names[] = {"?",	 "u64",	   "i64",   "bool",
-					 "char", "string", "cpuset"};
-static const char *const unit_names[] = {"none",  "count", "ns",       "us",
-					 "ticks", "bytes", "centi-pct"};
-static const char *const kind_names[] = {
-	"?", "counter", "peak", "gauge", "categorical", "ordinal", "cpuset"};
-static const char *const rule_names[] = {"?",	 "sum",	  "max",  "min",
-					 "mode", "range", "union"};
-
-#define NAME_OF(tbl, v)                                                        \
-	((size_t)(v) < sizeof(tbl) / sizeof((tbl)[0]) ? (tbl)[(v)] : "?")
+/* An enum's format name for printing, "?" when it has none. */
+static const char *name_of(enum ctp_enum e, unsigned v)
+{
+	const char *n = ctp_enum_name(e, v);
+	return n ? n : "?";
+}
 
 static const char *default_config_path(void)
 {
@@ -461,11 +455,11 @@ static void print_plugin(const char *path, bool allow_insecure)
 		bool ok = ctp_field_desc_check(f, &reason) == 0;
 		printf("  %-28s %-8s %-7s %-9s %-12s %-6s %s%s%s\n",
 		       f->name ? f->name : "(null)",
-		       NAME_OF(scope_names, f->scope),
-		       NAME_OF(type_names, f->type),
-		       NAME_OF(unit_names, f->unit),
-		       NAME_OF(kind_names, f->kind),
-		       NAME_OF(rule_names, f->rule), f->help ? f->help : "",
+		       name_of(CTP_ENUM_SCOPE, f->scope),
+		       name_of(CTP_ENUM_TYPE, f->type),
+		       name_of(CTP_ENUM_UNIT, f->unit),
+		       name_of(CTP_ENUM_KIND, f->kind),
+		       name_of(CTP_ENUM_RULE, f->rule), f->help ? f->help : "",
 		       ok ? "" : "  [INVALID: ", ok ? "" : reason);
 		if (!ok)
 			printf("]\n");

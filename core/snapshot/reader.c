@@ -14,65 +14,6 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
-/* ---- Enum names ---- */
-
-static const char *const scope_names[] = {NULL, "host", "cgroup", "process",
-					  "thread"};
-static const char *const type_names[] = {NULL,	 "u64",	   "i64",   "bool",
-					 "char", "string", "cpuset"};
-static const char *const unit_names[] = {"none",  "count", "ns",      "us",
-					 "ticks", "bytes", "centipct"};
-static const char *const kind_names[] = {
-	NULL, "counter", "peak", "gauge", "categorical", "ordinal", "cpuset"};
-static const char *const rule_names[] = {NULL,	 "sum",	  "max",  "min",
-					 "mode", "range", "union"};
-static const char *const status_names[] = {NULL, "loaded", "failed",
-					   "disabled"};
-
-#define NAME_AT(tbl, v) ((v) < sizeof(tbl) / sizeof((tbl)[0]) ? (tbl)[v] : NULL)
-
-const char *ctp_scope_name(unsigned v)
-{
-	return NAME_AT(scope_names, v);
-}
-
-const char *ctp_type_name(unsigned v)
-{
-	return NAME_AT(type_names, v);
-}
-
-const char *ctp_unit_name(unsigned v)
-{
-	return NAME_AT(unit_names, v);
-}
-
-const char *ctp_kind_name(unsigned v)
-{
-	return NAME_AT(kind_names, v);
-}
-
-const char *ctp_rule_name(unsigned v)
-{
-	return NAME_AT(rule_names, v);
-}
-
-const char *ctp_status_name(unsigned v)
-{
-	return NAME_AT(status_names, v);
-}
-
-/* The number of name `s` (length n) in tbl, or -1. */
-static int name_lookup(const char *const *tbl, size_t ntbl, const char *s,
-		       size_t n)
-{
-	for (size_t i = 0; i < ntbl; i++)
-		if (tbl[i] && strlen(tbl[i]) == n && memcmp(tbl[i], s, n) == 0)
-			return (int)i;
-	return -1;
-}
-
-#define LOOKUP(tbl, s, n) name_lookup(tbl, sizeof(tbl) / sizeof((tbl)[0]), s, n)
-
 /* ---- The snapshot object ---- */
 
 struct ctp_snap {
@@ -657,8 +598,8 @@ static int cmp_by_name(const void *a, const void *b, void *arg)
 
 /* An enum given by name: -1 when the key is missing or not a string. */
 static int enum_key(struct ctp_snap *s, const msgpack_object *m,
-		    const char *where, const char *k, const char *const *tbl,
-		    size_t ntbl, bool strict)
+		    const char *where, const char *k, enum ctp_enum which,
+		    bool strict)
 {
 	const msgpack_object *v = get(m, k);
 	if (!v)
@@ -666,7 +607,7 @@ static int enum_key(struct ctp_snap *s, const msgpack_object *m,
 	if (v->type != MSGPACK_OBJECT_STR)
 		return bad(s, -EINVAL, "%s.%s: expected a string, found %s",
 			   where, k, objtype(v));
-	int e = name_lookup(tbl, ntbl, v->via.str.ptr, v->via.str.size);
+	int e = ctp_enum_lookup(which, v->via.str.ptr, v->via.str.size);
 	if (e < 0 && strict)
 		return bad(s, -EINVAL, "%s: unknown %s \"%.*s\"", where, k,
 			   (int)(v->via.str.size > 64 ? 64 : v->via.str.size),
@@ -674,9 +615,6 @@ static int enum_key(struct ctp_snap *s, const msgpack_object *m,
 	/* A newer writer may add units, kinds or rules: 0 = unknown. */
 	return e < 0 ? 0 : e;
 }
-
-#define ENUM_KEY(s, m, w, k, tbl, strict)                                      \
-	enum_key(s, m, w, k, tbl, sizeof(tbl) / sizeof((tbl)[0]), strict)
 
 static bool numeric_type(uint8_t type)
 {
@@ -760,7 +698,7 @@ static int parse_derive(struct ctp_snap *s, const msgpack_object *m,
 			return bad(s, -EINVAL,
 				   "%s.field: %s is not a u64 or i64 field of "
 				   "scope %s",
-				   tw, nm, scope_names[f->scope]);
+				   tw, nm, ctp_scope_name(f->scope));
 		if (in->rule != CTP_RULE_SUM && in->rule != CTP_RULE_MAX &&
 		    in->rule != CTP_RULE_MIN && in->rule != CTP_RULE_MODE)
 			return bad(s, -EINVAL,
@@ -821,19 +759,24 @@ static int parse_fields(struct ctp_snap *s)
 		    (ret = opt_str(s, m, where, "help", false, "", &f->help)) <
 			    0)
 			return ret;
-		if ((e = ENUM_KEY(s, m, where, "scope", scope_names, true)) < 0)
+		if ((e = enum_key(s, m, where, "scope", CTP_ENUM_SCOPE, true)) <
+		    0)
 			return e;
 		f->scope = (uint8_t)e;
-		if ((e = ENUM_KEY(s, m, where, "type", type_names, true)) < 0)
+		if ((e = enum_key(s, m, where, "type", CTP_ENUM_TYPE, true)) <
+		    0)
 			return e;
 		f->type = (uint8_t)e;
-		if ((e = ENUM_KEY(s, m, where, "unit", unit_names, false)) < 0)
+		if ((e = enum_key(s, m, where, "unit", CTP_ENUM_UNIT, false)) <
+		    0)
 			return e;
 		f->unit = (uint8_t)e;
-		if ((e = ENUM_KEY(s, m, where, "kind", kind_names, false)) < 0)
+		if ((e = enum_key(s, m, where, "kind", CTP_ENUM_KIND, false)) <
+		    0)
 			return e;
 		f->kind = (uint8_t)e;
-		if ((e = ENUM_KEY(s, m, where, "rule", rule_names, false)) < 0)
+		if ((e = enum_key(s, m, where, "rule", CTP_ENUM_RULE, false)) <
+		    0)
 			return e;
 		f->rule = (uint8_t)e;
 		s->by_name[i] = (uint32_t)i;
@@ -914,7 +857,7 @@ static int parse_plugins(struct ctp_snap *s)
 			return ret;
 		if (!p->name)
 			return bad(s, -EINVAL, "%s: name is nil", where);
-		int e = ENUM_KEY(s, m, where, "status", status_names, false);
+		int e = enum_key(s, m, where, "status", CTP_ENUM_STATUS, false);
 		if (e < 0)
 			return e;
 		p->status = (uint8_t)e;
@@ -1088,7 +1031,8 @@ static int bad_value(struct ctp_snap *s, const char *where, size_t row,
 		     const char *why)
 {
 	return bad(s, -EINVAL, "%s[%zu]: field %s is %s but the value is %s%s",
-		   where, row, f->name, type_names[f->type], objtype(o), why);
+		   where, row, f->name, ctp_type_name(f->type), objtype(o),
+		   why);
 }
 
 static int decode_value(struct ctp_snap *s, const struct ctp_snap_field *f,
@@ -1211,7 +1155,7 @@ static int parse_host(struct ctp_snap *s)
 		if (f->scope != CTP_SCOPE_HOST)
 			return bad(s, -EINVAL,
 				   "host: field %s has scope %s, not host",
-				   name, scope_names[f->scope]);
+				   name, ctp_scope_name(f->scope));
 		if (t->col[f->index])
 			continue; /* duplicate key: the first wins */
 		if (f->n_terms && kv->val.type != MSGPACK_OBJECT_NIL)
@@ -1326,7 +1270,7 @@ static int parse_columns(struct ctp_snap *s, struct ctp_snap_table *t,
 		if (f->scope != t->scope)
 			return bad(s, -EINVAL,
 				   "%s.columns: field %s has scope %s", where,
-				   name, scope_names[f->scope]);
+				   name, ctp_scope_name(f->scope));
 		if (f->n_terms)
 			return bad(s, -EINVAL,
 				   "%s.columns: derived field %s has a column",

@@ -19,10 +19,7 @@
 #include <msgpack.h>
 
 #include "ctprof/plugin.h"
-
-/* Snapshot versions this reader understands. */
-#define CTP_SNAP_FORMAT	 "ctprof-core-snapshot"
-#define CTP_SNAP_VERSION 1
+#include "format.h"
 
 /* A byte string inside the snapshot (not NUL-terminated). */
 struct ctp_bytes {
@@ -203,13 +200,5 @@ uint64_t ctp_snap_mem_size(const struct ctp_snap *snap);
  * or 0 when p does not start one (overlong forms, surrogates and code
  * points past U+10FFFF are not well-formed). For printing strings. */
 size_t ctp_utf8_len(const unsigned char *p, size_t n);
-
-/* Stable names of the enums as written in snapshots; NULL when unknown. */
-const char *ctp_scope_name(unsigned v);
-const char *ctp_type_name(unsigned v);
-const char *ctp_unit_name(unsigned v);
-const char *ctp_kind_name(unsigned v);
-const char *ctp_rule_name(unsigned v);
-const char *ctp_status_name(unsigned v);
 
 #endif

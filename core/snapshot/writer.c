@@ -19,7 +19,7 @@
 #include <zstd.h>
 
 #include "mpenc.h"
-#include "reader.h"
+#include "format.h"
 #include "scan.h"
 
 /* ---- Output stream: msgpack bytes -> zstd -> fd ---- */
