@@ -893,9 +893,16 @@ static void private_fds_case(const char *what, unsigned workers,
 	case_dir(dir, sizeof(dir), what);
 	xsnprintf(proc, sizeof(proc), "%s/proc", dir);
 	gen_tree(proc, NPROC, NTHR);
-	struct run r = capture(dir, proc, workers, NULL, NULL, plugins);
+	struct run r =
+		capture_flag(dir, proc, workers, NULL, NULL, plugins, "-v");
 	if (r.status != 0)
 		fail_msg("%s: exit %d, stderr:\n%s", what, r.status, r.err);
+	/* -v names the plugin that keeps the table shared. */
+	assert_int_equal(count_lines_with(r.err,
+					  "plugin abi-notmt is not "
+					  "CTP_PLUGIN_FD_LOCAL: the workers "
+					  "share one descriptor table"),
+			 strstr(plugins, "abi-notmt") ? 1 : 0);
 	struct ctp_snap *snap = open_snap(dir);
 	const struct ctp_snap_table *t = ctp_snap_table(snap, CTP_SCOPE_THREAD);
 	assert_int_equal(t->rows, N);

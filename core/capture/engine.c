@@ -1408,6 +1408,39 @@ static void progress_line(struct ctp_engine *eng, const struct worker *ws,
 	fflush(stderr);
 }
 
+/*
+ * Private descriptor tables and split processes need every loaded plugin's
+ * consent (CTP_PLUGIN_FD_LOCAL, CTP_PLUGIN_SPLITTABLE). A plugin that
+ * withholds it costs every worker, so it is named (-v): the first one
+ * found, for each.
+ */
+static void choose_sharing(struct ctp_engine *eng, uint32_t nw)
+{
+	const struct ctp_capture *cap = eng->cap;
+	bool splittable = nw > 1 && eng->cfg->split_threads > 0;
+	eng->private_fds = true;
+	for (uint32_t p = 0; p < cap->n_plugins; p++) {
+		const struct ctp_plugin_info *info = &cap->plugins[p];
+		if (info->status != CTP_PST_LOADED)
+			continue;
+		if (eng->private_fds && !info->rt->fd_local) {
+			eng->private_fds = false;
+			ctp_log(CTP_LOG_INFO,
+				"plugin %s is not CTP_PLUGIN_FD_LOCAL: the "
+				"workers share one descriptor table",
+				info->name);
+		}
+		if (splittable && !info->rt->splittable) {
+			splittable = false;
+			ctp_log(CTP_LOG_INFO,
+				"plugin %s is not CTP_PLUGIN_SPLITTABLE: large "
+				"processes are not split among workers",
+				info->name);
+		}
+	}
+	eng->split_n = splittable ? eng->cfg->split_threads : 0;
+}
+
 int ctp_engine_capture(struct ctp_engine *eng)
 {
 	struct ctp_capture *cap = eng->cap;
@@ -1455,17 +1488,7 @@ int ctp_engine_capture(struct ctp_engine *eng)
 	for (size_t i = 0; i < eng->n_tgids; i++)
 		cap->spans[i].proc_row = UINT32_MAX;
 
-	eng->private_fds = true;
-	bool splittable = nw > 1 && eng->cfg->split_threads > 0;
-	for (uint32_t p = 0; p < cap->n_plugins; p++) {
-		if (cap->plugins[p].status != CTP_PST_LOADED)
-			continue;
-		if (!cap->plugins[p].rt->fd_local)
-			eng->private_fds = false;
-		if (!cap->plugins[p].rt->splittable)
-			splittable = false;
-	}
-	eng->split_n = splittable ? eng->cfg->split_threads : 0;
+	choose_sharing(eng, nw);
 
 	uint64_t t0 = ctp_now_ns();
 	uint32_t started = 0;

@@ -890,12 +890,16 @@ int ctp_cmd_show(int argc, char **argv)
 					"matches no field of this snapshot\n");
 	}
 
-	if (o.group_by && !o.summary &&
-	    ctp_groups_new(snap, &o.spec, &groups, err, sizeof(err)) < 0) {
+	int gr = o.group_by && !o.summary
+			 ? ctp_groups_new(snap, &o.spec, &groups, err,
+					  sizeof(err))
+			 : 0;
+	if (gr < 0) {
 		fprintf(stderr, "ctprof-core show: --group-by %s: %s\n",
 			o.group_by, err);
-		rc = strstr(err, "out of memory") ? CTP_EXIT_FAILURE
-						  : CTP_EXIT_USAGE;
+		/* -EINVAL: an axis this snapshot cannot give; else the
+		 * machine failed us. */
+		rc = gr == -EINVAL ? CTP_EXIT_USAGE : CTP_EXIT_FAILURE;
 		goto out;
 	}
 
