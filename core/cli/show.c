@@ -32,6 +32,11 @@ struct opts {
 	struct ctp_group_spec spec;
 	const char **flatten;
 	size_t n_flatten;
+	/* What the options above point into, freed by opts_done(). */
+	char **copies; /* --fields lists, split in place */
+	size_t n_copies;
+	char *axes; /* --group-by, split in place by the spec */
+	const char *path;
 };
 
 /* ---- Sections ---- */
@@ -713,7 +718,54 @@ static int add_globs(struct opts *o, char *list)
 	return 0;
 }
 
-int ctp_cmd_show(int argc, char **argv)
+/* Keep a copy of a --fields list and split it into o->globs. */
+static int add_fields(struct opts *o, const char *list)
+{
+	char *copy = strdup(list);
+	char **n = copy ? realloc(o->copies, (o->n_copies + 1) * sizeof(*n))
+			: NULL;
+	if (!n) {
+		free(copy);
+		return -ENOMEM;
+	}
+	o->copies = n;
+	o->copies[o->n_copies++] = copy;
+	return add_globs(o, copy);
+}
+
+/* --group-by AXES: parse into o->spec (pointing into o->axes). Returns 0,
+ * or the exit status after a message. */
+static int set_group_by(struct opts *o, const char *axes)
+{
+	char e[256];
+	free(o->axes);
+	o->axes = strdup(axes);
+	if (!o->axes) {
+		fprintf(stderr, "ctprof-core show: out of memory\n");
+		return CTP_EXIT_FAILURE;
+	}
+	o->group_by = axes;
+	if (ctp_group_spec_parse(o->axes, &o->spec, e, sizeof(e)) < 0) {
+		fprintf(stderr, "ctprof-core show: --group-by %s: %s\n", axes,
+			e);
+		return CTP_EXIT_USAGE;
+	}
+	return 0;
+}
+
+static void opts_done(struct opts *o)
+{
+	free(o->axes);
+	free(o->flatten);
+	for (size_t i = 0; i < o->n_copies; i++)
+		free(o->copies[i]);
+	free(o->copies);
+	free(o->globs);
+}
+
+/* Parse show's command line into *o. Returns -1 to go on, else the exit
+ * status to end with (--help, a usage error, out of memory). */
+static int parse_show_args(int argc, char **argv, struct opts *o)
 {
 	enum {
 		O_SUMMARY = 256,
@@ -744,168 +796,182 @@ int ctp_cmd_show(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	struct opts o = {.limit = DEFAULT_LIMIT};
-	char **copies = NULL;
-	size_t ncopies = 0;
-	struct ctp_snap *snap = NULL;
-	struct ctp_groups *groups = NULL;
-	char *axes = NULL;
-	int rc = CTP_EXIT_USAGE, c;
+	int c, rc;
+	const char **n;
 
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "hc:", lopts, NULL)) != -1) {
 		switch (c) {
 		case O_SUMMARY:
-			o.summary = true;
+			o->summary = true;
 			break;
-		case O_FIELDS: {
-			char *copy = strdup(optarg);
-			char **n = copy ? realloc(copies,
-						  (ncopies + 1) * sizeof(*n))
-					: NULL;
-			if (!n)
-				free(copy);
-			else
-				copies = n, copies[ncopies++] = copy;
-			if (!n || add_globs(&o, copy) < 0) {
+		case O_FIELDS:
+			if (add_fields(o, optarg) < 0) {
 				fprintf(stderr, "ctprof-core show: out of "
 						"memory\n");
-				rc = CTP_EXIT_FAILURE;
-				goto out;
+				return CTP_EXIT_FAILURE;
 			}
 			break;
-		}
 		case O_LIMIT:
-			if (ctp_parse_u64_str(optarg, &o.limit) < 0) {
+			if (ctp_parse_u64_str(optarg, &o->limit) < 0) {
 				fprintf(stderr,
 					"ctprof-core show: --limit wants a "
 					"number, not '%s'\n",
 					optarg);
-				goto out;
+				return CTP_EXIT_USAGE;
 			}
 			break;
 		case O_SORT:
-			o.sort = optarg;
+			o->sort = optarg;
 			break;
 		case O_THREADS:
-			o.threads = true;
+			o->threads = true;
 			break;
 		case O_PROCESSES:
-			o.processes = true;
+			o->processes = true;
 			break;
 		case O_NO_HOST:
-			o.no_host = true;
+			o->no_host = true;
 			break;
 		case O_CAP:
-			o.cap_arg = optarg;
+			o->cap_arg = optarg;
 			break;
 		case 'c':
-			o.config = optarg;
+			o->config = optarg;
 			break;
-		case O_GROUP_BY: {
-			char e[256];
-			free(axes);
-			axes = strdup(optarg);
-			if (!axes) {
-				fprintf(stderr, "ctprof-core show: out of "
-						"memory\n");
-				rc = CTP_EXIT_FAILURE;
-				goto out;
-			}
-			o.group_by = optarg;
-			if (ctp_group_spec_parse(axes, &o.spec, e, sizeof(e)) <
-			    0) {
-				fprintf(stderr,
-					"ctprof-core show: --group-by %s: %s\n",
-					optarg, e);
-				goto out;
-			}
+		case O_GROUP_BY:
+			if ((rc = set_group_by(o, optarg)) != 0)
+				return rc;
 			break;
-		}
 		case O_NO_NORMALIZE:
-			o.spec.no_normalize = true;
+			o->spec.no_normalize = true;
 			break;
-		case O_FLATTEN: {
-			const char **n = realloc(o.flatten, (o.n_flatten + 1) *
-								    sizeof(*n));
+		case O_FLATTEN:
+			n = realloc(o->flatten,
+				    (o->n_flatten + 1) * sizeof(*n));
 			if (!n) {
 				fprintf(stderr, "ctprof-core show: out of "
 						"memory\n");
-				rc = CTP_EXIT_FAILURE;
-				goto out;
+				return CTP_EXIT_FAILURE;
 			}
-			o.flatten = n;
-			o.flatten[o.n_flatten++] = optarg;
+			o->flatten = n;
+			o->flatten[o->n_flatten++] = optarg;
 			break;
-		}
 		case 'h':
 			usage(stdout);
-			rc = CTP_EXIT_OK;
-			goto out;
+			return CTP_EXIT_OK;
 		default:
-			rc = ctp_readcli_try_help("show");
-			goto out;
+			return ctp_readcli_try_help("show");
 		}
 	}
 	static const char *const operands[] = {"FILE"};
 	if ((rc = ctp_readcli_operands("show", argc, argv, optind, 1,
 				       operands)) != 0 ||
-	    (rc = ctp_readcli_cap("show", o.config, o.cap_arg, &o.cap)) != 0)
-		goto out;
-	rc = CTP_EXIT_USAGE;
-	if (!o.group_by && (o.spec.no_normalize || o.n_flatten)) {
+	    (rc = ctp_readcli_cap("show", o->config, o->cap_arg, &o->cap)) != 0)
+		return rc;
+	if (!o->group_by && (o->spec.no_normalize || o->n_flatten)) {
 		fprintf(stderr,
 			"ctprof-core show: --no-normalize and --flatten "
 			"need --group-by\n");
-		goto out;
+		return CTP_EXIT_USAGE;
 	}
-	o.spec.flatten = o.flatten;
-	o.spec.n_flatten = o.n_flatten;
+	o->spec.flatten = o->flatten;
+	o->spec.n_flatten = o->n_flatten;
+	o->path = argv[optind];
+	return -1;
+}
 
-	const char *path = argv[optind];
-	char err[512];
-	if (ctp_snap_open(path, o.cap, &snap, err, sizeof(err)) < 0) {
-		fprintf(stderr, "ctprof-core show: %s\n", err);
-		rc = CTP_EXIT_FAILURE;
-		goto out;
-	}
-	const struct ctp_snap_field *sortf = NULL;
-	if (o.sort) {
-		sortf = ctp_snap_field_find(snap, o.sort);
-		if (!sortf || sortf->scope == CTP_SCOPE_HOST) {
+/* What --sort and --fields ask of this snapshot. Returns 0, or the exit
+ * status after a message. */
+static int check_against(const struct ctp_snap *snap, const struct opts *o)
+{
+	if (o->sort) {
+		const struct ctp_snap_field *f =
+			ctp_snap_field_find(snap, o->sort);
+		if (!f || f->scope == CTP_SCOPE_HOST) {
 			fprintf(stderr, "ctprof-core show: --sort %s: %s\n",
-				o.sort,
-				sortf ? "a host field has one value, nothing "
-					"to sort"
-				      : "no such field in this snapshot");
-			goto out;
+				o->sort,
+				f ? "a host field has one value, nothing "
+				    "to sort"
+				  : "no such field in this snapshot");
+			return CTP_EXIT_USAGE;
 		}
 	}
-	if (o.n_globs) {
+	if (o->n_globs) {
 		size_t hits = 0, nf = ctp_snap_n_fields(snap);
 		for (size_t i = 0; i < nf; i++)
-			hits += selected(&o, &ctp_snap_fields(snap)[i]);
+			hits += selected(o, &ctp_snap_fields(snap)[i]);
 		if (!hits)
 			fprintf(stderr, "ctprof-core show: note: --fields "
 					"matches no field of this snapshot\n");
 	}
+	return 0;
+}
 
-	int gr = o.group_by && !o.summary
-			 ? ctp_groups_new(snap, &o.spec, &groups, err,
+/* The cgroup, process and thread tables, plain or grouped, as asked.
+ * Returns 0 or -ENOMEM. */
+static int print_tables(const struct ctp_snap *snap, struct ctp_groups *groups,
+			const struct opts *o)
+{
+	static const struct {
+		uint8_t scope;
+		const char *title;
+	} order[] = {{CTP_SCOPE_CGROUP, "Cgroups"},
+		     {CTP_SCOPE_PROCESS, "Processes"},
+		     {CTP_SCOPE_THREAD, "Threads"}};
+	bool both = !o->threads && !o->processes;
+	bool cg = false;
+	const struct ctp_snap_field *fs = ctp_snap_fields(snap);
+	for (size_t i = 0; i < ctp_snap_n_fields(snap); i++)
+		cg |= fs[i].scope == CTP_SCOPE_CGROUP && selected(o, &fs[i]);
+	for (size_t i = 0; i < 3; i++) {
+		uint8_t scope = order[i].scope;
+		bool want =
+			scope == CTP_SCOPE_CGROUP
+				? both && cg &&
+					  (!groups || has_cgroup_axis(&o->spec))
+			: scope == CTP_SCOPE_PROCESS ? both || o->processes
+						     : both || o->threads;
+		if (!want)
+			continue;
+		int r = groups ? print_grouped(groups, o, scope, order[i].title)
+			       : print_table(snap, o, scope, order[i].title);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Show one snapshot as *o asks. Returns the exit status. */
+static int run_show(const struct opts *o)
+{
+	struct ctp_snap *snap = NULL;
+	struct ctp_groups *groups = NULL;
+	char err[512];
+	int rc = CTP_EXIT_FAILURE;
+
+	if (ctp_snap_open(o->path, o->cap, &snap, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ctprof-core show: %s\n", err);
+		return CTP_EXIT_FAILURE;
+	}
+	if ((rc = check_against(snap, o)) != 0)
+		goto out;
+	int gr = o->group_by && !o->summary
+			 ? ctp_groups_new(snap, &o->spec, &groups, err,
 					  sizeof(err))
 			 : 0;
 	if (gr < 0) {
 		fprintf(stderr, "ctprof-core show: --group-by %s: %s\n",
-			o.group_by, err);
+			o->group_by, err);
 		/* -EINVAL: an axis this snapshot cannot give; else the
 		 * machine failed us. */
 		rc = gr == -EINVAL ? CTP_EXIT_USAGE : CTP_EXIT_FAILURE;
 		goto out;
 	}
 
-	print_header(path, snap);
-	if (!o.summary && !o.no_host)
-		print_host(snap, &o);
+	print_header(o->path, snap);
+	if (!o->summary && !o->no_host)
+		print_host(snap, o);
 	print_plugins(snap);
 	print_readfail(snap);
 	printf("\nCounts: %zu threads, %zu processes, %zu cgroups, %zu "
@@ -914,58 +980,29 @@ int ctp_cmd_show(int argc, char **argv)
 	       ctp_snap_table(snap, CTP_SCOPE_PROCESS)->rows,
 	       ctp_snap_table(snap, CTP_SCOPE_CGROUP)->rows,
 	       ctp_snap_n_fields(snap), ctp_snap_n_plugins(snap));
-
-	if (!o.summary) {
-		bool both = !o.threads && !o.processes;
-		bool cg = false;
-		const struct ctp_snap_field *fs = ctp_snap_fields(snap);
-		for (size_t i = 0; i < ctp_snap_n_fields(snap); i++)
-			cg |= fs[i].scope == CTP_SCOPE_CGROUP &&
-			      selected(&o, &fs[i]);
-		if (groups) {
-			if ((both && cg && has_cgroup_axis(&o.spec) &&
-			     print_grouped(groups, &o, CTP_SCOPE_CGROUP,
-					   "Cgroups") < 0) ||
-			    ((both || o.processes) &&
-			     print_grouped(groups, &o, CTP_SCOPE_PROCESS,
-					   "Processes") < 0) ||
-			    ((both || o.threads) &&
-			     print_grouped(groups, &o, CTP_SCOPE_THREAD,
-					   "Threads") < 0)) {
-				fprintf(stderr,
-					"ctprof-core show: out of memory\n");
-				rc = CTP_EXIT_FAILURE;
-				goto out;
-			}
-		} else if ((both && cg &&
-			    print_table(snap, &o, CTP_SCOPE_CGROUP, "Cgroups") <
-				    0) ||
-			   ((both || o.processes) &&
-			    print_table(snap, &o, CTP_SCOPE_PROCESS,
-					"Processes") < 0) ||
-			   ((both || o.threads) &&
-			    print_table(snap, &o, CTP_SCOPE_THREAD, "Threads") <
-				    0)) {
-			fprintf(stderr, "ctprof-core show: out of memory\n");
-			rc = CTP_EXIT_FAILURE;
-			goto out;
-		}
+	rc = CTP_EXIT_FAILURE;
+	if (!o->summary && print_tables(snap, groups, o) < 0) {
+		fprintf(stderr, "ctprof-core show: out of memory\n");
+		goto out;
 	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "ctprof-core show: writing output: %s\n",
 			strerror(errno));
-		rc = CTP_EXIT_FAILURE;
 		goto out;
 	}
 	rc = CTP_EXIT_OK;
 out:
 	ctp_groups_free(groups);
 	ctp_snap_free(snap);
-	free(axes);
-	free(o.flatten);
-	for (size_t i = 0; i < ncopies; i++)
-		free(copies[i]);
-	free(copies);
-	free(o.globs);
+	return rc;
+}
+
+int ctp_cmd_show(int argc, char **argv)
+{
+	struct opts o = {.limit = DEFAULT_LIMIT};
+	int rc = parse_show_args(argc, argv, &o);
+	if (rc < 0)
+		rc = run_show(&o);
+	opts_done(&o);
 	return rc;
 }
