@@ -50,6 +50,13 @@ struct opts {
 	enum mode mode;
 	enum fmt fmt;
 	uint64_t cap;
+	/* The command line's own: --config, --max-decompressed, the two
+	 * operands, and what the options above point into (opts_done). */
+	const char *config, *cap_arg;
+	const char *paths[2];
+	char **copies; /* --fields and --sections lists, split in place */
+	size_t n_copies;
+	char *axes; /* --group-by, split in place by the spec */
 };
 
 /* One field compared by name: its description on each side (NULL where the
@@ -1783,22 +1790,138 @@ out:
 	return rc;
 }
 
-int ctp_cmd_compare(int argc, char **argv)
+/* compare's long options without a short letter. */
+enum {
+	O_GROUP_BY = 256,
+	O_NO_NORMALIZE,
+	O_FLATTEN,
+	O_SORT,
+	O_ASC,
+	O_DESC,
+	O_LIMIT,
+	O_FIELDS,
+	O_SECTIONS,
+	O_MODE,
+	O_FORMAT,
+	O_CAP,
+};
+
+/* Keep a copy of a list argument (split in place later); NULL: no
+ * memory. */
+static char *keep_copy(struct opts *o, const char *arg)
 {
-	enum {
-		O_GROUP_BY = 256,
-		O_NO_NORMALIZE,
-		O_FLATTEN,
-		O_SORT,
-		O_ASC,
-		O_DESC,
-		O_LIMIT,
-		O_FIELDS,
-		O_SECTIONS,
-		O_MODE,
-		O_FORMAT,
-		O_CAP,
-	};
+	char *copy = strdup(arg);
+	char **n = copy ? realloc(o->copies, (o->n_copies + 1) * sizeof(*n))
+			: NULL;
+	if (!n) {
+		free(copy);
+		return NULL;
+	}
+	o->copies = n;
+	o->copies[o->n_copies++] = copy;
+	return copy;
+}
+
+static void opts_done(struct opts *o)
+{
+	for (size_t i = 0; i < o->n_copies; i++)
+		free(o->copies[i]);
+	free(o->copies);
+	free(o->globs);
+	free(o->flatten);
+	free(o->axes);
+}
+
+/* One option of compare's command line into *o. Returns -1 to go on, else
+ * the exit status after a message. */
+static int compare_option(struct opts *o, int c, const char *arg)
+{
+	static const char *const fmt_names[] = {"table", "json", "csv"};
+	char *copy;
+	int v;
+	const char **n;
+
+	switch (c) {
+	case O_GROUP_BY:
+		o->group_by = arg;
+		return -1;
+	case O_NO_NORMALIZE:
+		o->spec.no_normalize = true;
+		return -1;
+	case O_FLATTEN:
+		n = realloc(o->flatten, (o->n_flatten + 1) * sizeof(*n));
+		if (!n)
+			break;
+		o->flatten = n;
+		o->flatten[o->n_flatten++] = arg;
+		return -1;
+	case O_SORT:
+		o->sort = arg;
+		return -1;
+	case O_ASC:
+	case O_DESC:
+		o->asc = c == O_ASC;
+		return -1;
+	case O_LIMIT:
+		if (ctp_parse_u64_str(arg, &o->limit) == 0)
+			return -1;
+		fprintf(stderr, PROG ": --limit wants a number, not '%s'\n",
+			arg);
+		return CTP_EXIT_USAGE;
+	case O_FIELDS:
+		if (!(copy = keep_copy(o, arg)) ||
+		    add_list(&o->globs, &o->n_globs, copy) < 0)
+			break;
+		return -1;
+	case O_SECTIONS:
+		if (!(copy = keep_copy(o, arg)))
+			break;
+		if (parse_sections(copy, &o->sections) == 0)
+			return -1;
+		fprintf(stderr,
+			PROG ": --sections wants a list of threads, cgroups, "
+			     "host, psi, plugins, not '%s'\n",
+			arg);
+		return CTP_EXIT_USAGE;
+	case O_MODE:
+		if ((v = pick(arg, mode_names, 4)) >= 0) {
+			o->mode = (enum mode)v;
+			return -1;
+		}
+		fprintf(stderr,
+			PROG ": --mode wants full, delta, percent or arrow, "
+			     "not '%s'\n",
+			arg);
+		return CTP_EXIT_USAGE;
+	case O_FORMAT:
+		if ((v = pick(arg, fmt_names, 3)) >= 0) {
+			o->fmt = (enum fmt)v;
+			return -1;
+		}
+		fprintf(stderr,
+			PROG ": --format wants table, json or csv, not '%s'\n",
+			arg);
+		return CTP_EXIT_USAGE;
+	case O_CAP:
+		o->cap_arg = arg;
+		return -1;
+	case 'c':
+		o->config = arg;
+		return -1;
+	case 'h':
+		usage(stdout);
+		return CTP_EXIT_OK;
+	default:
+		return ctp_readcli_try_help("compare");
+	}
+	fprintf(stderr, PROG ": out of memory\n");
+	return CTP_EXIT_FAILURE;
+}
+
+/* Parse compare's command line into *o. Returns -1 to go on, else the exit
+ * status to end with. */
+static int parse_compare_args(int argc, char **argv, struct opts *o)
+{
 	static const struct option lopts[] = {
 		{"group-by", required_argument, NULL, O_GROUP_BY},
 		{"no-normalize", no_argument, NULL, O_NO_NORMALIZE},
@@ -1816,156 +1939,67 @@ int ctp_cmd_compare(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	static const char *const fmt_names[] = {"table", "json", "csv"};
-	struct opts o = {
-		.limit = DEFAULT_LIMIT, .sections = 31, .group_by = "pcomm"};
-	char **copies = NULL, *axes = NULL;
-	const char *config = NULL, *cap_arg = NULL; /* --config, --max-... */
-	size_t ncopies = 0;
-	struct ctx x = {.o = &o, .out = stdout};
-	int rc = CTP_EXIT_USAGE, c, v;
+	static const char *const operands[] = {"BASE", "CAND"};
+	int c, rc;
 	char e[256];
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "hc:", lopts, NULL)) != -1) {
-		char *copy = NULL;
-		switch (c) {
-		case O_GROUP_BY:
-			o.group_by = optarg;
-			break;
-		case O_NO_NORMALIZE:
-			o.spec.no_normalize = true;
-			break;
-		case O_FLATTEN: {
-			const char **n = realloc(o.flatten, (o.n_flatten + 1) *
-								    sizeof(*n));
-			if (!n)
-				goto nomem;
-			o.flatten = n;
-			o.flatten[o.n_flatten++] = optarg;
-			break;
-		}
-		case O_SORT:
-			o.sort = optarg;
-			break;
-		case O_ASC:
-		case O_DESC:
-			o.asc = c == O_ASC;
-			break;
-		case O_LIMIT:
-			if (ctp_parse_u64_str(optarg, &o.limit) < 0) {
-				fprintf(stderr,
-					PROG ": --limit wants a number, not "
-					     "'%s'\n",
-					optarg);
-				goto out;
-			}
-			break;
-		case O_FIELDS:
-		case O_SECTIONS: {
-			copy = strdup(optarg);
-			char **n = copy ? realloc(copies,
-						  (ncopies + 1) * sizeof(*n))
-					: NULL;
-			if (!n) {
-				free(copy);
-				goto nomem;
-			}
-			copies = n;
-			copies[ncopies++] = copy;
-			if (c == O_FIELDS) {
-				if (add_list(&o.globs, &o.n_globs, copy) < 0)
-					goto nomem;
-			} else if (parse_sections(copy, &o.sections) < 0) {
-				fprintf(stderr,
-					PROG ": --sections wants a list of "
-					     "threads, cgroups, host, psi, "
-					     "plugins, not '%s'\n",
-					optarg);
-				goto out;
-			}
-			break;
-		}
-		case O_MODE:
-			v = pick(optarg, mode_names, 4);
-			if (v < 0) {
-				fprintf(stderr,
-					PROG ": --mode wants full, delta, "
-					     "percent or arrow, not '%s'\n",
-					optarg);
-				goto out;
-			}
-			o.mode = (enum mode)v;
-			break;
-		case O_FORMAT:
-			v = pick(optarg, fmt_names, 3);
-			if (v < 0) {
-				fprintf(stderr,
-					PROG ": --format wants table, json or "
-					     "csv, not '%s'\n",
-					optarg);
-				goto out;
-			}
-			o.fmt = (enum fmt)v;
-			break;
-		case O_CAP:
-			cap_arg = optarg;
-			break;
-		case 'c':
-			config = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			rc = CTP_EXIT_OK;
-			goto out;
-		default:
-			rc = ctp_readcli_try_help("compare");
-			goto out;
-		}
-	}
-	static const char *const operands[] = {"BASE", "CAND"};
+	while ((c = getopt_long(argc, argv, "hc:", lopts, NULL)) != -1)
+		if ((rc = compare_option(o, c, optarg)) >= 0)
+			return rc;
 	if ((rc = ctp_readcli_operands("compare", argc, argv, optind, 2,
 				       operands)) != 0 ||
-	    (rc = ctp_readcli_cap("compare", config, cap_arg, &o.cap)) != 0)
-		goto out;
-	rc = CTP_EXIT_USAGE;
-	axes = strdup(o.group_by);
-	if (!axes)
-		goto nomem;
-	if (ctp_group_spec_parse(axes, &o.spec, e, sizeof(e)) < 0) {
-		fprintf(stderr, PROG ": --group-by %s: %s\n", o.group_by, e);
-		goto out;
+	    (rc = ctp_readcli_cap("compare", o->config, o->cap_arg, &o->cap)) !=
+		    0)
+		return rc;
+	o->axes = strdup(o->group_by);
+	if (!o->axes) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return CTP_EXIT_FAILURE;
 	}
-	o.spec.flatten = o.flatten;
-	o.spec.n_flatten = o.n_flatten;
+	if (ctp_group_spec_parse(o->axes, &o->spec, e, sizeof(e)) < 0) {
+		fprintf(stderr, PROG ": --group-by %s: %s\n", o->group_by, e);
+		return CTP_EXIT_USAGE;
+	}
+	o->spec.flatten = o->flatten;
+	o->spec.n_flatten = o->n_flatten;
+	o->paths[0] = argv[optind];
+	o->paths[1] = argv[optind + 1];
+	return -1;
+}
 
+/* Open both snapshots and compare them as *o asks. */
+static int run_compare(const struct opts *o)
+{
+	struct ctx x = {.o = o, .out = stdout};
+	int rc = CTP_EXIT_FAILURE;
 	for (int k = 0; k < 2; k++) {
 		char err[512];
-		x.path[k] = argv[optind + k];
-		if (ctp_snap_open(x.path[k], o.cap, &x.snap[k], err,
+		x.path[k] = o->paths[k];
+		if (ctp_snap_open(x.path[k], o->cap, &x.snap[k], err,
 				  sizeof(err)) < 0) {
 			fprintf(stderr, PROG ": %s\n", err);
-			rc = CTP_EXIT_FAILURE;
 			goto out;
 		}
 	}
 	/* no-color.org: NO_COLOR set and not empty turns colour off. */
 	const char *nc = getenv("NO_COLOR");
-	x.color = o.fmt == F_TABLE && isatty(STDOUT_FILENO) && !(nc && *nc);
-	x.columns = o.fmt == F_TABLE ? term_columns() : 0;
+	x.color = o->fmt == F_TABLE && isatty(STDOUT_FILENO) && !(nc && *nc);
+	x.columns = o->fmt == F_TABLE ? term_columns() : 0;
 	rc = run(&x);
-	goto out;
-nomem:
-	fprintf(stderr, PROG ": out of memory\n");
-	rc = CTP_EXIT_FAILURE;
 out:
 	ctp_snap_free(x.snap[0]);
 	ctp_snap_free(x.snap[1]);
-	for (size_t i = 0; i < ncopies; i++)
-		free(copies[i]);
-	free(copies);
-	free(o.globs);
-	free(o.flatten);
-	free(axes);
+	return rc;
+}
+
+int ctp_cmd_compare(int argc, char **argv)
+{
+	struct opts o = {
+		.limit = DEFAULT_LIMIT, .sections = 31, .group_by = "pcomm"};
+	int rc = parse_compare_args(argc, argv, &o);
+	if (rc < 0)
+		rc = run_compare(&o);
+	opts_done(&o);
 	return rc;
 }
