@@ -5,7 +5,6 @@
  * (docs/COMPARE.md).
  */
 #include <errno.h>
-#include <fnmatch.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -37,26 +36,12 @@ enum {
 };
 
 struct opts {
-	const char *group_by;
-	struct ctp_group_spec spec;
-	const char **flatten;
-	size_t n_flatten;
-	const char *sort; /* field name, or "rel" */
+	struct ctp_readopts r; /* --group-by, --fields, --limit, --sort... */
 	bool asc;
-	uint64_t limit;
-	char **globs;
-	size_t n_globs;
 	unsigned sections;
 	enum mode mode;
 	enum fmt fmt;
-	uint64_t cap;
-	/* The command line's own: --config, --max-decompressed, the two
-	 * operands, and what the options above point into (opts_done). */
-	const char *config, *cap_arg;
 	const char *paths[2];
-	char **copies; /* --fields and --sections lists, split in place */
-	size_t n_copies;
-	char *axes; /* --group-by, split in place by the spec */
 };
 
 /* One field compared by name: its description on each side (NULL where the
@@ -99,12 +84,7 @@ struct ctx {
 
 static bool selected(const struct opts *o, const char *name)
 {
-	if (!o->n_globs)
-		return true;
-	for (size_t i = 0; i < o->n_globs; i++)
-		if (fnmatch(o->globs[i], name, 0) == 0)
-			return true;
-	return false;
+	return ctp_readopts_selected(&o->r, name);
 }
 
 static bool is_psi_cg(const char *name)
@@ -510,14 +490,14 @@ static int build_rows(struct ctx *x, struct gsec *s)
 		r->rank = r->idx[0] < 0 ? 0 : r->idx[1] < 0 ? 1 : 2;
 	}
 	const struct fpair *by = NULL;
-	if (x->o->sort && strcmp(x->o->sort, "rel") != 0) {
+	if (x->o->r.sort && strcmp(x->o->r.sort, "rel") != 0) {
 		for (size_t k = 0; k < s->nfp; k++)
-			if (!strcmp(s->fp[k].name, x->o->sort))
+			if (!strcmp(s->fp[k].name, x->o->r.sort))
 				by = &s->fp[k];
 		/* A field of another section: keep key order. */
 		if (!by) {
-			s->shown = x->o->limit && x->o->limit < s->nrows
-					   ? (size_t)x->o->limit
+			s->shown = x->o->r.limit && x->o->r.limit < s->nrows
+					   ? (size_t)x->o->r.limit
 					   : s->nrows;
 			return 0;
 		}
@@ -528,8 +508,9 @@ static int build_rows(struct ctx *x, struct gsec *s)
 	/* Stable: qsort_r with the index as the last key. */
 	struct sortctx sc = {s, by, x->o->asc};
 	qsort_r(s->rows, s->nrows, sizeof(*s->rows), cmp_jrows, &sc);
-	s->shown = x->o->limit && x->o->limit < s->nrows ? (size_t)x->o->limit
-							 : s->nrows;
+	s->shown = x->o->r.limit && x->o->r.limit < s->nrows
+			   ? (size_t)x->o->r.limit
+			   : s->nrows;
 	return 0;
 }
 
@@ -1064,8 +1045,8 @@ static int print_host(struct ctx *x)
 {
 	const char *const excl[] = {"psi.*"};
 	struct ctp_hostdiff_opts ho = {
-		.include = (const char *const *)x->o->globs,
-		.n_include = x->o->n_globs,
+		.include = (const char *const *)x->o->r.globs,
+		.n_include = x->o->r.n_globs,
 		.exclude = excl,
 		.n_exclude = 1,
 	};
@@ -1510,9 +1491,9 @@ static int print_header(struct ctx *x)
 				h->hostname ? ", host " : "",
 				h->hostname ? h->hostname : "");
 		}
-		fprintf(out, "Grouped by %s%s; mode %s\n", x->o->group_by,
-			x->o->spec.no_normalize ? " (names not normalized)"
-						: "",
+		fprintf(out, "Grouped by %s%s; mode %s\n", x->o->r.group_by,
+			x->o->r.spec.no_normalize ? " (names not normalized)"
+						  : "",
 			mode_names[x->o->mode]);
 		for (int k = 0; k < 2; k++) {
 			if (!nonly[k])
@@ -1538,10 +1519,10 @@ static int print_header(struct ctx *x)
 				h->start_realtime_ns);
 		}
 		fputs(",\"group_by\":", out);
-		json_str(out, x->o->group_by);
+		json_str(out, x->o->r.group_by);
 		fprintf(out, ",\"normalize\":%s,\"sort\":",
-			x->o->spec.no_normalize ? "false" : "true");
-		json_str(out, x->o->sort ? x->o->sort : "rel");
+			x->o->r.spec.no_normalize ? "false" : "true");
+		json_str(out, x->o->r.sort ? x->o->r.sort : "rel");
 		fprintf(out, ",\"order\":\"%s\"", x->o->asc ? "asc" : "desc");
 		for (int k = 0; k < 2; k++) {
 			fprintf(out, ",\"fields_only_in_%s\":[",
@@ -1617,19 +1598,6 @@ static void usage(FILE *out)
 		DEFAULT_LIMIT);
 }
 
-static int add_list(char ***v, size_t *n, char *list)
-{
-	for (char *save = NULL, *g = strtok_r(list, ",", &save); g;
-	     g = strtok_r(NULL, ",", &save)) {
-		char **nv = realloc(*v, (*n + 1) * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		*v = nv;
-		(*v)[(*n)++] = g;
-	}
-	return 0;
-}
-
 static int parse_sections(char *list, unsigned *out)
 {
 	static const char *const names[] = {"threads", "cgroups", "host", "psi",
@@ -1688,17 +1656,17 @@ static int run(struct ctx *x)
 	struct ctp_group_spec cspec = {
 		.axes = {CTP_AXIS_CGROUP},
 		.n_axes = 1,
-		.no_normalize = o->spec.no_normalize,
-		.flatten = o->spec.flatten,
-		.n_flatten = o->spec.n_flatten,
+		.no_normalize = o->r.spec.no_normalize,
+		.flatten = o->r.spec.flatten,
+		.n_flatten = o->r.spec.n_flatten,
 	};
 	int rc = CTP_EXIT_FAILURE, r;
 
 	/* A grouping that has a cgroup axis already keys the cgroups. */
-	if (has_cgroup_axis(&o->spec))
-		cspec = o->spec;
+	if (has_cgroup_axis(&o->r.spec))
+		cspec = o->r.spec;
 	if ((o->sections & S_THREADS) &&
-	    (r = gsec_build(x, &th, &o->spec,
+	    (r = gsec_build(x, &th, &o->r.spec,
 			    1u << CTP_SCOPE_THREAD | 1u << CTP_SCOPE_PROCESS,
 			    -1, err, sizeof(err))) < 0)
 		goto fail;
@@ -1710,13 +1678,13 @@ static int run(struct ctx *x)
 	    (r = gsec_build(x, &pcg, &cspec, 1u << CTP_SCOPE_CGROUP, 1, err,
 			    sizeof(err))) < 0)
 		goto fail;
-	if (o->sort && strcmp(o->sort, "rel") &&
-	    !ctp_snap_field_find(x->snap[0], o->sort) &&
-	    !ctp_snap_field_find(x->snap[1], o->sort)) {
+	if (o->r.sort && strcmp(o->r.sort, "rel") &&
+	    !ctp_snap_field_find(x->snap[0], o->r.sort) &&
+	    !ctp_snap_field_find(x->snap[1], o->r.sort)) {
 		fprintf(stderr,
 			PROG ": --sort %s: no such field in either "
 			     "snapshot\n",
-			o->sort);
+			o->r.sort);
 		rc = CTP_EXIT_USAGE;
 		goto out;
 	}
@@ -1778,7 +1746,7 @@ static int run(struct ctx *x)
 	rc = CTP_EXIT_OK;
 	goto out;
 fail:
-	fprintf(stderr, PROG ": --group-by %s: %s\n", o->group_by, err);
+	fprintf(stderr, PROG ": --group-by %s: %s\n", o->r.group_by, err);
 	rc = r == -ENOMEM ? CTP_EXIT_FAILURE : CTP_EXIT_USAGE;
 	goto out;
 nomem:
@@ -1790,93 +1758,36 @@ out:
 	return rc;
 }
 
-/* compare's long options without a short letter. */
+/* compare's own long options. */
 enum {
-	O_GROUP_BY = 256,
-	O_NO_NORMALIZE,
-	O_FLATTEN,
-	O_SORT,
-	O_ASC,
+	O_ASC = CTP_READOPT_FIRST_FREE,
 	O_DESC,
-	O_LIMIT,
-	O_FIELDS,
 	O_SECTIONS,
 	O_MODE,
 	O_FORMAT,
-	O_CAP,
 };
 
-/* Keep a copy of a list argument (split in place later); NULL: no
- * memory. */
-static char *keep_copy(struct opts *o, const char *arg)
-{
-	char *copy = strdup(arg);
-	char **n = copy ? realloc(o->copies, (o->n_copies + 1) * sizeof(*n))
-			: NULL;
-	if (!n) {
-		free(copy);
-		return NULL;
-	}
-	o->copies = n;
-	o->copies[o->n_copies++] = copy;
-	return copy;
-}
-
-static void opts_done(struct opts *o)
-{
-	for (size_t i = 0; i < o->n_copies; i++)
-		free(o->copies[i]);
-	free(o->copies);
-	free(o->globs);
-	free(o->flatten);
-	free(o->axes);
-}
-
-/* One option of compare's command line into *o. Returns -1 to go on, else
- * the exit status after a message. */
+/* One of compare's own options into *o. Returns -1 to go on, else the
+ * exit status after a message. */
 static int compare_option(struct opts *o, int c, const char *arg)
 {
 	static const char *const fmt_names[] = {"table", "json", "csv"};
 	char *copy;
 	int v;
-	const char **n;
 
 	switch (c) {
-	case O_GROUP_BY:
-		o->group_by = arg;
-		return -1;
-	case O_NO_NORMALIZE:
-		o->spec.no_normalize = true;
-		return -1;
-	case O_FLATTEN:
-		n = realloc(o->flatten, (o->n_flatten + 1) * sizeof(*n));
-		if (!n)
-			break;
-		o->flatten = n;
-		o->flatten[o->n_flatten++] = arg;
-		return -1;
-	case O_SORT:
-		o->sort = arg;
-		return -1;
 	case O_ASC:
 	case O_DESC:
 		o->asc = c == O_ASC;
 		return -1;
-	case O_LIMIT:
-		if (ctp_parse_u64_str(arg, &o->limit) == 0)
-			return -1;
-		fprintf(stderr, PROG ": --limit wants a number, not '%s'\n",
-			arg);
-		return CTP_EXIT_USAGE;
-	case O_FIELDS:
-		if (!(copy = keep_copy(o, arg)) ||
-		    add_list(&o->globs, &o->n_globs, copy) < 0)
-			break;
-		return -1;
 	case O_SECTIONS:
-		if (!(copy = keep_copy(o, arg)))
-			break;
-		if (parse_sections(copy, &o->sections) == 0)
+		if (!(copy = strdup(arg))) {
+			fprintf(stderr, PROG ": out of memory\n");
+			return CTP_EXIT_FAILURE;
+		}
+		v = parse_sections(copy, &o->sections);
+		free(copy);
+		if (v == 0)
 			return -1;
 		fprintf(stderr,
 			PROG ": --sections wants a list of threads, cgroups, "
@@ -1902,20 +1813,12 @@ static int compare_option(struct opts *o, int c, const char *arg)
 			PROG ": --format wants table, json or csv, not '%s'\n",
 			arg);
 		return CTP_EXIT_USAGE;
-	case O_CAP:
-		o->cap_arg = arg;
-		return -1;
-	case 'c':
-		o->config = arg;
-		return -1;
 	case 'h':
 		usage(stdout);
 		return CTP_EXIT_OK;
 	default:
 		return ctp_readcli_try_help("compare");
 	}
-	fprintf(stderr, PROG ": out of memory\n");
-	return CTP_EXIT_FAILURE;
 }
 
 /* Parse compare's command line into *o. Returns -1 to go on, else the exit
@@ -1923,49 +1826,32 @@ static int compare_option(struct opts *o, int c, const char *arg)
 static int parse_compare_args(int argc, char **argv, struct opts *o)
 {
 	static const struct option lopts[] = {
-		{"group-by", required_argument, NULL, O_GROUP_BY},
-		{"no-normalize", no_argument, NULL, O_NO_NORMALIZE},
-		{"flatten", required_argument, NULL, O_FLATTEN},
-		{"sort", required_argument, NULL, O_SORT},
+		CTP_READOPT_LONGOPTS,
 		{"asc", no_argument, NULL, O_ASC},
 		{"desc", no_argument, NULL, O_DESC},
-		{"limit", required_argument, NULL, O_LIMIT},
-		{"fields", required_argument, NULL, O_FIELDS},
 		{"sections", required_argument, NULL, O_SECTIONS},
 		{"mode", required_argument, NULL, O_MODE},
 		{"format", required_argument, NULL, O_FORMAT},
-		{"max-decompressed", required_argument, NULL, O_CAP},
-		{"config", required_argument, NULL, 'c'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	static const char *const operands[] = {"BASE", "CAND"};
 	int c, rc;
-	char e[256];
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "hc:", lopts, NULL)) != -1)
-		if ((rc = compare_option(o, c, optarg)) >= 0)
+	while ((c = getopt_long(argc, argv, "hc:", lopts, NULL)) != -1) {
+		rc = ctp_readopts_option("compare", &o->r, c, optarg);
+		if (rc == CTP_READOPT_NOT_MINE)
+			rc = compare_option(o, c, optarg);
+		if (rc >= 0)
 			return rc;
-	if ((rc = ctp_readcli_operands("compare", argc, argv, optind, 2,
-				       operands)) != 0 ||
-	    (rc = ctp_readcli_cap("compare", o->config, o->cap_arg, &o->cap)) !=
-		    0)
-		return rc;
-	o->axes = strdup(o->group_by);
-	if (!o->axes) {
-		fprintf(stderr, PROG ": out of memory\n");
-		return CTP_EXIT_FAILURE;
 	}
-	if (ctp_group_spec_parse(o->axes, &o->spec, e, sizeof(e)) < 0) {
-		fprintf(stderr, PROG ": --group-by %s: %s\n", o->group_by, e);
-		return CTP_EXIT_USAGE;
+	rc = ctp_readopts_finish("compare", &o->r, argc, argv, 2, operands);
+	if (rc < 0) {
+		o->paths[0] = argv[optind];
+		o->paths[1] = argv[optind + 1];
 	}
-	o->spec.flatten = o->flatten;
-	o->spec.n_flatten = o->n_flatten;
-	o->paths[0] = argv[optind];
-	o->paths[1] = argv[optind + 1];
-	return -1;
+	return rc;
 }
 
 /* Open both snapshots and compare them as *o asks. */
@@ -1976,7 +1862,7 @@ static int run_compare(const struct opts *o)
 	for (int k = 0; k < 2; k++) {
 		char err[512];
 		x.path[k] = o->paths[k];
-		if (ctp_snap_open(x.path[k], o->cap, &x.snap[k], err,
+		if (ctp_snap_open(x.path[k], o->r.cap, &x.snap[k], err,
 				  sizeof(err)) < 0) {
 			fprintf(stderr, PROG ": %s\n", err);
 			goto out;
@@ -1995,11 +1881,12 @@ out:
 
 int ctp_cmd_compare(int argc, char **argv)
 {
-	struct opts o = {
-		.limit = DEFAULT_LIMIT, .sections = 31, .group_by = "pcomm"};
+	struct opts o = {.r.limit = DEFAULT_LIMIT,
+			 .r.group_by = "pcomm",
+			 .sections = 31};
 	int rc = parse_compare_args(argc, argv, &o);
 	if (rc < 0)
 		rc = run_compare(&o);
-	opts_done(&o);
+	ctp_readopts_done(&o.r);
 	return rc;
 }

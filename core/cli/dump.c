@@ -201,19 +201,23 @@ int ctp_cmd_dump(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"format", required_argument, NULL, 'f'},
-		{"max-decompressed", required_argument, NULL, 'm'},
+		{"max-decompressed", required_argument, NULL, CTP_READOPT_CAP},
 		{"config", required_argument, NULL, 'c'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	static const char *const operands[] = {"FILE"};
-	const char *config = NULL, *cap_arg = NULL;
-	uint64_t cap = 0;
+	struct ctp_readopts r = {0};
 	int c, rc;
 
 	/* Reinitialize getopt: main() or a test may have used it. */
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "hf:m:c:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hf:c:", opts, NULL)) != -1) {
+		rc = ctp_readopts_option("dump", &r, c, optarg);
+		if (rc == -1)
+			continue;
+		if (rc >= 0)
+			return rc;
 		switch (c) {
 		case 'f':
 			if (strcmp(optarg, "json") != 0) {
@@ -224,12 +228,6 @@ int ctp_cmd_dump(int argc, char **argv)
 				return CTP_EXIT_USAGE;
 			}
 			break;
-		case 'm':
-			cap_arg = optarg;
-			break;
-		case 'c':
-			config = optarg;
-			break;
 		case 'h':
 			usage(stdout);
 			return CTP_EXIT_OK;
@@ -237,10 +235,11 @@ int ctp_cmd_dump(int argc, char **argv)
 			return ctp_readcli_try_help("dump");
 		}
 	}
-	if ((rc = ctp_readcli_operands("dump", argc, argv, optind, 1,
-				       operands)) != 0 ||
-	    (rc = ctp_readcli_cap("dump", config, cap_arg, &cap)) != 0)
+	rc = ctp_readopts_finish("dump", &r, argc, argv, 1, operands);
+	ctp_readopts_done(&r);
+	if (rc >= 0)
 		return rc;
+	uint64_t cap = r.cap;
 
 	char err[512];
 	struct ctp_snap *snap;

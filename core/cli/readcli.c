@@ -3,6 +3,8 @@
 #include "readcli.h"
 
 #include <errno.h>
+#include <fnmatch.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,6 +13,7 @@
 #include "config.h"
 #include "paths.h"
 #include "render.h"
+#include "scan.h"
 
 int ctp_readcli_try_help(const char *cmd)
 {
@@ -83,4 +86,134 @@ int ctp_readcli_cap(const char *cmd, const char *config, const char *cap_arg,
 		return CTP_EXIT_USAGE;
 	}
 	return 0;
+}
+
+/* Keep a copy of a list argument, to be split in place; NULL: no memory. */
+static char *keep_copy(struct ctp_readopts *r, const char *arg)
+{
+	char *copy = strdup(arg);
+	char **n = copy ? realloc(r->copies, (r->n_copies + 1) * sizeof(*n))
+			: NULL;
+	if (!n) {
+		free(copy);
+		return NULL;
+	}
+	r->copies = n;
+	r->copies[r->n_copies++] = copy;
+	return copy;
+}
+
+/* Split a comma list (a kept copy) onto r->globs. */
+static int add_globs(struct ctp_readopts *r, char *list)
+{
+	for (char *save = NULL, *g = strtok_r(list, ",", &save); g;
+	     g = strtok_r(NULL, ",", &save)) {
+		char **n = realloc(r->globs, (r->n_globs + 1) * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		r->globs = n;
+		r->globs[r->n_globs++] = g;
+	}
+	return 0;
+}
+
+int ctp_readopts_option(const char *cmd, struct ctp_readopts *r, int c,
+			const char *arg)
+{
+	const char **n;
+	char *copy;
+
+	switch (c) {
+	case CTP_READOPT_GROUP_BY:
+		r->group_by = arg;
+		return -1;
+	case CTP_READOPT_NO_NORMALIZE:
+		r->spec.no_normalize = true;
+		return -1;
+	case CTP_READOPT_FLATTEN:
+		n = realloc(r->flatten, (r->n_flatten + 1) * sizeof(*n));
+		if (!n)
+			break;
+		r->flatten = n;
+		r->flatten[r->n_flatten++] = arg;
+		return -1;
+	case CTP_READOPT_FIELDS:
+		if (!(copy = keep_copy(r, arg)) || add_globs(r, copy) < 0)
+			break;
+		return -1;
+	case CTP_READOPT_LIMIT:
+		if (ctp_parse_u64_str(arg, &r->limit) == 0)
+			return -1;
+		fprintf(stderr,
+			"ctprof-core %s: --limit wants a number, not '%s'\n",
+			cmd, arg);
+		return CTP_EXIT_USAGE;
+	case CTP_READOPT_SORT:
+		r->sort = arg;
+		return -1;
+	case CTP_READOPT_CAP:
+		r->cap_arg = arg;
+		return -1;
+	case 'c':
+		r->config = arg;
+		return -1;
+	default:
+		return CTP_READOPT_NOT_MINE;
+	}
+	fprintf(stderr, "ctprof-core %s: out of memory\n", cmd);
+	return CTP_EXIT_FAILURE;
+}
+
+int ctp_readopts_finish(const char *cmd, struct ctp_readopts *r, int argc,
+			char **argv, int want, const char *const *names)
+{
+	char e[256];
+	int rc;
+
+	if ((rc = ctp_readcli_operands(cmd, argc, argv, optind, want, names)) !=
+		    0 ||
+	    (rc = ctp_readcli_cap(cmd, r->config, r->cap_arg, &r->cap)) != 0)
+		return rc;
+	if (!r->group_by) {
+		if (!r->spec.no_normalize && !r->n_flatten)
+			return -1;
+		fprintf(stderr,
+			"ctprof-core %s: --no-normalize and --flatten need "
+			"--group-by\n",
+			cmd);
+		return CTP_EXIT_USAGE;
+	}
+	r->axes = strdup(r->group_by);
+	if (!r->axes) {
+		fprintf(stderr, "ctprof-core %s: out of memory\n", cmd);
+		return CTP_EXIT_FAILURE;
+	}
+	if (ctp_group_spec_parse(r->axes, &r->spec, e, sizeof(e)) < 0) {
+		fprintf(stderr, "ctprof-core %s: --group-by %s: %s\n", cmd,
+			r->group_by, e);
+		return CTP_EXIT_USAGE;
+	}
+	r->spec.flatten = r->flatten;
+	r->spec.n_flatten = r->n_flatten;
+	return -1;
+}
+
+void ctp_readopts_done(struct ctp_readopts *r)
+{
+	for (size_t i = 0; i < r->n_copies; i++)
+		free(r->copies[i]);
+	free(r->copies);
+	free(r->globs);
+	free(r->flatten);
+	free(r->axes);
+}
+
+bool ctp_readopts_selected(const struct ctp_readopts *r, const char *name)
+{
+	if (!r->n_globs)
+		return true;
+	for (size_t i = 0; i < r->n_globs; i++)
+		if (fnmatch(r->globs[i], name, 0) == 0)
+			return true;
+	return false;
 }

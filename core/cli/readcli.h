@@ -8,7 +8,89 @@
 #ifndef CTP_CORE_READCLI_H
 #define CTP_CORE_READCLI_H
 
+#include <getopt.h>
+#include <stdbool.h>
 #include <stdint.h>
+
+#include "group.h"
+
+/*
+ * The options show and compare (and later readers) share, parsed by one
+ * parser: the decompression cap, grouping, field selection, row limit and
+ * sort. A command embeds this as its first member and adds its own.
+ */
+struct ctp_readopts {
+	const char *config, *cap_arg; /* --config, --max-decompressed */
+	uint64_t cap;		      /* after ctp_readopts_finish */
+	const char *group_by;	      /* --group-by as given, or a default */
+	struct ctp_group_spec spec;   /* parsed from group_by (and
+					 --no-normalize, --flatten) */
+	const char **flatten;	      /* --flatten, repeatable */
+	size_t n_flatten;
+	char **globs; /* --fields GLOB,GLOB..., repeatable */
+	size_t n_globs;
+	uint64_t limit;	  /* --limit N, 0 = all */
+	const char *sort; /* --sort FIELD */
+	/* What the members above point into, freed by ctp_readopts_done. */
+	char **copies;
+	size_t n_copies;
+	char *axes;
+};
+
+/* getopt_long codes of the shared options (a command's own start at
+ * CTP_READOPT_FIRST_FREE); -c is --config. */
+enum {
+	CTP_READOPT_GROUP_BY = 256,
+	CTP_READOPT_NO_NORMALIZE,
+	CTP_READOPT_FLATTEN,
+	CTP_READOPT_FIELDS,
+	CTP_READOPT_LIMIT,
+	CTP_READOPT_SORT,
+	CTP_READOPT_CAP,
+	CTP_READOPT_FIRST_FREE = 300,
+};
+
+/* The struct option entries of the shared options, for a command's table. */
+#define CTP_READOPT_LONGOPTS                                                   \
+	{"group-by", required_argument, NULL, CTP_READOPT_GROUP_BY},           \
+		{"no-normalize", no_argument, NULL, CTP_READOPT_NO_NORMALIZE}, \
+		{"flatten", required_argument, NULL, CTP_READOPT_FLATTEN},     \
+		{"fields", required_argument, NULL, CTP_READOPT_FIELDS},       \
+		{"limit", required_argument, NULL, CTP_READOPT_LIMIT},         \
+		{"sort", required_argument, NULL, CTP_READOPT_SORT},           \
+		{"max-decompressed", required_argument, NULL,                  \
+		 CTP_READOPT_CAP},                                             \
+	{                                                                      \
+		"config", required_argument, NULL, 'c'                         \
+	}
+
+/* Not a shared option: the command handles it (ctp_readopts_option). */
+#define CTP_READOPT_NOT_MINE (-2)
+
+/*
+ * Take option `c` with argument `arg` into r. Returns -1 when taken,
+ * CTP_READOPT_NOT_MINE for an option the command handles itself, else the
+ * exit status to end with (a usage error or out of memory, said on stderr
+ * as "ctprof-core CMD: ...").
+ */
+int ctp_readopts_option(const char *cmd, struct ctp_readopts *r, int c,
+			const char *arg);
+
+/*
+ * After the options: exactly `want` operands (names as for
+ * ctp_readcli_operands), the cap resolved (ctp_readcli_cap), and the
+ * grouping parsed from r->group_by when set (--no-normalize and --flatten
+ * without it are a usage error). Returns -1 to go on, else the exit
+ * status.
+ */
+int ctp_readopts_finish(const char *cmd, struct ctp_readopts *r, int argc,
+			char **argv, int want, const char *const *names);
+
+/* Free what r's members point into. */
+void ctp_readopts_done(struct ctp_readopts *r);
+
+/* Is field `name` one --fields selects (all when none was given)? */
+bool ctp_readopts_selected(const struct ctp_readopts *r, const char *name);
 
 /*
  * The reader cap (docs/FORMAT.md "Size cap") for command `cmd`: `cap_arg`

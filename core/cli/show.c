@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* `ctprof-core show`: a snapshot rendered for humans. */
 #include <errno.h>
-#include <fnmatch.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -20,22 +19,8 @@
 #define DEFAULT_LIMIT 50
 
 struct opts {
+	struct ctp_readopts r; /* --fields, --limit, --sort, --group-by... */
 	bool summary, no_host, threads, processes;
-	char **globs;
-	size_t n_globs;
-	uint64_t limit;
-	const char *sort;
-	uint64_t cap;
-	const char *config, *cap_arg; /* --config, --max-decompressed */
-	/* --group-by, --no-normalize, --flatten */
-	const char *group_by; /* as given, for titles */
-	struct ctp_group_spec spec;
-	const char **flatten;
-	size_t n_flatten;
-	/* What the options above point into, freed by opts_done(). */
-	char **copies; /* --fields lists, split in place */
-	size_t n_copies;
-	char *axes; /* --group-by, split in place by the spec */
 	const char *path;
 };
 
@@ -43,12 +28,7 @@ struct opts {
 
 static bool selected(const struct opts *o, const struct ctp_snap_field *f)
 {
-	if (!o->n_globs)
-		return true;
-	for (size_t i = 0; i < o->n_globs; i++)
-		if (fnmatch(o->globs[i], f->name, 0) == 0)
-			return true;
-	return false;
+	return ctp_readopts_selected(&o->r, f->name);
 }
 
 static void print_header(const char *path, const struct ctp_snap *snap)
@@ -371,7 +351,7 @@ static int print_table(const struct ctp_snap *snap, const struct opts *o,
 	const struct ctp_snap_field *fs = ctp_snap_fields(snap);
 	size_t nf = ctp_snap_n_fields(snap), nident = 0, ncols = 0;
 	const struct ctp_snap_field *sortf =
-		o->sort ? ctp_snap_field_find(snap, o->sort) : NULL;
+		o->r.sort ? ctp_snap_field_find(snap, o->r.sort) : NULL;
 	size_t *order = NULL;
 	char **cells = NULL;
 	struct column *cols = NULL;
@@ -422,8 +402,8 @@ static int print_table(const struct ctp_snap *snap, const struct opts *o,
 		struct sortctx sc = {scol};
 		qsort_r(order, t->rows, sizeof(*order), cmp_rows, &sc);
 	}
-	size_t shown =
-		o->limit && o->limit < t->rows ? (size_t)o->limit : t->rows;
+	size_t shown = o->r.limit && o->r.limit < t->rows ? (size_t)o->r.limit
+							  : t->rows;
 
 	printf("\n%s: %zu", title, t->rows);
 	if (shown < t->rows)
@@ -533,7 +513,7 @@ static int print_grouped(struct ctp_groups *g, const struct opts *o,
 	size_t nf = ctp_snap_n_fields(snap), ng = ctp_groups_count(g);
 	size_t nk = ctp_groups_n_key(g), ncols = 0, shown = 0;
 	const struct ctp_snap_field *sortf =
-		o->sort ? ctp_snap_field_find(snap, o->sort) : NULL;
+		o->r.sort ? ctp_snap_field_find(snap, o->r.sort) : NULL;
 	struct column *cols = calloc(nk + 2 + nf, sizeof(*cols));
 	const struct ctp_agg **aggs = calloc(nf + 1, sizeof(*aggs));
 	size_t *order = malloc((ng ? ng : 1) * sizeof(*order));
@@ -575,9 +555,9 @@ static int print_grouped(struct ctp_groups *g, const struct opts *o,
 		struct gsortctx sc = {col};
 		qsort_r(order, ng, sizeof(*order), cmp_groups, &sc);
 	}
-	shown = o->limit && o->limit < ng ? (size_t)o->limit : ng;
+	shown = o->r.limit && o->r.limit < ng ? (size_t)o->r.limit : ng;
 	printf("\n%s grouped by %s: %zu groups of %" PRIu64 " %s", title,
-	       o->group_by, ng, rows,
+	       o->r.group_by, ng, rows,
 	       scope == CTP_SCOPE_THREAD    ? "threads"
 	       : scope == CTP_SCOPE_PROCESS ? "processes"
 					    : "cgroups");
@@ -704,125 +684,39 @@ static void usage(FILE *f)
 		DEFAULT_LIMIT);
 }
 
-/* Split a comma list into o->globs (pointing into a copy). */
-static int add_globs(struct opts *o, char *list)
-{
-	for (char *save = NULL, *g = strtok_r(list, ",", &save); g;
-	     g = strtok_r(NULL, ",", &save)) {
-		char **n = realloc(o->globs, (o->n_globs + 1) * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		o->globs = n;
-		o->globs[o->n_globs++] = g;
-	}
-	return 0;
-}
-
-/* Keep a copy of a --fields list and split it into o->globs. */
-static int add_fields(struct opts *o, const char *list)
-{
-	char *copy = strdup(list);
-	char **n = copy ? realloc(o->copies, (o->n_copies + 1) * sizeof(*n))
-			: NULL;
-	if (!n) {
-		free(copy);
-		return -ENOMEM;
-	}
-	o->copies = n;
-	o->copies[o->n_copies++] = copy;
-	return add_globs(o, copy);
-}
-
-/* --group-by AXES: parse into o->spec (pointing into o->axes). Returns 0,
- * or the exit status after a message. */
-static int set_group_by(struct opts *o, const char *axes)
-{
-	char e[256];
-	free(o->axes);
-	o->axes = strdup(axes);
-	if (!o->axes) {
-		fprintf(stderr, "ctprof-core show: out of memory\n");
-		return CTP_EXIT_FAILURE;
-	}
-	o->group_by = axes;
-	if (ctp_group_spec_parse(o->axes, &o->spec, e, sizeof(e)) < 0) {
-		fprintf(stderr, "ctprof-core show: --group-by %s: %s\n", axes,
-			e);
-		return CTP_EXIT_USAGE;
-	}
-	return 0;
-}
-
-static void opts_done(struct opts *o)
-{
-	free(o->axes);
-	free(o->flatten);
-	for (size_t i = 0; i < o->n_copies; i++)
-		free(o->copies[i]);
-	free(o->copies);
-	free(o->globs);
-}
-
 /* Parse show's command line into *o. Returns -1 to go on, else the exit
  * status to end with (--help, a usage error, out of memory). */
 static int parse_show_args(int argc, char **argv, struct opts *o)
 {
 	enum {
-		O_SUMMARY = 256,
-		O_FIELDS,
-		O_LIMIT,
-		O_SORT,
+		O_SUMMARY = CTP_READOPT_FIRST_FREE,
 		O_THREADS,
 		O_PROCESSES,
 		O_NO_HOST,
-		O_CAP,
-		O_GROUP_BY,
-		O_NO_NORMALIZE,
-		O_FLATTEN
 	};
 	static const struct option lopts[] = {
+		CTP_READOPT_LONGOPTS,
 		{"summary", no_argument, NULL, O_SUMMARY},
-		{"fields", required_argument, NULL, O_FIELDS},
-		{"limit", required_argument, NULL, O_LIMIT},
-		{"sort", required_argument, NULL, O_SORT},
 		{"threads", no_argument, NULL, O_THREADS},
 		{"processes", no_argument, NULL, O_PROCESSES},
 		{"no-host", no_argument, NULL, O_NO_HOST},
-		{"max-decompressed", required_argument, NULL, O_CAP},
-		{"config", required_argument, NULL, 'c'},
-		{"group-by", required_argument, NULL, O_GROUP_BY},
-		{"no-normalize", no_argument, NULL, O_NO_NORMALIZE},
-		{"flatten", required_argument, NULL, O_FLATTEN},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
+	static const char *const operands[] = {"FILE"};
 	int c, rc;
-	const char **n;
 
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "hc:", lopts, NULL)) != -1) {
+		rc = ctp_readopts_option("show", &o->r, c, optarg);
+		if (rc != CTP_READOPT_NOT_MINE) {
+			if (rc >= 0)
+				return rc;
+			continue;
+		}
 		switch (c) {
 		case O_SUMMARY:
 			o->summary = true;
-			break;
-		case O_FIELDS:
-			if (add_fields(o, optarg) < 0) {
-				fprintf(stderr, "ctprof-core show: out of "
-						"memory\n");
-				return CTP_EXIT_FAILURE;
-			}
-			break;
-		case O_LIMIT:
-			if (ctp_parse_u64_str(optarg, &o->limit) < 0) {
-				fprintf(stderr,
-					"ctprof-core show: --limit wants a "
-					"number, not '%s'\n",
-					optarg);
-				return CTP_EXIT_USAGE;
-			}
-			break;
-		case O_SORT:
-			o->sort = optarg;
 			break;
 		case O_THREADS:
 			o->threads = true;
@@ -833,30 +727,6 @@ static int parse_show_args(int argc, char **argv, struct opts *o)
 		case O_NO_HOST:
 			o->no_host = true;
 			break;
-		case O_CAP:
-			o->cap_arg = optarg;
-			break;
-		case 'c':
-			o->config = optarg;
-			break;
-		case O_GROUP_BY:
-			if ((rc = set_group_by(o, optarg)) != 0)
-				return rc;
-			break;
-		case O_NO_NORMALIZE:
-			o->spec.no_normalize = true;
-			break;
-		case O_FLATTEN:
-			n = realloc(o->flatten,
-				    (o->n_flatten + 1) * sizeof(*n));
-			if (!n) {
-				fprintf(stderr, "ctprof-core show: out of "
-						"memory\n");
-				return CTP_EXIT_FAILURE;
-			}
-			o->flatten = n;
-			o->flatten[o->n_flatten++] = optarg;
-			break;
 		case 'h':
 			usage(stdout);
 			return CTP_EXIT_OK;
@@ -864,40 +734,29 @@ static int parse_show_args(int argc, char **argv, struct opts *o)
 			return ctp_readcli_try_help("show");
 		}
 	}
-	static const char *const operands[] = {"FILE"};
-	if ((rc = ctp_readcli_operands("show", argc, argv, optind, 1,
-				       operands)) != 0 ||
-	    (rc = ctp_readcli_cap("show", o->config, o->cap_arg, &o->cap)) != 0)
-		return rc;
-	if (!o->group_by && (o->spec.no_normalize || o->n_flatten)) {
-		fprintf(stderr,
-			"ctprof-core show: --no-normalize and --flatten "
-			"need --group-by\n");
-		return CTP_EXIT_USAGE;
-	}
-	o->spec.flatten = o->flatten;
-	o->spec.n_flatten = o->n_flatten;
-	o->path = argv[optind];
-	return -1;
+	rc = ctp_readopts_finish("show", &o->r, argc, argv, 1, operands);
+	if (rc < 0)
+		o->path = argv[optind];
+	return rc;
 }
 
 /* What --sort and --fields ask of this snapshot. Returns 0, or the exit
  * status after a message. */
 static int check_against(const struct ctp_snap *snap, const struct opts *o)
 {
-	if (o->sort) {
+	if (o->r.sort) {
 		const struct ctp_snap_field *f =
-			ctp_snap_field_find(snap, o->sort);
+			ctp_snap_field_find(snap, o->r.sort);
 		if (!f || f->scope == CTP_SCOPE_HOST) {
 			fprintf(stderr, "ctprof-core show: --sort %s: %s\n",
-				o->sort,
+				o->r.sort,
 				f ? "a host field has one value, nothing "
 				    "to sort"
 				  : "no such field in this snapshot");
 			return CTP_EXIT_USAGE;
 		}
 	}
-	if (o->n_globs) {
+	if (o->r.n_globs) {
 		size_t hits = 0, nf = ctp_snap_n_fields(snap);
 		for (size_t i = 0; i < nf; i++)
 			hits += selected(o, &ctp_snap_fields(snap)[i]);
@@ -926,12 +785,12 @@ static int print_tables(const struct ctp_snap *snap, struct ctp_groups *groups,
 		cg |= fs[i].scope == CTP_SCOPE_CGROUP && selected(o, &fs[i]);
 	for (size_t i = 0; i < 3; i++) {
 		uint8_t scope = order[i].scope;
-		bool want =
-			scope == CTP_SCOPE_CGROUP
-				? both && cg &&
-					  (!groups || has_cgroup_axis(&o->spec))
-			: scope == CTP_SCOPE_PROCESS ? both || o->processes
-						     : both || o->threads;
+		bool want = scope == CTP_SCOPE_CGROUP
+				    ? both && cg &&
+					      (!groups ||
+					       has_cgroup_axis(&o->r.spec))
+			    : scope == CTP_SCOPE_PROCESS ? both || o->processes
+							 : both || o->threads;
 		if (!want)
 			continue;
 		int r = groups ? print_grouped(groups, o, scope, order[i].title)
@@ -950,19 +809,19 @@ static int run_show(const struct opts *o)
 	char err[512];
 	int rc = CTP_EXIT_FAILURE;
 
-	if (ctp_snap_open(o->path, o->cap, &snap, err, sizeof(err)) < 0) {
+	if (ctp_snap_open(o->path, o->r.cap, &snap, err, sizeof(err)) < 0) {
 		fprintf(stderr, "ctprof-core show: %s\n", err);
 		return CTP_EXIT_FAILURE;
 	}
 	if ((rc = check_against(snap, o)) != 0)
 		goto out;
-	int gr = o->group_by && !o->summary
-			 ? ctp_groups_new(snap, &o->spec, &groups, err,
+	int gr = o->r.group_by && !o->summary
+			 ? ctp_groups_new(snap, &o->r.spec, &groups, err,
 					  sizeof(err))
 			 : 0;
 	if (gr < 0) {
 		fprintf(stderr, "ctprof-core show: --group-by %s: %s\n",
-			o->group_by, err);
+			o->r.group_by, err);
 		/* -EINVAL: an axis this snapshot cannot give; else the
 		 * machine failed us. */
 		rc = gr == -EINVAL ? CTP_EXIT_USAGE : CTP_EXIT_FAILURE;
@@ -999,10 +858,10 @@ out:
 
 int ctp_cmd_show(int argc, char **argv)
 {
-	struct opts o = {.limit = DEFAULT_LIMIT};
+	struct opts o = {.r.limit = DEFAULT_LIMIT};
 	int rc = parse_show_args(argc, argv, &o);
 	if (rc < 0)
 		rc = run_show(&o);
-	opts_done(&o);
+	ctp_readopts_done(&o.r);
 	return rc;
 }
