@@ -150,30 +150,10 @@ static void exact_num(char *buf, size_t n, long double x)
 
 /* ---- JSON and CSV text ---- */
 
+/* A NUL-terminated string as JSON. */
 static void json_str(FILE *out, const char *s)
 {
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(out, "\\u%04x", *p);
-		else
-			fputc(*p, out);
-	}
-	fputc('"', out);
-}
-
-static void json_bytes(FILE *out, const char *s, size_t len)
-{
-	char *b = malloc(4 * len + 8);
-	if (!b) {
-		fputs("null", out);
-		return;
-	}
-	ctp_render_escape(s, len, SIZE_MAX, b, 4 * len + 8);
-	json_str(out, b);
-	free(b);
+	ctp_json_str(out, s, strlen(s));
 }
 
 static void csv_str(FILE *out, const char *s)
@@ -220,10 +200,10 @@ static void json_agg(FILE *out, const struct ctp_agg *a)
 		fputs(a->v.b ? "true" : "false", out);
 		break;
 	case CTP_TYPE_STRING:
-		json_bytes(out, a->v.str.ptr, a->v.str.len);
+		ctp_json_str(out, a->v.str.ptr, a->v.str.len);
 		break;
 	case CTP_TYPE_CHAR:
-		json_bytes(out, (const char *)&a->v.c, 1);
+		ctp_json_str(out, (const char *)&a->v.c, 1);
 		break;
 	default:
 		ctp_hostdiff_render(&a->v, buf, sizeof(buf));
@@ -901,7 +881,7 @@ static void print_gsec_json(struct ctx *x, struct gsec *s)
 		for (size_t k = 0; k < nk; k++) {
 			fputs(k ? "," : "", out);
 			if (key[k])
-				json_bytes(out, key[k], strlen(key[k]));
+				ctp_json_str(out, key[k], strlen(key[k]));
 			else
 				fputs("null", out);
 		}

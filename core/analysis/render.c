@@ -242,3 +242,54 @@ void ctp_render_agg_cell(uint8_t unit, const struct ctp_agg *a, char *buf,
 			 a->n_measured, a->n_rows);
 	}
 }
+
+/*
+ * A JSON string from arbitrary bytes: well-formed UTF-8 is copied, '"' and
+ * '\\' and control characters are escaped, and every byte that is not part
+ * of well-formed UTF-8 becomes \u00XX of that byte (docs/FORMAT.md), so the
+ * output is always valid JSON and no byte is silently lost.
+ */
+void ctp_json_str(FILE *f, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	putc('"', f);
+	for (size_t i = 0; i < n;) {
+		unsigned c = p[i];
+		size_t l = ctp_utf8_len(p + i, n - i);
+		if (l > 1) {
+			fwrite(p + i, 1, l, f);
+			i += l;
+			continue;
+		}
+		i++;
+		switch (c) {
+		case '"':
+			fputs("\\\"", f);
+			break;
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\r':
+			fputs("\\r", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		case '\b':
+			fputs("\\b", f);
+			break;
+		case '\f':
+			fputs("\\f", f);
+			break;
+		default:
+			if (l == 0 || c < 0x20 || c == 0x7f)
+				fprintf(f, "\\u%04x", c);
+			else
+				putc((int)c, f);
+		}
+	}
+	putc('"', f);
+}

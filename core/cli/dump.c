@@ -13,57 +13,7 @@
 #include "cli.h"
 #include "readcli.h"
 #include "reader.h"
-
-/*
- * A JSON string from arbitrary bytes: well-formed UTF-8 is copied, '"' and
- * '\\' and control characters are escaped, and every byte that is not part
- * of well-formed UTF-8 becomes \u00XX of that byte (docs/FORMAT.md), so the
- * output is always valid JSON and no byte is silently lost.
- */
-static void json_str(FILE *f, const char *s, size_t n)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	putc('"', f);
-	for (size_t i = 0; i < n;) {
-		unsigned c = p[i];
-		size_t l = ctp_utf8_len(p + i, n - i);
-		if (l > 1) {
-			fwrite(p + i, 1, l, f);
-			i += l;
-			continue;
-		}
-		i++;
-		switch (c) {
-		case '"':
-			fputs("\\\"", f);
-			break;
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '\n':
-			fputs("\\n", f);
-			break;
-		case '\r':
-			fputs("\\r", f);
-			break;
-		case '\t':
-			fputs("\\t", f);
-			break;
-		case '\b':
-			fputs("\\b", f);
-			break;
-		case '\f':
-			fputs("\\f", f);
-			break;
-		default:
-			if (l == 0 || c < 0x20 || c == 0x7f)
-				fprintf(f, "\\u%04x", c);
-			else
-				putc((int)c, f);
-		}
-	}
-	putc('"', f);
-}
+#include "render.h"
 
 /* An array is printed on one line when nothing in it is a map. */
 static bool flat(const msgpack_object *o)
@@ -90,7 +40,7 @@ static void json_obj(FILE *f, const msgpack_object *o, int depth, bool pretty);
 static void json_key(FILE *f, const msgpack_object *k)
 {
 	if (k->type == MSGPACK_OBJECT_STR) {
-		json_str(f, k->via.str.ptr, k->via.str.size);
+		ctp_json_str(f, k->via.str.ptr, k->via.str.size);
 		return;
 	}
 	/* JSON keys are strings: use the key's own JSON text. */
@@ -103,7 +53,7 @@ static void json_key(FILE *f, const msgpack_object *k)
 	}
 	json_obj(m, k, 0, false);
 	fclose(m);
-	json_str(f, buf, len);
+	ctp_json_str(f, buf, len);
 	free(buf);
 }
 
@@ -130,10 +80,10 @@ static void json_obj(FILE *f, const msgpack_object *o, int depth, bool pretty)
 			fputs("null", f);
 		break;
 	case MSGPACK_OBJECT_STR:
-		json_str(f, o->via.str.ptr, o->via.str.size);
+		ctp_json_str(f, o->via.str.ptr, o->via.str.size);
 		break;
 	case MSGPACK_OBJECT_BIN:
-		json_str(f, o->via.bin.ptr, o->via.bin.size);
+		ctp_json_str(f, o->via.bin.ptr, o->via.bin.size);
 		break;
 	case MSGPACK_OBJECT_ARRAY: {
 		bool inl = !pretty || flat(o);
