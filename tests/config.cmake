@@ -2,4 +2,5 @@
 # only libyaml.
 ctp_add_test(test_config test_config.c ${PROJECT_SOURCE_DIR}/core/config/config.c
              LIBS PkgConfig::YAML)
-target_include_directories(test_config PRIVATE ${PROJECT_SOURCE_DIR}/core/config)
+target_include_directories(test_config PRIVATE ${PROJECT_SOURCE_DIR}/core/config
+                           ${PROJECT_SOURCE_DIR}/core/util)

@@ -17,6 +17,7 @@
 #include "scan.h"
 #include "cli.h"
 #include "group.h"
+#include "grow.h"
 #include "hostdiff.h"
 #include "readcli.h"
 #include "reader.h"
@@ -553,25 +554,18 @@ struct tcol {
 
 struct table {
 	struct tcol *cols;
-	size_t ncols, nrows, cap;
+	size_t ncols, nrows;
 	char **cells; /* nrows * ncols, owned */
 	int *color;   /* per row: 0 none, 1 new, 2 gone */
+	size_t cells_cap, color_cap;
 };
 
 static int table_add(struct table *t, char **cells, int color)
 {
-	if (t->nrows == t->cap) {
-		size_t nc = t->cap ? 2 * t->cap : 16;
-		char **c = realloc(t->cells, nc * t->ncols * sizeof(*c));
-		if (!c)
-			return -ENOMEM;
-		t->cells = c;
-		int *k = realloc(t->color, nc * sizeof(*k));
-		if (!k)
-			return -ENOMEM;
-		t->color = k;
-		t->cap = nc;
-	}
+	if (CTP_GROW(t->cells, t->cells_cap, (t->nrows + 1) * t->ncols, 16) <
+		    0 ||
+	    CTP_GROW(t->color, t->color_cap, t->nrows + 1, 16) < 0)
+		return -ENOMEM;
 	for (size_t i = 0; i < t->ncols; i++) {
 		t->cells[t->nrows * t->ncols + i] = strdup(cells[i]);
 		if (!t->cells[t->nrows * t->ncols + i])

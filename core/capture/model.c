@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 /* ---- Blob pool ----------------------------------------------------------- */
 
 /*
@@ -596,15 +598,9 @@ int64_t ctp_table_add_row(struct ctp_table *t)
 		return -ENOSPC;
 	uint32_t row = t->nrows;
 	if (row / CTP_BLOCK_ROWS >= t->nblocks) {
-		if (t->nblocks == t->capblocks) {
-			uint32_t cap = t->capblocks ? t->capblocks * 2 : 4;
-			struct ctp_block *nb =
-				realloc(t->blocks, cap * sizeof(*nb));
-			if (!nb)
-				return -ENOMEM;
-			t->blocks = nb;
-			t->capblocks = cap;
-		}
+		if (CTP_GROW(t->blocks, t->capblocks, (size_t)t->nblocks + 1,
+			     4) < 0)
+			return -ENOMEM;
 		memset(&t->blocks[t->nblocks], 0, sizeof(t->blocks[0]));
 		t->nblocks++;
 	}

@@ -128,7 +128,8 @@ struct ctp_block {
  */
 struct ctp_table {
 	uint32_t nrows;
-	uint32_t nblocks, capblocks;
+	uint32_t nblocks;
+	size_t capblocks;
 	struct ctp_block *blocks;
 };
 

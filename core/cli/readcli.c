@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "grow.h"
 #include "config.h"
 #include "paths.h"
 #include "render.h"
@@ -92,13 +93,11 @@ int ctp_readcli_cap(const char *cmd, const char *config, const char *cap_arg,
 static char *keep_copy(struct ctp_readopts *r, const char *arg)
 {
 	char *copy = strdup(arg);
-	char **n = copy ? realloc(r->copies, (r->n_copies + 1) * sizeof(*n))
-			: NULL;
-	if (!n) {
+	if (!copy ||
+	    CTP_GROW(r->copies, r->copies_cap, r->n_copies + 1, 4) < 0) {
 		free(copy);
 		return NULL;
 	}
-	r->copies = n;
 	r->copies[r->n_copies++] = copy;
 	return copy;
 }
@@ -108,10 +107,8 @@ static int add_globs(struct ctp_readopts *r, char *list)
 {
 	for (char *save = NULL, *g = strtok_r(list, ",", &save); g;
 	     g = strtok_r(NULL, ",", &save)) {
-		char **n = realloc(r->globs, (r->n_globs + 1) * sizeof(*n));
-		if (!n)
+		if (CTP_GROW(r->globs, r->globs_cap, r->n_globs + 1, 8) < 0)
 			return -ENOMEM;
-		r->globs = n;
 		r->globs[r->n_globs++] = g;
 	}
 	return 0;
@@ -120,7 +117,6 @@ static int add_globs(struct ctp_readopts *r, char *list)
 int ctp_readopts_option(const char *cmd, struct ctp_readopts *r, int c,
 			const char *arg)
 {
-	const char **n;
 	char *copy;
 
 	switch (c) {
@@ -131,10 +127,9 @@ int ctp_readopts_option(const char *cmd, struct ctp_readopts *r, int c,
 		r->spec.no_normalize = true;
 		return -1;
 	case CTP_READOPT_FLATTEN:
-		n = realloc(r->flatten, (r->n_flatten + 1) * sizeof(*n));
-		if (!n)
+		if (CTP_GROW(r->flatten, r->flatten_cap, r->n_flatten + 1, 4) <
+		    0)
 			break;
-		r->flatten = n;
 		r->flatten[r->n_flatten++] = arg;
 		return -1;
 	case CTP_READOPT_FIELDS:

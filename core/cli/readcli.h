@@ -31,10 +31,12 @@ struct ctp_readopts {
 	size_t n_globs;
 	uint64_t limit;	  /* --limit N, 0 = all */
 	const char *sort; /* --sort FIELD */
-	/* What the members above point into, freed by ctp_readopts_done. */
+	/* What the members above point into, freed by ctp_readopts_done;
+	 * capacities of the arrays. */
 	char **copies;
 	size_t n_copies;
 	char *axes;
+	size_t copies_cap, globs_cap, flatten_cap;
 };
 
 /* getopt_long codes of the shared options (a command's own start at

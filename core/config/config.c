@@ -26,6 +26,8 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "grow.h"
+
 /* A config is a few KiB; the cap keeps a wrong path (a log, a core file)
  * from being slurped and parsed. */
 #define CONFIG_MAX_BYTES (1u << 20)
@@ -65,15 +67,8 @@ static void node_free(struct node *n)
 
 static int node_append(struct node *n, struct node *kid)
 {
-	if (n->n == n->cap) {
-		size_t cap = n->cap ? 2 * n->cap : 8;
-		struct node **k = realloc(n->kids, cap * sizeof(*k));
-
-		if (!k)
-			return -ENOMEM;
-		n->kids = k;
-		n->cap = cap;
-	}
+	if (CTP_GROW(n->kids, n->cap, n->n + 1, 8) < 0)
+		return -ENOMEM;
 	n->kids[n->n++] = kid;
 	return 0;
 }
