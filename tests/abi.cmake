@@ -49,7 +49,7 @@ ctp_abi_plugin(abi-flagbits abi_bad.c ABI_FLAG_BITS)
 ctp_abi_plugin(abi-resfield abi_bad.c ABI_FIELD_RESERVED)
 ctp_abi_plugin(abi-trailing abi_bad.c ABI_TRAILING)
 
-ctp_add_test(test_abi test_abi.c LIBS ctpcore ${CMAKE_DL_LIBS})
+ctp_add_test(test_abi test_abi.c e2e_util.c LIBS ctpcore ${CMAKE_DL_LIBS})
 target_compile_definitions(test_abi PRIVATE CTP_ABI_PLUGIN_DIR="${CTP_ABI_PLUGIN_DIR}")
 add_dependencies(test_abi ctprof-core ${CTP_ABI_PLUGINS})
 # The permission checks that apply only to root; skipped (77) otherwise.

@@ -438,3 +438,52 @@ struct ctp_snap *e2e_capture(const char *cfg, const char *out, const char *log)
 		fail_msg("cannot read the snapshot: %s", err);
 	return s;
 }
+
+/* ---- Reading a snapshot in a test ---------------------------------------- */
+
+struct ctp_value e2e_value(const struct ctp_snap *s, const char *name,
+			   size_t row)
+{
+	const struct ctp_snap_field *f = ctp_snap_field_find(s, name);
+	if (!f)
+		fail_msg("field %s not in the snapshot", name);
+	return ctp_snap_get(s, f, row);
+}
+
+uint64_t e2e_u64(const struct ctp_snap *s, const char *name, size_t row)
+{
+	struct ctp_value v = e2e_value(s, name, row);
+	if (v.type != CTP_TYPE_U64)
+		fail_msg("%s row %zu: type %u, wanted a u64", name, row,
+			 v.type);
+	return v.u64;
+}
+
+int64_t e2e_i64(const struct ctp_snap *s, const char *name, size_t row)
+{
+	struct ctp_value v = e2e_value(s, name, row);
+	if (v.type != CTP_TYPE_I64)
+		fail_msg("%s row %zu: type %u, wanted an i64", name, row,
+			 v.type);
+	return v.i64;
+}
+
+void e2e_assert_str(const struct ctp_snap *s, const char *name, size_t row,
+		    const char *want)
+{
+	struct ctp_value v = e2e_value(s, name, row);
+	if (v.type != CTP_TYPE_STRING || !e2e_bytes_eq(v.str, want))
+		fail_msg("%s row %zu: type %u '%.*s', wanted the string '%s'",
+			 name, row, v.type,
+			 v.type == CTP_TYPE_STRING ? (int)v.str.len : 0,
+			 v.type == CTP_TYPE_STRING ? v.str.ptr : "", want);
+}
+
+size_t e2e_tally_slot(const struct ctp_snap_readfail *rf, const char *name)
+{
+	for (size_t i = 0; i < rf->n_files; i++)
+		if (strcmp(rf->file[i], name) == 0)
+			return i;
+	fail_msg("no read-failure tally for %s", name);
+	return 0;
+}

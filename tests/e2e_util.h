@@ -107,6 +107,19 @@ const char *e2e_cgroup_v2(const char *text, char *out, size_t len);
 /* "SCHED_OTHER"... for a policy number, "unknown(N)" otherwise. */
 const char *e2e_policy_name(long long n, char *buf, size_t len);
 
+/* ---- Reading a snapshot in a test (each fails the running test) -------- */
+
+/* The value of field `name` in `row` of its scope's table. */
+struct ctp_value e2e_value(const struct ctp_snap *s, const char *name,
+			   size_t row);
+/* The same, which must be a U64 (an I64, a STRING equal to want). */
+uint64_t e2e_u64(const struct ctp_snap *s, const char *name, size_t row);
+int64_t e2e_i64(const struct ctp_snap *s, const char *name, size_t row);
+void e2e_assert_str(const struct ctp_snap *s, const char *name, size_t row,
+		    const char *want);
+/* Index of per-task file `name` in the read-failure tally. */
+size_t e2e_tally_slot(const struct ctp_snap_readfail *rf, const char *name);
+
 /* Bytes equal to a C string. */
 bool e2e_bytes_eq(struct ctp_bytes b, const char *s);
 /* A CPUSET value as the kernel prints a cpu list ("0,2-3"), "" if empty. */

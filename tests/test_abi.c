@@ -30,6 +30,7 @@
 
 #include "cli.h"
 #include "engine.h"
+#include "e2e_util.h"
 #include "reader.h"
 
 #define FIXTURE_PROC CTP_TEST_FIXTURES "/abi-proc"
@@ -311,43 +312,6 @@ static size_t row_of(const struct ctp_snap *snap, uint8_t scope, uint64_t id)
 	return 0;
 }
 
-static struct ctp_value value(const struct ctp_snap *snap, const char *name,
-			      size_t row)
-{
-	return ctp_snap_get(snap, field(snap, name), row);
-}
-
-static uint64_t u64_of(const struct ctp_snap *snap, const char *name,
-		       size_t row)
-{
-	struct ctp_value v = value(snap, name, row);
-	if (v.type != CTP_TYPE_U64)
-		fail_msg("%s row %zu: type %u, wanted a u64", name, row,
-			 v.type);
-	return v.u64;
-}
-
-static int64_t i64_of(const struct ctp_snap *snap, const char *name, size_t row)
-{
-	struct ctp_value v = value(snap, name, row);
-	if (v.type != CTP_TYPE_I64)
-		fail_msg("%s row %zu: type %u, wanted an i64", name, row,
-			 v.type);
-	return v.i64;
-}
-
-static void assert_str(const struct ctp_snap *snap, const char *name,
-		       size_t row, const char *want)
-{
-	struct ctp_value v = value(snap, name, row);
-	if (v.type != CTP_TYPE_STRING)
-		fail_msg("%s row %zu: type %u, wanted a string", name, row,
-			 v.type);
-	if (v.str.len != strlen(want) || memcmp(v.str.ptr, want, v.str.len))
-		fail_msg("%s row %zu: '%.*s', wanted '%s'", name, row,
-			 (int)v.str.len, v.str.ptr, want);
-}
-
 /* A proc tree of nproc processes with nthreads threads each: tgids 1000,
  * 1100, ...; tids tgid..tgid+nthreads-1; abi-data holds the tid. */
 static void gen_tree(const char *root, unsigned nproc, unsigned nthreads)
@@ -461,18 +425,20 @@ static void test_good_plugin(void **unused)
 	size_t r101 = row_of(snap, CTP_SCOPE_THREAD, 101);
 	size_t r200 = row_of(snap, CTP_SCOPE_THREAD, 200);
 	/* Absent vs zero: 100 set 0, 101 left unset. */
-	assert_int_equal(u64_of(snap, "abi-good.value", r100), 0);
-	assert_int_equal(value(snap, "abi-good.value", r101).type,
+	assert_int_equal(e2e_u64(snap, "abi-good.value", r100), 0);
+	assert_int_equal(e2e_value(snap, "abi-good.value", r101).type,
 			 CTP_VALUE_ABSENT);
-	assert_int_equal(u64_of(snap, "abi-good.value", r200), 7);
-	assert_str(snap, "abi-good.comm", r100, "abi-main");
-	assert_str(snap, "abi-good.comm", r101, "abi-worker");
-	assert_str(snap, "abi-good.comm", r200, "abi-other");
-	assert_str(snap, "abi-good.cgroup", r101, "/abi.slice/main.service");
-	assert_str(snap, "abi-good.cgroup", r200, "/abi.slice/other.service");
+	assert_int_equal(e2e_u64(snap, "abi-good.value", r200), 7);
+	e2e_assert_str(snap, "abi-good.comm", r100, "abi-main");
+	e2e_assert_str(snap, "abi-good.comm", r101, "abi-worker");
+	e2e_assert_str(snap, "abi-good.comm", r200, "abi-other");
+	e2e_assert_str(snap, "abi-good.cgroup", r101,
+		       "/abi.slice/main.service");
+	e2e_assert_str(snap, "abi-good.cgroup", r200,
+		       "/abi.slice/other.service");
 	/* Empty values passed as (NULL, 0) are present and empty. */
-	assert_str(snap, "abi-good.empty", r101, "");
-	struct ctp_value cpus = value(snap, "abi-good.cpus", r100);
+	e2e_assert_str(snap, "abi-good.empty", r101, "");
+	struct ctp_value cpus = e2e_value(snap, "abi-good.cpus", r100);
 	assert_int_equal(cpus.type, CTP_TYPE_CPUSET);
 	assert_int_equal(cpus.cpuset.n, 2);
 	assert_int_equal(cpus.cpuset.r[0], 0);
@@ -480,25 +446,25 @@ static void test_good_plugin(void **unused)
 	assert_int_equal(cpus.cpuset.r[2], 65);
 	assert_int_equal(cpus.cpuset.r[3], 65);
 	for (size_t i = 0; i < 2; i++) {
-		cpus = value(snap, "abi-good.cpus", i ? r200 : r101);
+		cpus = e2e_value(snap, "abi-good.cpus", i ? r200 : r101);
 		assert_int_equal(cpus.type, CTP_TYPE_CPUSET);
 		assert_int_equal(cpus.cpuset.n, 0);
 	}
 
-	assert_int_equal(u64_of(snap, "abi-good.pvalue",
-				row_of(snap, CTP_SCOPE_PROCESS, 100)),
+	assert_int_equal(e2e_u64(snap, "abi-good.pvalue",
+				 row_of(snap, CTP_SCOPE_PROCESS, 100)),
 			 42);
-	assert_int_equal(u64_of(snap, "abi-good.pvalue",
-				row_of(snap, CTP_SCOPE_PROCESS, 200)),
+	assert_int_equal(e2e_u64(snap, "abi-good.pvalue",
+				 row_of(snap, CTP_SCOPE_PROCESS, 200)),
 			 7);
-	assert_int_equal(u64_of(snap, "abi-good.threads", 0), 3);
-	assert_str(snap, "abi-good.greeting", 0, "hello");
+	assert_int_equal(e2e_u64(snap, "abi-good.threads", 0), 3);
+	e2e_assert_str(snap, "abi-good.greeting", 0, "hello");
 
 	const struct ctp_snap_table *cg =
 		ctp_snap_table(snap, CTP_SCOPE_CGROUP);
 	assert_int_equal(cg->rows, 2);
 	for (size_t i = 0; i < cg->rows; i++)
-		assert_int_equal(u64_of(snap, "abi-good.path_len", i),
+		assert_int_equal(e2e_u64(snap, "abi-good.path_len", i),
 				 cg->path[i].len);
 
 	const struct ctp_snap_readfail *rf = ctp_snap_readfail(snap);
@@ -674,8 +640,8 @@ static void test_load_failures(void **unused)
 	}
 	/* The capture went on for the plugin that loaded. */
 	assert_int_equal(plugin(snap, "abi-good")->status, CTP_PST_LOADED);
-	assert_int_equal(u64_of(snap, "abi-good.value",
-				row_of(snap, CTP_SCOPE_THREAD, 200)),
+	assert_int_equal(e2e_u64(snap, "abi-good.value",
+				 row_of(snap, CTP_SCOPE_THREAD, 200)),
 			 7);
 	/* Refused before registering anything. */
 	assert_null(ctp_snap_field_find(snap, "abi-dupfield.x"));
@@ -783,12 +749,12 @@ static void test_failing_callback(void **unused)
 	assert_int_equal(p->errors, CTP_CB_MAX_CONSECUTIVE_ERRORS);
 	/* thread calls until disabled + 1 process + 1 finish */
 	assert_int_equal(p->calls, CTP_CB_MAX_CONSECUTIVE_ERRORS + 2);
-	assert_int_equal(u64_of(snap, "abi-failing.calls", 0),
+	assert_int_equal(e2e_u64(snap, "abi-failing.calls", 0),
 			 CTP_CB_MAX_CONSECUTIVE_ERRORS);
-	assert_int_equal(u64_of(snap, "abi-failing.pid",
-				row_of(snap, CTP_SCOPE_PROCESS, 1000)),
+	assert_int_equal(e2e_u64(snap, "abi-failing.pid",
+				 row_of(snap, CTP_SCOPE_PROCESS, 1000)),
 			 1000);
-	assert_int_equal(u64_of(snap, "abi-good.threads", 0), NTHREADS);
+	assert_int_equal(e2e_u64(snap, "abi-good.threads", 0), NTHREADS);
 	assert_int_equal(ctp_snap_table(snap, CTP_SCOPE_THREAD)->rows,
 			 NTHREADS);
 	assert_int_equal(plugin(snap, "abi-good")->errors, 0);
@@ -842,7 +808,7 @@ static void test_runtime_fields(void **unused)
 			}
 		}
 	}
-	assert_int_equal(u64_of(snap, "abi-dynamic.registered", 0),
+	assert_int_equal(e2e_u64(snap, "abi-dynamic.registered", 0),
 			 NPROC * NTHR);
 	ctp_snap_free(snap);
 	run_free(&r);
@@ -866,18 +832,18 @@ static void test_not_mt_safe(void **unused)
 	struct ctp_snap *snap = open_snap(dir);
 	assert_int_equal(ctp_snap_header(snap)->workers, 2);
 	assert_int_equal(plugin(snap, "abi-notmt")->errors, 0);
-	assert_int_equal(u64_of(snap, "abi-notmt.overlaps", 0), 0);
-	assert_int_equal(u64_of(snap, "abi-notmt.calls", 0), N);
+	assert_int_equal(e2e_u64(snap, "abi-notmt.overlaps", 0), 0);
+	assert_int_equal(e2e_u64(snap, "abi-notmt.calls", 0), N);
 	bool seen[N + 1] = {false};
 	const struct ctp_snap_table *t = ctp_snap_table(snap, CTP_SCOPE_THREAD);
 	assert_int_equal(t->rows, N);
 	for (size_t row = 0; row < t->rows; row++) {
-		uint64_t seq = u64_of(snap, "abi-notmt.seq", row);
+		uint64_t seq = e2e_u64(snap, "abi-notmt.seq", row);
 		assert_in_range(seq, 1, N);
 		assert_false(seen[seq]);
 		seen[seq] = true;
 	}
-	assert_int_equal(u64_of(snap, "abi-good.threads", 0), N);
+	assert_int_equal(e2e_u64(snap, "abi-good.threads", 0), N);
 	ctp_snap_free(snap);
 	run_free(&r);
 }
@@ -908,7 +874,7 @@ static void private_fds_case(const char *what, unsigned workers,
 	assert_int_equal(t->rows, N);
 	for (size_t row = 0; row < t->rows; row++) {
 		struct ctp_value v =
-			value(snap, "abi-fdprobe.private_fds", row);
+			e2e_value(snap, "abi-fdprobe.private_fds", row);
 		if (v.type == CTP_VALUE_ABSENT) {
 			ctp_snap_free(snap);
 			run_free(&r);
@@ -965,7 +931,7 @@ static unsigned split_callers(const char *what, unsigned workers,
 		 * 1000..1063. */
 		assert_int_equal(t->tgid[row], 1000);
 		assert_int_equal(t->tid[row], 1000 + row);
-		uint64_t c = u64_of(snap, "abi-fdprobe.caller", row);
+		uint64_t c = e2e_u64(snap, "abi-fdprobe.caller", row);
 		unsigned k = 0;
 		while (k < n && callers[k] != c)
 			k++;
@@ -1023,14 +989,14 @@ static void test_wrong_type(void **unused)
 
 	struct ctp_snap *snap = open_snap(dir);
 	assert_int_equal(plugin(snap, "abi-wrongtype")->errors, 0);
-	assert_int_equal(i64_of(snap, "abi-wrongtype.thread_field_on_host", 0),
+	assert_int_equal(e2e_i64(snap, "abi-wrongtype.thread_field_on_host", 0),
 			 -EINVAL);
-	assert_int_equal(i64_of(snap, "abi-wrongtype.bad_handle", 0), -EINVAL);
-	assert_int_equal(i64_of(snap, "abi-wrongtype.embedded_nul", 0),
+	assert_int_equal(e2e_i64(snap, "abi-wrongtype.bad_handle", 0), -EINVAL);
+	assert_int_equal(e2e_i64(snap, "abi-wrongtype.embedded_nul", 0),
 			 -EINVAL);
-	assert_int_equal(i64_of(snap, "abi-wrongtype.register_counter_max", 0),
+	assert_int_equal(e2e_i64(snap, "abi-wrongtype.register_counter_max", 0),
 			 -EINVAL);
-	assert_int_equal(i64_of(snap, "abi-wrongtype.register_taken", 0),
+	assert_int_equal(e2e_i64(snap, "abi-wrongtype.register_taken", 0),
 			 -EEXIST);
 	assert_null(ctp_snap_field_find(snap, "abi-wrongtype.counter_max"));
 	assert_string_equal(field(snap, "abi-good.value")->plugin, "abi-good");
@@ -1043,12 +1009,13 @@ static void test_wrong_type(void **unused)
 	for (size_t i = 0; i < 3; i++) {
 		size_t row = row_of(snap, CTP_SCOPE_THREAD, threads[i].tid);
 		assert_int_equal(
-			i64_of(snap, "abi-wrongtype.u64_on_string", row),
+			e2e_i64(snap, "abi-wrongtype.u64_on_string", row),
 			-EINVAL);
 		assert_int_equal(
-			i64_of(snap, "abi-wrongtype.string_on_i64", row),
+			e2e_i64(snap, "abi-wrongtype.string_on_i64", row),
 			-EINVAL);
-		assert_str(snap, "abi-wrongtype.name", row, threads[i].comm);
+		e2e_assert_str(snap, "abi-wrongtype.name", row,
+			       threads[i].comm);
 	}
 	ctp_snap_free(snap);
 	run_free(&r);
@@ -1133,11 +1100,11 @@ static void test_init_failure_rolled_back(void **unused)
 	const struct ctp_snap_field *f = ctp_snap_fields(snap);
 	for (size_t i = 0; i < ctp_snap_n_fields(snap); i++)
 		assert_string_equal(f[i].plugin, "abi-twin");
-	assert_int_equal(u64_of(snap, "abi-twin.value",
-				row_of(snap, CTP_SCOPE_THREAD, 200)),
+	assert_int_equal(e2e_u64(snap, "abi-twin.value",
+				 row_of(snap, CTP_SCOPE_THREAD, 200)),
 			 7);
-	assert_str(snap, "abi-twin.comm", row_of(snap, CTP_SCOPE_THREAD, 101),
-		   "abi-worker");
+	e2e_assert_str(snap, "abi-twin.comm",
+		       row_of(snap, CTP_SCOPE_THREAD, 101), "abi-worker");
 	const struct ctp_snap_readfail *rf = ctp_snap_readfail(snap);
 	size_t gated = 0;
 	for (size_t i = 0; i < rf->n_files; i++)
@@ -1244,7 +1211,7 @@ static void test_lazy_files(void **unused)
 			0);
 		assert_null(gate);
 		assert_int_equal(missing, 0);
-		assert_str(snap, "abi-good.file_gate", 0, want_gates);
+		e2e_assert_str(snap, "abi-good.file_gate", 0, want_gates);
 
 		const struct ctp_snap_readfail *rf = ctp_snap_readfail(snap);
 		assert_int_equal(rf->tids_recorded, 3);
@@ -1252,20 +1219,21 @@ static void test_lazy_files(void **unused)
 		const struct ctp_snap_table *t =
 			ctp_snap_table(snap, CTP_SCOPE_THREAD);
 		for (size_t row = 0; row < t->rows; row++) {
-			assert_int_equal(value(snap, "abi-good.lazy", row).type,
-					 CTP_VALUE_ABSENT);
+			assert_int_equal(
+				e2e_value(snap, "abi-good.lazy", row).type,
+				CTP_VALUE_ABSENT);
 			struct ctp_value e =
-				value(snap, "abi-good.lazy_err", row);
+				e2e_value(snap, "abi-good.lazy_err", row);
 			if (fetch)
 				assert_int_equal(
-					i64_of(snap, "abi-good.lazy_err", row),
+					e2e_i64(snap, "abi-good.lazy_err", row),
 					-ENOENT);
 			else
 				assert_int_equal(e.type, CTP_VALUE_ABSENT);
 		}
 		/* The eager file is read as before. */
-		assert_int_equal(u64_of(snap, "abi-good.value",
-					row_of(snap, CTP_SCOPE_THREAD, 200)),
+		assert_int_equal(e2e_u64(snap, "abi-good.value",
+					 row_of(snap, CTP_SCOPE_THREAD, 200)),
 				 7);
 		ctp_snap_free(snap);
 		run_free(&r);
@@ -1347,8 +1315,8 @@ static void test_lazy_shared(void **unused)
 	assert_int_equal(t->rows, N);
 	struct ctp_bytes seen[N];
 	for (size_t row = 0; row < t->rows; row++) {
-		struct ctp_value a = value(snap, "abi-good.lazy", row);
-		struct ctp_value b = value(snap, "abi-twin.lazy", row);
+		struct ctp_value a = e2e_value(snap, "abi-good.lazy", row);
+		struct ctp_value b = e2e_value(snap, "abi-twin.lazy", row);
 		assert_int_equal(a.type, CTP_TYPE_STRING);
 		assert_int_equal(b.type, CTP_TYPE_STRING);
 		assert_int_equal(a.str.len, 36); /* a uuid */
@@ -1358,7 +1326,7 @@ static void test_lazy_shared(void **unused)
 				 "abi-twin %.*s: read twice",
 				 t->tid[row], (int)a.str.len, a.str.ptr,
 				 (int)b.str.len, b.str.ptr);
-		assert_int_equal(i64_of(snap, "abi-twin.lazy_err", row), 0);
+		assert_int_equal(e2e_i64(snap, "abi-twin.lazy_err", row), 0);
 		/* Per task: every thread has its own read. */
 		for (size_t k = 0; k < row; k++)
 			assert_false(
@@ -1405,7 +1373,7 @@ static void test_lazy_gated_unreadable(void **unused)
 	const struct ctp_snap_table *t = ctp_snap_table(snap, CTP_SCOPE_THREAD);
 	assert_int_equal(t->rows, 4);
 	for (size_t row = 0; row < t->rows; row++)
-		assert_int_equal(i64_of(snap, "abi-good.lazy_err", row),
+		assert_int_equal(e2e_i64(snap, "abi-good.lazy_err", row),
 				 -EISDIR);
 	ctp_snap_free(snap);
 
@@ -1545,7 +1513,7 @@ static void expect_loaded(const char *dir, const struct run *r,
 	const struct ctp_snap_plugin *p = plugin(snap, "abi-notmt");
 	assert_int_equal(p->status, CTP_PST_LOADED);
 	assert_string_equal(p->path, path);
-	assert_int_equal(u64_of(snap, "abi-notmt.calls", 0), 3);
+	assert_int_equal(e2e_u64(snap, "abi-notmt.calls", 0), 3);
 	ctp_snap_free(snap);
 }
 
@@ -1659,7 +1627,7 @@ static void expect_dep(const char *dir, const struct run *r, const char *why)
 	} else {
 		if (p->status != CTP_PST_LOADED)
 			fail_msg("abi-dep not loaded: %s", p->reason);
-		assert_int_equal(u64_of(snap, "abi-dep.answer", 0), 42);
+		assert_int_equal(e2e_u64(snap, "abi-dep.answer", 0), 42);
 	}
 	ctp_snap_free(snap);
 }

@@ -61,15 +61,6 @@ static int run_as_nobody(const char *const *args, const char *out,
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static size_t tally_slot(const struct ctp_snap_readfail *rf, const char *name)
-{
-	for (size_t i = 0; i < rf->n_files; i++)
-		if (strcmp(rf->file[i], name) == 0)
-			return i;
-	fail_msg("no read-failure tally for %s", name);
-	return 0;
-}
-
 static void test_denied_as_nobody(void **unused)
 {
 	(void)unused;
@@ -109,7 +100,8 @@ static void test_denied_as_nobody(void **unused)
 	if (ctp_snap_open(snap, 1ull << 30, &s, why, sizeof(why)) < 0)
 		fail_msg("%s", why);
 	const struct ctp_snap_readfail *rf = ctp_snap_readfail(s);
-	size_t st = tally_slot(rf, "stat"), ss = tally_slot(rf, "status");
+	size_t st = e2e_tally_slot(rf, "stat"),
+	       ss = e2e_tally_slot(rf, "status");
 	assert_int_equal(rf->failures[st], 1);
 	assert_int_equal(rf->denied[st], 1);
 	assert_int_equal(rf->missing[st], 0);

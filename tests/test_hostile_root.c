@@ -82,15 +82,6 @@ static void plant_fifo(const char *root, const char *rel)
 	assert_int_equal(mkfifo(path, 0644), 0);
 }
 
-static size_t slot(const struct ctp_snap_readfail *rf, const char *name)
-{
-	for (size_t i = 0; i < rf->n_files; i++)
-		if (strcmp(rf->file[i], name) == 0)
-			return i;
-	fail_msg("no tally for %s", name);
-	return 0;
-}
-
 static void test_hostile_files(void **unused)
 {
 	(void)unused;
@@ -146,7 +137,8 @@ static void test_hostile_files(void **unused)
 			fail_msg("%s", err);
 		const struct ctp_snap_readfail *rf = ctp_snap_readfail(s);
 		/* 987's FIFO stat is a failure that is not "missing". */
-		size_t st = slot(rf, "stat"), ss = slot(rf, "status");
+		size_t st = e2e_tally_slot(rf, "stat"),
+		       ss = e2e_tally_slot(rf, "status");
 		assert_int_equal(rf->failures[st], 1);
 		assert_int_equal(rf->missing[st], 0);
 		/* 1001 has no status (the fixture's), 1's is too long. */

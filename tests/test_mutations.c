@@ -193,45 +193,6 @@ static size_t row_of(const struct ctp_snap *snap, uint64_t tid)
 	return (size_t)r;
 }
 
-static struct ctp_value value(const struct ctp_snap *snap, const char *name,
-			      size_t row)
-{
-	const struct ctp_snap_field *f = ctp_snap_field_find(snap, name);
-	if (!f)
-		fail_msg("field %s not in the snapshot", name);
-	return ctp_snap_get(snap, f, row);
-}
-
-static uint64_t u64_of(const struct ctp_snap *snap, const char *name,
-		       size_t row)
-{
-	struct ctp_value v = value(snap, name, row);
-	if (v.type != CTP_TYPE_U64)
-		fail_msg("%s row %zu: type %u, wanted a u64", name, row,
-			 v.type);
-	return v.u64;
-}
-
-static int64_t i64_of(const struct ctp_snap *snap, const char *name, size_t row)
-{
-	struct ctp_value v = value(snap, name, row);
-	if (v.type != CTP_TYPE_I64)
-		fail_msg("%s row %zu: type %u, wanted an i64", name, row,
-			 v.type);
-	return v.i64;
-}
-
-static void assert_str(const struct ctp_snap *snap, const char *name,
-		       size_t row, const char *want)
-{
-	struct ctp_value v = value(snap, name, row);
-	if (v.type != CTP_TYPE_STRING || !e2e_bytes_eq(v.str, want))
-		fail_msg("%s row %zu: type %u '%.*s', wanted the string '%s'",
-			 name, row, v.type,
-			 v.type == CTP_TYPE_STRING ? (int)v.str.len : 0,
-			 v.type == CTP_TYPE_STRING ? v.str.ptr : "", want);
-}
-
 /* The read-failure tally of one file and its ENOENT part. */
 static uint64_t tally_of(const struct ctp_snap *snap, const char *file,
 			 uint64_t *missing)
@@ -276,17 +237,17 @@ static void test_field_ownership(void **state)
 	};
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		size_t row = row_of(snap, want[i].tid);
-		if (u64_of(snap, "abi-mut.stolen", row) != 0)
+		if (e2e_u64(snap, "abi-mut.stolen", row) != 0)
 			fail_msg("tid %u: the core let abi-mut set %" PRIu64
 				 " values of fields it does not own",
 				 want[i].tid,
-				 u64_of(snap, "abi-mut.stolen", row));
-		assert_str(snap, "abi-good.comm", row, want[i].comm);
-		struct ctp_value v = value(snap, "abi-good.value", row);
+				 e2e_u64(snap, "abi-mut.stolen", row));
+		e2e_assert_str(snap, "abi-good.comm", row, want[i].comm);
+		struct ctp_value v = e2e_value(snap, "abi-good.value", row);
 		if (want[i].value < 0)
 			assert_int_equal(v.type, CTP_VALUE_ABSENT);
 		else
-			assert_int_equal(u64_of(snap, "abi-good.value", row),
+			assert_int_equal(e2e_u64(snap, "abi-good.value", row),
 					 (uint64_t)want[i].value);
 	}
 }
@@ -320,13 +281,14 @@ static void test_consecutive_reset(void **state)
 			 "%s",
 			 err);
 	free(err);
-	assert_int_equal(u64_of(snap, "abi-mut.calls", 0), NT);
+	assert_int_equal(e2e_u64(snap, "abi-mut.calls", 0), NT);
 	assert_int_equal(p->errors, NT / 2);
 	assert_int_equal(p->vanished, 0);
 	/* Every call recorded its slot, the failing ones too. */
 	for (unsigned tid = 1000; tid < 1000 + NT; tid++)
 		assert_int_equal(
-			i64_of(snap, "abi-mut.slot_err", row_of(snap, tid)), 0);
+			e2e_i64(snap, "abi-mut.slot_err", row_of(snap, tid)),
+			0);
 }
 
 /* ---- 3. Lazy-to-eager promotion (core/capture/loader.c map_files)
@@ -352,7 +314,7 @@ static void check_promoted(struct mcase *c, const char *plugins)
 		for (unsigned tid = 100; tid <= 101; tid++) {
 			char want[32];
 			size_t row = row_of(snap, tid);
-			int64_t e = i64_of(snap, slot_err, row);
+			int64_t e = e2e_i64(snap, slot_err, row);
 			if (e != 0)
 				fail_msg("%s tid %u: slot err %" PRId64
 					 " on entry; abi-lazy (declared "
@@ -360,9 +322,9 @@ static void check_promoted(struct mcase *c, const char *plugins)
 					 "read up front\nplugins:\n%s",
 					 names[i], tid, e, plugins);
 			assert_int_equal(E2E_PATHF(want, "lazy-%u", tid), 0);
-			assert_str(snap, slot, row, want);
+			e2e_assert_str(snap, slot, row, want);
 		}
-		assert_int_equal(i64_of(snap, slot_err, row_of(snap, 200)),
+		assert_int_equal(e2e_i64(snap, slot_err, row_of(snap, 200)),
 				 -ENOENT);
 	}
 	uint64_t missing;
@@ -396,8 +358,8 @@ static void test_lazy_promotion(void **state)
 	assert_int_equal(plugin(snap, "abi-mut-lazy")->errors, 0);
 	static const unsigned all[] = {100, 101, 200};
 	for (size_t i = 0; i < 3; i++)
-		assert_int_equal(i64_of(snap, "abi-mut-lazy.slot_err",
-					row_of(snap, all[i])),
+		assert_int_equal(e2e_i64(snap, "abi-mut-lazy.slot_err",
+					 row_of(snap, all[i])),
 				 -ENODATA);
 	uint64_t missing;
 	assert_int_equal(tally_of(snap, "abi-lazy", &missing), 0);
@@ -439,12 +401,12 @@ static void test_vanished_thread(void **state)
 	const struct ctp_snap_plugin *p = plugin(snap, "abi-mut");
 	assert_int_equal(p->errors, 0);
 	assert_int_equal(p->vanished, 3);
-	assert_int_equal(u64_of(snap, "abi-mut.calls", 0), 4);
+	assert_int_equal(e2e_u64(snap, "abi-mut.calls", 0), 4);
 
 	assert_int_equal(ctp_snap_table(snap, CTP_SCOPE_THREAD)->rows, 2);
 	size_t keep = row_of(snap, 1000), stay = row_of(snap, 1002);
-	assert_str(snap, "abi-mut.slot", keep, "f-1000");
-	assert_int_equal(i64_of(snap, "abi-mut.slot_err", stay), -ENOENT);
+	e2e_assert_str(snap, "abi-mut.slot", keep, "f-1000");
+	assert_int_equal(e2e_i64(snap, "abi-mut.slot_err", stay), -ENOENT);
 	for (unsigned tid = 1001; tid <= 1003; tid += 2)
 		if (thread_row(snap, tid) >= 0)
 			fail_msg("tid %u vanished under the walk but has a "
@@ -512,7 +474,7 @@ static void test_opt_u64(void **state)
 	copy_fixture(c);
 	const struct ctp_snap *snap = capture(c, plugins);
 	assert_int_equal(plugin(snap, "abi-mut")->errors, 0);
-	assert_str(snap, "abi-mut.opts", 0, want);
+	e2e_assert_str(snap, "abi-mut.opts", 0, want);
 }
 
 int main(void)
