@@ -5,7 +5,6 @@
  * (docs/COMPARE.md).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -19,31 +18,17 @@
 #include "group.h"
 #include "grow.h"
 #include "hostdiff.h"
-#include "readcli.h"
+#include "compare.h"
 #include "reader.h"
 #include "render.h"
 
-#define DEFAULT_LIMIT 50
-#define PROG	      "ctprof-core compare"
+#define PROG "ctprof-core compare"
 
-enum mode { M_FULL, M_DELTA, M_PERCENT, M_ARROW };
-enum fmt { F_TABLE, F_JSON, F_CSV };
-enum {
-	S_THREADS = 1,
-	S_CGROUPS = 2,
-	S_HOST = 4,
-	S_PSI = 8,
-	S_PLUGINS = 16,
-};
-
-struct opts {
-	struct ctp_readopts r; /* --group-by, --fields, --limit, --sort... */
-	bool asc;
-	unsigned sections;
-	enum mode mode;
-	enum fmt fmt;
-	const char *paths[2];
-};
+#define S_THREADS CTP_COMPARE_THREADS
+#define S_CGROUPS CTP_COMPARE_CGROUPS
+#define S_HOST	  CTP_COMPARE_HOST
+#define S_PSI	  CTP_COMPARE_PSI
+#define S_PLUGINS CTP_COMPARE_PLUGINS
 
 /* One field compared by name: its description on each side (NULL where the
  * snapshot lacks it). */
@@ -73,7 +58,7 @@ struct gsec {
 };
 
 struct ctx {
-	const struct opts *o;
+	const struct ctp_compare_opts *o;
 	const char *path[2];
 	struct ctp_snap *snap[2];
 	FILE *out;
@@ -83,7 +68,7 @@ struct ctx {
 
 /* ---- Small helpers ---- */
 
-static bool selected(const struct opts *o, const char *name)
+static bool selected(const struct ctp_compare_opts *o, const char *name)
 {
 	return ctp_readopts_selected(&o->r, name);
 }
@@ -711,16 +696,16 @@ static void count_pair(char *buf, size_t n, const struct ctp_group *a,
 }
 
 static const char *const mode_titles[][5] = {
-	[M_FULL] = {"BASE", "CAND", "DELTA", "%", NULL},
-	[M_DELTA] = {"DELTA", NULL},
-	[M_PERCENT] = {"%", NULL},
-	[M_ARROW] = {"CHANGE", NULL},
+	[CTP_COMPARE_FULL] = {"BASE", "CAND", "DELTA", "%", NULL},
+	[CTP_COMPARE_DELTA] = {"DELTA", NULL},
+	[CTP_COMPARE_PERCENT] = {"%", NULL},
+	[CTP_COMPARE_ARROW] = {"CHANGE", NULL},
 };
 
 static int print_gsec_table(struct ctx *x, struct gsec *s)
 {
 	size_t nk = ctp_groups_n_key(s->g[0]), nm = 0;
-	const struct opts *o = x->o;
+	const struct ctp_compare_opts *o = x->o;
 	while (mode_titles[o->mode][nm])
 		nm++;
 	struct table t = {.ncols = nk + 5 + nm};
@@ -739,8 +724,8 @@ static int print_gsec_table(struct ctx *x, struct gsec *s)
 	t.cols[nk + 4] = (struct tcol){"", false};
 	t.ncols--; /* the spare slot above is not a column */
 	for (size_t m = 0; m < nm; m++)
-		t.cols[nk + 4 + m] = (struct tcol){mode_titles[o->mode][m],
-						   o->mode != M_ARROW};
+		t.cols[nk + 4 + m] = (struct tcol){
+			mode_titles[o->mode][m], o->mode != CTP_COMPARE_ARROW};
 	for (size_t i = 0; i < t.ncols; i++)
 		cells[i] = buf[i];
 
@@ -796,20 +781,20 @@ static int print_gsec_table(struct ctx *x, struct gsec *s)
 					 p->name);
 				char **m = cells + nk + 4;
 				switch (o->mode) {
-				case M_FULL:
+				case CTP_COMPARE_FULL:
 					snprintf(m[0], 400, "%s", c.h[0]);
 					snprintf(m[1], 400, "%s", c.h[1]);
 					snprintf(m[2], 400, "%s", d);
 					snprintf(m[3], 400, "%s", pc);
 					break;
-				case M_DELTA:
+				case CTP_COMPARE_DELTA:
 					snprintf(m[0], 400, "%s", d);
 					break;
-				case M_PERCENT:
+				case CTP_COMPARE_PERCENT:
 					snprintf(m[0], 400, "%s",
 						 c.cat ? d : pc);
 					break;
-				case M_ARROW:
+				case CTP_COMPARE_ARROW:
 					if (c.changed || c.a[0] != c.a[1])
 						snprintf(m[0], 400, "%s -> %s",
 							 c.h[0], c.h[1]);
@@ -1028,11 +1013,11 @@ static int print_host(struct ctx *x)
 	if (ctp_hostdiff_new(x->snap[0], x->snap[1], &ho, &d) < 0)
 		return -ENOMEM;
 	FILE *out = x->out;
-	if (x->o->fmt == F_TABLE) {
+	if (x->o->fmt == CTP_COMPARE_TABLE) {
 		fprintf(out, "\nHost: %zu differences (BASE -> CAND)\n", d->n);
 		for (size_t i = 0; i < d->n; i++)
 			host_line(x, &d->lines[i]);
-	} else if (x->o->fmt == F_JSON) {
+	} else if (x->o->fmt == CTP_COMPARE_JSON) {
 		fputs("\"host\":[", out);
 		for (size_t i = 0; i < d->n; i++) {
 			fputs(i ? ",{\"key\":" : "{\"key\":", out);
@@ -1104,9 +1089,9 @@ static int print_psi_host(struct ctx *x)
 			      {"DELTA", true},
 			      {"%", true}};
 	t.cols = cols;
-	if (x->o->fmt == F_TABLE)
+	if (x->o->fmt == CTP_COMPARE_TABLE)
 		fprintf(out, "\nPSI (host): %zu fields\n", s.nfp);
-	else if (x->o->fmt == F_JSON)
+	else if (x->o->fmt == CTP_COMPARE_JSON)
 		fputs("\"psi_host\":{", out);
 	for (size_t j = 0; j < s.nfp; j++) {
 		struct cmp c;
@@ -1114,12 +1099,12 @@ static int print_psi_host(struct ctx *x)
 		compare_cell(&s, &r, &s.fp[j], &c);
 		human_change(&c, any_f(&s.fp[j])->unit, d, sizeof(d), pc,
 			     sizeof(pc));
-		if (x->o->fmt == F_TABLE) {
+		if (x->o->fmt == CTP_COMPARE_TABLE) {
 			char *cells[] = {(char *)s.fp[j].name, c.h[0], c.h[1],
 					 d, pc};
 			if (table_add(&t, cells, 0) < 0)
 				goto nomem;
-		} else if (x->o->fmt == F_JSON) {
+		} else if (x->o->fmt == CTP_COMPARE_JSON) {
 			fputs(j ? "," : "", out);
 			json_str(out, s.fp[j].name);
 			fputs(":{\"base\":", out);
@@ -1142,11 +1127,11 @@ static int print_psi_host(struct ctx *x)
 			csv_cmp(out, s.fp[j].name, &c);
 		}
 	}
-	if (x->o->fmt == F_TABLE && t.nrows) {
+	if (x->o->fmt == CTP_COMPARE_TABLE && t.nrows) {
 		static const char *const drop[] = {"%", "BASE", NULL};
 		table_fit(x, &t, drop);
 		table_print(x, &t);
-	} else if (x->o->fmt == F_JSON) {
+	} else if (x->o->fmt == CTP_COMPARE_JSON) {
 		fputc('}', out);
 	}
 	t.cols = NULL;
@@ -1282,9 +1267,9 @@ static int print_plugins(struct ctx *x)
 			if (j == np)
 				names[np++] = nm;
 		}
-	if (x->o->fmt == F_TABLE)
+	if (x->o->fmt == CTP_COMPARE_TABLE)
 		fprintf(out, "\nPlugins:%s\n", np ? "" : " none");
-	else if (x->o->fmt == F_JSON)
+	else if (x->o->fmt == CTP_COMPARE_JSON)
 		fputs("\"plugins\":[", out);
 	for (size_t i = 0; i < np; i++) {
 		const struct ctp_snap_plugin *p[2] = {
@@ -1305,7 +1290,7 @@ static int print_plugins(struct ctx *x)
 				if (j == ns && ns < sizeof(sn) / sizeof(sn[0]))
 					sn[ns++] = p[k]->summary_name[s];
 			}
-		if (x->o->fmt == F_TABLE) {
+		if (x->o->fmt == CTP_COMPARE_TABLE) {
 			const char *s0 = status_of(p[0]), *s1 = status_of(p[1]);
 			fprintf(out, "  %s: %s%s%s", names[i], s0,
 				strcmp(s0, s1) ? " -> " : "",
@@ -1333,7 +1318,7 @@ static int print_plugins(struct ctx *x)
 							p[k]->hint,
 							strlen(p[k]->hint), 400,
 							t, sizeof(t)));
-		} else if (x->o->fmt == F_JSON) {
+		} else if (x->o->fmt == CTP_COMPARE_JSON) {
 			fputs(i ? ",{\"name\":" : "{\"name\":", out);
 			json_str(out, names[i]);
 			fputs(",\"status\":{\"base\":", out);
@@ -1403,12 +1388,12 @@ static int print_plugins(struct ctx *x)
 	for (int k = 0; k < 2; k++)
 		hh[k] = gate_hint(ctp_snap_readfail(x->snap[k]), h[k],
 				  sizeof(h[k]));
-	if (x->o->fmt == F_TABLE) {
+	if (x->o->fmt == CTP_COMPARE_TABLE) {
 		for (int k = 0; k < 2; k++)
 			if (hh[k])
 				fprintf(out, "  read failures (%s) hint: %s\n",
 					k ? "CAND" : "BASE", h[k]);
-	} else if (x->o->fmt == F_JSON) {
+	} else if (x->o->fmt == CTP_COMPARE_JSON) {
 		fputs("],\"read_failure_hint\":{\"base\":", out);
 		json_str_or_null(out, hh[0] ? h[0] : NULL);
 		fputs(",\"cand\":", out);
@@ -1437,7 +1422,11 @@ static int only_in(struct ctx *x, int k, const char ***ret, size_t *n)
 	return 0;
 }
 
-static const char *const mode_names[] = {"full", "delta", "percent", "arrow"};
+const char *const ctp_compare_mode_names[4] = {"full", "delta", "percent",
+					       "arrow"};
+const char *const ctp_compare_fmt_names[3] = {"table", "json", "csv"};
+const char *const ctp_compare_section_names[5] = {"threads", "cgroups", "host",
+						  "psi", "plugins"};
 
 static int print_header(struct ctx *x)
 {
@@ -1449,7 +1438,7 @@ static int print_header(struct ctx *x)
 			free(only[0]);
 			return -ENOMEM;
 		}
-	if (x->o->fmt == F_TABLE) {
+	if (x->o->fmt == CTP_COMPARE_TABLE) {
 		for (int k = 0; k < 2; k++) {
 			const struct ctp_snap_header *h =
 				ctp_snap_header(x->snap[k]);
@@ -1468,7 +1457,7 @@ static int print_header(struct ctx *x)
 		fprintf(out, "Grouped by %s%s; mode %s\n", x->o->r.group_by,
 			x->o->r.spec.no_normalize ? " (names not normalized)"
 						  : "",
-			mode_names[x->o->mode]);
+			ctp_compare_mode_names[x->o->mode]);
 		for (int k = 0; k < 2; k++) {
 			if (!nonly[k])
 				continue;
@@ -1477,7 +1466,7 @@ static int print_header(struct ctx *x)
 				fprintf(out, "%s %s", i ? "," : "", only[k][i]);
 			fputc('\n', out);
 		}
-	} else if (x->o->fmt == F_JSON) {
+	} else if (x->o->fmt == CTP_COMPARE_JSON) {
 		for (int k = 0; k < 2; k++) {
 			const struct ctp_snap_header *h =
 				ctp_snap_header(x->snap[k]);
@@ -1527,76 +1516,6 @@ static int print_header(struct ctx *x)
 
 /* ---- The command ---- */
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"Usage: ctprof-core compare [OPTIONS] BASE CAND\n"
-		"Group two snapshots the same way, join the groups by key and "
-		"show, per field,\n"
-		"the baseline, the candidate, the difference and the change "
-		"in percent.\n"
-		"\n"
-		"  --group-by AXES      pcomm, comm, cgroup, cgroup:HIER, "
-		"none, "
-		"or a comma list\n"
-		"                       (default pcomm)\n"
-		"  --no-normalize       group by raw names, not worker-{N}\n"
-		"  --flatten GLOB       cgroup paths matching GLOB form one "
-		"group (repeatable)\n"
-		"  --sort FIELD|rel     order groups by FIELD's candidate "
-		"value, or by the largest\n"
-		"                       relative change with new and gone "
-		"groups first (default rel)\n"
-		"  --asc, --desc        sort order (default descending)\n"
-		"  --limit N            at most N groups per section (default "
-		"%d; 0: all)\n"
-		"  --fields GLOB[,GLOB] only fields matching a glob "
-		"(repeatable)\n"
-		"  --sections LIST      threads,cgroups,host,psi,plugins "
-		"(default all)\n"
-		"  --mode MODE          table cells: full, delta, percent, "
-		"arrow (default full)\n"
-		"  --format FMT         table, json, csv (default table)\n"
-		"  -c, --config FILE    take max_decompressed_bytes from FILE "
-		"(default: the\n"
-		"                       default config when it exists)\n"
-		"  --max-decompressed BYTES  refuse snapshots that need more "
-		"memory (K, M, G,\n"
-		"                       KiB, MiB, GiB; overrides the config)\n"
-		"  -h, --help           this help\n"
-		"\n"
-		"Colour only on a terminal and without NO_COLOR; the table "
-		"fits $COLUMNS or the\n"
-		"terminal's width. Exit status: 0 ok, 1 unreadable snapshot "
-		"or I/O error, 2 usage.\n",
-		DEFAULT_LIMIT);
-}
-
-static int parse_sections(char *list, unsigned *out)
-{
-	static const char *const names[] = {"threads", "cgroups", "host", "psi",
-					    "plugins"};
-	*out = 0;
-	for (char *save = NULL, *g = strtok_r(list, ",", &save); g;
-	     g = strtok_r(NULL, ",", &save)) {
-		size_t i;
-		for (i = 0; i < 5 && strcmp(g, names[i]); i++)
-			;
-		if (i == 5)
-			return -EINVAL;
-		*out |= 1u << i;
-	}
-	return *out ? 0 : -EINVAL;
-}
-
-static int pick(const char *s, const char *const *names, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(s, names[i]))
-			return (int)i;
-	return -1;
-}
-
 static size_t term_columns(void)
 {
 	const char *c = getenv("COLUMNS");
@@ -1621,9 +1540,9 @@ static bool has_cgroup_axis(const struct ctp_group_spec *s)
 
 static int run(struct ctx *x)
 {
-	const struct opts *o = x->o;
+	const struct ctp_compare_opts *o = x->o;
 	char err[512];
-	bool json = o->fmt == F_JSON;
+	bool json = o->fmt == CTP_COMPARE_JSON;
 	struct gsec th = {.name = "threads", .title = "Threads"};
 	struct gsec cg = {.name = "cgroups", .title = "Cgroups"};
 	struct gsec pcg = {.name = "psi_cgroups", .title = "PSI (cgroups)"};
@@ -1669,7 +1588,7 @@ static int run(struct ctx *x)
 		if (json) {
 			fputc(',', x->out);
 			print_gsec_json(x, &th);
-		} else if (o->fmt == F_CSV) {
+		} else if (o->fmt == CTP_COMPARE_CSV) {
 			print_gsec_csv(x, &th);
 		} else if (print_gsec_table(x, &th) < 0) {
 			goto nomem;
@@ -1679,7 +1598,7 @@ static int run(struct ctx *x)
 		if (json) {
 			fputc(',', x->out);
 			print_gsec_json(x, &cg);
-		} else if (o->fmt == F_CSV) {
+		} else if (o->fmt == CTP_COMPARE_CSV) {
 			print_gsec_csv(x, &cg);
 		} else if (print_gsec_table(x, &cg) < 0) {
 			goto nomem;
@@ -1699,7 +1618,7 @@ static int run(struct ctx *x)
 		if (json) {
 			fputc(',', x->out);
 			print_gsec_json(x, &pcg);
-		} else if (o->fmt == F_CSV) {
+		} else if (o->fmt == CTP_COMPARE_CSV) {
 			print_gsec_csv(x, &pcg);
 		} else if (pcg.nfp && print_gsec_table(x, &pcg) < 0) {
 			goto nomem;
@@ -1732,104 +1651,7 @@ out:
 	return rc;
 }
 
-/* compare's own long options. */
-enum {
-	O_ASC = CTP_READOPT_FIRST_FREE,
-	O_DESC,
-	O_SECTIONS,
-	O_MODE,
-	O_FORMAT,
-};
-
-/* One of compare's own options into *o. Returns -1 to go on, else the
- * exit status after a message. */
-static int compare_option(struct opts *o, int c, const char *arg)
-{
-	static const char *const fmt_names[] = {"table", "json", "csv"};
-	char *copy;
-	int v;
-
-	switch (c) {
-	case O_ASC:
-	case O_DESC:
-		o->asc = c == O_ASC;
-		return -1;
-	case O_SECTIONS:
-		if (!(copy = strdup(arg))) {
-			fprintf(stderr, PROG ": out of memory\n");
-			return CTP_EXIT_FAILURE;
-		}
-		v = parse_sections(copy, &o->sections);
-		free(copy);
-		if (v == 0)
-			return -1;
-		fprintf(stderr,
-			PROG ": --sections wants a list of threads, cgroups, "
-			     "host, psi, plugins, not '%s'\n",
-			arg);
-		return CTP_EXIT_USAGE;
-	case O_MODE:
-		if ((v = pick(arg, mode_names, 4)) >= 0) {
-			o->mode = (enum mode)v;
-			return -1;
-		}
-		fprintf(stderr,
-			PROG ": --mode wants full, delta, percent or arrow, "
-			     "not '%s'\n",
-			arg);
-		return CTP_EXIT_USAGE;
-	case O_FORMAT:
-		if ((v = pick(arg, fmt_names, 3)) >= 0) {
-			o->fmt = (enum fmt)v;
-			return -1;
-		}
-		fprintf(stderr,
-			PROG ": --format wants table, json or csv, not '%s'\n",
-			arg);
-		return CTP_EXIT_USAGE;
-	case 'h':
-		usage(stdout);
-		return CTP_EXIT_OK;
-	default:
-		return ctp_readcli_try_help("compare");
-	}
-}
-
-/* Parse compare's command line into *o. Returns -1 to go on, else the exit
- * status to end with. */
-static int parse_compare_args(int argc, char **argv, struct opts *o)
-{
-	static const struct option lopts[] = {
-		CTP_READOPT_LONGOPTS,
-		{"asc", no_argument, NULL, O_ASC},
-		{"desc", no_argument, NULL, O_DESC},
-		{"sections", required_argument, NULL, O_SECTIONS},
-		{"mode", required_argument, NULL, O_MODE},
-		{"format", required_argument, NULL, O_FORMAT},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
-	static const char *const operands[] = {"BASE", "CAND"};
-	int c, rc;
-
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "hc:", lopts, NULL)) != -1) {
-		rc = ctp_readopts_option("compare", &o->r, c, optarg);
-		if (rc == CTP_READOPT_NOT_MINE)
-			rc = compare_option(o, c, optarg);
-		if (rc >= 0)
-			return rc;
-	}
-	rc = ctp_readopts_finish("compare", &o->r, argc, argv, 2, operands);
-	if (rc < 0) {
-		o->paths[0] = argv[optind];
-		o->paths[1] = argv[optind + 1];
-	}
-	return rc;
-}
-
-/* Open both snapshots and compare them as *o asks. */
-static int run_compare(const struct opts *o)
+int ctp_compare(const struct ctp_compare_opts *o)
 {
 	struct ctx x = {.o = o, .out = stdout};
 	int rc = CTP_EXIT_FAILURE;
@@ -1844,23 +1666,12 @@ static int run_compare(const struct opts *o)
 	}
 	/* no-color.org: NO_COLOR set and not empty turns colour off. */
 	const char *nc = getenv("NO_COLOR");
-	x.color = o->fmt == F_TABLE && isatty(STDOUT_FILENO) && !(nc && *nc);
-	x.columns = o->fmt == F_TABLE ? term_columns() : 0;
+	x.color = o->fmt == CTP_COMPARE_TABLE && isatty(STDOUT_FILENO) &&
+		  !(nc && *nc);
+	x.columns = o->fmt == CTP_COMPARE_TABLE ? term_columns() : 0;
 	rc = run(&x);
 out:
 	ctp_snap_free(x.snap[0]);
 	ctp_snap_free(x.snap[1]);
-	return rc;
-}
-
-int ctp_cmd_compare(int argc, char **argv)
-{
-	struct opts o = {.r.limit = DEFAULT_LIMIT,
-			 .r.group_by = "pcomm",
-			 .sections = 31};
-	int rc = parse_compare_args(argc, argv, &o);
-	if (rc < 0)
-		rc = run_compare(&o);
-	ctp_readopts_done(&o.r);
 	return rc;
 }

@@ -3,7 +3,6 @@
 #include "readcli.h"
 
 #include <errno.h>
-#include <fnmatch.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -201,14 +200,4 @@ void ctp_readopts_done(struct ctp_readopts *r)
 	free(r->globs);
 	free(r->flatten);
 	free(r->axes);
-}
-
-bool ctp_readopts_selected(const struct ctp_readopts *r, const char *name)
-{
-	if (!r->n_globs)
-		return true;
-	for (size_t i = 0; i < r->n_globs; i++)
-		if (fnmatch(r->globs[i], name, 0) == 0)
-			return true;
-	return false;
 }

@@ -12,32 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "group.h"
-
-/*
- * The options show and compare (and later readers) share, parsed by one
- * parser: the decompression cap, grouping, field selection, row limit and
- * sort. A command embeds this as its first member and adds its own.
- */
-struct ctp_readopts {
-	const char *config, *cap_arg; /* --config, --max-decompressed */
-	uint64_t cap;		      /* after ctp_readopts_finish */
-	const char *group_by;	      /* --group-by as given, or a default */
-	struct ctp_group_spec spec;   /* parsed from group_by (and
-					 --no-normalize, --flatten) */
-	const char **flatten;	      /* --flatten, repeatable */
-	size_t n_flatten;
-	char **globs; /* --fields GLOB,GLOB..., repeatable */
-	size_t n_globs;
-	uint64_t limit;	  /* --limit N, 0 = all */
-	const char *sort; /* --sort FIELD */
-	/* What the members above point into, freed by ctp_readopts_done;
-	 * capacities of the arrays. */
-	char **copies;
-	size_t n_copies;
-	char *axes;
-	size_t copies_cap, globs_cap, flatten_cap;
-};
+#include "readopts.h"
 
 /* getopt_long codes of the shared options (a command's own start at
  * CTP_READOPT_FIRST_FREE); -c is --config. */
@@ -90,9 +65,6 @@ int ctp_readopts_finish(const char *cmd, struct ctp_readopts *r, int argc,
 
 /* Free what r's members point into. */
 void ctp_readopts_done(struct ctp_readopts *r);
-
-/* Is field `name` one --fields selects (all when none was given)? */
-bool ctp_readopts_selected(const struct ctp_readopts *r, const char *name);
 
 /*
  * The reader cap (docs/FORMAT.md "Size cap") for command `cmd`: `cap_arg`

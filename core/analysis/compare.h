@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Comparing two snapshots (docs/COMPARE.md): group both the same way, join
+ * the groups by key, and report per field what changed, as a table, JSON
+ * or CSV. The command line is core/cli/compare_cmd.c. Private to the core.
+ */
+#ifndef CTP_CORE_COMPARE_H
+#define CTP_CORE_COMPARE_H
+
+#include <stdbool.h>
+
+#include "readopts.h"
+
+#define CTP_COMPARE_DEFAULT_LIMIT 50
+
+/* Table cells (--mode). */
+enum ctp_compare_mode {
+	CTP_COMPARE_FULL,
+	CTP_COMPARE_DELTA,
+	CTP_COMPARE_PERCENT,
+	CTP_COMPARE_ARROW,
+};
+/* Output (--format). */
+enum ctp_compare_fmt {
+	CTP_COMPARE_TABLE,
+	CTP_COMPARE_JSON,
+	CTP_COMPARE_CSV,
+};
+/* Sections (--sections), bit i for ctp_compare_section_names[i]. */
+enum {
+	CTP_COMPARE_THREADS = 1,
+	CTP_COMPARE_CGROUPS = 2,
+	CTP_COMPARE_HOST = 4,
+	CTP_COMPARE_PSI = 8,
+	CTP_COMPARE_PLUGINS = 16,
+	CTP_COMPARE_ALL = 31,
+};
+
+/* The names the command line uses, indexed by the enums above. */
+extern const char *const ctp_compare_mode_names[4];
+extern const char *const ctp_compare_fmt_names[3];
+extern const char *const ctp_compare_section_names[5];
+
+struct ctp_compare_opts {
+	struct ctp_readopts r; /* --group-by, --fields, --limit, --sort... */
+	bool asc;
+	unsigned sections;
+	enum ctp_compare_mode mode;
+	enum ctp_compare_fmt fmt;
+	const char *paths[2]; /* BASE, CAND */
+};
+
+/* Open both snapshots and write the comparison to stdout. Returns the exit
+ * status (messages on stderr). */
+int ctp_compare(const struct ctp_compare_opts *o);
+
+#endif

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: MIT */
+/* `ctprof-core compare BASE CAND`: the command line; the comparison itself
+ * is core/analysis/compare.c. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "compare.h"
+#include "readcli.h"
+
+#define PROG "ctprof-core compare"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: ctprof-core compare [OPTIONS] BASE CAND\n"
+		"Group two snapshots the same way, join the groups by key and "
+		"show, per field,\n"
+		"the baseline, the candidate, the difference and the change "
+		"in percent.\n"
+		"\n"
+		"  --group-by AXES      pcomm, comm, cgroup, cgroup:HIER, "
+		"none, "
+		"or a comma list\n"
+		"                       (default pcomm)\n"
+		"  --no-normalize       group by raw names, not worker-{N}\n"
+		"  --flatten GLOB       cgroup paths matching GLOB form one "
+		"group (repeatable)\n"
+		"  --sort FIELD|rel     order groups by FIELD's candidate "
+		"value, or by the largest\n"
+		"                       relative change with new and gone "
+		"groups first (default rel)\n"
+		"  --asc, --desc        sort order (default descending)\n"
+		"  --limit N            at most N groups per section (default "
+		"%d; 0: all)\n"
+		"  --fields GLOB[,GLOB] only fields matching a glob "
+		"(repeatable)\n"
+		"  --sections LIST      threads,cgroups,host,psi,plugins "
+		"(default all)\n"
+		"  --mode MODE          table cells: full, delta, percent, "
+		"arrow (default full)\n"
+		"  --format FMT         table, json, csv (default table)\n"
+		"  -c, --config FILE    take max_decompressed_bytes from FILE "
+		"(default: the\n"
+		"                       default config when it exists)\n"
+		"  --max-decompressed BYTES  refuse snapshots that need more "
+		"memory (K, M, G,\n"
+		"                       KiB, MiB, GiB; overrides the config)\n"
+		"  -h, --help           this help\n"
+		"\n"
+		"Colour only on a terminal and without NO_COLOR; the table "
+		"fits $COLUMNS or the\n"
+		"terminal's width. Exit status: 0 ok, 1 unreadable snapshot "
+		"or I/O error, 2 usage.\n",
+		CTP_COMPARE_DEFAULT_LIMIT);
+}
+
+static int parse_sections(char *list, unsigned *out)
+{
+	*out = 0;
+	for (char *save = NULL, *g = strtok_r(list, ",", &save); g;
+	     g = strtok_r(NULL, ",", &save)) {
+		size_t i;
+		for (i = 0; i < 5 && strcmp(g, ctp_compare_section_names[i]);
+		     i++)
+			;
+		if (i == 5)
+			return -EINVAL;
+		*out |= 1u << i;
+	}
+	return *out ? 0 : -EINVAL;
+}
+
+static int pick(const char *s, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(s, names[i]))
+			return (int)i;
+	return -1;
+}
+
+/* compare's own long options. */
+enum {
+	O_ASC = CTP_READOPT_FIRST_FREE,
+	O_DESC,
+	O_SECTIONS,
+	O_MODE,
+	O_FORMAT,
+};
+
+/* One of compare's own options into *o. Returns -1 to go on, else the
+ * exit status after a message. */
+static int compare_option(struct ctp_compare_opts *o, int c, const char *arg)
+{
+	char *copy;
+	int v;
+
+	switch (c) {
+	case O_ASC:
+	case O_DESC:
+		o->asc = c == O_ASC;
+		return -1;
+	case O_SECTIONS:
+		if (!(copy = strdup(arg))) {
+			fprintf(stderr, PROG ": out of memory\n");
+			return CTP_EXIT_FAILURE;
+		}
+		v = parse_sections(copy, &o->sections);
+		free(copy);
+		if (v == 0)
+			return -1;
+		fprintf(stderr,
+			PROG ": --sections wants a list of threads, cgroups, "
+			     "host, psi, plugins, not '%s'\n",
+			arg);
+		return CTP_EXIT_USAGE;
+	case O_MODE:
+		if ((v = pick(arg, ctp_compare_mode_names, 4)) >= 0) {
+			o->mode = (enum ctp_compare_mode)v;
+			return -1;
+		}
+		fprintf(stderr,
+			PROG ": --mode wants full, delta, percent or arrow, "
+			     "not '%s'\n",
+			arg);
+		return CTP_EXIT_USAGE;
+	case O_FORMAT:
+		if ((v = pick(arg, ctp_compare_fmt_names, 3)) >= 0) {
+			o->fmt = (enum ctp_compare_fmt)v;
+			return -1;
+		}
+		fprintf(stderr,
+			PROG ": --format wants table, json or csv, not '%s'\n",
+			arg);
+		return CTP_EXIT_USAGE;
+	case 'h':
+		usage(stdout);
+		return CTP_EXIT_OK;
+	default:
+		return ctp_readcli_try_help("compare");
+	}
+}
+
+/* Parse compare's command line into *o. Returns -1 to go on, else the exit
+ * status to end with. */
+static int parse_compare_args(int argc, char **argv, struct ctp_compare_opts *o)
+{
+	static const struct option lopts[] = {
+		CTP_READOPT_LONGOPTS,
+		{"asc", no_argument, NULL, O_ASC},
+		{"desc", no_argument, NULL, O_DESC},
+		{"sections", required_argument, NULL, O_SECTIONS},
+		{"mode", required_argument, NULL, O_MODE},
+		{"format", required_argument, NULL, O_FORMAT},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	static const char *const operands[] = {"BASE", "CAND"};
+	int c, rc;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "hc:", lopts, NULL)) != -1) {
+		rc = ctp_readopts_option("compare", &o->r, c, optarg);
+		if (rc == CTP_READOPT_NOT_MINE)
+			rc = compare_option(o, c, optarg);
+		if (rc >= 0)
+			return rc;
+	}
+	rc = ctp_readopts_finish("compare", &o->r, argc, argv, 2, operands);
+	if (rc < 0) {
+		o->paths[0] = argv[optind];
+		o->paths[1] = argv[optind + 1];
+	}
+	return rc;
+}
+
+int ctp_cmd_compare(int argc, char **argv)
+{
+	struct ctp_compare_opts o = {.r.limit = CTP_COMPARE_DEFAULT_LIMIT,
+				     .r.group_by = "pcomm",
+				     .sections = CTP_COMPARE_ALL};
+	int rc = parse_compare_args(argc, argv, &o);
+	if (rc < 0)
+		rc = ctp_compare(&o);
+	ctp_readopts_done(&o.r);
+	return rc;
+}
