@@ -31,6 +31,16 @@ struct callstat {
 	uint64_t time_ns, calls, errors, vanished;
 };
 
+/* The declared files of one scope for the task at hand: one growable
+ * buffer per file, grown rarely, never freed during the walk. */
+struct fileset {
+	char *buf[CTP_MAX_FILES];
+	size_t cap[CTP_MAX_FILES];
+	struct ctp_file file[CTP_MAX_FILES];
+	/* Read for the current task (lazy files only when fetched). */
+	bool loaded[CTP_MAX_FILES];
+};
+
 struct worker {
 	struct ctp_engine *eng;
 	uint16_t id;
@@ -41,18 +51,9 @@ struct worker {
 	 * never writes a cache line another worker uses. */
 	struct ctp_table threads_tab, procs_tab;
 
-	/* One growable buffer per declared file; grown rarely, never freed
-	 * during the walk. */
-	char *tbuf[CTP_MAX_FILES];
-	size_t tcap[CTP_MAX_FILES];
-	struct ctp_file tfile[CTP_MAX_FILES];
-	char *pbuf[CTP_MAX_FILES];
-	size_t pcap[CTP_MAX_FILES];
-	struct ctp_file pfile[CTP_MAX_FILES];
+	/* The current thread's and process's declared files. */
+	struct fileset tset, pset;
 	struct ctp_file view[CTP_MAX_FILES];
-	/* Whether each file was read for the current task (lazy files only
-	 * when a plugin fetched them). */
-	bool tloaded[CTP_MAX_FILES], ploaded[CTP_MAX_FILES];
 	bool lazy_gone; /* a lazy read found the task gone */
 
 	uint32_t *tids;
@@ -302,14 +303,14 @@ int ctp_engine_file_get(const struct ctp_task *task, uint32_t i,
 	struct ctp_engine *eng = w->eng;
 	const struct ctp_plugin_rt *rt = eng->cap->plugins[tp->plugin].rt;
 	uint8_t f = tp->thread ? rt->thread_files[i] : rt->process_files[i];
-	struct ctp_file *src = tp->thread ? &w->tfile[f] : &w->pfile[f];
-	bool *loaded = tp->thread ? &w->tloaded[f] : &w->ploaded[f];
+	struct ctp_file *src = tp->thread ? &w->tset.file[f] : &w->pset.file[f];
+	bool *loaded = tp->thread ? &w->tset.loaded[f] : &w->pset.loaded[f];
 	if (!*loaded) {
 		const struct ctp_filedef *def =
 			tp->thread ? &eng->thread_files[f]
 				   : &eng->process_files[f];
-		char **buf = tp->thread ? &w->tbuf[f] : &w->pbuf[f];
-		size_t *cap = tp->thread ? &w->tcap[f] : &w->pcap[f];
+		char **buf = tp->thread ? &w->tset.buf[f] : &w->pset.buf[f];
+		size_t *cap = tp->thread ? &w->tset.cap[f] : &w->pset.cap[f];
 		size_t len = 0;
 		int err = read_at(task->dirfd, def->name, eng->check_files, buf,
 				  cap, &len);
@@ -417,7 +418,8 @@ static bool call_task(struct worker *w, bool thread, struct ctp_task *task,
 			thread ? rt->thread_files : rt->process_files;
 		uint32_t nmap =
 			thread ? rt->n_thread_files : rt->n_process_files;
-		const struct ctp_file *src = thread ? w->tfile : w->pfile;
+		const struct ctp_file *src =
+			thread ? w->tset.file : w->pset.file;
 		for (uint32_t k = 0; k < nmap; k++)
 			w->view[k] = src[map[k]];
 		task->files = w->view;
@@ -664,6 +666,49 @@ static bool task_exists(int pdir, const char *rel)
 	return faccessat(pdir, rel, F_OK, 0) == 0;
 }
 
+/*
+ * Read the up-front files of one scope (thread or process) of the task at
+ * dirfd into fs; lazy files get -ENODATA until fetched. Returns whether a
+ * read said the task may be gone (ENOENT, ESRCH).
+ */
+static bool read_files(const struct ctp_engine *eng, int dirfd,
+		       const struct ctp_filedef *defs, uint32_t n,
+		       struct fileset *fs)
+{
+	bool maybe_gone = false;
+	for (uint32_t f = 0; f < n; f++) {
+		size_t len = 0;
+		fs->loaded[f] = !defs[f].lazy;
+		if (!fs->loaded[f]) {
+			fs->file[f] = (struct ctp_file){.err = -ENODATA};
+			continue;
+		}
+		int err = read_at(dirfd, defs[f].name, eng->check_files,
+				  &fs->buf[f], &fs->cap[f], &len);
+		fs->file[f].err = err;
+		fs->file[f].data = err ? NULL : fs->buf[f];
+		fs->file[f].len = err ? 0 : len;
+		maybe_gone |= vanished_err(err);
+	}
+	return maybe_gone;
+}
+
+/* Count the failed reads of a task that stayed: per file, and how many of
+ * them were ENOENT (missing) and EACCES/EPERM (denied). */
+static void tally_files(struct worker *w, const struct ctp_filedef *defs,
+			uint32_t n, const struct fileset *fs)
+{
+	for (uint32_t f = 0; f < n; f++) {
+		int err = fs->file[f].err;
+		if (!fs->loaded[f] || !err)
+			continue;
+		uint32_t slot = defs[f].tally;
+		w->fail[slot]++;
+		w->missing[slot] += err == -ENOENT;
+		w->denied[slot] += err == -EACCES || err == -EPERM;
+	}
+}
+
 static void do_thread(struct worker *w, int pdir, uint32_t tgid, uint32_t tid,
 		      uint32_t *recorded)
 {
@@ -728,23 +773,9 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid, uint32_t tid,
 		w->cgbuf[cgpath - w->cgbuf + cgplen] = '\0';
 	}
 
-	bool maybe_gone = false;
 	w->lazy_gone = false;
-	for (uint32_t f = 0; f < eng->n_thread_files; f++) {
-		size_t len = 0;
-		w->tloaded[f] = !eng->thread_files[f].lazy;
-		if (!w->tloaded[f]) {
-			w->tfile[f] = (struct ctp_file){.err = -ENODATA};
-			continue;
-		}
-		int err = read_at(tdir, eng->thread_files[f].name,
-				  eng->check_files, &w->tbuf[f], &w->tcap[f],
-				  &len);
-		w->tfile[f].err = err;
-		w->tfile[f].data = err ? NULL : w->tbuf[f];
-		w->tfile[f].len = err ? 0 : len;
-		maybe_gone |= vanished_err(err);
-	}
+	bool maybe_gone = read_files(eng, tdir, eng->thread_files,
+				     eng->n_thread_files, &w->tset);
 
 	int64_t row = ctp_table_add_row(w->threads);
 	if (row < 0) {
@@ -800,15 +831,7 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid, uint32_t tid,
 		w->tids_vanished++;
 		return;
 	}
-	for (uint32_t f = 0; f < eng->n_thread_files; f++)
-		if (w->tloaded[f] && w->tfile[f].err) {
-			w->fail[eng->thread_files[f].tally]++;
-			if (w->tfile[f].err == -ENOENT)
-				w->missing[eng->thread_files[f].tally]++;
-			if (w->tfile[f].err == -EACCES ||
-			    w->tfile[f].err == -EPERM)
-				w->denied[eng->thread_files[f].tally]++;
-		}
+	tally_files(w, eng->thread_files, eng->n_thread_files, &w->tset);
 	w->tids_recorded++;
 	(*recorded)++;
 	atomic_store_explicit(&w->progress, w->tids_recorded,
@@ -1026,20 +1049,8 @@ static void do_process(struct worker *w, size_t idx)
 		split = true;
 	}
 
-	for (uint32_t f = 0; f < eng->n_process_files; f++) {
-		size_t len = 0;
-		w->ploaded[f] = !eng->process_files[f].lazy;
-		if (!w->ploaded[f]) {
-			w->pfile[f] = (struct ctp_file){.err = -ENODATA};
-			continue;
-		}
-		int err = read_at(pdir, eng->process_files[f].name,
-				  eng->check_files, &w->pbuf[f], &w->pcap[f],
-				  &len);
-		w->pfile[f].err = err;
-		w->pfile[f].data = err ? NULL : w->pbuf[f];
-		w->pfile[f].len = err ? 0 : len;
-	}
+	read_files(eng, pdir, eng->process_files, eng->n_process_files,
+		   &w->pset);
 
 	int64_t prow = ctp_table_add_row(w->procs);
 	if (prow < 0) {
@@ -1087,15 +1098,7 @@ static void do_process(struct worker *w, size_t idx)
 		sys_close(pdir);
 		return;
 	}
-	for (uint32_t f = 0; f < eng->n_process_files; f++)
-		if (w->ploaded[f] && w->pfile[f].err) {
-			w->fail[eng->process_files[f].tally]++;
-			if (w->pfile[f].err == -ENOENT)
-				w->missing[eng->process_files[f].tally]++;
-			if (w->pfile[f].err == -EACCES ||
-			    w->pfile[f].err == -EPERM)
-				w->denied[eng->process_files[f].tally]++;
-		}
+	tally_files(w, eng->process_files, eng->n_process_files, &w->pset);
 	/* A split process's count is completed after the walk. */
 	ctp_table_set(w->procs, (uint32_t)prow, CTP_PCOL_NTHREADS, recorded);
 	span->worker = w->id;
@@ -1175,8 +1178,8 @@ static void *worker_main(void *arg)
 static void worker_free(struct worker *w)
 {
 	for (uint32_t f = 0; f < CTP_MAX_FILES; f++) {
-		free(w->tbuf[f]);
-		free(w->pbuf[f]);
+		free(w->tset.buf[f]);
+		free(w->pset.buf[f]);
 	}
 	free(w->tids);
 	free(w->cgbuf);
