@@ -1444,27 +1444,20 @@ static void choose_sharing(struct ctp_engine *eng, uint32_t nw)
 	eng->split_n = splittable ? eng->cfg->split_threads : 0;
 }
 
-int ctp_engine_capture(struct ctp_engine *eng)
+/* Pass "list": the tgids under the proc root, ascending, and a span per
+ * tgid (none recorded yet). */
+static int list_pass(struct ctp_engine *eng)
 {
 	struct ctp_capture *cap = eng->cap;
-	uint32_t nw = cap->n_workers;
-	int ret = 0;
-
-	int64_t hrow = ctp_table_add_row(&cap->host);
-	if (hrow < 0)
-		return (int)hrow;
-	host_calls(eng, false);
-
-	/* The tgid list, ascending. */
-	char *dents = malloc(DENTS_BUF);
 	size_t capn = 0;
+	char *dents = malloc(DENTS_BUF);
 	if (!dents)
 		return -ENOMEM;
 	int pfd = openat(eng->roots.proc_fd, ".",
 			 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	ret = pfd < 0 ? -errno
-		      : list_numeric(pfd, dents, DENTS_BUF, &eng->tgids, &capn,
-				     &eng->n_tgids);
+	int ret = pfd < 0 ? -errno
+			  : list_numeric(pfd, dents, DENTS_BUF, &eng->tgids,
+					 &capn, &eng->n_tgids);
 	if (pfd >= 0)
 		close(pfd);
 	free(dents);
@@ -1475,31 +1468,28 @@ int ctp_engine_capture(struct ctp_engine *eng)
 	}
 	cap->spans =
 		calloc(eng->n_tgids ? eng->n_tgids : 1, sizeof(*cap->spans));
-	struct worker *ws = calloc(nw, sizeof(*ws));
-	bool stats_ok = ws != NULL;
-	for (uint32_t i = 0; stats_ok && i < nw; i++) {
-		ws[i].stats = calloc(cap->n_plugins ? cap->n_plugins : 1,
-				     sizeof(*ws[i].stats));
-		stats_ok = ws[i].stats != NULL;
-	}
-	if (!cap->spans || !stats_ok) {
-		for (uint32_t i = 0; ws && i < nw; i++)
-			free(ws[i].stats);
-		free(ws);
+	if (!cap->spans)
 		return -ENOMEM;
-	}
 	for (size_t i = 0; i < eng->n_tgids; i++)
 		cap->spans[i].proc_row = UINT32_MAX;
+	return 0;
+}
 
-	choose_sharing(eng, nw);
-
-	uint64_t t0 = ctp_now_ns();
-	uint32_t started = 0;
-	bool shown = false;
-	/* One worker walks on the main thread: no thread to start, and libc
-	 * keeps its single-threaded fast paths (no cancellation bookkeeping
-	 * around every read and open). */
-	for (uint32_t i = 0; i < nw; i++) {
+/* nw workers with their per-plugin call counters; NULL when short of
+ * memory. */
+static struct worker *workers_new(struct ctp_engine *eng, uint32_t nw)
+{
+	struct worker *ws = calloc(nw, sizeof(*ws));
+	for (uint32_t i = 0; ws && i < nw; i++) {
+		ws[i].stats =
+			calloc(eng->cap->n_plugins ? eng->cap->n_plugins : 1,
+			       sizeof(*ws[i].stats));
+		if (!ws[i].stats) {
+			for (uint32_t k = 0; k < i; k++)
+				free(ws[k].stats);
+			free(ws);
+			return NULL;
+		}
 		ws[i].eng = eng;
 		ws[i].last_comm_id = -1;
 		ws[i].last_cgrow = -1;
@@ -1508,19 +1498,36 @@ int ctp_engine_capture(struct ctp_engine *eng)
 		ctp_table_init(&ws[i].procs_tab);
 		ws[i].threads = &ws[i].threads_tab;
 		ws[i].procs = &ws[i].procs_tab;
-		if (nw == 1) {
-			walk(&ws[i], eng->progress, t0, &shown);
-			started++;
-			break;
-		}
+	}
+	return ws;
+}
+
+/*
+ * Pass "walk": every tgid, by nw workers. One worker walks on the main
+ * thread: no thread to start, and libc keeps its single-threaded fast
+ * paths (no cancellation bookkeeping around every read and open); more
+ * are threads the main thread waits for, showing progress when it takes a
+ * while. Returns how many workers ran, or sets *ret when one could not
+ * start.
+ */
+static uint32_t walk_pass(struct ctp_engine *eng, struct worker *ws,
+			  uint32_t nw, int *ret)
+{
+	uint64_t t0 = ctp_now_ns();
+	uint32_t started = 0;
+	bool shown = false;
+	if (nw == 1) {
+		walk(&ws[0], eng->progress, t0, &shown);
+		started = 1;
+	}
+	for (uint32_t i = 0; nw > 1 && i < nw; i++) {
 		if (pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]) !=
 		    0) {
-			ret = -EAGAIN;
+			*ret = -EAGAIN;
 			break;
 		}
 		started++;
 	}
-	/* Wait for the workers; show progress when it takes a while. */
 	pthread_mutex_lock(&eng->done_lock);
 	while (nw > 1 && atomic_load(&eng->workers_done) < started) {
 		struct timespec ts;
@@ -1539,65 +1546,83 @@ int ctp_engine_capture(struct ctp_engine *eng)
 	pthread_mutex_unlock(&eng->done_lock);
 	if (shown)
 		progress_line(eng, ws, started, t0, true);
+	for (uint32_t i = 0; nw > 1 && i < started; i++)
+		pthread_join(ws[i].thread, NULL);
+	return started;
+}
 
+/* One worker's result into the capture: its tables, tallies and plugin
+ * call counters. Returns the worker's error, else 0. */
+static int merge_worker(struct ctp_capture *cap, uint32_t i, struct worker *w)
+{
 	struct ctp_readfail *rf = &cap->rf;
-	size_t nx = 0;
-	for (uint32_t i = 0; i < started; i++) {
-		if (nw > 1)
-			pthread_join(ws[i].thread, NULL);
-		nx += ws[i].n_xspans;
+	rf->tids_walked += w->tids_walked;
+	rf->tids_recorded += w->tids_recorded;
+	rf->tids_vanished += w->tids_vanished;
+	rf->tgids_walked += w->tgids_walked;
+	rf->tgids_vanished += w->tgids_vanished;
+	for (uint32_t f = 0; f < CTP_MAX_FILES; f++) {
+		rf->failures[f] += w->fail[f];
+		rf->missing[f] += w->missing[f];
+		rf->denied[f] += w->denied[f];
 	}
+	for (uint32_t p = 0; p < cap->n_plugins; p++) {
+		struct ctp_plugin_info *info = &cap->plugins[p];
+		const struct callstat *st = &w->stats[p];
+		atomic_fetch_add(&info->time_ns, st->time_ns);
+		atomic_fetch_add(&info->calls, st->calls);
+		atomic_fetch_add(&info->errors, st->errors);
+		atomic_fetch_add(&info->vanished, st->vanished);
+	}
+	if (cap->xspans && w->n_xspans) {
+		memcpy(cap->xspans + cap->n_xspans, w->xspans,
+		       w->n_xspans * sizeof(*w->xspans));
+		cap->n_xspans += w->n_xspans;
+	}
+	ctp_table_done(&cap->threads[i]);
+	ctp_table_done(&cap->procs[i]);
+	cap->threads[i] = w->threads_tab;
+	cap->procs[i] = w->procs_tab;
+	return w->result < 0 ? w->result : 0;
+}
+
+/* Pass "merge": every worker's result into the capture, the workers
+ * freed. Returns the first worker error, else `ret`. */
+static int merge_pass(struct ctp_capture *cap, struct worker *ws, uint32_t nw,
+		      uint32_t started, int ret)
+{
+	size_t nx = 0;
+	for (uint32_t i = 0; i < started; i++)
+		nx += ws[i].n_xspans;
 	if (nx) {
 		cap->xspans = malloc(nx * sizeof(*cap->xspans));
 		if (!cap->xspans && ret == 0)
 			ret = -ENOMEM;
 	}
 	for (uint32_t i = 0; i < started; i++) {
-		if (cap->xspans && ws[i].n_xspans) {
-			memcpy(cap->xspans + cap->n_xspans, ws[i].xspans,
-			       ws[i].n_xspans * sizeof(*ws[i].xspans));
-			cap->n_xspans += ws[i].n_xspans;
-		}
-		if (ws[i].result < 0 && ret == 0)
-			ret = ws[i].result;
-		rf->tids_walked += ws[i].tids_walked;
-		rf->tids_recorded += ws[i].tids_recorded;
-		rf->tids_vanished += ws[i].tids_vanished;
-		rf->tgids_walked += ws[i].tgids_walked;
-		rf->tgids_vanished += ws[i].tgids_vanished;
-		for (uint32_t f = 0; f < CTP_MAX_FILES; f++) {
-			rf->failures[f] += ws[i].fail[f];
-			rf->missing[f] += ws[i].missing[f];
-			rf->denied[f] += ws[i].denied[f];
-		}
-		for (uint32_t p = 0; p < cap->n_plugins; p++) {
-			struct ctp_plugin_info *info = &cap->plugins[p];
-			const struct callstat *st = &ws[i].stats[p];
-			atomic_fetch_add(&info->time_ns, st->time_ns);
-			atomic_fetch_add(&info->calls, st->calls);
-			atomic_fetch_add(&info->errors, st->errors);
-			atomic_fetch_add(&info->vanished, st->vanished);
-		}
-		ctp_table_done(&cap->threads[i]);
-		ctp_table_done(&cap->procs[i]);
-		cap->threads[i] = ws[i].threads_tab;
-		cap->procs[i] = ws[i].procs_tab;
-		worker_free(&ws[i]);
+		int r = merge_worker(cap, i, &ws[i]);
+		if (r < 0 && ret == 0)
+			ret = r;
 	}
-	for (uint32_t i = started; i < nw; i++)
+	for (uint32_t i = 0; i < nw; i++)
 		worker_free(&ws[i]);
 	free(ws);
+	return ret;
+}
 
-	/* Split processes: the thread count of the process row is the
-	 * owner's threads plus its chunks'; none at all, and the process
-	 * exited under us like any other. */
+/* Split processes: the thread count of the process row is the owner's
+ * threads plus its chunks'; none at all, and the process exited under us
+ * like any other. */
+static void complete_splits(struct ctp_engine *eng)
+{
+	struct ctp_capture *cap = eng->cap;
 	for (size_t i = 0; i < eng->n_splits; i++) {
 		struct ctp_split *sp = eng->splits[i];
 		struct ctp_span *span = &cap->spans[sp->span];
 		uint32_t total = span->nthreads + atomic_load(&sp->recorded);
 		if (span->proc_row != UINT32_MAX && total == 0) {
 			span->proc_row = UINT32_MAX;
-			rf->tgids_vanished++;
+			cap->rf.tgids_vanished++;
 		} else if (span->proc_row != UINT32_MAX) {
 			ctp_table_set(&cap->procs[span->worker], span->proc_row,
 				      CTP_PCOL_NTHREADS, total);
@@ -1608,16 +1633,41 @@ int ctp_engine_capture(struct ctp_engine *eng)
 	free(eng->splits);
 	eng->splits = NULL;
 	eng->n_splits = eng->splits_cap = eng->split_first_open = 0;
-	if (ret < 0)
-		return ret;
+}
 
-	/* Keep only processes that were recorded, in tgid order. */
+/* Keep only processes that were recorded, in tgid order. */
+static void keep_recorded(struct ctp_engine *eng)
+{
+	struct ctp_capture *cap = eng->cap;
 	size_t n = 0;
 	for (size_t i = 0; i < eng->n_tgids; i++)
 		if (cap->spans[i].proc_row != UINT32_MAX)
 			cap->spans[n++] = cap->spans[i];
 	cap->n_spans = n;
+}
 
+int ctp_engine_capture(struct ctp_engine *eng)
+{
+	struct ctp_capture *cap = eng->cap;
+	uint32_t nw = cap->n_workers;
+	int ret = 0;
+
+	int64_t hrow = ctp_table_add_row(&cap->host);
+	if (hrow < 0)
+		return (int)hrow;
+	host_calls(eng, false);
+	if ((ret = list_pass(eng)) < 0)
+		return ret;
+	struct worker *ws = workers_new(eng, nw);
+	if (!ws)
+		return -ENOMEM;
+	choose_sharing(eng, nw);
+	uint32_t started = walk_pass(eng, ws, nw, &ret);
+	ret = merge_pass(cap, ws, nw, started, ret);
+	complete_splits(eng);
+	if (ret < 0)
+		return ret;
+	keep_recorded(eng);
 	cgroup_calls(eng);
 	host_calls(eng, true);
 	if (eng->stop && *eng->stop)
