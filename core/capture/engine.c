@@ -709,21 +709,104 @@ static void tally_files(struct worker *w, const struct ctp_filedef *defs,
 	}
 }
 
-static void do_thread(struct worker *w, int pdir, uint32_t tgid, uint32_t tid,
-		      uint32_t *recorded)
+/* "task/<tid>" into rel (32 bytes), without stdio in the hot path. */
+static void task_rel(char *rel, uint32_t tid)
 {
-	struct ctp_engine *eng = w->eng;
-	char rel[32], dig[12];
+	char dig[12];
 	size_t nd = 0, rl = 5;
-	uint32_t v = tid;
 	do {
-		dig[nd++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
+		dig[nd++] = (char)('0' + tid % 10);
+		tid /= 10;
+	} while (tid);
 	memcpy(rel, "task/", 5);
 	while (nd)
 		rel[rl++] = dig[--nd];
 	rel[rl] = '\0';
+}
+
+/*
+ * The cgroup row of the thread at tdir, or -1 when unknown; *path is its
+ * v2 path, NUL-terminated ("" when unknown). A process found whole
+ * (do_process) gives its path to every thread, which then reads no file
+ * of its own; the row is added by the first thread that gets this far,
+ * so a process whose threads all vanish adds no cgroup. Otherwise the
+ * thread's own cgroup file is read; a worker remembers the last path's
+ * row.
+ */
+static int64_t thread_cgroup(struct worker *w, int tdir, const char **path)
+{
+	struct ctp_engine *eng = w->eng;
+	size_t cglen = 0, plen = 0;
+	const char *p = "";
+	int64_t row = -1;
+
+	*path = "";
+	if (w->proc_cg_whole) {
+		if (w->proc_cgrow < 0)
+			w->proc_cgrow =
+				cgroup_row(eng, w->proc_cg, w->proc_cglen);
+		if (w->proc_cgrow >= 0)
+			*path = w->proc_cg;
+		return w->proc_cgrow;
+	}
+	if (read_at(tdir, "cgroup", eng->check_files, &w->cgbuf, &w->cgcap,
+		    &cglen) < 0 ||
+	    cgroup_v2_path(w->cgbuf, cglen, &p, &plen) < 0)
+		return -1;
+	if (w->last_cgrow >= 0 && plen == w->last_cglen &&
+	    memcmp(p, w->last_cg, plen) == 0) {
+		row = w->last_cgrow;
+	} else {
+		row = cgroup_row(eng, p, plen);
+		if (row >= 0 && plen < sizeof(w->last_cg)) {
+			memcpy(w->last_cg, p, plen);
+			w->last_cglen = plen;
+			w->last_cgrow = row;
+		}
+	}
+	if (row >= 0) {
+		w->cgbuf[p - w->cgbuf + plen] = '\0';
+		*path = p;
+	}
+	return row;
+}
+
+/* A thread row with its identity (tid, tgid, comm, cgroup row); the
+ * worker remembers the last comm's blob. Returns the row or a negative
+ * errno. */
+static int64_t thread_row(struct worker *w, uint32_t tgid, uint32_t tid,
+			  int64_t cgrow)
+{
+	struct ctp_table *t = w->threads;
+	int64_t row = ctp_table_add_row(t);
+	if (row < 0)
+		return row;
+	int64_t comm_id;
+	if (w->last_comm_id >= 0 && strcmp(w->comm, w->last_comm) == 0) {
+		comm_id = w->last_comm_id;
+	} else {
+		comm_id = ctp_blobpool_intern(w->eng->cap->blobs, w->comm,
+					      strlen(w->comm));
+		memcpy(w->last_comm, w->comm, sizeof(w->comm));
+		w->last_comm_id = comm_id;
+	}
+	ctp_table_set(t, (uint32_t)row, CTP_TCOL_TID, tid);
+	ctp_table_set(t, (uint32_t)row, CTP_TCOL_TGID, tgid);
+	if (comm_id >= 0)
+		ctp_table_set(t, (uint32_t)row, CTP_TCOL_COMM,
+			      (uint64_t)comm_id);
+	if (cgrow >= 0)
+		ctp_table_set(t, (uint32_t)row, CTP_TCOL_CGROUP,
+			      (uint64_t)cgrow);
+	return row;
+}
+
+static void do_thread(struct worker *w, int pdir, uint32_t tgid, uint32_t tid,
+		      uint32_t *recorded)
+{
+	struct ctp_engine *eng = w->eng;
+	char rel[32];
+	task_rel(rel, tid);
 	w->tids_walked++;
 
 	int tdir = sys_openat(pdir, rel, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -737,70 +820,20 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid, uint32_t tid,
 		sys_close(tdir);
 		return;
 	}
-	size_t cglen = 0;
-	const char *cgpath = "";
-	size_t cgplen = 0;
-	int64_t cgrow = -1;
-	if (w->proc_cg_whole) {
-		/* The row is added here, by the first thread that gets this
-		 * far, not by do_process: a process whose threads all
-		 * vanish must add no cgroup. */
-		if (w->proc_cgrow < 0)
-			w->proc_cgrow =
-				cgroup_row(eng, w->proc_cg, w->proc_cglen);
-		cgrow = w->proc_cgrow;
-		cgpath = w->proc_cg;
-		cgplen = w->proc_cglen;
-	} else if (read_at(tdir, "cgroup", eng->check_files, &w->cgbuf,
-			   &w->cgcap, &cglen) == 0 &&
-		   cgroup_v2_path(w->cgbuf, cglen, &cgpath, &cgplen) == 0) {
-		if (w->last_cgrow >= 0 && cgplen == w->last_cglen &&
-		    memcmp(cgpath, w->last_cg, cgplen) == 0) {
-			cgrow = w->last_cgrow;
-		} else {
-			cgrow = cgroup_row(eng, cgpath, cgplen);
-			if (cgrow >= 0 && cgplen < sizeof(w->last_cg)) {
-				memcpy(w->last_cg, cgpath, cgplen);
-				w->last_cglen = cgplen;
-				w->last_cgrow = cgrow;
-			}
-		}
-	}
-	if (cgrow < 0) {
-		cgpath = "";
-		cgplen = 0;
-	} else if (!w->proc_cg_whole) {
-		w->cgbuf[cgpath - w->cgbuf + cgplen] = '\0';
-	}
+	const char *cgpath;
+	int64_t cgrow = thread_cgroup(w, tdir, &cgpath);
 
 	w->lazy_gone = false;
 	bool maybe_gone = read_files(eng, tdir, eng->thread_files,
 				     eng->n_thread_files, &w->tset);
 
-	int64_t row = ctp_table_add_row(w->threads);
+	int64_t row = thread_row(w, tgid, tid, cgrow);
 	if (row < 0) {
 		w->result = (int)row;
 		sys_close(tdir);
 		return;
 	}
 	struct ctp_table *t = w->threads;
-	int64_t comm_id;
-	if (w->last_comm_id >= 0 && strcmp(w->comm, w->last_comm) == 0) {
-		comm_id = w->last_comm_id;
-	} else {
-		comm_id = ctp_blobpool_intern(eng->cap->blobs, w->comm,
-					      strlen(w->comm));
-		memcpy(w->last_comm, w->comm, sizeof(w->comm));
-		w->last_comm_id = comm_id;
-	}
-	ctp_table_set(t, (uint32_t)row, CTP_TCOL_TID, tid);
-	ctp_table_set(t, (uint32_t)row, CTP_TCOL_TGID, tgid);
-	if (comm_id >= 0)
-		ctp_table_set(t, (uint32_t)row, CTP_TCOL_COMM,
-			      (uint64_t)comm_id);
-	if (cgrow >= 0)
-		ctp_table_set(t, (uint32_t)row, CTP_TCOL_CGROUP,
-			      (uint64_t)cgrow);
 
 	struct ctp_task task = {
 		.abi = CTP_ABI_MAJOR,
@@ -965,50 +998,20 @@ static void do_chunk(struct worker *w, struct ctp_split *sp, size_t lo,
 	};
 }
 
-static void do_process(struct worker *w, size_t idx)
+/*
+ * The process's v2 cgroup: when every thread must share it (a whole
+ * cgroup, cgroup_whole), its threads take it from the worker instead of
+ * reading their own cgroup file. It is read from a thread other than the
+ * leader when there is one: a leader that already exited (zombie,
+ * PF_EXITING) is skipped when the process is migrated, so <tgid>/cgroup
+ * can show a cgroup its live threads have left.
+ */
+static void process_cgroup(struct worker *w, int pdir, uint32_t tgid,
+			   size_t ntids)
 {
 	struct ctp_engine *eng = w->eng;
 	struct ctp_capture *cap = eng->cap;
-	struct ctp_span *span = &cap->spans[idx];
-	uint32_t tgid = eng->tgids[idx];
-	char name[16];
-	snprintf(name, sizeof(name), "%" PRIu32, tgid);
-	span->tgid = tgid;
-	span->nthreads = 0;
-	span->proc_row = UINT32_MAX;
-	w->tgids_walked++;
 
-	int pdir = sys_openat(eng->roots.proc_fd, name,
-			      O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (pdir < 0) {
-		w->tgids_vanished++;
-		return;
-	}
-	if (read_line_at(pdir, "comm", eng->check_files, w->pcomm,
-			 sizeof(w->pcomm)) < 0) {
-		w->tgids_vanished++;
-		sys_close(pdir);
-		return;
-	}
-	int taskfd =
-		sys_openat(pdir, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	size_t ntids = 0;
-	if (taskfd < 0 || list_numeric(taskfd, w->dents, sizeof(w->dents),
-				       &w->tids, &w->tid_cap, &ntids) < 0) {
-		if (taskfd >= 0)
-			sys_close(taskfd);
-		w->tgids_vanished++;
-		sys_close(pdir);
-		return;
-	}
-	sys_close(taskfd);
-
-	/* The process's v2 cgroup: when every thread must share it, threads
-	 * take it from here instead of reading their own cgroup file. It is
-	 * read from a thread other than the leader when there is one: a
-	 * leader that already exited (zombie, PF_EXITING) is skipped when
-	 * the process is migrated, so <tgid>/cgroup can show a cgroup its
-	 * live threads have left. */
 	w->proc_cg_whole = false;
 	uint32_t probe = tgid;
 	for (size_t i = 0; i < ntids; i++) {
@@ -1038,6 +1041,69 @@ static void do_process(struct worker *w, size_t idx)
 			w->proc_cg_whole = true;
 		}
 	}
+}
+
+/* The process's name (into w->pcomm) and its tids (w->tids, sorted).
+ * Returns 0, or a negative errno when the process is gone. */
+static int process_tids(struct worker *w, int pdir, size_t *ntids)
+{
+	int r = read_line_at(pdir, "comm", w->eng->check_files, w->pcomm,
+			     sizeof(w->pcomm));
+	if (r < 0)
+		return r;
+	int taskfd =
+		sys_openat(pdir, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (taskfd < 0)
+		return -errno;
+	r = list_numeric(taskfd, w->dents, sizeof(w->dents), &w->tids,
+			 &w->tid_cap, ntids);
+	sys_close(taskfd);
+	return r < 0 ? r : 0;
+}
+
+/* A process row with its identity (tgid, comm). Returns the row or a
+ * negative errno. */
+static int64_t process_row(struct worker *w, uint32_t tgid)
+{
+	int64_t row = ctp_table_add_row(w->procs);
+	if (row < 0)
+		return row;
+	int64_t comm_id = ctp_blobpool_intern(w->eng->cap->blobs, w->pcomm,
+					      strlen(w->pcomm));
+	ctp_table_set(w->procs, (uint32_t)row, CTP_PCOL_TGID, tgid);
+	if (comm_id >= 0)
+		ctp_table_set(w->procs, (uint32_t)row, CTP_PCOL_COMM,
+			      (uint64_t)comm_id);
+	return row;
+}
+
+static void do_process(struct worker *w, size_t idx)
+{
+	struct ctp_engine *eng = w->eng;
+	struct ctp_capture *cap = eng->cap;
+	struct ctp_span *span = &cap->spans[idx];
+	uint32_t tgid = eng->tgids[idx];
+	char name[16];
+	snprintf(name, sizeof(name), "%" PRIu32, tgid);
+	span->tgid = tgid;
+	span->nthreads = 0;
+	span->proc_row = UINT32_MAX;
+	w->tgids_walked++;
+
+	int pdir = sys_openat(eng->roots.proc_fd, name,
+			      O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (pdir < 0) {
+		w->tgids_vanished++;
+		return;
+	}
+	size_t ntids = 0;
+	if (process_tids(w, pdir, &ntids) < 0) {
+		w->tgids_vanished++;
+		sys_close(pdir);
+		return;
+	}
+
+	process_cgroup(w, pdir, tgid, ntids);
 
 	/* A large process: the tids past the first chunk go to whichever
 	 * worker is free (including this one, once back in walk()). */
@@ -1052,18 +1118,12 @@ static void do_process(struct worker *w, size_t idx)
 	read_files(eng, pdir, eng->process_files, eng->n_process_files,
 		   &w->pset);
 
-	int64_t prow = ctp_table_add_row(w->procs);
+	int64_t prow = process_row(w, tgid);
 	if (prow < 0) {
 		w->result = (int)prow;
 		sys_close(pdir);
 		return;
 	}
-	int64_t comm_id =
-		ctp_blobpool_intern(cap->blobs, w->pcomm, strlen(w->pcomm));
-	ctp_table_set(w->procs, (uint32_t)prow, CTP_PCOL_TGID, tgid);
-	if (comm_id >= 0)
-		ctp_table_set(w->procs, (uint32_t)prow, CTP_PCOL_COMM,
-			      (uint64_t)comm_id);
 	struct ctp_task task = {
 		.abi = CTP_ABI_MAJOR,
 		.size = sizeof(task),
