@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "options.h"
 #include "paths.h"
 #include "suggest.h"
 
@@ -285,7 +286,7 @@ static bool abi_extra_invalid(const struct ctp_plugin *d, char *why,
 			      size_t whylen)
 {
 	const uint32_t known = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
-			       CTP_PLUGIN_SPLITTABLE;
+			       CTP_PLUGIN_OPTIONS | CTP_PLUGIN_SPLITTABLE;
 	long at;
 	if (d->flags & ~known) {
 		snprintf(why, whylen,
@@ -655,6 +656,14 @@ static int load_checked(struct ctp_engine *eng, uint32_t idx, char **dirs,
 		return ret;
 	const struct ctp_plugin *d = rt->desc;
 	set_str(&info->version, d->version ? d->version : "");
+	const struct ctp_kv *bad;
+	char owhy[512];
+	if (ctp_options_check(d, rt->cfg, &bad, owhy, sizeof(owhy)) < 0) {
+		snprintf(why, whylen, "%s:%u:%u: %s",
+			 eng->cfg->path ? eng->cfg->path : "(config)",
+			 bad ? bad->line : 0, bad ? bad->col : 0, owhy);
+		return -EINVAL;
+	}
 	if (check_fields(eng, d, why, whylen) < 0 ||
 	    map_files(eng, d->thread_files, true, rt->thread_files,
 		      &rt->n_thread_files, why, whylen) < 0 ||

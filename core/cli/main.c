@@ -19,6 +19,7 @@
 #include "config.h"
 #include "engine.h"
 #include "format.h"
+#include "options.h"
 #include "paths.h"
 #include "suggest.h"
 #include "writer.h"
@@ -421,6 +422,35 @@ static int cmd_capture(int argc, char **argv)
 /* ---- plugins ----------------------------------------------------------------
  */
 
+/* The options a plugin declares (CTP_PLUGIN_OPTIONS), or that it does
+ * not. */
+static void print_options(const struct ctp_plugin *d)
+{
+	bool declared;
+	size_t n;
+	const struct ctp_option_desc *t = ctp_options_table(d, &declared, &n);
+	if (!declared) {
+		printf("  options: not declared (the plugin checks its own)\n");
+		return;
+	}
+	if (!n) {
+		printf("  options: none\n");
+		return;
+	}
+	printf("  %-28s %-8s %-12s %s\n", "OPTION", "TYPE", "DEFAULT", "HELP");
+	for (size_t i = 0; i < n; i++) {
+		const struct ctp_option_desc *o =
+			(const void *)((const char *)t +
+				       i * d->option_desc_size);
+		printf("  %-28s %-8s %-12s %s", o->name ? o->name : "(null)",
+		       ctp_option_type_name(o->type), o->def ? o->def : "-",
+		       o->help ? o->help : "");
+		for (size_t c = 0; o->choices && o->choices[c]; c++)
+			printf("%s%s", c ? ", " : " (one of: ", o->choices[c]);
+		printf("%s\n", o->choices && o->choices[0] ? ")" : "");
+	}
+}
+
 static void print_plugin(const char *path, bool allow_insecure)
 {
 	void *h = NULL;
@@ -464,9 +494,39 @@ static void print_plugin(const char *path, bool allow_insecure)
 		if (!ok)
 			printf("]\n");
 	}
+	print_options(d);
 	printf("  (fields a plugin registers at runtime appear only in "
 	       "snapshots)\n\n");
 	dlclose(h);
+}
+
+/* One plugin's options where the config sets them (its declaration and
+ * every host rule's override, matching here or not) against the table d
+ * declares. Each error is one FILE:LINE:COL line; returns 0 or -EINVAL. */
+static int check_options(const struct ctp_config *cfg, const char *name,
+			 const struct ctp_plugin *d)
+{
+	int rc = 0;
+	const struct ctp_plugin_cfg *sets[64];
+	size_t n = 0;
+	for (size_t i = 0; i < cfg->n_plugins && n < 64; i++)
+		if (strcmp(cfg->declared_plugins[i].name, name) == 0)
+			sets[n++] = &cfg->declared_plugins[i];
+	for (size_t r = 0; r < cfg->n_rules; r++)
+		for (size_t i = 0; i < cfg->rules[r].n_plugins && n < 64; i++)
+			if (strcmp(cfg->rules[r].plugins[i].name, name) == 0)
+				sets[n++] = &cfg->rules[r].plugins[i];
+	for (size_t k = 0; k < n; k++) {
+		const struct ctp_kv *bad = NULL;
+		char why[512];
+		if (ctp_options_check(d, sets[k], &bad, why, sizeof(why)) < 0) {
+			fprintf(stderr, "%s:%u:%u: plugin '%s': %s\n",
+				cfg->path ? cfg->path : "(defaults)", bad->line,
+				bad->col, name, why);
+			rc = -EINVAL;
+		}
+	}
+	return rc;
 }
 
 /*
@@ -488,9 +548,13 @@ static int resolve_plugins(const struct ctp_config *cfg, char **paths)
 		char why[4096 + 256], *path = NULL;
 		void *h = NULL;
 		const struct ctp_plugin *d = NULL;
-		if (ctp_plugin_resolve(dirs, ndirs, pc->name,
-				       cfg->allow_insecure_plugins, &path, &h,
-				       &d, why, sizeof(why)) < 0) {
+		int r = ctp_plugin_resolve(dirs, ndirs, pc->name,
+					   cfg->allow_insecure_plugins, &path,
+					   &h, &d, why, sizeof(why));
+		if (r == 0 && check_options(cfg, pc->name, d) < 0) {
+			rc = CTP_EXIT_USAGE;
+			dlclose(h);
+		} else if (r < 0) {
 			fprintf(stderr, "%s:%u:%u: plugin '%s'%s%s%s: %s\n",
 				cfg->path ? cfg->path : "(defaults)", pc->line,
 				pc->col, pc->name, path ? " (" : "",

@@ -339,6 +339,36 @@ struct ctp_api {
  * on one of them. Ignored for plugins without a thread callback.
  */
 #define CTP_PLUGIN_SPLITTABLE (1u << 2)
+/*
+ * The descriptor's options[] lists every option the plugin takes (none
+ * when empty). The core then checks each configured option against it
+ * before init (unknown names, values of the wrong type or out of range are
+ * refused with the config file's position), `check-config` does the same
+ * without loading targets, and `plugins` lists them. Without the flag the
+ * options reach init unchecked, as in the first ABI 1 plugins.
+ */
+#define CTP_PLUGIN_OPTIONS (1u << 3)
+
+/* Option value types (ctp_option_desc.type); fixed numbers. */
+enum ctp_option_type {
+	CTP_OPT_STRING = 1, /* any text, or one of `choices` */
+	CTP_OPT_U64 = 2,    /* as ctp_api.opt_u64 reads it; min..max */
+	CTP_OPT_BOOL = 3,   /* true/false, yes/no, on/off, 1/0 */
+	CTP_OPT_BYTES = 4,  /* a byte count with the config's suffixes (K,
+			       MiB...), as ctp_api.opt_str gives it; min..max */
+};
+
+/* One option a plugin takes (CTP_PLUGIN_OPTIONS). */
+struct ctp_option_desc {
+	const char *name;
+	const char *help; /* one line */
+	uint8_t type;	  /* enum ctp_option_type */
+	uint8_t reserved[7];
+	const char *def;	    /* the default, as text (listed) */
+	const char *const *choices; /* CTP_OPT_STRING: NULL-terminated, or
+				       NULL for any text */
+	uint64_t min, max; /* U64, BYTES: inclusive; max 0 = no bound */
+};
 
 /*
  * Callbacks. `state` is what init stored. Each returns >= 0 on success or a
@@ -383,6 +413,12 @@ struct ctp_plugin {
 		      struct ctp_record *rec);
 	/* Called once after the walk, before the snapshot is written. */
 	int (*finish)(void *state, struct ctp_record *host_rec);
+
+	/* Appended in ABI 1: the options (with CTP_PLUGIN_OPTIONS). Use
+	 * CTP_PLUGIN_OPTION_TABLE(table). */
+	const struct ctp_option_desc *options;
+	uint32_t n_options;
+	uint32_t option_desc_size; /* sizeof(struct ctp_option_desc) */
 };
 
 /* Fill abi/size and the field table members of a descriptor. */
@@ -391,6 +427,11 @@ struct ctp_plugin {
 #define CTP_PLUGIN_FIELDS(tbl)                                                 \
 	.fields = (tbl), .n_fields = sizeof(tbl) / sizeof((tbl)[0]),           \
 	.field_desc_size = sizeof(struct ctp_field_desc)
+/* The options table and CTP_PLUGIN_OPTIONS' size member (the flag itself
+ * goes in .flags). */
+#define CTP_PLUGIN_OPTION_TABLE(tbl)                                           \
+	.options = (tbl), .n_options = sizeof(tbl) / sizeof((tbl)[0]),         \
+	.option_desc_size = sizeof(struct ctp_option_desc)
 
 #ifdef __cplusplus
 }

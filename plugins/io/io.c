@@ -132,19 +132,12 @@ static void io_fini(void *state)
 static int io_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 {
 	struct io_state *st;
-	const char *key;
 	size_t i;
 	int r;
 
 	if (!api || api->abi != CTP_ABI_MAJOR ||
 	    !CTP_HAS(api, struct ctp_api, roots))
 		return -ENOTSUP;
-	key = api->opt_key(ctx, 0);
-	if (key) {
-		api->log(ctx, CTP_LOG_ERR,
-			 "unknown option '%s' (io has no options)", key);
-		return -EINVAL;
-	}
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
@@ -183,8 +176,10 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.version = IO_VERSION,
 	.description = "Per-thread I/O bytes and syscalls from "
 		       "/proc/<tgid>/task/<tid>/io",
+	/* CTP_PLUGIN_OPTIONS with no table: io takes no option, and the
+	 * core refuses any. */
 	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
-		 CTP_PLUGIN_SPLITTABLE,
+		 CTP_PLUGIN_SPLITTABLE | CTP_PLUGIN_OPTIONS,
 	CTP_PLUGIN_FIELDS(fields),
 	.thread_files = thread_files,
 	.init = io_init,

@@ -534,21 +534,25 @@ static int procfs_process(void *state, const struct ctp_task *task,
 	return 0;
 }
 
+static const char *const affinity_modes[] = {"auto", "syscall", "status", NULL};
+
+static const struct ctp_option_desc options[] = {
+	{.name = "affinity",
+	 .help = "where procfs.cpu_affinity comes from: sched_getaffinity(2) "
+		 "(syscall), Cpus_allowed_list of status, or syscall on the "
+		 "live /proc and status elsewhere (auto)",
+	 .type = CTP_OPT_STRING,
+	 .def = "auto",
+	 .choices = affinity_modes},
+};
+
 static int parse_options(struct ctp_ctx *ctx, const struct ctp_api *api,
 			 enum affinity_mode *mode)
 {
 	const struct ctp_roots *roots;
-	const char *key, *v;
-	size_t i;
+	const char *v;
 	int r;
 
-	for (i = 0; (key = api->opt_key(ctx, i)); i++) {
-		if (strcmp(key, "affinity") != 0) {
-			api->log(ctx, CTP_LOG_ERR,
-				 "unknown option '%s' (known: affinity)", key);
-			return -EINVAL;
-		}
-	}
 	r = api->opt_str(ctx, "affinity", &v);
 	if (r == -ENOENT) {
 		v = "auto";
@@ -685,8 +689,9 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 		       "context switches and affinity from /proc stat and "
 		       "status",
 	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
-		 CTP_PLUGIN_SPLITTABLE,
+		 CTP_PLUGIN_SPLITTABLE | CTP_PLUGIN_OPTIONS,
 	CTP_PLUGIN_FIELDS(fields),
+	CTP_PLUGIN_OPTION_TABLE(options),
 	.thread_files = thread_files,
 	.process_files = process_files,
 	.init = procfs_init,

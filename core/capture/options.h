@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Checking a plugin's configured options against the options[] table its
+ * descriptor declares (CTP_PLUGIN_OPTIONS): before init, by check-config
+ * and listed by `plugins`. Pure; private to the core.
+ */
+#ifndef CTP_CORE_OPTIONS_H
+#define CTP_CORE_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "ctprof/plugin.h"
+
+/* The options table of d, or NULL (and *n = 0) when d does not declare
+ * one (no CTP_PLUGIN_OPTIONS, or a descriptor too old to carry it). A
+ * declared table with no entry gives a non-NULL "empty" result. */
+const struct ctp_option_desc *ctp_options_table(const struct ctp_plugin *d,
+						bool *declared, size_t *n);
+
+/*
+ * Check every option of pc against d's declared table. Returns 0 (also
+ * when d declares none), or -EINVAL with *bad the offending option (for its
+ * position) and why: an unknown name (with a "did you mean"), a value that
+ * is not of the option's type, not one of its choices, or out of range.
+ */
+int ctp_options_check(const struct ctp_plugin *d,
+		      const struct ctp_plugin_cfg *pc,
+		      const struct ctp_kv **bad, char *why, size_t whylen);
+
+/* The type's name ("string", "u64", "bool", "bytes"), "?" if unknown. */
+const char *ctp_option_type_name(unsigned type);
+
+#endif
