@@ -998,22 +998,23 @@ static void cg_fini(void *state)
 	free(st);
 }
 
+static const struct ctp_option_desc options[] = {
+	{.name = "v1",
+	 .help = "record cgroup v1 hierarchies too",
+	 .type = CTP_OPT_BOOL,
+	 .def = "true"},
+	{.name = "mount_prefix",
+	 .help = "absolute path prefixed to cgroup mount points (a host "
+		 "root seen from a container)",
+	 .type = CTP_OPT_STRING,
+	 .def = ""},
+};
+
 static int parse_options(struct ctp_ctx *ctx, const struct ctp_api *api,
 			 struct cg_state *st)
 {
-	const char *key;
 	int r, b;
-	size_t i;
 
-	for (i = 0; (key = api->opt_key(ctx, i)); i++)
-		if (strcmp(key, "v1") != 0 &&
-		    strcmp(key, "mount_prefix") != 0) {
-			api->log(ctx, CTP_LOG_ERR,
-				 "unknown option '%s' (known: v1, "
-				 "mount_prefix)",
-				 key);
-			return -EINVAL;
-		}
 	r = api->opt_bool(ctx, "v1", &b);
 	if (r == -ENOENT) {
 		b = 1;
@@ -1099,8 +1100,9 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.description = "cgroup v2 and v1 controller values per distinct "
 		       "cgroup, and each thread's v1 hierarchy paths",
 	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
-		 CTP_PLUGIN_SPLITTABLE,
+		 CTP_PLUGIN_SPLITTABLE | CTP_PLUGIN_OPTIONS,
 	CTP_PLUGIN_FIELDS(fields),
+	CTP_PLUGIN_OPTION_TABLE(options),
 	.thread_files = thread_files,
 	.init = cg_init,
 	.fini = cg_fini,

@@ -783,15 +783,9 @@ static int host_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		     void **statep)
 {
 	struct host_state *st;
-	const char *key;
 
 	if (!CTP_HAS(api, struct ctp_api, roots))
 		return -ENOTSUP;
-	key = api->opt_key(ctx, 0);
-	if (key) {
-		api->log(ctx, CTP_LOG_ERR, "unknown option '%s'", key);
-		return -EINVAL;
-	}
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
@@ -816,7 +810,8 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.version = HOST_CONTEXT_VERSION,
 	.description = "host identity, memory, THP, sched tunables, cpufreq, "
 		       "accounting state; the collector's own heap and CPU",
-	.flags = CTP_PLUGIN_MT_SAFE,
+	/* No option, declared: the core refuses any. */
+	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_OPTIONS,
 	CTP_PLUGIN_FIELDS(fields),
 	.init = host_init,
 	.fini = host_fini,

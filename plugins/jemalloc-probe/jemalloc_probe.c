@@ -725,22 +725,30 @@ static void jep_fini(void *state)
 	free(st);
 }
 
+static const char *const methods[] = {"thread_db", "auto", "ptrace", NULL};
+
+static const struct ctp_option_desc options[] = {
+	{.name = "method",
+	 .help = "thread_db reads without stopping targets; auto falls back "
+		 "to ptrace-stopping threads; ptrace only stops them",
+	 .type = CTP_OPT_STRING,
+	 .def = "thread_db",
+	 .choices = methods},
+	{.name = "ptrace_timeout_ms",
+	 .help = "longest a ptrace stop may wait for a thread",
+	 .type = CTP_OPT_U64,
+	 .def = "100",
+	 .min = 1,
+	 .max = 10000},
+};
+
 static int parse_options(struct jep_state *st)
 {
 	const struct ctp_api *api = st->api;
-	const char *key, *m;
+	const char *m;
 	uint64_t v;
 	int r;
 
-	for (size_t i = 0; (key = api->opt_key(st->ctx, i)); i++) {
-		if (strcmp(key, "method") && strcmp(key, "ptrace_timeout_ms")) {
-			api->log(st->ctx, CTP_LOG_ERR,
-				 "unknown option '%s' (known: method, "
-				 "ptrace_timeout_ms)",
-				 key);
-			return -EINVAL;
-		}
-	}
 	/* The default never stops a target: the ptrace fallback is opt-in. */
 	st->fallback = false;
 	r = api->opt_str(st->ctx, "method", &m);
@@ -834,8 +842,9 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.version = JEP_PLUGIN_VERSION,
 	.description = "per-thread jemalloc allocated/deallocated bytes, "
 		       "read without stopping the target",
-	.flags = CTP_PLUGIN_MT_SAFE,
+	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_OPTIONS,
 	CTP_PLUGIN_FIELDS(fields),
+	CTP_PLUGIN_OPTION_TABLE(options),
 	.init = jep_init,
 	.fini = jep_fini,
 	.process = jep_process,

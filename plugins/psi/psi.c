@@ -350,20 +350,22 @@ static int bool_opt(struct ctp_ctx *ctx, const struct ctp_api *api,
 	return 0;
 }
 
+static const struct ctp_option_desc options[] = {
+	{.name = "host",
+	 .help = "record the host's <proc>/pressure files",
+	 .type = CTP_OPT_BOOL,
+	 .def = "true"},
+	{.name = "cgroup",
+	 .help = "record each captured cgroup's *.pressure files",
+	 .type = CTP_OPT_BOOL,
+	 .def = "true"},
+};
+
 static int parse_options(struct ctp_ctx *ctx, const struct ctp_api *api,
 			 struct psi_state *st)
 {
-	const char *key;
 	int r;
 
-	for (size_t i = 0; (key = api->opt_key(ctx, i)); i++) {
-		if (strcmp(key, "host") != 0 && strcmp(key, "cgroup") != 0) {
-			api->log(ctx, CTP_LOG_ERR,
-				 "unknown option '%s' (known: host, cgroup)",
-				 key);
-			return -EINVAL;
-		}
-	}
 	st->host = st->cgroup = true;
 	r = bool_opt(ctx, api, "host", &st->host);
 	if (r == 0)
@@ -423,8 +425,9 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.version = PSI_VERSION,
 	.description = "Pressure stall information (cpu, memory, io, irq) of "
 		       "the host and of every captured cgroup",
-	.flags = CTP_PLUGIN_MT_SAFE,
+	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_OPTIONS,
 	CTP_PLUGIN_FIELDS(fields),
+	CTP_PLUGIN_OPTION_TABLE(options),
 	.init = psi_init,
 	.fini = psi_fini,
 	.host = psi_host,

@@ -267,20 +267,24 @@ static int scx_thread(void *state, const struct ctp_task *task,
 	return 0;
 }
 
+static const char *const ext_enabled_values[] = {
+	"auto", "true", "false", "yes", "no", "on", "off", "1", "0", NULL};
+
+static const struct ctp_option_desc options[] = {
+	{.name = "ext_enabled",
+	 .help = "record the per-thread ext.enabled flag: auto (when a "
+		 "sched_ext scheduler is loaded), true or false",
+	 .type = CTP_OPT_STRING,
+	 .def = "auto",
+	 .choices = ext_enabled_values},
+};
+
 static int parse_options(struct ctp_ctx *ctx, const struct ctp_api *api,
 			 int *mode)
 {
-	const char *key, *s;
+	const char *s;
 	int b, r;
 
-	for (size_t i = 0; (key = api->opt_key(ctx, i)); i++) {
-		if (strcmp(key, "ext_enabled") != 0) {
-			api->log(ctx, CTP_LOG_ERR,
-				 "unknown option '%s' (known: ext_enabled)",
-				 key);
-			return -EINVAL;
-		}
-	}
 	*mode = MODE_AUTO;
 	r = api->opt_str(ctx, "ext_enabled", &s);
 	if (r == -ENOENT)
@@ -368,8 +372,9 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.description = "sched_ext state of the host (/sys/kernel/sched_ext) "
 		       "and whether sched_ext runs each thread",
 	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
-		 CTP_PLUGIN_SPLITTABLE,
+		 CTP_PLUGIN_SPLITTABLE | CTP_PLUGIN_OPTIONS,
 	CTP_PLUGIN_FIELDS(fields),
+	CTP_PLUGIN_OPTION_TABLE(options),
 	.thread_files = thread_files,
 	.init = scx_init,
 	.fini = scx_fini,

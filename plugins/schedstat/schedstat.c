@@ -311,20 +311,19 @@ static int sched_thread(void *state, const struct ctp_task *task,
 	return ret;
 }
 
+static const struct ctp_option_desc options[] = {
+	{.name = "sched",
+	 .help = "also read task/<tid>/sched (wait_sum and the other "
+		 "schedstats keys) when a field needs it",
+	 .type = CTP_OPT_BOOL,
+	 .def = "true"},
+};
+
 static int parse_options(struct ctp_ctx *ctx, const struct ctp_api *api,
 			 int *read_sched)
 {
-	const char *key;
-	size_t i;
 	int r;
 
-	for (i = 0; (key = api->opt_key(ctx, i)); i++) {
-		if (strcmp(key, "sched") != 0) {
-			api->log(ctx, CTP_LOG_ERR,
-				 "unknown option '%s' (known: sched)", key);
-			return -EINVAL;
-		}
-	}
 	r = api->opt_bool(ctx, "sched", read_sched);
 	if (r == -ENOENT) {
 		*read_sched = 1;
@@ -442,8 +441,9 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 		       "wakeups, migrations, sleep/block/iowait from /proc "
 		       "schedstat and sched",
 	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
-		 CTP_PLUGIN_SPLITTABLE,
+		 CTP_PLUGIN_SPLITTABLE | CTP_PLUGIN_OPTIONS,
 	CTP_PLUGIN_FIELDS(fields),
+	CTP_PLUGIN_OPTION_TABLE(options),
 	.thread_files = thread_files,
 	.init = sched_init,
 	.fini = sched_fini,

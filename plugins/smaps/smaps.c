@@ -289,24 +289,25 @@ static int option(struct ctp_ctx *ctx, const struct ctp_api *api,
 	return r;
 }
 
+static const struct ctp_option_desc options[] = {
+	{.name = "max_rss_bytes",
+	 .help = "skip smaps_rollup for processes above this RSS: a size "
+		 "(16GiB, 512M, 1048576) or unlimited",
+	 .type = CTP_OPT_STRING,
+	 .def = "16GiB"},
+	{.name = "time_budget_ms",
+	 .help = "stop reading smaps_rollup after this much time per "
+		 "capture: milliseconds or unlimited",
+	 .type = CTP_OPT_STRING,
+	 .def = "300"},
+};
+
 static int parse_options(struct ctp_ctx *ctx, const struct ctp_api *api,
 			 struct smaps_state *st)
 {
 	uint64_t ms;
-	const char *key;
-	size_t i;
 	int r;
 
-	for (i = 0; (key = api->opt_key(ctx, i)); i++) {
-		if (strcmp(key, "max_rss_bytes") != 0 &&
-		    strcmp(key, "time_budget_ms") != 0) {
-			api->log(ctx, CTP_LOG_ERR,
-				 "unknown option '%s' (known: max_rss_bytes, "
-				 "time_budget_ms)",
-				 key);
-			return -EINVAL;
-		}
-	}
 	r = option(ctx, api, "max_rss_bytes", CTP_SIZE_BYTES, DEFAULT_MAX_RSS,
 		   &st->max_rss);
 	if (r == 0)
@@ -374,7 +375,8 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.version = SMAPS_VERSION,
 	.description = "Per-process memory breakdown (Rss, Pss, Swap, ...) "
 		       "from /proc/<tgid>/smaps_rollup, size- and time-capped",
-	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL,
+	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL | CTP_PLUGIN_OPTIONS,
+	CTP_PLUGIN_OPTION_TABLE(options),
 	.process_files = process_files,
 	.init = smaps_init,
 	.fini = smaps_fini,

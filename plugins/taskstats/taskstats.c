@@ -876,22 +876,21 @@ static void ts_fini(void *state)
 	free(st);
 }
 
+static const struct ctp_option_desc options[] = {
+	{.name = "batch_size",
+	 .help = "taskstats queries sent per netlink batch",
+	 .type = CTP_OPT_U64,
+	 .def = "64",
+	 .min = 1,
+	 .max = MAX_BATCH},
+};
+
 static int parse_options(struct ts_state *st)
 {
 	const struct ctp_api *api = st->api;
-	const char *key;
 	uint64_t v;
-	size_t i;
 	int r;
 
-	for (i = 0; (key = api->opt_key(st->ctx, i)); i++) {
-		if (strcmp(key, "batch_size") != 0) {
-			api->log(st->ctx, CTP_LOG_ERR,
-				 "unknown option '%s' (known: batch_size)",
-				 key);
-			return -EINVAL;
-		}
-	}
 	st->batch = DEFAULT_BATCH;
 	r = api->opt_u64(st->ctx, "batch_size", &v);
 	if (r == -ENOENT)
@@ -1047,8 +1046,9 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.description = "Per-thread delay accounting (cpu, blkio, swapin, "
 		       "freepages, thrashing, compact, wpcopy, irq) and "
 		       "memory high-water marks over taskstats genetlink",
-	.flags = CTP_PLUGIN_MT_SAFE,
+	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_OPTIONS,
 	CTP_PLUGIN_FIELDS(fields),
+	CTP_PLUGIN_OPTION_TABLE(options),
 	.init = ts_init,
 	.fini = ts_fini,
 	.process = ts_process,
