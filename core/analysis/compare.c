@@ -1250,14 +1250,177 @@ static void json_str_or_null(FILE *out, const char *s)
 	s ? json_str(out, s) : fputs("null", out);
 }
 
+/* One plugin on both sides, with the union of its summary counters'
+ * names in order. */
+struct plugin_pair {
+	const char *name;
+	const struct ctp_snap_plugin *p[2];
+	const char *sn[2 * 64];
+	size_t ns;
+};
+
+static void plugin_pair_init(const struct ctx *x, const char *name,
+			     struct plugin_pair *pp)
+{
+	pp->name = name;
+	pp->ns = 0;
+	for (int k = 0; k < 2; k++)
+		pp->p[k] = plugin_find(x->snap[k], name);
+	for (int k = 0; k < 2; k++)
+		for (size_t s = 0; pp->p[k] && s < pp->p[k]->n_summary; s++) {
+			const char *nm = pp->p[k]->summary_name[s];
+			size_t j;
+			for (j = 0; j < pp->ns && strcmp(pp->sn[j], nm); j++)
+				;
+			if (j == pp->ns &&
+			    pp->ns < sizeof(pp->sn) / sizeof(pp->sn[0]))
+				pp->sn[pp->ns++] = nm;
+		}
+}
+
+static void plugin_table(struct ctx *x, const struct plugin_pair *pp)
+{
+	FILE *out = x->out;
+	const struct ctp_snap_plugin *const *p = pp->p;
+	const char *s0 = status_of(p[0]), *s1 = status_of(p[1]);
+	char t[256];
+	fprintf(out, "  %s: %s%s%s", pp->name, s0, strcmp(s0, s1) ? " -> " : "",
+		strcmp(s0, s1) ? s1 : "");
+	pair_text(t, sizeof(t), p[0], p[0] ? p[0]->calls : 0, p[1],
+		  p[1] ? p[1]->calls : 0);
+	fprintf(out, "; calls %s", t);
+	pair_text(t, sizeof(t), p[0], p[0] ? p[0]->errors : 0, p[1],
+		  p[1] ? p[1]->errors : 0);
+	fprintf(out, "; errors %s\n", t);
+	for (size_t s = 0; s < pp->ns; s++) {
+		uint64_t a = 0, b = 0;
+		bool ha = summary_get(p[0], pp->sn[s], &a),
+		     hb = summary_get(p[1], pp->sn[s], &b);
+		pair_text(t, sizeof(t), ha, a, hb, b);
+		fprintf(out, "    %s: %s\n", pp->sn[s], t);
+	}
+	for (int k = 0; k < 2; k++)
+		if (p[k] && p[k]->hint &&
+		    (k == 0 || !p[0] || !p[0]->hint ||
+		     strcmp(p[0]->hint, p[k]->hint)))
+			fprintf(out, "    hint (%s): %s\n", k ? "CAND" : "BASE",
+				ctp_render_escape(p[k]->hint,
+						  strlen(p[k]->hint), 400, t,
+						  sizeof(t)));
+}
+
+/* `{"base": a, "cand": b}` of two optional numbers. */
+static void json_pair_u64(FILE *out, bool ha, uint64_t a, bool hb, uint64_t b)
+{
+	fputs("{\"base\":", out);
+	json_u64_or_null(out, ha, a);
+	fputs(",\"cand\":", out);
+	json_u64_or_null(out, hb, b);
+	fputc('}', out);
+}
+
+static void plugin_json(struct ctx *x, const struct plugin_pair *pp, bool first)
+{
+	FILE *out = x->out;
+	const struct ctp_snap_plugin *const *p = pp->p;
+	fputs(first ? "{\"name\":" : ",{\"name\":", out);
+	json_str(out, pp->name);
+	fputs(",\"status\":{\"base\":", out);
+	json_str_or_null(out, p[0] ? status_of(p[0]) : NULL);
+	fputs(",\"cand\":", out);
+	json_str_or_null(out, p[1] ? status_of(p[1]) : NULL);
+	fputs("},\"calls\":", out);
+	json_pair_u64(out, p[0], p[0] ? p[0]->calls : 0, p[1],
+		      p[1] ? p[1]->calls : 0);
+	fputs(",\"errors\":", out);
+	json_pair_u64(out, p[0], p[0] ? p[0]->errors : 0, p[1],
+		      p[1] ? p[1]->errors : 0);
+	fputs(",\"summary\":{", out);
+	for (size_t s = 0; s < pp->ns; s++) {
+		uint64_t a = 0, b = 0;
+		bool ha = summary_get(p[0], pp->sn[s], &a),
+		     hb = summary_get(p[1], pp->sn[s], &b);
+		fputs(s ? "," : "", out);
+		json_str(out, pp->sn[s]);
+		fputs(":{\"base\":", out);
+		json_u64_or_null(out, ha, a);
+		fputs(",\"cand\":", out);
+		json_u64_or_null(out, hb, b);
+		fputs(",\"delta\":", out);
+		if (ha && hb)
+			fprintf(out, "%.0Lf", (long double)b - (long double)a);
+		else
+			fputs("null", out);
+		fputc('}', out);
+	}
+	fputs("},\"hint\":{\"base\":", out);
+	json_str_or_null(out, p[0] ? p[0]->hint : NULL);
+	fputs(",\"cand\":", out);
+	json_str_or_null(out, p[1] ? p[1]->hint : NULL);
+	fputs("}}", out);
+}
+
+static void plugin_csv(struct ctx *x, const struct plugin_pair *pp)
+{
+	FILE *out = x->out;
+	for (size_t s = 0; s < pp->ns; s++) {
+		uint64_t a = 0, b = 0;
+		bool ha = summary_get(pp->p[0], pp->sn[s], &a),
+		     hb = summary_get(pp->p[1], pp->sn[s], &b);
+		fputs("plugins,", out);
+		csv_str(out, pp->name);
+		fputs(",,,,,,", out);
+		csv_str(out, pp->sn[s]);
+		fputc(',', out);
+		if (ha)
+			fprintf(out, "%" PRIu64, a);
+		fputc(',', out);
+		if (hb)
+			fprintf(out, "%" PRIu64, b);
+		fputc(',', out);
+		if (ha && hb)
+			fprintf(out, "%.0Lf", (long double)b - (long double)a);
+		fprintf(out, ",,%d\n", !(ha && hb && a == b));
+	}
+}
+
+/* The read-failure hint of each side (table and JSON; CSV has none). */
+static void readfail_hints(struct ctx *x)
+{
+	FILE *out = x->out;
+	char h[2][2048];
+	bool hh[2];
+	for (int k = 0; k < 2; k++)
+		hh[k] = gate_hint(ctp_snap_readfail(x->snap[k]), h[k],
+				  sizeof(h[k]));
+	if (x->o->fmt == CTP_COMPARE_TABLE) {
+		for (int k = 0; k < 2; k++)
+			if (hh[k])
+				fprintf(out, "  read failures (%s) hint: %s\n",
+					k ? "CAND" : "BASE", h[k]);
+	} else if (x->o->fmt == CTP_COMPARE_JSON) {
+		fputs(",\"read_failure_hint\":{\"base\":", out);
+		json_str_or_null(out, hh[0] ? h[0] : NULL);
+		fputs(",\"cand\":", out);
+		json_str_or_null(out, hh[1] ? h[1] : NULL);
+		fputc('}', out);
+	}
+}
+
+/* Every plugin of either side: status, calls, errors, summary counters
+ * and hints, then the read-failure hints. */
 static int print_plugins(struct ctx *x)
 {
 	FILE *out = x->out;
 	size_t n0 = ctp_snap_n_plugins(x->snap[0]),
 	       n1 = ctp_snap_n_plugins(x->snap[1]), np = 0;
 	const char **names = calloc(n0 + n1 + 1, sizeof(*names));
-	if (!names)
+	struct plugin_pair *pp = malloc(sizeof(*pp));
+	if (!names || !pp) {
+		free(names);
+		free(pp);
 		return -ENOMEM;
+	}
 	for (int k = 0; k < 2; k++)
 		for (size_t i = 0; i < ctp_snap_n_plugins(x->snap[k]); i++) {
 			const char *nm = ctp_snap_plugins(x->snap[k])[i].name;
@@ -1272,134 +1435,19 @@ static int print_plugins(struct ctx *x)
 	else if (x->o->fmt == CTP_COMPARE_JSON)
 		fputs("\"plugins\":[", out);
 	for (size_t i = 0; i < np; i++) {
-		const struct ctp_snap_plugin *p[2] = {
-			plugin_find(x->snap[0], names[i]),
-			plugin_find(x->snap[1], names[i])};
-		char t[256];
-		/* Summary counter names over both sides, in order. */
-		const char *sn[2 * 64];
-		size_t ns = 0;
-		for (int k = 0; k < 2; k++)
-			for (size_t s = 0; p[k] && s < p[k]->n_summary; s++) {
-				size_t j;
-				for (j = 0;
-				     j < ns &&
-				     strcmp(sn[j], p[k]->summary_name[s]);
-				     j++)
-					;
-				if (j == ns && ns < sizeof(sn) / sizeof(sn[0]))
-					sn[ns++] = p[k]->summary_name[s];
-			}
-		if (x->o->fmt == CTP_COMPARE_TABLE) {
-			const char *s0 = status_of(p[0]), *s1 = status_of(p[1]);
-			fprintf(out, "  %s: %s%s%s", names[i], s0,
-				strcmp(s0, s1) ? " -> " : "",
-				strcmp(s0, s1) ? s1 : "");
-			pair_text(t, sizeof(t), p[0], p[0] ? p[0]->calls : 0,
-				  p[1], p[1] ? p[1]->calls : 0);
-			fprintf(out, "; calls %s", t);
-			pair_text(t, sizeof(t), p[0], p[0] ? p[0]->errors : 0,
-				  p[1], p[1] ? p[1]->errors : 0);
-			fprintf(out, "; errors %s\n", t);
-			for (size_t s = 0; s < ns; s++) {
-				uint64_t a = 0, b = 0;
-				bool ha = summary_get(p[0], sn[s], &a),
-				     hb = summary_get(p[1], sn[s], &b);
-				pair_text(t, sizeof(t), ha, a, hb, b);
-				fprintf(out, "    %s: %s\n", sn[s], t);
-			}
-			for (int k = 0; k < 2; k++)
-				if (p[k] && p[k]->hint &&
-				    (k == 0 || !p[0] || !p[0]->hint ||
-				     strcmp(p[0]->hint, p[k]->hint)))
-					fprintf(out, "    hint (%s): %s\n",
-						k ? "CAND" : "BASE",
-						ctp_render_escape(
-							p[k]->hint,
-							strlen(p[k]->hint), 400,
-							t, sizeof(t)));
-		} else if (x->o->fmt == CTP_COMPARE_JSON) {
-			fputs(i ? ",{\"name\":" : "{\"name\":", out);
-			json_str(out, names[i]);
-			fputs(",\"status\":{\"base\":", out);
-			json_str_or_null(out, p[0] ? status_of(p[0]) : NULL);
-			fputs(",\"cand\":", out);
-			json_str_or_null(out, p[1] ? status_of(p[1]) : NULL);
-			fputs("},\"calls\":{\"base\":", out);
-			json_u64_or_null(out, p[0], p[0] ? p[0]->calls : 0);
-			fputs(",\"cand\":", out);
-			json_u64_or_null(out, p[1], p[1] ? p[1]->calls : 0);
-			fputs("},\"errors\":{\"base\":", out);
-			json_u64_or_null(out, p[0], p[0] ? p[0]->errors : 0);
-			fputs(",\"cand\":", out);
-			json_u64_or_null(out, p[1], p[1] ? p[1]->errors : 0);
-			fputs("},\"summary\":{", out);
-			for (size_t s = 0; s < ns; s++) {
-				uint64_t a = 0, b = 0;
-				bool ha = summary_get(p[0], sn[s], &a),
-				     hb = summary_get(p[1], sn[s], &b);
-				fputs(s ? "," : "", out);
-				json_str(out, sn[s]);
-				fputs(":{\"base\":", out);
-				json_u64_or_null(out, ha, a);
-				fputs(",\"cand\":", out);
-				json_u64_or_null(out, hb, b);
-				fputs(",\"delta\":", out);
-				if (ha && hb)
-					fprintf(out, "%.0Lf",
-						(long double)b -
-							(long double)a);
-				else
-					fputs("null", out);
-				fputc('}', out);
-			}
-			fputs("},\"hint\":{\"base\":", out);
-			json_str_or_null(out, p[0] ? p[0]->hint : NULL);
-			fputs(",\"cand\":", out);
-			json_str_or_null(out, p[1] ? p[1]->hint : NULL);
-			fputs("}}", out);
-		} else {
-			for (size_t s = 0; s < ns; s++) {
-				uint64_t a = 0, b = 0;
-				bool ha = summary_get(p[0], sn[s], &a),
-				     hb = summary_get(p[1], sn[s], &b);
-				fputs("plugins,", out);
-				csv_str(out, names[i]);
-				fputs(",,,,,,", out);
-				csv_str(out, sn[s]);
-				fputc(',', out);
-				if (ha)
-					fprintf(out, "%" PRIu64, a);
-				fputc(',', out);
-				if (hb)
-					fprintf(out, "%" PRIu64, b);
-				fputc(',', out);
-				if (ha && hb)
-					fprintf(out, "%.0Lf",
-						(long double)b -
-							(long double)a);
-				fprintf(out, ",,%d\n", !(ha && hb && a == b));
-			}
-		}
+		plugin_pair_init(x, names[i], pp);
+		if (x->o->fmt == CTP_COMPARE_TABLE)
+			plugin_table(x, pp);
+		else if (x->o->fmt == CTP_COMPARE_JSON)
+			plugin_json(x, pp, i == 0);
+		else
+			plugin_csv(x, pp);
 	}
+	if (x->o->fmt == CTP_COMPARE_JSON)
+		fputc(']', out);
 	free(names);
-	char h[2][2048];
-	bool hh[2];
-	for (int k = 0; k < 2; k++)
-		hh[k] = gate_hint(ctp_snap_readfail(x->snap[k]), h[k],
-				  sizeof(h[k]));
-	if (x->o->fmt == CTP_COMPARE_TABLE) {
-		for (int k = 0; k < 2; k++)
-			if (hh[k])
-				fprintf(out, "  read failures (%s) hint: %s\n",
-					k ? "CAND" : "BASE", h[k]);
-	} else if (x->o->fmt == CTP_COMPARE_JSON) {
-		fputs("],\"read_failure_hint\":{\"base\":", out);
-		json_str_or_null(out, hh[0] ? h[0] : NULL);
-		fputs(",\"cand\":", out);
-		json_str_or_null(out, hh[1] ? h[1] : NULL);
-		fputc('}', out);
-	}
+	free(pp);
+	readfail_hints(x);
 	return 0;
 }
 
