@@ -210,7 +210,8 @@ def check_spec(snap, legacy=False):
     for i, f in enumerate(snap["fields"]):
         w = "fields[%d]" % i
         check_keys(f, ["name", "plugin", "scope", "type", "unit", "kind",
-                       "rule", "help", "derive"], w, optional=late)
+                       "rule", "help", "derive", "section", "dims"], w,
+                   optional=tuple(late) + ("section", "dims"))
         need(is_str(f["name"]) and f["name"], w + ".name")
         need(f["name"] not in fields, w + ": duplicate name")
         need(f["plugin"] is None or is_str(f["plugin"]), w + ".plugin")
@@ -220,6 +221,9 @@ def check_spec(snap, legacy=False):
         need(f["kind"] in KINDS, w + ".kind %r" % f["kind"])
         need(f["rule"] in RULES, w + ".rule %r" % f["rule"])
         need(is_str(f["help"]), w + ".help")
+        for k in ("section", "dims"):
+            if k in f:
+                need(is_str(f[k]) and f[k], "%s.%s" % (w, k))
         check_derive(f, fields, w)
         fields[f["name"]] = f
 

@@ -25,3 +25,7 @@ ctp_add_test(test_writer_big test_writer_big.c snapbuild.c LIBS ctpcore)
 ctp_add_test(test_writer_target test_writer_target.c snapbuild.c e2e_util.c
              LIBS ctpcore Threads::Threads)
 add_dependencies(test_writer_target ctprof-core plugin-procfs-stat)
+
+# Field sections and dimensions: registration checks and the round trip.
+ctp_add_test(test_field_meta test_field_meta.c snapbuild.c e2e_util.c
+             LIBS ctpcore)

@@ -410,6 +410,15 @@ static int check_fields(struct ctp_engine *eng, const struct ctp_plugin *d,
 	for (uint32_t i = 0; i < d->n_fields; i++) {
 		const struct ctp_field_desc *f = static_field(d, i);
 		const char *reason;
+		if ((f->flags & CTP_FIELD_META) &&
+		    d->field_desc_size < sizeof(struct ctp_field_desc)) {
+			snprintf(why, whylen,
+				 "field '%s': CTP_FIELD_META in a description "
+				 "of %u bytes, without section and dims",
+				 f->name ? f->name : "(null)",
+				 (unsigned)d->field_desc_size);
+			return -EINVAL;
+		}
 		if (ctp_field_desc_check(f, &reason) < 0) {
 			snprintf(why, whylen, "field '%s': %s",
 				 f->name ? f->name : "(null)", reason);

@@ -235,6 +235,8 @@ void ctp_registry_done(struct ctp_registry *reg)
 		struct ctp_field *f = ctp_registry_get(reg, i);
 		free(f->name);
 		free(f->help);
+		free(f->section);
+		free(f->dims);
 	}
 	for (uint32_t p = 0; p < CTP_FIELD_PAGES; p++)
 		free(reg->pages[p]);
@@ -297,6 +299,32 @@ static bool type_fits(uint8_t kind, uint8_t type)
 	return false;
 }
 
+/* A section name, or with `pairs` a "key=value,key=value" list, of
+ * [a-z0-9_.-] words, 1 to 256 bytes. */
+static bool label_ok(const char *s, bool pairs)
+{
+	size_t n = strlen(s);
+	bool want_value = false, empty = true;
+	if (n == 0 || n > 256)
+		return false;
+	for (const char *p = s; *p; p++) {
+		char c = *p;
+		bool word = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+			    c == '_' || c == '.' || c == '-';
+		if (word) {
+			empty = false;
+			continue;
+		}
+		if (!pairs || empty || (c != '=' && c != ','))
+			return false;
+		if ((c == '=') == want_value)
+			return false;
+		want_value = c == '=';
+		empty = true;
+	}
+	return !empty && (!pairs || want_value);
+}
+
 int ctp_field_desc_check(const struct ctp_field_desc *d, const char **why)
 {
 	if (!name_ok(d->name)) {
@@ -334,8 +362,15 @@ int ctp_field_desc_check(const struct ctp_field_desc *d, const char **why)
 		*why = "value type does not fit the kind";
 		return -EINVAL;
 	}
-	if (d->flags || d->reserved) {
+	if ((d->flags & ~CTP_FIELD_META) || d->reserved) {
 		*why = "reserved members (flags, reserved) must be 0";
+		return -EINVAL;
+	}
+	if ((d->flags & CTP_FIELD_META) &&
+	    ((d->section && !label_ok(d->section, false)) ||
+	     (d->dims && !label_ok(d->dims, true)))) {
+		*why = "section is [a-z0-9_.-]+ and dims \"key=value,...\" "
+		       "of those characters";
 		return -EINVAL;
 	}
 	return 0;
@@ -361,6 +396,8 @@ void ctp_registry_truncate(struct ctp_registry *reg, uint32_t n)
 		reg->ncols[f->scope] = f->col;
 		free(f->name);
 		free(f->help);
+		free(f->section);
+		free(f->dims);
 		memset(f, 0, sizeof(*f));
 	}
 	if (n < count)
@@ -417,12 +454,18 @@ static int add_locked(struct ctp_registry *reg, uint32_t plugin,
 		}
 	}
 	struct ctp_field *f = &(*page)[id % CTP_FIELD_PAGE];
+	bool meta = d->flags & CTP_FIELD_META;
 	f->name = strdup(d->name);
 	f->help = strdup(d->help ? d->help : "");
-	if (!f->name || !f->help) {
+	f->section = meta && d->section ? strdup(d->section) : NULL;
+	f->dims = meta && d->dims ? strdup(d->dims) : NULL;
+	if (!f->name || !f->help || (meta && d->section && !f->section) ||
+	    (meta && d->dims && !f->dims)) {
 		free(f->name);
 		free(f->help);
-		f->name = f->help = NULL;
+		free(f->section);
+		free(f->dims);
+		f->name = f->help = f->section = f->dims = NULL;
 		ret = -ENOMEM;
 		goto out;
 	}

@@ -57,6 +57,8 @@ struct ctp_field_term {
 struct ctp_field {
 	char *name;
 	char *help;	 /* "" when none */
+	char *section;	 /* NULL when none (CTP_FIELD_META) */
+	char *dims;	 /* "k=v,k=v", NULL when none */
 	uint32_t plugin; /* index into capture->plugins */
 	uint8_t scope, type, unit, kind, rule;
 	uint32_t col; /* column index in its scope's tables */

@@ -757,6 +757,10 @@ static int parse_fields(struct ctp_snap *s)
 		if ((ret = opt_str(s, m, where, "plugin", false, "",
 				   &f->plugin)) < 0 ||
 		    (ret = opt_str(s, m, where, "help", false, "", &f->help)) <
+			    0 ||
+		    (ret = opt_str(s, m, where, "section", false, "",
+				   &f->section)) < 0 ||
+		    (ret = opt_str(s, m, where, "dims", false, "", &f->dims)) <
 			    0)
 			return ret;
 		if ((e = enum_key(s, m, where, "scope", CTP_ENUM_SCOPE, true)) <

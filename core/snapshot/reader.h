@@ -64,6 +64,9 @@ struct ctp_snap_field {
 	const char *name;
 	const char *plugin; /* "" when the file has nil */
 	const char *help;   /* "" when none */
+	/* Where readers show it and its labelled dimensions
+	 * ("key=value,..."); "" when the plugin gave none. */
+	const char *section, *dims;
 	uint8_t scope, type, unit, kind, rule;
 	uint32_t index; /* position in ctp_snap_fields() */
 	/* A derived field (n_terms > 0) has no values in the file: compute

@@ -598,7 +598,8 @@ static void pack_fields(struct w *w)
 	msgpack_pack_array(&w->pk, nf);
 	for (uint32_t id = 0; id < nf; id++) {
 		const struct ctp_field *f = ctp_registry_get(&cap->reg, id);
-		msgpack_pack_map(&w->pk, 9);
+		msgpack_pack_map(&w->pk,
+				 9 + (f->section != NULL) + (f->dims != NULL));
 		pack_key(w, "name");
 		pack_str(w, f->name);
 		pack_key(w, "plugin");
@@ -618,6 +619,14 @@ static void pack_fields(struct w *w)
 		pack_key(w, "help");
 		pack_str(w, f->help ? f->help : "");
 		pack_derive(w, f);
+		if (f->section) {
+			pack_key(w, "section");
+			pack_str(w, f->section);
+		}
+		if (f->dims) {
+			pack_key(w, "dims");
+			pack_str(w, f->dims);
+		}
 		if (!ctp_scope_name(f->scope) || !ctp_type_name(f->type))
 			fail(w->o, -EINVAL, "field %s: bad scope or type",
 			     f->name);

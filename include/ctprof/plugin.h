@@ -105,9 +105,20 @@ struct ctp_field_desc {
 	uint8_t unit;	  /* enum ctp_unit */
 	uint8_t kind;	  /* enum ctp_kind */
 	uint8_t rule;	  /* enum ctp_rule */
-	uint8_t flags;	  /* reserved, 0 */
+	uint8_t flags;	  /* CTP_FIELD_*, else 0 */
 	uint16_t reserved;
+	/* Appended in ABI 1, read only with CTP_FIELD_META in flags: where
+	 * readers show the field and along which labelled dimensions it
+	 * varies, so a reader groups fields without knowing their names
+	 * (docs/PLUGINS.md "Sections and dimensions"). */
+	const char *section; /* e.g. "psi"; NULL: none */
+	const char *dims;    /* "key=value,key=value", e.g.
+				"resource=cpu,window=avg10"; NULL: none */
 };
+
+/* ctp_field_desc.flags: `section` and `dims` are set (a description built
+ * with this header). */
+#define CTP_FIELD_META (1u << 0)
 
 /* ---- What the core hands to callbacks ------------------------------------ */
 

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Field sections and labelled dimensions (CTP_FIELD_META): checked when a
+ * field registers (core/capture/model.c), written to the snapshot and read
+ * back (docs/FORMAT.md, fields[].section and .dims) without any plugin.
+ */
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "e2e_util.h"
+#include "model.h"
+#include "reader.h"
+#include "snapbuild.h"
+
+static struct ctp_field_desc meta(const char *section, const char *dims)
+{
+	struct ctp_field_desc d = {.name = "x.y",
+				   .scope = CTP_SCOPE_HOST,
+				   .type = CTP_TYPE_U64,
+				   .unit = CTP_UNIT_COUNT,
+				   .kind = CTP_KIND_GAUGE,
+				   .rule = CTP_RULE_MAX,
+				   .flags = CTP_FIELD_META,
+				   .section = section,
+				   .dims = dims};
+	return d;
+}
+
+static void test_syntax(void **unused)
+{
+	(void)unused;
+	static const char *const good[][2] = {
+		{"psi", "resource=cpu,window=avg10"},
+		{NULL, "hierarchy=cpu-cpuacct"},
+		{"cgroup.v1", NULL},
+		{NULL, NULL},
+	};
+	static const char *const bad[][2] = {
+		{"", NULL},	{"a,b", NULL},	 {"Psi", NULL},
+		{NULL, "a"},	{NULL, "a="},	 {NULL, "=b"},
+		{NULL, "a=b,"}, {NULL, "a=b=c"}, {NULL, "a=b,,c=d"},
+		{NULL, "a=B"},	{NULL, ""},	 {"a b", NULL},
+	};
+	const char *why;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		struct ctp_field_desc d = meta(good[i][0], good[i][1]);
+		if (ctp_field_desc_check(&d, &why) != 0)
+			fail_msg("good %zu refused: %s", i, why);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct ctp_field_desc d = meta(bad[i][0], bad[i][1]);
+		if (ctp_field_desc_check(&d, &why) == 0)
+			fail_msg("bad %zu (%s, %s) accepted", i,
+				 bad[i][0] ? bad[i][0] : "-",
+				 bad[i][1] ? bad[i][1] : "-");
+	}
+	/* Without the flag the members are not read at all. */
+	struct ctp_field_desc d = meta("Not Checked", "=");
+	d.flags = 0;
+	assert_int_equal(ctp_field_desc_check(&d, &why), 0);
+}
+
+static void test_round_trip(void **unused)
+{
+	(void)unused;
+	char dir[PATH_MAX], path[PATH_MAX + 16], err[512];
+	assert_int_equal(e2e_tmpdir("meta", dir, sizeof(dir)), 0);
+	snprintf(path, sizeof(path), "%s/m.ctprof.zst", dir);
+	struct ctp_capture *cap = sb_capture("p");
+	struct ctp_field_desc a = meta("psi", "resource=cpu,window=avg10");
+	struct ctp_field_desc b = meta(NULL, NULL);
+	b.name = "x.plain";
+	b.flags = 0;
+	assert_true(ctp_registry_add(&cap->reg, 0, &a) >= 0);
+	assert_true(ctp_registry_add(&cap->reg, 0, &b) >= 0);
+	if (sb_write(cap, path, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	ctp_capture_free(cap);
+	struct ctp_snap *s = NULL;
+	if (ctp_snap_open(path, 1ull << 30, &s, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	const struct ctp_snap_field *f = ctp_snap_field_find(s, "x.y");
+	assert_non_null(f);
+	assert_string_equal(f->section, "psi");
+	assert_string_equal(f->dims, "resource=cpu,window=avg10");
+	f = ctp_snap_field_find(s, "x.plain");
+	assert_string_equal(f->section, "");
+	assert_string_equal(f->dims, "");
+	ctp_snap_free(s);
+	e2e_rm_rf(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_syntax),
+		cmocka_unit_test(test_round_trip),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
