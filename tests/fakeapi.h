@@ -199,8 +199,8 @@ void fake_expect_str(const struct ctp_record *rec, const char *name,
  * a description, flags, the field table's element size and count. */
 void fake_expect_descriptor(const struct ctp_plugin *p, const char *name,
 			    uint32_t flags, uint32_t n_fields);
-/* One static field's description, no field flags, and a help of one
- * non-empty line. */
+/* One static field's description, no field flag but CTP_FIELD_META (with
+ * a section or dimensions), and a help of one non-empty line. */
 void fake_expect_field(const struct ctp_field_desc *f, uint8_t scope,
 		       uint8_t type, uint8_t unit, uint8_t kind, uint8_t rule);
 

@@ -106,6 +106,21 @@ static void descriptor(void **state)
 		const struct ctp_field_desc *f = &p->fields[i];
 		const char *last = strrchr(f->name, '.') + 1;
 		int total = !strcmp(last, "total");
+		char dims[96];
+
+		/* Section and dimensions say what the name says, so readers
+		 * need not parse it: psi.[cg.]<res>.<stall>.<window>. */
+		assert_int_equal(f->flags, CTP_FIELD_META);
+		assert_string_equal(f->section, "psi");
+		const char *rest =
+			f->name + (f->scope == CTP_SCOPE_HOST ? 4 : 7);
+		char res[16], stall[8], win[8];
+		assert_int_equal(sscanf(rest, "%15[a-z].%7[a-z].%7[a-z0-9]",
+					res, stall, win),
+				 3);
+		snprintf(dims, sizeof(dims), "resource=%s,stall=%s,window=%s",
+			 res, stall, win);
+		assert_string_equal(f->dims, dims);
 
 		/* Names unique across scopes: psi.<res>... vs psi.cg.<res>. */
 		if (f->scope == CTP_SCOPE_HOST) {

@@ -843,7 +843,8 @@ static const struct hier_slot *find_hier(const struct hier_slot *h, size_t n,
 
 static int register_hier(struct cg_state *st, const char *ctrl, size_t len)
 {
-	char hn[HIER_LEN], name[HIER_LEN + 32], help[2 * HIER_LEN + 96];
+	char hn[HIER_LEN], name[HIER_LEN + 32], help[2 * HIER_LEN + 96],
+		dims[HIER_LEN + 16];
 	int n = ctp_cg_hier_name(ctrl, len, hn, sizeof(hn));
 
 	if (n < 0)
@@ -861,7 +862,13 @@ static int register_hier(struct cg_state *st, const char *ctrl, size_t len)
 		.unit = CTP_UNIT_NONE,
 		.kind = CTP_KIND_CATEGORICAL,
 		.rule = CTP_RULE_MODE,
+		/* Readers find a hierarchy's path field by this, not by
+		 * its name (group's cgroup:HIER axis). */
+		.flags = CTP_FIELD_META,
+		.section = "cgroup.v1.path",
+		.dims = dims,
 	};
+	snprintf(dims, sizeof(dims), "hierarchy=%s", hn);
 	return st->api->field_register(st->ctx, &d);
 }
 

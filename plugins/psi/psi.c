@@ -63,7 +63,11 @@ enum {
 #define SOME_WHO "some task was"
 #define FULL_WHO "every non-idle task was"
 
-#define AVG(g, m, sc, nm, key, win, who, res, src)                             \
+/* Every field is in section "psi", with its resource, stall kind (some,
+ * full) and window as dimensions: readers group them without parsing
+ * names. */
+#define DIMS(res, half, key) "resource=" res ",stall=" half ",window=" key
+#define AVG(g, m, sc, nm, key, win, who, res, half, src)                       \
 	[(g)*N_METRICS + (m)] = {.name = nm "." key,                           \
 				 .help = "Share of time " who                  \
 					 " stalled on " res ", " win           \
@@ -72,8 +76,11 @@ enum {
 				 .type = CTP_TYPE_U64,                         \
 				 .unit = CTP_UNIT_CENTIPCT,                    \
 				 .kind = CTP_KIND_GAUGE,                       \
-				 .rule = CTP_RULE_MAX}
-#define TOTAL(g, sc, nm, who, res, src)                                        \
+				 .rule = CTP_RULE_MAX,                         \
+				 .flags = CTP_FIELD_META,                      \
+				 .section = "psi",                             \
+				 .dims = DIMS(res, half, key)}
+#define TOTAL(g, sc, nm, who, res, half, src)                                  \
 	[(g)*N_METRICS + M_TOTAL] = {.name = nm ".total",                      \
 				     .help = "Time " who " stalled on " res    \
 					     ", cumulative (" src ")",         \
@@ -81,17 +88,21 @@ enum {
 				     .type = CTP_TYPE_U64,                     \
 				     .unit = CTP_UNIT_US,                      \
 				     .kind = CTP_KIND_COUNTER,                 \
-				     .rule = CTP_RULE_SUM}
-#define GROUP(g, sc, nm, who, res, src)                                        \
-	AVG(g, M_AVG10, sc, nm, "avg10", "10 s", who, res, src),               \
-		AVG(g, M_AVG60, sc, nm, "avg60", "60 s", who, res, src),       \
-		AVG(g, M_AVG300, sc, nm, "avg300", "300 s", who, res, src),    \
-		TOTAL(g, sc, nm, who, res, src)
+				     .rule = CTP_RULE_SUM,                     \
+				     .flags = CTP_FIELD_META,                  \
+				     .section = "psi",                         \
+				     .dims = DIMS(res, half, "total")}
+#define GROUP(g, sc, nm, who, res, half, src)                                  \
+	AVG(g, M_AVG10, sc, nm, "avg10", "10 s", who, res, half, src),         \
+		AVG(g, M_AVG60, sc, nm, "avg60", "60 s", who, res, half, src), \
+		AVG(g, M_AVG300, sc, nm, "avg300", "300 s", who, res, half,    \
+		    src),                                                      \
+		TOTAL(g, sc, nm, who, res, half, src)
 #define HOST(g, res, half, who)                                                \
-	GROUP(g, CTP_SCOPE_HOST, "psi." res "." half, who, res,                \
+	GROUP(g, CTP_SCOPE_HOST, "psi." res "." half, who, res, half,          \
 	      "pressure/" res " " half)
 #define CG(g, res, half, who)                                                  \
-	GROUP(g, CTP_SCOPE_CGROUP, "psi.cg." res "." half, who, res,           \
+	GROUP(g, CTP_SCOPE_CGROUP, "psi.cg." res "." half, who, res, half,     \
 	      res ".pressure " half)
 
 static const struct ctp_field_desc fields[] = {
@@ -115,6 +126,7 @@ static const struct ctp_field_desc fields[] = {
 #undef GROUP
 #undef TOTAL
 #undef AVG
+#undef DIMS
 
 _Static_assert(sizeof(fields) / sizeof(fields[0]) == N_FIELDS,
 	       "field table and enum disagree");
