@@ -29,3 +29,4 @@ add_dependencies(test_writer_target ctprof-core plugin-procfs-stat)
 # Field sections and dimensions: registration checks and the round trip.
 ctp_add_test(test_field_meta test_field_meta.c snapbuild.c e2e_util.c
              LIBS ctpcore)
+add_dependencies(test_field_meta ctprof-core)

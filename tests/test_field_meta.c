@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -97,11 +98,80 @@ static void test_round_trip(void **unused)
 	e2e_rm_rf(dir);
 }
 
+/* Two snapshots for compare: host fields "x.p" (section psi) and
+ * "psi.named" (no section: a name is not a section), cgroup fields "x.pc"
+ * (section psi) and "x.c". */
+static void write_pair(const char *dir, char paths[2][PATH_MAX + 16])
+{
+	for (int k = 0; k < 2; k++) {
+		char err[512];
+		struct ctp_capture *cap = sb_capture("p");
+		struct ctp_field_desc d[4] = {
+			meta("psi", "window=avg10"), meta(NULL, NULL),
+			meta("psi", "resource=cpu"), meta(NULL, NULL)};
+		d[0].name = "x.p";
+		d[1].name = "psi.named";
+		d[1].flags = 0;
+		d[2].name = "x.pc";
+		d[2].scope = CTP_SCOPE_CGROUP;
+		d[3].name = "x.c";
+		d[3].scope = CTP_SCOPE_CGROUP;
+		d[3].flags = 0;
+		int id[4];
+		for (int i = 0; i < 4; i++) {
+			id[i] = ctp_registry_add(&cap->reg, 0, &d[i]);
+			assert_true(id[i] >= 0);
+		}
+		for (int i = 0; i < 2; i++)
+			sb_put_u64(cap, &cap->host, 0, CTP_HOST_IDENT, id[i],
+				   10 + (uint64_t)k);
+		uint32_t cg = sb_cgroup(cap, "/a");
+		for (int i = 2; i < 4; i++)
+			sb_put_u64(cap, &cap->cgroups, cg, CTP_CGROUP_IDENT,
+				   id[i], 20 + (uint64_t)k);
+		sb_process(cap, 1, "init");
+		sb_thread(cap, 1, "init", (int)cg);
+		snprintf(paths[k], sizeof(paths[k]), "%s/%d.ctprof.zst", dir,
+			 k);
+		if (sb_write(cap, paths[k], err, sizeof(err)) < 0)
+			fail_msg("%s", err);
+		ctp_capture_free(cap);
+	}
+}
+
+/* compare puts a field in its PSI sections by section, never by name. */
+static void test_compare_sections(void **unused)
+{
+	(void)unused;
+	char dir[PATH_MAX], paths[2][PATH_MAX + 16], out[PATH_MAX + 16],
+		cmd[4 * PATH_MAX];
+	assert_int_equal(e2e_tmpdir("meta-cmp", dir, sizeof(dir)), 0);
+	write_pair(dir, paths);
+	snprintf(out, sizeof(out), "%s/out.json", dir);
+	const char *args[] = {"compare", paths[0],     paths[1], "--format",
+			      "json",	 "--group-by", "cgroup", NULL};
+	assert_int_equal(e2e_run(args, out, NULL), 0);
+	snprintf(cmd, sizeof(cmd),
+		 "/usr/bin/python3 -c 'import json,sys\n"
+		 "d=json.load(open(sys.argv[1]))\n"
+		 "host=[l[\"key\"] for l in d[\"host\"]]\n"
+		 "assert host==[\"psi.named\"], host\n"
+		 "assert list(d[\"psi_host\"])==[\"x.p\"], d[\"psi_host\"]\n"
+		 "cg=d[\"cgroups\"][\"groups\"][0][\"fields\"]\n"
+		 "assert list(cg)==[\"x.c\"], cg\n"
+		 "pc=d[\"psi_cgroups\"][\"groups\"][0][\"fields\"]\n"
+		 "assert list(pc)==[\"x.pc\"], pc' %s",
+		 out);
+	assert_int_equal(system(cmd), 0);
+	e2e_rm_rf(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_syntax),
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_compare_sections),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

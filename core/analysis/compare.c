@@ -73,9 +73,13 @@ static bool selected(const struct ctp_compare_opts *o, const char *name)
 	return ctp_readopts_selected(&o->r, name);
 }
 
-static bool is_psi_cg(const char *name)
+/* The section of pressure fields (whichever plugin declares it): compare
+ * shows them apart, per cgroup and for the host. */
+#define PSI_SECTION "psi"
+
+static bool is_psi(const struct ctp_snap_field *f)
 {
-	return strncmp(name, "psi.cg.", 7) == 0;
+	return strcmp(f->section, PSI_SECTION) == 0;
 }
 
 /* Fields whose changes read as "a -> b" rather than a difference. */
@@ -305,8 +309,8 @@ static int cmp_names(const void *a, const void *b)
 /* Which fields a section compares: the --fields globs, then its own test. */
 struct field_filter {
 	unsigned scopes; /* bit per enum ctp_scope */
-	int psi;	 /* -1 any; 1 only psi.cg.*; 0 none of them */
-	bool host_psi;	 /* only the host's psi.* fields */
+	int psi;	 /* -1 any; 1 only the psi section's; 0 none of them */
+	bool host_psi;	 /* only the host's psi section fields */
 };
 
 static bool field_wanted(const struct ctx *x, const struct field_filter *w,
@@ -315,10 +319,9 @@ static bool field_wanted(const struct ctx *x, const struct field_filter *w,
 	if (!selected(x->o, f->name))
 		return false;
 	if (w->host_psi)
-		return f->scope == CTP_SCOPE_HOST &&
-		       strncmp(f->name, "psi.", 4) == 0;
+		return f->scope == CTP_SCOPE_HOST && is_psi(f);
 	return (w->scopes & (1u << f->scope)) &&
-	       (w->psi < 0 || is_psi_cg(f->name) == (w->psi == 1));
+	       (w->psi < 0 || is_psi(f) == (w->psi == 1));
 }
 
 /* The fields w selects, paired by name over both snapshots, in s->fp
@@ -1002,12 +1005,10 @@ static void host_line(struct ctx *x, const struct ctp_hostdiff_line *l)
 
 static int print_host(struct ctx *x)
 {
-	const char *const excl[] = {"psi.*"};
 	struct ctp_hostdiff_opts ho = {
 		.include = (const char *const *)x->o->r.globs,
 		.n_include = x->o->r.n_globs,
-		.exclude = excl,
-		.n_exclude = 1,
+		.exclude_section = PSI_SECTION,
 	};
 	struct ctp_hostdiff *d;
 	if (ctp_hostdiff_new(x->snap[0], x->snap[1], &ho, &d) < 0)

@@ -186,6 +186,9 @@ int ctp_hostdiff_new(const struct ctp_snap *before,
 				continue;
 			if (matches(fs[i].name, opts->exclude, opts->n_exclude))
 				continue;
+			if (opts->exclude_section &&
+			    strcmp(fs[i].section, opts->exclude_section) == 0)
+				continue;
 			keys[nk++] = fs[i].name;
 		}
 	}

@@ -32,6 +32,9 @@ struct ctp_hostdiff_opts {
 	size_t n_include;
 	const char *const *exclude;
 	size_t n_exclude;
+	/* Leave out the fields of this section (ctp_snap_field.section),
+	 * shown elsewhere; NULL: none. */
+	const char *exclude_section;
 	/* List keys whose values are equal too. */
 	bool all;
 };
