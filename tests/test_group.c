@@ -127,9 +127,12 @@ static const struct ctp_field_desc plain[N_PLAIN] = {
 		 CTP_KIND_COUNTER, CTP_RULE_SUM},
 	[T_D] = {"t.d", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64, CTP_UNIT_NS,
 		 CTP_KIND_COUNTER, CTP_RULE_SUM},
+	/* A v1 path field as the cgroup plugin declares one: found by its
+	 * section and hierarchy dimension, not by its name. */
 	[T_V1] = {"cgroup.v1.cpu-cpuacct.path", NULL, CTP_SCOPE_THREAD,
 		  CTP_TYPE_STRING, CTP_UNIT_NONE, CTP_KIND_CATEGORICAL,
-		  CTP_RULE_MODE},
+		  CTP_RULE_MODE, CTP_FIELD_META, 0, "cgroup-v1-path",
+		  "hierarchy=cpu-cpuacct"},
 	[P_FAULTS] = {"p.faults", NULL, CTP_SCOPE_PROCESS, CTP_TYPE_U64,
 		      CTP_UNIT_COUNT, CTP_KIND_COUNTER, CTP_RULE_SUM},
 	[P_RSS] = {"p.rss", NULL, CTP_SCOPE_PROCESS, CTP_TYPE_U64,
@@ -794,8 +797,9 @@ static void test_none_numeric(void **state)
 			 0);
 	assert_int_equal(ctp_groups_new(snap, &spec, &g, err, sizeof(err)),
 			 -EINVAL);
-	assert_non_null(
-		strstr(err, "no thread path field cgroup.v1.memory.path"));
+	assert_non_null(strstr(err,
+			       "no thread path field of cgroup v1 hierarchy "
+			       "memory"));
 	ctp_snap_free(snap);
 }
 
@@ -1302,7 +1306,7 @@ static void test_show(void **state)
 	free(eo);
 	rc = run_show(&out, &eo, path, "--group-by", "cgroup:memory", NULL);
 	assert_int_equal(rc, CTP_EXIT_USAGE);
-	assert_non_null(strstr(eo, "cgroup.v1.memory.path"));
+	assert_non_null(strstr(eo, "cgroup v1 hierarchy memory"));
 	free(out);
 	free(eo);
 }

@@ -29,9 +29,12 @@ static char tmpdir[PATH_MAX];
 enum { F_V1PATH, F_MEM, F_PIDS, F_V2CPU, F_CNT, N_F };
 
 static const struct ctp_field_desc descs[N_F] = {
-	[F_V1PATH] = {"cgroup.v1.memory.path", "path in the memory hierarchy",
+	/* Named unlike the cgroup plugin's on purpose: the axis finds the
+	 * field by its section and hierarchy dimension alone. */
+	[F_V1PATH] = {"other.where", "path in the memory hierarchy",
 		      CTP_SCOPE_THREAD, CTP_TYPE_STRING, CTP_UNIT_NONE,
-		      CTP_KIND_CATEGORICAL, CTP_RULE_MODE},
+		      CTP_KIND_CATEGORICAL, CTP_RULE_MODE, CTP_FIELD_META, 0,
+		      "cgroup-v1-path", "hierarchy=memory"},
 	[F_MEM] = {"cgroup.v1.memory.usage_in_bytes", "v1 memory usage",
 		   CTP_SCOPE_CGROUP, CTP_TYPE_U64, CTP_UNIT_BYTES,
 		   CTP_KIND_GAUGE, CTP_RULE_MAX},

@@ -621,6 +621,40 @@ static int members(struct build *b, struct ctp_group *gr, const uint32_t *rows,
 	return 0;
 }
 
+/* The section of thread path fields, one per cgroup v1 hierarchy, each
+ * with a "hierarchy=<h>" dimension (the cgroup plugin declares them;
+ * docs/FORMAT.md 7.2.1). */
+#define V1_PATH_SECTION "cgroup-v1-path"
+
+/* The value of dimension `key` in dims ("k=v,k=v"), its length in *len;
+ * NULL when absent. */
+static const char *dim_value(const char *dims, const char *key, size_t *len)
+{
+	size_t kl = strlen(key);
+	for (const char *p = dims; p && *p;) {
+		const char *end = strchr(p, ',');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		if (n > kl && p[kl] == '=' && !memcmp(p, key, kl)) {
+			*len = n - kl - 1;
+			return p + kl + 1;
+		}
+		p = end ? end + 1 : NULL;
+	}
+	return NULL;
+}
+
+/* A thread-scope string field of the v1 path section: its hierarchy in
+ * *h (*hlen bytes). */
+static bool v1_path_field(const struct ctp_snap_field *f, const char **h,
+			  size_t *hlen)
+{
+	if (f->scope != CTP_SCOPE_THREAD || f->type != CTP_TYPE_STRING ||
+	    strcmp(f->section, V1_PATH_SECTION) != 0)
+		return false;
+	*h = dim_value(f->dims, "hierarchy", hlen);
+	return *h && *hlen;
+}
+
 static int titles(struct ctp_groups *g, const struct ctp_group_spec *s,
 		  const struct ctp_snap_field *const *v1f, size_t *occ)
 {
@@ -645,14 +679,15 @@ static int titles(struct ctp_groups *g, const struct ctp_group_spec *s,
 			g->title[p++] = "CGROUP";
 			break;
 		case CTP_AXIS_CGROUP_V1: {
-			/* "cgroup.v1.<hierarchy>.path" -> "CGROUP:<hierarchy>"
-			 */
-			const char *fn = v1f[a]->name + 10;
-			size_t n = strlen(fn) - 5 + 8;
+			/* "CGROUP:<hierarchy>" */
+			const char *h = "";
+			size_t hl = 0;
+			v1_path_field(v1f[a], &h, &hl);
+			size_t n = hl + 8;
 			char *t = arena_alloc(&g->arena, n);
 			if (!t)
 				return -ENOMEM;
-			snprintf(t, n, "CGROUP:%.*s", (int)(n - 8), fn);
+			snprintf(t, n, "CGROUP:%.*s", (int)hl, h);
 			g->title[p++] = t;
 			break;
 		}
@@ -664,21 +699,6 @@ static int titles(struct ctp_groups *g, const struct ctp_group_spec *s,
 	if (*occ == CTP_GROUP_MAX_KEY)
 		*occ = p;
 	return 0;
-}
-
-/* A thread-scope string field "cgroup.v1.<hierarchy>.path" (the cgroup
- * plugin's), or NULL. */
-static bool v1_path_field(const struct ctp_snap_field *f, const char **h,
-			  size_t *hlen)
-{
-	size_t n = strlen(f->name);
-	if (f->scope != CTP_SCOPE_THREAD || f->type != CTP_TYPE_STRING ||
-	    n <= 15 || strncmp(f->name, "cgroup.v1.", 10) ||
-	    strcmp(f->name + n - 5, ".path"))
-		return false;
-	*h = f->name + 10;
-	*hlen = n - 15;
-	return true;
 }
 
 /*
@@ -731,8 +751,9 @@ static int resolve_v1(const struct ctp_snap *snap, const char *name,
 		 found ? "axis cgroup:%s: more than one v1 hierarchy has that "
 			 "controller; name the hierarchy (cgroup:cpu-cpuacct)"
 		       : "axis cgroup:%s: this snapshot has no thread path "
-			 "field cgroup.v1.%s.path (the cgroup plugin records "
-			 "one per v1 hierarchy)",
+			 "field of cgroup v1 hierarchy %s (section "
+			 "cgroup-v1-path; the cgroup plugin records one per "
+			 "v1 hierarchy it meets)",
 		 name, want);
 	return -EINVAL;
 }
@@ -776,8 +797,9 @@ static int cmp_keyed(const void *pa, const void *pb)
  */
 static int map_v1_rows(struct build *b, size_t a)
 {
-	const char *fn = b->v1f[a]->name + 10; /* "cgroup.v1." */
-	size_t hl = strlen(fn) - 5;	       /* ".path" */
+	const char *fn = "";
+	size_t hl = 0;
+	v1_path_field(b->v1f[a], &fn, &hl);
 	struct keyed_row *k =
 		malloc((b->cg->rows ? b->cg->rows : 1) * sizeof(*k));
 	b->v1_row[a] =

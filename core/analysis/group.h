@@ -68,8 +68,8 @@ enum ctp_axis {
 	 * threads with the same other key parts. */
 	CTP_AXIS_NONE = 4,
 	/* A named cgroup v1 hierarchy: the thread's path in it, from the
-	 * cgroup plugin's thread-scope string field
-	 * "cgroup.v1.<hierarchy>.path" (absent there: unknown). Keys
+	 * thread-scope string field of section cgroup-v1-path whose
+	 * dimension hierarchy=<h> names it (absent there: unknown). Keys
 	 * normalize as cgroup paths and --flatten applies. */
 	CTP_AXIS_CGROUP_V1 = 5,
 };

@@ -26,8 +26,8 @@
 struct ctp_hostdiff_opts {
 	/* fnmatch(3) globs over field names: a key is compared when it
 	 * matches one of `include` (all keys when n_include is 0) and none of
-	 * `exclude`. E.g. exclude "host.self.*" to leave the collector's own
-	 * heap and CPU time out of an environment comparison. */
+	 * `exclude`, e.g. to leave the collector's own heap and CPU time
+	 * out of an environment comparison. */
 	const char *const *include;
 	size_t n_include;
 	const char *const *exclude;

@@ -865,7 +865,7 @@ static int register_hier(struct cg_state *st, const char *ctrl, size_t len)
 		/* Readers find a hierarchy's path field by this, not by
 		 * its name (group's cgroup:HIER axis). */
 		.flags = CTP_FIELD_META,
-		.section = "cgroup.v1.path",
+		.section = "cgroup-v1-path",
 		.dims = dims,
 	};
 	snprintf(dims, sizeof(dims), "hierarchy=%s", hn);
