@@ -192,7 +192,8 @@ def check_spec(snap, legacy=False):
     cap = snap["capture"]
     check_keys(cap, ["start_realtime_ns", "end_realtime_ns", "duration_ns",
                      "workers", "roots", "config_path", "kernel_release",
-                     "hostname"], "capture", optional=("hostname",))
+                     "ptrace_capable", "hostname"], "capture",
+               optional=("ptrace_capable", "hostname"))
     for k in ("start_realtime_ns", "end_realtime_ns", "duration_ns",
               "workers"):
         need(is_uint(cap[k]), "capture.%s" % k)
@@ -204,6 +205,8 @@ def check_spec(snap, legacy=False):
         need(cap[k] is None or is_str(cap[k]), "capture.%s" % k)
     if "hostname" in cap:
         need(is_str(cap["hostname"]), "capture.hostname")
+    if "ptrace_capable" in cap:
+        need(isinstance(cap["ptrace_capable"], bool), "capture.ptrace_capable")
 
     fields = {}
     need(isinstance(snap["fields"], list), "fields is not an array")

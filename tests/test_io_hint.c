@@ -45,6 +45,8 @@ struct tally {
 
 /* When set, write_capture adds one loaded plugin "io" with this hint. */
 static const char *next_hint;
+/* The capture's ptrace_capable for write_capture (-1: not recorded). */
+static int next_ptrace = -1;
 
 /* Write an otherwise empty capture with this tally; path in `path`. */
 static void write_capture(const struct tally *t, size_t n, char *path,
@@ -65,6 +67,7 @@ static void write_capture(const struct tally *t, size_t n, char *path,
 		assert_non_null(cap->plugins[0].name);
 		assert_non_null(cap->plugins[0].hint);
 	}
+	cap->ptrace_capable = (int8_t)next_ptrace;
 	cap->rf.tids_walked = cap->rf.tids_recorded = 10;
 	cap->rf.tgids_walked = 2;
 	for (i = 0; i < n; i++) {
@@ -460,6 +463,7 @@ static void denied_hint(void **state)
 	};
 	char path[PATH_MAX], buf[512];
 	(void)state;
+	next_ptrace = 0; /* the collector lacked CAP_SYS_PTRACE */
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		write_capture(cases[i].t, 3, path, sizeof(path));
 		struct ctp_snap *s = open_snap(path);
@@ -480,6 +484,22 @@ static void denied_hint(void **state)
 	char *text = show(path);
 	assert_non_null(strstr(text, "io 94 (93 denied), process/smaps_rollup "
 				     "1 (1 denied)"));
+	free(text);
+
+	/* A collector that held CAP_SYS_PTRACE (root) is not told to run as
+	 * root: the processes refuse it. Not recorded: both causes named. */
+	next_ptrace = 1;
+	write_capture(cases[0].t, 3, path, sizeof(path));
+	text = show(path);
+	assert_non_null(strstr(text, "the capture held CAP_SYS_PTRACE, so "
+				     "these processes refuse access"));
+	assert_null(strstr(text, "run the capture as root"));
+	free(text);
+	next_ptrace = -1;
+	write_capture(cases[0].t, 3, path, sizeof(path));
+	text = show(path);
+	assert_non_null(strstr(text, "need root or CAP_SYS_PTRACE (or their "
+				     "processes refuse even those)"));
 	free(text);
 
 	/* More missing and denied than failures: refused. */

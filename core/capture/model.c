@@ -734,6 +734,7 @@ int ctp_capture_new(uint32_t n_workers, struct ctp_capture **ret)
 	ctp_table_init(&cap->host);
 	ctp_table_init(&cap->cgroups);
 	cap->n_workers = n_workers;
+	cap->ptrace_capable = -1;
 	cap->threads = calloc(n_workers, sizeof(*cap->threads));
 	cap->procs = calloc(n_workers, sizeof(*cap->procs));
 	if (!cap->threads || !cap->procs || ctp_blobpool_new(&cap->blobs) < 0) {

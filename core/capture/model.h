@@ -291,6 +291,10 @@ struct ctp_capture {
 	char *proc_root, *sys_root, *cgroup_root; /* cgroup_root may be NULL */
 	char *config_path;
 	char *kernel_release;
+	/* Whether the collector held CAP_SYS_PTRACE (root has it): 1 yes,
+	 * 0 no, -1 not recorded (ctp_capture_new). Readers use it to tell a
+	 * missing privilege from a process refusing even a privileged one. */
+	int8_t ptrace_capable;
 };
 
 int ctp_capture_new(uint32_t n_workers, struct ctp_capture **ret);

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -328,10 +330,23 @@ static int walk(struct ctp_engine *eng, const struct capture_args *a)
 	return 0;
 }
 
+/* CAP_SYS_PTRACE in this thread's effective set (capget(2), no libcap):
+ * what another user's io, smaps_rollup or maps needs. */
+static bool cap_sys_ptrace(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) < 0)
+		return false;
+	return (d[CAP_SYS_PTRACE / 32].effective >> (CAP_SYS_PTRACE % 32)) & 1;
+}
+
 /* Write the finished capture to outpath. Returns the exit status. */
 static int write_out(struct ctp_capture *cap, const struct ctp_config *cfg,
 		     const char *outpath)
 {
+	cap->ptrace_capable = cap_sys_ptrace();
 	struct utsname u;
 	if (uname(&u) == 0) {
 		cap->kernel_release = strdup(u.release);

@@ -197,7 +197,8 @@ static void print_gate_hint(const struct ctp_snap_readfail *rf)
  * read other users' tasks (io and smaps_rollup need ptrace read access:
  * root, CAP_SYS_PTRACE or the same user), so say so, naming the files.
  */
-static void print_denied_hint(const struct ctp_snap_readfail *rf)
+static void print_denied_hint(const struct ctp_snap_readfail *rf,
+			      int ptrace_capable)
 {
 	uint64_t total = 0, denied = 0;
 	size_t n = 0;
@@ -215,9 +216,19 @@ static void print_denied_hint(const struct ctp_snap_readfail *rf)
 		if (rf->denied[i])
 			printf("%s%s %" PRIu64, n++ ? ", " : "", rf->file[i],
 			       rf->denied[i]);
-	printf("): reading other users' tasks' files such as io and "
-	       "smaps_rollup needs root or CAP_SYS_PTRACE; run the capture "
-	       "as root\n");
+	if (ptrace_capable == 1)
+		printf("): the capture held CAP_SYS_PTRACE, so these "
+		       "processes refuse access themselves (another user "
+		       "namespace's, an LSM, or kernel.yama.ptrace_scope 3); "
+		       "no privilege fixes this\n");
+	else if (ptrace_capable == 0)
+		printf("): reading other users' tasks' files such as io and "
+		       "smaps_rollup needs root or CAP_SYS_PTRACE; run the "
+		       "capture as root\n");
+	else
+		printf("): other users' tasks' files such as io and "
+		       "smaps_rollup need root or CAP_SYS_PTRACE (or their "
+		       "processes refuse even those)\n");
 }
 
 static void print_readfail(const struct ctp_snap *snap)
@@ -245,7 +256,7 @@ static void print_readfail(const struct ctp_snap *snap)
 	printf("; dominant: %s\n",
 	       rf->dominant_file ? rf->dominant_file : "none");
 	print_gate_hint(rf);
-	print_denied_hint(rf);
+	print_denied_hint(rf, ctp_snap_header(snap)->ptrace_capable);
 }
 
 /* ---- Tables ---- */

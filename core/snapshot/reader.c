@@ -586,6 +586,15 @@ static int parse_header(struct ctp_snap *s)
 	    (ret = opt_str(s, cap, "capture", "hostname", false, NULL,
 			   &h->hostname)) < 0)
 		return ret;
+	const msgpack_object *pc = get(cap, "ptrace_capable");
+	h->ptrace_capable = -1;
+	if (pc && pc->type != MSGPACK_OBJECT_BOOLEAN)
+		return bad(s, -EINVAL,
+			   "capture.ptrace_capable: expected a boolean, found "
+			   "%s",
+			   objtype(pc));
+	if (pc)
+		h->ptrace_capable = pc->via.boolean;
 	return 0;
 }
 

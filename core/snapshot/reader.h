@@ -118,6 +118,8 @@ struct ctp_snap_header {
 	/* NULL when nil or missing. */
 	const char *proc_root, *sys_root, *cgroup_root;
 	const char *config_path, *kernel_release, *hostname;
+	/* The collector held CAP_SYS_PTRACE: 1, 0, or -1 when not recorded. */
+	int ptrace_capable;
 };
 
 /*

@@ -538,7 +538,8 @@ static void pack_header(struct w *w, const char *tool_version)
 	pack_str(w, tool_version);
 
 	pack_key(w, "capture");
-	msgpack_pack_map(pk, cap->hostname ? 8 : 7);
+	msgpack_pack_map(pk, 7 + (cap->hostname != NULL) +
+				     (cap->ptrace_capable >= 0));
 	pack_key(w, "start_realtime_ns");
 	msgpack_pack_uint64(pk, cap->start_realtime_ns);
 	pack_key(w, "end_realtime_ns");
@@ -562,6 +563,13 @@ static void pack_header(struct w *w, const char *tool_version)
 	pack_key(w, "kernel_release");
 	pack_str(w, cap->kernel_release);
 	/* Hostnames identify machines: only on request (record_hostname). */
+	if (cap->ptrace_capable >= 0) {
+		pack_key(w, "ptrace_capable");
+		if (cap->ptrace_capable)
+			msgpack_pack_true(pk);
+		else
+			msgpack_pack_false(pk);
+	}
 	if (cap->hostname) {
 		pack_key(w, "hostname");
 		pack_str(w, cap->hostname);
