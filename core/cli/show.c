@@ -353,24 +353,45 @@ static void print_grid(const struct column *cols, size_t ncols,
 		print_line(cols, ncols, cells + r * ncols);
 }
 
-static int print_table(const struct ctp_snap *snap, const struct opts *o,
-		       uint8_t scope, const char *title)
+/* An identity cell (TGID, TID, THREADS, COMM, CGROUP) of `row`. */
+static void ident_cell(const struct ctp_snap *snap, uint8_t scope,
+		       const char *title, size_t row, char *buf, size_t len)
 {
 	const struct ctp_snap_table *t = ctp_snap_table(snap, scope);
 	const struct ctp_snap_table *cgt =
 		ctp_snap_table(snap, CTP_SCOPE_CGROUP);
-	const struct ctp_snap_field *fs = ctp_snap_fields(snap);
-	size_t nf = ctp_snap_n_fields(snap), nident = 0, ncols = 0;
-	const struct ctp_snap_field *sortf =
-		o->r.sort ? ctp_snap_field_find(snap, o->r.sort) : NULL;
-	size_t *order = NULL;
-	char **cells = NULL;
-	struct column *cols = NULL;
-	struct ctp_value *dcol = NULL; /* a derived sort field's values */
-	int ret = -ENOMEM;
+	const struct ctp_bytes *b = NULL;
+	if (!strcmp(title, "TGID")) {
+		snprintf(buf, len, "%" PRIu64, t->tgid[row]);
+		return;
+	}
+	if (!strcmp(title, "TID")) {
+		snprintf(buf, len, "%" PRIu64, t->tid[row]);
+		return;
+	}
+	if (!strcmp(title, "THREADS")) {
+		snprintf(buf, len, "%" PRIu64, t->nthreads[row]);
+		return;
+	}
+	if (!strcmp(title, "COMM"))
+		b = &t->comm[row];
+	else if (scope == CTP_SCOPE_CGROUP) /* CGROUP: the row's own */
+		b = &t->path[row];
+	else if (t->cgroup[row] >= 0) /* CGROUP: the thread's */
+		b = &cgt->path[t->cgroup[row]];
+	if (b && b->ptr)
+		ctp_render_escape(b->ptr, b->len, CTP_RENDER_CELL_MAX, buf,
+				  len);
+	else
+		snprintf(buf, len, "-");
+}
 
-	if (sortf && sortf->scope != scope)
-		sortf = NULL;
+/* The identity columns of a scope's table, then its selected fields.
+ * NULL when short of memory. */
+static struct column *table_columns(const struct ctp_snap *snap,
+				    const struct opts *o, uint8_t scope,
+				    size_t *ncols)
+{
 	static const struct column thread_ident[] = {{"TGID", true},
 						     {"TID", true},
 						     {"COMM", false},
@@ -381,107 +402,111 @@ static int print_table(const struct ctp_snap *snap, const struct opts *o,
 	const struct column *ident = scope == CTP_SCOPE_THREAD	  ? thread_ident
 				     : scope == CTP_SCOPE_PROCESS ? proc_ident
 								  : cg_ident;
-	nident = scope == CTP_SCOPE_THREAD    ? 4
-		 : scope == CTP_SCOPE_PROCESS ? 3
-					      : 1;
-
-	cols = calloc(nident + nf, sizeof(*cols));
-	order = malloc((t->rows ? t->rows : 1) * sizeof(*order));
-	if (!cols || !order)
-		goto out;
+	size_t nident = scope == CTP_SCOPE_THREAD    ? 4
+			: scope == CTP_SCOPE_PROCESS ? 3
+						     : 1;
+	const struct ctp_snap_field *fs = ctp_snap_fields(snap);
+	size_t nf = ctp_snap_n_fields(snap), n = 0;
+	struct column *cols = calloc(nident + nf, sizeof(*cols));
+	if (!cols)
+		return NULL;
 	for (size_t i = 0; i < nident; i++)
-		cols[ncols++] = ident[i];
+		cols[n++] = ident[i];
 	for (size_t i = 0; i < nf; i++)
 		if (fs[i].scope == scope && selected(o, &fs[i]))
-			cols[ncols++] = (struct column){
+			cols[n++] = (struct column){
 				fs[i].name,
 				fs[i].type == CTP_TYPE_U64 ||
 					fs[i].type == CTP_TYPE_I64,
 				&fs[i]};
+	*ncols = n;
+	return cols;
+}
+
+/* Rows of table t in display order: by sortf's values, descending, when
+ * given (a derived field's computed into *dcol, which the caller frees).
+ * Returns 0 or -ENOMEM. */
+static int sort_rows(const struct ctp_snap *snap,
+		     const struct ctp_snap_table *t,
+		     const struct ctp_snap_field *sortf, size_t *order,
+		     struct ctp_value **dcol)
+{
 	for (size_t i = 0; i < t->rows; i++)
 		order[i] = i;
 	const struct ctp_value *scol = sortf ? t->col[sortf->index] : NULL;
 	if (sortf && sortf->n_terms) {
-		dcol = malloc((t->rows ? t->rows : 1) * sizeof(*dcol));
-		if (!dcol)
-			goto out;
+		*dcol = malloc((t->rows ? t->rows : 1) * sizeof(**dcol));
+		if (!*dcol)
+			return -ENOMEM;
 		for (size_t i = 0; i < t->rows; i++)
-			dcol[i] = ctp_snap_value(snap, sortf, i);
-		scol = dcol;
+			(*dcol)[i] = ctp_snap_value(snap, sortf, i);
+		scol = *dcol;
 	}
 	if (scol) {
 		struct sortctx sc = {scol};
 		qsort_r(order, t->rows, sizeof(*order), cmp_rows, &sc);
 	}
-	size_t shown = o->r.limit && o->r.limit < t->rows ? (size_t)o->r.limit
-							  : t->rows;
+	return 0;
+}
 
+/* One scope's table, row by row: identity columns, then every selected
+ * field, sorted and limited as asked. Returns 0 or -ENOMEM. */
+static int print_table(const struct ctp_snap *snap, const struct opts *o,
+		       uint8_t scope, const char *title)
+{
+	const struct ctp_snap_table *t = ctp_snap_table(snap, scope);
+	const struct ctp_snap_field *sortf =
+		o->r.sort ? ctp_snap_field_find(snap, o->r.sort) : NULL;
+	size_t ncols = 0, shown = 0;
+	char **cells = NULL;
+	struct ctp_value *dcol = NULL; /* a derived sort field's values */
+	int ret = -ENOMEM;
+
+	if (sortf && sortf->scope != scope)
+		sortf = NULL;
+	struct column *cols = table_columns(snap, o, scope, &ncols);
+	size_t *order = malloc((t->rows ? t->rows : 1) * sizeof(*order));
+	if (!cols || !order || sort_rows(snap, t, sortf, order, &dcol) < 0)
+		goto out;
+	shown = o->r.limit && o->r.limit < t->rows ? (size_t)o->r.limit
+						   : t->rows;
 	printf("\n%s: %zu", title, t->rows);
 	if (shown < t->rows)
 		printf(", showing %zu", shown);
 	if (sortf)
 		printf(", by %s (descending, absent last)", sortf->name);
 	printf("\n");
-	if (!shown)
-		goto done;
-
+	if (!shown) {
+		ret = 0;
+		goto out;
+	}
 	cells = calloc(shown * ncols, sizeof(*cells));
 	if (!cells)
 		goto out;
 	for (size_t c = 0; c < ncols; c++)
 		cols[c].w = ctp_render_width(cols[c].title);
 	for (size_t r = 0; r < shown; r++) {
-		size_t row = order[r];
 		for (size_t c = 0; c < ncols; c++) {
 			char buf[256];
 			if (cols[c].field) {
 				struct ctp_value v = ctp_snap_value(
-					snap, cols[c].field, row);
+					snap, cols[c].field, order[r]);
 				ctp_render_value(cols[c].field->unit, &v, buf,
 						 sizeof(buf));
-			} else if (!strcmp(cols[c].title, "TGID")) {
-				snprintf(buf, sizeof(buf), "%" PRIu64,
-					 t->tgid[row]);
-			} else if (!strcmp(cols[c].title, "TID")) {
-				snprintf(buf, sizeof(buf), "%" PRIu64,
-					 t->tid[row]);
-			} else if (!strcmp(cols[c].title, "THREADS")) {
-				snprintf(buf, sizeof(buf), "%" PRIu64,
-					 t->nthreads[row]);
-			} else if (!strcmp(cols[c].title, "COMM")) {
-				if (t->comm[row].ptr)
-					ctp_render_escape(t->comm[row].ptr,
-							  t->comm[row].len,
-							  CTP_RENDER_CELL_MAX,
-							  buf, sizeof(buf));
-				else
-					snprintf(buf, sizeof(buf), "-");
 			} else {
-				/* CGROUP: the thread's, or the row's own. */
-				const struct ctp_bytes *b =
-					scope == CTP_SCOPE_CGROUP
-						? &t->path[row]
-					: t->cgroup[row] >= 0
-						? &cgt->path[t->cgroup[row]]
-						: NULL;
-				if (b && b->ptr)
-					ctp_render_escape(b->ptr, b->len,
-							  CTP_RENDER_CELL_MAX,
-							  buf, sizeof(buf));
-				else
-					snprintf(buf, sizeof(buf), "-");
+				ident_cell(snap, scope, cols[c].title, order[r],
+					   buf, sizeof(buf));
 			}
-			char *s = strdup(buf);
-			if (!s)
+			char *cell = strdup(buf);
+			if (!cell)
 				goto out;
-			cells[r * ncols + c] = s;
-			size_t w = ctp_render_width(s);
+			cells[r * ncols + c] = cell;
+			size_t w = ctp_render_width(cell);
 			if (w > cols[c].w)
 				cols[c].w = w;
 		}
 	}
 	print_grid(cols, ncols, cells, shown);
-done:
 	ret = 0;
 out:
 	if (cells)
