@@ -52,17 +52,20 @@ struct hello {
 	const char *greeting;
 };
 
+/* Every option, declared so the core refuses a typo before init and
+ * `ctprof-core check-config` reports it at its line and column. */
+static const struct ctp_option_desc options[] = {
+	{.name = "greeting",
+	 .help = "text recorded as hello.greeting",
+	 .type = CTP_OPT_STRING,
+	 .def = "hello"},
+};
+
 static int hello_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		      void **state)
 {
-	/* Refuse options we do not know, so a typo in the config is seen. */
-	for (size_t i = 0; api->opt_key(ctx, i); i++) {
-		if (strcmp(api->opt_key(ctx, i), "greeting") != 0) {
-			api->log(ctx, CTP_LOG_ERR, "unknown option '%s'",
-				 api->opt_key(ctx, i));
-			return -EINVAL;
-		}
-	}
+	/* Options are declared (options[] below): the core has already
+	 * refused any other than `greeting`. */
 	struct hello *h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
@@ -153,8 +156,9 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.version = "1.0",
 	.description = "example collector: thread name length, context "
 		       "switches",
-	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL,
+	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL | CTP_PLUGIN_OPTIONS,
 	CTP_PLUGIN_FIELDS(fields),
+	CTP_PLUGIN_OPTION_TABLE(options),
 	.thread_files = thread_files,
 	.init = hello_init,
 	.fini = hello_fini,
