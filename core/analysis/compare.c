@@ -1587,6 +1587,31 @@ static bool has_cgroup_axis(const struct ctp_group_spec *s)
 	return false;
 }
 
+/* One grouped section in the asked format; JSON puts it after a ','. A
+ * table of no field is left out unless table_if_empty. Returns 0 or
+ * -ENOMEM. */
+static int print_gsec(struct ctx *x, struct gsec *s, bool table_if_empty)
+{
+	if (x->o->fmt == CTP_COMPARE_JSON) {
+		fputc(',', x->out);
+		print_gsec_json(x, s);
+		return 0;
+	}
+	if (x->o->fmt == CTP_COMPARE_CSV) {
+		print_gsec_csv(x, s);
+		return 0;
+	}
+	return s->nfp || table_if_empty ? print_gsec_table(x, s) : 0;
+}
+
+/* An ungrouped part (host, PSI host, plugins); JSON puts it after a ','. */
+static int print_part(struct ctx *x, int (*print)(struct ctx *x))
+{
+	if (x->o->fmt == CTP_COMPARE_JSON)
+		fputc(',', x->out);
+	return print(x);
+}
+
 static int run(struct ctx *x)
 {
 	const struct ctp_compare_opts *o = x->o;
@@ -1631,54 +1656,15 @@ static int run(struct ctx *x)
 		goto out;
 	}
 
-	if (print_header(x) < 0)
+	if (print_header(x) < 0 ||
+	    ((o->sections & S_THREADS) && print_gsec(x, &th, true) < 0) ||
+	    ((o->sections & S_CGROUPS) && (cg.nfp || json) &&
+	     print_gsec(x, &cg, true) < 0) ||
+	    ((o->sections & S_HOST) && print_part(x, print_host) < 0) ||
+	    ((o->sections & S_PSI) && (print_part(x, print_psi_host) < 0 ||
+				       print_gsec(x, &pcg, false) < 0)) ||
+	    ((o->sections & S_PLUGINS) && print_part(x, print_plugins) < 0))
 		goto nomem;
-	if (o->sections & S_THREADS) {
-		if (json) {
-			fputc(',', x->out);
-			print_gsec_json(x, &th);
-		} else if (o->fmt == CTP_COMPARE_CSV) {
-			print_gsec_csv(x, &th);
-		} else if (print_gsec_table(x, &th) < 0) {
-			goto nomem;
-		}
-	}
-	if ((o->sections & S_CGROUPS) && (cg.nfp || json)) {
-		if (json) {
-			fputc(',', x->out);
-			print_gsec_json(x, &cg);
-		} else if (o->fmt == CTP_COMPARE_CSV) {
-			print_gsec_csv(x, &cg);
-		} else if (print_gsec_table(x, &cg) < 0) {
-			goto nomem;
-		}
-	}
-	if (o->sections & S_HOST) {
-		if (json)
-			fputc(',', x->out);
-		if (print_host(x) < 0)
-			goto nomem;
-	}
-	if (o->sections & S_PSI) {
-		if (json)
-			fputc(',', x->out);
-		if (print_psi_host(x) < 0)
-			goto nomem;
-		if (json) {
-			fputc(',', x->out);
-			print_gsec_json(x, &pcg);
-		} else if (o->fmt == CTP_COMPARE_CSV) {
-			print_gsec_csv(x, &pcg);
-		} else if (pcg.nfp && print_gsec_table(x, &pcg) < 0) {
-			goto nomem;
-		}
-	}
-	if (o->sections & S_PLUGINS) {
-		if (json)
-			fputc(',', x->out);
-		if (print_plugins(x) < 0)
-			goto nomem;
-	}
 	if (json)
 		fputs("}\n", x->out);
 	if (fflush(x->out) != 0 || ferror(x->out)) {
