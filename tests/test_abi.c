@@ -1852,6 +1852,39 @@ static void test_declared_options(void **unused)
 	run_free(&r);
 }
 
+/* -o naming a directory writes a new file in it, named by the configured
+ * pattern's last component (as cp(1) copies into a directory). */
+static void test_output_dir(void **unused)
+{
+	(void)unused;
+	char dir[PATH_MAX], cfg[PATH_MAX], outdir[PATH_MAX];
+	case_dir(dir, sizeof(dir), "output-dir");
+	xsnprintf(cfg, sizeof(cfg), "%s/collectors.yaml", dir);
+	xsnprintf(outdir, sizeof(outdir), "%s/snaps", dir);
+	mkdir_p(outdir);
+	write_file(cfg,
+		   "plugin_dirs: [\"%s\"]\n"
+		   "output: \"/elsewhere/host-%%Y.ctprof.zst\"\n"
+		   "roots: {proc: \"%s\", sys: \"%s\"}\n"
+		   "plugins:\n  abi-good: {}\n",
+		   PLUGDIR, FIXTURE_PROC, FIXTURE_PROC);
+	const char *args[] = {"--config", cfg, "-o", outdir, NULL};
+	struct run r = run_core(dir, args);
+	if (r.status != 0)
+		fail_msg("exit %d:\n%s", r.status, r.err);
+	assert_int_equal(count_entries(outdir), 1);
+	DIR *d = opendir(outdir);
+	assert_non_null(d);
+	struct dirent *e;
+	bool found = false;
+	while ((e = readdir(d)))
+		found |= strncmp(e->d_name, "host-2", 6) == 0 &&
+			 strstr(e->d_name, ".ctprof.zst") != NULL;
+	closedir(d);
+	assert_true(found);
+	run_free(&r);
+}
+
 /* A mistyped command says what it is closest to, and exits 2. */
 static void test_wrong_verb(void **unused)
 {
@@ -1946,6 +1979,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_config_resolves_plugins),
 		cmocka_unit_test(test_strict),
 		cmocka_unit_test(test_wrong_verb),
+		cmocka_unit_test(test_output_dir),
 		cmocka_unit_test(test_declared_options),
 		cmocka_unit_test(test_lazy_files),
 		cmocka_unit_test(test_lazy_shared),

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/capability.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -96,7 +97,9 @@ static void usage_main(FILE *out)
 		"  -o, --output OUT     output path (strftime pattern; '-' for "
 		"stdout); overrides the config;\n"
 		"                       a FIFO or device is written into, "
-		"never replaced\n"
+		"never replaced;\n"
+		"                       a directory gets a new file named by "
+		"the config's pattern\n"
 		"  -j, --workers N      walker threads; overrides the config\n"
 		"      --strict         any plugin failure fails the capture "
 		"(exit 3, no snapshot)\n"
@@ -372,11 +375,36 @@ static int write_out(struct ctp_capture *cap, const struct ctp_config *cfg,
 	return CTP_EXIT_OK;
 }
 
+/*
+ * An output that names an existing directory (`-o /var/tmp/`) means a new
+ * file in it, named by the last component of the configured pattern (by
+ * default ctprof-%Y%m%dT%H%M%S.ctprof.zst), as cp(1) copies into a
+ * directory. Anything else is returned as it is.
+ */
+static const char *output_in_dir(const char *output, const char *pattern,
+				 char *buf, size_t len)
+{
+	struct stat st;
+	if (strcmp(output, "-") == 0 || stat(output, &st) < 0 ||
+	    !S_ISDIR(st.st_mode))
+		return output;
+	const char *slash = strrchr(pattern, '/');
+	const char *leaf = slash ? slash + 1 : pattern;
+	if (!*leaf || strcmp(pattern, output) == 0)
+		leaf = "ctprof-%Y%m%dT%H%M%S.ctprof.zst";
+	size_t n = strlen(output);
+	int w = snprintf(buf, len, "%s%s%s", output,
+			 n && output[n - 1] == '/' ? "" : "/", leaf);
+	return w > 0 && (size_t)w < len ? buf : output;
+}
+
 /* One capture with a loaded config: engine up, walk, write, engine down. */
 static int run_capture(const struct ctp_config *cfg,
 		       const struct capture_args *a)
 {
-	const char *output = a->output ? a->output : cfg->output;
+	char in_dir[PATH_MAX];
+	const char *output = output_in_dir(a->output ? a->output : cfg->output,
+					   cfg->output, in_dir, sizeof(in_dir));
 	struct ctp_capture *cap = NULL;
 	int r = ctp_capture_new(cfg->workers ? cfg->workers : 1, &cap);
 	if (r < 0) {
