@@ -1706,6 +1706,12 @@ static void test_plugins_command(void **unused)
 	assert_int_equal(r.status, 0);
 	assert_true(count_lines_with(r.out, " centipct ") > 0);
 	assert_int_equal(count_lines_with(r.out, "centi-pct"), 0);
+	/* Declared summary counters are listed before any capture. */
+	assert_int_equal(count_lines_with(r.out,
+					  "  summary counters: missing, "
+					  "unsupported, read_errors, "
+					  "parse_errors, cgroups_unreachable"),
+			 1);
 	run_free(&r);
 
 	/* A plugin that does not load is an error, not a listing. */

@@ -342,7 +342,11 @@ static int api_set_cpuset(struct ctp_record *rec, int field,
 
 static int api_summary_register(struct ctp_ctx *ctx, const char *name)
 {
-	struct ctp_plugin_info *info = &ctx->eng->cap->plugins[ctx->plugin];
+	return ctp_summary_register(&ctx->eng->cap->plugins[ctx->plugin], name);
+}
+
+int ctp_summary_register(struct ctp_plugin_info *info, const char *name)
+{
 	if (!name || !*name)
 		return -EINVAL;
 	for (uint32_t i = 0; i < info->n_summary; i++)

@@ -142,6 +142,10 @@ void ctp_log(int level, const char *fmt, ...)
 
 /* api.c */
 void ctp_api_fill(struct ctp_api *api);
+/* A summary counter of the plugin named `name`: its index, the existing
+ * one when the name is registered, -ENOSPC past CTP_MAX_SUMMARY, -EINVAL
+ * for an empty name, -ENOMEM. */
+int ctp_summary_register(struct ctp_plugin_info *info, const char *name);
 uint64_t ctp_now_ns(void);
 
 /* loader.c */

@@ -303,6 +303,12 @@ static bool abi_extra_invalid(const struct ctp_plugin *d, char *why,
 			 ABI_STRUCT_MAX);
 		return true;
 	}
+	if (d->size >= offsetof(struct ctp_plugin, reserved_end) +
+			       sizeof(d->reserved_end) &&
+	    d->reserved_end) {
+		snprintf(why, whylen, "descriptor member reserved_end is set");
+		return true;
+	}
 	at = first_nonzero(d, sizeof(*d), d->size);
 	if (at >= 0) {
 		snprintf(why, whylen,
@@ -650,6 +656,37 @@ static int find_plugin(char *const *dirs, size_t n, const char *name,
 	return -ENOENT;
 }
 
+/* The descriptor members up to the counters table's. */
+#define COUNTERS_END                                                           \
+	(offsetof(struct ctp_plugin, reserved_end) + sizeof(uint32_t))
+
+/* The summary counters a descriptor declares, registered in its order
+ * before init. Returns 0 or a negative errno with why. */
+static int register_counters(struct ctp_plugin_info *info,
+			     const struct ctp_plugin *d, char *why,
+			     size_t whylen)
+{
+	if (d->size < COUNTERS_END || !d->counters)
+		return 0;
+	for (uint32_t i = 0; i < d->n_counters; i++) {
+		int r = ctp_summary_register(info, d->counters[i]);
+		if (r < 0) {
+			snprintf(why, whylen, "summary counter %u ('%s'): %s",
+				 i, d->counters[i] ? d->counters[i] : "(null)",
+				 r == -ENOSPC ? "more than CTP_MAX_SUMMARY"
+					      : strerror(-r));
+			return r;
+		}
+		if ((uint32_t)r != i) {
+			snprintf(why, whylen,
+				 "summary counter '%s' is declared twice",
+				 d->counters[i]);
+			return -EEXIST;
+		}
+	}
+	return 0;
+}
+
 /* Find, open, check and initialize one plugin; on failure the reason is in
  * why and the caller rolls back whatever was registered. */
 static int load_checked(struct ctp_engine *eng, uint32_t idx, char **dirs,
@@ -695,6 +732,8 @@ static int load_checked(struct ctp_engine *eng, uint32_t idx, char **dirs,
 		}
 		rt->static_ids[i] = id;
 	}
+	if ((ret = register_counters(info, d, why, whylen)) < 0)
+		return ret;
 	rt->mt_safe = d->flags & CTP_PLUGIN_MT_SAFE;
 	rt->fd_local =
 		(d->flags & CTP_PLUGIN_FD_LOCAL) || (!d->process && !d->thread);

@@ -538,6 +538,14 @@ static void print_plugin(const char *path, bool allow_insecure)
 			printf("]\n");
 	}
 	print_options(d);
+	if (d->size >= offsetof(struct ctp_plugin, reserved_end) &&
+	    d->counters && d->n_counters) {
+		printf("  summary counters:");
+		for (uint32_t i = 0; i < d->n_counters; i++)
+			printf("%s %s", i ? "," : "",
+			       d->counters[i] ? d->counters[i] : "(null)");
+		printf("\n");
+	}
 	printf("  (fields a plugin registers at runtime appear only in "
 	       "snapshots)\n\n");
 	dlclose(h);

@@ -430,6 +430,15 @@ struct ctp_plugin {
 	const struct ctp_option_desc *options;
 	uint32_t n_options;
 	uint32_t option_desc_size; /* sizeof(struct ctp_option_desc) */
+
+	/* Appended in ABI 1: the names of the plugin's summary counters.
+	 * The core registers them before init, in this order, so counter i
+	 * of the table is summary counter i (ctp_api.summary_register with
+	 * one of these names returns its index), and `plugins` lists them.
+	 * Use CTP_PLUGIN_COUNTER_TABLE(names). */
+	const char *const *counters;
+	uint32_t n_counters;
+	uint32_t reserved_end; /* 0 */
 };
 
 /* Fill abi/size and the field table members of a descriptor. */
@@ -438,6 +447,9 @@ struct ctp_plugin {
 #define CTP_PLUGIN_FIELDS(tbl)                                                 \
 	.fields = (tbl), .n_fields = sizeof(tbl) / sizeof((tbl)[0]),           \
 	.field_desc_size = sizeof(struct ctp_field_desc)
+/* The summary counters' names (a const char *const array). */
+#define CTP_PLUGIN_COUNTER_TABLE(tbl)                                          \
+	.counters = (tbl), .n_counters = sizeof(tbl) / sizeof((tbl)[0])
 /* The options table and CTP_PLUGIN_OPTIONS' size member (the flag itself
  * goes in .flags). */
 #define CTP_PLUGIN_OPTION_TABLE(tbl)                                           \

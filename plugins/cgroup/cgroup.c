@@ -1117,4 +1117,5 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.thread = cg_thread,
 	.cgroup = cg_cgroup,
 	.finish = cg_finish,
+	CTP_PLUGIN_COUNTER_TABLE(counter_names),
 };

@@ -817,4 +817,5 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.fini = host_fini,
 	.host = host_cb,
 	.finish = finish_cb,
+	CTP_PLUGIN_COUNTER_TABLE(counter_names),
 };

@@ -445,4 +445,5 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.host = psi_host,
 	.cgroup = psi_cgroup,
 	.finish = psi_finish,
+	CTP_PLUGIN_COUNTER_TABLE(counter_names),
 };

@@ -380,4 +380,5 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.fini = scx_fini,
 	.host = scx_host,
 	.thread = scx_thread,
+	CTP_PLUGIN_COUNTER_TABLE(counter_names),
 };

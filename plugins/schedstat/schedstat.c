@@ -448,4 +448,5 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.init = sched_init,
 	.fini = sched_fini,
 	.thread = sched_thread,
+	CTP_PLUGIN_COUNTER_TABLE(counter_names),
 };

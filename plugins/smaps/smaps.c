@@ -382,4 +382,5 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.fini = smaps_fini,
 	.host = smaps_host,
 	.process = smaps_process,
+	CTP_PLUGIN_COUNTER_TABLE(counter_names),
 };

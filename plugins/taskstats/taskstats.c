@@ -1054,4 +1054,5 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.process = ts_process,
 	.thread = ts_thread,
 	.finish = ts_finish,
+	CTP_PLUGIN_COUNTER_TABLE(counter_names),
 };
