@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "scan.h"
+#include "ctprof/plugin-util.h"
 
 static int u64_of(const char *s, uint64_t *v, size_t *used)
 {

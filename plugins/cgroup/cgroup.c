@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "cgroup_parse.h"
-#include "hostfs.h"
+#include "ctprof/plugin-util.h"
 #include "ctprof/plugin.h"
 
 #ifndef CGROUP_VERSION

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "ctprof/plugin.h"
-#include "scan.h"
+#include "ctprof/plugin-util.h"
 
 /* Keep the first problem: later ones are usually its consequences. */
 static void note(int *ret, int err)

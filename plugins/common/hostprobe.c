@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Host accounting probes; see hostprobe.h. */
 #include "hostprobe.h"
-#include "hostfs.h"
+#include "ctprof/plugin-util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -28,7 +28,7 @@
 #include "ctprof/plugin.h"
 #include "host_parse.h"
 #include "hostprobe.h"
-#include "hostfs.h"
+#include "ctprof/plugin-util.h"
 
 #ifndef HOST_CONTEXT_VERSION
 #define HOST_CONTEXT_VERSION "0"

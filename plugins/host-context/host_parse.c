@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "procfs_parse.h"
-#include "scan.h"
+#include "ctprof/plugin-util.h"
 
 static bool is_space(char c)
 {

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "scan.h"
+#include "ctprof/plugin-util.h"
 
 static const char *const keys[CTP_IO_N] = {
 	[CTP_IO_RCHAR] = "rchar",

@@ -34,7 +34,7 @@
 
 #include "ctprof/plugin.h"
 #include "jep.h"
-#include "hostfs.h"
+#include "ctprof/plugin-util.h"
 
 #ifndef JEP_PLUGIN_VERSION
 #define JEP_PLUGIN_VERSION "0"

@@ -7,7 +7,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "scan.h"
+#include "ctprof/plugin-util.h"
 
 #define BIT(n) (1ull << (n))
 

@@ -23,7 +23,7 @@
 
 #include "ctprof/plugin.h"
 #include "psi_parse.h"
-#include "hostfs.h"
+#include "ctprof/plugin-util.h"
 
 #ifndef PSI_VERSION
 #define PSI_VERSION "0"

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "psi_parse.h"
-#include "scan.h"
+#include "ctprof/plugin-util.h"
 
 /* Keep the first problem of a series. */
 static void keep(int *ret, int r)

@@ -26,7 +26,7 @@
 
 #include "ctprof/plugin.h"
 #include "scx_parse.h"
-#include "hostfs.h"
+#include "ctprof/plugin-util.h"
 
 #ifndef SCHED_EXT_VERSION
 #define SCHED_EXT_VERSION "0"

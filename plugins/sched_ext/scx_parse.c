@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "scan.h"
+#include "ctprof/plugin-util.h"
 #include "scx_parse.h"
 
 /* The bytes before one optional trailing '\n'. */

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "ctprof/plugin.h"
-#include "hostfs.h"
+#include "ctprof/plugin-util.h"
 #include "hostprobe.h"
 #include "schedstat_parse.h"
 

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "scan.h"
+#include "ctprof/plugin-util.h"
 
 #define NS_PER_MS 1000000ull
 /* The kernel's separator is 67 dashes; a comm is at most 15 bytes. */

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "scan.h"
+#include "ctprof/plugin-util.h"
 
 /* Keep the first problem: later ones are usually its consequences. */
 static void note(int *ret, int err)

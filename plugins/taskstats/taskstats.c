@@ -39,7 +39,7 @@
 #include "ctprof/plugin.h"
 #include "hostprobe.h"
 #include "taskstats_reply.h"
-#include "hostfs.h"
+#include "ctprof/plugin-util.h"
 
 #ifndef TASKSTATS_PLUGIN_VERSION
 #define TASKSTATS_PLUGIN_VERSION "0"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* See hostfs.h. */
-#include "hostfs.h"
+/* Host files for plugins; see <ctprof/plugin-util.h>. */
+#include "ctprof/plugin-util.h"
 
 #include <errno.h>
 #include <fcntl.h>

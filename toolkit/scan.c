@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Bounded text scanners; see scan.h for the contract. */
-#include "scan.h"
+/* Bounded text scanners; see <ctprof/plugin-util.h> for the contract. */
+#include "ctprof/plugin-util.h"
 
 #include <errno.h>
 #include <string.h>
@@ -124,6 +124,24 @@ int ctp_parse_u64_str(const char *s, uint64_t *out)
 	if (r < 0)
 		return r;
 	if (p != end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int ctp_kv_u64(const char *buf, size_t len, const char *key, uint64_t *out)
+{
+	const char *vend, *p = ctp_kv_find(buf, len, key, &vend);
+	uint64_t v;
+	int r;
+
+	if (!p)
+		return -ENOENT;
+	r = ctp_scan_u64(&p, vend, &v);
+	if (r < 0)
+		return r;
+	/* "123 kB" is a number with its unit; "123x" is not a number. */
+	if (p != vend && *p != ' ' && *p != '\t')
 		return -EINVAL;
 	*out = v;
 	return 0;

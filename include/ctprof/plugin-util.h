@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The ctprof-core plugin toolkit: what every collector needs besides the
+ * ABI in <ctprof/plugin.h>, as a small static library a plugin links in
+ * (libctprof-plugin-util.a; `pkg-config --libs ctprof-plugin` names it).
+ * The shipped plugins and the example in docs/examples/hello-plugin use it.
+ *
+ * - one-line field descriptions (CTP_FIELD and friends);
+ * - attaching to the core in init: the ABI check, the static table's field
+ *   handles and the declared summary counters' handles (ctp_attach);
+ * - a task's declared files, and telling a vanished task from a failure;
+ * - bounded scanners over kernel text: pure functions over [p, end), no
+ *   allocation, no locale, no errno, no NUL terminator needed;
+ * - reading a small host file (sysfs, procfs, cgroupfs) safely.
+ *
+ * The library is built with hidden visibility: nothing of it is exported
+ * from a plugin, which still exports only its descriptor. Every function
+ * here is safe to call from concurrent workers. Return convention as in
+ * plugin.h: >= 0 on success, a negative errno on failure.
+ */
+#ifndef CTPROF_PLUGIN_UTIL_H
+#define CTPROF_PLUGIN_UTIL_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctprof/plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Field descriptions in one line --------------------------------------
+ *
+ * CTP_FIELD(name, SCOPE, TYPE, UNIT, KIND, RULE, help) with the enum
+ * suffixes, e.g.
+ *   CTP_FIELD("io.rchar", THREAD, U64, BYTES, COUNTER, SUM, "bytes read")
+ */
+#define CTP_FIELD(nm, sc, ty, un, ki, ru, hlp)                                 \
+	{                                                                      \
+		.name = (nm), .help = (hlp), .scope = CTP_SCOPE_##sc,          \
+		.type = CTP_TYPE_##ty, .unit = CTP_UNIT_##un,                  \
+		.kind = CTP_KIND_##ki, .rule = CTP_RULE_##ru                   \
+	}
+/* The same with a section and labelled dimensions ("key=value,..."). */
+#define CTP_FIELD_DIMS(nm, sc, ty, un, ki, ru, sec, dm, hlp)                   \
+	{                                                                      \
+		.name = (nm), .help = (hlp), .scope = CTP_SCOPE_##sc,          \
+		.type = CTP_TYPE_##ty, .unit = CTP_UNIT_##un,                  \
+		.kind = CTP_KIND_##ki, .rule = CTP_RULE_##ru,                  \
+		.flags = CTP_FIELD_META, .section = (sec), .dims = (dm)        \
+	}
+/* The common shapes. */
+#define CTP_FIELD_COUNTER(nm, sc, un, hlp)                                     \
+	CTP_FIELD(nm, sc, U64, un, COUNTER, SUM, hlp)
+#define CTP_FIELD_PEAK(nm, sc, un, hlp)                                        \
+	CTP_FIELD(nm, sc, U64, un, PEAK, MAX, hlp)
+#define CTP_FIELD_GAUGE(nm, sc, un, ru, hlp)                                   \
+	CTP_FIELD(nm, sc, U64, un, GAUGE, ru, hlp)
+#define CTP_FIELD_LABEL(nm, sc, hlp)                                           \
+	CTP_FIELD(nm, sc, STRING, NONE, CATEGORICAL, MODE, hlp)
+
+/* The number of elements of a static array. */
+#define CTP_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- Attaching to the core in init --------------------------------------- */
+
+/* The size of a struct ctp_api that ends with member m: what a plugin
+ * needs when m is the last member it calls. */
+#define CTP_API_THROUGH(m)                                                     \
+	(offsetof(struct ctp_api, m) + sizeof(((struct ctp_api *)0)->m))
+/* Whether this core's api table has member m (and it is set). */
+#define CTP_API_HAS(api, m) (CTP_HAS(api, struct ctp_api, m) && (api)->m)
+
+struct ctp_attach {
+	/* CTP_API_THROUGH(the last member the plugin cannot do without). */
+	size_t api_need;
+	/* Out: the handle of each entry of the descriptor's static field
+	 * table, in table order (n_fields entries). A handle the core
+	 * refuses is stored as its negative errno and logged at debug: the
+	 * plugin skips that field, the others are recorded. */
+	int *field_handles;
+	size_t n_fields;
+	/* Out: the handle of each declared summary counter (the descriptor's
+	 * counters[], n_counters entries), in table order. */
+	int *counter_handles;
+	size_t n_counters;
+};
+
+/*
+ * The first step of every init: refuse a core of another ABI or one too old
+ * for `a->api_need` (-ENOTSUP, logged when the core can log), then fill the
+ * field and counter handles from the core's registry. A counter the core
+ * cannot register fails the attach with its error (logged).
+ */
+int ctp_attach(struct ctp_ctx *ctx, const struct ctp_api *api,
+	       const struct ctp_plugin *desc, const struct ctp_attach *a);
+
+/* ---- A task's declared files --------------------------------------------- */
+
+/*
+ * Declared file i of a task (the i-th name of the plugin's thread_files or
+ * process_files) when the core read it: its bytes, NUL-terminated, in
+ * (*data, *len). Returns 0, or the read's negative errno (-ENODATA for a
+ * lazy file nobody fetched: use ctp_api.file_get), or -EINVAL when the
+ * task carries fewer files (a core older than the plugin).
+ */
+int ctp_task_file(const struct ctp_task *task, uint32_t i, const char **data,
+		  size_t *len);
+
+/* Whether a read error means the task exited under us (the core counts
+ * those as vanished tasks, never as failures). */
+static inline bool ctp_err_vanished(int err)
+{
+	return err == -ENOENT || err == -ESRCH;
+}
+
+/* ---- Bounded scanners over kernel text ---------------------------------- */
+
+/*
+ * Parse an unsigned decimal starting exactly at *p (no leading blanks, no
+ * sign). On success advance *p past the digits and return 0. Return -EINVAL
+ * when there is no digit, -ERANGE when the value does not fit (then *p is
+ * advanced past the digits all the same so callers can resynchronize).
+ */
+int ctp_scan_u64(const char **p, const char *end, uint64_t *out);
+
+/* Same for an optionally '-' or '+' signed decimal. */
+int ctp_scan_i64(const char **p, const char *end, int64_t *out);
+
+/* A whole NUL-terminated string that is an unsigned decimal (command-line
+ * arguments, option values): 0, -EINVAL (empty, sign, trailing garbage) or
+ * -ERANGE. */
+int ctp_parse_u64_str(const char *s, uint64_t *out);
+
+/* Skip ' ' and '\t'. */
+const char *ctp_skip_blanks(const char *p, const char *end);
+
+/* Pointer to the byte after the next '\n' at or after p (end if none). */
+const char *ctp_next_line(const char *p, const char *end);
+
+/*
+ * In a "Key:<blanks>value" file (status, /proc/<pid>/io ...), find the line
+ * whose key equals `key` exactly (the text before the first ':'). Returns
+ * the first non-blank byte of the value and sets *value_end to the end of
+ * that line (excluding '\n'), or NULL when there is no such line.
+ */
+const char *ctp_kv_find(const char *buf, size_t len, const char *key,
+			const char **value_end);
+
+/*
+ * The unsigned decimal value of `key` in a "Key:<blanks>value" file, e.g.
+ * ("voluntary_ctxt_switches", status text). A unit or other text after the
+ * number (" kB") is allowed. Returns 0, -ENOENT (no such key), -EINVAL (no
+ * number) or -ERANGE.
+ */
+int ctp_kv_u64(const char *buf, size_t len, const char *key, uint64_t *out);
+
+/* ---- Small host files ---------------------------------------------------- */
+
+/* The most a plugin reads of one host file through these helpers; past it
+ * the read fails with -EFBIG. */
+#define CTP_HOST_READ_MAX (4u << 20)
+
+/*
+ * Open dirfd/path to read, never blocking (O_NONBLOCK: a FIFO planted
+ * under a fake root must not hang the capture) and only if it is a regular
+ * file (-EISDIR for a directory, -EINVAL for a FIFO, device or socket).
+ * Returns the descriptor or a negative errno. Every plugin read of a host
+ * file (sysfs, procfs, cgroupfs) opens through it.
+ */
+int ctp_open_regular(int dirfd, const char *path);
+
+/*
+ * Read dirfd/path into buf: at most cap - 1 bytes, then a NUL. Returns 0
+ * with the byte count in *len, or a negative errno: -EBADF for dirfd < 0,
+ * open's error, or read's (psi files say EOPNOTSUPP from read, not open);
+ * after a read error *len is what came before it. A file of cap - 1 bytes
+ * or more may have been cut: callers that need it whole test
+ * *len + 1 >= cap. Not for the per-task walk (the core reads task files).
+ */
+int ctp_read_small(int dirfd, const char *path, char *buf, size_t cap,
+		   size_t *len);
+
+/*
+ * Whether proc_fd is a procfs whose "self" is this process: the running
+ * kernel's /proc in our pid namespace, not a fixture tree nor another
+ * namespace's mount. Tids (for taskstats queries, ptrace, process_vm_readv)
+ * mean something only then.
+ */
+bool ctp_proc_is_live(int proc_fd);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CTPROF_PLUGIN_UTIL_H */

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/* Attaching a plugin to the core, and a task's declared files; see
+ * <ctprof/plugin-util.h>. */
+#include "ctprof/plugin-util.h"
+
+#include <string.h>
+
+/* The log member exists in every ABI 1 core, but a table too short to hold
+ * it cannot be trusted with anything. */
+static bool can_log(const struct ctp_api *api)
+{
+	return CTP_API_HAS(api, log);
+}
+
+static int check_core(struct ctp_ctx *ctx, const struct ctp_api *api,
+		      size_t need)
+{
+	if (!api || api->abi != CTP_ABI_MAJOR)
+		return -ENOTSUP;
+	if (api->size < need) {
+		if (can_log(api))
+			api->log(ctx, CTP_LOG_ERR,
+				 "this core's API ends at byte %u, the plugin "
+				 "needs %zu: update ctprof-core",
+				 (unsigned)api->size, need);
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+static void fill_fields(struct ctp_ctx *ctx, const struct ctp_api *api,
+			const struct ctp_plugin *desc,
+			const struct ctp_attach *a)
+{
+	for (size_t i = 0; i < a->n_fields; i++) {
+		int h = api->field_handle(ctx, i);
+
+		a->field_handles[i] = h;
+		if (h < 0 && i < desc->n_fields)
+			api->log(ctx, CTP_LOG_DEBUG,
+				 "field %s has no handle: %s",
+				 desc->fields[i].name, strerror(-h));
+	}
+}
+
+static int fill_counters(struct ctp_ctx *ctx, const struct ctp_api *api,
+			 const struct ctp_plugin *desc,
+			 const struct ctp_attach *a)
+{
+	if (a->n_counters && (!CTP_HAS(desc, struct ctp_plugin, counters) ||
+			      a->n_counters > desc->n_counters))
+		return -EINVAL; /* the plugin's own tables disagree */
+	for (size_t i = 0; i < a->n_counters; i++) {
+		int h = api->summary_register(ctx, desc->counters[i]);
+
+		if (h < 0) {
+			api->log(ctx, CTP_LOG_ERR,
+				 "cannot register summary counter %s: %s",
+				 desc->counters[i], strerror(-h));
+			return h;
+		}
+		a->counter_handles[i] = h;
+	}
+	return 0;
+}
+
+int ctp_attach(struct ctp_ctx *ctx, const struct ctp_api *api,
+	       const struct ctp_plugin *desc, const struct ctp_attach *a)
+{
+	/* Everything used below is in the first ABI 1 core. */
+	size_t need = a->api_need;
+	int r;
+
+	if (need < CTP_API_THROUGH(summary_add))
+		need = CTP_API_THROUGH(summary_add);
+	r = check_core(ctx, api, need);
+	if (r < 0)
+		return r;
+	if ((a->n_fields && !a->field_handles) ||
+	    (a->n_counters && !a->counter_handles))
+		return -EINVAL;
+	fill_fields(ctx, api, desc, a);
+	return fill_counters(ctx, api, desc, a);
+}
+
+int ctp_task_file(const struct ctp_task *task, uint32_t i, const char **data,
+		  size_t *len)
+{
+	const struct ctp_file *f;
+
+	if (!CTP_HAS(task, struct ctp_task, n_files) || i >= task->n_files)
+		return -EINVAL;
+	f = &task->files[i];
+	if (f->err)
+		return f->err < 0 ? f->err : -EIO;
+	if (!f->data)
+		return -ENODATA;
+	*data = f->data;
+	*len = f->len;
+	return 0;
+}
