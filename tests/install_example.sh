@@ -78,13 +78,29 @@ done
 # Build the example in a copy (the source tree stays clean), recording which
 # header the compiler really used.
 cp -R "$src/docs/examples/hello-plugin" "$tmp/hello"
-make -C "$tmp/hello" CFLAGS="-O2 -Wall -Wextra -Werror -MD" >"$tmp/make.log" 2>&1 ||
+# A sanitizer build installs an instrumented toolkit library: a plugin
+# linking it must be built with the same sanitizers (as it must to be
+# loaded into that core at all).
+san=""
+if grep -q '^CTP_SANITIZE:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; then
+	san="-fsanitize=address,undefined"
+fi
+make -C "$tmp/hello" CFLAGS="-O2 -Wall -Wextra -Werror -MD $san" \
+	LDFLAGS="$san" >"$tmp/make.log" 2>&1 ||
 	fail "building the example: $(cat "$tmp/make.log")"
 so=$tmp/hello/hello.so
 [ -f "$so" ] || fail "make produced no hello.so"
-used=$(tr ' \\' '\n\n' <"$tmp/hello/hello.d" | grep 'ctprof/plugin.h' || true)
-[ -n "$used" ] && [ "$(realpath "$used")" = "$(realpath "$header")" ] ||
-	fail "the example compiled against '$used', not the installed $header"
+for h in plugin.h plugin-util.h; do
+	used=$(tr ' \\' '\n\n' <"$tmp/hello/hello.d" | grep "ctprof/$h" || true)
+	[ -n "$used" ] && [ "$(realpath "$used")" = "$(realpath "$prefix/include/ctprof/$h")" ] ||
+		fail "the example compiled against '$used', not the installed $h"
+done
+# The toolkit is linked in (from the installed static library) and stays
+# local to the plugin.
+nm "$so" | grep -q ' t ctp_attach$' ||
+	fail "hello.so has no local ctp_attach: $(nm "$so" | grep ctp_ || true)"
+[ -f "$(pkg-config --variable=libdir ctprof-plugin)/libctprof-plugin-util.a" ] ||
+	fail "no libctprof-plugin-util.a in the .pc's libdir"
 
 # `make install` goes to the .pc's plugindir (staged with DESTDIR).
 make -C "$tmp/hello" install DESTDIR="$tmp/stage" >>"$tmp/make.log" 2>&1 ||

@@ -67,6 +67,11 @@ extern "C" {
 
 /* ---- Attaching to the core in init --------------------------------------- */
 
+/* The plugin's one exported symbol, defined at the end of its source as
+ * `CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {...};` and declared
+ * here so that init, above it, can hand it to ctp_attach. */
+CTP_EXPORT extern const struct ctp_plugin ctp_plugin_v1;
+
 /* The size of a struct ctp_api that ends with member m: what a plugin
  * needs when m is the last member it calls. */
 #define CTP_API_THROUGH(m)                                                     \
