@@ -89,7 +89,7 @@ int ctp_task_file(const struct ctp_task *task, uint32_t i, const char **data,
 	const struct ctp_file *f;
 
 	if (!CTP_HAS(task, struct ctp_task, n_files) || i >= task->n_files)
-		return -EINVAL;
+		return -EPROTO;
 	f = &task->files[i];
 	if (f->err)
 		return f->err < 0 ? f->err : -EIO;

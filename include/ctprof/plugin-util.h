@@ -109,7 +109,7 @@ int ctp_attach(struct ctp_ctx *ctx, const struct ctp_api *api,
  * Declared file i of a task (the i-th name of the plugin's thread_files or
  * process_files) when the core read it: its bytes, NUL-terminated, in
  * (*data, *len). Returns 0, or the read's negative errno (-ENODATA for a
- * lazy file nobody fetched: use ctp_api.file_get), or -EINVAL when the
+ * lazy file nobody fetched: use ctp_api.file_get), or -EPROTO when the
  * task carries fewer files (a core older than the plugin).
  */
 int ctp_task_file(const struct ctp_task *task, uint32_t i, const char **data,

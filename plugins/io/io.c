@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctprof/plugin.h"
+#include "ctprof/plugin-util.h"
 #include "io_parse.h"
 
 #ifndef IO_VERSION
@@ -23,63 +23,30 @@
 #define IO_KCONFIG "CONFIG_TASK_IO_ACCOUNTING"
 
 /* One entry per parser value, in enum ctp_io_key order. */
+#define IO_BYTES(nm, hlp) CTP_FIELD_COUNTER("io." nm, THREAD, BYTES, hlp)
+#define IO_CALLS(nm, hlp) CTP_FIELD_COUNTER("io." nm, THREAD, COUNT, hlp)
 static const struct ctp_field_desc fields[] = {
-	[CTP_IO_RCHAR] = {.name = "io.rchar",
-			  .help = "Bytes read by read-like syscalls, page "
-				  "cache hits included (io rchar)",
-			  .scope = CTP_SCOPE_THREAD,
-			  .type = CTP_TYPE_U64,
-			  .unit = CTP_UNIT_BYTES,
-			  .kind = CTP_KIND_COUNTER,
-			  .rule = CTP_RULE_SUM},
-	[CTP_IO_WCHAR] = {.name = "io.wchar",
-			  .help = "Bytes written by write-like syscalls, "
-				  "before the page cache (io wchar)",
-			  .scope = CTP_SCOPE_THREAD,
-			  .type = CTP_TYPE_U64,
-			  .unit = CTP_UNIT_BYTES,
-			  .kind = CTP_KIND_COUNTER,
-			  .rule = CTP_RULE_SUM},
-	[CTP_IO_SYSCR] = {.name = "io.syscr",
-			  .help = "Read-like syscalls made (io syscr)",
-			  .scope = CTP_SCOPE_THREAD,
-			  .type = CTP_TYPE_U64,
-			  .unit = CTP_UNIT_COUNT,
-			  .kind = CTP_KIND_COUNTER,
-			  .rule = CTP_RULE_SUM},
-	[CTP_IO_SYSCW] = {.name = "io.syscw",
-			  .help = "Write-like syscalls made (io syscw)",
-			  .scope = CTP_SCOPE_THREAD,
-			  .type = CTP_TYPE_U64,
-			  .unit = CTP_UNIT_COUNT,
-			  .kind = CTP_KIND_COUNTER,
-			  .rule = CTP_RULE_SUM},
-	[CTP_IO_READ_BYTES] = {.name = "io.read_bytes",
-			       .help = "Bytes this thread caused to be read "
-				       "from storage (io read_bytes)",
-			       .scope = CTP_SCOPE_THREAD,
-			       .type = CTP_TYPE_U64,
-			       .unit = CTP_UNIT_BYTES,
-			       .kind = CTP_KIND_COUNTER,
-			       .rule = CTP_RULE_SUM},
-	[CTP_IO_WRITE_BYTES] = {.name = "io.write_bytes",
-				.help = "Bytes this thread caused to be "
-					"written to storage (io write_bytes)",
-				.scope = CTP_SCOPE_THREAD,
-				.type = CTP_TYPE_U64,
-				.unit = CTP_UNIT_BYTES,
-				.kind = CTP_KIND_COUNTER,
-				.rule = CTP_RULE_SUM},
+	[CTP_IO_RCHAR] = IO_BYTES("rchar", "Bytes read by read-like syscalls, "
+					   "page cache hits included (io "
+					   "rchar)"),
+	[CTP_IO_WCHAR] = IO_BYTES("wchar", "Bytes written by write-like "
+					   "syscalls, before the page cache "
+					   "(io wchar)"),
+	[CTP_IO_SYSCR] =
+		IO_CALLS("syscr", "Read-like syscalls made (io syscr)"),
+	[CTP_IO_SYSCW] =
+		IO_CALLS("syscw", "Write-like syscalls made (io syscw)"),
+	[CTP_IO_READ_BYTES] =
+		IO_BYTES("read_bytes", "Bytes this thread caused to be read "
+				       "from storage (io read_bytes)"),
+	[CTP_IO_WRITE_BYTES] =
+		IO_BYTES("write_bytes", "Bytes this thread caused to be "
+					"written to storage (io write_bytes)"),
 	[CTP_IO_CANCELLED_WRITE_BYTES] =
-		{.name = "io.cancelled_write_bytes",
-		 .help = "Dirty page-cache bytes this thread dropped before "
+		IO_BYTES("cancelled_write_bytes",
+			 "Dirty page-cache bytes this thread dropped before "
 			 "writeback, e.g. by truncating (io "
-			 "cancelled_write_bytes)",
-		 .scope = CTP_SCOPE_THREAD,
-		 .type = CTP_TYPE_U64,
-		 .unit = CTP_UNIT_BYTES,
-		 .kind = CTP_KIND_COUNTER,
-		 .rule = CTP_RULE_SUM},
+			 "cancelled_write_bytes)"),
 };
 
 _Static_assert(sizeof(fields) / sizeof(fields[0]) == CTP_IO_N,
@@ -88,32 +55,38 @@ _Static_assert(sizeof(fields) / sizeof(fields[0]) == CTP_IO_N,
 enum { TF_IO, N_TF };
 static const char *const thread_files[] = {"io", NULL};
 
+enum { C_PARSE_ERRORS, N_COUNTERS };
+static const char *const counter_names[] = {
+	[C_PARSE_ERRORS] = "parse_errors",
+};
+
 struct io_state {
 	struct ctp_ctx *ctx;
 	const struct ctp_api *api;
 	int fh[CTP_IO_N]; /* field handles; < 0 means skip */
-	int c_parse_err;
+	int counter[N_COUNTERS];
 };
 
 static int io_thread(void *state, const struct ctp_task *task,
 		     struct ctp_record *rec)
 {
 	struct io_state *st = state;
-	const struct ctp_file *f;
+	const char *data;
+	size_t len;
 	struct ctp_io io;
-	int ret = 0, r;
+	int ret, r;
 	unsigned i;
 
-	if (!CTP_HAS(task, struct ctp_task, n_files) || task->n_files < N_TF)
-		return -EINVAL;
-	f = &task->files[TF_IO];
 	/* Missing (no CONFIG_TASK_IO_ACCOUNTING, or the thread exited) or
 	 * unreadable: the core tallies it and decides about vanishing; the
 	 * values stay absent. */
-	if (f->err || !f->data)
+	ret = ctp_task_file(task, TF_IO, &data, &len);
+	if (ret == -EPROTO) /* the core handed fewer files than declared */
+		return ret;
+	if (ret < 0)
 		return 0;
-	if (ctp_parse_io(f->data, f->len, &io) < 0)
-		st->api->summary_add(st->ctx, st->c_parse_err, 1);
+	if (ctp_parse_io(data, len, &io) < 0)
+		st->api->summary_add(st->ctx, st->counter[C_PARSE_ERRORS], 1);
 	for (i = 0; i < CTP_IO_N; i++) {
 		if (!(io.present & (1u << i)) || st->fh[i] < 0)
 			continue;
@@ -131,36 +104,27 @@ static void io_fini(void *state)
 
 static int io_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 {
-	struct io_state *st;
-	size_t i;
+	struct io_state *st = calloc(1, sizeof(*st));
 	int r;
 
-	if (!api || api->abi != CTP_ABI_MAJOR ||
-	    !CTP_HAS(api, struct ctp_api, roots))
-		return -ENOTSUP;
-	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
 	st->ctx = ctx;
 	st->api = api;
-	for (i = 0; i < CTP_IO_N; i++) {
-		st->fh[i] = api->field_handle(ctx, i);
-		if (st->fh[i] < 0)
-			api->log(ctx, CTP_LOG_DEBUG,
-				 "field %s has no handle: %s", fields[i].name,
-				 strerror(-st->fh[i]));
-	}
-	st->c_parse_err = api->summary_register(ctx, "parse_errors");
-	if (st->c_parse_err < 0) {
-		r = st->c_parse_err;
-		api->log(ctx, CTP_LOG_ERR,
-			 "cannot register summary counter parse_errors: %s",
-			 strerror(-r));
+	r = ctp_attach(ctx, api, &ctp_plugin_v1,
+		       &(const struct ctp_attach){
+			       .api_need = CTP_API_THROUGH(roots),
+			       .field_handles = st->fh,
+			       .n_fields = CTP_IO_N,
+			       .counter_handles = st->counter,
+			       .n_counters = N_COUNTERS,
+		       });
+	if (r < 0) {
 		free(st);
 		return r;
 	}
 	/* An older core without gates simply gives no kernel-config hint. */
-	if (CTP_HAS(api, struct ctp_api, file_gate)) {
+	if (CTP_API_HAS(api, file_gate)) {
 		r = api->file_gate(ctx, "io", IO_KCONFIG);
 		if (r < 0)
 			api->log(ctx, CTP_LOG_DEBUG, "file_gate io: %s",
@@ -185,4 +149,5 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.init = io_init,
 	.fini = io_fini,
 	.thread = io_thread,
+	CTP_PLUGIN_COUNTER_TABLE(counter_names),
 };

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctprof/plugin.h"
+#include "ctprof/plugin-util.h"
 #include "procfs_parse.h"
 
 #ifndef PROCFS_STAT_VERSION
@@ -45,122 +45,61 @@ enum {
 };
 
 static const struct ctp_field_desc fields[] = {
-	[F_MINFLT] = {.name = "procfs.minflt",
-		      .help = "Minor page faults (no disk I/O), stat field 10",
-		      .scope = CTP_SCOPE_THREAD,
-		      .type = CTP_TYPE_U64,
-		      .unit = CTP_UNIT_COUNT,
-		      .kind = CTP_KIND_COUNTER,
-		      .rule = CTP_RULE_SUM},
-	[F_MAJFLT] = {.name = "procfs.majflt",
-		      .help = "Major page faults (needed disk I/O), stat "
-			      "field 12",
-		      .scope = CTP_SCOPE_THREAD,
-		      .type = CTP_TYPE_U64,
-		      .unit = CTP_UNIT_COUNT,
-		      .kind = CTP_KIND_COUNTER,
-		      .rule = CTP_RULE_SUM},
-	[F_UTIME] = {.name = "procfs.utime",
-		     .help = "User-mode CPU time since thread start, stat "
-			     "field 14",
-		     .scope = CTP_SCOPE_THREAD,
-		     .type = CTP_TYPE_U64,
-		     .unit = CTP_UNIT_TICKS,
-		     .kind = CTP_KIND_COUNTER,
-		     .rule = CTP_RULE_SUM},
-	[F_STIME] = {.name = "procfs.stime",
-		     .help = "Kernel-mode CPU time since thread start, stat "
-			     "field 15",
-		     .scope = CTP_SCOPE_THREAD,
-		     .type = CTP_TYPE_U64,
-		     .unit = CTP_UNIT_TICKS,
-		     .kind = CTP_KIND_COUNTER,
-		     .rule = CTP_RULE_SUM},
-	[F_PRIORITY] = {.name = "procfs.priority",
-			.help = "Kernel scheduling priority (task_prio: 0..39 "
-				"fair, negative real-time), stat field 18",
-			.scope = CTP_SCOPE_THREAD,
-			.type = CTP_TYPE_I64,
-			.unit = CTP_UNIT_NONE,
-			.kind = CTP_KIND_ORDINAL,
-			.rule = CTP_RULE_RANGE},
-	[F_NICE] = {.name = "procfs.nice",
-		    .help = "Nice value, -20..19, stat field 19",
-		    .scope = CTP_SCOPE_THREAD,
-		    .type = CTP_TYPE_I64,
-		    .unit = CTP_UNIT_NONE,
-		    .kind = CTP_KIND_ORDINAL,
-		    .rule = CTP_RULE_RANGE},
-	[F_START_TIME] = {.name = "procfs.start_time",
-			  .help = "Thread start time since boot, stat field 22",
-			  .scope = CTP_SCOPE_THREAD,
-			  .type = CTP_TYPE_U64,
-			  .unit = CTP_UNIT_TICKS,
-			  .kind = CTP_KIND_ORDINAL,
-			  .rule = CTP_RULE_RANGE},
-	[F_PROCESSOR] = {.name = "procfs.processor",
-			 .help = "CPU the thread last ran on, stat field 39",
-			 .scope = CTP_SCOPE_THREAD,
-			 .type = CTP_TYPE_I64,
-			 .unit = CTP_UNIT_NONE,
-			 .kind = CTP_KIND_ORDINAL,
-			 .rule = CTP_RULE_RANGE},
-	[F_RT_PRIORITY] = {.name = "procfs.rt_priority",
-			   .help = "Real-time priority, 0 unless FIFO/RR, "
-				   "stat field 40",
-			   .scope = CTP_SCOPE_THREAD,
-			   .type = CTP_TYPE_U64,
-			   .unit = CTP_UNIT_NONE,
-			   .kind = CTP_KIND_ORDINAL,
-			   .rule = CTP_RULE_RANGE},
-	[F_POLICY] = {.name = "procfs.policy",
-		      .help = "Scheduling policy name (SCHED_OTHER, ...), "
-			      "stat field 41",
-		      .scope = CTP_SCOPE_THREAD,
-		      .type = CTP_TYPE_STRING,
-		      .unit = CTP_UNIT_NONE,
-		      .kind = CTP_KIND_CATEGORICAL,
-		      .rule = CTP_RULE_MODE},
-	[F_STATE] = {.name = "procfs.state",
-		     .help = "Run state letter (R, S, D, T, t, X, Z, P, I), "
-			     "status State",
-		     .scope = CTP_SCOPE_THREAD,
-		     .type = CTP_TYPE_CHAR,
-		     .unit = CTP_UNIT_NONE,
-		     .kind = CTP_KIND_CATEGORICAL,
-		     .rule = CTP_RULE_MODE},
-	[F_VOLUNTARY_CSW] = {.name = "procfs.voluntary_csw",
-			     .help = "Voluntary context switches (gave up the "
-				     "CPU), status voluntary_ctxt_switches",
-			     .scope = CTP_SCOPE_THREAD,
-			     .type = CTP_TYPE_U64,
-			     .unit = CTP_UNIT_COUNT,
-			     .kind = CTP_KIND_COUNTER,
-			     .rule = CTP_RULE_SUM},
-	[F_NONVOLUNTARY_CSW] = {.name = "procfs.nonvoluntary_csw",
-				.help = "Involuntary context switches "
-					"(preempted), status "
-					"nonvoluntary_ctxt_switches",
-				.scope = CTP_SCOPE_THREAD,
-				.type = CTP_TYPE_U64,
-				.unit = CTP_UNIT_COUNT,
-				.kind = CTP_KIND_COUNTER,
-				.rule = CTP_RULE_SUM},
-	[F_CPU_AFFINITY] = {.name = "procfs.cpu_affinity",
-			    .help = "CPUs the thread may run on "
-				    "(sched_getaffinity or Cpus_allowed_list)",
-			    .scope = CTP_SCOPE_THREAD,
-			    .type = CTP_TYPE_CPUSET,
-			    .unit = CTP_UNIT_NONE,
-			    .kind = CTP_KIND_CPUSET,
-			    .rule = CTP_RULE_UNION},
-	[F_NR_THREADS] = {.name = "procfs.nr_threads",
-			  .help = "Threads in the process, stat field 20",
-			  .scope = CTP_SCOPE_PROCESS,
-			  .type = CTP_TYPE_U64,
-			  .unit = CTP_UNIT_COUNT,
-			  .kind = CTP_KIND_GAUGE,
-			  .rule = CTP_RULE_MAX},
+	[F_MINFLT] = CTP_FIELD_COUNTER(
+		"procfs.minflt", THREAD, COUNT,
+		"Minor page faults (no disk I/O), stat field 10"),
+	[F_MAJFLT] =
+		CTP_FIELD_COUNTER("procfs.majflt", THREAD, COUNT,
+				  "Major page faults (needed disk I/O), stat "
+				  "field 12"),
+	[F_UTIME] =
+		CTP_FIELD_COUNTER("procfs.utime", THREAD, TICKS,
+				  "User-mode CPU time since thread start, stat "
+				  "field 14"),
+	[F_STIME] = CTP_FIELD_COUNTER(
+		"procfs.stime", THREAD, TICKS,
+		"Kernel-mode CPU time since thread start, stat "
+		"field 15"),
+	[F_PRIORITY] =
+		CTP_FIELD("procfs.priority", THREAD, I64, NONE, ORDINAL, RANGE,
+			  "Kernel scheduling priority (task_prio: 0..39 "
+			  "fair, negative real-time), stat field 18"),
+	[F_NICE] = CTP_FIELD("procfs.nice", THREAD, I64, NONE, ORDINAL, RANGE,
+			     "Nice value, -20..19, stat field 19"),
+	[F_START_TIME] =
+		CTP_FIELD("procfs.start_time", THREAD, U64, TICKS, ORDINAL,
+			  RANGE, "Thread start time since boot, stat field 22"),
+	[F_PROCESSOR] =
+		CTP_FIELD("procfs.processor", THREAD, I64, NONE, ORDINAL, RANGE,
+			  "CPU the thread last ran on, stat field 39"),
+	[F_RT_PRIORITY] = CTP_FIELD("procfs.rt_priority", THREAD, U64, NONE,
+				    ORDINAL, RANGE,
+				    "Real-time priority, 0 unless FIFO/RR, "
+				    "stat field 40"),
+	[F_POLICY] =
+		CTP_FIELD_LABEL("procfs.policy", THREAD,
+				"Scheduling policy name (SCHED_OTHER, ...), "
+				"stat field 41"),
+	[F_STATE] =
+		CTP_FIELD("procfs.state", THREAD, CHAR, NONE, CATEGORICAL, MODE,
+			  "Run state letter (R, S, D, T, t, X, Z, P, I), "
+			  "status State"),
+	[F_VOLUNTARY_CSW] =
+		CTP_FIELD_COUNTER("procfs.voluntary_csw", THREAD, COUNT,
+				  "Voluntary context switches (gave up the "
+				  "CPU), status voluntary_ctxt_switches"),
+	[F_NONVOLUNTARY_CSW] =
+		CTP_FIELD_COUNTER("procfs.nonvoluntary_csw", THREAD, COUNT,
+				  "Involuntary context switches "
+				  "(preempted), status "
+				  "nonvoluntary_ctxt_switches"),
+	[F_CPU_AFFINITY] = CTP_FIELD(
+		"procfs.cpu_affinity", THREAD, CPUSET, NONE, CPUSET, UNION,
+		"CPUs the thread may run on "
+		"(sched_getaffinity or Cpus_allowed_list)"),
+	[F_NR_THREADS] =
+		CTP_FIELD_GAUGE("procfs.nr_threads", PROCESS, COUNT, MAX,
+				"Threads in the process, stat field 20"),
 };
 
 _Static_assert(sizeof(fields) / sizeof(fields[0]) == N_FIELDS,
@@ -192,11 +131,18 @@ struct aff_buf {
 	size_t nwords;
 };
 
+enum { C_STAT_ERR, C_STATUS_ERR, C_AFF_FALLBACK, N_COUNTERS };
+static const char *const counter_names[] = {
+	[C_STAT_ERR] = "stat_parse_errors",
+	[C_STATUS_ERR] = "status_parse_errors",
+	[C_AFF_FALLBACK] = "affinity_syscall_fallbacks",
+};
+
 struct procfs_state {
 	struct ctp_ctx *ctx;
 	const struct ctp_api *api;
 	int fh[N_FIELDS]; /* field handles; < 0 means skip */
-	int c_stat_err, c_status_err, c_aff_fallback;
+	int counter[N_COUNTERS];
 	enum affinity_mode affinity;
 	uint64_t gen;
 	_Atomic size_t ncpus; /* a mask size the kernel accepted */
@@ -404,22 +350,9 @@ static int set_thread_status(struct procfs_state *st, struct ctp_record *rec,
 	return ret;
 }
 
-static int file_gone(const struct ctp_file *f)
-{
-	return f->err == -ENOENT || f->err == -ESRCH;
-}
-
-/* 0 when the file has data, else why not. */
-static int file_err(const struct ctp_file *f)
-{
-	if (f->err < 0)
-		return f->err;
-	return f->data ? 0 : -EIO;
-}
-
 static void count(struct procfs_state *st, int counter)
 {
-	st->api->summary_add(st->ctx, counter, 1);
+	st->api->summary_add(st->ctx, st->counter[counter], 1);
 }
 
 /*
@@ -450,31 +383,30 @@ static int procfs_thread(void *state, const struct ctp_task *task,
 			 struct ctp_record *rec)
 {
 	struct procfs_state *st = state;
-	const struct ctp_file *fstat, *fstatus;
+	const char *data;
+	size_t len;
 	struct ctp_stat s;
 	struct ctp_status ss;
 	const struct ctp_status *status = NULL;
 	int ret = 0, rerr = 0, got = 0, status_bad = 0, r;
 
-	if (!CTP_HAS(task, struct ctp_task, n_files) || task->n_files < N_TF)
-		return -EINVAL;
-	fstat = &task->files[TF_STAT];
-	fstatus = &task->files[TF_STATUS];
 	/* A missing file is not the end: the engine decides whether the
 	 * task vanished; what the other file holds is still recorded. */
-	r = file_err(fstat);
+	r = ctp_task_file(task, TF_STAT, &data, &len);
+	if (r == -EPROTO)
+		return r;
 	if (r == 0) {
-		if (ctp_parse_stat(fstat->data, fstat->len, &s) < 0)
-			count(st, st->c_stat_err);
+		if (ctp_parse_stat(data, len, &s) < 0)
+			count(st, C_STAT_ERR);
 		keep(&ret, set_thread_stat(st, rec, &s));
 		got = 1;
 	} else {
 		rerr = r;
 	}
 
-	r = file_err(fstatus);
+	r = ctp_task_file(task, TF_STATUS, &data, &len);
 	if (r == 0) {
-		if (ctp_parse_status(fstatus->data, fstatus->len, &ss) < 0)
+		if (ctp_parse_status(data, len, &ss) < 0)
 			status_bad = 1;
 		keep(&ret, set_thread_status(st, rec, &ss));
 		status = &ss;
@@ -495,14 +427,14 @@ static int procfs_thread(void *state, const struct ctp_task *task,
 						   rec, st->fh[F_CPU_AFFINITY],
 						   words, n));
 			else
-				count(st, st->c_aff_fallback);
+				count(st, C_AFF_FALLBACK);
 		}
 		if (r < 0)
 			keep(&ret, affinity_from_status(st, rec, status,
 							&status_bad));
 	}
 	if (status_bad)
-		count(st, st->c_status_err);
+		count(st, C_STATUS_ERR);
 
 	if (ret < 0)
 		return ret;
@@ -514,20 +446,18 @@ static int procfs_process(void *state, const struct ctp_task *task,
 			  struct ctp_record *rec)
 {
 	struct procfs_state *st = state;
-	const struct ctp_file *f;
+	const char *data;
+	size_t len;
 	struct ctp_stat s;
 	int r;
 
-	if (!CTP_HAS(task, struct ctp_task, n_files) || task->n_files < N_PF)
-		return -EINVAL;
-	f = &task->files[PF_STAT];
-	if (file_gone(f))
+	r = ctp_task_file(task, PF_STAT, &data, &len);
+	if (ctp_err_vanished(r))
 		return -ENOENT;
-	r = file_err(f);
 	if (r < 0)
 		return r;
-	if (ctp_parse_stat(f->data, f->len, &s) < 0)
-		count(st, st->c_stat_err);
+	if (ctp_parse_stat(data, len, &s) < 0)
+		count(st, C_STAT_ERR);
 	/* (20) num_threads */
 	if (ctp_stat_has(&s, CTP_STAT_NUM_THREADS))
 		return set_u64(st, rec, F_NR_THREADS, s.num_threads);
@@ -597,86 +527,59 @@ static void procfs_fini(void *state)
 	free(st);
 }
 
-static int register_counter(struct procfs_state *st, const char *name, int *out)
+/* Size the affinity mask once to the kernel's cpumask, so workers start
+ * with a buffer the kernel accepts; fall back to Cpus_allowed_list when
+ * the call does not work here. */
+static void affinity_probe(struct procfs_state *st)
 {
-	int r = st->api->summary_register(st->ctx, name);
+	const uint64_t *words;
+	size_t n;
+	int r;
 
+	if (st->affinity != AFF_SYSCALL)
+		return;
+	r = affinity_syscall(st, 0, &words, &n);
 	if (r < 0) {
-		st->api->log(st->ctx, CTP_LOG_ERR,
-			     "cannot register summary counter %s: %s", name,
+		st->api->log(st->ctx, CTP_LOG_WARNING,
+			     "sched_getaffinity: %s; using Cpus_allowed_list",
 			     strerror(-r));
-		return r;
+		st->affinity = AFF_STATUS;
 	}
-	*out = r;
-	return 0;
 }
 
 static int procfs_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		       void **state)
 {
-	struct procfs_state *st;
-	enum affinity_mode mode;
-	size_t i;
+	struct procfs_state *st = calloc(1, sizeof(*st));
+	enum affinity_mode mode = AFF_STATUS;
 	int r;
 
-	if (!api || api->abi != CTP_ABI_MAJOR ||
-	    !CTP_HAS(api, struct ctp_api, roots))
-		return -ENOTSUP;
-	r = parse_options(ctx, api, &mode);
-	if (r < 0)
-		return r;
-
-	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
 	st->ctx = ctx;
 	st->api = api;
-	st->affinity = mode;
 	st->gen = atomic_fetch_add(&next_gen, 1);
 	atomic_init(&st->ncpus, CPU_SETSIZE);
 	pthread_mutex_init(&st->lock, NULL);
-
-	for (i = 0; i < N_FIELDS; i++) {
-		st->fh[i] = api->field_handle(ctx, i);
-		if (st->fh[i] < 0)
-			api->log(ctx, CTP_LOG_DEBUG,
-				 "field %s has no handle: %s", fields[i].name,
-				 strerror(-st->fh[i]));
-	}
-	r = register_counter(st, "stat_parse_errors", &st->c_stat_err);
+	r = ctp_attach(ctx, api, &ctp_plugin_v1,
+		       &(const struct ctp_attach){
+			       .api_need = CTP_API_THROUGH(roots),
+			       .field_handles = st->fh,
+			       .n_fields = N_FIELDS,
+			       .counter_handles = st->counter,
+			       .n_counters = N_COUNTERS,
+		       });
 	if (r == 0)
-		r = register_counter(st, "status_parse_errors",
-				     &st->c_status_err);
-	if (r == 0)
-		r = register_counter(st, "affinity_syscall_fallbacks",
-				     &st->c_aff_fallback);
-	if (r < 0)
-		goto out;
-
-	if (mode == AFF_SYSCALL) {
-		const uint64_t *words;
-		size_t n;
-
-		/* Size the mask once to the kernel's cpumask here, so workers
-		 * start with a buffer the kernel accepts. */
-		r = affinity_syscall(st, 0, &words, &n);
-		if (r < 0) {
-			api->log(ctx, CTP_LOG_WARNING,
-				 "sched_getaffinity: %s; using "
-				 "Cpus_allowed_list",
-				 strerror(-r));
-			st->affinity = AFF_STATUS;
-			r = 0;
-		}
-	}
-	api->log(ctx, CTP_LOG_DEBUG, "affinity from %s",
-		 st->affinity == AFF_SYSCALL ? "sched_getaffinity"
-					     : "Cpus_allowed_list");
-out:
+		r = parse_options(ctx, api, &mode);
 	if (r < 0) {
 		procfs_fini(st);
 		return r;
 	}
+	st->affinity = mode;
+	affinity_probe(st);
+	api->log(ctx, CTP_LOG_DEBUG, "affinity from %s",
+		 st->affinity == AFF_SYSCALL ? "sched_getaffinity"
+					     : "Cpus_allowed_list");
 	*state = st;
 	return 0;
 }
@@ -698,4 +601,5 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.fini = procfs_fini,
 	.thread = procfs_thread,
 	.process = procfs_process,
+	CTP_PLUGIN_COUNTER_TABLE(counter_names),
 };
