@@ -397,7 +397,7 @@ static void thread_values(void **state)
 	fake_task_lazy(&ft, 0, sched_on, 0);
 	ft.task.n_files = 0;
 	fake_rec_init(&rec, &fx->ctx, CTP_SCOPE_THREAD);
-	assert_int_equal(fx->p->thread(fx->state, &ft.task, &rec), -EINVAL);
+	assert_int_equal(fx->p->thread(fx->state, &ft.task, &rec), -EPROTO);
 	stop(fx);
 }
 

@@ -99,3 +99,21 @@ int ctp_task_file(const struct ctp_task *task, uint32_t i, const char **data,
 	*len = f->len;
 	return 0;
 }
+
+int ctp_task_fetch(const struct ctp_api *api, const struct ctp_task *task,
+		   uint32_t i, const char **data, size_t *len)
+{
+	const struct ctp_file *f = NULL;
+	int r = ctp_task_file(task, i, data, len);
+
+	if (r != -ENODATA || !CTP_API_HAS(api, file_get))
+		return r;
+	r = api->file_get(task, i, &f);
+	if (r < 0)
+		return r;
+	if (!f || !f->data)
+		return -ENODATA;
+	*data = f->data;
+	*len = f->len;
+	return 0;
+}

@@ -115,6 +115,15 @@ int ctp_attach(struct ctp_ctx *ctx, const struct ctp_api *api,
 int ctp_task_file(const struct ctp_task *task, uint32_t i, const char **data,
 		  size_t *len);
 
+/*
+ * The same for a lazy file ('?' prefix): when nobody fetched it for this
+ * task yet, fetch it now through ctp_api.file_get (read once per task,
+ * shared with every other plugin that asks). Call only from the callback
+ * that got `task`.
+ */
+int ctp_task_fetch(const struct ctp_api *api, const struct ctp_task *task,
+		   uint32_t i, const char **data, size_t *len);
+
 /* Whether a read error means the task exited under us (the core counts
  * those as vanished tasks, never as failures). */
 static inline bool ctp_err_vanished(int err)

@@ -21,7 +21,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "ctprof/plugin.h"
+#include "ctprof/plugin-util.h"
 #include "psi_parse.h"
 #include "ctprof/plugin-util.h"
 
@@ -68,30 +68,16 @@ enum {
  * names. */
 #define DIMS(res, half, key) "resource=" res ",stall=" half ",window=" key
 #define AVG(g, m, sc, nm, key, win, who, res, half, src)                       \
-	[(g)*N_METRICS + (m)] = {.name = nm "." key,                           \
-				 .help = "Share of time " who                  \
-					 " stalled on " res ", " win           \
-					 " average (" src ")",                 \
-				 .scope = sc,                                  \
-				 .type = CTP_TYPE_U64,                         \
-				 .unit = CTP_UNIT_CENTIPCT,                    \
-				 .kind = CTP_KIND_GAUGE,                       \
-				 .rule = CTP_RULE_MAX,                         \
-				 .flags = CTP_FIELD_META,                      \
-				 .section = "psi",                             \
-				 .dims = DIMS(res, half, key)}
+	[(g)*N_METRICS + (m)] =                                                \
+		CTP_FIELD_DIMS(nm "." key, sc, U64, CENTIPCT, GAUGE, MAX,      \
+			       "psi", DIMS(res, half, key),                    \
+			       "Share of time " who " stalled on " res         \
+			       ", " win " average (" src ")")
 #define TOTAL(g, sc, nm, who, res, half, src)                                  \
-	[(g)*N_METRICS + M_TOTAL] = {.name = nm ".total",                      \
-				     .help = "Time " who " stalled on " res    \
-					     ", cumulative (" src ")",         \
-				     .scope = sc,                              \
-				     .type = CTP_TYPE_U64,                     \
-				     .unit = CTP_UNIT_US,                      \
-				     .kind = CTP_KIND_COUNTER,                 \
-				     .rule = CTP_RULE_SUM,                     \
-				     .flags = CTP_FIELD_META,                  \
-				     .section = "psi",                         \
-				     .dims = DIMS(res, half, "total")}
+	[(g)*N_METRICS + M_TOTAL] = CTP_FIELD_DIMS(                            \
+		nm ".total", sc, U64, US, COUNTER, SUM, "psi",                 \
+		DIMS(res, half, "total"),                                      \
+		"Time " who " stalled on " res ", cumulative (" src ")")
 #define GROUP(g, sc, nm, who, res, half, src)                                  \
 	AVG(g, M_AVG10, sc, nm, "avg10", "10 s", who, res, half, src),         \
 		AVG(g, M_AVG60, sc, nm, "avg60", "60 s", who, res, half, src), \
@@ -99,10 +85,10 @@ enum {
 		    src),                                                      \
 		TOTAL(g, sc, nm, who, res, half, src)
 #define HOST(g, res, half, who)                                                \
-	GROUP(g, CTP_SCOPE_HOST, "psi." res "." half, who, res, half,          \
+	GROUP(g, HOST, "psi." res "." half, who, res, half,                    \
 	      "pressure/" res " " half)
 #define CG(g, res, half, who)                                                  \
-	GROUP(g, CTP_SCOPE_CGROUP, "psi.cg." res "." half, who, res, half,     \
+	GROUP(g, CGROUP, "psi.cg." res "." half, who, res, half,               \
 	      res ".pressure " half)
 
 static const struct ctp_field_desc fields[] = {
@@ -393,42 +379,29 @@ static void psi_fini(void *state)
 static int psi_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		    void **state)
 {
-	struct psi_state *st;
+	struct psi_state *st = calloc(1, sizeof(*st));
 	int r;
 
-	if (!api || api->abi != CTP_ABI_MAJOR ||
-	    !CTP_HAS(api, struct ctp_api, roots))
-		return -ENOTSUP;
-	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
 	st->ctx = ctx;
 	st->api = api;
-	r = parse_options(ctx, api, st);
-	if (r < 0)
-		goto fail;
-	for (size_t i = 0; i < N_FIELDS; i++) {
-		st->fh[i] = api->field_handle(ctx, i);
-		if (st->fh[i] < 0)
-			api->log(ctx, CTP_LOG_DEBUG,
-				 "field %s has no handle: %s", fields[i].name,
-				 strerror(-st->fh[i]));
-	}
-	for (size_t i = 0; i < N_COUNTERS; i++) {
-		r = api->summary_register(ctx, counter_names[i]);
-		if (r < 0) {
-			api->log(ctx, CTP_LOG_ERR,
-				 "cannot register summary counter %s: %s",
-				 counter_names[i], strerror(-r));
-			goto fail;
-		}
-		st->counter[i] = r;
+	r = ctp_attach(ctx, api, &ctp_plugin_v1,
+		       &(const struct ctp_attach){
+			       .api_need = CTP_API_THROUGH(roots),
+			       .field_handles = st->fh,
+			       .n_fields = N_FIELDS,
+			       .counter_handles = st->counter,
+			       .n_counters = N_COUNTERS,
+		       });
+	if (r == 0)
+		r = parse_options(ctx, api, st);
+	if (r < 0) {
+		free(st);
+		return r;
 	}
 	*state = st;
 	return 0;
-fail:
-	free(st);
-	return r;
 }
 
 CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {

@@ -24,7 +24,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "ctprof/plugin.h"
+#include "ctprof/plugin-util.h"
 #include "scx_parse.h"
 #include "ctprof/plugin-util.h"
 
@@ -47,27 +47,15 @@ enum {
 };
 
 #define HOST_LABEL(f, n, t, h)                                                 \
-	[f] = {.name = "sched_ext." n,                                         \
-	       .help = h,                                                      \
-	       .scope = CTP_SCOPE_HOST,                                        \
-	       .type = t,                                                      \
-	       .unit = CTP_UNIT_NONE,                                          \
-	       .kind = CTP_KIND_CATEGORICAL,                                   \
-	       .rule = CTP_RULE_MODE}
+	[f] = CTP_FIELD("sched_ext." n, HOST, t, NONE, CATEGORICAL, MODE, h)
 #define HOST_COUNT(f, n, h)                                                    \
-	[f] = {.name = "sched_ext." n,                                         \
-	       .help = h,                                                      \
-	       .scope = CTP_SCOPE_HOST,                                        \
-	       .type = CTP_TYPE_U64,                                           \
-	       .unit = CTP_UNIT_COUNT,                                         \
-	       .kind = CTP_KIND_COUNTER,                                       \
-	       .rule = CTP_RULE_SUM}
+	[f] = CTP_FIELD_COUNTER("sched_ext." n, HOST, COUNT, h)
 
 static const struct ctp_field_desc fields[] = {
-	HOST_LABEL(F_STATE, "state", CTP_TYPE_STRING,
+	HOST_LABEL(F_STATE, "state", STRING,
 		   "sched_ext class state: enabling, enabled, disabling or "
 		   "disabled (/sys/kernel/sched_ext/state)"),
-	HOST_LABEL(F_SWITCH_ALL, "switch_all", CTP_TYPE_BOOL,
+	HOST_LABEL(F_SWITCH_ALL, "switch_all", BOOL,
 		   "All fair-class tasks run on sched_ext, not only SCHED_EXT "
 		   "ones (/sys/kernel/sched_ext/switch_all)"),
 	HOST_COUNT(F_NR_REJECTED, "nr_rejected",
@@ -79,7 +67,7 @@ static const struct ctp_field_desc fields[] = {
 	HOST_COUNT(F_ENABLE_SEQ, "enable_seq",
 		   "BPF schedulers enabled since boot "
 		   "(/sys/kernel/sched_ext/enable_seq)"),
-	HOST_LABEL(F_OPS, "ops", CTP_TYPE_STRING,
+	HOST_LABEL(F_OPS, "ops", STRING,
 		   "Name of the loaded BPF scheduler "
 		   "(/sys/kernel/sched_ext/root/ops)"),
 	[F_EXT_ENABLED] = {.name = "sched_ext.ext_enabled",
@@ -243,22 +231,20 @@ static int scx_thread(void *state, const struct ctp_task *task,
 		      struct ctp_record *rec)
 {
 	const struct scx_state *st = state;
-	const struct ctp_file *f;
+	const char *data;
+	size_t len;
 	bool on;
 	int r;
 
 	if (st->mode == MODE_OFF || st->fh[F_EXT_ENABLED] < 0)
 		return 0;
-	if (!CTP_HAS(task, struct ctp_task, n_files) || task->n_files < N_TF)
-		return -EINVAL;
-	f = &task->files[TF_SCHED];
-	if (f->err == -ENODATA && !f->data) {
-		if (!st->fetch || st->api->file_get(task, TF_SCHED, &f) != 0)
-			return 0;
-	}
-	if (!f || f->err != 0 || !f->data)
+	r = st->fetch ? ctp_task_fetch(st->api, task, TF_SCHED, &data, &len)
+		      : ctp_task_file(task, TF_SCHED, &data, &len);
+	if (r == -EPROTO)
+		return r;
+	if (r < 0)
 		return 0;
-	r = ctp_scx_parse_task(f->data, f->len, &on);
+	r = ctp_scx_parse_task(data, len, &on);
 	if (r == 0)
 		return st->api->set_bool(rec, st->fh[F_EXT_ENABLED], on);
 	/* No line: a kernel without sched_ext (or a fixture of one). */
@@ -321,39 +307,29 @@ static void scx_fini(void *state)
 static int scx_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		    void **state)
 {
-	struct scx_state *st;
-	int mode, r;
+	struct scx_state *st = calloc(1, sizeof(*st));
+	int mode = MODE_AUTO, r;
 
-	if (!api || api->abi != CTP_ABI_MAJOR ||
-	    !CTP_HAS(api, struct ctp_api, file_get))
-		return -ENOTSUP;
-	r = parse_options(ctx, api, &mode);
-	if (r < 0)
-		return r;
-	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
 	st->ctx = ctx;
 	st->api = api;
+	/* The lazy sched file needs file_get. */
+	r = ctp_attach(ctx, api, &ctp_plugin_v1,
+		       &(const struct ctp_attach){
+			       .api_need = CTP_API_THROUGH(file_get),
+			       .field_handles = st->fh,
+			       .n_fields = N_FIELDS,
+			       .counter_handles = st->counter,
+			       .n_counters = N_COUNTERS,
+		       });
+	if (r == 0)
+		r = parse_options(ctx, api, &mode);
+	if (r < 0) {
+		free(st);
+		return r;
+	}
 	st->mode = mode;
-	for (size_t i = 0; i < N_FIELDS; i++) {
-		st->fh[i] = api->field_handle(ctx, i);
-		if (st->fh[i] < 0)
-			api->log(ctx, CTP_LOG_DEBUG,
-				 "field %s has no handle: %s", fields[i].name,
-				 strerror(-st->fh[i]));
-	}
-	for (size_t i = 0; i < N_COUNTERS; i++) {
-		r = api->summary_register(ctx, counter_names[i]);
-		if (r < 0) {
-			api->log(ctx, CTP_LOG_ERR,
-				 "cannot register summary counter %s: %s",
-				 counter_names[i], strerror(-r));
-			free(st);
-			return r;
-		}
-		st->counter[i] = r;
-	}
 	st->fetch =
 		mode == MODE_ON || (mode == MODE_AUTO && scx_present(api, ctx));
 	if (mode == MODE_AUTO && !st->fetch)
