@@ -449,7 +449,7 @@ static void thread_files_missing(void **state)
 					.core = &ft};
 
 		assert_int_equal(fx->p->thread(fx->state, &task, &rec),
-				 -EINVAL);
+				 -EPROTO);
 	}
 	fake_fx_stop(fx);
 }

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctprof/plugin.h"
+#include "ctprof/plugin-util.h"
 #include "ctprof/plugin-util.h"
 #include "hostprobe.h"
 #include "schedstat_parse.h"
@@ -57,21 +57,10 @@ enum {
 	N_FIELDS
 };
 
-#define THREAD_U64(f, n, u, k, r, h)                                           \
-	[f] = {.name = "schedstat." n,                                         \
-	       .help = h,                                                      \
-	       .scope = CTP_SCOPE_THREAD,                                      \
-	       .type = CTP_TYPE_U64,                                           \
-	       .unit = u,                                                      \
-	       .kind = k,                                                      \
-	       .rule = r}
 /* Lifetime totals add up across threads; lifetime peaks do not. */
-#define COUNT(f, n, h)                                                         \
-	THREAD_U64(f, n, CTP_UNIT_COUNT, CTP_KIND_COUNTER, CTP_RULE_SUM, h)
-#define SUM_NS(f, n, h)                                                        \
-	THREAD_U64(f, n, CTP_UNIT_NS, CTP_KIND_COUNTER, CTP_RULE_SUM, h)
-#define PEAK_NS(f, n, h)                                                       \
-	THREAD_U64(f, n, CTP_UNIT_NS, CTP_KIND_PEAK, CTP_RULE_MAX, h)
+#define COUNT(f, n, h)	 [f] = CTP_FIELD_COUNTER("schedstat." n, THREAD, COUNT, h)
+#define SUM_NS(f, n, h)	 [f] = CTP_FIELD_COUNTER("schedstat." n, THREAD, NS, h)
+#define PEAK_NS(f, n, h) [f] = CTP_FIELD_PEAK("schedstat." n, THREAD, NS, h)
 
 static const struct ctp_field_desc fields[] = {
 	SUM_NS(F_RUN_TIME, "run_time",
@@ -138,8 +127,9 @@ static const struct ctp_field_desc fields[] = {
 	SUM_NS(F_CORE_FORCEIDLE_SUM, "core_forceidle_sum",
 	       "Time an SMT sibling was forced idle for this thread (core "
 	       "scheduling), sched core_forceidle_sum"),
-	THREAD_U64(F_SLICE, "slice", CTP_UNIT_NS, CTP_KIND_GAUGE, CTP_RULE_MAX,
-		   "Current fair-class slice length, sched se.slice"),
+	[F_SLICE] = CTP_FIELD_GAUGE(
+		"schedstat.slice", THREAD, NS, MAX,
+		"Current fair-class slice length, sched se.slice"),
 	SUM_NS(F_VOLUNTARY_SLEEP, "voluntary_sleep",
 	       "Interruptible sleep time: sched sum_sleep_runtime minus "
 	       "sum_block_runtime"),
@@ -233,20 +223,14 @@ static int set_u64(const struct sched_state *st, struct ctp_record *rec, int f,
 	return st->fh[f] < 0 ? 0 : st->api->set_u64(rec, st->fh[f], v);
 }
 
-/* The bytes of a file, or NULL when it could not be read (the core tallies
- * that, and decides whether the thread vanished). */
-static const struct ctp_file *usable(const struct ctp_file *f)
-{
-	return f && f->err == 0 && f->data ? f : NULL;
-}
-
 static int record_schedstat(const struct sched_state *st,
-			    struct ctp_record *rec, const struct ctp_file *f)
+			    struct ctp_record *rec, const char *data,
+			    size_t len)
 {
 	struct ctp_schedstat ss;
 	int ret = 0;
 
-	if (ctp_parse_schedstat(f->data, f->len, &ss) < 0)
+	if (ctp_parse_schedstat(data, len, &ss) < 0)
 		count(st, C_SCHEDSTAT_ERR, 1);
 	if (ss.present & CTP_SCHEDSTAT_RUN)
 		keep(&ret, set_u64(st, rec, F_RUN_TIME, ss.run_ns));
@@ -258,13 +242,13 @@ static int record_schedstat(const struct sched_state *st,
 }
 
 static int record_sched(const struct sched_state *st, struct ctp_record *rec,
-			const struct ctp_file *f)
+			const char *data, size_t len)
 {
 	struct ctp_sched s;
 	uint64_t v;
 	int ret = 0, k, r;
 
-	if (ctp_parse_sched(f->data, f->len, &s) < 0)
+	if (ctp_parse_sched(data, len, &s) < 0)
 		count(st, C_SCHED_ERR, 1);
 	count(st, C_NEGATIVE, s.negative);
 	for (k = 0; k < CTP_SCHED_N_KEYS; k++) {
@@ -294,19 +278,22 @@ static int sched_thread(void *state, const struct ctp_task *task,
 			struct ctp_record *rec)
 {
 	const struct sched_state *st = state;
-	const struct ctp_file *f;
-	int ret = 0;
+	const char *data;
+	size_t len;
+	int ret = 0, r;
 
-	if (!CTP_HAS(task, struct ctp_task, n_files) || task->n_files < N_TF)
-		return -EINVAL;
-	f = usable(&task->files[TF_SCHEDSTAT]);
-	if (f)
-		keep(&ret, record_schedstat(st, rec, f));
+	r = ctp_task_file(task, TF_SCHEDSTAT, &data, &len);
+	if (r == -EPROTO)
+		return r;
+	if (r == 0)
+		keep(&ret, record_schedstat(st, rec, data, len));
 	/* Fetched only now: `sched: false` never opens it. */
-	if (st->read_sched && st->api->file_get(task, TF_SCHED, &f) == 0) {
-		f = usable(f);
-		if (f)
-			keep(&ret, record_sched(st, rec, f));
+	if (st->read_sched) {
+		r = ctp_task_fetch(st->api, task, TF_SCHED, &data, &len);
+		if (r == -EPROTO)
+			return r;
+		if (r == 0)
+			keep(&ret, record_sched(st, rec, data, len));
 	}
 	return ret;
 }
@@ -376,54 +363,42 @@ static void sched_fini(void *state)
 static int sched_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		      void **state)
 {
-	struct sched_state *st;
-	int read_sched, r;
-	size_t i;
+	struct sched_state *st = calloc(1, sizeof(*st));
+	int read_sched = 1, r;
 
-	if (!api || api->abi != CTP_ABI_MAJOR ||
-	    !CTP_HAS(api, struct ctp_api, file_get))
-		return -ENOTSUP;
-	r = parse_options(ctx, api, &read_sched);
-	if (r < 0)
-		return r;
-	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
 	st->ctx = ctx;
 	st->api = api;
+	/* The lazy sched file needs file_get. */
+	r = ctp_attach(ctx, api, &ctp_plugin_v1,
+		       &(const struct ctp_attach){
+			       .api_need = CTP_API_THROUGH(file_get),
+			       .field_handles = st->fh,
+			       .n_fields = N_FIELDS,
+			       .counter_handles = st->counter,
+			       .n_counters = N_COUNTERS,
+		       });
+	if (r == 0)
+		r = parse_options(ctx, api, &read_sched);
+	if (r < 0) {
+		free(st);
+		return r;
+	}
 	st->read_sched = read_sched;
-	for (i = 0; i < N_FIELDS; i++) {
-		st->fh[i] = api->field_handle(ctx, i);
-		if (st->fh[i] < 0)
-			api->log(ctx, CTP_LOG_DEBUG,
-				 "field %s has no handle: %s", fields[i].name,
-				 strerror(-st->fh[i]));
-	}
-	for (i = 0; i < N_COUNTERS; i++) {
-		r = api->summary_register(ctx, counter_names[i]);
-		if (r < 0) {
-			api->log(ctx, CTP_LOG_ERR,
-				 "cannot register summary counter %s: %s",
-				 counter_names[i], strerror(-r));
-			free(st);
-			return r;
-		}
-		st->counter[i] = r;
-	}
 	/* schedstat exists only with CONFIG_SCHED_INFO; saying so lets `show`
 	 * tell such a kernel from other read failures. (sched is not gated:
 	 * it needed CONFIG_SCHED_DEBUG only before 6.15.) An older core
 	 * without gates just gives no such hint. */
-	if (CTP_HAS(api, struct ctp_api, file_gate) && api->file_gate) {
+	if (CTP_API_HAS(api, file_gate)) {
 		r = api->file_gate(ctx, "schedstat", "CONFIG_SCHED_INFO");
 		if (r < 0)
 			api->log(ctx, CTP_LOG_DEBUG, "file_gate schedstat: %s",
 				 strerror(-r));
 	}
 	/* Said once, from init: the kernel decides it for the whole capture. */
-	if (read_sched && CTP_HAS(api, struct ctp_api, set_hint) &&
-	    api->set_hint && CTP_HAS(api, struct ctp_api, roots) &&
-	    api->roots) {
+	if (read_sched && CTP_API_HAS(api, set_hint) &&
+	    CTP_API_HAS(api, roots)) {
 		const struct ctp_roots *roots = api->roots(ctx);
 		const char *hint = schedstats_hint(roots ? roots->proc_fd : -1);
 		if (hint)

@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ctprof/plugin.h"
+#include "ctprof/plugin-util.h"
 #include "smaps_parse.h"
 
 #ifndef SMAPS_VERSION
@@ -198,13 +198,14 @@ static int read_rollup(struct smaps_state *st, const struct ctp_task *task,
 		       struct ctp_record *rec)
 {
 	struct ctp_smaps_rollup sr;
-	const struct ctp_file *f;
+	const char *data;
+	size_t len;
 	uint64_t t0 = now_ns(), dt;
 	int ret = 0;
 
 	/* A failed read is tallied by the core; the values stay absent. */
-	if (st->api->file_get(task, PF_SMAPS, &f) == 0 && f->data) {
-		if (ctp_parse_smaps_rollup(f->data, f->len, &sr) < 0)
+	if (ctp_task_fetch(st->api, task, PF_SMAPS, &data, &len) == 0) {
+		if (ctp_parse_smaps_rollup(data, len, &sr) < 0)
 			count(st, C_PARSE, 1);
 		ret = set_rollup(st, rec, &sr);
 	}
@@ -218,17 +219,20 @@ static int smaps_process(void *state, const struct ctp_task *task,
 			 struct ctp_record *rec)
 {
 	struct smaps_state *st = state;
-	const struct ctp_file *fm;
+	const char *data;
+	size_t len;
 	struct ctp_statm sm;
 	uint64_t resident;
+	int r;
 
+	/* file_get, used for the rollup, needs the task's core member. */
 	if (!CTP_HAS(task, struct ctp_task, core) || task->n_files < N_PF)
-		return -EINVAL;
-	fm = &task->files[PF_STATM];
+		return -EPROTO;
 	/* Without statm the size is unknown: never risk the costly read. */
-	if (fm->err || !fm->data)
+	r = ctp_task_file(task, PF_STATM, &data, &len);
+	if (r < 0)
 		return 0;
-	if (ctp_parse_statm(fm->data, fm->len, &sm) < 0) {
+	if (ctp_parse_statm(data, len, &sm) < 0) {
 		count(st, C_STATM_PARSE, 1);
 		return 0;
 	}
@@ -332,30 +336,25 @@ static void smaps_fini(void *state)
 static int smaps_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		      void **state)
 {
-	struct smaps_state *st;
-	int i, r;
+	struct smaps_state *st = calloc(1, sizeof(*st));
+	int r;
 
-	/* The lazy smaps_rollup needs file_get. */
-	if (!api || api->abi != CTP_ABI_MAJOR ||
-	    !CTP_HAS(api, struct ctp_api, file_get))
-		return -ENOTSUP;
-	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
 	st->ctx = ctx;
 	st->api = api;
 	pthread_mutex_init(&st->lock, NULL);
 	st->page_size = (uint64_t)getpagesize();
-	r = parse_options(ctx, api, st);
-	for (i = 0; r == 0 && i < N_COUNTERS; i++) {
-		st->counter[i] = api->summary_register(ctx, counter_names[i]);
-		if (st->counter[i] < 0) {
-			r = st->counter[i];
-			api->log(ctx, CTP_LOG_ERR,
-				 "cannot register summary counter %s: %s",
-				 counter_names[i], strerror(-r));
-		}
-	}
+	/* The lazy smaps_rollup needs file_get; the fields are registered
+	 * as the keys appear. */
+	r = ctp_attach(ctx, api, &ctp_plugin_v1,
+		       &(const struct ctp_attach){
+			       .api_need = CTP_API_THROUGH(file_get),
+			       .counter_handles = st->counter,
+			       .n_counters = N_COUNTERS,
+		       });
+	if (r == 0)
+		r = parse_options(ctx, api, st);
 	if (r < 0) {
 		smaps_fini(st);
 		return r;
