@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The plugin toolkit's own contract (include/ctprof/plugin-util.h):
+ * ctp_attach against cores of another ABI, too old, or refusing a handle or
+ * a counter; a task's declared and lazy files; ctp_kv_u64 on status text.
+ * The api table here is the smallest one that lets each path be taken and
+ * records how the toolkit called it; every shipped plugin runs ctp_attach
+ * against the real core in the e2e tests.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ctprof/plugin-util.h"
+
+/* What the table below saw. */
+static struct {
+	char log[256];
+	int log_level, n_log;
+	const char *registered[8];
+	int n_registered;
+	int refuse_counter;  /* index whose summary_register fails */
+	int refuse_field;    /* table index field_handle refuses */
+	int n_get;	     /* file_get calls */
+	int get_err;	     /* what file_get returns */
+	struct ctp_file got; /* what file_get hands out */
+} seen;
+
+/* Descriptor the plugin would export. Two fields, two counters. */
+static const struct ctp_field_desc fields[] = {
+	CTP_FIELD_COUNTER("t.a", THREAD, COUNT, "a"),
+	CTP_FIELD_GAUGE("t.b", THREAD, BYTES, MAX, "b"),
+};
+static const char *const counters[] = {"first", "second"};
+static const struct ctp_plugin desc = {
+	CTP_PLUGIN_HEADER,
+	.name = "t",
+	CTP_PLUGIN_FIELDS(fields),
+	CTP_PLUGIN_COUNTER_TABLE(counters),
+};
+
+static void t_log(struct ctp_ctx *ctx, int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)ctx;
+	va_start(ap, fmt);
+	vsnprintf(seen.log, sizeof(seen.log), fmt, ap);
+	va_end(ap);
+	seen.log_level = level;
+	seen.n_log++;
+}
+
+static int t_field_handle(struct ctp_ctx *ctx, size_t i)
+{
+	(void)ctx;
+	return (int)i == seen.refuse_field ? -ENOENT : 100 + (int)i;
+}
+
+static int t_summary_register(struct ctp_ctx *ctx, const char *name)
+{
+	(void)ctx;
+	if (seen.n_registered == seen.refuse_counter)
+		return -ENOSPC;
+	seen.registered[seen.n_registered] = name;
+	return 40 + seen.n_registered++;
+}
+
+static int t_file_get(const struct ctp_task *task, uint32_t i,
+		      const struct ctp_file **out)
+{
+	(void)task;
+	(void)i;
+	seen.n_get++;
+	*out = &seen.got;
+	return seen.get_err;
+}
+
+static struct ctp_api api_full(void)
+{
+	struct ctp_api api = {
+		.abi = CTP_ABI_MAJOR,
+		.size = sizeof(struct ctp_api),
+		.log = t_log,
+		.field_handle = t_field_handle,
+		.summary_register = t_summary_register,
+		.file_get = t_file_get,
+	};
+	return api;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	memset(&seen, 0, sizeof(seen));
+	seen.refuse_counter = seen.refuse_field = -1;
+	return 0;
+}
+
+static int attach(const struct ctp_api *api, size_t need, int *fh, int *ch)
+{
+	const struct ctp_attach a = {
+		.api_need = need,
+		.field_handles = fh,
+		.n_fields = 2,
+		.counter_handles = ch,
+		.n_counters = 2,
+	};
+	return ctp_attach(NULL, api, &desc, &a);
+}
+
+static void attach_fills_handles(void **state)
+{
+	struct ctp_api api = api_full();
+	int fh[2] = {-1, -1}, ch[2] = {-1, -1};
+
+	(void)state;
+	assert_int_equal(attach(&api, CTP_API_THROUGH(file_get), fh, ch), 0);
+	assert_int_equal(fh[0], 100);
+	assert_int_equal(fh[1], 101);
+	/* Counters by name, in table order. */
+	assert_int_equal(seen.n_registered, 2);
+	assert_string_equal(seen.registered[0], "first");
+	assert_string_equal(seen.registered[1], "second");
+	assert_int_equal(ch[0], 40);
+	assert_int_equal(ch[1], 41);
+	assert_int_equal(seen.n_log, 0);
+}
+
+static void attach_refuses_other_cores(void **state)
+{
+	struct ctp_api api = api_full();
+	int fh[2], ch[2];
+
+	(void)state;
+	assert_int_equal(attach(NULL, 0, fh, ch), -ENOTSUP);
+	api.abi = CTP_ABI_MAJOR + 1;
+	assert_int_equal(attach(&api, 0, fh, ch), -ENOTSUP);
+	assert_int_equal(seen.n_log, 0); /* another ABI's log is not ours */
+	/* An ABI 1 core whose table ends before what the plugin needs. */
+	api = api_full();
+	api.size = (uint32_t)CTP_API_THROUGH(roots);
+	assert_int_equal(attach(&api, CTP_API_THROUGH(file_get), fh, ch),
+			 -ENOTSUP);
+	assert_int_equal(seen.log_level, CTP_LOG_ERR);
+	assert_non_null(strstr(seen.log, "update ctprof-core"));
+	assert_int_equal(seen.n_registered, 0);
+	/* Whatever the plugin says, the summary members are needed. */
+	api.size = (uint32_t)CTP_API_THROUGH(set_cpuset);
+	assert_int_equal(attach(&api, 0, fh, ch), -ENOTSUP);
+	/* Exactly enough is enough. */
+	api.size = (uint32_t)CTP_API_THROUGH(file_get);
+	assert_int_equal(attach(&api, CTP_API_THROUGH(file_get), fh, ch), 0);
+}
+
+static void attach_refused_field_is_skipped(void **state)
+{
+	struct ctp_api api = api_full();
+	int fh[2], ch[2];
+
+	(void)state;
+	seen.refuse_field = 1;
+	assert_int_equal(attach(&api, 0, fh, ch), 0);
+	assert_int_equal(fh[0], 100);
+	assert_int_equal(fh[1], -ENOENT);
+	assert_int_equal(seen.log_level, CTP_LOG_DEBUG);
+	assert_non_null(strstr(seen.log, "t.b"));
+}
+
+static void attach_refused_counter_fails(void **state)
+{
+	struct ctp_api api = api_full();
+	int fh[2], ch[2];
+
+	(void)state;
+	seen.refuse_counter = 1;
+	assert_int_equal(attach(&api, 0, fh, ch), -ENOSPC);
+	assert_int_equal(seen.log_level, CTP_LOG_ERR);
+	assert_non_null(strstr(seen.log, "second"));
+}
+
+static void attach_checks_its_own_tables(void **state)
+{
+	struct ctp_api api = api_full();
+	int fh[2], ch[3];
+	struct ctp_attach a = {
+		.field_handles = fh,
+		.n_fields = 2,
+		.counter_handles = ch,
+		.n_counters = 3, /* more than the descriptor declares */
+	};
+
+	(void)state;
+	assert_int_equal(ctp_attach(NULL, &api, &desc, &a), -EINVAL);
+	a.n_counters = 1;
+	a.counter_handles = NULL;
+	assert_int_equal(ctp_attach(NULL, &api, &desc, &a), -EINVAL);
+	/* No counters asked for: none registered. */
+	a.n_counters = 0;
+	assert_int_equal(ctp_attach(NULL, &api, &desc, &a), 0);
+	assert_int_equal(seen.n_registered, 0);
+}
+
+static void task_files(void **state)
+{
+	struct ctp_file files[3] = {
+		{.data = "abc", .len = 3},
+		{.err = -ESRCH},
+		{.err = -ENODATA}, /* lazy, not fetched */
+	};
+	struct ctp_task task = {.abi = CTP_ABI_MAJOR,
+				.size = sizeof(task),
+				.files = files,
+				.n_files = 3};
+	struct ctp_api api = api_full();
+	const char *d = NULL;
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(ctp_task_file(&task, 0, &d, &n), 0);
+	assert_string_equal(d, "abc");
+	assert_int_equal(n, 3);
+	assert_int_equal(ctp_task_file(&task, 1, &d, &n), -ESRCH);
+	assert_true(ctp_err_vanished(-ESRCH));
+	assert_true(ctp_err_vanished(-ENOENT));
+	assert_false(ctp_err_vanished(-EACCES));
+	assert_false(ctp_err_vanished(0));
+	assert_int_equal(ctp_task_file(&task, 2, &d, &n), -ENODATA);
+	/* Fewer files than declared, or a task struct without them. */
+	assert_int_equal(ctp_task_file(&task, 3, &d, &n), -EPROTO);
+	task.size = (uint32_t)offsetof(struct ctp_task, files);
+	assert_int_equal(ctp_task_file(&task, 0, &d, &n), -EPROTO);
+	task.size = sizeof(task);
+	/* No error but no bytes is no file. */
+	files[0].data = NULL;
+	assert_int_equal(ctp_task_file(&task, 0, &d, &n), -ENODATA);
+
+	/* A lazy file is fetched; a read one is not fetched again. */
+	seen.got = (struct ctp_file){.data = "lazy", .len = 4};
+	assert_int_equal(ctp_task_fetch(&api, &task, 2, &d, &n), 0);
+	assert_string_equal(d, "lazy");
+	assert_int_equal(n, 4);
+	assert_int_equal(seen.n_get, 1);
+	files[0] = (struct ctp_file){.data = "abc", .len = 3};
+	assert_int_equal(ctp_task_fetch(&api, &task, 0, &d, &n), 0);
+	assert_int_equal(seen.n_get, 1);
+	assert_int_equal(ctp_task_fetch(&api, &task, 1, &d, &n), -ESRCH);
+	assert_int_equal(seen.n_get, 1);
+	/* The fetch fails: its error. */
+	seen.get_err = -EACCES;
+	seen.got = (struct ctp_file){.err = -EACCES};
+	assert_int_equal(ctp_task_fetch(&api, &task, 2, &d, &n), -EACCES);
+	/* A core without file_get: the lazy file stays unread. */
+	api.size = (uint32_t)CTP_API_THROUGH(roots);
+	assert_int_equal(ctp_task_fetch(&api, &task, 2, &d, &n), -ENODATA);
+	assert_int_equal(seen.n_get, 2);
+}
+
+static void kv_u64(void **state)
+{
+	static const char status[] = "Name:\tcat\n"
+				     "VmRSS:\t    1234 kB\n"
+				     "voluntary_ctxt_switches:\t12\n"
+				     "nonvoluntary_ctxt_switches:\t7";
+	static const char bad[] = "a:\t12x\n"
+				  "b:\n"
+				  "c:\t18446744073709551616\n"
+				  "d:\t-1\n"
+				  "e:\t18446744073709551615\n";
+	uint64_t v = 0;
+
+	(void)state;
+	assert_int_equal(ctp_kv_u64(status, sizeof(status) - 1,
+				    "voluntary_ctxt_switches", &v),
+			 0);
+	assert_int_equal(v, 12);
+	/* Last line without a newline. */
+	assert_int_equal(ctp_kv_u64(status, sizeof(status) - 1,
+				    "nonvoluntary_ctxt_switches", &v),
+			 0);
+	assert_int_equal(v, 7);
+	/* A unit after the number. */
+	assert_int_equal(ctp_kv_u64(status, sizeof(status) - 1, "VmRSS", &v),
+			 0);
+	assert_int_equal(v, 1234);
+	/* Keys match whole: no prefix, no suffix. */
+	assert_int_equal(ctp_kv_u64(status, sizeof(status) - 1, "VmRS", &v),
+			 -ENOENT);
+	assert_int_equal(
+		ctp_kv_u64(status, sizeof(status) - 1, "voluntary", &v),
+		-ENOENT);
+	/* A number not on its own is not a number. */
+	v = 99;
+	assert_int_equal(ctp_kv_u64(bad, sizeof(bad) - 1, "a", &v), -EINVAL);
+	assert_int_equal(ctp_kv_u64(bad, sizeof(bad) - 1, "b", &v), -EINVAL);
+	assert_int_equal(ctp_kv_u64(bad, sizeof(bad) - 1, "c", &v), -ERANGE);
+	assert_int_equal(ctp_kv_u64(bad, sizeof(bad) - 1, "d", &v), -EINVAL);
+	assert_int_equal(v, 99);
+	assert_int_equal(ctp_kv_u64(bad, sizeof(bad) - 1, "e", &v), 0);
+	assert_true(v == UINT64_MAX);
+	/* The length bounds the search: no NUL is needed or read. */
+	assert_int_equal(ctp_kv_u64(status, 10, "VmRSS", &v), -ENOENT);
+	assert_int_equal(ctp_kv_u64(status, 23, "VmRSS", &v), 0);
+	assert_int_equal(v, 12); /* "VmRSS:\t    12" */
+}
+
+/* The one-line macros describe exactly what a designated initializer
+ * would. */
+static void field_macros(void **state)
+{
+	static const struct ctp_field_desc dims = CTP_FIELD_DIMS(
+		"x.y", CGROUP, U64, US, COUNTER, SUM, "sec", "k=v", "h");
+	static const struct ctp_field_desc label =
+		CTP_FIELD_LABEL("x.l", HOST, "l");
+
+	(void)state;
+	assert_string_equal(fields[0].name, "t.a");
+	assert_int_equal(fields[0].scope, CTP_SCOPE_THREAD);
+	assert_int_equal(fields[0].type, CTP_TYPE_U64);
+	assert_int_equal(fields[0].unit, CTP_UNIT_COUNT);
+	assert_int_equal(fields[0].kind, CTP_KIND_COUNTER);
+	assert_int_equal(fields[0].rule, CTP_RULE_SUM);
+	assert_int_equal(fields[0].flags, 0);
+	assert_int_equal(fields[1].kind, CTP_KIND_GAUGE);
+	assert_int_equal(fields[1].rule, CTP_RULE_MAX);
+	assert_int_equal(fields[1].unit, CTP_UNIT_BYTES);
+	assert_int_equal(dims.flags, CTP_FIELD_META);
+	assert_string_equal(dims.section, "sec");
+	assert_string_equal(dims.dims, "k=v");
+	assert_int_equal(dims.scope, CTP_SCOPE_CGROUP);
+	assert_int_equal(label.type, CTP_TYPE_STRING);
+	assert_int_equal(label.kind, CTP_KIND_CATEGORICAL);
+	assert_int_equal(label.rule, CTP_RULE_MODE);
+	assert_int_equal(label.unit, CTP_UNIT_NONE);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(attach_fills_handles, setup),
+		cmocka_unit_test_setup(attach_refuses_other_cores, setup),
+		cmocka_unit_test_setup(attach_refused_field_is_skipped, setup),
+		cmocka_unit_test_setup(attach_refused_counter_fails, setup),
+		cmocka_unit_test_setup(attach_checks_its_own_tables, setup),
+		cmocka_unit_test_setup(task_files, setup),
+		cmocka_unit_test_setup(kv_u64, setup),
+		cmocka_unit_test(field_macros),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
