@@ -33,7 +33,6 @@
 
 #include "cgroup_parse.h"
 #include "ctprof/plugin-util.h"
-#include "ctprof/plugin.h"
 
 #ifndef CGROUP_VERSION
 #define CGROUP_VERSION "0"
@@ -81,120 +80,100 @@ enum {
 	N_FIELDS
 };
 
-#define CG_FIELD(n, h, t, u, k, r)                                             \
-	{                                                                      \
-		.name = n, .help = h, .scope = CTP_SCOPE_CGROUP, .type = t,    \
-		.unit = u, .kind = k, .rule = r                                \
-	}
-#define CG_U64(n, h, u, k, r) CG_FIELD(n, h, CTP_TYPE_U64, u, k, r)
-
 static const struct ctp_field_desc fields[N_FIELDS] = {
-	[F2_USAGE] = CG_U64("cgroup.v2.cpu.stat.usage_usec",
-			    "v2 cpu.stat usage_usec: CPU time of the cgroup",
-			    CTP_UNIT_US, CTP_KIND_COUNTER, CTP_RULE_SUM),
-	[F2_NR_THROTTLED] =
-		CG_U64("cgroup.v2.cpu.stat.nr_throttled",
-		       "v2 cpu.stat nr_throttled: periods in "
-		       "which the bandwidth limit throttled it",
-		       CTP_UNIT_COUNT, CTP_KIND_COUNTER, CTP_RULE_SUM),
-	[F2_THROTTLED] = CG_U64("cgroup.v2.cpu.stat.throttled_usec",
-				"v2 cpu.stat throttled_usec: time throttled",
-				CTP_UNIT_US, CTP_KIND_COUNTER, CTP_RULE_SUM),
-	[F2_QUOTA] = CG_U64("cgroup.v2.cpu.max.quota_us",
-			    "v2 cpu.max quota per period; absent when \"max\"",
-			    CTP_UNIT_US, CTP_KIND_GAUGE, CTP_RULE_MAX),
-	[F2_PERIOD] = CG_U64("cgroup.v2.cpu.max.period_us", "v2 cpu.max period",
-			     CTP_UNIT_US, CTP_KIND_GAUGE, CTP_RULE_MAX),
-	[F2_WEIGHT] = CG_U64("cgroup.v2.cpu.weight",
-			     "v2 cpu.weight, 1..10000 (default 100)",
-			     CTP_UNIT_NONE, CTP_KIND_GAUGE, CTP_RULE_MAX),
-	[F2_WEIGHT_NICE] = CG_FIELD(
-		"cgroup.v2.cpu.weight.nice", "v2 cpu.weight.nice, -20..19",
-		CTP_TYPE_I64, CTP_UNIT_NONE, CTP_KIND_GAUGE, CTP_RULE_MIN),
-	[F2_MEM_CURRENT] = CG_U64("cgroup.v2.memory.current",
-				  "v2 memory.current: memory charged",
-				  CTP_UNIT_BYTES, CTP_KIND_GAUGE, CTP_RULE_MAX),
-	[F2_MEM_MAX] = CG_U64("cgroup.v2.memory.max",
-			      "v2 memory.max hard limit; absent when \"max\"",
-			      CTP_UNIT_BYTES, CTP_KIND_GAUGE, CTP_RULE_MAX),
-	[F2_MEM_HIGH] = CG_U64("cgroup.v2.memory.high",
-			       "v2 memory.high throttle limit; absent when "
-			       "\"max\"",
-			       CTP_UNIT_BYTES, CTP_KIND_GAUGE, CTP_RULE_MAX),
-	[F2_MEM_LOW] = CG_U64("cgroup.v2.memory.low",
-			      "v2 memory.low best-effort protection; "
-			      "18446744073709551615 (2^64-1) when \"max\" "
-			      "(all of it)",
-			      CTP_UNIT_BYTES, CTP_KIND_GAUGE, CTP_RULE_MIN),
-	[F2_MEM_MIN] = CG_U64("cgroup.v2.memory.min",
-			      "v2 memory.min hard protection; "
-			      "18446744073709551615 (2^64-1) when \"max\" "
-			      "(all of it)",
-			      CTP_UNIT_BYTES, CTP_KIND_GAUGE, CTP_RULE_MIN),
+	[F2_USAGE] = CTP_FIELD_COUNTER(
+		"cgroup.v2.cpu.stat.usage_usec", CGROUP, US,
+		"v2 cpu.stat usage_usec: CPU time of the cgroup"),
+	[F2_NR_THROTTLED] = CTP_FIELD_COUNTER(
+		"cgroup.v2.cpu.stat.nr_throttled", CGROUP, COUNT,
+		"v2 cpu.stat nr_throttled: periods in "
+		"which the bandwidth limit throttled it"),
+	[F2_THROTTLED] = CTP_FIELD_COUNTER(
+		"cgroup.v2.cpu.stat.throttled_usec", CGROUP, US,
+		"v2 cpu.stat throttled_usec: time throttled"),
+	[F2_QUOTA] = CTP_FIELD_GAUGE(
+		"cgroup.v2.cpu.max.quota_us", CGROUP, US, MAX,
+		"v2 cpu.max quota per period; absent when \"max\""),
+	[F2_PERIOD] = CTP_FIELD_GAUGE("cgroup.v2.cpu.max.period_us", CGROUP, US,
+				      MAX, "v2 cpu.max period"),
+	[F2_WEIGHT] = CTP_FIELD_GAUGE("cgroup.v2.cpu.weight", CGROUP, NONE, MAX,
+				      "v2 cpu.weight, 1..10000 (default 100)"),
+	[F2_WEIGHT_NICE] =
+		CTP_FIELD("cgroup.v2.cpu.weight.nice", CGROUP, I64, NONE, GAUGE,
+			  MIN, "v2 cpu.weight.nice, -20..19"),
+	[F2_MEM_CURRENT] =
+		CTP_FIELD_GAUGE("cgroup.v2.memory.current", CGROUP, BYTES, MAX,
+				"v2 memory.current: memory charged"),
+	[F2_MEM_MAX] = CTP_FIELD_GAUGE(
+		"cgroup.v2.memory.max", CGROUP, BYTES, MAX,
+		"v2 memory.max hard limit; absent when \"max\""),
+	[F2_MEM_HIGH] =
+		CTP_FIELD_GAUGE("cgroup.v2.memory.high", CGROUP, BYTES, MAX,
+				"v2 memory.high throttle limit; absent when "
+				"\"max\""),
+	[F2_MEM_LOW] =
+		CTP_FIELD_GAUGE("cgroup.v2.memory.low", CGROUP, BYTES, MIN,
+				"v2 memory.low best-effort protection; "
+				"18446744073709551615 (2^64-1) when \"max\" "
+				"(all of it)"),
+	[F2_MEM_MIN] =
+		CTP_FIELD_GAUGE("cgroup.v2.memory.min", CGROUP, BYTES, MIN,
+				"v2 memory.min hard protection; "
+				"18446744073709551615 (2^64-1) when \"max\" "
+				"(all of it)"),
 	[F2_PIDS_CURRENT] =
-		CG_U64("cgroup.v2.pids.current",
-		       "v2 pids.current: tasks in the cgroup", CTP_UNIT_COUNT,
-		       CTP_KIND_GAUGE, CTP_RULE_MAX),
+		CTP_FIELD_GAUGE("cgroup.v2.pids.current", CGROUP, COUNT, MAX,
+				"v2 pids.current: tasks in the cgroup"),
 	[F2_PIDS_MAX] =
-		CG_U64("cgroup.v2.pids.max", "v2 pids.max; absent when \"max\"",
-		       CTP_UNIT_COUNT, CTP_KIND_GAUGE, CTP_RULE_MAX),
-	[F2_TYPE] = CG_FIELD("cgroup.v2.cgroup.type",
-			     "v2 cgroup.type: domain, domain threaded, "
-			     "domain invalid or threaded (none at the root)",
-			     CTP_TYPE_STRING, CTP_UNIT_NONE,
-			     CTP_KIND_CATEGORICAL, CTP_RULE_MODE),
-	[F1_HIERARCHY] = CG_FIELD("cgroup.v1.hierarchy",
-				  "v1 row: the hierarchy's controller list "
-				  "as in /proc/<pid>/cgroup",
-				  CTP_TYPE_STRING, CTP_UNIT_NONE,
-				  CTP_KIND_CATEGORICAL, CTP_RULE_MODE),
+		CTP_FIELD_GAUGE("cgroup.v2.pids.max", CGROUP, COUNT, MAX,
+				"v2 pids.max; absent when \"max\""),
+	[F2_TYPE] = CTP_FIELD_LABEL(
+		"cgroup.v2.cgroup.type", CGROUP,
+		"v2 cgroup.type: domain, domain threaded, "
+		"domain invalid or threaded (none at the root)"),
+	[F1_HIERARCHY] =
+		CTP_FIELD_LABEL("cgroup.v1.hierarchy", CGROUP,
+				"v1 row: the hierarchy's controller list "
+				"as in /proc/<pid>/cgroup"),
 	[F1_CPUACCT_USAGE] =
-		CG_U64("cgroup.v1.cpuacct.usage",
-		       "v1 cpuacct.usage: CPU time of the cgroup", CTP_UNIT_NS,
-		       CTP_KIND_COUNTER, CTP_RULE_SUM),
-	[F1_QUOTA] = CG_U64("cgroup.v1.cpu.cfs_quota_us",
-			    "v1 cpu.cfs_quota_us; absent when -1 (no limit)",
-			    CTP_UNIT_US, CTP_KIND_GAUGE, CTP_RULE_MAX),
-	[F1_PERIOD] =
-		CG_U64("cgroup.v1.cpu.cfs_period_us", "v1 cpu.cfs_period_us",
-		       CTP_UNIT_US, CTP_KIND_GAUGE, CTP_RULE_MAX),
-	[F1_SHARES] =
-		CG_U64("cgroup.v1.cpu.shares", "v1 cpu.shares (default 1024)",
-		       CTP_UNIT_NONE, CTP_KIND_GAUGE, CTP_RULE_MAX),
-	[F1_NR_PERIODS] =
-		CG_U64("cgroup.v1.cpu.stat.nr_periods",
-		       "v1 cpu.stat nr_periods: enforcement "
-		       "periods elapsed",
-		       CTP_UNIT_COUNT, CTP_KIND_COUNTER, CTP_RULE_SUM),
-	[F1_NR_THROTTLED] =
-		CG_U64("cgroup.v1.cpu.stat.nr_throttled",
-		       "v1 cpu.stat nr_throttled: periods "
-		       "throttled",
-		       CTP_UNIT_COUNT, CTP_KIND_COUNTER, CTP_RULE_SUM),
-	[F1_THROTTLED_TIME] =
-		CG_U64("cgroup.v1.cpu.stat.throttled_time",
-		       "v1 cpu.stat throttled_time: time "
-		       "throttled",
-		       CTP_UNIT_NS, CTP_KIND_COUNTER, CTP_RULE_SUM),
-	[F1_MEM_USAGE] = CG_U64("cgroup.v1.memory.usage_in_bytes",
-				"v1 memory.usage_in_bytes", CTP_UNIT_BYTES,
-				CTP_KIND_GAUGE, CTP_RULE_MAX),
-	[F1_MEM_LIMIT] = CG_U64("cgroup.v1.memory.limit_in_bytes",
-				"v1 memory.limit_in_bytes; absent when "
-				"unlimited",
-				CTP_UNIT_BYTES, CTP_KIND_GAUGE, CTP_RULE_MAX),
-	[F1_MEM_MAX_USAGE] =
-		CG_U64("cgroup.v1.memory.max_usage_in_bytes",
-		       "v1 memory.max_usage_in_bytes: usage "
-		       "high-water mark",
-		       CTP_UNIT_BYTES, CTP_KIND_PEAK, CTP_RULE_MAX),
+		CTP_FIELD_COUNTER("cgroup.v1.cpuacct.usage", CGROUP, NS,
+				  "v1 cpuacct.usage: CPU time of the cgroup"),
+	[F1_QUOTA] = CTP_FIELD_GAUGE(
+		"cgroup.v1.cpu.cfs_quota_us", CGROUP, US, MAX,
+		"v1 cpu.cfs_quota_us; absent when -1 (no limit)"),
+	[F1_PERIOD] = CTP_FIELD_GAUGE("cgroup.v1.cpu.cfs_period_us", CGROUP, US,
+				      MAX, "v1 cpu.cfs_period_us"),
+	[F1_SHARES] = CTP_FIELD_GAUGE("cgroup.v1.cpu.shares", CGROUP, NONE, MAX,
+				      "v1 cpu.shares (default 1024)"),
+	[F1_NR_PERIODS] = CTP_FIELD_COUNTER(
+		"cgroup.v1.cpu.stat.nr_periods", CGROUP, COUNT,
+		"v1 cpu.stat nr_periods: enforcement "
+		"periods elapsed"),
+	[F1_NR_THROTTLED] = CTP_FIELD_COUNTER(
+		"cgroup.v1.cpu.stat.nr_throttled", CGROUP, COUNT,
+		"v1 cpu.stat nr_throttled: periods "
+		"throttled"),
+	[F1_THROTTLED_TIME] = CTP_FIELD_COUNTER(
+		"cgroup.v1.cpu.stat.throttled_time", CGROUP, NS,
+		"v1 cpu.stat throttled_time: time "
+		"throttled"),
+	[F1_MEM_USAGE] =
+		CTP_FIELD_GAUGE("cgroup.v1.memory.usage_in_bytes", CGROUP,
+				BYTES, MAX, "v1 memory.usage_in_bytes"),
+	[F1_MEM_LIMIT] = CTP_FIELD_GAUGE(
+		"cgroup.v1.memory.limit_in_bytes", CGROUP, BYTES, MAX,
+		"v1 memory.limit_in_bytes; absent when "
+		"unlimited"),
+	[F1_MEM_MAX_USAGE] = CTP_FIELD_PEAK(
+		"cgroup.v1.memory.max_usage_in_bytes", CGROUP, BYTES,
+		"v1 memory.max_usage_in_bytes: usage "
+		"high-water mark"),
 	[F1_PIDS_CURRENT] =
-		CG_U64("cgroup.v1.pids.current",
-		       "v1 pids.current: tasks in the cgroup", CTP_UNIT_COUNT,
-		       CTP_KIND_GAUGE, CTP_RULE_MAX),
+		CTP_FIELD_GAUGE("cgroup.v1.pids.current", CGROUP, COUNT, MAX,
+				"v1 pids.current: tasks in the cgroup"),
 	[F1_PIDS_MAX] =
-		CG_U64("cgroup.v1.pids.max", "v1 pids.max; absent when \"max\"",
-		       CTP_UNIT_COUNT, CTP_KIND_GAUGE, CTP_RULE_MAX),
+		CTP_FIELD_GAUGE("cgroup.v1.pids.max", CGROUP, COUNT, MAX,
+				"v1 pids.max; absent when \"max\""),
 };
 
 /* Lazy: the core reads it only when this host has v1 hierarchies. */
@@ -908,7 +887,8 @@ static int cg_thread(void *state, const struct ctp_task *task,
 {
 	struct cg_state *st = state;
 	struct ctp_cg_membership m;
-	const struct ctp_file *f;
+	const char *data;
+	size_t len;
 	char key[KEY_MAX + 1];
 	bool refs_done, refs_ok = true;
 	uint64_t dropped = 0, ref_err = 0;
@@ -917,20 +897,21 @@ static int cg_thread(void *state, const struct ctp_task *task,
 
 	if (!st->v1_live)
 		return 0;
-	if (task->n_files < 1)
-		return -EINVAL;
 	/* A failed read is the core's to tally (and a vanished task its to
 	 * drop); the paths stay absent. */
-	if (st->api->file_get(task, 0, &f) < 0 || !f->data)
+	n = ctp_task_fetch(st->api, task, 0, &data, &len);
+	if (n == -EPROTO)
+		return n;
+	if (n < 0)
 		return 0;
-	if (ctp_cg_parse_membership(f->data, f->len, &m) < 0)
+	if (ctp_cg_parse_membership(data, len, &m) < 0)
 		count(st, C_PARSE, 1);
 	dropped = m.dropped;
 	/* Threads of a process usually share every cgroup: the rows are
 	 * then referenced already. */
-	refs_done = !st->can_ref || (seen.st == st && seen.gen == st->gen &&
-				     seen.len == f->len &&
-				     memcmp(seen.data, f->data, f->len) == 0);
+	refs_done = !st->can_ref ||
+		    (seen.st == st && seen.gen == st->gen && seen.len == len &&
+		     memcmp(seen.data, data, len) == 0);
 	for (i = 0; i < m.n; i++) {
 		const struct ctp_cg_line *l = &m.line[i];
 
@@ -951,9 +932,9 @@ static int cg_thread(void *state, const struct ctp_task *task,
 			refs_ok = false;
 		}
 	}
-	if (!refs_done && refs_ok && f->len <= sizeof(seen.data)) {
-		memcpy(seen.data, f->data, f->len);
-		seen.len = f->len;
+	if (!refs_done && refs_ok && len <= sizeof(seen.data)) {
+		memcpy(seen.data, data, len);
+		seen.len = len;
 		seen.gen = st->gen;
 		seen.st = st;
 	}
@@ -1052,46 +1033,34 @@ static int parse_options(struct ctp_ctx *ctx, const struct ctp_api *api,
 
 static int cg_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 {
-	struct cg_state *st;
+	struct cg_state *st = calloc(1, sizeof(*st));
 	int i, r;
 
-	/* The lazy cgroup file needs file_get. */
-	if (!api || api->abi != CTP_ABI_MAJOR ||
-	    !CTP_HAS(api, struct ctp_api, file_get))
-		return -ENOTSUP;
-	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
 	st->ctx = ctx;
 	st->api = api;
 	pthread_mutex_init(&st->lock, NULL);
-	st->can_ref =
-		CTP_HAS(api, struct ctp_api, cgroup_ref) && api->cgroup_ref;
-	r = parse_options(ctx, api, st);
+	/* The lazy cgroup file needs file_get. */
+	r = ctp_attach(ctx, api, &ctp_plugin_v1,
+		       &(const struct ctp_attach){
+			       .api_need = CTP_API_THROUGH(file_get),
+			       .field_handles = st->handle,
+			       .n_fields = N_FIELDS,
+			       .counter_handles = st->counter,
+			       .n_counters = N_COUNTERS,
+		       });
+	if (r == 0)
+		r = parse_options(ctx, api, st); /* says why */
 	if (r < 0) {
-		cg_fini(st); /* parse_options said why */
-		return r;
-	}
-	for (i = 0; r == 0 && i < N_COUNTERS; i++) {
-		st->counter[i] = api->summary_register(ctx, counter_names[i]);
-		if (st->counter[i] < 0)
-			r = st->counter[i];
-	}
-	for (i = 0; r == 0 && i < N_FIELDS; i++) {
-		st->handle[i] = api->field_handle(ctx, (size_t)i);
-		if (st->handle[i] < 0)
-			r = st->handle[i];
-		else
-			/* Keyed files find their named keys here. */
-			name_remember(st, fields[i].name, st->handle[i]);
-	}
-	if (r < 0) {
-		api->log(ctx, CTP_LOG_ERR,
-			 "cannot register summary counters or fields: %s",
-			 strerror(-r));
 		cg_fini(st);
 		return r;
 	}
+	st->can_ref = CTP_API_HAS(api, cgroup_ref);
+	/* Keyed files find their named keys here (a refused handle is
+	 * remembered as refused). */
+	for (i = 0; i < N_FIELDS; i++)
+		name_remember(st, fields[i].name, st->handle[i]);
 	if (st->v1_opt && !st->can_ref)
 		api->log(ctx, CTP_LOG_NOTICE,
 			 "this core has no cgroup_ref: v1 paths are recorded, "
