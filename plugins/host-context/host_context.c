@@ -25,7 +25,6 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "ctprof/plugin.h"
 #include "host_parse.h"
 #include "hostprobe.h"
 #include "ctprof/plugin-util.h"
@@ -72,110 +71,105 @@ enum {
 	N_FIELDS
 };
 
-#define HOST_STR(n, h)                                                         \
-	{                                                                      \
-		.name = (n), .help = (h), .scope = CTP_SCOPE_HOST,             \
-		.type = CTP_TYPE_STRING, .unit = CTP_UNIT_NONE,                \
-		.kind = CTP_KIND_CATEGORICAL, .rule = CTP_RULE_MODE            \
-	}
-#define HOST_GAUGE(n, u, h)                                                    \
-	{                                                                      \
-		.name = (n), .help = (h), .scope = CTP_SCOPE_HOST,             \
-		.type = CTP_TYPE_U64, .unit = (u), .kind = CTP_KIND_GAUGE,     \
-		.rule = CTP_RULE_MAX                                           \
-	}
-
 static const struct ctp_field_desc fields[] = {
-	[F_SYSNAME] = HOST_STR("host.uname.sysname", "uname(2) sysname"),
-	[F_RELEASE] = HOST_STR("host.uname.release", "uname(2) release"),
-	[F_MACHINE] = HOST_STR("host.uname.machine", "uname(2) machine"),
-	[F_CPU_MODEL] = HOST_STR("host.cpu.model",
-				 "cpuinfo 'model name' of the first processor"),
-	[F_CPU_VENDOR] = HOST_STR("host.cpu.vendor",
-				  "cpuinfo 'vendor_id' of the first processor "
-				  "(none on arm64)"),
-	[F_CPU_ONLINE] = HOST_GAUGE("host.cpu.online", CTP_UNIT_COUNT,
-				    "CPUs in /sys/devices/system/cpu/online"),
-	[F_NUMA_NODES] = HOST_GAUGE("host.numa.nodes", CTP_UNIT_COUNT,
-				    "NUMA nodes in "
-				    "/sys/devices/system/node/online (else "
-				    "node* directories)"),
-	[F_MEM_TOTAL] = HOST_GAUGE("host.mem.total", CTP_UNIT_BYTES,
-				   "meminfo MemTotal"),
-	[F_HP_TOTAL] = HOST_GAUGE("host.hugepages.total", CTP_UNIT_COUNT,
-				  "meminfo HugePages_Total (pages)"),
-	[F_HP_FREE] = HOST_GAUGE("host.hugepages.free", CTP_UNIT_COUNT,
-				 "meminfo HugePages_Free (pages)"),
-	[F_HP_SIZE] = HOST_GAUGE("host.hugepages.size", CTP_UNIT_BYTES,
-				 "meminfo Hugepagesize"),
-	[F_THP_ENABLED_MENU] = HOST_STR("host.thp.enabled.menu",
-					"transparent_hugepage/enabled "
-					"verbatim"),
-	[F_THP_ENABLED] = HOST_STR("host.thp.enabled.active",
-				   "transparent_hugepage/enabled bracketed "
-				   "choice"),
-	[F_THP_DEFRAG_MENU] = HOST_STR("host.thp.defrag.menu",
-				       "transparent_hugepage/defrag verbatim"),
-	[F_THP_DEFRAG] = HOST_STR("host.thp.defrag.active",
-				  "transparent_hugepage/defrag bracketed "
-				  "choice"),
-	[F_CMDLINE] = HOST_STR("host.cmdline", "/proc/cmdline, edges trimmed"),
-	[F_DELAYACCT] = HOST_STR("host.task_delayacct",
-				 "delay accounting: config-off, runtime-off, "
-				 "on"),
-	[F_XACCT] = HOST_STR("host.config_task_xacct",
-			     "CONFIG_TASK_XACCT from config.gz: on, off, "
-			     "unknown"),
-	[F_ALLOCATOR] = HOST_STR("host.self.allocator",
-				 "allocator serving the collector's malloc: "
-				 "jemalloc or glibc"),
+	[F_SYSNAME] =
+		CTP_FIELD_LABEL("host.uname.sysname", HOST, "uname(2) sysname"),
+	[F_RELEASE] =
+		CTP_FIELD_LABEL("host.uname.release", HOST, "uname(2) release"),
+	[F_MACHINE] =
+		CTP_FIELD_LABEL("host.uname.machine", HOST, "uname(2) machine"),
+	[F_CPU_MODEL] =
+		CTP_FIELD_LABEL("host.cpu.model", HOST,
+				"cpuinfo 'model name' of the first processor"),
+	[F_CPU_VENDOR] =
+		CTP_FIELD_LABEL("host.cpu.vendor", HOST,
+				"cpuinfo 'vendor_id' of the first processor "
+				"(none on arm64)"),
+	[F_CPU_ONLINE] =
+		CTP_FIELD_GAUGE("host.cpu.online", HOST, COUNT, MAX,
+				"CPUs in /sys/devices/system/cpu/online"),
+	[F_NUMA_NODES] =
+		CTP_FIELD_GAUGE("host.numa.nodes", HOST, COUNT, MAX,
+				"NUMA nodes in "
+				"/sys/devices/system/node/online (else "
+				"node* directories)"),
+	[F_MEM_TOTAL] = CTP_FIELD_GAUGE("host.mem.total", HOST, BYTES, MAX,
+					"meminfo MemTotal"),
+	[F_HP_TOTAL] = CTP_FIELD_GAUGE("host.hugepages.total", HOST, COUNT, MAX,
+				       "meminfo HugePages_Total (pages)"),
+	[F_HP_FREE] = CTP_FIELD_GAUGE("host.hugepages.free", HOST, COUNT, MAX,
+				      "meminfo HugePages_Free (pages)"),
+	[F_HP_SIZE] = CTP_FIELD_GAUGE("host.hugepages.size", HOST, BYTES, MAX,
+				      "meminfo Hugepagesize"),
+	[F_THP_ENABLED_MENU] = CTP_FIELD_LABEL("host.thp.enabled.menu", HOST,
+					       "transparent_hugepage/enabled "
+					       "verbatim"),
+	[F_THP_ENABLED] =
+		CTP_FIELD_LABEL("host.thp.enabled.active", HOST,
+				"transparent_hugepage/enabled bracketed "
+				"choice"),
+	[F_THP_DEFRAG_MENU] =
+		CTP_FIELD_LABEL("host.thp.defrag.menu", HOST,
+				"transparent_hugepage/defrag verbatim"),
+	[F_THP_DEFRAG] =
+		CTP_FIELD_LABEL("host.thp.defrag.active", HOST,
+				"transparent_hugepage/defrag bracketed "
+				"choice"),
+	[F_CMDLINE] = CTP_FIELD_LABEL("host.cmdline", HOST,
+				      "/proc/cmdline, edges trimmed"),
+	[F_DELAYACCT] =
+		CTP_FIELD_LABEL("host.task_delayacct", HOST,
+				"delay accounting: config-off, runtime-off, "
+				"on"),
+	[F_XACCT] =
+		CTP_FIELD_LABEL("host.config_task_xacct", HOST,
+				"CONFIG_TASK_XACCT from config.gz: on, off, "
+				"unknown"),
+	[F_ALLOCATOR] =
+		CTP_FIELD_LABEL("host.self.allocator", HOST,
+				"allocator serving the collector's malloc: "
+				"jemalloc or glibc"),
 	[F_JE_ALLOCATED] =
-		HOST_GAUGE("host.self.jemalloc.allocated", CTP_UNIT_BYTES,
-			   "jemalloc stats.allocated at the end"),
-	[F_JE_ACTIVE] = HOST_GAUGE("host.self.jemalloc.active", CTP_UNIT_BYTES,
-				   "jemalloc stats.active at the end"),
+		CTP_FIELD_GAUGE("host.self.jemalloc.allocated", HOST, BYTES,
+				MAX, "jemalloc stats.allocated at the end"),
+	[F_JE_ACTIVE] =
+		CTP_FIELD_GAUGE("host.self.jemalloc.active", HOST, BYTES, MAX,
+				"jemalloc stats.active at the end"),
 	[F_JE_RESIDENT] =
-		HOST_GAUGE("host.self.jemalloc.resident", CTP_UNIT_BYTES,
-			   "jemalloc stats.resident at the end"),
-	[F_JE_MAPPED] = HOST_GAUGE("host.self.jemalloc.mapped", CTP_UNIT_BYTES,
-				   "jemalloc stats.mapped at the end"),
-	[F_JE_NARENAS] = HOST_GAUGE("host.self.jemalloc.narenas",
-				    CTP_UNIT_COUNT, "jemalloc arenas.narenas"),
-	[F_GL_ARENA] = HOST_GAUGE("host.self.glibc.arena", CTP_UNIT_BYTES,
-				  "mallinfo2 arena: sbrk/arena memory"),
-	[F_GL_ORDBLKS] = HOST_GAUGE("host.self.glibc.ordblks", CTP_UNIT_COUNT,
-				    "mallinfo2 ordblks: free chunks"),
-	[F_GL_HBLKS] = HOST_GAUGE("host.self.glibc.hblks", CTP_UNIT_COUNT,
-				  "mallinfo2 hblks: mmapped chunks"),
-	[F_GL_HBLKHD] = HOST_GAUGE("host.self.glibc.hblkhd", CTP_UNIT_BYTES,
-				   "mallinfo2 hblkhd: bytes in mmapped chunks"),
-	[F_GL_UORDBLKS] = HOST_GAUGE("host.self.glibc.uordblks", CTP_UNIT_BYTES,
-				     "mallinfo2 uordblks: bytes in use"),
-	[F_GL_FORDBLKS] = HOST_GAUGE("host.self.glibc.fordblks", CTP_UNIT_BYTES,
-				     "mallinfo2 fordblks: free bytes"),
-	[F_GL_KEEPCOST] = HOST_GAUGE("host.self.glibc.keepcost", CTP_UNIT_BYTES,
-				     "mallinfo2 keepcost: trimmable top"),
-	[F_MAXRSS] = {.name = "host.self.maxrss",
-		      .help = "collector peak RSS (getrusage ru_maxrss)",
-		      .scope = CTP_SCOPE_HOST,
-		      .type = CTP_TYPE_U64,
-		      .unit = CTP_UNIT_BYTES,
-		      .kind = CTP_KIND_PEAK,
-		      .rule = CTP_RULE_MAX},
-	[F_CPU_USER] = {.name = "host.self.cpu_user",
-			.help = "collector user CPU time, all its threads",
-			.scope = CTP_SCOPE_HOST,
-			.type = CTP_TYPE_U64,
-			.unit = CTP_UNIT_NS,
-			.kind = CTP_KIND_COUNTER,
-			.rule = CTP_RULE_SUM},
-	[F_CPU_SYSTEM] = {.name = "host.self.cpu_system",
-			  .help = "collector system CPU time, all its threads",
-			  .scope = CTP_SCOPE_HOST,
-			  .type = CTP_TYPE_U64,
-			  .unit = CTP_UNIT_NS,
-			  .kind = CTP_KIND_COUNTER,
-			  .rule = CTP_RULE_SUM},
+		CTP_FIELD_GAUGE("host.self.jemalloc.resident", HOST, BYTES, MAX,
+				"jemalloc stats.resident at the end"),
+	[F_JE_MAPPED] =
+		CTP_FIELD_GAUGE("host.self.jemalloc.mapped", HOST, BYTES, MAX,
+				"jemalloc stats.mapped at the end"),
+	[F_JE_NARENAS] = CTP_FIELD_GAUGE("host.self.jemalloc.narenas", HOST,
+					 COUNT, MAX, "jemalloc arenas.narenas"),
+	[F_GL_ARENA] =
+		CTP_FIELD_GAUGE("host.self.glibc.arena", HOST, BYTES, MAX,
+				"mallinfo2 arena: sbrk/arena memory"),
+	[F_GL_ORDBLKS] = CTP_FIELD_GAUGE("host.self.glibc.ordblks", HOST, COUNT,
+					 MAX, "mallinfo2 ordblks: free chunks"),
+	[F_GL_HBLKS] = CTP_FIELD_GAUGE("host.self.glibc.hblks", HOST, COUNT,
+				       MAX, "mallinfo2 hblks: mmapped chunks"),
+	[F_GL_HBLKHD] =
+		CTP_FIELD_GAUGE("host.self.glibc.hblkhd", HOST, BYTES, MAX,
+				"mallinfo2 hblkhd: bytes in mmapped chunks"),
+	[F_GL_UORDBLKS] =
+		CTP_FIELD_GAUGE("host.self.glibc.uordblks", HOST, BYTES, MAX,
+				"mallinfo2 uordblks: bytes in use"),
+	[F_GL_FORDBLKS] =
+		CTP_FIELD_GAUGE("host.self.glibc.fordblks", HOST, BYTES, MAX,
+				"mallinfo2 fordblks: free bytes"),
+	[F_GL_KEEPCOST] =
+		CTP_FIELD_GAUGE("host.self.glibc.keepcost", HOST, BYTES, MAX,
+				"mallinfo2 keepcost: trimmable top"),
+	[F_MAXRSS] = CTP_FIELD_PEAK("host.self.maxrss", HOST, BYTES,
+				    "collector peak RSS (getrusage ru_maxrss)"),
+	[F_CPU_USER] =
+		CTP_FIELD_COUNTER("host.self.cpu_user", HOST, NS,
+				  "collector user CPU time, all its threads"),
+	[F_CPU_SYSTEM] =
+		CTP_FIELD_COUNTER("host.self.cpu_system", HOST, NS,
+				  "collector system CPU time, all its threads"),
 };
 
 _Static_assert(sizeof(fields) / sizeof(fields[0]) == N_FIELDS,
@@ -782,24 +776,26 @@ static void host_fini(void *statep)
 static int host_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		     void **statep)
 {
-	struct host_state *st;
+	struct host_state *st = calloc(1, sizeof(*st));
+	int r = -ENOMEM;
 
-	if (!CTP_HAS(api, struct ctp_api, roots))
-		return -ENOTSUP;
-	st = calloc(1, sizeof(*st));
-	if (!st)
-		return -ENOMEM;
-	st->buf = malloc(READ_BUF);
-	if (!st->buf) {
-		free(st);
-		return -ENOMEM;
+	if (st)
+		st->buf = malloc(READ_BUF);
+	if (st && st->buf)
+		r = ctp_attach(ctx, api, &ctp_plugin_v1,
+			       &(const struct ctp_attach){
+				       .api_need = CTP_API_THROUGH(roots),
+				       .field_handles = st->fh,
+				       .n_fields = N_FIELDS,
+				       .counter_handles = st->counter,
+				       .n_counters = N_COUNTERS,
+			       });
+	if (r < 0) {
+		host_fini(st);
+		return r;
 	}
 	st->ctx = ctx;
 	st->api = api;
-	for (int i = 0; i < N_FIELDS; i++)
-		st->fh[i] = api->field_handle(ctx, (size_t)i);
-	for (int i = 0; i < N_COUNTERS; i++)
-		st->counter[i] = api->summary_register(ctx, counter_names[i]);
 	*statep = st;
 	return 0;
 }
