@@ -52,34 +52,27 @@
 #define F_HIWATER_VM  CTP_TS_HIWATER_VM
 #define N_FIELDS      (CTP_TS_HIWATER_VM + 1)
 
-#define DELAY_FIELD(fam, part, nm, hlp, knd, rl, un)                           \
-	[CTP_TS_DELAY(fam, part)] = {.name = "taskstats." nm,                  \
-				     .help = hlp,                              \
-				     .scope = CTP_SCOPE_THREAD,                \
-				     .type = CTP_TYPE_U64,                     \
-				     .unit = un,                               \
-				     .kind = knd,                              \
-				     .rule = rl}
-
 /* count and total sum; max and min are peaks kept with MAX (so over a
  * group the min column reads "the largest minimum"). */
 #define FAMILY(fam, f, what)                                                   \
-	DELAY_FIELD(fam, CTP_TS_COUNT, f "_count",                             \
-		    "Windows spent " what " (taskstats " f "_count)",          \
-		    CTP_KIND_COUNTER, CTP_RULE_SUM, CTP_UNIT_COUNT),           \
-		DELAY_FIELD(fam, CTP_TS_TOTAL, f "_delay_total",               \
-			    "Time spent " what ", ns (taskstats " f            \
-			    "_delay_total)",                                   \
-			    CTP_KIND_COUNTER, CTP_RULE_SUM, CTP_UNIT_NS),      \
-		DELAY_FIELD(fam, CTP_TS_MAX, f "_delay_max",                   \
-			    "Longest window spent " what ", ns (taskstats " f  \
-			    "_delay_max)",                                     \
-			    CTP_KIND_PEAK, CTP_RULE_MAX, CTP_UNIT_NS),         \
-		DELAY_FIELD(fam, CTP_TS_MIN, f "_delay_min",                   \
-			    "Shortest window spent " what                      \
-			    ", ns; absent without windows; groups keep the "   \
-			    "largest minimum (taskstats " f "_delay_min)",     \
-			    CTP_KIND_PEAK, CTP_RULE_MAX, CTP_UNIT_NS)
+	[CTP_TS_DELAY(fam,                                                     \
+		      CTP_TS_COUNT)] =                                         \
+		CTP_FIELD_COUNTER("taskstats." f "_count", THREAD, COUNT,      \
+				  "Windows spent " what " (taskstats " f       \
+				  "_count)"),                                  \
+		      [CTP_TS_DELAY(fam, CTP_TS_TOTAL)] = CTP_FIELD_COUNTER(   \
+			      "taskstats." f "_delay_total", THREAD, NS,       \
+			      "Time spent " what ", ns (taskstats " f          \
+			      "_delay_total)"),                                \
+		      [CTP_TS_DELAY(fam, CTP_TS_MAX)] = CTP_FIELD_PEAK(        \
+			      "taskstats." f "_delay_max", THREAD, NS,         \
+			      "Longest window spent " what                     \
+			      ", ns (taskstats " f "_delay_max)"),             \
+		      [CTP_TS_DELAY(fam, CTP_TS_MIN)] = CTP_FIELD_PEAK(        \
+			      "taskstats." f "_delay_min", THREAD, NS,         \
+			      "Shortest window spent " what                    \
+			      ", ns; absent without windows; groups keep the " \
+			      "largest minimum (taskstats " f "_delay_min)")
 
 static const struct ctp_field_desc fields[] = {
 	FAMILY(CTP_TS_CPU, "cpu", "runnable on a runqueue, waiting for a CPU"),
@@ -128,14 +121,10 @@ _Static_assert(sizeof(fields) / sizeof(fields[0]) == N_FIELDS,
 static const struct ctp_derived_desc offcpu_desc = {
 	.abi = CTP_ABI_MAJOR,
 	.size = sizeof(struct ctp_derived_desc),
-	.field = {.name = "taskstats.offcpu_delay_total",
-		  .help = "Delay in all families, ns: cpu + blkio + freepages "
-			  "+ compact + wpcopy + irq + max(swapin, thrashing)",
-		  .scope = CTP_SCOPE_THREAD,
-		  .type = CTP_TYPE_U64,
-		  .unit = CTP_UNIT_NS,
-		  .kind = CTP_KIND_COUNTER,
-		  .rule = CTP_RULE_SUM},
+	.field = CTP_FIELD_COUNTER("taskstats.offcpu_delay_total", THREAD, NS,
+				   "Delay in all families, ns: cpu + blkio + "
+				   "freepages + compact + wpcopy + irq + "
+				   "max(swapin, thrashing)"),
 	.n_terms = 8,
 	.terms = {OFFCPU_TERM("cpu", 0), OFFCPU_TERM("blkio", 0),
 		  OFFCPU_TERM("freepages", 0), OFFCPU_TERM("compact", 0),
@@ -149,15 +138,11 @@ static const struct ctp_derived_desc offcpu_desc = {
 static const struct ctp_derived_desc offcpu_noirq_desc = {
 	.abi = CTP_ABI_MAJOR,
 	.size = sizeof(struct ctp_derived_desc),
-	.field = {.name = "taskstats.offcpu_delay_total",
-		  .help = "Delay in all families, ns: cpu + blkio + freepages "
-			  "+ compact + wpcopy + max(swapin, thrashing) (no "
-			  "irq: the kernel lacks CONFIG_IRQ_TIME_ACCOUNTING)",
-		  .scope = CTP_SCOPE_THREAD,
-		  .type = CTP_TYPE_U64,
-		  .unit = CTP_UNIT_NS,
-		  .kind = CTP_KIND_COUNTER,
-		  .rule = CTP_RULE_SUM},
+	.field = CTP_FIELD_COUNTER("taskstats.offcpu_delay_total", THREAD, NS,
+				   "Delay in all families, ns: cpu + blkio + "
+				   "freepages + compact + wpcopy + max(swapin, "
+				   "thrashing) (no irq: the kernel lacks "
+				   "CONFIG_IRQ_TIME_ACCOUNTING)"),
 	.n_terms = 7,
 	.terms = {OFFCPU_TERM("cpu", 0), OFFCPU_TERM("blkio", 0),
 		  OFFCPU_TERM("freepages", 0), OFFCPU_TERM("compact", 0),
@@ -856,7 +841,7 @@ static int ts_finish(void *state, struct ctp_record *host_rec)
 	struct ts_state *st = state;
 
 	(void)host_rec;
-	if (CTP_HAS(st->api, struct ctp_api, set_hint))
+	if (CTP_API_HAS(st->api, set_hint))
 		st->api->set_hint(st->ctx, make_hint(st));
 	return 0;
 }
@@ -968,43 +953,34 @@ static void probe_host(struct ts_state *st, int proc_fd)
 static int ts_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 {
 	const struct ctp_roots *roots;
-	struct ts_state *st;
+	struct ts_state *st = calloc(1, sizeof(*st));
 	int proc_fd, r;
-	size_t i;
 
-	if (!api || api->abi != CTP_ABI_MAJOR ||
-	    !CTP_HAS(api, struct ctp_api, roots))
-		return -ENOTSUP;
-	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
 	st->ctx = ctx;
 	st->api = api;
 	st->gen = atomic_fetch_add(&next_gen, 1);
 	pthread_mutex_init(&st->lock, NULL);
-	r = parse_options(st);
+	r = ctp_attach(ctx, api, &ctp_plugin_v1,
+		       &(const struct ctp_attach){
+			       .api_need = CTP_API_THROUGH(roots),
+			       .field_handles = st->fh,
+			       .n_fields = N_FIELDS,
+			       .counter_handles = st->ch,
+			       .n_counters = N_COUNTERS,
+		       });
+	if (r == 0)
+		r = parse_options(st);
 	if (r < 0)
 		goto out;
-	for (i = 0; i < N_FIELDS; i++)
-		st->fh[i] = api->field_handle(ctx, i);
-	for (i = 0; i < N_COUNTERS; i++) {
-		st->ch[i] = api->summary_register(ctx, counter_names[i]);
-		if (st->ch[i] < 0) {
-			r = st->ch[i];
-			api->log(ctx, CTP_LOG_ERR,
-				 "cannot register summary counter %s: %s",
-				 counter_names[i], strerror(-r));
-			goto out;
-		}
-	}
 
 	roots = api->roots(ctx);
 	proc_fd = roots ? roots->proc_fd : -1;
 	probe_host(st, proc_fd);
 	/* An older core has no derived fields: do without (it logs why when
 	 * it refuses one). */
-	if (CTP_HAS(api, struct ctp_api, derived_register) &&
-	    api->derived_register)
+	if (CTP_API_HAS(api, derived_register))
 		api->derived_register(ctx, st->irqtime == IRQT_OFF
 						   ? &offcpu_noirq_desc
 						   : &offcpu_desc);
