@@ -32,7 +32,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "ctprof/plugin.h"
 #include "jep.h"
 #include "ctprof/plugin-util.h"
 
@@ -45,22 +44,14 @@
 enum { F_ALLOC, F_DEALLOC, N_FIELDS };
 
 static const struct ctp_field_desc fields[] = {
-	[F_ALLOC] = {.name = "jemalloc.allocated_bytes",
-		     .help = "Bytes this thread allocated through jemalloc "
-			     "over its lifetime (tsd thread_allocated)",
-		     .scope = CTP_SCOPE_THREAD,
-		     .type = CTP_TYPE_U64,
-		     .unit = CTP_UNIT_BYTES,
-		     .kind = CTP_KIND_COUNTER,
-		     .rule = CTP_RULE_SUM},
-	[F_DEALLOC] = {.name = "jemalloc.deallocated_bytes",
-		       .help = "Bytes this thread freed through jemalloc over "
-			       "its lifetime (tsd thread_deallocated)",
-		       .scope = CTP_SCOPE_THREAD,
-		       .type = CTP_TYPE_U64,
-		       .unit = CTP_UNIT_BYTES,
-		       .kind = CTP_KIND_COUNTER,
-		       .rule = CTP_RULE_SUM},
+	[F_ALLOC] = CTP_FIELD_COUNTER(
+		"jemalloc.allocated_bytes", THREAD, BYTES,
+		"Bytes this thread allocated through jemalloc "
+		"over its lifetime (tsd thread_allocated)"),
+	[F_DEALLOC] = CTP_FIELD_COUNTER(
+		"jemalloc.deallocated_bytes", THREAD, BYTES,
+		"Bytes this thread freed through jemalloc over "
+		"its lifetime (tsd thread_deallocated)"),
 };
 
 /* Memory freed by another thread makes one thread's difference negative;
@@ -68,14 +59,9 @@ static const struct ctp_field_desc fields[] = {
 static const struct ctp_derived_desc live_heap_desc = {
 	.abi = CTP_ABI_MAJOR,
 	.size = sizeof(struct ctp_derived_desc),
-	.field = {.name = "jemalloc.live_heap",
-		  .help = "Allocated minus deallocated jemalloc bytes "
-			  "(signed; sum over a process estimates its heap)",
-		  .scope = CTP_SCOPE_THREAD,
-		  .type = CTP_TYPE_I64,
-		  .unit = CTP_UNIT_BYTES,
-		  .kind = CTP_KIND_GAUGE,
-		  .rule = CTP_RULE_MAX},
+	.field = CTP_FIELD("jemalloc.live_heap", THREAD, I64, BYTES, GAUGE, MAX,
+			   "Allocated minus deallocated jemalloc bytes "
+			   "(signed; sum over a process estimates its heap)"),
 	.n_terms = 2,
 	.terms = {{.field = "jemalloc.allocated_bytes", .coef = 1},
 		  {.field = "jemalloc.deallocated_bytes", .coef = -1}},
@@ -94,7 +80,8 @@ enum {
 	S_CACHE_HITS,
 	N_FIXED
 };
-static const char *const fixed_names[N_FIXED] = {
+#define N_COUNTERS (N_FIXED + CTP_JEP_N_TAGS)
+static const char *const counter_names[N_COUNTERS] = {
 	[S_WALKED] = "processes_walked",
 	[S_DETECTED] = "jemalloc_detected",
 	[S_THREADS_OK] = "threads_ok",
@@ -103,8 +90,10 @@ static const char *const fixed_names[N_FIXED] = {
 	[S_METHOD_PTRACE] = "method_ptrace",
 	[S_PRIVILEGE] = "privilege_denied",
 	[S_CACHE_HITS] = "cache_hits",
+#define TAG_COUNTER(id, name) [N_FIXED + (id)] = "tag." name,
+	CTP_JEP_TAGS(TAG_COUNTER)
+#undef TAG_COUNTER
 };
-#define N_COUNTERS (N_FIXED + CTP_JEP_N_TAGS)
 
 /* ---- Caches ----------------------------------------------------------------
  * Files by (dev, inode): what ctp_jep_file_probe found. Processes by the
@@ -490,18 +479,141 @@ static void ident_add(struct jep_state *st, uint64_t dev, uint64_t ino,
 	pthread_mutex_unlock(&st->lock);
 }
 
+/*
+ * Which mapped file of the process holds jemalloc, from the identity cache
+ * or by detection: the file, with its index in w->maps in *idx, the
+ * executable's identity in *dev and *ino and the detection's tag in *tag;
+ * NULL when none (the outcome is counted).
+ */
+static const struct ctp_jep_file *
+find_jemalloc(struct jep_state *st, struct worker *w,
+	      const struct ctp_task *task, size_t *idx, uint64_t *dev,
+	      uint64_t *ino, enum ctp_jep_tag *tagp)
+{
+	const struct ctp_jep_file *file = NULL;
+	struct ident_ent *ie;
+	enum ctp_jep_tag tag;
+	uint64_t h;
+	int r = exe_ident(task->dirfd, dev, ino);
+
+	if (r == -ENOENT) {
+		/* A kernel thread has no executable, nor a zombie. */
+		count_tag(st, task, CTP_JEP_NOT_JEMALLOC, 0);
+		return NULL;
+	}
+	r = read_maps(w, task->dirfd);
+	if (r == 0 && w->n_maps == 0) {
+		count_tag(st, task, CTP_JEP_NOT_JEMALLOC, 0);
+		return NULL;
+	}
+	if (r) {
+		count_tag(st, task,
+			  r == -ESRCH || r == -ENOENT ? CTP_JEP_EXITED
+						      : CTP_JEP_MAPS,
+			  r);
+		return NULL;
+	}
+	if (exe_ident(task->dirfd, dev, ino)) {
+		count_tag(st, task, CTP_JEP_EXITED, 0);
+		return NULL;
+	}
+	h = maps_hash(w);
+	ie = ident_find(st, *dev, *ino, h);
+	if (!ie) {
+		tag = detect(st, w, task->tgid, &file, idx);
+		ident_add(st, *dev, *ino, h, tag, file ? &w->maps[*idx] : NULL);
+	} else {
+		count(st, S_CACHE_HITS, 1);
+		tag = ie->tag;
+		for (*idx = 0; ie->found && *idx < w->n_maps; ++*idx)
+			if (w->maps[*idx].exec &&
+			    w->maps[*idx].dev == ie->dev &&
+			    w->maps[*idx].ino == ie->ino) {
+				file = file_get(st, task->tgid, &w->maps[*idx]);
+				break;
+			}
+	}
+	if (!file)
+		count_tag(st, task, tag, 0);
+	*tagp = tag;
+	return file;
+}
+
+/* The target process: its jemalloc file, maps, root and load bias (from
+ * the file's offset-0 mapping). */
+static void target_init(struct ctp_jep_target *t, const struct ctp_task *task,
+			const struct worker *w, const struct ctp_jep_file *file,
+			size_t idx, uint64_t exe_dev, uint64_t exe_ino)
+{
+	static _Thread_local char root[64];
+
+	t->pid = task->tgid;
+	t->file = file;
+	t->maps = w->maps;
+	t->n_maps = w->n_maps;
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)task->tgid);
+	t->root = root;
+	for (size_t i = 0; i < w->n_maps; i++) {
+		const struct ctp_jep_map *m = &w->maps[i];
+
+		if (m->dev != w->maps[idx].dev || m->ino != w->maps[idx].ino ||
+		    m->offset != 0)
+			continue;
+		t->bias = file->is_dyn ? m->start - file->first_load_vaddr : 0;
+		t->in_main_exe = m->dev == exe_dev && m->ino == exe_ino;
+		break;
+	}
+}
+
+/* Every thread's counters into w->c (sorted by tid, for the thread
+ * callbacks), through libthread_db or, where allowed, ptrace. */
+static void read_counters(struct jep_state *st, struct worker *w,
+			  const struct ctp_task *task,
+			  const struct ctp_jep_target *t, enum ctp_jep_tag tag)
+{
+	size_t n = 0, cap;
+	int r;
+
+	/* Room for the listed threads and some born since; without a
+	 * listing, a generous guess (the walk stops at the cap). */
+	if (list_tids(w, task->dirfd, &n) || !n)
+		n = 4096;
+	cap = n + 64 < MAX_THREADS ? n + 64 : MAX_THREADS;
+	if (ensure_table(w, cap)) {
+		count_tag(st, task, CTP_JEP_THREAD_DB, -ENOMEM);
+		return;
+	}
+	r = st->ptrace_only ? -ENOTSUP
+			    : ctp_jep_read_thread_db(t, w->c, cap, &n, &tag);
+	if (st->ptrace_only) /* no static-TLS arithmetic for a DSO */
+		tag = t->in_main_exe ? CTP_JEP_EXITED : CTP_JEP_STATIC_TLS;
+	if (r == 0) {
+		count(st, S_METHOD_TDB, 1);
+	} else if ((st->fallback || st->ptrace_only) && t->in_main_exe &&
+		   list_tids(w, task->dirfd, &n) == 0 && n) {
+		if (ensure_table(w, n))
+			return;
+		ctp_jep_read_ptrace(t, w->tids, n, w->c, st->timeout_ms);
+		count(st, S_METHOD_PTRACE, 1);
+	} else {
+		count_tag(st, task, tag, r);
+		return;
+	}
+	qsort(w->c, n, sizeof(*w->c), cmp_tid);
+	w->tgid = task->tgid;
+	w->n = n;
+}
+
 static int jep_process(void *state, const struct ctp_task *task,
 		       struct ctp_record *rec)
 {
 	struct jep_state *st = state;
-	const struct ctp_jep_file *file = NULL;
+	const struct ctp_jep_file *file;
 	struct ctp_jep_target t = {0};
-	struct ident_ent *ie;
-	enum ctp_jep_tag tag;
 	struct worker *w;
-	uint64_t dev = 0, ino = 0, h;
-	size_t idx = 0, n = 0, cap;
-	int r;
+	uint64_t dev = 0, ino = 0;
+	size_t idx = 0;
+	enum ctp_jep_tag tag;
 
 	(void)rec;
 	if (!st->live || task->dirfd < 0 || task->tgid == st->self)
@@ -511,103 +623,12 @@ static int jep_process(void *state, const struct ctp_task *task,
 		return 0;
 	w->tgid = -1;
 	count(st, S_WALKED, 1);
-	r = exe_ident(task->dirfd, &dev, &ino);
-	if (r == -ENOENT) {
-		/* A kernel thread has no executable, nor a zombie. */
-		count_tag(st, task, CTP_JEP_NOT_JEMALLOC, 0);
+	file = find_jemalloc(st, w, task, &idx, &dev, &ino, &tag);
+	if (!file)
 		return 0;
-	}
-	r = read_maps(w, task->dirfd);
-	if (r == 0 && w->n_maps == 0) {
-		count_tag(st, task, CTP_JEP_NOT_JEMALLOC, 0);
-		return 0;
-	}
-	if (r) {
-		count_tag(st, task,
-			  r == -ESRCH || r == -ENOENT ? CTP_JEP_EXITED
-						      : CTP_JEP_MAPS,
-			  r);
-		return 0;
-	}
-	if (exe_ident(task->dirfd, &dev, &ino)) {
-		count_tag(st, task, CTP_JEP_EXITED, 0);
-		return 0;
-	}
-	h = maps_hash(w);
-	ie = ident_find(st, dev, ino, h);
-	if (ie) {
-		count(st, S_CACHE_HITS, 1);
-		tag = ie->tag;
-		if (ie->found) {
-			for (idx = 0; idx < w->n_maps; idx++)
-				if (w->maps[idx].exec &&
-				    w->maps[idx].dev == ie->dev &&
-				    w->maps[idx].ino == ie->ino)
-					break;
-			if (idx < w->n_maps)
-				file = file_get(st, task->tgid, &w->maps[idx]);
-		}
-	} else {
-		tag = detect(st, w, task->tgid, &file, &idx);
-		ident_add(st, dev, ino, h, tag, file ? &w->maps[idx] : NULL);
-	}
-	if (!file) {
-		count_tag(st, task, tag, 0);
-		return 0;
-	}
 	count(st, S_DETECTED, 1);
-
-	t.pid = task->tgid;
-	t.file = file;
-	t.maps = w->maps;
-	t.n_maps = w->n_maps;
-	{
-		static _Thread_local char root[64];
-
-		snprintf(root, sizeof(root), "/proc/%d/root", (int)task->tgid);
-		t.root = root;
-	}
-	/* Bias from the file's offset-0 mapping. */
-	for (size_t i = 0; i < w->n_maps; i++) {
-		if (w->maps[i].dev == w->maps[idx].dev &&
-		    w->maps[i].ino == w->maps[idx].ino &&
-		    w->maps[i].offset == 0) {
-			t.bias = file->is_dyn ? w->maps[i].start -
-							file->first_load_vaddr
-					      : 0;
-			t.in_main_exe =
-				w->maps[i].dev == dev && w->maps[i].ino == ino;
-			break;
-		}
-	}
-	/* Room for the listed threads and some born since; without a
-	 * listing, a generous guess (the walk stops at the cap). */
-	if (list_tids(w, task->dirfd, &n) || !n)
-		n = 4096;
-	cap = n + 64 < MAX_THREADS ? n + 64 : MAX_THREADS;
-	if (ensure_table(w, cap)) {
-		count_tag(st, task, CTP_JEP_THREAD_DB, -ENOMEM);
-		return 0;
-	}
-	r = st->ptrace_only ? -ENOTSUP
-			    : ctp_jep_read_thread_db(&t, w->c, cap, &n, &tag);
-	if (st->ptrace_only) /* no static-TLS arithmetic for a DSO */
-		tag = t.in_main_exe ? CTP_JEP_EXITED : CTP_JEP_STATIC_TLS;
-	if (r == 0) {
-		count(st, S_METHOD_TDB, 1);
-	} else if ((st->fallback || st->ptrace_only) && t.in_main_exe &&
-		   list_tids(w, task->dirfd, &n) == 0 && n) {
-		if (ensure_table(w, n))
-			return 0;
-		ctp_jep_read_ptrace(&t, w->tids, n, w->c, st->timeout_ms);
-		count(st, S_METHOD_PTRACE, 1);
-	} else {
-		count_tag(st, task, tag, r);
-		return 0;
-	}
-	qsort(w->c, n, sizeof(*w->c), cmp_tid);
-	w->tgid = task->tgid;
-	w->n = n;
+	target_init(&t, task, w, file, idx, dev, ino);
+	read_counters(st, w, task, &t, tag);
 	return 0;
 }
 
@@ -784,14 +805,9 @@ static int jep_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		    void **state)
 {
 	const struct ctp_roots *roots;
-	struct jep_state *st;
-	char name[96];
+	struct jep_state *st = calloc(1, sizeof(*st));
 	int r;
 
-	if (!api || api->abi != CTP_ABI_MAJOR ||
-	    !CTP_HAS(api, struct ctp_api, roots))
-		return -ENOTSUP;
-	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
 	st->ctx = ctx;
@@ -800,29 +816,20 @@ static int jep_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 	st->self = getpid();
 	st->privileged = cap_sys_ptrace();
 	pthread_mutex_init(&st->lock, NULL);
-	r = parse_options(st);
+	r = ctp_attach(ctx, api, &ctp_plugin_v1,
+		       &(const struct ctp_attach){
+			       .api_need = CTP_API_THROUGH(roots),
+			       .field_handles = st->fh,
+			       .n_fields = N_FIELDS,
+			       .counter_handles = st->ch,
+			       .n_counters = N_COUNTERS,
+		       });
+	if (r == 0)
+		r = parse_options(st);
 	if (r < 0)
 		goto out;
-	for (int i = 0; i < N_FIELDS; i++)
-		st->fh[i] = api->field_handle(ctx, (size_t)i);
-	if (CTP_HAS(api, struct ctp_api, derived_register) &&
-	    api->derived_register)
+	if (CTP_API_HAS(api, derived_register))
 		api->derived_register(ctx, &live_heap_desc);
-	for (int i = 0; i < N_COUNTERS; i++) {
-		const char *nm = name;
-
-		if (i < N_FIXED)
-			nm = fixed_names[i];
-		else
-			snprintf(name, sizeof(name), "tag.%s",
-				 ctp_jep_tag_name(
-					 (enum ctp_jep_tag)(i - N_FIXED)));
-		st->ch[i] = api->summary_register(ctx, nm);
-		if (st->ch[i] < 0) {
-			r = st->ch[i];
-			goto out;
-		}
-	}
 	roots = api->roots(ctx);
 	st->live = ctp_proc_is_live(roots ? roots->proc_fd : -1);
 	if (!st->live)
@@ -850,4 +857,5 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.process = jep_process,
 	.thread = jep_thread,
 	.finish = jep_finish,
+	CTP_PLUGIN_COUNTER_TABLE(counter_names),
 };

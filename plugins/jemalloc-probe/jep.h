@@ -15,22 +15,27 @@
 /* ---- Failure vocabulary (README.md) --------------------------------------
  * Stable strings: they name summary counters and appear in snapshots. The
  * first two are routine outcomes, not failures. */
+#define CTP_JEP_TAGS(X)                                                        \
+	X(CTP_JEP_NOT_JEMALLOC, "not-jemalloc") /* routine */                  \
+	X(CTP_JEP_EXITED, "process-exited")	/* routine */                  \
+	X(CTP_JEP_MAPS, "maps-read")                                           \
+	X(CTP_JEP_ELF, "elf-open")                                             \
+	X(CTP_JEP_NO_DEBUGINFO, "no-debuginfo")                                \
+	X(CTP_JEP_NO_TSD_LAYOUT, "tsd-layout")                                 \
+	X(CTP_JEP_LINK_MAP, "link-map")                                        \
+	X(CTP_JEP_THREAD_DB, "thread-db")                                      \
+	X(CTP_JEP_TLS_DEFERRED, "tls-not-allocated")                           \
+	X(CTP_JEP_PTRACE_SEIZE, "ptrace-seize")                                \
+	X(CTP_JEP_PTRACE_STOP, "ptrace-stop")                                  \
+	X(CTP_JEP_PTRACE_REGS, "ptrace-regs")                                  \
+	X(CTP_JEP_STATIC_TLS, "static-tls")                                    \
+	X(CTP_JEP_VM_READV, "process-vm-readv")
+
 enum ctp_jep_tag {
-	CTP_JEP_NOT_JEMALLOC = 0, /* "not-jemalloc" (routine) */
-	CTP_JEP_EXITED,		  /* "process-exited" (routine) */
-	CTP_JEP_MAPS,		  /* "maps-read" */
-	CTP_JEP_ELF,		  /* "elf-open" */
-	CTP_JEP_NO_DEBUGINFO,	  /* "no-debuginfo" */
-	CTP_JEP_NO_TSD_LAYOUT,	  /* "tsd-layout" */
-	CTP_JEP_LINK_MAP,	  /* "link-map" */
-	CTP_JEP_THREAD_DB,	  /* "thread-db" */
-	CTP_JEP_TLS_DEFERRED,	  /* "tls-not-allocated" */
-	CTP_JEP_PTRACE_SEIZE,	  /* "ptrace-seize" */
-	CTP_JEP_PTRACE_STOP,	  /* "ptrace-stop" */
-	CTP_JEP_PTRACE_REGS,	  /* "ptrace-regs" */
-	CTP_JEP_STATIC_TLS,	  /* "static-tls" */
-	CTP_JEP_VM_READV,	  /* "process-vm-readv" */
-	CTP_JEP_N_TAGS
+#define CTP_JEP_TAG_ID(id, name) id,
+	CTP_JEP_TAGS(CTP_JEP_TAG_ID)
+#undef CTP_JEP_TAG_ID
+		CTP_JEP_N_TAGS
 };
 const char *ctp_jep_tag_name(enum ctp_jep_tag t);
 /* True for the tags that are not failures (not jemalloc, exited). */

@@ -9,20 +9,9 @@
 #include "jep.h"
 
 static const char *const tag_names[CTP_JEP_N_TAGS] = {
-	[CTP_JEP_NOT_JEMALLOC] = "not-jemalloc",
-	[CTP_JEP_EXITED] = "process-exited",
-	[CTP_JEP_MAPS] = "maps-read",
-	[CTP_JEP_ELF] = "elf-open",
-	[CTP_JEP_NO_DEBUGINFO] = "no-debuginfo",
-	[CTP_JEP_NO_TSD_LAYOUT] = "tsd-layout",
-	[CTP_JEP_LINK_MAP] = "link-map",
-	[CTP_JEP_THREAD_DB] = "thread-db",
-	[CTP_JEP_TLS_DEFERRED] = "tls-not-allocated",
-	[CTP_JEP_PTRACE_SEIZE] = "ptrace-seize",
-	[CTP_JEP_PTRACE_STOP] = "ptrace-stop",
-	[CTP_JEP_PTRACE_REGS] = "ptrace-regs",
-	[CTP_JEP_STATIC_TLS] = "static-tls",
-	[CTP_JEP_VM_READV] = "process-vm-readv",
+#define TAG_NAME(id, name) [id] = name,
+	CTP_JEP_TAGS(TAG_NAME)
+#undef TAG_NAME
 };
 
 const char *ctp_jep_tag_name(enum ctp_jep_tag t)
