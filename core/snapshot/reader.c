@@ -257,6 +257,55 @@ static uint64_t be(const unsigned char *p, size_t n)
 	return v;
 }
 
+/* What one MessagePack header byte says about the bytes after it. */
+struct mp_head {
+	uint64_t skip;	    /* payload bytes right after the header */
+	uint64_t add;	    /* elements it contains (fixarray, fixmap) */
+	uint8_t lenbytes;   /* a big-endian payload length follows */
+	uint8_t extra;	    /* payload bytes besides that length (ext type) */
+	uint8_t countbytes; /* a big-endian element count follows */
+	uint8_t pairs;	    /* a map: two elements per counted entry */
+};
+
+/* Classify header byte c (the MessagePack spec's formats); -EINVAL for the
+ * one byte the spec leaves unused (0xc1). */
+static int mp_head(unsigned c, struct mp_head *h)
+{
+	*h = (struct mp_head){0};
+	if (c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3)
+		return 0; /* fixint, nil, false, true */
+	if (c <= 0x8f)
+		h->add = 2 * (uint64_t)(c & 0x0f); /* fixmap */
+	else if (c <= 0x9f)
+		h->add = c & 0x0f; /* fixarray */
+	else if (c <= 0xbf)
+		h->skip = c & 0x1f;	 /* fixstr */
+	else if (c == 0xc4 || c == 0xd9) /* bin 8, str 8 */
+		h->lenbytes = 1;
+	else if (c == 0xc5 || c == 0xda) /* bin 16, str 16 */
+		h->lenbytes = 2;
+	else if (c == 0xc6 || c == 0xdb) /* bin 32, str 32 */
+		h->lenbytes = 4;
+	else if (c >= 0xc7 && c <= 0xc9) /* ext 8/16/32: length, type */
+		h->lenbytes = (uint8_t)(1u << (c - 0xc7)), h->extra = 1;
+	else if (c == 0xcc || c == 0xd0) /* uint 8, int 8 */
+		h->skip = 1;
+	else if (c == 0xcd || c == 0xd1)
+		h->skip = 2;
+	else if (c == 0xca || c == 0xce || c == 0xd2) /* float 32, 32-bit */
+		h->skip = 4;
+	else if (c == 0xcb || c == 0xcf || c == 0xd3) /* float 64, 64-bit */
+		h->skip = 8;
+	else if (c >= 0xd4 && c <= 0xd8) /* fixext 1..16, plus the type */
+		h->skip = 1 + (1u << (c - 0xd4));
+	else if (c >= 0xdc && c <= 0xdf) { /* array/map 16/32 */
+		h->countbytes = (c == 0xdc || c == 0xde) ? 2 : 4;
+		h->pairs = c >= 0xde;
+	} else
+		return -EINVAL;
+	return 0;
+}
+
 /*
  * Check that raw holds exactly one well-formed MessagePack object whose
  * containers never claim more elements than there are bytes left. msgpack-c
@@ -268,114 +317,35 @@ static int mp_prescan(struct ctp_snap *s, const unsigned char *p, size_t len,
 {
 	size_t off = 0;
 	uint64_t pending = 1;
+	struct mp_head h;
 
 	*elems = 0;
 	while (pending) {
+		size_t at = off;
+
 		if (off >= len)
 			goto truncated;
-		size_t at = off;
-		unsigned c = p[off++];
-		uint64_t add = 0, skip = 0;
-		size_t lenbytes = 0, extra = 0;
+		if (mp_head(p[off++], &h) < 0)
+			return bad(s, -EINVAL,
+				   "corrupt MessagePack: invalid byte 0x%02x "
+				   "at offset %zu",
+				   p[at], at);
 		pending--;
-		if (c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 ||
-		    c == 0xc3)
-			;
-		else if (c <= 0x8f)
-			add = 2 * (uint64_t)(c & 0x0f);
-		else if (c <= 0x9f)
-			add = c & 0x0f;
-		else if (c <= 0xbf)
-			skip = c & 0x1f;
-		else
-			switch (c) {
-			case 0xc4: /* bin 8/16/32 */
-			case 0xd9: /* str 8/16/32 */
-				lenbytes = 1;
-				break;
-			case 0xc5:
-			case 0xda:
-				lenbytes = 2;
-				break;
-			case 0xc6:
-			case 0xdb:
-				lenbytes = 4;
-				break;
-			case 0xc7: /* ext 8/16/32: length, then a type byte */
-				lenbytes = 1;
-				extra = 1;
-				break;
-			case 0xc8:
-				lenbytes = 2;
-				extra = 1;
-				break;
-			case 0xc9:
-				lenbytes = 4;
-				extra = 1;
-				break;
-			case 0xca:
-			case 0xd2:
-			case 0xce:
-				skip = 4;
-				break;
-			case 0xcb:
-			case 0xcf:
-			case 0xd3:
-				skip = 8;
-				break;
-			case 0xcc:
-			case 0xd0:
-				skip = 1;
-				break;
-			case 0xcd:
-			case 0xd1:
-				skip = 2;
-				break;
-			case 0xd4: /* fixext 1/2/4/8/16, plus a type byte */
-				skip = 2;
-				break;
-			case 0xd5:
-				skip = 3;
-				break;
-			case 0xd6:
-				skip = 5;
-				break;
-			case 0xd7:
-				skip = 9;
-				break;
-			case 0xd8:
-				skip = 17;
-				break;
-			case 0xdc: /* array 16/32 */
-			case 0xdd:
-			case 0xde: /* map 16/32 */
-			case 0xdf: {
-				size_t k = (c == 0xdc || c == 0xde) ? 2 : 4;
-				if (len - off < k)
-					goto truncated;
-				add = be(p + off, k);
-				off += k;
-				if (c >= 0xde)
-					add *= 2;
-				break;
-			}
-			default:
-				return bad(s, -EINVAL,
-					   "corrupt MessagePack: invalid byte "
-					   "0x%02x at offset %zu",
-					   c, at);
-			}
-		if (lenbytes) {
-			if (len - off < lenbytes)
-				goto truncated;
-			skip = be(p + off, lenbytes) + extra;
-			off += lenbytes;
-		}
-		if (skip > len - off)
+		if (len - off < (size_t)h.countbytes + h.lenbytes)
 			goto truncated;
-		off += (size_t)skip;
-		pending += add;
-		*elems += add;
+		if (h.countbytes) {
+			h.add = be(p + off, h.countbytes) << h.pairs;
+			off += h.countbytes;
+		}
+		if (h.lenbytes) {
+			h.skip = be(p + off, h.lenbytes) + h.extra;
+			off += h.lenbytes;
+		}
+		if (h.skip > len - off)
+			goto truncated;
+		off += (size_t)h.skip;
+		pending += h.add;
+		*elems += h.add;
 		/* Every element takes at least one byte. */
 		if (pending > len - off)
 			return bad(s, -EINVAL,
