@@ -327,24 +327,21 @@ static int check_dups(struct ctx *c, const struct node *map)
 		    clip(&b, dup->str), first->line, first->col);
 }
 
-/* Takes ownership of *ev (deletes it). */
-static int build(struct ctx *c, yaml_parser_t *p, yaml_event_t *ev,
-		 unsigned depth, struct node **ret)
+/* Refuse what the config language leaves out: aliases, anchors, tags,
+ * deep nesting and any event that cannot start a value. */
+static int check_event(struct ctx *c, const yaml_event_t *ev, unsigned depth)
 {
+	unsigned line = MARK_LINE(ev->start_mark),
+		 col = MARK_COL(ev->start_mark);
 	const yaml_char_t *anchor = NULL, *tag = NULL;
-	struct node *n = NULL;
-	bool ev_live = true;
 	struct clip b;
-	int r;
 
 	switch (ev->type) {
 	case YAML_ALIAS_EVENT:
-		r = fail_at(c, MARK_LINE(ev->start_mark),
-			    MARK_COL(ev->start_mark),
-			    "YAML aliases ('*%s') are not supported: write "
-			    "the value out in full",
-			    clip(&b, (const char *)ev->data.alias.anchor));
-		goto out;
+		return fail_at(c, line, col,
+			       "YAML aliases ('*%s') are not supported: write "
+			       "the value out in full",
+			       clip(&b, (const char *)ev->data.alias.anchor));
 	case YAML_SCALAR_EVENT:
 		anchor = ev->data.scalar.anchor;
 		tag = ev->data.scalar.tag;
@@ -358,72 +355,55 @@ static int build(struct ctx *c, yaml_parser_t *p, yaml_event_t *ev,
 		tag = ev->data.mapping_start.tag;
 		break;
 	default:
-		r = fail_at(c, MARK_LINE(ev->start_mark),
-			    MARK_COL(ev->start_mark),
-			    "unexpected YAML structure");
-		goto out;
+		return fail_at(c, line, col, "unexpected YAML structure");
 	}
-	if (anchor) {
-		r = fail_at(c, MARK_LINE(ev->start_mark),
-			    MARK_COL(ev->start_mark),
-			    "YAML anchors ('&%s') are not supported: write "
-			    "the value out in full",
-			    clip(&b, (const char *)anchor));
-		goto out;
-	}
-	if (tag) {
-		r = fail_at(c, MARK_LINE(ev->start_mark),
-			    MARK_COL(ev->start_mark),
-			    "YAML tags ('%s') are not supported",
-			    clip(&b, (const char *)tag));
-		goto out;
-	}
-	if (depth > MAX_DEPTH) {
-		r = fail_at(c, MARK_LINE(ev->start_mark),
-			    MARK_COL(ev->start_mark),
-			    "nested more than %d levels deep", MAX_DEPTH);
-		goto out;
-	}
+	if (anchor)
+		return fail_at(c, line, col,
+			       "YAML anchors ('&%s') are not supported: write "
+			       "the value out in full",
+			       clip(&b, (const char *)anchor));
+	if (tag)
+		return fail_at(c, line, col,
+			       "YAML tags ('%s') are not supported",
+			       clip(&b, (const char *)tag));
+	if (depth > MAX_DEPTH)
+		return fail_at(c, line, col, "nested more than %d levels deep",
+			       MAX_DEPTH);
+	return 0;
+}
 
-	n = calloc(1, sizeof(*n));
-	if (!n) {
-		r = -ENOMEM;
-		goto out;
-	}
-	n->line = MARK_LINE(ev->start_mark);
-	n->col = MARK_COL(ev->start_mark);
+/* A scalar event's text into n (NUL-free). */
+static int build_scalar(struct ctx *c, const yaml_event_t *ev, struct node *n)
+{
+	size_t len = ev->data.scalar.length;
 
-	if (ev->type == YAML_SCALAR_EVENT) {
-		size_t len = ev->data.scalar.length;
+	n->type = N_SCALAR;
+	n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+	n->str = malloc(len + 1);
+	if (!n->str)
+		return -ENOMEM;
+	memcpy(n->str, ev->data.scalar.value, len);
+	n->str[len] = '\0';
+	if (strlen(n->str) != len)
+		return fail(c, n, "value contains a NUL character");
+	return 0;
+}
 
-		n->type = N_SCALAR;
-		n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-		n->str = malloc(len + 1);
-		if (!n->str) {
-			r = -ENOMEM;
-			goto out;
-		}
-		memcpy(n->str, ev->data.scalar.value, len);
-		n->str[len] = '\0';
-		if (strlen(n->str) != len) {
-			r = fail(c, n, "value contains a NUL character");
-			goto out;
-		}
-		r = 0;
-		goto out;
-	}
+static int build(struct ctx *c, yaml_parser_t *p, yaml_event_t *ev,
+		 unsigned depth, struct node **ret);
 
-	n->type = ev->type == YAML_MAPPING_START_EVENT ? N_MAP : N_SEQ;
-	yaml_event_delete(ev);
-	ev_live = false;
+/* The elements of a mapping or sequence n, up to its end event; a
+ * mapping's keys are scalars and unique. */
+static int build_children(struct ctx *c, yaml_parser_t *p, struct node *n,
+			  unsigned depth)
+{
 	for (;;) {
 		yaml_event_t kev;
 		struct node *kid;
+		int r;
 
-		if (!yaml_parser_parse(p, &kev)) {
-			r = syntax_error(c, p);
-			goto out;
-		}
+		if (!yaml_parser_parse(p, &kev))
+			return syntax_error(c, p);
 		if (kev.type == YAML_SEQUENCE_END_EVENT ||
 		    kev.type == YAML_MAPPING_END_EVENT) {
 			yaml_event_delete(&kev);
@@ -431,26 +411,46 @@ static int build(struct ctx *c, yaml_parser_t *p, yaml_event_t *ev,
 		}
 		r = build(c, p, &kev, depth + 1, &kid);
 		if (r < 0)
-			goto out;
+			return r;
 		r = node_append(n, kid);
 		if (r < 0) {
 			node_free(kid);
-			goto out;
+			return r;
 		}
-		if (n->type == N_MAP && n->n % 2 == 1 &&
-		    kid->type != N_SCALAR) {
-			r = fail(c, kid,
-				 "mapping keys must be plain names, "
-				 "got %s",
-				 kid->type == N_MAP ? "a mapping"
-						    : "a sequence");
-			goto out;
-		}
+		if (n->type == N_MAP && n->n % 2 == 1 && kid->type != N_SCALAR)
+			return fail(c, kid,
+				    "mapping keys must be plain names, got %s",
+				    kid->type == N_MAP ? "a mapping"
+						       : "a sequence");
 	}
-	r = n->type == N_MAP ? check_dups(c, n) : 0;
-out:
-	if (ev_live)
-		yaml_event_delete(ev);
+	return n->type == N_MAP ? check_dups(c, n) : 0;
+}
+
+/* One value, from the event that starts it. Takes ownership of *ev
+ * (deletes it). */
+static int build(struct ctx *c, yaml_parser_t *p, yaml_event_t *ev,
+		 unsigned depth, struct node **ret)
+{
+	struct node *n = NULL;
+	int r = check_event(c, ev, depth);
+
+	if (r == 0) {
+		n = calloc(1, sizeof(*n));
+		r = n ? 0 : -ENOMEM;
+	}
+	if (r == 0) {
+		n->line = MARK_LINE(ev->start_mark);
+		n->col = MARK_COL(ev->start_mark);
+		if (ev->type == YAML_SCALAR_EVENT)
+			r = build_scalar(c, ev, n);
+		else
+			n->type = ev->type == YAML_MAPPING_START_EVENT ? N_MAP
+								       : N_SEQ;
+	}
+	/* The children come from the parser: this event is done with. */
+	yaml_event_delete(ev);
+	if (r == 0 && n->type != N_SCALAR)
+		r = build_children(c, p, n, depth);
 	if (r == -ENOMEM && c->err && c->errlen && !c->err[0])
 		fail_file(c, "out of memory");
 	if (r < 0) {
