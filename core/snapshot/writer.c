@@ -396,11 +396,96 @@ static int sorted_spans(const struct ctp_capture *cap, const struct ctp_span *s,
 	return 0;
 }
 
+/*
+ * The thread rows of the process of span s, in tid order, appended to
+ * l->threads: its owner's run, then the tgid's extra runs of a split
+ * process (xp from *x on, by tgid). Its process row is appended too.
+ */
+static int gather_process(const struct ctp_capture *cap, struct layout *l,
+			  const struct ctp_span *s, const struct ctp_span **xp,
+			  size_t *x, struct out *o)
+{
+	struct rowref *first = &l->threads[l->n_threads];
+	size_t n = 0;
+	bool sorted = true;
+
+	for (const struct ctp_span *r = s; r;) {
+		const struct ctp_table *tt = &cap->threads[r->worker];
+
+		for (uint32_t k = 0; k < r->nthreads; k++, n++) {
+			uint32_t row = r->thread_row + k;
+			uint64_t tid;
+
+			if (!ctp_table_get(tt, row, CTP_TCOL_TID, &tid))
+				return fail(o, -EINVAL,
+					    "inconsistent capture: a thread "
+					    "of tgid %u has no tid",
+					    s->tgid);
+			first[n] =
+				(struct rowref){tid, r->worker, row, s->tgid};
+			if (n && first[n - 1].key > tid)
+				sorted = false;
+		}
+		r = *x < cap->n_xspans && xp[*x]->tgid == s->tgid ? xp[(*x)++]
+								  : NULL;
+	}
+	if (!sorted)
+		qsort(first, n, sizeof(*first), cmp_rowref);
+	l->procs[l->n_procs++] =
+		(struct rowref){s->tgid, s->worker, s->proc_row, (uint32_t)n};
+	l->n_threads += n;
+	return 0;
+}
+
+/* Whether any row holds a value of field f (unused fields are left out of
+ * the file). */
+static bool field_used(const struct ctp_capture *cap, const struct layout *l,
+		       const struct ctp_field *f)
+{
+	uint64_t v;
+
+	switch (f->scope) {
+	case CTP_SCOPE_THREAD:
+		/* Fields no thread got (a kernel without the feature) are
+		 * the common unused case: settled without looking at a row. */
+		if (!col_allocated(cap->threads, cap->n_workers,
+				   CTP_THREAD_IDENT + f->col))
+			return false;
+		for (size_t r = 0; r < l->n_threads; r++)
+			if (ctp_table_get(&cap->threads[l->threads[r].worker],
+					  l->threads[r].row,
+					  CTP_THREAD_IDENT + f->col, &v))
+				return true;
+		return false;
+	case CTP_SCOPE_PROCESS:
+		if (!col_allocated(cap->procs, cap->n_workers,
+				   CTP_PROCESS_IDENT + f->col))
+			return false;
+		for (size_t r = 0; r < l->n_procs; r++)
+			if (ctp_table_get(&cap->procs[l->procs[r].worker],
+					  l->procs[r].row,
+					  CTP_PROCESS_IDENT + f->col, &v))
+				return true;
+		return false;
+	case CTP_SCOPE_CGROUP:
+		for (uint32_t r = 0; r < cap->cgroups.nrows; r++)
+			if (ctp_table_get(&cap->cgroups, r,
+					  CTP_CGROUP_IDENT + f->col, &v))
+				return true;
+		return false;
+	default:
+		return true;
+	}
+}
+
+/* Every process with a row and its threads, by tgid then tid, and which
+ * fields hold any value. */
 static int layout_rows(const struct ctp_capture *cap, struct layout *l,
 		       struct out *o)
 {
 	const struct ctp_span **sp = NULL, **xp = NULL;
-	size_t nt = 0;
+	uint32_t nf = ctp_registry_count(&cap->reg);
+	size_t nt = 0, x = 0;
 	int ret = 0;
 
 	/* The processes' spans and the extra thread runs of split ones,
@@ -410,103 +495,25 @@ static int layout_rows(const struct ctp_capture *cap, struct layout *l,
 		ret = o->err;
 		goto out;
 	}
-
 	l->threads = calloc(nt ? nt : 1, sizeof(*l->threads));
 	l->procs = calloc(cap->n_spans ? cap->n_spans : 1, sizeof(*l->procs));
-	if (!l->threads || !l->procs)
-		goto nomem;
-
-	size_t x = 0;
-	for (size_t i = 0; i < cap->n_spans; i++) {
-		const struct ctp_span *s = sp[i];
+	l->used = calloc(nf ? nf : 1, sizeof(*l->used));
+	if (!l->threads || !l->procs || !l->used) {
+		ret = fail(o, -ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < cap->n_spans && ret == 0; i++) {
+		while (x < cap->n_xspans && xp[x]->tgid < sp[i]->tgid)
+			x++; /* runs of no recorded process */
 		/* A process without a row (the engine drops those) is left
 		 * out with its threads, so nthreads always sums to the
 		 * thread rows. */
-		while (x < cap->n_xspans && xp[x]->tgid < s->tgid)
-			x++; /* runs of no recorded process */
-		if (s->proc_row >= cap->procs[s->worker].nrows)
-			continue;
-		struct rowref *first = &l->threads[l->n_threads];
-		size_t n = 0;
-		bool sorted = true;
-		/* The owner's run, then the tgid's extra runs. */
-		for (const struct ctp_span *r = s; r;) {
-			const struct ctp_table *tt = &cap->threads[r->worker];
-			for (uint32_t k = 0; k < r->nthreads; k++, n++) {
-				uint32_t row = r->thread_row + k;
-				uint64_t tid;
-				if (!ctp_table_get(tt, row, CTP_TCOL_TID,
-						   &tid)) {
-					fail(o, -EINVAL,
-					     "inconsistent capture: a thread "
-					     "of tgid %u has no tid",
-					     s->tgid);
-					ret = o->err;
-					goto out;
-				}
-				first[n] = (struct rowref){tid, r->worker, row,
-							   s->tgid};
-				if (n && first[n - 1].key > tid)
-					sorted = false;
-			}
-			r = x < cap->n_xspans && xp[x]->tgid == s->tgid
-				    ? xp[x++]
-				    : NULL;
-		}
-		if (!sorted)
-			qsort(first, n, sizeof(*first), cmp_rowref);
-		l->procs[l->n_procs++] = (struct rowref){
-			s->tgid, s->worker, s->proc_row, (uint32_t)n};
-		l->n_threads += n;
+		if (sp[i]->proc_row < cap->procs[sp[i]->worker].nrows)
+			ret = gather_process(cap, l, sp[i], xp, &x, o);
 	}
-
-	uint32_t nf = ctp_registry_count(&cap->reg);
-	l->used = calloc(nf ? nf : 1, sizeof(*l->used));
-	if (!l->used)
-		goto nomem;
-	for (uint32_t id = 0; id < nf; id++) {
-		const struct ctp_field *f = ctp_registry_get(&cap->reg, id);
-		uint64_t v;
-		switch (f->scope) {
-		case CTP_SCOPE_THREAD:
-			/* Fields no thread got (a kernel without the
-			 * feature) are the common unused case: settled
-			 * without looking at a row. */
-			if (!col_allocated(cap->threads, cap->n_workers,
-					   CTP_THREAD_IDENT + f->col))
-				break;
-			for (size_t r = 0; r < l->n_threads && !l->used[id];
-			     r++)
-				l->used[id] = ctp_table_get(
-					&cap->threads[l->threads[r].worker],
-					l->threads[r].row,
-					CTP_THREAD_IDENT + f->col, &v);
-			break;
-		case CTP_SCOPE_PROCESS:
-			if (!col_allocated(cap->procs, cap->n_workers,
-					   CTP_PROCESS_IDENT + f->col))
-				break;
-			for (size_t r = 0; r < l->n_procs && !l->used[id]; r++)
-				l->used[id] = ctp_table_get(
-					&cap->procs[l->procs[r].worker],
-					l->procs[r].row,
-					CTP_PROCESS_IDENT + f->col, &v);
-			break;
-		case CTP_SCOPE_CGROUP:
-			for (uint32_t r = 0;
-			     r < cap->cgroups.nrows && !l->used[id]; r++)
-				l->used[id] = ctp_table_get(
-					&cap->cgroups, r,
-					CTP_CGROUP_IDENT + f->col, &v);
-			break;
-		default:
-			l->used[id] = true;
-		}
-	}
-	goto out;
-nomem:
-	fail(o, -ENOMEM, "out of memory");
-	ret = -ENOMEM;
+	for (uint32_t id = 0; id < nf && ret == 0; id++)
+		l->used[id] =
+			field_used(cap, l, ctp_registry_get(&cap->reg, id));
 out:
 	free(sp);
 	free(xp);
