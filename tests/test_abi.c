@@ -1666,6 +1666,28 @@ static void test_root_dependency(void **unused)
 	r = dep_capture("dep-insecure", 0775, 0777, true, dir, lib);
 	expect_dep(dir, &r, NULL);
 	run_free(&r);
+
+	/* The library is a link (as libfoo.so.1 -> libfoo.so.1.2 are): its
+	 * target sits in a safe directory, but the link's own directory is
+	 * writable by others, so the link could be pointed elsewhere. */
+	r = dep_capture("dep-link", 0755, 0755, false, dir, lib);
+	run_free(&r);
+	char target[PATH_MAX];
+	xsnprintf(target, sizeof(target), "%s/libctp-abi-dep.so.real", dir);
+	assert_int_equal(rename(lib, target), 0);
+	assert_int_equal(symlink(target, lib), 0);
+	xsnprintf(ldir, sizeof(ldir), "%s", lib);
+	*strrchr(ldir, '/') = '\0';
+	assert_int_equal(chmod(ldir, 0777), 0);
+	char pdir[PATH_MAX];
+	xsnprintf(pdir, sizeof(pdir), "%s/plugins", dir);
+	r = capture(dir, FIXTURE_PROC, 1, pdir, NULL, "  abi-dep: {}\n");
+	xsnprintf(why, sizeof(why),
+		  "dependency %s: its directory is writable by others; "
+		  "refusing as root (allow_insecure_plugins overrides)",
+		  lib);
+	expect_dep(dir, &r, why);
+	run_free(&r);
 }
 
 /* `plugins --config` shows the loader's reason for a plugin it refuses. */

@@ -147,6 +147,122 @@ static bool runpath_dir(const char *e, size_t n, const char *origin, char *out,
 	return w > 0 && (size_t)w < outlen;
 }
 
+/* An ELF object's dynamic section and the search list of its own. */
+struct dyn {
+	Elf *elf;
+	Elf_Data *data;
+	GElf_Shdr sh;
+	size_t n;	    /* entries */
+	const char *search; /* RUNPATH, else RPATH, else NULL */
+};
+
+/* Open fd's dynamic section; false when there is none (or no ELF). */
+static bool dyn_open(int fd, struct dyn *d)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Dyn dyn;
+	const char *runpath = NULL, *rpath = NULL;
+
+	*d = (struct dyn){0};
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return false;
+	d->elf = elf_begin(fd, ELF_C_READ, NULL);
+	while (d->elf && (scn = elf_nextscn(d->elf, scn)))
+		if (gelf_getshdr(scn, &d->sh) && d->sh.sh_type == SHT_DYNAMIC)
+			break;
+	d->data = scn ? elf_getdata(scn, NULL) : NULL;
+	if (!d->data || !d->sh.sh_entsize)
+		return false;
+	d->n = d->sh.sh_size / d->sh.sh_entsize;
+	for (size_t i = 0; i < d->n && gelf_getdyn(d->data, (int)i, &dyn);
+	     i++) {
+		if (dyn.d_tag == DT_RUNPATH)
+			runpath = elf_strptr(d->elf, d->sh.sh_link,
+					     dyn.d_un.d_val);
+		else if (dyn.d_tag == DT_RPATH)
+			rpath = elf_strptr(d->elf, d->sh.sh_link,
+					   dyn.d_un.d_val);
+	}
+	/* ld.so ignores RPATH when RUNPATH is there. */
+	d->search = runpath ? runpath : rpath;
+	return true;
+}
+
+/* Where DT_NEEDED `name` of an object in `origin` is loaded from, when it
+ * is a path or in the object's own search list; "" otherwise (the system's
+ * search path). */
+static void dep_path(const char *name, const char *search, const char *origin,
+		     char *cand, size_t candlen)
+{
+	cand[0] = '\0';
+	if (strchr(name, '/')) {
+		snprintf(cand, candlen, "%s", name);
+		return;
+	}
+	/* The first directory of the list that holds it. */
+	for (const char *e = search; e && !cand[0];) {
+		const char *c = strchr(e, ':');
+		size_t len = c ? (size_t)(c - e) : strlen(e);
+		char dir[PATH_MAX];
+
+		if (runpath_dir(e, len, origin, dir, sizeof(dir))) {
+			int w = snprintf(cand, candlen, "%s/%s", dir, name);
+			if (w < 0 || (size_t)w >= candlen ||
+			    access(cand, F_OK) != 0)
+				cand[0] = '\0';
+		}
+		e = c ? c + 1 : NULL;
+	}
+}
+
+/* A link (libfoo.so.1 -> libfoo.so.1.2) is followed, as ld.so does: the
+ * directory holding the link must not be writable by others either. */
+static int check_link_dir(const char *cand, char *why, size_t whylen)
+{
+	char linkdir[PATH_MAX];
+	struct stat lst, dst;
+	char *s;
+
+	if (lstat(cand, &lst) != 0 || !S_ISLNK(lst.st_mode))
+		return 0;
+	snprintf(linkdir, sizeof(linkdir), "%s", cand);
+	s = strrchr(linkdir, '/');
+	if (s)
+		s[s == linkdir] = '\0'; /* keep a lone "/" */
+	if (stat(s ? linkdir : ".", &dst) == 0 && (dst.st_mode & S_IWOTH) &&
+	    !(dst.st_mode & S_ISVTX)) {
+		snprintf(why, whylen,
+			 "dependency %s: its directory is writable by others; "
+			 "refusing as root (allow_insecure_plugins overrides)",
+			 cand);
+		return -EPERM;
+	}
+	return 0;
+}
+
+static int check_deps_safe(const char *path, char *why, size_t whylen,
+			   int depth);
+
+/* One dependency found at cand: its link, the file it resolves to, and
+ * that file's own dependencies. */
+static int check_dep(const char *cand, char *why, size_t whylen, int depth)
+{
+	char real[PATH_MAX], sub[512];
+	int ret;
+
+	if (!cand[0] || access(cand, F_OK) != 0)
+		return 0;
+	ret = check_link_dir(cand, why, whylen);
+	if (ret < 0 || !realpath(cand, real))
+		return ret;
+	ret = check_path_safe(real, false, sub, sizeof(sub));
+	if (ret < 0)
+		snprintf(why, whylen, "dependency %s: %s", real, sub);
+	else if (depth + 1 < DEP_DEPTH)
+		ret = check_deps_safe(real, why, whylen, depth + 1);
+	return ret;
+}
+
 /*
  * The libraries the dynamic linker would load for the object at `path`
  * from its own RUNPATH (or RPATH), or by a path in DT_NEEDED, get the
@@ -158,106 +274,36 @@ static bool runpath_dir(const char *e, size_t n, const char *origin, char *out,
 static int check_deps_safe(const char *path, char *why, size_t whylen,
 			   int depth)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = 0;
+	char origin[PATH_MAX], cand[PATH_MAX];
+	struct dyn d;
+	GElf_Dyn dyn;
+	char *slash;
+
 	if (fd < 0)
 		return 0;
-	Elf *elf = elf_version(EV_CURRENT) == EV_NONE
-			   ? NULL
-			   : elf_begin(fd, ELF_C_READ, NULL);
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	while (elf && (scn = elf_nextscn(elf, scn)))
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNAMIC)
-			break;
-	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
-	if (!data || !sh.sh_entsize) {
-		if (elf)
-			elf_end(elf);
-		close(fd);
-		return 0;
-	}
-	size_t n = sh.sh_size / sh.sh_entsize;
-	const char *runpath = NULL, *rpath = NULL;
-	GElf_Dyn dyn;
-	for (size_t i = 0; i < n && gelf_getdyn(data, (int)i, &dyn); i++) {
-		if (dyn.d_tag == DT_RUNPATH)
-			runpath = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
-		else if (dyn.d_tag == DT_RPATH)
-			rpath = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
-	}
-	/* ld.so ignores RPATH when RUNPATH is there. */
-	const char *search = runpath ? runpath : rpath;
-	char origin[PATH_MAX];
 	snprintf(origin, sizeof(origin), "%s", path);
-	char *slash = strrchr(origin, '/');
+	slash = strrchr(origin, '/');
 	if (slash)
 		*slash = '\0';
 	else
 		snprintf(origin, sizeof(origin), ".");
+	if (!dyn_open(fd, &d))
+		d.n = 0;
+	for (size_t i = 0;
+	     ret == 0 && i < d.n && gelf_getdyn(d.data, (int)i, &dyn); i++) {
+		const char *name;
 
-	int ret = 0;
-	for (size_t i = 0; ret == 0 && i < n && gelf_getdyn(data, (int)i, &dyn);
-	     i++) {
 		if (dyn.d_tag != DT_NEEDED)
 			continue;
-		const char *name = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
-		char cand[PATH_MAX] = "";
+		name = elf_strptr(d.elf, d.sh.sh_link, dyn.d_un.d_val);
 		if (!name)
 			continue;
-		if (strchr(name, '/')) {
-			snprintf(cand, sizeof(cand), "%s", name);
-		} else {
-			/* The first directory of the list that holds it. */
-			for (const char *e = search; e && !cand[0];) {
-				const char *c = strchr(e, ':');
-				size_t len = c ? (size_t)(c - e) : strlen(e);
-				char dir[PATH_MAX];
-				if (runpath_dir(e, len, origin, dir,
-						sizeof(dir))) {
-					int w = snprintf(cand, sizeof(cand),
-							 "%s/%s", dir, name);
-					if (w < 0 ||
-					    (size_t)w >= sizeof(cand) ||
-					    access(cand, F_OK) != 0)
-						cand[0] = '\0';
-				}
-				e = c ? c + 1 : NULL;
-			}
-		}
-		if (!cand[0] || access(cand, F_OK) != 0)
-			continue;
-		/* A link (libfoo.so.1 -> libfoo.so.1.2) is followed, as
-		 * ld.so does: its directory and its target are checked. */
-		char real[PATH_MAX], sub[512];
-		struct stat lst;
-		if (lstat(cand, &lst) == 0 && S_ISLNK(lst.st_mode)) {
-			char linkdir[PATH_MAX];
-			snprintf(linkdir, sizeof(linkdir), "%s", cand);
-			char *s = strrchr(linkdir, '/');
-			if (s)
-				s[s == linkdir] = '\0'; /* keep a lone "/" */
-			struct stat dst;
-			if (stat(s ? linkdir : ".", &dst) == 0 &&
-			    (dst.st_mode & S_IWOTH) &&
-			    !(dst.st_mode & S_ISVTX)) {
-				snprintf(why, whylen,
-					 "dependency %s: its directory is "
-					 "writable by others; refusing as root "
-					 "(allow_insecure_plugins overrides)",
-					 cand);
-				ret = -EPERM;
-				break;
-			}
-		}
-		if (!realpath(cand, real))
-			continue;
-		ret = check_path_safe(real, false, sub, sizeof(sub));
-		if (ret < 0)
-			snprintf(why, whylen, "dependency %s: %s", real, sub);
-		else if (depth + 1 < DEP_DEPTH)
-			ret = check_deps_safe(real, why, whylen, depth + 1);
+		dep_path(name, d.search, origin, cand, sizeof(cand));
+		ret = check_dep(cand, why, whylen, depth);
 	}
-	elf_end(elf);
+	if (d.elf)
+		elf_end(d.elf);
 	close(fd);
 	return ret;
 }
