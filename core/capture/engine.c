@@ -22,7 +22,9 @@
 
 #include <linux/magic.h>
 
+#include "cgroups.h"
 #include "engine.h"
+#include "splitq.h"
 
 #define FILE_BUF_INIT 4096
 #define DENTS_BUF     32768
@@ -89,24 +91,6 @@ struct worker {
 	/* Runs of thread rows this worker walked for split processes. */
 	struct ctp_span *xspans;
 	size_t n_xspans, xspans_cap;
-};
-
-/*
- * A process whose threads are walked in chunks by whichever worker is
- * free. Its owner (the worker that claimed the tgid) ran the process
- * callback and keeps the process row; it publishes the tids past its own
- * first chunk here with what their threads need from the process.
- */
-struct ctp_split {
-	uint32_t tgid;
-	size_t span; /* index of the owner's span in cap->spans */
-	uint32_t *tids;
-	size_t n, next; /* next: first tid not claimed (under split_lock) */
-	_Atomic uint32_t recorded; /* threads recorded from the chunks */
-	char pcomm[64];
-	bool cg_whole;
-	size_t cglen;
-	char cg[1024];
 };
 
 /*
@@ -437,228 +421,12 @@ static bool call_task(struct worker *w, bool thread, struct ctp_task *task,
 	return vanished;
 }
 
-static int64_t cgroup_row(struct ctp_engine *eng, const char *path, size_t len)
-{
-	struct ctp_capture *cap = eng->cap;
-	int64_t id = ctp_blobpool_intern(cap->blobs, path, len);
-	if (id < 0)
-		return id;
-	int64_t row;
-	pthread_mutex_lock(&eng->cg_lock);
-	if ((size_t)id >= eng->cg_cap) {
-		size_t nc = eng->cg_cap ? eng->cg_cap : 256;
-		while (nc <= (size_t)id)
-			nc *= 2;
-		int64_t *nr = realloc(eng->cg_row, nc * sizeof(*nr));
-		if (!nr) {
-			row = -ENOMEM;
-			goto out;
-		}
-		for (size_t i = eng->cg_cap; i < nc; i++)
-			nr[i] = -1;
-		eng->cg_row = nr;
-		eng->cg_cap = nc;
-	}
-	row = eng->cg_row[id];
-	if (row < 0) {
-		row = ctp_table_add_row(&cap->cgroups);
-		if (row >= 0) {
-			ctp_table_set(&cap->cgroups, (uint32_t)row,
-				      CTP_CCOL_PATH, (uint64_t)id);
-			eng->cg_row[id] = row;
-		}
-	}
-out:
-	pthread_mutex_unlock(&eng->cg_lock);
-	return row;
-}
-
-/*
- * A key of ctp_api.cgroup_ref: "<ns>:<rest>", <ns> of [a-z0-9_]. Never a
- * v2 path, which begins with '/', so the two kinds of rows never meet.
- */
-static bool cgroup_key_ok(const char *key, size_t len)
-{
-	size_t i = 0;
-
-	if (!key || len == 0 || len > 4096 || memchr(key, '\0', len))
-		return false;
-	while (i < len && ((key[i] >= 'a' && key[i] <= 'z') ||
-			   (key[i] >= '0' && key[i] <= '9') || key[i] == '_'))
-		i++;
-	return i > 0 && i < len && key[i] == ':';
-}
-
 int ctp_engine_cgroup_ref(struct ctp_ctx *ctx, const char *key, size_t len)
 {
-	if (!ctx || !cgroup_key_ok(key, len))
+	if (!ctx)
 		return -EINVAL;
-	struct ctp_engine *eng = ctx->eng;
-	uint32_t p = ctx->plugin, n = eng->cap->n_plugins;
-	int64_t row = cgroup_row(eng, key, len);
-	if (row < 0)
-		return (int)row;
-	if (row > INT_MAX || p >= n)
-		return -EINVAL;
-	size_t word = (size_t)row / 64;
-	int ret = (int)row;
-	pthread_mutex_lock(&eng->cg_lock);
-	if (!eng->cg_refs) {
-		eng->cg_refs = calloc(n, sizeof(*eng->cg_refs));
-		eng->cg_refs_words = calloc(n, sizeof(*eng->cg_refs_words));
-		if (!eng->cg_refs || !eng->cg_refs_words) {
-			free(eng->cg_refs);
-			free(eng->cg_refs_words);
-			eng->cg_refs = NULL;
-			eng->cg_refs_words = NULL;
-			ret = -ENOMEM;
-			goto out;
-		}
-		eng->cg_refs_n = n;
-	}
-	if (word >= eng->cg_refs_words[p]) {
-		size_t old = eng->cg_refs_words[p];
-		size_t nw = old ? old * 2 : 4;
-		while (nw <= word)
-			nw *= 2;
-		uint64_t *bits = realloc(eng->cg_refs[p], nw * sizeof(*bits));
-		if (!bits) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		memset(bits + old, 0, (nw - old) * sizeof(*bits));
-		eng->cg_refs[p] = bits;
-		eng->cg_refs_words[p] = nw;
-	}
-	eng->cg_refs[p][word] |= 1ull << (row % 64);
-out:
-	pthread_mutex_unlock(&eng->cg_lock);
-	return ret;
-}
-
-/* Did plugin p reference cgroup row `row` with ctp_api.cgroup_ref? */
-static bool cgroup_referenced(struct ctp_engine *eng, uint32_t p, uint32_t row)
-{
-	bool yes = false;
-
-	pthread_mutex_lock(&eng->cg_lock);
-	if (eng->cg_refs && p < eng->cg_refs_n &&
-	    row / 64 < eng->cg_refs_words[p])
-		yes = eng->cg_refs[p][row / 64] >> (row % 64) & 1;
-	pthread_mutex_unlock(&eng->cg_lock);
-	return yes;
-}
-
-/* Is the cgroup v2 root a threaded domain, i.e. could threads of a process
- * in the root sit in a threaded child? Only when a child is threaded. */
-static bool root_has_threaded_child(int cgfd)
-{
-	int dfd = openat(cgfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return true; /* cannot tell: assume the worst */
-	char *dents = malloc(DENTS_BUF);
-	bool threaded = dents == NULL;
-	while (!threaded) {
-		long n = syscall(SYS_getdents64, dfd, dents, DENTS_BUF);
-		if (n <= 0) {
-			threaded = n < 0;
-			break;
-		}
-		for (long off = 0; off < n && !threaded;) {
-			struct dirent64 *d = (struct dirent64 *)(dents + off);
-			off += d->d_reclen;
-			/* Any name but "." and ".." is a legal cgroup
-			 * (".x" too); a file system that does not fill
-			 * d_type may hide a directory behind DT_UNKNOWN. */
-			if ((d->d_type != DT_DIR && d->d_type != DT_UNKNOWN) ||
-			    !strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
-				continue;
-			char rel[300], type[64];
-			snprintf(rel, sizeof(rel), "%.255s/cgroup.type",
-				 d->d_name);
-			if (read_line_at(cgfd, rel, true, type, sizeof(type)) ==
-				    0 &&
-			    strstr(type, "threaded"))
-				threaded = true;
-		}
-	}
-	free(dents);
-	close(dfd);
-	return threaded;
-}
-
-/*
- * Does every thread of a process in cgroup `path` belong to that cgroup
- * too? cgroup v2 moves whole processes, except within threaded subtrees:
- * a "domain" cgroup (not "domain threaded") holds whole processes, and the
- * root does unless one of its children is threaded. Decided once per
- * cgroup (keyed by the path's blob id); when in doubt (no cgroup root,
- * unreadable type), no.
- */
-static bool cgroup_whole(struct ctp_engine *eng, int64_t key, const char *path,
-			 size_t len)
-{
-	int8_t known = -1;
-	pthread_mutex_lock(&eng->cg_lock);
-	if ((size_t)key < eng->cg_whole_cap)
-		known = eng->cg_whole[key];
-	pthread_mutex_unlock(&eng->cg_lock);
-	if (known >= 0)
-		return known;
-
-	bool whole = false;
-	int cgfd = eng->roots.cgroup_fd;
-	/* A path with ".." lies outside our cgroup namespace: it cannot be
-	 * looked up under the mount, so no shortcut. */
-	bool outside = memmem(path, len, "/..", 3) != NULL;
-	if (cgfd >= 0 && len > 0 && path[0] == '/' && !outside) {
-		if (len == 1) {
-			whole = !root_has_threaded_child(cgfd);
-		} else if (len < 900) {
-			char rel[1024], type[64];
-			snprintf(rel, sizeof(rel), "%.*s/cgroup.type",
-				 (int)(len - 1), path + 1);
-			whole = read_line_at(cgfd, rel, true, type,
-					     sizeof(type)) == 0 &&
-				strcmp(type, "domain") == 0;
-		}
-	}
-
-	pthread_mutex_lock(&eng->cg_lock);
-	if ((size_t)key >= eng->cg_whole_cap) {
-		size_t nc = eng->cg_whole_cap ? eng->cg_whole_cap : 64;
-		while (nc <= (size_t)key)
-			nc *= 2;
-		int8_t *nw = realloc(eng->cg_whole, nc);
-		if (nw) {
-			memset(nw + eng->cg_whole_cap, -1,
-			       nc - eng->cg_whole_cap);
-			eng->cg_whole = nw;
-			eng->cg_whole_cap = nc;
-		}
-	}
-	if ((size_t)key < eng->cg_whole_cap)
-		eng->cg_whole[key] = whole;
-	pthread_mutex_unlock(&eng->cg_lock);
-	return whole;
-}
-
-/* The v2 path is the "0::" line of /proc/<pid>/task/<tid>/cgroup. */
-static int cgroup_v2_path(const char *buf, size_t len, const char **path,
-			  size_t *plen)
-{
-	const char *p = buf, *end = buf + len;
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *le = nl ? nl : end;
-		if (le - p >= 3 && p[0] == '0' && p[1] == ':' && p[2] == ':') {
-			*path = p + 3;
-			*plen = (size_t)(le - p - 3);
-			return 0;
-		}
-		p = nl ? nl + 1 : end;
-	}
-	return -ENOENT;
+	return ctp_cgroups_ref(&ctx->eng->cgroups, ctx->eng->cap, ctx->plugin,
+			       key, len);
 }
 
 static bool task_exists(int pdir, const char *rel)
@@ -744,20 +512,21 @@ static int64_t thread_cgroup(struct worker *w, int tdir, const char **path)
 	if (w->proc_cg_whole) {
 		if (w->proc_cgrow < 0)
 			w->proc_cgrow =
-				cgroup_row(eng, w->proc_cg, w->proc_cglen);
+				ctp_cgroups_row(&eng->cgroups, eng->cap,
+						w->proc_cg, w->proc_cglen);
 		if (w->proc_cgrow >= 0)
 			*path = w->proc_cg;
 		return w->proc_cgrow;
 	}
 	if (read_at(tdir, "cgroup", eng->check_files, &w->cgbuf, &w->cgcap,
 		    &cglen) < 0 ||
-	    cgroup_v2_path(w->cgbuf, cglen, &p, &plen) < 0)
+	    ctp_cgroup_v2_path(w->cgbuf, cglen, &p, &plen) < 0)
 		return -1;
 	if (w->last_cgrow >= 0 && plen == w->last_cglen &&
 	    memcmp(p, w->last_cg, plen) == 0) {
 		row = w->last_cgrow;
 	} else {
-		row = cgroup_row(eng, p, plen);
+		row = ctp_cgroups_row(&eng->cgroups, eng->cap, p, plen);
 		if (row >= 0 && plen < sizeof(w->last_cg)) {
 			memcpy(w->last_cg, p, plen);
 			w->last_cglen = plen;
@@ -876,17 +645,10 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid, uint32_t tid,
 static bool split_publish(struct worker *w, size_t idx, uint32_t tgid,
 			  size_t from, size_t n)
 {
-	struct ctp_engine *eng = w->eng;
-	struct ctp_split *sp = calloc(1, sizeof(*sp));
+	struct ctp_split *sp = ctp_split_new(w->tids + from, n - from);
+
 	if (!sp)
 		return false;
-	sp->tids = malloc((n - from) * sizeof(*sp->tids));
-	if (!sp->tids) {
-		free(sp);
-		return false;
-	}
-	memcpy(sp->tids, w->tids + from, (n - from) * sizeof(*sp->tids));
-	sp->n = n - from;
 	sp->tgid = tgid;
 	sp->span = idx;
 	snprintf(sp->pcomm, sizeof(sp->pcomm), "%s", w->pcomm);
@@ -895,54 +657,7 @@ static bool split_publish(struct worker *w, size_t idx, uint32_t tgid,
 		memcpy(sp->cg, w->proc_cg, w->proc_cglen + 1);
 		sp->cglen = w->proc_cglen;
 	}
-	pthread_mutex_lock(&eng->split_lock);
-	if (eng->n_splits == eng->splits_cap) {
-		size_t ncap = eng->splits_cap ? 2 * eng->splits_cap : 16;
-		struct ctp_split **ns =
-			realloc(eng->splits, ncap * sizeof(*eng->splits));
-		if (!ns) {
-			pthread_mutex_unlock(&eng->split_lock);
-			free(sp->tids);
-			free(sp);
-			return false;
-		}
-		eng->splits = ns;
-		eng->splits_cap = ncap;
-	}
-	eng->splits[eng->n_splits++] = sp;
-	atomic_fetch_add_explicit(&eng->open_splits, 1, memory_order_release);
-	pthread_mutex_unlock(&eng->split_lock);
-	return true;
-}
-
-/* Claim the next chunk of any published split: *sp and its tids [*lo,
- * *hi). */
-static bool split_claim(struct ctp_engine *eng, struct ctp_split **sp,
-			size_t *lo, size_t *hi)
-{
-	if (!atomic_load_explicit(&eng->open_splits, memory_order_acquire))
-		return false;
-	bool got = false;
-	pthread_mutex_lock(&eng->split_lock);
-	for (size_t i = eng->split_first_open; i < eng->n_splits; i++) {
-		struct ctp_split *s = eng->splits[i];
-		if (s->next >= s->n) {
-			if (i == eng->split_first_open)
-				eng->split_first_open++;
-			continue;
-		}
-		*sp = s;
-		*lo = s->next;
-		s->next = s->n - s->next > eng->split_n ? s->next + eng->split_n
-							: s->n;
-		*hi = s->next;
-		if (s->next == s->n)
-			atomic_fetch_sub(&eng->open_splits, 1);
-		got = true;
-		break;
-	}
-	pthread_mutex_unlock(&eng->split_lock);
-	return got;
+	return ctp_splitq_push(&w->eng->splits, sp) == 0;
 }
 
 static void do_thread(struct worker *w, int pdir, uint32_t tgid, uint32_t tid,
@@ -1029,11 +744,13 @@ static void process_cgroup(struct worker *w, int pdir, uint32_t tgid,
 	if (eng->roots.cgroup_fd >= 0 && ntids > 0 &&
 	    read_at(pdir, probe_rel, eng->check_files, &w->cgbuf, &w->cgcap,
 		    &cglen) == 0 &&
-	    cgroup_v2_path(w->cgbuf, cglen, &cgpath, &cgplen) == 0 &&
+	    ctp_cgroup_v2_path(w->cgbuf, cglen, &cgpath, &cgplen) == 0 &&
 	    cgplen < sizeof(w->proc_cg)) {
 		int64_t id =
 			ctp_blobpool_intern_cached(cap->blobs, cgpath, cgplen);
-		if (id >= 0 && cgroup_whole(eng, id, cgpath, cgplen)) {
+		if (id >= 0 &&
+		    ctp_cgroups_whole(&eng->cgroups, eng->roots.cgroup_fd, id,
+				      cgpath, cgplen)) {
 			memcpy(w->proc_cg, cgpath, cgplen);
 			w->proc_cg[cgplen] = '\0';
 			w->proc_cglen = cgplen;
@@ -1109,9 +826,9 @@ static void do_process(struct worker *w, size_t idx)
 	 * worker is free (including this one, once back in walk()). */
 	size_t own = ntids;
 	bool split = false;
-	if (eng->split_n && ntids > eng->split_n &&
-	    split_publish(w, idx, tgid, eng->split_n, ntids)) {
-		own = eng->split_n;
+	if (eng->splits.chunk && ntids > eng->splits.chunk &&
+	    split_publish(w, idx, tgid, eng->splits.chunk, ntids)) {
+		own = eng->splits.chunk;
 		split = true;
 	}
 
@@ -1187,7 +904,7 @@ static void walk(struct worker *w, bool progress, uint64_t t0, bool *shown)
 		/* Chunks of split processes first: their owner is busy. */
 		struct ctp_split *sp;
 		size_t lo, hi;
-		if (split_claim(eng, &sp, &lo, &hi)) {
+		if (ctp_splitq_claim(&eng->splits, &sp, &lo, &hi)) {
 			do_chunk(w, sp, lo, hi);
 			continue;
 		}
@@ -1195,7 +912,8 @@ static void walk(struct worker *w, bool progress, uint64_t t0, bool *shown)
 		if (idx >= eng->n_tgids) {
 			/* Nothing left to claim, but a worker still in a
 			 * process may yet split it. */
-			if (!eng->split_n || atomic_load(&eng->in_process) == 0)
+			if (!eng->splits.chunk ||
+			    atomic_load(&eng->in_process) == 0)
 				break;
 			struct timespec ts = {.tv_nsec = 200000};
 			nanosleep(&ts, NULL);
@@ -1293,7 +1011,7 @@ static void cgroup_calls(struct ctp_engine *eng)
 		const char *path = ctp_blobpool_get(cap->blobs, blob, &plen);
 		/* A row a plugin added with cgroup_ref is that plugin's to
 		 * resolve: no directory, and only its referrers are called. */
-		bool foreign = cgroup_key_ok(path, plen);
+		bool foreign = ctp_cgroup_key_ok(path, plen);
 		int dirfd = -1;
 		/* A path with ".." components lies outside our cgroup
 		 * namespace (e.g. "/../x"): it has no directory under the
@@ -1325,7 +1043,8 @@ static void cgroup_calls(struct ctp_engine *eng)
 			if (!cb_usable(info, CB_CGROUP) ||
 			    !info->rt->desc->cgroup)
 				continue;
-			if (foreign && !cgroup_referenced(eng, i, row))
+			if (foreign &&
+			    !ctp_cgroups_referenced(&eng->cgroups, i, row))
 				continue;
 			rec.plugin = i;
 			uint64_t t0 = ctp_now_ns();
@@ -1381,9 +1100,9 @@ int ctp_engine_init(struct ctp_engine *eng, const struct ctp_config *cfg,
 	eng->cap = cap;
 	eng->stop = stop;
 	ctp_api_fill(&eng->api);
-	pthread_mutex_init(&eng->cg_lock, NULL);
+	ctp_cgroups_init(&eng->cgroups);
+	ctp_splitq_init(&eng->splits);
 	pthread_mutex_init(&eng->done_lock, NULL);
-	pthread_mutex_init(&eng->split_lock, NULL);
 	pthread_cond_init(&eng->done_cond, NULL);
 	eng->roots.abi = CTP_ABI_MAJOR;
 	eng->roots.size = sizeof(eng->roots);
@@ -1437,16 +1156,10 @@ void ctp_engine_done(struct ctp_engine *eng)
 		close(eng->roots.sys_fd);
 	if (eng->roots.cgroup_fd >= 0)
 		close(eng->roots.cgroup_fd);
-	free(eng->cg_row);
-	free(eng->cg_whole);
-	for (uint32_t i = 0; eng->cg_refs && i < eng->cg_refs_n; i++)
-		free(eng->cg_refs[i]);
-	free(eng->cg_refs);
-	free(eng->cg_refs_words);
 	free(eng->tgids);
-	pthread_mutex_destroy(&eng->cg_lock);
+	ctp_cgroups_done(&eng->cgroups);
+	ctp_splitq_done(&eng->splits);
 	pthread_mutex_destroy(&eng->done_lock);
-	pthread_mutex_destroy(&eng->split_lock);
 	pthread_cond_destroy(&eng->done_cond);
 }
 
@@ -1501,7 +1214,7 @@ static void choose_sharing(struct ctp_engine *eng, uint32_t nw)
 				info->name);
 		}
 	}
-	eng->split_n = splittable ? eng->cfg->split_threads : 0;
+	eng->splits.chunk = splittable ? eng->cfg->split_threads : 0;
 }
 
 /* Pass "list": the tgids under the proc root, ascending, and a span per
@@ -1676,8 +1389,8 @@ static int merge_pass(struct ctp_capture *cap, struct worker *ws, uint32_t nw,
 static void complete_splits(struct ctp_engine *eng)
 {
 	struct ctp_capture *cap = eng->cap;
-	for (size_t i = 0; i < eng->n_splits; i++) {
-		struct ctp_split *sp = eng->splits[i];
+	for (size_t i = 0; i < eng->splits.n; i++) {
+		struct ctp_split *sp = eng->splits.v[i];
 		struct ctp_span *span = &cap->spans[sp->span];
 		uint32_t total = span->nthreads + atomic_load(&sp->recorded);
 		if (span->proc_row != UINT32_MAX && total == 0) {
@@ -1687,12 +1400,8 @@ static void complete_splits(struct ctp_engine *eng)
 			ctp_table_set(&cap->procs[span->worker], span->proc_row,
 				      CTP_PCOL_NTHREADS, total);
 		}
-		free(sp->tids);
-		free(sp);
 	}
-	free(eng->splits);
-	eng->splits = NULL;
-	eng->n_splits = eng->splits_cap = eng->split_first_open = 0;
+	ctp_splitq_clear(&eng->splits);
 }
 
 /* Keep only processes that were recorded, in tgid order. */

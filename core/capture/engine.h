@@ -13,9 +13,11 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "cgroups.h"
 #include "config.h"
 #include "ctprof/plugin.h"
 #include "model.h"
+#include "splitq.h"
 
 /* A plugin's context handle (struct ctp_ctx is opaque to plugins). */
 struct ctp_ctx {
@@ -100,25 +102,13 @@ struct ctp_engine {
 	 * their own descriptor tables. */
 	bool private_fds;
 
-	/* Large processes split among workers (config split_threads): the
-	 * chunk size, 0 when this capture does not split. Splits are
-	 * published under split_lock; open_splits counts those with a chunk
-	 * left, so a claim looks at the list only when there is one. */
-	uint32_t split_n;
-	pthread_mutex_t split_lock;
-	struct ctp_split **splits;
-	size_t n_splits, splits_cap, split_first_open;
-	_Atomic size_t open_splits;
-	_Atomic unsigned in_process; /* workers inside do_process */
+	/* Large processes split among workers (config split_threads;
+	 * splitq.h); in_process counts workers inside do_process. */
+	struct ctp_splitq splits;
+	_Atomic unsigned in_process;
 
-	/* Distinct cgroups: blob id of the path -> row in cap->cgroups. */
-	pthread_mutex_t cg_lock;
-	int64_t *cg_row;
-	size_t cg_cap;
-	/* Per cgroup path (blob id): 1 when all threads of a process in it
-	 * share it, 0 when they may not, -1 not known yet. */
-	int8_t *cg_whole;
-	size_t cg_whole_cap;
+	/* Distinct cgroups and the plugins' cgroup_ref rows (cgroups.h). */
+	struct ctp_cgroups cgroups;
 
 	/* Walk state shared by workers. */
 	uint32_t *tgids;
@@ -127,13 +117,6 @@ struct ctp_engine {
 	_Atomic unsigned workers_done;
 	pthread_mutex_t done_lock;
 	pthread_cond_t done_cond;
-
-	/* Rows added with ctp_api.cgroup_ref, per plugin: a bitmap over the
-	 * rows of cap->cgroups it referenced (NULL until its first), under
-	 * cg_lock. Only those plugins are called for such a row. */
-	uint64_t **cg_refs;
-	size_t *cg_refs_words;
-	uint32_t cg_refs_n; /* plugins the two arrays cover */
 };
 
 /* Logging used by the core itself (respects ctp_verbosity). */

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The identity of the cgroups a capture meets: one row of cap->cgroups per
+ * distinct path (v2 paths from the walk, "<ns>:<rest>" keys plugins add
+ * with ctp_api.cgroup_ref), which plugin referenced which key row, and
+ * whether a v2 cgroup holds whole processes (so a process's threads need
+ * not read their own cgroup file). All functions are safe from concurrent
+ * workers. Private to the capture.
+ */
+#ifndef CTP_CORE_CGROUPS_H
+#define CTP_CORE_CGROUPS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+struct ctp_cgroups {
+	pthread_mutex_t lock;
+	/* Blob id of the path -> row in cap->cgroups, -1 none yet. */
+	int64_t *row;
+	size_t row_cap;
+	/* Per path (blob id): 1 when all threads of a process in it share
+	 * it, 0 when they may not, -1 not known yet. */
+	int8_t *whole;
+	size_t whole_cap;
+	/* Per plugin, a bitmap over the rows it referenced with cgroup_ref
+	 * (NULL until its first). Only those plugins are called for such a
+	 * row. */
+	uint64_t **refs;
+	size_t *refs_words;
+	uint32_t refs_n; /* plugins the two arrays cover */
+};
+
+void ctp_cgroups_init(struct ctp_cgroups *cg);
+void ctp_cgroups_done(struct ctp_cgroups *cg);
+
+/* The row of cgroup `path` in cap->cgroups, added the first time: >= 0,
+ * or a negative errno. */
+int64_t ctp_cgroups_row(struct ctp_cgroups *cg, struct ctp_capture *cap,
+			const char *path, size_t len);
+
+/* A key of ctp_api.cgroup_ref: "<ns>:<rest>", <ns> of [a-z0-9_], no NUL,
+ * at most 4096 bytes. Never a v2 path, which begins with '/', so the two
+ * kinds of rows never meet. */
+bool ctp_cgroup_key_ok(const char *key, size_t len);
+
+/* ctp_api.cgroup_ref for plugin `plugin` of `n_plugins`: the key's row
+ * (>= 0), -EINVAL, -ENOMEM. */
+int ctp_cgroups_ref(struct ctp_cgroups *cg, struct ctp_capture *cap,
+		    uint32_t plugin, const char *key, size_t len);
+
+/* Did plugin p reference row `row` with cgroup_ref? */
+bool ctp_cgroups_referenced(struct ctp_cgroups *cg, uint32_t p, uint32_t row);
+
+/*
+ * Does every thread of a process in v2 cgroup `path` (blob id `key`)
+ * belong to it too? Decided once per path from <cgroup_fd>/<path>/
+ * cgroup.type; when in doubt (no cgroup root, unreadable type), no.
+ */
+bool ctp_cgroups_whole(struct ctp_cgroups *cg, int cgroup_fd, int64_t key,
+		       const char *path, size_t len);
+
+/* The v2 path: the "0::" line of /proc/<pid>/task/<tid>/cgroup. 0 or
+ * -ENOENT. */
+int ctp_cgroup_v2_path(const char *buf, size_t len, const char **path,
+		       size_t *plen);
+
+#endif
