@@ -705,121 +705,144 @@ static const char *const mode_titles[][5] = {
 	[CTP_COMPARE_ARROW] = {"CHANGE", NULL},
 };
 
-static int print_gsec_table(struct ctx *x, struct gsec *s)
-{
-	size_t nk = ctp_groups_n_key(s->g[0]), nm = 0;
-	const struct ctp_compare_opts *o = x->o;
-	while (mode_titles[o->mode][nm])
-		nm++;
-	struct table t = {.ncols = nk + 5 + nm};
-	char **cells = calloc(t.ncols, sizeof(*cells));
-	char(*buf)[400] = calloc(t.ncols, sizeof(*buf));
-	int ret = -ENOMEM;
-	t.cols = calloc(t.ncols, sizeof(*t.cols));
-	if (!cells || !buf || !t.cols)
-		goto out;
-	for (size_t k = 0; k < nk; k++)
-		t.cols[k] = (struct tcol){ctp_groups_key_title(s->g[0], k)};
-	t.cols[nk] = (struct tcol){"STATUS"};
-	t.cols[nk + 1] = (struct tcol){"THREADS", true};
-	t.cols[nk + 2] = (struct tcol){"PROCS", true};
-	t.cols[nk + 3] = (struct tcol){"FIELD"};
-	t.cols[nk + 4] = (struct tcol){"", false};
-	t.ncols--; /* the spare slot above is not a column */
-	for (size_t m = 0; m < nm; m++)
-		t.cols[nk + 4 + m] = (struct tcol){
-			mode_titles[o->mode][m], o->mode != CTP_COMPARE_ARROW};
-	for (size_t i = 0; i < t.ncols; i++)
-		cells[i] = buf[i];
+#define GSEC_CELL 400
 
-	size_t ng0 = ctp_groups_count(s->g[0]), ng1 = ctp_groups_count(s->g[1]);
+/* The columns: the group key, status, counts, the field and the mode's
+ * value columns. */
+static void gsec_columns(const struct gsec *s, int mode, size_t nk, size_t nm,
+			 struct table *t)
+{
+	for (size_t k = 0; k < nk; k++)
+		t->cols[k] = (struct tcol){ctp_groups_key_title(s->g[0], k)};
+	t->cols[nk] = (struct tcol){"STATUS"};
+	t->cols[nk + 1] = (struct tcol){"THREADS", true};
+	t->cols[nk + 2] = (struct tcol){"PROCS", true};
+	t->cols[nk + 3] = (struct tcol){"FIELD"};
+	for (size_t m = 0; m < nm; m++)
+		t->cols[nk + 4 + m] = (struct tcol){mode_titles[mode][m],
+						    mode != CTP_COMPARE_ARROW};
+}
+
+/* "<title>: N groups in BASE, M in CAND; ..." */
+static void gsec_summary(struct ctx *x, const struct gsec *s)
+{
 	size_t nnew = 0, ngone = 0;
+
 	for (size_t r = 0; r < s->nrows; r++)
 		nnew += s->rows[r].rank == 0, ngone += s->rows[r].rank == 1;
 	fprintf(x->out,
 		"\n%s: %zu groups in BASE, %zu in CAND; %zu new, %zu gone",
-		s->title, ng0, ng1, nnew, ngone);
+		s->title, ctp_groups_count(s->g[0]), ctp_groups_count(s->g[1]),
+		nnew, ngone);
 	if (s->shown < s->nrows)
 		fprintf(x->out, "; showing %zu", s->shown);
 	fprintf(x->out, "\n");
-	if (!s->shown) {
-		ret = 0;
-		goto out;
-	}
+}
 
-	for (size_t ri = 0; ri < s->shown; ri++) {
-		const struct jrow *r = &s->rows[ri];
-		const char *const *key = row_key(s, r);
-		size_t lines = 0;
-		for (size_t j = 0; j <= s->nfp; j++) {
-			if (j == s->nfp && lines)
-				break;
-			for (size_t i = 0; i < t.ncols; i++)
-				buf[i][0] = '\0';
-			if (!lines) {
-				for (size_t k = 0; k < nk; k++)
-					ctp_render_escape(
-						key[k] ? key[k] : "-",
-						strlen(key[k] ? key[k] : "-"),
-						CTP_RENDER_CELL_MAX, buf[k],
-						sizeof(buf[k]));
-				snprintf(buf[nk], sizeof(buf[nk]), "%s",
-					 row_status(r));
-				count_pair(buf[nk + 1], sizeof(buf[nk + 1]),
-					   row_group(s, r, 0),
-					   row_group(s, r, 1), true);
-				count_pair(buf[nk + 2], sizeof(buf[nk + 2]),
-					   row_group(s, r, 0),
-					   row_group(s, r, 1), false);
-			}
-			if (j < s->nfp) {
-				const struct fpair *p = &s->fp[j];
-				uint8_t unit = any_f(p)->unit;
-				struct cmp c;
-				char d[400], pc[64];
-				compare_cell(s, r, p, &c);
-				human_change(&c, unit, d, sizeof(d), pc,
-					     sizeof(pc));
-				snprintf(buf[nk + 3], sizeof(buf[nk + 3]), "%s",
-					 p->name);
-				char **m = cells + nk + 4;
-				switch (o->mode) {
-				case CTP_COMPARE_FULL:
-					snprintf(m[0], 400, "%s", c.h[0]);
-					snprintf(m[1], 400, "%s", c.h[1]);
-					snprintf(m[2], 400, "%s", d);
-					snprintf(m[3], 400, "%s", pc);
-					break;
-				case CTP_COMPARE_DELTA:
-					snprintf(m[0], 400, "%s", d);
-					break;
-				case CTP_COMPARE_PERCENT:
-					snprintf(m[0], 400, "%s",
-						 c.cat ? d : pc);
-					break;
-				case CTP_COMPARE_ARROW:
-					if (c.changed || c.a[0] != c.a[1])
-						snprintf(m[0], 400, "%s -> %s",
-							 c.h[0], c.h[1]);
-					if (!c.changed)
-						snprintf(m[0], 400, "%s",
-							 c.h[1]);
-					break;
-				}
-			}
-			if (table_add(&t, cells,
-				      lines	     ? 0
-				      : r->rank == 0 ? 1
-				      : r->rank == 1 ? 2
-						     : 0) < 0)
-				goto out;
-			lines++;
-		}
+/* The first line of a row: its key, status and counts. */
+static void gsec_key_cells(const struct gsec *s, const struct jrow *r,
+			   size_t nk, char (*buf)[GSEC_CELL])
+{
+	const char *const *key = row_key(s, r);
+
+	for (size_t k = 0; k < nk; k++) {
+		const char *v = key[k] ? key[k] : "-";
+		ctp_render_escape(v, strlen(v), CTP_RENDER_CELL_MAX, buf[k],
+				  GSEC_CELL);
 	}
+	snprintf(buf[nk], GSEC_CELL, "%s", row_status(r));
+	count_pair(buf[nk + 1], GSEC_CELL, row_group(s, r, 0),
+		   row_group(s, r, 1), true);
+	count_pair(buf[nk + 2], GSEC_CELL, row_group(s, r, 0),
+		   row_group(s, r, 1), false);
+}
+
+/* One field of a row: its name and the mode's value cells. */
+static void gsec_field_cells(const struct gsec *s, const struct jrow *r,
+			     const struct fpair *p, int mode, char *name,
+			     char (*m)[GSEC_CELL])
+{
+	char d[GSEC_CELL], pc[64];
+	struct cmp c;
+
+	compare_cell(s, r, p, &c);
+	human_change(&c, any_f(p)->unit, d, sizeof(d), pc, sizeof(pc));
+	snprintf(name, GSEC_CELL, "%s", p->name);
+	switch (mode) {
+	case CTP_COMPARE_FULL:
+		snprintf(m[0], GSEC_CELL, "%s", c.h[0]);
+		snprintf(m[1], GSEC_CELL, "%s", c.h[1]);
+		snprintf(m[2], GSEC_CELL, "%s", d);
+		snprintf(m[3], GSEC_CELL, "%s", pc);
+		break;
+	case CTP_COMPARE_DELTA:
+		snprintf(m[0], GSEC_CELL, "%s", d);
+		break;
+	case CTP_COMPARE_PERCENT:
+		snprintf(m[0], GSEC_CELL, "%s", c.cat ? d : pc);
+		break;
+	case CTP_COMPARE_ARROW:
+		if (c.changed || c.a[0] != c.a[1])
+			snprintf(m[0], GSEC_CELL, "%s -> %s", c.h[0], c.h[1]);
+		if (!c.changed)
+			snprintf(m[0], GSEC_CELL, "%s", c.h[1]);
+		break;
+	}
+}
+
+/* A row's table lines: the key cells with the first field, then one line
+ * per further field (a row without fields still gets its key line). */
+static int gsec_row(struct table *t, char **cells, char (*buf)[GSEC_CELL],
+		    const struct gsec *s, const struct jrow *r, size_t nk,
+		    int mode)
+{
+	for (size_t j = 0; j < s->nfp || j == 0; j++) {
+		for (size_t i = 0; i < t->ncols; i++)
+			buf[i][0] = '\0';
+		if (j == 0)
+			gsec_key_cells(s, r, nk, buf);
+		if (j < s->nfp)
+			gsec_field_cells(s, r, &s->fp[j], mode, buf[nk + 3],
+					 buf + nk + 4);
+		if (table_add(t, cells,
+			      j		     ? 0
+			      : r->rank == 0 ? 1
+			      : r->rank == 1 ? 2
+					     : 0) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int print_gsec_table(struct ctx *x, struct gsec *s)
+{
 	static const char *const drop[] = {"PROCS", "THREADS", "%",
 					   "BASE",  "STATUS",  NULL};
-	table_fit(x, &t, drop);
-	table_print(x, &t);
+	size_t nk = ctp_groups_n_key(s->g[0]), nm = 0;
+	int mode = x->o->mode, ret = -ENOMEM;
+	struct table t = {0};
+	char **cells = NULL;
+	char(*buf)[GSEC_CELL] = NULL;
+
+	while (mode_titles[mode][nm])
+		nm++;
+	t.ncols = nk + 4 + nm;
+	cells = calloc(t.ncols, sizeof(*cells));
+	buf = calloc(t.ncols, sizeof(*buf));
+	t.cols = calloc(t.ncols, sizeof(*t.cols));
+	if (!cells || !buf || !t.cols)
+		goto out;
+	gsec_columns(s, mode, nk, nm, &t);
+	for (size_t i = 0; i < t.ncols; i++)
+		cells[i] = buf[i];
+	gsec_summary(x, s);
+	for (size_t ri = 0; ri < s->shown; ri++)
+		if (gsec_row(&t, cells, buf, s, &s->rows[ri], nk, mode) < 0)
+			goto out;
+	if (s->shown) {
+		table_fit(x, &t, drop);
+		table_print(x, &t);
+	}
 	ret = 0;
 out:
 	table_free(&t);
