@@ -536,6 +536,125 @@ static int cmp_groups(const void *pa, const void *pb, void *arg)
 	return (a > b) - (a < b);
 }
 
+/* The key parts, THREADS, PROCS, then every selected field of `scope`
+ * (its aggregate over the groups into aggs[field index]). */
+static int grouped_columns(struct ctp_groups *g, const struct opts *o,
+			   uint8_t scope, struct column *cols, size_t *ncols,
+			   const struct ctp_agg **aggs)
+{
+	const struct ctp_snap *snap = ctp_groups_snap(g);
+	const struct ctp_snap_field *fs = ctp_snap_fields(snap);
+	size_t nf = ctp_snap_n_fields(snap), nk = ctp_groups_n_key(g), n = 0;
+	int ret;
+
+	for (size_t k = 0; k < nk; k++)
+		cols[n++] = (struct column){ctp_groups_key_title(g, k), false,
+					    NULL, 0};
+	cols[n++] = (struct column){"THREADS", true, NULL, 0};
+	cols[n++] = (struct column){"PROCS", true, NULL, 0};
+	for (size_t i = 0; i < nf; i++) {
+		if (fs[i].scope != scope || !selected(o, &fs[i]))
+			continue;
+		if ((ret = ctp_groups_aggregate(g, &fs[i], &aggs[i])) < 0)
+			return ret;
+		cols[n++] = (struct column){fs[i].name,
+					    fs[i].type == CTP_TYPE_U64 ||
+						    fs[i].type == CTP_TYPE_I64,
+					    &fs[i], 0};
+	}
+	*ncols = n;
+	return 0;
+}
+
+/* The groups' order (by the sort field's aggregate when there is one) and
+ * how many rows of `scope` they hold. */
+static int grouped_order(struct ctp_groups *g, uint8_t scope,
+			 const struct ctp_snap_field *sortf, size_t *order,
+			 uint64_t *rows)
+{
+	size_t ng = ctp_groups_count(g);
+	const struct ctp_agg *col;
+	int ret;
+
+	*rows = 0;
+	for (size_t i = 0; i < ng; i++) {
+		const struct ctp_group *gr = ctp_groups_at(g, i);
+		order[i] = i;
+		*rows += scope == CTP_SCOPE_THREAD    ? gr->n_threads
+			 : scope == CTP_SCOPE_PROCESS ? gr->n_processes
+						      : gr->n_cgroups;
+	}
+	if (!sortf)
+		return 0;
+	if ((ret = ctp_groups_aggregate(g, sortf, &col)) < 0)
+		return ret;
+	struct gsortctx sc = {col};
+	qsort_r(order, ng, sizeof(*order), cmp_groups, &sc);
+	return 0;
+}
+
+/* One cell of group gr (the order[r]-th group) in column c. */
+static void grouped_cell(const struct ctp_group *gr, size_t gi, size_t c,
+			 size_t nk, const struct column *cols,
+			 const struct ctp_agg **aggs, char *buf, size_t len)
+{
+	if (c < nk && gr->key[c])
+		ctp_render_escape(gr->key[c], strlen(gr->key[c]),
+				  CTP_RENDER_CELL_MAX, buf, len);
+	else if (c < nk)
+		snprintf(buf, len, "-");
+	else if (c == nk)
+		snprintf(buf, len, "%" PRIu32, gr->n_threads);
+	else if (c == nk + 1)
+		snprintf(buf, len, "%" PRIu32, gr->n_processes);
+	else
+		ctp_render_agg_cell(cols[c].field->unit,
+				    &aggs[cols[c].field->index][gi], buf, len);
+}
+
+/* Every shown cell (strdup'ed into cells, row-major) and the widths. */
+static int grouped_cells(struct ctp_groups *g, const size_t *order,
+			 size_t shown, struct column *cols, size_t ncols,
+			 const struct ctp_agg **aggs, char **cells)
+{
+	size_t nk = ctp_groups_n_key(g);
+
+	for (size_t c = 0; c < ncols; c++)
+		cols[c].w = ctp_render_width(cols[c].title);
+	for (size_t r = 0; r < shown; r++) {
+		const struct ctp_group *gr = ctp_groups_at(g, order[r]);
+		for (size_t c = 0; c < ncols; c++) {
+			char buf[512];
+			grouped_cell(gr, order[r], c, nk, cols, aggs, buf,
+				     sizeof(buf));
+			char *s = strdup(buf);
+			if (!s)
+				return -ENOMEM;
+			cells[r * ncols + c] = s;
+			size_t w = ctp_render_width(s);
+			if (w > cols[c].w)
+				cols[c].w = w;
+		}
+	}
+	return 0;
+}
+
+static void grouped_title(const struct opts *o, const char *title,
+			  uint8_t scope, size_t ng, uint64_t rows, size_t shown,
+			  const struct ctp_snap_field *sortf)
+{
+	printf("\n%s grouped by %s: %zu groups of %" PRIu64 " %s", title,
+	       o->r.group_by, ng, rows,
+	       scope == CTP_SCOPE_THREAD    ? "threads"
+	       : scope == CTP_SCOPE_PROCESS ? "processes"
+					    : "cgroups");
+	if (shown < ng)
+		printf(", showing %zu", shown);
+	if (sortf)
+		printf(", by %s (descending, absent last)", sortf->name);
+	printf("\n");
+}
+
 /*
  * One table of groups: the key parts, THREADS, PROCS, then the aggregate of
  * every selected field of `scope` with "(k/n)" when only k of the group's n
@@ -545,7 +664,6 @@ static int print_grouped(struct ctp_groups *g, const struct opts *o,
 			 uint8_t scope, const char *title)
 {
 	const struct ctp_snap *snap = ctp_groups_snap(g);
-	const struct ctp_snap_field *fs = ctp_snap_fields(snap);
 	size_t nf = ctp_snap_n_fields(snap), ng = ctp_groups_count(g);
 	size_t nk = ctp_groups_n_key(g), ncols = 0, shown = 0;
 	const struct ctp_snap_field *sortf =
@@ -561,91 +679,19 @@ static int print_grouped(struct ctp_groups *g, const struct opts *o,
 		goto out;
 	if (sortf && sortf->scope != scope)
 		sortf = NULL;
-	for (size_t k = 0; k < nk; k++)
-		cols[ncols++] = (struct column){ctp_groups_key_title(g, k),
-						false, NULL, 0};
-	cols[ncols++] = (struct column){"THREADS", true, NULL, 0};
-	cols[ncols++] = (struct column){"PROCS", true, NULL, 0};
-	for (size_t i = 0; i < nf; i++) {
-		if (fs[i].scope != scope || !selected(o, &fs[i]))
-			continue;
-		if ((ret = ctp_groups_aggregate(g, &fs[i], &aggs[i])) < 0)
-			goto out;
-		cols[ncols++] =
-			(struct column){fs[i].name,
-					fs[i].type == CTP_TYPE_U64 ||
-						fs[i].type == CTP_TYPE_I64,
-					&fs[i], 0};
-	}
-	for (size_t i = 0; i < ng; i++) {
-		const struct ctp_group *gr = ctp_groups_at(g, i);
-		order[i] = i;
-		rows += scope == CTP_SCOPE_THREAD    ? gr->n_threads
-			: scope == CTP_SCOPE_PROCESS ? gr->n_processes
-						     : gr->n_cgroups;
-	}
-	if (sortf) {
-		const struct ctp_agg *col;
-		if ((ret = ctp_groups_aggregate(g, sortf, &col)) < 0)
-			goto out;
-		struct gsortctx sc = {col};
-		qsort_r(order, ng, sizeof(*order), cmp_groups, &sc);
-	}
+	if ((ret = grouped_columns(g, o, scope, cols, &ncols, aggs)) < 0 ||
+	    (ret = grouped_order(g, scope, sortf, order, &rows)) < 0)
+		goto out;
 	shown = o->r.limit && o->r.limit < ng ? (size_t)o->r.limit : ng;
-	printf("\n%s grouped by %s: %zu groups of %" PRIu64 " %s", title,
-	       o->r.group_by, ng, rows,
-	       scope == CTP_SCOPE_THREAD    ? "threads"
-	       : scope == CTP_SCOPE_PROCESS ? "processes"
-					    : "cgroups");
-	if (shown < ng)
-		printf(", showing %zu", shown);
-	if (sortf)
-		printf(", by %s (descending, absent last)", sortf->name);
-	printf("\n");
-	ret = 0;
+	grouped_title(o, title, scope, ng, rows, shown, sortf);
 	if (!shown)
 		goto out;
 	ret = -ENOMEM;
 	cells = calloc(shown * ncols, sizeof(*cells));
-	if (!cells)
+	if (!cells || (ret = grouped_cells(g, order, shown, cols, ncols, aggs,
+					   cells)) < 0)
 		goto out;
-	for (size_t c = 0; c < ncols; c++)
-		cols[c].w = ctp_render_width(cols[c].title);
-	for (size_t r = 0; r < shown; r++) {
-		const struct ctp_group *gr = ctp_groups_at(g, order[r]);
-		for (size_t c = 0; c < ncols; c++) {
-			char buf[512];
-			if (c < nk) {
-				const char *k = gr->key[c];
-				if (k)
-					ctp_render_escape(k, strlen(k),
-							  CTP_RENDER_CELL_MAX,
-							  buf, sizeof(buf));
-				else
-					snprintf(buf, sizeof(buf), "-");
-			} else if (c == nk) {
-				snprintf(buf, sizeof(buf), "%" PRIu32,
-					 gr->n_threads);
-			} else if (c == nk + 1) {
-				snprintf(buf, sizeof(buf), "%" PRIu32,
-					 gr->n_processes);
-			} else {
-				const struct ctp_snap_field *f = cols[c].field;
-				ctp_render_agg_cell(f->unit,
-						    &aggs[f->index][order[r]],
-						    buf, sizeof(buf));
-			}
-			char *s = strdup(buf);
-			if (!s)
-				goto out;
-			cells[r * ncols + c] = s;
-			size_t w = ctp_render_width(s);
-			if (w > cols[c].w)
-				cols[c].w = w;
-		}
-	}
 	print_grid(cols, ncols, cells, shown);
-	ret = 0;
 out:
 	if (cells)
 		for (size_t i = 0; i < shown * ncols; i++)
