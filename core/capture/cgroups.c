@@ -14,6 +14,9 @@
 #include "ctprof/plugin-util.h"
 
 #define DENTS_BUF 32768
+/* The most of <proc>/self/mountinfo read (a container host's is a few
+ * hundred KiB). */
+#define MOUNTINFO_MAX (16u << 20)
 
 void ctp_cgroups_init(struct ctp_cgroups *cg)
 {
@@ -218,11 +221,10 @@ static bool root_has_threaded_child(int cgfd)
 	return threaded;
 }
 
-/* The kernel's answer for `path`: cgroup v2 moves whole processes, except
- * within threaded subtrees: a "domain" cgroup (not "domain threaded") holds
- * whole processes, and the root does unless one of its children is
- * threaded. */
-static bool whole_by_type(int cgfd, const char *path, size_t len)
+/* cgroup v2 moves whole processes, except within threaded subtrees: a
+ * "domain" cgroup (not "domain threaded") holds whole processes, and the
+ * root does unless one of its children is threaded. */
+bool ctp_cgroup_holds_whole(int cgfd, const char *path, size_t len)
 {
 	char rel[1024], type[64];
 
@@ -253,7 +255,7 @@ bool ctp_cgroups_whole(struct ctp_cgroups *cg, int cgroup_fd, int64_t key,
 	pthread_mutex_unlock(&cg->lock);
 	if (known >= 0)
 		return known;
-	whole = whole_by_type(cgroup_fd, path, len);
+	whole = ctp_cgroup_holds_whole(cgroup_fd, path, len);
 	pthread_mutex_lock(&cg->lock);
 	if ((size_t)key >= cg->whole_cap) {
 		size_t nc = cg->whole_cap ? cg->whole_cap : 64;
@@ -287,4 +289,68 @@ int ctp_cgroup_v2_path(const char *buf, size_t len, const char **path,
 		p = nl ? nl + 1 : end;
 	}
 	return -ENOENT;
+}
+
+/* The mount point field of the first cgroup2 line of mountinfo text
+ * (NUL-terminated, modified in place). */
+static char *mountinfo_cgroup2(char *buf)
+{
+	for (char *line = buf; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		/* id parent maj:min root mountpoint opts [tags] - fstype ... */
+		char *sep = strstr(line, " - ");
+		if (sep && strncmp(sep + 3, "cgroup2 ", 8) == 0) {
+			char *f = line;
+			for (int i = 0; i < 4 && f; i++) {
+				f = strchr(f, ' ');
+				if (f)
+					f++;
+			}
+			if (f) {
+				char *e = strchr(f, ' ');
+				if (e)
+					*e = '\0';
+				return strdup(f);
+			}
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return NULL;
+}
+
+char *ctp_cgroup2_mount(int proc_fd)
+{
+	size_t cap = 4096, off = 0;
+	char *buf = NULL, *found = NULL;
+	int fd = ctp_open_regular(proc_fd, "self/mountinfo");
+
+	if (fd < 0)
+		return NULL;
+	for (;;) {
+		if (!buf || off + 1 >= cap) {
+			char *nb;
+			if (buf)
+				cap *= 2;
+			nb = cap <= MOUNTINFO_MAX ? realloc(buf, cap) : NULL;
+			if (!nb)
+				goto out;
+			buf = nb;
+		}
+		ssize_t n = read(fd, buf + off, cap - 1 - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			goto out;
+		if (n == 0)
+			break;
+		off += (size_t)n;
+	}
+	buf[off] = '\0';
+	found = mountinfo_cgroup2(buf);
+out:
+	close(fd);
+	free(buf);
+	return found;
 }

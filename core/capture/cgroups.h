@@ -63,6 +63,15 @@ bool ctp_cgroups_referenced(struct ctp_cgroups *cg, uint32_t p, uint32_t row);
 bool ctp_cgroups_whole(struct ctp_cgroups *cg, int cgroup_fd, int64_t key,
 		       const char *path, size_t len);
 
+/* The kernel's answer, uncached: does every thread of a process in v2
+ * cgroup `path` (under the mount cgfd) belong to it too? From
+ * <path>/cgroup.type, the root's from its children's; no when in doubt. */
+bool ctp_cgroup_holds_whole(int cgfd, const char *path, size_t len);
+
+/* The cgroup2 mount point from <proc>/self/mountinfo (malloc'd), or NULL
+ * when there is none or it cannot be read. */
+char *ctp_cgroup2_mount(int proc_fd);
+
 /* The v2 path: the "0::" line of /proc/<pid>/task/<tid>/cgroup. 0 or
  * -ENOENT. */
 int ctp_cgroup_v2_path(const char *buf, size_t len, const char **path,

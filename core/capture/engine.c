@@ -23,6 +23,7 @@
 #include <linux/magic.h>
 
 #include "cgroups.h"
+#include "ctprof/plugin-util.h"
 #include "engine.h"
 #include "splitq.h"
 
@@ -215,18 +216,16 @@ static int read_line_at(int dirfd, const char *name, bool check, char *out,
 	return 0;
 }
 
+/* A tgid or tid directory name. */
 static int parse_uint(const char *s, uint32_t *out)
 {
-	uint64_t v = 0;
-	if (!*s)
-		return -EINVAL;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -EINVAL;
-		v = v * 10 + (uint64_t)(*s - '0');
-		if (v > INT32_MAX)
-			return -ERANGE;
-	}
+	uint64_t v;
+	int r = ctp_parse_u64_str(s, &v);
+
+	if (r < 0)
+		return r;
+	if (v > INT32_MAX)
+		return -ERANGE;
 	*out = (uint32_t)v;
 	return 0;
 }
@@ -1058,40 +1057,6 @@ static void cgroup_calls(struct ctp_engine *eng)
 	}
 }
 
-/* Find the cgroup2 mount point in <proc>/self/mountinfo. */
-static char *find_cgroup2(int proc_fd)
-{
-	char *buf = NULL, *found = NULL;
-	size_t cap = 0, len = 0;
-	if (read_at(proc_fd, "self/mountinfo", true, &buf, &cap, &len) < 0)
-		return NULL;
-	for (char *line = buf; line && *line;) {
-		char *nl = strchr(line, '\n');
-		if (nl)
-			*nl = '\0';
-		/* id parent maj:min root mountpoint opts [tags] - fstype ... */
-		char *sep = strstr(line, " - ");
-		if (sep && strncmp(sep + 3, "cgroup2 ", 8) == 0) {
-			char *f = line;
-			for (int i = 0; i < 4 && f; i++) {
-				f = strchr(f, ' ');
-				if (f)
-					f++;
-			}
-			if (f) {
-				char *e = strchr(f, ' ');
-				if (e)
-					*e = '\0';
-				found = strdup(f);
-				break;
-			}
-		}
-		line = nl ? nl + 1 : NULL;
-	}
-	free(buf);
-	return found;
-}
-
 int ctp_engine_init(struct ctp_engine *eng, const struct ctp_config *cfg,
 		    struct ctp_capture *cap, const volatile sig_atomic_t *stop)
 {
@@ -1132,7 +1097,7 @@ int ctp_engine_init(struct ctp_engine *eng, const struct ctp_config *cfg,
 
 	const char *cg = cfg->cgroup_root ? cfg->cgroup_root : "auto";
 	if (strcmp(cg, "auto") == 0)
-		cap->cgroup_root = find_cgroup2(eng->roots.proc_fd);
+		cap->cgroup_root = ctp_cgroup2_mount(eng->roots.proc_fd);
 	else
 		cap->cgroup_root = strdup(cg);
 	if (cap->cgroup_root) {

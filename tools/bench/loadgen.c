@@ -479,7 +479,13 @@ static int parse_ulong(const char *s, unsigned long max, unsigned long *out)
 	return 0;
 }
 
-int main(int argc, char **argv)
+struct load_args {
+	unsigned long nthreads, per_proc, timeout;
+	bool may_raise, ignore_stdin;
+};
+
+/* 0, 1 after --help, -EINVAL for a bad usage. */
+static int parse_args(int argc, char **argv, struct load_args *a)
 {
 	static const struct option lopts[] = {
 		{"threads", required_argument, NULL, 'n'},
@@ -490,106 +496,111 @@ int main(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	unsigned long nthreads = 0, per_proc = 100, timeout = 300;
-	bool may_raise = true, ignore_stdin = false;
 	int c;
 
+	*a = (struct load_args){
+		.per_proc = 100, .timeout = 300, .may_raise = true};
 	while ((c = getopt_long(argc, argv, "n:t:h", lopts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			if (parse_ulong(optarg, 4000000, &nthreads) < 0)
-				goto bad;
-			break;
-		case 't':
-			if (parse_ulong(optarg, 1000000, &per_proc) < 0)
-				goto bad;
-			break;
-		case 'R':
-			may_raise = false;
-			break;
-		case 'I':
-			ignore_stdin = true;
-			break;
-		case 'T':
-			if (parse_ulong(optarg, 86400, &timeout) < 0)
-				goto bad;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			goto bad;
-		}
+		if (c == 'n' && parse_ulong(optarg, 4000000, &a->nthreads) == 0)
+			continue;
+		if (c == 't' && parse_ulong(optarg, 1000000, &a->per_proc) == 0)
+			continue;
+		if (c == 'T' && parse_ulong(optarg, 86400, &a->timeout) == 0)
+			continue;
+		if (c == 'R')
+			a->may_raise = false;
+		else if (c == 'I')
+			a->ignore_stdin = true;
+		else if (c == 'h')
+			return 1;
+		else
+			return -EINVAL;
 	}
-	if (!nthreads || optind != argc)
-		goto bad;
+	return a->nthreads && optind == argc ? 0 : -EINVAL;
+}
 
+static void catch_signals(void)
+{
 	struct sigaction sa = {.sa_handler = on_signal};
+
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+}
 
-	if (check_limits(nthreads, per_proc, may_raise) < 0) {
-		restore_sysctls();
-		return 2;
-	}
-
-	size_t nkids = (nthreads + per_proc - 1) / per_proc;
-	pid_t *kids = calloc(nkids, sizeof(*kids));
-	int pfd[2];
-	if (!kids || pipe2(pfd, O_CLOEXEC) < 0) {
-		perror("ctp-bench-load");
-		restore_sysctls();
-		return 1;
-	}
-
-	pid_t self = getpid(), pgid = 0;
+/* Fork the load processes, each with its share of the threads, into one
+ * process group (*pgid); returns how many were forked, each in kids[]. */
+static size_t fork_load(const struct load_args *a, size_t nkids, pid_t *kids,
+			int pfd[2], pid_t *pgid)
+{
+	pid_t self = getpid();
+	unsigned long left = a->nthreads;
 	size_t forked = 0;
-	int rc = 1;
-	unsigned long left = nthreads;
-	uint64_t t0 = now_ms();
+
 	for (; forked < nkids && !stop_sig; forked++) {
-		unsigned long mine = left < per_proc ? left : per_proc;
+		unsigned long mine = left < a->per_proc ? left : a->per_proc;
 		pid_t pid = fork();
 		if (pid < 0) {
 			fprintf(stderr,
 				"ctp-bench-load: fork (process %zu of "
 				"%zu): %s\n",
 				forked + 1, nkids, strerror(errno));
-			goto out;
+			break;
 		}
 		if (pid == 0) {
 			close(pfd[0]);
-			child_main(pfd[1], mine, self, pgid);
+			child_main(pfd[1], mine, self, *pgid);
 		}
 		/* Set the group from both sides so neither order races. */
-		if (pgid == 0)
-			pgid = pid;
-		setpgid(pid, pgid);
+		if (*pgid == 0)
+			*pgid = pid;
+		setpgid(pid, *pgid);
 		kids[forked] = pid;
 		left -= mine;
 	}
-	close(pfd[1]);
-	pfd[1] = -1;
-	if (stop_sig)
-		goto out;
+	return forked;
+}
 
-	long alive = wait_ready(pfd[0], nkids, (unsigned)timeout);
-	if (alive < 0)
-		goto out;
-	fprintf(stderr,
-		"ctp-bench-load: %ld threads in %zu processes ready in "
-		"%.2fs\n",
-		alive, nkids, (double)(now_ms() - t0) / 1e3);
-	printf("ready %ld %zu %ld\n", alive, nkids, (long)pgid);
-	fflush(stdout);
-	hold(ignore_stdin);
-	rc = 0;
-out:
-	if (pfd[1] >= 0)
-		close(pfd[1]);
+int main(int argc, char **argv)
+{
+	struct load_args a;
+	int r = parse_args(argc, argv, &a), rc = 1, pfd[2];
+
+	if (r != 0) {
+		usage(r == 1 ? stdout : stderr);
+		return r == 1 ? 0 : 2;
+	}
+	catch_signals();
+	if (check_limits(a.nthreads, a.per_proc, a.may_raise) < 0) {
+		restore_sysctls();
+		return 2;
+	}
+	size_t nkids = (a.nthreads + a.per_proc - 1) / a.per_proc, forked;
+	pid_t *kids = calloc(nkids, sizeof(*kids)), pgid = 0;
+	if (!kids || pipe2(pfd, O_CLOEXEC) < 0) {
+		perror("ctp-bench-load");
+		restore_sysctls();
+		free(kids);
+		return 1;
+	}
+	uint64_t t0 = now_ms();
+	forked = fork_load(&a, nkids, kids, pfd, &pgid);
+	close(pfd[1]);
+	if (forked == nkids && !stop_sig) {
+		long alive = wait_ready(pfd[0], nkids, (unsigned)a.timeout);
+		if (alive >= 0) {
+			fprintf(stderr,
+				"ctp-bench-load: %ld threads in %zu processes "
+				"ready in %.2fs\n",
+				alive, nkids, (double)(now_ms() - t0) / 1e3);
+			printf("ready %ld %zu %ld\n", alive, nkids, (long)pgid);
+			fflush(stdout);
+			hold(a.ignore_stdin);
+			rc = 0;
+		}
+	}
 	close(pfd[0]);
 	teardown(pgid, kids, forked);
 	restore_sysctls();
@@ -597,7 +608,4 @@ out:
 	if (stop_sig && rc != 0)
 		fprintf(stderr, "ctp-bench-load: interrupted\n");
 	return rc;
-bad:
-	usage(stderr);
-	return 2;
 }

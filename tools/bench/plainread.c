@@ -41,6 +41,17 @@
  *
  * Prints "tgids N tids N vanished N" and a line of cgroup and smaps counts
  * on stdout.
+ *
+ * Why a program of its own, and not the engine with no plugins: it is the
+ * yardstick the engine is measured against, so it must cost the system
+ * calls of a snapshot and nothing else (no workers, no tables, no plugin
+ * dispatch, no snapshot). It therefore keeps its own walk loop, in the
+ * engine's order and with the engine's buffer sizes; bench.py --strace
+ * checks the two make the same calls, process by process. What is not
+ * per-task work it takes from the engine itself rather than a copy: the
+ * decimal of a directory name (the toolkit's ctp_parse_u64_str), the "0::"
+ * line of a cgroup file, whether a cgroup holds whole processes and where
+ * cgroup2 is mounted (core/capture/cgroups.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -56,6 +67,9 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "cgroups.h"
+#include "ctprof/plugin-util.h"
 
 #define DENTS_BUF     32768
 #define FILE_BUF_INIT 4096
@@ -179,18 +193,16 @@ static int read_line_at(int dirfd, const char *name, char *out, size_t outlen)
 	return 0;
 }
 
+/* A tgid or tid directory name, as the engine takes it. */
 static int parse_id(const char *s, uint32_t *out)
 {
-	uint64_t v = 0;
-	if (!*s)
-		return -EINVAL;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -EINVAL;
-		v = v * 10 + (uint64_t)(*s - '0');
-		if (v > INT32_MAX)
-			return -ERANGE;
-	}
+	uint64_t v;
+	int r = ctp_parse_u64_str(s, &v);
+
+	if (r < 0)
+		return r;
+	if (v > INT32_MAX)
+		return -ERANGE;
 	*out = (uint32_t)v;
 	return 0;
 }
@@ -251,74 +263,12 @@ static int list_ids(struct walk *w, int dirfd, uint32_t **ids, size_t *cap,
 	return 0;
 }
 
-/* The "0::" line of a cgroup file: the v2 path. */
-static int cgroup_v2_path(const char *buf, size_t len, const char **path,
-			  size_t *plen)
-{
-	const char *p = buf, *end = buf + len;
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *le = nl ? nl : end;
-		if (le - p >= 3 && p[0] == '0' && p[1] == ':' && p[2] == ':') {
-			*path = p + 3;
-			*plen = (size_t)(le - p - 3);
-			return 0;
-		}
-		p = nl ? nl + 1 : end;
-	}
-	return -ENOENT;
-}
-
-/* As the engine: only a threaded child lets a root process's threads
- * sit elsewhere; the first one found ends the scan. */
-static bool root_has_threaded_child(struct walk *w)
-{
-	int dfd = openat(w->cg_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return true;
-	bool threaded = false;
-	while (!threaded) {
-		long n = syscall(SYS_getdents64, dfd, w->dents,
-				 sizeof(w->dents));
-		if (n <= 0) {
-			threaded = n < 0;
-			break;
-		}
-		for (long off = 0; off < n && !threaded;) {
-			struct dirent64 *d =
-				(struct dirent64 *)(w->dents + off);
-			off += d->d_reclen;
-			if ((d->d_type != DT_DIR && d->d_type != DT_UNKNOWN) ||
-			    !strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
-				continue;
-			char rel[300], type[64];
-			snprintf(rel, sizeof(rel), "%.255s/cgroup.type",
-				 d->d_name);
-			if (read_line_at(w->cg_fd, rel, type, sizeof(type)) ==
-				    0 &&
-			    strstr(type, "threaded"))
-				threaded = true;
-		}
-	}
-	close(dfd);
-	return threaded;
-}
-
+/* Whether a path's threads all share it: the engine's own decision
+ * (core/capture/cgroups.c), counted. */
 static bool decide_whole(struct walk *w, const char *path, size_t len)
 {
 	w->cg_decided++;
-	/* ".." leaves the cgroup namespace: the engine does not look. */
-	if (len == 0 || path[0] != '/' || memmem(path, len, "/..", 3))
-		return false;
-	if (len == 1)
-		return !root_has_threaded_child(w);
-	if (len >= CG_TYPE_MAX)
-		return false;
-	char rel[CG_PATH_MAX], type[64];
-	snprintf(rel, sizeof(rel), "%.*s/cgroup.type", (int)(len - 1),
-		 path + 1);
-	return read_line_at(w->cg_fd, rel, type, sizeof(type)) == 0 &&
-	       strcmp(type, "domain") == 0;
+	return ctp_cgroup_holds_whole(w->cg_fd, path, len);
 }
 
 static uint64_t fnv1a(const char *s, size_t len)
@@ -471,7 +421,7 @@ static int process_cgroup(struct walk *w, int pdir, const char *rel,
 	const char *path;
 	w->cg_proc_reads++;
 	if (read_at(pdir, rel, &w->cgbuf, &w->cgcap, &len) == 0 &&
-	    cgroup_v2_path(w->cgbuf, len, &path, &plen) == 0 &&
+	    ctp_cgroup_v2_path(w->cgbuf, len, &path, &plen) == 0 &&
 	    plen < CG_PATH_MAX && cgroup_whole(w, path, plen, whole) < 0)
 		return -ENOMEM;
 	w->cg_whole += *whole;
@@ -533,40 +483,6 @@ gone_pdir:
 gone:
 	w->vanished++;
 	return 0;
-}
-
-/* The engine's find_cgroup2(): the cgroup2 mount point in mountinfo. */
-static char *find_cgroup2(int proc_fd)
-{
-	char *buf = NULL, *found = NULL;
-	size_t cap = 0, len = 0;
-	if (read_at(proc_fd, "self/mountinfo", &buf, &cap, &len) < 0)
-		return NULL;
-	for (char *line = buf; line && *line;) {
-		char *nl = strchr(line, '\n');
-		if (nl)
-			*nl = '\0';
-		/* id parent maj:min root mountpoint opts [tags] - fstype ... */
-		char *sep = strstr(line, " - ");
-		if (sep && strncmp(sep + 3, "cgroup2 ", 8) == 0) {
-			char *f = line;
-			for (int i = 0; i < 4 && f; i++) {
-				f = strchr(f, ' ');
-				if (f)
-					f++;
-			}
-			if (f) {
-				char *e = strchr(f, ' ');
-				if (e)
-					*e = '\0';
-				found = strdup(f);
-				break;
-			}
-		}
-		line = nl ? nl + 1 : NULL;
-	}
-	free(buf);
-	return found;
 }
 
 /* Split a comma list in place into steps; an empty string gives none. */
@@ -634,7 +550,16 @@ static void usage(FILE *out)
 		"counts.\n");
 }
 
-int main(int argc, char **argv)
+struct args {
+	const char *root, *cgroot;
+	char *tlist, *plist;
+	bool no_affinity;
+	uint64_t budget_ms;
+};
+
+/* The command line into a and w's cgroup and smaps options: 0, 1 after
+ * --help, -EINVAL for a bad usage. */
+static int parse_args(int argc, char **argv, struct walk *w, struct args *a)
 {
 	static const struct option lopts[] = {
 		{"proc", required_argument, NULL, 'p'},
@@ -650,130 +575,124 @@ int main(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	char t_procfs[] = "stat,status", p_procfs[] = "stat";
-	char t_issue3[] = "stat,status,schedstat,io,@affinity,sched";
-	char p_issue3[] = "stat,statm,@smaps_rollup";
-	char *tlist = t_procfs, *plist = p_procfs;
-	const char *root = "/proc", *cgroot = "auto";
-	char *cgfound = NULL;
-	bool no_affinity = false, placed = false, unused = false;
-	uint64_t budget_ms = 300;
-	struct walk *w = calloc(1, sizeof(*w));
-	uint32_t *tgids = NULL, *tids = NULL;
-	size_t n_tgids = 0, tgid_cap = 0, tid_cap = 0;
-	int c, r, rc = 1;
+	/* Writable: parse_steps splits them in place. */
+	static char t_procfs[] = "stat,status", p_procfs[] = "stat";
+	static char t_issue3[] = "stat,status,schedstat,io,@affinity,sched";
+	static char p_issue3[] = "stat,statm,@smaps_rollup";
+	int c;
 
-	if (!w) {
-		perror("ctp-bench-read");
-		return 1;
-	}
-	w->proc_fd = w->cg_fd = -1;
-	w->statm = -1;
-	w->smaps_max_rss = 16ull << 30;
-	w->page_size = (uint64_t)getpagesize();
+	*a = (struct args){.root = "/proc",
+			   .cgroot = "auto",
+			   .tlist = t_procfs,
+			   .plist = p_procfs,
+			   .budget_ms = 300};
 	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			root = optarg;
-			break;
-		case 'c':
-			cgroot = optarg;
-			break;
-		case 'C':
+		if (c == 'p')
+			a->root = optarg;
+		else if (c == 'c')
+			a->cgroot = optarg;
+		else if (c == 'C')
 			w->per_thread_cg = true;
-			break;
-		case 'L':
+		else if (c == 'L')
 			w->cg_from_leader = true;
-			break;
-		case 's':
-			if (strcmp(optarg, "procfs") == 0) {
-				tlist = t_procfs;
-				plist = p_procfs;
-			} else if (strcmp(optarg, "issue3") == 0) {
-				tlist = t_issue3;
-				plist = p_issue3;
-			} else {
-				goto bad_usage;
-			}
-			break;
-		case 't':
-			tlist = optarg;
-			break;
-		case 'P':
-			plist = optarg;
-			break;
-		case 'A':
-			no_affinity = true;
-			break;
-		case 'm':
-			if (parse_u64(optarg, &w->smaps_max_rss) < 0)
-				goto bad_usage;
-			break;
-		case 'b':
-			if (parse_u64(optarg, &budget_ms) < 0)
-				goto bad_usage;
-			break;
-		case 'h':
-			usage(stdout);
-			free(w);
-			return 0;
-		default:
-			goto bad_usage;
-		}
+		else if (c == 's' && strcmp(optarg, "procfs") == 0)
+			a->tlist = t_procfs, a->plist = p_procfs;
+		else if (c == 's' && strcmp(optarg, "issue3") == 0)
+			a->tlist = t_issue3, a->plist = p_issue3;
+		else if (c == 't')
+			a->tlist = optarg;
+		else if (c == 'P')
+			a->plist = optarg;
+		else if (c == 'A')
+			a->no_affinity = true;
+		else if (c == 'm' && parse_u64(optarg, &w->smaps_max_rss) == 0)
+			continue;
+		else if (c == 'b' && parse_u64(optarg, &a->budget_ms) == 0)
+			continue;
+		else if (c == 'h')
+			return 1;
+		else
+			return -EINVAL;
 	}
-	if (optind != argc ||
-	    parse_steps(tlist, false, w->tstep, &w->n_tstep, &placed) < 0 ||
-	    parse_steps(plist, true, w->pstep, &w->n_pstep, &unused) < 0)
-		goto bad_usage;
-	if ((placed && no_affinity) || (w->per_thread_cg && w->cg_from_leader))
-		goto bad_usage;
-	if (!placed && !no_affinity) {
+	return optind == argc ? 0 : -EINVAL;
+}
+
+/* The steps of both scopes, the affinity call placed, the statm step and
+ * the smaps budget found; -EINVAL for lists that do not go together. */
+static int setup_steps(struct walk *w, const struct args *a)
+{
+	bool placed = false, unused = false;
+
+	if (parse_steps(a->tlist, false, w->tstep, &w->n_tstep, &placed) < 0 ||
+	    parse_steps(a->plist, true, w->pstep, &w->n_pstep, &unused) < 0)
+		return -EINVAL;
+	if ((placed && a->no_affinity) ||
+	    (w->per_thread_cg && w->cg_from_leader))
+		return -EINVAL;
+	if (!placed && !a->no_affinity) {
 		if (w->n_tstep == MAX_STEPS)
-			goto bad_usage;
+			return -EINVAL;
 		w->tstep[w->n_tstep++] = (struct step){.kind = STEP_AFFINITY};
 	}
 	for (size_t i = 0; i < w->n_pstep; i++)
 		if (w->pstep[i].kind == STEP_FILE &&
 		    strcmp(w->pstep[i].name, "statm") == 0 && w->statm < 0)
 			w->statm = (int)i;
-	w->smaps_budget_ns = budget_ms >= UINT64_MAX / 1000000
+	w->smaps_budget_ns = a->budget_ms >= UINT64_MAX / 1000000
 				     ? UINT64_MAX
-				     : budget_ms * 1000000;
+				     : a->budget_ms * 1000000;
+	return 0;
+}
 
-	w->proc_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+/* The proc root, and the cgroup root the engine opens at start, walk or
+ * not (*cgfound: its path, or NULL). */
+static int open_roots(struct walk *w, const struct args *a, char **cgfound)
+{
+	w->proc_fd = open(a->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (w->proc_fd < 0) {
-		fprintf(stderr, "ctp-bench-read: %s: %s\n", root,
+		fprintf(stderr, "ctp-bench-read: %s: %s\n", a->root,
 			strerror(errno));
-		goto out;
+		return -errno;
 	}
-	/* The engine opens the cgroup root at start, walk or not. */
-	if (strcmp(cgroot, "auto") == 0)
-		cgfound = find_cgroup2(w->proc_fd);
-	else if (strcmp(cgroot, "none") != 0)
-		cgfound = strdup(cgroot);
-	if (cgfound) {
-		w->cg_fd = open(cgfound, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (strcmp(a->cgroot, "auto") == 0)
+		*cgfound = ctp_cgroup2_mount(w->proc_fd);
+	else if (strcmp(a->cgroot, "none") != 0)
+		*cgfound = strdup(a->cgroot);
+	if (*cgfound) {
+		w->cg_fd = open(*cgfound, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (w->cg_fd < 0)
 			fprintf(stderr, "ctp-bench-read: cgroup root %s: %s\n",
-				cgfound, strerror(errno));
+				*cgfound, strerror(errno));
 	}
+	return 0;
+}
 
+/* Every tgid of the proc root, ascending. */
+static int walk_all(struct walk *w, const char *root)
+{
+	uint32_t *tgids = NULL, *tids = NULL;
+	size_t n_tgids = 0, tgid_cap = 0, tid_cap = 0;
 	int pfd = openat(w->proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	r = pfd < 0 ? -errno : list_ids(w, pfd, &tgids, &tgid_cap, &n_tgids);
+	int r = pfd < 0 ? -errno
+			: list_ids(w, pfd, &tgids, &tgid_cap, &n_tgids);
+
 	if (pfd >= 0)
 		close(pfd);
-	if (r < 0) {
+	if (r < 0)
 		fprintf(stderr, "ctp-bench-read: listing %s: %s\n", root,
 			strerror(-r));
-		goto out;
-	}
-	for (size_t i = 0; i < n_tgids; i++) {
+	for (size_t i = 0; r == 0 && i < n_tgids; i++) {
 		r = walk_process(w, tgids[i], &tids, &tid_cap);
-		if (r < 0) {
+		if (r < 0)
 			fprintf(stderr, "ctp-bench-read: %s\n", strerror(-r));
-			goto out;
-		}
 	}
+	free(tgids);
+	free(tids);
+	return r;
+}
+
+static void report(const struct walk *w, const char *cgfound)
+{
 	printf("tgids %" PRIu64 " tids %" PRIu64 " vanished %" PRIu64 "\n",
 	       w->tgids, w->tids, w->vanished);
 	printf("cgroup root %s: process reads %" PRIu64 " shared %" PRIu64
@@ -782,12 +701,10 @@ int main(int argc, char **argv)
 	       w->cg_fd >= 0 ? cgfound : "none", w->cg_proc_reads, w->cg_whole,
 	       w->cg_decided, w->cg_thread_reads, w->smaps_reads,
 	       w->smaps_skipped);
-	rc = 0;
-	goto out;
-bad_usage:
-	usage(stderr);
-	rc = 2;
-out:
+}
+
+static void walk_free(struct walk *w)
+{
 	if (w->proc_fd >= 0)
 		close(w->proc_fd);
 	if (w->cg_fd >= 0)
@@ -800,9 +717,39 @@ out:
 		free(w->cg[i].path);
 	free(w->cg);
 	free(w->cgbuf);
-	free(cgfound);
-	free(tgids);
-	free(tids);
 	free(w);
+}
+
+int main(int argc, char **argv)
+{
+	struct walk *w = calloc(1, sizeof(*w));
+	char *cgfound = NULL;
+	struct args a;
+	int r, rc = 1;
+
+	if (!w) {
+		perror("ctp-bench-read");
+		return 1;
+	}
+	w->proc_fd = w->cg_fd = -1;
+	w->statm = -1;
+	w->smaps_max_rss = 16ull << 30;
+	w->page_size = (uint64_t)getpagesize();
+	r = parse_args(argc, argv, w, &a);
+	if (r == 0)
+		r = setup_steps(w, &a);
+	if (r == 1) {
+		usage(stdout);
+		rc = 0;
+	} else if (r < 0) {
+		usage(stderr);
+		rc = 2;
+	} else if (open_roots(w, &a, &cgfound) == 0 &&
+		   walk_all(w, a.root) == 0) {
+		report(w, cgfound);
+		rc = 0;
+	}
+	walk_free(w);
+	free(cgfound);
 	return rc;
 }
