@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "scan.h"
-#include "cli.h"
 #include "group.h"
 #include "grow.h"
 #include "hostdiff.h"
@@ -1650,7 +1649,7 @@ static int run(struct ctx *x)
 		.flatten = o->r.spec.flatten,
 		.n_flatten = o->r.spec.n_flatten,
 	};
-	int rc = CTP_EXIT_FAILURE, r;
+	int rc = -ENOMEM, r;
 
 	/* A grouping that has a cgroup axis already keys the cgroups. */
 	if (has_cgroup_axis(&o->r.spec))
@@ -1675,7 +1674,7 @@ static int run(struct ctx *x)
 			PROG ": --sort %s: no such field in either "
 			     "snapshot\n",
 			o->r.sort);
-		rc = CTP_EXIT_USAGE;
+		rc = -EINVAL;
 		goto out;
 	}
 
@@ -1691,14 +1690,15 @@ static int run(struct ctx *x)
 	if (json)
 		fputs("}\n", x->out);
 	if (fflush(x->out) != 0 || ferror(x->out)) {
-		fprintf(stderr, PROG ": writing output: %s\n", strerror(errno));
+		rc = errno ? -errno : -EIO;
+		fprintf(stderr, PROG ": writing output: %s\n", strerror(-rc));
 		goto out;
 	}
-	rc = CTP_EXIT_OK;
+	rc = 0;
 	goto out;
 fail:
 	fprintf(stderr, PROG ": --group-by %s: %s\n", o->r.group_by, err);
-	rc = r == -ENOMEM ? CTP_EXIT_FAILURE : CTP_EXIT_USAGE;
+	rc = r == -ENOMEM ? -ENOMEM : -EINVAL;
 	goto out;
 nomem:
 	fprintf(stderr, PROG ": out of memory\n");
@@ -1712,16 +1712,20 @@ out:
 int ctp_compare(const struct ctp_compare_opts *o)
 {
 	struct ctx x = {.o = o, .out = stdout};
-	int rc = CTP_EXIT_FAILURE;
-	for (int k = 0; k < 2; k++) {
+	int rc = 0;
+	for (int k = 0; k < 2 && rc == 0; k++) {
 		char err[512];
 		x.path[k] = o->paths[k];
-		if (ctp_snap_open(x.path[k], o->r.cap, &x.snap[k], err,
-				  sizeof(err)) < 0) {
+		rc = ctp_snap_open(x.path[k], o->r.cap, &x.snap[k], err,
+				   sizeof(err));
+		if (rc < 0) {
 			fprintf(stderr, PROG ": %s\n", err);
-			goto out;
+			/* The reader says -EINVAL for a corrupt file. */
+			rc = rc == -EINVAL ? -EBADMSG : rc;
 		}
 	}
+	if (rc < 0)
+		goto out;
 	/* no-color.org: NO_COLOR set and not empty turns colour off. */
 	const char *nc = getenv("NO_COLOR");
 	x.color = o->fmt == CTP_COMPARE_TABLE && isatty(STDOUT_FILENO) &&

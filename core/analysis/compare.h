@@ -50,8 +50,11 @@ struct ctp_compare_opts {
 	const char *paths[2]; /* BASE, CAND */
 };
 
-/* Open both snapshots and write the comparison to stdout. Returns the exit
- * status (messages on stderr). */
+/* Open both snapshots and write the comparison to stdout, messages on
+ * stderr. Returns 0; -EINVAL when the request does not fit the snapshots
+ * (a --group-by axis or --sort field they lack); -EBADMSG for a corrupt
+ * snapshot; or another negative errno (a snapshot cannot be opened, out of
+ * memory, the output cannot be written). */
 int ctp_compare(const struct ctp_compare_opts *o);
 
 #endif

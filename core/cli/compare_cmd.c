@@ -183,8 +183,12 @@ int ctp_cmd_compare(int argc, char **argv)
 				     .r.group_by = "pcomm",
 				     .sections = CTP_COMPARE_ALL};
 	int rc = parse_compare_args(argc, argv, &o);
-	if (rc < 0)
-		rc = ctp_compare(&o);
+	if (rc < 0) {
+		int r = ctp_compare(&o);
+		rc = r == 0	    ? CTP_EXIT_OK
+		     : r == -EINVAL ? CTP_EXIT_USAGE
+				    : CTP_EXIT_FAILURE;
+	}
 	ctp_readopts_done(&o.r);
 	return rc;
 }
