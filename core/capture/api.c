@@ -8,7 +8,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli.h"
 #include "engine.h"
 
 int ctp_verbosity;

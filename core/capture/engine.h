@@ -119,6 +119,10 @@ struct ctp_engine {
 	pthread_cond_t done_cond;
 };
 
+/* How much the core and plugins log (set from the command line): -q gives
+ * -1, -v gives 1, -vv 2. */
+extern int ctp_verbosity;
+
 /* Logging used by the core itself (respects ctp_verbosity). */
 void ctp_log(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -12,9 +12,6 @@ enum {
 	CTP_EXIT_INTERRUPTED = 130, /* SIGINT/SIGTERM stopped a capture */
 };
 
-/* Global verbosity: -q gives -1, -v gives 1, -vv 2. */
-extern int ctp_verbosity;
-
 int ctp_cmd_show(int argc, char **argv);
 int ctp_cmd_dump(int argc, char **argv);
 int ctp_cmd_compare(int argc, char **argv);
