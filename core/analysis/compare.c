@@ -56,13 +56,43 @@ struct gsec {
 	struct ctp_agg *aggs; /* host fields: one "group", owned */
 };
 
+struct writer;
+
 struct ctx {
 	const struct ctp_compare_opts *o;
+	const struct writer *w; /* the --format's implementation */
 	const char *path[2];
 	struct ctp_snap *snap[2];
 	FILE *out;
 	bool color;
 	size_t columns; /* 0: no limit */
+};
+
+struct ctp_hostdiff;
+struct gsec;
+struct plugin_pair;
+
+/*
+ * The output of a comparison in one format (--format): table, JSON or CSV
+ * each implement every part, and ctp_compare picks one; the printers of
+ * the parts compute what to say and leave how to this.
+ */
+struct writer {
+	bool terminal;	      /* for a person: colour and terminal width */
+	bool empty_sections;  /* a grouped section of no field is written */
+	const char *part_sep; /* before each part after the first */
+	const char *end;      /* after the last part */
+	void (*header)(struct ctx *x, const char **const only[2],
+		       const size_t nonly[2]);
+	/* A grouped section; table_if_empty: even one of no field. */
+	int (*gsec)(struct ctx *x, struct gsec *s, bool table_if_empty);
+	void (*host)(struct ctx *x, const struct ctp_hostdiff *d);
+	int (*psi_host)(struct ctx *x, struct gsec *s);
+	void (*plugins_begin)(struct ctx *x, size_t n);
+	void (*plugin)(struct ctx *x, const struct plugin_pair *pp, bool first);
+	/* After the plugins: the read-failure hints of each side (NULL:
+	 * none). */
+	void (*plugins_end)(struct ctx *x, const char *const hint[2]);
 };
 
 /* ---- Small helpers ---- */
@@ -1025,6 +1055,49 @@ static void host_line(struct ctx *x, const struct ctp_hostdiff_line *l)
 	fprintf(x->out, "  %s: %s -> %s%s\n", l->key, b[0], b[1], d);
 }
 
+static void host_table(struct ctx *x, const struct ctp_hostdiff *d)
+{
+	fprintf(x->out, "\nHost: %zu differences (BASE -> CAND)\n", d->n);
+	for (size_t i = 0; i < d->n; i++)
+		host_line(x, &d->lines[i]);
+}
+
+static void host_json(struct ctx *x, const struct ctp_hostdiff *d)
+{
+	FILE *out = x->out;
+
+	fputs("\"host\":[", out);
+	for (size_t i = 0; i < d->n; i++) {
+		fputs(i ? ",{\"key\":" : "{\"key\":", out);
+		json_str(out, d->lines[i].key);
+		fputs(",\"base\":", out);
+		d->lines[i].before_absent ? fputs("null", out)
+					  : json_str(out, d->lines[i].before);
+		fputs(",\"cand\":", out);
+		d->lines[i].after_absent ? fputs("null", out)
+					 : json_str(out, d->lines[i].after);
+		fputc('}', out);
+	}
+	fputs("]", out);
+}
+
+static void host_csv(struct ctx *x, const struct ctp_hostdiff *d)
+{
+	FILE *out = x->out;
+
+	for (size_t i = 0; i < d->n; i++) {
+		fputs("host,,,,,,,", out);
+		csv_str(out, d->lines[i].key);
+		fputc(',', out);
+		if (!d->lines[i].before_absent)
+			csv_str(out, d->lines[i].before);
+		fputc(',', out);
+		if (!d->lines[i].after_absent)
+			csv_str(out, d->lines[i].after);
+		fputs(",,,1\n", out);
+	}
+}
+
 static int print_host(struct ctx *x)
 {
 	struct ctp_hostdiff_opts ho = {
@@ -1033,42 +1106,10 @@ static int print_host(struct ctx *x)
 		.exclude_section = PSI_SECTION,
 	};
 	struct ctp_hostdiff *d;
+
 	if (ctp_hostdiff_new(x->snap[0], x->snap[1], &ho, &d) < 0)
 		return -ENOMEM;
-	FILE *out = x->out;
-	if (x->o->fmt == CTP_COMPARE_TABLE) {
-		fprintf(out, "\nHost: %zu differences (BASE -> CAND)\n", d->n);
-		for (size_t i = 0; i < d->n; i++)
-			host_line(x, &d->lines[i]);
-	} else if (x->o->fmt == CTP_COMPARE_JSON) {
-		fputs("\"host\":[", out);
-		for (size_t i = 0; i < d->n; i++) {
-			fputs(i ? ",{\"key\":" : "{\"key\":", out);
-			json_str(out, d->lines[i].key);
-			fputs(",\"base\":", out);
-			d->lines[i].before_absent
-				? fputs("null", out)
-				: json_str(out, d->lines[i].before);
-			fputs(",\"cand\":", out);
-			d->lines[i].after_absent
-				? fputs("null", out)
-				: json_str(out, d->lines[i].after);
-			fputc('}', out);
-		}
-		fputs("]", out);
-	} else {
-		for (size_t i = 0; i < d->n; i++) {
-			fputs("host,,,,,,,", out);
-			csv_str(out, d->lines[i].key);
-			fputc(',', out);
-			if (!d->lines[i].before_absent)
-				csv_str(out, d->lines[i].before);
-			fputc(',', out);
-			if (!d->lines[i].after_absent)
-				csv_str(out, d->lines[i].after);
-			fputs(",,,1\n", out);
-		}
-	}
+	x->w->host(x, d);
 	ctp_hostdiff_free(d);
 	return 0;
 }
@@ -1096,78 +1137,96 @@ static int collect_fields_host(struct ctx *x, struct gsec *s)
 }
 
 /* The psi.* host fields with their deltas. */
-static int print_psi_host(struct ctx *x)
+/* Field j of the host's PSI fields, BASE against CAND. */
+static void psi_cell(struct gsec *s, size_t j, struct cmp *c, char *d,
+		     size_t dlen, char *pc, size_t pclen)
 {
-	struct gsec s = {0};
-	FILE *out = x->out;
-	size_t n = 0;
-	if (collect_fields_host(x, &s) < 0)
-		return -ENOMEM;
-	(void)n;
 	struct jrow r = {.idx = {0, 0}, .rank = 2};
-	struct table t = {.ncols = 5};
+
+	compare_cell(s, &r, &s->fp[j], c);
+	human_change(c, any_f(&s->fp[j])->unit, d, dlen, pc, pclen);
+}
+
+static int psi_host_table(struct ctx *x, struct gsec *s)
+{
+	static const char *const drop[] = {"%", "BASE", NULL};
 	struct tcol cols[] = {{"FIELD"},
 			      {"BASE", true},
 			      {"CAND", true},
 			      {"DELTA", true},
 			      {"%", true}};
-	t.cols = cols;
-	if (x->o->fmt == CTP_COMPARE_TABLE)
-		fprintf(out, "\nPSI (host): %zu fields\n", s.nfp);
-	else if (x->o->fmt == CTP_COMPARE_JSON)
-		fputs("\"psi_host\":{", out);
-	for (size_t j = 0; j < s.nfp; j++) {
+	struct table t = {.ncols = 5, .cols = cols};
+	int ret = 0;
+
+	fprintf(x->out, "\nPSI (host): %zu fields\n", s->nfp);
+	for (size_t j = 0; j < s->nfp && ret == 0; j++) {
 		struct cmp c;
-		char d[400], pc[64], num[64];
-		compare_cell(&s, &r, &s.fp[j], &c);
-		human_change(&c, any_f(&s.fp[j])->unit, d, sizeof(d), pc,
-			     sizeof(pc));
-		if (x->o->fmt == CTP_COMPARE_TABLE) {
-			char *cells[] = {(char *)s.fp[j].name, c.h[0], c.h[1],
-					 d, pc};
-			if (table_add(&t, cells, 0) < 0)
-				goto nomem;
-		} else if (x->o->fmt == CTP_COMPARE_JSON) {
-			fputs(j ? "," : "", out);
-			json_str(out, s.fp[j].name);
-			fputs(":{\"base\":", out);
-			json_agg(out, c.a[0]);
-			fputs(",\"cand\":", out);
-			json_agg(out, c.a[1]);
-			fputs(",\"delta\":", out);
-			if (c.num) {
-				exact_num(num, sizeof(num), c.delta);
-				fputs(num, out);
-			} else {
-				fputs("null", out);
-			}
-			fputs(",\"percent\":", out);
-			c.has_pct ? fprintf(out, "%.4Lf", c.pct)
-				  : fputs("null", out);
-			fputc('}', out);
-		} else {
-			fputs("psi,,,,,,", out);
-			csv_cmp(out, s.fp[j].name, &c);
-		}
+		char d[400], pc[64];
+		psi_cell(s, j, &c, d, sizeof(d), pc, sizeof(pc));
+		char *cells[] = {(char *)s->fp[j].name, c.h[0], c.h[1], d, pc};
+		ret = table_add(&t, cells, 0) < 0 ? -ENOMEM : 0;
 	}
-	if (x->o->fmt == CTP_COMPARE_TABLE && t.nrows) {
-		static const char *const drop[] = {"%", "BASE", NULL};
+	if (ret == 0 && t.nrows) {
 		table_fit(x, &t, drop);
 		table_print(x, &t);
-	} else if (x->o->fmt == CTP_COMPARE_JSON) {
-		fputc('}', out);
 	}
 	t.cols = NULL;
 	table_free(&t);
-	free(s.fp);
-	free(s.aggs);
+	return ret;
+}
+
+static int psi_host_json(struct ctx *x, struct gsec *s)
+{
+	FILE *out = x->out;
+
+	fputs("\"psi_host\":{", out);
+	for (size_t j = 0; j < s->nfp; j++) {
+		struct cmp c;
+		char d[400], pc[64], num[64];
+		psi_cell(s, j, &c, d, sizeof(d), pc, sizeof(pc));
+		fputs(j ? "," : "", out);
+		json_str(out, s->fp[j].name);
+		fputs(":{\"base\":", out);
+		json_agg(out, c.a[0]);
+		fputs(",\"cand\":", out);
+		json_agg(out, c.a[1]);
+		fputs(",\"delta\":", out);
+		if (c.num) {
+			exact_num(num, sizeof(num), c.delta);
+			fputs(num, out);
+		} else {
+			fputs("null", out);
+		}
+		fputs(",\"percent\":", out);
+		c.has_pct ? fprintf(out, "%.4Lf", c.pct) : fputs("null", out);
+		fputc('}', out);
+	}
+	fputc('}', out);
 	return 0;
-nomem:
-	t.cols = NULL;
-	table_free(&t);
+}
+
+static int psi_host_csv(struct ctx *x, struct gsec *s)
+{
+	for (size_t j = 0; j < s->nfp; j++) {
+		struct cmp c;
+		char d[400], pc[64];
+		psi_cell(s, j, &c, d, sizeof(d), pc, sizeof(pc));
+		fputs("psi,,,,,,", x->out);
+		csv_cmp(x->out, s->fp[j].name, &c);
+	}
+	return 0;
+}
+
+static int print_psi_host(struct ctx *x)
+{
+	struct gsec s = {0};
+	int ret = collect_fields_host(x, &s) < 0 ? -ENOMEM : 0;
+
+	if (ret == 0)
+		ret = x->w->psi_host(x, &s);
 	free(s.fp);
 	free(s.aggs);
-	return -ENOMEM;
+	return ret;
 }
 
 /* ---- Plugins and read failures ---- */
@@ -1301,8 +1360,10 @@ static void plugin_pair_init(const struct ctx *x, const char *name,
 		}
 }
 
-static void plugin_table(struct ctx *x, const struct plugin_pair *pp)
+static void plugin_table(struct ctx *x, const struct plugin_pair *pp,
+			 bool first)
 {
+	(void)first;
 	FILE *out = x->out;
 	const struct ctp_snap_plugin *const *p = pp->p;
 	const char *s0 = status_of(p[0]), *s1 = status_of(p[1]);
@@ -1383,8 +1444,9 @@ static void plugin_json(struct ctx *x, const struct plugin_pair *pp, bool first)
 	fputs("}}", out);
 }
 
-static void plugin_csv(struct ctx *x, const struct plugin_pair *pp)
+static void plugin_csv(struct ctx *x, const struct plugin_pair *pp, bool first)
 {
+	(void)first;
 	FILE *out = x->out;
 	for (size_t s = 0; s < pp->ns; s++) {
 		uint64_t a = 0, b = 0;
@@ -1407,38 +1469,57 @@ static void plugin_csv(struct ctx *x, const struct plugin_pair *pp)
 	}
 }
 
-/* The read-failure hint of each side (table and JSON; CSV has none). */
-static void readfail_hints(struct ctx *x)
+static void plugins_begin_table(struct ctx *x, size_t n)
 {
-	FILE *out = x->out;
-	char h[2][2048];
-	bool hh[2];
+	fprintf(x->out, "\nPlugins:%s\n", n ? "" : " none");
+}
+
+static void plugins_begin_json(struct ctx *x, size_t n)
+{
+	(void)n;
+	fputs("\"plugins\":[", x->out);
+}
+
+static void plugins_end_table(struct ctx *x, const char *const hint[2])
+{
 	for (int k = 0; k < 2; k++)
-		hh[k] = gate_hint(ctp_snap_readfail(x->snap[k]), h[k],
-				  sizeof(h[k]));
-	if (x->o->fmt == CTP_COMPARE_TABLE) {
-		for (int k = 0; k < 2; k++)
-			if (hh[k])
-				fprintf(out, "  read failures (%s) hint: %s\n",
-					k ? "CAND" : "BASE", h[k]);
-	} else if (x->o->fmt == CTP_COMPARE_JSON) {
-		fputs(",\"read_failure_hint\":{\"base\":", out);
-		json_str_or_null(out, hh[0] ? h[0] : NULL);
-		fputs(",\"cand\":", out);
-		json_str_or_null(out, hh[1] ? h[1] : NULL);
-		fputc('}', out);
-	}
+		if (hint[k])
+			fprintf(x->out, "  read failures (%s) hint: %s\n",
+				k ? "CAND" : "BASE", hint[k]);
+}
+
+static void plugins_end_json(struct ctx *x, const char *const hint[2])
+{
+	fputs("],\"read_failure_hint\":{\"base\":", x->out);
+	json_str_or_null(x->out, hint[0]);
+	fputs(",\"cand\":", x->out);
+	json_str_or_null(x->out, hint[1]);
+	fputc('}', x->out);
+}
+
+static void plugin_none(struct ctx *x, size_t n)
+{
+	(void)x;
+	(void)n;
+}
+
+static void plugins_end_none(struct ctx *x, const char *const hint[2])
+{
+	(void)x;
+	(void)hint;
 }
 
 /* Every plugin of either side: status, calls, errors, summary counters
- * and hints, then the read-failure hints. */
+ * and hints, then the read-failure hint of each side. */
 static int print_plugins(struct ctx *x)
 {
-	FILE *out = x->out;
 	size_t n0 = ctp_snap_n_plugins(x->snap[0]),
 	       n1 = ctp_snap_n_plugins(x->snap[1]), np = 0;
 	const char **names = calloc(n0 + n1 + 1, sizeof(*names));
 	struct plugin_pair *pp = malloc(sizeof(*pp));
+	char h[2][2048];
+	const char *hint[2];
+
 	if (!names || !pp) {
 		free(names);
 		free(pp);
@@ -1453,24 +1534,19 @@ static int print_plugins(struct ctx *x)
 			if (j == np)
 				names[np++] = nm;
 		}
-	if (x->o->fmt == CTP_COMPARE_TABLE)
-		fprintf(out, "\nPlugins:%s\n", np ? "" : " none");
-	else if (x->o->fmt == CTP_COMPARE_JSON)
-		fputs("\"plugins\":[", out);
+	x->w->plugins_begin(x, np);
 	for (size_t i = 0; i < np; i++) {
 		plugin_pair_init(x, names[i], pp);
-		if (x->o->fmt == CTP_COMPARE_TABLE)
-			plugin_table(x, pp);
-		else if (x->o->fmt == CTP_COMPARE_JSON)
-			plugin_json(x, pp, i == 0);
-		else
-			plugin_csv(x, pp);
+		x->w->plugin(x, pp, i == 0);
 	}
-	if (x->o->fmt == CTP_COMPARE_JSON)
-		fputc(']', out);
+	for (int k = 0; k < 2; k++)
+		hint[k] = gate_hint(ctp_snap_readfail(x->snap[k]), h[k],
+				    sizeof(h[k]))
+				  ? h[k]
+				  : NULL;
+	x->w->plugins_end(x, hint);
 	free(names);
 	free(pp);
-	readfail_hints(x);
 	return 0;
 }
 
@@ -1499,87 +1575,96 @@ const char *const ctp_compare_fmt_names[3] = {"table", "json", "csv"};
 const char *const ctp_compare_section_names[5] = {"threads", "cgroups", "host",
 						  "psi", "plugins"};
 
-static int print_header(struct ctx *x)
+static void header_table(struct ctx *x, const char **const only[2],
+			 const size_t nonly[2])
 {
 	FILE *out = x->out;
+
+	for (int k = 0; k < 2; k++) {
+		const struct ctp_snap_header *h = ctp_snap_header(x->snap[k]);
+		char t[64], esc[512];
+		ctp_render_time(h->start_realtime_ns, t, sizeof(t));
+		fprintf(out, "%s  %s (%s %s, %s%s%s)\n", k ? "CAND:" : "BASE:",
+			ctp_render_escape(x->path[k], strlen(x->path[k]), 200,
+					  esc, sizeof(esc)),
+			*h->tool_name ? h->tool_name : "?",
+			*h->tool_version ? h->tool_version : "?", t,
+			h->hostname ? ", host " : "",
+			h->hostname ? h->hostname : "");
+	}
+	fprintf(out, "Grouped by %s%s; mode %s\n", x->o->r.group_by,
+		x->o->r.spec.no_normalize ? " (names not normalized)" : "",
+		ctp_compare_mode_names[x->o->mode]);
+	for (int k = 0; k < 2; k++) {
+		if (!nonly[k])
+			continue;
+		fprintf(out, "Fields only in %s:", k ? "CAND" : "BASE");
+		for (size_t i = 0; i < nonly[k]; i++)
+			fprintf(out, "%s %s", i ? "," : "", only[k][i]);
+		fputc('\n', out);
+	}
+}
+
+static void header_json(struct ctx *x, const char **const only[2],
+			const size_t nonly[2])
+{
+	FILE *out = x->out;
+
+	for (int k = 0; k < 2; k++) {
+		const struct ctp_snap_header *h = ctp_snap_header(x->snap[k]);
+		fputs(k ? ",\"cand\":{\"path\":" : "{\"base\":{\"path\":", out);
+		json_str(out, x->path[k]);
+		fputs(",\"tool_version\":", out);
+		json_str(out, h->tool_version);
+		fputs(",\"hostname\":", out);
+		json_str_or_null(out, h->hostname);
+		fprintf(out, ",\"start_realtime_ns\":%" PRIu64 "}",
+			h->start_realtime_ns);
+	}
+	fputs(",\"group_by\":", out);
+	json_str(out, x->o->r.group_by);
+	fprintf(out, ",\"normalize\":%s,\"sort\":",
+		x->o->r.spec.no_normalize ? "false" : "true");
+	json_str(out, x->o->r.sort ? x->o->r.sort : "rel");
+	fprintf(out, ",\"order\":\"%s\"", x->o->asc ? "asc" : "desc");
+	for (int k = 0; k < 2; k++) {
+		fprintf(out, ",\"fields_only_in_%s\":[", k ? "cand" : "base");
+		for (size_t i = 0; i < nonly[k]; i++) {
+			fputs(i ? "," : "", out);
+			json_str(out, only[k][i]);
+		}
+		fputc(']', out);
+	}
+}
+
+static void header_csv(struct ctx *x, const char **const only[2],
+		       const size_t nonly[2])
+{
+	FILE *out = x->out;
+
+	fputs("section,group,status,threads_base,threads_cand,"
+	      "processes_base,processes_cand,field,base,cand,delta,"
+	      "percent,changed\n",
+	      out);
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i < nonly[k]; i++) {
+			fprintf(out, "only_in_%s,,,,,,,", k ? "cand" : "base");
+			csv_str(out, only[k][i]);
+			fputs(",,,,,\n", out);
+		}
+}
+
+static int print_header(struct ctx *x)
+{
 	const char **only[2] = {NULL, NULL};
 	size_t nonly[2] = {0, 0};
+
 	for (int k = 0; k < 2; k++)
 		if (only_in(x, k, &only[k], &nonly[k]) < 0) {
 			free(only[0]);
 			return -ENOMEM;
 		}
-	if (x->o->fmt == CTP_COMPARE_TABLE) {
-		for (int k = 0; k < 2; k++) {
-			const struct ctp_snap_header *h =
-				ctp_snap_header(x->snap[k]);
-			char t[64], esc[512];
-			ctp_render_time(h->start_realtime_ns, t, sizeof(t));
-			fprintf(out, "%s  %s (%s %s, %s%s%s)\n",
-				k ? "CAND:" : "BASE:",
-				ctp_render_escape(x->path[k],
-						  strlen(x->path[k]), 200, esc,
-						  sizeof(esc)),
-				*h->tool_name ? h->tool_name : "?",
-				*h->tool_version ? h->tool_version : "?", t,
-				h->hostname ? ", host " : "",
-				h->hostname ? h->hostname : "");
-		}
-		fprintf(out, "Grouped by %s%s; mode %s\n", x->o->r.group_by,
-			x->o->r.spec.no_normalize ? " (names not normalized)"
-						  : "",
-			ctp_compare_mode_names[x->o->mode]);
-		for (int k = 0; k < 2; k++) {
-			if (!nonly[k])
-				continue;
-			fprintf(out, "Fields only in %s:", k ? "CAND" : "BASE");
-			for (size_t i = 0; i < nonly[k]; i++)
-				fprintf(out, "%s %s", i ? "," : "", only[k][i]);
-			fputc('\n', out);
-		}
-	} else if (x->o->fmt == CTP_COMPARE_JSON) {
-		for (int k = 0; k < 2; k++) {
-			const struct ctp_snap_header *h =
-				ctp_snap_header(x->snap[k]);
-			fputs(k ? ",\"cand\":{\"path\":"
-				: "{\"base\":{\"path\":",
-			      out);
-			json_str(out, x->path[k]);
-			fputs(",\"tool_version\":", out);
-			json_str(out, h->tool_version);
-			fputs(",\"hostname\":", out);
-			json_str_or_null(out, h->hostname);
-			fprintf(out, ",\"start_realtime_ns\":%" PRIu64 "}",
-				h->start_realtime_ns);
-		}
-		fputs(",\"group_by\":", out);
-		json_str(out, x->o->r.group_by);
-		fprintf(out, ",\"normalize\":%s,\"sort\":",
-			x->o->r.spec.no_normalize ? "false" : "true");
-		json_str(out, x->o->r.sort ? x->o->r.sort : "rel");
-		fprintf(out, ",\"order\":\"%s\"", x->o->asc ? "asc" : "desc");
-		for (int k = 0; k < 2; k++) {
-			fprintf(out, ",\"fields_only_in_%s\":[",
-				k ? "cand" : "base");
-			for (size_t i = 0; i < nonly[k]; i++) {
-				fputs(i ? "," : "", out);
-				json_str(out, only[k][i]);
-			}
-			fputc(']', out);
-		}
-	} else {
-		fputs("section,group,status,threads_base,threads_cand,"
-		      "processes_base,processes_cand,field,base,cand,delta,"
-		      "percent,changed\n",
-		      out);
-		for (int k = 0; k < 2; k++)
-			for (size_t i = 0; i < nonly[k]; i++) {
-				fprintf(out, "only_in_%s,,,,,,,",
-					k ? "cand" : "base");
-				csv_str(out, only[k][i]);
-				fputs(",,,,,\n", out);
-			}
-	}
+	x->w->header(x, (const char **const *)only, nonly);
 	free(only[0]);
 	free(only[1]);
 	return 0;
@@ -1609,28 +1694,69 @@ static bool has_cgroup_axis(const struct ctp_group_spec *s)
 	return false;
 }
 
-/* One grouped section in the asked format; JSON puts it after a ','. A
- * table of no field is left out unless table_if_empty. Returns 0 or
- * -ENOMEM. */
-static int print_gsec(struct ctx *x, struct gsec *s, bool table_if_empty)
+static int gsec_table(struct ctx *x, struct gsec *s, bool table_if_empty)
 {
-	if (x->o->fmt == CTP_COMPARE_JSON) {
-		fputc(',', x->out);
-		print_gsec_json(x, s);
-		return 0;
-	}
-	if (x->o->fmt == CTP_COMPARE_CSV) {
-		print_gsec_csv(x, s);
-		return 0;
-	}
 	return s->nfp || table_if_empty ? print_gsec_table(x, s) : 0;
 }
 
-/* An ungrouped part (host, PSI host, plugins); JSON puts it after a ','. */
+/* JSON puts a grouped section after a ','. */
+static int gsec_json(struct ctx *x, struct gsec *s, bool table_if_empty)
+{
+	(void)table_if_empty;
+	fputc(',', x->out);
+	print_gsec_json(x, s);
+	return 0;
+}
+
+static int gsec_csv(struct ctx *x, struct gsec *s, bool table_if_empty)
+{
+	(void)table_if_empty;
+	print_gsec_csv(x, s);
+	return 0;
+}
+
+/* The three formats. */
+static const struct writer writers[] = {
+	[CTP_COMPARE_TABLE] = {.terminal = true,
+			       .part_sep = "",
+			       .end = "",
+			       .header = header_table,
+			       .gsec = gsec_table,
+			       .host = host_table,
+			       .psi_host = psi_host_table,
+			       .plugins_begin = plugins_begin_table,
+			       .plugin = plugin_table,
+			       .plugins_end = plugins_end_table},
+	[CTP_COMPARE_JSON] = {.empty_sections = true,
+			      .part_sep = ",",
+			      .end = "}\n",
+			      .header = header_json,
+			      .gsec = gsec_json,
+			      .host = host_json,
+			      .psi_host = psi_host_json,
+			      .plugins_begin = plugins_begin_json,
+			      .plugin = plugin_json,
+			      .plugins_end = plugins_end_json},
+	[CTP_COMPARE_CSV] = {.part_sep = "",
+			     .end = "",
+			     .header = header_csv,
+			     .gsec = gsec_csv,
+			     .host = host_csv,
+			     .psi_host = psi_host_csv,
+			     .plugins_begin = plugin_none,
+			     .plugin = plugin_csv,
+			     .plugins_end = plugins_end_none},
+};
+
+static int print_gsec(struct ctx *x, struct gsec *s, bool table_if_empty)
+{
+	return x->w->gsec(x, s, table_if_empty);
+}
+
+/* An ungrouped part (host, PSI host, plugins). */
 static int print_part(struct ctx *x, int (*print)(struct ctx *x))
 {
-	if (x->o->fmt == CTP_COMPARE_JSON)
-		fputc(',', x->out);
+	fputs(x->w->part_sep, x->out);
 	return print(x);
 }
 
@@ -1638,7 +1764,6 @@ static int run(struct ctx *x)
 {
 	const struct ctp_compare_opts *o = x->o;
 	char err[512];
-	bool json = o->fmt == CTP_COMPARE_JSON;
 	struct gsec th = {.name = "threads", .title = "Threads"};
 	struct gsec cg = {.name = "cgroups", .title = "Cgroups"};
 	struct gsec pcg = {.name = "psi_cgroups", .title = "PSI (cgroups)"};
@@ -1680,15 +1805,14 @@ static int run(struct ctx *x)
 
 	if (print_header(x) < 0 ||
 	    ((o->sections & S_THREADS) && print_gsec(x, &th, true) < 0) ||
-	    ((o->sections & S_CGROUPS) && (cg.nfp || json) &&
+	    ((o->sections & S_CGROUPS) && (cg.nfp || x->w->empty_sections) &&
 	     print_gsec(x, &cg, true) < 0) ||
 	    ((o->sections & S_HOST) && print_part(x, print_host) < 0) ||
 	    ((o->sections & S_PSI) && (print_part(x, print_psi_host) < 0 ||
 				       print_gsec(x, &pcg, false) < 0)) ||
 	    ((o->sections & S_PLUGINS) && print_part(x, print_plugins) < 0))
 		goto nomem;
-	if (json)
-		fputs("}\n", x->out);
+	fputs(x->w->end, x->out);
 	if (fflush(x->out) != 0 || ferror(x->out)) {
 		rc = errno ? -errno : -EIO;
 		fprintf(stderr, PROG ": writing output: %s\n", strerror(-rc));
@@ -1711,7 +1835,7 @@ out:
 
 int ctp_compare(const struct ctp_compare_opts *o)
 {
-	struct ctx x = {.o = o, .out = stdout};
+	struct ctx x = {.o = o, .w = &writers[o->fmt], .out = stdout};
 	int rc = 0;
 	for (int k = 0; k < 2 && rc == 0; k++) {
 		char err[512];
@@ -1728,9 +1852,8 @@ int ctp_compare(const struct ctp_compare_opts *o)
 		goto out;
 	/* no-color.org: NO_COLOR set and not empty turns colour off. */
 	const char *nc = getenv("NO_COLOR");
-	x.color = o->fmt == CTP_COMPARE_TABLE && isatty(STDOUT_FILENO) &&
-		  !(nc && *nc);
-	x.columns = o->fmt == CTP_COMPARE_TABLE ? term_columns() : 0;
+	x.color = x.w->terminal && isatty(STDOUT_FILENO) && !(nc && *nc);
+	x.columns = x.w->terminal ? term_columns() : 0;
 	rc = run(&x);
 out:
 	ctp_snap_free(x.snap[0]);
