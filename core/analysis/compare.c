@@ -13,7 +13,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "scan.h"
+#include "ctprof/plugin-util.h"
 #include "group.h"
 #include "grow.h"
 #include "hostdiff.h"

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scan.h"
+#include "ctprof/plugin-util.h"
 #include "cli.h"
 #include "readcli.h"
 #include "reader.h"

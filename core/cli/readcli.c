@@ -13,7 +13,7 @@
 #include "config.h"
 #include "paths.h"
 #include "render.h"
-#include "scan.h"
+#include "ctprof/plugin-util.h"
 
 int ctp_readcli_try_help(const char *cmd)
 {

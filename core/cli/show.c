@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "scan.h"
+#include "ctprof/plugin-util.h"
 #include "cli.h"
 #include "group.h"
 #include "readcli.h"

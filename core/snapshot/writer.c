@@ -20,7 +20,7 @@
 
 #include "mpenc.h"
 #include "format.h"
-#include "scan.h"
+#include "ctprof/plugin-util.h"
 
 /* ---- Output stream: msgpack bytes -> zstd -> fd ---- */
 
