@@ -86,40 +86,26 @@ static const char *status_with_cpus(char *buf, size_t cap, const char *list)
 
 /* ---- Tests -------------------------------------------------------------- */
 
+/* The fields procfs-stat declares (what each declares: properties of all
+ * plugins, test_plugin_properties). */
 static const struct {
 	const char *name;
-	uint8_t scope, type, unit, kind, rule;
 } expected[] = {
-	{"procfs.minflt", CTP_SCOPE_THREAD, CTP_TYPE_U64, CTP_UNIT_COUNT,
-	 CTP_KIND_COUNTER, CTP_RULE_SUM},
-	{"procfs.majflt", CTP_SCOPE_THREAD, CTP_TYPE_U64, CTP_UNIT_COUNT,
-	 CTP_KIND_COUNTER, CTP_RULE_SUM},
-	{"procfs.utime", CTP_SCOPE_THREAD, CTP_TYPE_U64, CTP_UNIT_TICKS,
-	 CTP_KIND_COUNTER, CTP_RULE_SUM},
-	{"procfs.stime", CTP_SCOPE_THREAD, CTP_TYPE_U64, CTP_UNIT_TICKS,
-	 CTP_KIND_COUNTER, CTP_RULE_SUM},
-	{"procfs.priority", CTP_SCOPE_THREAD, CTP_TYPE_I64, CTP_UNIT_NONE,
-	 CTP_KIND_ORDINAL, CTP_RULE_RANGE},
-	{"procfs.nice", CTP_SCOPE_THREAD, CTP_TYPE_I64, CTP_UNIT_NONE,
-	 CTP_KIND_ORDINAL, CTP_RULE_RANGE},
-	{"procfs.start_time", CTP_SCOPE_THREAD, CTP_TYPE_U64, CTP_UNIT_TICKS,
-	 CTP_KIND_ORDINAL, CTP_RULE_RANGE},
-	{"procfs.processor", CTP_SCOPE_THREAD, CTP_TYPE_I64, CTP_UNIT_NONE,
-	 CTP_KIND_ORDINAL, CTP_RULE_RANGE},
-	{"procfs.rt_priority", CTP_SCOPE_THREAD, CTP_TYPE_U64, CTP_UNIT_NONE,
-	 CTP_KIND_ORDINAL, CTP_RULE_RANGE},
-	{"procfs.policy", CTP_SCOPE_THREAD, CTP_TYPE_STRING, CTP_UNIT_NONE,
-	 CTP_KIND_CATEGORICAL, CTP_RULE_MODE},
-	{"procfs.state", CTP_SCOPE_THREAD, CTP_TYPE_CHAR, CTP_UNIT_NONE,
-	 CTP_KIND_CATEGORICAL, CTP_RULE_MODE},
-	{"procfs.voluntary_csw", CTP_SCOPE_THREAD, CTP_TYPE_U64, CTP_UNIT_COUNT,
-	 CTP_KIND_COUNTER, CTP_RULE_SUM},
-	{"procfs.nonvoluntary_csw", CTP_SCOPE_THREAD, CTP_TYPE_U64,
-	 CTP_UNIT_COUNT, CTP_KIND_COUNTER, CTP_RULE_SUM},
-	{"procfs.cpu_affinity", CTP_SCOPE_THREAD, CTP_TYPE_CPUSET,
-	 CTP_UNIT_NONE, CTP_KIND_CPUSET, CTP_RULE_UNION},
-	{"procfs.nr_threads", CTP_SCOPE_PROCESS, CTP_TYPE_U64, CTP_UNIT_COUNT,
-	 CTP_KIND_GAUGE, CTP_RULE_MAX},
+	{"procfs.minflt"},
+	{"procfs.majflt"},
+	{"procfs.utime"},
+	{"procfs.stime"},
+	{"procfs.priority"},
+	{"procfs.nice"},
+	{"procfs.start_time"},
+	{"procfs.processor"},
+	{"procfs.rt_priority"},
+	{"procfs.policy"},
+	{"procfs.state"},
+	{"procfs.voluntary_csw"},
+	{"procfs.nonvoluntary_csw"},
+	{"procfs.cpu_affinity"},
+	{"procfs.nr_threads"},
 };
 #define N_EXPECTED (sizeof(expected) / sizeof(expected[0]))
 
@@ -141,14 +127,10 @@ static void descriptor(void **state)
 	assert_int_equal(p->options[0].type, CTP_OPT_STRING);
 	assert_string_equal(p->options[0].def, "auto");
 	assert_non_null(p->options[0].choices);
-	for (i = 0; i < N_EXPECTED; i++) {
-		const struct ctp_field_desc *f =
-			&p->fields[fake_table_index(p, expected[i].name)];
-
-		fake_expect_field(f, expected[i].scope, expected[i].type,
-				  expected[i].unit, expected[i].kind,
-				  expected[i].rule);
-	}
+	/* Every expected field is there; what each field declares is
+	 * checked as properties of all plugins (test_plugin_properties). */
+	for (i = 0; i < N_EXPECTED; i++)
+		assert_true(fake_table_index(p, expected[i].name) >= 0);
 	assert_non_null(p->thread_files);
 	assert_string_equal(p->thread_files[0], "stat");
 	assert_string_equal(p->thread_files[1], "status");
