@@ -133,12 +133,8 @@ static int api_opt_str(struct ctp_ctx *ctx, const char *key, const char **out)
 	return 0;
 }
 
-static int api_opt_u64(struct ctp_ctx *ctx, const char *key, uint64_t *out)
+int ctp_opt_parse_u64(const char *s, uint64_t *out)
 {
-	const struct ctp_kv *kv = find_opt(ctx, key);
-	if (!kv)
-		return -ENOENT;
-	const char *s = kv->value;
 	if (*s < '0' || *s > '9')
 		return -EINVAL;
 	char *end;
@@ -150,38 +146,50 @@ static int api_opt_u64(struct ctp_ctx *ctx, const char *key, uint64_t *out)
 	return 0;
 }
 
-static int api_opt_i64(struct ctp_ctx *ctx, const char *key, int64_t *out)
+int ctp_opt_parse_i64(const char *s, int64_t *out)
 {
-	const struct ctp_kv *kv = find_opt(ctx, key);
-	if (!kv)
-		return -ENOENT;
 	char *end;
 	errno = 0;
-	long long v = strtoll(kv->value, &end, 0);
-	if (errno || *end || end == kv->value)
+	long long v = strtoll(s, &end, 0);
+	if (errno || *end || end == s)
 		return -EINVAL;
 	*out = v;
 	return 0;
 }
 
-static int api_opt_bool(struct ctp_ctx *ctx, const char *key, int *out)
+int ctp_opt_parse_bool(const char *s, int *out)
 {
 	static const char *const yes[] = {"true", "yes", "on", "1"};
 	static const char *const no[] = {"false", "no", "off", "0"};
-	const struct ctp_kv *kv = find_opt(ctx, key);
-	if (!kv)
-		return -ENOENT;
 	for (size_t i = 0; i < 4; i++) {
-		if (strcmp(kv->value, yes[i]) == 0) {
+		if (strcmp(s, yes[i]) == 0) {
 			*out = 1;
 			return 0;
 		}
-		if (strcmp(kv->value, no[i]) == 0) {
+		if (strcmp(s, no[i]) == 0) {
 			*out = 0;
 			return 0;
 		}
 	}
 	return -EINVAL;
+}
+
+static int api_opt_u64(struct ctp_ctx *ctx, const char *key, uint64_t *out)
+{
+	const struct ctp_kv *kv = find_opt(ctx, key);
+	return kv ? ctp_opt_parse_u64(kv->value, out) : -ENOENT;
+}
+
+static int api_opt_i64(struct ctp_ctx *ctx, const char *key, int64_t *out)
+{
+	const struct ctp_kv *kv = find_opt(ctx, key);
+	return kv ? ctp_opt_parse_i64(kv->value, out) : -ENOENT;
+}
+
+static int api_opt_bool(struct ctp_ctx *ctx, const char *key, int *out)
+{
+	const struct ctp_kv *kv = find_opt(ctx, key);
+	return kv ? ctp_opt_parse_bool(kv->value, out) : -ENOENT;
 }
 
 static const char *api_opt_key(struct ctp_ctx *ctx, size_t i)
@@ -265,18 +273,26 @@ static int api_field_handle(struct ctp_ctx *ctx, size_t table_index)
 /* ---- Values
  * ---------------------------------------------------------------------- */
 
-static int set_cell(struct ctp_record *rec, int field, uint8_t type, uint64_t v)
+int ctp_field_settable(const struct ctp_registry *reg, int field, uint8_t scope,
+		       uint8_t type, uint32_t plugin)
 {
-	if (!rec || field < 0 ||
-	    (uint32_t)field >= ctp_registry_count(&rec->cap->reg))
+	if (field < 0 || (uint32_t)field >= ctp_registry_count(reg))
 		return -EINVAL;
-	const struct ctp_field *f =
-		ctp_registry_get(&rec->cap->reg, (uint32_t)field);
-	if (f->scope != rec->scope || f->type != type ||
-	    f->plugin != rec->plugin)
+	const struct ctp_field *f = ctp_registry_get(reg, (uint32_t)field);
+	if (f->scope != scope || f->type != type || f->plugin != plugin)
 		return -EINVAL;
 	if (f->n_terms) /* readers compute derived fields */
 		return -EINVAL;
+	return 0;
+}
+
+static int set_cell(struct ctp_record *rec, int field, uint8_t type, uint64_t v)
+{
+	if (!rec || ctp_field_settable(&rec->cap->reg, field, rec->scope, type,
+				       rec->plugin) < 0)
+		return -EINVAL;
+	const struct ctp_field *f =
+		ctp_registry_get(&rec->cap->reg, (uint32_t)field);
 	return ctp_table_set(rec->table, rec->row, rec->ident + f->col, v);
 }
 
