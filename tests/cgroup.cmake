@@ -4,8 +4,8 @@
 # own v1 and v2 cgroups; skips, 77, where a layout or root is missing).
 ctp_add_test(test_cgroup_parse test_cgroup_parse.c LIBS ctp_cgroup_parse)
 
-ctp_add_test(test_cgroup_plugin test_cgroup_plugin.c fakeapi.c
-             LIBS ${CMAKE_DL_LIBS} Threads::Threads)
+ctp_add_test(test_cgroup_plugin test_cgroup_plugin.c
+             LIBS ctp_fakeapi ${CMAKE_DL_LIBS} Threads::Threads)
 add_dependencies(test_cgroup_plugin plugin-cgroup)
 
 ctp_add_test(test_cgroup_e2e test_cgroup_e2e.c e2e_util.c LIBS ctpcore)

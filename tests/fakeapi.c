@@ -10,7 +10,9 @@
 
 #include <cmocka.h>
 
+#include "cgroups.h"
 #include "fakeapi.h"
+#include "options.h"
 
 /* ---- Log and options ------------------------------------------------------
  */
@@ -47,55 +49,23 @@ static int fake_opt_str(struct ctp_ctx *ctx, const char *key, const char **out)
 	return 0;
 }
 
-/* Digits only (any base strtoull takes), no sign, no spaces. */
+/* The values, parsed by the core's own parsers. */
 static int fake_opt_u64(struct ctp_ctx *ctx, const char *key, uint64_t *out)
 {
 	const char *v = find_opt(ctx, key);
-	char *end;
-
-	if (!v)
-		return -ENOENT;
-	if (*v < '0' || *v > '9')
-		return -EINVAL;
-	errno = 0;
-	*out = strtoull(v, &end, 0);
-	return *end || errno ? -EINVAL : 0;
+	return v ? ctp_opt_parse_u64(v, out) : -ENOENT;
 }
 
 static int fake_opt_i64(struct ctp_ctx *ctx, const char *key, int64_t *out)
 {
 	const char *v = find_opt(ctx, key);
-	char *end;
-
-	if (!v)
-		return -ENOENT;
-	if (*v != '-' && (*v < '0' || *v > '9'))
-		return -EINVAL;
-	errno = 0;
-	*out = strtoll(v, &end, 0);
-	return *end || errno ? -EINVAL : 0;
+	return v ? ctp_opt_parse_i64(v, out) : -ENOENT;
 }
 
-/* As the core: true/yes/on/1, false/no/off/0. */
 static int fake_opt_bool(struct ctp_ctx *ctx, const char *key, int *out)
 {
-	static const char *const yes[] = {"true", "yes", "on", "1"};
-	static const char *const no[] = {"false", "no", "off", "0"};
 	const char *v = find_opt(ctx, key);
-
-	if (!v)
-		return -ENOENT;
-	for (size_t i = 0; i < 4; i++) {
-		if (strcmp(v, yes[i]) == 0) {
-			*out = 1;
-			return 0;
-		}
-		if (strcmp(v, no[i]) == 0) {
-			*out = 0;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	return v ? ctp_opt_parse_bool(v, out) : -ENOENT;
 }
 
 static const char *fake_opt_key(struct ctp_ctx *ctx, size_t i)
@@ -109,48 +79,29 @@ static const char *fake_opt_key(struct ctp_ctx *ctx, size_t i)
 /* ---- Fields ----------------------------------------------------------------
  */
 
-/* Registry index of name, or -1; ctx->lock held. */
-static int lookup(const struct ctp_ctx *ctx, const char *name)
-{
-	for (unsigned i = 0; i < ctx->n_fields; i++)
-		if (strcmp(ctx->names[i], name) == 0)
-			return (int)i;
-	return -1;
-}
-
-static bool same_desc(const struct ctp_field_desc *a,
-		      const struct ctp_field_desc *b)
-{
-	return a->scope == b->scope && a->type == b->type &&
-	       a->unit == b->unit && a->kind == b->kind && a->rule == b->rule;
-}
-
-/* Like the core: the same name and description again is the same handle,
- * another description -EEXIST; names are [a-z0-9_.-], 1..128 bytes. ctx->lock
- * held. */
+/* Into the core's registry (its checks, its answer for a name again);
+ * the view in ctx->fields follows. ctx->lock held. */
 static int add_field(struct ctp_ctx *ctx, const struct ctp_field_desc *d)
 {
-	int i = lookup(ctx, d->name);
-	size_t n = strlen(d->name);
+	const char *why;
+	int id;
 
-	if (i >= 0) {
-		if (!same_desc(&ctx->fields[i], d))
-			return -EEXIST;
-		ctx->registered[i]++;
-		return FAKE_HANDLE_BASE + i;
-	}
-	if (n == 0 || n > 128 ||
-	    strspn(d->name, "abcdefghijklmnopqrstuvwxyz0123456789_.-") != n)
+	if (ctp_field_desc_check(d, &why) < 0)
 		return -EINVAL;
-	if (ctx->n_fields == FAKE_MAX_FIELDS)
-		return -ENOSPC;
-	i = (int)ctx->n_fields++;
-	snprintf(ctx->names[i], sizeof(ctx->names[i]), "%s", d->name);
-	ctx->fields[i] = *d;
-	ctx->fields[i].name = ctx->names[i];
-	ctx->fields[i].help = NULL;
-	ctx->registered[i] = 1;
-	return FAKE_HANDLE_BASE + i;
+	id = ctp_registry_add(&ctx->reg, 0, d);
+	if (id < 0)
+		return id;
+	if (id >= FAKE_MAX_FIELDS)
+		fail_msg("raise FAKE_MAX_FIELDS");
+	if ((unsigned)id == ctx->n_fields) {
+		snprintf(ctx->names[id], sizeof(ctx->names[id]), "%s", d->name);
+		ctx->fields[id] = *d;
+		ctx->fields[id].name = ctx->names[id];
+		ctx->fields[id].help = NULL;
+		ctx->n_fields++;
+	}
+	ctx->registered[id]++;
+	return id;
 }
 
 static int fake_field_register(struct ctp_ctx *ctx,
@@ -173,7 +124,7 @@ static int fake_field_register(struct ctp_ctx *ctx,
 	return r;
 }
 
-/* The static table is registered first, in order, like the core does. */
+/* The static table was registered first, in order (fake_ctx_init). */
 static int fake_field_handle(struct ctp_ctx *ctx, size_t i)
 {
 	if (i >= ctx->desc->n_fields)
@@ -181,31 +132,22 @@ static int fake_field_handle(struct ctp_ctx *ctx, size_t i)
 	for (int k = 0; k < FAKE_MAX_DISABLED; k++)
 		if ((int)i == ctx->disabled_field[k])
 			return -ENOENT;
-	return FAKE_HANDLE_BASE + (int)i;
+	return ctx->static_ids[i];
 }
 
-/* Inputs must be registered fields; the result is a handle no setter
- * takes. */
+/* The core's checks of a formula; the name is kept for the test. */
 static int fake_derived_register(struct ctp_ctx *ctx,
 				 const struct ctp_derived_desc *d)
 {
-	int r = 0;
+	const char *why = NULL;
+	int term = -1, r;
 
-	if (d->n_terms == 0 || d->n_terms > CTP_DERIVE_MAX_TERMS)
-		return -EINVAL;
 	pthread_mutex_lock(&ctx->lock);
-	for (uint32_t t = 0; t < d->n_terms && r == 0; t++)
-		if (lookup(ctx, d->terms[t].field) < 0)
-			r = -ENOENT;
-	if (r == 0 && lookup(ctx, d->field.name) >= 0)
-		r = -EEXIST;
-	if (r == 0 && ctx->n_derived == FAKE_MAX_DERIVED)
-		r = -ENOSPC;
-	if (r == 0) {
+	r = ctp_registry_add_derived(&ctx->reg, 0, d, &why, &term);
+	if (r >= 0 && ctx->n_derived < FAKE_MAX_DERIVED) {
 		snprintf(ctx->derived[ctx->n_derived], sizeof(ctx->derived[0]),
 			 "%s", d->field.name);
-		ctx->derived_desc[ctx->n_derived] = *d;
-		r = FAKE_HANDLE_BASE + FAKE_MAX_FIELDS + (int)ctx->n_derived++;
+		ctx->derived_desc[ctx->n_derived++] = *d;
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	return r;
@@ -219,15 +161,16 @@ static int fake_derived_register(struct ctp_ctx *ctx,
 static struct fake_cell *cell_for(struct ctp_record *rec, int h, uint8_t type)
 {
 	struct ctp_ctx *ctx = rec->ctx;
-	int i = h - FAKE_HANDLE_BASE;
+	int i = h;
 	bool ok;
 
 	if (i >= 0 && i == ctx->failing_field)
 		return NULL;
 	rec->n_sets++;
+	/* What the core's setters accept. */
 	pthread_mutex_lock(&ctx->lock);
-	ok = i >= 0 && (unsigned)i < ctx->n_fields &&
-	     ctx->fields[i].type == type && ctx->fields[i].scope == rec->scope;
+	ok = ctp_field_settable(&ctx->reg, h, rec->scope, type, 0) == 0 &&
+	     i < FAKE_MAX_FIELDS;
 	pthread_mutex_unlock(&ctx->lock);
 	if (!ok) {
 		rec->bad_sets++;
@@ -322,18 +265,17 @@ static int fake_set_cpuset(struct ctp_record *rec, int h, const uint64_t *w,
 /* ---- Summary, roots, files, hints, gates, cgroup rows ---------------------
  */
 
+/* The core's summary counters; ctx->summary_name and summary follow. */
 static int fake_summary_register(struct ctp_ctx *ctx, const char *name)
 {
 	int r;
 
 	pthread_mutex_lock(&ctx->lock);
-	if (ctx->n_summary == FAKE_MAX_SUMMARY) {
-		r = -ENOSPC;
-	} else {
-		/* A copy: a plugin may format names in a reused buffer. */
-		snprintf(ctx->summary_name[ctx->n_summary],
-			 sizeof(ctx->summary_name[0]), "%s", name);
-		r = (int)ctx->n_summary++;
+	r = ctp_summary_register(&ctx->info, name);
+	if (r >= 0 && (unsigned)r == ctx->n_summary && r < FAKE_MAX_SUMMARY) {
+		snprintf(ctx->summary_name[r], sizeof(ctx->summary_name[0]),
+			 "%s", name);
+		ctx->n_summary++;
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	return r;
@@ -342,8 +284,12 @@ static int fake_summary_register(struct ctp_ctx *ctx, const char *name)
 static void fake_summary_add(struct ctp_ctx *ctx, int counter, uint64_t d)
 {
 	pthread_mutex_lock(&ctx->lock);
-	if (counter >= 0 && (unsigned)counter < ctx->n_summary)
-		ctx->summary[counter] += d;
+	if (counter >= 0 && (uint32_t)counter < ctx->info.n_summary) {
+		atomic_fetch_add(&ctx->info.summary[counter], d);
+		if ((unsigned)counter < ctx->n_summary)
+			ctx->summary[counter] =
+				atomic_load(&ctx->info.summary[counter]);
+	}
 	pthread_mutex_unlock(&ctx->lock);
 }
 
@@ -412,6 +358,11 @@ static int fake_cgroup_ref(struct ctp_ctx *ctx, const char *key, size_t len)
 	ctx->n_ref_calls++;
 	if (ctx->ref_err) {
 		r = ctx->ref_err;
+		goto out;
+	}
+	/* The core's syntax of a key. */
+	if (!ctp_cgroup_key_ok(key, len)) {
+		r = -EINVAL;
 		goto out;
 	}
 	for (i = 0; i < ctx->n_keys; i++)
@@ -508,8 +459,17 @@ int fake_fx_teardown(void **state)
 int fake_fx_start(struct fake_fx *fx, const struct ctp_api *api,
 		  const char *const *opts)
 {
+	const struct ctp_kv *bad;
+	char why[512];
+
 	fake_ctx_init(&fx->ctx, fx->p, opts);
 	fx->state = NULL;
+	/* As the loader: declared options are checked before init. */
+	if (ctp_options_check(fx->p, &fx->ctx.pcfg, &bad, why, sizeof(why)) <
+	    0) {
+		snprintf(fx->ctx.last_log, sizeof(fx->ctx.last_log), "%s", why);
+		return -EINVAL;
+	}
 	return fx->p->init(&fx->ctx, api, &fx->state);
 }
 
@@ -550,15 +510,38 @@ void fake_ctx_init(struct ctp_ctx *ctx, const struct ctp_plugin *desc,
 		.sys_fd = -1,
 		.cgroup_fd = -1,
 	};
-	for (uint32_t i = 0; i < desc->n_fields; i++)
-		if (add_field(ctx, &desc->fields[i]) !=
-		    FAKE_HANDLE_BASE + (int)i)
-			fail_msg("static field %s not registered",
-				 desc->fields[i].name);
+	if (ctp_registry_init(&ctx->reg) < 0)
+		fail_msg("registry: out of memory");
+	/* The options as the config would hand them over. */
+	for (size_t i = 0; opts && opts[2 * i]; i++) {
+		if (i == sizeof(ctx->kv) / sizeof(ctx->kv[0]))
+			fail_msg("too many options");
+		ctx->kv[i] = (struct ctp_kv){.key = (char *)opts[2 * i],
+					     .value = (char *)opts[2 * i + 1],
+					     .line = 1,
+					     .col = 1};
+		ctx->pcfg.n_opts = i + 1;
+	}
+	ctx->pcfg.name = (char *)desc->name;
+	ctx->pcfg.enabled = 1;
+	ctx->pcfg.opts = ctx->kv;
+	/* As the loader: the static table, then the declared counters. */
+	for (uint32_t i = 0; i < desc->n_fields; i++) {
+		ctx->static_ids[i] = add_field(ctx, &desc->fields[i]);
+		if (ctx->static_ids[i] < 0)
+			fail_msg("static field %s not registered: %d",
+				 desc->fields[i].name, ctx->static_ids[i]);
+	}
+	for (uint32_t i = 0; desc->counters && i < desc->n_counters; i++)
+		if (fake_summary_register(ctx, desc->counters[i]) != (int)i)
+			fail_msg("declared counter %s", desc->counters[i]);
 }
 
 void fake_ctx_done(struct ctp_ctx *ctx)
 {
+	for (uint32_t i = 0; i < ctx->info.n_summary; i++)
+		free(ctx->info.summary_name[i]);
+	ctp_registry_done(&ctx->reg);
 	pthread_mutex_destroy(&ctx->lock);
 }
 
@@ -637,9 +620,9 @@ int fake_field(struct ctp_ctx *ctx, const char *name)
 	int i;
 
 	pthread_mutex_lock(&ctx->lock);
-	i = lookup(ctx, name);
+	i = ctp_registry_find(&ctx->reg, name);
 	pthread_mutex_unlock(&ctx->lock);
-	return i;
+	return i < 0 ? -1 : i;
 }
 
 const struct fake_cell *fake_cell_or_null(const struct ctp_record *rec,

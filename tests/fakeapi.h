@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * One fake core for driving a built plugin without the engine, shared by
- * the plugin tests (tests/test_*_plugin.c): a struct ctp_api that keeps a
- * field registry like the core's (the static table first, in order, then
- * runtime registrations), records every value a setter is given in the
- * record (checking handle, type and scope), counts summary counters, hints,
- * file gates, derived fields and cgroup references, and serves declared
- * files the way the engine does, lazy ones through file_get. A test steers
- * it through the members of struct ctp_ctx marked "set by the test".
+ * Driving a built plugin without the walk, shared by the plugin tests
+ * (tests/test_*_plugin.c). What the core decides is the core's own code,
+ * linked from ctpcore: the field registry and its checks (static table
+ * first, in order, then runtime and derived registrations), the declared
+ * options checked before init and their values parsed, the summary
+ * counters (declared ones first), what a setter accepts, the syntax of a
+ * cgroup_ref key. This file adds what a unit test needs around it: it
+ * records every value a setter accepted in the record, counts log lines,
+ * hints, file gates and cgroup references, serves a task's declared files
+ * from the test's bytes (lazy ones through file_get), and injects failures
+ * a test asks for through the members of struct ctp_ctx marked "set by the
+ * test". (The engine's own file reading and the other members are covered
+ * by the end-to-end tests.)
  * Test code only; every function is safe from concurrent workers except
  * fake_ctx_init/fake_ctx_done.
  */
@@ -19,11 +24,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config.h"
 #include "ctprof/plugin.h"
+#include "model.h"
 
-/* Handles are registry indices plus this, above any index, so a plugin
- * passing an index where a handle belongs is caught. */
-#define FAKE_HANDLE_BASE  1000
 #define FAKE_MAX_FIELDS	  256
 #define FAKE_NAME_MAX	  160
 #define FAKE_MAX_SUMMARY  64
@@ -50,7 +54,15 @@ struct ctp_ctx {
 	unsigned n_log;
 	char last_log[512];
 
-	/* The field registry: fields[i] has handle FAKE_HANDLE_BASE + i. */
+	/* The core's registry and plugin record (plugin index 0), and the
+	 * configuration the options come from. */
+	struct ctp_registry reg;
+	struct ctp_plugin_info info;
+	struct ctp_plugin_cfg pcfg;
+	struct ctp_kv kv[16];
+	int static_ids[FAKE_MAX_FIELDS]; /* handle of static field i */
+
+	/* A view of the registry: handle i is fields[i]. */
 	unsigned n_fields;
 	struct ctp_field_desc fields[FAKE_MAX_FIELDS]; /* name: names[i] */
 	char names[FAKE_MAX_FIELDS][FAKE_NAME_MAX];

@@ -3,7 +3,7 @@
 ctp_add_test(test_host_parse test_host_parse.c LIBS ctp_host_parse)
 
 # Drives the built host-context.so through a fake struct ctp_api.
-ctp_add_test(test_host_plugin test_host_plugin.c fakeapi.c LIBS ${CMAKE_DL_LIBS})
+ctp_add_test(test_host_plugin test_host_plugin.c LIBS ctp_fakeapi ${CMAKE_DL_LIBS})
 add_dependencies(test_host_plugin plugin-host-context)
 # Room in static TLS so the test can dlopen Debian's jemalloc (initial-exec
 # TLS) beside glibc's malloc.
@@ -11,8 +11,8 @@ set_tests_properties(test_host_plugin PROPERTIES
                      ENVIRONMENT "GLIBC_TUNABLES=glibc.rtld.optional_static_tls=65536")
 if(CTP_WITH_JEMALLOC)
   # The same, in a process whose malloc is jemalloc's.
-  ctp_add_test(test_host_plugin_jemalloc test_host_plugin.c fakeapi.c
-               LIBS ${CMAKE_DL_LIBS}
+  ctp_add_test(test_host_plugin_jemalloc test_host_plugin.c
+               LIBS ctp_fakeapi ${CMAKE_DL_LIBS}
                     "$<LINK_LIBRARY:NO_AS_NEEDED,${JEMALLOC_LINK_LIBRARIES}>")
   target_compile_definitions(test_host_plugin_jemalloc PRIVATE CTP_TEST_JEMALLOC)
   add_dependencies(test_host_plugin_jemalloc plugin-host-context)

@@ -74,7 +74,7 @@ if(je_workers)
   add_dependencies(test_jemalloc_live ${je_workers})
 endif()
 
-ctp_add_test(test_jemalloc_plugin test_jemalloc_plugin.c fakeapi.c LIBS ${CMAKE_DL_LIBS})
+ctp_add_test(test_jemalloc_plugin test_jemalloc_plugin.c LIBS ctp_fakeapi ${CMAKE_DL_LIBS})
 target_compile_definitions(test_jemalloc_plugin PRIVATE ${je_defs})
 add_dependencies(test_jemalloc_plugin plugin-jemalloc-probe ${je_workers})
 

@@ -5,11 +5,11 @@ ctp_add_test(test_io_parse test_io_parse.c LIBS ctp_io_parse)
 ctp_add_test(test_smaps_parse test_smaps_parse.c LIBS ctp_smaps_parse)
 
 # The built plugins through a fake struct ctp_api.
-ctp_add_test(test_io_plugin test_io_plugin.c fakeapi.c
-             LIBS ${CMAKE_DL_LIBS} Threads::Threads)
+ctp_add_test(test_io_plugin test_io_plugin.c
+             LIBS ctp_fakeapi ${CMAKE_DL_LIBS} Threads::Threads)
 add_dependencies(test_io_plugin plugin-io)
-ctp_add_test(test_smaps_plugin test_smaps_plugin.c fakeapi.c
-             LIBS ${CMAKE_DL_LIBS} Threads::Threads)
+ctp_add_test(test_smaps_plugin test_smaps_plugin.c
+             LIBS ctp_fakeapi ${CMAKE_DL_LIBS} Threads::Threads)
 add_dependencies(test_smaps_plugin plugin-smaps)
 
 # read_failures.gates through writer, reader and `show`'s hint.

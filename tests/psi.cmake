@@ -4,9 +4,9 @@
 ctp_add_test(test_psi_parse test_psi_parse.c LIBS ctp_psi_parse)
 ctp_add_test(test_scx_parse test_scx_parse.c LIBS ctp_scx_parse)
 
-# The built plugins through a fake core API (tests/fakeapi.c).
-ctp_add_test(test_psi_plugin test_psi_plugin.c fakeapi.c
-             LIBS ${CMAKE_DL_LIBS} Threads::Threads)
+# The built plugins through the test harness over the core (tests/fakeapi.c).
+ctp_add_test(test_psi_plugin test_psi_plugin.c
+             LIBS ctp_fakeapi ${CMAKE_DL_LIBS} Threads::Threads)
 add_dependencies(test_psi_plugin plugin-psi)
 
 # One executable, two ctest entries: the fixture trees and this host.
@@ -16,8 +16,8 @@ add_dependencies(test_psi_e2e ctprof-core plugin-psi)
 add_test(NAME test_psi_live COMMAND test_psi_e2e live)
 set_tests_properties(test_psi_live PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
 
-ctp_add_test(test_scx_plugin test_scx_plugin.c fakeapi.c
-             LIBS ${CMAKE_DL_LIBS} Threads::Threads)
+ctp_add_test(test_scx_plugin test_scx_plugin.c
+             LIBS ctp_fakeapi ${CMAKE_DL_LIBS} Threads::Threads)
 add_dependencies(test_scx_plugin plugin-sched_ext)
 
 # One executable, two ctest entries: the fixture trees and this host (which

@@ -3,8 +3,8 @@
 ctp_add_test(test_schedstat_parse test_schedstat_parse.c
              LIBS ctp_schedstat_parse)
 
-ctp_add_test(test_schedstat_plugin test_schedstat_plugin.c fakeapi.c
-             LIBS ${CMAKE_DL_LIBS} Threads::Threads)
+ctp_add_test(test_schedstat_plugin test_schedstat_plugin.c
+             LIBS ctp_fakeapi ${CMAKE_DL_LIBS} Threads::Threads)
 add_dependencies(test_schedstat_plugin plugin-schedstat)
 
 # One executable, three ctest entries: the fixture tree, and two live checks

@@ -4,8 +4,8 @@ ctp_add_test(test_taskstats_reply test_taskstats_reply.c LIBS ctp_taskstats_repl
 
 # Drives the built taskstats.so through a fake struct ctp_api, querying the
 # running kernel (parts skip without CAP_NET_ADMIN or a TASKSTATS family).
-ctp_add_test(test_taskstats_plugin test_taskstats_plugin.c fakeapi.c
-             LIBS ${CMAKE_DL_LIBS} Threads::Threads ctp_hostprobe PkgConfig::ZLIB)
+ctp_add_test(test_taskstats_plugin test_taskstats_plugin.c
+             LIBS ctp_fakeapi ${CMAKE_DL_LIBS} Threads::Threads ctp_hostprobe PkgConfig::ZLIB)
 add_dependencies(test_taskstats_plugin plugin-taskstats)
 
 # ctprof-core with taskstats on the live host. It sets the global sysctl

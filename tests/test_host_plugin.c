@@ -567,7 +567,11 @@ static void test_allocator(void **state)
 	after = fake_cell_or_null(&fx->rec, "host.self.jemalloc.allocated")->u;
 	direct = je_read("stats.allocated");
 	free(p);
-	assert_true(after >= before + big);
+	/* Besides the test's block, stats.allocated moves by a few KiB
+	 * between the two reads (9 KiB less, measured, since the harness
+	 * uses the core's registry, which allocates): 64 KiB of slack, far
+	 * below the 64 MiB block. */
+	assert_true(after + (64u << 10) >= before + big);
 	/* Nothing else of size allocated between the two reads. */
 	assert_true(direct >= after && direct - after < big / 2);
 	stop(fx);

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "engine.h"
+#include "options.h"
 
 int ctp_verbosity;
 

@@ -129,21 +129,6 @@ void ctp_log(int level, const char *fmt, ...)
 
 /* api.c */
 void ctp_api_fill(struct ctp_api *api);
-/* The value parsers behind ctp_api.opt_u64, opt_i64 and opt_bool (a
- * number in any base strtoull/strtoll takes; true/yes/on/1,
- * false/no/off/0): 0, or -EINVAL. Pure. */
-int ctp_opt_parse_u64(const char *s, uint64_t *out);
-int ctp_opt_parse_i64(const char *s, int64_t *out);
-int ctp_opt_parse_bool(const char *s, int *out);
-/* What every setter checks: plugin `plugin` may set `field` of reg in a
- * row of `scope` with a value of `type` (its own, not derived). 0 or
- * -EINVAL. */
-int ctp_field_settable(const struct ctp_registry *reg, int field, uint8_t scope,
-		       uint8_t type, uint32_t plugin);
-/* A summary counter of the plugin named `name`: its index, the existing
- * one when the name is registered, -ENOSPC past CTP_MAX_SUMMARY, -EINVAL
- * for an empty name, -ENOMEM. */
-int ctp_summary_register(struct ctp_plugin_info *info, const char *name);
 uint64_t ctp_now_ns(void);
 
 /* loader.c */

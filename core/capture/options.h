@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "config.h"
 #include "ctprof/plugin.h"
@@ -28,6 +29,13 @@ const struct ctp_option_desc *ctp_options_table(const struct ctp_plugin *d,
 int ctp_options_check(const struct ctp_plugin *d,
 		      const struct ctp_plugin_cfg *pc,
 		      const struct ctp_kv **bad, char *why, size_t whylen);
+
+/* The value parsers behind ctp_api.opt_u64, opt_i64 and opt_bool (a
+ * number in any base strtoull/strtoll takes; true/yes/on/1,
+ * false/no/off/0): 0, or -EINVAL. Pure; api.c. */
+int ctp_opt_parse_u64(const char *s, uint64_t *out);
+int ctp_opt_parse_i64(const char *s, int64_t *out);
+int ctp_opt_parse_bool(const char *s, int *out);
 
 /* The type's name ("string", "u64", "bool", "bytes"), "?" if unknown. */
 const char *ctp_option_type_name(unsigned type);
