@@ -1,4 +1,4 @@
-# Scanners (core/util/scan.c) and the procfs-stat plugin.
+# Scanners (toolkit/scan.c) and the procfs-stat plugin.
 ctp_add_test(test_scan test_scan.c LIBS ctp_plugin_util)
 ctp_add_test(test_procfs_parse test_procfs_parse.c LIBS ctp_procfs_parse)
 

@@ -1,5 +1,5 @@
 # The psi and sched_ext plugins: parsers on literal text, each plugin
-# through a fake core API, and end to end (fixture trees under
+# through the test harness over the core's registry and checks (tests/fakeapi.c), and end to end (fixture trees under
 # tests/fixtures/psi and tests/fixtures/scx, and this host).
 ctp_add_test(test_psi_parse test_psi_parse.c LIBS ctp_psi_parse)
 ctp_add_test(test_scx_parse test_scx_parse.c LIBS ctp_scx_parse)

@@ -61,7 +61,7 @@ static int setup(void **state)
 
 static void rm_tree(const char *path);
 
-/* Undo start(): state, root fds, the fake core. */
+/* Undo start(): state, root fds, the harness. */
 static void release(struct fx *fx)
 {
 	if (fx->state)
@@ -101,7 +101,7 @@ static int open_root(const char *path)
 	return path ? open(path, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
 }
 
-/* Fresh fake core over the given roots (NULL: not open); init. */
+/* Fresh harness over the given roots (NULL: not open); init. */
 static int start(struct fx *fx, const char *proc, const char *sys,
 		 const char *const *opts)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The built psi.so, driven without the engine through the fake core of
+ * The built psi.so, driven without the engine through the test harness of
  * tests/fakeapi.c: its descriptor and options, the host callback over
  * tests/fixtures/psi/proc, the cgroup callback over the directories of
  * tests/fixtures/psi/cgroup, what stays absent and what is counted, the

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests for core/util/scan.c, the bounded number and key scanners. */
+/* Unit tests for toolkit/scan.c, the bounded number and key scanners. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

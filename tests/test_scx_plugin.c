@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The built sched_ext.so, driven without the engine through the fake core
+ * The built sched_ext.so, driven without the engine through the test harness
  * of tests/fakeapi.c: its descriptor and options, the host callback
  * over the sys trees of tests/fixtures/scx (a loaded scheduler, none loaded,
  * damaged files, no sched_ext at all) and over trees made here (missing and
