@@ -892,6 +892,33 @@ static void json_measured(FILE *out, const struct ctp_agg *a)
 			a->n_rows);
 }
 
+/* `"name":{"base":..,"cand":..,"delta":..,"percent":..` of one field
+ * (after a ',' unless first), left open for more members. */
+static void json_cmp(FILE *out, bool first, const char *name,
+		     const struct cmp *c)
+{
+	char num[64];
+
+	fputs(first ? "" : ",", out);
+	json_str(out, name);
+	fputs(":{\"base\":", out);
+	json_agg(out, c->a[0]);
+	fputs(",\"cand\":", out);
+	json_agg(out, c->a[1]);
+	fputs(",\"delta\":", out);
+	if (c->num) {
+		exact_num(num, sizeof(num), c->delta);
+		fputs(num, out);
+	} else {
+		fputs("null", out);
+	}
+	fputs(",\"percent\":", out);
+	if (c->has_pct)
+		fprintf(out, "%.4Lf", c->pct);
+	else
+		fputs("null", out);
+}
+
 static void print_gsec_json(struct ctx *x, struct gsec *s)
 {
 	FILE *out = x->out;
@@ -938,26 +965,8 @@ static void print_gsec_json(struct ctx *x, struct gsec *s)
 		fputs("},\"fields\":{", out);
 		for (size_t j = 0; j < s->nfp; j++) {
 			struct cmp c;
-			char num[64];
 			compare_cell(s, r, &s->fp[j], &c);
-			fputs(j ? "," : "", out);
-			json_str(out, s->fp[j].name);
-			fputs(":{\"base\":", out);
-			json_agg(out, c.a[0]);
-			fputs(",\"cand\":", out);
-			json_agg(out, c.a[1]);
-			fputs(",\"delta\":", out);
-			if (c.num) {
-				exact_num(num, sizeof(num), c.delta);
-				fputs(num, out);
-			} else {
-				fputs("null", out);
-			}
-			fputs(",\"percent\":", out);
-			if (c.has_pct)
-				fprintf(out, "%.4Lf", c.pct);
-			else
-				fputs("null", out);
+			json_cmp(out, j == 0, s->fp[j].name, &c);
 			fprintf(out, ",\"changed\":%s,\"measured\":{\"base\":",
 				c.changed ? "true" : "false");
 			json_measured(out, c.a[0]);
@@ -1182,23 +1191,9 @@ static int psi_host_json(struct ctx *x, struct gsec *s)
 	fputs("\"psi_host\":{", out);
 	for (size_t j = 0; j < s->nfp; j++) {
 		struct cmp c;
-		char d[400], pc[64], num[64];
+		char d[400], pc[64];
 		psi_cell(s, j, &c, d, sizeof(d), pc, sizeof(pc));
-		fputs(j ? "," : "", out);
-		json_str(out, s->fp[j].name);
-		fputs(":{\"base\":", out);
-		json_agg(out, c.a[0]);
-		fputs(",\"cand\":", out);
-		json_agg(out, c.a[1]);
-		fputs(",\"delta\":", out);
-		if (c.num) {
-			exact_num(num, sizeof(num), c.delta);
-			fputs(num, out);
-		} else {
-			fputs("null", out);
-		}
-		fputs(",\"percent\":", out);
-		c.has_pct ? fprintf(out, "%.4Lf", c.pct) : fputs("null", out);
+		json_cmp(out, j == 0, s->fp[j].name, &c);
 		fputc('}', out);
 	}
 	fputc('}', out);
