@@ -38,7 +38,8 @@ static const struct ctp_field_desc fields[] = {
 	CTP_FIELD_GAUGE("t.b", THREAD, BYTES, MAX, "b"),
 };
 static const char *const counters[] = {"first", "second"};
-static const struct ctp_plugin desc = {
+#define desc ctp_plugin_v1 /* what CTP_ATTACH hands to ctp_attach */
+const struct ctp_plugin ctp_plugin_v1 = {
 	CTP_PLUGIN_HEADER,
 	.name = "t",
 	CTP_PLUGIN_FIELDS(fields),
@@ -201,10 +202,28 @@ static void attach_checks_its_own_tables(void **state)
 	a.n_counters = 1;
 	a.counter_handles = NULL;
 	assert_int_equal(ctp_attach(NULL, &api, &desc, &a), -EINVAL);
+	/* More field handles than the descriptor declares. */
+	a.n_fields = 3;
+	a.n_counters = 0;
+	assert_int_equal(ctp_attach(NULL, &api, &desc, &a), -EINVAL);
+	a.n_fields = 2;
 	/* No counters asked for: none registered. */
 	a.n_counters = 0;
 	assert_int_equal(ctp_attach(NULL, &api, &desc, &a), 0);
 	assert_int_equal(seen.n_registered, 0);
+}
+
+/* The one-line form takes the arrays' sizes. */
+static void attach_macro(void **state)
+{
+	struct ctp_api api = api_full();
+	int fh[2] = {-1, -1}, ch[2] = {-1, -1};
+
+	(void)state;
+	assert_int_equal(CTP_ATTACH(NULL, &api, CTP_API_THROUGH(roots), fh, ch),
+			 0);
+	assert_int_equal(fh[1], 101);
+	assert_int_equal(ch[1], 41);
 }
 
 static void task_files(void **state)
@@ -348,6 +367,7 @@ int main(void)
 		cmocka_unit_test_setup(attach_refused_field_is_skipped, setup),
 		cmocka_unit_test_setup(attach_refused_counter_fails, setup),
 		cmocka_unit_test_setup(attach_checks_its_own_tables, setup),
+		cmocka_unit_test_setup(attach_macro, setup),
 		cmocka_unit_test_setup(task_files, setup),
 		cmocka_unit_test_setup(kv_u64, setup),
 		cmocka_unit_test(field_macros),

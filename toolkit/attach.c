@@ -77,8 +77,9 @@ int ctp_attach(struct ctp_ctx *ctx, const struct ctp_api *api,
 	if (r < 0)
 		return r;
 	if ((a->n_fields && !a->field_handles) ||
-	    (a->n_counters && !a->counter_handles))
-		return -EINVAL;
+	    (a->n_counters && !a->counter_handles) ||
+	    a->n_fields > desc->n_fields)
+		return -EINVAL; /* the plugin's own tables disagree */
 	fill_fields(ctx, api, desc, a);
 	return fill_counters(ctx, api, desc, a);
 }

@@ -98,10 +98,26 @@ struct ctp_attach {
  * The first step of every init: refuse a core of another ABI or one too old
  * for `a->api_need` (-ENOTSUP, logged when the core can log), then fill the
  * field and counter handles from the core's registry. A counter the core
- * cannot register fails the attach with its error (logged).
+ * cannot register fails the attach with its error (logged); more handles
+ * asked for than the descriptor declares is -EINVAL.
  */
 int ctp_attach(struct ctp_ctx *ctx, const struct ctp_api *api,
 	       const struct ctp_plugin *desc, const struct ctp_attach *a);
+
+/*
+ * The usual init in one line: `fields` and `counters` are the state's
+ * handle arrays, sized exactly like the descriptor's field table and
+ * counter table, e.g.
+ *   r = CTP_ATTACH(ctx, api, CTP_API_THROUGH(roots), st->fh, st->counter);
+ */
+#define CTP_ATTACH(ctx, api, need, fields, counters)                           \
+	ctp_attach((ctx), (api), &ctp_plugin_v1,                               \
+		   &(const struct ctp_attach){                                 \
+			   .api_need = (need),                                 \
+			   .field_handles = (fields),                          \
+			   .n_fields = CTP_ARRAY_LEN(fields),                  \
+			   .counter_handles = (counters),                      \
+			   .n_counters = CTP_ARRAY_LEN(counters)})
 
 /* ---- A task's declared files --------------------------------------------- */
 

@@ -1042,14 +1042,8 @@ static int cg_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 	st->api = api;
 	pthread_mutex_init(&st->lock, NULL);
 	/* The lazy cgroup file needs file_get. */
-	r = ctp_attach(ctx, api, &ctp_plugin_v1,
-		       &(const struct ctp_attach){
-			       .api_need = CTP_API_THROUGH(file_get),
-			       .field_handles = st->handle,
-			       .n_fields = N_FIELDS,
-			       .counter_handles = st->counter,
-			       .n_counters = N_COUNTERS,
-		       });
+	r = CTP_ATTACH(ctx, api, CTP_API_THROUGH(file_get), st->handle,
+		       st->counter);
 	if (r == 0)
 		r = parse_options(ctx, api, st); /* says why */
 	if (r < 0) {

@@ -111,14 +111,7 @@ static int io_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 		return -ENOMEM;
 	st->ctx = ctx;
 	st->api = api;
-	r = ctp_attach(ctx, api, &ctp_plugin_v1,
-		       &(const struct ctp_attach){
-			       .api_need = CTP_API_THROUGH(roots),
-			       .field_handles = st->fh,
-			       .n_fields = CTP_IO_N,
-			       .counter_handles = st->counter,
-			       .n_counters = N_COUNTERS,
-		       });
+	r = CTP_ATTACH(ctx, api, CTP_API_THROUGH(roots), st->fh, st->counter);
 	if (r < 0) {
 		free(st);
 		return r;

@@ -816,14 +816,7 @@ static int jep_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 	st->self = getpid();
 	st->privileged = cap_sys_ptrace();
 	pthread_mutex_init(&st->lock, NULL);
-	r = ctp_attach(ctx, api, &ctp_plugin_v1,
-		       &(const struct ctp_attach){
-			       .api_need = CTP_API_THROUGH(roots),
-			       .field_handles = st->fh,
-			       .n_fields = N_FIELDS,
-			       .counter_handles = st->ch,
-			       .n_counters = N_COUNTERS,
-		       });
+	r = CTP_ATTACH(ctx, api, CTP_API_THROUGH(roots), st->fh, st->ch);
 	if (r == 0)
 		r = parse_options(st);
 	if (r < 0)

@@ -561,14 +561,7 @@ static int procfs_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 	st->gen = atomic_fetch_add(&next_gen, 1);
 	atomic_init(&st->ncpus, CPU_SETSIZE);
 	pthread_mutex_init(&st->lock, NULL);
-	r = ctp_attach(ctx, api, &ctp_plugin_v1,
-		       &(const struct ctp_attach){
-			       .api_need = CTP_API_THROUGH(roots),
-			       .field_handles = st->fh,
-			       .n_fields = N_FIELDS,
-			       .counter_handles = st->counter,
-			       .n_counters = N_COUNTERS,
-		       });
+	r = CTP_ATTACH(ctx, api, CTP_API_THROUGH(roots), st->fh, st->counter);
 	if (r == 0)
 		r = parse_options(ctx, api, &mode);
 	if (r < 0) {

@@ -386,14 +386,7 @@ static int psi_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		return -ENOMEM;
 	st->ctx = ctx;
 	st->api = api;
-	r = ctp_attach(ctx, api, &ctp_plugin_v1,
-		       &(const struct ctp_attach){
-			       .api_need = CTP_API_THROUGH(roots),
-			       .field_handles = st->fh,
-			       .n_fields = N_FIELDS,
-			       .counter_handles = st->counter,
-			       .n_counters = N_COUNTERS,
-		       });
+	r = CTP_ATTACH(ctx, api, CTP_API_THROUGH(roots), st->fh, st->counter);
 	if (r == 0)
 		r = parse_options(ctx, api, st);
 	if (r < 0) {

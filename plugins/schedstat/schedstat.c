@@ -371,14 +371,8 @@ static int sched_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 	st->ctx = ctx;
 	st->api = api;
 	/* The lazy sched file needs file_get. */
-	r = ctp_attach(ctx, api, &ctp_plugin_v1,
-		       &(const struct ctp_attach){
-			       .api_need = CTP_API_THROUGH(file_get),
-			       .field_handles = st->fh,
-			       .n_fields = N_FIELDS,
-			       .counter_handles = st->counter,
-			       .n_counters = N_COUNTERS,
-		       });
+	r = CTP_ATTACH(ctx, api, CTP_API_THROUGH(file_get), st->fh,
+		       st->counter);
 	if (r == 0)
 		r = parse_options(ctx, api, &read_sched);
 	if (r < 0) {

@@ -64,15 +64,10 @@ static int hello_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		return -ENOMEM;
 	h->ctx = ctx;
 	h->api = api;
-	/* The ABI check and every handle in one step. */
-	const struct ctp_attach a = {
-		.api_need = CTP_API_THROUGH(opt_str),
-		.field_handles = h->field,
-		.n_fields = F_COUNT,
-		.counter_handles = h->counter,
-		.n_counters = C_COUNT,
-	};
-	int r = ctp_attach(ctx, api, &ctp_plugin_v1, &a);
+	/* The ABI check and every handle in one step: the core's API up to
+	 * opt_str, the three fields' and the counter's handles. */
+	int r = CTP_ATTACH(ctx, api, CTP_API_THROUGH(opt_str), h->field,
+			   h->counter);
 	if (r < 0) {
 		free(h);
 		return r;
