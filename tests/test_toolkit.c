@@ -329,6 +329,26 @@ static void kv_u64(void **state)
 	assert_int_equal(v, 12); /* "VmRSS:\t    12" */
 }
 
+/* Directory names of /proc as tgids and tids. */
+static void parse_pid(void **state)
+{
+	uint32_t v = 7;
+
+	(void)state;
+	assert_int_equal(ctp_parse_pid("1", &v), 0);
+	assert_int_equal(v, 1);
+	assert_int_equal(ctp_parse_pid("2147483647", &v), 0);
+	assert_int_equal(v, 2147483647u);
+	assert_int_equal(ctp_parse_pid("2147483648", &v), -ERANGE);
+	assert_int_equal(ctp_parse_pid("99999999999999999999999", &v), -ERANGE);
+	assert_int_equal(ctp_parse_pid("self", &v), -EINVAL);
+	assert_int_equal(ctp_parse_pid("", &v), -EINVAL);
+	assert_int_equal(ctp_parse_pid("12a", &v), -EINVAL);
+	assert_int_equal(ctp_parse_pid("-1", &v), -EINVAL);
+	assert_int_equal(ctp_parse_pid("+1", &v), -EINVAL);
+	assert_int_equal(v, 2147483647u);
+}
+
 /* The one-line macros describe exactly what a designated initializer
  * would. */
 static void field_macros(void **state)
@@ -370,6 +390,7 @@ int main(void)
 		cmocka_unit_test_setup(attach_macro, setup),
 		cmocka_unit_test_setup(task_files, setup),
 		cmocka_unit_test_setup(kv_u64, setup),
+		cmocka_unit_test(parse_pid),
 		cmocka_unit_test(field_macros),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,6 +3,7 @@
 #include "ctprof/plugin-util.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 static int is_digit(char c)
@@ -144,5 +145,18 @@ int ctp_kv_u64(const char *buf, size_t len, const char *key, uint64_t *out)
 	if (p != vend && *p != ' ' && *p != '\t')
 		return -EINVAL;
 	*out = v;
+	return 0;
+}
+
+int ctp_parse_pid(const char *s, uint32_t *out)
+{
+	uint64_t v;
+	int r = ctp_parse_u64_str(s, &v);
+
+	if (r < 0)
+		return r;
+	if (v > INT32_MAX)
+		return -ERANGE;
+	*out = (uint32_t)v;
 	return 0;
 }

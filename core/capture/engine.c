@@ -216,20 +216,6 @@ static int read_line_at(int dirfd, const char *name, bool check, char *out,
 	return 0;
 }
 
-/* A tgid or tid directory name. */
-static int parse_uint(const char *s, uint32_t *out)
-{
-	uint64_t v;
-	int r = ctp_parse_u64_str(s, &v);
-
-	if (r < 0)
-		return r;
-	if (v > INT32_MAX)
-		return -ERANGE;
-	*out = (uint32_t)v;
-	return 0;
-}
-
 static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -251,7 +237,7 @@ static int list_numeric(int dirfd, char *dents, size_t dentslen, uint32_t **ids,
 			struct dirent64 *d = (struct dirent64 *)(dents + off);
 			off += d->d_reclen;
 			uint32_t id;
-			if (parse_uint(d->d_name, &id) < 0)
+			if (ctp_parse_pid(d->d_name, &id) < 0)
 				continue;
 			if (*n == *cap) {
 				size_t nc = *cap ? *cap * 2 : 256;

@@ -165,6 +165,10 @@ int ctp_scan_i64(const char **p, const char *end, int64_t *out);
  * -ERANGE. */
 int ctp_parse_u64_str(const char *s, uint64_t *out);
 
+/* A tgid or tid as /proc names its directories: a whole decimal string of
+ * at most INT32_MAX (a pid_t). 0, -EINVAL or -ERANGE. */
+int ctp_parse_pid(const char *s, uint32_t *out);
+
 /* Skip ' ' and '\t'. */
 const char *ctp_skip_blanks(const char *p, const char *end);
 

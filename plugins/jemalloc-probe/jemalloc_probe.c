@@ -399,13 +399,9 @@ static int list_tids(struct worker *w, int dirfd, size_t *n)
 		return -ENOMEM;
 	}
 	while ((de = readdir(d))) {
-		long v;
-		char *end;
+		uint32_t v;
 
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		v = strtol(de->d_name, &end, 10);
-		if (*end || v <= 0 || v > INT32_MAX)
+		if (ctp_parse_pid(de->d_name, &v) < 0 || v == 0)
 			continue;
 		if (*n == w->tids_cap) {
 			size_t nc = w->tids_cap ? w->tids_cap * 2 : 256;

@@ -49,7 +49,7 @@
  * engine's order and with the engine's buffer sizes; bench.py --strace
  * checks the two make the same calls, process by process. What is not
  * per-task work it takes from the engine itself rather than a copy: the
- * decimal of a directory name (the toolkit's ctp_parse_u64_str), the "0::"
+ * tgid or tid of a directory name (the toolkit's ctp_parse_pid), the "0::"
  * line of a cgroup file, whether a cgroup holds whole processes and where
  * cgroup2 is mounted (core/capture/cgroups.c).
  */
@@ -193,20 +193,6 @@ static int read_line_at(int dirfd, const char *name, char *out, size_t outlen)
 	return 0;
 }
 
-/* A tgid or tid directory name, as the engine takes it. */
-static int parse_id(const char *s, uint32_t *out)
-{
-	uint64_t v;
-	int r = ctp_parse_u64_str(s, &v);
-
-	if (r < 0)
-		return r;
-	if (v > INT32_MAX)
-		return -ERANGE;
-	*out = (uint32_t)v;
-	return 0;
-}
-
 /* Decimal digits of v after prefix into out (at least 16 bytes more). */
 static size_t put_id(char *out, const char *prefix, size_t plen, uint32_t v)
 {
@@ -246,7 +232,7 @@ static int list_ids(struct walk *w, int dirfd, uint32_t **ids, size_t *cap,
 				(struct dirent64 *)(w->dents + off);
 			uint32_t id;
 			off += d->d_reclen;
-			if (parse_id(d->d_name, &id) < 0)
+			if (ctp_parse_pid(d->d_name, &id) < 0)
 				continue;
 			if (*n == *cap) {
 				size_t nc = *cap ? *cap * 2 : 256;
