@@ -779,85 +779,66 @@ static int64_t process_row(struct worker *w, uint32_t tgid)
 	return row;
 }
 
-static void do_process(struct worker *w, size_t idx)
+/* Open tgid's directory and list its tids into w->tids; the directory,
+ * or -1 when the process is gone (counted). */
+static int process_open(struct worker *w, uint32_t tgid, size_t *ntids)
 {
-	struct ctp_engine *eng = w->eng;
-	struct ctp_capture *cap = eng->cap;
-	struct ctp_span *span = &cap->spans[idx];
-	uint32_t tgid = eng->tgids[idx];
 	char name[16];
+	int pdir;
+
 	snprintf(name, sizeof(name), "%" PRIu32, tgid);
-	span->tgid = tgid;
-	span->nthreads = 0;
-	span->proc_row = UINT32_MAX;
 	w->tgids_walked++;
-
-	int pdir = sys_openat(eng->roots.proc_fd, name,
-			      O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (pdir < 0) {
-		w->tgids_vanished++;
-		return;
-	}
-	size_t ntids = 0;
-	if (process_tids(w, pdir, &ntids) < 0) {
-		w->tgids_vanished++;
+	pdir = sys_openat(w->eng->roots.proc_fd, name,
+			  O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (pdir >= 0 && process_tids(w, pdir, ntids) < 0) {
 		sys_close(pdir);
-		return;
+		pdir = -1;
 	}
+	if (pdir < 0)
+		w->tgids_vanished++;
+	return pdir;
+}
 
-	process_cgroup(w, pdir, tgid, ntids);
-
-	/* A large process: the tids past the first chunk go to whichever
-	 * worker is free (including this one, once back in walk()). */
-	size_t own = ntids;
-	bool split = false;
-	if (eng->splits.chunk && ntids > eng->splits.chunk &&
-	    split_publish(w, idx, tgid, eng->splits.chunk, ntids)) {
-		own = eng->splits.chunk;
-		split = true;
-	}
-
-	read_files(eng, pdir, eng->process_files, eng->n_process_files,
-		   &w->pset);
-
-	int64_t prow = process_row(w, tgid);
-	if (prow < 0) {
-		w->result = (int)prow;
-		sys_close(pdir);
-		return;
-	}
+/* The process callbacks on row prow. */
+static void process_calls(struct worker *w, int pdir, uint32_t tgid,
+			  int64_t prow)
+{
 	struct ctp_task task = {
 		.abi = CTP_ABI_MAJOR,
 		.size = sizeof(task),
 		.tgid = (int32_t)tgid,
 		.tid = (int32_t)tgid,
 		.dirfd = pdir,
-		.proc_fd = eng->roots.proc_fd,
+		.proc_fd = w->eng->roots.proc_fd,
 		.pcomm = w->pcomm,
 		.comm = w->pcomm,
 		.cgroup = "",
 	};
 	struct ctp_record rec = {
-		.cap = cap,
+		.cap = w->eng->cap,
 		.table = w->procs,
 		.row = (uint32_t)prow,
 		.scope = CTP_SCOPE_PROCESS,
 		.ident = CTP_PROCESS_IDENT,
 	};
 	call_task(w, false, &task, &rec);
+}
 
-	uint32_t first = w->threads->nrows, recorded = 0;
-	for (size_t i = 0; i < own && w->result == 0; i++)
-		do_thread(w, pdir, tgid, w->tids[i], &recorded);
+/*
+ * After the process's own threads: a process with none recorded exited
+ * under us (its directory may linger while the last threads are reaped),
+ * and its row, describing nothing, goes too; a split one is decided after
+ * the walk, when its chunks are counted. Otherwise the span points at its
+ * rows.
+ */
+static void process_done(struct worker *w, struct ctp_span *span, int64_t prow,
+			 uint32_t first, uint32_t recorded, bool split)
+{
+	struct ctp_engine *eng = w->eng;
 
-	/* No thread recorded: the process exited under us (its directory
-	 * may linger while the last threads are reaped). A process row with
-	 * no thread would describe nothing, so it goes too. (A split one is
-	 * decided after the walk, when its chunks are counted.) */
 	if (recorded == 0 && w->result == 0 && !split) {
 		ctp_table_truncate(w->procs, (uint32_t)prow);
 		w->tgids_vanished++;
-		sys_close(pdir);
 		return;
 	}
 	tally_files(w, eng->process_files, eng->n_process_files, &w->pset);
@@ -867,6 +848,46 @@ static void do_process(struct worker *w, size_t idx)
 	span->proc_row = (uint32_t)prow;
 	span->thread_row = first;
 	span->nthreads = recorded;
+}
+
+static void do_process(struct worker *w, size_t idx)
+{
+	struct ctp_engine *eng = w->eng;
+	struct ctp_span *span = &eng->cap->spans[idx];
+	uint32_t tgid = eng->tgids[idx], first, recorded = 0;
+	size_t ntids = 0, own;
+	bool split = false;
+	int64_t prow;
+	int pdir;
+
+	span->tgid = tgid;
+	span->nthreads = 0;
+	span->proc_row = UINT32_MAX;
+	pdir = process_open(w, tgid, &ntids);
+	if (pdir < 0)
+		return;
+	process_cgroup(w, pdir, tgid, ntids);
+	/* A large process: the tids past the first chunk go to whichever
+	 * worker is free (including this one, once back in walk()). */
+	own = ntids;
+	if (eng->splits.chunk && ntids > eng->splits.chunk &&
+	    split_publish(w, idx, tgid, eng->splits.chunk, ntids)) {
+		own = eng->splits.chunk;
+		split = true;
+	}
+	read_files(eng, pdir, eng->process_files, eng->n_process_files,
+		   &w->pset);
+	prow = process_row(w, tgid);
+	if (prow < 0) {
+		w->result = (int)prow;
+		sys_close(pdir);
+		return;
+	}
+	process_calls(w, pdir, tgid, prow);
+	first = w->threads->nrows;
+	for (size_t i = 0; i < own && w->result == 0; i++)
+		do_thread(w, pdir, tgid, w->tids[i], &recorded);
+	process_done(w, span, prow, first, recorded, split);
 	sys_close(pdir);
 }
 
@@ -977,6 +998,57 @@ static void host_calls(struct ctp_engine *eng, bool finish)
 	}
 }
 
+/* The cgroup callbacks of every plugin on cgroup row `row`. A row a plugin
+ * added with cgroup_ref is that plugin's to resolve: no directory, and
+ * only its referrers are called. */
+static void cgroup_row_calls(struct ctp_engine *eng, uint32_t row,
+			     const char *path, size_t plen)
+{
+	struct ctp_capture *cap = eng->cap;
+	bool foreign = ctp_cgroup_key_ok(path, plen);
+	/* A path with ".." components lies outside our cgroup namespace
+	 * (e.g. "/../x"): it has no directory under the mount, and looking
+	 * it up would escape it. */
+	bool outside = strstr(path, "/..") != NULL;
+	int dirfd = -1;
+
+	if (!foreign && !outside && eng->roots.cgroup_fd >= 0) {
+		const char *rel = path;
+		while (*rel == '/')
+			rel++;
+		dirfd = openat(eng->roots.cgroup_fd, *rel ? rel : ".",
+			       O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
+	struct ctp_cgroup cg = {
+		.abi = CTP_ABI_MAJOR,
+		.size = sizeof(cg),
+		.path = path,
+		.dirfd = dirfd,
+		.v2_root_fd = eng->roots.cgroup_fd,
+	};
+	struct ctp_record rec = {
+		.cap = cap,
+		.table = &cap->cgroups,
+		.row = row,
+		.scope = CTP_SCOPE_CGROUP,
+		.ident = CTP_CGROUP_IDENT,
+	};
+	for (uint32_t i = 0; i < cap->n_plugins; i++) {
+		struct ctp_plugin_info *info = &cap->plugins[i];
+		if (!cb_usable(info, CB_CGROUP) || !info->rt->desc->cgroup)
+			continue;
+		if (foreign && !ctp_cgroups_referenced(&eng->cgroups, i, row))
+			continue;
+		rec.plugin = i;
+		uint64_t t0 = ctp_now_ns();
+		int ret = info->rt->desc->cgroup(info->rt->state, &cg, &rec);
+		after_call(info, NULL, CB_CGROUP, ret, ctp_now_ns() - t0);
+	}
+	if (dirfd >= 0)
+		close(dirfd);
+}
+
+/* The cgroups pass: every distinct cgroup row, once, after the walk. */
 static void cgroup_calls(struct ctp_engine *eng)
 {
 	struct ctp_capture *cap = eng->cap;
@@ -984,9 +1056,7 @@ static void cgroup_calls(struct ctp_engine *eng)
 	for (uint32_t i = 0; i < cap->n_plugins; i++)
 		any |= cb_usable(&cap->plugins[i], CB_CGROUP) &&
 		       cap->plugins[i].rt->desc->cgroup;
-	if (!any)
-		return;
-	for (uint32_t row = 0; row < cap->cgroups.nrows; row++) {
+	for (uint32_t row = 0; any && row < cap->cgroups.nrows; row++) {
 		if (eng->stop && *eng->stop)
 			return;
 		uint64_t blob;
@@ -994,52 +1064,7 @@ static void cgroup_calls(struct ctp_engine *eng)
 			continue;
 		size_t plen = 0;
 		const char *path = ctp_blobpool_get(cap->blobs, blob, &plen);
-		/* A row a plugin added with cgroup_ref is that plugin's to
-		 * resolve: no directory, and only its referrers are called. */
-		bool foreign = ctp_cgroup_key_ok(path, plen);
-		int dirfd = -1;
-		/* A path with ".." components lies outside our cgroup
-		 * namespace (e.g. "/../x"): it has no directory under the
-		 * mount, and looking it up would escape it. */
-		bool outside = strstr(path, "/..") != NULL;
-		if (!foreign && !outside && eng->roots.cgroup_fd >= 0) {
-			const char *rel = path;
-			while (*rel == '/')
-				rel++;
-			dirfd = openat(eng->roots.cgroup_fd, *rel ? rel : ".",
-				       O_PATH | O_DIRECTORY | O_CLOEXEC);
-		}
-		struct ctp_cgroup cg = {
-			.abi = CTP_ABI_MAJOR,
-			.size = sizeof(cg),
-			.path = path,
-			.dirfd = dirfd,
-			.v2_root_fd = eng->roots.cgroup_fd,
-		};
-		struct ctp_record rec = {
-			.cap = cap,
-			.table = &cap->cgroups,
-			.row = row,
-			.scope = CTP_SCOPE_CGROUP,
-			.ident = CTP_CGROUP_IDENT,
-		};
-		for (uint32_t i = 0; i < cap->n_plugins; i++) {
-			struct ctp_plugin_info *info = &cap->plugins[i];
-			if (!cb_usable(info, CB_CGROUP) ||
-			    !info->rt->desc->cgroup)
-				continue;
-			if (foreign &&
-			    !ctp_cgroups_referenced(&eng->cgroups, i, row))
-				continue;
-			rec.plugin = i;
-			uint64_t t0 = ctp_now_ns();
-			int ret = info->rt->desc->cgroup(info->rt->state, &cg,
-							 &rec);
-			after_call(info, NULL, CB_CGROUP, ret,
-				   ctp_now_ns() - t0);
-		}
-		if (dirfd >= 0)
-			close(dirfd);
+		cgroup_row_calls(eng, row, path, plen);
 	}
 }
 
