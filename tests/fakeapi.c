@@ -12,6 +12,7 @@
 
 #include "cgroups.h"
 #include "fakeapi.h"
+#include "fakecore.h"
 #include "options.h"
 
 /* ---- Log and options ------------------------------------------------------
@@ -88,7 +89,7 @@ static int add_field(struct ctp_ctx *ctx, const struct ctp_field_desc *d)
 
 	if (ctp_field_desc_check(d, &why) < 0)
 		return -EINVAL;
-	id = ctp_registry_add(&ctx->reg, 0, d);
+	id = ctp_registry_add(&ctx->cap->reg, 0, d);
 	if (id < 0)
 		return id;
 	if (id >= FAKE_MAX_FIELDS)
@@ -143,7 +144,7 @@ static int fake_derived_register(struct ctp_ctx *ctx,
 	int term = -1, r;
 
 	pthread_mutex_lock(&ctx->lock);
-	r = ctp_registry_add_derived(&ctx->reg, 0, d, &why, &term);
+	r = ctp_registry_add_derived(&ctx->cap->reg, 0, d, &why, &term);
 	if (r >= 0 && ctx->n_derived < FAKE_MAX_DERIVED) {
 		snprintf(ctx->derived[ctx->n_derived], sizeof(ctx->derived[0]),
 			 "%s", d->field.name);
@@ -156,110 +157,150 @@ static int fake_derived_register(struct ctp_ctx *ctx,
 /* ---- Setters ---------------------------------------------------------------
  */
 
-/* The cell a setter of `type` fills, or NULL (counted) when the handle,
- * type or scope is wrong or the test made the field fail. */
-static struct fake_cell *cell_for(struct ctp_record *rec, int h, uint8_t type)
+/*
+ * The core's setter of `type` on the record's row (v, or p and n for
+ * strings and cpu sets); the cell the test reads, with the raw value the
+ * core stored in *raw, or NULL (counted) when the core refused it or the
+ * test made the field fail.
+ */
+static struct fake_cell *store(struct ctp_record *rec, int h, uint8_t type,
+			       uint64_t v, const void *p, size_t n,
+			       uint64_t *raw, int *err)
 {
 	struct ctp_ctx *ctx = rec->ctx;
-	int i = h;
-	bool ok;
+	struct ctp_table *t;
+	uint32_t ident;
+	bool got;
 
-	if (i >= 0 && i == ctx->failing_field)
+	*err = -EINVAL;
+	if (h >= 0 && h == ctx->failing_field)
 		return NULL;
 	rec->n_sets++;
-	/* What the core's setters accept. */
 	pthread_mutex_lock(&ctx->lock);
-	ok = ctp_field_settable(&ctx->reg, h, rec->scope, type, 0) == 0 &&
-	     i < FAKE_MAX_FIELDS;
+	*err = fakecore_set(ctx->cap, rec->scope, rec->row, h, type, v, p, n);
+	t = fakecore_table(ctx->cap, rec->scope, &ident);
+	got = *err == 0 && h < FAKE_MAX_FIELDS &&
+	      ctp_table_get(
+		      t, rec->row,
+		      ident + ctp_registry_get(&ctx->cap->reg, (uint32_t)h)
+				      ->col,
+		      raw);
 	pthread_mutex_unlock(&ctx->lock);
-	if (!ok) {
+	if (!got) {
 		rec->bad_sets++;
 		return NULL;
 	}
-	rec->cells[i].set++;
-	rec->cells[i].type = type;
-	return &rec->cells[i];
+	rec->cells[h].set++;
+	rec->cells[h].type = type;
+	return &rec->cells[h];
 }
 
 static int fake_set_u64(struct ctp_record *rec, int h, uint64_t v)
 {
-	struct fake_cell *c = cell_for(rec, h, CTP_TYPE_U64);
+	uint64_t raw;
+	int err;
+	struct fake_cell *c =
+		store(rec, h, CTP_TYPE_U64, v, NULL, 0, &raw, &err);
 
-	if (!c)
-		return -EINVAL;
-	c->u = v;
-	return 0;
+	if (c)
+		c->u = raw;
+	return err;
 }
 
 static int fake_set_i64(struct ctp_record *rec, int h, int64_t v)
 {
-	struct fake_cell *c = cell_for(rec, h, CTP_TYPE_I64);
+	uint64_t raw;
+	int err;
+	struct fake_cell *c =
+		store(rec, h, CTP_TYPE_I64, (uint64_t)v, NULL, 0, &raw, &err);
 
-	if (!c)
-		return -EINVAL;
-	c->i = v;
-	return 0;
+	if (c)
+		c->i = (int64_t)raw;
+	return err;
 }
 
 static int fake_set_bool(struct ctp_record *rec, int h, int v)
 {
-	struct fake_cell *c = cell_for(rec, h, CTP_TYPE_BOOL);
+	uint64_t raw;
+	int err;
+	struct fake_cell *c =
+		store(rec, h, CTP_TYPE_BOOL, (uint64_t)v, NULL, 0, &raw, &err);
 
-	if (!c)
-		return -EINVAL;
 	/* The ABI says nonzero is true; a plugin should say 0 or 1. */
-	if (v != 0 && v != 1)
+	if (c && v != 0 && v != 1)
 		rec->bad_sets++;
-	c->u = (uint64_t)v;
-	return 0;
+	if (c)
+		c->u = raw;
+	return err;
 }
 
 static int fake_set_char(struct ctp_record *rec, int h, char v)
 {
-	struct fake_cell *c = cell_for(rec, h, CTP_TYPE_CHAR);
+	uint64_t raw;
+	int err;
+	struct fake_cell *c = store(rec, h, CTP_TYPE_CHAR, (unsigned char)v,
+				    NULL, 0, &raw, &err);
 
-	if (!c)
-		return -EINVAL;
-	c->c = v;
-	return 0;
+	if (c)
+		c->c = (char)raw;
+	return err;
 }
 
-/* A NUL inside, or a string too long to keep, is a bad set. */
+/* The bytes of blob `id` of the capture. */
+static const char *blob(struct ctp_ctx *ctx, uint64_t id, size_t *len)
+{
+	const char *b;
+
+	pthread_mutex_lock(&ctx->lock);
+	b = ctp_blobpool_get(ctx->cap->blobs, id, len);
+	pthread_mutex_unlock(&ctx->lock);
+	return b;
+}
+
+/* A string the core refuses (a NUL inside) is a bad set. */
 static int fake_set_str(struct ctp_record *rec, int h, const char *s,
 			size_t len)
 {
-	struct fake_cell *c = cell_for(rec, h, CTP_TYPE_STRING);
+	uint64_t raw;
+	size_t n = 0;
+	int err;
+	struct fake_cell *c =
+		store(rec, h, CTP_TYPE_STRING, 0, s, len, &raw, &err);
+	const char *b = c ? blob(rec->ctx, raw, &n) : NULL;
 
 	if (!c)
-		return -EINVAL;
-	if (len >= sizeof(c->str) || memchr(s, '\0', len)) {
-		c->set--;
-		rec->bad_sets++;
-		return -EINVAL;
-	}
-	memcpy(c->str, s, len);
-	c->str[len] = '\0';
-	c->len = len;
-	return 0;
+		return err;
+	if (!b || n >= sizeof(c->str))
+		fail_msg("string of %zu bytes: raise FAKE_STR_MAX", n);
+	memcpy(c->str, b, n);
+	c->str[n] = '\0';
+	c->len = n;
+	return err;
 }
 
 static int fake_set_cpuset(struct ctp_record *rec, int h, const uint64_t *w,
 			   size_t n)
 {
-	struct fake_cell *c = cell_for(rec, h, CTP_TYPE_CPUSET);
+	uint64_t raw;
+	size_t len = 0;
+	int err;
+	struct fake_cell *c =
+		store(rec, h, CTP_TYPE_CPUSET, 0, w, n, &raw, &err);
+	const char *b = c ? blob(rec->ctx, raw, &len) : NULL;
 
 	if (!c)
-		return -EINVAL;
-	/* Trailing zero words carry nothing, like the core's trim. */
-	while (n && !w[n - 1])
-		n--;
-	if (n > FAKE_MAX_WORDS) {
-		c->set--;
-		return -E2BIG;
+		return err;
+	if (!b || len > sizeof(c->words))
+		fail_msg("cpu set of %zu bytes: raise FAKE_MAX_WORDS", len);
+	/* The core keeps little-endian words, trailing zero words trimmed. */
+	c->n_words = len / sizeof(uint64_t);
+	for (size_t i = 0; i < c->n_words; i++) {
+		uint64_t x = 0;
+		for (size_t k = 0; k < 8; k++)
+			x |= (uint64_t)(unsigned char)b[8 * i + k] << (8 * k);
+		c->words[i] = x;
 	}
-	memcpy(c->words, w, n * sizeof(*w));
-	c->n_words = n;
-	return 0;
+	return err;
 }
 
 /* ---- Summary, roots, files, hints, gates, cgroup rows ---------------------
@@ -271,7 +312,7 @@ static int fake_summary_register(struct ctp_ctx *ctx, const char *name)
 	int r;
 
 	pthread_mutex_lock(&ctx->lock);
-	r = ctp_summary_register(&ctx->info, name);
+	r = ctp_summary_register(&ctx->cap->plugins[0], name);
 	if (r >= 0 && (unsigned)r == ctx->n_summary && r < FAKE_MAX_SUMMARY) {
 		snprintf(ctx->summary_name[r], sizeof(ctx->summary_name[0]),
 			 "%s", name);
@@ -284,11 +325,12 @@ static int fake_summary_register(struct ctp_ctx *ctx, const char *name)
 static void fake_summary_add(struct ctp_ctx *ctx, int counter, uint64_t d)
 {
 	pthread_mutex_lock(&ctx->lock);
-	if (counter >= 0 && (uint32_t)counter < ctx->info.n_summary) {
-		atomic_fetch_add(&ctx->info.summary[counter], d);
+	if (counter >= 0 &&
+	    (uint32_t)counter < ctx->cap->plugins[0].n_summary) {
+		atomic_fetch_add(&ctx->cap->plugins[0].summary[counter], d);
 		if ((unsigned)counter < ctx->n_summary)
-			ctx->summary[counter] =
-				atomic_load(&ctx->info.summary[counter]);
+			ctx->summary[counter] = atomic_load(
+				&ctx->cap->plugins[0].summary[counter]);
 	}
 	pthread_mutex_unlock(&ctx->lock);
 }
@@ -510,8 +552,12 @@ void fake_ctx_init(struct ctp_ctx *ctx, const struct ctp_plugin *desc,
 		.sys_fd = -1,
 		.cgroup_fd = -1,
 	};
-	if (ctp_registry_init(&ctx->reg) < 0)
-		fail_msg("registry: out of memory");
+	if (ctp_capture_new(1, &ctx->cap) < 0)
+		fail_msg("capture: out of memory");
+	ctx->cap->plugins = calloc(1, sizeof(*ctx->cap->plugins));
+	if (!ctx->cap->plugins)
+		fail_msg("capture: out of memory");
+	ctx->cap->n_plugins = 1;
 	/* The options as the config would hand them over. */
 	for (size_t i = 0; opts && opts[2 * i]; i++) {
 		if (i == sizeof(ctx->kv) / sizeof(ctx->kv[0]))
@@ -539,17 +585,26 @@ void fake_ctx_init(struct ctp_ctx *ctx, const struct ctp_plugin *desc,
 
 void fake_ctx_done(struct ctp_ctx *ctx)
 {
-	for (uint32_t i = 0; i < ctx->info.n_summary; i++)
-		free(ctx->info.summary_name[i]);
-	ctp_registry_done(&ctx->reg);
+	ctp_capture_free(ctx->cap);
+	ctx->cap = NULL;
 	pthread_mutex_destroy(&ctx->lock);
 }
 
 void fake_rec_init(struct ctp_record *rec, struct ctp_ctx *ctx, uint8_t scope)
 {
+	uint32_t ident;
+	int64_t row;
+
 	memset(rec, 0, sizeof(*rec));
 	rec->ctx = ctx;
 	rec->scope = scope;
+	/* A fresh row of the capture's table of that scope. */
+	pthread_mutex_lock(&ctx->lock);
+	row = ctp_table_add_row(fakecore_table(ctx->cap, scope, &ident));
+	pthread_mutex_unlock(&ctx->lock);
+	if (row < 0)
+		fail_msg("table row: out of memory");
+	rec->row = (uint32_t)row;
 }
 
 void fake_task_init(struct fake_task *ft, int32_t tgid, int32_t tid)
@@ -620,7 +675,7 @@ int fake_field(struct ctp_ctx *ctx, const char *name)
 	int i;
 
 	pthread_mutex_lock(&ctx->lock);
-	i = ctp_registry_find(&ctx->reg, name);
+	i = ctp_registry_find(&ctx->cap->reg, name);
 	pthread_mutex_unlock(&ctx->lock);
 	return i < 0 ? -1 : i;
 }

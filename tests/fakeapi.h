@@ -35,7 +35,7 @@
 #define FAKE_MAX_REFS	  256
 #define FAKE_MAX_FILES	  4
 #define FAKE_STR_MAX	  512
-#define FAKE_MAX_WORDS	  8
+#define FAKE_MAX_WORDS	  128
 #define FAKE_MAX_DISABLED 4
 
 /* The size of a struct ctp_api that ends with member m (an older core). */
@@ -54,10 +54,11 @@ struct ctp_ctx {
 	unsigned n_log;
 	char last_log[512];
 
-	/* The core's registry and plugin record (plugin index 0), and the
-	 * configuration the options come from. */
-	struct ctp_registry reg;
-	struct ctp_plugin_info info;
+	/* A capture of the core's own, with this plugin as plugin 0: its
+	 * registry, its summary counters (cap->plugins[0]) and the tables
+	 * the records' rows are in; and the configuration the options come
+	 * from. */
+	struct ctp_capture *cap;
 	struct ctp_plugin_cfg pcfg;
 	struct ctp_kv kv[16];
 	int static_ids[FAKE_MAX_FIELDS]; /* handle of static field i */
@@ -114,9 +115,12 @@ struct fake_cell {
 struct ctp_record {
 	struct ctp_ctx *ctx;
 	uint8_t scope;
+	uint32_t row;	   /* in the capture's table of that scope */
 	unsigned n_sets;   /* setter calls, but those of failing_field */
 	unsigned bad_sets; /* with a wrong handle, type, scope or value */
-	struct fake_cell cells[FAKE_MAX_FIELDS]; /* by registry index */
+	/* By registry index: what the core's setter stored in the row, read
+	 * back from the table, and how often it accepted a value. */
+	struct fake_cell cells[FAKE_MAX_FIELDS];
 };
 
 /*

@@ -19,6 +19,7 @@ enum {
 	F_RET_NUL,
 	F_RET_BADRULE,
 	F_RET_EXISTS,
+	F_THREAD_U64,
 	F_N,
 };
 
@@ -50,6 +51,15 @@ static const struct ctp_field_desc fields[] = {
 				    "field_register of a counter with max"),
 	[F_RET_EXISTS] = RET_FIELD("register_taken", HOST,
 				   "field_register of abi-good.value"),
+	/* A thread field of the right type for set_u64, set on the host row:
+	 * only the scope is wrong. */
+	[F_THREAD_U64] = {.name = "abi-wrongtype.thread_u64",
+			  .help = "a thread counter, never set on a thread",
+			  .scope = CTP_SCOPE_THREAD,
+			  .type = CTP_TYPE_U64,
+			  .unit = CTP_UNIT_COUNT,
+			  .kind = CTP_KIND_COUNTER,
+			  .rule = CTP_RULE_SUM},
 };
 
 struct state {
@@ -77,7 +87,7 @@ static int wt_host(void *statep, struct ctp_record *rec)
 	const struct ctp_api *api = st->api;
 	int r;
 
-	r = api->set_u64(rec, st->h[F_NAME], 1);
+	r = api->set_u64(rec, st->h[F_THREAD_U64], 1);
 	api->set_i64(rec, st->h[F_RET_SCOPE], r);
 	r = api->set_i64(rec, 1000000, 1);
 	api->set_i64(rec, st->h[F_RET_BADHANDLE], r);
