@@ -18,7 +18,8 @@
 /* ---- Log and options ------------------------------------------------------
  */
 
-static void fake_log(struct ctp_ctx *ctx, int level, const char *fmt, ...)
+static void __attribute__((format(printf, 3, 4)))
+fake_log(struct ctp_ctx *ctx, int level, const char *fmt, ...)
 {
 	va_list ap;
 

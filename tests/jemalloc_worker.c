@@ -77,6 +77,9 @@ int main(int argc, char **argv)
 	if (!hold)
 		return 1;
 	memset(hold, 1, HOLD);
+	/* Kept: a compiler may drop an allocation nothing reads (clang
+	 * does). */
+	__asm__ volatile("" : : "r"(hold) : "memory");
 	if ((!strcmp(argv[2], "threads") || !strcmp(argv[2], "spin")) &&
 	    argc > 3) {
 		long n = atol(argv[3]);

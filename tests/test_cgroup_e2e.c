@@ -941,8 +941,8 @@ static void fixtures_say_so(void **state)
 	 * threaded gc no memory.current, the hybrid pids root no pids.max. */
 	static const char *const missing[] = {
 		"cgroup-v2/sys/fs/cgroup/cgroup.type",
-		"cgroup-v2/sys/fs/cgroup/user.slice/app.scope/gc/"
-		"memory.current",
+		("cgroup-v2/sys/fs/cgroup/user.slice/app.scope/gc/"
+		 "memory.current"),
 		"cgroup-hybrid/sys/fs/cgroup/pids/pids.max",
 		"cgroup-hybrid/sys/fs/cgroup/blkio",
 	};

@@ -57,6 +57,7 @@ static void *burn(void *arg)
 	snprintf(name, sizeof(name), "burn-%d", (int)(intptr_t)arg);
 	pthread_setname_np(pthread_self(), name);
 	volatile uint64_t sink = 0;
+	(void)sink;
 	while (cpu_ns(CLOCK_THREAD_CPUTIME_ID) < SPIN_NS)
 		for (int i = 0; i < 10000; i++)
 			sink += (uint64_t)i;

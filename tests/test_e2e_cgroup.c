@@ -355,7 +355,7 @@ static void expectations_match_fixture(void **state)
 		if (sc == NONE)
 			continue;
 		char *t = first_line(
-			text_at(roots[sc], "%s/cgroup.type", OUT + 1));
+			text_at(roots[sc], "%s/cgroup.type", &OUT[1]));
 		CHECK(says_domain(t), "%s: %s/cgroup.type says %s",
 		      scen_name[sc], OUT, t ? t : "(no file)");
 		free(t);

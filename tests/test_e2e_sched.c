@@ -605,6 +605,7 @@ static void *burner_main(void *arg)
 {
 	struct burner *b = arg;
 	volatile uint64_t sink = 0;
+	(void)sink;
 	uint64_t start;
 
 	b->tid = (pid_t)syscall(SYS_gettid);

@@ -445,6 +445,7 @@ static void *runner_main(void *arg)
 {
 	struct runner *r = arg;
 	volatile uint64_t spin = 0;
+	(void)spin;
 	struct timespec t0, t;
 
 	/* ~20 ms on a CPU, yielding now and then: it waits on runqueues. */

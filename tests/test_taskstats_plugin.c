@@ -238,6 +238,7 @@ static void *park_main(void *arg)
 	struct parked *p = arg;
 	volatile uint64_t spin = 0;
 
+	(void)spin;
 	/* Run a little first, so the thread has been on a CPU. */
 	for (int i = 0; i < 1000000; i++)
 		spin += (uint64_t)i;

@@ -46,7 +46,8 @@ const struct ctp_plugin ctp_plugin_v1 = {
 	CTP_PLUGIN_COUNTER_TABLE(counters),
 };
 
-static void t_log(struct ctp_ctx *ctx, int level, const char *fmt, ...)
+static void __attribute__((format(printf, 3, 4)))
+t_log(struct ctp_ctx *ctx, int level, const char *fmt, ...)
 {
 	va_list ap;
 

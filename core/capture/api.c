@@ -47,7 +47,8 @@ static const char *level_name(int level)
 	}
 }
 
-static void vlog(const char *who, int level, const char *fmt, va_list ap)
+static void __attribute__((format(printf, 3, 0)))
+vlog(const char *who, int level, const char *fmt, va_list ap)
 {
 	char line[1024];
 	int n = snprintf(line, sizeof(line),
@@ -75,7 +76,8 @@ void ctp_log(int level, const char *fmt, ...)
 #define LOG_BURST     10
 #define LOG_WINDOW_NS 5000000000ull
 
-static void api_log(struct ctp_ctx *ctx, int level, const char *fmt, ...)
+static void __attribute__((format(printf, 3, 4)))
+api_log(struct ctp_ctx *ctx, int level, const char *fmt, ...)
 {
 	if (!level_shown(level))
 		return;
