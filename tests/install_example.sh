@@ -81,11 +81,17 @@ cp -R "$src/docs/examples/hello-plugin" "$tmp/hello"
 # A sanitizer build installs an instrumented toolkit library: a plugin
 # linking it must be built with the same sanitizers (as it must to be
 # loaded into that core at all).
+# With the same compiler, too: gcc's and clang's runtimes do not mix, and
+# clang's must be the shared one for a shared object.
 san=""
+cc=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
 if grep -q '^CTP_SANITIZE:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; then
 	san="-fsanitize=address,undefined"
+	case "$("${cc:-cc}" --version 2>/dev/null)" in
+	*clang*) san="$san -shared-libsan" ;;
+	esac
 fi
-make -C "$tmp/hello" CFLAGS="-O2 -Wall -Wextra -Werror -MD $san" \
+make -C "$tmp/hello" CC="${cc:-cc}" CFLAGS="-O2 -Wall -Wextra -Werror -MD $san" \
 	LDFLAGS="$san" >"$tmp/make.log" 2>&1 ||
 	fail "building the example: $(cat "$tmp/make.log")"
 so=$tmp/hello/hello.so

@@ -48,12 +48,10 @@ uint64_t host_summary(const struct ctp_snap *s, const char *name);
 #define HOST_EXPECT_ALLOCATOR "glibc"
 #endif
 
+#include "sanitizer.h"
+
 /* Under AddressSanitizer malloc is ASan's: glibc's mallinfo2 sees an
  * unused arena and reports zeros (the allocator is still "glibc"). */
-#if defined(__SANITIZE_ADDRESS__)
-#define HOST_ASAN 1
-#else
-#define HOST_ASAN 0
-#endif
+#define HOST_ASAN CTP_TEST_ASAN
 
 #endif

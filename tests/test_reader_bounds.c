@@ -27,22 +27,14 @@
 #include "e2e_util.h"
 #include "model.h"
 #include "reader.h"
+#include "sanitizer.h"
 #include "snapbuild.h"
 
 /* docs/FORMAT.md: peak RSS of show or dump stays under the cap plus this. */
 #define RSS_CONSTANT (16ull << 20)
 #define MiB	     (1ull << 20)
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
+#define SANITIZED CTP_TEST_ASAN
 
 static char tmp[PATH_MAX], errf[PATH_MAX];
 

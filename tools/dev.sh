@@ -7,6 +7,8 @@
 #   tools/dev.sh test      install, build, run the whole test suite
 #   tools/dev.sh test-sanitize
 #                          the same under AddressSanitizer + UBSan
+#   tools/dev.sh test-sanitize-clang
+#                          the same built with clang (its shared runtimes)
 #   tools/dev.sh deps      only install the packages
 #   tools/dev.sh build     only build (build/)
 set -euo pipefail
@@ -20,6 +22,7 @@ packages=(
 	libdw-dev libelf-dev libmnl-dev libjemalloc-dev
 	libcmocka-dev python3 python3-msgpack python3-zstandard zstd
 	dpkg-dev autoconf make clang-format git
+	clang libclang-rt-14-dev
 )
 
 deps() {
@@ -62,6 +65,10 @@ test-sanitize)
 	deps; build build-asan -DCTP_SANITIZE=ON
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --test-dir build-asan --output-on-failure -j"$jobs" ;;
+test-sanitize-clang)
+	deps; CC=clang build build-clang-asan -DCTP_SANITIZE=ON
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		ctest --test-dir build-clang-asan --output-on-failure -j"$jobs" ;;
 *)
 	sed -n '2,13p' "$0" >&2; exit 2 ;;
 esac
