@@ -130,8 +130,9 @@ size_t ctp_ts_put_get(void *buf, size_t cap, uint16_t family, uint32_t seq,
 /*
  * Parse one netlink message (the whole of one datagram from the kernel) as
  * the answer to a TASKSTATS_CMD_GET for `want_pid`, sent to generic-netlink
- * family `family` (0: do not check the message type). *out is cleared
- * first. Returns:
+ * family `family` (0: do not check the message type). buf is aligned to 4
+ * bytes, as netlink messages are (a recv() buffer of the caller's). *out is
+ * cleared first. Returns:
  *   0                 a stats reply for want_pid: *out filled;
  *   the kernel's error (negative) from an NLMSG_ERROR: -EPERM without
  *                     CAP_NET_ADMIN, -ESRCH when the task is gone, ...;

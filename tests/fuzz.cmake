@@ -1,0 +1,42 @@
+# libFuzzer harnesses (tests/fuzz/, README.md there): NAME:LIBRARIES, the
+# libraries ';'-free (one each). On every build each harness is linked with
+# tests/fuzz/replay.c and replays its seed corpus (tests/fuzz/corpus/NAME)
+# and the inputs that once crashed it (tests/fuzz/regressions/NAME) as the
+# ctest fuzz_replay_NAME. With -DCTP_FUZZ=ON (clang) each is also built as
+# a libFuzzer binary fuzz_NAME (tools/fuzz.sh runs them).
+set(CTP_FUZZ_HARNESSES
+  snapshot:ctpcore snapshot_mp:ctpcore config:ctpcore
+  parse_procfs:ctp_procfs_parse parse_schedstat:ctp_schedstat_parse
+  parse_io:ctp_io_parse parse_smaps:ctp_smaps_parse
+  parse_cgroup:ctp_cgroup_parse parse_psi:ctp_psi_parse
+  parse_scx:ctp_scx_parse parse_host:ctp_host_parse
+  parse_taskstats:ctp_taskstats_reply scan:ctp_plugin_util)
+set(CTP_FUZZ_DIR ${CMAKE_CURRENT_SOURCE_DIR}/fuzz)
+
+foreach(pair ${CTP_FUZZ_HARNESSES})
+  string(REPLACE ":" ";" pair ${pair})
+  list(GET pair 0 name)
+  list(GET pair 1 lib)
+  set(srcs ${CTP_FUZZ_DIR}/${name}.c)
+  if(name MATCHES "^snapshot")
+    list(APPEND srcs ${CTP_FUZZ_DIR}/fuzz_snap.c)
+  endif()
+  add_executable(fuzz_replay_${name} ${srcs} ${CTP_FUZZ_DIR}/replay.c)
+  target_link_libraries(fuzz_replay_${name} PRIVATE ${lib})
+  target_include_directories(fuzz_replay_${name} PRIVATE ${CTP_FUZZ_DIR}
+                             ${PROJECT_SOURCE_DIR}/include)
+  add_test(NAME fuzz_replay_${name}
+           COMMAND fuzz_replay_${name} ${CTP_FUZZ_DIR}/corpus/${name}
+                   ${CTP_FUZZ_DIR}/regressions/${name})
+  if(CTP_FUZZ)
+    add_executable(fuzz_${name} ${srcs})
+    target_link_libraries(fuzz_${name} PRIVATE ${lib} m)
+    target_include_directories(fuzz_${name} PRIVATE ${CTP_FUZZ_DIR}
+                               ${PROJECT_SOURCE_DIR}/include)
+    # Static sanitizer runtimes: a fuzz binary loads no plugin, and
+    # libFuzzer's C++ runtime must not come before ASan's.
+    target_link_options(fuzz_${name} PRIVATE -fsanitize=fuzzer -static-libsan)
+    set_target_properties(fuzz_${name} PROPERTIES
+                          RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/fuzz)
+  endif()
+endforeach()

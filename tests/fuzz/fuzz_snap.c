@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/* See fuzz_snap.h. */
+#include <stdio.h>
+#include <string.h>
+
+#include "fuzz_snap.h"
+#include "group.h"
+
+/* Every value of every field, rendered as show renders it. */
+static void read_all(const struct ctp_snap *snap)
+{
+	const struct ctp_snap_field *fs = ctp_snap_fields(snap);
+
+	for (size_t i = 0; i < ctp_snap_n_fields(snap); i++) {
+		const struct ctp_snap_table *t =
+			ctp_snap_table(snap, fs[i].scope);
+		size_t rows = fs[i].scope == CTP_SCOPE_HOST ? 1
+			      : t			    ? t->rows
+							    : 0;
+
+		for (size_t r = 0; r < rows && r < 4096; r++) {
+			struct ctp_value v = ctp_snap_value(snap, &fs[i], r);
+			(void)v;
+		}
+	}
+}
+
+/* Group along one spec and aggregate every field of a grouped scope. */
+static void group_by(const struct ctp_snap *snap, const char *axes)
+{
+	struct ctp_group_spec spec = {0};
+	struct ctp_groups *g;
+	char text[64], err[256];
+
+	snprintf(text, sizeof(text), "%s", axes);
+	if (ctp_group_spec_parse(text, &spec, err, sizeof(err)) < 0 ||
+	    ctp_groups_new(snap, &spec, &g, err, sizeof(err)) < 0)
+		return;
+	const struct ctp_snap_field *fs = ctp_snap_fields(snap);
+	for (size_t i = 0; i < ctp_snap_n_fields(snap); i++) {
+		const struct ctp_agg *col;
+		if (fs[i].scope != CTP_SCOPE_HOST)
+			ctp_groups_aggregate(g, &fs[i], &col);
+	}
+	ctp_groups_free(g);
+}
+
+void ctp_fuzz_exercise(const struct ctp_snap *snap)
+{
+	static const char *const specs[] = {"pcomm", "comm", "cgroup", "none",
+					    "cgroup,pcomm"};
+
+	read_all(snap);
+	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++)
+		group_by(snap, specs[i]);
+}
