@@ -10,7 +10,8 @@ set(CTP_FUZZ_HARNESSES
   parse_io:ctp_io_parse parse_smaps:ctp_smaps_parse
   parse_cgroup:ctp_cgroup_parse parse_psi:ctp_psi_parse
   parse_scx:ctp_scx_parse parse_host:ctp_host_parse
-  parse_taskstats:ctp_taskstats_reply scan:ctp_plugin_util)
+  parse_taskstats:ctp_taskstats_reply parse_jemalloc:ctp_plugin_util
+  scan:ctp_plugin_util)
 set(CTP_FUZZ_DIR ${CMAKE_CURRENT_SOURCE_DIR}/fuzz)
 
 foreach(pair ${CTP_FUZZ_HARNESSES})
@@ -21,10 +22,16 @@ foreach(pair ${CTP_FUZZ_HARNESSES})
   if(name MATCHES "^snapshot")
     list(APPEND srcs ${CTP_FUZZ_DIR}/fuzz_snap.c)
   endif()
+  # jemalloc-probe's pure helpers only (its library also holds the code
+  # that reads live processes, and a shared support library).
+  if(name STREQUAL "parse_jemalloc")
+    list(APPEND srcs ${PROJECT_SOURCE_DIR}/plugins/jemalloc-probe/jep_util.c)
+  endif()
   add_executable(fuzz_replay_${name} ${srcs} ${CTP_FUZZ_DIR}/replay.c)
   target_link_libraries(fuzz_replay_${name} PRIVATE ${lib})
   target_include_directories(fuzz_replay_${name} PRIVATE ${CTP_FUZZ_DIR}
-                             ${PROJECT_SOURCE_DIR}/include)
+                             ${PROJECT_SOURCE_DIR}/include
+                             ${PROJECT_SOURCE_DIR}/plugins/jemalloc-probe)
   add_test(NAME fuzz_replay_${name}
            COMMAND fuzz_replay_${name} ${CTP_FUZZ_DIR}/corpus/${name}
                    ${CTP_FUZZ_DIR}/regressions/${name})
@@ -32,7 +39,8 @@ foreach(pair ${CTP_FUZZ_HARNESSES})
     add_executable(fuzz_${name} ${srcs})
     target_link_libraries(fuzz_${name} PRIVATE ${lib} m)
     target_include_directories(fuzz_${name} PRIVATE ${CTP_FUZZ_DIR}
-                               ${PROJECT_SOURCE_DIR}/include)
+                               ${PROJECT_SOURCE_DIR}/include
+                               ${PROJECT_SOURCE_DIR}/plugins/jemalloc-probe)
     # Static sanitizer runtimes: a fuzz binary loads no plugin, and
     # libFuzzer's C++ runtime must not come before ASan's.
     target_link_options(fuzz_${name} PRIVATE -fsanitize=fuzzer -static-libsan)
