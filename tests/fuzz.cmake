@@ -5,7 +5,7 @@
 # ctest fuzz_replay_NAME. With -DCTP_FUZZ=ON (clang) each is also built as
 # a libFuzzer binary fuzz_NAME (tools/fuzz.sh runs them).
 set(CTP_FUZZ_HARNESSES
-  snapshot:ctpcore snapshot_mp:ctpcore config:ctpcore
+  snapshot:ctpcore snapshot_mp:ctpcore snapshot_pair:ctpcore config:ctpcore
   parse_procfs:ctp_procfs_parse parse_schedstat:ctp_schedstat_parse
   parse_io:ctp_io_parse parse_smaps:ctp_smaps_parse
   parse_cgroup:ctp_cgroup_parse parse_psi:ctp_psi_parse
@@ -19,7 +19,7 @@ foreach(pair ${CTP_FUZZ_HARNESSES})
   list(GET pair 0 name)
   list(GET pair 1 lib)
   set(srcs ${CTP_FUZZ_DIR}/${name}.c)
-  if(name MATCHES "^snapshot")
+  if(name MATCHES "^snapshot(_mp)?$")
     list(APPEND srcs ${CTP_FUZZ_DIR}/fuzz_snap.c)
   endif()
   # jemalloc-probe's pure helpers only (its library also holds the code

@@ -1828,14 +1828,32 @@ out:
 	return rc;
 }
 
+int ctp_compare_snaps(const struct ctp_compare_opts *o,
+		      struct ctp_snap *const snap[2], FILE *out, size_t columns,
+		      bool color)
+{
+	struct ctx x = {.o = o,
+			.w = &writers[o->fmt],
+			.out = out,
+			.color = color,
+			.columns = columns};
+
+	for (int k = 0; k < 2; k++) {
+		x.path[k] = o->paths[k] ? o->paths[k] : "-";
+		x.snap[k] = snap[k];
+	}
+	return run(&x);
+}
+
 int ctp_compare(const struct ctp_compare_opts *o)
 {
-	struct ctx x = {.o = o, .w = &writers[o->fmt], .out = stdout};
+	const struct writer *w = &writers[o->fmt];
+	struct ctp_snap *snap[2] = {NULL, NULL};
 	int rc = 0;
+
 	for (int k = 0; k < 2 && rc == 0; k++) {
 		char err[512];
-		x.path[k] = o->paths[k];
-		rc = ctp_snap_open(x.path[k], o->r.cap, &x.snap[k], err,
+		rc = ctp_snap_open(o->paths[k], o->r.cap, &snap[k], err,
 				   sizeof(err));
 		if (rc < 0) {
 			fprintf(stderr, PROG ": %s\n", err);
@@ -1843,15 +1861,14 @@ int ctp_compare(const struct ctp_compare_opts *o)
 			rc = rc == -EINVAL ? -EBADMSG : rc;
 		}
 	}
-	if (rc < 0)
-		goto out;
-	/* no-color.org: NO_COLOR set and not empty turns colour off. */
-	const char *nc = getenv("NO_COLOR");
-	x.color = x.w->terminal && isatty(STDOUT_FILENO) && !(nc && *nc);
-	x.columns = x.w->terminal ? term_columns() : 0;
-	rc = run(&x);
-out:
-	ctp_snap_free(x.snap[0]);
-	ctp_snap_free(x.snap[1]);
+	if (rc == 0) {
+		/* no-color.org: NO_COLOR set and not empty turns colour off. */
+		const char *nc = getenv("NO_COLOR");
+		rc = ctp_compare_snaps(
+			o, snap, stdout, w->terminal ? term_columns() : 0,
+			w->terminal && isatty(STDOUT_FILENO) && !(nc && *nc));
+	}
+	ctp_snap_free(snap[0]);
+	ctp_snap_free(snap[1]);
 	return rc;
 }

@@ -9,6 +9,8 @@
 
 #include <stdbool.h>
 
+#include <stdio.h>
+
 #include "readopts.h"
 
 #define CTP_COMPARE_DEFAULT_LIMIT 50
@@ -56,5 +58,11 @@ struct ctp_compare_opts {
  * snapshot; or another negative errno (a snapshot cannot be opened, out of
  * memory, the output cannot be written). */
 int ctp_compare(const struct ctp_compare_opts *o);
+
+/* The same on two decoded snapshots, written to out at `columns` (0: no
+ * limit), in colour or not; o->paths name them in the header (NULL: "-"). */
+int ctp_compare_snaps(const struct ctp_compare_opts *o,
+		      struct ctp_snap *const snap[2], FILE *out, size_t columns,
+		      bool color);
 
 #endif
