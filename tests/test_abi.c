@@ -1790,12 +1790,24 @@ static void test_config_resolves_plugins(void **unused)
 		run_free(&r);
 	}
 	/* All found: the effective config, exit 0. */
-	char cfg[PATH_MAX];
+	char cfg[PATH_MAX], dir[PATH_MAX];
 	struct run r = config_verb("resolve-ok", "check-config",
 				   "  abi-good: {}\n", cfg, sizeof(cfg));
 	assert_int_equal(r.status, 0);
 	assert_int_equal(count_lines_with(r.out, "abi-good"), 1);
 	assert_string_equal(r.err, "");
+	/* `--config FILE`, as every other verb takes it, is the same. */
+	case_dir(dir, sizeof(dir), "check-config-option");
+	const char *opt[] = {"check-config", "--config", cfg, NULL};
+	struct run o = run_core(dir, opt);
+	assert_int_equal(o.status, 0);
+	assert_string_equal(o.out, r.out);
+	run_free(&o);
+	/* Not both. */
+	const char *both[] = {"check-config", "--config", cfg, cfg, NULL};
+	o = run_core(dir, both);
+	assert_int_equal(o.status, CTP_EXIT_USAGE);
+	run_free(&o);
 	run_free(&r);
 }
 

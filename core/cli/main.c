@@ -88,7 +88,7 @@ static void usage_main(FILE *out)
 		"  compare BASE CAND    join two snapshots' groups and show "
 		"what changed\n"
 		"  plugins [--config F] list plugins with their fields\n"
-		"  check-config FILE [--as-host NAME]\n"
+		"  check-config FILE [--as-host NAME]   (or --config FILE)\n"
 		"                       validate a config and print the "
 		"effective plugin set\n"
 		"\n"
@@ -715,10 +715,11 @@ static int cmd_check_config(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"as-host", required_argument, NULL, 'H'},
+		{"config", required_argument, NULL, 'c'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	const char *as_host = NULL;
+	const char *as_host = NULL, *file = NULL;
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "H:h", opts, NULL)) != -1) {
@@ -726,10 +727,15 @@ static int cmd_check_config(int argc, char **argv)
 		case 'H':
 			as_host = optarg;
 			break;
+		case 'c': /* as every other verb takes it */
+			file = optarg;
+			break;
 		case 'h':
 			printf("Usage: ctprof-core check-config FILE "
 			       "[--as-host "
 			       "NAME]\n"
+			       "       ctprof-core check-config --config FILE "
+			       "[--as-host NAME]\n"
 			       "Validate FILE and print the effective "
 			       "configuration for this host (or for a host\n"
 			       "named NAME: hostname rules match NAME; kernel "
@@ -745,13 +751,15 @@ static int cmd_check_config(int argc, char **argv)
 			return CTP_EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1) {
+	if (!file && optind == argc - 1)
+		file = argv[optind++];
+	if (!file || optind != argc) {
 		fprintf(stderr, "Usage: ctprof-core check-config FILE "
 				"[--as-host NAME]\n");
 		return CTP_EXIT_USAGE;
 	}
 	struct ctp_config *cfg;
-	int rc = load_config(argv[optind], as_host, &cfg);
+	int rc = load_config(file, as_host, &cfg);
 	if (rc)
 		return rc;
 	rc = resolve_plugins(cfg, NULL);
