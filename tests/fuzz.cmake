@@ -11,8 +11,13 @@ set(CTP_FUZZ_HARNESSES
   parse_cgroup:ctp_cgroup_parse parse_psi:ctp_psi_parse
   parse_scx:ctp_scx_parse parse_host:ctp_host_parse
   parse_taskstats:ctp_taskstats_reply parse_jemalloc:ctp_plugin_util
-  scan:ctp_plugin_util)
+  probe_jemalloc:ctp_plugin_util scan:ctp_plugin_util)
 set(CTP_FUZZ_DIR ${CMAKE_CURRENT_SOURCE_DIR}/fuzz)
+# jemalloc-probe's ELF/DWARF reading, compiled in with its proc_service
+# callbacks: its library would bring a shared support library, which a
+# fuzz binary's static sanitizer runtime does not mix with.
+pkg_check_modules(FUZZ_LIBDW REQUIRED IMPORTED_TARGET libdw)
+set(CTP_JEP_DIR ${PROJECT_SOURCE_DIR}/plugins/jemalloc-probe)
 
 foreach(pair ${CTP_FUZZ_HARNESSES})
   string(REPLACE ":" ";" pair ${pair})
@@ -25,7 +30,12 @@ foreach(pair ${CTP_FUZZ_HARNESSES})
   # jemalloc-probe's pure helpers only (its library also holds the code
   # that reads live processes, and a shared support library).
   if(name STREQUAL "parse_jemalloc")
-    list(APPEND srcs ${PROJECT_SOURCE_DIR}/plugins/jemalloc-probe/jep_util.c)
+    list(APPEND srcs ${CTP_JEP_DIR}/jep_util.c)
+  endif()
+  if(name STREQUAL "probe_jemalloc")
+    list(APPEND srcs ${CTP_JEP_DIR}/jep_util.c ${CTP_JEP_DIR}/jep_probe.c
+         ${CTP_JEP_DIR}/jep_ps.c)
+    set(lib "${lib};PkgConfig::FUZZ_LIBDW;thread_db;Threads::Threads")
   endif()
   add_executable(fuzz_replay_${name} ${srcs} ${CTP_FUZZ_DIR}/replay.c)
   target_link_libraries(fuzz_replay_${name} PRIVATE ${lib})
