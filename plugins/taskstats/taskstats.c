@@ -85,24 +85,14 @@ static const struct ctp_field_desc fields[] = {
 	FAMILY(CTP_TS_COMPACT, "compact", "in memory compaction"),
 	FAMILY(CTP_TS_WPCOPY, "wpcopy", "copying write-protected pages"),
 	FAMILY(CTP_TS_IRQ, "irq", "in IRQ/softirq work charged to the thread"),
-	[F_HIWATER_RSS] = {.name = "taskstats.hiwater_rss",
-			   .help = "Lifetime peak resident set of the process, "
-				   "bytes (taskstats hiwater_rss; same for "
-				   "every thread of a process)",
-			   .scope = CTP_SCOPE_THREAD,
-			   .type = CTP_TYPE_U64,
-			   .unit = CTP_UNIT_BYTES,
-			   .kind = CTP_KIND_PEAK,
-			   .rule = CTP_RULE_MAX},
-	[F_HIWATER_VM] = {.name = "taskstats.hiwater_vm",
-			  .help = "Lifetime peak virtual memory of the "
-				  "process, bytes (taskstats hiwater_vm; same "
-				  "for every thread of a process)",
-			  .scope = CTP_SCOPE_THREAD,
-			  .type = CTP_TYPE_U64,
-			  .unit = CTP_UNIT_BYTES,
-			  .kind = CTP_KIND_PEAK,
-			  .rule = CTP_RULE_MAX},
+	[F_HIWATER_RSS] = CTP_FIELD_PEAK(
+		"taskstats.hiwater_rss", THREAD, BYTES,
+		"Lifetime peak resident set of the process, bytes (taskstats "
+		"hiwater_rss; same for every thread of a process)"),
+	[F_HIWATER_VM] = CTP_FIELD_PEAK(
+		"taskstats.hiwater_vm", THREAD, BYTES,
+		"Lifetime peak virtual memory of the process, bytes (taskstats "
+		"hiwater_vm; same for every thread of a process)"),
 };
 
 _Static_assert(sizeof(fields) / sizeof(fields[0]) == N_FIELDS,
