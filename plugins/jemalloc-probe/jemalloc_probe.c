@@ -504,8 +504,7 @@ find_jemalloc(struct jep_state *st, struct worker *w,
 	}
 	if (r) {
 		count_tag(st, task,
-			  r == -ESRCH || r == -ENOENT ? CTP_JEP_EXITED
-						      : CTP_JEP_MAPS,
+			  ctp_err_vanished(r) ? CTP_JEP_EXITED : CTP_JEP_MAPS,
 			  r);
 		return NULL;
 	}
