@@ -13,9 +13,9 @@ foreach(pair ${CTP_BENCH_TOOLS})
                         RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tools/bench)
 endforeach()
 target_link_libraries(ctp-bench-load PRIVATE Threads::Threads)
-# The plain reader takes from the core what is not per-task work (plainread.c
-# says which), so that it shares no copy of the engine.
-target_link_libraries(ctp-bench-read PRIVATE ctpcore)
+# The plain reader takes from the core and the smaps plugin what is not
+# per-task work (plainread.c says which), so that it shares no copy of them.
+target_link_libraries(ctp-bench-read PRIVATE ctpcore ctp_smaps_parse)
 
 # The driver needs only the standard library; /usr/bin/python3 is the
 # system interpreter (a pyenv one on PATH may be anything).

@@ -68,6 +68,11 @@ bool ctp_cgroups_whole(struct ctp_cgroups *cg, int cgroup_fd, int64_t key,
  * <path>/cgroup.type, the root's from its children's; no when in doubt. */
 bool ctp_cgroup_holds_whole(int cgfd, const char *path, size_t len);
 
+/* The longest v2 path (with its NUL) a process's threads take from the
+ * process; a process in a cgroup with a longer path has each thread read
+ * its own cgroup file. */
+#define CTP_CGROUP_PATH_MAX 1024
+
 /* The cgroup2 mount point from <proc>/self/mountinfo (malloc'd), or NULL
  * when there is none or it cannot be read. */
 char *ctp_cgroup2_mount(int proc_fd);

@@ -75,7 +75,7 @@ struct worker {
 	bool proc_cg_whole;
 	int64_t proc_cgrow;
 	size_t proc_cglen;
-	char proc_cg[1024];
+	char proc_cg[CTP_CGROUP_PATH_MAX];
 
 	/* Tally, merged after the walk. */
 	uint64_t tids_walked, tids_recorded, tids_vanished;

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cgroups.h"
+
 /* One published process. */
 struct ctp_split {
 	uint32_t tgid;
@@ -26,7 +28,7 @@ struct ctp_split {
 	char pcomm[64];
 	bool cg_whole;
 	size_t cglen;
-	char cg[1024];
+	char cg[CTP_CGROUP_PATH_MAX];
 };
 
 struct ctp_splitq {

@@ -36,8 +36,7 @@
  * Without an @affinity step the call comes after the thread files unless
  * --no-affinity. --per-thread-cgroup restores the engine's walk before
  * commit 47c3704: no process-level cgroup read, every thread reads its
- * own. --cgroup-from-leader is 47c3704's walk: <tgid>/cgroup, read right
- * after <tgid>/comm and before listing task/.
+ * own (bench.py's "rd pt-cg" column).
  *
  * Prints "tgids N tids N vanished N" and a line of cgroup and smaps counts
  * on stdout.
@@ -47,11 +46,16 @@
  * calls of a snapshot and nothing else (no workers, no tables, no plugin
  * dispatch, no snapshot). It therefore keeps its own walk loop, in the
  * engine's order and with the engine's buffer sizes; bench.py --strace
- * checks the two make the same calls, process by process. What is not
- * per-task work it takes from the engine itself rather than a copy: the
- * tgid or tid of a directory name (the toolkit's ctp_parse_pid), the "0::"
- * line of a cgroup file, whether a cgroup holds whole processes and where
- * cgroup2 is mounted (core/capture/cgroups.c).
+ * checks the two make the same calls, process by process. It is kept
+ * deliberately minimal: beyond those calls it holds only what decides the
+ * next call (which ids a directory lists, whether a cgroup path was seen
+ * before, smaps's rule), with the C library's own containers (qsort,
+ * tsearch) rather than the engine's tables. What is not per-task work it
+ * takes from the engine and the plugins rather than a copy: the tgid or
+ * tid of a directory name (the toolkit's ctp_parse_pid), the "0::" line of
+ * a cgroup file, whether a cgroup holds whole processes and where cgroup2
+ * is mounted (core/capture/cgroups.c), statm's two numbers (the smaps
+ * plugin's ctp_parse_statm).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -59,6 +63,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <sched.h>
+#include <search.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -70,13 +75,11 @@
 
 #include "cgroups.h"
 #include "ctprof/plugin-util.h"
+#include "smaps_parse.h"
 
 #define DENTS_BUF     32768
 #define FILE_BUF_INIT 4096
 #define MAX_STEPS     64
-/* The engine's limits on a v2 path it decides about (core/capture/engine.c). */
-#define CG_PATH_MAX 1024
-#define CG_TYPE_MAX 900
 
 enum step_kind { STEP_FILE, STEP_AFFINITY, STEP_SMAPS };
 
@@ -89,12 +92,11 @@ struct step {
 	int err;
 };
 
-/* Whether all threads of a process in a v2 cgroup share it, per path. */
-struct cg_slot {
-	char *path;
-	size_t len;
-	uint64_t hash;
+/* A v2 cgroup path met in this walk and whether all threads of a process
+ * in it share it; kept in a tsearch(3) tree keyed by the path. */
+struct cg_seen {
 	bool whole;
+	char path[];
 };
 
 struct walk {
@@ -102,12 +104,11 @@ struct walk {
 	struct step tstep[MAX_STEPS], pstep[MAX_STEPS];
 	size_t n_tstep, n_pstep;
 	int statm; /* index of the statm process step, -1 if none */
-	bool per_thread_cg, cg_from_leader;
+	bool per_thread_cg;
 
 	char *cgbuf; /* <tgid>/cgroup and task/<tid>/cgroup, as the engine */
 	size_t cgcap;
-	struct cg_slot *cg;
-	size_t cg_cap, cg_used;
+	void *cg_seen; /* tsearch root of struct cg_seen */
 
 	uint64_t smaps_max_rss, smaps_budget_ns, smaps_spent_ns;
 	uint64_t page_size;
@@ -249,91 +250,49 @@ static int list_ids(struct walk *w, int dirfd, uint32_t **ids, size_t *cap,
 	return 0;
 }
 
-/* Whether a path's threads all share it: the engine's own decision
- * (core/capture/cgroups.c), counted. */
-static bool decide_whole(struct walk *w, const char *path, size_t len)
+static int cmp_seen(const void *a, const void *b)
 {
-	w->cg_decided++;
-	return ctp_cgroup_holds_whole(w->cg_fd, path, len);
+	return strcmp(((const struct cg_seen *)a)->path,
+		      ((const struct cg_seen *)b)->path);
 }
 
-static uint64_t fnv1a(const char *s, size_t len)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h;
-}
-
-/* Decided once per distinct path per walk, as the engine's cg_whole. */
+/* Whether a path's threads all share it: decided once per distinct path
+ * per walk, as the engine does, by the engine's own ctp_cgroup_holds_whole
+ * (core/capture/cgroups.c). */
 static int cgroup_whole(struct walk *w, const char *path, size_t len,
 			bool *whole)
 {
-	uint64_t h = fnv1a(path, len);
-	if (w->cg_used * 2 >= w->cg_cap) {
-		size_t nc = w->cg_cap ? w->cg_cap * 2 : 64;
-		struct cg_slot *ns = calloc(nc, sizeof(*ns));
-		if (!ns)
-			return -ENOMEM;
-		for (size_t i = 0; i < w->cg_cap; i++) {
-			if (!w->cg[i].path)
-				continue;
-			size_t j = w->cg[i].hash & (nc - 1);
-			while (ns[j].path)
-				j = (j + 1) & (nc - 1);
-			ns[j] = w->cg[i];
-		}
-		free(w->cg);
-		w->cg = ns;
-		w->cg_cap = nc;
-	}
-	size_t j = h & (w->cg_cap - 1);
-	for (; w->cg[j].path; j = (j + 1) & (w->cg_cap - 1))
-		if (w->cg[j].hash == h && w->cg[j].len == len &&
-		    memcmp(w->cg[j].path, path, len) == 0) {
-			*whole = w->cg[j].whole;
-			return 0;
-		}
-	char *copy = malloc(len + 1);
-	if (!copy)
+	struct cg_seen *key = malloc(sizeof(*key) + len + 1), **found;
+	if (!key)
 		return -ENOMEM;
-	memcpy(copy, path, len);
-	copy[len] = '\0';
-	w->cg[j] = (struct cg_slot){
-		.path = copy,
-		.len = len,
-		.hash = h,
-		.whole = decide_whole(w, path, len),
-	};
-	w->cg_used++;
-	*whole = w->cg[j].whole;
+	memcpy(key->path, path, len);
+	key->path[len] = '\0';
+	found = tsearch(key, &w->cg_seen, cmp_seen);
+	if (!found) {
+		free(key);
+		return -ENOMEM;
+	}
+	if (*found != key) {
+		free(key);
+	} else {
+		key->whole = ctp_cgroup_holds_whole(w->cg_fd, path, len);
+		w->cg_decided++;
+	}
+	*whole = (*found)->whole;
 	return 0;
 }
 
-/* smaps's rule on statm: "size resident ..." in pages (fs/proc/array.c). */
+/* smaps's rule on statm, parsed by the plugin's own parser. */
 static bool smaps_wanted(struct walk *w)
 {
 	const struct step *st = w->statm >= 0 ? &w->pstep[w->statm] : NULL;
-	uint64_t v[2] = {0, 0};
-	if (!st || st->err || !st->buf)
+	struct ctp_statm sm;
+	if (!st || st->err || !st->buf ||
+	    ctp_parse_statm(st->buf, st->len, &sm) < 0 || sm.size == 0)
 		return false;
-	const char *p = st->buf, *end = st->buf + st->len;
-	for (int i = 0; i < 2; i++) {
-		if (p >= end || *p < '0' || *p > '9')
-			return false;
-		for (; p < end && *p >= '0' && *p <= '9'; p++) {
-			if (v[i] > (UINT64_MAX - 9) / 10)
-				return false;
-			v[i] = v[i] * 10 + (uint64_t)(*p - '0');
-		}
-		if (p < end && *p == ' ')
-			p++;
-	}
-	if (v[0] == 0)
-		return false;
-	uint64_t resident = v[1] > UINT64_MAX / w->page_size
+	uint64_t resident = sm.resident > UINT64_MAX / w->page_size
 				    ? UINT64_MAX
-				    : v[1] * w->page_size;
+				    : sm.resident * w->page_size;
 	if (resident > w->smaps_max_rss)
 		return false;
 	return w->smaps_budget_ns == UINT64_MAX ||
@@ -408,7 +367,8 @@ static int process_cgroup(struct walk *w, int pdir, const char *rel,
 	w->cg_proc_reads++;
 	if (read_at(pdir, rel, &w->cgbuf, &w->cgcap, &len) == 0 &&
 	    ctp_cgroup_v2_path(w->cgbuf, len, &path, &plen) == 0 &&
-	    plen < CG_PATH_MAX && cgroup_whole(w, path, plen, whole) < 0)
+	    plen < CTP_CGROUP_PATH_MAX &&
+	    cgroup_whole(w, path, plen, whole) < 0)
 		return -ENOMEM;
 	w->cg_whole += *whole;
 	return 0;
@@ -427,9 +387,6 @@ static int walk_process(struct walk *w, uint32_t tgid, uint32_t **tids,
 	if (read_line_at(pdir, "comm", w->comm, sizeof(w->comm)) < 0)
 		goto gone_pdir;
 	bool cg = !w->per_thread_cg && w->cg_fd >= 0;
-	if (cg && w->cg_from_leader &&
-	    process_cgroup(w, pdir, "cgroup", &whole) < 0)
-		return -ENOMEM;
 	int taskfd = openat(pdir, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (taskfd < 0)
 		goto gone_pdir;
@@ -439,7 +396,7 @@ static int walk_process(struct walk *w, uint32_t tgid, uint32_t **tids,
 		return r;
 	if (r < 0)
 		goto gone_pdir;
-	if (cg && !w->cg_from_leader && n > 0) {
+	if (cg && n > 0) {
 		/* As the engine: a thread other than the leader, which may
 		 * have exited and been left behind by a migration. */
 		uint32_t probe = tgid;
@@ -496,19 +453,14 @@ static int parse_steps(char *list, bool process, struct step *steps, size_t *n,
 	return 0;
 }
 
+/* A count, or "unlimited". */
 static int parse_u64(const char *s, uint64_t *out)
 {
-	char *end;
 	if (strcmp(s, "unlimited") == 0) {
 		*out = UINT64_MAX;
 		return 0;
 	}
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-')
-		return -EINVAL;
-	*out = v;
-	return 0;
+	return ctp_parse_u64_str(s, out);
 }
 
 static void usage(FILE *out)
@@ -516,7 +468,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"Usage: ctp-bench-read [--proc DIR] [--cgroup-root DIR|auto|"
 		"none]\n"
-		"         [--per-thread-cgroup | --cgroup-from-leader]\n"
+		"         [--per-thread-cgroup]\n"
 		"         [--preset procfs|issue3] [--thread-files LIST] "
 		"[--process-files LIST]\n"
 		"         [--no-affinity] [--smaps-max-rss BYTES] "
@@ -551,7 +503,6 @@ static int parse_args(int argc, char **argv, struct walk *w, struct args *a)
 		{"proc", required_argument, NULL, 'p'},
 		{"cgroup-root", required_argument, NULL, 'c'},
 		{"per-thread-cgroup", no_argument, NULL, 'C'},
-		{"cgroup-from-leader", no_argument, NULL, 'L'},
 		{"preset", required_argument, NULL, 's'},
 		{"thread-files", required_argument, NULL, 't'},
 		{"process-files", required_argument, NULL, 'P'},
@@ -579,8 +530,6 @@ static int parse_args(int argc, char **argv, struct walk *w, struct args *a)
 			a->cgroot = optarg;
 		else if (c == 'C')
 			w->per_thread_cg = true;
-		else if (c == 'L')
-			w->cg_from_leader = true;
 		else if (c == 's' && strcmp(optarg, "procfs") == 0)
 			a->tlist = t_procfs, a->plist = p_procfs;
 		else if (c == 's' && strcmp(optarg, "issue3") == 0)
@@ -612,8 +561,7 @@ static int setup_steps(struct walk *w, const struct args *a)
 	if (parse_steps(a->tlist, false, w->tstep, &w->n_tstep, &placed) < 0 ||
 	    parse_steps(a->plist, true, w->pstep, &w->n_pstep, &unused) < 0)
 		return -EINVAL;
-	if ((placed && a->no_affinity) ||
-	    (w->per_thread_cg && w->cg_from_leader))
+	if (placed && a->no_affinity)
 		return -EINVAL;
 	if (!placed && !a->no_affinity) {
 		if (w->n_tstep == MAX_STEPS)
@@ -699,9 +647,7 @@ static void walk_free(struct walk *w)
 		free(w->tstep[i].buf);
 		free(w->pstep[i].buf);
 	}
-	for (size_t i = 0; i < w->cg_cap; i++)
-		free(w->cg[i].path);
-	free(w->cg);
+	tdestroy(w->cg_seen, free);
 	free(w->cgbuf);
 	free(w);
 }
