@@ -248,6 +248,33 @@ static long mem_available_kib(void)
 	return kib;
 }
 
+/* RLIMIT_NPROC up to `need` tasks when the hard limit allows it; -ERANGE
+ * when it does not or cannot be raised (said on stderr). */
+static int raise_nproc(long need)
+{
+	struct rlimit rl;
+	rlim_t want = (rlim_t)need;
+
+	if (getrlimit(RLIMIT_NPROC, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur >= want)
+		return 0;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want) {
+		fprintf(stderr,
+			"ctp-bench-load: ulimit -u hard limit is %lu, "
+			"the load needs %ld (threads count against "
+			"it); run as root or raise it\n",
+			(unsigned long)rl.rlim_max, need);
+		return -ERANGE;
+	}
+	rl.rlim_cur = want;
+	if (setrlimit(RLIMIT_NPROC, &rl) < 0) {
+		fprintf(stderr, "ctp-bench-load: setrlimit NPROC: %s\n",
+			strerror(errno));
+		return -ERANGE;
+	}
+	return 0;
+}
+
 static int check_limits(unsigned long nthreads, unsigned long per_proc,
 			bool may_raise)
 {
@@ -277,29 +304,9 @@ static int check_limits(unsigned long nthreads, unsigned long per_proc,
 		ret = -ERANGE;
 	}
 
-	struct rlimit rl;
 	/* The kernel does not enforce RLIMIT_NPROC on root. */
-	if (!root && getrlimit(RLIMIT_NPROC, &rl) == 0 &&
-	    rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)need) {
-		rlim_t want = (rlim_t)need;
-		if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want) {
-			rl.rlim_cur = want;
-			if (setrlimit(RLIMIT_NPROC, &rl) < 0) {
-				fprintf(stderr,
-					"ctp-bench-load: setrlimit "
-					"NPROC: %s\n",
-					strerror(errno));
-				ret = -ERANGE;
-			}
-		} else {
-			fprintf(stderr,
-				"ctp-bench-load: ulimit -u hard limit is %lu, "
-				"the load needs %ld (threads count against "
-				"it); run as root or raise it\n",
-				(unsigned long)rl.rlim_max, need);
-			ret = -ERANGE;
-		}
-	}
+	if (!root && raise_nproc(need) < 0)
+		ret = -ERANGE;
 
 	long pcur, pmax = pids_cgroup_max(&pcur);
 	if (pmax >= 0 && pcur + (long)nthreads + SPARE_TASKS > pmax) {
