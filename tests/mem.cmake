@@ -1,12 +1,12 @@
 # The io and smaps collectors (plugins/io, plugins/smaps): parsers, plugins
-# through a fake API, the kernel-config gate in snapshots and `show`, the
+# through the harness over the core, the kernel-config gate in snapshots and `show`, the
 # fixture tree tests/fixtures/proc-mem end to end, and live tests.
 ctp_add_test(test_io_parse test_io_parse.c LIBS ctp_io_parse)
 ctp_add_test(test_smaps_parse test_smaps_parse.c LIBS ctp_smaps_parse)
 
-# The built plugins through a fake struct ctp_api.
+# The built plugins loaded into a real engine (tests/harness.h).
 ctp_add_test(test_io_plugin test_io_plugin.c
-             LIBS ctp_fakeapi ${CMAKE_DL_LIBS} Threads::Threads)
+             LIBS ctp_harness ${CMAKE_DL_LIBS} Threads::Threads)
 add_dependencies(test_io_plugin plugin-io)
 ctp_add_test(test_smaps_plugin test_smaps_plugin.c
              LIBS ctp_fakeapi ${CMAKE_DL_LIBS} Threads::Threads)

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The built io.so, driven without the engine: dlopen it, check its
- * descriptor, and run init/thread/fini against a fake struct ctp_api that
- * records every set_u64 and file_gate call, over literal kernel text.
- * Proves what is set, what stays absent, the kernel-config gate and the
- * summary counter, also with concurrent callers.
+ * The built io.so, loaded by the core's loader into a real engine
+ * (tests/harness.h) and called without the walk over literal kernel text:
+ * its descriptor, what is set in the capture, what stays absent, the
+ * kernel-config gate and the summary counter, also with concurrent
+ * callers.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "fakeapi.h"
+#include "harness.h"
 #include "test_io_text.h"
 
 #define PLUGIN_PATH CTP_TEST_PLUGIN_DIR "/io.so"
@@ -28,34 +28,34 @@
 
 static int setup(void **state)
 {
-	return fake_fx_setup(state, PLUGIN_PATH);
+	return hx_fx_setup(state, PLUGIN_PATH);
 }
 
 /* Debug messages are not counted; io registers no field at runtime. */
-static void ctx_reset(struct fake_fx *fx, const char *const *opts)
+static void ctx_reset(struct hx_fx *fx, const char *const *opts)
 {
-	fake_ctx_init(&fx->ctx, fx->p, opts);
+	hx_ctx_init(&fx->ctx, fx->p, opts);
 	fx->ctx.log_max = CTP_LOG_INFO;
 	fx->ctx.forbid_register = true;
 	fx->state = NULL;
 }
 
-static int start(struct fake_fx *fx, const char *const *opts)
+static int start(struct hx_fx *fx, const char *const *opts)
 {
 	ctx_reset(fx, opts);
-	return fx->p->init(&fx->ctx, &fake_api, &fx->state);
+	return hx_fx_load(fx, 0);
 }
 
 /* Run the thread callback over io text; NULL text means the read failed
  * with err. */
-static int run_thread(struct fake_fx *fx, struct ctp_record *rec,
-		      const char *io, int err)
+static int run_thread(struct hx_fx *fx, struct hx_rec *rec, const char *io,
+		      int err)
 {
-	struct fake_task ft;
+	struct hx_task ft;
 
-	fake_task_init(&ft, 1, 2);
-	fake_task_file(&ft, 0, io, err);
-	return fake_fx_run(fx, rec, &ft, CTP_SCOPE_THREAD);
+	hx_task_init(&ft, 1, 2);
+	hx_task_file(&ft, 0, io, err);
+	return hx_fx_run(fx, rec, &ft, CTP_SCOPE_THREAD);
 }
 
 /* ---- Tests -------------------------------------------------------------- */
@@ -77,21 +77,20 @@ static const struct {
 
 static void descriptor(void **state)
 {
-	struct fake_fx *fx = *state;
+	struct hx_fx *fx = *state;
 	const struct ctp_plugin *p = fx->p;
 	size_t i;
 
-	fake_expect_descriptor(p, "io",
-			       CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
-				       CTP_PLUGIN_SPLITTABLE |
-				       CTP_PLUGIN_OPTIONS,
-			       N_EXPECTED);
+	hx_expect_descriptor(p, "io",
+			     CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
+				     CTP_PLUGIN_SPLITTABLE | CTP_PLUGIN_OPTIONS,
+			     N_EXPECTED);
 	/* No option: the core refuses any before init. */
 	assert_int_equal(p->n_options, 0);
 	/* Every expected field is there; what each field declares is
 	 * checked as properties of all plugins (test_plugin_properties). */
 	for (i = 0; i < N_EXPECTED; i++)
-		assert_true(fake_table_index(p, expected[i].name) >= 0);
+		assert_true(hx_table_index(p, expected[i].name) >= 0);
 	assert_non_null(p->thread_files);
 	assert_string_equal(p->thread_files[0], "io");
 	assert_null(p->thread_files[1]);
@@ -107,45 +106,46 @@ static void descriptor(void **state)
 
 static void init_and_gate(void **state)
 {
-	struct fake_fx *fx = *state;
-	struct ctp_api small = fake_api;
+	struct hx_fx *fx = *state;
 
 	/* The gate names the file and the kernel option, once. */
 	assert_int_equal(start(fx, NULL), 0);
 	assert_non_null(fx->state);
 	assert_int_equal(fx->ctx.n_log, 0);
 	assert_int_equal(fx->ctx.n_gates, 1);
-	assert_string_equal(fx->ctx.gate_file, "io");
-	assert_string_equal(fx->ctx.gate_kconfig, "CONFIG_TASK_IO_ACCOUNTING");
-	assert_int_equal(fx->ctx.n_summary, 1);
-	assert_int_equal(fake_summary(&fx->ctx, "parse_errors"), 0);
-	fake_fx_stop(fx);
+	assert_string_equal(hx_gate(&fx->ctx, "io"),
+			    "CONFIG_TASK_IO_ACCOUNTING");
+	assert_int_equal(hx_info(&fx->ctx)->n_summary, 1);
+	assert_int_equal(hx_summary(&fx->ctx, "parse_errors"), 0);
+	hx_fx_stop(fx);
 
 	/* A refused gate costs only the hint. */
 	ctx_reset(fx, NULL);
 	fx->ctx.gate_ret = -EEXIST;
-	assert_int_equal(fx->p->init(&fx->ctx, &fake_api, &fx->state), 0);
+	assert_int_equal(hx_fx_load(fx, 0), 0);
 	assert_int_equal(fx->ctx.n_gates, 1);
-	fake_fx_stop(fx);
+	assert_null(hx_gate(&fx->ctx, "io"));
+	hx_fx_stop(fx);
 
 	/* A core from before file_gate: no call past its table. */
-	small.size = offsetof(struct ctp_api, file_gate);
 	ctx_reset(fx, NULL);
-	assert_int_equal(fx->p->init(&fx->ctx, &small, &fx->state), 0);
+	assert_int_equal(hx_fx_load(fx, offsetof(struct ctp_api, file_gate)),
+			 0);
 	assert_int_equal(fx->ctx.n_gates, 0);
-	fake_fx_stop(fx);
+	assert_null(hx_gate(&fx->ctx, "io"));
+	hx_fx_stop(fx);
 
 	/* ... and one without roots(), the oldest this plugin accepts. */
-	small.size = offsetof(struct ctp_api, roots);
 	ctx_reset(fx, NULL);
-	assert_int_equal(fx->p->init(&fx->ctx, &small, &fx->state), -ENOTSUP);
-	fake_ctx_done(&fx->ctx);
+	assert_int_equal(hx_fx_load(fx, offsetof(struct ctp_api, roots)),
+			 -ENOTSUP);
+	hx_ctx_done(&fx->ctx);
 }
 
 static void thread_all_fields(void **state)
 {
-	struct fake_fx *fx = *state;
-	struct ctp_record rec;
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
 	size_t i;
 
 	assert_int_equal(start(fx, NULL), 0);
@@ -153,7 +153,7 @@ static void thread_all_fields(void **state)
 	assert_int_equal(rec.bad_sets, 0);
 	assert_int_equal(rec.n_sets, N_EXPECTED);
 	for (i = 0; i < N_EXPECTED; i++) {
-		int k = fake_table_index(fx->p, expected[i].name);
+		int k = hx_table_index(fx->p, expected[i].name);
 
 		assert_int_equal(rec.cells[k].set, 1);
 		assert_true(rec.cells[k].u == expected[i].bash);
@@ -161,12 +161,11 @@ static void thread_all_fields(void **state)
 	/* Zero is a value: set, not absent. */
 	assert_int_equal(run_thread(fx, &rec, IO_CAT, 0), 0);
 	assert_int_equal(rec.n_sets, N_EXPECTED);
-	assert_int_equal(rec.cells[fake_table_index(fx->p, "io.wchar")].set, 1);
-	assert_int_equal(rec.cells[fake_table_index(fx->p, "io.wchar")].u, 0);
-	assert_int_equal(rec.cells[fake_table_index(fx->p, "io.rchar")].u,
-			 6976);
-	assert_int_equal(fake_summary(&fx->ctx, "parse_errors"), 0);
-	fake_fx_stop(fx);
+	assert_int_equal(rec.cells[hx_table_index(fx->p, "io.wchar")].set, 1);
+	assert_int_equal(rec.cells[hx_table_index(fx->p, "io.wchar")].u, 0);
+	assert_int_equal(rec.cells[hx_table_index(fx->p, "io.rchar")].u, 6976);
+	assert_int_equal(hx_summary(&fx->ctx, "parse_errors"), 0);
+	hx_fx_stop(fx);
 }
 
 /* A failed read: values absent, callback fine, nothing counted (the core
@@ -174,8 +173,8 @@ static void thread_all_fields(void **state)
 static void thread_file_missing(void **state)
 {
 	static const int errs[] = {-ENOENT, -ESRCH, -EACCES, -EIO, -EISDIR};
-	struct fake_fx *fx = *state;
-	struct ctp_record rec;
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
 	size_t i;
 
 	assert_int_equal(start(fx, NULL), 0);
@@ -183,8 +182,8 @@ static void thread_file_missing(void **state)
 		assert_int_equal(run_thread(fx, &rec, NULL, errs[i]), 0);
 		assert_int_equal(rec.n_sets, 0);
 	}
-	assert_int_equal(fake_summary(&fx->ctx, "parse_errors"), 0);
-	fake_fx_stop(fx);
+	assert_int_equal(hx_summary(&fx->ctx, "parse_errors"), 0);
+	hx_fx_stop(fx);
 }
 
 /* Broken text: what parses is set, the rest absent, each file counted
@@ -197,62 +196,62 @@ static void thread_partial(void **state)
 				  "syscw: 8\n"
 				  "write_bytes: 9\n"
 				  "cancelled_write_bytes: 1";
-	struct fake_fx *fx = *state;
-	struct ctp_record rec;
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
 
 	assert_int_equal(start(fx, NULL), 0);
 	assert_int_equal(run_thread(fx, &rec, bad, 0), 0);
 	assert_int_equal(rec.bad_sets, 0);
 	assert_int_equal(rec.n_sets, 3);
-	assert_int_equal(rec.cells[fake_table_index(fx->p, "io.rchar")].u, 5);
-	assert_int_equal(rec.cells[fake_table_index(fx->p, "io.syscw")].u, 8);
-	assert_int_equal(rec.cells[fake_table_index(fx->p, "io.write_bytes")].u,
+	assert_int_equal(rec.cells[hx_table_index(fx->p, "io.rchar")].u, 5);
+	assert_int_equal(rec.cells[hx_table_index(fx->p, "io.syscw")].u, 8);
+	assert_int_equal(rec.cells[hx_table_index(fx->p, "io.write_bytes")].u,
 			 9);
 	/* garbage, overflow, missing, cut short */
-	assert_int_equal(rec.cells[fake_table_index(fx->p, "io.wchar")].set, 0);
-	assert_int_equal(rec.cells[fake_table_index(fx->p, "io.syscr")].set, 0);
+	assert_int_equal(rec.cells[hx_table_index(fx->p, "io.wchar")].set, 0);
+	assert_int_equal(rec.cells[hx_table_index(fx->p, "io.syscr")].set, 0);
+	assert_int_equal(rec.cells[hx_table_index(fx->p, "io.read_bytes")].set,
+			 0);
 	assert_int_equal(
-		rec.cells[fake_table_index(fx->p, "io.read_bytes")].set, 0);
-	assert_int_equal(
-		rec.cells[fake_table_index(fx->p, "io.cancelled_write_bytes")]
+		rec.cells[hx_table_index(fx->p, "io.cancelled_write_bytes")]
 			.set,
 		0);
-	assert_int_equal(fake_summary(&fx->ctx, "parse_errors"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "parse_errors"), 1);
 
 	assert_int_equal(run_thread(fx, &rec, "", 0), 0);
 	assert_int_equal(rec.n_sets, 0);
 	assert_int_equal(run_thread(fx, &rec, "\x01\x02garbage", 0), 0);
 	assert_int_equal(rec.n_sets, 0);
-	assert_int_equal(fake_summary(&fx->ctx, "parse_errors"), 3);
-	fake_fx_stop(fx);
+	assert_int_equal(hx_summary(&fx->ctx, "parse_errors"), 3);
+	hx_fx_stop(fx);
 }
 
 static void disabled_field(void **state)
 {
-	struct fake_fx *fx = *state;
-	struct ctp_record rec;
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
 
 	ctx_reset(fx, NULL);
-	fx->ctx.disabled_field[0] = fake_table_index(fx->p, "io.syscr");
-	assert_int_equal(fx->p->init(&fx->ctx, &fake_api, &fx->state), 0);
+	fx->ctx.disabled_field[0] = hx_table_index(fx->p, "io.syscr");
+	assert_int_equal(hx_fx_load(fx, 0), 0);
 	assert_int_equal(run_thread(fx, &rec, IO_BASH, 0), 0);
 	assert_int_equal(rec.bad_sets, 0);
 	assert_int_equal(rec.n_sets, N_EXPECTED - 1);
-	assert_int_equal(rec.cells[fake_table_index(fx->p, "io.syscr")].set, 0);
-	assert_int_equal(rec.cells[fake_table_index(fx->p, "io.syscw")].u, 490);
-	fake_fx_stop(fx);
+	assert_int_equal(rec.cells[hx_table_index(fx->p, "io.syscr")].set, 0);
+	assert_int_equal(rec.cells[hx_table_index(fx->p, "io.syscw")].u, 490);
+	hx_fx_stop(fx);
 }
 
 struct worker {
-	struct fake_fx *fx;
+	struct hx_fx *fx;
 	int failures;
 };
 
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
-	struct ctp_record *rec = malloc(sizeof(*rec));
-	int i, k = fake_table_index(w->fx->p, "io.write_bytes");
+	struct hx_rec *rec = malloc(sizeof(*rec));
+	int i, k = hx_table_index(w->fx->p, "io.write_bytes");
 
 	if (!rec) {
 		w->failures++;
@@ -273,7 +272,7 @@ static void *worker_main(void *arg)
 /* MT_SAFE: concurrent thread callbacks share nothing but the counters. */
 static void concurrent_workers(void **state)
 {
-	struct fake_fx *fx = *state;
+	struct hx_fx *fx = *state;
 	pthread_t t[4];
 	struct worker w[4];
 	int i;
@@ -290,8 +289,8 @@ static void concurrent_workers(void **state)
 		assert_int_equal(w[i].failures, 0);
 	}
 	/* Each "rchar: 1" file lacks six keys: 4 workers x 250. */
-	assert_int_equal(fake_summary(&fx->ctx, "parse_errors"), 1000);
-	fake_fx_stop(fx);
+	assert_int_equal(hx_summary(&fx->ctx, "parse_errors"), 1000);
+	hx_fx_stop(fx);
 }
 
 int main(void)
@@ -306,5 +305,5 @@ int main(void)
 		cmocka_unit_test(concurrent_workers),
 	};
 
-	return cmocka_run_group_tests(tests, setup, fake_fx_teardown);
+	return cmocka_run_group_tests(tests, setup, hx_fx_teardown);
 }

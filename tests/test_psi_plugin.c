@@ -26,7 +26,7 @@
 
 #include <cmocka.h>
 
-#include "fakeapi.h"
+#include "harness.h"
 
 #define PLUGIN_PATH CTP_TEST_PLUGIN_DIR "/psi.so"
 #define FIX_PROC    CTP_TEST_FIXTURES "/psi/proc"
@@ -36,25 +36,23 @@
 
 /* A core up to file_gate: what came later (derived fields, cgroup_ref)
  * this plugin does not use, and it must not touch what `size` leaves out. */
-static struct ctp_api api;
+#define API_SIZE HX_API_SIZE_THROUGH(file_gate)
 
 static int setup(void **state)
 {
-	api = fake_api;
-	api.size = FAKE_API_SIZE_THROUGH(file_gate);
-	return fake_fx_setup(state, PLUGIN_PATH);
+	return hx_fx_setup(state, PLUGIN_PATH);
 }
 
-static int start(struct fake_fx *fx, const char *const *opts)
+static int start(struct hx_fx *fx, const char *const *opts)
 {
-	return fake_fx_start(fx, &api, opts);
+	return hx_fx_start(fx, API_SIZE, opts);
 }
 
-static void stop(struct fake_fx *fx)
+static void stop(struct hx_fx *fx)
 {
-	if (fx->ctx.roots.proc_fd >= 0)
-		close(fx->ctx.roots.proc_fd);
-	fake_fx_stop(fx);
+	if (fx->ctx.eng.roots.proc_fd >= 0)
+		close(fx->ctx.eng.roots.proc_fd);
+	hx_fx_stop(fx);
 }
 
 static int open_dir(const char *path)
@@ -68,17 +66,17 @@ static int open_dir(const char *path)
 
 /* The four values of "<prefix>.<res>.<half>" in rec, against want[];
  * want NULL: all four absent. */
-static void half_is(const struct ctp_record *rec, const char *prefix,
+static void half_is(const struct hx_rec *rec, const char *prefix,
 		    const char *rh, const uint64_t *want)
 {
 	static const char *const m[] = {"avg10", "avg60", "avg300", "total"};
 	char name[64];
 
 	for (int i = 0; i < 4; i++) {
-		const struct fake_cell *c;
+		const struct hx_cell *c;
 
 		snprintf(name, sizeof(name), "%s.%s.%s", prefix, rh, m[i]);
-		c = fake_cell(rec, name);
+		c = hx_cell(rec, name);
 		if (!want) {
 			if (c->set)
 				fail_msg("%s set to %llu, expected absent",
@@ -96,12 +94,12 @@ static void half_is(const struct ctp_record *rec, const char *prefix,
 
 static void descriptor(void **state)
 {
-	struct fake_fx *fx = *state;
+	struct hx_fx *fx = *state;
 	const struct ctp_plugin *p = fx->p;
 	size_t host = 0, cg = 0;
 
-	fake_expect_descriptor(
-		p, "psi", CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_OPTIONS, N_FIELDS);
+	hx_expect_descriptor(p, "psi", CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_OPTIONS,
+			     N_FIELDS);
 	for (uint32_t i = 0; i < p->n_fields; i++) {
 		const struct ctp_field_desc *f = &p->fields[i];
 		const char *last = strrchr(f->name, '.') + 1;
@@ -131,20 +129,22 @@ static void descriptor(void **state)
 			assert_ptr_equal(strstr(f->name, "psi.cg."), f->name);
 			cg++;
 		}
-		/* (The scope was checked above.) */
-		fake_expect_field(f, f->scope, CTP_TYPE_U64,
-				  total ? CTP_UNIT_US : CTP_UNIT_CENTIPCT,
-				  total ? CTP_KIND_COUNTER : CTP_KIND_GAUGE,
-				  total ? CTP_RULE_SUM : CTP_RULE_MAX);
-		for (uint32_t j = 0; j < i; j++)
-			assert_string_not_equal(f->name, p->fields[j].name);
+		/* A window's total stall time is a counter of µs, its
+		 * averages are gauges of centi-percent (the rest of what a
+		 * field declares: test_plugin_properties). */
+		assert_int_equal(f->type, CTP_TYPE_U64);
+		assert_int_equal(f->unit,
+				 total ? CTP_UNIT_US : CTP_UNIT_CENTIPCT);
+		assert_int_equal(f->kind,
+				 total ? CTP_KIND_COUNTER : CTP_KIND_GAUGE);
+		assert_int_equal(f->rule, total ? CTP_RULE_SUM : CTP_RULE_MAX);
 	}
 	assert_int_equal(host, 24);
 	assert_int_equal(cg, 28);
-	assert_int_equal(fake_field_index(p, "psi.cpu.full.avg10"), -1);
-	assert_int_equal(fake_field_index(p, "psi.irq.some.total"), -1);
-	assert_int_equal(fake_field_index(p, "psi.cg.irq.some.total"), -1);
-	assert_true(fake_field_index(p, "psi.cg.cpu.full.total") >= 0);
+	assert_int_equal(hx_field_index(p, "psi.cpu.full.avg10"), -1);
+	assert_int_equal(hx_field_index(p, "psi.irq.some.total"), -1);
+	assert_int_equal(hx_field_index(p, "psi.cg.irq.some.total"), -1);
+	assert_true(hx_field_index(p, "psi.cg.cpu.full.total") >= 0);
 	assert_null(p->thread_files);
 	assert_null(p->process_files);
 	assert_null(p->thread);
@@ -164,28 +164,29 @@ static void init_options(void **state)
 	static const char *const names[] = {"missing", "unsupported",
 					    "read_errors", "parse_errors",
 					    "cgroups_unreachable"};
-	struct fake_fx *fx = *state;
-	struct ctp_api small = api;
+	struct hx_fx *fx = *state;
 
-	/* An unknown name is the core's to refuse (declared options). */
+	/* An unknown name or an ill-typed value: the core's loader refuses
+	 * the plugin before init (declared options). */
 	assert_string_equal(fx->p->options[0].name, "host");
 	assert_string_equal(fx->p->options[1].name, "cgroup");
-	(void)unknown;
+	assert_int_equal(start(fx, unknown), -EINVAL);
+	assert_non_null(strstr(fx->ctx.last_log, "'hots'"));
+	hx_ctx_done(&fx->ctx);
 	assert_int_equal(start(fx, bad), -EINVAL);
 	assert_non_null(strstr(fx->ctx.last_log, "cgroup"));
-	fake_ctx_done(&fx->ctx);
+	hx_ctx_done(&fx->ctx);
 
 	assert_int_equal(start(fx, off), 0);
-	assert_int_equal(fx->ctx.n_summary, 5);
+	assert_int_equal(hx_info(&fx->ctx)->n_summary, 5);
 	for (size_t i = 0; i < 5; i++)
-		assert_int_equal(fake_summary(&fx->ctx, names[i]), 0);
+		assert_int_equal(hx_summary(&fx->ctx, names[i]), 0);
 	stop(fx);
 
 	/* A core without roots() cannot say where /proc is. */
-	small.size = offsetof(struct ctp_api, roots);
-	fake_ctx_init(&fx->ctx, fx->p, NULL);
-	assert_int_equal(fx->p->init(&fx->ctx, &small, &fx->state), -ENOTSUP);
-	fake_ctx_done(&fx->ctx);
+	assert_int_equal(hx_fx_start(fx, offsetof(struct ctp_api, roots), NULL),
+			 -ENOTSUP);
+	hx_ctx_done(&fx->ctx);
 }
 
 /* ---- Host ---------------------------------------------------------------- */
@@ -198,13 +199,13 @@ static void host_fixture(void **state)
 	static const uint64_t io_some[] = {10000, 9999, 1, UINT64_MAX};
 	static const uint64_t io_full[] = {10099, 5050, 29, 42};
 	static const uint64_t irq_full[] = {57, 28, 14, 5550000};
-	struct fake_fx *fx = *state;
-	struct ctp_record rec;
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
 
 	assert_int_equal(start(fx, NULL), 0);
-	fx->ctx.roots.proc_fd = open_dir(FIX_PROC);
-	fake_rec_init(&rec, &fx->ctx, CTP_SCOPE_HOST);
-	assert_int_equal(fx->p->host(fx->state, &rec), 0);
+	fx->ctx.eng.roots.proc_fd = open_dir(FIX_PROC);
+	hx_rec_init(&rec, &fx->ctx, CTP_SCOPE_HOST);
+	assert_int_equal(fx->p->host(fx->state, &rec.core), 0);
 	assert_int_equal(rec.bad_sets, 0);
 	assert_int_equal(rec.n_sets, 24);
 	half_is(&rec, "psi", "cpu.some", cpu_some);
@@ -213,10 +214,10 @@ static void host_fixture(void **state)
 	half_is(&rec, "psi", "io.some", io_some);
 	half_is(&rec, "psi", "io.full", io_full);
 	half_is(&rec, "psi", "irq.full", irq_full);
-	for (unsigned i = 0; i < fx->ctx.n_summary; i++)
-		assert_int_equal(fx->ctx.summary[i], 0);
-	fake_rec_init(&rec, &fx->ctx, CTP_SCOPE_HOST);
-	assert_int_equal(fx->p->finish(fx->state, &rec), 0);
+	for (unsigned i = 0; i < hx_info(&fx->ctx)->n_summary; i++)
+		assert_int_equal(hx_info(&fx->ctx)->summary[i], 0);
+	hx_rec_init(&rec, &fx->ctx, CTP_SCOPE_HOST);
+	assert_int_equal(fx->p->finish(fx->state, &rec.core), 0);
 	assert_int_equal(fx->ctx.n_hint, 0);
 	stop(fx);
 }
@@ -224,19 +225,19 @@ static void host_fixture(void **state)
 /* A proc root without pressure/: PSI off. Absent, no error, the hint. */
 static void host_psi_off(void **state)
 {
-	struct fake_fx *fx = *state;
-	struct ctp_record rec;
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
 
 	assert_int_equal(start(fx, NULL), 0);
-	fx->ctx.roots.proc_fd = open_dir(FIX_CGROUP); /* no pressure/ */
-	fake_rec_init(&rec, &fx->ctx, CTP_SCOPE_HOST);
-	assert_int_equal(fx->p->host(fx->state, &rec), 0);
+	fx->ctx.eng.roots.proc_fd = open_dir(FIX_CGROUP); /* no pressure/ */
+	hx_rec_init(&rec, &fx->ctx, CTP_SCOPE_HOST);
+	assert_int_equal(fx->p->host(fx->state, &rec.core), 0);
 	assert_int_equal(rec.n_sets, 0);
-	assert_int_equal(fake_summary(&fx->ctx, "missing"), 4);
-	assert_int_equal(fake_summary(&fx->ctx, "read_errors"), 0);
-	assert_int_equal(fx->p->finish(fx->state, &rec), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "missing"), 4);
+	assert_int_equal(hx_summary(&fx->ctx, "read_errors"), 0);
+	assert_int_equal(fx->p->finish(fx->state, &rec.core), 0);
 	assert_int_equal(fx->ctx.n_hint, 1);
-	assert_non_null(strstr(fx->ctx.hint, "psi=1"));
+	assert_non_null(strstr(hx_hint(&fx->ctx), "psi=1"));
 	stop(fx);
 
 	/* host: false: nothing read, nothing hinted. */
@@ -244,29 +245,29 @@ static void host_psi_off(void **state)
 		static const char *const no_host[] = {"host", "false", NULL};
 
 		assert_int_equal(start(fx, no_host), 0);
-		fx->ctx.roots.proc_fd = open_dir(FIX_CGROUP);
-		fake_rec_init(&rec, &fx->ctx, CTP_SCOPE_HOST);
-		assert_int_equal(fx->p->host(fx->state, &rec), 0);
-		assert_int_equal(fx->p->finish(fx->state, &rec), 0);
+		fx->ctx.eng.roots.proc_fd = open_dir(FIX_CGROUP);
+		hx_rec_init(&rec, &fx->ctx, CTP_SCOPE_HOST);
+		assert_int_equal(fx->p->host(fx->state, &rec.core), 0);
+		assert_int_equal(fx->p->finish(fx->state, &rec.core), 0);
 		assert_int_equal(rec.n_sets, 0);
-		assert_int_equal(fake_summary(&fx->ctx, "missing"), 0);
+		assert_int_equal(hx_summary(&fx->ctx, "missing"), 0);
 		assert_int_equal(fx->ctx.n_hint, 0);
 		stop(fx);
 	}
 
 	/* No proc root at all: counted, nothing else. */
 	assert_int_equal(start(fx, NULL), 0);
-	fake_rec_init(&rec, &fx->ctx, CTP_SCOPE_HOST);
-	assert_int_equal(fx->p->host(fx->state, &rec), 0);
+	hx_rec_init(&rec, &fx->ctx, CTP_SCOPE_HOST);
+	assert_int_equal(fx->p->host(fx->state, &rec.core), 0);
 	assert_int_equal(rec.n_sets, 0);
-	assert_int_equal(fake_summary(&fx->ctx, "read_errors"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "read_errors"), 1);
 	stop(fx);
 }
 
 /* ---- Cgroups ------------------------------------------------------------- */
 
-static int run_cgroup(struct fake_fx *fx, struct ctp_record *rec,
-		      const char *path, const char *dir)
+static int run_cgroup(struct hx_fx *fx, struct hx_rec *rec, const char *path,
+		      const char *dir)
 {
 	struct ctp_cgroup cg = {
 		.abi = CTP_ABI_MAJOR,
@@ -277,8 +278,8 @@ static int run_cgroup(struct fake_fx *fx, struct ctp_record *rec,
 	};
 	int r;
 
-	fake_rec_init(rec, &fx->ctx, CTP_SCOPE_CGROUP);
-	r = fx->p->cgroup(fx->state, &cg, rec);
+	hx_rec_init(rec, &fx->ctx, CTP_SCOPE_CGROUP);
+	r = fx->p->cgroup(fx->state, &cg, &rec->core);
 	if (cg.dirfd >= 0)
 		close(cg.dirfd);
 	return r;
@@ -297,8 +298,8 @@ static void cgroup_fixture(void **state)
 	static const uint64_t b_cpu_full[] = {20, 10, 5, 2000};
 	static const uint64_t b_mem_some[] = {30, 20, 10, 3000};
 	static const uint64_t b_io_full[] = {0, 0, 0, 77};
-	struct fake_fx *fx = *state;
-	struct ctp_record rec;
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
 
 	assert_int_equal(start(fx, NULL), 0);
 
@@ -321,14 +322,14 @@ static void cgroup_fixture(void **state)
 	assert_int_equal(rec.n_sets, 24);
 	half_is(&rec, "psi.cg", "cpu.full", zero);
 	half_is(&rec, "psi.cg", "irq.full", NULL);
-	assert_int_equal(fake_summary(&fx->ctx, "missing"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "missing"), 1);
 
 	/* Pressure disabled in this cgroup: no files, nothing set. */
 	assert_int_equal(run_cgroup(fx, &rec, "/batch.slice/job.scope",
 				    FIX_CGROUP "/batch.slice/job.scope"),
 			 0);
 	assert_int_equal(rec.n_sets, 0);
-	assert_int_equal(fake_summary(&fx->ctx, "missing"), 5);
+	assert_int_equal(hx_summary(&fx->ctx, "missing"), 5);
 
 	/* Damaged files: each counted once, the good halves kept. */
 	assert_int_equal(run_cgroup(fx, &rec, "/broken.scope",
@@ -343,18 +344,18 @@ static void cgroup_fixture(void **state)
 	half_is(&rec, "psi.cg", "io.some", NULL);
 	half_is(&rec, "psi.cg", "io.full", b_io_full);
 	half_is(&rec, "psi.cg", "irq.full", NULL);
-	assert_int_equal(fake_summary(&fx->ctx, "parse_errors"), 4);
+	assert_int_equal(hx_summary(&fx->ctx, "parse_errors"), 4);
 
 	/* No directory: counted, nothing set. */
 	assert_int_equal(run_cgroup(fx, &rec, "/gone.scope", NULL), 0);
 	assert_int_equal(rec.n_sets, 0);
-	assert_int_equal(fake_summary(&fx->ctx, "cgroups_unreachable"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "cgroups_unreachable"), 1);
 	/* A row of another namespace (a v1 key) is not ours. */
 	assert_int_equal(run_cgroup(fx, &rec, "v1:memory:/x", NULL), 0);
 	assert_int_equal(rec.n_sets, 0);
-	assert_int_equal(fake_summary(&fx->ctx, "cgroups_unreachable"), 1);
-	assert_int_equal(fake_summary(&fx->ctx, "read_errors"), 0);
-	assert_int_equal(fake_summary(&fx->ctx, "unsupported"), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "cgroups_unreachable"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "read_errors"), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "unsupported"), 0);
 	stop(fx);
 
 	/* cgroup: false: nothing read. */
@@ -365,8 +366,8 @@ static void cgroup_fixture(void **state)
 		assert_int_equal(run_cgroup(fx, &rec, "/", FIX_CGROUP), 0);
 		assert_int_equal(run_cgroup(fx, &rec, "/gone.scope", NULL), 0);
 		assert_int_equal(rec.n_sets, 0);
-		assert_int_equal(fake_summary(&fx->ctx, "missing"), 0);
-		assert_int_equal(fake_summary(&fx->ctx, "cgroups_unreachable"),
+		assert_int_equal(hx_summary(&fx->ctx, "missing"), 0);
+		assert_int_equal(hx_summary(&fx->ctx, "cgroups_unreachable"),
 				 0);
 		stop(fx);
 	}
@@ -377,29 +378,28 @@ static void cgroup_fixture(void **state)
 static void refused_fields(void **state)
 {
 	static const uint64_t cpu_some[] = {310, 220, 130, 4000001};
-	struct fake_fx *fx = *state;
-	struct ctp_record rec;
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
 
-	fake_ctx_init(&fx->ctx, fx->p, NULL);
+	hx_ctx_init(&fx->ctx, fx->p, NULL);
 	fx->ctx.disabled_field[0] =
-		fake_field_index(fx->p, "psi.cg.io.full.avg60");
-	assert_int_equal(fx->p->init(&fx->ctx, &api, &fx->state), 0);
+		hx_field_index(fx->p, "psi.cg.io.full.avg60");
+	assert_int_equal(hx_fx_load(fx, API_SIZE), 0);
 	assert_int_equal(run_cgroup(fx, &rec, "/system.slice/db.service",
 				    FIX_CGROUP "/system.slice/db.service"),
 			 0);
 	assert_int_equal(rec.n_sets, 27);
-	assert_int_equal(fake_cell(&rec, "psi.cg.io.full.avg60")->set, 0);
-	assert_int_equal(fake_cell(&rec, "psi.cg.io.full.avg10")->u, 444);
+	assert_int_equal(hx_cell(&rec, "psi.cg.io.full.avg60")->set, 0);
+	assert_int_equal(hx_cell(&rec, "psi.cg.io.full.avg10")->u, 444);
 
-	fx->ctx.failing_field =
-		fake_field_index(fx->p, "psi.cg.cpu.some.avg10");
+	fx->ctx.failing_field = hx_field_index(fx->p, "psi.cg.cpu.some.avg10");
 	assert_int_equal(run_cgroup(fx, &rec, "/system.slice/db.service",
 				    FIX_CGROUP "/system.slice/db.service"),
 			 -EINVAL);
-	assert_int_equal(fake_cell(&rec, "psi.cg.cpu.some.avg10")->set, 0);
-	assert_int_equal(fake_cell(&rec, "psi.cg.cpu.some.total")->u,
+	assert_int_equal(hx_cell(&rec, "psi.cg.cpu.some.avg10")->set, 0);
+	assert_int_equal(hx_cell(&rec, "psi.cg.cpu.some.total")->u,
 			 cpu_some[3]);
-	assert_int_equal(fake_cell(&rec, "psi.cg.irq.full.total")->u, 1234);
+	assert_int_equal(hx_cell(&rec, "psi.cg.irq.full.total")->u, 1234);
 	assert_int_equal(rec.bad_sets, 0);
 	stop(fx);
 }
@@ -428,9 +428,9 @@ static int fail_reads(int err)
 }
 
 /* In the child: the checks, as an exit status (0 good, 77 no seccomp). */
-static int eopnotsupp_child(struct fake_fx *fx)
+static int eopnotsupp_child(struct hx_fx *fx)
 {
-	struct ctp_record host, cg;
+	struct hx_rec host, cg;
 	struct ctp_cgroup c = {.abi = CTP_ABI_MAJOR,
 			       .size = sizeof(c),
 			       .path = "/system.slice/db.service",
@@ -439,25 +439,26 @@ static int eopnotsupp_child(struct fake_fx *fx)
 
 	if (start(fx, NULL) != 0)
 		return 1;
-	fx->ctx.roots.proc_fd = open(FIX_PROC, O_PATH | O_DIRECTORY);
+	fx->ctx.eng.roots.proc_fd = open(FIX_PROC, O_PATH | O_DIRECTORY);
 	c.dirfd = open(FIX_CGROUP "/system.slice/db.service",
 		       O_PATH | O_DIRECTORY);
-	if (fx->ctx.roots.proc_fd < 0 || c.dirfd < 0)
+	if (fx->ctx.eng.roots.proc_fd < 0 || c.dirfd < 0)
 		return 2;
 	if (fail_reads(EOPNOTSUPP) < 0)
 		return SKIP;
-	fake_rec_init(&host, &fx->ctx, CTP_SCOPE_HOST);
-	fake_rec_init(&cg, &fx->ctx, CTP_SCOPE_CGROUP);
-	bad |= fx->p->host(fx->state, &host) != 0;
-	bad |= (fx->p->cgroup(fx->state, &c, &cg) != 0) << 1;
-	bad |= (fx->p->finish(fx->state, &host) != 0) << 2;
+	hx_rec_init(&host, &fx->ctx, CTP_SCOPE_HOST);
+	hx_rec_init(&cg, &fx->ctx, CTP_SCOPE_CGROUP);
+	bad |= fx->p->host(fx->state, &host.core) != 0;
+	bad |= (fx->p->cgroup(fx->state, &c, &cg.core) != 0) << 1;
+	bad |= (fx->p->finish(fx->state, &host.core) != 0) << 2;
 	bad |= (host.n_sets != 0 || cg.n_sets != 0) << 3;
-	bad |= (fake_summary(&fx->ctx, "unsupported") != 8) << 4;
-	bad |= (fake_summary(&fx->ctx, "missing") != 0 ||
-		fake_summary(&fx->ctx, "read_errors") != 0 ||
-		fake_summary(&fx->ctx, "parse_errors") != 0)
+	bad |= (hx_summary(&fx->ctx, "unsupported") != 8) << 4;
+	bad |= (hx_summary(&fx->ctx, "missing") != 0 ||
+		hx_summary(&fx->ctx, "read_errors") != 0 ||
+		hx_summary(&fx->ctx, "parse_errors") != 0)
 	       << 5;
-	bad |= (fx->ctx.n_hint != 1 || !strstr(fx->ctx.hint, "psi=1")) << 6;
+	bad |= (fx->ctx.n_hint != 1 || !strstr(hx_hint(&fx->ctx), "psi=1"))
+	       << 6;
 	return bad ? 100 + bad : 0;
 }
 
@@ -469,7 +470,7 @@ static int eopnotsupp_child(struct fake_fx *fx)
  */
 static void eopnotsupp(void **state)
 {
-	struct fake_fx *fx = *state;
+	struct hx_fx *fx = *state;
 	int status;
 	pid_t pid;
 
@@ -499,5 +500,5 @@ int main(void)
 		cmocka_unit_test(eopnotsupp),
 	};
 
-	return cmocka_run_group_tests(tests, setup, fake_fx_teardown);
+	return cmocka_run_group_tests(tests, setup, hx_fx_teardown);
 }

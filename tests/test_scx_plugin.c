@@ -25,7 +25,7 @@
 
 #include <cmocka.h>
 
-#include "fakeapi.h"
+#include "harness.h"
 
 #define PLUGIN_PATH CTP_TEST_PLUGIN_DIR "/sched_ext.so"
 #define FIX	    CTP_TEST_FIXTURES "/scx"
@@ -48,40 +48,38 @@ static const char sched_bad[] = HDR
 
 /* A core up to file_gate: what came later (derived fields, cgroup_ref)
  * this plugin does not use, and it must not touch what `size` leaves out. */
-static struct ctp_api api;
+#define API_SIZE HX_API_SIZE_THROUGH(file_gate)
 
 static int setup(void **state)
 {
-	api = fake_api;
-	api.size = FAKE_API_SIZE_THROUGH(file_gate);
-	return fake_fx_setup(state, PLUGIN_PATH);
+	return hx_fx_setup(state, PLUGIN_PATH);
 }
 
 /* init with the sys root `sys` (NULL: none) and options. */
-static int start(struct fake_fx *fx, const char *sys, const char *const *opts)
+static int start(struct hx_fx *fx, const char *sys, const char *const *opts)
 {
-	fake_ctx_init(&fx->ctx, fx->p, opts);
+	hx_ctx_init(&fx->ctx, fx->p, opts);
 	if (sys) {
-		fx->ctx.roots.sys = sys;
-		fx->ctx.roots.sys_fd =
+		fx->ctx.eng.roots.sys = sys;
+		fx->ctx.eng.roots.sys_fd =
 			open(sys, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (fx->ctx.roots.sys_fd < 0)
+		if (fx->ctx.eng.roots.sys_fd < 0)
 			fail_msg("open %s: %s", sys, strerror(errno));
 	}
-	return fx->p->init(&fx->ctx, &api, &fx->state);
+	return hx_fx_load(fx, API_SIZE);
 }
 
-static void stop(struct fake_fx *fx)
+static void stop(struct hx_fx *fx)
 {
-	if (fx->ctx.roots.sys_fd >= 0)
-		close(fx->ctx.roots.sys_fd);
-	fake_fx_stop(fx);
+	if (fx->ctx.eng.roots.sys_fd >= 0)
+		close(fx->ctx.eng.roots.sys_fd);
+	hx_fx_stop(fx);
 }
 
-static void run_host(struct fake_fx *fx, struct ctp_record *rec)
+static void run_host(struct hx_fx *fx, struct hx_rec *rec)
 {
-	fake_rec_init(rec, &fx->ctx, CTP_SCOPE_HOST);
-	assert_int_equal(fx->p->host(fx->state, rec), 0);
+	hx_rec_init(rec, &fx->ctx, CTP_SCOPE_HOST);
+	assert_int_equal(fx->p->host(fx->state, &rec->core), 0);
 	assert_int_equal(rec->bad_sets, 0);
 }
 
@@ -90,20 +88,19 @@ static void run_host(struct fake_fx *fx, struct ctp_record *rec)
  * the read fails with err). prefetched: another plugin already fetched it,
  * so the slot holds the bytes before the call.
  */
-static int run_thread(struct fake_fx *fx, struct ctp_record *rec,
-		      struct fake_task *ft, const char *text, int err,
-		      bool prefetched)
+static int run_thread(struct hx_fx *fx, struct hx_rec *rec, struct hx_task *ft,
+		      const char *text, int err, bool prefetched)
 {
-	fake_task_init(ft, 1, 1);
-	fake_task_lazy(ft, 0, text, err);
+	hx_task_init(ft, 1, 1);
+	hx_task_lazy(ft, 0, text, err);
 	if (prefetched)
-		fake_task_prefetch(ft, 0);
-	return fake_fx_run(fx, rec, ft, CTP_SCOPE_THREAD);
+		hx_task_prefetch(ft, 0);
+	return hx_fx_run(fx, rec, ft, CTP_SCOPE_THREAD);
 }
 
-static const struct fake_cell *ext(const struct ctp_record *rec)
+static const struct hx_cell *ext(const struct hx_rec *rec)
 {
-	return fake_cell(rec, "sched_ext.ext_enabled");
+	return hx_cell(rec, "sched_ext.ext_enabled");
 }
 
 /* ---- Descriptor and options ---------------------------------------------- */
@@ -116,17 +113,16 @@ static void descriptor(void **state)
 		"sched_ext.enable_seq",	 "sched_ext.ops",
 		"sched_ext.ext_enabled",
 	};
-	struct fake_fx *fx = *state;
+	struct hx_fx *fx = *state;
 	const struct ctp_plugin *p = fx->p;
 
-	fake_expect_descriptor(p, "sched_ext",
-			       CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
-				       CTP_PLUGIN_SPLITTABLE |
-				       CTP_PLUGIN_OPTIONS,
-			       N_FIELDS);
+	hx_expect_descriptor(p, "sched_ext",
+			     CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
+				     CTP_PLUGIN_SPLITTABLE | CTP_PLUGIN_OPTIONS,
+			     N_FIELDS);
 	for (size_t i = 0; i < N_FIELDS; i++) {
 		/* What each declares: test_plugin_properties. */
-		if (fake_field_index(p, want[i]) < 0)
+		if (hx_field_index(p, want[i]) < 0)
 			fail_msg("no field %s", want[i]);
 	}
 	/* Lazy, and the same name the schedstat plugin declares. */
@@ -150,87 +146,86 @@ static void init_options(void **state)
 		{"ext_enabled", "true", NULL},
 		{"ext_enabled", "off", NULL},
 	};
-	struct fake_fx *fx = *state;
-	struct ctp_api small = api;
+	struct hx_fx *fx = *state;
 
-	/* An unknown name is the core's to refuse (declared options). */
+	/* An unknown name or a value not among the choices: the core's
+	 * loader refuses the plugin before init (declared options). */
 	assert_string_equal(fx->p->options[0].name, "ext_enabled");
-	(void)unknown;
+	assert_int_equal(start(fx, NULL, unknown), -EINVAL);
+	assert_non_null(strstr(fx->ctx.last_log, "'ext-enabled'"));
+	hx_ctx_done(&fx->ctx);
 	assert_int_equal(start(fx, NULL, bad), -EINVAL);
-	assert_non_null(strstr(fx->ctx.last_log, "auto, true or false"));
-	fake_ctx_done(&fx->ctx);
+	assert_non_null(strstr(fx->ctx.last_log, "'sometimes'"));
+	assert_non_null(strstr(fx->ctx.last_log, "auto, true, false"));
+	hx_ctx_done(&fx->ctx);
 	for (size_t i = 0; i < 3; i++) {
 		assert_int_equal(start(fx, NULL, good[i]), 0);
-		assert_int_equal(fx->ctx.n_summary, 3);
-		assert_int_equal(fake_summary(&fx->ctx, "sysfs_read_errors"),
-				 0);
-		assert_int_equal(fake_summary(&fx->ctx, "sysfs_parse_errors"),
-				 0);
-		assert_int_equal(fake_summary(&fx->ctx, "sched_parse_errors"),
-				 0);
+		assert_int_equal(hx_info(&fx->ctx)->n_summary, 3);
+		assert_int_equal(hx_summary(&fx->ctx, "sysfs_read_errors"), 0);
+		assert_int_equal(hx_summary(&fx->ctx, "sysfs_parse_errors"), 0);
+		assert_int_equal(hx_summary(&fx->ctx, "sched_parse_errors"), 0);
 		stop(fx);
 	}
 
 	/* An older core without file_get() cannot serve the lazy file. */
-	small.size = offsetof(struct ctp_api, file_get);
-	fake_ctx_init(&fx->ctx, fx->p, NULL);
-	assert_int_equal(fx->p->init(&fx->ctx, &small, &fx->state), -ENOTSUP);
-	fake_ctx_done(&fx->ctx);
+	assert_int_equal(
+		hx_fx_start(fx, offsetof(struct ctp_api, file_get), NULL),
+		-ENOTSUP);
+	hx_ctx_done(&fx->ctx);
 }
 
 /* ---- Host ---------------------------------------------------------------- */
 
 static void host_enabled(void **state)
 {
-	struct fake_fx *fx = *state;
-	struct ctp_record rec;
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
 
 	assert_int_equal(start(fx, FIX "/sys-enabled", NULL), 0);
 	run_host(fx, &rec);
 	assert_int_equal(rec.n_sets, 6);
-	assert_string_equal(fake_cell(&rec, "sched_ext.state")->str, "enabled");
-	assert_int_equal(fake_cell(&rec, "sched_ext.switch_all")->u, 1);
-	assert_int_equal(fake_cell(&rec, "sched_ext.nr_rejected")->u, 3);
-	assert_int_equal(fake_cell(&rec, "sched_ext.hotplug_seq")->u, 12);
-	assert_int_equal(fake_cell(&rec, "sched_ext.enable_seq")->u, 5);
-	assert_string_equal(fake_cell(&rec, "sched_ext.ops")->str,
+	assert_string_equal(hx_cell(&rec, "sched_ext.state")->str, "enabled");
+	assert_int_equal(hx_cell(&rec, "sched_ext.switch_all")->u, 1);
+	assert_int_equal(hx_cell(&rec, "sched_ext.nr_rejected")->u, 3);
+	assert_int_equal(hx_cell(&rec, "sched_ext.hotplug_seq")->u, 12);
+	assert_int_equal(hx_cell(&rec, "sched_ext.enable_seq")->u, 5);
+	assert_string_equal(hx_cell(&rec, "sched_ext.ops")->str,
 			    "lavd_1.0.12_g2b1c7e4_x86_64_unknown_linux_gnu");
-	for (unsigned i = 0; i < fx->ctx.n_summary; i++)
-		assert_int_equal(fx->ctx.summary[i], 0);
+	for (unsigned i = 0; i < hx_info(&fx->ctx)->n_summary; i++)
+		assert_int_equal(hx_info(&fx->ctx)->summary[i], 0);
 	stop(fx);
 }
 
 /* Built in, nothing loaded: no root/ directory, so no ops. */
 static void host_disabled(void **state)
 {
-	struct fake_fx *fx = *state;
-	struct ctp_record rec;
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
 
 	assert_int_equal(start(fx, FIX "/sys-disabled", NULL), 0);
 	run_host(fx, &rec);
 	assert_int_equal(rec.n_sets, 5);
-	assert_string_equal(fake_cell(&rec, "sched_ext.state")->str,
-			    "disabled");
-	assert_int_equal(fake_cell(&rec, "sched_ext.switch_all")->set, 1);
-	assert_int_equal(fake_cell(&rec, "sched_ext.switch_all")->u, 0);
-	assert_int_equal(fake_cell(&rec, "sched_ext.nr_rejected")->u, 0);
-	assert_int_equal(fake_cell(&rec, "sched_ext.ops")->set, 0);
-	for (unsigned i = 0; i < fx->ctx.n_summary; i++)
-		assert_int_equal(fx->ctx.summary[i], 0);
+	assert_string_equal(hx_cell(&rec, "sched_ext.state")->str, "disabled");
+	assert_int_equal(hx_cell(&rec, "sched_ext.switch_all")->set, 1);
+	assert_int_equal(hx_cell(&rec, "sched_ext.switch_all")->u, 0);
+	assert_int_equal(hx_cell(&rec, "sched_ext.nr_rejected")->u, 0);
+	assert_int_equal(hx_cell(&rec, "sched_ext.ops")->set, 0);
+	for (unsigned i = 0; i < hx_info(&fx->ctx)->n_summary; i++)
+		assert_int_equal(hx_info(&fx->ctx)->summary[i], 0);
 	stop(fx);
 }
 
 /* No sched_ext, or no sys root: nothing, and nothing counted. */
 static void host_none(void **state)
 {
-	struct fake_fx *fx = *state;
-	struct ctp_record rec;
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
 
 	assert_int_equal(start(fx, FIX "/sys-none", NULL), 0);
 	run_host(fx, &rec);
 	assert_int_equal(rec.n_sets, 0);
-	for (unsigned i = 0; i < fx->ctx.n_summary; i++)
-		assert_int_equal(fx->ctx.summary[i], 0);
+	for (unsigned i = 0; i < hx_info(&fx->ctx)->n_summary; i++)
+		assert_int_equal(hx_info(&fx->ctx)->summary[i], 0);
 	stop(fx);
 	assert_int_equal(start(fx, NULL, NULL), 0);
 	run_host(fx, &rec);
@@ -240,15 +235,15 @@ static void host_none(void **state)
 
 static void host_broken(void **state)
 {
-	struct fake_fx *fx = *state;
-	struct ctp_record rec;
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
 
 	assert_int_equal(start(fx, FIX "/sys-broken", NULL), 0);
 	run_host(fx, &rec);
 	assert_int_equal(rec.n_sets, 1);
-	assert_int_equal(fake_cell(&rec, "sched_ext.enable_seq")->u, 7);
-	assert_int_equal(fake_summary(&fx->ctx, "sysfs_parse_errors"), 5);
-	assert_int_equal(fake_summary(&fx->ctx, "sysfs_read_errors"), 0);
+	assert_int_equal(hx_cell(&rec, "sched_ext.enable_seq")->u, 7);
+	assert_int_equal(hx_summary(&fx->ctx, "sysfs_parse_errors"), 5);
+	assert_int_equal(hx_summary(&fx->ctx, "sysfs_read_errors"), 0);
 	stop(fx);
 }
 
@@ -272,8 +267,8 @@ static void put(const char *dir, const char *name, const char *text)
 static void host_missing_and_unreadable(void **state)
 {
 	char tmp[] = "/tmp/ctprof-scx.XXXXXX", dir[128], sw[PATH_MAX];
-	struct fake_fx *fx = *state;
-	struct ctp_record rec;
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
 
 	assert_non_null(mkdtemp(tmp));
 	snprintf(dir, sizeof(dir), "%s/kernel", tmp);
@@ -288,11 +283,11 @@ static void host_missing_and_unreadable(void **state)
 	assert_int_equal(start(fx, tmp, NULL), 0);
 	run_host(fx, &rec);
 	assert_int_equal(rec.n_sets, 2);
-	assert_string_equal(fake_cell(&rec, "sched_ext.state")->str, "enabled");
-	assert_int_equal(fake_cell(&rec, "sched_ext.nr_rejected")->set, 1);
-	assert_int_equal(fake_cell(&rec, "sched_ext.switch_all")->set, 0);
-	assert_int_equal(fake_summary(&fx->ctx, "sysfs_read_errors"), 1);
-	assert_int_equal(fake_summary(&fx->ctx, "sysfs_parse_errors"), 0);
+	assert_string_equal(hx_cell(&rec, "sched_ext.state")->str, "enabled");
+	assert_int_equal(hx_cell(&rec, "sched_ext.nr_rejected")->set, 1);
+	assert_int_equal(hx_cell(&rec, "sched_ext.switch_all")->set, 0);
+	assert_int_equal(hx_summary(&fx->ctx, "sysfs_read_errors"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "sysfs_parse_errors"), 0);
 	stop(fx);
 
 	/* kernel/sched_ext a regular file: the open fails with ENOTDIR. */
@@ -313,7 +308,7 @@ static void host_missing_and_unreadable(void **state)
 	assert_int_equal(start(fx, tmp, NULL), 0);
 	run_host(fx, &rec);
 	assert_int_equal(rec.n_sets, 0);
-	assert_int_equal(fake_summary(&fx->ctx, "sysfs_read_errors"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "sysfs_read_errors"), 1);
 	assert_non_null(strstr(fx->ctx.last_log, "kernel/sched_ext"));
 	stop(fx);
 
@@ -329,9 +324,9 @@ static void host_missing_and_unreadable(void **state)
 static void thread_values(void **state)
 {
 	static const int errs[] = {-ENOENT, -ESRCH, -EACCES, -EIO};
-	struct fake_fx *fx = *state;
-	struct ctp_record rec;
-	struct fake_task ft;
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
+	struct hx_task ft;
 
 	assert_int_equal(start(fx, FIX "/sys-enabled", NULL), 0);
 	assert_int_equal(run_thread(fx, &rec, &ft, sched_on, 0, false), 0);
@@ -349,15 +344,15 @@ static void thread_values(void **state)
 	/* No line: absent, not an error, not counted. */
 	assert_int_equal(run_thread(fx, &rec, &ft, sched_none, 0, false), 0);
 	assert_int_equal(rec.n_sets, 0);
-	assert_int_equal(fake_summary(&fx->ctx, "sched_parse_errors"), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "sched_parse_errors"), 0);
 
 	/* A bad value or a cut file: absent and counted. */
 	assert_int_equal(run_thread(fx, &rec, &ft, sched_bad, 0, false), 0);
 	assert_int_equal(rec.n_sets, 0);
-	assert_int_equal(fake_summary(&fx->ctx, "sched_parse_errors"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "sched_parse_errors"), 1);
 	assert_int_equal(run_thread(fx, &rec, &ft, "t (1, #thr", 0, false), 0);
 	assert_int_equal(rec.n_sets, 0);
-	assert_int_equal(fake_summary(&fx->ctx, "sched_parse_errors"), 2);
+	assert_int_equal(hx_summary(&fx->ctx, "sched_parse_errors"), 2);
 
 	/* A failed read is the core's to tally. */
 	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++) {
@@ -366,7 +361,7 @@ static void thread_values(void **state)
 		assert_int_equal(rec.n_sets, 0);
 		assert_int_equal(ft.gets, 1);
 	}
-	assert_int_equal(fake_summary(&fx->ctx, "sched_parse_errors"), 2);
+	assert_int_equal(hx_summary(&fx->ctx, "sched_parse_errors"), 2);
 
 	/* Bytes another plugin fetched are used as they are. */
 	assert_int_equal(run_thread(fx, &rec, &ft, sched_on, 0, true), 0);
@@ -375,11 +370,12 @@ static void thread_values(void **state)
 	assert_int_equal(rec.bad_sets, 0);
 
 	/* A task with fewer files than declared is the core's bug. */
-	fake_task_init(&ft, 1, 1);
-	fake_task_lazy(&ft, 0, sched_on, 0);
+	hx_task_init(&ft, 1, 1);
+	hx_task_lazy(&ft, 0, sched_on, 0);
 	ft.task.n_files = 0;
-	fake_rec_init(&rec, &fx->ctx, CTP_SCOPE_THREAD);
-	assert_int_equal(fx->p->thread(fx->state, &ft.task, &rec), -EPROTO);
+	hx_rec_init(&rec, &fx->ctx, CTP_SCOPE_THREAD);
+	assert_int_equal(fx->p->thread(fx->state, &ft.task, &rec.core),
+			 -EPROTO);
 	stop(fx);
 }
 
@@ -389,9 +385,9 @@ static void thread_values(void **state)
  */
 static void thread_auto_without_scx(void **state)
 {
-	struct fake_fx *fx = *state;
-	struct ctp_record rec;
-	struct fake_task ft;
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
+	struct hx_task ft;
 
 	assert_int_equal(start(fx, FIX "/sys-none", NULL), 0);
 	assert_int_equal(run_thread(fx, &rec, &ft, sched_on, 0, false), 0);
@@ -414,9 +410,9 @@ static void thread_option(void **state)
 {
 	static const char *const on[] = {"ext_enabled", "true", NULL};
 	static const char *const off[] = {"ext_enabled", "false", NULL};
-	struct fake_fx *fx = *state;
-	struct ctp_record rec;
-	struct fake_task ft;
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
+	struct hx_task ft;
 
 	/* true: fetched even without the directory. */
 	assert_int_equal(start(fx, FIX "/sys-none", on), 0);
@@ -432,7 +428,7 @@ static void thread_option(void **state)
 	assert_int_equal(run_thread(fx, &rec, &ft, sched_bad, 0, true), 0);
 	assert_int_equal(ft.gets, 0);
 	assert_int_equal(rec.n_sets, 0);
-	assert_int_equal(fake_summary(&fx->ctx, "sched_parse_errors"), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "sched_parse_errors"), 0);
 	/* The host values do not depend on it. */
 	run_host(fx, &rec);
 	assert_int_equal(rec.n_sets, 6);
@@ -442,43 +438,41 @@ static void thread_option(void **state)
 /* A field the core refuses: no fetch for it; a refused setter is an error. */
 static void refused_field(void **state)
 {
-	struct fake_fx *fx = *state;
-	struct ctp_record rec;
-	struct fake_task ft;
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
+	struct hx_task ft;
 
-	fake_ctx_init(&fx->ctx, fx->p, NULL);
+	hx_ctx_init(&fx->ctx, fx->p, NULL);
 	fx->ctx.disabled_field[0] =
-		fake_field_index(fx->p, "sched_ext.ext_enabled");
-	assert_int_equal(fx->p->init(&fx->ctx, &api, &fx->state), 0);
+		hx_field_index(fx->p, "sched_ext.ext_enabled");
+	assert_int_equal(hx_fx_load(fx, API_SIZE), 0);
 	assert_int_equal(run_thread(fx, &rec, &ft, sched_on, 0, true), 0);
 	assert_int_equal(ft.gets, 0);
 	assert_int_equal(rec.n_sets, 0);
 	stop(fx);
 
 	assert_int_equal(start(fx, FIX "/sys-enabled", NULL), 0);
-	fx->ctx.failing_field =
-		fake_field_index(fx->p, "sched_ext.ext_enabled");
+	fx->ctx.failing_field = hx_field_index(fx->p, "sched_ext.ext_enabled");
 	assert_int_equal(run_thread(fx, &rec, &ft, sched_on, 0, false),
 			 -EINVAL);
-	fx->ctx.failing_field =
-		fake_field_index(fx->p, "sched_ext.hotplug_seq");
-	fake_rec_init(&rec, &fx->ctx, CTP_SCOPE_HOST);
-	assert_int_equal(fx->p->host(fx->state, &rec), -EINVAL);
-	assert_int_equal(fake_cell(&rec, "sched_ext.enable_seq")->u, 5);
-	assert_int_equal(fake_cell(&rec, "sched_ext.hotplug_seq")->set, 0);
+	fx->ctx.failing_field = hx_field_index(fx->p, "sched_ext.hotplug_seq");
+	hx_rec_init(&rec, &fx->ctx, CTP_SCOPE_HOST);
+	assert_int_equal(fx->p->host(fx->state, &rec.core), -EINVAL);
+	assert_int_equal(hx_cell(&rec, "sched_ext.enable_seq")->u, 5);
+	assert_int_equal(hx_cell(&rec, "sched_ext.hotplug_seq")->set, 0);
 	stop(fx);
 }
 
 struct worker {
-	struct fake_fx *fx;
+	struct hx_fx *fx;
 	int failures;
 };
 
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
-	struct ctp_record *rec = malloc(sizeof(*rec));
-	struct fake_task ft;
+	struct hx_rec *rec = malloc(sizeof(*rec));
+	struct hx_task ft;
 
 	if (!rec) {
 		w->failures++;
@@ -501,7 +495,7 @@ static void *worker_main(void *arg)
 /* MT_SAFE: concurrent thread callbacks on one state. */
 static void concurrent_workers(void **state)
 {
-	struct fake_fx *fx = *state;
+	struct hx_fx *fx = *state;
 	pthread_t t[4];
 	struct worker w[4];
 
@@ -516,7 +510,7 @@ static void concurrent_workers(void **state)
 		assert_int_equal(w[i].failures, 0);
 	}
 	/* 166 of each 500 are bad, per worker. */
-	assert_int_equal(fake_summary(&fx->ctx, "sched_parse_errors"), 4 * 166);
+	assert_int_equal(hx_summary(&fx->ctx, "sched_parse_errors"), 4 * 166);
 	stop(fx);
 }
 
@@ -537,5 +531,5 @@ int main(void)
 		cmocka_unit_test(concurrent_workers),
 	};
 
-	return cmocka_run_group_tests(tests, setup, fake_fx_teardown);
+	return cmocka_run_group_tests(tests, setup, hx_fx_teardown);
 }
