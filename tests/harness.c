@@ -390,15 +390,24 @@ void hx_ctx_init(struct hx_ctx *ctx, const struct ctp_plugin *desc,
 	wrap_api(ctx);
 }
 
-/* The errno init returned, from the loader's reason "init failed: %s". */
+static const char init_failed[] = "init failed: ";
+
+static bool init_failed_in(const char *reason)
+{
+	return reason &&
+	       strncmp(reason, init_failed, sizeof(init_failed) - 1) == 0;
+}
+
+/* The errno init returned, from the loader's reason "init failed: %s";
+ * -EINVAL for a refusal before init (as the loader's own). */
 static int init_errno(const char *reason)
 {
-	static const char prefix[] = "init failed: ";
+	const size_t skip = sizeof(init_failed) - 1;
 
-	if (!reason || strncmp(reason, prefix, sizeof(prefix) - 1) != 0)
+	if (!init_failed_in(reason))
 		return -EINVAL;
 	for (int e = 1; e < 4096; e++)
-		if (strcmp(reason + sizeof(prefix) - 1, strerror(e)) == 0)
+		if (strcmp(reason + skip, strerror(e)) == 0)
 			return -e;
 	fail_msg("no errno for '%s'", reason);
 	return -EINVAL;
@@ -418,8 +427,9 @@ int hx_ctx_load(struct hx_ctx *ctx, size_t api_size)
 	info = hx_info(ctx);
 	if (info->status == CTP_PST_LOADED)
 		return 0;
-	snprintf(ctx->last_log, sizeof(ctx->last_log), "%s",
-		 info->reason ? info->reason : "");
+	if (!init_failed_in(info->reason))
+		snprintf(ctx->last_log, sizeof(ctx->last_log), "%s",
+			 info->reason ? info->reason : "");
 	return init_errno(info->reason);
 }
 

@@ -71,7 +71,7 @@ struct hx_ctx {
 
 	/* Counted by the wrappers. log: lines at or below log_max (set by
 	 * the test; CTP_LOG_DEBUG); last_log is the last of them, or the
-	 * loader's reason when loading failed. */
+	 * loader's reason when it refused the plugin before init. */
 	int log_max;
 	unsigned n_log;
 	char last_log[512];

@@ -9,7 +9,7 @@ ctp_add_test(test_io_plugin test_io_plugin.c
              LIBS ctp_harness ${CMAKE_DL_LIBS} Threads::Threads)
 add_dependencies(test_io_plugin plugin-io)
 ctp_add_test(test_smaps_plugin test_smaps_plugin.c
-             LIBS ctp_fakeapi ${CMAKE_DL_LIBS} Threads::Threads)
+             LIBS ctp_harness ${CMAKE_DL_LIBS} Threads::Threads)
 add_dependencies(test_smaps_plugin plugin-smaps)
 
 # read_failures.gates through writer, reader and `show`'s hint.

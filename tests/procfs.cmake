@@ -2,9 +2,9 @@
 ctp_add_test(test_scan test_scan.c LIBS ctp_plugin_util)
 ctp_add_test(test_procfs_parse test_procfs_parse.c LIBS ctp_procfs_parse)
 
-# Drives the built procfs-stat.so through a fake struct ctp_api.
+# Drives the built procfs-stat.so loaded into a real engine (tests/harness.h).
 ctp_add_test(test_procfs_plugin test_procfs_plugin.c
-             LIBS ctp_fakeapi ${CMAKE_DL_LIBS} Threads::Threads)
+             LIBS ctp_harness ${CMAKE_DL_LIBS} Threads::Threads)
 add_dependencies(test_procfs_plugin plugin-procfs-stat)
 
 # Every plugin built into the plugin dir exports only ctp_plugin_v1.

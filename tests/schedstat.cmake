@@ -1,10 +1,10 @@
-# The schedstat plugin: parsers, the plugin through a fake API, and end to
+# The schedstat plugin: parsers, the plugin through the harness over a real engine, and end to
 # end on tests/fixtures/proc-sched and on this host's /proc.
 ctp_add_test(test_schedstat_parse test_schedstat_parse.c
              LIBS ctp_schedstat_parse)
 
 ctp_add_test(test_schedstat_plugin test_schedstat_plugin.c
-             LIBS ctp_fakeapi ${CMAKE_DL_LIBS} Threads::Threads)
+             LIBS ctp_harness ${CMAKE_DL_LIBS} Threads::Threads)
 add_dependencies(test_schedstat_plugin plugin-schedstat)
 
 # One executable, three ctest entries: the fixture tree, and two live checks

@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "fakeapi.h"
+#include "harness.h"
 #include "procfs_text.h"
 
 #define PLUGIN_PATH CTP_TEST_PLUGIN_DIR "/procfs-stat.so"
@@ -29,45 +29,45 @@
 
 static int setup(void **state)
 {
-	return fake_fx_setup(state, PLUGIN_PATH);
+	return hx_fx_setup(state, PLUGIN_PATH);
 }
 
-static void ctx_reset(struct fake_fx *fx, const char *proc_root,
+static void ctx_reset(struct hx_fx *fx, const char *proc_root,
 		      const char *const *opts)
 {
-	fake_ctx_init(&fx->ctx, fx->p, opts);
-	fx->ctx.roots.proc = proc_root;
+	hx_ctx_init(&fx->ctx, fx->p, opts);
+	fx->ctx.eng.roots.proc = proc_root;
 	fx->state = NULL;
 }
 
-static int start(struct fake_fx *fx, const char *proc_root,
+static int start(struct hx_fx *fx, const char *proc_root,
 		 const char *const *opts)
 {
 	ctx_reset(fx, proc_root, opts);
-	return fx->p->init(&fx->ctx, &fake_api, &fx->state);
+	return hx_fx_load(fx, 0);
 }
 
 /* Run the thread callback over (stat, status) text; NULL text means err. */
-static int run_thread(struct fake_fx *fx, struct ctp_record *rec, int tid,
+static int run_thread(struct hx_fx *fx, struct hx_rec *rec, int tid,
 		      const char *stat, int stat_err, const char *status,
 		      int status_err)
 {
-	struct fake_task ft;
+	struct hx_task ft;
 
-	fake_task_init(&ft, tid, tid);
-	fake_task_file(&ft, 0, stat, stat_err);
-	fake_task_file(&ft, 1, status, status_err);
-	return fake_fx_run(fx, rec, &ft, CTP_SCOPE_THREAD);
+	hx_task_init(&ft, tid, tid);
+	hx_task_file(&ft, 0, stat, stat_err);
+	hx_task_file(&ft, 1, status, status_err);
+	return hx_fx_run(fx, rec, &ft, CTP_SCOPE_THREAD);
 }
 
-static int run_process(struct fake_fx *fx, struct ctp_record *rec,
-		       const char *stat, int err)
+static int run_process(struct hx_fx *fx, struct hx_rec *rec, const char *stat,
+		       int err)
 {
-	struct fake_task ft;
+	struct hx_task ft;
 
-	fake_task_init(&ft, 1, 1);
-	fake_task_file(&ft, 0, stat, err);
-	return fake_fx_run(fx, rec, &ft, CTP_SCOPE_PROCESS);
+	hx_task_init(&ft, 1, 1);
+	hx_task_file(&ft, 0, stat, err);
+	return hx_fx_run(fx, rec, &ft, CTP_SCOPE_PROCESS);
 }
 
 /* A status text with its Cpus_allowed_list replaced. */
@@ -111,15 +111,14 @@ static const struct {
 
 static void descriptor(void **state)
 {
-	struct fake_fx *fx = *state;
+	struct hx_fx *fx = *state;
 	const struct ctp_plugin *p = fx->p;
 	size_t i;
 
-	fake_expect_descriptor(p, "procfs-stat",
-			       CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
-				       CTP_PLUGIN_SPLITTABLE |
-				       CTP_PLUGIN_OPTIONS,
-			       N_EXPECTED);
+	hx_expect_descriptor(p, "procfs-stat",
+			     CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
+				     CTP_PLUGIN_SPLITTABLE | CTP_PLUGIN_OPTIONS,
+			     N_EXPECTED);
 	/* One declared option, checked by the core before init. */
 	assert_int_equal(p->n_options, 1);
 	assert_int_equal(p->option_desc_size, sizeof(struct ctp_option_desc));
@@ -130,7 +129,7 @@ static void descriptor(void **state)
 	/* Every expected field is there; what each field declares is
 	 * checked as properties of all plugins (test_plugin_properties). */
 	for (i = 0; i < N_EXPECTED; i++)
-		assert_true(fake_table_index(p, expected[i].name) >= 0);
+		assert_true(hx_table_index(p, expected[i].name) >= 0);
 	assert_non_null(p->thread_files);
 	assert_string_equal(p->thread_files[0], "stat");
 	assert_string_equal(p->thread_files[1], "status");
@@ -153,77 +152,72 @@ static void init_options(void **state)
 	static const char *const each[][3] = {{"affinity", "auto", NULL},
 					      {"affinity", "syscall", NULL},
 					      {"affinity", "status", NULL}};
-	struct fake_fx *fx = *state;
-	struct ctp_api small = fake_api;
+	struct hx_fx *fx = *state;
 	size_t i;
 
 	assert_int_equal(start(fx, "/proc", bad_value), -EINVAL);
 	assert_non_null(strstr(fx->ctx.last_log, "sometimes"));
-	fake_ctx_done(&fx->ctx);
+	hx_ctx_done(&fx->ctx);
 
 	for (i = 0; i < 3; i++) {
 		assert_int_equal(start(fx, "/proc", each[i]), 0);
 		assert_non_null(fx->state);
-		assert_int_equal(fx->ctx.n_summary, 3);
-		assert_int_equal(fake_summary(&fx->ctx, "stat_parse_errors"),
-				 0);
-		assert_int_equal(fake_summary(&fx->ctx, "status_parse_errors"),
+		assert_int_equal(hx_info(&fx->ctx)->n_summary, 3);
+		assert_int_equal(hx_summary(&fx->ctx, "stat_parse_errors"), 0);
+		assert_int_equal(hx_summary(&fx->ctx, "status_parse_errors"),
 				 0);
 		assert_int_equal(
-			fake_summary(&fx->ctx, "affinity_syscall_fallbacks"),
-			0);
-		fake_fx_stop(fx);
+			hx_summary(&fx->ctx, "affinity_syscall_fallbacks"), 0);
+		hx_fx_stop(fx);
 	}
 
 	/* An older core without roots(). */
-	small.size = offsetof(struct ctp_api, roots);
 	ctx_reset(fx, "/proc", NULL);
-	assert_int_equal(fx->p->init(&fx->ctx, &small, &fx->state), -ENOTSUP);
-	fake_ctx_done(&fx->ctx);
+	assert_int_equal(hx_fx_load(fx, offsetof(struct ctp_api, roots)),
+			 -ENOTSUP);
+	hx_ctx_done(&fx->ctx);
 }
 
 static void thread_all_fields(void **state)
 {
 	static const char *const opts[] = {"affinity", "status", NULL};
-	struct fake_fx *fx = *state;
-	struct ctp_record rec;
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
 
 	assert_int_equal(start(fx, "/proc", opts), 0);
 	assert_int_equal(
 		run_thread(fx, &rec, 4491, STAT_FIFO, 0, STATUS_T59, 0), 0);
 	assert_int_equal(rec.bad_sets, 0);
 	assert_int_equal(rec.n_sets, 14); /* each thread field exactly once */
-	assert_int_equal(fake_cell(&rec, "procfs.minflt")->u, 180);
-	assert_int_equal(fake_cell(&rec, "procfs.majflt")->u, 1);
+	assert_int_equal(hx_cell(&rec, "procfs.minflt")->u, 180);
+	assert_int_equal(hx_cell(&rec, "procfs.majflt")->u, 1);
 	/* Zero is a value: set, not absent. */
-	assert_int_equal(fake_cell(&rec, "procfs.utime")->set, 1);
-	assert_int_equal(fake_cell(&rec, "procfs.utime")->u, 0);
-	assert_int_equal(fake_cell(&rec, "procfs.stime")->set, 1);
-	assert_int_equal(fake_cell(&rec, "procfs.stime")->u, 0);
-	assert_int_equal(fake_cell(&rec, "procfs.priority")->i, -51);
-	assert_int_equal(fake_cell(&rec, "procfs.nice")->set, 1);
-	assert_int_equal(fake_cell(&rec, "procfs.nice")->i, 0);
-	assert_int_equal(fake_cell(&rec, "procfs.start_time")->u, 48490);
-	assert_int_equal(fake_cell(&rec, "procfs.processor")->i, 1);
-	assert_int_equal(fake_cell(&rec, "procfs.rt_priority")->u, 50);
-	assert_string_equal(fake_cell(&rec, "procfs.policy")->str,
-			    "SCHED_FIFO");
-	assert_int_equal(fake_cell(&rec, "procfs.state")->c, 'S');
-	assert_int_equal(fake_cell(&rec, "procfs.voluntary_csw")->u, 1341);
-	assert_int_equal(fake_cell(&rec, "procfs.nonvoluntary_csw")->u, 14);
-	assert_int_equal(fake_cell(&rec, "procfs.cpu_affinity")->n_words, 1);
-	assert_true(fake_cell(&rec, "procfs.cpu_affinity")->words[0] == 3);
-	assert_int_equal(fake_cell(&rec, "procfs.nr_threads")->set, 0);
+	assert_int_equal(hx_cell(&rec, "procfs.utime")->set, 1);
+	assert_int_equal(hx_cell(&rec, "procfs.utime")->u, 0);
+	assert_int_equal(hx_cell(&rec, "procfs.stime")->set, 1);
+	assert_int_equal(hx_cell(&rec, "procfs.stime")->u, 0);
+	assert_int_equal(hx_cell(&rec, "procfs.priority")->i, -51);
+	assert_int_equal(hx_cell(&rec, "procfs.nice")->set, 1);
+	assert_int_equal(hx_cell(&rec, "procfs.nice")->i, 0);
+	assert_int_equal(hx_cell(&rec, "procfs.start_time")->u, 48490);
+	assert_int_equal(hx_cell(&rec, "procfs.processor")->i, 1);
+	assert_int_equal(hx_cell(&rec, "procfs.rt_priority")->u, 50);
+	assert_string_equal(hx_cell(&rec, "procfs.policy")->str, "SCHED_FIFO");
+	assert_int_equal(hx_cell(&rec, "procfs.state")->c, 'S');
+	assert_int_equal(hx_cell(&rec, "procfs.voluntary_csw")->u, 1341);
+	assert_int_equal(hx_cell(&rec, "procfs.nonvoluntary_csw")->u, 14);
+	assert_int_equal(hx_cell(&rec, "procfs.cpu_affinity")->n_words, 1);
+	assert_true(hx_cell(&rec, "procfs.cpu_affinity")->words[0] == 3);
+	assert_int_equal(hx_cell(&rec, "procfs.nr_threads")->set, 0);
 
 	assert_int_equal(
 		run_thread(fx, &rec, 4492, STAT_NICE, 0, STATUS_T59, 0), 0);
-	assert_int_equal(fake_cell(&rec, "procfs.priority")->i, 15);
-	assert_int_equal(fake_cell(&rec, "procfs.nice")->i, -5);
-	assert_string_equal(fake_cell(&rec, "procfs.policy")->str,
-			    "SCHED_OTHER");
-	assert_int_equal(fake_summary(&fx->ctx, "stat_parse_errors"), 0);
-	assert_int_equal(fake_summary(&fx->ctx, "status_parse_errors"), 0);
-	fake_fx_stop(fx);
+	assert_int_equal(hx_cell(&rec, "procfs.priority")->i, 15);
+	assert_int_equal(hx_cell(&rec, "procfs.nice")->i, -5);
+	assert_string_equal(hx_cell(&rec, "procfs.policy")->str, "SCHED_OTHER");
+	assert_int_equal(hx_summary(&fx->ctx, "stat_parse_errors"), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "status_parse_errors"), 0);
+	hx_fx_stop(fx);
 }
 
 static void thread_policies(void **state)
@@ -247,8 +241,8 @@ static void thread_policies(void **state)
 		{"8", "unknown(8)"},
 		{"18446744073709551615", "unknown(18446744073709551615)"},
 	};
-	struct fake_fx *fx = *state;
-	struct ctp_record rec;
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
 	char line[1024];
 	const char *tail;
 	size_t i;
@@ -258,7 +252,7 @@ static void thread_policies(void **state)
 		assert_int_equal(run_thread(fx, &rec, 1, cases[i].stat, 0,
 					    STATUS_T59, 0),
 				 0);
-		assert_string_equal(fake_cell(&rec, "procfs.policy")->str,
+		assert_string_equal(hx_cell(&rec, "procfs.policy")->str,
 				    cases[i].name);
 	}
 	/* STAT_SELF ends "... 17 0 0 0 0 0 0 9398...": (41) is the third 0
@@ -271,13 +265,12 @@ static void thread_policies(void **state)
 			 tail + strlen(" 17 0 0 0"));
 		assert_int_equal(
 			run_thread(fx, &rec, 1, line, 0, STATUS_T59, 0), 0);
-		assert_string_equal(fake_cell(&rec, "procfs.policy")->str,
+		assert_string_equal(hx_cell(&rec, "procfs.policy")->str,
 				    edited[i].name);
-		assert_int_equal(fake_cell(&rec, "procfs.start_time")->u,
-				 48017);
+		assert_int_equal(hx_cell(&rec, "procfs.start_time")->u, 48017);
 	}
-	assert_int_equal(fake_summary(&fx->ctx, "stat_parse_errors"), 0);
-	fake_fx_stop(fx);
+	assert_int_equal(hx_summary(&fx->ctx, "stat_parse_errors"), 0);
+	hx_fx_stop(fx);
 }
 
 static void thread_absent_not_zero(void **state)
@@ -286,8 +279,8 @@ static void thread_absent_not_zero(void **state)
 	static const char status_part[] = "Name:\tx\n"
 					  "State:\tD (disk sleep)\n"
 					  "Cpus_allowed_list:\t0-1,5\n";
-	struct fake_fx *fx = *state;
-	struct ctp_record rec;
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
 	const char *cut;
 	char line[1024], status[4096];
 
@@ -300,64 +293,64 @@ static void thread_absent_not_zero(void **state)
 		 STAT_FIFO);
 	assert_int_equal(run_thread(fx, &rec, 1, line, 0, status_part, 0), 0);
 	assert_int_equal(rec.bad_sets, 0);
-	assert_int_equal(fake_cell(&rec, "procfs.minflt")->u, 180);
-	assert_int_equal(fake_cell(&rec, "procfs.stime")->set, 1);
-	assert_int_equal(fake_cell(&rec, "procfs.priority")->set, 0);
-	assert_int_equal(fake_cell(&rec, "procfs.nice")->set, 0);
-	assert_int_equal(fake_cell(&rec, "procfs.start_time")->set, 0);
-	assert_int_equal(fake_cell(&rec, "procfs.processor")->set, 0);
-	assert_int_equal(fake_cell(&rec, "procfs.rt_priority")->set, 0);
-	assert_int_equal(fake_cell(&rec, "procfs.policy")->set, 0);
-	assert_int_equal(fake_cell(&rec, "procfs.state")->c, 'D');
-	assert_int_equal(fake_cell(&rec, "procfs.voluntary_csw")->set, 0);
-	assert_int_equal(fake_cell(&rec, "procfs.nonvoluntary_csw")->set, 0);
-	assert_true(fake_cell(&rec, "procfs.cpu_affinity")->words[0] == 0x23);
+	assert_int_equal(hx_cell(&rec, "procfs.minflt")->u, 180);
+	assert_int_equal(hx_cell(&rec, "procfs.stime")->set, 1);
+	assert_int_equal(hx_cell(&rec, "procfs.priority")->set, 0);
+	assert_int_equal(hx_cell(&rec, "procfs.nice")->set, 0);
+	assert_int_equal(hx_cell(&rec, "procfs.start_time")->set, 0);
+	assert_int_equal(hx_cell(&rec, "procfs.processor")->set, 0);
+	assert_int_equal(hx_cell(&rec, "procfs.rt_priority")->set, 0);
+	assert_int_equal(hx_cell(&rec, "procfs.policy")->set, 0);
+	assert_int_equal(hx_cell(&rec, "procfs.state")->c, 'D');
+	assert_int_equal(hx_cell(&rec, "procfs.voluntary_csw")->set, 0);
+	assert_int_equal(hx_cell(&rec, "procfs.nonvoluntary_csw")->set, 0);
+	assert_true(hx_cell(&rec, "procfs.cpu_affinity")->words[0] == 0x23);
 	assert_int_equal(rec.n_sets, 6);
-	assert_int_equal(fake_summary(&fx->ctx, "stat_parse_errors"), 1);
-	assert_int_equal(fake_summary(&fx->ctx, "status_parse_errors"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "stat_parse_errors"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "status_parse_errors"), 1);
 
 	/* Nothing parses: nothing set, still not a plugin error. */
 	assert_int_equal(run_thread(fx, &rec, 1, "garbage\n", 0, "junk\n", 0),
 			 0);
 	assert_int_equal(rec.n_sets, 0);
-	assert_int_equal(fake_summary(&fx->ctx, "stat_parse_errors"), 2);
-	assert_int_equal(fake_summary(&fx->ctx, "status_parse_errors"), 2);
+	assert_int_equal(hx_summary(&fx->ctx, "stat_parse_errors"), 2);
+	assert_int_equal(hx_summary(&fx->ctx, "status_parse_errors"), 2);
 
 	/* A bad cpu list is a status parse error; the rest is kept. */
 	assert_int_equal(
 		run_thread(fx, &rec, 1, STAT_SELF, 0,
 			   status_with_cpus(status, sizeof(status), "3-1"), 0),
 		0);
-	assert_int_equal(fake_cell(&rec, "procfs.cpu_affinity")->set, 0);
-	assert_int_equal(fake_cell(&rec, "procfs.voluntary_csw")->u, 1341);
-	assert_int_equal(fake_summary(&fx->ctx, "status_parse_errors"), 3);
+	assert_int_equal(hx_cell(&rec, "procfs.cpu_affinity")->set, 0);
+	assert_int_equal(hx_cell(&rec, "procfs.voluntary_csw")->u, 1341);
+	assert_int_equal(hx_summary(&fx->ctx, "status_parse_errors"), 3);
 	assert_int_equal(
 		run_thread(fx, &rec, 1, STAT_SELF, 0,
 			   status_with_cpus(status, sizeof(status), ""), 0),
 		0);
-	assert_int_equal(fake_cell(&rec, "procfs.cpu_affinity")->set, 0);
-	assert_int_equal(fake_summary(&fx->ctx, "status_parse_errors"), 4);
-	assert_int_equal(fake_summary(&fx->ctx, "stat_parse_errors"), 2);
-	fake_fx_stop(fx);
+	assert_int_equal(hx_cell(&rec, "procfs.cpu_affinity")->set, 0);
+	assert_int_equal(hx_summary(&fx->ctx, "status_parse_errors"), 4);
+	assert_int_equal(hx_summary(&fx->ctx, "stat_parse_errors"), 2);
+	hx_fx_stop(fx);
 }
 
 static void thread_files_missing(void **state)
 {
 	static const char *const opts[] = {"affinity", "status", NULL};
-	struct fake_fx *fx = *state;
-	struct ctp_record rec;
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
 
 	assert_int_equal(start(fx, "/fixture", opts), 0);
 	/* One file gone: the other is still recorded; the engine, not the
 	 * plugin, decides whether the task vanished. */
 	assert_int_equal(run_thread(fx, &rec, 1, NULL, -ENOENT, STATUS_T59, 0),
 			 0);
-	assert_int_equal(fake_cell(&rec, "procfs.minflt")->set, 0);
-	assert_int_equal(fake_cell(&rec, "procfs.state")->c, 'S');
+	assert_int_equal(hx_cell(&rec, "procfs.minflt")->set, 0);
+	assert_int_equal(hx_cell(&rec, "procfs.state")->c, 'S');
 	assert_int_equal(run_thread(fx, &rec, 1, STAT_SELF, 0, NULL, -ESRCH),
 			 0);
-	assert_int_equal(fake_cell(&rec, "procfs.minflt")->u, 116);
-	assert_int_equal(fake_cell(&rec, "procfs.state")->set, 0);
+	assert_int_equal(hx_cell(&rec, "procfs.minflt")->u, 116);
+	assert_int_equal(hx_cell(&rec, "procfs.state")->set, 0);
 	/* Both gone: the vanish error reaches the engine. */
 	assert_int_equal(run_thread(fx, &rec, 1, NULL, -ENOENT, NULL, -ESRCH),
 			 -ENOENT);
@@ -366,27 +359,27 @@ static void thread_files_missing(void **state)
 	/* Another read error on one file: the other is still recorded. */
 	assert_int_equal(run_thread(fx, &rec, 1, NULL, -EACCES, STATUS_T59, 0),
 			 0);
-	assert_int_equal(fake_cell(&rec, "procfs.minflt")->set, 0);
-	assert_int_equal(fake_cell(&rec, "procfs.state")->c, 'S');
-	assert_int_equal(fake_cell(&rec, "procfs.cpu_affinity")->set, 1);
+	assert_int_equal(hx_cell(&rec, "procfs.minflt")->set, 0);
+	assert_int_equal(hx_cell(&rec, "procfs.state")->c, 'S');
+	assert_int_equal(hx_cell(&rec, "procfs.cpu_affinity")->set, 1);
 	assert_int_equal(run_thread(fx, &rec, 1, STAT_SELF, 0, NULL, -EIO), 0);
-	assert_int_equal(fake_cell(&rec, "procfs.minflt")->u, 116);
-	assert_int_equal(fake_cell(&rec, "procfs.state")->set, 0);
-	assert_int_equal(fake_cell(&rec, "procfs.cpu_affinity")->set, 0);
+	assert_int_equal(hx_cell(&rec, "procfs.minflt")->u, 116);
+	assert_int_equal(hx_cell(&rec, "procfs.state")->set, 0);
+	assert_int_equal(hx_cell(&rec, "procfs.cpu_affinity")->set, 0);
 
 	/* Neither readable: the read error. */
 	assert_int_equal(run_thread(fx, &rec, 1, NULL, -EACCES, NULL, -EIO),
 			 -EACCES);
 	assert_int_equal(rec.n_sets, 0);
-	assert_int_equal(fake_summary(&fx->ctx, "stat_parse_errors"), 0);
-	assert_int_equal(fake_summary(&fx->ctx, "status_parse_errors"), 0);
-	fake_fx_stop(fx);
+	assert_int_equal(hx_summary(&fx->ctx, "stat_parse_errors"), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "status_parse_errors"), 0);
+	hx_fx_stop(fx);
 }
 
 static void process_nr_threads(void **state)
 {
-	struct fake_fx *fx = *state;
-	struct ctp_record rec;
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
 	char line[1024];
 	const char *p;
 
@@ -394,7 +387,7 @@ static void process_nr_threads(void **state)
 	assert_int_equal(run_process(fx, &rec, STAT_PID1, 0), 0);
 	assert_int_equal(rec.bad_sets, 0);
 	assert_int_equal(rec.n_sets, 1);
-	assert_int_equal(fake_cell(&rec, "procfs.nr_threads")->u, 13);
+	assert_int_equal(hx_cell(&rec, "procfs.nr_threads")->u, 13);
 
 	/* (20) num_threads garbage: absent, counted, not an error. */
 	p = strstr(STAT_PID1, " 13 0 12 ");
@@ -403,39 +396,39 @@ static void process_nr_threads(void **state)
 		 STAT_PID1, p + 3);
 	assert_int_equal(run_process(fx, &rec, line, 0), 0);
 	assert_int_equal(rec.n_sets, 0);
-	assert_int_equal(fake_summary(&fx->ctx, "stat_parse_errors"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "stat_parse_errors"), 1);
 
 	assert_int_equal(run_process(fx, &rec, NULL, -ENOENT), -ENOENT);
 	assert_int_equal(run_process(fx, &rec, NULL, -ESRCH), -ENOENT);
 	assert_int_equal(run_process(fx, &rec, NULL, -EACCES), -EACCES);
 	assert_int_equal(rec.n_sets, 0);
-	fake_fx_stop(fx);
+	hx_fx_stop(fx);
 }
 
 static void disabled_field(void **state)
 {
 	static const char *const opts[] = {"affinity", "status", NULL};
-	struct fake_fx *fx = *state;
-	struct ctp_record rec;
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
 
 	ctx_reset(fx, "/fixture", opts);
-	fx->ctx.disabled_field[0] = fake_table_index(fx->p, "procfs.policy");
-	assert_int_equal(fx->p->init(&fx->ctx, &fake_api, &fx->state), 0);
+	fx->ctx.disabled_field[0] = hx_table_index(fx->p, "procfs.policy");
+	assert_int_equal(hx_fx_load(fx, 0), 0);
 	assert_int_equal(run_thread(fx, &rec, 1, STAT_FIFO, 0, STATUS_T59, 0),
 			 0);
 	assert_int_equal(rec.bad_sets, 0);
 	assert_int_equal(rec.n_sets, 13);
-	assert_int_equal(fake_cell(&rec, "procfs.policy")->set, 0);
-	assert_int_equal(fake_cell(&rec, "procfs.rt_priority")->u, 50);
-	fake_fx_stop(fx);
+	assert_int_equal(hx_cell(&rec, "procfs.policy")->set, 0);
+	assert_int_equal(hx_cell(&rec, "procfs.rt_priority")->u, 50);
+	hx_fx_stop(fx);
 }
 
-static void expect_words_equal(const struct fake_cell *c, const cpu_set_t *set)
+static void expect_words_equal(const struct hx_cell *c, const cpu_set_t *set)
 {
 	size_t cpu;
 
 	assert_int_equal(c->set, 1);
-	for (cpu = 0; cpu < FAKE_MAX_WORDS * 64; cpu++) {
+	for (cpu = 0; cpu < HX_MAX_WORDS * 64; cpu++) {
 		int in = cpu / 64 < c->n_words &&
 			 (c->words[cpu / 64] >> (cpu % 64) & 1);
 
@@ -459,8 +452,8 @@ static int pid_max(void)
 static void affinity_modes(void **state)
 {
 	static const char *const syscall_opt[] = {"affinity", "syscall", NULL};
-	struct fake_fx *fx = *state;
-	struct ctp_record rec;
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
 	cpu_set_t mine;
 	char status[4096];
 	int gone = pid_max();
@@ -475,34 +468,30 @@ static void affinity_modes(void **state)
 	assert_int_equal(
 		run_thread(fx, &rec, (int)gettid(), STAT_SELF, 0, status, 0),
 		0);
-	expect_words_equal(fake_cell(&rec, "procfs.cpu_affinity"), &mine);
-	assert_int_equal(fake_summary(&fx->ctx, "affinity_syscall_fallbacks"),
-			 0);
+	expect_words_equal(hx_cell(&rec, "procfs.cpu_affinity"), &mine);
+	assert_int_equal(hx_summary(&fx->ctx, "affinity_syscall_fallbacks"), 0);
 
 	/* A tid that cannot exist (>= pid_max): ESRCH, status list. */
 	assert_int_equal(run_thread(fx, &rec, gone, STAT_SELF, 0, status, 0),
 			 0);
-	assert_int_equal(fake_cell(&rec, "procfs.cpu_affinity")->n_words, 1);
-	assert_true(fake_cell(&rec, "procfs.cpu_affinity")->words[0] == 0x21);
-	assert_int_equal(fake_summary(&fx->ctx, "affinity_syscall_fallbacks"),
-			 1);
+	assert_int_equal(hx_cell(&rec, "procfs.cpu_affinity")->n_words, 1);
+	assert_true(hx_cell(&rec, "procfs.cpu_affinity")->words[0] == 0x21);
+	assert_int_equal(hx_summary(&fx->ctx, "affinity_syscall_fallbacks"), 1);
 	/* ... and no list to fall back on: absent. */
 	assert_int_equal(
 		run_thread(fx, &rec, gone, STAT_SELF, 0, NULL, -EACCES), 0);
-	assert_int_equal(fake_cell(&rec, "procfs.cpu_affinity")->set, 0);
-	assert_int_equal(fake_summary(&fx->ctx, "affinity_syscall_fallbacks"),
-			 2);
-	fake_fx_stop(fx);
+	assert_int_equal(hx_cell(&rec, "procfs.cpu_affinity")->set, 0);
+	assert_int_equal(hx_summary(&fx->ctx, "affinity_syscall_fallbacks"), 2);
+	hx_fx_stop(fx);
 
 	/* auto on a fixture root: the status list, even for a real tid. */
 	assert_int_equal(start(fx, "/tmp/fixture-proc", NULL), 0);
 	assert_int_equal(
 		run_thread(fx, &rec, (int)gettid(), STAT_SELF, 0, status, 0),
 		0);
-	assert_true(fake_cell(&rec, "procfs.cpu_affinity")->words[0] == 0x21);
-	assert_int_equal(fake_summary(&fx->ctx, "affinity_syscall_fallbacks"),
-			 0);
-	fake_fx_stop(fx);
+	assert_true(hx_cell(&rec, "procfs.cpu_affinity")->words[0] == 0x21);
+	assert_int_equal(hx_summary(&fx->ctx, "affinity_syscall_fallbacks"), 0);
+	hx_fx_stop(fx);
 
 	/* syscall forced, and a second init on the same thread (its
 	 * thread-local buffer belongs to the first, freed instance). */
@@ -510,19 +499,19 @@ static void affinity_modes(void **state)
 	assert_int_equal(
 		run_thread(fx, &rec, (int)gettid(), STAT_SELF, 0, status, 0),
 		0);
-	expect_words_equal(fake_cell(&rec, "procfs.cpu_affinity"), &mine);
-	fake_fx_stop(fx);
+	expect_words_equal(hx_cell(&rec, "procfs.cpu_affinity"), &mine);
+	hx_fx_stop(fx);
 }
 
 struct worker {
-	struct fake_fx *fx;
+	struct hx_fx *fx;
 	int failures;
 };
 
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
-	struct ctp_record *rec = malloc(sizeof(*rec));
+	struct hx_rec *rec = malloc(sizeof(*rec));
 	uint64_t first = 0;
 	cpu_set_t mine;
 	int i;
@@ -536,7 +525,7 @@ static void *worker_main(void *arg)
 		if (CPU_ISSET(i, &mine))
 			first |= 1ull << i;
 	for (i = 0; i < 200; i++) {
-		const struct fake_cell *c;
+		const struct hx_cell *c;
 
 		if (run_thread(w->fx, rec, (int)gettid(), STAT_FIFO, 0,
 			       STATUS_T59, 0) != 0 ||
@@ -544,7 +533,7 @@ static void *worker_main(void *arg)
 			w->failures++;
 			continue;
 		}
-		c = fake_cell(rec, "procfs.cpu_affinity");
+		c = hx_cell(rec, "procfs.cpu_affinity");
 		if (c->n_words < 1 || c->words[0] != first)
 			w->failures++;
 	}
@@ -556,7 +545,7 @@ static void *worker_main(void *arg)
 static void concurrent_workers(void **state)
 {
 	static const char *const syscall_opt[] = {"affinity", "syscall", NULL};
-	struct fake_fx *fx = *state;
+	struct hx_fx *fx = *state;
 	pthread_t t[4];
 	struct worker w[4];
 	int i;
@@ -572,9 +561,8 @@ static void concurrent_workers(void **state)
 		assert_int_equal(pthread_join(t[i], NULL), 0);
 		assert_int_equal(w[i].failures, 0);
 	}
-	assert_int_equal(fake_summary(&fx->ctx, "affinity_syscall_fallbacks"),
-			 0);
-	fake_fx_stop(fx);
+	assert_int_equal(hx_summary(&fx->ctx, "affinity_syscall_fallbacks"), 0);
+	hx_fx_stop(fx);
 }
 
 int main(void)
@@ -592,5 +580,5 @@ int main(void)
 		cmocka_unit_test(concurrent_workers),
 	};
 
-	return cmocka_run_group_tests(tests, setup, fake_fx_teardown);
+	return cmocka_run_group_tests(tests, setup, hx_fx_teardown);
 }

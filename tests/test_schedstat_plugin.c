@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "fakeapi.h"
+#include "harness.h"
 #include "schedstat_text.h"
 
 #define PLUGIN_PATH CTP_TEST_PLUGIN_DIR "/schedstat.so"
@@ -34,19 +34,19 @@
 
 static int setup(void **state)
 {
-	return fake_fx_setup(state, PLUGIN_PATH);
+	return hx_fx_setup(state, PLUGIN_PATH);
 }
 
-static void ctx_reset(struct fake_fx *fx, const char *const *opts)
+static void ctx_reset(struct hx_fx *fx, const char *const *opts)
 {
-	fake_ctx_init(&fx->ctx, fx->p, opts);
+	hx_ctx_init(&fx->ctx, fx->p, opts);
 	fx->state = NULL;
 }
 
-static int start(struct fake_fx *fx, const char *const *opts)
+static int start(struct hx_fx *fx, const char *const *opts)
 {
 	ctx_reset(fx, opts);
-	return fx->p->init(&fx->ctx, &fake_api, &fx->state);
+	return hx_fx_load(fx, 0);
 }
 
 /*
@@ -54,14 +54,14 @@ static int start(struct fake_fx *fx, const char *const *opts)
  * read failed with the given error. The lazy sched slot starts as the core
  * leaves it (-ENODATA) and is served by file_get.
  */
-static int run_thread(struct fake_fx *fx, struct ctp_record *rec,
-		      struct fake_task *ft, const char *schedstat,
-		      int schedstat_err, const char *sched, int sched_err)
+static int run_thread(struct hx_fx *fx, struct hx_rec *rec, struct hx_task *ft,
+		      const char *schedstat, int schedstat_err,
+		      const char *sched, int sched_err)
 {
-	fake_task_init(ft, 1, 1);
-	fake_task_file(ft, 0, schedstat, schedstat_err);
-	fake_task_lazy(ft, 1, sched, sched_err);
-	return fake_fx_run(fx, rec, ft, CTP_SCOPE_THREAD);
+	hx_task_init(ft, 1, 1);
+	hx_task_file(ft, 0, schedstat, schedstat_err);
+	hx_task_lazy(ft, 1, sched, sched_err);
+	return hx_fx_run(fx, rec, ft, CTP_SCOPE_THREAD);
 }
 
 /* ---- What the plugin declares ------------------------------------------- */
@@ -101,19 +101,18 @@ static const struct {
 
 static void descriptor(void **state)
 {
-	struct fake_fx *fx = *state;
+	struct hx_fx *fx = *state;
 	const struct ctp_plugin *p = fx->p;
 	size_t i;
 
-	fake_expect_descriptor(p, "schedstat",
-			       CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
-				       CTP_PLUGIN_SPLITTABLE |
-				       CTP_PLUGIN_OPTIONS,
-			       N_FIELDS);
+	hx_expect_descriptor(p, "schedstat",
+			     CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
+				     CTP_PLUGIN_SPLITTABLE | CTP_PLUGIN_OPTIONS,
+			     N_FIELDS);
 	/* What each declares: properties of all plugins
 	 * (test_plugin_properties). */
 	for (i = 0; i < N_FIELDS; i++)
-		assert_true(fake_table_index(p, expected[i].name) >= 0);
+		assert_true(hx_table_index(p, expected[i].name) >= 0);
 	assert_non_null(p->thread_files);
 	assert_string_equal(p->thread_files[0], "schedstat");
 	assert_string_equal(p->thread_files[1], "?sched");
@@ -138,37 +137,40 @@ static void init_options(void **state)
 	static const char *const names[] = {
 		"negative_dotted_values", "sched_parse_errors",
 		"schedstat_parse_errors", "voluntary_sleep_negative"};
-	struct fake_fx *fx = *state;
-	struct ctp_api small = fake_api;
+	struct hx_fx *fx = *state;
 	size_t i, j;
 
-	/* An unknown name is the core's to refuse (declared options). */
+	/* An unknown name is the core's loader to refuse, before init
+	 * (declared options). */
 	assert_int_equal(fx->p->n_options, 1);
 	assert_string_equal(fx->p->options[0].name, "sched");
-	(void)unknown;
+	assert_int_equal(start(fx, unknown), -EINVAL);
+	assert_non_null(strstr(fx->ctx.last_log, "'shced'"));
+	hx_ctx_done(&fx->ctx);
 
 	assert_int_equal(start(fx, bad), -EINVAL);
 	assert_non_null(strstr(fx->ctx.last_log, "sched"));
-	fake_ctx_done(&fx->ctx);
+	hx_ctx_done(&fx->ctx);
 
 	for (i = 0; i < 3; i++) {
 		assert_int_equal(start(fx, good[i]), 0);
 		assert_non_null(fx->state);
 		/* schedstat is gated on CONFIG_SCHED_INFO; sched is not. */
 		assert_int_equal(fx->ctx.n_gates, 1);
-		assert_string_equal(fx->ctx.gate_file, "schedstat");
-		assert_string_equal(fx->ctx.gate_kconfig, "CONFIG_SCHED_INFO");
-		assert_int_equal(fx->ctx.n_summary, 4);
+		assert_string_equal(hx_gate(&fx->ctx, "schedstat"),
+				    "CONFIG_SCHED_INFO");
+		assert_null(hx_gate(&fx->ctx, "sched"));
+		assert_int_equal(hx_info(&fx->ctx)->n_summary, 4);
 		for (j = 0; j < 4; j++)
-			assert_int_equal(fake_summary(&fx->ctx, names[j]), 0);
-		fake_fx_stop(fx);
+			assert_int_equal(hx_summary(&fx->ctx, names[j]), 0);
+		hx_fx_stop(fx);
 	}
 
 	/* An older core without file_get() cannot serve the lazy file. */
-	small.size = offsetof(struct ctp_api, file_get);
 	ctx_reset(fx, NULL);
-	assert_int_equal(fx->p->init(&fx->ctx, &small, &fx->state), -ENOTSUP);
-	fake_ctx_done(&fx->ctx);
+	assert_int_equal(hx_fx_load(fx, offsetof(struct ctp_api, file_get)),
+			 -ENOTSUP);
+	hx_ctx_done(&fx->ctx);
 }
 
 /* Every field of SCHED_FULL, once. */
@@ -208,9 +210,9 @@ static void thread_all_fields(void **state)
 		{"schedstat.voluntary_sleep",
 		 4391822019275ull - 20533871007ull},
 	};
-	struct fake_fx *fx = *state;
-	struct ctp_record rec;
-	struct fake_task ft;
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
+	struct hx_task ft;
 	size_t i;
 
 	assert_int_equal(sizeof(want) / sizeof(want[0]), N_FIELDS);
@@ -222,7 +224,7 @@ static void thread_all_fields(void **state)
 	assert_int_equal(ft.gets, 1);
 	assert_int_equal(ft.bad_gets, 0);
 	for (i = 0; i < N_FIELDS; i++) {
-		const struct fake_cell *c = fake_cell(&rec, want[i].name);
+		const struct hx_cell *c = hx_cell(&rec, want[i].name);
 
 		if (c->set != 1 || c->u != want[i].v)
 			fail_msg("%s: set %d value %llu, expected %llu",
@@ -239,15 +241,14 @@ static void thread_all_fields(void **state)
 			 0);
 	assert_int_equal(rec.bad_sets, 0);
 	assert_int_equal(rec.n_sets, N_FIELDS - 1);
-	assert_int_equal(fake_cell(&rec, "schedstat.core_forceidle_sum")->set,
-			 0);
-	assert_int_equal(fake_cell(&rec, "schedstat.block_sum")->set, 1);
-	assert_int_equal(fake_cell(&rec, "schedstat.block_sum")->u, 0);
-	assert_true(fake_cell(&rec, "schedstat.voluntary_sleep")->u ==
+	assert_int_equal(hx_cell(&rec, "schedstat.core_forceidle_sum")->set, 0);
+	assert_int_equal(hx_cell(&rec, "schedstat.block_sum")->set, 1);
+	assert_int_equal(hx_cell(&rec, "schedstat.block_sum")->u, 0);
+	assert_true(hx_cell(&rec, "schedstat.voluntary_sleep")->u ==
 		    66000000000ull);
 	for (i = 0; i < 4; i++)
-		assert_int_equal(fx->ctx.summary[i], 0);
-	fake_fx_stop(fx);
+		assert_int_equal(hx_info(&fx->ctx)->summary[i], 0);
+	hx_fx_stop(fx);
 }
 
 /* This host's kernel: CONFIG_SCHEDSTATS off. */
@@ -257,9 +258,9 @@ static void thread_host_partial(void **state)
 		"schedstat.run_time", "schedstat.wait_time",
 		"schedstat.timeslices", "schedstat.nr_migrations",
 		"schedstat.slice"};
-	struct fake_fx *fx = *state;
-	struct ctp_record rec;
-	struct fake_task ft;
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
+	struct hx_task ft;
 	uint32_t i, j;
 
 	assert_int_equal(start(fx, NULL), 0);
@@ -267,11 +268,11 @@ static void thread_host_partial(void **state)
 		run_thread(fx, &rec, &ft, SCHEDSTAT_HOST, 0, SCHED_HOST, 0), 0);
 	assert_int_equal(rec.bad_sets, 0);
 	assert_int_equal(rec.n_sets, 5);
-	assert_int_equal(fake_cell(&rec, "schedstat.run_time")->u, 116177358);
-	assert_int_equal(fake_cell(&rec, "schedstat.wait_time")->u, 12166374);
-	assert_int_equal(fake_cell(&rec, "schedstat.timeslices")->u, 414);
-	assert_int_equal(fake_cell(&rec, "schedstat.nr_migrations")->u, 54);
-	assert_int_equal(fake_cell(&rec, "schedstat.slice")->u, 1400000);
+	assert_int_equal(hx_cell(&rec, "schedstat.run_time")->u, 116177358);
+	assert_int_equal(hx_cell(&rec, "schedstat.wait_time")->u, 12166374);
+	assert_int_equal(hx_cell(&rec, "schedstat.timeslices")->u, 414);
+	assert_int_equal(hx_cell(&rec, "schedstat.nr_migrations")->u, 54);
+	assert_int_equal(hx_cell(&rec, "schedstat.slice")->u, 1400000);
 	/* Everything else absent, not zero. */
 	for (i = 0; i < fx->p->n_fields; i++) {
 		int listed = 0;
@@ -281,8 +282,8 @@ static void thread_host_partial(void **state)
 		assert_int_equal(rec.cells[i].set, listed);
 	}
 	for (i = 0; i < 4; i++)
-		assert_int_equal(fx->ctx.summary[i], 0);
-	fake_fx_stop(fx);
+		assert_int_equal(hx_info(&fx->ctx)->summary[i], 0);
+	hx_fx_stop(fx);
 }
 
 /* Copy of `text` with the value of `key`'s line replaced. */
@@ -309,9 +310,9 @@ static char *edit(const char *text, const char *key, const char *value)
 
 static void thread_summary_counters(void **state)
 {
-	struct fake_fx *fx = *state;
-	struct ctp_record rec;
-	struct fake_task ft;
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
+	struct hx_task ft;
 	char *a, *b, *neg, *g, *blk;
 
 	assert_int_equal(start(fx, NULL), 0);
@@ -323,59 +324,58 @@ static void thread_summary_counters(void **state)
 	assert_int_equal(run_thread(fx, &rec, &ft, SCHEDSTAT_FULL, 0, neg, 0),
 			 0);
 	assert_int_equal(rec.n_sets, N_FIELDS - 4);
-	assert_int_equal(fake_cell(&rec, "schedstat.wait_sum")->set, 0);
-	assert_int_equal(fake_cell(&rec, "schedstat.sleep_max")->set, 0);
-	assert_int_equal(fake_cell(&rec, "schedstat.block_sum")->set, 0);
-	assert_int_equal(fake_cell(&rec, "schedstat.voluntary_sleep")->set, 0);
-	assert_int_equal(fake_summary(&fx->ctx, "negative_dotted_values"), 3);
-	assert_int_equal(fake_summary(&fx->ctx, "sched_parse_errors"), 0);
-	assert_int_equal(fake_summary(&fx->ctx, "voluntary_sleep_negative"), 0);
+	assert_int_equal(hx_cell(&rec, "schedstat.wait_sum")->set, 0);
+	assert_int_equal(hx_cell(&rec, "schedstat.sleep_max")->set, 0);
+	assert_int_equal(hx_cell(&rec, "schedstat.block_sum")->set, 0);
+	assert_int_equal(hx_cell(&rec, "schedstat.voluntary_sleep")->set, 0);
+	assert_int_equal(hx_summary(&fx->ctx, "negative_dotted_values"), 3);
+	assert_int_equal(hx_summary(&fx->ctx, "sched_parse_errors"), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "voluntary_sleep_negative"), 0);
 
 	/* Garbage: one parse error per file, the rest kept. */
 	g = edit(SCHED_FULL, "nr_wakeups", "                 12x");
 	assert_int_equal(run_thread(fx, &rec, &ft, "123 abc 5\n", 0, g, 0), 0);
-	assert_int_equal(fake_cell(&rec, "schedstat.nr_wakeups")->set, 0);
-	assert_int_equal(fake_cell(&rec, "schedstat.run_time")->u, 123);
-	assert_int_equal(fake_cell(&rec, "schedstat.wait_time")->set, 0);
-	assert_int_equal(fake_cell(&rec, "schedstat.timeslices")->set, 0);
-	assert_int_equal(fake_cell(&rec, "schedstat.nr_wakeups_local")->u,
-			 41022);
+	assert_int_equal(hx_cell(&rec, "schedstat.nr_wakeups")->set, 0);
+	assert_int_equal(hx_cell(&rec, "schedstat.run_time")->u, 123);
+	assert_int_equal(hx_cell(&rec, "schedstat.wait_time")->set, 0);
+	assert_int_equal(hx_cell(&rec, "schedstat.timeslices")->set, 0);
+	assert_int_equal(hx_cell(&rec, "schedstat.nr_wakeups_local")->u, 41022);
 	assert_int_equal(rec.n_sets, 1 + N_FIELDS - 3 - 1);
-	assert_int_equal(fake_summary(&fx->ctx, "sched_parse_errors"), 1);
-	assert_int_equal(fake_summary(&fx->ctx, "schedstat_parse_errors"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "sched_parse_errors"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "schedstat_parse_errors"), 1);
 
 	/* Block over sleep: no voluntary sleep, counted; block_sum kept. */
 	blk = edit(SCHED_FULL, "sum_block_runtime", "       9999999.000000");
 	assert_int_equal(run_thread(fx, &rec, &ft, SCHEDSTAT_FULL, 0, blk, 0),
 			 0);
-	assert_int_equal(fake_cell(&rec, "schedstat.voluntary_sleep")->set, 0);
-	assert_true(fake_cell(&rec, "schedstat.block_sum")->u ==
+	assert_int_equal(hx_cell(&rec, "schedstat.voluntary_sleep")->set, 0);
+	assert_true(hx_cell(&rec, "schedstat.block_sum")->u ==
 		    9999999000000ull);
 	assert_int_equal(rec.n_sets, N_FIELDS - 1);
-	assert_int_equal(fake_summary(&fx->ctx, "voluntary_sleep_negative"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "voluntary_sleep_negative"), 1);
 
 	/* A cut file: counted once, what parsed is kept. */
 	assert_int_equal(run_thread(fx, &rec, &ft, "1 2 3", 0, "x (1, #thr", 0),
 			 0);
 	assert_int_equal(rec.n_sets, 2);
-	assert_int_equal(fake_summary(&fx->ctx, "sched_parse_errors"), 2);
-	assert_int_equal(fake_summary(&fx->ctx, "schedstat_parse_errors"), 2);
-	assert_int_equal(fake_summary(&fx->ctx, "negative_dotted_values"), 3);
+	assert_int_equal(hx_summary(&fx->ctx, "sched_parse_errors"), 2);
+	assert_int_equal(hx_summary(&fx->ctx, "schedstat_parse_errors"), 2);
+	assert_int_equal(hx_summary(&fx->ctx, "negative_dotted_values"), 3);
 	assert_int_equal(rec.bad_sets, 0);
 	free(a);
 	free(b);
 	free(neg);
 	free(g);
 	free(blk);
-	fake_fx_stop(fx);
+	hx_fx_stop(fx);
 }
 
 static void thread_files_missing(void **state)
 {
 	static const int errs[] = {-ENOENT, -ESRCH, -EACCES, -EIO};
-	struct fake_fx *fx = *state;
-	struct ctp_record rec;
-	struct fake_task ft;
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
+	struct hx_task ft;
 	size_t i;
 
 	assert_int_equal(start(fx, NULL), 0);
@@ -387,17 +387,15 @@ static void thread_files_missing(void **state)
 			run_thread(fx, &rec, &ft, NULL, errs[i], SCHED_HOST, 0),
 			0);
 		assert_int_equal(rec.n_sets, 2);
-		assert_int_equal(fake_cell(&rec, "schedstat.run_time")->set, 0);
-		assert_int_equal(fake_cell(&rec, "schedstat.slice")->u,
-				 1400000);
+		assert_int_equal(hx_cell(&rec, "schedstat.run_time")->set, 0);
+		assert_int_equal(hx_cell(&rec, "schedstat.slice")->u, 1400000);
 		/* No sched: schedstat still recorded. */
 		assert_int_equal(run_thread(fx, &rec, &ft, SCHEDSTAT_HOST, 0,
 					    NULL, errs[i]),
 				 0);
 		assert_int_equal(rec.n_sets, 3);
 		assert_int_equal(ft.gets, 1);
-		assert_int_equal(fake_cell(&rec, "schedstat.timeslices")->u,
-				 414);
+		assert_int_equal(hx_cell(&rec, "schedstat.timeslices")->u, 414);
 		/* Neither: nothing, and still no error of the plugin. */
 		assert_int_equal(
 			run_thread(fx, &rec, &ft, NULL, errs[i], NULL, errs[i]),
@@ -410,8 +408,8 @@ static void thread_files_missing(void **state)
 	/* Empty files: parse errors, nothing set. */
 	assert_int_equal(run_thread(fx, &rec, &ft, "", 0, "", 0), 0);
 	assert_int_equal(rec.n_sets, 0);
-	assert_int_equal(fake_summary(&fx->ctx, "schedstat_parse_errors"), 1);
-	assert_int_equal(fake_summary(&fx->ctx, "sched_parse_errors"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "schedstat_parse_errors"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "sched_parse_errors"), 1);
 	assert_int_equal(rec.bad_sets, 0);
 
 	/* A task that declares fewer files than the plugin needs. */
@@ -422,18 +420,18 @@ static void thread_files_missing(void **state)
 					.n_files = 1,
 					.core = &ft};
 
-		assert_int_equal(fx->p->thread(fx->state, &task, &rec),
+		assert_int_equal(fx->p->thread(fx->state, &task, &rec.core),
 				 -EPROTO);
 	}
-	fake_fx_stop(fx);
+	hx_fx_stop(fx);
 }
 
 static void option_sched_false(void **state)
 {
 	static const char *const off[] = {"sched", "false", NULL};
-	struct fake_fx *fx = *state;
-	struct ctp_record rec;
-	struct fake_task ft;
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
+	struct hx_task ft;
 
 	assert_int_equal(start(fx, off), 0);
 	assert_int_equal(
@@ -441,9 +439,9 @@ static void option_sched_false(void **state)
 	/* The sched file is never fetched. */
 	assert_int_equal(ft.gets, 0);
 	assert_int_equal(rec.n_sets, 3);
-	assert_int_equal(fake_cell(&rec, "schedstat.timeslices")->u, 61874);
-	assert_int_equal(fake_cell(&rec, "schedstat.nr_migrations")->set, 0);
-	fake_fx_stop(fx);
+	assert_int_equal(hx_cell(&rec, "schedstat.timeslices")->u, 61874);
+	assert_int_equal(hx_cell(&rec, "schedstat.nr_migrations")->set, 0);
+	hx_fx_stop(fx);
 }
 
 /* ---- The schedstats hint ------------------------------------------------ */
@@ -478,19 +476,18 @@ static int make_root(char *dir, const char *sysctl, const char *kconfig)
 }
 
 /* init with the proc root at fd; the hint it left ("" for none). */
-static const char *hint_with(struct fake_fx *fx, int fd,
-			     const char *const *opts)
+static const char *hint_with(struct hx_fx *fx, int fd, const char *const *opts)
 {
 	ctx_reset(fx, opts);
-	fx->ctx.roots.proc_fd = fd;
-	assert_int_equal(fx->p->init(&fx->ctx, &fake_api, &fx->state), 0);
-	return fx->ctx.hint;
+	fx->ctx.eng.roots.proc_fd = fd;
+	assert_int_equal(hx_fx_load(fx, 0), 0);
+	return hx_hint(&fx->ctx);
 }
 
 static void schedstats_hint(void **state)
 {
 	static const char *const off[] = {"sched", "false", NULL};
-	struct fake_fx *fx = *state;
+	struct hx_fx *fx = *state;
 	char dir[64], cmd[128];
 	const struct {
 		const char *sysctl, *kconfig, *want;
@@ -517,11 +514,11 @@ static void schedstats_hint(void **state)
 		} else if (*h) {
 			fail_msg("case %zu: unexpected hint \"%s\"", i, h);
 		}
-		fake_fx_stop(fx);
+		hx_fx_stop(fx);
 		/* Without the sched file, the keys are not asked for. */
 		if (cases[i].want) {
 			assert_string_equal(hint_with(fx, fd, off), "");
-			fake_fx_stop(fx);
+			hx_fx_stop(fx);
 		}
 		close(fd);
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
@@ -531,37 +528,36 @@ static void schedstats_hint(void **state)
 
 static void disabled_and_failing_fields(void **state)
 {
-	struct fake_fx *fx = *state;
-	struct ctp_record rec;
-	struct fake_task ft;
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
+	struct hx_task ft;
 
 	ctx_reset(fx, NULL);
-	fx->ctx.disabled_field[0] =
-		fake_table_index(fx->p, "schedstat.wait_sum");
+	fx->ctx.disabled_field[0] = hx_table_index(fx->p, "schedstat.wait_sum");
 	fx->ctx.disabled_field[1] =
-		fake_table_index(fx->p, "schedstat.nr_wakeups_sync");
-	assert_int_equal(fx->p->init(&fx->ctx, &fake_api, &fx->state), 0);
+		hx_table_index(fx->p, "schedstat.nr_wakeups_sync");
+	assert_int_equal(hx_fx_load(fx, 0), 0);
 	assert_int_equal(
 		run_thread(fx, &rec, &ft, SCHEDSTAT_FULL, 0, SCHED_FULL, 0), 0);
 	assert_int_equal(rec.bad_sets, 0);
 	assert_int_equal(rec.n_sets, N_FIELDS - 2);
-	assert_int_equal(fake_cell(&rec, "schedstat.wait_sum")->set, 0);
-	assert_int_equal(fake_cell(&rec, "schedstat.nr_wakeups_sync")->set, 0);
-	assert_int_equal(fake_cell(&rec, "schedstat.wait_max")->u, 17998004);
+	assert_int_equal(hx_cell(&rec, "schedstat.wait_sum")->set, 0);
+	assert_int_equal(hx_cell(&rec, "schedstat.nr_wakeups_sync")->set, 0);
+	assert_int_equal(hx_cell(&rec, "schedstat.wait_max")->u, 17998004);
 
 	/* A refused setter is the plugin's error; the others still land. */
-	fx->ctx.failing_field = fake_table_index(fx->p, "schedstat.wait_count");
+	fx->ctx.failing_field = hx_table_index(fx->p, "schedstat.wait_count");
 	assert_int_equal(
 		run_thread(fx, &rec, &ft, SCHEDSTAT_FULL, 0, SCHED_FULL, 0),
 		-EINVAL);
 	assert_int_equal(rec.n_sets, N_FIELDS - 3);
-	assert_int_equal(fake_cell(&rec, "schedstat.wait_count")->set, 0);
-	assert_int_equal(fake_cell(&rec, "schedstat.slice")->u, 2800000);
-	fake_fx_stop(fx);
+	assert_int_equal(hx_cell(&rec, "schedstat.wait_count")->set, 0);
+	assert_int_equal(hx_cell(&rec, "schedstat.slice")->u, 2800000);
+	hx_fx_stop(fx);
 }
 
 struct worker {
-	struct fake_fx *fx;
+	struct hx_fx *fx;
 	const char *sched;
 	int failures;
 };
@@ -569,8 +565,8 @@ struct worker {
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
-	struct ctp_record *rec = malloc(sizeof(*rec));
-	struct fake_task ft;
+	struct hx_rec *rec = malloc(sizeof(*rec));
+	struct hx_task ft;
 	int i;
 
 	if (!rec) {
@@ -581,8 +577,8 @@ static void *worker_main(void *arg)
 		if (run_thread(w->fx, rec, &ft, SCHEDSTAT_FULL, 0, w->sched,
 			       0) != 0 ||
 		    rec->bad_sets || rec->n_sets != N_FIELDS - 4 ||
-		    fake_cell(rec, "schedstat.wait_max")->u != 17998004 ||
-		    fake_cell(rec, "schedstat.run_time")->u != 15302448102ull)
+		    hx_cell(rec, "schedstat.wait_max")->u != 17998004 ||
+		    hx_cell(rec, "schedstat.run_time")->u != 15302448102ull)
 			w->failures++;
 	}
 	free(rec);
@@ -592,7 +588,7 @@ static void *worker_main(void *arg)
 /* MT_SAFE: concurrent thread callbacks on one state. */
 static void concurrent_workers(void **state)
 {
-	struct fake_fx *fx = *state;
+	struct hx_fx *fx = *state;
 	char *a = edit(SCHED_FULL, "wait_sum", "            -5.000000");
 	char *b = edit(a, "sleep_max", "            -1.250000");
 	char *neg = edit(b, "sum_block_runtime", "           -12.000000");
@@ -610,10 +606,10 @@ static void concurrent_workers(void **state)
 		assert_int_equal(pthread_join(t[i], NULL), 0);
 		assert_int_equal(w[i].failures, 0);
 	}
-	assert_int_equal(fake_summary(&fx->ctx, "negative_dotted_values"),
+	assert_int_equal(hx_summary(&fx->ctx, "negative_dotted_values"),
 			 4 * 500 * 3);
-	assert_int_equal(fake_summary(&fx->ctx, "sched_parse_errors"), 0);
-	fake_fx_stop(fx);
+	assert_int_equal(hx_summary(&fx->ctx, "sched_parse_errors"), 0);
+	hx_fx_stop(fx);
 	free(a);
 	free(b);
 	free(neg);
@@ -634,5 +630,5 @@ int main(void)
 		cmocka_unit_test(concurrent_workers),
 	};
 
-	return cmocka_run_group_tests(tests, setup, fake_fx_teardown);
+	return cmocka_run_group_tests(tests, setup, hx_fx_teardown);
 }

@@ -21,7 +21,7 @@
 
 #include <cmocka.h>
 
-#include "fakeapi.h"
+#include "harness.h"
 #include "test_smaps_text.h"
 
 #define PLUGIN_PATH CTP_TEST_PLUGIN_DIR "/smaps.so"
@@ -29,7 +29,7 @@
 /* ---- Fixture ------------------------------------------------------------- */
 
 /* What one fake process offers behind its lazy smaps_rollup. */
-struct fake_proc {
+struct hx_proc {
 	const char *rollup; /* NULL: the read fails with rollup_err */
 	int rollup_err;
 	unsigned sleep_ms; /* the read takes this long */
@@ -41,36 +41,36 @@ static uint64_t page;
 static int setup(void **state)
 {
 	page = (uint64_t)getpagesize();
-	return fake_fx_setup(state, PLUGIN_PATH);
+	return hx_fx_setup(state, PLUGIN_PATH);
 }
 
 /* Debug messages are not counted. */
-static void ctx_reset(struct fake_fx *fx, const char *const *opts)
+static void ctx_reset(struct hx_fx *fx, const char *const *opts)
 {
-	fake_ctx_init(&fx->ctx, fx->p, opts);
+	hx_ctx_init(&fx->ctx, fx->p, opts);
 	fx->ctx.log_max = CTP_LOG_INFO;
 	fx->state = NULL;
 }
 
-static int start(struct fake_fx *fx, const char *const *opts)
+static int start(struct hx_fx *fx, const char *const *opts)
 {
 	ctx_reset(fx, opts);
-	return fx->p->init(&fx->ctx, &fake_api, &fx->state);
+	return hx_fx_load(fx, 0);
 }
 
 /* Run the process callback: statm text (NULL: read failed with -EACCES)
  * and the fake process behind the lazy file. */
-static int run_process(struct fake_fx *fx, struct ctp_record *rec,
-		       const char *statm, struct fake_proc *fp)
+static int run_process(struct hx_fx *fx, struct hx_rec *rec, const char *statm,
+		       struct hx_proc *fp)
 {
-	struct fake_task ft;
+	struct hx_task ft;
 	int r;
 
-	fake_task_init(&ft, 42, 42);
-	fake_task_file(&ft, 0, statm, statm ? 0 : -EACCES);
-	fake_task_lazy(&ft, 1, fp->rollup, fp->rollup ? 0 : fp->rollup_err);
+	hx_task_init(&ft, 42, 42);
+	hx_task_file(&ft, 0, statm, statm ? 0 : -EACCES);
+	hx_task_lazy(&ft, 1, fp->rollup, fp->rollup ? 0 : fp->rollup_err);
 	ft.sleep_ms = fp->sleep_ms;
-	r = fake_fx_run(fx, rec, &ft, CTP_SCOPE_PROCESS);
+	r = hx_fx_run(fx, rec, &ft, CTP_SCOPE_PROCESS);
 	fp->n_get += ft.gets;
 	return r;
 }
@@ -94,7 +94,7 @@ static const char *field_name(char *buf, size_t cap, const char *key)
 }
 
 /* rec holds exactly ROLLUP_PY's keys and values. */
-static void expect_rollup_py(const struct ctp_record *rec)
+static void expect_rollup_py(const struct hx_rec *rec)
 {
 	char name[96];
 	size_t i;
@@ -102,8 +102,8 @@ static void expect_rollup_py(const struct ctp_record *rec)
 	assert_int_equal(rec->bad_sets, 0);
 	assert_int_equal(rec->n_sets, ROLLUP_PY_N);
 	for (i = 0; i < ROLLUP_PY_N; i++)
-		assert_true(fake_u64(rec, field_name(name, sizeof(name),
-						     ROLLUP_PY_KV[i].key)) ==
+		assert_true(hx_u64(rec, field_name(name, sizeof(name),
+						   ROLLUP_PY_KV[i].key)) ==
 			    ROLLUP_PY_KV[i].kib * 1024);
 }
 
@@ -111,7 +111,7 @@ static void expect_rollup_py(const struct ctp_record *rec)
 
 static void descriptor(void **state)
 {
-	struct fake_fx *fx = *state;
+	struct hx_fx *fx = *state;
 	const struct ctp_plugin *p = fx->p;
 
 	assert_int_equal(p->abi, CTP_ABI_MAJOR);
@@ -153,42 +153,44 @@ static void init_options(void **state)
 		"no_mm",	"statm_parse_errors",
 		"parse_errors", "keys_dropped",
 		"read_us"};
-	struct fake_fx *fx = *state;
-	struct ctp_api small = fake_api;
+	struct hx_fx *fx = *state;
 	size_t i;
 
-	/* An unknown name is the core's to refuse (declared options). */
-	(void)unknown;
+	/* An unknown name is the core's loader to refuse, before init
+	 * (declared options). */
+	assert_int_equal(start(fx, unknown), -EINVAL);
+	assert_non_null(strstr(fx->ctx.last_log, "'max_rss'"));
+	hx_ctx_done(&fx->ctx);
 	assert_int_equal(start(fx, bad_size), -EINVAL);
 	assert_non_null(strstr(fx->ctx.last_log, "'16 GB'"));
-	fake_ctx_done(&fx->ctx);
+	hx_ctx_done(&fx->ctx);
 	assert_int_equal(start(fx, bad_ms), -EINVAL);
 	assert_non_null(strstr(fx->ctx.last_log, "'300ms'"));
-	fake_ctx_done(&fx->ctx);
+	hx_ctx_done(&fx->ctx);
 
 	assert_int_equal(start(fx, good), 0);
 	assert_int_equal(fx->ctx.n_log, 0);
-	assert_int_equal(fx->ctx.n_summary,
+	assert_int_equal(hx_info(&fx->ctx)->n_summary,
 			 sizeof(counters) / sizeof(counters[0]));
 	for (i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
-		assert_int_equal(fake_summary(&fx->ctx, counters[i]), 0);
+		assert_int_equal(hx_summary(&fx->ctx, counters[i]), 0);
 	assert_int_equal(fx->ctx.n_register, 0); /* nothing until read */
-	fake_fx_stop(fx);
+	hx_fx_stop(fx);
 
 	/* The lazy file needs file_get. */
-	small.size = offsetof(struct ctp_api, file_get);
 	ctx_reset(fx, NULL);
-	assert_int_equal(fx->p->init(&fx->ctx, &small, &fx->state), -ENOTSUP);
-	fake_ctx_done(&fx->ctx);
+	assert_int_equal(hx_fx_load(fx, offsetof(struct ctp_api, file_get)),
+			 -ENOTSUP);
+	hx_ctx_done(&fx->ctx);
 }
 
 /* Every key becomes smaps.<key lowercased>, a process gauge in bytes,
  * registered once however many processes have it. */
 static void process_all_keys(void **state)
 {
-	struct fake_fx *fx = *state;
-	struct fake_proc fp = {.rollup = ROLLUP_PY};
-	struct ctp_record rec;
+	struct hx_fx *fx = *state;
+	struct hx_proc fp = {.rollup = ROLLUP_PY};
+	struct hx_rec rec;
 	char name[96];
 	size_t i;
 
@@ -197,9 +199,9 @@ static void process_all_keys(void **state)
 	assert_int_equal(run_process(fx, &rec, STATM_PY, &fp), 0);
 	assert_int_equal(fp.n_get, 1);
 	expect_rollup_py(&rec);
-	assert_int_equal(fx->ctx.n_fields, ROLLUP_PY_N);
+	assert_int_equal(hx_n_fields(&fx->ctx), ROLLUP_PY_N);
 	for (i = 0; i < ROLLUP_PY_N; i++) {
-		const struct ctp_field_desc *r = &fx->ctx.fields[i];
+		const struct ctp_field *r = hx_field_at(&fx->ctx, i);
 
 		/* In file order, as met. */
 		assert_string_equal(r->name, field_name(name, sizeof(name),
@@ -209,71 +211,72 @@ static void process_all_keys(void **state)
 		assert_int_equal(r->unit, CTP_UNIT_BYTES);
 		assert_int_equal(r->kind, CTP_KIND_GAUGE);
 		assert_int_equal(r->rule, CTP_RULE_MAX);
-		assert_int_equal(r->flags, 0);
+		assert_null(r->section);
+		assert_null(r->dims);
 	}
-	assert_string_equal(fx->ctx.fields[0].name, "smaps.rss");
-	assert_string_equal(fx->ctx.fields[3].name, "smaps.pss_anon");
+	assert_string_equal(hx_field_at(&fx->ctx, 0)->name, "smaps.rss");
+	assert_string_equal(hx_field_at(&fx->ctx, 3)->name, "smaps.pss_anon");
 	assert_int_equal(fx->ctx.n_register, ROLLUP_PY_N);
 
 	/* A second process: cached handles, no new registration. */
-	fp = (struct fake_proc){.rollup = ROLLUP_CAT};
+	fp = (struct hx_proc){.rollup = ROLLUP_CAT};
 	assert_int_equal(run_process(fx, &rec, STATM_PY, &fp), 0);
 	assert_int_equal(fx->ctx.n_register, ROLLUP_PY_N);
 	assert_int_equal(rec.n_sets, 22);
-	assert_int_equal(fake_u64(&rec, "smaps.rss"), 1708 * 1024);
-	assert_int_equal(fake_u64(&rec, "smaps.private_clean"), 40 * 1024);
+	assert_int_equal(hx_u64(&rec, "smaps.rss"), 1708 * 1024);
+	assert_int_equal(hx_u64(&rec, "smaps.private_clean"), 40 * 1024);
 	/* Zero is a value. */
-	assert_int_equal(fake_u64(&rec, "smaps.swap"), 0);
+	assert_int_equal(hx_u64(&rec, "smaps.swap"), 0);
 
 	/* A future kernel's key: one more field, nothing else to do. */
-	fp = (struct fake_proc){.rollup = "0-1 ---p 00000000 00:00 0 [rollup]\n"
-					  "Rss:  8 kB\n"
-					  "Zswapped_Future:  12 kB\n"};
+	fp = (struct hx_proc){.rollup = "0-1 ---p 00000000 00:00 0 [rollup]\n"
+					"Rss:  8 kB\n"
+					"Zswapped_Future:  12 kB\n"};
 	assert_int_equal(run_process(fx, &rec, STATM_PY, &fp), 0);
 	assert_int_equal(rec.n_sets, 2);
-	assert_int_equal(fake_u64(&rec, "smaps.rss"), 8192);
-	assert_int_equal(fake_u64(&rec, "smaps.zswapped_future"), 12288);
+	assert_int_equal(hx_u64(&rec, "smaps.rss"), 8192);
+	assert_int_equal(hx_u64(&rec, "smaps.zswapped_future"), 12288);
 	assert_int_equal(fx->ctx.n_register, ROLLUP_PY_N + 1);
-	assert_int_equal(fake_summary(&fx->ctx, "parse_errors"), 0);
-	assert_int_equal(fake_summary(&fx->ctx, "skipped_rss"), 0);
-	assert_int_equal(fake_summary(&fx->ctx, "skipped_budget"), 0);
-	fake_fx_stop(fx);
+	assert_int_equal(hx_summary(&fx->ctx, "parse_errors"), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "skipped_rss"), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "skipped_budget"), 0);
+	hx_fx_stop(fx);
 }
 
 /* What is never read: no statm, a broken statm, a kernel thread. */
 static void process_not_read(void **state)
 {
-	struct fake_fx *fx = *state;
-	struct fake_proc fp = {.rollup = ROLLUP_PY};
-	struct ctp_record rec;
+	struct hx_fx *fx = *state;
+	struct hx_proc fp = {.rollup = ROLLUP_PY};
+	struct hx_rec rec;
 
 	assert_int_equal(start(fx, NULL), 0);
 	assert_int_equal(fx->p->host(fx->state, NULL), 0);
 	/* statm unreadable (tallied by the core): size unknown, no risk. */
 	assert_int_equal(run_process(fx, &rec, NULL, &fp), 0);
-	assert_int_equal(fake_summary(&fx->ctx, "statm_parse_errors"), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "statm_parse_errors"), 0);
 	assert_int_equal(fp.n_get, 0);
 	assert_int_equal(rec.n_sets, 0);
 	/* statm garbage or cut. */
 	assert_int_equal(run_process(fx, &rec, "x y z\n", &fp), 0);
 	assert_int_equal(run_process(fx, &rec, "4025 28", &fp), 0);
-	assert_int_equal(fake_summary(&fx->ctx, "statm_parse_errors"), 2);
+	assert_int_equal(hx_summary(&fx->ctx, "statm_parse_errors"), 2);
 	assert_int_equal(fp.n_get, 0);
 	/* A kernel thread: no mm, and smaps_rollup would say ESRCH. */
 	assert_int_equal(run_process(fx, &rec, STATM_KTHREAD, &fp), 0);
-	assert_int_equal(fake_summary(&fx->ctx, "no_mm"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "no_mm"), 1);
 	assert_int_equal(fp.n_get, 0);
 	assert_int_equal(rec.n_sets, 0);
 	assert_int_equal(fx->ctx.n_register, 0);
-	fake_fx_stop(fx);
+	hx_fx_stop(fx);
 }
 
 /* A failed or broken smaps_rollup. */
 static void process_rollup_problems(void **state)
 {
-	struct fake_fx *fx = *state;
-	struct fake_proc fp = {.rollup = NULL, .rollup_err = -EACCES};
-	struct ctp_record rec;
+	struct hx_fx *fx = *state;
+	struct hx_proc fp = {.rollup = NULL, .rollup_err = -EACCES};
+	struct hx_rec rec;
 
 	assert_int_equal(start(fx, NULL), 0);
 	assert_int_equal(fx->p->host(fx->state, NULL), 0);
@@ -281,59 +284,59 @@ static void process_rollup_problems(void **state)
 	assert_int_equal(run_process(fx, &rec, STATM_PY, &fp), 0);
 	assert_int_equal(fp.n_get, 1);
 	assert_int_equal(rec.n_sets, 0);
-	fp = (struct fake_proc){.rollup = NULL, .rollup_err = -ESRCH};
+	fp = (struct hx_proc){.rollup = NULL, .rollup_err = -ESRCH};
 	assert_int_equal(run_process(fx, &rec, STATM_PY, &fp), 0);
 	assert_int_equal(rec.n_sets, 0);
-	assert_int_equal(fake_summary(&fx->ctx, "parse_errors"), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "parse_errors"), 0);
 
 	/* Malformed, overflowing and cut lines are skipped; the rest kept;
 	 * the file counts once. */
-	fp = (struct fake_proc){.rollup = "0-1 ---p 0 00:00 0 [rollup]\n"
-					  "Rss: 100 kB\n"
-					  "Pss: garbage kB\n"
-					  "Swap: 18014398509481984 kB\n"
-					  "Locked: 3 kB\n"
-					  "Anonymous: 4"};
+	fp = (struct hx_proc){.rollup = "0-1 ---p 0 00:00 0 [rollup]\n"
+					"Rss: 100 kB\n"
+					"Pss: garbage kB\n"
+					"Swap: 18014398509481984 kB\n"
+					"Locked: 3 kB\n"
+					"Anonymous: 4"};
 	assert_int_equal(run_process(fx, &rec, STATM_PY, &fp), 0);
 	assert_int_equal(rec.bad_sets, 0);
 	assert_int_equal(rec.n_sets, 2);
-	assert_int_equal(fake_u64(&rec, "smaps.rss"), 102400);
-	assert_int_equal(fake_u64(&rec, "smaps.locked"), 3072);
-	assert_false(fake_is_set(&rec, "smaps.pss"));
-	assert_false(fake_is_set(&rec, "smaps.swap"));
-	assert_false(fake_is_set(&rec, "smaps.anonymous"));
-	assert_int_equal(fake_summary(&fx->ctx, "parse_errors"), 1);
+	assert_int_equal(hx_u64(&rec, "smaps.rss"), 102400);
+	assert_int_equal(hx_u64(&rec, "smaps.locked"), 3072);
+	assert_false(hx_is_set(&rec, "smaps.pss"));
+	assert_false(hx_is_set(&rec, "smaps.swap"));
+	assert_false(hx_is_set(&rec, "smaps.anonymous"));
+	assert_int_equal(hx_summary(&fx->ctx, "parse_errors"), 1);
 	/* Empty (no mm after all): nothing, and not an error. */
-	fp = (struct fake_proc){.rollup = ""};
+	fp = (struct hx_proc){.rollup = ""};
 	assert_int_equal(run_process(fx, &rec, STATM_PY, &fp), 0);
 	assert_int_equal(rec.n_sets, 0);
-	assert_int_equal(fake_summary(&fx->ctx, "parse_errors"), 1);
-	fake_fx_stop(fx);
+	assert_int_equal(hx_summary(&fx->ctx, "parse_errors"), 1);
+	hx_fx_stop(fx);
 }
 
 /* A key the core refuses (e.g. its name is taken) is asked for once and
  * then skipped, counted in keys_dropped. */
 static void process_refused_key(void **state)
 {
-	struct fake_fx *fx = *state;
-	struct fake_proc fp = {.rollup = ROLLUP_PY};
-	struct ctp_record rec;
+	struct hx_fx *fx = *state;
+	struct hx_proc fp = {.rollup = ROLLUP_PY};
+	struct hx_rec rec;
 	int i;
 
 	ctx_reset(fx, NULL);
 	fx->ctx.refuse_name = "smaps.swap";
-	assert_int_equal(fx->p->init(&fx->ctx, &fake_api, &fx->state), 0);
+	assert_int_equal(hx_fx_load(fx, 0), 0);
 	for (i = 0; i < 3; i++) {
 		fp.n_get = 0;
 		assert_int_equal(run_process(fx, &rec, STATM_PY, &fp), 0);
 		assert_int_equal(rec.bad_sets, 0);
 		assert_int_equal(rec.n_sets, ROLLUP_PY_N - 1);
-		assert_int_equal(fake_u64(&rec, "smaps.swappss"), 0);
-		assert_false(fake_is_set(&rec, "smaps.swap"));
+		assert_int_equal(hx_u64(&rec, "smaps.swappss"), 0);
+		assert_false(hx_is_set(&rec, "smaps.swap"));
 	}
 	assert_int_equal(fx->ctx.n_register, ROLLUP_PY_N);
-	assert_int_equal(fake_summary(&fx->ctx, "keys_dropped"), 3);
-	fake_fx_stop(fx);
+	assert_int_equal(hx_summary(&fx->ctx, "keys_dropped"), 3);
+	hx_fx_stop(fx);
 }
 
 /* max_rss_bytes against statm's resident pages times the page size. */
@@ -343,9 +346,9 @@ static void size_cap(void **state)
 	const char *at[] = {"max_rss_bytes", cap_at, NULL};
 	const char *below[] = {"max_rss_bytes", cap_below, NULL};
 	static const char *const zero[] = {"max_rss_bytes", "0", NULL};
-	struct fake_fx *fx = *state;
-	struct fake_proc fp = {.rollup = ROLLUP_PY};
-	struct ctp_record rec;
+	struct hx_fx *fx = *state;
+	struct hx_proc fp = {.rollup = ROLLUP_PY};
+	struct hx_rec rec;
 
 	snprintf(cap_at, sizeof(cap_at), "%llu",
 		 (unsigned long long)(2850 * page));
@@ -357,8 +360,8 @@ static void size_cap(void **state)
 	assert_int_equal(run_process(fx, &rec, STATM_PY, &fp), 0);
 	assert_int_equal(fp.n_get, 1);
 	expect_rollup_py(&rec);
-	assert_int_equal(fake_summary(&fx->ctx, "skipped_rss"), 0);
-	fake_fx_stop(fx);
+	assert_int_equal(hx_summary(&fx->ctx, "skipped_rss"), 0);
+	hx_fx_stop(fx);
 
 	/* One byte over: skipped, never read, values absent. */
 	fp.n_get = 0;
@@ -366,7 +369,7 @@ static void size_cap(void **state)
 	assert_int_equal(run_process(fx, &rec, STATM_PY, &fp), 0);
 	assert_int_equal(fp.n_get, 0);
 	assert_int_equal(rec.n_sets, 0);
-	assert_int_equal(fake_summary(&fx->ctx, "skipped_rss"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "skipped_rss"), 1);
 	/* Smaller processes still are. */
 	assert_int_equal(run_process(fx, &rec,
 				     statm_pages(statm, sizeof(statm), 2849),
@@ -374,7 +377,7 @@ static void size_cap(void **state)
 			 0);
 	assert_int_equal(fp.n_get, 1);
 	assert_int_equal(rec.n_sets, ROLLUP_PY_N);
-	fake_fx_stop(fx);
+	hx_fx_stop(fx);
 
 	/* 0: anything resident is too big; a process with nothing resident
 	 * (but an mm) is still read. */
@@ -385,8 +388,8 @@ static void size_cap(void **state)
 				     statm_pages(statm, sizeof(statm), 0), &fp),
 			 0);
 	assert_int_equal(fp.n_get, 1);
-	assert_int_equal(fake_summary(&fx->ctx, "skipped_rss"), 1);
-	fake_fx_stop(fx);
+	assert_int_equal(hx_summary(&fx->ctx, "skipped_rss"), 1);
+	hx_fx_stop(fx);
 
 	/* The default: 16 GiB. */
 	fp.n_get = 0;
@@ -410,8 +413,8 @@ static void size_cap(void **state)
 			    &fp),
 		0);
 	assert_int_equal(fp.n_get, 1);
-	assert_int_equal(fake_summary(&fx->ctx, "skipped_rss"), 2);
-	fake_fx_stop(fx);
+	assert_int_equal(hx_summary(&fx->ctx, "skipped_rss"), 2);
+	hx_fx_stop(fx);
 }
 
 /*
@@ -424,9 +427,9 @@ static void time_budget(void **state)
 {
 	static const char *const b10[] = {"time_budget_ms", "10", NULL};
 	static const char *const b0[] = {"time_budget_ms", "0", NULL};
-	struct fake_fx *fx = *state;
-	struct fake_proc fp = {.rollup = ROLLUP_PY, .sleep_ms = 30};
-	struct ctp_record rec;
+	struct hx_fx *fx = *state;
+	struct hx_proc fp = {.rollup = ROLLUP_PY, .sleep_ms = 30};
+	struct hx_rec rec;
 	int i;
 
 	assert_int_equal(start(fx, b10), 0);
@@ -441,28 +444,28 @@ static void time_budget(void **state)
 				assert_int_equal(rec.n_sets, 0);
 		}
 		assert_int_equal(fp.n_get, snap);
-		assert_int_equal(fake_summary(&fx->ctx, "skipped_budget"),
+		assert_int_equal(hx_summary(&fx->ctx, "skipped_budget"),
 				 3 * snap);
 	}
 	/* read_us meters the reads: at least the sleeps. */
-	assert_true(fake_summary(&fx->ctx, "read_us") >= 2 * 30000);
+	assert_true(hx_summary(&fx->ctx, "read_us") >= 2 * 30000);
 	/* Skips by size are decided before the budget is looked at. */
 	assert_int_equal(run_process(fx, &rec, STATM_KTHREAD, &fp), 0);
-	assert_int_equal(fake_summary(&fx->ctx, "skipped_budget"), 6);
-	fake_fx_stop(fx);
+	assert_int_equal(hx_summary(&fx->ctx, "skipped_budget"), 6);
+	hx_fx_stop(fx);
 
 	/* 0 ms: nothing is read at all. */
-	fp = (struct fake_proc){.rollup = ROLLUP_PY};
+	fp = (struct hx_proc){.rollup = ROLLUP_PY};
 	assert_int_equal(start(fx, b0), 0);
 	assert_int_equal(fx->p->host(fx->state, NULL), 0);
 	assert_int_equal(run_process(fx, &rec, STATM_PY, &fp), 0);
 	assert_int_equal(fp.n_get, 0);
-	assert_int_equal(fake_summary(&fx->ctx, "skipped_budget"), 1);
-	fake_fx_stop(fx);
+	assert_int_equal(hx_summary(&fx->ctx, "skipped_budget"), 1);
+	hx_fx_stop(fx);
 }
 
 struct worker {
-	struct fake_fx *fx;
+	struct hx_fx *fx;
 	int id;
 	int failures;
 };
@@ -470,7 +473,7 @@ struct worker {
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
-	struct ctp_record *rec = malloc(sizeof(*rec));
+	struct hx_rec *rec = malloc(sizeof(*rec));
 	char text[128];
 	int i;
 
@@ -480,7 +483,7 @@ static void *worker_main(void *arg)
 	}
 	for (i = 0; i < 300; i++) {
 		/* Common keys, plus one of 8 per-worker keys now and then. */
-		struct fake_proc fp = {.rollup = ROLLUP_PY};
+		struct hx_proc fp = {.rollup = ROLLUP_PY};
 
 		if (i % 3 == 0) {
 			snprintf(text, sizeof(text),
@@ -499,11 +502,11 @@ static void *worker_main(void *arg)
 			snprintf(name, sizeof(name), "smaps.w%d_k%d", w->id,
 				 i % 8);
 			if (rec->n_sets != 2 ||
-			    fake_u64(rec, "smaps.rss") != (uint64_t)i * 1024 ||
-			    fake_u64(rec, name) != (uint64_t)w->id * 1024)
+			    hx_u64(rec, "smaps.rss") != (uint64_t)i * 1024 ||
+			    hx_u64(rec, name) != (uint64_t)w->id * 1024)
 				w->failures++;
 		} else if (rec->n_sets != ROLLUP_PY_N ||
-			   fake_u64(rec, "smaps.pss") != 9719 * 1024) {
+			   hx_u64(rec, "smaps.pss") != 9719 * 1024) {
 			w->failures++;
 		}
 	}
@@ -517,7 +520,7 @@ static void concurrent_workers(void **state)
 {
 	static const char *const unlimited[] = {"time_budget_ms", "unlimited",
 						NULL};
-	struct fake_fx *fx = *state;
+	struct hx_fx *fx = *state;
 	pthread_t t[4];
 	struct worker w[4];
 	int i;
@@ -533,11 +536,11 @@ static void concurrent_workers(void **state)
 		assert_int_equal(pthread_join(t[i], NULL), 0);
 		assert_int_equal(w[i].failures, 0);
 	}
-	assert_int_equal(fx->ctx.n_fields, ROLLUP_PY_N + 4 * 8);
+	assert_int_equal(hx_n_fields(&fx->ctx), ROLLUP_PY_N + 4 * 8);
 	/* One registration per key, even when workers meet it at once. */
 	assert_int_equal(fx->ctx.n_register, ROLLUP_PY_N + 4 * 8);
-	assert_int_equal(fake_summary(&fx->ctx, "skipped_budget"), 0);
-	fake_fx_stop(fx);
+	assert_int_equal(hx_summary(&fx->ctx, "skipped_budget"), 0);
+	hx_fx_stop(fx);
 }
 
 int main(void)
@@ -554,5 +557,5 @@ int main(void)
 		cmocka_unit_test(concurrent_workers),
 	};
 
-	return cmocka_run_group_tests(tests, setup, fake_fx_teardown);
+	return cmocka_run_group_tests(tests, setup, hx_fx_teardown);
 }
