@@ -1,11 +1,11 @@
 # The cgroup collector (plugins/cgroup): parsers on literal kernel text, the
-# built plugin through a fake API, the three fixture layouts (pure v2,
+# built plugin through the harness over a real engine, the three fixture layouts (pure v2,
 # hybrid, pure v1) end to end, and the live host (creates and removes its
 # own v1 and v2 cgroups; skips, 77, where a layout or root is missing).
 ctp_add_test(test_cgroup_parse test_cgroup_parse.c LIBS ctp_cgroup_parse)
 
 ctp_add_test(test_cgroup_plugin test_cgroup_plugin.c
-             LIBS ctp_fakeapi ${CMAKE_DL_LIBS} Threads::Threads)
+             LIBS ctp_harness ${CMAKE_DL_LIBS} Threads::Threads)
 add_dependencies(test_cgroup_plugin plugin-cgroup)
 
 ctp_add_test(test_cgroup_e2e test_cgroup_e2e.c e2e_util.c LIBS ctpcore)

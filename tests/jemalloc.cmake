@@ -1,5 +1,5 @@
 # jemalloc-probe: pure helpers, the probe library against real jemalloc
-# workers, and the plugin through a fake API.
+# workers, and the plugin through the harness over a real engine.
 ctp_add_test(test_jemalloc_util test_jemalloc_util.c LIBS ctp_jep)
 
 # Real jemalloc with DWARF, built once into a cache outside the clone by
@@ -74,7 +74,7 @@ if(je_workers)
   add_dependencies(test_jemalloc_live ${je_workers})
 endif()
 
-ctp_add_test(test_jemalloc_plugin test_jemalloc_plugin.c LIBS ctp_fakeapi ${CMAKE_DL_LIBS})
+ctp_add_test(test_jemalloc_plugin test_jemalloc_plugin.c LIBS ctp_harness ${CMAKE_DL_LIBS})
 target_compile_definitions(test_jemalloc_plugin PRIVATE ${je_defs})
 add_dependencies(test_jemalloc_plugin plugin-jemalloc-probe ${je_workers})
 

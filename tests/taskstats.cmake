@@ -2,10 +2,10 @@
 ctp_add_test(test_hostprobe test_hostprobe.c LIBS ctp_hostprobe PkgConfig::ZLIB)
 ctp_add_test(test_taskstats_reply test_taskstats_reply.c LIBS ctp_taskstats_reply)
 
-# Drives the built taskstats.so through a fake struct ctp_api, querying the
+# Drives the built taskstats.so loaded into a real engine (tests/harness.h), querying the
 # running kernel (parts skip without CAP_NET_ADMIN or a TASKSTATS family).
 ctp_add_test(test_taskstats_plugin test_taskstats_plugin.c
-             LIBS ctp_fakeapi ${CMAKE_DL_LIBS} Threads::Threads ctp_hostprobe PkgConfig::ZLIB)
+             LIBS ctp_harness ${CMAKE_DL_LIBS} Threads::Threads ctp_hostprobe PkgConfig::ZLIB)
 add_dependencies(test_taskstats_plugin plugin-taskstats)
 
 # ctprof-core with taskstats on the live host. It sets the global sysctl

@@ -28,7 +28,7 @@
 
 #include <cmocka.h>
 
-#include "fakeapi.h"
+#include "harness.h"
 
 #define PLUGIN_PATH CTP_TEST_PLUGIN_DIR "/cgroup.so"
 
@@ -43,8 +43,10 @@ static const char hybrid_mounts[] =
 struct fx {
 	void *dl;
 	const struct ctp_plugin *p;
-	struct ctp_ctx ctx;
+	struct hx_ctx ctx;
 	void *state;
+	int proc_fd;	 /* of dir, the proc root */
+	size_t api_size; /* of the engine's table; 0: all of it */
 	char dir[PATH_MAX];
 };
 
@@ -79,9 +81,6 @@ static void make_proc(struct fx *fx, const char *self_cgroup,
 		write_file(self, "mountinfo", mountinfo);
 }
 
-/* The engine's table at the current size; core_without_ref shrinks it. */
-static struct ctp_api api;
-
 static int setup(void **state)
 {
 	struct fx *fx = calloc(1, sizeof(*fx));
@@ -95,18 +94,13 @@ static int setup(void **state)
 		free(fx);
 		return -1;
 	}
-	fx->p = fake_dlopen(PLUGIN_PATH, &fx->dl);
+	fx->p = hx_dlopen(PLUGIN_PATH, &fx->dl);
 	if (!fx->p) {
 		free(fx);
 		return -1;
 	}
-	/* The static table is registered here, as the core does. */
-	fake_ctx_init(&fx->ctx, fx->p, NULL);
-	fx->ctx.log_max = CTP_LOG_INFO; /* debug messages are not counted */
-	fx->ctx.roots.proc = fx->dir;
-	fx->ctx.roots.sys = NULL;
-	fx->ctx.roots.proc_fd = open(fx->dir, O_RDONLY | O_DIRECTORY);
-	api = fake_api;
+	fx->proc_fd = open(fx->dir, O_RDONLY | O_DIRECTORY);
+	hx_ctx_init(&fx->ctx, fx->p, NULL);
 	*state = fx;
 	return 0;
 }
@@ -116,48 +110,58 @@ static int teardown(void **state)
 	struct fx *fx = *state;
 	char cmd[PATH_MAX + 16];
 
-	if (fx->state)
-		fx->p->fini(fx->state);
+	hx_ctx_done(&fx->ctx);
 	dlclose(fx->dl);
-	close(fx->ctx.roots.proc_fd);
+	close(fx->proc_fd);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", fx->dir);
-	fake_ctx_done(&fx->ctx);
 	free(fx);
 	return 0;
 }
 
+/* A fresh engine with options (what the test set up to refuse kept), the
+ * plugin loaded into it. */
 static int init(struct fx *fx, const char *const *opts)
 {
-	fx->ctx.opts = opts;
-	fx->state = NULL;
-	return fx->p->init(&fx->ctx, &api, &fx->state);
+	const char *refuse = fx->ctx.refuse_name;
+	int r;
+
+	hx_ctx_done(&fx->ctx);
+	hx_ctx_init(&fx->ctx, fx->p, opts);
+	fx->ctx.refuse_name = refuse;
+	fx->ctx.log_max = CTP_LOG_INFO; /* debug messages are not counted */
+	fx->ctx.eng.roots.proc = fx->dir;
+	fx->ctx.eng.roots.sys = NULL;
+	fx->ctx.eng.roots.proc_fd = fx->proc_fd;
+	r = hx_ctx_load(&fx->ctx, fx->api_size);
+	fx->state = hx_state(&fx->ctx);
+	return r;
 }
 
 static int field(struct fx *fx, const char *name)
 {
-	return fake_field(&fx->ctx, name);
+	return hx_field(&fx->ctx, name);
 }
 
 /* One thread callback on a task whose cgroup file holds `text` (NULL: the
  * fetch fails with ENOENT). */
-static int thread(struct fx *fx, const char *text, struct ctp_record *rec,
-		  struct fake_task *ft)
+static int thread(struct fx *fx, const char *text, struct hx_rec *rec,
+		  struct hx_task *ft)
 {
-	fake_task_init(ft, 100, 100);
+	hx_task_init(ft, 100, 100);
 	ft->task.pcomm = ft->task.comm = "x";
-	fake_task_lazy(ft, 0, text, text ? 0 : -ENOENT);
-	fake_rec_init(rec, &fx->ctx, CTP_SCOPE_THREAD);
-	return fx->p->thread(fx->state, &ft->task, rec);
+	hx_task_lazy(ft, 0, text, text ? 0 : -ENOENT);
+	hx_rec_init(rec, &fx->ctx, CTP_SCOPE_THREAD);
+	return fx->p->thread(fx->state, &ft->task, &rec->core);
 }
 
 static int host(struct fx *fx)
 {
-	struct ctp_record rec;
+	struct hx_rec rec;
 
-	fake_rec_init(&rec, &fx->ctx, CTP_SCOPE_HOST);
-	return fx->p->host(fx->state, &rec);
+	hx_rec_init(&rec, &fx->ctx, CTP_SCOPE_HOST);
+	return fx->p->host(fx->state, &rec.core);
 }
 
 /* ---- Tests --------------------------------------------------------------- */
@@ -191,8 +195,8 @@ static void descriptor(void **state)
 static void no_v1_no_read(void **state)
 {
 	struct fx *fx = *state;
-	struct ctp_record rec;
-	struct fake_task ft;
+	struct hx_rec rec;
+	struct hx_task ft;
 
 	make_proc(fx, "0::/user.slice\n",
 		  "41 31 0:38 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n");
@@ -208,8 +212,8 @@ static void no_v1_no_read(void **state)
 static void v1_paths_and_refs(void **state)
 {
 	struct fx *fx = *state;
-	struct ctp_record rec;
-	struct fake_task ft;
+	struct hx_rec rec;
+	struct hx_task ft;
 	static const char t1[] = "3:memory:/a\n2:cpu,cpuacct:/b\n"
 				 "1:name=systemd:/c\n0::/d\n";
 	static const char t2[] = "3:memory:/a\n2:cpu,cpuacct:/b/gc\n"
@@ -228,13 +232,13 @@ static void v1_paths_and_refs(void **state)
 	assert_string_equal(rec.cells[fm].str, "/a");
 	assert_string_equal(rec.cells[fc].str, "/b");
 	assert_string_equal(rec.cells[fs].str, "/c");
-	assert_int_equal(fx->ctx.fields[fm].scope, CTP_SCOPE_THREAD);
-	assert_int_equal(fx->ctx.fields[fm].kind, CTP_KIND_CATEGORICAL);
+	assert_int_equal(hx_field_at(&fx->ctx, fm)->scope, CTP_SCOPE_THREAD);
+	assert_int_equal(hx_field_at(&fx->ctx, fm)->kind, CTP_KIND_CATEGORICAL);
 	assert_int_equal(fx->ctx.n_ref_calls, 3);
-	assert_int_equal(fx->ctx.n_keys, 3);
-	assert_string_equal(fx->ctx.keys[0], "v1:memory:/a");
-	assert_string_equal(fx->ctx.keys[1], "v1:cpu,cpuacct:/b");
-	assert_string_equal(fx->ctx.keys[2], "v1:name=systemd:/c");
+	assert_int_equal(hx_n_keys(&fx->ctx), 3);
+	assert_string_equal(hx_key(&fx->ctx, 0), "v1:memory:/a");
+	assert_string_equal(hx_key(&fx->ctx, 1), "v1:cpu,cpuacct:/b");
+	assert_string_equal(hx_key(&fx->ctx, 2), "v1:name=systemd:/c");
 
 	/* the same text again on this worker: already referenced */
 	assert_int_equal(thread(fx, t1, &rec, &ft), 0);
@@ -243,8 +247,8 @@ static void v1_paths_and_refs(void **state)
 	/* a thread moved alone: its text differs, all refs again */
 	assert_int_equal(thread(fx, t2, &rec, &ft), 0);
 	assert_int_equal(fx->ctx.n_ref_calls, 6);
-	assert_int_equal(fx->ctx.n_keys, 4);
-	assert_string_equal(fx->ctx.keys[3], "v1:cpu,cpuacct:/b/gc");
+	assert_int_equal(hx_n_keys(&fx->ctx), 4);
+	assert_string_equal(hx_key(&fx->ctx, 3), "v1:cpu,cpuacct:/b/gc");
 	assert_string_equal(rec.cells[fc].str, "/b/gc");
 
 	/* a new capture references again */
@@ -256,16 +260,16 @@ static void v1_paths_and_refs(void **state)
 
 	/* each hierarchy's field was registered once */
 	assert_int_equal(fx->ctx.registered[fm], 1);
-	assert_int_equal(fake_summary(&fx->ctx, "ref_errors"), 0);
-	assert_int_equal(fake_summary(&fx->ctx, "parse_errors"), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "ref_errors"), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "parse_errors"), 0);
 }
 
 /* A failed reference is counted and retried by the next thread. */
 static void ref_failure(void **state)
 {
 	struct fx *fx = *state;
-	struct ctp_record rec;
-	struct fake_task ft;
+	struct hx_rec rec;
+	struct hx_task ft;
 	static const char t[] = "3:memory:/a\n0::/\n";
 
 	make_proc(fx, hybrid_self, NULL);
@@ -273,24 +277,24 @@ static void ref_failure(void **state)
 	assert_int_equal(host(fx), 0);
 	fx->ctx.ref_err = -ENOMEM;
 	assert_int_equal(thread(fx, t, &rec, &ft), 0);
-	assert_int_equal(fake_summary(&fx->ctx, "ref_errors"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "ref_errors"), 1);
 	assert_string_equal(rec.cells[field(fx, "cgroup.v1.memory.path")].str,
 			    "/a");
 	fx->ctx.ref_err = 0;
 	assert_int_equal(thread(fx, t, &rec, &ft), 0);
 	assert_int_equal(fx->ctx.n_ref_calls, 2);
-	assert_int_equal(fx->ctx.n_keys, 1);
+	assert_int_equal(hx_n_keys(&fx->ctx), 1);
 }
 
 /* An older core: no cgroup_ref member. Paths still, a notice once. */
 static void core_without_ref(void **state)
 {
 	struct fx *fx = *state;
-	struct ctp_record rec;
-	struct fake_task ft;
+	struct hx_rec rec;
+	struct hx_task ft;
 
 	make_proc(fx, hybrid_self, NULL);
-	api.size = offsetof(struct ctp_api, cgroup_ref);
+	fx->api_size = offsetof(struct ctp_api, cgroup_ref);
 	assert_int_equal(init(fx, NULL), 0);
 	assert_int_equal(fx->ctx.n_log, 1);
 	assert_non_null(strstr(fx->ctx.last_log, "cgroup_ref"));
@@ -299,15 +303,15 @@ static void core_without_ref(void **state)
 	assert_string_equal(rec.cells[field(fx, "cgroup.v1.memory.path")].str,
 			    "/a");
 	assert_int_equal(fx->ctx.n_ref_calls, 0);
-	assert_int_equal(fake_summary(&fx->ctx, "ref_errors"), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "ref_errors"), 0);
 }
 
 /* A hierarchy whose field is refused loses its paths, not the others'. */
 static void refused_hierarchy(void **state)
 {
 	struct fx *fx = *state;
-	struct ctp_record rec;
-	struct fake_task ft;
+	struct hx_rec rec;
+	struct hx_task ft;
 
 	make_proc(fx, hybrid_self, NULL);
 	fx->ctx.refuse_name = "cgroup.v1.memory.path";
@@ -320,9 +324,9 @@ static void refused_hierarchy(void **state)
 	assert_int_equal(field(fx, "cgroup.v1.memory.path"), -1);
 	assert_string_equal(rec.cells[field(fx, "cgroup.v1.pids.path")].str,
 			    "/p");
-	assert_int_equal(fake_summary(&fx->ctx, "keys_dropped"), 2);
+	assert_int_equal(hx_summary(&fx->ctx, "keys_dropped"), 2);
 	/* its rows are still referenced: the values do not need the path */
-	assert_int_equal(fx->ctx.n_keys, 2);
+	assert_int_equal(hx_n_keys(&fx->ctx), 2);
 	assert_int_equal(rec.bad_sets, 0);
 }
 
@@ -331,8 +335,8 @@ static void refused_hierarchy(void **state)
 static void garbage_and_failures(void **state)
 {
 	struct fx *fx = *state;
-	struct ctp_record rec;
-	struct fake_task ft;
+	struct hx_rec rec;
+	struct hx_task ft;
 
 	make_proc(fx, hybrid_self, NULL);
 	assert_int_equal(init(fx, NULL), 0);
@@ -342,7 +346,7 @@ static void garbage_and_failures(void **state)
 	assert_string_equal(rec.cells[field(fx, "cgroup.v1.memory.path")].str,
 			    "/a");
 	assert_int_equal(field(fx, "cgroup.v1.cpu.path"), -1);
-	assert_int_equal(fake_summary(&fx->ctx, "parse_errors"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "parse_errors"), 1);
 	assert_int_equal(thread(fx, NULL, &rec, &ft), 0);
 	assert_int_equal(ft.gets, 1);
 	assert_int_equal(rec.n_sets, 0);
@@ -355,15 +359,18 @@ static void options(void **state)
 	static const char *const bad_bool[] = {"v1", "maybe", NULL};
 	static const char *const relative[] = {"mount_prefix", "x/y", NULL};
 	static const char *const off[] = {"v1", "off", NULL};
-	struct ctp_record rec;
-	struct fake_task ft;
+	struct hx_rec rec;
+	struct hx_task ft;
 
 	make_proc(fx, hybrid_self, hybrid_mounts);
-	/* An unknown name is the core's to refuse (declared options). */
+	/* An unknown name or an ill-typed value is the core's loader to
+	 * refuse, before init (declared options). */
 	assert_int_equal(fx->p->n_options, 2);
 	assert_string_equal(fx->p->options[0].name, "v1");
-	(void)unknown;
+	assert_int_equal(init(fx, unknown), -EINVAL);
+	assert_non_null(strstr(fx->ctx.last_log, "'v2'"));
 	assert_int_equal(init(fx, bad_bool), -EINVAL);
+	assert_non_null(strstr(fx->ctx.last_log, "'maybe'"));
 	assert_int_equal(init(fx, relative), -EINVAL);
 	assert_non_null(strstr(fx->ctx.last_log, "absolute"));
 	assert_int_equal(init(fx, off), 0);
@@ -379,7 +386,7 @@ static void options(void **state)
 static void cgroup_rows(void **state)
 {
 	struct fx *fx = *state;
-	struct ctp_record rec, hrec;
+	struct hx_rec rec, hrec;
 	struct ctp_cgroup cg = {.abi = CTP_ABI_MAJOR,
 				.size = sizeof(cg),
 				.dirfd = -1,
@@ -390,29 +397,29 @@ static void cgroup_rows(void **state)
 	make_proc(fx, hybrid_self, hybrid_mounts);
 	assert_int_equal(init(fx, opts), 0);
 	assert_int_equal(host(fx), 0);
-	fake_rec_init(&rec, &fx->ctx, CTP_SCOPE_CGROUP);
+	hx_rec_init(&rec, &fx->ctx, CTP_SCOPE_CGROUP);
 	cg.path = "other:thing";
-	assert_int_equal(fx->p->cgroup(fx->state, &cg, &rec), 0);
+	assert_int_equal(fx->p->cgroup(fx->state, &cg, &rec.core), 0);
 	assert_int_equal(rec.n_sets, 0);
 	cg.path = "/gone";
-	assert_int_equal(fx->p->cgroup(fx->state, &cg, &rec), 0);
+	assert_int_equal(fx->p->cgroup(fx->state, &cg, &rec.core), 0);
 	assert_int_equal(rec.n_sets, 0);
-	assert_int_equal(fake_summary(&fx->ctx, "v2_unreachable"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "v2_unreachable"), 1);
 	cg.path = "v1:pids:/x";
-	assert_int_equal(fx->p->cgroup(fx->state, &cg, &rec), 0);
+	assert_int_equal(fx->p->cgroup(fx->state, &cg, &rec.core), 0);
 	assert_int_equal(rec.n_sets, 1);
 	assert_string_equal(rec.cells[field(fx, "cgroup.v1.hierarchy")].str,
 			    "pids");
-	assert_int_equal(fake_summary(&fx->ctx, "v1_no_mount"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "v1_no_mount"), 1);
 	/* memory is mounted, at a directory that does not exist */
-	fake_rec_init(&rec, &fx->ctx, CTP_SCOPE_CGROUP);
+	hx_rec_init(&rec, &fx->ctx, CTP_SCOPE_CGROUP);
 	cg.path = "v1:memory:/x";
-	assert_int_equal(fx->p->cgroup(fx->state, &cg, &rec), 0);
+	assert_int_equal(fx->p->cgroup(fx->state, &cg, &rec.core), 0);
 	assert_int_equal(rec.n_sets, 1);
-	assert_int_equal(fake_summary(&fx->ctx, "v1_unreachable"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "v1_unreachable"), 1);
 	assert_int_equal(rec.bad_sets, 0);
-	fake_rec_init(&hrec, &fx->ctx, CTP_SCOPE_HOST);
-	assert_int_equal(fx->p->finish(fx->state, &hrec), 0);
+	hx_rec_init(&hrec, &fx->ctx, CTP_SCOPE_HOST);
+	assert_int_equal(fx->p->finish(fx->state, &hrec.core), 0);
 }
 
 /* Workers registering hierarchies at once: one field each, every path. */
@@ -432,8 +439,8 @@ static void *worker(void *arg)
 		off += (size_t)snprintf(text + off, sizeof(text) - off,
 					"%d:name=h%d:/w%d\n", h, h, w->id);
 	for (int i = 0; i < 500; i++) {
-		struct ctp_record *rec = calloc(1, sizeof(*rec));
-		struct fake_task ft;
+		struct hx_rec *rec = calloc(1, sizeof(*rec));
+		struct hx_task ft;
 		if (!rec) {
 			w->bad++;
 			break;
@@ -472,8 +479,8 @@ static void concurrent_workers(void **state)
 	}
 	/* each worker referenced its 24 rows once (the same text after) */
 	assert_int_equal(fx->ctx.n_ref_calls, 8 * 24);
-	assert_int_equal(fx->ctx.n_keys, 8 * 24);
-	assert_int_equal(fake_summary(&fx->ctx, "ref_errors"), 0);
+	assert_int_equal(hx_n_keys(&fx->ctx), 8 * 24);
+	assert_int_equal(hx_summary(&fx->ctx, "ref_errors"), 0);
 }
 
 int main(void)

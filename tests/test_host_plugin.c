@@ -30,7 +30,7 @@
 
 #include <cmocka.h>
 
-#include "fakeapi.h"
+#include "harness.h"
 #include "sanitizer.h"
 
 #define PLUGIN_PATH CTP_TEST_PLUGIN_DIR "/host-context.so"
@@ -41,8 +41,8 @@
 struct fx {
 	void *dl;
 	const struct ctp_plugin *p;
-	struct ctp_ctx ctx; /* live while ctx.desc is set */
-	struct ctp_record rec;
+	struct hx_ctx ctx; /* live while ctx.desc is set */
+	struct hx_rec rec;
 	void *state;
 	char tmp[PATH_MAX - 64]; /* a tree built by the test, or "" */
 };
@@ -51,30 +51,27 @@ static int setup(void **state)
 {
 	struct fx *fx = calloc(1, sizeof(*fx));
 
-	if (!fx || !(fx->p = fake_dlopen(PLUGIN_PATH, &fx->dl))) {
+	if (!fx || !(fx->p = hx_dlopen(PLUGIN_PATH, &fx->dl))) {
 		free(fx);
 		return -1;
 	}
-	fx->ctx.roots.proc_fd = fx->ctx.roots.sys_fd = -1;
 	*state = fx;
 	return 0;
 }
 
 static void rm_tree(const char *path);
 
-/* Undo start(): state, root fds, the harness. */
+/* Undo start(): root fds, the engine (whose unload calls fini). */
 static void release(struct fx *fx)
 {
-	if (fx->state)
-		fx->p->fini(fx->state);
 	fx->state = NULL;
-	if (fx->ctx.roots.proc_fd >= 0)
-		close(fx->ctx.roots.proc_fd);
-	if (fx->ctx.roots.sys_fd >= 0)
-		close(fx->ctx.roots.sys_fd);
-	fx->ctx.roots.proc_fd = fx->ctx.roots.sys_fd = -1;
-	if (fx->ctx.desc)
-		fake_ctx_done(&fx->ctx);
+	if (!fx->ctx.desc)
+		return;
+	if (fx->ctx.eng.roots.proc_fd >= 0)
+		close(fx->ctx.eng.roots.proc_fd);
+	if (fx->ctx.eng.roots.sys_fd >= 0)
+		close(fx->ctx.eng.roots.sys_fd);
+	hx_ctx_done(&fx->ctx);
 	fx->ctx.desc = NULL;
 }
 
@@ -106,27 +103,30 @@ static int open_root(const char *path)
 static int start(struct fx *fx, const char *proc, const char *sys,
 		 const char *const *opts)
 {
+	int r;
+
 	/* What a failed test left behind. */
 	release(fx);
-	fake_ctx_init(&fx->ctx, fx->p, opts);
-	fx->ctx.roots.proc = proc;
-	fx->ctx.roots.sys = sys;
-	fx->ctx.roots.proc_fd = open_root(proc);
-	fx->ctx.roots.sys_fd = open_root(sys);
-	if ((proc && fx->ctx.roots.proc_fd < 0) ||
-	    (sys && fx->ctx.roots.sys_fd < 0))
+	hx_ctx_init(&fx->ctx, fx->p, opts);
+	fx->ctx.eng.roots.proc = proc;
+	fx->ctx.eng.roots.sys = sys;
+	fx->ctx.eng.roots.proc_fd = open_root(proc);
+	fx->ctx.eng.roots.sys_fd = open_root(sys);
+	if ((proc && fx->ctx.eng.roots.proc_fd < 0) ||
+	    (sys && fx->ctx.eng.roots.sys_fd < 0))
 		fail_msg("cannot open roots %s %s", proc, sys);
-	fake_rec_init(&fx->rec, &fx->ctx, CTP_SCOPE_HOST);
-	fx->state = NULL;
-	return fx->p->init(&fx->ctx, &fake_api, &fx->state);
+	hx_rec_init(&fx->rec, &fx->ctx, CTP_SCOPE_HOST);
+	r = hx_ctx_load(&fx->ctx, 0);
+	fx->state = hx_state(&fx->ctx);
+	return r;
 }
 
 /* init, host and finish; each must succeed. */
 static void run(struct fx *fx, const char *proc, const char *sys)
 {
 	assert_int_equal(start(fx, proc, sys, NULL), 0);
-	assert_int_equal(fx->p->host(fx->state, &fx->rec), 0);
-	assert_int_equal(fx->p->finish(fx->state, &fx->rec), 0);
+	assert_int_equal(fx->p->host(fx->state, &fx->rec.core), 0);
+	assert_int_equal(fx->p->finish(fx->state, &fx->rec.core), 0);
 	assert_int_equal(fx->rec.bad_sets, 0);
 }
 
@@ -138,11 +138,13 @@ static void set_names(const struct fx *fx, const char *prefix, char *out,
 	size_t o = 0;
 
 	out[0] = '\0';
-	for (unsigned i = 0; i < fx->ctx.n_fields; i++)
+	for (unsigned i = 0; i < hx_n_fields(&fx->ctx); i++)
 		if (fx->rec.cells[i].set &&
-		    strncmp(fx->ctx.names[i], prefix, strlen(prefix)) == 0)
+		    strncmp(hx_field_at(&fx->ctx, i)->name, prefix,
+			    strlen(prefix)) == 0)
 			o += (size_t)snprintf(out + o, o < len ? len - o : 0,
-					      "%s;", fx->ctx.names[i]);
+					      "%s;",
+					      hx_field_at(&fx->ctx, i)->name);
 }
 
 static void expect_uname(const struct fx *fx)
@@ -150,15 +152,16 @@ static void expect_uname(const struct fx *fx)
 	struct utsname u;
 
 	assert_int_equal(uname(&u), 0);
-	fake_expect_str(&fx->rec, "host.uname.sysname", u.sysname);
-	fake_expect_str(&fx->rec, "host.uname.release", u.release);
-	fake_expect_str(&fx->rec, "host.uname.machine", u.machine);
+	hx_expect_str(&fx->rec, "host.uname.sysname", u.sysname);
+	hx_expect_str(&fx->rec, "host.uname.release", u.release);
+	hx_expect_str(&fx->rec, "host.uname.machine", u.machine);
 	/* The nodename is never recorded, under any name. */
-	for (unsigned i = 0; u.nodename[0] && i < fx->ctx.n_fields; i++)
+	for (unsigned i = 0; u.nodename[0] && i < hx_n_fields(&fx->ctx); i++)
 		if (fx->rec.cells[i].set &&
-		    fx->ctx.fields[i].type == CTP_TYPE_STRING &&
+		    hx_field_at(&fx->ctx, i)->type == CTP_TYPE_STRING &&
 		    strcmp(fx->rec.cells[i].str, u.nodename) == 0)
-			fail_msg("%s holds the nodename", fx->ctx.names[i]);
+			fail_msg("%s holds the nodename",
+				 hx_field_at(&fx->ctx, i)->name);
 }
 
 /* ---- Building odd trees -------------------------------------------------- */
@@ -269,28 +272,27 @@ static void test_fixture(void **state)
 
 	run(fx, FIX "/proc", FIX "/sys");
 	expect_uname(fx);
-	fake_expect_str(&fx->rec, "host.cpu.model",
-			"Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz");
-	fake_expect_str(&fx->rec, "host.cpu.vendor", "GenuineIntel");
-	fake_expect_u64(&fx->rec, "host.mem.total", 16314660ull * 1024);
-	fake_expect_u64(&fx->rec, "host.hugepages.total", 64);
-	fake_expect_u64(&fx->rec, "host.hugepages.free", 60);
-	fake_expect_u64(&fx->rec, "host.hugepages.size", 2048ull * 1024);
-	fake_expect_str(&fx->rec, "host.thp.enabled.menu",
-			"[always] madvise never");
-	fake_expect_str(&fx->rec, "host.thp.enabled.active", "always");
-	fake_expect_str(&fx->rec, "host.thp.defrag.menu",
-			"always defer [defer+madvise] madvise never");
-	fake_expect_str(&fx->rec, "host.thp.defrag.active", "defer+madvise");
-	fake_expect_u64(&fx->rec, "host.cpu.online", 4);
-	fake_expect_u64(&fx->rec, "host.numa.nodes", 2);
-	fake_expect_str(
-		&fx->rec, "host.cmdline",
-		"BOOT_IMAGE=/boot/vmlinuz-6.1.0-18-amd64 "
-		"root=UUID=0b6e1c5c-3f2e-4f0e-9d53-2f7b1c9e8a11 ro quiet "
-		"isolcpus=2,3 transparent_hugepage=always");
-	fake_expect_str(&fx->rec, "host.task_delayacct", "on");
-	fake_expect_str(&fx->rec, "host.config_task_xacct", "off");
+	hx_expect_str(&fx->rec, "host.cpu.model",
+		      "Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz");
+	hx_expect_str(&fx->rec, "host.cpu.vendor", "GenuineIntel");
+	hx_expect_u64(&fx->rec, "host.mem.total", 16314660ull * 1024);
+	hx_expect_u64(&fx->rec, "host.hugepages.total", 64);
+	hx_expect_u64(&fx->rec, "host.hugepages.free", 60);
+	hx_expect_u64(&fx->rec, "host.hugepages.size", 2048ull * 1024);
+	hx_expect_str(&fx->rec, "host.thp.enabled.menu",
+		      "[always] madvise never");
+	hx_expect_str(&fx->rec, "host.thp.enabled.active", "always");
+	hx_expect_str(&fx->rec, "host.thp.defrag.menu",
+		      "always defer [defer+madvise] madvise never");
+	hx_expect_str(&fx->rec, "host.thp.defrag.active", "defer+madvise");
+	hx_expect_u64(&fx->rec, "host.cpu.online", 4);
+	hx_expect_u64(&fx->rec, "host.numa.nodes", 2);
+	hx_expect_str(&fx->rec, "host.cmdline",
+		      "BOOT_IMAGE=/boot/vmlinuz-6.1.0-18-amd64 "
+		      "root=UUID=0b6e1c5c-3f2e-4f0e-9d53-2f7b1c9e8a11 ro quiet "
+		      "isolcpus=2,3 transparent_hugepage=always");
+	hx_expect_str(&fx->rec, "host.task_delayacct", "on");
+	hx_expect_str(&fx->rec, "host.config_task_xacct", "off");
 
 	/* Tunables: integers as i64, the rest verbatim; registered in name
 	 * order; sched_Upper skipped, sched_domain/ and panic ignored. */
@@ -304,15 +306,15 @@ static void test_fixture(void **state)
 				   "host.sched.rt_period_us;"
 				   "host.sched.rt_runtime_us;"
 				   "host.sched.util_clamp_pair;");
-	fake_expect_i64(&fx->rec, "host.sched.autogroup_enabled", 1);
-	fake_expect_i64(&fx->rec, "host.sched.cfs_bandwidth_slice_us", 5000);
-	fake_expect_i64(&fx->rec, "host.sched.energy_aware", 0);
-	fake_expect_str(&fx->rec, "host.sched.huge", "18446744073709551616");
-	fake_expect_str(&fx->rec, "host.sched.leading_zero", "007");
-	fake_expect_i64(&fx->rec, "host.sched.rr_timeslice_ms", 100);
-	fake_expect_i64(&fx->rec, "host.sched.rt_period_us", 1000000);
-	fake_expect_i64(&fx->rec, "host.sched.rt_runtime_us", -1);
-	fake_expect_str(&fx->rec, "host.sched.util_clamp_pair", "1024\t512");
+	hx_expect_i64(&fx->rec, "host.sched.autogroup_enabled", 1);
+	hx_expect_i64(&fx->rec, "host.sched.cfs_bandwidth_slice_us", 5000);
+	hx_expect_i64(&fx->rec, "host.sched.energy_aware", 0);
+	hx_expect_str(&fx->rec, "host.sched.huge", "18446744073709551616");
+	hx_expect_str(&fx->rec, "host.sched.leading_zero", "007");
+	hx_expect_i64(&fx->rec, "host.sched.rr_timeslice_ms", 100);
+	hx_expect_i64(&fx->rec, "host.sched.rt_period_us", 1000000);
+	hx_expect_i64(&fx->rec, "host.sched.rt_runtime_us", -1);
+	hx_expect_str(&fx->rec, "host.sched.util_clamp_pair", "1024\t512");
 
 	/* Governors of online CPUs only; cpu3 has no cpufreq, cpu5 is
 	 * offline. */
@@ -320,14 +322,14 @@ static void test_fixture(void **state)
 	assert_string_equal(names, "host.cpufreq.governor.cpu0;"
 				   "host.cpufreq.governor.cpu1;"
 				   "host.cpufreq.governor.cpu2;");
-	fake_expect_str(&fx->rec, "host.cpufreq.governor.cpu0", "performance");
-	fake_expect_str(&fx->rec, "host.cpufreq.governor.cpu1", "performance");
-	fake_expect_str(&fx->rec, "host.cpufreq.governor.cpu2", "powersave");
+	hx_expect_str(&fx->rec, "host.cpufreq.governor.cpu0", "performance");
+	hx_expect_str(&fx->rec, "host.cpufreq.governor.cpu1", "performance");
+	hx_expect_str(&fx->rec, "host.cpufreq.governor.cpu2", "powersave");
 
-	assert_int_equal(fake_summary(&fx->ctx, "sources_missing"), 1);
-	assert_int_equal(fake_summary(&fx->ctx, "sources_unreadable"), 0);
-	assert_int_equal(fake_summary(&fx->ctx, "parse_errors"), 0);
-	assert_int_equal(fake_summary(&fx->ctx, "keys_skipped"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "sources_missing"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "sources_unreadable"), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "parse_errors"), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "keys_skipped"), 1);
 	stop(fx);
 }
 
@@ -345,9 +347,9 @@ static void expect_only_uname_and_self(const struct fx *fx)
 		    strncmp(s, "host.self.", 10))
 			fail_msg("%s has a value with no source", s);
 	}
-	assert_true(fake_is_set(&fx->rec, "host.self.allocator"));
-	assert_int_equal(fake_summary(&fx->ctx, "sources_unreadable"), 0);
-	assert_int_equal(fake_summary(&fx->ctx, "parse_errors"), 0);
+	assert_true(hx_is_set(&fx->rec, "host.self.allocator"));
+	assert_int_equal(hx_summary(&fx->ctx, "sources_unreadable"), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "parse_errors"), 0);
 }
 
 static void test_no_roots(void **state)
@@ -358,7 +360,7 @@ static void test_no_roots(void **state)
 	expect_only_uname_and_self(fx);
 	/* cpuinfo, meminfo, 2 THP menus, sys/kernel, cpu/online,
 	 * node/online, cmdline, delay accounting, config.gz. */
-	assert_int_equal(fake_summary(&fx->ctx, "sources_missing"), 10);
+	assert_int_equal(hx_summary(&fx->ctx, "sources_missing"), 10);
 	stop(fx);
 }
 
@@ -374,7 +376,7 @@ static void test_empty_roots(void **state)
 	snprintf(sys, sizeof(sys), "%s/sys", fx->tmp);
 	run(fx, proc, sys);
 	expect_only_uname_and_self(fx);
-	assert_int_equal(fake_summary(&fx->ctx, "sources_missing"), 10);
+	assert_int_equal(hx_summary(&fx->ctx, "sources_missing"), 10);
 	stop(fx);
 }
 
@@ -420,39 +422,39 @@ static void test_odd_tree(void **state)
 
 	run(fx, proc, sys);
 	expect_uname(fx);
-	assert_false(fake_is_set(&fx->rec, "host.cpu.model"));
-	assert_false(fake_is_set(&fx->rec, "host.cpu.vendor"));
-	assert_false(fake_is_set(&fx->rec, "host.mem.total"));
-	assert_false(fake_is_set(&fx->rec, "host.hugepages.total"));
-	assert_false(fake_is_set(&fx->rec, "host.hugepages.free"));
-	fake_expect_u64(&fx->rec, "host.hugepages.size", 2048ull * 1024);
-	fake_expect_str(&fx->rec, "host.cmdline", "");
-	fake_expect_str(&fx->rec, "host.thp.enabled.menu",
-			"always madvise never");
-	assert_false(fake_is_set(&fx->rec, "host.thp.enabled.active"));
-	assert_false(fake_is_set(&fx->rec, "host.thp.defrag.menu"));
-	assert_false(fake_is_set(&fx->rec, "host.thp.defrag.active"));
+	assert_false(hx_is_set(&fx->rec, "host.cpu.model"));
+	assert_false(hx_is_set(&fx->rec, "host.cpu.vendor"));
+	assert_false(hx_is_set(&fx->rec, "host.mem.total"));
+	assert_false(hx_is_set(&fx->rec, "host.hugepages.total"));
+	assert_false(hx_is_set(&fx->rec, "host.hugepages.free"));
+	hx_expect_u64(&fx->rec, "host.hugepages.size", 2048ull * 1024);
+	hx_expect_str(&fx->rec, "host.cmdline", "");
+	hx_expect_str(&fx->rec, "host.thp.enabled.menu",
+		      "always madvise never");
+	assert_false(hx_is_set(&fx->rec, "host.thp.enabled.active"));
+	assert_false(hx_is_set(&fx->rec, "host.thp.defrag.menu"));
+	assert_false(hx_is_set(&fx->rec, "host.thp.defrag.active"));
 	set_names(fx, "host.sched.", names, sizeof(names));
 	assert_string_equal(names, "host.sched.child_runs_first;");
-	fake_expect_i64(&fx->rec, "host.sched.child_runs_first", 0);
+	hx_expect_i64(&fx->rec, "host.sched.child_runs_first", 0);
 	/* sys/kernel exists, task_delayacct does not: not built in. */
-	fake_expect_str(&fx->rec, "host.task_delayacct", "config-off");
-	fake_expect_str(&fx->rec, "host.config_task_xacct", "unknown");
-	fake_expect_u64(&fx->rec, "host.cpu.online", 2);
+	hx_expect_str(&fx->rec, "host.task_delayacct", "config-off");
+	hx_expect_str(&fx->rec, "host.config_task_xacct", "unknown");
+	hx_expect_u64(&fx->rec, "host.cpu.online", 2);
 	set_names(fx, "host.cpufreq.", names, sizeof(names));
 	assert_string_equal(names, "host.cpufreq.governor.cpu1;");
-	fake_expect_str(&fx->rec, "host.cpufreq.governor.cpu1", "ondemand");
+	hx_expect_str(&fx->rec, "host.cpufreq.governor.cpu1", "ondemand");
 	/* node0, node1, node3 counted; nodefoo is not a node. */
-	fake_expect_u64(&fx->rec, "host.numa.nodes", 3);
+	hx_expect_u64(&fx->rec, "host.numa.nodes", 3);
 
 	/* meminfo overflow and the bracket-less menu. */
-	assert_int_equal(fake_summary(&fx->ctx, "parse_errors"), 2);
+	assert_int_equal(hx_summary(&fx->ctx, "parse_errors"), 2);
 	/* defrag (EISDIR), sched_big (too big), cpu0's governor (EISDIR),
 	 * config.gz (not gzip). */
-	assert_int_equal(fake_summary(&fx->ctx, "sources_unreadable"), 4);
+	assert_int_equal(hx_summary(&fx->ctx, "sources_unreadable"), 4);
 	/* node/online (then counted from the directories). */
-	assert_int_equal(fake_summary(&fx->ctx, "sources_missing"), 1);
-	assert_int_equal(fake_summary(&fx->ctx, "keys_skipped"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "sources_missing"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "keys_skipped"), 1);
 	stop(fx);
 }
 
@@ -464,15 +466,15 @@ static void test_register_refused(void **state)
 
 	assert_int_equal(start(fx, FIX "/proc", FIX "/sys", NULL), 0);
 	fx->ctx.register_err = -EEXIST;
-	assert_int_equal(fx->p->host(fx->state, &fx->rec), 0);
+	assert_int_equal(fx->p->host(fx->state, &fx->rec.core), 0);
 	assert_int_equal(fx->rec.bad_sets, 0);
 	set_names(fx, "host.sched.", names, sizeof(names));
 	assert_string_equal(names, "");
 	set_names(fx, "host.cpufreq.", names, sizeof(names));
 	assert_string_equal(names, "");
-	fake_expect_u64(&fx->rec, "host.cpu.online", 4);
+	hx_expect_u64(&fx->rec, "host.cpu.online", 4);
 	/* 9 tunables and 3 governors refused, plus sched_Upper. */
-	assert_int_equal(fake_summary(&fx->ctx, "keys_skipped"), 13);
+	assert_int_equal(hx_summary(&fx->ctx, "keys_skipped"), 13);
 	stop(fx);
 }
 
@@ -502,13 +504,13 @@ static uint64_t tv_ns(struct timeval tv)
 static void check_self_usage(struct fx *fx)
 {
 	struct rusage a = self_usage(), b;
-	const struct fake_cell *rss, *ut, *st;
+	const struct hx_cell *rss, *ut, *st;
 
-	assert_int_equal(fx->p->finish(fx->state, &fx->rec), 0);
+	assert_int_equal(fx->p->finish(fx->state, &fx->rec.core), 0);
 	b = self_usage();
-	rss = fake_cell_or_null(&fx->rec, "host.self.maxrss");
-	ut = fake_cell_or_null(&fx->rec, "host.self.cpu_user");
-	st = fake_cell_or_null(&fx->rec, "host.self.cpu_system");
+	rss = hx_cell_or_null(&fx->rec, "host.self.maxrss");
+	ut = hx_cell_or_null(&fx->rec, "host.self.cpu_user");
+	st = hx_cell_or_null(&fx->rec, "host.self.cpu_system");
 	assert_true(rss->set && ut->set && st->set);
 	assert_true(rss->u >= (uint64_t)a.ru_maxrss * 1024);
 	assert_true(rss->u <= (uint64_t)b.ru_maxrss * 1024);
@@ -542,30 +544,28 @@ static void test_allocator(void **state)
 
 	assert_int_equal(start(fx, NULL, NULL, NULL), 0);
 	check_self_usage(fx);
-	fake_expect_str(&fx->rec, "host.self.allocator", "jemalloc");
-	assert_false(fake_is_set(&fx->rec, "host.self.glibc.arena"));
-	assert_false(fake_is_set(&fx->rec, "host.self.glibc.uordblks"));
+	hx_expect_str(&fx->rec, "host.self.allocator", "jemalloc");
+	assert_false(hx_is_set(&fx->rec, "host.self.glibc.arena"));
+	assert_false(hx_is_set(&fx->rec, "host.self.glibc.uordblks"));
 	assert_int_equal(mallctl("arenas.narenas", &narenas, &nsz, NULL, 0), 0);
-	fake_expect_u64(&fx->rec, "host.self.jemalloc.narenas", narenas);
+	hx_expect_u64(&fx->rec, "host.self.jemalloc.narenas", narenas);
 	/* jemalloc's own invariants (man jemalloc, stats.*). */
-	before = fake_cell_or_null(&fx->rec, "host.self.jemalloc.allocated")->u;
+	before = hx_cell_or_null(&fx->rec, "host.self.jemalloc.allocated")->u;
 	assert_true(before > 0);
+	assert_true(hx_cell_or_null(&fx->rec, "host.self.jemalloc.active")->u >=
+		    before);
 	assert_true(
-		fake_cell_or_null(&fx->rec, "host.self.jemalloc.active")->u >=
-		before);
-	assert_true(
-		fake_cell_or_null(&fx->rec, "host.self.jemalloc.resident")->u >=
-		fake_cell_or_null(&fx->rec, "host.self.jemalloc.active")->u);
-	assert_true(
-		fake_cell_or_null(&fx->rec, "host.self.jemalloc.mapped")->u >=
-		fake_cell_or_null(&fx->rec, "host.self.jemalloc.active")->u);
+		hx_cell_or_null(&fx->rec, "host.self.jemalloc.resident")->u >=
+		hx_cell_or_null(&fx->rec, "host.self.jemalloc.active")->u);
+	assert_true(hx_cell_or_null(&fx->rec, "host.self.jemalloc.mapped")->u >=
+		    hx_cell_or_null(&fx->rec, "host.self.jemalloc.active")->u);
 
 	/* The epoch is advanced: a new 64 MiB block shows at once. */
 	p = malloc(big);
 	assert_non_null(p);
 	memset(p, 1, big);
-	assert_int_equal(fx->p->finish(fx->state, &fx->rec), 0);
-	after = fake_cell_or_null(&fx->rec, "host.self.jemalloc.allocated")->u;
+	assert_int_equal(fx->p->finish(fx->state, &fx->rec.core), 0);
+	after = hx_cell_or_null(&fx->rec, "host.self.jemalloc.allocated")->u;
 	direct = je_read("stats.allocated");
 	free(p);
 	/* Besides the test's block, stats.allocated moves by a few KiB
@@ -584,18 +584,18 @@ static void test_allocator(void **state)
 
 	assert_int_equal(start(fx, NULL, NULL, NULL), 0);
 	check_self_usage(fx);
-	fake_expect_str(&fx->rec, "host.self.allocator", "glibc");
-	assert_false(fake_is_set(&fx->rec, "host.self.jemalloc.allocated"));
-	assert_false(fake_is_set(&fx->rec, "host.self.jemalloc.narenas"));
+	hx_expect_str(&fx->rec, "host.self.allocator", "glibc");
+	assert_false(hx_is_set(&fx->rec, "host.self.jemalloc.allocated"));
+	assert_false(hx_is_set(&fx->rec, "host.self.jemalloc.narenas"));
 	/* mallinfo2 sums every arena; this process has allocated (unless
 	 * ASan's allocator serves malloc: glibc's arenas stay unused). */
-	assert_true(fake_cell_or_null(&fx->rec, "host.self.glibc.arena")->set);
+	assert_true(hx_cell_or_null(&fx->rec, "host.self.glibc.arena")->set);
 #if !CTP_TEST_ASAN
-	assert_true(fake_cell_or_null(&fx->rec, "host.self.glibc.uordblks")->u >
+	assert_true(hx_cell_or_null(&fx->rec, "host.self.glibc.uordblks")->u >
 		    0);
 #endif
-	assert_true(fake_is_set(&fx->rec, "host.self.glibc.fordblks"));
-	assert_true(fake_is_set(&fx->rec, "host.self.glibc.hblkhd"));
+	assert_true(hx_is_set(&fx->rec, "host.self.glibc.fordblks"));
+	assert_true(hx_is_set(&fx->rec, "host.self.glibc.hblkhd"));
 	stop(fx);
 }
 
@@ -615,9 +615,9 @@ static void test_jemalloc_not_malloc(void **state)
 	}
 	assert_non_null(dlsym(RTLD_DEFAULT, "mallctl"));
 	assert_int_equal(start(fx, NULL, NULL, NULL), 0);
-	assert_int_equal(fx->p->finish(fx->state, &fx->rec), 0);
-	fake_expect_str(&fx->rec, "host.self.allocator", "glibc");
-	assert_false(fake_is_set(&fx->rec, "host.self.jemalloc.allocated"));
+	assert_int_equal(fx->p->finish(fx->state, &fx->rec.core), 0);
+	hx_expect_str(&fx->rec, "host.self.allocator", "glibc");
+	assert_false(hx_is_set(&fx->rec, "host.self.jemalloc.allocated"));
 	stop(fx);
 }
 #endif

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The built jemalloc-probe.so driven without the engine: dlopen it and run
- * init/process/thread/finish/fini through a fake struct ctp_api against
+ * The built jemalloc-probe.so loaded into a real engine (tests/harness.h)
+ * and called without the walk: init/process/thread/finish/fini against
  * real workers (tests/jemalloc.cmake), kthreadd, a plain process, a
  * stripped jemalloc worker, a worker the stop-free read cannot serve, and
  * as an unprivileged user.
@@ -27,12 +27,12 @@
 
 #include <cmocka.h>
 
-#include "fakeapi.h"
+#include "harness.h"
 
 #define PLUGIN_PATH CTP_TEST_PLUGIN_DIR "/jemalloc-probe.so"
 #define MIB	    (1024ull * 1024)
 
-static struct fake_fx FX;
+static struct hx_fx FX;
 static int proc_fd = -1; /* the roots' /proc */
 
 /* The one option tests set: method. */
@@ -40,12 +40,12 @@ static const char *opt_method;
 
 static int field_index(const char *name)
 {
-	return fake_field_index(FX.p, name);
+	return hx_field_index(FX.p, name);
 }
 
 static uint64_t summary(const char *name)
 {
-	return fake_summary(&FX.ctx, name);
+	return hx_summary(&FX.ctx, name);
 }
 
 static int start(void)
@@ -53,15 +53,14 @@ static int start(void)
 	static const char *opts[] = {"method", NULL, NULL};
 
 	opts[1] = opt_method;
-	fake_ctx_init(&FX.ctx, FX.p, opt_method ? opts : NULL);
-	FX.ctx.roots.proc_fd = proc_fd;
-	FX.state = NULL;
-	return FX.p->init(&FX.ctx, &fake_api, &FX.state);
+	hx_ctx_init(&FX.ctx, FX.p, opt_method ? opts : NULL);
+	FX.ctx.eng.roots.proc_fd = proc_fd;
+	return hx_fx_load(&FX, 0);
 }
 
 static void stop(void)
 {
-	fake_fx_stop(&FX);
+	hx_fx_stop(&FX);
 }
 
 /* The process's name as the engine passes it: /proc/<pid>/comm. */
@@ -84,31 +83,31 @@ static const char *comm_of(pid_t pid, char *buf, size_t len)
 static void run_process(pid_t tgid)
 {
 	char path[64], comm[64];
-	struct ctp_record rec;
-	struct fake_task ft;
+	struct hx_rec rec;
+	struct hx_task ft;
 
 	snprintf(path, sizeof(path), "/proc/%d", (int)tgid);
-	fake_task_init(&ft, tgid, tgid);
+	hx_task_init(&ft, tgid, tgid);
 	ft.task.dirfd = open(path, O_PATH | O_DIRECTORY);
 	ft.task.proc_fd = proc_fd;
 	ft.task.pcomm = ft.task.comm = comm_of(tgid, comm, sizeof(comm));
-	fake_rec_init(&rec, &FX.ctx, CTP_SCOPE_PROCESS);
-	assert_int_equal(FX.p->process(FX.state, &ft.task, &rec), 0);
+	hx_rec_init(&rec, &FX.ctx, CTP_SCOPE_PROCESS);
+	assert_int_equal(FX.p->process(FX.state, &ft.task, &rec.core), 0);
 	assert_int_equal(rec.n_sets, 0);
 	if (ft.task.dirfd >= 0)
 		close(ft.task.dirfd);
 }
 
-static void run_thread(pid_t tgid, pid_t tid, struct ctp_record *rec)
+static void run_thread(pid_t tgid, pid_t tid, struct hx_rec *rec)
 {
 	char comm[64];
-	struct fake_task ft;
+	struct hx_task ft;
 
-	fake_task_init(&ft, tgid, tid);
+	hx_task_init(&ft, tgid, tid);
 	ft.task.proc_fd = proc_fd;
 	ft.task.pcomm = ft.task.comm = comm_of(tgid, comm, sizeof(comm));
-	fake_rec_init(rec, &FX.ctx, CTP_SCOPE_THREAD);
-	assert_int_equal(FX.p->thread(FX.state, &ft.task, rec), 0);
+	hx_rec_init(rec, &FX.ctx, CTP_SCOPE_THREAD);
+	assert_int_equal(FX.p->thread(FX.state, &ft.task, &rec->core), 0);
 }
 
 static pid_t started[8];
@@ -175,7 +174,7 @@ static int teardown(void **state)
 
 static void check_worker(const char *path)
 {
-	struct ctp_record rec;
+	struct hx_rec rec;
 	int fa = field_index("jemalloc.allocated_bytes");
 	int fd = field_index("jemalloc.deallocated_bytes");
 	long tid;
@@ -184,8 +183,8 @@ static void check_worker(const char *path)
 	assert_true(pid > 0);
 	assert_true(fa >= 0 && fd >= 0);
 	assert_int_equal(start(), 0);
-	assert_int_equal(FX.ctx.n_derived, 1);
-	assert_string_equal(FX.ctx.derived[0], "jemalloc.live_heap");
+	assert_int_equal(hx_n_derived(&FX.ctx), 1);
+	assert_string_equal(hx_derived(&FX.ctx, 0)->name, "jemalloc.live_heap");
 	run_process(pid);
 	run_thread(pid, (pid_t)tid, &rec);
 	assert_true(rec.cells[fa].set && rec.cells[fd].set);
@@ -203,7 +202,7 @@ static void check_worker(const char *path)
 	assert_true(rec.cells[fa].set);
 	assert_true(summary("cache_hits") == 1);
 	assert_int_equal(FX.p->finish(FX.state, NULL), 0);
-	assert_string_equal(FX.ctx.hint, "");
+	assert_string_equal(hx_hint(&FX.ctx), "");
 	stop();
 }
 
@@ -222,7 +221,7 @@ static void test_shared(void **state)
 /* kthreadd, a plain process and ourselves: nothing recorded, no failure. */
 static void test_not_jemalloc(void **state)
 {
-	struct ctp_record rec;
+	struct hx_rec rec;
 	long tid;
 	pid_t pid = spawn(JEP_WORKER_PLAIN, &tid);
 
@@ -243,13 +242,13 @@ static void test_not_jemalloc(void **state)
 	assert_true(summary("jemalloc_detected") == 0);
 	assert_true(summary("failures") == 0);
 	assert_int_equal(FX.p->finish(FX.state, NULL), 0);
-	assert_string_equal(FX.ctx.hint, "");
+	assert_string_equal(hx_hint(&FX.ctx), "");
 	stop();
 }
 
 static void test_stripped(void **state)
 {
-	struct ctp_record rec;
+	struct hx_rec rec;
 	long tid;
 	pid_t pid = spawn(JEP_WORKER_STRIPPED, &tid);
 
@@ -271,7 +270,7 @@ static void test_stripped(void **state)
 			 "no-debuginfo: jemalloc_worker (pid %d): install its "
 			 "debug symbols or set DEBUGINFOD_URLS",
 			 (int)pid);
-		assert_string_equal(FX.ctx.hint, want);
+		assert_string_equal(hx_hint(&FX.ctx), want);
 	}
 	stop();
 }
@@ -311,7 +310,7 @@ static int stopped_threads(pid_t pid)
  * tags a DSO's; method: thread_db never ptraces; a bad method fails init. */
 static void test_methods(void **state)
 {
-	struct ctp_record rec;
+	struct hx_rec rec;
 	int fa = field_index("jemalloc.allocated_bytes");
 	long tid, tid2;
 	pid_t pid = spawn(JEP_WORKER_STATIC, &tid);
@@ -345,8 +344,7 @@ static void test_methods(void **state)
 
 	opt_method = "sometimes";
 	assert_int_equal(start(), -EINVAL);
-	FX.state = NULL;
-	stop(); /* the harness's registry */
+	stop(); /* the engine */
 }
 
 /* Copy this process's libc into dir; 0 or -1. */
@@ -396,7 +394,7 @@ static void test_default_never_stops(void **state)
 {
 	char dir[] = "/tmp/ctprof-jeplibc.XXXXXX", libc[4200];
 	int fa = field_index("jemalloc.allocated_bytes");
-	struct ctp_record rec;
+	struct hx_rec rec;
 	long tid;
 	pid_t pid;
 
@@ -422,8 +420,8 @@ static void test_default_never_stops(void **state)
 	assert_true(summary("method_thread_db") == 0);
 	assert_true(summary("method_ptrace") == 0);
 	assert_int_equal(FX.p->finish(FX.state, NULL), 0);
-	assert_non_null(strstr(FX.ctx.hint, "thread-db"));
-	assert_non_null(strstr(FX.ctx.hint, "method: auto"));
+	assert_non_null(strstr(hx_hint(&FX.ctx), "thread-db"));
+	assert_non_null(strstr(hx_hint(&FX.ctx), "method: auto"));
 	stop();
 
 	/* Opted in: the fallback stops each thread and reads it. */
@@ -455,7 +453,7 @@ static void test_unprivileged(void **state)
 	child = fork();
 	assert_true(child >= 0);
 	if (child == 0) {
-		struct ctp_record rec;
+		struct hx_rec rec;
 
 		if (setresgid(65534, 65534, 65534) ||
 		    setresuid(65534, 65534, 65534))
@@ -470,8 +468,8 @@ static void test_unprivileged(void **state)
 		    summary("privilege_denied") != 1)
 			_exit(13);
 		FX.p->finish(FX.state, NULL);
-		if (!strstr(FX.ctx.hint, "CAP_SYS_PTRACE") ||
-		    !strstr(FX.ctx.hint, "kernel.yama.ptrace_scope"))
+		if (!strstr(hx_hint(&FX.ctx), "CAP_SYS_PTRACE") ||
+		    !strstr(hx_hint(&FX.ctx), "kernel.yama.ptrace_scope"))
 			_exit(14);
 		{
 			char want[128];
@@ -480,10 +478,10 @@ static void test_unprivileged(void **state)
 				 "jemalloc_worker (pid %d): permission denied: "
 				 "run as root or grant CAP_SYS_PTRACE",
 				 (int)pid);
-			if (!strstr(FX.ctx.hint, want))
+			if (!strstr(hx_hint(&FX.ctx), want))
 				_exit(15);
 		}
-		printf("hint: %s\n", FX.ctx.hint);
+		printf("hint: %s\n", hx_hint(&FX.ctx));
 		_exit(0);
 	}
 	assert_int_equal(waitpid(child, &st, 0), child);
@@ -570,7 +568,7 @@ static void test_refused_as_privileged(void **state)
 	child = fork();
 	assert_true(child >= 0);
 	if (child == 0) {
-		struct ctp_record rec;
+		struct hx_rec rec;
 		char want[200];
 
 		if (enter_userns() < 0 || !have_cap_sys_ptrace())
@@ -587,7 +585,7 @@ static void test_refused_as_privileged(void **state)
 		FX.p->finish(FX.state, NULL);
 		printf("hint: %s\nmaps-read %llu no-debuginfo %llu "
 		       "privilege_denied %llu\n",
-		       FX.ctx.hint,
+		       hx_hint(&FX.ctx),
 		       (unsigned long long)summary("tag.maps-read"),
 		       (unsigned long long)summary("tag.no-debuginfo"),
 		       (unsigned long long)summary("privilege_denied"));
@@ -601,17 +599,17 @@ static void test_refused_as_privileged(void **state)
 			 "maps-read: ctp-refuser (pid %d): refused access "
 			 "although ctprof-core holds CAP_SYS_PTRACE",
 			 (int)refuser);
-		if (!strstr(FX.ctx.hint, want))
+		if (!strstr(hx_hint(&FX.ctx), want))
 			_exit(13);
-		if (strstr(FX.ctx.hint, "run as root") ||
-		    strstr(FX.ctx.hint, "grant CAP_SYS_PTRACE"))
+		if (strstr(hx_hint(&FX.ctx), "run as root") ||
+		    strstr(hx_hint(&FX.ctx), "grant CAP_SYS_PTRACE"))
 			_exit(14);
 		/* The real cause of the jemalloc process, named too. */
 		snprintf(want, sizeof(want),
 			 "no-debuginfo: jemalloc_worker (pid %d): install its "
 			 "debug symbols or set DEBUGINFOD_URLS",
 			 (int)worker);
-		if (!strstr(FX.ctx.hint, want))
+		if (!strstr(hx_hint(&FX.ctx), want))
 			_exit(15);
 		_exit(0);
 	}
@@ -640,7 +638,7 @@ int main(void)
 		return 77;
 	}
 	proc_fd = open("/proc", O_PATH | O_DIRECTORY);
-	FX.p = fake_dlopen(PLUGIN_PATH, &FX.dl);
+	FX.p = hx_dlopen(PLUGIN_PATH, &FX.dl);
 	if (!FX.p)
 		return 1;
 	return cmocka_run_group_tests(tests, NULL, NULL);

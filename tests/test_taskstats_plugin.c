@@ -36,7 +36,7 @@
 #include <cmocka.h>
 #include <zlib.h>
 
-#include "fakeapi.h"
+#include "harness.h"
 #include "hostprobe.h"
 
 #define PLUGIN_PATH CTP_TEST_PLUGIN_DIR "/taskstats.so"
@@ -53,7 +53,7 @@ static const char *const part[4] = {"_count", "_delay_total", "_delay_max",
 struct fx {
 	void *dl;
 	const struct ctp_plugin *p;
-	struct ctp_ctx ctx;
+	struct hx_ctx ctx;
 	void *state;
 	int proc_fd;
 };
@@ -72,7 +72,7 @@ static int setup(void **state)
 
 	if (!fx)
 		return -1;
-	fx->p = fake_dlopen(PLUGIN_PATH, &fx->dl);
+	fx->p = hx_dlopen(PLUGIN_PATH, &fx->dl);
 	fx->proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (!fx->p || fx->proc_fd < 0) {
 		fprintf(stderr, "no descriptor or no /proc\n");
@@ -95,62 +95,63 @@ static int teardown(void **state)
 	return 0;
 }
 
-static int start_api(struct fx *fx, const struct ctp_api *a, const char *root,
+/* The plugin loaded into a fresh engine whose api table is api_size bytes
+ * (0: all of it). */
+static int start_api(struct fx *fx, size_t api_size, const char *root,
 		     int proc_fd, const char *const *opts)
 {
-	fake_ctx_init(&fx->ctx, fx->p, opts);
-	fx->ctx.roots.proc = root;
-	fx->ctx.roots.proc_fd = proc_fd;
-	fx->state = NULL;
-	return fx->p->init(&fx->ctx, a, &fx->state);
+	int r;
+
+	hx_ctx_init(&fx->ctx, fx->p, opts);
+	fx->ctx.eng.roots.proc = root;
+	fx->ctx.eng.roots.proc_fd = proc_fd;
+	r = hx_ctx_load(&fx->ctx, api_size);
+	fx->state = hx_state(&fx->ctx);
+	return r;
 }
 
 static int start(struct fx *fx, const char *const *opts)
 {
-	return start_api(fx, &fake_api, "/proc", fx->proc_fd, opts);
+	return start_api(fx, 0, "/proc", fx->proc_fd, opts);
 }
 
 static void stop(struct fx *fx)
 {
-	if (fx->state)
-		fx->p->fini(fx->state);
 	fx->state = NULL;
-	fake_ctx_done(&fx->ctx);
+	hx_ctx_done(&fx->ctx); /* the core's unload calls fini */
 }
 
-static const struct fake_cell *fcell(const struct ctp_record *rec, int f,
-				     int pt)
+static const struct hx_cell *fcell(const struct hx_rec *rec, int f, int pt)
 {
 	char name[64];
 
 	snprintf(name, sizeof(name), "taskstats.%s%s", fam[f], part[pt]);
-	return fake_cell(rec, name);
+	return hx_cell(rec, name);
 }
 
 /* The process callback for tgid with its /proc directory. */
 static int run_process(struct fx *fx, pid_t tgid, int dirfd)
 {
-	struct ctp_record rec;
-	struct fake_task ft;
+	struct hx_rec rec;
+	struct hx_task ft;
 
-	fake_task_init(&ft, tgid, tgid);
+	hx_task_init(&ft, tgid, tgid);
 	ft.task.dirfd = dirfd;
 	ft.task.proc_fd = fx->proc_fd;
-	fake_rec_init(&rec, &fx->ctx, CTP_SCOPE_PROCESS);
-	assert_int_equal(fx->p->process(fx->state, &ft.task, &rec), 0);
+	hx_rec_init(&rec, &fx->ctx, CTP_SCOPE_PROCESS);
+	assert_int_equal(fx->p->process(fx->state, &ft.task, &rec.core), 0);
 	assert_int_equal(rec.n_sets, 0);
 	return 0;
 }
 
-static int run_thread(struct fx *fx, struct ctp_record *rec, pid_t tgid,
-		      pid_t tid)
+static int run_thread(struct fx *fx, struct hx_rec *rec, pid_t tgid, pid_t tid)
 {
-	struct fake_task ft;
+	struct hx_task ft;
 
-	fake_task_init(&ft, tgid, tid);
+	hx_task_init(&ft, tgid, tid);
 	ft.task.proc_fd = fx->proc_fd;
-	fake_rec_init(rec, &fx->ctx, CTP_SCOPE_THREAD);
-	return fx->p->thread(fx->state, &ft.task, rec);
+	hx_rec_init(rec, &fx->ctx, CTP_SCOPE_THREAD);
+	return fx->p->thread(fx->state, &ft.task, &rec->core);
 }
 
 static int run_finish(struct fx *fx)
@@ -288,21 +289,21 @@ static void park_stop(void)
 
 /* ---- Checks on one thread's record -------------------------------------- */
 
-static unsigned n_set(const struct ctp_record *rec)
+static unsigned n_set(const struct hx_rec *rec)
 {
 	unsigned n = 0;
 
-	for (int i = 0; i < FAKE_MAX_FIELDS; i++)
+	for (int i = 0; i < HX_MAX_FIELDS; i++)
 		n += rec->cells[i].set > 0;
 	return n;
 }
 
 /* A successful query of a user thread: exactly what the host measures. */
-static void expect_measured(const struct ctp_record *rec, uint64_t hwm_lo,
+static void expect_measured(const struct hx_rec *rec, uint64_t hwm_lo,
 			    uint64_t hwm_hi)
 {
-	const struct fake_cell *rss = fake_cell(rec, "taskstats.hiwater_rss");
-	const struct fake_cell *vm = fake_cell(rec, "taskstats.hiwater_vm");
+	const struct hx_cell *rss = hx_cell(rec, "taskstats.hiwater_rss");
+	const struct hx_cell *vm = hx_cell(rec, "taskstats.hiwater_vm");
 
 	assert_int_equal(rec->bad_sets, 0);
 	for (int f = 0; f < N_FAM; f++) {
@@ -344,7 +345,7 @@ static void expect_measured(const struct ctp_record *rec, uint64_t hwm_lo,
 	}
 }
 
-static void expect_absent(const struct ctp_record *rec)
+static void expect_absent(const struct hx_rec *rec)
 {
 	assert_int_equal(rec->n_sets, 0);
 	assert_int_equal(n_set(rec), 0);
@@ -372,7 +373,7 @@ static void descriptor(void **state)
 
 			snprintf(name, sizeof(name), "taskstats.%s%s", fam[f],
 				 part[pt]);
-			d = &p->fields[fake_table_index(p, name)];
+			d = &p->fields[hx_table_index(p, name)];
 			assert_int_equal(d->scope, CTP_SCOPE_THREAD);
 			assert_int_equal(d->type, CTP_TYPE_U64);
 			assert_int_equal(d->kind, pt < 2 ? CTP_KIND_COUNTER
@@ -386,7 +387,7 @@ static void descriptor(void **state)
 		}
 	}
 	for (int i = 0; i < 2; i++) {
-		const struct ctp_field_desc *d = &p->fields[fake_table_index(
+		const struct ctp_field_desc *d = &p->fields[hx_table_index(
 			p,
 			i ? "taskstats.hiwater_vm" : "taskstats.hiwater_rss")];
 
@@ -416,10 +417,12 @@ static void init_options(void **state)
 	static const char *const word[] = {"batch_size", "many", NULL};
 	static const char *const ok[] = {"batch_size", "256", NULL};
 	struct fx *fx = *state;
-	struct ctp_api small = fake_api;
 
-	/* An unknown name is the core's to refuse (declared options). */
-	(void)unknown;
+	/* An unknown name or a value out of range is the core's loader to
+	 * refuse, before init (declared options). */
+	assert_int_equal(start(fx, unknown), -EINVAL);
+	assert_non_null(strstr(fx->ctx.last_log, "'batchsize'"));
+	stop(fx);
 	assert_int_equal(start(fx, zero), -EINVAL);
 	stop(fx);
 	assert_int_equal(start(fx, big), -EINVAL);
@@ -429,17 +432,17 @@ static void init_options(void **state)
 	stop(fx);
 	assert_int_equal(start(fx, ok), 0);
 	assert_non_null(fx->state);
-	assert_int_equal(fx->ctx.n_summary, 8);
-	assert_int_equal(fake_summary(&fx->ctx, "ok"), 0);
-	assert_int_equal(fake_summary(&fx->ctx, "eperm"), 0);
-	assert_int_equal(fake_summary(&fx->ctx, "esrch"), 0);
-	assert_int_equal(fake_summary(&fx->ctx, "other"), 0);
-	assert_int_equal(fake_summary(&fx->ctx, "skipped"), 0);
+	assert_int_equal(hx_info(&fx->ctx)->n_summary, 8);
+	assert_int_equal(hx_summary(&fx->ctx, "ok"), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "eperm"), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "esrch"), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "other"), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "skipped"), 0);
 	stop(fx);
 
 	/* An older core without roots(). */
-	small.size = offsetof(struct ctp_api, roots);
-	assert_int_equal(start_api(fx, &small, "/proc", fx->proc_fd, NULL),
+	assert_int_equal(start_api(fx, offsetof(struct ctp_api, roots), "/proc",
+				   fx->proc_fd, NULL),
 			 -ENOTSUP);
 	stop(fx);
 }
@@ -448,31 +451,31 @@ static void init_options(void **state)
 static void foreign_root(void **state)
 {
 	struct fx *fx = *state;
-	struct ctp_record rec;
+	struct hx_rec rec;
 	char dir[] = "/tmp/ctprof-tsroot.XXXXXX";
 	int fd;
 
 	assert_non_null(mkdtemp(dir));
 	fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	assert_true(fd >= 0);
-	assert_int_equal(start_api(fx, &fake_api, dir, fd, NULL), 0);
+	assert_int_equal(start_api(fx, 0, dir, fd, NULL), 0);
 	run_process(fx, getpid(), -1);
 	assert_int_equal(run_thread(fx, &rec, getpid(), gettid_()), 0);
 	expect_absent(&rec);
-	assert_int_equal(fake_summary(&fx->ctx, "skipped"), 1);
-	assert_int_equal(fake_summary(&fx->ctx, "ok"), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "skipped"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "ok"), 0);
 	assert_int_equal(run_finish(fx), 0);
-	assert_true(fx->ctx.hint_set);
-	assert_non_null(strstr(fx->ctx.hint, "not this kernel's /proc"));
+	assert_true(hx_hint_set(&fx->ctx));
+	assert_non_null(strstr(hx_hint(&fx->ctx), "not this kernel's /proc"));
 	stop(fx);
 	close(fd);
 	rmdir(dir);
 
 	/* No proc root at all. */
-	assert_int_equal(start_api(fx, &fake_api, NULL, -1, NULL), 0);
+	assert_int_equal(start_api(fx, 0, NULL, -1, NULL), 0);
 	assert_int_equal(run_thread(fx, &rec, getpid(), gettid_()), 0);
 	expect_absent(&rec);
-	assert_int_equal(fake_summary(&fx->ctx, "skipped"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "skipped"), 1);
 	stop(fx);
 }
 
@@ -483,7 +486,7 @@ static void own_threads(void **state)
 	static const char *const small_opt[] = {"batch_size", "2", NULL};
 	const char *const *opts[] = {NULL, single_opt, small_opt};
 	struct fx *fx = *state;
-	struct ctp_record rec;
+	struct hx_rec rec;
 	pid_t tids[N_PARKED + 1];
 	int dirfd = self_dirfd();
 
@@ -495,7 +498,7 @@ static void own_threads(void **state)
 		tids[i + 1] = atomic_load(&parked[i].tid);
 
 	for (size_t o = 0; o < 3; o++) {
-		struct ctp_record recs[N_PARKED + 1];
+		struct hx_rec recs[N_PARKED + 1];
 		uint64_t lo, hi;
 
 		assert_int_equal(start(fx, opts[o]), 0);
@@ -513,41 +516,40 @@ static void own_threads(void **state)
 			if (o != 0 || !host.xacct)
 				continue;
 			assert_int_equal(
-				fake_cell(&recs[i], "taskstats.hiwater_rss")->u,
-				fake_cell(&recs[0], "taskstats.hiwater_rss")
-					->u);
+				hx_cell(&recs[i], "taskstats.hiwater_rss")->u,
+				hx_cell(&recs[0], "taskstats.hiwater_rss")->u);
 			assert_int_equal(
-				fake_cell(&recs[i], "taskstats.hiwater_vm")->u,
-				fake_cell(&recs[0], "taskstats.hiwater_vm")->u);
+				hx_cell(&recs[i], "taskstats.hiwater_vm")->u,
+				hx_cell(&recs[0], "taskstats.hiwater_vm")->u);
 		}
-		assert_int_equal(fake_summary(&fx->ctx, "ok"), N_PARKED + 1);
-		assert_int_equal(fake_summary(&fx->ctx, "eperm") +
-					 fake_summary(&fx->ctx, "esrch") +
-					 fake_summary(&fx->ctx, "other") +
-					 fake_summary(&fx->ctx, "skipped"),
+		assert_int_equal(hx_summary(&fx->ctx, "ok"), N_PARKED + 1);
+		assert_int_equal(hx_summary(&fx->ctx, "eperm") +
+					 hx_summary(&fx->ctx, "esrch") +
+					 hx_summary(&fx->ctx, "other") +
+					 hx_summary(&fx->ctx, "skipped"),
 				 0);
 		if (o == 1) {
-			assert_int_equal(fake_summary(&fx->ctx, "single"),
+			assert_int_equal(hx_summary(&fx->ctx, "single"),
 					 N_PARKED + 1);
-			assert_int_equal(fake_summary(&fx->ctx, "batched"), 0);
+			assert_int_equal(hx_summary(&fx->ctx, "batched"), 0);
 		} else {
-			assert_int_equal(fake_summary(&fx->ctx, "batched"),
+			assert_int_equal(hx_summary(&fx->ctx, "batched"),
 					 N_PARKED + 1);
-			assert_int_equal(fake_summary(&fx->ctx, "single"), 0);
+			assert_int_equal(hx_summary(&fx->ctx, "single"), 0);
 		}
 		assert_int_equal(run_finish(fx), 0);
 		assert_int_equal(fx->ctx.n_hint, 1);
 		if (host_delayacct == CTP_DELAYACCT_RUNTIME_OFF) {
-			assert_true(fx->ctx.hint_set);
-			assert_non_null(strstr(fx->ctx.hint,
+			assert_true(hx_hint_set(&fx->ctx));
+			assert_non_null(strstr(hx_hint(&fx->ctx),
 					       "kernel.task_delayacct=1"));
 		} else if (host_delayacct == CTP_DELAYACCT_ON && !host_irq) {
-			assert_true(fx->ctx.hint_set);
-			assert_non_null(strstr(fx->ctx.hint,
+			assert_true(hx_hint_set(&fx->ctx));
+			assert_non_null(strstr(hx_hint(&fx->ctx),
 					       "CONFIG_IRQ_TIME_ACCOUNTING"));
 		} else if (host_delayacct == CTP_DELAYACCT_ON &&
 			   host_xacct != CTP_XACCT_OFF) {
-			assert_false(fx->ctx.hint_set);
+			assert_false(hx_hint_set(&fx->ctx));
 		}
 		stop(fx);
 	}
@@ -560,9 +562,9 @@ static void own_threads(void **state)
 	assert_int_equal(
 		run_thread(fx, &rec, getpid(), atomic_load(&parked[0].tid)), 0);
 	expect_measured(&rec, vmhwm(), vmhwm());
-	assert_int_equal(fake_summary(&fx->ctx, "single"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "single"), 1);
 	assert_int_equal(run_thread(fx, &rec, getpid(), gettid_()), 0);
-	assert_int_equal(fake_summary(&fx->ctx, "batched"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "batched"), 1);
 	stop(fx);
 	park_stop();
 	close(dirfd);
@@ -585,7 +587,7 @@ static int pid_max(void)
 static void gone_threads(void **state)
 {
 	struct fx *fx = *state;
-	struct ctp_record rec;
+	struct hx_rec rec;
 	int dirfd = self_dirfd();
 	pid_t dead;
 
@@ -595,8 +597,8 @@ static void gone_threads(void **state)
 	assert_int_equal(start(fx, NULL), 0);
 	assert_int_equal(run_thread(fx, &rec, getpid(), pid_max()), 0);
 	expect_absent(&rec);
-	assert_int_equal(fake_summary(&fx->ctx, "esrch"), 1);
-	assert_int_equal(fake_summary(&fx->ctx, "single"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "esrch"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "single"), 1);
 
 	/* Listed by the process callback, exited before its thread's turn:
 	 * the batch's ESRCH answer for it. */
@@ -609,22 +611,24 @@ static void gone_threads(void **state)
 	assert_true(n_set(&rec) > 0);
 	assert_int_equal(run_thread(fx, &rec, getpid(), dead), 0);
 	expect_absent(&rec);
-	assert_int_equal(fake_summary(&fx->ctx, "esrch"), 2);
-	assert_int_equal(fake_summary(&fx->ctx, "ok"), 1);
-	assert_int_equal(fake_summary(&fx->ctx, "batched"), 2);
+	assert_int_equal(hx_summary(&fx->ctx, "esrch"), 2);
+	assert_int_equal(hx_summary(&fx->ctx, "ok"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "batched"), 2);
 	/* Two of three failed with ESRCH: the dominant failure. */
 	assert_int_equal(run_finish(fx), 0);
-	assert_true(fx->ctx.hint_set);
-	assert_non_null(strstr(fx->ctx.hint, "2 of 3 taskstats queries failed "
-					     "with ESRCH"));
+	assert_true(hx_hint_set(&fx->ctx));
+	assert_non_null(strstr(hx_hint(&fx->ctx),
+			       "2 of 3 taskstats queries failed "
+			       "with ESRCH"));
 	/* Two of five: churn, not worth a hint of its own (what remains is
 	 * the host's state, as in own_threads). */
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(run_thread(fx, &rec, getpid(), gettid_()), 0);
-	assert_int_equal(fake_summary(&fx->ctx, "ok"), 3);
+	assert_int_equal(hx_summary(&fx->ctx, "ok"), 3);
 	assert_int_equal(run_finish(fx), 0);
 	assert_int_equal(fx->ctx.n_hint, 2);
-	assert_true(!fx->ctx.hint_set || !strstr(fx->ctx.hint, "ESRCH"));
+	assert_true(!hx_hint_set(&fx->ctx) ||
+		    !strstr(hx_hint(&fx->ctx), "ESRCH"));
 	stop(fx);
 	close(dirfd);
 }
@@ -647,7 +651,7 @@ static int drop_net_admin(void)
 /* The checks of eperm(), as a child's exit code (0: all held). */
 static int eperm_child(struct fx *fx)
 {
-	struct ctp_record rec;
+	struct hx_rec rec;
 	int dirfd = self_dirfd(), bad = 0;
 
 	if (drop_net_admin() < 0)
@@ -662,17 +666,17 @@ static int eperm_child(struct fx *fx)
 		bad |= rec.n_sets != 0;
 	}
 	bad |= run_finish(fx) != 0;
-	if (fake_summary(&fx->ctx, "eperm") != 3 ||
-	    fake_summary(&fx->ctx, "ok") != 0) {
+	if (hx_summary(&fx->ctx, "eperm") != 3 ||
+	    hx_summary(&fx->ctx, "ok") != 0) {
 		fprintf(stderr, "eperm %llu ok %llu\n",
-			(unsigned long long)fake_summary(&fx->ctx, "eperm"),
-			(unsigned long long)fake_summary(&fx->ctx, "ok"));
+			(unsigned long long)hx_summary(&fx->ctx, "eperm"),
+			(unsigned long long)hx_summary(&fx->ctx, "ok"));
 		bad = 1;
 	}
-	if (!fx->ctx.hint_set || !strstr(fx->ctx.hint, "EPERM") ||
-	    !strstr(fx->ctx.hint, "CAP_NET_ADMIN") ||
-	    !strstr(fx->ctx.hint, "3 of 3")) {
-		fprintf(stderr, "hint: '%s'\n", fx->ctx.hint);
+	if (!hx_hint_set(&fx->ctx) || !strstr(hx_hint(&fx->ctx), "EPERM") ||
+	    !strstr(hx_hint(&fx->ctx), "CAP_NET_ADMIN") ||
+	    !strstr(hx_hint(&fx->ctx), "3 of 3")) {
+		fprintf(stderr, "hint: '%s'\n", hx_hint(&fx->ctx));
 		bad = 1;
 	}
 	stop(fx);
@@ -710,10 +714,10 @@ static void eperm(void **state)
 static void old_core_without_hint(void **state)
 {
 	struct fx *fx = *state;
-	struct ctp_api small = fake_api;
 
-	small.size = offsetof(struct ctp_api, set_hint);
-	assert_int_equal(start_api(fx, &small, "/proc", fx->proc_fd, NULL), 0);
+	assert_int_equal(start_api(fx, offsetof(struct ctp_api, set_hint),
+				   "/proc", fx->proc_fd, NULL),
+			 0);
 	assert_int_equal(run_finish(fx), 0);
 	assert_int_equal(fx->ctx.n_hint, 0);
 	stop(fx);
@@ -814,8 +818,8 @@ static int put_text(const char *path, const char *text, bool gz)
 static int irq_child(struct fx *fx, const struct irq_case *c, const char *dir)
 {
 	char cfg[512], sysctl[512];
-	struct ctp_record rec;
-	const struct ctp_derived_desc *d;
+	struct hx_rec rec;
+	const struct ctp_field *d;
 	int proc_fd, dirfd, bad = 0;
 	bool irq_term = false;
 
@@ -836,12 +840,12 @@ static int irq_child(struct fx *fx, const struct irq_case *c, const char *dir)
 	/* Opened after the mounts: this namespace's view. */
 	proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	dirfd = self_dirfd();
-	if (proc_fd < 0 || start_api(fx, &fake_api, "/proc", proc_fd, NULL))
+	if (proc_fd < 0 || start_api(fx, 0, "/proc", proc_fd, NULL))
 		return 2;
 	fx->proc_fd = proc_fd;
 	run_process(fx, getpid(), dirfd);
 	IRQ_CHECK(run_thread(fx, &rec, getpid(), gettid_()) == 0, "thread");
-	IRQ_CHECK(fake_summary(&fx->ctx, "ok") == 1, "not queried");
+	IRQ_CHECK(hx_summary(&fx->ctx, "ok") == 1, "not queried");
 	IRQ_CHECK(rec.bad_sets == 0, "bad sets");
 	for (int pt = 0; pt < 3; pt++) {
 		IRQ_CHECK(fcell(&rec, 7, pt)->set == (c->irq ? 1 : 0),
@@ -853,25 +857,30 @@ static int irq_child(struct fx *fx, const struct irq_case *c, const char *dir)
 		IRQ_CHECK(fcell(&rec, 0, pt)->set == 1, "taskstats.cpu%s unset",
 			  part[pt]);
 	}
-	IRQ_CHECK(fx->ctx.n_derived == 1, "%u derived", fx->ctx.n_derived);
-	d = &fx->ctx.derived_desc[0];
+	/* The derived field as the core's registry holds it. */
+	IRQ_CHECK(hx_n_derived(&fx->ctx) == 1, "%u derived",
+		  hx_n_derived(&fx->ctx));
+	if (hx_n_derived(&fx->ctx) != 1)
+		return 1;
+	d = hx_derived(&fx->ctx, 0);
 	for (uint32_t t = 0; t < d->n_terms; t++)
 		irq_term |=
-			!strcmp(d->terms[t].field, "taskstats.irq_delay_total");
+			!strcmp(hx_field_at(&fx->ctx, d->terms[t].input)->name,
+				"taskstats.irq_delay_total");
 	IRQ_CHECK(d->n_terms == c->n_terms, "%u terms", d->n_terms);
 	IRQ_CHECK(irq_term == (c->n_terms == 8), "irq term %d", irq_term);
 	IRQ_CHECK((c->n_terms == 8) ==
-			  !strstr(d->field.help, "CONFIG_IRQ_TIME_ACCOUNTING"),
-		  "help '%s'", d->field.help);
+			  !strstr(d->help, "CONFIG_IRQ_TIME_ACCOUNTING"),
+		  "help '%s'", d->help);
 	IRQ_CHECK(run_finish(fx) == 0, "finish");
-	IRQ_CHECK(fx->ctx.hint_set == (c->hint != NULL), "hint '%s'",
-		  fx->ctx.hint);
+	IRQ_CHECK(hx_hint_set(&fx->ctx) == (c->hint != NULL), "hint '%s'",
+		  hx_hint(&fx->ctx));
 	if (c->hint)
-		IRQ_CHECK(strstr(fx->ctx.hint, c->hint) != NULL,
-			  "hint '%s' lacks '%s'", fx->ctx.hint, c->hint);
+		IRQ_CHECK(strstr(hx_hint(&fx->ctx), c->hint) != NULL,
+			  "hint '%s' lacks '%s'", hx_hint(&fx->ctx), c->hint);
 	if (c->not_hint)
-		IRQ_CHECK(!strstr(fx->ctx.hint, c->not_hint),
-			  "hint '%s' has '%s'", fx->ctx.hint, c->not_hint);
+		IRQ_CHECK(!strstr(hx_hint(&fx->ctx), c->not_hint),
+			  "hint '%s' has '%s'", hx_hint(&fx->ctx), c->not_hint);
 	stop(fx);
 	close(dirfd);
 	return bad;
@@ -933,7 +942,7 @@ struct worker {
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
-	struct ctp_record *rec = malloc(sizeof(*rec));
+	struct hx_rec *rec = malloc(sizeof(*rec));
 	int dirfd = open("/proc/self", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
 	if (!rec || dirfd < 0) {
@@ -941,7 +950,7 @@ static void *worker_main(void *arg)
 		goto out;
 	}
 	for (int round = 0; round < 50; round++) {
-		struct ctp_record prec;
+		struct hx_rec prec;
 		struct ctp_task task = {
 			.abi = CTP_ABI_MAJOR,
 			.size = sizeof(task),
@@ -954,13 +963,14 @@ static void *worker_main(void *arg)
 			.cgroup = "",
 		};
 
-		fake_rec_init(&prec, &w->fx->ctx, CTP_SCOPE_PROCESS);
-		if (w->fx->p->process(w->fx->state, &task, &prec) != 0)
+		hx_rec_init(&prec, &w->fx->ctx, CTP_SCOPE_PROCESS);
+		if (w->fx->p->process(w->fx->state, &task, &prec.core) != 0)
 			w->failures++;
 		for (int i = 0; i <= N_PARKED; i++) {
 			task.tid = w->tids[i];
-			fake_rec_init(rec, &w->fx->ctx, CTP_SCOPE_THREAD);
-			if (w->fx->p->thread(w->fx->state, &task, rec) != 0 ||
+			hx_rec_init(rec, &w->fx->ctx, CTP_SCOPE_THREAD);
+			if (w->fx->p->thread(w->fx->state, &task, &rec->core) !=
+				    0 ||
 			    rec->bad_sets ||
 			    (host.cpu_delay && !rec->cells[0].set) ||
 			    (host.xacct && !rec->cells[N_FAM * 4].set))
@@ -1002,8 +1012,8 @@ static void concurrent_workers(void **state)
 	}
 	fds_during = count_fds();
 	assert_int_equal(fds_during, fds_before + 4);
-	assert_int_equal(fake_summary(&fx->ctx, "ok"), 4 * 50 * (N_PARKED + 1));
-	assert_int_equal(fake_summary(&fx->ctx, "batched"),
+	assert_int_equal(hx_summary(&fx->ctx, "ok"), 4 * 50 * (N_PARKED + 1));
+	assert_int_equal(hx_summary(&fx->ctx, "batched"),
 			 4 * 50 * (N_PARKED + 1));
 	stop(fx);
 	assert_int_equal(count_fds(), fds_before);
@@ -1031,7 +1041,7 @@ static bool cap_net_admin(void)
 static bool family_present(void)
 {
 	struct fx fx;
-	struct ctp_record rec;
+	struct hx_rec rec;
 	bool found;
 
 	memset(&fx, 0, sizeof(fx));
@@ -1046,7 +1056,7 @@ static bool family_present(void)
 		return false;
 	}
 	run_thread(&fx, &rec, getpid(), gettid_());
-	found = fake_summary(&fx.ctx, "skipped") == 0;
+	found = hx_summary(&fx.ctx, "skipped") == 0;
 	if (!found)
 		printf("NOTE: %s\n", fx.ctx.last_log);
 	stop(&fx);
