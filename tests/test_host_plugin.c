@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The built host-context.so driven without the engine: dlopen it and run
- * init/host/finish/fini against a fake struct ctp_api with a small field
- * registry (runtime fields included), over the fixture tree
+ * The built host-context.so loaded into a real engine (tests/harness.h)
+ * and called without the walk: init/host/finish/fini, its runtime fields
+ * in the core's registry, over the fixture tree
  * tests/fixtures/host, over roots that hold nothing, and over odd trees
  * built here. Proves which values are set, which stay absent, the summary
  * counters, and which allocator answers.

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The built procfs-stat.so, driven without the engine: dlopen it, check its
- * descriptor, and run init/thread/process/fini against a fake struct ctp_api
- * that records every set_* call, over literal kernel text. Proves what is
- * set, what stays absent, the policy names and the summary counters.
+ * The built procfs-stat.so loaded into a real engine (tests/harness.h) and
+ * called without the walk over literal kernel text: its descriptor,
+ * init/thread/process/fini, what is set in the capture, what stays absent,
+ * the policy names and the summary counters.
  */
 #include <dlfcn.h>
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The built psi.so, driven without the engine through the test harness of
- * tests/fakeapi.c: its descriptor and options, the host callback over
+ * The built psi.so, loaded into a real engine and called without the walk
+ * (tests/harness.h): its descriptor and options, the host callback over
  * tests/fixtures/psi/proc, the cgroup callback over the directories of
  * tests/fixtures/psi/cgroup, what stays absent and what is counted, the
  * hint, refused fields and setters, and EOPNOTSUPP (PSI disabled) made real

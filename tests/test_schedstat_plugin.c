@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The built schedstat.so, driven without the engine: dlopen it, check its
- * descriptor, and run init/thread/fini against a fake struct ctp_api that
- * records every set_* call and serves the lazy sched file through
- * file_get, over literal kernel text. Proves what is set, what stays
- * absent, the summary counters, the `sched` option and concurrent use.
+ * The built schedstat.so loaded into a real engine (tests/harness.h) and
+ * called without the walk: its descriptor, init/thread/fini with the lazy
+ * sched file served through file_get, over literal kernel text. Proves what is
+ * set, what stays absent, the summary counters, the `sched` option and
+ * concurrent use.
  */
 #include <dlfcn.h>
 #include <errno.h>

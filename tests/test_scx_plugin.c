@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The built sched_ext.so, driven without the engine through the test harness
- * of tests/fakeapi.c: its descriptor and options, the host callback
+ * The built sched_ext.so, loaded into a real engine and called without the
+ * walk (tests/harness.h): its descriptor and options, the host callback
  * over the sys trees of tests/fixtures/scx (a loaded scheduler, none loaded,
  * damaged files, no sched_ext at all) and over trees made here (missing and
  * unreadable files), and the thread callback: when it fetches the shared

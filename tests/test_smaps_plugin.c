@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The built smaps.so, driven without the engine: dlopen it, check its
- * descriptor, and run init/host/process/fini against a fake struct ctp_api
- * that records field registrations, file fetches and set_u64 calls, over
- * literal kernel text. Proves the open key set, kB -> bytes, the statm
+ * The built smaps.so loaded into a real engine (tests/harness.h) and called
+ * without the walk: its descriptor, init/host/process/fini, its runtime
+ * fields in the core's registry, file fetches and values, over literal
+ * kernel text. Proves the open key set, kB -> bytes, the statm
  * size cap, the time budget, what is never read, and concurrent callers.
  */
 #include <dlfcn.h>

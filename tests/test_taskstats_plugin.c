@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The built taskstats.so driven without the engine: dlopen it and run
- * init/process/thread/finish/fini against a fake struct ctp_api that
- * records every value, summary counter and hint, querying the running
+ * The built taskstats.so loaded into a real engine (tests/harness.h) and
+ * called without the walk: init/process/thread/finish/fini, the values,
+ * summary counters and hint as the core holds them, querying the running
  * kernel about this process's own threads. Proves which fields are set for
  * the host's delay-accounting state, that failures leave every field
  * absent and are counted, batching versus single queries, the hints, that
