@@ -48,6 +48,9 @@ ctp_abi_plugin(abi-initfail abi_bad.c ABI_INIT_EIO)
 ctp_abi_plugin(abi-flagbits abi_bad.c ABI_FLAG_BITS)
 ctp_abi_plugin(abi-resfield abi_bad.c ABI_FIELD_RESERVED)
 ctp_abi_plugin(abi-trailing abi_bad.c ABI_TRAILING)
+# The supervisor's tests: a plugin that crashes where its options say.
+ctp_abi_plugin(abi-crash abi_crash.c)
+ctp_abi_plugin(abi-crash2 abi_crash.c CRASH_NAME="abi-crash2")
 
 ctp_add_test(test_abi test_abi.c e2e_util.c LIBS ctpcore ${CMAKE_DL_LIBS})
 target_compile_definitions(test_abi PRIVATE CTP_ABI_PLUGIN_DIR="${CTP_ABI_PLUGIN_DIR}")

@@ -26,6 +26,7 @@
 #include "ctprof/plugin-util.h"
 #include "engine.h"
 #include "splitq.h"
+#include "supervise.h"
 
 #define FILE_BUF_INIT 4096
 #define DENTS_BUF     32768
@@ -397,7 +398,10 @@ static bool call_task(struct worker *w, bool thread, struct ctp_task *task,
 		task->core = &tp;
 		rec->plugin = i;
 		lock_if(rt);
+		ctp_sv_enter(i, thread ? CTP_SV_THREAD : CTP_SV_PROCESS,
+			     task->tid);
 		int ret = fn(rt->state, task, rec);
+		ctp_sv_leave();
 		unlock_if(rt);
 		uint64_t t1 = ctp_now_ns();
 		vanished |= after_call(info, &w->stats[i], cb, ret, t1 - t0);
@@ -941,6 +945,7 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	struct ctp_engine *eng = w->eng;
 	bool unused = false;
+	ctp_sv_thread_begin(w->id + 1u);
 	/* A table of our own (a copy: the roots and the plugins' init
 	 * descriptors stay usable) takes this worker's opens and closes off
 	 * the table lock the other workers use, and lets the kernel skip the
@@ -956,6 +961,7 @@ static void *worker_main(void *arg)
 	atomic_fetch_add(&eng->workers_done, 1);
 	pthread_cond_signal(&eng->done_cond);
 	pthread_mutex_unlock(&eng->done_lock);
+	ctp_sv_thread_end();
 	return NULL;
 }
 
@@ -993,7 +999,9 @@ static void host_calls(struct ctp_engine *eng, bool finish)
 			continue;
 		rec.plugin = i;
 		uint64_t t0 = ctp_now_ns();
+		ctp_sv_enter(i, finish ? CTP_SV_FINISH : CTP_SV_HOST, 0);
 		int ret = fn(rt->state, &rec);
+		ctp_sv_leave();
 		after_call(info, NULL, cb, ret, ctp_now_ns() - t0);
 	}
 }
@@ -1041,7 +1049,9 @@ static void cgroup_row_calls(struct ctp_engine *eng, uint32_t row,
 			continue;
 		rec.plugin = i;
 		uint64_t t0 = ctp_now_ns();
+		ctp_sv_enter_cgroup(i, path);
 		int ret = info->rt->desc->cgroup(info->rt->state, &cg, &rec);
+		ctp_sv_leave();
 		after_call(info, NULL, CB_CGROUP, ret, ctp_now_ns() - t0);
 	}
 	if (dirfd >= 0)

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "supervise.h"
 #include "options.h"
 #include "paths.h"
 #include "suggest.h"
@@ -639,6 +640,21 @@ static void mark_restore(struct ctp_engine *eng, uint32_t idx,
 	info->hint = NULL;
 }
 
+/* Run plugin idx's fini (when its init succeeded) and unload it; the
+ * supervisor's slot names the plugin while its code runs. */
+static void plugin_close(uint32_t idx, struct ctp_plugin_rt *rt)
+{
+	ctp_sv_enter(idx, CTP_SV_FINI, 0);
+	if (rt->initialized && rt->desc->fini)
+		rt->desc->fini(rt->state);
+	rt->initialized = false;
+	if (rt->handle)
+		dlclose(rt->handle);
+	ctp_sv_leave();
+	rt->handle = NULL;
+	rt->desc = NULL;
+}
+
 static void plugin_fail(struct ctp_engine *eng, uint32_t idx, const char *why)
 {
 	struct ctp_plugin_info *info = &eng->cap->plugins[idx];
@@ -649,13 +665,7 @@ static void plugin_fail(struct ctp_engine *eng, uint32_t idx, const char *why)
 		"plugin %s (%s): %s%s", info->name,
 		info->path ? info->path : "not found", why,
 		info->required ? " [required]" : "");
-	if (rt->initialized && rt->desc->fini)
-		rt->desc->fini(rt->state);
-	rt->initialized = false;
-	if (rt->handle)
-		dlclose(rt->handle);
-	rt->handle = NULL;
-	rt->desc = NULL;
+	plugin_close(idx, rt);
 }
 
 /* The plugin file name (without ".so") in dirs closest to `name`, if one
@@ -741,9 +751,11 @@ static int load_checked(struct ctp_engine *eng, uint32_t idx, char **dirs,
 	struct ctp_plugin_info *info = &eng->cap->plugins[idx];
 	struct ctp_plugin_rt *rt = info->rt;
 
+	ctp_sv_enter(idx, CTP_SV_LOAD, 0);
 	int ret = ctp_plugin_resolve(
 		dirs, ndirs, info->name, eng->cfg->allow_insecure_plugins,
 		&info->path, &rt->handle, &rt->desc, why, whylen);
+	ctp_sv_leave();
 	if (ret < 0)
 		return ret;
 	const struct ctp_plugin *d = rt->desc;
@@ -786,7 +798,9 @@ static int load_checked(struct ctp_engine *eng, uint32_t idx, char **dirs,
 	rt->splittable = (d->flags & CTP_PLUGIN_SPLITTABLE) || !d->thread;
 	if (d->init) {
 		uint64_t t0 = ctp_now_ns();
+		ctp_sv_enter(idx, CTP_SV_INIT, 0);
 		ret = d->init(&rt->ctx, &eng->api, &rt->state);
+		ctp_sv_leave();
 		atomic_fetch_add(&info->time_ns, ctp_now_ns() - t0);
 		if (ret < 0) {
 			snprintf(why, whylen, "init failed: %s",
@@ -892,6 +906,13 @@ int ctp_engine_load(struct ctp_engine *eng)
 			set_str(&info->reason, "disabled in configuration");
 			continue;
 		}
+		if (pc->crashed) {
+			/* An earlier attempt of this capture crashed in it
+			 * (the supervisor said so on stderr): not loaded. */
+			info->status = CTP_PST_FAILED;
+			set_str(&info->reason, pc->crashed);
+			continue;
+		}
 		load_one(eng, (uint32_t)i, dirs, ndirs);
 	}
 	ret = 0;
@@ -922,10 +943,7 @@ void ctp_engine_unload(struct ctp_engine *eng)
 		struct ctp_plugin_rt *rt = cap->plugins[i].rt;
 		if (!rt)
 			continue;
-		if (rt->initialized && rt->desc->fini)
-			rt->desc->fini(rt->state);
-		if (rt->handle)
-			dlclose(rt->handle);
+		plugin_close(i, rt);
 		free(rt->static_ids);
 		pthread_mutex_destroy(&rt->call_lock);
 		pthread_mutex_destroy(&rt->log_lock);

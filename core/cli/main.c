@@ -25,6 +25,7 @@
 #include "options.h"
 #include "paths.h"
 #include "suggest.h"
+#include "supervisor.h"
 #include "writer.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -34,9 +35,16 @@ static const char *const verbs[] = {
 	"capture", "show", "dump", "compare", "check-config", "plugins", NULL};
 
 /* SIGINT/SIGTERM: ask the walk and the writer to stop, and give them one
- * second; the first signal arms the alarm below. */
+ * second; the first signal arms the alarm below. The supervisor passes
+ * them on to the capture's process. */
 static void on_signal(int sig)
 {
+	/* In the supervisor: the capture is the child's to stop. */
+	if (ctp_supervised_child > 0) {
+		kill((pid_t)ctp_supervised_child, sig);
+		stop_requested = sig;
+		return;
+	}
 	if (!stop_requested)
 		alarm(1);
 	stop_requested = sig;
@@ -103,6 +111,10 @@ static void usage_main(FILE *out)
 		"  -j, --workers N      walker threads; overrides the config\n"
 		"      --strict         any plugin failure fails the capture "
 		"(exit 3, no snapshot)\n"
+		"      --no-supervise   run the capture in this process: a "
+		"plugin that crashes ends it\n"
+		"                       (by default it is named, left out and "
+		"the capture runs again)\n"
 		"  -q, --quiet          only errors\n"
 		"  -v, --verbose        more messages (twice: debug)\n"
 		"  -h, --help           this help\n"
@@ -206,6 +218,7 @@ struct capture_args {
 	const char *config_path, *output; /* NULL: from the config */
 	unsigned workers;		  /* 0: from the config */
 	bool strict;
+	bool no_supervise; /* run the capture in this process */
 };
 
 /* Parse the capture's arguments into *a. Returns -1 to go on, else the exit
@@ -221,6 +234,7 @@ static int parse_capture_args(int argc, char **argv, struct capture_args *a)
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{"strict", no_argument, NULL, 'S'},
+		{"no-supervise", no_argument, NULL, 'N'},
 		{0},
 	};
 	int c;
@@ -246,6 +260,9 @@ static int parse_capture_args(int argc, char **argv, struct capture_args *a)
 			break;
 		case 'S':
 			a->strict = true;
+			break;
+		case 'N':
+			a->no_supervise = true;
 			break;
 		case 'v':
 			ctp_verbosity++;
@@ -429,11 +446,20 @@ static int run_capture(const struct ctp_config *cfg,
 	struct ctp_engine eng;
 	r = ctp_engine_init(&eng, cfg, cap, &stop_requested);
 	rc = r < 0 ? CTP_EXIT_FAILURE : walk(&eng, a);
+	/* The plugins' fini before the file exists: a plugin that crashes
+	 * there is left out of the next attempt like any other. */
+	ctp_engine_unload(&eng);
 	if (!rc)
 		rc = write_out(cap, cfg, outpath);
 	ctp_engine_done(&eng);
 	ctp_capture_free(cap);
 	return rc;
+}
+
+/* ctp_supervise's view of run_capture. */
+static int supervised_run(const struct ctp_config *cfg, void *arg)
+{
+	return run_capture(cfg, arg);
 }
 
 static int cmd_capture(int argc, char **argv)
@@ -457,7 +483,11 @@ static int cmd_capture(int argc, char **argv)
 	sigemptyset(&al.sa_mask);
 	sigaction(SIGALRM, &al, NULL);
 
-	rc = run_capture(cfg, &a);
+	if (a.no_supervise)
+		rc = run_capture(cfg, &a);
+	else
+		rc = ctp_supervise(cfg, a.strict, supervised_run, &a,
+				   &stop_requested);
 	ctp_config_free(cfg);
 	return rc;
 }

@@ -758,6 +758,7 @@ static void kv_free(struct ctp_kv *kv, size_t n)
 static void plugin_done(struct ctp_plugin_cfg *pc)
 {
 	free(pc->name);
+	free(pc->crashed);
 	kv_free(pc->opts, pc->n_opts);
 }
 
@@ -810,8 +811,11 @@ static int plugin_copy(struct ctp_plugin_cfg *dst,
 	*dst = *src;
 	dst->opts = NULL;
 	dst->n_opts = 0;
+	dst->crashed = NULL;
 	dst->name = strdup(src->name);
 	if (!dst->name)
+		return -ENOMEM;
+	if (src->crashed && !(dst->crashed = strdup(src->crashed)))
 		return -ENOMEM;
 	for (size_t i = 0; i < src->n_opts; i++) {
 		r = opt_set(dst, &src->opts[i]);

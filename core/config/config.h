@@ -28,6 +28,11 @@ struct ctp_plugin_cfg {
 	struct ctp_kv *opts;
 	size_t n_opts;
 	unsigned line, col; /* position of the plugin's key */
+	/* Not from the file: set by the capture's supervisor when an earlier
+	 * attempt crashed in this plugin ("crashed: SIGSEGV in ..."); the
+	 * loader then marks it failed with this reason and does not load
+	 * it. NULL otherwise. Owned by the config. */
+	char *crashed;
 };
 
 /* One entry of `hosts:`. Every condition present must hold (AND). */

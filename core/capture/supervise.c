@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: MIT */
+/* Crash containment, the capture's side (see supervise.h). */
+#include "supervise.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define SV_MAGIC 0x43545356u /* "CTSV" */
+
+/* Room for the handler: it calls nothing but atomics, two system calls
+ * and sigaction, but sanitizer runtimes may run on this stack too. */
+#define SV_ALTSTACK (64 * 1024)
+
+_Thread_local struct ctp_sv_slot *ctp_sv_self;
+
+static struct ctp_sv *sv_shared;
+/* The calling thread's alternate stack, NULL when it has none. */
+static _Thread_local void *sv_altstack;
+
+static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+				    SIGABRT, SIGSYS, SIGTRAP};
+
+int ctp_sv_map(struct ctp_sv **out)
+{
+	struct ctp_sv *sv = mmap(NULL, sizeof(*sv), PROT_READ | PROT_WRITE,
+				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sv == MAP_FAILED)
+		return -errno;
+	sv->magic = SV_MAGIC;
+	ctp_sv_reset(sv);
+	*out = sv;
+	return 0;
+}
+
+void ctp_sv_unmap(struct ctp_sv *sv)
+{
+	if (sv)
+		munmap(sv, sizeof(*sv));
+}
+
+void ctp_sv_reset(struct ctp_sv *sv)
+{
+	memset(sv->slot, 0, sizeof(sv->slot));
+	atomic_store(&sv->signal, 0);
+	atomic_store(&sv->thread_tid, 0);
+	atomic_store(&sv->crashed_slot, -1);
+}
+
+/*
+ * A fatal signal in the child. Note which slot took it (the first thread
+ * to get here wins: a second crash while the first is dying says nothing
+ * new), then die of the same signal with its default action: the handler
+ * was reset on entry (SA_RESETHAND), and the signal sent here to this
+ * thread is delivered as soon as the handler returns. A fault would also
+ * recur on its own; abort() and kill() would not.
+ */
+static void on_fatal(int sig)
+{
+	int saved = errno;
+	struct ctp_sv *sv = sv_shared;
+	struct ctp_sv_slot *me = ctp_sv_self;
+	if (sv && me) {
+		int32_t none = -1;
+		int32_t idx = (int32_t)(me - sv->slot);
+		if (atomic_compare_exchange_strong(&sv->crashed_slot, &none,
+						   idx)) {
+			atomic_store(&sv->signal, sig);
+			atomic_store(&sv->thread_tid,
+				     (int32_t)syscall(SYS_gettid));
+		}
+	}
+	syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
+	errno = saved;
+}
+
+/* An alternate signal stack for the calling thread, so that a plugin
+ * that overflowed its stack can still be named. */
+static void altstack_on(void)
+{
+	void *p = mmap(NULL, SV_ALTSTACK, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (p == MAP_FAILED)
+		return;
+	stack_t ss = {.ss_sp = p, .ss_size = SV_ALTSTACK};
+	if (sigaltstack(&ss, NULL) < 0) {
+		munmap(p, SV_ALTSTACK);
+		return;
+	}
+	sv_altstack = p;
+}
+
+static void altstack_off(void)
+{
+	if (!sv_altstack)
+		return;
+	stack_t ss = {.ss_flags = SS_DISABLE};
+	if (sigaltstack(&ss, NULL) == 0)
+		munmap(sv_altstack, SV_ALTSTACK);
+	sv_altstack = NULL;
+}
+
+int ctp_sv_child_setup(struct ctp_sv *sv)
+{
+	struct sigaction sa = {.sa_handler = on_fatal,
+			       .sa_flags = SA_RESETHAND | SA_ONSTACK};
+	sigemptyset(&sa.sa_mask);
+	sv_shared = sv;
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(*fatal_signals);
+	     i++)
+		if (sigaction(fatal_signals[i], &sa, NULL) < 0)
+			return -errno;
+	ctp_sv_thread_begin(0);
+	return 0;
+}
+
+void ctp_sv_thread_begin(uint32_t slot)
+{
+	if (!sv_shared || slot >= CTP_SV_SLOTS)
+		return;
+	altstack_on();
+	ctp_sv_self = &sv_shared->slot[slot];
+}
+
+void ctp_sv_thread_end(void)
+{
+	if (!sv_shared)
+		return;
+	ctp_sv_self = NULL;
+	altstack_off();
+}
+
+void ctp_sv_enter_cgroup(uint32_t plugin, const char *path)
+{
+	struct ctp_sv_slot *s = ctp_sv_self;
+	if (!s)
+		return;
+	/* Written before the slot says "in a cgroup callback"; the parent
+	 * reads it only after the child is gone. */
+	size_t n = strnlen(path, sizeof(s->path) - 1);
+	memcpy(s->path, path, n);
+	s->path[n] = '\0';
+	ctp_sv_enter(plugin, CTP_SV_CGROUP, 0);
+}
+
+void ctp_sv_crash_read(const struct ctp_sv *sv, int sig,
+		       struct ctp_sv_crash *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->sig = sig;
+	out->plugin = -1;
+	int32_t idx = atomic_load(&sv->crashed_slot);
+	if (sv->magic != SV_MAGIC || idx < 0 || idx >= CTP_SV_SLOTS ||
+	    atomic_load(&sv->signal) != sig)
+		return;
+	const struct ctp_sv_slot *s = &sv->slot[idx];
+	out->thread_tid = atomic_load(&sv->thread_tid);
+	uint32_t plugin = atomic_load(&s->plugin);
+	if (plugin == 0)
+		return;
+	out->plugin = (int32_t)(plugin - 1);
+	out->what = (enum ctp_sv_what)atomic_load(&s->what);
+	out->task = atomic_load(&s->task);
+	if (out->what == CTP_SV_CGROUP) {
+		memcpy(out->path, s->path, sizeof(out->path));
+		out->path[sizeof(out->path) - 1] = '\0';
+	}
+}
+
+const char *ctp_sv_what_name(enum ctp_sv_what what)
+{
+	static const char *const names[] = {
+		[CTP_SV_CORE] = "the core",
+		[CTP_SV_LOAD] = "loading (dlopen)",
+		[CTP_SV_INIT] = "init",
+		[CTP_SV_HOST] = "host callback",
+		[CTP_SV_PROCESS] = "process callback",
+		[CTP_SV_THREAD] = "thread callback",
+		[CTP_SV_CGROUP] = "cgroup callback",
+		[CTP_SV_FINISH] = "finish callback",
+		[CTP_SV_FINI] = "fini",
+	};
+	return (unsigned)what < sizeof(names) / sizeof(*names) && names[what]
+		       ? names[what]
+		       : "?";
+}
