@@ -6,7 +6,9 @@ For each load size N (default 1000, 10000, 30000 threads) this starts
 ctp-bench-load (N sleeping threads, 100 per process) and, for each plugin
 set, runs R times each and interleaved: ctp-bench-read (the same system
 calls as a snapshot with that set, nothing else), the same reader with the
-former per-thread cgroup reads, ctprof-core at workers=1 and workers=2, and
+former per-thread cgroup reads, ctprof-core at workers=1 and workers=2
+(procfs set: also workers=1 with --no-supervise, the crash supervisor's
+cost), and
 (procfs set) two readers at once (the contention any two concurrent walks
 pay). Every figure of a run comes from wait4() on that child, reaped by the
 small C helper ctp-bench-run: user+sys CPU, ru_maxrss, and the wall time
@@ -78,7 +80,7 @@ SETS = {
     "procfs": {
         "plugins": ["procfs-stat"],
         "reader": ["--preset", "procfs"],
-        "kinds": ("reader", "reader_pt", "w1", "w2", "pair"),
+        "kinds": ("reader", "reader_pt", "w1", "w1ns", "w2", "pair"),
         "title": "procfs-stat",
     },
     "issue3": {
@@ -220,14 +222,15 @@ def run_reader(args, outdir, sname, per_thread_cg=False):
         args, reader_argv(args, sname, per_thread_cg), outdir, "reader"))
 
 
-def ctprof_argv(args, config, snap, workers):
-    return [args.ctprof, "--config", config, "-o", snap, "-j", str(workers)]
+def ctprof_argv(args, config, snap, workers, supervise=True):
+    return ([args.ctprof, "--config", config, "-o", snap, "-j", str(workers)]
+            + ([] if supervise else ["--no-supervise"]))
 
 
-def run_ctprof(args, outdir, config, workers):
+def run_ctprof(args, outdir, config, workers, supervise=True):
     snap = os.path.join(outdir, "snap.ctprof.zst")
-    r = run_measured(args, ctprof_argv(args, config, snap, workers), outdir,
-                     "ctprof")
+    r = run_measured(args, ctprof_argv(args, config, snap, workers,
+                                       supervise), outdir, "ctprof")
     m = SUMMARY_RE.search(r["stderr"])
     if not m:
         raise BenchError("no summary line from ctprof-core:\n%s"
@@ -253,6 +256,8 @@ def run_kind(args, outdir, configs, sname, kind):
         return [run_reader(args, outdir, sname, per_thread_cg=True)]
     if kind == "pair":
         return run_reader_pair(args, outdir, sname)
+    if kind == "w1ns":
+        return [run_ctprof(args, outdir, configs[sname], 1, supervise=False)]
     return [run_ctprof(args, outdir, configs[sname], int(kind[1:]))]
 
 
@@ -621,6 +626,17 @@ def derive(s, runs):
         d["w2_cpu_factor"] = (s["w2"]["cpu_us_per_thread"]
                               / s["w1"]["cpu_us_per_thread"])
         d["rss_worst"] = max(s["w1"]["maxrss"], s["w2"]["maxrss"])
+    if "w1" in s and "w1ns" in s:
+        # The supervisor's cost per capture (fork, wait, the shared page,
+        # the per-callback marks): CPU of the supervised run minus the
+        # unsupervised one, per round and in median.
+        d["sv_cpu_ms"] = (med(runs["w1"], "cpu")
+                          - med(runs["w1ns"], "cpu")) * 1e3
+        d["sv_cpu_ms_paired"] = statistics.median(
+            (x["cpu"] - y["cpu"]) * 1e3
+            for x, y in zip(runs["w1"], runs["w1ns"]))
+        d["sv_w1_cpu_ms"] = med(runs["w1"], "cpu") * 1e3
+        d["sv_w1ns_cpu_ms"] = med(runs["w1ns"], "cpu") * 1e3
     if "w1" in s:
         d["rss_limit"] = (TARGET_RSS_BASE
                           + TARGET_RSS_PER_THREAD * s["w1"]["threads"])
@@ -845,6 +861,12 @@ def print_text(rows, check_at, out):
                       sn, s["w1"]["walk_s"] * 1e3, s["w2"]["walk_s"] * 1e3,
                       (s["w1"]["wall_s"] - s["w1"]["walk_s"]) * 1e3,
                       (s["w2"]["wall_s"] - s["w2"]["walk_s"]) * 1e3))
+            if "sv_cpu_ms" in d:
+                p("        %s: supervisor: CPU per capture %.1f ms "
+                  "supervised, %.1f ms with --no-supervise: %+.2f ms "
+                  "(median), %+.2f ms (paired by round)" % (
+                      sn, d["sv_w1_cpu_ms"], d["sv_w1ns_cpu_ms"],
+                      d["sv_cpu_ms"], d["sv_cpu_ms_paired"]))
             if "taskstats_us" in d:
                 p("        taskstats set: taskstats adds %.2f us/thread of "
                   "CPU to the issue-3 set (workers=1)" % d["taskstats_us"])
@@ -916,6 +938,23 @@ def print_markdown(rows, info, args, check_at, out):
                     sn, r["n"], s["reader"]["cpu_us_per_thread"],
                     s["reader_pt"]["cpu_us_per_thread"], d["cg_saving_us"],
                     d["cg_saving_pct"]))
+    if any("sv_cpu_ms" in r["derived"][sn] for r in rows
+           for sn in r["derived"]):
+        p()
+        p("Crash containment: CPU per capture (user+sys, workers=1) "
+          "supervised (the default) and with --no-supervise:")
+        p()
+        p("| set | N | supervised | --no-supervise | difference (median) "
+          "| difference (paired by round) |")
+        p("|---|---|---|---|---|---|")
+        for sn in rows[0]["sets"]:
+            for r in rows:
+                d = r["derived"][sn]
+                if "sv_cpu_ms" not in d:
+                    continue
+                p("| %s | %d | %.1f ms | %.1f ms | %+.2f ms | %+.2f ms |"
+                  % (sn, r["n"], d["sv_w1_cpu_ms"], d["sv_w1ns_cpu_ms"],
+                     d["sv_cpu_ms"], d["sv_cpu_ms_paired"]))
     p()
     if not any(r["n"] >= check_at for r in rows):
         p("Targets not checked: no N >= %d." % check_at)
