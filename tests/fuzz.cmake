@@ -11,7 +11,8 @@ set(CTP_FUZZ_HARNESSES
   parse_cgroup:ctp_cgroup_parse parse_psi:ctp_psi_parse
   parse_scx:ctp_scx_parse parse_host:ctp_host_parse
   parse_taskstats:ctp_taskstats_reply parse_jemalloc:ctp_plugin_util
-  probe_jemalloc:ctp_plugin_util scan:ctp_plugin_util)
+  probe_jemalloc:ctp_plugin_util probe_tls:ctp_plugin_util
+  scan:ctp_plugin_util)
 set(CTP_FUZZ_DIR ${CMAKE_CURRENT_SOURCE_DIR}/fuzz)
 # jemalloc-probe's ELF/DWARF reading, compiled in with its proc_service
 # callbacks: its library would bring a shared support library, which a
@@ -32,10 +33,14 @@ foreach(pair ${CTP_FUZZ_HARNESSES})
   if(name STREQUAL "parse_jemalloc")
     list(APPEND srcs ${CTP_JEP_DIR}/jep_util.c)
   endif()
-  if(name STREQUAL "probe_jemalloc")
+  if(name MATCHES "^probe_(jemalloc|tls)$")
     list(APPEND srcs ${CTP_JEP_DIR}/jep_util.c ${CTP_JEP_DIR}/jep_probe.c
          ${CTP_JEP_DIR}/jep_ps.c)
     set(lib "${lib};PkgConfig::FUZZ_LIBDW;thread_db;Threads::Threads")
+  endif()
+  # probe_tls finds glibc's _thread_db_* descriptors in itself (dlsym).
+  if(name STREQUAL "probe_tls")
+    list(APPEND lib ${CMAKE_DL_LIBS})
   endif()
   add_executable(fuzz_replay_${name} ${srcs} ${CTP_FUZZ_DIR}/replay.c)
   target_link_libraries(fuzz_replay_${name} PRIVATE ${lib})
@@ -58,3 +63,8 @@ foreach(pair ${CTP_FUZZ_HARNESSES})
                           RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/fuzz)
   endif()
 endforeach()
+
+# Records probe_tls's seed from a live jemalloc worker (run by
+# tests/fuzz/gen_probe_tls_seed.sh, not a test).
+add_executable(probe_tls_record ${CTP_FUZZ_DIR}/probe_tls_record.c)
+target_link_libraries(probe_tls_record PRIVATE ctp_jep)

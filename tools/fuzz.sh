@@ -31,6 +31,9 @@ if [ ${#names[@]} -eq 0 ]; then
 	done
 fi
 
+# probe_tls's switches for reproducing by hand (tests/fuzz/README.md): a
+# fuzzing run never takes them from the caller's environment.
+unset CTP_FUZZ_TLS_RAW CTP_FUZZ_TLS_PRINT
 work=$(mktemp -d "${TMPDIR:-/tmp}/ctp-fuzz.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 failed=0

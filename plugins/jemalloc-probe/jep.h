@@ -136,6 +136,22 @@ struct ctp_jep_file {
 int ctp_jep_file_probe(const char *path, struct ctp_jep_file *out);
 
 /* ---- Reading a live process ---------------------------------------------- */
+
+/*
+ * Where the reads of target memory and libthread_db's symbol lookups go.
+ * The plugin leaves ctp_jep_target.mem NULL: process_vm_readv of the pid,
+ * and the symbols of the glibc files the process maps. The fuzz harness
+ * tests/fuzz/probe_tls.c serves both from an image made of its input, so
+ * libthread_db and this code meet hostile memory without a real process.
+ */
+struct ctp_jep_mem {
+	/* All len bytes at addr into buf: 0, or a negative errno. */
+	int (*read)(void *arg, uint64_t addr, void *buf, size_t len);
+	/* A global symbol of the target: 0 and *addr, or a negative errno. */
+	int (*lookup)(void *arg, const char *name, uint64_t *addr);
+	void *arg;
+};
+
 struct ctp_jep_counters {
 	int32_t tid;
 	int err; /* 0: values valid; else a negative errno */
@@ -154,6 +170,7 @@ struct ctp_jep_target {
 	 * lookups of libthread_db. */
 	const struct ctp_jep_map *maps;
 	size_t n_maps;
+	const struct ctp_jep_mem *mem; /* NULL: the process itself (above) */
 };
 
 /*
@@ -176,6 +193,11 @@ int ctp_jep_read_thread_db(const struct ctp_jep_target *t,
 int ctp_jep_read_ptrace(const struct ctp_jep_target *t, const int32_t *tids,
 			size_t n_tids, struct ctp_jep_counters *out,
 			unsigned timeout_ms);
+
+/* The target's global `name` as libthread_db's lookups find it: in the
+ * glibc files it maps (or through t->mem). 0 and *addr, or -ENOENT. */
+int ctp_jep_symbol(const struct ctp_jep_target *t, const char *name,
+		   uint64_t *addr);
 
 /* Read two u64 at addr in pid with one process_vm_readv. */
 int ctp_jep_read_pair(pid_t pid, uint64_t a, uint64_t b, uint64_t *va,

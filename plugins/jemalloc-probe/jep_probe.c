@@ -493,6 +493,8 @@ static int lookup(void *arg, const char *object, const char *name,
 	char path[4096];
 
 	(void)object; /* glibc names libc or ld.so; search both, as gdb does */
+	if (t->mem)
+		return t->mem->lookup(t->mem->arg, name, addr);
 	for (size_t i = 0; i < t->n_maps; i++) {
 		const struct ctp_jep_map *m = &t->maps[i];
 		struct symset *s;
@@ -521,22 +523,59 @@ static int lookup(void *arg, const char *object, const char *name,
 	return -ENOENT;
 }
 
-int ctp_jep_read_pair(pid_t pid, uint64_t a, uint64_t b, uint64_t *va,
-		      uint64_t *vb)
+int ctp_jep_symbol(const struct ctp_jep_target *t, const char *name,
+		   uint64_t *addr)
+{
+	struct lookup_ctx lc = {t};
+
+	return lookup(&lc, NULL, name, addr);
+}
+
+/* n (1 or 2) spans of the target, all or nothing: 0, or a negative errno.
+ * One process_vm_readv, or with a ctp_jep_mem one read per span. */
+static int read_spans(pid_t pid, const struct ctp_jep_mem *mem,
+		      const struct iovec *local, const struct iovec *remote,
+		      int n)
+{
+	ssize_t want = 0, got;
+
+	if (mem) {
+		for (int i = 0; i < n; i++) {
+			int r = mem->read(
+				mem->arg,
+				(uint64_t)(uintptr_t)remote[i].iov_base,
+				local[i].iov_base, local[i].iov_len);
+
+			if (r)
+				return r;
+		}
+		return 0;
+	}
+	for (int i = 0; i < n; i++)
+		want += (ssize_t)local[i].iov_len;
+	got = process_vm_readv(pid, local, (unsigned long)n, remote,
+			       (unsigned long)n, 0);
+	if (got != want)
+		return got < 0 ? -errno : -EIO;
+	return 0;
+}
+
+static int read_pair(pid_t pid, const struct ctp_jep_mem *mem, uint64_t a,
+		     uint64_t b, uint64_t *va, uint64_t *vb)
 {
 	uint64_t lo = a < b ? a : b, hi = a < b ? b : a;
 	uint64_t buf[4];
 	struct iovec local, remote[2];
-	ssize_t n;
+	int r;
 
 	/* The two counters sit next to each other in 5.x: one span. */
 	if (hi - lo + 8 <= sizeof(buf)) {
 		local = (struct iovec){buf, (size_t)(hi - lo + 8)};
 		remote[0] =
 			(struct iovec){(void *)(uintptr_t)lo, local.iov_len};
-		n = process_vm_readv(pid, &local, 1, remote, 1, 0);
-		if (n != (ssize_t)local.iov_len)
-			return n < 0 ? -errno : -EIO;
+		r = read_spans(pid, mem, &local, remote, 1);
+		if (r)
+			return r;
 		memcpy(va, (char *)buf + (a - lo), 8);
 		memcpy(vb, (char *)buf + (b - lo), 8);
 		return 0;
@@ -545,14 +584,29 @@ int ctp_jep_read_pair(pid_t pid, uint64_t a, uint64_t b, uint64_t *va,
 
 	remote[0] = (struct iovec){(void *)(uintptr_t)a, 8};
 	remote[1] = (struct iovec){(void *)(uintptr_t)b, 8};
-	n = process_vm_readv(pid, l2, 2, remote, 2, 0);
-	if (n != 16)
-		return n < 0 ? -errno : -EIO;
-	return 0;
+	return read_spans(pid, mem, l2, remote, 2);
+}
+
+int ctp_jep_read_pair(pid_t pid, uint64_t a, uint64_t b, uint64_t *va,
+		      uint64_t *vb)
+{
+	return read_pair(pid, NULL, a, b, va, vb);
 }
 
 /* ---- libthread_db ---------------------------------------------------------
  */
+
+/*
+ * The reads libthread_db may make for one td_ta_new and thread walk
+ * (ps_prochandle.max_reads): a fixed part (version, list heads, ...) and
+ * a part per thread the walk may report. A real walk makes about 15 per
+ * thread, the counter reads included (64 for a 4-thread worker, counted by
+ * tests/fuzz/probe_tls_record.c); the bound is far above that and only
+ * stops a walk that a looping list in the target would keep going forever
+ * (tests/fuzz/regressions/probe_tls/thread-list-loop hung without it).
+ */
+#define TDB_READS_FIXED	     4096
+#define TDB_READS_PER_THREAD 256
 
 struct iter_ctx {
 	const struct ctp_jep_target *t;
@@ -597,9 +651,9 @@ static int thr_cb(const td_thrhandle_t *th, void *arg)
 	a = (uint64_t)(uintptr_t)base;
 	if (!ic->link_map)
 		a += t->file->tsd_value;
-	c->err = ctp_jep_read_pair(t->pid, a + t->file->off_alloc,
-				   a + t->file->off_dealloc, &c->allocated,
-				   &c->deallocated);
+	c->err = read_pair(t->pid, t->mem, a + t->file->off_alloc,
+			   a + t->file->off_dealloc, &c->allocated,
+			   &c->deallocated);
 	if (c->err)
 		c->tag = c->err == -ESRCH ? CTP_JEP_EXITED : CTP_JEP_VM_READV;
 	return 0;
@@ -614,14 +668,14 @@ static int find_link_map(const struct ctp_jep_target *t, struct lookup_ctx *lc,
 
 	if (!t->file->dyn_vaddr || lookup(lc, NULL, "_r_debug", &rdebug))
 		return -ENOENT;
-	if (ctp_jep_read_pair(t->pid, rdebug + 8, rdebug + 8, &lm, &v[0]))
+	if (read_pair(t->pid, t->mem, rdebug + 8, rdebug + 8, &lm, &v[0]))
 		return -EIO;
 	for (int guard = 0; lm && guard < 4096; guard++) {
 		struct iovec l = {v, sizeof(v)};
 		struct iovec r = {(void *)(uintptr_t)lm, sizeof(v)};
 
 		/* l_addr, l_name, l_ld, l_next */
-		if (process_vm_readv(t->pid, &l, 1, &r, 1, 0) != sizeof(v))
+		if (read_spans(t->pid, t->mem, &l, &r, 1))
 			return -EIO;
 		if (v[2] == want) {
 			*out = lm;
@@ -638,7 +692,12 @@ int ctp_jep_read_thread_db(const struct ctp_jep_target *t,
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	struct lookup_ctx lc = {t};
-	struct ps_prochandle ph = {.pid = t->pid, .lookup = lookup, .arg = &lc};
+	struct ps_prochandle ph = {.pid = t->pid,
+				   .mem = t->mem,
+				   .lookup = lookup,
+				   .arg = &lc,
+				   .max_reads = TDB_READS_FIXED +
+						TDB_READS_PER_THREAD * cap};
 	struct iter_ctx ic = {.t = t, .out = out, .cap = cap};
 	td_thragent_t *ta = NULL;
 	td_err_e e;
@@ -799,9 +858,9 @@ out:
 		c->tag = CTP_JEP_STATIC_TLS;
 		return;
 	}
-	c->err = ctp_jep_read_pair(t->pid, a + t->file->off_alloc,
-				   a + t->file->off_dealloc, &c->allocated,
-				   &c->deallocated);
+	c->err = read_pair(t->pid, t->mem, a + t->file->off_alloc,
+			   a + t->file->off_dealloc, &c->allocated,
+			   &c->deallocated);
 	if (c->err)
 		c->tag = c->err == -ESRCH ? CTP_JEP_EXITED : CTP_JEP_VM_READV;
 }

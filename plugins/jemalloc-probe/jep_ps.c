@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "jep.h"
 #include "jep_ps.h"
 
 #define PS_API __attribute__((visibility("default")))
@@ -20,7 +21,14 @@ PS_API ps_err_e ps_pdread(struct ps_prochandle *ph, psaddr_t addr, void *buf,
 	struct iovec remote = {(void *)addr, len};
 	ssize_t n;
 
+	if (ph->max_reads && ph->reads >= ph->max_reads)
+		return PS_ERR;
 	ph->reads++;
+	if (ph->mem)
+		return ph->mem->read(ph->mem->arg, (uint64_t)(uintptr_t)addr,
+				     buf, len)
+			       ? PS_ERR
+			       : PS_OK;
 	n = process_vm_readv(ph->pid, &local, 1, &remote, 1, 0);
 	return n == (ssize_t)len ? PS_OK : PS_ERR;
 }
