@@ -48,6 +48,8 @@ ctp_abi_plugin(abi-initfail abi_bad.c ABI_INIT_EIO)
 ctp_abi_plugin(abi-flagbits abi_bad.c ABI_FLAG_BITS)
 ctp_abi_plugin(abi-resfield abi_bad.c ABI_FIELD_RESERVED)
 ctp_abi_plugin(abi-trailing abi_bad.c ABI_TRAILING)
+ctp_abi_plugin(abi-startbad abi_bad.c ABI_START_BAD)
+ctp_abi_plugin(abi-starttwice abi_bad.c ABI_START_TWICE)
 # The supervisor's tests: a plugin that crashes where its options say.
 ctp_abi_plugin(abi-crash abi_crash.c)
 ctp_abi_plugin(abi-crash2 abi_crash.c CRASH_NAME="abi-crash2")

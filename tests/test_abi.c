@@ -546,7 +546,9 @@ static void test_load_failures(void **unused)
 			       "  abi-missing: {}\n"
 			       "  abi-flagbits: {}\n"
 			       "  abi-resfield: {}\n"
-			       "  abi-trailing: {}\n");
+			       "  abi-trailing: {}\n"
+			       "  abi-startbad: {}\n"
+			       "  abi-starttwice: {}\n");
 	if (r.status != 0)
 		fail_msg("exit %d, stderr:\n%s", r.status, r.err);
 
@@ -586,6 +588,12 @@ static void test_load_failures(void **unused)
 		{"abi-resfield", "field 'abi-resfield.y': reserved members "
 				 "(flags, reserved) must be 0"},
 		{"abi-trailing", ""},
+		{"abi-startbad",
+		 "field 'abi-startbad.y': CTP_FIELD_START_TIME is for a "
+		 "thread or process u64 ordinal field in ns, us or ticks"},
+		{"abi-starttwice",
+		 "field 'abi-starttwice.z': the thread start time is already "
+		 "field 'abi-starttwice.y' (one per scope)"},
 	};
 	xsnprintf(want[1].why, sizeof(want[1].why),
 		  "missing symbol ctp_plugin_v1: %s", sym_err);

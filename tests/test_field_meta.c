@@ -4,6 +4,7 @@
  * field registers (core/capture/model.c), written to the snapshot and read
  * back (docs/FORMAT.md, fields[].section and .dims) without any plugin.
  */
+#include <errno.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -166,12 +167,95 @@ static void test_compare_sections(void **unused)
 	e2e_rm_rf(dir);
 }
 
+static struct ctp_field_desc start_desc(const char *name, uint8_t scope)
+{
+	struct ctp_field_desc d = {.name = name,
+				   .scope = scope,
+				   .type = CTP_TYPE_U64,
+				   .unit = CTP_UNIT_TICKS,
+				   .kind = CTP_KIND_ORDINAL,
+				   .rule = CTP_RULE_RANGE,
+				   .flags = CTP_FIELD_START_TIME};
+	return d;
+}
+
+/* Write cap to dir/name and open it: 0 and *s, or the reader's error. */
+static int write_open(struct ctp_capture *cap, const char *dir,
+		      const char *name, struct ctp_snap **s, char *err,
+		      size_t errlen)
+{
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (sb_write(cap, path, err, errlen) < 0)
+		fail_msg("%s", err);
+	ctp_capture_free(cap);
+	return ctp_snap_open(path, 1ull << 30, s, err, errlen);
+}
+
+/* CTP_FIELD_START_TIME: which fields may carry it, one per scope, the
+ * snapshot's role key and header clock, and a reader refusing a role on a
+ * field that cannot be a start time. */
+static void test_start_time(void **unused)
+{
+	(void)unused;
+	const char *why;
+	struct ctp_field_desc d = start_desc("x.start", CTP_SCOPE_THREAD);
+	assert_int_equal(ctp_field_desc_check(&d, &why), 0);
+	d.unit = CTP_UNIT_NS;
+	assert_int_equal(ctp_field_desc_check(&d, &why), 0);
+	struct ctp_field_desc bad[4] = {d, d, d, d};
+	bad[0].scope = CTP_SCOPE_HOST;
+	bad[1].kind = CTP_KIND_GAUGE;
+	bad[1].rule = CTP_RULE_MAX;
+	bad[2].unit = CTP_UNIT_BYTES;
+	bad[3].type = CTP_TYPE_I64;
+	for (size_t i = 0; i < 4; i++)
+		if (ctp_field_desc_check(&bad[i], &why) == 0)
+			fail_msg("bad start time %zu accepted", i);
+
+	char dir[PATH_MAX], err[512];
+	assert_int_equal(e2e_tmpdir("start", dir, sizeof(dir)), 0);
+	struct ctp_capture *cap = sb_capture("p");
+	cap->start_boottime_ns = 123456789;
+	struct ctp_field_desc t = start_desc("x.tstart", CTP_SCOPE_THREAD);
+	struct ctp_field_desc t2 = start_desc("x.tstart2", CTP_SCOPE_THREAD);
+	struct ctp_field_desc p = start_desc("x.pstart", CTP_SCOPE_PROCESS);
+	assert_true(ctp_registry_add(&cap->reg, 0, &t) >= 0);
+	assert_int_equal(ctp_registry_add(&cap->reg, 0, &t2), -EEXIST);
+	assert_true(ctp_registry_add(&cap->reg, 0, &p) >= 0);
+	struct ctp_snap *s = NULL;
+	if (write_open(cap, dir, "ok.zst", &s, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	assert_int_equal(ctp_snap_header(s)->start_boottime_ns, 123456789);
+	assert_string_equal(ctp_snap_start_field(s, CTP_SCOPE_THREAD)->name,
+			    "x.tstart");
+	assert_string_equal(ctp_snap_start_field(s, CTP_SCOPE_PROCESS)->name,
+			    "x.pstart");
+	assert_string_equal(ctp_snap_field_find(s, "x.pstart")->role,
+			    "start_time");
+	ctp_snap_free(s);
+
+	/* A writer that put the role on a gauge: the file is refused. */
+	cap = sb_capture("p");
+	struct ctp_field_desc g = meta(NULL, NULL);
+	g.flags = 0;
+	g.scope = CTP_SCOPE_THREAD;
+	int id = ctp_registry_add(&cap->reg, 0, &g);
+	assert_true(id >= 0);
+	ctp_registry_get(&cap->reg, (uint32_t)id)->start_time = true;
+	assert_int_equal(write_open(cap, dir, "bad.zst", &s, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "role start_time needs"));
+	e2e_rm_rf(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_syntax),
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_compare_sections),
+		cmocka_unit_test(test_start_time),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

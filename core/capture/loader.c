@@ -455,6 +455,34 @@ static const struct ctp_field_desc *static_field(const struct ctp_plugin *d,
 					       (size_t)i * d->field_desc_size);
 }
 
+/* Static field i of d is a start time while its scope already has one
+ * (registered, or earlier in d's table): true, with why. */
+static bool start_time_clash(const struct ctp_engine *eng,
+			     const struct ctp_plugin *d, uint32_t i, char *why,
+			     size_t whylen)
+{
+	const struct ctp_field_desc *f = static_field(d, i);
+	if (!(f->flags & CTP_FIELD_START_TIME))
+		return false;
+	const char *other = NULL;
+	int id = ctp_registry_start_time(&eng->cap->reg, f->scope);
+	if (id >= 0)
+		other = ctp_registry_get(&eng->cap->reg, (uint32_t)id)->name;
+	for (uint32_t j = 0; !other && j < i; j++) {
+		const struct ctp_field_desc *g = static_field(d, j);
+		if ((g->flags & CTP_FIELD_START_TIME) && g->scope == f->scope)
+			other = g->name;
+	}
+	if (other)
+		snprintf(why, whylen,
+			 "field '%s': the %s start time is already field "
+			 "'%s' (one per scope)",
+			 f->name,
+			 f->scope == CTP_SCOPE_THREAD ? "thread" : "process",
+			 other);
+	return other != NULL;
+}
+
 /* Check the whole static table before registering anything, so a bad
  * plugin leaves no half-registered fields behind. */
 static int check_fields(struct ctp_engine *eng, const struct ctp_plugin *d,
@@ -477,6 +505,8 @@ static int check_fields(struct ctp_engine *eng, const struct ctp_plugin *d,
 				 f->name ? f->name : "(null)", reason);
 			return -EINVAL;
 		}
+		if (start_time_clash(eng, d, i, why, whylen))
+			return -EINVAL;
 		for (uint32_t j = 0; j < i; j++) {
 			if (strcmp(static_field(d, j)->name, f->name) == 0) {
 				snprintf(why, whylen,

@@ -362,8 +362,18 @@ int ctp_field_desc_check(const struct ctp_field_desc *d, const char **why)
 		*why = "value type does not fit the kind";
 		return -EINVAL;
 	}
-	if ((d->flags & ~CTP_FIELD_META) || d->reserved) {
+	if ((d->flags & ~(CTP_FIELD_META | CTP_FIELD_START_TIME)) ||
+	    d->reserved) {
 		*why = "reserved members (flags, reserved) must be 0";
+		return -EINVAL;
+	}
+	if ((d->flags & CTP_FIELD_START_TIME) &&
+	    ((d->scope != CTP_SCOPE_THREAD && d->scope != CTP_SCOPE_PROCESS) ||
+	     d->type != CTP_TYPE_U64 || d->kind != CTP_KIND_ORDINAL ||
+	     (d->unit != CTP_UNIT_NS && d->unit != CTP_UNIT_US &&
+	      d->unit != CTP_UNIT_TICKS))) {
+		*why = "CTP_FIELD_START_TIME is for a thread or process u64 "
+		       "ordinal field in ns, us or ticks";
 		return -EINVAL;
 	}
 	if ((d->flags & CTP_FIELD_META) &&
@@ -374,6 +384,17 @@ int ctp_field_desc_check(const struct ctp_field_desc *d, const char **why)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+int ctp_registry_start_time(const struct ctp_registry *reg, uint8_t scope)
+{
+	uint32_t n = ctp_registry_count(reg);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ctp_field *f = ctp_registry_get(reg, i);
+		if (f->start_time && f->scope == scope)
+			return (int)i;
+	}
+	return -ENOENT;
 }
 
 int ctp_registry_find(const struct ctp_registry *reg, const char *name)
@@ -445,6 +466,11 @@ static int add_locked(struct ctp_registry *reg, uint32_t plugin,
 		ret = -ENOSPC;
 		goto out;
 	}
+	if ((d->flags & CTP_FIELD_START_TIME) &&
+	    ctp_registry_start_time(reg, d->scope) >= 0) {
+		ret = -EEXIST; /* one start time per scope */
+		goto out;
+	}
 	struct ctp_field **page = &reg->pages[id / CTP_FIELD_PAGE];
 	if (!*page) {
 		*page = calloc(CTP_FIELD_PAGE, sizeof(**page));
@@ -475,6 +501,7 @@ static int add_locked(struct ctp_registry *reg, uint32_t plugin,
 	f->unit = d->unit;
 	f->kind = d->kind;
 	f->rule = d->rule;
+	f->start_time = d->flags & CTP_FIELD_START_TIME;
 	f->col = reg->ncols[d->scope]++;
 	f->n_terms = n_terms;
 	for (uint8_t i = 0; i < n_terms; i++)

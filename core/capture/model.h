@@ -61,7 +61,8 @@ struct ctp_field {
 	char *dims;	 /* "k=v,k=v", NULL when none */
 	uint32_t plugin; /* index into capture->plugins */
 	uint8_t scope, type, unit, kind, rule;
-	uint32_t col; /* column index in its scope's tables */
+	bool start_time; /* CTP_FIELD_START_TIME */
+	uint32_t col;	 /* column index in its scope's tables */
 	/* Derived fields: n_terms > 0 and no values of their own. */
 	uint8_t n_terms;
 	struct ctp_field_term terms[CTP_DERIVE_MAX_TERMS];
@@ -99,6 +100,8 @@ static inline struct ctp_field *ctp_registry_get(const struct ctp_registry *reg,
 	return &reg->pages[id / CTP_FIELD_PAGE][id % CTP_FIELD_PAGE];
 }
 int ctp_registry_find(const struct ctp_registry *reg, const char *name);
+/* The id of scope's CTP_FIELD_START_TIME field, or -ENOENT. */
+int ctp_registry_start_time(const struct ctp_registry *reg, uint8_t scope);
 /* Forget every field from id n on and give their columns back: the undo of a
  * plugin's registrations when its loading fails. Only while no other thread
  * reads the registry (plugin loading, before the walk). */
@@ -297,6 +300,9 @@ struct ctp_capture {
 	/* Header facts. */
 	uint64_t start_realtime_ns, end_realtime_ns;
 	uint64_t start_mono_ns, end_mono_ns;
+	/* CLOCK_BOOTTIME at the start (the clock of tasks' start times);
+	 * 0: not recorded. */
+	uint64_t start_boottime_ns;
 	char *hostname; /* NULL unless the config asks */
 	char *proc_root, *sys_root, *cgroup_root; /* cgroup_root may be NULL */
 	char *config_path;

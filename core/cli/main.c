@@ -430,6 +430,10 @@ static int run_capture(const struct ctp_config *cfg,
 	}
 	cap->start_realtime_ns = realtime_ns();
 	cap->start_mono_ns = ctp_now_ns();
+	struct timespec bt;
+	if (clock_gettime(CLOCK_BOOTTIME, &bt) == 0)
+		cap->start_boottime_ns = (uint64_t)bt.tv_sec * 1000000000ull +
+					 (uint64_t)bt.tv_nsec;
 	cap->config_path = strdup(a->config_path);
 
 	int rc;

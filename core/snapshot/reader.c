@@ -565,6 +565,13 @@ static int parse_header(struct ctp_snap *s)
 			   objtype(pc));
 	if (pc)
 		h->ptrace_capable = pc->via.boolean;
+	const msgpack_object *bt = get(cap, "start_boottime_ns");
+	if (bt && bt->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+		return bad(s, -EINVAL,
+			   "capture.start_boottime_ns: expected an unsigned "
+			   "integer, found %s",
+			   objtype(bt));
+	h->start_boottime_ns = bt ? bt->via.u64 : 0;
 	return 0;
 }
 
@@ -701,6 +708,36 @@ static int parse_derive(struct ctp_snap *s, const msgpack_object *m,
 	return 0;
 }
 
+/* A start-time field is what FORMAT.md §4 says it is, once per scope, so
+ * readers can take its values as start times without checking again. */
+static int check_roles(struct ctp_snap *s)
+{
+	const struct ctp_snap_field *seen[CTP_SCOPE_THREAD + 1] = {0};
+	for (size_t i = 0; i < s->n_fields; i++) {
+		const struct ctp_snap_field *f = &s->fields[i];
+		if (strcmp(f->role, "start_time") != 0)
+			continue;
+		if ((f->scope != CTP_SCOPE_THREAD &&
+		     f->scope != CTP_SCOPE_PROCESS) ||
+		    f->type != CTP_TYPE_U64 || f->kind != CTP_KIND_ORDINAL ||
+		    f->n_terms ||
+		    (f->unit != CTP_UNIT_NS && f->unit != CTP_UNIT_US &&
+		     f->unit != CTP_UNIT_TICKS))
+			return bad(s, -EINVAL,
+				   "field \"%s\": role start_time needs a "
+				   "thread or process u64 ordinal field in ns, "
+				   "us or ticks",
+				   f->name);
+		if (seen[f->scope])
+			return bad(s, -EINVAL,
+				   "fields \"%s\" and \"%s\" are both the "
+				   "start time of one scope",
+				   seen[f->scope]->name, f->name);
+		seen[f->scope] = f;
+	}
+	return 0;
+}
+
 static int parse_fields(struct ctp_snap *s)
 {
 	const msgpack_object *arr;
@@ -740,6 +777,8 @@ static int parse_fields(struct ctp_snap *s)
 		    (ret = opt_str(s, m, where, "section", false, "",
 				   &f->section)) < 0 ||
 		    (ret = opt_str(s, m, where, "dims", false, "", &f->dims)) <
+			    0 ||
+		    (ret = opt_str(s, m, where, "role", false, "", &f->role)) <
 			    0)
 			return ret;
 		if ((e = enum_key(s, m, where, "scope", CTP_ENUM_SCOPE, true)) <
@@ -778,7 +817,17 @@ static int parse_fields(struct ctp_snap *s)
 		if ((ret = parse_derive(s, &arr->via.array.ptr[i],
 					&s->fields[i], depth)) < 0)
 			return ret;
-	return 0;
+	return check_roles(s);
+}
+
+const struct ctp_snap_field *ctp_snap_start_field(const struct ctp_snap *snap,
+						  uint8_t scope)
+{
+	for (size_t i = 0; i < snap->n_fields; i++)
+		if (snap->fields[i].scope == scope &&
+		    strcmp(snap->fields[i].role, "start_time") == 0)
+			return &snap->fields[i];
+	return NULL;
 }
 
 /* A map of string -> unsigned integer, as NUL-terminated names. */

@@ -67,6 +67,9 @@ struct ctp_snap_field {
 	/* Where readers show it and its labelled dimensions
 	 * ("key=value,..."); "" when the plugin gave none. */
 	const char *section, *dims;
+	/* What readers may rely on the field for: "start_time" (the task's
+	 * start since boot, FORMAT.md §4), "" when none. */
+	const char *role;
 	uint8_t scope, type, unit, kind, rule;
 	uint32_t index; /* position in ctp_snap_fields() */
 	/* A derived field (n_terms > 0) has no values in the file: compute
@@ -120,6 +123,9 @@ struct ctp_snap_header {
 	const char *config_path, *kernel_release, *hostname;
 	/* The collector held CAP_SYS_PTRACE: 1, 0, or -1 when not recorded. */
 	int ptrace_capable;
+	/* CLOCK_BOOTTIME at the start of the capture, the clock of the
+	 * start-time fields; 0 when not recorded (older snapshots). */
+	uint64_t start_boottime_ns;
 };
 
 /*
@@ -177,6 +183,12 @@ const struct ctp_snap_field *ctp_snap_fields(const struct ctp_snap *snap);
 /* The field named `name`, or NULL. */
 const struct ctp_snap_field *ctp_snap_field_find(const struct ctp_snap *snap,
 						 const char *name);
+
+/* The field with role start_time of `scope` (thread or process), or NULL:
+ * a u64 in ns, us or ticks since boot, comparable with the header's
+ * start_boottime_ns (the reader checked it). */
+const struct ctp_snap_field *ctp_snap_start_field(const struct ctp_snap *snap,
+						  uint8_t scope);
 
 size_t ctp_snap_n_plugins(const struct ctp_snap *snap);
 const struct ctp_snap_plugin *ctp_snap_plugins(const struct ctp_snap *snap);

@@ -546,7 +546,8 @@ static void pack_header(struct w *w, const char *tool_version)
 
 	pack_key(w, "capture");
 	msgpack_pack_map(pk, 7 + (cap->hostname != NULL) +
-				     (cap->ptrace_capable >= 0));
+				     (cap->ptrace_capable >= 0) +
+				     (cap->start_boottime_ns != 0));
 	pack_key(w, "start_realtime_ns");
 	msgpack_pack_uint64(pk, cap->start_realtime_ns);
 	pack_key(w, "end_realtime_ns");
@@ -581,6 +582,10 @@ static void pack_header(struct w *w, const char *tool_version)
 		pack_key(w, "hostname");
 		pack_str(w, cap->hostname);
 	}
+	if (cap->start_boottime_ns) {
+		pack_key(w, "start_boottime_ns");
+		msgpack_pack_uint64(pk, cap->start_boottime_ns);
+	}
 }
 
 /* "derive": nil, or the formula of a derived field (FORMAT.md §4). */
@@ -613,8 +618,9 @@ static void pack_fields(struct w *w)
 	msgpack_pack_array(&w->pk, nf);
 	for (uint32_t id = 0; id < nf; id++) {
 		const struct ctp_field *f = ctp_registry_get(&cap->reg, id);
-		msgpack_pack_map(&w->pk,
-				 9 + (f->section != NULL) + (f->dims != NULL));
+		msgpack_pack_map(&w->pk, 9 + (f->section != NULL) +
+						 (f->dims != NULL) +
+						 f->start_time);
 		pack_key(w, "name");
 		pack_str(w, f->name);
 		pack_key(w, "plugin");
@@ -641,6 +647,10 @@ static void pack_fields(struct w *w)
 		if (f->dims) {
 			pack_key(w, "dims");
 			pack_str(w, f->dims);
+		}
+		if (f->start_time) {
+			pack_key(w, "role");
+			pack_str(w, "start_time");
 		}
 		if (!ctp_scope_name(f->scope) || !ctp_type_name(f->type))
 			fail(w->o, -EINVAL, "field %s: bad scope or type",

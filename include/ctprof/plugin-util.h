@@ -44,6 +44,13 @@ extern "C" {
 		.type = CTP_TYPE_##ty, .unit = CTP_UNIT_##un,                  \
 		.kind = CTP_KIND_##ki, .rule = CTP_RULE_##ru                   \
 	}
+/* The same with role flags (CTP_FIELD_START_TIME). */
+#define CTP_FIELD_ROLE(nm, sc, ty, un, ki, ru, role, hlp)                      \
+	{                                                                      \
+		.name = (nm), .help = (hlp), .scope = CTP_SCOPE_##sc,          \
+		.type = CTP_TYPE_##ty, .unit = CTP_UNIT_##un,                  \
+		.kind = CTP_KIND_##ki, .rule = CTP_RULE_##ru, .flags = (role)  \
+	}
 /* The same with a section and labelled dimensions ("key=value,..."). */
 #define CTP_FIELD_DIMS(nm, sc, ty, un, ki, ru, sec, dm, hlp)                   \
 	{                                                                      \

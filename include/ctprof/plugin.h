@@ -119,6 +119,15 @@ struct ctp_field_desc {
 /* ctp_field_desc.flags: `section` and `dims` are set (a description built
  * with this header). */
 #define CTP_FIELD_META (1u << 0)
+/*
+ * ctp_field_desc.flags, appended in ABI 1: the field is the task's start
+ * time since boot (the kernel's start_boottime, CLOCK_BOOTTIME), in its
+ * unit (ns, us or ticks). Readers tell a task from a later one with the
+ * same id by it (compare joins threads by tid and start time) and compute
+ * ages from it. Thread or process scope, u64, kind ordinal; at most one per
+ * scope across all plugins. Snapshot: `"role": "start_time"`.
+ */
+#define CTP_FIELD_START_TIME (1u << 1)
 
 /* ---- What the core hands to callbacks ------------------------------------ */
 

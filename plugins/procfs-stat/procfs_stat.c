@@ -67,8 +67,9 @@ static const struct ctp_field_desc fields[] = {
 	[F_NICE] = CTP_FIELD("procfs.nice", THREAD, I64, NONE, ORDINAL, RANGE,
 			     "Nice value, -20..19, stat field 19"),
 	[F_START_TIME] =
-		CTP_FIELD("procfs.start_time", THREAD, U64, TICKS, ORDINAL,
-			  RANGE, "Thread start time since boot, stat field 22"),
+		CTP_FIELD_ROLE("procfs.start_time", THREAD, U64, TICKS, ORDINAL,
+			       RANGE, CTP_FIELD_START_TIME,
+			       "Thread start time since boot, stat field 22"),
 	[F_PROCESSOR] =
 		CTP_FIELD("procfs.processor", THREAD, I64, NONE, ORDINAL, RANGE,
 			  "CPU the thread last ran on, stat field 39"),

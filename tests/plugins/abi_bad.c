@@ -18,6 +18,8 @@
  *   ABI_FLAG_BITS      abi-flagbits     a flag bit no ABI defines
  *   ABI_FIELD_RESERVED abi-resfield     a field's reserved member set
  *   ABI_TRAILING       abi-trailing     a byte set past the known descriptor
+ *   ABI_START_BAD      abi-startbad     CTP_FIELD_START_TIME on a gauge
+ *   ABI_START_TWICE    abi-starttwice   two thread start times
  */
 #include <errno.h>
 #include <stdint.h>
@@ -48,6 +50,10 @@
 #define NAME "abi-resfield"
 #elif defined(ABI_TRAILING)
 #define NAME "abi-trailing"
+#elif defined(ABI_START_BAD)
+#define NAME "abi-startbad"
+#elif defined(ABI_START_TWICE)
+#define NAME "abi-starttwice"
 #else
 #error "pick a variant"
 #endif
@@ -95,6 +101,29 @@ static const struct ctp_field_desc fields[] = {
 	 .type = CTP_TYPE_I64,
 	 .kind = CTP_KIND_GAUGE,
 	 .rule = CTP_RULE_SUM},
+#elif defined(ABI_START_BAD)
+	{.name = NAME ".y",
+	 .scope = CTP_SCOPE_THREAD,
+	 .type = CTP_TYPE_U64,
+	 .unit = CTP_UNIT_TICKS,
+	 .kind = CTP_KIND_GAUGE,
+	 .rule = CTP_RULE_MAX,
+	 .flags = CTP_FIELD_START_TIME},
+#elif defined(ABI_START_TWICE)
+	{.name = NAME ".y",
+	 .scope = CTP_SCOPE_THREAD,
+	 .type = CTP_TYPE_U64,
+	 .unit = CTP_UNIT_NS,
+	 .kind = CTP_KIND_ORDINAL,
+	 .rule = CTP_RULE_RANGE,
+	 .flags = CTP_FIELD_START_TIME},
+	{.name = NAME ".z",
+	 .scope = CTP_SCOPE_THREAD,
+	 .type = CTP_TYPE_U64,
+	 .unit = CTP_UNIT_TICKS,
+	 .kind = CTP_KIND_ORDINAL,
+	 .rule = CTP_RULE_RANGE,
+	 .flags = CTP_FIELD_START_TIME},
 #endif
 };
 
