@@ -225,6 +225,12 @@ static void attach_macro(void **state)
 			 0);
 	assert_int_equal(fh[1], 101);
 	assert_int_equal(ch[1], 41);
+	/* Without counters: no array to size (a NULL would not compile
+	 * cleanly with -Wsizeof-pointer-div). */
+	int fh2[2] = {-1, -1};
+	assert_int_equal(
+		CTP_ATTACH_FIELDS(NULL, &api, CTP_API_THROUGH(roots), fh2), 0);
+	assert_int_equal(fh2[1], 101);
 }
 
 static void task_files(void **state)
