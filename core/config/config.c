@@ -27,655 +27,18 @@
 #include <yaml.h>
 
 #include "grow.h"
+#include "yamltree.h"
 
 /* A config is a few KiB; the cap keeps a wrong path (a log, a core file)
  * from being slurped and parsed. */
 #define CONFIG_MAX_BYTES (1u << 20)
-/* The schema nests 7 deep; anything far beyond is not a config. */
-#define MAX_DEPTH 32
-#define MAX_NAME  64
+#define MAX_NAME	 64
 
 #define DEFAULT_OUTPUT "ctprof-%Y%m%dT%H%M%S.ctprof.zst"
 /* The snapshot readers' memory budget: a 30,000-thread host with every
  * thread field of every shipped plugin needs about 160 MiB
  * (docs/FORMAT.md "Size cap"). */
 #define DEFAULT_MAX_DECOMPRESSED (UINT64_C(512) << 20)
-
-/* ---- The YAML tree ------------------------------------------------------- */
-
-enum node_type { N_SCALAR, N_SEQ, N_MAP };
-
-struct node {
-	enum node_type type;
-	bool plain;	    /* scalar written without quotes */
-	unsigned line, col; /* 1-based */
-	char *str;	    /* scalar text */
-	struct node **kids; /* sequence items; mapping key, value, key, ... */
-	size_t n, cap;
-};
-
-static void node_free(struct node *n)
-{
-	if (!n)
-		return;
-	for (size_t i = 0; i < n->n; i++)
-		node_free(n->kids[i]);
-	free(n->kids);
-	free(n->str);
-	free(n);
-}
-
-static int node_append(struct node *n, struct node *kid)
-{
-	if (CTP_GROW(n->kids, n->cap, n->n + 1, 8) < 0)
-		return -ENOMEM;
-	n->kids[n->n++] = kid;
-	return 0;
-}
-
-/* YAML 1.1 null: only meaningful where a container is expected, so that
- * `plugins:` with nothing under it reads as an empty map. */
-static bool is_null(const struct node *n)
-{
-	return n->type == N_SCALAR && n->plain &&
-	       (!n->str[0] || !strcmp(n->str, "~") ||
-		!strcasecmp(n->str, "null"));
-}
-
-/* ---- Errors -------------------------------------------------------------- */
-
-struct ctx {
-	const char *name;
-	const char *buf;
-	size_t len;
-	char *err;
-	size_t errlen;
-};
-
-/* Whatever went into the message, it stays one line. */
-static void one_line(char *s)
-{
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			*s = '?';
-}
-
-__attribute__((format(printf, 4, 0))) static void
-vset_err(struct ctx *c, unsigned line, unsigned col, const char *fmt,
-	 va_list ap)
-{
-	int k;
-
-	if (!c->err || !c->errlen)
-		return;
-	k = snprintf(c->err, c->errlen, "%s:%u:%u: ", c->name, line, col);
-	if (k >= 0 && (size_t)k < c->errlen)
-		vsnprintf(c->err + k, c->errlen - (size_t)k, fmt, ap);
-	one_line(c->err);
-}
-
-__attribute__((format(printf, 4, 5))) static int
-fail_at(struct ctx *c, unsigned line, unsigned col, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vset_err(c, line, col, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
-__attribute__((format(printf, 3, 4))) static int
-fail(struct ctx *c, const struct node *at, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vset_err(c, at->line, at->col, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
-/* Errors with no position: the file as a whole. */
-__attribute__((format(printf, 2, 3))) static void
-fail_file(struct ctx *c, const char *fmt, ...)
-{
-	va_list ap;
-	int k;
-
-	if (!c->err || !c->errlen)
-		return;
-	k = snprintf(c->err, c->errlen, "%s: ", c->name);
-	if (k >= 0 && (size_t)k < c->errlen) {
-		va_start(ap, fmt);
-		vsnprintf(c->err + k, c->errlen - (size_t)k, fmt, ap);
-		va_end(ap);
-	}
-	one_line(c->err);
-}
-
-/* A user string made fit for a message: escaped and cut short. */
-#define CLIP_MAX 60
-struct clip {
-	char s[CLIP_MAX * 4 + 8];
-};
-
-static const char *clip(struct clip *b, const char *s)
-{
-	size_t o = 0, i;
-
-	for (i = 0; s[i] && i < CLIP_MAX; i++) {
-		unsigned char ch = (unsigned char)s[i];
-
-		if (ch == '\n') {
-			b->s[o++] = '\\';
-			b->s[o++] = 'n';
-		} else if (ch == '\t') {
-			b->s[o++] = '\\';
-			b->s[o++] = 't';
-		} else if (ch < 0x20 || ch == 0x7f) {
-			o += (size_t)snprintf(b->s + o, sizeof(b->s) - o,
-					      "\\x%02x", ch);
-		} else {
-			b->s[o++] = (char)ch;
-		}
-	}
-	if (s[i]) {
-		memcpy(b->s + o, "...", 3);
-		o += 3;
-	}
-	b->s[o] = '\0';
-	return b->s;
-}
-
-/* Dotted key paths for messages ("hosts[0].plugins.x"): cut short rather
- * than overflow; they come with a line and column anyway. */
-__attribute__((format(printf, 3, 4))) static void fmt_path(char *dst, size_t n,
-							   const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(dst, n, fmt, ap);
-	va_end(ap);
-}
-
-/* "'value'" for a scalar, "a mapping" / "a sequence" otherwise. */
-static const char *got(struct clip *b, const struct node *n)
-{
-	struct clip tmp;
-
-	if (n->type == N_MAP)
-		return "a mapping";
-	if (n->type == N_SEQ)
-		return "a sequence";
-	snprintf(b->s, sizeof(b->s), "'%s'", clip(&tmp, n->str));
-	return b->s;
-}
-
-/* Byte offset -> 1-based line and column, for reader errors, which libyaml
- * reports as an offset only. */
-static void offset_pos(const struct ctx *c, size_t off, unsigned *line,
-		       unsigned *col)
-{
-	size_t bol = 0;
-
-	*line = 1;
-	if (off > c->len)
-		off = c->len;
-	for (size_t i = 0; i < off; i++) {
-		if (c->buf[i] == '\n') {
-			(*line)++;
-			bol = i + 1;
-		}
-	}
-	*col = (unsigned)(off - bol) + 1;
-}
-
-static int syntax_error(struct ctx *c, const yaml_parser_t *p)
-{
-	const char *problem = p->problem ? p->problem : "unknown error";
-	unsigned line, col;
-
-	switch (p->error) {
-	case YAML_MEMORY_ERROR:
-		fail_file(c, "out of memory while parsing");
-		return -ENOMEM;
-	case YAML_READER_ERROR:
-		offset_pos(c, p->problem_offset, &line, &col);
-		if (p->problem_value != -1)
-			return fail_at(c, line, col,
-				       "invalid input: %s (byte 0x%02x)",
-				       problem, (unsigned)p->problem_value);
-		return fail_at(c, line, col, "invalid input: %s", problem);
-	default:
-		line = (unsigned)p->problem_mark.line + 1;
-		col = (unsigned)p->problem_mark.column + 1;
-		if (p->context)
-			return fail_at(c, line, col,
-				       "YAML syntax error: %s (%s at line %u, "
-				       "column %u)",
-				       problem, p->context,
-				       (unsigned)p->context_mark.line + 1,
-				       (unsigned)p->context_mark.column + 1);
-		return fail_at(c, line, col, "YAML syntax error: %s", problem);
-	}
-}
-
-#define MARK_LINE(m) ((unsigned)(m).line + 1)
-#define MARK_COL(m)  ((unsigned)(m).column + 1)
-
-/* ---- Tree building ------------------------------------------------------- */
-
-struct keyref {
-	const struct node *key;
-	size_t idx;
-};
-
-static int keyref_cmp(const void *a, const void *b)
-{
-	const struct keyref *x = a, *y = b;
-	int r = strcmp(x->key->str, y->key->str);
-
-	if (r)
-		return r;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-/* Sorting keeps a plugin map of many entries from going quadratic. Reports
- * the first repeated key in file order. */
-static int check_dups(struct ctx *c, const struct node *map)
-{
-	size_t nk = map->n / 2, i, best = SIZE_MAX;
-	const struct node *first = NULL, *dup = NULL;
-	struct keyref *refs;
-	struct clip b;
-
-	if (nk < 2)
-		return 0;
-	refs = malloc(nk * sizeof(*refs));
-	if (!refs) {
-		fail_file(c, "out of memory");
-		return -ENOMEM;
-	}
-	for (i = 0; i < nk; i++) {
-		refs[i].key = map->kids[2 * i];
-		refs[i].idx = i;
-	}
-	qsort(refs, nk, sizeof(*refs), keyref_cmp);
-	for (i = 1; i < nk; i++) {
-		if (strcmp(refs[i].key->str, refs[i - 1].key->str))
-			continue;
-		if (refs[i].idx < best) {
-			size_t j = i - 1;
-
-			/* The first occurrence heads the run of equals. */
-			while (j > 0 &&
-			       !strcmp(refs[j - 1].key->str, refs[i].key->str))
-				j--;
-			best = refs[i].idx;
-			dup = refs[i].key;
-			first = refs[j].key;
-		}
-	}
-	free(refs);
-	if (!dup)
-		return 0;
-	return fail(c, dup,
-		    "duplicate key '%s' (first given at line %u, "
-		    "column %u)",
-		    clip(&b, dup->str), first->line, first->col);
-}
-
-/* Refuse what the config language leaves out: aliases, anchors, tags,
- * deep nesting and any event that cannot start a value. */
-static int check_event(struct ctx *c, const yaml_event_t *ev, unsigned depth)
-{
-	unsigned line = MARK_LINE(ev->start_mark),
-		 col = MARK_COL(ev->start_mark);
-	const yaml_char_t *anchor = NULL, *tag = NULL;
-	struct clip b;
-
-	switch (ev->type) {
-	case YAML_ALIAS_EVENT:
-		return fail_at(c, line, col,
-			       "YAML aliases ('*%s') are not supported: write "
-			       "the value out in full",
-			       clip(&b, (const char *)ev->data.alias.anchor));
-	case YAML_SCALAR_EVENT:
-		anchor = ev->data.scalar.anchor;
-		tag = ev->data.scalar.tag;
-		break;
-	case YAML_SEQUENCE_START_EVENT:
-		anchor = ev->data.sequence_start.anchor;
-		tag = ev->data.sequence_start.tag;
-		break;
-	case YAML_MAPPING_START_EVENT:
-		anchor = ev->data.mapping_start.anchor;
-		tag = ev->data.mapping_start.tag;
-		break;
-	default:
-		return fail_at(c, line, col, "unexpected YAML structure");
-	}
-	if (anchor)
-		return fail_at(c, line, col,
-			       "YAML anchors ('&%s') are not supported: write "
-			       "the value out in full",
-			       clip(&b, (const char *)anchor));
-	if (tag)
-		return fail_at(c, line, col,
-			       "YAML tags ('%s') are not supported",
-			       clip(&b, (const char *)tag));
-	if (depth > MAX_DEPTH)
-		return fail_at(c, line, col, "nested more than %d levels deep",
-			       MAX_DEPTH);
-	return 0;
-}
-
-/* A scalar event's text into n (NUL-free). */
-static int build_scalar(struct ctx *c, const yaml_event_t *ev, struct node *n)
-{
-	size_t len = ev->data.scalar.length;
-
-	n->type = N_SCALAR;
-	n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-	n->str = malloc(len + 1);
-	if (!n->str)
-		return -ENOMEM;
-	memcpy(n->str, ev->data.scalar.value, len);
-	n->str[len] = '\0';
-	if (strlen(n->str) != len)
-		return fail(c, n, "value contains a NUL character");
-	return 0;
-}
-
-static int build(struct ctx *c, yaml_parser_t *p, yaml_event_t *ev,
-		 unsigned depth, struct node **ret);
-
-/* The elements of a mapping or sequence n, up to its end event; a
- * mapping's keys are scalars and unique. */
-static int build_children(struct ctx *c, yaml_parser_t *p, struct node *n,
-			  unsigned depth)
-{
-	for (;;) {
-		yaml_event_t kev;
-		struct node *kid;
-		int r;
-
-		if (!yaml_parser_parse(p, &kev))
-			return syntax_error(c, p);
-		if (kev.type == YAML_SEQUENCE_END_EVENT ||
-		    kev.type == YAML_MAPPING_END_EVENT) {
-			yaml_event_delete(&kev);
-			break;
-		}
-		r = build(c, p, &kev, depth + 1, &kid);
-		if (r < 0)
-			return r;
-		r = node_append(n, kid);
-		if (r < 0) {
-			node_free(kid);
-			return r;
-		}
-		if (n->type == N_MAP && n->n % 2 == 1 && kid->type != N_SCALAR)
-			return fail(c, kid,
-				    "mapping keys must be plain names, got %s",
-				    kid->type == N_MAP ? "a mapping"
-						       : "a sequence");
-	}
-	return n->type == N_MAP ? check_dups(c, n) : 0;
-}
-
-/* One value, from the event that starts it. Takes ownership of *ev
- * (deletes it). */
-static int build(struct ctx *c, yaml_parser_t *p, yaml_event_t *ev,
-		 unsigned depth, struct node **ret)
-{
-	struct node *n = NULL;
-	int r = check_event(c, ev, depth);
-
-	if (r == 0) {
-		n = calloc(1, sizeof(*n));
-		r = n ? 0 : -ENOMEM;
-	}
-	if (r == 0) {
-		n->line = MARK_LINE(ev->start_mark);
-		n->col = MARK_COL(ev->start_mark);
-		if (ev->type == YAML_SCALAR_EVENT)
-			r = build_scalar(c, ev, n);
-		else
-			n->type = ev->type == YAML_MAPPING_START_EVENT ? N_MAP
-								       : N_SEQ;
-	}
-	/* The children come from the parser: this event is done with. */
-	yaml_event_delete(ev);
-	if (r == 0 && n->type != N_SCALAR)
-		r = build_children(c, p, n, depth);
-	if (r == -ENOMEM && c->err && c->errlen && !c->err[0])
-		fail_file(c, "out of memory");
-	if (r < 0) {
-		node_free(n);
-		return r;
-	}
-	*ret = n;
-	return 0;
-}
-
-static int next_event(struct ctx *c, yaml_parser_t *p, yaml_event_t *ev)
-{
-	if (!yaml_parser_parse(p, ev))
-		return syntax_error(c, p);
-	return 0;
-}
-
-/* The document's root node, or NULL for a stream with no document. */
-static int parse_tree(struct ctx *c, struct node **ret)
-{
-	static const char empty[] = "";
-	struct node *root = NULL;
-	yaml_parser_t p;
-	yaml_event_t ev;
-	int r;
-
-	if (!yaml_parser_initialize(&p)) {
-		fail_file(c, "out of memory");
-		return -ENOMEM;
-	}
-	yaml_parser_set_input_string(
-		&p, (const unsigned char *)(c->buf ? c->buf : empty), c->len);
-
-	r = next_event(c, &p, &ev); /* STREAM-START */
-	if (r < 0)
-		goto out;
-	yaml_event_delete(&ev);
-	r = next_event(c, &p, &ev);
-	if (r < 0)
-		goto out;
-	if (ev.type == YAML_STREAM_END_EVENT) {
-		yaml_event_delete(&ev);
-		goto out;
-	}
-	yaml_event_delete(&ev); /* DOCUMENT-START */
-	r = next_event(c, &p, &ev);
-	if (r < 0)
-		goto out;
-	r = build(c, &p, &ev, 0, &root);
-	if (r < 0)
-		goto out;
-	r = next_event(c, &p, &ev); /* DOCUMENT-END */
-	if (r < 0)
-		goto out;
-	yaml_event_delete(&ev);
-	r = next_event(c, &p, &ev);
-	if (r < 0)
-		goto out;
-	if (ev.type == YAML_DOCUMENT_START_EVENT)
-		r = fail_at(c, MARK_LINE(ev.start_mark),
-			    MARK_COL(ev.start_mark),
-			    "a second YAML document: the config is one "
-			    "document");
-	yaml_event_delete(&ev);
-out:
-	yaml_parser_delete(&p);
-	if (r < 0) {
-		node_free(root);
-		return r;
-	}
-	*ret = root;
-	return 0;
-}
-
-/* ---- Schema helpers ------------------------------------------------------ */
-
-/* Edit distance of short strings, for "did you mean". */
-static size_t distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), row[MAX_NAME + 1];
-
-	if (la > MAX_NAME || lb > MAX_NAME)
-		return SIZE_MAX;
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t diag = row[0];
-
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t up = row[j];
-			size_t best = diag + (a[i - 1] != b[j - 1]);
-
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[lb];
-}
-
-static const char *closest(const char *s, const char *const *names, size_t n)
-{
-	const char *best = NULL;
-	size_t bd = 3; /* suggest only within two edits */
-
-	for (size_t i = 0; i < n; i++) {
-		size_t d = distance(s, names[i]);
-
-		if (d < bd && d < strlen(names[i])) {
-			bd = d;
-			best = names[i];
-		}
-	}
-	return best;
-}
-
-/* Index of key in the NULL-terminated `keys`, or an error naming them. */
-static int key_index(struct ctx *c, const struct node *key,
-		     const char *const *keys, const char *where)
-{
-	char list[512];
-	const char *hint;
-	struct clip b;
-	size_t n, o = 0;
-
-	for (n = 0; keys[n]; n++)
-		if (!strcmp(key->str, keys[n]))
-			return (int)n;
-	list[0] = '\0';
-	for (size_t i = 0; i < n && o < sizeof(list); i++)
-		o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s",
-				      i ? ", " : "", keys[i]);
-	hint = closest(key->str, keys, n);
-	if (hint)
-		return fail(c, key,
-			    "unknown key '%s' in %s (expected one of: %s); "
-			    "did you mean '%s'?",
-			    clip(&b, key->str), where, list, hint);
-	return fail(c, key, "unknown key '%s' in %s (expected one of: %s)",
-		    clip(&b, key->str), where, list);
-}
-
-static int conv_str(struct ctx *c, const char *path, const struct node *v,
-		    char **out)
-{
-	struct clip b;
-	char *s;
-
-	if (v->type != N_SCALAR || !v->str[0])
-		return fail(c, v, "'%s' must be a non-empty string, got %s",
-			    path, v->type == N_SCALAR ? "''" : got(&b, v));
-	s = strdup(v->str);
-	if (!s)
-		return -ENOMEM;
-	free(*out);
-	*out = s;
-	return 0;
-}
-
-static int conv_bool(struct ctx *c, const char *path, const struct node *v,
-		     int *out)
-{
-	static const char *const yes[] = {"true", "yes", "on"};
-	static const char *const no[] = {"false", "no", "off"};
-	struct clip b;
-
-	if (v->type == N_SCALAR) {
-		for (size_t i = 0; i < 3; i++) {
-			if (!strcasecmp(v->str, yes[i])) {
-				*out = 1;
-				return 0;
-			}
-			if (!strcasecmp(v->str, no[i])) {
-				*out = 0;
-				return 0;
-			}
-		}
-	}
-	return fail(c, v,
-		    "'%s' must be a boolean (true/false, yes/no, on/off), "
-		    "got %s",
-		    path, got(&b, v));
-}
-
-/* Decimal digits only: no sign, no base prefix, no YAML 1.1 octal. Returns
- * the number of digits consumed, 0 for none, -ERANGE on overflow. */
-static int scan_u64(const char *s, uint64_t *out)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 0; s[i] >= '0' && s[i] <= '9'; i++) {
-		unsigned d = (unsigned)(s[i] - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			return -ERANGE;
-		v = v * 10 + d;
-	}
-	*out = v;
-	return i;
-}
-
-static int conv_uint(struct ctx *c, const char *path, const struct node *v,
-		     uint64_t min, uint64_t max, uint64_t *out)
-{
-	uint64_t x = 0;
-	struct clip b;
-	int k;
-
-	if (v->type == N_SCALAR) {
-		k = scan_u64(v->str, &x);
-		if (k > 0 && !v->str[k] && x >= min && x <= max) {
-			*out = x;
-			return 0;
-		}
-	}
-	return fail(c, v,
-		    "'%s' must be an integer in %" PRIu64 "..%" PRIu64
-		    ", got %s",
-		    path, min, max, got(&b, v));
-}
 
 int ctp_config_parse_bytes(const char *s, uint64_t *out)
 {
@@ -685,7 +48,7 @@ int ctp_config_parse_bytes(const char *s, uint64_t *out)
 	} units[] = {{"", 0},	  {"K", 10}, {"KiB", 10}, {"M", 20},
 		     {"MiB", 20}, {"G", 30}, {"GiB", 30}};
 	uint64_t x = 0;
-	int k = scan_u64(s, &x);
+	int k = ctp_y_scan_u64(s, &x);
 
 	if (k <= 0)
 		return k < 0 ? k : -EINVAL;
@@ -703,29 +66,30 @@ int ctp_config_parse_bytes(const char *s, uint64_t *out)
 	return -EINVAL;
 }
 
-static int conv_bytes(struct ctx *c, const char *path, const struct node *v,
-		      uint64_t *out)
+static int conv_bytes(struct ctp_yctx *c, const char *path,
+		      const struct ctp_ynode *v, uint64_t *out)
 {
-	struct clip b;
-	int r = v->type == N_SCALAR ? ctp_config_parse_bytes(v->str, out)
-				    : -EINVAL;
+	struct ctp_yclip b;
+	int r = v->type == CTP_Y_SCALAR ? ctp_config_parse_bytes(v->str, out)
+					: -EINVAL;
 
 	if (r == 0)
 		return 0;
 	if (r == -EDOM)
-		return fail(c, v, "'%s' must be at least 1, got %s", path,
-			    got(&b, v));
-	return fail(c, v,
-		    "'%s' must be a byte count below 2^64 (an integer, "
-		    "optionally followed by K, M, G, KiB, MiB or GiB), got %s",
-		    path, got(&b, v));
+		return ctp_y_fail(c, v, "'%s' must be at least 1, got %s", path,
+				  ctp_y_got(&b, v));
+	return ctp_y_fail(
+		c, v,
+		"'%s' must be a byte count below 2^64 (an integer, "
+		"optionally followed by K, M, G, KiB, MiB or GiB), got %s",
+		path, ctp_y_got(&b, v));
 }
 
 /* [a-z0-9_-]+: plugin names become .so names and snapshot keys. */
-static int check_plugin_name(struct ctx *c, const struct node *key)
+static int check_plugin_name(struct ctp_yctx *c, const struct ctp_ynode *key)
 {
 	const char *s = key->str;
-	struct clip b;
+	struct ctp_yclip b;
 	size_t i;
 
 	for (i = 0; s[i]; i++)
@@ -734,13 +98,15 @@ static int check_plugin_name(struct ctx *c, const struct node *key)
 		      s[i] == '-'))
 			break;
 	if (!i || s[i])
-		return fail(c, key,
-			    "plugin name '%s' is not valid: use only a-z, "
-			    "0-9, '_' and '-'",
-			    clip(&b, s));
+		return ctp_y_fail(
+			c, key,
+			"plugin name '%s' is not valid: use only a-z, "
+			"0-9, '_' and '-'",
+			ctp_y_clip(&b, s));
 	if (i > MAX_NAME)
-		return fail(c, key, "plugin name '%s' is longer than %d bytes",
-			    clip(&b, s), MAX_NAME);
+		return ctp_y_fail(c, key,
+				  "plugin name '%s' is longer than %d bytes",
+				  ctp_y_clip(&b, s), MAX_NAME);
 	return 0;
 }
 
@@ -845,39 +211,43 @@ static int plugins_dup(const struct ctp_plugin_cfg *src, size_t n,
 }
 
 /* One option value: a scalar, or a sequence of scalars joined with ','. */
-static int conv_opt_value(struct ctx *c, const char *path,
-			  const struct node *key, const struct node *v,
-			  char **out)
+static int conv_opt_value(struct ctp_yctx *c, const char *path,
+			  const struct ctp_ynode *key,
+			  const struct ctp_ynode *v, char **out)
 {
-	struct clip b, kb;
+	struct ctp_yclip b, kb;
 	size_t len = 0, o = 0;
 	char *s;
 
-	if (v->type == N_SCALAR) {
+	if (v->type == CTP_Y_SCALAR) {
 		*out = strdup(v->str);
 		return *out ? 0 : -ENOMEM;
 	}
-	if (v->type == N_MAP)
-		return fail(c, v,
-			    "option '%s' in '%s' must be a scalar or a "
-			    "sequence of scalars, got a mapping (nested "
-			    "mappings are not supported)",
-			    clip(&kb, key->str), path);
+	if (v->type == CTP_Y_MAP)
+		return ctp_y_fail(c, v,
+				  "option '%s' in '%s' must be a scalar or a "
+				  "sequence of scalars, got a mapping (nested "
+				  "mappings are not supported)",
+				  ctp_y_clip(&kb, key->str), path);
 	for (size_t i = 0; i < v->n; i++) {
-		const struct node *it = v->kids[i];
+		const struct ctp_ynode *it = v->kids[i];
 
-		if (it->type != N_SCALAR)
-			return fail(c, it,
-				    "option '%s' in '%s' must be a scalar or a "
-				    "sequence of scalars, got %s inside the "
-				    "sequence",
-				    clip(&kb, key->str), path, got(&b, it));
+		if (it->type != CTP_Y_SCALAR)
+			return ctp_y_fail(
+				c, it,
+				"option '%s' in '%s' must be a scalar or a "
+				"sequence of scalars, got %s inside the "
+				"sequence",
+				ctp_y_clip(&kb, key->str), path,
+				ctp_y_got(&b, it));
 		if (strchr(it->str, ','))
-			return fail(c, it,
-				    "items of option '%s' in '%s' are joined "
-				    "with ',', so they cannot contain one: "
-				    "got %s",
-				    clip(&kb, key->str), path, got(&b, it));
+			return ctp_y_fail(
+				c, it,
+				"items of option '%s' in '%s' are joined "
+				"with ',', so they cannot contain one: "
+				"got %s",
+				ctp_y_clip(&kb, key->str), path,
+				ctp_y_got(&b, it));
 		len += strlen(it->str) + 1;
 	}
 	s = malloc(len + 1);
@@ -897,28 +267,30 @@ static int conv_opt_value(struct ctx *c, const char *path,
 	return 0;
 }
 
-static int conv_options(struct ctx *c, const char *path, const struct node *v,
-			struct ctp_plugin_cfg *pc)
+static int conv_options(struct ctp_yctx *c, const char *path,
+			const struct ctp_ynode *v, struct ctp_plugin_cfg *pc)
 {
-	struct clip b;
+	struct ctp_yclip b;
 	int r;
 
-	if (is_null(v))
+	if (ctp_ynode_is_null(v))
 		return 0;
-	if (v->type != N_MAP)
-		return fail(c, v,
-			    "'%s' must be a mapping of option names to values, "
-			    "got %s",
-			    path, got(&b, v));
+	if (v->type != CTP_Y_MAP)
+		return ctp_y_fail(
+			c, v,
+			"'%s' must be a mapping of option names to values, "
+			"got %s",
+			path, ctp_y_got(&b, v));
 	pc->opts = calloc(v->n / 2 ? v->n / 2 : 1, sizeof(*pc->opts));
 	if (!pc->opts)
 		return -ENOMEM;
 	for (size_t i = 0; i < v->n; i += 2) {
-		const struct node *key = v->kids[i], *val = v->kids[i + 1];
+		const struct ctp_ynode *key = v->kids[i], *val = v->kids[i + 1];
 		struct ctp_kv *kv = &pc->opts[pc->n_opts];
 
 		if (!key->str[0])
-			return fail(c, key, "empty option name in '%s'", path);
+			return ctp_y_fail(c, key, "empty option name in '%s'",
+					  path);
 		r = conv_opt_value(c, path, key, val, &kv->value);
 		if (r < 0)
 			return r;
@@ -933,34 +305,35 @@ static int conv_options(struct ctx *c, const char *path, const struct node *v,
 }
 
 /* enabled / required / options, for a declaration or a host rule. */
-static int conv_plugin_body(struct ctx *c, const char *path,
-			    const struct node *v, struct ctp_plugin_cfg *pc)
+static int conv_plugin_body(struct ctp_yctx *c, const char *path,
+			    const struct ctp_ynode *v,
+			    struct ctp_plugin_cfg *pc)
 {
 	static const char *const keys[] = {"enabled", "required", "options",
 					   NULL};
 	char where[160], sub[192];
-	struct clip b;
+	struct ctp_yclip b;
 	int r, k;
 
-	if (is_null(v))
+	if (ctp_ynode_is_null(v))
 		return 0;
-	if (v->type != N_MAP)
-		return fail(c, v,
-			    "'%s' must be a mapping (enabled, required, "
-			    "options), got %s",
-			    path, got(&b, v));
-	fmt_path(where, sizeof(where), "'%s'", path);
+	if (v->type != CTP_Y_MAP)
+		return ctp_y_fail(c, v,
+				  "'%s' must be a mapping (enabled, required, "
+				  "options), got %s",
+				  path, ctp_y_got(&b, v));
+	ctp_y_path(where, sizeof(where), "'%s'", path);
 	for (size_t i = 0; i < v->n; i += 2) {
-		const struct node *key = v->kids[i], *val = v->kids[i + 1];
+		const struct ctp_ynode *key = v->kids[i], *val = v->kids[i + 1];
 
-		k = key_index(c, key, keys, where);
+		k = ctp_y_key_index(c, key, keys, where);
 		if (k < 0)
 			return k;
-		fmt_path(sub, sizeof(sub), "%s.%s", path, keys[k]);
+		ctp_y_path(sub, sizeof(sub), "%s.%s", path, keys[k]);
 		if (k == 0)
-			r = conv_bool(c, sub, val, &pc->enabled);
+			r = ctp_y_bool(c, sub, val, &pc->enabled);
 		else if (k == 1)
-			r = conv_bool(c, sub, val, &pc->required);
+			r = ctp_y_bool(c, sub, val, &pc->required);
 		else
 			r = conv_options(c, sub, val, pc);
 		if (r < 0)
@@ -970,28 +343,28 @@ static int conv_plugin_body(struct ctx *c, const char *path,
 }
 
 /* A map of plugin name -> body. Overrides (host rules) start at -1. */
-static int conv_plugin_map(struct ctx *c, const char *path,
-			   const struct node *v, int dflt_enabled,
+static int conv_plugin_map(struct ctp_yctx *c, const char *path,
+			   const struct ctp_ynode *v, int dflt_enabled,
 			   int dflt_required, struct ctp_plugin_cfg **ret,
 			   size_t *n_ret)
 {
 	struct ctp_plugin_cfg *pcs;
 	char sub[192];
-	struct clip b;
+	struct ctp_yclip b;
 	int r;
 
-	if (is_null(v))
+	if (ctp_ynode_is_null(v))
 		return 0;
-	if (v->type != N_MAP)
-		return fail(c, v,
-			    "'%s' must be a mapping of plugin names, got %s",
-			    path, got(&b, v));
+	if (v->type != CTP_Y_MAP)
+		return ctp_y_fail(
+			c, v, "'%s' must be a mapping of plugin names, got %s",
+			path, ctp_y_got(&b, v));
 	pcs = calloc(v->n / 2 ? v->n / 2 : 1, sizeof(*pcs));
 	if (!pcs)
 		return -ENOMEM;
 	*ret = pcs;
 	for (size_t i = 0; i < v->n; i += 2) {
-		const struct node *key = v->kids[i], *val = v->kids[i + 1];
+		const struct ctp_ynode *key = v->kids[i], *val = v->kids[i + 1];
 		struct ctp_plugin_cfg *pc = &pcs[*n_ret];
 
 		r = check_plugin_name(c, key);
@@ -1005,7 +378,7 @@ static int conv_plugin_map(struct ctx *c, const char *path,
 		pc->line = key->line;
 		pc->col = key->col;
 		(*n_ret)++;
-		fmt_path(sub, sizeof(sub), "%s.%s", path, key->str);
+		ctp_y_path(sub, sizeof(sub), "%s.%s", path, key->str);
 		r = conv_plugin_body(c, sub, val, pc);
 		if (r < 0)
 			return r;
@@ -1015,87 +388,91 @@ static int conv_plugin_map(struct ctx *c, const char *path,
 
 /* ---- Host rules ---------------------------------------------------------- */
 
-static int conv_match(struct ctx *c, const char *path, const struct node *v,
-		      struct ctp_host_rule *rule)
+static int conv_match(struct ctp_yctx *c, const char *path,
+		      const struct ctp_ynode *v, struct ctp_host_rule *rule)
 {
 	static const char *const keys[] = {"hostname", "kernel", "path_exists",
 					   NULL};
 	char where[96], sub[128];
-	struct clip b;
+	struct ctp_yclip b;
 	int r, k;
 
-	if (!is_null(v) && v->type != N_MAP)
-		return fail(c, v,
-			    "'%s' must be a mapping of conditions (hostname, "
-			    "kernel, path_exists), got %s",
-			    path, got(&b, v));
-	if (is_null(v) || !v->n)
-		return fail(c, v,
-			    "'%s' needs at least one condition (hostname, "
-			    "kernel or path_exists)",
-			    path);
-	fmt_path(where, sizeof(where), "'%s'", path);
+	if (!ctp_ynode_is_null(v) && v->type != CTP_Y_MAP)
+		return ctp_y_fail(
+			c, v,
+			"'%s' must be a mapping of conditions (hostname, "
+			"kernel, path_exists), got %s",
+			path, ctp_y_got(&b, v));
+	if (ctp_ynode_is_null(v) || !v->n)
+		return ctp_y_fail(
+			c, v,
+			"'%s' needs at least one condition (hostname, "
+			"kernel or path_exists)",
+			path);
+	ctp_y_path(where, sizeof(where), "'%s'", path);
 	for (size_t i = 0; i < v->n; i += 2) {
-		const struct node *key = v->kids[i], *val = v->kids[i + 1];
+		const struct ctp_ynode *key = v->kids[i], *val = v->kids[i + 1];
 		char **dst;
 
-		k = key_index(c, key, keys, where);
+		k = ctp_y_key_index(c, key, keys, where);
 		if (k < 0)
 			return k;
-		fmt_path(sub, sizeof(sub), "%s.%s", path, keys[k]);
+		ctp_y_path(sub, sizeof(sub), "%s.%s", path, keys[k]);
 		dst = k == 0   ? &rule->hostname_glob
 		      : k == 1 ? &rule->release_glob
 			       : &rule->path_exists;
-		r = conv_str(c, sub, val, dst);
+		r = ctp_y_str(c, sub, val, dst);
 		if (r < 0)
 			return r;
 		if (k == 2 && val->str[0] != '/')
-			return fail(c, val,
-				    "'%s' must be an absolute path, got %s",
-				    sub, got(&b, val));
+			return ctp_y_fail(
+				c, val, "'%s' must be an absolute path, got %s",
+				sub, ctp_y_got(&b, val));
 	}
 	return 0;
 }
 
-static int conv_hosts(struct ctx *c, const struct node *v,
+static int conv_hosts(struct ctp_yctx *c, const struct ctp_ynode *v,
 		      struct ctp_config *cfg)
 {
 	static const char *const keys[] = {"match", "plugins", NULL};
 	char path[48], where[64], sub[96];
-	struct clip b;
+	struct ctp_yclip b;
 	int r, k;
 
-	if (is_null(v))
+	if (ctp_ynode_is_null(v))
 		return 0;
-	if (v->type != N_SEQ)
-		return fail(c, v,
-			    "'hosts' must be a sequence of host rules, got %s",
-			    got(&b, v));
+	if (v->type != CTP_Y_SEQ)
+		return ctp_y_fail(
+			c, v,
+			"'hosts' must be a sequence of host rules, got %s",
+			ctp_y_got(&b, v));
 	cfg->rules = calloc(v->n ? v->n : 1, sizeof(*cfg->rules));
 	if (!cfg->rules)
 		return -ENOMEM;
 	for (size_t i = 0; i < v->n; i++) {
-		const struct node *it = v->kids[i];
+		const struct ctp_ynode *it = v->kids[i];
 		struct ctp_host_rule *rule = &cfg->rules[cfg->n_rules++];
 		bool have_match = false;
 
 		rule->line = it->line;
 		rule->col = it->col;
-		fmt_path(path, sizeof(path), "hosts[%zu]", i);
-		if (it->type != N_MAP)
-			return fail(c, it,
-				    "'%s' must be a mapping with 'match' and "
-				    "'plugins', got %s",
-				    path, got(&b, it));
-		fmt_path(where, sizeof(where), "'%s'", path);
+		ctp_y_path(path, sizeof(path), "hosts[%zu]", i);
+		if (it->type != CTP_Y_MAP)
+			return ctp_y_fail(
+				c, it,
+				"'%s' must be a mapping with 'match' and "
+				"'plugins', got %s",
+				path, ctp_y_got(&b, it));
+		ctp_y_path(where, sizeof(where), "'%s'", path);
 		for (size_t j = 0; j < it->n; j += 2) {
-			const struct node *key = it->kids[j];
-			const struct node *val = it->kids[j + 1];
+			const struct ctp_ynode *key = it->kids[j];
+			const struct ctp_ynode *val = it->kids[j + 1];
 
-			k = key_index(c, key, keys, where);
+			k = ctp_y_key_index(c, key, keys, where);
 			if (k < 0)
 				return k;
-			fmt_path(sub, sizeof(sub), "%s.%s", path, keys[k]);
+			ctp_y_path(sub, sizeof(sub), "%s.%s", path, keys[k]);
 			if (k == 0) {
 				have_match = true;
 				r = conv_match(c, sub, val, rule);
@@ -1108,17 +485,18 @@ static int conv_hosts(struct ctx *c, const struct node *v,
 				return r;
 		}
 		if (!have_match)
-			return fail(c, it,
-				    "'%s' has no 'match:': a host rule needs "
-				    "at least one condition (hostname, kernel "
-				    "or path_exists)",
-				    path);
+			return ctp_y_fail(
+				c, it,
+				"'%s' has no 'match:': a host rule needs "
+				"at least one condition (hostname, kernel "
+				"or path_exists)",
+				path);
 	}
 	return 0;
 }
 
 /* A typo in a rule's plugin name must never leave a probe silently on. */
-static int check_rule_plugins(struct ctx *c, const struct ctp_config *cfg)
+static int check_rule_plugins(struct ctp_yctx *c, const struct ctp_config *cfg)
 {
 	const char **names;
 	int r = 0;
@@ -1137,18 +515,20 @@ static int check_rule_plugins(struct ctx *c, const struct ctp_config *cfg)
 
 			if (ctp_config_plugin(cfg, o->name))
 				continue;
-			hint = closest(o->name, names, cfg->n_plugins);
+			hint = ctp_y_closest(o->name, names, cfg->n_plugins);
 			if (hint)
-				r = fail_at(c, o->line, o->col,
-					    "host rule names plugin '%s' which "
-					    "is not declared under 'plugins:'; "
-					    "did you mean '%s'?",
-					    o->name, hint);
+				r = ctp_y_fail_at(
+					c, o->line, o->col,
+					"host rule names plugin '%s' which "
+					"is not declared under 'plugins:'; "
+					"did you mean '%s'?",
+					o->name, hint);
 			else
-				r = fail_at(c, o->line, o->col,
-					    "host rule names plugin '%s' which "
-					    "is not declared under 'plugins:'",
-					    o->name);
+				r = ctp_y_fail_at(
+					c, o->line, o->col,
+					"host rule names plugin '%s' which "
+					"is not declared under 'plugins:'",
+					o->name);
 		}
 	}
 	free(names);
@@ -1186,84 +566,87 @@ static const char *const top_keys[] = {
 	NULL,
 };
 
-static int conv_plugin_dirs(struct ctx *c, const struct node *v,
+static int conv_plugin_dirs(struct ctp_yctx *c, const struct ctp_ynode *v,
 			    struct ctp_config *cfg)
 {
-	struct clip b;
+	struct ctp_yclip b;
 	char path[48];
 	int r;
 
-	if (is_null(v))
+	if (ctp_ynode_is_null(v))
 		return 0;
-	if (v->type != N_SEQ)
-		return fail(c, v,
-			    "'plugin_dirs' must be a sequence of directories, "
-			    "got %s",
-			    got(&b, v));
+	if (v->type != CTP_Y_SEQ)
+		return ctp_y_fail(
+			c, v,
+			"'plugin_dirs' must be a sequence of directories, "
+			"got %s",
+			ctp_y_got(&b, v));
 	cfg->plugin_dirs = calloc(v->n ? v->n : 1, sizeof(char *));
 	if (!cfg->plugin_dirs)
 		return -ENOMEM;
 	for (size_t i = 0; i < v->n; i++) {
-		const struct node *it = v->kids[i];
+		const struct ctp_ynode *it = v->kids[i];
 
-		fmt_path(path, sizeof(path), "plugin_dirs[%zu]", i);
-		r = conv_str(c, path, it, &cfg->plugin_dirs[i]);
+		ctp_y_path(path, sizeof(path), "plugin_dirs[%zu]", i);
+		r = ctp_y_str(c, path, it, &cfg->plugin_dirs[i]);
 		if (r < 0)
 			return r;
 		cfg->n_plugin_dirs++;
 		/* dlopen() from a directory that depends on the cwd of a
 		 * root process is an accident waiting to happen. */
 		if (it->str[0] != '/')
-			return fail(c, it,
-				    "'%s' must be an absolute path, got %s",
-				    path, got(&b, it));
+			return ctp_y_fail(
+				c, it, "'%s' must be an absolute path, got %s",
+				path, ctp_y_got(&b, it));
 	}
 	return 0;
 }
 
-static int conv_roots(struct ctx *c, const struct node *v,
+static int conv_roots(struct ctp_yctx *c, const struct ctp_ynode *v,
 		      struct ctp_config *cfg)
 {
 	static const char *const keys[] = {"proc", "sys", "cgroup", NULL};
 	char sub[32];
-	struct clip b;
+	struct ctp_yclip b;
 	int r, k;
 
-	if (is_null(v))
+	if (ctp_ynode_is_null(v))
 		return 0;
-	if (v->type != N_MAP)
-		return fail(c, v,
-			    "'roots' must be a mapping (proc, sys, cgroup), "
-			    "got %s",
-			    got(&b, v));
+	if (v->type != CTP_Y_MAP)
+		return ctp_y_fail(
+			c, v,
+			"'roots' must be a mapping (proc, sys, cgroup), "
+			"got %s",
+			ctp_y_got(&b, v));
 	for (size_t i = 0; i < v->n; i += 2) {
-		const struct node *key = v->kids[i], *val = v->kids[i + 1];
+		const struct ctp_ynode *key = v->kids[i], *val = v->kids[i + 1];
 		char **dst;
 
-		k = key_index(c, key, keys, "'roots'");
+		k = ctp_y_key_index(c, key, keys, "'roots'");
 		if (k < 0)
 			return k;
-		fmt_path(sub, sizeof(sub), "roots.%s", keys[k]);
+		ctp_y_path(sub, sizeof(sub), "roots.%s", keys[k]);
 		dst = k == 0   ? &cfg->proc_root
 		      : k == 1 ? &cfg->sys_root
 			       : &cfg->cgroup_root;
-		r = conv_str(c, sub, val, dst);
+		r = ctp_y_str(c, sub, val, dst);
 		if (r < 0)
 			return r;
 	}
 	return 0;
 }
 
-static int conv_top(struct ctx *c, const struct node *root,
+static int conv_top(struct ctp_yctx *c, const struct ctp_ynode *root,
 		    struct ctp_config *cfg)
 {
 	uint64_t x;
 	int r = 0, k;
 
 	for (size_t i = 0; i < root->n && r >= 0; i += 2) {
-		const struct node *key = root->kids[i], *v = root->kids[i + 1];
+		const struct ctp_ynode *key = root->kids[i],
+				       *v = root->kids[i + 1];
 
-		k = key_index(c, key, top_keys, "top level");
+		k = ctp_y_key_index(c, key, top_keys, "top level");
 		if (k < 0)
 			return k;
 		switch (k) {
@@ -1271,30 +654,30 @@ static int conv_top(struct ctx *c, const struct node *root,
 			r = conv_plugin_dirs(c, v, cfg);
 			break;
 		case K_OUTPUT:
-			r = conv_str(c, "output", v, &cfg->output);
+			r = ctp_y_str(c, "output", v, &cfg->output);
 			break;
 		case K_COMPRESSION_LEVEL:
-			r = conv_uint(c, "compression_level", v, 1, 19, &x);
+			r = ctp_y_uint(c, "compression_level", v, 1, 19, &x);
 			if (r >= 0)
 				cfg->compression_level = (int)x;
 			break;
 		case K_WORKERS:
-			r = conv_uint(c, "workers", v, 1, 256, &x);
+			r = ctp_y_uint(c, "workers", v, 1, 256, &x);
 			if (r >= 0)
 				cfg->workers = (unsigned)x;
 			break;
 		case K_SPLIT_THREADS:
-			r = conv_uint(c, "split_threads", v, 0, 1u << 22, &x);
+			r = ctp_y_uint(c, "split_threads", v, 0, 1u << 22, &x);
 			if (r >= 0)
 				cfg->split_threads = (unsigned)x;
 			break;
 		case K_RECORD_HOSTNAME:
-			r = conv_bool(c, "record_hostname", v,
-				      &cfg->record_hostname);
+			r = ctp_y_bool(c, "record_hostname", v,
+				       &cfg->record_hostname);
 			break;
 		case K_ALLOW_INSECURE:
-			r = conv_bool(c, "allow_insecure_plugins", v,
-				      &cfg->allow_insecure_plugins);
+			r = ctp_y_bool(c, "allow_insecure_plugins", v,
+				       &cfg->allow_insecure_plugins);
 			break;
 		case K_MAX_DECOMPRESSED:
 			r = conv_bytes(c, "max_decompressed_bytes", v,
@@ -1346,10 +729,10 @@ int ctp_config_defaults(struct ctp_config **ret)
 int ctp_config_load_buf(const char *name, const char *buf, size_t len,
 			struct ctp_config **ret, char *err, size_t errlen)
 {
-	struct ctx c = {name ? name : "<buffer>", buf, len, err, errlen};
+	struct ctp_yctx c = {name ? name : "<buffer>", buf, len, err, errlen};
 	struct ctp_config *cfg = NULL;
-	struct node *root = NULL;
-	struct clip b;
+	struct ctp_ynode *root = NULL;
+	struct ctp_yclip b;
 	int r;
 
 	if (err && errlen)
@@ -1357,8 +740,9 @@ int ctp_config_load_buf(const char *name, const char *buf, size_t len,
 	if (!ret || (!buf && len))
 		return -EINVAL;
 	if (len > CONFIG_MAX_BYTES) {
-		fail_file(&c, "too large for a config file (over %u bytes)",
-			  CONFIG_MAX_BYTES);
+		ctp_y_fail_file(&c,
+				"too large for a config file (over %u bytes)",
+				CONFIG_MAX_BYTES);
 		return -EFBIG;
 	}
 	r = ctp_config_defaults(&cfg);
@@ -1369,15 +753,16 @@ int ctp_config_load_buf(const char *name, const char *buf, size_t len,
 		r = -ENOMEM;
 		goto out;
 	}
-	r = parse_tree(&c, &root);
+	r = ctp_yaml_parse(&c, &root);
 	if (r < 0)
 		goto out;
-	if (root && !is_null(root)) {
-		if (root->type != N_MAP) {
-			r = fail(&c, root,
-				 "the top level must be a mapping of settings, "
-				 "got %s",
-				 got(&b, root));
+	if (root && !ctp_ynode_is_null(root)) {
+		if (root->type != CTP_Y_MAP) {
+			r = ctp_y_fail(
+				&c, root,
+				"the top level must be a mapping of settings, "
+				"got %s",
+				ctp_y_got(&b, root));
 			goto out;
 		}
 		r = conv_top(&c, root, cfg);
@@ -1389,10 +774,10 @@ int ctp_config_load_buf(const char *name, const char *buf, size_t len,
 	}
 	r = plugins_dup(cfg->plugins, cfg->n_plugins, &cfg->declared_plugins);
 out:
-	node_free(root);
+	ctp_ynode_free(root);
 	if (r < 0) {
 		if (r == -ENOMEM && err && errlen && !err[0])
-			fail_file(&c, "out of memory");
+			ctp_y_fail_file(&c, "out of memory");
 		ctp_config_free(cfg);
 		return r;
 	}
@@ -1403,7 +788,7 @@ out:
 int ctp_config_load(const char *path, struct ctp_config **ret, char *err,
 		    size_t errlen)
 {
-	struct ctx c = {path, NULL, 0, err, errlen};
+	struct ctp_yctx c = {path, NULL, 0, err, errlen};
 	size_t len = 0, cap = 4096;
 	struct stat st;
 	char *buf = NULL;
@@ -1460,7 +845,7 @@ int ctp_config_load(const char *path, struct ctp_config **ret, char *err,
 	free(buf);
 	return r;
 fail:
-	fail_file(&c, "%s", strerror(-r));
+	ctp_y_fail_file(&c, "%s", strerror(-r));
 	if (fd >= 0)
 		close(fd);
 	free(buf);
