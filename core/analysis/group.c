@@ -57,11 +57,19 @@ static size_t finish(struct out *o)
 	return o->len;
 }
 
+/*
+ * Hex needs six characters: the ids that vary between runs (container ids,
+ * digests, inode or address suffixes) are at least that long, while short
+ * tokens of hex letters and a digit are words with a number ("cc1", "a1",
+ * "fd0", "e2"), which read as hex would hide the program behind {H}.
+ */
+#define HEX_MIN 6
+
 static void token(struct out *o, const char *t, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)t;
 	size_t i = 0, digits = 0;
-	bool hex = n > 0;
+	bool hex = n >= HEX_MIN;
 
 	for (size_t k = 0; k < n; k++) {
 		digits += is_digit(p[k]);
@@ -104,6 +112,64 @@ size_t ctp_norm_token(const char *t, size_t n, char *out, size_t outlen)
 	return finish(&o);
 }
 
+/* Whether s[0..n) is n lower-case hex characters. */
+static bool hex_run(const unsigned char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!is_hex(s[i]))
+			return false;
+	return true;
+}
+
+/*
+ * The length of the UUID at p (avail bytes, a token's start), the length
+ * of the word glued before it in *lead: groups of 8, 4, 4, 4 and 12
+ * lower-case hex characters joined by '-' or '_', followed by the end or a
+ * separator, the first group maybe after ASCII letters ("pod<uuid>" in
+ * kubepods cgroups, which join with '_'); 0 when there is none. Its
+ * 4-character groups are too short for the token rule's {H}, yet they vary
+ * with the rest of the UUID, so the UUID is recognized as a whole.
+ */
+static size_t uuid_len(const unsigned char *p, size_t avail, size_t *lead)
+{
+	static const size_t group[] = {8, 4, 4, 4, 12};
+	size_t at = 0;
+
+	while (at < avail && (is_alpha(p[at]) || is_digit(p[at])))
+		at++;
+	if (at < 8 || !hex_run(p + at - 8, 8))
+		return 0;
+	*lead = at - 8;
+	for (size_t i = 0; i < *lead; i++)
+		if (!is_alpha(p[i]))
+			return 0;
+	for (size_t k = 1; k < 5; k++) {
+		if (at >= avail || (p[at] != '-' && p[at] != '_'))
+			return 0;
+		at++;
+		if (avail - at < group[k] || !hex_run(p + at, group[k]))
+			return 0;
+		at += group[k];
+	}
+	return at == avail || is_sep(p[at]) ? at : 0;
+}
+
+/* A UUID at p (n bytes from uuid_len, after lead bytes of a word): the
+ * word kept, each group {H}, the joins kept. */
+static void uuid(struct out *o, const char *p, size_t n, size_t lead)
+{
+	put(o, p, lead);
+	for (size_t i = lead; i < n; i++) {
+		if (p[i] == '-' || p[i] == '_') {
+			put(o, p + i, 1);
+			continue;
+		}
+		put(o, "{H}", 3);
+		while (i + 1 < n && p[i + 1] != '-' && p[i + 1] != '_')
+			i++;
+	}
+}
+
 static void name(struct out *o, const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -111,6 +177,12 @@ static void name(struct out *o, const char *s, size_t n)
 	while (i < n) {
 		size_t j = i;
 		bool sep = is_sep(p[i]);
+		size_t lead = 0, u = sep ? 0 : uuid_len(p + i, n - i, &lead);
+		if (u) {
+			uuid(o, s + i, u, lead);
+			i += u;
+			continue;
+		}
 		while (j < n && is_sep(p[j]) == sep)
 			j++;
 		if (sep)

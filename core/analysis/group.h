@@ -25,10 +25,17 @@
  * A name is split into tokens on . - _ / : @ + [ ] and ASCII whitespace;
  * separators are kept verbatim. Each token is classified, first match wins:
  *   all digits                               {N}   "42"
- *   only 0-9a-f, at least one digit         {H}   "3fa9", "a1"
- *   ASCII letters then digits                 prefix{N}   "sda1" -> sda{N}
+ *   6+ chars of 0-9a-f, at least one digit   {H}   "3fa9c2d1e8b7"
+ *   ASCII letters then digits                 prefix{N}   "sda1" -> sda{N},
+ *                                                         "cc1" -> cc{N}
  *   digits then ASCII letters                 {N}suffix   "1H" -> {N}H
- *   anything else                             kept
+ *   anything else                             kept        "cc1plus", "3fa9"
+ * Hex is lower-case only and needs six characters, so that short words
+ * with a number ("cc1", "a1", "fd0") are not read as ids; ids that vary
+ * between runs (container ids, digests) are longer. A UUID (hex groups of
+ * 8-4-4-4-12 joined by '-' or '_', starting a token or after its letters,
+ * "pod<uuid>") is one unit whose groups each become {H}: its short groups
+ * vary as much as its long ones.
  * A placeholder is never longer than 3 bytes and replaces at least one, so
  * an output buffer of 3 * len + 1 bytes always suffices.
  *
@@ -39,7 +46,7 @@
 
 /* One token (no separator in it). */
 size_t ctp_norm_token(const char *t, size_t n, char *out, size_t outlen);
-/* A process or thread name. */
+/* A process or thread name (tokens, and UUIDs as a whole). */
 size_t ctp_norm_name(const char *s, size_t n, char *out, size_t outlen);
 /*
  * A cgroup path: per '/'-separated component, a systemd template unit
