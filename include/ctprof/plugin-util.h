@@ -127,11 +127,11 @@ int ctp_attach(struct ctp_ctx *ctx, const struct ctp_api *api,
 			   .n_counters = CTP_ARRAY_LEN(counters)})
 /* The same for a plugin that declares no summary counters. */
 #define CTP_ATTACH_FIELDS(ctx, api, need, fields)                              \
-	ctp_attach((ctx), (api), &ctp_plugin_v1,                               \
-		   &(const struct ctp_attach){                                 \
-			   .api_need = (need),                                 \
-			   .field_handles = (fields),                          \
-			   .n_fields = CTP_ARRAY_LEN(fields)})
+	ctp_attach(                                                            \
+		(ctx), (api), &ctp_plugin_v1,                                  \
+		&(const struct ctp_attach){.api_need = (need),                 \
+					   .field_handles = (fields),          \
+					   .n_fields = CTP_ARRAY_LEN(fields)})
 
 /* ---- A task's declared files --------------------------------------------- */
 
