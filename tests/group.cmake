@@ -26,3 +26,7 @@ set_tests_properties(test_group_live_taskstats PROPERTIES
 # cgroup:HIER groups take that v1 hierarchy's cgroup rows, not the v2 rows
 # their threads point at.
 ctp_add_test(test_group_v1 test_group_v1.c snapbuild.c e2e_util.c LIBS ctpcore)
+
+# The identity axes pid and tid and the field:NAME axis: grouping, joins,
+# errors, and `show --group-by` over them.
+ctp_add_test(test_group_axes test_group_axes.c snapbuild.c e2e_util.c LIBS ctpcore)

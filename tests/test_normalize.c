@@ -430,6 +430,19 @@ static void test_spec(void **state)
 	assert_null(s.v1[1]);
 	assert_int_equal(ctp_group_spec_parse(t6, &s, err, sizeof(err)),
 			 -EINVAL);
+	/* The identity axes and field:NAME (whether the field exists is the
+	 * snapshot's business, test_group_axes.c). */
+	char t8[] = "pid,field:procfs.state,tid,cgroup:cpu";
+	assert_int_equal(ctp_group_spec_parse(t8, &s, err, sizeof(err)), 0);
+	assert_int_equal(s.n_axes, 4);
+	assert_int_equal(s.axes[0], CTP_AXIS_PID);
+	assert_int_equal(s.axes[1], CTP_AXIS_FIELD);
+	assert_string_equal(s.field[1], "procfs.state");
+	assert_null(s.v1[1]);
+	assert_int_equal(s.axes[2], CTP_AXIS_TID);
+	assert_null(s.field[2]);
+	assert_string_equal(s.v1[3], "cpu");
+	assert_null(s.field[3]);
 	assert_int_equal(ctp_group_spec_parse(t7, &s, err, sizeof(err)),
 			 -EINVAL);
 }

@@ -5,9 +5,12 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "suggest.h"
 
 /* ---- Normalization ---------------------------------------------------- */
 
@@ -269,6 +272,44 @@ int ctp_flatten_match(const char *const *globs, size_t n, const char *path)
 
 /* ---- Spec ---------------------------------------------------------------*/
 
+/* One axis name into *axis and its argument (cgroup:NAME, field:NAME) into
+ * *arg; false when it is not one. */
+static bool parse_axis(const char *a, uint8_t *axis, const char **arg)
+{
+	static const struct {
+		const char *name;
+		uint8_t axis;
+	} plain[] = {{"pcomm", CTP_AXIS_PCOMM},	  {"comm", CTP_AXIS_COMM},
+		     {"cgroup", CTP_AXIS_CGROUP}, {"none", CTP_AXIS_NONE},
+		     {"pid", CTP_AXIS_PID},	  {"tid", CTP_AXIS_TID}};
+
+	*arg = NULL;
+	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
+		if (!strcmp(a, plain[i].name)) {
+			*axis = plain[i].axis;
+			return true;
+		}
+	if (!strncmp(a, "cgroup:", 7) && a[7]) {
+		*axis = CTP_AXIS_CGROUP_V1;
+		*arg = a + 7;
+		return true;
+	}
+	if (!strncmp(a, "field:", 6) && a[6]) {
+		*axis = CTP_AXIS_FIELD;
+		*arg = a + 6;
+		return true;
+	}
+	return false;
+}
+
+/* The argument of axis i of s (the hierarchy or field name), or NULL. */
+static const char *axis_arg(const struct ctp_group_spec *s, size_t i)
+{
+	return s->axes[i] == CTP_AXIS_CGROUP_V1 ? s->v1[i]
+	       : s->axes[i] == CTP_AXIS_FIELD	? s->field[i]
+						: NULL;
+}
+
 int ctp_group_spec_parse(char *text, struct ctp_group_spec *spec, char *err,
 			 size_t errlen)
 {
@@ -279,29 +320,18 @@ int ctp_group_spec_parse(char *text, struct ctp_group_spec *spec, char *err,
 	for (char *a = strtok_r(text, ",", &save); a;
 	     a = strtok_r(NULL, ",", &save)) {
 		uint8_t axis;
-		const char *v1 = NULL;
-		if (!strcmp(a, "pcomm"))
-			axis = CTP_AXIS_PCOMM;
-		else if (!strcmp(a, "comm"))
-			axis = CTP_AXIS_COMM;
-		else if (!strcmp(a, "cgroup"))
-			axis = CTP_AXIS_CGROUP;
-		else if (!strcmp(a, "none"))
-			axis = CTP_AXIS_NONE;
-		else if (!strncmp(a, "cgroup:", 7) && a[7]) {
-			axis = CTP_AXIS_CGROUP_V1;
-			v1 = a + 7;
-		} else {
+		const char *arg;
+		if (!parse_axis(a, &axis, &arg)) {
 			snprintf(err, errlen,
 				 "unknown axis '%s' (pcomm, comm, cgroup, "
-				 "cgroup:HIERARCHY, none)",
+				 "cgroup:HIERARCHY, pid, tid, field:NAME, "
+				 "none)",
 				 a);
 			return -EINVAL;
 		}
 		for (size_t i = 0; i < n; i++)
 			if (spec->axes[i] == axis &&
-			    (axis != CTP_AXIS_CGROUP_V1 ||
-			     !strcmp(spec->v1[i], v1))) {
+			    (!arg || !strcmp(axis_arg(spec, i), arg))) {
 				snprintf(err, errlen, "axis '%s' given twice",
 					 a);
 				return -EINVAL;
@@ -313,7 +343,8 @@ int ctp_group_spec_parse(char *text, struct ctp_group_spec *spec, char *err,
 		}
 		names |= axis == CTP_AXIS_PCOMM || axis == CTP_AXIS_COMM;
 		none |= axis == CTP_AXIS_NONE;
-		spec->v1[n] = v1;
+		spec->v1[n] = axis == CTP_AXIS_CGROUP_V1 ? arg : NULL;
+		spec->field[n] = axis == CTP_AXIS_FIELD ? arg : NULL;
 		spec->axes[n++] = axis;
 	}
 	if (!n) {
@@ -323,11 +354,11 @@ int ctp_group_spec_parse(char *text, struct ctp_group_spec *spec, char *err,
 	if (none && names) {
 		snprintf(err, errlen,
 			 "'none' already keys by process and thread name; "
-			 "compose it with cgroup axes only");
+			 "do not compose it with pcomm or comm");
 		return -EINVAL;
 	}
 	for (size_t i = n; i < CTP_GROUP_MAX_AXES; i++)
-		spec->v1[i] = NULL;
+		spec->v1[i] = spec->field[i] = NULL;
 	spec->n_axes = n;
 	return 0;
 }
@@ -411,14 +442,21 @@ const char *ctp_groups_key_title(const struct ctp_groups *g, size_t part)
 	return part < g->n_key ? g->title[part] : NULL;
 }
 
+/* Numeric parts are decimal integers without leading zeros, maybe
+ * negative (an I64 field's value): compared by sign, then length. */
 static int part_cmp(const char *a, const char *b, bool numeric)
 {
 	if (!a || !b)
 		return (a != NULL) - (b != NULL);
 	if (numeric) {
+		bool na = a[0] == '-', nb = b[0] == '-';
+		if (na != nb)
+			return na ? -1 : 1;
 		size_t la = strlen(a), lb = strlen(b);
 		if (la != lb)
-			return la < lb ? -1 : 1;
+			return (la < lb) != na ? -1 : 1;
+		int c = strcmp(a, b);
+		return na ? -c : c;
 	}
 	return strcmp(a, b);
 }
@@ -480,6 +518,8 @@ struct build {
 	uint32_t *proc_of; /* per thread row: process row, UINT32_MAX none */
 	const char **cg_key[CTP_GROUP_MAX_AXES]; /* per cgroup row */
 	const struct ctp_snap_field *v1f[CTP_GROUP_MAX_AXES];
+	/* Per field axis: the field whose value keys it. */
+	const struct ctp_snap_field *keyf[CTP_GROUP_MAX_AXES];
 	/* Per v1 axis, per thread row: the cgroup row of its path in that
 	 * hierarchy (key "v1:<controllers>:<path>"), -1 when none. */
 	int64_t *v1_row[CTP_GROUP_MAX_AXES];
@@ -546,60 +586,129 @@ static uint32_t find_proc(const struct ctp_snap_table *pr, uint64_t tgid)
 	return UINT32_MAX;
 }
 
+/* A decimal number as a key part, in the arena. */
+static const char *num_key(struct ctp_groups *g, bool neg, uint64_t mag)
+{
+	char num[24];
+	int n = snprintf(num, sizeof(num), "%s%" PRIu64, neg ? "-" : "", mag);
+	return key_str(g, num, (size_t)n, 0);
+}
+
+/* A field's value as a key part (raw), NULL for absent or no memory. */
+static const char *value_key(struct ctp_groups *g, const struct ctp_value *v)
+{
+	struct ctp_bytes by;
+
+	switch (v->type) {
+	case CTP_TYPE_U64:
+		return num_key(g, false, v->u64);
+	case CTP_TYPE_I64:
+		/* The magnitude of INT64_MIN does not fit an int64_t. */
+		return num_key(g, v->i64 < 0,
+			       v->i64 < 0 ? -(uint64_t)v->i64
+					  : (uint64_t)v->i64);
+	case CTP_TYPE_BOOL:
+		return v->b ? "true" : "false";
+	case CTP_TYPE_CHAR:
+		return key_str(g, (const char *)&v->c, 1, 0);
+	case CTP_TYPE_STRING:
+		by = v->str;
+		return key_str(g, by.ptr ? by.ptr : "", by.len, 0);
+	}
+	return NULL;
+}
+
+/* The key part of a field axis for thread row r: the thread's value, or
+ * its process's for a process field. -ENOMEM, else 0. */
+static int field_key(struct build *b, const struct ctp_snap_field *f, size_t r,
+		     const char **out)
+{
+	struct ctp_value v = {0};
+	if (f->scope == CTP_SCOPE_THREAD)
+		v = ctp_snap_value(b->g->snap, f, r);
+	else if (b->proc_of[r] != UINT32_MAX)
+		v = ctp_snap_value(b->g->snap, f, b->proc_of[r]);
+	*out = v.type == CTP_VALUE_ABSENT ? NULL : value_key(b->g, &v);
+	return v.type != CTP_VALUE_ABSENT && !*out ? -ENOMEM : 0;
+}
+
+/* A name (process or thread comm) as a key part; NULL for nil. */
+static int name_key(struct build *b, const struct ctp_bytes *c,
+		    const char **out)
+{
+	int how = b->spec->no_normalize ? 0 : 1;
+	*out = c && c->ptr ? key_str(b->g, c->ptr, c->len, how) : NULL;
+	return c && c->ptr && !*out ? -ENOMEM : 0;
+}
+
+/* The key part of a v1 axis a for thread row r. */
+static int v1_key(struct build *b, size_t a, size_t r, const char **out)
+{
+	struct ctp_value v = ctp_snap_get(b->g->snap, b->v1f[a], r);
+	*out = NULL;
+	if (v.type != CTP_TYPE_STRING)
+		return 0;
+	struct ctp_bytes by = v.str;
+	if (!by.ptr)
+		by.ptr = "";
+	return cgroup_key(b, &by, out);
+}
+
+/* The key parts axis a gives thread row r, into k; how many in *np (the
+ * occurrence of none is filled in later). */
+static int axis_keys(struct build *b, size_t a, size_t r, const char **k,
+		     size_t *np)
+{
+	uint32_t pr = b->proc_of[r];
+	int64_t c;
+	int ret = 0;
+
+	*np = 1;
+	switch (b->spec->axes[a]) {
+	case CTP_AXIS_NONE:
+		*np = 3;
+		k[2] = NULL;
+		if ((ret = name_key(b, &b->th->comm[r], &k[1])) < 0)
+			return ret;
+		return name_key(b, pr == UINT32_MAX ? NULL : &b->pr->comm[pr],
+				&k[0]);
+	case CTP_AXIS_PCOMM:
+		return name_key(b, pr == UINT32_MAX ? NULL : &b->pr->comm[pr],
+				&k[0]);
+	case CTP_AXIS_COMM:
+		return name_key(b, &b->th->comm[r], &k[0]);
+	case CTP_AXIS_CGROUP:
+		c = b->th->cgroup[r];
+		k[0] = c >= 0 && (size_t)c < b->cg->rows ? b->cg_key[a][c]
+							 : NULL;
+		return 0;
+	case CTP_AXIS_CGROUP_V1:
+		return v1_key(b, a, r, &k[0]);
+	case CTP_AXIS_PID:
+	case CTP_AXIS_TID:
+		k[0] = num_key(b->g, false,
+			       b->spec->axes[a] == CTP_AXIS_PID
+				       ? b->th->tgid[r]
+				       : b->th->tid[r]);
+		return k[0] ? 0 : -ENOMEM;
+	case CTP_AXIS_FIELD:
+		return field_key(b, b->keyf[a], r, &k[0]);
+	}
+	return -EINVAL;
+}
+
 static int thread_keys(struct build *b)
 {
 	struct ctp_groups *g = b->g;
-	const struct ctp_group_spec *s = b->spec;
-	int how = s->no_normalize ? 0 : 1;
 
 	for (size_t r = 0; r < b->th->rows; r++) {
 		const char **k = &b->keys[r * g->n_key];
-		size_t p = 0;
+		size_t p = 0, np;
 		b->proc_of[r] = find_proc(b->pr, b->th->tgid[r]);
-		for (size_t a = 0; a < s->n_axes; a++) {
-			uint8_t axis = s->axes[a];
-			if (axis == CTP_AXIS_PCOMM || axis == CTP_AXIS_NONE) {
-				uint32_t pr = b->proc_of[r];
-				const struct ctp_bytes *c =
-					pr == UINT32_MAX ? NULL
-							 : &b->pr->comm[pr];
-				k[p] = c && c->ptr
-					       ? key_str(g, c->ptr, c->len, how)
-					       : NULL;
-				if (c && c->ptr && !k[p])
-					return -ENOMEM;
-				p++;
-			}
-			if (axis == CTP_AXIS_COMM || axis == CTP_AXIS_NONE) {
-				const struct ctp_bytes *c = &b->th->comm[r];
-				k[p] = c->ptr ? key_str(g, c->ptr, c->len, how)
-					      : NULL;
-				if (c->ptr && !k[p])
-					return -ENOMEM;
-				p++;
-			}
-			if (axis == CTP_AXIS_NONE)
-				k[p++] = NULL; /* the occurrence, later */
-			if (axis == CTP_AXIS_CGROUP) {
-				int64_t c = b->th->cgroup[r];
-				k[p++] = c >= 0 && (size_t)c < b->cg->rows
-						 ? b->cg_key[a][c]
-						 : NULL;
-			}
-			if (axis == CTP_AXIS_CGROUP_V1) {
-				struct ctp_value v =
-					ctp_snap_get(g->snap, b->v1f[a], r);
-				const char *key = NULL;
-				if (v.type == CTP_TYPE_STRING) {
-					struct ctp_bytes by = v.str;
-					if (!by.ptr)
-						by.ptr = "";
-					int ret = cgroup_key(b, &by, &key);
-					if (ret < 0)
-						return ret;
-				}
-				k[p++] = key;
-			}
+		for (size_t a = 0; a < b->spec->n_axes; a++, p += np) {
+			int ret = axis_keys(b, a, r, &k[p], &np);
+			if (ret < 0)
+				return ret;
 		}
 	}
 	return 0;
@@ -727,11 +836,46 @@ static bool v1_path_field(const struct ctp_snap_field *f, const char **h,
 	return *h && *hlen;
 }
 
-static int titles(struct ctp_groups *g, const struct ctp_group_spec *s,
-		  const struct ctp_snap_field *const *v1f, size_t *occ)
+/* The title of a field axis: the field's name upper-cased, so that it
+ * reads as a key column like PCOMM and is not taken for the column of the
+ * same field's aggregate, which show heads with the name as it is. */
+static const char *field_title(struct ctp_groups *g,
+			       const struct ctp_snap_field *f)
 {
+	size_t n = strlen(f->name);
+	char *t = arena_alloc(&g->arena, n + 1);
+	if (!t)
+		return NULL;
+	for (size_t i = 0; i <= n; i++) {
+		char c = f->name[i];
+		t[i] = c >= 'a' && c <= 'z' ? (char)(c - 'a' + 'A') : c;
+	}
+	return t;
+}
+
+/* "CGROUP:<hierarchy>" for the v1 axis of field f. */
+static const char *v1_title(struct ctp_groups *g,
+			    const struct ctp_snap_field *f)
+{
+	const char *h = "";
+	size_t hl = 0;
+	v1_path_field(f, &h, &hl);
+	size_t n = hl + 8;
+	char *t = arena_alloc(&g->arena, n);
+	if (t)
+		snprintf(t, n, "CGROUP:%.*s", (int)hl, h);
+	return t;
+}
+
+/* The column titles and which parts compare as numbers; b->occ. */
+static int titles(struct build *b)
+{
+	struct ctp_groups *g = b->g;
+	const struct ctp_group_spec *s = b->spec;
+	const struct ctp_snap_field *f;
 	size_t p = 0;
-	*occ = CTP_GROUP_MAX_KEY;
+
+	b->occ = CTP_GROUP_MAX_KEY;
 	for (size_t a = 0; a < s->n_axes; a++) {
 		switch (s->axes[a]) {
 		case CTP_AXIS_PCOMM:
@@ -743,33 +887,115 @@ static int titles(struct ctp_groups *g, const struct ctp_group_spec *s,
 		case CTP_AXIS_NONE:
 			g->title[p++] = "PCOMM";
 			g->title[p++] = "COMM";
-			*occ = p;
+			b->occ = p;
 			g->numeric[p] = true;
 			g->title[p++] = "#";
 			break;
 		case CTP_AXIS_CGROUP:
 			g->title[p++] = "CGROUP";
 			break;
-		case CTP_AXIS_CGROUP_V1: {
-			/* "CGROUP:<hierarchy>" */
-			const char *h = "";
-			size_t hl = 0;
-			v1_path_field(v1f[a], &h, &hl);
-			size_t n = hl + 8;
-			char *t = arena_alloc(&g->arena, n);
-			if (!t)
+		case CTP_AXIS_CGROUP_V1:
+			if (!(g->title[p++] = v1_title(g, b->v1f[a])))
 				return -ENOMEM;
-			snprintf(t, n, "CGROUP:%.*s", (int)hl, h);
-			g->title[p++] = t;
 			break;
-		}
+		case CTP_AXIS_PID:
+		case CTP_AXIS_TID:
+			g->numeric[p] = true;
+			g->title[p++] =
+				s->axes[a] == CTP_AXIS_PID ? "PID" : "TID";
+			break;
+		case CTP_AXIS_FIELD:
+			f = b->keyf[a];
+			g->numeric[p] = f->type == CTP_TYPE_U64 ||
+					f->type == CTP_TYPE_I64;
+			if (!(g->title[p++] = field_title(g, f)))
+				return -ENOMEM;
+			break;
 		default:
 			return -EINVAL;
 		}
 	}
 	g->n_key = p;
-	if (*occ == CTP_GROUP_MAX_KEY)
-		*occ = p;
+	if (b->occ == CTP_GROUP_MAX_KEY)
+		b->occ = p;
+	return 0;
+}
+
+/* Whether field f can key groups: categorical of any type but a cpu set
+ * (whose kind is cpuset anyway), or an ordinal char or string (a state
+ * letter, a level name): a few distinct values. Ordinal numbers (nice,
+ * priority, start time) are ranges more than categories. */
+static bool keys_groups(const struct ctp_snap_field *f)
+{
+	if (f->kind == CTP_KIND_CATEGORICAL)
+		return f->type != CTP_TYPE_CPUSET;
+	return f->kind == CTP_KIND_ORDINAL &&
+	       (f->type == CTP_TYPE_CHAR || f->type == CTP_TYPE_STRING);
+}
+
+static const char *kind_name(uint8_t kind)
+{
+	switch (kind) {
+	case CTP_KIND_COUNTER:
+		return "a counter";
+	case CTP_KIND_PEAK:
+		return "a peak";
+	case CTP_KIND_GAUGE:
+		return "a gauge";
+	case CTP_KIND_ORDINAL:
+		return "an ordinal number";
+	case CTP_KIND_CPUSET:
+		return "a cpu set";
+	}
+	return "of a kind this reader does not know";
+}
+
+/*
+ * The field of a field:NAME axis. Errors name the field: missing from the
+ * snapshot (with the closest thread or process field's name when one is
+ * near), of host or cgroup scope, or not a category.
+ */
+static int resolve_field(const struct ctp_snap *snap, const char *name,
+			 const struct ctp_snap_field **out, char *err,
+			 size_t errlen)
+{
+	const struct ctp_snap_field *f =
+		name ? ctp_snap_field_find(snap, name) : NULL;
+	char near[128] = "";
+
+	if (!name)
+		name = "";
+	if (!f) {
+		const struct ctp_snap_field *fs = ctp_snap_fields(snap);
+		unsigned best = UINT_MAX;
+		for (size_t i = 0; i < ctp_snap_n_fields(snap); i++)
+			if (fs[i].scope == CTP_SCOPE_THREAD ||
+			    fs[i].scope == CTP_SCOPE_PROCESS)
+				ctp_closest_step(name, fs[i].name, &best, near,
+						 sizeof(near));
+		snprintf(err, errlen,
+			 "axis field:%s: this snapshot has no field %s%s%s%s",
+			 name, name, near[0] ? " (did you mean '" : "", near,
+			 near[0] ? "'?)" : "");
+		return -EINVAL;
+	}
+	if (f->scope != CTP_SCOPE_THREAD && f->scope != CTP_SCOPE_PROCESS) {
+		snprintf(err, errlen,
+			 "axis field:%s: %s is a %s field; groups are of "
+			 "threads, keyed by thread or process fields",
+			 name, name,
+			 f->scope == CTP_SCOPE_HOST ? "host" : "cgroup");
+		return -EINVAL;
+	}
+	if (!keys_groups(f)) {
+		snprintf(err, errlen,
+			 "axis field:%s: %s is %s, not a category; field: "
+			 "takes categorical fields (and ordinal chars and "
+			 "strings)",
+			 name, name, kind_name(f->kind));
+		return -EINVAL;
+	}
+	*out = f;
 	return 0;
 }
 
@@ -1013,12 +1239,17 @@ int ctp_groups_new(const struct ctp_snap *snap,
 	g->cache = calloc(ctp_snap_n_fields(snap) + 1, sizeof(*g->cache));
 	if (!g->cache)
 		goto out;
-	for (size_t a = 0; a < spec->n_axes; a++)
+	for (size_t a = 0; a < spec->n_axes; a++) {
 		if (spec->axes[a] == CTP_AXIS_CGROUP_V1 &&
 		    (r = resolve_v1(snap, spec->v1[a], &b.v1f[a], err,
 				    errlen)) < 0)
 			goto out;
-	if ((r = titles(g, spec, b.v1f, &b.occ)) < 0) {
+		if (spec->axes[a] == CTP_AXIS_FIELD &&
+		    (r = resolve_field(snap, spec->field[a], &b.keyf[a], err,
+				       errlen)) < 0)
+			goto out;
+	}
+	if ((r = titles(&b)) < 0) {
 		if (r == -EINVAL)
 			snprintf(err, errlen, "unknown axis");
 		goto out;

@@ -79,6 +79,15 @@ enum ctp_axis {
 	 * dimension hierarchy=<h> names it (absent there: unknown). Keys
 	 * normalize as cgroup paths and --flatten applies. */
 	CTP_AXIS_CGROUP_V1 = 5,
+	/* Exact identity: the thread's tgid, or its tid, as decimal text
+	 * (keys sort numerically). Never normalized. */
+	CTP_AXIS_PID = 6,
+	CTP_AXIS_TID = 7,
+	/* The value of a categorical (or ordinal char or string) field of
+	 * thread or process scope, as text (raw, never normalized); a
+	 * process field gives every thread of the process its value.
+	 * Absent: unknown. */
+	CTP_AXIS_FIELD = 8,
 };
 
 #define CTP_GROUP_MAX_AXES 4
@@ -89,6 +98,8 @@ struct ctp_group_spec {
 	size_t n_axes;
 	/* CTP_AXIS_CGROUP_V1: the hierarchy name, per axis (else NULL). */
 	const char *v1[CTP_GROUP_MAX_AXES];
+	/* CTP_AXIS_FIELD: the field's name, per axis (else NULL). */
+	const char *field[CTP_GROUP_MAX_AXES];
 	bool no_normalize; /* keys are the raw names and paths */
 	/* Cgroup paths (raw, before normalization) matching one of these
 	 * globs group as one, keyed by the glob itself. */
@@ -97,11 +108,13 @@ struct ctp_group_spec {
 };
 
 /*
- * Parse "cgroup,pcomm" (axes pcomm, comm, cgroup, none, cgroup:NAME) into
- * spec->axes and spec->v1 (pointing into `text`, which must outlive the
- * spec; ',' is overwritten with NUL). Other members are left alone.
- * Returns 0, or -EINVAL with a message in err: unknown or repeated axis,
- * too many, or none with pcomm or comm (none already keys by both).
+ * Parse "cgroup,pcomm" (axes pcomm, comm, cgroup, none, cgroup:NAME, pid,
+ * tid, field:NAME) into spec->axes, spec->v1 and spec->field (pointing
+ * into `text`, which must outlive the spec; ',' is overwritten with NUL).
+ * Other members are left alone. Whether a field:NAME exists and can key
+ * groups is the snapshot's business (ctp_groups_new). Returns 0, or
+ * -EINVAL with a message in err: unknown or repeated axis, too many, or
+ * none with pcomm or comm (none already keys by both).
  */
 int ctp_group_spec_parse(char *text, struct ctp_group_spec *spec, char *err,
 			 size_t errlen);
@@ -129,9 +142,13 @@ struct ctp_groups;
  * Group the threads of `snap` by `spec`. A v1 axis cgroup:NAME takes NAME as
  * the hierarchy the cgroup plugin names ("cpu-cpuacct", "name-systemd";
  * "name=systemd" is taken as that) or as one controller of exactly one
- * hierarchy ("cpu"). Returns 0 and *ret, -EINVAL with a message in err (no
- * such v1 hierarchy in this snapshot, an ambiguous controller, no axes), or
- * -ENOMEM. The table refers to snap, which must outlive it.
+ * hierarchy ("cpu"). A field:NAME axis needs a field of that name in the
+ * snapshot, of thread or process scope, of kind categorical (any type but
+ * cpuset) or ordinal (char or string). Returns 0 and *ret, -EINVAL with a
+ * message in err (no such v1 hierarchy in this snapshot, an ambiguous
+ * controller, a field that is missing, naming the closest one, or cannot
+ * key groups, no axes), or -ENOMEM. The table refers to snap, which must
+ * outlive it.
  */
 int ctp_groups_new(const struct ctp_snap *snap,
 		   const struct ctp_group_spec *spec, struct ctp_groups **ret,
@@ -143,11 +160,13 @@ size_t ctp_groups_count(const struct ctp_groups *g);
 /* Group i, in key order. */
 const struct ctp_group *ctp_groups_at(const struct ctp_groups *g, size_t i);
 /* Key parts per group, and each part's column title ("PCOMM", "COMM",
- * "CGROUP", "#" for the occurrence of none, "CGROUP:<hierarchy>"). */
+ * "CGROUP", "#" for the occurrence of none, "CGROUP:<hierarchy>", "PID",
+ * "TID", a field axis's field name in upper case: "PROCFS.STATE"). */
 size_t ctp_groups_n_key(const struct ctp_groups *g);
 const char *ctp_groups_key_title(const struct ctp_groups *g, size_t part);
 /* Order of two keys of this table's shape: parts in turn, NULL first, the
- * occurrence numerically, other parts bytewise. */
+ * occurrence, pids, tids and integer field values numerically, other parts
+ * bytewise. */
 int ctp_groups_key_cmp(const struct ctp_groups *g, const char *const *a,
 		       const char *const *b);
 /* The group with this key (parts as ctp_groups_n_key), or NULL. */
