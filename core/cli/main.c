@@ -32,7 +32,8 @@ static volatile sig_atomic_t stop_requested;
 
 /* The commands, for "did you mean" (NULL-terminated). */
 static const char *const verbs[] = {
-	"capture", "show", "dump", "compare", "check-config", "plugins", NULL};
+	"capture",	"show",	   "dump",  "compare",
+	"check-config", "plugins", "views", NULL};
 
 /* SIGINT/SIGTERM: ask the walk and the writer to stop, and give them one
  * second; the first signal arms the alarm below. The supervisor passes
@@ -90,8 +91,10 @@ static void usage_main(FILE *out)
 		"\n"
 		"Take a per-thread resource profile of this host (the default "
 		"command), or:\n"
-		"  show FILE            print a snapshot's header, plugins and "
-		"tables\n"
+		"  show FILE            the top processes and threads "
+		"(--view NAME, --view all)\n"
+		"  views [NAME]         the views show prints, or one view's "
+		"columns\n"
 		"  dump FILE            print a whole snapshot as JSON\n"
 		"  compare BASE CAND    join two snapshots' groups and show "
 		"what changed\n"
@@ -816,6 +819,8 @@ int main(int argc, char **argv)
 			return ctp_cmd_dump(argc - 1, argv + 1);
 		if (strcmp(cmd, "compare") == 0)
 			return ctp_cmd_compare(argc - 1, argv + 1);
+		if (strcmp(cmd, "views") == 0)
+			return ctp_cmd_views(argc - 1, argv + 1);
 		if (strcmp(cmd, "plugins") == 0)
 			return cmd_plugins(argc - 1, argv + 1);
 		if (strcmp(cmd, "check-config") == 0)

@@ -729,7 +729,8 @@ int ctp_config_defaults(struct ctp_config **ret)
 int ctp_config_load_buf(const char *name, const char *buf, size_t len,
 			struct ctp_config **ret, char *err, size_t errlen)
 {
-	struct ctp_yctx c = {name ? name : "<buffer>", buf, len, err, errlen};
+	struct ctp_yctx c = {
+		name ? name : "<buffer>", buf, len, err, errlen, NULL};
 	struct ctp_config *cfg = NULL;
 	struct ctp_ynode *root = NULL;
 	struct ctp_yclip b;
@@ -788,7 +789,7 @@ out:
 int ctp_config_load(const char *path, struct ctp_config **ret, char *err,
 		    size_t errlen)
 {
-	struct ctp_yctx c = {path, NULL, 0, err, errlen};
+	struct ctp_yctx c = {path, NULL, 0, err, errlen, NULL};
 	size_t len = 0, cap = 4096;
 	struct stat st;
 	char *buf = NULL;

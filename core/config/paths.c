@@ -54,6 +54,15 @@ void ctp_paths_plugin_dir(char *buf, size_t len)
 			buf, len);
 }
 
+void ctp_paths_view_dir(char *buf, size_t len)
+{
+	if (ctp_paths_in_build_tree())
+		snprintf(buf, len, "%s/views", CTP_SOURCE_DIR);
+	else
+		resolve(CTP_VIEW_DIR_FROM_BIN, "", CTP_VIEW_INSTALL_DIR, buf,
+			len);
+}
+
 void ctp_paths_config_file(char *buf, size_t len)
 {
 	if (ctp_paths_in_build_tree())

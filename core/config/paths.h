@@ -17,5 +17,8 @@ bool ctp_paths_in_build_tree(void);
 void ctp_paths_plugin_dir(char *buf, size_t len);
 /* The default config file into buf. */
 void ctp_paths_config_file(char *buf, size_t len);
+/* The shipped views' directory into buf: the source tree's views/ for a
+ * build-tree binary, <prefix>/share/ctprof/views once installed. */
+void ctp_paths_view_dir(char *buf, size_t len);
 
 #endif

@@ -16,9 +16,9 @@ enum ctp_ynode_type { CTP_Y_SCALAR, CTP_Y_SEQ, CTP_Y_MAP };
 
 struct ctp_ynode {
 	enum ctp_ynode_type type;
-	bool plain;	    /* scalar written without quotes */
-	unsigned line, col; /* 1-based */
-	char *str;	    /* scalar text */
+	bool plain;		 /* scalar written without quotes */
+	unsigned line, col;	 /* 1-based */
+	char *str;		 /* scalar text */
 	struct ctp_ynode **kids; /* sequence items; mapping key, value, ... */
 	size_t n, cap;
 };
@@ -31,6 +31,7 @@ struct ctp_yctx {
 	size_t len;
 	char *err;
 	size_t errlen;
+	void *user; /* the schema pass's own (e.g. what it has read so far) */
 };
 
 /*
@@ -48,8 +49,8 @@ bool ctp_ynode_is_null(const struct ctp_ynode *n);
 /* The message "NAME:LINE:COL: ..." (one line) in c->err; -EINVAL. */
 int ctp_y_fail_at(struct ctp_yctx *c, unsigned line, unsigned col,
 		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-int ctp_y_fail(struct ctp_yctx *c, const struct ctp_ynode *at,
-	       const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int ctp_y_fail(struct ctp_yctx *c, const struct ctp_ynode *at, const char *fmt,
+	       ...) __attribute__((format(printf, 3, 4)));
 /* "NAME: ..." for what has no position. */
 void ctp_y_fail_file(struct ctp_yctx *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -76,11 +77,10 @@ int ctp_y_key_index(struct ctp_yctx *c, const struct ctp_ynode *key,
 /* Scalars by type, each failing with "'PATH' must be ..., got ...". */
 int ctp_y_str(struct ctp_yctx *c, const char *path, const struct ctp_ynode *v,
 	      char **out); /* non-empty; replaces and frees *out */
-int ctp_y_bool(struct ctp_yctx *c, const char *path,
-	       const struct ctp_ynode *v, int *out);
-int ctp_y_uint(struct ctp_yctx *c, const char *path,
-	       const struct ctp_ynode *v, uint64_t min, uint64_t max,
-	       uint64_t *out);
+int ctp_y_bool(struct ctp_yctx *c, const char *path, const struct ctp_ynode *v,
+	       int *out);
+int ctp_y_uint(struct ctp_yctx *c, const char *path, const struct ctp_ynode *v,
+	       uint64_t min, uint64_t max, uint64_t *out);
 /* Decimal digits only: no sign, no base prefix, no YAML 1.1 octal. Returns
  * the number of digits consumed, 0 for none, -ERANGE on overflow. */
 int ctp_y_scan_u64(const char *s, uint64_t *out);
