@@ -501,7 +501,8 @@ static void test_hints(void **state)
 	const char *cmp[] = {"compare",		 "hint-base.ctprof",
 			     "hint-cand.ctprof", "--sections",
 			     "host,plugins",	 NULL};
-	const char *show[] = {"show", "hint-cand.ctprof", NULL};
+	const char *show[] = {"show", "hint-cand.ctprof", "--view", "all",
+			      NULL};
 	char *out;
 	size_t len;
 	(void)state;

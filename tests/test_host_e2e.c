@@ -192,7 +192,7 @@ static void test_fixture(void **state)
 	/* `show`: the host block in name order, each value once. */
 	{
 		char out[700], *text = NULL, *p, *end, prev[160] = "";
-		const char *args[] = {"show", r.out, NULL};
+		const char *args[] = {"show", r.out, "--view", "all", NULL};
 		size_t n = 0;
 
 		snprintf(out, sizeof(out), "%s/show.txt", r.dir);

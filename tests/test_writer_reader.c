@@ -1892,7 +1892,7 @@ static void test_show(void **state)
 	write_sample(path, true);
 
 	int rc = run_cmd(ctp_cmd_show, out, sizeof(out), eo, sizeof(eo), "show",
-			 path, NULL);
+			 path, "--view", "all", NULL);
 	if (rc != 0)
 		fail_msg("show: %d %s", rc, eo);
 	expect_in(out, "format version 1");

@@ -15,6 +15,11 @@
 #include "readcli.h"
 #include "reader.h"
 #include "render.h"
+#include "view.h"
+#include "viewshow.h"
+
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #define DEFAULT_LIMIT 50
 
@@ -22,6 +27,11 @@ struct opts {
 	struct ctp_readopts r; /* --fields, --limit, --sort, --group-by... */
 	bool summary, no_host, threads, processes;
 	const char *path;
+	/* Views (docs/VIEWS.md): --view NAME, --top N, --wide, --asc. */
+	const char *view;
+	uint64_t top;
+	bool top_set, wide, limit_set;
+	int asc; /* -1: the view's order */
 };
 
 /* ---- Sections ---- */
@@ -775,6 +785,11 @@ static int parse_show_args(int argc, char **argv, struct opts *o)
 		O_THREADS,
 		O_PROCESSES,
 		O_NO_HOST,
+		O_VIEW,
+		O_TOP,
+		O_WIDE,
+		O_ASC,
+		O_DESC,
 	};
 	static const struct option lopts[] = {
 		CTP_READOPT_LONGOPTS,
@@ -782,6 +797,11 @@ static int parse_show_args(int argc, char **argv, struct opts *o)
 		{"threads", no_argument, NULL, O_THREADS},
 		{"processes", no_argument, NULL, O_PROCESSES},
 		{"no-host", no_argument, NULL, O_NO_HOST},
+		{"view", required_argument, NULL, O_VIEW},
+		{"top", required_argument, NULL, O_TOP},
+		{"wide", no_argument, NULL, O_WIDE},
+		{"asc", no_argument, NULL, O_ASC},
+		{"desc", no_argument, NULL, O_DESC},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -790,6 +810,7 @@ static int parse_show_args(int argc, char **argv, struct opts *o)
 
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "hc:", lopts, NULL)) != -1) {
+		o->limit_set |= c == CTP_READOPT_LIMIT;
 		rc = ctp_readopts_option("show", &o->r, c, optarg);
 		if (rc != CTP_READOPT_NOT_MINE) {
 			if (rc >= 0)
@@ -808,6 +829,25 @@ static int parse_show_args(int argc, char **argv, struct opts *o)
 			break;
 		case O_NO_HOST:
 			o->no_host = true;
+			break;
+		case O_VIEW:
+			o->view = optarg;
+			break;
+		case O_TOP:
+			if (ctp_parse_u64_str(optarg, &o->top) < 0) {
+				fprintf(stderr, "ctprof-core show: --top: "
+						"expected a count, 0 for "
+						"all\n");
+				return CTP_EXIT_USAGE;
+			}
+			o->top_set = true;
+			break;
+		case O_WIDE:
+			o->wide = true;
+			break;
+		case O_ASC:
+		case O_DESC:
+			o->asc = c == O_ASC;
 			break;
 		case 'h':
 			usage(stdout);
@@ -938,12 +978,135 @@ out:
 	return rc;
 }
 
+/* ---- Views ---- */
+
+/* The full output (today's `all`) unless a view is asked for or none of
+ * the full output's own options is given. */
+static bool uses_view(const struct opts *o)
+{
+	if (o->view)
+		return strcmp(o->view, "all") != 0;
+	/* A --sort naming a field (dotted, "plugin.field") sorts the full
+	 * tables; a view's column ids have no dot. */
+	return !(o->summary || o->no_host || o->threads || o->processes ||
+		 o->r.group_by || o->r.n_globs || o->limit_set ||
+		 (o->r.sort && strchr(o->r.sort, '.')));
+}
+
+/* $COLUMNS / $LINES, else the terminal's, else 80 columns and no height. */
+static void term_size(size_t *w, size_t *h)
+{
+	struct winsize ws = {0};
+	const char *c = getenv("COLUMNS"), *l = getenv("LINES");
+	uint64_t v;
+	bool tty = ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0;
+	*w = c && ctp_parse_u64_str(c, &v) == 0 && v ? v
+	     : tty && ws.ws_col			     ? ws.ws_col
+						     : 80;
+	*h = l && ctp_parse_u64_str(l, &v) == 0 && v ? v : tty ? ws.ws_row : 0;
+}
+
+static bool want_field(const void *arg, const char *name)
+{
+	return ctp_readopts_selected(arg, name);
+}
+
+/* One line: what was captured where, when, how much, what failed. */
+static void view_header(const struct ctp_snap *snap)
+{
+	const struct ctp_snap_header *h = ctp_snap_header(snap);
+	char when[64];
+	ctp_render_time(h->start_realtime_ns, when, sizeof(when));
+	printf("%s%s%s  %zu threads, %zu processes  %.2f s",
+	       h->hostname ? h->hostname : "", h->hostname ? "  " : "", when,
+	       ctp_snap_table(snap, CTP_SCOPE_THREAD)->rows,
+	       ctp_snap_table(snap, CTP_SCOPE_PROCESS)->rows,
+	       (double)h->duration_ns / 1e9);
+	const struct ctp_snap_plugin *p = ctp_snap_plugins(snap);
+	size_t failed = 0;
+	for (size_t i = 0; i < ctp_snap_n_plugins(snap); i++)
+		if (p[i].status == 2)
+			printf("%s%s",
+			       failed++ ? ", " : "  failed: ", p[i].name);
+	printf("\n\n");
+}
+
+/* Rows per section: --top, else what fits the terminal's height (two
+ * sections on one screen), else 20. */
+static size_t top_rows(const struct opts *o, const struct ctp_view *v,
+		       size_t height)
+{
+	if (o->top_set)
+		return o->top;
+	if (height < 12 || !v->n_secs)
+		return 20;
+	size_t per = (height - 3 - 3 * v->n_secs) / v->n_secs;
+	return per < 3 ? 3 : per;
+}
+
+static int run_show(const struct opts *o);
+
+static int run_show(const struct opts *o);
+
+static int run_view(const struct opts *o)
+{
+	struct ctp_snap *snap = NULL;
+	struct ctp_view *v = NULL;
+	char err[4096];
+	int rc = CTP_EXIT_FAILURE;
+	const char *name = o->view ? o->view : "top";
+	int r = ctp_view_find(name, &v, err, sizeof(err));
+	if (r < 0 && !o->view) {
+		/* A broken install: the whole snapshot still reads. */
+		fprintf(stderr,
+			"ctprof-core show: warning: %s; showing everything "
+			"(--view all)\n",
+			err);
+		return run_show(o);
+	}
+	if (r < 0) {
+		fprintf(stderr, "ctprof-core show: %s%s\n", err,
+			r == -ENOENT ? " (`ctprof-core views` lists them)"
+				     : "");
+		return CTP_EXIT_USAGE;
+	}
+	if (ctp_snap_open(o->path, o->r.cap, &snap, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ctprof-core show: %s\n", err);
+		goto out;
+	}
+	size_t w, h;
+	term_size(&w, &h);
+	struct ctp_view_opts vo = {
+		.width = o->wide ? 0 : w,
+		.top = top_rows(o, v, h),
+		.sort = o->r.sort,
+		.asc = o->asc,
+		.group_by = o->r.group_by,
+		.no_normalize = o->r.spec.no_normalize,
+		.want = o->r.n_globs ? want_field : NULL,
+		.want_arg = &o->r,
+	};
+	view_header(snap);
+	r = ctp_view_show(stdout, snap, v, &vo, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "ctprof-core show: %s\n",
+			r == -EINVAL ? err : strerror(-r));
+		rc = r == -EINVAL ? CTP_EXIT_USAGE : CTP_EXIT_FAILURE;
+		goto out;
+	}
+	rc = fflush(stdout) == 0 ? CTP_EXIT_OK : CTP_EXIT_FAILURE;
+out:
+	ctp_view_free(v);
+	ctp_snap_free(snap);
+	return rc;
+}
+
 int ctp_cmd_show(int argc, char **argv)
 {
-	struct opts o = {.r.limit = DEFAULT_LIMIT};
+	struct opts o = {.r.limit = DEFAULT_LIMIT, .asc = -1};
 	int rc = parse_show_args(argc, argv, &o);
 	if (rc < 0)
-		rc = run_show(&o);
+		rc = uses_view(&o) ? run_view(&o) : run_show(&o);
 	ctp_readopts_done(&o.r);
 	return rc;
 }

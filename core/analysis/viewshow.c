@@ -1,0 +1,553 @@
+/* SPDX-License-Identifier: MIT */
+/* A view over one snapshot (see viewshow.h and docs/VIEWS.md). */
+#include "viewshow.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "group.h"
+#include "render.h"
+
+#define CELL	   48
+#define NAME_MAX_W 24 /* name columns are elided in the middle beyond this */
+
+/* One column of one section, resolved against the snapshot. */
+struct vcol {
+	const struct ctp_view_col *c;
+	const struct ctp_snap_field *f[CTP_VIEW_MAX_FIELDS];
+	const struct ctp_agg *agg[CTP_VIEW_MAX_FIELDS];
+	size_t nf;
+	uint8_t unit;
+	long double *num; /* per group; NAN when absent */
+	long double total;
+	size_t width;
+};
+
+struct sect {
+	const struct ctp_snap *snap;
+	const struct ctp_view *v;
+	const struct ctp_view_opts *o;
+	struct ctp_groups *g;
+	size_t ng, nk;
+	struct vcol *cols;
+	size_t nc;
+	long double *age; /* seconds since the oldest member started, NAN */
+	size_t *order, n_order, hidden;
+	char *cells; /* n_order x (nk + nc) cells of CELL bytes */
+};
+
+/* Seconds per unit of a time field, 0 for other units. */
+static long double time_scale(uint8_t unit)
+{
+	switch (unit) {
+	case CTP_UNIT_NS:
+		return 1e-9L;
+	case CTP_UNIT_US:
+		return 1e-6L;
+	case CTP_UNIT_TICKS:
+		return 1.0L / CTP_USER_HZ;
+	}
+	return 0;
+}
+
+/* Does field f have a value in any row of its table? */
+static bool has_values(const struct ctp_snap *snap,
+		       const struct ctp_snap_field *f)
+{
+	const struct ctp_snap_table *t = ctp_snap_table(snap, f->scope);
+	for (size_t r = 0; t && r < t->rows; r++) {
+		struct ctp_value v = ctp_snap_value(snap, f, r);
+		if (v.type != CTP_VALUE_ABSENT)
+			return true;
+	}
+	return false;
+}
+
+/* The fields a column reads in this snapshot; false to leave it out. */
+static bool resolve(struct sect *s, struct vcol *vc)
+{
+	const struct ctp_view_col *c = vc->c;
+	if (c->src == CTP_VSRC_IDENT)
+		return true;
+	for (size_t i = 0; i < c->n_fields; i++) {
+		const struct ctp_snap_field *f =
+			ctp_snap_field_find(s->snap, c->fields[i]);
+		if (!f || f->scope == CTP_SCOPE_HOST ||
+		    (s->o->want && !s->o->want(s->o->want_arg, f->name)) ||
+		    !has_values(s->snap, f))
+			continue;
+		if (vc->nf && f->unit != vc->unit)
+			continue; /* a sum adds one unit only */
+		vc->unit = f->unit;
+		vc->f[vc->nf++] = f;
+		if (c->src == CTP_VSRC_FIELD)
+			break;
+	}
+	return vc->nf > 0 &&
+	       (c->show != CTP_VSHOW_PCT_CPU || time_scale(vc->unit) > 0);
+}
+
+/* The number a column shows for group gi (before `show`), or NAN. */
+static long double raw_number(const struct vcol *vc, size_t gi)
+{
+	long double sum = 0;
+	for (size_t k = 0; k < vc->nf; k++) {
+		long double x;
+		if (!ctp_agg_number(&vc->agg[k][gi], &x))
+			return NAN;
+		sum += x;
+	}
+	return sum;
+}
+
+static long double shown_number(const struct sect *s, const struct vcol *vc,
+				size_t gi)
+{
+	long double x = raw_number(vc, gi);
+	switch (vc->c->show) {
+	case CTP_VSHOW_PCT_CPU:
+		return s->age[gi] > 0
+			       ? x * time_scale(vc->unit) / s->age[gi] * 100
+			       : NAN;
+	case CTP_VSHOW_RATE:
+		return s->age[gi] > 0 ? x / s->age[gi] : NAN;
+	}
+	return x;
+}
+
+/* Ages from the start-time field and the capture's boot clock, at the end
+ * of the walk: a task read late in it has aged and counted that long, and
+ * one that started during it (ctprof-core itself) would otherwise show
+ * more than all its CPU. */
+static int ages(struct sect *s)
+{
+	const struct ctp_snap_header *h = ctp_snap_header(s->snap);
+	const struct ctp_snap_field *st =
+		ctp_snap_start_field(s->snap, CTP_SCOPE_THREAD);
+	const struct ctp_agg *a = NULL;
+	s->age = calloc(s->ng ? s->ng : 1, sizeof(*s->age));
+	if (!s->age)
+		return -ENOMEM;
+	if (st && h->start_boottime_ns) {
+		int r = ctp_groups_aggregate(s->g, st, &a);
+		if (r < 0)
+			return r;
+	}
+	long double end =
+		(long double)(h->start_boottime_ns + h->duration_ns) * 1e-9L;
+	for (size_t gi = 0; gi < s->ng; gi++) {
+		s->age[gi] = NAN;
+		if (a && a[gi].v.type == CTP_TYPE_U64)
+			s->age[gi] = end - (long double)a[gi].v.u64 *
+						   time_scale(st->unit);
+	}
+	return 0;
+}
+
+static int columns(struct sect *s, size_t si)
+{
+	s->cols = calloc(s->v->n_cols, sizeof(*s->cols));
+	if (!s->cols)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->v->n_cols; i++) {
+		const struct ctp_view_col *c = &s->v->cols[i];
+		struct vcol *vc = &s->cols[s->nc];
+		if (c->in_mask && !(c->in_mask & (1u << si)))
+			continue;
+		memset(vc, 0, sizeof(*vc));
+		vc->c = c;
+		if (!resolve(s, vc))
+			continue;
+		for (size_t k = 0; k < vc->nf; k++) {
+			int r = ctp_groups_aggregate(s->g, vc->f[k],
+						     &vc->agg[k]);
+			if (r < 0)
+				return r;
+		}
+		vc->num = malloc((s->ng ? s->ng : 1) * sizeof(*vc->num));
+		if (!vc->num)
+			return -ENOMEM;
+		for (size_t gi = 0; gi < s->ng; gi++) {
+			vc->num[gi] = c->src == CTP_VSRC_IDENT
+					      ? NAN
+					      : shown_number(s, vc, gi);
+			if (!isnan(vc->num[gi]))
+				vc->total += vc->num[gi];
+		}
+		s->nc++;
+	}
+	return 0;
+}
+
+static const struct sect *sort_ctx;
+static size_t sort_col;
+static bool sort_asc;
+
+/* Absent last whatever the order; ties by key. */
+static int cmp_rows(const void *pa, const void *pb)
+{
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	const long double *num = sort_ctx->cols[sort_col].num;
+	bool ha = !isnan(num[a]), hb = !isnan(num[b]);
+	if (ha != hb)
+		return ha ? -1 : 1;
+	if (ha && num[a] != num[b])
+		return (num[a] < num[b]) == sort_asc ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+static bool hidden_row(const struct sect *s, size_t gi)
+{
+	if (!s->v->any_hide)
+		return false;
+	bool any = false;
+	for (size_t c = 0; c < s->nc; c++) {
+		size_t vi = (size_t)(s->cols[c].c - s->v->cols);
+		if (!s->v->hide_zero[vi])
+			continue;
+		any = true;
+		long double x = s->cols[c].num[gi];
+		if (!isnan(x) && x != 0)
+			return false;
+	}
+	return any;
+}
+
+/* Rows to print: not hidden, sorted, cut at top. */
+static int rows(struct sect *s, const struct ctp_view_opts *o, size_t sc,
+		bool asc)
+{
+	s->order = malloc((s->ng ? s->ng : 1) * sizeof(*s->order));
+	if (!s->order)
+		return -ENOMEM;
+	for (size_t gi = 0; gi < s->ng; gi++) {
+		if (hidden_row(s, gi))
+			s->hidden++;
+		else
+			s->order[s->n_order++] = gi;
+	}
+	if (sc != SIZE_MAX) { /* else key order, as grouped */
+		sort_ctx = s;
+		sort_col = sc;
+		sort_asc = asc;
+		qsort(s->order, s->n_order, sizeof(*s->order), cmp_rows);
+	}
+	if (o->top && s->n_order > o->top)
+		s->n_order = o->top;
+	return 0;
+}
+
+/* "123k", "4.5M": counts short enough for a column. */
+static void compact_count(char *buf, size_t n, long double x)
+{
+	static const char *const sfx[] = {"", "k", "M", "G", "T", "P"};
+	size_t i = 0;
+	if (x < 100000) {
+		snprintf(buf, n, "%.0Lf", x);
+		return;
+	}
+	while (x >= 1000 && i + 1 < sizeof(sfx) / sizeof(*sfx)) {
+		x /= 1000;
+		i++;
+	}
+	snprintf(buf, n, x < 10 ? "%.1Lf%s" : "%.0Lf%s", x, sfx[i]);
+}
+
+/* A name cut in the middle to at most max display characters. */
+static void elide(char *s, size_t max)
+{
+	size_t n = strlen(s);
+	if (ctp_render_width(s) <= max || n < max)
+		return;
+	size_t head = (max - 1) / 2, tail = max - 1 - head;
+	/* Escaped names are ASCII or whole UTF-8 sequences; step back to a
+	 * sequence start so no character is split. */
+	while (head > 0 && ((unsigned char)s[head] & 0xc0) == 0x80)
+		head--;
+	size_t from = n - tail;
+	while (from < n && ((unsigned char)s[from] & 0xc0) == 0x80)
+		from++;
+	memmove(s + head + 3, s + from, n - from + 1);
+	memcpy(s + head, "\xe2\x80\xa6", 3); /* U+2026 */
+}
+
+static void ident_cell(const struct sect *s, const struct ctp_group *gr,
+		       uint8_t ident, char *buf)
+{
+	const struct ctp_snap_table *t = ctp_snap_table(
+		s->snap, ident == CTP_VIDENT_PCOMM  ? CTP_SCOPE_PROCESS
+			 : ident == CTP_VIDENT_COMM ? CTP_SCOPE_THREAD
+						    : CTP_SCOPE_CGROUP);
+	const struct ctp_bytes *b = NULL;
+	if (ident == CTP_VIDENT_PCOMM && gr->n_processes)
+		b = &t->comm[gr->processes[0]];
+	else if (ident == CTP_VIDENT_COMM && gr->n_threads)
+		b = &t->comm[gr->threads[0]];
+	else if (ident == CTP_VIDENT_CGROUP && gr->n_cgroups)
+		b = &t->path[gr->cgroups[0]];
+	if (!b || !b->ptr) {
+		snprintf(buf, CELL, "-");
+		return;
+	}
+	ctp_render_escape(b->ptr, b->len, CELL, buf, CELL);
+	elide(buf, NAME_MAX_W);
+}
+
+static void number_cell(const struct sect *s, const struct vcol *vc, size_t gi,
+			char *buf)
+{
+	long double x = vc->num[gi];
+	if (vc->nf == 1 && !isnan(x) && vc->c->show <= CTP_VSHOW_DELTA &&
+	    vc->unit != CTP_UNIT_COUNT) {
+		ctp_render_agg(vc->unit, &vc->agg[0][gi], buf, CELL);
+		return;
+	}
+	if (vc->nf == 1 && isnan(x) && vc->c->show <= CTP_VSHOW_DELTA) {
+		/* A categorical value (a state letter) has no number. */
+		ctp_render_agg(vc->unit, &vc->agg[0][gi], buf, CELL);
+		return;
+	}
+	if (isnan(x)) {
+		snprintf(buf, CELL, "-");
+		return;
+	}
+	switch (vc->c->show) {
+	case CTP_VSHOW_PCT_CPU:
+		snprintf(buf, CELL, "%.1Lf", x);
+		return;
+	case CTP_VSHOW_SHARE:
+		snprintf(buf, CELL, "%.1Lf%%",
+			 vc->total > 0 ? x / vc->total * 100 : 0);
+		return;
+	}
+	if (vc->unit == CTP_UNIT_COUNT || vc->unit == CTP_UNIT_NONE)
+		compact_count(buf, CELL - 2, x);
+	else
+		ctp_render_mag(buf, CELL - 2, x < 0 ? 0 : (uint64_t)llroundl(x),
+			       vc->unit);
+	if (vc->c->show == CTP_VSHOW_RATE)
+		strcat(buf, "/s");
+	(void)s;
+}
+
+static char *cell(const struct sect *s, size_t row, size_t col)
+{
+	return s->cells + (row * (s->nk + s->nc) + col) * CELL;
+}
+
+/* Every printed row's cells: key parts, then the columns. */
+static int fill_cells(struct sect *s)
+{
+	size_t w = s->nk + s->nc;
+	s->cells = calloc((s->n_order ? s->n_order : 1) * w, CELL);
+	if (!s->cells)
+		return -ENOMEM;
+	for (size_t r = 0; r < s->n_order; r++) {
+		size_t gi = s->order[r];
+		const struct ctp_group *gr = ctp_groups_at(s->g, gi);
+		for (size_t k = 0; k < s->nk; k++) {
+			const char *p = gr->key[k];
+			ctp_render_escape(p ? p : "-", p ? strlen(p) : 1, CELL,
+					  cell(s, r, k), CELL);
+			elide(cell(s, r, k), NAME_MAX_W);
+		}
+		for (size_t c = 0; c < s->nc; c++) {
+			const struct vcol *vc = &s->cols[c];
+			if (vc->c->src == CTP_VSRC_IDENT)
+				ident_cell(s, gr, vc->c->ident,
+					   cell(s, r, s->nk + c));
+			else
+				number_cell(s, vc, gi, cell(s, r, s->nk + c));
+		}
+	}
+	return 0;
+}
+
+/* Column widths; how many view columns fit `width` after the keys. */
+static size_t fit(struct sect *s, size_t *kw, size_t width)
+{
+	size_t used = 0, n = 0;
+	for (size_t k = 0; k < s->nk; k++) {
+		kw[k] = ctp_render_width(ctp_groups_key_title(s->g, k));
+		for (size_t r = 0; r < s->n_order; r++) {
+			size_t w = ctp_render_width(cell(s, r, k));
+			if (w > kw[k])
+				kw[k] = w;
+		}
+		used += kw[k] + (k ? 1 : 0);
+	}
+	for (size_t c = 0; c < s->nc; c++) {
+		struct vcol *vc = &s->cols[c];
+		vc->width = ctp_render_width(vc->c->label);
+		for (size_t r = 0; r < s->n_order; r++) {
+			size_t w = ctp_render_width(cell(s, r, s->nk + c));
+			if (w > vc->width)
+				vc->width = w;
+		}
+		if (width && used + 1 + vc->width > width)
+			break;
+		used += 1 + vc->width;
+		n++;
+	}
+	return n;
+}
+
+/* One cell: left-aligned names, right-aligned numbers; the last cell of
+ * a line gets no padding after it. */
+static void put(FILE *out, const char *text, size_t w, bool right, bool first,
+		bool last)
+{
+	size_t tw = ctp_render_width(text);
+	size_t pad = w > tw ? w - tw : 0;
+	if (!first)
+		fputc(' ', out);
+	if (right)
+		fprintf(out, "%*s%s", (int)pad, "", text);
+	else
+		fprintf(out, "%s%*s", text, last ? 0 : (int)pad, "");
+}
+
+static void print_rows(FILE *out, const struct sect *s, const size_t *kw,
+		       size_t ncols)
+{
+	for (size_t r = 0; r <= s->n_order; r++) {
+		/* Row 0 is the header. */
+		for (size_t k = 0; k < s->nk; k++)
+			put(out,
+			    r ? cell(s, r - 1, k)
+			      : ctp_groups_key_title(s->g, k),
+			    kw[k], false, k == 0, k + 1 == s->nk && !ncols);
+		for (size_t c = 0; c < ncols; c++) {
+			const struct vcol *vc = &s->cols[c];
+			put(out, r ? cell(s, r - 1, s->nk + c) : vc->c->label,
+			    vc->width, vc->c->src != CTP_VSRC_IDENT,
+			    !s->nk && !c, c + 1 == ncols);
+		}
+		fputc('\n', out);
+	}
+}
+
+static void sect_free(struct sect *s)
+{
+	for (size_t c = 0; c < s->nc; c++)
+		free(s->cols[c].num);
+	free(s->cols);
+	free(s->age);
+	free(s->order);
+	free(s->cells);
+	ctp_groups_free(s->g);
+}
+
+/* The first number column of the section, else SIZE_MAX (key order). */
+static size_t first_number(const struct sect *s)
+{
+	for (size_t c = 0; c < s->nc; c++)
+		if (s->cols[c].c->src != CTP_VSRC_IDENT)
+			return c;
+	return SIZE_MAX;
+}
+
+/*
+ * The sort column of this section and its order: --sort (a column id or
+ * label of the view), else the view's. A column this section does not
+ * show (`in:`, or no values in this snapshot) leaves the section to the
+ * view's column, else its first number. A name that is no column of the
+ * view at all is an error.
+ */
+static int sort_of(const struct sect *s, const struct ctp_view_opts *o,
+		   size_t *sc, bool *asc, char *err, size_t errlen)
+{
+	*asc = o->asc >= 0 ? o->asc : s->v->asc;
+	if (o->sort && ctp_view_col_find(s->v, o->sort) < 0) {
+		snprintf(err, errlen,
+			 "--sort %s: no such column in view '%s' "
+			 "(`ctprof-core views %s` lists them)",
+			 o->sort, s->v->name, s->v->name);
+		return -EINVAL;
+	}
+	const char *want[2] = {o->sort, s->v->cols[s->v->sort].id};
+	for (size_t k = 0; k < 2; k++)
+		for (size_t c = 0; want[k] && c < s->nc; c++)
+			if (strcmp(s->cols[c].c->id, want[k]) == 0 ||
+			    strcasecmp(s->cols[c].c->label, want[k]) == 0) {
+				*sc = c;
+				return 0;
+			}
+	*sc = first_number(s);
+	return 0;
+}
+
+static void title_line(FILE *out, const struct sect *s, size_t si, size_t sc,
+		       bool lifetime)
+{
+	fprintf(out, "%s, top %zu of %zu", s->v->secs[si].title, s->n_order,
+		s->ng - s->hidden);
+	if (sc != SIZE_MAX)
+		fprintf(out, " by %s", s->cols[sc].c->label);
+	if (s->hidden)
+		fprintf(out, " (%zu idle hidden)", s->hidden);
+	if (lifetime)
+		fputs(", % and /s since task start", out);
+	fputc('\n', out);
+}
+
+static int section(FILE *out, struct sect *s, size_t si,
+		   const struct ctp_view_opts *o, char *err, size_t errlen)
+{
+	struct ctp_group_spec spec = {.no_normalize = o->no_normalize};
+	char axes[256];
+	snprintf(axes, sizeof(axes), "%s",
+		 o->group_by ? o->group_by : s->v->secs[si].group_by);
+	int r = ctp_group_spec_parse(axes, &spec, err, errlen);
+	if (r == 0)
+		r = ctp_groups_new(s->snap, &spec, &s->g, err, errlen);
+	if (r < 0)
+		return r;
+	s->ng = ctp_groups_count(s->g);
+	s->nk = ctp_groups_n_key(s->g);
+	size_t sc;
+	bool asc, lifetime = false;
+	if ((r = ages(s)) < 0 || (r = columns(s, si)) < 0 ||
+	    (r = sort_of(s, o, &sc, &asc, err, errlen)) < 0)
+		return r;
+	size_t numbers = 0;
+	for (size_t c = 0; c < s->nc; c++) {
+		lifetime |= s->cols[c].c->show == CTP_VSHOW_PCT_CPU ||
+			    s->cols[c].c->show == CTP_VSHOW_RATE;
+		numbers += s->cols[c].c->src != CTP_VSRC_IDENT;
+	}
+	if (!numbers) {
+		fprintf(out,
+			"%s: no field of view '%s' has a value here "
+			"(ctprof-core views %s)\n",
+			s->v->secs[si].title, s->v->name, s->v->name);
+		return 0;
+	}
+	if ((r = rows(s, o, sc, asc)) < 0 || (r = fill_cells(s)) < 0)
+		return r;
+	size_t kw[CTP_GROUP_MAX_KEY];
+	size_t ncols = fit(s, kw, o->width);
+	title_line(out, s, si, sc, lifetime);
+	print_rows(out, s, kw, ncols);
+	return 0;
+}
+
+int ctp_view_show(FILE *out, const struct ctp_snap *snap,
+		  const struct ctp_view *v, const struct ctp_view_opts *o,
+		  char *err, size_t errlen)
+{
+	for (size_t si = 0; si < v->n_secs; si++) {
+		struct sect s = {.snap = snap, .v = v, .o = o};
+		if (si)
+			fputc('\n', out);
+		int r = section(out, &s, si, o, err, errlen);
+		sect_free(&s);
+		if (r < 0)
+			return r;
+	}
+	return ferror(out) ? -EIO : 0;
+}

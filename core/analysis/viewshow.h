@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A view (view.h) over one snapshot, for `show`: per section, the groups
+ * sorted by the view's column, the top N, the columns that fit the width.
+ * Private to the core.
+ */
+#ifndef CTP_CORE_VIEWSHOW_H
+#define CTP_CORE_VIEWSHOW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "reader.h"
+#include "view.h"
+
+struct ctp_view_opts {
+	size_t width;	      /* columns of the screen; 0: no limit */
+	size_t top;	      /* rows per section; 0: all */
+	const char *sort;     /* column id or label; NULL: the view's */
+	int asc;	      /* -1: the view's order, 0 desc, 1 asc */
+	const char *group_by; /* replaces every section's grouping */
+	bool no_normalize;
+	/* --fields: a column is kept when one of its fields is wanted
+	 * (name columns always); NULL keeps every column. */
+	bool (*want)(const void *arg, const char *field);
+	const void *want_arg;
+};
+
+/*
+ * Print the sections of view v over snap to out. Columns naming fields the
+ * snapshot lacks (or has no value of) are left out. Returns 0, -EINVAL with
+ * a message in err (a --sort naming no column, a bad grouping), -ENOMEM,
+ * or -EIO when writing failed.
+ */
+int ctp_view_show(FILE *out, const struct ctp_snap *snap,
+		  const struct ctp_view *v, const struct ctp_view_opts *o,
+		  char *err, size_t errlen);
+
+#endif

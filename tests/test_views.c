@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Views (core/analysis/view.c, viewshow.c, docs/VIEWS.md): every shipped
+ * view file parses; a bad view file gets one FILE:LINE:COL message per
+ * mistake; `show` prints the top, cpu and mem views of a hand-built
+ * snapshot exactly as tests/golden/views/ says, at 80 and 200 columns, no
+ * line wider than the screen, busiest first, idle rows hidden; `views`
+ * lists and describes them; a wrong --view or --sort is a usage error.
+ *
+ * To regenerate the golden files after a deliberate output change, run
+ *   CTP_REGEN_GOLDEN=1 build-dir/tests/test_views
+ * and review the diff of tests/golden/views/ before committing it.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "e2e_util.h"
+#include "model.h"
+#include "snapbuild.h"
+#include "view.h"
+
+#define GOLDEN CTP_TEST_SOURCE_DIR "/tests/golden/views"
+#define VIEWS  CTP_TEST_SOURCE_DIR "/views"
+
+static char tmp[PATH_MAX];
+
+/* The fields of the shipped plugins the views read, as they register. */
+enum { UT, ST, START, STATE, MINF, MAJF, RD, WR, NTHR, RSS, PSS, NF };
+static const struct ctp_field_desc fields[NF] = {
+	[UT] = {.name = "procfs.utime",
+		.scope = CTP_SCOPE_THREAD,
+		.type = CTP_TYPE_U64,
+		.unit = CTP_UNIT_TICKS,
+		.kind = CTP_KIND_COUNTER,
+		.rule = CTP_RULE_SUM},
+	[ST] = {.name = "procfs.stime",
+		.scope = CTP_SCOPE_THREAD,
+		.type = CTP_TYPE_U64,
+		.unit = CTP_UNIT_TICKS,
+		.kind = CTP_KIND_COUNTER,
+		.rule = CTP_RULE_SUM},
+	[START] = {.name = "procfs.start_time",
+		   .scope = CTP_SCOPE_THREAD,
+		   .type = CTP_TYPE_U64,
+		   .unit = CTP_UNIT_TICKS,
+		   .kind = CTP_KIND_ORDINAL,
+		   .rule = CTP_RULE_RANGE,
+		   .flags = CTP_FIELD_START_TIME},
+	[STATE] = {.name = "procfs.state",
+		   .scope = CTP_SCOPE_THREAD,
+		   .type = CTP_TYPE_CHAR,
+		   .kind = CTP_KIND_CATEGORICAL,
+		   .rule = CTP_RULE_MODE},
+	[MINF] = {.name = "procfs.minflt",
+		  .scope = CTP_SCOPE_THREAD,
+		  .type = CTP_TYPE_U64,
+		  .unit = CTP_UNIT_COUNT,
+		  .kind = CTP_KIND_COUNTER,
+		  .rule = CTP_RULE_SUM},
+	[MAJF] = {.name = "procfs.majflt",
+		  .scope = CTP_SCOPE_THREAD,
+		  .type = CTP_TYPE_U64,
+		  .unit = CTP_UNIT_COUNT,
+		  .kind = CTP_KIND_COUNTER,
+		  .rule = CTP_RULE_SUM},
+	[RD] = {.name = "io.read_bytes",
+		.scope = CTP_SCOPE_THREAD,
+		.type = CTP_TYPE_U64,
+		.unit = CTP_UNIT_BYTES,
+		.kind = CTP_KIND_COUNTER,
+		.rule = CTP_RULE_SUM},
+	[WR] = {.name = "io.write_bytes",
+		.scope = CTP_SCOPE_THREAD,
+		.type = CTP_TYPE_U64,
+		.unit = CTP_UNIT_BYTES,
+		.kind = CTP_KIND_COUNTER,
+		.rule = CTP_RULE_SUM},
+	[NTHR] = {.name = "procfs.nr_threads",
+		  .scope = CTP_SCOPE_PROCESS,
+		  .type = CTP_TYPE_U64,
+		  .unit = CTP_UNIT_COUNT,
+		  .kind = CTP_KIND_GAUGE,
+		  .rule = CTP_RULE_MAX},
+	[RSS] = {.name = "smaps.rss",
+		 .scope = CTP_SCOPE_PROCESS,
+		 .type = CTP_TYPE_U64,
+		 .unit = CTP_UNIT_BYTES,
+		 .kind = CTP_KIND_GAUGE,
+		 .rule = CTP_RULE_MAX},
+	[PSS] = {.name = "smaps.pss",
+		 .scope = CTP_SCOPE_PROCESS,
+		 .type = CTP_TYPE_U64,
+		 .unit = CTP_UNIT_BYTES,
+		 .kind = CTP_KIND_GAUGE,
+		 .rule = CTP_RULE_MAX},
+};
+
+/* Boot clock at the capture: 1000 s; the walk took 0.5 s. */
+#define BOOT_S 1000
+
+struct thr {
+	uint32_t tid;
+	const char *comm;
+	uint64_t ut, st, start_s, minf, majf, rd, wr;
+	char state;
+};
+struct proc {
+	uint32_t tgid;
+	const char *comm;
+	uint64_t rss, pss; /* 0: absent (a kernel thread) */
+	struct thr t[3];
+	size_t nt;
+};
+
+/* web: 3 threads alive 500 s; db: 2 alive 100 s; idle: nothing to show;
+ * a kernel worker whose name is elided at 80 columns. */
+static const struct proc procs[] = {
+	{100,
+	 "web",
+	 300 << 20,
+	 250 << 20,
+	 {{100, "web", 5000, 1000, 500, 9000, 3, 4096, 0, 'S'},
+	  {101, "web-worker-1", 20000, 5000, 500, 100, 0, 0, 1 << 20, 'R'},
+	  {102, "web-worker-2", 10000, 2500, 500, 100, 0, 0, 0, 'S'}},
+	 3},
+	{200,
+	 "db",
+	 1 << 30,
+	 900 << 20,
+	 {{200, "db", 2000, 3000, 900, 50000, 120, 512 << 20, 64 << 20, 'S'},
+	  {201, "db-writer", 1000, 4000, 900, 10, 0, 0, 256 << 20, 'D'}},
+	 2},
+	{300,
+	 "idle",
+	 1 << 20,
+	 1 << 19,
+	 {{300, "idle", 0, 0, 10, 5, 0, 0, 0, 'S'}},
+	 1},
+	{400,
+	 "kworker/u8:3-events_unbound_long_name",
+	 0,
+	 0,
+	 {{400, "kworker/u8:3-events_unbound_long_name", 0, 40, 2, 0, 0, 0, 0,
+	   'I'}},
+	 1},
+};
+
+static void put(struct ctp_capture *cap, struct ctp_table *t, uint32_t row,
+		uint32_t ident, int f, uint64_t v)
+{
+	sb_put_u64(cap, t, row, ident, f, v);
+}
+
+static void write_snapshot(const char *path)
+{
+	struct ctp_capture *cap = sb_capture("t");
+	char err[512];
+	for (int i = 0; i < NF; i++)
+		assert_int_equal(ctp_registry_add(&cap->reg, 0, &fields[i]), i);
+	cap->start_boottime_ns = (uint64_t)BOOT_S * 1000000000ull;
+	cap->start_mono_ns = 1;
+	cap->end_mono_ns = 1 + 500000000ull;
+	struct ctp_table *pt = &cap->procs[0], *tt = &cap->threads[0];
+	for (size_t i = 0; i < sizeof(procs) / sizeof(*procs); i++) {
+		const struct proc *p = &procs[i];
+		uint32_t pr = sb_process(cap, p->tgid, p->comm);
+		put(cap, pt, pr, CTP_PROCESS_IDENT, NTHR, p->nt);
+		if (p->rss) {
+			put(cap, pt, pr, CTP_PROCESS_IDENT, RSS, p->rss);
+			put(cap, pt, pr, CTP_PROCESS_IDENT, PSS, p->pss);
+		}
+		for (size_t j = 0; j < p->nt; j++) {
+			const struct thr *t = &p->t[j];
+			uint32_t r = sb_thread(cap, t->tid, t->comm, -1);
+			uint64_t v[] = {[UT] = t->ut,
+					[ST] = t->st,
+					[START] = t->start_s * 100,
+					[STATE] = (uint64_t)t->state,
+					[MINF] = t->minf,
+					[MAJF] = t->majf,
+					[RD] = t->rd,
+					[WR] = t->wr};
+			for (int f = UT; f <= WR; f++)
+				put(cap, tt, r, CTP_THREAD_IDENT, f, v[f]);
+		}
+	}
+	if (sb_write(cap, path, err, sizeof(err)) < 0)
+		fail_msg("write %s: %s", path, err);
+	ctp_capture_free(cap);
+}
+
+/* Display columns of one line (UTF-8 continuation bytes take none). */
+static size_t line_width(const char *s, size_t n)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < n; i++)
+		w += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return w;
+}
+
+static void check_width(const char *out, size_t width)
+{
+	for (const char *p = out; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		if (line_width(p, n) > width)
+			fail_msg("a line of %zu columns at width %zu:\n%.*s",
+				 line_width(p, n), width, (int)n, p);
+		p += n + (nl != NULL);
+	}
+}
+
+/* `show snap.ctprof ARGS...` at `width` columns against GOLDEN/name. */
+static void golden(const char *name, size_t width, ...)
+{
+	const char *args[16] = {"show", "snap.ctprof"};
+	char cols[16], path[PATH_MAX], *out, *want;
+	size_t n = 2, len, wlen;
+	va_list ap;
+	va_start(ap, width);
+	for (const char *a; (a = va_arg(ap, const char *)) && n < 15;)
+		args[n++] = a;
+	va_end(ap);
+	args[n] = NULL;
+	snprintf(cols, sizeof(cols), "%zu", width);
+	setenv("COLUMNS", cols, 1);
+	int rc = e2e_run(args, "out.txt", "err.txt");
+	assert_int_equal(e2e_read_file("out.txt", &out, &len), 0);
+	if (rc != 0)
+		e2e_show_file("stderr", "err.txt");
+	assert_int_equal(rc, 0);
+	check_width(out, width);
+	assert_int_equal(E2E_PATHF(path, "%s/%s", GOLDEN, name), 0);
+	if (getenv("CTP_REGEN_GOLDEN")) {
+		assert_int_equal(e2e_write_file(path, out, len), 0);
+		free(out);
+		return;
+	}
+	if (e2e_read_file(path, &want, &wlen) < 0)
+		fail_msg("%s: missing (CTP_REGEN_GOLDEN=1 writes it)", path);
+	if (len != wlen || memcmp(out, want, len) != 0)
+		fail_msg("%s differs; got:\n%s", path, out);
+	free(out);
+	free(want);
+}
+
+static void test_golden(void **state)
+{
+	(void)state;
+	golden("top-80.txt", 80, NULL);
+	golden("top-200.txt", 200, NULL);
+	golden("cpu-80.txt", 80, "--view", "cpu", NULL);
+	golden("cpu-200.txt", 200, "--view", "cpu", NULL);
+	golden("mem-80.txt", 80, "--view", "mem", NULL);
+	golden("mem-200.txt", 200, "--view", "mem", NULL);
+	golden("top-sort-rss-asc.txt", 200, "--sort", "rss", "--asc", "--top",
+	       "2", NULL);
+}
+
+/* What the golden files say, checked by reading rather than by eye: the
+ * busiest first, CPU% as a lifetime average, idle rows hidden. */
+static void test_numbers(void **state)
+{
+	(void)state;
+	const char *args[] = {"show", "snap.ctprof", "--wide", NULL};
+	char *out;
+	size_t len;
+	assert_int_equal(e2e_run(args, "out.txt", NULL), 0);
+	assert_int_equal(e2e_read_file("out.txt", &out, &len), 0);
+	/* web: (35000 + 8500) ticks = 435 s over 500.5 s alive: 86.9%; db:
+	 * 100 s over 100.5 s: 99.5%; so db comes first. */
+	const char *db = strstr(out, "\n200 "), *web = strstr(out, "\n100 ");
+	assert_non_null(db);
+	assert_non_null(web);
+	assert_true(db < web);
+	assert_non_null(strstr(db, " 99.5 "));
+	assert_non_null(strstr(web, " 86.9 "));
+	/* idle has no CPU, I/O or... RSS 1 MiB: it stays; its thread,
+	 * with nothing, is hidden among the threads. */
+	assert_non_null(strstr(out, "Threads, top 6 of 6 by CPU% (1 idle "
+				    "hidden)"));
+	free(out);
+}
+
+/* A view file and the one message it gets. */
+static void bad_view(const char *name, const char *text, const char *want)
+{
+	char path[PATH_MAX], err[1024];
+	struct ctp_view *v = NULL;
+	assert_int_equal(E2E_PATHF(path, "%s/%s.yaml", tmp, name), 0);
+	int r = ctp_view_parse(path, text, strlen(text), &v, err, sizeof(err));
+	if (r != -EINVAL)
+		fail_msg("%s: parsed (%d)", name, r);
+	if (strncmp(err, path, strlen(path)) != 0 ||
+	    !strstr(err + strlen(path), want))
+		fail_msg("%s: got '%s', wanted '%s...%s'", name, err, path,
+			 want);
+}
+
+#define HEAD  "description: d\nsort: a\nsections: [{title: T, group_by: pid}]\n"
+#define COL_A "columns:\n  - {id: a, label: A, field: x.y}\n"
+
+static void test_parse_errors(void **state)
+{
+	(void)state;
+	bad_view("v", "view: w\n" HEAD COL_A,
+		 ":1:7: 'view' is the file's name without .yaml ([a-z0-9_]+): "
+		 "expected 'v', got 'w'");
+	bad_view("v", "view: v\nsrot: a\n" HEAD COL_A,
+		 ":2:1: unknown key 'srot' in a view (expected one of: view, "
+		 "description, sort, order, hide_zero, sections, columns, "
+		 "full); did you mean 'sort'?");
+	bad_view("v", "view: v\n" HEAD "columns:\n  - {id: a, label: A}\n",
+		 ":6:5: 'columns[0]' needs id, label and one of field, first, "
+		 "sum, ident");
+	bad_view("v",
+		 "view: v\n" HEAD
+		 "columns:\n  - {id: a, label: A, field: x.y, sum: [a.b]}\n",
+		 ":6:40: 'columns[0].sum': a column takes one of field, first, "
+		 "sum and ident (the other is at line 6)");
+	bad_view("v",
+		 "view: v\n" HEAD
+		 "columns:\n  - {id: a, label: A, field: x.y, show: pct}\n",
+		 ":6:41: 'columns[0].show' must be one of value, delta, rate, "
+		 "pct_cpu, share, got 'pct'");
+	bad_view("v",
+		 "view: v\ndescription: d\nsort: b\n"
+		 "sections: [{title: T, group_by: pid}]\n" COL_A,
+		 ":3:7: 'sort' names no column of this view: 'b'");
+	bad_view("v",
+		 "view: v\n" HEAD
+		 "columns:\n  - {id: a, label: A, field: x.y}\n"
+		 "  - {id: a, label: B, field: x.z}\n",
+		 ":7:5: column id 'a' is also columns[0]'s");
+	bad_view("v",
+		 "view: v\n" HEAD
+		 "columns:\n  - {id: a, label: A, field: x.y, in: [U]}\n",
+		 ":6:40: 'columns[0].in': 'U' is not the title of a section of "
+		 "this view");
+	bad_view("v",
+		 "view: v\n" HEAD "columns:\n  - {id: a, label: A, "
+		 "field: X.Y}\n",
+		 ":6:30: 'columns[0].field': a field name is [a-z0-9_.-]+, "
+		 "got 'X.Y'");
+	bad_view("v", "view: v\nview: v\n",
+		 ":2:1: duplicate key 'view' (first given at line 1, column "
+		 "1)");
+	bad_view("v", "view: v\ndescription: d\n",
+		 "a view needs sections, columns and sort (or full: true)");
+}
+
+/* Every file in views/ is a valid view, and `views` lists each. */
+static void test_shipped(void **state)
+{
+	(void)state;
+	DIR *d = opendir(VIEWS);
+	struct dirent *e;
+	size_t n = 0;
+	char *list;
+	size_t len;
+	const char *args[] = {"views", NULL};
+	assert_int_equal(e2e_run(args, "views.txt", NULL), 0);
+	assert_int_equal(e2e_read_file("views.txt", &list, &len), 0);
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		char path[PATH_MAX], err[1024], name[64];
+		size_t l = strlen(e->d_name);
+		if (l <= 5 || strcmp(e->d_name + l - 5, ".yaml"))
+			continue;
+		struct ctp_view *v = NULL;
+		assert_int_equal(E2E_PATHF(path, "%s/%s", VIEWS, e->d_name), 0);
+		if (ctp_view_load(path, &v, err, sizeof(err)) < 0)
+			fail_msg("%s", err);
+		snprintf(name, sizeof(name), "%s ", v->name);
+		assert_non_null(strstr(list, name));
+		ctp_view_free(v);
+		n++;
+	}
+	closedir(d);
+	free(list);
+	/* The issue's list: top, cpu, sched, mem, io, delay, cgroup,
+	 * jemalloc, all. */
+	assert_true(n >= 9);
+}
+
+/* Mistakes on the command line: each a usage error with what to do. */
+static void test_cli_errors(void **state)
+{
+	(void)state;
+	const char *a1[] = {"show", "snap.ctprof", "--view", "topp", NULL};
+	assert_int_equal(e2e_run(a1, NULL, "err.txt"), 2);
+	char *err;
+	size_t len;
+	assert_int_equal(e2e_read_file("err.txt", &err, &len), 0);
+	assert_non_null(strstr(err, "no view 'topp' in "));
+	assert_non_null(strstr(err, "; did you mean 'top'?"));
+	free(err);
+	const char *a2[] = {"show", "snap.ctprof", "--sort", "nope", NULL};
+	assert_int_equal(e2e_run(a2, NULL, "err.txt"), 2);
+	assert_int_equal(e2e_read_file("err.txt", &err, &len), 0);
+	assert_non_null(strstr(err, "--sort nope: no such column in view "
+				    "'top'"));
+	free(err);
+}
+
+static int setup(void **state)
+{
+	char p[PATH_MAX];
+	(void)state;
+	if (e2e_tmpdir("views", tmp, sizeof(tmp)) < 0)
+		return -1;
+	E2E_PATHF(p, "%s/snap.ctprof", tmp);
+	write_snapshot(p);
+	if (chdir(tmp) < 0)
+		return -1;
+	unsetenv("LINES");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	if (!getenv("CTP_KEEP_TMP"))
+		e2e_rm_rf(tmp);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_golden),
+		cmocka_unit_test(test_numbers),
+		cmocka_unit_test(test_parse_errors),
+		cmocka_unit_test(test_shipped),
+		cmocka_unit_test(test_cli_errors),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
