@@ -23,6 +23,7 @@ packages=(
 	libcmocka-dev python3 python3-msgpack python3-zstandard zstd
 	dpkg-dev autoconf make clang-format git
 	clang libclang-rt-14-dev
+	sqlite3 jq
 )
 
 deps() {

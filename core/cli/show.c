@@ -11,6 +11,7 @@
 
 #include "ctprof/plugin-util.h"
 #include "cli.h"
+#include "flat.h"
 #include "group.h"
 #include "readcli.h"
 #include "reader.h"
@@ -30,8 +31,12 @@ struct opts {
 	/* Views (docs/VIEWS.md): --view NAME, --top N, --wide, --asc. */
 	const char *view;
 	uint64_t top;
-	bool top_set, wide, limit_set;
+	bool top_set, wide;
 	int asc; /* -1: the view's order */
+	/* --format (0: table, else enum ctp_flat_format) and --table (a
+	 * scope); the default --limit is 50 rows only for table. */
+	uint8_t format, table;
+	bool table_given, limit_given;
 };
 
 /* ---- Sections ---- */
@@ -768,12 +773,73 @@ static void usage(FILE *f)
 		"memory (K, M,\n"
 		"                            G, KiB, MiB, GiB; overrides the "
 		"config)\n"
+		"  --format FMT              table (default), or one flat, "
+		"typed row per\n"
+		"                            table row or group: csv, json, "
+		"ndjson\n"
+		"  --table TABLE             with csv/json/ndjson: threads "
+		"(default),\n"
+		"                            processes, cgroups, host; with "
+		"--group-by, the\n"
+		"                            scope whose fields are "
+		"aggregated per group\n"
 		"  -h, --help                this help\n"
 		"\n"
-		"Absent values print as '-'. Exit status: 0 ok, 1 unreadable "
-		"or corrupt\n"
-		"snapshot, 2 usage error.\n",
+		"csv, json and ndjson write every row unless --limit is given;"
+		" their columns\n"
+		"are in docs/GROUPING.md. In tables absent values print as "
+		"'-'.\n"
+		"Exit status: 0 ok, 1 unreadable or corrupt snapshot, 2 usage "
+		"error.\n",
 		DEFAULT_LIMIT);
+}
+
+/* --format FMT or --table TABLE into *o. Returns -1 to go on, else the
+ * exit status. */
+static int flat_option(struct opts *o, bool table, const char *arg)
+{
+	int v = table			? ctp_flat_table_parse(arg)
+		: !strcmp(arg, "table") ? 0
+					: ctp_flat_format_parse(arg);
+	if (v < 0) {
+		fprintf(stderr, "ctprof-core show: unknown %s '%s' (%s)\n",
+			table ? "table" : "format", arg,
+			table ? "threads, processes, cgroups or host"
+			      : "table, csv, json or ndjson");
+		return ctp_readcli_try_help("show");
+	}
+	if (table) {
+		o->table = (uint8_t)v;
+		o->table_given = true;
+	} else {
+		o->format = (uint8_t)v;
+	}
+	return -1;
+}
+
+/* Options of one output form used with the other. Returns -1 or
+ * CTP_EXIT_USAGE. */
+static int flat_conflicts(struct opts *o)
+{
+	const char *bad =
+		!o->format && o->table_given ? "--table needs --format csv, "
+					       "json or ndjson"
+		: o->format && (o->summary || o->no_host || o->threads ||
+				o->processes)
+			? "--summary, --no-host, --threads and --processes "
+			  "are for --format table (use --table)"
+		: o->format && o->r.group_by && o->table == CTP_SCOPE_HOST
+			? "--table host has one row: it is not grouped"
+			: NULL;
+	if (!bad) {
+		if (!o->table_given)
+			o->table = CTP_SCOPE_THREAD;
+		if (o->format && !o->limit_given)
+			o->r.limit = 0;
+		return -1;
+	}
+	fprintf(stderr, "ctprof-core show: %s\n", bad);
+	return ctp_readcli_try_help("show");
 }
 
 /* Parse show's command line into *o. Returns -1 to go on, else the exit
@@ -790,6 +856,8 @@ static int parse_show_args(int argc, char **argv, struct opts *o)
 		O_WIDE,
 		O_ASC,
 		O_DESC,
+		O_FORMAT,
+		O_TABLE,
 	};
 	static const struct option lopts[] = {
 		CTP_READOPT_LONGOPTS,
@@ -802,6 +870,8 @@ static int parse_show_args(int argc, char **argv, struct opts *o)
 		{"wide", no_argument, NULL, O_WIDE},
 		{"asc", no_argument, NULL, O_ASC},
 		{"desc", no_argument, NULL, O_DESC},
+		{"format", required_argument, NULL, O_FORMAT},
+		{"table", required_argument, NULL, O_TABLE},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -810,7 +880,12 @@ static int parse_show_args(int argc, char **argv, struct opts *o)
 
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "hc:", lopts, NULL)) != -1) {
-		o->limit_set |= c == CTP_READOPT_LIMIT;
+		o->limit_given |= c == CTP_READOPT_LIMIT;
+		if (c == O_FORMAT || c == O_TABLE) {
+			if ((rc = flat_option(o, c == O_TABLE, optarg)) >= 0)
+				return rc;
+			continue;
+		}
 		rc = ctp_readopts_option("show", &o->r, c, optarg);
 		if (rc != CTP_READOPT_NOT_MINE) {
 			if (rc >= 0)
@@ -859,7 +934,7 @@ static int parse_show_args(int argc, char **argv, struct opts *o)
 	rc = ctp_readopts_finish("show", &o->r, argc, argv, 1, operands);
 	if (rc < 0)
 		o->path = argv[optind];
-	return rc;
+	return rc < 0 ? flat_conflicts(o) : rc;
 }
 
 /* What --sort and --fields ask of this snapshot. Returns 0, or the exit
@@ -923,6 +998,26 @@ static int print_tables(const struct ctp_snap *snap, struct ctp_groups *groups,
 	return 0;
 }
 
+/* The table or groups as flat rows (--format csv, json, ndjson). Returns
+ * the exit status. */
+static int show_flat(const struct ctp_snap *snap, struct ctp_groups *groups,
+		     const struct opts *o)
+{
+	struct ctp_flat_opts fo = {
+		.format = o->format, .scope = o->table, .sel = &o->r};
+	char err[512];
+	int r = ctp_flat_write(stdout, snap, groups, &fo, err, sizeof(err));
+	if (r == 0 && fflush(stdout) != 0) {
+		r = -EIO;
+		snprintf(err, sizeof(err), "writing output: %s",
+			 strerror(errno));
+	}
+	if (r == 0)
+		return CTP_EXIT_OK;
+	fprintf(stderr, "ctprof-core show: %s\n", err);
+	return r == -EINVAL ? CTP_EXIT_USAGE : CTP_EXIT_FAILURE;
+}
+
 /* Show one snapshot as *o asks. Returns the exit status. */
 static int run_show(const struct opts *o)
 {
@@ -950,6 +1045,10 @@ static int run_show(const struct opts *o)
 		goto out;
 	}
 
+	if (o->format) {
+		rc = show_flat(snap, groups, o);
+		goto out;
+	}
 	print_header(o->path, snap);
 	if (!o->summary && !o->no_host)
 		print_host(snap, o);
@@ -984,12 +1083,14 @@ out:
  * the full output's own options is given. */
 static bool uses_view(const struct opts *o)
 {
+	if (o->format)
+		return false; /* flat rows: one table, --fields (flat.c) */
 	if (o->view)
 		return strcmp(o->view, "all") != 0;
 	/* A --sort naming a field (dotted, "plugin.field") sorts the full
 	 * tables; a view's column ids have no dot. */
 	return !(o->summary || o->no_host || o->threads || o->processes ||
-		 o->r.group_by || o->r.n_globs || o->limit_set ||
+		 o->r.group_by || o->r.n_globs || o->limit_given ||
 		 (o->r.sort && strchr(o->r.sort, '.')));
 }
 

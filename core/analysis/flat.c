@@ -1,0 +1,633 @@
+/* SPDX-License-Identifier: MIT */
+/* Flat, typed rows of one table as CSV, JSON or NDJSON (flat.h). */
+#include "flat.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render.h"
+
+/* ---- Names ---- */
+
+static const char *const table_names[] = {
+	[CTP_SCOPE_HOST] = "host",
+	[CTP_SCOPE_CGROUP] = "cgroups",
+	[CTP_SCOPE_PROCESS] = "processes",
+	[CTP_SCOPE_THREAD] = "threads",
+};
+
+int ctp_flat_format_parse(const char *name)
+{
+	if (!strcmp(name, "csv"))
+		return CTP_FLAT_CSV;
+	if (!strcmp(name, "json"))
+		return CTP_FLAT_JSON;
+	if (!strcmp(name, "ndjson"))
+		return CTP_FLAT_NDJSON;
+	return -EINVAL;
+}
+
+int ctp_flat_table_parse(const char *name)
+{
+	for (int s = CTP_SCOPE_HOST; s <= CTP_SCOPE_THREAD; s++)
+		if (!strcmp(name, table_names[s]))
+			return s;
+	return -EINVAL;
+}
+
+const char *ctp_flat_table_name(uint8_t scope)
+{
+	return scope >= CTP_SCOPE_HOST && scope <= CTP_SCOPE_THREAD
+		       ? table_names[scope]
+		       : NULL;
+}
+
+/* ---- Columns ---- */
+
+enum col_kind {
+	K_START,    /* start_realtime_ns of the capture */
+	K_HOSTNAME, /* the recorded hostname */
+	K_TID,
+	K_TGID,
+	K_COMM,
+	K_PCOMM,    /* a thread's process's comm */
+	K_TCGROUP,  /* a thread's cgroup path */
+	K_NTHREADS, /* a process's thread count */
+	K_PCGROUP,  /* a process's cgroup: its main thread's */
+	K_PATH,	    /* a cgroup's own path */
+	K_KEY,	    /* a group's key part */
+	K_GTHREADS, /* a group's member counts */
+	K_GPROCS,
+	K_GCGROUPS,
+	K_FIELD, /* a field's value or aggregate */
+	K_MIN,	 /* a RANGE aggregate's two ends */
+	K_MAX,
+};
+
+struct col {
+	uint8_t kind;
+	const char *name; /* the header */
+	char *owned;	  /* name, when built here */
+	size_t part;	  /* K_KEY: which part */
+	bool number;	  /* K_KEY: the occurrence of axis none */
+	const struct ctp_snap_field *f;
+	const struct ctp_agg *agg; /* grouped fields: per group */
+};
+
+struct flat {
+	FILE *out;
+	const struct ctp_snap *snap;
+	struct ctp_groups *groups;
+	const struct ctp_flat_opts *o;
+	const struct ctp_snap_table *t, *threads, *procs, *cgroups;
+	struct col *cols;
+	size_t ncols, cap;
+	size_t *order, nrows, shown;
+};
+
+static bool selected(const struct flat *x, const struct ctp_snap_field *f)
+{
+	return !x->o->sel || ctp_readopts_selected(x->o->sel, f->name);
+}
+
+static struct col *add_col(struct flat *x, uint8_t kind, const char *name)
+{
+	struct col *c = &x->cols[x->ncols++];
+	*c = (struct col){.kind = kind, .name = name};
+	return c;
+}
+
+/* "NAME" + suffix, owned by the column. */
+static int add_named(struct flat *x, uint8_t kind,
+		     const struct ctp_snap_field *f, const char *suffix)
+{
+	struct col *c = add_col(x, kind, NULL);
+	c->f = f;
+	if (asprintf(&c->owned, "%s%s", f->name, suffix) < 0) {
+		c->owned = NULL;
+		return -ENOMEM;
+	}
+	c->name = c->owned;
+	return 0;
+}
+
+/* A group key column: its title lower-cased, "#" as "occurrence". */
+static int add_key(struct flat *x, size_t part)
+{
+	const char *title = ctp_groups_key_title(x->groups, part);
+	struct col *c = add_col(x, K_KEY, NULL);
+	c->part = part;
+	c->number = !strcmp(title, "#");
+	c->owned = strdup(c->number ? "occurrence" : title);
+	if (!c->owned)
+		return -ENOMEM;
+	for (char *p = c->owned; *p; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p = (char)(*p - 'A' + 'a');
+	c->name = c->owned;
+	return 0;
+}
+
+/* The identity columns of a plain table. */
+static void ident_cols(struct flat *x)
+{
+	switch (x->o->scope) {
+	case CTP_SCOPE_THREAD:
+		add_col(x, K_TID, "tid");
+		add_col(x, K_TGID, "tgid");
+		add_col(x, K_COMM, "comm");
+		add_col(x, K_PCOMM, "pcomm");
+		add_col(x, K_TCGROUP, "cgroup");
+		break;
+	case CTP_SCOPE_PROCESS:
+		add_col(x, K_TGID, "tgid");
+		add_col(x, K_COMM, "comm");
+		add_col(x, K_NTHREADS, "nthreads");
+		add_col(x, K_PCGROUP, "cgroup");
+		break;
+	case CTP_SCOPE_CGROUP:
+		add_col(x, K_PATH, "path");
+		break;
+	}
+}
+
+/* Every column: capture, identity or key and counts, then the fields. */
+static int build_cols(struct flat *x)
+{
+	const struct ctp_snap_field *fs = ctp_snap_fields(x->snap);
+	size_t nf = ctp_snap_n_fields(x->snap);
+	size_t nk = x->groups ? ctp_groups_n_key(x->groups) : 0;
+	int r;
+
+	x->cap = 2 + 5 + nk + 3 + 2 * nf;
+	x->cols = calloc(x->cap, sizeof(*x->cols));
+	if (!x->cols)
+		return -ENOMEM;
+	if (x->o->capture_cols) {
+		add_col(x, K_START, "start_realtime_ns");
+		add_col(x, K_HOSTNAME, "hostname");
+	}
+	if (!x->groups)
+		ident_cols(x);
+	for (size_t k = 0; k < nk; k++)
+		if ((r = add_key(x, k)) < 0)
+			return r;
+	if (x->groups) {
+		add_col(x, K_GTHREADS, "threads");
+		add_col(x, K_GPROCS, "processes");
+		add_col(x, K_GCGROUPS, "cgroups");
+	}
+	for (size_t i = 0; i < nf; i++) {
+		const struct ctp_snap_field *f = &fs[i];
+		const struct ctp_agg *agg = NULL;
+		if (f->scope != x->o->scope || !selected(x, f))
+			continue;
+		if (x->groups &&
+		    (r = ctp_groups_aggregate(x->groups, f, &agg)) < 0)
+			return r;
+		if (x->groups && f->rule == CTP_RULE_RANGE) {
+			if ((r = add_named(x, K_MIN, f, ".min")) < 0 ||
+			    (r = add_named(x, K_MAX, f, ".max")) < 0)
+				return r;
+			x->cols[x->ncols - 2].agg = agg;
+		} else {
+			add_col(x, K_FIELD, f->name)->f = f;
+		}
+		x->cols[x->ncols - 1].agg = agg;
+	}
+	return 0;
+}
+
+/* ---- Cells ---- */
+
+static struct ctp_value v_u64(uint64_t u)
+{
+	return (struct ctp_value){.type = CTP_TYPE_U64, .u64 = u};
+}
+
+/* Bytes as a STRING value; absent when ptr is NULL. */
+static struct ctp_value v_bytes(const char *ptr, size_t len)
+{
+	struct ctp_value v = {.type = CTP_VALUE_ABSENT};
+	if (ptr) {
+		v.type = CTP_TYPE_STRING;
+		v.str = (struct ctp_bytes){ptr, len};
+	}
+	return v;
+}
+
+static struct ctp_value v_cgroup(const struct flat *x, int64_t row)
+{
+	if (row < 0 || (uint64_t)row >= x->cgroups->rows)
+		return v_bytes(NULL, 0);
+	const struct ctp_bytes *b = &x->cgroups->path[row];
+	return v_bytes(b->ptr, b->len);
+}
+
+/* The processes row of tgid (rows ascend by tgid, FORMAT.md §7.2), or
+ * -1. */
+static int64_t find_process(const struct flat *x, uint64_t tgid)
+{
+	size_t lo = 0, hi = x->procs->rows;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (x->procs->tgid[mid] == tgid)
+			return (int64_t)mid;
+		if (x->procs->tgid[mid] < tgid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* The threads row of (tgid, tid) (rows ascend by both), or -1. */
+static int64_t find_thread(const struct flat *x, uint64_t tgid, uint64_t tid)
+{
+	const struct ctp_snap_table *t = x->threads;
+	size_t lo = 0, hi = t->rows;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->tgid[mid] == tgid && t->tid[mid] == tid)
+			return (int64_t)mid;
+		if (t->tgid[mid] < tgid ||
+		    (t->tgid[mid] == tgid && t->tid[mid] < tid))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* An identity cell of row `row` of the plain table. */
+static struct ctp_value ident_value(const struct flat *x, const struct col *c,
+				    size_t row)
+{
+	const struct ctp_snap_table *t = x->t;
+	int64_t r;
+
+	switch (c->kind) {
+	case K_TID:
+		return v_u64(t->tid[row]);
+	case K_TGID:
+		return v_u64(t->tgid[row]);
+	case K_NTHREADS:
+		return v_u64(t->nthreads[row]);
+	case K_COMM:
+		return v_bytes(t->comm[row].ptr, t->comm[row].len);
+	case K_PATH:
+		return v_bytes(t->path[row].ptr, t->path[row].len);
+	case K_TCGROUP:
+		return v_cgroup(x, t->cgroup[row]);
+	case K_PCOMM:
+		r = find_process(x, t->tgid[row]);
+		return r < 0 ? v_bytes(NULL, 0)
+			     : v_bytes(x->procs->comm[r].ptr,
+				       x->procs->comm[r].len);
+	case K_PCGROUP:
+		r = find_thread(x, t->tgid[row], t->tgid[row]);
+		return r < 0 ? v_bytes(NULL, 0)
+			     : v_cgroup(x, x->threads->cgroup[r]);
+	}
+	return v_bytes(NULL, 0);
+}
+
+/* A cell of group gi. A saturated sum has no exact value: absent. */
+static struct ctp_value group_value(const struct flat *x, const struct col *c,
+				    size_t gi)
+{
+	const struct ctp_group *g = ctp_groups_at(x->groups, gi);
+	const struct ctp_agg *a = c->agg ? &c->agg[gi] : NULL;
+
+	switch (c->kind) {
+	case K_KEY: {
+		const char *k = g->key[c->part];
+		if (k && c->number)
+			return v_u64(strtoull(k, NULL, 10));
+		return v_bytes(k, k ? strlen(k) : 0);
+	}
+	case K_GTHREADS:
+		return v_u64(g->n_threads);
+	case K_GPROCS:
+		return v_u64(g->n_processes);
+	case K_GCGROUPS:
+		return v_u64(g->n_cgroups);
+	}
+	if (!a || a->unknown || a->saturated)
+		return v_bytes(NULL, 0);
+	return c->kind == K_MAX ? a->hi : a->v;
+}
+
+/* The cell of column c in the row-th row written (a table row or group). */
+static struct ctp_value cell(const struct flat *x, const struct col *c,
+			     size_t row)
+{
+	const struct ctp_snap_header *h = ctp_snap_header(x->snap);
+
+	if (c->kind == K_START)
+		return v_u64(h->start_realtime_ns);
+	if (c->kind == K_HOSTNAME)
+		return v_bytes(h->hostname,
+			       h->hostname ? strlen(h->hostname) : 0);
+	if (x->groups)
+		return group_value(x, c, row);
+	if (c->kind == K_FIELD)
+		return ctp_snap_value(x->snap, c->f, row);
+	return ident_value(x, c, row);
+}
+
+/* ---- Writing values ---- */
+
+/* A cpu set in the kernel's list format: "0-3,8"; "" when empty. */
+static void put_cpuset(FILE *out, const struct ctp_value *v)
+{
+	for (size_t i = 0; i < v->cpuset.n; i++) {
+		uint32_t lo = v->cpuset.r[2 * i], hi = v->cpuset.r[2 * i + 1];
+		fprintf(out, "%s%" PRIu32, i ? "," : "", lo);
+		if (hi != lo)
+			fprintf(out, "-%" PRIu32, hi);
+	}
+}
+
+/* Bytes as CSV text: well-formed UTF-8 as it is, any other byte as \u00XX
+ * of itself (as dump writes it); quoted, quotes doubled, only when the
+ * text holds a comma, a quote, CR or LF, or is empty (an empty string is
+ * "", an empty cell is absent). */
+static void csv_bytes(FILE *out, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	bool quote = n == 0;
+	for (size_t i = 0; i < n && !quote; i++)
+		quote = p[i] == ',' || p[i] == '"' || p[i] == '\r' ||
+			p[i] == '\n';
+	if (quote)
+		putc('"', out);
+	for (size_t i = 0; i < n;) {
+		size_t l = ctp_utf8_len(p + i, n - i);
+		if (l == 0) {
+			fprintf(out, "\\u%04x", p[i]);
+			i++;
+			continue;
+		}
+		if (l == 1 && p[i] == '"')
+			putc('"', out);
+		fwrite(p + i, 1, l, out);
+		i += l;
+	}
+	if (quote)
+		putc('"', out);
+}
+
+static void csv_value(FILE *out, const struct ctp_value *v)
+{
+	switch (v->type) {
+	case CTP_TYPE_U64:
+		fprintf(out, "%" PRIu64, v->u64);
+		break;
+	case CTP_TYPE_I64:
+		fprintf(out, "%" PRId64, v->i64);
+		break;
+	case CTP_TYPE_BOOL:
+		fputs(v->b ? "true" : "false", out);
+		break;
+	case CTP_TYPE_CHAR:
+		csv_bytes(out, (const char *)&v->c, 1);
+		break;
+	case CTP_TYPE_STRING:
+		csv_bytes(out, v->str.ptr, v->str.len);
+		break;
+	case CTP_TYPE_CPUSET: {
+		bool quote = v->cpuset.n != 1; /* commas, or empty */
+		if (quote)
+			putc('"', out);
+		put_cpuset(out, v);
+		if (quote)
+			putc('"', out);
+		break;
+	}
+	default: /* absent: an empty cell */
+		break;
+	}
+}
+
+static void json_value(FILE *out, const struct ctp_value *v)
+{
+	switch (v->type) {
+	case CTP_TYPE_U64:
+		fprintf(out, "%" PRIu64, v->u64);
+		break;
+	case CTP_TYPE_I64:
+		fprintf(out, "%" PRId64, v->i64);
+		break;
+	case CTP_TYPE_BOOL:
+		fputs(v->b ? "true" : "false", out);
+		break;
+	case CTP_TYPE_CHAR:
+		ctp_json_str(out, (const char *)&v->c, 1);
+		break;
+	case CTP_TYPE_STRING:
+		ctp_json_str(out, v->str.ptr, v->str.len);
+		break;
+	case CTP_TYPE_CPUSET:
+		putc('"', out);
+		put_cpuset(out, v);
+		putc('"', out);
+		break;
+	default:
+		fputs("null", out);
+	}
+}
+
+/* ---- Rows ---- */
+
+static void write_header(const struct flat *x)
+{
+	if (x->o->format != CTP_FLAT_CSV)
+		return;
+	for (size_t c = 0; c < x->ncols; c++) {
+		if (c)
+			putc(',', x->out);
+		csv_bytes(x->out, x->cols[c].name, strlen(x->cols[c].name));
+	}
+	putc('\n', x->out);
+}
+
+/* The i-th row written: row (or group) order[i]. */
+static void write_row(const struct flat *x, size_t i)
+{
+	FILE *out = x->out;
+	bool csv = x->o->format == CTP_FLAT_CSV;
+
+	if (x->o->format == CTP_FLAT_JSON)
+		fputs(i ? ",\n" : "[\n", out);
+	if (!csv)
+		putc('{', out);
+	for (size_t c = 0; c < x->ncols; c++) {
+		struct ctp_value v = cell(x, &x->cols[c], x->order[i]);
+		if (c)
+			putc(',', out);
+		if (csv) {
+			csv_value(out, &v);
+			continue;
+		}
+		ctp_json_str(out, x->cols[c].name, strlen(x->cols[c].name));
+		putc(':', out);
+		json_value(out, &v);
+	}
+	if (!csv)
+		putc('}', out);
+	if (x->o->format != CTP_FLAT_JSON)
+		putc('\n', out);
+}
+
+/* ---- Order ---- */
+
+struct sortctx {
+	const struct ctp_value *vals; /* rows */
+	const struct ctp_agg *aggs;   /* groups */
+};
+
+/* Descending, absent last, ties in file (or key) order. */
+static int cmp_order(const void *pa, const void *pb, void *arg)
+{
+	const struct sortctx *s = arg;
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	int c;
+
+	if (s->aggs) {
+		c = -ctp_agg_cmp(&s->aggs[a], &s->aggs[b]);
+	} else {
+		const struct ctp_value *va = &s->vals[a], *vb = &s->vals[b];
+		bool ha = va->type != CTP_VALUE_ABSENT,
+		     hb = vb->type != CTP_VALUE_ABSENT;
+		c = ha != hb ? (ha ? -1 : 1) : ha ? -ctp_value_cmp(va, vb) : 0;
+	}
+	return c ? c : (a > b) - (a < b);
+}
+
+/* The sort field, checked against the table: 0 and *ret (NULL for none),
+ * or -EINVAL with a message. */
+static int sort_field(const struct flat *x, const struct ctp_snap_field **ret,
+		      char *err, size_t errlen)
+{
+	const char *name = x->o->sel ? x->o->sel->sort : NULL;
+	*ret = NULL;
+	if (!name)
+		return 0;
+	const struct ctp_snap_field *f = ctp_snap_field_find(x->snap, name);
+	if (!f) {
+		snprintf(err, errlen,
+			 "--sort %s: no such field in this snapshot", name);
+		return -EINVAL;
+	}
+	if (f->scope != x->o->scope) {
+		snprintf(err, errlen,
+			 "--sort %s: a %s field, not of the %s table", name,
+			 ctp_scope_name(f->scope),
+			 ctp_flat_table_name(x->o->scope));
+		return -EINVAL;
+	}
+	*ret = f;
+	return 0;
+}
+
+/* x->order: the rows (groups) to write, sorted and limited as asked. */
+static int make_order(struct flat *x, char *err, size_t errlen)
+{
+	const struct ctp_snap_field *sortf;
+	struct sortctx sc = {0};
+	struct ctp_value *vals = NULL;
+	int r;
+
+	if ((r = sort_field(x, &sortf, err, errlen)) < 0)
+		return r;
+	x->order = malloc((x->nrows ? x->nrows : 1) * sizeof(*x->order));
+	if (!x->order)
+		return -ENOMEM;
+	for (size_t i = 0; i < x->nrows; i++)
+		x->order[i] = i;
+	if (sortf && x->groups) {
+		if ((r = ctp_groups_aggregate(x->groups, sortf, &sc.aggs)) < 0)
+			return r;
+	} else if (sortf) {
+		vals = malloc((x->nrows ? x->nrows : 1) * sizeof(*vals));
+		if (!vals)
+			return -ENOMEM;
+		for (size_t i = 0; i < x->nrows; i++)
+			vals[i] = ctp_snap_value(x->snap, sortf, i);
+		sc.vals = vals;
+	}
+	if (sortf)
+		qsort_r(x->order, x->nrows, sizeof(*x->order), cmp_order, &sc);
+	free(vals);
+	uint64_t limit = x->o->sel ? x->o->sel->limit : 0;
+	x->shown = limit && limit < x->nrows ? (size_t)limit : x->nrows;
+	return 0;
+}
+
+/* ---- The table ---- */
+
+static int check_opts(const struct ctp_snap *snap, struct ctp_groups *groups,
+		      const struct ctp_flat_opts *o, char *err, size_t errlen)
+{
+	if (o->format < CTP_FLAT_CSV || o->format > CTP_FLAT_NDJSON) {
+		snprintf(err, errlen, "unknown output format %u", o->format);
+		return -EINVAL;
+	}
+	if (!ctp_flat_table_name(o->scope)) {
+		snprintf(err, errlen, "unknown table %u", o->scope);
+		return -EINVAL;
+	}
+	if (groups && o->scope == CTP_SCOPE_HOST) {
+		snprintf(err, errlen,
+			 "the host table has one row: it is not grouped");
+		return -EINVAL;
+	}
+	if (groups && ctp_groups_snap(groups) != snap) {
+		snprintf(err, errlen, "the groups are of another snapshot");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int ctp_flat_write(FILE *out, const struct ctp_snap *snap,
+		   struct ctp_groups *groups, const struct ctp_flat_opts *o,
+		   char *err, size_t errlen)
+{
+	struct flat x = {
+		.out = out,
+		.snap = snap,
+		.groups = groups,
+		.o = o,
+		.threads = ctp_snap_table(snap, CTP_SCOPE_THREAD),
+		.procs = ctp_snap_table(snap, CTP_SCOPE_PROCESS),
+		.cgroups = ctp_snap_table(snap, CTP_SCOPE_CGROUP),
+	};
+	int r = check_opts(snap, groups, o, err, errlen);
+
+	if (r < 0)
+		return r;
+	x.t = ctp_snap_table(snap, o->scope);
+	x.nrows = groups ? ctp_groups_count(groups) : x.t->rows;
+	if ((r = build_cols(&x)) < 0 || (r = make_order(&x, err, errlen)) < 0)
+		goto out;
+	write_header(&x);
+	for (size_t i = 0; i < x.shown; i++)
+		write_row(&x, i);
+	if (o->format == CTP_FLAT_JSON)
+		fputs(x.shown ? "\n]\n" : "[]\n", out);
+	r = ferror(out) ? -EIO : 0;
+out:
+	if (r == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	else if (r == -EIO)
+		snprintf(err, errlen, "writing output failed");
+	for (size_t c = 0; c < x.ncols; c++)
+		free(x.cols[c].owned);
+	free(x.cols);
+	free(x.order);
+	return r;
+}
