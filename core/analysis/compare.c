@@ -1201,6 +1201,48 @@ static int gsec_row(struct table *t, char **cells, char (*buf)[GSEC_CELL],
 	return 0;
 }
 
+/*
+ * One line per shown group with the sort field's change only, before the
+ * per-field blocks: a group's block is as long as the fields selected (a
+ * hundred and more by default), so without this the first screen would
+ * hold one group instead of the ranking.
+ */
+static int print_gsec_overview(struct ctx *x, const struct gsec *s, size_t nk)
+{
+	static const char *const drop[] = {"<24",    "PROCS", "THREADS",
+					   "/s",     "<16",   "UPTIME",
+					   "STATUS", "<12",   NULL};
+	struct gsec one = *s;
+	struct table t = {.ncols = nk + GSEC_FIXED + 3};
+	char **cells = calloc(t.ncols, sizeof(*cells));
+	char(*buf)[GSEC_CELL] = calloc(t.ncols, sizeof(*buf));
+	int ret = -ENOMEM;
+
+	t.cols = calloc(t.ncols, sizeof(*t.cols));
+	one.fp = &s->fp[s->by], one.nfp = 1, one.by = 0;
+	if (!cells || !buf || !t.cols)
+		goto out;
+	gsec_columns(s, CTP_COMPARE_DELTA, nk, 3, &t);
+	t.cols[nk + GSEC_FIXED - 1].drop = true; /* FIELD: the title says */
+	for (size_t i = 0; i < t.ncols; i++)
+		cells[i] = buf[i];
+	for (size_t ri = 0; ri < s->shown; ri++)
+		if (gsec_row(&t, cells, buf, &one, &s->rows[ri], nk,
+			     CTP_COMPARE_DELTA) < 0)
+			goto out;
+	fprintf(x->out, "  By %s over the interval:\n", s->fp[s->by].name);
+	table_fit(x, &t, drop);
+	table_print(x, &t);
+	fputc('\n', x->out);
+	ret = 0;
+out:
+	table_free(&t);
+	free(t.cols);
+	free(cells);
+	free(buf);
+	return ret;
+}
+
 static int print_gsec_table(struct ctx *x, struct gsec *s)
 {
 	/* Least useful first: what the interval says (delta, %CPU) and who
@@ -1227,6 +1269,9 @@ static int print_gsec_table(struct ctx *x, struct gsec *s)
 	for (size_t i = 0; i < t.ncols; i++)
 		cells[i] = buf[i];
 	gsec_summary(x, s);
+	if (s->by >= 0 && s->nfp > 1 && s->shown &&
+	    print_gsec_overview(x, s, nk) < 0)
+		goto out;
 	for (size_t ri = 0; ri < s->shown; ri++)
 		if (gsec_row(&t, cells, buf, s, &s->rows[ri], nk, mode) < 0)
 			goto out;
