@@ -155,9 +155,9 @@ static void write_side(int k, const char *path)
 			set(cap, tt, r, CTP_THREAD_IDENT, T_ONE, t->one);
 		}
 	}
-	/* One nanosecond apart, so the header tells the sides apart. */
-	cap->start_realtime_ns += (uint64_t)k;
-	cap->end_realtime_ns += (uint64_t)k;
+	/* Ten seconds apart: the interval of the rates. */
+	cap->start_realtime_ns += (uint64_t)k * 10000000000ull;
+	cap->end_realtime_ns += (uint64_t)k * 10000000000ull;
 	if (sb_write(cap, path, err, sizeof(err)) < 0)
 		fail_msg("write %s: %s", path, err);
 	ctp_capture_free(cap);
@@ -224,42 +224,60 @@ static void no_line_with(const char *out, const char *s)
 }
 
 /* CSV is line-per-(group, field), so every rule shows as one exact line. */
+/* A CSV line that starts with `prefix` and has more columns after it. */
+static void has_csv(const char *out, const char *prefix)
+{
+	size_t l = strlen(prefix);
+	for (const char *p = out; (p = strstr(p, prefix)); p++)
+		if ((p == out || p[-1] == '\n') && p[l] == ',')
+			return;
+	fail_msg("missing line '%s,...' in:\n%s", prefix, out);
+}
+
 static void test_csv_values(void **state)
 {
 	char *out;
 	(void)state;
 	assert_int_equal(run(&out, "--format", "csv", NULL), 0);
 	/* app: two threads, sums 30 -> 40: +10, +33.3333%. */
-	has_line(out, "threads,app,both,2,2,1,1,t.cnt,30,40,10,33.3333,1");
+	has_csv(out, "threads,app,continuing,2,2,1,1,t.cnt,30,40,10,33.3333,1");
 	/* db: baseline 0 -> 7: delta, no percent. */
-	has_line(out, "threads,db,both,1,1,1,1,t.cnt,0,7,7,,1");
+	has_csv(out, "threads,db,continuing,1,1,1,1,t.cnt,0,7,7,,1");
 	/* db: baseline absent -> 500: neither delta nor percent. */
-	has_line(out, "threads,db,both,1,1,1,1,t.time,,500,,,1");
+	has_csv(out, "threads,db,continuing,1,1,1,1,t.time,,500,,,1");
 	/* Ranges by midpoint: 0..4 (2) -> 0..10 (5): +3, +150%. */
-	has_line(out,
-		 "threads,app,both,2,2,1,1,t.nice,0..4,0..10,3,150.0000,1");
+	has_csv(out, "threads,app,continuing,2,2,1,1,t.nice,0..4,0..10,3,150."
+		     "0000,1");
 	/* Negative baseline: -2 -> -2 unchanged. */
-	has_line(out, "threads,db,both,1,1,1,1,t.nice,-2,-2,0,0.0000,0");
+	has_csv(out, "threads,db,continuing,1,1,1,1,t.nice,-2,-2,0,0.0000,0");
 	/* Categorical: mode ep_poll (tie, smallest) -> futex. */
-	has_line(out, "threads,app,both,2,2,1,1,t.wchan,ep_poll,futex,,,1");
-	has_line(out, "threads,db,both,1,1,1,1,t.wchan,do_wait,do_wait,,,0");
+	has_csv(out,
+		"threads,app,continuing,2,2,1,1,t.wchan,ep_poll,futex,,,1");
+	has_csv(out,
+		"threads,db,continuing,1,1,1,1,t.wchan,do_wait,do_wait,,,0");
 	/* Groups on one side only. */
-	has_line(out, "threads,fresh,new,,1,,1,t.cnt,,1,,,1");
-	has_line(out, "threads,gone,gone,1,,1,,t.cnt,5,,,,1");
+	has_csv(out, "threads,fresh,new,,1,,1,t.cnt,,1,,,1");
+	has_csv(out, "threads,gone,gone,1,,1,,t.cnt,5,,,,1");
 	/* Process scope: 4096 -> 8192 bytes. */
-	has_line(out,
-		 "threads,app,both,2,2,1,1,p.rss,4096,8192,4096,100.0000,1");
+	has_csv(out, "threads,app,continuing,2,2,1,1,p.rss,4096,8192,4096,100."
+		     "0000,1");
 	/* Fields on one side only. */
-	has_line(out, "only_in_base,,,,,,,t.old,,,,,");
-	has_line(out, "only_in_cand,,,,,,,t.new,,,,,");
-	has_line(out, "threads,app,both,2,2,1,1,t.old,3,,,,1");
-	has_line(out, "threads,app,both,2,2,1,1,t.new,,11,,,1");
+	has_csv(out, "only_in_base,,,,,,,t.old,,,,,");
+	has_csv(out, "only_in_cand,,,,,,,t.new,,,,,");
+	has_csv(out, "threads,app,continuing,2,2,1,1,t.old,3,,,,1");
+	has_csv(out, "threads,app,continuing,2,2,1,1,t.new,,11,,,1");
 	/* Cgroups, host, plugins. */
-	has_line(
-		out,
-		"cgroups,/app.slice,both,2,2,1,1,c.usage,100,150,50,50.0000,1");
-	has_line(out, "host,,,,,,,h.mem,1048576,2097152,,,1");
-	has_line(out, "plugins,t,,,,,,files,7,9,2,,1");
+	has_csv(out,
+		"cgroups,/"
+		"app.slice,continuing,2,2,1,1,c.usage,100,150,50,50.0000,1");
+	has_csv(out, "host,,,,,,,h.mem,1048576,2097152,,,1");
+	has_csv(out, "plugins,t,,,,,,files,7,9,2,,1");
+	/* Rates over the 10 s between the captures (realtime: no boot
+	 * clock); without start times no member counts or ages. */
+	has_line(out, "threads,app,continuing,2,2,1,1,t.cnt,30,40,10,33.3333,"
+		      "1,1,,0,,,,,");
+	has_line(out, "threads,app,continuing,2,2,1,1,t.time,4000,6000,2000,"
+		      "50.0000,1,200,0.0000,0,,,,,");
 	free(out);
 }
 
@@ -287,8 +305,9 @@ static void test_sorting_and_limit(void **state)
 	/* rel: new first, then gone, then by largest relative change; db's
 	 * t.cnt change from 0 has no percentage but ranks above any (app's
 	 * largest is 150% on t.nice). */
-	assert_int_equal(
-		run(&out, "--format", "csv", "--sections", "threads", NULL), 0);
+	assert_int_equal(run(&out, "--format", "csv", "--sections", "threads",
+			     "--sort", "rel", NULL),
+			 0);
 	order_of(out, ord, sizeof(ord));
 	assert_string_equal(ord, "fresh gone db app");
 	free(out);
@@ -319,8 +338,8 @@ static void test_field_globs(void **state)
 	(void)state;
 	assert_int_equal(
 		run(&out, "--format", "csv", "--fields", "t.c*,h.*", NULL), 0);
-	has_line(out, "threads,app,both,2,2,1,1,t.cnt,30,40,10,33.3333,1");
-	has_line(out, "host,,,,,,,h.mem,1048576,2097152,,,1");
+	has_csv(out, "threads,app,continuing,2,2,1,1,t.cnt,30,40,10,33.3333,1");
+	has_csv(out, "host,,,,,,,h.mem,1048576,2097152,,,1");
 	no_line_with(out, "t.time");
 	no_line_with(out, "p.rss");
 	no_line_with(out, "t.old");
@@ -553,6 +572,189 @@ static void test_hints(void **state)
 	free(out);
 }
 
+/*
+ * Identity (docs/COMPARE.md): a pair with a start-time field (role
+ * start_time, in ticks) and the boot clock, BASE at 1000 s, CAND at 1010 s:
+ *   svc    threads 10, 11, 12; CAND: 10 (+200), 12 (+0), 13 new (100),
+ *          11 exited: +300, members 2/1/1
+ *   job    tgid 20 exits, tgid 21 of the same name starts: restarted, +7
+ *          (not 7 - 400)
+ *   reset  its counter went from 1000 to 200: +200, flagged
+ *   fresh  new, started at 1008 s: +50, uptime 2 s
+ *   reuse  tid 50 again but started at 1006 s: restarted, +3
+ *   old    gone
+ * With role false the start field is an ordinary one: no identity.
+ */
+struct irow {
+	const char *comm;
+	uint32_t tgid, tid;
+	uint64_t start, cpu; /* ticks */
+};
+static const struct irow ibase[] = {
+	{"svc", 10, 10, 100, 50},     {"svc", 10, 11, 100, 30},
+	{"svc", 10, 12, 200, 5},      {"job", 20, 20, 300, 400},
+	{"reset", 30, 30, 100, 1000}, {"old", 40, 40, 100, 10},
+	{"reuse", 50, 50, 100, 500},
+};
+static const struct irow icand[] = {
+	{"svc", 10, 10, 100, 250},    {"svc", 10, 12, 200, 5},
+	{"svc", 10, 13, 100500, 100}, {"job", 21, 21, 100200, 7},
+	{"reset", 30, 30, 100, 200},  {"fresh", 60, 60, 100800, 50},
+	{"reuse", 50, 50, 100600, 3},
+};
+
+static void write_ident_side(int k, const char *path, bool role)
+{
+	const struct ctp_field_desc d[] = {
+		{"t.cpu", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64, CTP_UNIT_TICKS,
+		 CTP_KIND_COUNTER, CTP_RULE_SUM},
+		{"t.begin", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64,
+		 CTP_UNIT_TICKS, CTP_KIND_ORDINAL, CTP_RULE_RANGE,
+		 role ? CTP_FIELD_START_TIME : 0},
+	};
+	const struct irow *rows = k ? icand : ibase;
+	size_t n = k ? sizeof(icand) / sizeof(*icand)
+		     : sizeof(ibase) / sizeof(*ibase);
+	struct ctp_capture *cap = sb_capture("t");
+	char err[512];
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(ctp_registry_add(&cap->reg, 0, &d[i]), i);
+	for (size_t i = 0; i < n; i++) {
+		if (i == 0 || rows[i].tgid != rows[i - 1].tgid)
+			sb_process(cap, rows[i].tgid, rows[i].comm);
+		uint32_t r = sb_thread(cap, rows[i].tid, rows[i].comm, -1);
+		sb_put_u64(cap, &cap->threads[0], r, CTP_THREAD_IDENT, 0,
+			   rows[i].cpu);
+		sb_put_u64(cap, &cap->threads[0], r, CTP_THREAD_IDENT, 1,
+			   rows[i].start);
+	}
+	cap->start_boottime_ns =
+		(1000ull + 10ull * (uint64_t)k) * 1000000000ull;
+	cap->start_realtime_ns += (uint64_t)k * 10000000000ull;
+	cap->end_realtime_ns += (uint64_t)k * 10000000000ull;
+	if (sb_write(cap, path, err, sizeof(err)) < 0)
+		fail_msg("write %s: %s", path, err);
+	ctp_capture_free(cap);
+}
+
+/* `compare ibase.ctprof icand.ctprof ARGS...` into *out. */
+static void run_ident(bool role, char **out, const char *a1, const char *a2)
+{
+	const char *args[] = {"compare",
+			      "ibase.ctprof",
+			      "icand.ctprof",
+			      "--sections",
+			      "threads",
+			      "--format",
+			      "csv",
+			      a1,
+			      a2,
+			      NULL};
+	size_t len;
+	write_ident_side(0, "ibase.ctprof", role);
+	write_ident_side(1, "icand.ctprof", role);
+	assert_int_equal(e2e_run(args, "out.txt", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("out.txt", out, &len), 0);
+}
+
+static void test_identity(void **state)
+{
+	char *out;
+	(void)state;
+	run_ident(true, &out, "--fields", "t.cpu");
+	/* Per member: (250-50) + (5-5) + 100 new; 11 gone adds nothing.
+	 * 300 ticks = 3 s in 10 s: 30/s, 30% of one CPU. Ages at 1010 s:
+	 * thread 10 started at 1 s, thread 13 at 1005 s (gone: ages at
+	 * BASE). Percent is of BASE's value, as for every field. */
+	has_line(out, "threads,svc,continuing,3,3,1,1,t.cpu,85,355,300,"
+		      "352.9412,1,30,30.0000,0,2,1,1,1009.000,5.000");
+	/* Replaced by another process of the same name: its own 7. */
+	has_line(out, "threads,job,restarted,1,1,1,1,t.cpu,400,7,7,1.7500,1,"
+		      "0.7,0.7000,0,0,1,1,8.000,8.000");
+	/* Counter went backwards: counted from zero, flagged. */
+	has_line(out, "threads,reset,continuing,1,1,1,1,t.cpu,1000,200,200,"
+		      "20.0000,1,20,20.0000,1,1,0,0,1009.000,1009.000");
+	/* Started after BASE: its value is its delta; just started. */
+	has_line(out, "threads,fresh,new,,1,,1,t.cpu,,50,50,,1,5,5.0000,0,0,1,"
+		      "0,2.000,2.000");
+	/* The same tid, another start time: another thread. */
+	has_line(out, "threads,reuse,restarted,1,1,1,1,t.cpu,500,3,3,0.6000,"
+		      "1,0.3,0.3000,0,0,1,1,4.000,4.000");
+	has_line(out, "threads,old,gone,1,,1,,t.cpu,10,,,,1,,,0,0,0,1,"
+		      "999.000,999.000");
+	free(out);
+
+	/* Without a start-time field: CAND - BASE of the aggregates, as
+	 * before identity; job goes negative. */
+	run_ident(false, &out, "--fields", "t.cpu");
+	has_line(out, "threads,job,continuing,1,1,1,1,t.cpu,400,7,-393,"
+		      "-98.2500,1,-39.3,-39.3000,0,,,,,");
+	has_line(out, "threads,fresh,new,,1,,1,t.cpu,,50,,,1,,,0,,,,,");
+	free(out);
+}
+
+static void test_identity_sort(void **state)
+{
+	char *out, ord[256];
+	size_t o = 0;
+	(void)state;
+	/* The default: delta of the first CPU-time counter, t.cpu; gone
+	 * (no delta) last. rate: sorts the same. */
+	const char *sorts[] = {NULL, "delta:t.cpu", "rate:t.cpu"};
+	for (size_t i = 0; i < 3; i++) {
+		run_ident(true, &out, sorts[i] ? "--sort" : "--fields",
+			  sorts[i] ? sorts[i] : "t.cpu");
+		o = 0;
+		ord[0] = '\0';
+		for (const char *p = out; (p = strstr(p, "\nthreads,")); p++) {
+			const char *g = p + 9, *e = strchr(g, ',');
+			const char *nl = strchr(g, '\n'),
+				   *f = strstr(g, ",t.cpu,");
+			if (f && (!nl || f < nl))
+				o += (size_t)snprintf(ord + o, sizeof(ord) - o,
+						      "%s%.*s", o ? " " : "",
+						      (int)(e - g), g);
+		}
+		assert_string_equal(ord, "svc reset fresh job reuse old");
+		free(out);
+	}
+	/* The table says the interval, the sort and identity. */
+	const char *args[] = {"compare",    "ibase.ctprof", "icand.ctprof",
+			      "--sections", "threads",	    NULL};
+	size_t len;
+	assert_int_equal(e2e_run(args, "out.txt", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("out.txt", &out, &len), 0);
+	has_line(out,
+		 "Interval: 10.00 s (boottime); rates are per second of it");
+	assert_non_null(strstr(out, "sorted by delta:t.cpu"));
+	no_line_with(out, "No task identity");
+	free(out);
+}
+
+static void test_top(void **state)
+{
+	char *out;
+	size_t len;
+	(void)state;
+	write_ident_side(0, "ibase.ctprof", true);
+	write_ident_side(1, "icand.ctprof", true);
+	const char *args[] = {"compare",
+			      "ibase.ctprof",
+			      "icand.ctprof",
+			      "--sections",
+			      "threads",
+			      "--top",
+			      "2",
+			      NULL};
+	assert_int_equal(e2e_run(args, "out.txt", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("out.txt", &out, &len), 0);
+	has_line(out, "  \u2026 4 more groups (--top 0 shows all)");
+	assert_non_null(strstr(out, "  svc "));
+	assert_non_null(strstr(out, "  reset "));
+	no_line_with(out, "  fresh ");
+	free(out);
+}
+
 /* Output of one invocation against tests/golden/compare/NAME. */
 static void golden(const char *name, ...)
 {
@@ -609,6 +811,9 @@ int main(void)
 		cmocka_unit_test(test_golden),
 		cmocka_unit_test(test_color),
 		cmocka_unit_test(test_hints),
+		cmocka_unit_test(test_identity),
+		cmocka_unit_test(test_identity_sort),
+		cmocka_unit_test(test_top),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,11 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `compare` end to end on this host: a baseline snapshot (procfs-stat
- * only), a child with 8 threads burn-0..burn-7 that each spin ~150 ms of
- * CPU and then park, a candidate snapshot while they are parked, and
- * `compare --group-by comm --format json`: one new group burn-{N} of 8
- * threads whose procfs.utime + procfs.stime agrees with the child's own
- * getrusage(RUSAGE_SELF) over the spinning within 15%.
+ * `compare` end to end on this host (procfs-stat only):
+ *
+ * - burn: a baseline snapshot; a child process "ctp-burner" whose 8
+ *   threads burn-0..burn-7 each spin ~300 ms of CPU while 2 other threads
+ *   sleep; a candidate snapshot while they are parked. `compare --format
+ *   json` with the default sort (delta of the first CPU-time counter)
+ *   lists the ctp-burner group first, as new, with CPU as percent of one
+ *   CPU within 10% of the child's own getrusage(RUSAGE_SELF) over the
+ *   interval, and every rate equal to delta / interval.
+ * - restart: a process named "ctp-restart" (prctl PR_SET_NAME) that has
+ *   burned CPU is alive at the baseline and exits; another of the same
+ *   name starts and burns less; at the candidate the group is restarted,
+ *   and no counter delta is negative (CAND - BASE of the aggregates would
+ *   be).
  */
 #include <errno.h>
 #include <limits.h>
@@ -18,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -27,8 +36,9 @@
 
 #include "e2e_util.h"
 
-#define NTHREADS 8
-#define SPIN_NS	 150000000ull
+#define NTHREADS  8
+#define SPIN_NS	  300000000ull
+#define NSLEEPERS 2
 
 static char tmp[PATH_MAX];
 
@@ -67,17 +77,29 @@ static void *burn(void *arg)
 	return NULL;
 }
 
-/* The child: spin, report the spinning's CPU time on fd, stay alive. */
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* The child: spin, report its whole CPU time so far on fd (it started
+ * after the baseline, so that is its CPU over the interval), stay alive. */
 static void child(int fd)
 {
-	pthread_t t[NTHREADS];
+	pthread_t t[NTHREADS + NSLEEPERS];
+	prctl(PR_SET_NAME, "ctp-burner");
 	pthread_barrier_init(&done, NULL, NTHREADS + 1);
-	uint64_t before = rusage_ns();
+	for (int i = 0; i < NSLEEPERS; i++)
+		if (pthread_create(&t[NTHREADS + i], NULL, sleeper, NULL))
+			_exit(1);
 	for (int i = 0; i < NTHREADS; i++)
 		if (pthread_create(&t[i], NULL, burn, (void *)(intptr_t)i))
 			_exit(1);
 	pthread_barrier_wait(&done);
-	uint64_t spent = rusage_ns() - before;
+	uint64_t spent = rusage_ns();
 	if (write(fd, &spent, sizeof(spent)) != sizeof(spent))
 		_exit(1);
 	for (;;)
@@ -122,55 +144,150 @@ static void test_live_burn(void **state)
 	assert_int_equal(n, sizeof(spent));
 	assert_int_equal(rc, 0);
 
-	const char *args[] = {"compare",
-			      base,
-			      cand,
-			      "--group-by",
-			      "comm",
-			      "--format",
-			      "json",
-			      "--limit",
-			      "0",
-			      "--fields",
-			      "procfs.utime,procfs.stime",
-			      "--sections",
-			      "threads",
-			      NULL};
+	const char *args[] = {"compare", base,	       cand,	  "--format",
+			      "json",	 "--sections", "threads", NULL};
 	assert_int_equal(e2e_run(args, js, NULL), 0);
 
-	/* Pull the burn group out of the JSON with Python's parser. */
-	snprintf(
-		cmd, sizeof(cmd),
-		"/usr/bin/python3 -c 'import json,sys\n"
-		"d=json.load(open(sys.argv[1]))\n"
-		"g=[x for x in d[\"threads\"][\"groups\"] if "
-		"x[\"key\"]==[\"burn-{N}\"]]\n"
-		"print(len(g))\n"
-		"for x in g:\n"
-		" f=x[\"fields\"]\n"
-		" print(x[\"status\"],x[\"threads\"][\"cand\"],"
-		"f[\"procfs.utime\"][\"cand\"]+f[\"procfs.stime\"][\"cand\"])' "
-		"'%s'",
-		js);
+	/* The first group, its CPU as percent of one CPU (utime + stime),
+	 * the interval, and the largest |rate - delta / interval| of any
+	 * counter of any group, with Python's parser. */
+	snprintf(cmd, sizeof(cmd),
+		 "/usr/bin/python3 -c 'import json,sys\n"
+		 "d=json.load(open(sys.argv[1]))\n"
+		 "iv=d[\"interval_s\"]\n"
+		 "g=d[\"threads\"][\"groups\"][0]\n"
+		 "f=g[\"fields\"]\n"
+		 "cpu=f[\"procfs.utime\"][\"cpu_percent\"]+"
+		 "f[\"procfs.stime\"][\"cpu_percent\"]\n"
+		 "err=0\n"
+		 "for x in d[\"threads\"][\"groups\"]:\n"
+		 " for v in x[\"fields\"].values():\n"
+		 "  if v[\"rate\"] is not None:\n"
+		 "   err=max(err,abs(v[\"rate\"]-v[\"delta\"]/iv)/"
+		 "max(1e-9,abs(v[\"delta\"]/iv)))\n"
+		 "print(g[\"key\"][0],g[\"status\"],g[\"threads\"][\"cand\"],"
+		 "cpu,iv,err)' '%s'",
+		 js);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	char key[64] = "", status[16] = "";
+	unsigned nthreads = 0;
+	double cpu = 0, iv = 0, err = 1;
+	if (fgets(line, sizeof(line), p))
+		sscanf(line, "%63s %15s %u %lf %lf %lf", key, status, &nthreads,
+		       &cpu, &iv, &err);
+	assert_int_equal(pclose(p), 0);
+	assert_string_equal(key, "ctp-burner");
+	assert_string_equal(status, "new");
+	assert_int_equal(nthreads, NTHREADS + NSLEEPERS + 1);
+	double want = (double)spent / 1e9 / iv * 100;
+	print_message("ctp-burner: %.1f%% of one CPU over %.3f s, getrusage "
+		      "%.1f%%; rate vs delta/interval: %.2g\n",
+		      cpu, iv, want, err);
+	assert_true((double)spent >= NTHREADS * (double)SPIN_NS * 0.99);
+	assert_true(cpu >= want * 0.9 && cpu <= want * 1.1);
+	assert_true(err < 1e-6);
+}
+
+/* Spin `ns` of this process's CPU time. */
+static void spin(uint64_t ns)
+{
+	volatile uint64_t sink = 0;
+	while (cpu_ns(CLOCK_PROCESS_CPUTIME_ID) < ns)
+		for (int i = 0; i < 10000; i++)
+			sink += (uint64_t)i;
+}
+
+/* A process named ctp-restart that spins `ns`, says so on fd, then waits
+ * to be killed. */
+static pid_t restart_child(uint64_t ns)
+{
+	int fds[2];
+	char c = 0;
+	if (pipe(fds) < 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		prctl(PR_SET_NAME, "ctp-restart");
+		spin(ns);
+		if (write(fds[1], "x", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(fds[1]);
+	if (pid > 0 && read(fds[0], &c, 1) != 1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+	close(fds[0]);
+	return pid;
+}
+
+static void test_live_restart(void **state)
+{
+	char cfg[PATH_MAX], base[PATH_MAX], cand[PATH_MAX], js[PATH_MAX];
+	char cmd[4 * PATH_MAX], line[256];
+	(void)state;
+
+	assert_int_equal(E2E_PATHF(cfg, "%s/c.yaml", tmp), 0);
+	assert_int_equal(E2E_PATHF(base, "%s/rbase.ctprof", tmp), 0);
+	assert_int_equal(E2E_PATHF(cand, "%s/rcand.ctprof", tmp), 0);
+	assert_int_equal(E2E_PATHF(js, "%s/rout.json", tmp), 0);
+	struct e2e_cfg c = {.required = true};
+	assert_int_equal(e2e_write_config(cfg, &c), 0);
+
+	pid_t first = restart_child(200000000ull);
+	assert_true(first > 0);
+	int rc = capture(cfg, base);
+	kill(first, SIGKILL);
+	waitpid(first, NULL, 0);
+	pid_t second = restart_child(30000000ull);
+	assert_true(second > 0);
+	int rc2 = capture(cfg, cand);
+	kill(second, SIGKILL);
+	waitpid(second, NULL, 0);
+	assert_int_equal(rc, 0);
+	assert_int_equal(rc2, 0);
+
+	const char *args[] = {"compare",  base,		cand,	   "--format",
+			      "json",	  "--sections", "threads", "--fields",
+			      "procfs.*", NULL};
+	assert_int_equal(e2e_run(args, js, NULL), 0);
+	snprintf(cmd, sizeof(cmd),
+		 "/usr/bin/python3 -c 'import json,sys\n"
+		 "d=json.load(open(sys.argv[1]))\n"
+		 "g=[x for x in d[\"threads\"][\"groups\"] if "
+		 "x[\"key\"]==[\"ctp-restart\"]][0]\n"
+		 "f=g[\"fields\"]\n"
+		 "neg=[k for k,v in f.items() if v[\"rate\"] is not None and "
+		 "v[\"delta\"]<0]\n"
+		 "m=g[\"members\"]\n"
+		 "print(g[\"status\"],m[\"continuing\"],m[\"new\"],"
+		 "m[\"gone\"],len(neg),f[\"procfs.utime\"][\"delta\"],"
+		 "f[\"procfs.utime\"][\"base\"])' '%s'",
+		 js);
 	FILE *p = popen(cmd, "r");
 	assert_non_null(p);
 	char status[16] = "";
-	unsigned ngroups = 0, nthreads = 0;
-	unsigned long long ticks = 0;
+	unsigned cont = 9, nnew = 9, gone = 9, neg = 9;
+	long long delta = -1, ubase = -1;
 	if (fgets(line, sizeof(line), p))
-		sscanf(line, "%u", &ngroups);
-	if (fgets(line, sizeof(line), p))
-		sscanf(line, "%15s %u %llu", status, &nthreads, &ticks);
+		sscanf(line, "%15s %u %u %u %u %lld %lld", status, &cont, &nnew,
+		       &gone, &neg, &delta, &ubase);
 	assert_int_equal(pclose(p), 0);
-	assert_int_equal(ngroups, 1);
-	assert_string_equal(status, "new");
-	assert_int_equal(nthreads, NTHREADS);
-	/* USER_HZ ticks (100 per second) to ns. */
-	double got = (double)ticks * 1e7, want = (double)spent;
-	print_message("burn-{N}: %llu ticks = %.3f s, getrusage %.3f s\n",
-		      ticks, got / 1e9, want / 1e9);
-	assert_true(want >= NTHREADS * (double)SPIN_NS * 0.99);
-	assert_true(got >= want * 0.85 && got <= want * 1.15);
+	print_message("ctp-restart: %s, members %u/%u/%u, utime delta %lld "
+		      "(BASE had %lld)\n",
+		      status, cont, nnew, gone, delta, ubase);
+	assert_string_equal(status, "restarted");
+	assert_int_equal(cont, 0);
+	assert_int_equal(nnew, 1);
+	assert_int_equal(gone, 1);
+	assert_int_equal(neg, 0);
+	/* The second one's own CPU, not CAND - BASE (negative). */
+	assert_true(delta >= 0 && delta < ubase);
 }
 
 static int setup(void **state)
@@ -191,6 +308,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_live_burn),
+		cmocka_unit_test(test_live_restart),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

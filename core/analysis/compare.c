@@ -17,6 +17,7 @@
 #include "group.h"
 #include "grow.h"
 #include "hostdiff.h"
+#include "ident.h"
 #include "compare.h"
 #include "reader.h"
 #include "render.h"
@@ -37,15 +38,36 @@ struct fpair {
 	const struct ctp_agg *col[2];
 };
 
+/* A joined group's status (docs/COMPARE.md "Identity"). */
+enum gstatus { ST_NEW, ST_GONE, ST_CONTINUING, ST_RESTARTED };
+static const char *const gstatus_names[] = {"new", "gone", "continuing",
+					    "restarted"};
+
 /* One joined group: index into each side's table, or -1. */
 struct jrow {
 	long idx[2];
 	int rank; /* sorting: 0 new, 1 gone, 2 both */
 	long double score;
+	bool has_key; /* --sort delta:/rate:, the sort field's delta */
+	long double key;
+	enum gstatus status;
+	/* Threads by identity (only when the snapshots have start times):
+	 * CAND members that were in BASE, CAND members that were not, BASE
+	 * members no longer in CAND. */
+	bool has_members;
+	uint32_t n_cont, n_new, n_gone;
+	/* Ages of the oldest and youngest member at its snapshot's capture
+	 * (CAND's; BASE's for a gone group), when start times and the
+	 * boot clock were recorded. */
+	bool has_age;
+	uint64_t age_old, age_young;
 };
+
+struct ctx;
 
 /* A grouped section ready to print. */
 struct gsec {
+	const struct ctx *x;
 	const char *name;  /* "threads", "cgroups", "psi" */
 	const char *title; /* "Threads", ... */
 	struct ctp_groups *g[2];
@@ -54,7 +76,11 @@ struct gsec {
 	struct jrow *rows;
 	size_t nrows, shown;
 	struct ctp_agg *aggs; /* host fields: one "group", owned */
+	long by;	      /* the sort field's index in fp, or -1 */
 };
+
+/* What --sort orders by. */
+enum sort_kind { SORT_REL, SORT_VALUE, SORT_DELTA };
 
 struct writer;
 
@@ -66,6 +92,16 @@ struct ctx {
 	FILE *out;
 	bool color;
 	size_t columns; /* 0: no limit */
+	struct ctp_ident *id;
+	/* Seconds between the captures (0: unknown, no rates) and the
+	 * clock that measured it. */
+	long double interval;
+	const char *interval_clock;
+	/* --sort resolved: the kind and the field (NULL for rel); `sort`
+	 * as given or defaulted, for the header. */
+	enum sort_kind sort_kind;
+	const char *sort_field, *sort;
+	char sort_buf[256];
 };
 
 struct ctp_hostdiff;
@@ -247,16 +283,147 @@ static void csv_agg(FILE *out, const struct ctp_agg *a)
 
 /* ---- One field of one joined group ---- */
 
+static const struct ctp_group *row_group(const struct gsec *s,
+					 const struct jrow *r, int k)
+{
+	return r->idx[k] >= 0 ? ctp_groups_at(s->g[k], (size_t)r->idx[k])
+			      : NULL;
+}
+
+static const char *const *row_key(const struct gsec *s, const struct jrow *r)
+{
+	return row_group(s, r, r->idx[0] >= 0 ? 0 : 1)->key;
+}
+
 struct cmp {
 	const struct ctp_agg *a[2]; /* NULL: group or field missing there */
-	bool num;		    /* both sides numeric and present */
+	bool num;		    /* a delta (both sides, or per member) */
 	long double x[2], delta;
 	bool has_pct;
 	long double pct;
 	bool cat;     /* compared as categories */
 	bool changed; /* categorical: the rendered values differ */
+	/* Counters: the delta per second of the interval and, for time
+	 * units, that as percent of one CPU; a member's counter went
+	 * backwards (reset), so its CAND value was counted instead. */
+	bool has_rate, has_cpu, reset;
+	long double rate, cpu;
 	char h[2][160];
 };
+
+/* A counter the interval can be read from: a cumulative number. */
+static bool is_counter(const struct ctp_snap_field *f)
+{
+	return f->kind == CTP_KIND_COUNTER && f->rule == CTP_RULE_SUM &&
+	       (f->type == CTP_TYPE_U64 || f->type == CTP_TYPE_I64);
+}
+
+/* Seconds per unit of a time unit, 0 for other units. */
+static long double unit_seconds(uint8_t unit)
+{
+	return unit == CTP_UNIT_NS	? 1e-9L
+	       : unit == CTP_UNIT_US	? 1e-6L
+	       : unit == CTP_UNIT_TICKS ? 1.0L / CTP_USER_HZ
+					: 0;
+}
+
+static bool value_number(const struct ctp_value *v, long double *x)
+{
+	if (v->type == CTP_TYPE_U64)
+		*x = (long double)v->u64;
+	else if (v->type == CTP_TYPE_I64)
+		*x = (long double)v->i64;
+	else
+		return false;
+	return true;
+}
+
+/* The member rows of field f's scope in group g and how they match BASE. */
+static uint32_t scope_rows(const struct ctp_ident *id,
+			   const struct ctp_group *g, uint8_t scope,
+			   const uint32_t **rows, const long **match)
+{
+	switch (scope) {
+	case CTP_SCOPE_THREAD:
+		*rows = g->threads, *match = id->tmatch;
+		return g->n_threads;
+	case CTP_SCOPE_PROCESS:
+		*rows = g->processes, *match = id->pmatch;
+		return g->n_processes;
+	case CTP_SCOPE_CGROUP:
+		*rows = g->cgroups, *match = id->cmatch;
+		return g->n_cgroups;
+	}
+	return 0;
+}
+
+/*
+ * A counter's delta over the interval, member by member: a CAND member
+ * that was in BASE adds its difference, a new one its whole value (it
+ * started from zero); BASE members that left add nothing. A member whose
+ * counter went backwards was reset by the kernel: it adds its CAND value
+ * and c->reset says so. Never aggregate(CAND) - aggregate(BASE), which goes
+ * negative when a group's members are replaced. False when no member had
+ * a value on both sides (or was new).
+ */
+static bool member_delta(const struct gsec *s, const struct jrow *r,
+			 const struct fpair *p, struct cmp *c)
+{
+	const struct ctx *x = s->x;
+	const struct ctp_group *g = row_group(s, r, 1);
+	const uint32_t *rows;
+	const long *match;
+	uint32_t n, used = 0;
+
+	if (!g || !p->f[1])
+		return false;
+	n = scope_rows(x->id, g, p->f[1]->scope, &rows, &match);
+	c->delta = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct ctp_value v =
+			ctp_snap_value(x->snap[1], p->f[1], rows[i]);
+		long double x1, x0, d;
+		if (!value_number(&v, &x1))
+			continue;
+		long b = match[rows[i]];
+		if (b < 0) {
+			c->delta += x1, used++;
+			continue;
+		}
+		if (!p->f[0])
+			continue;
+		v = ctp_snap_value(x->snap[0], p->f[0], (size_t)b);
+		if (!value_number(&v, &x0))
+			continue;
+		d = x1 - x0;
+		if (d < 0)
+			c->reset = true, d = x1;
+		c->delta += d, used++;
+	}
+	return used > 0;
+}
+
+/* Per-member deltas apply to counters of grouped rows when the
+ * snapshots have start times (else the aggregates are subtracted). */
+static bool per_member(const struct gsec *s, const struct ctp_snap_field *f)
+{
+	return s->x && s->x->id && s->x->id->ok && s->g[0] &&
+	       f->scope != CTP_SCOPE_HOST && is_counter(f);
+}
+
+/* Rates of a counter's delta over the interval. */
+static void cell_rates(const struct ctx *x, const struct ctp_snap_field *f,
+		       struct cmp *c)
+{
+	if (!c->num || !is_counter(f) || !x || x->interval <= 0)
+		return;
+	c->has_rate = true;
+	c->rate = c->delta / x->interval;
+	if (unit_seconds(f->unit) > 0) {
+		c->has_cpu = true;
+		c->cpu = c->delta * unit_seconds(f->unit) / x->interval * 100;
+	}
+}
 
 static void compare_cell(const struct gsec *s, const struct jrow *r,
 			 const struct fpair *p, struct cmp *c)
@@ -270,20 +437,24 @@ static void compare_cell(const struct gsec *s, const struct jrow *r,
 		human_agg(p->f[k] ? p->f[k]->unit : f->unit, c->a[k], c->h[k],
 			  sizeof(c->h[k]));
 	}
-	(void)s;
 	if (c->cat) {
 		c->changed = strcmp(c->h[0], c->h[1]) != 0;
 		return;
 	}
-	if (c->a[0] && c->a[1] && ctp_agg_number(c->a[0], &c->x[0]) &&
-	    ctp_agg_number(c->a[1], &c->x[1])) {
-		c->num = true;
-		c->delta = c->x[1] - c->x[0];
-		if (c->x[0] != 0) {
-			c->has_pct = true;
-			c->pct = c->delta * 100 / absl_(c->x[0]);
-		}
+	bool n0 = c->a[0] && ctp_agg_number(c->a[0], &c->x[0]);
+	bool n1 = c->a[1] && ctp_agg_number(c->a[1], &c->x[1]);
+	if (per_member(s, f))
+		c->num = member_delta(s, r, p, c);
+	else if (n0 && n1)
+		c->num = true, c->delta = c->x[1] - c->x[0];
+	/* A percentage of a ratio (a unit that is itself a percentage)
+	 * means nothing; from zero it is none either. */
+	if (c->num && n0 && c->x[0] != 0 && r->idx[0] >= 0 &&
+	    f->unit != CTP_UNIT_CENTIPCT) {
+		c->has_pct = true;
+		c->pct = c->delta * 100 / absl_(c->x[0]);
 	}
+	cell_rates(s ? s->x : NULL, f, c);
 	c->changed = c->num ? c->delta != 0 : strcmp(c->h[0], c->h[1]) != 0;
 }
 
@@ -305,7 +476,73 @@ static void csv_cmp(FILE *out, const char *field, const struct cmp *c)
 	fputc(',', out);
 	if (c->has_pct)
 		fprintf(out, "%.4Lf", c->pct);
-	fprintf(out, ",%d\n", c->changed);
+	fprintf(out, ",%d,", c->changed);
+	if (c->has_rate)
+		fprintf(out, "%.6Lg", c->rate);
+	fputc(',', out);
+	if (c->has_cpu)
+		fprintf(out, "%.4Lf", c->cpu);
+	fprintf(out, ",%d", c->reset);
+}
+
+/* The empty member and uptime columns of a CSV line that is no group. */
+#define CSV_NO_GROUP ",,,,,\n"
+
+/* The end of a group's CSV line: its member counts and ages (s). */
+static void csv_row_tail(FILE *out, const struct jrow *r)
+{
+	if (r->has_members)
+		fprintf(out, ",%" PRIu32 ",%" PRIu32 ",%" PRIu32, r->n_cont,
+			r->n_new, r->n_gone);
+	else
+		fputs(",,,", out);
+	if (r->has_age)
+		fprintf(out, ",%.3f,%.3f\n", (double)r->age_old / 1e9,
+			(double)r->age_young / 1e9);
+	else
+		fputs(",,\n", out);
+}
+
+/* A counter's rate for humans, in its unit per second: "1.20 MiB/s",
+ * "973 ms/s", "3.50/s". */
+static void human_rate(char *buf, size_t n, long double rate, uint8_t unit)
+{
+	char t[64];
+	long double m = absl_(rate);
+	const char *sign = rate < 0 ? "-" : "";
+	if (unit_seconds(unit) > 0) {
+		/* In ns, so that ticks read as time too. */
+		m = m * unit_seconds(unit) * 1e9L;
+		unit = CTP_UNIT_NS;
+	}
+	if (m == 0)
+		snprintf(buf, n, "0");
+	else if (m > 1.8e19L)
+		snprintf(buf, n, "%s>huge/s", sign);
+	else if ((unit == CTP_UNIT_COUNT || unit == CTP_UNIT_NONE) && m < 100)
+		snprintf(buf, n, "%s%.2Lf/s", sign, m);
+	else if (unit == CTP_UNIT_NS && m > 0 && m < 1)
+		snprintf(buf, n, "%s%.2Lf ns/s", sign, m);
+	else {
+		ctp_render_mag(t, sizeof(t), (uint64_t)(m + 0.5L), unit);
+		snprintf(buf, n, "%s%s/s", sign, t);
+	}
+}
+
+/* An age for humans, short: "45.2s", "12m05s", "3h07m", "2d04h". */
+static void human_age(char *buf, size_t n, uint64_t ns)
+{
+	uint64_t s = ns / 1000000000u;
+	if (s < 60)
+		snprintf(buf, n, "%.1fs", (double)ns / 1e9);
+	else if (s < 3600)
+		snprintf(buf, n, "%" PRIu64 "m%02" PRIu64 "s", s / 60, s % 60);
+	else if (s < 86400)
+		snprintf(buf, n, "%" PRIu64 "h%02" PRIu64 "m", s / 3600,
+			 s % 3600 / 60);
+	else
+		snprintf(buf, n, "%" PRIu64 "d%02" PRIu64 "h", s / 86400,
+			 s % 86400 / 3600);
 }
 
 static void human_change(const struct cmp *c, uint8_t unit, char *d, size_t dn,
@@ -313,7 +550,8 @@ static void human_change(const struct cmp *c, uint8_t unit, char *d, size_t dn,
 {
 	d[0] = pc[0] = '\0';
 	if (c->cat) {
-		if (c->changed)
+		/* A group on one side only has no change to tell. */
+		if (c->changed && c->a[0] && c->a[1])
 			snprintf(d, dn, "%s -> %s", c->h[0], c->h[1]);
 		return;
 	}
@@ -423,15 +661,28 @@ static long double rel_score(const struct gsec *s, const struct jrow *r)
 struct sortctx {
 	const struct gsec *s;
 	const struct fpair *by; /* NULL: rel */
+	enum sort_kind kind;
 	bool asc;
 };
+
+/* By the sort field's delta: groups without one last either way. */
+static int cmp_keys(const struct jrow *a, const struct jrow *b, bool asc)
+{
+	int c;
+	if (a->has_key != b->has_key)
+		return a->has_key ? -1 : 1;
+	c = (a->key > b->key) - (a->key < b->key);
+	return asc ? c : -c;
+}
 
 static int cmp_jrows(const void *pa, const void *pb, void *arg)
 {
 	const struct sortctx *sc = arg;
 	const struct jrow *a = pa, *b = pb;
 	int c = 0;
-	if (!sc->by) {
+	if (sc->kind == SORT_DELTA) {
+		c = cmp_keys(a, b, sc->asc);
+	} else if (!sc->by) {
 		c = (a->rank > b->rank) - (a->rank < b->rank);
 		if (!c)
 			c = (a->score < b->score) - (a->score > b->score);
@@ -464,6 +715,60 @@ static int cmp_jrows(const void *pa, const void *pb, void *arg)
 	return (a < b) ? -1 : a > b;
 }
 
+/* Ages of group g's members (side k) at that side's capture. */
+static void row_ages(const struct ctx *x, const struct ctp_group *g, int k,
+		     struct jrow *r)
+{
+	uint64_t boot = x->id->boot_ns[k];
+	for (uint32_t i = 0; boot && i < g->n_threads; i++) {
+		uint64_t st = x->id->tstart[k][g->threads[i]];
+		if (st == CTP_IDENT_UNKNOWN || st > boot)
+			continue;
+		uint64_t age = boot - st;
+		if (!r->has_age || age > r->age_old)
+			r->age_old = age;
+		if (!r->has_age || age < r->age_young)
+			r->age_young = age;
+		r->has_age = true;
+	}
+}
+
+/*
+ * A joined row's status, member counts and ages. By identity, a group
+ * present on both sides none of whose CAND threads were in BASE had its
+ * members replaced: restarted.
+ */
+static void row_members(const struct ctx *x, const struct gsec *s,
+			struct jrow *r)
+{
+	const struct ctp_group *g0 = row_group(s, r, 0),
+			       *g1 = row_group(s, r, 1);
+	const struct ctp_ident *id = x->id;
+
+	r->status = r->rank == 0   ? ST_NEW
+		    : r->rank == 1 ? ST_GONE
+				   : ST_CONTINUING;
+	row_ages(x, g1 ? g1 : g0, g1 ? 1 : 0, r);
+	if (!id->ok)
+		return;
+	r->has_members = true;
+	for (uint32_t i = 0; g1 && i < g1->n_threads; i++)
+		id->tmatch[g1->threads[i]] >= 0 ? r->n_cont++ : r->n_new++;
+	for (uint32_t i = 0; g0 && i < g0->n_threads; i++)
+		r->n_gone += !id->talive[g0->threads[i]];
+	if (g0 && g1 && g0->n_threads && r->n_new && !r->n_cont)
+		r->status = ST_RESTARTED;
+}
+
+/* The index in s->fp of the sort field, or -1. */
+static long find_by(const struct ctx *x, const struct gsec *s)
+{
+	for (size_t k = 0; x->sort_field && k < s->nfp; k++)
+		if (!strcmp(s->fp[k].name, x->sort_field))
+			return (long)k;
+	return -1;
+}
+
 /* Join two group tables by key and sort the rows. */
 static int build_rows(struct ctx *x, struct gsec *s)
 {
@@ -486,29 +791,29 @@ static int build_rows(struct ctx *x, struct gsec *s)
 		r->idx[0] = c <= 0 ? (long)i++ : -1;
 		r->idx[1] = c >= 0 ? (long)j++ : -1;
 		r->rank = r->idx[0] < 0 ? 0 : r->idx[1] < 0 ? 1 : 2;
+		row_members(x, s, r);
 	}
-	const struct fpair *by = NULL;
-	if (x->o->r.sort && strcmp(x->o->r.sort, "rel") != 0) {
-		for (size_t k = 0; k < s->nfp; k++)
-			if (!strcmp(s->fp[k].name, x->o->r.sort))
-				by = &s->fp[k];
-		/* A field of another section: keep key order. */
-		if (!by) {
-			s->shown = x->o->r.limit && x->o->r.limit < s->nrows
-					   ? (size_t)x->o->r.limit
-					   : s->nrows;
-			return 0;
-		}
-	} else {
-		for (size_t k = 0; k < s->nrows; k++)
-			s->rows[k].score = rel_score(s, &s->rows[k]);
-	}
-	/* Stable: qsort_r with the index as the last key. */
-	struct sortctx sc = {s, by, x->o->asc};
-	qsort_r(s->rows, s->nrows, sizeof(*s->rows), cmp_jrows, &sc);
+	s->by = find_by(x, s);
+	const struct fpair *by = s->by >= 0 ? &s->fp[s->by] : NULL;
 	s->shown = x->o->r.limit && x->o->r.limit < s->nrows
 			   ? (size_t)x->o->r.limit
 			   : s->nrows;
+	/* A field of another section: keep key order. */
+	if (x->sort_kind != SORT_REL && !by)
+		return 0;
+	for (size_t k = 0; k < s->nrows; k++) {
+		struct jrow *r = &s->rows[k];
+		struct cmp c;
+		if (x->sort_kind == SORT_REL) {
+			r->score = rel_score(s, r);
+		} else if (x->sort_kind == SORT_DELTA) {
+			compare_cell(s, r, by, &c);
+			r->has_key = c.num, r->key = c.delta;
+		}
+	}
+	/* Stable: qsort_r with the index as the last key. */
+	struct sortctx sc = {s, by, x->sort_kind, x->o->asc};
+	qsort_r(s->rows, s->nrows, sizeof(*s->rows), cmp_jrows, &sc);
 	return 0;
 }
 
@@ -524,6 +829,7 @@ static int gsec_build(struct ctx *x, struct gsec *s,
 		      const struct ctp_group_spec *spec, unsigned scopes,
 		      int psi, char *err, size_t errlen)
 {
+	s->x = x;
 	for (int k = 0; k < 2; k++) {
 		int r = ctp_groups_new(x->snap[k], spec, &s->g[k], err, errlen);
 		if (r < 0) {
@@ -541,23 +847,6 @@ static int gsec_build(struct ctx *x, struct gsec *s,
 		return -ENOMEM;
 	}
 	return 0;
-}
-
-static const struct ctp_group *row_group(const struct gsec *s,
-					 const struct jrow *r, int k)
-{
-	return r->idx[k] >= 0 ? ctp_groups_at(s->g[k], (size_t)r->idx[k])
-			      : NULL;
-}
-
-static const char *const *row_key(const struct gsec *s, const struct jrow *r)
-{
-	return row_group(s, r, r->idx[0] >= 0 ? 0 : 1)->key;
-}
-
-static const char *row_status(const struct jrow *r)
-{
-	return r->rank == 0 ? "new" : r->rank == 1 ? "gone" : "";
 }
 
 /* ---- Table output ---- */
@@ -600,19 +889,29 @@ static void table_free(struct table *t)
 	free(t->color);
 }
 
-/* Print s in exactly w display characters, cut with "..." when wider. */
+/* The byte offset of the i-th character of s (its end when shorter). */
+static size_t char_at(const char *s, size_t i)
+{
+	size_t n = 0;
+	const char *p = s;
+	for (; *p; p++)
+		if (((unsigned char)*p & 0xc0) != 0x80 && n++ == i)
+			break;
+	return (size_t)(p - s);
+}
+
+/* Print s in exactly w display characters. Wider: cut in the middle with
+ * "..." so that both ends of a name stay (taskstats.f...delay_total and
+ * taskstats.f...delay_max stay apart); right-aligned cells keep the head. */
 static void put_cell(FILE *out, const char *s, size_t w, bool right, bool last)
 {
 	size_t sw = ctp_render_width(s);
 	if (sw > w) {
-		size_t keep = w > 3 ? w - 3 : 0, n = 0;
-		const char *p = s;
-		for (; *p; p++) {
-			if (((unsigned char)*p & 0xc0) != 0x80 && n++ == keep)
-				break;
-		}
-		fwrite(s, 1, (size_t)(p - s), out);
+		size_t keep = w > 3 ? w - 3 : 0;
+		size_t tail = right ? 0 : keep / 2, head = keep - tail;
+		fwrite(s, 1, char_at(s, head), out);
 		fputs(w >= 3 ? "..." : "", out);
+		fputs(s + char_at(s, sw - tail), out);
 		return;
 	}
 	if (right)
@@ -621,12 +920,37 @@ static void put_cell(FILE *out, const char *s, size_t w, bool right, bool last)
 		fprintf(out, "%s%*s", s, last ? 0 : (int)(w - sw), "");
 }
 
+/* Cut the widest column wider than `min` by what the line is over (at
+ * least one character). False when none is. */
+static bool table_cut(struct table *t, size_t over, size_t min)
+{
+	size_t widest = 0, wc = 0;
+	for (size_t c = 0; c < t->ncols; c++)
+		if (!t->cols[c].drop && t->cols[c].w > widest)
+			widest = t->cols[c].w, wc = c;
+	if (widest <= min)
+		return false;
+	t->cols[wc].w = over < widest - min ? widest - over : min;
+	return true;
+}
+
+static bool table_drop(struct table *t, const char *title)
+{
+	for (size_t c = 0; c < t->ncols; c++)
+		if (!t->cols[c].drop && !strcmp(t->cols[c].title, title)) {
+			t->cols[c].drop = true;
+			return true;
+		}
+	return false;
+}
+
 /*
- * Fit the table into x->columns: first cut the widest left-aligned
- * columns (names, keys) down to 12 characters, then drop columns in the
- * order of `drop` (titles), least useful first.
+ * Fit the table into x->columns by the steps in `fit`, in order, each
+ * taken only while the table is too wide: "<N" cuts the widest columns
+ * (names, keys, long categorical changes) down to no less than N
+ * characters; any other string drops the column of that title.
  */
-static void table_fit(struct ctx *x, struct table *t, const char *const *drop)
+static void table_fit(struct ctx *x, struct table *t, const char *const *fit)
 {
 	for (size_t c = 0; c < t->ncols; c++) {
 		t->cols[c].w = ctp_render_width(t->cols[c].title);
@@ -636,38 +960,20 @@ static void table_fit(struct ctx *x, struct table *t, const char *const *drop)
 				t->cols[c].w = w;
 		}
 	}
-	if (!x->columns)
-		return;
-	for (;;) {
-		size_t total = 0, widest = 0, wc = 0;
+	for (size_t i = 0; x->columns && fit[i];) {
+		size_t total = 0;
 		for (size_t c = 0; c < t->ncols; c++)
 			if (!t->cols[c].drop)
 				total += t->cols[c].w + 2;
 		if (total <= x->columns)
 			return;
-		for (size_t c = 0; c < t->ncols; c++)
-			if (!t->cols[c].drop && !t->cols[c].right &&
-			    t->cols[c].w > widest)
-				widest = t->cols[c].w, wc = c;
-		if (widest > 12) {
-			size_t over = total - x->columns;
-			t->cols[wc].w = widest - over >= 12 && over < widest
-						? widest - over
-					: widest - 1 < 12 ? 12
-							  : widest - 1;
-			continue;
+		if (fit[i][0] == '<') {
+			if (!table_cut(t, total - x->columns,
+				       (size_t)atoi(fit[i] + 1)))
+				i++;
+		} else {
+			table_drop(t, fit[i++]);
 		}
-		bool dropped = false;
-		for (size_t d = 0; drop && drop[d] && !dropped; d++)
-			for (size_t c = 0; c < t->ncols; c++)
-				if (!t->cols[c].drop &&
-				    !strcmp(t->cols[c].title, drop[d])) {
-					t->cols[c].drop = true;
-					dropped = true;
-					break;
-				}
-		if (!dropped)
-			return; /* nothing left to give: let it wrap */
 	}
 }
 
@@ -727,45 +1033,76 @@ static void count_pair(char *buf, size_t n, const struct ctp_group *a,
 		snprintf(buf, n, "%s -> %s", x, y);
 }
 
-static const char *const mode_titles[][5] = {
-	[CTP_COMPARE_FULL] = {"BASE", "CAND", "DELTA", "%", NULL},
-	[CTP_COMPARE_DELTA] = {"DELTA", NULL},
+static const char *const mode_titles[][7] = {
+	[CTP_COMPARE_FULL] = {"BASE", "CAND", "DELTA", "/s", "%CPU", "%", NULL},
+	[CTP_COMPARE_DELTA] = {"DELTA", "/s", "%CPU", NULL},
 	[CTP_COMPARE_PERCENT] = {"%", NULL},
 	[CTP_COMPARE_ARROW] = {"CHANGE", NULL},
 };
 
 #define GSEC_CELL 400
+/* Columns before the mode's: the key's, then these. */
+#define GSEC_FIXED 5
 
-/* The columns: the group key, status, counts, the field and the mode's
- * value columns. */
+/* The columns: the group key, status, uptime, counts, the field and the
+ * mode's value columns. */
 static void gsec_columns(const struct gsec *s, int mode, size_t nk, size_t nm,
 			 struct table *t)
 {
 	for (size_t k = 0; k < nk; k++)
 		t->cols[k] = (struct tcol){ctp_groups_key_title(s->g[0], k)};
 	t->cols[nk] = (struct tcol){"STATUS"};
-	t->cols[nk + 1] = (struct tcol){"THREADS", true};
-	t->cols[nk + 2] = (struct tcol){"PROCS", true};
-	t->cols[nk + 3] = (struct tcol){"FIELD"};
+	t->cols[nk + 1] = (struct tcol){"UPTIME", true};
+	t->cols[nk + 2] = (struct tcol){"THREADS", true};
+	t->cols[nk + 3] = (struct tcol){"PROCS", true};
+	t->cols[nk + 4] = (struct tcol){"FIELD"};
 	for (size_t m = 0; m < nm; m++)
-		t->cols[nk + 4 + m] = (struct tcol){mode_titles[mode][m],
-						    mode != CTP_COMPARE_ARROW};
+		t->cols[nk + GSEC_FIXED + m] = (struct tcol){
+			mode_titles[mode][m], mode != CTP_COMPARE_ARROW};
 }
 
 /* "<title>: N groups in BASE, M in CAND; ..." */
 static void gsec_summary(struct ctx *x, const struct gsec *s)
 {
-	size_t nnew = 0, ngone = 0;
+	size_t n[4] = {0};
 
 	for (size_t r = 0; r < s->nrows; r++)
-		nnew += s->rows[r].rank == 0, ngone += s->rows[r].rank == 1;
+		n[s->rows[r].status]++;
 	fprintf(x->out,
 		"\n%s: %zu groups in BASE, %zu in CAND; %zu new, %zu gone",
 		s->title, ctp_groups_count(s->g[0]), ctp_groups_count(s->g[1]),
-		nnew, ngone);
+		n[ST_NEW], n[ST_GONE]);
+	if (n[ST_RESTARTED])
+		fprintf(x->out, ", %zu restarted", n[ST_RESTARTED]);
 	if (s->shown < s->nrows)
 		fprintf(x->out, "; showing %zu", s->shown);
 	fprintf(x->out, "\n");
+}
+
+/* A group's status for the table: new, gone, restarted; a continuing
+ * group only says how its members changed ("+2 -1": two new threads, one
+ * gone), nothing when they did not. */
+static void status_cell(const struct jrow *r, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	if (r->status != ST_CONTINUING)
+		snprintf(buf, n, "%s", gstatus_names[r->status]);
+	else if (r->n_new && r->n_gone)
+		snprintf(buf, n, "+%" PRIu32 " -%" PRIu32, r->n_new, r->n_gone);
+	else if (r->n_new || r->n_gone)
+		snprintf(buf, n, "%c%" PRIu32, r->n_new ? '+' : '-',
+			 r->n_new ? r->n_new : r->n_gone);
+}
+
+/* How long the group has existed: its oldest member's age ("-" when
+ * unknown). A group that has just started shows a small one; a continuing
+ * group's new members show in STATUS; JSON and CSV have both ends. */
+static void uptime_cell(const struct jrow *r, char *buf, size_t n)
+{
+	if (r->has_age)
+		human_age(buf, n, r->age_old);
+	else
+		snprintf(buf, n, "-");
 }
 
 /* The first line of a row: its key, status and counts. */
@@ -779,11 +1116,21 @@ static void gsec_key_cells(const struct gsec *s, const struct jrow *r,
 		ctp_render_escape(v, strlen(v), CTP_RENDER_CELL_MAX, buf[k],
 				  GSEC_CELL);
 	}
-	snprintf(buf[nk], GSEC_CELL, "%s", row_status(r));
-	count_pair(buf[nk + 1], GSEC_CELL, row_group(s, r, 0),
-		   row_group(s, r, 1), true);
+	status_cell(r, buf[nk], GSEC_CELL);
+	uptime_cell(r, buf[nk + 1], GSEC_CELL);
 	count_pair(buf[nk + 2], GSEC_CELL, row_group(s, r, 0),
+		   row_group(s, r, 1), true);
+	count_pair(buf[nk + 3], GSEC_CELL, row_group(s, r, 0),
 		   row_group(s, r, 1), false);
+}
+
+/* The rate and %CPU cells of a counter (empty for other fields). */
+static void rate_cells(const struct cmp *c, uint8_t unit, char *rate, char *cpu)
+{
+	if (c->has_rate)
+		human_rate(rate, GSEC_CELL, c->rate, unit);
+	if (c->has_cpu)
+		snprintf(cpu, GSEC_CELL, "%.1Lf%%", c->cpu);
 }
 
 /* One field of a row: its name and the mode's value cells. */
@@ -797,15 +1144,19 @@ static void gsec_field_cells(const struct gsec *s, const struct jrow *r,
 	compare_cell(s, r, p, &c);
 	human_change(&c, any_f(p)->unit, d, sizeof(d), pc, sizeof(pc));
 	snprintf(name, GSEC_CELL, "%s", p->name);
+	if (c.reset)
+		snprintf(d + strlen(d), sizeof(d) - strlen(d), " (reset)");
 	switch (mode) {
 	case CTP_COMPARE_FULL:
 		snprintf(m[0], GSEC_CELL, "%s", c.h[0]);
 		snprintf(m[1], GSEC_CELL, "%s", c.h[1]);
 		snprintf(m[2], GSEC_CELL, "%s", d);
-		snprintf(m[3], GSEC_CELL, "%s", pc);
+		rate_cells(&c, any_f(p)->unit, m[3], m[4]);
+		snprintf(m[5], GSEC_CELL, "%s", pc);
 		break;
 	case CTP_COMPARE_DELTA:
 		snprintf(m[0], GSEC_CELL, "%s", d);
+		rate_cells(&c, any_f(p)->unit, m[1], m[2]);
 		break;
 	case CTP_COMPARE_PERCENT:
 		snprintf(m[0], GSEC_CELL, "%s", c.cat ? d : pc);
@@ -826,13 +1177,20 @@ static int gsec_row(struct table *t, char **cells, char (*buf)[GSEC_CELL],
 		    int mode)
 {
 	for (size_t j = 0; j < s->nfp || j == 0; j++) {
+		/* The sort field first, so that the line with the key
+		 * shows what the group was ranked by. */
+		size_t f = s->by < 0		? j
+			   : j == 0		? (size_t)s->by
+			   : j <= (size_t)s->by ? j - 1
+						: j;
 		for (size_t i = 0; i < t->ncols; i++)
 			buf[i][0] = '\0';
 		if (j == 0)
 			gsec_key_cells(s, r, nk, buf);
 		if (j < s->nfp)
-			gsec_field_cells(s, r, &s->fp[j], mode, buf[nk + 3],
-					 buf + nk + 4);
+			gsec_field_cells(s, r, &s->fp[f], mode,
+					 buf[nk + GSEC_FIXED - 1],
+					 buf + nk + GSEC_FIXED);
 		if (table_add(t, cells,
 			      j		     ? 0
 			      : r->rank == 0 ? 1
@@ -843,10 +1201,56 @@ static int gsec_row(struct table *t, char **cells, char (*buf)[GSEC_CELL],
 	return 0;
 }
 
+/*
+ * One line per shown group with the sort field's change only, before the
+ * per-field blocks: a group's block is as long as the fields selected (a
+ * hundred and more by default), so without this the first screen would
+ * hold one group instead of the ranking.
+ */
+static int print_gsec_overview(struct ctx *x, const struct gsec *s, size_t nk)
+{
+	static const char *const drop[] = {"<24",    "PROCS", "THREADS",
+					   "/s",     "<16",   "UPTIME",
+					   "STATUS", "<12",   NULL};
+	struct gsec one = *s;
+	struct table t = {.ncols = nk + GSEC_FIXED + 3};
+	char **cells = calloc(t.ncols, sizeof(*cells));
+	char(*buf)[GSEC_CELL] = calloc(t.ncols, sizeof(*buf));
+	int ret = -ENOMEM;
+
+	t.cols = calloc(t.ncols, sizeof(*t.cols));
+	one.fp = &s->fp[s->by], one.nfp = 1, one.by = 0;
+	if (!cells || !buf || !t.cols)
+		goto out;
+	gsec_columns(s, CTP_COMPARE_DELTA, nk, 3, &t);
+	t.cols[nk + GSEC_FIXED - 1].drop = true; /* FIELD: the title says */
+	for (size_t i = 0; i < t.ncols; i++)
+		cells[i] = buf[i];
+	for (size_t ri = 0; ri < s->shown; ri++)
+		if (gsec_row(&t, cells, buf, &one, &s->rows[ri], nk,
+			     CTP_COMPARE_DELTA) < 0)
+			goto out;
+	fprintf(x->out, "  By %s over the interval:\n", s->fp[s->by].name);
+	table_fit(x, &t, drop);
+	table_print(x, &t);
+	fputc('\n', x->out);
+	ret = 0;
+out:
+	table_free(&t);
+	free(t.cols);
+	free(cells);
+	free(buf);
+	return ret;
+}
+
 static int print_gsec_table(struct ctx *x, struct gsec *s)
 {
-	static const char *const drop[] = {"PROCS", "THREADS", "%",
-					   "BASE",  "STATUS",  NULL};
+	/* Least useful first: what the interval says (delta, %CPU) and who
+	 * (key, status, uptime) stay longest; names are cut, in the
+	 * middle, before they would go. */
+	static const char *const drop[] = {"<24",    "PROCS",  "THREADS", "%",
+					   "BASE",   "CAND",   "/s",	  "<16",
+					   "UPTIME", "STATUS", "<12",	  NULL};
 	size_t nk = ctp_groups_n_key(s->g[0]), nm = 0;
 	int mode = x->o->mode, ret = -ENOMEM;
 	struct table t = {0};
@@ -855,7 +1259,7 @@ static int print_gsec_table(struct ctx *x, struct gsec *s)
 
 	while (mode_titles[mode][nm])
 		nm++;
-	t.ncols = nk + 4 + nm;
+	t.ncols = nk + GSEC_FIXED + nm;
 	cells = calloc(t.ncols, sizeof(*cells));
 	buf = calloc(t.ncols, sizeof(*buf));
 	t.cols = calloc(t.ncols, sizeof(*t.cols));
@@ -865,6 +1269,9 @@ static int print_gsec_table(struct ctx *x, struct gsec *s)
 	for (size_t i = 0; i < t.ncols; i++)
 		cells[i] = buf[i];
 	gsec_summary(x, s);
+	if (s->by >= 0 && s->nfp > 1 && s->shown &&
+	    print_gsec_overview(x, s, nk) < 0)
+		goto out;
 	for (size_t ri = 0; ri < s->shown; ri++)
 		if (gsec_row(&t, cells, buf, s, &s->rows[ri], nk, mode) < 0)
 			goto out;
@@ -872,6 +1279,10 @@ static int print_gsec_table(struct ctx *x, struct gsec *s)
 		table_fit(x, &t, drop);
 		table_print(x, &t);
 	}
+	if (s->shown < s->nrows)
+		fprintf(x->out,
+			"  \u2026 %zu more groups (--top 0 shows all)\n",
+			s->nrows - s->shown);
 	ret = 0;
 out:
 	table_free(&t);
@@ -917,6 +1328,38 @@ static void json_cmp(FILE *out, bool first, const char *name,
 		fprintf(out, "%.4Lf", c->pct);
 	else
 		fputs("null", out);
+	fputs(",\"rate\":", out);
+	if (c->has_rate)
+		fprintf(out, "%.9Lg", c->rate);
+	else
+		fputs("null", out);
+	fputs(",\"cpu_percent\":", out);
+	if (c->has_cpu)
+		fprintf(out, "%.4Lf", c->cpu);
+	else
+		fputs("null", out);
+	fprintf(out, ",\"reset\":%s", c->reset ? "true" : "false");
+}
+
+/* A group's member counts and ages (null when not known). */
+static void json_row_members(FILE *out, const struct jrow *r)
+{
+	fputs(",\"members\":", out);
+	if (r->has_members)
+		fprintf(out,
+			"{\"continuing\":%" PRIu32 ",\"new\":%" PRIu32
+			",\"gone\":%" PRIu32 "}",
+			r->n_cont, r->n_new, r->n_gone);
+	else
+		fputs("null", out);
+	fputs(",\"uptime\":", out);
+	if (r->has_age)
+		fprintf(out,
+			"{\"oldest_ns\":%" PRIu64 ",\"youngest_ns\":%" PRIu64
+			"}",
+			r->age_old, r->age_young);
+	else
+		fputs("null", out);
 }
 
 static void print_gsec_json(struct ctx *x, struct gsec *s)
@@ -930,9 +1373,9 @@ static void print_gsec_json(struct ctx *x, struct gsec *s)
 	}
 	fprintf(out,
 		"],\"groups_base\":%zu,\"groups_cand\":%zu,\"joined\":%zu,"
-		"\"shown\":%zu,\"groups\":[",
+		"\"shown\":%zu,\"more\":%zu,\"groups\":[",
 		ctp_groups_count(s->g[0]), ctp_groups_count(s->g[1]), s->nrows,
-		s->shown);
+		s->shown, s->nrows - s->shown);
 	for (size_t ri = 0; ri < s->shown; ri++) {
 		const struct jrow *r = &s->rows[ri];
 		const char *const *key = row_key(s, r);
@@ -946,10 +1389,8 @@ static void print_gsec_json(struct ctx *x, struct gsec *s)
 			else
 				fputs("null", out);
 		}
-		fprintf(out, "],\"status\":\"%s\"",
-			r->rank == 0   ? "new"
-			: r->rank == 1 ? "gone"
-				       : "both");
+		fprintf(out, "],\"status\":\"%s\"", gstatus_names[r->status]);
+		json_row_members(out, r);
 		fputs(",\"threads\":{\"base\":", out);
 		g0 ? fprintf(out, "%" PRIu32, g0->n_threads)
 		   : fputs("null", out);
@@ -999,10 +1440,7 @@ static void print_gsec_csv(struct ctx *x, struct gsec *s)
 			compare_cell(s, r, &s->fp[j], &c);
 			fprintf(out, "%s,", s->name);
 			csv_str(out, gk);
-			fprintf(out, ",%s",
-				r->rank == 0   ? "new"
-				: r->rank == 1 ? "gone"
-					       : "both");
+			fprintf(out, ",%s", gstatus_names[r->status]);
 			for (int k = 0; k < 2; k++)
 				g[k] ? fprintf(out, ",%" PRIu32,
 					       g[k]->n_threads)
@@ -1012,6 +1450,7 @@ static void print_gsec_csv(struct ctx *x, struct gsec *s)
 					       g[k]->n_processes)
 				     : fputs(",", out);
 			csv_cmp(out, s->fp[j].name, &c);
+			csv_row_tail(out, r);
 		}
 	}
 }
@@ -1103,7 +1542,7 @@ static void host_csv(struct ctx *x, const struct ctp_hostdiff *d)
 		fputc(',', out);
 		if (!d->lines[i].after_absent)
 			csv_str(out, d->lines[i].after);
-		fputs(",,,1\n", out);
+		fputs(",,,1,,," CSV_NO_GROUP, out);
 	}
 }
 
@@ -1158,7 +1597,7 @@ static void psi_cell(struct gsec *s, size_t j, struct cmp *c, char *d,
 
 static int psi_host_table(struct ctx *x, struct gsec *s)
 {
-	static const char *const drop[] = {"%", "BASE", NULL};
+	static const char *const drop[] = {"<12", "%", "BASE", NULL};
 	struct tcol cols[] = {{"FIELD"},
 			      {"BASE", true},
 			      {"CAND", true},
@@ -1208,6 +1647,7 @@ static int psi_host_csv(struct ctx *x, struct gsec *s)
 		psi_cell(s, j, &c, d, sizeof(d), pc, sizeof(pc));
 		fputs("psi,,,,,,", x->out);
 		csv_cmp(x->out, s->fp[j].name, &c);
+		fputs(CSV_NO_GROUP, x->out);
 	}
 	return 0;
 }
@@ -1460,7 +1900,7 @@ static void plugin_csv(struct ctx *x, const struct plugin_pair *pp, bool first)
 		fputc(',', out);
 		if (ha && hb)
 			fprintf(out, "%.0Lf", (long double)b - (long double)a);
-		fprintf(out, ",,%d\n", !(ha && hb && a == b));
+		fprintf(out, ",,%d,,," CSV_NO_GROUP, !(ha && hb && a == b));
 	}
 }
 
@@ -1570,6 +2010,28 @@ const char *const ctp_compare_fmt_names[3] = {"table", "json", "csv"};
 const char *const ctp_compare_section_names[5] = {"threads", "cgroups", "host",
 						  "psi", "plugins"};
 
+/* The interval, and how tasks were matched: once, so that every counter
+ * below is read the same way. */
+static void header_interval(struct ctx *x)
+{
+	char t[64];
+	if (x->interval > 0) {
+		uint64_t ns = (uint64_t)(x->interval * 1e9L + 0.5L);
+		ctp_render_mag(t, sizeof(t), ns, CTP_UNIT_NS);
+		fprintf(x->out,
+			"Interval: %s (%s); rates are per second of it\n", t,
+			x->interval_clock);
+	} else {
+		fprintf(x->out, "Interval: unknown (CAND not after BASE); no "
+				"rates\n");
+	}
+	if (!x->id->ok)
+		fprintf(x->out,
+			"No task identity (%s): counters are CAND - BASE "
+			"per group\n",
+			x->id->why);
+}
+
 static void header_table(struct ctx *x, const char **const only[2],
 			 const size_t nonly[2])
 {
@@ -1587,9 +2049,11 @@ static void header_table(struct ctx *x, const char **const only[2],
 			h->hostname ? ", host " : "",
 			h->hostname ? h->hostname : "");
 	}
-	fprintf(out, "Grouped by %s%s; mode %s\n", x->o->r.group_by,
+	header_interval(x);
+	fprintf(out, "Grouped by %s%s; sorted by %s; mode %s\n",
+		x->o->r.group_by,
 		x->o->r.spec.no_normalize ? " (names not normalized)" : "",
-		ctp_compare_mode_names[x->o->mode]);
+		x->sort, ctp_compare_mode_names[x->o->mode]);
 	for (int k = 0; k < 2; k++) {
 		if (!nonly[k])
 			continue;
@@ -1613,14 +2077,25 @@ static void header_json(struct ctx *x, const char **const only[2],
 		json_str(out, h->tool_version);
 		fputs(",\"hostname\":", out);
 		json_str_or_null(out, h->hostname);
-		fprintf(out, ",\"start_realtime_ns\":%" PRIu64 "}",
+		fprintf(out, ",\"start_realtime_ns\":%" PRIu64,
 			h->start_realtime_ns);
+		fputs(",\"start_boottime_ns\":", out);
+		json_u64_or_null(out, h->start_boottime_ns != 0,
+				 h->start_boottime_ns);
+		fputc('}', out);
 	}
+	fputs(",\"interval_s\":", out);
+	if (x->interval > 0)
+		fprintf(out, "%.9Lf,\"interval_clock\":\"%s\"", x->interval,
+			x->interval_clock);
+	else
+		fputs("null,\"interval_clock\":null", out);
+	fprintf(out, ",\"identity\":%s", x->id->ok ? "true" : "false");
 	fputs(",\"group_by\":", out);
 	json_str(out, x->o->r.group_by);
 	fprintf(out, ",\"normalize\":%s,\"sort\":",
 		x->o->r.spec.no_normalize ? "false" : "true");
-	json_str(out, x->o->r.sort ? x->o->r.sort : "rel");
+	json_str(out, x->sort);
 	fprintf(out, ",\"order\":\"%s\"", x->o->asc ? "asc" : "desc");
 	for (int k = 0; k < 2; k++) {
 		fprintf(out, ",\"fields_only_in_%s\":[", k ? "cand" : "base");
@@ -1639,13 +2114,14 @@ static void header_csv(struct ctx *x, const char **const only[2],
 
 	fputs("section,group,status,threads_base,threads_cand,"
 	      "processes_base,processes_cand,field,base,cand,delta,"
-	      "percent,changed\n",
+	      "percent,changed,rate,cpu_percent,reset,members_continuing,"
+	      "members_new,members_gone,uptime_oldest_s,uptime_youngest_s\n",
 	      out);
 	for (int k = 0; k < 2; k++)
 		for (size_t i = 0; i < nonly[k]; i++) {
 			fprintf(out, "only_in_%s,,,,,,,", k ? "cand" : "base");
 			csv_str(out, only[k][i]);
-			fputs(",,,,,\n", out);
+			fputs(",,,,,,,," CSV_NO_GROUP, out);
 		}
 }
 
@@ -1755,6 +2231,69 @@ static int print_part(struct ctx *x, int (*print)(struct ctx *x))
 	return print(x);
 }
 
+/*
+ * --sort into x->sort_kind and x->sort_field: "rel", "delta:FIELD",
+ * "rate:FIELD" (the same order: the interval is one for all groups),
+ * "FIELD" (its CAND value); without --sort, the command's default. Returns
+ * 0, or -EINVAL after a message for a field in neither snapshot or one
+ * that has no delta.
+ */
+static int resolve_sort(struct ctx *x)
+{
+	const char *s = x->o->r.sort;
+	const struct ctp_snap_field *f[2];
+
+	if (!s && x->o->default_sort)
+		s = x->o->default_sort(x->snap, x->sort_buf,
+				       sizeof(x->sort_buf));
+	x->sort = s ? s : "rel";
+	x->sort_kind = SORT_REL;
+	if (!s || !strcmp(s, "rel"))
+		return 0;
+	x->sort_kind = SORT_VALUE;
+	x->sort_field = s;
+	if (!strncmp(s, "delta:", 6) || !strncmp(s, "rate:", 5)) {
+		x->sort_kind = SORT_DELTA;
+		x->sort_field = strchr(s, ':') + 1;
+	}
+	for (int k = 0; k < 2; k++)
+		f[k] = ctp_snap_field_find(x->snap[k], x->sort_field);
+	if (!f[0] && !f[1]) {
+		fprintf(stderr,
+			PROG ": --sort %s: no such field in either snapshot\n",
+			s);
+		return -EINVAL;
+	}
+	if (x->sort_kind == SORT_DELTA && categorical(f[0] ? f[0] : f[1])) {
+		fprintf(stderr, PROG ": --sort %s: %s has no delta\n", s,
+			x->sort_field);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The time between the captures: CLOCK_BOOTTIME when both recorded it
+ * (it does not jump with the wall clock), else the realtime starts. */
+static void set_interval(struct ctx *x)
+{
+	const struct ctp_snap_header *h0 = ctp_snap_header(x->snap[0]),
+				     *h1 = ctp_snap_header(x->snap[1]);
+	x->interval = 0;
+	x->interval_clock = NULL;
+	if (h0->start_boottime_ns && h1->start_boottime_ns &&
+	    h1->start_boottime_ns > h0->start_boottime_ns) {
+		x->interval = (long double)(h1->start_boottime_ns -
+					    h0->start_boottime_ns) /
+			      1e9L;
+		x->interval_clock = "boottime";
+	} else if (h1->start_realtime_ns > h0->start_realtime_ns) {
+		x->interval = (long double)(h1->start_realtime_ns -
+					    h0->start_realtime_ns) /
+			      1e9L;
+		x->interval_clock = "realtime";
+	}
+}
+
 static int run(struct ctx *x)
 {
 	const struct ctp_compare_opts *o = x->o;
@@ -1774,6 +2313,12 @@ static int run(struct ctx *x)
 	/* A grouping that has a cgroup axis already keys the cgroups. */
 	if (has_cgroup_axis(&o->r.spec))
 		cspec = o->r.spec;
+	set_interval(x);
+	if ((rc = resolve_sort(x)) < 0)
+		goto out;
+	rc = -ENOMEM;
+	if (ctp_ident_new((const struct ctp_snap *const *)x->snap, &x->id) < 0)
+		goto nomem;
 	if ((o->sections & S_THREADS) &&
 	    (r = gsec_build(x, &th, &o->r.spec,
 			    1u << CTP_SCOPE_THREAD | 1u << CTP_SCOPE_PROCESS,
@@ -1787,17 +2332,6 @@ static int run(struct ctx *x)
 	    (r = gsec_build(x, &pcg, &cspec, 1u << CTP_SCOPE_CGROUP, 1, err,
 			    sizeof(err))) < 0)
 		goto fail;
-	if (o->r.sort && strcmp(o->r.sort, "rel") &&
-	    !ctp_snap_field_find(x->snap[0], o->r.sort) &&
-	    !ctp_snap_field_find(x->snap[1], o->r.sort)) {
-		fprintf(stderr,
-			PROG ": --sort %s: no such field in either "
-			     "snapshot\n",
-			o->r.sort);
-		rc = -EINVAL;
-		goto out;
-	}
-
 	if (print_header(x) < 0 ||
 	    ((o->sections & S_THREADS) && print_gsec(x, &th, true) < 0) ||
 	    ((o->sections & S_CGROUPS) && (cg.nfp || x->w->empty_sections) &&
@@ -1825,6 +2359,8 @@ out:
 	gsec_free(&th);
 	gsec_free(&cg);
 	gsec_free(&pcg);
+	ctp_ident_free(x->id);
+	x->id = NULL;
 	return rc;
 }
 

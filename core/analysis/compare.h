@@ -13,7 +13,9 @@
 
 #include "readopts.h"
 
-#define CTP_COMPARE_DEFAULT_LIMIT 50
+/* Groups per section of the table when --top is not given (JSON and CSV:
+ * all). */
+#define CTP_COMPARE_DEFAULT_LIMIT 20
 
 /* Table cells (--mode). */
 enum ctp_compare_mode {
@@ -43,8 +45,18 @@ extern const char *const ctp_compare_mode_names[4];
 extern const char *const ctp_compare_fmt_names[3];
 extern const char *const ctp_compare_section_names[5];
 
+struct ctp_snap;
+
+/* The sort when --sort is not given, chosen from the two snapshots:
+ * "delta:FIELD", "rate:FIELD", "FIELD" or "rel", written into buf (n
+ * bytes) or a constant; NULL for rel. */
+typedef const char *ctp_compare_sort_fn(struct ctp_snap *const snap[2],
+					char *buf, size_t n);
+
 struct ctp_compare_opts {
-	struct ctp_readopts r; /* --group-by, --fields, --limit, --sort... */
+	struct ctp_readopts r; /* --group-by, --fields, --top, --sort... */
+	/* NULL: rel. The command line's is core/cli/compare_cmd.c's. */
+	ctp_compare_sort_fn *default_sort;
 	bool asc;
 	unsigned sections;
 	enum ctp_compare_mode mode;

@@ -4,12 +4,15 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "ctprof/plugin-util.h"
 #include "compare.h"
 #include "readcli.h"
+#include "reader.h"
 
 #define PROG "ctprof-core compare"
 
@@ -19,8 +22,10 @@ static void usage(FILE *out)
 		"Usage: ctprof-core compare [OPTIONS] BASE CAND\n"
 		"Group two snapshots the same way, join the groups by key and "
 		"show, per field,\n"
-		"the baseline, the candidate, the difference and the change "
-		"in percent.\n"
+		"the baseline, the candidate, the change over the interval, "
+		"its rate per second\n"
+		"and, for CPU time, percent of one CPU. Tasks are matched by "
+		"tid and start time.\n"
 		"\n"
 		"  --group-by AXES      pcomm, comm, cgroup, cgroup:HIER, "
 		"none, "
@@ -29,13 +34,17 @@ static void usage(FILE *out)
 		"  --no-normalize       group by raw names, not worker-{N}\n"
 		"  --flatten GLOB       cgroup paths matching GLOB form one "
 		"group (repeatable)\n"
-		"  --sort FIELD|rel     order groups by FIELD's candidate "
-		"value, or by the largest\n"
-		"                       relative change with new and gone "
-		"groups first (default rel)\n"
+		"  --sort KEY           delta:FIELD or rate:FIELD (its "
+		"change), "
+		"FIELD (its\n"
+		"                       candidate value), rel (largest "
+		"relative change, new and\n"
+		"                       gone first); default: delta of the "
+		"first CPU-time counter\n"
 		"  --asc, --desc        sort order (default descending)\n"
-		"  --limit N            at most N groups per section (default "
-		"%d; 0: all)\n"
+		"  --top N, --limit N   at most N groups per section (default "
+		"%d in the table,\n"
+		"                       all in json and csv; 0: all)\n"
 		"  --fields GLOB[,GLOB] only fields matching a glob "
 		"(repeatable)\n"
 		"  --sections LIST      threads,cgroups,host,psi,plugins "
@@ -89,7 +98,37 @@ enum {
 	O_SECTIONS,
 	O_MODE,
 	O_FORMAT,
+	O_TOP,
 };
+
+/* --limit/--top not given: the default depends on --format. */
+#define LIMIT_UNSET UINT64_MAX
+
+/*
+ * The sort without --sort: the delta of the first CPU-time counter, i.e.
+ * the first thread-scope counter in a time unit in registration order of
+ * BASE (else CAND). Found by its metadata, never by name. The one place
+ * the default lives, so that a view can replace it.
+ */
+static const char *default_sort(struct ctp_snap *const snap[2], char *buf,
+				size_t n)
+{
+	for (int k = 0; k < 2; k++) {
+		const struct ctp_snap_field *fs = ctp_snap_fields(snap[k]);
+		for (size_t i = 0; i < ctp_snap_n_fields(snap[k]); i++) {
+			const struct ctp_snap_field *f = &fs[i];
+			if (f->scope == CTP_SCOPE_THREAD &&
+			    f->kind == CTP_KIND_COUNTER &&
+			    f->rule == CTP_RULE_SUM &&
+			    (f->unit == CTP_UNIT_NS || f->unit == CTP_UNIT_US ||
+			     f->unit == CTP_UNIT_TICKS)) {
+				snprintf(buf, n, "delta:%s", f->name);
+				return buf;
+			}
+		}
+	}
+	return NULL;
+}
 
 /* One of compare's own options into *o. Returns -1 to go on, else the
  * exit status after a message. */
@@ -136,6 +175,11 @@ static int compare_option(struct ctp_compare_opts *o, int c, const char *arg)
 			PROG ": --format wants table, json or csv, not '%s'\n",
 			arg);
 		return CTP_EXIT_USAGE;
+	case O_TOP:
+		if (ctp_parse_u64_str(arg, &o->r.limit) == 0)
+			return -1;
+		fprintf(stderr, PROG ": --top wants a number, not '%s'\n", arg);
+		return CTP_EXIT_USAGE;
 	case 'h':
 		usage(stdout);
 		return CTP_EXIT_OK;
@@ -155,6 +199,7 @@ static int parse_compare_args(int argc, char **argv, struct ctp_compare_opts *o)
 		{"sections", required_argument, NULL, O_SECTIONS},
 		{"mode", required_argument, NULL, O_MODE},
 		{"format", required_argument, NULL, O_FORMAT},
+		{"top", required_argument, NULL, O_TOP},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -179,10 +224,15 @@ static int parse_compare_args(int argc, char **argv, struct ctp_compare_opts *o)
 
 int ctp_cmd_compare(int argc, char **argv)
 {
-	struct ctp_compare_opts o = {.r.limit = CTP_COMPARE_DEFAULT_LIMIT,
+	struct ctp_compare_opts o = {.r.limit = LIMIT_UNSET,
 				     .r.group_by = "pcomm",
+				     .default_sort = default_sort,
 				     .sections = CTP_COMPARE_ALL};
 	int rc = parse_compare_args(argc, argv, &o);
+	if (o.r.limit == LIMIT_UNSET)
+		o.r.limit = o.fmt == CTP_COMPARE_TABLE
+				    ? CTP_COMPARE_DEFAULT_LIMIT
+				    : 0;
 	if (rc < 0) {
 		int r = ctp_compare(&o);
 		rc = r == 0	    ? CTP_EXIT_OK

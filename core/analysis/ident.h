@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Task identity across two snapshots (docs/COMPARE.md "Identity"): a tid
+ * or tgid is reused by the kernel, so a thread is the same thread only when
+ * (tgid, tid, start time) agree, and a process when (tgid, start time of
+ * its leader, the thread whose tid is the tgid) agree. The start time is
+ * the field whose role is start_time (ctp_snap_start_field), never a field
+ * found by name. Cgroups have no start time: they match by path.
+ * Used by `compare` for per-member deltas. Private to the core.
+ */
+#ifndef CTP_CORE_IDENT_H
+#define CTP_CORE_IDENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reader.h"
+
+/* A start time or age that is not known. */
+#define CTP_IDENT_UNKNOWN UINT64_MAX
+
+struct ctp_ident {
+	/* Both snapshots have a thread start-time field: the matches below
+	 * are by identity. False: no member matching at all (older
+	 * snapshots), and `why` says which side lacks it. */
+	bool ok;
+	const char *why;
+	/* Per side, per thread row: the start since boot in ns, or
+	 * CTP_IDENT_UNKNOWN (absent value, or !ok). */
+	uint64_t *tstart[2];
+	/* CAND row -> BASE row of the same task, or -1 (a new task); per
+	 * BASE row whether the task is still in CAND. For threads,
+	 * processes and cgroups (by raw path). */
+	long *tmatch, *pmatch, *cmatch;
+	bool *talive, *palive, *calive;
+	/* Each side's CLOCK_BOOTTIME at capture start, 0 when not recorded
+	 * (then no ages). */
+	uint64_t boot_ns[2];
+};
+
+/* Match the tasks of BASE (snap[0]) and CAND (snap[1]). Returns 0 and
+ * *ret, or -ENOMEM. */
+int ctp_ident_new(const struct ctp_snap *const snap[2], struct ctp_ident **ret);
+void ctp_ident_free(struct ctp_ident *id);
+
+/* A start-time field's value in ns (its unit is ns, us or ticks, as the
+ * reader checked). */
+uint64_t ctp_ident_start_ns(const struct ctp_snap_field *f, uint64_t v);
+
+#endif
