@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* See fuzz_snap.h. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -30,9 +31,10 @@ static void group_by(const struct ctp_snap *snap, const char *axes)
 {
 	struct ctp_group_spec spec = {0};
 	struct ctp_groups *g;
-	char text[64], err[256];
+	char text[256], err[256];
 
-	snprintf(text, sizeof(text), "%s", axes);
+	if ((size_t)snprintf(text, sizeof(text), "%s", axes) >= sizeof(text))
+		return;
 	if (ctp_group_spec_parse(text, &spec, err, sizeof(err)) < 0 ||
 	    ctp_groups_new(snap, &spec, &g, err, sizeof(err)) < 0)
 		return;
@@ -45,12 +47,42 @@ static void group_by(const struct ctp_snap *snap, const char *axes)
 	ctp_groups_free(g);
 }
 
+/*
+ * Group by field:NAME over up to 8 label-like thread and process fields
+ * (categorical or ordinal: the ones that can key groups, or are refused
+ * for their type), alone and composed with an identity axis, so that values
+ * of every type become keys; then one field of another kind and a missing
+ * one, refused.
+ */
+static void group_by_fields(const struct ctp_snap *snap)
+{
+	const struct ctp_snap_field *fs = ctp_snap_fields(snap);
+	size_t labels = 0, others = 0;
+	char axes[256];
+
+	for (size_t i = 0; i < ctp_snap_n_fields(snap); i++) {
+		bool label = fs[i].kind == CTP_KIND_CATEGORICAL ||
+			     fs[i].kind == CTP_KIND_ORDINAL;
+		if ((fs[i].scope != CTP_SCOPE_THREAD &&
+		     fs[i].scope != CTP_SCOPE_PROCESS) ||
+		    (label ? labels++ >= 8 : others++ >= 1))
+			continue;
+		snprintf(axes, sizeof(axes), "field:%s", fs[i].name);
+		group_by(snap, axes);
+		snprintf(axes, sizeof(axes), "pid,field:%s", fs[i].name);
+		group_by(snap, axes);
+	}
+	group_by(snap, "field:no.such.field");
+}
+
 void ctp_fuzz_exercise(const struct ctp_snap *snap)
 {
-	static const char *const specs[] = {"pcomm", "comm", "cgroup", "none",
-					    "cgroup,pcomm"};
+	static const char *const specs[] = {"pcomm", "comm",	     "cgroup",
+					    "none",  "cgroup,pcomm", "pid",
+					    "tid",   "cgroup,tid"};
 
 	read_all(snap);
 	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++)
 		group_by(snap, specs[i]);
+	group_by_fields(snap);
 }
