@@ -293,6 +293,24 @@ static void test_numbers(void **state)
 	free(out);
 }
 
+/* --format with --view: the view's fields are the flat rows' columns. */
+static void test_flat_view(void **state)
+{
+	(void)state;
+	const char *args[] = {"show",	 "snap.ctprof", "--format",
+			      "csv",	 "--view",	"mem",
+			      "--table", "processes",	NULL};
+	char *out;
+	size_t len;
+	assert_int_equal(e2e_run(args, "out.csv", NULL), 0);
+	assert_int_equal(e2e_read_file("out.csv", &out, &len), 0);
+	/* Registration order; minflt/majflt are thread fields. */
+	assert_non_null(strstr(out, "tgid,comm,nthreads,cgroup,"
+				    "procfs.nr_threads,smaps.rss,smaps.pss\n"));
+	assert_non_null(strstr(out, "\n200,db,2,,2,1073741824,943718400\n"));
+	free(out);
+}
+
 /* A view file and the one message it gets. */
 static void bad_view(const char *name, const char *text, const char *want)
 {
@@ -441,6 +459,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_golden),
 		cmocka_unit_test(test_numbers),
+		cmocka_unit_test(test_flat_view),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_shipped),
 		cmocka_unit_test(test_cli_errors),

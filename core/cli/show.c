@@ -1202,10 +1202,34 @@ out:
 	return rc;
 }
 
+/* --format with --view (and no --fields): the view's fields are the
+ * columns of the flat rows. Returns -1 to go on, else the exit status. */
+static int view_fields(struct opts *o)
+{
+	struct ctp_view *v = NULL;
+	char err[4096];
+	int r = ctp_view_find(o->view, &v, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "ctprof-core show: %s\n", err);
+		return r == -ENOMEM ? CTP_EXIT_FAILURE : CTP_EXIT_USAGE;
+	}
+	int rc = -1;
+	for (size_t i = 0; rc < 0 && i < v->n_cols; i++)
+		for (size_t k = 0; rc < 0 && k < v->cols[i].n_fields; k++)
+			rc = ctp_readopts_option("show", &o->r,
+						 CTP_READOPT_FIELDS,
+						 v->cols[i].fields[k]);
+	ctp_view_free(v);
+	return rc;
+}
+
 int ctp_cmd_show(int argc, char **argv)
 {
 	struct opts o = {.r.limit = DEFAULT_LIMIT, .asc = -1};
 	int rc = parse_show_args(argc, argv, &o);
+	if (rc < 0 && o.format && o.view && strcmp(o.view, "all") != 0 &&
+	    !o.r.n_globs)
+		rc = view_fields(&o);
 	if (rc < 0)
 		rc = uses_view(&o) ? run_view(&o) : run_show(&o);
 	ctp_readopts_done(&o.r);
