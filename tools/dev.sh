@@ -24,6 +24,7 @@ packages=(
 	dpkg-dev autoconf make clang-format git
 	clang libclang-rt-14-dev
 	sqlite3 jq
+	tmux
 )
 
 deps() {
