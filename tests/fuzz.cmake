@@ -6,6 +6,7 @@
 # a libFuzzer binary fuzz_NAME (tools/fuzz.sh runs them).
 set(CTP_FUZZ_HARNESSES
   snapshot:ctpcore snapshot_mp:ctpcore snapshot_pair:ctpcore config:ctpcore
+  view:ctpcore
   parse_procfs:ctp_procfs_parse parse_schedstat:ctp_schedstat_parse
   parse_io:ctp_io_parse parse_smaps:ctp_smaps_parse
   parse_cgroup:ctp_cgroup_parse parse_psi:ctp_psi_parse
@@ -44,6 +45,11 @@ foreach(pair ${CTP_FUZZ_HARNESSES})
   endif()
   add_executable(fuzz_replay_${name} ${srcs} ${CTP_FUZZ_DIR}/replay.c)
   target_link_libraries(fuzz_replay_${name} PRIVATE ${lib})
+  set(defs)
+  if(name STREQUAL "view")
+    set(defs CTP_FUZZ_SNAPSHOT="${CMAKE_CURRENT_SOURCE_DIR}/fixtures/snapshots/sample-v1.ctprof")
+    target_compile_definitions(fuzz_replay_${name} PRIVATE ${defs})
+  endif()
   target_include_directories(fuzz_replay_${name} PRIVATE ${CTP_FUZZ_DIR}
                              ${PROJECT_SOURCE_DIR}/include
                              ${PROJECT_SOURCE_DIR}/plugins/jemalloc-probe)
@@ -53,6 +59,9 @@ foreach(pair ${CTP_FUZZ_HARNESSES})
   if(CTP_FUZZ)
     add_executable(fuzz_${name} ${srcs})
     target_link_libraries(fuzz_${name} PRIVATE ${lib} m)
+    if(defs)
+      target_compile_definitions(fuzz_${name} PRIVATE ${defs})
+    endif()
     target_include_directories(fuzz_${name} PRIVATE ${CTP_FUZZ_DIR}
                                ${PROJECT_SOURCE_DIR}/include
                                ${PROJECT_SOURCE_DIR}/plugins/jemalloc-probe)
