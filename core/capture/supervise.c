@@ -47,18 +47,19 @@ void ctp_sv_unmap(struct ctp_sv *sv)
 void ctp_sv_reset(struct ctp_sv *sv)
 {
 	memset(sv->slot, 0, sizeof(sv->slot));
-	atomic_store(&sv->signal, 0);
-	atomic_store(&sv->thread_tid, 0);
 	atomic_store(&sv->crashed_slot, -1);
 }
 
 /*
  * A fatal signal in the child. Note which slot took it (the first thread
  * to get here wins: a second crash while the first is dying says nothing
- * new), then die of the same signal with its default action: the handler
- * was reset on entry (SA_RESETHAND), and the signal sent here to this
- * thread is delivered as soon as the handler returns. A fault would also
- * recur on its own; abort() and kill() would not.
+ * new), then die of the same signal with its default action: the
+ * disposition is reset only once this thread's record is published (with
+ * SA_RESETHAND a second thread crashing a moment later would kill the
+ * process before any record exists), and the signal sent here to this
+ * thread, blocked while the handler runs, is delivered as soon as it
+ * returns. A fault would also recur on its own; abort() and kill() would
+ * not.
  */
 static void on_fatal(int sig)
 {
@@ -67,14 +68,14 @@ static void on_fatal(int sig)
 	struct ctp_sv_slot *me = ctp_sv_self;
 	if (sv && me) {
 		int32_t none = -1;
-		int32_t idx = (int32_t)(me - sv->slot);
-		if (atomic_compare_exchange_strong(&sv->crashed_slot, &none,
-						   idx)) {
-			atomic_store(&sv->signal, sig);
-			atomic_store(&sv->thread_tid,
-				     (int32_t)syscall(SYS_gettid));
-		}
+		atomic_store(&me->crash_sig, sig);
+		atomic_store(&me->crash_tid, (int32_t)syscall(SYS_gettid));
+		atomic_compare_exchange_strong(&sv->crashed_slot, &none,
+					       (int32_t)(me - sv->slot));
 	}
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+	sigemptyset(&dfl.sa_mask);
+	sigaction(sig, &dfl, NULL);
 	syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
 	errno = saved;
 }
@@ -107,8 +108,7 @@ static void altstack_off(void)
 
 int ctp_sv_child_setup(struct ctp_sv *sv)
 {
-	struct sigaction sa = {.sa_handler = on_fatal,
-			       .sa_flags = SA_RESETHAND | SA_ONSTACK};
+	struct sigaction sa = {.sa_handler = on_fatal, .sa_flags = SA_ONSTACK};
 	sigemptyset(&sa.sa_mask);
 	sv_shared = sv;
 	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(*fatal_signals);
@@ -155,11 +155,12 @@ void ctp_sv_crash_read(const struct ctp_sv *sv, int sig,
 	out->sig = sig;
 	out->plugin = -1;
 	int32_t idx = atomic_load(&sv->crashed_slot);
-	if (sv->magic != SV_MAGIC || idx < 0 || idx >= CTP_SV_SLOTS ||
-	    atomic_load(&sv->signal) != sig)
+	if (sv->magic != SV_MAGIC || idx < 0 || idx >= CTP_SV_SLOTS)
 		return;
 	const struct ctp_sv_slot *s = &sv->slot[idx];
-	out->thread_tid = atomic_load(&sv->thread_tid);
+	if (atomic_load(&s->crash_sig) > 0)
+		out->sig = atomic_load(&s->crash_sig);
+	out->thread_tid = atomic_load(&s->crash_tid);
 	uint32_t plugin = atomic_load(&s->plugin);
 	if (plugin == 0)
 		return;

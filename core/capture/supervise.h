@@ -42,7 +42,9 @@ struct ctp_sv_slot {
 	_Atomic uint32_t plugin; /* plugin index + 1; 0: none */
 	_Atomic uint32_t what;	 /* enum ctp_sv_what */
 	_Atomic int32_t task;	 /* tid (thread), tgid (process), or 0 */
-	uint32_t pad;
+	/* Written by the slot's own thread when a fatal signal hits it,
+	 * before it tries to become crashed_slot. */
+	_Atomic int32_t crash_sig, crash_tid;
 	/* The cgroup a cgroup callback is on (NUL-terminated, truncated). */
 	char path[CTP_SV_PATH_MAX];
 };
@@ -51,10 +53,10 @@ struct ctp_sv_slot {
 struct ctp_sv {
 	uint32_t magic;
 	/* The slot of the thread a fatal signal hit, -1 while none did;
-	 * the first such thread wins. */
+	 * the first such thread wins. Its signal and thread are in the slot:
+	 * written there before this is set, they are never half-published
+	 * when a second crashing thread ends the process first. */
 	_Atomic int32_t crashed_slot;
-	_Atomic int32_t signal;	    /* its signal number */
-	_Atomic int32_t thread_tid; /* the collector's thread that took it */
 	struct ctp_sv_slot slot[CTP_SV_SLOTS];
 };
 
@@ -109,9 +111,10 @@ struct ctp_sv_crash {
 };
 
 /* Read the shared region after the child died of `sig` (the caller knows
- * it from waitpid). When the handler ran, the crashed slot's record;
- * without it (a signal that cannot be caught, like SIGKILL) nobody is
- * blamed: plugin -1. */
+ * it from waitpid). When the handler ran, the crashed slot's record (its
+ * own signal, which is the one to report when two threads crashed at
+ * once); without it (a signal that cannot be caught, like SIGKILL) nobody
+ * is blamed: plugin -1, thread_tid 0, sig as given. */
 void ctp_sv_crash_read(const struct ctp_sv *sv, int sig,
 		       struct ctp_sv_crash *out);
 

@@ -110,7 +110,7 @@ static int after_crash(struct ctp_config *cfg, const struct ctp_sv *sv, int sig,
 		ctp_log(CTP_LOG_ERR,
 			"the capture crashed with %s outside any plugin "
 			"(collector thread %d): no snapshot written",
-			signame(sig, sn, sizeof(sn)), c.thread_tid);
+			signame(c.sig, sn, sizeof(sn)), c.thread_tid);
 		return CTP_EXIT_FAILURE;
 	}
 	struct ctp_plugin_cfg *pc = &cfg->plugins[c.plugin];
