@@ -407,8 +407,9 @@ static void common_checks(const char *what, const struct screen *s, unsigned w,
 	assert_true(s->rows.n > 0);
 }
 
-/* A row `ID NAME...` (the number id, or any number when id < 0, spaces,
- * then name) in rows [from, to). */
+/* A row `ID [PID] NAME...` (the number id, or any number when id < 0,
+ * right-aligned, then for threads the process's id, then name) in rows
+ * [from, to). */
 static bool has_row(const struct lines *l, size_t from, size_t to, long id,
 		    const char *name)
 {
@@ -416,6 +417,8 @@ static bool has_row(const struct lines *l, size_t from, size_t to, long id,
 	int n = snprintf(pfx, sizeof(pfx), "%ld ", id);
 	for (size_t i = from; i < to && i < l->n; i++) {
 		const char *r = l->v[i];
+		while (*r == ' ')
+			r++; /* ids are right-aligned */
 		if (id >= 0) {
 			if (strncmp(r, pfx, (size_t)n))
 				continue;
@@ -430,6 +433,12 @@ static bool has_row(const struct lines *l, size_t from, size_t to, long id,
 		}
 		while (*r == ' ')
 			r++;
+		if (isdigit((unsigned char)*r)) { /* a thread's PID column */
+			while (isdigit((unsigned char)*r))
+				r++;
+			while (*r == ' ')
+				r++;
+		}
 		if (!strncmp(r, name, strlen(name)) &&
 		    (!r[strlen(name)] || r[strlen(name)] == ' '))
 			return true;
@@ -469,7 +478,7 @@ static void check_show(unsigned w, unsigned h, const char *name)
 		fail_msg("show at %ux%u: no row '%ld %s' among the processes "
 			 "of the first screen",
 			 w, h, (long)busy, BUSY);
-	/* One of its two burning threads: `TID COMMAND THREAD`. (Either:
+	/* One of its two burning threads: `TID PID THREAD`. (Either:
 	 * against other busy threads on the host each has only its share.) */
 	if (!has_row(&s.rows, threads, h, -1, BUSY))
 		fail_msg("show at %ux%u: no row 'TID %s' among the threads of "

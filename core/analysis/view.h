@@ -39,6 +39,7 @@ enum ctp_view_ident {
 	CTP_VIDENT_PCOMM = 1,
 	CTP_VIDENT_COMM,
 	CTP_VIDENT_CGROUP,
+	CTP_VIDENT_PID, /* the first member's tgid */
 };
 
 #define CTP_VIEW_MAX_FIELDS 8

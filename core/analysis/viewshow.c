@@ -12,8 +12,10 @@
 #include "group.h"
 #include "render.h"
 
-#define CELL	   48
-#define NAME_MAX_W 24 /* name columns are elided in the middle beyond this */
+#define CELL 48
+/* Name columns are elided in the middle beyond this, or a fifth of a wider
+ * screen (no elision without a width). */
+#define NAME_MAX_W 24
 
 /* One column of one section, resolved against the snapshot. */
 struct vcol {
@@ -28,6 +30,7 @@ struct vcol {
 };
 
 struct sect {
+	size_t name_w; /* names are elided beyond this */
 	const struct ctp_snap *snap;
 	const struct ctp_view *v;
 	const struct ctp_view_opts *o;
@@ -278,6 +281,16 @@ static void elide(char *s, size_t max)
 static void ident_cell(const struct sect *s, const struct ctp_group *gr,
 		       uint8_t ident, char *buf)
 {
+	if (ident == CTP_VIDENT_PID) {
+		const struct ctp_snap_table *th =
+			ctp_snap_table(s->snap, CTP_SCOPE_THREAD);
+		if (gr->n_threads)
+			snprintf(buf, CELL, "%llu",
+				 (unsigned long long)th->tgid[gr->threads[0]]);
+		else
+			snprintf(buf, CELL, "-");
+		return;
+	}
 	const struct ctp_snap_table *t = ctp_snap_table(
 		s->snap, ident == CTP_VIDENT_PCOMM  ? CTP_SCOPE_PROCESS
 			 : ident == CTP_VIDENT_COMM ? CTP_SCOPE_THREAD
@@ -294,7 +307,7 @@ static void ident_cell(const struct sect *s, const struct ctp_group *gr,
 		return;
 	}
 	ctp_render_escape(b->ptr, b->len, CELL, buf, CELL);
-	elide(buf, NAME_MAX_W);
+	elide(buf, s->name_w);
 }
 
 static void number_cell(const struct sect *s, const struct vcol *vc, size_t gi,
@@ -353,7 +366,7 @@ static int fill_cells(struct sect *s)
 			const char *p = gr->key[k];
 			ctp_render_escape(p ? p : "-", p ? strlen(p) : 1, CELL,
 					  cell(s, r, k), CELL);
-			elide(cell(s, r, k), NAME_MAX_W);
+			elide(cell(s, r, k), s->name_w);
 		}
 		for (size_t c = 0; c < s->nc; c++) {
 			const struct vcol *vc = &s->cols[c];
@@ -416,15 +429,20 @@ static void print_rows(FILE *out, const struct sect *s, const size_t *kw,
 {
 	for (size_t r = 0; r <= s->n_order; r++) {
 		/* Row 0 is the header. */
-		for (size_t k = 0; k < s->nk; k++)
-			put(out,
-			    r ? cell(s, r - 1, k)
-			      : ctp_groups_key_title(s->g, k),
-			    kw[k], false, k == 0, k + 1 == s->nk && !ncols);
+		for (size_t k = 0; k < s->nk; k++) {
+			const char *title = ctp_groups_key_title(s->g, k);
+			/* Ids right-aligned, as numbers are. */
+			bool id = strcmp(title, "PID") == 0 ||
+				  strcmp(title, "TID") == 0;
+			put(out, r ? cell(s, r - 1, k) : title, kw[k], id,
+			    k == 0, k + 1 == s->nk && !ncols);
+		}
 		for (size_t c = 0; c < ncols; c++) {
 			const struct vcol *vc = &s->cols[c];
 			put(out, r ? cell(s, r - 1, s->nk + c) : vc->c->label,
-			    vc->width, vc->c->src != CTP_VSRC_IDENT,
+			    vc->width,
+			    vc->c->src != CTP_VSRC_IDENT ||
+				    vc->c->ident == CTP_VIDENT_PID,
 			    !s->nk && !c, c + 1 == ncols);
 		}
 		fputc('\n', out);
@@ -542,6 +560,9 @@ int ctp_view_show(FILE *out, const struct ctp_snap *snap,
 {
 	for (size_t si = 0; si < v->n_secs; si++) {
 		struct sect s = {.snap = snap, .v = v, .o = o};
+		s.name_w = !o->width		       ? CELL
+			   : o->width / 5 > NAME_MAX_W ? o->width / 5
+						       : NAME_MAX_W;
 		if (si)
 			fputc('\n', out);
 		int r = section(out, &s, si, o, err, errlen);

@@ -1118,7 +1118,7 @@ static void view_header(const struct ctp_snap *snap)
 	const struct ctp_snap_header *h = ctp_snap_header(snap);
 	char when[64];
 	ctp_render_time(h->start_realtime_ns, when, sizeof(when));
-	printf("%s%s%s  %zu threads, %zu processes  %.2f s",
+	printf("%s%s%s  %zu threads, %zu processes, read in %.2f s",
 	       h->hostname ? h->hostname : "", h->hostname ? "  " : "", when,
 	       ctp_snap_table(snap, CTP_SCOPE_THREAD)->rows,
 	       ctp_snap_table(snap, CTP_SCOPE_PROCESS)->rows,
@@ -1141,7 +1141,10 @@ static size_t top_rows(const struct opts *o, const struct ctp_view *v,
 		return o->top;
 	if (height < 12 || !v->n_secs)
 		return 20;
-	size_t per = (height - 3 - 3 * v->n_secs) / v->n_secs;
+	/* The header and a blank line, per section a title and the column
+	 * names, a blank line between sections, and the shell's prompt. */
+	size_t fixed = 2 + 2 * v->n_secs + (v->n_secs - 1) + 1;
+	size_t per = height > fixed ? (height - fixed) / v->n_secs : 0;
 	return per < 3 ? 3 : per;
 }
 

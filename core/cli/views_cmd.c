@@ -16,7 +16,7 @@
 
 static const char *const show_names[] = {"",	 "value",   "delta",
 					 "rate", "pct_cpu", "share"};
-static const char *const ident_names[] = {"", "pcomm", "comm", "cgroup"};
+static const char *const ident_names[] = {"", "pcomm", "comm", "cgroup", "pid"};
 
 static void usage(FILE *f)
 {
