@@ -2,14 +2,14 @@
 /*
  * `compare` end to end on this host (procfs-stat only):
  *
- * - burn: a baseline snapshot; a child process "ctp-burner" whose 8
+ * - burn: a baseline snapshot; a child process "ctp-burn-XXXX" whose 8
  *   threads burn-0..burn-7 each spin ~300 ms of CPU while 2 other threads
  *   sleep; a candidate snapshot while they are parked. `compare --format
  *   json` with the default sort (delta of the first CPU-time counter)
- *   lists the ctp-burner group first, as new, with CPU as percent of one
+ *   lists the ctp-burn-XXXX group first, as new, with CPU as percent of one
  *   CPU within 10% of the child's own getrusage(RUSAGE_SELF) over the
  *   interval, and every rate equal to delta / interval.
- * - restart: a process named "ctp-restart" (prctl PR_SET_NAME) that has
+ * - restart: a process named "ctp-rst-XXXX" (prctl PR_SET_NAME) that has
  *   burned CPU is alive at the baseline and exits; another of the same
  *   name starts and burns less; at the candidate the group is restarted,
  *   and no counter delta is negative (CAND - BASE of the aggregates would
@@ -39,6 +39,25 @@
 #define NTHREADS  8
 #define SPIN_NS	  300000000ull
 #define NSLEEPERS 2
+
+/*
+ * Names of this run's processes: the test's pid in letters, so that two
+ * runs on one host (a developer's and CI's) never see each other's
+ * processes in their groups; letters, not digits, so that normalization
+ * keeps them apart.
+ */
+static char burner_name[16], restart_name[16];
+
+static void name_processes(void)
+{
+	char tag[5];
+	unsigned v = (unsigned)getpid();
+	for (int i = 0; i < 4; i++, v /= 20)
+		tag[i] = (char)('g' + v % 20); /* g..z: never a hex digit */
+	tag[4] = '\0';
+	snprintf(burner_name, sizeof(burner_name), "ctp-burn-%s", tag);
+	snprintf(restart_name, sizeof(restart_name), "ctp-rst-%s", tag);
+}
 
 static char tmp[PATH_MAX];
 
@@ -90,7 +109,7 @@ static void *sleeper(void *arg)
 static void child(int fd)
 {
 	pthread_t t[NTHREADS + NSLEEPERS];
-	prctl(PR_SET_NAME, "ctp-burner");
+	prctl(PR_SET_NAME, burner_name);
 	pthread_barrier_init(&done, NULL, NTHREADS + 1);
 	for (int i = 0; i < NSLEEPERS; i++)
 		if (pthread_create(&t[NTHREADS + i], NULL, sleeper, NULL))
@@ -177,13 +196,13 @@ static void test_live_burn(void **state)
 		sscanf(line, "%63s %15s %u %lf %lf %lf", key, status, &nthreads,
 		       &cpu, &iv, &err);
 	assert_int_equal(pclose(p), 0);
-	assert_string_equal(key, "ctp-burner");
+	assert_string_equal(key, burner_name);
 	assert_string_equal(status, "new");
 	assert_int_equal(nthreads, NTHREADS + NSLEEPERS + 1);
 	double want = (double)spent / 1e9 / iv * 100;
-	print_message("ctp-burner: %.1f%% of one CPU over %.3f s, getrusage "
+	print_message("%s: %.1f%% of one CPU over %.3f s, getrusage "
 		      "%.1f%%; rate vs delta/interval: %.2g\n",
-		      cpu, iv, want, err);
+		      burner_name, cpu, iv, want, err);
 	assert_true((double)spent >= NTHREADS * (double)SPIN_NS * 0.99);
 	assert_true(cpu >= want * 0.9 && cpu <= want * 1.1);
 	assert_true(err < 1e-6);
@@ -201,7 +220,7 @@ static void spin(uint64_t ns)
 			spin_sink += (uint64_t)i;
 }
 
-/* A process named ctp-restart that spins `ns`, says so on fd, then waits
+/* A process named restart_name that spins `ns`, says so on fd, then waits
  * to be killed. */
 static pid_t restart_child(uint64_t ns)
 {
@@ -212,7 +231,7 @@ static pid_t restart_child(uint64_t ns)
 	pid_t pid = fork();
 	if (pid == 0) {
 		close(fds[0]);
-		prctl(PR_SET_NAME, "ctp-restart");
+		prctl(PR_SET_NAME, restart_name);
 		spin(ns);
 		if (write(fds[1], "x", 1) != 1)
 			_exit(1);
@@ -263,15 +282,15 @@ static void test_live_restart(void **state)
 		 "/usr/bin/python3 -c 'import json,sys\n"
 		 "d=json.load(open(sys.argv[1]))\n"
 		 "g=[x for x in d[\"threads\"][\"groups\"] if "
-		 "x[\"key\"]==[\"ctp-restart\"]][0]\n"
+		 "x[\"key\"]==[sys.argv[2]]][0]\n"
 		 "f=g[\"fields\"]\n"
 		 "neg=[k for k,v in f.items() if v[\"rate\"] is not None and "
 		 "v[\"delta\"]<0]\n"
 		 "m=g[\"members\"]\n"
 		 "print(g[\"status\"],m[\"continuing\"],m[\"new\"],"
 		 "m[\"gone\"],len(neg),f[\"procfs.utime\"][\"delta\"],"
-		 "f[\"procfs.utime\"][\"base\"])' '%s'",
-		 js);
+		 "f[\"procfs.utime\"][\"base\"])' '%s' '%s'",
+		 js, restart_name);
 	FILE *p = popen(cmd, "r");
 	assert_non_null(p);
 	char status[16] = "";
@@ -281,9 +300,9 @@ static void test_live_restart(void **state)
 		sscanf(line, "%15s %u %u %u %u %lld %lld", status, &cont, &nnew,
 		       &gone, &neg, &delta, &ubase);
 	assert_int_equal(pclose(p), 0);
-	print_message("ctp-restart: %s, members %u/%u/%u, utime delta %lld "
+	print_message("%s: %s, members %u/%u/%u, utime delta %lld "
 		      "(BASE had %lld)\n",
-		      status, cont, nnew, gone, delta, ubase);
+		      restart_name, status, cont, nnew, gone, delta, ubase);
 	assert_string_equal(status, "restarted");
 	assert_int_equal(cont, 0);
 	assert_int_equal(nnew, 1);
@@ -296,6 +315,7 @@ static void test_live_restart(void **state)
 static int setup(void **state)
 {
 	(void)state;
+	name_processes();
 	if (access("/proc/self/task", R_OK) != 0)
 		return -1;
 	return e2e_tmpdir("compare-live", tmp, sizeof(tmp)) < 0 ? -1 : 0;

@@ -6,7 +6,7 @@
  * the tty, and what the pane shows is read back with `capture-pane`.
  *
  * The snapshots are taken live with the shipped config: BASE; then a child
- * process "ctp-term-busy" (prctl PR_SET_NAME) whose two threads burn CPU
+ * process "ctp-term-XXXX" (prctl PR_SET_NAME) whose two threads burn CPU
  * from birth, ~0.5 s of CPU between BASE and CAND and still burning while
  * CAND is captured. So it is near the top of `show CAND`'s top view
  * (lifetime CPU% of a process that did nothing but burn) and of `compare
@@ -59,7 +59,11 @@
 
 #include "e2e_util.h"
 
-#define BUSY	    "ctp-term-busy"
+/* The busy process's name: "ctp-term-" and this run's pid in letters, so
+ * two runs on one host never count each other's process (letters g..z,
+ * which normalization keeps). */
+static char busy_name[16];
+#define BUSY	    busy_name
 #define BUSY_CPU_NS 500000000ull /* CPU the child burns before CAND */
 #define MARKER	    "@@ctp-term-done rc="
 
@@ -501,7 +505,8 @@ static void check_compare(unsigned w, unsigned h, const char *name)
 		const char *r = s.rows.v[i];
 		while (*r == ' ')
 			r++;
-		found = !strncmp(r, BUSY " ", strlen(BUSY) + 1) &&
+		found = !(strncmp(r, BUSY, strlen(BUSY)) == 0 &&
+			  r[strlen(BUSY)] == ' ') &&
 			strstr(r, " new ");
 	}
 	if (!found)
@@ -600,6 +605,12 @@ static int teardown(void **state)
 
 int main(void)
 {
+	char tag[5];
+	unsigned v = (unsigned)getpid();
+	for (int i = 0; i < 4; i++, v /= 20)
+		tag[i] = (char)('g' + v % 20);
+	tag[4] = '\0';
+	snprintf(busy_name, sizeof(busy_name), "ctp-term-%s", tag);
 	if (geteuid() != 0) {
 		printf("skipped: the capture must run as root to walk every "
 		       "task's files\n");
