@@ -40,6 +40,9 @@ enum ctp_view_ident {
 	CTP_VIDENT_COMM,
 	CTP_VIDENT_CGROUP,
 	CTP_VIDENT_PID, /* the first member's tgid */
+	/* Not in files: compare's column saying which members started in
+	 * the interval ("new": all of them; "+N": N of them). */
+	CTP_VIDENT_STATUS,
 };
 
 #define CTP_VIEW_MAX_FIELDS 8

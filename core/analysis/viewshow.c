@@ -35,6 +35,9 @@ struct sect {
 	const struct ctp_view *v;
 	const struct ctp_view_opts *o;
 	struct ctp_groups *g;
+	/* compare without task identity (older snapshots): BASE grouped the
+	 * same way, for group-by-group differences. */
+	struct ctp_groups *bg;
 	size_t ng, nk;
 	struct vcol *cols;
 	size_t nc;
@@ -107,9 +110,111 @@ static long double raw_number(const struct vcol *vc, size_t gi)
 	return sum;
 }
 
+/* The value of f in `row` of its table as a number, false when absent. */
+static bool row_number(const struct ctp_snap *snap,
+		       const struct ctp_snap_field *f, size_t row,
+		       long double *out)
+{
+	struct ctp_value v = ctp_snap_value(snap, f, row);
+	if (v.type == CTP_TYPE_U64)
+		*out = (long double)v.u64;
+	else if (v.type == CTP_TYPE_I64)
+		*out = (long double)v.i64;
+	else
+		return false;
+	return true;
+}
+
+/*
+ * A counter's change over the interval for group gi: per member task of
+ * the field's scope, CAND minus the same task's BASE value (matched by
+ * identity), the CAND value for a task new in the interval or whose
+ * counter went back (a reset), nothing for a task gone. NAN when no
+ * member had the value.
+ */
+static long double member_delta(const struct sect *s,
+				const struct ctp_snap_field *f, size_t gi)
+{
+	const struct ctp_group *gr = ctp_groups_at(s->g, gi);
+	const struct ctp_ident *id = s->o->ident;
+	const struct ctp_snap_field *bf =
+		ctp_snap_field_find(s->o->base, f->name);
+	bool thread = f->scope == CTP_SCOPE_THREAD;
+	const uint32_t *rows = thread ? gr->threads : gr->processes;
+	uint32_t n = thread ? gr->n_threads : gr->n_processes;
+	const long *match = thread ? id->tmatch : id->pmatch;
+	long double sum = 0;
+	bool any = false;
+	for (uint32_t i = 0; i < n; i++) {
+		long double c, b;
+		if (!row_number(s->snap, f, rows[i], &c))
+			continue;
+		any = true;
+		long m = match ? match[rows[i]] : -1;
+		if (m >= 0 && bf && row_number(s->o->base, bf, (size_t)m, &b) &&
+		    c >= b)
+			sum += c - b;
+		else
+			sum += c; /* new, reset, or unknown before */
+	}
+	return any ? sum : NAN;
+}
+
+/* Without identity: the group's CAND aggregate minus the BASE group's of
+ * the same key (its whole value when BASE has no such group). */
+static long double group_delta(const struct sect *s,
+			       const struct ctp_snap_field *f, size_t gi)
+{
+	const struct ctp_agg *ca, *ba;
+	long double c, b;
+	if (ctp_groups_aggregate(s->g, f, &ca) < 0 ||
+	    !ctp_agg_number(&ca[gi], &c))
+		return NAN;
+	const struct ctp_group *bgr =
+		ctp_groups_find(s->bg, ctp_groups_at(s->g, gi)->key);
+	const struct ctp_snap_field *bf =
+		ctp_snap_field_find(s->o->base, f->name);
+	if (!bgr || !bf || ctp_groups_aggregate(s->bg, bf, &ba) < 0)
+		return c;
+	size_t bi = (size_t)(bgr - ctp_groups_at(s->bg, 0));
+	return ctp_agg_number(&ba[bi], &b) ? c - b : c;
+}
+
+/* Is column vc a change over the interval (compare, a counter)? */
+static bool interval_col(const struct sect *s, const struct vcol *vc)
+{
+	return s->o->base && ((s->o->ident && s->o->ident->ok) || s->bg) &&
+	       vc->f[0]->kind == CTP_KIND_COUNTER &&
+	       (vc->f[0]->scope == CTP_SCOPE_THREAD ||
+		vc->f[0]->scope == CTP_SCOPE_PROCESS);
+}
+
+static long double interval_number(const struct sect *s, const struct vcol *vc,
+				   size_t gi)
+{
+	long double x = 0;
+	for (size_t k = 0; k < vc->nf; k++) {
+		long double d = s->bg ? group_delta(s, vc->f[k], gi)
+				      : member_delta(s, vc->f[k], gi);
+		if (isnan(d))
+			return NAN;
+		x += d;
+	}
+	long double iv = s->o->interval_s;
+	switch (vc->c->show) {
+	case CTP_VSHOW_PCT_CPU:
+		return iv > 0 ? x * time_scale(vc->unit) / iv * 100 : NAN;
+	case CTP_VSHOW_RATE:
+		return iv > 0 ? x / iv : NAN;
+	}
+	return x;
+}
+
 static long double shown_number(const struct sect *s, const struct vcol *vc,
 				size_t gi)
 {
+	if (interval_col(s, vc))
+		return interval_number(s, vc, gi);
 	long double x = raw_number(vc, gi);
 	switch (vc->c->show) {
 	case CTP_VSHOW_PCT_CPU:
@@ -151,11 +256,30 @@ static int ages(struct sect *s)
 	return 0;
 }
 
+/* compare's status column, first after the keys. */
+static const struct ctp_view_col status_col = {
+	.id = "new",
+	.label = "NEW",
+	.src = CTP_VSRC_IDENT,
+	.ident = CTP_VIDENT_STATUS,
+	.show = CTP_VSHOW_VALUE,
+};
+
 static int columns(struct sect *s, size_t si)
 {
-	s->cols = calloc(s->v->n_cols, sizeof(*s->cols));
+	s->cols = calloc(s->v->n_cols + 1, sizeof(*s->cols));
 	if (!s->cols)
 		return -ENOMEM;
+	if (s->o->base && s->o->ident && s->o->ident->ok) {
+		s->cols[0].c = &status_col;
+		s->cols[0].num =
+			malloc((s->ng ? s->ng : 1) * sizeof(long double));
+		if (!s->cols[0].num)
+			return -ENOMEM;
+		for (size_t gi = 0; gi < s->ng; gi++)
+			s->cols[0].num[gi] = NAN;
+		s->nc = 1;
+	}
 	for (size_t i = 0; i < s->v->n_cols; i++) {
 		const struct ctp_view_col *c = &s->v->cols[i];
 		struct vcol *vc = &s->cols[s->nc];
@@ -209,6 +333,8 @@ static bool hidden_row(const struct sect *s, size_t gi)
 		return false;
 	bool any = false;
 	for (size_t c = 0; c < s->nc; c++) {
+		if (s->cols[c].c == &status_col)
+			continue;
 		size_t vi = (size_t)(s->cols[c].c - s->v->cols);
 		if (!s->v->hide_zero[vi])
 			continue;
@@ -278,9 +404,29 @@ static void elide(char *s, size_t max)
 	memcpy(s + head, "\xe2\x80\xa6", 3); /* U+2026 */
 }
 
+/* "new" when every thread of the group started in the interval, "+N"
+ * when N of them did, "" otherwise. */
+static void status_cell(const struct sect *s, const struct ctp_group *gr,
+			char *buf)
+{
+	uint32_t fresh = 0;
+	for (uint32_t i = 0; i < gr->n_threads; i++)
+		fresh += s->o->ident->tmatch[gr->threads[i]] < 0;
+	if (fresh && fresh == gr->n_threads)
+		snprintf(buf, CELL, "new");
+	else if (fresh)
+		snprintf(buf, CELL, "+%u", fresh);
+	else
+		buf[0] = '\0';
+}
+
 static void ident_cell(const struct sect *s, const struct ctp_group *gr,
 		       uint8_t ident, char *buf)
 {
+	if (ident == CTP_VIDENT_STATUS) {
+		status_cell(s, gr, buf);
+		return;
+	}
 	if (ident == CTP_VIDENT_PID) {
 		const struct ctp_snap_table *th =
 			ctp_snap_table(s->snap, CTP_SCOPE_THREAD);
@@ -314,12 +460,14 @@ static void number_cell(const struct sect *s, const struct vcol *vc, size_t gi,
 			char *buf)
 {
 	long double x = vc->num[gi];
-	if (vc->nf == 1 && !isnan(x) && vc->c->show <= CTP_VSHOW_DELTA &&
-	    vc->unit != CTP_UNIT_COUNT) {
+	bool change = interval_col(s, vc);
+	if (!change && vc->nf == 1 && !isnan(x) &&
+	    vc->c->show <= CTP_VSHOW_DELTA && vc->unit != CTP_UNIT_COUNT) {
 		ctp_render_agg(vc->unit, &vc->agg[0][gi], buf, CELL);
 		return;
 	}
-	if (vc->nf == 1 && isnan(x) && vc->c->show <= CTP_VSHOW_DELTA) {
+	if (!change && vc->nf == 1 && isnan(x) &&
+	    vc->c->show <= CTP_VSHOW_DELTA) {
 		/* A categorical value (a state letter) has no number. */
 		ctp_render_agg(vc->unit, &vc->agg[0][gi], buf, CELL);
 		return;
@@ -344,7 +492,11 @@ static void number_cell(const struct sect *s, const struct vcol *vc, size_t gi,
 			       vc->unit);
 	if (vc->c->show == CTP_VSHOW_RATE)
 		strcat(buf, "/s");
-	(void)s;
+	if (change && x > 0 && vc->c->show != CTP_VSHOW_RATE) {
+		/* A change over the interval reads as one: "+1.20 s". */
+		memmove(buf + 1, buf, strnlen(buf, CELL - 2) + 1);
+		buf[0] = '+';
+	}
 }
 
 static char *cell(const struct sect *s, size_t row, size_t col)
@@ -458,6 +610,7 @@ static void sect_free(struct sect *s)
 	free(s->order);
 	free(s->cells);
 	ctp_groups_free(s->g);
+	ctp_groups_free(s->bg);
 }
 
 /* The first number column of the section, else SIZE_MAX (key order). */
@@ -502,13 +655,15 @@ static int sort_of(const struct sect *s, const struct ctp_view_opts *o,
 static void title_line(FILE *out, const struct sect *s, size_t si, size_t sc,
 		       bool lifetime)
 {
-	fprintf(out, "%s, top %zu of %zu", s->v->secs[si].title, s->n_order,
-		s->ng - s->hidden);
+	fprintf(out, "%s", s->v->secs[si].title);
+	if (s->o->base)
+		fprintf(out, " over %.2f s", s->o->interval_s);
+	fprintf(out, ", top %zu of %zu", s->n_order, s->ng - s->hidden);
 	if (sc != SIZE_MAX)
 		fprintf(out, " by %s", s->cols[sc].c->label);
 	if (s->hidden)
 		fprintf(out, " (%zu idle hidden)", s->hidden);
-	if (lifetime)
+	if (lifetime && !s->o->base)
 		fputs(", % and /s since task start", out);
 	fputc('\n', out);
 }
@@ -523,6 +678,8 @@ static int section(FILE *out, struct sect *s, size_t si,
 	int r = ctp_group_spec_parse(axes, &spec, err, errlen);
 	if (r == 0)
 		r = ctp_groups_new(s->snap, &spec, &s->g, err, errlen);
+	if (r == 0 && s->o->base && !(s->o->ident && s->o->ident->ok))
+		r = ctp_groups_new(s->o->base, &spec, &s->bg, err, errlen);
 	if (r < 0)
 		return r;
 	s->ng = ctp_groups_count(s->g);
@@ -552,6 +709,15 @@ static int section(FILE *out, struct sect *s, size_t si,
 	title_line(out, s, si, sc, lifetime);
 	print_rows(out, s, kw, ncols);
 	return 0;
+}
+
+size_t ctp_view_fit_rows(const struct ctp_view *v, size_t height, size_t header)
+{
+	if (height < 12 || !v->n_secs)
+		return 20;
+	size_t fixed = header + 1 + 2 * v->n_secs + (v->n_secs - 1) + 1;
+	size_t per = height > fixed ? (height - fixed) / v->n_secs : 0;
+	return per < 3 ? 3 : per;
 }
 
 int ctp_view_show(FILE *out, const struct ctp_snap *snap,

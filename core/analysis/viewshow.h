@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "ident.h"
 #include "reader.h"
 #include "view.h"
 
@@ -25,6 +26,15 @@ struct ctp_view_opts {
 	 * (name columns always); NULL keeps every column. */
 	bool (*want)(const void *arg, const char *field);
 	const void *want_arg;
+	/* compare: the interval from `base` to the shown snapshot. Counters
+	 * then show their change per group, summed per task matched by
+	 * identity (`ident`, core/analysis/ident.h): a task new in the
+	 * interval counts from zero, a gone one not at all, a counter that
+	 * went back (a reset) counts its new value. pct_cpu and rate are
+	 * over `interval_s`. NULL base: one snapshot, lifetime averages. */
+	const struct ctp_snap *base;
+	const struct ctp_ident *ident;
+	double interval_s;
 };
 
 /*
@@ -33,6 +43,15 @@ struct ctp_view_opts {
  * a message in err (a --sort naming no column, a bad grouping), -ENOMEM,
  * or -EIO when writing failed.
  */
+/*
+ * Rows per section that fit a terminal of `height` lines under `header`
+ * lines of the command's own (and a blank line after them), with each
+ * section's title and column names, blank lines between sections and the
+ * shell's prompt; 20 when the height is unknown or small, at least 3.
+ */
+size_t ctp_view_fit_rows(const struct ctp_view *v, size_t height,
+			 size_t header);
+
 int ctp_view_show(FILE *out, const struct ctp_snap *snap,
 		  const struct ctp_view *v, const struct ctp_view_opts *o,
 		  char *err, size_t errlen);

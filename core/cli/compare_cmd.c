@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "ctprof/plugin-util.h"
 #include "compare.h"
+#include "compare_view.h"
 #include "readcli.h"
 #include "reader.h"
 
@@ -99,6 +100,15 @@ enum {
 	O_MODE,
 	O_FORMAT,
 	O_TOP,
+	O_VIEW,
+	O_WIDE,
+};
+
+/* What the command line asked for beyond ctp_compare_opts: a view, and
+ * whether any option of the full comparison was given. */
+struct view_ask {
+	const char *view;
+	bool wide, full_opts, top_set, asc_set, group_by_given;
 };
 
 /* --limit/--top not given: the default depends on --format. */
@@ -132,15 +142,27 @@ static const char *default_sort(struct ctp_snap *const snap[2], char *buf,
 
 /* One of compare's own options into *o. Returns -1 to go on, else the
  * exit status after a message. */
-static int compare_option(struct ctp_compare_opts *o, int c, const char *arg)
+static int compare_option(struct ctp_compare_opts *o, struct view_ask *va,
+			  int c, const char *arg)
 {
 	char *copy;
 	int v;
 
+	/* Options only the full comparison has: with them and no --view, it
+	 * is what the user gets. */
+	va->full_opts |= c == O_SECTIONS || c == O_MODE ||
+			 (c == O_FORMAT && strcmp(arg, "table") != 0);
 	switch (c) {
+	case O_VIEW:
+		va->view = arg;
+		return -1;
+	case O_WIDE:
+		va->wide = true;
+		return -1;
 	case O_ASC:
 	case O_DESC:
 		o->asc = c == O_ASC;
+		va->asc_set = true;
 		return -1;
 	case O_SECTIONS:
 		if (!(copy = strdup(arg))) {
@@ -176,6 +198,7 @@ static int compare_option(struct ctp_compare_opts *o, int c, const char *arg)
 			arg);
 		return CTP_EXIT_USAGE;
 	case O_TOP:
+		va->top_set = true;
 		if (ctp_parse_u64_str(arg, &o->r.limit) == 0)
 			return -1;
 		fprintf(stderr, PROG ": --top wants a number, not '%s'\n", arg);
@@ -190,7 +213,8 @@ static int compare_option(struct ctp_compare_opts *o, int c, const char *arg)
 
 /* Parse compare's command line into *o. Returns -1 to go on, else the exit
  * status to end with. */
-static int parse_compare_args(int argc, char **argv, struct ctp_compare_opts *o)
+static int parse_compare_args(int argc, char **argv, struct ctp_compare_opts *o,
+			      struct view_ask *va)
 {
 	static const struct option lopts[] = {
 		CTP_READOPT_LONGOPTS,
@@ -200,6 +224,8 @@ static int parse_compare_args(int argc, char **argv, struct ctp_compare_opts *o)
 		{"mode", required_argument, NULL, O_MODE},
 		{"format", required_argument, NULL, O_FORMAT},
 		{"top", required_argument, NULL, O_TOP},
+		{"view", required_argument, NULL, O_VIEW},
+		{"wide", no_argument, NULL, O_WIDE},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -208,9 +234,14 @@ static int parse_compare_args(int argc, char **argv, struct ctp_compare_opts *o)
 
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "hc:", lopts, NULL)) != -1) {
+		va->full_opts |= c == CTP_READOPT_GROUP_BY ||
+				 c == CTP_READOPT_FIELDS ||
+				 c == CTP_READOPT_FLATTEN;
+		va->top_set |= c == CTP_READOPT_LIMIT;
+		va->group_by_given |= c == CTP_READOPT_GROUP_BY;
 		rc = ctp_readopts_option("compare", &o->r, c, optarg);
 		if (rc == CTP_READOPT_NOT_MINE)
-			rc = compare_option(o, c, optarg);
+			rc = compare_option(o, va, c, optarg);
 		if (rc >= 0)
 			return rc;
 	}
@@ -222,13 +253,49 @@ static int parse_compare_args(int argc, char **argv, struct ctp_compare_opts *o)
 	return rc;
 }
 
+static bool want_field(const void *arg, const char *field)
+{
+	return ctp_readopts_selected(arg, field);
+}
+
+/* The view over the interval, when that is what was asked for (the
+ * default); -1 to run the full comparison instead. */
+static int run_view(const struct ctp_compare_opts *o, const struct view_ask *va)
+{
+	bool dotted = o->r.sort &&
+		      (strchr(o->r.sort, '.') || strchr(o->r.sort, ':') ||
+		       strcmp(o->r.sort, "rel") == 0);
+	if (va->view ? strcmp(va->view, "all") == 0
+		     : va->full_opts || dotted || o->fmt != CTP_COMPARE_TABLE)
+		return -1;
+	struct ctp_compare_view_args a = {
+		.paths = {o->paths[0], o->paths[1]},
+		.cap = o->r.cap,
+		.view = va->view,
+		.sort = o->r.sort,
+		.asc = va->asc_set ? o->asc : -1,
+		.top = o->r.limit,
+		.top_set = va->top_set,
+		.wide = va->wide,
+		.group_by = va->group_by_given ? o->r.group_by : NULL,
+		.no_normalize = o->r.spec.no_normalize,
+		.want = o->r.n_globs ? want_field : NULL,
+		.want_arg = &o->r,
+	};
+	int rc = ctp_compare_view(&a);
+	return rc == -ENOENT ? -1 : rc;
+}
+
 int ctp_cmd_compare(int argc, char **argv)
 {
 	struct ctp_compare_opts o = {.r.limit = LIMIT_UNSET,
 				     .r.group_by = "pcomm",
 				     .default_sort = default_sort,
 				     .sections = CTP_COMPARE_ALL};
-	int rc = parse_compare_args(argc, argv, &o);
+	struct view_ask va = {0};
+	int rc = parse_compare_args(argc, argv, &o, &va);
+	if (rc < 0)
+		rc = run_view(&o, &va);
 	if (o.r.limit == LIMIT_UNSET)
 		o.r.limit = o.fmt == CTP_COMPARE_TABLE
 				    ? CTP_COMPARE_DEFAULT_LIMIT

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -200,4 +201,16 @@ void ctp_readopts_done(struct ctp_readopts *r)
 	free(r->globs);
 	free(r->flatten);
 	free(r->axes);
+}
+
+void ctp_readcli_term(size_t *w, size_t *h)
+{
+	struct winsize ws = {0};
+	const char *c = getenv("COLUMNS"), *l = getenv("LINES");
+	uint64_t v;
+	bool tty = ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0;
+	*w = c && ctp_parse_u64_str(c, &v) == 0 && v ? v
+	     : tty && ws.ws_col			     ? ws.ws_col
+						     : 80;
+	*h = l && ctp_parse_u64_str(l, &v) == 0 && v ? v : tty ? ws.ws_row : 0;
 }

@@ -91,4 +91,8 @@ int ctp_readcli_operands(const char *cmd, int argc, char **argv, int first,
  * getopt has already described); returns CTP_EXIT_USAGE. */
 int ctp_readcli_try_help(const char *cmd);
 
+/* The screen a reader prints to: $COLUMNS / $LINES, else the terminal's,
+ * else 80 columns and no height (0). */
+void ctp_readcli_term(size_t *w, size_t *h);
+
 #endif

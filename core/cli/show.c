@@ -19,9 +19,6 @@
 #include "view.h"
 #include "viewshow.h"
 
-#include <sys/ioctl.h>
-#include <unistd.h>
-
 #define DEFAULT_LIMIT 50
 
 struct opts {
@@ -1099,19 +1096,6 @@ static bool uses_view(const struct opts *o)
 		 (o->r.sort && strchr(o->r.sort, '.')));
 }
 
-/* $COLUMNS / $LINES, else the terminal's, else 80 columns and no height. */
-static void term_size(size_t *w, size_t *h)
-{
-	struct winsize ws = {0};
-	const char *c = getenv("COLUMNS"), *l = getenv("LINES");
-	uint64_t v;
-	bool tty = ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0;
-	*w = c && ctp_parse_u64_str(c, &v) == 0 && v ? v
-	     : tty && ws.ws_col			     ? ws.ws_col
-						     : 80;
-	*h = l && ctp_parse_u64_str(l, &v) == 0 && v ? v : tty ? ws.ws_row : 0;
-}
-
 static bool want_field(const void *arg, const char *name)
 {
 	return ctp_readopts_selected(arg, name);
@@ -1135,22 +1119,6 @@ static void view_header(const struct ctp_snap *snap)
 			printf("%s%s",
 			       failed++ ? ", " : "  failed: ", p[i].name);
 	printf("\n\n");
-}
-
-/* Rows per section: --top, else what fits the terminal's height (two
- * sections on one screen), else 20. */
-static size_t top_rows(const struct opts *o, const struct ctp_view *v,
-		       size_t height)
-{
-	if (o->top_set)
-		return o->top;
-	if (height < 12 || !v->n_secs)
-		return 20;
-	/* The header and a blank line, per section a title and the column
-	 * names, a blank line between sections, and the shell's prompt. */
-	size_t fixed = 2 + 2 * v->n_secs + (v->n_secs - 1) + 1;
-	size_t per = height > fixed ? (height - fixed) / v->n_secs : 0;
-	return per < 3 ? 3 : per;
 }
 
 static int run_show(const struct opts *o);
@@ -1184,10 +1152,10 @@ static int run_view(const struct opts *o)
 		goto out;
 	}
 	size_t w, h;
-	term_size(&w, &h);
+	ctp_readcli_term(&w, &h);
 	struct ctp_view_opts vo = {
 		.width = o->wide ? 0 : w,
-		.top = top_rows(o, v, h),
+		.top = o->top_set ? o->top : ctp_view_fit_rows(v, h, 1),
 		.sort = o->r.sort,
 		.asc = o->asc,
 		.group_by = o->r.group_by,

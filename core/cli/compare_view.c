@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `compare BASE CAND` as a view (docs/VIEWS.md, docs/COMPARE.md): the
+ * view's sections over CAND, each counter column the change over the
+ * interval summed per task matched by identity, CPU as percent of one CPU
+ * over the interval, sorted by the change, idle groups hidden, fitted to
+ * the terminal. The full per-field comparison is `--view all`
+ * (core/analysis/compare.c).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "compare_view.h"
+#include "ident.h"
+#include "readcli.h"
+#include "render.h"
+#include "viewshow.h"
+
+#define PROG "ctprof-core compare"
+
+/* The interval: the boot clocks' difference when both snapshots have
+ * one (it does not jump), else the realtime starts'. */
+static double interval_s(const struct ctp_snap *const snap[2],
+			 const char **clock)
+{
+	const struct ctp_snap_header *b = ctp_snap_header(snap[0]),
+				     *c = ctp_snap_header(snap[1]);
+	if (b->start_boottime_ns &&
+	    c->start_boottime_ns > b->start_boottime_ns) {
+		*clock = "boottime";
+		return (double)(c->start_boottime_ns - b->start_boottime_ns) /
+		       1e9;
+	}
+	*clock = "realtime";
+	return c->start_realtime_ns > b->start_realtime_ns
+		       ? (double)(c->start_realtime_ns - b->start_realtime_ns) /
+				 1e9
+		       : 0;
+}
+
+/* "BASE  2026-11-25 12:14:15.408 UTC  path" cut to the width. */
+static void side_line(const char *tag, const struct ctp_snap *snap,
+		      const char *path, size_t width)
+{
+	char when[64], line[1024];
+	ctp_render_time(ctp_snap_header(snap)->start_realtime_ns, when,
+			sizeof(when));
+	int n = snprintf(line, sizeof(line), "%s  %s  %s", tag, when, path);
+	if (width && n > 0 && (size_t)n > width && width > 4) {
+		/* Keep the end of the path, where the file's name is. */
+		size_t keep = width - 3 -
+			      (size_t)(strlen(tag) + 2 + strlen(when) + 2);
+		size_t plen = strlen(path);
+		if (keep < plen && keep > 0)
+			snprintf(line, sizeof(line), "%s  %s  ...%s", tag, when,
+				 path + plen - keep);
+	}
+	printf("%s\n", line);
+}
+
+int ctp_compare_view(const struct ctp_compare_view_args *a)
+{
+	struct ctp_view *v = NULL;
+	struct ctp_snap *snap[2] = {NULL, NULL};
+	struct ctp_ident *id = NULL;
+	char err[4096];
+	int rc = CTP_EXIT_FAILURE;
+	int r = ctp_view_find(a->view ? a->view : "top", &v, err, sizeof(err));
+	if (r < 0) {
+		if (!a->view)
+			return -ENOENT; /* the caller shows everything */
+		fprintf(stderr, PROG ": %s%s\n", err,
+			r == -ENOENT ? " (`ctprof-core views` lists them)"
+				     : "");
+		return CTP_EXIT_USAGE;
+	}
+	for (int k = 0; k < 2; k++)
+		if (ctp_snap_open(a->paths[k], a->cap, &snap[k], err,
+				  sizeof(err)) < 0) {
+			fprintf(stderr, PROG ": %s\n", err);
+			goto out;
+		}
+	if (ctp_ident_new((const struct ctp_snap *const *)snap, &id) < 0) {
+		fprintf(stderr, PROG ": out of memory\n");
+		goto out;
+	}
+	size_t w, h;
+	const char *clock;
+	ctp_readcli_term(&w, &h);
+	double iv = interval_s((const struct ctp_snap *const *)snap, &clock);
+	struct ctp_view_opts vo = {
+		.width = a->wide ? 0 : w,
+		.top = a->top_set ? a->top : ctp_view_fit_rows(v, h, 3),
+		.sort = a->sort,
+		.asc = a->asc,
+		.group_by = a->group_by,
+		.no_normalize = a->no_normalize,
+		.want = a->want,
+		.want_arg = a->want_arg,
+		.base = snap[0],
+		.ident = id,
+		.interval_s = iv,
+	};
+	side_line("BASE", snap[0], a->paths[0], vo.width);
+	side_line("CAND", snap[1], a->paths[1], vo.width);
+	printf("%.2f s apart (%s)%s%s\n\n", iv, clock,
+	       id->ok ? "" : "; no task identity: ", id->ok ? "" : id->why);
+	r = ctp_view_show(stdout, snap[1], v, &vo, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, PROG ": %s\n",
+			r == -EINVAL ? err : strerror(-r));
+		rc = r == -EINVAL ? CTP_EXIT_USAGE : CTP_EXIT_FAILURE;
+		goto out;
+	}
+	rc = fflush(stdout) == 0 ? CTP_EXIT_OK : CTP_EXIT_FAILURE;
+out:
+	ctp_ident_free(id);
+	ctp_snap_free(snap[0]);
+	ctp_snap_free(snap[1]);
+	ctp_view_free(v);
+	return rc;
+}
