@@ -29,7 +29,8 @@ static const char *const col_keys[] = {
 static const char *const sec_keys[] = {"title", "group_by", NULL};
 static const char *const shows[] = {"value",   "delta", "rate",
 				    "pct_cpu", "share", NULL};
-static const char *const idents[] = {"pcomm", "comm", "cgroup", "pid", NULL};
+static const char *const idents[] = {"pcomm", "comm", "cgroup",
+				     "pid",   "age",  NULL};
 
 void ctp_view_free(struct ctp_view *v)
 {

@@ -40,6 +40,7 @@ enum ctp_view_ident {
 	CTP_VIDENT_COMM,
 	CTP_VIDENT_CGROUP,
 	CTP_VIDENT_PID, /* the first member's tgid */
+	CTP_VIDENT_AGE, /* how long the oldest member has existed */
 	/* Not in files: compare's column saying which members started in
 	 * the interval ("new": all of them; "+N": N of them). */
 	CTP_VIDENT_STATUS,

@@ -404,6 +404,25 @@ static void elide(char *s, size_t max)
 	memcpy(s + head, "\xe2\x80\xa6", 3); /* U+2026 */
 }
 
+/* An age as "42.0s", "5m12s", "3h07m", "12d04h"; "-" when unknown. */
+static void age_cell(long double age, char *buf)
+{
+	if (isnan(age) || age < 0) {
+		snprintf(buf, CELL, "-");
+		return;
+	}
+	unsigned long long t = (unsigned long long)age;
+	if (t < 60)
+		snprintf(buf, CELL, "%.1Lfs", age);
+	else if (t < 3600)
+		snprintf(buf, CELL, "%llum%02llus", t / 60, t % 60);
+	else if (t < 86400)
+		snprintf(buf, CELL, "%lluh%02llum", t / 3600, t % 3600 / 60);
+	else
+		snprintf(buf, CELL, "%llud%02lluh", t / 86400,
+			 t % 86400 / 3600);
+}
+
 /* "new" when every thread of the group started in the interval, "+N"
  * when N of them did, "" otherwise. */
 static void status_cell(const struct sect *s, const struct ctp_group *gr,
@@ -425,6 +444,11 @@ static void ident_cell(const struct sect *s, const struct ctp_group *gr,
 {
 	if (ident == CTP_VIDENT_STATUS) {
 		status_cell(s, gr, buf);
+		return;
+	}
+	if (ident == CTP_VIDENT_AGE) {
+		size_t gi = (size_t)(gr - ctp_groups_at(s->g, 0));
+		age_cell(s->age[gi], buf);
 		return;
 	}
 	if (ident == CTP_VIDENT_PID) {
@@ -594,7 +618,8 @@ static void print_rows(FILE *out, const struct sect *s, const size_t *kw,
 			put(out, r ? cell(s, r - 1, s->nk + c) : vc->c->label,
 			    vc->width,
 			    vc->c->src != CTP_VSRC_IDENT ||
-				    vc->c->ident == CTP_VIDENT_PID,
+				    vc->c->ident == CTP_VIDENT_PID ||
+				    vc->c->ident == CTP_VIDENT_AGE,
 			    !s->nk && !c, c + 1 == ncols);
 		}
 		fputc('\n', out);

@@ -16,7 +16,8 @@
 
 static const char *const show_names[] = {"",	 "value",   "delta",
 					 "rate", "pct_cpu", "share"};
-static const char *const ident_names[] = {"", "pcomm", "comm", "cgroup", "pid"};
+static const char *const ident_names[] = {"",	    "pcomm", "comm",
+					  "cgroup", "pid",   "age"};
 
 static void usage(FILE *f)
 {
