@@ -301,8 +301,9 @@ struct cmp {
 	long double x[2], delta;
 	bool has_pct;
 	long double pct;
-	bool cat;     /* compared as categories */
-	bool changed; /* categorical: the rendered values differ */
+	bool from_zero; /* a number that appeared from zero (rel sort) */
+	bool cat;	/* compared as categories */
+	bool changed;	/* categorical: the rendered values differ */
 	/* Counters: the delta per second of the interval and, for time
 	 * units, that as percent of one CPU; a member's counter went
 	 * backwards (reset), so its CAND value was counted instead. */
@@ -447,9 +448,10 @@ static void compare_cell(const struct gsec *s, const struct jrow *r,
 		c->num = member_delta(s, r, p, c);
 	else if (n0 && n1)
 		c->num = true, c->delta = c->x[1] - c->x[0];
+	c->from_zero = c->num && (!n0 || c->x[0] == 0);
 	/* A percentage of a ratio (a unit that is itself a percentage)
 	 * means nothing; from zero it is none either. */
-	if (c->num && n0 && c->x[0] != 0 && r->idx[0] >= 0 &&
+	if (c->num && !c->from_zero && r->idx[0] >= 0 &&
 	    f->unit != CTP_UNIT_CENTIPCT) {
 		c->has_pct = true;
 		c->pct = c->delta * 100 / absl_(c->x[0]);
@@ -648,8 +650,10 @@ static long double rel_score(const struct gsec *s, const struct jrow *r)
 		long double v = 0;
 		if (c.has_pct)
 			v = absl_(c.pct);
-		else if (c.num && c.delta != 0)
+		else if (c.num && c.delta != 0 && c.from_zero)
 			v = 1e30L;
+		else if (c.num && any_f(&s->fp[j])->unit == CTP_UNIT_CENTIPCT)
+			v = absl_(c.delta) / 100; /* percentage points */
 		else if (c.cat && c.changed)
 			v = 100;
 		if (v > best)
