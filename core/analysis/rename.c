@@ -363,7 +363,8 @@ static int candidates(struct ctp_rename *r, struct cand **ret, size_t *n)
 			}
 			c[(*n)++] = one;
 		}
-	qsort_r(c, *n, sizeof(*c), cmp_cands, r);
+	if (*n)
+		qsort_r(c, *n, sizeof(*c), cmp_cands, r);
 	*ret = c;
 	return 0;
 }
