@@ -13,3 +13,10 @@ add_dependencies(test_json_escape ctprof-core)
 # The live test ranks groups by the CPU they used between two snapshots:
 # another test burning CPU meanwhile could outrank its burner.
 set_tests_properties(test_compare_live PROPERTIES RUN_SERIAL TRUE)
+
+# Renamed cgroups (core/analysis/rename.c) and the parity rules of issue 14
+# (from-zero ranking, ratios without percent, cut sections) on hand-built
+# pairs, through the real binary.
+ctp_add_test(test_compare_rename test_compare_rename.c snapbuild.c e2e_util.c
+             LIBS ctpcore)
+add_dependencies(test_compare_rename ctprof-core)

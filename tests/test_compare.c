@@ -281,9 +281,9 @@ static void test_csv_values(void **state)
 	/* Rates over the 10 s between the captures (realtime: no boot
 	 * clock); without start times no member counts or ages. */
 	has_line(out, "threads,app,continuing,2,2,1,1,t.cnt,30,40,10,33.3333,"
-		      "1,1,,0,,,,,");
+		      "1,1,,0,,,,,,,,");
 	has_line(out, "threads,app,continuing,2,2,1,1,t.time,4000,6000,2000,"
-		      "50.0000,1,200,0.0000,0,,,,,");
+		      "50.0000,1,200,0.0000,0,,,,,,,,");
 	free(out);
 }
 
@@ -673,29 +673,29 @@ static void test_identity(void **state)
 	 * thread 10 started at 1 s, thread 13 at 1005 s (gone: ages at
 	 * BASE). Percent is of BASE's value, as for every field. */
 	has_line(out, "threads,svc,continuing,3,3,1,1,t.cpu,85,355,300,"
-		      "352.9412,1,30,30.0000,0,2,1,1,1009.000,5.000");
+		      "352.9412,1,30,30.0000,0,2,1,1,1009.000,5.000,,,");
 	/* Replaced by another process of the same name: its own 7. */
 	has_line(out, "threads,job,restarted,1,1,1,1,t.cpu,400,7,7,1.7500,1,"
-		      "0.7,0.7000,0,0,1,1,8.000,8.000");
+		      "0.7,0.7000,0,0,1,1,8.000,8.000,,,");
 	/* Counter went backwards: counted from zero, flagged. */
 	has_line(out, "threads,reset,continuing,1,1,1,1,t.cpu,1000,200,200,"
-		      "20.0000,1,20,20.0000,1,1,0,0,1009.000,1009.000");
+		      "20.0000,1,20,20.0000,1,1,0,0,1009.000,1009.000,,,");
 	/* Started after BASE: its value is its delta; just started. */
 	has_line(out, "threads,fresh,new,,1,,1,t.cpu,,50,50,,1,5,5.0000,0,0,1,"
-		      "0,2.000,2.000");
+		      "0,2.000,2.000,,,");
 	/* The same tid, another start time: another thread. */
 	has_line(out, "threads,reuse,restarted,1,1,1,1,t.cpu,500,3,3,0.6000,"
-		      "1,0.3,0.3000,0,0,1,1,4.000,4.000");
+		      "1,0.3,0.3000,0,0,1,1,4.000,4.000,,,");
 	has_line(out, "threads,old,gone,1,,1,,t.cpu,10,,,,1,,,0,0,0,1,"
-		      "999.000,999.000");
+		      "999.000,999.000,,,");
 	free(out);
 
 	/* Without a start-time field: CAND - BASE of the aggregates, as
 	 * before identity; job goes negative. */
 	run_ident(false, &out, "--fields", "t.cpu");
 	has_line(out, "threads,job,continuing,1,1,1,1,t.cpu,400,7,-393,"
-		      "-98.2500,1,-39.3,-39.3000,0,,,,,");
-	has_line(out, "threads,fresh,new,,1,,1,t.cpu,,50,,,1,,,0,,,,,");
+		      "-98.2500,1,-39.3,-39.3000,0,,,,,,,,");
+	has_line(out, "threads,fresh,new,,1,,1,t.cpu,,50,,,1,,,0,,,,,,,,");
 	free(out);
 }
 

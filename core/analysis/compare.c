@@ -21,6 +21,7 @@
 #include "compare.h"
 #include "reader.h"
 #include "render.h"
+#include "rename.h"
 
 #define PROG "ctprof-core compare"
 
@@ -39,9 +40,9 @@ struct fpair {
 };
 
 /* A joined group's status (docs/COMPARE.md "Identity"). */
-enum gstatus { ST_NEW, ST_GONE, ST_CONTINUING, ST_RESTARTED };
+enum gstatus { ST_NEW, ST_GONE, ST_CONTINUING, ST_RESTARTED, ST_RENAMED };
 static const char *const gstatus_names[] = {"new", "gone", "continuing",
-					    "restarted"};
+					    "restarted", "renamed"};
 
 /* One joined group: index into each side's table, or -1. */
 struct jrow {
@@ -61,6 +62,10 @@ struct jrow {
 	 * boot clock were recorded. */
 	bool has_age;
 	uint64_t age_old, age_young;
+	/* The row's cgroup key part is one of a renamed pair (either side
+	 * may be missing: a group of the renamed cgroup that is new or
+	 * gone), else NULL. */
+	const struct ctp_rename_pair *ren;
 };
 
 struct ctx;
@@ -77,6 +82,7 @@ struct gsec {
 	size_t nrows, shown;
 	struct ctp_agg *aggs; /* host fields: one "group", owned */
 	long by;	      /* the sort field's index in fp, or -1 */
+	long cpart;	      /* the key part renamed cgroups pair, or -1 */
 };
 
 /* What --sort orders by. */
@@ -93,6 +99,11 @@ struct ctx {
 	bool color;
 	size_t columns; /* 0: no limit */
 	struct ctp_ident *id;
+	/* Renamed cgroups (NULL: not applied), from group tables of the
+	 * cgroup grouping, kept for the paths it points to. */
+	struct ctp_rename *ren;
+	struct ctp_groups *ren_g[2];
+	struct ctp_rename_opts ren_opts;
 	/* Seconds between the captures (0: unknown, no rates) and the
 	 * clock that measured it. */
 	long double interval;
@@ -129,6 +140,8 @@ struct writer {
 	/* After the plugins: the read-failure hints of each side (NULL:
 	 * none). */
 	void (*plugins_end)(struct ctx *x, const char *const hint[2]);
+	/* The renamed-cgroups section (x->ren set). */
+	void (*renamed)(struct ctx *x);
 };
 
 /* ---- Small helpers ---- */
@@ -290,9 +303,16 @@ static const struct ctp_group *row_group(const struct gsec *s,
 			      : NULL;
 }
 
+/* The row's key: CAND's (a renamed row's current name), else BASE's. */
 static const char *const *row_key(const struct gsec *s, const struct jrow *r)
 {
-	return row_group(s, r, r->idx[0] >= 0 ? 0 : 1)->key;
+	return row_group(s, r, r->idx[1] >= 0 ? 1 : 0)->key;
+}
+
+/* Both sides of a renamed pair are in the row. */
+static bool renamed_row(const struct jrow *r)
+{
+	return r->ren && r->idx[0] >= 0 && r->idx[1] >= 0;
 }
 
 struct cmp {
@@ -301,8 +321,9 @@ struct cmp {
 	long double x[2], delta;
 	bool has_pct;
 	long double pct;
-	bool cat;     /* compared as categories */
-	bool changed; /* categorical: the rendered values differ */
+	bool from_zero; /* a number that appeared from zero (rel sort) */
+	bool cat;	/* compared as categories */
+	bool changed;	/* categorical: the rendered values differ */
 	/* Counters: the delta per second of the interval and, for time
 	 * units, that as percent of one CPU; a member's counter went
 	 * backwards (reset), so its CAND value was counted instead. */
@@ -443,13 +464,20 @@ static void compare_cell(const struct gsec *s, const struct jrow *r,
 	}
 	bool n0 = c->a[0] && ctp_agg_number(c->a[0], &c->x[0]);
 	bool n1 = c->a[1] && ctp_agg_number(c->a[1], &c->x[1]);
+	/* A renamed cgroup's counters started from zero: its BASE value is
+	 * the old cgroup's. */
+	bool ren =
+		renamed_row(r) && is_counter(f) && f->scope != CTP_SCOPE_HOST;
 	if (per_member(s, f))
 		c->num = member_delta(s, r, p, c);
+	else if (ren)
+		c->num = n1, c->delta = n1 ? c->x[1] : 0;
 	else if (n0 && n1)
 		c->num = true, c->delta = c->x[1] - c->x[0];
+	c->from_zero = c->num && (!n0 || c->x[0] == 0 || ren);
 	/* A percentage of a ratio (a unit that is itself a percentage)
 	 * means nothing; from zero it is none either. */
-	if (c->num && n0 && c->x[0] != 0 && r->idx[0] >= 0 &&
+	if (c->num && !c->from_zero && r->idx[0] >= 0 &&
 	    f->unit != CTP_UNIT_CENTIPCT) {
 		c->has_pct = true;
 		c->pct = c->delta * 100 / absl_(c->x[0]);
@@ -485,8 +513,11 @@ static void csv_cmp(FILE *out, const char *field, const struct cmp *c)
 	fprintf(out, ",%d", c->reset);
 }
 
+/* The empty kind, jaccard and shared_types columns of a line that is not
+ * of the renamed section nor a `more` line. */
+#define CSV_NO_KIND ",,,\n"
 /* The empty member and uptime columns of a CSV line that is no group. */
-#define CSV_NO_GROUP ",,,,,\n"
+#define CSV_NO_GROUP ",,,,," CSV_NO_KIND
 
 /* The end of a group's CSV line: its member counts and ages (s). */
 static void csv_row_tail(FILE *out, const struct jrow *r)
@@ -497,10 +528,10 @@ static void csv_row_tail(FILE *out, const struct jrow *r)
 	else
 		fputs(",,,", out);
 	if (r->has_age)
-		fprintf(out, ",%.3f,%.3f\n", (double)r->age_old / 1e9,
+		fprintf(out, ",%.3f,%.3f" CSV_NO_KIND, (double)r->age_old / 1e9,
 			(double)r->age_young / 1e9);
 	else
-		fputs(",,\n", out);
+		fputs(",," CSV_NO_KIND, out);
 }
 
 /* A counter's rate for humans, in its unit per second: "1.20 MiB/s",
@@ -648,8 +679,10 @@ static long double rel_score(const struct gsec *s, const struct jrow *r)
 		long double v = 0;
 		if (c.has_pct)
 			v = absl_(c.pct);
-		else if (c.num && c.delta != 0)
+		else if (c.num && c.delta != 0 && c.from_zero)
 			v = 1e30L;
+		else if (c.num && any_f(&s->fp[j])->unit == CTP_UNIT_CENTIPCT)
+			v = absl_(c.delta) / 100; /* percentage points */
 		else if (c.cat && c.changed)
 			v = 100;
 		if (v > best)
@@ -749,6 +782,8 @@ static void row_members(const struct ctx *x, const struct gsec *s,
 		    : r->rank == 1 ? ST_GONE
 				   : ST_CONTINUING;
 	row_ages(x, g1 ? g1 : g0, g1 ? 1 : 0, r);
+	if (renamed_row(r))
+		r->status = ST_RENAMED;
 	if (!id->ok)
 		return;
 	r->has_members = true;
@@ -756,7 +791,8 @@ static void row_members(const struct ctx *x, const struct gsec *s,
 		id->tmatch[g1->threads[i]] >= 0 ? r->n_cont++ : r->n_new++;
 	for (uint32_t i = 0; g0 && i < g0->n_threads; i++)
 		r->n_gone += !id->talive[g0->threads[i]];
-	if (g0 && g1 && g0->n_threads && r->n_new && !r->n_cont)
+	if (r->status == ST_CONTINUING && g0 && g1 && g0->n_threads &&
+	    r->n_new && !r->n_cont)
 		r->status = ST_RESTARTED;
 }
 
@@ -769,14 +805,70 @@ static long find_by(const struct ctx *x, const struct gsec *s)
 	return -1;
 }
 
-/* Join two group tables by key and sort the rows. */
-static int build_rows(struct ctx *x, struct gsec *s)
+/* BASE's keys as they join CAND's: a renamed cgroup part replaced by the
+ * CAND path it was paired with; in *order, BASE's groups in that order. */
+struct join {
+	const struct ctp_groups *g;
+	const char **keys; /* n_key parts per BASE group */
+	size_t nk, *order;
+};
+
+static int cmp_join(const void *pa, const void *pb, void *arg)
+{
+	const struct join *j = arg;
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	return ctp_groups_key_cmp(j->g, &j->keys[a * j->nk],
+				  &j->keys[b * j->nk]);
+}
+
+static int join_keys(const struct ctx *x, const struct gsec *s, struct join *j)
+{
+	size_t n0 = ctp_groups_count(s->g[0]);
+	bool moved = false;
+
+	j->g = s->g[0];
+	j->nk = ctp_groups_n_key(s->g[0]);
+	j->keys = calloc(n0 * j->nk + 1, sizeof(*j->keys));
+	j->order = calloc(n0 + 1, sizeof(*j->order));
+	if (!j->keys || !j->order)
+		return -ENOMEM;
+	for (size_t i = 0; i < n0; i++) {
+		const char **k = &j->keys[i * j->nk];
+		const struct ctp_rename_pair *p;
+		memcpy(k, ctp_groups_at(s->g[0], i)->key, j->nk * sizeof(*k));
+		j->order[i] = i;
+		if (s->cpart >= 0 &&
+		    (p = ctp_rename_find(x->ren, 0, k[s->cpart])))
+			k[s->cpart] = p->path[1], moved = true;
+	}
+	if (moved)
+		qsort_r(j->order, n0, sizeof(*j->order), cmp_join, j);
+	return 0;
+}
+
+/* The renamed pair of a row's cgroup key part, if any. */
+static const struct ctp_rename_pair *
+row_rename(const struct ctx *x, const struct gsec *s, const struct jrow *r)
+{
+	int k = r->idx[0] >= 0 ? 0 : 1;
+	if (s->cpart < 0)
+		return NULL;
+	return ctp_rename_find(x->ren, k, row_group(s, r, k)->key[s->cpart]);
+}
+
+/* Join two group tables by key (BASE's renamed cgroups under their CAND
+ * names) into s->rows. */
+static int join_rows(struct ctx *x, struct gsec *s)
 {
 	size_t n0 = ctp_groups_count(s->g[0]), n1 = ctp_groups_count(s->g[1]);
 	size_t i = 0, j = 0;
+	struct join jn = {0};
 	s->rows = calloc(n0 + n1 + 1, sizeof(*s->rows));
-	if (!s->rows)
+	if (!s->rows || join_keys(x, s, &jn) < 0) {
+		free(jn.keys);
+		free(jn.order);
 		return -ENOMEM;
+	}
 	while (i < n0 || j < n1) {
 		int c;
 		if (i == n0)
@@ -785,14 +877,25 @@ static int build_rows(struct ctx *x, struct gsec *s)
 			c = -1;
 		else
 			c = ctp_groups_key_cmp(s->g[0],
-					       ctp_groups_at(s->g[0], i)->key,
+					       &jn.keys[jn.order[i] * jn.nk],
 					       ctp_groups_at(s->g[1], j)->key);
 		struct jrow *r = &s->rows[s->nrows++];
-		r->idx[0] = c <= 0 ? (long)i++ : -1;
+		r->idx[0] = c <= 0 ? (long)jn.order[i++] : -1;
 		r->idx[1] = c >= 0 ? (long)j++ : -1;
 		r->rank = r->idx[0] < 0 ? 0 : r->idx[1] < 0 ? 1 : 2;
+		r->ren = row_rename(x, s, r);
 		row_members(x, s, r);
 	}
+	free(jn.keys);
+	free(jn.order);
+	return 0;
+}
+
+/* Join two group tables and sort the rows. */
+static int build_rows(struct ctx *x, struct gsec *s)
+{
+	if (join_rows(x, s) < 0)
+		return -ENOMEM;
 	s->by = find_by(x, s);
 	const struct fpair *by = s->by >= 0 ? &s->fp[s->by] : NULL;
 	s->shown = x->o->r.limit && x->o->r.limit < s->nrows
@@ -825,11 +928,25 @@ static void gsec_free(struct gsec *s)
 	free(s->rows);
 }
 
+/* The key part of the first cgroup axis (v2 or v1) of spec, or -1. */
+static long cgroup_part(const struct ctp_group_spec *spec)
+{
+	size_t p = 0;
+	for (size_t i = 0; i < spec->n_axes; i++) {
+		if (spec->axes[i] == CTP_AXIS_CGROUP ||
+		    spec->axes[i] == CTP_AXIS_CGROUP_V1)
+			return (long)p;
+		p += spec->axes[i] == CTP_AXIS_NONE ? 3 : 1;
+	}
+	return -1;
+}
+
 static int gsec_build(struct ctx *x, struct gsec *s,
 		      const struct ctp_group_spec *spec, unsigned scopes,
 		      int psi, char *err, size_t errlen)
 {
 	s->x = x;
+	s->cpart = x->ren ? cgroup_part(spec) : -1;
 	for (int k = 0; k < 2; k++) {
 		int r = ctp_groups_new(x->snap[k], spec, &s->g[k], err, errlen);
 		if (r < 0) {
@@ -1064,7 +1181,7 @@ static void gsec_columns(const struct gsec *s, int mode, size_t nk, size_t nm,
 /* "<title>: N groups in BASE, M in CAND; ..." */
 static void gsec_summary(struct ctx *x, const struct gsec *s)
 {
-	size_t n[4] = {0};
+	size_t n[5] = {0};
 
 	for (size_t r = 0; r < s->nrows; r++)
 		n[s->rows[r].status]++;
@@ -1074,6 +1191,8 @@ static void gsec_summary(struct ctx *x, const struct gsec *s)
 		n[ST_NEW], n[ST_GONE]);
 	if (n[ST_RESTARTED])
 		fprintf(x->out, ", %zu restarted", n[ST_RESTARTED]);
+	if (n[ST_RENAMED])
+		fprintf(x->out, ", %zu renamed", n[ST_RENAMED]);
 	if (s->shown < s->nrows)
 		fprintf(x->out, "; showing %zu", s->shown);
 	fprintf(x->out, "\n");
@@ -1105,6 +1224,16 @@ static void uptime_cell(const struct jrow *r, char *buf, size_t n)
 		snprintf(buf, n, "-");
 }
 
+/* A renamed cgroup for the table: "BASE -> CAND", each escaped. */
+static void renamed_cell(const struct ctp_rename_pair *p, char *buf, size_t n)
+{
+	char e[2][GSEC_CELL / 2 - 4];
+	for (int k = 0; k < 2; k++)
+		ctp_render_escape(p->path[k], strlen(p->path[k]),
+				  CTP_RENDER_CELL_MAX, e[k], sizeof(e[k]));
+	snprintf(buf, n, "%s -> %s", e[0], e[1]);
+}
+
 /* The first line of a row: its key, status and counts. */
 static void gsec_key_cells(const struct gsec *s, const struct jrow *r,
 			   size_t nk, char (*buf)[GSEC_CELL])
@@ -1113,6 +1242,10 @@ static void gsec_key_cells(const struct gsec *s, const struct jrow *r,
 
 	for (size_t k = 0; k < nk; k++) {
 		const char *v = key[k] ? key[k] : "-";
+		if (r->ren && (long)k == s->cpart) {
+			renamed_cell(r->ren, buf[k], GSEC_CELL);
+			continue;
+		}
 		ctp_render_escape(v, strlen(v), CTP_RENDER_CELL_MAX, buf[k],
 				  GSEC_CELL);
 	}
@@ -1362,6 +1495,21 @@ static void json_row_members(FILE *out, const struct jrow *r)
 		fputs("null", out);
 }
 
+/* The renamed pair of a group's cgroup (null when none). */
+static void json_row_renamed(FILE *out, const struct jrow *r)
+{
+	fputs(",\"renamed\":", out);
+	if (!r->ren) {
+		fputs("null", out);
+		return;
+	}
+	fputs("{\"base\":", out);
+	json_str(out, r->ren->path[0]);
+	fputs(",\"cand\":", out);
+	json_str(out, r->ren->path[1]);
+	fputc('}', out);
+}
+
 static void print_gsec_json(struct ctx *x, struct gsec *s)
 {
 	FILE *out = x->out;
@@ -1390,6 +1538,7 @@ static void print_gsec_json(struct ctx *x, struct gsec *s)
 				fputs("null", out);
 		}
 		fprintf(out, "],\"status\":\"%s\"", gstatus_names[r->status]);
+		json_row_renamed(out, r);
 		json_row_members(out, r);
 		fputs(",\"threads\":{\"base\":", out);
 		g0 ? fprintf(out, "%" PRIu32, g0->n_threads)
@@ -1420,6 +1569,14 @@ static void print_gsec_json(struct ctx *x, struct gsec *s)
 	fputs("]}", out);
 }
 
+/* A cut section in CSV: kind `more`, the rows left out in delta. */
+static void csv_more(FILE *out, const char *section, size_t more)
+{
+	if (more)
+		fprintf(out, "%s,,,,,,,,,,%zu,,,,,,,,,,,more,,\n", section,
+			more);
+}
+
 static void print_gsec_csv(struct ctx *x, struct gsec *s)
 {
 	FILE *out = x->out;
@@ -1431,10 +1588,15 @@ static void print_gsec_csv(struct ctx *x, struct gsec *s)
 						row_group(s, r, 1)};
 		char gk[1024] = "";
 		size_t l = 0;
-		for (size_t k = 0; k < nk; k++)
-			l += (size_t)snprintf(gk + l, sizeof(gk) - l, "%s%s",
-					      k ? "|" : "",
-					      key[k] ? key[k] : "");
+		for (size_t k = 0; k < nk && l < sizeof(gk); k++)
+			l += r->ren && (long)k == s->cpart
+				     ? (size_t)snprintf(
+					       gk + l, sizeof(gk) - l,
+					       "%s%s -> %s", k ? "|" : "",
+					       r->ren->path[0], r->ren->path[1])
+				     : (size_t)snprintf(gk + l, sizeof(gk) - l,
+							"%s%s", k ? "|" : "",
+							key[k] ? key[k] : "");
 		for (size_t j = 0; j < s->nfp; j++) {
 			struct cmp c;
 			compare_cell(s, r, &s->fp[j], &c);
@@ -1453,6 +1615,211 @@ static void print_gsec_csv(struct ctx *x, struct gsec *s)
 			csv_row_tail(out, r);
 		}
 	}
+	if (s->nfp)
+		csv_more(out, s->name, s->nrows - s->shown);
+}
+
+/* ---- Renamed cgroups ---- */
+
+/* Types listed per side in the table before "… N more". */
+#define RENAMED_TYPES_SHOWN 3
+
+/* The pairs shown (--top). */
+static size_t renamed_shown(const struct ctx *x)
+{
+	size_t n = ctp_rename_count(x->ren);
+	return x->o->r.limit && x->o->r.limit < n ? (size_t)x->o->r.limit : n;
+}
+
+/* One thread type as "pcomm|comm" for a person (escaped). */
+static size_t type_text(const struct ctx *x, uint32_t t, char *buf, size_t n)
+{
+	struct ctp_bytes pc, c;
+	char a[128], b[128];
+	ctp_rename_type(x->ren, t, &pc, &c);
+	ctp_render_escape(pc.ptr, pc.len, 32, a, sizeof(a));
+	ctp_render_escape(c.ptr, c.len, 32, b, sizeof(b));
+	int w = snprintf(buf, n, "%s|%s", a, b);
+	return w < 0 ? 0 : (size_t)w < n ? (size_t)w : n - 1;
+}
+
+/* The types only side k of p has, cut to a few: "a|b, c|d … 4 more". */
+static void types_cell(const struct ctx *x, const struct ctp_rename_pair *p,
+		       int k, char *buf, size_t n)
+{
+	size_t l = 0;
+	uint32_t m = p->n_only[k];
+	snprintf(buf, n, "-");
+	for (uint32_t i = 0; i < m && i < RENAMED_TYPES_SHOWN && l < n; i++) {
+		if (i)
+			l += (size_t)snprintf(buf + l, n - l, ", ");
+		if (l < n)
+			l += type_text(x, p->only[k][i], buf + l, n - l);
+	}
+	if (m > RENAMED_TYPES_SHOWN && l < n)
+		snprintf(buf + l, n - l, " \u2026 %" PRIu32 " more",
+			 m - RENAMED_TYPES_SHOWN);
+}
+
+static void renamed_title(struct ctx *x)
+{
+	fprintf(x->out,
+		"\nRenamed cgroups: %zu pairs of %zu BASE-only and %zu "
+		"CAND-only cgroups (Jaccard of thread types >= %.2f, >= "
+		"%" PRIu64 " shared)\n",
+		ctp_rename_count(x->ren), ctp_rename_one_sided(x->ren, 0),
+		ctp_rename_one_sided(x->ren, 1), x->ren_opts.min_jaccard,
+		x->ren_opts.min_shared);
+	if (ctp_rename_gave_up(x->ren))
+		fprintf(x->out, "  none paired: too many one-sided cgroups "
+				"to compare them all\n");
+}
+
+static void renamed_table(struct ctx *x)
+{
+	/* Paths are what a reader needs: the type lists go before paths
+	 * are cut further. */
+	static const char *const fit[] = {"<32",	  "HOW", "ONLY IN CAND",
+					  "ONLY IN BASE", "<16", NULL};
+	struct tcol cols[] = {{"BASE"},		{"CAND"}, {"JACCARD", true},
+			      {"SHARED", true}, {"HOW"},  {"ONLY IN BASE"},
+			      {"ONLY IN CAND"}};
+	struct table t = {.ncols = 7, .cols = cols};
+	size_t shown = renamed_shown(x);
+
+	if (!x->ren ||
+	    (!ctp_rename_count(x->ren) && !ctp_rename_gave_up(x->ren)))
+		return;
+	renamed_title(x);
+	for (size_t i = 0; i < shown; i++) {
+		const struct ctp_rename_pair *p = ctp_rename_at(x->ren, i);
+		char c[7][GSEC_CELL];
+		char *cells[7];
+		for (int k = 0; k < 2; k++) {
+			ctp_render_escape(p->path[k], strlen(p->path[k]),
+					  CTP_RENDER_CELL_MAX, c[k], GSEC_CELL);
+			types_cell(x, p, k, c[5 + k], GSEC_CELL);
+		}
+		snprintf(c[2], GSEC_CELL, "%.2f", p->jaccard);
+		snprintf(c[3], GSEC_CELL, "%" PRIu32, p->shared);
+		snprintf(c[4], GSEC_CELL, "%s",
+			 p->carried ? "parent" : "types");
+		for (int j = 0; j < 7; j++)
+			cells[j] = c[j];
+		if (table_add(&t, cells, 0) < 0)
+			break;
+	}
+	if (t.nrows) {
+		table_fit(x, &t, fit);
+		table_print(x, &t);
+	}
+	if (shown < ctp_rename_count(x->ren))
+		fprintf(x->out, "  \u2026 %zu more pairs (--top 0 shows all)\n",
+			ctp_rename_count(x->ren) - shown);
+	t.cols = NULL;
+	table_free(&t);
+}
+
+/* The types only side k of p has, as [[pcomm, comm], ...]. */
+static void json_types(const struct ctx *x, const struct ctp_rename_pair *p,
+		       int k)
+{
+	fputc('[', x->out);
+	for (uint32_t i = 0; i < p->n_only[k]; i++) {
+		struct ctp_bytes pc, c;
+		ctp_rename_type(x->ren, p->only[k][i], &pc, &c);
+		fputs(i ? ",[" : "[", x->out);
+		ctp_json_str(x->out, pc.ptr, pc.len);
+		fputc(',', x->out);
+		ctp_json_str(x->out, c.ptr, c.len);
+		fputc(']', x->out);
+	}
+	fputc(']', x->out);
+}
+
+static void renamed_json(struct ctx *x)
+{
+	FILE *out = x->out;
+	size_t shown = renamed_shown(x), n = ctp_rename_count(x->ren);
+	if (!x->ren) {
+		fputs(",\"renamed\":null", out);
+		return;
+	}
+	fprintf(out,
+		",\"renamed\":{\"min_jaccard\":%.4f,\"min_shared\":%" PRIu64
+		",\"base_only\":%zu,\"cand_only\":%zu,\"gave_up\":%s,"
+		"\"shown\":%zu,\"more\":%zu,\"pairs\":[",
+		x->ren_opts.min_jaccard, x->ren_opts.min_shared,
+		ctp_rename_one_sided(x->ren, 0),
+		ctp_rename_one_sided(x->ren, 1),
+		ctp_rename_gave_up(x->ren) ? "true" : "false", shown,
+		n - shown);
+	for (size_t i = 0; i < shown; i++) {
+		const struct ctp_rename_pair *p = ctp_rename_at(x->ren, i);
+		fputs(i ? ",{\"base\":" : "{\"base\":", out);
+		json_str(out, p->path[0]);
+		fputs(",\"cand\":", out);
+		json_str(out, p->path[1]);
+		fprintf(out,
+			",\"jaccard\":%.4f,\"shared\":%" PRIu32
+			",\"types\":{\"base\":%" PRIu32 ",\"cand\":%" PRIu32
+			"},\"threads\":{\"base\":%" PRIu32 ",\"cand\":%" PRIu32
+			"},\"carried\":%s,\"only_in_base\":",
+			p->jaccard, p->shared, p->n_types[0], p->n_types[1],
+			p->threads[0], p->threads[1],
+			p->carried ? "true" : "false");
+		json_types(x, p, 0);
+		fputs(",\"only_in_cand\":", out);
+		json_types(x, p, 1);
+		fputc('}', out);
+	}
+	fputs("]}", out);
+}
+
+/* CSV: per pair a `pair` line (base, cand: the paths; jaccard,
+ * shared_types), then a `type_only_in_base`/`_cand` line per type (field:
+ * "pcomm|comm"). */
+static void renamed_csv(struct ctx *x)
+{
+	FILE *out = x->out;
+	size_t shown = renamed_shown(x);
+	if (!x->ren)
+		return;
+	for (size_t i = 0; i < shown; i++) {
+		const struct ctp_rename_pair *p = ctp_rename_at(x->ren, i);
+		char gk[2048];
+		snprintf(gk, sizeof(gk), "%s -> %s", p->path[0], p->path[1]);
+		fputs("renamed,", out);
+		csv_str(out, gk);
+		fprintf(out, ",renamed,%" PRIu32 ",%" PRIu32 ",,,,",
+			p->threads[0], p->threads[1]);
+		csv_str(out, p->path[0]);
+		fputc(',', out);
+		csv_str(out, p->path[1]);
+		fprintf(out, ",,,,,,,,,,,,pair,%.4f,%" PRIu32 "\n", p->jaccard,
+			p->shared);
+		for (int k = 0; k < 2; k++)
+			for (uint32_t j = 0; j < p->n_only[k]; j++) {
+				struct ctp_bytes pc, c;
+				ctp_rename_type(x->ren, p->only[k][j], &pc, &c);
+				char *t = malloc(pc.len + c.len + 2);
+				if (!t)
+					continue;
+				memcpy(t, pc.ptr, pc.len);
+				t[pc.len] = '|';
+				memcpy(t + pc.len + 1, c.ptr, c.len);
+				t[pc.len + 1 + c.len] = '\0';
+				fputs("renamed,", out);
+				csv_str(out, gk);
+				fputs(",renamed,,,,,", out);
+				csv_str(out, t);
+				fprintf(out,
+					",,,,,,,,,,,,,,type_only_in_%s,,\n",
+					k ? "cand" : "base");
+				free(t);
+			}
+	}
+	csv_more(out, "renamed", ctp_rename_count(x->ren) - shown);
 }
 
 /* ---- Host and PSI host fields ---- */
@@ -2115,7 +2482,8 @@ static void header_csv(struct ctx *x, const char **const only[2],
 	fputs("section,group,status,threads_base,threads_cand,"
 	      "processes_base,processes_cand,field,base,cand,delta,"
 	      "percent,changed,rate,cpu_percent,reset,members_continuing,"
-	      "members_new,members_gone,uptime_oldest_s,uptime_youngest_s\n",
+	      "members_new,members_gone,uptime_oldest_s,uptime_youngest_s,"
+	      "kind,jaccard,shared_types\n",
 	      out);
 	for (int k = 0; k < 2; k++)
 		for (size_t i = 0; i < nonly[k]; i++) {
@@ -2158,11 +2526,7 @@ static size_t term_columns(void)
 
 static bool has_cgroup_axis(const struct ctp_group_spec *s)
 {
-	for (size_t i = 0; i < s->n_axes; i++)
-		if (s->axes[i] == CTP_AXIS_CGROUP ||
-		    s->axes[i] == CTP_AXIS_CGROUP_V1)
-			return true;
-	return false;
+	return cgroup_part(s) >= 0;
 }
 
 static int gsec_table(struct ctx *x, struct gsec *s, bool table_if_empty)
@@ -2197,7 +2561,8 @@ static const struct writer writers[] = {
 			       .psi_host = psi_host_table,
 			       .plugins_begin = plugins_begin_table,
 			       .plugin = plugin_table,
-			       .plugins_end = plugins_end_table},
+			       .plugins_end = plugins_end_table,
+			       .renamed = renamed_table},
 	[CTP_COMPARE_JSON] = {.empty_sections = true,
 			      .part_sep = ",",
 			      .end = "}\n",
@@ -2207,7 +2572,8 @@ static const struct writer writers[] = {
 			      .psi_host = psi_host_json,
 			      .plugins_begin = plugins_begin_json,
 			      .plugin = plugin_json,
-			      .plugins_end = plugins_end_json},
+			      .plugins_end = plugins_end_json,
+			      .renamed = renamed_json},
 	[CTP_COMPARE_CSV] = {.part_sep = "",
 			     .end = "",
 			     .header = header_csv,
@@ -2216,7 +2582,8 @@ static const struct writer writers[] = {
 			     .psi_host = psi_host_csv,
 			     .plugins_begin = plugin_none,
 			     .plugin = plugin_csv,
-			     .plugins_end = plugins_end_none},
+			     .plugins_end = plugins_end_none,
+			     .renamed = renamed_csv},
 };
 
 static int print_gsec(struct ctx *x, struct gsec *s, bool table_if_empty)
@@ -2294,6 +2661,50 @@ static void set_interval(struct ctx *x)
 	}
 }
 
+/*
+ * Renamed cgroups (rename.h) over the cgroup grouping cspec, when a
+ * section keys groups by cgroup and --no-rename was not given: into
+ * x->ren. Returns 0 or what ctp_groups_new or ctp_rename_new said, with a
+ * message in err.
+ */
+static int build_rename(struct ctx *x, const struct ctp_group_spec *cspec,
+			char *err, size_t errlen)
+{
+	const struct ctp_compare_opts *o = x->o;
+	bool want = (o->sections & S_THREADS && has_cgroup_axis(&o->r.spec)) ||
+		    (o->sections & (S_CGROUPS | S_PSI));
+	x->ren_opts = (struct ctp_rename_opts){
+		.min_jaccard = o->rename.jaccard_set ? o->rename.min_jaccard
+						     : CTP_RENAME_MIN_JACCARD,
+		.min_shared = o->rename.shared_set ? o->rename.min_shared
+						   : CTP_RENAME_MIN_SHARED,
+	};
+	if (o->rename.off || !want)
+		return 0;
+	for (int k = 0; k < 2; k++) {
+		int r = ctp_groups_new(x->snap[k], cspec, &x->ren_g[k], err,
+				       errlen);
+		if (r < 0) {
+			size_t l = strlen(err);
+			snprintf(err + l, errlen - l, " (in %s)", x->path[k]);
+			return r;
+		}
+	}
+	if (ctp_rename_new(x->ren_g, (size_t)cgroup_part(cspec), &x->ren_opts,
+			   &x->ren) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The renamed-cgroups section (JSON: null when renaming did not apply). */
+static int print_renamed(struct ctx *x)
+{
+	x->w->renamed(x);
+	return 0;
+}
+
 static int run(struct ctx *x)
 {
 	const struct ctp_compare_opts *o = x->o;
@@ -2319,6 +2730,8 @@ static int run(struct ctx *x)
 	rc = -ENOMEM;
 	if (ctp_ident_new((const struct ctp_snap *const *)x->snap, &x->id) < 0)
 		goto nomem;
+	if ((r = build_rename(x, &cspec, err, sizeof(err))) < 0)
+		goto fail;
 	if ((o->sections & S_THREADS) &&
 	    (r = gsec_build(x, &th, &o->r.spec,
 			    1u << CTP_SCOPE_THREAD | 1u << CTP_SCOPE_PROCESS,
@@ -2336,6 +2749,7 @@ static int run(struct ctx *x)
 	    ((o->sections & S_THREADS) && print_gsec(x, &th, true) < 0) ||
 	    ((o->sections & S_CGROUPS) && (cg.nfp || x->w->empty_sections) &&
 	     print_gsec(x, &cg, true) < 0) ||
+	    print_renamed(x) < 0 ||
 	    ((o->sections & S_HOST) && print_part(x, print_host) < 0) ||
 	    ((o->sections & S_PSI) && (print_part(x, print_psi_host) < 0 ||
 				       print_gsec(x, &pcg, false) < 0)) ||
@@ -2361,6 +2775,12 @@ out:
 	gsec_free(&pcg);
 	ctp_ident_free(x->id);
 	x->id = NULL;
+	ctp_rename_free(x->ren);
+	x->ren = NULL;
+	for (int k = 0; k < 2; k++) {
+		ctp_groups_free(x->ren_g[k]);
+		x->ren_g[k] = NULL;
+	}
 	return rc;
 }
 

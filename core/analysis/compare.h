@@ -8,6 +8,7 @@
 #define CTP_CORE_COMPARE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <stdio.h>
 
@@ -62,6 +63,14 @@ struct ctp_compare_opts {
 	enum ctp_compare_mode mode;
 	enum ctp_compare_fmt fmt;
 	const char *paths[2]; /* BASE, CAND */
+	/* Renamed cgroups (docs/COMPARE.md): off (--no-rename), and the
+	 * thresholds when set (else CTP_RENAME_MIN_JACCARD and
+	 * CTP_RENAME_MIN_SHARED of rename.h). */
+	struct {
+		bool off, jaccard_set, shared_set;
+		double min_jaccard;
+		uint64_t min_shared;
+	} rename;
 };
 
 /* Open both snapshots and write the comparison to stdout, messages on

@@ -13,6 +13,7 @@
 #include "compare.h"
 #include "compare_view.h"
 #include "readcli.h"
+#include "rename.h"
 #include "reader.h"
 
 #define PROG "ctprof-core compare"
@@ -65,6 +66,14 @@ static void usage(FILE *out)
 		"  --mode MODE          table cells: full, delta, percent, "
 		"arrow (default full)\n"
 		"  --format FMT         table, json, csv (default table)\n"
+		"  --no-rename          do not pair renamed cgroups (a "
+		"CAND-only cgroup with\n"
+		"                       the BASE-only one of the same thread "
+		"types)\n"
+		"  --rename-min-jaccard F  pair at a Jaccard of thread types "
+		">= F (default %.2f)\n"
+		"  --rename-min-shared N   and >= N shared types (default "
+		"%d)\n"
 		"  -c, --config FILE    take max_decompressed_bytes from FILE "
 		"(default: the\n"
 		"                       default config when it exists)\n"
@@ -78,7 +87,8 @@ static void usage(FILE *out)
 		"the terminal's width. Exit status: 0 ok, 1 unreadable "
 		"snapshot or I/O error,\n"
 		"2 usage.\n",
-		CTP_COMPARE_DEFAULT_LIMIT);
+		CTP_COMPARE_DEFAULT_LIMIT, CTP_RENAME_MIN_JACCARD,
+		CTP_RENAME_MIN_SHARED);
 }
 
 static int parse_sections(char *list, unsigned *out)
@@ -115,6 +125,9 @@ enum {
 	O_TOP,
 	O_VIEW,
 	O_WIDE,
+	O_NO_RENAME,
+	O_RENAME_JACCARD,
+	O_RENAME_SHARED,
 };
 
 /* What the command line asked for beyond ctp_compare_opts: a view, and
@@ -153,6 +166,43 @@ static const char *default_sort(struct ctp_snap *const snap[2], char *buf,
 	return NULL;
 }
 
+/* --no-rename, --rename-min-jaccard F (0 to 1), --rename-min-shared N. */
+static int rename_option(struct ctp_compare_opts *o, int c, const char *arg)
+{
+	char *end;
+	double j;
+
+	switch (c) {
+	case O_NO_RENAME:
+		o->rename.off = true;
+		return -1;
+	case O_RENAME_JACCARD:
+		errno = 0;
+		j = strtod(arg, &end);
+		if (errno == 0 && end != arg && !*end && j >= 0 && j <= 1) {
+			o->rename.min_jaccard = j;
+			o->rename.jaccard_set = true;
+			return -1;
+		}
+		fprintf(stderr,
+			PROG ": --rename-min-jaccard wants a number from 0 to "
+			     "1, not '%s'\n",
+			arg);
+		return CTP_EXIT_USAGE;
+	case O_RENAME_SHARED:
+		if (ctp_parse_u64_str(arg, &o->rename.min_shared) == 0) {
+			o->rename.shared_set = true;
+			return -1;
+		}
+		fprintf(stderr,
+			PROG ": --rename-min-shared wants a number, not '%s'\n",
+			arg);
+		return CTP_EXIT_USAGE;
+	default:
+		return ctp_readcli_try_help("compare");
+	}
+}
+
 /* One of compare's own options into *o. Returns -1 to go on, else the
  * exit status after a message. */
 static int compare_option(struct ctp_compare_opts *o, struct view_ask *va,
@@ -163,7 +213,8 @@ static int compare_option(struct ctp_compare_opts *o, struct view_ask *va,
 
 	/* Options only the full comparison has: with them and no --view, it
 	 * is what the user gets. */
-	va->full_opts |= c == O_SECTIONS || c == O_MODE ||
+	va->full_opts |= c == O_SECTIONS || c == O_MODE || c == O_NO_RENAME ||
+			 c == O_RENAME_JACCARD || c == O_RENAME_SHARED ||
 			 (c == O_FORMAT && strcmp(arg, "table") != 0);
 	switch (c) {
 	case O_VIEW:
@@ -220,7 +271,7 @@ static int compare_option(struct ctp_compare_opts *o, struct view_ask *va,
 		usage(stdout);
 		return CTP_EXIT_OK;
 	default:
-		return ctp_readcli_try_help("compare");
+		return rename_option(o, c, arg);
 	}
 }
 
@@ -239,6 +290,10 @@ static int parse_compare_args(int argc, char **argv, struct ctp_compare_opts *o,
 		{"top", required_argument, NULL, O_TOP},
 		{"view", required_argument, NULL, O_VIEW},
 		{"wide", no_argument, NULL, O_WIDE},
+		{"no-rename", no_argument, NULL, O_NO_RENAME},
+		{"rename-min-jaccard", required_argument, NULL,
+		 O_RENAME_JACCARD},
+		{"rename-min-shared", required_argument, NULL, O_RENAME_SHARED},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};

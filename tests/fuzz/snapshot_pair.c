@@ -4,7 +4,8 @@
  * many bytes of MessagePack for BASE, the rest for CAND (each compressed
  * here with the checksum the reader requires). When both decode, they are
  * compared in every mode and format, grouped by pcomm and by cgroup,
- * written to /dev/null at 80 columns.
+ * and by cgroup,pcomm pairing renamed cgroups at thresholds 0, written to
+ * /dev/null at 80 columns.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,10 +43,31 @@ static struct ctp_snap *open_mp(const uint8_t *data, size_t size)
 	return snap;
 }
 
+/* Grouped by cgroup and pcomm with renaming at thresholds 0, so that any
+ * two one-sided cgroups pair: every path of core/analysis/rename.c. */
+static void compare_renaming(struct ctp_snap *const snap[2], FILE *out)
+{
+	for (int f = CTP_COMPARE_TABLE; f <= CTP_COMPARE_CSV; f++) {
+		struct ctp_compare_opts o = {
+			.sections = CTP_COMPARE_ALL,
+			.fmt = (enum ctp_compare_fmt)f,
+			.paths = {"base", "cand"},
+			.rename = {.jaccard_set = true, .shared_set = true},
+		};
+		char axes[] = "cgroup,pcomm", err[256];
+		o.r.group_by = "cgroup,pcomm";
+		o.r.cap = 64u << 20;
+		if (ctp_group_spec_parse(axes, &o.r.spec, err, sizeof(err)) ==
+		    0)
+			ctp_compare_snaps(&o, snap, out, 80, false);
+	}
+}
+
 static void compare_all(struct ctp_snap *const snap[2], FILE *out)
 {
 	static const char *const by[] = {"pcomm", "cgroup"};
 
+	compare_renaming(snap, out);
 	for (size_t g = 0; g < 2; g++)
 		for (int m = CTP_COMPARE_FULL; m <= CTP_COMPARE_ARROW; m++)
 			for (int f = CTP_COMPARE_TABLE; f <= CTP_COMPARE_CSV;
