@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ctprof/plugin-util.h"
 #include "cli.h"
@@ -116,11 +117,45 @@ static void print_host(const struct ctp_snap *snap, const struct opts *o)
 	free(hf);
 }
 
+/*
+ * Print `text` (one line, starting at column `col`), wrapped at spaces to
+ * `width` columns with continuation lines indented by `indent`; as it is
+ * when width is 0 (output to a pipe: one greppable line per plugin).
+ */
+static void print_wrapped(const char *text, size_t col, size_t indent,
+			  size_t width)
+{
+	if (!width || width <= indent + 20) {
+		printf("%s\n", text);
+		return;
+	}
+	const char *p = text;
+	while (*p) {
+		size_t room = width > col ? width - col : 1, n = strlen(p);
+		if (n > room) {
+			size_t cut = room;
+			while (cut > 0 && p[cut] != ' ')
+				cut--;
+			n = cut ? cut : room; /* a word longer than a line */
+		}
+		printf("%.*s\n", (int)n, p);
+		p += n;
+		while (*p == ' ')
+			p++;
+		if (*p)
+			printf("%*s", (int)indent, "");
+		col = indent;
+	}
+}
+
 static void print_plugins(const struct ctp_snap *snap)
 {
 	const struct ctp_snap_plugin *p = ctp_snap_plugins(snap);
-	size_t np = ctp_snap_n_plugins(snap), w = 0;
-	char t[64], esc[512];
+	size_t np = ctp_snap_n_plugins(snap), w = 0, width = 0, height;
+	char t[64], esc[512], line[8192];
+	/* Wrapped only for a screen whose width is known. */
+	if (getenv("COLUMNS") || isatty(STDOUT_FILENO))
+		ctp_readcli_term(&width, &height);
 
 	printf("\nPlugins:%s\n", np ? "" : " none");
 	for (size_t i = 0; i < np; i++) {
@@ -131,30 +166,46 @@ static void print_plugins(const struct ctp_snap *snap)
 		const char *st = ctp_status_name(p[i].status);
 		/* Pad the status only when text follows it. */
 		bool more = p[i].status == 1 || p[i].reason || p[i].required;
-		printf("  %-*s  %-*s", (int)w, p[i].name, more ? 9 : 0,
-		       st ? st : "unknown");
+		size_t o = 0;
+		int n = snprintf(NULL, 0, "  %-*s  %-*s", (int)w, p[i].name,
+				 more ? 9 : 0, st ? st : "unknown");
+		size_t col = n > 0 ? (size_t)n : 0;
+		line[0] = '\0';
 		if (p[i].status == 1) {
 			ctp_render_mag(t, sizeof(t), p[i].time_ns, CTP_UNIT_NS);
-			printf(" %s, %s, %" PRIu64 " calls, %" PRIu64
-			       " errors, %" PRIu64 " vanished",
-			       p[i].version ? p[i].version : "?", t, p[i].calls,
-			       p[i].errors, p[i].vanished);
-			for (size_t s = 0; s < p[i].n_summary; s++)
-				printf("%s%s=%" PRIu64, s ? " " : "; ",
-				       p[i].summary_name[s], p[i].summary[s]);
+			o += (size_t)snprintf(
+				line + o, sizeof(line) - o,
+				"%s, %s, %" PRIu64 " calls, %" PRIu64
+				" errors, %" PRIu64 " vanished",
+				p[i].version ? p[i].version : "?", t,
+				p[i].calls, p[i].errors, p[i].vanished);
+			for (size_t s = 0;
+			     s < p[i].n_summary && o < sizeof(line); s++)
+				o += (size_t)snprintf(
+					line + o, sizeof(line) - o,
+					"%s%s=%" PRIu64, s ? " " : "; ",
+					p[i].summary_name[s], p[i].summary[s]);
 		}
-		if (p[i].reason)
-			printf(" (%s)",
-			       ctp_render_escape(p[i].reason,
-						 strlen(p[i].reason), 400, esc,
-						 sizeof(esc)));
-		if (p[i].required)
-			printf(" [required]");
-		putchar('\n');
-		if (p[i].hint)
-			printf("  %-*s  hint: %s\n", (int)w, "",
-			       ctp_render_escape(p[i].hint, strlen(p[i].hint),
-						 400, esc, sizeof(esc)));
+		if (p[i].reason && o < sizeof(line))
+			o += (size_t)snprintf(
+				line + o, sizeof(line) - o, "%s(%s)",
+				o ? " " : "",
+				ctp_render_escape(p[i].reason,
+						  strlen(p[i].reason), 400, esc,
+						  sizeof(esc)));
+		if (p[i].required && o < sizeof(line))
+			snprintf(line + o, sizeof(line) - o, "%s[required]",
+				 o ? " " : "");
+		printf("  %-*s  %-*s%s", (int)w, p[i].name, more ? 9 : 0,
+		       st ? st : "unknown", line[0] ? " " : "");
+		print_wrapped(line, col + 1, w + 14, width);
+		if (p[i].hint) {
+			printf("  %-*s  hint: ", (int)w, "");
+			print_wrapped(ctp_render_escape(p[i].hint,
+							strlen(p[i].hint), 400,
+							esc, sizeof(esc)),
+				      w + 10, w + 10, width);
+		}
 	}
 }
 
