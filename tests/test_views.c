@@ -171,6 +171,14 @@ static void write_snapshot(const char *path)
 	cap->start_boottime_ns = (uint64_t)BOOT_S * 1000000000ull;
 	cap->start_mono_ns = 1;
 	cap->end_mono_ns = 1 + 500000000ull;
+	/* Enough summary counters to need several lines at 60 columns. */
+	cap->plugins[0].n_summary = 8;
+	for (int i = 0; i < 8; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "counter_number_%d", i);
+		cap->plugins[0].summary_name[i] = strdup(name);
+		cap->plugins[0].summary[i] = 1000u + (unsigned)i;
+	}
 	struct ctp_table *pt = &cap->procs[0], *tt = &cap->threads[0];
 	for (size_t i = 0; i < sizeof(procs) / sizeof(*procs); i++) {
 		const struct proc *p = &procs[i];
@@ -290,6 +298,42 @@ static void test_numbers(void **state)
 	 * with nothing, is hidden among the threads. */
 	assert_non_null(strstr(out, "Threads, top 6 of 6 by CPU% (1 idle "
 				    "hidden)"));
+	free(out);
+}
+
+/* show --view all wraps plugin lines to $COLUMNS, losing no counter, and
+ * keeps them whole for a pipe without $COLUMNS. */
+static void test_plugins_wrapped(void **state)
+{
+	(void)state;
+	const char *args[] = {"show", "snap.ctprof", "--view", "all", NULL};
+	char *out;
+	size_t len;
+	setenv("COLUMNS", "60", 1);
+	assert_int_equal(e2e_run(args, "all.txt", NULL), 0);
+	assert_int_equal(e2e_read_file("all.txt", &out, &len), 0);
+	const char *p = strstr(out, "\nPlugins:\n"),
+		   *end = strstr(out, "\nRead");
+	assert_non_null(p);
+	assert_non_null(end);
+	for (const char *l = p + 1; l < end;) {
+		const char *nl = strchr(l, '\n');
+		assert_true(line_width(l, (size_t)(nl - l)) <= 60);
+		l = nl + 1;
+	}
+	for (int i = 0; i < 8; i++) {
+		char want[40];
+		snprintf(want, sizeof(want), "counter_number_%d=%d", i,
+			 1000 + i);
+		assert_non_null(strstr(p, want));
+	}
+	free(out);
+	unsetenv("COLUMNS");
+	assert_int_equal(e2e_run(args, "all.txt", NULL), 0);
+	assert_int_equal(e2e_read_file("all.txt", &out, &len), 0);
+	assert_non_null(strstr(out, "counter_number_6=1006 "
+				    "counter_number_7=1007\n"));
+	assert_non_null(strstr(out, "0 vanished; counter_number_0=1000 "));
 	free(out);
 }
 
@@ -460,6 +504,7 @@ int main(void)
 		cmocka_unit_test(test_golden),
 		cmocka_unit_test(test_numbers),
 		cmocka_unit_test(test_flat_view),
+		cmocka_unit_test(test_plugins_wrapped),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_shipped),
 		cmocka_unit_test(test_cli_errors),
