@@ -59,7 +59,7 @@ capture)
 	deps; build build
 	out="${2:-/tmp/ctprof-$(date +%Y%m%dT%H%M%S).ctprof.zst}"
 	./build/ctprof-core --config config/collectors.yaml -o "$out"
-	./build/ctprof-core show --summary "$out" ;;
+	./build/ctprof-core show "$out" ;;
 test)
 	deps; build build
 	ctest --test-dir build --output-on-failure -j"$jobs" ;;
