@@ -3,7 +3,7 @@
 # bookworm packages, idempotent), build, and run something.
 #
 #   tools/dev.sh capture   install, build, take a snapshot with the default
-#                          config, print its summary
+#                          config, show its top processes and threads
 #   tools/dev.sh test      install, build, run the whole test suite
 #   tools/dev.sh test-sanitize
 #                          the same under AddressSanitizer + UBSan
