@@ -20,11 +20,10 @@
 #include <yaml.h>
 
 #include "grow.h"
+#include "suggest.h"
 
 /* Nothing the core reads nests this deep. */
 #define MAX_DEPTH 32
-/* Names compared for "did you mean" are shorter than this. */
-#define MAX_NAME 64
 
 void ctp_ynode_free(struct ctp_ynode *n)
 {
@@ -496,41 +495,15 @@ out:
 
 /* ---- Schema helpers ------------------------------------------------------ */
 
-/* Edit distance of short strings, for "did you mean". */
-static size_t distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), row[MAX_NAME + 1];
-
-	if (la > MAX_NAME || lb > MAX_NAME)
-		return SIZE_MAX;
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t diag = row[0];
-
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t up = row[j];
-			size_t best = diag + (a[i - 1] != b[j - 1]);
-
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[lb];
-}
-
+/* Within two edits (ctp_edit_distance, shared with every "did you mean"
+ * of the core) and fewer than the name's length. */
 const char *ctp_y_closest(const char *s, const char *const *names, size_t n)
 {
 	const char *best = NULL;
 	size_t bd = 3; /* suggest only within two edits */
 
 	for (size_t i = 0; i < n; i++) {
-		size_t d = distance(s, names[i]);
+		size_t d = ctp_edit_distance(s, names[i]);
 
 		if (d < bd && d < strlen(names[i])) {
 			bd = d;
