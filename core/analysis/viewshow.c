@@ -139,10 +139,17 @@ static long double member_delta(const struct sect *s,
 	const struct ctp_ident *id = s->o->ident;
 	const struct ctp_snap_field *bf =
 		ctp_snap_field_find(s->o->base, f->name);
-	bool thread = f->scope == CTP_SCOPE_THREAD;
-	const uint32_t *rows = thread ? gr->threads : gr->processes;
-	uint32_t n = thread ? gr->n_threads : gr->n_processes;
-	const long *match = thread ? id->tmatch : id->pmatch;
+	/* Cgroups have no start time: one is the same cgroup by its path
+	 * (a renamed one is new). */
+	const uint32_t *rows = f->scope == CTP_SCOPE_THREAD    ? gr->threads
+			       : f->scope == CTP_SCOPE_PROCESS ? gr->processes
+							       : gr->cgroups;
+	uint32_t n = f->scope == CTP_SCOPE_THREAD    ? gr->n_threads
+		     : f->scope == CTP_SCOPE_PROCESS ? gr->n_processes
+						     : gr->n_cgroups;
+	const long *match = f->scope == CTP_SCOPE_THREAD    ? id->tmatch
+			    : f->scope == CTP_SCOPE_PROCESS ? id->pmatch
+							    : id->cmatch;
 	long double sum = 0;
 	bool any = false;
 	for (uint32_t i = 0; i < n; i++) {
@@ -185,8 +192,7 @@ static bool interval_col(const struct sect *s, const struct vcol *vc)
 {
 	return s->o->base && ((s->o->ident && s->o->ident->ok) || s->bg) &&
 	       vc->f[0]->kind == CTP_KIND_COUNTER &&
-	       (vc->f[0]->scope == CTP_SCOPE_THREAD ||
-		vc->f[0]->scope == CTP_SCOPE_PROCESS);
+	       vc->f[0]->scope != CTP_SCOPE_HOST;
 }
 
 static long double interval_number(const struct sect *s, const struct vcol *vc,
