@@ -296,7 +296,7 @@ static void test_numbers(void **state)
 	assert_non_null(strstr(web, " 86.9 "));
 	/* idle has no CPU, I/O or... RSS 1 MiB: it stays; its thread,
 	 * with nothing, is hidden among the threads. */
-	assert_non_null(strstr(out, "Threads, top 6 of 6 by CPU% (1 idle "
+	assert_non_null(strstr(out, "Threads, top 6 of 6 by CPU% (1 at zero "
 				    "hidden)"));
 	free(out);
 }
@@ -456,6 +456,24 @@ static void test_shipped(void **state)
 	assert_true(n >= 9);
 }
 
+/* A view none of whose fields the snapshot has says so per section, in
+ * one line that fits 80 columns, and exits 0. */
+static void test_nothing_to_show(void **state)
+{
+	(void)state;
+	const char *args[] = {"show", "snap.ctprof", "--view", "jemalloc",
+			      NULL};
+	char *out;
+	size_t len;
+	assert_int_equal(e2e_run(args, "j.txt", NULL), 0);
+	assert_int_equal(e2e_read_file("j.txt", &out, &len), 0);
+	assert_non_null(strstr(out, "\nProcesses: nothing here from view "
+				    "'jemalloc' (ctprof-core views "
+				    "jemalloc)\n"));
+	check_width(out, 80);
+	free(out);
+}
+
 /* Mistakes on the command line: each a usage error with what to do. */
 static void test_cli_errors(void **state)
 {
@@ -505,6 +523,7 @@ int main(void)
 		cmocka_unit_test(test_numbers),
 		cmocka_unit_test(test_flat_view),
 		cmocka_unit_test(test_plugins_wrapped),
+		cmocka_unit_test(test_nothing_to_show),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_shipped),
 		cmocka_unit_test(test_cli_errors),

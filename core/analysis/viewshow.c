@@ -683,19 +683,25 @@ static int sort_of(const struct sect *s, const struct ctp_view_opts *o,
 	return 0;
 }
 
+/* lifetime: bit 0, a pct_cpu column is shown; bit 1, a rate column. */
 static void title_line(FILE *out, const struct sect *s, size_t si, size_t sc,
-		       bool lifetime)
+		       unsigned lifetime)
 {
+	static const char *const since[] = {"", ", % since task start",
+					    ", /s since task start",
+					    ", % and /s since task start"};
 	fprintf(out, "%s", s->v->secs[si].title);
 	if (s->o->base)
 		fprintf(out, " over %.2f s", s->o->interval_s);
 	fprintf(out, ", top %zu of %zu", s->n_order, s->ng - s->hidden);
 	if (sc != SIZE_MAX)
 		fprintf(out, " by %s", s->cols[sc].c->label);
+	/* Hidden rows are those whose hide_zero columns are all zero or
+	 * absent: "idle" only for a CPU view, so say what they are. */
 	if (s->hidden)
-		fprintf(out, " (%zu idle hidden)", s->hidden);
-	if (lifetime && !s->o->base)
-		fputs(", % and /s since task start", out);
+		fprintf(out, " (%zu at zero hidden)", s->hidden);
+	if (!s->o->base)
+		fputs(since[lifetime & 3], out);
 	fputc('\n', out);
 }
 
@@ -716,20 +722,21 @@ static int section(FILE *out, struct sect *s, size_t si,
 	s->ng = ctp_groups_count(s->g);
 	s->nk = ctp_groups_n_key(s->g);
 	size_t sc;
-	bool asc, lifetime = false;
+	bool asc;
+	unsigned lifetime = 0;
 	if ((r = ages(s)) < 0 || (r = columns(s, si)) < 0 ||
 	    (r = sort_of(s, o, &sc, &asc, err, errlen)) < 0)
 		return r;
 	size_t numbers = 0;
 	for (size_t c = 0; c < s->nc; c++) {
-		lifetime |= s->cols[c].c->show == CTP_VSHOW_PCT_CPU ||
-			    s->cols[c].c->show == CTP_VSHOW_RATE;
+		lifetime |= (s->cols[c].c->show == CTP_VSHOW_PCT_CPU) |
+			    (s->cols[c].c->show == CTP_VSHOW_RATE) << 1;
 		numbers += s->cols[c].c->src != CTP_VSRC_IDENT;
 	}
 	if (!numbers) {
 		fprintf(out,
-			"%s: no field of view '%s' has a value here "
-			"(ctprof-core views %s)\n",
+			"%s: nothing here from view '%s' (ctprof-core views "
+			"%s)\n",
 			s->v->secs[si].title, s->v->name, s->v->name);
 		return 0;
 	}
