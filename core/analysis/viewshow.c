@@ -7,7 +7,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "group.h"
 #include "render.h"
@@ -22,6 +21,8 @@ struct vcol {
 	const struct ctp_view_col *c;
 	const struct ctp_snap_field *f[CTP_VIEW_MAX_FIELDS];
 	const struct ctp_agg *agg[CTP_VIEW_MAX_FIELDS];
+	/* compare: the same fields in BASE (NULL where it lacks one). */
+	const struct ctp_snap_field *bf[CTP_VIEW_MAX_FIELDS];
 	size_t nf;
 	uint8_t unit;
 	long double *num; /* per group; NAN when absent */
@@ -132,13 +133,12 @@ static bool row_number(const struct ctp_snap *snap,
  * counter went back (a reset), nothing for a task gone. NAN when no
  * member had the value.
  */
-static long double member_delta(const struct sect *s,
-				const struct ctp_snap_field *f, size_t gi)
+static long double member_delta(const struct sect *s, const struct vcol *vc,
+				size_t k, size_t gi)
 {
 	const struct ctp_group *gr = ctp_groups_at(s->g, gi);
 	const struct ctp_ident *id = s->o->ident;
-	const struct ctp_snap_field *bf =
-		ctp_snap_field_find(s->o->base, f->name);
+	const struct ctp_snap_field *f = vc->f[k], *bf = vc->bf[k];
 	/* Cgroups have no start time: one is the same cgroup by its path
 	 * (a renamed one is new). */
 	const uint32_t *rows = f->scope == CTP_SCOPE_THREAD    ? gr->threads
@@ -169,18 +169,16 @@ static long double member_delta(const struct sect *s,
 
 /* Without identity: the group's CAND aggregate minus the BASE group's of
  * the same key (its whole value when BASE has no such group). */
-static long double group_delta(const struct sect *s,
-			       const struct ctp_snap_field *f, size_t gi)
+static long double group_delta(const struct sect *s, const struct vcol *vc,
+			       size_t k, size_t gi)
 {
-	const struct ctp_agg *ca, *ba;
+	const struct ctp_agg *ba;
 	long double c, b;
-	if (ctp_groups_aggregate(s->g, f, &ca) < 0 ||
-	    !ctp_agg_number(&ca[gi], &c))
+	if (!ctp_agg_number(&vc->agg[k][gi], &c))
 		return NAN;
 	const struct ctp_group *bgr =
 		ctp_groups_find(s->bg, ctp_groups_at(s->g, gi)->key);
-	const struct ctp_snap_field *bf =
-		ctp_snap_field_find(s->o->base, f->name);
+	const struct ctp_snap_field *bf = vc->bf[k];
 	if (!bgr || !bf || ctp_groups_aggregate(s->bg, bf, &ba) < 0)
 		return c;
 	size_t bi = (size_t)(bgr - ctp_groups_at(s->bg, 0));
@@ -200,8 +198,8 @@ static long double interval_number(const struct sect *s, const struct vcol *vc,
 {
 	long double x = 0;
 	for (size_t k = 0; k < vc->nf; k++) {
-		long double d = s->bg ? group_delta(s, vc->f[k], gi)
-				      : member_delta(s, vc->f[k], gi);
+		long double d = s->bg ? group_delta(s, vc, k, gi)
+				      : member_delta(s, vc, k, gi);
 		if (isnan(d))
 			return NAN;
 		x += d;
@@ -300,6 +298,9 @@ static int columns(struct sect *s, size_t si)
 						     &vc->agg[k]);
 			if (r < 0)
 				return r;
+			if (s->o->base)
+				vc->bf[k] = ctp_snap_field_find(s->o->base,
+								vc->f[k]->name);
 		}
 		vc->num = malloc((s->ng ? s->ng : 1) * sizeof(*vc->num));
 		if (!vc->num)
@@ -671,11 +672,14 @@ static int sort_of(const struct sect *s, const struct ctp_view_opts *o,
 			 o->sort, s->v->name, s->v->name);
 		return -EINVAL;
 	}
-	const char *want[2] = {o->sort, s->v->cols[s->v->sort].id};
+	/* The view's column (ctp_view_col_find: by id or label), if this
+	 * section shows it; else the view's own sort column. */
+	const struct ctp_view_col *want[2] = {
+		o->sort ? &s->v->cols[ctp_view_col_find(s->v, o->sort)] : NULL,
+		&s->v->cols[s->v->sort]};
 	for (size_t k = 0; k < 2; k++)
 		for (size_t c = 0; want[k] && c < s->nc; c++)
-			if (strcmp(s->cols[c].c->id, want[k]) == 0 ||
-			    strcasecmp(s->cols[c].c->label, want[k]) == 0) {
+			if (s->cols[c].c == want[k]) {
 				*sc = c;
 				return 0;
 			}
