@@ -422,6 +422,22 @@ const char *e2e_policy_name(long long n, char *buf, size_t len)
 	return buf;
 }
 
+void e2e_golden(const char *path, const char *out, size_t len)
+{
+	char *want;
+	size_t wlen;
+	if (getenv("CTP_REGEN_GOLDEN")) {
+		assert_int_equal(e2e_write_file(path, out, len), 0);
+		return;
+	}
+	if (e2e_read_file(path, &want, &wlen) < 0)
+		fail_msg("%s: missing (CTP_REGEN_GOLDEN=1 writes it)", path);
+	bool same = len == wlen && memcmp(out, want, len) == 0;
+	free(want);
+	if (!same)
+		fail_msg("%s differs; got:\n%.*s", path, (int)len, out);
+}
+
 struct ctp_snap *e2e_capture(const char *cfg, const char *out, const char *log)
 {
 	const char *args[] = {"--config", cfg, "-o", out, NULL};

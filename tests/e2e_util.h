@@ -34,6 +34,10 @@ int e2e_write_file(const char *path, const char *data, size_t len);
 int e2e_read_file(const char *path, char **buf, size_t *len);
 /* Print a file to stderr (a child's log, when a check failed). */
 void e2e_show_file(const char *what, const char *path);
+/* out (len bytes) against the golden file at path, failing the running
+ * test with what it got; with CTP_REGEN_GOLDEN set in the environment, it
+ * writes the file instead (review the diff before committing it). */
+void e2e_golden(const char *path, const char *out, size_t len);
 
 /* What a capture config says; NULL members are left out of the file. */
 struct e2e_cfg {
