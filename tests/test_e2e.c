@@ -28,6 +28,7 @@
 #include <cmocka.h>
 
 #include "e2e_util.h"
+#include "group.h"
 #include "reader.h"
 
 #define FIX_PROC       CTP_TEST_FIXTURES "/proc"
@@ -49,7 +50,8 @@ static int nbad;
 
 /* ---- What the fixture holds --------------------------------------------- */
 
-#define N_PLUGIN_FIELDS (F_COUNT + 1)
+/* The table, nr_threads, and the derived procfs.cpu_time. */
+#define N_PLUGIN_FIELDS (F_COUNT + 2)
 
 #define BIT(i) (1u << (i))
 #define STATUS_FIELDS                                                          \
@@ -494,6 +496,15 @@ static void check_fixture_snapshot(const struct ctp_snap *s, unsigned workers,
 			      e2e_fdef[i].type);
 	const struct ctp_snap_field *nr =
 		field(s, E2E_NR_THREADS, CTP_SCOPE_PROCESS, CTP_TYPE_U64);
+	/* procfs.cpu_time = utime + stime, computed by readers. */
+	const struct ctp_snap_field *cpu =
+		field(s, "procfs.cpu_time", CTP_SCOPE_THREAD, CTP_TYPE_U64);
+	CHECK(cpu && cpu->n_terms == 2 && cpu->kind == CTP_KIND_COUNTER,
+	      "procfs.cpu_time is not utime + stime");
+	const struct ctp_snap_field *ut = field(s, "procfs.utime",
+						CTP_SCOPE_THREAD, CTP_TYPE_U64),
+				    *st = field(s, "procfs.stime",
+						CTP_SCOPE_THREAD, CTP_TYPE_U64);
 
 	/* Threads, in (tgid, tid) order. */
 	const struct ctp_snap_table *tt = ctp_snap_table(s, CTP_SCOPE_THREAD);
@@ -502,6 +513,13 @@ static void check_fixture_snapshot(const struct ctp_snap *s, unsigned workers,
 	assert_non_null(ct);
 	CHECK(tt->rows == N_THREADS, "%zu thread rows, expected %zu", tt->rows,
 	      N_THREADS);
+	for (size_t i = 0; cpu && ut && st && i < tt->rows; i++) {
+		struct ctp_value vc = ctp_snap_value(s, cpu, i),
+				 vu = ctp_snap_value(s, ut, i),
+				 vs = ctp_snap_value(s, st, i);
+		CHECK(vc.type == CTP_TYPE_U64 && vc.u64 == vu.u64 + vs.u64,
+		      "row %zu: cpu_time is not utime + stime", i);
+	}
 	for (size_t i = 0; i < tt->rows && i < N_THREADS; i++) {
 		const struct exp_thread *e = &exp_threads[i];
 		CHECK(tt->tid[i] == e->tid && tt->tgid[i] == e->tgid,

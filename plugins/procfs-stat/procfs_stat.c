@@ -548,6 +548,19 @@ static void affinity_probe(struct procfs_state *st)
 	}
 }
 
+/* All the CPU a thread used: what `compare` ranks by when a view sums
+ * the two (docs/COMPARE.md). */
+static const struct ctp_derived_desc cpu_time_desc = {
+	.abi = CTP_ABI_MAJOR,
+	.size = sizeof(struct ctp_derived_desc),
+	.field = CTP_FIELD_COUNTER("procfs.cpu_time", THREAD, TICKS,
+				   "CPU time in user and kernel mode since "
+				   "thread start: utime + stime"),
+	.n_terms = 2,
+	.terms = {{.field = "procfs.utime", .coef = 1},
+		  {.field = "procfs.stime", .coef = 1}},
+};
+
 static int procfs_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		       void **state)
 {
@@ -571,6 +584,9 @@ static int procfs_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 	}
 	st->affinity = mode;
 	affinity_probe(st);
+	/* An older core has no derived fields: do without. */
+	if (CTP_API_HAS(api, derived_register))
+		api->derived_register(ctx, &cpu_time_desc);
 	api->log(ctx, CTP_LOG_DEBUG, "affinity from %s",
 		 st->affinity == AFF_SYSCALL ? "sched_getaffinity"
 					     : "Cpus_allowed_list");
