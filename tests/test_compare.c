@@ -178,6 +178,8 @@ static int setup(void **state)
 		return -1;
 	setenv("NO_COLOR", "1", 1);
 	setenv("COLUMNS", "110", 1);
+	/* Goldens hold UTF-8 (the change arrow, the elision mark). */
+	setenv("LC_ALL", "C.UTF-8", 1);
 	/* The test's own view (tests/golden/compare/views/t.yaml) first. */
 	static char views[2 * PATH_MAX];
 	const char *shipped = getenv("CTPROF_VIEW_DIR");

@@ -19,6 +19,7 @@
  * percentage) has no percent and ranks by its change in points, a cut
  * section says what it left out.
  */
+#include <errno.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -484,6 +486,58 @@ static void test_table(void **state)
 	free(out);
 }
 
+/* The view over the interval pairs renamed cgroups too: the CAND row is
+ * marked renamed and a line under the section names its BASE path;
+ * --no-rename leaves it new. */
+static void contains(const char *out, const char *want)
+{
+	if (!strstr(out, want))
+		fail_msg("missing '%s' in:\n%s", want, out);
+}
+
+static void test_view(void **state)
+{
+	char *out;
+	(void)state;
+	assert_int_equal(mkdir("views", 0755) == 0 || errno == EEXIST, 1);
+	FILE *f = fopen("views/rn.yaml", "w");
+	assert_non_null(f);
+	fputs("view: rn\ndescription: renamed cgroups\nsort: cpu\n"
+	      "sections: [{title: Cgroups, group_by: cgroup}]\n"
+	      "columns:\n"
+	      "  - {id: cpu, label: CPU%, field: t.cpu, show: pct_cpu}\n"
+	      "  - {id: usage, label: USAGE, field: c.usage}\n",
+	      f);
+	assert_int_equal(fclose(f), 0);
+	char *shipped = getenv("CTPROF_VIEW_DIR");
+	shipped = shipped ? strdup(shipped) : NULL;
+	setenv("CTPROF_VIEW_DIR", "views", 1);
+	setenv("LC_ALL", "C", 1);
+	write_pair(true);
+	run(0, &out, "rbase.ctprof", "rcand.ctprof", "--view", "rn", "--top",
+	    "0", NULL);
+	/* 12 new threads x 20 ticks over 10 s: 24% of one CPU. */
+	contains(out, "\n/system.slice/app-green.scope renamed 24.0 +500us\n");
+	contains(out, "\n  renamed: /system.slice/app-blue.scope "
+		      "-> /system.slice/app-green.scope, 92% "
+		      "of thread types shared\n");
+	contains(out, "\n  renamed: /pod-x.slice/sidecar -> "
+		      "/pod-y.slice/sidecar, as its parent\n");
+	contains(out, "\n/system.slice/few-b.scope     new ");
+	free(out);
+	run(0, &out, "rbase.ctprof", "rcand.ctprof", "--view", "rn", "--top",
+	    "0", "--no-rename", NULL);
+	assert_null(strstr(out, "renamed"));
+	contains(out, "\n/system.slice/app-green.scope new ");
+	free(out);
+	unsetenv("LC_ALL");
+	if (shipped)
+		setenv("CTPROF_VIEW_DIR", shipped, 1);
+	else
+		unsetenv("CTPROF_VIEW_DIR");
+	free(shipped);
+}
+
 /*
  * Issue 14's parity rules on a second pair, grouped by pcomm, sorted rel:
  *   zero   t.cnt 0 -> 5 (appeared from zero: no percent)
@@ -585,6 +639,7 @@ int main(void)
 		cmocka_unit_test(test_csv_shape),
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_parity_rules),
+		cmocka_unit_test(test_view),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -27,6 +27,7 @@
 
 #include "e2e_util.h"
 #include "model.h"
+#include "render.h"
 #include "snapbuild.h"
 #include "view.h"
 
@@ -124,7 +125,8 @@ struct proc {
 };
 
 /* web: 3 threads alive 500 s; db: 2 alive 100 s; idle: nothing to show;
- * a kernel worker whose name is elided at 80 columns. */
+ * two kernel workers whose names are elided at 80 columns and differ in
+ * one character in their middle. */
 static const struct proc procs[] = {
 	{100,
 	 "web",
@@ -154,6 +156,13 @@ static const struct proc procs[] = {
 	 {{400, "kworker/u8:3-events_unbound_long_name", 0, 40, 2, 0, 0, 0, 0,
 	   'I'}},
 	 1},
+	{401,
+	 "kworker/u8:4-events_unbound_long_name",
+	 0,
+	 0,
+	 {{401, "kworker/u8:4-events_unbound_long_name", 0, 30, 2, 0, 0, 0, 0,
+	   'I'}},
+	 1},
 };
 
 static void put(struct ctp_capture *cap, struct ctp_table *t, uint32_t row,
@@ -162,9 +171,12 @@ static void put(struct ctp_capture *cap, struct ctp_table *t, uint32_t row,
 	sb_put_u64(cap, t, row, ident, f, v);
 }
 
-static void write_snapshot(const char *path)
+/* self: a tgid recorded as the capture's own, 0 for none. */
+static void write_snapshot(const char *path, uint32_t self)
 {
 	struct ctp_capture *cap = sb_capture("t");
+	if (self)
+		cap->self_tgid[cap->n_self++] = self;
 	char err[512];
 	for (int i = 0; i < NF; i++)
 		assert_int_equal(ctp_registry_add(&cap->reg, 0, &fields[i]), i);
@@ -287,7 +299,7 @@ static void test_numbers(void **state)
 	assert_non_null(strstr(web, " 86.9 "));
 	/* idle has no CPU, I/O or... RSS 1 MiB: it stays; its thread,
 	 * with nothing, is hidden among the threads. */
-	assert_non_null(strstr(out, "Threads, top 6 of 6 by CPU% (1 at zero "
+	assert_non_null(strstr(out, "Threads, top 7 of 7 by CPU% (1 at zero "
 				    "hidden)"));
 	free(out);
 }
@@ -465,6 +477,91 @@ static void test_nothing_to_show(void **state)
 	free(out);
 }
 
+/* Numbers as the columns show them: three significant digits, one
+ * letter of unit. */
+static void test_compact(void **state)
+{
+	(void)state;
+	static const struct {
+		long double x;
+		uint8_t unit;
+		const char *want;
+	} cases[] = {
+		{0, CTP_UNIT_BYTES, "0"},
+		{512, CTP_UNIT_BYTES, "512B"},
+		{999, CTP_UNIT_BYTES, "999B"},
+		{1000, CTP_UNIT_BYTES, "0.98K"},
+		{606208, CTP_UNIT_BYTES, "592K"},
+		{69468160, CTP_UNIT_BYTES, "66.2M"},
+		{1073741824, CTP_UNIT_BYTES, "1.00G"},
+		{-4096, CTP_UNIT_BYTES, "-4.00K"},
+		{850, CTP_UNIT_NS, "850ns"},
+		{12000, CTP_UNIT_NS, "12us"},
+		{340e6L, CTP_UNIT_NS, "340ms"},
+		{1.25e9L, CTP_UNIT_NS, "1.2s"},
+		{312e6L, CTP_UNIT_US, "5m12s"},
+		{1122000, CTP_UNIT_TICKS, "3h07m"},
+		{1051200 * 100.0L, CTP_UNIT_TICKS, "12d04h"},
+		{99999, CTP_UNIT_COUNT, "99999"},
+		{123456, CTP_UNIT_COUNT, "123k"},
+		{4500000, CTP_UNIT_COUNT, "4.50M"},
+		{1815, CTP_UNIT_CENTIPCT, "18.1%"},
+		{42, CTP_UNIT_NONE, "42"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		char buf[32];
+		ctp_render_compact(buf, sizeof(buf), cases[i].x, cases[i].unit);
+		if (strcmp(buf, cases[i].want) != 0)
+			fail_msg("case %zu: %s, want %s", i, buf,
+				 cases[i].want);
+	}
+}
+
+/* Two names that differ in their middle stay apart when elided, with "~"
+ * where the locale is not UTF-8 and U+2026 where it is. */
+static void test_elision(void **state)
+{
+	(void)state;
+	const char *args[] = {"show", "snap.ctprof", "--view", "cpu", NULL};
+	char *out;
+	size_t len;
+	setenv("COLUMNS", "80", 1);
+	setenv("LC_ALL", "C", 1);
+	assert_int_equal(e2e_run(args, "ascii.txt", NULL), 0);
+	setenv("LC_ALL", "C.UTF-8", 1);
+	assert_int_equal(e2e_read_file("ascii.txt", &out, &len), 0);
+	assert_non_null(strstr(out, "\n400 kworker/u8:3~"));
+	assert_non_null(strstr(out, "\n401 kworker/u8:4~"));
+	for (size_t i = 0; i < len; i++)
+		assert_true((unsigned char)out[i] < 0x80);
+	free(out);
+	assert_int_equal(e2e_run(args, "utf8.txt", NULL), 0);
+	assert_int_equal(e2e_read_file("utf8.txt", &out, &len), 0);
+	assert_non_null(strstr(out, "\n400 kworker/u8:3\xe2\x80\xa6"));
+	assert_non_null(strstr(out, "\n401 kworker/u8:4\xe2\x80\xa6"));
+	free(out);
+}
+
+/* The capturing processes (capture.self_tgids) are left out of a view and
+ * counted: here db (200) plays the collector. */
+static void test_self_hidden(void **state)
+{
+	(void)state;
+	const char *args[] = {"show", "self.ctprof", "--wide", NULL};
+	char *out;
+	size_t len;
+	write_snapshot("self.ctprof", 200);
+	assert_int_equal(e2e_run(args, "self.txt", NULL), 0);
+	assert_int_equal(e2e_read_file("self.txt", &out, &len), 0);
+	assert_null(strstr(out, "\n200 "));
+	assert_non_null(strstr(out, "\n100 "));
+	assert_non_null(strstr(out, "Processes, top 3 of 3 by CPU% (1 at zero "
+				    "and 1 of ctprof-core hidden)"));
+	assert_non_null(strstr(out, "Threads, top 5 of 5 by CPU% (1 at zero "
+				    "and 2 of ctprof-core hidden)"));
+	free(out);
+}
+
 /* Mistakes on the command line: each a usage error with what to do. */
 static void test_cli_errors(void **state)
 {
@@ -492,10 +589,12 @@ static int setup(void **state)
 	if (e2e_tmpdir("views", tmp, sizeof(tmp)) < 0)
 		return -1;
 	E2E_PATHF(p, "%s/snap.ctprof", tmp);
-	write_snapshot(p);
+	write_snapshot(p, 0);
 	if (chdir(tmp) < 0)
 		return -1;
 	unsetenv("LINES");
+	/* The goldens are UTF-8 (the elision mark). */
+	setenv("LC_ALL", "C.UTF-8", 1);
 	return 0;
 }
 
@@ -518,6 +617,9 @@ int main(void)
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_shipped),
 		cmocka_unit_test(test_cli_errors),
+		cmocka_unit_test(test_compact),
+		cmocka_unit_test(test_elision),
+		cmocka_unit_test(test_self_hidden),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

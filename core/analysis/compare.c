@@ -928,25 +928,12 @@ static void gsec_free(struct gsec *s)
 	free(s->rows);
 }
 
-/* The key part of the first cgroup axis (v2 or v1) of spec, or -1. */
-static long cgroup_part(const struct ctp_group_spec *spec)
-{
-	size_t p = 0;
-	for (size_t i = 0; i < spec->n_axes; i++) {
-		if (spec->axes[i] == CTP_AXIS_CGROUP ||
-		    spec->axes[i] == CTP_AXIS_CGROUP_V1)
-			return (long)p;
-		p += spec->axes[i] == CTP_AXIS_NONE ? 3 : 1;
-	}
-	return -1;
-}
-
 static int gsec_build(struct ctx *x, struct gsec *s,
 		      const struct ctp_group_spec *spec, unsigned scopes,
 		      int psi, char *err, size_t errlen)
 {
 	s->x = x;
-	s->cpart = x->ren ? cgroup_part(spec) : -1;
+	s->cpart = x->ren ? ctp_group_spec_cgroup_part(spec) : -1;
 	for (int k = 0; k < 2; k++) {
 		int r = ctp_groups_new(x->snap[k], spec, &s->g[k], err, errlen);
 		if (r < 0) {
@@ -2526,7 +2513,7 @@ static size_t term_columns(void)
 
 static bool has_cgroup_axis(const struct ctp_group_spec *s)
 {
-	return cgroup_part(s) >= 0;
+	return ctp_group_spec_cgroup_part(s) >= 0;
 }
 
 static int gsec_table(struct ctx *x, struct gsec *s, bool table_if_empty)
@@ -2690,8 +2677,8 @@ static int build_rename(struct ctx *x, const struct ctp_group_spec *cspec,
 			return r;
 		}
 	}
-	if (ctp_rename_new(x->ren_g, (size_t)cgroup_part(cspec), &x->ren_opts,
-			   &x->ren) < 0) {
+	if (ctp_rename_new(x->ren_g, (size_t)ctp_group_spec_cgroup_part(cspec),
+			   &x->ren_opts, &x->ren) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}

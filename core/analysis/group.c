@@ -1722,3 +1722,15 @@ bool ctp_agg_number(const struct ctp_agg *a, long double *out)
 	*out = (lo + hi) / 2;
 	return true;
 }
+
+long ctp_group_spec_cgroup_part(const struct ctp_group_spec *spec)
+{
+	size_t p = 0;
+	for (size_t i = 0; i < spec->n_axes; i++) {
+		if (spec->axes[i] == CTP_AXIS_CGROUP ||
+		    spec->axes[i] == CTP_AXIS_CGROUP_V1)
+			return (long)p;
+		p += spec->axes[i] == CTP_AXIS_NONE ? 3 : 1;
+	}
+	return -1;
+}

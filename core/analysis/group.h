@@ -170,6 +170,8 @@ const char *ctp_groups_key_title(const struct ctp_groups *g, size_t part);
 int ctp_groups_key_cmp(const struct ctp_groups *g, const char *const *a,
 		       const char *const *b);
 /* The group with this key (parts as ctp_groups_n_key), or NULL. */
+/* The key part of spec's first cgroup axis (v2 or v1), or -1. */
+long ctp_group_spec_cgroup_part(const struct ctp_group_spec *spec);
 const struct ctp_group *ctp_groups_find(const struct ctp_groups *g,
 					const char *const *key);
 

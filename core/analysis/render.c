@@ -4,7 +4,9 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 char *ctp_render_escape(const char *s, size_t n, size_t max, char *out,
@@ -119,6 +121,120 @@ void ctp_render_mag(char *buf, size_t n, uint64_t m, uint8_t unit)
 	default:
 		snprintf(buf, n, "%" PRIu64, m);
 	}
+}
+
+/* 1 <= v < 1000 with three significant digits, then sfx. */
+static void sig3(char *buf, size_t n, long double v, const char *sfx)
+{
+	if (v < 9.995L)
+		snprintf(buf, n, "%.2Lf%s", v, sfx);
+	else if (v < 99.95L)
+		snprintf(buf, n, "%.1Lf%s", v, sfx);
+	else
+		snprintf(buf, n, "%.0Lf%s", v, sfx);
+}
+
+void ctp_render_duration(char *buf, size_t n, long double s)
+{
+	unsigned long long t = (unsigned long long)s;
+	if (s == 0)
+		snprintf(buf, n, "0");
+	else if (s < 1e-6L)
+		snprintf(buf, n, "%.0Lfns", s * 1e9L);
+	else if (s < 1e-3L)
+		snprintf(buf, n, "%.0Lfus", s * 1e6L);
+	else if (s < 0.9995L)
+		snprintf(buf, n, "%.0Lfms", s * 1e3L);
+	else if (s < 59.95L)
+		snprintf(buf, n, "%.1Lfs", s);
+	else if (t < 3600)
+		snprintf(buf, n, "%llum%02llus", t / 60, t % 60);
+	else if (t < 86400)
+		snprintf(buf, n, "%lluh%02llum", t / 3600, t % 3600 / 60);
+	else
+		snprintf(buf, n, "%llud%02lluh", t / 86400, t % 86400 / 3600);
+}
+
+static void compact_bytes(char *buf, size_t n, long double x)
+{
+	static const char sfx[] = "BKMGTPE";
+	size_t i = 0;
+	if (x < 1000) {
+		snprintf(buf, n, x == 0 ? "0" : "%.0LfB", x);
+		return;
+	}
+	while (x >= 999.5L && i + 1 < sizeof(sfx) - 1) {
+		x /= 1024;
+		i++;
+	}
+	char s[2] = {sfx[i], '\0'};
+	sig3(buf, n, x, s);
+}
+
+static void compact_count(char *buf, size_t n, long double x)
+{
+	static const char *const sfx[] = {"", "k", "M", "G", "T", "P", "E"};
+	size_t i = 0;
+	if (x < 99999.5L) {
+		snprintf(buf, n, "%.0Lf", x);
+		return;
+	}
+	while (x >= 999.5L && i + 1 < sizeof(sfx) / sizeof(*sfx)) {
+		x /= 1000;
+		i++;
+	}
+	sig3(buf, n, x, sfx[i]);
+}
+
+void ctp_render_compact(char *buf, size_t n, long double x, uint8_t unit)
+{
+	if (x < 0 && n > 1) {
+		buf[0] = '-';
+		ctp_render_compact(buf + 1, n - 1, -x, unit);
+		return;
+	}
+	switch (unit) {
+	case CTP_UNIT_BYTES:
+		compact_bytes(buf, n, x);
+		return;
+	case CTP_UNIT_NS:
+		ctp_render_duration(buf, n, x * 1e-9L);
+		return;
+	case CTP_UNIT_US:
+		ctp_render_duration(buf, n, x * 1e-6L);
+		return;
+	case CTP_UNIT_TICKS:
+		ctp_render_duration(buf, n, x / CTP_USER_HZ);
+		return;
+	case CTP_UNIT_CENTIPCT:
+		snprintf(buf, n, "%.1Lf%%", x / 100);
+		return;
+	case CTP_UNIT_COUNT:
+		compact_count(buf, n, x);
+		return;
+	}
+	snprintf(buf, n, "%.0Lf", x);
+}
+
+/* "UTF-8", "utf8", any case. */
+static bool names_utf8(const char *v)
+{
+	for (; *v; v++)
+		if (strncasecmp(v, "utf-8", 5) == 0 ||
+		    strncasecmp(v, "utf8", 4) == 0)
+			return true;
+	return false;
+}
+
+bool ctp_render_utf8(void)
+{
+	static const char *const vars[] = {"LC_ALL", "LC_CTYPE", "LANG"};
+	for (size_t i = 0; i < 3; i++) {
+		const char *v = getenv(vars[i]);
+		if (v && *v)
+			return names_utf8(v);
+	}
+	return true;
 }
 
 void ctp_render_cpuset(const struct ctp_value *v, char *buf, size_t n)

@@ -11,6 +11,7 @@
 #ifndef CTP_CORE_RENDER_H
 #define CTP_CORE_RENDER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,6 +38,23 @@ void ctp_render_count(char *buf, size_t n, uint64_t v);
  * "1.23 s" for ticks, "12.34%" for centi-percent, "1,234" for counts,
  * plain digits otherwise (ids and other unitless numbers). */
 void ctp_render_mag(char *buf, size_t n, uint64_t m, uint8_t unit);
+/*
+ * A number of `unit` in at most about six characters, for columns: bytes
+ * as "512B", "592K", "66.3M", "1.04G" (K, M, G, T, P, E are powers of
+ * 1024); times as "850ns", "12us", "340ms", "1.2s", "5m12s", "3h07m",
+ * "12d04h"; counts as "99999", "123k", "4.5M" (powers of 1000); centi-
+ * percent as "18.2%"; plain digits otherwise. Zero is "0".
+ */
+void ctp_render_compact(char *buf, size_t n, long double x, uint8_t unit);
+/* Seconds as a duration, the time form above. */
+void ctp_render_duration(char *buf, size_t n, long double s);
+/*
+ * Does the terminal take UTF-8? By the locale's environment: the first
+ * of LC_ALL, LC_CTYPE and LANG that is set and not empty must name UTF-8;
+ * when none is set, yes. Decides the elision mark ("\u2026" or "~") and
+ * the change arrow ("\u2192" or "->") of the views.
+ */
+bool ctp_render_utf8(void);
 /* A cpu set as ranges, "0-3,8-11"; "{}" when empty. */
 void ctp_render_cpuset(const struct ctp_value *v, char *buf, size_t n);
 /* One value of a field with `unit`; "-" when absent. */

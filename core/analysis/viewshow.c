@@ -9,12 +9,16 @@
 #include <string.h>
 
 #include "group.h"
+#include "rename.h"
 #include "render.h"
 
-#define CELL 48
+#define CELL 64
 /* Name columns are elided in the middle beyond this, or a fifth of a wider
- * screen (no elision without a width). */
+ * screen; at most NAME_CAP (the whole of a cell). */
 #define NAME_MAX_W 24
+#define NAME_CAP   (CELL - 4)
+/* A name as escaped before it is elided. */
+#define NAME_FULL 512
 
 /* One column of one section, resolved against the snapshot. */
 struct vcol {
@@ -26,8 +30,11 @@ struct vcol {
 	size_t nf;
 	uint8_t unit;
 	long double *num; /* per group; NAN when absent */
+	/* compare, a gauge or peak: the group's BASE value, NAN if none. */
+	long double *before;
 	long double total;
 	size_t width;
+	bool skip; /* no printed row has a value */
 };
 
 struct sect {
@@ -36,14 +43,19 @@ struct sect {
 	const struct ctp_view *v;
 	const struct ctp_view_opts *o;
 	struct ctp_groups *g;
-	/* compare without task identity (older snapshots): BASE grouped the
-	 * same way, for group-by-group differences. */
+	/* compare: BASE grouped the same way, for gauges' values before and,
+	 * without task identity (older snapshots), group-by-group changes. */
 	struct ctp_groups *bg;
+	bool by_group;
+	/* compare, a section grouped by cgroup: renamed cgroups paired
+	 * (BASE's key part cpart of a pair joins CAND's), else NULL. */
+	struct ctp_rename *ren;
+	long cpart;
 	size_t ng, nk;
 	struct vcol *cols;
 	size_t nc;
 	long double *age; /* seconds since the oldest member started, NAN */
-	size_t *order, n_order, hidden;
+	size_t *order, n_order, hidden, self;
 	char *cells; /* n_order x (nk + nc) cells of CELL bytes */
 };
 
@@ -167,29 +179,88 @@ static long double member_delta(const struct sect *s, const struct vcol *vc,
 	return any ? sum : NAN;
 }
 
+/* The aggregate of field k of vc over BASE's group of the same key as
+ * group gi; false when BASE has no such group or value. */
+/* The pair whose CAND side is group gr's cgroup, or NULL. */
+static const struct ctp_rename_pair *renamed(const struct sect *s,
+					     const struct ctp_group *gr)
+{
+	if (!s->ren || !gr->key[s->cpart])
+		return NULL;
+	return ctp_rename_find(s->ren, 1, gr->key[s->cpart]);
+}
+
+/* BASE's group that joins group gr: the same key, or with a renamed
+ * cgroup's BASE path. */
+static const struct ctp_group *base_group(const struct sect *s,
+					  const struct ctp_group *gr)
+{
+	const struct ctp_rename_pair *p = renamed(s, gr);
+	if (!p)
+		return ctp_groups_find(s->bg, gr->key);
+	const char *key[CTP_GROUP_MAX_KEY];
+	memcpy(key, gr->key, s->nk * sizeof(*key));
+	key[s->cpart] = p->path[0];
+	return ctp_groups_find(s->bg, key);
+}
+
+static bool base_group_number(const struct sect *s, const struct vcol *vc,
+			      size_t k, size_t gi, long double *b)
+{
+	const struct ctp_agg *ba;
+	const struct ctp_group *bgr = base_group(s, ctp_groups_at(s->g, gi));
+	const struct ctp_snap_field *bf = vc->bf[k];
+	if (!bgr || !bf || ctp_groups_aggregate(s->bg, bf, &ba) < 0)
+		return false;
+	size_t bi = (size_t)(bgr - ctp_groups_at(s->bg, 0));
+	return ctp_agg_number(&ba[bi], b);
+}
+
 /* Without identity: the group's CAND aggregate minus the BASE group's of
  * the same key (its whole value when BASE has no such group). */
 static long double group_delta(const struct sect *s, const struct vcol *vc,
 			       size_t k, size_t gi)
 {
-	const struct ctp_agg *ba;
 	long double c, b;
 	if (!ctp_agg_number(&vc->agg[k][gi], &c))
 		return NAN;
-	const struct ctp_group *bgr =
-		ctp_groups_find(s->bg, ctp_groups_at(s->g, gi)->key);
-	const struct ctp_snap_field *bf = vc->bf[k];
-	if (!bgr || !bf || ctp_groups_aggregate(s->bg, bf, &ba) < 0)
-		return c;
-	size_t bi = (size_t)(bgr - ctp_groups_at(s->bg, 0));
-	return ctp_agg_number(&ba[bi], &b) ? c - b : c;
+	return base_group_number(s, vc, k, gi, &b) ? c - b : c;
+}
+
+/* How many of the group's threads started in the interval (identity
+ * known), else 0. */
+static uint32_t fresh_threads(const struct sect *s, const struct ctp_group *gr)
+{
+	uint32_t fresh = 0;
+	if (!s->o->ident || !s->o->ident->ok)
+		return 0;
+	for (uint32_t i = 0; i < gr->n_threads; i++)
+		fresh += s->o->ident->tmatch[gr->threads[i]] < 0;
+	return fresh;
+}
+
+/* A gauge's or peak's value before the interval: BASE's group of the same
+ * key, unless every member of this one is new; NAN when none. */
+static long double before_number(const struct sect *s, const struct vcol *vc,
+				 size_t gi)
+{
+	const struct ctp_group *gr = ctp_groups_at(s->g, gi);
+	long double sum = 0, b;
+	if (gr->n_threads && fresh_threads(s, gr) == gr->n_threads &&
+	    !renamed(s, gr))
+		return NAN;
+	for (size_t k = 0; k < vc->nf; k++) {
+		if (!base_group_number(s, vc, k, gi, &b))
+			return NAN;
+		sum += b;
+	}
+	return sum;
 }
 
 /* Is column vc a change over the interval (compare, a counter)? */
 static bool interval_col(const struct sect *s, const struct vcol *vc)
 {
-	return s->o->base && ((s->o->ident && s->o->ident->ok) || s->bg) &&
-	       vc->f[0]->kind == CTP_KIND_COUNTER &&
+	return s->o->base && s->bg && vc->f[0]->kind == CTP_KIND_COUNTER &&
 	       vc->f[0]->scope != CTP_SCOPE_HOST;
 }
 
@@ -198,8 +269,8 @@ static long double interval_number(const struct sect *s, const struct vcol *vc,
 {
 	long double x = 0;
 	for (size_t k = 0; k < vc->nf; k++) {
-		long double d = s->bg ? group_delta(s, vc, k, gi)
-				      : member_delta(s, vc, k, gi);
+		long double d = s->by_group ? group_delta(s, vc, k, gi)
+					    : member_delta(s, vc, k, gi);
 		if (isnan(d))
 			return NAN;
 		x += d;
@@ -274,7 +345,7 @@ static int columns(struct sect *s, size_t si)
 	s->cols = calloc(s->v->n_cols + 1, sizeof(*s->cols));
 	if (!s->cols)
 		return -ENOMEM;
-	if (s->o->base && s->o->ident && s->o->ident->ok) {
+	if (s->o->base && !s->by_group) {
 		s->cols[0].c = &status_col;
 		s->cols[0].num =
 			malloc((s->ng ? s->ng : 1) * sizeof(long double));
@@ -305,12 +376,20 @@ static int columns(struct sect *s, size_t si)
 		vc->num = malloc((s->ng ? s->ng : 1) * sizeof(*vc->num));
 		if (!vc->num)
 			return -ENOMEM;
+		bool gauge = s->o->base && c->src != CTP_VSRC_IDENT &&
+			     !interval_col(s, vc) && c->show <= CTP_VSHOW_DELTA;
+		if (gauge && !(vc->before = malloc((s->ng ? s->ng : 1) *
+						   sizeof(*vc->before))))
+			return -ENOMEM;
 		for (size_t gi = 0; gi < s->ng; gi++) {
-			vc->num[gi] = c->src == CTP_VSRC_IDENT
-					      ? NAN
-					      : shown_number(s, vc, gi);
+			vc->num[gi] = c->src != CTP_VSRC_IDENT
+					      ? shown_number(s, vc, gi)
+				      : c->ident == CTP_VIDENT_AGE ? s->age[gi]
+								   : NAN;
 			if (!isnan(vc->num[gi]))
 				vc->total += vc->num[gi];
+			if (gauge)
+				vc->before[gi] = before_number(s, vc, gi);
 		}
 		s->nc++;
 	}
@@ -353,7 +432,28 @@ static bool hidden_row(const struct sect *s, size_t gi)
 	return any;
 }
 
-/* Rows to print: not hidden, sorted, cut at top. */
+/* Is every thread of group gi one of the capturing processes'? */
+static bool self_row(const struct sect *s, size_t gi)
+{
+	const struct ctp_snap_header *h = ctp_snap_header(s->snap);
+	const struct ctp_group *gr = ctp_groups_at(s->g, gi);
+	const struct ctp_snap_table *th =
+		ctp_snap_table(s->snap, CTP_SCOPE_THREAD);
+	if (!h->n_self || !gr->n_threads)
+		return false;
+	for (uint32_t i = 0; i < gr->n_threads; i++) {
+		size_t k = 0;
+		while (k < h->n_self &&
+		       h->self_tgid[k] != th->tgid[gr->threads[i]])
+			k++;
+		if (k == h->n_self)
+			return false;
+	}
+	return true;
+}
+
+/* Rows to print: not hidden (idle, or the capture itself), sorted, cut
+ * at top. */
 static int rows(struct sect *s, const struct ctp_view_opts *o, size_t sc,
 		bool asc)
 {
@@ -361,7 +461,9 @@ static int rows(struct sect *s, const struct ctp_view_opts *o, size_t sc,
 	if (!s->order)
 		return -ENOMEM;
 	for (size_t gi = 0; gi < s->ng; gi++) {
-		if (hidden_row(s, gi))
+		if (self_row(s, gi))
+			s->self++;
+		else if (hidden_row(s, gi))
 			s->hidden++;
 		else
 			s->order[s->n_order++] = gi;
@@ -377,57 +479,13 @@ static int rows(struct sect *s, const struct ctp_view_opts *o, size_t sc,
 	return 0;
 }
 
-/* "123k", "4.5M": counts short enough for a column. */
-static void compact_count(char *buf, size_t n, long double x)
-{
-	static const char *const sfx[] = {"", "k", "M", "G", "T", "P"};
-	size_t i = 0;
-	if (x < 100000) {
-		snprintf(buf, n, "%.0Lf", x);
-		return;
-	}
-	while (x >= 1000 && i + 1 < sizeof(sfx) / sizeof(*sfx)) {
-		x /= 1000;
-		i++;
-	}
-	snprintf(buf, n, x < 10 ? "%.1Lf%s" : "%.0Lf%s", x, sfx[i]);
-}
-
-/* A name cut in the middle to at most max display characters. */
-static void elide(char *s, size_t max)
-{
-	size_t n = strlen(s);
-	if (ctp_render_width(s) <= max || n < max)
-		return;
-	size_t head = (max - 1) / 2, tail = max - 1 - head;
-	/* Escaped names are ASCII or whole UTF-8 sequences; step back to a
-	 * sequence start so no character is split. */
-	while (head > 0 && ((unsigned char)s[head] & 0xc0) == 0x80)
-		head--;
-	size_t from = n - tail;
-	while (from < n && ((unsigned char)s[from] & 0xc0) == 0x80)
-		from++;
-	memmove(s + head + 3, s + from, n - from + 1);
-	memcpy(s + head, "\xe2\x80\xa6", 3); /* U+2026 */
-}
-
-/* An age as "42.0s", "5m12s", "3h07m", "12d04h"; "-" when unknown. */
+/* An age, the duration form of ctp_render_compact; "-" when unknown. */
 static void age_cell(long double age, char *buf)
 {
-	if (isnan(age) || age < 0) {
+	if (isnan(age) || age < 0)
 		snprintf(buf, CELL, "-");
-		return;
-	}
-	unsigned long long t = (unsigned long long)age;
-	if (t < 60)
-		snprintf(buf, CELL, "%.1Lfs", age);
-	else if (t < 3600)
-		snprintf(buf, CELL, "%llum%02llus", t / 60, t % 60);
-	else if (t < 86400)
-		snprintf(buf, CELL, "%lluh%02llum", t / 3600, t % 3600 / 60);
 	else
-		snprintf(buf, CELL, "%llud%02lluh", t / 86400,
-			 t % 86400 / 3600);
+		ctp_render_duration(buf, CELL, age);
 }
 
 /* "new" when every thread of the group started in the interval, "+N"
@@ -435,10 +493,10 @@ static void age_cell(long double age, char *buf)
 static void status_cell(const struct sect *s, const struct ctp_group *gr,
 			char *buf)
 {
-	uint32_t fresh = 0;
-	for (uint32_t i = 0; i < gr->n_threads; i++)
-		fresh += s->o->ident->tmatch[gr->threads[i]] < 0;
-	if (fresh && fresh == gr->n_threads)
+	uint32_t fresh = fresh_threads(s, gr);
+	if (renamed(s, gr))
+		snprintf(buf, CELL, "renamed");
+	else if (fresh && fresh == gr->n_threads)
 		snprintf(buf, CELL, "new");
 	else if (fresh)
 		snprintf(buf, CELL, "+%u", fresh);
@@ -446,45 +504,80 @@ static void status_cell(const struct sect *s, const struct ctp_group *gr,
 		buf[0] = '\0';
 }
 
+/* The bytes a name column (a key part, or a name ident) shows for group
+ * gr; false for other columns. *p NULL when the group has none. */
+static bool name_bytes(const struct sect *s, const struct ctp_group *gr,
+		       size_t col, const char **p, size_t *n)
+{
+	*p = NULL;
+	*n = 0;
+	if (col < s->nk) {
+		*p = gr->key[col];
+		*n = *p ? strlen(*p) : 0;
+		return true;
+	}
+	const struct ctp_view_col *c = s->cols[col - s->nk].c;
+	if (c->src != CTP_VSRC_IDENT ||
+	    (c->ident != CTP_VIDENT_PCOMM && c->ident != CTP_VIDENT_COMM &&
+	     c->ident != CTP_VIDENT_CGROUP))
+		return false;
+	const struct ctp_snap_table *t = ctp_snap_table(
+		s->snap, c->ident == CTP_VIDENT_PCOMM  ? CTP_SCOPE_PROCESS
+			 : c->ident == CTP_VIDENT_COMM ? CTP_SCOPE_THREAD
+						       : CTP_SCOPE_CGROUP);
+	const struct ctp_bytes *b = NULL;
+	if (c->ident == CTP_VIDENT_PCOMM && gr->n_processes)
+		b = &t->comm[gr->processes[0]];
+	else if (c->ident == CTP_VIDENT_COMM && gr->n_threads)
+		b = &t->comm[gr->threads[0]];
+	else if (c->ident == CTP_VIDENT_CGROUP && gr->n_cgroups)
+		b = &t->path[gr->cgroups[0]];
+	if (b && b->ptr)
+		*p = b->ptr, *n = b->len;
+	return true;
+}
+
 static void ident_cell(const struct sect *s, const struct ctp_group *gr,
 		       uint8_t ident, char *buf)
 {
 	if (ident == CTP_VIDENT_STATUS) {
 		status_cell(s, gr, buf);
-		return;
-	}
-	if (ident == CTP_VIDENT_AGE) {
+	} else if (ident == CTP_VIDENT_AGE) {
 		size_t gi = (size_t)(gr - ctp_groups_at(s->g, 0));
 		age_cell(s->age[gi], buf);
-		return;
-	}
-	if (ident == CTP_VIDENT_PID) {
+	} else if (ident == CTP_VIDENT_PID && gr->n_threads) {
 		const struct ctp_snap_table *th =
 			ctp_snap_table(s->snap, CTP_SCOPE_THREAD);
-		if (gr->n_threads)
-			snprintf(buf, CELL, "%llu",
-				 (unsigned long long)th->tgid[gr->threads[0]]);
-		else
-			snprintf(buf, CELL, "-");
-		return;
-	}
-	const struct ctp_snap_table *t = ctp_snap_table(
-		s->snap, ident == CTP_VIDENT_PCOMM  ? CTP_SCOPE_PROCESS
-			 : ident == CTP_VIDENT_COMM ? CTP_SCOPE_THREAD
-						    : CTP_SCOPE_CGROUP);
-	const struct ctp_bytes *b = NULL;
-	if (ident == CTP_VIDENT_PCOMM && gr->n_processes)
-		b = &t->comm[gr->processes[0]];
-	else if (ident == CTP_VIDENT_COMM && gr->n_threads)
-		b = &t->comm[gr->threads[0]];
-	else if (ident == CTP_VIDENT_CGROUP && gr->n_cgroups)
-		b = &t->path[gr->cgroups[0]];
-	if (!b || !b->ptr) {
+		snprintf(buf, CELL, "%llu",
+			 (unsigned long long)th->tgid[gr->threads[0]]);
+	} else {
 		snprintf(buf, CELL, "-");
-		return;
 	}
-	ctp_render_escape(b->ptr, b->len, CELL, buf, CELL);
-	elide(buf, s->name_w);
+}
+
+/* An aggregate a number cannot say: a category (a state letter),
+ * unknown, a range, a saturated sum. */
+static bool special_agg(const struct ctp_agg *a)
+{
+	return (a->v.type != CTP_TYPE_U64 && a->v.type != CTP_TYPE_I64) ||
+	       (a->unknown && a->n_measured) || a->saturated ||
+	       (a->mixed && a->hi.type != CTP_VALUE_ABSENT);
+}
+
+/* A gauge in compare: "before->after" when the two read differently. */
+static void before_after(const struct vcol *vc, size_t gi, char *buf)
+{
+	char b[CELL];
+	if (!vc->before || isnan(vc->before[gi]))
+		return;
+	ctp_render_compact(b, sizeof(b), vc->before[gi], vc->unit);
+	if (strcmp(b, buf) == 0 || strlen(b) + strlen(buf) + 4 >= CELL)
+		return;
+	const char *arrow = ctp_render_utf8() ? "\xe2\x86\x92" : "->";
+	size_t lb = strlen(b), la = strlen(arrow);
+	memmove(buf + lb + la, buf, strlen(buf) + 1);
+	memcpy(buf, b, lb);
+	memcpy(buf + lb, arrow, la);
 }
 
 static void number_cell(const struct sect *s, const struct vcol *vc, size_t gi,
@@ -492,14 +585,9 @@ static void number_cell(const struct sect *s, const struct vcol *vc, size_t gi,
 {
 	long double x = vc->num[gi];
 	bool change = interval_col(s, vc);
-	if (!change && vc->nf == 1 && !isnan(x) &&
-	    vc->c->show <= CTP_VSHOW_DELTA && vc->unit != CTP_UNIT_COUNT) {
-		ctp_render_agg(vc->unit, &vc->agg[0][gi], buf, CELL);
-		return;
-	}
-	if (!change && vc->nf == 1 && isnan(x) &&
-	    vc->c->show <= CTP_VSHOW_DELTA) {
-		/* A categorical value (a state letter) has no number. */
+	if (!change && vc->nf == 1 && vc->c->show <= CTP_VSHOW_DELTA &&
+	    (isnan(x) || special_agg(&vc->agg[0][gi]))) {
+		/* A categorical value (a state letter), "?", a range. */
 		ctp_render_agg(vc->unit, &vc->agg[0][gi], buf, CELL);
 		return;
 	}
@@ -516,23 +604,151 @@ static void number_cell(const struct sect *s, const struct vcol *vc, size_t gi,
 			 vc->total > 0 ? x / vc->total * 100 : 0);
 		return;
 	}
-	if (vc->unit == CTP_UNIT_COUNT || vc->unit == CTP_UNIT_NONE)
-		compact_count(buf, CELL - 2, x);
-	else
-		ctp_render_mag(buf, CELL - 2, x < 0 ? 0 : (uint64_t)llroundl(x),
-			       vc->unit);
+	ctp_render_compact(buf, CELL - 2, x, vc->unit);
 	if (vc->c->show == CTP_VSHOW_RATE)
 		strcat(buf, "/s");
 	if (change && x > 0 && vc->c->show != CTP_VSHOW_RATE) {
-		/* A change over the interval reads as one: "+1.20 s". */
+		/* A change over the interval reads as one: "+1.2s". */
 		memmove(buf + 1, buf, strnlen(buf, CELL - 2) + 1);
 		buf[0] = '+';
 	}
+	before_after(vc, gi, buf);
 }
 
 static char *cell(const struct sect *s, size_t row, size_t col)
 {
 	return s->cells + (row * (s->nk + s->nc) + col) * CELL;
+}
+
+/* Length of the common prefix of a and b; of the common suffix when
+ * `back`. */
+static size_t common(const char *a, const char *b, bool back)
+{
+	size_t na = strlen(a), nb = strlen(b), k = 0;
+	while (k < na && k < nb &&
+	       (back ? a[na - 1 - k] == b[nb - 1 - k] : a[k] == b[k]))
+		k++;
+	return k;
+}
+
+static char *const *names_sorted;
+static bool names_back;
+static int cmp_names(const void *pa, const void *pb)
+{
+	const char *a = names_sorted[*(const size_t *)pa],
+		   *b = names_sorted[*(const size_t *)pb];
+	if (!names_back)
+		return strcmp(a, b);
+	size_t na = strlen(a), nb = strlen(b), k = common(a, b, true);
+	if (k == na || k == nb)
+		return (na > nb) - (na < nb);
+	return (unsigned char)a[na - 1 - k] - (unsigned char)b[nb - 1 - k];
+}
+
+/* For every name, the longest prefix (or suffix, `back`) it shares with
+ * another, different name of the column: its neighbours once sorted. */
+static void shared_parts(char *const *full, size_t n, size_t *idx, size_t *out,
+			 bool back)
+{
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i, out[i] = 0;
+	names_sorted = full;
+	names_back = back;
+	qsort(idx, n, sizeof(*idx), cmp_names);
+	/* A run of one name is no ambiguity: each run against the runs
+	 * beside it, every member taking the largest. */
+	size_t ps = 0, pe = 0; /* the previous run, [ps, pe) */
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+		while (j < n && !strcmp(full[idx[j]], full[idx[i]]))
+			j++;
+		if (pe > ps) {
+			size_t k = common(full[idx[ps]], full[idx[i]], back);
+			for (size_t m = ps; m < j; m++)
+				if (k > out[idx[m]])
+					out[idx[m]] = k;
+		}
+		ps = i, pe = j, i = j;
+	}
+}
+
+/* Step back to the start of a UTF-8 sequence (forward when `fwd`). */
+static size_t seq_start(const char *s, size_t i, size_t n, bool fwd)
+{
+	while (i > 0 && i < n && ((unsigned char)s[i] & 0xc0) == 0x80)
+		i += fwd ? 1 : (size_t)-1;
+	return i;
+}
+
+/*
+ * A name cut in the middle to about max characters with one mark, keeping
+ * enough of its head or tail that no other name of the column (sharing
+ * lcp leading or lcs trailing bytes with it) reads the same; a name that
+ * cannot be told apart within max keeps more.
+ */
+static void elide_name(const char *src, size_t lcp, size_t lcs, size_t max,
+		       char *out)
+{
+	size_t n = strlen(src);
+	if (max > NAME_CAP)
+		max = NAME_CAP;
+	if ((ctp_render_width(src) <= max && n < CELL) || max < 3) {
+		snprintf(out, CELL, "%s", src);
+		return;
+	}
+	size_t keep = max - 1, head = keep / 2, tail = keep - head;
+	if (head <= lcp && tail <= lcs) {
+		if (lcp + 2 <= keep)
+			head = lcp + 1, tail = keep - head;
+		else if (lcs + 2 <= keep)
+			tail = lcs + 1, head = keep - tail;
+		else
+			head = lcp + 1, tail = lcs + 1;
+	}
+	while (head + tail + 3 >= CELL && tail > 1)
+		tail--;
+	while (head + tail + 3 >= CELL && head > 1)
+		head--;
+	if (head + tail >= n) {
+		snprintf(out, CELL, "%.*s", (int)(CELL - 1), src);
+		return;
+	}
+	head = seq_start(src, head, n, false);
+	size_t from = seq_start(src, n - tail, n, true);
+	snprintf(out, CELL, "%.*s%s%s", (int)head, src,
+		 ctp_render_utf8() ? "\xe2\x80\xa6" : "~", src + from);
+}
+
+/* Column col's names: escaped, then elided to s->name_w. */
+static int name_column(struct sect *s, size_t col)
+{
+	size_t n = s->n_order;
+	char **full = calloc(n ? n : 1, sizeof(*full));
+	size_t *lcp = calloc(n ? 3 * n : 1, sizeof(*lcp)), *lcs = lcp + n;
+	int r = full && lcp ? 0 : -ENOMEM;
+	bool cut = false;
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		char tmp[NAME_FULL];
+		const char *p;
+		size_t len;
+		name_bytes(s, ctp_groups_at(s->g, s->order[i]), col, &p, &len);
+		ctp_render_escape(p ? p : "-", p ? len : 1, NAME_FULL / 4, tmp,
+				  sizeof(tmp));
+		cut |= ctp_render_width(tmp) > s->name_w || strlen(tmp) >= CELL;
+		if (!(full[i] = strdup(tmp)))
+			r = -ENOMEM;
+	}
+	if (r == 0 && cut) {
+		shared_parts(full, n, lcs + n, lcp, false);
+		shared_parts(full, n, lcs + n, lcs, true);
+	}
+	for (size_t i = 0; r == 0 && i < n; i++)
+		elide_name(full[i], lcp[i], lcs[i], s->name_w, cell(s, i, col));
+	for (size_t i = 0; full && i < n; i++)
+		free(full[i]);
+	free(full);
+	free(lcp);
+	return r;
 }
 
 /* Every printed row's cells: key parts, then the columns. */
@@ -542,29 +758,45 @@ static int fill_cells(struct sect *s)
 	s->cells = calloc((s->n_order ? s->n_order : 1) * w, CELL);
 	if (!s->cells)
 		return -ENOMEM;
-	for (size_t r = 0; r < s->n_order; r++) {
-		size_t gi = s->order[r];
-		const struct ctp_group *gr = ctp_groups_at(s->g, gi);
-		for (size_t k = 0; k < s->nk; k++) {
-			const char *p = gr->key[k];
-			ctp_render_escape(p ? p : "-", p ? strlen(p) : 1, CELL,
-					  cell(s, r, k), CELL);
-			elide(cell(s, r, k), s->name_w);
+	for (size_t c = 0; c < w; c++) {
+		const char *p;
+		size_t len;
+		if (s->n_order &&
+		    name_bytes(s, ctp_groups_at(s->g, s->order[0]), c, &p,
+			       &len)) {
+			int r = name_column(s, c);
+			if (r < 0)
+				return r;
+			continue;
 		}
-		for (size_t c = 0; c < s->nc; c++) {
-			const struct vcol *vc = &s->cols[c];
+		const struct vcol *vc = &s->cols[c - s->nk];
+		for (size_t r = 0; r < s->n_order; r++) {
+			size_t gi = s->order[r];
 			if (vc->c->src == CTP_VSRC_IDENT)
-				ident_cell(s, gr, vc->c->ident,
-					   cell(s, r, s->nk + c));
+				ident_cell(s, ctp_groups_at(s->g, gi),
+					   vc->c->ident, cell(s, r, c));
 			else
-				number_cell(s, vc, gi, cell(s, r, s->nk + c));
+				number_cell(s, vc, gi, cell(s, r, c));
 		}
 	}
 	return 0;
 }
 
-/* Column widths; how many view columns fit `width` after the keys. */
-static size_t fit(struct sect *s, size_t *kw, size_t width)
+/* Does any printed row have something in column c? */
+static bool col_used(const struct sect *s, size_t c)
+{
+	for (size_t r = 0; r < s->n_order; r++) {
+		const char *t = cell(s, r, s->nk + c);
+		if (t[0] && strcmp(t, "-") != 0)
+			return true;
+	}
+	return !s->n_order;
+}
+
+/* Column widths; how many view columns fit `width` after the keys. A
+ * column no printed row has a value in is left out, unless it is the
+ * sort column sc. */
+static size_t fit(struct sect *s, size_t *kw, size_t width, size_t sc)
 {
 	size_t used = 0, n = 0;
 	for (size_t k = 0; k < s->nk; k++) {
@@ -578,6 +810,10 @@ static size_t fit(struct sect *s, size_t *kw, size_t width)
 	}
 	for (size_t c = 0; c < s->nc; c++) {
 		struct vcol *vc = &s->cols[c];
+		if ((vc->skip = c != sc && !col_used(s, c))) {
+			n++;
+			continue;
+		}
 		vc->width = ctp_render_width(vc->c->label);
 		for (size_t r = 0; r < s->n_order; r++) {
 			size_t w = ctp_render_width(cell(s, r, s->nk + c));
@@ -610,6 +846,13 @@ static void put(FILE *out, const char *text, size_t w, bool right, bool first,
 static void print_rows(FILE *out, const struct sect *s, const size_t *kw,
 		       size_t ncols)
 {
+	size_t first = SIZE_MAX, last = SIZE_MAX;
+	for (size_t c = 0; c < ncols; c++)
+		if (!s->cols[c].skip) {
+			last = c;
+			if (first == SIZE_MAX)
+				first = c;
+		}
 	for (size_t r = 0; r <= s->n_order; r++) {
 		/* Row 0 is the header. */
 		for (size_t k = 0; k < s->nk; k++) {
@@ -618,29 +861,61 @@ static void print_rows(FILE *out, const struct sect *s, const size_t *kw,
 			bool id = strcmp(title, "PID") == 0 ||
 				  strcmp(title, "TID") == 0;
 			put(out, r ? cell(s, r - 1, k) : title, kw[k], id,
-			    k == 0, k + 1 == s->nk && !ncols);
+			    k == 0, k + 1 == s->nk && last == SIZE_MAX);
 		}
 		for (size_t c = 0; c < ncols; c++) {
 			const struct vcol *vc = &s->cols[c];
+			if (vc->skip)
+				continue;
 			put(out, r ? cell(s, r - 1, s->nk + c) : vc->c->label,
 			    vc->width,
 			    vc->c->src != CTP_VSRC_IDENT ||
 				    vc->c->ident == CTP_VIDENT_PID ||
 				    vc->c->ident == CTP_VIDENT_AGE,
-			    !s->nk && !c, c + 1 == ncols);
+			    !s->nk && c == first, c == last);
 		}
 		fputc('\n', out);
 	}
 }
 
+/* Under a section, each printed renamed cgroup with its BASE path. */
+static void renamed_lines(FILE *out, const struct sect *s)
+{
+	const char *arrow = ctp_render_utf8() ? " \xe2\x86\x92 " : " -> ";
+	size_t w = s->o->width > 48 ? (s->o->width - 44) / 2 : NAME_CAP;
+	for (size_t r = 0; r < s->n_order; r++) {
+		const struct ctp_rename_pair *p =
+			renamed(s, ctp_groups_at(s->g, s->order[r]));
+		if (!p)
+			continue;
+		char e[2][NAME_FULL], c[2][CELL];
+		for (int k = 0; k < 2; k++) {
+			ctp_render_escape(p->path[k], strlen(p->path[k]),
+					  NAME_FULL / 4, e[k], sizeof(e[k]));
+			elide_name(e[k], 0, 0, w, c[k]);
+		}
+		if (p->carried)
+			fprintf(out, "  renamed: %s%s%s, as its parent\n", c[0],
+				arrow, c[1]);
+		else
+			fprintf(out,
+				"  renamed: %s%s%s, %.0f%% of thread types "
+				"shared\n",
+				c[0], arrow, c[1], p->jaccard * 100);
+	}
+}
+
 static void sect_free(struct sect *s)
 {
-	for (size_t c = 0; c < s->nc; c++)
+	for (size_t c = 0; c < s->nc; c++) {
 		free(s->cols[c].num);
+		free(s->cols[c].before);
+	}
 	free(s->cols);
 	free(s->age);
 	free(s->order);
 	free(s->cells);
+	ctp_rename_free(s->ren);
 	ctp_groups_free(s->g);
 	ctp_groups_free(s->bg);
 }
@@ -688,25 +963,51 @@ static int sort_of(const struct sect *s, const struct ctp_view_opts *o,
 }
 
 /* lifetime: bit 0, a pct_cpu column is shown; bit 1, a rate column. */
+/* The title in buf, long (compact false) or short. */
+static void title_text(char *buf, size_t n, const struct sect *s, size_t si,
+		       size_t sc, unsigned lifetime, bool compact)
+{
+	static const char *const since[2][4] = {
+		{"", ", % since task start", ", /s since task start",
+		 ", % and /s since task start"},
+		{"", ", lifetime %", ", lifetime /s", ", lifetime % and /s"}};
+	size_t o = 0;
+#define ADD(...)                                                               \
+	do {                                                                   \
+		int w_ = snprintf(buf + o, n - o, __VA_ARGS__);                \
+		o = w_ < 0 ? o : o + (size_t)w_ < n ? o + (size_t)w_ : n - 1;  \
+	} while (0)
+	ADD("%s", s->v->secs[si].title);
+	if (s->o->base)
+		ADD(" over %.2f s", s->o->interval_s);
+	ADD(", top %zu of %zu", s->n_order, s->ng - s->hidden - s->self);
+	if (sc != SIZE_MAX)
+		ADD(" by %s", s->cols[sc].c->label);
+	/* Hidden rows: those whose hide_zero columns are all zero or absent
+	 * ("idle" only fits a CPU view), and the capturing processes. */
+	if (compact && (s->hidden || s->self))
+		ADD(" (%zu hidden)", s->hidden + s->self);
+	else if (s->hidden && s->self)
+		ADD(" (%zu at zero and %zu of ctprof-core hidden)", s->hidden,
+		    s->self);
+	else if (s->hidden || s->self)
+		ADD(" (%zu %s hidden)", s->hidden + s->self,
+		    s->hidden ? "at zero" : "of ctprof-core");
+	if (!s->o->base)
+		ADD("%s", since[compact][lifetime & 3]);
+#undef ADD
+}
+
+/* The section's title line, the short form when the long one would not
+ * fit the width. */
 static void title_line(FILE *out, const struct sect *s, size_t si, size_t sc,
 		       unsigned lifetime)
 {
-	static const char *const since[] = {"", ", % since task start",
-					    ", /s since task start",
-					    ", % and /s since task start"};
-	fprintf(out, "%s", s->v->secs[si].title);
-	if (s->o->base)
-		fprintf(out, " over %.2f s", s->o->interval_s);
-	fprintf(out, ", top %zu of %zu", s->n_order, s->ng - s->hidden);
-	if (sc != SIZE_MAX)
-		fprintf(out, " by %s", s->cols[sc].c->label);
-	/* Hidden rows are those whose hide_zero columns are all zero or
-	 * absent: "idle" only for a CPU view, so say what they are. */
-	if (s->hidden)
-		fprintf(out, " (%zu at zero hidden)", s->hidden);
-	if (!s->o->base)
-		fputs(since[lifetime & 3], out);
-	fputc('\n', out);
+	char buf[512];
+	title_text(buf, sizeof(buf), s, si, sc, lifetime, false);
+	if (s->o->width && ctp_render_width(buf) > s->o->width)
+		title_text(buf, sizeof(buf), s, si, sc, lifetime, true);
+	fprintf(out, "%s\n", buf);
 }
 
 static int section(FILE *out, struct sect *s, size_t si,
@@ -719,8 +1020,14 @@ static int section(FILE *out, struct sect *s, size_t si,
 	int r = ctp_group_spec_parse(axes, &spec, err, errlen);
 	if (r == 0)
 		r = ctp_groups_new(s->snap, &spec, &s->g, err, errlen);
-	if (r == 0 && s->o->base && !(s->o->ident && s->o->ident->ok))
+	if (r == 0 && s->o->base)
 		r = ctp_groups_new(s->o->base, &spec, &s->bg, err, errlen);
+	s->by_group = s->o->base && !(s->o->ident && s->o->ident->ok);
+	s->cpart = ctp_group_spec_cgroup_part(&spec);
+	if (r == 0 && s->bg && o->rename && s->cpart >= 0 &&
+	    ctp_rename_new((struct ctp_groups *const[2]){s->bg, s->g},
+			   (size_t)s->cpart, o->rename, &s->ren) < 0)
+		r = -ENOMEM;
 	if (r < 0)
 		return r;
 	s->ng = ctp_groups_count(s->g);
@@ -747,9 +1054,10 @@ static int section(FILE *out, struct sect *s, size_t si,
 	if ((r = rows(s, o, sc, asc)) < 0 || (r = fill_cells(s)) < 0)
 		return r;
 	size_t kw[CTP_GROUP_MAX_KEY];
-	size_t ncols = fit(s, kw, o->width);
+	size_t ncols = fit(s, kw, o->width, sc);
 	title_line(out, s, si, sc, lifetime);
 	print_rows(out, s, kw, ncols);
+	renamed_lines(out, s);
 	return 0;
 }
 

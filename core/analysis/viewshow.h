@@ -15,6 +15,8 @@
 #include "reader.h"
 #include "view.h"
 
+struct ctp_rename_opts;
+
 struct ctp_view_opts {
 	size_t width;	      /* columns of the screen; 0: no limit */
 	size_t top;	      /* rows per section; 0: all */
@@ -35,6 +37,9 @@ struct ctp_view_opts {
 	const struct ctp_snap *base;
 	const struct ctp_ident *ident;
 	double interval_s;
+	/* compare: pair renamed cgroups (core/analysis/rename.h) in sections
+	 * grouped by cgroup with these thresholds; NULL: do not. */
+	const struct ctp_rename_opts *rename;
 };
 
 /*

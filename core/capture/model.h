@@ -311,6 +311,10 @@ struct ctp_capture {
 	 * 0 no, -1 not recorded (ctp_capture_new). Readers use it to tell a
 	 * missing privilege from a process refusing even a privileged one. */
 	int8_t ptrace_capable;
+	/* The capturing processes as the proc root numbers them (this one,
+	 * and its supervisor): readers leave them out of views. */
+	uint32_t self_tgid[2];
+	uint8_t n_self;
 };
 
 int ctp_capture_new(uint32_t n_workers, struct ctp_capture **ret);

@@ -14,6 +14,7 @@
 #include "compare_view.h"
 #include "readcli.h"
 #include "rename.h"
+#include "view.h"
 #include "reader.h"
 
 #define PROG "ctprof-core compare"
@@ -146,9 +147,66 @@ struct view_ask {
  * BASE (else CAND). Found by its metadata, never by name. The one place
  * the default lives, so that a view can replace it.
  */
+/* Is f derived as the plain sum of exactly the fields in names? */
+static bool sum_of(const struct ctp_snap *snap, const struct ctp_snap_field *f,
+		   char *const *names, size_t n)
+{
+	const struct ctp_snap_field *fs = ctp_snap_fields(snap);
+	if (f->n_terms != n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		const struct ctp_snap_term *t = &f->terms[i];
+		size_t j = 0;
+		while (j < n && strcmp(fs[t->input].name, names[j]) != 0)
+			j++;
+		if (j == n || t->coef != 1 || t->max_set)
+			return false;
+	}
+	return true;
+}
+
+/* What the default view (`top`) sorts by, as one field of the snapshots:
+ * a column's single field (the first present of a `first:` list), or the
+ * derived field that is a `sum:` column's sum (procfs.cpu_time for user +
+ * system time). NULL when there is none. */
+static const char *view_sort_field(struct ctp_snap *const snap[2])
+{
+	struct ctp_view *v;
+	char err[512];
+	const char *name = NULL;
+	if (ctp_view_find("top", &v, err, sizeof(err)) < 0)
+		return NULL;
+	const struct ctp_view_col *c = &v->cols[v->sort];
+	for (int k = 1; k >= 0 && !name && c->src == CTP_VSRC_SUM; k--) {
+		const struct ctp_snap_field *fs = ctp_snap_fields(snap[k]);
+		for (size_t i = 0; i < ctp_snap_n_fields(snap[k]); i++)
+			if (fs[i].kind == CTP_KIND_COUNTER &&
+			    sum_of(snap[k], &fs[i], c->fields, c->n_fields)) {
+				name = fs[i].name;
+				break;
+			}
+	}
+	for (size_t i = 0; !name && c->src != CTP_VSRC_SUM && i < c->n_fields;
+	     i++)
+		for (int k = 1; k >= 0 && !name; k--)
+			if (ctp_snap_field_find(snap[k], c->fields[i]))
+				name = ctp_snap_field_find(snap[k],
+							   c->fields[i])
+					       ->name;
+	ctp_view_free(v);
+	return name; /* the snapshot's string, not the view's */
+}
+
+/* The full comparison's order without --sort: the change of what the
+ * default view sorts by, else of the first thread time counter. */
 static const char *default_sort(struct ctp_snap *const snap[2], char *buf,
 				size_t n)
 {
+	const char *vf = view_sort_field(snap);
+	if (vf) {
+		snprintf(buf, n, "delta:%s", vf);
+		return buf;
+	}
 	for (int k = 0; k < 2; k++) {
 		const struct ctp_snap_field *fs = ctp_snap_fields(snap[k]);
 		for (size_t i = 0; i < ctp_snap_n_fields(snap[k]); i++) {
@@ -213,8 +271,7 @@ static int compare_option(struct ctp_compare_opts *o, struct view_ask *va,
 
 	/* Options only the full comparison has: with them and no --view, it
 	 * is what the user gets. */
-	va->full_opts |= c == O_SECTIONS || c == O_MODE || c == O_NO_RENAME ||
-			 c == O_RENAME_JACCARD || c == O_RENAME_SHARED ||
+	va->full_opts |= c == O_SECTIONS || c == O_MODE ||
 			 (c == O_FORMAT && strcmp(arg, "table") != 0);
 	switch (c) {
 	case O_VIEW:
@@ -336,6 +393,12 @@ static int run_view(const struct ctp_compare_opts *o, const struct view_ask *va)
 	if (va->view ? strcmp(va->view, "all") == 0
 		     : va->full_opts || dotted || o->fmt != CTP_COMPARE_TABLE)
 		return -1;
+	struct ctp_rename_opts ren = {
+		.min_jaccard = o->rename.jaccard_set ? o->rename.min_jaccard
+						     : CTP_RENAME_MIN_JACCARD,
+		.min_shared = o->rename.shared_set ? o->rename.min_shared
+						   : CTP_RENAME_MIN_SHARED,
+	};
 	struct ctp_compare_view_args a = {
 		.paths = {o->paths[0], o->paths[1]},
 		.cap = o->r.cap,
@@ -349,6 +412,7 @@ static int run_view(const struct ctp_compare_opts *o, const struct view_ask *va)
 		.no_normalize = o->r.spec.no_normalize,
 		.want = o->r.n_globs ? want_field : NULL,
 		.want_arg = &o->r,
+		.rename = o->rename.off ? NULL : &ren,
 	};
 	int rc = ctp_compare_view(&a);
 	return rc == -ENOENT ? -1 : rc;

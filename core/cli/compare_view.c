@@ -102,6 +102,7 @@ int ctp_compare_view(const struct ctp_compare_view_args *a)
 		.base = snap[0],
 		.ident = id,
 		.interval_s = iv,
+		.rename = a->rename,
 	};
 	side_line("BASE", snap[0], a->paths[0], vo.width);
 	side_line("CAND", snap[1], a->paths[1], vo.width);

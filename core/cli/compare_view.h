@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct ctp_rename_opts;
+
 struct ctp_compare_view_args {
 	const char *paths[2];
 	uint64_t cap;
@@ -17,6 +19,8 @@ struct ctp_compare_view_args {
 	const char *group_by; /* NULL: each section's */
 	bool (*want)(const void *arg, const char *field);
 	const void *want_arg;
+	/* Renamed cgroups' thresholds; NULL: --no-rename. */
+	const struct ctp_rename_opts *rename;
 };
 
 /* Print the view over the interval. Returns the exit status, or -ENOENT

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ctprof/plugin-util.h"
 #include "build_config.h"
 #include "cli.h"
 #include "config.h"
@@ -222,6 +223,7 @@ struct capture_args {
 	unsigned workers;		  /* 0: from the config */
 	bool strict;
 	bool no_supervise; /* run the capture in this process */
+	bool supervised;   /* this is the supervisor's child */
 };
 
 /* Parse the capture's arguments into *a. Returns -1 to go on, else the exit
@@ -418,6 +420,28 @@ static const char *output_in_dir(const char *output, const char *pattern,
 	return w > 0 && (size_t)w < len ? buf : output;
 }
 
+/* The capturing processes as the proc root numbers them: this one (its
+ * <proc>/self), and the supervisor when there is one and the root is this
+ * process's own pid namespace. None under a root without self (a fixture
+ * tree). */
+static void record_self(struct ctp_capture *cap, bool supervised)
+{
+	char path[PATH_MAX], link[32];
+	int w = snprintf(path, sizeof(path), "%s/self", cap->proc_root);
+	ssize_t n = w > 0 && (size_t)w < sizeof(path)
+			    ? readlink(path, link, sizeof(link) - 1)
+			    : -1;
+	uint64_t pid;
+	if (n <= 0)
+		return;
+	link[n] = '\0';
+	if (ctp_parse_u64_str(link, &pid) < 0 || !pid || pid > UINT32_MAX)
+		return;
+	cap->self_tgid[cap->n_self++] = (uint32_t)pid;
+	if (supervised && pid == (uint64_t)getpid())
+		cap->self_tgid[cap->n_self++] = (uint32_t)getppid();
+}
+
 /* One capture with a loaded config: engine up, walk, write, engine down. */
 static int run_capture(const struct ctp_config *cfg,
 		       const struct capture_args *a)
@@ -452,6 +476,8 @@ static int run_capture(const struct ctp_config *cfg,
 	}
 	struct ctp_engine eng;
 	r = ctp_engine_init(&eng, cfg, cap, &stop_requested);
+	if (r >= 0)
+		record_self(cap, a->supervised);
 	rc = r < 0 ? CTP_EXIT_FAILURE : walk(&eng, a);
 	/* The plugins' fini before the file exists: a plugin that crashes
 	 * there is left out of the next attempt like any other. */
@@ -466,7 +492,9 @@ static int run_capture(const struct ctp_config *cfg,
 /* ctp_supervise's view of run_capture. */
 static int supervised_run(const struct ctp_config *cfg, void *arg)
 {
-	return run_capture(cfg, arg);
+	struct capture_args *a = arg;
+	a->supervised = true; /* the child's copy */
+	return run_capture(cfg, a);
 }
 
 static int cmd_capture(int argc, char **argv)

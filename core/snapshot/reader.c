@@ -572,6 +572,23 @@ static int parse_header(struct ctp_snap *s)
 			   "integer, found %s",
 			   objtype(bt));
 	h->start_boottime_ns = bt ? bt->via.u64 : 0;
+	const msgpack_object *st = get(cap, "self_tgids");
+	if (st && (st->type != MSGPACK_OBJECT_ARRAY ||
+		   st->via.array.size > CTP_SNAP_MAX_SELF))
+		return bad(s, -EINVAL,
+			   "capture.self_tgids: expected an array of at most "
+			   "%d tgids, found %s",
+			   CTP_SNAP_MAX_SELF, objtype(st));
+	for (uint32_t i = 0; st && i < st->via.array.size; i++) {
+		const msgpack_object *t = &st->via.array.ptr[i];
+		if (t->type != MSGPACK_OBJECT_POSITIVE_INTEGER ||
+		    t->via.u64 > UINT32_MAX)
+			return bad(s, -EINVAL,
+				   "capture.self_tgids[%u]: expected a tgid, "
+				   "found %s",
+				   i, objtype(t));
+		h->self_tgid[h->n_self++] = (uint32_t)t->via.u64;
+	}
 	return 0;
 }
 

@@ -29,6 +29,8 @@ struct ctp_bytes {
 
 /* A value's type tag: an enum ctp_type, or absent. */
 #define CTP_VALUE_ABSENT 0
+/* At most this many capture.self_tgids (FORMAT.md). */
+#define CTP_SNAP_MAX_SELF 4
 
 /* One cell. `type` is CTP_VALUE_ABSENT when the value was not measured
  * (nil in the file) and the field's enum ctp_type otherwise. */
@@ -123,6 +125,9 @@ struct ctp_snap_header {
 	const char *config_path, *kernel_release, *hostname;
 	/* The collector held CAP_SYS_PTRACE: 1, 0, or -1 when not recorded. */
 	int ptrace_capable;
+	/* The capturing processes' tgids (FORMAT.md), n_self of them. */
+	uint32_t self_tgid[CTP_SNAP_MAX_SELF];
+	size_t n_self;
 	/* CLOCK_BOOTTIME at the start of the capture, the clock of the
 	 * start-time fields; 0 when not recorded (older snapshots). */
 	uint64_t start_boottime_ns;

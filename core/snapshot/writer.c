@@ -545,9 +545,9 @@ static void pack_header(struct w *w, const char *tool_version)
 	pack_str(w, tool_version);
 
 	pack_key(w, "capture");
-	msgpack_pack_map(pk, 7 + (cap->hostname != NULL) +
-				     (cap->ptrace_capable >= 0) +
-				     (cap->start_boottime_ns != 0));
+	msgpack_pack_map(
+		pk, 7 + (cap->hostname != NULL) + (cap->ptrace_capable >= 0) +
+			    (cap->start_boottime_ns != 0) + (cap->n_self != 0));
 	pack_key(w, "start_realtime_ns");
 	msgpack_pack_uint64(pk, cap->start_realtime_ns);
 	pack_key(w, "end_realtime_ns");
@@ -585,6 +585,12 @@ static void pack_header(struct w *w, const char *tool_version)
 	if (cap->start_boottime_ns) {
 		pack_key(w, "start_boottime_ns");
 		msgpack_pack_uint64(pk, cap->start_boottime_ns);
+	}
+	if (cap->n_self) {
+		pack_key(w, "self_tgids");
+		msgpack_pack_array(pk, cap->n_self);
+		for (uint8_t i = 0; i < cap->n_self; i++)
+			msgpack_pack_uint32(pk, cap->self_tgid[i]);
 	}
 }
 
