@@ -763,6 +763,30 @@ static void test_top(void **state)
 	free(out);
 }
 
+/* The view over the interval on the identity pair: per member, so the
+ * restarted job counts its own 7 ticks (never 7 - 400), the fresh group
+ * is new, and reset's counter that went back counts its new value with a
+ * '!' explained under the section. */
+static void test_view_identity(void **state)
+{
+	char *out;
+	size_t len;
+	(void)state;
+	write_ident_side(0, "ibase.ctprof", true);
+	write_ident_side(1, "icand.ctprof", true);
+	const char *args[] = {"compare", "ibase.ctprof", "icand.ctprof",
+			      "--view",	 "ti",		 NULL};
+	assert_int_equal(e2e_run(args, "out.txt", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("out.txt", &out, &len), 0);
+	e2e_golden(GOLDEN "/view-ident.txt", out, len);
+	has_line(out, "  !: a counter went back in the interval (a reset); its "
+		      "new value is counted");
+	assert_non_null(strstr(out, "\nreset           20.0! +2.0s!"));
+	assert_non_null(strstr(out, "\njob   restarted   0.7  +70ms"));
+	assert_null(strstr(out, " -"));
+	free(out);
+}
+
 /* Output of one invocation against tests/golden/compare/NAME. */
 static void golden(const char *name, ...)
 {
@@ -817,6 +841,7 @@ int main(void)
 		cmocka_unit_test(test_identity),
 		cmocka_unit_test(test_identity_sort),
 		cmocka_unit_test(test_top),
+		cmocka_unit_test(test_view_identity),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

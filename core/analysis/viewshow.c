@@ -32,6 +32,9 @@ struct vcol {
 	long double *num; /* per group; NAN when absent */
 	/* compare, a gauge or peak: the group's BASE value, NAN if none. */
 	long double *before;
+	/* compare, a counter: per group, whether a member's went back (a
+	 * reset; its new value was counted). */
+	bool *reset;
 	long double total;
 	size_t width;
 	bool skip; /* no printed row has a value */
@@ -146,7 +149,7 @@ static bool row_number(const struct ctp_snap *snap,
  * member had the value.
  */
 static long double member_delta(const struct sect *s, const struct vcol *vc,
-				size_t k, size_t gi)
+				size_t k, size_t gi, bool *reset)
 {
 	const struct ctp_group *gr = ctp_groups_at(s->g, gi);
 	const struct ctp_ident *id = s->o->ident;
@@ -170,11 +173,13 @@ static long double member_delta(const struct sect *s, const struct vcol *vc,
 			continue;
 		any = true;
 		long m = match ? match[rows[i]] : -1;
-		if (m >= 0 && bf && row_number(s->o->base, bf, (size_t)m, &b) &&
-		    c >= b)
+		bool known = m >= 0 && bf &&
+			     row_number(s->o->base, bf, (size_t)m, &b);
+		if (known && c >= b)
 			sum += c - b;
 		else
 			sum += c; /* new, reset, or unknown before */
+		*reset |= known && c < b;
 	}
 	return any ? sum : NAN;
 }
@@ -265,12 +270,12 @@ static bool interval_col(const struct sect *s, const struct vcol *vc)
 }
 
 static long double interval_number(const struct sect *s, const struct vcol *vc,
-				   size_t gi)
+				   size_t gi, bool *reset)
 {
 	long double x = 0;
 	for (size_t k = 0; k < vc->nf; k++) {
 		long double d = s->by_group ? group_delta(s, vc, k, gi)
-					    : member_delta(s, vc, k, gi);
+					    : member_delta(s, vc, k, gi, reset);
 		if (isnan(d))
 			return NAN;
 		x += d;
@@ -285,11 +290,11 @@ static long double interval_number(const struct sect *s, const struct vcol *vc,
 	return x;
 }
 
-static long double shown_number(const struct sect *s, const struct vcol *vc,
+static long double shown_number(const struct sect *s, struct vcol *vc,
 				size_t gi)
 {
 	if (interval_col(s, vc))
-		return interval_number(s, vc, gi);
+		return interval_number(s, vc, gi, &vc->reset[gi]);
 	long double x = raw_number(vc, gi);
 	switch (vc->c->show) {
 	case CTP_VSHOW_PCT_CPU:
@@ -380,6 +385,9 @@ static int columns(struct sect *s, size_t si)
 			     !interval_col(s, vc) && c->show <= CTP_VSHOW_DELTA;
 		if (gauge && !(vc->before = malloc((s->ng ? s->ng : 1) *
 						   sizeof(*vc->before))))
+			return -ENOMEM;
+		if (c->src != CTP_VSRC_IDENT && interval_col(s, vc) &&
+		    !(vc->reset = calloc(s->ng ? s->ng : 1, sizeof(bool))))
 			return -ENOMEM;
 		for (size_t gi = 0; gi < s->ng; gi++) {
 			vc->num[gi] = c->src != CTP_VSRC_IDENT
@@ -496,6 +504,8 @@ static void status_cell(const struct sect *s, const struct ctp_group *gr,
 	uint32_t fresh = fresh_threads(s, gr);
 	if (renamed(s, gr))
 		snprintf(buf, CELL, "renamed");
+	else if (fresh && fresh == gr->n_threads && base_group(s, gr))
+		snprintf(buf, CELL, "restarted"); /* replaced, same key */
 	else if (fresh && fresh == gr->n_threads)
 		snprintf(buf, CELL, "new");
 	else if (fresh)
@@ -597,7 +607,8 @@ static void number_cell(const struct sect *s, const struct vcol *vc, size_t gi,
 	}
 	switch (vc->c->show) {
 	case CTP_VSHOW_PCT_CPU:
-		snprintf(buf, CELL, "%.1Lf", x);
+		snprintf(buf, CELL, "%.1Lf%s", x,
+			 vc->reset && vc->reset[gi] ? "!" : "");
 		return;
 	case CTP_VSHOW_SHARE:
 		snprintf(buf, CELL, "%.1Lf%%",
@@ -612,6 +623,8 @@ static void number_cell(const struct sect *s, const struct vcol *vc, size_t gi,
 		memmove(buf + 1, buf, strnlen(buf, CELL - 2) + 1);
 		buf[0] = '+';
 	}
+	if (vc->reset && vc->reset[gi])
+		strcat(buf, "!"); /* explained under the section */
 	before_after(vc, gi, buf);
 }
 
@@ -878,6 +891,23 @@ static void print_rows(FILE *out, const struct sect *s, const size_t *kw,
 	}
 }
 
+/* Under a section, what a '!' means when a printed cell has one. */
+static void reset_line(FILE *out, const struct sect *s, size_t ncols)
+{
+	for (size_t c = 0; c < ncols; c++) {
+		const struct vcol *vc = &s->cols[c];
+		for (size_t r = 0; vc->reset && !vc->skip && r < s->n_order;
+		     r++)
+			if (vc->reset[s->order[r]]) {
+				fputs("  !: a counter went back in the "
+				      "interval (a reset); its new value is "
+				      "counted\n",
+				      out);
+				return;
+			}
+	}
+}
+
 /* Under a section, each printed renamed cgroup with its BASE path. */
 static void renamed_lines(FILE *out, const struct sect *s)
 {
@@ -910,6 +940,7 @@ static void sect_free(struct sect *s)
 	for (size_t c = 0; c < s->nc; c++) {
 		free(s->cols[c].num);
 		free(s->cols[c].before);
+		free(s->cols[c].reset);
 	}
 	free(s->cols);
 	free(s->age);
@@ -1057,6 +1088,7 @@ static int section(FILE *out, struct sect *s, size_t si,
 	size_t ncols = fit(s, kw, o->width, sc);
 	title_line(out, s, si, sc, lifetime);
 	print_rows(out, s, kw, ncols);
+	reset_line(out, s, ncols);
 	renamed_lines(out, s);
 	return 0;
 }
