@@ -381,8 +381,12 @@ static int columns(struct sect *s, size_t si)
 		vc->num = malloc((s->ng ? s->ng : 1) * sizeof(*vc->num));
 		if (!vc->num)
 			return -ENOMEM;
+		/* Levels that move (not an ordinal: a last CPU, a nice). */
 		bool gauge = s->o->base && c->src != CTP_VSRC_IDENT &&
-			     !interval_col(s, vc) && c->show <= CTP_VSHOW_DELTA;
+			     !interval_col(s, vc) &&
+			     c->show <= CTP_VSHOW_DELTA &&
+			     (vc->f[0]->kind == CTP_KIND_GAUGE ||
+			      vc->f[0]->kind == CTP_KIND_PEAK);
 		if (gauge && !(vc->before = malloc((s->ng ? s->ng : 1) *
 						   sizeof(*vc->before))))
 			return -ENOMEM;
