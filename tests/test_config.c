@@ -376,12 +376,13 @@ static void test_error_yaml_features(void **state)
 static void test_error_unknown_keys(void **state)
 {
 	(void)state;
-	expect_error("workers: 1\nworkes: 2\n", "2:1",
-		     "unknown key 'workes' in top level (expected one of: "
-		     "plugin_dirs, output, compression_level, workers, "
-		     "split_threads, record_hostname, allow_insecure_plugins, "
-		     "max_decompressed_bytes, roots, plugins, hosts); did you "
-		     "mean 'workers'?");
+	expect_error(
+		"workers: 1\nworkes: 2\n", "2:1",
+		"unknown key 'workes' in top level (expected one of: "
+		"plugin_dirs, output, compression_level, workers, "
+		"split_threads, record_hostname, allow_insecure_plugins, "
+		"max_decompressed_bytes, roots, plugins, hosts, record); did "
+		"you mean 'workers'?");
 	expect_error("roots:\n  proc: /proc\n  cgroups: auto\n", "3:3",
 		     "unknown key 'cgroups' in 'roots' (expected one of: "
 		     "proc, sys, cgroup); did you mean 'cgroup'?");
@@ -402,7 +403,68 @@ static void test_error_unknown_keys(void **state)
 		     "unknown key 'zzzzzz' in top level (expected one of: "
 		     "plugin_dirs, output, compression_level, workers, "
 		     "split_threads, record_hostname, allow_insecure_plugins, "
-		     "max_decompressed_bytes, roots, plugins, hosts)");
+		     "max_decompressed_bytes, roots, plugins, hosts, record)");
+}
+
+/* `record:` at the top level and in host rules: the rules matching the
+ * host lay their settings over the top level's; check-config prints the
+ * effective ones; a bad duration names its place. */
+static void test_record(void **state)
+{
+	(void)state;
+	struct ctp_config *cfg = load_ok(
+		"record: {interval: 10s, keep: 100, dir: /var/lib/ctp}\n"
+		"plugins: {a: {}}\n"
+		"hosts:\n"
+		"  - match: {hostname: 'db*'}\n"
+		"    record: {interval: 1m, max_bytes: 1GiB}\n"
+		"  - match: {hostname: 'web*'}\n"
+		"    record: {dir: /srv/ctp}\n");
+	assert_int_equal(cfg->record.interval_ns, 10000000000ull);
+	assert_int_equal(cfg->record.keep, 100);
+	assert_string_equal(cfg->record.dir_ref, "/var/lib/ctp");
+	struct ctp_host_facts db = {"db-7", "6.1.0"}, web = {"web1", "6.1.0"};
+	assert_int_equal(ctp_config_apply_hosts(cfg, &db), 0);
+	assert_int_equal(cfg->record.interval_ns, 60000000000ull);
+	assert_int_equal(cfg->record.max_bytes, 1ull << 30);
+	assert_int_equal(cfg->record.keep, 100);
+	assert_string_equal(cfg->record.dir_ref, "/var/lib/ctp");
+	assert_int_equal(ctp_config_apply_hosts(cfg, &web), 0);
+	assert_int_equal(cfg->record.interval_ns, 10000000000ull);
+	assert_int_equal(cfg->record.max_bytes, 0);
+	assert_string_equal(cfg->record.dir_ref, "/srv/ctp");
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(ctp_config_print(cfg, f), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "record:\n  interval: 10000ms\n  keep: "
+				    "100\n  dir: \"/srv/ctp\"\n"));
+	free(buf);
+	ctp_config_free(cfg);
+	expect_error("record: {interval: 10x}\n", "1:20",
+		     "'record.interval' must be a duration from 100ms to 1d");
+	expect_error("record: {interval: 50ms}\n", "1:20",
+		     "'record.interval' must be a duration");
+	expect_error("plugins: {a: {}}\nhosts:\n  - match: {hostname: x}\n"
+		     "    record: {keep: 0}\n",
+		     "4:20",
+		     "'hosts[0].record.keep' must be an integer in 1..");
+	expect_error("record: {kep: 3}\n", "1:10",
+		     "unknown key 'kep' in 'record'");
+	uint64_t ns;
+	assert_int_equal(ctp_config_parse_duration("250ms", &ns), 0);
+	assert_int_equal(ns, 250000000ull);
+	assert_int_equal(ctp_config_parse_duration("2", &ns), 0);
+	assert_int_equal(ns, 2000000000ull);
+	assert_int_equal(ctp_config_parse_duration("0s", &ns), -EDOM);
+	assert_int_equal(ctp_config_parse_duration("s", &ns), -EINVAL);
+	assert_int_equal(
+		ctp_config_parse_duration("99999999999999999999s", &ns),
+		-ERANGE);
+	assert_int_equal(ctp_config_parse_duration("300000000000d", &ns),
+			 -ERANGE);
 }
 
 static void test_error_types(void **state)
@@ -947,6 +1009,7 @@ int main(void)
 		cmocka_unit_test(test_error_yaml_features),
 		cmocka_unit_test(test_error_unknown_keys),
 		cmocka_unit_test(test_error_types),
+		cmocka_unit_test(test_record),
 		cmocka_unit_test(test_error_ranges),
 		cmocka_unit_test(test_error_duplicates),
 		cmocka_unit_test(test_error_bad_bool),

@@ -435,7 +435,7 @@ static int conv_match(struct ctp_yctx *c, const char *path,
 static int conv_hosts(struct ctp_yctx *c, const struct ctp_ynode *v,
 		      struct ctp_config *cfg)
 {
-	static const char *const keys[] = {"match", "plugins", NULL};
+	static const char *const keys[] = {"match", "plugins", "record", NULL};
 	char path[48], where[64], sub[96];
 	struct ctp_yclip b;
 	int r, k;
@@ -476,6 +476,9 @@ static int conv_hosts(struct ctp_yctx *c, const struct ctp_ynode *v,
 			if (k == 0) {
 				have_match = true;
 				r = conv_match(c, sub, val, rule);
+			} else if (k == 2) {
+				r = ctp_record_cfg_conv(c, sub, val,
+							&rule->record);
 			} else {
 				r = conv_plugin_map(c, sub, val, -1, -1,
 						    &rule->plugins,
@@ -549,6 +552,7 @@ enum {
 	K_ROOTS,
 	K_PLUGINS,
 	K_HOSTS,
+	K_RECORD,
 };
 
 static const char *const top_keys[] = {
@@ -563,6 +567,7 @@ static const char *const top_keys[] = {
 	"roots",
 	"plugins",
 	"hosts",
+	"record",
 	NULL,
 };
 
@@ -693,6 +698,10 @@ static int conv_top(struct ctp_yctx *c, const struct ctp_ynode *root,
 		case K_HOSTS:
 			r = conv_hosts(c, v, cfg);
 			break;
+		case K_RECORD:
+			r = ctp_record_cfg_conv(c, "record", v,
+						&cfg->record_declared);
+			break;
 		}
 	}
 	return r;
@@ -774,6 +783,9 @@ int ctp_config_load_buf(const char *name, const char *buf, size_t len,
 			goto out;
 	}
 	r = plugins_dup(cfg->plugins, cfg->n_plugins, &cfg->declared_plugins);
+	cfg->record = cfg->record_declared;
+	cfg->record.dir = NULL;
+	cfg->record.dir_ref = cfg->record_declared.dir;
 out:
 	ctp_ynode_free(root);
 	if (r < 0) {
@@ -894,6 +906,7 @@ int ctp_config_apply_hosts(struct ctp_config *cfg,
 			   const struct ctp_host_facts *facts)
 {
 	struct ctp_plugin_cfg *eff = NULL;
+	struct ctp_record_cfg rec;
 	struct ctp_host_facts local;
 	unsigned char *matched = NULL;
 	char *host = NULL, *rel = NULL;
@@ -920,6 +933,9 @@ int ctp_config_apply_hosts(struct ctp_config *cfg,
 	r = plugins_dup(cfg->declared_plugins, cfg->n_plugins, &eff);
 	if (r < 0)
 		return r;
+	rec = cfg->record_declared;
+	rec.dir = NULL;
+	rec.dir_ref = cfg->record_declared.dir;
 	matched = calloc(cfg->n_rules ? cfg->n_rules : 1, 1);
 	if (!matched || dup_or_null(facts->hostname, &host) < 0 ||
 	    dup_or_null(facts->release, &rel) < 0) {
@@ -932,6 +948,7 @@ int ctp_config_apply_hosts(struct ctp_config *cfg,
 		if (!ctp_config_rule_matches(rule, facts))
 			continue;
 		matched[i] = 1;
+		ctp_record_cfg_overlay(&rec, &rule->record);
 		for (size_t j = 0; j < rule->n_plugins; j++) {
 			const struct ctp_plugin_cfg *o = &rule->plugins[j];
 			struct ctp_plugin_cfg *pc;
@@ -956,6 +973,7 @@ int ctp_config_apply_hosts(struct ctp_config *cfg,
 	}
 	plugins_free(cfg->plugins, cfg->n_plugins);
 	cfg->plugins = eff;
+	cfg->record = rec;
 	free(cfg->rule_matched);
 	cfg->rule_matched = matched;
 	free(cfg->hosts_hostname);
@@ -983,7 +1001,7 @@ const struct ctp_plugin_cfg *ctp_config_plugin(const struct ctp_config *cfg,
 /* ---- Printing ------------------------------------------------------------ */
 
 /* A YAML double-quoted scalar: what is printed loads back unchanged. */
-static void put_quoted(FILE *out, const char *s)
+void ctp_config_put_quoted(FILE *out, const char *s)
 {
 	fputc('"', out);
 	for (; *s; s++) {
@@ -1011,17 +1029,17 @@ static void print_rule(FILE *out, const struct ctp_config *cfg, size_t i)
 	fprintf(out, "#   hosts[%zu] (line %u):", i, rule->line);
 	if (rule->hostname_glob) {
 		fputs(" hostname ", out);
-		put_quoted(out, rule->hostname_glob);
+		ctp_config_put_quoted(out, rule->hostname_glob);
 		sep = ",";
 	}
 	if (rule->release_glob) {
 		fprintf(out, "%s kernel ", sep);
-		put_quoted(out, rule->release_glob);
+		ctp_config_put_quoted(out, rule->release_glob);
 		sep = ",";
 	}
 	if (rule->path_exists) {
 		fprintf(out, "%s path_exists ", sep);
-		put_quoted(out, rule->path_exists);
+		ctp_config_put_quoted(out, rule->path_exists);
 	}
 	if (!cfg->hosts_applied)
 		fputs(": not evaluated\n", out);
@@ -1037,7 +1055,7 @@ int ctp_config_print(const struct ctp_config *cfg, FILE *out)
 	fputs("# ctprof-core effective configuration\n", out);
 	if (cfg->path) {
 		fputs("# from: ", out);
-		put_quoted(out, cfg->path);
+		ctp_config_put_quoted(out, cfg->path);
 		fputc('\n', out);
 	} else {
 		fputs("# from: built-in defaults\n", out);
@@ -1049,11 +1067,12 @@ int ctp_config_print(const struct ctp_config *cfg, FILE *out)
 			fputs("# host rules: not applied\n", out);
 		} else {
 			fputs("# host rules, matched against hostname ", out);
-			put_quoted(out, cfg->hosts_hostname
-						? cfg->hosts_hostname
-						: "");
+			ctp_config_put_quoted(out, cfg->hosts_hostname
+							   ? cfg->hosts_hostname
+							   : "");
 			fputs(", kernel ", out);
-			put_quoted(out, cfg->hosts_release ? cfg->hosts_release
+			ctp_config_put_quoted(out, cfg->hosts_release
+							   ? cfg->hosts_release
 							   : "");
 			fputs(" (later rules win):\n", out);
 		}
@@ -1068,12 +1087,12 @@ int ctp_config_print(const struct ctp_config *cfg, FILE *out)
 		fputs("plugin_dirs:\n", out);
 		for (size_t i = 0; i < cfg->n_plugin_dirs; i++) {
 			fputs("  - ", out);
-			put_quoted(out, cfg->plugin_dirs[i]);
+			ctp_config_put_quoted(out, cfg->plugin_dirs[i]);
 			fputc('\n', out);
 		}
 	}
 	fputs("output: ", out);
-	put_quoted(out, cfg->output ? cfg->output : "");
+	ctp_config_put_quoted(out, cfg->output ? cfg->output : "");
 	fprintf(out, "\ncompression_level: %d\n", cfg->compression_level);
 	fprintf(out, "workers: %u\n", cfg->workers);
 	fprintf(out, "split_threads: %u\n", cfg->split_threads);
@@ -1083,12 +1102,13 @@ int ctp_config_print(const struct ctp_config *cfg, FILE *out)
 		cfg->allow_insecure_plugins ? "true" : "false");
 	fprintf(out, "max_decompressed_bytes: %" PRIu64 "\n",
 		cfg->max_decompressed_bytes);
+	ctp_record_cfg_print(out, &cfg->record);
 	fputs("roots:\n  proc: ", out);
-	put_quoted(out, cfg->proc_root ? cfg->proc_root : "");
+	ctp_config_put_quoted(out, cfg->proc_root ? cfg->proc_root : "");
 	fputs("\n  sys: ", out);
-	put_quoted(out, cfg->sys_root ? cfg->sys_root : "");
+	ctp_config_put_quoted(out, cfg->sys_root ? cfg->sys_root : "");
 	fputs("\n  cgroup: ", out);
-	put_quoted(out, cfg->cgroup_root ? cfg->cgroup_root : "");
+	ctp_config_put_quoted(out, cfg->cgroup_root ? cfg->cgroup_root : "");
 	fputc('\n', out);
 	if (!cfg->n_plugins)
 		fputs("plugins: {}\n", out);
@@ -1098,7 +1118,7 @@ int ctp_config_print(const struct ctp_config *cfg, FILE *out)
 		const struct ctp_plugin_cfg *pc = &cfg->plugins[i];
 
 		fputs("  ", out);
-		put_quoted(out, pc->name);
+		ctp_config_put_quoted(out, pc->name);
 		fprintf(out, ":\n    enabled: %s\n    required: %s\n",
 			pc->enabled ? "true" : "false",
 			pc->required ? "true" : "false");
@@ -1109,9 +1129,9 @@ int ctp_config_print(const struct ctp_config *cfg, FILE *out)
 		fputs("    options:\n", out);
 		for (size_t j = 0; j < pc->n_opts; j++) {
 			fputs("      ", out);
-			put_quoted(out, pc->opts[j].key);
+			ctp_config_put_quoted(out, pc->opts[j].key);
 			fputs(": ", out);
-			put_quoted(out, pc->opts[j].value);
+			ctp_config_put_quoted(out, pc->opts[j].value);
 			fputc('\n', out);
 		}
 	}
@@ -1126,6 +1146,7 @@ static void rule_done(struct ctp_host_rule *rule)
 	free(rule->release_glob);
 	free(rule->path_exists);
 	plugins_free(rule->plugins, rule->n_plugins);
+	ctp_record_cfg_free(&rule->record);
 }
 
 void ctp_config_free(struct ctp_config *cfg)
@@ -1149,5 +1170,6 @@ void ctp_config_free(struct ctp_config *cfg)
 	free(cfg->rule_matched);
 	free(cfg->hosts_hostname);
 	free(cfg->hosts_release);
+	ctp_record_cfg_free(&cfg->record_declared);
 	free(cfg);
 }

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "recordcfg.h"
+
 /* One plugin option: a scalar, or a sequence of scalars joined with ','. */
 struct ctp_kv {
 	char *key;
@@ -44,6 +46,7 @@ struct ctp_host_rule {
 	 * option keys to set (same shape as ctp_plugin_cfg). */
 	struct ctp_plugin_cfg *plugins;
 	size_t n_plugins;
+	struct ctp_record_cfg record; /* `record:` settings it overrides */
 	unsigned line, col;
 };
 
@@ -81,6 +84,9 @@ struct ctp_config {
 	char *hosts_hostname;
 	char *hosts_release;
 	unsigned char *rule_matched; /* n_rules entries, 1 = matched */
+	/* `record:` as the top level declares it, and with the matching host
+	 * rules' laid over it (ctp_config_apply_hosts). */
+	struct ctp_record_cfg record_declared, record;
 };
 
 /* What host rules are matched against. */
@@ -131,6 +137,11 @@ void ctp_config_free(struct ctp_config *cfg);
  * 0 and *out, or -EINVAL (not a byte count), -EDOM (zero) or -ERANGE (2^64
  * or more); *out is untouched on failure. */
 int ctp_config_parse_bytes(const char *s, uint64_t *out);
+/* A duration: an integer followed by ns, us, ms, s, m, h or d, or nothing
+ * (seconds). Returns 0 and *ns, -EINVAL, -EDOM (zero) or -ERANGE. */
+int ctp_config_parse_duration(const char *s, uint64_t *ns);
+/* s as a YAML double-quoted scalar (loads back unchanged). */
+void ctp_config_put_quoted(FILE *out, const char *s);
 
 /*
  * Print the effective configuration as YAML (backs `ctprof-core
