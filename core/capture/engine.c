@@ -1133,6 +1133,33 @@ int ctp_engine_init(struct ctp_engine *eng, const struct ctp_config *cfg,
 	return 0;
 }
 
+int ctp_engine_rearm(struct ctp_engine *eng)
+{
+	int r = ctp_capture_reset(eng->cap);
+	if (r < 0)
+		return r;
+	free(eng->tgids);
+	eng->tgids = NULL;
+	eng->n_tgids = 0;
+	atomic_store(&eng->next_tgid, 0);
+	atomic_store(&eng->workers_done, 0);
+	atomic_store(&eng->in_process, 0);
+	ctp_cgroups_done(&eng->cgroups);
+	ctp_cgroups_init(&eng->cgroups);
+	ctp_splitq_done(&eng->splits);
+	ctp_splitq_init(&eng->splits);
+	/* A callback disabled after repeated failures gets another chance:
+	 * the condition may have passed. */
+	for (uint32_t i = 0; i < eng->cap->n_plugins; i++) {
+		struct ctp_plugin_rt *rt = eng->cap->plugins[i].rt;
+		for (int cb = 0; rt && cb < CB_COUNT; cb++) {
+			atomic_store(&rt->consecutive_errors[cb], 0);
+			atomic_store(&rt->cb_disabled[cb], false);
+		}
+	}
+	return 0;
+}
+
 void ctp_engine_done(struct ctp_engine *eng)
 {
 	ctp_engine_unload(eng);

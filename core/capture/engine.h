@@ -166,6 +166,11 @@ int ctp_engine_cgroup_ref(struct ctp_ctx *ctx, const char *key, size_t len);
 int ctp_engine_init(struct ctp_engine *eng, const struct ctp_config *cfg,
 		    struct ctp_capture *cap, const volatile sig_atomic_t *stop);
 void ctp_engine_done(struct ctp_engine *eng);
+/* After a capture (and its file), ready the engine and its capture for
+ * the next with the same plugins loaded (ctp_capture_reset; walk state,
+ * cgroup rows, split queue; disabled callbacks enabled again). 0 or
+ * -ENOMEM. */
+int ctp_engine_rearm(struct ctp_engine *eng);
 /* Walk the proc root once and fill cap. Returns 0, -EINTR when stopped. */
 int ctp_engine_capture(struct ctp_engine *eng);
 

@@ -776,6 +776,52 @@ int ctp_capture_new(uint32_t n_workers, struct ctp_capture **ret)
 	return 0;
 }
 
+int ctp_capture_reset(struct ctp_capture *cap)
+{
+	struct ctp_blobpool *blobs;
+	if (ctp_blobpool_new(&blobs) < 0)
+		return -ENOMEM;
+	ctp_blobpool_free(cap->blobs);
+	cap->blobs = blobs;
+	for (uint32_t w = 0; w < cap->n_workers; w++) {
+		ctp_table_done(&cap->threads[w]);
+		ctp_table_init(&cap->threads[w]);
+		ctp_table_done(&cap->procs[w]);
+		ctp_table_init(&cap->procs[w]);
+	}
+	ctp_table_done(&cap->host);
+	ctp_table_init(&cap->host);
+	ctp_table_done(&cap->cgroups);
+	ctp_table_init(&cap->cgroups);
+	free(cap->spans);
+	free(cap->xspans);
+	cap->spans = cap->xspans = NULL;
+	cap->n_spans = cap->n_xspans = 0;
+	/* The files read and their gates stay; the tallies start over. */
+	struct ctp_readfail *rf = &cap->rf;
+	rf->tids_walked = rf->tids_recorded = rf->tids_vanished = 0;
+	rf->tgids_walked = rf->tgids_vanished = 0;
+	memset(rf->failures, 0, sizeof(rf->failures));
+	memset(rf->missing, 0, sizeof(rf->missing));
+	memset(rf->denied, 0, sizeof(rf->denied));
+	for (uint32_t i = 0; i < cap->n_plugins; i++) {
+		struct ctp_plugin_info *p = &cap->plugins[i];
+		atomic_store(&p->time_ns, 0);
+		atomic_store(&p->calls, 0);
+		atomic_store(&p->errors, 0);
+		atomic_store(&p->vanished, 0);
+		for (uint32_t s = 0; s < p->n_summary; s++)
+			atomic_store(&p->summary[s], 0);
+	}
+	free(cap->hostname);
+	free(cap->kernel_release);
+	cap->hostname = cap->kernel_release = NULL;
+	cap->start_realtime_ns = cap->end_realtime_ns = 0;
+	cap->start_mono_ns = cap->end_mono_ns = cap->start_boottime_ns = 0;
+	cap->n_self = 0;
+	return 0;
+}
+
 void ctp_capture_free(struct ctp_capture *cap)
 {
 	if (!cap)

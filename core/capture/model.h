@@ -318,6 +318,11 @@ struct ctp_capture {
 };
 
 int ctp_capture_new(uint32_t n_workers, struct ctp_capture **ret);
+/* Ready cap for another capture by the same loaded plugins (`record`):
+ * every row, blob, tally and per-capture counter goes; the registry, the
+ * plugins and their counter names, the roots, the files read and their
+ * gates stay. 0 or -ENOMEM (cap unchanged). */
+int ctp_capture_reset(struct ctp_capture *cap);
 void ctp_capture_free(struct ctp_capture *cap);
 
 #endif

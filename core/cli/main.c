@@ -19,6 +19,7 @@
 
 #include "ctprof/plugin-util.h"
 #include "build_config.h"
+#include "capture_util.h"
 #include "cli.h"
 #include "config.h"
 #include "engine.h"
@@ -133,40 +134,6 @@ static void usage_main(FILE *out)
 		default_config_path());
 }
 
-static int load_config(const char *path, const char *as_host,
-		       struct ctp_config **ret)
-{
-	char err[1024];
-	struct ctp_config *cfg;
-	int r = ctp_config_load(path, &cfg, err, sizeof(err));
-	if (r < 0) {
-		fprintf(stderr, "ctprof-core: %s\n", err);
-		return CTP_EXIT_USAGE;
-	}
-	struct utsname u;
-	uname(&u);
-	struct ctp_host_facts facts = {
-		.hostname = as_host ? as_host : u.nodename,
-		.release = u.release,
-	};
-	r = ctp_config_apply_hosts(cfg, &facts);
-	if (r < 0) {
-		fprintf(stderr, "ctprof-core: %s: applying host rules: %s\n",
-			path, strerror(-r));
-		ctp_config_free(cfg);
-		return CTP_EXIT_USAGE;
-	}
-	*ret = cfg;
-	return 0;
-}
-
-static uint64_t realtime_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int parse_workers(const char *s, unsigned *out)
 {
 	char *end;
@@ -194,27 +161,6 @@ static int expand_output(const char *pattern, uint64_t when_ns, char *out,
 	size_t n = strftime(out, outlen, pattern, &tm);
 #pragma GCC diagnostic pop
 	return n == 0 ? -ENAMETOOLONG : 0;
-}
-
-/* With --strict: did a plugin's callback fail often enough in a row to be
- * disabled for the rest of the capture? Names each on stderr. */
-static bool plugin_gave_up(const struct ctp_capture *cap)
-{
-	bool any = false;
-	for (uint32_t i = 0; i < cap->n_plugins; i++) {
-		const struct ctp_plugin_rt *rt = cap->plugins[i].rt;
-		for (int cb = 0; rt && cb < CB_COUNT; cb++) {
-			if (!atomic_load(&rt->cb_disabled[cb]))
-				continue;
-			ctp_log(CTP_LOG_ERR,
-				"--strict: plugin %s had a callback disabled "
-				"after repeated errors: no snapshot written",
-				cap->plugins[i].name);
-			any = true;
-			break;
-		}
-	}
-	return any;
 }
 
 /* The capture's command line. */
@@ -298,30 +244,6 @@ static int parse_capture_args(int argc, char **argv, struct capture_args *a)
 	return -1;
 }
 
-/* The one line a finished capture prints: where, how much, what failed. */
-static void report_written(const struct ctp_capture *cap, const char *outpath,
-			   uint64_t bytes)
-{
-	char failed[512] = "";
-	size_t used = 0;
-	for (uint32_t i = 0; i < cap->n_plugins; i++) {
-		if (cap->plugins[i].status != CTP_PST_FAILED)
-			continue;
-		int n = snprintf(failed + used, sizeof(failed) - used, "%s%s",
-				 used ? ", " : "", cap->plugins[i].name);
-		if (n > 0 && (size_t)n < sizeof(failed) - used)
-			used += (size_t)n;
-	}
-	fprintf(stderr,
-		"ctprof-core: %s: %" PRIu64 " threads, %zu processes, "
-		"%" PRIu32 " cgroups in %.2fs, %" PRIu64
-		" bytes; plugins failed: %s\n",
-		strcmp(outpath, "-") == 0 ? "<stdout>" : outpath,
-		cap->rf.tids_recorded, cap->n_spans, cap->cgroups.nrows,
-		(double)(cap->end_mono_ns - cap->start_mono_ns) / 1e9, bytes,
-		used ? failed : "none");
-}
-
 /* Load the plugins and walk the host into cap. Returns 0 or the exit
  * status to end with (message printed). */
 static int walk(struct ctp_engine *eng, const struct capture_args *a)
@@ -338,7 +260,7 @@ static int walk(struct ctp_engine *eng, const struct capture_args *a)
 		return CTP_EXIT_FAILURE;
 	}
 	r = ctp_engine_capture(eng);
-	cap->end_realtime_ns = realtime_ns();
+	cap->end_realtime_ns = ctp_cli_realtime_ns();
 	cap->end_mono_ns = ctp_now_ns();
 	if (r == -EINTR || stop_requested) {
 		fprintf(stderr,
@@ -350,51 +272,9 @@ static int walk(struct ctp_engine *eng, const struct capture_args *a)
 			strerror(-r));
 		return CTP_EXIT_FAILURE;
 	}
-	if (a->strict && plugin_gave_up(cap))
+	if (a->strict && ctp_cli_plugin_gave_up(cap))
 		return CTP_EXIT_REQUIRED;
 	return 0;
-}
-
-/* CAP_SYS_PTRACE in this thread's effective set (capget(2), no libcap):
- * what another user's io, smaps_rollup or maps needs. */
-static bool cap_sys_ptrace(void)
-{
-	struct __user_cap_header_struct h = {
-		.version = _LINUX_CAPABILITY_VERSION_3};
-	struct __user_cap_data_struct d[2];
-	if (syscall(SYS_capget, &h, d) < 0)
-		return false;
-	return (d[CAP_SYS_PTRACE / 32].effective >> (CAP_SYS_PTRACE % 32)) & 1;
-}
-
-/* Write the finished capture to outpath. Returns the exit status. */
-static int write_out(struct ctp_capture *cap, const struct ctp_config *cfg,
-		     const char *outpath)
-{
-	cap->ptrace_capable = cap_sys_ptrace();
-	struct utsname u;
-	if (uname(&u) == 0) {
-		cap->kernel_release = strdup(u.release);
-		if (cfg->record_hostname)
-			cap->hostname = strdup(u.nodename);
-	}
-	char err[1024];
-	uint64_t bytes = 0;
-	int r = ctp_writer_write(cap, outpath, cfg->compression_level,
-				 CTP_VERSION, &stop_requested, &bytes, err,
-				 sizeof(err));
-	if (r == -ECANCELED) {
-		fprintf(stderr,
-			"ctprof-core: interrupted; no snapshot written\n");
-		return CTP_EXIT_INTERRUPTED;
-	}
-	if (r < 0) {
-		fprintf(stderr, "ctprof-core: %s\n", err);
-		return CTP_EXIT_FAILURE;
-	}
-	if (ctp_verbosity >= 0)
-		report_written(cap, outpath, bytes);
-	return CTP_EXIT_OK;
 }
 
 /*
@@ -420,28 +300,6 @@ static const char *output_in_dir(const char *output, const char *pattern,
 	return w > 0 && (size_t)w < len ? buf : output;
 }
 
-/* The capturing processes as the proc root numbers them: this one (its
- * <proc>/self), and the supervisor when there is one and the root is this
- * process's own pid namespace. None under a root without self (a fixture
- * tree). */
-static void record_self(struct ctp_capture *cap, bool supervised)
-{
-	char path[PATH_MAX], link[32];
-	int w = snprintf(path, sizeof(path), "%s/self", cap->proc_root);
-	ssize_t n = w > 0 && (size_t)w < sizeof(path)
-			    ? readlink(path, link, sizeof(link) - 1)
-			    : -1;
-	uint64_t pid;
-	if (n <= 0)
-		return;
-	link[n] = '\0';
-	if (ctp_parse_u64_str(link, &pid) < 0 || !pid || pid > UINT32_MAX)
-		return;
-	cap->self_tgid[cap->n_self++] = (uint32_t)pid;
-	if (supervised && pid == (uint64_t)getpid())
-		cap->self_tgid[cap->n_self++] = (uint32_t)getppid();
-}
-
 /* One capture with a loaded config: engine up, walk, write, engine down. */
 static int run_capture(const struct ctp_config *cfg,
 		       const struct capture_args *a)
@@ -455,7 +313,7 @@ static int run_capture(const struct ctp_config *cfg,
 		fprintf(stderr, "ctprof-core: %s\n", strerror(-r));
 		return CTP_EXIT_FAILURE;
 	}
-	cap->start_realtime_ns = realtime_ns();
+	cap->start_realtime_ns = ctp_cli_realtime_ns();
 	cap->start_mono_ns = ctp_now_ns();
 	struct timespec bt;
 	if (clock_gettime(CLOCK_BOOTTIME, &bt) == 0)
@@ -477,13 +335,13 @@ static int run_capture(const struct ctp_config *cfg,
 	struct ctp_engine eng;
 	r = ctp_engine_init(&eng, cfg, cap, &stop_requested);
 	if (r >= 0)
-		record_self(cap, a->supervised);
+		ctp_cli_record_self(cap, a->supervised);
 	rc = r < 0 ? CTP_EXIT_FAILURE : walk(&eng, a);
 	/* The plugins' fini before the file exists: a plugin that crashes
 	 * there is left out of the next attempt like any other. */
 	ctp_engine_unload(&eng);
 	if (!rc)
-		rc = write_out(cap, cfg, outpath);
+		rc = ctp_cli_write(cap, cfg, outpath, &stop_requested, NULL);
 	ctp_engine_done(&eng);
 	ctp_capture_free(cap);
 	return rc;
@@ -504,7 +362,7 @@ static int cmd_capture(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	struct ctp_config *cfg = NULL;
-	rc = load_config(a.config_path, NULL, &cfg);
+	rc = ctp_cli_load_config(a.config_path, NULL, &cfg);
 	if (rc)
 		return rc;
 	if (a.workers)
@@ -754,7 +612,7 @@ static int cmd_plugins(int argc, char **argv)
 		ctp_config_free(cfg);
 		return CTP_EXIT_OK;
 	}
-	int rc = load_config(config_path, NULL, &cfg);
+	int rc = ctp_cli_load_config(config_path, NULL, &cfg);
 	if (rc)
 		return rc;
 	char **paths = calloc(cfg->n_plugins + 1, sizeof(*paths));
@@ -824,7 +682,7 @@ static int cmd_check_config(int argc, char **argv)
 		return CTP_EXIT_USAGE;
 	}
 	struct ctp_config *cfg;
-	int rc = load_config(file, as_host, &cfg);
+	int rc = ctp_cli_load_config(file, as_host, &cfg);
 	if (rc)
 		return rc;
 	rc = resolve_plugins(cfg, NULL);

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the capture commands share (the default command in main.c and
+ * `record` in record.c): loading the config for this host, the capture's
+ * clock, writing a finished capture. Private to the core.
+ */
+#include "capture_util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/capability.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "build_config.h"
+#include "cli.h"
+#include "ctprof/plugin-util.h"
+#include "engine.h"
+#include "writer.h"
+
+int ctp_cli_load_config(const char *path, const char *as_host,
+			struct ctp_config **ret)
+{
+	char err[1024];
+	struct ctp_config *cfg;
+	int r = ctp_config_load(path, &cfg, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "ctprof-core: %s\n", err);
+		return CTP_EXIT_USAGE;
+	}
+	struct utsname u;
+	uname(&u);
+	struct ctp_host_facts facts = {
+		.hostname = as_host ? as_host : u.nodename,
+		.release = u.release,
+	};
+	r = ctp_config_apply_hosts(cfg, &facts);
+	if (r < 0) {
+		fprintf(stderr, "ctprof-core: %s: applying host rules: %s\n",
+			path, strerror(-r));
+		ctp_config_free(cfg);
+		return CTP_EXIT_USAGE;
+	}
+	*ret = cfg;
+	return 0;
+}
+
+uint64_t ctp_cli_realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+bool ctp_cli_plugin_gave_up(const struct ctp_capture *cap)
+{
+	bool any = false;
+	for (uint32_t i = 0; i < cap->n_plugins; i++) {
+		const struct ctp_plugin_rt *rt = cap->plugins[i].rt;
+		for (int cb = 0; rt && cb < CB_COUNT; cb++) {
+			if (!atomic_load(&rt->cb_disabled[cb]))
+				continue;
+			ctp_log(CTP_LOG_ERR,
+				"--strict: plugin %s had a callback disabled "
+				"after repeated errors: no snapshot written",
+				cap->plugins[i].name);
+			any = true;
+			break;
+		}
+	}
+	return any;
+}
+
+/* The one line a finished capture prints: where, how much, what failed. */
+static void report_written(const struct ctp_capture *cap, const char *outpath,
+			   uint64_t bytes)
+{
+	char failed[512] = "";
+	size_t used = 0;
+	for (uint32_t i = 0; i < cap->n_plugins; i++) {
+		if (cap->plugins[i].status != CTP_PST_FAILED)
+			continue;
+		int n = snprintf(failed + used, sizeof(failed) - used, "%s%s",
+				 used ? ", " : "", cap->plugins[i].name);
+		if (n > 0 && (size_t)n < sizeof(failed) - used)
+			used += (size_t)n;
+	}
+	fprintf(stderr,
+		"ctprof-core: %s: %" PRIu64 " threads, %zu processes, "
+		"%" PRIu32 " cgroups in %.2fs, %" PRIu64
+		" bytes; plugins failed: %s\n",
+		strcmp(outpath, "-") == 0 ? "<stdout>" : outpath,
+		cap->rf.tids_recorded, cap->n_spans, cap->cgroups.nrows,
+		(double)(cap->end_mono_ns - cap->start_mono_ns) / 1e9, bytes,
+		used ? failed : "none");
+}
+
+/* CAP_SYS_PTRACE in this thread's effective set (capget(2), no libcap):
+ * what another user's io, smaps_rollup or maps needs. */
+static bool cap_sys_ptrace(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) < 0)
+		return false;
+	return (d[CAP_SYS_PTRACE / 32].effective >> (CAP_SYS_PTRACE % 32)) & 1;
+}
+
+int ctp_cli_write(struct ctp_capture *cap, const struct ctp_config *cfg,
+		  const char *outpath, const volatile sig_atomic_t *stop,
+		  uint64_t *written)
+{
+	cap->ptrace_capable = cap_sys_ptrace();
+	struct utsname u;
+	if (uname(&u) == 0) {
+		cap->kernel_release = strdup(u.release);
+		if (cfg->record_hostname)
+			cap->hostname = strdup(u.nodename);
+	}
+	char err[1024];
+	uint64_t bytes = 0;
+	int r = ctp_writer_write(cap, outpath, cfg->compression_level,
+				 CTP_VERSION, stop, &bytes, err, sizeof(err));
+	if (r == -ECANCELED) {
+		fprintf(stderr,
+			"ctprof-core: interrupted; no snapshot written\n");
+		return CTP_EXIT_INTERRUPTED;
+	}
+	if (r < 0) {
+		fprintf(stderr, "ctprof-core: %s\n", err);
+		return CTP_EXIT_FAILURE;
+	}
+	if (ctp_verbosity >= 0)
+		report_written(cap, outpath, bytes);
+	if (written)
+		*written = bytes;
+	return CTP_EXIT_OK;
+}
+
+/* The capturing processes as the proc root numbers them: this one (its
+ * <proc>/self), and the supervisor when there is one and the root is this
+ * process's own pid namespace. None under a root without self (a fixture
+ * tree). */
+void ctp_cli_record_self(struct ctp_capture *cap, bool supervised)
+{
+	char path[PATH_MAX], link[32];
+	int w = snprintf(path, sizeof(path), "%s/self", cap->proc_root);
+	ssize_t n = w > 0 && (size_t)w < sizeof(path)
+			    ? readlink(path, link, sizeof(link) - 1)
+			    : -1;
+	uint64_t pid;
+	if (n <= 0)
+		return;
+	link[n] = '\0';
+	if (ctp_parse_u64_str(link, &pid) < 0 || !pid || pid > UINT32_MAX)
+		return;
+	cap->self_tgid[cap->n_self++] = (uint32_t)pid;
+	if (supervised && pid == (uint64_t)getpid())
+		cap->self_tgid[cap->n_self++] = (uint32_t)getppid();
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/* What the capture commands share (capture_util.c). Private to the core. */
+#ifndef CTP_CORE_CAPTURE_UTIL_H
+#define CTP_CORE_CAPTURE_UTIL_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "model.h"
+
+/* Load `path` and apply the host rules for this machine (or a host named
+ * as_host). 0, or the exit status after a FILE:LINE:COL message. */
+int ctp_cli_load_config(const char *path, const char *as_host,
+			struct ctp_config **ret);
+uint64_t ctp_cli_realtime_ns(void);
+/* With --strict: did a plugin's callback fail often enough in a row to be
+ * disabled for the rest of the capture? Names each on stderr. */
+bool ctp_cli_plugin_gave_up(const struct ctp_capture *cap);
+/* Record in cap the capturing processes (capture.self_tgids): this one,
+ * and its supervisor when `supervised`. */
+void ctp_cli_record_self(struct ctp_capture *cap, bool supervised);
+/* Write the finished capture to outpath (temp file and rename), with the
+ * header facts known only now; *stop set cancels it. Returns the exit
+ * status; the file's bytes in *written (may be NULL). */
+int ctp_cli_write(struct ctp_capture *cap, const struct ctp_config *cfg,
+		  const char *outpath, const volatile sig_atomic_t *stop,
+		  uint64_t *written);
+
+#endif
