@@ -16,5 +16,6 @@ int ctp_cmd_show(int argc, char **argv);
 int ctp_cmd_dump(int argc, char **argv);
 int ctp_cmd_compare(int argc, char **argv);
 int ctp_cmd_views(int argc, char **argv);
+int ctp_cmd_record(int argc, char **argv);
 
 #endif

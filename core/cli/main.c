@@ -33,9 +33,9 @@
 static volatile sig_atomic_t stop_requested;
 
 /* The commands, for "did you mean" (NULL-terminated). */
-static const char *const verbs[] = {
-	"capture",	"show",	   "dump",  "compare",
-	"check-config", "plugins", "views", NULL};
+static const char *const verbs[] = {"capture",	    "record",  "show",
+				    "dump",	    "compare", "views",
+				    "check-config", "plugins", NULL};
 
 /* SIGINT/SIGTERM: ask the walk and the writer to stop, and give them one
  * second; the first signal arms the alarm below. The supervisor passes
@@ -97,6 +97,8 @@ static void usage_main(FILE *out)
 		"(--view NAME, --view all)\n"
 		"  views [NAME]         the views show prints, or one view's "
 		"columns\n"
+		"  record -o DIR        keep the plugins loaded and write a "
+		"snapshot every interval\n"
 		"  dump FILE            print a whole snapshot as JSON\n"
 		"  compare BASE CAND    join two snapshots' groups and show "
 		"what changed\n"
@@ -713,6 +715,8 @@ int main(int argc, char **argv)
 			return cmd_check_config(argc - 1, argv + 1);
 		if (strcmp(cmd, "capture") == 0)
 			return cmd_capture(argc - 1, argv + 1);
+		if (strcmp(cmd, "record") == 0)
+			return ctp_cmd_record(argc - 1, argv + 1);
 	}
 	return cmd_capture(argc, argv);
 }

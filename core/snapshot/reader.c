@@ -487,6 +487,30 @@ static int opt_str(struct ctp_snap *s, const msgpack_object *m,
 
 /* ---- Header, fields, plugins, read failures ---- */
 
+/* capture.self_tgids (FORMAT.md): at most CTP_SNAP_MAX_SELF tgids. */
+static int parse_self(struct ctp_snap *s, const msgpack_object *cap,
+		      struct ctp_snap_header *h)
+{
+	const msgpack_object *st = get(cap, "self_tgids");
+	if (st && (st->type != MSGPACK_OBJECT_ARRAY ||
+		   st->via.array.size > CTP_SNAP_MAX_SELF))
+		return bad(s, -EINVAL,
+			   "capture.self_tgids: expected an array of at most "
+			   "%d tgids, found %s",
+			   CTP_SNAP_MAX_SELF, objtype(st));
+	for (uint32_t i = 0; st && i < st->via.array.size; i++) {
+		const msgpack_object *t = &st->via.array.ptr[i];
+		if (t->type != MSGPACK_OBJECT_POSITIVE_INTEGER ||
+		    t->via.u64 > UINT32_MAX)
+			return bad(s, -EINVAL,
+				   "capture.self_tgids[%u]: expected a tgid, "
+				   "found %s",
+				   i, objtype(t));
+		h->self_tgid[h->n_self++] = (uint32_t)t->via.u64;
+	}
+	return 0;
+}
+
 static int parse_header(struct ctp_snap *s)
 {
 	const msgpack_object *r = &s->root, *v, *tool, *cap, *roots;
@@ -572,24 +596,7 @@ static int parse_header(struct ctp_snap *s)
 			   "integer, found %s",
 			   objtype(bt));
 	h->start_boottime_ns = bt ? bt->via.u64 : 0;
-	const msgpack_object *st = get(cap, "self_tgids");
-	if (st && (st->type != MSGPACK_OBJECT_ARRAY ||
-		   st->via.array.size > CTP_SNAP_MAX_SELF))
-		return bad(s, -EINVAL,
-			   "capture.self_tgids: expected an array of at most "
-			   "%d tgids, found %s",
-			   CTP_SNAP_MAX_SELF, objtype(st));
-	for (uint32_t i = 0; st && i < st->via.array.size; i++) {
-		const msgpack_object *t = &st->via.array.ptr[i];
-		if (t->type != MSGPACK_OBJECT_POSITIVE_INTEGER ||
-		    t->via.u64 > UINT32_MAX)
-			return bad(s, -EINVAL,
-				   "capture.self_tgids[%u]: expected a tgid, "
-				   "found %s",
-				   i, objtype(t));
-		h->self_tgid[h->n_self++] = (uint32_t)t->via.u64;
-	}
-	return 0;
+	return parse_self(s, cap, h);
 }
 
 static int cmp_by_name(const void *a, const void *b, void *arg)

@@ -1,0 +1,632 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `ctprof-core record`: one engine kept alive (plugins loaded and
+ * initialized once, their caches kept), a complete snapshot written into a
+ * directory every interval, the oldest removed past the retention limits
+ * (docs/RECORD.md). Under the supervisor (supervisor.h) the whole recording
+ * runs in a child: a plugin that crashes is left out for the rest of the
+ * recording, which goes on in a new child from where it was.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "capture_util.h"
+#include "cli.h"
+#include "compare_view.h"
+#include "ctprof/plugin-util.h"
+#include "engine.h"
+#include "paths.h"
+#include "supervisor.h"
+
+#define PROG		    "ctprof-core record"
+#define DEFAULT_INTERVAL_NS 10000000000ull
+/* Files of a recording: ctprof-YYYYmmddTHHMMSS.mmmZ.ctprof.zst (UTC), so
+ * names sort in time order. */
+#define FILE_PREFIX "ctprof-"
+#define FILE_SUFFIX ".ctprof.zst"
+
+static volatile sig_atomic_t rec_stop, rec_hup;
+/* --print's reader went away (EPIPE): the recording ends, status 0. */
+static bool rec_stdout_gone;
+
+/* Where the recording is, shared between the supervisor and every child
+ * it runs (MAP_SHARED): a child started after a crash goes on from here. */
+struct rec_progress {
+	uint64_t written;     /* snapshots written */
+	uint64_t deadline_ns; /* CLOCK_MONOTONIC end (--duration), or 0 */
+	int finished;	      /* the loop ended: nothing more to do */
+	char last[PATH_MAX];  /* the last file written ("" before) */
+};
+
+struct rec_args {
+	const char *config_path, *dir;
+	uint64_t interval_ns, count, duration_ns, keep, max_bytes;
+	unsigned workers;
+	bool strict, no_supervise, print, supervised;
+	bool interval_set, keep_set, max_bytes_set;
+	struct rec_progress *prog;
+};
+
+enum {
+	O_DURATION = 256,
+	O_KEEP,
+	O_MAX_BYTES,
+	O_PRINT,
+	O_STRICT,
+	O_NO_SUPERVISE,
+};
+
+static const char *default_config(void)
+{
+	static char path[PATH_MAX];
+	ctp_paths_config_file(path, sizeof(path));
+	return path;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: " PROG " [--config FILE] [-o DIR] [--interval D]\n"
+		"         [--count N | --duration D] [--keep N] [--max-bytes "
+		"SIZE] [--print]\n"
+		"Keep the plugins loaded and write a snapshot into DIR every "
+		"interval, named\n"
+		"ctprof-YYYYmmddTHHMMSS.mmmZ.ctprof.zst (UTC). Every other "
+		"verb reads them.\n"
+		"  -o, --output DIR     the directory (made if missing); "
+		"default: the config's record.dir\n"
+		"  -i, --interval D     between captures: 500ms, 10s, 1m ... "
+		"(default: record.interval, else 10s)\n"
+		"  -n, --count N        stop after N snapshots\n"
+		"      --duration D     stop after D\n"
+		"      --keep N         keep the newest N files of DIR "
+		"(record.keep)\n"
+		"      --max-bytes SIZE keep at most SIZE bytes of files, "
+		"e.g. 1GiB (record.max_bytes)\n"
+		"                       (oldest removed first; never the file "
+		"just written)\n"
+		"      --print          print the top view of each interval "
+		"as it ends\n"
+		"  -c, --config FILE    configuration (default: %s)\n"
+		"  -j, --workers N      walker threads\n"
+		"      --strict         a plugin failure skips that "
+		"interval's snapshot\n"
+		"      --no-supervise   run in this process (a plugin crash "
+		"ends the recording)\n"
+		"  -q, --quiet          only errors   -v, --verbose  more\n"
+		"SIGINT/SIGTERM: the capture in progress is discarded, exit "
+		"130; SIGHUP: reload the config.\n"
+		"Exit status: 0 done; 1 failure; 2 usage or configuration "
+		"error; 3 a required plugin failed.\n",
+		default_config());
+}
+
+/* A duration option; false after a message. */
+static bool duration_arg(const char *opt, const char *s, uint64_t *ns)
+{
+	if (ctp_config_parse_duration(s, ns) == 0)
+		return true;
+	fprintf(stderr,
+		PROG ": %s wants a duration (500ms, 10s, 1m, 2h, 1d), not "
+		     "'%s'\n",
+		opt, s);
+	return false;
+}
+
+/* One option into *a; -1 to go on, else the exit status. */
+static int record_option(struct rec_args *a, int c, const char *arg)
+{
+	unsigned long long n;
+	char *end;
+	switch (c) {
+	case 'c':
+		a->config_path = arg;
+		return -1;
+	case 'o':
+		a->dir = arg;
+		return -1;
+	case 'i':
+		a->interval_set = true;
+		if (!duration_arg("--interval", arg, &a->interval_ns))
+			return CTP_EXIT_USAGE;
+		if (a->interval_ns < CTP_RECORD_MIN_INTERVAL_NS ||
+		    a->interval_ns > CTP_RECORD_MAX_INTERVAL_NS) {
+			fprintf(stderr,
+				PROG ": --interval must be from 100ms to 1d\n");
+			return CTP_EXIT_USAGE;
+		}
+		return -1;
+	case O_DURATION:
+		return duration_arg("--duration", arg, &a->duration_ns)
+			       ? -1
+			       : CTP_EXIT_USAGE;
+	case O_MAX_BYTES:
+		a->max_bytes_set = true;
+		if (ctp_config_parse_bytes(arg, &a->max_bytes) == 0)
+			return -1;
+		fprintf(stderr,
+			PROG ": --max-bytes wants a byte count (e.g. 500M, "
+			     "1GiB), not '%s'\n",
+			arg);
+		return CTP_EXIT_USAGE;
+	case 'n':
+	case O_KEEP:
+	case 'j':
+		errno = 0;
+		n = strtoull(arg, &end, 10);
+		if (errno || *end || !*arg || n == 0 || (c == 'j' && n > 256) ||
+		    arg[0] == '-') {
+			fprintf(stderr,
+				PROG ": %s wants a number from 1%s, not '%s'\n",
+				c == 'n'   ? "--count"
+				: c == 'j' ? "--workers"
+					   : "--keep",
+				c == 'j' ? " to 256" : "", arg);
+			return CTP_EXIT_USAGE;
+		}
+		if (c == 'n')
+			a->count = n;
+		else if (c == 'j')
+			a->workers = (unsigned)n;
+		else
+			a->keep = n, a->keep_set = true;
+		return -1;
+	case O_PRINT:
+		a->print = true;
+		return -1;
+	case O_STRICT:
+		a->strict = true;
+		return -1;
+	case O_NO_SUPERVISE:
+		a->no_supervise = true;
+		return -1;
+	case 'q':
+		ctp_verbosity = -1;
+		return -1;
+	case 'v':
+		ctp_verbosity++;
+		return -1;
+	case 'h':
+		usage(stdout);
+		return CTP_EXIT_OK;
+	}
+	fprintf(stderr, "Try '" PROG " --help'.\n");
+	return CTP_EXIT_USAGE;
+}
+
+static int parse_args(int argc, char **argv, struct rec_args *a)
+{
+	static const struct option opts[] = {
+		{"config", required_argument, NULL, 'c'},
+		{"output", required_argument, NULL, 'o'},
+		{"interval", required_argument, NULL, 'i'},
+		{"count", required_argument, NULL, 'n'},
+		{"duration", required_argument, NULL, O_DURATION},
+		{"keep", required_argument, NULL, O_KEEP},
+		{"max-bytes", required_argument, NULL, O_MAX_BYTES},
+		{"print", no_argument, NULL, O_PRINT},
+		{"workers", required_argument, NULL, 'j'},
+		{"strict", no_argument, NULL, O_STRICT},
+		{"no-supervise", no_argument, NULL, O_NO_SUPERVISE},
+		{"quiet", no_argument, NULL, 'q'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	int c, rc;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "c:o:i:n:j:qvh", opts, NULL)) != -1)
+		if ((rc = record_option(a, c, optarg)) >= 0)
+			return rc;
+	if (optind != argc) {
+		fprintf(stderr, PROG ": unexpected argument '%s'\n",
+			argv[optind]);
+		return CTP_EXIT_USAGE;
+	}
+	if (a->count && a->duration_ns) {
+		fprintf(stderr, PROG ": --count and --duration: give one\n");
+		return CTP_EXIT_USAGE;
+	}
+	if (!a->config_path)
+		a->config_path = default_config();
+	return -1;
+}
+
+/* The command line over the config's record: settings, over defaults.
+ * Returns -1 to go on, else the exit status after a message. */
+static int settle(struct rec_args *a, const struct ctp_config *cfg)
+{
+	const struct ctp_record_cfg *rc = &cfg->record;
+	if (!a->interval_set)
+		a->interval_ns =
+			rc->interval_ns ? rc->interval_ns : DEFAULT_INTERVAL_NS;
+	if (!a->keep_set)
+		a->keep = rc->keep;
+	if (!a->max_bytes_set)
+		a->max_bytes = rc->max_bytes;
+	if (!a->dir)
+		a->dir = rc->dir_ref;
+	if (!a->dir) {
+		fprintf(stderr,
+			PROG ": no directory: give -o DIR or set record.dir "
+			     "in %s\n",
+			a->config_path);
+		return CTP_EXIT_USAGE;
+	}
+	if (mkdir(a->dir, 0750) < 0 && errno != EEXIST) {
+		fprintf(stderr, PROG ": %s: %s\n", a->dir, strerror(errno));
+		return CTP_EXIT_FAILURE;
+	}
+	struct stat st;
+	if (stat(a->dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, PROG ": %s: not a directory\n", a->dir);
+		return CTP_EXIT_USAGE;
+	}
+	return -1;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Sleep until CLOCK_MONOTONIC `when`; false when a signal asked to stop
+ * or reload first. */
+static bool sleep_until(uint64_t when)
+{
+	struct timespec ts = {.tv_sec = (time_t)(when / 1000000000ull),
+			      .tv_nsec = (long)(when % 1000000000ull)};
+	while (!rec_stop && !rec_hup) {
+		int r = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
+					NULL);
+		if (r == 0)
+			return true;
+		if (r != EINTR)
+			return false;
+	}
+	return false;
+}
+
+/* A recording's file name for a capture that started at `ns`. */
+static int file_name(const char *dir, uint64_t ns, char *out, size_t n)
+{
+	time_t t = (time_t)(ns / 1000000000ull);
+	struct tm tm;
+	char stamp[32];
+	gmtime_r(&t, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
+	int w = snprintf(out, n, "%s/" FILE_PREFIX "%s.%03uZ" FILE_SUFFIX, dir,
+			 stamp, (unsigned)(ns % 1000000000ull / 1000000ull));
+	return w > 0 && (size_t)w < n ? 0 : -ENAMETOOLONG;
+}
+
+static int is_recording_file(const struct dirent *e)
+{
+	size_t n = strlen(e->d_name), p = strlen(FILE_PREFIX),
+	       s = strlen(FILE_SUFFIX);
+	return n > p + s && strncmp(e->d_name, FILE_PREFIX, p) == 0 &&
+	       strcmp(e->d_name + n - s, FILE_SUFFIX) == 0;
+}
+
+/* Remove the oldest files of the recording past --keep and --max-bytes,
+ * never `current` (the file just written). */
+static void retention(const struct rec_args *a, const char *current)
+{
+	if (!a->keep && !a->max_bytes)
+		return;
+	struct dirent **ents;
+	int n = scandir(a->dir, &ents, is_recording_file, alphasort);
+	if (n < 0)
+		return;
+	uint64_t total = 0, *size = calloc((size_t)n + 1, sizeof(*size));
+	const char *cur = strrchr(current, '/');
+	cur = cur ? cur + 1 : current;
+	for (int i = 0; size && i < n; i++) {
+		char p[PATH_MAX];
+		struct stat st;
+		snprintf(p, sizeof(p), "%s/%s", a->dir, ents[i]->d_name);
+		size[i] = stat(p, &st) == 0 ? (uint64_t)st.st_size : 0;
+		total += size[i];
+	}
+	uint64_t left = (uint64_t)n;
+	for (int i = 0; size && i < n; i++) {
+		if ((!a->keep || left <= a->keep) &&
+		    (!a->max_bytes || total <= a->max_bytes))
+			break;
+		if (strcmp(ents[i]->d_name, cur) == 0)
+			continue;
+		char p[PATH_MAX];
+		snprintf(p, sizeof(p), "%s/%s", a->dir, ents[i]->d_name);
+		if (unlink(p) == 0 || errno == ENOENT) {
+			left--;
+			total -= size[i];
+			ctp_log(CTP_LOG_DEBUG, "removed %s", p);
+		} else {
+			ctp_log(CTP_LOG_WARNING, "cannot remove %s: %s", p,
+				strerror(errno));
+		}
+	}
+	for (int i = 0; i < n; i++)
+		free(ents[i]);
+	free(ents);
+	free(size);
+}
+
+/* --print: the top view from the previous file to this one. */
+static void print_interval(const struct rec_args *a,
+			   const struct ctp_config *cfg, const char *path)
+{
+	if (!a->prog->last[0]) {
+		printf("recording into %s every %.3g s; the first interval "
+		       "ends at the next capture\n\n",
+		       a->dir, (double)a->interval_ns / 1e9);
+		fflush(stdout);
+		return;
+	}
+	struct ctp_compare_view_args v = {
+		.paths = {a->prog->last, path},
+		.cap = cfg->max_decompressed_bytes,
+		.asc = -1,
+	};
+	ctp_compare_view(&v);
+	putchar('\n');
+	if (fflush(stdout) == EOF && errno == EPIPE)
+		rec_stdout_gone = true;
+}
+
+/* One capture by the loaded engine into the recording. Returns 0 (also
+ * when this interval's snapshot was skipped, with a message), or
+ * CTP_EXIT_INTERRUPTED. */
+static int capture_once(struct ctp_engine *eng, const struct ctp_config *cfg,
+			const struct rec_args *a)
+{
+	struct ctp_capture *cap = eng->cap;
+	char path[PATH_MAX];
+	int r = ctp_engine_rearm(eng);
+	if (r < 0) {
+		ctp_log(CTP_LOG_ERR, "cannot start a capture: %s",
+			strerror(-r));
+		return 0;
+	}
+	cap->start_realtime_ns = ctp_cli_realtime_ns();
+	cap->start_mono_ns = ctp_now_ns();
+	struct timespec bt;
+	if (clock_gettime(CLOCK_BOOTTIME, &bt) == 0)
+		cap->start_boottime_ns = (uint64_t)bt.tv_sec * 1000000000ull +
+					 (uint64_t)bt.tv_nsec;
+	ctp_cli_record_self(cap, a->supervised);
+	r = ctp_engine_capture(eng);
+	cap->end_realtime_ns = ctp_cli_realtime_ns();
+	cap->end_mono_ns = ctp_now_ns();
+	if (r == -EINTR || rec_stop)
+		return CTP_EXIT_INTERRUPTED;
+	if (r < 0) {
+		ctp_log(CTP_LOG_ERR,
+			"capture failed: %s; no snapshot this "
+			"interval",
+			strerror(-r));
+		return 0;
+	}
+	if (a->strict && ctp_cli_plugin_gave_up(cap))
+		return 0;
+	if (file_name(a->dir, cap->start_realtime_ns, path, sizeof(path)) < 0) {
+		ctp_log(CTP_LOG_ERR, "%s: too long a directory name", a->dir);
+		return 0;
+	}
+	int rc = ctp_cli_write(cap, cfg, path, &rec_stop, NULL);
+	if (rc == CTP_EXIT_INTERRUPTED)
+		return rc;
+	if (rc != CTP_EXIT_OK)
+		return 0; /* said why; the next interval may do better */
+	a->prog->written++;
+	retention(a, path);
+	if (a->print)
+		print_interval(a, cfg, path);
+	snprintf(a->prog->last, sizeof(a->prog->last), "%s", path);
+	return 0;
+}
+
+/* Has the recording done what it was asked (--count, --duration)? */
+static bool done(const struct rec_args *a)
+{
+	return rec_stdout_gone || (a->count && a->prog->written >= a->count) ||
+	       (a->prog->deadline_ns && mono_ns() >= a->prog->deadline_ns);
+}
+
+enum { SESSION_DONE = -1, SESSION_RELOAD = -2 };
+
+/* Captures with one loaded engine until done, a signal, or SIGHUP
+ * (SESSION_RELOAD). Returns SESSION_DONE, SESSION_RELOAD or an exit
+ * status. */
+static int session(const struct ctp_config *cfg, const struct rec_args *a)
+{
+	struct ctp_capture *cap = NULL;
+	struct ctp_engine eng;
+	int rc = SESSION_DONE;
+	if (ctp_capture_new(cfg->workers ? cfg->workers : 1, &cap) < 0)
+		return CTP_EXIT_FAILURE;
+	cap->config_path = strdup(a->config_path);
+	int r = ctp_engine_init(&eng, cfg, cap, &rec_stop);
+	if (r >= 0) {
+		eng.strict = a->strict;
+		r = ctp_engine_load(&eng);
+	}
+	if (r < 0) {
+		rc = r == -ECANCELED ? CTP_EXIT_REQUIRED : CTP_EXIT_FAILURE;
+		if (r != -ECANCELED)
+			fprintf(stderr, PROG ": loading plugins: %s\n",
+				strerror(-r));
+		goto out;
+	}
+	for (uint64_t next = mono_ns(); !done(a);) {
+		if (!sleep_until(next)) {
+			rc = rec_stop ? CTP_EXIT_INTERRUPTED : SESSION_RELOAD;
+			break;
+		}
+		if ((r = capture_once(&eng, cfg, a)) != 0) {
+			rc = r;
+			break;
+		}
+		uint64_t now = mono_ns(), missed = 0;
+		for (next += a->interval_ns; next <= now;
+		     next += a->interval_ns)
+			missed++;
+		if (missed)
+			ctp_log(CTP_LOG_WARNING,
+				"the capture took longer than the interval: "
+				"%" PRIu64 " interval(s) skipped",
+				missed);
+	}
+out:
+	ctp_engine_unload(&eng);
+	ctp_engine_done(&eng);
+	ctp_capture_free(cap);
+	return rc;
+}
+
+/* The config again from its file (SIGHUP), with the supervisor's crashed
+ * plugins still left out; NULL (and the old one kept) when it is bad. */
+static struct ctp_config *reload(const struct ctp_config *old,
+				 const struct rec_args *a)
+{
+	struct ctp_config *cfg = NULL;
+	if (ctp_cli_load_config(a->config_path, NULL, &cfg) != 0) {
+		ctp_log(CTP_LOG_ERR,
+			"SIGHUP: %s not reloaded; recording on "
+			"with the previous config",
+			a->config_path);
+		return NULL;
+	}
+	for (size_t i = 0; i < cfg->n_plugins; i++) {
+		const struct ctp_plugin_cfg *o =
+			ctp_config_plugin(old, cfg->plugins[i].name);
+		if (o && o->crashed)
+			cfg->plugins[i].crashed = strdup(o->crashed);
+	}
+	ctp_log(CTP_LOG_INFO, "SIGHUP: reloaded %s", a->config_path);
+	return cfg;
+}
+
+/* The recording (in the supervisor's child, or in this process). */
+static int record_run(const struct ctp_config *cfg, void *arg)
+{
+	struct rec_args *a = arg;
+	struct ctp_config *own = NULL;
+	int rc = SESSION_RELOAD;
+	a->supervised = !a->no_supervise;
+	if (a->prog->finished)
+		return CTP_EXIT_OK;
+	while (rc == SESSION_RELOAD) {
+		rec_hup = 0;
+		rc = session(own ? own : cfg, a);
+		if (rc == SESSION_RELOAD) {
+			struct ctp_config *n = reload(own ? own : cfg, a);
+			if (n) {
+				ctp_config_free(own);
+				own = n;
+			}
+		}
+	}
+	ctp_config_free(own);
+	if (rc == SESSION_DONE) {
+		a->prog->finished = 1;
+		rc = CTP_EXIT_OK;
+	}
+	return rc;
+}
+
+/* SIGINT/SIGTERM stop, SIGHUP reloads; the supervisor passes them on to
+ * the recording's process. */
+static void on_signal(int sig)
+{
+	if (ctp_supervised_child > 0) {
+		kill((pid_t)ctp_supervised_child, sig);
+		if (sig != SIGHUP)
+			rec_stop = sig;
+		return;
+	}
+	if (sig == SIGHUP) {
+		rec_hup = 1;
+		return;
+	}
+	if (!rec_stop)
+		alarm(2);
+	rec_stop = sig;
+}
+
+/* A capture still running two seconds after SIGINT/SIGTERM ends here;
+ * the snapshot in progress is an unnamed temporary file. */
+static void on_alarm(int sig)
+{
+	static const char msg[] = PROG ": interrupted; the capture in "
+				       "progress was discarded\n";
+	(void)sig;
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+		/* nothing more to do */
+	}
+	_exit(CTP_EXIT_INTERRUPTED);
+}
+
+static void signals(void)
+{
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	struct sigaction al = {.sa_handler = on_alarm};
+	sigemptyset(&al.sa_mask);
+	sigaction(SIGALRM, &al, NULL);
+}
+
+int ctp_cmd_record(int argc, char **argv)
+{
+	struct rec_args a = {0};
+	int rc = parse_args(argc, argv, &a);
+	if (rc >= 0)
+		return rc;
+	struct ctp_config *cfg = NULL;
+	if ((rc = ctp_cli_load_config(a.config_path, NULL, &cfg)) != 0)
+		return rc;
+	if (a.workers)
+		cfg->workers = a.workers;
+	if ((rc = settle(&a, cfg)) >= 0) {
+		ctp_config_free(cfg);
+		return rc;
+	}
+	a.prog = mmap(NULL, sizeof(*a.prog), PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (a.prog == MAP_FAILED) {
+		fprintf(stderr, PROG ": %s\n", strerror(errno));
+		ctp_config_free(cfg);
+		return CTP_EXIT_FAILURE;
+	}
+	if (a.duration_ns)
+		a.prog->deadline_ns = mono_ns() + a.duration_ns;
+	signals();
+	if (a.print)
+		signal(SIGPIPE, SIG_IGN); /* EPIPE ends the recording */
+	if (a.no_supervise)
+		rc = record_run(cfg, &a);
+	else
+		rc = ctp_supervise(cfg, a.strict, record_run, &a, &rec_stop);
+	if (rc == CTP_EXIT_OK && ctp_verbosity >= 0)
+		fprintf(stderr, PROG ": %" PRIu64 " snapshot(s) in %s\n",
+			a.prog->written, a.dir);
+	munmap(a.prog, sizeof(*a.prog));
+	ctp_config_free(cfg);
+	return rc;
+}

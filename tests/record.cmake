@@ -1,0 +1,14 @@
+# `record` (issue 15): a recorder on the fixture tree, with abi-crash
+# (abi.cmake) for a crash in the middle of a recording.
+ctp_add_test(test_record test_record.c e2e_util.c LIBS ctpcore)
+target_compile_definitions(test_record PRIVATE
+                           CTP_ABI_PLUGIN_DIR="${CTP_ABI_PLUGIN_DIR}")
+add_dependencies(test_record ctprof-core plugin-procfs-stat
+                 abi-plugin-abi-crash)
+
+# The soak (label `soak`, about two minutes): 1,000 captures of the live
+# host by one recorder, descriptors and RSS flat. Alone, as `stress` is.
+ctp_add_test(test_record_soak test_record_soak.c e2e_util.c LIBS ctpcore)
+add_dependencies(test_record_soak ctprof-core)
+set_tests_properties(test_record_soak PROPERTIES LABELS soak TIMEOUT 900
+                     RUN_SERIAL TRUE)

@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `ctprof-core record` (issue 15, docs/RECORD.md) on the fixture tree: N
+ * snapshots at the interval, each a complete snapshot every verb reads;
+ * --keep and --max-bytes remove the oldest, never the newest; SIGTERM in
+ * the middle exits 130 and leaves no temporary file; a plugin that crashes
+ * is left out for the rest of the recording, which goes on; the config's
+ * record: settings apply when the command line has none; SIGHUP reloads
+ * the config; bad options are usage errors.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "e2e_util.h"
+#include "model.h"
+#include "reader.h"
+
+#define FIX_PROC CTP_TEST_FIXTURES "/proc"
+#define FIX_SYS	 CTP_TEST_FIXTURES "/sys"
+
+static char tmpdir[PATH_MAX];
+
+/* A config with procfs-stat on the fixture tree, `extra` appended under
+ * plugins: (YAML lines) and `tail` after it (top-level keys). */
+static void write_cfg(const char *path, const char *extra, const char *tail)
+{
+	char yaml[4 * PATH_MAX];
+	int n = snprintf(yaml, sizeof(yaml),
+			 "plugin_dirs: [\"%s\", \"%s\"]\n"
+			 "roots: {proc: \"%s\", sys: \"%s\"}\n"
+			 "plugins:\n"
+			 "  procfs-stat: {options: {affinity: status}}\n%s%s",
+			 CTP_ABI_PLUGIN_DIR, CTP_TEST_PLUGIN_DIR, FIX_PROC,
+			 FIX_SYS, extra, tail);
+	assert_true(n > 0 && (size_t)n < sizeof(yaml));
+	assert_int_equal(e2e_write_file(path, yaml, (size_t)n), 0);
+}
+
+static int is_snap(const struct dirent *e)
+{
+	size_t n = strlen(e->d_name);
+	return n > 18 && strncmp(e->d_name, "ctprof-", 7) == 0 &&
+	       strcmp(e->d_name + n - 11, ".ctprof.zst") == 0;
+}
+
+/* The recording's files in dir, oldest first; every entry of dir must be
+ * one (no temporary file left). Returns how many; names in *names. */
+static int files(const char *dir, struct dirent ***names)
+{
+	size_t all = 0;
+	assert_int_equal(e2e_count_entries(dir, &all), 0);
+	int n = scandir(dir, names, is_snap, alphasort);
+	assert_true(n >= 0);
+	if ((size_t)n != all)
+		fail_msg("%s: %zu entries, %d of them snapshots", dir, all, n);
+	return n;
+}
+
+static void free_names(struct dirent **names, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+static struct ctp_snap *open_snap(const char *dir, const char *name)
+{
+	char path[PATH_MAX], err[512];
+	struct ctp_snap *s = NULL;
+	assert_int_equal(E2E_PATHF(path, "%s/%s", dir, name), 0);
+	if (ctp_snap_open(path, 1ull << 31, &s, err, sizeof(err)) < 0)
+		fail_msg("%s: %s", path, err);
+	return s;
+}
+
+static const struct ctp_snap_plugin *plugin(const struct ctp_snap *s,
+					    const char *name)
+{
+	const struct ctp_snap_plugin *p = ctp_snap_plugins(s);
+	for (size_t i = 0; i < ctp_snap_n_plugins(s); i++)
+		if (strcmp(p[i].name, name) == 0)
+			return &p[i];
+	return NULL;
+}
+
+/* A fresh directory for one test: dir/out (the recording), dir/c.yaml. */
+static void dirs(const char *tag, char *dir, char *out, char *cfg)
+{
+	assert_int_equal(e2e_pathf(dir, PATH_MAX, "%s/%s", tmpdir, tag), 0);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	assert_int_equal(e2e_pathf(out, PATH_MAX, "%s/out", dir), 0);
+	assert_int_equal(e2e_pathf(cfg, PATH_MAX, "%s/c.yaml", dir), 0);
+}
+
+static int run_log(const char *const *args, const char *dir, char **err)
+{
+	char log[PATH_MAX];
+	size_t len;
+	assert_int_equal(E2E_PATHF(log, "%s/log", dir), 0);
+	int rc = e2e_run(args, NULL, log);
+	assert_int_equal(e2e_read_file(log, err, &len), 0);
+	return rc;
+}
+
+/* Three snapshots 300 ms apart, each complete: the plugin loaded, every
+ * fixture thread, start times one interval apart. */
+static void test_count(void **state)
+{
+	(void)state;
+	char dir[PATH_MAX], out[PATH_MAX], cfg[PATH_MAX], *err;
+	dirs("count", dir, out, cfg);
+	write_cfg(cfg, "", "");
+	const char *args[] = {"record",	    "--config", cfg,	   "-o", out,
+			      "--interval", "300ms",	"--count", "3",	 NULL};
+	int rc = run_log(args, dir, &err);
+	if (rc != 0)
+		fail_msg("exit %d:\n%s", rc, err);
+	assert_non_null(strstr(err, "record: 3 snapshot(s) in "));
+	free(err);
+	struct dirent **names;
+	assert_int_equal(files(out, &names), 3);
+	uint64_t prev = 0;
+	size_t rows = 0;
+	for (int i = 0; i < 3; i++) {
+		struct ctp_snap *s = open_snap(out, names[i]->d_name);
+		const struct ctp_snap_header *h = ctp_snap_header(s);
+		const struct ctp_snap_plugin *p = plugin(s, "procfs-stat");
+		assert_non_null(p);
+		assert_int_equal(p->status, CTP_PST_LOADED);
+		size_t n = ctp_snap_table(s, CTP_SCOPE_THREAD)->rows;
+		assert_true(n > 0);
+		if (i)
+			assert_int_equal(n, rows); /* the same fixture */
+		rows = n;
+		/* A capture's counters are its own, not the recording's. */
+		assert_int_equal(
+			p->calls,
+			ctp_snap_table(s, CTP_SCOPE_THREAD)->rows +
+				ctp_snap_table(s, CTP_SCOPE_PROCESS)->rows);
+		if (prev) {
+			uint64_t gap = h->start_realtime_ns - prev;
+			if (gap < 250000000ull || gap > 2000000000ull)
+				fail_msg("captures %llu ns apart",
+					 (unsigned long long)gap);
+		}
+		prev = h->start_realtime_ns;
+		ctp_snap_free(s);
+	}
+	free_names(names, 3);
+}
+
+/* --keep 2 of 4: the two newest stay. --max-bytes under two files' size:
+ * one stays, the newest, never removed. */
+static void test_retention(void **state)
+{
+	(void)state;
+	char dir[PATH_MAX], out[PATH_MAX], cfg[PATH_MAX], *err;
+	dirs("keep", dir, out, cfg);
+	write_cfg(cfg, "", "");
+	const char *args[] = {"record", "--config",   cfg,     "-o",
+			      out,	"--interval", "200ms", "--count",
+			      "4",	"--keep",     "2",     NULL};
+	int rc = run_log(args, dir, &err);
+	if (rc != 0)
+		fail_msg("exit %d:\n%s", rc, err);
+	/* The files written, in order, from the log lines. */
+	char written[4][PATH_MAX];
+	int nw = 0;
+	for (char *p = err; nw < 4 && (p = strstr(p, out)); p++) {
+		size_t l = strcspn(p, ":");
+		snprintf(written[nw++], PATH_MAX, "%.*s", (int)l, p);
+		p += l;
+	}
+	free(err);
+	assert_int_equal(nw, 4);
+	struct dirent **names;
+	assert_int_equal(files(out, &names), 2);
+	char p2[PATH_MAX], p3[PATH_MAX];
+	assert_int_equal(E2E_PATHF(p2, "%s/%s", out, names[0]->d_name), 0);
+	assert_int_equal(E2E_PATHF(p3, "%s/%s", out, names[1]->d_name), 0);
+	assert_string_equal(p2, written[2]);
+	assert_string_equal(p3, written[3]);
+	free_names(names, 2);
+
+	dirs("bytes", dir, out, cfg);
+	write_cfg(cfg, "", "");
+	const char *a2[] = {"record", "--config",    cfg,     "-o",
+			    out,      "--interval",  "200ms", "--count",
+			    "3",      "--max-bytes", "1K",    NULL};
+	rc = run_log(a2, dir, &err);
+	if (rc != 0)
+		fail_msg("exit %d:\n%s", rc, err);
+	free(err);
+	assert_int_equal(files(out, &names), 1);
+	free_names(names, 1);
+}
+
+/* SIGTERM while recording: exit 130, every file whole, no temporary. */
+static void test_sigterm(void **state)
+{
+	(void)state;
+	char dir[PATH_MAX], out[PATH_MAX], cfg[PATH_MAX];
+	dirs("term", dir, out, cfg);
+	write_cfg(cfg, "", "");
+	const char *args[] = {"record", "--config",   cfg,     "-o",
+			      out,	"--interval", "100ms", NULL};
+	pid_t pid;
+	int st;
+	assert_int_equal(e2e_spawn(args, NULL, NULL, &pid), 0);
+	struct timespec ts = {0, 700000000};
+	nanosleep(&ts, NULL);
+	assert_int_equal(kill(pid, SIGTERM), 0);
+	assert_int_equal(e2e_wait(pid, &st), 0);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 130);
+	struct dirent **names;
+	int n = files(out, &names);
+	assert_true(n >= 1);
+	for (int i = 0; i < n; i++)
+		ctp_snap_free(open_snap(out, names[i]->d_name));
+	free_names(names, n);
+}
+
+/* A plugin that crashes in its thread callback: left out for the rest of
+ * the recording (one warning), which goes on to its count. */
+static void test_crash(void **state)
+{
+	(void)state;
+	char dir[PATH_MAX], out[PATH_MAX], cfg[PATH_MAX], *err;
+	dirs("crash", dir, out, cfg);
+	write_cfg(cfg, "  abi-crash: {options: {where: thread}}\n", "");
+	const char *args[] = {"record",	    "--config", cfg,	   "-o", out,
+			      "--interval", "200ms",	"--count", "3",	 NULL};
+	int rc = run_log(args, dir, &err);
+	if (rc != 0)
+		fail_msg("exit %d:\n%s", rc, err);
+	const char *w = strstr(err, "plugin abi-crash crashed: SIGSEGV in "
+				    "thread callback");
+	if (!w || strstr(w + 1, "plugin abi-crash crashed"))
+		fail_msg("wanted one crash warning:\n%s", err);
+	free(err);
+	struct dirent **names;
+	assert_int_equal(files(out, &names), 3);
+	for (int i = 0; i < 3; i++) {
+		struct ctp_snap *s = open_snap(out, names[i]->d_name);
+		const struct ctp_snap_plugin *p = plugin(s, "abi-crash");
+		assert_non_null(p);
+		assert_int_equal(p->status, CTP_PST_FAILED);
+		assert_non_null(strstr(p->reason, "crashed: SIGSEGV"));
+		assert_int_equal(plugin(s, "procfs-stat")->status,
+				 CTP_PST_LOADED);
+		ctp_snap_free(s);
+	}
+	free_names(names, 3);
+}
+
+/* record: in the config gives the directory and the interval; SIGHUP
+ * reloads the config (here: a second plugin appears in later files). */
+static void test_config_and_hup(void **state)
+{
+	(void)state;
+	char dir[PATH_MAX], out[PATH_MAX], cfg[PATH_MAX], tail[2 * PATH_MAX];
+	dirs("hup", dir, out, cfg);
+	snprintf(tail, sizeof(tail), "record: {interval: 200ms, dir: \"%s\"}\n",
+		 out);
+	write_cfg(cfg, "", tail);
+	const char *args[] = {"record", "--config", cfg, NULL};
+	pid_t pid;
+	int st;
+	assert_int_equal(e2e_spawn(args, NULL, NULL, &pid), 0);
+	struct timespec ts = {0, 600000000};
+	nanosleep(&ts, NULL);
+	write_cfg(cfg, "  abi-crash: {options: {where: fini}}\n", tail);
+	assert_int_equal(kill(pid, SIGHUP), 0);
+	nanosleep(&ts, NULL);
+	assert_int_equal(kill(pid, SIGINT), 0);
+	assert_int_equal(e2e_wait(pid, &st), 0);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 130);
+	struct dirent **names;
+	int n = files(out, &names);
+	assert_true(n >= 3);
+	struct ctp_snap *first = open_snap(out, names[0]->d_name),
+			*last = open_snap(out, names[n - 1]->d_name);
+	assert_null(plugin(first, "abi-crash"));
+	assert_non_null(plugin(last, "abi-crash"));
+	ctp_snap_free(first);
+	ctp_snap_free(last);
+	free_names(names, n);
+}
+
+static void test_usage(void **state)
+{
+	(void)state;
+	char dir[PATH_MAX], out[PATH_MAX], cfg[PATH_MAX], *err;
+	dirs("usage", dir, out, cfg);
+	write_cfg(cfg, "", "");
+	const char *a1[] = {"record", "--config",   cfg,  "-o",
+			    out,      "--interval", "5x", NULL};
+	assert_int_equal(run_log(a1, dir, &err), 2);
+	assert_non_null(strstr(err, "--interval wants a duration"));
+	free(err);
+	const char *a2[] = {"record", "--config", cfg, NULL};
+	assert_int_equal(run_log(a2, dir, &err), 2);
+	assert_non_null(strstr(err, "no directory: give -o DIR or set "
+				    "record.dir"));
+	free(err);
+	const char *a3[] = {"record",  "--config", cfg,		 "-o", out,
+			    "--count", "2",	   "--duration", "1s", NULL};
+	assert_int_equal(run_log(a3, dir, &err), 2);
+	free(err);
+	const char *a4[] = {"record", "--config",   cfg,    "-o",
+			    out,      "--interval", "10ms", NULL};
+	assert_int_equal(run_log(a4, dir, &err), 2);
+	assert_non_null(strstr(err, "from 100ms to 1d"));
+	free(err);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return e2e_tmpdir("record", tmpdir, sizeof(tmpdir));
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	if (!getenv("CTP_KEEP_TMP"))
+		e2e_rm_rf(tmpdir);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_count),
+		cmocka_unit_test(test_retention),
+		cmocka_unit_test(test_sigterm),
+		cmocka_unit_test(test_crash),
+		cmocka_unit_test(test_config_and_hup),
+		cmocka_unit_test(test_usage),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
