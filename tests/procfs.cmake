@@ -11,3 +11,10 @@ add_dependencies(test_procfs_plugin plugin-procfs-stat)
 add_test(NAME plugin_exports
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/plugin_exports.sh
                  ${CTP_PLUGIN_BUILD_DIR})
+
+# Live /proc (issue 15): reaped children's CPU time and I/O, and a joined
+# thread's CPU time, on the process row (procfs-stat and io). Exits 77 when
+# the kernel has no io file or no directory counts write_bytes.
+ctp_add_test(test_proc_totals_live test_proc_totals_live.c e2e_util.c
+             LIBS ctpcore Threads::Threads)
+add_dependencies(test_proc_totals_live ctprof-core plugin-procfs-stat plugin-io)

@@ -2,7 +2,8 @@
 /*
  * Literal kernel text for the procfs-stat tests, copied from the build
  * machine (Linux 6.18, 2 CPUs): `cat /proc/self/stat`, /proc/1/stat, thread
- * 59 of pid 1, and `cat /proc/self/stat` run under chrt/nice.
+ * 59 of pid 1, and `cat /proc/self/stat` run under chrt/nice; then
+ * process-level /proc/<tgid>/stat lines that carry work of exited tasks.
  */
 #ifndef CTP_TEST_PROCFS_TEXT_H
 #define CTP_TEST_PROCFS_TEXT_H
@@ -66,6 +67,50 @@ static const char STAT_DEADLINE[] =
 	"140737353360288 0 0 0 0 0 0 0 0 0 17 0 0 6 0 0 0 94230666984496 "
 	"94230666986112 94230996770816 140737353362057 140737353362077 "
 	"140737353362077 140737353363435 0\n";
+
+/*
+ * /proc/<tgid>/stat of a bash copied to a file named "sh (x) y)", read by
+ * the shell itself (`read l < /proc/$$/stat`) after it ran and waited for
+ * four python3 children that each burned ~0.5 s: the shell's own time is 0
+ * ticks, its children's (16) cutime 190 and (17) cstime 18, (11) cminflt
+ * 38568.
+ */
+static const char STAT_TGID_REAPED[] =
+	"32680 (sh (x) y)) R 32674 32674 15618 0 -1 4194304 251 38568 0 0 0 0 "
+	"190 18 20 0 1 0 1228137 4464640 757 18446744073709551615 "
+	"94883941908480 94883942697885 140723574886688 0 0 0 0 4 65536 0 0 0 "
+	"17 1 0 0 0 0 0 94883942931184 94883942979428 94884979073024 "
+	"140723574888838 140723574889113 140723574889113 140723574890476 0\n";
+
+/*
+ * A python3 process whose first thread burned CPU and was joined (exited),
+ * then a second thread waits: /proc/808/stat counts (14) utime 20 of the
+ * whole process, while its live threads 808 and 874 say 5 and 0. Every
+ * thread's line repeats the process's children fields (3 3, 6539).
+ */
+static const char STAT_TGID_DEAD_THREAD[] =
+	"808 (python3) R 805 805 15618 0 -1 4194304 2864 6539 0 0 20 1 3 3 20 "
+	"0 "
+	"2 0 1228868 167989248 3431 18446744073709551615 94445141848064 "
+	"94445141848405 140728035132160 0 0 0 0 16781312 2 0 0 0 17 0 0 0 0 0 "
+	"0 "
+	"94445141859760 94445141860376 94446039330816 140728035133069 "
+	"140728035133643 140728035133643 140728035135439 0\n";
+static const char STAT_TID_808[] =
+	"808 (python3) R 805 805 15618 0 -1 4194304 2858 6539 0 0 5 1 3 3 20 0 "
+	"2 0 1228868 167989248 3431 18446744073709551615 94445141848064 "
+	"94445141848405 140728035132160 0 0 0 0 16781312 2 0 0 0 17 0 0 0 0 0 "
+	"0 "
+	"94445141859760 94445141860376 94446039330816 140728035133069 "
+	"140728035133643 140728035133643 140728035135439 0\n";
+static const char STAT_TID_874[] =
+	"874 (python3) S 805 805 15618 0 -1 4194368 3 6539 0 0 0 0 3 3 20 0 2 "
+	"0 "
+	"1228908 167989248 3431 18446744073709551615 94445141848064 "
+	"94445141848405 140728035132160 0 0 0 0 16781312 2 1 0 0 -1 0 0 0 0 0 "
+	"0 "
+	"94445141859760 94445141860376 94446039330816 140728035133069 "
+	"140728035133643 140728035133643 140728035135439 0\n";
 
 /* /proc/1/task/59/status */
 static const char STATUS_T59[] =

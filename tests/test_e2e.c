@@ -50,8 +50,22 @@ static int nbad;
 
 /* ---- What the fixture holds --------------------------------------------- */
 
-/* The table, nr_threads, and the derived procfs.cpu_time. */
-#define N_PLUGIN_FIELDS (F_COUNT + 2)
+/* The process-scope totals of <tgid>/stat, in exp_proc.v order, with the
+ * proc(5) field each comes from. */
+enum { N_PFIELDS = 8 };
+static const struct {
+	const char *name;
+	unsigned stat_no;
+} pfdef[N_PFIELDS] = {
+	{"procfs.process.minflt", 10},	{"procfs.process.majflt", 12},
+	{"procfs.process.utime", 14},	{"procfs.process.stime", 15},
+	{"procfs.children.minflt", 11}, {"procfs.children.majflt", 13},
+	{"procfs.children.utime", 16},	{"procfs.children.stime", 17},
+};
+
+/* The thread table, nr_threads, the process totals, and the derived
+ * procfs.cpu_time, procfs.process.cpu_time and procfs.children.cpu_time. */
+#define N_PLUGIN_FIELDS (F_COUNT + 1 + N_PFIELDS + 3)
 
 #define BIT(i) (1u << (i))
 #define STATUS_FIELDS                                                          \
@@ -128,15 +142,22 @@ static const struct exp_thread exp_threads[] = {
 struct exp_proc {
 	uint32_t tgid;
 	const char *comm;
-	uint64_t nthreads;   /* threads recorded */
-	uint64_t nr_threads; /* (20) num_threads of <tgid>/stat */
+	uint64_t nthreads;     /* threads recorded */
+	uint64_t nr_threads;   /* (20) num_threads of <tgid>/stat */
+	uint64_t v[N_PFIELDS]; /* the totals, as pfdef names them */
 };
 
+/* 985 has more CPU time than its live threads (some exited) and both 985
+ * and 1204 have reaped children. */
 static const struct exp_proc exp_procs[] = {
-	{1, "systemd", 1, 1},
-	{37, "kworker/3:1H", 1, 1},
-	{985, "app-server", 7, 7},
-	{1204, "my (weird) name)", 3, 4},
+	{1, "systemd", 1, 1, {48211, 187, 312, 905, 0, 0, 0, 0}},
+	{37, "kworker/3:1H", 1, 1, {0, 0, 0, 57, 0, 0, 0, 0}},
+	{985,
+	 "app-server",
+	 7,
+	 7,
+	 {27142, 15, 190512, 9001, 5120, 3, 2750, 412}},
+	{1204, "my (weird) name)", 3, 4, {922, 1, 441, 121, 0, 0, 77, 9}},
 };
 #define N_PROCS (sizeof(exp_procs) / sizeof(exp_procs[0]))
 
@@ -278,6 +299,13 @@ static void expectations_match_fixture(void **state)
 			CHECK(e2e_stat_token(stat, 20, tok, sizeof(tok)) &&
 				      strtoull(tok, NULL, 10) == p->nr_threads,
 			      "tgid %u: num_threads", p->tgid);
+			for (int k = 0; k < N_PFIELDS; k++)
+				CHECK(e2e_stat_token(stat, pfdef[k].stat_no,
+						     tok, sizeof(tok)) &&
+					      strtoull(tok, NULL, 10) ==
+						      p->v[k],
+				      "tgid %u: stat field %u", p->tgid,
+				      pfdef[k].stat_no);
 		}
 		free(comm);
 		free(stat);
@@ -454,6 +482,48 @@ static void check_thread_field(const struct ctp_snap *s,
 	}
 }
 
+/*
+ * The process totals of <tgid>/stat on every process row, and the two
+ * derived sums computed from them: exited threads and reaped children are
+ * only there.
+ */
+static void check_process_totals(const struct ctp_snap *s)
+{
+	const struct ctp_snap_table *pt = ctp_snap_table(s, CTP_SCOPE_PROCESS);
+	const struct ctp_snap_field *f[N_PFIELDS], *pcpu, *ccpu;
+	const struct ctp_value absent = {.type = CTP_VALUE_ABSENT};
+
+	for (int k = 0; k < N_PFIELDS; k++)
+		f[k] = field(s, pfdef[k].name, CTP_SCOPE_PROCESS, CTP_TYPE_U64);
+	pcpu = field(s, "procfs.process.cpu_time", CTP_SCOPE_PROCESS,
+		     CTP_TYPE_U64);
+	ccpu = field(s, "procfs.children.cpu_time", CTP_SCOPE_PROCESS,
+		     CTP_TYPE_U64);
+	CHECK(pcpu && pcpu->n_terms == 2 && ccpu && ccpu->n_terms == 2,
+	      "process and children cpu_time are not derived sums");
+	for (size_t i = 0; i < pt->rows && i < N_PROCS; i++) {
+		const struct exp_proc *p = &exp_procs[i];
+		for (int k = 0; k < N_PFIELDS; k++) {
+			struct ctp_value v =
+				f[k] ? ctp_snap_get(s, f[k], i) : absent;
+			CHECK(v.type == CTP_TYPE_U64 && v.u64 == p->v[k],
+			      "tgid %u: %s = %" PRIu64 " (type %u), expected "
+			      "%" PRIu64,
+			      p->tgid, pfdef[k].name, v.u64, v.type, p->v[k]);
+		}
+		struct ctp_value pv =
+			pcpu ? ctp_snap_value(s, pcpu, i) : absent;
+		struct ctp_value cv =
+			ccpu ? ctp_snap_value(s, ccpu, i) : absent;
+		CHECK(pv.type == CTP_TYPE_U64 && pv.u64 == p->v[2] + p->v[3],
+		      "tgid %u: procfs.process.cpu_time %" PRIu64, p->tgid,
+		      pv.u64);
+		CHECK(cv.type == CTP_TYPE_U64 && cv.u64 == p->v[6] + p->v[7],
+		      "tgid %u: procfs.children.cpu_time %" PRIu64, p->tgid,
+		      cv.u64);
+	}
+}
+
 static void check_fixture_snapshot(const struct ctp_snap *s, unsigned workers,
 				   const char *proc, const struct run *r)
 {
@@ -571,6 +641,7 @@ static void check_fixture_snapshot(const struct ctp_snap *s, unsigned workers,
 			      p->tgid, v.u64, v.type);
 		}
 	}
+	check_process_totals(s);
 
 	/* Cgroups: each expected path exactly once, nothing more. */
 	CHECK(ct->rows == N_CGROUPS, "%zu cgroup rows", ct->rows);

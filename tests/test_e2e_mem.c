@@ -2,13 +2,13 @@
 /*
  * End to end on the fixture tree tests/fixtures/proc-mem: the built
  * ctprof-core with the io and smaps plugins, the snapshot decoded with
- * core/snapshot/reader.c and every io field of every thread and every smaps
- * field of every process checked (absent ones included) against the
- * expectations below, which are themselves checked against the fixture text
- * first. Also the read-failure tally with its missing (ENOENT) part and
- * kernel-config gate, `show`'s hint (only missing gated files count: an io that
- * is a directory, EISDIR like an unreadable one's EACCES, does not), the smaps
- * skip options (size cap, time budget) and worker counts.
+ * core/snapshot/reader.c and every io field of every thread, and every
+ * process io and smaps field of every process, checked (absent ones
+ * included) against the expectations below, which are themselves checked
+ * against the fixture text first. Also the read-failure tally with its missing
+ * (ENOENT) part and kernel-config gate, `show`'s hint (only missing gated files
+ * count: an io that is a directory, EISDIR like an unreadable one's EACCES,
+ * does not), the smaps skip options (size cap, time budget) and worker counts.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -136,18 +136,34 @@ struct exp_proc {
 	uint64_t resident_pages; /* statm (2); 0 when not parsable */
 	const struct kv *kv;	 /* smaps values; NULL: all absent */
 	size_t n_kv;
+	uint64_t io[N_IO]; /* <tgid>/io, the io.process.* values */
+	unsigned io_present;
 };
 
 #define KV(a) a, sizeof(a) / sizeof(a[0])
 static const struct exp_proc exp_procs[] = {
-	{100, "app", 3, 2850, KV(rollup_app)},
+	/* more than its threads' sum: exited threads and reaped children */
+	{100,
+	 "app",
+	 3,
+	 2850,
+	 KV(rollup_app),
+	 {412345, 5255212, 68001, 1302, 8192, 5533702, 4096},
+	 ALL_IO},
 	/* over the default 16 GiB: never read */
-	{200, "big", 1, (16ull << 30) / 4096 + 1, NULL, 0},
-	{300, "noio", 2, 1500, KV(rollup_noio)},
-	{400, "kworker/0:1", 1, 0, NULL, 0},
-	{500, "denied", 1, 1000, NULL, 0},
-	{600, "badstatm", 1, 0, NULL, 0},
-	{700, "nostatm", 1, 0, NULL, 0},
+	{200,
+	 "big",
+	 1,
+	 (16ull << 30) / 4096 + 1,
+	 NULL,
+	 0,
+	 {UINT64_MAX, 1, 2, 3, 4, 5, 6},
+	 ALL_IO},
+	{300, "noio", 2, 1500, KV(rollup_noio), {0}, IO_NONE},
+	{400, "kworker/0:1", 1, 0, NULL, 0, {0, 0, 0, 0, 0, 0, 0}, ALL_IO},
+	{500, "denied", 1, 1000, NULL, 0, {0}, IO_NONE},
+	{600, "badstatm", 1, 0, NULL, 0, {1, 2, 3, 4, 5, 6, 7}, ALL_IO},
+	{700, "nostatm", 1, 0, NULL, 0, {7, 6, 5, 4, 3, 2, 1}, ALL_IO},
 };
 #define N_PROCS (sizeof(exp_procs) / sizeof(exp_procs[0]))
 
@@ -163,13 +179,14 @@ struct counter {
  * of the fixture is a file that does not exist (ENOENT), so each file's
  * missing count equals its failures. */
 struct exp_run {
-	uint64_t io_fail, statm_fail, rollup_fail;
+	uint64_t io_fail, pio_fail, statm_fail, rollup_fail;
 	struct counter smaps[6]; /* read_us is not deterministic */
 	bool smaps_values;	 /* the smaps values above were read */
 };
 
 static const struct exp_run run_default = {
 	3,
+	2,
 	1,
 	1,
 	{{"skipped_rss", 1},
@@ -185,6 +202,7 @@ static const struct exp_run run_default = {
  * smaps_rollup is opened at all and none is tallied. */
 static const struct exp_run run_tiny_cap = {
 	3,
+	2,
 	1,
 	0,
 	{{"skipped_rss", 4},
@@ -199,6 +217,7 @@ static const struct exp_run run_tiny_cap = {
 /* time_budget_ms: 0: size checks first, then nothing may be read. */
 static const struct exp_run run_no_budget = {
 	3,
+	2,
 	1,
 	0,
 	{{"skipped_rss", 1},
@@ -211,9 +230,9 @@ static const struct exp_run run_no_budget = {
 };
 
 #define HINT                                                                   \
-	"  hint: 3 of 5 read failures are missing files that exist only "      \
-	"with CONFIG_TASK_IO_ACCOUNTING (io); this kernel was probably "       \
-	"built without it"
+	"  hint: 5 of 7 read failures are missing files that exist only "      \
+	"with CONFIG_TASK_IO_ACCOUNTING (io, process/io); this kernel was "    \
+	"probably built without it"
 
 /* ---- Reading the fixture text (independently of the plugins) ------------ */
 
@@ -314,7 +333,19 @@ static void expectations_match_fixture(void **state)
 		char *comm = fixture_text("%u/comm", p->tgid);
 		char *statm = fixture_text("%u/statm", p->tgid);
 		char *rollup = fixture_text("%u/smaps_rollup", p->tgid);
+		char *io = fixture_text("%u/io", p->tgid);
 		unsigned long long size = 0, res = 0;
+		CHECK(!io == !p->io_present, "tgid %u: io file %s", p->tgid,
+		      io ? "exists" : "missing");
+		for (int k = 0; io && k < N_IO; k++) {
+			uint64_t v = 0;
+			int have = io_value(io, io_keys[k], &v);
+			CHECK(have == !!(p->io_present & (1u << k)) &&
+				      (!have || v == p->io[k]),
+			      "tgid %u: %s is %s %" PRIu64 " in the file",
+			      p->tgid, io_keys[k], have ? "" : "absent", v);
+		}
+		free(io);
 		CHECK(comm && strcspn(comm, "\n") == strlen(p->comm) &&
 			      !strncmp(comm, p->comm, strlen(p->comm)),
 		      "tgid %u: comm", p->tgid);
@@ -338,6 +369,21 @@ static void expectations_match_fixture(void **state)
 		free(statm);
 		free(rollup);
 	}
+	/* A process's io is at least its live threads' (the fixture is
+	 * realistic): the kernel adds exited threads and children to it. */
+	for (size_t i = 0; i < N_PROCS; i++) {
+		const struct exp_proc *p = &exp_procs[i];
+		for (int k = 0; k < N_IO; k++) {
+			uint64_t sum = 0;
+			for (size_t t = 0; t < N_THREADS; t++)
+				if (exp_threads[t].tgid == p->tgid &&
+				    (exp_threads[t].present & (1u << k)))
+					sum += exp_threads[t].io[k];
+			CHECK(!(p->io_present & (1u << k)) || p->io[k] >= sum,
+			      "tgid %u: %s below its threads'", p->tgid,
+			      io_keys[k]);
+		}
+	}
 	/* 100's file has exactly its 22 keys; 300's two bad lines exist. */
 	char *r = fixture_text("100/smaps_rollup");
 	CHECK(r && count_key_lines(r) == 22, "100: key lines");
@@ -351,8 +397,9 @@ static void expectations_match_fixture(void **state)
 	free(r);
 	/* The files that must be missing are. */
 	static const char *const missing[] = {
-		"300/task/300/io",  "300/task/301/io", "400/smaps_rollup",
-		"500/smaps_rollup", "500/task/500/io", "700/statm"};
+		"300/task/300/io",  "300/task/301/io",	"300/io",
+		"400/smaps_rollup", "500/smaps_rollup", "500/task/500/io",
+		"500/io",	    "700/statm"};
 	for (size_t i = 0; i < sizeof(missing) / sizeof(missing[0]); i++) {
 		char *t = fixture_text("%s", missing[i]);
 		CHECK(!t, "%s exists", missing[i]);
@@ -525,6 +572,50 @@ static void check_io(const struct ctp_snap *s, bool with_io)
 	}
 }
 
+/* io.process.* on every process row: <tgid>/io, absent where it is
+ * missing. */
+static void check_process_io(const struct ctp_snap *s, bool with_io)
+{
+	const struct ctp_snap_table *pt = ctp_snap_table(s, CTP_SCOPE_PROCESS);
+	const struct ctp_snap_field *f[N_IO];
+	char name[64];
+
+	for (int k = 0; k < N_IO; k++) {
+		snprintf(name, sizeof(name), "io.process.%s", io_keys[k]);
+		f[k] = ctp_snap_field_find(s, name);
+		if (!with_io) {
+			CHECK(!f[k], "field %s without the io plugin", name);
+			continue;
+		}
+		CHECK(f[k] && !strcmp(f[k]->plugin, "io") &&
+			      f[k]->scope == CTP_SCOPE_PROCESS &&
+			      f[k]->type == CTP_TYPE_U64 &&
+			      f[k]->unit == io_units[k] &&
+			      f[k]->kind == CTP_KIND_COUNTER &&
+			      f[k]->rule == CTP_RULE_SUM && *f[k]->help,
+		      "field %s: missing or described wrong", name);
+	}
+	for (size_t i = 0; with_io && i < pt->rows && i < N_PROCS; i++) {
+		const struct exp_proc *p = &exp_procs[i];
+		for (int k = 0; k < N_IO; k++) {
+			if (!f[k])
+				continue;
+			struct ctp_value v = ctp_snap_get(s, f[k], i);
+			if (!(p->io_present & (1u << k)))
+				CHECK(v.type == CTP_VALUE_ABSENT,
+				      "tgid %u: io.process.%s should be absent",
+				      p->tgid, io_keys[k]);
+			else
+				CHECK(v.type == CTP_TYPE_U64 &&
+					      v.u64 == p->io[k],
+				      "tgid %u: io.process.%s = %" PRIu64
+				      " (type %u), expected %" PRIu64,
+				      p->tgid, io_keys[k], v.u64, v.type,
+				      p->io[k]);
+		}
+	}
+}
+
 static void check_smaps(const struct ctp_snap *s, const struct exp_run *x)
 {
 	const struct ctp_snap_table *pt = ctp_snap_table(s, CTP_SCOPE_PROCESS);
@@ -625,6 +716,7 @@ static void check_snapshot(const struct ctp_snap *s, const struct exp_run *x,
 	CHECK(ctp_snap_header(s)->workers == workers, "workers %" PRIu64,
 	      ctp_snap_header(s)->workers);
 	check_io(s, with_io);
+	check_process_io(s, with_io);
 	check_smaps(s, x);
 
 	const struct ctp_snap_readfail *rf = ctp_snap_readfail(s);
@@ -636,7 +728,7 @@ static void check_snapshot(const struct ctp_snap *s, const struct exp_run *x,
 	      "/%" PRIu64 " tgids",
 	      rf->tids_walked, rf->tids_recorded, rf->tids_vanished,
 	      rf->tgids_walked, rf->tgids_vanished);
-	CHECK(rf->n_files == (with_io ? 3u : 2u), "%zu tallied files",
+	CHECK(rf->n_files == (with_io ? 4u : 2u), "%zu tallied files",
 	      rf->n_files);
 	uint64_t missing;
 	if (with_io) {
@@ -645,6 +737,13 @@ static void check_snapshot(const struct ctp_snap *s, const struct exp_run *x,
 		      "io failures, missing %" PRIu64, missing);
 		CHECK(gate && !strcmp(gate, "CONFIG_TASK_IO_ACCOUNTING"),
 		      "io gate %s", gate ? gate : "(none)");
+		/* <tgid>/io fails like the threads' and is gated the same. */
+		CHECK(tally_missing(s, "process/io", &gate, &missing) ==
+				      x->pio_fail &&
+			      missing == x->pio_fail,
+		      "process/io failures, missing %" PRIu64, missing);
+		CHECK(gate && !strcmp(gate, "CONFIG_TASK_IO_ACCOUNTING"),
+		      "process/io gate %s", gate ? gate : "(none)");
 	}
 	CHECK(tally_missing(s, "process/statm", &gate, &missing) ==
 			      x->statm_fail &&
@@ -657,8 +756,9 @@ static void check_snapshot(const struct ctp_snap *s, const struct exp_run *x,
 
 	const struct ctp_snap_plugin *p;
 	if (with_io && (p = plugin(s, "io"))) {
+		/* one call per thread and one per process */
 		CHECK(p->status == 1 && p->errors == 0 && p->vanished == 0 &&
-			      p->calls == N_THREADS,
+			      p->calls == N_THREADS + N_PROCS,
 		      "io: status %u, %" PRIu64 " errors, %" PRIu64
 		      " vanished, %" PRIu64 " calls",
 		      p->status, p->errors, p->vanished, p->calls);
@@ -702,11 +802,12 @@ static void fixture_default(void **state)
 	struct ctp_snap *s = capture(FIX_PROC, true, NULL, 1, out, sizeof(out));
 	check_snapshot(s, &run_default, true, 1);
 
-	/* io's 3 missing files are 3 of the 5 failures: the kernel-config
-	 * hint, under the per-file line. */
+	/* io's 3 missing thread files and 2 missing process files are 5 of
+	 * the 7 failures: the kernel-config hint, under the per-file line. */
 	char *text = show(out);
-	if (!strstr(text, "  per file: io 3 (3 missing), process/statm 1 (1 "
-			  "missing), process/smaps_rollup 1 (1 missing); "
+	if (!strstr(text, "  per file: io 3 (3 missing), process/io 2 (2 "
+			  "missing), process/statm 1 (1 missing), "
+			  "process/smaps_rollup 1 (1 missing); "
 			  "dominant: io\n" HINT "\n"))
 		fail_msg("no per-file line and hint in:\n%s", text);
 	free(text);
@@ -792,11 +893,12 @@ static void io_dir(const char *root, unsigned tgid, unsigned tid)
 
 /*
  * Failures of a gated file that exists (EISDIR here, EACCES on a real
- * host) do not say the kernel lacks the option. Every io a directory: 10
- * io failures of 12, none missing: no hint (the old rule, gated failures
- * of all, would have blamed CONFIG_TASK_IO_ACCOUNTING). Then only
- * 100/task/100's io a directory beside the 3 missing ones: 4 io failures,
- * 3 missing, of 6 in all: the hint, counting the 3.
+ * host) do not say the kernel lacks the option. Every thread's io a
+ * directory: 10 io failures, none missing, beside the 2 missing
+ * process/io of 14 in all: no hint (the old rule, gated failures of all,
+ * would have blamed CONFIG_TASK_IO_ACCOUNTING). Then only 100/task/100's
+ * io a directory beside the 3 missing ones: 4 io failures, 3 missing,
+ * and 2 missing process/io, of 8 in all: the hint, counting the 5.
  */
 static void gated_but_not_missing(void **state)
 {
@@ -819,7 +921,8 @@ static void gated_but_not_missing(void **state)
 	      "statm");
 	/* The plugin saw an unreadable file, not an error of its own. */
 	const struct ctp_snap_plugin *p = plugin(s, "io");
-	CHECK(p && p->errors == 0 && p->calls == N_THREADS, "io plugin");
+	CHECK(p && p->errors == 0 && p->calls == N_THREADS + N_PROCS,
+	      "io plugin");
 	const struct ctp_snap_field *f = ctp_snap_field_find(s, "io.rchar");
 	for (size_t i = 0; f && i < N_THREADS; i++)
 		CHECK(ctp_snap_get(s, f, i).type == CTP_VALUE_ABSENT,
@@ -829,7 +932,8 @@ static void gated_but_not_missing(void **state)
 	if (strstr(text, "hint:"))
 		fail_msg("a hint for failures that are not missing files:\n%s",
 			 text);
-	assert_non_null(strstr(text, "per file: io 10, process/statm 1 (1 "
+	assert_non_null(strstr(text, "per file: io 10, process/io 2 (2 "
+				     "missing), process/statm 1 (1 "
 				     "missing), process/smaps_rollup 1 (1 "
 				     "missing); dominant: io\n"));
 	free(text);
@@ -844,12 +948,14 @@ static void gated_but_not_missing(void **state)
 	      "io: %" PRIu64 " missing", missing);
 	assert_int_equal(nbad, 0);
 	text = show(out);
-	if (!strstr(text, "  per file: io 4 (3 missing), process/statm 1 (1 "
-			  "missing), process/smaps_rollup 1 (1 missing); "
+	if (!strstr(text, "  per file: io 4 (3 missing), process/io 2 (2 "
+			  "missing), process/statm 1 (1 missing), "
+			  "process/smaps_rollup 1 (1 missing); "
 			  "dominant: io\n"
-			  "  hint: 3 of 6 read failures are missing files "
+			  "  hint: 5 of 8 read failures are missing files "
 			  "that exist only with CONFIG_TASK_IO_ACCOUNTING "
-			  "(io); this kernel was probably built without it\n"))
+			  "(io, process/io); this kernel was probably built "
+			  "without it\n"))
 		fail_msg("no per-file line and hint in:\n%s", text);
 	free(text);
 	assert_int_equal(e2e_rm_rf(copy), 0);
@@ -862,11 +968,12 @@ static void hint_below_half(void **state)
 	char copy[PATH_MAX], p[PATH_MAX], out[PATH_MAX];
 	PATH(copy, "%s/proc-mem-copy", tmp);
 	assert_int_equal(e2e_copy_tree(FIX_PROC, copy), 0);
-	/* Two more statm failures: io 3 of 7. */
-	PATH(p, "%s/100/statm", copy);
-	assert_int_equal(unlink(p), 0);
-	PATH(p, "%s/300/statm", copy);
-	assert_int_equal(unlink(p), 0);
+	/* Four more statm failures: 3 io and 2 process/io, 5 of 11. */
+	static const unsigned gone[] = {100, 200, 300, 400};
+	for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++) {
+		PATH(p, "%s/%u/statm", copy, gone[i]);
+		assert_int_equal(unlink(p), 0);
+	}
 	struct ctp_snap *s = capture(copy, true, NULL, 1, out, sizeof(out));
 	const char *gate;
 	uint64_t missing;
@@ -874,8 +981,11 @@ static void hint_below_half(void **state)
 	/* All missing: the threshold alone keeps the hint away. */
 	CHECK(tally_missing(s, "io", &gate, &missing) == 3 && missing == 3,
 	      "io");
-	CHECK(tally_missing(s, "process/statm", &gate, &missing) == 3 &&
-		      missing == 3,
+	CHECK(tally_missing(s, "process/io", &gate, &missing) == 2 &&
+		      missing == 2,
+	      "process/io");
+	CHECK(tally_missing(s, "process/statm", &gate, &missing) == 5 &&
+		      missing == 5,
 	      "statm");
 	assert_int_equal(nbad, 0);
 	char *text = show(out);

@@ -18,8 +18,10 @@
 /* Every stat field the parser keeps. */
 #define ALL_STAT                                                               \
 	(BIT(CTP_STAT_PID) | BIT(CTP_STAT_COMM) | BIT(CTP_STAT_STATE) |        \
-	 BIT(CTP_STAT_MINFLT) | BIT(CTP_STAT_MAJFLT) | BIT(CTP_STAT_UTIME) |   \
-	 BIT(CTP_STAT_STIME) | BIT(CTP_STAT_PRIORITY) | BIT(CTP_STAT_NICE) |   \
+	 BIT(CTP_STAT_MINFLT) | BIT(CTP_STAT_CMINFLT) | BIT(CTP_STAT_MAJFLT) | \
+	 BIT(CTP_STAT_CMAJFLT) | BIT(CTP_STAT_UTIME) | BIT(CTP_STAT_STIME) |   \
+	 BIT(CTP_STAT_CUTIME) | BIT(CTP_STAT_CSTIME) |                         \
+	 BIT(CTP_STAT_PRIORITY) | BIT(CTP_STAT_NICE) |                         \
 	 BIT(CTP_STAT_NUM_THREADS) | BIT(CTP_STAT_STARTTIME) |                 \
 	 BIT(CTP_STAT_PROCESSOR) | BIT(CTP_STAT_RT_PRIORITY) |                 \
 	 BIT(CTP_STAT_POLICY))
@@ -75,6 +77,10 @@ static void stat_self(void **state)
 	assert_int_equal(st.majflt, 0);
 	assert_int_equal(st.utime, 0);
 	assert_int_equal(st.stime, 0);
+	assert_int_equal(st.cminflt, 0);
+	assert_int_equal(st.cmajflt, 0);
+	assert_int_equal(st.cutime, 0);
+	assert_int_equal(st.cstime, 0);
 	assert_int_equal(st.priority, 20);
 	assert_int_equal(st.nice, 0);
 	assert_int_equal(st.num_threads, 1);
@@ -98,6 +104,10 @@ static void stat_pid1_and_thread(void **state)
 	assert_int_equal(st.majflt, 0);
 	assert_int_equal(st.utime, 41);
 	assert_int_equal(st.stime, 153);
+	assert_int_equal(st.cminflt, 372013);
+	assert_int_equal(st.cmajflt, 237);
+	assert_int_equal(st.cutime, 1291);
+	assert_int_equal(st.cstime, 306);
 	assert_int_equal(st.num_threads, 13);
 	assert_int_equal(st.starttime, 12);
 
@@ -221,8 +231,10 @@ static void stat_truncated(void **state)
 	assert_true(st.present ==
 		    (BIT(CTP_STAT_PID) | BIT(CTP_STAT_COMM) |
 		     BIT(CTP_STAT_STATE) | BIT(CTP_STAT_MINFLT) |
-		     BIT(CTP_STAT_MAJFLT) | BIT(CTP_STAT_UTIME) |
-		     BIT(CTP_STAT_STIME) | BIT(CTP_STAT_PRIORITY) |
+		     BIT(CTP_STAT_CMINFLT) | BIT(CTP_STAT_MAJFLT) |
+		     BIT(CTP_STAT_CMAJFLT) | BIT(CTP_STAT_UTIME) |
+		     BIT(CTP_STAT_STIME) | BIT(CTP_STAT_CUTIME) |
+		     BIT(CTP_STAT_CSTIME) | BIT(CTP_STAT_PRIORITY) |
 		     BIT(CTP_STAT_NICE) | BIT(CTP_STAT_NUM_THREADS)));
 	assert_int_equal(st.num_threads, 1);
 
@@ -254,11 +266,15 @@ static void stat_truncated(void **state)
 /*
  * Every prefix of a real line: a field present in the prefix has its full
  * value (never a cut-short number), presence only grows with the prefix,
- * and only the whole line parses cleanly.
+ * and only the whole line parses cleanly. A cut inside a comm that holds a
+ * ')' of its own ("sh (x) y)") ends the comm early: nothing tells that
+ * ')' from the real one, so the comm is short, but no number is taken
+ * from the comm's bytes.
  */
 static void stat_every_prefix(void **state)
 {
-	const char *lines[] = {STAT_SELF, STAT_FIFO, STAT_NICE, STAT_PID1};
+	const char *lines[] = {STAT_SELF, STAT_FIFO, STAT_NICE, STAT_PID1,
+			       STAT_TGID_REAPED};
 	size_t i, k, len;
 
 	(void)state;
@@ -268,6 +284,8 @@ static void stat_every_prefix(void **state)
 
 		len = strlen(lines[i]);
 		assert_int_equal(ctp_parse_stat(lines[i], len, &full), 0);
+		/* Offset of the comm's real ')'. */
+		size_t close = (size_t)(full.comm - lines[i]) + full.comm_len;
 		for (k = 0; k < len; k++) {
 			assert_int_not_equal(ctp_parse_stat(lines[i], k, &st),
 					     0);
@@ -285,6 +303,10 @@ static void stat_every_prefix(void **state)
 			SAME(CTP_STAT_MAJFLT, majflt);
 			SAME(CTP_STAT_UTIME, utime);
 			SAME(CTP_STAT_STIME, stime);
+			SAME(CTP_STAT_CMINFLT, cminflt);
+			SAME(CTP_STAT_CMAJFLT, cmajflt);
+			SAME(CTP_STAT_CUTIME, cutime);
+			SAME(CTP_STAT_CSTIME, cstime);
 			SAME(CTP_STAT_PRIORITY, priority);
 			SAME(CTP_STAT_NICE, nice);
 			SAME(CTP_STAT_NUM_THREADS, num_threads);
@@ -293,7 +315,11 @@ static void stat_every_prefix(void **state)
 			SAME(CTP_STAT_RT_PRIORITY, rt_priority);
 			SAME(CTP_STAT_POLICY, policy);
 #undef SAME
-			if (ctp_stat_has(&st, CTP_STAT_COMM))
+			if (k <= close)
+				assert_true((st.present &
+					     ~(BIT(CTP_STAT_PID) |
+					       BIT(CTP_STAT_COMM))) == 0);
+			else if (ctp_stat_has(&st, CTP_STAT_COMM))
 				assert_int_equal(st.comm_len, full.comm_len);
 		}
 	}
@@ -389,11 +415,168 @@ static void stat_garbage(void **state)
 		-EINVAL);
 	assert_true(st.present == (ALL_STAT & ~BIT(CTP_STAT_PID)));
 
-	/* Garbage in a field not kept is not looked at. */
+	/* Garbage in a field not kept, (21) itrealvalue, is not looked at. */
 	assert_int_equal(
-		parse(with_field(line, sizeof(line), STAT_SELF, 11, "zz"), &st),
+		parse(with_field(line, sizeof(line), STAT_SELF, 21, "zz"), &st),
 		0);
 	assert_true(st.present == ALL_STAT);
+}
+
+/*
+ * Process-level lines (/proc/<tgid>/stat): the fields of exited tasks. The
+ * comm "sh (x) y)" has spaces and a ')' of its own; what follows its last
+ * ')' is still field 3 onwards.
+ */
+static void stat_tgid_reaped(void **state)
+{
+	struct ctp_stat st;
+
+	(void)state;
+	assert_int_equal(parse(STAT_TGID_REAPED, &st), 0);
+	assert_true(st.present == ALL_STAT);
+	assert_int_equal(st.pid, 32680);
+	expect_comm(&st, "sh (x) y)");
+	assert_int_equal(st.state, 'R');
+	assert_int_equal(st.minflt, 251);    /* (10) */
+	assert_int_equal(st.cminflt, 38568); /* (11) */
+	assert_int_equal(st.majflt, 0);	     /* (12) */
+	assert_int_equal(st.cmajflt, 0);     /* (13) */
+	assert_int_equal(st.utime, 0);	     /* (14) */
+	assert_int_equal(st.stime, 0);	     /* (15) */
+	assert_int_equal(st.cutime, 190);    /* (16) */
+	assert_int_equal(st.cstime, 18);     /* (17) */
+	assert_int_equal(st.priority, 20);
+	assert_int_equal(st.num_threads, 1);
+	assert_int_equal(st.starttime, 1228137);
+}
+
+static void stat_tgid_dead_thread(void **state)
+{
+	struct ctp_stat st;
+
+	(void)state;
+	assert_int_equal(parse(STAT_TGID_DEAD_THREAD, &st), 0);
+	assert_true(st.present == ALL_STAT);
+	expect_comm(&st, "python3");
+	assert_int_equal(st.minflt, 2864);
+	assert_int_equal(st.cminflt, 6539);
+	assert_int_equal(st.majflt, 0);
+	assert_int_equal(st.cmajflt, 0);
+	assert_int_equal(st.utime, 20);
+	assert_int_equal(st.stime, 1);
+	assert_int_equal(st.cutime, 3);
+	assert_int_equal(st.cstime, 3);
+	assert_int_equal(st.num_threads, 2);
+	/* The live threads' own times add up to less than the process's. */
+	assert_int_equal(parse(STAT_TID_808, &st), 0);
+	assert_int_equal(st.utime, 5);
+	assert_int_equal(st.cutime, 3);
+	assert_int_equal(parse(STAT_TID_874, &st), 0);
+	assert_int_equal(st.utime, 0);
+	assert_int_equal(st.minflt, 3);
+}
+
+/* A short read of a process line: what the cut leaves whole is kept. */
+static void stat_tgid_truncated(void **state)
+{
+	const char *cut;
+	struct ctp_stat st;
+	size_t at;
+
+	(void)state;
+	/* Cut inside (16) cutime "190" -> "19". */
+	cut = strstr(STAT_TGID_REAPED, " 190 18 ");
+	assert_non_null(cut);
+	at = (size_t)(cut - STAT_TGID_REAPED);
+	assert_int_equal(ctp_parse_stat(STAT_TGID_REAPED, at + 3, &st),
+			 -EMSGSIZE);
+	expect_comm(&st, "sh (x) y)");
+	assert_true(ctp_stat_has(&st, CTP_STAT_CMINFLT));
+	assert_int_equal(st.cminflt, 38568);
+	assert_true(ctp_stat_has(&st, CTP_STAT_STIME));
+	assert_false(ctp_stat_has(&st, CTP_STAT_CUTIME));
+	assert_false(ctp_stat_has(&st, CTP_STAT_CSTIME));
+	assert_false(ctp_stat_has(&st, CTP_STAT_NUM_THREADS));
+
+	/* Cut inside (17) cstime "18" -> "1": cutime whole, cstime not. */
+	assert_int_equal(ctp_parse_stat(STAT_TGID_REAPED, at + 6, &st),
+			 -EMSGSIZE);
+	assert_int_equal(st.cutime, 190);
+	assert_false(ctp_stat_has(&st, CTP_STAT_CSTIME));
+
+	/* Cut inside the comm: nothing after the pid. */
+	cut = strstr(STAT_TGID_REAPED, " y)");
+	assert_non_null(cut);
+	assert_int_not_equal(ctp_parse_stat(STAT_TGID_REAPED,
+					    (size_t)(cut - STAT_TGID_REAPED),
+					    &st),
+			     0);
+	assert_false(ctp_stat_has(&st, CTP_STAT_CUTIME));
+	assert_false(ctp_stat_has(&st, CTP_STAT_CMINFLT));
+	/* A ')' inside the comm is not its end: cut after "sh (x)", the
+	 * fields that seem to follow are comm bytes, not values. */
+	cut = strstr(STAT_TGID_REAPED, "(x)");
+	assert_non_null(cut);
+	assert_int_not_equal(
+		ctp_parse_stat(STAT_TGID_REAPED,
+			       (size_t)(cut - STAT_TGID_REAPED) + 3, &st),
+		0);
+	assert_false(ctp_stat_has(&st, CTP_STAT_STATE));
+}
+
+/* Hostile children fields: each is left absent, the rest is kept. */
+static void stat_children_hostile(void **state)
+{
+	char line[1024];
+	struct ctp_stat st;
+
+	(void)state;
+	/* (16) cutime negative: the kernel's counts are unsigned. */
+	assert_int_equal(
+		parse(with_field(line, sizeof(line), STAT_PID1, 16, "-5"), &st),
+		-EINVAL);
+	assert_true(st.present == (ALL_STAT & ~BIT(CTP_STAT_CUTIME)));
+	assert_int_equal(st.cstime, 306);
+	assert_int_equal(st.utime, 41);
+
+	/* (17) cstime one past UINT64_MAX; UINT64_MAX itself is a value. */
+	assert_int_equal(parse(with_field(line, sizeof(line), STAT_PID1, 17,
+					  "18446744073709551616"),
+			       &st),
+			 -ERANGE);
+	assert_true(st.present == (ALL_STAT & ~BIT(CTP_STAT_CSTIME)));
+	assert_int_equal(st.cutime, 1291);
+	assert_int_equal(parse(with_field(line, sizeof(line), STAT_PID1, 17,
+					  "18446744073709551615"),
+			       &st),
+			 0);
+	assert_true(st.cstime == UINT64_MAX);
+
+	/* (11) cminflt and (13) cmajflt garbage. */
+	assert_int_equal(
+		parse(with_field(line, sizeof(line), STAT_PID1, 11, "3e5"),
+		      &st),
+		-EINVAL);
+	assert_true(st.present == (ALL_STAT & ~BIT(CTP_STAT_CMINFLT)));
+	assert_int_equal(st.minflt, 41298);
+	assert_int_equal(st.majflt, 0);
+	assert_int_equal(
+		parse(with_field(line, sizeof(line), STAT_PID1, 13, "+237"),
+		      &st),
+		-EINVAL);
+	assert_true(st.present == (ALL_STAT & ~BIT(CTP_STAT_CMAJFLT)));
+	assert_int_equal(st.cminflt, 372013);
+
+	/* A line that ends after (17), as a hostile or broken file might:
+	 * complete, so no error, and nothing past it. */
+	assert_int_equal(
+		parse("9 (a) b) S 1 1 1 0 -1 0 1 2 3 4 5 6 7 8\n", &st), 0);
+	expect_comm(&st, "a) b");
+	assert_int_equal(st.cminflt, 2);
+	assert_int_equal(st.cmajflt, 4);
+	assert_int_equal(st.cutime, 7);
+	assert_int_equal(st.cstime, 8);
+	assert_false(ctp_stat_has(&st, CTP_STAT_PRIORITY));
 }
 
 static void status_all_keys(void **state)
@@ -649,6 +832,10 @@ int main(void)
 		cmocka_unit_test(stat_every_prefix),
 		cmocka_unit_test(stat_overflow),
 		cmocka_unit_test(stat_garbage),
+		cmocka_unit_test(stat_tgid_reaped),
+		cmocka_unit_test(stat_tgid_dead_thread),
+		cmocka_unit_test(stat_tgid_truncated),
+		cmocka_unit_test(stat_children_hostile),
 		cmocka_unit_test(status_all_keys),
 		cmocka_unit_test(status_missing_keys),
 		cmocka_unit_test(status_layouts),

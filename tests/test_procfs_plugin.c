@@ -106,6 +106,14 @@ static const struct {
 	{"procfs.nonvoluntary_csw"},
 	{"procfs.cpu_affinity"},
 	{"procfs.nr_threads"},
+	{"procfs.process.minflt"},
+	{"procfs.process.majflt"},
+	{"procfs.process.utime"},
+	{"procfs.process.stime"},
+	{"procfs.children.minflt"},
+	{"procfs.children.majflt"},
+	{"procfs.children.utime"},
+	{"procfs.children.stime"},
 };
 #define N_EXPECTED (sizeof(expected) / sizeof(expected[0]))
 
@@ -376,8 +384,32 @@ static void thread_files_missing(void **state)
 	hx_fx_stop(fx);
 }
 
+/* The process fields, each from its own <tgid>/stat field. */
+static const char *const process_fields[] = {
+	"procfs.nr_threads",	  "procfs.process.minflt",
+	"procfs.process.majflt",  "procfs.process.utime",
+	"procfs.process.stime",	  "procfs.children.minflt",
+	"procfs.children.majflt", "procfs.children.utime",
+	"procfs.children.stime",
+};
+#define N_PROCESS_FIELDS (sizeof(process_fields) / sizeof(process_fields[0]))
+
+static void expect_process(const struct hx_rec *rec, const uint64_t *want)
+{
+	size_t i;
+
+	assert_int_equal(rec->bad_sets, 0);
+	assert_int_equal(rec->n_sets, N_PROCESS_FIELDS);
+	for (i = 0; i < N_PROCESS_FIELDS; i++)
+		hx_expect_u64(rec, process_fields[i], want[i]);
+}
+
 static void process_nr_threads(void **state)
 {
+	/* /proc/1/stat: (20) 13; (10) 41298, (12) 0, (14) 41, (15) 153;
+	 * (11) 372013, (13) 237, (16) 1291, (17) 306. */
+	static const uint64_t pid1[] = {13,	41298, 0,    41, 153,
+					372013, 237,   1291, 306};
 	struct hx_fx *fx = *state;
 	struct hx_rec rec;
 	char line[1024];
@@ -385,23 +417,119 @@ static void process_nr_threads(void **state)
 
 	assert_int_equal(start(fx, "/fixture", NULL), 0);
 	assert_int_equal(run_process(fx, &rec, STAT_PID1, 0), 0);
-	assert_int_equal(rec.bad_sets, 0);
-	assert_int_equal(rec.n_sets, 1);
-	assert_int_equal(hx_cell(&rec, "procfs.nr_threads")->u, 13);
+	expect_process(&rec, pid1);
+	/* No thread field on a process row. */
+	assert_int_equal(hx_cell(&rec, "procfs.utime")->set, 0);
+	assert_int_equal(hx_cell(&rec, "procfs.minflt")->set, 0);
 
-	/* (20) num_threads garbage: absent, counted, not an error. */
+	/* (20) num_threads garbage: absent, counted, not an error; the
+	 * rest of the row is kept. */
 	p = strstr(STAT_PID1, " 13 0 12 ");
 	assert_non_null(p);
 	snprintf(line, sizeof(line), "%.*s 1x%s", (int)(p - STAT_PID1),
 		 STAT_PID1, p + 3);
 	assert_int_equal(run_process(fx, &rec, line, 0), 0);
-	assert_int_equal(rec.n_sets, 0);
+	assert_int_equal(rec.n_sets, N_PROCESS_FIELDS - 1);
+	assert_int_equal(hx_cell(&rec, "procfs.nr_threads")->set, 0);
+	hx_expect_u64(&rec, "procfs.children.utime", 1291);
 	assert_int_equal(hx_summary(&fx->ctx, "stat_parse_errors"), 1);
 
 	assert_int_equal(run_process(fx, &rec, NULL, -ENOENT), -ENOENT);
 	assert_int_equal(run_process(fx, &rec, NULL, -ESRCH), -ENOENT);
 	assert_int_equal(run_process(fx, &rec, NULL, -EACCES), -EACCES);
 	assert_int_equal(rec.n_sets, 0);
+	hx_fx_stop(fx);
+}
+
+/*
+ * The kernel's process totals reach the process row: work of a thread that
+ * exited and of children that were reaped, which no thread row has.
+ */
+static void process_totals(void **state)
+{
+	/* python3 808, its burner thread joined: 20 ticks of user time in
+	 * the process, 5 + 0 in its live threads. */
+	static const uint64_t dead_thread[] = {2,    2864, 0, 20, 1,
+					       6539, 0,	   3, 3};
+	/* The shell named "sh (x) y)" after reaping four busy children. */
+	static const uint64_t reaped[] = {1, 251, 0, 0, 0, 38568, 0, 190, 18};
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
+	uint64_t live_utime = 0;
+	const char *cut;
+	char line[1024];
+
+	assert_int_equal(start(fx, "/fixture", NULL), 0);
+	assert_int_equal(run_process(fx, &rec, STAT_TGID_DEAD_THREAD, 0), 0);
+	expect_process(&rec, dead_thread);
+	assert_int_equal(
+		run_thread(fx, &rec, 808, STAT_TID_808, 0, STATUS_T59, 0), 0);
+	live_utime += hx_u64(&rec, "procfs.utime");
+	/* The thread's line repeats the process's children fields: they
+	 * are not thread values. */
+	assert_int_equal(hx_cell(&rec, "procfs.children.utime")->set, 0);
+	assert_int_equal(hx_cell(&rec, "procfs.process.utime")->set, 0);
+	assert_int_equal(
+		run_thread(fx, &rec, 874, STAT_TID_874, 0, STATUS_T59, 0), 0);
+	live_utime += hx_u64(&rec, "procfs.utime");
+	assert_true(live_utime == 5);
+
+	assert_int_equal(run_process(fx, &rec, STAT_TGID_REAPED, 0), 0);
+	expect_process(&rec, reaped);
+
+	/* Cut inside (17) cstime: the values before it are kept, cstime
+	 * and everything after it absent, one parse error. */
+	cut = strstr(STAT_TGID_REAPED, " 190 18 ");
+	assert_non_null(cut);
+	snprintf(line, sizeof(line), "%.*s", (int)(cut - STAT_TGID_REAPED) + 6,
+		 STAT_TGID_REAPED);
+	assert_int_equal(run_process(fx, &rec, line, 0), 0);
+	assert_int_equal(rec.bad_sets, 0);
+	assert_int_equal(rec.n_sets, 7);
+	hx_expect_u64(&rec, "procfs.children.utime", 190);
+	hx_expect_u64(&rec, "procfs.children.minflt", 38568);
+	assert_int_equal(hx_cell(&rec, "procfs.children.stime")->set, 0);
+	assert_int_equal(hx_cell(&rec, "procfs.nr_threads")->set, 0);
+	assert_int_equal(hx_summary(&fx->ctx, "stat_parse_errors"), 1);
+	hx_fx_stop(fx);
+}
+
+/* process.cpu_time and children.cpu_time are formulas over the pairs,
+ * process scope; the thread's cpu_time stays as it was. */
+static void derived_cpu_times(void **state)
+{
+	static const struct {
+		const char *name, *ut, *st;
+		uint8_t scope;
+	} want[] = {
+		{"procfs.cpu_time", "procfs.utime", "procfs.stime",
+		 CTP_SCOPE_THREAD},
+		{"procfs.process.cpu_time", "procfs.process.utime",
+		 "procfs.process.stime", CTP_SCOPE_PROCESS},
+		{"procfs.children.cpu_time", "procfs.children.utime",
+		 "procfs.children.stime", CTP_SCOPE_PROCESS},
+	};
+	struct hx_fx *fx = *state;
+	size_t i;
+
+	assert_int_equal(start(fx, "/fixture", NULL), 0);
+	assert_int_equal(hx_n_derived(&fx->ctx), 3);
+	for (i = 0; i < 3; i++) {
+		const struct ctp_field *f = hx_derived(&fx->ctx, i);
+
+		assert_string_equal(f->name, want[i].name);
+		assert_int_equal(f->scope, want[i].scope);
+		assert_int_equal(f->unit, CTP_UNIT_TICKS);
+		assert_int_equal(f->kind, CTP_KIND_COUNTER);
+		assert_int_equal(f->rule, CTP_RULE_SUM);
+		assert_int_equal(f->n_terms, 2);
+		assert_int_equal((int)f->terms[0].input,
+				 hx_field(&fx->ctx, want[i].ut));
+		assert_int_equal((int)f->terms[1].input,
+				 hx_field(&fx->ctx, want[i].st));
+		assert_int_equal(f->terms[0].coef, 1);
+		assert_int_equal(f->terms[1].coef, 1);
+	}
 	hx_fx_stop(fx);
 }
 
@@ -575,6 +703,8 @@ int main(void)
 		cmocka_unit_test(thread_absent_not_zero),
 		cmocka_unit_test(thread_files_missing),
 		cmocka_unit_test(process_nr_threads),
+		cmocka_unit_test(process_totals),
+		cmocka_unit_test(derived_cpu_times),
 		cmocka_unit_test(disabled_field),
 		cmocka_unit_test(affinity_modes),
 		cmocka_unit_test(concurrent_workers),

@@ -2,12 +2,15 @@
 /*
  * io: per-thread I/O accounting from /proc/<tgid>/task/<tid>/io: bytes and
  * system calls at the read/write syscall layer, and bytes that reached (or
- * were cancelled before reaching) the storage layer.
+ * were cancelled before reaching) the storage layer. Per process, the same
+ * seven from /proc/<tgid>/io, where the kernel adds the I/O of threads that
+ * exited and of children that were waited for to the live threads'
+ * (fs/proc/base.c do_io_accounting, whole = 1), which no thread row has.
  *
  * The file exists only on kernels built with CONFIG_TASK_IO_ACCOUNTING; the
  * plugin says so with ctp_api.file_gate, so the core can tell a kernel
  * without it from other read failures. A missing or unreadable file leaves
- * the thread's values absent (the core tallies the failure). No options.
+ * the row's values absent (the core tallies the failure). No options.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -22,9 +25,20 @@
 
 #define IO_KCONFIG "CONFIG_TASK_IO_ACCOUNTING"
 
-/* One entry per parser value, in enum ctp_io_key order. */
+/*
+ * The thread fields, one per parser value in enum ctp_io_key order, then
+ * the process fields in the same order: process field i is entry
+ * CTP_IO_N + i.
+ */
 #define IO_BYTES(nm, hlp) CTP_FIELD_COUNTER("io." nm, THREAD, BYTES, hlp)
 #define IO_CALLS(nm, hlp) CTP_FIELD_COUNTER("io." nm, THREAD, COUNT, hlp)
+#define P(i)		  (CTP_IO_N + (i))
+#define PIO(nm, un, what)                                                      \
+	CTP_FIELD_COUNTER("io.process." nm, PROCESS, un,                       \
+			  what                                                 \
+			  " by the whole process: live threads, threads "      \
+			  "that exited and children that were waited for "     \
+			  "(<tgid>/io " nm ")")
 static const struct ctp_field_desc fields[] = {
 	[CTP_IO_RCHAR] = IO_BYTES("rchar", "Bytes read by read-like syscalls, "
 					   "page cache hits included (io "
@@ -47,13 +61,30 @@ static const struct ctp_field_desc fields[] = {
 			 "Dirty page-cache bytes this thread dropped before "
 			 "writeback, e.g. by truncating (io "
 			 "cancelled_write_bytes)"),
+	[P(CTP_IO_RCHAR)] = PIO("rchar", BYTES,
+				"Bytes read by read-like syscalls, page "
+				"cache hits included,"),
+	[P(CTP_IO_WCHAR)] = PIO("wchar", BYTES,
+				"Bytes written by write-like syscalls, "
+				"before the page cache,"),
+	[P(CTP_IO_SYSCR)] = PIO("syscr", COUNT, "Read-like syscalls made"),
+	[P(CTP_IO_SYSCW)] = PIO("syscw", COUNT, "Write-like syscalls made"),
+	[P(CTP_IO_READ_BYTES)] = PIO("read_bytes", BYTES,
+				     "Bytes caused to be read from storage"),
+	[P(CTP_IO_WRITE_BYTES)] = PIO("write_bytes", BYTES,
+				      "Bytes caused to be written to storage"),
+	[P(CTP_IO_CANCELLED_WRITE_BYTES)] =
+		PIO("cancelled_write_bytes", BYTES,
+		    "Dirty page-cache bytes dropped before writeback"),
 };
 
-_Static_assert(sizeof(fields) / sizeof(fields[0]) == CTP_IO_N,
+_Static_assert(sizeof(fields) / sizeof(fields[0]) == 2 * CTP_IO_N,
 	       "field table and parser disagree");
 
 enum { TF_IO, N_TF };
 static const char *const thread_files[] = {"io", NULL};
+enum { PF_IO, N_PF };
+static const char *const process_files[] = {"io", NULL};
 
 enum { C_PARSE_ERRORS, N_COUNTERS };
 static const char *const counter_names[] = {
@@ -63,24 +94,27 @@ static const char *const counter_names[] = {
 struct io_state {
 	struct ctp_ctx *ctx;
 	const struct ctp_api *api;
-	int fh[CTP_IO_N]; /* field handles; < 0 means skip */
+	int fh[2 * CTP_IO_N]; /* field handles; < 0 means skip */
 	int counter[N_COUNTERS];
 };
 
-static int io_thread(void *state, const struct ctp_task *task,
-		     struct ctp_record *rec)
+/*
+ * Declared file `file` of the task into the fields fh[0..CTP_IO_N): the
+ * thread and the process file have the same seven lines.
+ */
+static int record_io(struct io_state *st, const struct ctp_task *task,
+		     uint32_t file, const int *fh, struct ctp_record *rec)
 {
-	struct io_state *st = state;
 	const char *data;
 	size_t len;
 	struct ctp_io io;
 	int ret, r;
 	unsigned i;
 
-	/* Missing (no CONFIG_TASK_IO_ACCOUNTING, or the thread exited) or
+	/* Missing (no CONFIG_TASK_IO_ACCOUNTING, or the task exited) or
 	 * unreadable: the core tallies it and decides about vanishing; the
 	 * values stay absent. */
-	ret = ctp_task_file(task, TF_IO, &data, &len);
+	ret = ctp_task_file(task, file, &data, &len);
 	if (ret == -EPROTO) /* the core handed fewer files than declared */
 		return ret;
 	if (ret < 0)
@@ -88,13 +122,31 @@ static int io_thread(void *state, const struct ctp_task *task,
 	if (ctp_parse_io(data, len, &io) < 0)
 		st->api->summary_add(st->ctx, st->counter[C_PARSE_ERRORS], 1);
 	for (i = 0; i < CTP_IO_N; i++) {
-		if (!(io.present & (1u << i)) || st->fh[i] < 0)
+		if (!(io.present & (1u << i)) || fh[i] < 0)
 			continue;
-		r = st->api->set_u64(rec, st->fh[i], io.v[i]);
+		r = st->api->set_u64(rec, fh[i], io.v[i]);
 		if (r < 0 && ret == 0)
 			ret = r;
 	}
 	return ret;
+}
+
+static int io_thread(void *state, const struct ctp_task *task,
+		     struct ctp_record *rec)
+{
+	struct io_state *st = state;
+
+	return record_io(st, task, TF_IO, st->fh, rec);
+}
+
+/* <tgid>/io: the thread group's sum plus what exited threads and reaped
+ * children left in signal_struct.ioac. */
+static int io_process(void *state, const struct ctp_task *task,
+		      struct ctp_record *rec)
+{
+	struct io_state *st = state;
+
+	return record_io(st, task, PF_IO, st->fh + CTP_IO_N, rec);
 }
 
 static void io_fini(void *state)
@@ -131,16 +183,18 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	CTP_PLUGIN_HEADER,
 	.name = "io",
 	.version = IO_VERSION,
-	.description = "Per-thread I/O bytes and syscalls from "
-		       "/proc/<tgid>/task/<tid>/io",
+	.description = "Per-thread and per-process I/O bytes and syscalls "
+		       "from /proc/<tgid>/task/<tid>/io and /proc/<tgid>/io",
 	/* CTP_PLUGIN_OPTIONS with no table: io takes no option, and the
 	 * core refuses any. */
 	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
 		 CTP_PLUGIN_SPLITTABLE | CTP_PLUGIN_OPTIONS,
 	CTP_PLUGIN_FIELDS(fields),
 	.thread_files = thread_files,
+	.process_files = process_files,
 	.init = io_init,
 	.fini = io_fini,
 	.thread = io_thread,
+	.process = io_process,
 	CTP_PLUGIN_COUNTER_TABLE(counter_names),
 };

@@ -61,14 +61,28 @@ static int stat_field(struct ctp_stat *st, unsigned n, const char *tok,
 	case CTP_STAT_MINFLT: /* (10) minflt */
 		r = tok_u64(tok, tend, &st->minflt);
 		break;
+	case CTP_STAT_CMINFLT: /* (11) cminflt */
+		r = tok_u64(tok, tend, &st->cminflt);
+		break;
 	case CTP_STAT_MAJFLT: /* (12) majflt */
 		r = tok_u64(tok, tend, &st->majflt);
+		break;
+	case CTP_STAT_CMAJFLT: /* (13) cmajflt */
+		r = tok_u64(tok, tend, &st->cmajflt);
 		break;
 	case CTP_STAT_UTIME: /* (14) utime */
 		r = tok_u64(tok, tend, &st->utime);
 		break;
 	case CTP_STAT_STIME: /* (15) stime */
 		r = tok_u64(tok, tend, &st->stime);
+		break;
+	/* proc(5) says %ld, and the kernel prints (16) and (17) signed; they
+	 * come from unsigned tick counts, so a sign means garbage. */
+	case CTP_STAT_CUTIME: /* (16) cutime */
+		r = tok_u64(tok, tend, &st->cutime);
+		break;
+	case CTP_STAT_CSTIME: /* (17) cstime */
+		r = tok_u64(tok, tend, &st->cstime);
 		break;
 	case CTP_STAT_PRIORITY: /* (18) priority, negative for RT tasks */
 		r = tok_i64(tok, tend, &st->priority);
@@ -118,14 +132,26 @@ static bool stat_number(struct ctp_stat *st, unsigned n, const char **p,
 	case CTP_STAT_MINFLT:
 		du = &st->minflt;
 		break;
+	case CTP_STAT_CMINFLT:
+		du = &st->cminflt;
+		break;
 	case CTP_STAT_MAJFLT:
 		du = &st->majflt;
+		break;
+	case CTP_STAT_CMAJFLT:
+		du = &st->cmajflt;
 		break;
 	case CTP_STAT_UTIME:
 		du = &st->utime;
 		break;
 	case CTP_STAT_STIME:
 		du = &st->stime;
+		break;
+	case CTP_STAT_CUTIME:
+		du = &st->cutime;
+		break;
+	case CTP_STAT_CSTIME:
+		du = &st->cstime;
 		break;
 	case CTP_STAT_NUM_THREADS:
 		du = &st->num_threads;

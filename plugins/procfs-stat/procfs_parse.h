@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Pure parsers for /proc/<pid>/task/<tid>/{stat,status} and the kernel's
- * cpu list format. No I/O, no allocation, no logging; tested on literal
+ * Pure parsers for /proc/<pid>/task/<tid>/{stat,status}, /proc/<tgid>/stat
+ * (the same line, with process-wide values) and the kernel's cpu list
+ * format. No I/O, no allocation, no logging; tested on literal
  * kernel text (tests/test_procfs_parse.c).
  *
  * Truncation: the kernel ends both files with '\n'. A value that runs into
@@ -23,9 +24,13 @@ enum {
 	CTP_STAT_COMM = 2,
 	CTP_STAT_STATE = 3,
 	CTP_STAT_MINFLT = 10,
+	CTP_STAT_CMINFLT = 11,
 	CTP_STAT_MAJFLT = 12,
+	CTP_STAT_CMAJFLT = 13,
 	CTP_STAT_UTIME = 14,
 	CTP_STAT_STIME = 15,
+	CTP_STAT_CUTIME = 16,
+	CTP_STAT_CSTIME = 17,
 	CTP_STAT_PRIORITY = 18,
 	CTP_STAT_NICE = 19,
 	CTP_STAT_NUM_THREADS = 20,
@@ -41,8 +46,14 @@ struct ctp_stat {
 	const char *comm; /* points into the parsed buffer, not terminated */
 	size_t comm_len;
 	char state;
+	/* The thread's own; in <tgid>/stat the whole process's, threads that
+	 * have exited included (do_task_stat with whole = 1). */
 	uint64_t minflt, majflt;
 	uint64_t utime, stime; /* USER_HZ ticks */
+	/* Waited-for children, as the kernel keeps them per process
+	 * (signal_struct); the same in every thread's stat of a process. */
+	uint64_t cminflt, cmajflt;
+	uint64_t cutime, cstime; /* USER_HZ ticks */
 	int64_t priority, nice;
 	uint64_t num_threads;
 	uint64_t starttime; /* USER_HZ ticks since boot */

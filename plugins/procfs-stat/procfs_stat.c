@@ -2,7 +2,9 @@
 /*
  * procfs-stat: per-thread CPU time, page faults, scheduling parameters, run
  * state, context switches and CPU affinity from /proc/<tgid>/task/<tid>/stat
- * and status, plus the process thread count from /proc/<tgid>/stat.
+ * and status; per process, from /proc/<tgid>/stat, the thread count and the
+ * kernel's own process totals, which keep the work of exited threads and
+ * of waited-for children that no thread row holds.
  *
  * Options:
  *   affinity: auto (default) | syscall | status
@@ -41,8 +43,27 @@ enum {
 	F_NONVOLUNTARY_CSW,
 	F_CPU_AFFINITY,
 	F_NR_THREADS,
+	F_PROC_MINFLT,
+	F_PROC_MAJFLT,
+	F_PROC_UTIME,
+	F_PROC_STIME,
+	F_CHILD_MINFLT,
+	F_CHILD_MAJFLT,
+	F_CHILD_UTIME,
+	F_CHILD_STIME,
 	N_FIELDS
 };
+
+/* The text shared by the help of the process-scope fields. */
+#define WHOLE                                                                  \
+	" of the whole process since it started: its live threads and "        \
+	"those that exited, not its children; <tgid>/stat field "
+#define WAITED                                                                 \
+	" of the process's children that exited and were waited for "          \
+	"(wait4, waitpid...), each with the descendants it waited "            \
+	"for; not running children, nor those reaped unwaited "                \
+	"(SIGCHLD ignored); <tgid>/stat field "
+#define PROC_COUNTER(nm, un, hlp) CTP_FIELD_COUNTER(nm, PROCESS, un, hlp)
 
 static const struct ctp_field_desc fields[] = {
 	[F_MINFLT] = CTP_FIELD_COUNTER(
@@ -101,6 +122,26 @@ static const struct ctp_field_desc fields[] = {
 	[F_NR_THREADS] =
 		CTP_FIELD_GAUGE("procfs.nr_threads", PROCESS, COUNT, MAX,
 				"Threads in the process, stat field 20"),
+	[F_PROC_MINFLT] = PROC_COUNTER("procfs.process.minflt", COUNT,
+				       "Minor page faults" WHOLE "10"),
+	[F_PROC_MAJFLT] = PROC_COUNTER("procfs.process.majflt", COUNT,
+				       "Major page faults" WHOLE "12"),
+	[F_PROC_UTIME] = PROC_COUNTER("procfs.process.utime", TICKS,
+				      "User-mode CPU time" WHOLE "14"),
+	[F_PROC_STIME] = PROC_COUNTER("procfs.process.stime", TICKS,
+				      "Kernel-mode CPU time" WHOLE "15"),
+	[F_CHILD_MINFLT] =
+		PROC_COUNTER("procfs.children.minflt", COUNT,
+			     "Minor page faults" WAITED "11 (cminflt)"),
+	[F_CHILD_MAJFLT] =
+		PROC_COUNTER("procfs.children.majflt", COUNT,
+			     "Major page faults" WAITED "13 (cmajflt)"),
+	[F_CHILD_UTIME] =
+		PROC_COUNTER("procfs.children.utime", TICKS,
+			     "User-mode CPU time" WAITED "16 (cutime)"),
+	[F_CHILD_STIME] =
+		PROC_COUNTER("procfs.children.stime", TICKS,
+			     "Kernel-mode CPU time" WAITED "17 (cstime)"),
 };
 
 _Static_assert(sizeof(fields) / sizeof(fields[0]) == N_FIELDS,
@@ -443,6 +484,37 @@ static int procfs_thread(void *state, const struct ctp_task *task,
 	return got ? 0 : rerr;
 }
 
+/*
+ * The process row from <tgid>/stat, where the kernel sums the whole thread
+ * group, exited threads included, and keeps the waited-for children's
+ * totals (fs/proc/array.c do_task_stat, whole = 1).
+ */
+static int set_process_stat(struct procfs_state *st, struct ctp_record *rec,
+			    const struct ctp_stat *s)
+{
+	const struct {
+		unsigned stat_no;
+		int field;
+		uint64_t v;
+	} vals[] = {
+		{CTP_STAT_NUM_THREADS, F_NR_THREADS, s->num_threads},
+		{CTP_STAT_MINFLT, F_PROC_MINFLT, s->minflt},
+		{CTP_STAT_MAJFLT, F_PROC_MAJFLT, s->majflt},
+		{CTP_STAT_UTIME, F_PROC_UTIME, s->utime},
+		{CTP_STAT_STIME, F_PROC_STIME, s->stime},
+		{CTP_STAT_CMINFLT, F_CHILD_MINFLT, s->cminflt},
+		{CTP_STAT_CMAJFLT, F_CHILD_MAJFLT, s->cmajflt},
+		{CTP_STAT_CUTIME, F_CHILD_UTIME, s->cutime},
+		{CTP_STAT_CSTIME, F_CHILD_STIME, s->cstime},
+	};
+	int ret = 0;
+
+	for (size_t i = 0; i < CTP_ARRAY_LEN(vals); i++)
+		if (ctp_stat_has(s, vals[i].stat_no))
+			keep(&ret, set_u64(st, rec, vals[i].field, vals[i].v));
+	return ret;
+}
+
 static int procfs_process(void *state, const struct ctp_task *task,
 			  struct ctp_record *rec)
 {
@@ -459,10 +531,7 @@ static int procfs_process(void *state, const struct ctp_task *task,
 		return r;
 	if (ctp_parse_stat(data, len, &s) < 0)
 		count(st, C_STAT_ERR);
-	/* (20) num_threads */
-	if (ctp_stat_has(&s, CTP_STAT_NUM_THREADS))
-		return set_u64(st, rec, F_NR_THREADS, s.num_threads);
-	return 0;
+	return set_process_stat(st, rec, &s);
 }
 
 static const char *const affinity_modes[] = {"auto", "syscall", "status", NULL};
@@ -548,17 +617,33 @@ static void affinity_probe(struct procfs_state *st)
 	}
 }
 
-/* All the CPU a thread used: what `compare` ranks by when a view sums
- * the two (docs/COMPARE.md). */
-static const struct ctp_derived_desc cpu_time_desc = {
-	.abi = CTP_ABI_MAJOR,
-	.size = sizeof(struct ctp_derived_desc),
-	.field = CTP_FIELD_COUNTER("procfs.cpu_time", THREAD, TICKS,
-				   "CPU time in user and kernel mode since "
-				   "thread start: utime + stime"),
-	.n_terms = 2,
-	.terms = {{.field = "procfs.utime", .coef = 1},
-		  {.field = "procfs.stime", .coef = 1}},
+/* user + kernel time of a pair of fields, as one derived field. */
+#define CPU_TIME(nm, sc, hlp, ut, stm)                                         \
+	{                                                                      \
+		.abi = CTP_ABI_MAJOR, .size = sizeof(struct ctp_derived_desc), \
+		.field = CTP_FIELD_COUNTER(nm, sc, TICKS, hlp), .n_terms = 2,  \
+		.terms = {{.field = (ut), .coef = 1},                          \
+			  {.field = (stm), .coef = 1}},                        \
+	}
+
+/* All the CPU a thread used is what `compare` ranks by when a view sums
+ * the two (docs/COMPARE.md); the process-scope pair counts what the
+ * threads cannot: exited threads and waited-for children. */
+static const struct ctp_derived_desc cpu_time_descs[] = {
+	CPU_TIME("procfs.cpu_time", THREAD,
+		 "CPU time in user and kernel mode since thread start: "
+		 "utime + stime",
+		 "procfs.utime", "procfs.stime"),
+	CPU_TIME("procfs.process.cpu_time", PROCESS,
+		 "CPU time in user and kernel mode of the whole process, "
+		 "exited threads included, not children: process.utime + "
+		 "process.stime",
+		 "procfs.process.utime", "procfs.process.stime"),
+	CPU_TIME("procfs.children.cpu_time", PROCESS,
+		 "CPU time in user and kernel mode of the children that "
+		 "exited and were waited for, with the descendants they "
+		 "waited for: children.utime + children.stime",
+		 "procfs.children.utime", "procfs.children.stime"),
 };
 
 static int procfs_init(struct ctp_ctx *ctx, const struct ctp_api *api,
@@ -585,8 +670,10 @@ static int procfs_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 	st->affinity = mode;
 	affinity_probe(st);
 	/* An older core has no derived fields: do without. */
-	if (CTP_API_HAS(api, derived_register))
-		api->derived_register(ctx, &cpu_time_desc);
+	for (size_t i = 0; i < CTP_ARRAY_LEN(cpu_time_descs) &&
+			   CTP_API_HAS(api, derived_register);
+	     i++)
+		api->derived_register(ctx, &cpu_time_descs[i]);
 	api->log(ctx, CTP_LOG_DEBUG, "affinity from %s",
 		 st->affinity == AFF_SYSCALL ? "sched_getaffinity"
 					     : "Cpus_allowed_list");
