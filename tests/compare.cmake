@@ -20,3 +20,5 @@ set_tests_properties(test_compare_live PROPERTIES RUN_SERIAL TRUE)
 ctp_add_test(test_compare_rename test_compare_rename.c snapbuild.c e2e_util.c
              LIBS ctpcore)
 add_dependencies(test_compare_rename ctprof-core)
+# compare's coverage line on a hand-built pair (core/analysis/coverage.c).
+ctp_add_test(test_coverage test_coverage.c snapbuild.c e2e_util.c LIBS ctpcore)

@@ -385,7 +385,12 @@ static void test_parse_errors(void **state)
 	bad_view("v", "view: v\nsrot: a\n" HEAD COL_A,
 		 ":2:1: unknown key 'srot' in a view (expected one of: view, "
 		 "description, sort, order, hide_zero, sections, columns, "
-		 "full); did you mean 'sort'?");
+		 "full, coverage); did you mean 'sort'?");
+	bad_view("v", "view: v\n" HEAD COL_A "coverage: {thread: [a]}\n",
+		 ":7:12: unknown key 'thread' in 'coverage' (expected one of: "
+		 "threads, cgroup, exited); did you mean 'threads'?");
+	bad_view("v", "view: v\n" HEAD COL_A "coverage: [a]\n",
+		 ":7:11: 'coverage' must be a mapping");
 	bad_view("v", "view: v\n" HEAD "columns:\n  - {id: a, label: A}\n",
 		 ":6:5: 'columns[0]' needs id, label and one of field, first, "
 		 "sum, ident");

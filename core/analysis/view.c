@@ -21,9 +21,10 @@
 #define VIEW_MAX_COLS  64
 #define VIEW_MAX_SECS  8
 
-static const char *const top_keys[] = {"view",	  "description", "sort",
-				       "order",	  "hide_zero",	 "sections",
-				       "columns", "full",	 NULL};
+static const char *const top_keys[] = {
+	"view",	    "description", "sort", "order",    "hide_zero",
+	"sections", "columns",	   "full", "coverage", NULL};
+static const char *const cover_keys[] = {"threads", "cgroup", "exited", NULL};
 static const char *const col_keys[] = {
 	"id", "label", "field", "first", "sum", "ident", "show", "in", NULL};
 static const char *const sec_keys[] = {"title", "group_by", NULL};
@@ -46,6 +47,9 @@ void ctp_view_free(struct ctp_view *v)
 		free(v->secs[i].title);
 		free(v->secs[i].group_by);
 	}
+	for (size_t i = 0; i < CTP_VIEW_COVER_N; i++)
+		for (size_t k = 0; k < v->coverage[i].n_fields; k++)
+			free(v->coverage[i].fields[k]);
 	free(v->cols);
 	free(v->secs);
 	free(v->hide_zero);
@@ -357,10 +361,35 @@ static int check_name(struct ctp_yctx *c, const struct ctp_ynode *v,
 	return 0;
 }
 
+/* `coverage: {threads: [...], cgroup: [...], exited: [...]}`. */
+static int conv_coverage(struct ctp_yctx *c, const struct ctp_ynode *v,
+			 struct ctp_view *view)
+{
+	struct ctp_yclip b;
+	char path[48];
+	if (v->type != CTP_Y_MAP)
+		return ctp_y_fail(c, v,
+				  "'coverage' must be a mapping (threads, "
+				  "cgroup, exited), got %s",
+				  ctp_y_got(&b, v));
+	for (size_t j = 0; j + 1 < v->n; j += 2) {
+		int k = ctp_y_key_index(c, v->kids[j], cover_keys,
+					"'coverage'");
+		if (k < 0)
+			return k;
+		snprintf(path, sizeof(path), "coverage.%s", cover_keys[k]);
+		int r = conv_fields(c, path, v->kids[j + 1],
+				    &view->coverage[k]);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static int conv_view(struct ctp_yctx *c, const struct ctp_ynode *root,
 		     struct ctp_view *view)
 {
-	const struct ctp_ynode *at[8] = {0};
+	const struct ctp_ynode *at[9] = {0};
 	struct ctp_yclip b;
 	int r, full = 0;
 	if (!root || root->type != CTP_Y_MAP)
@@ -389,7 +418,8 @@ static int conv_view(struct ctp_yctx *c, const struct ctp_ynode *root,
 				  "a view needs sections, columns and sort "
 				  "(or full: true)");
 	if ((r = conv_secs(c, at[5], view)) < 0 ||
-	    (r = conv_cols(c, at[6], view)) < 0)
+	    (r = conv_cols(c, at[6], view)) < 0 ||
+	    (at[8] && (r = conv_coverage(c, at[8], view)) < 0))
 		return r;
 	return conv_refs(c, at, view);
 }

@@ -65,6 +65,13 @@ struct ctp_view_section {
 	char *group_by; /* axes as --group-by takes them */
 };
 
+enum {
+	CTP_VIEW_COVER_THREADS,
+	CTP_VIEW_COVER_CGROUP,
+	CTP_VIEW_COVER_EXITED,
+	CTP_VIEW_COVER_N
+};
+
 struct ctp_view {
 	char *name, *description;
 	char *path; /* the file it came from */
@@ -79,6 +86,11 @@ struct ctp_view {
 	bool any_hide;
 	bool full; /* `full: true`: the view is today's complete output
 		      (`all`); columns and sections are not used */
+	/* `coverage:` (compare, docs/COMPARE.md): the thread time counters
+	 * that add up to a thread's CPU, the cgroup CPU usage counters (the
+	 * first present is used) and the exited table's CPU counters; a
+	 * member with no fields when not given. */
+	struct ctp_view_col coverage[CTP_VIEW_COVER_N];
 };
 
 /*

@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "compare_view.h"
+#include "coverage.h"
 #include "ident.h"
 #include "readcli.h"
 #include "render.h"
@@ -106,8 +107,15 @@ int ctp_compare_view(const struct ctp_compare_view_args *a)
 	};
 	side_line("BASE", snap[0], a->paths[0], vo.width);
 	side_line("CAND", snap[1], a->paths[1], vo.width);
-	printf("%.2f s apart (%s)%s%s\n\n", iv, clock,
+	printf("%.2f s apart (%s)%s%s\n", iv, clock,
 	       id->ok ? "" : "; no task identity: ", id->ok ? "" : id->why);
+	struct ctp_coverage cov;
+	if (ctp_coverage_compute((const struct ctp_snap *const *)snap, id, v,
+				 &cov) == 0) {
+		ctp_coverage_print(stdout, &cov, vo.width);
+		ctp_coverage_free(&cov);
+	}
+	putchar('\n');
 	r = ctp_view_show(stdout, snap[1], v, &vo, err, sizeof(err));
 	if (r < 0) {
 		fprintf(stderr, PROG ": %s\n",

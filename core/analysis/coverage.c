@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: MIT */
+/* Coverage of a comparison (see coverage.h). */
+#include "coverage.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "group.h"
+#include "render.h"
+
+/* Seconds per unit of a time field, 0 for other units. */
+static double unit_s(uint8_t unit)
+{
+	switch (unit) {
+	case CTP_UNIT_NS:
+		return 1e-9;
+	case CTP_UNIT_US:
+		return 1e-6;
+	case CTP_UNIT_TICKS:
+		return 1.0 / CTP_USER_HZ;
+	}
+	return 0;
+}
+
+static bool num(const struct ctp_snap *snap, const struct ctp_snap_field *f,
+		size_t row, double *x)
+{
+	struct ctp_value v = ctp_snap_value(snap, f, row);
+	if (v.type == CTP_TYPE_U64)
+		*x = (double)v.u64;
+	else if (v.type == CTP_TYPE_I64)
+		*x = (double)v.i64;
+	else
+		return false;
+	return true;
+}
+
+/* The change of f (CAND) from bf (BASE row m, -1: none) in seconds: the
+ * CAND value when new or when the counter went back. */
+static double change(const struct ctp_snap *const snap[2],
+		     const struct ctp_snap_field *bf,
+		     const struct ctp_snap_field *f, size_t row, long m)
+{
+	double c, b;
+	if (!num(snap[1], f, row, &c))
+		return 0;
+	if (m >= 0 && bf && num(snap[0], bf, (size_t)m, &b) && c >= b)
+		c -= b;
+	return c * unit_s(f->unit);
+}
+
+/* The fields of list k of the view in CAND (and BASE), time counters of
+ * `scope`; *n of them. `first`: only the first present. */
+static void fields_of(const struct ctp_snap *const snap[2],
+		      const struct ctp_view_col *l, uint8_t scope, bool first,
+		      const struct ctp_snap_field *f[][2], size_t *n)
+{
+	*n = 0;
+	for (size_t i = 0; i < l->n_fields && !(first && *n); i++) {
+		const struct ctp_snap_field *c =
+			ctp_snap_field_find(snap[1], l->fields[i]);
+		if (!c || c->scope != scope || !unit_s(c->unit))
+			continue;
+		f[*n][1] = c;
+		f[*n][0] = ctp_snap_field_find(snap[0], l->fields[i]);
+		(*n)++;
+	}
+}
+
+static const char *const *cg_sorted;
+static int cmp_cg(const void *a, const void *b)
+{
+	return strcmp(cg_sorted[*(const size_t *)a],
+		      cg_sorted[*(const size_t *)b]);
+}
+
+/* The index in order[] (sorted paths) of `path` (len bytes), or -1. */
+static long find_path(const char *const *paths, const size_t *order, size_t n,
+		      const char *path, size_t len)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const char *p = paths[order[mid]];
+		int c = strncmp(p, path, len);
+		if (c == 0)
+			c = p[len] ? 1 : 0;
+		if (c == 0)
+			return (long)mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* Per cgroup: its threads' CPU, rolled up to every ancestor. */
+static void roll_up(struct ctp_coverage_cg *cg, const char *const *paths,
+		    const double *direct, size_t n, size_t *order)
+{
+	for (size_t i = 0; i < n; i++)
+		order[i] = i;
+	cg_sorted = paths;
+	qsort(order, n, sizeof(*order), cmp_cg);
+	for (size_t r = 0; r < n; r++) {
+		const char *p = paths[r];
+		cg[r].threads += direct[r];
+		for (size_t len = strlen(p); len > 1;) {
+			while (len > 1 && p[len - 1] != '/')
+				len--;
+			size_t plen =
+				len > 1 ? len - 1 : 1; /* "/a/b" -> "/a" */
+			long k = find_path(paths, order, n, p, plen);
+			if (k >= 0)
+				cg[order[k]].threads += direct[r];
+			len = plen;
+		}
+	}
+}
+
+static int by_gap(const void *pa, const void *pb)
+{
+	const struct ctp_coverage_cg *a = pa, *b = pb;
+	double ga = a->usage - a->threads, gb = b->usage - b->threads;
+	return (ga < gb) - (ga > gb);
+}
+
+/* Cgroups: usage over the interval, threads' CPU rolled up, the root's
+ * usage as the host's. */
+static int cgroups(const struct ctp_snap *const snap[2],
+		   const struct ctp_ident *id, const struct ctp_view *v,
+		   const double *tcpu, struct ctp_coverage *c)
+{
+	const struct ctp_snap_table *ct = ctp_snap_table(snap[1],
+							 CTP_SCOPE_CGROUP),
+				    *tt = ctp_snap_table(snap[1],
+							 CTP_SCOPE_THREAD);
+	const struct ctp_snap_field *uf[1][2];
+	size_t nu, n = ct ? ct->rows : 0;
+	fields_of(snap, &v->coverage[CTP_VIEW_COVER_CGROUP], CTP_SCOPE_CGROUP,
+		  true, uf, &nu);
+	if (!nu || !n)
+		return 0;
+	c->cg = calloc(n, sizeof(*c->cg));
+	const char **paths = calloc(n, sizeof(*paths));
+	double *direct = calloc(n, sizeof(*direct));
+	size_t *order = calloc(n, sizeof(*order));
+	int r = c->cg && paths && direct && order ? 0 : -ENOMEM;
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		/* v2 paths only ("v1:..." rows are another hierarchy). */
+		const struct ctp_bytes *p = &ct->path[i];
+		paths[i] = p->ptr && p->len && p->ptr[0] == '/' &&
+					   !memchr(p->ptr, '\0', p->len)
+				   ? strndup(p->ptr, p->len)
+				   : strdup("");
+		if (!paths[i])
+			r = -ENOMEM;
+		c->cg[i].path = paths[i];
+		c->cg[i].usage = change(snap, uf[0][0], uf[0][1], i,
+					id->cmatch ? id->cmatch[i] : -1);
+	}
+	for (size_t t = 0; r == 0 && tt && t < tt->rows; t++)
+		if (tt->cgroup[t] >= 0 && (size_t)tt->cgroup[t] < n)
+			direct[tt->cgroup[t]] += tcpu[t];
+	if (r == 0)
+		roll_up(c->cg, paths, direct, n, order);
+	c->n_cg = r == 0 ? n : 0;
+	for (size_t i = 0; r == 0 && i < n; i++)
+		if (strcmp(paths[i], "/") == 0)
+			c->host = c->cg[i].usage;
+	if (r == 0)
+		qsort(c->cg, n, sizeof(*c->cg), by_gap);
+	for (size_t i = 0; r < 0 && paths && i < n; i++)
+		free((char *)paths[i]);
+	if (r < 0) {
+		free(c->cg);
+		c->cg = NULL;
+	}
+	free(paths); /* else the strings belong to c->cg now */
+	free(direct);
+	free(order);
+	return r;
+}
+
+int ctp_coverage_compute(const struct ctp_snap *const snap[2],
+			 const struct ctp_ident *id, const struct ctp_view *v,
+			 struct ctp_coverage *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->host = c->exited = -1;
+	const struct ctp_snap_field *tf[CTP_VIEW_MAX_FIELDS][2];
+	size_t ntf;
+	const struct ctp_snap_table *tt =
+		ctp_snap_table(snap[1], CTP_SCOPE_THREAD);
+	fields_of(snap, &v->coverage[CTP_VIEW_COVER_THREADS], CTP_SCOPE_THREAD,
+		  false, tf, &ntf);
+	if (!id || !id->ok || !ntf || !tt)
+		return 0;
+	double *tcpu = calloc(tt->rows ? tt->rows : 1, sizeof(*tcpu));
+	if (!tcpu)
+		return -ENOMEM;
+	for (size_t t = 0; t < tt->rows; t++) {
+		for (size_t k = 0; k < ntf; k++)
+			tcpu[t] += change(snap, tf[k][0], tf[k][1], t,
+					  id->tmatch[t]);
+		c->threads += tcpu[t];
+	}
+	int r = cgroups(snap, id, v, tcpu, c);
+	free(tcpu);
+	c->ok = r == 0;
+	return r;
+}
+
+static void put_line(FILE *out, const char *line, size_t width)
+{
+	if (width && ctp_render_width(line) > width)
+		fprintf(out, "%.*s\n", (int)width, line);
+	else
+		fprintf(out, "%s\n", line);
+}
+
+void ctp_coverage_print(FILE *out, const struct ctp_coverage *c, size_t width)
+{
+	char line[512], name[64];
+	if (!c->ok || c->host <= 0)
+		return;
+	double pct = c->threads / c->host * 100;
+	double rest = c->host - c->threads - (c->exited > 0 ? c->exited : 0);
+	if (c->exited >= 0)
+		snprintf(
+			line, sizeof(line),
+			"CPU %.1f s: threads %.1f s (%.0f%%), %zu exited tasks "
+			"%.1f s (%.0f%%), rest %.1f s",
+			c->host, c->threads, pct, c->n_exited, c->exited,
+			c->exited / c->host * 100, rest);
+	else
+		snprintf(line, sizeof(line),
+			 "CPU %.1f s: threads %.1f s (%.0f%%), the rest %.1f s "
+			 "(%.0f%%) in tasks that exited",
+			 c->host, c->threads, pct, rest > 0 ? rest : 0,
+			 rest > 0 ? rest / c->host * 100 : 0);
+	put_line(out, line, width);
+	/* Where the unexplained CPU ran: cgroups that lost 5% of the host's
+	 * and 0.1 s or more. */
+	for (size_t i = 0, shown = 0; i < c->n_cg && shown < 3; i++) {
+		const struct ctp_coverage_cg *g = &c->cg[i];
+		double gap = g->usage - g->threads;
+		if (gap < 0.1 || gap < c->host * 0.05)
+			break;
+		if (!g->path[0] || strcmp(g->path, "/") == 0)
+			continue;
+		ctp_render_escape(g->path, strlen(g->path), 40, name,
+				  sizeof(name));
+		snprintf(line, sizeof(line),
+			 "  %s %.1f s: threads %.1f s (%.0f%%)", name, g->usage,
+			 g->threads,
+			 g->usage > 0 ? g->threads / g->usage * 100 : 0);
+		put_line(out, line, width);
+		shown++;
+	}
+}
+
+void ctp_coverage_free(struct ctp_coverage *c)
+{
+	for (size_t i = 0; i < c->n_cg; i++)
+		free((char *)c->cg[i].path);
+	free(c->cg);
+	memset(c, 0, sizeof(*c));
+}

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * compare's coverage line (core/analysis/coverage.c, docs/COMPARE.md): on a
+ * hand-built pair, BASE at boot 1000 s and CAND 10 s later,
+ *   cgroup /    usage 1.0 s -> 6.0 s (+5 s: everything the host ran)
+ *   cgroup /a   usage 0.5 s -> 3.5 s (+3 s)
+ *   thread 10 in /a: 100 -> 200 ticks (+1 s, the same thread)
+ *   thread 11 in /:  50 ticks, gone in CAND (counts nothing)
+ *   thread 12 in /a: new, 100 ticks (+1 s, from zero)
+ * so the threads explain 2 s of 5 (40%), and of /a's 3 s, 2 (67%).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "coverage.h"
+#include "e2e_util.h"
+#include "model.h"
+#include "snapbuild.h"
+
+static char tmp[PATH_MAX];
+
+enum { F_CPU, F_START, F_USAGE, NF };
+
+static void write_side(int k, const char *path)
+{
+	const struct ctp_field_desc d[NF] = {
+		[F_CPU] = {"t.cpu", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64,
+			   CTP_UNIT_TICKS, CTP_KIND_COUNTER, CTP_RULE_SUM},
+		[F_START] = {"t.begin", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64,
+			     CTP_UNIT_TICKS, CTP_KIND_ORDINAL, CTP_RULE_RANGE,
+			     CTP_FIELD_START_TIME},
+		[F_USAGE] = {"c.usage", NULL, CTP_SCOPE_CGROUP, CTP_TYPE_U64,
+			     CTP_UNIT_US, CTP_KIND_COUNTER, CTP_RULE_SUM},
+	};
+	struct ctp_capture *cap = sb_capture("t");
+	char err[512];
+	for (int i = 0; i < NF; i++)
+		assert_int_equal(ctp_registry_add(&cap->reg, 0, &d[i]), i);
+	uint32_t root = sb_cgroup(cap, "/"), a = sb_cgroup(cap, "/a");
+	sb_put_u64(cap, &cap->cgroups, root, CTP_CGROUP_IDENT, F_USAGE,
+		   k ? 6000000 : 1000000);
+	sb_put_u64(cap, &cap->cgroups, a, CTP_CGROUP_IDENT, F_USAGE,
+		   k ? 3500000 : 500000);
+	sb_process(cap, 10, "p");
+	struct {
+		uint32_t tid, cg;
+		uint64_t cpu, start;
+	} base[] = {{10, a, 100, 100}, {11, root, 50, 100}},
+	  cand[] = {{10, a, 200, 100}, {12, a, 100, 100500}};
+	for (int i = 0; i < 2; i++) {
+		uint32_t tid = k ? cand[i].tid : base[i].tid;
+		uint32_t r = sb_thread(cap, tid, "p",
+				       (int)(k ? cand[i].cg : base[i].cg));
+		sb_put_u64(cap, &cap->threads[0], r, CTP_THREAD_IDENT, F_CPU,
+			   k ? cand[i].cpu : base[i].cpu);
+		sb_put_u64(cap, &cap->threads[0], r, CTP_THREAD_IDENT, F_START,
+			   k ? cand[i].start : base[i].start);
+	}
+	cap->start_boottime_ns =
+		(1000ull + 10ull * (uint64_t)k) * 1000000000ull;
+	if (sb_write(cap, path, err, sizeof(err)) < 0)
+		fail_msg("write %s: %s", path, err);
+	ctp_capture_free(cap);
+}
+
+static void test_coverage(void **state)
+{
+	(void)state;
+	char p[2][PATH_MAX], err[512];
+	struct ctp_snap *snap[2];
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(E2E_PATHF(p[k], "%s/%d.ctprof", tmp, k), 0);
+		write_side(k, p[k]);
+		if (ctp_snap_open(p[k], 1u << 30, &snap[k], err, sizeof(err)) <
+		    0)
+			fail_msg("%s", err);
+	}
+	struct ctp_view *v;
+	static const char yaml[] =
+		"view: c\ndescription: d\nsort: a\n"
+		"sections: [{title: T, group_by: tid}]\n"
+		"columns: [{id: a, label: A, field: t.cpu}]\n"
+		"coverage: {threads: [t.cpu], cgroup: [c.usage]}\n";
+	assert_int_equal(ctp_view_parse("c.yaml", yaml, strlen(yaml), &v, err,
+					sizeof(err)),
+			 0);
+	struct ctp_ident *id;
+	assert_int_equal(
+		ctp_ident_new((const struct ctp_snap *const *)snap, &id), 0);
+	struct ctp_coverage c;
+	assert_int_equal(
+		ctp_coverage_compute((const struct ctp_snap *const *)snap, id,
+				     v, &c),
+		0);
+	assert_true(c.ok);
+	assert_true(c.threads > 1.999 && c.threads < 2.001);
+	assert_true(c.host > 4.999 && c.host < 5.001);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	ctp_coverage_print(f, &c, 80);
+	fclose(f);
+	assert_string_equal(buf, "CPU 5.0 s: threads 2.0 s (40%), the rest "
+				 "3.0 s (60%) in tasks that exited\n"
+				 "  /a 3.0 s: threads 2.0 s (67%)\n");
+	free(buf);
+	ctp_coverage_free(&c);
+	/* A view without coverage: lists: nothing to say. */
+	ctp_view_free(v);
+	static const char bare[] =
+		"view: c\ndescription: d\nsort: a\n"
+		"sections: [{title: T, group_by: tid}]\n"
+		"columns: [{id: a, label: A, field: t.cpu}]\n";
+	assert_int_equal(ctp_view_parse("c.yaml", bare, strlen(bare), &v, err,
+					sizeof(err)),
+			 0);
+	assert_int_equal(
+		ctp_coverage_compute((const struct ctp_snap *const *)snap, id,
+				     v, &c),
+		0);
+	assert_false(c.ok);
+	ctp_coverage_free(&c);
+	ctp_view_free(v);
+	ctp_ident_free(id);
+	ctp_snap_free(snap[0]);
+	ctp_snap_free(snap[1]);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return e2e_tmpdir("coverage", tmp, sizeof(tmp));
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return e2e_rm_rf(tmp) < 0 ? -1 : 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {cmocka_unit_test(test_coverage)};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
