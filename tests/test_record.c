@@ -304,6 +304,63 @@ static void test_config_and_hup(void **state)
 	free_names(names, n);
 }
 
+/* The verbs read a recording's directory: show DIR the latest file,
+ * compare DIR the last two, --from picks BASE by time. */
+static void test_dir_verbs(void **state)
+{
+	(void)state;
+	char dir[PATH_MAX], out[PATH_MAX], cfg[PATH_MAX], *err, *text;
+	size_t len;
+	dirs("verbs", dir, out, cfg);
+	write_cfg(cfg, "", "");
+	const char *rec[] = {"record",	   "--config", cfg,	  "-o", out,
+			     "--interval", "200ms",    "--count", "3",	NULL};
+	assert_int_equal(run_log(rec, dir, &err), 0);
+	free(err);
+	struct dirent **names;
+	assert_int_equal(files(out, &names), 3);
+	char log[PATH_MAX], txt[PATH_MAX];
+	assert_int_equal(E2E_PATHF(txt, "%s/out.txt", dir), 0);
+	assert_int_equal(E2E_PATHF(log, "%s/log", dir), 0);
+	const char *cmp[] = {"compare", out, "--wide", NULL};
+	assert_int_equal(e2e_run(cmp, txt, log), 0);
+	assert_int_equal(e2e_read_file(txt, &text, &len), 0);
+	const char *b = strstr(text, "BASE "), *c = strstr(text, "CAND ");
+	assert_non_null(b);
+	assert_non_null(c);
+	assert_non_null(strstr(b, names[1]->d_name));
+	assert_true(strstr(b, names[1]->d_name) < c);
+	assert_non_null(strstr(c, names[2]->d_name));
+	free(text);
+	const char *from[] = {"compare", out, "--from", "-1h", "--wide", NULL};
+	assert_int_equal(e2e_run(from, txt, log), 0);
+	assert_int_equal(e2e_read_file(txt, &text, &len), 0);
+	c = strstr(text, "CAND ");
+	assert_non_null(c);
+	assert_true(strstr(text, names[0]->d_name) < c);
+	free(text);
+	/* show DIR: the header line is the latest capture's. */
+	struct ctp_snap *s = open_snap(out, names[2]->d_name);
+	char when[64];
+	time_t t =
+		(time_t)(ctp_snap_header(s)->start_realtime_ns / 1000000000ull);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	ctp_snap_free(s);
+	const char *show[] = {"show", out, NULL};
+	assert_int_equal(e2e_run(show, txt, log), 0);
+	assert_int_equal(e2e_read_file(txt, &text, &len), 0);
+	assert_non_null(strstr(text, when));
+	free(text);
+	const char *bad[] = {"compare", out, "--from", "yesterday", NULL};
+	assert_int_equal(e2e_run(bad, NULL, log), 2);
+	assert_int_equal(e2e_read_file(log, &text, &len), 0);
+	assert_non_null(strstr(text, "'yesterday' is no time"));
+	free(text);
+	free_names(names, 3);
+}
+
 static void test_usage(void **state)
 {
 	(void)state;
@@ -353,6 +410,7 @@ int main(void)
 		cmocka_unit_test(test_sigterm),
 		cmocka_unit_test(test_crash),
 		cmocka_unit_test(test_config_and_hup),
+		cmocka_unit_test(test_dir_verbs),
 		cmocka_unit_test(test_usage),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

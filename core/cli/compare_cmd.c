@@ -13,6 +13,7 @@
 #include "compare.h"
 #include "compare_view.h"
 #include "readcli.h"
+#include "recdir.h"
 #include "rename.h"
 #include "view.h"
 #include "reader.h"
@@ -23,6 +24,13 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: ctprof-core compare [OPTIONS] BASE CAND\n"
+		"       ctprof-core compare [OPTIONS] DIR [--from T] [--to T]\n"
+		"DIR is a recording (ctprof-core record): CAND is its file at "
+		"--to (default\n"
+		"latest), BASE its file at --from (default: the one before "
+		"CAND); a time T is\n"
+		"latest, -DURATION (-10m, -1h), YYYY-mm-ddTHH:MM[:SS] or "
+		"HH:MM[:SS] (local).\n"
 		"By default, the `top` view over the interval between the "
 		"snapshots: the\n"
 		"processes and threads that used the most CPU between them, "
@@ -129,6 +137,8 @@ enum {
 	O_NO_RENAME,
 	O_RENAME_JACCARD,
 	O_RENAME_SHARED,
+	O_FROM,
+	O_TO,
 };
 
 /* What the command line asked for beyond ctp_compare_opts: a view, and
@@ -136,6 +146,9 @@ enum {
 struct view_ask {
 	const char *view;
 	bool wide, full_opts, top_set, asc_set, group_by_given;
+	/* compare DIR (a recording): --from, --to, and the paths picked. */
+	const char *from, *to;
+	char picked[2][4096];
 };
 
 /* --limit/--top not given: the default depends on --format. */
@@ -277,6 +290,12 @@ static int compare_option(struct ctp_compare_opts *o, struct view_ask *va,
 	case O_VIEW:
 		va->view = arg;
 		return -1;
+	case O_FROM:
+		va->from = arg;
+		return -1;
+	case O_TO:
+		va->to = arg;
+		return -1;
 	case O_WIDE:
 		va->wide = true;
 		return -1;
@@ -332,6 +351,31 @@ static int compare_option(struct ctp_compare_opts *o, struct view_ask *va,
 	}
 }
 
+/* compare DIR: CAND at --to (default the latest), BASE at --from (default
+ * the file before CAND). Returns -1 to go on, else the exit status. */
+static int pick_pair(struct ctp_compare_opts *o, struct view_ask *va,
+		     const char *dir)
+{
+	char err[512];
+	int r = ctp_recdir_pick(dir, va->to ? va->to : "latest", NULL,
+				va->picked[1], sizeof(va->picked[1]), err,
+				sizeof(err));
+	if (r == 0)
+		r = va->from ? ctp_recdir_pick(
+				       dir, va->from, NULL, va->picked[0],
+				       sizeof(va->picked[0]), err, sizeof(err))
+			     : ctp_recdir_pick(
+				       dir, NULL, va->picked[1], va->picked[0],
+				       sizeof(va->picked[0]), err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return r == -EINVAL ? CTP_EXIT_USAGE : CTP_EXIT_FAILURE;
+	}
+	o->paths[0] = va->picked[0];
+	o->paths[1] = va->picked[1];
+	return -1;
+}
+
 /* Parse compare's command line into *o. Returns -1 to go on, else the exit
  * status to end with. */
 static int parse_compare_args(int argc, char **argv, struct ctp_compare_opts *o,
@@ -351,10 +395,13 @@ static int parse_compare_args(int argc, char **argv, struct ctp_compare_opts *o,
 		{"rename-min-jaccard", required_argument, NULL,
 		 O_RENAME_JACCARD},
 		{"rename-min-shared", required_argument, NULL, O_RENAME_SHARED},
+		{"from", required_argument, NULL, O_FROM},
+		{"to", required_argument, NULL, O_TO},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	static const char *const operands[] = {"BASE", "CAND"};
+	static const char *const dir_operand[] = {"DIR"};
 	int c, rc;
 
 	optind = 0;
@@ -369,6 +416,17 @@ static int parse_compare_args(int argc, char **argv, struct ctp_compare_opts *o,
 			rc = compare_option(o, va, c, optarg);
 		if (rc >= 0)
 			return rc;
+	}
+	/* One operand: a recording's directory. */
+	if (argc - optind == 1 && ctp_recdir_is(argv[optind])) {
+		rc = ctp_readopts_finish("compare", &o->r, argc, argv, 1,
+					 dir_operand);
+		return rc < 0 ? pick_pair(o, va, argv[optind]) : rc;
+	}
+	if (va->from || va->to) {
+		fprintf(stderr, PROG ": --from and --to pick files of a "
+				     "recording: give its directory\n");
+		return CTP_EXIT_USAGE;
 	}
 	rc = ctp_readopts_finish("compare", &o->r, argc, argv, 2, operands);
 	if (rc < 0) {

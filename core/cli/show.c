@@ -15,6 +15,7 @@
 #include "flat.h"
 #include "group.h"
 #include "readcli.h"
+#include "recdir.h"
 #include "reader.h"
 #include "render.h"
 #include "view.h"
@@ -781,7 +782,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: ctprof-core show FILE [options]\n"
-		"Show the snapshot FILE (\"-\" for stdin). By default the "
+		"Show the snapshot FILE (\"-\" for stdin; a recording's "
+		"directory: its latest).\nBy default the "
 		"`top` view: one\n"
 		"header line, then the busiest processes and threads, fitted "
 		"to the terminal\n"
@@ -987,6 +989,17 @@ static int parse_show_args(int argc, char **argv, struct opts *o)
 	rc = ctp_readopts_finish("show", &o->r, argc, argv, 1, operands);
 	if (rc < 0)
 		o->path = argv[optind];
+	/* A recording's directory: its latest snapshot. */
+	if (rc < 0 && ctp_recdir_is(o->path)) {
+		static char latest[4096];
+		char err[512];
+		if (ctp_recdir_pick(o->path, "latest", NULL, latest,
+				    sizeof(latest), err, sizeof(err)) < 0) {
+			fprintf(stderr, "ctprof-core show: %s\n", err);
+			return CTP_EXIT_FAILURE;
+		}
+		o->path = latest;
+	}
 	return rc < 0 ? flat_conflicts(o) : rc;
 }
 

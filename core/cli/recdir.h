@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reading a recording's directory (docs/RECORD.md): `show DIR` and
+ * `compare DIR --from T --to T` pick files by capture time. Private to the
+ * core.
+ */
+#ifndef CTP_CORE_RECDIR_H
+#define CTP_CORE_RECDIR_H
+
+#include <stddef.h>
+
+/*
+ * The file of the recording in `dir` that `when` picks: "latest", "-D"
+ * (D before now: -90s, -10m, -1h), "YYYY-mm-ddTHH:MM[:SS]" or "HH:MM[:SS]"
+ * (today), local time; the newest file captured at or before that time,
+ * or the first file when the time is before it.
+ * With `before` (a file of the recording, else NULL), the newest one
+ * before it instead ("when" unused). Returns 0 and the path in out,
+ * -ENOTDIR when dir is no directory, else a negative errno with a message
+ * in err (no file there, a bad time).
+ */
+int ctp_recdir_pick(const char *dir, const char *when, const char *before,
+		    char *out, size_t n, char *err, size_t errlen);
+/* Is path a directory? */
+int ctp_recdir_is(const char *path);
+
+#endif
