@@ -19,6 +19,7 @@
 #include "hostdiff.h"
 #include "ident.h"
 #include "compare.h"
+#include "coverage.h"
 #include "reader.h"
 #include "render.h"
 #include "rename.h"
@@ -2404,6 +2405,13 @@ static void header_table(struct ctx *x, const char **const only[2],
 			h->hostname ? h->hostname : "");
 	}
 	header_interval(x);
+	struct ctp_coverage cov;
+	if (x->o->coverage &&
+	    ctp_coverage_compute((const struct ctp_snap *const *)x->snap, x->id,
+				 x->o->coverage, &cov) == 0) {
+		ctp_coverage_print(out, &cov, 0);
+		ctp_coverage_free(&cov);
+	}
 	fprintf(out, "Grouped by %s%s; sorted by %s; mode %s\n",
 		x->o->r.group_by,
 		x->o->r.spec.no_normalize ? " (names not normalized)" : "",
@@ -2416,6 +2424,40 @@ static void header_table(struct ctx *x, const char **const only[2],
 			fprintf(out, "%s %s", i ? "," : "", only[k][i]);
 		fputc('\n', out);
 	}
+}
+
+/* "coverage": the table's coverage line as numbers (seconds), or null. */
+static void coverage_json(struct ctx *x)
+{
+	struct ctp_coverage c;
+	FILE *out = x->out;
+	if (!x->o->coverage ||
+	    ctp_coverage_compute((const struct ctp_snap *const *)x->snap, x->id,
+				 x->o->coverage, &c) < 0 ||
+	    !c.ok || c.host < 0) {
+		if (x->o->coverage && c.ok)
+			ctp_coverage_free(&c);
+		fputs(",\"coverage\":null", out);
+		return;
+	}
+	fprintf(out, ",\"coverage\":{\"cpu_s\":%.6f,\"threads_s\":%.6f", c.host,
+		c.threads);
+	if (c.exited >= 0)
+		fprintf(out, ",\"exited_s\":%.6f,\"exited_tasks\":%zu",
+			c.exited, c.n_exited);
+	else
+		fputs(",\"exited_s\":null,\"exited_tasks\":null", out);
+	fputs(",\"cgroups\":[", out);
+	for (size_t i = 0, n = 0; i < c.n_cg; i++) {
+		if (!c.cg[i].path[0])
+			continue; /* not a cgroup v2 path */
+		fputs(n++ ? ",{\"path\":" : "{\"path\":", out);
+		json_str(out, c.cg[i].path);
+		fprintf(out, ",\"cpu_s\":%.6f,\"threads_s\":%.6f}",
+			c.cg[i].usage, c.cg[i].threads);
+	}
+	fputs("]}", out);
+	ctp_coverage_free(&c);
 }
 
 static void header_json(struct ctx *x, const char **const only[2],
@@ -2445,6 +2487,7 @@ static void header_json(struct ctx *x, const char **const only[2],
 	else
 		fputs("null,\"interval_clock\":null", out);
 	fprintf(out, ",\"identity\":%s", x->id->ok ? "true" : "false");
+	coverage_json(x);
 	fputs(",\"group_by\":", out);
 	json_str(out, x->o->r.group_by);
 	fprintf(out, ",\"normalize\":%s,\"sort\":",

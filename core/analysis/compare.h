@@ -54,10 +54,15 @@ struct ctp_snap;
 typedef const char *ctp_compare_sort_fn(struct ctp_snap *const snap[2],
 					char *buf, size_t n);
 
+struct ctp_view;
+
 struct ctp_compare_opts {
 	struct ctp_readopts r; /* --group-by, --fields, --top, --sort... */
 	/* NULL: rel. The command line's is core/cli/compare_cmd.c's. */
 	ctp_compare_sort_fn *default_sort;
+	/* The view whose coverage: lists make the table's coverage line
+	 * (coverage.h), or NULL for none. */
+	const struct ctp_view *coverage;
 	bool asc;
 	unsigned sections;
 	enum ctp_compare_mode mode;

@@ -490,12 +490,17 @@ int ctp_cmd_compare(int argc, char **argv)
 		o.r.limit = o.fmt == CTP_COMPARE_TABLE
 				    ? CTP_COMPARE_DEFAULT_LIMIT
 				    : 0;
+	struct ctp_view *top = NULL;
+	char verr[512];
+	if (rc < 0 && ctp_view_find("top", &top, verr, sizeof(verr)) == 0)
+		o.coverage = top;
 	if (rc < 0) {
 		int r = ctp_compare(&o);
 		rc = r == 0	    ? CTP_EXIT_OK
 		     : r == -EINVAL ? CTP_EXIT_USAGE
 				    : CTP_EXIT_FAILURE;
 	}
+	ctp_view_free(top);
 	ctp_readopts_done(&o.r);
 	return rc;
 }
