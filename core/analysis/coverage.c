@@ -224,9 +224,11 @@ static void put_line(FILE *out, const char *line, size_t width)
 void ctp_coverage_print(FILE *out, const struct ctp_coverage *c, size_t width)
 {
 	char line[512], name[64];
-	if (!c->ok || c->host <= 0)
+	/* Below half a second the line is rounding: thread times are in
+	 * clock ticks (10 ms), the cgroups' in microseconds. */
+	if (!c->ok || c->host < 0.5)
 		return;
-	double pct = c->threads / c->host * 100;
+	double pct = c->threads < c->host ? c->threads / c->host * 100 : 100;
 	double rest = c->host - c->threads - (c->exited > 0 ? c->exited : 0);
 	if (c->exited >= 0)
 		snprintf(
