@@ -1,6 +1,8 @@
 # The host accounting probes (plugins/common) and the taskstats plugin.
 ctp_add_test(test_hostprobe test_hostprobe.c LIBS ctp_hostprobe PkgConfig::ZLIB)
 ctp_add_test(test_taskstats_reply test_taskstats_reply.c LIBS ctp_taskstats_reply)
+# Exit notifications, listener registration and acks, on built bytes.
+ctp_add_test(test_taskstats_exit test_taskstats_exit.c LIBS ctp_taskstats_reply)
 
 # Drives the built taskstats.so loaded into a real engine (tests/harness.h), querying the
 # running kernel (parts skip without CAP_NET_ADMIN or a TASKSTATS family).

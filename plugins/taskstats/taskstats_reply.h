@@ -150,6 +150,54 @@ int ctp_ts_parse_reply(const void *buf, size_t len, uint16_t family,
 		       uint32_t want_pid, struct ctp_taskstats *out);
 
 /*
+ * One exit notification: what the kernel sends every listener registered
+ * for the CPU a task exits on (kernel/taskstats.c taskstats_exit()). Pids
+ * are in the initial pid namespace.
+ */
+struct ctp_ts_exit {
+	struct ctp_taskstats ts; /* the task's own record; ts.pid its tid */
+	bool has_tgid;		 /* an AGGR_TGID came with it: the task was */
+	uint32_t tgid;		 /* the last thread of process tgid */
+};
+
+/*
+ * Parse one exit notification (one datagram) of family `family` (0: not
+ * checked) into *out, cleared first: an AGGR_PID nest (PID and STATS) and
+ * at most one AGGR_TGID nest (TGID and STATS, whose stats are the
+ * process's sum of its threads' records and are not decoded). Returns 0,
+ * -EPROTONOSUPPORT for a v1 struct, the kernel's error from an
+ * NLMSG_ERROR, or -EBADMSG for anything malformed (as ctp_ts_parse_reply,
+ * and a TGID not exactly 4 bytes, a repeated AGGR_TGID).
+ */
+int ctp_ts_parse_exit(const void *buf, size_t len, uint16_t family,
+		      struct ctp_ts_exit *out);
+
+/* The longest cpulist a registration carries (the kernel allows 100 + 6
+ * per possible CPU). */
+#define CTP_TS_CPULIST_MAX 4096
+
+/*
+ * Write a TASKSTATS_CMD_GET that registers (or with `deregister` drops)
+ * the sending socket as a listener for exits on the CPUs of `cpulist`
+ * ("0-7"), asking for an ack. Returns the bytes written, or 0 when cap is
+ * too small or the list is CTP_TS_CPULIST_MAX bytes or longer.
+ */
+size_t ctp_ts_put_register(void *buf, size_t cap, uint16_t family, uint32_t seq,
+			   const char *cpulist, bool deregister);
+
+/*
+ * The answer to a request sent with NLM_F_ACK and sequence number seq: 0
+ * for the ack, the kernel's error, -EXDEV for an answer about another
+ * request, -EBADMSG for anything else.
+ */
+int ctp_nl_parse_ack(const void *buf, size_t len, uint32_t seq);
+
+/* Whether len bytes at s are a cpulist as sysfs prints one ("0-3,8"):
+ * digits, single '-' or ',' between them, shorter than
+ * CTP_TS_CPULIST_MAX. */
+bool ctp_ts_cpulist_ok(const char *s, size_t len);
+
+/*
  * Write a CTRL_CMD_GETFAMILY request for the family called `name`
  * ("TASKSTATS"). Returns the bytes written, or 0 when cap is too small.
  */
