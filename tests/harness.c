@@ -594,32 +594,32 @@ int hx_fx_run(struct hx_fx *fx, struct hx_rec *rec, struct hx_task *ft,
 	return fx->p->thread(fx->state, &ft->task, &rec->core);
 }
 
-/* A host-scope callback of the plugin inside the engine's gate
- * (host_calls in engine.c). */
-static int host_call(struct hx_fx *fx, struct hx_rec *rec, bool finish)
+int hx_host_call(struct hx_ctx *ctx, struct hx_rec *rec, bool finish)
 {
-	struct ctp_plugin_rt *rt = hx_info(&fx->ctx)->rt;
+	struct ctp_plugin_rt *rt = hx_info(ctx)->rt;
+	void *state = hx_state(ctx);
 	int r;
 
-	hx_rec_init(rec, &fx->ctx, CTP_SCOPE_HOST);
+	/* The gate host_calls (engine.c) opens around the callback. */
+	hx_rec_init(rec, ctx, CTP_SCOPE_HOST);
 	rt->in_host_cb = true;
-	r = finish ? fx->p->finish(fx->state, &rec->core)
-		   : fx->p->host(fx->state, &rec->core);
+	r = finish ? ctx->desc->finish(state, &rec->core)
+		   : ctx->desc->host(state, &rec->core);
 	rt->in_host_cb = false;
 	ctp_api_exited_close(rt);
-	if (fx->ctx.exited_rec)
-		fx->ctx.exited_rec->core.scope = 0;
+	if (ctx->exited_rec)
+		ctx->exited_rec->core.scope = 0;
 	return r;
 }
 
 int hx_fx_finish(struct hx_fx *fx, struct hx_rec *rec)
 {
-	return host_call(fx, rec, true);
+	return hx_host_call(&fx->ctx, rec, true);
 }
 
 int hx_fx_host(struct hx_fx *fx, struct hx_rec *rec)
 {
-	return host_call(fx, rec, false);
+	return hx_host_call(&fx->ctx, rec, false);
 }
 
 void hx_task_init(struct hx_task *ft, int32_t tgid, int32_t tid)

@@ -185,9 +185,10 @@ void hx_rec_init(struct hx_rec *rec, struct hx_ctx *ctx, uint8_t scope);
 int hx_fx_run(struct hx_fx *fx, struct hx_rec *rec, struct hx_task *ft,
 	      uint8_t scope);
 
-/* The plugin's finish (host: its host) callback on a fresh host record,
- * inside the same gate the engine opens around it: exited_begin works
- * there, and the exited record it handed out is closed after it. */
+/* The plugin's finish (or host) callback on a fresh host record, inside
+ * the same gate the engine opens around it: exited_begin works there, and
+ * the exited record it handed out is closed after it. */
+int hx_host_call(struct hx_ctx *ctx, struct hx_rec *rec, bool finish);
 int hx_fx_finish(struct hx_fx *fx, struct hx_rec *rec);
 int hx_fx_host(struct hx_fx *fx, struct hx_rec *rec);
 

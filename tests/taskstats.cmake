@@ -10,6 +10,13 @@ ctp_add_test(test_taskstats_plugin test_taskstats_plugin.c
              LIBS ctp_harness ${CMAKE_DL_LIBS} Threads::Threads ctp_hostprobe PkgConfig::ZLIB)
 add_dependencies(test_taskstats_plugin plugin-taskstats)
 
+# The exit listener of the same .so with recording on, against the running
+# kernel: forked children come back as exited rows (skips without the
+# family or CAP_NET_ADMIN).
+ctp_add_test(test_taskstats_exited test_taskstats_exited.c
+             LIBS ctp_harness ${CMAKE_DL_LIBS} Threads::Threads)
+add_dependencies(test_taskstats_exited plugin-taskstats)
+
 # ctprof-core with taskstats on the live host. It sets the global sysctl
 # kernel.task_delayacct (and restores it) and reads delay-accounting state
 # other tests may also look at, so it never runs beside another test.

@@ -5,7 +5,9 @@
  * built here with libmnl as kernel/taskstats.c taskstats_exit() writes
  * them (a thread's AGGR_PID; the last thread's AGGR_PID and AGGR_TGID),
  * then truncated, oversized, repeated, misplaced, bit-flipped and random
- * bytes; ctp_ts_put_register, ctp_nl_parse_ack, ctp_ts_cpulist_ok.
+ * bytes; ctp_ts_put_register, ctp_nl_parse_ack, ctp_ts_cpulist_ok; and
+ * the pure helpers the exited rows use: ctp_ts_measured,
+ * ctp_ts_cputime_adjust.
  *
  * `test_taskstats_exit --write-seed PATH` writes the fuzz seed of
  * tests/fuzz/corpus/parse_taskstats (family, pid, then a notification).
@@ -390,6 +392,94 @@ static void cpulists(void **state)
 	assert_true(ctp_ts_cpulist_ok(big, sizeof(big) - 1));
 }
 
+/* A record with members ids[] present (values vals[]). */
+static void with(struct ctp_taskstats *t, const unsigned *ids,
+		 const uint64_t *vals, size_t n)
+{
+	memset(t, 0, sizeof(*t));
+	for (size_t i = 0; i < n; i++) {
+		t->present[ids[i] / 64] |= 1ull << (ids[i] % 64);
+		t->v[ids[i]] = vals[i];
+	}
+}
+
+static void measured(void **state)
+{
+	const struct ctp_ts_gates all = {true, true, true, true, true},
+				  none = {false, false, false, false, false},
+				  no_io = {true, true, true, true, false};
+	const unsigned cmin = CTP_TS_DELAY(CTP_TS_BLKIO, CTP_TS_MIN),
+		       ccnt = CTP_TS_DELAY(CTP_TS_BLKIO, CTP_TS_COUNT),
+		       cpu = CTP_TS_DELAY(CTP_TS_CPU, CTP_TS_TOTAL),
+		       irq = CTP_TS_DELAY(CTP_TS_IRQ, CTP_TS_TOTAL);
+	struct ctp_taskstats t;
+
+	(void)state;
+	with(&t,
+	     (unsigned[]){cmin, ccnt, cpu, irq, CTP_TS_UTIME, CTP_TS_READ_CHAR},
+	     (uint64_t[]){0, 0, 5, 5, 7, 9}, 6);
+	/* A minimum before any window is the kernel's 0, not a value. */
+	assert_false(ctp_ts_measured(&all, &t, cmin));
+	t.v[ccnt] = 1;
+	assert_true(ctp_ts_measured(&all, &t, cmin));
+	assert_true(ctp_ts_measured(&all, &t, cpu));
+	assert_true(ctp_ts_measured(&all, &t, irq));
+	assert_true(ctp_ts_measured(&all, &t, CTP_TS_READ_CHAR));
+	/* Families and options the host does not measure. */
+	assert_false(ctp_ts_measured(&none, &t, cmin));
+	assert_false(ctp_ts_measured(&none, &t, cpu));
+	assert_false(ctp_ts_measured(&none, &t, irq));
+	assert_false(ctp_ts_measured(&none, &t, CTP_TS_READ_CHAR));
+	/* Storage bytes need CONFIG_TASK_IO_ACCOUNTING as well. */
+	with(&t, (unsigned[]){CTP_TS_READ_BYTES, CTP_TS_WRITE_CHAR},
+	     (uint64_t[]){0, 0}, 2);
+	assert_true(ctp_ts_measured(&all, &t, CTP_TS_READ_BYTES));
+	assert_false(ctp_ts_measured(&no_io, &t, CTP_TS_READ_BYTES));
+	assert_true(ctp_ts_measured(&no_io, &t, CTP_TS_WRITE_CHAR));
+	with(&t,
+	     (unsigned[]){cmin, ccnt, cpu, irq, CTP_TS_UTIME, CTP_TS_READ_CHAR},
+	     (uint64_t[]){0, 1, 5, 5, 7, 9}, 6);
+	/* Not gated; and absent is absent. */
+	assert_true(ctp_ts_measured(&none, &t, CTP_TS_UTIME));
+	assert_false(ctp_ts_measured(&all, &t, CTP_TS_STIME));
+	/* Watermarks: both 0 is a task without an address space. */
+	with(&t, (unsigned[]){CTP_TS_HIWATER_RSS, CTP_TS_HIWATER_VM},
+	     (uint64_t[]){0, 0}, 2);
+	assert_false(ctp_ts_measured(&all, &t, CTP_TS_HIWATER_RSS));
+	t.v[CTP_TS_HIWATER_VM] = 4;
+	assert_true(ctp_ts_measured(&all, &t, CTP_TS_HIWATER_RSS));
+	assert_true(ctp_ts_measured(&all, &t, CTP_TS_HIWATER_VM));
+	with(&t, (unsigned[]){CTP_TS_HIWATER_RSS}, (uint64_t[]){4}, 1);
+	assert_false(ctp_ts_measured(&all, &t, CTP_TS_HIWATER_RSS));
+	assert_int_equal(ctp_ts_kib_bytes(3), 3072);
+	assert_int_equal(ctp_ts_kib_bytes(UINT64_MAX / 1000), UINT64_MAX);
+}
+
+static void cputime_adjust(void **state)
+{
+	uint64_t u, s;
+
+	(void)state;
+	/* Samples of 60 + 520 us over 1000 us of run time. */
+	u = 60, s = 520;
+	ctp_ts_cputime_adjust(1000000, &u, &s);
+	assert_int_equal(s, 896);
+	assert_int_equal(u, 104);
+	u = 0, s = 8;
+	ctp_ts_cputime_adjust(1000000, &u, &s);
+	assert_int_equal(u, 0);
+	assert_int_equal(s, 1000);
+	u = 8, s = 0;
+	ctp_ts_cputime_adjust(1000000, &u, &s);
+	assert_int_equal(u, 1000);
+	assert_int_equal(s, 0);
+	/* No overflow at the extremes. */
+	u = UINT64_MAX / 2, s = UINT64_MAX / 2;
+	ctp_ts_cputime_adjust(UINT64_MAX, &u, &s);
+	assert_int_equal(u + s, UINT64_MAX / 1000);
+	assert_int_equal(s, UINT64_MAX / 1000 / 2);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "--write-seed") == 0) {
@@ -412,6 +502,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(register_request),
 		cmocka_unit_test(acks),
 		cmocka_unit_test(cpulists),
+		cmocka_unit_test(measured),
+		cmocka_unit_test(cputime_adjust),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

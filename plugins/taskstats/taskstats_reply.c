@@ -493,6 +493,89 @@ bool ctp_ts_cpulist_ok(const char *s, size_t len)
 	return digit;
 }
 
+/* ---- Measured or not -------------------------------------------------------
+ */
+
+uint64_t ctp_ts_kib_bytes(uint64_t kib)
+{
+	return kib > UINT64_MAX / 1024 ? UINT64_MAX : kib * 1024;
+}
+
+/* What xacct_add_tsk() fills (kernel/tsacct.c), and the part of it under
+ * CONFIG_TASK_IO_ACCOUNTING. */
+static bool xacct_member(unsigned m, bool *io)
+{
+	*io = false;
+	switch (m) {
+	case CTP_TS_READ_BYTES:
+	case CTP_TS_WRITE_BYTES:
+	case CTP_TS_CANCELLED_WRITE_BYTES:
+		*io = true;
+		return true;
+	case CTP_TS_HIWATER_RSS:
+	case CTP_TS_HIWATER_VM:
+	case CTP_TS_READ_CHAR:
+	case CTP_TS_WRITE_CHAR:
+	case CTP_TS_READ_SYSCALLS:
+	case CTP_TS_WRITE_SYSCALLS:
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool ctp_ts_measured(const struct ctp_ts_gates *g,
+		     const struct ctp_taskstats *ts, unsigned m)
+{
+	bool io;
+
+	if (!ctp_ts_has(ts, m))
+		return false;
+	if (m < CTP_TS_N_FAMILIES * CTP_TS_N_PARTS) {
+		unsigned fam = m / CTP_TS_N_PARTS, cnt;
+
+		if (fam == CTP_TS_CPU	? !g->cpu_delay
+		    : fam == CTP_TS_IRQ ? !g->irq
+					: !g->delay_block)
+			return false;
+		/* 0 is the kernel's "no window yet", not a minimum. */
+		cnt = CTP_TS_DELAY(fam, CTP_TS_COUNT);
+		return m % CTP_TS_N_PARTS != CTP_TS_MIN ||
+		       (ctp_ts_has(ts, cnt) && ts->v[cnt]);
+	}
+	if (!xacct_member(m, &io))
+		return true;
+	if (!g->xacct || (io && !g->io))
+		return false;
+	if (m != CTP_TS_HIWATER_RSS && m != CTP_TS_HIWATER_VM)
+		return true;
+	/* xacct_add_tsk() fills both only for a task with an mm. */
+	return ctp_ts_has(ts, CTP_TS_HIWATER_RSS) &&
+	       ctp_ts_has(ts, CTP_TS_HIWATER_VM) &&
+	       (ts->v[CTP_TS_HIWATER_RSS] || ts->v[CTP_TS_HIWATER_VM]);
+}
+
+void ctp_ts_cputime_adjust(uint64_t rtime_ns, uint64_t *utime_us,
+			   uint64_t *stime_us)
+{
+	uint64_t rtime = rtime_ns / 1000, u = *utime_us, s = *stime_us;
+
+	if (!s) {
+		*utime_us = rtime;
+		return;
+	}
+	if (!u) {
+		*stime_us = rtime;
+		return;
+	}
+	/* rtime * s can pass 2^64 after 584 years of run time in ns; in
+	 * 128 bits it cannot. */
+	s = (uint64_t)((unsigned __int128)rtime * s /
+		       ((unsigned __int128)u + s));
+	*stime_us = s;
+	*utime_us = rtime - s;
+}
+
 size_t ctp_ts_put_get(void *buf, size_t cap, uint16_t family, uint32_t seq,
 		      uint32_t tid)
 {

@@ -116,6 +116,39 @@ static inline bool ctp_ts_has(const struct ctp_taskstats *t, unsigned m)
 	return m < CTP_TS_N_MEMBERS && (t->present[m / 64] >> (m % 64)) & 1;
 }
 
+/* What this host measures of a taskstats record (read once at init). */
+struct ctp_ts_gates {
+	bool cpu_delay;	  /* the cpu family (CONFIG_TASK_DELAY_ACCT) */
+	bool delay_block; /* the other families (and task_delayacct=1) */
+	bool irq;	  /* the irq family (and CONFIG_IRQ_TIME_ACCOUNTING) */
+	bool xacct;	  /* CONFIG_TASK_XACCT: watermarks, chars, syscalls */
+	bool io;	  /* and CONFIG_TASK_IO_ACCOUNTING: storage bytes */
+};
+
+/*
+ * Whether member m of ts is a measurement: present in the record, of a
+ * family or option the host measures, not the kernel's placeholder (a
+ * delay_min of 0 before the first window; watermarks both 0 for a task
+ * without an address space). Pure.
+ */
+bool ctp_ts_measured(const struct ctp_ts_gates *g,
+		     const struct ctp_taskstats *ts, unsigned m);
+
+/* kB (the watermarks' unit) to bytes, saturating. */
+uint64_t ctp_ts_kib_bytes(uint64_t kib);
+
+/*
+ * ac_utime and ac_stime are tick samples (task_cputime()); on a host whose
+ * ticks undercount (a virtual machine's, measured at 40-75 % of the run
+ * time for 20-200 ms of CPU) they miss much of it. /proc/<pid>/stat and
+ * getrusage() split the exact run time (sum_exec_runtime, taskstats
+ * cpu_run_virtual_total, ns) in the samples' ratio (kernel/sched/cputime.c
+ * cputime_adjust()); this does the same to *utime_us and *stime_us: all
+ * of it to utime when stime is 0, to stime when utime is 0. Pure.
+ */
+void ctp_ts_cputime_adjust(uint64_t rtime_ns, uint64_t *utime_us,
+			   uint64_t *stime_us);
+
 /* Bytes of one TASKSTATS_CMD_GET request. */
 #define CTP_TS_GET_LEN 28
 
