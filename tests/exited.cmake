@@ -5,7 +5,7 @@ ctp_add_test(test_exited test_exited.c snapbuild.c e2e_util.c
              LIBS ctp_harness ${CMAKE_DL_LIBS} Threads::Threads)
 target_compile_definitions(test_exited PRIVATE
                            CTP_ABI_PLUGIN_DIR="${CTP_ABI_PLUGIN_DIR}")
-add_dependencies(test_exited abi-plugin-abi-exited)
+add_dependencies(test_exited abi-plugin-abi-exited ctprof-core)
 add_test(NAME exited_python_decoder
          COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/decode_snapshot.py
                  --exited-writer $<TARGET_FILE:test_exited>

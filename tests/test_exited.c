@@ -293,6 +293,45 @@ static void test_absent_unless_used(void **state)
 	ctp_snap_free(snap);
 }
 
+/* What the binary prints for `args` on the file at path. */
+static void output(const char *path, const char *args, char *out, size_t len)
+{
+	char cmd[2 * PATH_MAX];
+	snprintf(cmd, sizeof(cmd), "'%s' show '%s' %s 2>&1", CTP_TEST_BINARY,
+		 path, args);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	size_t n = fread(out, 1, len - 1, p);
+	out[n] = '\0';
+	pclose(p);
+}
+
+/* show: the line of --view all, the rows of --table exited. */
+static void test_show(void **state)
+{
+	(void)state;
+	char path[PATH_MAX], out[4096];
+	write_cap(build(true), "show.ctprof", path);
+	output(path, "--view all", out, sizeof(out));
+	assert_non_null(strstr(out, "\nExited: 3 tasks exited since the last "
+				    "snapshot; lost: alpha 7\n"));
+	output(path, "--format csv --table exited --sort alpha.exited.cpu", out,
+	       sizeof(out));
+	assert_string_equal(
+		out, "tid,tgid,comm,exit_boottime_ns,alpha.exited.cpu,alpha."
+		     "exited.code,alpha.exited.state,alpha.exited.never,alpha."
+		     "exited.cpu2\n"
+		     "1001,1000,cc1,5000000001,20000,0,Z,,40000\n"
+		     "1003,1000,as,6000000000,0,,X,,0\n"
+		     "1002,,,,,-9,,,\n");
+	output(path, "--format csv --table exited --group-by comm", out,
+	       sizeof(out));
+	assert_non_null(strstr(out, "--table exited is not grouped"));
+	output(path, "--format csv --table exited --sort alpha.utime", out,
+	       sizeof(out));
+	assert_non_null(strstr(out, "a thread field, not of the exited table"));
+}
+
 /* ---- Hostile tables ---------------------------------------------------- */
 
 static void pk_str(msgpack_packer *pk, const char *s)
@@ -662,6 +701,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_absent_unless_used),
+		cmocka_unit_test(test_show),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_api),
 		cmocka_unit_test(test_api_cap),

@@ -857,7 +857,9 @@ static void usage(FILE *f)
 		"                            or group (table: the default "
 		"output)\n"
 		"  --table TABLE             threads (default), processes, "
-		"cgroups, host;\n"
+		"cgroups, host,\n"
+		"                            exited (tasks that exited since "
+		"the last snapshot);\n"
 		"                            with --view: the view's fields "
 		"as columns\n"
 		"\n"
@@ -883,7 +885,7 @@ static int flat_option(struct opts *o, bool table, const char *arg)
 	if (v < 0) {
 		fprintf(stderr, "ctprof-core show: unknown %s '%s' (%s)\n",
 			table ? "table" : "format", arg,
-			table ? "threads, processes, cgroups or host"
+			table ? "threads, processes, cgroups, host or exited"
 			      : "table, csv, json or ndjson");
 		return ctp_readcli_try_help("show");
 	}
@@ -909,6 +911,8 @@ static int flat_conflicts(struct opts *o)
 			  "are for --format table (use --table)"
 		: o->format && o->r.group_by && o->table == CTP_SCOPE_HOST
 			? "--table host has one row: it is not grouped"
+		: o->format && o->r.group_by && o->table == CTP_SCOPE_EXITED
+			? "--table exited is not grouped"
 			: NULL;
 	if (!bad) {
 		if (!o->table_given)
