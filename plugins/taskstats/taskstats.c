@@ -1009,7 +1009,9 @@ static void listen_exits(struct ts_state *st, const struct ctp_roots *roots)
 		snprintf(st->exits_why, sizeof(st->exits_why), "%s",
 			 st->skip == SKIP_NOT_LIVE
 				 ? "the proc root is not this kernel's /proc"
-				 : "no TASKSTATS genetlink family");
+			 : st->skip == SKIP_NO_FAMILY
+				 ? "no TASKSTATS genetlink family"
+				 : "the TASKSTATS family could not be queried");
 		return;
 	}
 	r = ctp_ts_exits_start(st->ctx, api, &cfg, &st->exits, st->exits_why,
