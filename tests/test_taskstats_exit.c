@@ -226,8 +226,8 @@ static void malformed(void **state)
 
 	/* A v1 record, and a kernel error. */
 	n = exit_msg(buf, sizeof(buf), M_PID);
-	union stats *s = (void *)(buf + n - V16);
-	s->t.version = 1;
+	uint16_t v1 = 1; /* the payload's first member, unaligned here */
+	memcpy(buf + n - V16, &v1, sizeof(v1));
 	assert_int_equal(ctp_ts_parse_exit(buf, n, FAMILY, &e),
 			 -EPROTONOSUPPORT);
 	assert_false(ctp_ts_has(&e.ts, CTP_TS_UTIME));
