@@ -26,6 +26,7 @@ ctp_abi_plugin(abi-failing abi_failing.c)
 ctp_abi_plugin(abi-dynamic abi_dynamic.c)
 ctp_abi_plugin(abi-notmt abi_notmt.c)
 ctp_abi_plugin(abi-fdprobe abi_fdprobe.c)
+ctp_abi_plugin(abi-exited abi_exited.c)
 # abi-dep and its library in abi-dep/, found through RUNPATH $ORIGIN/abi-dep.
 add_library(abi-deplib SHARED ${CMAKE_CURRENT_SOURCE_DIR}/plugins/abi_deplib.c)
 set_target_properties(abi-deplib PROPERTIES OUTPUT_NAME ctp-abi-dep

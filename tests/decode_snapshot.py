@@ -17,6 +17,10 @@ shares no code with the C reader.
       written before plugins[].hint, read_failures.missing,
       read_failures.gates and fields[].derive existed and must still pass
       without them.
+  decode_snapshot.py --exited-writer BIN --workdir DIR
+      run `BIN --write-sample DIR/exited.ctprof` (tests/test_exited), check
+      it against the spec, its exited table (section 7.4) against the
+      values the C test put in, and `BIN --dump` of it as above.
   decode_snapshot.py --measure FILE
       re-encode FILE's tables row-major and print compressed bytes per
       thread both ways (the layout measurement quoted in docs/FORMAT.md).
@@ -35,8 +39,13 @@ except ImportError as e:  # pragma: no cover
     sys.exit(77)
 
 TOP_KEYS = ["format", "version", "tool", "capture", "fields", "plugins",
-            "read_failures", "host", "cgroups", "processes", "threads"]
-SCOPES = {"host": 1, "cgroup": 2, "process": 3, "thread": 4}
+            "read_failures", "host", "cgroups", "processes", "threads",
+            "exited"]
+# Written only when some plugin took part in it (section 7.4).
+OPTIONAL_TOP = ("exited",)
+EXITED_KEYS = ["fields", "rows", "tid", "tgid", "comm", "exit_boottime_ns",
+               "lost", "columns"]
+SCOPES = {"host": 1, "cgroup": 2, "process": 3, "thread": 4, "exited": 5}
 TYPES = {"u64": 1, "i64": 2, "bool": 3, "char": 4, "string": 5, "cpuset": 6}
 UNITS = {"none": 0, "count": 1, "ns": 2, "us": 3, "ticks": 4, "bytes": 5,
          "centipct": 6}
@@ -177,13 +186,83 @@ def check_derive(f, earlier, w):
         need(is_uint(t["max_set"]) and t["max_set"] <= 255, tw + ".max_set")
 
 
+def check_field(f, w, fields, late):
+    """One entry of a fields list (section 4), added to fields."""
+    check_keys(f, ["name", "plugin", "scope", "type", "unit", "kind",
+                   "rule", "help", "derive", "section", "dims"], w,
+               optional=tuple(late) + ("section", "dims"))
+    need(is_str(f["name"]) and f["name"], w + ".name")
+    need(f["name"] not in fields, w + ": duplicate name")
+    need(f["plugin"] is None or is_str(f["plugin"]), w + ".plugin")
+    need(f["scope"] in SCOPES, w + ".scope %r" % f["scope"])
+    need(f["type"] in TYPES, w + ".type %r" % f["type"])
+    need(f["unit"] in UNITS, w + ".unit %r" % f["unit"])
+    need(f["kind"] in KINDS, w + ".kind %r" % f["kind"])
+    need(f["rule"] in RULES, w + ".rule %r" % f["rule"])
+    need(is_str(f["help"]), w + ".help")
+    for k in ("section", "dims"):
+        if k in f:
+            need(is_str(f[k]) and f[k], "%s.%s" % (w, k))
+    check_derive(f, fields, w)
+    fields[f["name"]] = f
+
+
+def check_columns(t, tname, scope, fields):
+    """A table's columns map: fields of its scope, in fields order, each
+    of `rows` values of the field's type, none all nil or derived."""
+    rows = t["rows"]
+    order = [n for n in fields]
+    cols = t["columns"]
+    need(isinstance(cols, Pairs), tname + ".columns")
+    names = cols.keys()
+    need(names == sorted(names, key=order.index),
+         tname + ".columns not in fields order")
+    for name, col in cols:
+        need(name in fields, "%s.columns.%s not in fields" % (tname, name))
+        f = fields[name]
+        need(f.get("derive") is None,
+             "%s.columns.%s: a derived field has no column" % (tname, name))
+        need(f["scope"] == scope,
+             "%s.columns.%s has scope %s" % (tname, name, f["scope"]))
+        need(isinstance(col, list) and len(col) == rows,
+             "%s.columns.%s length != rows" % (tname, name))
+        # An all-absent column is omitted, never written.
+        need(any(v is not None for v in col),
+             "%s.columns.%s is all nil (should be omitted)" % (tname, name))
+        for r, v in enumerate(col):
+            check_value(f["type"], v, "%s.columns.%s[%d]" % (tname, name, r))
+
+
+def check_exited(ex, fields, plugin_names):
+    """The exited table (section 7.4): identity columns, losses by plugin,
+    columns of exited fields."""
+    rows = ex["rows"]
+    need(is_uint(rows), "exited.rows")
+    for k in ("tid", "tgid", "comm", "exit_boottime_ns"):
+        need(isinstance(ex[k], list) and len(ex[k]) == rows,
+             "exited.%s length != rows" % k)
+    for v in ex["tid"]:
+        need(is_uint(v), "exited.tid entry %r" % (v,))
+    for k in ("tgid", "exit_boottime_ns"):
+        for v in ex[k]:
+            need(v is None or is_uint(v), "exited.%s entry %r" % (k, v))
+    for v in ex["comm"]:
+        need(v is None or is_str(v), "exited.comm entry %r" % (v,))
+    lost = ex["lost"]
+    need(isinstance(lost, Pairs), "exited.lost is not a map")
+    need(len(set(lost.keys())) == len(lost), "exited.lost repeats a plugin")
+    for k, v in lost:
+        need(k in plugin_names and is_uint(v), "exited.lost entry %r" % k)
+    check_columns(ex, "exited", "exited", fields)
+
+
 def check_spec(snap, legacy=False):
     """Everything docs/FORMAT.md promises about a file our writer made.
 
     legacy: the file may predate LATE_V1_KEYS (each is then simply absent);
     a file of the current writer must have every one of them."""
     late = LATE_V1_KEYS if legacy else ()
-    check_keys(snap, TOP_KEYS, "top level")
+    check_keys(snap, TOP_KEYS, "top level", optional=OPTIONAL_TOP)
     need(snap["format"] == "ctprof-core-snapshot", "wrong format")
     need(snap["version"] == 1 and is_uint(snap["version"]), "wrong version")
     check_keys(snap["tool"], ["name", "version"], "tool")
@@ -211,24 +290,17 @@ def check_spec(snap, legacy=False):
     fields = {}
     need(isinstance(snap["fields"], list), "fields is not an array")
     for i, f in enumerate(snap["fields"]):
-        w = "fields[%d]" % i
-        check_keys(f, ["name", "plugin", "scope", "type", "unit", "kind",
-                       "rule", "help", "derive", "section", "dims"], w,
-                   optional=tuple(late) + ("section", "dims"))
-        need(is_str(f["name"]) and f["name"], w + ".name")
-        need(f["name"] not in fields, w + ": duplicate name")
-        need(f["plugin"] is None or is_str(f["plugin"]), w + ".plugin")
-        need(f["scope"] in SCOPES, w + ".scope %r" % f["scope"])
-        need(f["type"] in TYPES, w + ".type %r" % f["type"])
-        need(f["unit"] in UNITS, w + ".unit %r" % f["unit"])
-        need(f["kind"] in KINDS, w + ".kind %r" % f["kind"])
-        need(f["rule"] in RULES, w + ".rule %r" % f["rule"])
-        need(is_str(f["help"]), w + ".help")
-        for k in ("section", "dims"):
-            if k in f:
-                need(is_str(f[k]) and f[k], "%s.%s" % (w, k))
-        check_derive(f, fields, w)
-        fields[f["name"]] = f
+        check_field(f, "fields[%d]" % i, fields, late)
+        need(f["scope"] != "exited", "fields[%d]: an exited field belongs "
+             "in exited.fields" % i)
+    if "exited" in snap:
+        ex = snap["exited"]
+        check_keys(ex, EXITED_KEYS, "exited")
+        need(isinstance(ex["fields"], list), "exited.fields")
+        for i, f in enumerate(ex["fields"]):
+            check_field(f, "exited.fields[%d]" % i, fields, late)
+            need(f["scope"] == "exited", "exited.fields[%d]: scope %r" %
+                 (i, f["scope"]))
 
     plugin_names = set()
     for i, p in enumerate(snap["plugins"]):
@@ -316,7 +388,6 @@ def check_spec(snap, legacy=False):
               "threads": ["tid", "tgid", "comm", "cgroup"]}
     scope_of = {"cgroups": "cgroup", "processes": "process",
                 "threads": "thread"}
-    order = [n for n in fields]
     for tname in ("cgroups", "processes", "threads"):
         t = snap[tname]
         check_keys(t, ["rows"] + idents[tname] + ["columns"], tname)
@@ -325,28 +396,9 @@ def check_spec(snap, legacy=False):
         for k in idents[tname]:
             need(isinstance(t[k], list) and len(t[k]) == rows,
                  "%s.%s length %d != rows %d" % (tname, k, len(t[k]), rows))
-        cols = t["columns"]
-        need(isinstance(cols, Pairs), tname + ".columns")
-        names = cols.keys()
-        need(names == sorted(names, key=order.index),
-             tname + ".columns not in fields order")
-        for name, col in cols:
-            need(name in fields, "%s.columns.%s not in fields" % (tname, name))
-            f = fields[name]
-            need(f.get("derive") is None,
-                 "%s.columns.%s: a derived field has no column" %
-                 (tname, name))
-            need(f["scope"] == scope_of[tname],
-                 "%s.columns.%s has scope %s" % (tname, name, f["scope"]))
-            need(isinstance(col, list) and len(col) == rows,
-                 "%s.columns.%s length != rows" % (tname, name))
-            # An all-absent column is omitted, never written.
-            need(any(v is not None for v in col),
-                 "%s.columns.%s is all nil (should be omitted)" %
-                 (tname, name))
-            for r, v in enumerate(col):
-                check_value(f["type"], v, "%s.columns.%s[%d]" %
-                            (tname, name, r))
+        check_columns(t, tname, scope_of[tname], fields)
+    if "exited" in snap:
+        check_exited(snap["exited"], fields, plugin_names)
 
     cg, pr, th = snap["cgroups"], snap["processes"], snap["threads"]
     for p in cg["path"]:
@@ -525,6 +577,35 @@ def check_sample(snap, legacy=False):
          "absent vs zero")
 
 
+# ---- The exited table written by test_exited --write-sample -----------------
+
+def check_exited_sample(snap):
+    """The values tests/test_exited.c put in (its build())."""
+    need([f["name"] for f in snap["fields"]] == ["alpha.utime"],
+         "top-level fields: %r" % [f["name"] for f in snap["fields"]])
+    ex = snap["exited"]
+    need([(f["name"], f["scope"], f["type"]) for f in ex["fields"]] == [
+        ("alpha.exited.cpu", "exited", "u64"),
+        ("alpha.exited.code", "exited", "i64"),
+        ("alpha.exited.state", "exited", "char"),
+        ("alpha.exited.never", "exited", "u64"),
+        ("alpha.exited.cpu2", "exited", "u64")], "exited.fields")
+    need(ex["fields"][4]["derive"] == [Pairs([
+        ("field", "alpha.exited.cpu"), ("coef", 2), ("max_set", 0)])],
+        "exited derive: %r" % ex["fields"][4]["derive"])
+    need(ex["rows"] == 3 and ex["tid"] == [1001, 1002, 1003] and
+         ex["tgid"] == [1000, None, 1000] and
+         ex["comm"] == ["cc1", None, "as"] and
+         ex["exit_boottime_ns"] == [5000000001, None, 6000000000],
+         "exited identity: %r" % list(ex))
+    need(list(ex["lost"]) == [("alpha", 7)], "exited.lost")
+    need(list(ex["columns"]) == [
+        ("alpha.exited.cpu", [20000, None, 0]),
+        ("alpha.exited.code", [0, -9, None]),
+        ("alpha.exited.state", ["Z", None, "X"])],
+        "exited.columns: %r" % list(ex["columns"]))
+
+
 # ---- dump's JSON against our own decoding ---------------------------------------
 
 def to_json_model(o):
@@ -539,7 +620,7 @@ def to_json_model(o):
     return o
 
 
-def check_dump(binary, path):
+def check_dump(binary, path, escapes=True):
     out = subprocess.run([binary, "--dump", path], check=True,
                          stdout=subprocess.PIPE).stdout
     need(out.endswith(b"\n"), "dump output does not end with a newline")
@@ -547,15 +628,16 @@ def check_dump(binary, path):
     snap, _ = decode_file(path)
     # Key order is kept by dump.
     top = json.loads(text, object_pairs_hook=list)
-    need([k for k, _ in top] == TOP_KEYS, "dump key order")
+    need([k for k, _ in top] == snap.keys(), "dump key order")
     dumped = json.loads(text)
     want = to_json_model(snap)
-    for k in TOP_KEYS:
+    for k in snap.keys():
         need(dumped[k] == want[k], "dump JSON differs from decode at %s:\n"
              "%r\n%r" % (k, dumped[k], want[k]))
     need(dumped == want, "dump JSON differs from decode")
-    need("\\u00ff" in text and "\\u0001" in text and "\\u00c3(" in text,
-         "dump escapes")
+    if escapes:
+        need("\\u00ff" in text and "\\u0001" in text and
+             "\\u00c3(" in text, "dump escapes")
 
 
 # ---- Layout measurement ------------------------------------------------------------
@@ -641,6 +723,20 @@ def main(argv):
             check_sample(snap, legacy=True)
         print("ok: %s decodes per docs/FORMAT.md with the expected values, "
               "dump JSON matches" % path)
+        return 0
+    if argv[:1] == ["--exited-writer"]:
+        binary = argv[1]
+        workdir = argv[argv.index("--workdir") + 1]
+        os.makedirs(workdir, exist_ok=True)
+        path = os.path.join(workdir, "exited.ctprof")
+        if os.path.exists(path):
+            os.unlink(path)
+        subprocess.run([binary, "--write-sample", path], check=True)
+        snap, _ = decode_file(path)
+        check_spec(snap)
+        check_exited_sample(snap)
+        check_dump(binary, path, escapes=False)
+        print("ok: %s: exited table per docs/FORMAT.md, dump matches" % path)
         return 0
     if not argv:
         print(__doc__)

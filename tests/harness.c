@@ -284,6 +284,50 @@ static int hx_cgroup_ref(struct ctp_ctx *c, const char *key, size_t len)
 	return r;
 }
 
+/* The plugin gets a harness record that copies the core's, so the
+ * setters' wrappers read back what the core stored in the exited row. */
+static int hx_exited_begin(struct ctp_ctx *c, uint32_t tid, uint32_t tgid,
+			   const char *comm, size_t comm_len, uint64_t exit_ns,
+			   struct ctp_record **out)
+{
+	struct hx_ctx *ctx = ctx_of(c);
+	struct ctp_record *core = NULL;
+	int r;
+
+	pthread_mutex_lock(&ctx->lock);
+	ctx->n_exited_calls++;
+	if (ctx->exited_rec)
+		ctx->exited_rec->core.scope = 0;
+	r = ctx->core.exited_begin(c, tid, tgid, comm, comm_len, exit_ns,
+				   &core);
+	if (r == 0 && !ctx->exited_rec) {
+		ctx->exited_rec = calloc(1, sizeof(*ctx->exited_rec));
+		if (!ctx->exited_rec)
+			fail_msg("exited record: out of memory");
+	}
+	if (r == 0) {
+		ctx->exited_core = core;
+		ctx->exited_rec->ctx = ctx;
+		ctx->exited_rec->core = *core;
+		*out = &ctx->exited_rec->core;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return r;
+}
+
+static void hx_exited_end(struct ctp_record *r)
+{
+	struct hx_ctx *ctx;
+
+	if (!r)
+		return;
+	ctx = rec_of(r)->ctx;
+	if (!ctx || r != &ctx->exited_rec->core)
+		fail_msg("exited_end of a record exited_begin did not give");
+	ctx->core.exited_end(ctx->exited_core);
+	r->scope = ctx->exited_core->scope;
+}
+
 /* The engine's api table, the wrapped members replaced. */
 static void wrap_api(struct hx_ctx *ctx)
 {
@@ -303,6 +347,8 @@ static void wrap_api(struct hx_ctx *ctx)
 	a->set_hint = hx_set_hint;
 	a->file_gate = hx_file_gate;
 	a->cgroup_ref = hx_cgroup_ref;
+	a->exited_begin = hx_exited_begin;
+	a->exited_end = hx_exited_end;
 }
 
 /* ---- Contexts ------------------------------------------------------------ */
@@ -441,6 +487,8 @@ void hx_ctx_done(struct hx_ctx *ctx)
 	ctp_engine_done(&ctx->eng);
 	ctp_capture_free(ctx->cap);
 	ctx->cap = NULL;
+	free(ctx->exited_rec);
+	ctx->exited_rec = NULL;
 	pthread_mutex_destroy(&ctx->lock);
 }
 
@@ -510,6 +558,9 @@ static struct ctp_table *table_of(struct ctp_capture *cap, uint8_t scope,
 	case CTP_SCOPE_PROCESS:
 		*ident = CTP_PROCESS_IDENT;
 		return &cap->procs[0];
+	case CTP_SCOPE_EXITED:
+		*ident = CTP_EXITED_IDENT;
+		return &cap->exited;
 	default:
 		*ident = CTP_THREAD_IDENT;
 		return &cap->threads[0];
@@ -541,6 +592,34 @@ int hx_fx_run(struct hx_fx *fx, struct hx_rec *rec, struct hx_task *ft,
 	if (scope == CTP_SCOPE_PROCESS)
 		return fx->p->process(fx->state, &ft->task, &rec->core);
 	return fx->p->thread(fx->state, &ft->task, &rec->core);
+}
+
+int hx_host_call(struct hx_ctx *ctx, struct hx_rec *rec, bool finish)
+{
+	struct ctp_plugin_rt *rt = hx_info(ctx)->rt;
+	void *state = hx_state(ctx);
+	int r;
+
+	/* The gate host_calls (engine.c) opens around the callback. */
+	hx_rec_init(rec, ctx, CTP_SCOPE_HOST);
+	rt->in_host_cb = true;
+	r = finish ? ctx->desc->finish(state, &rec->core)
+		   : ctx->desc->host(state, &rec->core);
+	rt->in_host_cb = false;
+	ctp_api_exited_close(rt);
+	if (ctx->exited_rec)
+		ctx->exited_rec->core.scope = 0;
+	return r;
+}
+
+int hx_fx_finish(struct hx_fx *fx, struct hx_rec *rec)
+{
+	return hx_host_call(&fx->ctx, rec, true);
+}
+
+int hx_fx_host(struct hx_fx *fx, struct hx_rec *rec)
+{
+	return hx_host_call(&fx->ctx, rec, false);
 }
 
 void hx_task_init(struct hx_task *ft, int32_t tgid, int32_t tid)
@@ -706,6 +785,55 @@ const char *hx_key(const struct hx_ctx *ctx, unsigned i)
 	}
 	fail_msg("no key %u", i);
 	return NULL;
+}
+
+uint32_t hx_exited_rows(const struct hx_ctx *ctx)
+{
+	return ctx->cap->exited.nrows;
+}
+
+int64_t hx_exited_row(const struct hx_ctx *ctx, uint32_t tid)
+{
+	uint64_t v;
+
+	for (uint32_t r = 0; r < ctx->cap->exited.nrows; r++)
+		if (ctp_table_get(&ctx->cap->exited, r, CTP_XCOL_TID, &v) &&
+		    v == tid)
+			return r;
+	return -1;
+}
+
+void hx_exited_ident(const struct hx_ctx *ctx, uint32_t row, uint32_t *tid,
+		     uint32_t *tgid, const char **comm, uint64_t *exit_ns)
+{
+	const struct ctp_table *t = &ctx->cap->exited;
+	uint64_t v;
+
+	if (row >= t->nrows)
+		fail_msg("no exited row %u", row);
+	*tid = ctp_table_get(t, row, CTP_XCOL_TID, &v) ? (uint32_t)v : 0;
+	*tgid = ctp_table_get(t, row, CTP_XCOL_TGID, &v) ? (uint32_t)v : 0;
+	*comm = ctp_table_get(t, row, CTP_XCOL_COMM, &v)
+			? ctp_blobpool_get(ctx->cap->blobs, v, NULL)
+			: NULL;
+	*exit_ns = ctp_table_get(t, row, CTP_XCOL_EXIT_NS, &v) ? v : 0;
+}
+
+bool hx_exited_u64(const struct hx_ctx *ctx, uint32_t row, const char *name,
+		   uint64_t *v)
+{
+	int id = hx_field(ctx, name);
+
+	if (id < 0)
+		fail_msg("no field %s", name);
+	return ctp_table_get(
+		&ctx->cap->exited, row,
+		CTP_EXITED_IDENT + hx_field_at(ctx, (unsigned)id)->col, v);
+}
+
+uint64_t hx_exited_lost(const struct hx_ctx *ctx)
+{
+	return atomic_load(&hx_info(ctx)->exited_lost);
 }
 
 int hx_field_index(const struct ctp_plugin *p, const char *name)

@@ -80,6 +80,12 @@ struct hx_ctx {
 	unsigned n_hint;		    /* set_hint calls */
 	unsigned n_gates;		    /* file_gate calls */
 	unsigned n_ref_calls;		    /* cgroup_ref calls */
+	/* exited_begin: calls, and the record it handed out last (the
+	 * core's, and the harness's copy the plugin got, so the setters'
+	 * wrappers find it). */
+	unsigned n_exited_calls;
+	struct ctp_record *exited_core;
+	struct hx_rec *exited_rec;
 
 	/* Set by the test: */
 	int register_err;	 /* field_register fails with it when != 0 */
@@ -178,6 +184,25 @@ void hx_rec_init(struct hx_rec *rec, struct hx_ctx *ctx, uint8_t scope);
  * empty record of that scope first. */
 int hx_fx_run(struct hx_fx *fx, struct hx_rec *rec, struct hx_task *ft,
 	      uint8_t scope);
+
+/* The plugin's finish (or host) callback on a fresh host record, inside
+ * the same gate the engine opens around it: exited_begin works there, and
+ * the exited record it handed out is closed after it. */
+int hx_host_call(struct hx_ctx *ctx, struct hx_rec *rec, bool finish);
+int hx_fx_finish(struct hx_fx *fx, struct hx_rec *rec);
+int hx_fx_host(struct hx_fx *fx, struct hx_rec *rec);
+
+/* The exited table the plugin filled: rows, the row of a tid (-1 when
+ * none), a row's identity, and field `name` of a row (false: absent;
+ * fails the test when the field is not registered). */
+uint32_t hx_exited_rows(const struct hx_ctx *ctx);
+int64_t hx_exited_row(const struct hx_ctx *ctx, uint32_t tid);
+void hx_exited_ident(const struct hx_ctx *ctx, uint32_t row, uint32_t *tid,
+		     uint32_t *tgid, const char **comm, uint64_t *exit_ns);
+bool hx_exited_u64(const struct hx_ctx *ctx, uint32_t row, const char *name,
+		   uint64_t *v);
+/* The losses the plugin reported (exited_lost). */
+uint64_t hx_exited_lost(const struct hx_ctx *ctx);
 
 /* A task tgid/tid with no files, fds -1, names "test", cgroup "". */
 void hx_task_init(struct hx_task *ft, int32_t tgid, int32_t tid);

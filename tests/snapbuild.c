@@ -123,6 +123,23 @@ uint32_t sb_thread(struct ctp_capture *cap, uint32_t tid, const char *comm,
 	return (uint32_t)r;
 }
 
+uint32_t sb_exited(struct ctp_capture *cap, uint32_t tid, uint32_t tgid,
+		   const char *comm, uint64_t exit_ns)
+{
+	struct ctp_table *t = &cap->exited;
+	int64_t r = ctp_table_add_row(t);
+	assert_true(r >= 0);
+	ctp_table_set(t, (uint32_t)r, CTP_XCOL_TID, tid);
+	if (tgid)
+		ctp_table_set(t, (uint32_t)r, CTP_XCOL_TGID, tgid);
+	if (comm)
+		ctp_table_set(t, (uint32_t)r, CTP_XCOL_COMM,
+			      sb_blob(cap, comm, strlen(comm)));
+	if (exit_ns)
+		ctp_table_set(t, (uint32_t)r, CTP_XCOL_EXIT_NS, exit_ns);
+	return (uint32_t)r;
+}
+
 int sb_write(struct ctp_capture *cap, const char *path, char *err,
 	     size_t errlen)
 {

@@ -54,6 +54,11 @@ uint32_t sb_process(struct ctp_capture *cap, uint32_t tgid, const char *comm);
 uint32_t sb_thread(struct ctp_capture *cap, uint32_t tid, const char *comm,
 		   int cg);
 
+/* A row of the exited table: tgid and exit_ns 0 and comm NULL are left
+ * absent (unknown); returns its row of cap->exited. */
+uint32_t sb_exited(struct ctp_capture *cap, uint32_t tid, uint32_t tgid,
+		   const char *comm, uint64_t exit_ns);
+
 /* Write cap to path with the real writer (3 = zstd level, tool "test").
  * Returns its result, with a message in err. */
 int sb_write(struct ctp_capture *cap, const char *path, char *err,

@@ -519,6 +519,91 @@ static void test_dump_absent_vs_zero(void **unused)
 		fail_msg("dump gave (status %d):\n%s", st, out);
 }
 
+/* The exited table through the real engine and binary (tests/plugins/
+ * abi_exited.c): rows added from finish with their identity and values,
+ * every refusal the API promises, the losses, and what `show --view all`
+ * and `dump` print of it; a snapshot without exited rows has no table. */
+static void test_exited_table(void **unused)
+{
+	(void)unused;
+	char dir[PATH_MAX], path[PATH_MAX];
+	case_dir(dir, sizeof(dir), "exited");
+	struct run r =
+		capture(dir, FIXTURE_PROC, 2, NULL, NULL, "  abi-exited: {}\n");
+	if (r.status != 0)
+		fail_msg("exit %d, stderr:\n%s", r.status, r.err);
+	run_free(&r);
+	struct ctp_snap *snap = open_snap(dir);
+	e2e_assert_str(snap, "abi-exited.checks", 0,
+		       "busy=-16 thread_rec=-22 after_end=-22 wrong_scope=-22 "
+		       "nul=-22 long=-22 recording=0");
+	assert_int_equal(field(snap, "abi-exited.cpu")->scope,
+			 CTP_SCOPE_EXITED);
+	assert_int_equal(field(snap, "abi-exited.code")->scope,
+			 CTP_SCOPE_EXITED);
+	const struct ctp_snap_table *t = ctp_snap_table(snap, CTP_SCOPE_EXITED);
+	assert_int_equal(t->rows, 4);
+	static const uint64_t tid[] = {1000, 1001, 1002, 1003};
+	static const uint64_t tgid[] = {1000, 0, 1000, 1000};
+	static const uint64_t exit_ns[] = {5000000000ull, 0, 5000000002ull,
+					   5000000003ull};
+	static const char *const comm[] = {"exiter-0", NULL, "exiter-2",
+					   "unclosed"};
+	for (size_t i = 0; i < 4; i++) {
+		assert_int_equal(t->tid[i], tid[i]);
+		assert_int_equal(t->tgid[i], tgid[i]);
+		assert_int_equal(t->exit_ns[i], exit_ns[i]);
+		if (comm[i])
+			assert_true(e2e_bytes_eq(t->comm[i], comm[i]));
+		else
+			assert_null(t->comm[i].ptr);
+		assert_int_equal(e2e_i64(snap, "abi-exited.code", i),
+				 (int64_t)i - 1);
+		if (i == 1)
+			assert_int_equal(
+				e2e_value(snap, "abi-exited.cpu", i).type,
+				CTP_VALUE_ABSENT);
+		else
+			assert_int_equal(e2e_u64(snap, "abi-exited.cpu", i),
+					 10 * (i + 1));
+	}
+	/* Three thread callbacks lost one each, finish two. */
+	const struct ctp_snap_plugin *p = plugin(snap, "abi-exited");
+	assert_true(p->exited);
+	assert_int_equal(p->exited_lost, 5);
+	ctp_snap_free(snap);
+
+	xsnprintf(path, sizeof(path), "%s/out/snap.ctprof.zst", dir);
+	const char *show[] = {"show", path, "--view", "all", NULL};
+	r = run_core(dir, show);
+	assert_int_equal(r.status, 0);
+	assert_line(r.out, "Exited: 4 tasks exited since the last snapshot; "
+			   "lost: abi-exited 5");
+	run_free(&r);
+	const char *dump[] = {"dump", path, NULL};
+	r = run_core(dir, dump);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "\n  \"exited\": {\n    \"fields\": ["));
+	assert_non_null(strstr(r.out, "\"tid\": [1000, 1001, 1002, 1003]"));
+	assert_non_null(
+		strstr(r.out, "\"lost\": {\n      \"abi-exited\": 5\n"));
+	run_free(&r);
+
+	/* Nothing exited: no table, in the file or in show. */
+	case_dir(dir, sizeof(dir), "no-exited");
+	r = capture(dir, FIXTURE_PROC, 1, NULL, NULL, good_plugin);
+	assert_int_equal(r.status, 0);
+	run_free(&r);
+	xsnprintf(path, sizeof(path), "%s/out/snap.ctprof.zst", dir);
+	r = run_core(dir, dump);
+	assert_int_equal(r.status, 0);
+	assert_null(strstr(r.out, "\"exited\""));
+	run_free(&r);
+	r = run_core(dir, show);
+	assert_null(strstr(r.out, "Exited:"));
+	run_free(&r);
+}
+
 /* Every way a plugin fails to load: one exact line each, FAILED with the
  * same reason in the snapshot, nothing of it captured, the rest captured. */
 static void test_load_failures(void **unused)
@@ -2011,6 +2096,7 @@ int main(int argc, char **argv)
 	static const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_good_plugin),
 		cmocka_unit_test(test_dump_absent_vs_zero),
+		cmocka_unit_test(test_exited_table),
 		cmocka_unit_test(test_load_failures),
 		cmocka_unit_test(test_summary_line),
 		cmocka_unit_test(test_required_failure),

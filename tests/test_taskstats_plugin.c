@@ -363,8 +363,13 @@ static void descriptor(void **state)
 	assert_int_equal(p->size, sizeof(struct ctp_plugin));
 	assert_string_equal(p->name, "taskstats");
 	assert_int_equal(p->flags, CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_OPTIONS);
-	assert_int_equal(p->n_options, 1);
+	assert_int_equal(p->n_options, 2);
 	assert_string_equal(p->options[0].name, "batch_size");
+	assert_string_equal(p->options[1].name, "exited_buffer");
+	assert_int_equal(p->options[1].type, CTP_OPT_U64);
+	assert_int_equal(p->options[1].min, 1);
+	assert_int_equal(p->options[1].max, 1u << 20);
+	assert_string_equal(p->options[1].def, "65536");
 	assert_int_equal(p->field_desc_size, sizeof(struct ctp_field_desc));
 	assert_int_equal(p->n_fields, N_FAM * 4 + 2);
 	for (int f = 0; f < N_FAM; f++) {
@@ -415,7 +420,11 @@ static void init_options(void **state)
 	static const char *const zero[] = {"batch_size", "0", NULL};
 	static const char *const big[] = {"batch_size", "257", NULL};
 	static const char *const word[] = {"batch_size", "many", NULL};
-	static const char *const ok[] = {"batch_size", "256", NULL};
+	static const char *const ok[] = {"batch_size", "256", "exited_buffer",
+					 "1048576", NULL};
+	static const char *const ring0[] = {"exited_buffer", "0", NULL};
+	static const char *const ring_big[] = {"exited_buffer", "1048577",
+					       NULL};
 	struct fx *fx = *state;
 
 	/* An unknown name or a value out of range is the core's loader to
@@ -429,6 +438,11 @@ static void init_options(void **state)
 	assert_non_null(strstr(fx->ctx.last_log, "batch_size"));
 	stop(fx);
 	assert_int_equal(start(fx, word), -EINVAL);
+	stop(fx);
+	assert_int_equal(start(fx, ring0), -EINVAL);
+	stop(fx);
+	assert_int_equal(start(fx, ring_big), -EINVAL);
+	assert_non_null(strstr(fx->ctx.last_log, "exited_buffer"));
 	stop(fx);
 	assert_int_equal(start(fx, ok), 0);
 	assert_non_null(fx->state);

@@ -13,10 +13,9 @@
 /* ---- Names ---- */
 
 static const char *const table_names[] = {
-	[CTP_SCOPE_HOST] = "host",
-	[CTP_SCOPE_CGROUP] = "cgroups",
-	[CTP_SCOPE_PROCESS] = "processes",
-	[CTP_SCOPE_THREAD] = "threads",
+	[CTP_SCOPE_HOST] = "host",	   [CTP_SCOPE_CGROUP] = "cgroups",
+	[CTP_SCOPE_PROCESS] = "processes", [CTP_SCOPE_THREAD] = "threads",
+	[CTP_SCOPE_EXITED] = "exited",
 };
 
 int ctp_flat_format_parse(const char *name)
@@ -32,7 +31,7 @@ int ctp_flat_format_parse(const char *name)
 
 int ctp_flat_table_parse(const char *name)
 {
-	for (int s = CTP_SCOPE_HOST; s <= CTP_SCOPE_THREAD; s++)
+	for (int s = CTP_SCOPE_HOST; s <= CTP_SCOPE_EXITED; s++)
 		if (!strcmp(name, table_names[s]))
 			return s;
 	return -EINVAL;
@@ -40,7 +39,7 @@ int ctp_flat_table_parse(const char *name)
 
 const char *ctp_flat_table_name(uint8_t scope)
 {
-	return scope >= CTP_SCOPE_HOST && scope <= CTP_SCOPE_THREAD
+	return scope >= CTP_SCOPE_HOST && scope <= CTP_SCOPE_EXITED
 		       ? table_names[scope]
 		       : NULL;
 }
@@ -58,6 +57,8 @@ enum col_kind {
 	K_NTHREADS, /* a process's thread count */
 	K_PCGROUP,  /* a process's cgroup: its main thread's */
 	K_PATH,	    /* a cgroup's own path */
+	K_XTGID,    /* an exited task's tgid, absent when unknown (0) */
+	K_EXIT,	    /* an exited task's exit time since boot, absent when 0 */
 	K_KEY,	    /* a group's key part */
 	K_GTHREADS, /* a group's member counts */
 	K_GPROCS,
@@ -150,6 +151,12 @@ static void ident_cols(struct flat *x)
 		break;
 	case CTP_SCOPE_CGROUP:
 		add_col(x, K_PATH, "path");
+		break;
+	case CTP_SCOPE_EXITED:
+		add_col(x, K_TID, "tid");
+		add_col(x, K_XTGID, "tgid");
+		add_col(x, K_COMM, "comm");
+		add_col(x, K_EXIT, "exit_boottime_ns");
 		break;
 	}
 }
@@ -280,6 +287,11 @@ static struct ctp_value ident_value(const struct flat *x, const struct col *c,
 		return v_bytes(t->comm[row].ptr, t->comm[row].len);
 	case K_PATH:
 		return v_bytes(t->path[row].ptr, t->path[row].len);
+	case K_XTGID:
+		return t->tgid[row] ? v_u64(t->tgid[row]) : v_bytes(NULL, 0);
+	case K_EXIT:
+		return t->exit_ns[row] ? v_u64(t->exit_ns[row])
+				       : v_bytes(NULL, 0);
 	case K_TCGROUP:
 		return v_cgroup(x, t->cgroup[row]);
 	case K_PCOMM:
@@ -584,6 +596,12 @@ static int check_opts(const struct ctp_snap *snap, struct ctp_groups *groups,
 	if (groups && o->scope == CTP_SCOPE_HOST) {
 		snprintf(err, errlen,
 			 "the host table has one row: it is not grouped");
+		return -EINVAL;
+	}
+	if (groups && o->scope == CTP_SCOPE_EXITED) {
+		snprintf(err, errlen,
+			 "the exited table is not grouped (groups are of live "
+			 "threads and processes)");
 		return -EINVAL;
 	}
 	if (groups && ctp_groups_snap(groups) != snap) {

@@ -476,6 +476,106 @@ static const struct ctp_roots *api_roots(struct ctp_ctx *ctx)
 	return &ctx->eng->roots;
 }
 
+static bool api_recording(struct ctp_ctx *ctx)
+{
+	return ctx && ctx->eng->recording;
+}
+
+/* ---- The exited table ------------------------------------------------------
+ */
+
+void ctp_api_exited_close(struct ctp_plugin_rt *rt)
+{
+	/* Scope 0 is no field's: every setter refuses the record now. */
+	rt->exited_rec.scope = 0;
+}
+
+/* The identity cells of a new exited row; the row is dropped on failure. */
+static int exited_row(struct ctp_capture *cap, uint32_t tid, uint32_t tgid,
+		      const char *comm, size_t comm_len, uint64_t exit_ns,
+		      uint32_t *ret)
+{
+	struct ctp_table *t = &cap->exited;
+	int64_t blob = -1;
+
+	if (comm_len) {
+		blob = ctp_blobpool_intern_cached(cap->blobs, comm, comm_len);
+		if (blob < 0)
+			return (int)blob;
+	}
+	int64_t row = ctp_table_add_row(t);
+	if (row < 0)
+		return (int)row;
+	uint32_t r = (uint32_t)row;
+	int err = ctp_table_set(t, r, CTP_XCOL_TID, tid);
+	if (!err && tgid)
+		err = ctp_table_set(t, r, CTP_XCOL_TGID, tgid);
+	if (!err && blob >= 0)
+		err = ctp_table_set(t, r, CTP_XCOL_COMM, (uint64_t)blob);
+	if (!err && exit_ns)
+		err = ctp_table_set(t, r, CTP_XCOL_EXIT_NS, exit_ns);
+	if (err < 0) {
+		ctp_table_truncate(t, r);
+		return err;
+	}
+	*ret = r;
+	return 0;
+}
+
+static int api_exited_begin(struct ctp_ctx *ctx, uint32_t tid, uint32_t tgid,
+			    const char *comm, size_t comm_len,
+			    uint64_t exit_boottime_ns, struct ctp_record **rec)
+{
+	if (!ctx || !rec)
+		return -EINVAL;
+	struct ctp_capture *cap = ctx->eng->cap;
+	struct ctp_plugin_info *info = &cap->plugins[ctx->plugin];
+	struct ctp_plugin_rt *rt = info->rt;
+	uint32_t row = 0;
+
+	/* Workers never touch the exited table: only the main thread's host
+	 * and finish callbacks fill it. */
+	if (!rt->in_host_cb)
+		return -EBUSY;
+	ctp_api_exited_close(rt);
+	if ((!comm && comm_len) || comm_len > CTP_EXITED_COMM_MAX ||
+	    (comm_len && memchr(comm, '\0', comm_len)))
+		return -EINVAL;
+	if (cap->exited.nrows >= CTP_EXITED_MAX_ROWS)
+		return -ENOSPC;
+	int err = exited_row(cap, tid, tgid, comm, comm_len, exit_boottime_ns,
+			     &row);
+	if (err < 0)
+		return err;
+	atomic_store(&info->exited, true);
+	rt->exited_rec = (struct ctp_record){
+		.cap = cap,
+		.table = &cap->exited,
+		.row = row,
+		.scope = CTP_SCOPE_EXITED,
+		.ident = CTP_EXITED_IDENT,
+		.plugin = ctx->plugin,
+	};
+	*rec = &rt->exited_rec;
+	return 0;
+}
+
+static void api_exited_end(struct ctp_record *rec)
+{
+	/* Only a record exited_begin handed out is closed here. */
+	if (rec && rec->cap && rec->table == &rec->cap->exited)
+		rec->scope = 0;
+}
+
+static void api_exited_lost(struct ctp_ctx *ctx, uint64_t n)
+{
+	if (!ctx)
+		return;
+	struct ctp_plugin_info *info = &ctx->eng->cap->plugins[ctx->plugin];
+	atomic_fetch_add(&info->exited_lost, n);
+	atomic_store(&info->exited, true);
+}
+
 void ctp_api_fill(struct ctp_api *api)
 {
 	memset(api, 0, sizeof(*api));
@@ -503,4 +603,8 @@ void ctp_api_fill(struct ctp_api *api)
 	api->file_gate = api_file_gate;
 	api->derived_register = api_derived_register;
 	api->cgroup_ref = ctp_engine_cgroup_ref;
+	api->recording = api_recording;
+	api->exited_begin = api_exited_begin;
+	api->exited_end = api_exited_end;
+	api->exited_lost = api_exited_lost;
 }

@@ -1000,7 +1000,10 @@ static void host_calls(struct ctp_engine *eng, bool finish)
 		rec.plugin = i;
 		uint64_t t0 = ctp_now_ns();
 		ctp_sv_enter(i, finish ? CTP_SV_FINISH : CTP_SV_HOST, 0);
+		rt->in_host_cb = true;
 		int ret = fn(rt->state, &rec);
+		rt->in_host_cb = false;
+		ctp_api_exited_close(rt);
 		ctp_sv_leave();
 		after_call(info, NULL, cb, ret, ctp_now_ns() - t0);
 	}

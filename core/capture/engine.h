@@ -62,6 +62,11 @@ struct ctp_plugin_rt {
 	pthread_mutex_t call_lock; /* serializes calls when !mt_safe */
 	_Atomic uint32_t consecutive_errors[CB_COUNT];
 	_Atomic bool cb_disabled[CB_COUNT];
+	/* Inside this plugin's host or finish callback (main thread): the
+	 * only place ctp_api.exited_begin works. exited_rec is the row it
+	 * handed out, open until exited_end (scope 0 when closed). */
+	bool in_host_cb;
+	struct ctp_record exited_rec;
 	/* Log rate limiting. */
 	pthread_mutex_t log_lock;
 	uint64_t log_window_start_ns;
@@ -93,6 +98,9 @@ struct ctp_engine {
 	uint32_t n_process_files;
 
 	const volatile sig_atomic_t *stop;
+	/* A long-lived recorder (ctp_api.recording): set before the plugins
+	 * are loaded, false for a one-shot capture. */
+	bool recording;
 	bool progress; /* print a progress line on stderr */
 	bool strict;   /* --strict: any plugin failure is a required one's */
 	/* The proc root is not a real procfs: every file read under it is
@@ -129,6 +137,9 @@ void ctp_log(int level, const char *fmt, ...)
 
 /* api.c */
 void ctp_api_fill(struct ctp_api *api);
+/* Close rt's open exited record, if any (the end of a host or finish
+ * callback). */
+void ctp_api_exited_close(struct ctp_plugin_rt *rt);
 uint64_t ctp_now_ns(void);
 
 /* loader.c */

@@ -332,7 +332,7 @@ int ctp_field_desc_check(const struct ctp_field_desc *d, const char **why)
 		       "no empty component";
 		return -EINVAL;
 	}
-	if (d->scope < CTP_SCOPE_HOST || d->scope > CTP_SCOPE_THREAD) {
+	if (d->scope < CTP_SCOPE_HOST || d->scope > CTP_SCOPE_EXITED) {
 		*why = "unknown scope";
 		return -EINVAL;
 	}
@@ -760,6 +760,7 @@ int ctp_capture_new(uint32_t n_workers, struct ctp_capture **ret)
 	ctp_registry_init(&cap->reg);
 	ctp_table_init(&cap->host);
 	ctp_table_init(&cap->cgroups);
+	ctp_table_init(&cap->exited);
 	cap->n_workers = n_workers;
 	cap->ptrace_capable = -1;
 	cap->threads = calloc(n_workers, sizeof(*cap->threads));
@@ -847,6 +848,7 @@ void ctp_capture_free(struct ctp_capture *cap)
 	free(cap->procs);
 	ctp_table_done(&cap->host);
 	ctp_table_done(&cap->cgroups);
+	ctp_table_done(&cap->exited);
 	free(cap->spans);
 	free(cap->xspans);
 	for (uint32_t i = 0; i < cap->rf.n_files; i++)

@@ -76,7 +76,7 @@ struct ctp_registry {
 	/* Pages never move, so readers index without the lock. */
 	struct ctp_field *pages[CTP_FIELD_PAGES];
 	_Atomic uint32_t n;
-	uint32_t ncols[5]; /* next column per scope (index enum ctp_scope) */
+	uint32_t ncols[CTP_SCOPE_EXITED + 1]; /* next column per scope */
 };
 
 int ctp_registry_init(struct ctp_registry *reg);
@@ -203,6 +203,10 @@ struct ctp_plugin_info {
 	bool required;
 	_Atomic uint64_t time_ns; /* CPU-agnostic wall time in callbacks */
 	_Atomic uint64_t calls, errors, vanished;
+	/* Exited tasks the plugin said it missed (ctp_api.exited_lost), and
+	 * whether it took part in the exited table at all (a row, a loss). */
+	_Atomic uint64_t exited_lost;
+	_Atomic bool exited;
 	uint32_t n_summary;
 	char *summary_name[CTP_MAX_SUMMARY];
 	_Atomic uint64_t summary[CTP_MAX_SUMMARY];
@@ -240,6 +244,13 @@ enum {
 enum {
 	CTP_CCOL_PATH = 0, /* blob id */
 	CTP_CGROUP_IDENT = 1,
+};
+enum {
+	CTP_XCOL_TID = 0,
+	CTP_XCOL_TGID = 1,    /* absent when unknown */
+	CTP_XCOL_COMM = 2,    /* blob id; absent when unknown */
+	CTP_XCOL_EXIT_NS = 3, /* CLOCK_BOOTTIME at exit; absent when unknown */
+	CTP_EXITED_IDENT = 4,
 };
 #define CTP_HOST_IDENT 0
 
@@ -284,6 +295,9 @@ struct ctp_capture {
 
 	struct ctp_table host; /* exactly one row after a capture */
 	struct ctp_table cgroups;
+	/* Tasks that exited since the last snapshot, in the order plugins
+	 * added them (ctp_api.exited_begin), at most CTP_EXITED_MAX_ROWS. */
+	struct ctp_table exited;
 	uint32_t n_workers;
 	struct ctp_table *threads; /* per worker */
 	struct ctp_table *procs;   /* per worker */

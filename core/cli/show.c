@@ -323,6 +323,32 @@ static void print_readfail(const struct ctp_snap *snap)
 	print_denied_hint(rf, ctp_snap_header(snap)->ptrace_capable);
 }
 
+/* One line on the exited table, when the snapshot has one: how many tasks
+ * exited since the last snapshot, and how many each plugin says it missed
+ * (FORMAT.md §7.4). */
+static void print_exited(const struct ctp_snap *snap)
+{
+	const struct ctp_snap_table *t = ctp_snap_table(snap, CTP_SCOPE_EXITED);
+	const struct ctp_snap_plugin *p = ctp_snap_plugins(snap);
+	const struct ctp_snap_field *fs = ctp_snap_fields(snap);
+	bool any = t->rows > 0;
+	size_t n = 0;
+
+	for (size_t i = 0; i < ctp_snap_n_plugins(snap); i++)
+		any |= p[i].exited;
+	for (size_t i = 0; i < ctp_snap_n_fields(snap); i++)
+		any |= fs[i].scope == CTP_SCOPE_EXITED;
+	if (!any)
+		return;
+	printf("\nExited: %zu task%s exited since the last snapshot; lost:",
+	       t->rows, t->rows == 1 ? "" : "s");
+	for (size_t i = 0; i < ctp_snap_n_plugins(snap); i++)
+		if (p[i].exited)
+			printf("%s %s %" PRIu64, n++ ? "," : "", p[i].name,
+			       p[i].exited_lost);
+	printf("%s\n", n ? "" : " none reported");
+}
+
 /* ---- Tables ---- */
 
 struct sortctx {
@@ -833,7 +859,9 @@ static void usage(FILE *f)
 		"                            or group (table: the default "
 		"output)\n"
 		"  --table TABLE             threads (default), processes, "
-		"cgroups, host;\n"
+		"cgroups, host,\n"
+		"                            exited (tasks that exited since "
+		"the last snapshot);\n"
 		"                            with --view: the view's fields "
 		"as columns\n"
 		"\n"
@@ -859,7 +887,7 @@ static int flat_option(struct opts *o, bool table, const char *arg)
 	if (v < 0) {
 		fprintf(stderr, "ctprof-core show: unknown %s '%s' (%s)\n",
 			table ? "table" : "format", arg,
-			table ? "threads, processes, cgroups or host"
+			table ? "threads, processes, cgroups, host or exited"
 			      : "table, csv, json or ndjson");
 		return ctp_readcli_try_help("show");
 	}
@@ -885,6 +913,8 @@ static int flat_conflicts(struct opts *o)
 			  "are for --format table (use --table)"
 		: o->format && o->r.group_by && o->table == CTP_SCOPE_HOST
 			? "--table host has one row: it is not grouped"
+		: o->format && o->r.group_by && o->table == CTP_SCOPE_EXITED
+			? "--table exited is not grouped"
 			: NULL;
 	if (!bad) {
 		if (!o->table_given)
@@ -1120,6 +1150,7 @@ static int run_show(const struct opts *o)
 		print_host(snap, o);
 	print_plugins(snap);
 	print_readfail(snap);
+	print_exited(snap);
 	printf("\nCounts: %zu threads, %zu processes, %zu cgroups, %zu "
 	       "fields, %zu plugins\n",
 	       ctp_snap_table(snap, CTP_SCOPE_THREAD)->rows,

@@ -5,8 +5,8 @@
 
 /* Indexed by the ABI's fixed numbers (include/ctprof/plugin.h); NULL for a
  * number the format does not name. */
-static const char *const scope_names[] = {NULL, "host", "cgroup", "process",
-					  "thread"};
+static const char *const scope_names[] = {NULL,	     "host",   "cgroup",
+					  "process", "thread", "exited"};
 static const char *const type_names[] = {NULL,	 "u64",	   "i64",   "bool",
 					 "char", "string", "cpuset"};
 static const char *const unit_names[] = {"none",  "count", "ns",      "us",

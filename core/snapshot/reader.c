@@ -35,7 +35,7 @@ struct ctp_snap {
 	struct ctp_snap_plugin *plugins;
 	size_t n_plugins;
 	struct ctp_snap_readfail rf;
-	struct ctp_snap_table tables[5]; /* by enum ctp_scope */
+	struct ctp_snap_table tables[CTP_SCOPE_EXITED + 1]; /* by scope */
 	/* While opening. */
 	const char *name;
 	char *err;
@@ -487,10 +487,27 @@ static int opt_str(struct ctp_snap *s, const msgpack_object *m,
 
 /* ---- Header, fields, plugins, read failures ---- */
 
-/* capture.self_tgids (FORMAT.md): at most CTP_SNAP_MAX_SELF tgids. */
-static int parse_self(struct ctp_snap *s, const msgpack_object *cap,
-		      struct ctp_snap_header *h)
+/* The capture keys added to version 1 after its release, each optional:
+ * ptrace_capable, start_boottime_ns, self_tgids. */
+static int parse_capture_late(struct ctp_snap *s, const msgpack_object *cap)
 {
+	struct ctp_snap_header *h = &s->hdr;
+	const msgpack_object *pc = get(cap, "ptrace_capable");
+	h->ptrace_capable = -1;
+	if (pc && pc->type != MSGPACK_OBJECT_BOOLEAN)
+		return bad(s, -EINVAL,
+			   "capture.ptrace_capable: expected a boolean, found "
+			   "%s",
+			   objtype(pc));
+	if (pc)
+		h->ptrace_capable = pc->via.boolean;
+	const msgpack_object *bt = get(cap, "start_boottime_ns");
+	if (bt && bt->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+		return bad(s, -EINVAL,
+			   "capture.start_boottime_ns: expected an unsigned "
+			   "integer, found %s",
+			   objtype(bt));
+	h->start_boottime_ns = bt ? bt->via.u64 : 0;
 	const msgpack_object *st = get(cap, "self_tgids");
 	if (st && (st->type != MSGPACK_OBJECT_ARRAY ||
 		   st->via.array.size > CTP_SNAP_MAX_SELF))
@@ -580,23 +597,7 @@ static int parse_header(struct ctp_snap *s)
 	    (ret = opt_str(s, cap, "capture", "hostname", false, NULL,
 			   &h->hostname)) < 0)
 		return ret;
-	const msgpack_object *pc = get(cap, "ptrace_capable");
-	h->ptrace_capable = -1;
-	if (pc && pc->type != MSGPACK_OBJECT_BOOLEAN)
-		return bad(s, -EINVAL,
-			   "capture.ptrace_capable: expected a boolean, found "
-			   "%s",
-			   objtype(pc));
-	if (pc)
-		h->ptrace_capable = pc->via.boolean;
-	const msgpack_object *bt = get(cap, "start_boottime_ns");
-	if (bt && bt->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
-		return bad(s, -EINVAL,
-			   "capture.start_boottime_ns: expected an unsigned "
-			   "integer, found %s",
-			   objtype(bt));
-	h->start_boottime_ns = bt ? bt->via.u64 : 0;
-	return parse_self(s, cap, h);
+	return parse_capture_late(s, cap);
 }
 
 static int cmp_by_name(const void *a, const void *b, void *arg)
@@ -637,14 +638,15 @@ static bool numeric_type(uint8_t type)
  * earlier in `fields`, which also rules out cycles.
  */
 static int parse_derive(struct ctp_snap *s, const msgpack_object *m,
-			struct ctp_snap_field *f, uint8_t *depth)
+			const char *fw, struct ctp_snap_field *f,
+			uint8_t *depth)
 {
 	const msgpack_object *d = get(m, "derive");
 	char where[200];
 
 	if (!d || d->type == MSGPACK_OBJECT_NIL)
 		return 0;
-	snprintf(where, sizeof(where), "fields[%u].derive", f->index);
+	snprintf(where, sizeof(where), "%s.derive", fw);
 	if (d->type != MSGPACK_OBJECT_ARRAY)
 		return bad(s, -EINVAL, "%s: expected an array or nil, found %s",
 			   where, objtype(d));
@@ -762,69 +764,108 @@ static int check_roles(struct ctp_snap *s)
 	return 0;
 }
 
+/* One entry of a fields array (§4) into f, its index already set. */
+static int parse_field(struct ctp_snap *s, const msgpack_object *m,
+		       const char *where, struct ctp_snap_field *f)
+{
+	const msgpack_object *name;
+	int ret, e;
+
+	if (m->type != MSGPACK_OBJECT_MAP)
+		return bad(s, -EINVAL, "%s: expected a map, found %s", where,
+			   objtype(m));
+	if ((ret = need(s, m, where, "name", MSGPACK_OBJECT_STR, "a string",
+			&name)) < 0)
+		return ret;
+	if (name->via.str.size == 0 ||
+	    memchr(name->via.str.ptr, '\0', name->via.str.size))
+		return bad(s, -EINVAL, "%s: invalid field name", where);
+	f->name = zstrdup(s, name->via.str.ptr, name->via.str.size);
+	if (!f->name)
+		return bad(s, -ENOMEM, "out of memory");
+	f->n_terms = 0;
+	f->terms = NULL;
+	if ((ret = opt_str(s, m, where, "plugin", false, "", &f->plugin)) < 0 ||
+	    (ret = opt_str(s, m, where, "help", false, "", &f->help)) < 0 ||
+	    (ret = opt_str(s, m, where, "section", false, "", &f->section)) <
+		    0 ||
+	    (ret = opt_str(s, m, where, "dims", false, "", &f->dims)) < 0 ||
+	    (ret = opt_str(s, m, where, "role", false, "", &f->role)) < 0)
+		return ret;
+	if ((e = enum_key(s, m, where, "scope", CTP_ENUM_SCOPE, true)) < 0)
+		return e;
+	f->scope = (uint8_t)e;
+	if ((e = enum_key(s, m, where, "type", CTP_ENUM_TYPE, true)) < 0)
+		return e;
+	f->type = (uint8_t)e;
+	if ((e = enum_key(s, m, where, "unit", CTP_ENUM_UNIT, false)) < 0)
+		return e;
+	f->unit = (uint8_t)e;
+	if ((e = enum_key(s, m, where, "kind", CTP_ENUM_KIND, false)) < 0)
+		return e;
+	f->kind = (uint8_t)e;
+	if ((e = enum_key(s, m, where, "rule", CTP_ENUM_RULE, false)) < 0)
+		return e;
+	f->rule = (uint8_t)e;
+	return 0;
+}
+
+/* The exited table's own field list (§7.4), or NULL when the snapshot has
+ * no exited table. */
+static int exited_fields(struct ctp_snap *s, const msgpack_object **out)
+{
+	const msgpack_object *ex = get(&s->root, "exited");
+
+	*out = NULL;
+	if (!ex)
+		return 0;
+	if (ex->type != MSGPACK_OBJECT_MAP)
+		return bad(s, -EINVAL, "exited: expected a map, found %s",
+			   objtype(ex));
+	return need_array(s, ex, "exited", "fields", out);
+}
+
+/* Entry i of the fields the snapshot lists: the top-level ones, then the
+ * exited table's. */
+static const msgpack_object *field_obj(const msgpack_object *top,
+				       const msgpack_object *ex, size_t i,
+				       char *where, size_t wlen)
+{
+	if (i < top->via.array.size) {
+		snprintf(where, wlen, "fields[%zu]", i);
+		return &top->via.array.ptr[i];
+	}
+	i -= top->via.array.size;
+	snprintf(where, wlen, "exited.fields[%zu]", i);
+	return &ex->via.array.ptr[i];
+}
+
 static int parse_fields(struct ctp_snap *s)
 {
-	const msgpack_object *arr;
+	const msgpack_object *arr, *ex;
+	char where[48];
 	int ret = need_array(s, &s->root, "snapshot", "fields", &arr);
-	if (ret < 0)
+	if (ret < 0 || (ret = exited_fields(s, &ex)) < 0)
 		return ret;
-	s->n_fields = arr->via.array.size;
+	size_t ntop = arr->via.array.size;
+	s->n_fields = ntop + (ex ? ex->via.array.size : 0);
 	s->fields = zalloc(s, s->n_fields * sizeof(*s->fields));
 	s->by_name = zalloc(s, s->n_fields * sizeof(*s->by_name));
 	if (!s->fields || !s->by_name)
 		return bad(s, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < s->n_fields; i++) {
-		const msgpack_object *m = &arr->via.array.ptr[i], *name;
 		struct ctp_snap_field *f = &s->fields[i];
-		char where[32];
-		snprintf(where, sizeof(where), "fields[%zu]", i);
-		if (m->type != MSGPACK_OBJECT_MAP)
-			return bad(s, -EINVAL, "%s: expected a map, found %s",
-				   where, objtype(m));
-		if ((ret = need(s, m, where, "name", MSGPACK_OBJECT_STR,
-				"a string", &name)) < 0)
-			return ret;
-		if (name->via.str.size == 0 ||
-		    memchr(name->via.str.ptr, '\0', name->via.str.size))
-			return bad(s, -EINVAL, "%s: invalid field name", where);
-		f->name = zstrdup(s, name->via.str.ptr, name->via.str.size);
-		if (!f->name)
-			return bad(s, -ENOMEM, "out of memory");
+		const msgpack_object *m =
+			field_obj(arr, ex, i, where, sizeof(where));
 		f->index = (uint32_t)i;
-		f->n_terms = 0;
-		f->terms = NULL;
-		int e;
-		if ((ret = opt_str(s, m, where, "plugin", false, "",
-				   &f->plugin)) < 0 ||
-		    (ret = opt_str(s, m, where, "help", false, "", &f->help)) <
-			    0 ||
-		    (ret = opt_str(s, m, where, "section", false, "",
-				   &f->section)) < 0 ||
-		    (ret = opt_str(s, m, where, "dims", false, "", &f->dims)) <
-			    0 ||
-		    (ret = opt_str(s, m, where, "role", false, "", &f->role)) <
-			    0)
+		if ((ret = parse_field(s, m, where, f)) < 0)
 			return ret;
-		if ((e = enum_key(s, m, where, "scope", CTP_ENUM_SCOPE, true)) <
-		    0)
-			return e;
-		f->scope = (uint8_t)e;
-		if ((e = enum_key(s, m, where, "type", CTP_ENUM_TYPE, true)) <
-		    0)
-			return e;
-		f->type = (uint8_t)e;
-		if ((e = enum_key(s, m, where, "unit", CTP_ENUM_UNIT, false)) <
-		    0)
-			return e;
-		f->unit = (uint8_t)e;
-		if ((e = enum_key(s, m, where, "kind", CTP_ENUM_KIND, false)) <
-		    0)
-			return e;
-		f->kind = (uint8_t)e;
-		if ((e = enum_key(s, m, where, "rule", CTP_ENUM_RULE, false)) <
-		    0)
-			return e;
-		f->rule = (uint8_t)e;
+		/* An exited field in the top-level list would be refused by
+		 * the readers the exited table keeps working. */
+		if ((f->scope == CTP_SCOPE_EXITED) != (i >= ntop))
+			return bad(s, -EINVAL, "%s: scope %s belongs in %s",
+				   where, ctp_scope_name(f->scope),
+				   i >= ntop ? "fields" : "exited.fields");
 		s->by_name[i] = (uint32_t)i;
 	}
 	qsort_r(s->by_name, s->n_fields, sizeof(*s->by_name), cmp_by_name, s);
@@ -837,10 +878,12 @@ static int parse_fields(struct ctp_snap *s)
 	if (!depth)
 		return bad(s, -ENOMEM, "out of memory");
 	memset(depth, 0, s->n_fields);
-	for (size_t i = 0; i < s->n_fields; i++)
-		if ((ret = parse_derive(s, &arr->via.array.ptr[i],
-					&s->fields[i], depth)) < 0)
+	for (size_t i = 0; i < s->n_fields; i++) {
+		const msgpack_object *m =
+			field_obj(arr, ex, i, where, sizeof(where));
+		if ((ret = parse_derive(s, m, where, &s->fields[i], depth)) < 0)
 			return ret;
+	}
 	return check_roles(s);
 }
 
@@ -897,6 +940,8 @@ static int parse_plugins(struct ctp_snap *s)
 		struct ctp_snap_plugin *p = &s->plugins[i];
 		char where[32];
 		snprintf(where, sizeof(where), "plugins[%zu]", i);
+		p->exited = false; /* set by exited.lost, parsed later */
+		p->exited_lost = 0;
 		if (m->type != MSGPACK_OBJECT_MAP)
 			return bad(s, -EINVAL, "%s: expected a map, found %s",
 				   where, objtype(m));
@@ -1263,6 +1308,33 @@ static int ident_u64(struct ctp_snap *s, const msgpack_object *m,
 	return 0;
 }
 
+/* An identity column of unsigned integers or nil; nil reads as 0 (the
+ * exited table's "unknown"). */
+static int ident_u64_or_nil(struct ctp_snap *s, const msgpack_object *m,
+			    const char *where, const char *k, size_t rows,
+			    const uint64_t **out)
+{
+	const msgpack_object *a;
+	int ret = ident_array(s, m, where, k, rows, &a);
+	if (ret < 0)
+		return ret;
+	uint64_t *v = zalloc(s, rows * sizeof(*v));
+	if (!v)
+		return bad(s, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < rows; i++) {
+		const msgpack_object *e = &a->via.array.ptr[i];
+		if (e->type != MSGPACK_OBJECT_POSITIVE_INTEGER &&
+		    e->type != MSGPACK_OBJECT_NIL)
+			return bad(s, -EINVAL,
+				   "%s.%s[%zu]: expected an unsigned integer "
+				   "or nil, found %s",
+				   where, k, i, objtype(e));
+		v[i] = e->type == MSGPACK_OBJECT_NIL ? 0 : e->via.u64;
+	}
+	*out = v;
+	return 0;
+}
+
 static int ident_str(struct ctp_snap *s, const msgpack_object *m,
 		     const char *where, const char *k, size_t rows,
 		     const struct ctp_bytes **out)
@@ -1356,6 +1428,42 @@ static int parse_columns(struct ctp_snap *s, struct ctp_snap_table *t,
 	return 0;
 }
 
+/* exited.lost (§7.4): plugin name -> exited tasks it missed, each name one
+ * of plugins (parsed before), once. */
+static int parse_lost(struct ctp_snap *s, const msgpack_object *m)
+{
+	const msgpack_object *lost;
+	int ret = need_map(s, m, "exited", "lost", &lost);
+	if (ret < 0)
+		return ret;
+	for (uint32_t i = 0; i < lost->via.map.size; i++) {
+		const msgpack_object_kv *kv = &lost->via.map.ptr[i];
+		size_t p;
+		if (kv->key.type != MSGPACK_OBJECT_STR ||
+		    kv->val.type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+			return bad(s, -EINVAL,
+				   "exited.lost: entries must map a plugin "
+				   "name to an unsigned integer");
+		for (p = 0; p < s->n_plugins; p++)
+			if (str_eq(&kv->key, s->plugins[p].name))
+				break;
+		if (p == s->n_plugins)
+			return bad(s, -EINVAL,
+				   "exited.lost: \"%.*s\" is not in plugins",
+				   (int)(kv->key.via.str.size > 64
+						 ? 64
+						 : kv->key.via.str.size),
+				   kv->key.via.str.ptr);
+		if (s->plugins[p].exited)
+			return bad(s, -EINVAL,
+				   "exited.lost: \"%s\" is listed twice",
+				   s->plugins[p].name);
+		s->plugins[p].exited = true;
+		s->plugins[p].exited_lost = kv->val.via.u64;
+	}
+	return 0;
+}
+
 static int parse_table(struct ctp_snap *s, uint8_t scope, const char *key)
 {
 	struct ctp_snap_table *t = &s->tables[scope];
@@ -1364,6 +1472,11 @@ static int parse_table(struct ctp_snap *s, uint8_t scope, const char *key)
 	int ret;
 
 	t->scope = scope;
+	/* Only the exited table may be missing: no plugin took part in it. */
+	if (scope == CTP_SCOPE_EXITED && !get(&s->root, key)) {
+		t->rows = 0;
+		return alloc_cols(s, t);
+	}
 	if ((ret = need_map(s, &s->root, "snapshot", key, &m)) < 0 ||
 	    (ret = need_u64(s, m, key, "rows", &rows)) < 0)
 		return ret;
@@ -1419,6 +1532,17 @@ static int parse_table(struct ctp_snap *s, uint8_t scope, const char *key)
 		t->cgroup = cg;
 		break;
 	}
+	case CTP_SCOPE_EXITED:
+		if ((ret = ident_u64(s, m, key, "tid", t->rows, &t->tid)) < 0 ||
+		    (ret = ident_u64_or_nil(s, m, key, "tgid", t->rows,
+					    &t->tgid)) < 0 ||
+		    (ret = ident_str(s, m, key, "comm", t->rows, &t->comm)) <
+			    0 ||
+		    (ret = ident_u64_or_nil(s, m, key, "exit_boottime_ns",
+					    t->rows, &t->exit_ns)) < 0)
+			return ret;
+		ret = parse_lost(s, m);
+		break;
 	}
 	if (ret < 0)
 		return ret;
@@ -1433,7 +1557,8 @@ static int parse(struct ctp_snap *s)
 	    (ret = parse_host(s)) < 0 ||
 	    (ret = parse_table(s, CTP_SCOPE_CGROUP, "cgroups")) < 0 ||
 	    (ret = parse_table(s, CTP_SCOPE_PROCESS, "processes")) < 0 ||
-	    (ret = parse_table(s, CTP_SCOPE_THREAD, "threads")) < 0)
+	    (ret = parse_table(s, CTP_SCOPE_THREAD, "threads")) < 0 ||
+	    (ret = parse_table(s, CTP_SCOPE_EXITED, "exited")) < 0)
 		return ret;
 	return 0;
 }
@@ -1665,7 +1790,7 @@ const struct ctp_snap_readfail *ctp_snap_readfail(const struct ctp_snap *snap)
 const struct ctp_snap_table *ctp_snap_table(const struct ctp_snap *snap,
 					    uint8_t scope)
 {
-	if (scope < CTP_SCOPE_HOST || scope > CTP_SCOPE_THREAD)
+	if (scope < CTP_SCOPE_HOST || scope > CTP_SCOPE_EXITED)
 		return NULL;
 	return &snap->tables[scope];
 }

@@ -94,6 +94,10 @@ struct ctp_snap_plugin {
 	size_t n_summary;
 	const char **summary_name;
 	const uint64_t *summary;
+	/* Listed in exited.lost (it takes part in the exited table), and the
+	 * exited tasks it said it missed; false and 0 otherwise. */
+	bool exited;
+	uint64_t exited_lost;
 };
 
 struct ctp_snap_readfail {
@@ -134,19 +138,22 @@ struct ctp_snap_header {
 };
 
 /*
- * One table (host, cgroups, processes, threads). Identity columns that the
- * table does not have are NULL:
+ * One table (host, cgroups, processes, threads, exited). Identity columns
+ * that the table does not have are NULL:
  *   threads:   tid, tgid, comm, cgroup
  *   processes: tgid, comm, nthreads
  *   cgroups:   path
+ *   exited:    tid, tgid, comm, exit_ns (tgid and exit_ns 0 when nil)
  *   host:      none (rows is 1)
  * comm and path entries have ptr NULL when the file has nil. cgroup[i] is a
- * row of the cgroups table, or -1 when nil.
+ * row of the cgroups table, or -1 when nil. A snapshot without an exited
+ * table has one of 0 rows.
  */
 struct ctp_snap_table {
 	uint8_t scope;
 	size_t rows;
 	const uint64_t *tid, *tgid, *nthreads;
+	const uint64_t *exit_ns; /* CLOCK_BOOTTIME at exit, ns */
 	const struct ctp_bytes *comm, *path;
 	const int64_t *cgroup;
 	/* Per field, indexed by ctp_snap_field.index: the column's rows

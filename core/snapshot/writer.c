@@ -473,6 +473,14 @@ static bool field_used(const struct ctp_capture *cap, const struct layout *l,
 					  CTP_CGROUP_IDENT + f->col, &v))
 				return true;
 		return false;
+	case CTP_SCOPE_EXITED:
+		if (!col_allocated(&cap->exited, 1, CTP_EXITED_IDENT + f->col))
+			return false;
+		for (uint32_t r = 0; r < cap->exited.nrows; r++)
+			if (ctp_table_get(&cap->exited, r,
+					  CTP_EXITED_IDENT + f->col, &v))
+				return true;
+		return false;
 	default:
 		return true;
 	}
@@ -615,15 +623,22 @@ static void pack_derive(struct w *w, const struct ctp_field *f)
 	}
 }
 
-static void pack_fields(struct w *w)
+/* The fields of scope `scope` (exited = true) or of every other scope, as
+ * an array of §4 maps under key `key`. */
+static void pack_field_list(struct w *w, const char *key, bool exited)
 {
 	const struct ctp_capture *cap = w->cap;
-	uint32_t nf = ctp_registry_count(&cap->reg);
+	uint32_t nf = ctp_registry_count(&cap->reg), n = 0;
 
-	pack_key(w, "fields");
-	msgpack_pack_array(&w->pk, nf);
+	for (uint32_t id = 0; id < nf; id++)
+		n += (ctp_registry_get(&cap->reg, id)->scope ==
+		      CTP_SCOPE_EXITED) == exited;
+	pack_key(w, key);
+	msgpack_pack_array(&w->pk, n);
 	for (uint32_t id = 0; id < nf; id++) {
 		const struct ctp_field *f = ctp_registry_get(&cap->reg, id);
+		if ((f->scope == CTP_SCOPE_EXITED) != exited)
+			continue;
 		msgpack_pack_map(&w->pk, 9 + (f->section != NULL) +
 						 (f->dims != NULL) +
 						 f->start_time);
@@ -662,6 +677,13 @@ static void pack_fields(struct w *w)
 			fail(w->o, -EINVAL, "field %s: bad scope or type",
 			     f->name);
 	}
+}
+
+/* The top-level "fields": every field but the exited table's, which that
+ * table lists itself so a reader that does not know it skips them too. */
+static void pack_fields(struct w *w)
+{
+	pack_field_list(w, "fields", false);
 }
 
 static void pack_plugins(struct w *w)
@@ -939,6 +961,70 @@ static void pack_tables(struct w *w, const struct layout *l)
 	pack_columns(w, l, &th, CTP_SCOPE_THREAD, CTP_THREAD_IDENT);
 }
 
+/* Whether plugin i takes part in the exited table: it registered a field
+ * of it, added a row or reported a loss. */
+static bool exited_plugin(const struct ctp_capture *cap, uint32_t i)
+{
+	uint32_t nf = ctp_registry_count(&cap->reg);
+
+	if (atomic_load(&cap->plugins[i].exited))
+		return true;
+	for (uint32_t id = 0; id < nf; id++) {
+		const struct ctp_field *f = ctp_registry_get(&cap->reg, id);
+		if (f->scope == CTP_SCOPE_EXITED && f->plugin == i)
+			return true;
+	}
+	return false;
+}
+
+/* The exited table is written only when some plugin takes part in it, so a
+ * capture without one is the file it always was. */
+static bool has_exited(const struct ctp_capture *cap)
+{
+	uint32_t nf = ctp_registry_count(&cap->reg);
+
+	if (cap->exited.nrows)
+		return true;
+	for (uint32_t id = 0; id < nf; id++)
+		if (ctp_registry_get(&cap->reg, id)->scope == CTP_SCOPE_EXITED)
+			return true;
+	for (uint32_t i = 0; i < cap->n_plugins; i++)
+		if (atomic_load(&cap->plugins[i].exited))
+			return true;
+	return false;
+}
+
+/* FORMAT.md §7.4: fields, identity columns, losses by plugin, columns. */
+static void pack_exited(struct w *w, const struct layout *l)
+{
+	const struct ctp_capture *cap = w->cap;
+	msgpack_packer *pk = &w->pk;
+	struct rows ex = {.single = &cap->exited, .n = cap->exited.nrows};
+	uint32_t np = 0;
+
+	pack_key(w, "exited");
+	msgpack_pack_map(pk, 8);
+	pack_field_list(w, "fields", true);
+	pack_key(w, "rows");
+	msgpack_pack_uint64(pk, ex.n);
+	pack_ident(w, &ex, "tid", CTP_XCOL_TID, false);
+	pack_ident(w, &ex, "tgid", CTP_XCOL_TGID, false);
+	pack_ident(w, &ex, "comm", CTP_XCOL_COMM, true);
+	pack_ident(w, &ex, "exit_boottime_ns", CTP_XCOL_EXIT_NS, false);
+	for (uint32_t i = 0; i < cap->n_plugins; i++)
+		np += exited_plugin(cap, i);
+	pack_key(w, "lost");
+	msgpack_pack_map(pk, np);
+	for (uint32_t i = 0; i < cap->n_plugins; i++) {
+		if (!exited_plugin(cap, i))
+			continue;
+		pack_str(w, cap->plugins[i].name);
+		msgpack_pack_uint64(pk,
+				    atomic_load(&cap->plugins[i].exited_lost));
+	}
+	pack_columns(w, l, &ex, CTP_SCOPE_EXITED, CTP_EXITED_IDENT);
+}
+
 /* ---- Files ---- */
 
 /* A fresh name `.<base>.tmp.XXXXXX` into name (attempt varies it when no
@@ -993,14 +1079,17 @@ static int pack_all(const struct ctp_capture *cap, struct out *o,
 		goto out;
 	msgpack_packer_init(&w.pk, o, pack_cb);
 	/* format version tool capture fields plugins read_failures host
-	 * cgroups processes threads */
-	msgpack_pack_map(&w.pk, 11);
+	 * cgroups processes threads, and exited when there is one */
+	bool exited = has_exited(cap);
+	msgpack_pack_map(&w.pk, 11 + exited);
 	pack_header(&w, tool_version);
 	pack_fields(&w);
 	pack_plugins(&w);
 	pack_readfail(&w);
 	pack_host(&w);
 	pack_tables(&w, &l);
+	if (exited)
+		pack_exited(&w, &l);
 	flush_in(o, ZSTD_e_end);
 out:
 	layout_done(&l);

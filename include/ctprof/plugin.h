@@ -24,6 +24,7 @@
 #define CTPROF_PLUGIN_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,6 +49,9 @@ enum ctp_scope {
 	CTP_SCOPE_CGROUP = 2,  /* one value per distinct cgroup */
 	CTP_SCOPE_PROCESS = 3, /* one value per tgid */
 	CTP_SCOPE_THREAD = 4,  /* one value per tid */
+	/* Appended in ABI 1: one value per task that exited since the last
+	 * snapshot (ctp_api.exited_begin), the columns of the exited table. */
+	CTP_SCOPE_EXITED = 5,
 };
 
 /* How a value is stored. */
@@ -227,7 +231,8 @@ enum ctp_log_level {
 
 /*
  * The core's services. Members past `size` do not exist in an older core.
- * All functions are safe to call from any worker thread.
+ * All functions are safe to call from any worker thread but exited_begin
+ * and exited_end, which belong to the host and finish callbacks.
  */
 struct ctp_api {
 	uint32_t abi, size;
@@ -330,7 +335,48 @@ struct ctp_api {
 	 * callback is still visited; one first referenced from finish is
 	 * not). */
 	int (*cgroup_ref)(struct ctp_ctx *ctx, const char *key, size_t len);
+
+	/* Appended in ABI 1: whether the core runs a long-lived recorder that
+	 * takes snapshot after snapshot with this plugin loaded (false for a
+	 * one-shot capture). Constant from init to fini, so a plugin decides
+	 * at init whether to watch for something between snapshots (exited
+	 * tasks, below). */
+	bool (*recording)(struct ctp_ctx *ctx);
+
+	/*
+	 * Appended in ABI 1: the exited table. A task that started and exited
+	 * between two snapshots is in no thread row; a plugin that learns of
+	 * exits (taskstats exit notifications) adds one row per exited task
+	 * here, and fills it with the setters, which accept only this
+	 * plugin's CTP_SCOPE_EXITED fields on such a record (and refuse those
+	 * fields on every other record).
+	 *
+	 * exited_begin adds a row: tid, tgid (0: unknown), comm (comm_len
+	 * bytes, no NUL, at most CTP_EXITED_COMM_MAX; NULL and 0: unknown) and
+	 * when the task exited, CLOCK_BOOTTIME in ns (0: unknown). Returns 0
+	 * and *rec, a record valid until exited_end(*rec), the next
+	 * exited_begin of this plugin or the end of the callback, whichever
+	 * comes first; -EBUSY outside the plugin's host and finish callbacks
+	 * (the only ones that may call it: they run on one thread); -EINVAL
+	 * for a bad comm; -ENOSPC when the snapshot already holds
+	 * CTP_EXITED_MAX_ROWS exited rows; -ENOMEM. A row added is kept even
+	 * when no value is set on it.
+	 *
+	 * exited_lost adds n to the exited tasks this plugin knows it missed
+	 * since the last snapshot (a full buffer, a socket overrun, a row
+	 * refused by exited_begin), shown with the table; any callback.
+	 */
+	int (*exited_begin)(struct ctp_ctx *ctx, uint32_t tid, uint32_t tgid,
+			    const char *comm, size_t comm_len,
+			    uint64_t exit_boottime_ns, struct ctp_record **rec);
+	void (*exited_end)(struct ctp_record *rec);
+	void (*exited_lost)(struct ctp_ctx *ctx, uint64_t n);
 };
+
+/* The longest comm ctp_api.exited_begin takes, and the most exited rows one
+ * snapshot holds. */
+#define CTP_EXITED_COMM_MAX 64
+#define CTP_EXITED_MAX_ROWS (1u << 20)
 
 /* ---- The descriptor ------------------------------------------------------ */
 

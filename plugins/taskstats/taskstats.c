@@ -14,9 +14,14 @@
  * own. Every worker has its own socket, opened on first use and closed by
  * fini.
  *
+ * Exited tasks: while the core runs a recorder, exits.c listens for the
+ * kernel's exit notifications and finish puts them in the exited table.
+ *
  * Options:
  *   batch_size: 1..256 (default 64) GETs per send; 1 queries each thread
  *               on its own (for comparison; costs two more syscalls each).
+ *   exited_buffer: 1..1048576 (default 65536) exits kept between
+ *               snapshots while recording; more are counted as lost.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +42,7 @@
 #include <linux/taskstats.h>
 
 #include "ctprof/plugin.h"
+#include "exits.h"
 #include "hostprobe.h"
 #include "taskstats_reply.h"
 #include "ctprof/plugin-util.h"
@@ -228,12 +234,20 @@ struct ts_state {
 	enum ctp_delayacct_state delayacct;
 	enum ctp_xacct_state xacct;
 	enum irqtime irqtime;
+	bool io_acct; /* CONFIG_TASK_IO_ACCOUNTING, or unknown */
 	struct ctp_taskstats_active active;
 	bool irq_on; /* the irq family is measured */
+	struct ctp_ts_gates gates;
 	uint64_t gen;
 	pthread_mutex_t lock; /* guards workers */
 	struct worker *workers;
 	char hint[256];
+	/* Exited tasks, while a recorder runs (exits.h): the listener, its
+	 * ring's size, and why there is none when one was wanted. */
+	struct ctp_ts_exits *exits;
+	size_t exits_cap;
+	char exits_why[192];
+	char hint_all[512];
 };
 
 /*
@@ -621,11 +635,6 @@ static int set(struct ts_state *st, struct ctp_record *rec, int f, uint64_t v)
 	return st->fh[f] < 0 ? 0 : st->api->set_u64(rec, st->fh[f], v);
 }
 
-static uint64_t kib_to_bytes(uint64_t kib)
-{
-	return kib > UINT64_MAX / 1024 ? UINT64_MAX : kib * 1024;
-}
-
 static int apply(struct ts_state *st, struct ctp_record *rec,
 		 const struct slot *s)
 {
@@ -647,20 +656,10 @@ static int apply(struct ts_state *st, struct ctp_record *rec,
 		return 0;
 	}
 	for (fam = 0; fam < CTP_TS_N_FAMILIES; fam++) {
-		int cnt = CTP_TS_DELAY(fam, CTP_TS_COUNT);
-
-		if (fam == CTP_TS_CPU	? !st->active.cpu_delay
-		    : fam == CTP_TS_IRQ ? !st->irq_on
-					: !st->active.delay_block)
-			continue;
 		for (part = 0; part < CTP_TS_N_PARTS; part++) {
 			int m = CTP_TS_DELAY(fam, part);
 
-			if (!ctp_ts_has(ts, (unsigned)m))
-				continue;
-			/* 0 is the kernel's "no window yet", not a minimum. */
-			if (part == CTP_TS_MIN &&
-			    (!ctp_ts_has(ts, (unsigned)cnt) || !ts->v[cnt]))
+			if (!ctp_ts_measured(&st->gates, ts, (unsigned)m))
 				continue;
 			r = set(st, rec, m, ts->v[m]);
 			if (r < 0 && !ret)
@@ -675,11 +674,11 @@ static int apply(struct ts_state *st, struct ctp_record *rec,
 			count(st, C_NO_MM);
 		} else {
 			r = set(st, rec, F_HIWATER_RSS,
-				kib_to_bytes(ts->v[CTP_TS_HIWATER_RSS]));
+				ctp_ts_kib_bytes(ts->v[CTP_TS_HIWATER_RSS]));
 			if (r < 0 && !ret)
 				ret = r;
 			r = set(st, rec, F_HIWATER_VM,
-				kib_to_bytes(ts->v[CTP_TS_HIWATER_VM]));
+				ctp_ts_kib_bytes(ts->v[CTP_TS_HIWATER_VM]));
 			if (r < 0 && !ret)
 				ret = r;
 		}
@@ -826,13 +825,29 @@ static const char *make_hint(struct ts_state *st)
 	return NULL;
 }
 
+/* The hint, and why exited tasks are not recorded when they were wanted. */
+static const char *full_hint(struct ts_state *st)
+{
+	const char *h = make_hint(st);
+
+	if (!st->exits_why[0])
+		return h;
+	snprintf(st->hint_all, sizeof(st->hint_all),
+		 "%s%sexited tasks not recorded: %s", h ? h : "", h ? "; " : "",
+		 st->exits_why);
+	return st->hint_all;
+}
+
 static int ts_finish(void *state, struct ctp_record *host_rec)
 {
 	struct ts_state *st = state;
 
 	(void)host_rec;
+	/* Every exit received up to now goes to this snapshot. */
+	if (st->exits)
+		ctp_ts_exits_drain(st->exits);
 	if (CTP_API_HAS(st->api, set_hint))
-		st->api->set_hint(st->ctx, make_hint(st));
+		st->api->set_hint(st->ctx, full_hint(st));
 	return 0;
 }
 
@@ -843,6 +858,7 @@ static void ts_fini(void *state)
 
 	if (!st)
 		return;
+	ctp_ts_exits_stop(st->exits);
 	for (w = st->workers; w; w = next) {
 		next = w->next;
 		worker_free(w);
@@ -858,6 +874,13 @@ static const struct ctp_option_desc options[] = {
 	 .def = "64",
 	 .min = 1,
 	 .max = MAX_BATCH},
+	{.name = "exited_buffer",
+	 .help = "exit notifications kept between snapshots while recording "
+		 "(more are counted as exits_lost; ~450 bytes each)",
+	 .type = CTP_OPT_U64,
+	 .def = "65536",
+	 .min = 1,
+	 .max = CTP_TS_EXITS_MAX},
 };
 
 static int parse_options(struct ts_state *st)
@@ -867,15 +890,27 @@ static int parse_options(struct ts_state *st)
 	int r;
 
 	st->batch = DEFAULT_BATCH;
+	st->exits_cap = CTP_TS_EXITS_DEFAULT;
 	r = api->opt_u64(st->ctx, "batch_size", &v);
+	if (r != -ENOENT) {
+		if (r < 0 || v < 1 || v > MAX_BATCH) {
+			api->log(st->ctx, CTP_LOG_ERR,
+				 "option 'batch_size': expected 1..%d",
+				 MAX_BATCH);
+			return -EINVAL;
+		}
+		st->batch = (size_t)v;
+	}
+	r = api->opt_u64(st->ctx, "exited_buffer", &v);
 	if (r == -ENOENT)
 		return 0;
-	if (r < 0 || v < 1 || v > MAX_BATCH) {
+	if (r < 0 || v < 1 || v > CTP_TS_EXITS_MAX) {
 		api->log(st->ctx, CTP_LOG_ERR,
-			 "option 'batch_size': expected 1..%d", MAX_BATCH);
+			 "option 'exited_buffer': expected 1..%u",
+			 CTP_TS_EXITS_MAX);
 		return -EINVAL;
 	}
-	st->batch = (size_t)v;
+	st->exits_cap = (size_t)v;
 	return 0;
 }
 
@@ -920,10 +955,16 @@ static void probe_host(struct ts_state *st, int proc_fd)
 	/* One read of config.gz for both options. */
 	st->xacct = CTP_XACCT_UNKNOWN;
 	st->irqtime = IRQT_UNKNOWN;
+	st->io_acct = true;
 	r = ctp_read_kconfig(proc_fd, &kconfig, &klen);
 	if (r == 0) {
 		st->xacct = ctp_parse_kconfig_xacct(kconfig, klen);
 		st->irqtime = parse_irqtime(kconfig, klen);
+		/* Storage bytes of exited threads: 0 without it. */
+		st->io_acct =
+			ctp_kconfig_lookup(kconfig, klen,
+					   "CONFIG_TASK_IO_ACCOUNTING", NULL,
+					   NULL) != CTP_KCONFIG_NOT_SET;
 		free(kconfig);
 	} else if (r != -ENOENT) {
 		api->log(st->ctx, CTP_LOG_INFO,
@@ -933,11 +974,55 @@ static void probe_host(struct ts_state *st, int proc_fd)
 	}
 	st->active = ctp_taskstats_active(st->delayacct, st->xacct);
 	st->irq_on = st->active.delay_block && st->irqtime != IRQT_OFF;
+	st->gates = (struct ctp_ts_gates){.cpu_delay = st->active.cpu_delay,
+					  .delay_block = st->active.delay_block,
+					  .irq = st->irq_on,
+					  .xacct = st->active.xacct,
+					  .io = st->io_acct};
 	api->log(st->ctx, CTP_LOG_INFO,
 		 "delay accounting %s, CONFIG_TASK_XACCT %s, "
 		 "CONFIG_IRQ_TIME_ACCOUNTING %s",
 		 ctp_delayacct_state_name(st->delayacct),
 		 ctp_xacct_state_name(st->xacct), irqtime_names[st->irqtime]);
+}
+
+/*
+ * While a recorder runs, listen for exits (exits.h). Without the listener
+ * the exited table is absent and finish's hint says why; the capture of
+ * live threads goes on either way.
+ */
+static void listen_exits(struct ts_state *st, const struct ctp_roots *roots)
+{
+	const struct ctp_api *api = st->api;
+	struct ctp_ts_exits_cfg cfg = {
+		.family = st->family,
+		.sys_fd = roots ? roots->sys_fd : -1,
+		.gates = st->gates,
+		.cap = st->exits_cap,
+	};
+	int r;
+
+	if (!CTP_API_HAS(api, exited_lost) || !CTP_API_HAS(api, recording) ||
+	    !api->recording(st->ctx))
+		return;
+	if (st->skip != RUN) {
+		snprintf(st->exits_why, sizeof(st->exits_why), "%s",
+			 st->skip == SKIP_NOT_LIVE
+				 ? "the proc root is not this kernel's /proc"
+			 : st->skip == SKIP_NO_FAMILY
+				 ? "no TASKSTATS genetlink family"
+				 : "the TASKSTATS family could not be queried");
+		return;
+	}
+	r = ctp_ts_exits_start(st->ctx, api, &cfg, &st->exits, st->exits_why,
+			       sizeof(st->exits_why));
+	if (r < 0)
+		api->log(st->ctx, CTP_LOG_WARNING,
+			 "exited tasks not recorded: %s", st->exits_why);
+	else
+		api->log(st->ctx, CTP_LOG_INFO,
+			 "listening for exits (%zu records between snapshots)",
+			 st->exits_cap);
 }
 
 static int ts_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
@@ -989,6 +1074,8 @@ static int ts_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 			r = 0;
 		}
 	}
+	if (r == 0)
+		listen_exits(st, roots);
 out:
 	if (r < 0) {
 		ts_fini(st);

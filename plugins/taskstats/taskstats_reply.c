@@ -279,10 +279,17 @@ static int walk(const void *p, size_t len,
 	return 0;
 }
 
-struct aggr {
-	const struct nlattr *aggr; /* TASKSTATS_TYPE_AGGR_PID */
-	const struct nlattr *pid;
+/* One aggregate nest: its id attribute (PID or TGID) and its STATS. */
+struct nest {
+	uint16_t id_type; /* TASKSTATS_TYPE_PID or _TGID */
+	const struct nlattr *id;
 	const struct nlattr *stats;
+};
+
+struct aggr {
+	const struct nlattr *pid_nest;	/* TASKSTATS_TYPE_AGGR_PID */
+	const struct nlattr *tgid_nest; /* TASKSTATS_TYPE_AGGR_TGID */
+	bool tgid_ok; /* an exit notification may carry both */
 };
 
 static int top_attr(const struct nlattr *a, void *data)
@@ -291,13 +298,16 @@ static int top_attr(const struct nlattr *a, void *data)
 
 	switch (mnl_attr_get_type(a)) {
 	case TASKSTATS_TYPE_AGGR_PID:
-		if (ag->aggr)
+		if (ag->pid_nest)
 			return -EBADMSG;
-		ag->aggr = a;
+		ag->pid_nest = a;
 		return 0;
 	case TASKSTATS_TYPE_AGGR_TGID:
-		/* A per-process answer to a per-thread question. */
-		return -EBADMSG;
+		/* In a reply: a per-process answer to a per-thread question. */
+		if (!ag->tgid_ok || ag->tgid_nest)
+			return -EBADMSG;
+		ag->tgid_nest = a;
+		return 0;
 	default:
 		/* TASKSTATS_TYPE_NULL padding, or something newer. */
 		return 0;
@@ -306,34 +316,41 @@ static int top_attr(const struct nlattr *a, void *data)
 
 static int nested_attr(const struct nlattr *a, void *data)
 {
-	struct aggr *ag = data;
+	struct nest *n = data;
+	uint16_t type = mnl_attr_get_type(a);
 
-	switch (mnl_attr_get_type(a)) {
-	case TASKSTATS_TYPE_PID:
-		if (ag->pid || mnl_attr_validate(a, MNL_TYPE_U32) < 0)
+	if (type == n->id_type) {
+		if (n->id || mnl_attr_validate(a, MNL_TYPE_U32) < 0)
 			return -EBADMSG;
-		ag->pid = a;
-		return 0;
-	case TASKSTATS_TYPE_STATS:
-		if (ag->stats)
+		n->id = a;
+	} else if (type == TASKSTATS_TYPE_STATS) {
+		if (n->stats)
 			return -EBADMSG;
-		ag->stats = a;
-		return 0;
-	default:
-		return 0;
+		n->stats = a;
 	}
+	return 0;
 }
 
-int ctp_ts_parse_reply(const void *buf, size_t len, uint16_t family,
-		       uint32_t want_pid, struct ctp_taskstats *out)
+/* The id and STATS of an aggregate nest, each exactly once. */
+static int walk_nest(const struct nlattr *a, uint16_t id_type, struct nest *n)
+{
+	*n = (struct nest){.id_type = id_type};
+	if (walk(mnl_attr_get_payload(a), mnl_attr_get_payload_len(a),
+		 nested_attr, n) < 0 ||
+	    !n->id || !n->stats)
+		return -EBADMSG;
+	return 0;
+}
+
+/* The checks every TASKSTATS_CMD_NEW message passes, then its top-level
+ * aggregates into *ag: 0, the kernel's error, or -EBADMSG. */
+static int parse_new(const void *buf, size_t len, uint16_t family,
+		     struct aggr *ag)
 {
 	const struct nlmsghdr *nlh = buf;
 	const struct genlmsghdr *genl;
-	struct aggr ag = {0};
 	size_t hdr = MNL_NLMSG_HDRLEN + MNL_ALIGN(sizeof(*genl));
-	int r;
 
-	memset(out, 0, sizeof(*out));
 	if (len < sizeof(*nlh) || nlh->nlmsg_len < sizeof(*nlh) ||
 	    nlh->nlmsg_len > len)
 		return -EBADMSG;
@@ -352,24 +369,211 @@ int ctp_ts_parse_reply(const void *buf, size_t len, uint16_t family,
 	genl = mnl_nlmsg_get_payload(nlh);
 	if (genl->cmd != TASKSTATS_CMD_NEW)
 		return -EBADMSG;
-	r = walk((const char *)buf + hdr, nlh->nlmsg_len - hdr, top_attr, &ag);
-	if (r < 0 || !ag.aggr)
+	if (walk((const char *)buf + hdr, nlh->nlmsg_len - hdr, top_attr, ag) <
+		    0 ||
+	    !ag->pid_nest)
 		return -EBADMSG;
-	r = walk(mnl_attr_get_payload(ag.aggr),
-		 mnl_attr_get_payload_len(ag.aggr), nested_attr, &ag);
-	if (r < 0 || !ag.pid || !ag.stats)
+	return 0;
+}
+
+/* STATS into *out; nothing half-decoded is left on failure. */
+static int decode_stats(const struct nlattr *stats, struct ctp_taskstats *out)
+{
+	int r = decode(mnl_attr_get_payload(stats),
+		       mnl_attr_get_payload_len(stats), out);
+
+	if (r < 0)
+		memset(out->present, 0, sizeof(out->present));
+	return r;
+}
+
+int ctp_ts_parse_reply(const void *buf, size_t len, uint16_t family,
+		       uint32_t want_pid, struct ctp_taskstats *out)
+{
+	struct aggr ag = {0};
+	struct nest n;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	r = parse_new(buf, len, family, &ag);
+	if (r < 0)
+		return r;
+	if (walk_nest(ag.pid_nest, TASKSTATS_TYPE_PID, &n) < 0)
 		return -EBADMSG;
-	out->pid = mnl_attr_get_u32(ag.pid);
+	out->pid = mnl_attr_get_u32(n.id);
 	if (out->pid != want_pid)
 		return -EXDEV;
-	r = decode(mnl_attr_get_payload(ag.stats),
-		   mnl_attr_get_payload_len(ag.stats), out);
-	if (r < 0) {
-		/* Nothing half-decoded leaks to a caller that ignores r. */
-		memset(out->present, 0, sizeof(out->present));
+	return decode_stats(n.stats, out);
+}
+
+int ctp_ts_parse_exit(const void *buf, size_t len, uint16_t family,
+		      struct ctp_ts_exit *out)
+{
+	struct aggr ag = {.tgid_ok = true};
+	struct nest n, tn;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	r = parse_new(buf, len, family, &ag);
+	if (r < 0)
 		return r;
+	if (walk_nest(ag.pid_nest, TASKSTATS_TYPE_PID, &n) < 0 ||
+	    (ag.tgid_nest &&
+	     walk_nest(ag.tgid_nest, TASKSTATS_TYPE_TGID, &tn) < 0))
+		return -EBADMSG;
+	if (ag.tgid_nest) {
+		/* The process's sum is not decoded: its threads' records
+		 * came (or come) one by one. */
+		out->has_tgid = true;
+		out->tgid = mnl_attr_get_u32(tn.id);
 	}
-	return 0;
+	out->ts.pid = mnl_attr_get_u32(n.id);
+	return decode_stats(n.stats, &out->ts);
+}
+
+size_t ctp_ts_put_register(void *buf, size_t cap, uint16_t family, uint32_t seq,
+			   const char *cpulist, bool deregister)
+{
+	struct nlmsghdr *nlh;
+	struct genlmsghdr *genl;
+	size_t n = strlen(cpulist) + 1;
+
+	if (n > CTP_TS_CPULIST_MAX ||
+	    cap < MNL_NLMSG_HDRLEN + MNL_ALIGN(sizeof(*genl)) +
+			    MNL_ATTR_HDRLEN + MNL_ALIGN(n))
+		return 0;
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = family;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	nlh->nlmsg_seq = seq;
+	genl = mnl_nlmsg_put_extra_header(nlh, sizeof(*genl));
+	genl->cmd = TASKSTATS_CMD_GET;
+	genl->version = TASKSTATS_GENL_VERSION;
+	mnl_attr_put_strz(nlh,
+			  deregister ? TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK
+				     : TASKSTATS_CMD_ATTR_REGISTER_CPUMASK,
+			  cpulist);
+	return nlh->nlmsg_len;
+}
+
+int ctp_nl_parse_ack(const void *buf, size_t len, uint32_t seq)
+{
+	const struct nlmsghdr *nlh = buf;
+	const struct nlmsgerr *e;
+
+	if (len < sizeof(*nlh) || nlh->nlmsg_len < sizeof(*nlh) ||
+	    nlh->nlmsg_len > len || nlh->nlmsg_type != NLMSG_ERROR ||
+	    nlh->nlmsg_len < MNL_NLMSG_HDRLEN + sizeof(*e))
+		return -EBADMSG;
+	e = mnl_nlmsg_get_payload(nlh);
+	if (e->error > 0 || e->error < -4095)
+		return -EBADMSG;
+	/* The request the answer is about carries our sequence number. */
+	if (nlh->nlmsg_seq != seq || e->msg.nlmsg_seq != seq)
+		return -EXDEV;
+	return e->error;
+}
+
+bool ctp_ts_cpulist_ok(const char *s, size_t len)
+{
+	bool digit = false;
+
+	if (!len || len >= CTP_TS_CPULIST_MAX)
+		return false;
+	/* "0-3,8,10-11": runs of digits joined by single '-' or ','. */
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] >= '0' && s[i] <= '9') {
+			digit = true;
+			continue;
+		}
+		if ((s[i] != '-' && s[i] != ',') || !digit)
+			return false;
+		digit = false;
+	}
+	return digit;
+}
+
+/* ---- Measured or not -------------------------------------------------------
+ */
+
+uint64_t ctp_ts_kib_bytes(uint64_t kib)
+{
+	return kib > UINT64_MAX / 1024 ? UINT64_MAX : kib * 1024;
+}
+
+/* What xacct_add_tsk() fills (kernel/tsacct.c), and the part of it under
+ * CONFIG_TASK_IO_ACCOUNTING. */
+static bool xacct_member(unsigned m, bool *io)
+{
+	*io = false;
+	switch (m) {
+	case CTP_TS_READ_BYTES:
+	case CTP_TS_WRITE_BYTES:
+	case CTP_TS_CANCELLED_WRITE_BYTES:
+		*io = true;
+		return true;
+	case CTP_TS_HIWATER_RSS:
+	case CTP_TS_HIWATER_VM:
+	case CTP_TS_READ_CHAR:
+	case CTP_TS_WRITE_CHAR:
+	case CTP_TS_READ_SYSCALLS:
+	case CTP_TS_WRITE_SYSCALLS:
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool ctp_ts_measured(const struct ctp_ts_gates *g,
+		     const struct ctp_taskstats *ts, unsigned m)
+{
+	bool io;
+
+	if (!ctp_ts_has(ts, m))
+		return false;
+	if (m < CTP_TS_N_FAMILIES * CTP_TS_N_PARTS) {
+		unsigned fam = m / CTP_TS_N_PARTS, cnt;
+
+		if (fam == CTP_TS_CPU	? !g->cpu_delay
+		    : fam == CTP_TS_IRQ ? !g->irq
+					: !g->delay_block)
+			return false;
+		/* 0 is the kernel's "no window yet", not a minimum. */
+		cnt = CTP_TS_DELAY(fam, CTP_TS_COUNT);
+		return m % CTP_TS_N_PARTS != CTP_TS_MIN ||
+		       (ctp_ts_has(ts, cnt) && ts->v[cnt]);
+	}
+	if (!xacct_member(m, &io))
+		return true;
+	if (!g->xacct || (io && !g->io))
+		return false;
+	if (m != CTP_TS_HIWATER_RSS && m != CTP_TS_HIWATER_VM)
+		return true;
+	/* xacct_add_tsk() fills both only for a task with an mm. */
+	return ctp_ts_has(ts, CTP_TS_HIWATER_RSS) &&
+	       ctp_ts_has(ts, CTP_TS_HIWATER_VM) &&
+	       (ts->v[CTP_TS_HIWATER_RSS] || ts->v[CTP_TS_HIWATER_VM]);
+}
+
+void ctp_ts_cputime_adjust(uint64_t rtime_ns, uint64_t *utime_us,
+			   uint64_t *stime_us)
+{
+	uint64_t rtime = rtime_ns / 1000, u = *utime_us, s = *stime_us;
+
+	if (!s) {
+		*utime_us = rtime;
+		return;
+	}
+	if (!u) {
+		*stime_us = rtime;
+		return;
+	}
+	/* rtime * s can pass 2^64 after 584 years of run time in ns; in
+	 * 128 bits it cannot. */
+	s = (uint64_t)((unsigned __int128)rtime * s /
+		       ((unsigned __int128)u + s));
+	*stime_us = s;
+	*utime_us = rtime - s;
 }
 
 size_t ctp_ts_put_get(void *buf, size_t cap, uint16_t family, uint32_t seq,

@@ -116,6 +116,39 @@ static inline bool ctp_ts_has(const struct ctp_taskstats *t, unsigned m)
 	return m < CTP_TS_N_MEMBERS && (t->present[m / 64] >> (m % 64)) & 1;
 }
 
+/* What this host measures of a taskstats record (read once at init). */
+struct ctp_ts_gates {
+	bool cpu_delay;	  /* the cpu family (CONFIG_TASK_DELAY_ACCT) */
+	bool delay_block; /* the other families (and task_delayacct=1) */
+	bool irq;	  /* the irq family (and CONFIG_IRQ_TIME_ACCOUNTING) */
+	bool xacct;	  /* CONFIG_TASK_XACCT: watermarks, chars, syscalls */
+	bool io;	  /* and CONFIG_TASK_IO_ACCOUNTING: storage bytes */
+};
+
+/*
+ * Whether member m of ts is a measurement: present in the record, of a
+ * family or option the host measures, not the kernel's placeholder (a
+ * delay_min of 0 before the first window; watermarks both 0 for a task
+ * without an address space). Pure.
+ */
+bool ctp_ts_measured(const struct ctp_ts_gates *g,
+		     const struct ctp_taskstats *ts, unsigned m);
+
+/* kB (the watermarks' unit) to bytes, saturating. */
+uint64_t ctp_ts_kib_bytes(uint64_t kib);
+
+/*
+ * ac_utime and ac_stime are tick samples (task_cputime()); on a host whose
+ * ticks undercount (a virtual machine's, measured at 40-75 % of the run
+ * time for 20-200 ms of CPU) they miss much of it. /proc/<pid>/stat and
+ * getrusage() split the exact run time (sum_exec_runtime, taskstats
+ * cpu_run_virtual_total, ns) in the samples' ratio (kernel/sched/cputime.c
+ * cputime_adjust()); this does the same to *utime_us and *stime_us: all
+ * of it to utime when stime is 0, to stime when utime is 0. Pure.
+ */
+void ctp_ts_cputime_adjust(uint64_t rtime_ns, uint64_t *utime_us,
+			   uint64_t *stime_us);
+
 /* Bytes of one TASKSTATS_CMD_GET request. */
 #define CTP_TS_GET_LEN 28
 
@@ -148,6 +181,54 @@ size_t ctp_ts_put_get(void *buf, size_t cap, uint16_t family, uint32_t seq,
  */
 int ctp_ts_parse_reply(const void *buf, size_t len, uint16_t family,
 		       uint32_t want_pid, struct ctp_taskstats *out);
+
+/*
+ * One exit notification: what the kernel sends every listener registered
+ * for the CPU a task exits on (kernel/taskstats.c taskstats_exit()). Pids
+ * are in the initial pid namespace.
+ */
+struct ctp_ts_exit {
+	struct ctp_taskstats ts; /* the task's own record; ts.pid its tid */
+	bool has_tgid;		 /* an AGGR_TGID came with it: the task was */
+	uint32_t tgid;		 /* the last thread of process tgid */
+};
+
+/*
+ * Parse one exit notification (one datagram) of family `family` (0: not
+ * checked) into *out, cleared first: an AGGR_PID nest (PID and STATS) and
+ * at most one AGGR_TGID nest (TGID and STATS, whose stats are the
+ * process's sum of its threads' records and are not decoded). Returns 0,
+ * -EPROTONOSUPPORT for a v1 struct, the kernel's error from an
+ * NLMSG_ERROR, or -EBADMSG for anything malformed (as ctp_ts_parse_reply,
+ * and a TGID not exactly 4 bytes, a repeated AGGR_TGID).
+ */
+int ctp_ts_parse_exit(const void *buf, size_t len, uint16_t family,
+		      struct ctp_ts_exit *out);
+
+/* The longest cpulist a registration carries (the kernel allows 100 + 6
+ * per possible CPU). */
+#define CTP_TS_CPULIST_MAX 4096
+
+/*
+ * Write a TASKSTATS_CMD_GET that registers (or with `deregister` drops)
+ * the sending socket as a listener for exits on the CPUs of `cpulist`
+ * ("0-7"), asking for an ack. Returns the bytes written, or 0 when cap is
+ * too small or the list is CTP_TS_CPULIST_MAX bytes or longer.
+ */
+size_t ctp_ts_put_register(void *buf, size_t cap, uint16_t family, uint32_t seq,
+			   const char *cpulist, bool deregister);
+
+/*
+ * The answer to a request sent with NLM_F_ACK and sequence number seq: 0
+ * for the ack, the kernel's error, -EXDEV for an answer about another
+ * request, -EBADMSG for anything else.
+ */
+int ctp_nl_parse_ack(const void *buf, size_t len, uint32_t seq);
+
+/* Whether len bytes at s are a cpulist as sysfs prints one ("0-3,8"):
+ * digits, single '-' or ',' between them, shorter than
+ * CTP_TS_CPULIST_MAX. */
+bool ctp_ts_cpulist_ok(const char *s, size_t len);
 
 /*
  * Write a CTRL_CMD_GETFAMILY request for the family called `name`

@@ -1,0 +1,606 @@
+/* SPDX-License-Identifier: MIT */
+/* The taskstats exit listener and exited table; see exits.h. */
+#include "exits.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libmnl/libmnl.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+
+#include "ctprof/plugin-util.h"
+
+/* ---- What a row keeps ------------------------------------------------------
+ *
+ * Entry i of kept[] is field i of xfields[]: the 32 delay members first, in
+ * CTP_TS_DELAY order, then the rest.
+ */
+
+#define N_DELAY (CTP_TS_N_FAMILIES * CTP_TS_N_PARTS)
+
+static const uint8_t kept_rest[] = {
+	CTP_TS_UTIME,	       CTP_TS_STIME,	   CTP_TS_MINFLT,
+	CTP_TS_MAJFLT,	       CTP_TS_NVCSW,	   CTP_TS_NIVCSW,
+	CTP_TS_READ_BYTES,     CTP_TS_WRITE_BYTES, CTP_TS_CANCELLED_WRITE_BYTES,
+	CTP_TS_READ_CHAR,      CTP_TS_WRITE_CHAR,  CTP_TS_READ_SYSCALLS,
+	CTP_TS_WRITE_SYSCALLS, CTP_TS_HIWATER_RSS, CTP_TS_HIWATER_VM,
+	CTP_TS_ETIME,	       CTP_TS_EXITCODE,
+};
+
+#define N_KEPT (N_DELAY + sizeof(kept_rest))
+_Static_assert(N_KEPT <= 64, "presence is one 64-bit word");
+
+static unsigned kept(size_t i)
+{
+	return i < N_DELAY ? (unsigned)i : kept_rest[i - N_DELAY];
+}
+
+#define X(f) "taskstats.exited." f
+#define XFAMILY(fam, f, what)                                                  \
+	[CTP_TS_DELAY(fam,                                                     \
+		      CTP_TS_COUNT)] =                                         \
+		CTP_FIELD_COUNTER(X(f "_count"), EXITED, COUNT,                \
+				  "Windows an exited thread spent " what),     \
+		      [CTP_TS_DELAY(fam, CTP_TS_TOTAL)] = CTP_FIELD_COUNTER(   \
+			      X(f "_delay_total"), EXITED, NS,                 \
+			      "Time an exited thread spent " what ", ns"),     \
+		      [CTP_TS_DELAY(fam, CTP_TS_MAX)] = CTP_FIELD_PEAK(        \
+			      X(f "_delay_max"), EXITED, NS,                   \
+			      "Longest window an exited thread spent " what    \
+			      ", ns"),                                         \
+		      [CTP_TS_DELAY(fam, CTP_TS_MIN)] = CTP_FIELD_PEAK(        \
+			      X(f "_delay_min"), EXITED, NS,                   \
+			      "Shortest window an exited thread spent " what   \
+			      ", ns; absent without windows")
+#define XREST(i) (N_DELAY + (i))
+#define X_UTIME	 XREST(0)
+#define X_STIME	 XREST(1)
+
+static const struct ctp_field_desc xfields[N_KEPT] = {
+	XFAMILY(CTP_TS_CPU, "cpu", "runnable, waiting for a CPU"),
+	XFAMILY(CTP_TS_BLKIO, "blkio", "waiting for synchronous block I/O"),
+	XFAMILY(CTP_TS_SWAPIN, "swapin", "waiting for swap-in"),
+	XFAMILY(CTP_TS_FREEPAGES, "freepages", "in direct memory reclaim"),
+	XFAMILY(CTP_TS_THRASHING, "thrashing", "waiting on thrashing pages"),
+	XFAMILY(CTP_TS_COMPACT, "compact", "in memory compaction"),
+	XFAMILY(CTP_TS_WPCOPY, "wpcopy", "copying write-protected pages"),
+	XFAMILY(CTP_TS_IRQ, "irq", "in IRQ/softirq work charged to it"),
+	[X_UTIME] =
+		CTP_FIELD_COUNTER(X("utime"), EXITED, US,
+				  "User CPU time of an exited thread, us: "
+				  "its run time split as ac_utime:ac_stime, "
+				  "as getrusage() does"),
+	[X_STIME] = CTP_FIELD_COUNTER(X("stime"), EXITED, US,
+				      "System CPU time of an exited thread, "
+				      "us: its run time split as "
+				      "ac_utime:ac_stime, as getrusage() does"),
+	[XREST(2)] = CTP_FIELD_COUNTER(X("minflt"), EXITED, COUNT,
+				       "Minor page faults of an exited thread"),
+	[XREST(3)] = CTP_FIELD_COUNTER(X("majflt"), EXITED, COUNT,
+				       "Major page faults of an exited thread"),
+	[XREST(4)] = CTP_FIELD_COUNTER(X("nvcsw"), EXITED, COUNT,
+				       "Voluntary context switches of an "
+				       "exited thread"),
+	[XREST(5)] = CTP_FIELD_COUNTER(X("nivcsw"), EXITED, COUNT,
+				       "Involuntary context switches of an "
+				       "exited thread"),
+	[XREST(6)] = CTP_FIELD_COUNTER(X("read_bytes"), EXITED, BYTES,
+				       "Bytes an exited thread caused to be "
+				       "read from storage"),
+	[XREST(7)] = CTP_FIELD_COUNTER(X("write_bytes"), EXITED, BYTES,
+				       "Bytes an exited thread caused to be "
+				       "written to storage"),
+	[XREST(8)] =
+		CTP_FIELD_COUNTER(X("cancelled_write_bytes"), EXITED, BYTES,
+				  "Bytes of an exited thread's writes "
+				  "cancelled before reaching storage "
+				  "(truncated dirty pages)"),
+	[XREST(9)] = CTP_FIELD_COUNTER(X("rchar"), EXITED, BYTES,
+				       "Bytes an exited thread read with "
+				       "read-like system calls"),
+	[XREST(10)] = CTP_FIELD_COUNTER(X("wchar"), EXITED, BYTES,
+					"Bytes an exited thread wrote with "
+					"write-like system calls"),
+	[XREST(11)] = CTP_FIELD_COUNTER(X("syscr"), EXITED, COUNT,
+					"Read-like system calls of an exited "
+					"thread"),
+	[XREST(12)] = CTP_FIELD_COUNTER(X("syscw"), EXITED, COUNT,
+					"Write-like system calls of an exited "
+					"thread"),
+	[XREST(13)] = CTP_FIELD_PEAK(X("hiwater_rss"), EXITED, BYTES,
+				     "Lifetime peak resident set of the "
+				     "exited thread's process, bytes"),
+	[XREST(14)] = CTP_FIELD_PEAK(X("hiwater_vm"), EXITED, BYTES,
+				     "Lifetime peak virtual memory of the "
+				     "exited thread's process, bytes"),
+	[XREST(15)] = CTP_FIELD_PEAK(X("elapsed"), EXITED, US,
+				     "Wall time from the thread's start to "
+				     "its exit, us (taskstats ac_etime)"),
+	[XREST(16)] =
+		CTP_FIELD(X("exit_code"), EXITED, U64, NONE, CATEGORICAL, MODE,
+			  "Exit status as wait() reports it (taskstats "
+			  "ac_exitcode): code << 8, or the signal"),
+};
+
+/* Readers' total of the families, as for threads (taskstats.c). */
+#define XTERM(f, set)                                                          \
+	{                                                                      \
+		.field = X(f "_delay_total"), .coef = 1, .max_set = (set)      \
+	}
+static const struct ctp_derived_desc xoffcpu = {
+	.abi = CTP_ABI_MAJOR,
+	.size = sizeof(struct ctp_derived_desc),
+	.field = CTP_FIELD_COUNTER(X("offcpu_delay_total"), EXITED, NS,
+				   "Delay of an exited thread in all "
+				   "families, ns: cpu + blkio + freepages + "
+				   "compact + wpcopy + irq + max(swapin, "
+				   "thrashing)"),
+	.n_terms = 8,
+	.terms = {XTERM("cpu", 0), XTERM("blkio", 0), XTERM("freepages", 0),
+		  XTERM("compact", 0), XTERM("wpcopy", 0), XTERM("irq", 0),
+		  XTERM("swapin", 1), XTERM("thrashing", 1)},
+};
+static const struct ctp_derived_desc xoffcpu_noirq = {
+	.abi = CTP_ABI_MAJOR,
+	.size = sizeof(struct ctp_derived_desc),
+	.field = CTP_FIELD_COUNTER(X("offcpu_delay_total"), EXITED, NS,
+				   "Delay of an exited thread in all "
+				   "families, ns: cpu + blkio + freepages + "
+				   "compact + wpcopy + max(swapin, thrashing) "
+				   "(no irq: not measured here)"),
+	.n_terms = 7,
+	.terms = {XTERM("cpu", 0), XTERM("blkio", 0), XTERM("freepages", 0),
+		  XTERM("compact", 0), XTERM("wpcopy", 0), XTERM("swapin", 1),
+		  XTERM("thrashing", 1)},
+};
+
+/* Summary counters, registered when the listener starts. */
+enum {
+	C_EXITS,   /* rows added */
+	C_LOST,	   /* exits missed: a full ring, a socket overrun, a row
+		      refused */
+	C_PROCESS, /* per-process aggregates skipped */
+	C_BAD,	   /* notifications that did not parse */
+	N_XCOUNTERS
+};
+static const char *const xcounter_names[N_XCOUNTERS] = {
+	[C_EXITS] = "exits",
+	[C_LOST] = "exits_lost",
+	[C_PROCESS] = "exits_process",
+	[C_BAD] = "exits_bad",
+};
+
+/* ---- The ring ---------------------------------------------------------------
+ */
+
+struct xrec {
+	uint32_t tid, tgid; /* tgid 0: unknown */
+	uint64_t exit_ns;   /* CLOCK_BOOTTIME when received */
+	uint64_t present;   /* bit i: v[i], member kept(i), was measured */
+	uint64_t v[N_KEPT];
+	char comm[CTP_TS_COMM_LEN + 1]; /* "" when the record had none */
+};
+
+struct ctp_ts_exits {
+	struct ctp_ctx *ctx;
+	const struct ctp_api *api;
+	struct ctp_ts_exits_cfg cfg;
+	struct mnl_socket *nl;
+	int fd, stop_fd;
+	pthread_t thread;
+	bool registered, running;
+	int fh[N_KEPT];
+	int ch[N_XCOUNTERS];
+
+	pthread_mutex_t lock; /* guards head and count */
+	struct xrec *ring;
+	size_t head, count;
+
+	/* Counted by the listener, reported (and reset) by the drain. */
+	_Atomic uint64_t full, process, bad, overruns;
+	_Atomic int thread_err; /* why the listener stopped, 0 while it runs */
+	uint32_t drops;		/* SO_MEMINFO drops at the last drain */
+	bool meminfo;		/* SO_MEMINFO counts the socket's drops */
+};
+
+static uint64_t boottime_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_BOOTTIME, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* One notification into the ring, or counted. */
+static void record(struct ctp_ts_exits *x, const struct ctp_ts_exit *e,
+		   uint64_t now)
+{
+	const struct ctp_taskstats *ts = &e->ts;
+	struct xrec r = {.tid = ts->pid, .exit_ns = now};
+
+	if (e->has_tgid)
+		atomic_fetch_add(&x->process, 1);
+	r.tgid = ctp_ts_has(ts, CTP_TS_TGID) ? (uint32_t)ts->v[CTP_TS_TGID]
+		 : e->has_tgid		     ? e->tgid
+					     : 0;
+	for (size_t i = 0; i < N_KEPT; i++) {
+		unsigned m = kept(i);
+
+		if (!ctp_ts_measured(&x->cfg.gates, ts, m))
+			continue;
+		r.present |= 1ull << i;
+		r.v[i] = m == CTP_TS_HIWATER_RSS || m == CTP_TS_HIWATER_VM
+				 ? ctp_ts_kib_bytes(ts->v[m])
+				 : ts->v[m];
+	}
+	/* As /proc and getrusage() give live tasks' times: the exact run
+	 * time split by the samples (taskstats_reply.h). */
+	if (x->cfg.gates.cpu_delay && ctp_ts_has(ts, CTP_TS_CPU_RUN_VIRTUAL) &&
+	    (r.present >> X_UTIME & 1) && (r.present >> X_STIME & 1))
+		ctp_ts_cputime_adjust(ts->v[CTP_TS_CPU_RUN_VIRTUAL],
+				      &r.v[X_UTIME], &r.v[X_STIME]);
+	if (ctp_ts_has(ts, CTP_TS_COMM))
+		memcpy(r.comm, ts->comm, sizeof(r.comm));
+	pthread_mutex_lock(&x->lock);
+	if (x->count == x->cfg.cap) {
+		atomic_fetch_add(&x->full, 1);
+	} else {
+		x->ring[(x->head + x->count) % x->cfg.cap] = r;
+		x->count++;
+	}
+	pthread_mutex_unlock(&x->lock);
+}
+
+/* ---- The socket
+ * ---------------------------------------------------------------
+ */
+
+/* One datagram from the socket, without blocking: its length, or a
+ * negative errno (-EAGAIN when none is queued). Anything not from the
+ * kernel is skipped. */
+static ssize_t recv_one(int fd, void *buf, size_t cap)
+{
+	for (;;) {
+		struct sockaddr_nl from;
+		socklen_t flen = sizeof(from);
+		ssize_t n = recvfrom(fd, buf, cap, MSG_DONTWAIT | MSG_TRUNC,
+				     (struct sockaddr *)&from, &flen);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (flen >= sizeof(from) && from.nl_pid == 0)
+			return n;
+	}
+}
+
+/* One received datagram: an exit into the ring, or counted as bad. */
+static void take(struct ctp_ts_exits *x, const void *buf, ssize_t n, size_t cap)
+{
+	struct ctp_ts_exit e;
+
+	if ((size_t)n > cap ||
+	    ctp_ts_parse_exit(buf, (size_t)n, x->cfg.family, &e) < 0)
+		atomic_fetch_add(&x->bad, 1);
+	else
+		record(x, &e, boottime_ns());
+}
+
+#define DGRAM 16384
+
+static void *listen_main(void *arg)
+{
+	struct ctp_ts_exits *x = arg;
+	char buf[DGRAM] __attribute__((aligned(8)));
+	struct pollfd p[2] = {{.fd = x->fd, .events = POLLIN},
+			      {.fd = x->stop_fd, .events = POLLIN}};
+
+	for (;;) {
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			atomic_store(&x->thread_err, -errno);
+			return NULL;
+		}
+		if (p[1].revents)
+			return NULL;
+		for (;;) {
+			ssize_t n = recv_one(x->fd, buf, sizeof(buf));
+
+			/* The kernel dropped notifications: SO_MEMINFO
+			 * says how many; go on with what is queued. */
+			if (n == -ENOBUFS) {
+				atomic_fetch_add(&x->overruns, 1);
+				continue;
+			}
+			if (n == -EAGAIN)
+				break;
+			if (n < 0) {
+				atomic_store(&x->thread_err, (int)n);
+				return NULL;
+			}
+			take(x, buf, n, sizeof(buf));
+		}
+	}
+}
+
+/* The drops the kernel counted on the socket (SO_MEMINFO), true when it
+ * tells. */
+static bool sock_drops(int fd, uint32_t *drops)
+{
+	uint32_t mi[SK_MEMINFO_VARS] = {0};
+	socklen_t len = sizeof(mi);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_MEMINFO, mi, &len) < 0 ||
+	    len <= SK_MEMINFO_DROPS * sizeof(uint32_t))
+		return false;
+	*drops = mi[SK_MEMINFO_DROPS];
+	return true;
+}
+
+/* "0-N": the possible CPUs, so CPUs brought online later are covered. */
+static void possible_cpus(int sys_fd, char *out, size_t cap)
+{
+	size_t len = 0;
+	long n;
+
+	if (sys_fd >= 0 && ctp_read_small(sys_fd, "devices/system/cpu/possible",
+					  out, cap, &len) == 0) {
+		while (len && (out[len - 1] == '\n' || out[len - 1] == ' '))
+			len--;
+		if (ctp_ts_cpulist_ok(out, len)) {
+			out[len] = '\0';
+			return;
+		}
+	}
+	n = sysconf(_SC_NPROCESSORS_CONF);
+	if (n > 1)
+		snprintf(out, cap, "0-%ld", n - 1);
+	else
+		snprintf(out, cap, "0");
+}
+
+/*
+ * Ask the kernel to send this socket every exit on the CPUs of `cpus`, and
+ * wait for its answer (given inside sendmsg, so already queued when send
+ * returns). Exits may come before the ack: they go to the ring.
+ */
+static int register_cpus(struct ctp_ts_exits *x, const char *cpus,
+			 bool deregister)
+{
+	static _Atomic uint32_t seq = 1;
+	struct sockaddr_nl to = {.nl_family = AF_NETLINK};
+	char buf[DGRAM] __attribute__((aligned(8)));
+	uint32_t s = atomic_fetch_add(&seq, 1);
+	size_t len = ctp_ts_put_register(buf, sizeof(buf), x->cfg.family, s,
+					 cpus, deregister);
+
+	if (!len)
+		return -E2BIG;
+	if (sendto(x->fd, buf, len, 0, (struct sockaddr *)&to, sizeof(to)) < 0)
+		return -errno;
+	for (int tries = 0; tries < 4096; tries++) {
+		ssize_t n = recv_one(x->fd, buf, sizeof(buf));
+		int r;
+
+		if (n == -ENOBUFS)
+			continue;
+		if (n < 0)
+			return n == -EAGAIN ? -ETIMEDOUT : (int)n;
+		r = ctp_nl_parse_ack(buf, (size_t)n, s);
+		if (r != -EBADMSG && r != -EXDEV)
+			return r;
+		if (!deregister)
+			take(x, buf, n, sizeof(buf));
+	}
+	return -ETIMEDOUT;
+}
+
+/* The listener's socket, with room for bursts of exits. */
+static int open_listener(struct ctp_ts_exits *x)
+{
+	int big = 32 << 20;
+
+	x->nl = mnl_socket_open2(NETLINK_GENERIC, SOCK_CLOEXEC);
+	if (!x->nl)
+		return -errno;
+	if (mnl_socket_bind(x->nl, 0, MNL_SOCKET_AUTOPID) < 0)
+		return -errno;
+	x->fd = mnl_socket_get_fd(x->nl);
+	/* CAP_NET_ADMIN, which listening needs anyway, lifts rmem_max. */
+	if (setsockopt(x->fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big)) <
+	    0)
+		setsockopt(x->fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+	x->meminfo = sock_drops(x->fd, &x->drops);
+	x->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	return x->stop_fd < 0 ? -errno : 0;
+}
+
+/* ---- Start, drain, stop
+ * -------------------------------------------------------
+ */
+
+/* The exited fields, their derived total and the counters. */
+static int register_fields(struct ctp_ts_exits *x)
+{
+	const struct ctp_api *api = x->api;
+
+	for (size_t i = 0; i < N_KEPT; i++) {
+		x->fh[i] = api->field_register(x->ctx, &xfields[i]);
+		if (x->fh[i] < 0)
+			return x->fh[i];
+	}
+	if (CTP_API_HAS(api, derived_register))
+		api->derived_register(
+			x->ctx, x->cfg.gates.irq ? &xoffcpu : &xoffcpu_noirq);
+	for (int c = 0; c < N_XCOUNTERS; c++) {
+		x->ch[c] = api->summary_register(x->ctx, xcounter_names[c]);
+		if (x->ch[c] < 0)
+			return x->ch[c];
+	}
+	return 0;
+}
+
+void ctp_ts_exits_stop(struct ctp_ts_exits *x)
+{
+	char cpus[CTP_TS_CPULIST_MAX];
+
+	if (!x)
+		return;
+	if (x->running) {
+		uint64_t one = 1;
+
+		if (write(x->stop_fd, &one, sizeof(one)) < 0)
+			pthread_cancel(x->thread);
+		pthread_join(x->thread, NULL);
+	}
+	if (x->registered) {
+		/* Dropping the socket drops the listener only when an exit
+		 * next finds it gone; say so now. */
+		possible_cpus(x->cfg.sys_fd, cpus, sizeof(cpus));
+		register_cpus(x, cpus, true);
+	}
+	if (x->nl)
+		mnl_socket_close(x->nl);
+	if (x->stop_fd >= 0)
+		close(x->stop_fd);
+	pthread_mutex_destroy(&x->lock);
+	free(x->ring);
+	free(x);
+}
+
+static const char *start_why(int r)
+{
+	switch (r) {
+	case -EPERM:
+		return "registering for exit notifications failed with EPERM: "
+		       "run as root or grant CAP_NET_ADMIN";
+	case -EINVAL:
+		return "the kernel refused the exit listener (EINVAL): "
+		       "ctprof-core must run in the initial pid and user "
+		       "namespace";
+	default:
+		return NULL;
+	}
+}
+
+int ctp_ts_exits_start(struct ctp_ctx *ctx, const struct ctp_api *api,
+		       const struct ctp_ts_exits_cfg *cfg,
+		       struct ctp_ts_exits **ret, char *why, size_t whylen)
+{
+	struct ctp_ts_exits *x = calloc(1, sizeof(*x));
+	char cpus[CTP_TS_CPULIST_MAX];
+	int r;
+
+	if (!x) {
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	x->ctx = ctx;
+	x->api = api;
+	x->cfg = *cfg;
+	x->fd = x->stop_fd = -1;
+	pthread_mutex_init(&x->lock, NULL);
+	x->ring = calloc(cfg->cap, sizeof(*x->ring));
+	r = x->ring ? open_listener(x) : -ENOMEM;
+	if (r == 0) {
+		possible_cpus(cfg->sys_fd, cpus, sizeof(cpus));
+		r = register_cpus(x, cpus, false);
+		x->registered = r == 0;
+	}
+	if (r < 0 && start_why(r))
+		snprintf(why, whylen, "%s", start_why(r));
+	else if (r < 0)
+		snprintf(why, whylen, "the exit listener failed: %s",
+			 strerror(-r));
+	if (r == 0 && (r = register_fields(x)) < 0)
+		snprintf(why, whylen, "its fields were refused: %s",
+			 strerror(-r));
+	if (r == 0 &&
+	    (r = -pthread_create(&x->thread, NULL, listen_main, x)) < 0)
+		snprintf(why, whylen, "no listener thread: %s", strerror(-r));
+	if (r < 0) {
+		ctp_ts_exits_stop(x);
+		return r;
+	}
+	x->running = true;
+	*ret = x;
+	return 0;
+}
+
+/* One ring record as an exited row; false when the core refused it. */
+static bool add_row(struct ctp_ts_exits *x, const struct xrec *r)
+{
+	const struct ctp_api *api = x->api;
+	struct ctp_record *rec;
+
+	if (api->exited_begin(x->ctx, r->tid, r->tgid, r->comm, strlen(r->comm),
+			      r->exit_ns, &rec) < 0)
+		return false;
+	for (size_t i = 0; i < N_KEPT; i++)
+		if (r->present >> i & 1 && x->fh[i] >= 0)
+			api->set_u64(rec, x->fh[i], r->v[i]);
+	api->exited_end(rec);
+	return true;
+}
+
+/* Notifications the socket dropped since the last drain. */
+static uint64_t dropped(struct ctp_ts_exits *x)
+{
+	uint64_t over = atomic_exchange(&x->overruns, 0);
+	uint32_t now;
+
+	/* ENOBUFS says only that some were; SO_MEMINFO how many. */
+	if (!x->meminfo || !sock_drops(x->fd, &now))
+		return over;
+	over = (uint32_t)(now - x->drops);
+	x->drops = now;
+	return over;
+}
+
+int ctp_ts_exits_drain(struct ctp_ts_exits *x)
+{
+	const struct ctp_api *api = x->api;
+	uint64_t added = 0, lost;
+	size_t n, h;
+	int err;
+
+	pthread_mutex_lock(&x->lock);
+	n = x->count;
+	h = x->head;
+	pthread_mutex_unlock(&x->lock);
+	/* The listener only appends past head + count: these stay put. */
+	for (size_t i = 0; i < n; i++)
+		added += add_row(x, &x->ring[(h + i) % x->cfg.cap]);
+	pthread_mutex_lock(&x->lock);
+	x->head = (h + n) % x->cfg.cap;
+	x->count -= n;
+	pthread_mutex_unlock(&x->lock);
+
+	lost = (n - added) + atomic_exchange(&x->full, 0) + dropped(x);
+	api->exited_lost(x->ctx, lost);
+	api->summary_add(x->ctx, x->ch[C_EXITS], added);
+	api->summary_add(x->ctx, x->ch[C_LOST], lost);
+	api->summary_add(x->ctx, x->ch[C_PROCESS],
+			 atomic_exchange(&x->process, 0));
+	api->summary_add(x->ctx, x->ch[C_BAD], atomic_exchange(&x->bad, 0));
+	err = atomic_exchange(&x->thread_err, 0);
+	if (err)
+		api->log(x->ctx, CTP_LOG_ERR,
+			 "the exit listener stopped: %s; exits from now on are "
+			 "not recorded",
+			 strerror(-err));
+	return (int)added;
+}
