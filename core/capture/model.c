@@ -794,6 +794,8 @@ int ctp_capture_reset(struct ctp_capture *cap)
 	ctp_table_init(&cap->host);
 	ctp_table_done(&cap->cgroups);
 	ctp_table_init(&cap->cgroups);
+	ctp_table_done(&cap->exited);
+	ctp_table_init(&cap->exited);
 	free(cap->spans);
 	free(cap->xspans);
 	cap->spans = cap->xspans = NULL;
@@ -811,6 +813,7 @@ int ctp_capture_reset(struct ctp_capture *cap)
 		atomic_store(&p->calls, 0);
 		atomic_store(&p->errors, 0);
 		atomic_store(&p->vanished, 0);
+		atomic_store(&p->exited_lost, 0);
 		for (uint32_t s = 0; s < p->n_summary; s++)
 			atomic_store(&p->summary[s], 0);
 	}

@@ -14,12 +14,52 @@
 #include "cli.h"
 #include "compare_view.h"
 #include "coverage.h"
+#include "exitsum.h"
 #include "ident.h"
+#include "recdir.h"
 #include "readcli.h"
 #include "render.h"
 #include "viewshow.h"
 
 #define PROG "ctprof-core compare"
+
+/* The exited tasks of the interval: CAND's exited table and those of the
+ * recording's files between BASE and CAND (opened here, each freed after
+ * it is added up). */
+static int exited_of(struct ctp_snap *const snap[2], const char *const paths[2],
+		     uint64_t cap, const struct ctp_view *v,
+		     struct ctp_exit_sum *s)
+{
+	char **between = NULL, err[512];
+	int n = ctp_recdir_between(paths[0], paths[1], &between);
+	if (n < 0)
+		return n;
+	const struct ctp_snap **files = calloc((size_t)n + 1, sizeof(*files));
+	int r = files ? 0 : -ENOMEM;
+	size_t nf = 0;
+	for (int i = 0; r == 0 && i < n; i++) {
+		struct ctp_snap *f;
+		if (ctp_snap_open(between[i], cap, &f, err, sizeof(err)) < 0) {
+			fprintf(stderr,
+				PROG ": %s (its exited tasks are left "
+				     "out)\n",
+				err);
+			continue;
+		}
+		files[nf++] = f;
+	}
+	if (r == 0) {
+		files[nf++] = snap[1];
+		r = ctp_exit_sum(snap[0], files, nf, v, s);
+	}
+	for (size_t i = 0; files && i + 1 < nf; i++)
+		ctp_snap_free((struct ctp_snap *)files[i]);
+	for (int i = 0; i < n; i++)
+		free(between[i]);
+	free(between);
+	free(files);
+	return r;
+}
 
 /* The interval: the boot clocks' difference when both snapshots have
  * one (it does not jump), else the realtime starts'. */
@@ -66,6 +106,7 @@ int ctp_compare_view(const struct ctp_compare_view_args *a)
 	struct ctp_view *v = NULL;
 	struct ctp_snap *snap[2] = {NULL, NULL};
 	struct ctp_ident *id = NULL;
+	struct ctp_exit_sum ex = {0};
 	char err[4096];
 	int rc = CTP_EXIT_FAILURE;
 	int r = ctp_view_find(a->view ? a->view : "top", &v, err, sizeof(err));
@@ -110,8 +151,16 @@ int ctp_compare_view(const struct ctp_compare_view_args *a)
 	printf("%.2f s apart (%s)%s%s\n", iv, clock,
 	       id->ok ? "" : "; no task identity: ", id->ok ? "" : id->why);
 	struct ctp_coverage cov;
+	if (exited_of(snap, a->paths, a->cap, v, &ex) < 0) {
+		fprintf(stderr, PROG ": out of memory\n");
+		goto out;
+	}
 	if (ctp_coverage_compute((const struct ctp_snap *const *)snap, id, v,
 				 &cov) == 0) {
+		if (ex.present) {
+			cov.exited = ex.cpu;
+			cov.n_exited = ex.tasks;
+		}
 		ctp_coverage_print(stdout, &cov, vo.width);
 		ctp_coverage_free(&cov);
 	}
@@ -123,8 +172,10 @@ int ctp_compare_view(const struct ctp_compare_view_args *a)
 		rc = r == -EINVAL ? CTP_EXIT_USAGE : CTP_EXIT_FAILURE;
 		goto out;
 	}
+	ctp_exit_sum_print(stdout, &ex, iv, vo.top, vo.width);
 	rc = fflush(stdout) == 0 ? CTP_EXIT_OK : CTP_EXIT_FAILURE;
 out:
+	ctp_exit_sum_free(&ex);
 	ctp_ident_free(id);
 	ctp_snap_free(snap[0]);
 	ctp_snap_free(snap[1]);

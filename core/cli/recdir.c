@@ -137,3 +137,64 @@ int ctp_recdir_pick(const char *dir, const char *when, const char *before,
 			 dl && dir[dl - 1] == '/' ? "" : "/", best);
 	return w > 0 && (size_t)w < n ? 0 : -ENAMETOOLONG;
 }
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The directory part of path ("." when none) into buf; the name in *name. */
+static void split(const char *path, char *buf, size_t n, const char **name)
+{
+	const char *slash = strrchr(path, '/');
+	*name = slash ? slash + 1 : path;
+	snprintf(buf, n, "%.*s", slash ? (int)(slash - path) : 1,
+		 slash ? path : ".");
+}
+
+int ctp_recdir_between(const char *base, const char *cand, char ***out)
+{
+	char db[4096], dc[4096];
+	const char *nb, *nc;
+	int64_t tb, tc, t;
+	*out = NULL;
+	split(base, db, sizeof(db), &nb);
+	split(cand, dc, sizeof(dc), &nc);
+	if (strcmp(db, dc) != 0 || name_time(nb, &tb) < 0 ||
+	    name_time(nc, &tc) < 0 || tc <= tb)
+		return 0;
+	DIR *d = opendir(db);
+	if (!d)
+		return 0;
+	char **v = NULL;
+	size_t n = 0, cap = 0;
+	int r = 0;
+	for (struct dirent *e; r == 0 && (e = readdir(d));) {
+		if (name_time(e->d_name, &t) < 0 || t <= tb || t >= tc)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			char **nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				r = -ENOMEM;
+				break;
+			}
+			v = nv;
+		}
+		if (asprintf(&v[n], "%s/%s", db, e->d_name) < 0)
+			r = -ENOMEM;
+		else
+			n++;
+	}
+	closedir(d);
+	if (r < 0) {
+		for (size_t i = 0; i < n; i++)
+			free(v[i]);
+		free(v);
+		return r;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_str);
+	*out = v;
+	return (int)n;
+}

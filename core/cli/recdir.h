@@ -21,6 +21,13 @@
  */
 int ctp_recdir_pick(const char *dir, const char *when, const char *before,
 		    char *out, size_t n, char *err, size_t errlen);
+/*
+ * When base and cand are files of one recording (the same directory,
+ * recording names), the files of it captured strictly between them,
+ * oldest first: returns how many and *out (each path and the array to be
+ * freed), 0 when there are none or they are not, -ENOMEM.
+ */
+int ctp_recdir_between(const char *base, const char *cand, char ***out);
 /* Is path a directory? */
 int ctp_recdir_is(const char *path);
 

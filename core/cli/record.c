@@ -462,6 +462,7 @@ static int session(const struct ctp_config *cfg, const struct rec_args *a)
 	int r = ctp_engine_init(&eng, cfg, cap, &rec_stop);
 	if (r >= 0) {
 		eng.strict = a->strict;
+		eng.recording = true; /* plugins may watch between captures */
 		r = ctp_engine_load(&eng);
 	}
 	if (r < 0) {
