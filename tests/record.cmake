@@ -12,3 +12,9 @@ ctp_add_test(test_record_soak test_record_soak.c e2e_util.c LIBS ctpcore)
 add_dependencies(test_record_soak ctprof-core)
 set_tests_properties(test_record_soak PROPERTIES LABELS soak TIMEOUT 900
                      RUN_SERIAL TRUE)
+
+# Exited tasks in a recording, live (taskstats exit notifications): 50
+# reaped children in the exited tables, and compare's coverage.
+ctp_add_test(test_record_exits test_record_exits.c e2e_util.c LIBS ctpcore)
+add_dependencies(test_record_exits ctprof-core plugin-procfs-stat
+                 plugin-taskstats plugin-cgroup)

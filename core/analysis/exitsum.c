@@ -148,7 +148,8 @@ static int by_cpu(const void *pa, const void *pb)
 /* Entries of one name into one group, the largest CPU first. */
 static int group(struct ctp_exit_sum *s, struct entry *e, size_t n)
 {
-	qsort(e, n, sizeof(*e), by_name);
+	if (n)
+		qsort(e, n, sizeof(*e), by_name);
 	s->g = calloc(n ? n : 1, sizeof(*s->g));
 	if (!s->g)
 		return -ENOMEM;
