@@ -9,20 +9,6 @@
 #include "group.h"
 #include "render.h"
 
-/* Seconds per unit of a time field, 0 for other units. */
-static double unit_s(uint8_t unit)
-{
-	switch (unit) {
-	case CTP_UNIT_NS:
-		return 1e-9;
-	case CTP_UNIT_US:
-		return 1e-6;
-	case CTP_UNIT_TICKS:
-		return 1.0 / CTP_USER_HZ;
-	}
-	return 0;
-}
-
 static bool num(const struct ctp_snap *snap, const struct ctp_snap_field *f,
 		size_t row, double *x)
 {
@@ -47,7 +33,7 @@ static double change(const struct ctp_snap *const snap[2],
 		return 0;
 	if (m >= 0 && bf && num(snap[0], bf, (size_t)m, &b) && c >= b)
 		c -= b;
-	return c * unit_s(f->unit);
+	return c * ctp_render_unit_s(f->unit);
 }
 
 /* The fields of list k of the view in CAND (and BASE), time counters of
@@ -60,7 +46,7 @@ static void fields_of(const struct ctp_snap *const snap[2],
 	for (size_t i = 0; i < l->n_fields && !(first && *n); i++) {
 		const struct ctp_snap_field *c =
 			ctp_snap_field_find(snap[1], l->fields[i]);
-		if (!c || c->scope != scope || !unit_s(c->unit))
+		if (!c || c->scope != scope || !ctp_render_unit_s(c->unit))
 			continue;
 		f[*n][1] = c;
 		f[*n][0] = ctp_snap_field_find(snap[0], l->fields[i]);

@@ -9,20 +9,6 @@
 #include "group.h"
 #include "render.h"
 
-/* Seconds per unit of a time field, 0 for other units. */
-static double unit_s(uint8_t unit)
-{
-	switch (unit) {
-	case CTP_UNIT_NS:
-		return 1e-9;
-	case CTP_UNIT_US:
-		return 1e-6;
-	case CTP_UNIT_TICKS:
-		return 1.0 / CTP_USER_HZ;
-	}
-	return 0;
-}
-
 /* The sum of the time fields `names` (scope) of `row`, seconds. */
 static double cpu_of(const struct ctp_snap *snap, const struct ctp_view_col *l,
 		     uint8_t scope, size_t row)
@@ -31,11 +17,11 @@ static double cpu_of(const struct ctp_snap *snap, const struct ctp_view_col *l,
 	for (size_t i = 0; i < l->n_fields; i++) {
 		const struct ctp_snap_field *f =
 			ctp_snap_field_find(snap, l->fields[i]);
-		if (!f || f->scope != scope || !unit_s(f->unit))
+		if (!f || f->scope != scope || !ctp_render_unit_s(f->unit))
 			continue;
 		struct ctp_value v = ctp_snap_value(snap, f, row);
 		if (v.type == CTP_TYPE_U64)
-			sum += (double)v.u64 * unit_s(f->unit);
+			sum += (double)v.u64 * ctp_render_unit_s(f->unit);
 	}
 	return sum;
 }

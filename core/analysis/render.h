@@ -46,6 +46,9 @@ void ctp_render_mag(char *buf, size_t n, uint64_t m, uint8_t unit);
  * percent as "18.2%"; plain digits otherwise. Zero is "0".
  */
 void ctp_render_compact(char *buf, size_t n, long double x, uint8_t unit);
+/* Seconds per unit of a time field (ns, us, USER_HZ ticks), 0 for any
+ * other unit. */
+double ctp_render_unit_s(uint8_t unit);
 /* Seconds as a duration, the time form above. */
 void ctp_render_duration(char *buf, size_t n, long double s);
 /*

@@ -927,6 +927,23 @@ static int flat_conflicts(struct opts *o)
 	return ctp_readcli_try_help("show");
 }
 
+/* A recording's directory as FILE: its latest snapshot. 0, or -1 after a
+ * message. */
+static int latest_of(struct opts *o)
+{
+	static char latest[4096];
+	char err[512];
+	if (!ctp_recdir_is(o->path))
+		return 0;
+	if (ctp_recdir_pick(o->path, "latest", NULL, latest, sizeof(latest),
+			    err, sizeof(err)) < 0) {
+		fprintf(stderr, "ctprof-core show: %s\n", err);
+		return -1;
+	}
+	o->path = latest;
+	return 0;
+}
+
 /* Parse show's command line into *o. Returns -1 to go on, else the exit
  * status to end with (--help, a usage error, out of memory). */
 static int parse_show_args(int argc, char **argv, struct opts *o)
@@ -1019,17 +1036,8 @@ static int parse_show_args(int argc, char **argv, struct opts *o)
 	rc = ctp_readopts_finish("show", &o->r, argc, argv, 1, operands);
 	if (rc < 0)
 		o->path = argv[optind];
-	/* A recording's directory: its latest snapshot. */
-	if (rc < 0 && ctp_recdir_is(o->path)) {
-		static char latest[4096];
-		char err[512];
-		if (ctp_recdir_pick(o->path, "latest", NULL, latest,
-				    sizeof(latest), err, sizeof(err)) < 0) {
-			fprintf(stderr, "ctprof-core show: %s\n", err);
-			return CTP_EXIT_FAILURE;
-		}
-		o->path = latest;
-	}
+	if (rc < 0 && latest_of(o) < 0)
+		return CTP_EXIT_FAILURE;
 	return rc < 0 ? flat_conflicts(o) : rc;
 }
 
