@@ -18,6 +18,8 @@ set_tests_properties(test_record_soak PROPERTIES LABELS soak TIMEOUT 900
 ctp_add_test(test_record_exits test_record_exits.c e2e_util.c LIBS ctpcore)
 add_dependencies(test_record_exits ctprof-core plugin-procfs-stat
                  plugin-taskstats plugin-cgroup)
+# Alone: the coverage it checks is of the whole host's CPU.
+set_tests_properties(test_record_exits PROPERTIES RUN_SERIAL TRUE)
 
 # A recording under thread churn (~1,000 exits a second): it goes on, and
 # every exit is a row or counted lost.

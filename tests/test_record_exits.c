@@ -32,6 +32,7 @@
 
 #include "e2e_util.h"
 #include "reader.h"
+#include "sanitizer.h"
 
 #define CHILD	   "ctp-exit-child"
 #define N_CHILDREN 50
@@ -162,7 +163,7 @@ static void test_exits(void **state)
 	printf("exited: %zu rows of %s, %.3f s; getrusage: %.3f s\n", rows,
 	       CHILD, cpu, want);
 	assert_int_equal(rows, N_CHILDREN);
-	if (cpu < want * 0.9 || cpu > want * 1.1)
+	if ((!CTP_TEST_ASAN && cpu < want * 0.9) || cpu > want * 1.1)
 		fail_msg("exited CPU %.3f s, the children used %.3f s", cpu,
 			 want);
 	/* compare over the whole recording: coverage >= 95%. */
@@ -180,7 +181,10 @@ static void test_exits(void **state)
 		fail_msg("no coverage line with exited tasks in:\n%s", text);
 	printf("coverage: %.1f s of %.1f s (%zu exited tasks)\n",
 	       threads + exited, host, tasks);
-	if (threads + exited < host * 0.95)
+	/* Under ASan each child unmaps its shadow memory after the kernel
+	 * sent its exit record (about 3 ms each): CPU no row can hold. */
+	double want_cover = CTP_TEST_ASAN ? 0.90 : 0.95;
+	if (threads + exited < host * want_cover)
 		fail_msg("threads and exited tasks explain %.1f s of %.1f "
 			 "s:\n%s",
 			 threads + exited, host, text);
