@@ -21,6 +21,8 @@ Plugin sets (--sets):
   taskstats  the issue3 set plus taskstats: ctprof-core workers=1 only (no
              plain reader makes netlink queries); its CPU over the issue3
              set's is what taskstats adds
+  default    config/collectors.yaml as shipped, every plugin it enables:
+             ctprof-core workers=1 only
 
   CPU per thread   (user+sys) / threads walked by that run (the whole host,
                    not only N: the snapshot's recorded threads, the reader's
@@ -39,6 +41,14 @@ With --strace, the reader's and ctprof-core's system calls are also
 compared call by call (parity). Exit status: 0 all checked targets pass (or
 --no-check), 1 a target or the parity failed, 2 the benchmark could not
 run.
+
+With --recorder K, every set also measures `ctprof-core record` (issue 15):
+workers=1 with --no-supervise beside the supervised one-shot capture, and
+the recorder at --interval 100ms with --count 1 and --count K+1, supervised
+and not. The recorder's steady-state CPU per capture is
+(cpu(K+1) - cpu(1)) / K: the start, plugin load, first capture and exit
+cancel out. --recorder-only measures nothing else (no readers, no w2). No
+target applies.
 
 Snapshots go to a private directory on tmpfs (/dev/shm when present) and are
 deleted once measured. Run as root for a whole-host walk (another user's
@@ -95,7 +105,20 @@ SETS = {
         "kinds": ("w1",),
         "title": "issue-3 set + taskstats",
     },
+    "default": {
+        # Filled from the file by parse_args(): every plugin it enables.
+        "plugins": [],
+        "config": os.path.join(REPO, "config", "collectors.yaml"),
+        "reader": None,
+        "kinds": ("w1",),
+        "title": "default config (config/collectors.yaml, every plugin)",
+    },
 }
+# The recorder's kinds (--recorder K): `record --count 1` and
+# `record --count K+1`, supervised and with --no-supervise.
+REC_KINDS = ("rec1", "recn", "rec1ns", "recnns")
+REC_INTERVAL = "100ms"
+REC_FILE_RE = re.compile(r"^ctprof-(\d{8}T\d{6})\.(\d{3})Z\.ctprof\.zst$")
 
 
 class BenchError(Exception):
@@ -247,6 +270,54 @@ def run_ctprof(args, outdir, config, workers, supervise=True):
     return r
 
 
+def record_argv(args, config, recdir, count, supervise=True):
+    return ([args.ctprof, "record", "--config", config, "-o", recdir,
+             "--interval", REC_INTERVAL, "--count", str(count), "-j", "1"]
+            + ([] if supervise else ["--no-supervise"]))
+
+
+def capture_walls(recdir):
+    """Each file of a recording, in order: its capture's wall time, from
+    the start in its name (UTC, ms) to its mtime (written whole)."""
+    walls = []
+    for name in sorted(os.listdir(recdir)):
+        m = REC_FILE_RE.match(name)
+        if not m:
+            continue
+        start = datetime.datetime.strptime(m.group(1), "%Y%m%dT%H%M%S")
+        start = (start.replace(tzinfo=datetime.timezone.utc).timestamp()
+                 + int(m.group(2)) / 1e3)
+        mtime = os.stat(os.path.join(recdir, name)).st_mtime_ns / 1e9
+        walls.append(mtime - start)
+    return walls
+
+
+def run_record(args, outdir, config, count, supervise=True):
+    """`ctprof-core record --count count`: the whole run's figures, and
+    each capture's (threads, walk, bytes, wall) in "captures"."""
+    recdir = os.path.join(outdir, "rec")
+    r = run_measured(args, record_argv(args, config, recdir, count,
+                                       supervise), outdir, "record")
+    lines = SUMMARY_RE.findall(r["stderr"])
+    walls = capture_walls(recdir)
+    shutil.rmtree(recdir)
+    if len(lines) != count or len(walls) != count:
+        raise BenchError("record --count %d wrote %d files, %d summary "
+                         "lines:\n%s" % (count, len(walls), len(lines),
+                                         r["stderr"].strip()))
+    failed = [m[4].strip() for m in lines if m[4].strip() != "none"]
+    if failed:
+        raise BenchError("plugins failed: %s\n%s" % (failed[0],
+                                                     r["stderr"].strip()))
+    r["captures"] = [{"threads": int(m[0]), "walk": float(m[2] or 0),
+                      "bytes": int(m[3]), "wall": w}
+                     for m, w in zip(lines, walls)]
+    r["threads"] = statistics.median(c["threads"] for c in r["captures"])
+    r["bytes"] = statistics.median(c["bytes"] for c in r["captures"])
+    r["walk"] = None
+    return r
+
+
 def run_kind(args, outdir, configs, sname, kind):
     """One run of `kind` for plugin set `sname`; a list of results (two for
     a pair)."""
@@ -258,6 +329,10 @@ def run_kind(args, outdir, configs, sname, kind):
         return run_reader_pair(args, outdir, sname)
     if kind == "w1ns":
         return [run_ctprof(args, outdir, configs[sname], 1, supervise=False)]
+    if kind in REC_KINDS:
+        count = 1 if kind.startswith("rec1") else args.recorder + 1
+        return [run_record(args, outdir, configs[sname], count,
+                           supervise=not kind.endswith("ns"))]
     return [run_ctprof(args, outdir, configs[sname], int(kind[1:]))]
 
 
@@ -321,6 +396,34 @@ class Load:
                 self.proc.kill()
                 self.proc.wait()
         return self.proc.stderr.read() if self.proc.stderr else ""
+
+
+def enabled_plugins(path):
+    """The plugins a shipped config enables, in its order (its top-level
+    `plugins:` block; a plugin without `enabled:` is enabled)."""
+    found, inside = {}, False
+    with open(path) as f:
+        for line in f:
+            if re.match(r"^[^\s#]", line):
+                inside = line.startswith("plugins:")
+                continue
+            m = re.match(r"^  ([\w.-]+):\s*(#.*)?$", line)
+            if inside and m:
+                name = m.group(1)
+                found[name] = True
+            e = re.match(r"^    enabled:\s*(\w+)", line)
+            if inside and e and found:
+                found[name] = e.group(1) == "true"
+    return [p for p, on in found.items() if on]
+
+
+def write_shipped_config(path, plugin_dir, shipped):
+    """A shipped config as it is, with plugin_dirs pointed at the build."""
+    with open(shipped) as f:
+        text = f.read()
+    with open(path, "w") as f:
+        f.write(text + "\n# added by tools/bench/bench.py\n"
+                "plugin_dirs:\n  - \"%s\"\n" % plugin_dir)
 
 
 def write_config(path, plugin_dir, plugins):
@@ -637,18 +740,79 @@ def derive(s, runs):
             for x, y in zip(runs["w1"], runs["w1ns"]))
         d["sv_w1_cpu_ms"] = med(runs["w1"], "cpu") * 1e3
         d["sv_w1ns_cpu_ms"] = med(runs["w1ns"], "cpu") * 1e3
+    if "recn" in runs:
+        d["rec"] = derive_recorder(runs)
     if "w1" in s:
         d["rss_limit"] = (TARGET_RSS_BASE
                           + TARGET_RSS_PER_THREAD * s["w1"]["threads"])
     return d
 
 
+def kinds_for(args, sname):
+    """The kinds of run measured for a set: its own, and with --recorder
+    the one-shot capture both ways and the recorder's."""
+    kinds = [k for k in SETS[sname]["kinds"]
+             if args.cgroup_compare or k != "reader_pt"]
+    if not args.recorder:
+        return kinds
+    if args.recorder_only:
+        kinds = ["w1"]
+    return kinds + (["w1ns"] if "w1ns" not in kinds else []) \
+        + list(REC_KINDS)
+
+
+def per_capture(one, more):
+    """The recorder's CPU per capture once started: (cpu(K+1) - cpu(1)) / K
+    from two runs, or from medians."""
+    k = len(more["captures"]) - 1
+    return (more["cpu"] - one["cpu"]) / k
+
+
+def later_wall(r):
+    """Mean wall of a recording's captures after the first."""
+    return statistics.mean(c["wall"] for c in r["captures"][1:])
+
+
+def recorder_way(runs, oneshot, rec1, recn):
+    """The recorder against one-shot captures, one way (supervised or
+    not): medians, and ratios paired by round."""
+    k = len(runs[recn][0]["captures"]) - 1
+    cap = (med(runs[recn], "cpu") - med(runs[rec1], "cpu")) / k
+    base = med(runs[oneshot], "cpu")
+    rounds = list(zip(runs[oneshot], runs[rec1], runs[recn]))
+    return {
+        "oneshot_ms": base * 1e3,
+        "rec_ms": cap * 1e3,
+        "rec_ms_paired": statistics.median(
+            per_capture(o, m) for _, o, m in rounds) * 1e3,
+        "ratio": cap / base,
+        "ratio_paired": statistics.median(
+            per_capture(o, m) / w["cpu"] for w, o, m in rounds),
+        "rec1_ms": med(runs[rec1], "cpu") * 1e3,
+        "oneshot_wall_ms": med(runs[oneshot], "wall") * 1e3,
+        "rec_wall_ms": statistics.median(
+            later_wall(r) for r in runs[recn]) * 1e3,
+        "first_wall_ms": statistics.median(
+            r["captures"][0]["wall"] for r in runs[rec1]) * 1e3,
+        "oneshot_rss": med(runs[oneshot], "maxrss"),
+        "rec_rss": med(runs[recn], "maxrss"),
+    }
+
+
+def derive_recorder(runs):
+    """The recorder's figures (kinds REC_KINDS, w1, w1ns) of one set."""
+    k = len(runs["recn"][0]["captures"]) - 1
+    threads = med(runs["recn"], "threads")
+    return {"k": k, "threads": threads,
+            "sv": recorder_way(runs, "w1", "rec1", "recn"),
+            "ns": recorder_way(runs, "w1ns", "rec1ns", "recnns")}
+
+
 def block(args, n, outdir, configs):
     """Measure one load size; returns the row."""
     strace = {}
     load = Load(args, n)
-    tasks = [(sn, k) for sn in args.set_list for k in SETS[sn]["kinds"]
-             if args.cgroup_compare or k != "reader_pt"]
+    tasks = [(sn, k) for sn in args.set_list for k in kinds_for(args, sn)]
     runs = {sn: {k: [] for s2, k in tasks if s2 == sn}
             for sn in args.set_list}
     try:
@@ -673,7 +837,7 @@ def block(args, n, outdir, configs):
             log("  round %d/%d: " % (i + 1, args.repeat) + "  ".join(
                 "%s %s" % (sn, " ".join(
                     "%s %.3fs" % (k, runs[sn][k][-1]["cpu"])
-                    for k in ("reader", "w1") if k in runs[sn]))
+                    for k in ("reader", "w1", "recn") if k in runs[sn]))
                 for sn in args.set_list) + " cpu")
         if args.strace:
             for sn in args.set_list:
@@ -828,6 +992,7 @@ def print_text(rows, check_at, out):
                     "%+.2f us" % d["taskstats_us"]
                     if "taskstats_us" in d else "-"))
         p()
+    print_recorder_text(rows, p)
     p("Other load: CPUs kept busy by the rest of the host while we measured")
     p("  " + ", ".join("N=%d %.2f" % (r["n"], r["background_cores"])
                        for r in rows))
@@ -872,6 +1037,68 @@ def print_text(rows, check_at, out):
                   "CPU to the issue-3 set (workers=1)" % d["taskstats_us"])
         for sn, st in r["strace"].items():
             p("        %s set, " % sn + "\n        ".join(fmt_parity(st)))
+
+
+def recorder_rows(rows):
+    """(set, row, way label, figures) for every recorder measurement."""
+    return [(sn, r, label, r["derived"][sn]["rec"][way])
+            for sn in rows[0]["sets"] for r in rows
+            for way, label in (("sv", "supervised"),
+                               ("ns", "--no-supervise"))
+            if "rec" in r["derived"][sn]]
+
+
+def print_recorder_text(rows, p):
+    got = recorder_rows(rows)
+    if not got:
+        return
+    k = got[0][1]["derived"][got[0][0]]["rec"]["k"]
+    p("Recorder (record --interval %s, --count 1 and --count %d): CPU per "
+      "capture (user+sys, ms), one-shot capture (w1) against the recorder "
+      "once started ((cpu(%d) - cpu(1)) / %d)" % (REC_INTERVAL, k + 1,
+                                                 k + 1, k))
+    p("%-9s %6s %-14s | %8s %8s %6s %6s | %8s | %8s %8s %8s | %7s %7s" % (
+        "set", "N", "", "1-shot", "rec/cap", "ratio", "paired", "rec -n1",
+        "wall 1sh", "1st cap", "rec cap", "rss 1sh", "rss rec"))
+    for sn, r, label, f in got:
+        p("%-9s %6d %-14s | %8.1f %8.1f %6.2f %6.2f | %8.1f | %8.1f %8.1f "
+          "%8.1f | %7.2f %7.2f" % (
+              sn, r["n"], label, f["oneshot_ms"], f["rec_ms"], f["ratio"],
+              f["ratio_paired"], f["rec1_ms"], f["oneshot_wall_ms"],
+              f["first_wall_ms"], f["rec_wall_ms"], mib(f["oneshot_rss"]),
+              mib(f["rec_rss"])))
+    p("(wall: ms, the one-shot process from spawn to reap, a recorder "
+      "capture from its start to its file; rss: MiB, ru_maxrss, the "
+      "recorder's after %d captures)" % (k + 1))
+    p()
+
+
+def print_recorder_markdown(rows, p):
+    got = recorder_rows(rows)
+    if not got:
+        return
+    k = got[0][1]["derived"][got[0][0]]["rec"]["k"]
+    p()
+    p("Recorder (issue 15): CPU (user+sys) of one separate capture "
+      "(`workers: 1`) against the recorder's per capture once started, "
+      "(cpu(`record --count %d`) - cpu(`record --count 1`)) / %d, "
+      "`--interval %s`:" % (k + 1, k, REC_INTERVAL))
+    p()
+    p("| set | N | threads | mode | one capture | recorder per capture | "
+      "ratio (median / paired) | saved per capture | `record --count 1` | "
+      "wall: one capture / recorder's first / later | peak RSS: one "
+      "capture / recorder | other CPU busy |")
+    p("|" + "---|" * 12)
+    for sn, r, label, f in got:
+        p("| %s | %d | %d | %s | %.1f ms | %.1f ms | %.2fx / %.2fx | "
+          "%.1f ms (%.0f %%) | %.1f ms | %.0f / %.0f / %.0f ms | "
+          "%.2f / %.2f MiB | %.2f CPUs |" % (
+              sn, r["n"], r["derived"][sn]["rec"]["threads"], label,
+              f["oneshot_ms"], f["rec_ms"], f["ratio"], f["ratio_paired"],
+              f["oneshot_ms"] - f["rec_ms"], (1 - f["ratio"]) * 100,
+              f["rec1_ms"], f["oneshot_wall_ms"], f["first_wall_ms"],
+              f["rec_wall_ms"], mib(f["oneshot_rss"]), mib(f["rec_rss"]),
+              r["background_cores"]))
 
 
 def print_markdown(rows, info, args, check_at, out):
@@ -955,6 +1182,7 @@ def print_markdown(rows, info, args, check_at, out):
                 p("| %s | %d | %.1f ms | %.1f ms | %+.2f ms | %+.2f ms |"
                   % (sn, r["n"], d["sv_w1_cpu_ms"], d["sv_w1ns_cpu_ms"],
                      d["sv_cpu_ms"], d["sv_cpu_ms_paired"]))
+    print_recorder_markdown(rows, p)
     p()
     if not any(r["n"] >= check_at for r in rows):
         p("Targets not checked: no N >= %d." % check_at)
@@ -978,7 +1206,14 @@ def parse_args():
                     help="comma list of load sizes N (default %(default)s)")
     ap.add_argument("--sets", default="procfs,issue3",
                     help="comma list of plugin sets: procfs, issue3, "
-                    "taskstats (default %(default)s)")
+                    "taskstats, default (default %(default)s)")
+    ap.add_argument("--recorder", type=int, default=0, metavar="K",
+                    help="also measure `ctprof-core record`: --count 1 and "
+                    "--count K+1 (K >= 1; 5 or more advised), supervised "
+                    "and not, against one-shot captures")
+    ap.add_argument("--recorder-only", action="store_true",
+                    help="with --recorder: measure only the one-shot "
+                    "capture and the recorder (no readers, no workers=2)")
     ap.add_argument("--per-process", type=int, default=100,
                     help="threads per load process (default %(default)s)")
     ap.add_argument("-r", "--repeat", type=int, default=5,
@@ -1016,6 +1251,8 @@ def parse_args():
         ap.error("--threads takes a comma list of integers")
     if not a.sizes or min(a.sizes) < 1 or a.repeat < 1 or a.per_process < 1:
         ap.error("sizes, --repeat and --per-process must be positive")
+    if a.recorder < 0 or (a.recorder_only and not a.recorder):
+        ap.error("--recorder takes K >= 1; --recorder-only needs it")
     a.set_list = [x.strip() for x in a.sets.split(",") if x.strip()]
     bad = [x for x in a.set_list if x not in SETS]
     if bad or not a.set_list or len(set(a.set_list)) != len(a.set_list):
@@ -1030,6 +1267,9 @@ def parse_args():
         if not os.access(path, os.X_OK):
             ap.error("%s is missing or not executable (build first, or "
                      "pass --build-dir)" % path)
+    if "default" in a.set_list:
+        SETS["default"]["plugins"] = enabled_plugins(
+            SETS["default"]["config"])
     for sn in a.set_list:
         for plugin in SETS[sn]["plugins"]:
             if not os.path.exists(os.path.join(a.plugin_dir,
@@ -1064,7 +1304,11 @@ def main():
     configs = {}
     for sn in args.set_list:
         configs[sn] = os.path.join(outdir, "bench-%s.yaml" % sn)
-        write_config(configs[sn], args.plugin_dir, SETS[sn]["plugins"])
+        if "config" in SETS[sn]:
+            write_shipped_config(configs[sn], args.plugin_dir,
+                                 SETS[sn]["config"])
+        else:
+            write_config(configs[sn], args.plugin_dir, SETS[sn]["plugins"])
 
     # A SIGTERM tears down like Ctrl-C: the finally blocks stop the load.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
