@@ -775,11 +775,10 @@ static int fill_cells(struct sect *s)
 	s->cells = calloc((s->n_order ? s->n_order : 1) * w, CELL);
 	if (!s->cells)
 		return -ENOMEM;
-	for (size_t c = 0; c < w; c++) {
+	for (size_t c = 0; s->n_order && c < w; c++) {
 		const char *p;
 		size_t len;
-		if (s->n_order &&
-		    name_bytes(s, ctp_groups_at(s->g, s->order[0]), c, &p,
+		if (name_bytes(s, ctp_groups_at(s->g, s->order[0]), c, &p,
 			       &len)) {
 			int r = name_column(s, c);
 			if (r < 0)
