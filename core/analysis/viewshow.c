@@ -62,20 +62,6 @@ struct sect {
 	char *cells; /* n_order x (nk + nc) cells of CELL bytes */
 };
 
-/* Seconds per unit of a time field, 0 for other units. */
-static long double time_scale(uint8_t unit)
-{
-	switch (unit) {
-	case CTP_UNIT_NS:
-		return 1e-9L;
-	case CTP_UNIT_US:
-		return 1e-6L;
-	case CTP_UNIT_TICKS:
-		return 1.0L / CTP_USER_HZ;
-	}
-	return 0;
-}
-
 /* Does field f have a value in any row of its table? */
 static bool has_values(const struct ctp_snap *snap,
 		       const struct ctp_snap_field *f)
@@ -109,8 +95,8 @@ static bool resolve(struct sect *s, struct vcol *vc)
 		if (c->src == CTP_VSRC_FIELD)
 			break;
 	}
-	return vc->nf > 0 &&
-	       (c->show != CTP_VSHOW_PCT_CPU || time_scale(vc->unit) > 0);
+	return vc->nf > 0 && (c->show != CTP_VSHOW_PCT_CPU ||
+			      (long double)ctp_render_unit_s(vc->unit) > 0);
 }
 
 /* The number a column shows for group gi (before `show`), or NAN. */
@@ -283,7 +269,9 @@ static long double interval_number(const struct sect *s, const struct vcol *vc,
 	long double iv = s->o->interval_s;
 	switch (vc->c->show) {
 	case CTP_VSHOW_PCT_CPU:
-		return iv > 0 ? x * time_scale(vc->unit) / iv * 100 : NAN;
+		return iv > 0 ? x * (long double)ctp_render_unit_s(vc->unit) /
+					iv * 100
+			      : NAN;
 	case CTP_VSHOW_RATE:
 		return iv > 0 ? x / iv : NAN;
 	}
@@ -299,7 +287,8 @@ static long double shown_number(const struct sect *s, struct vcol *vc,
 	switch (vc->c->show) {
 	case CTP_VSHOW_PCT_CPU:
 		return s->age[gi] > 0
-			       ? x * time_scale(vc->unit) / s->age[gi] * 100
+			       ? x * (long double)ctp_render_unit_s(vc->unit) /
+					 s->age[gi] * 100
 			       : NAN;
 	case CTP_VSHOW_RATE:
 		return s->age[gi] > 0 ? x / s->age[gi] : NAN;
@@ -330,8 +319,10 @@ static int ages(struct sect *s)
 	for (size_t gi = 0; gi < s->ng; gi++) {
 		s->age[gi] = NAN;
 		if (a && a[gi].v.type == CTP_TYPE_U64)
-			s->age[gi] = end - (long double)a[gi].v.u64 *
-						   time_scale(st->unit);
+			s->age[gi] =
+				end - (long double)a[gi].v.u64 *
+					      (long double)ctp_render_unit_s(
+						      st->unit);
 	}
 	return 0;
 }

@@ -22,6 +22,7 @@
 #include "cli.h"
 #include "ctprof/plugin-util.h"
 #include "engine.h"
+#include "paths.h"
 #include "writer.h"
 
 int ctp_cli_load_config(const char *path, const char *as_host,
@@ -56,6 +57,23 @@ uint64_t ctp_cli_realtime_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+const char *ctp_cli_default_config(void)
+{
+	static char path[PATH_MAX];
+	ctp_paths_config_file(path, sizeof(path));
+	return path;
+}
+
+void ctp_cli_capture_begin(struct ctp_capture *cap)
+{
+	struct timespec bt;
+	cap->start_realtime_ns = ctp_cli_realtime_ns();
+	cap->start_mono_ns = ctp_now_ns();
+	if (clock_gettime(CLOCK_BOOTTIME, &bt) == 0)
+		cap->start_boottime_ns = (uint64_t)bt.tv_sec * 1000000000ull +
+					 (uint64_t)bt.tv_nsec;
 }
 
 bool ctp_cli_plugin_gave_up(const struct ctp_capture *cap)

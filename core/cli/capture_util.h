@@ -15,6 +15,10 @@
 int ctp_cli_load_config(const char *path, const char *as_host,
 			struct ctp_config **ret);
 uint64_t ctp_cli_realtime_ns(void);
+/* The configuration file used without --config (paths.h). */
+const char *ctp_cli_default_config(void);
+/* A capture starts: its realtime, monotonic and boot clocks. */
+void ctp_cli_capture_begin(struct ctp_capture *cap);
 /* With --strict: did a plugin's callback fail often enough in a row to be
  * disabled for the rest of the capture? Names each on stderr. */
 bool ctp_cli_plugin_gave_up(const struct ctp_capture *cap);

@@ -25,7 +25,6 @@
 #include "engine.h"
 #include "format.h"
 #include "options.h"
-#include "paths.h"
 #include "suggest.h"
 #include "supervisor.h"
 #include "writer.h"
@@ -77,13 +76,6 @@ static const char *name_of(enum ctp_enum e, unsigned v)
 	return n ? n : "?";
 }
 
-static const char *default_config_path(void)
-{
-	static char path[PATH_MAX];
-	ctp_paths_config_file(path, sizeof(path));
-	return path;
-}
-
 static void usage_main(FILE *out)
 {
 	fprintf(out,
@@ -133,7 +125,7 @@ static void usage_main(FILE *out)
 		"written); 130 "
 		"interrupted by SIGINT/SIGTERM (no file left).\n"
 		"Every command takes --help.\n",
-		default_config_path());
+		ctp_cli_default_config());
 }
 
 static int parse_workers(const char *s, unsigned *out)
@@ -242,7 +234,7 @@ static int parse_capture_args(int argc, char **argv, struct capture_args *a)
 		return CTP_EXIT_USAGE;
 	}
 	if (!a->config_path)
-		a->config_path = default_config_path();
+		a->config_path = ctp_cli_default_config();
 	return -1;
 }
 
@@ -315,12 +307,7 @@ static int run_capture(const struct ctp_config *cfg,
 		fprintf(stderr, "ctprof-core: %s\n", strerror(-r));
 		return CTP_EXIT_FAILURE;
 	}
-	cap->start_realtime_ns = ctp_cli_realtime_ns();
-	cap->start_mono_ns = ctp_now_ns();
-	struct timespec bt;
-	if (clock_gettime(CLOCK_BOOTTIME, &bt) == 0)
-		cap->start_boottime_ns = (uint64_t)bt.tv_sec * 1000000000ull +
-					 (uint64_t)bt.tv_nsec;
+	ctp_cli_capture_begin(cap);
 	cap->config_path = strdup(a->config_path);
 
 	int rc;

@@ -26,7 +26,6 @@
 #include "compare_view.h"
 #include "ctprof/plugin-util.h"
 #include "engine.h"
-#include "paths.h"
 #include "supervisor.h"
 
 #define PROG		    "ctprof-core record"
@@ -67,13 +66,6 @@ enum {
 	O_NO_SUPERVISE,
 };
 
-static const char *default_config(void)
-{
-	static char path[PATH_MAX];
-	ctp_paths_config_file(path, sizeof(path));
-	return path;
-}
-
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -109,7 +101,7 @@ static void usage(FILE *out)
 		"130; SIGHUP: reload the config.\n"
 		"Exit status: 0 done; 1 failure; 2 usage or configuration "
 		"error; 3 a required plugin failed.\n",
-		default_config());
+		ctp_cli_default_config());
 }
 
 /* A duration option; false after a message. */
@@ -239,7 +231,7 @@ static int parse_args(int argc, char **argv, struct rec_args *a)
 		return CTP_EXIT_USAGE;
 	}
 	if (!a->config_path)
-		a->config_path = default_config();
+		a->config_path = ctp_cli_default_config();
 	return -1;
 }
 
@@ -401,12 +393,7 @@ static int capture_once(struct ctp_engine *eng, const struct ctp_config *cfg,
 			strerror(-r));
 		return 0;
 	}
-	cap->start_realtime_ns = ctp_cli_realtime_ns();
-	cap->start_mono_ns = ctp_now_ns();
-	struct timespec bt;
-	if (clock_gettime(CLOCK_BOOTTIME, &bt) == 0)
-		cap->start_boottime_ns = (uint64_t)bt.tv_sec * 1000000000ull +
-					 (uint64_t)bt.tv_nsec;
+	ctp_cli_capture_begin(cap);
 	ctp_cli_record_self(cap, a->supervised);
 	r = ctp_engine_capture(eng);
 	cap->end_realtime_ns = ctp_cli_realtime_ns();
