@@ -11,6 +11,7 @@
  * and review the diff of tests/golden/compare/ before committing it.
  */
 #include <errno.h>
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <pty.h>
 #include <inttypes.h>
@@ -787,6 +788,125 @@ static void test_view_identity(void **state)
 	free(out);
 }
 
+/*
+ * A recording of three files 5 s apart (boot 1000, 1005, 1010 s) whose
+ * exited tables hold what ran in between:
+ *   make 10: thread 10 100 -> 200 ticks (+1 s); thread 11 "worker" had
+ *            50 ticks in BASE and exited at 1008 s with 1.5 s (+1 s);
+ *            p.cpu, its process counter (dead threads in it), +2 s
+ *   svc 20:  thread 20 idle
+ *   cc1 30:  born and gone between BASE and the middle file: its main
+ *            thread 2 s and a helper thread 31 "cc1-helper" 0.5 s
+ *   cc1 40:  exited at 1009 s with 1 s (in CAND's table)
+ *   50:      exited at 999 s, before BASE: not in the interval
+ * so 5.5 s of CPU over 10 s, all the root cgroup used: 1 s of live
+ * threads and 4.5 s exited.
+ */
+static void write_exit_side(int k, const char *path)
+{
+	enum { T_CPU, T_BEGIN, P_CPU, X_CPU, C_USE, N_XF };
+	const struct ctp_field_desc d[N_XF] = {
+		[T_CPU] = {"t.cpu", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64,
+			   CTP_UNIT_TICKS, CTP_KIND_COUNTER, CTP_RULE_SUM},
+		[T_BEGIN] = {"t.begin", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64,
+			     CTP_UNIT_TICKS, CTP_KIND_ORDINAL, CTP_RULE_RANGE,
+			     CTP_FIELD_START_TIME},
+		[P_CPU] = {"p.cpu", NULL, CTP_SCOPE_PROCESS, CTP_TYPE_U64,
+			   CTP_UNIT_TICKS, CTP_KIND_COUNTER, CTP_RULE_SUM},
+		[X_CPU] = {"x.cpu", NULL, CTP_SCOPE_EXITED, CTP_TYPE_U64,
+			   CTP_UNIT_US, CTP_KIND_COUNTER, CTP_RULE_SUM},
+		[C_USE] = {"c.usage", NULL, CTP_SCOPE_CGROUP, CTP_TYPE_U64,
+			   CTP_UNIT_US, CTP_KIND_COUNTER, CTP_RULE_SUM},
+	};
+	struct ctp_capture *cap = sb_capture("t");
+	struct ctp_table *th = &cap->threads[0], *x = &cap->exited;
+	char err[512];
+	const uint64_t s = 1000000000ull;
+	for (int i = 0; i < N_XF; i++)
+		assert_int_equal(ctp_registry_add(&cap->reg, 0, &d[i]), i);
+	uint32_t cg = sb_cgroup(cap, "/");
+	sb_put_u64(cap, &cap->cgroups, cg, CTP_CGROUP_IDENT, C_USE,
+		   k == 2 ? 6500000 : 1000000);
+	uint32_t r, p = sb_process(cap, 10, "make");
+	sb_put_u64(cap, &cap->procs[0], p, CTP_PROCESS_IDENT, P_CPU,
+		   k == 2 ? 350 : 150);
+	r = sb_thread(cap, 10, "make", (int)cg);
+	sb_put_u64(cap, th, r, CTP_THREAD_IDENT, T_CPU, k == 2 ? 200 : 100);
+	sb_put_u64(cap, th, r, CTP_THREAD_IDENT, T_BEGIN, 100);
+	if (k == 0) {
+		r = sb_thread(cap, 11, "worker", (int)cg);
+		sb_put_u64(cap, th, r, CTP_THREAD_IDENT, T_CPU, 50);
+		sb_put_u64(cap, th, r, CTP_THREAD_IDENT, T_BEGIN, 200);
+	}
+	sb_process(cap, 20, "svc");
+	r = sb_thread(cap, 20, "svc", (int)cg);
+	sb_put_u64(cap, th, r, CTP_THREAD_IDENT, T_CPU, 10);
+	sb_put_u64(cap, th, r, CTP_THREAD_IDENT, T_BEGIN, 100);
+	if (k == 1) {
+		r = sb_exited(cap, 30, 30, "cc1", 1003 * s);
+		sb_put_u64(cap, x, r, CTP_EXITED_IDENT, X_CPU, 2000000);
+		r = sb_exited(cap, 31, 30, "cc1-helper", 1003 * s);
+		sb_put_u64(cap, x, r, CTP_EXITED_IDENT, X_CPU, 500000);
+	}
+	if (k == 2) {
+		r = sb_exited(cap, 11, 10, "worker", 1008 * s);
+		sb_put_u64(cap, x, r, CTP_EXITED_IDENT, X_CPU, 1500000);
+		r = sb_exited(cap, 40, 40, "cc1", 1009 * s);
+		sb_put_u64(cap, x, r, CTP_EXITED_IDENT, X_CPU, 1000000);
+		r = sb_exited(cap, 50, 50, "early", 999 * s);
+		sb_put_u64(cap, x, r, CTP_EXITED_IDENT, X_CPU, 9000000);
+	}
+	cap->plugins[0].exited = true;
+	cap->start_boottime_ns = (1000ull + 5ull * (uint64_t)k) * s;
+	cap->start_realtime_ns += (uint64_t)k * 5 * s;
+	cap->end_realtime_ns += (uint64_t)k * 5 * s;
+	if (sb_write(cap, path, err, sizeof(err)) < 0)
+		fail_msg("write %s: %s", path, err);
+	ctp_capture_free(cap);
+}
+
+/* compare over a recording adds the tasks that exited in it to their
+ * groups: a process, a thread, a name; coverage reaches 100%. */
+static void test_view_exited(void **state)
+{
+	static const char *const names[3] = {
+		"rec/ctprof-20231114T221320.000Z.ctprof.zst",
+		"rec/ctprof-20231114T221325.000Z.ctprof.zst",
+		"rec/ctprof-20231114T221330.000Z.ctprof.zst"};
+	char *out;
+	size_t len;
+	(void)state;
+	assert_int_equal(mkdir("rec", 0700) == 0 || errno == EEXIST, 1);
+	for (int k = 0; k < 3; k++)
+		write_exit_side(k, names[k]);
+	const char *args[] = {"compare", names[0], names[2],
+			      "--view",	 "tx",	   NULL};
+	assert_int_equal(e2e_run(args, "out.txt", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("out.txt", &out, &len), 0);
+	e2e_golden(GOLDEN "/view-exited.txt", out, len);
+	has_line(out, "CPU 5.5 s: threads 1.0 s (18%), 4 exited tasks 4.5 s "
+		      "(82%), rest 0.0 s");
+	/* cc1 30 from the middle file with its helper; its process counter
+	 * is its tasks' (it started and ended in the interval). */
+	has_line(out, " 30 exited cc1     25.0 +2.5s +2.5s");
+	/* make: its thread and its exited worker, one of its tasks gone;
+	 * its process counter already holds the worker. */
+	has_line(out, " 10 -1     make    20.0 +2.0s +2.0s");
+	has_line(out, " 11 exited  10 make    worker     10.0  +1.0s");
+	assert_null(strstr(out, "early"));
+	/* By name: both cc1 processes, 3.5 s. */
+	has_line(out, "cc{N} exited 35.0 +3.5s");
+	free(out);
+	/* Without the middle file, its tasks are not there. */
+	assert_int_equal(unlink(names[1]), 0);
+	assert_int_equal(e2e_run(args, "out.txt", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("out.txt", &out, &len), 0);
+	has_line(out, "CPU 5.5 s: threads 1.0 s (18%), 2 exited tasks 2.0 s "
+		      "(36%), rest 2.5 s");
+	assert_null(strstr(out, "cc1-helper"));
+	free(out);
+}
+
 /* Output of one invocation against tests/golden/compare/NAME. */
 static void golden(const char *name, ...)
 {
@@ -842,6 +962,7 @@ int main(void)
 		cmocka_unit_test(test_identity_sort),
 		cmocka_unit_test(test_top),
 		cmocka_unit_test(test_view_identity),
+		cmocka_unit_test(test_view_exited),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -3,10 +3,10 @@
 #include "exitsum.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "group.h"
 #include "render.h"
 
 /* The sum of the time fields `names` (scope) of `row`, seconds. */
@@ -26,9 +26,10 @@ static double cpu_of(const struct ctp_snap *snap, const struct ctp_view_col *l,
 	return sum;
 }
 
-/* The row of tid in a table sorted by (tgid, tid), by a scan of the
- * tgid's run: -1 when absent. */
-static long row_of(const struct ctp_snap_table *t, uint64_t tgid, uint64_t tid)
+/* The first row of (tgid, tid) or after it in a table sorted by (tgid,
+ * tid); tid 0 finds tgid's first row. */
+static size_t lower_bound(const struct ctp_snap_table *t, uint64_t tgid,
+			  uint64_t tid)
 {
 	size_t lo = 0, hi = t ? t->rows : 0;
 	while (lo < hi) {
@@ -39,6 +40,14 @@ static long row_of(const struct ctp_snap_table *t, uint64_t tgid, uint64_t tid)
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+/* The row of tid (of a process table: of tgid) in a table sorted by
+ * (tgid, tid): -1 when absent. */
+static long row_of(const struct ctp_snap_table *t, uint64_t tgid, uint64_t tid)
+{
+	size_t lo = lower_bound(t, tgid, tid);
 	if (lo < (t ? t->rows : 0) && t->tgid[lo] == tgid &&
 	    (!t->tid || t->tid[lo] == tid))
 		return (long)lo;
@@ -50,33 +59,222 @@ struct entry {
 	double cpu;
 };
 
-/* The process name of an exited row: its own comm for a main thread,
- * else its process's from the file or BASE, else its own. */
-static const struct ctp_bytes *pname(const struct ctp_snap *f,
-				     const struct ctp_snap *base,
-				     const struct ctp_snap_table *x, size_t r)
+/* A time unit converts to another; others only to themselves. NAN: no
+ * conversion. */
+static double factor(uint8_t from, uint8_t to)
 {
-	if (x->tgid && x->tgid[r] && x->tgid[r] != x->tid[r]) {
-		const struct ctp_snap *in[2] = {f, base};
-		for (int k = 0; k < 2; k++) {
-			const struct ctp_snap_table *p =
-				ctp_snap_table(in[k], CTP_SCOPE_PROCESS);
-			long pr = row_of(p, x->tgid[r], 0);
-			if (pr >= 0 && p->comm[pr].ptr)
-				return &p->comm[pr];
-		}
-	}
-	return &x->comm[r];
+	if (from == to)
+		return 1;
+	double a = ctp_render_unit_s(from), b = ctp_render_unit_s(to);
+	return a > 0 && b > 0 ? a / b : NAN;
 }
 
-/* One file's rows into e[*n...]. */
-static int add_file(const struct ctp_snap *base, const struct ctp_snap *f,
-		    const struct ctp_view *v, struct ctp_exit_sum *s,
-		    struct entry **e, size_t *n, size_t *cap)
+double ctp_exit_sum_scale(const struct ctp_exit_sum *s, size_t j, uint8_t to)
 {
-	const struct ctp_snap_table *x = ctp_snap_table(f, CTP_SCOPE_EXITED),
-				    *bt = ctp_snap_table(base,
-							 CTP_SCOPE_THREAD);
+	return factor(s->unit[j], to);
+}
+
+long ctp_exit_sum_field(const struct ctp_exit_sum *s, const char *name)
+{
+	for (size_t j = 0; j < s->n_fields; j++)
+		if (strcmp(s->fields[j], name) == 0)
+			return (long)j;
+	return -1;
+}
+
+static int add_name(struct ctp_exit_sum *s, const char *name)
+{
+	if (ctp_exit_sum_field(s, name) >= 0)
+		return 0;
+	char **nf = realloc(s->fields, (s->n_fields + 1) * sizeof(*nf));
+	if (!nf)
+		return -ENOMEM;
+	s->fields = nf;
+	if (!(s->fields[s->n_fields] = strdup(name)))
+		return -ENOMEM;
+	s->n_fields++;
+	return 0;
+}
+
+/* The fields to keep: every column's exited list and the coverage's. */
+static int want_fields(struct ctp_exit_sum *s, const struct ctp_view *v)
+{
+	int r = 0;
+	for (size_t i = 0; r == 0 && i < v->n_cols; i++)
+		for (size_t k = 0; r == 0 && k < v->cols[i].n_exited; k++)
+			r = add_name(s, v->cols[i].exited[k]);
+	const struct ctp_view_col *c = &v->coverage[CTP_VIEW_COVER_EXITED];
+	for (size_t k = 0; r == 0 && k < c->n_fields; k++)
+		r = add_name(s, c->fields[k]);
+	if (r == 0 && !(s->unit = calloc(s->n_fields + 1, sizeof(*s->unit))))
+		r = -ENOMEM;
+	return r;
+}
+
+/* Room for one more task. */
+static int grow(struct ctp_exit_sum *s, size_t *cap)
+{
+	if (s->tasks < *cap)
+		return 0;
+	size_t nc = *cap ? *cap * 2 : 256, nf = s->n_fields ? s->n_fields : 1;
+	struct ctp_group_extra *id = realloc(s->id, nc * sizeof(*id));
+	if (id)
+		s->id = id;
+	long *br = realloc(s->base_row, nc * sizeof(*br));
+	if (br)
+		s->base_row = br;
+	char **own = realloc(s->own, nc * sizeof(*own));
+	if (own)
+		s->own = own;
+	double *val = realloc(s->val, nc * nf * sizeof(*val));
+	if (val)
+		s->val = val;
+	if (!id || !br || !own || !val)
+		return -ENOMEM;
+	*cap = nc;
+	return 0;
+}
+
+/* The cgroup path of thread (tgid, tid) of snap, else of tgid's first
+ * live thread; nil when neither is there. */
+static struct ctp_bytes cgroup_of(const struct ctp_snap *snap, uint64_t tgid,
+				  uint64_t tid)
+{
+	const struct ctp_snap_table *t = ctp_snap_table(snap, CTP_SCOPE_THREAD),
+				    *c = ctp_snap_table(snap, CTP_SCOPE_CGROUP);
+	struct ctp_bytes nil = {0};
+	long r = row_of(t, tgid, tid);
+	if (r < 0 && t) {
+		size_t lo = lower_bound(t, tgid, 0);
+		r = lo < t->rows && t->tgid[lo] == tgid ? (long)lo : -1;
+	}
+	if (r < 0 || !t->cgroup || !c || t->cgroup[r] < 0 ||
+	    (size_t)t->cgroup[r] >= c->rows)
+		return nil;
+	return c->path[t->cgroup[r]];
+}
+
+/* Copies of comm, pcomm and cgroup (nil stays nil) in one block that task
+ * i's id points into. */
+static int own_names(struct ctp_exit_sum *s, size_t i,
+		     const struct ctp_bytes *in)
+{
+	size_t len = 0;
+	for (int k = 0; k < 3; k++)
+		len += in[k].ptr ? in[k].len + 1 : 0;
+	char *b = malloc(len ? len : 1), *p = b;
+	struct ctp_bytes *out[3] = {&s->id[i].comm, &s->id[i].pcomm,
+				    &s->id[i].cgroup};
+	s->own[i] = b;
+	if (!b)
+		return -ENOMEM;
+	for (int k = 0; k < 3; k++) {
+		*out[k] = (struct ctp_bytes){0};
+		if (!in[k].ptr)
+			continue;
+		memcpy(p, in[k].ptr, in[k].len);
+		p[in[k].len] = '\0';
+		*out[k] = (struct ctp_bytes){.ptr = p, .len = in[k].len};
+		p += in[k].len + 1;
+	}
+	return 0;
+}
+
+/* The name of process tgid live in f or base; nil when neither has it. */
+static struct ctp_bytes live_pcomm(const struct ctp_snap *f,
+				   const struct ctp_snap *base, uint64_t tgid)
+{
+	const struct ctp_snap *in[2] = {f, base};
+	for (int k = 0; k < 2 && tgid; k++) {
+		const struct ctp_snap_table *p =
+			ctp_snap_table(in[k], CTP_SCOPE_PROCESS);
+		long pr = row_of(p, tgid, 0);
+		if (pr >= 0 && p->comm[pr].ptr)
+			return p->comm[pr];
+	}
+	return (struct ctp_bytes){0};
+}
+
+/* Task i's values from row r of f's exited table. */
+static void task_values(struct ctp_exit_sum *s, size_t i,
+			const struct ctp_snap *f,
+			const struct ctp_snap_field *const *ff,
+			const double *fac, size_t r)
+{
+	for (size_t j = 0; j < s->n_fields; j++) {
+		double *out = &s->val[i * s->n_fields + j];
+		*out = NAN;
+		if (!ff[j] || isnan(fac[j]))
+			continue;
+		struct ctp_value v = ctp_snap_value(f, ff[j], r);
+		if (v.type == CTP_TYPE_U64)
+			*out = (double)v.u64 * fac[j];
+		else if (v.type == CTP_TYPE_I64)
+			*out = (double)v.i64 * fac[j];
+	}
+}
+
+/* Task i's CPU over the interval, seconds (the coverage lists). */
+static double task_cpu(const struct ctp_exit_sum *s, size_t i,
+		       const struct ctp_snap *base, const struct ctp_view *v)
+{
+	const struct ctp_view_col *c = &v->coverage[CTP_VIEW_COVER_EXITED];
+	double cpu = 0;
+	for (size_t k = 0; k < c->n_fields; k++) {
+		long j = ctp_exit_sum_field(s, c->fields[k]);
+		double x = j >= 0 ? s->val[i * s->n_fields + (size_t)j] : NAN;
+		if (!isnan(x))
+			cpu += x * ctp_render_unit_s(s->unit[j]);
+	}
+	if (s->base_row[i] >= 0) /* what BASE already counted of it */
+		cpu -= cpu_of(base, &v->coverage[CTP_VIEW_COVER_THREADS],
+			      CTP_SCOPE_THREAD, (size_t)s->base_row[i]);
+	return cpu > 0 ? cpu : 0;
+}
+
+/* The fields of s in f's exited table, and the factors to s's units. */
+static void file_fields(struct ctp_exit_sum *s, const struct ctp_snap *f,
+			bool *unit_set, const struct ctp_snap_field **ff,
+			double *fac)
+{
+	for (size_t j = 0; j < s->n_fields; j++) {
+		ff[j] = ctp_snap_field_find(f, s->fields[j]);
+		if (ff[j] && ff[j]->scope != CTP_SCOPE_EXITED)
+			ff[j] = NULL;
+		if (ff[j] && !unit_set[j]) {
+			s->unit[j] = ff[j]->unit;
+			unit_set[j] = true;
+		}
+		fac[j] = ff[j] ? factor(ff[j]->unit, s->unit[j]) : NAN;
+	}
+}
+
+/* Task i (row r of f's exited table x): who it is and where it ran. */
+static int task_ident(struct ctp_exit_sum *s, size_t i,
+		      const struct ctp_snap *base, const struct ctp_snap *f,
+		      const struct ctp_snap_table *x, size_t r)
+{
+	uint64_t tgid = x->tgid ? x->tgid[r] : 0;
+	s->id[i].tgid = tgid;
+	s->id[i].tid = x->tid[r];
+	s->base_row[i] = tgid ? row_of(ctp_snap_table(base, CTP_SCOPE_THREAD),
+				       tgid, x->tid[r])
+			      : -1;
+	struct ctp_bytes in[3] = {x->comm[r], live_pcomm(f, base, tgid), {0}};
+	if (tgid && s->base_row[i] >= 0)
+		in[2] = cgroup_of(base, tgid, x->tid[r]);
+	if (tgid && !in[2].ptr)
+		in[2] = cgroup_of(f, tgid, x->tid[r]);
+	if (tgid && !in[2].ptr)
+		in[2] = cgroup_of(base, tgid, x->tid[r]);
+	return own_names(s, i, in);
+}
+
+/* One file's rows into s. */
+static int add_file(const struct ctp_snap *base, const struct ctp_snap *f,
+		    struct ctp_exit_sum *s, bool *unit_set, size_t *cap)
+{
+	const struct ctp_snap_table *x = ctp_snap_table(f, CTP_SCOPE_EXITED);
 	uint64_t from = ctp_snap_header(base)->start_boottime_ns;
 	const struct ctp_snap_plugin *p = ctp_snap_plugins(f);
 	for (size_t i = 0; i < ctp_snap_n_plugins(f); i++)
@@ -85,34 +283,77 @@ static int add_file(const struct ctp_snap *base, const struct ctp_snap *f,
 			s->lost += p[i].exited_lost;
 		}
 	s->files++;
-	for (size_t r = 0; x && r < x->rows; r++) {
+	size_t nf = s->n_fields ? s->n_fields : 1;
+	const struct ctp_snap_field **ff = calloc(nf, sizeof(*ff));
+	double *fac = calloc(nf, sizeof(*fac));
+	int ret = ff && fac ? 0 : -ENOMEM;
+	if (ret == 0)
+		file_fields(s, f, unit_set, ff, fac);
+	for (size_t r = 0; ret == 0 && x && r < x->rows; r++) {
 		if (x->exit_ns && x->exit_ns[r] && from &&
 		    x->exit_ns[r] <= from)
 			continue; /* gone before BASE: not this interval */
-		double cpu = cpu_of(f, &v->coverage[CTP_VIEW_COVER_EXITED],
-				    CTP_SCOPE_EXITED, r);
-		long b = x->tgid ? row_of(bt, x->tgid[r], x->tid[r]) : -1;
-		if (b >= 0) /* what BASE already counted of it */
-			cpu -= cpu_of(base,
-				      &v->coverage[CTP_VIEW_COVER_THREADS],
-				      CTP_SCOPE_THREAD, (size_t)b);
-		if (*n == *cap) {
-			size_t nc = *cap ? *cap * 2 : 256;
-			struct entry *ne = realloc(*e, nc * sizeof(*ne));
-			if (!ne)
-				return -ENOMEM;
-			*e = ne, *cap = nc;
-		}
-		const struct ctp_bytes *nm = pname(f, base, x, r);
+		if ((ret = grow(s, cap)) < 0 ||
+		    (ret = task_ident(s, s->tasks, base, f, x, r)) < 0)
+			break;
+		task_values(s, s->tasks, f, ff, fac, r);
+		s->tasks++;
+	}
+	free(ff);
+	free(fac);
+	return ret;
+}
+
+static int by_tgid(const void *pa, const void *pb)
+{
+	const struct ctp_group_extra
+		*a = *(const struct ctp_group_extra *const *)pa,
+		*b = *(const struct ctp_group_extra *const *)pb;
+	return (a->tgid > b->tgid) - (a->tgid < b->tgid);
+}
+
+/* A task whose process no snapshot had live takes the name of its
+ * process's main thread when that exited too (a main thread is its own
+ * process); else its process name stays unknown. */
+static int main_thread_names(struct ctp_exit_sum *s)
+{
+	const struct ctp_group_extra **m = malloc((s->tasks + 1) * sizeof(*m));
+	size_t nm = 0;
+	if (!m)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->tasks; i++)
+		if (s->id[i].tgid && s->id[i].tgid == s->id[i].tid)
+			m[nm++] = &s->id[i];
+	qsort(m, nm, sizeof(*m), by_tgid);
+	for (size_t i = 0; i < s->tasks; i++) {
+		struct ctp_group_extra *t = &s->id[i], key = {.tgid = t->tgid};
+		const struct ctp_group_extra *kp = &key, **hit;
+		if (t->pcomm.ptr || !t->tgid)
+			continue;
+		hit = bsearch(&kp, m, nm, sizeof(*m), by_tgid);
+		if (hit)
+			t->pcomm = (*hit)->comm;
+	}
+	free(m);
+	return 0;
+}
+
+/* Each task's CPU, by its (normalized, escaped) process name, else its
+ * own. */
+static int name_entries(struct ctp_exit_sum *s, const struct ctp_snap *base,
+			const struct ctp_view *v, struct entry *e)
+{
+	for (size_t i = 0; i < s->tasks; i++) {
+		const struct ctp_bytes *nm =
+			s->id[i].pcomm.ptr ? &s->id[i].pcomm : &s->id[i].comm;
 		char raw[64], norm[256];
 		ctp_render_escape(nm->ptr ? nm->ptr : "?",
 				  nm->ptr ? nm->len : 1, 32, raw, sizeof(raw));
 		ctp_norm_name(raw, strlen(raw), norm, sizeof(norm));
-		if (!((*e)[*n].name = strdup(norm)))
+		if (!(e[i].name = strdup(norm)))
 			return -ENOMEM;
-		(*e)[(*n)++].cpu = cpu > 0 ? cpu : 0;
-		s->tasks++;
-		s->cpu += cpu > 0 ? cpu : 0;
+		e[i].cpu = task_cpu(s, i, base, v);
+		s->cpu += e[i].cpu;
 	}
 	return 0;
 }
@@ -156,16 +397,26 @@ int ctp_exit_sum(const struct ctp_snap *base,
 		 const struct ctp_view *v, struct ctp_exit_sum *s)
 {
 	struct entry *e = NULL;
-	size_t ne = 0, cap = 0;
-	int r = 0;
+	size_t cap = 0;
+	bool *unit_set = NULL;
 	memset(s, 0, sizeof(*s));
+	int r = want_fields(s, v);
+	if (r == 0 && !(unit_set = calloc(s->n_fields + 1, sizeof(bool))))
+		r = -ENOMEM;
 	for (size_t i = 0; r == 0 && i < n; i++)
-		r = add_file(base, files[i], v, s, &e, &ne, &cap);
+		r = add_file(base, files[i], s, unit_set, &cap);
 	if (r == 0)
-		r = group(s, e, ne);
-	for (size_t i = 0; i < ne; i++)
+		r = main_thread_names(s);
+	if (r == 0 && !(e = calloc(s->tasks + 1, sizeof(*e))))
+		r = -ENOMEM;
+	if (r == 0)
+		r = name_entries(s, base, v, e);
+	if (r == 0)
+		r = group(s, e, s->tasks);
+	for (size_t i = 0; e && i < s->tasks; i++)
 		free(e[i].name);
 	free(e);
+	free(unit_set);
 	return r;
 }
 
@@ -208,6 +459,16 @@ void ctp_exit_sum_free(struct ctp_exit_sum *s)
 {
 	for (size_t i = 0; i < s->n_g; i++)
 		free(s->g[i].name);
+	for (size_t i = 0; s->own && i < s->tasks; i++)
+		free(s->own[i]);
+	for (size_t j = 0; j < s->n_fields; j++)
+		free(s->fields[j]);
 	free(s->g);
+	free(s->id);
+	free(s->base_row);
+	free(s->own);
+	free(s->val);
+	free(s->fields);
+	free(s->unit);
 	memset(s, 0, sizeof(*s));
 }

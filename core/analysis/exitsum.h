@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "group.h"
 #include "reader.h"
 #include "view.h"
 
@@ -30,6 +31,20 @@ struct ctp_exit_sum {
 	uint64_t lost; /* exits the plugins said they missed */
 	struct ctp_exit_group *g;
 	size_t n_g;
+	/* Per task (`tasks` of them), for compare's groups: what keys it
+	 * (names and cgroup path as the snapshots knew them: its own comm,
+	 * its process's, the cgroup of the thread BASE had, or of a live
+	 * thread of its process), BASE's thread row of the same task or -1,
+	 * and the values of `fields` (every column's `exited:` fields and
+	 * the coverage ones; NAN: absent) in `unit` (the first file's; time
+	 * units of later files converted). */
+	struct ctp_group_extra *id;
+	long *base_row;
+	char **fields;
+	uint8_t *unit;
+	size_t n_fields;
+	double *val; /* tasks x n_fields */
+	char **own;  /* per task: the bytes its id points at */
 };
 
 /*
@@ -41,6 +56,11 @@ struct ctp_exit_sum {
 int ctp_exit_sum(const struct ctp_snap *base,
 		 const struct ctp_snap *const *files, size_t n,
 		 const struct ctp_view *v, struct ctp_exit_sum *s);
+/* Index of field `name` in s->fields, or -1. */
+long ctp_exit_sum_field(const struct ctp_exit_sum *s, const char *name);
+/* What a value of field j times is in unit `to`: 1 for its own unit, the
+ * ratio of two time units, NAN for any other pair. */
+double ctp_exit_sum_scale(const struct ctp_exit_sum *s, size_t j, uint8_t to);
 /* The section under compare's view: the groups by CPU, top first. */
 void ctp_exit_sum_print(FILE *out, const struct ctp_exit_sum *s,
 			double interval_s, size_t top, size_t width);

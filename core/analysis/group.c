@@ -524,7 +524,16 @@ struct build {
 	 * hierarchy (key "v1:<controllers>:<path>"), -1 when none. */
 	int64_t *v1_row[CTP_GROUP_MAX_AXES];
 	bool any_cgroup_axis;
+	/* Extra tasks, rows th->rows.. of keys and proc_of. */
+	const struct ctp_group_extra *x;
+	size_t nx;
 };
+
+/* The extra task that row r of the build is, or NULL for a thread row. */
+static const struct ctp_group_extra *extra_of(const struct build *b, size_t r)
+{
+	return r >= b->th->rows ? &b->x[r - b->th->rows] : NULL;
+}
 
 /* A NUL-terminated copy of bytes in the arena, normalized or not. */
 static const char *key_str(struct ctp_groups *g, const char *s, size_t n,
@@ -624,7 +633,7 @@ static int field_key(struct build *b, const struct ctp_snap_field *f, size_t r,
 		     const char **out)
 {
 	struct ctp_value v = {0};
-	if (f->scope == CTP_SCOPE_THREAD)
+	if (f->scope == CTP_SCOPE_THREAD && !extra_of(b, r))
 		v = ctp_snap_value(b->g->snap, f, r);
 	else if (b->proc_of[r] != UINT32_MAX)
 		v = ctp_snap_value(b->g->snap, f, b->proc_of[r]);
@@ -660,6 +669,11 @@ static int axis_keys(struct build *b, size_t a, size_t r, const char **k,
 		     size_t *np)
 {
 	uint32_t pr = b->proc_of[r];
+	const struct ctp_group_extra *x = extra_of(b, r);
+	const struct ctp_bytes *comm = x ? &x->comm : &b->th->comm[r],
+			       *pcomm = x		   ? &x->pcomm
+					: pr == UINT32_MAX ? NULL
+							   : &b->pr->comm[pr];
 	int64_t c;
 	int ret = 0;
 
@@ -668,28 +682,29 @@ static int axis_keys(struct build *b, size_t a, size_t r, const char **k,
 	case CTP_AXIS_NONE:
 		*np = 3;
 		k[2] = NULL;
-		if ((ret = name_key(b, &b->th->comm[r], &k[1])) < 0)
+		if ((ret = name_key(b, comm, &k[1])) < 0)
 			return ret;
-		return name_key(b, pr == UINT32_MAX ? NULL : &b->pr->comm[pr],
-				&k[0]);
+		return name_key(b, pcomm, &k[0]);
 	case CTP_AXIS_PCOMM:
-		return name_key(b, pr == UINT32_MAX ? NULL : &b->pr->comm[pr],
-				&k[0]);
+		return name_key(b, pcomm, &k[0]);
 	case CTP_AXIS_COMM:
-		return name_key(b, &b->th->comm[r], &k[0]);
+		return name_key(b, comm, &k[0]);
 	case CTP_AXIS_CGROUP:
+		if (x)
+			return cgroup_key(b, &x->cgroup, &k[0]);
 		c = b->th->cgroup[r];
 		k[0] = c >= 0 && (size_t)c < b->cg->rows ? b->cg_key[a][c]
 							 : NULL;
 		return 0;
 	case CTP_AXIS_CGROUP_V1:
-		return v1_key(b, a, r, &k[0]);
+		k[0] = NULL;
+		return x ? 0 : v1_key(b, a, r, &k[0]);
 	case CTP_AXIS_PID:
 	case CTP_AXIS_TID:
 		k[0] = num_key(b->g, false,
 			       b->spec->axes[a] == CTP_AXIS_PID
-				       ? b->th->tgid[r]
-				       : b->th->tid[r]);
+				       ? (x ? x->tgid : b->th->tgid[r])
+				       : (x ? x->tid : b->th->tid[r]));
 		return k[0] ? 0 : -ENOMEM;
 	case CTP_AXIS_FIELD:
 		return field_key(b, b->keyf[a], r, &k[0]);
@@ -701,10 +716,11 @@ static int thread_keys(struct build *b)
 {
 	struct ctp_groups *g = b->g;
 
-	for (size_t r = 0; r < b->th->rows; r++) {
+	for (size_t r = 0; r < b->th->rows + b->nx; r++) {
 		const char **k = &b->keys[r * g->n_key];
+		const struct ctp_group_extra *x = extra_of(b, r);
 		size_t p = 0, np;
-		b->proc_of[r] = find_proc(b->pr, b->th->tgid[r]);
+		b->proc_of[r] = find_proc(b->pr, x ? x->tgid : b->th->tgid[r]);
 		for (size_t a = 0; a < b->spec->n_axes; a++, p += np) {
 			int ret = axis_keys(b, a, r, &k[p], &np);
 			if (ret < 0)
@@ -758,17 +774,25 @@ static int64_t group_cgroup_row(const struct build *b, size_t a, uint32_t r)
 	}
 }
 
-/* Fill group `gr` with threads rows[0..n). */
+/* Fill group `gr` with rows[0..n): threads, then extra tasks (rows sort
+ * by key, then row, so a key's extras come after its threads). */
 static int members(struct build *b, struct ctp_group *gr, const uint32_t *rows,
 		   size_t n)
 {
 	struct ctp_groups *g = b->g;
 	uint32_t *t = arena_alloc(&g->arena, n * sizeof(*t));
 	uint32_t *p = arena_alloc(&g->arena, n * sizeof(*p));
-	size_t np = 0, nc = 0;
+	size_t np = 0, nc = 0, nt = 0;
 	if (!t || !p)
 		return -ENOMEM;
+	while (nt < n && rows[nt] < b->th->rows)
+		nt++;
 	memcpy(t, rows, n * sizeof(*t));
+	for (size_t i = nt; i < n; i++)
+		t[i] = rows[i] - (uint32_t)b->th->rows;
+	gr->extras = t + nt;
+	gr->n_extras = (uint32_t)(n - nt);
+	n = nt;
 	uint32_t *c = arena_alloc(&g->arena,
 				  (n ? n : 1) * b->spec->n_axes * sizeof(*c));
 	if (!c)
@@ -1139,7 +1163,7 @@ static int build(struct build *b)
 {
 	struct ctp_groups *g = b->g;
 	const struct ctp_group_spec *s = b->spec;
-	size_t rows = b->th->rows;
+	size_t rows = b->th->rows + b->nx;
 	uint32_t *order = NULL;
 	int ret = -ENOMEM;
 
@@ -1222,8 +1246,16 @@ int ctp_groups_new(const struct ctp_snap *snap,
 		   const struct ctp_group_spec *spec, struct ctp_groups **ret,
 		   char *err, size_t errlen)
 {
+	return ctp_groups_new_extra(snap, spec, NULL, 0, ret, err, errlen);
+}
+
+int ctp_groups_new_extra(const struct ctp_snap *snap,
+			 const struct ctp_group_spec *spec,
+			 const struct ctp_group_extra *x, size_t nx,
+			 struct ctp_groups **ret, char *err, size_t errlen)
+{
 	struct ctp_groups *g = calloc(1, sizeof(*g));
-	struct build b = {.g = g, .spec = spec};
+	struct build b = {.g = g, .spec = spec, .x = x, .nx = nx};
 	int r = -ENOMEM;
 
 	if (err && errlen)

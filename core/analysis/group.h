@@ -134,6 +134,25 @@ struct ctp_group {
 	 * whose cgroup is unknown add none). */
 	const uint32_t *cgroups;
 	uint32_t n_cgroups;
+	/* Indexes of the extra tasks (ctp_groups_new_extra) in the group,
+	 * ascending; none for a table built without. A group may have only
+	 * these (every member exited). */
+	const uint32_t *extras;
+	uint32_t n_extras;
+};
+
+/*
+ * A task that is not a row of the snapshot but belongs to its groups:
+ * compare's tasks that exited in the interval (core/analysis/exitsum.h).
+ * It is keyed like a thread from what the caller knows of it: names and
+ * cgroup path (nil where unknown: the key part is unknown), tgid and tid.
+ * A field axis takes the value of its live process (a process field),
+ * else it is unknown; a v1 axis is unknown. It adds no process or cgroup
+ * row to its group: those are the live members'.
+ */
+struct ctp_group_extra {
+	uint64_t tgid, tid;
+	struct ctp_bytes comm, pcomm, cgroup;
 };
 
 struct ctp_groups;
@@ -153,6 +172,12 @@ struct ctp_groups;
 int ctp_groups_new(const struct ctp_snap *snap,
 		   const struct ctp_group_spec *spec, struct ctp_groups **ret,
 		   char *err, size_t errlen);
+/* The same, with n extra tasks x (which must outlive the table) keyed
+ * among the threads. */
+int ctp_groups_new_extra(const struct ctp_snap *snap,
+			 const struct ctp_group_spec *spec,
+			 const struct ctp_group_extra *x, size_t n,
+			 struct ctp_groups **ret, char *err, size_t errlen);
 void ctp_groups_free(struct ctp_groups *g);
 
 const struct ctp_snap *ctp_groups_snap(const struct ctp_groups *g);

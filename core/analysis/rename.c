@@ -62,8 +62,10 @@ static int distinct(const struct ctp_groups *g, size_t part, const char ***out,
 	const char **v = calloc(ng + 1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
+	/* A group of exited tasks only (compare's) is no live cgroup. */
 	for (size_t i = 0; i < ng; i++)
-		if (ctp_groups_at(g, i)->key[part])
+		if (ctp_groups_at(g, i)->key[part] &&
+		    ctp_groups_at(g, i)->n_threads)
 			v[m++] = ctp_groups_at(g, i)->key[part];
 	qsort(v, m, sizeof(*v), cmp_str);
 	*n = 0;

@@ -25,8 +25,9 @@ static const char *const top_keys[] = {
 	"view",	    "description", "sort", "order",    "hide_zero",
 	"sections", "columns",	   "full", "coverage", NULL};
 static const char *const cover_keys[] = {"threads", "cgroup", "exited", NULL};
-static const char *const col_keys[] = {
-	"id", "label", "field", "first", "sum", "ident", "show", "in", NULL};
+static const char *const col_keys[] = {"id",	 "label", "field", "first",
+				       "sum",	 "ident", "show",  "in",
+				       "exited", NULL};
 static const char *const sec_keys[] = {"title", "group_by", NULL};
 static const char *const shows[] = {"value",   "delta", "rate",
 				    "pct_cpu", "share", NULL};
@@ -42,6 +43,8 @@ void ctp_view_free(struct ctp_view *v)
 		free(v->cols[i].label);
 		for (size_t k = 0; k < v->cols[i].n_fields; k++)
 			free(v->cols[i].fields[k]);
+		for (size_t k = 0; k < v->cols[i].n_exited; k++)
+			free(v->cols[i].exited[k]);
 	}
 	for (size_t i = 0; i < v->n_secs; i++) {
 		free(v->secs[i].title);
@@ -91,9 +94,10 @@ static int conv_word(struct ctp_yctx *c, const char *path,
 			  ctp_y_got(&b, v));
 }
 
-/* A field name, or a sequence of 1..CTP_VIEW_MAX_FIELDS of them. */
-static int conv_fields(struct ctp_yctx *c, const char *path,
-		       const struct ctp_ynode *v, struct ctp_view_col *col)
+/* A field name, or a sequence of 1..CTP_VIEW_MAX_FIELDS of them, into
+ * out[*n...]. */
+static int conv_names(struct ctp_yctx *c, const char *path,
+		      const struct ctp_ynode *v, char **out, size_t *nout)
 {
 	const struct ctp_ynode *const *items = &v;
 	size_t n = 1;
@@ -112,10 +116,16 @@ static int conv_fields(struct ctp_yctx *c, const char *path,
 					  "'%s': a field name is "
 					  "[a-z0-9_.-]+, got %s",
 					  path, ctp_y_got(&b, it));
-		if (!(col->fields[col->n_fields++] = strdup(it->str)))
+		if (!(out[(*nout)++] = strdup(it->str)))
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+static int conv_fields(struct ctp_yctx *c, const char *path,
+		       const struct ctp_ynode *v, struct ctp_view_col *col)
+{
+	return conv_names(c, path, v, col->fields, &col->n_fields);
 }
 
 /* `in: [TITLE, ...]`: the sections, by title, a column is shown in. */
@@ -164,6 +174,8 @@ static int col_key(struct ctp_yctx *c, const char *path, int k,
 		return conv_word(c, path, v, shows, &col->show);
 	case 7:
 		return conv_in(c, path, v, col);
+	case 8:
+		return conv_names(c, path, v, col->exited, &col->n_exited);
 	}
 	/* field, first, sum, ident: where the number comes from. */
 	if (*src_at)
@@ -214,6 +226,11 @@ static int conv_col(struct ctp_yctx *c, size_t i, const struct ctp_ynode *m,
 		return ctp_y_fail(c, m,
 				  "'columns[%zu]': a name column shows its "
 				  "value only",
+				  i);
+	if (col->src == CTP_VSRC_IDENT && col->n_exited)
+		return ctp_y_fail(c, m,
+				  "'columns[%zu]': a name column takes no "
+				  "exited fields",
 				  i);
 	return 0;
 }

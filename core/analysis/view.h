@@ -54,6 +54,12 @@ struct ctp_view_col {
 	uint8_t src, show, ident;
 	char *fields[CTP_VIEW_MAX_FIELDS];
 	size_t n_fields;
+	/* `exited:` (compare): the exited table's fields whose sum is this
+	 * column's number for a task that exited in the interval (time
+	 * units converted to the column's), added to its group; none: the
+	 * column counts live tasks only. */
+	char *exited[CTP_VIEW_MAX_FIELDS];
+	size_t n_exited;
 	/* The sections (by index) the column is shown in; all when none
 	 * was given (`in: [Threads]`). */
 	uint32_t in_mask;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exitsum.h"
 #include "group.h"
 #include "rename.h"
 #include "render.h"
@@ -29,6 +30,11 @@ struct vcol {
 	const struct ctp_snap_field *bf[CTP_VIEW_MAX_FIELDS];
 	size_t nf;
 	uint8_t unit;
+	/* compare: the column's `exited:` fields (indexes into the exited
+	 * tasks' fields) and their scales to `unit`. */
+	size_t xf[CTP_VIEW_MAX_FIELDS];
+	long double xk[CTP_VIEW_MAX_FIELDS];
+	size_t nxf;
 	long double *num; /* per group; NAN when absent */
 	/* compare, a gauge or peak: the group's BASE value, NAN if none. */
 	long double *before;
@@ -248,6 +254,83 @@ static long double before_number(const struct sect *s, const struct vcol *vc,
 	return sum;
 }
 
+/* Is tgid a process of snap? */
+static bool live_process(const struct ctp_snap *snap, uint64_t tgid)
+{
+	const struct ctp_snap_table *p =
+		ctp_snap_table(snap, CTP_SCOPE_PROCESS);
+	size_t lo = 0, hi = p ? p->rows : 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->tgid[mid] < tgid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return p && lo < p->rows && p->tgid[lo] == tgid;
+}
+
+/* The exited tasks' part of a counter's change for group gi: per task,
+ * its value at exit less BASE's value of the same task (its whole value
+ * when BASE had none, or more: another task). A process counter takes
+ * the tasks of processes that started and ended in the interval only: a
+ * live one's already holds its dead threads, and of one BASE had, BASE
+ * holds a process total that no task's exit value can be set against.
+ * NAN when none has the value. */
+static long double exited_number(const struct sect *s, const struct vcol *vc,
+				 size_t gi)
+{
+	const struct ctp_exit_sum *ex = s->o->exited;
+	const struct ctp_group *gr = ctp_groups_at(s->g, gi);
+	long double sum = 0;
+	bool any = false;
+	for (uint32_t i = 0; ex && vc->nxf && i < gr->n_extras; i++) {
+		size_t e = gr->extras[i];
+		long double v = 0, b = 0, bk;
+		bool has = false, known = ex->base_row[e] >= 0 &&
+					  vc->f[0]->scope == CTP_SCOPE_THREAD;
+		if (vc->f[0]->scope == CTP_SCOPE_PROCESS &&
+		    (live_process(s->snap, ex->id[e].tgid) ||
+		     live_process(s->o->base, ex->id[e].tgid)))
+			continue;
+		for (size_t k = 0; k < vc->nxf; k++) {
+			double x = ex->val[e * ex->n_fields + vc->xf[k]];
+			if (!isnan(x))
+				v += (long double)x * vc->xk[k], has = true;
+		}
+		for (size_t k = 0; known && k < vc->nf; k++) {
+			known = vc->bf[k] &&
+				row_number(s->o->base, vc->bf[k],
+					   (size_t)ex->base_row[e], &bk);
+			b += known ? bk : 0;
+		}
+		if (!has)
+			continue;
+		any = true;
+		sum += known && v >= b ? v - b : v;
+	}
+	return any ? sum : NAN;
+}
+
+/* The column's exited fields, when it counts a thread's or a process's
+ * change. */
+static void exited_fields(const struct sect *s, struct vcol *vc)
+{
+	const struct ctp_exit_sum *ex = s->o->exited;
+	if (!ex || (vc->f[0]->scope != CTP_SCOPE_THREAD &&
+		    vc->f[0]->scope != CTP_SCOPE_PROCESS))
+		return;
+	for (size_t i = 0; i < vc->c->n_exited; i++) {
+		long j = ctp_exit_sum_field(ex, vc->c->exited[i]);
+		double k = j >= 0 ? ctp_exit_sum_scale(ex, (size_t)j, vc->unit)
+				  : NAN;
+		if (isnan(k))
+			continue;
+		vc->xf[vc->nxf] = (size_t)j;
+		vc->xk[vc->nxf++] = k;
+	}
+}
+
 /* Is column vc a change over the interval (compare, a counter)? */
 static bool interval_col(const struct sect *s, const struct vcol *vc)
 {
@@ -262,10 +345,17 @@ static long double interval_number(const struct sect *s, const struct vcol *vc,
 	for (size_t k = 0; k < vc->nf; k++) {
 		long double d = s->by_group ? group_delta(s, vc, k, gi)
 					    : member_delta(s, vc, k, gi, reset);
-		if (isnan(d))
-			return NAN;
+		if (isnan(d)) {
+			x = NAN;
+			break;
+		}
 		x += d;
 	}
+	long double e = exited_number(s, vc, gi);
+	if (!isnan(e))
+		x = isnan(x) ? e : x + e;
+	if (isnan(x))
+		return NAN;
 	long double iv = s->o->interval_s;
 	switch (vc->c->show) {
 	case CTP_VSHOW_PCT_CPU:
@@ -384,6 +474,8 @@ static int columns(struct sect *s, size_t si)
 		if (c->src != CTP_VSRC_IDENT && interval_col(s, vc) &&
 		    !(vc->reset = calloc(s->ng ? s->ng : 1, sizeof(bool))))
 			return -ENOMEM;
+		if (c->src != CTP_VSRC_IDENT && interval_col(s, vc))
+			exited_fields(s, vc);
 		for (size_t gi = 0; gi < s->ng; gi++) {
 			vc->num[gi] = c->src != CTP_VSRC_IDENT
 					      ? shown_number(s, vc, gi)
@@ -492,21 +584,25 @@ static void age_cell(long double age, char *buf)
 }
 
 /* "new" when every thread of the group started in the interval, "+N"
- * when N of them did, "" otherwise. */
+ * when N of them did; "exited" when every task of the group exited in
+ * it, "-M" when M of them did (after "+N"); "" otherwise. */
 static void status_cell(const struct sect *s, const struct ctp_group *gr,
 			char *buf)
 {
-	uint32_t fresh = fresh_threads(s, gr);
+	uint32_t fresh = fresh_threads(s, gr), gone = gr->n_extras;
+	buf[0] = '\0';
 	if (renamed(s, gr))
 		snprintf(buf, CELL, "renamed");
+	else if (!gr->n_threads && gone)
+		snprintf(buf, CELL, "exited");
 	else if (fresh && fresh == gr->n_threads && base_group(s, gr))
 		snprintf(buf, CELL, "restarted"); /* replaced, same key */
 	else if (fresh && fresh == gr->n_threads)
 		snprintf(buf, CELL, "new");
 	else if (fresh)
 		snprintf(buf, CELL, "+%u", fresh);
-	else
-		buf[0] = '\0';
+	if (gone && gr->n_threads && strlen(buf) + 12 < CELL)
+		snprintf(buf + strlen(buf), CELL - strlen(buf), "-%u", gone);
 }
 
 /* The bytes a name column (a key part, or a name ident) shows for group
@@ -531,12 +627,18 @@ static bool name_bytes(const struct sect *s, const struct ctp_group *gr,
 			 : c->ident == CTP_VIDENT_COMM ? CTP_SCOPE_THREAD
 						       : CTP_SCOPE_CGROUP);
 	const struct ctp_bytes *b = NULL;
+	const struct ctp_group_extra *x =
+		gr->n_extras ? &s->o->exited->id[gr->extras[0]] : NULL;
 	if (c->ident == CTP_VIDENT_PCOMM && gr->n_processes)
 		b = &t->comm[gr->processes[0]];
 	else if (c->ident == CTP_VIDENT_COMM && gr->n_threads)
 		b = &t->comm[gr->threads[0]];
 	else if (c->ident == CTP_VIDENT_CGROUP && gr->n_cgroups)
 		b = &t->path[gr->cgroups[0]];
+	else if (x) /* every member exited: what the first one was */
+		b = c->ident == CTP_VIDENT_PCOMM  ? &x->pcomm
+		    : c->ident == CTP_VIDENT_COMM ? &x->comm
+						  : &x->cgroup;
 	if (b && b->ptr)
 		*p = b->ptr, *n = b->len;
 	return true;
@@ -555,6 +657,11 @@ static void ident_cell(const struct sect *s, const struct ctp_group *gr,
 			ctp_snap_table(s->snap, CTP_SCOPE_THREAD);
 		snprintf(buf, CELL, "%llu",
 			 (unsigned long long)th->tgid[gr->threads[0]]);
+	} else if (ident == CTP_VIDENT_PID && gr->n_extras &&
+		   s->o->exited->id[gr->extras[0]].tgid) {
+		snprintf(buf, CELL, "%llu",
+			 (unsigned long long)s->o->exited->id[gr->extras[0]]
+				 .tgid);
 	} else {
 		snprintf(buf, CELL, "-");
 	}
@@ -1043,8 +1150,11 @@ static int section(FILE *out, struct sect *s, size_t si,
 	snprintf(axes, sizeof(axes), "%s",
 		 o->group_by ? o->group_by : s->v->secs[si].group_by);
 	int r = ctp_group_spec_parse(axes, &spec, err, errlen);
+	const struct ctp_exit_sum *ex = o->base ? o->exited : NULL;
 	if (r == 0)
-		r = ctp_groups_new(s->snap, &spec, &s->g, err, errlen);
+		r = ctp_groups_new_extra(s->snap, &spec, ex ? ex->id : NULL,
+					 ex ? ex->tasks : 0, &s->g, err,
+					 errlen);
 	if (r == 0 && s->o->base)
 		r = ctp_groups_new(s->o->base, &spec, &s->bg, err, errlen);
 	s->by_group = s->o->base && !(s->o->ident && s->o->ident->ok);

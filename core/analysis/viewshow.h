@@ -16,6 +16,7 @@
 #include "view.h"
 
 struct ctp_rename_opts;
+struct ctp_exit_sum;
 
 struct ctp_view_opts {
 	size_t width;	      /* columns of the screen; 0: no limit */
@@ -40,6 +41,11 @@ struct ctp_view_opts {
 	/* compare: pair renamed cgroups (core/analysis/rename.h) in sections
 	 * grouped by cgroup with these thresholds; NULL: do not. */
 	const struct ctp_rename_opts *rename;
+	/* compare: the tasks that exited in the interval
+	 * (core/analysis/exitsum.h), grouped with the threads; a column
+	 * with `exited:` fields adds each one's value at exit (less what
+	 * BASE had of the same task) to its group. NULL: none. */
+	const struct ctp_exit_sum *exited;
 };
 
 /*

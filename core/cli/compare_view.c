@@ -165,6 +165,7 @@ int ctp_compare_view(const struct ctp_compare_view_args *a)
 		ctp_coverage_free(&cov);
 	}
 	putchar('\n');
+	vo.exited = ex.present ? &ex : NULL;
 	r = ctp_view_show(stdout, snap[1], v, &vo, err, sizeof(err));
 	if (r < 0) {
 		fprintf(stderr, PROG ": %s\n",
