@@ -896,6 +896,15 @@ static void test_view_exited(void **state)
 	assert_null(strstr(out, "early"));
 	/* By name: both cc1 processes, 3.5 s. */
 	has_line(out, "cc{N} exited 35.0 +3.5s");
+	/* Each section's rows hold all the host's CPU, the top two 82%. */
+	has_line(out, "  all 5 rows: 5.5 s of the host's 5.5 s CPU (100%)");
+	free(out);
+	const char *top2[] = {"compare", names[0], names[2], "--view",
+			      "tx",	 "--top",  "2",	     NULL};
+	assert_int_equal(e2e_run(top2, "out.txt", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("out.txt", &out, &len), 0);
+	has_line(out, "  these 2 rows: 4.5 s of the host's 5.5 s CPU (82%); "
+		      "all rows 5.5 s (100%)");
 	free(out);
 	/* Without the middle file, its tasks are not there. */
 	assert_int_equal(unlink(names[1]), 0);

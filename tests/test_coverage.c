@@ -8,6 +8,10 @@
  *   thread 11 in /:  50 ticks, gone in CAND (counts nothing)
  *   thread 12 in /a: new, 100 ticks (+1 s, from zero)
  * so the threads explain 2 s of 5 (40%), and of /a's 3 s, 2 (67%).
+ * CAND's exited table then says where the rest went: thread 11 exited
+ * with 1.5 s (+1 s over BASE's 0.5 s, in BASE's cgroup /), and thread 13
+ * of process 10, which no snapshot saw, with 0.5 s (its process's live
+ * thread is in /a); 1.5 s of 3 unexplained, /a's 0.5 s of 1.
  */
 #include <errno.h>
 #include <limits.h>
@@ -29,7 +33,7 @@
 
 static char tmp[PATH_MAX];
 
-enum { F_CPU, F_START, F_USAGE, NF };
+enum { F_CPU, F_START, F_USAGE, F_XCPU, NF };
 
 static void write_side(int k, const char *path)
 {
@@ -41,6 +45,8 @@ static void write_side(int k, const char *path)
 			     CTP_FIELD_START_TIME},
 		[F_USAGE] = {"c.usage", NULL, CTP_SCOPE_CGROUP, CTP_TYPE_U64,
 			     CTP_UNIT_US, CTP_KIND_COUNTER, CTP_RULE_SUM},
+		[F_XCPU] = {"x.cpu", NULL, CTP_SCOPE_EXITED, CTP_TYPE_U64,
+			    CTP_UNIT_US, CTP_KIND_COUNTER, CTP_RULE_SUM},
 	};
 	struct ctp_capture *cap = sb_capture("t");
 	char err[512];
@@ -65,6 +71,15 @@ static void write_side(int k, const char *path)
 			   k ? cand[i].cpu : base[i].cpu);
 		sb_put_u64(cap, &cap->threads[0], r, CTP_THREAD_IDENT, F_START,
 			   k ? cand[i].start : base[i].start);
+	}
+	if (k) {
+		uint32_t x = sb_exited(cap, 11, 10, "p", 1005000000000ull);
+		sb_put_u64(cap, &cap->exited, x, CTP_EXITED_IDENT, F_XCPU,
+			   1500000);
+		x = sb_exited(cap, 13, 10, "q", 1006000000000ull);
+		sb_put_u64(cap, &cap->exited, x, CTP_EXITED_IDENT, F_XCPU,
+			   500000);
+		cap->plugins[0].exited = true;
 	}
 	cap->start_boottime_ns =
 		(1000ull + 10ull * (uint64_t)k) * 1000000000ull;
@@ -100,7 +115,7 @@ static void test_coverage(void **state)
 	struct ctp_coverage c;
 	assert_int_equal(
 		ctp_coverage_compute((const struct ctp_snap *const *)snap, id,
-				     v, &c),
+				     v, NULL, &c),
 		0);
 	assert_true(c.ok);
 	assert_true(c.threads > 1.999 && c.threads < 2.001);
@@ -115,6 +130,39 @@ static void test_coverage(void **state)
 				 "  /a 3.0 s: threads 2.0 s (67%)\n");
 	free(buf);
 	ctp_coverage_free(&c);
+	/* With the exited tasks: each one's CPU in its cgroup too. */
+	ctp_view_free(v);
+	static const char xyaml[] =
+		"view: c\ndescription: d\nsort: a\n"
+		"sections: [{title: T, group_by: tid}]\n"
+		"columns: [{id: a, label: A, field: t.cpu}]\n"
+		"coverage: {threads: [t.cpu], cgroup: [c.usage], exited: "
+		"[x.cpu]}\n";
+	assert_int_equal(ctp_view_parse("c.yaml", xyaml, strlen(xyaml), &v, err,
+					sizeof(err)),
+			 0);
+	struct ctp_exit_sum ex;
+	assert_int_equal(ctp_exit_sum_paths(snap[0], snap[1], NULL, 0, 1u << 30,
+					    v, stderr, "test", &ex),
+			 0);
+	assert_true(ex.present);
+	assert_int_equal(ex.tasks, 2);
+	assert_int_equal(
+		ctp_coverage_compute((const struct ctp_snap *const *)snap, id,
+				     v, &ex, &c),
+		0);
+	assert_true(c.exited > 1.499 && c.exited < 1.501);
+	f = open_memstream(&buf, &len);
+	ctp_coverage_print(f, &c, 0);
+	fclose(f);
+	assert_string_equal(buf,
+			    "CPU 5.0 s: threads 2.0 s (40%), 2 exited "
+			    "tasks 1.5 s (30%), rest 1.5 s\n"
+			    "  /a 3.0 s: threads 2.0 s (67%), exited 0.5 s "
+			    "(17%)\n");
+	free(buf);
+	ctp_coverage_free(&c);
+	ctp_exit_sum_free(&ex);
 	/* A view without coverage: lists: nothing to say. */
 	ctp_view_free(v);
 	static const char bare[] =
@@ -126,7 +174,7 @@ static void test_coverage(void **state)
 			 0);
 	assert_int_equal(
 		ctp_coverage_compute((const struct ctp_snap *const *)snap, id,
-				     v, &c),
+				     v, NULL, &c),
 		0);
 	assert_false(c.ok);
 	ctp_coverage_free(&c);

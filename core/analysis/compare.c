@@ -20,6 +20,7 @@
 #include "ident.h"
 #include "compare.h"
 #include "coverage.h"
+#include "exitsum.h"
 #include "reader.h"
 #include "render.h"
 #include "rename.h"
@@ -100,6 +101,9 @@ struct ctx {
 	bool color;
 	size_t columns; /* 0: no limit */
 	struct ctp_ident *id;
+	/* The tasks that exited in the interval, for coverage (NULL: no
+	 * exited table). */
+	const struct ctp_exit_sum *ex;
 	/* Renamed cgroups (NULL: not applied), from group tables of the
 	 * cgroup grouping, kept for the paths it points to. */
 	struct ctp_rename *ren;
@@ -2408,7 +2412,7 @@ static void header_table(struct ctx *x, const char **const only[2],
 	struct ctp_coverage cov;
 	if (x->o->coverage &&
 	    ctp_coverage_compute((const struct ctp_snap *const *)x->snap, x->id,
-				 x->o->coverage, &cov) == 0) {
+				 x->o->coverage, x->ex, &cov) == 0) {
 		ctp_coverage_print(out, &cov, 0);
 		ctp_coverage_free(&cov);
 	}
@@ -2433,7 +2437,7 @@ static void coverage_json(struct ctx *x)
 	FILE *out = x->out;
 	if (!x->o->coverage ||
 	    ctp_coverage_compute((const struct ctp_snap *const *)x->snap, x->id,
-				 x->o->coverage, &c) < 0 ||
+				 x->o->coverage, x->ex, &c) < 0 ||
 	    !c.ok || c.host < 0) {
 		if (x->o->coverage && c.ok)
 			ctp_coverage_free(&c);
@@ -2453,8 +2457,12 @@ static void coverage_json(struct ctx *x)
 			continue; /* not a cgroup v2 path */
 		fputs(n++ ? ",{\"path\":" : "{\"path\":", out);
 		json_str(out, c.cg[i].path);
-		fprintf(out, ",\"cpu_s\":%.6f,\"threads_s\":%.6f}",
+		fprintf(out, ",\"cpu_s\":%.6f,\"threads_s\":%.6f",
 			c.cg[i].usage, c.cg[i].threads);
+		if (c.exited >= 0)
+			fprintf(out, ",\"exited_s\":%.6f}", c.cg[i].exited);
+		else
+			fputs(",\"exited_s\":null}", out);
 	}
 	fputs("]}", out);
 	ctp_coverage_free(&c);
@@ -2824,11 +2832,21 @@ int ctp_compare_snaps(const struct ctp_compare_opts *o,
 			.color = color,
 			.columns = columns};
 
+	struct ctp_exit_sum ex = {0};
+	int r = 0;
 	for (int k = 0; k < 2; k++) {
 		x.path[k] = o->paths[k] ? o->paths[k] : "-";
 		x.snap[k] = snap[k];
 	}
-	return run(&x);
+	if (o->coverage)
+		r = ctp_exit_sum_paths(snap[0], snap[1], o->between,
+				       o->n_between, o->r.cap, o->coverage,
+				       stderr, PROG, &ex);
+	x.ex = ex.present ? &ex : NULL;
+	if (r == 0)
+		r = run(&x);
+	ctp_exit_sum_free(&ex);
+	return r;
 }
 
 int ctp_compare(const struct ctp_compare_opts *o)

@@ -63,6 +63,10 @@ struct ctp_compare_opts {
 	/* The view whose coverage: lists make the table's coverage line
 	 * (coverage.h), or NULL for none. */
 	const struct ctp_view *coverage;
+	/* The files of BASE's and CAND's recording between them, whose
+	 * exited tables (with CAND's) the coverage counts. */
+	char *const *between;
+	size_t n_between;
 	bool asc;
 	unsigned sections;
 	enum ctp_compare_mode mode;

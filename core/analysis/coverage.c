@@ -82,34 +82,64 @@ static long find_path(const char *const *paths, const size_t *order, size_t n,
 	return -1;
 }
 
-/* Per cgroup: its threads' CPU, rolled up to every ancestor. */
-static void roll_up(struct ctp_coverage_cg *cg, const char *const *paths,
-		    const double *direct, size_t n, size_t *order)
+/* Add x to acc[] of the cgroup at path p (len bytes) and of each of its
+ * ancestors that paths[] (sorted by order[]) has. */
+static void roll(const char *const *paths, const size_t *order, size_t n,
+		 const char *p, size_t len, double x, double *acc)
 {
+	long k = find_path(paths, order, n, p, len);
+	if (k >= 0)
+		acc[order[k]] += x;
+	while (len > 1) {
+		while (len > 1 && p[len - 1] != '/')
+			len--;
+		len = len > 1 ? len - 1 : 1; /* "/a/b" -> "/a" -> "/" */
+		if ((k = find_path(paths, order, n, p, len)) >= 0)
+			acc[order[k]] += x;
+	}
+}
+
+/* Per cgroup: its threads' CPU and its exited tasks', each rolled up to
+ * every ancestor. */
+static int roll_up(struct ctp_coverage_cg *cg, const char *const *paths,
+		   const double *direct, size_t n,
+		   const struct ctp_exit_sum *ex)
+{
+	size_t *order = calloc(n + 1, sizeof(*order));
+	double *acc = calloc(2 * n + 1, sizeof(*acc));
+	if (!order || !acc) {
+		free(order);
+		free(acc);
+		return -ENOMEM;
+	}
 	for (size_t i = 0; i < n; i++)
 		order[i] = i;
 	cg_sorted = paths;
 	qsort(order, n, sizeof(*order), cmp_cg);
-	for (size_t r = 0; r < n; r++) {
-		const char *p = paths[r];
-		cg[r].threads += direct[r];
-		for (size_t len = strlen(p); len > 1;) {
-			while (len > 1 && p[len - 1] != '/')
-				len--;
-			size_t plen =
-				len > 1 ? len - 1 : 1; /* "/a/b" -> "/a" */
-			long k = find_path(paths, order, n, p, plen);
-			if (k >= 0)
-				cg[order[k]].threads += direct[r];
-			len = plen;
-		}
+	for (size_t r = 0; r < n; r++)
+		if (direct[r] != 0 && paths[r][0] == '/')
+			roll(paths, order, n, paths[r], strlen(paths[r]),
+			     direct[r], acc);
+	for (size_t i = 0; ex && i < ex->tasks; i++) {
+		const struct ctp_bytes *p = &ex->id[i].cgroup;
+		if (p->ptr && p->len && p->ptr[0] == '/' && ex->cpu_of[i] > 0)
+			roll(paths, order, n, p->ptr, p->len, ex->cpu_of[i],
+			     acc + n);
 	}
+	for (size_t r = 0; r < n; r++) {
+		cg[r].threads = acc[r];
+		cg[r].exited = acc[n + r];
+	}
+	free(order);
+	free(acc);
+	return 0;
 }
 
 static int by_gap(const void *pa, const void *pb)
 {
 	const struct ctp_coverage_cg *a = pa, *b = pb;
-	double ga = a->usage - a->threads, gb = b->usage - b->threads;
+	double ga = a->usage - a->threads - a->exited,
+	       gb = b->usage - b->threads - b->exited;
 	return (ga < gb) - (ga > gb);
 }
 
@@ -117,7 +147,8 @@ static int by_gap(const void *pa, const void *pb)
  * usage as the host's. */
 static int cgroups(const struct ctp_snap *const snap[2],
 		   const struct ctp_ident *id, const struct ctp_view *v,
-		   const double *tcpu, struct ctp_coverage *c)
+		   const double *tcpu, const struct ctp_exit_sum *ex,
+		   struct ctp_coverage *c)
 {
 	const struct ctp_snap_table *ct = ctp_snap_table(snap[1],
 							 CTP_SCOPE_CGROUP),
@@ -132,8 +163,7 @@ static int cgroups(const struct ctp_snap *const snap[2],
 	c->cg = calloc(n, sizeof(*c->cg));
 	const char **paths = calloc(n, sizeof(*paths));
 	double *direct = calloc(n, sizeof(*direct));
-	size_t *order = calloc(n, sizeof(*order));
-	int r = c->cg && paths && direct && order ? 0 : -ENOMEM;
+	int r = c->cg && paths && direct ? 0 : -ENOMEM;
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		/* v2 paths only ("v1:..." rows are another hierarchy). */
 		const struct ctp_bytes *p = &ct->path[i];
@@ -151,7 +181,7 @@ static int cgroups(const struct ctp_snap *const snap[2],
 		if (tt->cgroup[t] >= 0 && (size_t)tt->cgroup[t] < n)
 			direct[tt->cgroup[t]] += tcpu[t];
 	if (r == 0)
-		roll_up(c->cg, paths, direct, n, order);
+		r = roll_up(c->cg, paths, direct, n, ex);
 	c->n_cg = r == 0 ? n : 0;
 	for (size_t i = 0; r == 0 && i < n; i++)
 		if (strcmp(paths[i], "/") == 0)
@@ -166,13 +196,12 @@ static int cgroups(const struct ctp_snap *const snap[2],
 	}
 	free(paths); /* else the strings belong to c->cg now */
 	free(direct);
-	free(order);
 	return r;
 }
 
 int ctp_coverage_compute(const struct ctp_snap *const snap[2],
 			 const struct ctp_ident *id, const struct ctp_view *v,
-			 struct ctp_coverage *c)
+			 const struct ctp_exit_sum *ex, struct ctp_coverage *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->host = c->exited = -1;
@@ -193,7 +222,11 @@ int ctp_coverage_compute(const struct ctp_snap *const snap[2],
 					  id->tmatch[t]);
 		c->threads += tcpu[t];
 	}
-	int r = cgroups(snap, id, v, tcpu, c);
+	if (ex) {
+		c->exited = ex->cpu;
+		c->n_exited = ex->tasks;
+	}
+	int r = cgroups(snap, id, v, tcpu, ex, c);
 	free(tcpu);
 	c->ok = r == 0;
 	return r;
@@ -234,17 +267,22 @@ void ctp_coverage_print(FILE *out, const struct ctp_coverage *c, size_t width)
 	 * and 0.1 s or more. */
 	for (size_t i = 0, shown = 0; i < c->n_cg && shown < 3; i++) {
 		const struct ctp_coverage_cg *g = &c->cg[i];
-		double gap = g->usage - g->threads;
+		double gap = g->usage - g->threads - g->exited;
 		if (gap < 0.1 || gap < c->host * 0.05)
 			break;
 		if (!g->path[0] || strcmp(g->path, "/") == 0)
 			continue;
 		ctp_render_escape(g->path, strlen(g->path), 40, name,
 				  sizeof(name));
-		snprintf(line, sizeof(line),
-			 "  %s %.1f s: threads %.1f s (%.0f%%)", name, g->usage,
-			 g->threads,
-			 g->usage > 0 ? g->threads / g->usage * 100 : 0);
+		int k = snprintf(line, sizeof(line),
+				 "  %s %.1f s: threads %.1f s (%.0f%%)", name,
+				 g->usage, g->threads,
+				 g->usage > 0 ? g->threads / g->usage * 100
+					      : 0);
+		if (c->exited >= 0 && k > 0 && (size_t)k < sizeof(line))
+			snprintf(line + k, sizeof(line) - (size_t)k,
+				 ", exited %.1f s (%.0f%%)", g->exited,
+				 g->usage > 0 ? g->exited / g->usage * 100 : 0);
 		put_line(out, line, width);
 		shown++;
 	}

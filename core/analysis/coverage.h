@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "exitsum.h"
 #include "ident.h"
 #include "reader.h"
 #include "view.h"
@@ -20,7 +21,8 @@
  * its threads (and its descendants') used. Seconds. */
 struct ctp_coverage_cg {
 	const char *path; /* CAND's bytes, NUL-terminated copy */
-	double usage, threads, exited;
+	double usage, threads;
+	double exited; /* of exited tasks known to have run in it, s */
 };
 
 struct ctp_coverage {
@@ -36,12 +38,14 @@ struct ctp_coverage {
 	size_t n_cg;
 };
 
-/* Compute over BASE snap[0] and CAND snap[1] with their task matching.
- * Returns 0 (c->ok false when the view or the snapshots lack the fields),
- * -ENOMEM. */
+/* Compute over BASE snap[0] and CAND snap[1] with their task matching,
+ * and the tasks that exited in the interval (NULL: no exited table; each
+ * one's CPU goes to its cgroup and the cgroup's ancestors where its
+ * cgroup is known). Returns 0 (c->ok false when the view or the snapshots
+ * lack the fields), -ENOMEM. */
 int ctp_coverage_compute(const struct ctp_snap *const snap[2],
 			 const struct ctp_ident *id, const struct ctp_view *v,
-			 struct ctp_coverage *c);
+			 const struct ctp_exit_sum *ex, struct ctp_coverage *c);
 /* The coverage lines under compare's header, within width (0: any). */
 void ctp_coverage_print(FILE *out, const struct ctp_coverage *c, size_t width);
 void ctp_coverage_free(struct ctp_coverage *c);

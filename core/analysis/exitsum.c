@@ -112,11 +112,12 @@ static int want_fields(struct ctp_exit_sum *s, const struct ctp_view *v)
 }
 
 /* Room for one more task. */
-static int grow(struct ctp_exit_sum *s, size_t *cap)
+static int grow(struct ctp_exit_sum *s)
 {
-	if (s->tasks < *cap)
+	if (s->tasks < s->cap)
 		return 0;
-	size_t nc = *cap ? *cap * 2 : 256, nf = s->n_fields ? s->n_fields : 1;
+	size_t nc = s->cap ? s->cap * 2 : 256,
+	       nf = s->n_fields ? s->n_fields : 1;
 	struct ctp_group_extra *id = realloc(s->id, nc * sizeof(*id));
 	if (id)
 		s->id = id;
@@ -129,9 +130,12 @@ static int grow(struct ctp_exit_sum *s, size_t *cap)
 	double *val = realloc(s->val, nc * nf * sizeof(*val));
 	if (val)
 		s->val = val;
-	if (!id || !br || !own || !val)
+	double *cpu = realloc(s->cpu_of, nc * sizeof(*cpu));
+	if (cpu)
+		s->cpu_of = cpu;
+	if (!id || !br || !own || !val || !cpu)
 		return -ENOMEM;
-	*cap = nc;
+	s->cap = nc;
 	return 0;
 }
 
@@ -234,16 +238,15 @@ static double task_cpu(const struct ctp_exit_sum *s, size_t i,
 
 /* The fields of s in f's exited table, and the factors to s's units. */
 static void file_fields(struct ctp_exit_sum *s, const struct ctp_snap *f,
-			bool *unit_set, const struct ctp_snap_field **ff,
-			double *fac)
+			const struct ctp_snap_field **ff, double *fac)
 {
 	for (size_t j = 0; j < s->n_fields; j++) {
 		ff[j] = ctp_snap_field_find(f, s->fields[j]);
 		if (ff[j] && ff[j]->scope != CTP_SCOPE_EXITED)
 			ff[j] = NULL;
-		if (ff[j] && !unit_set[j]) {
+		if (ff[j] && !s->unit_set[j]) {
 			s->unit[j] = ff[j]->unit;
-			unit_set[j] = true;
+			s->unit_set[j] = true;
 		}
 		fac[j] = ff[j] ? factor(ff[j]->unit, s->unit[j]) : NAN;
 	}
@@ -272,7 +275,7 @@ static int task_ident(struct ctp_exit_sum *s, size_t i,
 
 /* One file's rows into s. */
 static int add_file(const struct ctp_snap *base, const struct ctp_snap *f,
-		    struct ctp_exit_sum *s, bool *unit_set, size_t *cap)
+		    struct ctp_exit_sum *s)
 {
 	const struct ctp_snap_table *x = ctp_snap_table(f, CTP_SCOPE_EXITED);
 	uint64_t from = ctp_snap_header(base)->start_boottime_ns;
@@ -288,12 +291,12 @@ static int add_file(const struct ctp_snap *base, const struct ctp_snap *f,
 	double *fac = calloc(nf, sizeof(*fac));
 	int ret = ff && fac ? 0 : -ENOMEM;
 	if (ret == 0)
-		file_fields(s, f, unit_set, ff, fac);
+		file_fields(s, f, ff, fac);
 	for (size_t r = 0; ret == 0 && x && r < x->rows; r++) {
 		if (x->exit_ns && x->exit_ns[r] && from &&
 		    x->exit_ns[r] <= from)
 			continue; /* gone before BASE: not this interval */
-		if ((ret = grow(s, cap)) < 0 ||
+		if ((ret = grow(s)) < 0 ||
 		    (ret = task_ident(s, s->tasks, base, f, x, r)) < 0)
 			break;
 		task_values(s, s->tasks, f, ff, fac, r);
@@ -352,7 +355,7 @@ static int name_entries(struct ctp_exit_sum *s, const struct ctp_snap *base,
 		ctp_norm_name(raw, strlen(raw), norm, sizeof(norm));
 		if (!(e[i].name = strdup(norm)))
 			return -ENOMEM;
-		e[i].cpu = task_cpu(s, i, base, v);
+		e[i].cpu = s->cpu_of[i] = task_cpu(s, i, base, v);
 		s->cpu += e[i].cpu;
 	}
 	return 0;
@@ -392,23 +395,27 @@ static int group(struct ctp_exit_sum *s, struct entry *e, size_t n)
 	return 0;
 }
 
-int ctp_exit_sum(const struct ctp_snap *base,
-		 const struct ctp_snap *const *files, size_t n,
-		 const struct ctp_view *v, struct ctp_exit_sum *s)
+int ctp_exit_sum_begin(struct ctp_exit_sum *s, const struct ctp_view *v)
 {
-	struct entry *e = NULL;
-	size_t cap = 0;
-	bool *unit_set = NULL;
 	memset(s, 0, sizeof(*s));
 	int r = want_fields(s, v);
-	if (r == 0 && !(unit_set = calloc(s->n_fields + 1, sizeof(bool))))
+	if (r == 0 &&
+	    !(s->unit_set = calloc(s->n_fields + 1, sizeof(*s->unit_set))))
 		r = -ENOMEM;
-	for (size_t i = 0; r == 0 && i < n; i++)
-		r = add_file(base, files[i], s, unit_set, &cap);
-	if (r == 0)
-		r = main_thread_names(s);
-	if (r == 0 && !(e = calloc(s->tasks + 1, sizeof(*e))))
-		r = -ENOMEM;
+	return r;
+}
+
+int ctp_exit_sum_add(struct ctp_exit_sum *s, const struct ctp_snap *base,
+		     const struct ctp_snap *f)
+{
+	return add_file(base, f, s);
+}
+
+int ctp_exit_sum_end(struct ctp_exit_sum *s, const struct ctp_snap *base,
+		     const struct ctp_view *v)
+{
+	struct entry *e = calloc(s->tasks + 1, sizeof(*e));
+	int r = e ? main_thread_names(s) : -ENOMEM;
 	if (r == 0)
 		r = name_entries(s, base, v, e);
 	if (r == 0)
@@ -416,8 +423,29 @@ int ctp_exit_sum(const struct ctp_snap *base,
 	for (size_t i = 0; e && i < s->tasks; i++)
 		free(e[i].name);
 	free(e);
-	free(unit_set);
 	return r;
+}
+
+int ctp_exit_sum_paths(const struct ctp_snap *base, const struct ctp_snap *cand,
+		       char *const *between, size_t n, uint64_t cap,
+		       const struct ctp_view *v, FILE *log, const char *prog,
+		       struct ctp_exit_sum *s)
+{
+	int r = ctp_exit_sum_begin(s, v);
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		struct ctp_snap *f;
+		char err[512];
+		if (ctp_snap_open(between[i], cap, &f, err, sizeof(err)) < 0) {
+			fprintf(log, "%s: %s (its exited tasks are left out)\n",
+				prog, err);
+			continue;
+		}
+		r = ctp_exit_sum_add(s, base, f);
+		ctp_snap_free(f);
+	}
+	if (r == 0)
+		r = ctp_exit_sum_add(s, base, cand);
+	return r == 0 ? ctp_exit_sum_end(s, base, v) : r;
 }
 
 void ctp_exit_sum_print(FILE *out, const struct ctp_exit_sum *s,
@@ -470,5 +498,7 @@ void ctp_exit_sum_free(struct ctp_exit_sum *s)
 	free(s->val);
 	free(s->fields);
 	free(s->unit);
+	free(s->unit_set);
+	free(s->cpu_of);
 	memset(s, 0, sizeof(*s));
 }

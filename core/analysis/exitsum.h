@@ -43,19 +43,32 @@ struct ctp_exit_sum {
 	char **fields;
 	uint8_t *unit;
 	size_t n_fields;
-	double *val; /* tasks x n_fields */
-	char **own;  /* per task: the bytes its id points at */
+	double *val;	/* tasks x n_fields */
+	double *cpu_of; /* per task: its CPU over the interval, s */
+	char **own;	/* per task: the bytes its id points at */
+	bool *unit_set; /* per field: unit[] is known */
+	size_t cap;	/* tasks the arrays hold */
 };
 
 /*
- * Add up the exited rows of `files` (CAND, and the files of its recording
- * between BASE and CAND, any order) for the interval from base: rows that
- * exited before base was taken are left out. Returns 0 (s->present false
- * when no file has an exited table), -ENOMEM.
+ * Add up the exited rows of the files of an interval from base (CAND, and
+ * the files of its recording between BASE and CAND, in any order): begin,
+ * add each file (which may be freed after), end. Rows that exited before
+ * base was taken are left out. Each returns 0 or -ENOMEM; s->present is
+ * false when no file had an exited table. Free s in any case.
  */
-int ctp_exit_sum(const struct ctp_snap *base,
-		 const struct ctp_snap *const *files, size_t n,
-		 const struct ctp_view *v, struct ctp_exit_sum *s);
+int ctp_exit_sum_begin(struct ctp_exit_sum *s, const struct ctp_view *v);
+int ctp_exit_sum_add(struct ctp_exit_sum *s, const struct ctp_snap *base,
+		     const struct ctp_snap *f);
+int ctp_exit_sum_end(struct ctp_exit_sum *s, const struct ctp_snap *base,
+		     const struct ctp_view *v);
+/* All of it over CAND and the files at paths `between` (each opened with
+ * the budget cap, added and freed in turn; one that fails to open is said
+ * on log, "PROG: why (its exited tasks are left out)", and skipped). */
+int ctp_exit_sum_paths(const struct ctp_snap *base, const struct ctp_snap *cand,
+		       char *const *between, size_t n, uint64_t cap,
+		       const struct ctp_view *v, FILE *log, const char *prog,
+		       struct ctp_exit_sum *s);
 /* Index of field `name` in s->fields, or -1. */
 long ctp_exit_sum_field(const struct ctp_exit_sum *s, const char *name);
 /* What a value of field j times is in unit `to`: 1 for its own unit, the

@@ -993,6 +993,38 @@ static void print_rows(FILE *out, const struct sect *s, const size_t *kw,
 }
 
 /* Under a section, what a '!' means when a printed cell has one. */
+/* compare: the section's part of the host's CPU, from its first column
+ * of percent of CPU over the interval: "these 20 rows: 3.1 s of the
+ * host's 4.4 s CPU (70%); all rows 4.2 s (95%)". */
+static void shown_line(FILE *out, const struct sect *s)
+{
+	double host = s->o->host_cpu_s, iv = s->o->interval_s;
+	if (!s->o->base || host < 0.5 || iv <= 0 || !s->n_order)
+		return;
+	for (size_t c = 0; c < s->nc; c++) {
+		const struct vcol *vc = &s->cols[c];
+		if (vc->c->show != CTP_VSHOW_PCT_CPU || !interval_col(s, vc))
+			continue;
+		long double shown = 0;
+		for (size_t r = 0; r < s->n_order; r++)
+			if (!isnan(vc->num[s->order[r]]))
+				shown += vc->num[s->order[r]];
+		double a = (double)(shown * iv / 100),
+		       t = (double)(vc->total * iv / 100);
+		bool all = s->n_order == s->ng - s->hidden - s->self;
+		fprintf(out,
+			"  %s %zu row%s: %.1f s of the host's %.1f s CPU "
+			"(%.0f%%)",
+			all ? "all" : "these", s->n_order,
+			s->n_order == 1 ? "" : "s", a, host, a / host * 100);
+		if (!all || s->self) /* ctprof-core's own rows are hidden */
+			fprintf(out, "; all rows %.1f s (%.0f%%)", t,
+				t / host * 100);
+		fputc('\n', out);
+		return;
+	}
+}
+
 static void reset_line(FILE *out, const struct sect *s, size_t ncols)
 {
 	for (size_t c = 0; c < ncols; c++) {
@@ -1192,6 +1224,7 @@ static int section(FILE *out, struct sect *s, size_t si,
 	size_t ncols = fit(s, kw, o->width, sc);
 	title_line(out, s, si, sc, lifetime);
 	print_rows(out, s, kw, ncols);
+	shown_line(out, s);
 	reset_line(out, s, ncols);
 	renamed_lines(out, s);
 	return 0;

@@ -46,6 +46,11 @@ struct ctp_view_opts {
 	 * with `exited:` fields adds each one's value at exit (less what
 	 * BASE had of the same task) to its group. NULL: none. */
 	const struct ctp_exit_sum *exited;
+	/* compare: the CPU the host used in the interval (the coverage
+	 * line's, core/analysis/coverage.h), seconds; <= 0: unknown. A
+	 * section with a percent-of-CPU column then says how much of it
+	 * its rows shown, and all its rows, hold. */
+	double host_cpu_s;
 };
 
 /*

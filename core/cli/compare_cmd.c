@@ -492,14 +492,23 @@ int ctp_cmd_compare(int argc, char **argv)
 				    : 0;
 	struct ctp_view *top = NULL;
 	char verr[512];
-	if (rc < 0 && ctp_view_find("top", &top, verr, sizeof(verr)) == 0)
+	char **between = NULL;
+	int nb = 0;
+	if (rc < 0 && ctp_view_find("top", &top, verr, sizeof(verr)) == 0) {
 		o.coverage = top;
+		nb = ctp_recdir_between(o.paths[0], o.paths[1], &between);
+		o.between = between;
+		o.n_between = nb > 0 ? (size_t)nb : 0;
+	}
 	if (rc < 0) {
 		int r = ctp_compare(&o);
 		rc = r == 0	    ? CTP_EXIT_OK
 		     : r == -EINVAL ? CTP_EXIT_USAGE
 				    : CTP_EXIT_FAILURE;
 	}
+	for (int i = 0; i < nb; i++)
+		free(between[i]);
+	free(between);
 	ctp_view_free(top);
 	ctp_readopts_done(&o.r);
 	return rc;

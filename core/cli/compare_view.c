@@ -8,6 +8,7 @@
  * (core/analysis/compare.c).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,41 +24,20 @@
 
 #define PROG "ctprof-core compare"
 
-/* The exited tasks of the interval: CAND's exited table and those of the
- * recording's files between BASE and CAND (opened here, each freed after
- * it is added up). */
-static int exited_of(struct ctp_snap *const snap[2], const char *const paths[2],
-		     uint64_t cap, const struct ctp_view *v,
-		     struct ctp_exit_sum *s)
+int ctp_compare_exited(const struct ctp_snap *const snap[2],
+		       const char *const paths[2], uint64_t cap,
+		       const struct ctp_view *v, const char *prog,
+		       struct ctp_exit_sum *s)
 {
-	char **between = NULL, err[512];
+	char **between = NULL;
 	int n = ctp_recdir_between(paths[0], paths[1], &between);
 	if (n < 0)
 		return n;
-	const struct ctp_snap **files = calloc((size_t)n + 1, sizeof(*files));
-	int r = files ? 0 : -ENOMEM;
-	size_t nf = 0;
-	for (int i = 0; r == 0 && i < n; i++) {
-		struct ctp_snap *f;
-		if (ctp_snap_open(between[i], cap, &f, err, sizeof(err)) < 0) {
-			fprintf(stderr,
-				PROG ": %s (its exited tasks are left "
-				     "out)\n",
-				err);
-			continue;
-		}
-		files[nf++] = f;
-	}
-	if (r == 0) {
-		files[nf++] = snap[1];
-		r = ctp_exit_sum(snap[0], files, nf, v, s);
-	}
-	for (size_t i = 0; files && i + 1 < nf; i++)
-		ctp_snap_free((struct ctp_snap *)files[i]);
+	int r = ctp_exit_sum_paths(snap[0], snap[1], between, (size_t)n, cap, v,
+				   stderr, prog, s);
 	for (int i = 0; i < n; i++)
 		free(between[i]);
 	free(between);
-	free(files);
 	return r;
 }
 
@@ -151,16 +131,14 @@ int ctp_compare_view(const struct ctp_compare_view_args *a)
 	printf("%.2f s apart (%s)%s%s\n", iv, clock,
 	       id->ok ? "" : "; no task identity: ", id->ok ? "" : id->why);
 	struct ctp_coverage cov;
-	if (exited_of(snap, a->paths, a->cap, v, &ex) < 0) {
+	if (ctp_compare_exited((const struct ctp_snap *const *)snap, a->paths,
+			       a->cap, v, PROG, &ex) < 0) {
 		fprintf(stderr, PROG ": out of memory\n");
 		goto out;
 	}
 	if (ctp_coverage_compute((const struct ctp_snap *const *)snap, id, v,
-				 &cov) == 0) {
-		if (ex.present) {
-			cov.exited = ex.cpu;
-			cov.n_exited = ex.tasks;
-		}
+				 ex.present ? &ex : NULL, &cov) == 0) {
+		vo.host_cpu_s = cov.ok ? cov.host : -1;
 		ctp_coverage_print(stdout, &cov, vo.width);
 		ctp_coverage_free(&cov);
 	}
