@@ -194,6 +194,46 @@ int e2e_copy_tree(const char *src, const char *dst)
 	return ret;
 }
 
+size_t e2e_files(const char *dir)
+{
+	size_t n = 0;
+	return e2e_count_entries(dir, &n) == 0 ? n : 0;
+}
+
+static int not_dot(const struct dirent *e)
+{
+	return e->d_name[0] != '.';
+}
+
+int e2e_each_snapshot(const char *dir,
+		      void (*fn)(const struct ctp_snap *s, const char *path,
+				 void *arg),
+		      void *arg, char *err, size_t errlen)
+{
+	struct dirent **names;
+	int n = scandir(dir, &names, not_dot, alphasort), r = 0;
+	if (n < 0) {
+		r = -errno;
+		snprintf(err, errlen, "%s: %s", dir, strerror(-r));
+		return r;
+	}
+	for (int i = 0; i < n; i++) {
+		char path[PATH_MAX];
+		struct ctp_snap *s;
+		if (r == 0 &&
+		    (r = E2E_PATHF(path, "%s/%s", dir, names[i]->d_name)) ==
+			    0 &&
+		    (r = ctp_snap_open(path, 1ull << 31, &s, err, errlen)) ==
+			    0) {
+			fn(s, path, arg);
+			ctp_snap_free(s);
+		}
+		free(names[i]);
+	}
+	free(names);
+	return r < 0 ? r : n;
+}
+
 int e2e_count_entries(const char *dir, size_t *n)
 {
 	DIR *d = opendir(dir);

@@ -28,6 +28,15 @@ int e2e_rm_rf(const char *path);
 int e2e_copy_tree(const char *src, const char *dst);
 /* Count directory entries other than "." and "..". */
 int e2e_count_entries(const char *dir, size_t *n);
+/* The same, 0 when dir cannot be read (a recording not started yet). */
+size_t e2e_files(const char *dir);
+/* Open each file of dir (not dot files; name order, so a recording's in
+ * capture order) with a 2 GiB budget and call fn on it. Returns how many,
+ * or a negative errno with a message in err. */
+int e2e_each_snapshot(const char *dir,
+		      void (*fn)(const struct ctp_snap *s, const char *path,
+				 void *arg),
+		      void *arg, char *err, size_t errlen);
 
 int e2e_write_file(const char *path, const char *data, size_t len);
 /* Whole file into a malloc'ed NUL-terminated buffer the caller frees. */

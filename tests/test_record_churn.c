@@ -42,58 +42,46 @@ static void *quick(void *arg)
 	return NULL;
 }
 
-static size_t count_files(const char *dir)
+struct tally {
+	uint64_t rows, lost;
+	size_t files;
+};
+
+/* One file: exited rows named NAME, and taskstats' exits_lost. */
+static void tally_file(const struct ctp_snap *s, const char *path, void *arg)
 {
-	size_t n = 0;
-	return e2e_count_entries(dir, &n) == 0 ? n : 0;
+	struct tally *t = arg;
+	t->files++;
+	const struct ctp_snap_table *x = ctp_snap_table(s, CTP_SCOPE_EXITED);
+	for (size_t r = 0; x && r < x->rows; r++)
+		t->rows += x->comm[r].ptr && x->comm[r].len == strlen(NAME) &&
+			   !memcmp(x->comm[r].ptr, NAME, strlen(NAME));
+	const struct ctp_snap_plugin *p = ctp_snap_plugins(s);
+	bool reported = false;
+	for (size_t k = 0; k < ctp_snap_n_plugins(s); k++) {
+		if (strcmp(p[k].name, "taskstats") != 0)
+			continue;
+		for (size_t c = 0; c < p[k].n_summary; c++)
+			if (!strcmp(p[k].summary_name[c], "exits_lost")) {
+				t->lost += p[k].summary[c];
+				reported = true;
+			}
+	}
+	if (!reported)
+		fail_msg("%s: no exits_lost counter", path);
 }
 
-/* Over every file: exited rows named NAME, and taskstats' exits_lost. */
+/* Over every file of dir. */
 static void tally(const char *dir, uint64_t *rows, uint64_t *lost,
 		  size_t *files)
 {
-	struct dirent **names;
-	int n = scandir(dir, &names, NULL, alphasort);
-	assert_true(n >= 0);
-	*rows = *lost = 0;
-	*files = 0;
-	for (int i = 0; i < n; i++) {
-		char path[PATH_MAX], err[512];
-		struct ctp_snap *s;
-		int skip = names[i]->d_name[0] == '.';
-		if (!skip)
-			assert_int_equal(
-				E2E_PATHF(path, "%s/%s", dir, names[i]->d_name),
-				0);
-		free(names[i]);
-		if (skip)
-			continue;
-		if (ctp_snap_open(path, 1ull << 31, &s, err, sizeof(err)) < 0)
-			fail_msg("%s", err);
-		(*files)++;
-		const struct ctp_snap_table *x =
-			ctp_snap_table(s, CTP_SCOPE_EXITED);
-		for (size_t r = 0; x && r < x->rows; r++)
-			*rows += x->comm[r].ptr &&
-				 x->comm[r].len == strlen(NAME) &&
-				 !memcmp(x->comm[r].ptr, NAME, strlen(NAME));
-		const struct ctp_snap_plugin *p = ctp_snap_plugins(s);
-		bool reported = false;
-		for (size_t k = 0; k < ctp_snap_n_plugins(s); k++) {
-			if (strcmp(p[k].name, "taskstats") != 0)
-				continue;
-			for (size_t c = 0; c < p[k].n_summary; c++)
-				if (!strcmp(p[k].summary_name[c],
-					    "exits_lost")) {
-					*lost += p[k].summary[c];
-					reported = true;
-				}
-		}
-		if (!reported)
-			fail_msg("%s: no exits_lost counter", path);
-		ctp_snap_free(s);
-	}
-	free(names);
+	struct tally t = {0};
+	char err[512];
+	if (e2e_each_snapshot(dir, tally_file, &t, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	*rows = t.rows;
+	*lost = t.lost;
+	*files = t.files;
 }
 
 static void test_churn(void **state)
@@ -114,7 +102,7 @@ static void test_churn(void **state)
 	pid_t pid;
 	assert_int_equal(e2e_spawn(rec, NULL, log, &pid), 0);
 	struct timespec ts = {0, 20000000};
-	while (count_files(out) < 1)
+	while (e2e_files(out) < 1)
 		nanosleep(&ts, NULL);
 	/* 1,000 threads a second for 3 s: as many as the milliseconds gone
 	 * by, whatever one takes. */
@@ -136,8 +124,8 @@ static void test_churn(void **state)
 		struct timespec one = {0, 1000000};
 		nanosleep(&one, NULL);
 	} while (ms < 3000);
-	size_t have = count_files(out);
-	while (count_files(out) < have + 2)
+	size_t have = e2e_files(out);
+	while (e2e_files(out) < have + 2)
 		nanosleep(&ts, NULL);
 	assert_int_equal(kill(pid, SIGINT), 0);
 	int st;

@@ -50,50 +50,41 @@ static void burn_ms(long ms)
 	       ms);
 }
 
-static size_t count_files(const char *dir)
+struct child_rows {
+	size_t rows;
+	double cpu;
+};
+
+/* One file's rows named CHILD: how many, and their CPU (s). */
+static void child_file(const struct ctp_snap *s, const char *path, void *arg)
 {
-	size_t n = 0;
-	return e2e_count_entries(dir, &n) == 0 ? n : 0;
+	struct child_rows *c = arg;
+	(void)path;
+	const struct ctp_snap_table *x = ctp_snap_table(s, CTP_SCOPE_EXITED);
+	const struct ctp_snap_field *ut = ctp_snap_field_find(
+					    s, "taskstats.exited.utime"),
+				    *st = ctp_snap_field_find(
+					    s, "taskstats.exited.stime");
+	for (size_t r = 0; x && ut && st && r < x->rows; r++) {
+		if (!x->comm[r].ptr || x->comm[r].len != strlen(CHILD) ||
+		    memcmp(x->comm[r].ptr, CHILD, strlen(CHILD)) != 0)
+			continue;
+		struct ctp_value a = ctp_snap_get(s, ut, r),
+				 b = ctp_snap_get(s, st, r);
+		c->rows++;
+		c->cpu += ((double)a.u64 + (double)b.u64) * 1e-6;
+	}
 }
 
 /* Rows named CHILD in every file of dir: how many, and their CPU (s). */
 static void children_rows(const char *dir, size_t *rows, double *cpu)
 {
-	struct dirent **names;
-	int n = scandir(dir, &names, NULL, alphasort);
-	assert_true(n >= 0);
-	*rows = 0;
-	*cpu = 0;
-	for (int i = 0; i < n; i++) {
-		char path[PATH_MAX], err[512];
-		struct ctp_snap *s;
-		if (names[i]->d_name[0] == '.') {
-			free(names[i]);
-			continue;
-		}
-		assert_int_equal(
-			E2E_PATHF(path, "%s/%s", dir, names[i]->d_name), 0);
-		free(names[i]);
-		if (ctp_snap_open(path, 1ull << 31, &s, err, sizeof(err)) < 0)
-			fail_msg("%s", err);
-		const struct ctp_snap_table *x =
-			ctp_snap_table(s, CTP_SCOPE_EXITED);
-		const struct ctp_snap_field
-			*ut = ctp_snap_field_find(s, "taskstats.exited.utime"),
-			*st = ctp_snap_field_find(s, "taskstats.exited.stime");
-		for (size_t r = 0; x && ut && st && r < x->rows; r++) {
-			if (!x->comm[r].ptr ||
-			    x->comm[r].len != strlen(CHILD) ||
-			    memcmp(x->comm[r].ptr, CHILD, strlen(CHILD)) != 0)
-				continue;
-			struct ctp_value a = ctp_snap_get(s, ut, r),
-					 b = ctp_snap_get(s, st, r);
-			(*rows)++;
-			*cpu += ((double)a.u64 + (double)b.u64) * 1e-6;
-		}
-		ctp_snap_free(s);
-	}
-	free(names);
+	struct child_rows c = {0};
+	char err[512];
+	if (e2e_each_snapshot(dir, child_file, &c, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	*rows = c.rows;
+	*cpu = c.cpu;
 }
 
 static void test_exits(void **state)
@@ -121,7 +112,7 @@ static void test_exits(void **state)
 	pid_t pid;
 	assert_int_equal(e2e_spawn(rec, NULL, log, &pid), 0);
 	struct timespec ts = {0, 50000000};
-	while (count_files(out) < 1)
+	while (e2e_files(out) < 1)
 		nanosleep(&ts, NULL);
 	for (int i = 0; i < N_CHILDREN; i++) {
 		pid_t c = fork();
@@ -138,8 +129,8 @@ static void test_exits(void **state)
 	double want = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
 		      (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
 	/* Two more captures after the last child, then stop it. */
-	size_t now = count_files(out);
-	while (count_files(out) < now + 2)
+	size_t now = e2e_files(out);
+	while (e2e_files(out) < now + 2)
 		nanosleep(&ts, NULL);
 	assert_int_equal(kill(pid, SIGINT), 0);
 	int st;
@@ -171,21 +162,30 @@ static void test_exits(void **state)
 	assert_int_equal(e2e_run(cmp, txt, log), 0);
 	char *text;
 	assert_int_equal(e2e_read_file(txt, &text, &len), 0);
-	const char *line = strstr(text, "\nCPU ");
+	if (!strstr(text, "\nCPU ") || !strstr(text, " exited tasks "))
+		fail_msg("no coverage line with exited tasks in:\n%s", text);
+	/* The line rounds to 0.1 s; the JSON says the same to the us. */
+	const char *js[] = {"compare",	out,	"--from", "-1h",
+			    "--format", "json", NULL};
+	char *json;
+	assert_int_equal(e2e_run(js, txt, log), 0);
+	assert_int_equal(e2e_read_file(txt, &json, &len), 0);
+	const char *cov = strstr(json, "\"coverage\":{");
 	double host = 0, threads = 0, exited = 0;
 	size_t tasks = 0;
-	if (!line || sscanf(line,
-			    "\nCPU %lf s: threads %lf s (%*d%%), %zu "
-			    "exited tasks %lf s",
-			    &host, &threads, &tasks, &exited) != 4)
-		fail_msg("no coverage line with exited tasks in:\n%s", text);
-	printf("coverage: %.1f s of %.1f s (%zu exited tasks)\n",
+	if (!cov || sscanf(cov,
+			   "\"coverage\":{\"cpu_s\":%lf,\"threads_s\":%lf,"
+			   "\"exited_s\":%lf,\"exited_tasks\":%zu",
+			   &host, &threads, &exited, &tasks) != 4)
+		fail_msg("no coverage with exited tasks in:\n%.2000s", json);
+	free(json);
+	printf("coverage: %.3f s of %.3f s (%zu exited tasks)\n",
 	       threads + exited, host, tasks);
 	/* Under ASan each child unmaps its shadow memory after the kernel
 	 * sent its exit record (about 3 ms each): CPU no row can hold. */
 	double want_cover = CTP_TEST_ASAN ? 0.90 : 0.95;
 	if (threads + exited < host * want_cover)
-		fail_msg("threads and exited tasks explain %.1f s of %.1f "
+		fail_msg("threads and exited tasks explain %.3f s of %.3f "
 			 "s:\n%s",
 			 threads + exited, host, text);
 	assert_true(tasks >= N_CHILDREN);

@@ -280,12 +280,14 @@ static int add_file(const struct ctp_snap *base, const struct ctp_snap *f,
 	const struct ctp_snap_table *x = ctp_snap_table(f, CTP_SCOPE_EXITED);
 	uint64_t from = ctp_snap_header(base)->start_boottime_ns;
 	const struct ctp_snap_plugin *p = ctp_snap_plugins(f);
-	for (size_t i = 0; i < ctp_snap_n_plugins(f); i++)
+	/* BASE's own table holds what exited while BASE was being taken
+	 * (after its start: in the interval); its losses are before it. */
+	for (size_t i = 0; f != base && i < ctp_snap_n_plugins(f); i++)
 		if (p[i].exited) {
 			s->present = true;
 			s->lost += p[i].exited_lost;
 		}
-	s->files++;
+	s->files += f != base;
 	size_t nf = s->n_fields ? s->n_fields : 1;
 	const struct ctp_snap_field **ff = calloc(nf, sizeof(*ff));
 	double *fac = calloc(nf, sizeof(*fac));
@@ -432,6 +434,8 @@ int ctp_exit_sum_paths(const struct ctp_snap *base, const struct ctp_snap *cand,
 		       struct ctp_exit_sum *s)
 {
 	int r = ctp_exit_sum_begin(s, v);
+	if (r == 0)
+		r = ctp_exit_sum_add(s, base, base);
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		struct ctp_snap *f;
 		char err[512];

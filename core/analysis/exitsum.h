@@ -51,10 +51,11 @@ struct ctp_exit_sum {
 };
 
 /*
- * Add up the exited rows of the files of an interval from base (CAND, and
- * the files of its recording between BASE and CAND, in any order): begin,
- * add each file (which may be freed after), end. Rows that exited before
- * base was taken are left out. Each returns 0 or -ENOMEM; s->present is
+ * Add up the exited rows of the files of an interval from base (BASE
+ * itself, for what exited while it was taken, CAND, and the files of its
+ * recording between BASE and CAND, in any order): begin, add each file
+ * (which may be freed after), end. Rows that exited before base was taken
+ * are left out. Each returns 0 or -ENOMEM; s->present is
  * false when no file had an exited table. Free s in any case.
  */
 int ctp_exit_sum_begin(struct ctp_exit_sum *s, const struct ctp_view *v);

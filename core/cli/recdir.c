@@ -22,19 +22,36 @@ int ctp_recdir_is(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+int ctp_recdir_name(const char *dir, uint64_t ns, char *out, size_t n)
+{
+	time_t t = (time_t)(ns / 1000000000ull);
+	struct tm tm;
+	char stamp[32];
+	gmtime_r(&t, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
+	int w = snprintf(out, n, "%s/" PREFIX "%s.%03uZ" SUFFIX, dir, stamp,
+			 (unsigned)(ns % 1000000000ull / 1000000ull));
+	return w > 0 && (size_t)w < n ? 0 : -ENAMETOOLONG;
+}
+
+bool ctp_recdir_is_file(const char *name)
+{
+	size_t n = strlen(name), p = strlen(PREFIX), s = strlen(SUFFIX);
+	return n > p + s && strncmp(name, PREFIX, p) == 0 &&
+	       strcmp(name + n - s, SUFFIX) == 0;
+}
+
 /* The capture time (ns since the epoch) of a recording's file name. */
 static int name_time(const char *name, int64_t *ns)
 {
 	struct tm tm = {0};
 	unsigned ms;
 	char z;
-	size_t n = strlen(name), p = strlen(PREFIX), s = strlen(SUFFIX);
-	if (n <= p + s || strncmp(name, PREFIX, p) != 0 ||
-	    strcmp(name + n - s, SUFFIX) != 0)
+	if (!ctp_recdir_is_file(name))
 		return -EINVAL;
-	if (sscanf(name + p, "%4d%2d%2dT%2d%2d%2d.%3u%c", &tm.tm_year,
-		   &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec,
-		   &ms, &z) != 8 ||
+	if (sscanf(name + strlen(PREFIX), "%4d%2d%2dT%2d%2d%2d.%3u%c",
+		   &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+		   &tm.tm_min, &tm.tm_sec, &ms, &z) != 8 ||
 	    z != 'Z')
 		return -EINVAL;
 	tm.tm_year -= 1900;

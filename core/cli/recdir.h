@@ -7,7 +7,16 @@
 #ifndef CTP_CORE_RECDIR_H
 #define CTP_CORE_RECDIR_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+/* A recording's file in dir for a capture that started at ns (realtime):
+ * "DIR/ctprof-YYYYmmddTHHMMSS.mmmZ.ctprof.zst" (UTC, so names sort by
+ * time). Returns 0, or -ENAMETOOLONG when it does not fit out. */
+int ctp_recdir_name(const char *dir, uint64_t ns, char *out, size_t n);
+/* Is name (no directory) a recording's file name? */
+bool ctp_recdir_is_file(const char *name);
 
 /*
  * The file of the recording in `dir` that `when` picks: "latest", "-D"

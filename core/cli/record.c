@@ -23,6 +23,7 @@
 
 #include "capture_util.h"
 #include "cli.h"
+#include "recdir.h"
 #include "compare_view.h"
 #include "ctprof/plugin-util.h"
 #include "engine.h"
@@ -32,8 +33,6 @@
 #define DEFAULT_INTERVAL_NS 10000000000ull
 /* Files of a recording: ctprof-YYYYmmddTHHMMSS.mmmZ.ctprof.zst (UTC), so
  * names sort in time order. */
-#define FILE_PREFIX "ctprof-"
-#define FILE_SUFFIX ".ctprof.zst"
 
 static volatile sig_atomic_t rec_stop, rec_hup;
 /* --print's reader went away (EPIPE): the recording ends, status 0. */
@@ -292,25 +291,9 @@ static bool sleep_until(uint64_t when)
 	return false;
 }
 
-/* A recording's file name for a capture that started at `ns`. */
-static int file_name(const char *dir, uint64_t ns, char *out, size_t n)
-{
-	time_t t = (time_t)(ns / 1000000000ull);
-	struct tm tm;
-	char stamp[32];
-	gmtime_r(&t, &tm);
-	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
-	int w = snprintf(out, n, "%s/" FILE_PREFIX "%s.%03uZ" FILE_SUFFIX, dir,
-			 stamp, (unsigned)(ns % 1000000000ull / 1000000ull));
-	return w > 0 && (size_t)w < n ? 0 : -ENAMETOOLONG;
-}
-
 static int is_recording_file(const struct dirent *e)
 {
-	size_t n = strlen(e->d_name), p = strlen(FILE_PREFIX),
-	       s = strlen(FILE_SUFFIX);
-	return n > p + s && strncmp(e->d_name, FILE_PREFIX, p) == 0 &&
-	       strcmp(e->d_name + n - s, FILE_SUFFIX) == 0;
+	return ctp_recdir_is_file(e->d_name);
 }
 
 /* Remove the oldest files of the recording past --keep and --max-bytes,
@@ -409,7 +392,8 @@ static int capture_once(struct ctp_engine *eng, const struct ctp_config *cfg,
 	}
 	if (a->strict && ctp_cli_plugin_gave_up(cap))
 		return 0;
-	if (file_name(a->dir, cap->start_realtime_ns, path, sizeof(path)) < 0) {
+	if (ctp_recdir_name(a->dir, cap->start_realtime_ns, path,
+			    sizeof(path)) < 0) {
 		ctp_log(CTP_LOG_ERR, "%s: too long a directory name", a->dir);
 		return 0;
 	}
