@@ -700,6 +700,10 @@ static int jep_finish(void *state, struct ctp_record *host_rec)
 	if (!st->fallback && !st->ptrace_only)
 		flags |= CTP_JEP_HINT_FALLBACK_OFF;
 	ctp_jep_hint(st->hint, sizeof(st->hint), tags, st->seen, flags);
+	/* The tallies are this snapshot's: a recording's next starts at 0. */
+	memset(st->seen, 0, sizeof(st->seen));
+	for (int i = 0; i < N_COUNTERS; i++)
+		atomic_store_explicit(&st->n[i], 0, memory_order_relaxed);
 	pthread_mutex_unlock(&st->lock);
 	if (!st->hint[0] || !CTP_HAS(st->api, struct ctp_api, set_hint) ||
 	    !st->api->set_hint)

@@ -848,6 +848,9 @@ static int ts_finish(void *state, struct ctp_record *host_rec)
 		ctp_ts_exits_drain(st->exits);
 	if (CTP_API_HAS(st->api, set_hint))
 		st->api->set_hint(st->ctx, full_hint(st));
+	/* The tallies are this snapshot's: a recording's next starts at 0. */
+	for (size_t c = 0; c < sizeof(st->n) / sizeof(st->n[0]); c++)
+		atomic_store_explicit(&st->n[c], 0, memory_order_relaxed);
 	return 0;
 }
 
