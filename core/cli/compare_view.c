@@ -151,7 +151,9 @@ int ctp_compare_view(const struct ctp_compare_view_args *a)
 		rc = r == -EINVAL ? CTP_EXIT_USAGE : CTP_EXIT_FAILURE;
 		goto out;
 	}
-	ctp_exit_sum_print(stdout, &ex, iv, vo.top, vo.width);
+	/* By name and CPU: a view that says what an exited task's CPU is. */
+	if (v->coverage[CTP_VIEW_COVER_EXITED].n_fields)
+		ctp_exit_sum_print(stdout, &ex, iv, vo.top, vo.width);
 	rc = fflush(stdout) == 0 ? CTP_EXIT_OK : CTP_EXIT_FAILURE;
 out:
 	ctp_exit_sum_free(&ex);
