@@ -163,6 +163,20 @@ static void test_coverage(void **state)
 	free(buf);
 	ctp_coverage_free(&c);
 	ctp_exit_sum_free(&ex);
+	/* A memory budget that holds one of the two: the other is counted,
+	 * not kept. */
+	assert_int_equal(ctp_exit_sum_paths(snap[0], snap[1], NULL, 0, 300, v,
+					    stderr, "test", &ex),
+			 0);
+	assert_int_equal(ex.tasks, 1);
+	assert_int_equal(ex.over, 1);
+	f = open_memstream(&buf, &len);
+	ctp_exit_sum_print(f, &ex, 10, 0, 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "1 tasks, 1.0 s of CPU, 1 more left out "
+				    "past the memory budget"));
+	free(buf);
+	ctp_exit_sum_free(&ex);
 	/* A view without coverage: lists: nothing to say. */
 	ctp_view_free(v);
 	static const char bare[] =

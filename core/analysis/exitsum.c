@@ -298,6 +298,14 @@ static int add_file(const struct ctp_snap *base, const struct ctp_snap *f,
 		if (x->exit_ns && x->exit_ns[r] && from &&
 		    x->exit_ns[r] <= from)
 			continue; /* gone before BASE: not this interval */
+		uint64_t need = sizeof(struct ctp_group_extra) + 3 * 8 +
+				(s->n_fields + 1) * sizeof(double) +
+				(x->comm[r].ptr ? x->comm[r].len : 0) + 64;
+		if (s->budget && s->bytes + need > s->budget) {
+			s->over++;
+			continue;
+		}
+		s->bytes += need;
 		if ((ret = grow(s)) < 0 ||
 		    (ret = task_ident(s, s->tasks, base, f, x, r)) < 0)
 			break;
@@ -397,9 +405,11 @@ static int group(struct ctp_exit_sum *s, struct entry *e, size_t n)
 	return 0;
 }
 
-int ctp_exit_sum_begin(struct ctp_exit_sum *s, const struct ctp_view *v)
+int ctp_exit_sum_begin(struct ctp_exit_sum *s, const struct ctp_view *v,
+		       uint64_t budget)
 {
 	memset(s, 0, sizeof(*s));
+	s->budget = budget;
 	int r = want_fields(s, v);
 	if (r == 0 &&
 	    !(s->unit_set = calloc(s->n_fields + 1, sizeof(*s->unit_set))))
@@ -433,7 +443,7 @@ int ctp_exit_sum_paths(const struct ctp_snap *base, const struct ctp_snap *cand,
 		       const struct ctp_view *v, FILE *log, const char *prog,
 		       struct ctp_exit_sum *s)
 {
-	int r = ctp_exit_sum_begin(s, v);
+	int r = ctp_exit_sum_begin(s, v, cap);
 	if (r == 0)
 		r = ctp_exit_sum_add(s, base, base);
 	for (size_t i = 0; r == 0 && i < n; i++) {
@@ -462,6 +472,11 @@ void ctp_exit_sum_print(FILE *out, const struct ctp_exit_sum *s,
 		s->tasks, s->cpu);
 	if (s->lost)
 		fprintf(out, ", %llu more lost", (unsigned long long)s->lost);
+	if (s->over)
+		fprintf(out,
+			", %llu more left out past the memory budget "
+			"(max_decompressed_bytes)",
+			(unsigned long long)s->over);
 	fputc('\n', out);
 	if (!s->n_g)
 		return;

@@ -48,6 +48,9 @@ struct ctp_exit_sum {
 	char **own;	/* per task: the bytes its id points at */
 	bool *unit_set; /* per field: unit[] is known */
 	size_t cap;	/* tasks the arrays hold */
+	/* Memory kept per task, with its names, against the budget: the
+	 * tasks past it are counted in `over`, not kept. */
+	uint64_t bytes, budget, over;
 };
 
 /*
@@ -58,14 +61,16 @@ struct ctp_exit_sum {
  * are left out. Each returns 0 or -ENOMEM; s->present is
  * false when no file had an exited table. Free s in any case.
  */
-int ctp_exit_sum_begin(struct ctp_exit_sum *s, const struct ctp_view *v);
+int ctp_exit_sum_begin(struct ctp_exit_sum *s, const struct ctp_view *v,
+		       uint64_t budget);
 int ctp_exit_sum_add(struct ctp_exit_sum *s, const struct ctp_snap *base,
 		     const struct ctp_snap *f);
 int ctp_exit_sum_end(struct ctp_exit_sum *s, const struct ctp_snap *base,
 		     const struct ctp_view *v);
 /* All of it over CAND and the files at paths `between` (each opened with
  * the budget cap, added and freed in turn; one that fails to open is said
- * on log, "PROG: why (its exited tasks are left out)", and skipped). */
+ * on log, "PROG: why (its exited tasks are left out)", and skipped); the
+ * sum's own memory is held to cap too. */
 int ctp_exit_sum_paths(const struct ctp_snap *base, const struct ctp_snap *cand,
 		       char *const *between, size_t n, uint64_t cap,
 		       const struct ctp_view *v, FILE *log, const char *prog,
