@@ -25,6 +25,7 @@ packages=(
 	clang libclang-rt-14-dev
 	sqlite3 jq
 	tmux
+	prometheus python3-prometheus-client
 )
 
 deps() {

@@ -17,5 +17,7 @@ int ctp_cmd_dump(int argc, char **argv);
 int ctp_cmd_compare(int argc, char **argv);
 int ctp_cmd_views(int argc, char **argv);
 int ctp_cmd_record(int argc, char **argv);
+/* core/cli/export.c */
+int ctp_cmd_export(int argc, char **argv);
 
 #endif

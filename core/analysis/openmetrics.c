@@ -1,0 +1,691 @@
+/* SPDX-License-Identifier: MIT */
+/* A snapshot as metrics (see openmetrics.h and docs/EXPORT.md). */
+#include "openmetrics.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctprof/plugin.h"
+#include "render.h"
+
+#define NAME_MAX_LEN 200
+
+struct om {
+	FILE *out;
+	const struct ctp_om_opts *o;
+	struct ctp_om_stats *st;
+	const struct ctp_snap *snap;
+	struct ctp_groups *g;
+	size_t ng, kept;
+	size_t *order; /* groups by rank, the kept first */
+	char **labels; /* per group: `k="v",...` without braces */
+	char **names;  /* the families written, for clashes */
+	size_t n_names;
+	int err;
+};
+
+/* The length of the well-formed UTF-8 sequence at p, 0 when there is
+ * none. */
+static size_t utf8_len(const unsigned char *p, size_t n)
+{
+	size_t len = p[0] < 0x80	     ? 1
+		     : (p[0] & 0xe0) == 0xc0 ? 2
+		     : (p[0] & 0xf0) == 0xe0 ? 3
+		     : (p[0] & 0xf8) == 0xf0 ? 4
+					     : 0;
+	if (!len || len > n || (len == 2 && p[0] < 0xc2))
+		return 0;
+	for (size_t i = 1; i < len; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	return len;
+}
+
+/* Text as a label value or help: \ " and newline escaped (" only when
+ * quoted), bytes that are no UTF-8 as the text \xNN. */
+static void put_text(FILE *out, const char *s, size_t n, bool quoted)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	for (size_t i = 0; i < n;) {
+		size_t l = utf8_len(p + i, n - i);
+		if (p[i] == '\\' || (quoted && p[i] == '"'))
+			fprintf(out, "\\%c", p[i]);
+		else if (p[i] == '\n')
+			fputs("\\n", out);
+		else if (!l || p[i] < 0x20 || p[i] == 0x7f)
+			fprintf(out, "\\\\x%02x", p[i]);
+		else
+			fwrite(p + i, 1, l, out);
+		i += l ? l : 1;
+	}
+}
+
+/* s with every byte outside [a-zA-Z0-9_] as '_', into out. */
+static void sanitize(const char *s, char *out, size_t n)
+{
+	size_t i = 0;
+	for (; s[i] && i + 1 < n; i++) {
+		char c = s[i];
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			  (c >= '0' && c <= '9') || c == '_';
+		out[i] = ok ? c : '_';
+	}
+	out[i] = '\0';
+}
+
+static bool ends_with(const char *s, const char *sfx)
+{
+	size_t a = strlen(s), b = strlen(sfx);
+	return a >= b && strcmp(s + a - b, sfx) == 0;
+}
+
+_Static_assert(CTP_USER_HZ == 100, "a tick is 10^-2 s");
+
+/* The base unit a field's values are written in, and the decimal places
+ * of one of its units in it (a ns is 10^-9 s). */
+static const char *base_unit(uint8_t unit, int *dec)
+{
+	*dec = 0;
+	switch (unit) {
+	case CTP_UNIT_NS:
+		*dec = 9;
+		return "seconds";
+	case CTP_UNIT_US:
+		*dec = 6;
+		return "seconds";
+	case CTP_UNIT_TICKS:
+		*dec = 2;
+		return "seconds";
+	case CTP_UNIT_BYTES:
+		return "bytes";
+	case CTP_UNIT_CENTIPCT:
+		*dec = 4;
+		return "ratio";
+	}
+	return NULL;
+}
+
+/* Unit abbreviations the Prometheus naming rules (promtool's lint) want
+ * spelled as base units; a field name's own ("cfs_period_us", a sysctl's
+ * "rt_period_us") is its word, not its unit, which the field registers. */
+static const char *const abbrev[] = {"s",  "ms", "us",	 "ns",	 "sec",	 "b",
+				     "kb", "mb", "gb",	 "tb",	 "pb",	 "m",
+				     "h",  "d",	 "usec", "nsec", "msec", NULL};
+
+/* Drop the tokens of s that are unit abbreviations. */
+static void drop_abbrev(char *s)
+{
+	char *w = s, *tok = s;
+	for (char *p = s;; p++) {
+		if (*p != '_' && *p)
+			continue;
+		size_t len = (size_t)(p - tok);
+		bool drop = false;
+		for (size_t i = 0; abbrev[i] && tok != s; i++)
+			drop |= strlen(abbrev[i]) == len &&
+				strncmp(tok, abbrev[i], len) == 0;
+		if (!drop) {
+			if (w != s)
+				*w++ = '_';
+			memmove(w, tok, len);
+			w += len;
+		}
+		if (!*p)
+			break;
+		tok = p + 1;
+	}
+	*w = '\0';
+}
+
+/* A family's name: ctprof_<field>[_<unit>], in Prometheus' naming rules:
+ * unit abbreviations dropped (the value is in base units, or a category
+ * whose label keeps the field's own word), and a gauge never ending like
+ * a counter's or a histogram's series (_total, _count, _sum, _bucket:
+ * "_value" added). */
+static void family(const struct ctp_snap_field *f, char *buf, size_t n)
+{
+	char s[NAME_MAX_LEN], sfx[16];
+	int k;
+	const char *u = base_unit(f->unit, &k);
+	bool cat = f->kind == CTP_KIND_CATEGORICAL;
+	if (cat)
+		u = NULL;
+	sanitize(f->name, s, sizeof(s));
+	drop_abbrev(s);
+	snprintf(sfx, sizeof(sfx), "_%s", u ? u : "");
+	bool gauge = f->kind != CTP_KIND_COUNTER || cat;
+	const char *tail = "";
+	if (u && !ends_with(s, sfx))
+		tail = sfx;
+	else if (gauge && (ends_with(s, "_total") || ends_with(s, "_count") ||
+			   ends_with(s, "_sum") || ends_with(s, "_bucket")))
+		tail = "_value";
+	snprintf(buf, n, "ctprof_%s%s", s, tail);
+}
+
+/* Is the name new? Remembers it. */
+static bool claim(struct om *m, const char *name)
+{
+	for (size_t i = 0; i < m->n_names; i++)
+		if (strcmp(m->names[i], name) == 0)
+			return false;
+	char **nn = realloc(m->names, (m->n_names + 1) * sizeof(*nn));
+	if (!nn || !(nn[m->n_names] = strdup(name))) {
+		m->names = nn ? nn : m->names;
+		m->err = -ENOMEM;
+		return false;
+	}
+	m->names = nn;
+	m->n_names++;
+	return true;
+}
+
+/* The # lines of a family: type, unit, help. */
+static void header(struct om *m, const char *name, const char *type,
+		   const char *unit, const char *help)
+{
+	FILE *out = m->out;
+	bool counter = strcmp(type, "counter") == 0;
+	const char *tot = counter && !m->o->openmetrics ? "_total" : "";
+	fprintf(out, "# TYPE %s%s %s\n", name, tot, type);
+	if (unit && m->o->openmetrics)
+		fprintf(out, "# UNIT %s %s\n", name, unit);
+	fprintf(out, "# HELP %s%s ", name, tot);
+	put_text(out, help, strlen(help), m->o->openmetrics);
+	fputc('\n', out);
+	m->st->families++;
+}
+
+/* x / 10^dec exactly, when x is a whole number: "1238.824", "42". */
+static void put_value(FILE *out, long double x, int dec)
+{
+	if (x != floorl(x) || fabsl(x) >= 1e18L) {
+		fprintf(out, "%.15Lg", x / powl(10, dec));
+		return;
+	}
+	bool neg = x < 0;
+	uint64_t u = (uint64_t)(neg ? -x : x), p = 1;
+	for (int i = 0; i < dec; i++)
+		p *= 10;
+	uint64_t q = u / p, r = u % p;
+	fprintf(out, "%s%" PRIu64, neg ? "-" : "", q);
+	if (!r)
+		return;
+	char frac[24];
+	snprintf(frac, sizeof(frac), "%0*" PRIu64, dec & 15, r);
+	for (size_t n = strlen(frac); n && frac[n - 1] == '0';)
+		frac[--n] = '\0';
+	fprintf(out, ".%s", frac);
+}
+
+/* One sample: name[_total]{labels} value, the value x in units of
+ * 10^-dec of the base unit. */
+static void sample(struct om *m, const char *name, bool counter,
+		   const char *labels, const char *extra, long double x,
+		   int dec)
+{
+	FILE *out = m->out;
+	fprintf(out, "%s%s", name, counter ? "_total" : "");
+	bool l = labels && *labels, e = extra && *extra;
+	if (l || e)
+		fprintf(out, "{%s%s%s}", l ? labels : "", l && e ? "," : "",
+			e ? extra : "");
+	fputc(' ', out);
+	put_value(out, x, dec);
+	fputc('\n', out);
+	m->st->series++;
+}
+
+/* `name="value"` of raw bytes into a malloc'ed string. */
+static char *label(const char *name, const char *v, size_t n)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	fprintf(f, "%s=\"", name);
+	put_text(f, v, n, true);
+	fputc('"', f);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* The label name of key part i: PCOMM is `group`. */
+static void part_label(struct ctp_groups *g, size_t i, char *buf, size_t n)
+{
+	const char *t = ctp_groups_key_title(g, i);
+	char s[64];
+	if (strcmp(t, "PCOMM") == 0)
+		t = "group";
+	else if (strcmp(t, "#") == 0)
+		t = "n";
+	sanitize(t, s, sizeof(s));
+	for (char *p = s; *p; p++)
+		*p = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
+	snprintf(buf, n, "%s", s);
+}
+
+static int group_labels(struct om *m)
+{
+	size_t nk = ctp_groups_n_key(m->g);
+	m->labels = calloc(m->ng + 1, sizeof(*m->labels));
+	if (!m->labels)
+		return -ENOMEM;
+	for (size_t gi = 0; gi < m->ng; gi++) {
+		const struct ctp_group *gr = ctp_groups_at(m->g, gi);
+		char *acc = strdup("");
+		for (size_t i = 0; acc && i < nk; i++) {
+			char ln[64], *one, *both = NULL;
+			if (!gr->key[i])
+				continue;
+			part_label(m->g, i, ln, sizeof(ln));
+			one = label(ln, gr->key[i], strlen(gr->key[i]));
+			if (one && asprintf(&both, "%s%s%s", acc,
+					    *acc ? "," : "", one) < 0)
+				both = NULL;
+			free(one);
+			free(acc);
+			acc = both;
+		}
+		if (!(m->labels[gi] = acc))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static const long double *rank_of;
+static int by_rank(const void *pa, const void *pb)
+{
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	bool ha = !isnan(rank_of[a]), hb = !isnan(rank_of[b]);
+	if (ha != hb)
+		return ha ? -1 : 1;
+	if (ha && rank_of[a] != rank_of[b])
+		return rank_of[a] > rank_of[b] ? -1 : 1;
+	return (a > b) - (a < b);
+}
+
+/* The groups by the ranking fields' sum, largest first. */
+static int rank(struct om *m)
+{
+	long double *r = malloc((m->ng + 1) * sizeof(*r));
+	m->order = malloc((m->ng + 1) * sizeof(*m->order));
+	if (!r || !m->order) {
+		free(r);
+		return -ENOMEM;
+	}
+	for (size_t gi = 0; gi < m->ng; gi++) {
+		r[gi] = NAN;
+		m->order[gi] = gi;
+	}
+	const struct ctp_snap_field *fs = ctp_snap_fields(m->snap),
+				    *first = NULL;
+	size_t found = 0;
+	/* Without the ranking's fields: the first thread time counter. */
+	for (size_t i = 0; !first && i < ctp_snap_n_fields(m->snap); i++)
+		if (fs[i].scope == CTP_SCOPE_THREAD &&
+		    fs[i].kind == CTP_KIND_COUNTER &&
+		    ctp_render_unit_s(fs[i].unit) > 0)
+			first = &fs[i];
+	for (size_t k = 0; k <= m->o->n_rank; k++) {
+		const struct ctp_snap_field *f =
+			k < m->o->n_rank
+				? ctp_snap_field_find(m->snap, m->o->rank[k])
+			: found ? NULL
+				: first;
+		const struct ctp_agg *col;
+		if (!f ||
+		    (f->scope != CTP_SCOPE_THREAD &&
+		     f->scope != CTP_SCOPE_PROCESS) ||
+		    ctp_groups_aggregate(m->g, f, &col) < 0)
+			continue;
+		found++;
+		for (size_t gi = 0; gi < m->ng; gi++) {
+			long double x;
+			if (ctp_agg_number(&col[gi], &x))
+				r[gi] = isnan(r[gi]) ? x : r[gi] + x;
+		}
+	}
+	rank_of = r;
+	qsort(m->order, m->ng, sizeof(*m->order), by_rank);
+	free(r);
+	m->kept = m->o->top && m->o->top < m->ng ? m->o->top : m->ng;
+	return 0;
+}
+
+/* A value as label text ("S", "42", "true"); false when absent or not a
+ * category. */
+static bool value_text(const struct ctp_value *v, char *buf, size_t n)
+{
+	switch (v->type) {
+	case CTP_TYPE_U64:
+		snprintf(buf, n, "%" PRIu64, v->u64);
+		return true;
+	case CTP_TYPE_I64:
+		snprintf(buf, n, "%" PRId64, v->i64);
+		return true;
+	case CTP_TYPE_BOOL:
+		snprintf(buf, n, "%s", v->b ? "true" : "false");
+		return true;
+	case CTP_TYPE_CHAR:
+		snprintf(buf, n, "%c", v->c);
+		return true;
+	}
+	return false;
+}
+
+struct count {
+	char v[32];
+	uint64_t n;
+};
+
+/* Count value texts of f over rows into c[*nc...] (at most cap). */
+static void count_rows(const struct ctp_snap *snap,
+		       const struct ctp_snap_field *f, const uint32_t *rows,
+		       size_t n, struct count *c, size_t *nc, size_t cap)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct ctp_value v =
+			ctp_snap_value(snap, f, rows ? rows[i] : 0);
+		char t[32];
+		if (!value_text(&v, t, sizeof(t)))
+			continue;
+		size_t k = 0;
+		while (k < *nc && strcmp(c[k].v, t) != 0)
+			k++;
+		if (k == *nc) {
+			if (*nc == cap)
+				continue;
+			snprintf(c[(*nc)++].v, sizeof(c[0].v), "%s", t);
+			c[k].n = 0;
+		}
+		c[k].n++;
+	}
+}
+
+#define MAX_VALUES 64
+
+static void put_counts(struct om *m, const char *name, const char *labels,
+		       const char *lname, const struct count *c, size_t nc)
+{
+	for (size_t k = 0; k < nc; k++) {
+		char *extra = label(lname, c[k].v, strlen(c[k].v));
+		if (!extra) {
+			m->err = -ENOMEM;
+			return;
+		}
+		sample(m, name, false, labels, extra, (long double)c[k].n, 0);
+		free(extra);
+	}
+}
+
+/* A categorical field per group: rows per value. */
+static void categorical(struct om *m, const struct ctp_snap_field *f,
+			const char *name)
+{
+	char lname[64];
+	const char *dot = strrchr(f->name, '.');
+	sanitize(dot ? dot + 1 : f->name, lname, sizeof(lname));
+	struct count c[MAX_VALUES], oc[MAX_VALUES];
+	size_t noc = 0;
+	for (size_t k = 0; k < m->ng; k++) {
+		const struct ctp_group *gr = ctp_groups_at(m->g, m->order[k]);
+		const uint32_t *rows = f->scope == CTP_SCOPE_THREAD
+					       ? gr->threads
+					       : gr->processes;
+		size_t n = f->scope == CTP_SCOPE_THREAD ? gr->n_threads
+							: gr->n_processes;
+		size_t nc = 0;
+		if (k >= m->kept) {
+			count_rows(m->snap, f, rows, n, oc, &noc, MAX_VALUES);
+			continue;
+		}
+		count_rows(m->snap, f, rows, n, c, &nc, MAX_VALUES);
+		put_counts(m, name, m->labels[m->order[k]], lname, c, nc);
+	}
+	put_counts(m, name, "group=\"other\"", lname, oc, noc);
+}
+
+/* The rest's aggregate by the field's rule; false when none or the rule
+ * does not combine. */
+static bool other_value(const struct om *m, const struct ctp_snap_field *f,
+			const struct ctp_agg *col, long double *out)
+{
+	bool any = false;
+	for (size_t k = m->kept; k < m->ng; k++) {
+		long double x;
+		if (!ctp_agg_number(&col[m->order[k]], &x))
+			continue;
+		if (!any)
+			*out = x;
+		else if (f->rule == CTP_RULE_SUM)
+			*out += x;
+		else if (f->rule == CTP_RULE_MAX)
+			*out = x > *out ? x : *out;
+		else if (f->rule == CTP_RULE_MIN)
+			*out = x < *out ? x : *out;
+		else
+			return false;
+		any = true;
+	}
+	return any;
+}
+
+/* A thread or process field per group. */
+static void per_group(struct om *m, const struct ctp_snap_field *f,
+		      const char *name, bool counter, int k)
+{
+	const struct ctp_agg *col;
+	if (ctp_groups_aggregate(m->g, f, &col) < 0) {
+		m->err = -ENOMEM;
+		return;
+	}
+	for (size_t i = 0; i < m->kept; i++) {
+		const struct ctp_agg *a = &col[m->order[i]];
+		long double x;
+		if (a->saturated || a->unknown || !ctp_agg_number(a, &x))
+			continue;
+		sample(m, name, counter, m->labels[m->order[i]], NULL, x, k);
+	}
+	long double x;
+	if (other_value(m, f, col, &x))
+		sample(m, name, counter, "group=\"other\"", NULL, x, k);
+}
+
+/* A cgroup field per cgroup, or the host's. */
+static void per_row(struct om *m, const struct ctp_snap_field *f,
+		    const char *name, bool counter, int k)
+{
+	const struct ctp_snap_table *t = ctp_snap_table(m->snap, f->scope);
+	for (size_t r = 0; t && r < t->rows; r++) {
+		struct ctp_value v = ctp_snap_value(m->snap, f, r);
+		long double x;
+		if (v.type == CTP_TYPE_U64)
+			x = (long double)v.u64;
+		else if (v.type == CTP_TYPE_I64)
+			x = (long double)v.i64;
+		else
+			continue;
+		char *l = NULL;
+		if (f->scope == CTP_SCOPE_CGROUP &&
+		    !(l = label("cgroup", t->path[r].ptr ? t->path[r].ptr : "",
+				t->path[r].ptr ? t->path[r].len : 0))) {
+			m->err = -ENOMEM;
+			return;
+		}
+		sample(m, name, counter, l, NULL, x, k);
+		free(l);
+	}
+}
+
+/* Does f have a value anywhere (a group's, a row's)? */
+static bool has_values(struct om *m, const struct ctp_snap_field *f)
+{
+	const struct ctp_snap_table *t = ctp_snap_table(m->snap, f->scope);
+	for (size_t r = 0; t && r < t->rows; r++) {
+		struct ctp_value v = ctp_snap_value(m->snap, f, r);
+		if (v.type != CTP_VALUE_ABSENT)
+			return true;
+	}
+	return false;
+}
+
+/* Can field f be a family? */
+static bool exported(const struct om *m, const struct ctp_snap_field *f)
+{
+	if (m->o->want && !m->o->want(m->o->want_arg, f->name))
+		return false;
+	return f->scope != CTP_SCOPE_EXITED && f->type != CTP_TYPE_STRING &&
+	       f->type != CTP_TYPE_CPUSET && f->kind != CTP_KIND_ORDINAL &&
+	       f->kind != CTP_KIND_CPUSET;
+}
+
+static void field(struct om *m, const struct ctp_snap_field *f)
+{
+	char name[NAME_MAX_LEN + 32];
+	int k;
+	const char *unit = base_unit(f->unit, &k);
+	bool cat = f->kind == CTP_KIND_CATEGORICAL,
+	     counter = f->kind == CTP_KIND_COUNTER && !cat;
+	if (cat)
+		unit = NULL, k = 0;
+	family(f, name, sizeof(name));
+	if (!exported(m, f) || !claim(m, name)) {
+		m->st->skipped++;
+		return;
+	}
+	if (!has_values(m, f)) /* a family with no sample says nothing */
+		return;
+	char help[1024];
+	snprintf(help, sizeof(help), "%s (field %s)", *f->help ? f->help : "",
+		 f->name);
+	header(m, name, counter ? "counter" : "gauge", unit,
+	       help[0] == ' ' ? help + 1 : help);
+	bool grouped =
+		f->scope == CTP_SCOPE_THREAD || f->scope == CTP_SCOPE_PROCESS;
+	if (cat && grouped)
+		categorical(m, f, name);
+	else if (grouped)
+		per_group(m, f, name, counter, k);
+	else if (cat) {
+		struct count c[MAX_VALUES];
+		size_t nc = 0;
+		count_rows(m->snap, f, NULL, 1, c, &nc, MAX_VALUES);
+		char lname[64];
+		const char *dot = strrchr(f->name, '.');
+		sanitize(dot ? dot + 1 : f->name, lname, sizeof(lname));
+		if (f->scope == CTP_SCOPE_HOST)
+			put_counts(m, name, NULL, lname, c, nc);
+	} else
+		per_row(m, f, name, counter, k);
+}
+
+static const char *const status_names[] = {"unknown", "loaded", "failed",
+					   "disabled"};
+
+/* The plugins, and the capture itself. */
+static void collectors(struct om *m)
+{
+	const struct ctp_snap_plugin *p = ctp_snap_plugins(m->snap);
+	size_t n = ctp_snap_n_plugins(m->snap);
+	struct {
+		const char *name, *help;
+	} g[] = {
+		{"ctprof_collector_info",
+		 "A collector plugin of the capture: version and status"},
+		{"ctprof_collector_seconds",
+		 "CPU the plugin's callbacks took in the capture"},
+		{"ctprof_collector_calls", "Callbacks into the plugin"},
+		{"ctprof_collector_errors", "Callbacks that failed"},
+		{"ctprof_collector_vanished",
+		 "Tasks that vanished while the plugin read them"},
+		{"ctprof_collector_stat",
+		 "The plugin's own counters of the capture (its summary)"},
+	};
+	for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
+		header(m, g[i].name, "gauge", i == 1 ? "seconds" : NULL,
+		       g[i].help);
+		for (size_t j = 0; j < n; j++) {
+			char *l = label("plugin", p[j].name, strlen(p[j].name));
+			char *e = NULL, *v = NULL;
+			if (!l) {
+				m->err = -ENOMEM;
+				return;
+			}
+			if (i == 0) {
+				const char *ver =
+					p[j].version ? p[j].version : "";
+				v = label("version", ver, strlen(ver));
+				const char *st =
+					status_names[p[j].status < 4
+							     ? p[j].status
+							     : 0];
+				if (v &&
+				    asprintf(&e, "%s,status=\"%s\"", v, st) < 0)
+					e = NULL;
+				sample(m, g[i].name, false, l, e, 1, 0);
+			}
+			for (size_t s = 0; i == 5 && s < p[j].n_summary; s++) {
+				free(e);
+				e = label("name", p[j].summary_name[s],
+					  strlen(p[j].summary_name[s]));
+				sample(m, g[i].name, false, l, e,
+				       (long double)p[j].summary[s], 0);
+			}
+			uint64_t x[] = {0, p[j].time_ns, p[j].calls,
+					p[j].errors, p[j].vanished};
+			if (i >= 1 && i <= 4)
+				sample(m, g[i].name, false, l, NULL,
+				       (long double)x[i], i == 1 ? 9 : 0);
+			free(v);
+			free(e);
+			free(l);
+		}
+	}
+	const struct ctp_snap_header *h = ctp_snap_header(m->snap);
+	header(m, "ctprof_capture_duration_seconds", "gauge", "seconds",
+	       "How long the capture took");
+	sample(m, "ctprof_capture_duration_seconds", false, NULL, NULL,
+	       (long double)h->duration_ns, 9);
+	header(m, "ctprof_capture_timestamp_seconds", "gauge", "seconds",
+	       "When the capture started, seconds since the epoch");
+	sample(m, "ctprof_capture_timestamp_seconds", false, NULL, NULL,
+	       (long double)h->start_realtime_ns, 9);
+}
+
+int ctp_om_write(FILE *out, const struct ctp_snap *snap, struct ctp_groups *g,
+		 const struct ctp_om_opts *o, struct ctp_om_stats *st)
+{
+	struct om m = {.out = out, .o = o, .st = st, .snap = snap, .g = g};
+	memset(st, 0, sizeof(*st));
+	m.ng = ctp_groups_count(g);
+	int r = group_labels(&m);
+	if (r == 0)
+		r = rank(&m);
+	st->groups = m.ng;
+	st->kept = m.kept;
+	const struct ctp_snap_field *f = ctp_snap_fields(snap);
+	for (size_t i = 0; r == 0 && !m.err && i < ctp_snap_n_fields(snap); i++)
+		field(&m, &f[i]);
+	if (r == 0 && !m.err)
+		collectors(&m);
+	if (r == 0 && !m.err && o->openmetrics)
+		fputs("# EOF\n", out);
+	for (size_t gi = 0; m.labels && gi < m.ng; gi++)
+		free(m.labels[gi]);
+	for (size_t i = 0; i < m.n_names; i++)
+		free(m.names[i]);
+	free(m.labels);
+	free(m.names);
+	free(m.order);
+	if (r == 0)
+		r = m.err;
+	return r == 0 && ferror(out) ? -EIO : r;
+}

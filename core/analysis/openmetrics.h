@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A snapshot as metrics (docs/EXPORT.md): the OpenMetrics 1.0 text
+ * exposition, or the Prometheus text format 0.0.4 that node_exporter's
+ * textfile collector and older scrapers read. One metric family per field
+ * (`ctprof_` + the name with every other byte than [a-zA-Z0-9_] as `_`),
+ * in base units (seconds, bytes, ratios), counters as counters, gauges and
+ * peaks as gauges, categorical fields as one series per value counting
+ * the group's rows that have it. Thread and process fields are one series
+ * per group of a struct ctp_groups, the largest `top` groups by a ranking
+ * and the rest summed (by each field's rule) into group="other"; cgroup
+ * fields one series per cgroup, host fields one series. Absent values give
+ * no sample. Private to the core.
+ */
+#ifndef CTP_CORE_OPENMETRICS_H
+#define CTP_CORE_OPENMETRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "group.h"
+#include "reader.h"
+
+struct ctp_om_opts {
+	/* OpenMetrics 1.0 (# UNIT, counters' samples _total, # EOF); else
+	 * the Prometheus text format 0.0.4. */
+	bool openmetrics;
+	/* Is a field wanted (--fields, a view's)? NULL: every field. */
+	bool (*want)(const void *arg, const char *field);
+	const void *want_arg;
+	/* Groups kept, the rest summed into group="other"; 0: all. */
+	size_t top;
+	/* The fields whose aggregates, added, rank the groups (a view's sort
+	 * column); none present: the first thread counter of a time unit;
+	 * none either: key order. */
+	const char *const *rank;
+	size_t n_rank;
+};
+
+struct ctp_om_stats {
+	size_t families, series;
+	size_t groups, kept; /* groups of the grouping, and kept by top */
+	size_t skipped;	     /* fields of no family: ordinals, strings,
+				cpusets, exited, name clashes */
+};
+
+/* Write snap (grouped as g, built from snap) to out. Returns 0, -ENOMEM,
+ * or -EIO when out reported a write error. */
+int ctp_om_write(FILE *out, const struct ctp_snap *snap, struct ctp_groups *g,
+		 const struct ctp_om_opts *o, struct ctp_om_stats *st);
+
+#endif

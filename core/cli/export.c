@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `ctprof-core export FILE`: a snapshot where fleets keep their numbers
+ * (docs/EXPORT.md). OpenMetrics or the Prometheus text format for
+ * Prometheus and node_exporter's textfile collector (--textfile DIR), one
+ * flat typed row per table row (CSV, NDJSON) for SQL engines. Output goes
+ * through core/snapshot/outfile.h: a file appears whole or not at all.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ctprof/plugin-util.h"
+#include "flat.h"
+#include "openmetrics.h"
+#include "outfile.h"
+#include "readcli.h"
+#include "recdir.h"
+#include "view.h"
+
+#define PROG	    "ctprof-core export"
+#define TEXTFILE    "ctprof.prom"
+#define DEFAULT_TOP 50
+
+enum { F_OPENMETRICS, F_PROMETHEUS, F_CSV, F_NDJSON };
+static const char *const formats[] = {"openmetrics", "prometheus", "csv",
+				      "ndjson", NULL};
+
+struct opts {
+	struct ctp_readopts r;
+	const char *path, *out, *textfile, *view, *table;
+	int format;
+	bool format_set, group_set;
+	uint64_t top;
+	char textpath[4096], latest[4096];
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: ctprof-core export FILE|DIR [--format FORMAT] [-o OUT]\n"
+	      "                          [--group-by AXES] [--view NAME | "
+	      "--fields GLOBS]\n"
+	      "                          [--top N] [--table TABLE] "
+	      "[--textfile DIR]\n"
+	      "\n"
+	      "  --format F      openmetrics (default), prometheus (text "
+	      "0.0.4), csv, ndjson\n"
+	      "  -o OUT          write OUT (whole or not at all; default "
+	      "stdout)\n"
+	      "  --textfile DIR  write DIR/" TEXTFILE " in the Prometheus "
+	      "text format for\n"
+	      "                  node_exporter's textfile collector\n"
+	      "  --group-by AXES metrics' groups (default pcomm); csv/ndjson: "
+	      "one row per group\n"
+	      "  --view NAME     the fields of a view's columns, ranked by its "
+	      "sort column\n"
+	      "  --fields GLOBS  the fields to export (fnmatch, comma-"
+	      "separated)\n"
+	      "  --top N         metrics: the N largest groups, the rest as "
+	      "group=\"other\"\n"
+	      "                  (default 50, 0 for all)\n"
+	      "  --table TABLE   csv/ndjson: threads (default), processes, "
+	      "cgroups, host, exited\n"
+	      "A recording's directory exports its latest file. docs/EXPORT.md "
+	      "has the names,\nunits and labels.\n",
+	      f);
+}
+
+static int word(const char *arg, const char *const *list)
+{
+	for (int i = 0; list[i]; i++)
+		if (strcmp(arg, list[i]) == 0)
+			return i;
+	return -1;
+}
+
+static int own_option(struct opts *o, int c, const char *arg)
+{
+	switch (c) {
+	case 'o':
+		o->out = arg;
+		return -1;
+	case 'f':
+		if ((o->format = word(arg, formats)) < 0) {
+			fprintf(stderr,
+				PROG ": --format %s: expected openmetrics, "
+				     "prometheus, csv or ndjson\n",
+				arg);
+			return CTP_EXIT_USAGE;
+		}
+		o->format_set = true;
+		return -1;
+	case 'T':
+		o->textfile = arg;
+		return -1;
+	case 'v':
+		o->view = arg;
+		return -1;
+	case 't':
+		if (ctp_parse_u64_str(arg, &o->top) < 0) {
+			fprintf(stderr,
+				PROG ": --top %s: expected a count, 0 "
+				     "for all\n",
+				arg);
+			return CTP_EXIT_USAGE;
+		}
+		return -1;
+	case 'b':
+		o->table = arg;
+		return -1;
+	case 'h':
+		usage(stdout);
+		return CTP_EXIT_OK;
+	}
+	return ctp_readcli_try_help("export");
+}
+
+/* What the options say together. -1 to go on, else the exit status. */
+static int conflicts(struct opts *o)
+{
+	bool flat = o->format == F_CSV || o->format == F_NDJSON;
+	const char *bad = NULL;
+	if (o->textfile && flat)
+		bad = "--textfile writes metrics, not csv or ndjson";
+	else if (o->textfile && o->out)
+		bad = "--textfile and -o: one output";
+	else if (o->view && o->r.n_globs)
+		bad = "--view and --fields: one selection";
+	else if (o->table && !flat)
+		bad = "--table is for --format csv or ndjson";
+	if (bad) {
+		fprintf(stderr, PROG ": %s\n", bad);
+		return ctp_readcli_try_help("export");
+	}
+	if (o->textfile) {
+		int n = snprintf(o->textpath, sizeof(o->textpath), "%s/%s",
+				 o->textfile, TEXTFILE);
+		if (n < 0 || (size_t)n >= sizeof(o->textpath)) {
+			fprintf(stderr, PROG ": --textfile: path too long\n");
+			return CTP_EXIT_USAGE;
+		}
+		if (!o->format_set)
+			o->format = F_PROMETHEUS;
+		o->out = o->textpath;
+	}
+	return -1;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	static const struct option lopts[] = {
+		CTP_READOPT_LONGOPTS,
+		{"output", required_argument, NULL, 'o'},
+		{"format", required_argument, NULL, 'f'},
+		{"textfile", required_argument, NULL, 'T'},
+		{"view", required_argument, NULL, 'v'},
+		{"top", required_argument, NULL, 't'},
+		{"table", required_argument, NULL, 'b'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	static const char *const operands[] = {"FILE"};
+	int c, rc;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "hc:o:", lopts, NULL)) != -1) {
+		o->group_set |= c == CTP_READOPT_GROUP_BY;
+		rc = ctp_readopts_option("export", &o->r, c, optarg);
+		if (rc == CTP_READOPT_NOT_MINE)
+			rc = own_option(o, c, optarg);
+		if (rc >= 0)
+			return rc;
+	}
+	bool flat = o->format == F_CSV || o->format == F_NDJSON;
+	if (!o->r.group_by && !flat)
+		o->r.group_by = "pcomm";
+	rc = ctp_readopts_finish("export", &o->r, argc, argv, 1, operands);
+	if (rc >= 0)
+		return rc;
+	o->path = argv[optind];
+	return conflicts(o);
+}
+
+/* A recording's directory: its latest file. 0, or the exit status. */
+static int latest_of(struct opts *o)
+{
+	char err[512];
+	if (!ctp_recdir_is(o->path))
+		return 0;
+	if (ctp_recdir_pick(o->path, "latest", NULL, o->latest,
+			    sizeof(o->latest), err, sizeof(err)) < 0) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return CTP_EXIT_FAILURE;
+	}
+	o->path = o->latest;
+	return 0;
+}
+
+static bool want_glob(const void *arg, const char *field)
+{
+	return ctp_readopts_selected(arg, field);
+}
+
+/* A field one of the view's number columns names. */
+static bool want_view(const void *arg, const char *field)
+{
+	const struct ctp_view *v = arg;
+	for (size_t i = 0; i < v->n_cols; i++)
+		for (size_t k = 0; k < v->cols[i].n_fields; k++)
+			if (strcmp(v->cols[i].fields[k], field) == 0)
+				return true;
+	return false;
+}
+
+/* The metrics of snap to out. */
+static int metrics(FILE *out, const struct ctp_snap *snap, struct opts *o,
+		   const struct ctp_view *v, char *err, size_t errlen)
+{
+	struct ctp_groups *g;
+	int r = ctp_groups_new(snap, &o->r.spec, &g, err, errlen);
+	if (r < 0)
+		return r;
+	const struct ctp_view_col *sc =
+		v && !v->full && v->n_cols ? &v->cols[v->sort] : NULL;
+	struct ctp_om_opts mo = {
+		.openmetrics = o->format == F_OPENMETRICS,
+		.want = o->view	       ? want_view
+			: o->r.n_globs ? want_glob
+				       : NULL,
+		.want_arg = o->view ? (const void *)v : (const void *)&o->r,
+		.top = o->top,
+		.rank = sc ? (const char *const *)sc->fields : NULL,
+		.n_rank = sc ? sc->n_fields : 0,
+	};
+	struct ctp_om_stats st;
+	r = ctp_om_write(out, snap, g, &mo, &st);
+	ctp_groups_free(g);
+	if (r == 0)
+		fprintf(stderr,
+			PROG ": %zu series in %zu families; %zu of %zu "
+			     "groups%s; %zu fields left out (ordinals, "
+			     "strings, cpusets, exited)\n",
+			st.series, st.families, st.kept, st.groups,
+			st.kept < st.groups ? ", the rest as group=\"other\""
+					    : "",
+			st.skipped);
+	else
+		snprintf(err, errlen, "%s", strerror(-r));
+	return r;
+}
+
+/* The flat rows of snap to out. */
+static int rows(FILE *out, const struct ctp_snap *snap, struct opts *o,
+		char *err, size_t errlen)
+{
+	struct ctp_groups *g = NULL;
+	int scope = ctp_flat_table_parse(o->table ? o->table : "threads");
+	if (scope < 0) {
+		snprintf(err, errlen,
+			 "--table %s: expected threads, processes, cgroups, "
+			 "host or exited",
+			 o->table);
+		return -EINVAL;
+	}
+	int r = o->group_set ? ctp_groups_new(snap, &o->r.spec, &g, err, errlen)
+			     : 0;
+	struct ctp_flat_opts fo = {
+		.format = o->format == F_CSV ? CTP_FLAT_CSV : CTP_FLAT_NDJSON,
+		.scope = (uint8_t)scope,
+		.sel = &o->r,
+		.capture_cols = true,
+	};
+	if (r == 0)
+		r = ctp_flat_write(out, snap, g, &fo, err, errlen);
+	ctp_groups_free(g);
+	return r;
+}
+
+/* Write through an output file that appears whole or not at all. */
+static int run(struct opts *o, const struct ctp_snap *snap,
+	       const struct ctp_view *v)
+{
+	struct ctp_outfile t;
+	char err[1024];
+	const char *path = o->out ? o->out : "-";
+	FILE *out = NULL;
+	ctp_outfile_init(&t);
+	int r = ctp_outfile_open(&t, path, err, sizeof(err));
+	if (r == 0 && !(out = fdopen(t.fd, "w")))
+		r = -errno;
+	if (r == 0)
+		r = o->format == F_CSV || o->format == F_NDJSON
+			    ? rows(out, snap, o, err, sizeof(err))
+			    : metrics(out, snap, o, v, err, sizeof(err));
+	if (out && fflush(out) != 0 && r == 0) {
+		r = -errno;
+		snprintf(err, sizeof(err), "%s: %s", path, strerror(-r));
+	}
+	if (r == 0)
+		r = ctp_outfile_commit(&t, path, NULL, err, sizeof(err));
+	if (out) {
+		/* fclose closes the descriptor: the outfile must not. */
+		if (t.stream && !t.close_fd)
+			fflush(out);
+		else {
+			fclose(out);
+			t.fd = -1;
+		}
+	}
+	ctp_outfile_close(&t);
+	if (r == 0)
+		return CTP_EXIT_OK;
+	fprintf(stderr, PROG ": %s\n", err);
+	return r == -EINVAL ? CTP_EXIT_USAGE : CTP_EXIT_FAILURE;
+}
+
+int ctp_cmd_export(int argc, char **argv)
+{
+	struct opts o = {.top = DEFAULT_TOP};
+	struct ctp_snap *snap = NULL;
+	struct ctp_view *v = NULL;
+	char err[512];
+	int rc = parse_args(argc, argv, &o);
+	if (rc < 0)
+		rc = latest_of(&o);
+	if (rc == 0 &&
+	    ctp_view_find(o.view ? o.view : "top", &v, err, sizeof(err)) < 0 &&
+	    o.view) {
+		fprintf(stderr, PROG ": %s\n", err);
+		rc = CTP_EXIT_USAGE;
+	}
+	if (rc == 0 &&
+	    ctp_snap_open(o.path, o.r.cap, &snap, err, sizeof(err)) < 0) {
+		fprintf(stderr, PROG ": %s\n", err);
+		rc = CTP_EXIT_FAILURE;
+	}
+	if (rc == 0)
+		rc = run(&o, snap, v);
+	ctp_snap_free(snap);
+	ctp_view_free(v);
+	ctp_readopts_done(&o.r);
+	return rc < 0 ? CTP_EXIT_OK : rc;
+}

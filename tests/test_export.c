@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `ctprof-core export` on a hand-built snapshot whose values are known:
+ *   nginx 10: threads 10 (150 ticks, 2.5 s waited, S) and 11 (50, R)
+ *   nginx 20: thread 20 (100 ticks, S)        -> group nginx 3.00 s
+ *   redis 30: thread 30 (400 ticks, S)        -> group redis 4.00 s
+ *   cron 40:  thread 40 (1 tick, S)           -> group cron  0.01 s
+ * with a process gauge (bytes), a cgroup counter (us) and a host gauge
+ * (hundredths of a percent). The outputs go to the clients people use:
+ * promtool, Python's OpenMetrics parser, sqlite3 (each test skips with a
+ * reason where its client is missing).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "e2e_util.h"
+#include "model.h"
+#include "snapbuild.h"
+
+static char tmp[PATH_MAX];
+
+enum { X_CPU, X_WAIT, X_STATE, X_RSS, X_USAGE, X_LOAD, X_N };
+
+static void write_snap(const char *path)
+{
+	const struct ctp_field_desc d[X_N] = {
+		[X_CPU] = {"t.cpu", "CPU time", CTP_SCOPE_THREAD, CTP_TYPE_U64,
+			   CTP_UNIT_TICKS, CTP_KIND_COUNTER, CTP_RULE_SUM},
+		[X_WAIT] = {"t.wait_ns", "Run-queue wait", CTP_SCOPE_THREAD,
+			    CTP_TYPE_U64, CTP_UNIT_NS, CTP_KIND_COUNTER,
+			    CTP_RULE_SUM},
+		[X_STATE] = {"t.state", "State letter", CTP_SCOPE_THREAD,
+			     CTP_TYPE_CHAR, CTP_UNIT_NONE, CTP_KIND_CATEGORICAL,
+			     CTP_RULE_MODE},
+		[X_RSS] = {"p.rss", "Resident \"set\"\\size", CTP_SCOPE_PROCESS,
+			   CTP_TYPE_U64, CTP_UNIT_BYTES, CTP_KIND_GAUGE,
+			   CTP_RULE_SUM},
+		[X_USAGE] = {"c.usage_usec", "Cgroup CPU", CTP_SCOPE_CGROUP,
+			     CTP_TYPE_U64, CTP_UNIT_US, CTP_KIND_COUNTER,
+			     CTP_RULE_SUM},
+		[X_LOAD] = {"host.pressure", "Pressure", CTP_SCOPE_HOST,
+			    CTP_TYPE_U64, CTP_UNIT_CENTIPCT, CTP_KIND_GAUGE,
+			    CTP_RULE_MAX},
+	};
+	static const struct {
+		uint32_t tgid, tid;
+		const char *comm;
+		uint64_t cpu, wait;
+		char state;
+		uint64_t rss;
+	} rows[] = {
+		{10, 10, "nginx", 150, 2500000000ull, 'S', 4096},
+		{10, 11, "nginx", 50, 0, 'R', 0},
+		{20, 20, "nginx", 100, 7, 'S', 8192},
+		{30, 30, "redis", 400, 1, 'S', 1 << 20},
+		{40, 40, "cron", 1, 0, 'S', 12288},
+	};
+	struct ctp_capture *cap = sb_capture("t");
+	char err[512];
+	for (int i = 0; i < X_N; i++)
+		assert_int_equal(ctp_registry_add(&cap->reg, 0, &d[i]), i);
+	uint32_t cg = sb_cgroup(cap, "/system.slice/web.service");
+	sb_put_u64(cap, &cap->cgroups, cg, CTP_CGROUP_IDENT, X_USAGE, 1234567);
+	sb_put_u64(cap, &cap->host, 0, CTP_HOST_IDENT, X_LOAD, 1250);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		if (i == 0 || rows[i].tgid != rows[i - 1].tgid) {
+			uint32_t p =
+				sb_process(cap, rows[i].tgid, rows[i].comm);
+			sb_put_u64(cap, &cap->procs[0], p, CTP_PROCESS_IDENT,
+				   X_RSS, rows[i].rss);
+		}
+		uint32_t r = sb_thread(cap, rows[i].tid, rows[i].comm, (int)cg);
+		struct ctp_table *t = &cap->threads[0];
+		sb_put_u64(cap, t, r, CTP_THREAD_IDENT, X_CPU, rows[i].cpu);
+		sb_put_u64(cap, t, r, CTP_THREAD_IDENT, X_WAIT, rows[i].wait);
+		sb_put_u64(cap, t, r, CTP_THREAD_IDENT, X_STATE,
+			   (uint64_t)rows[i].state);
+	}
+	if (sb_write(cap, path, err, sizeof(err)) < 0)
+		fail_msg("write %s: %s", path, err);
+	ctp_capture_free(cap);
+}
+
+/* `export snap.ctprof ARGS...` (NULL-terminated) into *out; its exit. */
+static int run_export(char **out, ...)
+{
+	const char *args[16] = {"export", "snap.ctprof"};
+	size_t n = 2, len;
+	va_list ap;
+	va_start(ap, out);
+	for (const char *a; n < 15 && (a = va_arg(ap, const char *));)
+		args[n++] = a;
+	va_end(ap);
+	args[n] = NULL;
+	int rc = e2e_run(args, "out.txt", "err.txt");
+	assert_int_equal(e2e_read_file("out.txt", out, &len), 0);
+	return rc;
+}
+
+static void has_line(const char *text, const char *line)
+{
+	size_t n = strlen(line);
+	for (const char *p = text; (p = strstr(p, line)); p++)
+		if ((p == text || p[-1] == '\n') && (p[n] == '\n' || !p[n]))
+			return;
+	fail_msg("no line '%s' in:\n%s", line, text);
+}
+
+/* Values in base units, exactly; one family per field; counters _total;
+ * the categorical field counts threads per value; absent is no sample. */
+static void test_openmetrics(void **state)
+{
+	char *out;
+	(void)state;
+	assert_int_equal(run_export(&out, NULL), 0);
+	e2e_golden(CTP_TEST_SOURCE_DIR "/tests/golden/export/snap.om", out,
+		   strlen(out));
+	has_line(out, "# TYPE ctprof_t_cpu_seconds counter");
+	has_line(out, "# UNIT ctprof_t_cpu_seconds seconds");
+	has_line(out, "ctprof_t_cpu_seconds_total{group=\"redis\"} 4");
+	has_line(out, "ctprof_t_cpu_seconds_total{group=\"nginx\"} 3");
+	has_line(out, "ctprof_t_cpu_seconds_total{group=\"cron\"} 0.01");
+	/* t.wait_ns: the unit's word dropped, the value in seconds. */
+	has_line(out, "ctprof_t_wait_seconds_total{group=\"nginx\"} "
+		      "2.500000007");
+	has_line(out, "ctprof_t_state{group=\"nginx\",state=\"S\"} 2");
+	has_line(out, "ctprof_t_state{group=\"nginx\",state=\"R\"} 1");
+	has_line(out, "ctprof_p_rss_bytes{group=\"redis\"} 1048576");
+	has_line(out, "ctprof_c_usage_seconds_total{cgroup=\"/system.slice/"
+		      "web.service\"} 1.234567");
+	has_line(out, "ctprof_host_pressure_ratio 0.125");
+	has_line(out, "# HELP ctprof_p_rss_bytes Resident \\\"set\\\"\\\\size "
+		      "(field p.rss)");
+	has_line(out, "# EOF");
+	assert_null(strstr(out, "group=\"other\""));
+	free(out);
+	/* --top 1: redis, and the rest summed by each field's rule. */
+	assert_int_equal(
+		run_export(&out, "--top", "1", "--fields", "t.*", NULL), 0);
+	has_line(out, "ctprof_t_cpu_seconds_total{group=\"redis\"} 4");
+	has_line(out, "ctprof_t_cpu_seconds_total{group=\"other\"} 3.01");
+	has_line(out, "ctprof_t_state{group=\"other\",state=\"S\"} 3");
+	assert_null(strstr(out, "rss"));
+	free(out);
+	char *err;
+	size_t len;
+	assert_int_equal(e2e_read_file("err.txt", &err, &len), 0);
+	assert_non_null(strstr(err, "1 of 3 groups, the rest as "
+				    "group=\"other\""));
+	free(err);
+}
+
+/* Python's OpenMetrics parser is strict (TYPE, UNIT, _total, # EOF). */
+static void test_openmetrics_parser(void **state)
+{
+	char *out;
+	(void)state;
+	if (system("/usr/bin/python3 -c 'import prometheus_client' "
+		   "2>/dev/null") != 0) {
+		fprintf(stderr, "skip: no python3-prometheus-client\n");
+		skip();
+	}
+	assert_int_equal(run_export(&out, "-o", "snap.om", NULL), 0);
+	free(out);
+	int rc = system(
+		"/usr/bin/python3 -c 'import sys\n"
+		"from prometheus_client.openmetrics.parser import "
+		"text_string_to_metric_families as p\n"
+		"n = sum(len(f.samples) for f in p(open(\"snap.om\").read()))\n"
+		"sys.exit(0 if n > 10 else 1)'");
+	assert_int_equal(rc, 0);
+}
+
+/* The Prometheus text format passes promtool's checks, names included. */
+static void test_promtool(void **state)
+{
+	char *out;
+	(void)state;
+	if (system("promtool --version >/dev/null 2>&1") != 0) {
+		fprintf(stderr, "skip: no promtool (Debian's prometheus)\n");
+		skip();
+	}
+	assert_int_equal(run_export(&out, "--format", "prometheus", "-o",
+				    "snap.prom", NULL),
+			 0);
+	free(out);
+	if (system("promtool check metrics < snap.prom > lint.txt 2>&1")) {
+		e2e_show_file("promtool check metrics", "lint.txt");
+		fail_msg("promtool refused the export");
+	}
+	assert_int_equal(e2e_read_file("snap.prom", &out, &(size_t){0}), 0);
+	has_line(out, "# TYPE ctprof_t_cpu_seconds_total counter");
+	assert_null(strstr(out, "# EOF"));
+	free(out);
+}
+
+/* --textfile DIR: DIR/ctprof.prom in the text format, nothing else. */
+static void test_textfile(void **state)
+{
+	char *out;
+	size_t n;
+	(void)state;
+	assert_int_equal(mkdir("tf", 0700) == 0 || errno == EEXIST, 1);
+	assert_int_equal(run_export(&out, "--textfile", "tf", NULL), 0);
+	free(out);
+	assert_int_equal(e2e_read_file("tf/ctprof.prom", &out, &n), 0);
+	has_line(out, "# TYPE ctprof_t_cpu_seconds_total counter");
+	free(out);
+	assert_int_equal(e2e_count_entries("tf", &n), 0);
+	assert_int_equal(n, 1);
+	/* A bad combination is a usage error that writes nothing. */
+	assert_int_equal(
+		run_export(&out, "--textfile", "tf", "--format", "csv", NULL),
+		2);
+	free(out);
+	assert_int_equal(run_export(&out, "--format", "xml", NULL), 2);
+	free(out);
+}
+
+/* CSV into sqlite3: a GROUP BY over the rows matches show --group-by. */
+static void test_sqlite(void **state)
+{
+	char *out;
+	(void)state;
+	if (system("sqlite3 --version >/dev/null 2>&1") != 0) {
+		fprintf(stderr, "skip: no sqlite3\n");
+		skip();
+	}
+	assert_int_equal(
+		run_export(&out, "--format", "csv", "-o", "threads.csv", NULL),
+		0);
+	free(out);
+	assert_int_equal(
+		system("sqlite3 -csv db.sqlite '.import threads.csv threads' "
+		       "'SELECT comm, SUM(\"t.cpu\") FROM threads GROUP BY "
+		       "comm ORDER BY comm' > sql.txt"),
+		0);
+	size_t len;
+	assert_int_equal(e2e_read_file("sql.txt", &out, &len), 0);
+	assert_string_equal(out, "cron,1\nnginx,300\nredis,400\n");
+	free(out);
+	const char *show[] = {"show",	  "snap.ctprof", "--group-by",
+			      "pcomm",	  "--format",	 "csv",
+			      "--fields", "t.cpu",	 NULL};
+	assert_int_equal(e2e_run(show, "show.txt", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("show.txt", &out, &len), 0);
+	assert_non_null(strstr(out, "nginx,"));
+	assert_non_null(strstr(out, ",300"));
+	assert_non_null(strstr(out, ",400"));
+	free(out);
+	/* NDJSON: one object a line, absent as null. */
+	assert_int_equal(run_export(&out, "--format", "ndjson", "--table",
+				    "processes", NULL),
+			 0);
+	assert_non_null(strstr(out, "\"p.rss\":1048576"));
+	free(out);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	if (e2e_tmpdir("export", tmp, sizeof(tmp)) < 0 || chdir(tmp) < 0)
+		return -1;
+	write_snap("snap.ctprof");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	if (chdir("/") < 0)
+		return -1;
+	return e2e_rm_rf(tmp) < 0 ? -1 : 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_openmetrics),
+		cmocka_unit_test(test_openmetrics_parser),
+		cmocka_unit_test(test_promtool),
+		cmocka_unit_test(test_textfile),
+		cmocka_unit_test(test_sqlite),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
