@@ -4,3 +4,10 @@
 # loaded into sqlite3 (docs/EXPORT.md).
 ctp_add_test(test_export test_export.c snapbuild.c e2e_util.c LIBS ctpcore)
 add_dependencies(test_export ctprof-core)
+
+# `serve` (core/cli/serve.c): HTTP on the fixture tree, then a real
+# Prometheus server scraping it while 8 threads burn (alone: the burn
+# rate it checks is of this process only, but it loads both CPUs).
+ctp_add_test(test_serve test_serve.c e2e_util.c LIBS ctpcore Threads::Threads)
+add_dependencies(test_serve ctprof-core plugin-procfs-stat)
+set_tests_properties(test_serve PROPERTIES RUN_SERIAL TRUE)

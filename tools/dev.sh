@@ -19,7 +19,7 @@ cd "$here"
 packages=(
 	build-essential cmake pkg-config binutils
 	libyaml-dev libzstd-dev libmsgpack-dev zlib1g-dev
-	libdw-dev libelf-dev libmnl-dev libjemalloc-dev
+	libdw-dev libelf-dev libmnl-dev libjemalloc-dev libmicrohttpd-dev
 	libcmocka-dev python3 python3-msgpack python3-zstandard zstd
 	dpkg-dev autoconf make clang-format git
 	clang libclang-rt-14-dev

@@ -19,5 +19,7 @@ int ctp_cmd_views(int argc, char **argv);
 int ctp_cmd_record(int argc, char **argv);
 /* core/cli/export.c */
 int ctp_cmd_export(int argc, char **argv);
+/* core/cli/serve.c */
+int ctp_cmd_serve(int argc, char **argv);
 
 #endif

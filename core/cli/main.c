@@ -32,9 +32,9 @@
 static volatile sig_atomic_t stop_requested;
 
 /* The commands, for "did you mean" (NULL-terminated). */
-static const char *const verbs[] = {
-	"capture", "record", "show",	     "dump",	"compare",
-	"export",  "views",  "check-config", "plugins", NULL};
+static const char *const verbs[] = {"capture",	    "record",  "show",	"dump",
+				    "compare",	    "export",  "serve", "views",
+				    "check-config", "plugins", NULL};
 
 /* SIGINT/SIGTERM: ask the walk and the writer to stop, and give them one
  * second; the first signal arms the alarm below. The supervisor passes
@@ -96,6 +96,8 @@ static void usage_main(FILE *out)
 		"what changed\n"
 		"  export FILE          OpenMetrics for Prometheus, or CSV/"
 		"NDJSON rows for SQL\n"
+		"  serve                answer Prometheus' scrapes with fresh "
+		"captures (HTTP)\n"
 		"  plugins [--config F] list plugins with their fields\n"
 		"  check-config FILE [--as-host NAME]   (or --config FILE)\n"
 		"                       validate a config and print the "
@@ -708,6 +710,8 @@ int main(int argc, char **argv)
 			return ctp_cmd_record(argc - 1, argv + 1);
 		if (strcmp(cmd, "export") == 0)
 			return ctp_cmd_export(argc - 1, argv + 1);
+		if (strcmp(cmd, "serve") == 0)
+			return ctp_cmd_serve(argc - 1, argv + 1);
 	}
 	return cmd_capture(argc, argv);
 }

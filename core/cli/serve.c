@@ -1,0 +1,521 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `ctprof-core serve`: the exporter mode (docs/EXPORT.md "serve"). One
+ * loaded engine answers `GET /metrics` with the export (core/analysis/
+ * openmetrics.h) of a fresh capture: OpenMetrics when the scraper asks for
+ * it, else the Prometheus text format 0.0.4. Captures are rate-limited
+ * (--min-interval: a scrape inside it gets the last one) and never run two
+ * at once. HTTP is libmicrohttpd's, a thread per connection with a timeout,
+ * so a slow client holds only its own thread. The capture runs under the
+ * supervisor as `record`'s does: a plugin that crashes is left out and the
+ * server comes back on the same listening socket.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "capture_util.h"
+#include "cli.h"
+#include "ctprof/plugin-util.h"
+#include "engine.h"
+#include "openmetrics.h"
+#include "readcli.h"
+#include "supervisor.h"
+#include "view.h"
+
+#define PROG	       "ctprof-core serve"
+#define DEFAULT_LISTEN "127.0.0.1:9864"
+#define DEFAULT_MIN_S  5
+#define CONN_TIMEOUT_S 10
+#define CONN_LIMIT     32
+#define CT_OPENMETRICS                                                         \
+	"application/openmetrics-text; version=1.0.0; charset=utf-8"
+#define CT_PROMETHEUS "text/plain; version=0.0.4; charset=utf-8"
+
+static volatile sig_atomic_t srv_stop;
+
+struct srv {
+	struct ctp_readopts r; /* --group-by, --fields, --config... */
+	const char *config_path, *listen, *view_name;
+	uint64_t min_ns, top;
+	bool top_set, no_supervise;
+	int sock;
+	/* In the child: the engine, the last capture and its time. */
+	const struct ctp_config *cfg;
+	struct ctp_engine *eng;
+	struct ctp_view *view;
+	pthread_mutex_t lock;
+	int memfd;
+	struct ctp_snap *snap;
+	uint64_t taken_ns;
+	char why[512]; /* the last capture's failure, "" when none */
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: ctprof-core serve [--config FILE] [--listen ADDR:PORT] "
+	      "[--min-interval D]\n"
+	      "                         [--group-by AXES] [--view NAME | "
+	      "--fields GLOBS] [--top N]\n"
+	      "\n"
+	      "  --listen ADDR:PORT  where to answer (default " DEFAULT_LISTEN
+	      "; port 0: any free one)\n"
+	      "  --min-interval D    a scrape sooner than this after a "
+	      "capture gets that capture\n"
+	      "                      (default 5s)\n"
+	      "  --group-by, --view, --fields, --top: as export's "
+	      "(docs/EXPORT.md)\n"
+	      "GET /metrics answers OpenMetrics when asked for it (Accept), "
+	      "else the\nPrometheus text format 0.0.4. SIGTERM or SIGINT "
+	      "stops it.\n",
+	      f);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int own_option(struct srv *s, int c, const char *arg)
+{
+	uint64_t ns;
+	switch (c) {
+	case 'l':
+		s->listen = arg;
+		return -1;
+	case 'm':
+		if (ctp_config_parse_duration(arg, &ns) < 0) {
+			fprintf(stderr,
+				PROG ": --min-interval %s: expected a "
+				     "duration (5s, 500ms, 1m)\n",
+				arg);
+			return CTP_EXIT_USAGE;
+		}
+		s->min_ns = ns;
+		return -1;
+	case 'v':
+		s->view_name = arg;
+		return -1;
+	case 't':
+		if (ctp_parse_u64_str(arg, &s->top) < 0) {
+			fprintf(stderr, PROG ": --top %s: expected a count\n",
+				arg);
+			return CTP_EXIT_USAGE;
+		}
+		return -1;
+	case 'N':
+		s->no_supervise = true;
+		return -1;
+	case 'h':
+		usage(stdout);
+		return CTP_EXIT_OK;
+	}
+	return ctp_readcli_try_help("serve");
+}
+
+static int parse_args(int argc, char **argv, struct srv *s)
+{
+	static const struct option lopts[] = {
+		CTP_READOPT_LONGOPTS,
+		{"listen", required_argument, NULL, 'l'},
+		{"min-interval", required_argument, NULL, 'm'},
+		{"view", required_argument, NULL, 'v'},
+		{"top", required_argument, NULL, 't'},
+		{"no-supervise", no_argument, NULL, 'N'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	int c, rc;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "hc:", lopts, NULL)) != -1) {
+		rc = ctp_readopts_option("serve", &s->r, c, optarg);
+		if (rc == CTP_READOPT_NOT_MINE)
+			rc = own_option(s, c, optarg);
+		if (rc >= 0)
+			return rc;
+	}
+	if (!s->r.group_by)
+		s->r.group_by = "pcomm";
+	rc = ctp_readopts_finish("serve", &s->r, argc, argv, 0, NULL);
+	if (rc >= 0)
+		return rc;
+	if (s->view_name && s->r.n_globs) {
+		fprintf(stderr, PROG ": --view and --fields: one selection\n");
+		return ctp_readcli_try_help("serve");
+	}
+	s->config_path = s->r.config ? s->r.config : ctp_cli_default_config();
+	return -1;
+}
+
+/* The listening socket of ADDR:PORT ([v6]:PORT), bound and listening. */
+static int listen_on(const char *spec, char *said, size_t n)
+{
+	char host[256];
+	const char *colon = strrchr(spec, ':');
+	if (!colon || colon == spec || !colon[1]) {
+		fprintf(stderr, PROG ": --listen %s: expected ADDR:PORT\n",
+			spec);
+		return -EINVAL;
+	}
+	size_t hl = (size_t)(colon - spec);
+	if (spec[0] == '[' && hl >= 2 && spec[hl - 1] == ']')
+		snprintf(host, sizeof(host), "%.*s", (int)(hl - 2), spec + 1);
+	else
+		snprintf(host, sizeof(host), "%.*s", (int)hl, spec);
+	struct addrinfo hints = {.ai_family = AF_UNSPEC,
+				 .ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_PASSIVE | AI_NUMERICSERV},
+			*ai = NULL;
+	int e = getaddrinfo(host, colon + 1, &hints, &ai);
+	if (e) {
+		fprintf(stderr, PROG ": --listen %s: %s\n", spec,
+			gai_strerror(e));
+		return -EINVAL;
+	}
+	int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0),
+	    one = 1;
+	if (fd < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 64) < 0) {
+		e = errno;
+		fprintf(stderr, PROG ": --listen %s: %s\n", spec, strerror(e));
+		if (fd >= 0)
+			close(fd);
+		freeaddrinfo(ai);
+		return -e;
+	}
+	freeaddrinfo(ai);
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char a[INET6_ADDRSTRLEN] = "?";
+	unsigned port = 0;
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
+		if (ss.ss_family == AF_INET6) {
+			struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+			inet_ntop(AF_INET6, &s6->sin6_addr, a, sizeof(a));
+			port = ntohs(s6->sin6_port);
+		} else {
+			struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+			inet_ntop(AF_INET, &s4->sin_addr, a, sizeof(a));
+			port = ntohs(s4->sin_port);
+		}
+	}
+	snprintf(said, n, ss.ss_family == AF_INET6 ? "[%s]:%u" : "%s:%u", a,
+		 port);
+	return fd;
+}
+
+/* A capture into the memfd, decoded as s->snap. Under s->lock. */
+static int capture(struct srv *s)
+{
+	struct ctp_engine *eng = s->eng;
+	struct ctp_capture *cap = eng->cap;
+	char path[64];
+	int r = ctp_engine_rearm(eng);
+	if (r < 0) {
+		snprintf(s->why, sizeof(s->why), "cannot start a capture: %s",
+			 strerror(-r));
+		return r;
+	}
+	ctp_cli_capture_begin(cap);
+	ctp_cli_record_self(cap, !s->no_supervise);
+	r = ctp_engine_capture(eng);
+	cap->end_realtime_ns = ctp_cli_realtime_ns();
+	cap->end_mono_ns = ctp_now_ns();
+	if (r < 0) {
+		snprintf(s->why, sizeof(s->why), "capture failed: %s",
+			 strerror(-r));
+		return r;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", s->memfd);
+	if (ftruncate(s->memfd, 0) < 0 || lseek(s->memfd, 0, SEEK_SET) < 0 ||
+	    ctp_cli_write(cap, s->cfg, path, &srv_stop, NULL) != CTP_EXIT_OK) {
+		snprintf(s->why, sizeof(s->why),
+			 "the capture could not be written (see the log)");
+		return -EIO;
+	}
+	struct ctp_snap *snap;
+	char err[512];
+	if (ctp_snap_open(path, s->r.cap, &snap, err, sizeof(err)) < 0) {
+		snprintf(s->why, sizeof(s->why), "%s", err);
+		return -EIO;
+	}
+	ctp_snap_free(s->snap);
+	s->snap = snap;
+	s->why[0] = '\0';
+	return 0;
+}
+
+static bool want_glob(const void *arg, const char *field)
+{
+	return ctp_readopts_selected(arg, field);
+}
+
+static bool want_view(const void *arg, const char *field)
+{
+	const struct ctp_view *v = arg;
+	for (size_t i = 0; i < v->n_cols; i++)
+		for (size_t k = 0; k < v->cols[i].n_fields; k++)
+			if (strcmp(v->cols[i].fields[k], field) == 0)
+				return true;
+	return false;
+}
+
+/* The last capture (a fresh one when it is older than --min-interval)
+ * as metrics, malloc'ed in *body. Returns 0, or -errno with s->why. */
+static int metrics(struct srv *s, bool om, char **body, size_t *len)
+{
+	pthread_mutex_lock(&s->lock);
+	uint64_t now = mono_ns();
+	int r = 0;
+	if (!s->snap || now - s->taken_ns >= s->min_ns) {
+		r = capture(s);
+		if (r == 0)
+			s->taken_ns = mono_ns();
+	}
+	struct ctp_groups *g = NULL;
+	FILE *f = NULL;
+	char err[512];
+	if (r == 0 &&
+	    (r = ctp_groups_new(s->snap, &s->r.spec, &g, err, sizeof(err))) < 0)
+		snprintf(s->why, sizeof(s->why), "%s", err);
+	if (r == 0 && !(f = open_memstream(body, len)))
+		r = -ENOMEM;
+	if (r == 0) {
+		const struct ctp_view *v = s->view;
+		const struct ctp_view_col *sc =
+			v && !v->full && v->n_cols ? &v->cols[v->sort] : NULL;
+		struct ctp_om_opts mo = {
+			.openmetrics = om,
+			.want = s->view_name   ? want_view
+				: s->r.n_globs ? want_glob
+					       : NULL,
+			.want_arg = s->view_name ? (const void *)v
+						 : (const void *)&s->r,
+			.top = s->top,
+			.rank = sc ? (const char *const *)sc->fields : NULL,
+			.n_rank = sc ? sc->n_fields : 0,
+		};
+		struct ctp_om_stats st;
+		r = ctp_om_write(f, s->snap, g, &mo, &st);
+		if (r < 0)
+			snprintf(s->why, sizeof(s->why), "export: %s",
+				 strerror(-r));
+	}
+	if (f && fclose(f) != 0 && r == 0)
+		r = -ENOMEM;
+	ctp_groups_free(g);
+	if (r < 0 && f) {
+		free(*body);
+		*body = NULL;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
+			     const char *type, const char *body, size_t len,
+			     bool allow)
+{
+	struct MHD_Response *resp = MHD_create_response_from_buffer(
+		len, (void *)body, MHD_RESPMEM_MUST_COPY);
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, "Content-Type", type);
+	if (allow)
+		MHD_add_response_header(resp, "Allow", "GET, HEAD");
+	enum MHD_Result r = MHD_queue_response(c, status, resp);
+	MHD_destroy_response(resp);
+	return r;
+}
+
+static const char index_html[] =
+	"<!DOCTYPE html>\n<html><head><title>ctprof-core</title></head>"
+	"<body><h1>ctprof-core</h1><p>Per-thread resource profile of this "
+	"host: <a href=\"metrics\">metrics</a> (OpenMetrics or the "
+	"Prometheus text format; docs/EXPORT.md).</p></body></html>\n";
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
+				  const char *url, const char *method,
+				  const char *version, const char *upload,
+				  size_t *upload_len, void **req)
+{
+	struct srv *s = cls;
+	(void)version;
+	(void)upload;
+	if (!*req) { /* headers only yet: answer when the request is whole */
+		*req = (void *)1;
+		return MHD_YES;
+	}
+	if (*upload_len) {
+		*upload_len = 0; /* a body is no part of these requests */
+		return MHD_YES;
+	}
+	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+		static const char m[] = "405 method not allowed: GET or HEAD\n";
+		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED,
+			     "text/plain; charset=utf-8", m, sizeof(m) - 1,
+			     true);
+	}
+	if (strcmp(url, "/") == 0)
+		return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8",
+			     index_html, sizeof(index_html) - 1, false);
+	if (strcmp(url, "/metrics") != 0) {
+		static const char m[] = "404 not found: try /metrics\n";
+		return reply(c, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8",
+			     m, sizeof(m) - 1, false);
+	}
+	const char *accept =
+		MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
+	bool om = accept && strstr(accept, "application/openmetrics-text");
+	char *body = NULL;
+	size_t len = 0;
+	if (metrics(s, om, &body, &len) < 0) {
+		char m[640];
+		pthread_mutex_lock(&s->lock);
+		int n = snprintf(m, sizeof(m), "503 no capture: %s\n", s->why);
+		pthread_mutex_unlock(&s->lock);
+		return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+			     "text/plain; charset=utf-8", m,
+			     n > 0 && (size_t)n < sizeof(m) ? (size_t)n : 0,
+			     false);
+	}
+	enum MHD_Result r =
+		reply(c, MHD_HTTP_OK, om ? CT_OPENMETRICS : CT_PROMETHEUS, body,
+		      len, false);
+	free(body);
+	return r;
+}
+
+/* Serve until SIGTERM/SIGINT, with one engine (in the supervisor's child,
+ * or in this process). */
+static int serve_run(const struct ctp_config *cfg, void *arg)
+{
+	struct srv *s = arg;
+	struct ctp_capture *cap = NULL;
+	struct ctp_engine eng;
+	struct MHD_Daemon *d = NULL;
+	int rc = CTP_EXIT_FAILURE;
+	s->cfg = cfg;
+	s->eng = &eng;
+	s->memfd = memfd_create("ctprof-serve", MFD_CLOEXEC);
+	if (s->memfd < 0 ||
+	    ctp_capture_new(cfg->workers ? cfg->workers : 1, &cap) < 0) {
+		fprintf(stderr, PROG ": %s\n", strerror(errno));
+		return CTP_EXIT_FAILURE;
+	}
+	cap->config_path = strdup(s->config_path);
+	int r = ctp_engine_init(&eng, cfg, cap, &srv_stop);
+	if (r >= 0) {
+		eng.recording = true;
+		r = ctp_engine_load(&eng);
+	}
+	if (r < 0) {
+		rc = r == -ECANCELED ? CTP_EXIT_REQUIRED : CTP_EXIT_FAILURE;
+		if (r != -ECANCELED)
+			fprintf(stderr, PROG ": loading plugins: %s\n",
+				strerror(-r));
+		goto out;
+	}
+	/* Signals go to the main thread (sigsuspend below), never to the
+	 * HTTP or capture threads, which inherit this mask. */
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	d = MHD_start_daemon(
+		MHD_USE_INTERNAL_POLLING_THREAD |
+			MHD_USE_THREAD_PER_CONNECTION | MHD_USE_AUTO,
+		0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, s->sock,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONN_TIMEOUT_S,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONN_LIMIT,
+		MHD_OPTION_END);
+	if (!d) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		fprintf(stderr, PROG ": the HTTP server did not start\n");
+		goto out;
+	}
+	while (!srv_stop)
+		sigsuspend(&old);
+	rc = CTP_EXIT_OK;
+out:
+	if (d) {
+		MHD_quiesce_daemon(d);
+		MHD_stop_daemon(d);
+	}
+	ctp_engine_unload(&eng);
+	ctp_engine_done(&eng);
+	ctp_capture_free(cap);
+	ctp_snap_free(s->snap);
+	s->snap = NULL;
+	close(s->memfd);
+	return rc;
+}
+
+static void on_signal(int sig)
+{
+	if (ctp_supervised_child > 0)
+		kill((pid_t)ctp_supervised_child, sig);
+	srv_stop = sig;
+}
+
+int ctp_cmd_serve(int argc, char **argv)
+{
+	struct srv s = {.min_ns = DEFAULT_MIN_S * 1000000000ull,
+			.top = 50,
+			.listen = DEFAULT_LISTEN,
+			.sock = -1};
+	char said[128], err[512];
+	int rc = parse_args(argc, argv, &s);
+	if (rc >= 0)
+		return rc;
+	struct ctp_config *cfg = NULL;
+	if ((rc = ctp_cli_load_config(s.config_path, NULL, &cfg)) != 0)
+		return rc;
+	if (ctp_view_find(s.view_name ? s.view_name : "top", &s.view, err,
+			  sizeof(err)) < 0 &&
+	    s.view_name) {
+		fprintf(stderr, PROG ": %s\n", err);
+		ctp_config_free(cfg);
+		return CTP_EXIT_USAGE;
+	}
+	if ((s.sock = listen_on(s.listen, said, sizeof(said))) < 0) {
+		ctp_config_free(cfg);
+		ctp_view_free(s.view);
+		return s.sock == -EINVAL ? CTP_EXIT_USAGE : CTP_EXIT_FAILURE;
+	}
+	pthread_mutex_init(&s.lock, NULL);
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	fprintf(stderr, PROG ": listening on http://%s/metrics\n", said);
+	rc = s.no_supervise
+		     ? serve_run(cfg, &s)
+		     : ctp_supervise(cfg, false, serve_run, &s, &srv_stop);
+	if (rc == CTP_EXIT_INTERRUPTED && srv_stop)
+		rc = CTP_EXIT_OK; /* asked to stop: a clean end */
+	close(s.sock);
+	pthread_mutex_destroy(&s.lock);
+	ctp_view_free(s.view);
+	ctp_config_free(cfg);
+	ctp_readopts_done(&s.r);
+	return rc;
+}

@@ -1,0 +1,436 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `ctprof-core serve` (core/cli/serve.c), the exporter mode: on the
+ * fixture tree, over real HTTP (a plain socket client here, libmicrohttpd
+ * there), the status codes, content negotiation, the rate limit, a slow
+ * client that holds nothing up, and a clean SIGTERM; then, live, a real
+ * Prometheus server (Debian's prometheus, on loopback, a temporary config
+ * and data directory) scraping it every second: the CPU of a process of 8
+ * burning threads that Prometheus stored equals what the test measured of
+ * itself at that scrape, and rate() over it is the burned rate.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "e2e_util.h"
+
+#define FIX_PROC CTP_TEST_FIXTURES "/proc"
+#define FIX_SYS	 CTP_TEST_FIXTURES "/sys"
+
+static char tmp[PATH_MAX];
+/* What a test started, stopped by teardown when a check failed first. */
+static pid_t started[4];
+static size_t n_started;
+
+static void started_add(pid_t pid)
+{
+	if (n_started < sizeof(started) / sizeof(started[0]))
+		started[n_started++] = pid;
+}
+
+/* pid has been waited for: nothing for teardown to stop. */
+static void started_done(pid_t pid)
+{
+	for (size_t i = 0; i < n_started; i++)
+		if (started[i] == pid)
+			started[i] = 0;
+}
+
+/* Start serve with config yaml and extra args; its port in *port. */
+static pid_t start_serve(const char *yaml, const char *const *extra,
+			 unsigned *port)
+{
+	char cfg[PATH_MAX], log[PATH_MAX];
+	const char *args[24] = {"serve", "--config", cfg, "--listen",
+				"127.0.0.1:0"};
+	size_t n = 5;
+	assert_int_equal(E2E_PATHF(cfg, "%s/c.yaml", tmp), 0);
+	assert_int_equal(E2E_PATHF(log, "%s/serve.log", tmp), 0);
+	assert_int_equal(e2e_write_file(cfg, yaml, strlen(yaml)), 0);
+	for (; extra && *extra && n < 23; extra++)
+		args[n++] = *extra;
+	args[n] = NULL;
+	pid_t pid;
+	assert_int_equal(e2e_spawn(args, NULL, log, &pid), 0);
+	started_add(pid);
+	for (int i = 0; i < 200; i++) {
+		char *text;
+		size_t len;
+		const char *at;
+		if (e2e_read_file(log, &text, &len) == 0) {
+			at = strstr(text, "http://127.0.0.1:");
+			if (at &&
+			    sscanf(at, "http://127.0.0.1:%u", port) == 1) {
+				free(text);
+				return pid;
+			}
+			free(text);
+		}
+		usleep(50000);
+	}
+	e2e_show_file("serve", log);
+	fail_msg("serve did not say where it listens");
+	return -1;
+}
+
+static int connect_to(unsigned port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_port = htons((uint16_t)port)};
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		close(fd);
+		return -1; /* not listening (yet) */
+	}
+	return fd;
+}
+
+/* One request; the whole response (status line, headers, body) in *out,
+ * the status as the return. */
+static int http(unsigned port, const char *method, const char *path,
+		const char *accept, char **out)
+{
+	int fd = connect_to(port);
+	char req[512];
+	*out = NULL;
+	if (fd < 0)
+		return -1;
+	int n = snprintf(req, sizeof(req),
+			 "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%s%s%s"
+			 "Connection: close\r\n\r\n",
+			 method, path, accept ? "Accept: " : "",
+			 accept ? accept : "", accept ? "\r\n" : "");
+	assert_int_equal(write(fd, req, (size_t)n), n);
+	size_t cap = 1 << 16, len = 0;
+	char *buf = malloc(cap);
+	for (ssize_t r; (r = read(fd, buf + len, cap - len - 1)) > 0;) {
+		len += (size_t)r;
+		if (len + 1 == cap)
+			assert_non_null(buf = realloc(buf, cap *= 2));
+	}
+	buf[len] = '\0';
+	close(fd);
+	int status = 0;
+	assert_int_equal(sscanf(buf, "HTTP/1.1 %d", &status), 1);
+	*out = buf;
+	return status;
+}
+
+static double capture_time(const char *resp)
+{
+	const char *p = strstr(resp, "\nctprof_capture_timestamp_seconds ");
+	assert_non_null(p);
+	return strtod(p + strlen("\nctprof_capture_timestamp_seconds "), NULL);
+}
+
+static void stop(pid_t pid)
+{
+	int st;
+	assert_int_equal(kill(pid, SIGTERM), 0);
+	assert_int_equal(e2e_wait(pid, &st), 0);
+	started_done(pid);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		char log[PATH_MAX];
+		assert_int_equal(E2E_PATHF(log, "%s/serve.log", tmp), 0);
+		e2e_show_file("serve", log);
+	}
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+static void test_http(void **state)
+{
+	char yaml[4 * PATH_MAX], *resp;
+	(void)state;
+	int n = snprintf(yaml, sizeof(yaml),
+			 "plugin_dirs: [\"%s\"]\n"
+			 "roots: {proc: \"%s\", sys: \"%s\"}\n"
+			 "plugins:\n  procfs-stat: {}\n",
+			 CTP_TEST_PLUGIN_DIR, FIX_PROC, FIX_SYS);
+	assert_true(n > 0 && (size_t)n < sizeof(yaml));
+	const char *extra[] = {"--min-interval", "30s", NULL};
+	unsigned port;
+	pid_t pid = start_serve(yaml, extra, &port);
+	assert_int_equal(http(port, "GET", "/", NULL, &resp), 200);
+	assert_non_null(strstr(resp, "href=\"metrics\""));
+	free(resp);
+	assert_int_equal(http(port, "GET", "/nope", NULL, &resp), 404);
+	free(resp);
+	assert_int_equal(http(port, "POST", "/metrics", NULL, &resp), 405);
+	assert_non_null(strstr(resp, "\r\nAllow: GET, HEAD\r\n"));
+	free(resp);
+	/* A client that connects and says nothing holds only its thread. */
+	int slow = connect_to(port);
+	assert_true(slow >= 0);
+	assert_int_equal(http(port, "GET", "/metrics", NULL, &resp), 200);
+	assert_non_null(strstr(resp, "\r\nContent-Type: text/plain; "
+				     "version=0.0.4; charset=utf-8\r\n"));
+	assert_non_null(strstr(resp, "\n# TYPE ctprof_procfs_utime_seconds_"
+				     "total counter\n"));
+	assert_null(strstr(resp, "# EOF"));
+	double t0 = capture_time(resp);
+	free(resp);
+	/* OpenMetrics when asked; inside --min-interval, the same capture. */
+	assert_int_equal(http(port, "GET", "/metrics",
+			      "application/openmetrics-text; version=1.0.0, "
+			      "text/plain;q=0.5",
+			      &resp),
+			 200);
+	assert_non_null(strstr(resp, "\r\nContent-Type: application/"
+				     "openmetrics-text; version=1.0.0; "
+				     "charset=utf-8\r\n"));
+	assert_non_null(strstr(resp, "\n# EOF\n"));
+	assert_true(capture_time(resp) == t0);
+	free(resp);
+	close(slow);
+	stop(pid);
+}
+
+/* A bad --listen is a usage error. */
+static void test_usage(void **state)
+{
+	(void)state;
+	const char *bad[] = {"serve", "--listen", "nowhere", NULL};
+	assert_int_equal(e2e_run(bad, NULL, NULL), 2);
+	const char *op[] = {"serve", "extra-operand", NULL};
+	assert_int_equal(e2e_run(op, NULL, NULL), 2);
+}
+
+/* ---- A real Prometheus server ------------------------------------------ */
+
+#define BURNERS 8
+static atomic_bool burn_stop;
+
+static void *burn(void *arg)
+{
+	(void)arg;
+	volatile uint64_t x = 0;
+	/* Nice, so Prometheus and serve scrape on time beside them. */
+	setpriority(PRIO_PROCESS, (id_t)gettid(), 10);
+	while (!atomic_load_explicit(&burn_stop, memory_order_relaxed))
+		x++;
+	return NULL;
+}
+
+static double now_s(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* This process's CPU (s) at realtime instants, every 50 ms. */
+#define MAX_MARKS 4096
+static double mark_t[MAX_MARKS], mark_cpu[MAX_MARKS];
+static size_t n_marks;
+
+static void mark(void)
+{
+	if (n_marks < MAX_MARKS) {
+		mark_t[n_marks] = now_s(CLOCK_REALTIME);
+		mark_cpu[n_marks++] = now_s(CLOCK_PROCESS_CPUTIME_ID);
+	}
+}
+
+/* Our CPU at realtime t, by the marks around it. */
+static double cpu_at(double t)
+{
+	for (size_t i = 1; i < n_marks; i++)
+		if (mark_t[i] >= t) {
+			double f = (t - mark_t[i - 1]) /
+				   (mark_t[i] - mark_t[i - 1]);
+			return mark_cpu[i - 1] +
+			       f * (mark_cpu[i] - mark_cpu[i - 1]);
+		}
+	return NAN;
+}
+
+/* A PromQL instant query's first value and its sample time, from the
+ * JSON: "value":[<time>,"<value>"]. */
+static bool query(unsigned port, const char *promql, double *v)
+{
+	char path[1024], *resp;
+	size_t o = (size_t)snprintf(path, sizeof(path), "/api/v1/query?query=");
+	for (const char *p = promql; *p && o + 4 < sizeof(path); p++)
+		o += (size_t)snprintf(
+			path + o, sizeof(path) - o,
+			(*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+					*p == '_'
+				? "%c"
+				: "%%%02X",
+			(unsigned char)*p);
+	int st = http(port, "GET", path, NULL, &resp);
+	const char *at = resp ? strstr(resp, "\"value\":[") : NULL;
+	bool ok =
+		st == 200 && at && sscanf(at, "\"value\":[%*f,\"%lf\"", v) == 1;
+	free(resp);
+	return ok;
+}
+
+static unsigned free_port(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	socklen_t l = sizeof(a);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &l), 0);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+#define GROUP "ctp-prom-burn"
+#define CPU_Q                                                                  \
+	"ctprof_procfs_utime_seconds_total{group=\"" GROUP "\"}+"              \
+	"ctprof_procfs_stime_seconds_total{group=\"" GROUP "\"}"
+
+static void test_prometheus(void **state)
+{
+	(void)state;
+	if (access("/usr/bin/prometheus", X_OK) != 0) {
+		fprintf(stderr, "skip: no /usr/bin/prometheus (Debian's "
+				"prometheus package)\n");
+		skip();
+	}
+	char yaml[2 * PATH_MAX], prom[PATH_MAX], data[PATH_MAX], plog[PATH_MAX];
+	int n = snprintf(yaml, sizeof(yaml),
+			 "plugin_dirs: [\"%s\"]\nplugins:\n  procfs-stat: {}\n",
+			 CTP_TEST_PLUGIN_DIR);
+	assert_true(n > 0 && (size_t)n < sizeof(yaml));
+	prctl(PR_SET_NAME, GROUP);
+	pthread_t th[BURNERS];
+	for (int i = 0; i < BURNERS; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, burn, NULL), 0);
+	const char *extra[] = {"--min-interval", "500ms", NULL};
+	unsigned port, pport = free_port();
+	pid_t srv = start_serve(yaml, extra, &port);
+	assert_int_equal(E2E_PATHF(prom, "%s/prometheus.yml", tmp), 0);
+	assert_int_equal(E2E_PATHF(data, "%s/tsdb", tmp), 0);
+	assert_int_equal(E2E_PATHF(plog, "%s/prometheus.log", tmp), 0);
+	n = snprintf(yaml, sizeof(yaml),
+		     "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+		     "scrape_configs:\n"
+		     "  - job_name: ctprof\n"
+		     "    static_configs: [{targets: ['127.0.0.1:%u']}]\n",
+		     port);
+	assert_int_equal(e2e_write_file(prom, yaml, (size_t)n), 0);
+	char cfgarg[PATH_MAX + 32], dataarg[PATH_MAX + 32], listen[64];
+	snprintf(cfgarg, sizeof(cfgarg), "--config.file=%s", prom);
+	snprintf(dataarg, sizeof(dataarg), "--storage.tsdb.path=%s", data);
+	snprintf(listen, sizeof(listen), "--web.listen-address=127.0.0.1:%u",
+		 pport);
+	pid_t p = fork();
+	assert_true(p >= 0);
+	if (p > 0)
+		started_add(p);
+	if (p == 0) {
+		int fd = open(plog, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execl("/usr/bin/prometheus", "prometheus", cfgarg, dataarg,
+		      listen, (char *)NULL);
+		_exit(127);
+	}
+	/* Mark our CPU while Prometheus scrapes, until its last 4 s hold a
+	 * sample a second (rate() over a window the samples do not cover
+	 * reads low), at most 40 s. */
+	double v = NAN, ts = NAN, rate = NAN, count = NAN, next = 0,
+	       t_end = now_s(CLOCK_REALTIME) + 40;
+	while (now_s(CLOCK_REALTIME) < t_end) {
+		mark();
+		usleep(50000);
+		if (now_s(CLOCK_REALTIME) < next)
+			continue;
+		next = now_s(CLOCK_REALTIME) + 1;
+		if (query(pport,
+			  "count_over_time(ctprof_procfs_utime_seconds_total{"
+			  "group=\"" GROUP "\"}[4s])",
+			  &count) &&
+		    count >= 4)
+			break;
+	}
+	bool got = query(pport, CPU_Q, &v) &&
+		   query(pport,
+			 "timestamp(ctprof_procfs_utime_seconds_total{group="
+			 "\"" GROUP "\"})",
+			 &ts) &&
+		   query(pport,
+			 "sum(rate(ctprof_procfs_utime_seconds_total{group="
+			 "\"" GROUP
+			 "\"}[4s])+rate(ctprof_procfs_stime_seconds_total{"
+			 "group=\"" GROUP "\"}[4s]))",
+			 &rate);
+	mark();
+	atomic_store(&burn_stop, true);
+	for (int i = 0; i < BURNERS; i++)
+		pthread_join(th[i], NULL);
+	kill(p, SIGTERM);
+	int st;
+	waitpid(p, &st, 0);
+	started_done(p);
+	stop(srv);
+	if (!got) {
+		e2e_show_file("prometheus", plog);
+		fail_msg("Prometheus has no sample of the burners");
+	}
+	/* The burned rate: our CPU over the marks. */
+	double burned = (mark_cpu[n_marks - 1] - mark_cpu[0]) /
+			(mark_t[n_marks - 1] - mark_t[0]);
+	double want = cpu_at(ts);
+	printf("prometheus: %.2f s of CPU at the scrape (we measured %.2f), "
+	       "rate %.2f (we burned %.2f) over %.0f samples\n",
+	       v, want, rate, burned, count);
+	/* Within one scrape interval of drift, and the ticks' rounding. */
+	assert_true(fabs(v - want) <= burned * 1.0 + 0.1);
+	assert_true(rate > burned * 0.75 && rate < burned * 1.25);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return e2e_tmpdir("serve", tmp, sizeof(tmp));
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	/* SIGTERM: serve's supervisor passes it on to its capture process. */
+	for (size_t i = 0; i < n_started; i++)
+		if (started[i] > 0 && kill(started[i], SIGTERM) == 0)
+			waitpid(started[i], NULL, 0);
+	atomic_store(&burn_stop, true);
+	return e2e_rm_rf(tmp) < 0 ? -1 : 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_http),
+		cmocka_unit_test(test_usage),
+		cmocka_unit_test(test_prometheus),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
