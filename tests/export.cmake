@@ -3,7 +3,7 @@
 # the Prometheus text format (checked by promtool), the textfile, and CSV
 # loaded into sqlite3 (docs/EXPORT.md).
 ctp_add_test(test_export test_export.c snapbuild.c e2e_util.c LIBS ctpcore)
-add_dependencies(test_export ctprof-core)
+add_dependencies(test_export ctprof-core plugin-procfs-stat)
 
 # `serve` (core/cli/serve.c): HTTP on the fixture tree, then a real
 # Prometheus server scraping it while 8 threads burn (alone: the burn

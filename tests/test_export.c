@@ -217,6 +217,9 @@ static void test_textfile(void **state)
 	assert_int_equal(e2e_read_file("tf/ctprof.prom", &out, &n), 0);
 	has_line(out, "# TYPE ctprof_t_cpu_seconds_total counter");
 	free(out);
+	struct stat st;
+	assert_int_equal(stat("tf/ctprof.prom", &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0644); /* node_exporter reads it */
 	assert_int_equal(e2e_count_entries("tf", &n), 0);
 	assert_int_equal(n, 1);
 	/* A bad combination is a usage error that writes nothing. */
@@ -226,6 +229,32 @@ static void test_textfile(void **state)
 	free(out);
 	assert_int_equal(run_export(&out, "--format", "xml", NULL), 2);
 	free(out);
+}
+
+/* record --textfile DIR: the textfile after each snapshot. */
+static void test_record_textfile(void **state)
+{
+	char yaml[4 * PATH_MAX], *out;
+	size_t n;
+	(void)state;
+	int len = snprintf(yaml, sizeof(yaml),
+			   "plugin_dirs: [\"%s\"]\n"
+			   "roots: {proc: \"%s/proc\", sys: \"%s/sys\"}\n"
+			   "plugins:\n  procfs-stat: {}\n",
+			   CTP_TEST_PLUGIN_DIR, CTP_TEST_FIXTURES,
+			   CTP_TEST_FIXTURES);
+	assert_true(len > 0 && (size_t)len < sizeof(yaml));
+	assert_int_equal(e2e_write_file("rec.yaml", yaml, (size_t)len), 0);
+	assert_int_equal(mkdir("tf2", 0700) == 0 || errno == EEXIST, 1);
+	const char *args[] = {"record", "--config",   "rec.yaml", "-o",
+			      "rec",	"--count",    "2",	  "--interval",
+			      "100ms",	"--textfile", "tf2",	  NULL};
+	assert_int_equal(e2e_run(args, NULL, "err.txt"), 0);
+	assert_int_equal(e2e_read_file("tf2/ctprof.prom", &out, &n), 0);
+	has_line(out, "# TYPE ctprof_procfs_utime_seconds_total counter");
+	free(out);
+	assert_int_equal(e2e_count_entries("tf2", &n), 0);
+	assert_int_equal(n, 1);
 }
 
 /* CSV into sqlite3: a GROUP BY over the rows matches show --group-by. */
@@ -291,6 +320,7 @@ int main(void)
 		cmocka_unit_test(test_openmetrics_parser),
 		cmocka_unit_test(test_promtool),
 		cmocka_unit_test(test_textfile),
+		cmocka_unit_test(test_record_textfile),
 		cmocka_unit_test(test_sqlite),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "ctprof/plugin-util.h"
+#include "engine.h"
 #include "flat.h"
 #include "openmetrics.h"
 #include "outfile.h"
@@ -34,6 +35,7 @@ struct opts {
 	const char *path, *out, *textfile, *view, *table;
 	int format;
 	bool format_set, group_set;
+	bool quiet; /* no line on stderr (record's textfile) */
 	uint64_t top;
 	char textpath[4096], latest[4096];
 };
@@ -237,7 +239,7 @@ static int metrics(FILE *out, const struct ctp_snap *snap, struct opts *o,
 	struct ctp_om_stats st;
 	r = ctp_om_write(out, snap, g, &mo, &st);
 	ctp_groups_free(g);
-	if (r == 0)
+	if (r == 0 && ctp_verbosity >= 0 && !o->quiet)
 		fprintf(stderr,
 			PROG ": %zu series in %zu families; %zu of %zu "
 			     "groups%s; %zu fields left out (ordinals, "
@@ -287,6 +289,8 @@ static int run(struct opts *o, const struct ctp_snap *snap,
 	const char *path = o->out ? o->out : "-";
 	FILE *out = NULL;
 	ctp_outfile_init(&t);
+	/* node_exporter reads the textfile as its own user. */
+	t.mode = o->textfile ? 0644 : 0;
 	int r = ctp_outfile_open(&t, path, err, sizeof(err));
 	if (r == 0 && !(out = fdopen(t.fd, "w")))
 		r = -errno;
@@ -314,6 +318,40 @@ static int run(struct opts *o, const struct ctp_snap *snap,
 		return CTP_EXIT_OK;
 	fprintf(stderr, PROG ": %s\n", err);
 	return r == -EINVAL ? CTP_EXIT_USAGE : CTP_EXIT_FAILURE;
+}
+
+int ctp_export_textfile(const char *snap_path, const char *dir, uint64_t cap)
+{
+	struct opts o = {.top = DEFAULT_TOP,
+			 .format = F_PROMETHEUS,
+			 .textfile = dir,
+			 .quiet = true};
+	struct ctp_snap *snap = NULL;
+	struct ctp_view *v = NULL;
+	char err[512], axes[] = "pcomm";
+	int n = snprintf(o.textpath, sizeof(o.textpath), "%s/%s", dir,
+			 TEXTFILE);
+	if (n < 0 || (size_t)n >= sizeof(o.textpath)) {
+		fprintf(stderr, "%s/%s: path too long\n", dir, TEXTFILE);
+		return CTP_EXIT_FAILURE;
+	}
+	o.out = o.textpath;
+	o.r.cap = cap;
+	int rc = ctp_group_spec_parse(axes, &o.r.spec, err, sizeof(err)) < 0
+			 ? CTP_EXIT_FAILURE
+			 : 0;
+	if (rc == 0 && ctp_view_find("top", &v, err, sizeof(err)) < 0)
+		v = NULL; /* no view: ranked by the first CPU counter */
+	if (rc == 0 &&
+	    ctp_snap_open(snap_path, cap, &snap, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		rc = CTP_EXIT_FAILURE;
+	}
+	if (rc == 0)
+		rc = run(&o, snap, v);
+	ctp_snap_free(snap);
+	ctp_view_free(v);
+	return rc;
 }
 
 int ctp_cmd_export(int argc, char **argv)

@@ -48,7 +48,7 @@ struct rec_progress {
 };
 
 struct rec_args {
-	const char *config_path, *dir;
+	const char *config_path, *dir, *textfile;
 	uint64_t interval_ns, count, duration_ns, keep, max_bytes;
 	unsigned workers;
 	bool strict, no_supervise, print, supervised;
@@ -63,6 +63,7 @@ enum {
 	O_PRINT,
 	O_STRICT,
 	O_NO_SUPERVISE,
+	O_TEXTFILE,
 };
 
 static void usage(FILE *out)
@@ -89,6 +90,8 @@ static void usage(FILE *out)
 		"just written)\n"
 		"      --print          print the top view of each interval "
 		"as it ends\n"
+		"      --textfile DIR   after each, DIR/ctprof.prom for "
+		"node_exporter (docs/EXPORT.md)\n"
 		"  -c, --config FILE    configuration (default: %s)\n"
 		"  -j, --workers N      walker threads\n"
 		"      --strict         a plugin failure skips that "
@@ -176,6 +179,9 @@ static int record_option(struct rec_args *a, int c, const char *arg)
 	case O_PRINT:
 		a->print = true;
 		return -1;
+	case O_TEXTFILE:
+		a->textfile = arg;
+		return -1;
 	case O_STRICT:
 		a->strict = true;
 		return -1;
@@ -207,6 +213,7 @@ static int parse_args(int argc, char **argv, struct rec_args *a)
 		{"keep", required_argument, NULL, O_KEEP},
 		{"max-bytes", required_argument, NULL, O_MAX_BYTES},
 		{"print", no_argument, NULL, O_PRINT},
+		{"textfile", required_argument, NULL, O_TEXTFILE},
 		{"workers", required_argument, NULL, 'j'},
 		{"strict", no_argument, NULL, O_STRICT},
 		{"no-supervise", no_argument, NULL, O_NO_SUPERVISE},
@@ -406,6 +413,11 @@ static int capture_once(struct ctp_engine *eng, const struct ctp_config *cfg,
 	retention(a, path);
 	if (a->print)
 		print_interval(a, cfg, path);
+	if (a->textfile &&
+	    ctp_export_textfile(path, a->textfile,
+				cfg->max_decompressed_bytes) != CTP_EXIT_OK)
+		ctp_log(CTP_LOG_WARNING, "%s/ctprof.prom not updated",
+			a->textfile);
 	snprintf(a->prog->last, sizeof(a->prog->last), "%s", path);
 	return 0;
 }

@@ -190,8 +190,8 @@ static int open_file(struct ctp_outfile *t, const char *path)
 		return fail(t, -errno, "%s: cannot create a temporary file: %s",
 			    t->dir, strerror(errno));
 	}
-	/* The mode must not depend on the umask: 0640 always. */
-	if (fchmod(t->fd, 0640) < 0)
+	/* The mode must not depend on the umask. */
+	if (fchmod(t->fd, t->mode ? t->mode : 0640) < 0)
 		return fail(t, -errno, "%s: chmod: %s", path, strerror(errno));
 	return 0;
 }

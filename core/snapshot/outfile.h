@@ -5,7 +5,7 @@
  * /proc/self/fd/N are written to directly; an existing character device,
  * FIFO or socket is opened and written, never replaced. A regular file or
  * a new name gets a file with no name until it is complete: an O_TMPFILE
- * (mode 0640) in the target's directory, made durable, then linked in as
+ * (mode 0640, or t->mode set before open) in the target's directory, made durable, then linked in as
  * the target, or over an existing target linked to `.<base>.tmp.XXXXXX`
  * and renamed onto it (a symlink at the target is replaced, never
  * followed); the directory is made durable. Without O_TMPFILE the data
@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 struct ctp_outfile {
 	int fd; /* write here after open */
@@ -32,6 +33,7 @@ struct ctp_outfile {
 	char tmp[512];
 	char *msg; /* where failures are said */
 	size_t msglen;
+	mode_t mode; /* of a new file; 0: 0640 */
 };
 
 void ctp_outfile_init(struct ctp_outfile *t);
