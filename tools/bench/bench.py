@@ -50,6 +50,13 @@ and not. The recorder's steady-state CPU per capture is
 cancel out. --recorder-only measures nothing else (no readers, no w2). No
 target applies.
 
+With --export, each set measures `ctprof-core export` (issue 16) on one
+snapshot of the load instead: the OpenMetrics export with --top 50 grouped
+by process name and by thread (--group-by tid, the grouping with the most
+groups), R times each: CPU, wall and peak RSS of the export, and the series,
+families and groups it reported. No target applies; the series bound is
+(top + 1) per family and label value.
+
 Snapshots go to a private directory on tmpfs (/dev/shm when present) and are
 deleted once measured. Run as root for a whole-host walk (another user's
 tasks are partly unreadable, which changes the work done).
@@ -808,6 +815,65 @@ def derive_recorder(runs):
             "ns": recorder_way(runs, "w1ns", "rec1ns", "recnns")}
 
 
+EXPORT_RE = re.compile(r"(\d+) series in (\d+) families; (\d+) of (\d+) "
+                       r"groups")
+
+
+def export_block(args, n, outdir, configs):
+    """`export` on one snapshot of a load of n threads; returns the row."""
+    load = Load(args, n)
+    row = {"n": n, "load_threads": int(load.threads), "export": {}}
+    try:
+        log("N=%d: load up (%s threads), export" % (n, load.threads))
+        for sn in args.set_list:
+            snap = os.path.join(outdir, "export.ctprof.zst")
+            run_measured(args, ctprof_argv(args, configs[sn], snap, 1),
+                         outdir, "ctprof")
+            for by in ("pcomm", "tid"):
+                runs = []
+                for i in range(args.repeat):
+                    r = run_measured(args, [args.ctprof, "export", snap,
+                                            "--group-by", by, "--top", "50",
+                                            "-o", "/dev/null"],
+                                     outdir, "export")
+                    m = EXPORT_RE.search(r["stderr"])
+                    if not m:
+                        raise BenchError("export said no counts:\n%s"
+                                         % r["stderr"])
+                    r.update(series=int(m.group(1)),
+                             families=int(m.group(2)),
+                             kept=int(m.group(3)), groups=int(m.group(4)))
+                    r.pop("stdout")
+                    r.pop("stderr")
+                    runs.append(r)
+                one = {k: statistics.median(x[k] for x in runs)
+                       for k in ("cpu", "wall", "maxrss", "series",
+                                 "families", "kept", "groups")}
+                row["export"]["%s/%s" % (sn, by)] = one
+                log("  %s --group-by %s: %d series in %d families, %d of "
+                    "%d groups; %.3f s CPU, %.3f s wall, %.1f MiB"
+                    % (sn, by, one["series"], one["families"], one["kept"],
+                       one["groups"], one["cpu"], one["wall"],
+                       one["maxrss"] / 1048576))
+            os.unlink(snap)
+    finally:
+        load.stop()
+    return row
+
+
+def print_export(rows, out):
+    print("| threads | set, grouping | groups | series | families | CPU | "
+          "wall | peak RSS |", file=out)
+    print("|---|---|---|---|---|---|---|---|", file=out)
+    for row in rows:
+        for k, e in row["export"].items():
+            print("| %d | %s | %d (%d kept) | %d | %d | %.3f s | %.3f s | "
+                  "%.1f MiB |" % (row["load_threads"], k, e["groups"],
+                                  e["kept"], e["series"], e["families"],
+                                  e["cpu"], e["wall"], e["maxrss"] / 1048576),
+                  file=out)
+
+
 def block(args, n, outdir, configs):
     """Measure one load size; returns the row."""
     strace = {}
@@ -1214,6 +1280,8 @@ def parse_args():
     ap.add_argument("--recorder-only", action="store_true",
                     help="with --recorder: measure only the one-shot "
                     "capture and the recorder (no readers, no workers=2)")
+    ap.add_argument("--export", action="store_true",
+                    help="measure `ctprof-core export` only (issue 16)")
     ap.add_argument("--per-process", type=int, default=100,
                     help="threads per load process (default %(default)s)")
     ap.add_argument("-r", "--repeat", type=int, default=5,
@@ -1315,7 +1383,8 @@ def main():
     rows = []
     try:
         for n in args.sizes:
-            rows.append(block(args, n, outdir, configs))
+            rows.append(export_block(args, n, outdir, configs)
+                        if args.export else block(args, n, outdir, configs))
     except BenchError as e:
         log("bench: %s" % e)
         return 2
@@ -1325,6 +1394,9 @@ def main():
     finally:
         shutil.rmtree(outdir, ignore_errors=True)
 
+    if args.export:
+        print_export(rows, sys.stdout)
+        return 0
     check_at = args.check_at
     print("ctprof-core benchmark, %s; %d CPUs (%s), %.1f GiB, Linux %s; "
           "load average %.2f at start"
