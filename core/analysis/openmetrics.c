@@ -151,8 +151,8 @@ static void family(const struct ctp_snap_field *f, char *buf, size_t n)
 	int k;
 	const char *u = base_unit(f->unit, &k);
 	bool cat = f->kind == CTP_KIND_CATEGORICAL;
-	if (cat)
-		u = NULL;
+	if (cat || f->type == CTP_TYPE_CPUSET)
+		u = f->type == CTP_TYPE_CPUSET ? "cpus" : NULL;
 	sanitize(f->name, s, sizeof(s));
 	drop_abbrev(s);
 	snprintf(sfx, sizeof(sfx), "_%s", u ? u : "");
@@ -511,6 +511,8 @@ static void per_row(struct om *m, const struct ctp_snap_field *f,
 			x = (long double)v.u64;
 		else if (v.type == CTP_TYPE_I64)
 			x = (long double)v.i64;
+		else if (v.type == CTP_TYPE_CPUSET)
+			x = (long double)ctp_cpuset_count(&v);
 		else
 			continue;
 		char *l = NULL;
@@ -542,9 +544,11 @@ static bool exported(const struct om *m, const struct ctp_snap_field *f)
 {
 	if (m->o->want && !m->o->want(m->o->want_arg, f->name))
 		return false;
+	/* A cpuset only when asked for by name (--fields, a view). */
+	if (f->type == CTP_TYPE_CPUSET)
+		return m->o->want && f->scope != CTP_SCOPE_EXITED;
 	return f->scope != CTP_SCOPE_EXITED && f->type != CTP_TYPE_STRING &&
-	       f->type != CTP_TYPE_CPUSET && f->kind != CTP_KIND_ORDINAL &&
-	       f->kind != CTP_KIND_CPUSET;
+	       f->kind != CTP_KIND_ORDINAL && f->kind != CTP_KIND_CPUSET;
 }
 
 static void field(struct om *m, const struct ctp_snap_field *f)
@@ -552,9 +556,10 @@ static void field(struct om *m, const struct ctp_snap_field *f)
 	char name[NAME_MAX_LEN + 32];
 	int k;
 	const char *unit = base_unit(f->unit, &k);
-	bool cat = f->kind == CTP_KIND_CATEGORICAL,
+	bool cat = f->kind == CTP_KIND_CATEGORICAL &&
+		   f->type != CTP_TYPE_CPUSET,
 	     counter = f->kind == CTP_KIND_COUNTER && !cat;
-	if (cat)
+	if (cat || f->type == CTP_TYPE_CPUSET)
 		unit = NULL, k = 0;
 	family(f, name, sizeof(name));
 	if (!exported(m, f) || !claim(m, name)) {
@@ -564,8 +569,11 @@ static void field(struct om *m, const struct ctp_snap_field *f)
 	if (!has_values(m, f)) /* a family with no sample says nothing */
 		return;
 	char help[1024];
-	snprintf(help, sizeof(help), "%s (field %s)", *f->help ? f->help : "",
-		 f->name);
+	snprintf(help, sizeof(help), "%s (field %s%s)", *f->help ? f->help : "",
+		 f->name,
+		 f->type == CTP_TYPE_CPUSET ? "; CPUs in the set, a group's "
+					      "union"
+					    : "");
 	header(m, name, counter ? "counter" : "gauge", unit,
 	       help[0] == ' ' ? help + 1 : help);
 	bool grouped =
