@@ -598,6 +598,55 @@ static void field(struct om *m, const struct ctp_snap_field *f)
 static const char *const status_names[] = {"unknown", "loaded", "failed",
 					   "disabled"};
 
+/* The walk's counts and the per-task files that could not be read, by
+ * file and why (missing, denied, other). */
+static void read_failures(struct om *m)
+{
+	const struct ctp_snap_readfail *rf = ctp_snap_readfail(m->snap);
+	if (!rf)
+		return;
+	static const char tasks[] = "ctprof_capture_tasks";
+	header(m, tasks, "gauge", NULL,
+	       "Tasks the walk met: walked, recorded, vanished, by kind");
+	const struct {
+		const char *l;
+		uint64_t v;
+	} t[] = {
+		{"kind=\"thread\",what=\"walked\"", rf->tids_walked},
+		{"kind=\"thread\",what=\"recorded\"", rf->tids_recorded},
+		{"kind=\"thread\",what=\"vanished\"", rf->tids_vanished},
+		{"kind=\"process\",what=\"walked\"", rf->tgids_walked},
+		{"kind=\"process\",what=\"vanished\"", rf->tgids_vanished},
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		sample(m, tasks, false, t[i].l, NULL, (long double)t[i].v, 0);
+	static const char rfn[] = "ctprof_collector_read_failures";
+	header(m, rfn, "gauge", NULL,
+	       "Per-task files the capture could not read, by file and "
+	       "why: missing (ENOENT), denied (EACCES, EPERM), other");
+	for (size_t i = 0; i < rf->n_files; i++) {
+		uint64_t miss = rf->missing ? rf->missing[i] : 0,
+			 den = rf->denied ? rf->denied[i] : 0,
+			 all = rf->failures[i];
+		uint64_t why[3] = {miss, den,
+				   all > miss + den ? all - miss - den : 0};
+		static const char *const wn[3] = {"missing", "denied", "other"};
+		char *l = label("file", rf->file[i], strlen(rf->file[i]));
+		if (!l) {
+			m->err = -ENOMEM;
+			return;
+		}
+		for (int k = 0; k < 3; k++) {
+			char e[32];
+			snprintf(e, sizeof(e), "reason=\"%s\"", wn[k]);
+			if (why[k])
+				sample(m, rfn, false, l, e, (long double)why[k],
+				       0);
+		}
+		free(l);
+	}
+}
+
 /* The plugins, and the capture itself. */
 static void collectors(struct om *m)
 {
@@ -657,6 +706,7 @@ static void collectors(struct om *m)
 			free(l);
 		}
 	}
+	read_failures(m);
 	const struct ctp_snap_header *h = ctp_snap_header(m->snap);
 	header(m, "ctprof_capture_duration_seconds", "gauge", "seconds",
 	       "How long the capture took");
