@@ -481,24 +481,23 @@ int ctp_cmd_serve(int argc, char **argv)
 			.top = 50,
 			.listen = DEFAULT_LISTEN,
 			.sock = -1};
+	struct ctp_config *cfg = NULL;
 	char said[128], err[512];
 	int rc = parse_args(argc, argv, &s);
 	if (rc >= 0)
-		return rc;
-	struct ctp_config *cfg = NULL;
+		goto out;
 	if ((rc = ctp_cli_load_config(s.config_path, NULL, &cfg)) != 0)
-		return rc;
+		goto out;
+	rc = CTP_EXIT_USAGE;
 	if (ctp_view_find(s.view_name ? s.view_name : "top", &s.view, err,
 			  sizeof(err)) < 0 &&
 	    s.view_name) {
 		fprintf(stderr, PROG ": %s\n", err);
-		ctp_config_free(cfg);
-		return CTP_EXIT_USAGE;
+		goto out;
 	}
 	if ((s.sock = listen_on(s.listen, said, sizeof(said))) < 0) {
-		ctp_config_free(cfg);
-		ctp_view_free(s.view);
-		return s.sock == -EINVAL ? CTP_EXIT_USAGE : CTP_EXIT_FAILURE;
+		rc = s.sock == -EINVAL ? CTP_EXIT_USAGE : CTP_EXIT_FAILURE;
+		goto out;
 	}
 	pthread_mutex_init(&s.lock, NULL);
 	struct sigaction sa = {.sa_handler = on_signal};
@@ -514,6 +513,7 @@ int ctp_cmd_serve(int argc, char **argv)
 		rc = CTP_EXIT_OK; /* asked to stop: a clean end */
 	close(s.sock);
 	pthread_mutex_destroy(&s.lock);
+out:
 	ctp_view_free(s.view);
 	ctp_config_free(cfg);
 	ctp_readopts_done(&s.r);
