@@ -229,6 +229,17 @@ static void test_textfile(void **state)
 	free(out);
 	assert_int_equal(run_export(&out, "--format", "xml", NULL), 2);
 	free(out);
+	/* --help: the usage on stdout, exit 0, for every reader verb. */
+	static const char *const verbs[] = {"export", "serve",	 "record",
+					    "show",   "compare", "dump"};
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
+		const char *help[] = {verbs[i], "--help", NULL};
+		assert_int_equal(e2e_run(help, "help.txt", "err.txt"), 0);
+		assert_int_equal(e2e_read_file("help.txt", &out, &n), 0);
+		if (!strcasestr(out, "usage"))
+			fail_msg("%s --help printed:\n%s", verbs[i], out);
+		free(out);
+	}
 }
 
 /* record --textfile DIR: the textfile after each snapshot. */

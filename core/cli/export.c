@@ -361,8 +361,11 @@ int ctp_cmd_export(int argc, char **argv)
 	struct ctp_view *v = NULL;
 	char err[512];
 	int rc = parse_args(argc, argv, &o);
-	if (rc < 0)
-		rc = latest_of(&o);
+	if (rc >= 0) { /* --help, or a usage error said */
+		ctp_readopts_done(&o.r);
+		return rc;
+	}
+	rc = latest_of(&o);
 	if (rc == 0 &&
 	    ctp_view_find(o.view ? o.view : "top", &v, err, sizeof(err)) < 0 &&
 	    o.view) {
@@ -379,5 +382,5 @@ int ctp_cmd_export(int argc, char **argv)
 	ctp_snap_free(snap);
 	ctp_view_free(v);
 	ctp_readopts_done(&o.r);
-	return rc < 0 ? CTP_EXIT_OK : rc;
+	return rc;
 }
