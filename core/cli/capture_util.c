@@ -133,7 +133,7 @@ static bool cap_sys_ptrace(void)
 
 int ctp_cli_write(struct ctp_capture *cap, const struct ctp_config *cfg,
 		  const char *outpath, const volatile sig_atomic_t *stop,
-		  uint64_t *written)
+		  uint64_t *written, bool report)
 {
 	cap->ptrace_capable = cap_sys_ptrace();
 	struct utsname u;
@@ -155,7 +155,7 @@ int ctp_cli_write(struct ctp_capture *cap, const struct ctp_config *cfg,
 		fprintf(stderr, "ctprof-core: %s\n", err);
 		return CTP_EXIT_FAILURE;
 	}
-	if (ctp_verbosity >= 0)
+	if (ctp_verbosity >= (report ? 0 : 1))
 		report_written(cap, outpath, bytes);
 	if (written)
 		*written = bytes;

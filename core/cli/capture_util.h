@@ -26,10 +26,12 @@ bool ctp_cli_plugin_gave_up(const struct ctp_capture *cap);
  * and its supervisor when `supervised`. */
 void ctp_cli_record_self(struct ctp_capture *cap, bool supervised);
 /* Write the finished capture to outpath (temp file and rename), with the
- * header facts known only now; *stop set cancels it. Returns the exit
- * status; the file's bytes in *written (may be NULL). */
+ * header facts known only now; *stop set cancels it. The one line saying
+ * what was written goes to stderr unless -q, or when `report` is false
+ * unless -v (serve: a capture per scrape). Returns the exit status; the
+ * file's bytes in *written (may be NULL). */
 int ctp_cli_write(struct ctp_capture *cap, const struct ctp_config *cfg,
 		  const char *outpath, const volatile sig_atomic_t *stop,
-		  uint64_t *written);
+		  uint64_t *written, bool report);
 
 #endif

@@ -334,7 +334,8 @@ static int run_capture(const struct ctp_config *cfg,
 	 * there is left out of the next attempt like any other. */
 	ctp_engine_unload(&eng);
 	if (!rc)
-		rc = ctp_cli_write(cap, cfg, outpath, &stop_requested, NULL);
+		rc = ctp_cli_write(cap, cfg, outpath, &stop_requested, NULL,
+				   true);
 	ctp_engine_done(&eng);
 	ctp_capture_free(cap);
 	return rc;

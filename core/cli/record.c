@@ -404,7 +404,7 @@ static int capture_once(struct ctp_engine *eng, const struct ctp_config *cfg,
 		ctp_log(CTP_LOG_ERR, "%s: too long a directory name", a->dir);
 		return 0;
 	}
-	int rc = ctp_cli_write(cap, cfg, path, &rec_stop, NULL);
+	int rc = ctp_cli_write(cap, cfg, path, &rec_stop, NULL, true);
 	if (rc == CTP_EXIT_INTERRUPTED)
 		return rc;
 	if (rc != CTP_EXIT_OK)

@@ -78,6 +78,8 @@ static void usage(FILE *f)
 	      "                      (default 5s)\n"
 	      "  --group-by, --view, --fields, --top: as export's "
 	      "(docs/EXPORT.md)\n"
+	      "  -v, --verbose       a line per capture; -q, --quiet: "
+	      "errors only\n"
 	      "GET /metrics answers OpenMetrics when asked for it (Accept), "
 	      "else the\nPrometheus text format 0.0.4. SIGTERM or SIGINT "
 	      "stops it.\n",
@@ -108,8 +110,14 @@ static int own_option(struct srv *s, int c, const char *arg)
 		}
 		s->min_ns = ns;
 		return -1;
-	case 'v':
+	case 'w':
 		s->view_name = arg;
+		return -1;
+	case 'q':
+		ctp_verbosity = -1;
+		return -1;
+	case 'v':
+		ctp_verbosity++;
 		return -1;
 	case 't':
 		if (ctp_parse_u64_str(arg, &s->top) < 0) {
@@ -134,7 +142,9 @@ static int parse_args(int argc, char **argv, struct srv *s)
 		CTP_READOPT_LONGOPTS,
 		{"listen", required_argument, NULL, 'l'},
 		{"min-interval", required_argument, NULL, 'm'},
-		{"view", required_argument, NULL, 'v'},
+		{"view", required_argument, NULL, 'w'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"verbose", no_argument, NULL, 'v'},
 		{"top", required_argument, NULL, 't'},
 		{"no-supervise", no_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'},
@@ -142,7 +152,7 @@ static int parse_args(int argc, char **argv, struct srv *s)
 	};
 	int c, rc;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "hc:", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hc:qv", lopts, NULL)) != -1) {
 		rc = ctp_readopts_option("serve", &s->r, c, optarg);
 		if (rc == CTP_READOPT_NOT_MINE)
 			rc = own_option(s, c, optarg);
@@ -244,7 +254,8 @@ static int capture(struct srv *s)
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", s->memfd);
 	if (ftruncate(s->memfd, 0) < 0 || lseek(s->memfd, 0, SEEK_SET) < 0 ||
-	    ctp_cli_write(cap, s->cfg, path, &srv_stop, NULL) != CTP_EXIT_OK) {
+	    ctp_cli_write(cap, s->cfg, path, &srv_stop, NULL, false) !=
+		    CTP_EXIT_OK) {
 		snprintf(s->why, sizeof(s->why),
 			 "the capture could not be written (see the log)");
 		return -EIO;
