@@ -802,6 +802,11 @@ static void test_view_identity(void **state)
  * so 5.5 s of CPU over 10 s, all the root cgroup used: 1 s of live
  * threads and 4.5 s exited.
  */
+/* With it, the recording also has process 60 "job", seen live only in
+ * the middle file (in cgroup /jobs), that exits with 0.3 s before CAND:
+ * its exit row knows no cgroup, the file before it does. */
+static bool with_job;
+
 static void write_exit_side(int k, const char *path)
 {
 	enum { T_CPU, T_BEGIN, P_CPU, X_CPU, C_USE, N_XF };
@@ -824,9 +829,10 @@ static void write_exit_side(int k, const char *path)
 	const uint64_t s = 1000000000ull;
 	for (int i = 0; i < N_XF; i++)
 		assert_int_equal(ctp_registry_add(&cap->reg, 0, &d[i]), i);
-	uint32_t cg = sb_cgroup(cap, "/");
+	uint32_t cg = sb_cgroup(cap, "/"),
+		 jobs = with_job && k == 1 ? sb_cgroup(cap, "/jobs") : 0;
 	sb_put_u64(cap, &cap->cgroups, cg, CTP_CGROUP_IDENT, C_USE,
-		   k == 2 ? 6500000 : 1000000);
+		   k == 2 ? (with_job ? 6800000 : 6500000) : 1000000);
 	uint32_t r, p = sb_process(cap, 10, "make");
 	sb_put_u64(cap, &cap->procs[0], p, CTP_PROCESS_IDENT, P_CPU,
 		   k == 2 ? 350 : 150);
@@ -842,6 +848,16 @@ static void write_exit_side(int k, const char *path)
 	r = sb_thread(cap, 20, "svc", (int)cg);
 	sb_put_u64(cap, th, r, CTP_THREAD_IDENT, T_CPU, 10);
 	sb_put_u64(cap, th, r, CTP_THREAD_IDENT, T_BEGIN, 100);
+	if (with_job && k == 1) {
+		sb_process(cap, 60, "job");
+		r = sb_thread(cap, 60, "job", (int)jobs);
+		sb_put_u64(cap, th, r, CTP_THREAD_IDENT, T_CPU, 10);
+		sb_put_u64(cap, th, r, CTP_THREAD_IDENT, T_BEGIN, 100200);
+	}
+	if (with_job && k == 2) {
+		r = sb_exited(cap, 60, 60, "job", 1008 * s);
+		sb_put_u64(cap, x, r, CTP_EXITED_IDENT, X_CPU, 300000);
+	}
 	if (k == 1) {
 		r = sb_exited(cap, 30, 30, "cc1", 1003 * s);
 		sb_put_u64(cap, x, r, CTP_EXITED_IDENT, X_CPU, 2000000);
@@ -913,6 +929,23 @@ static void test_view_exited(void **state)
 	has_line(out, "CPU 5.5 s: threads 1.0 s (18%), 2 exited tasks 2.0 s "
 		      "(36%), rest 2.5 s");
 	assert_null(strstr(out, "cc1-helper"));
+	free(out);
+	/* A task seen live only in the file before its exit's: its cgroup
+	 * (and name) come from there. */
+	with_job = true;
+	assert_int_equal(mkdir("rec2", 0700) == 0 || errno == EEXIST, 1);
+	char rec2[3][64];
+	for (int k = 0; k < 3; k++) {
+		snprintf(rec2[k], sizeof(rec2[k]), "rec2/%s", names[k] + 4);
+		write_exit_side(k, rec2[k]);
+	}
+	with_job = false;
+	const char *cg[] = {"compare", rec2[0],	     rec2[2],  "--view",
+			    "tx",      "--group-by", "cgroup", NULL};
+	assert_int_equal(e2e_run(cg, "out.txt", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("out.txt", &out, &len), 0);
+	if (!strstr(out, "\n/jobs  exited job "))
+		fail_msg("no exited row for /jobs in:\n%s", out);
 	free(out);
 }
 

@@ -184,12 +184,16 @@ static int own_names(struct ctp_exit_sum *s, size_t i,
 	return 0;
 }
 
-/* The name of process tgid live in f or base; nil when neither has it. */
+/* The name of process tgid live in f, prev (the file before f) or base;
+ * nil when none has it. */
 static struct ctp_bytes live_pcomm(const struct ctp_snap *f,
+				   const struct ctp_snap *prev,
 				   const struct ctp_snap *base, uint64_t tgid)
 {
-	const struct ctp_snap *in[2] = {f, base};
-	for (int k = 0; k < 2 && tgid; k++) {
+	const struct ctp_snap *in[3] = {f, prev, base};
+	for (int k = 0; k < 3 && tgid; k++) {
+		if (!in[k])
+			continue;
 		const struct ctp_snap_table *p =
 			ctp_snap_table(in[k], CTP_SCOPE_PROCESS);
 		long pr = row_of(p, tgid, 0);
@@ -252,9 +256,12 @@ static void file_fields(struct ctp_exit_sum *s, const struct ctp_snap *f,
 	}
 }
 
-/* Task i (row r of f's exited table x): who it is and where it ran. */
+/* Task i (row r of f's exited table x): who it is and where it ran, from
+ * BASE, f and prev (the recording's file before f, NULL when none), the
+ * snapshots that may have seen it live. */
 static int task_ident(struct ctp_exit_sum *s, size_t i,
 		      const struct ctp_snap *base, const struct ctp_snap *f,
+		      const struct ctp_snap *prev,
 		      const struct ctp_snap_table *x, size_t r)
 {
 	uint64_t tgid = x->tgid ? x->tgid[r] : 0;
@@ -263,19 +270,19 @@ static int task_ident(struct ctp_exit_sum *s, size_t i,
 	s->base_row[i] = tgid ? row_of(ctp_snap_table(base, CTP_SCOPE_THREAD),
 				       tgid, x->tid[r])
 			      : -1;
-	struct ctp_bytes in[3] = {x->comm[r], live_pcomm(f, base, tgid), {0}};
-	if (tgid && s->base_row[i] >= 0)
-		in[2] = cgroup_of(base, tgid, x->tid[r]);
-	if (tgid && !in[2].ptr)
-		in[2] = cgroup_of(f, tgid, x->tid[r]);
-	if (tgid && !in[2].ptr)
-		in[2] = cgroup_of(base, tgid, x->tid[r]);
+	struct ctp_bytes in[3] = {
+		x->comm[r], live_pcomm(f, prev, base, tgid), {0}};
+	const struct ctp_snap *seen[4] = {s->base_row[i] >= 0 ? base : NULL,
+					  prev, f, base};
+	for (int k = 0; k < 4 && tgid && !in[2].ptr; k++)
+		if (seen[k])
+			in[2] = cgroup_of(seen[k], tgid, x->tid[r]);
 	return own_names(s, i, in);
 }
 
 /* One file's rows into s. */
 static int add_file(const struct ctp_snap *base, const struct ctp_snap *f,
-		    struct ctp_exit_sum *s)
+		    const struct ctp_snap *prev, struct ctp_exit_sum *s)
 {
 	const struct ctp_snap_table *x = ctp_snap_table(f, CTP_SCOPE_EXITED);
 	uint64_t from = ctp_snap_header(base)->start_boottime_ns;
@@ -307,7 +314,7 @@ static int add_file(const struct ctp_snap *base, const struct ctp_snap *f,
 		}
 		s->bytes += need;
 		if ((ret = grow(s)) < 0 ||
-		    (ret = task_ident(s, s->tasks, base, f, x, r)) < 0)
+		    (ret = task_ident(s, s->tasks, base, f, prev, x, r)) < 0)
 			break;
 		task_values(s, s->tasks, f, ff, fac, r);
 		s->tasks++;
@@ -418,9 +425,9 @@ int ctp_exit_sum_begin(struct ctp_exit_sum *s, const struct ctp_view *v,
 }
 
 int ctp_exit_sum_add(struct ctp_exit_sum *s, const struct ctp_snap *base,
-		     const struct ctp_snap *f)
+		     const struct ctp_snap *f, const struct ctp_snap *prev)
 {
-	return add_file(base, f, s);
+	return add_file(base, f, prev, s);
 }
 
 int ctp_exit_sum_end(struct ctp_exit_sum *s, const struct ctp_snap *base,
@@ -443,9 +450,12 @@ int ctp_exit_sum_paths(const struct ctp_snap *base, const struct ctp_snap *cand,
 		       const struct ctp_view *v, FILE *log, const char *prog,
 		       struct ctp_exit_sum *s)
 {
+	/* Files in capture order, each with the one before it (two open at
+	 * once): a task that lived across a capture was seen live there. */
+	struct ctp_snap *prev = NULL;
 	int r = ctp_exit_sum_begin(s, v, cap);
 	if (r == 0)
-		r = ctp_exit_sum_add(s, base, base);
+		r = ctp_exit_sum_add(s, base, base, NULL);
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		struct ctp_snap *f;
 		char err[512];
@@ -454,11 +464,13 @@ int ctp_exit_sum_paths(const struct ctp_snap *base, const struct ctp_snap *cand,
 				prog, err);
 			continue;
 		}
-		r = ctp_exit_sum_add(s, base, f);
-		ctp_snap_free(f);
+		r = ctp_exit_sum_add(s, base, f, prev ? prev : base);
+		ctp_snap_free(prev);
+		prev = f;
 	}
 	if (r == 0)
-		r = ctp_exit_sum_add(s, base, cand);
+		r = ctp_exit_sum_add(s, base, cand, prev ? prev : base);
+	ctp_snap_free(prev);
 	return r == 0 ? ctp_exit_sum_end(s, base, v) : r;
 }
 

@@ -55,16 +55,17 @@ struct ctp_exit_sum {
 
 /*
  * Add up the exited rows of the files of an interval from base (BASE
- * itself, for what exited while it was taken, CAND, and the files of its
- * recording between BASE and CAND, in any order): begin, add each file
- * (which may be freed after), end. Rows that exited before base was taken
- * are left out. Each returns 0 or -ENOMEM; s->present is
+ * itself, for what exited while it was taken, the files of its recording
+ * between BASE and CAND, and CAND, oldest first): begin, add each file
+ * with the one before it (prev: where a task that lived across a capture
+ * was seen live, for its names and cgroup; may be NULL), end. Rows that exited
+ * before base was taken are left out. Each returns 0 or -ENOMEM; s->present is
  * false when no file had an exited table. Free s in any case.
  */
 int ctp_exit_sum_begin(struct ctp_exit_sum *s, const struct ctp_view *v,
 		       uint64_t budget);
 int ctp_exit_sum_add(struct ctp_exit_sum *s, const struct ctp_snap *base,
-		     const struct ctp_snap *f);
+		     const struct ctp_snap *f, const struct ctp_snap *prev);
 int ctp_exit_sum_end(struct ctp_exit_sum *s, const struct ctp_snap *base,
 		     const struct ctp_view *v);
 /* All of it over CAND and the files at paths `between` (each opened with
