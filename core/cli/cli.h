@@ -21,10 +21,6 @@ int ctp_cmd_views(int argc, char **argv);
 int ctp_cmd_record(int argc, char **argv);
 /* core/cli/export.c */
 int ctp_cmd_export(int argc, char **argv);
-/* The snapshot at snap_path as DIR/ctprof.prom for node_exporter's
- * textfile collector (export --textfile DIR, grouped by pcomm, the top 50
- * by CPU); record --textfile after each file. Returns the exit status. */
-int ctp_export_textfile(const char *snap_path, const char *dir, uint64_t cap);
 /* core/cli/serve.c */
 int ctp_cmd_serve(int argc, char **argv);
 

@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "ctprof/plugin-util.h"
 #include "engine.h"
+#include "export.h"
 #include "flat.h"
 #include "openmetrics.h"
 #include "outfile.h"
@@ -216,29 +217,42 @@ static bool want_view(const void *arg, const char *field)
 	return false;
 }
 
-/* The metrics of snap to out. */
-static int metrics(FILE *out, const struct ctp_snap *snap, struct opts *o,
-		   const struct ctp_view *v, char *err, size_t errlen)
+int ctp_export_metrics(FILE *out, const struct ctp_snap *snap,
+		       const struct ctp_readopts *r, const struct ctp_view *v,
+		       bool view_selects, bool openmetrics, uint64_t top,
+		       struct ctp_om_stats *st, char *err, size_t errlen)
 {
 	struct ctp_groups *g;
-	int r = ctp_groups_new(snap, &o->r.spec, &g, err, errlen);
-	if (r < 0)
-		return r;
+	int rc = ctp_groups_new(snap, &r->spec, &g, err, errlen);
+	if (rc < 0)
+		return rc;
 	const struct ctp_view_col *sc =
 		v && !v->full && v->n_cols ? &v->cols[v->sort] : NULL;
 	struct ctp_om_opts mo = {
-		.openmetrics = o->format == F_OPENMETRICS,
-		.want = o->view	       ? want_view
-			: o->r.n_globs ? want_glob
-				       : NULL,
-		.want_arg = o->view ? (const void *)v : (const void *)&o->r,
-		.top = o->top,
+		.openmetrics = openmetrics,
+		.want = view_selects ? want_view
+			: r->n_globs ? want_glob
+				     : NULL,
+		.want_arg = view_selects ? (const void *)v : (const void *)r,
+		.top = top,
 		.rank = sc ? (const char *const *)sc->fields : NULL,
 		.n_rank = sc ? sc->n_fields : 0,
 	};
-	struct ctp_om_stats st;
-	r = ctp_om_write(out, snap, g, &mo, &st);
+	rc = ctp_om_write(out, snap, g, &mo, st);
 	ctp_groups_free(g);
+	if (rc < 0)
+		snprintf(err, errlen, "%s", strerror(-rc));
+	return rc;
+}
+
+/* The metrics of snap to out, said on stderr. */
+static int metrics(FILE *out, const struct ctp_snap *snap, struct opts *o,
+		   const struct ctp_view *v, char *err, size_t errlen)
+{
+	struct ctp_om_stats st;
+	int r = ctp_export_metrics(out, snap, &o->r, v, o->view != NULL,
+				   o->format == F_OPENMETRICS, o->top, &st, err,
+				   errlen);
 	if (r == 0 && ctp_verbosity >= 0 && !o->quiet)
 		fprintf(stderr,
 			PROG ": %zu series in %zu families; %zu of %zu "
@@ -248,8 +262,6 @@ static int metrics(FILE *out, const struct ctp_snap *snap, struct opts *o,
 			st.kept < st.groups ? ", the rest as group=\"other\""
 					    : "",
 			st.skipped);
-	else
-		snprintf(err, errlen, "%s", strerror(-r));
 	return r;
 }
 

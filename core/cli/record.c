@@ -27,6 +27,7 @@
 #include "compare_view.h"
 #include "ctprof/plugin-util.h"
 #include "engine.h"
+#include "export.h"
 #include "supervisor.h"
 
 #define PROG		    "ctprof-core record"

@@ -31,6 +31,7 @@
 #include "cli.h"
 #include "ctprof/plugin-util.h"
 #include "engine.h"
+#include "export.h"
 #include "openmetrics.h"
 #include "readcli.h"
 #include "supervisor.h"
@@ -61,7 +62,7 @@ struct srv {
 	int memfd;
 	struct ctp_snap *snap;
 	uint64_t taken_ns;
-	char why[512]; /* the last capture's failure, "" when none */
+	char why[600]; /* the last capture's failure, "" when none */
 };
 
 static void usage(FILE *f)
@@ -272,21 +273,6 @@ static int capture(struct srv *s)
 	return 0;
 }
 
-static bool want_glob(const void *arg, const char *field)
-{
-	return ctp_readopts_selected(arg, field);
-}
-
-static bool want_view(const void *arg, const char *field)
-{
-	const struct ctp_view *v = arg;
-	for (size_t i = 0; i < v->n_cols; i++)
-		for (size_t k = 0; k < v->cols[i].n_fields; k++)
-			if (strcmp(v->cols[i].fields[k], field) == 0)
-				return true;
-	return false;
-}
-
 /* The last capture (a fresh one when it is older than --min-interval)
  * as metrics, malloc'ed in *body. Returns 0, or -errno with s->why. */
 static int metrics(struct srv *s, bool om, char **body, size_t *len)
@@ -299,38 +285,17 @@ static int metrics(struct srv *s, bool om, char **body, size_t *len)
 		if (r == 0)
 			s->taken_ns = mono_ns();
 	}
-	struct ctp_groups *g = NULL;
 	FILE *f = NULL;
 	char err[512];
-	if (r == 0 &&
-	    (r = ctp_groups_new(s->snap, &s->r.spec, &g, err, sizeof(err))) < 0)
-		snprintf(s->why, sizeof(s->why), "%s", err);
 	if (r == 0 && !(f = open_memstream(body, len)))
 		r = -ENOMEM;
-	if (r == 0) {
-		const struct ctp_view *v = s->view;
-		const struct ctp_view_col *sc =
-			v && !v->full && v->n_cols ? &v->cols[v->sort] : NULL;
-		struct ctp_om_opts mo = {
-			.openmetrics = om,
-			.want = s->view_name   ? want_view
-				: s->r.n_globs ? want_glob
-					       : NULL,
-			.want_arg = s->view_name ? (const void *)v
-						 : (const void *)&s->r,
-			.top = s->top,
-			.rank = sc ? (const char *const *)sc->fields : NULL,
-			.n_rank = sc ? sc->n_fields : 0,
-		};
-		struct ctp_om_stats st;
-		r = ctp_om_write(f, s->snap, g, &mo, &st);
-		if (r < 0)
-			snprintf(s->why, sizeof(s->why), "export: %s",
-				 strerror(-r));
-	}
+	struct ctp_om_stats st;
+	if (r == 0 && (r = ctp_export_metrics(f, s->snap, &s->r, s->view,
+					      s->view_name != NULL, om, s->top,
+					      &st, err, sizeof(err))) < 0)
+		snprintf(s->why, sizeof(s->why), "export: %s", err);
 	if (f && fclose(f) != 0 && r == 0)
 		r = -ENOMEM;
-	ctp_groups_free(g);
 	if (r < 0 && f) {
 		free(*body);
 		*body = NULL;
@@ -397,7 +362,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	char *body = NULL;
 	size_t len = 0;
 	if (metrics(s, om, &body, &len) < 0) {
-		char m[640];
+		char m[700];
 		pthread_mutex_lock(&s->lock);
 		int n = snprintf(m, sizeof(m), "503 no capture: %s\n", s->why);
 		pthread_mutex_unlock(&s->lock);

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/* What `export` shares with `serve` and `record` (export.c). Private to
+ * the core. */
+#ifndef CTP_CORE_EXPORT_H
+#define CTP_CORE_EXPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "openmetrics.h"
+#include "readopts.h"
+#include "view.h"
+
+/*
+ * snap as metrics to out, as export and serve write them: grouped by r's
+ * spec; the fields r's --fields select, or v's columns' when view_selects;
+ * ranked by v's sort column (v may be NULL); the top `top` groups.
+ * OpenMetrics, else the Prometheus text format 0.0.4. Returns 0 and the
+ * counts in *st, -EINVAL with a message in err (a grouping the snapshot
+ * cannot make), -ENOMEM or -EIO.
+ */
+int ctp_export_metrics(FILE *out, const struct ctp_snap *snap,
+		       const struct ctp_readopts *r, const struct ctp_view *v,
+		       bool view_selects, bool openmetrics, uint64_t top,
+		       struct ctp_om_stats *st, char *err, size_t errlen);
+
+/* The snapshot at snap_path as DIR/ctprof.prom for node_exporter's
+ * textfile collector (export --textfile DIR, grouped by pcomm, the top 50
+ * by CPU); record --textfile after each file. Returns the exit status. */
+int ctp_export_textfile(const char *snap_path, const char *dir, uint64_t cap);
+
+#endif
