@@ -5,12 +5,12 @@
  * /proc/self/fd/N are written to directly; an existing character device,
  * FIFO or socket is opened and written, never replaced. A regular file or
  * a new name gets a file with no name until it is complete: an O_TMPFILE
- * (mode 0640, or t->mode set before open) in the target's directory, made durable, then linked in as
- * the target, or over an existing target linked to `.<base>.tmp.XXXXXX`
- * and renamed onto it (a symlink at the target is replaced, never
- * followed); the directory is made durable. Without O_TMPFILE the data
- * goes to the named temporary file from the start. Any other existing kind
- * (a directory, a block device) is refused with -EEXIST. Private to the
+ * (mode 0640, or t->mode set before open) in the target's directory, made
+ * durable, then linked in as the target, or over an existing target linked to
+ * `.<base>.tmp.XXXXXX` and renamed onto it (a symlink at the target is
+ * replaced, never followed); the directory is made durable. Without O_TMPFILE
+ * the data goes to the named temporary file from the start. Any other existing
+ * kind (a directory, a block device) is refused with -EEXIST. Private to the
  * core.
  */
 #ifndef CTP_CORE_OUTFILE_H
