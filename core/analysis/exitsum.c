@@ -26,34 +26,6 @@ static double cpu_of(const struct ctp_snap *snap, const struct ctp_view_col *l,
 	return sum;
 }
 
-/* The first row of (tgid, tid) or after it in a table sorted by (tgid,
- * tid); tid 0 finds tgid's first row. */
-static size_t lower_bound(const struct ctp_snap_table *t, uint64_t tgid,
-			  uint64_t tid)
-{
-	size_t lo = 0, hi = t ? t->rows : 0;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (t->tgid[mid] < tgid ||
-		    (t->tgid[mid] == tgid && t->tid && t->tid[mid] < tid))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* The row of tid (of a process table: of tgid) in a table sorted by
- * (tgid, tid): -1 when absent. */
-static long row_of(const struct ctp_snap_table *t, uint64_t tgid, uint64_t tid)
-{
-	size_t lo = lower_bound(t, tgid, tid);
-	if (lo < (t ? t->rows : 0) && t->tgid[lo] == tgid &&
-	    (!t->tid || t->tid[lo] == tid))
-		return (long)lo;
-	return -1;
-}
-
 struct entry {
 	char *name;
 	double cpu;
@@ -147,11 +119,9 @@ static struct ctp_bytes cgroup_of(const struct ctp_snap *snap, uint64_t tgid,
 	const struct ctp_snap_table *t = ctp_snap_table(snap, CTP_SCOPE_THREAD),
 				    *c = ctp_snap_table(snap, CTP_SCOPE_CGROUP);
 	struct ctp_bytes nil = {0};
-	long r = row_of(t, tgid, tid);
-	if (r < 0 && t) {
-		size_t lo = lower_bound(t, tgid, 0);
-		r = lo < t->rows && t->tgid[lo] == tgid ? (long)lo : -1;
-	}
+	long r = ctp_snap_row(t, tgid, tid);
+	if (r < 0)
+		r = ctp_snap_row(t, tgid, 0);
 	if (r < 0 || !t->cgroup || !c || t->cgroup[r] < 0 ||
 	    (size_t)t->cgroup[r] >= c->rows)
 		return nil;
@@ -196,7 +166,7 @@ static struct ctp_bytes live_pcomm(const struct ctp_snap *f,
 			continue;
 		const struct ctp_snap_table *p =
 			ctp_snap_table(in[k], CTP_SCOPE_PROCESS);
-		long pr = row_of(p, tgid, 0);
+		long pr = ctp_snap_row(p, tgid, 0);
 		if (pr >= 0 && p->comm[pr].ptr)
 			return p->comm[pr];
 	}
@@ -267,9 +237,10 @@ static int task_ident(struct ctp_exit_sum *s, size_t i,
 	uint64_t tgid = x->tgid ? x->tgid[r] : 0;
 	s->id[i].tgid = tgid;
 	s->id[i].tid = x->tid[r];
-	s->base_row[i] = tgid ? row_of(ctp_snap_table(base, CTP_SCOPE_THREAD),
-				       tgid, x->tid[r])
-			      : -1;
+	s->base_row[i] =
+		tgid ? ctp_snap_row(ctp_snap_table(base, CTP_SCOPE_THREAD),
+				    tgid, x->tid[r])
+		     : -1;
 	struct ctp_bytes in[3] = {
 		x->comm[r], live_pcomm(f, prev, base, tgid), {0}};
 	const struct ctp_snap *seen[4] = {s->base_row[i] >= 0 ? base : NULL,

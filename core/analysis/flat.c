@@ -234,41 +234,6 @@ static struct ctp_value v_cgroup(const struct flat *x, int64_t row)
 	return v_bytes(b->ptr, b->len);
 }
 
-/* The processes row of tgid (rows ascend by tgid, FORMAT.md §7.2), or
- * -1. */
-static int64_t find_process(const struct flat *x, uint64_t tgid)
-{
-	size_t lo = 0, hi = x->procs->rows;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (x->procs->tgid[mid] == tgid)
-			return (int64_t)mid;
-		if (x->procs->tgid[mid] < tgid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -1;
-}
-
-/* The threads row of (tgid, tid) (rows ascend by both), or -1. */
-static int64_t find_thread(const struct flat *x, uint64_t tgid, uint64_t tid)
-{
-	const struct ctp_snap_table *t = x->threads;
-	size_t lo = 0, hi = t->rows;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->tgid[mid] == tgid && t->tid[mid] == tid)
-			return (int64_t)mid;
-		if (t->tgid[mid] < tgid ||
-		    (t->tgid[mid] == tgid && t->tid[mid] < tid))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -1;
-}
-
 /* An identity cell of row `row` of the plain table. */
 static struct ctp_value ident_value(const struct flat *x, const struct col *c,
 				    size_t row)
@@ -295,12 +260,12 @@ static struct ctp_value ident_value(const struct flat *x, const struct col *c,
 	case K_TCGROUP:
 		return v_cgroup(x, t->cgroup[row]);
 	case K_PCOMM:
-		r = find_process(x, t->tgid[row]);
+		r = ctp_snap_row(x->procs, t->tgid[row], 0);
 		return r < 0 ? v_bytes(NULL, 0)
 			     : v_bytes(x->procs->comm[r].ptr,
 				       x->procs->comm[r].len);
 	case K_PCGROUP:
-		r = find_thread(x, t->tgid[row], t->tgid[row]);
+		r = ctp_snap_row(x->threads, t->tgid[row], t->tgid[row]);
 		return r < 0 ? v_bytes(NULL, 0)
 			     : v_cgroup(x, x->threads->cgroup[r]);
 	}

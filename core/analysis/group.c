@@ -582,17 +582,8 @@ static int cgroup_key(struct build *b, const struct ctp_bytes *p,
 
 static uint32_t find_proc(const struct ctp_snap_table *pr, uint64_t tgid)
 {
-	size_t lo = 0, hi = pr->rows;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (pr->tgid[mid] == tgid)
-			return (uint32_t)mid;
-		if (pr->tgid[mid] < tgid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return UINT32_MAX;
+	long r = ctp_snap_row(pr, tgid, 0);
+	return r < 0 ? UINT32_MAX : (uint32_t)r;
 }
 
 /* A decimal number as a key part, in the arena. */

@@ -257,17 +257,8 @@ static long double before_number(const struct sect *s, const struct vcol *vc,
 /* Is tgid a process of snap? */
 static bool live_process(const struct ctp_snap *snap, uint64_t tgid)
 {
-	const struct ctp_snap_table *p =
-		ctp_snap_table(snap, CTP_SCOPE_PROCESS);
-	size_t lo = 0, hi = p ? p->rows : 0;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (p->tgid[mid] < tgid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return p && lo < p->rows && p->tgid[lo] == tgid;
+	return ctp_snap_row(ctp_snap_table(snap, CTP_SCOPE_PROCESS), tgid, 0) >=
+	       0;
 }
 
 /* The exited tasks' part of a counter's change for group gi: per task,

@@ -1824,6 +1824,24 @@ uint64_t ctp_snap_mem_size(const struct ctp_snap *snap)
 	return snap->used;
 }
 
+long ctp_snap_row(const struct ctp_snap_table *t, uint64_t tgid, uint64_t tid)
+{
+	size_t lo = 0, hi = t ? t->rows : 0;
+	bool by_tid = t && t->tid && tid;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->tgid[mid] < tgid ||
+		    (by_tid && t->tgid[mid] == tgid && t->tid[mid] < tid))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!t || lo >= t->rows || t->tgid[lo] != tgid ||
+	    (by_tid && t->tid[lo] != tid))
+		return -1;
+	return (long)lo;
+}
+
 size_t ctp_utf8_len(const unsigned char *p, size_t n)
 {
 	if (n == 0)

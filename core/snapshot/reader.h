@@ -225,6 +225,12 @@ size_t ctp_snap_raw_size(const struct ctp_snap *snap);
  * opens this snapshot. */
 uint64_t ctp_snap_mem_size(const struct ctp_snap *snap);
 
+/* The row of task (tgid, tid) in a processes or threads table (rows
+ * ascend by tgid, then tid: FORMAT.md §7.2); a processes table has no tid
+ * (pass 0), and tid 0 in a threads table finds tgid's first thread. -1
+ * when absent, or t is NULL. */
+long ctp_snap_row(const struct ctp_snap_table *t, uint64_t tgid, uint64_t tid);
+
 /* Length (1-4) of the well-formed UTF-8 sequence at p (n bytes available),
  * or 0 when p does not start one (overlong forms, surrogates and code
  * points past U+10FFFF are not well-formed). For printing strings. */
