@@ -27,30 +27,13 @@ struct om {
 	int err;
 };
 
-/* The length of the well-formed UTF-8 sequence at p, 0 when there is
- * none. */
-static size_t utf8_len(const unsigned char *p, size_t n)
-{
-	size_t len = p[0] < 0x80	     ? 1
-		     : (p[0] & 0xe0) == 0xc0 ? 2
-		     : (p[0] & 0xf0) == 0xe0 ? 3
-		     : (p[0] & 0xf8) == 0xf0 ? 4
-					     : 0;
-	if (!len || len > n || (len == 2 && p[0] < 0xc2))
-		return 0;
-	for (size_t i = 1; i < len; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	return len;
-}
-
 /* Text as a label value or help: \ " and newline escaped (" only when
  * quoted), bytes that are no UTF-8 as the text \xNN. */
 static void put_text(FILE *out, const char *s, size_t n, bool quoted)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	for (size_t i = 0; i < n;) {
-		size_t l = utf8_len(p + i, n - i);
+		size_t l = ctp_utf8_len(p + i, n - i);
 		if (p[i] == '\\' || (quoted && p[i] == '"'))
 			fprintf(out, "\\%c", p[i]);
 		else if (p[i] == '\n')
