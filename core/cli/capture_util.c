@@ -76,6 +76,23 @@ void ctp_cli_capture_begin(struct ctp_capture *cap)
 					 (uint64_t)bt.tv_nsec;
 }
 
+int ctp_cli_capture_again(struct ctp_engine *eng, bool supervised,
+			  const char **what)
+{
+	struct ctp_capture *cap = eng->cap;
+	int r = ctp_engine_rearm(eng);
+	*what = "cannot start a capture";
+	if (r < 0)
+		return r;
+	ctp_cli_capture_begin(cap);
+	ctp_cli_record_self(cap, supervised);
+	r = ctp_engine_capture(eng);
+	cap->end_realtime_ns = ctp_cli_realtime_ns();
+	cap->end_mono_ns = ctp_now_ns();
+	*what = "capture failed";
+	return r;
+}
+
 bool ctp_cli_plugin_gave_up(const struct ctp_capture *cap)
 {
 	bool any = false;

@@ -19,6 +19,14 @@ uint64_t ctp_cli_realtime_ns(void);
 const char *ctp_cli_default_config(void);
 /* A capture starts: its realtime, monotonic and boot clocks. */
 void ctp_cli_capture_begin(struct ctp_capture *cap);
+struct ctp_engine;
+/* One more capture of an engine kept loaded (record, serve): re-armed,
+ * its clocks and capturing processes (supervised: the supervisor too)
+ * recorded, walked, its end clocks set. Returns 0, or a negative errno
+ * with what failed in *what ("cannot start a capture", "capture
+ * failed"). */
+int ctp_cli_capture_again(struct ctp_engine *eng, bool supervised,
+			  const char **what);
 /* With --strict: did a plugin's callback fail often enough in a row to be
  * disabled for the rest of the capture? Names each on stderr. */
 bool ctp_cli_plugin_gave_up(const struct ctp_capture *cap);

@@ -275,13 +275,6 @@ static int settle(struct rec_args *a, const struct ctp_config *cfg)
 	return -1;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Sleep until CLOCK_MONOTONIC `when`; false when a signal asked to stop
  * or reload first. */
 static bool sleep_until(uint64_t when)
@@ -378,23 +371,12 @@ static int capture_once(struct ctp_engine *eng, const struct ctp_config *cfg,
 {
 	struct ctp_capture *cap = eng->cap;
 	char path[PATH_MAX];
-	int r = ctp_engine_rearm(eng);
-	if (r < 0) {
-		ctp_log(CTP_LOG_ERR, "cannot start a capture: %s",
-			strerror(-r));
-		return 0;
-	}
-	ctp_cli_capture_begin(cap);
-	ctp_cli_record_self(cap, a->supervised);
-	r = ctp_engine_capture(eng);
-	cap->end_realtime_ns = ctp_cli_realtime_ns();
-	cap->end_mono_ns = ctp_now_ns();
+	const char *what;
+	int r = ctp_cli_capture_again(eng, a->supervised, &what);
 	if (r == -EINTR || rec_stop)
 		return CTP_EXIT_INTERRUPTED;
 	if (r < 0) {
-		ctp_log(CTP_LOG_ERR,
-			"capture failed: %s; no snapshot this "
-			"interval",
+		ctp_log(CTP_LOG_ERR, "%s: %s; no snapshot this interval", what,
 			strerror(-r));
 		return 0;
 	}
@@ -427,7 +409,7 @@ static int capture_once(struct ctp_engine *eng, const struct ctp_config *cfg,
 static bool done(const struct rec_args *a)
 {
 	return rec_stdout_gone || (a->count && a->prog->written >= a->count) ||
-	       (a->prog->deadline_ns && mono_ns() >= a->prog->deadline_ns);
+	       (a->prog->deadline_ns && ctp_now_ns() >= a->prog->deadline_ns);
 }
 
 enum { SESSION_DONE = -1, SESSION_RELOAD = -2 };
@@ -456,7 +438,7 @@ static int session(const struct ctp_config *cfg, const struct rec_args *a)
 				strerror(-r));
 		goto out;
 	}
-	for (uint64_t next = mono_ns(); !done(a);) {
+	for (uint64_t next = ctp_now_ns(); !done(a);) {
 		if (!sleep_until(next)) {
 			rc = rec_stop ? CTP_EXIT_INTERRUPTED : SESSION_RELOAD;
 			break;
@@ -465,7 +447,7 @@ static int session(const struct ctp_config *cfg, const struct rec_args *a)
 			rc = r;
 			break;
 		}
-		uint64_t now = mono_ns(), missed = 0;
+		uint64_t now = ctp_now_ns(), missed = 0;
 		for (next += a->interval_ns; next <= now;
 		     next += a->interval_ns)
 			missed++;
@@ -600,7 +582,7 @@ int ctp_cmd_record(int argc, char **argv)
 		return CTP_EXIT_FAILURE;
 	}
 	if (a.duration_ns)
-		a.prog->deadline_ns = mono_ns() + a.duration_ns;
+		a.prog->deadline_ns = ctp_now_ns() + a.duration_ns;
 	signals();
 	if (a.print)
 		signal(SIGPIPE, SIG_IGN); /* EPIPE ends the recording */

@@ -52,7 +52,7 @@ struct srv {
 	struct ctp_readopts r; /* --group-by, --fields, --config... */
 	const char *config_path, *listen, *view_name;
 	uint64_t min_ns, top;
-	bool top_set, no_supervise;
+	bool no_supervise;
 	int sock;
 	/* In the child: the engine, the last capture and its time. */
 	const struct ctp_config *cfg;
@@ -85,13 +85,6 @@ static void usage(FILE *f)
 	      "else the\nPrometheus text format 0.0.4. SIGTERM or SIGINT "
 	      "stops it.\n",
 	      f);
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static int own_option(struct srv *s, int c, const char *arg)
@@ -234,23 +227,12 @@ static int listen_on(const char *spec, char *said, size_t n)
 /* A capture into the memfd, decoded as s->snap. Under s->lock. */
 static int capture(struct srv *s)
 {
-	struct ctp_engine *eng = s->eng;
-	struct ctp_capture *cap = eng->cap;
+	struct ctp_capture *cap = s->eng->cap;
 	char path[64];
-	int r = ctp_engine_rearm(eng);
+	const char *what;
+	int r = ctp_cli_capture_again(s->eng, !s->no_supervise, &what);
 	if (r < 0) {
-		snprintf(s->why, sizeof(s->why), "cannot start a capture: %s",
-			 strerror(-r));
-		return r;
-	}
-	ctp_cli_capture_begin(cap);
-	ctp_cli_record_self(cap, !s->no_supervise);
-	r = ctp_engine_capture(eng);
-	cap->end_realtime_ns = ctp_cli_realtime_ns();
-	cap->end_mono_ns = ctp_now_ns();
-	if (r < 0) {
-		snprintf(s->why, sizeof(s->why), "capture failed: %s",
-			 strerror(-r));
+		snprintf(s->why, sizeof(s->why), "%s: %s", what, strerror(-r));
 		return r;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", s->memfd);
@@ -278,12 +260,12 @@ static int capture(struct srv *s)
 static int metrics(struct srv *s, bool om, char **body, size_t *len)
 {
 	pthread_mutex_lock(&s->lock);
-	uint64_t now = mono_ns();
+	uint64_t now = ctp_now_ns();
 	int r = 0;
 	if (!s->snap || now - s->taken_ns >= s->min_ns) {
 		r = capture(s);
 		if (r == 0)
-			s->taken_ns = mono_ns();
+			s->taken_ns = ctp_now_ns();
 	}
 	FILE *f = NULL;
 	char err[512];
