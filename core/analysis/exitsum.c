@@ -78,6 +78,7 @@ static int want_fields(struct ctp_exit_sum *s, const struct ctp_view *v)
 	const struct ctp_view_col *c = &v->coverage[CTP_VIEW_COVER_EXITED];
 	for (size_t k = 0; r == 0 && k < c->n_fields; k++)
 		r = add_name(s, c->fields[k]);
+	s->has_cpu = c->n_fields > 0;
 	if (r == 0 && !(s->unit = calloc(s->n_fields + 1, sizeof(*s->unit))))
 		r = -ENOMEM;
 	return r;
@@ -383,8 +384,8 @@ static int group(struct ctp_exit_sum *s, struct entry *e, size_t n)
 	return 0;
 }
 
-int ctp_exit_sum_begin(struct ctp_exit_sum *s, const struct ctp_view *v,
-		       uint64_t budget)
+static int sum_begin(struct ctp_exit_sum *s, const struct ctp_view *v,
+		     uint64_t budget)
 {
 	memset(s, 0, sizeof(*s));
 	s->budget = budget;
@@ -395,14 +396,8 @@ int ctp_exit_sum_begin(struct ctp_exit_sum *s, const struct ctp_view *v,
 	return r;
 }
 
-int ctp_exit_sum_add(struct ctp_exit_sum *s, const struct ctp_snap *base,
-		     const struct ctp_snap *f, const struct ctp_snap *prev)
-{
-	return add_file(base, f, prev, s);
-}
-
-int ctp_exit_sum_end(struct ctp_exit_sum *s, const struct ctp_snap *base,
-		     const struct ctp_view *v)
+static int sum_end(struct ctp_exit_sum *s, const struct ctp_snap *base,
+		   const struct ctp_view *v)
 {
 	struct entry *e = calloc(s->tasks + 1, sizeof(*e));
 	int r = e ? main_thread_names(s) : -ENOMEM;
@@ -424,9 +419,11 @@ int ctp_exit_sum_paths(const struct ctp_snap *base, const struct ctp_snap *cand,
 	/* Files in capture order, each with the one before it (two open at
 	 * once): a task that lived across a capture was seen live there. */
 	struct ctp_snap *prev = NULL;
-	int r = ctp_exit_sum_begin(s, v, cap);
+	int r = sum_begin(s, v, cap);
+	if (r == 0 && !s->n_fields)
+		return 0; /* the view asks nothing of exited tasks */
 	if (r == 0)
-		r = ctp_exit_sum_add(s, base, base, NULL);
+		r = add_file(base, base, NULL, s);
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		struct ctp_snap *f;
 		char err[512];
@@ -435,20 +432,20 @@ int ctp_exit_sum_paths(const struct ctp_snap *base, const struct ctp_snap *cand,
 				prog, err);
 			continue;
 		}
-		r = ctp_exit_sum_add(s, base, f, prev ? prev : base);
+		r = add_file(base, f, prev ? prev : base, s);
 		ctp_snap_free(prev);
 		prev = f;
 	}
 	if (r == 0)
-		r = ctp_exit_sum_add(s, base, cand, prev ? prev : base);
+		r = add_file(base, cand, prev ? prev : base, s);
 	ctp_snap_free(prev);
-	return r == 0 ? ctp_exit_sum_end(s, base, v) : r;
+	return r == 0 ? sum_end(s, base, v) : r;
 }
 
 void ctp_exit_sum_print(FILE *out, const struct ctp_exit_sum *s,
 			double interval_s, size_t top, size_t width)
 {
-	if (!s->present)
+	if (!s->present || !s->has_cpu)
 		return;
 	size_t shown = top && top < s->n_g ? top : s->n_g;
 	fprintf(out, "\nExited in the interval: %zu tasks, %.1f s of CPU",

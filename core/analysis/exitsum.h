@@ -26,6 +26,7 @@ struct ctp_exit_group {
 
 struct ctp_exit_sum {
 	bool present; /* some file had an exited table or a plugin of it */
+	bool has_cpu; /* the view says which exited fields are CPU time */
 	size_t tasks, files;
 	double cpu;
 	uint64_t lost; /* exits the plugins said they missed */
@@ -54,24 +55,17 @@ struct ctp_exit_sum {
 };
 
 /*
- * Add up the exited rows of the files of an interval from base (BASE
- * itself, for what exited while it was taken, the files of its recording
- * between BASE and CAND, and CAND, oldest first): begin, add each file
- * with the one before it (prev: where a task that lived across a capture
- * was seen live, for its names and cgroup; may be NULL), end. Rows that exited
- * before base was taken are left out. Each returns 0 or -ENOMEM; s->present is
+ * Add up the exited rows of the interval from base: BASE's own (what
+ * exited while it was taken), those of the recording's files at paths
+ * `between` (oldest first; each opened with the budget cap, added and
+ * freed in turn, each with the one before it kept open: a task that lived
+ * across a capture was seen live there, for its names and cgroup; one
+ * that fails to open is said on log, "PROG: why (its exited tasks are left
+ * out)", and skipped), then CAND's. Rows that exited before base was taken
+ * are left out; the sum's own memory is held to cap too. Nothing is read
+ * when view v names no exited field. Returns 0 or -ENOMEM; s->present is
  * false when no file had an exited table. Free s in any case.
  */
-int ctp_exit_sum_begin(struct ctp_exit_sum *s, const struct ctp_view *v,
-		       uint64_t budget);
-int ctp_exit_sum_add(struct ctp_exit_sum *s, const struct ctp_snap *base,
-		     const struct ctp_snap *f, const struct ctp_snap *prev);
-int ctp_exit_sum_end(struct ctp_exit_sum *s, const struct ctp_snap *base,
-		     const struct ctp_view *v);
-/* All of it over CAND and the files at paths `between` (each opened with
- * the budget cap, added and freed in turn; one that fails to open is said
- * on log, "PROG: why (its exited tasks are left out)", and skipped); the
- * sum's own memory is held to cap too. */
 int ctp_exit_sum_paths(const struct ctp_snap *base, const struct ctp_snap *cand,
 		       char *const *between, size_t n, uint64_t cap,
 		       const struct ctp_view *v, FILE *log, const char *prog,
@@ -81,7 +75,8 @@ long ctp_exit_sum_field(const struct ctp_exit_sum *s, const char *name);
 /* What a value of field j times is in unit `to`: 1 for its own unit, the
  * ratio of two time units, NAN for any other pair. */
 double ctp_exit_sum_scale(const struct ctp_exit_sum *s, size_t j, uint8_t to);
-/* The section under compare's view: the groups by CPU, top first. */
+/* The section under compare's view: the groups by CPU, top first;
+ * nothing without an exited table or the view's exited CPU fields. */
 void ctp_exit_sum_print(FILE *out, const struct ctp_exit_sum *s,
 			double interval_s, size_t top, size_t width);
 void ctp_exit_sum_free(struct ctp_exit_sum *s);

@@ -176,8 +176,6 @@ static long double member_delta(const struct sect *s, const struct vcol *vc,
 	return any ? sum : NAN;
 }
 
-/* The aggregate of field k of vc over BASE's group of the same key as
- * group gi; false when BASE has no such group or value. */
 /* The pair whose CAND side is group gr's cgroup, or NULL. */
 static const struct ctp_rename_pair *renamed(const struct sect *s,
 					     const struct ctp_group *gr)
@@ -201,6 +199,8 @@ static const struct ctp_group *base_group(const struct sect *s,
 	return ctp_groups_find(s->bg, key);
 }
 
+/* The aggregate of field k of vc over BASE's group of the same key as
+ * group gi; false when BASE has no such group or value. */
 static bool base_group_number(const struct sect *s, const struct vcol *vc,
 			      size_t k, size_t gi, long double *b)
 {
@@ -983,7 +983,6 @@ static void print_rows(FILE *out, const struct sect *s, const size_t *kw,
 	}
 }
 
-/* Under a section, what a '!' means when a printed cell has one. */
 /* compare: the section's part of the host's CPU, from its first column
  * of percent of CPU over the interval: "these 20 rows: 3.1 s of the
  * host's 4.4 s CPU (70%); all rows 4.2 s (95%)". */
@@ -1016,6 +1015,7 @@ static void shown_line(FILE *out, const struct sect *s)
 	}
 }
 
+/* Under a section, what a '!' means when a printed cell has one. */
 static void reset_line(FILE *out, const struct sect *s, size_t ncols)
 {
 	for (size_t c = 0; c < ncols; c++) {

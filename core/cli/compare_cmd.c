@@ -506,9 +506,7 @@ int ctp_cmd_compare(int argc, char **argv)
 		     : r == -EINVAL ? CTP_EXIT_USAGE
 				    : CTP_EXIT_FAILURE;
 	}
-	for (int i = 0; i < nb; i++)
-		free(between[i]);
-	free(between);
+	ctp_recdir_list_free(between, nb);
 	ctp_view_free(top);
 	ctp_readopts_done(&o.r);
 	return rc;

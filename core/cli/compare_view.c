@@ -24,20 +24,20 @@
 
 #define PROG "ctprof-core compare"
 
-int ctp_compare_exited(const struct ctp_snap *const snap[2],
-		       const char *const paths[2], uint64_t cap,
-		       const struct ctp_view *v, const char *prog,
-		       struct ctp_exit_sum *s)
+/* The tasks that exited between BASE snap[0] and CAND snap[1]: their
+ * exited tables and those of the recording's files between them, when the
+ * two are files of one (core/cli/recdir.h). */
+static int exited_of(const struct ctp_snap *const snap[2],
+		     const char *const paths[2], uint64_t cap,
+		     const struct ctp_view *v, struct ctp_exit_sum *s)
 {
 	char **between = NULL;
 	int n = ctp_recdir_between(paths[0], paths[1], &between);
 	if (n < 0)
 		return n;
 	int r = ctp_exit_sum_paths(snap[0], snap[1], between, (size_t)n, cap, v,
-				   stderr, prog, s);
-	for (int i = 0; i < n; i++)
-		free(between[i]);
-	free(between);
+				   stderr, PROG, s);
+	ctp_recdir_list_free(between, n);
 	return r;
 }
 
@@ -131,8 +131,8 @@ int ctp_compare_view(const struct ctp_compare_view_args *a)
 	printf("%.2f s apart (%s)%s%s\n", iv, clock,
 	       id->ok ? "" : "; no task identity: ", id->ok ? "" : id->why);
 	struct ctp_coverage cov;
-	if (ctp_compare_exited((const struct ctp_snap *const *)snap, a->paths,
-			       a->cap, v, PROG, &ex) < 0) {
+	if (exited_of((const struct ctp_snap *const *)snap, a->paths, a->cap, v,
+		      &ex) < 0) {
 		fprintf(stderr, PROG ": out of memory\n");
 		goto out;
 	}
@@ -151,9 +151,7 @@ int ctp_compare_view(const struct ctp_compare_view_args *a)
 		rc = r == -EINVAL ? CTP_EXIT_USAGE : CTP_EXIT_FAILURE;
 		goto out;
 	}
-	/* By name and CPU: a view that says what an exited task's CPU is. */
-	if (v->coverage[CTP_VIEW_COVER_EXITED].n_fields)
-		ctp_exit_sum_print(stdout, &ex, iv, vo.top, vo.width);
+	ctp_exit_sum_print(stdout, &ex, iv, vo.top, vo.width);
 	rc = fflush(stdout) == 0 ? CTP_EXIT_OK : CTP_EXIT_FAILURE;
 out:
 	ctp_exit_sum_free(&ex);

@@ -169,6 +169,13 @@ static void split(const char *path, char *buf, size_t n, const char **name)
 		 slash ? path : ".");
 }
 
+void ctp_recdir_list_free(char **list, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(list[i]);
+	free(list);
+}
+
 int ctp_recdir_between(const char *base, const char *cand, char ***out)
 {
 	char db[4096], dc[4096];

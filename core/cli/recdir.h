@@ -37,6 +37,8 @@ int ctp_recdir_pick(const char *dir, const char *when, const char *before,
  * freed), 0 when there are none or they are not, -ENOMEM.
  */
 int ctp_recdir_between(const char *base, const char *cand, char ***out);
+/* Free what ctp_recdir_between returned (n paths, n <= 0: none). */
+void ctp_recdir_list_free(char **list, int n);
 /* Is path a directory? */
 int ctp_recdir_is(const char *path);
 
