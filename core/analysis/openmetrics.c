@@ -375,8 +375,7 @@ static void count_rows(const struct ctp_snap *snap,
 		       size_t n, struct count *c, size_t *nc, size_t cap)
 {
 	for (size_t i = 0; i < n; i++) {
-		struct ctp_value v =
-			ctp_snap_value(snap, f, rows ? rows[i] : 0);
+		struct ctp_value v = ctp_snap_value(snap, f, rows[i]);
 		char t[32];
 		if (!value_text(&v, t, sizeof(t)))
 			continue;
@@ -409,13 +408,19 @@ static void put_counts(struct om *m, const char *name, const char *labels,
 	}
 }
 
+/* The label of a categorical field's values: its name's last part. */
+static void value_label(const struct ctp_snap_field *f, char *buf, size_t n)
+{
+	const char *dot = strrchr(f->name, '.');
+	sanitize(dot ? dot + 1 : f->name, buf, n);
+}
+
 /* A categorical field per group: rows per value. */
 static void categorical(struct om *m, const struct ctp_snap_field *f,
 			const char *name)
 {
 	char lname[64];
-	const char *dot = strrchr(f->name, '.');
-	sanitize(dot ? dot + 1 : f->name, lname, sizeof(lname));
+	value_label(f, lname, sizeof(lname));
 	struct count c[MAX_VALUES], oc[MAX_VALUES];
 	size_t noc = 0;
 	for (size_t k = 0; k < m->ng; k++) {
@@ -484,13 +489,25 @@ static void per_group(struct om *m, const struct ctp_snap_field *f,
 
 /* A cgroup field per cgroup, or the host's. */
 static void per_row(struct om *m, const struct ctp_snap_field *f,
-		    const char *name, bool counter, int k)
+		    const char *name, bool counter, int k, bool cat)
 {
 	const struct ctp_snap_table *t = ctp_snap_table(m->snap, f->scope);
+	char lname[64], text[32], *extra = NULL;
+	value_label(f, lname, sizeof(lname));
 	for (size_t r = 0; t && r < t->rows; r++) {
 		struct ctp_value v = ctp_snap_value(m->snap, f, r);
 		long double x;
-		if (v.type == CTP_TYPE_U64)
+		free(extra);
+		extra = NULL;
+		if (cat) { /* its value as a label, counted once */
+			if (!value_text(&v, text, sizeof(text)))
+				continue;
+			if (!(extra = label(lname, text, strlen(text)))) {
+				m->err = -ENOMEM;
+				return;
+			}
+			x = 1;
+		} else if (v.type == CTP_TYPE_U64)
 			x = (long double)v.u64;
 		else if (v.type == CTP_TYPE_I64)
 			x = (long double)v.i64;
@@ -503,11 +520,12 @@ static void per_row(struct om *m, const struct ctp_snap_field *f,
 		    !(l = label("cgroup", t->path[r].ptr ? t->path[r].ptr : "",
 				t->path[r].ptr ? t->path[r].len : 0))) {
 			m->err = -ENOMEM;
-			return;
+			break;
 		}
-		sample(m, name, counter, l, NULL, x, k);
+		sample(m, name, counter, l, extra, x, k);
 		free(l);
 	}
+	free(extra);
 }
 
 /* Does f have a value anywhere (a group's, a row's)? */
@@ -539,9 +557,8 @@ static void field(struct om *m, const struct ctp_snap_field *f)
 	char name[NAME_MAX_LEN + 32];
 	int k;
 	const char *unit = base_unit(f->unit, &k);
-	bool cat = f->kind == CTP_KIND_CATEGORICAL &&
-		   f->type != CTP_TYPE_CPUSET,
-	     counter = f->kind == CTP_KIND_COUNTER && !cat;
+	bool cat = f->kind == CTP_KIND_CATEGORICAL,
+	     counter = f->kind == CTP_KIND_COUNTER;
 	if (cat || f->type == CTP_TYPE_CPUSET)
 		unit = NULL, k = 0;
 	family(f, name, sizeof(name));
@@ -565,17 +582,8 @@ static void field(struct om *m, const struct ctp_snap_field *f)
 		categorical(m, f, name);
 	else if (grouped)
 		per_group(m, f, name, counter, k);
-	else if (cat) {
-		struct count c[MAX_VALUES];
-		size_t nc = 0;
-		count_rows(m->snap, f, NULL, 1, c, &nc, MAX_VALUES);
-		char lname[64];
-		const char *dot = strrchr(f->name, '.');
-		sanitize(dot ? dot + 1 : f->name, lname, sizeof(lname));
-		if (f->scope == CTP_SCOPE_HOST)
-			put_counts(m, name, NULL, lname, c, nc);
-	} else
-		per_row(m, f, name, counter, k);
+	else /* a cgroup's or the host's; a category as a label */
+		per_row(m, f, name, counter, k, cat);
 }
 
 static const char *const status_names[] = {"unknown", "loaded", "failed",
