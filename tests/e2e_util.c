@@ -194,6 +194,15 @@ int e2e_copy_tree(const char *src, const char *dst)
 	return ret;
 }
 
+bool e2e_has_line(const char *text, const char *line)
+{
+	size_t n = strlen(line);
+	for (const char *p = text; (p = strstr(p, line)); p++)
+		if ((p == text || p[-1] == '\n') && (p[n] == '\n' || !p[n]))
+			return true;
+	return false;
+}
+
 size_t e2e_files(const char *dir)
 {
 	size_t n = 0;

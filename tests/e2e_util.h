@@ -28,6 +28,8 @@ int e2e_rm_rf(const char *path);
 int e2e_copy_tree(const char *src, const char *dst);
 /* Count directory entries other than "." and "..". */
 int e2e_count_entries(const char *dir, size_t *n);
+/* Is `line` a whole line of text? */
+bool e2e_has_line(const char *text, const char *line);
 /* The same, 0 when dir cannot be read (a recording not started yet). */
 size_t e2e_files(const char *dir);
 /* Open each file of dir (not dot files; name order, so a recording's in

@@ -219,11 +219,8 @@ static int run(char **out, ...)
 /* An exact line in the output. */
 static void has_line(const char *out, const char *line)
 {
-	size_t l = strlen(line);
-	for (const char *p = out; (p = strstr(p, line)); p++)
-		if ((p == out || p[-1] == '\n') && (p[l] == '\n' || !p[l]))
-			return;
-	fail_msg("missing line '%s' in:\n%s", line, out);
+	if (!e2e_has_line(out, line))
+		fail_msg("missing line '%s' in:\n%s", line, out);
 }
 
 static void no_line_with(const char *out, const char *s)

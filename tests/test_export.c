@@ -110,11 +110,8 @@ static int run_export(char **out, ...)
 
 static void has_line(const char *text, const char *line)
 {
-	size_t n = strlen(line);
-	for (const char *p = text; (p = strstr(p, line)); p++)
-		if ((p == text || p[-1] == '\n') && (p[n] == '\n' || !p[n]))
-			return;
-	fail_msg("no line '%s' in:\n%s", line, text);
+	if (!e2e_has_line(text, line))
+		fail_msg("no line '%s' in:\n%s", line, text);
 }
 
 /* Values in base units, exactly; one family per field; counters _total;
