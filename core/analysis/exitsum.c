@@ -266,7 +266,6 @@ static int add_file(const struct ctp_snap *base, const struct ctp_snap *f,
 			s->present = true;
 			s->lost += p[i].exited_lost;
 		}
-	s->files += f != base;
 	size_t nf = s->n_fields ? s->n_fields : 1;
 	const struct ctp_snap_field **ff = calloc(nf, sizeof(*ff));
 	double *fac = calloc(nf, sizeof(*fac));

@@ -27,7 +27,7 @@ struct ctp_exit_group {
 struct ctp_exit_sum {
 	bool present; /* some file had an exited table or a plugin of it */
 	bool has_cpu; /* the view says which exited fields are CPU time */
-	size_t tasks, files;
+	size_t tasks;
 	double cpu;
 	uint64_t lost; /* exits the plugins said they missed */
 	struct ctp_exit_group *g;
