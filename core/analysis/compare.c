@@ -2838,7 +2838,9 @@ int ctp_compare_snaps(const struct ctp_compare_opts *o,
 		x.path[k] = o->paths[k] ? o->paths[k] : "-";
 		x.snap[k] = snap[k];
 	}
-	if (o->coverage)
+	/* The coverage line (table) and object (JSON) count them; CSV has
+	 * neither. */
+	if (o->coverage && o->fmt != CTP_COMPARE_CSV)
 		r = ctp_exit_sum_paths(snap[0], snap[1], o->between,
 				       o->n_between, o->r.cap, o->coverage,
 				       stderr, PROG, &ex);
