@@ -6,3 +6,6 @@ add_dependencies(test_e2e ctprof-core plugin-procfs-stat)
 
 ctp_add_test(test_live test_live.c e2e_util.c LIBS ctpcore Threads::Threads)
 add_dependencies(test_live ctprof-core plugin-procfs-stat)
+
+# The walk names a task from its stat text (core/capture/taskid.c).
+ctp_add_test(test_taskid test_taskid.c LIBS ctpcore)

@@ -249,6 +249,49 @@ static int hx_file_get(const struct ctp_task *task, uint32_t i,
 	return ft->files[i].err;
 }
 
+/* The context whose plugin serves source_get (the last one loaded: the
+ * api hands source_get no context). */
+static struct hx_ctx *src_ctx;
+
+static int hx_source_get(const struct ctp_task *task, const char *name,
+			 const void **data, size_t *len)
+{
+	struct hx_task *ft = task ? task->core : NULL;
+
+	if (!ft || !name || !data || !len)
+		return -EINVAL;
+	ft->src_gets++;
+	if (ft->src_name) {
+		if (strcmp(ft->src_name, name) != 0)
+			return -ENOENT;
+		if (ft->src_err)
+			return ft->src_err;
+		*data = ft->src_data;
+		*len = ft->src_len;
+		return 0;
+	}
+	if (!ft->src_loaded) {
+		const struct ctp_engine *eng = src_ctx ? &src_ctx->eng : NULL;
+		uint32_t i = 0;
+
+		while (eng && i < eng->n_sources &&
+		       strcmp(eng->sources[i].name, name) != 0)
+			i++;
+		if (!eng || i == eng->n_sources)
+			return -ENOENT;
+		ft->src_fills++;
+		ft->src_ret = eng->sources[i].fill(
+			hx_state(src_ctx), task, ft->src_buf,
+			sizeof(ft->src_buf), &ft->src_buf_len);
+		ft->src_loaded = true;
+	}
+	if (ft->src_ret < 0)
+		return ft->src_ret;
+	*data = ft->src_buf;
+	*len = ft->src_buf_len;
+	return 0;
+}
+
 static void hx_set_hint(struct ctp_ctx *c, const char *text)
 {
 	struct hx_ctx *ctx = ctx_of(c);
@@ -344,6 +387,7 @@ static void wrap_api(struct hx_ctx *ctx)
 	a->set_str = hx_set_str;
 	a->set_cpuset = hx_set_cpuset;
 	a->file_get = hx_file_get;
+	a->source_get = hx_source_get;
 	a->set_hint = hx_set_hint;
 	a->file_gate = hx_file_gate;
 	a->cgroup_ref = hx_cgroup_ref;
@@ -470,6 +514,7 @@ int hx_ctx_load(struct hx_ctx *ctx, size_t api_size)
 		ctx->eng.api.size = (uint32_t)api_size;
 	if (ctp_engine_load(&ctx->eng) < 0)
 		fail_msg("loader: out of memory");
+	src_ctx = ctx;
 	info = hx_info(ctx);
 	if (info->status == CTP_PST_LOADED)
 		return 0;
@@ -484,6 +529,8 @@ void hx_ctx_done(struct hx_ctx *ctx)
 	/* The fds in the roots are the test's. */
 	ctx->eng.roots.proc_fd = ctx->eng.roots.sys_fd =
 		ctx->eng.roots.cgroup_fd = -1;
+	if (src_ctx == ctx)
+		src_ctx = NULL;
 	ctp_engine_done(&ctx->eng);
 	ctp_capture_free(ctx->cap);
 	ctx->cap = NULL;

@@ -136,6 +136,18 @@ struct hx_task {
 	unsigned sleep_ms; /* a lazy read takes this long */
 	unsigned gets;	   /* file_get calls */
 	unsigned bad_gets; /* ... for a file that is not lazy or not there */
+	/* source_get: a source the test offers (src_name, its bytes or
+	 * src_err), else one the plugin registered, filled on the first ask
+	 * and kept for the task as the core keeps it; asks counted. */
+	const char *src_name;
+	const void *src_data;
+	size_t src_len;
+	int src_err;
+	unsigned src_gets, src_fills;
+	bool src_loaded;
+	int src_ret;
+	_Alignas(8) char src_buf[CTP_SOURCE_MAX_BYTES];
+	size_t src_buf_len;
 };
 
 /* A plugin dlopened by the test (for its descriptor) and one context. */

@@ -101,6 +101,9 @@ for h in plugin.h plugin-util.h; do
 	[ -n "$used" ] && [ "$(realpath "$used")" = "$(realpath "$prefix/include/ctprof/$h")" ] ||
 		fail "the example compiled against '$used', not the installed $h"
 done
+# The per-task source layouts a third-party plugin may read or offer.
+[ -f "$prefix/include/ctprof/source-taskstats.h" ] ||
+	fail "source-taskstats.h is not installed"
 # The toolkit is linked in (from the installed static library) and stays
 # local to the plugin.
 nm "$so" | grep -q ' t ctp_attach$' ||

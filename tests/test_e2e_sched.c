@@ -13,7 +13,10 @@
  *                   task/<tid>/schedstat (CONFIG_SCHED_INFO off).
  *   live-absent     on a kernel whose sched file lacks the schedstats keys
  *                   (CONFIG_SCHEDSTATS off, or kernel.sched_schedstats=0),
- *                   those fields are absent for every thread, not zero.
+ *                   those fields are absent for every thread, not zero;
+ *                   by default (sched: auto) the sched file is not read
+ *                   at all, with `sched: always` the keys it does print
+ *                   (se.nr_migrations, se.slice) are recorded.
  *                   Skips (77) when the keys are there.
  */
 #include <errno.h>
@@ -262,6 +265,11 @@ static const struct {
 	{"sched_parse_errors", 3},	 /* 401, 402, 403 */
 	{"schedstat_parse_errors", 3},	 /* 401, 402, 403 */
 	{"voluntary_sleep_negative", 1}, /* 401 */
+	/* No taskstats source on a fixture root: the schedstat file for
+	 * every thread; sched read (a copied tree says what it holds). */
+	{"from_taskstats", 0},
+	{"from_files", 13},
+	{"sched_not_read", 0},
 };
 #define N_SUMMARY (sizeof(exp_summary) / sizeof(exp_summary[0]))
 
@@ -476,7 +484,7 @@ static void check_fixture(const struct ctp_snap *s)
 		sf[i] = snap_field(s, i);
 
 	CHECK(p->status == 1 && p->errors == 0 && p->vanished == 0 &&
-		      p->calls == N_THREADS,
+		      p->calls == N_THREADS + 1, /* and host */
 	      "plugin status %u errors %" PRIu64 " vanished %" PRIu64
 	      " calls %" PRIu64,
 	      p->status, p->errors, p->vanished, p->calls);
@@ -745,9 +753,27 @@ static void live_absent(void **state)
 	size_t row;
 
 	(void)state;
+	/* The default: sched never opened, every sched field absent. */
+	s = capture(NULL, 2, NULL);
+	nbad = 0;
+	CHECK(summary(plugin(s), "sched_not_read") == 1,
+	      "sched_not_read %" PRIu64, summary(plugin(s), "sched_not_read"));
+	CHECK(tally(s, "sched") == 0, "sched read failures");
+	tt = ctp_snap_table(s, CTP_SCOPE_THREAD);
+	for (size_t i = 3; i < N_FIELDS; i++) {
+		const struct ctp_snap_field *f = snap_field(s, i);
+		size_t set = 0;
+
+		for (size_t r = 0; f && r < tt->rows; r++)
+			set += ctp_snap_get(s, f, r).type != CTP_VALUE_ABSENT;
+		CHECK(set == 0, "auto: %s has a value for %zu threads",
+		      fdefs[i].name, set);
+	}
+	assert_int_equal(nbad, 0);
+
 	start_burner(&b, &th);
 	before = task_file(b.tid, "sched");
-	s = capture(NULL, 2, NULL);
+	s = capture(NULL, 2, "sched: always");
 	after = task_file(b.tid, "sched");
 	stop_burner(th);
 	assert_non_null(before);

@@ -16,10 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "ctprof/source-taskstats.h"
 #include "harness.h"
 #include "procfs_text.h"
 
@@ -47,7 +49,33 @@ static int start(struct hx_fx *fx, const char *proc_root,
 	return hx_fx_load(fx, 0);
 }
 
-/* Run the thread callback over (stat, status) text; NULL text means err. */
+/* Run the thread callback over (stat, status) text, status lazy as
+ * declared; NULL text means err. With src, the taskstats source offers
+ * those bytes (src_err: its error instead); *status_reads, when asked,
+ * is how often status was fetched. */
+static int run_thread_src(struct hx_fx *fx, struct hx_rec *rec, int tid,
+			  const char *stat, const char *status,
+			  const struct ctp_src_taskstats *src, size_t src_len,
+			  int src_err, unsigned *status_reads)
+{
+	struct hx_task ft;
+	int r;
+
+	hx_task_init(&ft, tid, tid);
+	hx_task_file(&ft, 0, stat, stat ? 0 : -ENOENT);
+	hx_task_lazy(&ft, 1, status, status ? 0 : -ENOENT);
+	if (src || src_err) {
+		ft.src_name = CTP_SOURCE_TASKSTATS;
+		ft.src_data = src;
+		ft.src_len = src_len;
+		ft.src_err = src_err;
+	}
+	r = hx_fx_run(fx, rec, &ft, CTP_SCOPE_THREAD);
+	if (status_reads)
+		*status_reads = ft.gets;
+	return r;
+}
+
 static int run_thread(struct hx_fx *fx, struct hx_rec *rec, int tid,
 		      const char *stat, int stat_err, const char *status,
 		      int status_err)
@@ -56,7 +84,7 @@ static int run_thread(struct hx_fx *fx, struct hx_rec *rec, int tid,
 
 	hx_task_init(&ft, tid, tid);
 	hx_task_file(&ft, 0, stat, stat_err);
-	hx_task_file(&ft, 1, status, status_err);
+	hx_task_lazy(&ft, 1, status, status_err);
 	return hx_fx_run(fx, rec, &ft, CTP_SCOPE_THREAD);
 }
 
@@ -140,7 +168,8 @@ static void descriptor(void **state)
 		assert_true(hx_table_index(p, expected[i].name) >= 0);
 	assert_non_null(p->thread_files);
 	assert_string_equal(p->thread_files[0], "stat");
-	assert_string_equal(p->thread_files[1], "status");
+	/* status only when the taskstats source cannot say (or affinity). */
+	assert_string_equal(p->thread_files[1], "?status");
 	assert_null(p->thread_files[2]);
 	assert_non_null(p->process_files);
 	assert_string_equal(p->process_files[0], "stat");
@@ -170,7 +199,9 @@ static void init_options(void **state)
 	for (i = 0; i < 3; i++) {
 		assert_int_equal(start(fx, "/proc", each[i]), 0);
 		assert_non_null(fx->state);
-		assert_int_equal(hx_info(&fx->ctx)->n_summary, 3);
+		assert_int_equal(hx_info(&fx->ctx)->n_summary, 5);
+		assert_int_equal(hx_summary(&fx->ctx, "from_taskstats"), 0);
+		assert_int_equal(hx_summary(&fx->ctx, "from_files"), 0);
 		assert_int_equal(hx_summary(&fx->ctx, "stat_parse_errors"), 0);
 		assert_int_equal(hx_summary(&fx->ctx, "status_parse_errors"),
 				 0);
@@ -179,9 +210,9 @@ static void init_options(void **state)
 		hx_fx_stop(fx);
 	}
 
-	/* An older core without roots(). */
+	/* An older core without file_get() (for the lazy status). */
 	ctx_reset(fx, "/proc", NULL);
-	assert_int_equal(hx_fx_load(fx, offsetof(struct ctp_api, roots)),
+	assert_int_equal(hx_fx_load(fx, offsetof(struct ctp_api, file_get)),
 			 -ENOTSUP);
 	hx_ctx_done(&fx->ctx);
 }
@@ -211,7 +242,8 @@ static void thread_all_fields(void **state)
 	assert_int_equal(hx_cell(&rec, "procfs.processor")->i, 1);
 	assert_int_equal(hx_cell(&rec, "procfs.rt_priority")->u, 50);
 	assert_string_equal(hx_cell(&rec, "procfs.policy")->str, "SCHED_FIFO");
-	assert_int_equal(hx_cell(&rec, "procfs.state")->c, 'S');
+	/* From stat (status, read at another moment, says S). */
+	assert_int_equal(hx_cell(&rec, "procfs.state")->c, 'R');
 	assert_int_equal(hx_cell(&rec, "procfs.voluntary_csw")->u, 1341);
 	assert_int_equal(hx_cell(&rec, "procfs.nonvoluntary_csw")->u, 14);
 	assert_int_equal(hx_cell(&rec, "procfs.cpu_affinity")->n_words, 1);
@@ -309,7 +341,8 @@ static void thread_absent_not_zero(void **state)
 	assert_int_equal(hx_cell(&rec, "procfs.processor")->set, 0);
 	assert_int_equal(hx_cell(&rec, "procfs.rt_priority")->set, 0);
 	assert_int_equal(hx_cell(&rec, "procfs.policy")->set, 0);
-	assert_int_equal(hx_cell(&rec, "procfs.state")->c, 'D');
+	/* stat's letter (before the cut), not status's D. */
+	assert_int_equal(hx_cell(&rec, "procfs.state")->c, 'R');
 	assert_int_equal(hx_cell(&rec, "procfs.voluntary_csw")->set, 0);
 	assert_int_equal(hx_cell(&rec, "procfs.nonvoluntary_csw")->set, 0);
 	assert_true(hx_cell(&rec, "procfs.cpu_affinity")->words[0] == 0x23);
@@ -354,11 +387,13 @@ static void thread_files_missing(void **state)
 	assert_int_equal(run_thread(fx, &rec, 1, NULL, -ENOENT, STATUS_T59, 0),
 			 0);
 	assert_int_equal(hx_cell(&rec, "procfs.minflt")->set, 0);
-	assert_int_equal(hx_cell(&rec, "procfs.state")->c, 'S');
+	assert_int_equal(hx_cell(&rec, "procfs.state")->set, 0);
+	assert_int_equal(hx_cell(&rec, "procfs.voluntary_csw")->u, 1341);
 	assert_int_equal(run_thread(fx, &rec, 1, STAT_SELF, 0, NULL, -ESRCH),
 			 0);
 	assert_int_equal(hx_cell(&rec, "procfs.minflt")->u, 116);
-	assert_int_equal(hx_cell(&rec, "procfs.state")->set, 0);
+	assert_int_equal(hx_cell(&rec, "procfs.state")->c, 'R');
+	assert_int_equal(hx_cell(&rec, "procfs.voluntary_csw")->set, 0);
 	/* Both gone: the vanish error reaches the engine. */
 	assert_int_equal(run_thread(fx, &rec, 1, NULL, -ENOENT, NULL, -ESRCH),
 			 -ENOENT);
@@ -368,11 +403,11 @@ static void thread_files_missing(void **state)
 	assert_int_equal(run_thread(fx, &rec, 1, NULL, -EACCES, STATUS_T59, 0),
 			 0);
 	assert_int_equal(hx_cell(&rec, "procfs.minflt")->set, 0);
-	assert_int_equal(hx_cell(&rec, "procfs.state")->c, 'S');
+	assert_int_equal(hx_cell(&rec, "procfs.state")->set, 0);
 	assert_int_equal(hx_cell(&rec, "procfs.cpu_affinity")->set, 1);
 	assert_int_equal(run_thread(fx, &rec, 1, STAT_SELF, 0, NULL, -EIO), 0);
 	assert_int_equal(hx_cell(&rec, "procfs.minflt")->u, 116);
-	assert_int_equal(hx_cell(&rec, "procfs.state")->set, 0);
+	assert_int_equal(hx_cell(&rec, "procfs.state")->c, 'R');
 	assert_int_equal(hx_cell(&rec, "procfs.cpu_affinity")->set, 0);
 
 	/* Neither readable: the read error. */
@@ -693,6 +728,64 @@ static void concurrent_workers(void **state)
 	hx_fx_stop(fx);
 }
 
+/*
+ * The context switches from the taskstats source when it has both: status
+ * is then never read (affinity from the syscall); otherwise from status,
+ * and the summary counters say which served each thread.
+ */
+static void thread_from_source(void **state)
+{
+	static const char *const opts[] = {"affinity", "syscall", NULL};
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
+	struct ctp_src_taskstats src = {.abi = 1, .size = sizeof(src)};
+	int tid = (int)syscall(SYS_gettid);
+	unsigned reads;
+
+	src.v[CTP_SRC_TS_NVCSW] = 7;
+	src.v[CTP_SRC_TS_NIVCSW] = 9;
+	src.valid = 1u << CTP_SRC_TS_NVCSW | 1u << CTP_SRC_TS_NIVCSW;
+	assert_int_equal(start(fx, "/proc", opts), 0);
+	assert_int_equal(run_thread_src(fx, &rec, tid, STAT_SELF, STATUS_T59,
+					&src, sizeof(src), 0, &reads),
+			 0);
+	assert_int_equal(reads, 0);
+	assert_int_equal(rec.bad_sets, 0);
+	assert_int_equal(hx_cell(&rec, "procfs.voluntary_csw")->u, 7);
+	assert_int_equal(hx_cell(&rec, "procfs.nonvoluntary_csw")->u, 9);
+	assert_int_equal(hx_cell(&rec, "procfs.state")->c, 'R');
+	assert_int_equal(hx_cell(&rec, "procfs.cpu_affinity")->set, 1);
+	assert_int_equal(hx_summary(&fx->ctx, "from_taskstats"), 1);
+
+	/* A value the host does not measure, short bytes, another layout,
+	 * a refused query: status gives both. */
+	src.valid = 1u << CTP_SRC_TS_NVCSW;
+	assert_int_equal(run_thread_src(fx, &rec, tid, STAT_SELF, STATUS_T59,
+					&src, sizeof(src), 0, &reads),
+			 0);
+	assert_int_equal(reads, 1);
+	assert_int_equal(hx_cell(&rec, "procfs.voluntary_csw")->u, 1341);
+	src.valid |= 1u << CTP_SRC_TS_NIVCSW;
+	assert_int_equal(run_thread_src(fx, &rec, tid, STAT_SELF, STATUS_T59,
+					&src, 16, 0, &reads),
+			 0);
+	assert_int_equal(hx_cell(&rec, "procfs.voluntary_csw")->u, 1341);
+	src.abi = 2;
+	assert_int_equal(run_thread_src(fx, &rec, tid, STAT_SELF, STATUS_T59,
+					&src, sizeof(src), 0, &reads),
+			 0);
+	assert_int_equal(hx_cell(&rec, "procfs.voluntary_csw")->u, 1341);
+	assert_int_equal(run_thread_src(fx, &rec, tid, STAT_SELF, STATUS_T59,
+					NULL, 0, -EPERM, &reads),
+			 0);
+	assert_int_equal(reads, 1);
+	assert_int_equal(hx_cell(&rec, "procfs.nonvoluntary_csw")->u, 14);
+	assert_int_equal(hx_summary(&fx->ctx, "from_files"), 4);
+	assert_int_equal(hx_summary(&fx->ctx, "from_taskstats"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "status_parse_errors"), 0);
+	hx_fx_stop(fx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -702,6 +795,7 @@ int main(void)
 		cmocka_unit_test(thread_policies),
 		cmocka_unit_test(thread_absent_not_zero),
 		cmocka_unit_test(thread_files_missing),
+		cmocka_unit_test(thread_from_source),
 		cmocka_unit_test(process_nr_threads),
 		cmocka_unit_test(process_totals),
 		cmocka_unit_test(derived_cpu_times),

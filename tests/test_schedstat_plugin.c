@@ -22,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "ctprof/source-taskstats.h"
 #include "harness.h"
 #include "schedstat_text.h"
 
@@ -59,7 +60,7 @@ static int run_thread(struct hx_fx *fx, struct hx_rec *rec, struct hx_task *ft,
 		      const char *sched, int sched_err)
 {
 	hx_task_init(ft, 1, 1);
-	hx_task_file(ft, 0, schedstat, schedstat_err);
+	hx_task_lazy(ft, 0, schedstat, schedstat_err);
 	hx_task_lazy(ft, 1, sched, sched_err);
 	return hx_fx_run(fx, rec, ft, CTP_SCOPE_THREAD);
 }
@@ -114,7 +115,9 @@ static void descriptor(void **state)
 	for (i = 0; i < N_FIELDS; i++)
 		assert_true(hx_table_index(p, expected[i].name) >= 0);
 	assert_non_null(p->thread_files);
-	assert_string_equal(p->thread_files[0], "schedstat");
+	/* Both lazy: schedstat only when the taskstats source cannot say,
+	 * sched only while its keys are printed. */
+	assert_string_equal(p->thread_files[0], "?schedstat");
 	assert_string_equal(p->thread_files[1], "?sched");
 	assert_null(p->thread_files[2]);
 	assert_null(p->process_files);
@@ -122,7 +125,7 @@ static void descriptor(void **state)
 	assert_non_null(p->fini);
 	assert_non_null(p->thread);
 	assert_null(p->process);
-	assert_null(p->host);
+	assert_non_null(p->host); /* decides on sched per capture */
 	assert_null(p->cgroup);
 	assert_null(p->finish);
 }
@@ -136,7 +139,9 @@ static void init_options(void **state)
 	const char *const *good[] = {NULL, on, off};
 	static const char *const names[] = {
 		"negative_dotted_values", "sched_parse_errors",
-		"schedstat_parse_errors", "voluntary_sleep_negative"};
+		"schedstat_parse_errors", "voluntary_sleep_negative",
+		"from_taskstats",	  "from_files",
+		"sched_not_read"};
 	struct hx_fx *fx = *state;
 	size_t i, j;
 
@@ -160,8 +165,8 @@ static void init_options(void **state)
 		assert_string_equal(hx_gate(&fx->ctx, "schedstat"),
 				    "CONFIG_SCHED_INFO");
 		assert_null(hx_gate(&fx->ctx, "sched"));
-		assert_int_equal(hx_info(&fx->ctx)->n_summary, 4);
-		for (j = 0; j < 4; j++)
+		assert_int_equal(hx_info(&fx->ctx)->n_summary, 7);
+		for (j = 0; j < 7; j++)
 			assert_int_equal(hx_summary(&fx->ctx, names[j]), 0);
 		hx_fx_stop(fx);
 	}
@@ -221,7 +226,7 @@ static void thread_all_fields(void **state)
 		run_thread(fx, &rec, &ft, SCHEDSTAT_FULL, 0, SCHED_FULL, 0), 0);
 	assert_int_equal(rec.bad_sets, 0);
 	assert_int_equal(rec.n_sets, N_FIELDS);
-	assert_int_equal(ft.gets, 1);
+	assert_int_equal(ft.gets, 2);
 	assert_int_equal(ft.bad_gets, 0);
 	for (i = 0; i < N_FIELDS; i++) {
 		const struct hx_cell *c = hx_cell(&rec, want[i].name);
@@ -394,7 +399,7 @@ static void thread_files_missing(void **state)
 					    NULL, errs[i]),
 				 0);
 		assert_int_equal(rec.n_sets, 3);
-		assert_int_equal(ft.gets, 1);
+		assert_int_equal(ft.gets, 2);
 		assert_int_equal(hx_cell(&rec, "schedstat.timeslices")->u, 414);
 		/* Neither: nothing, and still no error of the plugin. */
 		assert_int_equal(
@@ -436,8 +441,8 @@ static void option_sched_false(void **state)
 	assert_int_equal(start(fx, off), 0);
 	assert_int_equal(
 		run_thread(fx, &rec, &ft, SCHEDSTAT_FULL, 0, SCHED_FULL, 0), 0);
-	/* The sched file is never fetched. */
-	assert_int_equal(ft.gets, 0);
+	/* The sched file is never fetched (schedstat is). */
+	assert_int_equal(ft.gets, 1);
 	assert_int_equal(rec.n_sets, 3);
 	assert_int_equal(hx_cell(&rec, "schedstat.timeslices")->u, 61874);
 	assert_int_equal(hx_cell(&rec, "schedstat.nr_migrations")->set, 0);
@@ -524,6 +529,69 @@ static void schedstats_hint(void **state)
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 		assert_int_equal(system(cmd), 0);
 	}
+}
+
+/*
+ * The three schedstat values from the taskstats source when it has them
+ * (schedstat never read); sched under `auto` only while the kernel prints
+ * its keys, decided again at every capture (host).
+ */
+static void source_and_auto(void **state)
+{
+	struct hx_fx *fx = *state;
+	struct hx_rec rec, host;
+	struct hx_task ft;
+	struct ctp_src_taskstats src = {.abi = 1, .size = sizeof(src)};
+	char dir[64], cmd[256], path[128];
+	int fd = make_root(dir, "0\n", NULL);
+
+	src.v[CTP_SRC_TS_RUN_NS] = 11;
+	src.v[CTP_SRC_TS_RUN_DELAY_NS] = 22;
+	src.v[CTP_SRC_TS_TIMESLICES] = 33;
+	src.valid = 7u << CTP_SRC_TS_RUN_NS;
+	ctx_reset(fx, NULL);
+	fx->ctx.eng.roots.proc_fd = fd;
+	assert_int_equal(hx_fx_load(fx, 0), 0);
+	assert_int_equal(hx_fx_host(fx, &host), 0);
+	hx_task_init(&ft, 1, 1);
+	hx_task_lazy(&ft, 0, SCHEDSTAT_FULL, 0);
+	hx_task_lazy(&ft, 1, SCHED_FULL, 0);
+	ft.src_name = CTP_SOURCE_TASKSTATS;
+	ft.src_data = &src;
+	ft.src_len = sizeof(src);
+	assert_int_equal(hx_fx_run(fx, &rec, &ft, CTP_SCOPE_THREAD), 0);
+	/* sched_schedstats is 0: neither file read. */
+	assert_int_equal(ft.gets, 0);
+	assert_int_equal(rec.n_sets, 3);
+	assert_int_equal(hx_cell(&rec, "schedstat.run_time")->u, 11);
+	assert_int_equal(hx_cell(&rec, "schedstat.wait_time")->u, 22);
+	assert_int_equal(hx_cell(&rec, "schedstat.timeslices")->u, 33);
+	assert_int_equal(hx_summary(&fx->ctx, "from_taskstats"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "sched_not_read"), 1);
+
+	/* Turned on between captures; one value missing from the source:
+	 * the schedstat file for all three. */
+	snprintf(path, sizeof(path), "%s/sys/kernel/sched_schedstats", dir);
+	snprintf(cmd, sizeof(cmd), "echo 1 > '%s'", path);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(hx_fx_host(fx, &host), 0);
+	src.valid = 3u << CTP_SRC_TS_RUN_NS;
+	hx_task_init(&ft, 1, 1);
+	hx_task_lazy(&ft, 0, SCHEDSTAT_FULL, 0);
+	hx_task_lazy(&ft, 1, SCHED_FULL, 0);
+	ft.src_name = CTP_SOURCE_TASKSTATS;
+	ft.src_data = &src;
+	ft.src_len = sizeof(src);
+	assert_int_equal(hx_fx_run(fx, &rec, &ft, CTP_SCOPE_THREAD), 0);
+	assert_int_equal(ft.gets, 2);
+	assert_int_equal(rec.n_sets, N_FIELDS);
+	assert_int_equal(hx_cell(&rec, "schedstat.timeslices")->u, 61874);
+	assert_int_equal(hx_summary(&fx->ctx, "from_files"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "sched_not_read"), 1);
+	hx_fx_stop(fx);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
 }
 
 static void disabled_and_failing_fields(void **state)
@@ -626,6 +694,7 @@ int main(void)
 		cmocka_unit_test(thread_files_missing),
 		cmocka_unit_test(option_sched_false),
 		cmocka_unit_test(schedstats_hint),
+		cmocka_unit_test(source_and_auto),
 		cmocka_unit_test(disabled_and_failing_fields),
 		cmocka_unit_test(concurrent_workers),
 	};

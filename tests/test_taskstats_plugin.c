@@ -129,19 +129,21 @@ static const struct hx_cell *fcell(const struct hx_rec *rec, int f, int pt)
 	return hx_cell(rec, name);
 }
 
-/* The process callback for tgid with its /proc directory. */
-static int run_process(struct fx *fx, pid_t tgid, int dirfd)
-{
-	struct hx_rec rec;
-	struct hx_task ft;
+/*
+ * The worker's walk list the core would hand the thread callbacks
+ * (ctp_task.walk_tids): run_thread gives a listed tid its tail, from it
+ * on; an unlisted tid gets none (asked on its own). set_walk(NULL, 0)
+ * clears it.
+ */
+static uint32_t walk[64];
+static size_t walk_n;
 
-	hx_task_init(&ft, tgid, tgid);
-	ft.task.dirfd = dirfd;
-	ft.task.proc_fd = fx->proc_fd;
-	hx_rec_init(&rec, &fx->ctx, CTP_SCOPE_PROCESS);
-	assert_int_equal(fx->p->process(fx->state, &ft.task, &rec.core), 0);
-	assert_int_equal(rec.n_sets, 0);
-	return 0;
+static void set_walk(const pid_t *tids, size_t n)
+{
+	assert_true(n <= sizeof(walk) / sizeof(walk[0]));
+	for (size_t i = 0; i < n; i++)
+		walk[i] = (uint32_t)tids[i];
+	walk_n = n;
 }
 
 static int run_thread(struct fx *fx, struct hx_rec *rec, pid_t tgid, pid_t tid)
@@ -150,6 +152,13 @@ static int run_thread(struct fx *fx, struct hx_rec *rec, pid_t tgid, pid_t tid)
 
 	hx_task_init(&ft, tgid, tid);
 	ft.task.proc_fd = fx->proc_fd;
+	for (size_t i = 0; i < walk_n; i++) {
+		if (walk[i] == (uint32_t)tid) {
+			ft.task.walk_tids = walk + i;
+			ft.task.n_walk_tids = (uint32_t)(walk_n - i);
+			break;
+		}
+	}
 	hx_rec_init(rec, &fx->ctx, CTP_SCOPE_THREAD);
 	return fx->p->thread(fx->state, &ft.task, &rec->core);
 }
@@ -157,14 +166,6 @@ static int run_thread(struct fx *fx, struct hx_rec *rec, pid_t tgid, pid_t tid)
 static int run_finish(struct fx *fx)
 {
 	return fx->p->finish(fx->state, NULL);
-}
-
-static int self_dirfd(void)
-{
-	int fd = open("/proc/self", O_PATH | O_DIRECTORY | O_CLOEXEC);
-
-	assert_true(fd >= 0);
-	return fd;
 }
 
 static pid_t gettid_(void)
@@ -362,7 +363,9 @@ static void descriptor(void **state)
 	assert_int_equal(p->abi, CTP_ABI_MAJOR);
 	assert_int_equal(p->size, sizeof(struct ctp_plugin));
 	assert_string_equal(p->name, "taskstats");
-	assert_int_equal(p->flags, CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_OPTIONS);
+	assert_int_equal(p->flags, CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_SPLITTABLE |
+					   CTP_PLUGIN_OPTIONS);
+	assert_null(p->process);
 	assert_int_equal(p->n_options, 2);
 	assert_string_equal(p->options[0].name, "batch_size");
 	assert_string_equal(p->options[1].name, "exited_buffer");
@@ -406,7 +409,6 @@ static void descriptor(void **state)
 	assert_null(p->process_files);
 	assert_non_null(p->init);
 	assert_non_null(p->fini);
-	assert_non_null(p->process);
 	assert_non_null(p->thread);
 	assert_non_null(p->finish);
 	assert_null(p->host);
@@ -473,7 +475,6 @@ static void foreign_root(void **state)
 	fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	assert_true(fd >= 0);
 	assert_int_equal(start_api(fx, 0, dir, fd, NULL), 0);
-	run_process(fx, getpid(), -1);
 	assert_int_equal(run_thread(fx, &rec, getpid(), gettid_()), 0);
 	expect_absent(&rec);
 	assert_int_equal(hx_summary(&fx->ctx, "skipped"), 1);
@@ -502,7 +503,6 @@ static void own_threads(void **state)
 	struct fx *fx = *state;
 	struct hx_rec rec;
 	pid_t tids[N_PARKED + 1];
-	int dirfd = self_dirfd();
 
 	if (!have_family || !have_cap)
 		skip();
@@ -518,7 +518,7 @@ static void own_threads(void **state)
 		assert_int_equal(start(fx, opts[o]), 0);
 		/* hiwater only grows: it lies within VmHWM before and after. */
 		lo = vmhwm();
-		run_process(fx, getpid(), dirfd);
+		set_walk(tids, N_PARKED + 1);
 		for (int i = 0; i <= N_PARKED; i++)
 			assert_int_equal(
 				run_thread(fx, &recs[i], getpid(), tids[i]), 0);
@@ -568,10 +568,10 @@ static void own_threads(void **state)
 		stop(fx);
 	}
 
-	/* A thread born after the listing is asked on its own. */
+	/* A thread the walk list does not have is asked on its own. */
 	assert_int_equal(start(fx, NULL), 0);
 	park_stop();
-	run_process(fx, getpid(), dirfd);
+	set_walk(tids, 1);
 	park_start();
 	assert_int_equal(
 		run_thread(fx, &rec, getpid(), atomic_load(&parked[0].tid)), 0);
@@ -581,7 +581,7 @@ static void own_threads(void **state)
 	assert_int_equal(hx_summary(&fx->ctx, "batched"), 1);
 	stop(fx);
 	park_stop();
-	close(dirfd);
+	set_walk(NULL, 0);
 }
 
 static int pid_max(void)
@@ -602,7 +602,6 @@ static void gone_threads(void **state)
 {
 	struct fx *fx = *state;
 	struct hx_rec rec;
-	int dirfd = self_dirfd();
 	pid_t dead;
 
 	if (!have_family || !have_cap)
@@ -614,11 +613,15 @@ static void gone_threads(void **state)
 	assert_int_equal(hx_summary(&fx->ctx, "esrch"), 1);
 	assert_int_equal(hx_summary(&fx->ctx, "single"), 1);
 
-	/* Listed by the process callback, exited before its thread's turn:
-	 * the batch's ESRCH answer for it. */
+	/* In the walk list, exited before its thread's turn: the batch's
+	 * ESRCH answer for it. */
 	park_start();
-	run_process(fx, getpid(), dirfd);
-	dead = atomic_load(&parked[N_PARKED - 1].tid);
+	{
+		pid_t list[2] = {gettid_(), 0};
+
+		dead = list[1] = atomic_load(&parked[N_PARKED - 1].tid);
+		set_walk(list, 2);
+	}
 	park_stop();
 	assert_int_equal(run_thread(fx, &rec, getpid(), gettid_()), 0);
 	assert_int_equal(rec.bad_sets, 0);
@@ -644,7 +647,7 @@ static void gone_threads(void **state)
 	assert_true(!hx_hint_set(&fx->ctx) ||
 		    !strstr(hx_hint(&fx->ctx), "ESRCH"));
 	stop(fx);
-	close(dirfd);
+	set_walk(NULL, 0);
 }
 
 /* Drop CAP_NET_ADMIN from this thread's effective set. */
@@ -666,13 +669,17 @@ static int drop_net_admin(void)
 static int eperm_child(struct fx *fx)
 {
 	struct hx_rec rec;
-	int dirfd = self_dirfd(), bad = 0;
+	int bad = 0;
 
 	if (drop_net_admin() < 0)
 		return 77;
 	if (start(fx, NULL) != 0)
 		return 2;
-	run_process(fx, getpid(), dirfd);
+	{
+		pid_t me = gettid_();
+
+		set_walk(&me, 1);
+	}
 	for (int i = 0; i < 3; i++) {
 		pid_t tid = i == 2 ? pid_max() : gettid_();
 
@@ -694,7 +701,6 @@ static int eperm_child(struct fx *fx)
 		bad = 1;
 	}
 	stop(fx);
-	close(dirfd);
 	return bad ? 1 : 0;
 }
 
@@ -834,7 +840,7 @@ static int irq_child(struct fx *fx, const struct irq_case *c, const char *dir)
 	char cfg[512], sysctl[512];
 	struct hx_rec rec;
 	const struct ctp_field *d;
-	int proc_fd, dirfd, bad = 0;
+	int proc_fd, bad = 0;
 	bool irq_term = false;
 
 	snprintf(cfg, sizeof(cfg), "%s/config.gz", dir);
@@ -853,11 +859,9 @@ static int irq_child(struct fx *fx, const struct irq_case *c, const char *dir)
 	}
 	/* Opened after the mounts: this namespace's view. */
 	proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	dirfd = self_dirfd();
 	if (proc_fd < 0 || start_api(fx, 0, "/proc", proc_fd, NULL))
 		return 2;
 	fx->proc_fd = proc_fd;
-	run_process(fx, getpid(), dirfd);
 	IRQ_CHECK(run_thread(fx, &rec, getpid(), gettid_()) == 0, "thread");
 	IRQ_CHECK(hx_summary(&fx->ctx, "ok") == 1, "not queried");
 	IRQ_CHECK(rec.bad_sets == 0, "bad sets");
@@ -896,7 +900,6 @@ static int irq_child(struct fx *fx, const struct irq_case *c, const char *dir)
 		IRQ_CHECK(!strstr(hx_hint(&fx->ctx), c->not_hint),
 			  "hint '%s' has '%s'", hx_hint(&fx->ctx), c->not_hint);
 	stop(fx);
-	close(dirfd);
 	return bad;
 }
 
@@ -949,7 +952,7 @@ static void irq_gate(void **state)
 
 struct worker {
 	struct fx *fx;
-	pid_t tids[N_PARKED + 1];
+	uint32_t tids[N_PARKED + 1];
 	int failures;
 };
 
@@ -957,31 +960,29 @@ static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct hx_rec *rec = malloc(sizeof(*rec));
-	int dirfd = open("/proc/self", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
-	if (!rec || dirfd < 0) {
+	if (!rec) {
 		w->failures++;
-		goto out;
+		return NULL;
 	}
 	for (int round = 0; round < 50; round++) {
-		struct hx_rec prec;
 		struct ctp_task task = {
 			.abi = CTP_ABI_MAJOR,
 			.size = sizeof(task),
 			.tgid = getpid(),
 			.tid = getpid(),
-			.dirfd = dirfd,
+			.dirfd = -1,
 			.proc_fd = w->fx->proc_fd,
 			.pcomm = "t",
 			.comm = "t",
 			.cgroup = "",
 		};
 
-		hx_rec_init(&prec, &w->fx->ctx, CTP_SCOPE_PROCESS);
-		if (w->fx->p->process(w->fx->state, &task, &prec.core) != 0)
-			w->failures++;
 		for (int i = 0; i <= N_PARKED; i++) {
-			task.tid = w->tids[i];
+			/* Each worker walks its own list, as the core's do. */
+			task.tid = (int32_t)w->tids[i];
+			task.walk_tids = w->tids + i;
+			task.n_walk_tids = (uint32_t)(N_PARKED + 1 - i);
 			hx_rec_init(rec, &w->fx->ctx, CTP_SCOPE_THREAD);
 			if (w->fx->p->thread(w->fx->state, &task, &rec->core) !=
 				    0 ||
@@ -991,9 +992,6 @@ static void *worker_main(void *arg)
 				w->failures++;
 		}
 	}
-out:
-	if (dirfd >= 0)
-		close(dirfd);
 	free(rec);
 	return NULL;
 }
@@ -1014,9 +1012,10 @@ static void concurrent_workers(void **state)
 	for (int i = 0; i < 4; i++) {
 		w[i].fx = fx;
 		w[i].failures = 0;
-		w[i].tids[0] = gettid_();
+		w[i].tids[0] = (uint32_t)gettid_();
 		for (int k = 0; k < N_PARKED; k++)
-			w[i].tids[k + 1] = atomic_load(&parked[k].tid);
+			w[i].tids[k + 1] =
+				(uint32_t)atomic_load(&parked[k].tid);
 		assert_int_equal(
 			pthread_create(&t[i], NULL, worker_main, &w[i]), 0);
 	}

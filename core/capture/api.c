@@ -604,6 +604,8 @@ void ctp_api_fill(struct ctp_api *api)
 	api->derived_register = api_derived_register;
 	api->cgroup_ref = ctp_engine_cgroup_ref;
 	api->recording = api_recording;
+	api->source_register = ctp_engine_source_register;
+	api->source_get = ctp_engine_source_get;
 	api->exited_begin = api_exited_begin;
 	api->exited_end = api_exited_end;
 	api->exited_lost = api_exited_lost;

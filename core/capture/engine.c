@@ -27,6 +27,7 @@
 #include "engine.h"
 #include "splitq.h"
 #include "supervise.h"
+#include "taskid.h"
 
 #define FILE_BUF_INIT 4096
 #define DENTS_BUF     32768
@@ -59,6 +60,16 @@ struct worker {
 	struct fileset tset, pset;
 	struct ctp_file view[CTP_MAX_FILES];
 	bool lazy_gone; /* a lazy read found the task gone */
+	/* The current thread's sources (ctp_api.source_get): filled on the
+	 * first ask, shared by later askers. lent_ns is the time a plugin's
+	 * call spent in another plugin's fill, charged to the provider. */
+	struct {
+		_Alignas(8) char buf[CTP_SOURCE_MAX_BYTES];
+		size_t len;
+		int err;
+		bool loaded;
+	} src[CTP_MAX_SOURCES];
+	uint64_t lent_ns;
 
 	uint32_t *tids;
 	size_t tid_cap;
@@ -295,6 +306,96 @@ int ctp_engine_file_get(const struct ctp_task *task, uint32_t i,
 	return src->err;
 }
 
+int ctp_engine_source_register(struct ctp_ctx *ctx, const char *name,
+			       ctp_source_fill_fn fill)
+{
+	if (!ctx || !name || !fill)
+		return -EINVAL;
+	struct ctp_engine *eng = ctx->eng;
+	size_t n = strlen(name);
+	if (n == 0 || n > CTP_SOURCE_NAME_MAX)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') ||
+		      (name[i] >= '0' && name[i] <= '9') || name[i] == '_' ||
+		      name[i] == '.' || name[i] == '-'))
+			return -EINVAL;
+	/* Only from init, on the main thread: the walk reads the table
+	 * without a lock. */
+	if (eng->cap->plugins[ctx->plugin].rt->initialized)
+		return -EBUSY;
+	for (uint32_t i = 0; i < eng->n_sources; i++)
+		if (strcmp(eng->sources[i].name, name) == 0)
+			return -EEXIST;
+	if (eng->n_sources == CTP_MAX_SOURCES)
+		return -ENOSPC;
+	struct ctp_source *src = &eng->sources[eng->n_sources++];
+	memcpy(src->name, name, n + 1);
+	src->plugin = ctx->plugin;
+	src->fill = fill;
+	return 0;
+}
+
+static bool cb_usable(const struct ctp_plugin_info *info, int cb);
+static void lock_if(struct ctp_plugin_rt *rt);
+static void unlock_if(struct ctp_plugin_rt *rt);
+
+/*
+ * The provider's fill runs at most once per thread, on the asker's worker,
+ * under the provider's lock when it is not MT-safe (never its own: a
+ * plugin asking for its own source already holds it). Its time is the
+ * provider's, and the supervisor's slot names the provider while it runs.
+ */
+int ctp_engine_source_get(const struct ctp_task *task, const char *name,
+			  const void **data, size_t *len)
+{
+	const struct task_priv *tp = task ? task->core : NULL;
+	if (!tp || !name || !data || !len)
+		return -EINVAL;
+	if (!tp->thread)
+		return -EINVAL;
+	struct worker *w = tp->w;
+	struct ctp_engine *eng = w->eng;
+	uint32_t i = 0;
+	while (i < eng->n_sources && strcmp(eng->sources[i].name, name) != 0)
+		i++;
+	if (i == eng->n_sources)
+		return -ENOENT;
+	const struct ctp_source *src = &eng->sources[i];
+	struct ctp_plugin_info *info = &eng->cap->plugins[src->plugin];
+	if (!w->src[i].loaded) {
+		struct ctp_plugin_rt *rt = info->rt;
+		uint64_t t0 = ctp_now_ns();
+		int err = -ENODATA;
+		w->src[i].len = 0;
+		if (cb_usable(info, CB_THREAD)) {
+			bool own = src->plugin == tp->plugin;
+			if (!own)
+				lock_if(rt);
+			ctp_sv_enter(src->plugin, CTP_SV_THREAD, task->tid);
+			err = src->fill(rt->state, task, w->src[i].buf,
+					sizeof(w->src[i].buf), &w->src[i].len);
+			ctp_sv_enter(tp->plugin, CTP_SV_THREAD, task->tid);
+			if (!own)
+				unlock_if(rt);
+			if (err > 0 || w->src[i].len > sizeof(w->src[i].buf))
+				err = -EPROTO;
+		}
+		w->src[i].err = err < 0 ? err : 0;
+		w->src[i].loaded = true;
+		if (src->plugin != tp->plugin) {
+			uint64_t dt = ctp_now_ns() - t0;
+			w->stats[src->plugin].time_ns += dt;
+			w->lent_ns += dt;
+		}
+	}
+	if (w->src[i].err)
+		return w->src[i].err;
+	*data = w->src[i].buf;
+	*len = w->src[i].len;
+	return 0;
+}
+
 /* Account one plugin call into `st` (a worker's own counters) or, from the
  * main thread, straight into the plugin's; returns true when the call
  * reported a vanished task. */
@@ -397,6 +498,7 @@ static bool call_task(struct worker *w, bool thread, struct ctp_task *task,
 		struct task_priv tp = {.w = w, .thread = thread, .plugin = i};
 		task->core = &tp;
 		rec->plugin = i;
+		w->lent_ns = 0;
 		lock_if(rt);
 		ctp_sv_enter(i, thread ? CTP_SV_THREAD : CTP_SV_PROCESS,
 			     task->tid);
@@ -404,7 +506,8 @@ static bool call_task(struct worker *w, bool thread, struct ctp_task *task,
 		ctp_sv_leave();
 		unlock_if(rt);
 		uint64_t t1 = ctp_now_ns();
-		vanished |= after_call(info, &w->stats[i], cb, ret, t1 - t0);
+		vanished |= after_call(info, &w->stats[i], cb, ret,
+				       t1 - t0 - w->lent_ns);
 		t0 = t1;
 	}
 	return vanished;
@@ -479,6 +582,23 @@ static void task_rel(char *rel, uint32_t tid)
 	while (nd)
 		rel[rl++] = dig[--nd];
 	rel[rl] = '\0';
+}
+
+/*
+ * The task's name, from the stat a plugin declared (file `stat`, -1 when
+ * none is read up front) when it was read, else from `comm`. A failure
+ * means the task is gone (or unreadable, which is counted the same).
+ */
+static int task_name(const struct ctp_engine *eng, int dirfd, int stat,
+		     const struct fileset *fs, char *out, size_t outlen)
+{
+	if (stat >= 0 && fs->file[stat].err == 0 &&
+	    ctp_stat_comm(fs->file[stat].data, fs->file[stat].len, out,
+			  outlen) == 0)
+		return 0;
+	if (stat >= 0 && vanished_err(fs->file[stat].err))
+		return fs->file[stat].err;
+	return read_line_at(dirfd, "comm", eng->check_files, out, outlen);
 }
 
 /*
@@ -559,10 +679,13 @@ static int64_t thread_row(struct worker *w, uint32_t tgid, uint32_t tid,
 	return row;
 }
 
-static void do_thread(struct worker *w, int pdir, uint32_t tgid, uint32_t tid,
-		      uint32_t *recorded)
+/* The thread walk[0] of process tgid; walk[1 .. n) are the tids this
+ * worker walks after it (ctp_task.walk_tids). */
+static void do_thread(struct worker *w, int pdir, uint32_t tgid,
+		      const uint32_t *walk, size_t n, uint32_t *recorded)
 {
 	struct ctp_engine *eng = w->eng;
+	uint32_t tid = walk[0];
 	char rel[32];
 	task_rel(rel, tid);
 	w->tids_walked++;
@@ -572,18 +695,19 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid, uint32_t tid,
 		w->tids_vanished++;
 		return;
 	}
-	if (read_line_at(tdir, "comm", eng->check_files, w->comm,
-			 sizeof(w->comm)) < 0) {
+	w->lazy_gone = false;
+	for (uint32_t i = 0; i < eng->n_sources; i++)
+		w->src[i].loaded = false;
+	bool maybe_gone = read_files(eng, tdir, eng->thread_files,
+				     eng->n_thread_files, &w->tset);
+	if (task_name(eng, tdir, eng->stat_thread, &w->tset, w->comm,
+		      sizeof(w->comm)) < 0) {
 		w->tids_vanished++;
 		sys_close(tdir);
 		return;
 	}
 	const char *cgpath;
 	int64_t cgrow = thread_cgroup(w, tdir, &cgpath);
-
-	w->lazy_gone = false;
-	bool maybe_gone = read_files(eng, tdir, eng->thread_files,
-				     eng->n_thread_files, &w->tset);
 
 	int64_t row = thread_row(w, tgid, tid, cgrow);
 	if (row < 0) {
@@ -603,6 +727,8 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid, uint32_t tid,
 		.pcomm = w->pcomm,
 		.comm = w->comm,
 		.cgroup = cgrow >= 0 ? cgpath : "",
+		.walk_tids = walk,
+		.n_walk_tids = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n,
 	};
 	struct ctp_record rec = {
 		.cap = eng->cap,
@@ -649,8 +775,8 @@ static bool split_publish(struct worker *w, size_t idx, uint32_t tgid,
 	return ctp_splitq_push(&w->eng->splits, sp) == 0;
 }
 
-static void do_thread(struct worker *w, int pdir, uint32_t tgid, uint32_t tid,
-		      uint32_t *recorded);
+static void do_thread(struct worker *w, int pdir, uint32_t tgid,
+		      const uint32_t *walk, size_t n, uint32_t *recorded);
 
 /* Walk tids [lo, hi) of a split process: rows in this worker's table,
  * listed as one extra span. */
@@ -677,7 +803,7 @@ static void do_chunk(struct worker *w, struct ctp_split *sp, size_t lo,
 	}
 	uint32_t first = w->threads->nrows, recorded = 0;
 	for (size_t i = lo; i < hi && w->result == 0; i++)
-		do_thread(w, pdir, sp->tgid, sp->tids[i], &recorded);
+		do_thread(w, pdir, sp->tgid, sp->tids + i, hi - i, &recorded);
 	sys_close(pdir);
 	if (!recorded)
 		return;
@@ -749,12 +875,15 @@ static void process_cgroup(struct worker *w, int pdir, uint32_t tgid,
 	}
 }
 
-/* The process's name (into w->pcomm) and its tids (w->tids, sorted).
- * Returns 0, or a negative errno when the process is gone. */
+/* The process's files (w->pset), name (w->pcomm) and tids (w->tids,
+ * sorted). Returns 0, or a negative errno when the process is gone. */
 static int process_tids(struct worker *w, int pdir, size_t *ntids)
 {
-	int r = read_line_at(pdir, "comm", w->eng->check_files, w->pcomm,
-			     sizeof(w->pcomm));
+	struct ctp_engine *eng = w->eng;
+	read_files(eng, pdir, eng->process_files, eng->n_process_files,
+		   &w->pset);
+	int r = task_name(eng, pdir, eng->stat_process, &w->pset, w->pcomm,
+			  sizeof(w->pcomm));
 	if (r < 0)
 		return r;
 	int taskfd =
@@ -879,8 +1008,6 @@ static void do_process(struct worker *w, size_t idx)
 		own = eng->splits.chunk;
 		split = true;
 	}
-	read_files(eng, pdir, eng->process_files, eng->n_process_files,
-		   &w->pset);
 	prow = process_row(w, tgid);
 	if (prow < 0) {
 		w->result = (int)prow;
@@ -890,7 +1017,7 @@ static void do_process(struct worker *w, size_t idx)
 	process_calls(w, pdir, tgid, prow);
 	first = w->threads->nrows;
 	for (size_t i = 0; i < own && w->result == 0; i++)
-		do_thread(w, pdir, tgid, w->tids[i], &recorded);
+		do_thread(w, pdir, tgid, w->tids + i, own - i, &recorded);
 	process_done(w, span, prow, first, recorded, split);
 	sys_close(pdir);
 }
@@ -1431,6 +1558,15 @@ static void keep_recorded(struct ctp_engine *eng)
 	cap->n_spans = n;
 }
 
+/* The index of `stat` among files read up front, or -1. */
+static int stat_file(const struct ctp_filedef *defs, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (!defs[i].lazy && strcmp(defs[i].name, "stat") == 0)
+			return (int)i;
+	return -1;
+}
+
 int ctp_engine_capture(struct ctp_engine *eng)
 {
 	struct ctp_capture *cap = eng->cap;
@@ -1441,6 +1577,8 @@ int ctp_engine_capture(struct ctp_engine *eng)
 	if (hrow < 0)
 		return (int)hrow;
 	host_calls(eng, false);
+	eng->stat_thread = stat_file(eng->thread_files, eng->n_thread_files);
+	eng->stat_process = stat_file(eng->process_files, eng->n_process_files);
 	if ((ret = list_pass(eng)) < 0)
 		return ret;
 	struct worker *ws = workers_new(eng, nw);

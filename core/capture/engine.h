@@ -96,6 +96,9 @@ struct ctp_engine {
 	uint32_t n_thread_files;
 	struct ctp_filedef process_files[CTP_MAX_FILES];
 	uint32_t n_process_files;
+	/* The index of `stat` in each table when some plugin reads it up
+	 * front, else -1: the walk takes task names from it (taskid.h). */
+	int stat_thread, stat_process;
 
 	const volatile sig_atomic_t *stop;
 	/* A long-lived recorder (ctp_api.recording): set before the plugins
@@ -114,6 +117,15 @@ struct ctp_engine {
 	 * splitq.h); in_process counts workers inside do_process. */
 	struct ctp_splitq splits;
 	_Atomic unsigned in_process;
+
+	/* Per-task sources the plugins offer (ctp_api.source_register),
+	 * fixed after init. */
+	struct ctp_source {
+		char name[CTP_SOURCE_NAME_MAX + 1];
+		uint32_t plugin;
+		ctp_source_fill_fn fill;
+	} sources[CTP_MAX_SOURCES];
+	uint32_t n_sources;
 
 	/* Distinct cgroups and the plugins' cgroup_ref rows (cgroups.h). */
 	struct ctp_cgroups cgroups;
@@ -172,6 +184,11 @@ int ctp_plugin_resolve(char *const *dirs, size_t ndirs, const char *name,
 /* ctp_api.file_get. */
 int ctp_engine_file_get(const struct ctp_task *task, uint32_t i,
 			const struct ctp_file **out);
+/* ctp_api.source_register and source_get. */
+int ctp_engine_source_register(struct ctp_ctx *ctx, const char *name,
+			       ctp_source_fill_fn fill);
+int ctp_engine_source_get(const struct ctp_task *task, const char *name,
+			  const void **data, size_t *len);
 /* ctp_api.cgroup_ref. */
 int ctp_engine_cgroup_ref(struct ctp_ctx *ctx, const char *key, size_t len);
 int ctp_engine_init(struct ctp_engine *eng, const struct ctp_config *cfg,

@@ -696,6 +696,12 @@ static void plugin_fail(struct ctp_engine *eng, uint32_t idx, const char *why)
 		info->path ? info->path : "not found", why,
 		info->required ? " [required]" : "");
 	plugin_close(idx, rt);
+	/* Its sources go with it: nobody may call into unloaded code. */
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < eng->n_sources; i++)
+		if (eng->sources[i].plugin != idx)
+			eng->sources[k++] = eng->sources[i];
+	eng->n_sources = k;
 }
 
 /* The plugin file name (without ".so") in dirs closest to `name`, if one

@@ -159,7 +159,35 @@ struct ctp_task {
 	uint32_t n_files;
 	/* Private to the core (used by ctp_api.file_get). */
 	void *core;
+	/* Appended in ABI 1, thread callbacks only (NULL and 0 elsewhere):
+	 * the tids this worker walks next in this process, in order, this
+	 * task's first. A plugin that asks the kernel about several threads
+	 * at once (a netlink batch) takes the batch from here; the list is
+	 * the worker's own run, so nothing is shared with other workers. A
+	 * tid listed may be gone by the time its turn comes. */
+	const uint32_t *walk_tids;
+	uint32_t n_walk_tids;
 };
+
+/*
+ * A per-task source that is not a file (ctp_api.source_register): bytes a
+ * plugin makes for one thread on request, such as the kernel's taskstats
+ * reply. The core calls `fill` at most once per thread, the first time
+ * any plugin asks for the source (ctp_api.source_get), and shares the
+ * bytes with every later asker, like the bytes of a declared file. `fill`
+ * writes at most `cap` (CTP_SOURCE_MAX_BYTES) bytes at buf (8-aligned),
+ * sets *len and returns 0, or returns a negative errno (then askers fall
+ * back to files). It runs on the asker's worker, inside the asker's thread
+ * callback, with `task` as the asker got it (task->files are the asker's);
+ * it must not call source_get.
+ */
+typedef int (*ctp_source_fill_fn)(void *state, const struct ctp_task *task,
+				  void *buf, size_t cap, size_t *len);
+#define CTP_SOURCE_MAX_BYTES 1024
+/* Longest source name; [a-z0-9_.-] only. */
+#define CTP_SOURCE_NAME_MAX 31
+/* Sources in one capture, all plugins together. */
+#define CTP_MAX_SOURCES 8
 
 /* One distinct cgroup a captured thread is in. */
 struct ctp_cgroup {
@@ -371,6 +399,27 @@ struct ctp_api {
 			    uint64_t exit_boottime_ns, struct ctp_record **rec);
 	void (*exited_end)(struct ctp_record *rec);
 	void (*exited_lost)(struct ctp_ctx *ctx, uint64_t n);
+
+	/*
+	 * Appended in ABI 1: per-task sources (ctp_source_fill_fn). From init
+	 * only, a plugin offers a thread-scope source under `name`; whoever
+	 * reads it must know its byte layout, which the source's own header
+	 * documents (include/ctprof/source-taskstats.h). Register only what
+	 * the host can serve: askers take a failure as "use the files".
+	 * Returns 0; -EINVAL (bad name, no fill), -EEXIST (name taken),
+	 * -ENOSPC (CTP_MAX_SOURCES reached), -EBUSY after init. The source
+	 * goes with its plugin (a failed init, a plugin left out).
+	 *
+	 * source_get, from a thread callback with the task it got: the
+	 * source's bytes for this thread (8-aligned, valid until the
+	 * callback returns). Returns 0 with *data and *len; -ENOENT when no
+	 * loaded plugin offers `name`; -EINVAL outside a thread callback;
+	 * else the fill's error for this thread (the same for every asker).
+	 */
+	int (*source_register)(struct ctp_ctx *ctx, const char *name,
+			       ctp_source_fill_fn fill);
+	int (*source_get)(const struct ctp_task *task, const char *name,
+			  const void **data, size_t *len);
 };
 
 /* The longest comm ctp_api.exited_begin takes, and the most exited rows one

@@ -6,6 +6,12 @@
  * kernel's own process totals, which keep the work of exited threads and
  * of waited-for children that no thread row holds.
  *
+ * status is read only when something needs it: the context switches when
+ * the taskstats plugin's per-task source cannot give them (it has the same
+ * two counters, nvcsw and nivcsw, from the reply it gets anyway), and the
+ * affinity list when sched_getaffinity cannot (or `affinity: status`).
+ * The run state comes from stat, which prints the same letter.
+ *
  * Options:
  *   affinity: auto (default) | syscall | status
  *     syscall  sched_getaffinity(tid); falls back to Cpus_allowed_list when
@@ -21,6 +27,7 @@
 #include <string.h>
 
 #include "ctprof/plugin-util.h"
+#include "ctprof/source-taskstats.h"
 #include "procfs_parse.h"
 
 #ifndef PROCFS_STAT_VERSION
@@ -105,7 +112,7 @@ static const struct ctp_field_desc fields[] = {
 	[F_STATE] =
 		CTP_FIELD("procfs.state", THREAD, CHAR, NONE, CATEGORICAL, MODE,
 			  "Run state letter (R, S, D, T, t, X, Z, P, I), "
-			  "status State"),
+			  "stat field 3 (status State's letter)"),
 	[F_VOLUNTARY_CSW] =
 		CTP_FIELD_COUNTER("procfs.voluntary_csw", THREAD, COUNT,
 				  "Voluntary context switches (gave up the "
@@ -149,7 +156,7 @@ _Static_assert(sizeof(fields) / sizeof(fields[0]) == N_FIELDS,
 
 /* Declaration order is the order of task->files[]. */
 enum { TF_STAT, TF_STATUS, N_TF };
-static const char *const thread_files[] = {"stat", "status", NULL};
+static const char *const thread_files[] = {"stat", "?status", NULL};
 enum { PF_STAT, N_PF };
 static const char *const process_files[] = {"stat", NULL};
 
@@ -173,11 +180,22 @@ struct aff_buf {
 	size_t nwords;
 };
 
-enum { C_STAT_ERR, C_STATUS_ERR, C_AFF_FALLBACK, N_COUNTERS };
+enum {
+	C_STAT_ERR,
+	C_STATUS_ERR,
+	C_AFF_FALLBACK,
+	C_FROM_TASKSTATS,
+	C_FROM_FILES,
+	N_COUNTERS
+};
 static const char *const counter_names[] = {
 	[C_STAT_ERR] = "stat_parse_errors",
 	[C_STATUS_ERR] = "status_parse_errors",
 	[C_AFF_FALLBACK] = "affinity_syscall_fallbacks",
+	/* Threads whose context switches came from the taskstats source /
+	 * from status. */
+	[C_FROM_TASKSTATS] = "from_taskstats",
+	[C_FROM_FILES] = "from_files",
 };
 
 struct procfs_state {
@@ -374,6 +392,8 @@ static int set_thread_stat(struct procfs_state *st, struct ctp_record *rec,
 		keep(&ret, set_u64(st, rec, F_RT_PRIORITY, s->rt_priority));
 	if (ctp_stat_has(s, CTP_STAT_POLICY))
 		keep(&ret, set_policy(st, rec, s->policy));
+	if (ctp_stat_has(s, CTP_STAT_STATE) && st->fh[F_STATE] >= 0)
+		keep(&ret, st->api->set_char(rec, st->fh[F_STATE], s->state));
 	return ret;
 }
 
@@ -382,8 +402,6 @@ static int set_thread_status(struct procfs_state *st, struct ctp_record *rec,
 {
 	int ret = 0;
 
-	if ((s->present & CTP_STATUS_STATE) && st->fh[F_STATE] >= 0)
-		keep(&ret, st->api->set_char(rec, st->fh[F_STATE], s->state));
 	if (s->present & CTP_STATUS_VOLUNTARY_CSW)
 		keep(&ret, set_u64(st, rec, F_VOLUNTARY_CSW, s->voluntary_csw));
 	if (s->present & CTP_STATUS_NONVOLUNTARY_CSW)
@@ -421,6 +439,47 @@ static int affinity_from_status(struct procfs_state *st, struct ctp_record *rec,
 	return r < 0 ? r : 1;
 }
 
+/* The context switches from the taskstats source: 1 when set, 0 when it
+ * cannot give them, or a set_u64 error. */
+static int csw_from_source(struct procfs_state *st, const struct ctp_task *task,
+			   struct ctp_record *rec)
+{
+	const void *data;
+	size_t len;
+	uint64_t vol, invol;
+	int ret = 0;
+
+	if (!CTP_API_HAS(st->api, source_get) ||
+	    st->api->source_get(task, CTP_SOURCE_TASKSTATS, &data, &len) < 0 ||
+	    !ctp_src_taskstats_get(data, len, CTP_SRC_TS_NVCSW, &vol) ||
+	    !ctp_src_taskstats_get(data, len, CTP_SRC_TS_NIVCSW, &invol))
+		return 0;
+	keep(&ret, set_u64(st, rec, F_VOLUNTARY_CSW, vol));
+	keep(&ret, set_u64(st, rec, F_NONVOLUNTARY_CSW, invol));
+	return ret < 0 ? ret : 1;
+}
+
+/* status, fetched and parsed into *ss on the thread's first need (*fetched
+ * remembers it): 0, or the read's error. *bad is set when it does not parse
+ * whole (what parsed is kept). */
+static int status_get(struct procfs_state *st, const struct ctp_task *task,
+		      struct ctp_status *ss, int *fetched, int *bad)
+{
+	const char *data;
+	size_t len;
+	int r;
+
+	if (*fetched)
+		return *fetched > 0 ? 0 : *fetched;
+	r = ctp_task_fetch(st->api, task, TF_STATUS, &data, &len);
+	*fetched = r < 0 ? r : 1;
+	if (r < 0)
+		return r;
+	if (ctp_parse_status(data, len, ss) < 0)
+		*bad = 1;
+	return 0;
+}
+
 static int procfs_thread(void *state, const struct ctp_task *task,
 			 struct ctp_record *rec)
 {
@@ -429,8 +488,7 @@ static int procfs_thread(void *state, const struct ctp_task *task,
 	size_t len;
 	struct ctp_stat s;
 	struct ctp_status ss;
-	const struct ctp_status *status = NULL;
-	int ret = 0, rerr = 0, got = 0, status_bad = 0, r;
+	int ret = 0, rerr = 0, got = 0, status_bad = 0, fetched = 0, r;
 
 	/* A missing file is not the end: the engine decides whether the
 	 * task vanished; what the other file holds is still recorded. */
@@ -446,15 +504,20 @@ static int procfs_thread(void *state, const struct ctp_task *task,
 		rerr = r;
 	}
 
-	r = ctp_task_file(task, TF_STATUS, &data, &len);
-	if (r == 0) {
-		if (ctp_parse_status(data, len, &ss) < 0)
-			status_bad = 1;
-		keep(&ret, set_thread_status(st, rec, &ss));
-		status = &ss;
-		got = 1;
-	} else if (!rerr) {
-		rerr = r;
+	r = csw_from_source(st, task, rec);
+	if (r > 0) {
+		count(st, C_FROM_TASKSTATS);
+	} else if (r < 0) {
+		keep(&ret, r);
+	} else {
+		count(st, C_FROM_FILES);
+		r = status_get(st, task, &ss, &fetched, &status_bad);
+		if (r == 0) {
+			keep(&ret, set_thread_status(st, rec, &ss));
+			got = 1;
+		} else if (!rerr) {
+			rerr = r;
+		}
 	}
 
 	if (st->fh[F_CPU_AFFINITY] >= 0) {
@@ -471,9 +534,10 @@ static int procfs_thread(void *state, const struct ctp_task *task,
 			else
 				count(st, C_AFF_FALLBACK);
 		}
-		if (r < 0)
-			keep(&ret, affinity_from_status(st, rec, status,
-							&status_bad));
+		if (r < 0 &&
+		    status_get(st, task, &ss, &fetched, &status_bad) == 0)
+			keep(&ret,
+			     affinity_from_status(st, rec, &ss, &status_bad));
 	}
 	if (status_bad)
 		count(st, C_STATUS_ERR);
@@ -660,7 +724,9 @@ static int procfs_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 	st->gen = atomic_fetch_add(&next_gen, 1);
 	atomic_init(&st->ncpus, CPU_SETSIZE);
 	pthread_mutex_init(&st->lock, NULL);
-	r = CTP_ATTACH(ctx, api, CTP_API_THROUGH(roots), st->fh, st->counter);
+	/* The lazy status needs file_get. */
+	r = CTP_ATTACH(ctx, api, CTP_API_THROUGH(file_get), st->fh,
+		       st->counter);
 	if (r == 0)
 		r = parse_options(ctx, api, &mode);
 	if (r < 0) {

@@ -7,17 +7,28 @@
  * CONFIG_SCHEDSTATS and kernel.sched_schedstats=1). A key the kernel does
  * not print stays absent. README.md has the field table.
  *
+ * The cheapest source first: schedstat's three numbers are also in the
+ * taskstats reply (include/ctprof/source-taskstats.h), read from the same
+ * kernel variables; the file is opened only when that source cannot give
+ * them (no taskstats plugin, no CAP_NET_ADMIN, a kernel without delay
+ * accounting). sched is opened only when its schedstats keys are printed
+ * (kernel.sched_schedstats=1, checked at every capture) or asked for.
+ *
  * Options:
- *   sched: true (default) | false
- *     false never opens the sched file (the costlier one): only the three
- *     schedstat fields are recorded.
+ *   sched: auto (default) | always | never
+ *     auto    read sched while kernel.sched_schedstats is 1 (on a proc root
+ *             that is not this kernel's procfs, a copied tree: always);
+ *             without it sched holds only se.nr_migrations and se.slice
+ *             of this plugin's fields, which auto leaves absent.
+ *     always  read it for every thread (true is accepted for it).
+ *     never   never open it (false): the three schedstat fields only.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ctprof/plugin-util.h"
-#include "ctprof/plugin-util.h"
+#include "ctprof/source-taskstats.h"
 #include "hostprobe.h"
 #include "schedstat_parse.h"
 
@@ -179,13 +190,16 @@ static const signed char key_field[CTP_SCHED_N_KEYS] = {
 /* Declaration order is the order of task->files[]. sched is lazy so that
  * `sched: false` never opens it. */
 enum { TF_SCHEDSTAT, TF_SCHED, N_TF };
-static const char *const thread_files[] = {"schedstat", "?sched", NULL};
+static const char *const thread_files[] = {"?schedstat", "?sched", NULL};
 
 enum {
 	C_NEGATIVE,	  /* negative_dotted_values */
 	C_SCHED_ERR,	  /* sched_parse_errors */
 	C_SCHEDSTAT_ERR,  /* schedstat_parse_errors */
 	C_SLEEP_NEGATIVE, /* voluntary_sleep_negative */
+	C_FROM_TASKSTATS, /* threads whose schedstat values came from the */
+	C_FROM_FILES,	  /* taskstats source / from the schedstat file */
+	C_SCHED_SKIPPED,  /* captures that left sched unread (auto) */
 	N_COUNTERS
 };
 static const char *const counter_names[N_COUNTERS] = {
@@ -193,15 +207,23 @@ static const char *const counter_names[N_COUNTERS] = {
 	[C_SCHED_ERR] = "sched_parse_errors",
 	[C_SCHEDSTAT_ERR] = "schedstat_parse_errors",
 	[C_SLEEP_NEGATIVE] = "voluntary_sleep_negative",
+	[C_FROM_TASKSTATS] = "from_taskstats",
+	[C_FROM_FILES] = "from_files",
+	[C_SCHED_SKIPPED] = "sched_not_read",
 };
 
-/* Read-only after init: the callbacks share it across workers. */
+enum sched_mode { SCHED_AUTO, SCHED_ALWAYS, SCHED_NEVER };
+
+/* Read-only during the walk: the callbacks share it across workers
+ * (read_sched is decided by host, before the walk). */
 struct sched_state {
 	struct ctp_ctx *ctx;
 	const struct ctp_api *api;
 	int fh[N_FIELDS]; /* field handles; < 0 means skip */
 	int counter[N_COUNTERS];
-	int read_sched;
+	enum sched_mode mode;
+	bool live;	/* the proc root is this kernel's procfs */
+	int read_sched; /* this capture reads sched */
 };
 
 static void count(const struct sched_state *st, int c, uint64_t n)
@@ -223,15 +245,36 @@ static int set_u64(const struct sched_state *st, struct ctp_record *rec, int f,
 	return st->fh[f] < 0 ? 0 : st->api->set_u64(rec, st->fh[f], v);
 }
 
-static int record_schedstat(const struct sched_state *st,
-			    struct ctp_record *rec, const char *data,
-			    size_t len)
+/* The three values from the taskstats source into ss; false when it
+ * cannot give all three. */
+static bool schedstat_from_source(const struct sched_state *st,
+				  const struct ctp_task *task,
+				  struct ctp_schedstat *ss)
 {
-	struct ctp_schedstat ss;
+	const void *data;
+	size_t len;
+
+	if (!CTP_API_HAS(st->api, source_get) ||
+	    st->api->source_get(task, CTP_SOURCE_TASKSTATS, &data, &len) < 0)
+		return false;
+	if (!ctp_src_taskstats_get(data, len, CTP_SRC_TS_RUN_NS, &ss->run_ns) ||
+	    !ctp_src_taskstats_get(data, len, CTP_SRC_TS_RUN_DELAY_NS,
+				   &ss->wait_ns) ||
+	    !ctp_src_taskstats_get(data, len, CTP_SRC_TS_TIMESLICES,
+				   &ss->timeslices))
+		return false;
+	ss->present = CTP_SCHEDSTAT_RUN | CTP_SCHEDSTAT_WAIT |
+		      CTP_SCHEDSTAT_TIMESLICES;
+	return true;
+}
+
+static int record_schedstat(const struct sched_state *st,
+			    struct ctp_record *rec,
+			    const struct ctp_schedstat *sp)
+{
+	const struct ctp_schedstat ss = *sp;
 	int ret = 0;
 
-	if (ctp_parse_schedstat(data, len, &ss) < 0)
-		count(st, C_SCHEDSTAT_ERR, 1);
 	if (ss.present & CTP_SCHEDSTAT_RUN)
 		keep(&ret, set_u64(st, rec, F_RUN_TIME, ss.run_ns));
 	if (ss.present & CTP_SCHEDSTAT_WAIT)
@@ -282,12 +325,22 @@ static int sched_thread(void *state, const struct ctp_task *task,
 	size_t len;
 	int ret = 0, r;
 
-	r = ctp_task_file(task, TF_SCHEDSTAT, &data, &len);
-	if (r == -EPROTO)
-		return r;
-	if (r == 0)
-		keep(&ret, record_schedstat(st, rec, data, len));
-	/* Fetched only now: `sched: false` never opens it. */
+	struct ctp_schedstat ss;
+
+	if (schedstat_from_source(st, task, &ss)) {
+		count(st, C_FROM_TASKSTATS, 1);
+		keep(&ret, record_schedstat(st, rec, &ss));
+	} else {
+		count(st, C_FROM_FILES, 1);
+		r = ctp_task_fetch(st->api, task, TF_SCHEDSTAT, &data, &len);
+		if (r == -EPROTO)
+			return r;
+		if (r == 0) {
+			if (ctp_parse_schedstat(data, len, &ss) < 0)
+				count(st, C_SCHEDSTAT_ERR, 1);
+			keep(&ret, record_schedstat(st, rec, &ss));
+		}
+	}
 	if (st->read_sched) {
 		r = ctp_task_fetch(st->api, task, TF_SCHED, &data, &len);
 		if (r == -EPROTO)
@@ -298,28 +351,74 @@ static int sched_thread(void *state, const struct ctp_task *task,
 	return ret;
 }
 
+static const char *const sched_modes[] = {"auto", "always", "never",
+					  "true", "false",  NULL};
+
 static const struct ctp_option_desc options[] = {
 	{.name = "sched",
-	 .help = "also read task/<tid>/sched (wait_sum and the other "
-		 "schedstats keys) when a field needs it",
-	 .type = CTP_OPT_BOOL,
-	 .def = "true"},
+	 .help = "read task/<tid>/sched (wait_sum and the other schedstats "
+		 "keys): auto (while kernel.sched_schedstats is 1), always "
+		 "(true) or never (false)",
+	 .type = CTP_OPT_STRING,
+	 .def = "auto",
+	 .choices = sched_modes},
 };
 
 static int parse_options(struct ctp_ctx *ctx, const struct ctp_api *api,
-			 int *read_sched)
+			 enum sched_mode *mode)
 {
+	const char *s;
 	int r;
 
-	r = api->opt_bool(ctx, "sched", read_sched);
-	if (r == -ENOENT) {
-		*read_sched = 1;
-		r = 0;
-	} else if (r < 0) {
-		api->log(ctx, CTP_LOG_ERR,
-			 "option 'sched': not a boolean (true or false)");
+	*mode = SCHED_AUTO;
+	r = api->opt_str(ctx, "sched", &s);
+	if (r == -ENOENT)
+		return 0;
+	if (r == 0 && strcmp(s, "auto") == 0)
+		return 0;
+	if (r == 0 && (!strcmp(s, "always") || !strcmp(s, "true"))) {
+		*mode = SCHED_ALWAYS;
+		return 0;
 	}
-	return r;
+	if (r == 0 && (!strcmp(s, "never") || !strcmp(s, "false"))) {
+		*mode = SCHED_NEVER;
+		return 0;
+	}
+	api->log(ctx, CTP_LOG_ERR,
+		 "option 'sched': not auto, always (true) or never (false)");
+	return -EINVAL;
+}
+
+/*
+ * Whether this capture reads sched. Under auto: while the kernel prints
+ * the schedstats keys (<proc>/sys/kernel/sched_schedstats is 1; it exists
+ * only with CONFIG_SCHEDSTATS), and always on a proc root that is not
+ * this kernel's procfs (a copied tree says what it holds).
+ */
+static bool want_sched(const struct sched_state *st)
+{
+	const struct ctp_roots *roots = st->api->roots(st->ctx);
+	char buf[16];
+	size_t n = 0;
+
+	if (st->mode != SCHED_AUTO)
+		return st->mode == SCHED_ALWAYS;
+	if (ctp_read_small(roots ? roots->proc_fd : -1,
+			   "sys/kernel/sched_schedstats", buf, sizeof(buf),
+			   &n) == 0)
+		return n && buf[0] == '1';
+	return !st->live;
+}
+
+static int sched_host(void *state, struct ctp_record *rec)
+{
+	struct sched_state *st = state;
+
+	(void)rec;
+	st->read_sched = want_sched(st);
+	if (!st->read_sched && st->mode == SCHED_AUTO)
+		count(st, C_SCHED_SKIPPED, 1);
+	return 0;
 }
 
 /*
@@ -364,7 +463,8 @@ static int sched_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		      void **state)
 {
 	struct sched_state *st = calloc(1, sizeof(*st));
-	int read_sched = 1, r;
+	enum sched_mode mode = SCHED_AUTO;
+	int r;
 
 	if (!st)
 		return -ENOMEM;
@@ -374,12 +474,18 @@ static int sched_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 	r = CTP_ATTACH(ctx, api, CTP_API_THROUGH(file_get), st->fh,
 		       st->counter);
 	if (r == 0)
-		r = parse_options(ctx, api, &read_sched);
+		r = parse_options(ctx, api, &mode);
 	if (r < 0) {
 		free(st);
 		return r;
 	}
-	st->read_sched = read_sched;
+	st->mode = mode;
+	{
+		const struct ctp_roots *roots = api->roots(ctx);
+		st->live = ctp_proc_is_live(roots ? roots->proc_fd : -1);
+	}
+	/* Decided again by host before every walk. */
+	st->read_sched = want_sched(st);
 	/* schedstat exists only with CONFIG_SCHED_INFO; saying so lets `show`
 	 * tell such a kernel from other read failures. (sched is not gated:
 	 * it needed CONFIG_SCHED_DEBUG only before 6.15.) An older core
@@ -391,7 +497,7 @@ static int sched_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 				 strerror(-r));
 	}
 	/* Said once, from init: the kernel decides it for the whole capture. */
-	if (read_sched && CTP_API_HAS(api, set_hint) &&
+	if (mode != SCHED_NEVER && CTP_API_HAS(api, set_hint) &&
 	    CTP_API_HAS(api, roots)) {
 		const struct ctp_roots *roots = api->roots(ctx);
 		const char *hint = schedstats_hint(roots ? roots->proc_fd : -1);
@@ -416,6 +522,7 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.thread_files = thread_files,
 	.init = sched_init,
 	.fini = sched_fini,
+	.host = sched_host,
 	.thread = sched_thread,
 	CTP_PLUGIN_COUNTER_TABLE(counter_names),
 };

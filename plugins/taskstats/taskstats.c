@@ -5,14 +5,23 @@
  * taskstats generic-netlink interface (TASKSTATS_CMD_GET per tid, libmnl).
  * plugins/taskstats/README.md has the fields, states and costs.
  *
- * Batching: the engine calls `process` for a tgid and then `thread` for each
- * of its tids on the same worker. `process` lists task/ of the tgid; the
- * first `thread` callback of each run of `batch_size` listed tids sends one
- * GET per tid in a single send and gathers the replies with recvmmsg into
- * the worker's window, which later `thread` calls read. A tid that is not
- * in the listing (born since) or whose reply was lost gets a query of its
- * own. Every worker has its own socket, opened on first use and closed by
- * fini.
+ * Batching: a thread the worker's window cannot answer starts a batch: one
+ * GET for each of the next `batch_size` tids the worker walks (the core's
+ * ctp_task.walk_tids, this thread first) in a single send, the replies
+ * gathered with recvmmsg into the window, which the next threads read. A
+ * tid whose reply was lost gets a query of its own. The window is the
+ * worker's own and needs nothing from the process callback, so a large
+ * process can be split among workers (CTP_PLUGIN_SPLITTABLE). Every worker
+ * has its own socket, opened on first use and closed by fini. Without
+ * CAP_NET_ADMIN every query fails with EPERM; after the first such answer
+ * no more are sent (the capability does not come back mid-capture) and
+ * every thread is counted as refused.
+ *
+ * The reply is also the per-task source "taskstats"
+ * (include/ctprof/source-taskstats.h): procfs-stat and schedstat take
+ * the values it shares with their files from it instead of opening them.
+ * Whoever asks first for a thread makes the query; the thread callback
+ * then reads the same reply.
  *
  * Exited tasks: while the core runs a recorder, exits.c listens for the
  * kernel's exit notifications and finish puts them in the exited table.
@@ -42,6 +51,7 @@
 #include <linux/taskstats.h>
 
 #include "ctprof/plugin.h"
+#include "ctprof/source-taskstats.h"
 #include "exits.h"
 #include "hostprobe.h"
 #include "taskstats_reply.h"
@@ -197,20 +207,24 @@ enum skip {
 #define PENDING 1
 
 struct slot {
-	int err; /* 0, a negative errno, or PENDING */
+	int err;    /* 0, a negative errno, or PENDING */
+	bool taken; /* handed to the thread it answers */
 	struct ctp_taskstats ts;
 };
 
-/* One worker thread's socket, listing and window. */
+/* One worker thread's socket and window. */
 struct worker {
 	struct worker *next;
 	struct mnl_socket *nl;
 	int fd; /* -1 when the socket could not be opened */
 	uint32_t seq;
-	int32_t tgid; /* whose tids are listed, -1 none */
+	/* The window: replies for tids[0 .. win_n), asked for the walk list
+	 * `list` (list_n tids) of capture `gen`. */
 	uint32_t *tids;
-	size_t ntids, tid_cap;
-	size_t win_first, win_n; /* tids[win_first ..) are in win[] */
+	size_t win_n;
+	const uint32_t *list;
+	size_t list_n;
+	uint64_t gen;
 	struct slot *win;
 	char *req;
 	char *rbuf;
@@ -218,7 +232,10 @@ struct worker {
 	struct iovec *iov;
 	struct sockaddr_nl *from;
 	struct slot single;
-	char dents[8192] __attribute__((aligned(8)));
+	/* The answer for the thread being walked, left by the source's fill
+	 * for the thread callback (cur_tid 0: none). */
+	const struct slot *cur;
+	uint32_t cur_tid;
 };
 
 struct ts_state {
@@ -241,6 +258,13 @@ struct ts_state {
 	uint64_t gen;
 	pthread_mutex_t lock; /* guards workers */
 	struct worker *workers;
+	/* A query was refused for want of CAP_NET_ADMIN: send no more. */
+	_Atomic bool eperm;
+	/* The per-task source is registered: the thread callback reads its
+	 * reply through it. */
+	bool source;
+	struct slot refused;	  /* err -EPERM */
+	_Atomic uint64_t cap_gen; /* captures finished */
 	char hint[256];
 	/* Exited tasks, while a recorder runs (exits.h): the listener, its
 	 * ring's size, and why there is none when one was wanted. */
@@ -362,14 +386,15 @@ static struct worker *worker_new(struct ts_state *st)
 	if (!w)
 		return NULL;
 	w->fd = -1;
-	w->tgid = -1;
 	w->win = calloc(b, sizeof(*w->win));
+	w->tids = calloc(b, sizeof(*w->tids));
 	w->req = malloc(b * CTP_TS_GET_LEN);
 	w->rbuf = malloc(b * SLOT_BYTES);
 	w->mm = calloc(b, sizeof(*w->mm));
 	w->iov = calloc(b, sizeof(*w->iov));
 	w->from = calloc(b, sizeof(*w->from));
-	if (!w->win || !w->req || !w->rbuf || !w->mm || !w->iov || !w->from) {
+	if (!w->win || !w->tids || !w->req || !w->rbuf || !w->mm || !w->iov ||
+	    !w->from) {
 		worker_free(w);
 		return NULL;
 	}
@@ -411,96 +436,6 @@ static struct worker *worker_get(struct ts_state *st)
 	return w;
 }
 
-/* ---- Listing a process's threads ----------------------------------------- */
-
-struct dirent64 {
-	uint64_t d_ino;
-	int64_t d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
-};
-
-static int parse_tid(const char *s, uint32_t *out)
-{
-	uint64_t v = 0;
-
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -EINVAL;
-		v = v * 10 + (uint64_t)(*s - '0');
-		if (v > INT32_MAX)
-			return -ERANGE;
-	}
-	*out = (uint32_t)v;
-	return 0;
-}
-
-static int add_tid(struct worker *w, uint32_t tid)
-{
-	if (w->ntids == w->tid_cap) {
-		size_t nc = w->tid_cap ? w->tid_cap * 2 : 256;
-		uint32_t *n = realloc(w->tids, nc * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		w->tids = n;
-		w->tid_cap = nc;
-	}
-	w->tids[w->ntids++] = tid;
-	return 0;
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The tids under <task dirfd>/task, sorted, into w->tids. */
-static int list_tids(struct worker *w, int dirfd)
-{
-	int fd, r = 0;
-
-	w->ntids = 0;
-	fd = openat(dirfd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		long n =
-			syscall(SYS_getdents64, fd, w->dents, sizeof(w->dents));
-		long off;
-
-		if (n < 0) {
-			r = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		for (off = 0; off < n && r == 0;) {
-			const struct dirent64 *d =
-				(const void *)(w->dents + off);
-			uint32_t tid;
-
-			if (parse_tid(d->d_name, &tid) == 0)
-				r = add_tid(w, tid);
-			off += d->d_reclen;
-		}
-		if (r < 0)
-			break;
-	}
-	close(fd);
-	if (r < 0) {
-		w->ntids = 0;
-		return r;
-	}
-	qsort(w->tids, w->ntids, sizeof(*w->tids), cmp_u32);
-	return 0;
-}
-
 /* ---- Queries ------------------------------------------------------------- */
 
 /* Parse one received datagram into the window slot its seq names. */
@@ -523,28 +458,32 @@ static void take_reply(struct ts_state *st, struct worker *w, uint32_t seq0,
 	s->err = m->msg_hdr.msg_flags & MSG_TRUNC
 			 ? -EMSGSIZE
 			 : ctp_ts_parse_reply(nlh, m->msg_len, st->family,
-					      w->tids[w->win_first + idx],
-					      &s->ts);
+					      w->tids[idx], &s->ts);
 	(*got)++;
 }
 
-/* One send for tids[first ..], replies gathered into the window. */
-static void run_batch(struct ts_state *st, struct worker *w, size_t first)
+/* One send for tids[0 .. n) (at most the batch), replies gathered into
+ * the window. */
+static void run_batch(struct ts_state *st, struct worker *w,
+		      const uint32_t *tids, size_t n)
 {
-	size_t n = w->ntids - first, i, off = 0, got = 0;
+	size_t i, off = 0, got = 0;
 	uint32_t seq0 = w->seq;
 	int loops;
 
+	w->list = tids;
+	w->list_n = n;
+	w->gen = atomic_load_explicit(&st->cap_gen, memory_order_relaxed);
 	if (n > st->batch)
 		n = st->batch;
-	w->win_first = first;
 	w->win_n = n;
 	w->seq += (uint32_t)n;
 	for (i = 0; i < n; i++) {
+		w->tids[i] = tids[i];
 		off += ctp_ts_put_get(w->req + off, n * CTP_TS_GET_LEN - off,
-				      st->family, seq0 + (uint32_t)i,
-				      w->tids[first + i]);
+				      st->family, seq0 + (uint32_t)i, tids[i]);
 		w->win[i].err = PENDING;
+		w->win[i].taken = false;
 	}
 	if (send_all(w->fd, w->req, off) < 0)
 		return;
@@ -607,25 +546,47 @@ static const struct slot *query_single(struct ts_state *st, struct worker *w,
 	return s;
 }
 
-/* The window's answer for this thread, querying the next run as needed. */
+/*
+ * The window slot for this visit, or NULL. A visit belongs to the window
+ * when its walk list is the tail of the one the batch was asked for, in
+ * this capture, and the slot was not handed out yet: a reply is never
+ * given to a later thread that reuses the tid, nor to the next capture.
+ */
+static struct slot *in_window(struct ts_state *st, struct worker *w,
+			      const struct ctp_task *task)
+{
+	size_t i;
+
+	if (!w->win_n || task->walk_tids < w->list ||
+	    w->gen != atomic_load_explicit(&st->cap_gen, memory_order_relaxed))
+		return NULL;
+	i = (size_t)(task->walk_tids - w->list);
+	if (i >= w->win_n || w->list_n - i != task->n_walk_tids ||
+	    w->tids[i] != (uint32_t)task->tid || w->win[i].taken)
+		return NULL;
+	return &w->win[i];
+}
+
+/* The window's answer for this thread, starting a batch at it when the
+ * window has none; NULL when it cannot tell (ask on its own). */
 static const struct slot *lookup(struct ts_state *st, struct worker *w,
 				 const struct ctp_task *task)
 {
 	uint32_t tid = (uint32_t)task->tid;
-	const uint32_t *p;
-	size_t idx;
+	struct slot *s;
 
-	if (st->batch <= 1 || w->tgid != task->tgid || !w->ntids)
+	if (st->batch <= 1 || !CTP_HAS(task, struct ctp_task, n_walk_tids) ||
+	    !task->n_walk_tids || !task->walk_tids || task->walk_tids[0] != tid)
 		return NULL;
-	p = bsearch(&tid, w->tids, w->ntids, sizeof(tid), cmp_u32);
-	if (!p)
+	s = in_window(st, w, task);
+	if (!s) {
+		run_batch(st, w, task->walk_tids, task->n_walk_tids);
+		s = in_window(st, w, task);
+	}
+	if (!s || s->err == PENDING)
 		return NULL;
-	idx = (size_t)(p - w->tids);
-	if (idx < w->win_first || idx >= w->win_first + w->win_n)
-		run_batch(st, w, idx);
-	if (w->win[idx - w->win_first].err == PENDING)
-		return NULL;
-	return &w->win[idx - w->win_first];
+	s->taken = true;
+	return s;
 }
 
 /* ---- Values -------------------------------------------------------------- */
@@ -688,23 +649,77 @@ static int apply(struct ts_state *st, struct ctp_record *rec,
 
 /* ---- Callbacks ----------------------------------------------------------- */
 
-static int ts_process(void *state, const struct ctp_task *task,
-		      struct ctp_record *rec)
+/*
+ * This visit's reply: from the window, else a query of its own; none is
+ * sent once a query was refused for want of CAP_NET_ADMIN. Counts how it
+ * was answered. NULL only when the worker has no socket.
+ */
+static const struct slot *answer(struct ts_state *st,
+				 const struct ctp_task *task)
+{
+	struct worker *w = worker_get(st);
+	const struct slot *s;
+
+	if (!w || w->fd < 0)
+		return NULL;
+	if (atomic_load_explicit(&st->eperm, memory_order_relaxed))
+		return &st->refused;
+	s = lookup(st, w, task);
+	if (s) {
+		count(st, C_BATCHED);
+	} else {
+		s = query_single(st, w, (uint32_t)task->tid);
+		count(st, C_SINGLE);
+	}
+	if (s->err == -EPERM)
+		atomic_store_explicit(&st->eperm, true, memory_order_relaxed);
+	return s;
+}
+
+/* The per-task source "taskstats": the values shared with the files,
+ * where this host measures them. The thread callback finds the reply in
+ * w->cur. */
+static int ts_fill(void *state, const struct ctp_task *task, void *buf,
+		   size_t cap, size_t *len)
 {
 	struct ts_state *st = state;
+	struct ctp_src_taskstats out = {.abi = 1, .size = sizeof(out)};
+	const struct ctp_taskstats *ts;
+	const struct slot *s;
 	struct worker *w;
 
-	(void)rec;
-	if (st->skip != RUN || st->batch <= 1)
-		return 0;
-	w = worker_get(st);
-	if (!w)
-		return 0;
-	w->tgid = -1;
-	w->win_n = 0;
-	/* Without a listing every thread is asked on its own. */
-	if (task->dirfd >= 0 && list_tids(w, task->dirfd) == 0)
-		w->tgid = task->tgid;
+	if (st->skip != RUN || cap < sizeof(out))
+		return -ENODATA;
+	s = answer(st, task);
+	w = tls_worker;
+	if (!s || !w)
+		return -ENODATA;
+	w->cur = s;
+	w->cur_tid = (uint32_t)task->tid;
+	if (s->err)
+		return s->err;
+	ts = &s->ts;
+	if (ctp_ts_has(ts, CTP_TS_NVCSW) && ctp_ts_has(ts, CTP_TS_NIVCSW)) {
+		out.v[CTP_SRC_TS_NVCSW] = ts->v[CTP_TS_NVCSW];
+		out.v[CTP_SRC_TS_NIVCSW] = ts->v[CTP_TS_NIVCSW];
+		out.valid |= 1u << CTP_SRC_TS_NVCSW | 1u << CTP_SRC_TS_NIVCSW;
+	}
+	/* delayacct_add_tsk() copies these three before it looks at the
+	 * runtime switch; without CONFIG_TASK_DELAY_ACCT they are zeros. */
+	if (st->active.cpu_delay && ctp_ts_has(ts, CTP_TS_CPU_RUN_VIRTUAL) &&
+	    ctp_ts_has(ts, CTP_TS_DELAY(CTP_TS_CPU, CTP_TS_TOTAL)) &&
+	    ctp_ts_has(ts, CTP_TS_DELAY(CTP_TS_CPU, CTP_TS_COUNT))) {
+		out.v[CTP_SRC_TS_RUN_NS] = ts->v[CTP_TS_CPU_RUN_VIRTUAL];
+		out.v[CTP_SRC_TS_RUN_DELAY_NS] =
+			ts->v[CTP_TS_DELAY(CTP_TS_CPU, CTP_TS_TOTAL)];
+		out.v[CTP_SRC_TS_TIMESLICES] =
+			ts->v[CTP_TS_DELAY(CTP_TS_CPU, CTP_TS_COUNT)];
+		out.valid |= 1u << CTP_SRC_TS_RUN_NS |
+			     1u << CTP_SRC_TS_RUN_DELAY_NS |
+			     1u << CTP_SRC_TS_TIMESLICES;
+	}
+	memcpy(buf, &out, sizeof(out));
+	*len = sizeof(out);
 	return 0;
 }
 
@@ -712,24 +727,31 @@ static int ts_thread(void *state, const struct ctp_task *task,
 		     struct ctp_record *rec)
 {
 	struct ts_state *st = state;
-	const struct slot *s;
+	const struct slot *s = NULL;
 	struct worker *w;
 
 	if (st->skip != RUN) {
 		count(st, C_SKIPPED);
 		return 0;
 	}
-	w = worker_get(st);
-	if (!w || w->fd < 0) {
+	/* Through the core, so the reply another plugin already asked for
+	 * this thread is not asked again. */
+	if (st->source) {
+		const void *data;
+		size_t len;
+
+		st->api->source_get(task, CTP_SOURCE_TASKSTATS, &data, &len);
+		w = tls_worker;
+		if (w && w->cur_tid == (uint32_t)task->tid)
+			s = w->cur;
+		if (w)
+			w->cur_tid = 0;
+	}
+	if (!s)
+		s = answer(st, task);
+	if (!s) {
 		count(st, C_OTHER);
 		return 0;
-	}
-	s = lookup(st, w, task);
-	if (s) {
-		count(st, C_BATCHED);
-	} else {
-		s = query_single(st, w, (uint32_t)task->tid);
-		count(st, C_SINGLE);
 	}
 	return apply(st, rec, s);
 }
@@ -772,8 +794,9 @@ static const char *make_hint(struct ts_state *st)
 	if (eperm && eperm >= ok && eperm >= esrch && eperm >= other) {
 		snprintf(h, hl,
 			 "%" PRIu64 " of %" PRIu64
-			 " taskstats queries failed with EPERM: run as root "
-			 "or grant CAP_NET_ADMIN (setcap cap_net_admin+ep "
+			 " threads refused by taskstats with EPERM (no query "
+			 "is sent after the first refusal): run as root or "
+			 "grant CAP_NET_ADMIN (setcap cap_net_admin+ep "
 			 "ctprof-core)",
 			 eperm, ok + eperm + esrch + other);
 		return h;
@@ -848,6 +871,8 @@ static int ts_finish(void *state, struct ctp_record *host_rec)
 		ctp_ts_exits_drain(st->exits);
 	if (CTP_API_HAS(st->api, set_hint))
 		st->api->set_hint(st->ctx, full_hint(st));
+	/* No reply of this capture is handed to the next. */
+	atomic_fetch_add(&st->cap_gen, 1);
 	/* The tallies are this snapshot's: a recording's next starts at 0. */
 	for (size_t c = 0; c < sizeof(st->n) / sizeof(st->n[0]); c++)
 		atomic_store_explicit(&st->n[c], 0, memory_order_relaxed);
@@ -1028,6 +1053,21 @@ static void listen_exits(struct ts_state *st, const struct ctp_roots *roots)
 			 st->exits_cap);
 }
 
+/* Offer the reply to the other collectors (an older core cannot). */
+static void register_source(struct ts_state *st)
+{
+	int r;
+
+	if (!CTP_API_HAS(st->api, source_get))
+		return;
+	r = st->api->source_register(st->ctx, CTP_SOURCE_TASKSTATS, ts_fill);
+	if (r < 0)
+		st->api->log(st->ctx, CTP_LOG_WARNING,
+			     "cannot offer the taskstats source: %s",
+			     strerror(-r));
+	st->source = r == 0;
+}
+
 static int ts_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 {
 	const struct ctp_roots *roots;
@@ -1039,6 +1079,7 @@ static int ts_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 	st->ctx = ctx;
 	st->api = api;
 	st->gen = atomic_fetch_add(&next_gen, 1);
+	st->refused.err = -EPERM;
 	pthread_mutex_init(&st->lock, NULL);
 	r = CTP_ATTACH(ctx, api, CTP_API_THROUGH(roots), st->fh, st->ch);
 	if (r == 0)
@@ -1077,6 +1118,8 @@ static int ts_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 			r = 0;
 		}
 	}
+	if (r == 0 && st->skip == RUN)
+		register_source(st);
 	if (r == 0)
 		listen_exits(st, roots);
 out:
@@ -1095,12 +1138,12 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.description = "Per-thread delay accounting (cpu, blkio, swapin, "
 		       "freepages, thrashing, compact, wpcopy, irq) and "
 		       "memory high-water marks over taskstats genetlink",
-	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_OPTIONS,
+	.flags =
+		CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_SPLITTABLE | CTP_PLUGIN_OPTIONS,
 	CTP_PLUGIN_FIELDS(fields),
 	CTP_PLUGIN_OPTION_TABLE(options),
 	.init = ts_init,
 	.fini = ts_fini,
-	.process = ts_process,
 	.thread = ts_thread,
 	.finish = ts_finish,
 	CTP_PLUGIN_COUNTER_TABLE(counter_names),

@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The same values from either source (issue 17), on the live /proc.
+ *
+ * A process of N_THREADS threads, each named with spaces and parentheses
+ * (the walk takes names from stat), burns a little CPU, sleeps a few times
+ * and then blocks in read() on a pipe nobody writes: quiescent, its
+ * counters no longer move. It is captured twice, with procfs-stat and
+ * schedstat alone (every value from status and schedstat) and with
+ * taskstats beside them (the per-task source "taskstats" serves the
+ * context switches and schedstat's three values); every field that can
+ * come from either source must be equal on every one of its threads, the
+ * summary counters must say which source served them, and each thread's
+ * name must equal its comm file.
+ *
+ * Exits 77 when the taskstats source cannot serve here: not root (no
+ * CAP_NET_ADMIN), no TASKSTATS family, or a kernel without delay
+ * accounting (no schedstat values in the reply).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "e2e_util.h"
+#include "reader.h"
+
+#define SKIP	  77
+#define N_THREADS 8
+
+static char tmp[PATH_MAX];
+
+/* The fields both sources can fill, and the plugin of each. */
+static const char *const shared[] = {
+	"procfs.voluntary_csw", "procfs.nonvoluntary_csw", "schedstat.run_time",
+	"schedstat.wait_time",	"schedstat.timeslices",
+};
+#define N_SHARED (sizeof(shared) / sizeof(shared[0]))
+
+/* ---- The process under test ---------------------------------------------- */
+
+struct report {
+	int32_t err;
+	int32_t tids[N_THREADS];
+};
+
+static int block_fd = -1; /* read end of a pipe nobody writes */
+static int report_fd = -1;
+static _Atomic int started;
+static int32_t tids[N_THREADS];
+
+static void burn_ms(unsigned ms)
+{
+	struct timespec ts, now;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	do
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+	while ((now.tv_sec - ts.tv_sec) * 1000000000ll +
+		       (now.tv_nsec - ts.tv_nsec) <
+	       (long long)ms * 1000000ll);
+}
+
+static void *thread_main(void *arg)
+{
+	unsigned i = (unsigned)(uintptr_t)arg;
+	char name[16];
+	char c;
+
+	/* 15 bytes at most: spaces and parentheses, as a hostile name. */
+	snprintf(name, sizeof(name), "w) (x %u", i);
+	prctl(PR_SET_NAME, name);
+	tids[i] = (int32_t)syscall(SYS_gettid);
+	for (unsigned k = 0; k < 3 + i; k++) {
+		struct timespec ts = {0, 1000000};
+
+		burn_ms(2);
+		nanosleep(&ts, NULL);
+	}
+	started++;
+	/* Blocked for good: nothing changes its counters any more. */
+	while (read(block_fd, &c, 1) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
+static void child_main(void)
+{
+	struct report r = {0};
+	pthread_t t;
+
+	for (unsigned i = 0; i < N_THREADS && !r.err; i++)
+		if (pthread_create(&t, NULL, thread_main, (void *)(uintptr_t)i))
+			r.err = -EAGAIN;
+	while (!r.err && started < N_THREADS) {
+		struct timespec ts = {0, 2000000};
+
+		nanosleep(&ts, NULL);
+	}
+	memcpy(r.tids, tids, sizeof(tids));
+	if (write(report_fd, &r, sizeof(r)) != sizeof(r))
+		_exit(3);
+	for (;;)
+		pause();
+}
+
+static pid_t start_child(struct report *r)
+{
+	int rep[2], blk[2];
+
+	assert_int_equal(pipe2(rep, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(blk, O_CLOEXEC), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(rep[0]);
+		report_fd = rep[1];
+		block_fd = blk[0];
+		child_main();
+	}
+	close(rep[1]);
+	close(blk[0]);
+	/* blk[1] stays open here and unwritten: the reads block. */
+	ssize_t n = read(rep[0], r, sizeof(*r));
+	close(rep[0]);
+	if (n != (ssize_t)sizeof(*r) || r->err) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		fail_msg("the test process did not start its threads");
+	}
+	return pid;
+}
+
+/* The thread's schedstat file, or NULL. */
+static char *task_text(pid_t tgid, int32_t tid, const char *file)
+{
+	char path[PATH_MAX];
+	char *buf = NULL;
+
+	if (E2E_PATHF(path, "/proc/%d/task/%d/%s", (int)tgid, (int)tid, file) <
+		    0 ||
+	    e2e_read_file(path, &buf, NULL) < 0)
+		return NULL;
+	return buf;
+}
+
+/* Wait until every thread's schedstat holds still for 50 ms (each is in
+ * its final read()). */
+static void wait_quiescent(pid_t pid, const struct report *r)
+{
+	for (int round = 0; round < 100; round++) {
+		bool still = true;
+
+		for (unsigned i = 0; i < N_THREADS && still; i++) {
+			char *a = task_text(pid, r->tids[i], "schedstat");
+			struct timespec ts = {0, 50000000};
+
+			nanosleep(&ts, NULL);
+			char *b = task_text(pid, r->tids[i], "schedstat");
+			still = a && b && !strcmp(a, b);
+			free(a);
+			free(b);
+		}
+		if (still)
+			return;
+	}
+	fail_msg("the test threads never came to rest");
+}
+
+/* ---- Capturing ----------------------------------------------------------- */
+
+static struct ctp_snap *capture(const char *tag, bool taskstats)
+{
+	char cfg[PATH_MAX], out[PATH_MAX], log[PATH_MAX];
+
+	assert_int_equal(E2E_PATHF(cfg, "%s/%s.yaml", tmp, tag), 0);
+	assert_int_equal(E2E_PATHF(out, "%s/%s.ctprof.zst", tmp, tag), 0);
+	assert_int_equal(E2E_PATHF(log, "%s/%s.log", tmp, tag), 0);
+	FILE *f = fopen(cfg, "we");
+	assert_non_null(f);
+	fprintf(f,
+		"plugin_dirs: [\"%s\"]\nworkers: 2\n"
+		"plugins:\n  procfs-stat: {required: true}\n"
+		"  schedstat: {required: true}\n%s",
+		CTP_TEST_PLUGIN_DIR,
+		taskstats ? "  taskstats: {required: true}\n" : "");
+	assert_int_equal(fclose(f), 0);
+	return e2e_capture(cfg, out, log);
+}
+
+static uint64_t summary(const struct ctp_snap *s, const char *plugin,
+			const char *name)
+{
+	const struct ctp_snap_plugin *p = ctp_snap_plugins(s);
+
+	for (size_t i = 0; i < ctp_snap_n_plugins(s); i++) {
+		if (strcmp(p[i].name, plugin))
+			continue;
+		for (size_t k = 0; k < p[i].n_summary; k++)
+			if (!strcmp(p[i].summary_name[k], name))
+				return p[i].summary[k];
+	}
+	fail_msg("no summary counter %s of %s", name, plugin);
+	return 0;
+}
+
+static size_t row_of(const struct ctp_snap *s, int32_t tid)
+{
+	const struct ctp_snap_table *t = ctp_snap_table(s, CTP_SCOPE_THREAD);
+
+	for (size_t i = 0; i < t->rows; i++)
+		if (t->tid[i] == (uint64_t)tid)
+			return i;
+	fail_msg("thread %d is not in the snapshot", (int)tid);
+	return SIZE_MAX;
+}
+
+/* ---- The test ------------------------------------------------------------ */
+
+static void same_values(void **state)
+{
+	struct report r;
+	(void)state;
+
+	pid_t pid = start_child(&r);
+	wait_quiescent(pid, &r);
+	struct ctp_snap *files = capture("files", false);
+	struct ctp_snap *source = capture("source", true);
+	char *comm[N_THREADS];
+	for (unsigned i = 0; i < N_THREADS; i++)
+		comm[i] = task_text(pid, r.tids[i], "comm");
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+
+	uint64_t ok = summary(source, "taskstats", "ok");
+	uint64_t served = summary(source, "schedstat", "from_taskstats");
+	if (!ok || !served) {
+		print_message("[ SKIP     ] the taskstats source served no "
+			      "thread here (ok %" PRIu64 ", schedstat from it "
+			      "%" PRIu64 "): no CAP_NET_ADMIN, no TASKSTATS "
+			      "family, or no delay accounting\n",
+			      ok, served);
+		exit(SKIP);
+	}
+	/* Which source served each plugin, for every thread. */
+	const struct ctp_snap_table *ft =
+		ctp_snap_table(files, CTP_SCOPE_THREAD);
+	const struct ctp_snap_table *st =
+		ctp_snap_table(source, CTP_SCOPE_THREAD);
+	assert_int_equal(summary(files, "procfs-stat", "from_files"), ft->rows);
+	assert_int_equal(summary(files, "schedstat", "from_files"), ft->rows);
+	assert_int_equal(summary(files, "procfs-stat", "from_taskstats"), 0);
+	assert_true(summary(source, "procfs-stat", "from_taskstats") +
+			    summary(source, "procfs-stat", "from_files") ==
+		    st->rows);
+	assert_true(summary(source, "procfs-stat", "from_taskstats") >=
+		    N_THREADS);
+
+	unsigned nbad = 0;
+	for (unsigned i = 0; i < N_THREADS; i++) {
+		size_t a = row_of(files, r.tids[i]);
+		size_t b = row_of(source, r.tids[i]);
+		char want[32];
+
+		assert_non_null(comm[i]);
+		snprintf(want, sizeof(want), "%.*s",
+			 (int)strcspn(comm[i], "\n"), comm[i]);
+		if (!e2e_bytes_eq(ft->comm[a], want) ||
+		    !e2e_bytes_eq(st->comm[b], want)) {
+			print_error("thread %d: name is not '%s'\n",
+				    (int)r.tids[i], want);
+			nbad++;
+		}
+		free(comm[i]);
+		for (size_t f = 0; f < N_SHARED; f++) {
+			uint64_t va = e2e_u64(files, shared[f], a);
+			uint64_t vb = e2e_u64(source, shared[f], b);
+
+			if (va != vb) {
+				print_error("thread %d: %s is %" PRIu64
+					    " from the file, %" PRIu64
+					    " from taskstats\n",
+					    (int)r.tids[i], shared[f], va, vb);
+				nbad++;
+			}
+		}
+		/* The values are not trivially equal: it ran and slept. */
+		assert_true(e2e_u64(files, "schedstat.run_time", a) > 0);
+		assert_true(e2e_u64(files, "procfs.voluntary_csw", a) >= 3);
+	}
+	print_message("[ INFO     ] %u threads x %zu fields equal; procfs-stat "
+		      "served %" PRIu64 " of %zu threads from taskstats\n",
+		      N_THREADS, N_SHARED,
+		      summary(source, "procfs-stat", "from_taskstats"),
+		      st->rows);
+	assert_int_equal(nbad, 0);
+}
+
+int main(void)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "SKIP: taskstats needs CAP_NET_ADMIN (root)\n");
+		return SKIP;
+	}
+	if (e2e_tmpdir("sources", tmp, sizeof(tmp)) < 0)
+		return 1;
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(same_values),
+	};
+	int r = cmocka_run_group_tests(tests, NULL, NULL);
+	e2e_rm_rf(tmp);
+	return r;
+}
