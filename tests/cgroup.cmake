@@ -16,5 +16,5 @@ target_compile_definitions(test_cgroup_e2e PRIVATE
 add_dependencies(test_cgroup_e2e abi-plugin-abi-good)
 
 ctp_add_test(test_cgroup_live test_cgroup_live.c e2e_util.c
-             LIBS ctpcore Threads::Threads)
+             LIBS ctpcore ctp_cgroup_parse Threads::Threads)
 add_dependencies(test_cgroup_live ctprof-core plugin-cgroup)

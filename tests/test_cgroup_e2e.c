@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -952,6 +953,119 @@ static void fixtures_say_so(void **state)
 	}
 }
 
+/* Write text at base/rel, making its directories. */
+static void put_file(const char *base, const char *rel, const char *text)
+{
+	char path[PATH_MAX], cmd[PATH_MAX + 32];
+
+	PATH(path, "%s/%s", base, rel);
+	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(e2e_write_file(path, text, strlen(text)), 0);
+}
+
+static uint64_t counter_of(const struct ctp_snap *s, const char *name)
+{
+	const struct ctp_snap_plugin *p = ctp_snap_plugins(s);
+
+	for (size_t i = 0; i < p->n_summary; i++)
+		if (!strcmp(p->summary_name[i], name))
+			return p->summary[i];
+	fail_msg("no counter %s", name);
+	return 0;
+}
+
+/*
+ * v1 paths from the hierarchies' `tasks` listings (issue 17), on a tree
+ * made here: hierarchy cpu mounted whole; 100's own cgroup file says
+ * /file-says but the listings put it in /a, and the listing wins (the file
+ * is not read); 101 is listed in /a and /b (moved while listed): its file;
+ * 102 is in no listing (born after it): its file; 200 is in the root.
+ * Then the listing of /b cannot be read (a directory where `tasks` should
+ * be): the hierarchy is not listed and every thread reads its file.
+ */
+static void v1_listings(void **state)
+{
+	static const struct {
+		uint32_t tgid, tid;
+		const char *file, *want;
+	} th[] = {{100, 100, "/file-says", "/a"},
+		  {100, 101, "/a", "/a"},
+		  {100, 102, "/b", "/b"},
+		  {200, 200, "/", "/"}};
+	char base[PATH_MAX], rel[128], text[64];
+
+	(void)state;
+	PATH(base, "%s/listings", tmp);
+	put_file(base, "proc/self/mountinfo",
+		 "31 25 0:28 / /sys/fs/cgroup/cpu rw,relatime - cgroup "
+		 "cgroup rw,cpu\n");
+	put_file(base, "proc/self/cgroup", "1:cpu:/\n");
+	for (size_t i = 0; i < sizeof(th) / sizeof(th[0]); i++) {
+		snprintf(rel, sizeof(rel), "proc/%u/comm", th[i].tgid);
+		put_file(base, rel, "app\n");
+		snprintf(rel, sizeof(rel), "proc/%u/task/%u/comm", th[i].tgid,
+			 th[i].tid);
+		put_file(base, rel, "app\n");
+		snprintf(rel, sizeof(rel), "proc/%u/task/%u/cgroup", th[i].tgid,
+			 th[i].tid);
+		snprintf(text, sizeof(text), "1:cpu:%s\n", th[i].file);
+		put_file(base, rel, text);
+	}
+	put_file(base, "sys/fs/cgroup/cpu/tasks", "200\n");
+	put_file(base, "sys/fs/cgroup/cpu/a/tasks", "100\n101\n");
+	put_file(base, "sys/fs/cgroup/cpu/b/tasks", "101\n");
+
+	for (int round = 0; round < 2; round++) {
+		struct ctp_snap *s = capture(base, NULL, base, NULL, 1);
+		const struct ctp_snap_table *tt =
+			ctp_snap_table(s, CTP_SCOPE_THREAD);
+		const struct ctp_snap_table *ct =
+			ctp_snap_table(s, CTP_SCOPE_CGROUP);
+		const struct ctp_snap_field *f =
+			ctp_snap_field_find(s, "cgroup.v1.cpu.path");
+
+		assert_non_null(f);
+		assert_int_equal(tt->rows, 4);
+		for (size_t i = 0; i < 4; i++) {
+			struct ctp_value v = ctp_snap_get(s, f, i);
+			const char *want = round == 0 ? th[i].want : th[i].file;
+
+			assert_int_equal(tt->tid[i], th[i].tid);
+			if (v.type != CTP_TYPE_STRING ||
+			    !e2e_bytes_eq(v.str, want))
+				fail_msg("round %d tid %u: path %.*s, expected "
+					 "%s",
+					 round, th[i].tid,
+					 v.type == CTP_TYPE_STRING
+						 ? (int)v.str.len
+						 : 0,
+					 v.type == CTP_TYPE_STRING ? v.str.ptr
+								   : "",
+					 want);
+		}
+		/* The rows referenced: exactly the paths threads are in. */
+		assert_true(cg_row(ct, "v1:cpu:/a") >= 0);
+		assert_true(cg_row(ct, "v1:cpu:/b") >= 0);
+		assert_true(cg_row(ct, "v1:cpu:/") >= 0);
+		assert_true((cg_row(ct, "v1:cpu:/file-says") >= 0) ==
+			    (round == 1));
+		assert_int_equal(counter_of(s, "from_listings"),
+				 round == 0 ? 2 : 0);
+		assert_int_equal(counter_of(s, "from_files"),
+				 round == 0 ? 2 : 4);
+		assert_int_equal(counter_of(s, "hierarchies_unlisted"),
+				 round == 0 ? 0 : 1);
+		assert_int_equal(counter_of(s, "ref_errors"), 0);
+		/* Unreadable: `tasks` of /b is a directory now. */
+		if (round == 0) {
+			PATH(rel, "%s/sys/fs/cgroup/cpu/b/tasks", base);
+			assert_int_equal(unlink(rel), 0);
+			assert_int_equal(mkdir(rel, 0755), 0);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -964,6 +1078,7 @@ int main(void)
 		cmocka_unit_test(hybrid_v1_off),
 		cmocka_unit_test(keyed_rows_only_to_referrers),
 		cmocka_unit_test(unknown_option),
+		cmocka_unit_test(v1_listings),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

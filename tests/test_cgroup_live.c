@@ -13,6 +13,10 @@
  *               child holding one thread when the kernel lets us make one;
  *               pids.max when the pids controller is on there already
  *
+ * and, host-wide, that every thread's v1 paths (taken from the hierarchies'
+ * `tasks` listings, issue 17) equal the v1 lines of its own cgroup file, for
+ * every thread whose file read the same before and after the capture.
+ *
  * Everything it creates is removed in the teardown, also after a failure
  * (the child is killed first). A layout this host lacks is skipped with the
  * reason; without root, or with no usable hierarchy at all, the test exits
@@ -40,6 +44,7 @@
 
 #include <cmocka.h>
 
+#include "cgroup_parse.h"
 #include "e2e_util.h"
 #include "reader.h"
 
@@ -604,6 +609,104 @@ static void v2_path(void **state)
 	assert_int_equal(bad, 0);
 }
 
+/*
+ * Compare thread row r of s with its own cgroup file: each v1 line
+ * "ID:ctrl:path" against the field cgroup.v1.<hierarchy>.path. Returns -1
+ * when the file is unreadable or changed across two reads (gone, moving:
+ * not compared), else the number of differences (printed).
+ */
+static int v1_compare(const struct ctp_snap *s, size_t r)
+{
+	const struct ctp_snap_table *tt = ctp_snap_table(s, CTP_SCOPE_THREAD);
+	char path[96], *text = NULL, *again = NULL;
+	int bad = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/cgroup",
+		 (int)tt->tgid[r], (int)tt->tid[r]);
+	if (e2e_read_file(path, &text, NULL) < 0 ||
+	    e2e_read_file(path, &again, NULL) < 0 || strcmp(text, again)) {
+		free(text);
+		free(again);
+		return -1;
+	}
+	for (char *l = strtok(text, "\n"); l; l = strtok(NULL, "\n")) {
+		char *c1 = strchr(l, ':'),
+		     *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		char hier[128], field[192];
+
+		if (!c2 || !strncmp(l, "0:", 2) ||
+		    ctp_cg_hier_name(c1 + 1, (size_t)(c2 - c1 - 1), hier,
+				     sizeof(hier)) < 0)
+			continue;
+		snprintf(field, sizeof(field), "cgroup.v1.%s.path", hier);
+		const struct ctp_snap_field *f = ctp_snap_field_find(s, field);
+		struct ctp_value v =
+			f ? ctp_snap_get(s, f, r) : (struct ctp_value){0};
+		if (v.type != CTP_TYPE_STRING || !e2e_bytes_eq(v.str, c2 + 1)) {
+			print_error("tid %d: %s is %.*s, its file says %s\n",
+				    (int)tt->tid[r], field,
+				    v.type == CTP_TYPE_STRING ? (int)v.str.len
+							      : 6,
+				    v.type == CTP_TYPE_STRING ? v.str.ptr
+							      : "absent",
+				    c2 + 1);
+			bad++;
+		}
+	}
+	free(text);
+	free(again);
+	return bad;
+}
+
+static uint64_t cg_summary(const struct ctp_snap *s, const char *name)
+{
+	const struct ctp_snap_plugin *p = ctp_snap_plugins(s);
+
+	for (size_t k = 0; k < p->n_summary; k++)
+		if (!strcmp(p->summary_name[k], name))
+			return p->summary[k];
+	fail_msg("no summary counter %s", name);
+	return 0;
+}
+
+/* Every thread of the host: listings and files agree. */
+static void v1_listings(void **state)
+{
+	(void)state;
+	if (!h_mem.mount[0] && !h_pids.mount[0]) {
+		print_message("skipped: no cgroup v1 hierarchy here\n");
+		skip();
+	}
+	struct ctp_snap *s = capture();
+	const struct ctp_snap_table *tt = ctp_snap_table(s, CTP_SCOPE_THREAD);
+	uint64_t listed = cg_summary(s, "from_listings");
+	size_t checked = 0;
+	int bad = 0;
+
+	if (cg_summary(s, "hierarchies_unlisted")) {
+		print_message("skipped: a v1 hierarchy could not be listed "
+			      "here (not mounted whole)\n");
+		ctp_snap_free(s);
+		skip();
+	}
+	for (size_t r = 0; r < tt->rows; r++) {
+		int d = v1_compare(s, r);
+
+		if (d < 0)
+			continue; /* gone, or moving */
+		checked++;
+		bad += d;
+	}
+	print_message("[ INFO     ] %zu threads compared; %" PRIu64
+		      " of %zu placed by the listings\n",
+		      checked, listed, tt->rows);
+	assert_true(listed + cg_summary(s, "from_files") == tt->rows);
+	assert_true(listed * 10 >= tt->rows * 9);
+	assert_true(checked * 10 >= tt->rows * 9);
+	ctp_snap_free(s);
+	assert_int_equal(bad, 0);
+}
+
 int main(void)
 {
 	if (geteuid() != 0) {
@@ -635,6 +738,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(v1_memory, setup, teardown),
 		cmocka_unit_test_setup_teardown(v1_pids, setup, teardown),
 		cmocka_unit_test_setup_teardown(v2_path, setup, teardown),
+		cmocka_unit_test_setup_teardown(v1_listings, setup, teardown),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	e2e_rm_rf(tmp);

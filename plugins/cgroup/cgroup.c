@@ -10,10 +10,13 @@
  *                              adds with ctp_api.cgroup_ref under the key
  *                              "v1:<controllers>:<path>", read from the
  *                              hierarchy's mount found in mountinfo;
- *   cgroup.v1.<hierarchy>.path per thread: its path in each v1 hierarchy,
- *                              from its own task/<tid>/cgroup (threads of
- *                              a process may sit in different v1 cgroups,
- *                              so it is never taken from the process).
+ *   cgroup.v1.<hierarchy>.path per thread: its path in each v1 hierarchy
+ *                              (threads of a process may sit in different
+ *                              v1 cgroups, so it is never taken from the
+ *                              process): from the hierarchies' own `tasks`
+ *                              listings, read once per cgroup per capture
+ *                              (cglist.h), else from its own
+ *                              task/<tid>/cgroup.
  *
  * Options: v1 (bool, default true) collects the v1 side; mount_prefix
  * (default "") is prepended to every mount point read from
@@ -31,6 +34,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/vfs.h>
+
+#include <linux/magic.h>
+
+#include "cglist.h"
 #include "cgroup_parse.h"
 #include "ctprof/plugin-util.h"
 
@@ -187,6 +195,9 @@ enum {
 	C_V1_UNREACHABLE,
 	C_V2_UNREACHABLE,
 	C_REF_ERRORS,
+	C_FROM_LISTINGS,
+	C_FROM_FILES,
+	C_UNLISTED,
 	N_COUNTERS
 };
 static const char *const counter_names[N_COUNTERS] = {
@@ -197,6 +208,11 @@ static const char *const counter_names[N_COUNTERS] = {
 	[C_V1_UNREACHABLE] = "v1_unreachable",
 	[C_V2_UNREACHABLE] = "v2_unreachable",
 	[C_REF_ERRORS] = "ref_errors",
+	/* Threads whose v1 paths came from the cgroups' listings / from
+	 * their own cgroup file; v1 hierarchies that could not be listed. */
+	[C_FROM_LISTINGS] = "from_listings",
+	[C_FROM_FILES] = "from_files",
+	[C_UNLISTED] = "hierarchies_unlisted",
 };
 
 /* ---- State --------------------------------------------------------------- */
@@ -235,6 +251,7 @@ struct cg_state {
 	uint64_t gen; /* identifies the capture for the TLS cache */
 	struct mount *mounts;
 	size_t n_mounts;
+	struct cg_listing list; /* every thread's v1 paths, when complete */
 
 	/* Thread path fields, registered by workers. */
 	pthread_mutex_t lock;
@@ -882,6 +899,44 @@ static int hier_handle(struct cg_state *st, const char *ctrl, size_t len)
 	return ret;
 }
 
+/*
+ * The thread's path in every hierarchy from the listings; false (nothing
+ * set) when one of them does not place it exactly once. The first thread
+ * of a cgroup references its row.
+ */
+static bool from_listing(struct cg_state *st, const struct ctp_task *task,
+			 struct ctp_record *rec)
+{
+	const struct cg_listing *l = &st->list;
+	const struct cg_member *m[CG_LIST_MAX_HIER];
+	uint64_t ref_err = 0, dropped = 0;
+
+	for (size_t h = 0; h < l->n_hier; h++) {
+		m[h] = cg_listing_find(l, h, (uint32_t)task->tid);
+		if (!m[h] || m[h]->key == CG_LIST_AMBIGUOUS)
+			return false;
+	}
+	for (size_t h = 0; h < l->n_hier; h++) {
+		const struct cg_key *k = &l->keys[m[h]->key];
+		const char *key = l->arena + k->off;
+
+		if (l->h[h].handle >= 0)
+			st->api->set_str(rec, l->h[h].handle, key + k->path_off,
+					 k->len - k->path_off);
+		else
+			dropped++;
+		if (st->can_ref &&
+		    !atomic_exchange_explicit(&l->referenced[m[h]->key], 1,
+					      memory_order_relaxed) &&
+		    st->api->cgroup_ref(st->ctx, key, k->len) < 0)
+			ref_err++;
+	}
+	count(st, C_KEYS_DROPPED, dropped);
+	count(st, C_REF_ERRORS, ref_err);
+	count(st, C_FROM_LISTINGS, 1);
+	return true;
+}
+
 static int cg_thread(void *state, const struct ctp_task *task,
 		     struct ctp_record *rec)
 {
@@ -897,6 +952,9 @@ static int cg_thread(void *state, const struct ctp_task *task,
 
 	if (!st->v1_live)
 		return 0;
+	if (st->list.complete && from_listing(st, task, rec))
+		return 0;
+	count(st, C_FROM_FILES, 1);
 	/* A failed read is the core's to tally (and a vanished task its to
 	 * drop); the paths stay absent. */
 	n = ctp_task_fetch(st->api, task, 0, &data, &len);
@@ -945,6 +1003,72 @@ static int cg_thread(void *state, const struct ctp_task *task,
 
 /* ---- Per capture --------------------------------------------------------- */
 
+/*
+ * Whether the hierarchies' listings name the threads the walk sees: the
+ * proc root is this process's procfs (the listings print tids in our pid
+ * namespace), or no procfs at all (a copied tree, listings included).
+ */
+static bool listings_match(int proc_fd)
+{
+	struct statfs sf;
+
+	if (proc_fd < 0 || fstatfs(proc_fd, &sf) < 0)
+		return false;
+	return sf.f_type != PROC_SUPER_MAGIC || ctp_proc_is_live(proc_fd);
+}
+
+/*
+ * Every v1 hierarchy this host has (the lines of <proc>/self/cgroup),
+ * listed from a mount that shows its whole tree. One hierarchy that
+ * cannot be listed (not mounted, mounted from a subtree, a bound passed)
+ * leaves the listing incomplete: every thread then reads its own file.
+ */
+static void list_threads(struct cg_state *st, int proc_fd)
+{
+	struct ctp_cg_membership self;
+	size_t len;
+	bool ok;
+
+	cg_listing_reset(&st->list);
+	if (!st->v1_live || !listings_match(proc_fd) ||
+	    read_at(st, proc_fd, "self/cgroup", &len) < 0)
+		return;
+	ctp_cg_parse_membership(st->buf, len, &self);
+	ok = self.n > 0 && !self.dropped;
+	for (size_t i = 0; ok && i < self.n; i++) {
+		const struct ctp_cg_line *l = &self.line[i];
+		struct mount *mt;
+		int fd, r;
+
+		if (l->id == 0)
+			continue;
+		mt = mount_of(st, l->ctrl, l->ctrl_len);
+		if (!mt || strcmp(mt->root, "/") != 0) {
+			count(st, C_UNLISTED, 1);
+			ok = false;
+			break;
+		}
+		fd = open(mt->point, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		r = fd < 0 ? -errno
+			   : cg_listing_add(
+				     &st->list, l->ctrl, l->ctrl_len,
+				     hier_handle(st, l->ctrl, l->ctrl_len), fd);
+		if (fd >= 0)
+			close(fd);
+		if (r < 0) {
+			count(st, C_UNLISTED, 1);
+			st->api->log(st->ctx, CTP_LOG_DEBUG,
+				     "v1 hierarchy %.*s not listed: %s",
+				     (int)l->ctrl_len, l->ctrl, strerror(-r));
+			ok = false;
+		}
+	}
+	if (!ok)
+		return;
+	cg_listing_done(&st->list);
+	st->list.complete = true;
+}
+
 static int cg_host(void *state, struct ctp_record *rec)
 {
 	struct cg_state *st = state;
@@ -956,6 +1080,7 @@ static int cg_host(void *state, struct ctp_record *rec)
 	st->gen = now_ns();
 	mounted = st->v1_opt && mounts_load(st, proc_fd);
 	st->v1_live = st->v1_opt && (mounted || self_has_v1(st, proc_fd));
+	list_threads(st, proc_fd);
 	st->api->log(st->ctx, CTP_LOG_DEBUG,
 		     "%zu cgroup v1 mounts; v1 paths %s", st->n_mounts,
 		     st->v1_live ? "read" : "not read");
@@ -979,6 +1104,7 @@ static void cg_fini(void *state)
 	if (!st)
 		return;
 	mounts_free(st);
+	cg_listing_free(&st->list);
 	for (i = 0; i < NAME_SLOTS; i++)
 		free(st->names[i].name);
 	free(st->buf);

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Every thread's cgroup v1 paths from the cgroups' own listings: per
+ * capture, each hierarchy's tree is walked once and every cgroup's `tasks`
+ * read, so a thread needs no `task/<tid>/cgroup` of its own (one read per
+ * cgroup instead of one per thread). A thread the listings do not place
+ * in every hierarchy (born after its listing, or moved while it was read)
+ * falls back to its own file.
+ *
+ * Bounded: at most CG_LIST_MAX_DIRS cgroups per hierarchy, depth
+ * CG_LIST_MAX_DEPTH, paths of PATH_MAX; a hierarchy past a bound is not
+ * listed (its threads read their files).
+ */
+#ifndef CTP_CGLIST_H
+#define CTP_CGLIST_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CG_LIST_MAX_HIER  64
+#define CG_LIST_CTRL_LEN  128
+#define CG_LIST_MAX_DIRS  100000
+#define CG_LIST_MAX_DEPTH 64
+/* A tid listed in two cgroups of one hierarchy (moved while read). */
+#define CG_LIST_AMBIGUOUS UINT32_MAX
+
+struct cg_member {
+	uint32_t tid;
+	uint32_t key; /* index into keys, or CG_LIST_AMBIGUOUS */
+};
+
+struct cg_hier_list {
+	char ctrl[CG_LIST_CTRL_LEN]; /* as task/<tid>/cgroup prints it */
+	size_t ctrl_len;
+	int handle; /* the hierarchy's path field */
+	struct cg_member *m;
+	size_t n, cap;
+};
+
+/* One v1 cgroup row key "v1:<ctrl>:<path>" in the arena; the path is its
+ * tail from path_off. */
+struct cg_key {
+	uint32_t off, len, path_off;
+};
+
+struct cg_listing {
+	size_t n_hier;
+	struct cg_hier_list h[CG_LIST_MAX_HIER];
+	char *arena;
+	size_t arena_len, arena_cap;
+	struct cg_key *keys;
+	_Atomic uint8_t *referenced; /* per key: its row referenced */
+	size_t n_keys, keys_cap, ref_cap;
+	/* Scratch of the walk. */
+	uint32_t *tids;
+	size_t tids_cap;
+	char *buf;
+	size_t buf_cap;
+	/* Every hierarchy of the host is listed: the thread callback may
+	 * skip the files. */
+	bool complete;
+	uint64_t dirs, failed; /* cgroups read / hierarchies not listed */
+};
+
+/* Forget the last capture's listing (memory kept for the next). */
+void cg_listing_reset(struct cg_listing *l);
+void cg_listing_free(struct cg_listing *l);
+
+/*
+ * List hierarchy `ctrl` (the controller list task/<tid>/cgroup shows)
+ * from its mount's root directory, dirfd (borrowed). Returns 0, or a
+ * negative errno (the hierarchy is then not listed: complete turns
+ * false): -ENOMEM, -E2BIG past a bound, or a read error of its root's
+ * `tasks`. A cgroup below the root that vanished while walked is skipped.
+ */
+int cg_listing_add(struct cg_listing *l, const char *ctrl, size_t ctrl_len,
+		   int handle, int dirfd);
+
+/* Sort every hierarchy's members by tid, marking tids listed twice. */
+void cg_listing_done(struct cg_listing *l);
+
+/* tid's member in hierarchy h, or NULL. */
+const struct cg_member *cg_listing_find(const struct cg_listing *l, size_t h,
+					uint32_t tid);
+
+#endif
