@@ -659,7 +659,7 @@ static void test_load_failures(void **unused)
 		{"abi-garbage", ""},
 		{"abi-missing", ""},
 		{"abi-flagbits", "descriptor has unknown flag bits 0x80 (this "
-				 "core knows 0xf)"},
+				 "core knows 0x1f)"},
 		{"abi-resfield", "field 'abi-resfield.y': reserved members "
 				 "(flags, reserved) must be 0"},
 		{"abi-trailing", ""},

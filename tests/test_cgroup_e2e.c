@@ -980,9 +980,12 @@ static uint64_t counter_of(const struct ctp_snap *s, const char *name)
  * made here: hierarchy cpu mounted whole; 100's own cgroup file says
  * /file-says but the listings put it in /a, and the listing wins (the file
  * is not read); 101 is listed in /a and /b (moved while listed): its file;
- * 102 is in no listing (born after it): its file; 200 is in the root.
- * Then the listing of /b cannot be read (a directory where `tasks` should
- * be): the hierarchy is not listed and every thread reads its file.
+ * 102 is in no listing and has no stat (its age unknown): its file; 200 is
+ * in no listing and started long before it: the root, whose own `tasks`
+ * is never read (it says 200 is not there); 201 is in no listing and
+ * started after it (born into a cgroup since): its file. Then the listing
+ * of /b cannot be read (a directory where `tasks` should be): the
+ * hierarchy is not listed and every thread reads its file.
  */
 static void v1_listings(void **state)
 {
@@ -992,8 +995,9 @@ static void v1_listings(void **state)
 	} th[] = {{100, 100, "/file-says", "/a"},
 		  {100, 101, "/a", "/a"},
 		  {100, 102, "/b", "/b"},
-		  {200, 200, "/", "/"}};
-	char base[PATH_MAX], rel[128], text[64];
+		  {200, 200, "/", "/"},
+		  {200, 201, "/young", "/young"}};
+	char base[PATH_MAX], rel[128], text[128];
 
 	(void)state;
 	PATH(base, "%s/listings", tmp);
@@ -1011,8 +1015,18 @@ static void v1_listings(void **state)
 			 th[i].tid);
 		snprintf(text, sizeof(text), "1:cpu:%s\n", th[i].file);
 		put_file(base, rel, text);
+		if (th[i].tid == 102)
+			continue;
+		/* Started 1 s after boot, or (201) in a century. */
+		snprintf(rel, sizeof(rel), "proc/%u/task/%u/stat", th[i].tgid,
+			 th[i].tid);
+		snprintf(text, sizeof(text),
+			 "%u (app) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %s "
+			 "0 0\n",
+			 th[i].tid, th[i].tid == 201 ? "315360000000" : "100");
+		put_file(base, rel, text);
 	}
-	put_file(base, "sys/fs/cgroup/cpu/tasks", "200\n");
+	put_file(base, "sys/fs/cgroup/cpu/tasks", "999\n");
 	put_file(base, "sys/fs/cgroup/cpu/a/tasks", "100\n101\n");
 	put_file(base, "sys/fs/cgroup/cpu/b/tasks", "101\n");
 
@@ -1026,8 +1040,8 @@ static void v1_listings(void **state)
 			ctp_snap_field_find(s, "cgroup.v1.cpu.path");
 
 		assert_non_null(f);
-		assert_int_equal(tt->rows, 4);
-		for (size_t i = 0; i < 4; i++) {
+		assert_int_equal(tt->rows, 5);
+		for (size_t i = 0; i < 5; i++) {
 			struct ctp_value v = ctp_snap_get(s, f, i);
 			const char *want = round == 0 ? th[i].want : th[i].file;
 
@@ -1053,7 +1067,7 @@ static void v1_listings(void **state)
 		assert_int_equal(counter_of(s, "from_listings"),
 				 round == 0 ? 2 : 0);
 		assert_int_equal(counter_of(s, "from_files"),
-				 round == 0 ? 2 : 4);
+				 round == 0 ? 3 : 5);
 		assert_int_equal(counter_of(s, "hierarchies_unlisted"),
 				 round == 0 ? 0 : 1);
 		assert_int_equal(counter_of(s, "ref_errors"), 0);

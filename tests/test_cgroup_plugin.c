@@ -176,7 +176,10 @@ static void descriptor(void **state)
 	assert_true(p->flags & CTP_PLUGIN_MT_SAFE);
 	assert_non_null(p->thread_files);
 	assert_string_equal(p->thread_files[0], "?cgroup");
-	assert_null(p->thread_files[1]);
+	/* For the age of a thread the listings do not place. */
+	assert_string_equal(p->thread_files[1], "?stat");
+	assert_null(p->thread_files[2]);
+	assert_true(p->flags & CTP_PLUGIN_NO_THREAD_DIR);
 	assert_null(p->process_files);
 	assert_non_null(p->cgroup);
 	assert_null(p->process);

@@ -108,7 +108,9 @@ static void descriptor(void **state)
 
 	hx_expect_descriptor(p, "io",
 			     CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
-				     CTP_PLUGIN_SPLITTABLE | CTP_PLUGIN_OPTIONS,
+				     CTP_PLUGIN_SPLITTABLE |
+				     CTP_PLUGIN_OPTIONS |
+				     CTP_PLUGIN_NO_THREAD_DIR,
 			     2 * N_EXPECTED);
 	/* No option: the core refuses any before init. */
 	assert_int_equal(p->n_options, 0);

@@ -108,7 +108,9 @@ static void descriptor(void **state)
 
 	hx_expect_descriptor(p, "schedstat",
 			     CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
-				     CTP_PLUGIN_SPLITTABLE | CTP_PLUGIN_OPTIONS,
+				     CTP_PLUGIN_SPLITTABLE |
+				     CTP_PLUGIN_OPTIONS |
+				     CTP_PLUGIN_NO_THREAD_DIR,
 			     N_FIELDS);
 	/* What each declares: properties of all plugins
 	 * (test_plugin_properties). */

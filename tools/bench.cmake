@@ -15,7 +15,8 @@ endforeach()
 target_link_libraries(ctp-bench-load PRIVATE Threads::Threads)
 # The plain reader takes from the core and the smaps plugin what is not
 # per-task work (plainread.c says which), so that it shares no copy of them.
-target_link_libraries(ctp-bench-read PRIVATE ctpcore ctp_smaps_parse)
+target_link_libraries(ctp-bench-read PRIVATE ctpcore ctp_smaps_parse
+                      ctp_taskstats_reply)
 
 # The driver needs only the standard library; /usr/bin/python3 is the
 # system interpreter (a pyenv one on PATH may be anything).

@@ -60,6 +60,12 @@ struct worker {
 	struct fileset tset, pset;
 	struct ctp_file view[CTP_MAX_FILES];
 	bool lazy_gone; /* a lazy read found the task gone */
+	/* Where the current thread's files are: its own directory (tdir,
+	 * tpre_len 0), or the process's with "task/<tid>/" before every
+	 * name (tpre), when no plugin needs the thread's directory. */
+	int tdir;
+	char tpre[24];
+	size_t tpre_len;
 	/* The current thread's sources (ctp_api.source_get): filled on the
 	 * first ask, shared by later askers. lent_ns is the time a plugin's
 	 * call spent in another plugin's fill, charged to the provider. */
@@ -194,6 +200,13 @@ static int read_at(int dirfd, const char *name, bool check, char **buf,
 		if (n == 0)
 			break;
 		off += (size_t)n;
+		/* A short read is the end: a seq_file (every per-task file
+		 * of procfs) fills the buffer until its last record, and a
+		 * regular file (a copied tree) returns less only at its
+		 * end; a FIFO or device is refused before. Saves the read
+		 * that would return 0. */
+		if ((size_t)n < room)
+			break;
 	}
 	sys_close(fd);
 	if (ret < 0)
@@ -267,6 +280,21 @@ static int list_numeric(int dirfd, char *dents, size_t dentslen, uint32_t **ids,
 	return 0;
 }
 
+/* name under a task: at its own directory (plen 0), or pre ("task/<tid>/",
+ * plen bytes) + name from its process's directory, composed in buf. */
+static const char *under(const char *pre, size_t plen, const char *name,
+			 char *buf, size_t buflen)
+{
+	size_t n = strlen(name);
+	if (!plen || plen + n + 1 > buflen)
+		return name;
+	memcpy(buf, pre, plen);
+	memcpy(buf + plen, name, n + 1);
+	return buf;
+}
+
+#define UNDER_MAX (24 + 65 + 1)
+
 /* What ctp_api.file_get needs to find the bytes behind task->files. */
 struct task_priv {
 	struct worker *w;
@@ -293,8 +321,15 @@ int ctp_engine_file_get(const struct ctp_task *task, uint32_t i,
 		char **buf = tp->thread ? &w->tset.buf[f] : &w->pset.buf[f];
 		size_t *cap = tp->thread ? &w->tset.cap[f] : &w->pset.cap[f];
 		size_t len = 0;
-		int err = read_at(task->dirfd, def->name, eng->check_files, buf,
-				  cap, &len);
+		char path[UNDER_MAX];
+		int err =
+			tp->thread
+				? read_at(w->tdir,
+					  under(w->tpre, w->tpre_len, def->name,
+						path, sizeof(path)),
+					  eng->check_files, buf, cap, &len)
+				: read_at(task->dirfd, def->name,
+					  eng->check_files, buf, cap, &len);
 		src->err = err;
 		src->data = err ? NULL : *buf;
 		src->len = err ? 0 : len;
@@ -531,11 +566,12 @@ static bool task_exists(int pdir, const char *rel)
  * dirfd into fs; lazy files get -ENODATA until fetched. Returns whether a
  * read said the task may be gone (ENOENT, ESRCH).
  */
-static bool read_files(const struct ctp_engine *eng, int dirfd,
-		       const struct ctp_filedef *defs, uint32_t n,
+static bool read_files(const struct ctp_engine *eng, int dirfd, const char *pre,
+		       size_t plen, const struct ctp_filedef *defs, uint32_t n,
 		       struct fileset *fs)
 {
 	bool maybe_gone = false;
+	char path[UNDER_MAX];
 	for (uint32_t f = 0; f < n; f++) {
 		size_t len = 0;
 		fs->loaded[f] = !defs[f].lazy;
@@ -543,8 +579,10 @@ static bool read_files(const struct ctp_engine *eng, int dirfd,
 			fs->file[f] = (struct ctp_file){.err = -ENODATA};
 			continue;
 		}
-		int err = read_at(dirfd, defs[f].name, eng->check_files,
-				  &fs->buf[f], &fs->cap[f], &len);
+		int err = read_at(
+			dirfd,
+			under(pre, plen, defs[f].name, path, sizeof(path)),
+			eng->check_files, &fs->buf[f], &fs->cap[f], &len);
 		fs->file[f].err = err;
 		fs->file[f].data = err ? NULL : fs->buf[f];
 		fs->file[f].len = err ? 0 : len;
@@ -589,16 +627,19 @@ static void task_rel(char *rel, uint32_t tid)
  * none is read up front) when it was read, else from `comm`. A failure
  * means the task is gone (or unreadable, which is counted the same).
  */
-static int task_name(const struct ctp_engine *eng, int dirfd, int stat,
-		     const struct fileset *fs, char *out, size_t outlen)
+static int task_name(const struct ctp_engine *eng, int dirfd, const char *pre,
+		     size_t plen, int stat, const struct fileset *fs, char *out,
+		     size_t outlen)
 {
+	char path[UNDER_MAX];
 	if (stat >= 0 && fs->file[stat].err == 0 &&
 	    ctp_stat_comm(fs->file[stat].data, fs->file[stat].len, out,
 			  outlen) == 0)
 		return 0;
 	if (stat >= 0 && vanished_err(fs->file[stat].err))
 		return fs->file[stat].err;
-	return read_line_at(dirfd, "comm", eng->check_files, out, outlen);
+	return read_line_at(dirfd, under(pre, plen, "comm", path, sizeof(path)),
+			    eng->check_files, out, outlen);
 }
 
 /*
@@ -627,8 +668,11 @@ static int64_t thread_cgroup(struct worker *w, int tdir, const char **path)
 			*path = w->proc_cg;
 		return w->proc_cgrow;
 	}
-	if (read_at(tdir, "cgroup", eng->check_files, &w->cgbuf, &w->cgcap,
-		    &cglen) < 0 ||
+	char cgname[UNDER_MAX];
+	if (read_at(tdir,
+		    under(w->tpre, w->tpre_len, "cgroup", cgname,
+			  sizeof(cgname)),
+		    eng->check_files, &w->cgbuf, &w->cgcap, &cglen) < 0 ||
 	    ctp_cgroup_v2_path(w->cgbuf, cglen, &p, &plen) < 0)
 		return -1;
 	if (w->last_cgrow >= 0 && plen == w->last_cglen &&
@@ -690,20 +734,35 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid,
 	task_rel(rel, tid);
 	w->tids_walked++;
 
-	int tdir = sys_openat(pdir, rel, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (tdir < 0) {
-		w->tids_vanished++;
-		return;
+	/* Its own directory only when a plugin wants it: otherwise its
+	 * files are read by path from the process's, without the open and
+	 * close of a directory per thread. */
+	int tdir = pdir;
+	w->tpre_len = 0;
+	if (eng->thread_dirs) {
+		tdir = sys_openat(pdir, rel, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (tdir < 0) {
+			w->tids_vanished++;
+			return;
+		}
+	} else {
+		size_t rl = strlen(rel);
+		memcpy(w->tpre, rel, rl);
+		w->tpre[rl] = '/';
+		w->tpre_len = rl + 1;
 	}
+	w->tdir = tdir;
 	w->lazy_gone = false;
 	for (uint32_t i = 0; i < eng->n_sources; i++)
 		w->src[i].loaded = false;
-	bool maybe_gone = read_files(eng, tdir, eng->thread_files,
-				     eng->n_thread_files, &w->tset);
-	if (task_name(eng, tdir, eng->stat_thread, &w->tset, w->comm,
-		      sizeof(w->comm)) < 0) {
+	bool maybe_gone =
+		read_files(eng, tdir, w->tpre, w->tpre_len, eng->thread_files,
+			   eng->n_thread_files, &w->tset);
+	if (task_name(eng, tdir, w->tpre, w->tpre_len, eng->stat_thread,
+		      &w->tset, w->comm, sizeof(w->comm)) < 0) {
 		w->tids_vanished++;
-		sys_close(tdir);
+		if (tdir != pdir)
+			sys_close(tdir);
 		return;
 	}
 	const char *cgpath;
@@ -712,7 +771,8 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid,
 	int64_t row = thread_row(w, tgid, tid, cgrow);
 	if (row < 0) {
 		w->result = (int)row;
-		sys_close(tdir);
+		if (tdir != pdir)
+			sys_close(tdir);
 		return;
 	}
 	struct ctp_table *t = w->threads;
@@ -722,7 +782,7 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid,
 		.size = sizeof(task),
 		.tgid = (int32_t)tgid,
 		.tid = (int32_t)tid,
-		.dirfd = tdir,
+		.dirfd = tdir != pdir ? tdir : -1,
 		.proc_fd = eng->roots.proc_fd,
 		.pcomm = w->pcomm,
 		.comm = w->comm,
@@ -739,7 +799,8 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid,
 	};
 	maybe_gone |= call_task(w, true, &task, &rec);
 	maybe_gone |= w->lazy_gone;
-	sys_close(tdir);
+	if (tdir != pdir)
+		sys_close(tdir);
 
 	/* A failure caused by the thread exiting mid-read is churn, not a
 	 * read failure: drop the row and keep it out of the tally. */
@@ -880,10 +941,10 @@ static void process_cgroup(struct worker *w, int pdir, uint32_t tgid,
 static int process_tids(struct worker *w, int pdir, size_t *ntids)
 {
 	struct ctp_engine *eng = w->eng;
-	read_files(eng, pdir, eng->process_files, eng->n_process_files,
+	read_files(eng, pdir, NULL, 0, eng->process_files, eng->n_process_files,
 		   &w->pset);
-	int r = task_name(eng, pdir, eng->stat_process, &w->pset, w->pcomm,
-			  sizeof(w->pcomm));
+	int r = task_name(eng, pdir, NULL, 0, eng->stat_process, &w->pset,
+			  w->pcomm, sizeof(w->pcomm));
 	if (r < 0)
 		return r;
 	int taskfd =
@@ -1338,6 +1399,7 @@ static void choose_sharing(struct ctp_engine *eng, uint32_t nw)
 	const struct ctp_capture *cap = eng->cap;
 	bool splittable = nw > 1 && eng->cfg->split_threads > 0;
 	eng->private_fds = true;
+	eng->thread_dirs = false;
 	for (uint32_t p = 0; p < cap->n_plugins; p++) {
 		const struct ctp_plugin_info *info = &cap->plugins[p];
 		if (info->status != CTP_PST_LOADED)
@@ -1349,6 +1411,7 @@ static void choose_sharing(struct ctp_engine *eng, uint32_t nw)
 				"workers share one descriptor table",
 				info->name);
 		}
+		eng->thread_dirs |= info->rt->thread_dir;
 		if (splittable && !info->rt->splittable) {
 			splittable = false;
 			ctp_log(CTP_LOG_INFO,

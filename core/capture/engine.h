@@ -59,6 +59,7 @@ struct ctp_plugin_rt {
 	bool mt_safe;
 	bool fd_local;	 /* CTP_PLUGIN_FD_LOCAL, or no task callback */
 	bool splittable; /* CTP_PLUGIN_SPLITTABLE, or no thread callback */
+	bool thread_dir; /* a thread callback without NO_THREAD_DIR */
 	pthread_mutex_t call_lock; /* serializes calls when !mt_safe */
 	_Atomic uint32_t consecutive_errors[CB_COUNT];
 	_Atomic bool cb_disabled[CB_COUNT];
@@ -112,6 +113,10 @@ struct ctp_engine {
 	/* Every loaded plugin is CTP_PLUGIN_FD_LOCAL: worker threads get
 	 * their own descriptor tables. */
 	bool private_fds;
+	/* Some loaded plugin's thread callback uses task->dirfd: each
+	 * thread's directory is opened (else its files are read by path
+	 * from the process's). */
+	bool thread_dirs;
 
 	/* Large processes split among workers (config split_threads;
 	 * splitq.h); in_process counts workers inside do_process. */

@@ -333,7 +333,8 @@ static bool abi_extra_invalid(const struct ctp_plugin *d, char *why,
 			      size_t whylen)
 {
 	const uint32_t known = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
-			       CTP_PLUGIN_OPTIONS | CTP_PLUGIN_SPLITTABLE;
+			       CTP_PLUGIN_OPTIONS | CTP_PLUGIN_SPLITTABLE |
+			       CTP_PLUGIN_NO_THREAD_DIR;
 	long at;
 	if (d->flags & ~known) {
 		snprintf(why, whylen,
@@ -832,6 +833,7 @@ static int load_checked(struct ctp_engine *eng, uint32_t idx, char **dirs,
 	rt->fd_local =
 		(d->flags & CTP_PLUGIN_FD_LOCAL) || (!d->process && !d->thread);
 	rt->splittable = (d->flags & CTP_PLUGIN_SPLITTABLE) || !d->thread;
+	rt->thread_dir = d->thread && !(d->flags & CTP_PLUGIN_NO_THREAD_DIR);
 	if (d->init) {
 		uint64_t t0 = ctp_now_ns();
 		ctp_sv_enter(idx, CTP_SV_INIT, 0);

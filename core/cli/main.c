@@ -421,12 +421,13 @@ static void print_plugin(const char *path, bool allow_insecure)
 		printf("%s: cannot load: %s\n\n", path, why);
 		return;
 	}
-	printf("%s %s — %s\n  path: %s\n  flags: %s%s%s\n", d->name,
+	printf("%s %s — %s\n  path: %s\n  flags: %s%s%s%s\n", d->name,
 	       d->version ? d->version : "",
 	       d->description ? d->description : "", path,
 	       d->flags & CTP_PLUGIN_MT_SAFE ? "mt-safe" : "serialized",
 	       d->flags & CTP_PLUGIN_FD_LOCAL ? ", fd-local" : "",
-	       d->flags & CTP_PLUGIN_SPLITTABLE ? ", splittable" : "");
+	       d->flags & CTP_PLUGIN_SPLITTABLE ? ", splittable" : "",
+	       d->flags & CTP_PLUGIN_NO_THREAD_DIR ? ", no-thread-dir" : "");
 	printf("  files:");
 	for (size_t i = 0; d->thread_files && d->thread_files[i]; i++)
 		printf(" task/<tid>/%s", d->thread_files[i]);

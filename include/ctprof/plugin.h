@@ -148,7 +148,9 @@ struct ctp_task {
 	int32_t tgid;
 	int32_t tid;	   /* == tgid for the process callback */
 	int dirfd;	   /* /proc/<tgid>/task/<tid> or /proc/<tgid>,
-			      O_PATH|O_DIRECTORY */
+			      O_PATH|O_DIRECTORY; -1 in thread callbacks
+			      when every plugin says
+			      CTP_PLUGIN_NO_THREAD_DIR */
 	int proc_fd;	   /* the proc root directory */
 	const char *pcomm; /* process name */
 	const char *comm; /* thread name (process name for process callbacks) */
@@ -454,6 +456,16 @@ struct ctp_api {
  * on one of them. Ignored for plugins without a thread callback.
  */
 #define CTP_PLUGIN_SPLITTABLE (1u << 2)
+/*
+ * The thread callback never uses task->dirfd (it reads its files through
+ * task->files and ctp_api.file_get, and calls nothing relative to the
+ * thread's directory). When every loaded plugin with a thread callback
+ * says so, the core does not open each thread's directory: it reads the
+ * thread's files by path from the process's directory ("task/<tid>/stat"),
+ * two system calls fewer per thread, and task->dirfd is -1 in thread
+ * callbacks. Ignored for plugins without a thread callback.
+ */
+#define CTP_PLUGIN_NO_THREAD_DIR (1u << 4)
 /*
  * The descriptor's options[] lists every option the plugin takes (none
  * when empty). The core then checks each configured option against it

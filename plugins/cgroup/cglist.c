@@ -132,7 +132,8 @@ static int walk(struct cg_listing *l, struct cg_hier_list *h, int dirfd,
 
 	if (++l->dirs > CG_LIST_MAX_DIRS || depth > CG_LIST_MAX_DEPTH)
 		return -E2BIG;
-	n = read_tasks(l, dirfd);
+	/* The root's threads are the ones nobody else lists (cglist.h). */
+	n = depth ? read_tasks(l, dirfd) : 0;
 	if (n < 0)
 		return (int)n;
 	if (n > 0) {
@@ -201,6 +202,12 @@ int cg_listing_add(struct cg_listing *l, const char *ctrl, size_t ctrl_len,
 	h->handle = handle;
 	h->n = 0;
 	l->dirs = 0;
+	int64_t root = add_key(l, h, "/", 1);
+	if (root < 0) {
+		l->failed++;
+		return (int)root;
+	}
+	h->root_key = (uint32_t)root;
 	r = walk(l, h, dirfd, path, 1, 0);
 	if (r < 0) {
 		h->n = 0;

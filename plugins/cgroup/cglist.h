@@ -7,6 +7,12 @@
  * in every hierarchy (born after its listing, or moved while it was read)
  * falls back to its own file.
  *
+ * The root cgroup's `tasks` is not read: it usually holds most threads of
+ * a host, and the kernel sorts every listing it prints (pidlist), which
+ * made it the listing's main cost. A thread no other cgroup lists is in
+ * the root if it started before the listing did (its stat start time);
+ * a younger one may have been born into any cgroup and reads its file.
+ *
  * Bounded: at most CG_LIST_MAX_DIRS cgroups per hierarchy, depth
  * CG_LIST_MAX_DEPTH, paths of PATH_MAX; a hierarchy past a bound is not
  * listed (its threads read their files).
@@ -34,8 +40,9 @@ struct cg_member {
 struct cg_hier_list {
 	char ctrl[CG_LIST_CTRL_LEN]; /* as task/<tid>/cgroup prints it */
 	size_t ctrl_len;
-	int handle; /* the hierarchy's path field */
-	struct cg_member *m;
+	int handle;	     /* the hierarchy's path field */
+	uint32_t root_key;   /* the key of its root cgroup "/" */
+	struct cg_member *m; /* the threads of every other cgroup */
 	size_t n, cap;
 };
 
@@ -81,7 +88,7 @@ int cg_listing_add(struct cg_listing *l, const char *ctrl, size_t ctrl_len,
 /* Sort every hierarchy's members by tid, marking tids listed twice. */
 void cg_listing_done(struct cg_listing *l);
 
-/* tid's member in hierarchy h, or NULL. */
+/* tid's member in hierarchy h (a cgroup other than the root), or NULL. */
 const struct cg_member *cg_listing_find(const struct cg_listing *l, size_t h,
 					uint32_t tid);
 

@@ -41,6 +41,7 @@
 #include "cglist.h"
 #include "cgroup_parse.h"
 #include "ctprof/plugin-util.h"
+#include "procfs_parse.h"
 
 #ifndef CGROUP_VERSION
 #define CGROUP_VERSION "0"
@@ -184,8 +185,12 @@ static const struct ctp_field_desc fields[N_FIELDS] = {
 				"v1 pids.max; absent when \"max\""),
 };
 
-/* Lazy: the core reads it only when this host has v1 hierarchies. */
-static const char *const thread_files[] = {"?cgroup", NULL};
+/* Both lazy. cgroup: read only for threads the listings cannot place.
+ * stat: for the start time of a thread no listing has (in the root if it
+ * is older than the listings); procfs-stat reads it up front anyway, and
+ * the core shares the bytes. */
+enum { TF_CGROUP, TF_STAT };
+static const char *const thread_files[] = {"?cgroup", "?stat", NULL};
 
 enum {
 	C_PARSE,
@@ -252,6 +257,7 @@ struct cg_state {
 	struct mount *mounts;
 	size_t n_mounts;
 	struct cg_listing list; /* every thread's v1 paths, when complete */
+	uint64_t list_ticks;	/* when the listing began, USER_HZ since boot */
 
 	/* Thread path fields, registered by workers. */
 	pthread_mutex_t lock;
@@ -908,16 +914,39 @@ static bool from_listing(struct cg_state *st, const struct ctp_task *task,
 			 struct ctp_record *rec)
 {
 	const struct cg_listing *l = &st->list;
-	const struct cg_member *m[CG_LIST_MAX_HIER];
+	uint32_t kid[CG_LIST_MAX_HIER];
 	uint64_t ref_err = 0, dropped = 0;
+	int old = -1; /* started before the listing: 1, after or unknown: 0 */
 
 	for (size_t h = 0; h < l->n_hier; h++) {
-		m[h] = cg_listing_find(l, h, (uint32_t)task->tid);
-		if (!m[h] || m[h]->key == CG_LIST_AMBIGUOUS)
+		const struct cg_member *m =
+			cg_listing_find(l, h, (uint32_t)task->tid);
+
+		if (m && m->key == CG_LIST_AMBIGUOUS)
 			return false;
+		if (m) {
+			kid[h] = m->key;
+			continue;
+		}
+		/* In no other cgroup: the root's, if it is older than the
+		 * listing (a tick of margin for the rounding). */
+		if (old < 0) {
+			const char *data;
+			size_t len;
+			struct ctp_stat s;
+
+			old = ctp_task_fetch(st->api, task, TF_STAT, &data,
+					     &len) == 0 &&
+			      ctp_parse_stat(data, len, &s) >= 0 &&
+			      ctp_stat_has(&s, CTP_STAT_STARTTIME) &&
+			      s.starttime + 1 < st->list_ticks;
+		}
+		if (!old)
+			return false;
+		kid[h] = l->h[h].root_key;
 	}
 	for (size_t h = 0; h < l->n_hier; h++) {
-		const struct cg_key *k = &l->keys[m[h]->key];
+		const struct cg_key *k = &l->keys[kid[h]];
 		const char *key = l->arena + k->off;
 
 		if (l->h[h].handle >= 0)
@@ -926,7 +955,7 @@ static bool from_listing(struct cg_state *st, const struct ctp_task *task,
 		else
 			dropped++;
 		if (st->can_ref &&
-		    !atomic_exchange_explicit(&l->referenced[m[h]->key], 1,
+		    !atomic_exchange_explicit(&l->referenced[kid[h]], 1,
 					      memory_order_relaxed) &&
 		    st->api->cgroup_ref(st->ctx, key, k->len) < 0)
 			ref_err++;
@@ -957,7 +986,7 @@ static int cg_thread(void *state, const struct ctp_task *task,
 	count(st, C_FROM_FILES, 1);
 	/* A failed read is the core's to tally (and a vanished task its to
 	 * drop); the paths stay absent. */
-	n = ctp_task_fetch(st->api, task, 0, &data, &len);
+	n = ctp_task_fetch(st->api, task, TF_CGROUP, &data, &len);
 	if (n == -EPROTO)
 		return n;
 	if (n < 0)
@@ -1003,6 +1032,17 @@ static int cg_thread(void *state, const struct ctp_task *task,
 
 /* ---- Per capture --------------------------------------------------------- */
 
+/* Now, in USER_HZ ticks since boot (the clock of stat's start time). */
+static uint64_t boot_ticks(void)
+{
+	struct timespec ts;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * (uint64_t)hz +
+	       (uint64_t)ts.tv_nsec / (1000000000ull / (uint64_t)hz);
+}
+
 /*
  * Whether the hierarchies' listings name the threads the walk sees: the
  * proc root is this process's procfs (the listings print tids in our pid
@@ -1033,6 +1073,7 @@ static void list_threads(struct cg_state *st, int proc_fd)
 	if (!st->v1_live || !listings_match(proc_fd) ||
 	    read_at(st, proc_fd, "self/cgroup", &len) < 0)
 		return;
+	st->list_ticks = boot_ticks();
 	ctp_cg_parse_membership(st->buf, len, &self);
 	ok = self.n > 0 && !self.dropped;
 	for (size_t i = 0; ok && i < self.n; i++) {
@@ -1196,7 +1237,8 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.description = "cgroup v2 and v1 controller values per distinct "
 		       "cgroup, and each thread's v1 hierarchy paths",
 	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
-		 CTP_PLUGIN_SPLITTABLE | CTP_PLUGIN_OPTIONS,
+		 CTP_PLUGIN_SPLITTABLE | CTP_PLUGIN_OPTIONS |
+		 CTP_PLUGIN_NO_THREAD_DIR,
 	CTP_PLUGIN_FIELDS(fields),
 	CTP_PLUGIN_OPTION_TABLE(options),
 	.thread_files = thread_files,

@@ -188,7 +188,8 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	/* CTP_PLUGIN_OPTIONS with no table: io takes no option, and the
 	 * core refuses any. */
 	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
-		 CTP_PLUGIN_SPLITTABLE | CTP_PLUGIN_OPTIONS,
+		 CTP_PLUGIN_SPLITTABLE | CTP_PLUGIN_OPTIONS |
+		 CTP_PLUGIN_NO_THREAD_DIR,
 	CTP_PLUGIN_FIELDS(fields),
 	.thread_files = thread_files,
 	.process_files = process_files,

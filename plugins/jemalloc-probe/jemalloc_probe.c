@@ -841,7 +841,8 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.version = JEP_PLUGIN_VERSION,
 	.description = "per-thread jemalloc allocated/deallocated bytes, "
 		       "read without stopping the target",
-	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_OPTIONS,
+	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_OPTIONS |
+		 CTP_PLUGIN_NO_THREAD_DIR,
 	CTP_PLUGIN_FIELDS(fields),
 	CTP_PLUGIN_OPTION_TABLE(options),
 	.init = jep_init,

@@ -755,7 +755,8 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 		       "context switches and affinity from /proc stat and "
 		       "status",
 	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
-		 CTP_PLUGIN_SPLITTABLE | CTP_PLUGIN_OPTIONS,
+		 CTP_PLUGIN_SPLITTABLE | CTP_PLUGIN_OPTIONS |
+		 CTP_PLUGIN_NO_THREAD_DIR,
 	CTP_PLUGIN_FIELDS(fields),
 	CTP_PLUGIN_OPTION_TABLE(options),
 	.thread_files = thread_files,

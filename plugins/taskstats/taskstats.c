@@ -1138,8 +1138,8 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.description = "Per-thread delay accounting (cpu, blkio, swapin, "
 		       "freepages, thrashing, compact, wpcopy, irq) and "
 		       "memory high-water marks over taskstats genetlink",
-	.flags =
-		CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_SPLITTABLE | CTP_PLUGIN_OPTIONS,
+	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_SPLITTABLE |
+		 CTP_PLUGIN_OPTIONS | CTP_PLUGIN_NO_THREAD_DIR,
 	CTP_PLUGIN_FIELDS(fields),
 	CTP_PLUGIN_OPTION_TABLE(options),
 	.init = ts_init,

@@ -334,6 +334,10 @@ static int good_thread(void *statep, const struct ctp_task *task,
 	api->summary_add(st->ctx, st->sum_threads, 1);
 	if (task->n_files != 2)
 		return -EPROTO;
+	/* Without CTP_PLUGIN_NO_THREAD_DIR the core opens each thread's
+	 * directory for it. */
+	if (task->dirfd < 0)
+		return -EBADF;
 	ret = lazy_file(st, task, rec);
 	if (ret < 0)
 		return ret;

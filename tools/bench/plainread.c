@@ -8,7 +8,9 @@
  *
  *   read <root>/self/mountinfo (until EOF) for the cgroup2 mount, open it
  *   (O_PATH); list <root> (getdents64), ascending tgids; per tgid:
- *     openat <tgid> O_PATH; read <tgid>/comm (one read); list <tgid>/task;
+ *     openat <tgid> O_PATH; the process's up-front steps; its name: from
+ *       a stat step when there is one (--name-from-stat), else read
+ *       <tgid>/comm (one read); list <tgid>/task;
  *     with a cgroup root: read task/<T>/cgroup, T the first tid that is
  *       not the leader (the leader when alone); for a v2 path not decided
  *       yet this walk, decide whether all its threads share it: the root
@@ -16,27 +18,43 @@
  *       cgroup.type (one read, until one says "threaded"), another path
  *       by reading <path>/cgroup.type (one read; shared when it is exactly
  *       "domain"; a path with "/.." is never shared);
- *     the process steps (default: read stat);
- *     per tid, ascending: openat task/<tid> O_PATH; read comm (one read);
- *       unless the process's cgroup is shared, read cgroup; the thread
- *       steps (default: read stat, status; sched_getaffinity(tid)); when a
- *       read found the thread gone, faccessat task/<tid>; close.
+ *     the process's other steps (default: read stat);
+ *     per tid, ascending: openat task/<tid> O_PATH (or, with
+ *       --no-thread-dir, no directory: every name below is read as
+ *       task/<tid>/<name> from the process's directory); the up-front
+ *       steps; its name (as the process's); unless the process's cgroup
+ *       is shared, read cgroup; the other thread steps (default: read
+ *       stat, status; sched_getaffinity(tid)); when a read found the
+ *       thread gone, faccessat task/<tid>; close.
  *     close <tgid> (a process with no thread recorded counts as gone).
  *
- * "Read" is the engine's read_at(): open, read() until it returns 0 into a
- * growable buffer of its own per file (4 KiB, doubled when full), close.
- * Steps are comma lists run in order; a step is a file name or
+ * "Read" is the engine's read_at(): open, read() into a growable buffer of
+ * its own per file (4 KiB, doubled when full) until a read returns less
+ * than it asked for (a seq_file's end), close. Steps are comma lists; a
+ * '|' ends the up-front steps (what the engine reads before it names the
+ * task: the files plugins declare without '?'); without one, every step
+ * is in the second part. A step is a file name or
  *
  *   @affinity      sched_getaffinity(tid) (procfs-stat's affinity)
  *   @smaps_rollup  process step: read smaps_rollup under the smaps plugin's
  *                  rule: statm (an earlier step) read and parsed, size not
  *                  0 (kernel threads), resident <= --smaps-max-rss, and the
  *                  time spent on smaps_rollup below --smaps-budget-ms.
+ *   @taskstats     thread step: the taskstats replies, batched as the
+ *                  plugin does: at every 64th thread of a process one
+ *                  TASKSTATS_CMD_GET per tid of the next 64 in one sendto,
+ *                  the replies taken with recvmmsg (not parsed).
  *
  * Without an @affinity step the call comes after the thread files unless
  * --no-affinity. --per-thread-cgroup restores the engine's walk before
  * commit 47c3704: no process-level cgroup read, every thread reads its
  * own (bench.py's "rd pt-cg" column).
+ *
+ * --preset naive is not the engine's walk but the yardstick of issue 17,
+ * the cheapest plain program reading the whole default file set: no
+ * cgroup root, per process comm, smaps_rollup; per thread a directory,
+ * comm, cgroup, stat, status, schedstat, io, sched and the batched
+ * taskstats reply; every file with one open, one read, one close.
  *
  * Prints "tgids N tids N vanished N" and a line of cgroup and smaps counts
  * on stdout.
@@ -73,18 +91,28 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+#include <linux/taskstats.h>
+#include <sys/socket.h>
+
 #include "cgroups.h"
 #include "ctprof/plugin-util.h"
 #include "smaps_parse.h"
+#include "taskstats_reply.h"
+
+#define TS_BATCH 64
+#define TS_SLOT	 2048
 
 #define DENTS_BUF     32768
 #define FILE_BUF_INIT 4096
 #define MAX_STEPS     64
 
-enum step_kind { STEP_FILE, STEP_AFFINITY, STEP_SMAPS };
+enum step_kind { STEP_FILE, STEP_AFFINITY, STEP_SMAPS, STEP_TASKSTATS };
 
 struct step {
 	enum step_kind kind;
+	bool upfront; /* before the task's name (a '|' follows) */
 	const char *name;
 	/* The step's own buffer, as the engine keeps one per file. */
 	char *buf;
@@ -105,6 +133,20 @@ struct walk {
 	size_t n_tstep, n_pstep;
 	int statm; /* index of the statm process step, -1 if none */
 	bool per_thread_cg;
+	bool name_from_stat; /* a stat step names the task, not comm */
+	bool no_thread_dir;  /* thread files by path from the process */
+	int tstat, pstat;    /* the stat steps, -1 if none */
+	/* The thread being walked: "task/<tid>/" before its names when
+	 * no_thread_dir; the process's tids and its index (for @taskstats). */
+	char tpre[24];
+	size_t tpre_len;
+	const uint32_t *ptids;
+	size_t n_ptids, tid_idx;
+	/* @taskstats: a generic netlink socket and the family. */
+	int nl_fd;
+	uint16_t ts_family;
+	uint32_t ts_seq;
+	uint64_t ts_sent, ts_replies;
 
 	char *cgbuf; /* <tgid>/cgroup and task/<tid>/cgroup, as the engine */
 	size_t cgcap;
@@ -121,6 +163,18 @@ struct walk {
 	uint64_t cg_proc_reads, cg_whole, cg_thread_reads, cg_decided;
 	uint64_t smaps_reads, smaps_skipped;
 };
+
+/* name under the current thread: "task/<tid>/name" when no_thread_dir. */
+static const char *tname(struct walk *w, const char *name, char *buf,
+			 size_t len)
+{
+	size_t n = strlen(name);
+	if (!w->tpre_len || w->tpre_len + n + 1 > len)
+		return name;
+	memcpy(buf, w->tpre, w->tpre_len);
+	memcpy(buf + w->tpre_len, name, n + 1);
+	return buf;
+}
 
 static bool vanished_err(int err)
 {
@@ -154,7 +208,8 @@ static int read_at(int dirfd, const char *name, char **buf, size_t *cap,
 			*buf = nb;
 			*cap = ncap;
 		}
-		ssize_t n = read(fd, *buf + off, *cap - off - 1);
+		size_t room = *cap - off - 1;
+		ssize_t n = read(fd, *buf + off, room);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -164,6 +219,8 @@ static int read_at(int dirfd, const char *name, char **buf, size_t *cap,
 		if (n == 0)
 			break;
 		off += (size_t)n;
+		if ((size_t)n < room)
+			break; /* the engine's rule: a short read is the end */
 	}
 	close(fd);
 	if (ret < 0)
@@ -299,12 +356,78 @@ static bool smaps_wanted(struct walk *w)
 	       w->smaps_spent_ns < w->smaps_budget_ns;
 }
 
+/* The taskstats family, and a socket to ask it on; -errno. */
+static int ts_open(struct walk *w)
+{
+	char buf[8192] __attribute__((aligned(8)));
+	struct sockaddr_nl to = {.nl_family = AF_NETLINK};
+	size_t len;
+	ssize_t n;
+
+	w->nl_fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	if (w->nl_fd < 0)
+		return -errno;
+	int rcv = 1 << 20;
+	setsockopt(w->nl_fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
+	len = ctp_genl_put_getfamily(buf, sizeof(buf), 1, TASKSTATS_GENL_NAME);
+	if (sendto(w->nl_fd, buf, len, 0, (struct sockaddr *)&to, sizeof(to)) <
+	    0)
+		return -errno;
+	n = recv(w->nl_fd, buf, sizeof(buf), 0);
+	if (n < 0)
+		return -errno;
+	return ctp_genl_parse_family(buf, (size_t)n, &w->ts_family);
+}
+
+/* At every TS_BATCH-th thread of a process: one GET per tid of the next
+ * batch in one send, the replies received (the plugin's batching). */
+static void ts_batch(struct walk *w)
+{
+	static char req[TS_BATCH * CTP_TS_GET_LEN] __attribute__((aligned(8)));
+	static char rbuf[TS_BATCH][TS_SLOT] __attribute__((aligned(8)));
+	static struct mmsghdr mm[TS_BATCH];
+	static struct iovec iov[TS_BATCH];
+	struct sockaddr_nl to = {.nl_family = AF_NETLINK};
+	size_t n = w->n_ptids - w->tid_idx, off = 0, got = 0;
+
+	if (w->nl_fd < 0 || w->tid_idx % TS_BATCH)
+		return;
+	if (n > TS_BATCH)
+		n = TS_BATCH;
+	for (size_t i = 0; i < n; i++)
+		off += ctp_ts_put_get(req + off, sizeof(req) - off,
+				      w->ts_family, w->ts_seq++,
+				      w->ptids[w->tid_idx + i]);
+	if (sendto(w->nl_fd, req, off, 0, (struct sockaddr *)&to, sizeof(to)) <
+	    0)
+		return;
+	w->ts_sent += n;
+	for (int loops = 0; got < n && loops < 8; loops++) {
+		for (size_t i = 0; i < n; i++) {
+			iov[i] = (struct iovec){rbuf[i], TS_SLOT};
+			mm[i].msg_hdr = (struct msghdr){.msg_iov = &iov[i],
+							.msg_iovlen = 1};
+		}
+		int k = recvmmsg(w->nl_fd, mm, (unsigned)(n - got),
+				 MSG_DONTWAIT, NULL);
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+	}
+	w->ts_replies += got;
+}
+
 /* Run one step; returns the read's result (0 for calls). */
 static int run_step(struct walk *w, struct step *st, int dirfd, uint32_t tid)
 {
+	char path[128];
+
 	switch (st->kind) {
 	case STEP_AFFINITY:
 		sched_getaffinity((pid_t)tid, sizeof(w->set), &w->set);
+		return 0;
+	case STEP_TASKSTATS:
+		ts_batch(w);
 		return 0;
 	case STEP_SMAPS: {
 		if (!smaps_wanted(w)) {
@@ -322,32 +445,67 @@ static int run_step(struct walk *w, struct step *st, int dirfd, uint32_t tid)
 	case STEP_FILE:
 		break;
 	}
-	st->err = read_at(dirfd, st->name, &st->buf, &st->cap, &st->len);
+	st->err = read_at(dirfd, tname(w, st->name, path, sizeof(path)),
+			  &st->buf, &st->cap, &st->len);
 	return st->err;
+}
+
+/* The task's name, as the engine takes it: from the stat step `stat`
+ * when there is one (and --name-from-stat), else from comm. */
+static int task_name(struct walk *w, int dirfd, const struct step *steps,
+		     int stat)
+{
+	char path[128];
+
+	if (w->name_from_stat && stat >= 0) {
+		const struct step *st = &steps[stat];
+		if (!st->err && st->buf && memchr(st->buf, '(', st->len))
+			return 0;
+		if (vanished_err(st->err))
+			return st->err;
+	}
+	return read_line_at(dirfd, tname(w, "comm", path, sizeof(path)),
+			    w->comm, sizeof(w->comm));
 }
 
 /* One thread; true when it was recorded, as the engine's do_thread(). */
 static bool walk_thread(struct walk *w, int pdir, uint32_t tid, bool whole)
 {
-	char rel[32];
-	put_id(rel, "task/", 5, tid);
-	int tdir = openat(pdir, rel, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (tdir < 0)
-		goto gone;
-	if (read_line_at(tdir, "comm", w->comm, sizeof(w->comm)) < 0) {
-		close(tdir);
+	char rel[32], path[128];
+	size_t rl = put_id(rel, "task/", 5, tid);
+	int tdir = pdir;
+	bool maybe_gone = false;
+	size_t i = 0;
+
+	w->tpre_len = 0;
+	if (w->no_thread_dir) {
+		memcpy(w->tpre, rel, rl);
+		w->tpre[rl] = '/';
+		w->tpre_len = rl + 1;
+	} else {
+		tdir = openat(pdir, rel, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (tdir < 0)
+			goto gone;
+	}
+	for (; i < w->n_tstep && w->tstep[i].upfront; i++)
+		maybe_gone |=
+			vanished_err(run_step(w, &w->tstep[i], tdir, tid));
+	if (task_name(w, tdir, w->tstep, w->tstat) < 0) {
+		if (tdir != pdir)
+			close(tdir);
 		goto gone;
 	}
 	if (!whole) {
 		size_t len;
-		read_at(tdir, "cgroup", &w->cgbuf, &w->cgcap, &len);
+		read_at(tdir, tname(w, "cgroup", path, sizeof(path)), &w->cgbuf,
+			&w->cgcap, &len);
 		w->cg_thread_reads++;
 	}
-	bool maybe_gone = false;
-	for (size_t i = 0; i < w->n_tstep; i++)
+	for (; i < w->n_tstep; i++)
 		maybe_gone |=
 			vanished_err(run_step(w, &w->tstep[i], tdir, tid));
-	close(tdir);
+	if (tdir != pdir)
+		close(tdir);
 	if (maybe_gone && faccessat(pdir, rel, F_OK, 0) != 0)
 		goto gone;
 	w->tids++;
@@ -382,9 +540,13 @@ static int walk_process(struct walk *w, uint32_t tgid, uint32_t **tids,
 	bool whole = false;
 	put_id(name, "", 0, tgid);
 	int pdir = openat(w->proc_fd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	size_t ps = 0;
 	if (pdir < 0)
 		goto gone;
-	if (read_line_at(pdir, "comm", w->comm, sizeof(w->comm)) < 0)
+	w->tpre_len = 0;
+	for (; ps < w->n_pstep && w->pstep[ps].upfront; ps++)
+		run_step(w, &w->pstep[ps], pdir, tgid);
+	if (task_name(w, pdir, w->pstep, w->pstat) < 0)
 		goto gone_pdir;
 	bool cg = !w->per_thread_cg && w->cg_fd >= 0;
 	int taskfd = openat(pdir, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -410,11 +572,15 @@ static int walk_process(struct walk *w, uint32_t tgid, uint32_t **tids,
 		if (process_cgroup(w, pdir, rel, &whole) < 0)
 			return -ENOMEM;
 	}
-	for (size_t i = 0; i < w->n_pstep; i++)
-		run_step(w, &w->pstep[i], pdir, tgid);
+	for (; ps < w->n_pstep; ps++)
+		run_step(w, &w->pstep[ps], pdir, tgid);
 	size_t recorded = 0;
-	for (size_t i = 0; i < n; i++)
+	w->ptids = *tids;
+	w->n_ptids = n;
+	for (size_t i = 0; i < n; i++) {
+		w->tid_idx = i;
 		recorded += walk_thread(w, pdir, (*tids)[i], whole);
+	}
 	/* As the engine since ef13206: no thread recorded, no process. */
 	if (recorded == 0)
 		goto gone_pdir;
@@ -428,17 +594,23 @@ gone:
 	return 0;
 }
 
-/* Split a comma list in place into steps; an empty string gives none. */
+/* Split a comma list in place into steps, those before a '|' up front;
+ * an empty string gives none. */
 static int parse_steps(char *list, bool process, struct step *steps, size_t *n,
 		       bool *affinity_placed)
 {
+	char *bar = strchr(list, '|');
 	*n = 0;
+	if (bar)
+		*bar = ',';
 	for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		if (*n == MAX_STEPS)
 			return -E2BIG;
 		struct step *st = &steps[(*n)++];
-		*st = (struct step){.kind = STEP_FILE, .name = tok};
+		*st = (struct step){.kind = STEP_FILE,
+				    .name = tok,
+				    .upfront = bar && tok < bar};
 		if (tok[0] != '@')
 			continue;
 		if (!process && strcmp(tok, "@affinity") == 0) {
@@ -446,11 +618,23 @@ static int parse_steps(char *list, bool process, struct step *steps, size_t *n,
 			*affinity_placed = true;
 		} else if (process && strcmp(tok, "@smaps_rollup") == 0) {
 			st->kind = STEP_SMAPS;
+		} else if (!process && strcmp(tok, "@taskstats") == 0) {
+			st->kind = STEP_TASKSTATS;
 		} else {
 			return -EINVAL;
 		}
 	}
 	return 0;
+}
+
+/* The first up-front stat step, or -1. */
+static int stat_step(const struct step *steps, size_t n)
+{
+	for (size_t i = 0; i < n && steps[i].upfront; i++)
+		if (steps[i].kind == STEP_FILE &&
+		    !strcmp(steps[i].name, "stat"))
+			return (int)i;
+	return -1;
 }
 
 /* A count, or "unlimited". */
@@ -469,23 +653,49 @@ static void usage(FILE *out)
 		"Usage: ctp-bench-read [--proc DIR] [--cgroup-root DIR|auto|"
 		"none]\n"
 		"         [--per-thread-cgroup]\n"
-		"         [--preset procfs|issue3] [--thread-files LIST] "
+		"         [--preset procfs|issue3|naive] [--thread-files LIST] "
 		"[--process-files LIST]\n"
-		"         [--no-affinity] [--smaps-max-rss BYTES] "
-		"[--smaps-budget-ms MS]\n"
+		"         [--no-affinity] [--name-from-stat] "
+		"[--no-thread-dir]\n"
+		"         [--smaps-max-rss BYTES] [--smaps-budget-ms MS]\n"
 		"Walk DIR (default /proc) making the system calls ctprof-core "
 		"makes, single-threaded,\n"
-		"keeping nothing. LISTs are steps in order: a file name, "
-		"@affinity (thread),\n"
-		"@smaps_rollup (process, the smaps plugin's rule). Presets:\n"
-		"  procfs  threads stat,status,@affinity; processes stat "
+		"keeping nothing. LISTs are steps in order, '|' after the "
+		"up-front ones: a file\n"
+		"name, @affinity (thread), @smaps_rollup (process, the smaps "
+		"plugin's rule),\n"
+		"@taskstats (thread, batched replies). Presets (the first two "
+		"name tasks from\n"
+		"stat and read no thread directory, as the engine with these "
+		"plugins):\n"
+		"  procfs  threads stat|status,@affinity; processes stat| "
 		"(the default)\n"
-		"  issue3  threads stat,status,schedstat,io,@affinity,sched; "
-		"processes\n"
-		"          stat,statm,@smaps_rollup (procfs-stat, schedstat, "
-		"io, smaps)\n"
+		"  issue3  threads stat,io|status,@affinity,schedstat (and "
+		"sched while\n"
+		"          kernel.sched_schedstats is 1); processes "
+		"stat,io,statm|@smaps_rollup\n"
+		"          (procfs-stat, schedstat, io, smaps)\n"
+		"  naive   issue 17's yardstick: no cgroup root; threads comm, "
+		"cgroup and\n"
+		"          stat,status,schedstat,io,sched,@taskstats; "
+		"processes comm,\n"
+		"          smaps_rollup; one read per file\n"
 		"Prints 'tgids N tids N vanished N' and cgroup/smaps "
 		"counts.\n");
+}
+
+/* kernel.sched_schedstats is 1 under root: the schedstat plugin reads
+ * sched then (its `sched: auto`). */
+static bool schedstats_live(const char *root)
+{
+	char path[4096], c = 0;
+	snprintf(path, sizeof(path), "%s/sys/kernel/sched_schedstats", root);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	bool on = read(fd, &c, 1) == 1 && c == '1';
+	close(fd);
+	return on;
 }
 
 struct args {
@@ -507,15 +717,20 @@ static int parse_args(int argc, char **argv, struct walk *w, struct args *a)
 		{"thread-files", required_argument, NULL, 't'},
 		{"process-files", required_argument, NULL, 'P'},
 		{"no-affinity", no_argument, NULL, 'A'},
+		{"name-from-stat", no_argument, NULL, 'N'},
+		{"no-thread-dir", no_argument, NULL, 'D'},
 		{"smaps-max-rss", required_argument, NULL, 'm'},
 		{"smaps-budget-ms", required_argument, NULL, 'b'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	/* Writable: parse_steps splits them in place. */
-	static char t_procfs[] = "stat,status", p_procfs[] = "stat";
-	static char t_issue3[] = "stat,status,schedstat,io,@affinity,sched";
-	static char p_issue3[] = "stat,statm,@smaps_rollup";
+	static char t_procfs[] = "stat|status,@affinity", p_procfs[] = "stat|";
+	static char t_issue3[] = "stat,io|status,@affinity,schedstat";
+	static char t_issue3s[] = "stat,io|status,@affinity,schedstat,sched";
+	static char p_issue3[] = "stat,io,statm|@smaps_rollup";
+	static char t_naive[] = "stat,status,schedstat,io,sched,@taskstats";
+	static char p_naive[] = "smaps_rollup";
 	int c;
 
 	*a = (struct args){.root = "/proc",
@@ -531,9 +746,20 @@ static int parse_args(int argc, char **argv, struct walk *w, struct args *a)
 		else if (c == 'C')
 			w->per_thread_cg = true;
 		else if (c == 's' && strcmp(optarg, "procfs") == 0)
-			a->tlist = t_procfs, a->plist = p_procfs;
+			a->tlist = t_procfs, a->plist = p_procfs,
+			w->name_from_stat = w->no_thread_dir = true;
 		else if (c == 's' && strcmp(optarg, "issue3") == 0)
-			a->tlist = t_issue3, a->plist = p_issue3;
+			a->tlist =
+				schedstats_live(a->root) ? t_issue3s : t_issue3,
+			a->plist = p_issue3,
+			w->name_from_stat = w->no_thread_dir = true;
+		else if (c == 's' && strcmp(optarg, "naive") == 0)
+			a->tlist = t_naive, a->plist = p_naive,
+			a->cgroot = "none", a->no_affinity = true;
+		else if (c == 'N')
+			w->name_from_stat = true;
+		else if (c == 'D')
+			w->no_thread_dir = true;
 		else if (c == 't')
 			a->tlist = optarg;
 		else if (c == 'P')
@@ -572,6 +798,21 @@ static int setup_steps(struct walk *w, const struct args *a)
 		if (w->pstep[i].kind == STEP_FILE &&
 		    strcmp(w->pstep[i].name, "statm") == 0 && w->statm < 0)
 			w->statm = (int)i;
+	w->tstat = stat_step(w->tstep, w->n_tstep);
+	w->pstat = stat_step(w->pstep, w->n_pstep);
+	for (size_t i = 0; i < w->n_tstep; i++)
+		if (w->tstep[i].kind == STEP_TASKSTATS && w->nl_fd < 0) {
+			int r = ts_open(w);
+			if (r < 0)
+				fprintf(stderr,
+					"ctp-bench-read: taskstats: %s (no "
+					"queries)\n",
+					strerror(-r));
+			if (r < 0 && w->nl_fd >= 0) {
+				close(w->nl_fd);
+				w->nl_fd = -1;
+			}
+		}
 	w->smaps_budget_ns = a->budget_ms >= UINT64_MAX / 1000000
 				     ? UINT64_MAX
 				     : a->budget_ms * 1000000;
@@ -635,6 +876,9 @@ static void report(const struct walk *w, const char *cgfound)
 	       w->cg_fd >= 0 ? cgfound : "none", w->cg_proc_reads, w->cg_whole,
 	       w->cg_decided, w->cg_thread_reads, w->smaps_reads,
 	       w->smaps_skipped);
+	if (w->ts_sent)
+		printf("taskstats queries %" PRIu64 " replies %" PRIu64 "\n",
+		       w->ts_sent, w->ts_replies);
 }
 
 static void walk_free(struct walk *w)
@@ -643,6 +887,8 @@ static void walk_free(struct walk *w)
 		close(w->proc_fd);
 	if (w->cg_fd >= 0)
 		close(w->cg_fd);
+	if (w->nl_fd >= 0)
+		close(w->nl_fd);
 	for (size_t i = 0; i < MAX_STEPS; i++) {
 		free(w->tstep[i].buf);
 		free(w->pstep[i].buf);
@@ -663,7 +909,7 @@ int main(int argc, char **argv)
 		perror("ctp-bench-read");
 		return 1;
 	}
-	w->proc_fd = w->cg_fd = -1;
+	w->proc_fd = w->cg_fd = w->nl_fd = -1;
 	w->statm = -1;
 	w->smaps_max_rss = 16ull << 30;
 	w->page_size = (uint64_t)getpagesize();
