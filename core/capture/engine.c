@@ -247,17 +247,26 @@ static int cmp_u32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* List numeric entries of a directory, sorted. Reuses *ids. */
-static int list_numeric(int dirfd, char *dents, size_t dentslen, uint32_t **ids,
-			size_t *cap, size_t *n)
+/* Room for any one more directory record (a 255-byte name). */
+#define DIRENT_MAX 288
+
+/*
+ * List numeric entries of a directory, sorted. Reuses *ids. With procfs
+ * (a directory of the live proc root), a getdents64 that left room for
+ * another record was the last: procfs fills the buffer until the next
+ * entry does not fit, so the call that would return 0 is skipped.
+ */
+static int list_numeric(int dirfd, bool procfs, char *dents, size_t dentslen,
+			uint32_t **ids, size_t *cap, size_t *n)
 {
 	*n = 0;
-	for (;;) {
+	for (bool last = false; !last;) {
 		long nread = syscall(SYS_getdents64, dirfd, dents, dentslen);
 		if (nread < 0)
 			return -errno;
 		if (nread == 0)
 			break;
+		last = procfs && (size_t)nread + DIRENT_MAX <= dentslen;
 		for (long off = 0; off < nread;) {
 			struct dirent64 *d = (struct dirent64 *)(dents + off);
 			off += d->d_reclen;
@@ -951,8 +960,8 @@ static int process_tids(struct worker *w, int pdir, size_t *ntids)
 		sys_openat(pdir, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (taskfd < 0)
 		return -errno;
-	r = list_numeric(taskfd, w->dents, sizeof(w->dents), &w->tids,
-			 &w->tid_cap, ntids);
+	r = list_numeric(taskfd, !w->eng->check_files, w->dents,
+			 sizeof(w->dents), &w->tids, &w->tid_cap, ntids);
 	sys_close(taskfd);
 	return r < 0 ? r : 0;
 }
@@ -1434,9 +1443,10 @@ static int list_pass(struct ctp_engine *eng)
 		return -ENOMEM;
 	int pfd = openat(eng->roots.proc_fd, ".",
 			 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int ret = pfd < 0 ? -errno
-			  : list_numeric(pfd, dents, DENTS_BUF, &eng->tgids,
-					 &capn, &eng->n_tgids);
+	int ret =
+		pfd < 0 ? -errno
+			: list_numeric(pfd, !eng->check_files, dents, DENTS_BUF,
+				       &eng->tgids, &capn, &eng->n_tgids);
 	if (pfd >= 0)
 		close(pfd);
 	free(dents);

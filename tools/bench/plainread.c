@@ -88,6 +88,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
+
+#include <linux/magic.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -133,6 +136,7 @@ struct walk {
 	size_t n_tstep, n_pstep;
 	int statm; /* index of the statm process step, -1 if none */
 	bool per_thread_cg;
+	bool procfs;	     /* the root is a procfs */
 	bool name_from_stat; /* a stat step names the task, not comm */
 	bool no_thread_dir;  /* thread files by path from the process */
 	int tstat, pstat;    /* the stat steps, -1 if none */
@@ -278,13 +282,16 @@ static int list_ids(struct walk *w, int dirfd, uint32_t **ids, size_t *cap,
 		    size_t *n)
 {
 	*n = 0;
-	for (;;) {
+	for (bool last = false; !last;) {
 		long nread = syscall(SYS_getdents64, dirfd, w->dents,
 				     sizeof(w->dents));
 		if (nread < 0)
 			return -errno;
 		if (nread == 0)
 			break;
+		/* The engine's rule: on procfs, a call that left room for
+		 * another record (288 bytes) was the last. */
+		last = w->procfs && (size_t)nread + 288 <= sizeof(w->dents);
 		for (long off = 0; off < nread;) {
 			struct dirent64 *d =
 				(struct dirent64 *)(w->dents + off);
@@ -829,6 +836,9 @@ static int open_roots(struct walk *w, const struct args *a, char **cgfound)
 			strerror(errno));
 		return -errno;
 	}
+	struct statfs sf;
+	w->procfs =
+		fstatfs(w->proc_fd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
 	if (strcmp(a->cgroot, "auto") == 0)
 		*cgfound = ctp_cgroup2_mount(w->proc_fd);
 	else if (strcmp(a->cgroot, "none") != 0)
