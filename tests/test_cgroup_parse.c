@@ -732,54 +732,6 @@ static void v1_unlimited(void **state)
 	assert_true((1ull << 62) < CTP_CG_V1_UNLIMITED);
 }
 
-/* A cgroup's own listing (v1 tasks, v2 cgroup.threads), as the kernel
- * prints it and broken. */
-static void tid_listings(void **unused)
-{
-	uint32_t t[4];
-	size_t n;
-
-	(void)unused;
-	assert_int_equal(ctp_cg_parse_tids("", 0, t, 4, &n), 0);
-	assert_int_equal(n, 0);
-	assert_int_equal(ctp_cg_count_lines("", 0), 0);
-	/* cat /sys/fs/cgroup/pids/tasks (any order the kernel keeps). */
-	assert_int_equal(ctp_cg_parse_tids("1\n734\n2\n", 8, t, 4, &n), 0);
-	assert_int_equal(n, 3);
-	assert_int_equal(t[0], 1);
-	assert_int_equal(t[1], 734);
-	assert_int_equal(t[2], 2);
-	assert_int_equal(ctp_cg_count_lines("1\n734\n2\n", 8), 3);
-	assert_int_equal(ctp_cg_parse_tids("2147483647\n", 11, t, 4, &n), 0);
-	assert_int_equal(t[0], 2147483647u);
-	/* More than room: the first cap kept. */
-	assert_int_equal(ctp_cg_parse_tids("1\n2\n3\n", 6, t, 2, &n), -E2BIG);
-	assert_int_equal(n, 2);
-	/* Hostile: no final newline, 0, past INT32_MAX, sign, blank line,
-	 * spaces, garbage after a number. What parsed before is counted. */
-	static const char *const bad[] = {"5",
-					  "0\n",
-					  "2147483648\n",
-					  "-1\n",
-					  "\n",
-					  "1\n\n",
-					  " 1\n",
-					  "1 \n",
-					  "12x\n",
-					  "7\n8",
-					  "99999999999999999999\n"};
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		assert_int_equal(
-			ctp_cg_parse_tids(bad[i], strlen(bad[i]), t, 4, &n),
-			-EINVAL);
-	assert_int_equal(ctp_cg_parse_tids("7\n8", 3, t, 4, &n), -EINVAL);
-	assert_int_equal(n, 1);
-	assert_int_equal(t[0], 7);
-	/* The length is obeyed. */
-	assert_int_equal(ctp_cg_parse_tids("7\n8\n", 2, t, 4, &n), 0);
-	assert_int_equal(n, 1);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -800,7 +752,6 @@ int main(void)
 		cmocka_unit_test(hierarchy_names),
 		cmocka_unit_test(key_meta),
 		cmocka_unit_test(v1_unlimited),
-		cmocka_unit_test(tid_listings),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -274,6 +274,54 @@ static void parse_u64_str(void **state)
 	assert_true(v == UINT64_MAX); /* untouched on failure */
 }
 
+/* A cgroup's own listing (v1 tasks, v2 cgroup.threads), as the kernel
+ * prints it and broken. */
+static void tid_listings(void **unused)
+{
+	uint32_t t[4];
+	size_t n;
+
+	(void)unused;
+	assert_int_equal(ctp_parse_id_list("", 0, t, 4, &n), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(ctp_count_lines("", 0), 0);
+	/* cat /sys/fs/cgroup/pids/tasks (any order the kernel keeps). */
+	assert_int_equal(ctp_parse_id_list("1\n734\n2\n", 8, t, 4, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(t[0], 1);
+	assert_int_equal(t[1], 734);
+	assert_int_equal(t[2], 2);
+	assert_int_equal(ctp_count_lines("1\n734\n2\n", 8), 3);
+	assert_int_equal(ctp_parse_id_list("2147483647\n", 11, t, 4, &n), 0);
+	assert_int_equal(t[0], 2147483647u);
+	/* More than room: the first cap kept. */
+	assert_int_equal(ctp_parse_id_list("1\n2\n3\n", 6, t, 2, &n), -E2BIG);
+	assert_int_equal(n, 2);
+	/* Hostile: no final newline, 0, past INT32_MAX, sign, blank line,
+	 * spaces, garbage after a number. What parsed before is counted. */
+	static const char *const bad[] = {"5",
+					  "0\n",
+					  "2147483648\n",
+					  "-1\n",
+					  "\n",
+					  "1\n\n",
+					  " 1\n",
+					  "1 \n",
+					  "12x\n",
+					  "7\n8",
+					  "99999999999999999999\n"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(
+			ctp_parse_id_list(bad[i], strlen(bad[i]), t, 4, &n),
+			-EINVAL);
+	assert_int_equal(ctp_parse_id_list("7\n8", 3, t, 4, &n), -EINVAL);
+	assert_int_equal(n, 1);
+	assert_int_equal(t[0], 7);
+	/* The length is obeyed. */
+	assert_int_equal(ctp_parse_id_list("7\n8\n", 2, t, 4, &n), 0);
+	assert_int_equal(n, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -288,6 +336,7 @@ int main(void)
 		cmocka_unit_test(kv_similar_keys),
 		cmocka_unit_test(kv_missing_and_edges),
 		cmocka_unit_test(parse_u64_str),
+		cmocka_unit_test(tid_listings),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -30,6 +30,7 @@
 #include "taskid.h"
 
 #define FILE_BUF_INIT 4096
+#define SHORT_END     2048
 #define DENTS_BUF     32768
 
 struct callstat {
@@ -200,12 +201,19 @@ static int read_at(int dirfd, const char *name, bool check, char **buf,
 		if (n == 0)
 			break;
 		off += (size_t)n;
-		/* A short read is the end: a seq_file (every per-task file
-		 * of procfs) fills the buffer until its last record, and a
-		 * regular file (a copied tree) returns less only at its
-		 * end; a FIFO or device is refused before. Saves the read
-		 * that would return 0. */
-		if ((size_t)n < room)
+		/* A small first read that left room is the whole file, and
+		 * the read that would return 0 is saved. A seq_file hands
+		 * out at most one buffer (a page) per read, records that fit
+		 * in it, so a longer file's first read is nearly a page; the
+		 * single-record ones (stat, io, status, schedstat, statm,
+		 * smaps_rollup, cgroup) return everything at once. A file
+		 * could be cut only when a record of more than SHORT_END
+		 * bytes follows a small first part (a mapping of `maps`
+		 * whose path is that long); every file a shipped plugin
+		 * declares is single-record. A regular file (a copied tree)
+		 * returns less only at its end; a FIFO or device is refused
+		 * before. */
+		if (off == (size_t)n && (size_t)n < room && off < SHORT_END)
 			break;
 	}
 	sys_close(fd);

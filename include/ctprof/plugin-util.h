@@ -240,6 +240,54 @@ int ctp_read_small(int dirfd, const char *path, char *buf, size_t cap,
  */
 bool ctp_proc_is_live(int proc_fd);
 
+/* ---- cgroup trees ---------------------------------------------------------
+ *
+ * What a cgroup lists of its own tasks (v1 `tasks`, v2 `cgroup.procs` and
+ * `cgroup.threads`): one id per line, read once per cgroup instead of one
+ * file per task.
+ */
+
+/* The '\n' count of buf: the most ids a listing of len bytes holds. */
+size_t ctp_count_lines(const char *buf, size_t len);
+
+/*
+ * Parse a listing: one decimal id in 1..INT32_MAX per line, each line
+ * ending in '\n' (cgroup_procs_show()). Writes at most cap ids to out, in
+ * the kernel's order, and sets *n. Returns 0; -EINVAL when a line is not
+ * such an id or the text does not end in '\n' (*n ids parsed before it);
+ * -E2BIG when more than cap are listed (the first cap are in out). Pure.
+ */
+int ctp_parse_id_list(const char *buf, size_t len, uint32_t *out, size_t cap,
+		      size_t *n);
+
+/* A listing read with ctp_read_id_list: ids[0 .. n), and the buffers it
+ * reuses (zero-initialize; free with ctp_id_list_free). */
+struct ctp_id_list {
+	uint32_t *ids;
+	size_t n, cap;
+	char *buf;
+	size_t buf_cap;
+};
+
+/* Read and parse listing `name` under dirfd (a regular file, at most
+ * 64 MiB, read to its end). 0, or a negative errno (the open's or
+ * read's, -EFBIG, -ENOMEM, -EINVAL as ctp_parse_id_list). */
+int ctp_read_id_list(int dirfd, const char *name, struct ctp_id_list *l);
+void ctp_id_list_free(struct ctp_id_list *l);
+
+/*
+ * Walk the cgroup tree whose root directory is dirfd (borrowed): fn is
+ * called for each cgroup, the root first with path "/", then depth first
+ * ("/a", "/a/b"; path NUL-terminated, plen bytes, dirfd that cgroup's
+ * directory, valid during the call). A cgroup removed while walked is
+ * skipped. Returns 0, fn's first negative return, -E2BIG past max_dirs
+ * cgroups, max_depth levels or PATH_MAX, or an open/read error.
+ */
+int ctp_cgroup_walk(int dirfd, size_t max_dirs, unsigned max_depth,
+		    int (*fn)(void *arg, int dirfd, const char *path,
+			      size_t plen, unsigned depth),
+		    void *arg);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -10,8 +9,6 @@
 #include "cglist.h"
 #include "cgroup_parse.h"
 #include "ctprof/plugin-util.h"
-
-#define BUF_INIT 16384
 
 void cg_listing_reset(struct cg_listing *l)
 {
@@ -31,8 +28,7 @@ void cg_listing_free(struct cg_listing *l)
 	free(l->arena);
 	free(l->keys);
 	free((void *)l->referenced);
-	free(l->tids);
-	free(l->buf);
+	ctp_id_list_free(&l->ids);
 	memset(l, 0, sizeof(*l));
 }
 
@@ -83,112 +79,43 @@ static int64_t add_key(struct cg_listing *l, const struct cg_hier_list *h,
 	return (int64_t)l->n_keys++;
 }
 
-/* Read `tasks` of the cgroup at dirfd into l->tids; the count or -errno. */
-static int64_t read_tasks(struct cg_listing *l, int dirfd)
+/* The walk's state for one hierarchy. */
+struct walk_arg {
+	struct cg_listing *l;
+	struct cg_hier_list *h;
+};
+
+/* One cgroup: its `tasks` (the root's never: cglist.h). */
+static int list_cgroup(void *arg, int dirfd, const char *path, size_t plen,
+		       unsigned depth)
 {
-	int fd = ctp_open_regular(dirfd, "tasks");
-	size_t off = 0, n = 0;
-	ssize_t got;
+	struct walk_arg *a = arg;
+	struct cg_listing *l = a->l;
+	struct cg_hier_list *h = a->h;
+	int64_t key;
 	int r;
 
-	if (fd < 0)
-		return fd;
-	for (;;) {
-		if (off + 1 >= l->buf_cap &&
-		    (r = grow((void **)&l->buf, &l->buf_cap,
-			      l->buf_cap ? l->buf_cap * 2 : BUF_INIT, 1)) < 0)
-			break;
-		got = read(fd, l->buf + off, l->buf_cap - off - 1);
-		if (got < 0 && errno == EINTR)
-			continue;
-		r = got < 0 ? -errno : 0;
-		if (got <= 0)
-			break;
-		off += (size_t)got;
-		if (off > 64u << 20) {
-			r = -EFBIG;
-			break;
-		}
-	}
-	close(fd);
-	if (r < 0)
+	l->dirs++;
+	if (!depth)
+		return 0;
+	r = ctp_read_id_list(dirfd, "tasks", &l->ids);
+	if (r < 0 || !l->ids.n)
 		return r;
-	if ((r = grow((void **)&l->tids, &l->tids_cap,
-		      ctp_cg_count_lines(l->buf, off) + 1, sizeof(*l->tids))) <
-	    0)
+	key = add_key(l, h, path, plen);
+	if (key < 0)
+		return (int)key;
+	if ((r = grow((void **)&h->m, &h->cap, h->n + l->ids.n,
+		      sizeof(*h->m))) < 0)
 		return r;
-	r = ctp_cg_parse_tids(l->buf, off, l->tids, l->tids_cap, &n);
-	return r < 0 ? r : (int64_t)n;
-}
-
-/* The cgroup at dirfd (path, plen) and every cgroup below it. */
-static int walk(struct cg_listing *l, struct cg_hier_list *h, int dirfd,
-		char *path, size_t plen, unsigned depth)
-{
-	int64_t n, key;
-	DIR *d;
-	struct dirent *e;
-	int r = 0;
-
-	if (++l->dirs > CG_LIST_MAX_DIRS || depth > CG_LIST_MAX_DEPTH)
-		return -E2BIG;
-	/* The root's threads are the ones nobody else lists (cglist.h). */
-	n = depth ? read_tasks(l, dirfd) : 0;
-	if (n < 0)
-		return (int)n;
-	if (n > 0) {
-		key = add_key(l, h, path, plen);
-		if (key < 0)
-			return (int)key;
-		if ((r = grow((void **)&h->m, &h->cap, h->n + (size_t)n,
-			      sizeof(*h->m))) < 0)
-			return r;
-		for (int64_t i = 0; i < n; i++)
-			h->m[h->n++] = (struct cg_member){.tid = l->tids[i],
-							  .key = (uint32_t)key};
-	}
-	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
-	while (r == 0 && (e = readdir(d)) != NULL) {
-		size_t el = strlen(e->d_name);
-		int sub;
-
-		if (e->d_type != DT_DIR || !strcmp(e->d_name, ".") ||
-		    !strcmp(e->d_name, ".."))
-			continue;
-		if (plen + (plen > 1) + el >= PATH_MAX) {
-			r = -E2BIG;
-			break;
-		}
-		sub = openat(dirfd, e->d_name,
-			     O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-		if (sub < 0)
-			continue; /* removed while walked */
-		size_t nl = plen;
-		if (plen > 1)
-			path[nl++] = '/';
-		memcpy(path + nl, e->d_name, el);
-		r = walk(l, h, sub, path, nl + el, depth + 1);
-		close(sub);
-		/* A cgroup removed under the walk lists nobody. */
-		if (r == -ENOENT || r == -ENODEV)
-			r = 0;
-	}
-	closedir(d);
-	return r;
+	for (size_t i = 0; i < l->ids.n; i++)
+		h->m[h->n++] = (struct cg_member){.tid = l->ids.ids[i],
+						  .key = (uint32_t)key};
+	return 0;
 }
 
 int cg_listing_add(struct cg_listing *l, const char *ctrl, size_t ctrl_len,
 		   int handle, int dirfd)
 {
-	char path[PATH_MAX] = "/";
 	struct cg_hier_list *h;
 	int r;
 
@@ -201,14 +128,15 @@ int cg_listing_add(struct cg_listing *l, const char *ctrl, size_t ctrl_len,
 	h->ctrl_len = ctrl_len;
 	h->handle = handle;
 	h->n = 0;
-	l->dirs = 0;
 	int64_t root = add_key(l, h, "/", 1);
 	if (root < 0) {
 		l->failed++;
 		return (int)root;
 	}
 	h->root_key = (uint32_t)root;
-	r = walk(l, h, dirfd, path, 1, 0);
+	struct walk_arg a = {.l = l, .h = h};
+	r = ctp_cgroup_walk(dirfd, CG_LIST_MAX_DIRS, CG_LIST_MAX_DEPTH,
+			    list_cgroup, &a);
 	if (r < 0) {
 		h->n = 0;
 		l->failed++;

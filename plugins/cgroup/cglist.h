@@ -25,6 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ctprof/plugin-util.h"
+
 #define CG_LIST_MAX_HIER  64
 #define CG_LIST_CTRL_LEN  128
 #define CG_LIST_MAX_DIRS  100000
@@ -60,11 +62,8 @@ struct cg_listing {
 	struct cg_key *keys;
 	_Atomic uint8_t *referenced; /* per key: its row referenced */
 	size_t n_keys, keys_cap, ref_cap;
-	/* Scratch of the walk. */
-	uint32_t *tids;
-	size_t tids_cap;
-	char *buf;
-	size_t buf_cap;
+	/* Scratch of the walk: the listing just read. */
+	struct ctp_id_list ids;
 	/* Every hierarchy of the host is listed: the thread callback may
 	 * skip the files. */
 	bool complete;

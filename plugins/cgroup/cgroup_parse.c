@@ -600,36 +600,3 @@ void ctp_cg_key_meta(enum ctp_cg_keyed_file file, const char *key,
 	*out = (struct ctp_cg_keymeta){CTP_UNIT_NONE, CTP_KIND_GAUGE,
 				       CTP_RULE_MAX};
 }
-
-size_t ctp_cg_count_lines(const char *buf, size_t len)
-{
-	size_t n = 0;
-	const char *p = buf, *end = buf + len;
-
-	while (p < end && (p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
-		n++;
-		p++;
-	}
-	return n;
-}
-
-int ctp_cg_parse_tids(const char *buf, size_t len, uint32_t *out, size_t cap,
-		      size_t *n)
-{
-	const char *p = buf, *end = buf + len;
-	uint64_t v;
-
-	*n = 0;
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-
-		if (!nl || ctp_scan_u64(&p, nl, &v) < 0 || p != nl || v == 0 ||
-		    v > INT32_MAX)
-			return -EINVAL;
-		if (*n == cap)
-			return -E2BIG;
-		out[(*n)++] = (uint32_t)v;
-		p = nl + 1;
-	}
-	return 0;
-}

@@ -176,19 +176,6 @@ int ctp_cg_v1_key_split(const char *key, size_t len, const char **ctrl,
 int ctp_cg_hier_name(const char *ctrl, size_t ctrl_len, char *buf,
 		     size_t buflen);
 
-/*
- * A cgroup's own task listing: v1 `tasks` or v2 `cgroup.threads`, one
- * decimal tid per line, each line ending in '\n' (cgroup_procs_show()).
- * Writes at most `cap` tids to out (any order the kernel printed) and sets
- * *n. Returns 0; -EINVAL when a line is not a tid in 1..INT32_MAX or the
- * text does not end in '\n' (*n says what parsed before it); -E2BIG when
- * more than cap tids are listed (the first cap are in out). Pure.
- */
-int ctp_cg_parse_tids(const char *buf, size_t len, uint32_t *out, size_t cap,
-		      size_t *n);
-/* The most tids a listing of len bytes can hold (its '\n' count). */
-size_t ctp_cg_count_lines(const char *buf, size_t len);
-
 /* How the values of one key of a keyed file behave. */
 enum ctp_cg_keyed_file {
 	CTP_CG_V2_CPU_STAT = 1,

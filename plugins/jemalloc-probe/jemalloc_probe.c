@@ -236,9 +236,9 @@ static int read_maps(struct worker *w, int dirfd)
 			w->maps_buf = nb;
 			w->maps_cap = nc;
 		}
-		size_t room = w->maps_cap - len - 1;
-
-		r = read(fd, w->maps_buf + len, room);
+		/* To the end: maps is a seq_file of one record per mapping,
+		 * handed out a page per read. */
+		r = read(fd, w->maps_buf + len, w->maps_cap - len - 1);
 		if (r < 0) {
 			r = -errno;
 			close(fd);
@@ -247,9 +247,6 @@ static int read_maps(struct worker *w, int dirfd)
 		if (!r)
 			break;
 		len += (size_t)r;
-		/* maps is a seq_file: a short read is its end. */
-		if ((size_t)r < room)
-			break;
 	}
 	close(fd);
 	w->maps_buf[len] = '\0';

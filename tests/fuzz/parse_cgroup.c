@@ -2,7 +2,7 @@
 /*
  * cgroup's parsers: single values, cpu.max, keyed files, a thread's cgroup
  * file, mountinfo lines with their escapes and the path/mount arithmetic,
- * the v1 row keys and task listings, all on the same input.
+ * and the v1 row keys, all on the same input.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -53,14 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ctp_cg_parse_i64(s, size, &i);
 	ctp_cg_parse_cpu_max(s, size, &cm);
 	ctp_cg_parse_line(s, size, &w, &wl);
-	{
-		uint32_t tids[64];
-		size_t nt;
 
-		ctp_cg_parse_tids(s, size, tids, 64, &nt);
-		if (nt > 64 || ctp_cg_count_lines(s, size) > size)
-			abort();
-	}
 	if (kv)
 		ctp_cg_parse_keyed(s, size, kv);
 	if (mb && ctp_cg_parse_membership(s, size, mb) >= 0) {

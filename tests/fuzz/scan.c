@@ -23,6 +23,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	ctp_kv_find(s, size, "VmRSS", &ve);
 	ctp_kv_u64(s, size, "voluntary_ctxt_switches", &u);
+	{
+		uint32_t ids[64];
+		size_t n;
+
+		ctp_parse_id_list(s, size, ids, 64, &n);
+		if (n > 64 || ctp_count_lines(s, size) > size)
+			abort();
+	}
 	if (z) {
 		memcpy(z, data, size);
 		z[size] = '\0';

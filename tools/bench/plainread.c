@@ -29,8 +29,9 @@
  *     close <tgid> (a process with no thread recorded counts as gone).
  *
  * "Read" is the engine's read_at(): open, read() into a growable buffer of
- * its own per file (4 KiB, doubled when full) until a read returns less
- * than it asked for (a seq_file's end), close. Steps are comma lists; a
+ * its own per file (4 KiB, doubled when full) until a read returns 0, or
+ * after a first read that returned less than asked and under 2 KiB (the
+ * whole of a single-record seq_file), close. Steps are comma lists; a
  * '|' ends the up-front steps (what the engine reads before it names the
  * task: the files plugins declare without '?'); without one, every step
  * is in the second part. A step is a file name or
@@ -223,8 +224,10 @@ static int read_at(int dirfd, const char *name, char **buf, size_t *cap,
 		if (n == 0)
 			break;
 		off += (size_t)n;
-		if ((size_t)n < room)
-			break; /* the engine's rule: a short read is the end */
+		/* The engine's rule: a short first read under 2 KiB is the
+		 * whole file. */
+		if (off == (size_t)n && (size_t)n < room && off < 2048)
+			break;
 	}
 	close(fd);
 	if (ret < 0)
