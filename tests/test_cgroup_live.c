@@ -709,6 +709,85 @@ static void v1_listings(void **state)
 	assert_int_equal(bad, 0);
 }
 
+/* Every thread of the host: its v2 identity (the core's, from the
+ * cgroups' cgroup.procs listings, issue 17) equals the 0:: line of its own
+ * cgroup file, for every thread whose file read the same twice. */
+static void v2_listings(void **state)
+{
+	char cfg[PATH_MAX], log[PATH_MAX], out[PATH_MAX];
+	size_t checked = 0;
+	int bad = 0;
+
+	(void)state;
+	if (!h_v2.mount[0]) {
+		print_message("skipped: no cgroup2 mount here\n");
+		skip();
+	}
+	/* The child in a cgroup of its own: not everything is "/". */
+	char name[64], dir[PATH_MAX], cpath[PATH_MAX];
+	const char *want[NTHREADS];
+	snprintf(name, sizeof(name), "ctprof-cgtest-%d", (int)getpid());
+	enter(&h_v2, name, dir, sizeof(dir), cpath, sizeof(cpath));
+	move_procs(dir, child);
+	for (int i = 0; i < NTHREADS; i++)
+		want[i] = cpath;
+	/* procfs-stat's <tgid>/stat tells a live leader from a zombie. */
+	PATH(cfg, "%s/cfg-v2l.yaml", tmp);
+	PATH(log, "%s/log-v2l.txt", tmp);
+	PATH(out, "%s/snap-v2l.ctprof.zst", tmp);
+	FILE *f = fopen(cfg, "we");
+	assert_non_null(f);
+	fprintf(f,
+		"plugin_dirs: [\"%s\"]\nworkers: 2\n"
+		"plugins:\n  procfs-stat: {required: true}\n",
+		CTP_TEST_PLUGIN_DIR);
+	assert_int_equal(fclose(f), 0);
+	struct ctp_snap *s = e2e_capture(cfg, out, log);
+	const struct ctp_snap_table *tt = ctp_snap_table(s, CTP_SCOPE_THREAD);
+	const struct ctp_snap_table *ct = ctp_snap_table(s, CTP_SCOPE_CGROUP);
+
+	bad += check_threads(s, NULL, want);
+	for (size_t r = 0; r < tt->rows; r++) {
+		char path[96], *a = NULL, *b = NULL, *v2;
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/cgroup",
+			 (int)tt->tgid[r], (int)tt->tid[r]);
+		if (e2e_read_file(path, &a, NULL) < 0 ||
+		    e2e_read_file(path, &b, NULL) < 0 || strcmp(a, b) ||
+		    !(v2 = strstr(a, "0::"))) {
+			free(a);
+			free(b);
+			continue;
+		}
+		v2 += 3;
+		v2[strcspn(v2, "\n")] = '\0';
+		checked++;
+		if (tt->cgroup[r] < 0 ||
+		    !e2e_bytes_eq(ct->path[tt->cgroup[r]], v2)) {
+			if (bad++ < 20)
+				print_error(
+					"tid %d: cgroup %.*s, its file says "
+					"%s\n",
+					(int)tt->tid[r],
+					tt->cgroup[r] < 0
+						? 4
+						: (int)ct->path[tt->cgroup[r]]
+							  .len,
+					tt->cgroup[r] < 0
+						? "none"
+						: ct->path[tt->cgroup[r]].ptr,
+					v2);
+		}
+		free(a);
+		free(b);
+	}
+	print_message("[ INFO     ] %zu of %zu threads compared\n", checked,
+		      tt->rows);
+	assert_true(checked * 10 >= tt->rows * 9);
+	ctp_snap_free(s);
+	assert_int_equal(bad, 0);
+}
+
 int main(void)
 {
 	if (geteuid() != 0) {
@@ -741,6 +820,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(v1_pids, setup, teardown),
 		cmocka_unit_test_setup_teardown(v2_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(v1_listings, setup, teardown),
+		cmocka_unit_test_setup_teardown(v2_listings, setup, teardown),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	e2e_rm_rf(tmp);

@@ -354,3 +354,119 @@ out:
 	free(buf);
 	return found;
 }
+
+/* ---- Processes by v2 cgroup, from the cgroups' own listings ------------- */
+
+#define PROCS_MAX_DIRS	100000
+#define PROCS_MAX_DEPTH 64
+
+static int procs_grow(void **p, size_t *cap, size_t need, size_t sz)
+{
+	size_t nc = *cap ? *cap : 64;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	while (nc < need)
+		nc *= 2;
+	np = realloc(*p, nc * sz);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = nc;
+	return 0;
+}
+
+/* One cgroup: its cgroup.procs. A threaded cgroup refuses the read
+ * (EOPNOTSUPP): its processes are listed by its threaded domain. */
+static int procs_cgroup(void *arg, int dirfd, const char *path, size_t plen,
+			unsigned depth)
+{
+	struct ctp_cg_procs *p = arg;
+	int r;
+
+	(void)depth;
+	r = ctp_read_id_list(dirfd, "cgroup.procs", &p->ids);
+	if (r < 0)
+		return r == -EOPNOTSUPP || r == -ENOENT ? 0 : r;
+	if (!p->ids.n)
+		return 0;
+	if ((r = procs_grow((void **)&p->arena, &p->arena_cap,
+			    p->arena_len + plen + 1, 1)) < 0 ||
+	    (r = procs_grow((void **)&p->ent, &p->cap, p->n + p->ids.n,
+			    sizeof(*p->ent))) < 0)
+		return r;
+	uint32_t off = (uint32_t)p->arena_len;
+	memcpy(p->arena + off, path, plen + 1);
+	p->arena_len += plen + 1;
+	for (size_t i = 0; i < p->ids.n; i++)
+		p->ent[p->n++] = (struct ctp_cg_proc){.tgid = p->ids.ids[i],
+						      .off = off,
+						      .len = (uint32_t)plen};
+	return 0;
+}
+
+static int cmp_proc(const void *a, const void *b)
+{
+	const struct ctp_cg_proc *x = a, *y = b;
+	return (x->tgid > y->tgid) - (x->tgid < y->tgid);
+}
+
+int ctp_cg_procs_build(struct ctp_cg_procs *p, int cgroup_fd)
+{
+	size_t k = 0;
+	int r;
+
+	p->n = 0;
+	p->arena_len = 0;
+	p->ok = false;
+	if (cgroup_fd < 0)
+		return -EBADF;
+	r = ctp_cgroup_walk(cgroup_fd, PROCS_MAX_DIRS, PROCS_MAX_DEPTH,
+			    procs_cgroup, p);
+	if (r < 0)
+		return r;
+	qsort(p->ent, p->n, sizeof(*p->ent), cmp_proc);
+	/* Listed twice (moved while listed): nobody can say where. */
+	for (size_t i = 0; i < p->n; i++) {
+		if (k && p->ent[k - 1].tgid == p->ent[i].tgid) {
+			p->ent[k - 1].off = UINT32_MAX;
+			continue;
+		}
+		p->ent[k++] = p->ent[i];
+	}
+	p->n = k;
+	p->ok = true;
+	return 0;
+}
+
+const char *ctp_cg_procs_find(const struct ctp_cg_procs *p, uint32_t tgid,
+			      size_t *len)
+{
+	size_t lo = 0, hi = p->ok ? p->n : 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct ctp_cg_proc *e = &p->ent[mid];
+
+		if (e->tgid < tgid) {
+			lo = mid + 1;
+		} else if (e->tgid > tgid) {
+			hi = mid;
+		} else {
+			if (e->off == UINT32_MAX)
+				return NULL;
+			*len = e->len;
+			return p->arena + e->off;
+		}
+	}
+	return NULL;
+}
+
+void ctp_cg_procs_free(struct ctp_cg_procs *p)
+{
+	free(p->ent);
+	free(p->arena);
+	ctp_id_list_free(&p->ids);
+	memset(p, 0, sizeof(*p));
+}

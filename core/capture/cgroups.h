@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ctprof/plugin-util.h"
 #include "model.h"
 
 struct ctp_cgroups {
@@ -81,5 +82,35 @@ char *ctp_cgroup2_mount(int proc_fd);
  * -ENOENT. */
 int ctp_cgroup_v2_path(const char *buf, size_t len, const char **path,
 		       size_t *plen);
+
+/*
+ * Every process's v2 cgroup from the cgroups' own listings: the tree under
+ * the cgroup2 mount walked once per capture, each cgroup's cgroup.procs
+ * read (a threaded cgroup's processes are listed by its threaded domain;
+ * a process is listed where its leader is). Read-only during the walk.
+ */
+struct ctp_cg_proc {
+	uint32_t tgid;
+	uint32_t off, len; /* its path in arena; off UINT32_MAX: listed in
+			      two cgroups (moved while listed) */
+};
+
+struct ctp_cg_procs {
+	struct ctp_cg_proc *ent; /* by tgid */
+	size_t n, cap;
+	char *arena;
+	size_t arena_len, arena_cap;
+	struct ctp_id_list ids;
+	bool ok; /* built this capture */
+};
+
+/* Build the listing for this capture: 0, or a negative errno (then every
+ * lookup misses). Memory is kept for the next build. */
+int ctp_cg_procs_build(struct ctp_cg_procs *p, int cgroup_fd);
+/* The v2 path of process tgid (len bytes, NUL-terminated), or NULL when
+ * it was not listed once. */
+const char *ctp_cg_procs_find(const struct ctp_cg_procs *p, uint32_t tgid,
+			      size_t *len);
+void ctp_cg_procs_free(struct ctp_cg_procs *p);
 
 #endif

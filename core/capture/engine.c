@@ -906,6 +906,17 @@ static void do_chunk(struct worker *w, struct ctp_split *sp, size_t lo,
 	};
 }
 
+/* Whether the process's leader is alive by its <tgid>/stat read up front
+ * (a zombie leader stays behind when its process is migrated). */
+static bool leader_alive(const struct ctp_engine *eng, const struct fileset *ps)
+{
+	int f = eng->stat_process;
+	char state;
+	return f >= 0 && ps->file[f].err == 0 &&
+	       ctp_stat_state(ps->file[f].data, ps->file[f].len, &state) == 0 &&
+	       state != 'Z' && state != 'X';
+}
+
 /*
  * The process's v2 cgroup: when every thread must share it (a whole
  * cgroup, cgroup_whole), its threads take it from the worker instead of
@@ -932,13 +943,21 @@ static void process_cgroup(struct worker *w, int pdir, uint32_t tgid,
 	snprintf(probe_rel, sizeof(probe_rel), "task/%" PRIu32 "/cgroup",
 		 probe);
 	size_t cglen = 0;
-	const char *cgpath;
-	size_t cgplen;
-	if (eng->roots.cgroup_fd >= 0 && ntids > 0 &&
-	    read_at(pdir, probe_rel, eng->check_files, &w->cgbuf, &w->cgcap,
-		    &cglen) == 0 &&
-	    ctp_cgroup_v2_path(w->cgbuf, cglen, &cgpath, &cgplen) == 0 &&
-	    cgplen < sizeof(w->proc_cg)) {
+	const char *cgpath = NULL;
+	size_t cgplen = 0;
+	/* From the listings when they place the process, and its leader,
+	 * which they place, is where its threads are: the only thread, or
+	 * not a zombie (its stat says). */
+	if (ntids > 0 && (ntids == 1 || leader_alive(eng, &w->pset)) &&
+	    (cgpath = ctp_cg_procs_find(&eng->procs, tgid, &cgplen)) != NULL)
+		atomic_fetch_add_explicit(&eng->procs_hits, 1,
+					  memory_order_relaxed);
+	else if (eng->roots.cgroup_fd < 0 || ntids == 0 ||
+		 read_at(pdir, probe_rel, eng->check_files, &w->cgbuf,
+			 &w->cgcap, &cglen) < 0 ||
+		 ctp_cgroup_v2_path(w->cgbuf, cglen, &cgpath, &cgplen) < 0)
+		cgpath = NULL;
+	if (cgpath && cgplen < sizeof(w->proc_cg)) {
 		int64_t id =
 			ctp_blobpool_intern_cached(cap->blobs, cgpath, cgplen);
 		if (id >= 0 &&
@@ -1379,6 +1398,7 @@ void ctp_engine_done(struct ctp_engine *eng)
 		close(eng->roots.cgroup_fd);
 	free(eng->tgids);
 	ctp_cgroups_done(&eng->cgroups);
+	ctp_cg_procs_free(&eng->procs);
 	ctp_splitq_done(&eng->splits);
 	pthread_mutex_destroy(&eng->done_lock);
 	pthread_cond_destroy(&eng->done_cond);
@@ -1639,6 +1659,39 @@ static void keep_recorded(struct ctp_engine *eng)
 	cap->n_spans = n;
 }
 
+/*
+ * Processes by v2 cgroup from the cgroups' listings (cgroups.h), so that
+ * a process needs no cgroup file of its own read. Only on this process's
+ * live procfs (the listings print tids of our pid namespace) and when the
+ * listings name paths as the tasks' cgroup files do: this process's own
+ * path must read the same both ways (not so when the mount shows another
+ * cgroup namespace's tree).
+ */
+static void list_processes(struct ctp_engine *eng)
+{
+	struct ctp_cg_procs *p = &eng->procs;
+	char buf[CTP_CGROUP_PATH_MAX + 8];
+	size_t n = 0, want_len, got_len;
+	const char *want, *got;
+
+	atomic_store(&eng->procs_hits, 0);
+	p->ok = false;
+	if (eng->roots.cgroup_fd < 0 || eng->check_files ||
+	    !ctp_proc_is_live(eng->roots.proc_fd) ||
+	    ctp_cg_procs_build(p, eng->roots.cgroup_fd) < 0)
+		return;
+	if (ctp_read_small(eng->roots.proc_fd, "self/cgroup", buf, sizeof(buf),
+			   &n) < 0 ||
+	    ctp_cgroup_v2_path(buf, n, &want, &want_len) < 0 ||
+	    !(got = ctp_cg_procs_find(p, (uint32_t)getpid(), &got_len)) ||
+	    got_len != want_len || memcmp(got, want, got_len) != 0) {
+		ctp_log(CTP_LOG_DEBUG,
+			"cgroup listings do not name this process as its "
+			"cgroup file does: each process reads its own");
+		p->ok = false;
+	}
+}
+
 /* The index of `stat` among files read up front, or -1. */
 static int stat_file(const struct ctp_filedef *defs, uint32_t n)
 {
@@ -1660,6 +1713,7 @@ int ctp_engine_capture(struct ctp_engine *eng)
 	host_calls(eng, false);
 	eng->stat_thread = stat_file(eng->thread_files, eng->n_thread_files);
 	eng->stat_process = stat_file(eng->process_files, eng->n_process_files);
+	list_processes(eng);
 	if ((ret = list_pass(eng)) < 0)
 		return ret;
 	struct worker *ws = workers_new(eng, nw);
@@ -1667,6 +1721,10 @@ int ctp_engine_capture(struct ctp_engine *eng)
 		return -ENOMEM;
 	choose_sharing(eng, nw);
 	uint32_t started = walk_pass(eng, ws, nw, &ret);
+	if (eng->procs.ok)
+		ctp_log(CTP_LOG_DEBUG,
+			"cgroup listings placed %" PRIu64 " processes",
+			atomic_load(&eng->procs_hits));
 	ret = merge_pass(cap, ws, nw, started, ret);
 	complete_splits(eng);
 	if (ret < 0)

@@ -132,6 +132,11 @@ struct ctp_engine {
 	} sources[CTP_MAX_SOURCES];
 	uint32_t n_sources;
 
+	/* Processes by v2 cgroup, listed at the start of each capture on the
+	 * live procfs; how many processes it placed. */
+	struct ctp_cg_procs procs;
+	_Atomic uint64_t procs_hits;
+
 	/* Distinct cgroups and the plugins' cgroup_ref rows (cgroups.h). */
 	struct ctp_cgroups cgroups;
 

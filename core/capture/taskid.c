@@ -29,3 +29,18 @@ int ctp_stat_comm(const char *buf, size_t len, char *out, size_t outlen)
 	out[n] = '\0';
 	return 0;
 }
+
+int ctp_stat_state(const char *buf, size_t len, char *state)
+{
+	const char *close = buf ? buf + len : NULL;
+
+	if (!buf)
+		return -EINVAL;
+	while (close > buf && *--close != ')')
+		;
+	if (close == buf || *close != ')' || (size_t)(buf + len - close) < 3 ||
+	    close[1] != ' ')
+		return -EINVAL;
+	*state = close[2];
+	return 0;
+}

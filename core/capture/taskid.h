@@ -18,4 +18,8 @@
  */
 int ctp_stat_comm(const char *buf, size_t len, char *out, size_t outlen);
 
+/* The state letter of stat text (the first byte after the name's ") "):
+ * 0, or -EINVAL. Pure. */
+int ctp_stat_state(const char *buf, size_t len, char *state);
+
 #endif
