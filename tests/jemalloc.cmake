@@ -74,7 +74,8 @@ if(je_workers)
   add_dependencies(test_jemalloc_live ${je_workers})
 endif()
 
-ctp_add_test(test_jemalloc_plugin test_jemalloc_plugin.c LIBS ctp_harness ${CMAKE_DL_LIBS})
+ctp_add_test(test_jemalloc_plugin test_jemalloc_plugin.c LIBS ctp_harness ${CMAKE_DL_LIBS}
+             Threads::Threads)
 target_compile_definitions(test_jemalloc_plugin PRIVATE ${je_defs})
 add_dependencies(test_jemalloc_plugin plugin-jemalloc-probe ${je_workers})
 

@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -172,6 +173,21 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* A thread callback on a worker of its own (no process callback ran
+ * there). */
+struct other_worker {
+	pid_t pid, tid;
+	struct hx_rec rec;
+};
+
+static void *other_worker_main(void *arg)
+{
+	struct other_worker *ow = arg;
+
+	run_thread(ow->pid, ow->tid, &ow->rec);
+	return NULL;
+}
+
 static void check_worker(const char *path)
 {
 	struct hx_rec rec;
@@ -201,6 +217,14 @@ static void check_worker(const char *path)
 	run_thread(pid, (pid_t)tid, &rec);
 	assert_true(rec.cells[fa].set);
 	assert_true(summary("cache_hits") == 1);
+	/* A split process: the thread walked on another worker finds the
+	 * counters its process callback read (CTP_PLUGIN_SPLITTABLE). */
+	struct other_worker ow = {.pid = pid, .tid = (pid_t)tid};
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, other_worker_main, &ow), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_true(ow.rec.cells[fa].set && ow.rec.cells[fd].set);
+	assert_int_equal(ow.rec.cells[fa].u, rec.cells[fa].u);
 	assert_int_equal(FX.p->finish(FX.state, NULL), 0);
 	assert_string_equal(hx_hint(&FX.ctx), "");
 	stop();

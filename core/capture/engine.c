@@ -1097,14 +1097,6 @@ static void do_process(struct worker *w, size_t idx)
 	if (pdir < 0)
 		return;
 	process_cgroup(w, pdir, tgid, ntids);
-	/* A large process: the tids past the first chunk go to whichever
-	 * worker is free (including this one, once back in walk()). */
-	own = ntids;
-	if (eng->splits.chunk && ntids > eng->splits.chunk &&
-	    split_publish(w, idx, tgid, eng->splits.chunk, ntids)) {
-		own = eng->splits.chunk;
-		split = true;
-	}
 	prow = process_row(w, tgid);
 	if (prow < 0) {
 		w->result = (int)prow;
@@ -1112,6 +1104,16 @@ static void do_process(struct worker *w, size_t idx)
 		return;
 	}
 	process_calls(w, pdir, tgid, prow);
+	/* A large process: the tids past the first chunk go to whichever
+	 * worker is free (including this one, once back in walk()), once
+	 * the process callbacks are done, so a thread callback on any
+	 * worker finds what they left (CTP_PLUGIN_SPLITTABLE). */
+	own = ntids;
+	if (eng->splits.chunk && ntids > eng->splits.chunk &&
+	    split_publish(w, idx, tgid, eng->splits.chunk, ntids)) {
+		own = eng->splits.chunk;
+		split = true;
+	}
 	first = w->threads->nrows;
 	for (size_t i = 0; i < own && w->result == 0; i++)
 		do_thread(w, pdir, tgid, w->tids + i, own - i, &recorded);

@@ -145,7 +145,20 @@ struct jep_state {
 	bool privileged; /* CAP_SYS_PTRACE effective at init */
 	/* Per tag: denials and the first processes it hit (under lock). */
 	struct ctp_jep_seen seen[CTP_JEP_N_TAGS];
+	/* This capture's counters of every process read, for the threads a
+	 * split process has walked by other workers (under lock; n_shared
+	 * read without it, so the common case, none, takes no lock). */
+	struct shared_ent *shared;
+	_Atomic size_t n_shared;
 	char hint[1024];
+};
+
+/* One process's counters, as the worker that read them holds them. */
+struct shared_ent {
+	struct shared_ent *next;
+	int32_t tgid;
+	size_t n;
+	struct ctp_jep_counters c[]; /* sorted by tid */
 };
 
 static _Atomic uint64_t next_gen = 1;
@@ -562,6 +575,60 @@ static void target_init(struct ctp_jep_target *t, const struct ctp_task *task,
 	}
 }
 
+/*
+ * Keep a copy of a process's counters where every worker finds it: the
+ * core may walk a large process's threads on several workers
+ * (CTP_PLUGIN_SPLITTABLE), after this process callback. Without memory the
+ * other workers' threads are only left without values.
+ */
+static void share(struct jep_state *st, int32_t tgid,
+		  const struct ctp_jep_counters *c, size_t n)
+{
+	struct shared_ent *e = malloc(sizeof(*e) + n * sizeof(*c));
+
+	if (!e)
+		return;
+	e->tgid = tgid;
+	e->n = n;
+	memcpy(e->c, c, n * sizeof(*c));
+	pthread_mutex_lock(&st->lock);
+	e->next = st->shared;
+	st->shared = e;
+	atomic_fetch_add(&st->n_shared, 1);
+	pthread_mutex_unlock(&st->lock);
+}
+
+/* The counters of thread `tid` of process tgid read by another worker, or
+ * NULL. The entries outlive the walk (freed by finish). */
+static const struct ctp_jep_counters *shared_find(struct jep_state *st,
+						  int32_t tgid, int32_t tid)
+{
+	const struct ctp_jep_counters *c = NULL;
+	struct ctp_jep_counters key = {.tid = tid};
+
+	if (!atomic_load_explicit(&st->n_shared, memory_order_acquire))
+		return NULL;
+	pthread_mutex_lock(&st->lock);
+	for (const struct shared_ent *e = st->shared; e; e = e->next)
+		if (e->tgid == tgid) {
+			c = bsearch(&key, e->c, e->n, sizeof(*e->c), cmp_tid);
+			break;
+		}
+	pthread_mutex_unlock(&st->lock);
+	return c;
+}
+
+static void shared_free(struct jep_state *st)
+{
+	while (st->shared) {
+		struct shared_ent *e = st->shared;
+
+		st->shared = e->next;
+		free(e);
+	}
+	atomic_store(&st->n_shared, 0);
+}
+
 /* Every thread's counters into w->c (sorted by tid, for the thread
  * callbacks), through libthread_db or, where allowed, ptrace. */
 static void read_counters(struct jep_state *st, struct worker *w,
@@ -599,6 +666,7 @@ static void read_counters(struct jep_state *st, struct worker *w,
 	qsort(w->c, n, sizeof(*w->c), cmp_tid);
 	w->tgid = task->tgid;
 	w->n = n;
+	share(st, task->tgid, w->c, n);
 }
 
 static int jep_process(void *state, const struct ctp_task *task,
@@ -640,11 +708,12 @@ static int jep_thread(void *state, const struct ctp_task *task,
 	if (!st->live || task->tgid == st->self)
 		return 0;
 	w = tls_gen == st->gen ? tls_worker : NULL;
-	if (!w || w->tgid != task->tgid)
-		return 0;
-	c = bsearch(&key, w->c, w->n, sizeof(*w->c), cmp_tid);
+	if (w && w->tgid == task->tgid)
+		c = bsearch(&key, w->c, w->n, sizeof(*w->c), cmp_tid);
+	else /* a chunk of a split process: read on another worker */
+		c = shared_find(st, task->tgid, task->tid);
 	if (!c)
-		return 0; /* born after the listing */
+		return 0; /* born after the listing, or nothing read */
 	if (c->err) {
 		count_tag(st, task, c->tag, c->err);
 		return 0;
@@ -704,6 +773,7 @@ static int jep_finish(void *state, struct ctp_record *host_rec)
 	ctp_jep_hint(st->hint, sizeof(st->hint), tags, st->seen, flags);
 	/* The tallies are this snapshot's: a recording's next starts at 0. */
 	memset(st->seen, 0, sizeof(st->seen));
+	shared_free(st);
 	for (int i = 0; i < N_COUNTERS; i++)
 		atomic_store_explicit(&st->n[i], 0, memory_order_relaxed);
 	pthread_mutex_unlock(&st->lock);
@@ -730,6 +800,7 @@ static void jep_fini(void *state)
 		free(w->tids);
 		free(w);
 	}
+	shared_free(st);
 	while (st->files) {
 		struct file_ent *e = st->files;
 
@@ -843,8 +914,8 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.version = JEP_PLUGIN_VERSION,
 	.description = "per-thread jemalloc allocated/deallocated bytes, "
 		       "read without stopping the target",
-	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_OPTIONS |
-		 CTP_PLUGIN_NO_THREAD_DIR,
+	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_SPLITTABLE |
+		 CTP_PLUGIN_OPTIONS | CTP_PLUGIN_NO_THREAD_DIR,
 	CTP_PLUGIN_FIELDS(fields),
 	CTP_PLUGIN_OPTION_TABLE(options),
 	.init = jep_init,

@@ -861,6 +861,162 @@ def export_block(args, n, outdir, configs):
     return row
 
 
+# ---- Issue 17: the default set against the naive reader --------------------
+
+# Kinds of run of --issue17, in the order of each round.
+I17_KINDS = ("naive", "w1", "w2", "nocap", "ps", "atop")
+
+
+def i17_argv(args, kind, config, snap):
+    """argv of one --issue17 kind, or None when its tool is missing."""
+    if kind == "naive":
+        return [args.reader, "--preset", "naive"]
+    if kind in ("w1", "w2"):
+        return ctprof_argv(args, config, snap, int(kind[1:]))
+    if kind == "nocap":
+        # Root without CAP_NET_ADMIN: the bounding set drops it at exec.
+        tool = shutil.which("setpriv")
+        return ([tool, "--bounding-set=-net_admin",
+                 "--inh-caps=-net_admin"] + ctprof_argv(args, config, snap, 1)
+                if tool else None)
+    if kind == "ps":
+        tool = shutil.which("ps")
+        return [tool, "-eLo", "pid,tid,stat,pcpu,rss,comm"] if tool else None
+    if kind == "atop":
+        tool = shutil.which("atop")
+        return ([tool, "-w", os.path.join(os.path.dirname(snap), "atop.raw"),
+                 "1", "1"] if tool else None)
+    raise BenchError("unknown kind %s" % kind)
+
+
+def i17_threads(kind, r, fallback):
+    """Threads a run walked: the snapshot's, the reader's, else the
+    host's count taken beside it."""
+    if kind == "naive":
+        m = READER_RE.search(r["stdout"])
+        return int(m.group(2)) if m else fallback
+    if kind in ("w1", "w2", "nocap"):
+        m = SUMMARY_RE.search(r["stderr"])
+        return int(m.group(1)) if m else fallback
+    return fallback
+
+
+def host_threads():
+    n = 0
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                n += len(os.listdir("/proc/%s/task" % d))
+            except OSError:
+                pass
+    return n
+
+
+def i17_syscalls(args, outdir, config):
+    """System calls per thread of one workers=1 capture, strace -f -c."""
+    tool = shutil.which("strace")
+    if not tool:
+        return None
+    out = os.path.join(outdir, "i17-strace.txt")
+    snap = os.path.join(outdir, "i17-strace.ctprof.zst")
+    p = subprocess.run([tool, "-f", "-c", "-o", out] +
+                       ctprof_argv(args, config, snap, 1, supervise=False),
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       text=True)
+    m = SUMMARY_RE.search(p.stderr)
+    total = 0
+    with open(out) as f:
+        for line in f:
+            if line.strip().endswith("total"):
+                total = int(line.split()[3])
+    for path in (out, snap):
+        if os.path.exists(path):
+            os.unlink(path)
+    return total / int(m.group(1)) if m and total else None
+
+
+def issue17_block(args, n, per_process, outdir, config):
+    """One load size and shape: every kind R times, rounds rotated."""
+    args.per_process = per_process
+    load = Load(args, n)
+    runs = {k: [] for k in I17_KINDS}
+    snap = os.path.join(outdir, "i17.ctprof.zst")
+    try:
+        log("N=%d, %d threads per process: load up (%s threads in %s "
+            "processes)" % (n, per_process, load.threads, load.procs))
+        kinds = [k for k in I17_KINDS if i17_argv(args, k, config, snap)]
+        for k in ("naive", "w1"):
+            run_measured(args, i17_argv(args, k, config, snap), outdir, k)
+        for i in range(args.repeat):
+            shift = i % len(kinds)
+            for k in kinds[shift:] + kinds[:shift]:
+                base = host_threads()
+                r = run_measured(args, i17_argv(args, k, config, snap),
+                                 outdir, k)
+                r["threads"] = i17_threads(k, r, base)
+                r["walk"] = None
+                r["bytes"] = (os.path.getsize(snap) if k == "w1" and
+                              os.path.exists(snap) else 0)
+                r.pop("stdout")
+                r.pop("stderr")
+                runs[k].append(r)
+            log("  round %d/%d: " % (i + 1, args.repeat) + "  ".join(
+                "%s %.3fs" % (k, runs[k][-1]["cpu"]) for k in kinds))
+        sc = i17_syscalls(args, outdir, config)
+    finally:
+        err = load.stop()
+        if err.strip():
+            log("  " + err.strip().replace("\n", "\n  "))
+    row = {"n": n, "per_process": per_process,
+           "load_threads": int(load.threads),
+           "load_processes": int(load.procs), "syscalls_per_thread": sc,
+           "runs": runs, "sum": {}}
+    for k, rs in runs.items():
+        if rs:
+            row["sum"][k] = summarize(rs)
+    s = row["sum"]
+    nv = s["naive"]["cpu_us_per_thread"]
+    for k in ("w1", "nocap", "ps", "atop"):
+        if k in s:
+            row["sum"][k]["ratio"] = s[k]["cpu_us_per_thread"] / nv
+            row["sum"][k]["ratio_paired"] = paired_ratio(runs, k, "naive")
+    if "w2" in s:
+        row["wall_2w_1w"] = s["w2"]["wall_s"] / s["w1"]["wall_s"]
+        row["cpu_2w_1w"] = (s["w2"]["cpu_us_per_thread"]
+                            / s["w1"]["cpu_us_per_thread"])
+    return row
+
+
+def print_issue17(rows, out):
+    out.write("| N | thr/proc | naive µs/thr | ctprof w1 µs/thr | w1 / naive "
+              "(paired) | no CAP_NET_ADMIN / naive (paired) | ps -eLo / "
+              "naive | atop -w / naive | w2/w1 wall | w2/w1 CPU/thr | "
+              "peak RSS MiB | snapshot B/thr | syscalls/thr |\n")
+    out.write("|" + " --- |" * 13 + "\n")
+    for r in rows:
+        s = r["sum"]
+
+        def ratio(k):
+            if k not in s:
+                return "-"
+            return "%.2fx (%.2fx)" % (s[k]["ratio"], s[k]["ratio_paired"])
+        out.write("| %d | %d | %.1f | %.1f | %s | %s | %s | %s | %s | %s | "
+                  "%.1f | %.1f | %s |\n" % (
+                      r["load_threads"], r["per_process"],
+                      s["naive"]["cpu_us_per_thread"],
+                      s["w1"]["cpu_us_per_thread"], ratio("w1"),
+                      ratio("nocap"),
+                      "%.2fx" % s["ps"]["ratio"] if "ps" in s else "-",
+                      "%.2fx" % s["atop"]["ratio"] if "atop" in s else "-",
+                      "%.2f" % r["wall_2w_1w"] if "wall_2w_1w" in r else "-",
+                      "%.2f" % r["cpu_2w_1w"] if "cpu_2w_1w" in r else "-",
+                      mib(max(s["w1"]["maxrss"],
+                              s.get("w2", s["w1"])["maxrss"])),
+                      s["w1"]["bytes_per_thread"],
+                      "%.1f" % r["syscalls_per_thread"]
+                      if r["syscalls_per_thread"] else "-"))
+
+
 def print_export(rows, out):
     print("| threads | set, grouping | groups | series | families | CPU | "
           "wall | peak RSS |", file=out)
@@ -1282,6 +1438,13 @@ def parse_args():
                     "capture and the recorder (no readers, no workers=2)")
     ap.add_argument("--export", action="store_true",
                     help="measure `ctprof-core export` only (issue 16)")
+    ap.add_argument("--issue17", metavar="SHAPES", nargs="?",
+                    const="1000,10",
+                    help="measure the shipped config (workers 1 and 2, and "
+                    "without CAP_NET_ADMIN) against the naive reader of "
+                    "the full file set, ps -eLo and atop -w, for each load "
+                    "shape (threads per process, default %(const)s); "
+                    "prints syscalls per thread (issue 17)")
     ap.add_argument("--per-process", type=int, default=100,
                     help="threads per load process (default %(default)s)")
     ap.add_argument("-r", "--repeat", type=int, default=5,
@@ -1381,8 +1544,16 @@ def main():
     # A SIGTERM tears down like Ctrl-C: the finally blocks stop the load.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     rows = []
+    if args.issue17:
+        shipped = os.path.join(outdir, "bench-shipped.yaml")
+        write_shipped_config(shipped, args.plugin_dir,
+                             os.path.join(REPO, "config", "collectors.yaml"))
     try:
         for n in args.sizes:
+            if args.issue17:
+                for t in [int(x) for x in args.issue17.split(",")]:
+                    rows.append(issue17_block(args, n, t, outdir, shipped))
+                continue
             rows.append(export_block(args, n, outdir, configs)
                         if args.export else block(args, n, outdir, configs))
     except BenchError as e:
@@ -1396,6 +1567,16 @@ def main():
 
     if args.export:
         print_export(rows, sys.stdout)
+        return 0
+    if args.issue17:
+        print("ctprof-core issue-17 benchmark, %s; %d CPUs (%s), %.1f GiB, "
+              "Linux %s; medians of %d rounds" % (
+                  info["date"], info["nproc"], info["model"],
+                  info["mem_gib"], info["kernel"], args.repeat))
+        print_issue17(rows, sys.stdout)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"machine": info, "rows": rows}, f, indent=1)
         return 0
     check_at = args.check_at
     print("ctprof-core benchmark, %s; %d CPUs (%s), %.1f GiB, Linux %s; "
