@@ -101,6 +101,7 @@
 #include <sys/socket.h>
 
 #include "cgroups.h"
+#include "taskid.h"
 #include "ctprof/plugin-util.h"
 #include "smaps_parse.h"
 #include "taskstats_reply.h"
@@ -166,6 +167,10 @@ struct walk {
 	cpu_set_t set;
 	uint64_t tgids, tids, vanished;
 	uint64_t cg_proc_reads, cg_whole, cg_thread_reads, cg_decided;
+	uint64_t cg_listed;
+	/* The engine's v2 listing (core/capture/cgroups.c), built as it
+	 * builds it. */
+	struct ctp_cg_procs procs;
 	uint64_t smaps_reads, smaps_skipped;
 };
 
@@ -527,15 +532,34 @@ gone:
 
 /* The process's v2 cgroup, read from `rel`, and whether all its threads
  * share it. */
-static int process_cgroup(struct walk *w, int pdir, const char *rel,
-			  bool *whole)
+/* The leader alive by the up-front stat step, as the engine decides
+ * whether the v2 listing places the process. */
+static bool leader_alive(const struct walk *w)
+{
+	const struct step *st = w->pstat >= 0 ? &w->pstep[w->pstat] : NULL;
+	char state;
+	return st && !st->err && st->buf &&
+	       ctp_stat_state(st->buf, st->len, &state) == 0 && state != 'Z' &&
+	       state != 'X';
+}
+
+static int process_cgroup(struct walk *w, int pdir, uint32_t tgid, size_t ntids,
+			  const char *rel, bool *whole)
 {
 	size_t len, plen;
-	const char *path;
-	w->cg_proc_reads++;
-	if (read_at(pdir, rel, &w->cgbuf, &w->cgcap, &len) == 0 &&
-	    ctp_cgroup_v2_path(w->cgbuf, len, &path, &plen) == 0 &&
-	    plen < CTP_CGROUP_PATH_MAX &&
+	const char *path = NULL;
+	/* The engine's order: the cgroup.procs listing when it places the
+	 * process (and its leader is where its threads are), else a read. */
+	if ((ntids == 1 || leader_alive(w)) &&
+	    (path = ctp_cg_procs_find(&w->procs, tgid, &plen)) != NULL) {
+		w->cg_listed++;
+	} else {
+		w->cg_proc_reads++;
+		if (read_at(pdir, rel, &w->cgbuf, &w->cgcap, &len) < 0 ||
+		    ctp_cgroup_v2_path(w->cgbuf, len, &path, &plen) < 0)
+			path = NULL;
+	}
+	if (path && plen < CTP_CGROUP_PATH_MAX &&
 	    cgroup_whole(w, path, plen, whole) < 0)
 		return -ENOMEM;
 	w->cg_whole += *whole;
@@ -579,7 +603,7 @@ static int walk_process(struct walk *w, uint32_t tgid, uint32_t **tids,
 			}
 		size_t l = put_id(rel, "task/", 5, probe);
 		memcpy(rel + l, "/cgroup", 8);
-		if (process_cgroup(w, pdir, rel, &whole) < 0)
+		if (process_cgroup(w, pdir, tgid, n, rel, &whole) < 0)
 			return -ENOMEM;
 	}
 	for (; ps < w->n_pstep; ps++)
@@ -855,11 +879,33 @@ static int open_roots(struct walk *w, const struct args *a, char **cgfound)
 	return 0;
 }
 
+/* The engine's list_processes(): every v2 cgroup's cgroup.procs, on the
+ * live procfs only, used when it names this process as its file does. */
+static void list_processes(struct walk *w)
+{
+	char buf[CTP_CGROUP_PATH_MAX + 8];
+	size_t n = 0, wl, gl;
+	const char *want, *got;
+
+	w->procs.ok = false;
+	if (w->cg_fd < 0 || !ctp_proc_is_live(w->proc_fd) ||
+	    ctp_cg_procs_build(&w->procs, w->cg_fd) < 0)
+		return;
+	if (ctp_read_small(w->proc_fd, "self/cgroup", buf, sizeof(buf), &n) <
+		    0 ||
+	    ctp_cgroup_v2_path(buf, n, &want, &wl) < 0 ||
+	    !(got = ctp_cg_procs_find(&w->procs, (uint32_t)getpid(), &gl)) ||
+	    gl != wl || memcmp(got, want, gl) != 0)
+		w->procs.ok = false;
+}
+
 /* Every tgid of the proc root, ascending. */
 static int walk_all(struct walk *w, const char *root)
 {
 	uint32_t *tgids = NULL, *tids = NULL;
 	size_t n_tgids = 0, tgid_cap = 0, tid_cap = 0;
+	if (!w->per_thread_cg)
+		list_processes(w);
 	int pfd = openat(w->proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int r = pfd < 0 ? -errno
 			: list_ids(w, pfd, &tgids, &tgid_cap, &n_tgids);
@@ -883,11 +929,12 @@ static void report(const struct walk *w, const char *cgfound)
 {
 	printf("tgids %" PRIu64 " tids %" PRIu64 " vanished %" PRIu64 "\n",
 	       w->tgids, w->tids, w->vanished);
-	printf("cgroup root %s: process reads %" PRIu64 " shared %" PRIu64
+	printf("cgroup root %s: processes listed %" PRIu64
+	       ", process reads %" PRIu64 " shared %" PRIu64
 	       " paths decided %" PRIu64 " thread reads %" PRIu64
 	       "; smaps_rollup reads %" PRIu64 " skipped %" PRIu64 "\n",
-	       w->cg_fd >= 0 ? cgfound : "none", w->cg_proc_reads, w->cg_whole,
-	       w->cg_decided, w->cg_thread_reads, w->smaps_reads,
+	       w->cg_fd >= 0 ? cgfound : "none", w->cg_listed, w->cg_proc_reads,
+	       w->cg_whole, w->cg_decided, w->cg_thread_reads, w->smaps_reads,
 	       w->smaps_skipped);
 	if (w->ts_sent)
 		printf("taskstats queries %" PRIu64 " replies %" PRIu64 "\n",
@@ -907,6 +954,7 @@ static void walk_free(struct walk *w)
 		free(w->pstep[i].buf);
 	}
 	tdestroy(w->cg_seen, free);
+	ctp_cg_procs_free(&w->procs);
 	free(w->cgbuf);
 	free(w);
 }
