@@ -504,6 +504,24 @@ struct ctp_snap *e2e_capture(const char *cfg, const char *out, const char *log)
 	return s;
 }
 
+struct ctp_snap *e2e_capture_plugins(const char *dir, const char *tag,
+				     unsigned workers, const char *plugins)
+{
+	char cfg[PATH_MAX], out[PATH_MAX], log[PATH_MAX];
+	if (E2E_PATHF(cfg, "%s/%s.yaml", dir, tag) < 0 ||
+	    E2E_PATHF(out, "%s/%s.ctprof.zst", dir, tag) < 0 ||
+	    E2E_PATHF(log, "%s/%s.log", dir, tag) < 0)
+		fail_msg("path too long under %s", dir);
+	FILE *f = fopen(cfg, "we");
+	if (!f)
+		fail_msg("%s: %s", cfg, strerror(errno));
+	fprintf(f, "plugin_dirs: [\"%s\"]\nworkers: %u\nplugins:\n%s",
+		CTP_TEST_PLUGIN_DIR, workers, plugins);
+	if (fclose(f) != 0)
+		fail_msg("%s: %s", cfg, strerror(errno));
+	return e2e_capture(cfg, out, log);
+}
+
 /* ---- Reading a snapshot in a test ---------------------------------------- */
 
 struct ctp_value e2e_value(const struct ctp_snap *s, const char *name,

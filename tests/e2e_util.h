@@ -79,6 +79,11 @@ int e2e_run(const char *const *args, const char *out, const char *err);
  * fails the running cmocka test, showing the config and the log, when the
  * run exits non-zero or the snapshot does not read. */
 struct ctp_snap *e2e_capture(const char *cfg, const char *out, const char *log);
+/* A capture of the live host with the build's plugins: config, snapshot
+ * and log as dir/tag.{yaml,ctprof.zst,log}, `workers`, and `plugins` the
+ * lines under "plugins:" (e.g. "  io: {required: true}\n"). */
+struct ctp_snap *e2e_capture_plugins(const char *dir, const char *tag,
+				     unsigned workers, const char *plugins);
 
 /* ---- procfs-stat's thread fields, and reading them from /proc text ------ */
 

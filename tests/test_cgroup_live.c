@@ -714,7 +714,6 @@ static void v1_listings(void **state)
  * cgroup file, for every thread whose file read the same twice. */
 static void v2_listings(void **state)
 {
-	char cfg[PATH_MAX], log[PATH_MAX], out[PATH_MAX];
 	size_t checked = 0;
 	int bad = 0;
 
@@ -732,17 +731,8 @@ static void v2_listings(void **state)
 	for (int i = 0; i < NTHREADS; i++)
 		want[i] = cpath;
 	/* procfs-stat's <tgid>/stat tells a live leader from a zombie. */
-	PATH(cfg, "%s/cfg-v2l.yaml", tmp);
-	PATH(log, "%s/log-v2l.txt", tmp);
-	PATH(out, "%s/snap-v2l.ctprof.zst", tmp);
-	FILE *f = fopen(cfg, "we");
-	assert_non_null(f);
-	fprintf(f,
-		"plugin_dirs: [\"%s\"]\nworkers: 2\n"
-		"plugins:\n  procfs-stat: {required: true}\n",
-		CTP_TEST_PLUGIN_DIR);
-	assert_int_equal(fclose(f), 0);
-	struct ctp_snap *s = e2e_capture(cfg, out, log);
+	struct ctp_snap *s = e2e_capture_plugins(
+		tmp, "v2l", 2, "  procfs-stat: {required: true}\n");
 	const struct ctp_snap_table *tt = ctp_snap_table(s, CTP_SCOPE_THREAD);
 	const struct ctp_snap_table *ct = ctp_snap_table(s, CTP_SCOPE_CGROUP);
 

@@ -251,20 +251,9 @@ static void stop(pid_t pid)
 
 static struct ctp_snap *capture(const char *tag)
 {
-	char cfg[PATH_MAX], out[PATH_MAX], log[PATH_MAX];
-
-	assert_int_equal(E2E_PATHF(cfg, "%s/%s.yaml", tmp, tag), 0);
-	assert_int_equal(E2E_PATHF(out, "%s/%s.ctprof.zst", tmp, tag), 0);
-	assert_int_equal(E2E_PATHF(log, "%s/%s.log", tmp, tag), 0);
-	FILE *f = fopen(cfg, "we");
-	assert_non_null(f);
-	fprintf(f,
-		"plugin_dirs: [\"%s\"]\nworkers: 2\n"
-		"plugins:\n  procfs-stat: {required: true}\n"
-		"  io: {required: true}\n",
-		CTP_TEST_PLUGIN_DIR);
-	assert_int_equal(fclose(f), 0);
-	return e2e_capture(cfg, out, log);
+	return e2e_capture_plugins(tmp, tag, 2,
+				   "  procfs-stat: {required: true}\n"
+				   "  io: {required: true}\n");
 }
 
 /* The row of `id` in a table by tgid (process) or tid (thread). */

@@ -533,6 +533,21 @@ static void schedstats_hint(void **state)
 	}
 }
 
+/* The thread callback over both files (lazy) with the taskstats source
+ * offering src. */
+static int run_with_source(struct hx_fx *fx, struct hx_rec *rec,
+			   struct hx_task *ft,
+			   const struct ctp_src_taskstats *src)
+{
+	hx_task_init(ft, 1, 1);
+	hx_task_lazy(ft, 0, SCHEDSTAT_FULL, 0);
+	hx_task_lazy(ft, 1, SCHED_FULL, 0);
+	ft->src_name = CTP_SOURCE_TASKSTATS;
+	ft->src_data = src;
+	ft->src_len = sizeof(*src);
+	return hx_fx_run(fx, rec, ft, CTP_SCOPE_THREAD);
+}
+
 /*
  * The three schedstat values from the taskstats source when it has them
  * (schedstat never read); sched under `auto` only while the kernel prints
@@ -555,13 +570,7 @@ static void source_and_auto(void **state)
 	fx->ctx.eng.roots.proc_fd = fd;
 	assert_int_equal(hx_fx_load(fx, 0), 0);
 	assert_int_equal(hx_fx_host(fx, &host), 0);
-	hx_task_init(&ft, 1, 1);
-	hx_task_lazy(&ft, 0, SCHEDSTAT_FULL, 0);
-	hx_task_lazy(&ft, 1, SCHED_FULL, 0);
-	ft.src_name = CTP_SOURCE_TASKSTATS;
-	ft.src_data = &src;
-	ft.src_len = sizeof(src);
-	assert_int_equal(hx_fx_run(fx, &rec, &ft, CTP_SCOPE_THREAD), 0);
+	assert_int_equal(run_with_source(fx, &rec, &ft, &src), 0);
 	/* sched_schedstats is 0: neither file read. */
 	assert_int_equal(ft.gets, 0);
 	assert_int_equal(rec.n_sets, 3);
@@ -578,13 +587,7 @@ static void source_and_auto(void **state)
 	assert_int_equal(system(cmd), 0);
 	assert_int_equal(hx_fx_host(fx, &host), 0);
 	src.valid = 3u << CTP_SRC_TS_RUN_NS;
-	hx_task_init(&ft, 1, 1);
-	hx_task_lazy(&ft, 0, SCHEDSTAT_FULL, 0);
-	hx_task_lazy(&ft, 1, SCHED_FULL, 0);
-	ft.src_name = CTP_SOURCE_TASKSTATS;
-	ft.src_data = &src;
-	ft.src_len = sizeof(src);
-	assert_int_equal(hx_fx_run(fx, &rec, &ft, CTP_SCOPE_THREAD), 0);
+	assert_int_equal(run_with_source(fx, &rec, &ft, &src), 0);
 	assert_int_equal(ft.gets, 2);
 	assert_int_equal(rec.n_sets, N_FIELDS);
 	assert_int_equal(hx_cell(&rec, "schedstat.timeslices")->u, 61874);

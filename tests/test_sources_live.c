@@ -187,21 +187,13 @@ static void wait_quiescent(pid_t pid, const struct report *r)
 
 static struct ctp_snap *capture(const char *tag, bool taskstats)
 {
-	char cfg[PATH_MAX], out[PATH_MAX], log[PATH_MAX];
-
-	assert_int_equal(E2E_PATHF(cfg, "%s/%s.yaml", tmp, tag), 0);
-	assert_int_equal(E2E_PATHF(out, "%s/%s.ctprof.zst", tmp, tag), 0);
-	assert_int_equal(E2E_PATHF(log, "%s/%s.log", tmp, tag), 0);
-	FILE *f = fopen(cfg, "we");
-	assert_non_null(f);
-	fprintf(f,
-		"plugin_dirs: [\"%s\"]\nworkers: 2\n"
-		"plugins:\n  procfs-stat: {required: true}\n"
-		"  schedstat: {required: true}\n%s",
-		CTP_TEST_PLUGIN_DIR,
-		taskstats ? "  taskstats: {required: true}\n" : "");
-	assert_int_equal(fclose(f), 0);
-	return e2e_capture(cfg, out, log);
+	return e2e_capture_plugins(tmp, tag, 2,
+				   taskstats
+					   ? "  procfs-stat: {required: true}\n"
+					     "  schedstat: {required: true}\n"
+					     "  taskstats: {required: true}\n"
+					   : "  procfs-stat: {required: true}\n"
+					     "  schedstat: {required: true}\n");
 }
 
 static uint64_t summary(const struct ctp_snap *s, const char *plugin,

@@ -46,23 +46,6 @@ int ctp_parse_id_list(const char *buf, size_t len, uint32_t *out, size_t cap,
 	return 0;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t sz)
-{
-	size_t nc = *cap ? *cap : 64;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	while (nc < need)
-		nc *= 2;
-	np = realloc(*p, nc * sz);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = nc;
-	return 0;
-}
-
 int ctp_read_id_list(int dirfd, const char *name, struct ctp_id_list *l)
 {
 	int fd = ctp_open_regular(dirfd, name);
@@ -79,9 +62,8 @@ int ctp_read_id_list(int dirfd, const char *name, struct ctp_id_list *l)
 		ssize_t got;
 
 		if (off + 1 >= l->buf_cap &&
-		    (r = grow((void **)&l->buf, &l->buf_cap,
-			      l->buf_cap ? l->buf_cap * 2 : LIST_READ_INIT,
-			      1)) < 0)
+		    (r = CTP_GROW(l->buf, l->buf_cap, off + 2,
+				  LIST_READ_INIT)) < 0)
 			break;
 		room = l->buf_cap - off - 1;
 		got = read(fd, l->buf + off, room);
@@ -99,8 +81,7 @@ int ctp_read_id_list(int dirfd, const char *name, struct ctp_id_list *l)
 	close(fd);
 	if (r < 0)
 		return r;
-	r = grow((void **)&l->ids, &l->cap, ctp_count_lines(l->buf, off) + 1,
-		 sizeof(*l->ids));
+	r = CTP_GROW(l->ids, l->cap, ctp_count_lines(l->buf, off) + 1, 256);
 	if (r < 0)
 		return r;
 	return ctp_parse_id_list(l->buf, off, l->ids, l->cap, &l->n);

@@ -360,23 +360,6 @@ out:
 #define PROCS_MAX_DIRS	100000
 #define PROCS_MAX_DEPTH 64
 
-static int procs_grow(void **p, size_t *cap, size_t need, size_t sz)
-{
-	size_t nc = *cap ? *cap : 64;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	while (nc < need)
-		nc *= 2;
-	np = realloc(*p, nc * sz);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = nc;
-	return 0;
-}
-
 /* One cgroup: its cgroup.procs. A threaded cgroup refuses the read
  * (EOPNOTSUPP): its processes are listed by its threaded domain. */
 static int procs_cgroup(void *arg, int dirfd, const char *path, size_t plen,
@@ -391,10 +374,9 @@ static int procs_cgroup(void *arg, int dirfd, const char *path, size_t plen,
 		return r == -EOPNOTSUPP || r == -ENOENT ? 0 : r;
 	if (!p->ids.n)
 		return 0;
-	if ((r = procs_grow((void **)&p->arena, &p->arena_cap,
-			    p->arena_len + plen + 1, 1)) < 0 ||
-	    (r = procs_grow((void **)&p->ent, &p->cap, p->n + p->ids.n,
-			    sizeof(*p->ent))) < 0)
+	if ((r = CTP_GROW(p->arena, p->arena_cap, p->arena_len + plen + 1,
+			  4096)) < 0 ||
+	    (r = CTP_GROW(p->ent, p->cap, p->n + p->ids.n, 256)) < 0)
 		return r;
 	uint32_t off = (uint32_t)p->arena_len;
 	memcpy(p->arena + off, path, plen + 1);

@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "ctprof/plugin.h"
 
@@ -239,6 +240,44 @@ int ctp_read_small(int dirfd, const char *path, char *buf, size_t cap,
  * mean something only then.
  */
 bool ctp_proc_is_live(int proc_fd);
+
+/* ---- Growing arrays ---------------------------------------------------------
+ *
+ * The one growth helper of the core, the toolkit and the plugins
+ * (systemd's GREEDY_REALLOC): capacity doubles from a first size, overflow
+ * checked.
+ */
+/*
+ * Make *p, an array of *cap items of `elem` bytes, hold at least `need`
+ * items: the capacity doubles from `first` until it does. Returns 0, or
+ * -ENOMEM (allocation failed or the size overflows) with *p and *cap
+ * untouched. Use CTP_GROW.
+ */
+static inline int ctp_grow(void **p, size_t *cap, size_t need, size_t elem,
+			   size_t first)
+{
+	if (need <= *cap && *p)
+		return 0;
+	size_t n = *cap ? *cap : (first ? first : 1);
+	while (n < need) {
+		if (n > SIZE_MAX / 2)
+			return -ENOMEM;
+		n *= 2;
+	}
+	if (elem && n > SIZE_MAX / elem)
+		return -ENOMEM;
+	void *q = realloc(*p, n * elem);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+/* Grow array `ptr` (any pointer type) of capacity `cap` (a size_t lvalue)
+ * to hold `need` items, doubling from `first`. */
+#define CTP_GROW(ptr, cap, need, first)                                        \
+	ctp_grow((void **)&(ptr), &(cap), (need), sizeof(*(ptr)), (first))
 
 /* ---- cgroup trees ---------------------------------------------------------
  *

@@ -32,24 +32,6 @@ void cg_listing_free(struct cg_listing *l)
 	memset(l, 0, sizeof(*l));
 }
 
-/* Grow *p (elements of size sz, *cap of them) to hold need. */
-static int grow(void **p, size_t *cap, size_t need, size_t sz)
-{
-	size_t nc = *cap ? *cap : 64;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	while (nc < need)
-		nc *= 2;
-	np = realloc(*p, nc * sz);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = nc;
-	return 0;
-}
-
 /* The key "v1:<ctrl>:<path>" of a cgroup; its index or -errno. */
 static int64_t add_key(struct cg_listing *l, const struct cg_hier_list *h,
 		       const char *path, size_t plen)
@@ -58,12 +40,10 @@ static int64_t add_key(struct cg_listing *l, const struct cg_hier_list *h,
 	struct cg_key *k;
 	int r;
 
-	if ((r = grow((void **)&l->arena, &l->arena_cap, l->arena_len + len,
-		      1)) < 0 ||
-	    (r = grow((void **)&l->keys, &l->keys_cap, l->n_keys + 1,
-		      sizeof(*l->keys))) < 0 ||
-	    (r = grow((void **)&l->referenced, &l->ref_cap, l->n_keys + 1,
-		      sizeof(*l->referenced))) < 0)
+	if ((r = CTP_GROW(l->arena, l->arena_cap, l->arena_len + len, 4096)) <
+		    0 ||
+	    (r = CTP_GROW(l->keys, l->keys_cap, l->n_keys + 1, 64)) < 0 ||
+	    (r = CTP_GROW(l->referenced, l->ref_cap, l->n_keys + 1, 64)) < 0)
 		return r;
 	k = &l->keys[l->n_keys];
 	k->off = (uint32_t)l->arena_len;
@@ -104,8 +84,7 @@ static int list_cgroup(void *arg, int dirfd, const char *path, size_t plen,
 	key = add_key(l, h, path, plen);
 	if (key < 0)
 		return (int)key;
-	if ((r = grow((void **)&h->m, &h->cap, h->n + l->ids.n,
-		      sizeof(*h->m))) < 0)
+	if ((r = CTP_GROW(h->m, h->cap, h->n + l->ids.n, 256)) < 0)
 		return r;
 	for (size_t i = 0; i < l->ids.n; i++)
 		h->m[h->n++] = (struct cg_member){.tid = l->ids.ids[i],
