@@ -408,7 +408,8 @@ int ctp_cg_procs_build(struct ctp_cg_procs *p, int cgroup_fd)
 			    procs_cgroup, p);
 	if (r < 0)
 		return r;
-	qsort(p->ent, p->n, sizeof(*p->ent), cmp_proc);
+	if (p->n > 1)
+		qsort(p->ent, p->n, sizeof(*p->ent), cmp_proc);
 	/* Listed twice (moved while listed): nobody can say where. */
 	for (size_t i = 0; i < p->n; i++) {
 		if (k && p->ent[k - 1].tgid == p->ent[i].tgid) {

@@ -138,7 +138,8 @@ void cg_listing_done(struct cg_listing *l)
 		struct cg_hier_list *h = &l->h[i];
 		size_t k = 0;
 
-		qsort(h->m, h->n, sizeof(*h->m), cmp_member);
+		if (h->n > 1)
+			qsort(h->m, h->n, sizeof(*h->m), cmp_member);
 		for (size_t j = 0; j < h->n; j++) {
 			if (k && h->m[k - 1].tid == h->m[j].tid) {
 				if (h->m[k - 1].key != h->m[j].key)
