@@ -51,6 +51,16 @@ build() {
 	cmake --build "$dir" -j"$jobs"
 }
 
+# intercept_tls_get_addr=0: the sanitizer runtimes of GCC up to 13 and LLVM
+# up to 16 take a dynamic TLS block that malloc happened to place 16 bytes
+# into a page for a pre-2.25 glibc header and crash the leak checker's tracer
+# at exit ("Tracer caught signal 11"), depending only on where blocks land:
+# one more config line made every default-config capture fail in
+# test_stress_churn (google/sanitizers; Mudlet#9809). Nothing is reachable
+# only from the plugins' thread-local pointers (each state lists its
+# workers), so no leak goes unseen without the interception.
+san_asan=detect_leaks=1:abort_on_error=1:intercept_tls_get_addr=0
+
 case "${1:-}" in
 deps)
 	deps ;;
@@ -66,11 +76,11 @@ test)
 	ctest --test-dir build --output-on-failure -j"$jobs" ;;
 test-sanitize)
 	deps; build build-asan -DCTP_SANITIZE=ON
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	ASAN_OPTIONS=$san_asan UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --test-dir build-asan --output-on-failure -j"$jobs" ;;
 test-sanitize-clang)
 	deps; CC=clang build build-clang-asan -DCTP_SANITIZE=ON
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	ASAN_OPTIONS=$san_asan UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --test-dir build-clang-asan --output-on-failure -j"$jobs" ;;
 *)
 	sed -n '2,13p' "$0" >&2; exit 2 ;;
