@@ -207,14 +207,16 @@ static void debian_no_debuginfo(void **state)
 		fail_msg("-v does not name %s", want);
 	}
 	free(text);
-	/* show prints the hint on its own line. */
+	/* show prints the hint on its own line (its start: show cuts a hint
+	 * at 400 characters, and a jemalloc worker of a test running beside
+	 * this one can make it that long). */
 	{
 		const char *args[] = {"show", "--summary", out, NULL};
 		char line[1200];
 
 		assert_int_equal(e2e_run(args, shown, NULL), 0);
 		assert_int_equal(e2e_read_file(shown, &text, NULL), 0);
-		snprintf(line, sizeof(line), "  hint: %s\n", p->hint);
+		snprintf(line, sizeof(line), "  hint: %.200s", p->hint);
 		if (!strstr(text, line))
 			fail_msg("show does not print the hint:\n%s", text);
 		free(text);
