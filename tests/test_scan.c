@@ -322,6 +322,31 @@ static void tid_listings(void **unused)
 	assert_int_equal(n, 1);
 }
 
+/* Ids two listings named: sorted, one per id, ambiguous when moved. */
+static void id_pairs(void **unused)
+{
+	struct ctp_id_pair p[] = {{7, 1}, {3, 0}, {7, 2}, {5, 4},
+				  {3, 0}, {9, 5}, {7, 1}};
+	size_t n = sizeof(p) / sizeof(p[0]);
+
+	(void)unused;
+	ctp_id_pairs_sort(p, &n);
+	assert_int_equal(n, 4);
+	assert_int_equal(p[0].id, 3);
+	assert_int_equal(p[0].val, 0); /* the same cgroup twice: kept */
+	assert_int_equal(p[1].id, 5);
+	assert_int_equal(p[2].id, 7);
+	assert_int_equal(p[2].val, CTP_ID_AMBIGUOUS);
+	assert_int_equal(ctp_id_pairs_find(p, n, 9)->val, 5);
+	assert_ptr_equal(ctp_id_pairs_find(p, n, 5), &p[1]);
+	assert_null(ctp_id_pairs_find(p, n, 4));
+	assert_null(ctp_id_pairs_find(p, n, 10));
+	assert_null(ctp_id_pairs_find(p, 0, 3));
+	n = 0;
+	ctp_id_pairs_sort(NULL, &n);
+	assert_int_equal(n, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -337,6 +362,7 @@ int main(void)
 		cmocka_unit_test(kv_missing_and_edges),
 		cmocka_unit_test(parse_u64_str),
 		cmocka_unit_test(tid_listings),
+		cmocka_unit_test(id_pairs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

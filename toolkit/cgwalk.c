@@ -94,6 +94,48 @@ void ctp_id_list_free(struct ctp_id_list *l)
 	*l = (struct ctp_id_list){0};
 }
 
+static int cmp_pair(const void *a, const void *b)
+{
+	const struct ctp_id_pair *x = a, *y = b;
+
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+void ctp_id_pairs_sort(struct ctp_id_pair *pairs, size_t *n)
+{
+	size_t k = 0;
+
+	if (*n > 1)
+		qsort(pairs, *n, sizeof(*pairs), cmp_pair);
+	for (size_t i = 0; i < *n; i++) {
+		if (k && pairs[k - 1].id == pairs[i].id) {
+			if (pairs[k - 1].val != pairs[i].val)
+				pairs[k - 1].val = CTP_ID_AMBIGUOUS;
+			continue;
+		}
+		pairs[k++] = pairs[i];
+	}
+	*n = k;
+}
+
+const struct ctp_id_pair *ctp_id_pairs_find(const struct ctp_id_pair *pairs,
+					    size_t n, uint32_t id)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pairs[mid].id < id)
+			lo = mid + 1;
+		else if (pairs[mid].id > id)
+			hi = mid;
+		else
+			return &pairs[mid];
+	}
+	return NULL;
+}
+
 struct walk {
 	int (*fn)(void *arg, int dirfd, const char *path, size_t plen,
 		  unsigned depth);

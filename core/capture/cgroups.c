@@ -376,49 +376,56 @@ static int procs_cgroup(void *arg, int dirfd, const char *path, size_t plen,
 		return 0;
 	if ((r = CTP_GROW(p->arena, p->arena_cap, p->arena_len + plen + 1,
 			  4096)) < 0 ||
+	    (r = CTP_GROW(p->path, p->path_cap, p->n_path + 1, 64)) < 0 ||
 	    (r = CTP_GROW(p->ent, p->cap, p->n + p->ids.n, 256)) < 0)
 		return r;
-	uint32_t off = (uint32_t)p->arena_len;
-	memcpy(p->arena + off, path, plen + 1);
+	p->path[p->n_path] = (struct ctp_cg_path){.off = (uint32_t)p->arena_len,
+						  .len = (uint32_t)plen};
+	memcpy(p->arena + p->arena_len, path, plen + 1);
 	p->arena_len += plen + 1;
 	for (size_t i = 0; i < p->ids.n; i++)
-		p->ent[p->n++] = (struct ctp_cg_proc){.tgid = p->ids.ids[i],
-						      .off = off,
-						      .len = (uint32_t)plen};
+		p->ent[p->n++] = (struct ctp_id_pair){
+			.id = p->ids.ids[i], .val = (uint32_t)p->n_path};
+	p->n_path++;
 	return 0;
 }
 
-static int cmp_proc(const void *a, const void *b)
+static const char *procs_path(const struct ctp_cg_procs *p, uint32_t tgid,
+			      size_t *len)
 {
-	const struct ctp_cg_proc *x = a, *y = b;
-	return (x->tgid > y->tgid) - (x->tgid < y->tgid);
+	const struct ctp_id_pair *e = ctp_id_pairs_find(p->ent, p->n, tgid);
+
+	if (!e || e->val == CTP_ID_AMBIGUOUS)
+		return NULL;
+	*len = p->path[e->val].len;
+	return p->arena + p->path[e->val].off;
 }
 
-int ctp_cg_procs_build(struct ctp_cg_procs *p, int cgroup_fd)
+int ctp_cg_procs_build(struct ctp_cg_procs *p, int cgroup_fd, int proc_fd)
 {
-	size_t k = 0;
+	char buf[CTP_CGROUP_PATH_MAX + 8];
+	size_t n = 0, want_len, got_len;
+	const char *want, *got;
 	int r;
 
-	p->n = 0;
+	p->n = p->n_path = 0;
 	p->arena_len = 0;
 	p->ok = false;
-	if (cgroup_fd < 0)
+	if (cgroup_fd < 0 || !ctp_proc_is_live(proc_fd))
 		return -EBADF;
 	r = ctp_cgroup_walk(cgroup_fd, PROCS_MAX_DIRS, PROCS_MAX_DEPTH,
 			    procs_cgroup, p);
 	if (r < 0)
 		return r;
-	if (p->n > 1)
-		qsort(p->ent, p->n, sizeof(*p->ent), cmp_proc);
-	/* Listed twice (moved while listed): nobody can say where. */
-	for (size_t i = 0; i < p->n; i++) {
-		if (k && p->ent[k - 1].tgid == p->ent[i].tgid) {
-			p->ent[k - 1].off = UINT32_MAX;
-			continue;
-		}
-		p->ent[k++] = p->ent[i];
-	}
-	p->n = k;
+	ctp_id_pairs_sort(p->ent, &p->n);
+	/* This process's own cgroup as the listing and its file name it:
+	 * not the same when the mount shows another cgroup namespace's
+	 * tree. */
+	if (ctp_read_small(proc_fd, "self/cgroup", buf, sizeof(buf), &n) < 0 ||
+	    ctp_cgroup_v2_path(buf, n, &want, &want_len) < 0 ||
+	    !(got = procs_path(p, (uint32_t)getpid(), &got_len)) ||
+	    got_len != want_len || memcmp(got, want, got_len) != 0)
+		return -EXDEV;
 	p->ok = true;
 	return 0;
 }
@@ -426,29 +433,13 @@ int ctp_cg_procs_build(struct ctp_cg_procs *p, int cgroup_fd)
 const char *ctp_cg_procs_find(const struct ctp_cg_procs *p, uint32_t tgid,
 			      size_t *len)
 {
-	size_t lo = 0, hi = p->ok ? p->n : 0;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct ctp_cg_proc *e = &p->ent[mid];
-
-		if (e->tgid < tgid) {
-			lo = mid + 1;
-		} else if (e->tgid > tgid) {
-			hi = mid;
-		} else {
-			if (e->off == UINT32_MAX)
-				return NULL;
-			*len = e->len;
-			return p->arena + e->off;
-		}
-	}
-	return NULL;
+	return p->ok ? procs_path(p, tgid, len) : NULL;
 }
 
 void ctp_cg_procs_free(struct ctp_cg_procs *p)
 {
 	free(p->ent);
+	free(p->path);
 	free(p->arena);
 	ctp_id_list_free(&p->ids);
 	memset(p, 0, sizeof(*p));

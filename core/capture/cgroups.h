@@ -89,24 +89,30 @@ int ctp_cgroup_v2_path(const char *buf, size_t len, const char **path,
  * read (a threaded cgroup's processes are listed by its threaded domain;
  * a process is listed where its leader is). Read-only during the walk.
  */
-struct ctp_cg_proc {
-	uint32_t tgid;
-	uint32_t off, len; /* its path in arena; off UINT32_MAX: listed in
-			      two cgroups (moved while listed) */
+struct ctp_cg_path {
+	uint32_t off, len; /* in arena */
 };
 
 struct ctp_cg_procs {
-	struct ctp_cg_proc *ent; /* by tgid */
+	/* tgid -> index into path, or CTP_ID_AMBIGUOUS (listed in two
+	 * cgroups: moved while listed). */
+	struct ctp_id_pair *ent;
 	size_t n, cap;
+	struct ctp_cg_path *path;
+	size_t n_path, path_cap;
 	char *arena;
 	size_t arena_len, arena_cap;
 	struct ctp_id_list ids;
 	bool ok; /* built this capture */
 };
 
-/* Build the listing for this capture: 0, or a negative errno (then every
- * lookup misses). Memory is kept for the next build. */
-int ctp_cg_procs_build(struct ctp_cg_procs *p, int cgroup_fd);
+/* Build the listing for this capture, under the cgroup2 mount cgroup_fd,
+ * when proc_fd is this process's live procfs (the listings print ids of
+ * our pid namespace) and the listing names this process's own cgroup as
+ * its cgroup file does (a mount of another cgroup namespace's tree would
+ * not). 0, or a negative errno (-EBADF, -EXDEV, a read's): then every
+ * lookup misses. Memory is kept for the next build. */
+int ctp_cg_procs_build(struct ctp_cg_procs *p, int cgroup_fd, int proc_fd);
 /* The v2 path of process tgid (len bytes, NUL-terminated), or NULL when
  * it was not listed once. */
 const char *ctp_cg_procs_find(const struct ctp_cg_procs *p, uint32_t tgid,

@@ -1661,37 +1661,18 @@ static void keep_recorded(struct ctp_engine *eng)
 	cap->n_spans = n;
 }
 
-/*
- * Processes by v2 cgroup from the cgroups' listings (cgroups.h), so that
- * a process needs no cgroup file of its own read. Only on this process's
- * live procfs (the listings print tids of our pid namespace) and when the
- * listings name paths as the tasks' cgroup files do: this process's own
- * path must read the same both ways (not so when the mount shows another
- * cgroup namespace's tree).
- */
+/* Processes by v2 cgroup from the cgroups' listings (cgroups.h), so that
+ * a process needs no cgroup file of its own read; not on a copied tree. */
 static void list_processes(struct ctp_engine *eng)
 {
-	struct ctp_cg_procs *p = &eng->procs;
-	char buf[CTP_CGROUP_PATH_MAX + 8];
-	size_t n = 0, want_len, got_len;
-	const char *want, *got;
-
 	atomic_store(&eng->procs_hits, 0);
-	p->ok = false;
-	if (eng->roots.cgroup_fd < 0 || eng->check_files ||
-	    !ctp_proc_is_live(eng->roots.proc_fd) ||
-	    ctp_cg_procs_build(p, eng->roots.cgroup_fd) < 0)
-		return;
-	if (ctp_read_small(eng->roots.proc_fd, "self/cgroup", buf, sizeof(buf),
-			   &n) < 0 ||
-	    ctp_cgroup_v2_path(buf, n, &want, &want_len) < 0 ||
-	    !(got = ctp_cg_procs_find(p, (uint32_t)getpid(), &got_len)) ||
-	    got_len != want_len || memcmp(got, want, got_len) != 0) {
+	eng->procs.ok = false;
+	if (!eng->check_files &&
+	    ctp_cg_procs_build(&eng->procs, eng->roots.cgroup_fd,
+			       eng->roots.proc_fd) == -EXDEV)
 		ctp_log(CTP_LOG_DEBUG,
 			"cgroup listings do not name this process as its "
 			"cgroup file does: each process reads its own");
-		p->ok = false;
-	}
 }
 
 /* The index of `stat` among files read up front, or -1. */

@@ -314,6 +314,21 @@ struct ctp_id_list {
 int ctp_read_id_list(int dirfd, const char *name, struct ctp_id_list *l);
 void ctp_id_list_free(struct ctp_id_list *l);
 
+/* An id a listing named (a tid, a tgid) and what it maps to (say, the
+ * index of the cgroup that listed it). */
+struct ctp_id_pair {
+	uint32_t id, val;
+};
+/* The val of an id listed with different vals (moved while listed). */
+#define CTP_ID_AMBIGUOUS UINT32_MAX
+
+/* Sort pairs[0 .. *n) by id and keep one pair per id: its val, or
+ * CTP_ID_AMBIGUOUS when the id came with several; *n is the new count. */
+void ctp_id_pairs_sort(struct ctp_id_pair *pairs, size_t *n);
+/* The pair of `id` in sorted pairs[0 .. n), or NULL. */
+const struct ctp_id_pair *ctp_id_pairs_find(const struct ctp_id_pair *pairs,
+					    size_t n, uint32_t id);
+
 /*
  * Walk the cgroup tree whose root directory is dirfd (borrowed): fn is
  * called for each cgroup, the root first with path "/", then depth first

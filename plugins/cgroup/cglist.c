@@ -87,8 +87,8 @@ static int list_cgroup(void *arg, int dirfd, const char *path, size_t plen,
 	if ((r = CTP_GROW(h->m, h->cap, h->n + l->ids.n, 256)) < 0)
 		return r;
 	for (size_t i = 0; i < l->ids.n; i++)
-		h->m[h->n++] = (struct cg_member){.tid = l->ids.ids[i],
-						  .key = (uint32_t)key};
+		h->m[h->n++] = (struct ctp_id_pair){.id = l->ids.ids[i],
+						    .val = (uint32_t)key};
 	return 0;
 }
 
@@ -125,48 +125,14 @@ int cg_listing_add(struct cg_listing *l, const char *ctrl, size_t ctrl_len,
 	return 0;
 }
 
-static int cmp_member(const void *a, const void *b)
-{
-	const struct cg_member *x = a, *y = b;
-
-	return (x->tid > y->tid) - (x->tid < y->tid);
-}
-
 void cg_listing_done(struct cg_listing *l)
 {
-	for (size_t i = 0; i < l->n_hier; i++) {
-		struct cg_hier_list *h = &l->h[i];
-		size_t k = 0;
-
-		if (h->n > 1)
-			qsort(h->m, h->n, sizeof(*h->m), cmp_member);
-		for (size_t j = 0; j < h->n; j++) {
-			if (k && h->m[k - 1].tid == h->m[j].tid) {
-				if (h->m[k - 1].key != h->m[j].key)
-					h->m[k - 1].key = CG_LIST_AMBIGUOUS;
-				continue;
-			}
-			h->m[k++] = h->m[j];
-		}
-		h->n = k;
-	}
+	for (size_t i = 0; i < l->n_hier; i++)
+		ctp_id_pairs_sort(l->h[i].m, &l->h[i].n);
 }
 
-const struct cg_member *cg_listing_find(const struct cg_listing *l, size_t h,
-					uint32_t tid)
+const struct ctp_id_pair *cg_listing_find(const struct cg_listing *l, size_t h,
+					  uint32_t tid)
 {
-	const struct cg_hier_list *hl = &l->h[h];
-	size_t lo = 0, hi = hl->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (hl->m[mid].tid < tid)
-			lo = mid + 1;
-		else if (hl->m[mid].tid > tid)
-			hi = mid;
-		else
-			return &hl->m[mid];
-	}
-	return NULL;
+	return ctp_id_pairs_find(l->h[h].m, l->h[h].n, tid);
 }

@@ -31,20 +31,14 @@
 #define CG_LIST_CTRL_LEN  128
 #define CG_LIST_MAX_DIRS  100000
 #define CG_LIST_MAX_DEPTH 64
-/* A tid listed in two cgroups of one hierarchy (moved while read). */
-#define CG_LIST_AMBIGUOUS UINT32_MAX
-
-struct cg_member {
-	uint32_t tid;
-	uint32_t key; /* index into keys, or CG_LIST_AMBIGUOUS */
-};
-
 struct cg_hier_list {
 	char ctrl[CG_LIST_CTRL_LEN]; /* as task/<tid>/cgroup prints it */
 	size_t ctrl_len;
-	int handle;	     /* the hierarchy's path field */
-	uint32_t root_key;   /* the key of its root cgroup "/" */
-	struct cg_member *m; /* the threads of every other cgroup */
+	int handle;	   /* the hierarchy's path field */
+	uint32_t root_key; /* the key of its root cgroup "/" */
+	/* The threads of every other cgroup: tid -> index into keys, or
+	 * CTP_ID_AMBIGUOUS (listed in two cgroups: moved while read). */
+	struct ctp_id_pair *m;
 	size_t n, cap;
 };
 
@@ -87,8 +81,8 @@ int cg_listing_add(struct cg_listing *l, const char *ctrl, size_t ctrl_len,
 /* Sort every hierarchy's members by tid, marking tids listed twice. */
 void cg_listing_done(struct cg_listing *l);
 
-/* tid's member in hierarchy h (a cgroup other than the root), or NULL. */
-const struct cg_member *cg_listing_find(const struct cg_listing *l, size_t h,
-					uint32_t tid);
+/* tid's pair in hierarchy h (a cgroup other than the root), or NULL. */
+const struct ctp_id_pair *cg_listing_find(const struct cg_listing *l, size_t h,
+					  uint32_t tid);
 
 #endif

@@ -919,13 +919,13 @@ static bool from_listing(struct cg_state *st, const struct ctp_task *task,
 	int old = -1; /* started before the listing: 1, after or unknown: 0 */
 
 	for (size_t h = 0; h < l->n_hier; h++) {
-		const struct cg_member *m =
+		const struct ctp_id_pair *m =
 			cg_listing_find(l, h, (uint32_t)task->tid);
 
-		if (m && m->key == CG_LIST_AMBIGUOUS)
+		if (m && m->val == CTP_ID_AMBIGUOUS)
 			return false;
 		if (m) {
-			kid[h] = m->key;
+			kid[h] = m->val;
 			continue;
 		}
 		/* In no other cgroup: the root's, if it is older than the

@@ -879,24 +879,11 @@ static int open_roots(struct walk *w, const struct args *a, char **cgfound)
 	return 0;
 }
 
-/* The engine's list_processes(): every v2 cgroup's cgroup.procs, on the
- * live procfs only, used when it names this process as its file does. */
+/* The engine's list_processes(): every v2 cgroup's cgroup.procs, by the
+ * core's own code. */
 static void list_processes(struct walk *w)
 {
-	char buf[CTP_CGROUP_PATH_MAX + 8];
-	size_t n = 0, wl, gl;
-	const char *want, *got;
-
-	w->procs.ok = false;
-	if (w->cg_fd < 0 || !ctp_proc_is_live(w->proc_fd) ||
-	    ctp_cg_procs_build(&w->procs, w->cg_fd) < 0)
-		return;
-	if (ctp_read_small(w->proc_fd, "self/cgroup", buf, sizeof(buf), &n) <
-		    0 ||
-	    ctp_cgroup_v2_path(buf, n, &want, &wl) < 0 ||
-	    !(got = ctp_cg_procs_find(&w->procs, (uint32_t)getpid(), &gl)) ||
-	    gl != wl || memcmp(got, want, gl) != 0)
-		w->procs.ok = false;
+	ctp_cg_procs_build(&w->procs, w->cg_fd, w->proc_fd);
 }
 
 /* Every tgid of the proc root, ascending. */
