@@ -70,11 +70,34 @@ static void truncated_and_hostile(void **unused)
 	}
 }
 
+/* The state letter after the name: what decides whether a process's
+ * leader is a zombie. */
+static void state_letter(void **unused)
+{
+	char st = 0;
+
+	(void)unused;
+	assert_int_equal(ctp_stat_state("4424 (cat) R 4422\n", 18, &st), 0);
+	assert_int_equal(st, 'R');
+	assert_int_equal(ctp_stat_state("3333 (ghost) Z 1 3333\n", 22, &st), 0);
+	assert_int_equal(st, 'Z');
+	/* The last ')' ends the name, whatever it holds. */
+	assert_int_equal(ctp_stat_state("1 (a) S) D 1\n", 13, &st), 0);
+	assert_int_equal(st, 'D');
+	/* Cut after the name, no blank, no name. */
+	assert_int_equal(ctp_stat_state("1 (a)", 5, &st), -EINVAL);
+	assert_int_equal(ctp_stat_state("1 (a) ", 6, &st), -EINVAL);
+	assert_int_equal(ctp_stat_state("1 (a)S 1", 8, &st), -EINVAL);
+	assert_int_equal(ctp_stat_state("1 a) S", 6, &st), -EINVAL);
+	assert_int_equal(ctp_stat_state(NULL, 0, &st), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(kernel_text),
 		cmocka_unit_test(truncated_and_hostile),
+		cmocka_unit_test(state_letter),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -365,13 +365,8 @@ int ctp_engine_source_register(struct ctp_ctx *ctx, const char *name,
 		return -EINVAL;
 	struct ctp_engine *eng = ctx->eng;
 	size_t n = strlen(name);
-	if (n == 0 || n > CTP_SOURCE_NAME_MAX)
+	if (n > CTP_SOURCE_NAME_MAX || !ctp_name_ok(name))
 		return -EINVAL;
-	for (size_t i = 0; i < n; i++)
-		if (!((name[i] >= 'a' && name[i] <= 'z') ||
-		      (name[i] >= '0' && name[i] <= '9') || name[i] == '_' ||
-		      name[i] == '.' || name[i] == '-'))
-			return -EINVAL;
 	/* Only from init, on the main thread: the walk reads the table
 	 * without a lock. */
 	if (eng->cap->plugins[ctx->plugin].rt->initialized)
@@ -925,13 +920,11 @@ static bool leader_alive(const struct ctp_engine *eng, const struct fileset *ps)
  * PF_EXITING) is skipped when the process is migrated, so <tgid>/cgroup
  * can show a cgroup its live threads have left.
  */
-static void process_cgroup(struct worker *w, int pdir, uint32_t tgid,
-			   size_t ntids)
+/* The v2 path in a probe thread's own cgroup file (the first tid that is
+ * not the leader), or NULL. */
+static const char *probe_cgroup(struct worker *w, int pdir, uint32_t tgid,
+				size_t ntids, size_t *plen)
 {
-	struct ctp_engine *eng = w->eng;
-	struct ctp_capture *cap = eng->cap;
-
-	w->proc_cg_whole = false;
 	uint32_t probe = tgid;
 	for (size_t i = 0; i < ntids; i++) {
 		if (w->tids[i] != tgid) {
@@ -939,24 +932,37 @@ static void process_cgroup(struct worker *w, int pdir, uint32_t tgid,
 			break;
 		}
 	}
-	char probe_rel[40];
-	snprintf(probe_rel, sizeof(probe_rel), "task/%" PRIu32 "/cgroup",
-		 probe);
-	size_t cglen = 0;
+	char rel[40];
+	snprintf(rel, sizeof(rel), "task/%" PRIu32 "/cgroup", probe);
+	size_t len = 0;
+	const char *path;
+	if (read_at(pdir, rel, w->eng->check_files, &w->cgbuf, &w->cgcap,
+		    &len) < 0 ||
+	    ctp_cgroup_v2_path(w->cgbuf, len, &path, plen) < 0)
+		return NULL;
+	return path;
+}
+
+static void process_cgroup(struct worker *w, int pdir, uint32_t tgid,
+			   size_t ntids)
+{
+	struct ctp_engine *eng = w->eng;
+	struct ctp_capture *cap = eng->cap;
+
+	w->proc_cg_whole = false;
 	const char *cgpath = NULL;
 	size_t cgplen = 0;
+	if (ntids == 0)
+		return;
 	/* From the listings when they place the process, and its leader,
 	 * which they place, is where its threads are: the only thread, or
 	 * not a zombie (its stat says). */
-	if (ntids > 0 && (ntids == 1 || leader_alive(eng, &w->pset)) &&
+	if ((ntids == 1 || leader_alive(eng, &w->pset)) &&
 	    (cgpath = ctp_cg_procs_find(&eng->procs, tgid, &cgplen)) != NULL)
 		atomic_fetch_add_explicit(&eng->procs_hits, 1,
 					  memory_order_relaxed);
-	else if (eng->roots.cgroup_fd < 0 || ntids == 0 ||
-		 read_at(pdir, probe_rel, eng->check_files, &w->cgbuf,
-			 &w->cgcap, &cglen) < 0 ||
-		 ctp_cgroup_v2_path(w->cgbuf, cglen, &cgpath, &cgplen) < 0)
-		cgpath = NULL;
+	else if (eng->roots.cgroup_fd >= 0)
+		cgpath = probe_cgroup(w, pdir, tgid, ntids, &cgplen);
 	if (cgpath && cgplen < sizeof(w->proc_cg)) {
 		int64_t id =
 			ctp_blobpool_intern_cached(cap->blobs, cgpath, cgplen);

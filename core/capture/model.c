@@ -243,7 +243,7 @@ void ctp_registry_done(struct ctp_registry *reg)
 	pthread_mutex_destroy(&reg->lock);
 }
 
-static bool name_ok(const char *name)
+bool ctp_name_ok(const char *name)
 {
 	size_t n = 0;
 	if (!name || !*name || *name == '.')
@@ -327,7 +327,7 @@ static bool label_ok(const char *s, bool pairs)
 
 int ctp_field_desc_check(const struct ctp_field_desc *d, const char **why)
 {
-	if (!name_ok(d->name)) {
+	if (!ctp_name_ok(d->name)) {
 		*why = "name must be 1-128 of [a-z0-9_.-], dot-separated, "
 		       "no empty component";
 		return -EINVAL;

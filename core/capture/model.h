@@ -84,6 +84,9 @@ void ctp_registry_done(struct ctp_registry *reg);
 /* Check a description: name syntax, enum ranges, type/kind/rule fit.
  * Returns 0 or -EINVAL with a reason in why. Pure. */
 int ctp_field_desc_check(const struct ctp_field_desc *d, const char **why);
+/* A field's name syntax (also a per-task source's): 1-128 of [a-z0-9_.-],
+ * dot-separated, no empty component. */
+bool ctp_name_ok(const char *name);
 /* Add a field (after ctp_field_desc_check). Returns the field id, or
  * -EEXIST when the name is taken by a different description (same
  * description and plugin: returns the existing id). */

@@ -4,6 +4,28 @@
 
 #include "taskid.h"
 
+/* The first '(' and the last ')' of stat text, the name between them; 0,
+ * or -EINVAL when there are no such two in that order. */
+static int name_bounds(const char *buf, size_t len, const char **open,
+		       const char **close)
+{
+	const char *o, *c;
+
+	if (!buf)
+		return -EINVAL;
+	o = memchr(buf, '(', len);
+	if (!o)
+		return -EINVAL;
+	c = buf + len;
+	while (c > o && *--c != ')')
+		;
+	if (c == o)
+		return -EINVAL;
+	*open = o;
+	*close = c;
+	return 0;
+}
+
 int ctp_stat_comm(const char *buf, size_t len, char *out, size_t outlen)
 {
 	const char *open, *close;
@@ -12,15 +34,7 @@ int ctp_stat_comm(const char *buf, size_t len, char *out, size_t outlen)
 	if (!outlen)
 		return -EINVAL;
 	out[0] = '\0';
-	if (!buf)
-		return -EINVAL;
-	open = memchr(buf, '(', len);
-	if (!open)
-		return -EINVAL;
-	close = buf + len;
-	while (close > open && *--close != ')')
-		;
-	if (close == open)
+	if (name_bounds(buf, len, &open, &close) < 0)
 		return -EINVAL;
 	n = (size_t)(close - open - 1);
 	if (n > outlen - 1)
@@ -32,14 +46,10 @@ int ctp_stat_comm(const char *buf, size_t len, char *out, size_t outlen)
 
 int ctp_stat_state(const char *buf, size_t len, char *state)
 {
-	const char *close = buf ? buf + len : NULL;
+	const char *open, *close;
 
-	if (!buf)
-		return -EINVAL;
-	while (close > buf && *--close != ')')
-		;
-	if (close == buf || *close != ')' || (size_t)(buf + len - close) < 3 ||
-	    close[1] != ' ')
+	if (name_bounds(buf, len, &open, &close) < 0 ||
+	    (size_t)(buf + len - close) < 3 || close[1] != ' ')
 		return -EINVAL;
 	*state = close[2];
 	return 0;

@@ -186,7 +186,8 @@ struct ctp_task {
 typedef int (*ctp_source_fill_fn)(void *state, const struct ctp_task *task,
 				  void *buf, size_t cap, size_t *len);
 #define CTP_SOURCE_MAX_BYTES 1024
-/* Longest source name; [a-z0-9_.-] only. */
+/* Longest source name; a field name's syntax ([a-z0-9_.-], dot-separated,
+ * no empty component). */
 #define CTP_SOURCE_NAME_MAX 31
 /* Sources in one capture, all plugins together. */
 #define CTP_MAX_SOURCES 8

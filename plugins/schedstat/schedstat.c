@@ -395,19 +395,27 @@ static int parse_options(struct ctp_ctx *ctx, const struct ctp_api *api,
  * only with CONFIG_SCHEDSTATS), and always on a proc root that is not
  * this kernel's procfs (a copied tree says what it holds).
  */
+/* kernel.sched_schedstats under the proc root: 1 on, 0 off, or the read's
+ * negative errno (-ENOENT: a kernel without CONFIG_SCHEDSTATS). */
+static int schedstats_sysctl(int proc_fd)
+{
+	char buf[16];
+	size_t n = 0;
+	int r = ctp_read_small(proc_fd, "sys/kernel/sched_schedstats", buf,
+			       sizeof(buf), &n);
+
+	return r < 0 ? r : n && buf[0] == '1';
+}
+
 static bool want_sched(const struct sched_state *st)
 {
 	const struct ctp_roots *roots = st->api->roots(st->ctx);
-	char buf[16];
-	size_t n = 0;
+	int on;
 
 	if (st->mode != SCHED_AUTO)
 		return st->mode == SCHED_ALWAYS;
-	if (ctp_read_small(roots ? roots->proc_fd : -1,
-			   "sys/kernel/sched_schedstats", buf, sizeof(buf),
-			   &n) == 0)
-		return n && buf[0] == '1';
-	return !st->live;
+	on = schedstats_sysctl(roots ? roots->proc_fd : -1);
+	return on >= 0 ? on == 1 : !st->live;
 }
 
 static int sched_host(void *state, struct ctp_record *rec)
@@ -431,17 +439,15 @@ static int sched_host(void *state, struct ctp_record *rec)
  */
 static const char *schedstats_hint(int proc_fd)
 {
-	char buf[16], *kconfig = NULL;
-	size_t n = 0, klen = 0;
-	int r = ctp_read_small(proc_fd, "sys/kernel/sched_schedstats", buf,
-			       sizeof(buf), &n);
-	if (r == 0)
-		return n && buf[0] == '0'
-			       ? "schedstat.wait_sum and the other schedstats "
-				 "fields are absent: kernel.sched_schedstats "
-				 "is 0 (sysctl -w kernel.sched_schedstats=1 "
-				 "turns them on)"
-			       : NULL;
+	char *kconfig = NULL;
+	size_t klen = 0;
+	int r = schedstats_sysctl(proc_fd);
+	if (r >= 0)
+		return r == 0 ? "schedstat.wait_sum and the other schedstats "
+				"fields are absent: kernel.sched_schedstats "
+				"is 0 (sysctl -w kernel.sched_schedstats=1 "
+				"turns them on)"
+			      : NULL;
 	if (r != -ENOENT || ctp_read_kconfig(proc_fd, &kconfig, &klen) < 0)
 		return NULL;
 	enum ctp_kconfig_value v = ctp_kconfig_lookup(
