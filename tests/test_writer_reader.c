@@ -723,6 +723,67 @@ static void check_sample(const struct ctp_snap *snap, bool legacy)
 	assert_null(tt->col[F_RSS]);
 }
 
+/*
+ * Cells start one byte wide and widen on the first value that does not
+ * fit: every value reads back as set, in every block, across each width's
+ * edges, whichever order the widths come in; absent cells stay absent.
+ */
+static void test_table_cells(void **state)
+{
+	(void)state;
+	static const uint64_t edges[] = {0,
+					 1,
+					 255,
+					 256,
+					 65535,
+					 65536,
+					 UINT32_MAX,
+					 1ull << 32,
+					 UINT64_MAX - 1,
+					 UINT64_MAX,
+					 12345678901ull};
+	const uint32_t ne = sizeof(edges) / sizeof(edges[0]);
+	const uint32_t nrows = 3 * CTP_BLOCK_ROWS + 7;
+	struct ctp_table t;
+	ctp_table_init(&t);
+	for (uint32_t r = 0; r < nrows; r++)
+		assert_int_equal(ctp_table_add_row(&t), (int64_t)r);
+	/* Column 3: every other row, widths growing up the block; column 9:
+	 * the widest value first, in the middle of the block. */
+	for (uint32_t r = 0; r < nrows; r += 2)
+		assert_int_equal(ctp_table_set(&t, r, 3, edges[(r / 2) % ne]),
+				 0);
+	for (uint32_t r = nrows; r-- > 0;)
+		assert_int_equal(
+			ctp_table_set(&t, r, 9, edges[(r * 7 + 3) % ne]), 0);
+	for (uint32_t r = 0; r < nrows; r++) {
+		uint64_t v = 42;
+		if (r % 2) {
+			assert_false(ctp_table_get(&t, r, 3, &v));
+		} else {
+			assert_true(ctp_table_get(&t, r, 3, &v));
+			assert_int_equal(v, edges[(r / 2) % ne]);
+		}
+		assert_true(ctp_table_get(&t, r, 9, &v));
+		assert_int_equal(v, edges[(r * 7 + 3) % ne]);
+		assert_false(ctp_table_get(&t, r, 4, &v));
+	}
+	/* A block that never needs more than a byte keeps reading as one. */
+	for (uint32_t r = 0; r < CTP_BLOCK_ROWS; r++)
+		assert_int_equal(ctp_table_set(&t, r, 20, r % 200), 0);
+	uint64_t v;
+	assert_true(ctp_table_get(&t, 1000, 20, &v));
+	assert_int_equal(v, 1000 % 200);
+	ctp_table_clear(&t, 1000, 20);
+	assert_false(ctp_table_get(&t, 1000, 20, &v));
+	ctp_table_truncate(&t, 5);
+	assert_int_equal(ctp_table_add_row(&t), 5);
+	assert_false(ctp_table_get(&t, 5, 9, &v));
+	assert_true(ctp_table_get(&t, 4, 3, &v));
+	assert_int_equal(v, edges[2]);
+	ctp_table_done(&t);
+}
+
 static void test_roundtrip(void **state)
 {
 	(void)state;
@@ -2333,6 +2394,7 @@ int main(int argc, char **argv)
 	}
 
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table_cells),
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_golden_v1),
 		cmocka_unit_test(test_bytes_unchanged),

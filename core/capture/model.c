@@ -656,6 +656,7 @@ void ctp_table_done(struct ctp_table *t)
 			free(blk->present[c]);
 		}
 		free(blk->vals);
+		free(blk->lg);
 		free(blk->present);
 	}
 	free(t->blocks);
@@ -699,17 +700,47 @@ static int block_grow_cols(struct ctp_block *blk, uint32_t col)
 	uint32_t n = blk->ncols ? blk->ncols : 8;
 	while (n <= col)
 		n *= 2;
-	uint64_t **v = realloc(blk->vals, n * sizeof(*v));
+	void **v = realloc(blk->vals, n * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	blk->vals = v;
+	uint8_t *lg = realloc(blk->lg, n);
+	if (!lg)
+		return -ENOMEM;
+	blk->lg = lg;
 	uint64_t **p = realloc(blk->present, n * sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	blk->present = p;
-	for (uint32_t c = blk->ncols; c < n; c++)
+	for (uint32_t c = blk->ncols; c < n; c++) {
 		blk->vals[c] = blk->present[c] = NULL;
+		blk->lg[c] = 0;
+	}
 	blk->ncols = n;
+	return 0;
+}
+
+/* The narrowest cell width that holds v. */
+static uint8_t cell_lg(uint64_t v)
+{
+	uint8_t lg = 0;
+	while (!ctp_cell_fits(lg, v))
+		lg++;
+	return lg;
+}
+
+/* Column col of blk to cells of 1 << lg bytes, its values kept. */
+static int column_widen(struct ctp_block *blk, uint32_t col, uint8_t lg)
+{
+	void *wide = malloc((size_t)CTP_BLOCK_ROWS << lg);
+	if (!wide)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < CTP_BLOCK_ROWS; i++)
+		ctp_cell_store(wide, lg, i,
+			       ctp_cell_load(blk->vals[col], blk->lg[col], i));
+	free(blk->vals[col]);
+	blk->vals[col] = wide;
+	blk->lg[col] = lg;
 	return 0;
 }
 
@@ -723,7 +754,8 @@ int ctp_table_set_slow(struct ctp_table *t, uint32_t row, uint32_t col,
 	if (col >= blk->ncols && block_grow_cols(blk, col) < 0)
 		return -ENOMEM;
 	if (!blk->vals[col]) {
-		blk->vals[col] = malloc(CTP_BLOCK_ROWS * sizeof(uint64_t));
+		uint8_t lg = cell_lg(v);
+		blk->vals[col] = calloc(CTP_BLOCK_ROWS, (size_t)1 << lg);
 		blk->present[col] = calloc(PRESENT_WORDS, sizeof(uint64_t));
 		if (!blk->vals[col] || !blk->present[col]) {
 			free(blk->vals[col]);
@@ -731,8 +763,12 @@ int ctp_table_set_slow(struct ctp_table *t, uint32_t row, uint32_t col,
 			blk->vals[col] = blk->present[col] = NULL;
 			return -ENOMEM;
 		}
+		blk->lg[col] = lg;
+	} else if (!ctp_cell_fits(blk->lg[col], v) &&
+		   column_widen(blk, col, cell_lg(v)) < 0) {
+		return -ENOMEM;
 	}
-	blk->vals[col][i] = v;
+	ctp_cell_store(blk->vals[col], blk->lg[col], i, v);
 	blk->present[col][i / 64] |= 1ull << (i % 64);
 	return 0;
 }

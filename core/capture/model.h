@@ -124,14 +124,61 @@ int ctp_registry_add_derived(struct ctp_registry *reg, uint32_t plugin,
 #define CTP_BLOCK_ROWS 1024u
 
 struct ctp_block {
-	uint32_t ncols;	    /* allocated column slots */
-	uint64_t **vals;    /* vals[c] NULL: column never set in this block */
+	uint32_t ncols; /* allocated column slots */
+	/* vals[c]: CTP_BLOCK_ROWS cells of 1 << lg[c] bytes each, NULL when
+	 * the column was never set in this block. A column starts at the
+	 * width its first value needs and widens (1, 2, 4, 8 bytes) when a
+	 * value does not fit: most cells of a host are small (states,
+	 * priorities, counts, times of sleeping threads), and the tables are
+	 * most of a capture's memory. */
+	void **vals;
+	uint8_t *lg;
 	uint64_t **present; /* bitmaps, CTP_BLOCK_ROWS bits each */
 };
 
+/* Whether v fits a cell of 1 << lg bytes. */
+static inline bool ctp_cell_fits(uint8_t lg, uint64_t v)
+{
+	return lg >= 3 || v >> (8u << lg) == 0;
+}
+
+static inline uint64_t ctp_cell_load(const void *cells, uint8_t lg, uint32_t i)
+{
+	switch (lg) {
+	case 0:
+		return ((const uint8_t *)cells)[i];
+	case 1:
+		return ((const uint16_t *)cells)[i];
+	case 2:
+		return ((const uint32_t *)cells)[i];
+	default:
+		return ((const uint64_t *)cells)[i];
+	}
+}
+
+/* Only where ctp_cell_fits(lg, v). */
+static inline void ctp_cell_store(void *cells, uint8_t lg, uint32_t i,
+				  uint64_t v)
+{
+	switch (lg) {
+	case 0:
+		((uint8_t *)cells)[i] = (uint8_t)v;
+		break;
+	case 1:
+		((uint16_t *)cells)[i] = (uint16_t)v;
+		break;
+	case 2:
+		((uint32_t *)cells)[i] = (uint32_t)v;
+		break;
+	default:
+		((uint64_t *)cells)[i] = v;
+	}
+}
+
 /*
  * Rows grow in blocks of CTP_BLOCK_ROWS so a row append allocates only once
- * per block. Columns are allocated lazily, on the first set in a block.
+ * per block. Columns are allocated lazily, on the first set in a block, and
+ * widened on the first value that does not fit.
  * A table is used by one thread at a time.
  */
 struct ctp_table {
@@ -147,7 +194,8 @@ void ctp_table_done(struct ctp_table *t);
 int64_t ctp_table_add_row(struct ctp_table *t);
 /* Drop the last `n` rows (a task that vanished mid-collection). */
 void ctp_table_truncate(struct ctp_table *t, uint32_t nrows);
-/* ctp_table_set() when the cell's column is not allocated in its block. */
+/* ctp_table_set() when the cell's column is not allocated in its block, or
+ * too narrow for v. */
 int ctp_table_set_slow(struct ctp_table *t, uint32_t row, uint32_t col,
 		       uint64_t v);
 void ctp_table_clear(struct ctp_table *t, uint32_t row, uint32_t col);
@@ -161,9 +209,10 @@ static inline int ctp_table_set(struct ctp_table *t, uint32_t row, uint32_t col,
 		return -EINVAL;
 	struct ctp_block *blk = &t->blocks[row / CTP_BLOCK_ROWS];
 	uint32_t i = row % CTP_BLOCK_ROWS;
-	if (col >= blk->ncols || !blk->vals[col])
+	if (col >= blk->ncols || !blk->vals[col] ||
+	    !ctp_cell_fits(blk->lg[col], v))
 		return ctp_table_set_slow(t, row, col, v);
-	blk->vals[col][i] = v;
+	ctp_cell_store(blk->vals[col], blk->lg[col], i, v);
 	blk->present[col][i / 64] |= 1ull << (i % 64);
 	return 0;
 }
@@ -179,7 +228,7 @@ static inline bool ctp_table_get(const struct ctp_table *t, uint32_t row,
 	if (col >= blk->ncols || !blk->present[col] ||
 	    !(blk->present[col][i / 64] & (1ull << (i % 64))))
 		return false;
-	*v = blk->vals[col][i];
+	*v = ctp_cell_load(blk->vals[col], blk->lg[col], i);
 	return true;
 }
 

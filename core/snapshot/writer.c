@@ -831,7 +831,9 @@ struct rows {
 struct colcur {
 	const struct ctp_table *t;
 	uint32_t blk;
-	const uint64_t *vals, *present;
+	const void *vals;
+	const uint64_t *present;
+	uint8_t lg;
 };
 
 static bool cur_get(struct colcur *c, const struct rows *r, size_t i,
@@ -854,11 +856,12 @@ static bool cur_get(struct colcur *c, const struct rows *r, size_t i,
 		c->t = t;
 		c->blk = b;
 		c->vals = col < blk->ncols ? blk->vals[col] : NULL;
+		c->lg = col < blk->ncols ? blk->lg[col] : 0;
 		c->present = col < blk->ncols ? blk->present[col] : NULL;
 	}
 	if (!c->present || !(c->present[k / 64] >> (k % 64) & 1))
 		return false;
-	*v = c->vals[k];
+	*v = ctp_cell_load(c->vals, c->lg, k);
 	return true;
 }
 
