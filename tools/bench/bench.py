@@ -863,14 +863,22 @@ def export_block(args, n, outdir, configs):
 
 # ---- Issue 17: the default set against the naive reader --------------------
 
-# Kinds of run of --issue17, in the order of each round.
-I17_KINDS = ("naive", "w1", "w2", "nocap", "ps", "atop")
+# Kinds of run of --issue17, in the order of each round. "floor" is the
+# plain reader's lower bound of the shipped walk (ctp-bench-read --preset
+# floor), "floor2" the same reads split between two readers started
+# together (--shard 0/2 and 1/2): how far the kernel lets them run in
+# parallel on this machine.
+I17_KINDS = ("naive", "w1", "w2", "nocap", "ps", "atop", "floor", "floor2")
 
 
 def i17_argv(args, kind, config, snap):
     """argv of one --issue17 kind, or None when its tool is missing."""
     if kind == "naive":
         return [args.reader, "--preset", "naive"]
+    if kind == "floor":
+        return [args.reader, "--preset", "floor"]
+    if kind == "floor2":
+        return [args.reader, "--preset", "floor", "--shard", "K/2"]
     if kind in ("w1", "w2"):
         return ctprof_argv(args, config, snap, int(kind[1:]))
     if kind == "nocap":
@@ -889,10 +897,31 @@ def i17_argv(args, kind, config, snap):
     raise BenchError("unknown kind %s" % kind)
 
 
+def run_sharded(args, argv, outdir, n=2):
+    """argv (with a K/n shard) as n readers started together: CPU summed,
+    wall and RSS the largest, threads walked summed."""
+    busy0 = host_busy_seconds()
+    hs = [start_measured(args, [a.replace("K/%d" % n, "%d/%d" % (k, n))
+                                for a in argv], outdir, "shard%d" % k)
+          for k in range(n)]
+    rs = [finish_measured(h) for h in hs]
+    tids = 0
+    for r in rs:
+        m = READER_RE.search(r["stdout"])
+        tids += int(m.group(2)) if m else 0
+    return {"user": sum(r["user"] for r in rs),
+            "sys": sum(r["sys"] for r in rs),
+            "cpu": sum(r["cpu"] for r in rs),
+            "wall": max(r["wall"] for r in rs),
+            "maxrss": max(r["maxrss"] for r in rs),
+            "host_busy": host_busy_seconds() - busy0,
+            "stdout": "tgids 0 tids %d vanished 0\n" % tids, "stderr": ""}
+
+
 def i17_threads(kind, r, fallback):
     """Threads a run walked: the snapshot's, the reader's, else the
     host's count taken beside it."""
-    if kind == "naive":
+    if kind in ("naive", "floor", "floor2"):
         m = READER_RE.search(r["stdout"])
         return int(m.group(2)) if m else fallback
     if kind in ("w1", "w2", "nocap"):
@@ -951,8 +980,9 @@ def issue17_block(args, n, per_process, outdir, config):
             shift = i % len(kinds)
             for k in kinds[shift:] + kinds[:shift]:
                 base = host_threads()
-                r = run_measured(args, i17_argv(args, k, config, snap),
-                                 outdir, k)
+                argv = i17_argv(args, k, config, snap)
+                r = (run_sharded(args, argv, outdir) if k == "floor2" else
+                     run_measured(args, argv, outdir, k))
                 r["threads"] = i17_threads(k, r, base)
                 r["walk"] = None
                 r["bytes"] = (os.path.getsize(snap) if k == "w1" and
@@ -976,7 +1006,7 @@ def issue17_block(args, n, per_process, outdir, config):
             row["sum"][k] = summarize(rs)
     s = row["sum"]
     nv = s["naive"]["cpu_us_per_thread"]
-    for k in ("w1", "nocap", "ps", "atop"):
+    for k in ("w1", "nocap", "ps", "atop", "floor"):
         if k in s:
             row["sum"][k]["ratio"] = s[k]["cpu_us_per_thread"] / nv
             row["sum"][k]["ratio_paired"] = paired_ratio(runs, k, "naive")
@@ -984,6 +1014,8 @@ def issue17_block(args, n, per_process, outdir, config):
         row["wall_2w_1w"] = s["w2"]["wall_s"] / s["w1"]["wall_s"]
         row["cpu_2w_1w"] = (s["w2"]["cpu_us_per_thread"]
                             / s["w1"]["cpu_us_per_thread"])
+    if "floor2" in s:
+        row["wall_floor2"] = s["floor2"]["wall_s"] / s["floor"]["wall_s"]
     return row
 
 
@@ -991,8 +1023,9 @@ def print_issue17(rows, out):
     out.write("| N | thr/proc | naive µs/thr | ctprof w1 µs/thr | w1 / naive "
               "(paired) | no CAP_NET_ADMIN / naive (paired) | ps -eLo / "
               "naive | atop -w / naive | w2/w1 wall | w2/w1 CPU/thr | "
-              "peak RSS MiB | snapshot B/thr | syscalls/thr |\n")
-    out.write("|" + " --- |" * 13 + "\n")
+              "peak RSS MiB | snapshot B/thr | syscalls/thr | floor / "
+              "naive (paired) | floor 2 readers / 1, wall |\n")
+    out.write("|" + " --- |" * 15 + "\n")
     for r in rows:
         s = r["sum"]
 
@@ -1001,7 +1034,7 @@ def print_issue17(rows, out):
                 return "-"
             return "%.2fx (%.2fx)" % (s[k]["ratio"], s[k]["ratio_paired"])
         out.write("| %d | %d | %.1f | %.1f | %s | %s | %s | %s | %s | %s | "
-                  "%.1f | %.1f | %s |\n" % (
+                  "%.1f | %.1f | %s | %s | %s |\n" % (
                       r["load_threads"], r["per_process"],
                       s["naive"]["cpu_us_per_thread"],
                       s["w1"]["cpu_us_per_thread"], ratio("w1"),
@@ -1014,7 +1047,9 @@ def print_issue17(rows, out):
                               s.get("w2", s["w1"])["maxrss"])),
                       s["w1"]["bytes_per_thread"],
                       "%.1f" % r["syscalls_per_thread"]
-                      if r["syscalls_per_thread"] else "-"))
+                      if r["syscalls_per_thread"] else "-", ratio("floor"),
+                      "%.2f" % r["wall_floor2"] if "wall_floor2" in r
+                      else "-"))
 
 
 def print_export(rows, out):
