@@ -286,6 +286,28 @@ static void start_child(void)
 static char tmp[PATH_MAX];
 static unsigned seq;
 
+/* A threaded child "t" of v2 cgroup dir (path, its v2 path) holding the
+ * child's last thread; tdir and tpath (PATH_MAX + 8 bytes) get its
+ * directory and path. false, with a note, where the kernel refuses. */
+static bool threaded_child(const char *dir, const char *path, char *tdir,
+			   char *tpath)
+{
+	snprintf(tdir, PATH_MAX + 8, "%s/t", dir);
+	snprintf(tpath, PATH_MAX + 8, "%s/t", path);
+	bool threaded = make_cgroup(tdir) == 0;
+	if (threaded) {
+		char tp[PATH_MAX + 32];
+		snprintf(tp, sizeof(tp), "%s/cgroup.type", tdir);
+		threaded = write_str(tp, "threaded") == 0 &&
+			   write_num(tdir, "cgroup.threads",
+				     child_tids[NTHREADS - 1]) == 0;
+	}
+	if (!threaded)
+		print_message("note: no threaded cgroup here (%s)\n",
+			      strerror(errno));
+	return threaded;
+}
+
 static struct ctp_snap *capture(void)
 {
 	char cfg[PATH_MAX], log[PATH_MAX], out[PATH_MAX];
@@ -557,19 +579,7 @@ static void v2_path(void **state)
 			      dir);
 
 	/* A threaded child with the last thread, when allowed. */
-	snprintf(tdir, sizeof(tdir), "%s/t", dir);
-	snprintf(tpath, sizeof(tpath), "%s/t", path);
-	bool threaded = make_cgroup(tdir) == 0;
-	if (threaded) {
-		char tp[PATH_MAX + 32];
-		snprintf(tp, sizeof(tp), "%s/cgroup.type", tdir);
-		threaded = write_str(tp, "threaded") == 0 &&
-			   write_num(tdir, "cgroup.threads",
-				     child_tids[NTHREADS - 1]) == 0;
-		if (!threaded)
-			print_message("note: no threaded cgroup here (%s)\n",
-				      strerror(errno));
-	}
+	bool threaded = threaded_child(dir, path, tdir, tpath);
 
 	struct ctp_snap *s = capture();
 	for (int i = 0; i < NTHREADS; i++)
@@ -730,9 +740,49 @@ static void v2_listings(void **state)
 	move_procs(dir, child);
 	for (int i = 0; i < NTHREADS; i++)
 		want[i] = cpath;
-	/* procfs-stat's <tgid>/stat tells a live leader from a zombie. */
-	struct ctp_snap *s = e2e_capture_plugins(
-		tmp, "v2l", 2, "  procfs-stat: {required: true}\n");
+	/* The last thread in a threaded child, when allowed: placed by that
+	 * cgroup's cgroup.threads, not by where its process is listed. */
+	char tdir[PATH_MAX + 8], tpath[PATH_MAX + 8];
+	bool threaded = threaded_child(dir, cpath, tdir, tpath);
+	if (threaded)
+		want[NTHREADS - 1] = tpath;
+	/* procfs-stat's <tgid>/stat tells a live leader from a zombie; -vv
+	 * for the line that says what the listings placed. */
+	char cfg[PATH_MAX], out[PATH_MAX], log[PATH_MAX];
+	PATH(cfg, "%s/v2l.yaml", tmp);
+	PATH(out, "%s/v2l.ctprof.zst", tmp);
+	PATH(log, "%s/v2l.log", tmp);
+	FILE *f = fopen(cfg, "we");
+	assert_non_null(f);
+	fprintf(f,
+		"plugin_dirs: [\"%s\"]\nworkers: 2\nplugins:\n"
+		"  procfs-stat: {required: true}\n",
+		CTP_TEST_PLUGIN_DIR);
+	assert_int_equal(fclose(f), 0);
+	const char *args[] = {"-vv", "--config", cfg, "-o", out, NULL};
+	assert_int_equal(e2e_run(args, NULL, log), 0);
+	struct ctp_snap *s = NULL;
+	char err[512];
+	if (ctp_snap_open(out, 1ull << 31, &s, err, sizeof(err)) < 0)
+		fail_msg("cannot read the snapshot: %s", err);
+	char *text = NULL;
+	assert_int_equal(e2e_read_file(log, &text, NULL), 0);
+	const char *line = strstr(text, "cgroup listings placed ");
+	unsigned long procs = 0, threads = 0;
+	if (!line || sscanf(line,
+			    "cgroup listings placed %lu processes and %lu "
+			    "threads",
+			    &procs, &threads) != 2) {
+		e2e_show_file("ctprof-core stderr", log);
+		fail_msg("no 'cgroup listings placed' line");
+	}
+	print_message("[ INFO     ] listings placed %lu processes, %lu "
+		      "threads of threaded cgroups\n",
+		      procs, threads);
+	assert_true(procs > 0);
+	if (threaded)
+		assert_true(threads >= 1);
+	free(text);
 	const struct ctp_snap_table *tt = ctp_snap_table(s, CTP_SCOPE_THREAD);
 	const struct ctp_snap_table *ct = ctp_snap_table(s, CTP_SCOPE_CGROUP);
 

@@ -360,8 +360,44 @@ out:
 #define PROCS_MAX_DIRS	100000
 #define PROCS_MAX_DEPTH 64
 
-/* One cgroup: its cgroup.procs. A threaded cgroup refuses the read
- * (EOPNOTSUPP): its processes are listed by its threaded domain. */
+/* A listed cgroup's path kept in the arena: its index, or a negative
+ * errno. */
+static int64_t procs_add_path(struct ctp_cg_procs *p, const char *path,
+			      size_t plen)
+{
+	int r;
+	if ((r = CTP_GROW(p->arena, p->arena_cap, p->arena_len + plen + 1,
+			  4096)) < 0 ||
+	    (r = CTP_GROW(p->path, p->path_cap, p->n_path + 1, 64)) < 0)
+		return r;
+	p->path[p->n_path] = (struct ctp_cg_path){.off = (uint32_t)p->arena_len,
+						  .len = (uint32_t)plen};
+	memcpy(p->arena + p->arena_len, path, plen + 1);
+	p->arena_len += plen + 1;
+	return (int64_t)p->n_path++;
+}
+
+/* The ids just read (p->ids) into *ent as listed in cgroup `path`. */
+static int procs_add_ids(struct ctp_cg_procs *p, struct ctp_id_pair **ent,
+			 size_t *n, size_t *cap, const char *path, size_t plen)
+{
+	if (!p->ids.n)
+		return 0;
+	int64_t idx = procs_add_path(p, path, plen);
+	int r;
+	if (idx < 0)
+		return (int)idx;
+	if ((r = CTP_GROW(*ent, *cap, *n + p->ids.n, 256)) < 0)
+		return r;
+	for (size_t i = 0; i < p->ids.n; i++)
+		(*ent)[(*n)++] = (struct ctp_id_pair){.id = p->ids.ids[i],
+						      .val = (uint32_t)idx};
+	return 0;
+}
+
+/* One cgroup: its cgroup.procs. A threaded cgroup refuses that read
+ * (EOPNOTSUPP): its processes are listed by its threaded domain, and its
+ * own threads by its cgroup.threads. */
 static int procs_cgroup(void *arg, int dirfd, const char *path, size_t plen,
 			unsigned depth)
 {
@@ -370,30 +406,22 @@ static int procs_cgroup(void *arg, int dirfd, const char *path, size_t plen,
 
 	(void)depth;
 	r = ctp_read_id_list(dirfd, "cgroup.procs", &p->ids);
+	if (r == -EOPNOTSUPP) {
+		r = ctp_read_id_list(dirfd, "cgroup.threads", &p->ids);
+		if (r < 0)
+			return r == -ENOENT ? 0 : r;
+		return procs_add_ids(p, &p->tent, &p->tn, &p->tcap, path, plen);
+	}
 	if (r < 0)
-		return r == -EOPNOTSUPP || r == -ENOENT ? 0 : r;
-	if (!p->ids.n)
-		return 0;
-	if ((r = CTP_GROW(p->arena, p->arena_cap, p->arena_len + plen + 1,
-			  4096)) < 0 ||
-	    (r = CTP_GROW(p->path, p->path_cap, p->n_path + 1, 64)) < 0 ||
-	    (r = CTP_GROW(p->ent, p->cap, p->n + p->ids.n, 256)) < 0)
-		return r;
-	p->path[p->n_path] = (struct ctp_cg_path){.off = (uint32_t)p->arena_len,
-						  .len = (uint32_t)plen};
-	memcpy(p->arena + p->arena_len, path, plen + 1);
-	p->arena_len += plen + 1;
-	for (size_t i = 0; i < p->ids.n; i++)
-		p->ent[p->n++] = (struct ctp_id_pair){
-			.id = p->ids.ids[i], .val = (uint32_t)p->n_path};
-	p->n_path++;
-	return 0;
+		return r == -ENOENT ? 0 : r;
+	return procs_add_ids(p, &p->ent, &p->n, &p->cap, path, plen);
 }
 
-static const char *procs_path(const struct ctp_cg_procs *p, uint32_t tgid,
-			      size_t *len)
+static const char *listed_path(const struct ctp_cg_procs *p,
+			       const struct ctp_id_pair *ent, size_t n,
+			       uint32_t id, size_t *len)
 {
-	const struct ctp_id_pair *e = ctp_id_pairs_find(p->ent, p->n, tgid);
+	const struct ctp_id_pair *e = ctp_id_pairs_find(ent, n, id);
 
 	if (!e || e->val == CTP_ID_AMBIGUOUS)
 		return NULL;
@@ -408,7 +436,7 @@ int ctp_cg_procs_build(struct ctp_cg_procs *p, int cgroup_fd, int proc_fd)
 	const char *want, *got;
 	int r;
 
-	p->n = p->n_path = 0;
+	p->n = p->tn = p->n_path = 0;
 	p->arena_len = 0;
 	p->ok = false;
 	if (cgroup_fd < 0 || !ctp_proc_is_live(proc_fd))
@@ -418,12 +446,14 @@ int ctp_cg_procs_build(struct ctp_cg_procs *p, int cgroup_fd, int proc_fd)
 	if (r < 0)
 		return r;
 	ctp_id_pairs_sort(p->ent, &p->n);
+	ctp_id_pairs_sort(p->tent, &p->tn);
 	/* This process's own cgroup as the listing and its file name it:
 	 * not the same when the mount shows another cgroup namespace's
 	 * tree. */
 	if (ctp_read_small(proc_fd, "self/cgroup", buf, sizeof(buf), &n) < 0 ||
 	    ctp_cgroup_v2_path(buf, n, &want, &want_len) < 0 ||
-	    !(got = procs_path(p, (uint32_t)getpid(), &got_len)) ||
+	    !(got = listed_path(p, p->ent, p->n, (uint32_t)getpid(),
+				&got_len)) ||
 	    got_len != want_len || memcmp(got, want, got_len) != 0)
 		return -EXDEV;
 	p->ok = true;
@@ -433,12 +463,19 @@ int ctp_cg_procs_build(struct ctp_cg_procs *p, int cgroup_fd, int proc_fd)
 const char *ctp_cg_procs_find(const struct ctp_cg_procs *p, uint32_t tgid,
 			      size_t *len)
 {
-	return p->ok ? procs_path(p, tgid, len) : NULL;
+	return p->ok ? listed_path(p, p->ent, p->n, tgid, len) : NULL;
+}
+
+const char *ctp_cg_threads_find(const struct ctp_cg_procs *p, uint32_t tid,
+				size_t *len)
+{
+	return p->ok ? listed_path(p, p->tent, p->tn, tid, len) : NULL;
 }
 
 void ctp_cg_procs_free(struct ctp_cg_procs *p)
 {
 	free(p->ent);
+	free(p->tent);
 	free(p->path);
 	free(p->arena);
 	ctp_id_list_free(&p->ids);

@@ -87,7 +87,9 @@ int ctp_cgroup_v2_path(const char *buf, size_t len, const char **path,
  * Every process's v2 cgroup from the cgroups' own listings: the tree under
  * the cgroup2 mount walked once per capture, each cgroup's cgroup.procs
  * read (a threaded cgroup's processes are listed by its threaded domain;
- * a process is listed where its leader is). Read-only during the walk.
+ * a process is listed where its leader is), and each threaded cgroup's
+ * cgroup.threads (the threads in it, which need not be where their
+ * process is listed). Read-only during the walk.
  */
 struct ctp_cg_path {
 	uint32_t off, len; /* in arena */
@@ -98,6 +100,9 @@ struct ctp_cg_procs {
 	 * cgroups: moved while listed). */
 	struct ctp_id_pair *ent;
 	size_t n, cap;
+	/* tid -> index into path, the same, for threaded cgroups only. */
+	struct ctp_id_pair *tent;
+	size_t tn, tcap;
 	struct ctp_cg_path *path;
 	size_t n_path, path_cap;
 	char *arena;
@@ -117,6 +122,10 @@ int ctp_cg_procs_build(struct ctp_cg_procs *p, int cgroup_fd, int proc_fd);
  * it was not listed once. */
 const char *ctp_cg_procs_find(const struct ctp_cg_procs *p, uint32_t tgid,
 			      size_t *len);
+/* The v2 path of thread tid when a threaded cgroup listed it once (len
+ * bytes, NUL-terminated), or NULL. */
+const char *ctp_cg_threads_find(const struct ctp_cg_procs *p, uint32_t tid,
+				size_t *len);
 void ctp_cg_procs_free(struct ctp_cg_procs *p);
 
 #endif

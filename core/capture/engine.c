@@ -663,7 +663,8 @@ static int task_name(const struct ctp_engine *eng, int dirfd, const char *pre,
  * thread's own cgroup file is read; a worker remembers the last path's
  * row.
  */
-static int64_t thread_cgroup(struct worker *w, int tdir, const char **path)
+static int64_t thread_cgroup(struct worker *w, int tdir, uint32_t tid,
+			     const char **path)
 {
 	struct ctp_engine *eng = w->eng;
 	size_t cglen = 0, plen = 0;
@@ -680,13 +681,22 @@ static int64_t thread_cgroup(struct worker *w, int tdir, const char **path)
 			*path = w->proc_cg;
 		return w->proc_cgrow;
 	}
+	/* A thread of a threaded cgroup, from that cgroup's listing; any
+	 * other from its own file. */
 	char cgname[UNDER_MAX];
-	if (read_at(tdir,
-		    under(w->tpre, w->tpre_len, "cgroup", cgname,
-			  sizeof(cgname)),
-		    eng->check_files, &w->cgbuf, &w->cgcap, &cglen) < 0 ||
-	    ctp_cgroup_v2_path(w->cgbuf, cglen, &p, &plen) < 0)
+	const char *listed = ctp_cg_threads_find(&eng->procs, tid, &plen);
+	if (listed) {
+		p = listed;
+		atomic_fetch_add_explicit(&eng->threads_hits, 1,
+					  memory_order_relaxed);
+	} else if (read_at(tdir,
+			   under(w->tpre, w->tpre_len, "cgroup", cgname,
+				 sizeof(cgname)),
+			   eng->check_files, &w->cgbuf, &w->cgcap,
+			   &cglen) < 0 ||
+		   ctp_cgroup_v2_path(w->cgbuf, cglen, &p, &plen) < 0) {
 		return -1;
+	}
 	if (w->last_cgrow >= 0 && plen == w->last_cglen &&
 	    memcmp(p, w->last_cg, plen) == 0) {
 		row = w->last_cgrow;
@@ -699,7 +709,8 @@ static int64_t thread_cgroup(struct worker *w, int tdir, const char **path)
 		}
 	}
 	if (row >= 0) {
-		w->cgbuf[p - w->cgbuf + plen] = '\0';
+		if (!listed)
+			w->cgbuf[p - w->cgbuf + plen] = '\0';
 		*path = p;
 	}
 	return row;
@@ -778,7 +789,7 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid,
 		return;
 	}
 	const char *cgpath;
-	int64_t cgrow = thread_cgroup(w, tdir, &cgpath);
+	int64_t cgrow = thread_cgroup(w, tdir, tid, &cgpath);
 
 	int64_t row = thread_row(w, tgid, tid, cgrow);
 	if (row < 0) {
@@ -1672,6 +1683,7 @@ static void keep_recorded(struct ctp_engine *eng)
 static void list_processes(struct ctp_engine *eng)
 {
 	atomic_store(&eng->procs_hits, 0);
+	atomic_store(&eng->threads_hits, 0);
 	eng->procs.ok = false;
 	if (!eng->check_files &&
 	    ctp_cg_procs_build(&eng->procs, eng->roots.cgroup_fd,
@@ -1712,8 +1724,11 @@ int ctp_engine_capture(struct ctp_engine *eng)
 	uint32_t started = walk_pass(eng, ws, nw, &ret);
 	if (eng->procs.ok)
 		ctp_log(CTP_LOG_DEBUG,
-			"cgroup listings placed %" PRIu64 " processes",
-			atomic_load(&eng->procs_hits));
+			"cgroup listings placed %" PRIu64
+			" processes and %" PRIu64
+			" threads of threaded cgroups",
+			atomic_load(&eng->procs_hits),
+			atomic_load(&eng->threads_hits));
 	ret = merge_pass(cap, ws, nw, started, ret);
 	complete_splits(eng);
 	if (ret < 0)

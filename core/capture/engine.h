@@ -136,6 +136,7 @@ struct ctp_engine {
 	 * live procfs; how many processes it placed. */
 	struct ctp_cg_procs procs;
 	_Atomic uint64_t procs_hits;
+	_Atomic uint64_t threads_hits; /* threads placed by cgroup.threads */
 
 	/* Distinct cgroups and the plugins' cgroup_ref rows (cgroups.h). */
 	struct ctp_cgroups cgroups;

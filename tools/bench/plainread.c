@@ -523,7 +523,10 @@ static bool walk_thread(struct walk *w, int pdir, uint32_t tid, bool whole)
 			close(tdir);
 		goto gone;
 	}
-	if (!whole) {
+	/* The engine's thread_cgroup(): a thread a threaded cgroup listed
+	 * reads no file. */
+	size_t listed_len;
+	if (!whole && !ctp_cg_threads_find(&w->procs, tid, &listed_len)) {
 		size_t len;
 		read_at(tdir, tname(w, "cgroup", path, sizeof(path)), &w->cgbuf,
 			&w->cgcap, &len);
