@@ -623,7 +623,8 @@ static void test_load_failures(void **unused)
 			       "  abi-resfield: {}\n"
 			       "  abi-trailing: {}\n"
 			       "  abi-startbad: {}\n"
-			       "  abi-starttwice: {}\n");
+			       "  abi-starttwice: {}\n"
+			       "  abi-badcmd: {}\n");
 	if (r.status != 0)
 		fail_msg("exit %d, stderr:\n%s", r.status, r.err);
 
@@ -669,6 +670,8 @@ static void test_load_failures(void **unused)
 		{"abi-starttwice",
 		 "field 'abi-starttwice.z': the thread start time is already "
 		 "field 'abi-starttwice.y' (one per scope)"},
+		{"abi-badcmd", "command 1: a name of [a-z0-9-] (1 to 32 bytes) "
+			       "and a run function are required"},
 	};
 	xsnprintf(want[1].why, sizeof(want[1].why),
 		  "missing symbol ctp_plugin_v1: %s", sym_err);

@@ -174,6 +174,9 @@ int ctp_plugin_dirs(const struct ctp_config *cfg, char ***ret, size_t *n);
  * with eng->strict (message logged). */
 int ctp_engine_load(struct ctp_engine *eng);
 void ctp_engine_unload(struct ctp_engine *eng);
+/* Command i of a validated descriptor (its own stride), or NULL. */
+const struct ctp_command *ctp_plugin_command(const struct ctp_plugin *d,
+					     uint32_t i);
 /* Open and validate one plugin file without init (for `plugins`). */
 int ctp_plugin_open(const char *path, bool allow_insecure, void **handle,
 		    const struct ctp_plugin **desc, char *why, size_t whylen);

@@ -323,6 +323,65 @@ static long first_nonzero(const void *p, size_t from, size_t to)
 	return -1;
 }
 
+/* The descriptor members up to the commands table's. */
+#define COMMANDS_END                                                           \
+	(offsetof(struct ctp_plugin, command_desc_size) + sizeof(uint32_t))
+#define COMMAND_MIN_SIZE                                                       \
+	(offsetof(struct ctp_command, run) + sizeof(void (*)(void)))
+#define COMMANDS_MAX 16
+
+const struct ctp_command *ctp_plugin_command(const struct ctp_plugin *d,
+					     uint32_t i)
+{
+	if (d->size < COMMANDS_END || !d->commands || i >= d->n_commands)
+		return NULL;
+	return (const struct ctp_command *)((const char *)d->commands +
+					    (size_t)i * d->command_desc_size);
+}
+
+/* A command name: [a-z0-9-], 1 to 32 bytes. */
+static bool command_name_ok(const char *n)
+{
+	size_t len = n ? strnlen(n, 33) : 0;
+	if (len == 0 || len > 32)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!((n[i] >= 'a' && n[i] <= 'z') ||
+		      (n[i] >= '0' && n[i] <= '9') || n[i] == '-'))
+			return false;
+	return true;
+}
+
+/* The commands table: sizes, names, a run function each. */
+static bool commands_invalid(const struct ctp_plugin *d, char *why,
+			     size_t whylen)
+{
+	if (d->size < COMMANDS_END || !d->n_commands)
+		return false;
+	if (!d->commands || d->n_commands > COMMANDS_MAX ||
+	    d->command_desc_size < COMMAND_MIN_SIZE ||
+	    d->command_desc_size > ABI_STRUCT_MAX) {
+		snprintf(why, whylen,
+			 "commands table: %u commands of %u bytes (at most "
+			 "%u, of at least %zu bytes)",
+			 (unsigned)d->n_commands,
+			 (unsigned)d->command_desc_size, COMMANDS_MAX,
+			 COMMAND_MIN_SIZE);
+		return true;
+	}
+	for (uint32_t i = 0; i < d->n_commands; i++) {
+		const struct ctp_command *c = ctp_plugin_command(d, i);
+		if (!command_name_ok(c->name) || !c->run) {
+			snprintf(why, whylen,
+				 "command %u: a name of [a-z0-9-] (1 to 32 "
+				 "bytes) and a run function are required",
+				 (unsigned)i);
+			return true;
+		}
+	}
+	return false;
+}
+
 /*
  * What a plugin built for a later ABI may set and this core would ignore:
  * unknown flag bits, non-zero bytes past the descriptor this core knows.
@@ -357,6 +416,8 @@ static bool abi_extra_invalid(const struct ctp_plugin *d, char *why,
 		snprintf(why, whylen, "descriptor member reserved_end is set");
 		return true;
 	}
+	if (commands_invalid(d, why, whylen))
+		return true;
 	at = first_nonzero(d, sizeof(*d), d->size);
 	if (at >= 0) {
 		snprintf(why, whylen,

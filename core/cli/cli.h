@@ -4,6 +4,7 @@
 #define CTP_CORE_CLI_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 /* Documented exit statuses (docs/CONFIG.md, --help). */
 enum {
@@ -23,5 +24,18 @@ int ctp_cmd_record(int argc, char **argv);
 int ctp_cmd_export(int argc, char **argv);
 /* core/cli/serve.c */
 int ctp_cmd_serve(int argc, char **argv);
+
+/* core/cli/plugcmd.c: commands plugins add. */
+struct ctp_config;
+/* fn(path, arg) for every .so of cfg's plugin directories, in order,
+ * until fn returns non-zero (returned); -1 when the directories cannot be
+ * had. */
+int ctp_cli_each_plugin(const struct ctp_config *cfg,
+			int (*fn)(const char *path, void *arg), void *arg);
+/* Run argv[0] as a plugin's command: its exit status, or -1 when no
+ * plugin of the default directories offers it. */
+int ctp_cli_plugin_command(int argc, char **argv);
+/* "Commands of plugins:" and a line per plugin command, when any. */
+void ctp_cli_print_plugin_commands(FILE *out);
 
 #endif

@@ -130,6 +130,8 @@ static void usage_main(FILE *out)
 		"interrupted by SIGINT/SIGTERM (no file left).\n"
 		"Every command takes --help.\n",
 		ctp_cli_default_config());
+	if (out == stdout)
+		ctp_cli_print_plugin_commands(out);
 }
 
 static int parse_workers(const char *s, unsigned *out)
@@ -436,6 +438,12 @@ static void print_plugin(const char *path, bool allow_insecure)
 	printf("\n  callbacks:%s%s%s%s%s\n", d->host ? " host" : "",
 	       d->process ? " process" : "", d->thread ? " thread" : "",
 	       d->cgroup ? " cgroup" : "", d->finish ? " finish" : "");
+	for (uint32_t i = 0; i < d->n_commands; i++) {
+		const struct ctp_command *c = ctp_plugin_command(d, i);
+		if (c)
+			printf("  command: ctprof-core %s %s\n", c->name,
+			       c->usage ? c->usage : "");
+	}
 	printf("  %-28s %-8s %-7s %-9s %-12s %-6s %s\n", "FIELD", "SCOPE",
 	       "TYPE", "UNIT", "KIND", "RULE", "HELP");
 	for (uint32_t i = 0; i < d->n_fields; i++) {
@@ -543,31 +551,16 @@ static int resolve_plugins(const struct ctp_config *cfg, char **paths)
 	return rc;
 }
 
+static int print_one(const char *path, void *arg)
+{
+	print_plugin(path, *(const bool *)arg);
+	return 0;
+}
+
 static void print_plugin_dirs(const struct ctp_config *cfg)
 {
-	char **dirs;
-	size_t ndirs;
-	if (ctp_plugin_dirs(cfg, &dirs, &ndirs) < 0)
-		return;
-	for (size_t i = 0; i < ndirs; i++) {
-		struct dirent **ents;
-		int n = scandir(dirs[i], &ents, NULL, alphasort);
-		for (int e = 0; e < n; e++) {
-			size_t len = strlen(ents[e]->d_name);
-			if (len > 3 &&
-			    strcmp(ents[e]->d_name + len - 3, ".so") == 0) {
-				char path[PATH_MAX];
-				snprintf(path, sizeof(path), "%s/%s", dirs[i],
-					 ents[e]->d_name);
-				print_plugin(path, cfg->allow_insecure_plugins);
-			}
-			free(ents[e]);
-		}
-		if (n >= 0)
-			free(ents);
-		free(dirs[i]);
-	}
-	free(dirs);
+	bool allow = cfg->allow_insecure_plugins;
+	ctp_cli_each_plugin(cfg, print_one, &allow);
 }
 
 static int cmd_plugins(int argc, char **argv)
@@ -726,6 +719,9 @@ int main(int argc, char **argv)
 			return ctp_cmd_export(argc - 1, argv + 1);
 		if (strcmp(cmd, "serve") == 0)
 			return ctp_cmd_serve(argc - 1, argv + 1);
+		int rc = ctp_cli_plugin_command(argc - 1, argv + 1);
+		if (rc >= 0)
+			return rc;
 	}
 	return cmd_capture(argc, argv);
 }

@@ -504,6 +504,19 @@ struct ctp_option_desc {
  * never treated as plugin errors. Other errors are counted; a callback that
  * keeps failing is disabled for the rest of the snapshot.
  */
+/*
+ * A command of a plugin: `ctprof-core NAME ARGS...` loads the plugins of
+ * the default plugin directories (no init) and runs the first NAME found.
+ * NAME is [a-z0-9-], 1-32 bytes, and never one of ctprof-core's own
+ * commands. run gets argv[0] = NAME, prints on stdout/stderr and returns
+ * the exit status (0 ok, 1 failure, 2 usage; --help prints usage).
+ */
+struct ctp_command {
+	const char *name;
+	const char *usage; /* one line: "FILE  what it does" */
+	int (*run)(int argc, char **argv);
+};
+
 struct ctp_plugin {
 	uint32_t abi;	     /* CTP_ABI_MAJOR */
 	uint32_t size;	     /* sizeof(struct ctp_plugin) as built */
@@ -556,6 +569,13 @@ struct ctp_plugin {
 	const char *const *counters;
 	uint32_t n_counters;
 	uint32_t reserved_end; /* 0 */
+
+	/* Appended in ABI 1: commands the plugin adds to ctprof-core
+	 * (`ctprof-core NAME ARGS...`), run without init and without a
+	 * capture; use CTP_PLUGIN_COMMAND_TABLE(tbl). */
+	const struct ctp_command *commands;
+	uint32_t n_commands;
+	uint32_t command_desc_size; /* sizeof(struct ctp_command) */
 };
 
 /* Fill abi/size and the field table members of a descriptor. */
@@ -567,6 +587,10 @@ struct ctp_plugin {
 /* The summary counters' names (a const char *const array). */
 #define CTP_PLUGIN_COUNTER_TABLE(tbl)                                          \
 	.counters = (tbl), .n_counters = sizeof(tbl) / sizeof((tbl)[0])
+/* The commands table (an array of struct ctp_command). */
+#define CTP_PLUGIN_COMMAND_TABLE(tbl)                                          \
+	.commands = (tbl), .n_commands = sizeof(tbl) / sizeof((tbl)[0]),       \
+	.command_desc_size = sizeof(struct ctp_command)
 /* The options table and CTP_PLUGIN_OPTIONS' size member (the flag itself
  * goes in .flags). */
 #define CTP_PLUGIN_OPTION_TABLE(tbl)                                           \

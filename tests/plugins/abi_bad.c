@@ -20,6 +20,7 @@
  *   ABI_TRAILING       abi-trailing     a byte set past the known descriptor
  *   ABI_START_BAD      abi-startbad     CTP_FIELD_START_TIME on a gauge
  *   ABI_START_TWICE    abi-starttwice   two thread start times
+ *   ABI_BAD_COMMAND    abi-badcmd       a command named with a capital
  */
 #include <errno.h>
 #include <stdint.h>
@@ -54,6 +55,8 @@
 #define NAME "abi-startbad"
 #elif defined(ABI_START_TWICE)
 #define NAME "abi-starttwice"
+#elif defined(ABI_BAD_COMMAND)
+#define NAME "abi-badcmd"
 #else
 #error "pick a variant"
 #endif
@@ -156,6 +159,20 @@ static int bad_thread(void *statep, const struct ctp_task *task,
 	return st->api->set_u64(rec, st->x, 1);
 }
 
+#if defined(ABI_BAD_COMMAND)
+static int bad_run(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return 0;
+}
+
+static const struct ctp_command commands[] = {
+	{.name = "ok-name", .usage = "", .run = bad_run},
+	{.name = "Bad-name", .usage = "", .run = bad_run},
+};
+#endif
+
 #if defined(ABI_NO_SYMBOL)
 #define SYMBOL ctp_plugin_v2
 #else
@@ -202,6 +219,9 @@ CTP_PLUGIN_HEADER,
 			CTP_PLUGIN_FIELDS(fields),
 			.init = bad_init,
 			.thread = bad_thread,
+#if defined(ABI_BAD_COMMAND)
+			CTP_PLUGIN_COMMAND_TABLE(commands),
+#endif
 #if defined(ABI_TRAILING)
 		},
 #endif

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Commands plugins add (ctp_plugin.commands): `ctprof-core NAME ARGS` for a
+ * NAME that is not one of the core's own. The plugins of the default
+ * configuration's directories are opened as `plugins` opens them (dlopen
+ * and the descriptor's checks, no init), in directory order and by name;
+ * the first that offers NAME runs it.
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "config.h"
+#include "engine.h"
+
+int ctp_cli_each_plugin(const struct ctp_config *cfg,
+			int (*fn)(const char *path, void *arg), void *arg)
+{
+	char **dirs;
+	size_t ndirs;
+	int r = 0;
+	if (ctp_plugin_dirs(cfg, &dirs, &ndirs) < 0)
+		return -1;
+	for (size_t i = 0; i < ndirs; i++) {
+		struct dirent **ents;
+		int n = scandir(dirs[i], &ents, NULL, alphasort);
+		for (int e = 0; e < n; e++) {
+			size_t len = strlen(ents[e]->d_name);
+			char path[PATH_MAX];
+			if (!r && len > 3 &&
+			    strcmp(ents[e]->d_name + len - 3, ".so") == 0 &&
+			    snprintf(path, sizeof(path), "%s/%s", dirs[i],
+				     ents[e]->d_name) < (int)sizeof(path))
+				r = fn(path, arg);
+			free(ents[e]);
+		}
+		if (n >= 0)
+			free(ents);
+		free(dirs[i]);
+	}
+	free(dirs);
+	return r;
+}
+
+struct find {
+	int argc;
+	char **argv;
+	bool allow_insecure;
+	int rc; /* -1 until a plugin ran the command */
+};
+
+static int try_plugin(const char *path, void *arg)
+{
+	struct find *f = arg;
+	void *h = NULL;
+	const struct ctp_plugin *d = NULL;
+	char why[1024];
+	if (ctp_plugin_open(path, f->allow_insecure, &h, &d, why, sizeof(why)) <
+	    0)
+		return 0;
+	for (uint32_t i = 0; i < d->n_commands; i++) {
+		const struct ctp_command *c = ctp_plugin_command(d, i);
+		if (c && strcmp(c->name, f->argv[0]) == 0) {
+			fflush(stdout);
+			f->rc = c->run(f->argc, f->argv);
+			fflush(stdout);
+			break;
+		}
+	}
+	dlclose(h);
+	return f->rc >= 0;
+}
+
+int ctp_cli_plugin_command(int argc, char **argv)
+{
+	struct ctp_config *cfg = NULL;
+	struct find f = {.argc = argc, .argv = argv, .rc = -1};
+	if (argc < 1 || !argv[0][0] || argv[0][0] == '-' ||
+	    ctp_config_defaults(&cfg) < 0)
+		return -1;
+	f.allow_insecure = cfg->allow_insecure_plugins;
+	ctp_cli_each_plugin(cfg, try_plugin, &f);
+	ctp_config_free(cfg);
+	return f.rc;
+}
+
+struct list {
+	FILE *out;
+	bool allow_insecure;
+	bool any;
+};
+
+static int list_commands(const char *path, void *arg)
+{
+	struct list *l = arg;
+	void *h = NULL;
+	const struct ctp_plugin *d = NULL;
+	char why[1024];
+	if (ctp_plugin_open(path, l->allow_insecure, &h, &d, why, sizeof(why)) <
+	    0)
+		return 0;
+	for (uint32_t i = 0; i < d->n_commands; i++) {
+		const struct ctp_command *c = ctp_plugin_command(d, i);
+		if (!c)
+			continue;
+		if (!l->any)
+			fprintf(l->out, "\nCommands of plugins:\n");
+		l->any = true;
+		fprintf(l->out, "  %s %s (%s)\n", c->name,
+			c->usage ? c->usage : "", d->name);
+	}
+	dlclose(h);
+	return 0;
+}
+
+void ctp_cli_print_plugin_commands(FILE *out)
+{
+	struct ctp_config *cfg = NULL;
+	if (ctp_config_defaults(&cfg) < 0)
+		return;
+	struct list l = {.out = out,
+			 .allow_insecure = cfg->allow_insecure_plugins};
+	ctp_cli_each_plugin(cfg, list_commands, &l);
+	ctp_config_free(cfg);
+}
