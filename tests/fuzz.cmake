@@ -12,6 +12,7 @@ set(CTP_FUZZ_HARNESSES
   parse_cgroup:ctp_cgroup_parse parse_psi:ctp_psi_parse
   parse_scx:ctp_scx_parse parse_host:ctp_host_parse
   parse_taskstats:ctp_taskstats_reply parse_jemalloc:ctp_plugin_util
+  parse_layouts:ctp_plugin_util
   probe_jemalloc:ctp_plugin_util probe_tls:ctp_plugin_util
   scan:ctp_plugin_util)
 set(CTP_FUZZ_DIR ${CMAKE_CURRENT_SOURCE_DIR}/fuzz)
@@ -34,9 +35,12 @@ foreach(pair ${CTP_FUZZ_HARNESSES})
   if(name STREQUAL "parse_jemalloc")
     list(APPEND srcs ${CTP_JEP_DIR}/jep_util.c)
   endif()
+  if(name STREQUAL "parse_layouts")
+    list(APPEND srcs ${CTP_JEP_DIR}/jep_layout.c)
+  endif()
   if(name MATCHES "^probe_(jemalloc|tls)$")
     list(APPEND srcs ${CTP_JEP_DIR}/jep_util.c ${CTP_JEP_DIR}/jep_probe.c
-         ${CTP_JEP_DIR}/jep_ps.c)
+         ${CTP_JEP_DIR}/jep_layout.c ${CTP_JEP_DIR}/jep_ps.c)
     set(lib "${lib};PkgConfig::FUZZ_LIBDW;thread_db;Threads::Threads")
   endif()
   # probe_tls finds glibc's _thread_db_* descriptors in itself (dlsym).

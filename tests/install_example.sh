@@ -101,6 +101,12 @@ for h in plugin.h plugin-util.h; do
 	[ -n "$used" ] && [ "$(realpath "$used")" = "$(realpath "$prefix/include/ctprof/$h")" ] ||
 		fail "the example compiled against '$used', not the installed $h"
 done
+# jemalloc-probe's shipped tsd_s layouts beside it, and its command found
+# by the installed binary through the installed plugin directory.
+[ -f "$plugindir/jemalloc-probe/layouts.txt" ] ||
+	fail "no jemalloc-probe/layouts.txt in $plugindir"
+"$bin" jemalloc-layout --help | grep -q '^Usage: ctprof-core jemalloc-layout' ||
+	fail "the installed ctprof-core does not run jemalloc-layout"
 # The per-task source layouts a third-party plugin may read or offer.
 [ -f "$prefix/include/ctprof/source-taskstats.h" ] ||
 	fail "source-taskstats.h is not installed"

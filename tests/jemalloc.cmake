@@ -1,6 +1,8 @@
 # jemalloc-probe: pure helpers, the probe library against real jemalloc
 # workers, and the plugin through the harness over a real engine.
 ctp_add_test(test_jemalloc_util test_jemalloc_util.c LIBS ctp_jep)
+target_compile_definitions(test_jemalloc_util PRIVATE
+  JEP_LAYOUTS_FILE="${PROJECT_SOURCE_DIR}/plugins/jemalloc-probe/layouts.txt")
 
 # Real jemalloc with DWARF, built once into a cache outside the clone by
 # jemalloc_build.sh (idempotent; it fetches Debian's source package). When
@@ -55,7 +57,8 @@ if(je_rc EQUAL 0 AND EXISTS ${je_prefix}/lib/libjemalloc.a)
     string(TOUPPER ${w} W)
     list(APPEND je_defs JEP_WORKER_${W}="$<TARGET_FILE:jemalloc_worker_${w}>")
   endforeach()
-  list(APPEND je_defs JEP_SKIP_REASON="")
+  list(APPEND je_defs JEP_SKIP_REASON=""
+       JEP_DEBUG_LIB="${je_prefix}/lib/libjemalloc.so.2")
   set(je_workers jemalloc_worker_plain jemalloc_worker_static
       jemalloc_worker_shared jemalloc_worker_stripped jemalloc_worker_split
       jemalloc_worker_fullstatic)
@@ -63,7 +66,7 @@ else()
   string(REPLACE "\"" "'" je_err "${je_err}")
   list(APPEND je_defs JEP_SKIP_REASON="jemalloc with DWARF unavailable: ${je_err}"
        JEP_WORKER_PLAIN="" JEP_WORKER_STATIC="" JEP_WORKER_SHARED=""
-       JEP_WORKER_STRIPPED="" JEP_WORKER_SPLIT=""
+       JEP_WORKER_STRIPPED="" JEP_WORKER_SPLIT="" JEP_DEBUG_LIB=""
        JEP_WORKER_FULLSTATIC="")
   set(je_workers)
 endif()
@@ -98,8 +101,10 @@ if(CTP_DEBIAN_JEMALLOC)
   target_compile_options(jemalloc_worker_debian PRIVATE -fno-sanitize=all)
   target_link_options(jemalloc_worker_debian PRIVATE -fno-sanitize=all)
   set(je_debian "$<TARGET_FILE:jemalloc_worker_debian>")
+  set(je_debian_lib "${CTP_DEBIAN_JEMALLOC}")
 else()
   set(je_debian "")
+  set(je_debian_lib "")
 endif()
 
 # ctprof-core itself with jemalloc-probe: the hint and -v name the failing
@@ -107,7 +112,8 @@ endif()
 # ptraces a target the stop-free read cannot serve (checked with strace).
 ctp_add_test(test_jemalloc_e2e test_jemalloc_e2e.c e2e_util.c LIBS ctpcore)
 target_compile_definitions(test_jemalloc_e2e PRIVATE ${je_defs}
-                           JEP_WORKER_DEBIAN="${je_debian}")
+                           JEP_WORKER_DEBIAN="${je_debian}"
+                           JEP_DEBIAN_LIB="${je_debian_lib}")
 add_dependencies(test_jemalloc_e2e ctprof-core plugin-jemalloc-probe
                  ${je_workers})
 if(CTP_DEBIAN_JEMALLOC)

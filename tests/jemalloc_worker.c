@@ -10,11 +10,18 @@
  *   jemalloc_worker FD spin [N]        one thread malloc/free in a loop,
  *                                      ops count readable at a shared page,
  *                                      plus N sleeping threads
+ *   jemalloc_worker FD report N        N threads, thread i holding (i + 1)
+ *                                      MiB, each writing "T <tid> <allocated>
+ *                                      <deallocated>\n" from its own
+ *                                      mallctl("thread.allocated") and
+ *                                      ("thread.deallocated") before it
+ *                                      blocks (jemalloc builds only)
  *
  * Writes "R <tid> <extra>\n" on FD when set up, then runs until killed.
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +31,14 @@
 
 #define HOLD (16u << 20)
 
+/* jemalloc's, where the worker is linked against it; the glibc control
+ * has none. */
+extern int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp,
+		   size_t newlen) __attribute__((weak));
+
 static _Atomic unsigned long spin_ops;
+static int report_fd;
+static _Atomic long reporters_done;
 static _Atomic long sleepers_ready;
 
 static void *sleeper(void *arg)
@@ -38,6 +52,31 @@ static void *sleeper(void *arg)
 		pause();
 	free(p);
 	return NULL;
+}
+
+/* Thread i of report: its allocation, then its own counters, then it
+ * blocks without touching jemalloc again. */
+static void *reporter(void *arg)
+{
+	long i = (long)arg;
+	void *p = malloc((size_t)(i + 1) << 20);
+	uint64_t a = 0, d = 0;
+	size_t al = sizeof(a), dl = sizeof(d);
+	char line[96];
+
+	__asm__ volatile("" : : "r"(p) : "memory");
+	if (!p || mallctl("thread.allocated", &a, &al, NULL, 0) ||
+	    mallctl("thread.deallocated", &d, &dl, NULL, 0))
+		_exit(3);
+	snprintf(line, sizeof(line), "T %ld %llu %llu\n",
+		 (long)syscall(SYS_gettid), (unsigned long long)a,
+		 (unsigned long long)d);
+	if (write(report_fd, line, strlen(line)) < 0)
+		_exit(3);
+	atomic_fetch_add(&reporters_done, 1);
+	for (;;)
+		pause();
+	return p;
 }
 
 static void *nothing(void *arg)
@@ -92,6 +131,24 @@ int main(int argc, char **argv)
 		}
 		/* Ready only once every sleeper has allocated. */
 		while (atomic_load(&sleepers_ready) < n)
+			usleep(1000);
+	}
+	if (!strcmp(argv[2], "report") && argc > 3) {
+		long n = atol(argv[3]);
+		uint64_t epoch = 1;
+		size_t el = sizeof(epoch);
+
+		/* ctl's first use allocates: here, not in a reporter. */
+		if (!mallctl || mallctl("epoch", &epoch, &el, NULL, 0))
+			return 4;
+		report_fd = fd;
+		for (long i = 0; i < n; i++) {
+			pthread_t t;
+
+			if (pthread_create(&t, NULL, reporter, (void *)i))
+				return 1;
+		}
+		while (atomic_load(&reporters_done) < n)
 			usleep(1000);
 	}
 	if (!strcmp(argv[2], "churn")) {

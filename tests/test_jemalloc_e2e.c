@@ -32,7 +32,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -40,6 +43,7 @@
 #include <cmocka.h>
 
 #include "e2e_util.h"
+#include "jemalloc_unknown.h"
 #include "reader.h"
 
 extern char **environ;
@@ -97,8 +101,9 @@ static void reap(pid_t pid)
 	waitpid(pid, NULL, 0);
 }
 
-/* Config: jemalloc-probe alone, required, with `method` when not NULL. */
-static void write_config(const char *path, const char *method)
+/* Config: jemalloc-probe alone, required, with options `opts` (the
+ * inside of a YAML flow map, "method: auto") when not NULL. */
+static void write_config(const char *path, const char *opts)
 {
 	char text[1024];
 	int n = snprintf(text, sizeof(text),
@@ -108,9 +113,8 @@ static void write_config(const char *path, const char *method)
 			 "  jemalloc-probe:\n"
 			 "    required: true\n"
 			 "%s%s%s",
-			 CTP_TEST_PLUGIN_DIR,
-			 method ? "    options: {method: " : "",
-			 method ? method : "", method ? "}\n" : "");
+			 CTP_TEST_PLUGIN_DIR, opts ? "    options: {" : "",
+			 opts ? opts : "", opts ? "}\n" : "");
 
 	assert_true(n > 0 && (size_t)n < sizeof(text));
 	assert_int_equal(e2e_write_file(path, text, (size_t)n), 0);
@@ -151,6 +155,96 @@ static bool cap_sys_ptrace(void)
 	return yes;
 }
 
+/* dir/libjemalloc.so.2: Debian's, with a version no entry knows. */
+static void unknown_jemalloc(const char *dir)
+{
+	char dst[PATH_MAX];
+
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(E2E_PATHF(dst, "%s/libjemalloc.so.2", dir), 0);
+	assert_int_equal(jt_unknown_version(JEP_DEBIAN_LIB, dst), 0);
+}
+
+/* A thread's own reading of its counters (jemalloc_worker report). */
+struct reading {
+	long tid;
+	unsigned long long a, d;
+};
+
+/* The worker in report mode with n threads: its pid and their readings
+ * in r, or -1. */
+static pid_t spawn_reporter(const char *path, const char *libdir, int n,
+			    struct reading *r)
+{
+	int p[2], got = 0;
+	char fdarg[16], narg[16], buf[4096];
+	size_t len = 0;
+	pid_t pid;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(p[0]);
+		snprintf(fdarg, sizeof(fdarg), "%d", p[1]);
+		snprintf(narg, sizeof(narg), "%d", n);
+		if (libdir)
+			setenv("LD_LIBRARY_PATH", libdir, 1);
+		execl(path, path, fdarg, "report", narg, (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	while (pid > 0 && len < sizeof(buf) - 1 && !strstr(buf, "R ")) {
+		struct pollfd pf = {p[0], POLLIN, 0};
+		ssize_t k;
+
+		if (poll(&pf, 1, 10000) <= 0)
+			break;
+		k = read(p[0], buf + len, sizeof(buf) - 1 - len);
+		if (k <= 0)
+			break;
+		len += (size_t)k;
+		buf[len] = '\0';
+	}
+	close(p[0]);
+	buf[len] = '\0';
+	for (char *l = buf; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : l)
+		if (l[0] == 'T' && got < n &&
+		    sscanf(l, "T %ld %llu %llu", &r[got].tid, &r[got].a,
+			   &r[got].d) == 3)
+			got++;
+	if (pid > 0 && (got != n || !strstr(buf, "R "))) {
+		print_message("worker said: %s\n", buf);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	return pid;
+}
+
+/* The process row of tgid, or -1. */
+static long proc_row(const struct ctp_snap *snap, pid_t tgid)
+{
+	const struct ctp_snap_table *pt =
+		ctp_snap_table(snap, CTP_SCOPE_PROCESS);
+	for (size_t r = 0; pt && r < pt->rows; r++)
+		if (pt->tgid[r] == (uint64_t)tgid)
+			return (long)r;
+	return -1;
+}
+
+/* The thread row of tid, or -1. */
+static long thread_row(const struct ctp_snap *snap, long tid)
+{
+	const struct ctp_snap_table *tt =
+		ctp_snap_table(snap, CTP_SCOPE_THREAD);
+	for (size_t r = 0; tt && r < tt->rows; r++)
+		if (tt->tid[r] == (uint64_t)tid)
+			return (long)r;
+	return -1;
+}
+
 static void debian_no_debuginfo(void **state)
 {
 	char cfg[PATH_MAX], out[PATH_MAX], log[PATH_MAX], shown[PATH_MAX];
@@ -164,7 +258,12 @@ static void debian_no_debuginfo(void **state)
 		print_message("SKIP: no libjemalloc.so.2 installed\n");
 		skip();
 	}
-	pid = spawn_worker(JEP_WORKER_DEBIAN, NULL);
+	/* Debian's build is in the shipped layouts: a copy whose version
+	 * string no entry knows is a jemalloc without DWARF nobody knows. */
+	char dir[PATH_MAX];
+	assert_int_equal(E2E_PATHF(dir, "%s/unknown", tmp), 0);
+	unknown_jemalloc(dir);
+	pid = spawn_worker(JEP_WORKER_DEBIAN, dir);
 	assert_true(pid > 0);
 	assert_int_equal(E2E_PATHF(cfg, "%s/deb.yaml", tmp), 0);
 	assert_int_equal(E2E_PATHF(out, "%s/deb.ctprof", tmp), 0);
@@ -188,8 +287,10 @@ static void debian_no_debuginfo(void **state)
 	{
 		const char *tag = strstr(p->hint, "no-debuginfo: ");
 		const char *ex = strstr(p->hint, want);
-		const char *fix = strstr(p->hint, "install its debug symbols "
-						  "or set DEBUGINFOD_URLS");
+		const char *fix =
+			strstr(p->hint, "install its debug symbols or set "
+					"DEBUGINFOD_URLS, or add its tsd_s "
+					"layout (ctprof-core jemalloc-layout)");
 
 		if (!tag || !ex || !fix || ex < tag || fix < ex)
 			fail_msg("hint does not name %s under no-debuginfo: "
@@ -259,7 +360,7 @@ static bool asan_had;
 
 /* ctprof-core under `strace -f -e trace=ptrace`; the number of
  * PTRACE_SEIZE calls in its log, or -1. */
-static int traced_capture(const char *tag, const char *method,
+static int traced_capture(const char *tag, const char *opts,
 			  struct ctp_snap **snap)
 {
 	char cfg[PATH_MAX], out[PATH_MAX], slog[PATH_MAX], elog[PATH_MAX];
@@ -286,17 +387,17 @@ static int traced_capture(const char *tag, const char *method,
 	    E2E_PATHF(slog, "%s/%s.strace", tmp, tag) < 0 ||
 	    E2E_PATHF(elog, "%s/%s.log", tmp, tag) < 0)
 		return -1;
-	write_config(cfg, method);
+	write_config(cfg, opts);
 	/* LeakSanitizer cannot run under a tracer (it ptraces itself). */
 	{
 		const char *o = getenv("ASAN_OPTIONS");
-		char opts[1024];
+		char aopts[1024];
 
-		snprintf(opts, sizeof(opts), "%s%sdetect_leaks=0", o ? o : "",
+		snprintf(aopts, sizeof(aopts), "%s%sdetect_leaks=0", o ? o : "",
 			 o && *o ? ":" : "");
 		snprintf(asan_saved, sizeof(asan_saved), "%s", o ? o : "");
 		asan_had = o != NULL;
-		setenv("ASAN_OPTIONS", opts, 1);
+		setenv("ASAN_OPTIONS", aopts, 1);
 	}
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null",
@@ -360,12 +461,456 @@ static void default_never_ptraces(void **state)
 	ctp_snap_free(snap);
 
 	/* Opted in: the same target is seized, and strace sees it. */
-	seize = traced_capture("auto", "auto", &snap);
+	seize = traced_capture("auto", "method: auto", &snap);
 	print_message("[ INFO     ] auto: %d PTRACE_SEIZE\n", seize);
 	assert_true(seize >= 1);
 	assert_true(summary(snap, "method_ptrace") >= 1);
 	ctp_snap_free(snap);
 	reap(pid);
+}
+
+#define REPORTERS 4
+
+/*
+ * Debian's libjemalloc.so.2 has no DWARF: its counters come from the
+ * shipped layouts table. Each thread's own mallctl readings equal the
+ * snapshot's, the process names the entry that served, and nothing is
+ * ptrace-stopped (strace).
+ */
+static void debian_table(void **state)
+{
+	struct reading r[REPORTERS];
+	struct ctp_snap *snap = NULL;
+
+	(void)state;
+	if (!JEP_WORKER_DEBIAN[0]) {
+		print_message("SKIP: no libjemalloc.so.2 installed\n");
+		skip();
+	}
+	if (system("strace -V >/dev/null 2>&1") != 0) {
+		print_message("SKIP: no strace\n");
+		skip();
+	}
+	pid_t pid = spawn_reporter(JEP_WORKER_DEBIAN, NULL, REPORTERS, r);
+	assert_true(pid > 0);
+	int seize = traced_capture("table", NULL, &snap);
+	reap(pid);
+	assert_int_equal(seize, 0);
+	assert_true(summary(snap, "offsets_table") >= 1);
+	long pr = proc_row(snap, pid);
+	assert_true(pr >= 0);
+	struct ctp_value lay = e2e_value(snap, "jemalloc.layout", (size_t)pr);
+	assert_int_equal(lay.type, CTP_TYPE_STRING);
+	print_message("[ INFO     ] layout %.*s\n", (int)lay.str.len,
+		      lay.str.ptr);
+	assert_true(e2e_bytes_eq(lay.str, "5.3.0-x86_64"));
+	for (int i = 0; i < REPORTERS; i++) {
+		long tr = thread_row(snap, r[i].tid);
+		assert_true(tr >= 0);
+		uint64_t a =
+			e2e_u64(snap, "jemalloc.allocated_bytes", (size_t)tr);
+		uint64_t d =
+			e2e_u64(snap, "jemalloc.deallocated_bytes", (size_t)tr);
+		print_message("[ INFO     ] tid %ld: mallctl %llu/%llu, "
+			      "snapshot %llu/%llu\n",
+			      r[i].tid, r[i].a, r[i].d, (unsigned long long)a,
+			      (unsigned long long)d);
+		assert_true(a == r[i].a && d == r[i].d);
+		/* Each holds a MiB or more of its own. */
+		assert_true(a >= 1u << 20);
+	}
+	ctp_snap_free(snap);
+}
+
+/*
+ * A table entry with wrong offsets (Debian's, every offset 8 too far) is
+ * caught by validation: the process is tagged layout-mismatch and records
+ * nothing.
+ */
+static void corrupt_layout(void **state)
+{
+	struct reading r[REPORTERS];
+	struct ctp_snap *snap = NULL;
+	char shipped[PATH_MAX], bad[PATH_MAX], opts[PATH_MAX + 16];
+	char *text, line[512];
+	size_t len;
+
+	(void)state;
+	if (!JEP_WORKER_DEBIAN[0]) {
+		print_message("SKIP: no libjemalloc.so.2 installed\n");
+		skip();
+	}
+	if (system("strace -V >/dev/null 2>&1") != 0) {
+		print_message("SKIP: no strace\n");
+		skip();
+	}
+	assert_int_equal(E2E_PATHF(shipped, "%s/jemalloc-probe/layouts.txt",
+				   CTP_TEST_PLUGIN_DIR),
+			 0);
+	assert_int_equal(e2e_read_file(shipped, &text, &len), 0);
+	const char *e = strstr(text, "\n5.3.0-x86_64 ");
+	char name[64], version[96], arch[32];
+	unsigned long long tls, tsd, st, al, de, pad;
+	assert_non_null(e);
+	assert_int_equal(
+		sscanf(e + 1, "%63s %95s %31s %llu %llu %llu %llu %llu %llu",
+		       name, version, arch, &tls, &tsd, &st, &al, &de, &pad),
+		9);
+	free(text);
+	int n = snprintf(line, sizeof(line),
+			 "off-by-8 %s %s %llu %llu %llu %llu %llu %llu\n",
+			 version, arch, tls, tsd, st + 8, al + 8, de + 8, pad);
+	assert_int_equal(E2E_PATHF(bad, "%s/bad-layouts.txt", tmp), 0);
+	assert_int_equal(e2e_write_file(bad, line, (size_t)n), 0);
+	snprintf(opts, sizeof(opts), "layouts: \"%s\"", bad);
+
+	pid_t pid = spawn_reporter(JEP_WORKER_DEBIAN, NULL, REPORTERS, r);
+	assert_true(pid > 0);
+	int seize = traced_capture("corrupt", opts, &snap);
+	reap(pid);
+	assert_int_equal(seize, 0);
+	assert_true(summary(snap, "tag.layout-mismatch") >= 1);
+	long pr = proc_row(snap, pid);
+	assert_true(pr >= 0);
+	assert_int_equal(e2e_value(snap, "jemalloc.layout", (size_t)pr).type,
+			 CTP_VALUE_ABSENT);
+	for (int i = 0; i < REPORTERS; i++) {
+		long tr = thread_row(snap, r[i].tid);
+		assert_true(tr >= 0);
+		assert_int_equal(
+			e2e_value(snap, "jemalloc.allocated_bytes", (size_t)tr)
+				.type,
+			CTP_VALUE_ABSENT);
+	}
+	const struct ctp_snap_plugin *p = plugin(snap);
+	print_message("[ INFO     ] hint: %s\n", p->hint ? p->hint : "");
+	assert_non_null(p->hint);
+	assert_non_null(strstr(p->hint, "layout-mismatch: "));
+	ctp_snap_free(snap);
+}
+
+/* ---- Debian's redis-server --------------------------------------------- */
+
+/* argv (a PATH program) with stdin from `in` and stdout to `out` (NULL:
+ * /dev/null): its exit status, or -1. */
+static int tool(const char *const *argv, const char *in, const char *out)
+{
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int st;
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO,
+					 in ? in : "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO,
+					 out ? out : "/dev/null",
+					 O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	st = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv,
+			  environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (st || e2e_wait(pid, &st) < 0)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static char redis_port[16];
+static pid_t redis_pid = -1;
+
+/* redis-cli -p PORT ARGS..., its output in tmp/cli.out (read into *text
+ * when text is not NULL): its exit status. */
+static int redis_cli(const char *a1, const char *a2, char **text)
+{
+	char out[PATH_MAX];
+	const char *argv[] = {"redis-cli", "-p", redis_port, a1, a2, NULL};
+	assert_int_equal(E2E_PATHF(out, "%s/cli.out", tmp), 0);
+	int rc = tool(argv, NULL, out);
+	if (text && e2e_read_file(out, text, NULL) < 0)
+		*text = NULL;
+	return rc;
+}
+
+/* INFO memory's used_memory. */
+static uint64_t used_memory(void)
+{
+	char *text = NULL;
+	assert_int_equal(redis_cli("info", "memory", &text), 0);
+	const char *u = text ? strstr(text, "used_memory:") : NULL;
+	assert_non_null(u);
+	uint64_t v = strtoull(u + strlen("used_memory:"), NULL, 10);
+	free(text);
+	return v;
+}
+
+/* A free loopback port, as the kernel picks one. */
+static void free_port(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &al), 0);
+	snprintf(redis_port, sizeof(redis_port), "%u", ntohs(a.sin_port));
+	close(fd);
+}
+
+/* redis-server on loopback with a config and directory of its own, up
+ * when it answers PING. */
+static void redis_start(void)
+{
+	char dir[PATH_MAX], conf[PATH_MAX], text[PATH_MAX * 2];
+	assert_int_equal(E2E_PATHF(dir, "%s/redis", tmp), 0);
+	assert_int_equal(E2E_PATHF(conf, "%s/redis.conf", tmp), 0);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	free_port();
+	int n = snprintf(text, sizeof(text),
+			 "bind 127.0.0.1\nport %s\ndir %s\nsave \"\"\n"
+			 "appendonly no\ndaemonize no\nlogfile \"\"\n",
+			 redis_port, dir);
+	assert_int_equal(e2e_write_file(conf, text, (size_t)n), 0);
+	const char *argv[] = {"redis-server", conf, NULL};
+	assert_int_equal(posix_spawnp(&redis_pid, "redis-server", NULL, NULL,
+				      (char *const *)argv, environ),
+			 0);
+	for (int i = 0; i < 200; i++) {
+		char *pong = NULL;
+		if (redis_cli("ping", NULL, &pong) == 0 && pong &&
+		    strstr(pong, "PONG")) {
+			free(pong);
+			return;
+		}
+		free(pong);
+		usleep(50000);
+	}
+	fail_msg("redis-server on port %s did not answer PING", redis_port);
+}
+
+static void redis_stop(void)
+{
+	if (redis_pid <= 0)
+		return;
+	kill(redis_pid, SIGTERM);
+	for (int i = 0; i < 100; i++) {
+		if (waitpid(redis_pid, NULL, WNOHANG) == redis_pid) {
+			redis_pid = -1;
+			return;
+		}
+		usleep(50000);
+	}
+	kill(redis_pid, SIGKILL);
+	waitpid(redis_pid, NULL, 0);
+	redis_pid = -1;
+}
+
+/* The file of `n` SETs of `size` bytes each, in Redis' protocol. */
+static void write_sets(const char *path, int n, size_t size)
+{
+	FILE *f = fopen(path, "we");
+	char *val = malloc(size);
+	assert_non_null(f);
+	assert_non_null(val);
+	memset(val, 'v', size);
+	for (int i = 0; i < n; i++) {
+		char key[32];
+		int kl = snprintf(key, sizeof(key), "ctprof:%d", i);
+		fprintf(f, "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%zu\r\n", kl, key,
+			size);
+		fwrite(val, 1, size, f);
+		fputs("\r\n", f);
+	}
+	free(val);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* Over redis' threads: allocated minus deallocated; every thread must
+ * have both counters and the process the Debian layout. */
+static int64_t redis_heap(const struct ctp_snap *snap, size_t *threads)
+{
+	const struct ctp_snap_table *tt =
+		ctp_snap_table(snap, CTP_SCOPE_THREAD);
+	long pr = proc_row(snap, redis_pid);
+	int64_t sum = 0;
+
+	assert_true(pr >= 0);
+	struct ctp_value lay = e2e_value(snap, "jemalloc.layout", (size_t)pr);
+	assert_int_equal(lay.type, CTP_TYPE_STRING);
+	assert_true(e2e_bytes_eq(lay.str, "5.3.0-x86_64"));
+	*threads = 0;
+	for (size_t r = 0; r < tt->rows; r++) {
+		if (tt->tgid[r] != (uint64_t)redis_pid)
+			continue;
+		uint64_t a = e2e_u64(snap, "jemalloc.allocated_bytes", r);
+		uint64_t d = e2e_u64(snap, "jemalloc.deallocated_bytes", r);
+		sum += (int64_t)(a - d);
+		(*threads)++;
+	}
+	return sum;
+}
+
+/*
+ * Debian's redis-server on Debian's libjemalloc.so.2, which has no DWARF:
+ * the growth of the heap its threads' counters show, over 1,000 SETs of
+ * 100 KiB, is within 5 % of redis' own used_memory growth; every thread
+ * has both counters; nothing is ptrace-stopped (strace).
+ */
+static void redis_live(void **state)
+{
+	char sets[PATH_MAX];
+	struct ctp_snap *s1 = NULL, *s2 = NULL;
+	size_t n1, n2;
+
+	(void)state;
+	if (system("redis-server --version >/dev/null 2>&1") != 0 ||
+	    system("redis-cli --version >/dev/null 2>&1") != 0) {
+		print_message("SKIP: redis-server and redis-cli are not "
+			      "installed (tools/dev.sh setup installs "
+			      "them)\n");
+		skip();
+	}
+	if (system("strace -V >/dev/null 2>&1") != 0) {
+		print_message("SKIP: no strace\n");
+		skip();
+	}
+	redis_start();
+	assert_int_equal(E2E_PATHF(sets, "%s/sets.resp", tmp), 0);
+	write_sets(sets, 1000, 100 * 1024);
+	assert_int_equal(traced_capture("redis1", NULL, &s1), 0);
+	uint64_t u1 = used_memory();
+	{
+		const char *argv[] = {"redis-cli", "-p", redis_port, "--pipe",
+				      NULL};
+		assert_int_equal(tool(argv, sets, NULL), 0);
+	}
+	assert_int_equal(traced_capture("redis2", NULL, &s2), 0);
+	uint64_t u2 = used_memory();
+	int64_t h1 = redis_heap(s1, &n1), h2 = redis_heap(s2, &n2);
+	redis_stop();
+	int64_t grew = h2 - h1, want = (int64_t)(u2 - u1);
+	print_message("[ INFO     ] redis: %zu threads; heap by its threads' "
+		      "counters grew %lld, used_memory grew %lld\n",
+		      n2, (long long)grew, (long long)want);
+	assert_true(n1 >= 1 && n2 >= 1);
+	assert_true(want > 100 * 1024 * 1000);
+	assert_true(llabs(grew - want) * 20 <= want);
+	assert_true(summary(s2, "offsets_table") >= 1);
+	ctp_snap_free(s1);
+	ctp_snap_free(s2);
+}
+
+/* `ctprof-core jemalloc-layout --name NAME LIB` into file `path`. */
+static void learn(const char *name, const char *lib, const char *path)
+{
+	const char *args[] = {"jemalloc-layout", "--name", name, lib, NULL};
+	assert_int_equal(e2e_run(args, path, NULL), 0);
+}
+
+/* Each reading equals the snapshot's counters of its thread. */
+static void check_readings(const struct ctp_snap *snap, const struct reading *r,
+			   int n)
+{
+	for (int i = 0; i < n; i++) {
+		long tr = thread_row(snap, r[i].tid);
+		assert_true(tr >= 0);
+		uint64_t a =
+			e2e_u64(snap, "jemalloc.allocated_bytes", (size_t)tr);
+		uint64_t d =
+			e2e_u64(snap, "jemalloc.deallocated_bytes", (size_t)tr);
+		if (a != r[i].a || d != r[i].d)
+			fail_msg("tid %ld: mallctl %llu/%llu, snapshot "
+				 "%llu/%llu",
+				 r[i].tid, r[i].a, r[i].d,
+				 (unsigned long long)a, (unsigned long long)d);
+	}
+}
+
+static void check_layout(const struct ctp_snap *snap, pid_t pid,
+			 const char *want)
+{
+	long pr = proc_row(snap, pid);
+	assert_true(pr >= 0);
+	struct ctp_value lay = e2e_value(snap, "jemalloc.layout", (size_t)pr);
+	assert_int_equal(lay.type, CTP_TYPE_STRING);
+	if (!e2e_bytes_eq(lay.str, want))
+		fail_msg("layout %.*s, want %s", (int)lay.str.len, lay.str.ptr,
+			 want);
+}
+
+/*
+ * Learn a layout from the -g build, strip a copy of that library of
+ * everything (as a distribution ships it), and read a worker running on
+ * the copy through the learned line: its threads' own readings.
+ */
+static void learned_layout(void **state)
+{
+	struct reading r[REPORTERS];
+	struct ctp_snap *snap = NULL;
+	char file[PATH_MAX], dir[PATH_MAX], copy[PATH_MAX], opts[PATH_MAX + 16];
+	char *data;
+	size_t len;
+
+	(void)state;
+	if (!JEP_WORKER_SHARED[0]) {
+		print_message("SKIP: %s\n", JEP_SKIP_REASON);
+		skip();
+	}
+	assert_int_equal(E2E_PATHF(file, "%s/learned.txt", tmp), 0);
+	learn("learned-test", JEP_DEBUG_LIB, file);
+	assert_int_equal(E2E_PATHF(dir, "%s/stripped", tmp), 0);
+	assert_int_equal(E2E_PATHF(copy, "%s/libjemalloc.so.2", dir), 0);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(e2e_read_file(JEP_DEBUG_LIB, &data, &len), 0);
+	assert_int_equal(e2e_write_file(copy, data, len), 0);
+	free(data);
+	{
+		const char *argv[] = {"strip", "--strip-all", copy, NULL};
+		assert_int_equal(tool(argv, NULL, NULL), 0);
+	}
+	snprintf(opts, sizeof(opts), "layouts: \"%s\"", file);
+	pid_t pid = spawn_reporter(JEP_WORKER_SHARED, dir, REPORTERS, r);
+	assert_true(pid > 0);
+	assert_int_equal(traced_capture("learned", opts, &snap), 0);
+	reap(pid);
+	check_layout(snap, pid, "learned-test");
+	check_readings(snap, r, REPORTERS);
+	ctp_snap_free(snap);
+}
+
+/* DWARF wins over a table entry for the same build, even a wrong one. */
+static void dwarf_wins(void **state)
+{
+	struct reading r[REPORTERS];
+	struct ctp_snap *snap = NULL;
+	char file[PATH_MAX], opts[PATH_MAX + 16], *text;
+	char name[64], version[96], arch[32], line[512];
+	unsigned long long tls, tsd, st, al, de, pad;
+
+	(void)state;
+	if (!JEP_WORKER_SHARED[0]) {
+		print_message("SKIP: %s\n", JEP_SKIP_REASON);
+		skip();
+	}
+	assert_int_equal(E2E_PATHF(file, "%s/wrong.txt", tmp), 0);
+	learn("wrong-test", JEP_DEBUG_LIB, file);
+	assert_int_equal(e2e_read_file(file, &text, NULL), 0);
+	assert_int_equal(
+		sscanf(text, "%63s %95s %31s %llu %llu %llu %llu %llu %llu",
+		       name, version, arch, &tls, &tsd, &st, &al, &de, &pad),
+		9);
+	free(text);
+	int n = snprintf(line, sizeof(line),
+			 "wrong-test %s %s %llu %llu %llu %llu %llu %llu\n",
+			 version, arch, tls, tsd, st + 8, al + 8, de + 8, pad);
+	assert_int_equal(e2e_write_file(file, line, (size_t)n), 0);
+	snprintf(opts, sizeof(opts), "layouts: \"%s\"", file);
+	pid_t pid = spawn_reporter(JEP_WORKER_SHARED, NULL, REPORTERS, r);
+	assert_true(pid > 0);
+	assert_int_equal(traced_capture("dwarf", opts, &snap), 0);
+	reap(pid);
+	check_layout(snap, pid, "dwarf");
+	check_readings(snap, r, REPORTERS);
+	assert_true(summary(snap, "offsets_dwarf") >= 1);
+	ctp_snap_free(snap);
 }
 
 static int setup(void **state)
@@ -377,6 +922,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
+	redis_stop();
 	e2e_rm_rf(tmp);
 	return 0;
 }
@@ -385,6 +931,11 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(debian_no_debuginfo),
+		cmocka_unit_test(debian_table),
+		cmocka_unit_test(corrupt_layout),
+		cmocka_unit_test(learned_layout),
+		cmocka_unit_test(dwarf_wins),
+		cmocka_unit_test(redis_live),
 		cmocka_unit_test(default_never_ptraces),
 	};
 

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
 
@@ -219,7 +220,8 @@ static void test_hint(void **state)
 		     "another user namespace's, an LSM, or "
 		     "kernel.yama.ptrace_scope 3); no privilege fixes this; "
 		     "no-debuginfo: redis-server (pid 1234): install its "
-		     "debug symbols or set DEBUGINFOD_URLS");
+		     "debug symbols or set DEBUGINFOD_URLS, or add its tsd_s "
+		     "layout (ctprof-core jemalloc-layout)");
 	/* The same without the capability: the privilege is the cause. */
 	ctp_jep_hint(buf, sizeof(buf), c, seen, 0);
 	assert_non_null(strstr(buf, "maps-read: init (pid 1): permission "
@@ -236,7 +238,8 @@ static void test_hint(void **state)
 		buf, "maps-read: init (pid 1), ... 3 in all: its maps could "
 		     "not be read; no-debuginfo: redis-server (pid 1234), ... "
 		     "2 in all: install its debug symbols or set "
-		     "DEBUGINFOD_URLS");
+		     "DEBUGINFOD_URLS, or add its tsd_s layout (ctprof-core "
+		     "jemalloc-layout)");
 	/* At most three tags; the rest counted. thread-db names the opt-in
 	 * fallback only when it is off. */
 	c[CTP_JEP_THREAD_DB] = 4;
@@ -257,6 +260,195 @@ static void test_hint(void **state)
 	assert_int_equal(ctp_jep_hint(buf, 0, c, seen, 0), 0);
 }
 
+/* ---- Layouts table --------------------------------------------------- */
+
+#define V530 "5.3.0-0-g54eaed1d8b56b1aa528be3bdd1877e59c56fa90c"
+#define V521 "5.2.1-0-g886e40bb339ec1358a5ff2a52fdb782ca66461cb"
+
+static void test_layouts_parse(void **state)
+{
+	static const char text[] =
+		"# comment line\n"
+		"\n"
+		"   \t  \n"
+		"debian12-amd64 " V530 " x86_64 2632 0 816 824 840 7\n"
+		"\ta.b_c-1\t" V521 "  aarch64 0xA48 0x10 0 8 16 0 # tail\n"
+		"last " V530 " x86_64 4096 8 0 8 16 7";
+	struct ctp_jep_layouts l = {0};
+	size_t line, col;
+	const char *why = NULL;
+
+	(void)state;
+	assert_int_equal(ctp_jep_layouts_parse(text, strlen(text), &l, &line,
+					       &col, &why),
+			 0);
+	assert_int_equal(l.n, 3);
+	assert_string_equal(l.v[0].name, "debian12-amd64");
+	assert_string_equal(l.v[0].version, V530);
+	assert_string_equal(l.v[0].arch, "x86_64");
+	assert_int_equal(l.v[0].tls_size, 2632);
+	assert_int_equal(l.v[0].tsd_offset, 0);
+	assert_int_equal(l.v[0].off_state, 816);
+	assert_int_equal(l.v[0].off_alloc, 824);
+	assert_int_equal(l.v[0].off_dealloc, 840);
+	assert_int_equal(l.v[0].state_pad, 7);
+	assert_string_equal(l.v[1].name, "a.b_c-1");
+	assert_int_equal(l.v[1].tls_size, 0xa48);
+	assert_int_equal(l.v[1].tsd_offset, 16);
+	assert_int_equal(l.v[2].tsd_offset, 8);
+	/* The first entry for a build wins; each key must match. */
+	assert_ptr_equal(ctp_jep_layout_find(&l, V530, "x86_64", 2632),
+			 &l.v[0]);
+	assert_ptr_equal(ctp_jep_layout_find(&l, V530, "x86_64", 4096),
+			 &l.v[2]);
+	assert_null(ctp_jep_layout_find(&l, V530, "aarch64", 2632));
+	assert_null(ctp_jep_layout_find(&l, V521, "x86_64", 0xa48));
+	assert_null(ctp_jep_layout_find(&l, V530, "x86_64", 2633));
+	assert_null(ctp_jep_layout_find(NULL, V530, "x86_64", 2632));
+	/* A printed line parses back to the same entry. */
+	char out[256];
+	struct ctp_jep_layouts back = {0};
+	ctp_jep_layout_line(&l.v[1], out, sizeof(out));
+	assert_int_equal(ctp_jep_layouts_parse(out, strlen(out), &back, &line,
+					       &col, &why),
+			 0);
+	assert_int_equal(back.n, 1);
+	assert_memory_equal(&back.v[0], &l.v[1], sizeof(l.v[1]));
+	ctp_jep_layouts_free(&back);
+	ctp_jep_layouts_free(&l);
+	assert_null(l.v);
+}
+
+/* Each bad line: the line and column of the fault, and nothing after. */
+static void test_layouts_errors(void **state)
+{
+	/* at: the text where the fault is (its first place in the bad
+	 * line), NULL for column 1. */
+	static const struct {
+		const char *text;
+		size_t line;
+		const char *at;
+	} bad[] = {
+		{"x " V530 " x86_64 2632 0 816 824 840\n", 1, "\n"},
+		{"ok " V530 " x86_64 2632 0 816 824 840 7\n"
+		 "x " V530 " x86_64 2632 0 816 824 840 7 9\n",
+		 2, "9\n"},
+		{"x " V530 " x86_64 26z2 0 816 824 840 7\n", 1, "26z2"},
+		{"x " V530 " x86_64 0x 0 816 824 840 7\n", 1, "0x"},
+		{"x " V530 " x86_64 4294967297 0 816 824 840 7\n", 1, "4294"},
+		{"n@me " V530 " x86_64 2632 0 816 824 840 7\n", 1, NULL},
+		{"x " V530 " x86-64! 2632 0 816 824 840 7\n", 1, "x86-64!"},
+		{"x " V530 "\x01 x86_64 2632 0 816 824 840 7\n", 1, "5.3.0"},
+		{"x " V530 " x86_64 2632 0 816 2632 840 7\n", 1, NULL},
+		{"x " V530 " x86_64 2632 2632 0 8 16 7\n", 1, NULL},
+		{"x " V530 " x86_64 2632 0 816 826 840 7\n", 1, NULL},
+		{"x " V530 " x86_64 2632 0 816 824 824 7\n", 1, NULL},
+		{"x " V530 " x86_64 2632 0 828 824 840 7\n", 1, NULL},
+		{"x " V530 " x86_64 2632 0 816 824 840 7\r\n", 1, NULL},
+		{"x " V530 " x86_64 2632 0 816 824 840 8\n", 1, NULL},
+		{"x " V530 " x86_64 2632 0 820 824 840 7\n", 1, NULL},
+		{"a-name-that-is-far-too-long-for-the-layout-table " V530
+		 " x86_64 2632 0 816 824 840 7\n",
+		 1, NULL},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct ctp_jep_layouts l = {0};
+		size_t line = 0, col = 0, want = 1;
+		const char *why = NULL, *start = bad[i].text;
+		for (size_t k = 1; k < bad[i].line; k++)
+			start = strchr(start, '\n') + 1;
+		if (bad[i].at)
+			want = (size_t)(strstr(start, bad[i].at) - start) + 1;
+		int r = ctp_jep_layouts_parse(bad[i].text, strlen(bad[i].text),
+					      &l, &line, &col, &why);
+		if (r != -EINVAL || line != bad[i].line || col != want || !why)
+			fail_msg("case %zu: r %d at %zu:%zu (%s), want "
+				 "%zu:%zu",
+				 i, r, line, col, why ? why : "-", bad[i].line,
+				 want);
+		assert_int_equal(l.n, bad[i].line - 1);
+		ctp_jep_layouts_free(&l);
+	}
+	/* A NUL inside a line. */
+	static const char nul[] = "x " V530 " x86_64 2632 0\0 816 824 840 7\n";
+	struct ctp_jep_layouts l = {0};
+	size_t line, col;
+	const char *why;
+	assert_int_equal(ctp_jep_layouts_parse(nul, sizeof(nul) - 1, &l, &line,
+					       &col, &why),
+			 -EINVAL);
+	assert_int_equal(line, 1);
+	/* Over 1 MiB: refused before parsing. */
+	char *big = calloc(CTP_JEP_LAYOUTS_MAX_BYTES + 1, 1);
+	assert_non_null(big);
+	memset(big, '#', CTP_JEP_LAYOUTS_MAX_BYTES + 1);
+	assert_int_equal(ctp_jep_layouts_parse(big,
+					       CTP_JEP_LAYOUTS_MAX_BYTES + 1,
+					       &l, &line, &col, &why),
+			 -EFBIG);
+	free(big);
+	ctp_jep_layouts_free(&l);
+}
+
+static void test_find_version(void **state)
+{
+	char v[80];
+	static const char bin[] = "\x7f"
+				  "ELF\0\0junk<jemalloc>: "
+				  "1.2\0" V530 "\0more";
+	(void)state;
+	assert_int_equal(
+		ctp_jep_find_version(bin, sizeof(bin) - 1, v, sizeof(v)), 0);
+	assert_string_equal(v, V530);
+	/* At the very end of the buffer, no NUL after it. */
+	assert_int_equal(ctp_jep_find_version(V521, strlen(V521), v, sizeof(v)),
+			 0);
+	assert_string_equal(v, V521);
+	/* Not a version: 39 hex digits, 41, uppercase, a digit before it,
+	 * a missing part. */
+	static const char *const no[] = {
+		"5.3.0-0-g54eaed1d8b56b1aa528be3bdd1877e59c56fa90",
+		"5.3.0-0-g54eaed1d8b56b1aa528be3bdd1877e59c56fa90c1",
+		"5.3.0-0-g54EAED1D8B56B1AA528BE3BDD1877E59C56FA90C",
+		"15.3.0.1-0-g54eaed1d8b56b1aa528be3bdd1877e59c56fa90c",
+		"5.3-0-g54eaed1d8b56b1aa528be3bdd1877e59c56fa90c",
+		"5.3.0-g54eaed1d8b56b1aa528be3bdd1877e59c56fa90c",
+		"",
+	};
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (ctp_jep_find_version(no[i], strlen(no[i]), v, sizeof(v)) !=
+		    -ENOENT)
+			fail_msg("'%s' taken for a version", no[i]);
+	assert_int_equal(ctp_jep_find_version(V530, strlen(V530), v, 10),
+			 -ENOSPC);
+	assert_string_equal(ctp_jep_arch_name(62), "x86_64");
+	assert_string_equal(ctp_jep_arch_name(183), "aarch64");
+	assert_null(ctp_jep_arch_name(3));
+}
+
+/* The shipped table parses, and no two entries share a name or a build
+ * (a second entry for a build would never be used). */
+static void test_shipped_layouts(void **state)
+{
+	struct ctp_jep_layouts l = {0};
+	char err[512];
+
+	(void)state;
+	if (ctp_jep_layouts_load(JEP_LAYOUTS_FILE, &l, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	assert_true(l.n >= 5);
+	for (size_t i = 0; i < l.n; i++)
+		for (size_t j = i + 1; j < l.n; j++) {
+			assert_string_not_equal(l.v[i].name, l.v[j].name);
+			assert_ptr_equal(ctp_jep_layout_find(&l, l.v[j].version,
+							     l.v[j].arch,
+							     l.v[j].tls_size),
+					 &l.v[j]);
+		}
+	ctp_jep_layouts_free(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -267,6 +459,10 @@ int main(void)
 		cmocka_unit_test(test_tags),
 		cmocka_unit_test(test_seen),
 		cmocka_unit_test(test_hint),
+		cmocka_unit_test(test_layouts_parse),
+		cmocka_unit_test(test_layouts_errors),
+		cmocka_unit_test(test_find_version),
+		cmocka_unit_test(test_shipped_layouts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

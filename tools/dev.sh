@@ -26,6 +26,7 @@ packages=(
 	sqlite3 jq
 	tmux
 	prometheus python3-prometheus-client
+	redis-server
 )
 
 deps() {

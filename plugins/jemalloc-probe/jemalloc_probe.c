@@ -19,6 +19,7 @@
  *   ptrace_timeout_ms: 1..10000 (default 100) bound on each stop wait
  */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -41,7 +42,7 @@
 
 #define MAX_THREADS 65536
 
-enum { F_ALLOC, F_DEALLOC, N_FIELDS };
+enum { F_ALLOC, F_DEALLOC, F_LAYOUT, N_FIELDS };
 
 static const struct ctp_field_desc fields[] = {
 	[F_ALLOC] = CTP_FIELD_COUNTER(
@@ -52,6 +53,10 @@ static const struct ctp_field_desc fields[] = {
 		"jemalloc.deallocated_bytes", THREAD, BYTES,
 		"Bytes this thread freed through jemalloc over "
 		"its lifetime (tsd thread_deallocated)"),
+	[F_LAYOUT] = CTP_FIELD(
+		"jemalloc.layout", PROCESS, STRING, NONE, CATEGORICAL, MODE,
+		"Where the tsd_s offsets of the process's jemalloc came from: "
+		"dwarf, or the name of the layouts table entry"),
 };
 
 /* Memory freed by another thread makes one thread's difference negative;
@@ -78,6 +83,8 @@ enum {
 	S_METHOD_PTRACE,
 	S_PRIVILEGE,
 	S_CACHE_HITS,
+	S_OFFSETS_DWARF,
+	S_OFFSETS_TABLE,
 	N_FIXED
 };
 #define N_COUNTERS (N_FIXED + CTP_JEP_N_TAGS)
@@ -90,6 +97,8 @@ static const char *const counter_names[N_COUNTERS] = {
 	[S_METHOD_PTRACE] = "method_ptrace",
 	[S_PRIVILEGE] = "privilege_denied",
 	[S_CACHE_HITS] = "cache_hits",
+	[S_OFFSETS_DWARF] = "offsets_dwarf",
+	[S_OFFSETS_TABLE] = "offsets_table",
 #define TAG_COUNTER(id, name) [N_FIXED + (id)] = "tag." name,
 	CTP_JEP_TAGS(TAG_COUNTER)
 #undef TAG_COUNTER
@@ -143,6 +152,9 @@ struct jep_state {
 	struct file_ent *files;
 	struct ident_ent *idents;
 	bool privileged; /* CAP_SYS_PTRACE effective at init */
+	/* Known tsd_s layouts: the option's files first, then the shipped
+	 * one (the first entry for a build wins). */
+	struct ctp_jep_layouts layouts;
 	/* Per tag: denials and the first processes it hit (under lock). */
 	struct ctp_jep_seen seen[CTP_JEP_N_TAGS];
 	/* This capture's counters of every process read, for the threads a
@@ -340,7 +352,7 @@ static struct ctp_jep_file *file_get(struct jep_state *st, pid_t pid,
 	snprintf(path, sizeof(path), "/proc/%d/root%.*s", (int)pid,
 		 (int)m->path_len, m->path);
 	if (stat(path, &sb) || sb.st_dev != m->dev || sb.st_ino != m->ino ||
-	    ctp_jep_file_probe(path, &e->f) < 0) {
+	    ctp_jep_file_probe_with(path, &st->layouts, &e->f) < 0) {
 		memset(&e->f, 0, sizeof(e->f));
 		e->f.tag = CTP_JEP_ELF;
 	}
@@ -630,8 +642,10 @@ static void shared_free(struct jep_state *st)
 }
 
 /* Every thread's counters into w->c (sorted by tid, for the thread
- * callbacks), through libthread_db or, where allowed, ptrace. */
-static void read_counters(struct jep_state *st, struct worker *w,
+ * callbacks), through libthread_db or, where allowed, ptrace (never with a
+ * table layout, which only the validated libthread_db path reads). true
+ * when read. */
+static bool read_counters(struct jep_state *st, struct worker *w,
 			  const struct ctp_task *task,
 			  const struct ctp_jep_target *t, enum ctp_jep_tag tag)
 {
@@ -645,7 +659,7 @@ static void read_counters(struct jep_state *st, struct worker *w,
 	cap = n + 64 < MAX_THREADS ? n + 64 : MAX_THREADS;
 	if (ensure_table(w, cap)) {
 		count_tag(st, task, CTP_JEP_THREAD_DB, -ENOMEM);
-		return;
+		return false;
 	}
 	r = st->ptrace_only ? -ENOTSUP
 			    : ctp_jep_read_thread_db(t, w->c, cap, &n, &tag);
@@ -654,19 +668,21 @@ static void read_counters(struct jep_state *st, struct worker *w,
 	if (r == 0) {
 		count(st, S_METHOD_TDB, 1);
 	} else if ((st->fallback || st->ptrace_only) && t->in_main_exe &&
-		   list_tids(w, task->dirfd, &n) == 0 && n) {
+		   !t->file->from_table && list_tids(w, task->dirfd, &n) == 0 &&
+		   n) {
 		if (ensure_table(w, n))
-			return;
+			return false;
 		ctp_jep_read_ptrace(t, w->tids, n, w->c, st->timeout_ms);
 		count(st, S_METHOD_PTRACE, 1);
 	} else {
 		count_tag(st, task, tag, r);
-		return;
+		return false;
 	}
 	qsort(w->c, n, sizeof(*w->c), cmp_tid);
 	w->tgid = task->tgid;
 	w->n = n;
 	share(st, task->tgid, w->c, n);
+	return true;
 }
 
 static int jep_process(void *state, const struct ctp_task *task,
@@ -680,7 +696,6 @@ static int jep_process(void *state, const struct ctp_task *task,
 	size_t idx = 0;
 	enum ctp_jep_tag tag;
 
-	(void)rec;
 	if (!st->live || task->dirfd < 0 || task->tgid == st->self)
 		return 0;
 	w = worker_get(st);
@@ -693,7 +708,13 @@ static int jep_process(void *state, const struct ctp_task *task,
 		return 0;
 	count(st, S_DETECTED, 1);
 	target_init(&t, task, w, file, idx, dev, ino);
-	read_counters(st, w, task, &t, tag);
+	if (!read_counters(st, w, task, &t, tag))
+		return 0;
+	/* Which offsets served: a reader tells DWARF from table values. */
+	const char *layout = file->from_table ? file->layout : "dwarf";
+	count(st, file->from_table ? S_OFFSETS_TABLE : S_OFFSETS_DWARF, 1);
+	if (st->fh[F_LAYOUT] >= 0)
+		st->api->set_str(rec, st->fh[F_LAYOUT], layout, strlen(layout));
 	return 0;
 }
 
@@ -801,6 +822,7 @@ static void jep_fini(void *state)
 		free(w);
 	}
 	shared_free(st);
+	ctp_jep_layouts_free(&st->layouts);
 	while (st->files) {
 		struct file_ent *e = st->files;
 
@@ -818,6 +840,8 @@ static void jep_fini(void *state)
 	free(st);
 }
 
+CTP_EXPORT extern const struct ctp_plugin ctp_plugin_v1;
+
 static const char *const methods[] = {"thread_db", "auto", "ptrace", NULL};
 
 static const struct ctp_option_desc options[] = {
@@ -827,6 +851,11 @@ static const struct ctp_option_desc options[] = {
 	 .type = CTP_OPT_STRING,
 	 .def = "thread_db",
 	 .choices = methods},
+	{.name = "layouts",
+	 .help = "more tsd_s layouts files, ':'-separated, searched before "
+		 "the shipped one (README.md: Layouts without DWARF)",
+	 .type = CTP_OPT_STRING,
+	 .def = ""},
 	{.name = "ptrace_timeout_ms",
 	 .help = "longest a ptrace stop may wait for a thread",
 	 .type = CTP_OPT_U64,
@@ -834,6 +863,61 @@ static const struct ctp_option_desc options[] = {
 	 .min = 1,
 	 .max = 10000},
 };
+
+/* The shipped layouts file: jemalloc-probe/layouts.txt beside this
+ * plugin's .so. */
+static int shipped_layouts(char *buf, size_t len)
+{
+	Dl_info info;
+	const char *slash;
+
+	if (!dladdr((const void *)&ctp_plugin_v1, &info) || !info.dli_fname ||
+	    !(slash = strrchr(info.dli_fname, '/')))
+		return -ENOENT;
+	int n = snprintf(buf, len, "%.*s/jemalloc-probe/layouts.txt",
+			 (int)(slash - info.dli_fname), info.dli_fname);
+	return n > 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
+}
+
+/* The option's files, then the shipped one: a file named by the option
+ * that cannot be read or parsed fails the plugin (a config error); the
+ * shipped one missing is only logged. */
+static int load_layouts(struct jep_state *st)
+{
+	const struct ctp_api *api = st->api;
+	const char *list = "";
+	char path[4096], err[4400];
+	int r = api->opt_str(st->ctx, "layouts", &list);
+
+	if (r < 0 && r != -ENOENT)
+		return r;
+	for (const char *p = r == 0 ? list : ""; *p;) {
+		size_t n = strcspn(p, ":");
+		if (n && n < sizeof(path)) {
+			memcpy(path, p, n);
+			path[n] = '\0';
+			if ((r = ctp_jep_layouts_load(path, &st->layouts, err,
+						      sizeof(err))) < 0) {
+				api->log(st->ctx, CTP_LOG_ERR,
+					 "option 'layouts': %s", err);
+				return r;
+			}
+		}
+		p += n + (p[n] == ':');
+	}
+	size_t mine = st->layouts.n;
+	if (shipped_layouts(path, sizeof(path)) < 0 ||
+	    ctp_jep_layouts_load(path, &st->layouts, err, sizeof(err)) < 0)
+		api->log(st->ctx, CTP_LOG_WARNING,
+			 "no shipped tsd_s layouts (%s): jemalloc without "
+			 "debug information is not read",
+			 shipped_layouts(path, sizeof(path)) < 0 ? "not found"
+								 : err);
+	api->log(st->ctx, CTP_LOG_DEBUG,
+		 "%zu tsd_s layouts known (%zu from the option)", st->layouts.n,
+		 mine);
+	return 0;
+}
 
 static int parse_options(struct jep_state *st)
 {
@@ -870,7 +954,7 @@ static int parse_options(struct jep_state *st)
 		st->timeout_ms = (unsigned)v;
 	else if (r != -ENOENT)
 		return r;
-	return 0;
+	return load_layouts(st);
 }
 
 static int jep_init(struct ctp_ctx *ctx, const struct ctp_api *api,
@@ -908,6 +992,64 @@ out:
 	return r;
 }
 
+/* ctprof-core jemalloc-layout [--name NAME] FILE: the layouts line of a
+ * jemalloc build with DWARF (README.md, "Learn a layout"). */
+static int cmd_layout(int argc, char **argv)
+{
+	const char *name = NULL, *file = NULL, *why = NULL;
+	struct ctp_jep_layout e;
+	char line[512];
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			printf("Usage: ctprof-core jemalloc-layout [--name "
+			       "NAME] FILE\n"
+			       "Print the tsd_s layouts line of the jemalloc "
+			       "build FILE (a library or executable\n"
+			       "with DWARF: a -g build, or with its debug "
+			       "package installed), for a layouts\n"
+			       "file of jemalloc-probe's `layouts` option. "
+			       "NAME names the entry (default\n"
+			       "VERSION-ARCH).\n");
+			return 0;
+		}
+		if (!strcmp(argv[i], "--name") && i + 1 < argc)
+			name = argv[++i];
+		else if (argv[i][0] != '-' && !file)
+			file = argv[i];
+		else
+			file = NULL, i = argc;
+	}
+	if (!file) {
+		fprintf(stderr, "Usage: ctprof-core jemalloc-layout [--name "
+				"NAME] FILE\n");
+		return 2;
+	}
+	int r = ctp_jep_layout_learn(file, &e, &why);
+	if (r < 0) {
+		fprintf(stderr, "ctprof-core: jemalloc-layout: %s: %s\n", file,
+			why ? why : strerror(-r));
+		return 1;
+	}
+	if (name && !ctp_jep_layout_name_ok(name)) {
+		fprintf(stderr, "ctprof-core: jemalloc-layout: --name: 1 to 47 "
+				"bytes of [A-Za-z0-9._-]\n");
+		return 2;
+	}
+	if (name)
+		snprintf(e.name, sizeof(e.name), "%s", name);
+	ctp_jep_layout_line(&e, line, sizeof(line));
+	printf("%s\n", line);
+	return 0;
+}
+
+static const struct ctp_command commands[] = {
+	{.name = "jemalloc-layout",
+	 .usage = "[--name NAME] FILE  the tsd_s layouts line of a jemalloc "
+		  "build with DWARF",
+	 .run = cmd_layout},
+};
+
 CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	CTP_PLUGIN_HEADER,
 	.name = "jemalloc-probe",
@@ -924,4 +1066,5 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.thread = jep_thread,
 	.finish = jep_finish,
 	CTP_PLUGIN_COUNTER_TABLE(counter_names),
+	CTP_PLUGIN_COMMAND_TABLE(commands),
 };

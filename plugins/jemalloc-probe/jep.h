@@ -29,7 +29,8 @@
 	X(CTP_JEP_PTRACE_STOP, "ptrace-stop")                                  \
 	X(CTP_JEP_PTRACE_REGS, "ptrace-regs")                                  \
 	X(CTP_JEP_STATIC_TLS, "static-tls")                                    \
-	X(CTP_JEP_VM_READV, "process-vm-readv")
+	X(CTP_JEP_VM_READV, "process-vm-readv")                                \
+	X(CTP_JEP_LAYOUT_MISMATCH, "layout-mismatch")
 
 enum ctp_jep_tag {
 #define CTP_JEP_TAG_ID(id, name) id,
@@ -114,6 +115,61 @@ int ctp_jep_tls_x86_64(uint64_t tp, uint64_t memsz, uint64_t align,
 int ctp_jep_tls_arm64(uint64_t tp, uint64_t memsz, uint64_t align,
 		      uint64_t st_value, uint64_t *addr);
 
+/* ---- Layouts without DWARF (jep_layout.c) ---------------------------------
+ * A known build's tsd_s: where the tsd sits in the module's TLS block and
+ * where its state byte and two counters sit in the tsd. A build is known by
+ * its version string, architecture and TLS block size. */
+struct ctp_jep_layout {
+	char name[48]; /* [A-Za-z0-9._-] */
+	char version
+		[80];  /* e.g. 5.3.0-0-g54eaed1d8b56b1aa528be3bdd1877e59c56fa90c
+			*/
+	char arch[16]; /* x86_64, aarch64 */
+	uint64_t tls_size, tsd_offset;
+	uint64_t off_state, off_alloc, off_dealloc;
+	/* Bytes after state that are padding, 0 to 7 (zero in every live
+	 * tsd: validation reads them). */
+	uint64_t state_pad;
+};
+
+struct ctp_jep_layouts {
+	struct ctp_jep_layout *v;
+	size_t n, cap;
+};
+
+#define CTP_JEP_LAYOUTS_MAX_BYTES (1u << 20)
+#define CTP_JEP_LAYOUTS_MAX	  4096
+
+/*
+ * Append the entries of a layouts file's text to *out: one per line,
+ * `name version arch tls_size tsd_offset state allocated deallocated
+ * state_pad`,
+ * blank-separated, numbers decimal or 0x; '#' starts a comment. 0, or
+ * -EINVAL (-EFBIG, -E2BIG) with *line, *col (1-based) and *why; -ENOMEM.
+ * Entries before a bad line stay in *out.
+ */
+int ctp_jep_layouts_parse(const char *buf, size_t len,
+			  struct ctp_jep_layouts *out, size_t *line,
+			  size_t *col, const char **why);
+/* Read and parse one file (at most CTP_JEP_LAYOUTS_MAX_BYTES); on failure
+ * "FILE:LINE:COL: reason" (or "FILE: error") in err. */
+int ctp_jep_layouts_load(const char *path, struct ctp_jep_layouts *out,
+			 char *err, size_t errlen);
+void ctp_jep_layouts_free(struct ctp_jep_layouts *l);
+/* The first entry for this build, or NULL. */
+const struct ctp_jep_layout *
+ctp_jep_layout_find(const struct ctp_jep_layouts *l, const char *version,
+		    const char *arch, uint64_t tls_size);
+/* The first jemalloc version string in buf ("5.3.0-0-g" and 40 hex
+ * digits): 0, -ENOENT, -ENOSPC. */
+int ctp_jep_find_version(const char *buf, size_t len, char *out, size_t outlen);
+/* "x86_64", "aarch64", or NULL for another e_machine. */
+const char *ctp_jep_arch_name(unsigned e_machine);
+/* A valid entry name: 1 to 47 bytes of [A-Za-z0-9._-]. */
+bool ctp_jep_layout_name_ok(const char *name);
+/* An entry as a line of the file (no newline); snprintf's return. */
+int ctp_jep_layout_line(const struct ctp_jep_layout *e, char *buf, size_t len);
+
 /* ---- Per-file analysis (cached by the plugin by dev+inode) --------------- */
 struct ctp_jep_file {
 	enum ctp_jep_tag tag; /* NOT_JEMALLOC, a failure, or EXITED unused */
@@ -125,6 +181,16 @@ struct ctp_jep_file {
 	uint64_t tls_memsz, tls_align;	 /* PT_TLS */
 	bool is_dyn;			 /* ET_DYN */
 	char symbol[64];		 /* the TSD symbol's name */
+	/* Where the offsets came from: DWARF, or the layouts table (then
+	 * `layout` names the entry and every read is validated). */
+	bool from_table;
+	uint64_t off_state; /* tsd_s.state, from DWARF or the table */
+	bool have_state;
+	uint64_t state_pad; /* padding bytes after state (DWARF: up to the
+			     * next member, at most 7) */
+	unsigned machine;   /* e_machine */
+	char version[80];   /* jemalloc's version string, "" unknown */
+	char layout[48];    /* the table entry's name */
 };
 /*
  * Look at one ELF file: its .symtab, .dynsym, then separate debuginfo (by
@@ -134,6 +200,17 @@ struct ctp_jep_file {
  * the file cannot be opened.
  */
 int ctp_jep_file_probe(const char *path, struct ctp_jep_file *out);
+/* The same, and where DWARF does not give the offsets, the first entry of
+ * `layouts` (may be NULL) for the file's version, architecture and TLS
+ * block size. */
+int ctp_jep_file_probe_with(const char *path,
+			    const struct ctp_jep_layouts *layouts,
+			    struct ctp_jep_file *out);
+/* A layouts entry for a build with DWARF (`ctprof-core jemalloc-layout`):
+ * 0 with *out filled (name "<version>-<arch>", the caller may rename), or
+ * a negative errno with *why. */
+int ctp_jep_layout_learn(const char *path, struct ctp_jep_layout *out,
+			 const char **why);
 
 /* ---- Reading a live process ---------------------------------------------- */
 

@@ -64,6 +64,7 @@ static void phdrs(Elf *elf, struct ctp_jep_file *out)
 	if (!gelf_getehdr(elf, &eh) || elf_getphdrnum(elf, &n))
 		return;
 	out->is_dyn = eh.e_type == ET_DYN;
+	out->machine = eh.e_machine;
 	for (size_t i = 0; i < n; i++) {
 		GElf_Phdr ph;
 
@@ -83,8 +84,9 @@ static void phdrs(Elf *elf, struct ctp_jep_file *out)
 	}
 }
 
-/* The offsets of the two counters in tsd_s, from the first full definition. */
-static int tsd_layout(Dwarf *dw, uint64_t *alloc, uint64_t *dealloc)
+/* The offsets of the two counters in tsd_s, from the first full definition,
+ * and of its state byte when it has one (out->have_state). */
+static int tsd_layout(Dwarf *dw, struct ctp_jep_file *out)
 {
 	Dwarf_Off off = 0, next;
 	size_t hsize;
@@ -101,6 +103,7 @@ static int tsd_layout(Dwarf *dw, uint64_t *alloc, uint64_t *dealloc)
 			Dwarf_Die m;
 			const char *nm;
 			int have = 0;
+			Dwarf_Word after_state = 0;
 
 			if (dwarf_tag(&die) != DW_TAG_structure_type ||
 			    dwarf_hasattr(&die, DW_AT_declaration))
@@ -114,25 +117,94 @@ static int tsd_layout(Dwarf *dw, uint64_t *alloc, uint64_t *dealloc)
 				const char *mn = dwarf_diename(&m);
 				int k;
 
-				if (dwarf_tag(&m) != DW_TAG_member || !mn)
-					continue;
-				k = ctp_jep_member_kind(mn);
-				if (!k ||
+				if (dwarf_tag(&m) != DW_TAG_member || !mn ||
 				    !dwarf_attr(&m, DW_AT_data_member_location,
 						&at) ||
 				    dwarf_formudata(&at, &w))
 					continue;
+				/* The member after state: where its padding
+				 * ends (members come in offset order). */
+				if (out->have_state && !after_state)
+					after_state = w ? w : 1;
+				k = !strcmp(mn, "state")
+					    ? 4
+					    : ctp_jep_member_kind(mn);
+				if (!k)
+					continue;
 				if (k == 1)
-					*alloc = w;
+					out->off_alloc = w;
+				else if (k == 2)
+					out->off_dealloc = w;
 				else
-					*dealloc = w;
-				have |= k;
+					out->off_state = w;
+				out->have_state |= k == 4;
+				have |= k & 3;
 			} while (dwarf_siblingof(&m, &m) == 0);
+			/* Validation of a table layout reads the padding
+			 * after the state byte: up to the next member. */
+			if (out->have_state && after_state > out->off_state)
+				out->state_pad =
+					after_state - out->off_state - 1;
+			if (out->state_pad > 7)
+				out->state_pad = 7;
 			return have == 3 ? 0 : -ENOENT;
 		} while (dwarf_siblingof(&die, &die) == 0);
 		off = next;
 	}
 	return -ENOENT;
+}
+
+/* The jemalloc version string in the file's read-only data, if any. */
+static void rodata_version(Elf *elf, struct ctp_jep_file *out)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    (sh.sh_flags & (SHF_WRITE | SHF_EXECINSTR)))
+			continue;
+		n = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!n || strncmp(n, ".rodata", 7))
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (d && d->d_buf &&
+		    ctp_jep_find_version(d->d_buf, d->d_size, out->version,
+					 sizeof(out->version)) == 0)
+			return;
+	}
+}
+
+/* Where DWARF did not give the offsets: the layouts table's entry for
+ * this build. */
+static void from_table(const struct ctp_jep_layouts *layouts,
+		       struct ctp_jep_file *out)
+{
+	const char *arch = ctp_jep_arch_name(out->machine);
+	const struct ctp_jep_layout *e;
+
+	if (!arch || !out->tls_memsz || !out->version[0] ||
+	    !(e = ctp_jep_layout_find(layouts, out->version, arch,
+				      out->tls_memsz)))
+		return;
+	/* A TSD symbol, where there is one, says where the tsd is. */
+	if (!out->symbol[0])
+		out->tsd_value = e->tsd_offset;
+	out->off_alloc = e->off_alloc;
+	out->off_dealloc = e->off_dealloc;
+	out->off_state = e->off_state;
+	out->state_pad = e->state_pad;
+	out->have_state = true;
+	out->from_table = true;
+	snprintf(out->layout, sizeof(out->layout), "%s", e->name);
+	out->found = true;
+	out->tag = CTP_JEP_NOT_JEMALLOC;
 }
 
 /* A stripped jemalloc: defines malloc and carries its message prefix. */
@@ -250,6 +322,13 @@ static bool worth_looking(const char *path)
 
 int ctp_jep_file_probe(const char *path, struct ctp_jep_file *out)
 {
+	return ctp_jep_file_probe_with(path, NULL, out);
+}
+
+int ctp_jep_file_probe_with(const char *path,
+			    const struct ctp_jep_layouts *layouts,
+			    struct ctp_jep_file *out)
+{
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	Elf *elf;
@@ -283,6 +362,7 @@ int ctp_jep_file_probe(const char *path, struct ctp_jep_file *out)
 		goto done;
 	}
 	phdrs(elf, out);
+	rodata_version(elf, out);
 	out->tag = CTP_JEP_NOT_JEMALLOC;
 	n = dwfl_module_getsymtab(mod);
 	for (int i = 1; i < n; i++) {
@@ -302,15 +382,20 @@ int ctp_jep_file_probe(const char *path, struct ctp_jep_file *out)
 		break;
 	}
 	if (out->tag == CTP_JEP_NOT_JEMALLOC) {
-		if (stripped_jemalloc(elf))
+		if (stripped_jemalloc(elf)) {
 			out->tag = CTP_JEP_NO_DEBUGINFO;
+			from_table(layouts, out);
+		}
 		goto done;
 	}
 	dw = dwfl_module_getdwarf(mod, &bias);
-	if (!dw)
-		goto done; /* NO_DEBUGINFO */
-	if (tsd_layout(dw, &out->off_alloc, &out->off_dealloc)) {
+	if (!dw) {
+		from_table(layouts, out); /* else NO_DEBUGINFO */
+		goto done;
+	}
+	if (tsd_layout(dw, out)) {
 		out->tag = CTP_JEP_NO_TSD_LAYOUT;
+		from_table(layouts, out);
 		goto done;
 	}
 	out->found = true;
@@ -318,6 +403,56 @@ int ctp_jep_file_probe(const char *path, struct ctp_jep_file *out)
 done:
 	dwfl_end(dwfl);
 	return r;
+}
+
+int ctp_jep_layout_learn(const char *path, struct ctp_jep_layout *out,
+			 const char **why)
+{
+	struct ctp_jep_file f;
+	const char *arch;
+	int r = ctp_jep_file_probe(path, &f);
+
+	memset(out, 0, sizeof(*out));
+	*why = NULL;
+	if (r < 0) {
+		*why = strerror(-r);
+		return r;
+	}
+	if (!f.found) {
+		*why = f.tag == CTP_JEP_ELF ? "not an ELF file it can read"
+		       : f.tag == CTP_JEP_NOT_JEMALLOC
+			       ? "not a jemalloc build (no tsd TLS symbol)"
+			       : "no DWARF for tsd_s (a build with -g, or its "
+				 "debug package, is needed)";
+		return -ENOENT;
+	}
+	if (!f.have_state) {
+		*why = "tsd_s has no state member (jemalloc before 5.0?)";
+		return -ENOENT;
+	}
+	if (!(arch = ctp_jep_arch_name(f.machine))) {
+		*why = "an architecture other than x86_64 and aarch64";
+		return -ENOTSUP;
+	}
+	if (!f.version[0]) {
+		*why = "no jemalloc version string in .rodata";
+		return -ENOENT;
+	}
+	if (!f.tls_memsz) {
+		*why = "no PT_TLS segment";
+		return -ENOENT;
+	}
+	snprintf(out->version, sizeof(out->version), "%s", f.version);
+	snprintf(out->arch, sizeof(out->arch), "%s", arch);
+	snprintf(out->name, sizeof(out->name), "%.*s-%s",
+		 (int)strcspn(f.version, "-"), f.version, arch);
+	out->tls_size = f.tls_memsz;
+	out->tsd_offset = f.tsd_value;
+	out->off_state = f.off_state;
+	out->state_pad = f.state_pad;
+	out->off_alloc = f.off_alloc;
+	out->off_dealloc = f.off_dealloc;
+	return 0;
 }
 
 /* ---- Symbols of the target for libthread_db ------------------------------
@@ -608,6 +743,71 @@ int ctp_jep_read_pair(pid_t pid, uint64_t a, uint64_t b, uint64_t *va,
 #define TDB_READS_FIXED	     4096
 #define TDB_READS_PER_THREAD 256
 
+/*
+ * A table layout is trusted per read (README.md, "Layouts without DWARF"):
+ * the state byte is one of tsd_state_t's values (nominal 0 to
+ * uninitialized 6 in jemalloc 5.x) and the entry's padding bytes after
+ * it (7 in 5.3, where a uint64_t follows; none in 5.2, where flags do) are
+ * zero, as the TLS image leaves them; and both counters, read again, have
+ * not gone back and stay below 2^46 (64 TiB allocated by one thread over its
+ * life, a day at 700 MB/s: far above real ones). A misplaced offset lands
+ * on another member: a pointer (user-space addresses of x86_64 and
+ * aarch64 heaps and mappings, 0x55.. and 0x7f.., are above 2^46), a
+ * threshold, a flag. A thread that does pass this with wrong offsets can:
+ * the checks catch likely mistakes, they prove nothing.
+ */
+#define TSD_STATE_MAX	 6
+#define COUNTER_SANE_MAX (1ull << 46)
+
+static void validate(const struct ctp_jep_target *t, uint64_t tsd,
+		     struct ctp_jep_counters *c)
+{
+	const struct ctp_jep_file *f = t->file;
+	uint8_t state[8] = {0xff};
+	size_t n = 1 + (f->state_pad < 8 ? f->state_pad : 7);
+	uint64_t a2, d2;
+	struct iovec l = {state, n};
+	struct iovec r = {(void *)(uintptr_t)(tsd + f->off_state), n};
+	int e = read_spans(t->pid, t->mem, &l, &r, 1);
+	bool padded = true;
+
+	for (size_t i = 1; i < n; i++)
+		padded &= state[i] == 0;
+	if (!e)
+		e = read_pair(t->pid, t->mem, tsd + f->off_alloc,
+			      tsd + f->off_dealloc, &a2, &d2);
+	if (e) {
+		c->err = e;
+		c->tag = e == -ESRCH ? CTP_JEP_EXITED : CTP_JEP_VM_READV;
+		return;
+	}
+	if (state[0] > TSD_STATE_MAX || !padded || a2 < c->allocated ||
+	    d2 < c->deallocated || a2 >= COUNTER_SANE_MAX ||
+	    d2 >= COUNTER_SANE_MAX) {
+		c->err = -EPROTO;
+		c->tag = CTP_JEP_LAYOUT_MISMATCH;
+		return;
+	}
+	c->allocated = a2;
+	c->deallocated = d2;
+}
+
+/* A table layout holds for the process when every thread read passed and
+ * some thread allocated (jemalloc's own start allocates on the thread that
+ * called it first): with misplaced offsets pointing at zeros, none would
+ * have. */
+static bool table_fits(const struct ctp_jep_counters *c, size_t n)
+{
+	bool allocated = false;
+
+	for (size_t i = 0; i < n; i++) {
+		if (c[i].tag == CTP_JEP_LAYOUT_MISMATCH)
+			return false;
+		allocated |= !c[i].err && c[i].allocated > 0;
+	}
+	return allocated;
+}
+
 struct iter_ctx {
 	const struct ctp_jep_target *t;
 	uint64_t link_map; /* 0: use module id 1 (the executable) */
@@ -656,6 +856,8 @@ static int thr_cb(const td_thrhandle_t *th, void *arg)
 			   &c->deallocated);
 	if (c->err)
 		c->tag = c->err == -ESRCH ? CTP_JEP_EXITED : CTP_JEP_VM_READV;
+	else if (t->file->from_table)
+		validate(t, a, c);
 	return 0;
 }
 
@@ -721,6 +923,11 @@ int ctp_jep_read_thread_db(const struct ctp_jep_target *t,
 	if (e != TD_OK && !ic.n) {
 		*tag = CTP_JEP_THREAD_DB;
 		return -EIO;
+	}
+	if (t->file->from_table && !table_fits(out, ic.n)) {
+		*n = 0;
+		*tag = CTP_JEP_LAYOUT_MISMATCH;
+		return -EPROTO;
 	}
 	return 0;
 }

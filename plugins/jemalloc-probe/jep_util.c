@@ -98,7 +98,8 @@ static const char *remedy(enum ctp_jep_tag t, unsigned flags)
 	case CTP_JEP_ELF:
 		return "a mapped file could not be opened";
 	case CTP_JEP_NO_DEBUGINFO:
-		return "install its debug symbols or set DEBUGINFOD_URLS";
+		return "install its debug symbols or set DEBUGINFOD_URLS, or "
+		       "add its tsd_s layout (ctprof-core jemalloc-layout)";
 	case CTP_JEP_NO_TSD_LAYOUT:
 		return "its jemalloc's DWARF has no tsd_s counters (an "
 		       "unsupported jemalloc version)";
@@ -122,6 +123,9 @@ static const char *remedy(enum ctp_jep_tag t, unsigned flags)
 		       "the executable only)";
 	case CTP_JEP_VM_READV:
 		return "process_vm_readv failed";
+	case CTP_JEP_LAYOUT_MISMATCH:
+		return "the layouts table's entry for its jemalloc read values "
+		       "that cannot be its counters; check the entry";
 	default:
 		return "see plugins/jemalloc-probe/README.md";
 	}
