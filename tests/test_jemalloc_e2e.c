@@ -50,15 +50,18 @@ extern char **environ;
 
 static char tmp[PATH_MAX];
 
-/* A worker holding 16 MiB, started with LD_LIBRARY_PATH=libdir (NULL:
- * none); its pid, or -1. */
-static pid_t spawn_worker(const char *path, const char *libdir)
+/* The worker with `mode` and `arg` (NULL: none), started with
+ * LD_LIBRARY_PATH=libdir (NULL: none): its pid once it said "R ...", what
+ * it said in out (NUL-terminated), or -1. */
+static pid_t spawn_mode(const char *path, const char *libdir, const char *mode,
+			const char *arg, char *out, size_t cap)
 {
 	int p[2];
-	char fdarg[16], buf[128];
+	char fdarg[16];
 	size_t len = 0;
 	pid_t pid;
 
+	out[0] = '\0';
 	if (pipe(p))
 		return -1;
 	pid = fork();
@@ -68,31 +71,38 @@ static pid_t spawn_worker(const char *path, const char *libdir)
 		snprintf(fdarg, sizeof(fdarg), "%d", p[1]);
 		if (libdir)
 			setenv("LD_LIBRARY_PATH", libdir, 1);
-		execl(path, path, fdarg, "hold", (char *)NULL);
+		execl(path, path, fdarg, mode, arg, (char *)NULL);
 		_exit(127);
 	}
 	close(p[1]);
-	while (pid > 0 && len < sizeof(buf) - 1) {
+	while (pid > 0 && len < cap - 1 && strncmp(out, "R ", 2) &&
+	       !strstr(out, "\nR ")) {
 		struct pollfd pf = {p[0], POLLIN, 0};
 		ssize_t n;
 
 		if (poll(&pf, 1, 10000) <= 0)
 			break;
-		n = read(p[0], buf + len, sizeof(buf) - 1 - len);
+		n = read(p[0], out + len, cap - 1 - len);
 		if (n <= 0)
 			break;
 		len += (size_t)n;
-		if (memchr(buf, '\n', len))
-			break;
+		out[len] = '\0';
 	}
 	close(p[0]);
-	buf[len] = '\0';
-	if (pid > 0 && buf[0] != 'R') {
+	if (pid > 0 && strncmp(out, "R ", 2) && !strstr(out, "\nR ")) {
+		print_message("worker said: %s\n", out);
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		return -1;
 	}
 	return pid;
+}
+
+/* A worker holding 16 MiB; its pid, or -1. */
+static pid_t spawn_worker(const char *path, const char *libdir)
+{
+	char buf[128];
+	return spawn_mode(path, libdir, "hold", NULL, buf, sizeof(buf));
 }
 
 static void reap(pid_t pid)
@@ -176,73 +186,44 @@ struct reading {
 static pid_t spawn_reporter(const char *path, const char *libdir, int n,
 			    struct reading *r)
 {
-	int p[2], got = 0;
-	char fdarg[16], narg[16], buf[4096];
-	size_t len = 0;
-	pid_t pid;
+	char narg[16], buf[4096];
+	int got = 0;
 
-	if (pipe(p))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		close(p[0]);
-		snprintf(fdarg, sizeof(fdarg), "%d", p[1]);
-		snprintf(narg, sizeof(narg), "%d", n);
-		if (libdir)
-			setenv("LD_LIBRARY_PATH", libdir, 1);
-		execl(path, path, fdarg, "report", narg, (char *)NULL);
-		_exit(127);
-	}
-	close(p[1]);
-	while (pid > 0 && len < sizeof(buf) - 1 && !strstr(buf, "R ")) {
-		struct pollfd pf = {p[0], POLLIN, 0};
-		ssize_t k;
-
-		if (poll(&pf, 1, 10000) <= 0)
-			break;
-		k = read(p[0], buf + len, sizeof(buf) - 1 - len);
-		if (k <= 0)
-			break;
-		len += (size_t)k;
-		buf[len] = '\0';
-	}
-	close(p[0]);
-	buf[len] = '\0';
-	for (char *l = buf; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : l)
+	snprintf(narg, sizeof(narg), "%d", n);
+	pid_t pid = spawn_mode(path, libdir, "report", narg, buf, sizeof(buf));
+	for (char *l = buf; pid > 0 && l && *l;
+	     l = strchr(l, '\n'), l = l ? l + 1 : l)
 		if (l[0] == 'T' && got < n &&
 		    sscanf(l, "T %ld %llu %llu", &r[got].tid, &r[got].a,
 			   &r[got].d) == 3)
 			got++;
-	if (pid > 0 && (got != n || !strstr(buf, "R "))) {
+	if (pid > 0 && got != n) {
 		print_message("worker said: %s\n", buf);
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
+		reap(pid);
 		return -1;
 	}
 	return pid;
 }
 
-/* The process row of tgid, or -1. */
-static long proc_row(const struct ctp_snap *snap, pid_t tgid)
+/* The row of a process (by tgid) or a thread (by tid), or -1. */
+static long row_of(const struct ctp_snap *snap, uint8_t scope, long id)
 {
-	const struct ctp_snap_table *pt =
-		ctp_snap_table(snap, CTP_SCOPE_PROCESS);
-	for (size_t r = 0; pt && r < pt->rows; r++)
-		if (pt->tgid[r] == (uint64_t)tgid)
+	const struct ctp_snap_table *t = ctp_snap_table(snap, scope);
+	for (size_t r = 0; t && r < t->rows; r++)
+		if ((scope == CTP_SCOPE_PROCESS ? t->tgid[r] : t->tid[r]) ==
+		    (uint64_t)id)
 			return (long)r;
 	return -1;
 }
 
-/* The thread row of tid, or -1. */
+static long proc_row(const struct ctp_snap *snap, pid_t tgid)
+{
+	return row_of(snap, CTP_SCOPE_PROCESS, tgid);
+}
+
 static long thread_row(const struct ctp_snap *snap, long tid)
 {
-	const struct ctp_snap_table *tt =
-		ctp_snap_table(snap, CTP_SCOPE_THREAD);
-	for (size_t r = 0; tt && r < tt->rows; r++)
-		if (tt->tid[r] == (uint64_t)tid)
-			return (long)r;
-	return -1;
+	return row_of(snap, CTP_SCOPE_THREAD, tid);
 }
 
 static void debian_no_debuginfo(void **state)
@@ -471,6 +452,83 @@ static void default_never_ptraces(void **state)
 
 #define REPORTERS 4
 
+/* `ctprof-core jemalloc-layout --name NAME LIB` into file `path`. */
+static void learn(const char *name, const char *lib, const char *path)
+{
+	const char *args[] = {"jemalloc-layout", "--name", name, lib, NULL};
+	assert_int_equal(e2e_run(args, path, NULL), 0);
+}
+
+/* Each reading equals the snapshot's counters of its thread. */
+static void check_readings(const struct ctp_snap *snap, const struct reading *r,
+			   int n)
+{
+	for (int i = 0; i < n; i++) {
+		long tr = thread_row(snap, r[i].tid);
+		assert_true(tr >= 0);
+		uint64_t a =
+			e2e_u64(snap, "jemalloc.allocated_bytes", (size_t)tr);
+		uint64_t d =
+			e2e_u64(snap, "jemalloc.deallocated_bytes", (size_t)tr);
+		if (a != r[i].a || d != r[i].d)
+			fail_msg("tid %ld: mallctl %llu/%llu, snapshot "
+				 "%llu/%llu",
+				 r[i].tid, r[i].a, r[i].d,
+				 (unsigned long long)a, (unsigned long long)d);
+	}
+}
+
+static void check_layout(const struct ctp_snap *snap, pid_t pid,
+			 const char *want)
+{
+	long pr = proc_row(snap, pid);
+	assert_true(pr >= 0);
+	struct ctp_value lay = e2e_value(snap, "jemalloc.layout", (size_t)pr);
+	assert_int_equal(lay.type, CTP_TYPE_STRING);
+	if (!e2e_bytes_eq(lay.str, want))
+		fail_msg("layout %.*s, want %s", (int)lay.str.len, lay.str.ptr,
+			 want);
+}
+
+/* Skip without what a layout test needs: Debian's libjemalloc.so.2 (when
+ * debian is set) and strace. */
+static void need(bool debian)
+{
+	if (debian && !JEP_WORKER_DEBIAN[0]) {
+		print_message("SKIP: no libjemalloc.so.2 installed\n");
+		skip();
+	}
+	if (system("strace -V >/dev/null 2>&1") != 0) {
+		print_message("SKIP: no strace\n");
+		skip();
+	}
+}
+
+/* Into file `path`: the entry `name` of layouts file `from` (its first
+ * line starting with it) renamed `as`, every offset 8 too far. */
+static void shifted_entry(const char *from, const char *name, const char *as,
+			  const char *path)
+{
+	char version[96], arch[32], line[512], *text, want[80];
+	unsigned long long tls, tsd, st, al, de, pad;
+
+	assert_int_equal(e2e_read_file(from, &text, NULL), 0);
+	snprintf(want, sizeof(want), "%s ", name);
+	const char *e = text;
+	while (e && strncmp(e, want, strlen(want)))
+		e = strchr(e, '\n'), e = e ? e + 1 : e;
+	assert_non_null(e);
+	assert_int_equal(sscanf(e + strlen(want),
+				"%95s %31s %llu %llu %llu %llu %llu %llu",
+				version, arch, &tls, &tsd, &st, &al, &de, &pad),
+			 8);
+	free(text);
+	int n = snprintf(line, sizeof(line),
+			 "%s %s %s %llu %llu %llu %llu %llu %llu\n", as,
+			 version, arch, tls, tsd, st + 8, al + 8, de + 8, pad);
+	assert_int_equal(e2e_write_file(path, line, (size_t)n), 0);
+}
+
 /*
  * Debian's libjemalloc.so.2 has no DWARF: its counters come from the
  * shipped layouts table. Each thread's own mallctl readings equal the
@@ -483,42 +541,19 @@ static void debian_table(void **state)
 	struct ctp_snap *snap = NULL;
 
 	(void)state;
-	if (!JEP_WORKER_DEBIAN[0]) {
-		print_message("SKIP: no libjemalloc.so.2 installed\n");
-		skip();
-	}
-	if (system("strace -V >/dev/null 2>&1") != 0) {
-		print_message("SKIP: no strace\n");
-		skip();
-	}
+	need(true);
 	pid_t pid = spawn_reporter(JEP_WORKER_DEBIAN, NULL, REPORTERS, r);
 	assert_true(pid > 0);
 	int seize = traced_capture("table", NULL, &snap);
 	reap(pid);
 	assert_int_equal(seize, 0);
 	assert_true(summary(snap, "offsets_table") >= 1);
-	long pr = proc_row(snap, pid);
-	assert_true(pr >= 0);
-	struct ctp_value lay = e2e_value(snap, "jemalloc.layout", (size_t)pr);
-	assert_int_equal(lay.type, CTP_TYPE_STRING);
-	print_message("[ INFO     ] layout %.*s\n", (int)lay.str.len,
-		      lay.str.ptr);
-	assert_true(e2e_bytes_eq(lay.str, "5.3.0-x86_64"));
-	for (int i = 0; i < REPORTERS; i++) {
-		long tr = thread_row(snap, r[i].tid);
-		assert_true(tr >= 0);
-		uint64_t a =
-			e2e_u64(snap, "jemalloc.allocated_bytes", (size_t)tr);
-		uint64_t d =
-			e2e_u64(snap, "jemalloc.deallocated_bytes", (size_t)tr);
-		print_message("[ INFO     ] tid %ld: mallctl %llu/%llu, "
-			      "snapshot %llu/%llu\n",
-			      r[i].tid, r[i].a, r[i].d, (unsigned long long)a,
-			      (unsigned long long)d);
-		assert_true(a == r[i].a && d == r[i].d);
-		/* Each holds a MiB or more of its own. */
-		assert_true(a >= 1u << 20);
-	}
+	check_layout(snap, pid, "5.3.0-x86_64");
+	check_readings(snap, r, REPORTERS);
+	for (int i = 0; i < REPORTERS; i++)
+		print_message("[ INFO     ] tid %ld: mallctl %llu/%llu, equal "
+			      "in the snapshot\n",
+			      r[i].tid, r[i].a, r[i].d);
 	ctp_snap_free(snap);
 }
 
@@ -532,36 +567,14 @@ static void corrupt_layout(void **state)
 	struct reading r[REPORTERS];
 	struct ctp_snap *snap = NULL;
 	char shipped[PATH_MAX], bad[PATH_MAX], opts[PATH_MAX + 16];
-	char *text, line[512];
-	size_t len;
 
 	(void)state;
-	if (!JEP_WORKER_DEBIAN[0]) {
-		print_message("SKIP: no libjemalloc.so.2 installed\n");
-		skip();
-	}
-	if (system("strace -V >/dev/null 2>&1") != 0) {
-		print_message("SKIP: no strace\n");
-		skip();
-	}
+	need(true);
 	assert_int_equal(E2E_PATHF(shipped, "%s/jemalloc-probe/layouts.txt",
 				   CTP_TEST_PLUGIN_DIR),
 			 0);
-	assert_int_equal(e2e_read_file(shipped, &text, &len), 0);
-	const char *e = strstr(text, "\n5.3.0-x86_64 ");
-	char name[64], version[96], arch[32];
-	unsigned long long tls, tsd, st, al, de, pad;
-	assert_non_null(e);
-	assert_int_equal(
-		sscanf(e + 1, "%63s %95s %31s %llu %llu %llu %llu %llu %llu",
-		       name, version, arch, &tls, &tsd, &st, &al, &de, &pad),
-		9);
-	free(text);
-	int n = snprintf(line, sizeof(line),
-			 "off-by-8 %s %s %llu %llu %llu %llu %llu %llu\n",
-			 version, arch, tls, tsd, st + 8, al + 8, de + 8, pad);
 	assert_int_equal(E2E_PATHF(bad, "%s/bad-layouts.txt", tmp), 0);
-	assert_int_equal(e2e_write_file(bad, line, (size_t)n), 0);
+	shifted_entry(shipped, "5.3.0-x86_64", "off-by-8", bad);
 	snprintf(opts, sizeof(opts), "layouts: \"%s\"", bad);
 
 	pid_t pid = spawn_reporter(JEP_WORKER_DEBIAN, NULL, REPORTERS, r);
@@ -798,44 +811,6 @@ static void redis_live(void **state)
 	ctp_snap_free(s2);
 }
 
-/* `ctprof-core jemalloc-layout --name NAME LIB` into file `path`. */
-static void learn(const char *name, const char *lib, const char *path)
-{
-	const char *args[] = {"jemalloc-layout", "--name", name, lib, NULL};
-	assert_int_equal(e2e_run(args, path, NULL), 0);
-}
-
-/* Each reading equals the snapshot's counters of its thread. */
-static void check_readings(const struct ctp_snap *snap, const struct reading *r,
-			   int n)
-{
-	for (int i = 0; i < n; i++) {
-		long tr = thread_row(snap, r[i].tid);
-		assert_true(tr >= 0);
-		uint64_t a =
-			e2e_u64(snap, "jemalloc.allocated_bytes", (size_t)tr);
-		uint64_t d =
-			e2e_u64(snap, "jemalloc.deallocated_bytes", (size_t)tr);
-		if (a != r[i].a || d != r[i].d)
-			fail_msg("tid %ld: mallctl %llu/%llu, snapshot "
-				 "%llu/%llu",
-				 r[i].tid, r[i].a, r[i].d,
-				 (unsigned long long)a, (unsigned long long)d);
-	}
-}
-
-static void check_layout(const struct ctp_snap *snap, pid_t pid,
-			 const char *want)
-{
-	long pr = proc_row(snap, pid);
-	assert_true(pr >= 0);
-	struct ctp_value lay = e2e_value(snap, "jemalloc.layout", (size_t)pr);
-	assert_int_equal(lay.type, CTP_TYPE_STRING);
-	if (!e2e_bytes_eq(lay.str, want))
-		fail_msg("layout %.*s, want %s", (int)lay.str.len, lay.str.ptr,
-			 want);
-}
-
 /*
  * Learn a layout from the -g build, strip a copy of that library of
  * everything (as a distribution ships it), and read a worker running on
@@ -854,6 +829,7 @@ static void learned_layout(void **state)
 		print_message("SKIP: %s\n", JEP_SKIP_REASON);
 		skip();
 	}
+	need(false);
 	assert_int_equal(E2E_PATHF(file, "%s/learned.txt", tmp), 0);
 	learn("learned-test", JEP_DEBUG_LIB, file);
 	assert_int_equal(E2E_PATHF(dir, "%s/stripped", tmp), 0);
@@ -881,27 +857,18 @@ static void dwarf_wins(void **state)
 {
 	struct reading r[REPORTERS];
 	struct ctp_snap *snap = NULL;
-	char file[PATH_MAX], opts[PATH_MAX + 16], *text;
-	char name[64], version[96], arch[32], line[512];
-	unsigned long long tls, tsd, st, al, de, pad;
+	char learned[PATH_MAX], file[PATH_MAX], opts[PATH_MAX + 16];
 
 	(void)state;
 	if (!JEP_WORKER_SHARED[0]) {
 		print_message("SKIP: %s\n", JEP_SKIP_REASON);
 		skip();
 	}
+	need(false);
+	assert_int_equal(E2E_PATHF(learned, "%s/right.txt", tmp), 0);
 	assert_int_equal(E2E_PATHF(file, "%s/wrong.txt", tmp), 0);
-	learn("wrong-test", JEP_DEBUG_LIB, file);
-	assert_int_equal(e2e_read_file(file, &text, NULL), 0);
-	assert_int_equal(
-		sscanf(text, "%63s %95s %31s %llu %llu %llu %llu %llu %llu",
-		       name, version, arch, &tls, &tsd, &st, &al, &de, &pad),
-		9);
-	free(text);
-	int n = snprintf(line, sizeof(line),
-			 "wrong-test %s %s %llu %llu %llu %llu %llu %llu\n",
-			 version, arch, tls, tsd, st + 8, al + 8, de + 8, pad);
-	assert_int_equal(e2e_write_file(file, line, (size_t)n), 0);
+	learn("right-test", JEP_DEBUG_LIB, learned);
+	shifted_entry(learned, "right-test", "wrong-test", file);
 	snprintf(opts, sizeof(opts), "layouts: \"%s\"", file);
 	pid_t pid = spawn_reporter(JEP_WORKER_SHARED, NULL, REPORTERS, r);
 	assert_true(pid > 0);
