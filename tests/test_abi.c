@@ -624,7 +624,8 @@ static void test_load_failures(void **unused)
 			       "  abi-trailing: {}\n"
 			       "  abi-startbad: {}\n"
 			       "  abi-starttwice: {}\n"
-			       "  abi-badcmd: {}\n");
+			       "  abi-badcmd: {}\n"
+			       "  abi-shadowcmd: {}\n");
 	if (r.status != 0)
 		fail_msg("exit %d, stderr:\n%s", r.status, r.err);
 
@@ -670,8 +671,12 @@ static void test_load_failures(void **unused)
 		{"abi-starttwice",
 		 "field 'abi-starttwice.z': the thread start time is already "
 		 "field 'abi-starttwice.y' (one per scope)"},
-		{"abi-badcmd", "command 1: a name of [a-z0-9-] (1 to 32 bytes) "
-			       "and a run function are required"},
+		{"abi-badcmd", "command 1: a name of [a-z0-9-] (1 to 32 bytes, "
+			       "not a ctprof-core command) and a run function "
+			       "are required"},
+		{"abi-shadowcmd", "command 0: a name of [a-z0-9-] (1 to 32 "
+				  "bytes, not a ctprof-core command) and a run "
+				  "function are required"},
 	};
 	xsnprintf(want[1].why, sizeof(want[1].why),
 		  "missing symbol ctp_plugin_v1: %s", sym_err);
@@ -1792,6 +1797,24 @@ static struct run config_verb(const char *what, const char *verb,
 	return run_core(dir, args);
 }
 
+/* A descriptor built before the commands table (its size stops short of
+ * it) declares none, whatever lies past it. */
+static void test_commands_old_size(void **unused)
+{
+	(void)unused;
+	struct ctp_plugin d = {
+		.abi = CTP_ABI_MAJOR,
+		.size = offsetof(struct ctp_plugin, commands),
+		.commands = (const struct ctp_command *)&d,
+		.n_commands = 0xffffffffu,
+	};
+	assert_int_equal(ctp_plugin_n_commands(&d), 0);
+	assert_null(ctp_plugin_command(&d, 0));
+	d.size = sizeof(d);
+	d.n_commands = 3;
+	assert_int_equal(ctp_plugin_n_commands(&d), 3);
+}
+
 static void test_plugins_command(void **unused)
 {
 	(void)unused;
@@ -2102,6 +2125,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_plugin_options),
 		cmocka_unit_test(test_init_failure_rolled_back),
 		cmocka_unit_test(test_symlink_refused),
+		cmocka_unit_test(test_commands_old_size),
 		cmocka_unit_test(test_plugins_command),
 		cmocka_unit_test(test_config_resolves_plugins),
 		cmocka_unit_test(test_strict),

@@ -811,6 +811,30 @@ static void redis_live(void **state)
 	ctp_snap_free(s2);
 }
 
+/* method: ptrace stops threads to read them, and never with a table
+ * layout: the Debian worker is tagged table-ptrace and nothing is seized. */
+static void table_never_ptraced(void **state)
+{
+	struct reading r[REPORTERS];
+	struct ctp_snap *snap = NULL;
+
+	(void)state;
+	need(true);
+	pid_t pid = spawn_reporter(JEP_WORKER_DEBIAN, NULL, REPORTERS, r);
+	assert_true(pid > 0);
+	int seize = traced_capture("tptrace", "method: ptrace", &snap);
+	reap(pid);
+	assert_int_equal(seize, 0);
+	assert_true(summary(snap, "tag.table-ptrace") >= 1);
+	assert_int_equal(summary(snap, "method_ptrace"), 0);
+	long tr = thread_row(snap, r[0].tid);
+	assert_true(tr >= 0);
+	assert_int_equal(
+		e2e_value(snap, "jemalloc.allocated_bytes", (size_t)tr).type,
+		CTP_VALUE_ABSENT);
+	ctp_snap_free(snap);
+}
+
 /*
  * Learn a layout from the -g build, strip a copy of that library of
  * everything (as a distribution ships it), and read a worker running on
@@ -900,6 +924,7 @@ int main(void)
 		cmocka_unit_test(debian_no_debuginfo),
 		cmocka_unit_test(debian_table),
 		cmocka_unit_test(corrupt_layout),
+		cmocka_unit_test(table_never_ptraced),
 		cmocka_unit_test(learned_layout),
 		cmocka_unit_test(dwarf_wins),
 		cmocka_unit_test(redis_live),

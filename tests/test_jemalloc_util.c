@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/sysmacros.h>
 
 #include <cmocka.h>
@@ -271,7 +272,7 @@ static void test_layouts_parse(void **state)
 		"# comment line\n"
 		"\n"
 		"   \t  \n"
-		"debian12-amd64 " V530 " x86_64 2632 0 816 824 840 7\n"
+		"debian12-amd64 " V530 " x86_64 2632 0 816 824 840 7\r\n"
 		"\ta.b_c-1\t" V521 "  aarch64 0xA48 0x10 0 8 16 0 # tail\n"
 		"last " V530 " x86_64 4096 8 0 8 16 7";
 	struct ctp_jep_layouts l = {0};
@@ -344,7 +345,7 @@ static void test_layouts_errors(void **state)
 		{"x " V530 " x86_64 2632 0 816 826 840 7\n", 1, NULL},
 		{"x " V530 " x86_64 2632 0 816 824 824 7\n", 1, NULL},
 		{"x " V530 " x86_64 2632 0 828 824 840 7\n", 1, NULL},
-		{"x " V530 " x86_64 2632 0 816 824 840 7\r\n", 1, NULL},
+		{"x " V530 " x86_64 2632 0 816\r 824 840 7\n", 1, "\r"},
 		{"x " V530 " x86_64 2632 0 816 824 840 8\n", 1, NULL},
 		{"x " V530 " x86_64 2632 0 820 824 840 7\n", 1, NULL},
 		{"a-name-that-is-far-too-long-for-the-layout-table " V530
@@ -379,7 +380,8 @@ static void test_layouts_errors(void **state)
 					       &col, &why),
 			 -EINVAL);
 	assert_int_equal(line, 1);
-	/* Over 1 MiB: refused before parsing. */
+	assert_int_equal(col, (size_t)(strchr(nul, '\0') - nul) + 1);
+	/* Over 1 MiB: refused before parsing, with no line. */
 	char *big = calloc(CTP_JEP_LAYOUTS_MAX_BYTES + 1, 1);
 	assert_non_null(big);
 	memset(big, '#', CTP_JEP_LAYOUTS_MAX_BYTES + 1);
@@ -387,7 +389,26 @@ static void test_layouts_errors(void **state)
 					       CTP_JEP_LAYOUTS_MAX_BYTES + 1,
 					       &l, &line, &col, &why),
 			 -EFBIG);
+	assert_int_equal(line, 0);
 	free(big);
+	ctp_jep_layouts_free(&l);
+
+	/* A file: all of it or nothing of it, the error as FILE:LINE:COL. */
+	char path[] = "/tmp/ctp-layouts-XXXXXX", err[512];
+	static const char two[] = "ok " V530 " x86_64 2632 0 816 824 840 7\n"
+				  "bad " V530 " x86_64 2632 0 816 824\n";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, two, sizeof(two) - 1),
+			 (ssize_t)sizeof(two) - 1);
+	close(fd);
+	assert_int_equal(ctp_jep_layouts_load(path, &l, err, sizeof(err)),
+			 -EINVAL);
+	unlink(path);
+	assert_int_equal(l.n, 0);
+	assert_int_equal(strncmp(err, path, strlen(path)), 0);
+	assert_int_equal(strncmp(err + strlen(path), ":2:", 3), 0);
+	assert_non_null(strstr(err, ": expected 9 words"));
 	ctp_jep_layouts_free(&l);
 }
 
@@ -420,8 +441,16 @@ static void test_find_version(void **state)
 		if (ctp_jep_find_version(no[i], strlen(no[i]), v, sizeof(v)) !=
 		    -ENOENT)
 			fail_msg("'%s' taken for a version", no[i]);
+	/* One that does not fit is passed over for the next. */
 	assert_int_equal(ctp_jep_find_version(V530, strlen(V530), v, 10),
-			 -ENOSPC);
+			 -ENOENT);
+	static const char two[] = "1234567890.1234567890.1234567890-"
+				  "1234567890-g"
+				  "54eaed1d8b56b1aa528be3bdd1877e59c56fa90c "
+				  "and " V530;
+	assert_int_equal(
+		ctp_jep_find_version(two, sizeof(two) - 1, v, sizeof(v)), 0);
+	assert_string_equal(v, V530);
 	assert_string_equal(ctp_jep_arch_name(62), "x86_64");
 	assert_string_equal(ctp_jep_arch_name(183), "aarch64");
 	assert_null(ctp_jep_arch_name(3));

@@ -174,6 +174,12 @@ int ctp_plugin_dirs(const struct ctp_config *cfg, char ***ret, size_t *n);
  * with eng->strict (message logged). */
 int ctp_engine_load(struct ctp_engine *eng);
 void ctp_engine_unload(struct ctp_engine *eng);
+/* ctprof-core's own commands, NULL-terminated: a plugin's may not take
+ * these names. */
+extern const char *const ctp_core_commands[];
+/* How many commands a validated descriptor declares (0 when its size
+ * stops before the table). */
+uint32_t ctp_plugin_n_commands(const struct ctp_plugin *d);
 /* Command i of a validated descriptor (its own stride), or NULL. */
 const struct ctp_command *ctp_plugin_command(const struct ctp_plugin *d,
 					     uint32_t i);

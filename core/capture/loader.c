@@ -330,24 +330,39 @@ static long first_nonzero(const void *p, size_t from, size_t to)
 	(offsetof(struct ctp_command, run) + sizeof(void (*)(void)))
 #define COMMANDS_MAX 16
 
+const char *const ctp_core_commands[] = {
+	"capture", "record", "show",	     "dump",	"compare", "export",
+	"serve",   "views",  "check-config", "plugins", NULL};
+
+uint32_t ctp_plugin_n_commands(const struct ctp_plugin *d)
+{
+	/* A descriptor built before the commands were appended stops short
+	 * of them: what lies past its size is not its own. */
+	return d->size < COMMANDS_END || !d->commands ? 0 : d->n_commands;
+}
+
 const struct ctp_command *ctp_plugin_command(const struct ctp_plugin *d,
 					     uint32_t i)
 {
-	if (d->size < COMMANDS_END || !d->commands || i >= d->n_commands)
+	if (i >= ctp_plugin_n_commands(d))
 		return NULL;
 	return (const struct ctp_command *)((const char *)d->commands +
 					    (size_t)i * d->command_desc_size);
 }
 
-/* A command name: [a-z0-9-], 1 to 32 bytes. */
+/* A command name: [a-z0-9][a-z0-9-]*, 1 to 32 bytes, none of the core's
+ * own commands (which would always win over it). */
 static bool command_name_ok(const char *n)
 {
 	size_t len = n ? strnlen(n, 33) : 0;
-	if (len == 0 || len > 32)
+	if (len == 0 || len > 32 || n[0] == '-')
 		return false;
 	for (size_t i = 0; i < len; i++)
 		if (!((n[i] >= 'a' && n[i] <= 'z') ||
 		      (n[i] >= '0' && n[i] <= '9') || n[i] == '-'))
+			return false;
+	for (size_t i = 0; ctp_core_commands[i]; i++)
+		if (!strcmp(n, ctp_core_commands[i]))
 			return false;
 	return true;
 }
@@ -371,11 +386,20 @@ static bool commands_invalid(const struct ctp_plugin *d, char *why,
 	}
 	for (uint32_t i = 0; i < d->n_commands; i++) {
 		const struct ctp_command *c = ctp_plugin_command(d, i);
+		long at = first_nonzero(c, sizeof(*c), d->command_desc_size);
 		if (!command_name_ok(c->name) || !c->run) {
 			snprintf(why, whylen,
 				 "command %u: a name of [a-z0-9-] (1 to 32 "
-				 "bytes) and a run function are required",
+				 "bytes, not a ctprof-core command) and a run "
+				 "function are required",
 				 (unsigned)i);
+			return true;
+		}
+		if (at >= 0) {
+			snprintf(why, whylen,
+				 "command '%s': description byte %ld is set: "
+				 "past the %zu bytes this core knows",
+				 c->name, at, sizeof(*c));
 			return true;
 		}
 	}

@@ -31,11 +31,6 @@
 
 static volatile sig_atomic_t stop_requested;
 
-/* The commands, for "did you mean" (NULL-terminated). */
-static const char *const verbs[] = {"capture",	    "record",  "show",	"dump",
-				    "compare",	    "export",  "serve", "views",
-				    "check-config", "plugins", NULL};
-
 /* SIGINT/SIGTERM: ask the walk and the writer to stop, and give them one
  * second; the first signal arms the alarm below. The supervisor passes
  * them on to the capture's process. */
@@ -232,7 +227,8 @@ static int parse_capture_args(int argc, char **argv, struct capture_args *a)
 	}
 	if (optind < argc) {
 		char near[32];
-		ctp_closest_name(argv[optind], verbs, near, sizeof(near));
+		ctp_closest_name(argv[optind], ctp_core_commands, near,
+				 sizeof(near));
 		fprintf(stderr, "ctprof-core: unknown command '%s'%s%s%s\n",
 			argv[optind],
 			*near ? "; did you mean '" : " (try --help)", near,
@@ -438,7 +434,7 @@ static void print_plugin(const char *path, bool allow_insecure)
 	printf("\n  callbacks:%s%s%s%s%s\n", d->host ? " host" : "",
 	       d->process ? " process" : "", d->thread ? " thread" : "",
 	       d->cgroup ? " cgroup" : "", d->finish ? " finish" : "");
-	for (uint32_t i = 0; i < d->n_commands; i++) {
+	for (uint32_t i = 0; i < ctp_plugin_n_commands(d); i++) {
 		const struct ctp_command *c = ctp_plugin_command(d, i);
 		if (c)
 			printf("  command: ctprof-core %s %s\n", c->name,

@@ -50,7 +50,8 @@ struct find {
 	int argc;
 	char **argv;
 	bool allow_insecure;
-	int rc; /* -1 until a plugin ran the command */
+	bool ran;
+	int rc; /* the command's exit status, once ran */
 };
 
 static int try_plugin(const char *path, void *arg)
@@ -62,30 +63,33 @@ static int try_plugin(const char *path, void *arg)
 	if (ctp_plugin_open(path, f->allow_insecure, &h, &d, why, sizeof(why)) <
 	    0)
 		return 0;
-	for (uint32_t i = 0; i < d->n_commands; i++) {
+	for (uint32_t i = 0; i < ctp_plugin_n_commands(d); i++) {
 		const struct ctp_command *c = ctp_plugin_command(d, i);
 		if (c && strcmp(c->name, f->argv[0]) == 0) {
 			fflush(stdout);
-			f->rc = c->run(f->argc, f->argv);
+			int rc = c->run(f->argc, f->argv);
 			fflush(stdout);
+			/* An exit status; a negative errno is a failure. */
+			f->rc = rc < 0 || rc > 255 ? CTP_EXIT_FAILURE : rc;
+			f->ran = true;
 			break;
 		}
 	}
 	dlclose(h);
-	return f->rc >= 0;
+	return f->ran;
 }
 
 int ctp_cli_plugin_command(int argc, char **argv)
 {
 	struct ctp_config *cfg = NULL;
-	struct find f = {.argc = argc, .argv = argv, .rc = -1};
+	struct find f = {.argc = argc, .argv = argv};
 	if (argc < 1 || !argv[0][0] || argv[0][0] == '-' ||
 	    ctp_config_defaults(&cfg) < 0)
 		return -1;
 	f.allow_insecure = cfg->allow_insecure_plugins;
 	ctp_cli_each_plugin(cfg, try_plugin, &f);
 	ctp_config_free(cfg);
-	return f.rc;
+	return f.ran ? f.rc : -1;
 }
 
 struct list {
@@ -103,7 +107,7 @@ static int list_commands(const char *path, void *arg)
 	if (ctp_plugin_open(path, l->allow_insecure, &h, &d, why, sizeof(why)) <
 	    0)
 		return 0;
-	for (uint32_t i = 0; i < d->n_commands; i++) {
+	for (uint32_t i = 0; i < ctp_plugin_n_commands(d); i++) {
 		const struct ctp_command *c = ctp_plugin_command(d, i);
 		if (!c)
 			continue;

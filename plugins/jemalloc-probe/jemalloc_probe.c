@@ -664,7 +664,9 @@ static bool read_counters(struct jep_state *st, struct worker *w,
 	r = st->ptrace_only ? -ENOTSUP
 			    : ctp_jep_read_thread_db(t, w->c, cap, &n, &tag);
 	if (st->ptrace_only) /* no static-TLS arithmetic for a DSO */
-		tag = t->in_main_exe ? CTP_JEP_EXITED : CTP_JEP_STATIC_TLS;
+		tag = t->file->from_table ? CTP_JEP_TABLE_PTRACE
+		      : t->in_main_exe	  ? CTP_JEP_EXITED
+					  : CTP_JEP_STATIC_TLS;
 	if (r == 0) {
 		count(st, S_METHOD_TDB, 1);
 	} else if ((st->fallback || st->ptrace_only) && t->in_main_exe &&

@@ -30,7 +30,8 @@
 	X(CTP_JEP_PTRACE_REGS, "ptrace-regs")                                  \
 	X(CTP_JEP_STATIC_TLS, "static-tls")                                    \
 	X(CTP_JEP_VM_READV, "process-vm-readv")                                \
-	X(CTP_JEP_LAYOUT_MISMATCH, "layout-mismatch")
+	X(CTP_JEP_LAYOUT_MISMATCH, "layout-mismatch")                          \
+	X(CTP_JEP_TABLE_PTRACE, "table-ptrace")
 
 enum ctp_jep_tag {
 #define CTP_JEP_TAG_ID(id, name) id,
@@ -144,15 +145,18 @@ struct ctp_jep_layouts {
  * Append the entries of a layouts file's text to *out: one per line,
  * `name version arch tls_size tsd_offset state allocated deallocated
  * state_pad`,
- * blank-separated, numbers decimal or 0x; '#' starts a comment. 0, or
- * -EINVAL (-EFBIG, -E2BIG) with *line, *col (1-based) and *why; -ENOMEM.
+ * blank-separated, numbers decimal or 0x; '#' starts a comment; LF or
+ * CRLF line ends. 0, or -EINVAL (-E2BIG) with *line, *col (1-based: the
+ * word at fault, 1 for a check over the whole entry) and *why, -EFBIG
+ * with *why and *line 0 (over CTP_JEP_LAYOUTS_MAX_BYTES); -ENOMEM.
  * Entries before a bad line stay in *out.
  */
 int ctp_jep_layouts_parse(const char *buf, size_t len,
 			  struct ctp_jep_layouts *out, size_t *line,
 			  size_t *col, const char **why);
-/* Read and parse one file (at most CTP_JEP_LAYOUTS_MAX_BYTES); on failure
- * "FILE:LINE:COL: reason" (or "FILE: error") in err. */
+/* Read and parse one file (at most CTP_JEP_LAYOUTS_MAX_BYTES) and append
+ * all its entries to *out, or none; on failure "FILE:LINE:COL: reason"
+ * (or "FILE: error") in err. */
 int ctp_jep_layouts_load(const char *path, struct ctp_jep_layouts *out,
 			 char *err, size_t errlen);
 void ctp_jep_layouts_free(struct ctp_jep_layouts *l);
@@ -161,7 +165,7 @@ const struct ctp_jep_layout *
 ctp_jep_layout_find(const struct ctp_jep_layouts *l, const char *version,
 		    const char *arch, uint64_t tls_size);
 /* The first jemalloc version string in buf ("5.3.0-0-g" and 40 hex
- * digits): 0, -ENOENT, -ENOSPC. */
+ * digits) that fits out: 0, or -ENOENT. */
 int ctp_jep_find_version(const char *buf, size_t len, char *out, size_t outlen);
 /* "x86_64", "aarch64", or NULL for another e_machine. */
 const char *ctp_jep_arch_name(unsigned e_machine);

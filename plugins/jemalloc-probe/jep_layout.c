@@ -196,16 +196,18 @@ int ctp_jep_layouts_parse(const char *buf, size_t len,
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *eol = nl ? nl : end;
-		const char *q = p;
+		const char *q = p, *bad;
 		(*line)++;
+		if (eol > p && eol[-1] == '\r') /* CRLF line ends */
+			eol--;
 		while (q < eol && (*q == ' ' || *q == '\t'))
 			q++;
 		if (q < eol && *q != '#') {
 			struct ctp_jep_layout e;
-			if (memchr(p, '\0', (size_t)(eol - p)) ||
-			    (eol > p && eol[-1] == '\r')) {
-				*col = 1;
-				*why = "a NUL byte or CR in the line";
+			if ((bad = memchr(p, '\0', (size_t)(eol - p))) ||
+			    (bad = memchr(p, '\r', (size_t)(eol - p)))) {
+				*col = (size_t)(bad - p) + 1;
+				*why = "a NUL byte or a CR inside the line";
 				return -EINVAL;
 			}
 			if (parse_entry(p, eol, &e, col, why) < 0)
@@ -230,6 +232,7 @@ int ctp_jep_layouts_load(const char *path, struct ctp_jep_layouts *out,
 {
 	size_t line = 0, col = 0, n = 0;
 	const char *why = NULL;
+	struct ctp_jep_layouts mine = {0};
 	char *buf = malloc(CTP_JEP_LAYOUTS_MAX_BYTES + 1);
 	int fd = open(path, O_RDONLY | O_CLOEXEC), r = 0;
 	if (!buf || fd < 0) {
@@ -251,11 +254,18 @@ int ctp_jep_layouts_load(const char *path, struct ctp_jep_layouts *out,
 			break;
 		n += (size_t)k;
 	}
-	r = ctp_jep_layouts_parse(buf, n, out, &line, &col, &why);
-	if (r < 0 && why)
+	/* All of the file or nothing of it. */
+	r = ctp_jep_layouts_parse(buf, n, &mine, &line, &col, &why);
+	if (r == 0 && mine.n &&
+	    (r = CTP_GROW(out->v, out->cap, out->n + mine.n, 16)) == 0) {
+		memcpy(out->v + out->n, mine.v, mine.n * sizeof(*mine.v));
+		out->n += mine.n;
+	}
+	if (r < 0 && why && line)
 		snprintf(err, errlen, "%s:%zu:%zu: %s", path, line, col, why);
 	else if (r < 0)
-		snprintf(err, errlen, "%s: %s", path, strerror(-r));
+		snprintf(err, errlen, "%s: %s", path, why ? why : strerror(-r));
+	ctp_jep_layouts_free(&mine);
 out:
 	if (fd >= 0)
 		close(fd);
@@ -320,10 +330,8 @@ int ctp_jep_find_version(const char *buf, size_t len, char *out, size_t outlen)
 		    (p > buf && (is_digit(p[-1]) || p[-1] == '.')))
 			continue;
 		size_t n = version_at(p, end);
-		if (!n)
+		if (!n || n >= outlen) /* a longer one is not jemalloc's */
 			continue;
-		if (n >= outlen)
-			return -ENOSPC;
 		memcpy(out, p, n);
 		out[n] = '\0';
 		return 0;

@@ -123,6 +123,9 @@ static const char *remedy(enum ctp_jep_tag t, unsigned flags)
 		       "the executable only)";
 	case CTP_JEP_VM_READV:
 		return "process_vm_readv failed";
+	case CTP_JEP_TABLE_PTRACE:
+		return "its jemalloc is known by the layouts table, which only "
+		       "the stop-free read uses (method: thread_db or auto)";
 	case CTP_JEP_LAYOUT_MISMATCH:
 		return "the layouts table's entry for its jemalloc read values "
 		       "that cannot be its counters; check the entry";

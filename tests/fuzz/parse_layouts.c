@@ -21,11 +21,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ctp_jep_layouts_parse((const char *)data, size, &l, &line, &col, &why);
 	for (size_t i = 0; i < l.n; i++) {
 		const struct ctp_jep_layout *e = &l.v[i];
-		if (e->tsd_offset >= e->tls_size ||
-		    e->off_alloc + 8 > e->tls_size - e->tsd_offset ||
-		    e->off_dealloc + 8 > e->tls_size - e->tsd_offset ||
-		    e->off_state >= e->tls_size - e->tsd_offset ||
-		    strlen(e->name) >= sizeof(e->name))
+		uint64_t room = e->tls_size - e->tsd_offset;
+		uint64_t s0 = e->off_state, s1 = s0 + 1 + e->state_pad;
+		if (e->tsd_offset >= e->tls_size || e->state_pad > 7 ||
+		    e->off_alloc + 8 > room || e->off_dealloc + 8 > room ||
+		    s1 > room || e->off_alloc == e->off_dealloc ||
+		    (s0 < e->off_alloc + 8 && e->off_alloc < s1) ||
+		    (s0 < e->off_dealloc + 8 && e->off_dealloc < s1) ||
+		    !ctp_jep_layout_name_ok(e->name))
 			abort();
 		if (ctp_jep_layout_find(&l, e->version, e->arch, e->tls_size) ==
 		    NULL)

@@ -21,6 +21,7 @@
  *   ABI_START_BAD      abi-startbad     CTP_FIELD_START_TIME on a gauge
  *   ABI_START_TWICE    abi-starttwice   two thread start times
  *   ABI_BAD_COMMAND    abi-badcmd       a command named with a capital
+ *   ABI_SHADOW_COMMAND abi-shadowcmd    a command named like a core one
  */
 #include <errno.h>
 #include <stdint.h>
@@ -57,6 +58,8 @@
 #define NAME "abi-starttwice"
 #elif defined(ABI_BAD_COMMAND)
 #define NAME "abi-badcmd"
+#elif defined(ABI_SHADOW_COMMAND)
+#define NAME "abi-shadowcmd"
 #else
 #error "pick a variant"
 #endif
@@ -159,7 +162,7 @@ static int bad_thread(void *statep, const struct ctp_task *task,
 	return st->api->set_u64(rec, st->x, 1);
 }
 
-#if defined(ABI_BAD_COMMAND)
+#if defined(ABI_BAD_COMMAND) || defined(ABI_SHADOW_COMMAND)
 static int bad_run(int argc, char **argv)
 {
 	(void)argc;
@@ -168,8 +171,12 @@ static int bad_run(int argc, char **argv)
 }
 
 static const struct ctp_command commands[] = {
+#if defined(ABI_BAD_COMMAND)
 	{.name = "ok-name", .usage = "", .run = bad_run},
 	{.name = "Bad-name", .usage = "", .run = bad_run},
+#else
+	{.name = "show", .usage = "", .run = bad_run},
+#endif
 };
 #endif
 
@@ -219,7 +226,7 @@ CTP_PLUGIN_HEADER,
 			CTP_PLUGIN_FIELDS(fields),
 			.init = bad_init,
 			.thread = bad_thread,
-#if defined(ABI_BAD_COMMAND)
+#if defined(ABI_BAD_COMMAND) || defined(ABI_SHADOW_COMMAND)
 			CTP_PLUGIN_COMMAND_TABLE(commands),
 #endif
 #if defined(ABI_TRAILING)
