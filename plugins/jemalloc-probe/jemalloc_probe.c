@@ -895,7 +895,14 @@ static int load_layouts(struct jep_state *st)
 		return r;
 	for (const char *p = r == 0 ? list : ""; *p;) {
 		size_t n = strcspn(p, ":");
-		if (n && n < sizeof(path)) {
+		if (n >= sizeof(path)) {
+			api->log(st->ctx, CTP_LOG_ERR,
+				 "option 'layouts': a path longer than %zu "
+				 "bytes",
+				 sizeof(path) - 1);
+			return -ENAMETOOLONG;
+		}
+		if (n) {
 			memcpy(path, p, n);
 			path[n] = '\0';
 			if ((r = ctp_jep_layouts_load(path, &st->layouts, err,
@@ -908,13 +915,16 @@ static int load_layouts(struct jep_state *st)
 		p += n + (p[n] == ':');
 	}
 	size_t mine = st->layouts.n;
-	if (shipped_layouts(path, sizeof(path)) < 0 ||
-	    ctp_jep_layouts_load(path, &st->layouts, err, sizeof(err)) < 0)
+	if (shipped_layouts(path, sizeof(path)) < 0)
+		snprintf(err, sizeof(err), "beside the plugin: not found");
+	else if (ctp_jep_layouts_load(path, &st->layouts, err, sizeof(err)) ==
+		 0)
+		err[0] = '\0';
+	if (err[0])
 		api->log(st->ctx, CTP_LOG_WARNING,
 			 "no shipped tsd_s layouts (%s): jemalloc without "
-			 "debug information is not read",
-			 shipped_layouts(path, sizeof(path)) < 0 ? "not found"
-								 : err);
+			 "debug information is read only with the option's",
+			 err);
 	api->log(st->ctx, CTP_LOG_DEBUG,
 		 "%zu tsd_s layouts known (%zu from the option)", st->layouts.n,
 		 mine);

@@ -182,14 +182,17 @@ static void rodata_version(Elf *elf, struct ctp_jep_file *out)
 }
 
 /* Where DWARF did not give the offsets: the layouts table's entry for
- * this build. */
-static void from_table(const struct ctp_jep_layouts *layouts,
+ * this build (its version string read only now, for jemalloc files). */
+static void from_table(Elf *elf, const struct ctp_jep_layouts *layouts,
 		       struct ctp_jep_file *out)
 {
 	const char *arch = ctp_jep_arch_name(out->machine);
 	const struct ctp_jep_layout *e;
 
-	if (!arch || !out->tls_memsz || !out->version[0] ||
+	if (!layouts || !layouts->n || !arch || !out->tls_memsz)
+		return;
+	rodata_version(elf, out);
+	if (!out->version[0] ||
 	    !(e = ctp_jep_layout_find(layouts, out->version, arch,
 				      out->tls_memsz)))
 		return;
@@ -362,7 +365,6 @@ int ctp_jep_file_probe_with(const char *path,
 		goto done;
 	}
 	phdrs(elf, out);
-	rodata_version(elf, out);
 	out->tag = CTP_JEP_NOT_JEMALLOC;
 	n = dwfl_module_getsymtab(mod);
 	for (int i = 1; i < n; i++) {
@@ -384,20 +386,21 @@ int ctp_jep_file_probe_with(const char *path,
 	if (out->tag == CTP_JEP_NOT_JEMALLOC) {
 		if (stripped_jemalloc(elf)) {
 			out->tag = CTP_JEP_NO_DEBUGINFO;
-			from_table(layouts, out);
+			from_table(elf, layouts, out);
 		}
 		goto done;
 	}
 	dw = dwfl_module_getdwarf(mod, &bias);
 	if (!dw) {
-		from_table(layouts, out); /* else NO_DEBUGINFO */
+		from_table(elf, layouts, out); /* else NO_DEBUGINFO */
 		goto done;
 	}
 	if (tsd_layout(dw, out)) {
 		out->tag = CTP_JEP_NO_TSD_LAYOUT;
-		from_table(layouts, out);
+		from_table(elf, layouts, out);
 		goto done;
 	}
+	rodata_version(elf, out); /* what jemalloc-layout prints */
 	out->found = true;
 	out->tag = CTP_JEP_NOT_JEMALLOC;
 done:
