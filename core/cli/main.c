@@ -436,9 +436,8 @@ static void print_plugin(const char *path, bool allow_insecure)
 	       d->cgroup ? " cgroup" : "", d->finish ? " finish" : "");
 	for (uint32_t i = 0; i < ctp_plugin_n_commands(d); i++) {
 		const struct ctp_command *c = ctp_plugin_command(d, i);
-		if (c)
-			printf("  command: ctprof-core %s %s\n", c->name,
-			       c->usage ? c->usage : "");
+		printf("  command: ctprof-core %s %s\n", c->name,
+		       c->usage ? c->usage : "");
 	}
 	printf("  %-28s %-8s %-7s %-9s %-12s %-6s %s\n", "FIELD", "SCOPE",
 	       "TYPE", "UNIT", "KIND", "RULE", "HELP");

@@ -46,88 +46,96 @@ int ctp_cli_each_plugin(const struct ctp_config *cfg,
 	return r;
 }
 
+/* fn(d, c, arg) for every command of every plugin of the default
+ * directories, in order, until fn returns true. */
+struct each_cmd {
+	bool allow_insecure;
+	bool (*fn)(const struct ctp_plugin *d, const struct ctp_command *c,
+		   void *arg);
+	void *arg;
+	bool stop;
+};
+
+static int one_plugin(const char *path, void *arg)
+{
+	struct each_cmd *e = arg;
+	void *h = NULL;
+	const struct ctp_plugin *d = NULL;
+	char why[1024];
+	if (ctp_plugin_open(path, e->allow_insecure, &h, &d, why, sizeof(why)) <
+	    0)
+		return 0;
+	for (uint32_t i = 0; i < ctp_plugin_n_commands(d) && !e->stop; i++)
+		e->stop = e->fn(d, ctp_plugin_command(d, i), e->arg);
+	dlclose(h);
+	return e->stop;
+}
+
+static void each_command(bool (*fn)(const struct ctp_plugin *d,
+				    const struct ctp_command *c, void *arg),
+			 void *arg)
+{
+	struct ctp_config *cfg = NULL;
+	if (ctp_config_defaults(&cfg) < 0)
+		return;
+	struct each_cmd e = {.allow_insecure = cfg->allow_insecure_plugins,
+			     .fn = fn,
+			     .arg = arg};
+	ctp_cli_each_plugin(cfg, one_plugin, &e);
+	ctp_config_free(cfg);
+}
+
 struct find {
 	int argc;
 	char **argv;
-	bool allow_insecure;
 	bool ran;
 	int rc; /* the command's exit status, once ran */
 };
 
-static int try_plugin(const char *path, void *arg)
+static bool try_command(const struct ctp_plugin *d, const struct ctp_command *c,
+			void *arg)
 {
 	struct find *f = arg;
-	void *h = NULL;
-	const struct ctp_plugin *d = NULL;
-	char why[1024];
-	if (ctp_plugin_open(path, f->allow_insecure, &h, &d, why, sizeof(why)) <
-	    0)
-		return 0;
-	for (uint32_t i = 0; i < ctp_plugin_n_commands(d); i++) {
-		const struct ctp_command *c = ctp_plugin_command(d, i);
-		if (c && strcmp(c->name, f->argv[0]) == 0) {
-			fflush(stdout);
-			int rc = c->run(f->argc, f->argv);
-			fflush(stdout);
-			/* An exit status; a negative errno is a failure. */
-			f->rc = rc < 0 || rc > 255 ? CTP_EXIT_FAILURE : rc;
-			f->ran = true;
-			break;
-		}
-	}
-	dlclose(h);
-	return f->ran;
+	(void)d;
+	if (strcmp(c->name, f->argv[0]) != 0)
+		return false;
+	fflush(stdout);
+	int rc = c->run(f->argc, f->argv);
+	fflush(stdout);
+	/* An exit status; a negative errno is a failure. */
+	f->rc = rc < 0 || rc > 255 ? CTP_EXIT_FAILURE : rc;
+	f->ran = true;
+	return true;
 }
 
 int ctp_cli_plugin_command(int argc, char **argv)
 {
-	struct ctp_config *cfg = NULL;
 	struct find f = {.argc = argc, .argv = argv};
-	if (argc < 1 || !argv[0][0] || argv[0][0] == '-' ||
-	    ctp_config_defaults(&cfg) < 0)
+	if (argc < 1 || !argv[0][0] || argv[0][0] == '-')
 		return -1;
-	f.allow_insecure = cfg->allow_insecure_plugins;
-	ctp_cli_each_plugin(cfg, try_plugin, &f);
-	ctp_config_free(cfg);
+	each_command(try_command, &f);
 	return f.ran ? f.rc : -1;
 }
 
 struct list {
 	FILE *out;
-	bool allow_insecure;
 	bool any;
 };
 
-static int list_commands(const char *path, void *arg)
+static bool list_command(const struct ctp_plugin *d,
+			 const struct ctp_command *c, void *arg)
 {
 	struct list *l = arg;
-	void *h = NULL;
-	const struct ctp_plugin *d = NULL;
-	char why[1024];
-	if (ctp_plugin_open(path, l->allow_insecure, &h, &d, why, sizeof(why)) <
-	    0)
-		return 0;
-	for (uint32_t i = 0; i < ctp_plugin_n_commands(d); i++) {
-		const struct ctp_command *c = ctp_plugin_command(d, i);
-		if (!c)
-			continue;
-		if (!l->any)
-			fprintf(l->out, "\nCommands of plugins:\n");
-		l->any = true;
-		fprintf(l->out, "  %s %s (%s)\n", c->name,
-			c->usage ? c->usage : "", d->name);
-	}
-	dlclose(h);
-	return 0;
+	if (!l->any)
+		fprintf(l->out, "\nCommands of plugins:\n");
+	l->any = true;
+	fprintf(l->out, "  %s %s (%s)\n", c->name, c->usage ? c->usage : "",
+		d->name);
+	return false;
 }
 
 void ctp_cli_print_plugin_commands(FILE *out)
 {
-	struct ctp_config *cfg = NULL;
-	if (ctp_config_defaults(&cfg) < 0)
-		return;
-	struct list l = {.out = out,
-			 .allow_insecure = cfg->allow_insecure_plugins};
-	ctp_cli_each_plugin(cfg, list_commands, &l);
-	ctp_config_free(cfg);
+	struct list l = {.out = out};
+	each_command(list_command, &l);
 }
