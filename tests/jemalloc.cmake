@@ -77,7 +77,7 @@ if(je_workers)
   add_dependencies(test_jemalloc_live ${je_workers})
 endif()
 
-ctp_add_test(test_jemalloc_plugin test_jemalloc_plugin.c LIBS ctp_harness ${CMAKE_DL_LIBS}
+ctp_add_test(test_jemalloc_plugin test_jemalloc_plugin.c LIBS ctp_harness ctp_jep ${CMAKE_DL_LIBS}
              Threads::Threads)
 target_compile_definitions(test_jemalloc_plugin PRIVATE ${je_defs})
 add_dependencies(test_jemalloc_plugin plugin-jemalloc-probe ${je_workers})
@@ -110,7 +110,7 @@ endif()
 # ctprof-core itself with jemalloc-probe: the hint and -v name the failing
 # processes (Debian's jemalloc: no-debuginfo), and the default method never
 # ptraces a target the stop-free read cannot serve (checked with strace).
-ctp_add_test(test_jemalloc_e2e test_jemalloc_e2e.c e2e_util.c LIBS ctpcore)
+ctp_add_test(test_jemalloc_e2e test_jemalloc_e2e.c e2e_util.c LIBS ctpcore ctp_jep)
 target_compile_definitions(test_jemalloc_e2e PRIVATE ${je_defs}
                            JEP_WORKER_DEBIAN="${je_debian}"
                            JEP_DEBIAN_LIB="${je_debian_lib}")

@@ -15,28 +15,27 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* 0, or -1 when src cannot be read, holds no version string, or dst
- * cannot be written (mode 0755). */
+#include "jep.h"
+
+/* 0, or -1 when src cannot be read, holds no version string (as
+ * jemalloc-probe finds it: ctp_jep_find_version), or dst cannot be written
+ * (mode 0755). */
 static inline int jt_unknown_version(const char *src, const char *dst)
 {
 	FILE *f = fopen(src, "rbe");
-	char *data = NULL, *v;
+	char *data = NULL, *v, version[80];
 	long len;
 	int r = -1;
 
 	if (!f || fseek(f, 0, SEEK_END) || (len = ftell(f)) <= 0 ||
 	    fseek(f, 0, SEEK_SET) || !(data = malloc((size_t)len)) ||
-	    fread(data, 1, (size_t)len, f) != (size_t)len)
+	    fread(data, 1, (size_t)len, f) != (size_t)len ||
+	    ctp_jep_find_version(data, (size_t)len, version, sizeof(version)) <
+		    0 ||
+	    !(v = memmem(data, (size_t)len, version, strlen(version))))
 		goto out;
-	/* "-0-g" after a digit: the version's commit follows. */
-	for (v = memmem(data, (size_t)len, "-0-g", 4); v;
-	     v = memmem(v + 1, (size_t)(data + len - (v + 1)), "-0-g", 4))
-		if (v > data && v[-1] >= '0' && v[-1] <= '9' &&
-		    data + len - v > 14)
-			break;
-	if (!v)
-		goto out;
-	memcpy(v + 4, "0000000000", 10);
+	/* The commit's first ten hex digits, after "-g". */
+	memcpy(v + (strstr(version, "-g") - version) + 2, "0000000000", 10);
 	int fd = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
 	if (fd >= 0 && write(fd, data, (size_t)len) == len && !close(fd))
 		r = 0;

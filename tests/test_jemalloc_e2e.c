@@ -490,18 +490,52 @@ static void check_layout(const struct ctp_snap *snap, pid_t pid,
 			 want);
 }
 
-/* Skip without what a layout test needs: Debian's libjemalloc.so.2 (when
- * debian is set) and strace. */
-static void need(bool debian)
+/* What a layout test needs, besides strace. */
+enum { NEED_DEBIAN = 1, NEED_DEBUG_BUILD = 2 };
+
+/* Skip without what a layout test needs: Debian's libjemalloc.so.2, the
+ * -g jemalloc build, strace. */
+static void need(unsigned what)
 {
-	if (debian && !JEP_WORKER_DEBIAN[0]) {
+	if ((what & NEED_DEBIAN) && !JEP_WORKER_DEBIAN[0]) {
 		print_message("SKIP: no libjemalloc.so.2 installed\n");
+		skip();
+	}
+	if ((what & NEED_DEBUG_BUILD) && !JEP_WORKER_SHARED[0]) {
+		print_message("SKIP: %s\n", JEP_SKIP_REASON);
 		skip();
 	}
 	if (system("strace -V >/dev/null 2>&1") != 0) {
 		print_message("SKIP: no strace\n");
 		skip();
 	}
+}
+
+/*
+ * The worker `path` in report mode (LD_LIBRARY_PATH=libdir unless NULL),
+ * captured once under strace with the option `layouts` and `method` (each
+ * unless NULL): the snapshot, the worker's pid in *pid (reaped), its
+ * threads' own readings in r. Nothing may be PTRACE_SEIZEd.
+ */
+static struct ctp_snap *capture_reporter(const char *tag, const char *path,
+					 const char *libdir,
+					 const char *layouts,
+					 const char *method, struct reading *r,
+					 pid_t *pid)
+{
+	char opts[PATH_MAX + 64];
+	struct ctp_snap *snap = NULL;
+
+	snprintf(opts, sizeof(opts), "%s%s%s%s%s%s",
+		 layouts ? "layouts: \"" : "", layouts ? layouts : "",
+		 layouts ? "\"" : "", layouts && method ? ", " : "",
+		 method ? "method: " : "", method ? method : "");
+	*pid = spawn_reporter(path, libdir, REPORTERS, r);
+	assert_true(*pid > 0);
+	int seize = traced_capture(tag, opts[0] ? opts : NULL, &snap);
+	reap(*pid);
+	assert_int_equal(seize, 0);
+	return snap;
 }
 
 /* Into file `path`: the entry `name` of layouts file `from` (its first
@@ -538,15 +572,12 @@ static void shifted_entry(const char *from, const char *name, const char *as,
 static void debian_table(void **state)
 {
 	struct reading r[REPORTERS];
-	struct ctp_snap *snap = NULL;
+	pid_t pid;
 
 	(void)state;
-	need(true);
-	pid_t pid = spawn_reporter(JEP_WORKER_DEBIAN, NULL, REPORTERS, r);
-	assert_true(pid > 0);
-	int seize = traced_capture("table", NULL, &snap);
-	reap(pid);
-	assert_int_equal(seize, 0);
+	need(NEED_DEBIAN);
+	struct ctp_snap *snap = capture_reporter("table", JEP_WORKER_DEBIAN,
+						 NULL, NULL, NULL, r, &pid);
 	assert_true(summary(snap, "offsets_table") >= 1);
 	check_layout(snap, pid, "5.3.0-x86_64");
 	check_readings(snap, r, REPORTERS);
@@ -565,23 +596,18 @@ static void debian_table(void **state)
 static void corrupt_layout(void **state)
 {
 	struct reading r[REPORTERS];
-	struct ctp_snap *snap = NULL;
-	char shipped[PATH_MAX], bad[PATH_MAX], opts[PATH_MAX + 16];
+	char shipped[PATH_MAX], bad[PATH_MAX];
+	pid_t pid;
 
 	(void)state;
-	need(true);
+	need(NEED_DEBIAN);
 	assert_int_equal(E2E_PATHF(shipped, "%s/jemalloc-probe/layouts.txt",
 				   CTP_TEST_PLUGIN_DIR),
 			 0);
 	assert_int_equal(E2E_PATHF(bad, "%s/bad-layouts.txt", tmp), 0);
 	shifted_entry(shipped, "5.3.0-x86_64", "off-by-8", bad);
-	snprintf(opts, sizeof(opts), "layouts: \"%s\"", bad);
-
-	pid_t pid = spawn_reporter(JEP_WORKER_DEBIAN, NULL, REPORTERS, r);
-	assert_true(pid > 0);
-	int seize = traced_capture("corrupt", opts, &snap);
-	reap(pid);
-	assert_int_equal(seize, 0);
+	struct ctp_snap *snap = capture_reporter("corrupt", JEP_WORKER_DEBIAN,
+						 NULL, bad, NULL, r, &pid);
 	assert_true(summary(snap, "tag.layout-mismatch") >= 1);
 	long pr = proc_row(snap, pid);
 	assert_true(pr >= 0);
@@ -816,15 +842,12 @@ static void redis_live(void **state)
 static void table_never_ptraced(void **state)
 {
 	struct reading r[REPORTERS];
-	struct ctp_snap *snap = NULL;
+	pid_t pid;
 
 	(void)state;
-	need(true);
-	pid_t pid = spawn_reporter(JEP_WORKER_DEBIAN, NULL, REPORTERS, r);
-	assert_true(pid > 0);
-	int seize = traced_capture("tptrace", "method: ptrace", &snap);
-	reap(pid);
-	assert_int_equal(seize, 0);
+	need(NEED_DEBIAN);
+	struct ctp_snap *snap = capture_reporter("tptrace", JEP_WORKER_DEBIAN,
+						 NULL, NULL, "ptrace", r, &pid);
 	assert_true(summary(snap, "tag.table-ptrace") >= 1);
 	assert_int_equal(summary(snap, "method_ptrace"), 0);
 	long tr = thread_row(snap, r[0].tid);
@@ -843,17 +866,13 @@ static void table_never_ptraced(void **state)
 static void learned_layout(void **state)
 {
 	struct reading r[REPORTERS];
-	struct ctp_snap *snap = NULL;
-	char file[PATH_MAX], dir[PATH_MAX], copy[PATH_MAX], opts[PATH_MAX + 16];
+	char file[PATH_MAX], dir[PATH_MAX], copy[PATH_MAX];
 	char *data;
 	size_t len;
+	pid_t pid;
 
 	(void)state;
-	if (!JEP_WORKER_SHARED[0]) {
-		print_message("SKIP: %s\n", JEP_SKIP_REASON);
-		skip();
-	}
-	need(false);
+	need(NEED_DEBUG_BUILD);
 	assert_int_equal(E2E_PATHF(file, "%s/learned.txt", tmp), 0);
 	learn("learned-test", JEP_DEBUG_LIB, file);
 	assert_int_equal(E2E_PATHF(dir, "%s/stripped", tmp), 0);
@@ -866,11 +885,8 @@ static void learned_layout(void **state)
 		const char *argv[] = {"strip", "--strip-all", copy, NULL};
 		assert_int_equal(tool(argv, NULL, NULL), 0);
 	}
-	snprintf(opts, sizeof(opts), "layouts: \"%s\"", file);
-	pid_t pid = spawn_reporter(JEP_WORKER_SHARED, dir, REPORTERS, r);
-	assert_true(pid > 0);
-	assert_int_equal(traced_capture("learned", opts, &snap), 0);
-	reap(pid);
+	struct ctp_snap *snap = capture_reporter("learned", JEP_WORKER_SHARED,
+						 dir, file, NULL, r, &pid);
 	check_layout(snap, pid, "learned-test");
 	check_readings(snap, r, REPORTERS);
 	ctp_snap_free(snap);
@@ -880,24 +896,17 @@ static void learned_layout(void **state)
 static void dwarf_wins(void **state)
 {
 	struct reading r[REPORTERS];
-	struct ctp_snap *snap = NULL;
-	char learned[PATH_MAX], file[PATH_MAX], opts[PATH_MAX + 16];
+	char learned[PATH_MAX], file[PATH_MAX];
+	pid_t pid;
 
 	(void)state;
-	if (!JEP_WORKER_SHARED[0]) {
-		print_message("SKIP: %s\n", JEP_SKIP_REASON);
-		skip();
-	}
-	need(false);
+	need(NEED_DEBUG_BUILD);
 	assert_int_equal(E2E_PATHF(learned, "%s/right.txt", tmp), 0);
 	assert_int_equal(E2E_PATHF(file, "%s/wrong.txt", tmp), 0);
 	learn("right-test", JEP_DEBUG_LIB, learned);
 	shifted_entry(learned, "right-test", "wrong-test", file);
-	snprintf(opts, sizeof(opts), "layouts: \"%s\"", file);
-	pid_t pid = spawn_reporter(JEP_WORKER_SHARED, NULL, REPORTERS, r);
-	assert_true(pid > 0);
-	assert_int_equal(traced_capture("dwarf", opts, &snap), 0);
-	reap(pid);
+	struct ctp_snap *snap = capture_reporter("dwarf", JEP_WORKER_SHARED,
+						 NULL, file, NULL, r, &pid);
 	check_layout(snap, pid, "dwarf");
 	check_readings(snap, r, REPORTERS);
 	assert_true(summary(snap, "offsets_dwarf") >= 1);
