@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * appstats: per-thread counters an application publishes for ctprof-core
+ * to read without stopping it (docs/APPSTATS.md). Header-only C11 (C, not
+ * C++: it uses _Atomic); copy it into any program (MIT).
+ *
+ *   int a = ctp_app_field("arena_bytes", CTP_UNIT_BYTES, CTP_KIND_GAUGE,
+ *                         CTP_RULE_SUM);      // once, before threads publish
+ *   ctp_app_set(a, bytes);                     // this thread's value
+ *   ctp_app_add(r, 1);                         // this thread's counter
+ *
+ * One registry per process, whatever number of objects include this
+ * header: the weak, default-visibility symbol `ctprof_appstats_v1`, zero
+ * (in .bss) until the first field is declared. A thread's first set or
+ * add claims a slot by a compare-and-swap of its tid; an update is then one
+ * relaxed atomic store or add; the slot is given back when the thread
+ * exits (a thread-specific-data destructor), and after fork() the child
+ * starts with every slot free. With every slot taken an update is dropped
+ * and counted. The layout is versioned and checked by its reader; change
+ * nothing here without changing APPSTATS.md's version.
+ */
+#ifndef CTPROF_APPSTATS_H
+#define CTPROF_APPSTATS_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "ctprof/plugin.h" /* enum ctp_unit, ctp_kind, ctp_rule */
+
+/* The layout's constants (APPSTATS.md). A program may not change them:
+ * every object of a process must agree, and the reader checks them. */
+#define CTP_APP_MAGIC	   0x3154535041505443ull /* "CTPAPST1" */
+#define CTP_APP_VERSION	   1u
+#define CTP_APP_MAX_FIELDS 32u
+#define CTP_APP_MAX_SLOTS  1024u
+#define CTP_APP_NAME_MAX   48u /* with its NUL */
+
+struct ctprof_appstats_field {
+	char name[CTP_APP_NAME_MAX]; /* [a-z0-9_.], NUL-terminated */
+	uint8_t unit, kind, rule;    /* enum ctp_unit, ctp_kind, ctp_rule */
+	uint8_t reserved[5];
+};
+
+struct ctprof_appstats_slot {
+	/* 0 free, -1 changing hands, else the owner thread's tid */
+	_Atomic int32_t tid;
+	/* even when stable; a reader keeps a slot only when it reads the
+	 * same even seq before and after */
+	_Atomic uint32_t seq;
+	_Atomic uint64_t values[CTP_APP_MAX_FIELDS];
+};
+
+struct ctprof_appstats {
+	uint64_t magic; /* CTP_APP_MAGIC once set up; 0 before */
+	uint32_t version;
+	uint32_t size; /* sizeof(struct ctprof_appstats) */
+	uint32_t max_fields, max_slots;
+	uint32_t field_size, slot_size;
+	uint32_t fields_off, slots_off; /* from the start of this struct */
+	_Atomic uint32_t n_fields;	/* fields [0, n_fields) are valid */
+	_Atomic uint32_t lock;		/* declarations and set-up */
+	_Atomic uint64_t dropped;	/* updates lost: every slot taken */
+	_Atomic uint64_t fork_gen;	/* bumped in each fork() child */
+	struct ctprof_appstats_field fields[CTP_APP_MAX_FIELDS];
+	struct ctprof_appstats_slot slots[CTP_APP_MAX_SLOTS];
+};
+
+/* The process's registry: the first definition the linker and dynamic
+ * linker bind wins, the others are never used. */
+__attribute__((
+	weak, visibility("default"))) struct ctprof_appstats ctprof_appstats_v1;
+
+/* ---- Internals (per including object) ----------------------------------- */
+
+static _Thread_local struct ctprof_appstats_slot *ctp__app_mine;
+static _Thread_local uint64_t ctp__app_gen;
+static pthread_key_t ctp__app_key;
+static pthread_once_t ctp__app_once = PTHREAD_ONCE_INIT;
+
+static inline void ctp__app_lock(struct ctprof_appstats *r)
+{
+	uint32_t z = 0;
+	while (!atomic_compare_exchange_weak_explicit(
+		&r->lock, &z, 1, memory_order_acquire, memory_order_relaxed))
+		z = 0;
+}
+
+static inline void ctp__app_unlock(struct ctprof_appstats *r)
+{
+	atomic_store_explicit(&r->lock, 0, memory_order_release);
+}
+
+/* Slot s from owner tid (or -1 meaning any) to free: the reader sees it
+ * change hands (odd seq) and drops what it read meanwhile. */
+static inline void ctp__app_free(struct ctprof_appstats_slot *s, int32_t tid)
+{
+	if (tid >= 0 &&
+	    !atomic_compare_exchange_strong(&s->tid, &tid, (int32_t)-1))
+		return; /* not ours any more */
+	atomic_fetch_add(&s->seq, 1);
+	for (uint32_t f = 0; f < CTP_APP_MAX_FIELDS; f++)
+		atomic_store_explicit(&s->values[f], 0, memory_order_relaxed);
+	atomic_fetch_add(&s->seq, 1);
+	atomic_store(&s->tid, 0);
+}
+
+/* Thread exit: give the slot back, if it is still this thread's. */
+static inline void ctp__app_exit(void *p)
+{
+	ctp__app_free((struct ctprof_appstats_slot *)p,
+		      (int32_t)syscall(SYS_gettid));
+}
+
+/* fork() child: only the forking thread lives on, under another tid; no
+ * slot of the parent's threads is anyone's here. */
+static inline void ctp__app_forked(void)
+{
+	struct ctprof_appstats *r = &ctprof_appstats_v1;
+	for (uint32_t i = 0; i < CTP_APP_MAX_SLOTS; i++)
+		if (atomic_load(&r->slots[i].tid) != 0) {
+			atomic_store(&r->slots[i].tid, -1);
+			ctp__app_free(&r->slots[i], -1);
+		}
+	atomic_fetch_add(&r->fork_gen, 1);
+}
+
+static inline void ctp__app_init_once(void)
+{
+	pthread_key_create(&ctp__app_key, ctp__app_exit);
+	pthread_atfork(NULL, NULL, ctp__app_forked);
+}
+
+/* This thread's slot: found (another object of the process may have
+ * claimed it for this thread), claimed, or NULL with every slot taken. */
+static inline struct ctprof_appstats_slot *ctp__app_claim(void)
+{
+	struct ctprof_appstats *r = &ctprof_appstats_v1;
+	int32_t tid = (int32_t)syscall(SYS_gettid);
+	struct ctprof_appstats_slot *s = NULL;
+
+	pthread_once(&ctp__app_once, ctp__app_init_once);
+	for (uint32_t i = 0; i < CTP_APP_MAX_SLOTS && !s; i++)
+		if (atomic_load(&r->slots[i].tid) == tid)
+			s = &r->slots[i];
+	for (uint32_t i = 0; i < CTP_APP_MAX_SLOTS && !s; i++) {
+		int32_t z = 0;
+		if (!atomic_compare_exchange_strong(&r->slots[i].tid, &z, -1))
+			continue;
+		s = &r->slots[i];
+		atomic_fetch_add(&s->seq, 1);
+		for (uint32_t f = 0; f < CTP_APP_MAX_FIELDS; f++)
+			atomic_store_explicit(&s->values[f], 0,
+					      memory_order_relaxed);
+		atomic_fetch_add(&s->seq, 1);
+		atomic_store(&s->tid, tid);
+	}
+	if (!s)
+		return NULL;
+	ctp__app_mine = s;
+	ctp__app_gen = atomic_load(&r->fork_gen);
+	pthread_setspecific(ctp__app_key, s);
+	return s;
+}
+
+static inline struct ctprof_appstats_slot *ctp__app_slot(int field)
+{
+	struct ctprof_appstats *r = &ctprof_appstats_v1;
+	if (field < 0 ||
+	    (uint32_t)field >=
+		    atomic_load_explicit(&r->n_fields, memory_order_acquire))
+		return NULL;
+	if (ctp__app_mine &&
+	    ctp__app_gen ==
+		    atomic_load_explicit(&r->fork_gen, memory_order_relaxed))
+		return ctp__app_mine;
+	struct ctprof_appstats_slot *s = ctp__app_claim();
+	if (!s)
+		atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
+	return s;
+}
+
+/* ---- The interface ------------------------------------------------------- */
+
+/*
+ * Declare a field (once per name, before threads publish it): its index
+ * (>= 0; the same index again for the same name, unit, kind and rule), or
+ * -EINVAL (a name not of 1 to 47 bytes of [a-z0-9_.], or a unit, kind or
+ * rule the collector does not know), -EEXIST (the name with another unit,
+ * kind or rule), -ENOSPC (CTP_APP_MAX_FIELDS declared).
+ */
+static inline int ctp_app_field(const char *name, enum ctp_unit unit,
+				enum ctp_kind kind, enum ctp_rule rule)
+{
+	struct ctprof_appstats *r = &ctprof_appstats_v1;
+	size_t len = name ? strnlen(name, CTP_APP_NAME_MAX) : 0;
+	int ret = -ENOSPC;
+
+	if (len == 0 || len >= CTP_APP_NAME_MAX || (int)unit < 0 ||
+	    unit > CTP_UNIT_CENTIPCT || kind < CTP_KIND_COUNTER ||
+	    kind > CTP_KIND_ORDINAL || rule < CTP_RULE_SUM ||
+	    rule > CTP_RULE_RANGE)
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') ||
+		      (name[i] >= '0' && name[i] <= '9') || name[i] == '_' ||
+		      name[i] == '.'))
+			return -EINVAL;
+	pthread_once(&ctp__app_once, ctp__app_init_once);
+	ctp__app_lock(r);
+	if (r->magic != CTP_APP_MAGIC) {
+		r->version = CTP_APP_VERSION;
+		r->size = (uint32_t)sizeof(*r);
+		r->max_fields = CTP_APP_MAX_FIELDS;
+		r->max_slots = CTP_APP_MAX_SLOTS;
+		r->field_size = (uint32_t)sizeof(r->fields[0]);
+		r->slot_size = (uint32_t)sizeof(r->slots[0]);
+		r->fields_off =
+			(uint32_t)offsetof(struct ctprof_appstats, fields);
+		r->slots_off =
+			(uint32_t)offsetof(struct ctprof_appstats, slots);
+		/* The magic last: a reader that sees it sees the rest. */
+		__atomic_store_n(&r->magic, CTP_APP_MAGIC, __ATOMIC_RELEASE);
+	}
+	uint32_t n = atomic_load(&r->n_fields);
+	for (uint32_t i = 0; i < n; i++) {
+		struct ctprof_appstats_field *f = &r->fields[i];
+		if (strcmp(f->name, name) != 0)
+			continue;
+		ret = f->unit == unit && f->kind == kind && f->rule == rule
+			      ? (int)i
+			      : -EEXIST;
+		ctp__app_unlock(r);
+		return ret;
+	}
+	if (n < CTP_APP_MAX_FIELDS) {
+		struct ctprof_appstats_field *f = &r->fields[n];
+		memcpy(f->name, name, len);
+		f->name[len] = '\0';
+		f->unit = (uint8_t)unit;
+		f->kind = (uint8_t)kind;
+		f->rule = (uint8_t)rule;
+		atomic_store_explicit(&r->n_fields, n + 1,
+				      memory_order_release);
+		ret = (int)n;
+	}
+	ctp__app_unlock(r);
+	return ret;
+}
+
+/* This thread's value of a field (a gauge, a label). */
+static inline void ctp_app_set(int field, uint64_t value)
+{
+	struct ctprof_appstats_slot *s = ctp__app_slot(field);
+	if (s)
+		atomic_store_explicit(&s->values[field], value,
+				      memory_order_relaxed);
+}
+
+/* Add to this thread's counter of a field. */
+static inline void ctp_app_add(int field, uint64_t delta)
+{
+	struct ctprof_appstats_slot *s = ctp__app_slot(field);
+	if (s)
+		atomic_fetch_add_explicit(&s->values[field], delta,
+					  memory_order_relaxed);
+}
+
+#endif /* CTPROF_APPSTATS_H */
