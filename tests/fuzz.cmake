@@ -21,6 +21,7 @@ set(CTP_FUZZ_DIR ${CMAKE_CURRENT_SOURCE_DIR}/fuzz)
 # fuzz binary's static sanitizer runtime does not mix with.
 pkg_check_modules(FUZZ_LIBDW REQUIRED IMPORTED_TARGET libdw)
 set(CTP_JEP_DIR ${PROJECT_SOURCE_DIR}/plugins/jemalloc-probe)
+set(CTP_COMMON_DIR ${PROJECT_SOURCE_DIR}/plugins/common)
 
 foreach(pair ${CTP_FUZZ_HARNESSES})
   string(REPLACE ":" ";" pair ${pair})
@@ -33,14 +34,16 @@ foreach(pair ${CTP_FUZZ_HARNESSES})
   # jemalloc-probe's pure helpers only (its library also holds the code
   # that reads live processes, and a shared support library).
   if(name STREQUAL "parse_jemalloc")
-    list(APPEND srcs ${CTP_JEP_DIR}/jep_util.c)
+    list(APPEND srcs ${CTP_JEP_DIR}/jep_util.c ${CTP_COMMON_DIR}/procelf.c)
+    set(lib "${lib};PkgConfig::FUZZ_LIBDW;Threads::Threads")
   endif()
   if(name STREQUAL "parse_layouts")
     list(APPEND srcs ${CTP_JEP_DIR}/jep_layout.c)
   endif()
   if(name MATCHES "^probe_(jemalloc|tls)$")
     list(APPEND srcs ${CTP_JEP_DIR}/jep_util.c ${CTP_JEP_DIR}/jep_probe.c
-         ${CTP_JEP_DIR}/jep_layout.c ${CTP_JEP_DIR}/jep_ps.c)
+         ${CTP_JEP_DIR}/jep_layout.c ${CTP_JEP_DIR}/jep_ps.c
+         ${CTP_COMMON_DIR}/procelf.c)
     set(lib "${lib};PkgConfig::FUZZ_LIBDW;thread_db;Threads::Threads")
   endif()
   # probe_tls finds glibc's _thread_db_* descriptors in itself (dlsym).
@@ -56,7 +59,8 @@ foreach(pair ${CTP_FUZZ_HARNESSES})
   endif()
   target_include_directories(fuzz_replay_${name} PRIVATE ${CTP_FUZZ_DIR}
                              ${PROJECT_SOURCE_DIR}/include
-                             ${PROJECT_SOURCE_DIR}/plugins/jemalloc-probe)
+                             ${PROJECT_SOURCE_DIR}/plugins/jemalloc-probe
+                             ${CTP_COMMON_DIR})
   add_test(NAME fuzz_replay_${name}
            COMMAND fuzz_replay_${name} ${CTP_FUZZ_DIR}/corpus/${name}
                    ${CTP_FUZZ_DIR}/regressions/${name})
@@ -68,7 +72,8 @@ foreach(pair ${CTP_FUZZ_HARNESSES})
     endif()
     target_include_directories(fuzz_${name} PRIVATE ${CTP_FUZZ_DIR}
                                ${PROJECT_SOURCE_DIR}/include
-                               ${PROJECT_SOURCE_DIR}/plugins/jemalloc-probe)
+                               ${PROJECT_SOURCE_DIR}/plugins/jemalloc-probe
+                               ${CTP_COMMON_DIR})
     # Static sanitizer runtimes: a fuzz binary loads no plugin, and
     # libFuzzer's C++ runtime must not come before ASan's.
     target_link_options(fuzz_${name} PRIVATE -fsanitize=fuzzer -static-libsan)

@@ -73,7 +73,7 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static struct ctp_jep_map maps[4096];
+static struct ctp_map maps[4096];
 static char mbuf[1 << 20];
 static struct ctp_jep_file file;
 static struct ctp_jep_counters C[8192];
@@ -100,7 +100,7 @@ static int target(pid_t pid, const char *exe, struct ctp_jep_target *t)
 		if (!e)
 			e = mbuf + len;
 		*e = '\0';
-		if (!ctp_jep_maps_line(s, (size_t)(e - s), &maps[n]) &&
+		if (!ctp_maps_line(s, (size_t)(e - s), &maps[n]) &&
 		    maps[n].ino && maps[n].path[0] == '/')
 			n++;
 	}

@@ -96,7 +96,7 @@ static void reap(struct worker *w)
 /* A process's mappings and its jemalloc module, as the plugin finds them. */
 struct probe {
 	char buf[1 << 20];
-	struct ctp_jep_map maps[4096];
+	struct ctp_map maps[4096];
 	struct ctp_jep_file file;
 	struct ctp_jep_target t;
 	char root[64];
@@ -127,7 +127,7 @@ static int probe_target(pid_t pid, struct probe *p)
 		if (!e)
 			e = p->buf + len;
 		*e = '\0';
-		if (ctp_jep_maps_line(s, (size_t)(e - s), &p->maps[n]) == 0 &&
+		if (ctp_maps_line(s, (size_t)(e - s), &p->maps[n]) == 0 &&
 		    p->maps[n].ino && p->maps[n].path[0] == '/')
 			n++;
 	}

@@ -23,10 +23,10 @@ static void test_maps_line(void **state)
 	static const char l2[] = "7ffd4d1e0000-7ffd4d201000 rw-p 00000000 "
 				 "00:00 0                          [stack]";
 	static const char l3[] = "55d0-55e0 r--p 00000000 103:0a 42";
-	struct ctp_jep_map m;
+	struct ctp_map m;
 
 	(void)state;
-	assert_int_equal(ctp_jep_maps_line(l1, strlen(l1), &m), 0);
+	assert_int_equal(ctp_maps_line(l1, strlen(l1), &m), 0);
 	assert_true(m.start == 0x7f3a1c000000ull);
 	assert_true(m.end == 0x7f3a1c021000ull);
 	assert_true(m.offset == 0x2000);
@@ -38,22 +38,22 @@ static void test_maps_line(void **state)
 	assert_memory_equal(m.path, "/usr/lib/x86_64-linux-gnu/libjemalloc",
 			    37);
 
-	assert_int_equal(ctp_jep_maps_line(l2, strlen(l2), &m), 0);
+	assert_int_equal(ctp_maps_line(l2, strlen(l2), &m), 0);
 	assert_false(m.exec);
 	assert_true(m.ino == 0);
 	assert_string_equal(m.path, "[stack]");
 
 	/* No path at all; major above 255. */
-	assert_int_equal(ctp_jep_maps_line(l3, strlen(l3), &m), 0);
+	assert_int_equal(ctp_maps_line(l3, strlen(l3), &m), 0);
 	assert_int_equal(m.path_len, 0);
 	assert_true(m.dev == makedev(0x103, 0xa));
 
-	assert_int_equal(ctp_jep_maps_line("", 0, &m), -EINVAL);
-	assert_int_equal(ctp_jep_maps_line("zz-1 r-xp", 9, &m), -EINVAL);
-	assert_int_equal(ctp_jep_maps_line("1-2 r-xp 0 fd:01 x", 18, &m),
+	assert_int_equal(ctp_maps_line("", 0, &m), -EINVAL);
+	assert_int_equal(ctp_maps_line("zz-1 r-xp", 9, &m), -EINVAL);
+	assert_int_equal(ctp_maps_line("1-2 r-xp 0 fd:01 x", 18, &m),
 			 -EINVAL);
 	/* Truncated after the perms. */
-	assert_int_equal(ctp_jep_maps_line("1-2 r-x", 7, &m), -EINVAL);
+	assert_int_equal(ctp_maps_line("1-2 r-x", 7, &m), -EINVAL);
 }
 
 static void test_names(void **state)

@@ -107,30 +107,15 @@ static const char *const counter_names[N_COUNTERS] = {
 /* ---- Caches ----------------------------------------------------------------
  * Files by (dev, inode): what ctp_jep_file_probe found. Processes by the
  * identity of their executable and every executable mapping: which file
- * (if any) holds jemalloc, so a repeat process costs one maps read. */
-struct file_ent {
-	struct file_ent *next;
-	uint64_t dev, ino;
-	struct ctp_jep_file f;
-};
-
-struct ident_ent {
-	struct ident_ent *next;
-	uint64_t exe_dev, exe_ino, maps_hash;
-	enum ctp_jep_tag tag;
-	uint64_t dev, ino; /* the jemalloc file when tag is routine + found */
-	bool found;
-};
+ * (if any) holds jemalloc, so a repeat process costs one maps read
+ * (procelf.h, shared with appstats). */
 
 struct worker {
 	struct worker *next;
 	int32_t tgid; /* whose table this is; -1: none */
 	struct ctp_jep_counters *c;
 	size_t n;
-	char *maps_buf;
-	size_t maps_cap;
-	struct ctp_jep_map *maps;
-	size_t n_maps, maps_alloc;
+	struct ctp_maps maps;
 	int32_t *tids;
 	size_t tids_cap;
 };
@@ -149,8 +134,8 @@ struct jep_state {
 	pid_t self;
 	pthread_mutex_t lock; /* workers, caches */
 	struct worker *workers;
-	struct file_ent *files;
-	struct ident_ent *idents;
+	struct ctp_file_cache files; /* struct ctp_jep_file */
+	struct ctp_ident_cache idents;
 	bool privileged; /* CAP_SYS_PTRACE effective at init */
 	/* Known tsd_s layouts: the option's files first, then the shipped
 	 * one (the first entry for a build wins). */
@@ -158,19 +143,9 @@ struct jep_state {
 	/* Per tag: denials and the first processes it hit (under lock). */
 	struct ctp_jep_seen seen[CTP_JEP_N_TAGS];
 	/* This capture's counters of every process read, for the threads a
-	 * split process has walked by other workers (under lock; n_shared
-	 * read without it, so the common case, none, takes no lock). */
-	struct shared_ent *shared;
-	_Atomic size_t n_shared;
+	 * split process has walked by other workers. */
+	struct ctp_shared shared;
 	char hint[1024];
-};
-
-/* One process's counters, as the worker that read them holds them. */
-struct shared_ent {
-	struct shared_ent *next;
-	int32_t tgid;
-	size_t n;
-	struct ctp_jep_counters c[]; /* sorted by tid */
 };
 
 static _Atomic uint64_t next_gen = 1;
@@ -237,219 +212,30 @@ static struct worker *worker_get(struct jep_state *st)
 	return w;
 }
 
-/* ---- Reading the process's mappings ---------------------------------------
+/* ---- Which file holds jemalloc ---------------------------------------------
  */
 
-static int read_maps(struct worker *w, int dirfd)
+static void probe_file(void *arg, const char *path, void *out)
 {
-	size_t len = 0;
-	int fd = openat(dirfd, "maps", O_RDONLY | O_CLOEXEC);
+	struct jep_state *st = arg;
+	struct ctp_jep_file *f = out;
 
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		ssize_t r;
-
-		if (w->maps_cap - len < 4096) {
-			size_t nc = w->maps_cap ? w->maps_cap * 2 : 65536;
-			char *nb = realloc(w->maps_buf, nc);
-
-			if (!nb) {
-				close(fd);
-				return -ENOMEM;
-			}
-			w->maps_buf = nb;
-			w->maps_cap = nc;
-		}
-		/* To the end: maps is a seq_file of one record per mapping,
-		 * handed out a page per read. */
-		r = read(fd, w->maps_buf + len, w->maps_cap - len - 1);
-		if (r < 0) {
-			r = -errno;
-			close(fd);
-			return (int)r;
-		}
-		if (!r)
-			break;
-		len += (size_t)r;
+	if (!path || ctp_jep_file_probe_with(path, &st->layouts, f) < 0) {
+		memset(f, 0, sizeof(*f));
+		f->tag = CTP_JEP_ELF;
 	}
-	close(fd);
-	w->maps_buf[len] = '\0';
-	w->n_maps = 0;
-	for (char *p = w->maps_buf, *e; p < w->maps_buf + len; p = e + 1) {
-		struct ctp_jep_map m;
-
-		e = memchr(p, '\n', (size_t)(w->maps_buf + len - p));
-		if (!e)
-			e = w->maps_buf + len;
-		*e = '\0';
-		/* Only file mappings matter (symbols, biases). */
-		if (ctp_jep_maps_line(p, (size_t)(e - p), &m) || !m.ino ||
-		    m.path_len == 0 || m.path[0] != '/')
-			continue;
-		if (w->n_maps == w->maps_alloc) {
-			size_t na = w->maps_alloc ? w->maps_alloc * 2 : 64;
-			void *nm = realloc(w->maps, na * sizeof(*w->maps));
-
-			if (!nm)
-				return -ENOMEM;
-			w->maps = nm;
-			w->maps_alloc = na;
-		}
-		w->maps[w->n_maps++] = m;
-	}
-	return 0;
 }
 
-static uint64_t fnv(uint64_t h, uint64_t v)
+/* A file's verdict: jemalloc found; an unreadable file is not evidence of
+ * jemalloc, a stripped jemalloc is (its tag is the process's). */
+static int verdict(const void *answer, int *tag)
 {
-	for (int i = 0; i < 8; i++) {
-		h ^= (v >> (8 * i)) & 0xff;
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
+	const struct ctp_jep_file *f = answer;
 
-/* Identity of the executable mappings, order-independent. */
-static uint64_t maps_hash(const struct worker *w)
-{
-	uint64_t sum = 0, x = 0;
-
-	for (size_t i = 0; i < w->n_maps; i++) {
-		uint64_t h;
-
-		if (!w->maps[i].exec)
-			continue;
-		h = fnv(fnv(0xcbf29ce484222325ull, w->maps[i].dev),
-			w->maps[i].ino);
-		sum += h;
-		x ^= h * 31;
-	}
-	return sum ^ (x << 1);
-}
-
-/* The probe of one file, from the cache or done now. */
-static struct ctp_jep_file *file_get(struct jep_state *st, pid_t pid,
-				     const struct ctp_jep_map *m)
-{
-	struct file_ent *e;
-	struct stat sb;
-	char path[4200];
-
-	pthread_mutex_lock(&st->lock);
-	for (e = st->files; e; e = e->next)
-		if (e->dev == m->dev && e->ino == m->ino)
-			break;
-	pthread_mutex_unlock(&st->lock);
-	if (e)
-		return &e->f;
-	e = calloc(1, sizeof(*e));
-	if (!e)
-		return NULL;
-	e->dev = m->dev;
-	e->ino = m->ino;
-	/* Through the target's root, so a container's files are its own. */
-	snprintf(path, sizeof(path), "/proc/%d/root%.*s", (int)pid,
-		 (int)m->path_len, m->path);
-	if (stat(path, &sb) || sb.st_dev != m->dev || sb.st_ino != m->ino ||
-	    ctp_jep_file_probe_with(path, &st->layouts, &e->f) < 0) {
-		memset(&e->f, 0, sizeof(e->f));
-		e->f.tag = CTP_JEP_ELF;
-	}
-	pthread_mutex_lock(&st->lock);
-	e->next = st->files;
-	st->files = e;
-	pthread_mutex_unlock(&st->lock);
-	return &e->f;
-}
-
-/* Which mapped file holds jemalloc: *idx, or a tag (routine or failure). */
-static enum ctp_jep_tag detect(struct jep_state *st, struct worker *w,
-			       pid_t pid, const struct ctp_jep_file **file,
-			       size_t *idx)
-{
-	enum ctp_jep_tag worst = CTP_JEP_NOT_JEMALLOC;
-
-	for (size_t i = 0; i < w->n_maps; i++) {
-		const struct ctp_jep_map *m = &w->maps[i];
-		const struct ctp_jep_file *f;
-		bool seen = false;
-
-		if (!m->exec)
-			continue;
-		for (size_t k = 0; k < i && !seen; k++)
-			seen = w->maps[k].exec && w->maps[k].dev == m->dev &&
-			       w->maps[k].ino == m->ino;
-		if (seen)
-			continue;
-		f = file_get(st, pid, m);
-		if (!f)
-			continue;
-		if (f->found) {
-			*file = f;
-			*idx = i;
-			return CTP_JEP_NOT_JEMALLOC;
-		}
-		/* An unreadable file is not evidence of jemalloc; a stripped
-		 * jemalloc is. */
-		if (f->tag != CTP_JEP_NOT_JEMALLOC && f->tag != CTP_JEP_ELF)
-			worst = f->tag;
-	}
-	return worst;
-}
-
-/* Executable identity from /proc/<pid>/exe; -ENOENT for kernel threads. */
-static int exe_ident(int dirfd, uint64_t *dev, uint64_t *ino)
-{
-	struct stat sb;
-
-	if (fstatat(dirfd, "exe", &sb, 0) < 0)
-		return -errno;
-	*dev = sb.st_dev;
-	*ino = sb.st_ino;
-	return 0;
-}
-
-static int list_tids(struct worker *w, int dirfd, size_t *n)
-{
-	int fd;
-	DIR *d;
-	struct dirent *de;
-
-	*n = 0;
-	fd = openat(dirfd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while ((de = readdir(d))) {
-		uint32_t v;
-
-		if (ctp_parse_pid(de->d_name, &v) < 0 || v == 0)
-			continue;
-		if (*n == w->tids_cap) {
-			size_t nc = w->tids_cap ? w->tids_cap * 2 : 256;
-			void *nt = realloc(w->tids, nc * sizeof(*w->tids));
-
-			if (!nt)
-				break;
-			w->tids = nt;
-			w->tids_cap = nc;
-		}
-		w->tids[(*n)++] = (int32_t)v;
-	}
-	closedir(d);
-	return 0;
-}
-
-static int cmp_tid(const void *a, const void *b)
-{
-	const struct ctp_jep_counters *x = a, *y = b;
-
-	return (x->tid > y->tid) - (x->tid < y->tid);
+	if (f->found)
+		return 1;
+	*tag = (int)f->tag;
+	return f->tag != CTP_JEP_NOT_JEMALLOC && f->tag != CTP_JEP_ELF ? -1 : 0;
 }
 
 static int ensure_table(struct worker *w, size_t n)
@@ -466,179 +252,57 @@ static int ensure_table(struct worker *w, size_t n)
 	return 0;
 }
 
-static struct ident_ent *ident_find(struct jep_state *st, uint64_t dev,
-				    uint64_t ino, uint64_t h)
-{
-	struct ident_ent *e;
-
-	pthread_mutex_lock(&st->lock);
-	for (e = st->idents; e; e = e->next)
-		if (e->exe_dev == dev && e->exe_ino == ino && e->maps_hash == h)
-			break;
-	pthread_mutex_unlock(&st->lock);
-	return e;
-}
-
-static void ident_add(struct jep_state *st, uint64_t dev, uint64_t ino,
-		      uint64_t h, enum ctp_jep_tag tag,
-		      const struct ctp_jep_map *m)
-{
-	struct ident_ent *e = calloc(1, sizeof(*e));
-
-	if (!e)
-		return;
-	e->exe_dev = dev;
-	e->exe_ino = ino;
-	e->maps_hash = h;
-	e->tag = tag;
-	if (m) {
-		e->found = true;
-		e->dev = m->dev;
-		e->ino = m->ino;
-	}
-	pthread_mutex_lock(&st->lock);
-	e->next = st->idents;
-	st->idents = e;
-	pthread_mutex_unlock(&st->lock);
-}
-
 /*
  * Which mapped file of the process holds jemalloc, from the identity cache
- * or by detection: the file, with its index in w->maps in *idx, the
- * executable's identity in *dev and *ino and the detection's tag in *tag;
- * NULL when none (the outcome is counted).
+ * or by detection (procelf.h): the file and where it is in *pf; NULL when
+ * none (the outcome is counted).
  */
-static const struct ctp_jep_file *
-find_jemalloc(struct jep_state *st, struct worker *w,
-	      const struct ctp_task *task, size_t *idx, uint64_t *dev,
-	      uint64_t *ino, enum ctp_jep_tag *tagp)
+static const struct ctp_jep_file *find_jemalloc(struct jep_state *st,
+						struct worker *w,
+						const struct ctp_task *task,
+						struct ctp_proc_found *pf)
 {
-	const struct ctp_jep_file *file = NULL;
-	struct ident_ent *ie;
-	enum ctp_jep_tag tag;
-	uint64_t h;
-	int r = exe_ident(task->dirfd, dev, ino);
+	const struct ctp_proc_scan scan = {.files = &st->files,
+					   .idents = &st->idents,
+					   .probe = probe_file,
+					   .arg = st,
+					   .verdict = verdict,
+					   .none_tag = CTP_JEP_NOT_JEMALLOC};
+	int r = ctp_proc_find(&scan, &w->maps, task->dirfd, task->tgid, pf);
 
-	if (r == -ENOENT) {
-		/* A kernel thread has no executable, nor a zombie. */
-		count_tag(st, task, CTP_JEP_NOT_JEMALLOC, 0);
-		return NULL;
-	}
-	r = read_maps(w, task->dirfd);
-	if (r == 0 && w->n_maps == 0) {
-		count_tag(st, task, CTP_JEP_NOT_JEMALLOC, 0);
-		return NULL;
-	}
 	if (r) {
 		count_tag(st, task,
-			  ctp_err_vanished(r) ? CTP_JEP_EXITED : CTP_JEP_MAPS,
+			  r == -ENOENT	? CTP_JEP_NOT_JEMALLOC
+			  : r == -ESRCH ? CTP_JEP_EXITED
+					: CTP_JEP_MAPS,
 			  r);
 		return NULL;
 	}
-	if (exe_ident(task->dirfd, dev, ino)) {
-		count_tag(st, task, CTP_JEP_EXITED, 0);
-		return NULL;
-	}
-	h = maps_hash(w);
-	ie = ident_find(st, *dev, *ino, h);
-	if (!ie) {
-		tag = detect(st, w, task->tgid, &file, idx);
-		ident_add(st, *dev, *ino, h, tag, file ? &w->maps[*idx] : NULL);
-	} else {
+	if (pf->cache_hit)
 		count(st, S_CACHE_HITS, 1);
-		tag = ie->tag;
-		for (*idx = 0; ie->found && *idx < w->n_maps; ++*idx)
-			if (w->maps[*idx].exec &&
-			    w->maps[*idx].dev == ie->dev &&
-			    w->maps[*idx].ino == ie->ino) {
-				file = file_get(st, task->tgid, &w->maps[*idx]);
-				break;
-			}
-	}
-	if (!file)
-		count_tag(st, task, tag, 0);
-	*tagp = tag;
-	return file;
+	if (!pf->answer)
+		count_tag(st, task, (enum ctp_jep_tag)pf->tag, 0);
+	return pf->answer;
 }
 
 /* The target process: its jemalloc file, maps, root and load bias (from
  * the file's offset-0 mapping). */
 static void target_init(struct ctp_jep_target *t, const struct ctp_task *task,
 			const struct worker *w, const struct ctp_jep_file *file,
-			size_t idx, uint64_t exe_dev, uint64_t exe_ino)
+			const struct ctp_proc_found *pf)
 {
 	static _Thread_local char root[64];
+	const struct ctp_map *m = &w->maps.v[pf->idx];
 
 	t->pid = task->tgid;
 	t->file = file;
-	t->maps = w->maps;
-	t->n_maps = w->n_maps;
+	t->maps = w->maps.v;
+	t->n_maps = w->maps.n;
 	snprintf(root, sizeof(root), "/proc/%d/root", (int)task->tgid);
 	t->root = root;
-	for (size_t i = 0; i < w->n_maps; i++) {
-		const struct ctp_jep_map *m = &w->maps[i];
-
-		if (m->dev != w->maps[idx].dev || m->ino != w->maps[idx].ino ||
-		    m->offset != 0)
-			continue;
-		t->bias = file->is_dyn ? m->start - file->first_load_vaddr : 0;
-		t->in_main_exe = m->dev == exe_dev && m->ino == exe_ino;
-		break;
-	}
-}
-
-/*
- * Keep a copy of a process's counters where every worker finds it: the
- * core may walk a large process's threads on several workers
- * (CTP_PLUGIN_SPLITTABLE), after this process callback. Without memory the
- * other workers' threads are only left without values.
- */
-static void share(struct jep_state *st, int32_t tgid,
-		  const struct ctp_jep_counters *c, size_t n)
-{
-	struct shared_ent *e = malloc(sizeof(*e) + n * sizeof(*c));
-
-	if (!e)
-		return;
-	e->tgid = tgid;
-	e->n = n;
-	memcpy(e->c, c, n * sizeof(*c));
-	pthread_mutex_lock(&st->lock);
-	e->next = st->shared;
-	st->shared = e;
-	atomic_fetch_add(&st->n_shared, 1);
-	pthread_mutex_unlock(&st->lock);
-}
-
-/* The counters of thread `tid` of process tgid read by another worker, or
- * NULL. The entries outlive the walk (freed by finish). */
-static const struct ctp_jep_counters *shared_find(struct jep_state *st,
-						  int32_t tgid, int32_t tid)
-{
-	const struct ctp_jep_counters *c = NULL;
-	struct ctp_jep_counters key = {.tid = tid};
-
-	if (!atomic_load_explicit(&st->n_shared, memory_order_acquire))
-		return NULL;
-	pthread_mutex_lock(&st->lock);
-	for (const struct shared_ent *e = st->shared; e; e = e->next)
-		if (e->tgid == tgid) {
-			c = bsearch(&key, e->c, e->n, sizeof(*e->c), cmp_tid);
-			break;
-		}
-	pthread_mutex_unlock(&st->lock);
-	return c;
-}
-
-static void shared_free(struct jep_state *st)
-{
-	while (st->shared) {
-		struct shared_ent *e = st->shared;
-
-		st->shared = e->next;
-		free(e);
-	}
-	atomic_store(&st->n_shared, 0);
+	if (ctp_maps_bias(t->maps, t->n_maps, m->dev, m->ino,
+			  file->first_load_vaddr, file->is_dyn, &t->bias) == 0)
+		t->in_main_exe = m->dev == pf->exe_dev && m->ino == pf->exe_ino;
 }
 
 /* Every thread's counters into w->c (sorted by tid, for the thread
@@ -654,7 +318,7 @@ static bool read_counters(struct jep_state *st, struct worker *w,
 
 	/* Room for the listed threads and some born since; without a
 	 * listing, a generous guess (the walk stops at the cap). */
-	if (list_tids(w, task->dirfd, &n) || !n)
+	if (ctp_task_tids(task->dirfd, &w->tids, &w->tids_cap, &n) || !n)
 		n = 4096;
 	cap = n + 64 < MAX_THREADS ? n + 64 : MAX_THREADS;
 	if (ensure_table(w, cap)) {
@@ -670,7 +334,9 @@ static bool read_counters(struct jep_state *st, struct worker *w,
 	if (r == 0) {
 		count(st, S_METHOD_TDB, 1);
 	} else if ((st->fallback || st->ptrace_only) && t->in_main_exe &&
-		   !t->file->from_table && list_tids(w, task->dirfd, &n) == 0 &&
+		   !t->file->from_table &&
+		   ctp_task_tids(task->dirfd, &w->tids, &w->tids_cap, &n) ==
+			   0 &&
 		   n) {
 		if (ensure_table(w, n))
 			return false;
@@ -680,10 +346,12 @@ static bool read_counters(struct jep_state *st, struct worker *w,
 		count_tag(st, task, tag, r);
 		return false;
 	}
-	qsort(w->c, n, sizeof(*w->c), cmp_tid);
+	qsort(w->c, n, sizeof(*w->c), ctp_cmp_tid);
 	w->tgid = task->tgid;
 	w->n = n;
-	share(st, task->tgid, w->c, n);
+	/* The core may walk a large process's threads on several workers
+	 * (CTP_PLUGIN_SPLITTABLE): they find the counters there. */
+	ctp_shared_put(&st->shared, task->tgid, w->c, n, sizeof(*w->c));
 	return true;
 }
 
@@ -694,9 +362,7 @@ static int jep_process(void *state, const struct ctp_task *task,
 	const struct ctp_jep_file *file;
 	struct ctp_jep_target t = {0};
 	struct worker *w;
-	uint64_t dev = 0, ino = 0;
-	size_t idx = 0;
-	enum ctp_jep_tag tag;
+	struct ctp_proc_found pf;
 
 	if (!st->live || task->dirfd < 0 || task->tgid == st->self)
 		return 0;
@@ -705,12 +371,12 @@ static int jep_process(void *state, const struct ctp_task *task,
 		return 0;
 	w->tgid = -1;
 	count(st, S_WALKED, 1);
-	file = find_jemalloc(st, w, task, &idx, &dev, &ino, &tag);
+	file = find_jemalloc(st, w, task, &pf);
 	if (!file)
 		return 0;
 	count(st, S_DETECTED, 1);
-	target_init(&t, task, w, file, idx, dev, ino);
-	if (!read_counters(st, w, task, &t, tag))
+	target_init(&t, task, w, file, &pf);
+	if (!read_counters(st, w, task, &t, (enum ctp_jep_tag)pf.tag))
 		return 0;
 	/* Which offsets served: a reader tells DWARF from table values. */
 	const char *layout = file->from_table ? file->layout : "dwarf";
@@ -732,9 +398,9 @@ static int jep_thread(void *state, const struct ctp_task *task,
 		return 0;
 	w = tls_gen == st->gen ? tls_worker : NULL;
 	if (w && w->tgid == task->tgid)
-		c = bsearch(&key, w->c, w->n, sizeof(*w->c), cmp_tid);
+		c = bsearch(&key, w->c, w->n, sizeof(*w->c), ctp_cmp_tid);
 	else /* a chunk of a split process: read on another worker */
-		c = shared_find(st, task->tgid, task->tid);
+		c = ctp_shared_find(&st->shared, task->tgid, task->tid);
 	if (!c)
 		return 0; /* born after the listing, or nothing read */
 	if (c->err) {
@@ -796,7 +462,7 @@ static int jep_finish(void *state, struct ctp_record *host_rec)
 	ctp_jep_hint(st->hint, sizeof(st->hint), tags, st->seen, flags);
 	/* The tallies are this snapshot's: a recording's next starts at 0. */
 	memset(st->seen, 0, sizeof(st->seen));
-	shared_free(st);
+	ctp_shared_clear(&st->shared);
 	for (int i = 0; i < N_COUNTERS; i++)
 		atomic_store_explicit(&st->n[i], 0, memory_order_relaxed);
 	pthread_mutex_unlock(&st->lock);
@@ -818,25 +484,14 @@ static void jep_fini(void *state)
 
 		st->workers = w->next;
 		free(w->c);
-		free(w->maps_buf);
-		free(w->maps);
+		ctp_maps_free(&w->maps);
 		free(w->tids);
 		free(w);
 	}
-	shared_free(st);
+	ctp_shared_fini(&st->shared);
 	ctp_jep_layouts_free(&st->layouts);
-	while (st->files) {
-		struct file_ent *e = st->files;
-
-		st->files = e->next;
-		free(e);
-	}
-	while (st->idents) {
-		struct ident_ent *e = st->idents;
-
-		st->idents = e->next;
-		free(e);
-	}
+	ctp_file_cache_fini(&st->files);
+	ctp_ident_cache_fini(&st->idents);
 	ctp_jep_cleanup();
 	pthread_mutex_destroy(&st->lock);
 	free(st);
@@ -984,6 +639,9 @@ static int jep_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 	st->self = getpid();
 	st->privileged = cap_sys_ptrace();
 	pthread_mutex_init(&st->lock, NULL);
+	ctp_file_cache_init(&st->files, sizeof(struct ctp_jep_file));
+	ctp_ident_cache_init(&st->idents);
+	ctp_shared_init(&st->shared);
 	r = CTP_ATTACH(ctx, api, CTP_API_THROUGH(roots), st->fh, st->ch);
 	if (r == 0)
 		r = parse_options(st);

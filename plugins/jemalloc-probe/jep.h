@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "procelf.h" /* struct ctp_map */
+
 /* ---- Failure vocabulary (README.md) --------------------------------------
  * Stable strings: they name summary counters and appear in snapshots. The
  * first two are routine outcomes, not failures. */
@@ -85,18 +87,6 @@ int ctp_jep_examples(char *buf, size_t len, const struct ctp_jep_seen *s,
  */
 size_t ctp_jep_hint(char *buf, size_t len, const uint64_t *counts,
 		    const struct ctp_jep_seen *seen, unsigned flags);
-
-/* ---- /proc/<pid>/maps --------------------------------------------------- */
-struct ctp_jep_map {
-	uint64_t start, end, offset;
-	uint64_t dev; /* makedev(major, minor) */
-	uint64_t ino;
-	bool exec;
-	const char *path; /* points into the parsed buffer; "" for anonymous */
-	size_t path_len;
-};
-/* Parse one maps line (without its newline). 0, or -EINVAL. */
-int ctp_jep_maps_line(const char *buf, size_t len, struct ctp_jep_map *out);
 
 /* ---- tsd_s member names ---------------------------------------------------
  * jemalloc 5.x hides tsd members behind a prefix; 4.x uses the bare name.
@@ -249,7 +239,7 @@ struct ctp_jep_target {
 	const char *root; /* "/proc/<pid>/root" prefix for file paths */
 	/* Every file mapping of the process (libc, ld.so, ...), for symbol
 	 * lookups of libthread_db. */
-	const struct ctp_jep_map *maps;
+	const struct ctp_map *maps;
 	size_t n_maps;
 	const struct ctp_jep_mem *mem; /* NULL: the process itself (above) */
 };

@@ -57,31 +57,15 @@ static const Dwfl_Callbacks offline_cb = {
 
 static void phdrs(Elf *elf, struct ctp_jep_file *out)
 {
-	GElf_Ehdr eh;
-	size_t n;
-	bool have_load = false;
+	struct ctp_elf_info i;
 
-	if (!gelf_getehdr(elf, &eh) || elf_getphdrnum(elf, &n))
-		return;
-	out->is_dyn = eh.e_type == ET_DYN;
-	out->machine = eh.e_machine;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, (int)i, &ph))
-			continue;
-		if (ph.p_type == PT_DYNAMIC)
-			out->dyn_vaddr = ph.p_vaddr;
-		else if (ph.p_type == PT_TLS) {
-			out->tls_memsz = ph.p_memsz;
-			out->tls_align = ph.p_align;
-		} else if (ph.p_type == PT_LOAD && !have_load) {
-			uint64_t a = ph.p_align > 1 ? ph.p_align : 1;
-
-			out->first_load_vaddr = ph.p_vaddr & ~(a - 1);
-			have_load = true;
-		}
-	}
+	ctp_elf_info(elf, &i);
+	out->is_dyn = i.is_dyn;
+	out->machine = i.machine;
+	out->dyn_vaddr = i.dyn_vaddr;
+	out->first_load_vaddr = i.first_load_vaddr;
+	out->tls_memsz = i.tls_memsz;
+	out->tls_align = i.tls_align;
 }
 
 /* The offsets of the two counters in tsd_s, from the first full definition,
@@ -491,43 +475,23 @@ static bool wanted(const char *n)
 	return false;
 }
 
-static void symset_scan(struct symset *s, Elf *elf)
+static bool symset_add(void *arg, const char *n, const GElf_Sym *sym)
 {
-	Elf_Scn *scn = NULL;
+	struct symset *s = arg;
+	void *nv;
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t cnt;
-
-		if (!gelf_getshdr(scn, &sh) ||
-		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
-		    !sh.sh_entsize)
-			continue;
-		d = elf_getdata(scn, NULL);
-		cnt = sh.sh_size / sh.sh_entsize;
-		for (size_t i = 0; d && i < cnt; i++) {
-			GElf_Sym sym;
-			const char *n;
-			void *nv;
-
-			if (!gelf_getsym(d, (int)i, &sym) ||
-			    sym.st_shndx == SHN_UNDEF)
-				continue;
-			n = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (!n || !wanted(n))
-				continue;
-			nv = realloc(s->v, (s->n + 1) * sizeof(*s->v));
-			if (!nv)
-				return;
-			s->v = nv;
-			s->v[s->n].name = strdup(n);
-			if (!s->v[s->n].name)
-				return;
-			s->v[s->n].value = sym.st_value;
-			s->n++;
-		}
-	}
+	if (!wanted(n))
+		return true;
+	nv = realloc(s->v, (s->n + 1) * sizeof(*s->v));
+	if (!nv)
+		return false;
+	s->v = nv;
+	s->v[s->n].name = strdup(n);
+	if (!s->v[s->n].name)
+		return false;
+	s->v[s->n].value = sym->st_value;
+	s->n++;
+	return true;
 }
 
 static struct symset *symset_get(const char *path, uint64_t dev, uint64_t ino)
@@ -555,7 +519,7 @@ static struct symset *symset_get(const char *path, uint64_t dev, uint64_t ino)
 			phdrs(elf, &f);
 			s->first_load_vaddr = f.first_load_vaddr;
 			s->is_dyn = f.is_dyn;
-			symset_scan(s, elf);
+			ctp_elf_each_symbol(elf, symset_add, s);
 			elf_end(elf);
 		}
 		close(fd);
@@ -582,22 +546,6 @@ void ctp_jep_cleanup(void)
 	pthread_mutex_unlock(&sym_lock);
 }
 
-/* Load bias of the file mapped as maps[i] (dev, ino). */
-static bool file_bias(const struct ctp_jep_target *t, uint64_t dev,
-		      uint64_t ino, uint64_t first_load_vaddr, bool is_dyn,
-		      uint64_t *bias)
-{
-	for (size_t i = 0; i < t->n_maps; i++) {
-		const struct ctp_jep_map *m = &t->maps[i];
-
-		if (m->dev != dev || m->ino != ino || m->offset != 0)
-			continue;
-		*bias = is_dyn ? m->start - first_load_vaddr : 0;
-		return true;
-	}
-	return false;
-}
-
 static bool glibc_object(const char *p, size_t len)
 {
 	const char *b = memrchr(p, '/', len);
@@ -614,8 +562,8 @@ struct lookup_ctx {
 	const struct ctp_jep_target *t;
 };
 
-static int target_path(const struct ctp_jep_target *t,
-		       const struct ctp_jep_map *m, char *buf, size_t sz)
+static int target_path(const struct ctp_jep_target *t, const struct ctp_map *m,
+		       char *buf, size_t sz)
 {
 	int n = snprintf(buf, sz, "%s%.*s", t->root ? t->root : "",
 			 (int)m->path_len, m->path);
@@ -634,7 +582,7 @@ static int lookup(void *arg, const char *object, const char *name,
 	if (t->mem)
 		return t->mem->lookup(t->mem->arg, name, addr);
 	for (size_t i = 0; i < t->n_maps; i++) {
-		const struct ctp_jep_map *m = &t->maps[i];
+		const struct ctp_map *m = &t->maps[i];
 		struct symset *s;
 		uint64_t bias;
 
@@ -651,8 +599,9 @@ static int lookup(void *arg, const char *object, const char *name,
 		for (size_t k = 0; k < s->n; k++) {
 			if (strcmp(s->v[k].name, name))
 				continue;
-			if (!file_bias(t, m->dev, m->ino, s->first_load_vaddr,
-				       s->is_dyn, &bias))
+			if (ctp_maps_bias(t->maps, t->n_maps, m->dev, m->ino,
+					  s->first_load_vaddr, s->is_dyn,
+					  &bias))
 				break;
 			*addr = bias + s->v[k].value;
 			return 0;

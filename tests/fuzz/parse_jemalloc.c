@@ -13,7 +13,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *s = (const char *)data, *end = s + size, *p = s;
-	struct ctp_jep_map m;
+	struct ctp_map m;
 	uint64_t v[4] = {0}, addr;
 	char *z;
 
@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *le = nl ? nl : end;
-		ctp_jep_maps_line(p, (size_t)(le - p), &m);
+		ctp_maps_line(p, (size_t)(le - p), &m);
 		p = nl ? nl + 1 : end;
 	}
 	z = malloc(size + 1);

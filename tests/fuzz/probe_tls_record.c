@@ -184,7 +184,7 @@ static pid_t spawn(char **argv)
 }
 
 static char maps_buf[1 << 20];
-static struct ctp_jep_map maps[4096];
+static struct ctp_map maps[4096];
 
 /* The worker's jemalloc module, as the plugin finds it. */
 static int find(pid_t pid, struct ctp_jep_file *file, struct ctp_jep_target *t)
@@ -208,7 +208,7 @@ static int find(pid_t pid, struct ctp_jep_file *file, struct ctp_jep_target *t)
 		if (!e)
 			e = maps_buf + len;
 		*e = '\0';
-		if (ctp_jep_maps_line(s, (size_t)(e - s), &maps[n]) == 0 &&
+		if (ctp_maps_line(s, (size_t)(e - s), &maps[n]) == 0 &&
 		    maps[n].ino && maps[n].path[0] == '/')
 			n++;
 	}

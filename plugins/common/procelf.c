@@ -1,0 +1,597 @@
+// SPDX-License-Identifier: MIT
+/*
+ * procelf: mappings, executable identity, ELF headers and symbols, and the
+ * caches of plugins that look inside live processes (procelf.h).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "procelf.h"
+#include "ctprof/plugin-util.h"
+
+/* ---- maps ------------------------------------------------------------------
+ */
+
+/* Hex number up to a delimiter; advances *p. */
+static int hex(const char **p, const char *end, uint64_t *out)
+{
+	uint64_t v = 0;
+	const char *s = *p;
+
+	if (s >= end)
+		return -EINVAL;
+	for (; s < end; s++) {
+		unsigned d;
+
+		if (*s >= '0' && *s <= '9')
+			d = (unsigned)(*s - '0');
+		else if (*s >= 'a' && *s <= 'f')
+			d = (unsigned)(*s - 'a' + 10);
+		else if (*s >= 'A' && *s <= 'F')
+			d = (unsigned)(*s - 'A' + 10);
+		else
+			break;
+		if (v >> 60)
+			return -EINVAL;
+		v = v << 4 | d;
+	}
+	if (s == *p)
+		return -EINVAL;
+	*p = s;
+	*out = v;
+	return 0;
+}
+
+static int expect(const char **p, const char *end, char c)
+{
+	if (*p >= end || **p != c)
+		return -EINVAL;
+	(*p)++;
+	return 0;
+}
+
+/* "start-end perms offset major:minor inode   path" */
+int ctp_maps_line(const char *buf, size_t len, struct ctp_map *out)
+{
+	const char *p = buf, *end = buf + len;
+	uint64_t maj, min, ino = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (hex(&p, end, &out->start) || expect(&p, end, '-') ||
+	    hex(&p, end, &out->end) || expect(&p, end, ' '))
+		return -EINVAL;
+	if (end - p < 5)
+		return -EINVAL;
+	out->exec = p[2] == 'x';
+	p += 4;
+	if (expect(&p, end, ' ') || hex(&p, end, &out->offset) ||
+	    expect(&p, end, ' ') || hex(&p, end, &maj) ||
+	    expect(&p, end, ':') || hex(&p, end, &min) || expect(&p, end, ' '))
+		return -EINVAL;
+	if (p >= end || *p < '0' || *p > '9')
+		return -EINVAL;
+	for (; p < end && *p >= '0' && *p <= '9'; p++)
+		ino = ino * 10 + (uint64_t)(*p - '0');
+	out->dev = makedev((unsigned)maj, (unsigned)min);
+	out->ino = ino;
+	while (p < end && *p == ' ')
+		p++;
+	out->path = p;
+	out->path_len = (size_t)(end - p);
+	return 0;
+}
+
+static int slurp(struct ctp_maps *m, int fd, size_t *len)
+{
+	for (;;) {
+		ssize_t r;
+
+		if (m->cap - *len < 4096) {
+			size_t nc = m->cap ? m->cap * 2 : 65536;
+			char *nb = realloc(m->buf, nc);
+
+			if (!nb)
+				return -ENOMEM;
+			m->buf = nb;
+			m->cap = nc;
+		}
+		/* To the end: maps is a seq_file of one record per mapping,
+		 * handed out a page per read. */
+		r = read(fd, m->buf + *len, m->cap - *len - 1);
+		if (r < 0)
+			return -errno;
+		if (!r)
+			return 0;
+		*len += (size_t)r;
+	}
+}
+
+int ctp_maps_read(struct ctp_maps *m, int dirfd)
+{
+	size_t len = 0;
+	int r, fd = openat(dirfd, "maps", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	r = slurp(m, fd, &len);
+	close(fd);
+	if (r)
+		return r;
+	m->buf[len] = '\0';
+	m->n = 0;
+	for (char *p = m->buf, *e; p < m->buf + len; p = e + 1) {
+		struct ctp_map x;
+
+		e = memchr(p, '\n', (size_t)(m->buf + len - p));
+		if (!e)
+			e = m->buf + len;
+		*e = '\0';
+		/* Only file mappings matter (symbols, biases). */
+		if (ctp_maps_line(p, (size_t)(e - p), &x) || !x.ino ||
+		    x.path_len == 0 || x.path[0] != '/')
+			continue;
+		if (m->n == m->alloc) {
+			size_t na = m->alloc ? m->alloc * 2 : 64;
+			void *nv = realloc(m->v, na * sizeof(*m->v));
+
+			if (!nv)
+				return -ENOMEM;
+			m->v = nv;
+			m->alloc = na;
+		}
+		m->v[m->n++] = x;
+	}
+	return 0;
+}
+
+void ctp_maps_free(struct ctp_maps *m)
+{
+	free(m->buf);
+	free(m->v);
+	memset(m, 0, sizeof(*m));
+}
+
+static uint64_t fnv(uint64_t h, uint64_t v)
+{
+	for (int i = 0; i < 8; i++) {
+		h ^= (v >> (8 * i)) & 0xff;
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+uint64_t ctp_maps_exec_hash(const struct ctp_maps *m)
+{
+	uint64_t sum = 0, x = 0;
+
+	for (size_t i = 0; i < m->n; i++) {
+		uint64_t h;
+
+		if (!m->v[i].exec)
+			continue;
+		h = fnv(fnv(0xcbf29ce484222325ull, m->v[i].dev), m->v[i].ino);
+		sum += h;
+		x ^= h * 31;
+	}
+	return sum ^ (x << 1);
+}
+
+int ctp_maps_bias(const struct ctp_map *v, size_t n, uint64_t dev, uint64_t ino,
+		  uint64_t first_load_vaddr, bool is_dyn, uint64_t *bias)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].dev != dev || v[i].ino != ino || v[i].offset != 0)
+			continue;
+		*bias = is_dyn ? v[i].start - first_load_vaddr : 0;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+long ctp_maps_find_exec(const struct ctp_map *v, size_t n, uint64_t dev,
+			uint64_t ino)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].exec && v[i].dev == dev && v[i].ino == ino)
+			return (long)i;
+	return -1;
+}
+
+int ctp_exe_ident(int dirfd, uint64_t *dev, uint64_t *ino)
+{
+	struct stat sb;
+
+	if (fstatat(dirfd, "exe", &sb, 0) < 0)
+		return -errno;
+	*dev = sb.st_dev;
+	*ino = sb.st_ino;
+	return 0;
+}
+
+int ctp_task_tids(int dirfd, int32_t **tids, size_t *cap, size_t *n)
+{
+	int fd;
+	DIR *d;
+	struct dirent *de;
+
+	*n = 0;
+	fd = openat(dirfd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while ((de = readdir(d))) {
+		uint32_t v;
+
+		if (ctp_parse_pid(de->d_name, &v) < 0 || v == 0)
+			continue;
+		if (*n == *cap) {
+			size_t nc = *cap ? *cap * 2 : 256;
+			void *nt = realloc(*tids, nc * sizeof(**tids));
+
+			if (!nt)
+				break;
+			*tids = nt;
+			*cap = nc;
+		}
+		(*tids)[(*n)++] = (int32_t)v;
+	}
+	closedir(d);
+	return 0;
+}
+
+/* ---- ELF ------------------------------------------------------------------
+ */
+
+void ctp_elf_info(Elf *elf, struct ctp_elf_info *out)
+{
+	GElf_Ehdr eh;
+	size_t n;
+	bool have_load = false;
+
+	memset(out, 0, sizeof(*out));
+	if (!gelf_getehdr(elf, &eh) || elf_getphdrnum(elf, &n))
+		return;
+	out->is_dyn = eh.e_type == ET_DYN;
+	out->machine = eh.e_machine;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			continue;
+		if (ph.p_type == PT_DYNAMIC)
+			out->dyn_vaddr = ph.p_vaddr;
+		else if (ph.p_type == PT_TLS) {
+			out->tls_memsz = ph.p_memsz;
+			out->tls_align = ph.p_align;
+		} else if (ph.p_type == PT_LOAD && !have_load) {
+			uint64_t a = ph.p_align > 1 ? ph.p_align : 1;
+
+			out->first_load_vaddr = ph.p_vaddr & ~(a - 1);
+			have_load = true;
+		}
+	}
+}
+
+void ctp_elf_each_symbol(Elf *elf, ctp_elf_sym_fn fn, void *arg)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t cnt;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
+		    !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		cnt = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; d && i < cnt; i++) {
+			GElf_Sym sym;
+			const char *n;
+
+			if (!gelf_getsym(d, (int)i, &sym) ||
+			    sym.st_shndx == SHN_UNDEF)
+				continue;
+			n = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (n && !fn(arg, n, &sym))
+				return;
+		}
+	}
+}
+
+/* ---- Per-file cache
+ * ----------------------------------------------------------
+ */
+
+struct ctp_file_ent {
+	struct ctp_file_ent *next;
+	uint64_t dev, ino;
+	max_align_t answer[];
+};
+
+void ctp_file_cache_init(struct ctp_file_cache *c, size_t size)
+{
+	pthread_mutex_init(&c->lock, NULL);
+	c->head = NULL;
+	c->size = size;
+}
+
+void *ctp_file_cache_get(struct ctp_file_cache *c, pid_t pid,
+			 const struct ctp_map *m, ctp_file_probe_fn probe,
+			 void *arg)
+{
+	struct ctp_file_ent *e;
+	struct stat sb;
+	char path[4200];
+	int n;
+
+	pthread_mutex_lock(&c->lock);
+	for (e = c->head; e; e = e->next)
+		if (e->dev == m->dev && e->ino == m->ino)
+			break;
+	pthread_mutex_unlock(&c->lock);
+	if (e)
+		return e->answer;
+	e = calloc(1, sizeof(*e) + c->size);
+	if (!e)
+		return NULL;
+	e->dev = m->dev;
+	e->ino = m->ino;
+	/* Through the target's root, so a container's files are its own. */
+	n = snprintf(path, sizeof(path), "/proc/%d/root%.*s", (int)pid,
+		     (int)m->path_len, m->path);
+	if (n < 0 || (size_t)n >= sizeof(path) || stat(path, &sb) ||
+	    sb.st_dev != m->dev || sb.st_ino != m->ino)
+		probe(arg, NULL, e->answer);
+	else
+		probe(arg, path, e->answer);
+	pthread_mutex_lock(&c->lock);
+	e->next = c->head;
+	c->head = e;
+	pthread_mutex_unlock(&c->lock);
+	return e->answer;
+}
+
+void ctp_file_cache_fini(struct ctp_file_cache *c)
+{
+	while (c->head) {
+		struct ctp_file_ent *e = c->head;
+
+		c->head = e->next;
+		free(e);
+	}
+	pthread_mutex_destroy(&c->lock);
+}
+
+/* ---- Per-process identity cache
+ * ----------------------------------------------
+ */
+
+struct ctp_ident_ent {
+	struct ctp_ident_ent *next;
+	struct ctp_ident id;
+};
+
+void ctp_ident_cache_init(struct ctp_ident_cache *c)
+{
+	pthread_mutex_init(&c->lock, NULL);
+	c->head = NULL;
+}
+
+int ctp_ident_find(struct ctp_ident_cache *c, uint64_t exe_dev,
+		   uint64_t exe_ino, uint64_t maps_hash, struct ctp_ident *out)
+{
+	int r = -ENOENT;
+
+	pthread_mutex_lock(&c->lock);
+	for (struct ctp_ident_ent *e = c->head; e; e = e->next)
+		if (e->id.exe_dev == exe_dev && e->id.exe_ino == exe_ino &&
+		    e->id.maps_hash == maps_hash) {
+			*out = e->id;
+			r = 0;
+			break;
+		}
+	pthread_mutex_unlock(&c->lock);
+	return r;
+}
+
+void ctp_ident_add(struct ctp_ident_cache *c, const struct ctp_ident *id)
+{
+	struct ctp_ident_ent *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return;
+	e->id = *id;
+	pthread_mutex_lock(&c->lock);
+	e->next = c->head;
+	c->head = e;
+	pthread_mutex_unlock(&c->lock);
+}
+
+void ctp_ident_cache_fini(struct ctp_ident_cache *c)
+{
+	while (c->head) {
+		struct ctp_ident_ent *e = c->head;
+
+		c->head = e->next;
+		free(e);
+	}
+	pthread_mutex_destroy(&c->lock);
+}
+
+/* ---- Finding the file
+ * ----------------------------------------------------------
+ */
+
+static void scan(const struct ctp_proc_scan *s, const struct ctp_maps *maps,
+		 pid_t pid, struct ctp_proc_found *out)
+{
+	out->answer = NULL;
+	out->tag = s->none_tag;
+	for (size_t i = 0; i < maps->n; i++) {
+		const struct ctp_map *m = &maps->v[i];
+		const void *a;
+		int tag = s->none_tag, v;
+
+		if (!m->exec ||
+		    ctp_maps_find_exec(maps->v, i, m->dev, m->ino) >= 0)
+			continue; /* a file seen already */
+		a = ctp_file_cache_get(s->files, pid, m, s->probe, s->arg);
+		if (!a)
+			continue;
+		v = s->verdict(a, &tag);
+		if (v > 0) {
+			out->answer = a;
+			out->idx = i;
+			out->tag = s->none_tag;
+			return;
+		}
+		if (v < 0)
+			out->tag = tag;
+	}
+}
+
+int ctp_proc_find(const struct ctp_proc_scan *s, struct ctp_maps *maps,
+		  int dirfd, pid_t pid, struct ctp_proc_found *out)
+{
+	struct ctp_ident id;
+	uint64_t h;
+	int r = ctp_exe_ident(dirfd, &out->exe_dev, &out->exe_ino);
+
+	out->answer = NULL;
+	out->cache_hit = false;
+	if (r == -ENOENT)
+		return -ENOENT; /* a kernel thread has no executable */
+	r = ctp_maps_read(maps, dirfd);
+	if (r == 0 && maps->n == 0)
+		return -ENOENT;
+	if (r)
+		return ctp_err_vanished(r) ? -ESRCH : r;
+	/* The executable again: the maps are this process's, not a
+	 * successor's under a reused pid. */
+	if (ctp_exe_ident(dirfd, &out->exe_dev, &out->exe_ino))
+		return -ESRCH;
+	h = ctp_maps_exec_hash(maps);
+	if (ctp_ident_find(s->idents, out->exe_dev, out->exe_ino, h, &id)) {
+		scan(s, maps, pid, out);
+		id = (struct ctp_ident){.exe_dev = out->exe_dev,
+					.exe_ino = out->exe_ino,
+					.maps_hash = h,
+					.tag = out->tag,
+					.found = out->answer != NULL};
+		if (out->answer) {
+			id.dev = maps->v[out->idx].dev;
+			id.ino = maps->v[out->idx].ino;
+		}
+		ctp_ident_add(s->idents, &id);
+		return 0;
+	}
+	out->cache_hit = true;
+	out->tag = id.tag;
+	if (!id.found)
+		return 0;
+	long i = ctp_maps_find_exec(maps->v, maps->n, id.dev, id.ino);
+	if (i >= 0) {
+		out->idx = (size_t)i;
+		out->answer = ctp_file_cache_get(s->files, pid, &maps->v[i],
+						 s->probe, s->arg);
+	}
+	return 0;
+}
+
+/* ---- Shared per-thread results
+ * -------------------------------------------------
+ */
+
+struct ctp_shared_ent {
+	struct ctp_shared_ent *next;
+	int32_t tgid;
+	size_t n, size;
+	max_align_t recs[];
+};
+
+int ctp_cmp_tid(const void *a, const void *b)
+{
+	int32_t x, y;
+
+	memcpy(&x, a, sizeof(x));
+	memcpy(&y, b, sizeof(y));
+	return (x > y) - (x < y);
+}
+
+void ctp_shared_init(struct ctp_shared *s)
+{
+	pthread_mutex_init(&s->lock, NULL);
+	s->head = NULL;
+	atomic_init(&s->n, 0);
+}
+
+int ctp_shared_put(struct ctp_shared *s, int32_t tgid, const void *recs,
+		   size_t n, size_t size)
+{
+	struct ctp_shared_ent *e;
+
+	if (size < sizeof(int32_t) || (n && size > SIZE_MAX / n))
+		return -EINVAL;
+	e = malloc(sizeof(*e) + n * size);
+	if (!e)
+		return -ENOMEM;
+	e->tgid = tgid;
+	e->n = n;
+	e->size = size;
+	memcpy(e->recs, recs, n * size);
+	pthread_mutex_lock(&s->lock);
+	e->next = s->head;
+	s->head = e;
+	atomic_fetch_add(&s->n, 1);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+const void *ctp_shared_find(struct ctp_shared *s, int32_t tgid, int32_t tid)
+{
+	const void *c = NULL;
+
+	if (!atomic_load_explicit(&s->n, memory_order_acquire))
+		return NULL;
+	pthread_mutex_lock(&s->lock);
+	for (const struct ctp_shared_ent *e = s->head; e; e = e->next)
+		if (e->tgid == tgid) {
+			c = bsearch(&tid, e->recs, e->n, e->size, ctp_cmp_tid);
+			break;
+		}
+	pthread_mutex_unlock(&s->lock);
+	return c;
+}
+
+void ctp_shared_clear(struct ctp_shared *s)
+{
+	pthread_mutex_lock(&s->lock);
+	while (s->head) {
+		struct ctp_shared_ent *e = s->head;
+
+		s->head = e->next;
+		free(e);
+	}
+	atomic_store(&s->n, 0);
+	pthread_mutex_unlock(&s->lock);
+}
+
+void ctp_shared_fini(struct ctp_shared *s)
+{
+	ctp_shared_clear(s);
+	pthread_mutex_destroy(&s->lock);
+}

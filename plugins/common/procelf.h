@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * procelf: what plugins that look inside live processes share (jemalloc-
+ * probe, appstats): a process's file mappings from /proc/<pid>/maps, the
+ * identity of its executable, ELF program headers and symbols, a cache of
+ * per-file answers keyed by (dev, inode), a cache of per-process answers
+ * keyed by the identity of every executable mapping, and a per-capture
+ * store of per-thread results for processes whose threads the core walks
+ * on several workers (CTP_PLUGIN_SPLITTABLE).
+ */
+#ifndef CTP_PROCELF_H
+#define CTP_PROCELF_H
+
+#include <gelf.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* ---- /proc/<pid>/maps --------------------------------------------------- */
+struct ctp_map {
+	uint64_t start, end, offset;
+	uint64_t dev; /* makedev(major, minor) */
+	uint64_t ino;
+	bool exec;
+	const char *path; /* points into the parsed buffer; "" for anonymous */
+	size_t path_len;
+};
+/* Parse one maps line (without its newline). 0, or -EINVAL. Pure. */
+int ctp_maps_line(const char *buf, size_t len, struct ctp_map *out);
+
+/* A process's file mappings (those with an inode and an absolute path),
+ * in address order; the buffers are reused from one process to the next. */
+struct ctp_maps {
+	char *buf;
+	size_t cap;
+	struct ctp_map *v;
+	size_t n, alloc;
+};
+/* Read <dirfd>/maps whole: 0, or a negative errno. */
+int ctp_maps_read(struct ctp_maps *m, int dirfd);
+void ctp_maps_free(struct ctp_maps *m);
+/* The identity of the executable mappings, independent of their order. */
+uint64_t ctp_maps_exec_hash(const struct ctp_maps *m);
+/* The load bias of file (dev, ino) as mapped (its offset-0 mapping): 0
+ * with *bias, or -ENOENT. first_load_vaddr and is_dyn: ctp_elf_info. */
+int ctp_maps_bias(const struct ctp_map *v, size_t n, uint64_t dev, uint64_t ino,
+		  uint64_t first_load_vaddr, bool is_dyn, uint64_t *bias);
+
+/* The executable's (dev, inode) from <dirfd>/exe: 0, or a negative errno
+ * (-ENOENT for kernel threads and zombies). */
+int ctp_exe_ident(int dirfd, uint64_t *dev, uint64_t *ino);
+
+/* The tids listed in <dirfd>/task into *tids (grown as needed, *cap its
+ * room): 0 with *n, or a negative errno. */
+int ctp_task_tids(int dirfd, int32_t **tids, size_t *cap, size_t *n);
+
+/* ---- ELF ------------------------------------------------------------------
+ */
+struct ctp_elf_info {
+	bool is_dyn;		       /* ET_DYN */
+	unsigned machine;	       /* e_machine */
+	uint64_t dyn_vaddr;	       /* PT_DYNAMIC p_vaddr (0: none) */
+	uint64_t first_load_vaddr;     /* lowest PT_LOAD p_vaddr, aligned */
+	uint64_t tls_memsz, tls_align; /* PT_TLS */
+};
+void ctp_elf_info(Elf *elf, struct ctp_elf_info *out);
+
+/* Call fn for every defined symbol of .symtab and .dynsym, in section
+ * order, until it returns false. */
+typedef bool (*ctp_elf_sym_fn)(void *arg, const char *name,
+			       const GElf_Sym *sym);
+void ctp_elf_each_symbol(Elf *elf, ctp_elf_sym_fn fn, void *arg);
+
+/* ---- Per-file answers by (dev, inode) -------------------------------------
+ * `probe` fills `out` (size bytes, zeroed) for the file at `path`, the
+ * mapping as seen through /proc/<pid>/root (so a container's files are its
+ * own); path is NULL when the file there is not the mapped one (replaced,
+ * unreachable): the probe records that as it sees fit. */
+typedef void (*ctp_file_probe_fn)(void *arg, const char *path, void *out);
+
+struct ctp_file_cache {
+	pthread_mutex_t lock;
+	struct ctp_file_ent *head;
+	size_t size; /* of one answer */
+};
+void ctp_file_cache_init(struct ctp_file_cache *c, size_t size);
+/* The answer for mapping m of process pid, cached or probed now; NULL
+ * without memory. Valid until ctp_file_cache_fini. */
+void *ctp_file_cache_get(struct ctp_file_cache *c, pid_t pid,
+			 const struct ctp_map *m, ctp_file_probe_fn probe,
+			 void *arg);
+void ctp_file_cache_fini(struct ctp_file_cache *c);
+
+/* ---- Per-process answers by identity --------------------------------------
+ * A process is known by its executable and the set of its executable
+ * mappings (ctp_maps_exec_hash): a repeat costs one maps read. */
+struct ctp_ident {
+	uint64_t exe_dev, exe_ino, maps_hash;
+	int tag;    /* the plugin's outcome */
+	bool found; /* the answer is file (dev, ino) */
+	uint64_t dev, ino;
+};
+struct ctp_ident_cache {
+	pthread_mutex_t lock;
+	struct ctp_ident_ent *head;
+};
+void ctp_ident_cache_init(struct ctp_ident_cache *c);
+/* 0 and *out, or -ENOENT. */
+int ctp_ident_find(struct ctp_ident_cache *c, uint64_t exe_dev,
+		   uint64_t exe_ino, uint64_t maps_hash, struct ctp_ident *out);
+void ctp_ident_add(struct ctp_ident_cache *c, const struct ctp_ident *id);
+void ctp_ident_cache_fini(struct ctp_ident_cache *c);
+/* The index in v of the first executable mapping of (dev, ino), or -1. */
+long ctp_maps_find_exec(const struct ctp_map *v, size_t n, uint64_t dev,
+			uint64_t ino);
+
+/* ---- Which mapped file holds what a plugin seeks ----------------------------
+ * The executable mappings of a process, each distinct file once, in maps
+ * order, through the file cache; the outcome is cached by the process's
+ * identity. `verdict` judges one file's answer: 1 it holds what is sought
+ * (the scan stops), 0 not here, -1 not here but *tag is worth reporting
+ * (the last such tag is the process's when nothing is found). */
+struct ctp_proc_scan {
+	struct ctp_file_cache *files;
+	struct ctp_ident_cache *idents;
+	ctp_file_probe_fn probe;
+	void *arg;
+	int (*verdict)(const void *answer, int *tag);
+	int none_tag; /* the outcome when no file has anything to say */
+};
+struct ctp_proc_found {
+	uint64_t exe_dev, exe_ino;
+	const void *answer; /* the file's answer; NULL: nothing found */
+	size_t idx;	    /* its mapping in maps->v */
+	int tag;	    /* without an answer: the outcome */
+	bool cache_hit;	    /* the identity cache answered */
+};
+/* Read the process's maps into *maps and find the file: 0 with *out;
+ * -ENOENT (no executable, or no file mapping: a kernel thread, a zombie),
+ * -ESRCH (vanished meanwhile), another negative errno (maps unreadable). */
+int ctp_proc_find(const struct ctp_proc_scan *s, struct ctp_maps *maps,
+		  int dirfd, pid_t pid, struct ctp_proc_found *out);
+
+/* ---- One capture's per-thread results, for split processes ----------------
+ * A plugin reads a whole process in its process callback; when the core
+ * walks that process's threads on several workers, the other workers find
+ * the results here. Each record starts with its int32_t tid; a process's
+ * records are kept sorted by tid. */
+struct ctp_shared {
+	pthread_mutex_t lock;
+	struct ctp_shared_ent *head;
+	_Atomic size_t n; /* read without the lock: none, no lock taken */
+};
+void ctp_shared_init(struct ctp_shared *s);
+/* Keep a copy of n records of `size` bytes (sorted by tid) of tgid;
+ * -ENOMEM (then the other workers' threads go without values). */
+int ctp_shared_put(struct ctp_shared *s, int32_t tgid, const void *recs,
+		   size_t n, size_t size);
+/* The record of tid in tgid's copy, or NULL. Valid until ctp_shared_clear. */
+const void *ctp_shared_find(struct ctp_shared *s, int32_t tgid, int32_t tid);
+/* Drop every copy (the capture's end). */
+void ctp_shared_clear(struct ctp_shared *s);
+void ctp_shared_fini(struct ctp_shared *s);
+/* qsort/bsearch order of records that start with an int32_t tid. */
+int ctp_cmp_tid(const void *a, const void *b);
+
+#endif /* CTP_PROCELF_H */
