@@ -53,7 +53,7 @@ static void test_fields(void **state)
 {
 	(void)state;
 	int a = ctp_app_field("arena_bytes", CTP_UNIT_BYTES, CTP_KIND_GAUGE,
-			      CTP_RULE_SUM);
+			      CTP_RULE_MAX);
 	assert_true(a >= 0);
 	assert_int_equal(R->magic, CTP_APP_MAGIC);
 	assert_int_equal(R->version, 1);
@@ -61,7 +61,7 @@ static void test_fields(void **state)
 	assert_int_equal(R->slots_off, offsetof(struct ctprof_appstats, slots));
 	/* The same declaration again: the same index; another kind: no. */
 	assert_int_equal(ctp_app_field("arena_bytes", CTP_UNIT_BYTES,
-				       CTP_KIND_GAUGE, CTP_RULE_SUM),
+				       CTP_KIND_GAUGE, CTP_RULE_MAX),
 			 a);
 	assert_int_equal(ctp_app_field("arena_bytes", CTP_UNIT_BYTES,
 				       CTP_KIND_COUNTER, CTP_RULE_SUM),
@@ -78,6 +78,13 @@ static void test_fields(void **state)
 			 -EINVAL);
 	assert_int_equal(ctp_app_field("x", CTP_UNIT_COUNT, CTP_KIND_CPUSET,
 				       CTP_RULE_UNION),
+			 -EINVAL);
+	/* A rule the kind does not allow: a gauge does not add up. */
+	assert_int_equal(ctp_app_field("g", CTP_UNIT_BYTES, CTP_KIND_GAUGE,
+				       CTP_RULE_SUM),
+			 -EINVAL);
+	assert_int_equal(ctp_app_field("c", CTP_UNIT_COUNT, CTP_KIND_COUNTER,
+				       CTP_RULE_MAX),
 			 -EINVAL);
 	/* 47 bytes: the longest name. */
 	assert_true(ctp_app_field("a234567890123456789012345678901234567890"
@@ -113,7 +120,7 @@ static void test_threads(void **state)
 	pthread_t t[WORKERS];
 	(void)state;
 	f_arena = ctp_app_field("arena_bytes", CTP_UNIT_BYTES, CTP_KIND_GAUGE,
-				CTP_RULE_SUM);
+				CTP_RULE_MAX);
 	f_requests = ctp_app_field("requests", CTP_UNIT_COUNT, CTP_KIND_COUNTER,
 				   CTP_RULE_SUM);
 	assert_true(f_arena >= 0 && f_requests >= 0);

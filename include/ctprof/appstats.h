@@ -5,7 +5,7 @@
  * C++: it uses _Atomic); copy it into any program (MIT).
  *
  *   int a = ctp_app_field("arena_bytes", CTP_UNIT_BYTES, CTP_KIND_GAUGE,
- *                         CTP_RULE_SUM);      // once, before threads publish
+ *                         CTP_RULE_MAX);      // once, before threads publish
  *   ctp_app_set(a, bytes);                     // this thread's value
  *   ctp_app_add(r, 1);                         // this thread's counter
  *
@@ -185,13 +185,36 @@ static inline struct ctprof_appstats_slot *ctp__app_slot(int field)
 	return s;
 }
 
+/* The rules each kind allows, as the collector checks them (counters add
+ * up; a reading, a peak or a label does not). */
+static inline int ctp__app_rule_fits(enum ctp_kind kind, enum ctp_rule rule)
+{
+	switch (kind) {
+	case CTP_KIND_COUNTER:
+		return rule == CTP_RULE_SUM;
+	case CTP_KIND_PEAK:
+		return rule == CTP_RULE_MAX || rule == CTP_RULE_MIN;
+	case CTP_KIND_GAUGE:
+		return rule == CTP_RULE_MAX || rule == CTP_RULE_MIN ||
+		       rule == CTP_RULE_RANGE;
+	case CTP_KIND_CATEGORICAL:
+		return rule == CTP_RULE_MODE;
+	case CTP_KIND_ORDINAL:
+		return rule != CTP_RULE_SUM && rule != CTP_RULE_UNION;
+	default:
+		return 0;
+	}
+}
+
 /* ---- The interface ------------------------------------------------------- */
 
 /*
  * Declare a field (once per name, before threads publish it): its index
  * (>= 0; the same index again for the same name, unit, kind and rule), or
- * -EINVAL (a name not of 1 to 47 bytes of [a-z0-9_.], or a unit, kind or
- * rule the collector does not know), -EEXIST (the name with another unit,
+ * -EINVAL (a name not of 1 to 47 bytes of [a-z0-9_.], a unit, kind or
+ * rule the collector does not know, or a rule the kind does not allow:
+ * counter: sum; peak: max, min; gauge: max, min, range; categorical:
+ * mode; ordinal: max, min, mode, range), -EEXIST (the name with another unit,
  * kind or rule), -ENOSPC (CTP_APP_MAX_FIELDS declared).
  */
 static inline int ctp_app_field(const char *name, enum ctp_unit unit,
@@ -204,7 +227,7 @@ static inline int ctp_app_field(const char *name, enum ctp_unit unit,
 	if (len == 0 || len >= CTP_APP_NAME_MAX || (int)unit < 0 ||
 	    unit > CTP_UNIT_CENTIPCT || kind < CTP_KIND_COUNTER ||
 	    kind > CTP_KIND_ORDINAL || rule < CTP_RULE_SUM ||
-	    rule > CTP_RULE_RANGE)
+	    rule > CTP_RULE_RANGE || !ctp__app_rule_fits(kind, rule))
 		return -EINVAL;
 	for (size_t i = 0; i < len; i++)
 		if (!((name[i] >= 'a' && name[i] <= 'z') ||

@@ -35,7 +35,7 @@ int main(int argc, char **argv)
 	long n = argc > 1 ? atol(argv[1]) : 4;
 
 	f_arena = ctp_app_field("arena_bytes", CTP_UNIT_BYTES, CTP_KIND_GAUGE,
-				CTP_RULE_SUM);
+				CTP_RULE_MAX);
 	f_requests = ctp_app_field("requests", CTP_UNIT_COUNT, CTP_KIND_COUNTER,
 				   CTP_RULE_SUM);
 	if (f_arena < 0 || f_requests < 0) {

@@ -1,0 +1,712 @@
+// SPDX-License-Identifier: MIT
+/*
+ * appstats: per-thread values applications publish in their own memory
+ * (include/ctprof/appstats.h, docs/APPSTATS.md), read with
+ * process_vm_readv only: no ptrace, no stop, nothing written.
+ *
+ * `process` finds the registry symbol among the process's executable
+ * mappings (procelf: cached per file and per process identity, so a
+ * process without it costs its exe stat and maps read), copies the
+ * registry twice, checks it (aps_parse.c), registers each declared field
+ * as `app.<name>` and keeps each stable slot's values by tid; `thread`
+ * looks its tid up. A registry that fails a check is tagged in
+ * appstats.status and nothing of it is recorded.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "aps.h"
+#include "procelf.h"
+#include "ctprof/plugin-util.h"
+
+#ifndef APS_PLUGIN_VERSION
+#define APS_PLUGIN_VERSION "0"
+#endif
+
+enum { F_STATUS, F_DROPPED, N_FIELDS };
+
+static const struct ctp_field_desc fields[] = {
+	[F_STATUS] = CTP_FIELD(
+		"appstats.status", PROCESS, STRING, NONE, CATEGORICAL, MODE,
+		"The process's appstats registry: ok, unset (nothing "
+		"declared yet), or why it was refused (nothing recorded)"),
+	[F_DROPPED] = CTP_FIELD_COUNTER(
+		"appstats.dropped", PROCESS, COUNT,
+		"Updates the application dropped because every slot of its "
+		"registry was taken"),
+};
+
+enum {
+	S_WALKED,
+	S_PUBLISHERS,
+	S_THREADS_OK,
+	S_TORN,
+	S_FOREIGN,
+	S_DUP,
+	S_FIELDS_REFUSED,
+	S_CACHE_HITS,
+	N_FIXED
+};
+#define N_COUNTERS (N_FIXED + CTP_APS_N_TAGS)
+static const char *const counter_names[N_COUNTERS] = {
+	[S_WALKED] = "processes_walked",
+	[S_PUBLISHERS] = "publishers",
+	[S_THREADS_OK] = "threads_ok",
+	[S_TORN] = "slots_torn",
+	[S_FOREIGN] = "slots_not_a_thread",
+	[S_DUP] = "slots_duplicate_tid",
+	[S_FIELDS_REFUSED] = "fields_refused",
+	[S_CACHE_HITS] = "cache_hits",
+#define TAG_COUNTER(id, name) [N_FIXED + (id)] = "tag." name,
+	CTP_APS_TAGS(TAG_COUNTER)
+#undef TAG_COUNTER
+};
+
+/* What one ELF file says: whether it defines the registry, where. */
+struct file_answer {
+	bool found;
+	uint64_t value, size; /* st_value, st_size */
+	uint64_t first_load_vaddr;
+	bool is_dyn;
+};
+
+/* One thread's values: (handle, value) pairs of the fields registered. */
+struct kv {
+	int32_t h;
+	uint32_t pad;
+	uint64_t v;
+};
+struct rec {
+	int32_t tid;
+	uint32_t n;
+	struct kv kv[];
+};
+
+struct worker {
+	struct worker *next;
+	int32_t tgid; /* whose records these are; -1: none */
+	struct ctp_maps maps;
+	unsigned char *a, *b; /* the two copies of a registry */
+	size_t img_cap;
+	int32_t *tids; /* the process's threads, sorted */
+	size_t n_tids, tids_cap;
+	int32_t *nsmap; /* pairs (namespace tid, tid), sorted */
+	size_t n_nsmap, nsmap_cap;
+	unsigned char *recs;
+	size_t rec_size, n_recs, recs_cap;
+	int handles[CTP_APS_MAX_FIELDS];
+	uint32_t n_handles;
+	struct ctp_aps_slot_stats slot_stats;
+	uint32_t foreign;
+};
+
+struct aps_state {
+	struct ctp_ctx *ctx;
+	const struct ctp_api *api;
+	int fh[N_FIELDS];
+	int ch[N_COUNTERS];
+	bool live;
+	uint64_t gen;
+	pid_t self;
+	uint64_t self_pidns;
+	pthread_mutex_t lock; /* workers, examples */
+	struct worker *workers;
+	struct ctp_file_cache files; /* struct file_answer */
+	struct ctp_ident_cache idents;
+	struct ctp_shared shared;
+	_Atomic uint64_t corrupt;
+	/* The first process each refusal hit, for the hint. */
+	int32_t ex_pid[CTP_APS_N_TAGS];
+	char ex_comm[CTP_APS_N_TAGS][16];
+	const char *ex_why[CTP_APS_N_TAGS];
+	char hint[512];
+};
+
+static _Atomic uint64_t next_gen = 1;
+static _Thread_local uint64_t tls_gen;
+static _Thread_local struct worker *tls_worker;
+
+static void count(struct aps_state *st, int c, uint64_t d)
+{
+	if (d && st->ch[c] >= 0)
+		st->api->summary_add(st->ctx, st->ch[c], d);
+}
+
+static struct worker *worker_get(struct aps_state *st)
+{
+	struct worker *w;
+
+	if (tls_gen == st->gen && tls_worker)
+		return tls_worker;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->tgid = -1;
+	pthread_mutex_lock(&st->lock);
+	w->next = st->workers;
+	st->workers = w;
+	pthread_mutex_unlock(&st->lock);
+	tls_worker = w;
+	tls_gen = st->gen;
+	return w;
+}
+
+/* ---- Finding the registry ---------------------------------------------------
+ */
+
+struct sym_find {
+	struct file_answer *out;
+};
+
+static bool sym_match(void *arg, const char *name, const GElf_Sym *sym)
+{
+	struct file_answer *a = arg;
+
+	if (strcmp(name, CTP_APS_SYMBOL) ||
+	    GELF_ST_TYPE(sym->st_info) == STT_FUNC ||
+	    GELF_ST_TYPE(sym->st_info) == STT_TLS)
+		return true;
+	a->found = true;
+	a->value = sym->st_value;
+	a->size = sym->st_size;
+	return false;
+}
+
+static void probe_file(void *arg, const char *path, void *out)
+{
+	struct file_answer *a = out;
+	struct ctp_elf_info info;
+	Elf *elf;
+	int fd;
+
+	(void)arg;
+	if (!path)
+		return;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf) {
+		ctp_elf_info(elf, &info);
+		a->first_load_vaddr = info.first_load_vaddr;
+		a->is_dyn = info.is_dyn;
+		ctp_elf_each_symbol(elf, sym_match, a);
+		elf_end(elf);
+	}
+	close(fd);
+}
+
+static int verdict(const void *answer, int *tag)
+{
+	(void)tag;
+	return ((const struct file_answer *)answer)->found;
+}
+
+/* ---- Reading it
+ * ---------------------------------------------------------------
+ */
+
+static bool denied(int err)
+{
+	return err == -EACCES || err == -EPERM;
+}
+
+static int read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec l = {.iov_base = buf, .iov_len = len};
+	struct iovec r = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
+	ssize_t n = process_vm_readv(pid, &l, 1, &r, 1, 0);
+
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	if (need < *cap * 2)
+		need = *cap * 2;
+	np = realloc(*p, need * elem);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = need;
+	return 0;
+}
+
+/* Both copies of the registry at addr: the header's numbers from the
+ * first, the shape unchanged in the second. */
+static enum ctp_aps_tag copy_registry(struct worker *w, pid_t pid,
+				      uint64_t addr, uint64_t bound,
+				      struct ctp_aps_hdr *h, const char **why)
+{
+	unsigned char hdr[CTP_APS_HDR_SIZE];
+	struct ctp_aps_hdr h2;
+	enum ctp_aps_tag t;
+	size_t cap = w->img_cap;
+	int r = read_mem(pid, addr, hdr, sizeof(hdr));
+
+	if (r) {
+		*why = denied(r) ? "permission denied" : "";
+		return ctp_err_vanished(r) ? CTP_APS_EXITED : CTP_APS_READ;
+	}
+	t = ctp_aps_header(hdr, sizeof(hdr), bound, h, why);
+	if (t != CTP_APS_OK)
+		return t;
+	if (grow((void **)&w->a, &cap, h->size, 1) ||
+	    grow((void **)&w->b, &w->img_cap, h->size, 1))
+		return CTP_APS_READ;
+	r = read_mem(pid, addr, w->a, h->size);
+	if (!r)
+		r = read_mem(pid, addr, w->b, h->size);
+	if (r)
+		return ctp_err_vanished(r) ? CTP_APS_EXITED : CTP_APS_READ;
+	/* The numbers that place things must be those the first read saw. */
+	t = ctp_aps_header(w->a, h->size, bound, &h2, why);
+	if (t != CTP_APS_OK)
+		return t;
+	if (memcmp(hdr, w->a, 40) || h2.n_fields < h->n_fields) {
+		*why = "the header changed while it was read";
+		return CTP_APS_CHANGED;
+	}
+	if (!ctp_aps_same_shape(w->a, w->b, h->size, h)) {
+		*why = "the layout or a declared field changed while read";
+		return CTP_APS_CHANGED;
+	}
+	return CTP_APS_OK;
+}
+
+/* ---- Threads of the process
+ * ---------------------------------------------------- A slot holds the tid as
+ * the application sees it, in its pid namespace. For a process in another
+ * namespace than ours, each thread's NSpid line gives the pair; tids are then
+ * translated before they are matched. */
+
+static uint64_t pidns_of(int dirfd, const char *path)
+{
+	struct stat sb;
+
+	return fstatat(dirfd, path, &sb, 0) ? 0 : (uint64_t)sb.st_ino;
+}
+
+/* The last number of the NSpid line of a status text: the tid in the
+ * task's own namespace. 0 and *out, or -ENOENT. */
+static int nspid_last(const char *s, int32_t *out)
+{
+	const char *p = strstr(s, "\nNSpid:");
+	uint32_t v = 0;
+	bool any = false;
+
+	if (!p)
+		return -ENOENT;
+	for (p += 7; *p && *p != '\n'; p++) {
+		if (*p >= '0' && *p <= '9') {
+			if (!any)
+				v = 0;
+			any = true;
+			if (v > (uint32_t)INT32_MAX / 10)
+				return -ENOENT;
+			v = v * 10 + (uint32_t)(*p - '0');
+		} else if (any) {
+			*out = (int32_t)v;
+			any = false;
+		}
+	}
+	if (any)
+		*out = (int32_t)v;
+	return v ? 0 : -ENOENT;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void build_nsmap(struct worker *w, int dirfd)
+{
+	w->n_nsmap = 0;
+	if (grow((void **)&w->nsmap, &w->nsmap_cap, 2 * w->n_tids + 2,
+		 sizeof(int32_t)))
+		return;
+	for (size_t i = 0; i < w->n_tids; i++) {
+		char path[48], buf[2048];
+		int32_t ns;
+		ssize_t n;
+		int fd;
+
+		snprintf(path, sizeof(path), "task/%d/status", (int)w->tids[i]);
+		fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		if (nspid_last(buf, &ns))
+			continue;
+		w->nsmap[2 * w->n_nsmap] = ns;
+		w->nsmap[2 * w->n_nsmap + 1] = w->tids[i];
+		w->n_nsmap++;
+	}
+	qsort(w->nsmap, w->n_nsmap, 2 * sizeof(int32_t), cmp_i32);
+}
+
+/* The process's threads: w->tids sorted, and the namespace map when the
+ * process is in another pid namespace (w->n_nsmap, else 0). */
+static int list_threads(struct aps_state *st, struct worker *w, int dirfd)
+{
+	uint64_t ns;
+	int r = ctp_task_tids(dirfd, &w->tids, &w->tids_cap, &w->n_tids);
+
+	if (r)
+		return r;
+	qsort(w->tids, w->n_tids, sizeof(*w->tids), cmp_i32);
+	w->n_nsmap = 0;
+	ns = pidns_of(dirfd, "ns/pid");
+	if (ns && st->self_pidns && ns != st->self_pidns)
+		build_nsmap(w, dirfd);
+	return 0;
+}
+
+/* A slot's tid as a thread of the process here, or 0. */
+static int32_t host_tid(const struct worker *w, int32_t tid)
+{
+	const int32_t *p;
+
+	if (w->n_nsmap) {
+		p = bsearch(&tid, w->nsmap, w->n_nsmap, 2 * sizeof(int32_t),
+			    cmp_i32);
+		return p ? p[1] : 0;
+	}
+	p = bsearch(&tid, w->tids, w->n_tids, sizeof(*w->tids), cmp_i32);
+	return p ? tid : 0;
+}
+
+/* ---- Fields and records
+ * ----------------------------------------------------------
+ */
+
+/* app.<name> for each declared field, with the declared unit, kind and
+ * rule; a refusal (a name another plugin or publisher holds with another
+ * description) leaves that field out and is counted. */
+static void register_fields(struct aps_state *st, struct worker *w,
+			    const struct ctp_aps_field *f, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		char name[8 + CTP_APS_NAME_MAX];
+		struct ctp_field_desc d = {
+			.name = name,
+			.help = "published by the application (appstats)",
+			.scope = CTP_SCOPE_THREAD,
+			.type = CTP_TYPE_U64,
+			.unit = f[i].unit,
+			.kind = f[i].kind,
+			.rule = f[i].rule,
+			.flags = CTP_FIELD_META,
+			.section = "app"};
+
+		snprintf(name, sizeof(name), "app.%.47s", f[i].name);
+		w->handles[i] = st->api->field_register(st->ctx, &d);
+		if (w->handles[i] < 0)
+			count(st, S_FIELDS_REFUSED, 1);
+	}
+	w->n_handles = n;
+}
+
+static void keep_slot(void *arg, int32_t tid, const uint64_t *values)
+{
+	struct worker *w = arg;
+	int32_t t = host_tid(w, tid);
+	struct rec *r;
+
+	if (!t) {
+		w->foreign++;
+		return;
+	}
+	if (grow((void **)&w->recs, &w->recs_cap, (w->n_recs + 1) * w->rec_size,
+		 1))
+		return;
+	r = (struct rec *)(w->recs + w->n_recs * w->rec_size);
+	r->tid = t;
+	r->n = 0;
+	for (uint32_t i = 0; i < w->n_handles; i++)
+		if (w->handles[i] >= 0)
+			r->kv[r->n++] =
+				(struct kv){.h = w->handles[i], .v = values[i]};
+	w->n_recs++;
+}
+
+/* ---- Callbacks
+ * -------------------------------------------------------------------
+ */
+
+/* A process's outcome: counted, and kept as the example of a refusal. */
+static void outcome(struct aps_state *st, const struct ctp_task *task,
+		    enum ctp_aps_tag t, const char *why)
+{
+	count(st, N_FIXED + (int)t, 1);
+	if (!ctp_aps_tag_corrupt(t) && t != CTP_APS_READ && t != CTP_APS_MAPS)
+		return;
+	atomic_fetch_add(&st->corrupt, 1);
+	st->api->log(
+		st->ctx, CTP_LOG_INFO, "%s (pid %d): %s: %s%s%s",
+		task->pcomm ? task->pcomm : "?", (int)task->tgid,
+		ctp_aps_tag_corrupt(t) ? "registry refused" : "cannot look",
+		ctp_aps_tag_name(t), why && *why ? ": " : "", why ? why : "");
+	pthread_mutex_lock(&st->lock);
+	if (!st->ex_pid[t]) {
+		st->ex_pid[t] = task->tgid;
+		snprintf(st->ex_comm[t], sizeof(st->ex_comm[t]), "%s",
+			 task->pcomm ? task->pcomm : "?");
+		st->ex_why[t] = why;
+	}
+	pthread_mutex_unlock(&st->lock);
+}
+
+static void set_status(struct aps_state *st, struct ctp_record *rec,
+		       enum ctp_aps_tag t)
+{
+	const char *s = ctp_aps_tag_name(t);
+
+	if (st->fh[F_STATUS] >= 0)
+		st->api->set_str(rec, st->fh[F_STATUS], s, strlen(s));
+}
+
+/* The registry of a process known to define it: checked, its fields
+ * registered, its stable slots kept in w->recs by tid. */
+static enum ctp_aps_tag read_registry(struct aps_state *st, struct worker *w,
+				      const struct ctp_task *task,
+				      const struct file_answer *fa,
+				      const struct ctp_map *m,
+				      struct ctp_aps_hdr *h, const char **why)
+{
+	struct ctp_aps_field f[CTP_APS_MAX_FIELDS];
+	enum ctp_aps_tag t;
+	uint64_t bias;
+	uint32_t bad;
+
+	*why = "";
+	if (ctp_maps_bias(w->maps.v, w->maps.n, m->dev, m->ino,
+			  fa->first_load_vaddr, fa->is_dyn, &bias))
+		return CTP_APS_MAPS;
+	t = copy_registry(w, task->tgid, bias + fa->value, fa->size, h, why);
+	if (t != CTP_APS_OK)
+		return t;
+	t = ctp_aps_fields(w->a, h->size, h, f, &bad, why);
+	if (t != CTP_APS_OK)
+		return t;
+	if (list_threads(st, w, task->dirfd))
+		return CTP_APS_EXITED;
+	register_fields(st, w, f, h->n_fields);
+	w->rec_size = sizeof(struct rec) + w->n_handles * sizeof(struct kv);
+	w->n_recs = 0;
+	w->foreign = 0;
+	ctp_aps_slots(w->a, w->b, h->size, h, keep_slot, w, &w->slot_stats);
+	count(st, S_TORN, w->slot_stats.torn);
+	count(st, S_DUP, w->slot_stats.dup);
+	count(st, S_FOREIGN, w->foreign);
+	qsort(w->recs, w->n_recs, w->rec_size, ctp_cmp_tid);
+	return CTP_APS_OK;
+}
+
+static int aps_process(void *state, const struct ctp_task *task,
+		       struct ctp_record *rec)
+{
+	struct aps_state *st = state;
+	const struct ctp_proc_scan scan = {.files = &st->files,
+					   .idents = &st->idents,
+					   .probe = probe_file,
+					   .verdict = verdict,
+					   .none_tag = CTP_APS_NONE};
+	struct ctp_proc_found pf;
+	struct ctp_aps_hdr h;
+	enum ctp_aps_tag t;
+	const char *why = "";
+	struct worker *w;
+	int r;
+
+	if (!st->live || task->dirfd < 0 || task->tgid == st->self)
+		return 0;
+	w = worker_get(st);
+	if (!w)
+		return 0;
+	w->tgid = -1;
+	count(st, S_WALKED, 1);
+	r = ctp_proc_find(&scan, &w->maps, task->dirfd, task->tgid, &pf);
+	if (r) {
+		outcome(st, task,
+			r == -ENOENT  ? CTP_APS_NONE
+			: r == -ESRCH ? CTP_APS_EXITED
+				      : CTP_APS_MAPS,
+			denied(r) ? "permission denied" : "");
+		return 0;
+	}
+	if (pf.cache_hit)
+		count(st, S_CACHE_HITS, 1);
+	if (!pf.answer) {
+		outcome(st, task, CTP_APS_NONE, "");
+		return 0;
+	}
+	t = read_registry(st, w, task, pf.answer, &w->maps.v[pf.idx], &h, &why);
+	outcome(st, task, t, why);
+	if (t == CTP_APS_EXITED)
+		return 0;
+	set_status(st, rec, t);
+	if (t != CTP_APS_OK)
+		return 0;
+	count(st, S_PUBLISHERS, 1);
+	if (st->fh[F_DROPPED] >= 0)
+		st->api->set_u64(rec, st->fh[F_DROPPED], h.dropped);
+	w->tgid = task->tgid;
+	/* The core may walk a large process's threads on several workers
+	 * (CTP_PLUGIN_SPLITTABLE): they find the records there. */
+	ctp_shared_put(&st->shared, task->tgid, w->recs, w->n_recs,
+		       w->rec_size);
+	return 0;
+}
+
+static int aps_thread(void *state, const struct ctp_task *task,
+		      struct ctp_record *rec)
+{
+	struct aps_state *st = state;
+	const struct rec *r;
+	struct worker *w;
+
+	if (!st->live || task->tgid == st->self)
+		return 0;
+	w = tls_gen == st->gen ? tls_worker : NULL;
+	if (w && w->tgid == task->tgid)
+		r = bsearch(&task->tid, w->recs, w->n_recs, w->rec_size,
+			    ctp_cmp_tid);
+	else /* a chunk of a split process, read on another worker */
+		r = ctp_shared_find(&st->shared, task->tgid, task->tid);
+	if (!r)
+		return 0; /* publishes nothing, or born after the copy */
+	count(st, S_THREADS_OK, 1);
+	for (uint32_t i = 0; i < r->n; i++)
+		st->api->set_u64(rec, r->kv[i].h, r->kv[i].v);
+	return 0;
+}
+
+static int aps_finish(void *state, struct ctp_record *host_rec)
+{
+	struct aps_state *st = state;
+	size_t used = 0;
+
+	(void)host_rec;
+	pthread_mutex_lock(&st->lock);
+	st->hint[0] = '\0';
+	for (int t = 0; t < CTP_APS_N_TAGS; t++) {
+		int n;
+
+		if (!st->ex_pid[t])
+			continue;
+		n = snprintf(st->hint + used, sizeof(st->hint) - used,
+			     "%s%s: %s (pid %d)%s%s", used ? "; " : "",
+			     ctp_aps_tag_name((enum ctp_aps_tag)t),
+			     st->ex_comm[t], (int)st->ex_pid[t],
+			     st->ex_why[t] && *st->ex_why[t] ? ": " : "",
+			     st->ex_why[t] ? st->ex_why[t] : "");
+		if (n > 0 && (size_t)n < sizeof(st->hint) - used)
+			used += (size_t)n;
+	}
+	/* This snapshot's: a recording's next capture starts afresh. */
+	memset(st->ex_pid, 0, sizeof(st->ex_pid));
+	atomic_store(&st->corrupt, 0);
+	ctp_shared_clear(&st->shared);
+	pthread_mutex_unlock(&st->lock);
+	if (st->hint[0] && CTP_API_HAS(st->api, set_hint))
+		st->api->set_hint(st->ctx, st->hint);
+	return 0;
+}
+
+static void aps_fini(void *state)
+{
+	struct aps_state *st = state;
+
+	if (!st)
+		return;
+	while (st->workers) {
+		struct worker *w = st->workers;
+
+		st->workers = w->next;
+		ctp_maps_free(&w->maps);
+		free(w->a);
+		free(w->b);
+		free(w->tids);
+		free(w->nsmap);
+		free(w->recs);
+		free(w);
+	}
+	ctp_shared_fini(&st->shared);
+	ctp_file_cache_fini(&st->files);
+	ctp_ident_cache_fini(&st->idents);
+	pthread_mutex_destroy(&st->lock);
+	free(st);
+}
+
+static int aps_init(struct ctp_ctx *ctx, const struct ctp_api *api,
+		    void **state)
+{
+	const struct ctp_roots *roots;
+	struct aps_state *st = calloc(1, sizeof(*st));
+	int r;
+
+	if (!st)
+		return -ENOMEM;
+	st->ctx = ctx;
+	st->api = api;
+	st->gen = atomic_fetch_add(&next_gen, 1);
+	st->self = getpid();
+	st->self_pidns = pidns_of(AT_FDCWD, "/proc/self/ns/pid");
+	pthread_mutex_init(&st->lock, NULL);
+	ctp_file_cache_init(&st->files, sizeof(struct file_answer));
+	ctp_ident_cache_init(&st->idents);
+	ctp_shared_init(&st->shared);
+	r = CTP_ATTACH(ctx, api, CTP_API_THROUGH(roots), st->fh, st->ch);
+	if (r < 0) {
+		aps_fini(st);
+		return r;
+	}
+	roots = api->roots(ctx);
+	st->live = ctp_proc_is_live(roots ? roots->proc_fd : -1);
+	if (!st->live)
+		api->log(ctx, CTP_LOG_INFO,
+			 "not a live proc tree: no registry to read");
+	*state = st;
+	return 0;
+}
+
+CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
+	CTP_PLUGIN_HEADER,
+	.name = "appstats",
+	.version = APS_PLUGIN_VERSION,
+	.description = "per-thread values applications publish "
+		       "(ctprof/appstats.h), read without stopping them",
+	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_SPLITTABLE |
+		 CTP_PLUGIN_NO_THREAD_DIR,
+	CTP_PLUGIN_FIELDS(fields),
+	.init = aps_init,
+	.fini = aps_fini,
+	.process = aps_process,
+	.thread = aps_thread,
+	.finish = aps_finish,
+	CTP_PLUGIN_COUNTER_TABLE(counter_names),
+};

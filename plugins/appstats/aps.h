@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * appstats internals: checking a copy of an application's registry
+ * (docs/APPSTATS.md) and taking its stable slots. Pure functions over the
+ * bytes read out of the process, so tests and the fuzzer feed them
+ * anything; they never read past the lengths they are given.
+ */
+#ifndef CTP_APS_H
+#define CTP_APS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CTP_APS_SYMBOL	   "ctprof_appstats_v1"
+#define CTP_APS_MAGIC	   0x3154535041505443ull /* "CTPAPST1" */
+#define CTP_APS_VERSION	   1u
+#define CTP_APS_HDR_SIZE   64u
+#define CTP_APS_FIELD_SIZE 56u
+#define CTP_APS_NAME_MAX   48u /* with its NUL */
+/* Bounds a reader holds any registry to, whatever it claims. */
+#define CTP_APS_MAX_BYTES  (16u << 20)
+#define CTP_APS_MAX_FIELDS 256u
+#define CTP_APS_MAX_SLOTS  65536u
+
+/* Outcomes per process: stable strings (summary counters "tag.<name>",
+ * the process field appstats.status). The first three are routine. */
+#define CTP_APS_TAGS(X)                                                        \
+	X(CTP_APS_NONE, "none")		    /* no registry symbol: routine */  \
+	X(CTP_APS_EXITED, "process-exited") /* routine */                      \
+	X(CTP_APS_UNSET, "unset")	    /* symbol, nothing declared yet */ \
+	X(CTP_APS_OK, "ok")                                                    \
+	X(CTP_APS_MAPS, "maps-read")                                           \
+	X(CTP_APS_READ, "process-vm-readv")                                    \
+	X(CTP_APS_BAD_MAGIC, "bad-magic")                                      \
+	X(CTP_APS_BAD_VERSION, "bad-version")                                  \
+	X(CTP_APS_BAD_LAYOUT, "bad-layout")                                    \
+	X(CTP_APS_BAD_FIELD, "bad-field")                                      \
+	X(CTP_APS_CHANGED, "changed")
+
+enum ctp_aps_tag {
+#define CTP_APS_TAG_ID(id, name) id,
+	CTP_APS_TAGS(CTP_APS_TAG_ID)
+#undef CTP_APS_TAG_ID
+		CTP_APS_N_TAGS
+};
+const char *ctp_aps_tag_name(enum ctp_aps_tag t);
+/* A tag of a registry refused as corrupt or hostile (nothing recorded). */
+bool ctp_aps_tag_corrupt(enum ctp_aps_tag t);
+
+/* The header's numbers, as checked. */
+struct ctp_aps_hdr {
+	uint32_t version, size, max_fields, max_slots;
+	uint32_t field_size, slot_size, fields_off, slots_off, n_fields;
+	uint64_t dropped, fork_gen;
+};
+
+/*
+ * Check the header in the first len bytes of buf (at least
+ * CTP_APS_HDR_SIZE); `bound` is the most bytes the registry may span (the
+ * symbol's size in the ELF file, 0 when it has none). CTP_APS_OK with *h,
+ * CTP_APS_UNSET (magic 0: nothing declared), or the refusal's tag with
+ * *why. Every region the header names lies inside h->size, which lies
+ * inside bound and CTP_APS_MAX_BYTES.
+ */
+enum ctp_aps_tag ctp_aps_header(const void *buf, size_t len, uint64_t bound,
+				struct ctp_aps_hdr *h, const char **why);
+
+struct ctp_aps_field {
+	char name[CTP_APS_NAME_MAX];
+	uint8_t unit, kind, rule;
+};
+
+/* Check the n_fields declared fields of a registry image (len >= h->size
+ * bytes) into out[h->n_fields]: CTP_APS_OK, or CTP_APS_BAD_FIELD with *why
+ * and *bad (the index). Names are [a-z0-9_.], 1 to 47 bytes, distinct. */
+enum ctp_aps_tag ctp_aps_fields(const void *img, size_t len,
+				const struct ctp_aps_hdr *h,
+				struct ctp_aps_field *out, uint32_t *bad,
+				const char **why);
+
+/* Whether two images (len >= h->size) of one registry have the same
+ * layout and the same declared fields: the registry did not change its
+ * shape between them (n_fields may have grown in b). */
+bool ctp_aps_same_shape(const void *a, const void *b, size_t len,
+			const struct ctp_aps_hdr *h);
+
+/* What ctp_aps_slots saw. */
+struct ctp_aps_slot_stats {
+	uint32_t kept, torn, dup;
+};
+
+/*
+ * The stable, owned slots of two images a and b of one registry (b copied
+ * after a): a slot is kept when its tid is positive and the same in both
+ * and its seq is the same even number in both, with a's values (copied
+ * between the two seq reads). Two kept slots of one tid are both dropped
+ * (dup). For each kept slot, fn(arg, tid, values) with h->n_fields values
+ * (unaligned-safe copies). Returns the number kept.
+ */
+typedef void (*ctp_aps_slot_fn)(void *arg, int32_t tid, const uint64_t *values);
+uint32_t ctp_aps_slots(const void *a, const void *b, size_t len,
+		       const struct ctp_aps_hdr *h, ctp_aps_slot_fn fn,
+		       void *arg, struct ctp_aps_slot_stats *st);
+
+#endif /* CTP_APS_H */
