@@ -570,3 +570,108 @@ size_t e2e_tally_slot(const struct ctp_snap_readfail *rf, const char *name)
 	fail_msg("no read-failure tally for %s", name);
 	return 0;
 }
+
+/* ---- Rows, summaries, the stop-free proof ----------------------------------
+ */
+
+long e2e_row(const struct ctp_snap *s, uint8_t scope, long id)
+{
+	const struct ctp_snap_table *t = ctp_snap_table(s, scope);
+	for (size_t r = 0; t && r < t->rows; r++)
+		if ((scope == CTP_SCOPE_PROCESS ? t->tgid[r] : t->tid[r]) ==
+		    (uint64_t)id)
+			return (long)r;
+	return -1;
+}
+
+const struct ctp_snap_plugin *e2e_plugin(const struct ctp_snap *s,
+					 const char *name)
+{
+	const struct ctp_snap_plugin *p = ctp_snap_plugins(s);
+
+	for (size_t i = 0; i < ctp_snap_n_plugins(s); i++)
+		if (!strcmp(p[i].name, name))
+			return &p[i];
+	fail_msg("no plugin %s in the snapshot", name);
+	return NULL;
+}
+
+uint64_t e2e_summary(const struct ctp_snap *s, const char *plugin,
+		     const char *name)
+{
+	const struct ctp_snap_plugin *p = e2e_plugin(s, plugin);
+
+	for (size_t k = 0; p && k < p->n_summary; k++)
+		if (!strcmp(p->summary_name[k], name))
+			return p->summary[k];
+	fail_msg("no summary counter %s of %s", name, plugin);
+	return 0;
+}
+
+/* LeakSanitizer cannot run under a tracer (it ptraces itself): the
+ * traced child gets detect_leaks=0, and ours is put back. */
+static void asan_no_leaks(char *saved, size_t len, bool *had)
+{
+	const char *o = getenv("ASAN_OPTIONS");
+	char aopts[1024];
+
+	snprintf(aopts, sizeof(aopts), "%s%sdetect_leaks=0", o ? o : "",
+		 o && *o ? ":" : "");
+	snprintf(saved, len, "%s", o ? o : "");
+	*had = o != NULL;
+	setenv("ASAN_OPTIONS", aopts, 1);
+}
+
+int e2e_traced_capture(const char *cfg, const char *dir, const char *tag,
+		       const char *needle, struct ctp_snap **snap)
+{
+	char out[PATH_MAX], slog[PATH_MAX], elog[PATH_MAX];
+	char err[512], saved[1024], *text;
+	const char *argv[] = {"strace",
+			      "-f",
+			      "-qq",
+			      "-e",
+			      "trace=ptrace",
+			      "-o",
+			      slog,
+			      CTP_TEST_BINARY,
+			      "--config",
+			      cfg,
+			      "-o",
+			      out,
+			      NULL};
+	posix_spawn_file_actions_t fa;
+	int st, n = 0;
+	bool had;
+	pid_t pid;
+
+	if (E2E_PATHF(out, "%s/%s.ctprof", dir, tag) < 0 ||
+	    E2E_PATHF(slog, "%s/%s.strace", dir, tag) < 0 ||
+	    E2E_PATHF(elog, "%s/%s.log", dir, tag) < 0)
+		return -1;
+	asan_no_leaks(saved, sizeof(saved), &had);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null",
+					 O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, elog,
+					 O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	st = posix_spawnp(&pid, "strace", &fa, NULL, (char *const *)argv,
+			  environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (had)
+		setenv("ASAN_OPTIONS", saved, 1);
+	else
+		unsetenv("ASAN_OPTIONS");
+	if (st || e2e_wait(pid, &st) < 0 || !WIFEXITED(st) ||
+	    WEXITSTATUS(st) != 0) {
+		e2e_show_file("strace ctprof-core", elog);
+		return -1;
+	}
+	if (ctp_snap_open(out, 1ull << 31, snap, err, sizeof(err)) < 0 ||
+	    e2e_read_file(slog, &text, NULL) < 0)
+		return -1;
+	for (const char *q = text; (q = strstr(q, needle)); q++)
+		n++;
+	free(text);
+	return n;
+}

@@ -140,6 +140,26 @@ void e2e_assert_str(const struct ctp_snap *s, const char *name, size_t row,
 /* Index of per-task file `name` in the read-failure tally. */
 size_t e2e_tally_slot(const struct ctp_snap_readfail *rf, const char *name);
 
+/* The row of a process (by tgid, CTP_SCOPE_PROCESS) or a thread (by tid,
+ * CTP_SCOPE_THREAD), or -1. */
+long e2e_row(const struct ctp_snap *s, uint8_t scope, long id);
+/* Plugin `name`'s entry (fails the test without). */
+const struct ctp_snap_plugin *e2e_plugin(const struct ctp_snap *s,
+					 const char *name);
+/* Summary counter `name` of plugin `plugin` (fails the test without). */
+uint64_t e2e_summary(const struct ctp_snap *s, const char *plugin,
+		     const char *name);
+
+/*
+ * The stop-free proof: `ctprof-core --config cfg -o dir/tag.ctprof` under
+ * `strace -f -e trace=ptrace` (log dir/tag.strace, stderr dir/tag.log),
+ * the snapshot opened into *snap. Returns how many ptrace requests named
+ * `needle` the whole capture made ("PTRACE_SEIZE"; "ptrace(" for any), or
+ * -1 when it did not run or read (its log shown).
+ */
+int e2e_traced_capture(const char *cfg, const char *dir, const char *tag,
+		       const char *needle, struct ctp_snap **snap);
+
 /* Bytes equal to a C string. */
 bool e2e_bytes_eq(struct ctp_bytes b, const char *s);
 /* A CPUSET value as the kernel prints a cpu list ("0,2-3"), "" if empty. */

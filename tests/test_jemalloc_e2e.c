@@ -132,24 +132,12 @@ static void write_config(const char *path, const char *opts)
 
 static const struct ctp_snap_plugin *plugin(const struct ctp_snap *snap)
 {
-	const struct ctp_snap_plugin *p = ctp_snap_plugins(snap);
-
-	for (size_t i = 0; i < ctp_snap_n_plugins(snap); i++)
-		if (!strcmp(p[i].name, "jemalloc-probe"))
-			return &p[i];
-	fail_msg("no jemalloc-probe in the snapshot");
-	return NULL;
+	return e2e_plugin(snap, "jemalloc-probe");
 }
 
 static uint64_t summary(const struct ctp_snap *snap, const char *name)
 {
-	const struct ctp_snap_plugin *p = plugin(snap);
-
-	for (size_t i = 0; i < p->n_summary; i++)
-		if (!strcmp(p->summary_name[i], name))
-			return p->summary[i];
-	fail_msg("no summary counter %s", name);
-	return 0;
+	return e2e_summary(snap, "jemalloc-probe", name);
 }
 
 static bool cap_sys_ptrace(void)
@@ -205,25 +193,14 @@ static pid_t spawn_reporter(const char *path, const char *libdir, int n,
 	return pid;
 }
 
-/* The row of a process (by tgid) or a thread (by tid), or -1. */
-static long row_of(const struct ctp_snap *snap, uint8_t scope, long id)
-{
-	const struct ctp_snap_table *t = ctp_snap_table(snap, scope);
-	for (size_t r = 0; t && r < t->rows; r++)
-		if ((scope == CTP_SCOPE_PROCESS ? t->tgid[r] : t->tid[r]) ==
-		    (uint64_t)id)
-			return (long)r;
-	return -1;
-}
-
 static long proc_row(const struct ctp_snap *snap, pid_t tgid)
 {
-	return row_of(snap, CTP_SCOPE_PROCESS, tgid);
+	return e2e_row(snap, CTP_SCOPE_PROCESS, tgid);
 }
 
 static long thread_row(const struct ctp_snap *snap, long tid)
 {
-	return row_of(snap, CTP_SCOPE_THREAD, tid);
+	return e2e_row(snap, CTP_SCOPE_THREAD, tid);
 }
 
 static void debian_no_debuginfo(void **state)
@@ -336,74 +313,17 @@ static int copy_libc(const char *dir, char *dst, size_t dlen)
 	return r;
 }
 
-static char asan_saved[1024];
-static bool asan_had;
-
-/* ctprof-core under `strace -f -e trace=ptrace`; the number of
- * PTRACE_SEIZE calls in its log, or -1. */
+/* jemalloc-probe alone with options `opts` under strace: the number of
+ * PTRACE_SEIZE calls, or -1 (e2e_traced_capture). */
 static int traced_capture(const char *tag, const char *opts,
 			  struct ctp_snap **snap)
 {
-	char cfg[PATH_MAX], out[PATH_MAX], slog[PATH_MAX], elog[PATH_MAX];
-	char err[512], *text;
-	const char *argv[] = {"strace",
-			      "-f",
-			      "-qq",
-			      "-e",
-			      "trace=ptrace",
-			      "-o",
-			      slog,
-			      CTP_TEST_BINARY,
-			      "--config",
-			      cfg,
-			      "-o",
-			      out,
-			      NULL};
-	posix_spawn_file_actions_t fa;
-	int st, seize = 0;
-	pid_t pid;
+	char cfg[PATH_MAX];
 
-	if (E2E_PATHF(cfg, "%s/%s.yaml", tmp, tag) < 0 ||
-	    E2E_PATHF(out, "%s/%s.ctprof", tmp, tag) < 0 ||
-	    E2E_PATHF(slog, "%s/%s.strace", tmp, tag) < 0 ||
-	    E2E_PATHF(elog, "%s/%s.log", tmp, tag) < 0)
+	if (E2E_PATHF(cfg, "%s/%s.yaml", tmp, tag) < 0)
 		return -1;
 	write_config(cfg, opts);
-	/* LeakSanitizer cannot run under a tracer (it ptraces itself). */
-	{
-		const char *o = getenv("ASAN_OPTIONS");
-		char aopts[1024];
-
-		snprintf(aopts, sizeof(aopts), "%s%sdetect_leaks=0", o ? o : "",
-			 o && *o ? ":" : "");
-		snprintf(asan_saved, sizeof(asan_saved), "%s", o ? o : "");
-		asan_had = o != NULL;
-		setenv("ASAN_OPTIONS", aopts, 1);
-	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null",
-					 O_WRONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, elog,
-					 O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	st = posix_spawnp(&pid, "strace", &fa, NULL, (char *const *)argv,
-			  environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (asan_had)
-		setenv("ASAN_OPTIONS", asan_saved, 1);
-	else
-		unsetenv("ASAN_OPTIONS");
-	if (st || e2e_wait(pid, &st) < 0 || !WIFEXITED(st) ||
-	    WEXITSTATUS(st) != 0) {
-		e2e_show_file("strace ctprof-core", elog);
-		return -1;
-	}
-	if (ctp_snap_open(out, 1ull << 31, snap, err, sizeof(err)) < 0 ||
-	    e2e_read_file(slog, &text, NULL) < 0)
-		return -1;
-	for (const char *q = text; (q = strstr(q, "PTRACE_SEIZE")); q++)
-		seize++;
-	free(text);
-	return seize;
+	return e2e_traced_capture(cfg, tmp, tag, "PTRACE_SEIZE", snap);
 }
 
 static void default_never_ptraces(void **state)
