@@ -12,7 +12,7 @@ set(CTP_FUZZ_HARNESSES
   parse_cgroup:ctp_cgroup_parse parse_psi:ctp_psi_parse
   parse_scx:ctp_scx_parse parse_host:ctp_host_parse
   parse_taskstats:ctp_taskstats_reply parse_jemalloc:ctp_plugin_util
-  parse_layouts:ctp_plugin_util
+  parse_layouts:ctp_plugin_util parse_appstats:ctp_aps_parse
   probe_jemalloc:ctp_plugin_util probe_tls:ctp_plugin_util
   scan:ctp_plugin_util)
 set(CTP_FUZZ_DIR ${CMAKE_CURRENT_SOURCE_DIR}/fuzz)

@@ -123,7 +123,6 @@ struct aps_state {
 	struct ctp_file_cache files; /* struct file_answer */
 	struct ctp_ident_cache idents;
 	struct ctp_shared shared;
-	_Atomic uint64_t corrupt;
 	/* The first process each refusal hit, for the hint. */
 	int32_t ex_pid[CTP_APS_N_TAGS];
 	char ex_comm[CTP_APS_N_TAGS][16];
@@ -464,14 +463,16 @@ static void outcome(struct aps_state *st, const struct ctp_task *task,
 	count(st, N_FIXED + (int)t, 1);
 	if (!ctp_aps_tag_corrupt(t) && t != CTP_APS_READ && t != CTP_APS_MAPS)
 		return;
-	atomic_fetch_add(&st->corrupt, 1);
+	/* A process whose maps cannot be read is only counted and logged:
+	 * jemalloc-probe's hint and the read-failure tally name it too, and
+	 * nothing says it publishes. */
 	st->api->log(
 		st->ctx, CTP_LOG_INFO, "%s (pid %d): %s: %s%s%s",
 		task->pcomm ? task->pcomm : "?", (int)task->tgid,
 		ctp_aps_tag_corrupt(t) ? "registry refused" : "cannot look",
 		ctp_aps_tag_name(t), why && *why ? ": " : "", why ? why : "");
 	pthread_mutex_lock(&st->lock);
-	if (!st->ex_pid[t]) {
+	if (!st->ex_pid[t] && t != CTP_APS_MAPS) {
 		st->ex_pid[t] = task->tgid;
 		snprintf(st->ex_comm[t], sizeof(st->ex_comm[t]), "%s",
 			 task->pcomm ? task->pcomm : "?");
@@ -629,7 +630,6 @@ static int aps_finish(void *state, struct ctp_record *host_rec)
 	}
 	/* This snapshot's: a recording's next capture starts afresh. */
 	memset(st->ex_pid, 0, sizeof(st->ex_pid));
-	atomic_store(&st->corrupt, 0);
 	ctp_shared_clear(&st->shared);
 	pthread_mutex_unlock(&st->lock);
 	if (st->hint[0] && CTP_API_HAS(st->api, set_hint))

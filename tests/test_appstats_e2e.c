@@ -1,0 +1,485 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ctprof-core with the appstats collector against real publishers:
+ * appstats_worker (through include/ctprof/appstats.h) and appstats_raw
+ * (the registry written by hand from docs/APPSTATS.md, then broken each
+ * way). Per thread, the snapshot holds exactly what each thread published;
+ * no thread is ever ptraced; a broken registry is tagged in
+ * appstats.status and nothing of it is recorded.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "e2e_util.h"
+#include "reader.h"
+
+extern char **environ;
+
+#define MIB	 (1024ull * 1024)
+#define MAX_TIDS 16
+#define WAIT_MS	 10000
+
+static char tmp[PATH_MAX];
+
+struct worker {
+	pid_t pid;
+	int out; /* its stdout */
+	int n;
+	int32_t tid[MAX_TIDS]; /* line "i tid": tid[i] */
+	char last[128];	       /* the last line read */
+};
+
+/* One line of the worker's stdout (without its newline) within the
+ * deadline; false at its end or the deadline. */
+static bool read_line(struct worker *w, char *buf, size_t len, int ms)
+{
+	size_t n = 0;
+
+	while (n + 1 < len) {
+		struct pollfd p = {.fd = w->out, .events = POLLIN};
+		char c;
+
+		if (poll(&p, 1, ms) <= 0 || read(w->out, &c, 1) != 1)
+			return false;
+		if (c == '\n')
+			break;
+		buf[n++] = c;
+	}
+	buf[n] = '\0';
+	return true;
+}
+
+/* Start `path mode` and read its "i tid" lines up to "ready". */
+static void start(struct worker *w, const char *path, const char *mode)
+{
+	const char *argv[] = {path, mode, NULL};
+	posix_spawn_file_actions_t fa;
+	int p[2];
+
+	memset(w, 0, sizeof(*w));
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
+	assert_int_equal(posix_spawn(&w->pid, path, &fa, NULL,
+				     (char *const *)argv, environ),
+			 0);
+	posix_spawn_file_actions_destroy(&fa);
+	close(p[1]);
+	w->out = p[0];
+	for (;;) {
+		int i, tid;
+
+		if (!read_line(w, w->last, sizeof(w->last), WAIT_MS))
+			fail_msg("%s %s: no \"ready\"", path, mode);
+		if (!strcmp(w->last, "ready"))
+			return;
+		if (sscanf(w->last, "%d %d", &i, &tid) == 2 && i >= 0 &&
+		    i < MAX_TIDS) {
+			w->tid[i] = tid;
+			if (i + 1 > w->n)
+				w->n = i + 1;
+		}
+	}
+}
+
+static void stop(struct worker *w)
+{
+	kill(w->pid, SIGKILL);
+	waitpid(w->pid, NULL, 0);
+	close(w->out);
+}
+
+/* appstats alone (with procfs-stat for the rows' names), required. */
+static void config(char *cfg, size_t len, const char *tag)
+{
+	char text[1024];
+	int n = snprintf(text, sizeof(text),
+			 "plugin_dirs: [\"%s\"]\nworkers: 1\nplugins:\n"
+			 "  procfs-stat: {required: true}\n"
+			 "  appstats: {required: true}\n",
+			 CTP_TEST_PLUGIN_DIR);
+
+	assert_true(n > 0 && (size_t)n < sizeof(text));
+	assert_true(e2e_pathf(cfg, len, "%s/%s.yaml", tmp, tag) >= 0);
+	assert_int_equal(e2e_write_file(cfg, text, (size_t)n), 0);
+}
+
+static struct ctp_snap *capture(const char *tag)
+{
+	char cfg[PATH_MAX], out[PATH_MAX], log[PATH_MAX];
+
+	config(cfg, sizeof(cfg), tag);
+	assert_true(E2E_PATHF(out, "%s/%s.ctprof", tmp, tag) >= 0);
+	assert_true(E2E_PATHF(log, "%s/%s.log", tmp, tag) >= 0);
+	return e2e_capture(cfg, out, log);
+}
+
+static uint64_t summary(const struct ctp_snap *s, const char *name)
+{
+	return e2e_summary(s, "appstats", name);
+}
+
+/* The thread's value of app.<name>: true with *v, false when absent. */
+static bool app_value(const struct ctp_snap *s, const char *name, long tid,
+		      uint64_t *v)
+{
+	char full[64];
+	const struct ctp_snap_field *f;
+	long row = e2e_row(s, CTP_SCOPE_THREAD, tid);
+	struct ctp_value x;
+
+	snprintf(full, sizeof(full), "app.%s", name);
+	f = ctp_snap_field_find(s, full);
+	if (row < 0 || !f)
+		return false;
+	x = ctp_snap_get(s, f, (size_t)row);
+	if (x.type == CTP_VALUE_ABSENT)
+		return false;
+	assert_int_equal(x.type, CTP_TYPE_U64);
+	*v = x.u64;
+	return true;
+}
+
+static uint64_t app_u64(const struct ctp_snap *s, const char *name, long tid)
+{
+	uint64_t v = 0;
+
+	if (!app_value(s, name, tid, &v))
+		fail_msg("tid %ld: no app.%s", tid, name);
+	return v;
+}
+
+/* No thread of process pid has any app.* value. */
+static void nothing_recorded(const struct ctp_snap *s, pid_t pid)
+{
+	const struct ctp_snap_table *t = ctp_snap_table(s, CTP_SCOPE_THREAD);
+	const struct ctp_snap_field *f = ctp_snap_fields(s);
+
+	for (size_t i = 0; i < ctp_snap_n_fields(s); i++) {
+		if (strncmp(f[i].name, "app.", 4))
+			continue;
+		for (size_t r = 0; r < t->rows; r++)
+			if (t->tgid[r] == (uint64_t)pid &&
+			    ctp_snap_get(s, &f[i], r).type != CTP_VALUE_ABSENT)
+				fail_msg("tid %llu has %s",
+					 (unsigned long long)t->tid[r],
+					 f[i].name);
+	}
+}
+
+static void status_is(const struct ctp_snap *s, pid_t pid, const char *want)
+{
+	long row = e2e_row(s, CTP_SCOPE_PROCESS, pid);
+
+	assert_true(row >= 0);
+	e2e_assert_str(s, "appstats.status", (size_t)row, want);
+}
+
+static void need_strace(void)
+{
+	if (system("strace -V >/dev/null 2>&1") != 0) {
+		print_message("SKIP: no strace\n");
+		skip();
+	}
+}
+
+/* The issue's worker: 8 threads, thread i arena_bytes (i + 1) MiB and
+ * requests 1,000 (i + 1); captured under strace: no ptrace request at
+ * all; grouped by process name, each field by its own rule. */
+static void eight_threads(void **state)
+{
+	struct ctp_snap *s = NULL;
+	struct worker w;
+	char cfg[PATH_MAX], csv[PATH_MAX], *text;
+	int traced;
+
+	(void)state;
+	need_strace();
+	start(&w, APS_WORKER, "eight");
+	assert_int_equal(w.n, 8);
+	config(cfg, sizeof(cfg), "eight");
+	traced = e2e_traced_capture(cfg, tmp, "eight", "ptrace(", &s);
+	stop(&w);
+	assert_int_equal(traced, 0);
+	status_is(s, w.pid, "ok");
+	for (int i = 0; i < 8; i++) {
+		assert_int_equal(app_u64(s, "arena_bytes", w.tid[i]),
+				 (uint64_t)(i + 1) * MIB);
+		assert_int_equal(app_u64(s, "requests", w.tid[i]),
+				 1000ull * (uint64_t)(i + 1));
+	}
+	/* The main thread published nothing. */
+	uint64_t v;
+	assert_false(app_value(s, "requests", w.pid, &v));
+	/* (another publisher on the host may add to these) */
+	assert_true(summary(s, "publishers") >= 1);
+	assert_true(summary(s, "threads_ok") >= 8);
+	ctp_snap_free(s);
+
+	/* show --group-by pcomm: requests summed (36,000), arena_bytes by
+	 * its rule, max (8 MiB). */
+	char snap[PATH_MAX];
+	assert_true(E2E_PATHF(snap, "%s/eight.ctprof", tmp) >= 0);
+	assert_true(E2E_PATHF(csv, "%s/eight.csv", tmp) >= 0);
+	const char *args[] = {"show",	  snap,	      "--group-by",
+			      "pcomm",	  "--fields", "app.*",
+			      "--format", "csv",      NULL};
+	assert_int_equal(e2e_run(args, csv, NULL), 0);
+	assert_int_equal(e2e_read_file(csv, &text, NULL), 0);
+	print_message("%s", strstr(text, "appstats_worker") ? "" : text);
+	assert_non_null(strstr(text, "app.arena_bytes,app.requests"));
+	assert_non_null(strstr(text, "\nappstats_worker,9,1,1,8388608,36000,"));
+	free(text);
+}
+
+/* Threads born and exiting while they publish (more threads than slots):
+ * every value read sits on the thread that published it, slots are
+ * reused (nothing dropped), and each capture completes. */
+static void churn(void **state)
+{
+	struct worker w;
+	uint64_t matched = 0;
+	long made = -1;
+	unsigned long long dropped = ~0ull;
+
+	(void)state;
+	start(&w, APS_WORKER, "churn");
+	for (int c = 0; c < 5; c++) {
+		char tag[16];
+		struct ctp_snap *s;
+		const struct ctp_snap_table *t;
+
+		snprintf(tag, sizeof(tag), "churn%d", c);
+		s = capture(tag);
+		status_is(s, w.pid, "ok");
+		t = ctp_snap_table(s, CTP_SCOPE_THREAD);
+		for (size_t r = 0; r < t->rows; r++) {
+			uint64_t v;
+
+			if (t->tgid[r] != (uint64_t)w.pid ||
+			    !app_value(s, "self_tid", (long)t->tid[r], &v))
+				continue;
+			/* 0: claimed, its first set not made yet */
+			if (v && v != t->tid[r])
+				fail_msg("tid %llu shows self_tid %llu",
+					 (unsigned long long)t->tid[r],
+					 (unsigned long long)v);
+			matched += v == t->tid[r];
+		}
+		ctp_snap_free(s);
+		usleep(100 * 1000);
+	}
+	kill(w.pid, SIGTERM);
+	while (read_line(&w, w.last, sizeof(w.last), WAIT_MS))
+		if (sscanf(w.last, "threads %ld dropped %llu", &made,
+			   &dropped) == 2)
+			break;
+	waitpid(w.pid, NULL, 0);
+	close(w.out);
+	print_message("[ INFO     ] %llu values on their own threads; "
+		      "%ld threads published, %llu updates dropped\n",
+		      (unsigned long long)matched, made, dropped);
+	assert_true(matched > 0);
+	assert_true(made > 1024);     /* more threads than slots ... */
+	assert_int_equal(dropped, 0); /* ... and none went without */
+}
+
+/* The header included, nothing declared: the symbol is there, the magic
+ * is not; routine, nothing recorded. */
+static void unset(void **state)
+{
+	struct worker w;
+	struct ctp_snap *s;
+
+	(void)state;
+	start(&w, APS_WORKER, "unset");
+	s = capture("unset");
+	stop(&w);
+	status_is(s, w.pid, "unset");
+	nothing_recorded(s, w.pid);
+	assert_true(summary(s, "tag.unset") >= 1);
+	ctp_snap_free(s);
+}
+
+/* A registry written from APPSTATS.md alone, without the header: read as
+ * the header's. Thread i: hits 100 (i + 1), depth i. */
+static void raw_ok(void **state)
+{
+	struct worker w;
+	struct ctp_snap *s;
+
+	(void)state;
+	start(&w, APS_RAW, "ok");
+	assert_int_equal(w.n, 3);
+	s = capture("raw-ok");
+	stop(&w);
+	status_is(s, w.pid, "ok");
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(app_u64(s, "hits", w.tid[i]),
+				 100ull * (uint64_t)(i + 1));
+		assert_int_equal(app_u64(s, "depth", w.tid[i]), (uint64_t)i);
+	}
+	ctp_snap_free(s);
+}
+
+/* Each broken registry: tagged, named in the hint, nothing recorded. */
+static void raw_refused(void **state)
+{
+	static const struct {
+		const char *mode, *tag;
+	} cases[] = {
+		{"bad-magic", "bad-magic"}, {"bad-version", "bad-version"},
+		{"absurd", "bad-layout"},   {"outside", "bad-layout"},
+		{"bad-field", "bad-field"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct worker w;
+		struct ctp_snap *s;
+		char counter[64], want[96];
+		const struct ctp_snap_plugin *p;
+
+		start(&w, APS_RAW, cases[i].mode);
+		s = capture(cases[i].mode);
+		stop(&w);
+		status_is(s, w.pid, cases[i].tag);
+		nothing_recorded(s, w.pid);
+		snprintf(counter, sizeof(counter), "tag.%s", cases[i].tag);
+		assert_true(summary(s, counter) >= 1);
+		p = e2e_plugin(s, "appstats");
+		snprintf(want, sizeof(want), "%s: appstats_raw (pid %d)",
+			 cases[i].tag, (int)w.pid);
+		if (!p->hint || !strstr(p->hint, want))
+			fail_msg("%s: hint '%s', want '%s'", cases[i].mode,
+				 p->hint ? p->hint : "", want);
+		print_message("[ INFO     ] %s: %s\n", cases[i].mode, p->hint);
+		ctp_snap_free(s);
+	}
+}
+
+/* A slot of a tid that is not a thread of the process (pid 1): ignored
+ * and counted; the process's own threads keep theirs. */
+static void raw_foreign(void **state)
+{
+	struct worker w;
+	struct ctp_snap *s;
+	uint64_t v;
+
+	(void)state;
+	start(&w, APS_RAW, "foreign");
+	s = capture("raw-foreign");
+	stop(&w);
+	status_is(s, w.pid, "ok");
+	assert_true(summary(s, "slots_not_a_thread") >= 1);
+	assert_false(app_value(s, "hits", 1, &v));
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(app_u64(s, "hits", w.tid[i]),
+				 100ull * (uint64_t)(i + 1));
+	ctp_snap_free(s);
+}
+
+/* Two stable slots of one tid: neither can be trusted, both dropped. */
+static void raw_dup(void **state)
+{
+	struct worker w;
+	struct ctp_snap *s;
+	uint64_t v;
+
+	(void)state;
+	start(&w, APS_RAW, "dup");
+	s = capture("raw-dup");
+	stop(&w);
+	assert_int_equal(summary(s, "slots_duplicate_tid"), 2);
+	assert_false(app_value(s, "hits", w.tid[0], &v));
+	assert_int_equal(app_u64(s, "hits", w.tid[1]), 200);
+	assert_int_equal(app_u64(s, "hits", w.tid[2]), 300);
+	ctp_snap_free(s);
+}
+
+/* The header flipping and a slot changing hands without pause: a capture
+ * that sees the header change refuses the registry ("changed", nothing
+ * recorded); one that does not keeps only stable slots, each on its own
+ * thread. Up to 20 captures, until one has seen the change. */
+static void raw_changing(void **state)
+{
+	struct worker w;
+	int changed = 0, ok = 0;
+
+	(void)state;
+	start(&w, APS_RAW, "changing");
+	for (int c = 0; c < 20 && !changed; c++) {
+		char tag[32];
+		struct ctp_snap *s;
+		long row;
+		struct ctp_value st;
+
+		snprintf(tag, sizeof(tag), "raw-changing%d", c);
+		s = capture(tag);
+		row = e2e_row(s, CTP_SCOPE_PROCESS, w.pid);
+		assert_true(row >= 0);
+		st = e2e_value(s, "appstats.status", (size_t)row);
+		assert_int_equal(st.type, CTP_TYPE_STRING);
+		if (e2e_bytes_eq(st.str, "changed")) {
+			changed++;
+			nothing_recorded(s, w.pid);
+		} else {
+			assert_true(e2e_bytes_eq(st.str, "ok"));
+			ok++;
+			for (int i = 0; i < 3; i++)
+				assert_int_equal(app_u64(s, "hits", w.tid[i]),
+						 100ull * (uint64_t)(i + 1));
+		}
+		ctp_snap_free(s);
+	}
+	stop(&w);
+	print_message("[ INFO     ] changed %d, ok %d\n", changed, ok);
+	assert_true(changed >= 1);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return e2e_tmpdir("appstats", tmp, sizeof(tmp)) < 0 ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	e2e_rm_rf(tmp);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(eight_threads), cmocka_unit_test(churn),
+		cmocka_unit_test(unset),	 cmocka_unit_test(raw_ok),
+		cmocka_unit_test(raw_refused),	 cmocka_unit_test(raw_foreign),
+		cmocka_unit_test(raw_dup),	 cmocka_unit_test(raw_changing),
+	};
+
+	if (geteuid() != 0) {
+		/* Reading another process's memory needs the same user or
+		 * CAP_SYS_PTRACE; the workers are ours, so this runs as
+		 * anyone. Still, ptrace_scope may forbid it. */
+	}
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
