@@ -110,6 +110,25 @@ done
 # The per-task source layouts a third-party plugin may read or offer.
 [ -f "$prefix/include/ctprof/source-taskstats.h" ] ||
 	fail "source-taskstats.h is not installed"
+# The appstats example, built against the installed header alone, runs
+# through the capture below: its threads' values must be in the snapshot.
+[ -f "$prefix/include/ctprof/appstats.h" ] || fail "appstats.h is not installed"
+cp -R "$src/docs/examples/appstats" "$tmp/appstats"
+make -C "$tmp/appstats" CC="${cc:-cc}" CFLAGS="-O2 -Wall -Wextra -Werror -MD $san" \
+	LDFLAGS="$san" >>"$tmp/make.log" 2>&1 ||
+	fail "building the appstats example: $(cat "$tmp/make.log")"
+used=$(tr ' \\' '\n\n' <"$tmp/appstats/publisher.d" | grep "ctprof/appstats.h" || true)
+[ -n "$used" ] && [ "$(realpath "$used")" = "$(realpath "$prefix/include/ctprof/appstats.h")" ] ||
+	fail "the appstats example compiled against '$used', not the installed header"
+"$tmp/appstats/publisher" 3 >"$tmp/publisher.out" &
+publisher=$!
+trap 'kill $publisher 2>/dev/null; [ -n "${CTP_TEST_KEEP:-}" ] || rm -rf "$tmp"' EXIT
+for _ in $(seq 50); do
+	grep -q publishing "$tmp/publisher.out" && break
+	sleep 0.1
+done
+grep -q publishing "$tmp/publisher.out" || fail "the appstats example did not start"
+
 # The toolkit is linked in (from the installed static library) and stays
 # local to the plugin.
 nm "$so" | grep -q ' t ctp_attach$' ||
@@ -153,7 +172,7 @@ snap=$tmp/snap.ctprof.zst
 	fail "installed ctprof-core failed (exit $?): $(cat "$tmp/capture.err")"
 "$bin" dump "$snap" >"$tmp/snap.json" || fail "installed ctprof-core dump failed"
 
-"$python" - "$tmp/snap.json" "$so" <<'EOF' || fail "snapshot check (see above)"
+"$python" - "$tmp/snap.json" "$so" "$publisher" <<'EOF' || fail "snapshot check (see above)"
 import json, sys
 
 doc = json.load(open(sys.argv[1]))
@@ -193,6 +212,13 @@ for i, v in enumerate(lens):
     if v != len(comm[i]):
         errors.append("row %d: comm_len %d for comm %r" % (i, v, comm[i]))
         break
+# The appstats example: 3 threads, each with its requests and arena.
+pub = int(sys.argv[3])
+got = [i for i, t in enumerate(threads["tgid"]) if t == pub and
+       (threads["columns"].get("app.requests") or [None] * (i + 1))[i]]
+if len(got) != 3:
+    errors.append("appstats example (pid %d): %d threads with app.requests, want 3"
+                  % (pub, len(got)))
 for e in errors:
     print("FAIL:", e, file=sys.stderr)
 sys.exit(1 if errors else 0)
