@@ -60,7 +60,6 @@ __attribute__((visibility("default"), used)) struct raw ctprof_appstats_v1;
 
 static pthread_barrier_t ready;
 static int32_t tids[THREADS];
-static volatile int flip;
 
 static void publish(int i, int slot)
 {
