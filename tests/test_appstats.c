@@ -67,8 +67,8 @@ static void test_fields(void **state)
 				       CTP_KIND_COUNTER, CTP_RULE_SUM),
 			 -EEXIST);
 	static const char *const bad[] = {"", "Upper", "a-b", "a b",
-					  "0123456789012345678901234567890123"
-					  "45678901234567"};
+					  ("0123456789012345678901234567890123"
+					   "45678901234567")};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(ctp_app_field(bad[i], CTP_UNIT_COUNT,
 					       CTP_KIND_COUNTER, CTP_RULE_SUM),

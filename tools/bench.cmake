@@ -13,6 +13,8 @@ foreach(pair ${CTP_BENCH_TOOLS})
                         RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tools/bench)
 endforeach()
 target_link_libraries(ctp-bench-load PRIVATE Threads::Threads)
+# --publish: the appstats publishing header.
+target_include_directories(ctp-bench-load PRIVATE ${PROJECT_SOURCE_DIR}/include)
 # The plain reader takes from the core and the smaps plugin what is not
 # per-task work (plainread.c says which), so that it shares no copy of them.
 target_link_libraries(ctp-bench-read PRIVATE ctpcore ctp_smaps_parse

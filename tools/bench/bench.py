@@ -361,14 +361,16 @@ def other_loads():
 class Load:
     """ctp-bench-load running in the background for the life of a block."""
 
-    def __init__(self, args, n):
+    def __init__(self, args, n, per_process=None, publish=False):
         others = other_loads()
         if others:
             raise BenchError("another ctp-bench-load is running (pids %s); "
                              "its threads would be walked too"
                              % ", ".join(map(str, others[:5])))
         self.proc = subprocess.Popen(
-            [args.load, "-n", str(n), "-t", str(args.per_process)],
+            [args.load, "-n", str(n), "-t",
+             str(per_process or args.per_process)]
+            + (["--publish"] if publish else []),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 300
@@ -1052,6 +1054,83 @@ def print_issue17(rows, out):
                       else "-"))
 
 
+# ---- --appstats (issue 19): what the appstats collector costs ------------
+
+
+def run_with_plugin(args, outdir, config, plugin):
+    """A capture (workers 1); with `plugin`, that plugin's callback time and
+    summary counters from the snapshot."""
+    snap = os.path.join(outdir, "snap.ctprof.zst")
+    r = run_measured(args, ctprof_argv(args, config, snap, 1), outdir,
+                     "ctprof")
+    m = SUMMARY_RE.search(r["stderr"])
+    if not m or m.group(5).strip() != "none":
+        raise BenchError("capture failed:\n%s" % r["stderr"].strip())
+    r["processes"] = int(m.group(2))
+    if plugin:
+        doc = json.loads(subprocess.run([args.ctprof, "dump", snap],
+                                        capture_output=True, text=True,
+                                        check=True).stdout)
+        p = [x for x in doc["plugins"] if x["name"] == plugin][0]
+        r["plugin_ns"] = p["time_ns"]
+        r["summary"] = p["summary"]
+    os.unlink(snap)
+    return r
+
+
+def appstats_block(args, outdir, publish):
+    """Interleaved captures without and with appstats (procfs-stat in
+    both), on the host as it is or with a 1,000-thread publisher."""
+    without = os.path.join(outdir, "appstats-without.yaml")
+    with_ = os.path.join(outdir, "appstats-with.yaml")
+    write_config(without, args.plugin_dir, ["procfs-stat"])
+    write_config(with_, args.plugin_dir, ["procfs-stat", "appstats"])
+    load = Load(args, 1000, per_process=1000, publish=True) if publish \
+        else None
+    runs = []
+    try:
+        for _ in range(args.repeat):
+            a = run_with_plugin(args, outdir, without, None)
+            b = run_with_plugin(args, outdir, with_, "appstats")
+            runs.append((a, b))
+    finally:
+        if load:
+            load.stop()
+    walked = statistics.median(b["summary"]["processes_walked"]
+                               for _, b in runs)
+    ns = statistics.median(b["plugin_ns"] for _, b in runs)
+    cpu_a = statistics.median(a["cpu"] for a, _ in runs)
+    cpu_b = statistics.median(b["cpu"] for _, b in runs)
+    return {
+        "scene": "1,000-thread publisher" if publish else "no publisher",
+        "processes": walked,
+        "publishers": statistics.median(b["summary"]["publishers"]
+                                        for _, b in runs),
+        "threads_ok": statistics.median(b["summary"]["threads_ok"]
+                                        for _, b in runs),
+        "plugin_ms": ns / 1e6,
+        "plugin_us_per_process": ns / 1e3 / walked if walked else 0.0,
+        "cpu_without_ms": cpu_a * 1e3,
+        "cpu_with_ms": cpu_b * 1e3,
+        "cpu_delta_ms": statistics.median((b["cpu"] - a["cpu"]) * 1e3
+                                          for a, b in runs),
+        "runs": [[a["cpu"], b["cpu"], b["plugin_ns"]] for a, b in runs],
+    }
+
+
+def print_appstats(rows, out):
+    out.write("| host | processes | publishers | threads read | appstats "
+              "callbacks | per process | capture CPU without / with | "
+              "difference |\n|---|---|---|---|---|---|---|---|\n")
+    for r in rows:
+        out.write("| %s | %d | %d | %d | %.2f ms | %.1f us | %.1f / %.1f "
+                  "ms | %+.1f ms |\n" % (
+                      r["scene"], r["processes"], r["publishers"],
+                      r["threads_ok"], r["plugin_ms"],
+                      r["plugin_us_per_process"], r["cpu_without_ms"],
+                      r["cpu_with_ms"], r["cpu_delta_ms"]))
+
+
 def print_export(rows, out):
     print("| threads | set, grouping | groups | series | families | CPU | "
           "wall | peak RSS |", file=out)
@@ -1480,6 +1559,9 @@ def parse_args():
                     "the full file set, ps -eLo and atop -w, for each load "
                     "shape (threads per process, default %(const)s); "
                     "prints syscalls per thread (issue 17)")
+    ap.add_argument("--appstats", action="store_true",
+                    help="issue 19: the appstats collector's cost, without "
+                    "and with a 1,000-thread publisher (not --threads)")
     ap.add_argument("--per-process", type=int, default=100,
                     help="threads per load process (default %(default)s)")
     ap.add_argument("-r", "--repeat", type=int, default=5,
@@ -1584,6 +1666,17 @@ def main():
         write_shipped_config(shipped, args.plugin_dir,
                              os.path.join(REPO, "config", "collectors.yaml"))
     try:
+        if args.appstats:
+            rows = [appstats_block(args, outdir, p) for p in (False, True)]
+            print("ctprof-core appstats benchmark, %s; %d CPUs (%s), "
+                  "Linux %s; medians of %d interleaved rounds" % (
+                      info["date"], info["nproc"], info["model"],
+                      info["kernel"], args.repeat))
+            print_appstats(rows, sys.stdout)
+            if args.json:
+                with open(args.json, "w") as f:
+                    json.dump({"machine": info, "rows": rows}, f, indent=1)
+            return 0
         for n in args.sizes:
             if args.issue17:
                 for t in [int(x) for x in args.issue17.split(",")]:

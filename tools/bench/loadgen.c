@@ -4,6 +4,7 @@
  * benchmark walks a host of a known size.
  *
  *   ctp-bench-load -n THREADS [-t PER_PROCESS] [--no-raise] [--ignore-stdin]
+ *                  [--publish]
  *
  * Forks ceil(N / PER_PROCESS) processes (main thread included in the
  * count), each blocked in pause() on 64 KiB stacks, waits until every
@@ -37,6 +38,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "ctprof/appstats.h"
 
 #define STACK_SIZE (64 * 1024)
 /* Room left for everything else the host starts while the load is up. */
@@ -77,12 +80,14 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: ctp-bench-load -n THREADS [-t PER_PROCESS] "
-		"[--no-raise] [--ignore-stdin] [--timeout SECS]\n"
+		"[--no-raise] [--ignore-stdin] [--timeout SECS] [--publish]\n"
 		"Start THREADS sleeping threads in ceil(THREADS/PER_PROCESS) "
 		"processes (default 100 per\n"
 		"process), print 'ready THREADS PROCESSES PGID' and hold them "
 		"until stdin reaches EOF\n"
-		"or SIGINT/SIGTERM/SIGHUP (--ignore-stdin: only a signal).\n");
+		"or SIGINT/SIGTERM/SIGHUP (--ignore-stdin: only a signal).\n"
+		"--publish: each thread publishes two values through "
+		"ctprof/appstats.h.\n");
 }
 
 static int read_long(const char *path, long *out)
@@ -330,9 +335,17 @@ static int check_limits(unsigned long nthreads, unsigned long per_proc,
 	return ret;
 }
 
+/* --publish: every thread's values in the process's appstats registry
+ * (include/ctprof/appstats.h), so appstats' cost on a publisher is
+ * measured on the same load. -1: not publishing. */
+static int pub_value = -1, pub_count = -1;
+
 static void *sleeper(void *arg)
 {
-	(void)arg;
+	if (pub_value >= 0) {
+		ctp_app_set(pub_value, (uint64_t)(uintptr_t)arg);
+		ctp_app_add(pub_count, 1);
+	}
 	for (;;)
 		pause();
 	return NULL;
@@ -353,7 +366,8 @@ static void write_full(int fd, const void *buf, size_t len)
 }
 
 static void __attribute__((noreturn))
-child_main(int wfd, unsigned long nthreads, pid_t parent, pid_t pgid)
+child_main(int wfd, unsigned long nthreads, pid_t parent, pid_t pgid,
+	   bool publish)
 {
 	struct sigaction dfl = {.sa_handler = SIG_DFL};
 	struct ready_msg m = {0, 1};
@@ -369,12 +383,18 @@ child_main(int wfd, unsigned long nthreads, pid_t parent, pid_t pgid)
 	if (getppid() != parent)
 		_exit(1);
 
+	if (publish) {
+		pub_value = ctp_app_field("bench.value", CTP_UNIT_COUNT,
+					  CTP_KIND_GAUGE, CTP_RULE_MAX);
+		pub_count = ctp_app_field("bench.count", CTP_UNIT_COUNT,
+					  CTP_KIND_COUNTER, CTP_RULE_SUM);
+	}
 	r = pthread_attr_init(&attr);
 	if (r == 0)
 		r = pthread_attr_setstacksize(&attr, STACK_SIZE);
 	for (unsigned long i = 1; r == 0 && i < nthreads; i++) {
 		pthread_t t;
-		r = pthread_create(&t, &attr, sleeper, NULL);
+		r = pthread_create(&t, &attr, sleeper, (void *)(uintptr_t)i);
 		if (r == 0)
 			m.created++;
 	}
@@ -488,7 +508,7 @@ static int parse_ulong(const char *s, unsigned long max, unsigned long *out)
 
 struct load_args {
 	unsigned long nthreads, per_proc, timeout;
-	bool may_raise, ignore_stdin;
+	bool may_raise, ignore_stdin, publish;
 };
 
 /* 0, 1 after --help, -EINVAL for a bad usage. */
@@ -499,6 +519,7 @@ static int parse_args(int argc, char **argv, struct load_args *a)
 		{"per-process", required_argument, NULL, 't'},
 		{"no-raise", no_argument, NULL, 'R'},
 		{"ignore-stdin", no_argument, NULL, 'I'},
+		{"publish", no_argument, NULL, 'P'},
 		{"timeout", required_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
@@ -518,6 +539,8 @@ static int parse_args(int argc, char **argv, struct load_args *a)
 			a->may_raise = false;
 		else if (c == 'I')
 			a->ignore_stdin = true;
+		else if (c == 'P')
+			a->publish = true;
 		else if (c == 'h')
 			return 1;
 		else
@@ -558,7 +581,7 @@ static size_t fork_load(const struct load_args *a, size_t nkids, pid_t *kids,
 		}
 		if (pid == 0) {
 			close(pfd[0]);
-			child_main(pfd[1], mine, self, *pgid);
+			child_main(pfd[1], mine, self, *pgid, a->publish);
 		}
 		/* Set the group from both sides so neither order races. */
 		if (*pgid == 0)
