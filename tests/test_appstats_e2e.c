@@ -106,19 +106,26 @@ static void stop(struct worker *w)
 	close(w->out);
 }
 
-/* appstats alone (with procfs-stat for the rows' names), required. */
-static void config(char *cfg, size_t len, const char *tag)
+/* appstats alone (with procfs-stat for the rows' names), required; with
+ * `split`, 2 workers walking a process's threads in chunks of 2. */
+static void config_split(char *cfg, size_t len, const char *tag, bool split)
 {
 	char text[1024];
 	int n = snprintf(text, sizeof(text),
-			 "plugin_dirs: [\"%s\"]\nworkers: 1\nplugins:\n"
+			 "plugin_dirs: [\"%s\"]\nworkers: %s\nplugins:\n"
 			 "  procfs-stat: {required: true}\n"
 			 "  appstats: {required: true}\n",
-			 CTP_TEST_PLUGIN_DIR);
+			 CTP_TEST_PLUGIN_DIR,
+			 split ? "2\nsplit_threads: 2" : "1");
 
 	assert_true(n > 0 && (size_t)n < sizeof(text));
 	assert_true(e2e_pathf(cfg, len, "%s/%s.yaml", tmp, tag) >= 0);
 	assert_int_equal(e2e_write_file(cfg, text, (size_t)n), 0);
+}
+
+static void config(char *cfg, size_t len, const char *tag)
+{
+	config_split(cfg, len, tag, false);
 }
 
 static struct ctp_snap *capture(const char *tag)
@@ -247,6 +254,29 @@ static void eight_threads(void **state)
 	assert_non_null(strstr(text, "app.arena_bytes,app.requests"));
 	assert_non_null(strstr(text, "\nappstats_worker,9,1,1,8388608,36000,"));
 	free(text);
+}
+
+/* The same worker walked by 2 workers in chunks of 2 threads: the
+ * threads another worker walks find the values the process callback
+ * read (the per-capture store of split processes). */
+static void eight_threads_split(void **state)
+{
+	char cfg[PATH_MAX], out[PATH_MAX], log[PATH_MAX];
+	struct ctp_snap *s;
+	struct worker w;
+
+	(void)state;
+	start(&w, APS_WORKER, "eight");
+	config_split(cfg, sizeof(cfg), "split", true);
+	assert_true(E2E_PATHF(out, "%s/split.ctprof", tmp) >= 0);
+	assert_true(E2E_PATHF(log, "%s/split.log", tmp) >= 0);
+	s = e2e_capture(cfg, out, log);
+	stop(&w);
+	status_is(s, w.pid, "ok");
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(app_u64(s, "requests", w.tid[i]),
+				 1000ull * (uint64_t)(i + 1));
+	ctp_snap_free(s);
 }
 
 /* Threads born and exiting while they publish (more threads than slots):
@@ -470,10 +500,15 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(eight_threads), cmocka_unit_test(churn),
-		cmocka_unit_test(unset),	 cmocka_unit_test(raw_ok),
-		cmocka_unit_test(raw_refused),	 cmocka_unit_test(raw_foreign),
-		cmocka_unit_test(raw_dup),	 cmocka_unit_test(raw_changing),
+		cmocka_unit_test(eight_threads),
+		cmocka_unit_test(eight_threads_split),
+		cmocka_unit_test(churn),
+		cmocka_unit_test(unset),
+		cmocka_unit_test(raw_ok),
+		cmocka_unit_test(raw_refused),
+		cmocka_unit_test(raw_foreign),
+		cmocka_unit_test(raw_dup),
+		cmocka_unit_test(raw_changing),
 	};
 
 	if (geteuid() != 0) {
