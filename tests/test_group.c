@@ -1197,11 +1197,11 @@ static void test_show(void **state)
 		    "Counts: 9 threads, 4 processes, 4 cgroups, 25 fields, "
 		    "1 plugins\n"
 		    "\n"
-		    "Processes grouped by pcomm: 3 groups of 4 processes\n"
+		    "Processes grouped by pcomm: 3 groups of 4 processes, "
+		    "1 with none of these fields left out\n"
 		    "  PCOMM  THREADS  PROCS  p.faults\n"
 		    "  -            1      1         4\n"
 		    "  app          6      2     1,050\n"
-		    "  db           2      1         -\n"
 		    "\n"
 		    "Threads grouped by pcomm: 3 groups of 9 threads\n"
 		    "  PCOMM  THREADS  PROCS     t.cnt  t.state  "
@@ -1226,7 +1226,7 @@ static void test_show(void **state)
 		    "1 plugins\n"
 		    "\n"
 		    "Processes grouped by pcomm: 3 groups of 4 processes, "
-		    "showing 2\n"
+		    "1 with none of these fields left out\n"
 		    "  PCOMM  THREADS  PROCS  p.faults\n"
 		    "  -            1      1         4\n"
 		    "  app          6      2     1,050\n"
@@ -1264,12 +1264,12 @@ static void test_show(void **state)
 	rc = run_show(&out, &eo, path, "--group-by", "cgroup", "--fields",
 		      "c.usage", NULL);
 	assert_int_equal(rc, 0);
+	/* The group without c.usage is left out, and said to be. */
 	assert_non_null(strstr(out, "Cgroups grouped by cgroup: 3 groups of "
-				    "4 cgroups\n"
+				    "4 cgroups, 1 with none of these fields "
+				    "left out\n"
 				    "  CGROUP                                  "
 				    "      THREADS  PROCS      c.usage\n"
-				    "  -                                       "
-				    "            1      1            -\n"
 				    "  /system.slice/app@{N}.service           "
 				    "            6      2       300 us\n"));
 	assert_non_null(strstr(out,
@@ -1290,6 +1290,16 @@ static void test_show(void **state)
 			    "   443 ns\n"
 			    "   100  101  worker-0  /system.slice/app@1.service"
 			    "   270 ns\n"));
+	free(out);
+	free(eo);
+
+	/* Rows without any selected field are left out and counted: of the
+	 * 9 threads, 5 have t.total. */
+	rc = run_show(&out, &eo, path, "--threads", "--fields", "t.total",
+		      NULL);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "\nThreads: 9, 4 with none of these "
+				    "fields left out\n"));
 	free(out);
 	free(eo);
 

@@ -50,8 +50,7 @@ static void test_maps_line(void **state)
 
 	assert_int_equal(ctp_maps_line("", 0, &m), -EINVAL);
 	assert_int_equal(ctp_maps_line("zz-1 r-xp", 9, &m), -EINVAL);
-	assert_int_equal(ctp_maps_line("1-2 r-xp 0 fd:01 x", 18, &m),
-			 -EINVAL);
+	assert_int_equal(ctp_maps_line("1-2 r-xp 0 fd:01 x", 18, &m), -EINVAL);
 	/* Truncated after the perms. */
 	assert_int_equal(ctp_maps_line("1-2 r-x", 7, &m), -EINVAL);
 }

@@ -539,8 +539,31 @@ static int sort_rows(const struct ctp_snap *snap,
 	return 0;
 }
 
+/* With --fields, the rows worth a line: those with a value of at least one
+ * selected field (a thread that publishes nothing has no app.* value). The
+ * kept rows stay in order at the front of order[]; returns how many. */
+static size_t keep_rows_with_fields(const struct ctp_snap *snap,
+				    const struct column *cols, size_t ncols,
+				    size_t *order, size_t n)
+{
+	size_t kept = 0;
+
+	for (size_t r = 0; r < n; r++) {
+		bool any = false;
+
+		for (size_t c = 0; c < ncols && !any; c++)
+			any = cols[c].field &&
+			      ctp_snap_value(snap, cols[c].field, order[r])
+					      .type != CTP_VALUE_ABSENT;
+		if (any)
+			order[kept++] = order[r];
+	}
+	return kept;
+}
+
 /* One scope's table, row by row: identity columns, then every selected
- * field, sorted and limited as asked. Returns 0 or -ENOMEM. */
+ * field, sorted and limited as asked (with --fields, only rows that have
+ * one of them). Returns 0 or -ENOMEM. */
 static int print_table(const struct ctp_snap *snap, const struct opts *o,
 		       uint8_t scope, const char *title)
 {
@@ -558,10 +581,15 @@ static int print_table(const struct ctp_snap *snap, const struct opts *o,
 	size_t *order = malloc((t->rows ? t->rows : 1) * sizeof(*order));
 	if (!cols || !order || sort_rows(snap, t, sortf, order, &dcol) < 0)
 		goto out;
-	shown = o->r.limit && o->r.limit < t->rows ? (size_t)o->r.limit
-						   : t->rows;
+	size_t kept = t->rows;
+	if (o->r.n_globs)
+		kept = keep_rows_with_fields(snap, cols, ncols, order, t->rows);
+	shown = o->r.limit && o->r.limit < kept ? (size_t)o->r.limit : kept;
 	printf("\n%s: %zu", title, t->rows);
-	if (shown < t->rows)
+	if (kept < t->rows)
+		printf(", %zu with none of these fields left out",
+		       t->rows - kept);
+	if (shown < kept)
 		printf(", showing %zu", shown);
 	if (sortf)
 		printf(", by %s (descending, absent last)", sortf->name);
@@ -729,16 +757,38 @@ static int grouped_cells(struct ctp_groups *g, const size_t *order,
 	return 0;
 }
 
+/* keep_rows_with_fields for groups: those where some member had one of
+ * the selected fields. */
+static size_t keep_groups_with_fields(const struct column *cols, size_t ncols,
+				      const struct ctp_agg **aggs,
+				      size_t *order, size_t ng)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < ng; i++) {
+		bool any = false;
+
+		for (size_t c = 0; c < ncols && !any; c++)
+			any = cols[c].field &&
+			      aggs[cols[c].field->index][order[i]].n_measured;
+		if (any)
+			order[kept++] = order[i];
+	}
+	return kept;
+}
+
 static void grouped_title(const struct opts *o, const char *title,
-			  uint8_t scope, size_t ng, uint64_t rows, size_t shown,
-			  const struct ctp_snap_field *sortf)
+			  uint8_t scope, size_t ng, uint64_t rows, size_t kept,
+			  size_t shown, const struct ctp_snap_field *sortf)
 {
 	printf("\n%s grouped by %s: %zu groups of %" PRIu64 " %s", title,
 	       o->r.group_by, ng, rows,
 	       scope == CTP_SCOPE_THREAD    ? "threads"
 	       : scope == CTP_SCOPE_PROCESS ? "processes"
 					    : "cgroups");
-	if (shown < ng)
+	if (kept < ng)
+		printf(", %zu with none of these fields left out", ng - kept);
+	if (shown < kept)
 		printf(", showing %zu", shown);
 	if (sortf)
 		printf(", by %s (descending, absent last)", sortf->name);
@@ -772,8 +822,11 @@ static int print_grouped(struct ctp_groups *g, const struct opts *o,
 	if ((ret = grouped_columns(g, o, scope, cols, &ncols, aggs)) < 0 ||
 	    (ret = grouped_order(g, scope, sortf, order, &rows)) < 0)
 		goto out;
-	shown = o->r.limit && o->r.limit < ng ? (size_t)o->r.limit : ng;
-	grouped_title(o, title, scope, ng, rows, shown, sortf);
+	size_t kept = ng;
+	if (o->r.n_globs)
+		kept = keep_groups_with_fields(cols, ncols, aggs, order, ng);
+	shown = o->r.limit && o->r.limit < kept ? (size_t)o->r.limit : kept;
+	grouped_title(o, title, scope, ng, rows, kept, shown, sortf);
 	if (!shown)
 		goto out;
 	ret = -ENOMEM;

@@ -700,8 +700,9 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.version = APS_PLUGIN_VERSION,
 	.description = "per-thread values applications publish "
 		       "(ctprof/appstats.h), read without stopping them",
+	/* No options: one given is an error (CTP_PLUGIN_OPTIONS, none). */
 	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_SPLITTABLE |
-		 CTP_PLUGIN_NO_THREAD_DIR,
+		 CTP_PLUGIN_NO_THREAD_DIR | CTP_PLUGIN_OPTIONS,
 	CTP_PLUGIN_FIELDS(fields),
 	.init = aps_init,
 	.fini = aps_fini,
