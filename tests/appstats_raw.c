@@ -19,6 +19,7 @@
  *   dup          thread 0's tid in two slots
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -96,6 +97,7 @@ static void *flipper(void *arg)
 		atomic_store(&s->tid, -1);
 		atomic_fetch_add(&s->seq, 1);
 		atomic_store(&s->tid, tid);
+		sched_yield(); /* busy, but not starving the capture */
 	}
 	return NULL;
 }

@@ -7,9 +7,10 @@
  *   appstats_worker eight   8 threads: thread i sets arena_bytes to
  *                           (i + 1) MiB and adds i + 1 to requests 1,000
  *                           times; lines "i tid"
- *   appstats_worker churn   threads born and exiting all the time, ~40
- *                           alive, each publishing its own tid as self_tid
- *                           and counting its updates; after 1,500 threads
+ *   appstats_worker churn   4 steady threads ("i tid") and threads born
+ *                           and exiting all the time beside them, ~40
+ *                           alive; each publishes its own tid as self_tid
+ *                           and counts its updates; after 1,500 threads
  *                           (more than the 1,024 slots) "ready"; on SIGTERM
  *                           "threads N dropped D" and exit
  *   appstats_worker unset   includes the header, declares nothing
@@ -77,6 +78,22 @@ static void *churn_thread(void *arg)
 	return NULL;
 }
 
+#define STEADY 4
+
+/* A long life beside the churn: its own tid, again and again. */
+static void *steady_thread(void *arg)
+{
+	int32_t tid = (int32_t)syscall(SYS_gettid);
+
+	tids[(long)arg] = tid;
+	for (;;) {
+		ctp_app_set(f_self, (uint64_t)tid);
+		ctp_app_add(f_requests, 1);
+		usleep(1000);
+	}
+	return NULL;
+}
+
 static void on_term(int sig)
 {
 	(void)sig;
@@ -89,6 +106,17 @@ static int churn(void)
 	bool said = false;
 
 	signal(SIGTERM, on_term);
+	for (long i = 0; i < STEADY; i++) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, steady_thread, (void *)i))
+			return 1;
+	}
+	while (!tids[STEADY - 1] || !tids[0])
+		usleep(1000);
+	usleep(10000); /* each has published */
+	for (int i = 0; i < STEADY; i++)
+		printf("%d %d\n", i, (int)tids[i]);
 	pthread_attr_init(&a);
 	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
 	while (!stop) {

@@ -66,6 +66,19 @@ static bool read_line(struct worker *w, char *buf, size_t len, int ms)
 	return true;
 }
 
+/* The worker running, if any: a failed check leaves its test at once, and
+ * the next start (or the teardown) stops what it left. */
+static pid_t running = -1;
+
+static void stop_running(void)
+{
+	if (running > 0) {
+		kill(running, SIGKILL);
+		waitpid(running, NULL, 0);
+	}
+	running = -1;
+}
+
 /* Start `path mode` and read its "i tid" lines up to "ready". */
 static void start(struct worker *w, const char *path, const char *mode)
 {
@@ -73,6 +86,7 @@ static void start(struct worker *w, const char *path, const char *mode)
 	posix_spawn_file_actions_t fa;
 	int p[2];
 
+	stop_running();
 	memset(w, 0, sizeof(*w));
 	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
 	posix_spawn_file_actions_init(&fa);
@@ -81,6 +95,7 @@ static void start(struct worker *w, const char *path, const char *mode)
 				     (char *const *)argv, environ),
 			 0);
 	posix_spawn_file_actions_destroy(&fa);
+	running = w->pid;
 	close(p[1]);
 	w->out = p[0];
 	for (;;) {
@@ -101,8 +116,7 @@ static void start(struct worker *w, const char *path, const char *mode)
 
 static void stop(struct worker *w)
 {
-	kill(w->pid, SIGKILL);
-	waitpid(w->pid, NULL, 0);
+	stop_running();
 	close(w->out);
 }
 
@@ -330,6 +344,7 @@ static void churn(void **state)
 
 	(void)state;
 	start(&w, APS_WORKER, "churn");
+	assert_int_equal(w.n, 4);
 	for (int c = 0; c < 5; c++) {
 		char tag[16];
 		struct ctp_snap *s;
@@ -352,6 +367,10 @@ static void churn(void **state)
 					 (unsigned long long)v);
 			matched += v == t->tid[r];
 		}
+		/* The steady threads, in every capture. */
+		for (int i = 0; i < w.n; i++)
+			assert_int_equal(app_u64(s, "self_tid", w.tid[i]),
+					 (uint64_t)w.tid[i]);
 		ctp_snap_free(s);
 		usleep(100 * 1000);
 	}
@@ -360,8 +379,7 @@ static void churn(void **state)
 		if (sscanf(w.last, "threads %ld dropped %llu", &made,
 			   &dropped) == 2)
 			break;
-	waitpid(w.pid, NULL, 0);
-	close(w.out);
+	stop(&w);
 	print_message("[ INFO     ] %llu values on their own threads; "
 		      "%ld threads published, %llu updates dropped\n",
 		      (unsigned long long)matched, made, dropped);
@@ -532,6 +550,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
+	stop_running();
 	e2e_rm_rf(tmp);
 	return 0;
 }
