@@ -119,3 +119,10 @@ add_dependencies(test_jemalloc_e2e ctprof-core plugin-jemalloc-probe
 if(CTP_DEBIAN_JEMALLOC)
   add_dependencies(test_jemalloc_e2e jemalloc_worker_debian)
 endif()
+
+# These ptrace live processes (the fallback and method: ptrace walk the
+# whole host and seize every jemalloc worker they find) or watch a worker
+# for any stop: run one at a time, or one test's seizes are another's
+# "stopped" worker.
+set_tests_properties(test_jemalloc_live test_jemalloc_plugin test_jemalloc_e2e
+                     PROPERTIES RESOURCE_LOCK ptraced_workers)

@@ -92,7 +92,6 @@ struct rec {
 };
 
 struct worker {
-	struct worker *next;
 	int32_t tgid; /* whose records these are; -1: none */
 	struct ctp_maps maps;
 	unsigned char *a, *b; /* the two copies of a registry */
@@ -115,11 +114,10 @@ struct aps_state {
 	int fh[N_FIELDS];
 	int ch[N_COUNTERS];
 	bool live;
-	uint64_t gen;
 	pid_t self;
 	uint64_t self_pidns;
-	pthread_mutex_t lock; /* workers, examples */
-	struct worker *workers;
+	pthread_mutex_t lock;	     /* examples */
+	struct ctp_workers workers;  /* struct worker */
 	struct ctp_file_cache files; /* struct file_answer */
 	struct ctp_ident_cache idents;
 	struct ctp_shared shared;
@@ -130,33 +128,10 @@ struct aps_state {
 	char hint[512];
 };
 
-static _Atomic uint64_t next_gen = 1;
-static _Thread_local uint64_t tls_gen;
-static _Thread_local struct worker *tls_worker;
-
 static void count(struct aps_state *st, int c, uint64_t d)
 {
 	if (d && st->ch[c] >= 0)
 		st->api->summary_add(st->ctx, st->ch[c], d);
-}
-
-static struct worker *worker_get(struct aps_state *st)
-{
-	struct worker *w;
-
-	if (tls_gen == st->gen && tls_worker)
-		return tls_worker;
-	w = calloc(1, sizeof(*w));
-	if (!w)
-		return NULL;
-	w->tgid = -1;
-	pthread_mutex_lock(&st->lock);
-	w->next = st->workers;
-	st->workers = w;
-	pthread_mutex_unlock(&st->lock);
-	tls_worker = w;
-	tls_gen = st->gen;
-	return w;
 }
 
 /* ---- Finding the registry ---------------------------------------------------
@@ -545,7 +520,7 @@ static int aps_process(void *state, const struct ctp_task *task,
 
 	if (!st->live || task->dirfd < 0 || task->tgid == st->self)
 		return 0;
-	w = worker_get(st);
+	w = ctp_workers_get(&st->workers);
 	if (!w)
 		return 0;
 	w->tgid = -1;
@@ -592,7 +567,7 @@ static int aps_thread(void *state, const struct ctp_task *task,
 
 	if (!st->live || task->tgid == st->self)
 		return 0;
-	w = tls_gen == st->gen ? tls_worker : NULL;
+	w = ctp_workers_mine(&st->workers);
 	if (w && w->tgid == task->tgid)
 		r = bsearch(&task->tid, w->recs, w->n_recs, w->rec_size,
 			    ctp_cmp_tid);
@@ -637,24 +612,25 @@ static int aps_finish(void *state, struct ctp_record *host_rec)
 	return 0;
 }
 
+static void worker_done(void *block)
+{
+	struct worker *w = block;
+
+	ctp_maps_free(&w->maps);
+	free(w->a);
+	free(w->b);
+	free(w->tids);
+	free(w->nsmap);
+	free(w->recs);
+}
+
 static void aps_fini(void *state)
 {
 	struct aps_state *st = state;
 
 	if (!st)
 		return;
-	while (st->workers) {
-		struct worker *w = st->workers;
-
-		st->workers = w->next;
-		ctp_maps_free(&w->maps);
-		free(w->a);
-		free(w->b);
-		free(w->tids);
-		free(w->nsmap);
-		free(w->recs);
-		free(w);
-	}
+	ctp_workers_fini(&st->workers, worker_done);
 	ctp_shared_fini(&st->shared);
 	ctp_file_cache_fini(&st->files);
 	ctp_ident_cache_fini(&st->idents);
@@ -673,10 +649,10 @@ static int aps_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		return -ENOMEM;
 	st->ctx = ctx;
 	st->api = api;
-	st->gen = atomic_fetch_add(&next_gen, 1);
 	st->self = getpid();
 	st->self_pidns = pidns_of(AT_FDCWD, "/proc/self/ns/pid");
 	pthread_mutex_init(&st->lock, NULL);
+	ctp_workers_init(&st->workers, sizeof(struct worker));
 	ctp_file_cache_init(&st->files, sizeof(struct file_answer));
 	ctp_ident_cache_init(&st->idents);
 	ctp_shared_init(&st->shared);

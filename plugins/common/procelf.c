@@ -595,3 +595,59 @@ void ctp_shared_fini(struct ctp_shared *s)
 	ctp_shared_clear(s);
 	pthread_mutex_destroy(&s->lock);
 }
+
+/* ---- Per-worker state ------------------------------------------------------
+ */
+
+struct ctp_worker_hdr {
+	struct ctp_worker_hdr *next;
+	max_align_t block[];
+};
+
+static _Atomic uint64_t next_gen = 1;
+static _Thread_local uint64_t tls_gen;
+static _Thread_local struct ctp_worker_hdr *tls_mine;
+
+void ctp_workers_init(struct ctp_workers *ws, size_t size)
+{
+	pthread_mutex_init(&ws->lock, NULL);
+	ws->head = NULL;
+	ws->gen = atomic_fetch_add(&next_gen, 1);
+	ws->size = size;
+}
+
+void *ctp_workers_mine(const struct ctp_workers *ws)
+{
+	return tls_gen == ws->gen && tls_mine ? tls_mine->block : NULL;
+}
+
+void *ctp_workers_get(struct ctp_workers *ws)
+{
+	struct ctp_worker_hdr *h;
+
+	if (tls_gen == ws->gen && tls_mine)
+		return tls_mine->block;
+	h = calloc(1, sizeof(*h) + ws->size);
+	if (!h)
+		return NULL;
+	pthread_mutex_lock(&ws->lock);
+	h->next = ws->head;
+	ws->head = h;
+	pthread_mutex_unlock(&ws->lock);
+	tls_mine = h;
+	tls_gen = ws->gen;
+	return h->block;
+}
+
+void ctp_workers_fini(struct ctp_workers *ws, void (*done)(void *block))
+{
+	while (ws->head) {
+		struct ctp_worker_hdr *h = ws->head;
+
+		ws->head = h->next;
+		if (done)
+			done(h->block);
+		free(h);
+	}
+	pthread_mutex_destroy(&ws->lock);
+}

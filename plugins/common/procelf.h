@@ -167,4 +167,23 @@ void ctp_shared_fini(struct ctp_shared *s);
 /* qsort/bsearch order of records that start with an int32_t tid. */
 int ctp_cmp_tid(const void *a, const void *b);
 
+/* ---- Per-worker state ------------------------------------------------------
+ * Each capture worker thread gets its own zeroed block of `size` bytes the
+ * first time it asks, kept on a list until fini. One list per plugin: the
+ * thread-local pointer is procelf's, and procelf is linked into each
+ * plugin on its own. */
+struct ctp_workers {
+	pthread_mutex_t lock;
+	struct ctp_worker_hdr *head;
+	uint64_t gen; /* tells this list from an earlier one's thread-locals */
+	size_t size;
+};
+void ctp_workers_init(struct ctp_workers *ws, size_t size);
+/* This thread's block, made now if needed; NULL without memory. */
+void *ctp_workers_get(struct ctp_workers *ws);
+/* This thread's block if it has one (never allocates), else NULL. */
+void *ctp_workers_mine(const struct ctp_workers *ws);
+/* Free every block, each after `done` (may be NULL) released its own. */
+void ctp_workers_fini(struct ctp_workers *ws, void (*done)(void *block));
+
 #endif /* CTP_PROCELF_H */

@@ -111,7 +111,6 @@ static const char *const counter_names[N_COUNTERS] = {
  * (procelf.h, shared with appstats). */
 
 struct worker {
-	struct worker *next;
 	int32_t tgid; /* whose table this is; -1: none */
 	struct ctp_jep_counters *c;
 	size_t n;
@@ -130,10 +129,9 @@ struct jep_state {
 	bool fallback;	  /* ptrace when libthread_db fails (method: auto) */
 	bool ptrace_only; /* method: ptrace */
 	unsigned timeout_ms;
-	uint64_t gen;
 	pid_t self;
-	pthread_mutex_t lock; /* workers, caches */
-	struct worker *workers;
+	pthread_mutex_t lock;	     /* the examples of each tag */
+	struct ctp_workers workers;  /* struct worker */
 	struct ctp_file_cache files; /* struct ctp_jep_file */
 	struct ctp_ident_cache idents;
 	bool privileged; /* CAP_SYS_PTRACE effective at init */
@@ -147,10 +145,6 @@ struct jep_state {
 	struct ctp_shared shared;
 	char hint[1024];
 };
-
-static _Atomic uint64_t next_gen = 1;
-static _Thread_local uint64_t tls_gen;
-static _Thread_local struct worker *tls_worker;
 
 static void count(struct jep_state *st, int c, uint64_t d)
 {
@@ -191,25 +185,6 @@ static bool cap_sys_ptrace(void)
 	if (syscall(SYS_capget, &h, d) < 0)
 		return false;
 	return (d[CAP_SYS_PTRACE / 32].effective >> (CAP_SYS_PTRACE % 32)) & 1;
-}
-
-static struct worker *worker_get(struct jep_state *st)
-{
-	struct worker *w;
-
-	if (tls_gen == st->gen && tls_worker)
-		return tls_worker;
-	w = calloc(1, sizeof(*w));
-	if (!w)
-		return NULL;
-	w->tgid = -1;
-	pthread_mutex_lock(&st->lock);
-	w->next = st->workers;
-	st->workers = w;
-	pthread_mutex_unlock(&st->lock);
-	tls_worker = w;
-	tls_gen = st->gen;
-	return w;
 }
 
 /* ---- Which file holds jemalloc ---------------------------------------------
@@ -366,7 +341,7 @@ static int jep_process(void *state, const struct ctp_task *task,
 
 	if (!st->live || task->dirfd < 0 || task->tgid == st->self)
 		return 0;
-	w = worker_get(st);
+	w = ctp_workers_get(&st->workers);
 	if (!w)
 		return 0;
 	w->tgid = -1;
@@ -396,7 +371,7 @@ static int jep_thread(void *state, const struct ctp_task *task,
 
 	if (!st->live || task->tgid == st->self)
 		return 0;
-	w = tls_gen == st->gen ? tls_worker : NULL;
+	w = ctp_workers_mine(&st->workers);
 	if (w && w->tgid == task->tgid)
 		c = bsearch(&key, w->c, w->n, sizeof(*w->c), ctp_cmp_tid);
 	else /* a chunk of a split process: read on another worker */
@@ -473,21 +448,22 @@ static int jep_finish(void *state, struct ctp_record *host_rec)
 	return 0;
 }
 
+static void worker_done(void *block)
+{
+	struct worker *w = block;
+
+	free(w->c);
+	ctp_maps_free(&w->maps);
+	free(w->tids);
+}
+
 static void jep_fini(void *state)
 {
 	struct jep_state *st = state;
 
 	if (!st)
 		return;
-	while (st->workers) {
-		struct worker *w = st->workers;
-
-		st->workers = w->next;
-		free(w->c);
-		ctp_maps_free(&w->maps);
-		free(w->tids);
-		free(w);
-	}
+	ctp_workers_fini(&st->workers, worker_done);
 	ctp_shared_fini(&st->shared);
 	ctp_jep_layouts_free(&st->layouts);
 	ctp_file_cache_fini(&st->files);
@@ -635,10 +611,10 @@ static int jep_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		return -ENOMEM;
 	st->ctx = ctx;
 	st->api = api;
-	st->gen = atomic_fetch_add(&next_gen, 1);
 	st->self = getpid();
 	st->privileged = cap_sys_ptrace();
 	pthread_mutex_init(&st->lock, NULL);
+	ctp_workers_init(&st->workers, sizeof(struct worker));
 	ctp_file_cache_init(&st->files, sizeof(struct ctp_jep_file));
 	ctp_ident_cache_init(&st->idents);
 	ctp_shared_init(&st->shared);
