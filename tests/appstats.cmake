@@ -15,9 +15,22 @@ target_include_directories(appstats_worker PRIVATE ${PROJECT_SOURCE_DIR}/include
 target_link_libraries(appstats_worker PRIVATE Threads::Threads)
 add_executable(appstats_raw appstats_raw.c)
 target_link_libraries(appstats_raw PRIVATE Threads::Threads)
+foreach(x a b)
+  add_library(appstats_dso_${x} SHARED appstats_dso.c)
+  target_include_directories(appstats_dso_${x} PRIVATE ${PROJECT_SOURCE_DIR}/include)
+  target_compile_definitions(appstats_dso_${x} PRIVATE
+                             APPSTATS_DSO_NAME=appstats_dso_${x}_add)
+  target_link_libraries(appstats_dso_${x} PRIVATE Threads::Threads)
+endforeach()
+add_executable(appstats_dso appstats_dso.c)
+target_compile_definitions(appstats_dso PRIVATE APPSTATS_DSO_MAIN)
+# a first: loaded first, mapped highest, its registry the one bound.
+target_link_libraries(appstats_dso PRIVATE appstats_dso_a appstats_dso_b
+                      Threads::Threads)
 ctp_add_test(test_appstats_e2e test_appstats_e2e.c e2e_util.c LIBS ctpcore)
 target_compile_definitions(test_appstats_e2e PRIVATE
                            APS_WORKER="$<TARGET_FILE:appstats_worker>"
-                           APS_RAW="$<TARGET_FILE:appstats_raw>")
+                           APS_RAW="$<TARGET_FILE:appstats_raw>"
+                           APS_DSO="$<TARGET_FILE:appstats_dso>")
 add_dependencies(test_appstats_e2e ctprof-core plugin-appstats plugin-procfs-stat
-                 appstats_worker appstats_raw)
+                 appstats_worker appstats_raw appstats_dso)

@@ -66,7 +66,13 @@ static void test_fields(void **state)
 	assert_int_equal(ctp_app_field("arena_bytes", CTP_UNIT_BYTES,
 				       CTP_KIND_COUNTER, CTP_RULE_SUM),
 			 -EEXIST);
-	static const char *const bad[] = {"", "Upper", "a-b", "a b",
+	static const char *const bad[] = {"",
+					  "Upper",
+					  "a-b",
+					  "a b",
+					  ".a",
+					  "a.",
+					  "a..b",
 					  ("0123456789012345678901234567890123"
 					   "45678901234567")};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)

@@ -21,7 +21,9 @@
 #define SLOTS_OFF  1856u
 #define SLOT_SIZE  264u
 
-static unsigned char img[SIZE], img2[SIZE];
+/* Three copies as the reader takes them: img, then imgv (the values'),
+ * then img2. */
+static unsigned char img[SIZE], imgv[SIZE], img2[SIZE];
 
 static void put32(unsigned char *p, size_t off, uint32_t v)
 {
@@ -77,6 +79,7 @@ static int good(void **state)
 	slot(img, 5, 101, 4, 12);
 	slot(img, 1023, 102, 6, 13);
 	memcpy(img2, img, sizeof(img));
+	memcpy(imgv, img, sizeof(img));
 	return 0;
 }
 
@@ -132,6 +135,7 @@ static void test_header_bad(void **state)
 		{36, 0xfffffff8u,
 		 CTP_APS_BAD_LAYOUT}, /* would wrap in 32 bits */
 		{40, 33, CTP_APS_BAD_LAYOUT},
+		{36, 8, CTP_APS_BAD_LAYOUT}, /* slots inside the header */
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -149,6 +153,9 @@ static void test_header_bad(void **state)
 	const char *why;
 	good(state);
 	assert_int_equal(ctp_aps_header(img, sizeof(img), SIZE - 8, &h, &why),
+			 CTP_APS_BAD_LAYOUT);
+	/* A symbol smaller than the header: not a registry. */
+	assert_int_equal(ctp_aps_header(img, sizeof(img), 63, &h, &why),
 			 CTP_APS_BAD_LAYOUT);
 }
 
@@ -170,6 +177,7 @@ static void test_fields(void **state)
 		uint8_t unit, kind, rule;
 	} bad[] = {
 		{"", 1, 1, 1},	       {"Upper", 1, 1, 1}, {"a-b", 1, 1, 1},
+		{".a", 1, 1, 1},       {"a.", 1, 1, 1},	   {"a..b", 1, 1, 1},
 		{"ok", 7, 1, 1},       {"ok", 1, 0, 1},	   {"ok", 1, 6, 6},
 		{"ok", 1, 1, 0},       {"ok", 1, 1, 6},	   {"ok", 5, 3, 1},
 		{"requests", 1, 1, 1}, /* twice */
@@ -220,7 +228,7 @@ static struct seen slots(struct ctp_aps_slot_stats *st)
 
 	assert_int_equal(ctp_aps_header(img, sizeof(img), SIZE, &h, &why),
 			 CTP_APS_OK);
-	ctp_aps_slots(img, img2, sizeof(img), &h, on_slot, &s, st);
+	ctp_aps_slots(img, imgv, img2, sizeof(img), &h, on_slot, &s, st);
 	return s;
 }
 
@@ -254,11 +262,13 @@ static void test_slots(void **state)
 	s = slots(&st);
 	assert_int_equal(s.n, 2);
 	assert_int_equal(st.dup, 2);
-	/* Values come from the first copy (read between the two seqs). */
+	/* Values come from the middle copy (wholly between the two seqs'). */
 	good(state);
+	put64(img, SLOTS_OFF + 8, 44);
+	put64(imgv, SLOTS_OFF + 8, 77);
 	put64(img2, SLOTS_OFF + 8, 55);
 	s = slots(&st);
-	assert_int_equal(s.v0[0], 11);
+	assert_int_equal(s.v0[0], 77);
 }
 
 static void test_same_shape(void **state)

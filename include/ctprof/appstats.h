@@ -79,6 +79,11 @@ __attribute__((
 /* ---- Internals (per including object) ----------------------------------- */
 
 static _Thread_local struct ctprof_appstats_slot *ctp__app_mine;
+/* Set once this thread gave its slot back at exit: a later update (from
+ * another thread-specific-data destructor) is dropped, not written into a
+ * slot another thread may hold by now. */
+static _Thread_local int ctp__app_gone;
+static int ctp__app_key_ok;
 static _Thread_local uint64_t ctp__app_gen;
 static pthread_key_t ctp__app_key;
 static pthread_once_t ctp__app_once = PTHREAD_ONCE_INIT;
@@ -113,6 +118,8 @@ static inline void ctp__app_free(struct ctprof_appstats_slot *s, int32_t tid)
 /* Thread exit: give the slot back, if it is still this thread's. */
 static inline void ctp__app_exit(void *p)
 {
+	ctp__app_mine = NULL;
+	ctp__app_gone = 1;
 	ctp__app_free((struct ctprof_appstats_slot *)p,
 		      (int32_t)syscall(SYS_gettid));
 }
@@ -122,17 +129,27 @@ static inline void ctp__app_exit(void *p)
 static inline void ctp__app_forked(void)
 {
 	struct ctprof_appstats *r = &ctprof_appstats_v1;
-	for (uint32_t i = 0; i < CTP_APP_MAX_SLOTS; i++)
-		if (atomic_load(&r->slots[i].tid) != 0) {
-			atomic_store(&r->slots[i].tid, -1);
-			ctp__app_free(&r->slots[i], -1);
-		}
+	for (uint32_t i = 0; i < CTP_APP_MAX_SLOTS; i++) {
+		struct ctprof_appstats_slot *s = &r->slots[i];
+		uint32_t q = atomic_load(&s->seq);
+		if (atomic_load(&s->tid) == 0 && !(q & 1))
+			continue;
+		/* A parent thread may have been mid-claim or mid-release:
+		 * make seq even again before freeing, or the slot would read
+		 * as changing forever. */
+		atomic_store(&s->tid, -1);
+		if (q & 1)
+			atomic_store(&s->seq, q + 1);
+		ctp__app_free(s, -1);
+	}
+	/* A parent thread may have held the declarations' lock. */
+	atomic_store(&r->lock, 0);
 	atomic_fetch_add(&r->fork_gen, 1);
 }
 
 static inline void ctp__app_init_once(void)
 {
-	pthread_key_create(&ctp__app_key, ctp__app_exit);
+	ctp__app_key_ok = pthread_key_create(&ctp__app_key, ctp__app_exit) == 0;
 	pthread_atfork(NULL, NULL, ctp__app_forked);
 }
 
@@ -164,7 +181,10 @@ static inline struct ctprof_appstats_slot *ctp__app_claim(void)
 		return NULL;
 	ctp__app_mine = s;
 	ctp__app_gen = atomic_load(&r->fork_gen);
-	pthread_setspecific(ctp__app_key, s);
+	/* Without a key (every key taken) the slot is not given back at
+	 * exit; a reader then ignores it once the tid is gone. */
+	if (ctp__app_key_ok)
+		pthread_setspecific(ctp__app_key, s);
 	return s;
 }
 
@@ -179,6 +199,8 @@ static inline struct ctprof_appstats_slot *ctp__app_slot(int field)
 	    ctp__app_gen ==
 		    atomic_load_explicit(&r->fork_gen, memory_order_relaxed))
 		return ctp__app_mine;
+	if (ctp__app_gone)
+		return NULL;
 	struct ctprof_appstats_slot *s = ctp__app_claim();
 	if (!s)
 		atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
@@ -211,7 +233,8 @@ static inline int ctp__app_rule_fits(enum ctp_kind kind, enum ctp_rule rule)
 /*
  * Declare a field (once per name, before threads publish it): its index
  * (>= 0; the same index again for the same name, unit, kind and rule), or
- * -EINVAL (a name not of 1 to 47 bytes of [a-z0-9_.], a unit, kind or
+ * -EINVAL (a name not of 1 to 47 bytes of [a-z0-9_.] with no dot first,
+ * last or next to another, a unit, kind or
  * rule the collector does not know, or a rule the kind does not allow:
  * counter: sum; peak: max, min; gauge: max, min, range; categorical:
  * mode; ordinal: max, min, mode, range), -EEXIST (the name with another unit,
@@ -232,7 +255,8 @@ static inline int ctp_app_field(const char *name, enum ctp_unit unit,
 	for (size_t i = 0; i < len; i++)
 		if (!((name[i] >= 'a' && name[i] <= 'z') ||
 		      (name[i] >= '0' && name[i] <= '9') || name[i] == '_' ||
-		      name[i] == '.'))
+		      (name[i] == '.' && i > 0 && i + 1 < len &&
+		       name[i + 1] != '.')))
 			return -EINVAL;
 	pthread_once(&ctp__app_once, ctp__app_init_once);
 	ctp__app_lock(r);

@@ -54,6 +54,7 @@ enum {
 	S_DUP,
 	S_FIELDS_REFUSED,
 	S_CACHE_HITS,
+	S_SHARED,
 	N_FIXED
 };
 #define N_COUNTERS (N_FIXED + CTP_APS_N_TAGS)
@@ -66,6 +67,7 @@ static const char *const counter_names[N_COUNTERS] = {
 	[S_DUP] = "slots_duplicate_tid",
 	[S_FIELDS_REFUSED] = "fields_refused",
 	[S_CACHE_HITS] = "cache_hits",
+	[S_SHARED] = "threads_from_other_workers",
 #define TAG_COUNTER(id, name) [N_FIXED + (id)] = "tag." name,
 	CTP_APS_TAGS(TAG_COUNTER)
 #undef TAG_COUNTER
@@ -94,7 +96,7 @@ struct rec {
 struct worker {
 	int32_t tgid; /* whose records these are; -1: none */
 	struct ctp_maps maps;
-	unsigned char *a, *b; /* the two copies of a registry */
+	unsigned char *a, *v, *b; /* three copies of a registry, in order */
 	size_t img_cap;
 	int32_t *tids; /* the process's threads, sorted */
 	size_t n_tids, tids_cap;
@@ -108,6 +110,16 @@ struct worker {
 	uint32_t foreign;
 };
 
+/* A field description asked for, and the core's answer (a handle, or the
+ * refusal). At most APS_MAX_APP_FIELDS in a collector run: what
+ * applications declare cannot fill the core's table of fields. */
+#define APS_MAX_APP_FIELDS 1024
+struct known {
+	char name[CTP_APS_NAME_MAX];
+	uint8_t unit, kind, rule;
+	int h;
+};
+
 struct aps_state {
 	struct ctp_ctx *ctx;
 	const struct ctp_api *api;
@@ -116,7 +128,9 @@ struct aps_state {
 	bool live;
 	pid_t self;
 	uint64_t self_pidns;
-	pthread_mutex_t lock;	     /* examples */
+	pthread_mutex_t lock; /* examples, known */
+	struct known known[APS_MAX_APP_FIELDS];
+	size_t n_known;
 	struct ctp_workers workers;  /* struct worker */
 	struct ctp_file_cache files; /* struct file_answer */
 	struct ctp_ident_cache idents;
@@ -241,10 +255,14 @@ static enum ctp_aps_tag copy_registry(struct worker *w, pid_t pid,
 	t = ctp_aps_header(hdr, sizeof(hdr), bound, h, why);
 	if (t != CTP_APS_OK)
 		return t;
+	size_t cap2 = w->img_cap;
 	if (grow((void **)&w->a, &cap, h->size, 1) ||
+	    grow((void **)&w->v, &cap2, h->size, 1) ||
 	    grow((void **)&w->b, &w->img_cap, h->size, 1))
 		return CTP_APS_READ;
 	r = read_mem(pid, addr, w->a, h->size);
+	if (!r)
+		r = read_mem(pid, addr, w->v, h->size);
 	if (!r)
 		r = read_mem(pid, addr, w->b, h->size);
 	if (r)
@@ -319,7 +337,7 @@ static void build_nsmap(struct worker *w, int dirfd)
 		 sizeof(int32_t)))
 		return;
 	for (size_t i = 0; i < w->n_tids; i++) {
-		char path[48], buf[2048];
+		char path[48], buf[8192]; /* NSpid after a long Groups: */
 		int32_t ns;
 		ssize_t n;
 		int fd;
@@ -378,26 +396,57 @@ static int32_t host_tid(const struct worker *w, int32_t tid)
  */
 
 /* app.<name> for each declared field, with the declared unit, kind and
- * rule; a refusal (a name another plugin or publisher holds with another
- * description) leaves that field out and is counted. */
+ * rule, through the plugin's own table of what was asked before: the core
+ * logs every refusal, and a name another publisher holds with another
+ * description would be refused (and logged) at every capture. The table
+ * also bounds what processes can make the core register. */
+static int field_handle(struct aps_state *st, const struct ctp_aps_field *f)
+{
+	char name[8 + CTP_APS_NAME_MAX];
+	struct ctp_field_desc d = {.name = name,
+				   .help = "published by the application "
+					   "(appstats)",
+				   .scope = CTP_SCOPE_THREAD,
+				   .type = CTP_TYPE_U64,
+				   .unit = f->unit,
+				   .kind = f->kind,
+				   .rule = f->rule,
+				   .flags = CTP_FIELD_META,
+				   .section = "app"};
+	struct known *k = NULL;
+	int h;
+
+	pthread_mutex_lock(&st->lock);
+	for (size_t i = 0; i < st->n_known && !k; i++)
+		if (!strcmp(st->known[i].name, f->name) &&
+		    st->known[i].unit == f->unit &&
+		    st->known[i].kind == f->kind &&
+		    st->known[i].rule == f->rule)
+			k = &st->known[i];
+	h = k ? k->h : st->n_known == APS_MAX_APP_FIELDS ? -ENOSPC : 0;
+	pthread_mutex_unlock(&st->lock);
+	if (k || h < 0)
+		return h;
+	snprintf(name, sizeof(name), "app.%.47s", f->name);
+	h = st->api->field_register(st->ctx, &d);
+	pthread_mutex_lock(&st->lock);
+	if (st->n_known < APS_MAX_APP_FIELDS) {
+		k = &st->known[st->n_known++];
+		memcpy(k->name, f->name, sizeof(k->name));
+		k->unit = f->unit;
+		k->kind = f->kind;
+		k->rule = f->rule;
+		k->h = h;
+	}
+	pthread_mutex_unlock(&st->lock);
+	return h;
+}
+
 static void register_fields(struct aps_state *st, struct worker *w,
 			    const struct ctp_aps_field *f, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
-		char name[8 + CTP_APS_NAME_MAX];
-		struct ctp_field_desc d = {
-			.name = name,
-			.help = "published by the application (appstats)",
-			.scope = CTP_SCOPE_THREAD,
-			.type = CTP_TYPE_U64,
-			.unit = f[i].unit,
-			.kind = f[i].kind,
-			.rule = f[i].rule,
-			.flags = CTP_FIELD_META,
-			.section = "app"};
-
-		snprintf(name, sizeof(name), "app.%.47s", f[i].name);
-		w->handles[i] = st->api->field_register(st->ctx, &d);
+		w->handles[i] = field_handle(st, &f[i]);
 		if (w->handles[i] < 0)
 			count(st, S_FIELDS_REFUSED, 1);
 	}
@@ -465,6 +514,35 @@ static void set_status(struct aps_state *st, struct ctp_record *rec,
 		st->api->set_str(rec, st->fh[F_STATUS], s, strlen(s));
 }
 
+/* Of the files of the process that define the symbol (pf: the first, in
+ * address order), the one whose registry is set up: the dynamic linker
+ * binds one definition, and the others stay zero. Libraries load top-down,
+ * so address order is not load order; each candidate's magic is read (8
+ * bytes). None set: pf stays the first (its registry reads "unset"). */
+static void pick_registry(struct aps_state *st, struct worker *w, pid_t pid,
+			  struct ctp_proc_found *pf)
+{
+	for (size_t i = pf->idx; i < w->maps.n; i++) {
+		const struct ctp_map *m = &w->maps.v[i];
+		const struct file_answer *a;
+		uint64_t bias, magic = 0;
+
+		if (!m->exec ||
+		    ctp_maps_find_exec(w->maps.v, i, m->dev, m->ino) >= 0)
+			continue;
+		a = ctp_file_cache_get(&st->files, pid, m, probe_file, NULL);
+		if (!a || !a->found ||
+		    ctp_maps_bias(w->maps.v, w->maps.n, m->dev, m->ino,
+				  a->first_load_vaddr, a->is_dyn, &bias) ||
+		    read_mem(pid, bias + a->value, &magic, sizeof(magic)) ||
+		    !magic)
+			continue;
+		pf->answer = a;
+		pf->idx = i;
+		return;
+	}
+}
+
 /* The registry of a process known to define it: checked, its fields
  * registered, its stable slots kept in w->recs by tid. */
 static enum ctp_aps_tag read_registry(struct aps_state *st, struct worker *w,
@@ -494,7 +572,8 @@ static enum ctp_aps_tag read_registry(struct aps_state *st, struct worker *w,
 	w->rec_size = sizeof(struct rec) + w->n_handles * sizeof(struct kv);
 	w->n_recs = 0;
 	w->foreign = 0;
-	ctp_aps_slots(w->a, w->b, h->size, h, keep_slot, w, &w->slot_stats);
+	ctp_aps_slots(w->a, w->v, w->b, h->size, h, keep_slot, w,
+		      &w->slot_stats);
 	count(st, S_TORN, w->slot_stats.torn);
 	count(st, S_DUP, w->slot_stats.dup);
 	count(st, S_FOREIGN, w->foreign);
@@ -540,6 +619,7 @@ static int aps_process(void *state, const struct ctp_task *task,
 		outcome(st, task, CTP_APS_NONE, "");
 		return 0;
 	}
+	pick_registry(st, w, task->tgid, &pf);
 	t = read_registry(st, w, task, pf.answer, &w->maps.v[pf.idx], &h, &why);
 	outcome(st, task, t, why);
 	if (t == CTP_APS_EXITED)
@@ -571,14 +651,30 @@ static int aps_thread(void *state, const struct ctp_task *task,
 	if (w && w->tgid == task->tgid)
 		r = bsearch(&task->tid, w->recs, w->n_recs, w->rec_size,
 			    ctp_cmp_tid);
-	else /* a chunk of a split process, read on another worker */
+	else { /* a chunk of a split process, read on another worker */
 		r = ctp_shared_find(&st->shared, task->tgid, task->tid);
+		if (r)
+			count(st, S_SHARED, 1);
+	}
 	if (!r)
 		return 0; /* publishes nothing, or born after the copy */
 	count(st, S_THREADS_OK, 1);
 	for (uint32_t i = 0; i < r->n; i++)
 		st->api->set_u64(rec, r->kv[i].h, r->kv[i].v);
 	return 0;
+}
+
+static void worker_done(void *block)
+{
+	struct worker *w = block;
+
+	ctp_maps_free(&w->maps);
+	free(w->a);
+	free(w->v);
+	free(w->b);
+	free(w->tids);
+	free(w->nsmap);
+	free(w->recs);
 }
 
 static int aps_finish(void *state, struct ctp_record *host_rec)
@@ -607,21 +703,11 @@ static int aps_finish(void *state, struct ctp_record *host_rec)
 	memset(st->ex_pid, 0, sizeof(st->ex_pid));
 	ctp_shared_clear(&st->shared);
 	pthread_mutex_unlock(&st->lock);
-	if (st->hint[0] && CTP_API_HAS(st->api, set_hint))
+	ctp_workers_reset(&st->workers, worker_done);
+	/* Always: an empty hint clears the last capture's in a recording. */
+	if (CTP_API_HAS(st->api, set_hint))
 		st->api->set_hint(st->ctx, st->hint);
 	return 0;
-}
-
-static void worker_done(void *block)
-{
-	struct worker *w = block;
-
-	ctp_maps_free(&w->maps);
-	free(w->a);
-	free(w->b);
-	free(w->tids);
-	free(w->nsmap);
-	free(w->recs);
 }
 
 static void aps_fini(void *state)

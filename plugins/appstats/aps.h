@@ -91,15 +91,17 @@ struct ctp_aps_slot_stats {
 };
 
 /*
- * The stable, owned slots of two images a and b of one registry (b copied
- * after a): a slot is kept when its tid is positive and the same in both
- * and its seq is the same even number in both, with a's values (copied
- * between the two seq reads). Two kept slots of one tid are both dropped
- * (dup). For each kept slot, fn(arg, tid, values) with h->n_fields values
- * (unaligned-safe copies). Returns the number kept.
+ * The stable, owned slots of three images of one registry copied one after
+ * the other, a, then v, then b: a slot is kept when its tid is positive and
+ * the same in a and b and its seq the same even number in a and b, with
+ * the values of v, copied wholly after a and before b (so whatever order a
+ * copy moves bytes in, no claim or release happened while v's values were
+ * read). Two kept slots of one tid are both dropped (dup). For each kept
+ * slot, fn(arg, tid, values) with h->n_fields values. Returns the number
+ * kept.
  */
 typedef void (*ctp_aps_slot_fn)(void *arg, int32_t tid, const uint64_t *values);
-uint32_t ctp_aps_slots(const void *a, const void *b, size_t len,
+uint32_t ctp_aps_slots(const void *a, const void *v, const void *b, size_t len,
 		       const struct ctp_aps_hdr *h, ctp_aps_slot_fn fn,
 		       void *arg, struct ctp_aps_slot_stats *st);
 

@@ -81,7 +81,10 @@ enum ctp_aps_tag ctp_aps_header(const void *buf, size_t len, uint64_t bound,
 		*why = "a layout version this reader does not know";
 		return CTP_APS_BAD_VERSION;
 	}
-	if (bound >= CTP_APS_HDR_SIZE && bound < limit)
+	/* An ELF symbol smaller than the header cannot be the registry. */
+	if (bound && bound < CTP_APS_HDR_SIZE)
+		return bad(why, "the symbol is smaller than the header");
+	if (bound && bound < limit)
 		limit = bound;
 	if (h->size < CTP_APS_HDR_SIZE || h->size > limit)
 		return bad(why,
@@ -97,7 +100,7 @@ enum ctp_aps_tag ctp_aps_header(const void *buf, size_t len, uint64_t bound,
 	if (h->n_fields > h->max_fields)
 		return bad(why, "n_fields above max_fields");
 	if (h->fields_off < CTP_APS_HDR_SIZE || h->fields_off % 8 ||
-	    h->slots_off % 8)
+	    h->slots_off < CTP_APS_HDR_SIZE || h->slots_off % 8)
 		return bad(why, "a table inside the header or misaligned");
 	fields_end = h->fields_off + (uint64_t)h->max_fields * h->field_size;
 	slots_end = h->slots_off + (uint64_t)h->max_slots * h->slot_size;
@@ -130,10 +133,11 @@ static bool name_ok(const char *n, size_t max)
 
 	if (len == 0 || len == max)
 		return false;
+	/* The core's field-name rule too: no empty dotted component. */
 	for (size_t i = 0; i < len; i++)
 		if (!((n[i] >= 'a' && n[i] <= 'z') ||
 		      (n[i] >= '0' && n[i] <= '9') || n[i] == '_' ||
-		      n[i] == '.'))
+		      (n[i] == '.' && i > 0 && i + 1 < len && n[i + 1] != '.')))
 			return false;
 	return true;
 }
@@ -160,7 +164,8 @@ enum ctp_aps_tag ctp_aps_fields(const void *img, size_t len,
 		o->kind = f[49];
 		o->rule = f[50];
 		if (!name_ok(o->name, CTP_APS_NAME_MAX)) {
-			*why = "a name not of 1 to 47 bytes of [a-z0-9_.]";
+			*why = "a name not of 1 to 47 bytes of [a-z0-9_.] "
+			       "(no dot first, last or doubled)";
 			return CTP_APS_BAD_FIELD;
 		}
 		/* enum ctp_unit, ctp_kind (no cpu sets), ctp_rule (no
@@ -210,11 +215,11 @@ static int cmp_u64(const void *x, const void *y)
 
 /* Candidates as (tid << 32 | slot), sorted: a tid held by two stable slots
  * is a registry no one can attribute, so neither is kept. */
-uint32_t ctp_aps_slots(const void *a, const void *b, size_t len,
+uint32_t ctp_aps_slots(const void *a, const void *v, const void *b, size_t len,
 		       const struct ctp_aps_hdr *h, ctp_aps_slot_fn fn,
 		       void *arg, struct ctp_aps_slot_stats *st)
 {
-	const unsigned char *pa = a, *pb = b;
+	const unsigned char *pa = a, *pv = v, *pb = b;
 	uint64_t vals[CTP_APS_MAX_FIELDS];
 	uint64_t *cand;
 	uint32_t nc = 0;
@@ -247,7 +252,7 @@ uint32_t ctp_aps_slots(const void *a, const void *b, size_t len,
 			continue;
 		}
 		off = h->slots_off + (size_t)(uint32_t)cand[i] * h->slot_size;
-		memcpy(vals, pa + off + 8, (size_t)h->n_fields * 8);
+		memcpy(vals, pv + off + 8, (size_t)h->n_fields * 8);
 		fn(arg, (int32_t)tid, vals);
 		st->kept++;
 	}

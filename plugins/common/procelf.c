@@ -354,10 +354,11 @@ void *ctp_file_cache_get(struct ctp_file_cache *c, pid_t pid,
 	n = snprintf(path, sizeof(path), "/proc/%d/root%.*s", (int)pid,
 		     (int)m->path_len, m->path);
 	if (n < 0 || (size_t)n >= sizeof(path) || stat(path, &sb) ||
-	    sb.st_dev != m->dev || sb.st_ino != m->ino)
-		probe(arg, NULL, e->answer);
-	else
-		probe(arg, path, e->answer);
+	    sb.st_dev != m->dev || sb.st_ino != m->ino) {
+		free(e);
+		return NULL;
+	}
+	probe(arg, path, e->answer);
 	pthread_mutex_lock(&c->lock);
 	e->next = c->head;
 	c->head = e;
@@ -436,9 +437,13 @@ void ctp_ident_cache_fini(struct ctp_ident_cache *c)
  * ----------------------------------------------------------
  */
 
-static void scan(const struct ctp_proc_scan *s, const struct ctp_maps *maps,
+/* Returns false when some file could not be looked at (its answer is not
+ * known, so neither is the process's). */
+static bool scan(const struct ctp_proc_scan *s, const struct ctp_maps *maps,
 		 pid_t pid, struct ctp_proc_found *out)
 {
+	bool sure = true;
+
 	out->answer = NULL;
 	out->tag = s->none_tag;
 	for (size_t i = 0; i < maps->n; i++) {
@@ -450,18 +455,21 @@ static void scan(const struct ctp_proc_scan *s, const struct ctp_maps *maps,
 		    ctp_maps_find_exec(maps->v, i, m->dev, m->ino) >= 0)
 			continue; /* a file seen already */
 		a = ctp_file_cache_get(s->files, pid, m, s->probe, s->arg);
-		if (!a)
+		if (!a) {
+			sure = false;
 			continue;
+		}
 		v = s->verdict(a, &tag);
 		if (v > 0) {
 			out->answer = a;
 			out->idx = i;
 			out->tag = s->none_tag;
-			return;
+			return true;
 		}
 		if (v < 0)
 			out->tag = tag;
 	}
+	return sure;
 }
 
 int ctp_proc_find(const struct ctp_proc_scan *s, struct ctp_maps *maps,
@@ -486,7 +494,8 @@ int ctp_proc_find(const struct ctp_proc_scan *s, struct ctp_maps *maps,
 		return -ESRCH;
 	h = ctp_maps_exec_hash(maps);
 	if (ctp_ident_find(s->idents, out->exe_dev, out->exe_ino, h, &id)) {
-		scan(s, maps, pid, out);
+		if (!scan(s, maps, pid, out))
+			return 0; /* not cached: a file was not looked at */
 		id = (struct ctp_ident){.exe_dev = out->exe_dev,
 					.exe_ino = out->exe_ino,
 					.maps_hash = h,
@@ -650,4 +659,20 @@ void ctp_workers_fini(struct ctp_workers *ws, void (*done)(void *block))
 		free(h);
 	}
 	pthread_mutex_destroy(&ws->lock);
+}
+
+void ctp_workers_reset(struct ctp_workers *ws, void (*done)(void *block))
+{
+	pthread_mutex_lock(&ws->lock);
+	while (ws->head) {
+		struct ctp_worker_hdr *h = ws->head;
+
+		ws->head = h->next;
+		if (done)
+			done(h->block);
+		free(h);
+	}
+	/* Every thread's pointer is stale now: a new generation. */
+	ws->gen = atomic_fetch_add(&next_gen, 1);
+	pthread_mutex_unlock(&ws->lock);
 }

@@ -77,8 +77,7 @@ void ctp_elf_each_symbol(Elf *elf, ctp_elf_sym_fn fn, void *arg);
 /* ---- Per-file answers by (dev, inode) -------------------------------------
  * `probe` fills `out` (size bytes, zeroed) for the file at `path`, the
  * mapping as seen through /proc/<pid>/root (so a container's files are its
- * own); path is NULL when the file there is not the mapped one (replaced,
- * unreachable): the probe records that as it sees fit. */
+ * own). */
 typedef void (*ctp_file_probe_fn)(void *arg, const char *path, void *out);
 
 struct ctp_file_cache {
@@ -88,7 +87,9 @@ struct ctp_file_cache {
 };
 void ctp_file_cache_init(struct ctp_file_cache *c, size_t size);
 /* The answer for mapping m of process pid, cached or probed now; NULL
- * without memory. Valid until ctp_file_cache_fini. */
+ * without memory or when the file there is not the mapped one (replaced,
+ * unreachable, the process gone): that is not cached, a later process
+ * mapping the file probes it. Valid until ctp_file_cache_fini. */
 void *ctp_file_cache_get(struct ctp_file_cache *c, pid_t pid,
 			 const struct ctp_map *m, ctp_file_probe_fn probe,
 			 void *arg);
@@ -185,5 +186,9 @@ void *ctp_workers_get(struct ctp_workers *ws);
 void *ctp_workers_mine(const struct ctp_workers *ws);
 /* Free every block, each after `done` (may be NULL) released its own. */
 void ctp_workers_fini(struct ctp_workers *ws, void (*done)(void *block));
+/* The same at a capture's end, the list staying usable: the core may walk
+ * the next capture on new threads, whose blocks would otherwise pile up
+ * over a recording. Call when no callback runs (finish). */
+void ctp_workers_reset(struct ctp_workers *ws, void (*done)(void *block));
 
 #endif /* CTP_PROCELF_H */

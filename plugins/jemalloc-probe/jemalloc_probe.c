@@ -390,6 +390,15 @@ static int jep_thread(void *state, const struct ctp_task *task,
 	return 0;
 }
 
+static void worker_done(void *block)
+{
+	struct worker *w = block;
+
+	free(w->c);
+	ctp_maps_free(&w->maps);
+	free(w->tids);
+}
+
 static int jep_finish(void *state, struct ctp_record *host_rec)
 {
 	struct jep_state *st = state;
@@ -438,23 +447,15 @@ static int jep_finish(void *state, struct ctp_record *host_rec)
 	/* The tallies are this snapshot's: a recording's next starts at 0. */
 	memset(st->seen, 0, sizeof(st->seen));
 	ctp_shared_clear(&st->shared);
+	ctp_workers_reset(&st->workers, worker_done);
 	for (int i = 0; i < N_COUNTERS; i++)
 		atomic_store_explicit(&st->n[i], 0, memory_order_relaxed);
 	pthread_mutex_unlock(&st->lock);
-	if (!st->hint[0] || !CTP_HAS(st->api, struct ctp_api, set_hint) ||
-	    !st->api->set_hint)
+	/* Always: an empty hint clears the last capture's in a recording. */
+	if (!CTP_HAS(st->api, struct ctp_api, set_hint) || !st->api->set_hint)
 		return 0;
 	st->api->set_hint(st->ctx, st->hint);
 	return 0;
-}
-
-static void worker_done(void *block)
-{
-	struct worker *w = block;
-
-	free(w->c);
-	ctp_maps_free(&w->maps);
-	free(w->tids);
 }
 
 static void jep_fini(void *state)

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * appstats' registry checks (aps_parse.c) on a hostile image: the input is
- * the first copy of a registry; the second is the same bytes, then the
- * same bytes with every slot's seq moved, as if the slots changed hands
- * between the copies. Whatever the header claims, nothing is read past the
- * input, and what the checks accept holds.
+ * the first copy of a registry and the values' copy; the last is the same
+ * bytes, then the same bytes with every slot's seq moved, as if the slots
+ * changed hands between the copies. Whatever the header claims, nothing is read
+ * past the input, and what the checks accept holds.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +32,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t n = 0;
 	uint32_t bad;
 
-	if (ctp_aps_header(data, size, size, &h, &why) != CTP_APS_OK)
+	/* The ELF symbol's size: the input's, or (odd first byte) a small
+	 * one, 0 (none) included. */
+	uint64_t bound = size && (data[0] & 1) ? data[0] >> 1 : size;
+	if (ctp_aps_header(data, size, bound, &h, &why) != CTP_APS_OK)
 		return 0;
+	if (bound && h.size > bound)
+		abort();
 	if (h.size > size || h.n_fields > h.max_fields ||
 	    h.fields_off + (uint64_t)h.max_fields * h.field_size > h.size ||
 	    h.slots_off + (uint64_t)h.max_slots * h.slot_size > h.size)
@@ -51,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(b, data, h.size);
 	if (!ctp_aps_same_shape(data, b, h.size, &h))
 		abort();
-	if (ctp_aps_slots(data, b, h.size, &h, on_slot, &n, &st) != n ||
+	if (ctp_aps_slots(data, data, b, h.size, &h, on_slot, &n, &st) != n ||
 	    st.kept != n)
 		abort();
 	for (uint32_t j = 0; j < h.max_slots; j++) {
@@ -59,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		seq[0] ^= 2;
 	}
 	n = 0;
-	if (ctp_aps_slots(data, b, h.size, &h, on_slot, &n, &st) != 0 || n)
+	if (ctp_aps_slots(data, b, b, h.size, &h, on_slot, &n, &st) != 0 || n)
 		abort();
 	free(b);
 	return 0;
