@@ -76,7 +76,8 @@ struct ctprof_appstats {
 __attribute__((
 	weak, visibility("default"))) struct ctprof_appstats ctprof_appstats_v1;
 
-/* ---- Internals (per including object) ----------------------------------- */
+/* ---- Internals (per translation unit: an object including this header
+ * must stay loaded, APPSTATS.md) ----------------------------------------- */
 
 static _Thread_local struct ctprof_appstats_slot *ctp__app_mine;
 /* Set once this thread gave its slot back at exit: a later update (from
