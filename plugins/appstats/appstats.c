@@ -7,9 +7,9 @@
  * `process` finds the registry symbol among the process's executable
  * mappings (procelf: cached per file and per process identity, so a
  * process without it costs its exe stat and maps read), copies the
- * registry three times, checks it (aps_parse.c), registers each declared field
- * as `app.<name>` and keeps each stable slot's values by tid; `thread`
- * looks its tid up. A registry that fails a check is tagged in
+ * registry three times, checks it (aps_parse.c), registers each declared
+ * field as `app.<name>` and keeps each stable slot's values by tid;
+ * `thread` looks its tid up. A registry that fails a check is tagged in
  * appstats.status and nothing of it is recorded.
  */
 #include <errno.h>
