@@ -128,7 +128,9 @@ struct aps_state {
 	bool live;
 	pid_t self;
 	uint64_t self_pidns;
-	pthread_mutex_t lock; /* examples, known */
+	bool privileged;	 /* CAP_SYS_PTRACE effective at init */
+	_Atomic uint64_t denied; /* maps refused this capture */
+	pthread_mutex_t lock;	 /* examples, known */
 	struct known known[APS_MAX_APP_FIELDS];
 	size_t n_known;
 	struct ctp_workers workers;  /* struct worker */
@@ -487,9 +489,11 @@ static void outcome(struct aps_state *st, const struct ctp_task *task,
 	count(st, N_FIXED + (int)t, 1);
 	if (!ctp_aps_tag_corrupt(t) && t != CTP_APS_READ && t != CTP_APS_MAPS)
 		return;
-	/* A process whose maps cannot be read is only counted and logged:
-	 * jemalloc-probe's hint and the read-failure tally name it too, and
-	 * nothing says it publishes. */
+	/* A process whose maps cannot be read is counted and logged, and
+	 * named in the hint only as a count of denials without the privilege
+	 * that would lift them: nothing says it publishes. */
+	if (t == CTP_APS_MAPS && why && *why)
+		atomic_fetch_add(&st->denied, 1);
 	st->api->log(
 		st->ctx, CTP_LOG_INFO, "%s (pid %d): %s: %s%s%s",
 		task->pcomm ? task->pcomm : "?", (int)task->tgid,
@@ -685,6 +689,16 @@ static int aps_finish(void *state, struct ctp_record *host_rec)
 	(void)host_rec;
 	pthread_mutex_lock(&st->lock);
 	st->hint[0] = '\0';
+	uint64_t denied = atomic_exchange(&st->denied, 0);
+	if (denied && !st->privileged) {
+		int n = snprintf(st->hint, sizeof(st->hint),
+				 "%" PRIu64 " processes not looked at "
+				 "(permission denied): reading other users' "
+				 "registries needs CAP_SYS_PTRACE",
+				 denied);
+		if (n > 0 && (size_t)n < sizeof(st->hint))
+			used = (size_t)n;
+	}
 	for (int t = 0; t < CTP_APS_N_TAGS; t++) {
 		int n;
 
@@ -736,6 +750,7 @@ static int aps_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 	st->ctx = ctx;
 	st->api = api;
 	st->self = getpid();
+	st->privileged = ctp_cap_sys_ptrace();
 	st->self_pidns = pidns_of(AT_FDCWD, "/proc/self/ns/pid");
 	pthread_mutex_init(&st->lock, NULL);
 	ctp_workers_init(&st->workers, sizeof(struct worker));

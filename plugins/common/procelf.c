@@ -11,6 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
 #include <unistd.h>
 
 #include "procelf.h"
@@ -248,6 +250,17 @@ int ctp_task_tids(int dirfd, int32_t **tids, size_t *cap, size_t *n)
 	}
 	closedir(d);
 	return 0;
+}
+
+bool ctp_cap_sys_ptrace(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d) < 0)
+		return false;
+	return (d[CAP_SYS_PTRACE / 32].effective >> (CAP_SYS_PTRACE % 32)) & 1;
 }
 
 /* ---- ELF ------------------------------------------------------------------

@@ -174,19 +174,6 @@ static void count_tag(struct jep_state *st, const struct ctp_task *task,
 	pthread_mutex_unlock(&st->lock);
 }
 
-/* CAP_SYS_PTRACE in this thread's effective set (capget(2); the raw
- * syscall, no libcap). */
-static bool cap_sys_ptrace(void)
-{
-	struct __user_cap_header_struct h = {
-		.version = _LINUX_CAPABILITY_VERSION_3};
-	struct __user_cap_data_struct d[2];
-
-	if (syscall(SYS_capget, &h, d) < 0)
-		return false;
-	return (d[CAP_SYS_PTRACE / 32].effective >> (CAP_SYS_PTRACE % 32)) & 1;
-}
-
 /* ---- Which file holds jemalloc ---------------------------------------------
  */
 
@@ -613,7 +600,7 @@ static int jep_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 	st->ctx = ctx;
 	st->api = api;
 	st->self = getpid();
-	st->privileged = cap_sys_ptrace();
+	st->privileged = ctp_cap_sys_ptrace();
 	pthread_mutex_init(&st->lock, NULL);
 	ctp_workers_init(&st->workers, sizeof(struct worker));
 	ctp_file_cache_init(&st->files, sizeof(struct ctp_jep_file));
