@@ -717,7 +717,7 @@ static int aps_finish(void *state, struct ctp_record *host_rec)
 	memset(st->ex_pid, 0, sizeof(st->ex_pid));
 	ctp_shared_clear(&st->shared);
 	pthread_mutex_unlock(&st->lock);
-	ctp_workers_reset(&st->workers, worker_done);
+	ctp_workers_reset(&st->workers);
 	/* Always: an empty hint clears the last capture's in a recording. */
 	if (CTP_API_HAS(st->api, set_hint))
 		st->api->set_hint(st->ctx, st->hint);

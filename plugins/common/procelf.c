@@ -623,6 +623,7 @@ void ctp_shared_fini(struct ctp_shared *s)
 
 struct ctp_worker_hdr {
 	struct ctp_worker_hdr *next;
+	uint64_t gen; /* the generation that claimed it */
 	max_align_t block[];
 };
 
@@ -649,16 +650,36 @@ void *ctp_workers_get(struct ctp_workers *ws)
 
 	if (tls_gen == ws->gen && tls_mine)
 		return tls_mine->block;
-	h = calloc(1, sizeof(*h) + ws->size);
+	pthread_mutex_lock(&ws->lock);
+	/* A block no thread claimed in this generation (kept, with the
+	 * buffers it grew, from an earlier capture's thread), else a new
+	 * one: as many blocks as threads ever worked at once. */
+	for (h = ws->head; h && h->gen == ws->gen; h = h->next)
+		;
+	if (!h) {
+		h = calloc(1, sizeof(*h) + ws->size);
+		if (h) {
+			h->next = ws->head;
+			ws->head = h;
+		}
+	}
+	if (h)
+		h->gen = ws->gen;
+	pthread_mutex_unlock(&ws->lock);
 	if (!h)
 		return NULL;
-	pthread_mutex_lock(&ws->lock);
-	h->next = ws->head;
-	ws->head = h;
-	pthread_mutex_unlock(&ws->lock);
 	tls_mine = h;
 	tls_gen = ws->gen;
 	return h->block;
+}
+
+void ctp_workers_reset(struct ctp_workers *ws)
+{
+	/* Every thread's claim is stale now; the blocks stay for the next
+	 * capture's threads. */
+	pthread_mutex_lock(&ws->lock);
+	ws->gen = atomic_fetch_add(&next_gen, 1);
+	pthread_mutex_unlock(&ws->lock);
 }
 
 void ctp_workers_fini(struct ctp_workers *ws, void (*done)(void *block))
@@ -672,20 +693,4 @@ void ctp_workers_fini(struct ctp_workers *ws, void (*done)(void *block))
 		free(h);
 	}
 	pthread_mutex_destroy(&ws->lock);
-}
-
-void ctp_workers_reset(struct ctp_workers *ws, void (*done)(void *block))
-{
-	pthread_mutex_lock(&ws->lock);
-	while (ws->head) {
-		struct ctp_worker_hdr *h = ws->head;
-
-		ws->head = h->next;
-		if (done)
-			done(h->block);
-		free(h);
-	}
-	/* Every thread's pointer is stale now: a new generation. */
-	ws->gen = atomic_fetch_add(&next_gen, 1);
-	pthread_mutex_unlock(&ws->lock);
 }

@@ -173,26 +173,28 @@ void ctp_shared_fini(struct ctp_shared *s);
 int ctp_cmp_tid(const void *a, const void *b);
 
 /* ---- Per-worker state ------------------------------------------------------
- * Each capture worker thread gets its own zeroed block of `size` bytes the
- * first time it asks, kept on a list until fini. One list per plugin: the
+ * Each capture worker thread claims a block of `size` bytes (zeroed when
+ * new) the first time it asks in a capture. One list per plugin: the
  * thread-local pointer is procelf's, and procelf is linked into each
  * plugin on its own. */
 struct ctp_workers {
 	pthread_mutex_t lock;
 	struct ctp_worker_hdr *head;
-	uint64_t gen; /* tells this list from an earlier one's thread-locals */
+	uint64_t gen; /* this capture's: tells fresh claims from stale ones */
 	size_t size;
 };
 void ctp_workers_init(struct ctp_workers *ws, size_t size);
-/* This thread's block, made now if needed; NULL without memory. */
+/* This thread's block in this capture: claimed now if needed, a block an
+ * earlier capture's thread used (its contents as that thread left them:
+ * buffers to reuse, state to reset) or a new one; NULL without memory. */
 void *ctp_workers_get(struct ctp_workers *ws);
-/* This thread's block if it has one (never allocates), else NULL. */
+/* This thread's block if it claimed one in this capture, else NULL. */
 void *ctp_workers_mine(const struct ctp_workers *ws);
+/* At a capture's end (finish, when no callback runs): every claim is
+ * released. The core may walk the next capture on new threads; they reuse
+ * these blocks instead of piling up new ones over a recording. */
+void ctp_workers_reset(struct ctp_workers *ws);
 /* Free every block, each after `done` (may be NULL) released its own. */
 void ctp_workers_fini(struct ctp_workers *ws, void (*done)(void *block));
-/* The same at a capture's end, the list staying usable: the core may walk
- * the next capture on new threads, whose blocks would otherwise pile up
- * over a recording. Call when no callback runs (finish). */
-void ctp_workers_reset(struct ctp_workers *ws, void (*done)(void *block));
 
 #endif /* CTP_PROCELF_H */

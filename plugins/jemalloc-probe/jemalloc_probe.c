@@ -434,7 +434,7 @@ static int jep_finish(void *state, struct ctp_record *host_rec)
 	/* The tallies are this snapshot's: a recording's next starts at 0. */
 	memset(st->seen, 0, sizeof(st->seen));
 	ctp_shared_clear(&st->shared);
-	ctp_workers_reset(&st->workers, worker_done);
+	ctp_workers_reset(&st->workers);
 	for (int i = 0; i < N_COUNTERS; i++)
 		atomic_store_explicit(&st->n[i], 0, memory_order_relaxed);
 	pthread_mutex_unlock(&st->lock);
