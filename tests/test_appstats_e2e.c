@@ -7,6 +7,7 @@
  * no thread is ever ptraced; a broken registry is tagged in
  * appstats.status and nothing of it is recorded.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -44,6 +45,7 @@ struct worker {
 	int n;
 	int32_t tid[MAX_TIDS]; /* line "i tid": tid[i] */
 	char last[128];	       /* the last line read */
+	char name[16];	       /* "name NAME": its process name */
 };
 
 /* One line of the worker's stdout (without its newline) within the
@@ -105,6 +107,10 @@ static void start(struct worker *w, const char *path, const char *mode)
 			fail_msg("%s %s: no \"ready\"", path, mode);
 		if (!strcmp(w->last, "ready"))
 			return;
+		if (!strncmp(w->last, "name ", 5)) {
+			snprintf(w->name, sizeof(w->name), "%s", w->last + 5);
+			continue;
+		}
 		if (sscanf(w->last, "%d %d", &i, &tid) == 2 && i >= 0 &&
 		    i < MAX_TIDS) {
 			w->tid[i] = tid;
@@ -302,10 +308,8 @@ static void eight_threads(void **state)
 			      "--format", "csv",      NULL};
 	assert_int_equal(e2e_run(args, csv, NULL), 0);
 	assert_int_equal(e2e_read_file(csv, &text, NULL), 0);
-	assert_int_equal(csv_cell(text, "appstats_worker", "app.requests"),
-			 36000);
-	assert_int_equal(csv_cell(text, "appstats_worker", "app.arena_bytes"),
-			 8 * MIB);
+	assert_int_equal(csv_cell(text, w.name, "app.requests"), 36000);
+	assert_int_equal(csv_cell(text, w.name, "app.arena_bytes"), 8 * MIB);
 	free(text);
 }
 
@@ -337,6 +341,105 @@ static void eight_threads_split(void **state)
 	}
 	stop(&w);
 	assert_true(shared > 0);
+}
+
+/* The tid of `pid`'s thread whose tid in its own pid namespace is ns (the
+ * last number of its NSpid line), or 0. */
+static long host_tid_of(pid_t pid, long ns)
+{
+	char dir[64], path[PATH_MAX], *text;
+	struct dirent *de;
+	long found = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	d = opendir(dir);
+	while (d && !found && (de = readdir(d))) {
+		const char *p;
+		long last = -1;
+
+		if (de->d_name[0] == '.' ||
+		    E2E_PATHF(path, "%s/%s/status", dir, de->d_name) < 0 ||
+		    e2e_read_file(path, &text, NULL) < 0)
+			continue;
+		p = strstr(text, "\nNSpid:");
+		for (p = p ? p + 7 : NULL; p && *p && *p != '\n'; p++)
+			if (*p >= '0' && *p <= '9')
+				last = strtol(p, (char **)&p, 10), p--;
+		if (last == ns)
+			found = atol(de->d_name);
+		free(text);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* The 8-thread worker in a pid namespace of its own (unshare --pid): its
+ * slots hold tids of that namespace, which the reader maps through each
+ * thread's NSpid line; thread i's values land on its host tid. */
+static void pid_namespace(void **state)
+{
+	/* --kill-child: the worker (its namespace's init, which ignores
+	 * signals it has no handler for) dies with unshare, also when a
+	 * failed check leaves this test early. */
+	const char *argv[] = {"unshare",  "--pid", "--fork", "--kill-child",
+			      APS_WORKER, "eight", NULL};
+	char line[128];
+	posix_spawn_file_actions_t fa;
+	struct ctp_snap *s;
+	struct worker w = {0};
+	pid_t child = 0;
+	int p[2];
+
+	(void)state;
+	if (geteuid() != 0 ||
+	    system("unshare --pid --fork --kill-child true 2>/dev/null")) {
+		print_message("SKIP: no pid namespaces here (unshare --pid "
+			      "needs root)\n");
+		skip();
+	}
+	stop_running();
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
+	assert_int_equal(posix_spawnp(&w.pid, "unshare", &fa, NULL,
+				      (char *const *)argv, environ),
+			 0);
+	posix_spawn_file_actions_destroy(&fa);
+	running = w.pid;
+	close(p[1]);
+	w.out = p[0];
+	for (;;) {
+		int i, tid;
+
+		if (!read_line(&w, line, sizeof(line), WAIT_MS))
+			fail_msg("the namespaced worker did not start");
+		if (!strcmp(line, "ready"))
+			break;
+		if (sscanf(line, "%d %d", &i, &tid) == 2 && i >= 0 && i < 8)
+			w.tid[i] = tid; /* its namespace's tids */
+	}
+	/* The worker: unshare's child (pid 1 in its namespace). */
+	char path[64], *text;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)w.pid,
+		 (int)w.pid);
+	assert_int_equal(e2e_read_file(path, &text, NULL), 0);
+	child = (pid_t)atol(text);
+	free(text);
+	assert_true(child > 0);
+	s = capture("pidns");
+	for (int i = 0; i < 8; i++) {
+		long host = host_tid_of(child, w.tid[i]);
+
+		assert_true(host > 0 && host != w.tid[i]);
+		assert_int_equal(app_u64(s, "arena_bytes", host),
+				 (uint64_t)(i + 1) * MIB);
+	}
+	status_is(s, child, "ok");
+	ctp_snap_free(s);
+	kill(child, SIGKILL);
+	stop(&w);
 }
 
 /* Threads born and exiting while they publish (more threads than slots):
@@ -591,6 +694,7 @@ int main(void)
 		cmocka_unit_test(unset),
 		cmocka_unit_test(raw_ok),
 		cmocka_unit_test(two_objects),
+		cmocka_unit_test(pid_namespace),
 		cmocka_unit_test(raw_refused),
 		cmocka_unit_test(raw_foreign),
 		cmocka_unit_test(raw_dup),
