@@ -281,7 +281,7 @@ static void check_threads(const struct ctp_snap *s)
 
 static void check_fixture(const struct ctp_snap *s)
 {
-	const struct ctp_snap_plugin *p = run_plugin(s, "psi");
+	const struct ctp_snap_plugin *p = e2e_plugin(s, "psi");
 	const struct ctp_snap_table *ct = ctp_snap_table(s, CTP_SCOPE_CGROUP);
 
 	nbad = 0;
@@ -392,7 +392,7 @@ static void fixture_psi_off(void **state)
 
 	nbad = 0;
 	check_fields(s);
-	p = run_plugin(s, "psi");
+	p = e2e_plugin(s, "psi");
 	CHECK(p->status == 1 && p->errors == 0, "status %u errors %" PRIu64,
 	      p->status, p->errors);
 	CHECK(p->hint && strstr(p->hint, "psi=1") &&
@@ -436,7 +436,7 @@ static void fixture_options(void **state)
 			check_row(s, false, (size_t)row, exp_cgroups[i].path,
 				  exp_cgroups[i].values);
 	}
-	p = run_plugin(s, "psi");
+	p = e2e_plugin(s, "psi");
 	CHECK(!p->hint, "hint without a host pass: %s", p->hint);
 	CHECK(run_summary(p, "missing") == 7, "missing %" PRIu64,
 	      run_summary(p, "missing"));
@@ -446,7 +446,7 @@ static void fixture_options(void **state)
 	check_row(s, true, 0, "host", exp_host);
 	for (size_t r = 0; r < N_CGROUPS; r++)
 		check_row(s, false, r, "cgroup", "");
-	p = run_plugin(s, "psi");
+	p = e2e_plugin(s, "psi");
 	CHECK(run_summary(p, "missing") == 0 &&
 		      run_summary(p, "parse_errors") == 0 &&
 		      run_summary(p, "cgroups_unreachable") == 0,
@@ -683,7 +683,7 @@ static void live(void **state)
 
 	nbad = 0;
 	hdr = ctp_snap_header(s);
-	p = run_plugin(s, "psi");
+	p = e2e_plugin(s, "psi");
 	print_message("[ NOTE     ] PSI is %s on this host; own cgroup '%s'%s "
 		      "under '%s'\n",
 		      off ? "off" : "on", cg,

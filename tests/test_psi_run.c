@@ -102,18 +102,6 @@ struct ctp_snap *run_capture(const struct run_cfg *c)
 	return s;
 }
 
-const struct ctp_snap_plugin *run_plugin(const struct ctp_snap *s,
-					 const char *name)
-{
-	const struct ctp_snap_plugin *p = ctp_snap_plugins(s);
-
-	for (size_t i = 0; i < ctp_snap_n_plugins(s); i++)
-		if (!strcmp(p[i].name, name))
-			return &p[i];
-	fail_msg("no plugin %s in the snapshot", name);
-	return NULL;
-}
-
 uint64_t run_summary(const struct ctp_snap_plugin *p, const char *name)
 {
 	for (size_t i = 0; i < p->n_summary; i++)

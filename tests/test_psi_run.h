@@ -32,9 +32,6 @@ const char *run_dir(void);
 struct ctp_snap *run_capture(const struct run_cfg *c);
 int run_free_snaps(void **state);
 
-/* The named plugin's status (fails the test when it is not there). */
-const struct ctp_snap_plugin *run_plugin(const struct ctp_snap *s,
-					 const char *name);
 /* A summary counter (fails the test when it is not there). */
 uint64_t run_summary(const struct ctp_snap_plugin *p, const char *name);
 /* Read failures tallied for a per-task file; 0 when it is not listed. */

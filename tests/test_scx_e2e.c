@@ -186,7 +186,7 @@ static void check_threads(const struct ctp_snap *s, bool read)
 static void check_plugin(const struct ctp_snap *s, uint64_t sysfs_parse,
 			 uint64_t sched_parse)
 {
-	const struct ctp_snap_plugin *p = run_plugin(s, "sched_ext");
+	const struct ctp_snap_plugin *p = e2e_plugin(s, "sched_ext");
 
 	CHECK(p->status == 1 && p->errors == 0 && p->vanished == 0,
 	      "status %u errors %" PRIu64 " vanished %" PRIu64, p->status,
@@ -293,7 +293,7 @@ static void fixture_shared(void **state)
 	struct ctp_snap *s = capture(FIX "/sys-none", 1, WITH_SCHEDSTAT);
 	const struct ctp_snap_field *mig =
 		ctp_snap_field_find(s, "schedstat.nr_migrations");
-	const struct ctp_snap_plugin *sp = run_plugin(s, "schedstat");
+	const struct ctp_snap_plugin *sp = e2e_plugin(s, "schedstat");
 
 	(void)state;
 	nbad = 0;
