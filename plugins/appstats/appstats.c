@@ -153,10 +153,6 @@ static void count(struct aps_state *st, int c, uint64_t d)
 /* ---- Finding the registry ---------------------------------------------------
  */
 
-struct sym_find {
-	struct file_answer *out;
-};
-
 static bool sym_match(void *arg, const char *name, const GElf_Sym *sym)
 {
 	struct file_answer *a = arg;
@@ -179,8 +175,6 @@ static void probe_file(void *arg, const char *path, void *out)
 	int fd;
 
 	(void)arg;
-	if (!path)
-		return;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;

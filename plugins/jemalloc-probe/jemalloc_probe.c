@@ -182,7 +182,7 @@ static void probe_file(void *arg, const char *path, void *out)
 	struct jep_state *st = arg;
 	struct ctp_jep_file *f = out;
 
-	if (!path || ctp_jep_file_probe_with(path, &st->layouts, f) < 0) {
+	if (ctp_jep_file_probe_with(path, &st->layouts, f) < 0) {
 		memset(f, 0, sizeof(*f));
 		f->tag = CTP_JEP_ELF;
 	}
