@@ -735,14 +735,14 @@ uint64_t hx_summary(const struct hx_ctx *ctx, const char *name)
 
 const char *hx_hint(const struct hx_ctx *ctx)
 {
-	const char *h = hx_info(ctx)->hint;
+	const char *h = ctp_plugin_hint(hx_info(ctx));
 
 	return h ? h : "";
 }
 
 bool hx_hint_set(const struct hx_ctx *ctx)
 {
-	return hx_info(ctx)->hint != NULL;
+	return ctp_plugin_hint(hx_info(ctx)) != NULL;
 }
 
 const char *hx_gate(const struct hx_ctx *ctx, const char *name)

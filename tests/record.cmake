@@ -4,7 +4,7 @@ ctp_add_test(test_record test_record.c e2e_util.c LIBS ctpcore)
 target_compile_definitions(test_record PRIVATE
                            CTP_ABI_PLUGIN_DIR="${CTP_ABI_PLUGIN_DIR}")
 add_dependencies(test_record ctprof-core plugin-procfs-stat
-                 abi-plugin-abi-crash)
+                 abi-plugin-abi-crash abi-plugin-abi-good abi-plugin-abi-twin)
 
 # The soak (label `soak`, about two minutes): 1,000 captures of the live
 # host by one recorder, descriptors and RSS flat. Alone, as `stress` is.

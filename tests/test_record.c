@@ -269,6 +269,49 @@ static void test_crash(void **state)
 	free_names(names, 3);
 }
 
+/* A hint set during a capture is that capture's: gone from the next ones
+ * when the plugin no longer sets it; the one init set is in every file
+ * where no capture's replaces it. */
+static void test_hints(void **state)
+{
+	(void)state;
+	char dir[PATH_MAX], out[PATH_MAX], cfg[PATH_MAX], *err;
+	dirs("hints", dir, out, cfg);
+	write_cfg(cfg,
+		  "  abi-good: {options: {hint: \"cause seen\", "
+		  "hint_captures: \"1\"}}\n"
+		  "  abi-twin: {options: {init_hint: \"said once\", "
+		  "hint: \"cause seen\", hint_captures: \"1\"}}\n",
+		  "");
+	const char *args[] = {"record",	    "--config", cfg,	   "-o", out,
+			      "--interval", "200ms",	"--count", "3",	 NULL};
+	int rc = run_log(args, dir, &err);
+	if (rc != 0)
+		fail_msg("exit %d:\n%s", rc, err);
+	free(err);
+	struct dirent **names;
+	assert_int_equal(files(out, &names), 3);
+	for (int i = 0; i < 3; i++) {
+		struct ctp_snap *s = open_snap(out, names[i]->d_name);
+		const struct ctp_snap_plugin *g = plugin(s, "abi-good"),
+					     *t = plugin(s, "abi-twin");
+		assert_non_null(g);
+		assert_non_null(t);
+		if (i == 0) {
+			assert_non_null(g->hint);
+			assert_string_equal(g->hint, "cause seen");
+			assert_non_null(t->hint);
+			assert_string_equal(t->hint, "cause seen");
+		} else {
+			assert_null(g->hint);
+			assert_non_null(t->hint);
+			assert_string_equal(t->hint, "said once");
+		}
+		ctp_snap_free(s);
+	}
+	free_names(names, 3);
+}
+
 /* record: in the config gives the directory and the interval; SIGHUP
  * reloads the config (here: a second plugin appears in later files). */
 static void test_config_and_hup(void **state)
@@ -409,6 +452,7 @@ int main(void)
 		cmocka_unit_test(test_retention),
 		cmocka_unit_test(test_sigterm),
 		cmocka_unit_test(test_crash),
+		cmocka_unit_test(test_hints),
 		cmocka_unit_test(test_config_and_hup),
 		cmocka_unit_test(test_dir_verbs),
 		cmocka_unit_test(test_usage),

@@ -753,7 +753,8 @@ static void mark_restore(struct ctp_engine *eng, uint32_t idx,
 	}
 	info->n_summary = 0;
 	free(info->hint);
-	info->hint = NULL;
+	free(info->init_hint);
+	info->hint = info->init_hint = NULL;
 }
 
 /* Run plugin idx's fini (when its init succeeded) and unload it; the
@@ -930,6 +931,9 @@ static int load_checked(struct ctp_engine *eng, uint32_t idx, char **dirs,
 				 strerror(-ret));
 			return ret;
 		}
+		/* What init said holds for the run; captures say their own. */
+		info->init_hint = info->hint;
+		info->hint = NULL;
 	}
 	return 0;
 }

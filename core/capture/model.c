@@ -852,6 +852,11 @@ int ctp_capture_reset(struct ctp_capture *cap)
 		atomic_store(&p->exited_lost, 0);
 		for (uint32_t s = 0; s < p->n_summary; s++)
 			atomic_store(&p->summary[s], 0);
+		/* A capture's hint is its own: a plugin says it again while
+		 * its cause holds. init's stays (what the kernel or the
+		 * configuration decided once). */
+		free(p->hint);
+		p->hint = NULL;
 	}
 	free(cap->hostname);
 	free(cap->kernel_release);
@@ -873,6 +878,7 @@ void ctp_capture_free(struct ctp_capture *cap)
 		free(p->version);
 		free(p->reason);
 		free(p->hint);
+		free(p->init_hint);
 		for (uint32_t s = 0; s < p->n_summary; s++)
 			free(p->summary_name[s]);
 	}

@@ -247,11 +247,12 @@ struct ctp_plugin_rt; /* engine-private runtime part */
 
 struct ctp_plugin_info {
 	char *name;
-	char *path;	/* NULL when not found */
-	char *version;	/* NULL unless loaded */
-	char *reason;	/* why failed/disabled, NULL when loaded */
-	char *hint;	/* the plugin's remediation hint, or NULL */
-	uint8_t status; /* enum ctp_plugin_status */
+	char *path;	 /* NULL when not found */
+	char *version;	 /* NULL unless loaded */
+	char *reason;	 /* why failed/disabled, NULL when loaded */
+	char *hint;	 /* the hint set during this capture, or NULL */
+	char *init_hint; /* the hint init set: for every capture of the run */
+	uint8_t status;	 /* enum ctp_plugin_status */
 	bool required;
 	_Atomic uint64_t time_ns; /* CPU-agnostic wall time in callbacks */
 	_Atomic uint64_t calls, errors, vanished;
@@ -264,6 +265,12 @@ struct ctp_plugin_info {
 	_Atomic uint64_t summary[CTP_MAX_SUMMARY];
 	struct ctp_plugin_rt *rt;
 };
+
+/* The hint a snapshot shows for p: this capture's, else init's; NULL. */
+static inline const char *ctp_plugin_hint(const struct ctp_plugin_info *p)
+{
+	return p->hint ? p->hint : p->init_hint;
+}
 
 /* A summary counter of the plugin named `name`: its index, the existing
  * one when the name is registered, -ENOSPC past CTP_MAX_SUMMARY, -EINVAL

@@ -704,7 +704,7 @@ static void pack_plugins(struct w *w)
 		pack_key(w, "reason");
 		pack_str(w, p->reason);
 		pack_key(w, "hint");
-		pack_str(w, p->hint);
+		pack_str(w, ctp_plugin_hint(p));
 		pack_key(w, "version");
 		pack_str(w, p->version);
 		pack_key(w, "path");

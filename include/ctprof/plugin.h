@@ -324,7 +324,9 @@ struct ctp_api {
 	/* A one-line remediation hint shown with the plugin's status (e.g.
 	 * "most queries failed with EPERM: run as root or grant
 	 * CAP_NET_ADMIN"). Typically set from `finish` after looking at the
-	 * plugin's own failure counts; the last call wins; NULL clears it. */
+	 * plugin's own failure counts; the last call wins; NULL clears it.
+	 * Set from init it holds for the whole run; set during a capture, for
+	 * that capture only (the core clears it when the next one begins). */
 	void (*set_hint)(struct ctp_ctx *ctx, const char *text);
 
 	/* State, from init only, that declared file `file` (a name of this

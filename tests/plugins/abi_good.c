@@ -16,7 +16,9 @@
  * (ABI_GOOD_NAME), so two plugins can ask for the same lazy file.
  *
  * With option `hint: TEXT`, finish sets a hint, then replaces it with TEXT
- * (set_hint's last call wins), or clears it when TEXT is "-".
+ * (set_hint's last call wins), or clears it when TEXT is "-"; with
+ * `hint_captures: N` too, only in the first N captures of the run. With
+ * `init_hint: TEXT`, init sets TEXT.
  *
  * With option `fail: late`, init registers everything it can (summary
  * counter, file gate, a runtime field, a hint) and then fails: the loader
@@ -138,7 +140,9 @@ struct state {
 	int h[F_N];
 	int sum_threads;
 	const char *greeting;
-	const char *hint; /* the `hint` option, NULL when not set */
+	const char *hint;	/* the `hint` option, NULL when not set */
+	uint64_t hint_captures; /* finishes that set it; 0: every one */
+	uint64_t finishes;
 	int fetch_lazy;
 	char gates[128]; /* file_gate results, space-separated */
 	_Atomic uint64_t threads;
@@ -192,6 +196,8 @@ static int good_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		if (strcmp(api->opt_key(ctx, i), "greeting") != 0 &&
 		    strcmp(api->opt_key(ctx, i), "lazy") != 0 &&
 		    strcmp(api->opt_key(ctx, i), "hint") != 0 &&
+		    strcmp(api->opt_key(ctx, i), "hint_captures") != 0 &&
+		    strcmp(api->opt_key(ctx, i), "init_hint") != 0 &&
 		    strcmp(api->opt_key(ctx, i), "fail") != 0) {
 			api->log(ctx, CTP_LOG_ERR, "unknown option '%s'",
 				 api->opt_key(ctx, i));
@@ -210,6 +216,15 @@ static int good_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		st->greeting = NULL;
 	if (api->opt_str(ctx, "hint", &st->hint) < 0)
 		st->hint = NULL;
+	const char *text;
+	if (api->opt_str(ctx, "hint_captures", &text) == 0 &&
+	    parse_u64(text, strlen(text), &st->hint_captures) < 0) {
+		free(st);
+		return -EINVAL;
+	}
+	if (api->opt_str(ctx, "init_hint", &text) == 0 &&
+	    CTP_HAS(api, struct ctp_api, set_hint))
+		api->set_hint(ctx, text);
 	const char *lazy;
 	if (api->opt_str(ctx, "lazy", &lazy) == 0)
 		st->fetch_lazy = strcmp(lazy, "fetch") == 0;
@@ -383,7 +398,9 @@ static int good_finish(void *statep, struct ctp_record *host_rec)
 {
 	struct state *st = statep;
 	const struct ctp_api *api = st->api;
-	if (st->hint && CTP_HAS(api, struct ctp_api, set_hint)) {
+	st->finishes++;
+	if (st->hint && CTP_HAS(api, struct ctp_api, set_hint) &&
+	    (!st->hint_captures || st->finishes <= st->hint_captures)) {
 		api->set_hint(st->ctx, "a hint the next call replaces");
 		api->set_hint(st->ctx,
 			      strcmp(st->hint, "-") == 0 ? NULL : st->hint);
