@@ -9,6 +9,8 @@
 #                          the same under AddressSanitizer + UBSan
 #   tools/dev.sh test-sanitize-clang
 #                          the same built with clang (its shared runtimes)
+#   tools/dev.sh test-load the live tests beside a 10,000-thread load
+#                          (label `load`; not part of `test`)
 #   tools/dev.sh deps      only install the packages
 #   tools/dev.sh build     only build (build/)
 set -euo pipefail
@@ -74,15 +76,18 @@ capture)
 	./build/ctprof-core show "$out" ;;
 test)
 	deps; build build
-	ctest --test-dir build --output-on-failure -j"$jobs" ;;
+	ctest --test-dir build --output-on-failure -j"$jobs" -LE load ;;
+test-load)
+	deps; build build
+	ctest --test-dir build --output-on-failure -L load ;;
 test-sanitize)
 	deps; build build-asan -DCTP_SANITIZE=ON
 	ASAN_OPTIONS=$san_asan UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		ctest --test-dir build-asan --output-on-failure -j"$jobs" ;;
+		ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE load ;;
 test-sanitize-clang)
 	deps; CC=clang build build-clang-asan -DCTP_SANITIZE=ON
 	ASAN_OPTIONS=$san_asan UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		ctest --test-dir build-clang-asan --output-on-failure -j"$jobs" ;;
+		ctest --test-dir build-clang-asan --output-on-failure -j"$jobs" -LE load ;;
 *)
-	sed -n '2,13p' "$0" >&2; exit 2 ;;
+	sed -n '2,15p' "$0" >&2; exit 2 ;;
 esac
