@@ -167,8 +167,9 @@ static const struct exp_proc exp_procs[] = {
 };
 #define N_PROCS (sizeof(exp_procs) / sizeof(exp_procs[0]))
 
-/* The distinct smaps keys: 100's 22 and 300's Zswap_Future. */
-#define N_SMAPS_FIELDS 23
+/* The distinct smaps keys, 100's 22 and 300's Zswap_Future, and
+ * smaps.not_read. */
+#define N_SMAPS_FIELDS 24
 
 struct counter {
 	const char *name;
@@ -182,6 +183,10 @@ struct exp_run {
 	uint64_t io_fail, pio_fail, statm_fail, rollup_fail;
 	struct counter smaps[6]; /* read_us is not deterministic */
 	bool smaps_values;	 /* the smaps values above were read */
+	/* Per exp_procs entry: why its smaps_rollup was not read (it then
+	 * has statm's resident size as smaps.rss and this in
+	 * smaps.not_read, and no other smaps value); NULL: as above. */
+	const char *why[N_PROCS];
 };
 
 static const struct exp_run run_default = {
@@ -196,6 +201,8 @@ static const struct exp_run run_default = {
 	 {"parse_errors", 1},
 	 {"keys_dropped", 0}},
 	true,
+	/* 200 over 16 GiB; 500's smaps_rollup missing (like EACCES). */
+	{NULL, "max_rss_bytes", NULL, NULL, "unreadable", NULL, NULL},
 };
 
 /* max_rss_bytes: 1: every process with memory is too big, so no
@@ -212,6 +219,8 @@ static const struct exp_run run_tiny_cap = {
 	 {"parse_errors", 0},
 	 {"keys_dropped", 0}},
 	false,
+	{"max_rss_bytes", "max_rss_bytes", "max_rss_bytes", NULL,
+	 "max_rss_bytes", NULL, NULL},
 };
 
 /* time_budget_ms: 0: size checks first, then nothing may be read. */
@@ -227,6 +236,8 @@ static const struct exp_run run_no_budget = {
 	 {"parse_errors", 0},
 	 {"keys_dropped", 0}},
 	false,
+	{"time_budget_ms", "max_rss_bytes", "time_budget_ms", NULL,
+	 "time_budget_ms", NULL, NULL},
 };
 
 #define HINT                                                                   \
@@ -616,27 +627,87 @@ static void check_process_io(const struct ctp_snap *s, bool with_io)
 	}
 }
 
+/* Any process not read in run x? */
+static bool any_not_read(const struct exp_run *x)
+{
+	for (size_t i = 0; i < N_PROCS; i++)
+		if (x->why[i])
+			return true;
+	return false;
+}
+
+/* One smaps field of process row i: its expected value, or absent. */
+static void check_smaps_value(const struct ctp_snap *s, const struct exp_run *x,
+			      size_t i, const struct ctp_snap_field *f)
+{
+	const struct exp_proc *p = &exp_procs[i];
+	struct ctp_value v = ctp_snap_get(s, f, i);
+	uint64_t page = (uint64_t)getpagesize();
+	const char *why = x->why[i];
+	char name[96];
+
+	if (!strcmp(f->name, "smaps.not_read")) {
+		CHECK(why ? v.type == CTP_TYPE_STRING &&
+				      v.str.len == strlen(why) &&
+				      !memcmp(v.str.ptr, why, v.str.len)
+			  : v.type == CTP_VALUE_ABSENT,
+		      "tgid %u: smaps.not_read type %u, expected %s", p->tgid,
+		      v.type, why ? why : "absent");
+		return;
+	}
+	if (why && !strcmp(f->name, "smaps.rss")) {
+		/* What was read is kept: statm's resident size. */
+		CHECK(v.type == CTP_TYPE_U64 &&
+			      v.u64 == p->resident_pages * page,
+		      "tgid %u: smaps.rss = %" PRIu64
+		      ", expected statm's %" PRIu64,
+		      p->tgid, v.u64, p->resident_pages * page);
+		return;
+	}
+	const struct kv *want = NULL;
+	for (size_t k = 0; !why && x->smaps_values && k < p->n_kv; k++)
+		if (!strcmp(smaps_name(name, sizeof(name), p->kv[k].key),
+			    f->name))
+			want = &p->kv[k];
+	if (!want)
+		CHECK(v.type == CTP_VALUE_ABSENT,
+		      "tgid %u: %s should be absent", p->tgid, f->name);
+	else
+		CHECK(v.type == CTP_TYPE_U64 && v.u64 == want->kib * 1024,
+		      "tgid %u: %s = %" PRIu64 ", expected %" PRIu64, p->tgid,
+		      f->name, v.u64, want->kib * 1024);
+}
+
 static void check_smaps(const struct ctp_snap *s, const struct exp_run *x)
 {
 	const struct ctp_snap_table *pt = ctp_snap_table(s, CTP_SCOPE_PROCESS);
 	size_t n_smaps = 0;
 	uint64_t page = (uint64_t)getpagesize();
 
-	/* Exactly the keys read, each a process gauge in bytes. */
+	/* Exactly the keys read, each a process gauge in bytes, and why a
+	 * process was not read, a label. */
 	for (size_t i = 0; i < ctp_snap_n_fields(s); i++) {
 		const struct ctp_snap_field *f = &ctp_snap_fields(s)[i];
 		if (strncmp(f->name, "smaps.", 6) != 0)
 			continue;
 		n_smaps++;
+		bool label = !strcmp(f->name, "smaps.not_read");
 		CHECK(!strcmp(f->plugin, "smaps") &&
 			      f->scope == CTP_SCOPE_PROCESS &&
-			      f->type == CTP_TYPE_U64 &&
-			      f->unit == CTP_UNIT_BYTES &&
-			      f->kind == CTP_KIND_GAUGE &&
-			      f->rule == CTP_RULE_MAX,
+			      f->type == (label ? CTP_TYPE_STRING
+						: CTP_TYPE_U64) &&
+			      f->unit == (label ? CTP_UNIT_NONE
+						: CTP_UNIT_BYTES) &&
+			      f->kind == (label ? CTP_KIND_CATEGORICAL
+						: CTP_KIND_GAUGE) &&
+			      f->rule == (label ? CTP_RULE_MODE : CTP_RULE_MAX),
 		      "field %s: description", f->name);
 	}
-	CHECK(n_smaps == (x->smaps_values ? N_SMAPS_FIELDS : 0),
+	/* smaps.not_read is static; smaps.rss comes with the first process
+	 * read or not read. */
+	CHECK(n_smaps == (x->smaps_values   ? N_SMAPS_FIELDS
+			  : any_not_read(x) ? 2
+					    : 1),
 	      "%zu smaps fields", n_smaps);
 
 	CHECK(pt->rows == N_PROCS, "%zu process rows", pt->rows);
@@ -649,27 +720,8 @@ static void check_smaps(const struct ctp_snap *s, const struct exp_run *x)
 		for (size_t fi = 0; fi < ctp_snap_n_fields(s); fi++) {
 			const struct ctp_snap_field *f =
 				&ctp_snap_fields(s)[fi];
-			if (strncmp(f->name, "smaps.", 6) != 0)
-				continue;
-			const struct kv *want = NULL;
-			char name[96];
-			for (size_t k = 0; x->smaps_values && k < p->n_kv; k++)
-				if (!strcmp(smaps_name(name, sizeof(name),
-						       p->kv[k].key),
-					    f->name))
-					want = &p->kv[k];
-			struct ctp_value v = ctp_snap_get(s, f, i);
-			if (!want)
-				CHECK(v.type == CTP_VALUE_ABSENT,
-				      "tgid %u: %s should be absent", p->tgid,
-				      f->name);
-			else
-				CHECK(v.type == CTP_TYPE_U64 &&
-					      v.u64 == want->kib * 1024,
-				      "tgid %u: %s = %" PRIu64
-				      ", expected %" PRIu64,
-				      p->tgid, f->name, v.u64,
-				      want->kib * 1024);
+			if (!strncmp(f->name, "smaps.", 6))
+				check_smaps_value(s, x, i, f);
 		}
 		/* Only 200 is beyond the default cap of 16 GiB. */
 		CHECK((p->resident_pages * page > 16ull << 30) ==
@@ -841,12 +893,21 @@ static void fixture_size_cap(void **state)
 	const struct ctp_snap_field *rss = ctp_snap_field_find(s, "smaps.rss");
 	const struct ctp_snap_table *pt = ctp_snap_table(s, CTP_SCOPE_PROCESS);
 	CHECK(rss, "no smaps.rss");
-	for (size_t i = 0; rss && i < pt->rows; i++) {
+	/* 300 from its smaps_rollup; 100 and 200 too big and 500
+	 * unreadable keep statm's size; the rest have none. */
+	for (size_t i = 0; rss && i < pt->rows && i < N_PROCS; i++) {
 		struct ctp_value v = ctp_snap_get(s, rss, i);
-		CHECK(pt->tgid[i] == 300 ? v.type == CTP_TYPE_U64
-					 : v.type == CTP_VALUE_ABSENT,
-		      "tgid %" PRIu64 ": smaps.rss type %u", pt->tgid[i],
-		      v.type);
+		uint64_t want =
+			pt->tgid[i] == 300 ? 6000 * 1024
+			: exp_procs[i].tgid <= 200 || exp_procs[i].tgid == 500
+				? exp_procs[i].resident_pages *
+					  (uint64_t)getpagesize()
+				: 0;
+		CHECK(want ? v.type == CTP_TYPE_U64 && v.u64 == want
+			   : v.type == CTP_VALUE_ABSENT,
+		      "tgid %" PRIu64 ": smaps.rss type %u, %" PRIu64
+		      ", expected %" PRIu64,
+		      pt->tgid[i], v.type, v.u64, want);
 	}
 	check_counter(plugin(s, "smaps"), "skipped_rss", 2);
 	const char *gate;

@@ -4,8 +4,10 @@
  * memory, touches every page and parks. A capture of the host with the
  * smaps plugin must show its smaps.rss and smaps.anonymous at 64 MiB or
  * more, between what the kernel's own smaps_rollup says before and after
- * the capture; a capture with max_rss_bytes below that skips it (values
- * absent, counted in skipped_rss) without reading its smaps_rollup.
+ * the capture; a capture with max_rss_bytes below that skips it (counted
+ * in skipped_rss) without reading its smaps_rollup: its smaps.rss is then
+ * statm's resident size, still 64 MiB or more, smaps.not_read says
+ * "max_rss_bytes" and smaps.pss is absent.
  *
  * Exits 77 (skipped) when this kernel has no smaps_rollup (before 4.14).
  */
@@ -180,12 +182,26 @@ static void size_cap_skips(void **state)
 	size_t row = child_row(s);
 	const struct ctp_snap_field *rf = ctp_snap_field_find(s, "smaps.rss");
 
-	/* This test process, far below 32 MiB, is read, so the field exists;
-	 * the child is not. */
+	const struct ctp_snap_field *pf = ctp_snap_field_find(s, "smaps.pss");
+	const struct ctp_snap_field *wf =
+		ctp_snap_field_find(s, "smaps.not_read");
+
+	/* This test process, far below 32 MiB, is read; the child is not,
+	 * and keeps what statm said. */
 	assert_non_null(rf);
-	assert_int_equal(ctp_snap_get(s, rf, row).type, CTP_VALUE_ABSENT);
-	assert_int_equal(ctp_snap_get(s, rf, row_of(s, getpid())).type,
-			 CTP_TYPE_U64);
+	assert_non_null(pf);
+	assert_non_null(wf);
+	struct ctp_value rss = ctp_snap_get(s, rf, row);
+	struct ctp_value why = ctp_snap_get(s, wf, row);
+	assert_int_equal(rss.type, CTP_TYPE_U64);
+	assert_true(rss.u64 >= TOUCHED);
+	assert_int_equal(why.type, CTP_TYPE_STRING);
+	assert_int_equal(why.str.len, strlen("max_rss_bytes"));
+	assert_memory_equal(why.str.ptr, "max_rss_bytes", why.str.len);
+	assert_int_equal(ctp_snap_get(s, pf, row).type, CTP_VALUE_ABSENT);
+	size_t self = row_of(s, getpid());
+	assert_int_equal(ctp_snap_get(s, pf, self).type, CTP_TYPE_U64);
+	assert_int_equal(ctp_snap_get(s, wf, self).type, CTP_VALUE_ABSENT);
 	assert_true(summary(s, "skipped_rss") >= 1);
 	ctp_snap_free(s);
 }

@@ -4,7 +4,9 @@
  * without the walk: its descriptor, init/host/process/fini, its runtime
  * fields in the core's registry, file fetches and values, over literal
  * kernel text. Proves the open key set, kB -> bytes, the statm
- * size cap, the time budget, what is never read, and concurrent callers.
+ * size cap, the time budget, what is never read, what a process not read
+ * keeps (statm's resident size, and why in smaps.not_read), and
+ * concurrent callers.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -107,6 +109,17 @@ static void expect_rollup_py(const struct hx_rec *rec)
 			    ROLLUP_PY_KV[i].kib * 1024);
 }
 
+/* rec holds what a process not read keeps: statm's resident pages as
+ * smaps.rss and why in smaps.not_read, nothing else. */
+static void expect_not_read(const struct hx_rec *rec, uint64_t pages,
+			    const char *why)
+{
+	assert_int_equal(rec->bad_sets, 0);
+	assert_int_equal(rec->n_sets, 2);
+	assert_int_equal(hx_u64(rec, "smaps.rss"), pages * page);
+	hx_expect_str(rec, "smaps.not_read", why);
+}
+
 /* ---- Tests -------------------------------------------------------------- */
 
 static void descriptor(void **state)
@@ -124,8 +137,13 @@ static void descriptor(void **state)
 	assert_int_equal(p->n_options, 2);
 	assert_string_equal(p->options[0].name, "max_rss_bytes");
 	assert_string_equal(p->options[1].name, "time_budget_ms");
-	/* Every field is registered at runtime: the key set is open. */
-	assert_int_equal(p->n_fields, 0);
+	/* One static field, why a process was not read; every key's field
+	 * is registered at runtime: the key set is open. */
+	assert_int_equal(p->n_fields, 1);
+	assert_string_equal(p->fields[0].name, "smaps.not_read");
+	assert_int_equal(p->fields[0].scope, CTP_SCOPE_PROCESS);
+	assert_int_equal(p->fields[0].type, CTP_TYPE_STRING);
+	assert_int_equal(p->fields[0].kind, CTP_KIND_CATEGORICAL);
 	assert_null(p->thread_files);
 	assert_non_null(p->process_files);
 	assert_string_equal(p->process_files[0], "statm");
@@ -199,9 +217,10 @@ static void process_all_keys(void **state)
 	assert_int_equal(run_process(fx, &rec, STATM_PY, &fp), 0);
 	assert_int_equal(fp.n_get, 1);
 	expect_rollup_py(&rec);
-	assert_int_equal(hx_n_fields(&fx->ctx), ROLLUP_PY_N);
+	/* After the static smaps.not_read. */
+	assert_int_equal(hx_n_fields(&fx->ctx), 1 + ROLLUP_PY_N);
 	for (i = 0; i < ROLLUP_PY_N; i++) {
-		const struct ctp_field *r = hx_field_at(&fx->ctx, i);
+		const struct ctp_field *r = hx_field_at(&fx->ctx, 1 + i);
 
 		/* In file order, as met. */
 		assert_string_equal(r->name, field_name(name, sizeof(name),
@@ -214,8 +233,8 @@ static void process_all_keys(void **state)
 		assert_null(r->section);
 		assert_null(r->dims);
 	}
-	assert_string_equal(hx_field_at(&fx->ctx, 0)->name, "smaps.rss");
-	assert_string_equal(hx_field_at(&fx->ctx, 3)->name, "smaps.pss_anon");
+	assert_string_equal(hx_field_at(&fx->ctx, 1)->name, "smaps.rss");
+	assert_string_equal(hx_field_at(&fx->ctx, 4)->name, "smaps.pss_anon");
 	assert_int_equal(fx->ctx.n_register, ROLLUP_PY_N);
 
 	/* A second process: cached handles, no new registration. */
@@ -280,13 +299,14 @@ static void process_rollup_problems(void **state)
 
 	assert_int_equal(start(fx, NULL), 0);
 	assert_int_equal(fx->p->host(fx->state, NULL), 0);
-	/* Unreadable: tallied by the core, values absent, no error. */
+	/* Unreadable: tallied by the core, no error; statm's size kept. */
 	assert_int_equal(run_process(fx, &rec, STATM_PY, &fp), 0);
 	assert_int_equal(fp.n_get, 1);
-	assert_int_equal(rec.n_sets, 0);
+	expect_not_read(&rec, 2850, "unreadable");
+	/* Gone since its statm was read: the same. */
 	fp = (struct hx_proc){.rollup = NULL, .rollup_err = -ESRCH};
 	assert_int_equal(run_process(fx, &rec, STATM_PY, &fp), 0);
-	assert_int_equal(rec.n_sets, 0);
+	expect_not_read(&rec, 2850, "unreadable");
 	assert_int_equal(hx_summary(&fx->ctx, "parse_errors"), 0);
 
 	/* Malformed, overflowing and cut lines are skipped; the rest kept;
@@ -363,12 +383,12 @@ static void size_cap(void **state)
 	assert_int_equal(hx_summary(&fx->ctx, "skipped_rss"), 0);
 	hx_fx_stop(fx);
 
-	/* One byte over: skipped, never read, values absent. */
+	/* One byte over: skipped, never read; statm's size and why kept. */
 	fp.n_get = 0;
 	assert_int_equal(start(fx, below), 0);
 	assert_int_equal(run_process(fx, &rec, STATM_PY, &fp), 0);
 	assert_int_equal(fp.n_get, 0);
-	assert_int_equal(rec.n_sets, 0);
+	expect_not_read(&rec, 2850, "max_rss_bytes");
 	assert_int_equal(hx_summary(&fx->ctx, "skipped_rss"), 1);
 	/* Smaller processes still are. */
 	assert_int_equal(run_process(fx, &rec,
@@ -384,6 +404,7 @@ static void size_cap(void **state)
 	fp.n_get = 0;
 	assert_int_equal(start(fx, zero), 0);
 	assert_int_equal(run_process(fx, &rec, STATM_PY, &fp), 0);
+	expect_not_read(&rec, 2850, "max_rss_bytes");
 	assert_int_equal(run_process(fx, &rec,
 				     statm_pages(statm, sizeof(statm), 0), &fp),
 			 0);
@@ -406,22 +427,27 @@ static void size_cap(void **state)
 				     &fp),
 			 0);
 	assert_int_equal(fp.n_get, 1);
-	/* Pages times page size past 64 bits is over any cap. */
+	/* Pages times page size past 64 bits is over any cap, and no
+	 * size to keep. */
 	assert_int_equal(
 		run_process(fx, &rec,
 			    statm_pages(statm, sizeof(statm), UINT64_MAX / 2),
 			    &fp),
 		0);
 	assert_int_equal(fp.n_get, 1);
+	assert_int_equal(rec.n_sets, 1);
+	assert_false(hx_is_set(&rec, "smaps.rss"));
+	hx_expect_str(&rec, "smaps.not_read", "max_rss_bytes");
 	assert_int_equal(hx_summary(&fx->ctx, "skipped_rss"), 2);
 	hx_fx_stop(fx);
 }
 
 /*
  * time_budget_ms: reads are metered; once the snapshot's budget is spent
- * the rest are skipped, and host() (once per snapshot) starts afresh.
- * Each fake read sleeps 30 ms against a 10 ms budget, so exactly the first
- * read happens however slow the machine is.
+ * the rest are skipped, each keeping statm's size and why, and host()
+ * (once per snapshot) starts afresh. Each fake read sleeps 30 ms against a
+ * 10 ms budget, so exactly the first read happens however slow the machine
+ * is.
  */
 static void time_budget(void **state)
 {
@@ -441,7 +467,7 @@ static void time_budget(void **state)
 			if (i == 0)
 				expect_rollup_py(&rec);
 			else
-				assert_int_equal(rec.n_sets, 0);
+				expect_not_read(&rec, 2850, "time_budget_ms");
 		}
 		assert_int_equal(fp.n_get, snap);
 		assert_int_equal(hx_summary(&fx->ctx, "skipped_budget"),
@@ -461,6 +487,7 @@ static void time_budget(void **state)
 	assert_int_equal(run_process(fx, &rec, STATM_PY, &fp), 0);
 	assert_int_equal(fp.n_get, 0);
 	assert_int_equal(hx_summary(&fx->ctx, "skipped_budget"), 1);
+	expect_not_read(&rec, 2850, "time_budget_ms");
 	hx_fx_stop(fx);
 }
 
@@ -536,7 +563,7 @@ static void concurrent_workers(void **state)
 		assert_int_equal(pthread_join(t[i], NULL), 0);
 		assert_int_equal(w[i].failures, 0);
 	}
-	assert_int_equal(hx_n_fields(&fx->ctx), ROLLUP_PY_N + 4 * 8);
+	assert_int_equal(hx_n_fields(&fx->ctx), 1 + ROLLUP_PY_N + 4 * 8);
 	/* One registration per key, even when workers meet it at once. */
 	assert_int_equal(fx->ctx.n_register, ROLLUP_PY_N + 4 * 8);
 	assert_int_equal(hx_summary(&fx->ctx, "skipped_budget"), 0);

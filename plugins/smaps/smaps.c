@@ -16,6 +16,10 @@
  *                   on smaps_rollup per snapshot; once spent, the rest are
  *                   skipped and counted in skipped_budget. Default 300.
  *
+ * A process whose smaps_rollup is not read keeps statm's resident size as
+ * smaps.rss, and smaps.not_read says why (the option that skipped it, or
+ * "unreadable"), so readers can say how many processes have no PSS.
+ *
  * Both take "unlimited"; max_rss_bytes takes K/M/G/T or KiB/MiB/GiB/TiB
  * (powers of 1024). plugins/smaps/README.md has the arithmetic.
  */
@@ -42,6 +46,25 @@
 /* Declaration order is the order of task->files[]. */
 enum { PF_STATM, PF_SMAPS, N_PF };
 static const char *const process_files[] = {"statm", "?smaps_rollup", NULL};
+
+/* The static field: why a process's smaps_rollup was not read. */
+enum { F_NOT_READ, N_FIELDS };
+static const struct ctp_field_desc fields[N_FIELDS] = {
+	[F_NOT_READ] = CTP_FIELD_LABEL(
+		"smaps.not_read", PROCESS,
+		"why smaps_rollup was not read: max_rss_bytes (resident size "
+		"above it), time_budget_ms (the snapshot's budget was spent) "
+		"or unreadable; smaps.rss is then statm's resident size and "
+		"the other smaps fields are absent"),
+};
+
+/* smaps.not_read's values. */
+enum { WHY_MAX_RSS, WHY_BUDGET, WHY_UNREADABLE };
+static const char *const why_text[] = {
+	[WHY_MAX_RSS] = "max_rss_bytes",
+	[WHY_BUDGET] = "time_budget_ms",
+	[WHY_UNREADABLE] = "unreadable",
+};
 
 enum {
 	C_SKIPPED_RSS,
@@ -72,6 +95,7 @@ struct key_slot {
 struct smaps_state {
 	struct ctp_ctx *ctx;
 	const struct ctp_api *api;
+	int fh[N_FIELDS];
 	int counter[N_COUNTERS];
 	uint64_t max_rss;   /* bytes */
 	uint64_t budget_ns; /* UINT64_MAX: unlimited */
@@ -138,6 +162,9 @@ static int register_key(struct smaps_state *st, const struct ctp_smaps_kv *kv)
 	memcpy(help, "smaps_rollup ", 13);
 	memcpy(help + 13, kv->key, kv->key_len);
 	strcpy(help + 13 + kv->key_len, ", kB converted to bytes");
+	if (kv->key_len == 3 && memcmp(kv->key, "Rss", 3) == 0)
+		strcat(help, "; statm's resident size where smaps.not_read "
+			     "is set");
 	return st->api->field_register(st->ctx, &d);
 }
 
@@ -193,21 +220,48 @@ static int set_rollup(struct smaps_state *st, struct ctp_record *rec,
 	return ret;
 }
 
+/*
+ * What is left of a process whose smaps_rollup is not read: statm's
+ * resident size as smaps.rss (unless it overflowed 64 bits) and why, in
+ * smaps.not_read.
+ */
+static int set_not_read(struct smaps_state *st, struct ctp_record *rec,
+			const struct ctp_statm *sm, int why)
+{
+	static const struct ctp_smaps_kv rss = {.key = "Rss", .key_len = 3};
+	const char *w = why_text[why];
+	int h = key_handle(st, &rss), ret = 0;
+
+	if (h >= 0 && sm->resident <= UINT64_MAX / st->page_size)
+		ret = st->api->set_u64(rec, h, sm->resident * st->page_size);
+	if (st->fh[F_NOT_READ] >= 0) {
+		int r = st->api->set_str(rec, st->fh[F_NOT_READ], w, strlen(w));
+
+		if (r < 0 && ret == 0)
+			ret = r;
+	}
+	return ret;
+}
+
 /* Read, parse and record smaps_rollup; the time it takes is metered. */
 static int read_rollup(struct smaps_state *st, const struct ctp_task *task,
-		       struct ctp_record *rec)
+		       const struct ctp_statm *sm, struct ctp_record *rec)
 {
 	struct ctp_smaps_rollup sr;
 	const char *data;
 	size_t len;
 	uint64_t t0 = now_ns(), dt;
-	int ret = 0;
+	int ret = 0, r;
 
-	/* A failed read is tallied by the core; the values stay absent. */
-	if (ctp_task_fetch(st->api, task, PF_SMAPS, &data, &len) == 0) {
+	r = ctp_task_fetch(st->api, task, PF_SMAPS, &data, &len);
+	if (r == 0) {
 		if (ctp_parse_smaps_rollup(data, len, &sr) < 0)
 			count(st, C_PARSE, 1);
 		ret = set_rollup(st, rec, &sr);
+	} else {
+		/* Tallied by the core: EACCES (a non-dumpable process),
+		 * ENOENT or ESRCH (gone since its statm was read). */
+		ret = set_not_read(st, rec, sm, WHY_UNREADABLE);
 	}
 	dt = now_ns() - t0;
 	atomic_fetch_add_explicit(&st->spent_ns, dt, memory_order_relaxed);
@@ -246,15 +300,15 @@ static int smaps_process(void *state, const struct ctp_task *task,
 			   : sm.resident * st->page_size;
 	if (resident > st->max_rss) {
 		count(st, C_SKIPPED_RSS, 1);
-		return 0;
+		return set_not_read(st, rec, &sm, WHY_MAX_RSS);
 	}
 	if (st->budget_ns != UINT64_MAX &&
 	    atomic_load_explicit(&st->spent_ns, memory_order_relaxed) >=
 		    st->budget_ns) {
 		count(st, C_SKIPPED_BUDGET, 1);
-		return 0;
+		return set_not_read(st, rec, &sm, WHY_BUDGET);
 	}
-	return read_rollup(st, task, rec);
+	return read_rollup(st, task, &sm, rec);
 }
 
 /* Called once per snapshot before the walk: a fresh budget. */
@@ -345,14 +399,10 @@ static int smaps_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 	st->api = api;
 	pthread_mutex_init(&st->lock, NULL);
 	st->page_size = (uint64_t)getpagesize();
-	/* The lazy smaps_rollup needs file_get; the fields are registered
-	 * as the keys appear. */
-	r = ctp_attach(ctx, api, &ctp_plugin_v1,
-		       &(const struct ctp_attach){
-			       .api_need = CTP_API_THROUGH(file_get),
-			       .counter_handles = st->counter,
-			       .n_counters = N_COUNTERS,
-		       });
+	/* The lazy smaps_rollup needs file_get; the key fields are
+	 * registered as the keys appear. */
+	r = CTP_ATTACH(ctx, api, CTP_API_THROUGH(file_get), st->fh,
+		       st->counter);
 	if (r == 0)
 		r = parse_options(ctx, api, st);
 	if (r < 0) {
@@ -376,6 +426,7 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 		       "from /proc/<tgid>/smaps_rollup, size- and time-capped",
 	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL | CTP_PLUGIN_OPTIONS,
 	CTP_PLUGIN_OPTION_TABLE(options),
+	CTP_PLUGIN_FIELDS(fields),
 	.process_files = process_files,
 	.init = smaps_init,
 	.fini = smaps_fini,
