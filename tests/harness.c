@@ -217,6 +217,21 @@ static int hx_set_cpuset(struct ctp_record *r, int h, const uint64_t *w,
 	return set(r, h, CTP_TYPE_CPUSET, 0, w, n);
 }
 
+/* Burn ms of this thread's CPU time: as long in CPU time however busy the
+ * host is (the wall time it takes is not). */
+static void spin_cpu(unsigned ms)
+{
+	struct timespec t0, t;
+	uint64_t spent;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	do {
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+		spent = (uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000ull +
+			(uint64_t)(t.tv_nsec - t0.tv_nsec);
+	} while (spent < (uint64_t)ms * 1000000ull);
+}
+
 /* Eager files are served as the test made them; a lazy one is "read" on
  * its first fetch. (The engine's own file_get needs its walk.) */
 static int hx_file_get(const struct ctp_task *task, uint32_t i,
@@ -243,6 +258,8 @@ static int hx_file_get(const struct ctp_task *task, uint32_t i,
 			while (nanosleep(&ts, &ts) < 0)
 				;
 		}
+		if (ft->spin_ms)
+			spin_cpu(ft->spin_ms);
 		ft->files[i] = ft->bytes[i];
 	}
 	*out = &ft->files[i];

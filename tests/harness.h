@@ -134,6 +134,7 @@ struct hx_task {
 	struct ctp_file bytes[HX_MAX_FILES];
 	unsigned lazy;	   /* bit i: file i is lazy */
 	unsigned sleep_ms; /* a lazy read takes this long */
+	unsigned spin_ms;  /* ... and burns this much of the caller's CPU */
 	unsigned gets;	   /* file_get calls */
 	unsigned bad_gets; /* ... for a file that is not lazy or not there */
 	/* source_get: a source the test offers (src_name, its bytes or

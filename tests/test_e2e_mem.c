@@ -824,7 +824,7 @@ static void check_snapshot(const struct ctp_snap *s, const struct exp_run *x,
 		      "smaps: status %u, %" PRIu64 " errors, %" PRIu64
 		      " vanished, %" PRIu64 " calls",
 		      p->status, p->errors, p->vanished, p->calls);
-		CHECK(p->n_summary == 7, "smaps: %zu counters", p->n_summary);
+		CHECK(p->n_summary == 8, "smaps: %zu counters", p->n_summary);
 		for (size_t k = 0; k < 6; k++)
 			check_counter(p, x->smaps[k].name, x->smaps[k].value);
 	}

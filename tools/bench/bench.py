@@ -57,6 +57,14 @@ groups), R times each: CPU, wall and peak RSS of the export, and the series,
 families and groups it reported. No target applies; the series bound is
 (top + 1) per family and label value.
 
+With --smaps-load (issue 28), only smaps' time budget under load: the
+shipped config (its smaps defaults) captured R times while stress-ng keeps
+every CPU busy (--cpu NPROC --io 1 --vm 1 --pthread 1) and --smaps-holders
+processes hold that many GiB resident each (default 1,2,3,3). Per capture:
+the processes smaps skipped for its budget (skipped_budget), the CPU time
+of its smaps_rollup reads (read_us, the budget's meter) and their wall time
+(read_wall_us). Target: no capture skips a process.
+
 Snapshots go to a private directory on tmpfs (/dev/shm when present) and are
 deleted once measured. Run as root for a whole-host walk (another user's
 tasks are partly unreadable, which changes the work done).
@@ -1155,6 +1163,106 @@ def print_appstats(rows, out):
                       r["warm_us_per_process"]))
 
 
+# ---- --smaps-load (issue 28): smaps' budget under load -------------------
+
+
+class SmapsLoad:
+    """stress-ng on every CPU and processes holding memory resident, for
+    the life of the block."""
+
+    def __init__(self, gib):
+        self.procs = []
+        stress = shutil.which("stress-ng")
+        if not stress:
+            raise BenchError("--smaps-load needs stress-ng "
+                             "(apt-get install stress-ng)")
+        need = sum(gib) << 30
+        avail = 0
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    avail = int(line.split()[1]) << 10
+        if need > avail // 2:
+            raise BenchError("--smaps-holders wants %.1f GiB, more than "
+                             "half of MemAvailable (%.1f GiB)"
+                             % (need / 2**30, avail / 2**30))
+        try:
+            for g in gib:
+                # Every page written, so all of it is resident; stdin's
+                # EOF ends it.
+                p = subprocess.Popen(
+                    [sys.executable, "-c",
+                     "import sys\nb = bytearray(b'\\1') * (%d << 30)\n"
+                     "print('ready', flush=True)\nsys.stdin.read()" % g],
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    text=True)
+                self.procs.append(p)
+                if p.stdout.readline().strip() != "ready":
+                    raise BenchError("a %d GiB holder did not start" % g)
+            self.procs.append(subprocess.Popen(
+                [stress, "--cpu", str(os.cpu_count() or 1), "--io", "1",
+                 "--vm", "1", "--pthread", "1", "--timeout", "3600s"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=True))
+            time.sleep(5)  # stress-ng's workers up and busy
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self):
+        for p in self.procs:
+            if p.stdin:
+                try:
+                    p.stdin.close()
+                except BrokenPipeError:
+                    pass
+            elif p.poll() is None:
+                os.killpg(p.pid, signal.SIGTERM)
+        for p in self.procs:
+            try:
+                p.wait(30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        self.procs = []
+
+
+def smaps_load_block(args, outdir):
+    """R captures with the shipped config under SmapsLoad: smaps' skips by
+    its budget and the CPU and wall time of its reads."""
+    config = os.path.join(outdir, "smaps-load.yaml")
+    write_shipped_config(config, args.plugin_dir,
+                         os.path.join(REPO, "config", "collectors.yaml"))
+    load = SmapsLoad([int(x) for x in args.smaps_holders.split(",") if x])
+    runs = []
+    try:
+        for _ in range(args.repeat):
+            r = run_with_plugin(args, outdir, config, "smaps")
+            runs.append({"processes": r["processes"],
+                         "loadavg": loadavg()[0],
+                         "skipped_budget": r["summary"]["skipped_budget"],
+                         "skipped_rss": r["summary"]["skipped_rss"],
+                         "read_cpu_ms": r["summary"]["read_us"] / 1e3,
+                         "read_wall_ms":
+                         r["summary"].get("read_wall_us", 0) / 1e3,
+                         "capture_wall_s": r["wall"]})
+    finally:
+        load.stop()
+    return runs
+
+
+def print_smaps_load(runs, out):
+    out.write("| capture | processes | load average | skipped by the budget "
+              "| skipped by max_rss_bytes | smaps_rollup CPU | its wall time "
+              "| capture wall |\n|---|---|---|---|---|---|---|---|\n")
+    for i, r in enumerate(runs):
+        out.write("| %d | %d | %.1f | %d | %d | %.1f ms | %.1f ms | %.2f s "
+                  "|\n" % (i + 1, r["processes"], r["loadavg"],
+                            r["skipped_budget"], r["skipped_rss"],
+                            r["read_cpu_ms"], r["read_wall_ms"],
+                            r["capture_wall_s"]))
+
+
 def print_export(rows, out):
     print("| threads | set, grouping | groups | series | families | CPU | "
           "wall | peak RSS |", file=out)
@@ -1586,6 +1694,13 @@ def parse_args():
     ap.add_argument("--appstats", action="store_true",
                     help="issue 19: the appstats collector's cost, without "
                     "and with a 1,000-thread publisher (not --threads)")
+    ap.add_argument("--smaps-load", action="store_true",
+                    help="issue 28: smaps' time budget under a stress-ng "
+                    "load and large resident processes (not --threads); "
+                    "target: no process skipped")
+    ap.add_argument("--smaps-holders", default="1,2,3,3", metavar="GIB",
+                    help="with --smaps-load: GiB each memory holder keeps "
+                    "resident (default %(default)s)")
     ap.add_argument("--per-process", type=int, default=100,
                     help="threads per load process (default %(default)s)")
     ap.add_argument("-r", "--repeat", type=int, default=5,
@@ -1665,6 +1780,17 @@ def tmp_base(arg):
     return None
 
 
+def report_block(args, info, title, how, printer, key, rows):
+    """A one-block run's header line and table, and its --json."""
+    print("ctprof-core %s, %s; %d CPUs (%s), Linux %s; %s" % (
+        title, info["date"], info["nproc"], info["model"], info["kernel"],
+        how))
+    printer(rows, sys.stdout)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"machine": info, key: rows}, f, indent=1)
+
+
 def main():
     args = parse_args()
     info = machine()
@@ -1692,15 +1818,20 @@ def main():
     try:
         if args.appstats:
             rows = [appstats_block(args, outdir, p) for p in (False, True)]
-            print("ctprof-core appstats benchmark, %s; %d CPUs (%s), "
-                  "Linux %s; medians of %d interleaved rounds" % (
-                      info["date"], info["nproc"], info["model"],
-                      info["kernel"], args.repeat))
-            print_appstats(rows, sys.stdout)
-            if args.json:
-                with open(args.json, "w") as f:
-                    json.dump({"machine": info, "rows": rows}, f, indent=1)
+            report_block(args, info, "appstats benchmark",
+                         "medians of %d interleaved rounds" % args.repeat,
+                         print_appstats, "rows", rows)
             return 0
+        if args.smaps_load:
+            runs = smaps_load_block(args, outdir)
+            report_block(args, info, "smaps budget under load",
+                         "%d captures, shipped config" % args.repeat,
+                         print_smaps_load, "runs", runs)
+            failed = any(r["skipped_budget"] for r in runs)
+            print("\n%s" % ("FAILED: processes skipped by the budget"
+                            if failed else "PASS: no process skipped by "
+                            "the budget"))
+            return 1 if failed and not args.no_check else 0
         for n in args.sizes:
             if args.issue17:
                 for t in [int(x) for x in args.issue17.split(",")]:

@@ -40,7 +40,9 @@
  *   @smaps_rollup  process step: read smaps_rollup under the smaps plugin's
  *                  rule: statm (an earlier step) read and parsed, size not
  *                  0 (kernel threads), resident <= --smaps-max-rss, and the
- *                  time spent on smaps_rollup below --smaps-budget-ms.
+ *                  CPU time spent on smaps_rollup below --smaps-budget-ms
+ *                  (metered as the plugin does: its thread's CPU clock,
+ *                  and the wall clock for its read_wall_us).
  *   @taskstats     thread step: the taskstats replies, batched as the
  *                  plugin does: at every 64th thread of a process one
  *                  TASKSTATS_CMD_GET per tid of the next 64 in one sendto,
@@ -171,7 +173,7 @@ struct walk {
 	size_t cgcap;
 	void *cg_seen; /* tsearch root of struct cg_seen */
 
-	uint64_t smaps_max_rss, smaps_budget_ns, smaps_spent_ns;
+	uint64_t smaps_max_rss, smaps_budget_ns, smaps_spent_ns, smaps_wall_ns;
 	uint64_t page_size;
 
 	/* getdents64 fills it with 8-byte aligned records. */
@@ -204,10 +206,10 @@ static bool vanished_err(int err)
 	return err == -ENOENT || err == -ESRCH;
 }
 
-static uint64_t now_ns(void)
+static uint64_t now_ns(clockid_t clock)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
@@ -463,10 +465,12 @@ static int run_step(struct walk *w, struct step *st, int dirfd, uint32_t tid)
 			return 0;
 		}
 		/* The plugin meters its reads against its budget. */
-		uint64_t t0 = now_ns();
+		uint64_t c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+		uint64_t w0 = now_ns(CLOCK_MONOTONIC);
 		st->err = read_at(dirfd, "smaps_rollup", &st->buf, &st->cap,
 				  &st->len);
-		w->smaps_spent_ns += now_ns() - t0;
+		w->smaps_wall_ns += now_ns(CLOCK_MONOTONIC) - w0;
+		w->smaps_spent_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 		w->smaps_reads++;
 		return st->err;
 	}
