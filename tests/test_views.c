@@ -5,7 +5,8 @@
  * mistake; `show` prints the top, cpu and mem views of a hand-built
  * snapshot exactly as tests/golden/views/ says, at 80 and 200 columns, no
  * line wider than the screen, busiest first, idle rows hidden; `views`
- * lists and describes them; a wrong --view or --sort is a usage error.
+ * lists and describes them; a wrong --view or --sort is a usage error; a
+ * column's `why_absent:` field is counted under its section, per reason.
  *
  * To regenerate the golden files after a deliberate output change, run
  *   CTP_REGEN_GOLDEN=1 build-dir/tests/test_views
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -423,6 +425,16 @@ static void test_parse_errors(void **state)
 		 "field: X.Y}\n",
 		 ":6:30: 'columns[0].field': a field name is [a-z0-9_.-]+, "
 		 "got 'X.Y'");
+	bad_view("v",
+		 "view: v\n" HEAD "columns:\n  - {id: a, label: A, field: x.y, "
+		 "why_absent: [x.z]}\n",
+		 ":6:47: 'columns[0].why_absent' is one field name "
+		 "([a-z0-9_.-]+), got ");
+	bad_view("v",
+		 "view: v\n" HEAD "columns:\n  - {id: a, label: A, ident: pid, "
+		 "why_absent: x.z}\n",
+		 ":6:5: 'columns[0]': a name column takes no exited or "
+		 "why_absent field");
 	bad_view("v", "view: v\nview: v\n",
 		 ":2:1: duplicate key 'view' (first given at line 1, column "
 		 "1)");
@@ -567,6 +579,155 @@ static void test_self_hidden(void **state)
 	free(out);
 }
 
+/* A plugin's label field saying why rows lack a column's value: t.why on
+ * the processes without t.fine. Twelve processes; 2 has two threads. */
+static void write_why_snapshot(const char *path)
+{
+	enum { W_SIZE, W_FINE, W_WHY, W_UT, W_N };
+	static const struct ctp_field_desc wf[W_N] = {
+		[W_SIZE] = {.name = "t.size",
+			    .scope = CTP_SCOPE_PROCESS,
+			    .type = CTP_TYPE_U64,
+			    .unit = CTP_UNIT_BYTES,
+			    .kind = CTP_KIND_GAUGE,
+			    .rule = CTP_RULE_MAX},
+		[W_FINE] = {.name = "t.fine",
+			    .scope = CTP_SCOPE_PROCESS,
+			    .type = CTP_TYPE_U64,
+			    .unit = CTP_UNIT_BYTES,
+			    .kind = CTP_KIND_GAUGE,
+			    .rule = CTP_RULE_MAX},
+		[W_WHY] = {.name = "t.why",
+			   .scope = CTP_SCOPE_PROCESS,
+			   .type = CTP_TYPE_STRING,
+			   .kind = CTP_KIND_CATEGORICAL,
+			   .rule = CTP_RULE_MODE},
+		[W_UT] = {.name = "t.utime",
+			  .scope = CTP_SCOPE_THREAD,
+			  .type = CTP_TYPE_U64,
+			  .unit = CTP_UNIT_TICKS,
+			  .kind = CTP_KIND_COUNTER,
+			  .rule = CTP_RULE_SUM},
+	};
+	/* Ten reasons: the first eight by count, then "other"; one with a
+	 * terminal escape in it. */
+	static const char *const why[] = {NULL,
+					  "budget",
+					  "budget",
+					  "cap",
+					  "k\x1b"
+					  "1",
+					  "k2",
+					  "k3",
+					  "k4",
+					  "k5",
+					  "k6",
+					  "k7",
+					  "k8"};
+	struct ctp_capture *cap = sb_capture("t");
+	char err[512];
+	for (int i = 0; i < W_N; i++)
+		assert_int_equal(ctp_registry_add(&cap->reg, 0, &wf[i]), i);
+	struct ctp_table *pt = &cap->procs[0], *tt = &cap->threads[0];
+	for (uint32_t i = 0; i < sizeof(why) / sizeof(*why); i++) {
+		char comm[16];
+		snprintf(comm, sizeof(comm), "p%u", i + 1);
+		uint32_t pr = sb_process(cap, i + 1, comm);
+		sb_put_u64(cap, pt, pr, CTP_PROCESS_IDENT, W_SIZE,
+			   (uint64_t)(100 - i) << 20);
+		if (why[i])
+			sb_put(cap, pt, pr, CTP_PROCESS_IDENT, W_WHY,
+			       &(struct sb_cell){.set = true, .s = why[i]});
+		else
+			sb_put_u64(cap, pt, pr, CTP_PROCESS_IDENT, W_FINE,
+				   1 << 20);
+		for (uint32_t t = 0; t < (i == 1 ? 2u : 1u); t++) {
+			uint32_t r =
+				sb_thread(cap, (i + 1) * 100 + t, comm, -1);
+			sb_put_u64(cap, tt, r, CTP_THREAD_IDENT, W_UT, 5);
+		}
+	}
+	if (sb_write(cap, path, err, sizeof(err)) < 0)
+		fail_msg("write %s: %s", path, err);
+	ctp_capture_free(cap);
+}
+
+static char *show_why(const char *out, const char *cols, const char *extra)
+{
+	const char *args[] = {"show", "why.ctprof", "--view",
+			      "why",  extra,	    NULL};
+	char *text;
+	size_t len;
+	setenv("COLUMNS", cols, 1);
+	assert_int_equal(e2e_run(args, out, NULL), 0);
+	assert_int_equal(e2e_read_file(out, &text, &len), 0);
+	return text;
+}
+
+/*
+ * `why_absent:` (issue 28): under each section showing the column, how
+ * many rows of the label field's table carry a reason, most frequent
+ * first, at most eight then "other", escaped, wrapped to the width; a
+ * process counted once however many of its threads' groups hold it; not
+ * under a section the column is not in.
+ */
+static void test_why_absent(void **state)
+{
+	(void)state;
+	write_why_snapshot("why.ctprof");
+	static const char view[] =
+		"view: why\ndescription: d\nsort: size\n"
+		"sections: [{title: Procs, group_by: pid}, "
+		"{title: Thr, group_by: tid}]\n"
+		"columns:\n"
+		"  - {id: name, label: COMMAND, ident: pcomm}\n"
+		"  - {id: size, label: SIZE, field: t.size}\n"
+		"  - {id: fine, label: FINE, field: t.fine, why_absent: t.why, "
+		"in: [Procs]}\n";
+	char dir[PATH_MAX], path[PATH_MAX];
+	assert_int_equal(E2E_PATHF(dir, "%s/whyviews", tmp), 0);
+	assert_int_equal(E2E_PATHF(path, "%s/why.yaml", dir), 0);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(e2e_write_file(path, view, strlen(view)), 0);
+	setenv("CTPROF_VIEW_DIR", dir, 1);
+
+	const char *line = "  no FINE for 11 processes (t.why): budget 2, "
+			   "cap 1, k\\x1b1 1, k2 1, k3 1, k4 1, k5 1, k6 1, "
+			   "other 2\n";
+	char *out = show_why("why.txt", "200", "--top=3");
+	const char *at = strstr(out, line);
+	if (!at)
+		fail_msg("no '%s' in:\n%s", line, out);
+	/* Under Procs, not under Thr. */
+	assert_true(at < strstr(out, "\nThr"));
+	assert_null(strstr(at + strlen(line), "no FINE"));
+	free(out);
+
+	/* Grouped by thread, p2 is in two groups and counted once. */
+	out = show_why("why-tid.txt", "200", "--group-by=tid");
+	if (!strstr(out, line))
+		fail_msg("no '%s' in:\n%s", line, out);
+	free(out);
+
+	/* At 40 columns it wraps, each line within the width. */
+	out = show_why("why-40.txt", "40", "--top=3");
+	line = "  no FINE for 11 processes (t.why):\n"
+	       "    budget 2, cap 1, k\\x1b1 1, k2 1,\n"
+	       "    k3 1, k4 1, k5 1, k6 1, other 2\n";
+	if (!strstr(out, line))
+		fail_msg("no '%s' in:\n%s", line, out);
+	free(out);
+
+	/* `views` describes it. */
+	const char *args[] = {"views", "why", NULL};
+	assert_int_equal(e2e_run(args, "why-views.txt", NULL), 0);
+	size_t len;
+	assert_int_equal(e2e_read_file("why-views.txt", &out, &len), 0);
+	assert_non_null(strstr(out, "; why absent: t.why\n"));
+	free(out);
+	unsetenv("CTPROF_VIEW_DIR");
+}
+
 /* Mistakes on the command line: each a usage error with what to do. */
 static void test_cli_errors(void **state)
 {
@@ -625,6 +786,7 @@ int main(void)
 		cmocka_unit_test(test_compact),
 		cmocka_unit_test(test_elision),
 		cmocka_unit_test(test_self_hidden),
+		cmocka_unit_test(test_why_absent),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

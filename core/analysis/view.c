@@ -25,9 +25,9 @@ static const char *const top_keys[] = {
 	"view",	    "description", "sort", "order",    "hide_zero",
 	"sections", "columns",	   "full", "coverage", NULL};
 static const char *const cover_keys[] = {"threads", "cgroup", "exited", NULL};
-static const char *const col_keys[] = {"id",	 "label", "field", "first",
-				       "sum",	 "ident", "show",  "in",
-				       "exited", NULL};
+static const char *const col_keys[] = {"id",	 "label",      "field", "first",
+				       "sum",	 "ident",      "show",	"in",
+				       "exited", "why_absent", NULL};
 static const char *const sec_keys[] = {"title", "group_by", NULL};
 static const char *const shows[] = {"value",   "delta", "rate",
 				    "pct_cpu", "share", NULL};
@@ -45,6 +45,7 @@ void ctp_view_free(struct ctp_view *v)
 			free(v->cols[i].fields[k]);
 		for (size_t k = 0; k < v->cols[i].n_exited; k++)
 			free(v->cols[i].exited[k]);
+		free(v->cols[i].why_absent);
 	}
 	for (size_t i = 0; i < v->n_secs; i++) {
 		free(v->secs[i].title);
@@ -176,6 +177,13 @@ static int col_key(struct ctp_yctx *c, const char *path, int k,
 		return conv_in(c, path, v, col);
 	case 8:
 		return conv_names(c, path, v, col->exited, &col->n_exited);
+	case 9:
+		if (v->type != CTP_Y_SCALAR || !name_ok(v->str, true))
+			return ctp_y_fail(c, v,
+					  "'%s' is one field name "
+					  "([a-z0-9_.-]+), got %s",
+					  path, ctp_y_got(&b, v));
+		return ctp_y_str(c, path, v, &col->why_absent);
 	}
 	/* field, first, sum, ident: where the number comes from. */
 	if (*src_at)
@@ -227,10 +235,10 @@ static int conv_col(struct ctp_yctx *c, size_t i, const struct ctp_ynode *m,
 				  "'columns[%zu]': a name column shows its "
 				  "value only",
 				  i);
-	if (col->src == CTP_VSRC_IDENT && col->n_exited)
+	if (col->src == CTP_VSRC_IDENT && (col->n_exited || col->why_absent))
 		return ctp_y_fail(c, m,
 				  "'columns[%zu]': a name column takes no "
-				  "exited fields",
+				  "exited or why_absent field",
 				  i);
 	return 0;
 }

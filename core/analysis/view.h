@@ -60,6 +60,11 @@ struct ctp_view_col {
 	 * column counts live tasks only. */
 	char *exited[CTP_VIEW_MAX_FIELDS];
 	size_t n_exited;
+	/* `why_absent:` a label field (a plugin's) set on a row that lacks
+	 * this column's value, saying why: under each section with the
+	 * column, one line counts the rows that carry it, per reason. NULL:
+	 * none. */
+	char *why_absent;
 	/* The sections (by index) the column is shown in; all when none
 	 * was given (`in: [Threads]`). */
 	uint32_t in_mask;

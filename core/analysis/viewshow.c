@@ -1059,6 +1059,139 @@ static void renamed_lines(FILE *out, const struct sect *s)
 	}
 }
 
+/* Distinct reasons one `why_absent:` line names; more are "other". */
+#define WHY_MAX 8
+
+struct why {
+	struct ctp_bytes text[WHY_MAX];
+	size_t n[WHY_MAX], kinds, other, total;
+};
+
+/* Tally the reason of each row of f's table in the section's groups, each
+ * row once (a process is a member of each of its threads' groups). */
+static int why_tally(const struct sect *s, const struct ctp_snap_field *f,
+		     struct why *w)
+{
+	const struct ctp_snap_table *t = ctp_snap_table(s->snap, f->scope);
+	bool *seen = calloc(t->rows ? t->rows : 1, sizeof(*seen));
+	if (!seen)
+		return -ENOMEM;
+	for (size_t gi = 0; gi < s->ng; gi++) {
+		const struct ctp_group *gr = ctp_groups_at(s->g, gi);
+		const uint32_t *rows =
+			f->scope == CTP_SCOPE_THREAD	? gr->threads
+			: f->scope == CTP_SCOPE_PROCESS ? gr->processes
+							: gr->cgroups;
+		uint32_t n = f->scope == CTP_SCOPE_THREAD    ? gr->n_threads
+			     : f->scope == CTP_SCOPE_PROCESS ? gr->n_processes
+							     : gr->n_cgroups;
+		for (uint32_t i = 0; i < n; i++) {
+			if (seen[rows[i]])
+				continue;
+			seen[rows[i]] = true;
+			struct ctp_value v = ctp_snap_get(s->snap, f, rows[i]);
+			if (v.type != CTP_TYPE_STRING)
+				continue;
+			size_t k = 0;
+			while (k < w->kinds &&
+			       (w->text[k].len != v.str.len ||
+				memcmp(w->text[k].ptr, v.str.ptr, v.str.len)))
+				k++;
+			if (k == w->kinds && k < WHY_MAX)
+				w->text[w->kinds++] = v.str;
+			if (k < WHY_MAX)
+				w->n[k]++;
+			else
+				w->other++;
+			w->total++;
+		}
+	}
+	free(seen);
+	return 0;
+}
+
+/* Append one part of a note to line (of width *used), wrapping before it
+ * when it would pass the screen's width. */
+static void note_part(FILE *out, size_t width, size_t *used, const char *part)
+{
+	size_t w = ctp_render_width(part);
+	if (width && *used > 3 && *used + w > width) {
+		fputs("\n   ", out);
+		*used = 3;
+	}
+	fputs(part, out);
+	*used += w;
+}
+
+/*
+ * Under a section, per column of it with `why_absent:` (a label field a
+ * plugin sets on the rows it could not give the column's value): how many
+ * rows carry a reason, and which, most frequent first. "  no PSS for 26
+ * processes (smaps.not_read): time_budget_ms 24, max_rss_bytes 2". Also
+ * when the column itself is left out (no row has its value at all).
+ */
+static int absent_lines(FILE *out, const struct sect *s, size_t si)
+{
+	static const char *const noun[][2] = {
+		[CTP_SCOPE_CGROUP] = {"cgroup", "cgroups"},
+		[CTP_SCOPE_PROCESS] = {"process", "processes"},
+		[CTP_SCOPE_THREAD] = {"thread", "threads"}};
+	for (size_t i = 0; i < s->v->n_cols; i++) {
+		const struct ctp_view_col *c = &s->v->cols[i];
+		const struct ctp_snap_field *f =
+			c->why_absent
+				? ctp_snap_field_find(s->snap, c->why_absent)
+				: NULL;
+		bool wanted = !s->o->want;
+		for (size_t k = 0; !wanted && k < c->n_fields; k++)
+			wanted = s->o->want(s->o->want_arg, c->fields[k]);
+		if (!f || !wanted ||
+		    (c->in_mask && !(c->in_mask & (1u << si))) ||
+		    (f->scope != CTP_SCOPE_PROCESS &&
+		     f->scope != CTP_SCOPE_THREAD &&
+		     f->scope != CTP_SCOPE_CGROUP))
+			continue;
+		struct why w = {0};
+		int r = why_tally(s, f, &w);
+		if (r < 0)
+			return r;
+		if (!w.total)
+			continue;
+		/* Most frequent first; ties as met. */
+		for (size_t a = 1; a < w.kinds; a++)
+			for (size_t b = a; b > 0 && w.n[b] > w.n[b - 1]; b--) {
+				struct ctp_bytes t = w.text[b];
+				size_t n = w.n[b];
+				w.text[b] = w.text[b - 1], w.n[b] = w.n[b - 1];
+				w.text[b - 1] = t, w.n[b - 1] = n;
+			}
+		char label[CELL], part[CELL + 32];
+		size_t used = 0;
+		ctp_render_escape(c->label, strlen(c->label), CELL / 4, label,
+				  sizeof(label));
+		snprintf(part, sizeof(part), "  no %s for %zu %s", label,
+			 w.total, noun[f->scope][w.total != 1]);
+		note_part(out, s->o->width, &used, part);
+		snprintf(part, sizeof(part), " (%s):", f->name);
+		note_part(out, s->o->width, &used, part);
+		for (size_t k = 0; k <= w.kinds; k++) {
+			char text[CELL];
+			if (k == w.kinds && !w.other)
+				break;
+			if (k < w.kinds)
+				ctp_render_escape(w.text[k].ptr, w.text[k].len,
+						  CELL / 4, text, sizeof(text));
+			snprintf(part, sizeof(part), " %s %zu%s",
+				 k < w.kinds ? text : "other",
+				 k < w.kinds ? w.n[k] : w.other,
+				 k < w.kinds - !w.other ? "," : "");
+			note_part(out, s->o->width, &used, part);
+		}
+		fputc('\n', out);
+	}
+	return 0;
+}
+
 static void sect_free(struct sect *s)
 {
 	for (size_t c = 0; c < s->nc; c++) {
@@ -1218,7 +1351,7 @@ static int section(FILE *out, struct sect *s, size_t si,
 	shown_line(out, s);
 	reset_line(out, s, ncols);
 	renamed_lines(out, s);
-	return 0;
+	return absent_lines(out, s, si);
 }
 
 size_t ctp_view_fit_rows(const struct ctp_view *v, size_t height, size_t header)

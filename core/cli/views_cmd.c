@@ -80,11 +80,13 @@ static void describe(const struct ctp_view *v)
 			printf("%s%s",
 			       k ? c->src == CTP_VSRC_SUM ? " + " : " | " : "",
 			       c->fields[k]);
-		printf("%s%s\n",
+		printf("%s%s%s%s\n",
 		       c->src == CTP_VSRC_FIELD && c->n_fields > 1
 			       ? " (the first with values)"
 			       : "",
-		       v->hide_zero[i] ? "; all zero: row hidden" : "");
+		       v->hide_zero[i] ? "; all zero: row hidden" : "",
+		       c->why_absent ? "; why absent: " : "",
+		       c->why_absent ? c->why_absent : "");
 	}
 }
 
