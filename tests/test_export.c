@@ -92,6 +92,52 @@ static void write_snap(const char *path)
 	ctp_capture_free(cap);
 }
 
+/* A snapshot of n host fields "h.f<i>" (value i) and n thread fields
+ * "t.f<i>" (value i on one thread), then "x.dup-a" (1) and "x.dup_a" (2),
+ * one family name: what export must write in time linear in the fields
+ * (for a measurement: `test_export --write-many N PATH`). */
+static int write_many(const char *path, size_t n)
+{
+	struct ctp_capture *cap = sb_capture("h");
+	char err[512], (*names)[32] = calloc(2 * n + 2, sizeof(*names));
+	assert_non_null(names);
+	for (size_t i = 0; i < 2 * n + 2; i++) {
+		bool host = i < n || i >= 2 * n;
+		if (i >= 2 * n)
+			snprintf(names[i], sizeof(names[i]), "x.dup%ca",
+				 i == 2 * n ? '-' : '_');
+		else
+			snprintf(names[i], sizeof(names[i]), "%s.f%zu",
+				 host ? "h" : "t", i < n ? i : i - n);
+		const struct ctp_field_desc d = {
+			.name = names[i],
+			.help = "many",
+			.scope = host ? CTP_SCOPE_HOST : CTP_SCOPE_THREAD,
+			.type = CTP_TYPE_U64,
+			.unit = CTP_UNIT_COUNT,
+			.kind = CTP_KIND_GAUGE,
+			.rule = CTP_RULE_SUM,
+		};
+		assert_int_equal(ctp_registry_add(&cap->reg, 0, &d), (int)i);
+	}
+	sb_process(cap, 1, "many");
+	uint32_t r = sb_thread(cap, 1, "many", -1);
+	for (size_t i = 0; i < n; i++) {
+		sb_put_u64(cap, &cap->host, 0, CTP_HOST_IDENT, (int)i, i);
+		sb_put_u64(cap, &cap->threads[0], r, CTP_THREAD_IDENT,
+			   (int)(n + i), i);
+	}
+	for (size_t i = 0; i < 2; i++)
+		sb_put_u64(cap, &cap->host, 0, CTP_HOST_IDENT, (int)(2 * n + i),
+			   i + 1);
+	int rc = sb_write(cap, path, err, sizeof(err));
+	if (rc < 0)
+		fprintf(stderr, "write %s: %s\n", path, err);
+	ctp_capture_free(cap);
+	free(names);
+	return rc < 0;
+}
+
 /* `export snap.ctprof ARGS...` (NULL-terminated) into *out; its exit. */
 static int run_export(char **out, ...)
 {
@@ -112,6 +158,39 @@ static void has_line(const char *text, const char *line)
 {
 	if (!e2e_has_line(text, line))
 		fail_msg("no line '%s' in:\n%s", line, text);
+}
+
+/* Many fields: every family written once with its value (and, measured
+ * in the report of issue 28, in time linear in the fields). */
+static void test_many_fields(void **state)
+{
+	enum { N = 3000 };
+	char *out, line[96];
+	size_t len;
+	(void)state;
+	assert_int_equal(write_many("many.ctprof", N), 0);
+	const char *args[] = {"export", "many.ctprof", NULL};
+	assert_int_equal(e2e_run(args, "many.om", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("many.om", &out, &len), 0);
+	size_t types = 0;
+	for (const char *p = out; (p = strstr(p, "# TYPE ")); p++)
+		types++;
+	/* 2N fields, one of the two that clash, the collector's and the
+	 * capture's 10 families. */
+	assert_int_equal(types, 2 * N + 1 + 10);
+	has_line(out, "ctprof_x_dup_a 1"); /* the first field keeps it */
+	assert_null(strstr(out, "ctprof_x_dup_a 2"));
+	for (size_t i = 0; i < N; i += 7) {
+		snprintf(line, sizeof(line), "ctprof_h_f%zu %zu", i, i);
+		has_line(out, line);
+		snprintf(line, sizeof(line),
+			 "ctprof_t_f%zu{group=\"many\"} %zu", i, i);
+		has_line(out, line);
+	}
+	free(out);
+	assert_int_equal(e2e_read_file("err.txt", &out, &len), 0);
+	assert_non_null(strstr(out, "1 fields left out"));
+	free(out);
 }
 
 /* Values in base units, exactly; one family per field; counters _total;
@@ -321,8 +400,10 @@ static int teardown(void **state)
 	return e2e_rm_rf(tmp) < 0 ? -1 : 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc == 4 && strcmp(argv[1], "--write-many") == 0)
+		return write_many(argv[3], strtoul(argv[2], NULL, 10));
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_openmetrics),
 		cmocka_unit_test(test_openmetrics_parser),
@@ -330,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_textfile),
 		cmocka_unit_test(test_record_textfile),
 		cmocka_unit_test(test_sqlite),
+		cmocka_unit_test(test_many_fields),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

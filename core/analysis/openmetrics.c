@@ -22,8 +22,7 @@ struct om {
 	size_t ng, kept;
 	size_t *order; /* groups by rank, the kept first */
 	char **labels; /* per group: `k="v",...` without braces */
-	char **names;  /* the families written, for clashes */
-	size_t n_names;
+	char **fam;    /* per field: its family, NULL when it has none */
 	int err;
 };
 
@@ -147,23 +146,6 @@ static void family(const struct ctp_snap_field *f, char *buf, size_t n)
 			   ends_with(s, "_sum") || ends_with(s, "_bucket")))
 		tail = "_value";
 	snprintf(buf, n, "ctprof_%s%s", s, tail);
-}
-
-/* Is the name new? Remembers it. */
-static bool claim(struct om *m, const char *name)
-{
-	for (size_t i = 0; i < m->n_names; i++)
-		if (strcmp(m->names[i], name) == 0)
-			return false;
-	char **nn = realloc(m->names, (m->n_names + 1) * sizeof(*nn));
-	if (!nn || !(nn[m->n_names] = strdup(name))) {
-		m->names = nn ? nn : m->names;
-		m->err = -ENOMEM;
-		return false;
-	}
-	m->names = nn;
-	m->n_names++;
-	return true;
 }
 
 /* The # lines of a family: type, unit, help. */
@@ -552,17 +534,61 @@ static bool exported(const struct om *m, const struct ctp_snap_field *f)
 	       f->kind != CTP_KIND_ORDINAL && f->kind != CTP_KIND_CPUSET;
 }
 
+static int by_family(const void *pa, const void *pb, void *arg)
+{
+	char *const *fam = arg;
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	int c = strcmp(fam[a], fam[b]);
+	return c ? c : (a > b) - (a < b);
+}
+
+/* Each field's family name, NULL when it has none: not exported, or the
+ * name an earlier field's (names that clash once sanitized). Sorted once,
+ * so n log n in the fields, never a search per field. */
+static int families(struct om *m)
+{
+	const struct ctp_snap_field *fs = ctp_snap_fields(m->snap);
+	size_t n = ctp_snap_n_fields(m->snap), k = 0;
+	size_t *idx = malloc((n + 1) * sizeof(*idx));
+	m->fam = calloc(n + 1, sizeof(*m->fam));
+	if (!idx || !m->fam)
+		goto oom;
+	for (size_t i = 0; i < n; i++) {
+		char name[NAME_MAX_LEN + 32];
+		if (!exported(m, &fs[i]))
+			continue;
+		family(&fs[i], name, sizeof(name));
+		if (!(m->fam[i] = strdup(name)))
+			goto oom;
+		idx[k++] = i;
+	}
+	qsort_r(idx, k, sizeof(*idx), by_family, m->fam);
+	/* In a run of one name the first field (by index) keeps it. */
+	for (size_t j = 1, first = 0; j < k; j++) {
+		if (strcmp(m->fam[idx[j]], m->fam[idx[first]]) != 0) {
+			first = j;
+			continue;
+		}
+		free(m->fam[idx[j]]);
+		m->fam[idx[j]] = NULL;
+	}
+	free(idx);
+	return 0;
+oom:
+	free(idx);
+	return -ENOMEM;
+}
+
 static void field(struct om *m, const struct ctp_snap_field *f)
 {
-	char name[NAME_MAX_LEN + 32];
+	const char *name = m->fam[f - ctp_snap_fields(m->snap)];
 	int k;
 	const char *unit = base_unit(f->unit, &k);
 	bool cat = f->kind == CTP_KIND_CATEGORICAL,
 	     counter = f->kind == CTP_KIND_COUNTER;
 	if (cat || f->type == CTP_TYPE_CPUSET)
 		unit = NULL, k = 0;
-	family(f, name, sizeof(name));
-	if (!exported(m, f) || !claim(m, name)) {
+	if (!name) {
 		m->st->skipped++;
 		return;
 	}
@@ -718,6 +744,8 @@ int ctp_om_write(FILE *out, const struct ctp_snap *snap, struct ctp_groups *g,
 	int r = group_labels(&m);
 	if (r == 0)
 		r = rank(&m);
+	if (r == 0)
+		r = families(&m);
 	st->groups = m.ng;
 	st->kept = m.kept;
 	const struct ctp_snap_field *f = ctp_snap_fields(snap);
@@ -729,10 +757,10 @@ int ctp_om_write(FILE *out, const struct ctp_snap *snap, struct ctp_groups *g,
 		fputs("# EOF\n", out);
 	for (size_t gi = 0; m.labels && gi < m.ng; gi++)
 		free(m.labels[gi]);
-	for (size_t i = 0; i < m.n_names; i++)
-		free(m.names[i]);
+	for (size_t i = 0; m.fam && i < ctp_snap_n_fields(snap); i++)
+		free(m.fam[i]);
 	free(m.labels);
-	free(m.names);
+	free(m.fam);
 	free(m.order);
 	if (r == 0)
 		r = m.err;
