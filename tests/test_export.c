@@ -26,6 +26,7 @@
 
 #include "e2e_util.h"
 #include "model.h"
+#include "openmetrics.h"
 #include "snapbuild.h"
 
 static char tmp[PATH_MAX];
@@ -158,6 +159,176 @@ static void has_line(const char *text, const char *line)
 {
 	if (!e2e_has_line(text, line))
 		fail_msg("no line '%s' in:\n%s", line, text);
+}
+
+/* The number writer: exact decimals of every unit's conversion, from 0 to
+ * 2^64-1 and past it (a sum of groups), never rounded. */
+static void test_decimal(void **state)
+{
+	static const struct {
+		unsigned __int128 mag;
+		bool neg;
+		unsigned dec;
+		const char *want;
+	} c[] = {
+		{0, false, 0, "0"},
+		{0, false, 9, "0"},
+		{0, true, 2, "0"},
+		{1, false, 0, "1"},
+		{1, false, 9, "0.000000001"}, /* 1 ns */
+		{1, false, 6, "0.000001"},    /* 1 us */
+		{1, false, 2, "0.01"},	      /* 1 tick */
+		{1, false, 4, "0.0001"},      /* 0.01 % */
+		{123456789, false, 9, "0.123456789"},
+		{2500000007, false, 9, "2.500000007"},
+		{1250, false, 4, "0.125"},
+		{100, false, 2, "1"},
+		{1000000000, false, 9, "1"},
+		{1700000000123456789, false, 9, "1700000000.123456789"},
+		{(unsigned __int128)1 << 63, false, 0, "9223372036854775808"},
+		{(unsigned __int128)1 << 63, true, 0, "-9223372036854775808"},
+		{(unsigned __int128)1 << 63, false, 2, "92233720368547758.08"},
+		{UINT64_MAX, false, 0, "18446744073709551615"},
+		{UINT64_MAX, false, 9, "18446744073.709551615"},
+		{UINT64_MAX, false, 6, "18446744073709.551615"},
+		{UINT64_MAX, false, 2, "184467440737095516.15"},
+		{UINT64_MAX, false, 4, "1844674407370955.1615"},
+		{18446744073709551367ull, false, 0, "18446744073709551367"},
+		{(unsigned __int128)UINT64_MAX * 2, false, 0,
+		 "36893488147419103230"},
+		{15, false, 10, "0.0000000015"}, /* 1.5 ns */
+		{5, true, 1, "-0.5"},
+	};
+	char buf[64];
+	(void)state;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		int n = ctp_om_decimal(buf, sizeof(buf), c[i].mag, c[i].neg,
+				       c[i].dec);
+		if (n < 0 || strcmp(buf, c[i].want) != 0)
+			fail_msg("case %zu: \"%s\", expected \"%s\"", i, buf,
+				 c[i].want);
+		assert_int_equal((size_t)n, strlen(c[i].want));
+	}
+	assert_int_equal(ctp_om_decimal(buf, sizeof(buf), 1, false, 39),
+			 -EINVAL);
+}
+
+enum { B_HUGE, B_NEG, B_NS, B_TICKS, B_MID, B_SAT, B_CG, B_N };
+
+/* Values at the ends of their types, and a capture timestamp with
+ * nanoseconds: each exported exactly (EXPORT.md "Units"). */
+static void write_big(const char *path)
+{
+	const struct ctp_field_desc d[B_N] = {
+		[B_HUGE] = {"big.huge", "Big", CTP_SCOPE_HOST, CTP_TYPE_U64,
+			    CTP_UNIT_COUNT, CTP_KIND_COUNTER, CTP_RULE_SUM},
+		[B_NEG] = {"big.neg", "Low", CTP_SCOPE_HOST, CTP_TYPE_I64,
+			   CTP_UNIT_NONE, CTP_KIND_GAUGE, CTP_RULE_MIN},
+		[B_NS] = {"t.busy", "Busy", CTP_SCOPE_THREAD, CTP_TYPE_U64,
+			  CTP_UNIT_NS, CTP_KIND_COUNTER, CTP_RULE_SUM},
+		[B_TICKS] = {"t.cpu", "CPU", CTP_SCOPE_THREAD, CTP_TYPE_U64,
+			     CTP_UNIT_TICKS, CTP_KIND_COUNTER, CTP_RULE_SUM},
+		[B_MID] = {"t.lat", "Latency", CTP_SCOPE_THREAD, CTP_TYPE_U64,
+			   CTP_UNIT_NS, CTP_KIND_GAUGE, CTP_RULE_RANGE},
+		[B_SAT] = {"t.sat", "Saturates", CTP_SCOPE_THREAD, CTP_TYPE_U64,
+			   CTP_UNIT_NS, CTP_KIND_COUNTER, CTP_RULE_SUM},
+		[B_CG] = {"c.usage_usec", "Cgroup CPU", CTP_SCOPE_CGROUP,
+			  CTP_TYPE_U64, CTP_UNIT_US, CTP_KIND_COUNTER,
+			  CTP_RULE_SUM},
+	};
+	/* Group "a" ranks first (by t.busy), then "b" and "c": with --top 1
+	 * the rest is b + c, past 2^64; c's t.sat is past it. */
+	static const struct {
+		uint32_t tgid, tid;
+		const char *comm;
+		uint64_t busy, cpu, lat, sat;
+	} rows[] = {
+		{10, 10, "a", UINT64_MAX, 1ull << 63, 1, 1},
+		{10, 11, "a", 0, 0, 2, 0},
+		{20, 20, "b", UINT64_MAX - 1, 3, 7, 1},
+		{30, 30, "c", UINT64_MAX - 2, 2, 7, UINT64_MAX},
+		{30, 31, "c", 0, 0, 7, UINT64_MAX},
+	};
+	struct ctp_capture *cap = sb_capture("t");
+	char err[512];
+	for (int i = 0; i < B_N; i++)
+		assert_int_equal(ctp_registry_add(&cap->reg, 0, &d[i]), i);
+	cap->start_realtime_ns = 1700000000123456789ull;
+	cap->start_mono_ns = 1;
+	cap->end_mono_ns = UINT64_MAX;
+	uint32_t cg = sb_cgroup(cap, "/big");
+	sb_put_u64(cap, &cap->cgroups, cg, CTP_CGROUP_IDENT, B_CG, UINT64_MAX);
+	sb_put_u64(cap, &cap->host, 0, CTP_HOST_IDENT, B_HUGE,
+		   18446744073709551367ull);
+	sb_put_u64(cap, &cap->host, 0, CTP_HOST_IDENT, B_NEG,
+		   (uint64_t)INT64_MIN);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		if (i == 0 || rows[i].tgid != rows[i - 1].tgid)
+			sb_process(cap, rows[i].tgid, rows[i].comm);
+		uint32_t r = sb_thread(cap, rows[i].tid, rows[i].comm, (int)cg);
+		struct ctp_table *t = &cap->threads[0];
+		sb_put_u64(cap, t, r, CTP_THREAD_IDENT, B_NS, rows[i].busy);
+		sb_put_u64(cap, t, r, CTP_THREAD_IDENT, B_TICKS, rows[i].cpu);
+		sb_put_u64(cap, t, r, CTP_THREAD_IDENT, B_MID, rows[i].lat);
+		sb_put_u64(cap, t, r, CTP_THREAD_IDENT, B_SAT, rows[i].sat);
+	}
+	if (sb_write(cap, path, err, sizeof(err)) < 0)
+		fail_msg("write %s: %s", path, err);
+	ctp_capture_free(cap);
+}
+
+static void test_exact(void **state)
+{
+	char *out;
+	size_t len;
+	(void)state;
+	write_big("big.ctprof");
+	const char *args[] = {"export", "big.ctprof", "--top", "1", NULL};
+	assert_int_equal(e2e_run(args, "big.om", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("big.om", &out, &len), 0);
+	has_line(out, "ctprof_big_huge_total 18446744073709551367");
+	has_line(out, "ctprof_big_neg -9223372036854775808");
+	has_line(out, "ctprof_t_cpu_seconds_total{group=\"a\"} "
+		      "92233720368547758.08");
+	has_line(out, "ctprof_t_cpu_seconds_total{group=\"other\"} 0.05");
+	has_line(out, "ctprof_t_busy_seconds_total{group=\"a\"} "
+		      "18446744073.709551615");
+	/* b + c: 2^65 - 5 ns, a sum no 64-bit float holds. */
+	has_line(out, "ctprof_t_busy_seconds_total{group=\"other\"} "
+		      "36893488147.419103227");
+	/* c's sum is not known: no sample of it, nor of the rest. */
+	has_line(out, "ctprof_t_sat_seconds_total{group=\"a\"} 0.000000001");
+	assert_null(strstr(out, "ctprof_t_sat_seconds_total{group=\"other\"}"));
+	/* a's latency ranges 1..2 ns: its middle, 1.5 ns. */
+	has_line(out, "ctprof_t_lat_seconds{group=\"a\"} 0.0000000015");
+	has_line(out, "ctprof_c_usage_seconds_total{cgroup=\"/big\"} "
+		      "18446744073709.551615");
+	has_line(out, "ctprof_capture_timestamp_seconds "
+		      "1700000000.123456789");
+	has_line(out, "ctprof_capture_duration_seconds "
+		      "18446744073.709551614");
+	assert_null(strstr(out, "e+"));
+	free(out);
+	if (system("/usr/bin/python3 -c 'import prometheus_client' "
+		   "2>/dev/null") == 0)
+		assert_int_equal(
+			system("/usr/bin/python3 -c 'from prometheus_client."
+			       "openmetrics.parser import "
+			       "text_string_to_metric_families as p\n"
+			       "list(p(open(\"big.om\").read()))'"),
+			0);
+	/* What Prometheus reads of it. */
+	if (system("promtool --version >/dev/null 2>&1") != 0) {
+		fprintf(stderr, "skip: no promtool (Debian's prometheus)\n");
+		skip();
+	}
+	const char *prom[] = {"export", "big.ctprof", "--format", "prometheus",
+			      NULL};
+	assert_int_equal(e2e_run(prom, "big.prom", "err.txt"), 0);
+	if (system("promtool check metrics < big.prom > lint.txt 2>&1")) {
+		e2e_show_file("promtool check metrics", "lint.txt");
+		fail_msg("promtool refused the export");
+	}
 }
 
 /* Many fields: every family written once with its value (and, measured
@@ -411,6 +582,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_textfile),
 		cmocka_unit_test(test_record_textfile),
 		cmocka_unit_test(test_sqlite),
+		cmocka_unit_test(test_decimal),
+		cmocka_unit_test(test_exact),
 		cmocka_unit_test(test_many_fields),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

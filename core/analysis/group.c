@@ -1715,19 +1715,19 @@ int ctp_agg_cmp(const struct ctp_agg *a, const struct ctp_agg *b)
 	return ctp_value_cmp(&a->v, &b->v);
 }
 
-bool ctp_agg_number(const struct ctp_agg *a, long double *out)
+bool ctp_agg_twice(const struct ctp_agg *a, __int128 *out)
 {
-	long double lo, hi;
+	__int128 lo, hi;
 	if (!present(a))
 		return false;
 	switch (a->v.type) {
 	case CTP_TYPE_U64:
-		lo = (long double)a->v.u64;
-		hi = a->hi.type == CTP_TYPE_U64 ? (long double)a->hi.u64 : lo;
+		lo = a->v.u64;
+		hi = a->hi.type == CTP_TYPE_U64 ? a->hi.u64 : lo;
 		break;
 	case CTP_TYPE_I64:
-		lo = (long double)a->v.i64;
-		hi = a->hi.type == CTP_TYPE_I64 ? (long double)a->hi.i64 : lo;
+		lo = a->v.i64;
+		hi = a->hi.type == CTP_TYPE_I64 ? a->hi.i64 : lo;
 		break;
 	case CTP_TYPE_BOOL:
 		lo = hi = a->v.b;
@@ -1737,12 +1737,21 @@ bool ctp_agg_number(const struct ctp_agg *a, long double *out)
 		hi = a->hi.type == CTP_TYPE_CHAR ? a->hi.c : lo;
 		break;
 	case CTP_TYPE_CPUSET:
-		lo = hi = (long double)ctp_cpuset_count(&a->v);
+		lo = hi = ctp_cpuset_count(&a->v);
 		break;
 	default:
 		return false;
 	}
-	*out = (lo + hi) / 2;
+	*out = lo + hi;
+	return true;
+}
+
+bool ctp_agg_number(const struct ctp_agg *a, long double *out)
+{
+	__int128 twice;
+	if (!ctp_agg_twice(a, &twice))
+		return false;
+	*out = (long double)twice / 2;
 	return true;
 }
 

@@ -253,6 +253,9 @@ int ctp_agg_cmp(const struct ctp_agg *a, const struct ctp_agg *b);
 /* A number for an aggregate (RANGE: midpoint; UNION: CPU count; BOOL, CHAR:
  * their value); false when absent or not numeric (STRING). */
 bool ctp_agg_number(const struct ctp_agg *a, long double *out);
+/* Twice that number, exactly (a RANGE's lo + hi): for writers that must
+ * not round (export). */
+bool ctp_agg_twice(const struct ctp_agg *a, __int128 *out);
 /* Order of two present values of one type (bytewise for strings, by CPU
  * count then ranges for cpusets). */
 int ctp_value_cmp(const struct ctp_value *a, const struct ctp_value *b);

@@ -164,43 +164,51 @@ static void header(struct om *m, const char *name, const char *type,
 	m->st->families++;
 }
 
-/* x / 10^dec exactly, when x is a whole number: "1238.824", "42". */
-static void put_value(FILE *out, long double x, int dec)
+int ctp_om_decimal(char *buf, size_t n, unsigned __int128 mag, bool neg,
+		   unsigned dec)
 {
-	if (x != floorl(x) || fabsl(x) >= 1e18L) {
-		fprintf(out, "%.15Lg", x / powl(10, dec));
-		return;
-	}
-	bool neg = x < 0;
-	uint64_t u = (uint64_t)(neg ? -x : x), p = 1;
-	for (int i = 0; i < dec; i++)
-		p *= 10;
-	uint64_t q = u / p, r = u % p;
-	fprintf(out, "%s%" PRIu64, neg ? "-" : "", q);
-	if (!r)
-		return;
-	char frac[24];
-	snprintf(frac, sizeof(frac), "%0*" PRIu64, dec & 15, r);
-	for (size_t n = strlen(frac); n && frac[n - 1] == '0';)
-		frac[--n] = '\0';
-	fprintf(out, ".%s", frac);
+	char d[64];
+	size_t l = sizeof(d), point;
+	if (dec > 38)
+		return -EINVAL;
+	do {
+		d[--l] = (char)('0' + (int)(mag % 10));
+		mag /= 10;
+	} while (mag);
+	while (sizeof(d) - l <= dec) /* a digit before the point */
+		d[--l] = '0';
+	point = sizeof(d) - dec;
+	size_t end = sizeof(d);
+	while (end > point && d[end - 1] == '0')
+		end--;
+	bool zero = point - l == 1 && d[l] == '0' && end == point;
+	return snprintf(buf, n, "%s%.*s%s%.*s", neg && !zero ? "-" : "",
+			(int)(point - l), d + l, end > point ? "." : "",
+			(int)(end - point), d + point);
 }
 
-/* One sample: name[_total]{labels} value, the value x in units of
- * 10^-dec of the base unit. */
+/* One sample: name[_total]{labels} value, the value twice/2 in units of
+ * 10^-dec of the base unit, written exactly (a range's middle may be a
+ * half: one more decimal place). */
 static void sample(struct om *m, const char *name, bool counter,
-		   const char *labels, const char *extra, long double x,
+		   const char *labels, const char *extra, __int128 twice,
 		   int dec)
 {
 	FILE *out = m->out;
+	char v[64];
+	unsigned __int128 mag = twice < 0 ? -(unsigned __int128)twice
+					  : (unsigned __int128)twice;
+	if (mag % 2 == 0)
+		ctp_om_decimal(v, sizeof(v), mag / 2, twice < 0, (unsigned)dec);
+	else /* x.5 units: 5 tenths of one */
+		ctp_om_decimal(v, sizeof(v), mag * 5, twice < 0,
+			       (unsigned)dec + 1);
 	fprintf(out, "%s%s", name, counter ? "_total" : "");
 	bool l = labels && *labels, e = extra && *extra;
 	if (l || e)
 		fprintf(out, "{%s%s%s}", l ? labels : "", l && e ? "," : "",
 			e ? extra : "");
-	fputc(' ', out);
-	put_value(out, x, dec);
-	fputc('\n', out);
+	fprintf(out, " %s\n", v);
 	m->st->series++;
 }
 
@@ -385,7 +393,7 @@ static void put_counts(struct om *m, const char *name, const char *labels,
 			m->err = -ENOMEM;
 			return;
 		}
-		sample(m, name, false, labels, extra, (long double)c[k].n, 0);
+		sample(m, name, false, labels, extra, 2 * (__int128)c[k].n, 0);
 		free(extra);
 	}
 }
@@ -423,15 +431,19 @@ static void categorical(struct om *m, const struct ctp_snap_field *f,
 	put_counts(m, name, "group=\"other\"", lname, oc, noc);
 }
 
-/* The rest's aggregate by the field's rule; false when none or the rule
- * does not combine. */
+/* The rest's aggregate by the field's rule, twice it; false when none,
+ * when the rule does not combine or a group's sum is past its type's
+ * range (its value is then not known exactly). */
 static bool other_value(const struct om *m, const struct ctp_snap_field *f,
-			const struct ctp_agg *col, long double *out)
+			const struct ctp_agg *col, __int128 *out)
 {
 	bool any = false;
 	for (size_t k = m->kept; k < m->ng; k++) {
-		long double x;
-		if (!ctp_agg_number(&col[m->order[k]], &x))
+		const struct ctp_agg *a = &col[m->order[k]];
+		__int128 x;
+		if (a->saturated || a->unknown)
+			return false;
+		if (!ctp_agg_twice(a, &x))
 			continue;
 		if (!any)
 			*out = x;
@@ -459,12 +471,12 @@ static void per_group(struct om *m, const struct ctp_snap_field *f,
 	}
 	for (size_t i = 0; i < m->kept; i++) {
 		const struct ctp_agg *a = &col[m->order[i]];
-		long double x;
-		if (a->saturated || a->unknown || !ctp_agg_number(a, &x))
+		__int128 x;
+		if (a->saturated || a->unknown || !ctp_agg_twice(a, &x))
 			continue;
 		sample(m, name, counter, m->labels[m->order[i]], NULL, x, k);
 	}
-	long double x;
+	__int128 x;
 	if (other_value(m, f, col, &x))
 		sample(m, name, counter, "group=\"other\"", NULL, x, k);
 }
@@ -478,7 +490,7 @@ static void per_row(struct om *m, const struct ctp_snap_field *f,
 	value_label(f, lname, sizeof(lname));
 	for (size_t r = 0; t && r < t->rows; r++) {
 		struct ctp_value v = ctp_snap_value(m->snap, f, r);
-		long double x;
+		__int128 x;
 		free(extra);
 		extra = NULL;
 		if (cat) { /* its value as a label, counted once */
@@ -488,13 +500,13 @@ static void per_row(struct om *m, const struct ctp_snap_field *f,
 				m->err = -ENOMEM;
 				return;
 			}
-			x = 1;
+			x = 2;
 		} else if (v.type == CTP_TYPE_U64)
-			x = (long double)v.u64;
+			x = 2 * (__int128)v.u64;
 		else if (v.type == CTP_TYPE_I64)
-			x = (long double)v.i64;
+			x = 2 * (__int128)v.i64;
 		else if (v.type == CTP_TYPE_CPUSET)
-			x = (long double)ctp_cpuset_count(&v);
+			x = 2 * (__int128)ctp_cpuset_count(&v);
 		else
 			continue;
 		char *l = NULL;
@@ -636,7 +648,7 @@ static void read_failures(struct om *m)
 		{"kind=\"process\",what=\"vanished\"", rf->tgids_vanished},
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
-		sample(m, tasks, false, t[i].l, NULL, (long double)t[i].v, 0);
+		sample(m, tasks, false, t[i].l, NULL, 2 * (__int128)t[i].v, 0);
 	static const char rfn[] = "ctprof_collector_read_failures";
 	header(m, rfn, "gauge", NULL,
 	       "Per-task files the capture could not read, by file and "
@@ -657,8 +669,8 @@ static void read_failures(struct om *m)
 			char e[32];
 			snprintf(e, sizeof(e), "reason=\"%s\"", wn[k]);
 			if (why[k])
-				sample(m, rfn, false, l, e, (long double)why[k],
-				       0);
+				sample(m, rfn, false, l, e,
+				       2 * (__int128)why[k], 0);
 		}
 		free(l);
 	}
@@ -704,20 +716,20 @@ static void collectors(struct om *m)
 				if (v &&
 				    asprintf(&e, "%s,status=\"%s\"", v, st) < 0)
 					e = NULL;
-				sample(m, g[i].name, false, l, e, 1, 0);
+				sample(m, g[i].name, false, l, e, 2, 0);
 			}
 			for (size_t s = 0; i == 5 && s < p[j].n_summary; s++) {
 				free(e);
 				e = label("name", p[j].summary_name[s],
 					  strlen(p[j].summary_name[s]));
 				sample(m, g[i].name, false, l, e,
-				       (long double)p[j].summary[s], 0);
+				       2 * (__int128)p[j].summary[s], 0);
 			}
 			uint64_t x[] = {0, p[j].time_ns, p[j].calls,
 					p[j].errors, p[j].vanished};
 			if (i >= 1 && i <= 4)
 				sample(m, g[i].name, false, l, NULL,
-				       (long double)x[i], i == 1 ? 9 : 0);
+				       2 * (__int128)x[i], i == 1 ? 9 : 0);
 			free(v);
 			free(e);
 			free(l);
@@ -728,11 +740,11 @@ static void collectors(struct om *m)
 	header(m, "ctprof_capture_duration_seconds", "gauge", "seconds",
 	       "How long the capture took");
 	sample(m, "ctprof_capture_duration_seconds", false, NULL, NULL,
-	       (long double)h->duration_ns, 9);
+	       2 * (__int128)h->duration_ns, 9);
 	header(m, "ctprof_capture_timestamp_seconds", "gauge", "seconds",
 	       "When the capture started, seconds since the epoch");
 	sample(m, "ctprof_capture_timestamp_seconds", false, NULL, NULL,
-	       (long double)h->start_realtime_ns, 9);
+	       2 * (__int128)h->start_realtime_ns, 9);
 }
 
 int ctp_om_write(FILE *out, const struct ctp_snap *snap, struct ctp_groups *g,

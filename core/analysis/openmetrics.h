@@ -45,6 +45,15 @@ struct ctp_om_stats {
 				cpusets, exited, name clashes */
 };
 
+/*
+ * mag / 10^dec (dec <= 38) as an exact decimal into buf (snprintf's
+ * contract): a whole number without a point ("18446744073709551615"), a
+ * fraction without trailing zeros ("0.123456789" for 123456789 and 9),
+ * "-" first when neg and mag is not 0. Returns the length, or -EINVAL.
+ */
+int ctp_om_decimal(char *buf, size_t n, unsigned __int128 mag, bool neg,
+		   unsigned dec);
+
 /* Write snap (grouped as g, built from snap) to out. Returns 0, -ENOMEM,
  * or -EIO when out reported a write error. */
 int ctp_om_write(FILE *out, const struct ctp_snap *snap, struct ctp_groups *g,
