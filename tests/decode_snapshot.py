@@ -17,6 +17,13 @@ shares no code with the C reader.
       written before plugins[].hint, read_failures.missing,
       read_failures.gates and fields[].derive existed and must still pass
       without them.
+  decode_snapshot.py --record BIN --config FILE --plugin-dir DIR
+                     --workdir DIR
+      real snapshots: `BIN record` of two snapshots of this host with every
+      plugin of FILE (the shipped config/collectors.yaml) loaded from
+      --plugin-dir and the hostname recorded, each checked against the spec;
+      they must hold the keys a capture of a live /proc writes
+      (capture.start_boottime_ns, capture.self_tgids, a start_time role).
   decode_snapshot.py --exited-writer BIN --workdir DIR
       run `BIN --write-sample DIR/exited.ctprof` (tests/test_exited), check
       it against the spec, its exited table (section 7.4) against the
@@ -24,10 +31,17 @@ shares no code with the C reader.
   decode_snapshot.py --measure FILE
       re-encode FILE's tables row-major and print compressed bytes per
       thread both ways (the layout measurement quoted in docs/FORMAT.md).
+
+A reader ignores the keys it does not know, in every map (FORMAT.md §2), and
+unit, kind and rule names it does not know (§2 "Versioning"): so does this
+one, and names each on a "note:" line. The keys it knows must come in the
+order the spec gives them.
 """
 
+import copy
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -54,6 +68,12 @@ KINDS = {"counter": 1, "peak": 2, "gauge": 3, "categorical": 4, "ordinal": 5,
 RULES = {"sum": 1, "max": 2, "min": 3, "mode": 4, "range": 5, "union": 6}
 STATUSES = {"loaded": 1, "failed": 2, "disabled": 3}
 U64_MAX = (1 << 64) - 1
+# The C reader's default cap (FORMAT.md §1 "Size cap") and window limit.
+MAX_DECOMPRESSED = 512 << 20
+MAX_WINDOW = 8 << 20
+# What a compatible writer may add that this reader does not know: ignored,
+# and named on a note line.
+NOTES = []
 I64_MIN, I64_MAX = -(1 << 63), (1 << 63) - 1
 
 
@@ -93,8 +113,17 @@ class Pairs(list):
 def decode_file(path):
     data = open(path, "rb").read()
     need(data[:4] == b"\x28\xb5\x2f\xfd", "not a zstd frame")
-    d = zstandard.ZstdDecompressor().decompressobj()
-    raw = d.decompress(data)
+    fp = zstandard.get_frame_parameters(data)
+    need(fp.has_checksum, "the zstd frame has no content checksum")
+    need(fp.window_size <= MAX_WINDOW, "zstd window over 8 MiB")
+    d = zstandard.ZstdDecompressor(max_window_size=MAX_WINDOW).decompressobj()
+    # Bounded: a few KB can decompress to gigabytes (FORMAT.md §1).
+    raw = b""
+    for i in range(0, len(data), 1 << 16):
+        raw += d.decompress(data[i:i + (1 << 16)])
+        need(len(raw) <= MAX_DECOMPRESSED,
+             "decompressed data exceeds the cap of %d bytes" %
+             MAX_DECOMPRESSED)
     need(d.eof, "zstd frame is truncated")
     need(not d.unused_data, "trailing data after the zstd frame")
     # str stays str (invalid UTF-8 as surrogates), bin would be bytes.
@@ -118,10 +147,30 @@ def is_str(v):
 
 
 def check_keys(m, keys, where, optional=()):
+    """m has every key of keys that is not optional, the known ones in the
+    spec's order; a key the spec does not name is ignored (and noted)."""
     need(isinstance(m, Pairs), "%s is not a map" % where)
     got = m.keys()
+    need(len(set(got)) == len(got), "%s repeats a key: %r" % (where, got))
+    known = [k for k in got if k in keys]
     want = [k for k in keys if k in got or k not in optional]
-    need(got == want, "%s keys %r, expected %r" % (where, got, want))
+    need(known == want, "%s keys %r, expected %r" % (where, known, want))
+    for k in got:
+        if k not in keys:
+            note("%s.%s: unknown key, ignored" % (where, k))
+
+
+def note(text):
+    if text not in NOTES:
+        NOTES.append(text)
+
+
+def check_enum(v, names, where):
+    """A unit, kind or rule: a str; one this reader does not know is
+    taken as unknown (FORMAT.md §2 "Versioning")."""
+    need(is_str(v), "%s is not a str" % where)
+    if v not in names:
+        note("%s %r: unknown name, read as unknown" % (where, v))
 
 
 def check_value(ftype, v, where):
@@ -189,22 +238,41 @@ def check_derive(f, earlier, w):
 def check_field(f, w, fields, late):
     """One entry of a fields list (section 4), added to fields."""
     check_keys(f, ["name", "plugin", "scope", "type", "unit", "kind",
-                   "rule", "help", "derive", "section", "dims"], w,
-               optional=tuple(late) + ("section", "dims"))
+                   "rule", "help", "derive", "section", "dims", "role"], w,
+               optional=tuple(late) + ("section", "dims", "role"))
     need(is_str(f["name"]) and f["name"], w + ".name")
     need(f["name"] not in fields, w + ": duplicate name")
     need(f["plugin"] is None or is_str(f["plugin"]), w + ".plugin")
     need(f["scope"] in SCOPES, w + ".scope %r" % f["scope"])
     need(f["type"] in TYPES, w + ".type %r" % f["type"])
-    need(f["unit"] in UNITS, w + ".unit %r" % f["unit"])
-    need(f["kind"] in KINDS, w + ".kind %r" % f["kind"])
-    need(f["rule"] in RULES, w + ".rule %r" % f["rule"])
+    check_enum(f["unit"], UNITS, w + ".unit")
+    check_enum(f["kind"], KINDS, w + ".kind")
+    check_enum(f["rule"], RULES, w + ".rule")
     need(is_str(f["help"]), w + ".help")
-    for k in ("section", "dims"):
+    for k in ("section", "dims", "role"):
         if k in f:
             need(is_str(f[k]) and f[k], "%s.%s" % (w, k))
+    check_role(f, fields, w)
     check_derive(f, fields, w)
     fields[f["name"]] = f
+
+
+def check_role(f, earlier, w):
+    """A field's role (section 4): "start_time" is a thread or process u64
+    ordinal in ns, us or ticks, one per scope; other roles are ignored."""
+    role = f.get("role")
+    if role is None:
+        return
+    if role != "start_time":
+        note("%s.role %r: unknown role, ignored" % (w, role))
+        return
+    need(f["scope"] in ("thread", "process") and f["type"] == "u64" and
+         f["kind"] == "ordinal" and f["unit"] in ("ns", "us", "ticks"),
+         w + ": a start_time is a thread or process u64 ordinal in ns, us "
+         "or ticks")
+    need(not any(e.get("role") == "start_time" and e["scope"] == f["scope"]
+                 for e in earlier.values()),
+         w + ": a second start_time of scope " + f["scope"])
 
 
 def check_columns(t, tname, scope, fields):
@@ -271,8 +339,10 @@ def check_spec(snap, legacy=False):
     cap = snap["capture"]
     check_keys(cap, ["start_realtime_ns", "end_realtime_ns", "duration_ns",
                      "workers", "roots", "config_path", "kernel_release",
-                     "ptrace_capable", "hostname"], "capture",
-               optional=("ptrace_capable", "hostname"))
+                     "ptrace_capable", "hostname", "start_boottime_ns",
+                     "self_tgids"], "capture",
+               optional=("ptrace_capable", "hostname", "start_boottime_ns",
+                         "self_tgids"))
     for k in ("start_realtime_ns", "end_realtime_ns", "duration_ns",
               "workers"):
         need(is_uint(cap[k]), "capture.%s" % k)
@@ -286,6 +356,13 @@ def check_spec(snap, legacy=False):
         need(is_str(cap["hostname"]), "capture.hostname")
     if "ptrace_capable" in cap:
         need(isinstance(cap["ptrace_capable"], bool), "capture.ptrace_capable")
+    if "start_boottime_ns" in cap:
+        need(is_uint(cap["start_boottime_ns"]), "capture.start_boottime_ns")
+    if "self_tgids" in cap:
+        st = cap["self_tgids"]
+        need(isinstance(st, list) and 1 <= len(st) <= 4 and
+             all(is_uint(v) for v in st),
+             "capture.self_tgids %r: 1 to 4 process ids" % (st,))
 
     fields = {}
     need(isinstance(snap["fields"], list), "fields is not an array")
@@ -331,7 +408,8 @@ def check_spec(snap, legacy=False):
                     "tgids_walked", "tgids_vanished", "files", "missing",
                     "denied", "dominant_file", "gates"], "read_failures",
                optional=late)
-    for k in rf.keys()[:5]:
+    for k in ("tids_walked", "tids_recorded", "tids_vanished",
+              "tgids_walked", "tgids_vanished"):
         need(is_uint(rf[k]), "read_failures." + k)
     need(isinstance(rf["files"], Pairs), "read_failures.files is not a map")
     best, most = None, 0
@@ -523,7 +601,9 @@ def check_sample(snap, legacy=False):
              "plugin hints: %r" % [x["hint"] for x in p])
 
     rf = snap["read_failures"]
-    need([rf[k] for k in rf.keys()[:5]] == [9, 7, 2, 5, 1], "read_failures")
+    need([rf[k] for k in ("tids_walked", "tids_recorded", "tids_vanished",
+                          "tgids_walked", "tgids_vanished")] ==
+         [9, 7, 2, 5, 1], "read_failures")
     need(list(rf["files"]) == [("stat", 0), ("status", 3), ("io", 5)],
          "read_failures.files")
     need(rf["dominant_file"] == "io", "dominant_file")
@@ -604,6 +684,40 @@ def check_exited_sample(snap):
         ("alpha.exited.code", [0, -9, None]),
         ("alpha.exited.state", ["Z", None, "X"])],
         "exited.columns: %r" % list(ex["columns"]))
+
+
+# ---- What a later compatible writer may add ---------------------------------
+
+def check_later_writer(snap):
+    """The sample as a later writer of version 1 could write it: a key this
+    reader does not know in every map whose keys the spec names, and a unit,
+    kind and rule of new names (FORMAT.md §2 "Versioning"). It must pass,
+    each addition named on a note line, nothing else."""
+    def add(m, where):
+        m.append(("zz_later", [1, {"x": None}]))
+        return where + ".zz_later: unknown key, ignored"
+
+    later = copy.deepcopy(snap)
+    want = [add(later, "top level")]
+    for k in ("tool", "capture", "read_failures", "cgroups", "processes",
+              "threads"):
+        want.append(add(later[k], k))
+    want.append(add(later["capture"]["roots"], "capture.roots"))
+    for i, f in enumerate(later["fields"]):
+        want.append(add(f, "fields[%d]" % i))
+    for i, p in enumerate(later["plugins"]):
+        want.append(add(p, "plugins[%d]" % i))
+    f = later["fields"][0]
+    for k, new in (("unit", "furlongs"), ("kind", "tidal"), ("rule", "vote")):
+        f[[n for n, _ in f].index(k)] = (k, new)
+        want.append("fields[0].%s %r: unknown name, read as unknown" %
+                    (k, new))
+    del NOTES[:]
+    check_spec(later)
+    need(sorted(NOTES) == sorted(want),
+         "notes on a later writer's sample: %r" %
+         sorted(set(NOTES) ^ set(want)))
+    del NOTES[:]
 
 
 # ---- dump's JSON against our own decoding ---------------------------------------
@@ -701,6 +815,39 @@ def measure(path, level=3):
     return 0
 
 
+def record(binary, config, plugin_dir, workdir):
+    """Two snapshots of this host by the real recorder, checked."""
+    shutil.rmtree(workdir, ignore_errors=True)
+    os.makedirs(workdir)
+    cfg = os.path.join(workdir, "collectors.yaml")
+    text = open(config).read()
+    need("record_hostname: false" in text, config + ": no record_hostname")
+    with open(cfg, "w") as f:
+        f.write("plugin_dirs: [%s]\n" % json.dumps(plugin_dir))
+        f.write(text.replace("record_hostname: false",
+                             "record_hostname: true"))
+    rec = os.path.join(workdir, "rec")
+    subprocess.run([binary, "record", "--config", cfg, "-o", rec,
+                    "--count", "2", "--interval", "1s"], check=True)
+    files = sorted(os.listdir(rec))
+    need(len(files) == 2, "record wrote %r" % files)
+    for name in files:
+        path = os.path.join(rec, name)
+        snap, _ = decode_file(path)
+        check_spec(snap)
+        cap = snap["capture"]
+        for k in ("hostname", "start_boottime_ns", "self_tgids"):
+            need(k in cap, "%s: no capture.%s" % (path, k))
+        need(any(f.get("role") == "start_time" for f in snap["fields"]),
+             "%s: no field with the start_time role" % path)
+        print("ok: %s (%d threads, %d processes, %d fields, %d plugins%s)" %
+              (path, snap["threads"]["rows"], snap["processes"]["rows"],
+               len(snap["fields"]), len(snap["plugins"]),
+               ", %d exited" % snap["exited"]["rows"]
+               if "exited" in snap else ""))
+    return 0
+
+
 def main(argv):
     if len(argv) >= 2 and argv[0] == "--measure":
         return measure(argv[1], int(argv[2]) if len(argv) > 2 else 3)
@@ -716,6 +863,7 @@ def main(argv):
         check_spec(snap)
         check_sample(snap)
         check_dump(binary, path)
+        check_later_writer(snap)
         if "--golden" in argv:
             golden = argv[argv.index("--golden") + 1]
             snap, _ = decode_file(golden)
@@ -738,6 +886,10 @@ def main(argv):
         check_dump(binary, path, escapes=False)
         print("ok: %s: exited table per docs/FORMAT.md, dump matches" % path)
         return 0
+    if argv[:1] == ["--record"]:
+        return record(argv[1], argv[argv.index("--config") + 1],
+                      argv[argv.index("--plugin-dir") + 1],
+                      argv[argv.index("--workdir") + 1])
     if not argv:
         print(__doc__)
         return 2
@@ -750,9 +902,17 @@ def main(argv):
     return 0
 
 
+def run(argv):
+    try:
+        return main(argv)
+    finally:
+        for n in NOTES:
+            print("note: " + n)
+
+
 if __name__ == "__main__":
     try:
-        sys.exit(main(sys.argv[1:]))
+        sys.exit(run(sys.argv[1:]))
     except SpecError as e:
         print("FAIL: %s" % e)
         sys.exit(1)

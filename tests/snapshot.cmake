@@ -13,6 +13,18 @@ add_test(NAME snapshot_python_decoder
 set_tests_properties(snapshot_python_decoder PROPERTIES SKIP_RETURN_CODE 77
                      TIMEOUT 300)
 
+# The same decoder on real snapshots: two that `record` takes of this host
+# with every plugin of the shipped config, the hostname recorded (so
+# whatever the writer adds to a live capture meets the decoder).
+add_test(NAME snapshot_python_decoder_live
+         COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/decode_snapshot.py
+                 --record $<TARGET_FILE:ctprof-core>
+                 --config ${PROJECT_SOURCE_DIR}/config/collectors.yaml
+                 --plugin-dir ${CTP_PLUGIN_BUILD_DIR}
+                 --workdir ${CMAKE_CURRENT_BINARY_DIR}/snapshot_python_live)
+set_tests_properties(snapshot_python_decoder_live PROPERTIES
+                     SKIP_RETURN_CODE 77 TIMEOUT 300)
+
 # The writer's inline MessagePack encoders against msgpack-c's packer.
 ctp_add_test(test_mpenc test_mpenc.c LIBS ctpcore)
 
