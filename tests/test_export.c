@@ -476,15 +476,18 @@ static void test_textfile(void **state)
 	free(out);
 	assert_int_equal(run_export(&out, "--format", "xml", NULL), 2);
 	free(out);
-	/* --help: the usage on stdout, exit 0, for every reader verb. */
-	static const char *const verbs[] = {"export", "serve",	 "record",
-					    "show",   "compare", "dump"};
+	/* --help: the usage on stdout, exit 0, for every verb, in one
+	 * spelling. */
+	static const char *const verbs[] = {
+		"export", "serve", "record",  "show",	      "compare",
+		"dump",	  "views", "plugins", "check-config", NULL};
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
-		const char *help[] = {verbs[i], "--help", NULL};
+		const char *help[] = {verbs[i] ? verbs[i] : "--help",
+				      verbs[i] ? "--help" : NULL, NULL};
 		assert_int_equal(e2e_run(help, "help.txt", "err.txt"), 0);
 		assert_int_equal(e2e_read_file("help.txt", &out, &n), 0);
-		if (!strcasestr(out, "usage"))
-			fail_msg("%s --help printed:\n%s", verbs[i], out);
+		if (strncmp(out, "Usage: ctprof-core ", 19) != 0)
+			fail_msg("%s --help printed:\n%s", help[0], out);
 		free(out);
 	}
 }

@@ -43,7 +43,7 @@ struct opts {
 
 static void usage(FILE *f)
 {
-	fputs("usage: ctprof-core export FILE|DIR [--format FORMAT] [-o OUT]\n"
+	fputs("Usage: ctprof-core export FILE|DIR [--format FORMAT] [-o OUT]\n"
 	      "                          [--group-by AXES] [--view NAME | "
 	      "--fields GLOBS]\n"
 	      "                          [--top N] [--table TABLE] "

@@ -67,7 +67,7 @@ struct srv {
 
 static void usage(FILE *f)
 {
-	fputs("usage: ctprof-core serve [--config FILE] [--listen ADDR:PORT] "
+	fputs("Usage: ctprof-core serve [--config FILE] [--listen ADDR:PORT] "
 	      "[--min-interval D]\n"
 	      "                         [--group-by AXES] [--view NAME | "
 	      "--fields GLOBS] [--top N]\n"
