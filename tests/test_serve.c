@@ -140,6 +140,25 @@ static int http(unsigned port, const char *method, const char *path,
 	return status;
 }
 
+/* A request as raw bytes; the status of the answer (-1: none). */
+static int raw(unsigned port, const char *req)
+{
+	int fd = connect_to(port), status = -1;
+	char buf[256];
+	size_t len = 0;
+	if (fd < 0)
+		return -1;
+	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	for (ssize_t r; len + 1 < sizeof(buf) &&
+			(r = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0;)
+		len += (size_t)r;
+	buf[len] = '\0';
+	close(fd);
+	if (sscanf(buf, "HTTP/1.1 %d", &status) != 1)
+		status = -1;
+	return status;
+}
+
 static double capture_time(const char *resp)
 {
 	const char *p = strstr(resp, "\nctprof_capture_timestamp_seconds ");
@@ -207,6 +226,61 @@ static void test_http(void **state)
 	free(resp);
 	close(slow);
 	stop(pid);
+}
+
+/* The protocol as written (RFC 9112): a request without Host, with two,
+ * with Content-Length values that differ or beside Transfer-Encoding is
+ * refused; a scrape as Prometheus sends it works. With -v a line per
+ * capture, naming no file (the capture's memory file is no file of the
+ * user's). */
+static void test_strict(void **state)
+{
+	char yaml[4 * PATH_MAX], *resp, log[PATH_MAX];
+	(void)state;
+	int n = snprintf(yaml, sizeof(yaml),
+			 "plugin_dirs: [\"%s\"]\n"
+			 "roots: {proc: \"%s\", sys: \"%s\"}\n"
+			 "plugins:\n  procfs-stat: {}\n",
+			 CTP_TEST_PLUGIN_DIR, FIX_PROC, FIX_SYS);
+	assert_true(n > 0 && (size_t)n < sizeof(yaml));
+	const char *extra[] = {"-v", NULL};
+	unsigned port;
+	pid_t pid = start_serve(yaml, extra, &port);
+	static const struct {
+		const char *req;
+		int status;
+	} c[] = {
+		{"GET /metrics HTTP/1.1\r\nConnection: close\r\n\r\n", 400},
+		{"GET /metrics HTTP/1.1\r\nHost: a\r\nHost: b\r\n"
+		 "Connection: close\r\n\r\n",
+		 400},
+		{"GET /metrics HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n"
+		 "Content-Length: 6\r\nConnection: close\r\n\r\nhello!",
+		 400},
+		{"GET /metrics HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n"
+		 "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+		 "0\r\n\r\n",
+		 400},
+		{"GET /metrics HTTP/1.1\r\nHost: a\r\nConnection: close\r\n"
+		 "\r\n",
+		 200},
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		int st = raw(port, c[i].req);
+		if (st != c[i].status)
+			fail_msg("%d, expected %d, for:\n%s", st, c[i].status,
+				 c[i].req);
+	}
+	assert_int_equal(http(port, "GET", "/metrics", NULL, &resp), 200);
+	free(resp);
+	stop(pid);
+	size_t len;
+	assert_int_equal(E2E_PATHF(log, "%s/serve.log", tmp), 0);
+	assert_int_equal(e2e_read_file(log, &resp, &len), 0);
+	if (!strstr(resp, "ctprof-core serve: a capture: ") ||
+	    strstr(resp, "/proc/self/fd/"))
+		fail_msg("serve -v said:\n%s", resp);
+	free(resp);
 }
 
 /* A bad --listen is a usage error. */
@@ -429,6 +503,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_http),
+		cmocka_unit_test(test_strict),
 		cmocka_unit_test(test_usage),
 		cmocka_unit_test(test_prometheus),
 	};

@@ -112,9 +112,8 @@ bool ctp_cli_plugin_gave_up(const struct ctp_capture *cap)
 	return any;
 }
 
-/* The one line a finished capture prints: where, how much, what failed. */
-static void report_written(const struct ctp_capture *cap, const char *outpath,
-			   uint64_t bytes)
+void ctp_cli_report(const struct ctp_capture *cap, const char *subject,
+		    uint64_t bytes)
 {
 	char failed[512] = "";
 	size_t used = 0;
@@ -127,11 +126,11 @@ static void report_written(const struct ctp_capture *cap, const char *outpath,
 			used += (size_t)n;
 	}
 	fprintf(stderr,
-		"ctprof-core: %s: %" PRIu64 " threads, %zu processes, "
+		"%s: %" PRIu64 " threads, %zu processes, "
 		"%" PRIu32 " cgroups in %.2fs, %" PRIu64
 		" bytes; plugins failed: %s\n",
-		strcmp(outpath, "-") == 0 ? "<stdout>" : outpath,
-		cap->rf.tids_recorded, cap->n_spans, cap->cgroups.nrows,
+		subject, cap->rf.tids_recorded, cap->n_spans,
+		cap->cgroups.nrows,
 		(double)(cap->end_mono_ns - cap->start_mono_ns) / 1e9, bytes,
 		used ? failed : "none");
 }
@@ -172,8 +171,12 @@ int ctp_cli_write(struct ctp_capture *cap, const struct ctp_config *cfg,
 		fprintf(stderr, "ctprof-core: %s\n", err);
 		return CTP_EXIT_FAILURE;
 	}
-	if (ctp_verbosity >= (report ? 0 : 1))
-		report_written(cap, outpath, bytes);
+	if (report && ctp_verbosity >= 0) {
+		char subject[PATH_MAX + 32];
+		snprintf(subject, sizeof(subject), "ctprof-core: %s",
+			 strcmp(outpath, "-") == 0 ? "<stdout>" : outpath);
+		ctp_cli_report(cap, subject, bytes);
+	}
 	if (written)
 		*written = bytes;
 	return CTP_EXIT_OK;

@@ -34,12 +34,16 @@ bool ctp_cli_plugin_gave_up(const struct ctp_capture *cap);
  * and its supervisor when `supervised`. */
 void ctp_cli_record_self(struct ctp_capture *cap, bool supervised);
 /* Write the finished capture to outpath (temp file and rename), with the
- * header facts known only now; *stop set cancels it. The one line saying
- * what was written goes to stderr unless -q, or when `report` is false
- * unless -v (serve: a capture per scrape). Returns the exit status; the
- * file's bytes in *written (may be NULL). */
+ * header facts known only now; *stop set cancels it. With `report`, the
+ * line saying what was written (ctp_cli_report, "ctprof-core: OUTPATH")
+ * goes to stderr unless -q. Returns the exit status; the file's bytes in
+ * *written (may be NULL). */
 int ctp_cli_write(struct ctp_capture *cap, const struct ctp_config *cfg,
 		  const char *outpath, const volatile sig_atomic_t *stop,
 		  uint64_t *written, bool report);
+/* The one line a finished capture prints on stderr: "SUBJECT: N threads,
+ * N processes, N cgroups in T, N bytes; plugins failed: ...". */
+void ctp_cli_report(const struct ctp_capture *cap, const char *subject,
+		    uint64_t bytes);
 
 #endif

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -235,14 +236,19 @@ static int capture(struct srv *s)
 		snprintf(s->why, sizeof(s->why), "%s: %s", what, strerror(-r));
 		return r;
 	}
+	uint64_t bytes = 0;
+	/* The memory file is the snapshot's way to the reader, no file of the
+	 * user's: -v's line per capture names none. */
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", s->memfd);
 	if (ftruncate(s->memfd, 0) < 0 || lseek(s->memfd, 0, SEEK_SET) < 0 ||
-	    ctp_cli_write(cap, s->cfg, path, &srv_stop, NULL, false) !=
+	    ctp_cli_write(cap, s->cfg, path, &srv_stop, &bytes, false) !=
 		    CTP_EXIT_OK) {
 		snprintf(s->why, sizeof(s->why),
 			 "the capture could not be written (see the log)");
 		return -EIO;
 	}
+	if (ctp_verbosity >= 1)
+		ctp_cli_report(cap, PROG ": a capture", bytes);
 	struct ctp_snap *snap;
 	char err[512];
 	if (ctp_snap_open(path, s->r.cap, &snap, err, sizeof(err)) < 0) {
@@ -308,6 +314,52 @@ static const char index_html[] =
 	"host: <a href=\"metrics\">metrics</a> (OpenMetrics or the "
 	"Prometheus text format; docs/EXPORT.md).</p></body></html>\n";
 
+/* Framing and Host headers seen in a request. */
+struct framing {
+	unsigned hosts, lengths, encodings;
+	const char *length; /* the first Content-Length */
+	bool conflict;	    /* a Content-Length unlike the first */
+};
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind,
+				    const char *key, const char *value)
+{
+	struct framing *fr = cls;
+	(void)kind;
+	if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0)
+		fr->hosts++;
+	else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0)
+		fr->encodings++;
+	else if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+		if (fr->lengths++ == 0)
+			fr->length = value;
+		else if (strcmp(value ? value : "",
+				fr->length ? fr->length : "") != 0)
+			fr->conflict = true;
+	}
+	return MHD_YES;
+}
+
+/*
+ * What RFC 9112 (§3.2, §6.1, §6.3) has a server refuse with 400 and
+ * libmicrohttpd before 1.0 lets through (its strict mode refuses an
+ * HTTP/1.1 request without Host): more than one Host, Content-Length
+ * values that differ, Content-Length beside Transfer-Encoding. The
+ * reason, or NULL when the request is well framed.
+ */
+static const char *misframed(struct MHD_Connection *c)
+{
+	struct framing fr = {0};
+	MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &fr);
+	if (fr.hosts > 1)
+		return "more than one Host";
+	if (fr.conflict)
+		return "Content-Length values that differ";
+	if (fr.lengths && fr.encodings)
+		return "Content-Length with Transfer-Encoding";
+	return NULL;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 				  const char *url, const char *method,
 				  const char *version, const char *upload,
@@ -317,6 +369,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	(void)version;
 	(void)upload;
 	if (!*req) { /* headers only yet: answer when the request is whole */
+		const char *bad = misframed(c);
+		if (bad) {
+			char m[128];
+			int n = snprintf(m, sizeof(m), "400 bad request: %s\n",
+					 bad);
+			return reply(c, MHD_HTTP_BAD_REQUEST,
+				     "text/plain; charset=utf-8", m, (size_t)n,
+				     false);
+		}
 		*req = (void *)1;
 		return MHD_YES;
 	}
@@ -403,6 +464,13 @@ static int serve_run(const struct ctp_config *cfg, void *arg)
 		0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, s->sock,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONN_TIMEOUT_S,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONN_LIMIT,
+	/* The protocol as written: an HTTP/1.1 request without
+	 * Host is refused (400). */
+#if MHD_VERSION >= 0x01000000
+		MHD_OPTION_CLIENT_DISCIPLINE_LVL, 1,
+#else
+		MHD_OPTION_STRICT_FOR_CLIENT, 1,
+#endif
 		MHD_OPTION_END);
 	if (!d) {
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
