@@ -533,11 +533,29 @@ static void test_show(void **unused)
 	rc = run_show(&out, &eo, path, "--group-by", "pid", "--processes",
 		      "--fields", "p.faults", NULL);
 	assert_int_equal(rc, 0);
+	/* Ids name nothing: the process's name beside them, as ps. */
 	expect_in(out, "Processes grouped by pid: 3 groups of 3 processes\n"
-		       "  PID   THREADS  PROCS  p.faults\n"
-		       "  9           1      1         5\n"
-		       "  100         3      1        10\n"
-		       "  1000        2      1         1\n");
+		       "  PID   COMMAND  THREADS  PROCS  p.faults\n"
+		       "  9     db             1      1         5\n"
+		       "  100   app            3      1        10\n"
+		       "  1000  app            2      1         1\n");
+	free(out);
+	free(eo);
+
+	/* A thread's own name by its tid; none where a name is the key. */
+	rc = run_show(&out, &eo, path, "--group-by", "pid,tid", "--threads",
+		      "--fields", "t.cnt", NULL);
+	assert_int_equal(rc, 0);
+	expect_in(out, "  PID   TID    COMMAND   THREADS  PROCS  t.cnt\n"
+		       "  9     9      db              1      1      8\n"
+		       "  100   100    app             1      1      1\n"
+		       "  100   101    worker-0        1      1      2\n");
+	free(out);
+	free(eo);
+	rc = run_show(&out, &eo, path, "--group-by", "pcomm,pid", "--processes",
+		      "--fields", "p.faults", NULL);
+	assert_int_equal(rc, 0);
+	expect_in(out, "  PCOMM  PID   THREADS  PROCS  p.faults\n");
 	free(out);
 	free(eo);
 

@@ -654,8 +654,48 @@ static int cmp_groups(const void *pa, const void *pb, void *arg)
 	return (a > b) - (a < b);
 }
 
-/* The key parts, THREADS, PROCS, then every selected field of `scope`
- * (its aggregate over the groups into aggs[field index]). */
+/*
+ * The name a table grouped by ids shows beside them (COMMAND, as ps): the
+ * thread's with a tid axis, else the process's with a pid axis; none when
+ * an axis already names the groups. 0, or the scope of the name.
+ */
+static uint8_t command_scope(const struct ctp_group_spec *s)
+{
+	uint8_t scope = 0;
+	for (size_t i = 0; i < s->n_axes; i++) {
+		if (s->axes[i] == CTP_AXIS_PCOMM ||
+		    s->axes[i] == CTP_AXIS_COMM || s->axes[i] == CTP_AXIS_NONE)
+			return 0;
+		if (s->axes[i] == CTP_AXIS_TID)
+			scope = CTP_SCOPE_THREAD;
+		else if (s->axes[i] == CTP_AXIS_PID && !scope)
+			scope = CTP_SCOPE_PROCESS;
+	}
+	return scope;
+}
+
+/* A group's COMMAND: the name of its first row of `scope` (a pid or tid
+ * group has one). */
+static void command_cell(const struct ctp_snap *snap,
+			 const struct ctp_group *gr, uint8_t scope, char *buf,
+			 size_t len)
+{
+	const struct ctp_snap_table *t = ctp_snap_table(snap, scope);
+	bool thread = scope == CTP_SCOPE_THREAD;
+	uint32_t n = thread ? gr->n_threads : gr->n_processes;
+	const struct ctp_bytes *b =
+		t && n ? &t->comm[thread ? gr->threads[0] : gr->processes[0]]
+		       : NULL;
+	if (b && b->ptr)
+		ctp_render_escape(b->ptr, b->len, CTP_RENDER_CELL_MAX, buf,
+				  len);
+	else
+		snprintf(buf, len, "-");
+}
+
+/* The key parts, COMMAND when the keys are ids (command_scope), THREADS,
+ * PROCS, then every selected field of `scope` (its aggregate over the
+ * groups into aggs[field index]). */
 static int grouped_columns(struct ctp_groups *g, const struct opts *o,
 			   uint8_t scope, struct column *cols, size_t *ncols,
 			   const struct ctp_agg **aggs)
@@ -668,6 +708,8 @@ static int grouped_columns(struct ctp_groups *g, const struct opts *o,
 	for (size_t k = 0; k < nk; k++)
 		cols[n++] = (struct column){ctp_groups_key_title(g, k), false,
 					    NULL, 0};
+	if (command_scope(&o->r.spec))
+		cols[n++] = (struct column){"COMMAND", false, NULL, 0};
 	cols[n++] = (struct column){"THREADS", true, NULL, 0};
 	cols[n++] = (struct column){"PROCS", true, NULL, 0};
 	for (size_t i = 0; i < nf; i++) {
@@ -711,19 +753,24 @@ static int grouped_order(struct ctp_groups *g, uint8_t scope,
 	return 0;
 }
 
-/* One cell of group gr (the order[r]-th group) in column c. */
-static void grouped_cell(const struct ctp_group *gr, size_t gi, size_t c,
-			 size_t nk, const struct column *cols,
-			 const struct ctp_agg **aggs, char *buf, size_t len)
+/* One cell of group gr (the order[r]-th group) in column c; cmd: the
+ * COMMAND column's scope, 0 without one. */
+static void grouped_cell(struct ctp_groups *g, const struct ctp_group *gr,
+			 size_t gi, size_t c, uint8_t cmd,
+			 const struct column *cols, const struct ctp_agg **aggs,
+			 char *buf, size_t len)
 {
+	size_t nk = ctp_groups_n_key(g), nx = nk + (cmd != 0);
 	if (c < nk && gr->key[c])
 		ctp_render_escape(gr->key[c], strlen(gr->key[c]),
 				  CTP_RENDER_CELL_MAX, buf, len);
 	else if (c < nk)
 		snprintf(buf, len, "-");
-	else if (c == nk)
+	else if (c < nx)
+		command_cell(ctp_groups_snap(g), gr, cmd, buf, len);
+	else if (c == nx)
 		snprintf(buf, len, "%" PRIu32, gr->n_threads);
-	else if (c == nk + 1)
+	else if (c == nx + 1)
 		snprintf(buf, len, "%" PRIu32, gr->n_processes);
 	else
 		ctp_render_agg_cell(cols[c].field->unit,
@@ -732,18 +779,17 @@ static void grouped_cell(const struct ctp_group *gr, size_t gi, size_t c,
 
 /* Every shown cell (strdup'ed into cells, row-major) and the widths. */
 static int grouped_cells(struct ctp_groups *g, const size_t *order,
-			 size_t shown, struct column *cols, size_t ncols,
-			 const struct ctp_agg **aggs, char **cells)
+			 size_t shown, uint8_t cmd, struct column *cols,
+			 size_t ncols, const struct ctp_agg **aggs,
+			 char **cells)
 {
-	size_t nk = ctp_groups_n_key(g);
-
 	for (size_t c = 0; c < ncols; c++)
 		cols[c].w = ctp_render_width(cols[c].title);
 	for (size_t r = 0; r < shown; r++) {
 		const struct ctp_group *gr = ctp_groups_at(g, order[r]);
 		for (size_t c = 0; c < ncols; c++) {
 			char buf[512];
-			grouped_cell(gr, order[r], c, nk, cols, aggs, buf,
+			grouped_cell(g, gr, order[r], c, cmd, cols, aggs, buf,
 				     sizeof(buf));
 			char *s = strdup(buf);
 			if (!s)
@@ -808,7 +854,7 @@ static int print_grouped(struct ctp_groups *g, const struct opts *o,
 	size_t nk = ctp_groups_n_key(g), ncols = 0, shown = 0;
 	const struct ctp_snap_field *sortf =
 		o->r.sort ? ctp_snap_field_find(snap, o->r.sort) : NULL;
-	struct column *cols = calloc(nk + 2 + nf, sizeof(*cols));
+	struct column *cols = calloc(nk + 3 + nf, sizeof(*cols));
 	const struct ctp_agg **aggs = calloc(nf + 1, sizeof(*aggs));
 	size_t *order = malloc((ng ? ng : 1) * sizeof(*order));
 	char **cells = NULL;
@@ -831,8 +877,9 @@ static int print_grouped(struct ctp_groups *g, const struct opts *o,
 		goto out;
 	ret = -ENOMEM;
 	cells = calloc(shown * ncols, sizeof(*cells));
-	if (!cells || (ret = grouped_cells(g, order, shown, cols, ncols, aggs,
-					   cells)) < 0)
+	if (!cells ||
+	    (ret = grouped_cells(g, order, shown, command_scope(&o->r.spec),
+				 cols, ncols, aggs, cells)) < 0)
 		goto out;
 	print_grid(cols, ncols, cells, shown);
 out:
