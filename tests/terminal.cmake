@@ -13,3 +13,10 @@ endforeach()
 # Its child burns CPU to top the rankings; another test burning meanwhile
 # could outrank it, and it would slow that test down.
 set_tests_properties(test_terminal PROPERTIES RUN_SERIAL TRUE)
+
+# Text for a terminal (core/util/term.c): the one rule, the stream the
+# readers print through, the log; a snapshot and a view file whose every
+# string holds escape sequences through show, compare and views.
+ctp_add_test(test_term_escape test_term_escape.c snapbuild.c e2e_util.c
+             LIBS ctpcore)
+add_dependencies(test_term_escape ctprof-core)

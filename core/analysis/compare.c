@@ -24,6 +24,7 @@
 #include "reader.h"
 #include "render.h"
 #include "rename.h"
+#include "term.h"
 
 #define PROG "ctprof-core compare"
 
@@ -1111,7 +1112,7 @@ static void table_print(struct ctx *x, struct table *t)
 				 : !r	   ? "\033[1m"
 					   : sgr[t->color[r - 1]];
 		size_t last = table_last(t, line);
-		fputs(on, x->out);
+		ctp_term_raw(x->out, on);
 		for (size_t c = 0; c <= last && c < t->ncols; c++) {
 			if (t->cols[c].drop)
 				continue;
@@ -1120,7 +1121,7 @@ static void table_print(struct ctx *x, struct table *t)
 				 t->cols[c].right, c == last);
 		}
 		if (*on)
-			fputs("\033[0m", x->out);
+			ctp_term_raw(x->out, "\033[0m");
 		fputc('\n', x->out);
 	}
 	free(line);

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "term.h"
+
 /* An output cursor that counts what it could not store. */
 struct out {
 	char *buf;
@@ -40,25 +42,22 @@ static void putf(struct out *o, const char *fmt, ...)
 		put(o, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp));
 }
 
-/* Printable UTF-8 as is, '\\' doubled, anything else as \xNN. */
+/* By the terminal's rule (term.h), '\\' doubled. */
 static void put_escaped(struct out *o, const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
 
 	for (size_t i = 0; i < n;) {
-		size_t l = ctp_utf8_len(p + i, n - i);
+		char t[CTP_TERM_CHAR_MAX];
+		size_t tl;
 
-		if (l > 1) {
-			put(o, s + i, l);
-			i += l;
-		} else if (l == 1 && p[i] >= 0x20 && p[i] < 0x7f) {
-			put(o, p[i] == '\\' ? "\\\\" : s + i,
-			    p[i] == '\\' ? 2 : 1);
+		if (p[i] == '\\') {
+			put(o, "\\\\", 2);
 			i++;
-		} else {
-			putf(o, "\\x%02x", p[i]);
-			i++;
+			continue;
 		}
+		i += ctp_term_char(p + i, n - i, t, &tl);
+		put(o, t, tl);
 	}
 }
 

@@ -9,40 +9,12 @@
 #include <strings.h>
 #include <time.h>
 
+#include "term.h"
+
 char *ctp_render_escape(const char *s, size_t n, size_t max, char *out,
 			size_t outlen)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t o = 0, shown = 0;
-	for (size_t i = 0; i < n; shown++) {
-		char tmp[8];
-		size_t tl;
-		size_t l = ctp_utf8_len(p + i, n - i);
-		if (l > 1) {
-			memcpy(tmp, p + i, l);
-			tl = l;
-		} else if (l == 1 && p[i] >= 0x20 && p[i] < 0x7f) {
-			tl = p[i] == '\\' ? 2 : 1;
-			tmp[0] = tmp[1] = (char)p[i];
-			l = 1;
-		} else {
-			snprintf(tmp, sizeof(tmp), "\\x%02x", p[i]);
-			tl = 4;
-			l = 1;
-		}
-		if (shown >= max || o + tl + 4 > outlen) {
-			if (o + 4 <= outlen) {
-				memcpy(out + o, "...", 3);
-				o += 3;
-			}
-			break;
-		}
-		memcpy(out + o, tmp, tl);
-		o += tl;
-		i += l;
-	}
-	out[o] = '\0';
-	return out;
+	return ctp_term_escape(s, n, max, out, outlen);
 }
 
 size_t ctp_render_width(const char *s)

@@ -22,11 +22,7 @@
 #define CTP_USER_HZ	    100 /* the ABI's clock tick for /proc times */
 #define CTP_RENDER_CELL_MAX 48	/* display characters before a cell is cut */
 
-/*
- * Bytes for a terminal: well-formed UTF-8 and printable ASCII as they are,
- * '\\' doubled, anything else as \xNN, so no control byte reaches the
- * terminal. Cut at `max` display characters with "...". Returns out.
- */
+/* Bytes for a terminal: ctp_term_escape (term.h), the one escaper. */
 char *ctp_render_escape(const char *s, size_t n, size_t max, char *out,
 			size_t outlen);
 /* Display width of an escaped (UTF-8) string. */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 
 #include "engine.h"
 #include "options.h"
+#include "term.h"
 
 int ctp_verbosity;
 
@@ -50,7 +52,7 @@ static const char *level_name(int level)
 static void __attribute__((format(printf, 3, 0)))
 vlog(const char *who, int level, const char *fmt, va_list ap)
 {
-	char line[1024];
+	char line[1024], shown[1024];
 	int n = snprintf(line, sizeof(line),
 			 "ctprof-core: %s%s%s: ", who ? who : "",
 			 who ? ": " : "", level_name(level));
@@ -58,8 +60,11 @@ vlog(const char *who, int level, const char *fmt, va_list ap)
 		return;
 	if ((size_t)n < sizeof(line))
 		vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	/* Names a process or a file may hold any byte: by the terminal's
+	 * rule, so a line is one line and no escape reaches the screen. */
+	ctp_term_escape(line, strlen(line), SIZE_MAX, shown, sizeof(shown));
 	/* One write per line so concurrent workers do not interleave. */
-	fprintf(stderr, "%s\n", line);
+	fprintf(stderr, "%s\n", shown);
 }
 
 void ctp_log(int level, const char *fmt, ...)

@@ -484,6 +484,9 @@ int ctp_cmd_compare(int argc, char **argv)
 				     .sections = CTP_COMPARE_ALL};
 	struct view_ask va = {0};
 	int rc = parse_compare_args(argc, argv, &o, &va);
+	FILE *screen = rc < 0 && o.fmt == CTP_COMPARE_TABLE
+			       ? ctp_readcli_screen()
+			       : NULL;
 	if (rc < 0)
 		rc = run_view(&o, &va);
 	if (o.r.limit == LIMIT_UNSET)
@@ -506,6 +509,8 @@ int ctp_cmd_compare(int argc, char **argv)
 		     : r == -EINVAL ? CTP_EXIT_USAGE
 				    : CTP_EXIT_FAILURE;
 	}
+	if (screen && ctp_readcli_screen_done(screen) != 0 && rc == CTP_EXIT_OK)
+		rc = CTP_EXIT_FAILURE;
 	ctp_recdir_list_free(between, nb);
 	ctp_view_free(top);
 	ctp_readopts_done(&o.r);

@@ -14,6 +14,7 @@
 #include "config.h"
 #include "paths.h"
 #include "render.h"
+#include "term.h"
 #include "ctprof/plugin-util.h"
 
 int ctp_readcli_try_help(const char *cmd)
@@ -213,4 +214,21 @@ void ctp_readcli_term(size_t *w, size_t *h)
 	     : tty && ws.ws_col			     ? ws.ws_col
 						     : 80;
 	*h = l && ctp_parse_u64_str(l, &v) == 0 && v ? v : tty ? ws.ws_row : 0;
+}
+
+FILE *ctp_readcli_screen(void)
+{
+	FILE *screen = stdout, *s = ctp_term_stream(screen);
+	if (s)
+		stdout = s;
+	return screen;
+}
+
+int ctp_readcli_screen_done(FILE *screen)
+{
+	if (stdout == screen)
+		return 0;
+	int r = fclose(stdout);
+	stdout = screen;
+	return r;
 }

@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "readopts.h"
 
@@ -94,5 +95,17 @@ int ctp_readcli_try_help(const char *cmd);
 /* The screen a reader prints to: $COLUMNS / $LINES, else the terminal's,
  * else 80 columns and no height (0). */
 void ctp_readcli_term(size_t *w, size_t *h);
+
+/*
+ * The human-readable output of a reader (show, compare, views as tables,
+ * not their csv or json) goes to the screen by the terminal's rule: stdout
+ * becomes a ctp_term_stream over it until ctp_readcli_screen_done. So no
+ * byte of a snapshot or a view file a terminal acts on reaches it, whatever
+ * line prints it. Returns what to hand to ctp_readcli_screen_done (stdout
+ * as it was; stdout is left as it is when out of memory).
+ */
+FILE *ctp_readcli_screen(void);
+/* Flush the screen's stream and give stdout back; its fclose() result. */
+int ctp_readcli_screen_done(FILE *screen);
 
 #endif

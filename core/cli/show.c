@@ -1409,8 +1409,13 @@ int ctp_cmd_show(int argc, char **argv)
 	if (rc < 0 && o.format && o.view && strcmp(o.view, "all") != 0 &&
 	    !o.r.n_globs)
 		rc = view_fields(&o);
-	if (rc < 0)
+	if (rc < 0) {
+		FILE *screen = o.format ? NULL : ctp_readcli_screen();
 		rc = uses_view(&o) ? run_view(&o) : run_show(&o);
+		if (screen && ctp_readcli_screen_done(screen) != 0 &&
+		    rc == CTP_EXIT_OK)
+			rc = CTP_EXIT_FAILURE;
+	}
 	ctp_readopts_done(&o.r);
 	return rc;
 }

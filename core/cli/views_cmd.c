@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "readcli.h"
 #include "view.h"
 
 static const char *const show_names[] = {"",	 "value",   "delta",
@@ -97,8 +98,13 @@ int ctp_cmd_views(int argc, char **argv)
 		usage(argc > 2 ? stderr : stdout);
 		return argc > 2 ? CTP_EXIT_USAGE : CTP_EXIT_OK;
 	}
-	if (argc < 2)
-		return list();
+	/* View files are anyone's text: shown by the terminal's rule. */
+	FILE *screen = ctp_readcli_screen();
+	int rc = CTP_EXIT_OK;
+	if (argc < 2) {
+		rc = list();
+		goto out;
+	}
 	struct ctp_view *v = NULL;
 	char err[4096];
 	bool file = strchr(argv[1], '/') || strstr(argv[1], ".yaml");
@@ -106,9 +112,13 @@ int ctp_cmd_views(int argc, char **argv)
 		     : ctp_view_find(argv[1], &v, err, sizeof(err));
 	if (r < 0) {
 		fprintf(stderr, "ctprof-core views: %s\n", err);
-		return r == -ENOMEM ? CTP_EXIT_FAILURE : CTP_EXIT_USAGE;
+		rc = r == -ENOMEM ? CTP_EXIT_FAILURE : CTP_EXIT_USAGE;
+		goto out;
 	}
 	describe(v);
 	ctp_view_free(v);
-	return CTP_EXIT_OK;
+out:
+	if (ctp_readcli_screen_done(screen) != 0 && rc == CTP_EXIT_OK)
+		rc = CTP_EXIT_FAILURE;
+	return rc;
 }

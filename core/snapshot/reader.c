@@ -1841,37 +1841,3 @@ long ctp_snap_row(const struct ctp_snap_table *t, uint64_t tgid, uint64_t tid)
 		return -1;
 	return (long)lo;
 }
-
-size_t ctp_utf8_len(const unsigned char *p, size_t n)
-{
-	if (n == 0)
-		return 0;
-	unsigned c = p[0];
-	size_t len;
-	unsigned lo = 0x80, hi = 0xbf; /* allowed range of the 2nd byte */
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		if (c == 0xe0)
-			lo = 0xa0; /* overlong */
-		else if (c == 0xed)
-			hi = 0x9f; /* surrogates */
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		if (c == 0xf0)
-			lo = 0x90; /* overlong */
-		else if (c == 0xf4)
-			hi = 0x8f; /* past U+10FFFF */
-	} else {
-		return 0;
-	}
-	if (n < len || p[1] < lo || p[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	return len;
-}

@@ -20,6 +20,7 @@
 
 #include "ctprof/plugin.h"
 #include "format.h"
+#include "term.h" /* ctp_utf8_len */
 
 /* A byte string inside the snapshot (not NUL-terminated). */
 struct ctp_bytes {
@@ -230,10 +231,5 @@ uint64_t ctp_snap_mem_size(const struct ctp_snap *snap);
  * (pass 0), and tid 0 in a threads table finds tgid's first thread. -1
  * when absent, or t is NULL. */
 long ctp_snap_row(const struct ctp_snap_table *t, uint64_t tgid, uint64_t tid);
-
-/* Length (1-4) of the well-formed UTF-8 sequence at p (n bytes available),
- * or 0 when p does not start one (overlong forms, surrogates and code
- * points past U+10FFFF are not well-formed). For printing strings. */
-size_t ctp_utf8_len(const unsigned char *p, size_t n);
 
 #endif
