@@ -233,6 +233,38 @@ static void test_readers(void **state)
 		no_control(what, out);
 		no_control(what, err);
 	}
+	/* A file the reader refuses, naming what it holds: a field renamed
+	 * with an escape, a value of the wrong type (python3-msgpack). */
+	char bad[PATH_MAX + 16], cmd[4 * PATH_MAX];
+	snprintf(bad, sizeof(bad), "%s/bad.ctprof", tmpdir);
+	snprintf(cmd, sizeof(cmd),
+		 "/usr/bin/python3 -c 'import sys, msgpack, zstandard\n"
+		 "d = zstandard.ZstdDecompressor().decompressobj()\n"
+		 "o = msgpack.unpackb(d.decompress(open(sys.argv[1], \"rb\")"
+		 ".read()), raw=True, strict_map_key=False)\n"
+		 "n = b\"t.\\x1b[2Jcpu\"\n"
+		 "for f in o[b\"fields\"]:\n"
+		 "  if f[b\"name\"] == b\"t.cpu\": f[b\"name\"] = n\n"
+		 "c = o[b\"threads\"][b\"columns\"]\n"
+		 "o[b\"threads\"][b\"columns\"] = {n if k == b\"t.cpu\" "
+		 "else k: [b\"str\"] + v[1:] if k == b\"t.cpu\" else v "
+		 "for k, v in c.items()}\n"
+		 "z = zstandard.ZstdCompressor(write_checksum=True)\n"
+		 "open(sys.argv[2], \"wb\").write(z.compress(msgpack.packb("
+		 "o, use_bin_type=False)))' %s %s",
+		 a, bad);
+	if (system(cmd) == 0) {
+		const char *refused[] = {"show", bad, NULL};
+		assert_int_not_equal(e2e_run(refused, out, err), 0);
+		no_control("show of a refused file", err);
+		char *why;
+		assert_int_equal(e2e_read_file(err, &why, NULL), 0);
+		assert_non_null(strstr(why, "t.\\x1b[2Jcpu"));
+		free(why);
+	} else {
+		fprintf(stderr, "skip: no python3-msgpack or "
+				"python3-zstandard\n");
+	}
 	/* The strings are there, escaped. */
 	const char *show[] = {"show", a, NULL};
 	assert_int_equal(e2e_run(show, out, err), 0);

@@ -59,10 +59,15 @@ bad(struct ctp_snap *s, int ret, const char *fmt, ...)
 	if (s->err && s->errlen) {
 		int n = snprintf(s->err, s->errlen, "%s: ", s->name);
 		if (n >= 0 && (size_t)n < s->errlen) {
+			/* Names from the file may hold any byte: the message
+			 * is for a terminal (term.h). */
+			char msg[1024];
 			va_list ap;
 			va_start(ap, fmt);
-			vsnprintf(s->err + n, s->errlen - (size_t)n, fmt, ap);
+			vsnprintf(msg, sizeof(msg), fmt, ap);
 			va_end(ap);
+			ctp_term_escape(msg, strlen(msg), SIZE_MAX, s->err + n,
+					s->errlen - (size_t)n);
 		}
 	}
 	return ret;
