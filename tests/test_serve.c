@@ -38,6 +38,11 @@
 
 #define FIX_PROC CTP_TEST_FIXTURES "/proc"
 #define FIX_SYS	 CTP_TEST_FIXTURES "/sys"
+/* serve on the fixture tree. */
+#define FIXTURE_YAML                                                           \
+	"plugin_dirs: [\"" CTP_TEST_PLUGIN_DIR "\"]\n"                         \
+	"roots: {proc: \"" FIX_PROC "\", sys: \"" FIX_SYS "\"}\n"              \
+	"plugins:\n  procfs-stat: {}\n"
 
 static char tmp[PATH_MAX];
 /* What a test started, stopped by teardown when a check failed first. */
@@ -182,17 +187,11 @@ static void stop(pid_t pid)
 
 static void test_http(void **state)
 {
-	char yaml[4 * PATH_MAX], *resp;
+	char *resp;
 	(void)state;
-	int n = snprintf(yaml, sizeof(yaml),
-			 "plugin_dirs: [\"%s\"]\n"
-			 "roots: {proc: \"%s\", sys: \"%s\"}\n"
-			 "plugins:\n  procfs-stat: {}\n",
-			 CTP_TEST_PLUGIN_DIR, FIX_PROC, FIX_SYS);
-	assert_true(n > 0 && (size_t)n < sizeof(yaml));
 	const char *extra[] = {"--min-interval", "30s", NULL};
 	unsigned port;
-	pid_t pid = start_serve(yaml, extra, &port);
+	pid_t pid = start_serve(FIXTURE_YAML, extra, &port);
 	assert_int_equal(http(port, "GET", "/", NULL, &resp), 200);
 	assert_non_null(strstr(resp, "href=\"metrics\""));
 	free(resp);
@@ -235,17 +234,11 @@ static void test_http(void **state)
  * user's). */
 static void test_strict(void **state)
 {
-	char yaml[4 * PATH_MAX], *resp, log[PATH_MAX];
+	char *resp, log[PATH_MAX];
 	(void)state;
-	int n = snprintf(yaml, sizeof(yaml),
-			 "plugin_dirs: [\"%s\"]\n"
-			 "roots: {proc: \"%s\", sys: \"%s\"}\n"
-			 "plugins:\n  procfs-stat: {}\n",
-			 CTP_TEST_PLUGIN_DIR, FIX_PROC, FIX_SYS);
-	assert_true(n > 0 && (size_t)n < sizeof(yaml));
 	const char *extra[] = {"-v", NULL};
 	unsigned port;
-	pid_t pid = start_serve(yaml, extra, &port);
+	pid_t pid = start_serve(FIXTURE_YAML, extra, &port);
 	static const struct {
 		const char *req;
 		int status;
