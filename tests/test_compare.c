@@ -946,6 +946,115 @@ static void test_view_exited(void **state)
 	free(out);
 }
 
+/*
+ * A capture takes a while, and each process is read at its own moment
+ * (read_boottime_ns). BASE starts at boot 1000 s and reads process 10 at
+ * once, process 20 at 1003 s (a slow capture); CAND starts at 1010 s and
+ * reads 20 at once, 10 at 1013 s. So thread 10 changed over 13 s, thread
+ * 20 over 7 s, while the captures are 10 s apart. Each runs half the
+ * time and waits for a CPU the other half, run + wait = its interval:
+ * 50% + 50% each, never 65% + 65% (13 s over 10). Thread 21 started in
+ * process 20 in the interval (1 s of CPU over 20's 7 s: 14.3%); process
+ * 30 is new, read at 1012 s: 6 s of CPU over the 12 s since BASE's start.
+ * `read` false writes no read times (older files): the captures'
+ * interval for every task.
+ */
+static void write_read_side(int k, const char *path, bool read)
+{
+	enum { T_RUN, T_WAIT, T_BEGIN, N_RF };
+	const struct ctp_field_desc d[N_RF] = {
+		[T_RUN] = {"t.run", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64,
+			   CTP_UNIT_NS, CTP_KIND_COUNTER, CTP_RULE_SUM},
+		[T_WAIT] = {"t.wait", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64,
+			    CTP_UNIT_NS, CTP_KIND_COUNTER, CTP_RULE_SUM},
+		[T_BEGIN] = {"t.begin", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64,
+			     CTP_UNIT_TICKS, CTP_KIND_ORDINAL, CTP_RULE_RANGE,
+			     CTP_FIELD_START_TIME},
+	};
+	const uint64_t s = 1000000000ull;
+	struct {
+		uint32_t tgid, tid;
+		uint64_t read_s, run, wait, begin;
+	} rows[2][4] = {
+		{{10, 10, 1000, 1 * s, 1 * s, 100},
+		 {20, 20, 1003, 2 * s, 2 * s, 100}},
+		{{10, 10, 1013, 7500000000ull, 7500000000ull, 100},
+		 {20, 20, 1010, 5500000000ull, 5500000000ull, 100},
+		 {20, 21, 1010, 1 * s, 0, 100500},
+		 {30, 30, 1012, 6 * s, 0, 100100}},
+	};
+	struct ctp_capture *cap = sb_capture("t");
+	struct ctp_table *th = &cap->threads[0];
+	char err[512];
+	for (int i = 0; i < N_RF; i++)
+		assert_int_equal(ctp_registry_add(&cap->reg, 0, &d[i]), i);
+	uint32_t last = 0;
+	for (int i = 0; i < (k ? 4 : 2); i++) {
+		if (rows[k][i].tgid != last) {
+			uint32_t p = sb_process(cap, rows[k][i].tgid, "p");
+			if (read)
+				ctp_table_set(&cap->procs[0], p,
+					      CTP_PCOL_READ_NS,
+					      rows[k][i].read_s * s);
+			last = rows[k][i].tgid;
+		}
+		char comm[16];
+		snprintf(comm, sizeof(comm), "t%u", rows[k][i].tid);
+		uint32_t r = sb_thread(cap, rows[k][i].tid, comm, -1);
+		sb_put_u64(cap, th, r, CTP_THREAD_IDENT, T_RUN, rows[k][i].run);
+		sb_put_u64(cap, th, r, CTP_THREAD_IDENT, T_WAIT,
+			   rows[k][i].wait);
+		sb_put_u64(cap, th, r, CTP_THREAD_IDENT, T_BEGIN,
+			   rows[k][i].begin);
+	}
+	cap->start_boottime_ns = (1000ull + 10ull * (uint64_t)k) * s;
+	cap->start_realtime_ns += (uint64_t)k * 10 * s;
+	cap->end_realtime_ns += (uint64_t)k * 10 * s;
+	if (sb_write(cap, path, err, sizeof(err)) < 0)
+		fail_msg("write %s: %s", path, err);
+	ctp_capture_free(cap);
+}
+
+static void test_task_interval(void **state)
+{
+	char *out;
+	size_t len;
+	(void)state;
+	write_read_side(0, "rbase.ctprof", true);
+	write_read_side(1, "rcand.ctprof", true);
+	const char *view[] = {"compare", "rbase.ctprof", "rcand.ctprof",
+			      "--view",	 "tq",		 "--wide",
+			      NULL};
+	assert_int_equal(e2e_run(view, "out.txt", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("out.txt", &out, &len), 0);
+	has_line(out, " 10      50.0   50.0 500ms/s");
+	has_line(out, " 20      50.0   50.0 500ms/s");
+	has_line(out, " 21 new   0.0   14.3 143ms/s");
+	has_line(out, " 30 new   0.0   50.0 500ms/s");
+	free(out);
+	/* The full comparison: the same per-task intervals. */
+	const char *csv[] = {"compare",	   "rbase.ctprof", "rcand.ctprof",
+			     "--group-by", "tid",	   "--fields",
+			     "t.run",	   "--format",	   "csv",
+			     "--sections", "threads",	   NULL};
+	assert_int_equal(e2e_run(csv, "out.txt", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("out.txt", &out, &len), 0);
+	has_line(out, "threads,10,continuing,1,1,1,1,t.run,1000000000,"
+		      "7500000000,6500000000,650.0000,1,5e+08,50.0000,0,1,0,0,"
+		      "1009.000,1009.000,,,");
+	has_line(out, "threads,21,new,,1,,1,t.run,,1000000000,1000000000,,1,"
+		      "1.42857e+08,14.2857,0,0,1,0,5.000,5.000,,,");
+	free(out);
+	/* Files without read times: the captures' 10 s for every task. */
+	write_read_side(0, "rbase.ctprof", false);
+	write_read_side(1, "rcand.ctprof", false);
+	assert_int_equal(e2e_run(view, "out.txt", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("out.txt", &out, &len), 0);
+	has_line(out, " 10      65.0   65.0 650ms/s");
+	has_line(out, " 20      35.0   35.0 350ms/s");
+	free(out);
+}
+
 /* Output of one invocation against tests/golden/compare/NAME. */
 static void golden(const char *name, ...)
 {
@@ -1002,6 +1111,7 @@ int main(void)
 		cmocka_unit_test(test_top),
 		cmocka_unit_test(test_view_identity),
 		cmocka_unit_test(test_view_exited),
+		cmocka_unit_test(test_task_interval),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

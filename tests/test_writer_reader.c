@@ -938,6 +938,57 @@ static void test_key_order_and_hostname(void **state)
 	ctp_snap_free(snap);
 }
 
+/*
+ * When each process was read (FORMAT.md §7.2 `read_boottime_ns`): written
+ * after nthreads, in tgid order whichever worker read the process, nil
+ * where unset; absent from a capture that set none (the sample, every
+ * file before it), and then read as NULL.
+ */
+static void test_read_times(void **state)
+{
+	(void)state;
+	static const char *const keys[] = {
+		"rows",	  "tgid", "comm", "nthreads", "read_boottime_ns",
+		"columns"};
+	char path[PATH_MAX], err[512];
+	struct ctp_snap *snap;
+	struct ctp_capture *cap = build_sample(false);
+	/* Every process but the first placed (worker order is not tgid
+	 * order), its tgid in ms since boot. */
+	for (size_t i = 1; i < cap->n_spans; i++)
+		ctp_table_set(&cap->procs[cap->spans[i].worker],
+			      cap->spans[i].proc_row, CTP_PCOL_READ_NS,
+			      cap->spans[i].tgid * 1000000ull);
+	path_in(path, sizeof(path), "read.ctprof");
+	uint64_t bytes = 0;
+	if (ctp_writer_write(cap, path, 3, "9.9.9-test", NULL, &bytes, err,
+			     sizeof(err)) < 0)
+		fail_msg("write %s: %s", path, err);
+	uint32_t unset = cap->spans[0].tgid;
+	ctp_capture_free(cap);
+	if (ctp_snap_open(path, CAP_DEFAULT, &snap, err, sizeof(err)) < 0)
+		fail_msg("open: %s", err);
+	const msgpack_object *pm = mget(ctp_snap_root(snap), "processes");
+	assert_keys(pm, keys, 6, "processes");
+	const struct ctp_snap_table *pt =
+		ctp_snap_table(snap, CTP_SCOPE_PROCESS);
+	assert_non_null(pt->read_ns);
+	for (size_t i = 0; i < pt->rows; i++)
+		assert_int_equal(
+			pt->read_ns[i],
+			pt->tgid[i] == unset ? 0 : pt->tgid[i] * 1000000ull);
+	ctp_snap_free(snap);
+	/* None set: no key, and a reader of it has none. */
+	path_in(path, sizeof(path), "noread.ctprof");
+	write_sample(path, false);
+	if (ctp_snap_open(path, CAP_DEFAULT, &snap, err, sizeof(err)) < 0)
+		fail_msg("open: %s", err);
+	pm = mget(ctp_snap_root(snap), "processes");
+	assert_null(mget(pm, "read_boottime_ns"));
+	assert_null(ctp_snap_table(snap, CTP_SCOPE_PROCESS)->read_ns);
+	ctp_snap_free(snap);
+}
+
 /* ---- Hostile files ---- */
 
 /* Open a buffer that must be refused; the message must contain `want`. */
@@ -1564,6 +1615,37 @@ static void r_nil(msgpack_packer *pk, const msgpack_object *o)
 	msgpack_pack_nil(pk);
 }
 
+/* The processes table with read_boottime_ns of `n` entries, each made by
+ * `cell`. */
+static void processes_read(msgpack_packer *pk, const msgpack_object *o,
+			   uint32_t n, void (*cell)(msgpack_packer *pk))
+{
+	msgpack_pack_map(pk, o->via.map.size + 1);
+	for (uint32_t i = 0; i < o->via.map.size; i++) {
+		msgpack_pack_object(pk, o->via.map.ptr[i].key);
+		msgpack_pack_object(pk, o->via.map.ptr[i].val);
+	}
+	pk_str(pk, "read_boottime_ns");
+	msgpack_pack_array(pk, n);
+	for (uint32_t i = 0; i < n; i++)
+		cell(pk);
+}
+
+static void c_pr_str(msgpack_packer *pk)
+{
+	pk_str(pk, "soon");
+}
+
+static void r_pr_read_str(msgpack_packer *pk, const msgpack_object *o)
+{
+	processes_read(pk, o, N_PROCS, c_pr_str);
+}
+
+static void r_pr_read_short(msgpack_packer *pk, const msgpack_object *o)
+{
+	processes_read(pk, o, N_PROCS - 1, c_nil);
+}
+
 static void test_bad_structure(void **state)
 {
 	(void)state;
@@ -1593,6 +1675,12 @@ static void test_bad_structure(void **state)
 	expect_mutation("threads", r_th_wrong_scope, false,
 			"field alpha.rss has scope process");
 	expect_mutation("threads", r_th_cgroup, false, "threads.cgroup[0]");
+	expect_mutation("processes", r_pr_read_str, false,
+			"processes.read_boottime_ns[0]: expected an unsigned "
+			"integer or nil, found a string");
+	expect_mutation("processes", r_pr_read_short, false,
+			"processes.read_boottime_ns has 3 entries but rows is "
+			"4");
 	expect_mutation("threads", r_nil, false,
 			"snapshot.threads: expected a map, found nil");
 	expect_mutation("fields", r_fields_type, false,
@@ -2399,6 +2487,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_golden_v1),
 		cmocka_unit_test(test_bytes_unchanged),
 		cmocka_unit_test(test_key_order_and_hostname),
+		cmocka_unit_test(test_read_times),
 		cmocka_unit_test(test_truncated_and_corrupt),
 		cmocka_unit_test(test_bad_msgpack),
 		cmocka_unit_test(test_mutated_msgpack),

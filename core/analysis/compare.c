@@ -335,6 +335,10 @@ struct cmp {
 	 * backwards (reset), so its CAND value was counted instead. */
 	bool has_rate, has_cpu, reset;
 	long double rate, cpu;
+	/* Per member: its delta over its own interval, added up (a rate);
+	 * per_s_ok when every member's is in it (ctp_ident_task_interval). */
+	long double per_s;
+	bool per_s_ok;
 	char h[2][160];
 };
 
@@ -405,27 +409,34 @@ static bool member_delta(const struct gsec *s, const struct jrow *r,
 	if (!g || !p->f[1])
 		return false;
 	n = scope_rows(x->id, g, p->f[1]->scope, &rows, &match);
-	c->delta = 0;
+	c->delta = c->per_s = 0;
+	c->per_s_ok = true;
 	for (uint32_t i = 0; i < n; i++) {
 		struct ctp_value v =
 			ctp_snap_value(x->snap[1], p->f[1], rows[i]);
-		long double x1, x0, d;
+		long double x1, x0, d = 0;
 		if (!value_number(&v, &x1))
 			continue;
 		long b = match[rows[i]];
 		if (b < 0) {
-			c->delta += x1, used++;
-			continue;
+			d = x1;
+		} else {
+			if (!p->f[0])
+				continue;
+			v = ctp_snap_value(x->snap[0], p->f[0], (size_t)b);
+			if (!value_number(&v, &x0))
+				continue;
+			d = x1 - x0;
+			if (d < 0)
+				c->reset = true, d = x1;
 		}
-		if (!p->f[0])
-			continue;
-		v = ctp_snap_value(x->snap[0], p->f[0], (size_t)b);
-		if (!value_number(&v, &x0))
-			continue;
-		d = x1 - x0;
-		if (d < 0)
-			c->reset = true, d = x1;
+		double iv =
+			ctp_ident_task_interval(x->id, p->f[1]->scope, rows[i]);
 		c->delta += d, used++;
+		if (iv > 0)
+			c->per_s += d / (long double)iv;
+		else
+			c->per_s_ok = false;
 	}
 	return used > 0;
 }
@@ -445,10 +456,12 @@ static void cell_rates(const struct ctx *x, const struct ctp_snap_field *f,
 	if (!c->num || !is_counter(f) || !x || x->interval <= 0)
 		return;
 	c->has_rate = true;
-	c->rate = c->delta / x->interval;
+	/* Per member, each over its own interval, when the delta was
+	 * (ctp_ident_task_interval); else over the captures' interval. */
+	c->rate = c->per_s_ok ? c->per_s : c->delta / x->interval;
 	if (unit_seconds(f->unit) > 0) {
 		c->has_cpu = true;
-		c->cpu = c->delta * unit_seconds(f->unit) / x->interval * 100;
+		c->cpu = c->rate * unit_seconds(f->unit) * 100;
 	}
 }
 
@@ -2639,7 +2652,7 @@ static int print_part(struct ctx *x, int (*print)(struct ctx *x))
 
 /*
  * --sort into x->sort_kind and x->sort_field: "rel", "delta:FIELD",
- * "rate:FIELD" (the same order: the interval is one for all groups),
+ * "rate:FIELD" (the same order: by the change),
  * "FIELD" (its CAND value); without --sort, the command's default. Returns
  * 0, or -EINVAL after a message for a field in neither snapshot or one
  * that has no delta.
@@ -2678,26 +2691,13 @@ static int resolve_sort(struct ctx *x)
 	return 0;
 }
 
-/* The time between the captures: CLOCK_BOOTTIME when both recorded it
- * (it does not jump with the wall clock), else the realtime starts. */
+/* The time between the captures (ident.h, as every task's own). */
 static void set_interval(struct ctx *x)
 {
-	const struct ctp_snap_header *h0 = ctp_snap_header(x->snap[0]),
-				     *h1 = ctp_snap_header(x->snap[1]);
-	x->interval = 0;
-	x->interval_clock = NULL;
-	if (h0->start_boottime_ns && h1->start_boottime_ns &&
-	    h1->start_boottime_ns > h0->start_boottime_ns) {
-		x->interval = (long double)(h1->start_boottime_ns -
-					    h0->start_boottime_ns) /
-			      1e9L;
-		x->interval_clock = "boottime";
-	} else if (h1->start_realtime_ns > h0->start_realtime_ns) {
-		x->interval = (long double)(h1->start_realtime_ns -
-					    h0->start_realtime_ns) /
-			      1e9L;
-		x->interval_clock = "realtime";
-	}
+	x->interval = (long double)ctp_ident_interval(
+		(const struct ctp_snap *const *)x->snap, &x->interval_clock);
+	if (x->interval <= 0)
+		x->interval_clock = NULL;
 }
 
 /*

@@ -192,6 +192,72 @@ static int match_all(struct ctp_ident *id, const struct ctp_snap *const s[2])
 	return rc;
 }
 
+double ctp_ident_interval(const struct ctp_snap *const snap[2],
+			  const char **clock)
+{
+	const struct ctp_snap_header *b = ctp_snap_header(snap[0]),
+				     *c = ctp_snap_header(snap[1]);
+	if (b->start_boottime_ns &&
+	    c->start_boottime_ns > b->start_boottime_ns) {
+		*clock = "boottime";
+		return (double)(c->start_boottime_ns - b->start_boottime_ns) /
+		       1e9;
+	}
+	*clock = "realtime";
+	return c->start_realtime_ns > b->start_realtime_ns
+		       ? (double)(c->start_realtime_ns - b->start_realtime_ns) /
+				 1e9
+		       : 0;
+}
+
+/* When snapshot s read its process row `row` (-1: none), on the boot
+ * clock: its read_boottime_ns, else the capture's start; 0: unknown. */
+static uint64_t read_ns(const struct ctp_snap *s, long row)
+{
+	const struct ctp_snap_table *p = ctp_snap_table(s, CTP_SCOPE_PROCESS);
+	if (row >= 0 && p->read_ns && p->read_ns[row])
+		return p->read_ns[row];
+	return ctp_snap_header(s)->start_boottime_ns;
+}
+
+/* Each CAND process's own interval, and its threads' (their process's):
+ * from BASE's read of the same process (by identity; BASE's start for
+ * one it did not have) to CAND's. */
+static int task_intervals(struct ctp_ident *id,
+			  const struct ctp_snap *const s[2])
+{
+	const struct ctp_snap_table *p = ctp_snap_table(s[1],
+							CTP_SCOPE_PROCESS),
+				    *t = ctp_snap_table(s[1], CTP_SCOPE_THREAD);
+	id->piv = calloc(p->rows + 1, sizeof(double));
+	id->tiv = calloc(t->rows + 1, sizeof(double));
+	if (!id->piv || !id->tiv)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->rows; i++) {
+		long m = id->ok ? id->pmatch[i] : -1;
+		uint64_t from = read_ns(s[0], m), to = read_ns(s[1], (long)i);
+		/* Else (no boot clock, CAND's read not after BASE's) the
+		 * captures' interval. */
+		id->piv[i] = from && to > from ? (double)(to - from) / 1e9
+					       : id->interval_s;
+	}
+	for (size_t i = 0; i < t->rows; i++) {
+		long pr = ctp_snap_row(p, t->tgid[i], 0);
+		id->tiv[i] = pr >= 0 ? id->piv[pr] : id->interval_s;
+	}
+	return 0;
+}
+
+double ctp_ident_task_interval(const struct ctp_ident *id, uint8_t scope,
+			       size_t row)
+{
+	if (scope == CTP_SCOPE_THREAD)
+		return id->tiv[row];
+	if (scope == CTP_SCOPE_PROCESS)
+		return id->piv[row];
+	return id->interval_s;
+}
+
 int ctp_ident_new(const struct ctp_snap *const snap[2], struct ctp_ident **ret)
 {
 	struct ctp_ident *id = calloc(1, sizeof(*id));
@@ -219,6 +285,9 @@ int ctp_ident_new(const struct ctp_snap *const snap[2], struct ctp_ident **ret)
 	}
 	if (rc == 0 && id->ok)
 		rc = match_all(id, snap);
+	id->interval_s = ctp_ident_interval(snap, &id->clock);
+	if (rc == 0)
+		rc = task_intervals(id, snap);
 	if (rc < 0) {
 		ctp_ident_free(id);
 		return rc;
@@ -239,5 +308,7 @@ void ctp_ident_free(struct ctp_ident *id)
 	free(id->talive);
 	free(id->palive);
 	free(id->calive);
+	free(id->tiv);
+	free(id->piv);
 	free(id);
 }

@@ -37,12 +37,36 @@ struct ctp_ident {
 	/* Each side's CLOCK_BOOTTIME at capture start, 0 when not recorded
 	 * (then no ages). */
 	uint64_t boot_ns[2];
+	/* The interval between the captures (ctp_ident_interval) and its
+	 * clock; per CAND thread and process row, the task's own interval,
+	 * s (ctp_ident_task_interval). */
+	double interval_s;
+	const char *clock;
+	double *tiv, *piv;
 };
 
 /* Match the tasks of BASE (snap[0]) and CAND (snap[1]). Returns 0 and
  * *ret, or -ENOMEM. */
 int ctp_ident_new(const struct ctp_snap *const snap[2], struct ctp_ident **ret);
 void ctp_ident_free(struct ctp_ident *id);
+
+/* The interval between the captures of snap[0] (BASE) and snap[1]
+ * (CAND), seconds: their starts on the boot clock when both recorded it
+ * and CAND's is later (it does not jump with the wall clock), else on the
+ * realtime clock; *clock says which. 0 when CAND is not after BASE. */
+double ctp_ident_interval(const struct ctp_snap *const snap[2],
+			  const char **clock);
+
+/* The interval over which CAND's task `row` of `scope` changed, seconds:
+ * a capture takes a while, so each process is read at its own moment
+ * (`read_boottime_ns`, FORMAT.md) and a counter's change is over the time
+ * between BASE's and CAND's reads of it. A thread takes its process's; a
+ * process new in the interval (or one BASE did not match by identity)
+ * counts from BASE's capture start. Cgroups, and processes of snapshots
+ * that recorded no read times, take the interval between the captures.
+ * Every rate and percent of a task over the interval divides by this. */
+double ctp_ident_task_interval(const struct ctp_ident *id, uint8_t scope,
+			       size_t row);
 
 /* A start-time field's value in ns (its unit is ns, us or ticks, as the
  * reader checked). */

@@ -138,10 +138,12 @@ static bool row_number(const struct ctp_snap *snap,
  * the field's scope, CAND minus the same task's BASE value (matched by
  * identity), the CAND value for a task new in the interval or whose
  * counter went back (a reset), nothing for a task gone. NAN when no
- * member had the value.
+ * member had the value. *per_s adds each member's change over its own
+ * interval (ctp_ident_task_interval), for rates and percents.
  */
 static long double member_delta(const struct sect *s, const struct vcol *vc,
-				size_t k, size_t gi, bool *reset)
+				size_t k, size_t gi, bool *reset,
+				long double *per_s)
 {
 	const struct ctp_group *gr = ctp_groups_at(s->g, gi);
 	const struct ctp_ident *id = s->o->ident;
@@ -167,10 +169,11 @@ static long double member_delta(const struct sect *s, const struct vcol *vc,
 		long m = match ? match[rows[i]] : -1;
 		bool known = m >= 0 && bf &&
 			     row_number(s->o->base, bf, (size_t)m, &b);
-		if (known && c >= b)
-			sum += c - b;
-		else
-			sum += c; /* new, reset, or unknown before */
+		/* new, reset, or unknown before: its whole value */
+		long double d = known && c >= b ? c - b : c;
+		double iv = ctp_ident_task_interval(id, f->scope, rows[i]);
+		sum += d;
+		*per_s += iv > 0 ? d / (long double)iv : (long double)NAN;
 		*reset |= known && c < b;
 	}
 	return any ? sum : NAN;
@@ -329,32 +332,42 @@ static bool interval_col(const struct sect *s, const struct vcol *vc)
 	       vc->f[0]->scope != CTP_SCOPE_HOST;
 }
 
+/* A counter column over the interval: the change, or for pct_cpu and
+ * rate the change per second, each live task's over its own interval
+ * (member_delta) and the exited tasks' over the captures' interval (they
+ * ran within it); without identity, the groups' change over it. */
 static long double interval_number(const struct sect *s, const struct vcol *vc,
 				   size_t gi, bool *reset)
 {
-	long double x = 0;
+	long double x = 0, per_s = 0, iv = s->o->interval_s;
 	for (size_t k = 0; k < vc->nf; k++) {
-		long double d = s->by_group ? group_delta(s, vc, k, gi)
-					    : member_delta(s, vc, k, gi, reset);
+		long double d =
+			s->by_group ? group_delta(s, vc, k, gi)
+				    : member_delta(s, vc, k, gi, reset, &per_s);
 		if (isnan(d)) {
 			x = NAN;
 			break;
 		}
 		x += d;
 	}
+	if (s->by_group && !isnan(x))
+		per_s = iv > 0 ? x / iv : NAN;
 	long double e = exited_number(s, vc, gi);
-	if (!isnan(e))
+	if (!isnan(e)) {
+		per_s = isnan(x) ? e / iv : per_s + e / iv;
 		x = isnan(x) ? e : x + e;
+	}
 	if (isnan(x))
 		return NAN;
-	long double iv = s->o->interval_s;
 	switch (vc->c->show) {
 	case CTP_VSHOW_PCT_CPU:
-		return iv > 0 ? x * (long double)ctp_render_unit_s(vc->unit) /
-					iv * 100
+		return iv > 0 ? per_s *
+					(long double)ctp_render_unit_s(
+						vc->unit) *
+					100
 			      : NAN;
 	case CTP_VSHOW_RATE:
-		return iv > 0 ? x / iv : NAN;
+		return iv > 0 ? per_s : NAN;
 	}
 	return x;
 }

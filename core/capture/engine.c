@@ -1121,6 +1121,14 @@ static void do_process(struct worker *w, size_t idx)
 		return;
 	}
 	process_calls(w, pdir, tgid, prow);
+	/* When it was read, for each task's own interval between two
+	 * snapshots (a capture can take seconds): as its threads' walk
+	 * begins, right after its own files, since most counters that make
+	 * rates are its threads'. */
+	uint64_t read_ns = ctp_boottime_ns();
+	if (read_ns)
+		ctp_table_set(w->procs, (uint32_t)prow, CTP_PCOL_READ_NS,
+			      read_ns);
 	/* A large process: the tids past the first chunk go to whichever
 	 * worker is free (including this one, once back in walk()), once
 	 * the process callbacks are done, so a thread callback on any

@@ -164,6 +164,9 @@ void ctp_api_fill(struct ctp_api *api);
  * callback). */
 void ctp_api_exited_close(struct ctp_plugin_rt *rt);
 uint64_t ctp_now_ns(void);
+/* CLOCK_BOOTTIME in ns (the clock of tasks' start times), 0 when it
+ * cannot be read. */
+uint64_t ctp_boottime_ns(void);
 
 /* loader.c */
 /* Resolve the plugin search path: config dirs, else the build tree when

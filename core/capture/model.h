@@ -298,7 +298,8 @@ enum {
 	CTP_PCOL_TGID = 0,
 	CTP_PCOL_COMM = 1,     /* blob id */
 	CTP_PCOL_NTHREADS = 2, /* threads recorded for this process */
-	CTP_PROCESS_IDENT = 3,
+	CTP_PCOL_READ_NS = 3,  /* CLOCK_BOOTTIME as its threads' walk began */
+	CTP_PROCESS_IDENT = 4,
 };
 enum {
 	CTP_CCOL_PATH = 0, /* blob id */

@@ -68,12 +68,9 @@ const char *ctp_cli_default_config(void)
 
 void ctp_cli_capture_begin(struct ctp_capture *cap)
 {
-	struct timespec bt;
 	cap->start_realtime_ns = ctp_cli_realtime_ns();
 	cap->start_mono_ns = ctp_now_ns();
-	if (clock_gettime(CLOCK_BOOTTIME, &bt) == 0)
-		cap->start_boottime_ns = (uint64_t)bt.tv_sec * 1000000000ull +
-					 (uint64_t)bt.tv_nsec;
+	cap->start_boottime_ns = ctp_boottime_ns();
 }
 
 int ctp_cli_capture_again(struct ctp_engine *eng, bool supervised,

@@ -41,26 +41,6 @@ static int exited_of(const struct ctp_snap *const snap[2],
 	return r;
 }
 
-/* The interval: the boot clocks' difference when both snapshots have
- * one (it does not jump), else the realtime starts'. */
-static double interval_s(const struct ctp_snap *const snap[2],
-			 const char **clock)
-{
-	const struct ctp_snap_header *b = ctp_snap_header(snap[0]),
-				     *c = ctp_snap_header(snap[1]);
-	if (b->start_boottime_ns &&
-	    c->start_boottime_ns > b->start_boottime_ns) {
-		*clock = "boottime";
-		return (double)(c->start_boottime_ns - b->start_boottime_ns) /
-		       1e9;
-	}
-	*clock = "realtime";
-	return c->start_realtime_ns > b->start_realtime_ns
-		       ? (double)(c->start_realtime_ns - b->start_realtime_ns) /
-				 1e9
-		       : 0;
-}
-
 /* "BASE  2026-11-25 12:14:15.408 UTC  path" cut to the width. */
 static void side_line(const char *tag, const struct ctp_snap *snap,
 		      const char *path, size_t width)
@@ -109,9 +89,8 @@ int ctp_compare_view(const struct ctp_compare_view_args *a)
 		goto out;
 	}
 	size_t w, h;
-	const char *clock;
 	ctp_readcli_term(&w, &h);
-	double iv = interval_s((const struct ctp_snap *const *)snap, &clock);
+	double iv = id->interval_s;
 	struct ctp_view_opts vo = {
 		.width = a->wide ? 0 : w,
 		.top = a->top_set ? a->top : ctp_view_fit_rows(v, h, 3),
@@ -128,7 +107,7 @@ int ctp_compare_view(const struct ctp_compare_view_args *a)
 	};
 	side_line("BASE", snap[0], a->paths[0], vo.width);
 	side_line("CAND", snap[1], a->paths[1], vo.width);
-	printf("%.2f s apart (%s)%s%s\n", iv, clock,
+	printf("%.2f s apart (%s)%s%s\n", iv, id->clock,
 	       id->ok ? "" : "; no task identity: ", id->ok ? "" : id->why);
 	struct ctp_coverage cov;
 	if (exited_of((const struct ctp_snap *const *)snap, a->paths, a->cap, v,

@@ -1505,7 +1505,13 @@ static int parse_table(struct ctp_snap *s, uint8_t scope, const char *key)
 			    0 ||
 		    (ret = ident_str(s, m, key, "comm", t->rows, &t->comm)) < 0)
 			return ret;
-		ret = ident_u64(s, m, key, "nthreads", t->rows, &t->nthreads);
+		if ((ret = ident_u64(s, m, key, "nthreads", t->rows,
+				     &t->nthreads)) < 0)
+			return ret;
+		/* Added to version 1: older files have none. */
+		if (get(m, "read_boottime_ns"))
+			ret = ident_u64_or_nil(s, m, key, "read_boottime_ns",
+					       t->rows, &t->read_ns);
 		break;
 	case CTP_SCOPE_THREAD: {
 		const msgpack_object *a;

@@ -142,7 +142,8 @@ struct ctp_snap_header {
  * One table (host, cgroups, processes, threads, exited). Identity columns
  * that the table does not have are NULL:
  *   threads:   tid, tgid, comm, cgroup
- *   processes: tgid, comm, nthreads
+ *   processes: tgid, comm, nthreads, read_ns (NULL in files from before
+ *              it; 0 where nil)
  *   cgroups:   path
  *   exited:    tid, tgid, comm, exit_ns (tgid and exit_ns 0 when nil)
  *   host:      none (rows is 1)
@@ -155,6 +156,8 @@ struct ctp_snap_table {
 	size_t rows;
 	const uint64_t *tid, *tgid, *nthreads;
 	const uint64_t *exit_ns; /* CLOCK_BOOTTIME at exit, ns */
+	/* CLOCK_BOOTTIME when the process's threads were read, ns */
+	const uint64_t *read_ns;
 	const struct ctp_bytes *comm, *path;
 	const int64_t *cgroup;
 	/* Per field, indexed by ctp_snap_field.index: the column's rows

@@ -905,6 +905,18 @@ static void pack_ident(struct w *w, const struct rows *r, const char *name,
 	}
 }
 
+/* Whether any row has identity column col (an optional one is written
+ * only then, so a capture without it is the file it always was). */
+static bool any_ident(const struct rows *r, uint32_t col)
+{
+	struct colcur c = {0};
+	uint64_t v;
+	for (size_t i = 0; i < r->n; i++)
+		if (cur_get(&c, r, i, col, &v))
+			return true;
+	return false;
+}
+
 static void pack_tables(struct w *w, const struct layout *l)
 {
 	const struct ctp_capture *cap = w->cap;
@@ -920,8 +932,9 @@ static void pack_tables(struct w *w, const struct layout *l)
 
 	struct rows pr = {
 		.per_worker = cap->procs, .refs = l->procs, .n = l->n_procs};
+	bool read_ns = any_ident(&pr, CTP_PCOL_READ_NS);
 	pack_key(w, "processes");
-	msgpack_pack_map(pk, 5);
+	msgpack_pack_map(pk, 5 + read_ns);
 	pack_key(w, "rows");
 	msgpack_pack_uint64(pk, pr.n);
 	pack_key(w, "tgid");
@@ -935,6 +948,8 @@ static void pack_tables(struct w *w, const struct layout *l)
 	msgpack_pack_array(pk, pr.n);
 	for (size_t i = 0; i < pr.n; i++)
 		put_cell(w, CTP_TYPE_U64, true, l->procs[i].aux);
+	if (read_ns)
+		pack_ident(w, &pr, "read_boottime_ns", CTP_PCOL_READ_NS, false);
 	pack_columns(w, l, &pr, CTP_SCOPE_PROCESS, CTP_PROCESS_IDENT);
 
 	struct rows th = {.per_worker = cap->threads,
