@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Field sections and labelled dimensions (CTP_FIELD_META): checked when a
- * field registers (core/capture/model.c), written to the snapshot and read
- * back (docs/FORMAT.md, fields[].section and .dims) without any plugin.
+ * Field sections and labelled dimensions (CTP_FIELD_META) and the other
+ * flags (roles, steps): checked when a field registers
+ * (core/capture/model.c), written to the snapshot and read back
+ * (docs/FORMAT.md, fields[].section, .dims, .role, .step) without any
+ * plugin.
  */
 #include <errno.h>
 #include <limits.h>
@@ -242,10 +244,132 @@ static void test_start_time(void **unused)
 	g.scope = CTP_SCOPE_THREAD;
 	int id = ctp_registry_add(&cap->reg, 0, &g);
 	assert_true(id >= 0);
-	ctp_registry_get(&cap->reg, (uint32_t)id)->start_time = true;
+	ctp_registry_get(&cap->reg, (uint32_t)id)->flags = CTP_FIELD_START_TIME;
 	assert_int_equal(write_open(cap, dir, "bad.zst", &s, err, sizeof(err)),
 			 -EINVAL);
 	assert_non_null(strstr(err, "role start_time needs"));
+	e2e_rm_rf(dir);
+}
+
+/* A description of `name` with flags fl, otherwise as start_desc's but
+ * of kind k (its rule: sum for a counter, max otherwise). */
+static struct ctp_field_desc flag_desc(const char *name, uint8_t scope,
+				       uint8_t kind, uint8_t fl)
+{
+	struct ctp_field_desc d = start_desc(name, scope);
+	d.kind = kind;
+	d.rule = kind == CTP_KIND_COUNTER ? CTP_RULE_SUM : CTP_RULE_MAX;
+	d.flags = fl;
+	return d;
+}
+
+/* CTP_FIELD_ELAPSED, CTP_FIELD_REAPED and CTP_FIELD_KIB_STEP (issue 28):
+ * which fields may carry them, one role per field, one elapsed time per
+ * scope, the snapshot's role and step keys, and a reader refusing a role
+ * on a field that cannot have it. */
+static void test_flags(void **unused)
+{
+	(void)unused;
+	const char *why;
+	struct ctp_field_desc good[] = {
+		flag_desc("x.age", CTP_SCOPE_EXITED, CTP_KIND_PEAK,
+			  CTP_FIELD_ELAPSED),
+		flag_desc("x.kids", CTP_SCOPE_PROCESS, CTP_KIND_COUNTER,
+			  CTP_FIELD_REAPED),
+		flag_desc("x.io", CTP_SCOPE_EXITED, CTP_KIND_COUNTER,
+			  CTP_FIELD_KIB_STEP),
+		flag_desc("x.kio", CTP_SCOPE_THREAD, CTP_KIND_COUNTER,
+			  CTP_FIELD_REAPED | CTP_FIELD_KIB_STEP),
+	};
+	struct ctp_field_desc bad[] = {
+		/* elapsed: exited scope, u64, a time */
+		flag_desc("x.b0", CTP_SCOPE_THREAD, CTP_KIND_PEAK,
+			  CTP_FIELD_ELAPSED),
+		flag_desc("x.b1", CTP_SCOPE_EXITED, CTP_KIND_PEAK,
+			  CTP_FIELD_ELAPSED),
+		/* reaped: a thread or process counter */
+		flag_desc("x.b2", CTP_SCOPE_PROCESS, CTP_KIND_PEAK,
+			  CTP_FIELD_REAPED),
+		flag_desc("x.b3", CTP_SCOPE_EXITED, CTP_KIND_COUNTER,
+			  CTP_FIELD_REAPED),
+		/* two roles */
+		flag_desc("x.b4", CTP_SCOPE_PROCESS, CTP_KIND_ORDINAL,
+			  CTP_FIELD_START_TIME | CTP_FIELD_REAPED),
+		/* a step of a string */
+		flag_desc("x.b5", CTP_SCOPE_THREAD, CTP_KIND_CATEGORICAL,
+			  CTP_FIELD_KIB_STEP),
+		/* a flag no one defined */
+		flag_desc("x.b6", CTP_SCOPE_THREAD, CTP_KIND_COUNTER, 1u << 7),
+	};
+	bad[1].unit = CTP_UNIT_BYTES;
+	bad[4].rule = CTP_RULE_RANGE;
+	bad[5].type = CTP_TYPE_STRING;
+	bad[5].unit = CTP_UNIT_NONE;
+	bad[5].rule = CTP_RULE_MODE;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		if (ctp_field_desc_check(&good[i], &why) != 0)
+			fail_msg("good %zu refused: %s", i, why);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (ctp_field_desc_check(&bad[i], &why) == 0)
+			fail_msg("bad %zu accepted", i);
+
+	char dir[PATH_MAX], err[512];
+	assert_int_equal(e2e_tmpdir("flags", dir, sizeof(dir)), 0);
+	struct ctp_capture *cap = sb_capture("p");
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		assert_true(ctp_registry_add(&cap->reg, 0, &good[i]) >= 0);
+	struct ctp_field_desc age2 = good[0];
+	age2.name = "x.age2";
+	assert_int_equal(ctp_registry_add(&cap->reg, 0, &age2), -EEXIST);
+	struct ctp_snap *s = NULL;
+	if (write_open(cap, dir, "ok.zst", &s, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	assert_string_equal(ctp_snap_field_find(s, "x.age")->role, "elapsed");
+	assert_ptr_equal(ctp_snap_role_field(s, CTP_SCOPE_EXITED, "elapsed"),
+			 ctp_snap_field_find(s, "x.age"));
+	assert_string_equal(ctp_snap_field_find(s, "x.kids")->role, "reaped");
+	assert_string_equal(ctp_snap_field_find(s, "x.io")->role, "");
+	assert_int_equal(ctp_snap_field_find(s, "x.io")->step, 1024);
+	assert_int_equal(ctp_snap_field_find(s, "x.kio")->step, 1024);
+	assert_int_equal(ctp_snap_field_find(s, "x.kids")->step, 0);
+	ctp_snap_free(s);
+
+	/* A writer that put a role on a field that cannot have it: each
+	 * file is refused. */
+	static const struct {
+		uint8_t scope, kind, flag;
+		const char *want;
+	} wrong[] = {
+		{CTP_SCOPE_THREAD, CTP_KIND_PEAK, CTP_FIELD_ELAPSED,
+		 "role elapsed needs an exited u64 field"},
+		{CTP_SCOPE_EXITED, CTP_KIND_COUNTER, CTP_FIELD_REAPED,
+		 "role reaped needs a thread or process"},
+	};
+	for (size_t i = 0; i < sizeof(wrong) / sizeof(wrong[0]); i++) {
+		cap = sb_capture("p");
+		struct ctp_field_desc g =
+			flag_desc("x.w", wrong[i].scope, wrong[i].kind, 0);
+		int id = ctp_registry_add(&cap->reg, 0, &g);
+		assert_true(id >= 0);
+		ctp_registry_get(&cap->reg, (uint32_t)id)->flags =
+			wrong[i].flag;
+		assert_int_equal(
+			write_open(cap, dir, "bad.zst", &s, err, sizeof(err)),
+			-EINVAL);
+		if (!strstr(err, wrong[i].want))
+			fail_msg("\"%s\" does not say \"%s\"", err,
+				 wrong[i].want);
+	}
+	/* Two elapsed times of the exited table. */
+	cap = sb_capture("p");
+	assert_true(ctp_registry_add(&cap->reg, 0, &good[0]) >= 0);
+	age2.flags = 0;
+	int id = ctp_registry_add(&cap->reg, 0, &age2);
+	assert_true(id >= 0);
+	ctp_registry_get(&cap->reg, (uint32_t)id)->flags = CTP_FIELD_ELAPSED;
+	assert_int_equal(write_open(cap, dir, "two.zst", &s, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "are both the elapsed time of one scope"));
 	e2e_rm_rf(dir);
 }
 
@@ -256,6 +380,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_compare_sections),
 		cmocka_unit_test(test_start_time),
+		cmocka_unit_test(test_flags),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

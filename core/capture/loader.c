@@ -541,30 +541,36 @@ static const struct ctp_field_desc *static_field(const struct ctp_plugin *d,
 					       (size_t)i * d->field_desc_size);
 }
 
-/* Static field i of d is a start time while its scope already has one
- * (registered, or earlier in d's table): true, with why. */
+/* Static field i of d is a start time (or an exited task's elapsed time)
+ * while its scope already has one (registered, or earlier in d's table):
+ * true, with why. */
 static bool start_time_clash(const struct ctp_engine *eng,
 			     const struct ctp_plugin *d, uint32_t i, char *why,
 			     size_t whylen)
 {
 	const struct ctp_field_desc *f = static_field(d, i);
-	if (!(f->flags & CTP_FIELD_START_TIME))
+	uint8_t once = f->flags & (CTP_FIELD_START_TIME | CTP_FIELD_ELAPSED);
+	if (!once)
 		return false;
 	const char *other = NULL;
-	int id = ctp_registry_start_time(&eng->cap->reg, f->scope);
+	int id = ctp_registry_role(&eng->cap->reg, f->scope, once);
 	if (id >= 0)
 		other = ctp_registry_get(&eng->cap->reg, (uint32_t)id)->name;
 	for (uint32_t j = 0; !other && j < i; j++) {
 		const struct ctp_field_desc *g = static_field(d, j);
-		if ((g->flags & CTP_FIELD_START_TIME) && g->scope == f->scope)
+		if ((g->flags & once) && g->scope == f->scope)
 			other = g->name;
 	}
 	if (other)
 		snprintf(why, whylen,
-			 "field '%s': the %s start time is already field "
-			 "'%s' (one per scope)",
+			 "field '%s': the %s %s is already field '%s' (one "
+			 "per scope)",
 			 f->name,
-			 f->scope == CTP_SCOPE_THREAD ? "thread" : "process",
+			 f->scope == CTP_SCOPE_THREAD	 ? "thread"
+			 : f->scope == CTP_SCOPE_PROCESS ? "process"
+							 : "exited",
+			 once == CTP_FIELD_ELAPSED ? "elapsed time"
+						   : "start time",
 			 other);
 	return other != NULL;
 }

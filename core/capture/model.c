@@ -325,6 +325,53 @@ static bool label_ok(const char *s, bool pairs)
 	return !empty && (!pairs || want_value);
 }
 
+/* The flags a description may carry for its scope, type, unit and kind. */
+static int flags_check(const struct ctp_field_desc *d, const char **why)
+{
+	unsigned roles = d->flags & CTP_FIELD_ROLES;
+	bool time = d->unit == CTP_UNIT_NS || d->unit == CTP_UNIT_US ||
+		    d->unit == CTP_UNIT_TICKS;
+	bool task =
+		d->scope == CTP_SCOPE_THREAD || d->scope == CTP_SCOPE_PROCESS;
+	if (roles & (roles - 1)) {
+		*why = "a field has one role at most (CTP_FIELD_START_TIME, "
+		       "CTP_FIELD_ELAPSED, CTP_FIELD_REAPED)";
+		return -EINVAL;
+	}
+	if ((d->flags & CTP_FIELD_START_TIME) &&
+	    (!task || d->type != CTP_TYPE_U64 || d->kind != CTP_KIND_ORDINAL ||
+	     !time)) {
+		*why = "CTP_FIELD_START_TIME is for a thread or process u64 "
+		       "ordinal field in ns, us or ticks";
+		return -EINVAL;
+	}
+	if ((d->flags & CTP_FIELD_ELAPSED) &&
+	    (d->scope != CTP_SCOPE_EXITED || d->type != CTP_TYPE_U64 ||
+	     !time)) {
+		*why = "CTP_FIELD_ELAPSED is for an exited-scope u64 field in "
+		       "ns, us or ticks";
+		return -EINVAL;
+	}
+	if ((d->flags & CTP_FIELD_REAPED) &&
+	    (!task || d->kind != CTP_KIND_COUNTER)) {
+		*why = "CTP_FIELD_REAPED is for a thread or process counter";
+		return -EINVAL;
+	}
+	if ((d->flags & CTP_FIELD_KIB_STEP) && d->type != CTP_TYPE_U64 &&
+	    d->type != CTP_TYPE_I64) {
+		*why = "CTP_FIELD_KIB_STEP is for a u64 or i64 field";
+		return -EINVAL;
+	}
+	if ((d->flags & CTP_FIELD_META) &&
+	    ((d->section && !label_ok(d->section, false)) ||
+	     (d->dims && !label_ok(d->dims, true)))) {
+		*why = "section is [a-z0-9_.-]+ and dims \"key=value,...\" "
+		       "of those characters";
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int ctp_field_desc_check(const struct ctp_field_desc *d, const char **why)
 {
 	if (!ctp_name_ok(d->name)) {
@@ -362,36 +409,22 @@ int ctp_field_desc_check(const struct ctp_field_desc *d, const char **why)
 		*why = "value type does not fit the kind";
 		return -EINVAL;
 	}
-	if ((d->flags & ~(CTP_FIELD_META | CTP_FIELD_START_TIME)) ||
+	if ((d->flags &
+	     ~(CTP_FIELD_META | CTP_FIELD_ROLES | CTP_FIELD_KIB_STEP)) ||
 	    d->reserved) {
 		*why = "reserved members (flags, reserved) must be 0";
 		return -EINVAL;
 	}
-	if ((d->flags & CTP_FIELD_START_TIME) &&
-	    ((d->scope != CTP_SCOPE_THREAD && d->scope != CTP_SCOPE_PROCESS) ||
-	     d->type != CTP_TYPE_U64 || d->kind != CTP_KIND_ORDINAL ||
-	     (d->unit != CTP_UNIT_NS && d->unit != CTP_UNIT_US &&
-	      d->unit != CTP_UNIT_TICKS))) {
-		*why = "CTP_FIELD_START_TIME is for a thread or process u64 "
-		       "ordinal field in ns, us or ticks";
-		return -EINVAL;
-	}
-	if ((d->flags & CTP_FIELD_META) &&
-	    ((d->section && !label_ok(d->section, false)) ||
-	     (d->dims && !label_ok(d->dims, true)))) {
-		*why = "section is [a-z0-9_.-]+ and dims \"key=value,...\" "
-		       "of those characters";
-		return -EINVAL;
-	}
-	return 0;
+	return flags_check(d, why);
 }
 
-int ctp_registry_start_time(const struct ctp_registry *reg, uint8_t scope)
+int ctp_registry_role(const struct ctp_registry *reg, uint8_t scope,
+		      uint8_t role)
 {
 	uint32_t n = ctp_registry_count(reg);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct ctp_field *f = ctp_registry_get(reg, i);
-		if (f->start_time && f->scope == scope)
+		if ((f->flags & role) && f->scope == scope)
 			return (int)i;
 	}
 	return -ENOENT;
@@ -431,7 +464,8 @@ static bool same_desc(const struct ctp_field *f, uint32_t plugin,
 {
 	return f->plugin == plugin && f->scope == d->scope &&
 	       f->type == d->type && f->unit == d->unit && f->kind == d->kind &&
-	       f->rule == d->rule && f->n_terms == 0;
+	       f->rule == d->rule && f->n_terms == 0 &&
+	       f->flags == (d->flags & (CTP_FIELD_ROLES | CTP_FIELD_KIB_STEP));
 }
 
 static int add_locked(struct ctp_registry *reg, uint32_t plugin,
@@ -466,9 +500,9 @@ static int add_locked(struct ctp_registry *reg, uint32_t plugin,
 		ret = -ENOSPC;
 		goto out;
 	}
-	if ((d->flags & CTP_FIELD_START_TIME) &&
-	    ctp_registry_start_time(reg, d->scope) >= 0) {
-		ret = -EEXIST; /* one start time per scope */
+	uint8_t once = d->flags & (CTP_FIELD_START_TIME | CTP_FIELD_ELAPSED);
+	if (once && ctp_registry_role(reg, d->scope, once) >= 0) {
+		ret = -EEXIST; /* one start time (elapsed) per scope */
 		goto out;
 	}
 	struct ctp_field **page = &reg->pages[id / CTP_FIELD_PAGE];
@@ -501,7 +535,7 @@ static int add_locked(struct ctp_registry *reg, uint32_t plugin,
 	f->unit = d->unit;
 	f->kind = d->kind;
 	f->rule = d->rule;
-	f->start_time = d->flags & CTP_FIELD_START_TIME;
+	f->flags = d->flags & (CTP_FIELD_ROLES | CTP_FIELD_KIB_STEP);
 	f->col = reg->ncols[d->scope]++;
 	f->n_terms = n_terms;
 	for (uint8_t i = 0; i < n_terms; i++)

@@ -61,7 +61,8 @@ struct ctp_field {
 	char *dims;	 /* "k=v,k=v", NULL when none */
 	uint32_t plugin; /* index into capture->plugins */
 	uint8_t scope, type, unit, kind, rule;
-	bool start_time; /* CTP_FIELD_START_TIME */
+	/* CTP_FIELD_START_TIME, _ELAPSED, _REAPED and _KIB_STEP as given */
+	uint8_t flags;
 	uint32_t col;	 /* column index in its scope's tables */
 	/* Derived fields: n_terms > 0 and no values of their own. */
 	uint8_t n_terms;
@@ -103,8 +104,10 @@ static inline struct ctp_field *ctp_registry_get(const struct ctp_registry *reg,
 	return &reg->pages[id / CTP_FIELD_PAGE][id % CTP_FIELD_PAGE];
 }
 int ctp_registry_find(const struct ctp_registry *reg, const char *name);
-/* The id of scope's CTP_FIELD_START_TIME field, or -ENOENT. */
-int ctp_registry_start_time(const struct ctp_registry *reg, uint8_t scope);
+/* The id of scope's field with `role` (CTP_FIELD_START_TIME or
+ * CTP_FIELD_ELAPSED, each at most once per scope), or -ENOENT. */
+int ctp_registry_role(const struct ctp_registry *reg, uint8_t scope,
+		      uint8_t role);
 /* Forget every field from id n on and give their columns back: the undo of a
  * plugin's registrations when its loading fails. Only while no other thread
  * reads the registry (plugin loading, before the walk). */

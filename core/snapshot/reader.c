@@ -739,32 +739,79 @@ static int parse_derive(struct ctp_snap *s, const msgpack_object *m,
 	return 0;
 }
 
-/* A start-time field is what FORMAT.md §4 says it is, once per scope, so
- * readers can take its values as start times without checking again. */
+/* The check of one role (FORMAT.md §4): what kind of field may have it,
+ * and whether a scope has at most one. */
+struct role_rule {
+	const char *name;
+	bool (*fits)(const struct ctp_snap_field *f);
+	const char *needs;
+	bool once;
+};
+
+static bool time_unit(uint8_t unit)
+{
+	return unit == CTP_UNIT_NS || unit == CTP_UNIT_US ||
+	       unit == CTP_UNIT_TICKS;
+}
+
+static bool task_scope(uint8_t scope)
+{
+	return scope == CTP_SCOPE_THREAD || scope == CTP_SCOPE_PROCESS;
+}
+
+static bool start_time_fits(const struct ctp_snap_field *f)
+{
+	return task_scope(f->scope) && f->type == CTP_TYPE_U64 &&
+	       f->kind == CTP_KIND_ORDINAL && !f->n_terms && time_unit(f->unit);
+}
+
+static bool elapsed_fits(const struct ctp_snap_field *f)
+{
+	return f->scope == CTP_SCOPE_EXITED && f->type == CTP_TYPE_U64 &&
+	       !f->n_terms && time_unit(f->unit);
+}
+
+static bool reaped_fits(const struct ctp_snap_field *f)
+{
+	return task_scope(f->scope) && f->kind == CTP_KIND_COUNTER &&
+	       (f->type == CTP_TYPE_U64 || f->type == CTP_TYPE_I64);
+}
+
+static const struct role_rule roles[] = {
+	{"start_time", start_time_fits,
+	 "a thread or process u64 ordinal field in ns, us or ticks", true},
+	{"elapsed", elapsed_fits, "an exited u64 field in ns, us or ticks",
+	 true},
+	{"reaped", reaped_fits, "a thread or process u64 or i64 counter",
+	 false},
+};
+
+/* Role fields are what FORMAT.md §4 says they are (a start time or an
+ * elapsed time once per scope), so readers can take their values as such
+ * without checking again. Roles this reader does not know are ignored. */
 static int check_roles(struct ctp_snap *s)
 {
-	const struct ctp_snap_field *seen[CTP_SCOPE_THREAD + 1] = {0};
-	for (size_t i = 0; i < s->n_fields; i++) {
-		const struct ctp_snap_field *f = &s->fields[i];
-		if (strcmp(f->role, "start_time") != 0)
-			continue;
-		if ((f->scope != CTP_SCOPE_THREAD &&
-		     f->scope != CTP_SCOPE_PROCESS) ||
-		    f->type != CTP_TYPE_U64 || f->kind != CTP_KIND_ORDINAL ||
-		    f->n_terms ||
-		    (f->unit != CTP_UNIT_NS && f->unit != CTP_UNIT_US &&
-		     f->unit != CTP_UNIT_TICKS))
-			return bad(s, -EINVAL,
-				   "field \"%s\": role start_time needs a "
-				   "thread or process u64 ordinal field in ns, "
-				   "us or ticks",
-				   f->name);
-		if (seen[f->scope])
-			return bad(s, -EINVAL,
-				   "fields \"%s\" and \"%s\" are both the "
-				   "start time of one scope",
-				   seen[f->scope]->name, f->name);
-		seen[f->scope] = f;
+	for (size_t k = 0; k < sizeof(roles) / sizeof(roles[0]); k++) {
+		const struct role_rule *rr = &roles[k];
+		const struct ctp_snap_field *seen[CTP_SCOPE_EXITED + 1] = {0};
+		for (size_t i = 0; i < s->n_fields; i++) {
+			const struct ctp_snap_field *f = &s->fields[i];
+			if (strcmp(f->role, rr->name) != 0)
+				continue;
+			if (!rr->fits(f))
+				return bad(s, -EINVAL,
+					   "field \"%s\": role %s needs %s",
+					   f->name, rr->name, rr->needs);
+			if (rr->once && seen[f->scope])
+				return bad(s, -EINVAL,
+					   "fields \"%s\" and \"%s\" are both "
+					   "the %s of one scope",
+					   seen[f->scope]->name, f->name,
+					   strcmp(rr->name, "start_time")
+						   ? "elapsed time"
+						   : "start time");
+			seen[f->scope] = f;
+		}
 	}
 	return 0;
 }
@@ -812,6 +859,11 @@ static int parse_field(struct ctp_snap *s, const msgpack_object *m,
 	if ((e = enum_key(s, m, where, "rule", CTP_ENUM_RULE, false)) < 0)
 		return e;
 	f->rule = (uint8_t)e;
+	/* Added to version 1: absent in older files (exact values). */
+	f->step = 0;
+	if (get(m, "step") &&
+	    (ret = need_u64(s, m, where, "step", &f->step)) < 0)
+		return ret;
 	return 0;
 }
 
@@ -892,14 +944,21 @@ static int parse_fields(struct ctp_snap *s)
 	return check_roles(s);
 }
 
-const struct ctp_snap_field *ctp_snap_start_field(const struct ctp_snap *snap,
-						  uint8_t scope)
+const struct ctp_snap_field *ctp_snap_role_field(const struct ctp_snap *snap,
+						 uint8_t scope,
+						 const char *role)
 {
 	for (size_t i = 0; i < snap->n_fields; i++)
 		if (snap->fields[i].scope == scope &&
-		    strcmp(snap->fields[i].role, "start_time") == 0)
+		    strcmp(snap->fields[i].role, role) == 0)
 			return &snap->fields[i];
 	return NULL;
+}
+
+const struct ctp_snap_field *ctp_snap_start_field(const struct ctp_snap *snap,
+						  uint8_t scope)
+{
+	return ctp_snap_role_field(snap, scope, "start_time");
 }
 
 /* A map of string -> unsigned integer, as NUL-terminated names. */

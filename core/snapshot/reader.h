@@ -70,9 +70,14 @@ struct ctp_snap_field {
 	/* Where readers show it and its labelled dimensions
 	 * ("key=value,..."); "" when the plugin gave none. */
 	const char *section, *dims;
-	/* What readers may rely on the field for: "start_time" (the task's
-	 * start since boot, FORMAT.md §4), "" when none. */
+	/* What readers may rely on the field for (FORMAT.md §4), "" when
+	 * none: "start_time" (the task's start since boot), "elapsed" (an
+	 * exited task's age at its exit), "reaped" (a counter of reaped
+	 * children, whose change is not time spent in an interval). */
 	const char *role;
+	/* Its values are the source's rounded down to a multiple of this
+	 * (`step`, 1024 for taskstats' I/O counters); 0 when exact. */
+	uint64_t step;
 	uint8_t scope, type, unit, kind, rule;
 	uint32_t index; /* position in ctp_snap_fields() */
 	/* A derived field (n_terms > 0) has no values in the file: compute
@@ -205,6 +210,10 @@ const struct ctp_snap_field *ctp_snap_field_find(const struct ctp_snap *snap,
  * start_boottime_ns (the reader checked it). */
 const struct ctp_snap_field *ctp_snap_start_field(const struct ctp_snap *snap,
 						  uint8_t scope);
+/* The field of `scope` with role `role` (the first), or NULL. "elapsed"
+ * (exited scope) is a u64 in ns, us or ticks, the reader checked. */
+const struct ctp_snap_field *ctp_snap_role_field(const struct ctp_snap *snap,
+						 uint8_t scope, const char *role);
 
 size_t ctp_snap_n_plugins(const struct ctp_snap *snap);
 const struct ctp_snap_plugin *ctp_snap_plugins(const struct ctp_snap *snap);

@@ -624,6 +624,15 @@ static void pack_derive(struct w *w, const struct ctp_field *f)
 	}
 }
 
+/* A field's role in the file (FORMAT.md §4), NULL for none. */
+static const char *field_role(const struct ctp_field *f)
+{
+	return f->flags & CTP_FIELD_START_TIME ? "start_time"
+	       : f->flags & CTP_FIELD_ELAPSED  ? "elapsed"
+	       : f->flags & CTP_FIELD_REAPED   ? "reaped"
+					       : NULL;
+}
+
 /* The fields of scope `scope` (exited = true) or of every other scope, as
  * an array of §4 maps under key `key`. */
 static void pack_field_list(struct w *w, const char *key, bool exited)
@@ -640,9 +649,11 @@ static void pack_field_list(struct w *w, const char *key, bool exited)
 		const struct ctp_field *f = ctp_registry_get(&cap->reg, id);
 		if ((f->scope == CTP_SCOPE_EXITED) != exited)
 			continue;
+		const char *role = field_role(f);
+		bool step = f->flags & CTP_FIELD_KIB_STEP;
 		msgpack_pack_map(&w->pk, 9 + (f->section != NULL) +
 						 (f->dims != NULL) +
-						 f->start_time);
+						 (role != NULL) + step);
 		pack_key(w, "name");
 		pack_str(w, f->name);
 		pack_key(w, "plugin");
@@ -670,9 +681,13 @@ static void pack_field_list(struct w *w, const char *key, bool exited)
 			pack_key(w, "dims");
 			pack_str(w, f->dims);
 		}
-		if (f->start_time) {
+		if (role) {
 			pack_key(w, "role");
-			pack_str(w, "start_time");
+			pack_str(w, role);
+		}
+		if (step) {
+			pack_key(w, "step");
+			msgpack_pack_uint64(&w->pk, 1024);
 		}
 		if (!ctp_scope_name(f->scope) || !ctp_type_name(f->type))
 			fail(w->o, -EINVAL, "field %s: bad scope or type",

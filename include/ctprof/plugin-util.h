@@ -45,7 +45,7 @@ extern "C" {
 		.type = CTP_TYPE_##ty, .unit = CTP_UNIT_##un,                  \
 		.kind = CTP_KIND_##ki, .rule = CTP_RULE_##ru                   \
 	}
-/* The same with role flags (CTP_FIELD_START_TIME). */
+/* The same with flags (CTP_FIELD_START_TIME, CTP_FIELD_REAPED, ...). */
 #define CTP_FIELD_ROLE(nm, sc, ty, un, ki, ru, role, hlp)                      \
 	{                                                                      \
 		.name = (nm), .help = (hlp), .scope = CTP_SCOPE_##sc,          \

@@ -132,6 +132,37 @@ struct ctp_field_desc {
  * scope across all plugins. Snapshot: `"role": "start_time"`.
  */
 #define CTP_FIELD_START_TIME (1u << 1)
+/*
+ * ctp_field_desc.flags, appended in ABI 1: the exited task's age when it
+ * exited (start to exit), in its unit (ns, us or ticks). Readers take the
+ * task's start as its row's exit time less this (the clock of
+ * CTP_FIELD_START_TIME, give or take how late the plugin stamped the
+ * exit), to tell it from another task of the same ids a snapshot saw
+ * live. Exited scope, u64, at most one. Snapshot: `"role": "elapsed"`.
+ */
+#define CTP_FIELD_ELAPSED (1u << 2)
+/*
+ * ctp_field_desc.flags, appended in ABI 1: a counter of the task's
+ * children that were waited for (the kernel's cutime and cstime,
+ * getrusage(RUSAGE_CHILDREN)), which grows by a child's whole life at the
+ * moment it is reaped, however long before that life was spent (init
+ * reaping an orphan adds all of it). Its change over an interval is no
+ * measure of what happened in that interval, so readers show it as an
+ * amount and never as a percent of the interval or a rate. Thread or
+ * process scope, kind counter. Snapshot: `"role": "reaped"`.
+ */
+#define CTP_FIELD_REAPED (1u << 3)
+/*
+ * ctp_field_desc.flags, appended in ABI 1: every value is its source's
+ * rounded down to a multiple of 1024 (taskstats masks its I/O counters,
+ * the system call counts included, with KB_MASK), so a count under 1024
+ * reads 0. Readers say so wherever they show it. u64 or i64. Snapshot:
+ * `"step": 1024`.
+ */
+#define CTP_FIELD_KIB_STEP (1u << 4)
+/* The flags that give a field a role; a field has at most one. */
+#define CTP_FIELD_ROLES                                                        \
+	(CTP_FIELD_START_TIME | CTP_FIELD_ELAPSED | CTP_FIELD_REAPED)
 
 /* ---- What the core hands to callbacks ------------------------------------ */
 

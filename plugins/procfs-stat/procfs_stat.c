@@ -71,6 +71,11 @@ enum {
 	"for; not running children, nor those reaped unwaited "                \
 	"(SIGCHLD ignored); <tgid>/stat field "
 #define PROC_COUNTER(nm, un, hlp) CTP_FIELD_COUNTER(nm, PROCESS, un, hlp)
+/* A child's whole life is added when it is reaped: no rate over an
+ * interval (CTP_FIELD_REAPED). */
+#define CHILD_COUNTER(nm, un, hlp)                                             \
+	CTP_FIELD_ROLE(nm, PROCESS, U64, un, COUNTER, SUM, CTP_FIELD_REAPED,   \
+		       hlp)
 
 static const struct ctp_field_desc fields[] = {
 	[F_MINFLT] = CTP_FIELD_COUNTER(
@@ -138,17 +143,17 @@ static const struct ctp_field_desc fields[] = {
 	[F_PROC_STIME] = PROC_COUNTER("procfs.process.stime", TICKS,
 				      "Kernel-mode CPU time" WHOLE "15"),
 	[F_CHILD_MINFLT] =
-		PROC_COUNTER("procfs.children.minflt", COUNT,
-			     "Minor page faults" WAITED "11 (cminflt)"),
+		CHILD_COUNTER("procfs.children.minflt", COUNT,
+			      "Minor page faults" WAITED "11 (cminflt)"),
 	[F_CHILD_MAJFLT] =
-		PROC_COUNTER("procfs.children.majflt", COUNT,
-			     "Major page faults" WAITED "13 (cmajflt)"),
+		CHILD_COUNTER("procfs.children.majflt", COUNT,
+			      "Major page faults" WAITED "13 (cmajflt)"),
 	[F_CHILD_UTIME] =
-		PROC_COUNTER("procfs.children.utime", TICKS,
-			     "User-mode CPU time" WAITED "16 (cutime)"),
+		CHILD_COUNTER("procfs.children.utime", TICKS,
+			      "User-mode CPU time" WAITED "16 (cutime)"),
 	[F_CHILD_STIME] =
-		PROC_COUNTER("procfs.children.stime", TICKS,
-			     "Kernel-mode CPU time" WAITED "17 (cstime)"),
+		CHILD_COUNTER("procfs.children.stime", TICKS,
+			      "Kernel-mode CPU time" WAITED "17 (cstime)"),
 };
 
 _Static_assert(sizeof(fields) / sizeof(fields[0]) == N_FIELDS,
@@ -681,11 +686,14 @@ static void affinity_probe(struct procfs_state *st)
 	}
 }
 
-/* user + kernel time of a pair of fields, as one derived field. */
-#define CPU_TIME(nm, sc, hlp, ut, stm)                                         \
+/* user + kernel time of a pair of fields, as one derived field (flags
+ * fl: the pair's). */
+#define CPU_TIME(nm, sc, fl, hlp, ut, stm)                                     \
 	{                                                                      \
 		.abi = CTP_ABI_MAJOR, .size = sizeof(struct ctp_derived_desc), \
-		.field = CTP_FIELD_COUNTER(nm, sc, TICKS, hlp), .n_terms = 2,  \
+		.field = CTP_FIELD_ROLE(nm, sc, U64, TICKS, COUNTER, SUM, fl,  \
+					hlp),                                  \
+		.n_terms = 2,                                                  \
 		.terms = {{.field = (ut), .coef = 1},                          \
 			  {.field = (stm), .coef = 1}},                        \
 	}
@@ -694,16 +702,16 @@ static void affinity_probe(struct procfs_state *st)
  * the two (docs/COMPARE.md); the process-scope pair counts what the
  * threads cannot: exited threads and waited-for children. */
 static const struct ctp_derived_desc cpu_time_descs[] = {
-	CPU_TIME("procfs.cpu_time", THREAD,
+	CPU_TIME("procfs.cpu_time", THREAD, 0,
 		 "CPU time in user and kernel mode since thread start: "
 		 "utime + stime",
 		 "procfs.utime", "procfs.stime"),
-	CPU_TIME("procfs.process.cpu_time", PROCESS,
+	CPU_TIME("procfs.process.cpu_time", PROCESS, 0,
 		 "CPU time in user and kernel mode of the whole process, "
 		 "exited threads included, not children: process.utime + "
 		 "process.stime",
 		 "procfs.process.utime", "procfs.process.stime"),
-	CPU_TIME("procfs.children.cpu_time", PROCESS,
+	CPU_TIME("procfs.children.cpu_time", PROCESS, CTP_FIELD_REAPED,
 		 "CPU time in user and kernel mode of the children that "
 		 "exited and were waited for, with the descendants they "
 		 "waited for: children.utime + children.stime",

@@ -63,8 +63,14 @@ static unsigned kept(size_t i)
 			      "Shortest window an exited thread spent " what   \
 			      ", ns; absent without windows")
 #define XREST(i) (N_DELAY + (i))
-#define X_UTIME	 XREST(0)
-#define X_STIME	 XREST(1)
+/* The I/O counters: xacct_add_tsk() rounds each down to 1 KiB (KB_MASK),
+ * the system call counts too. */
+#define XIO(f, un, hlp)                                                        \
+	CTP_FIELD_ROLE(X(f), EXITED, U64, un, COUNTER, SUM,                    \
+		       CTP_FIELD_KIB_STEP,                                     \
+		       hlp ", rounded down to a multiple of 1024 (KB_MASK)")
+#define X_UTIME XREST(0)
+#define X_STIME XREST(1)
 
 static const struct ctp_field_desc xfields[N_KEPT] = {
 	XFAMILY(CTP_TS_CPU, "cpu", "runnable, waiting for a CPU"),
@@ -94,36 +100,36 @@ static const struct ctp_field_desc xfields[N_KEPT] = {
 	[XREST(5)] = CTP_FIELD_COUNTER(X("nivcsw"), EXITED, COUNT,
 				       "Involuntary context switches of an "
 				       "exited thread"),
-	[XREST(6)] = CTP_FIELD_COUNTER(X("read_bytes"), EXITED, BYTES,
-				       "Bytes an exited thread caused to be "
-				       "read from storage"),
-	[XREST(7)] = CTP_FIELD_COUNTER(X("write_bytes"), EXITED, BYTES,
-				       "Bytes an exited thread caused to be "
-				       "written to storage"),
-	[XREST(8)] =
-		CTP_FIELD_COUNTER(X("cancelled_write_bytes"), EXITED, BYTES,
-				  "Bytes of an exited thread's writes "
-				  "cancelled before reaching storage "
-				  "(truncated dirty pages)"),
-	[XREST(9)] = CTP_FIELD_COUNTER(X("rchar"), EXITED, BYTES,
-				       "Bytes an exited thread read with "
-				       "read-like system calls"),
-	[XREST(10)] = CTP_FIELD_COUNTER(X("wchar"), EXITED, BYTES,
-					"Bytes an exited thread wrote with "
-					"write-like system calls"),
-	[XREST(11)] = CTP_FIELD_COUNTER(X("syscr"), EXITED, COUNT,
-					"Read-like system calls of an exited "
-					"thread"),
-	[XREST(12)] = CTP_FIELD_COUNTER(X("syscw"), EXITED, COUNT,
-					"Write-like system calls of an exited "
-					"thread"),
+	[XREST(6)] = XIO("read_bytes", BYTES,
+			 "Bytes an exited thread caused to be "
+			 "read from storage"),
+	[XREST(7)] = XIO("write_bytes", BYTES,
+			 "Bytes an exited thread caused to be "
+			 "written to storage"),
+	[XREST(8)] = XIO("cancelled_write_bytes", BYTES,
+			 "Bytes of an exited thread's writes "
+			 "cancelled before reaching storage "
+			 "(truncated dirty pages)"),
+	[XREST(9)] = XIO("rchar", BYTES,
+			 "Bytes an exited thread read with "
+			 "read-like system calls"),
+	[XREST(10)] = XIO("wchar", BYTES,
+			  "Bytes an exited thread wrote with "
+			  "write-like system calls"),
+	[XREST(11)] = XIO("syscr", COUNT,
+			  "Read-like system calls of an exited "
+			  "thread"),
+	[XREST(12)] = XIO("syscw", COUNT,
+			  "Write-like system calls of an exited "
+			  "thread"),
 	[XREST(13)] = CTP_FIELD_PEAK(X("hiwater_rss"), EXITED, BYTES,
 				     "Lifetime peak resident set of the "
 				     "exited thread's process, bytes"),
 	[XREST(14)] = CTP_FIELD_PEAK(X("hiwater_vm"), EXITED, BYTES,
 				     "Lifetime peak virtual memory of the "
 				     "exited thread's process, bytes"),
-	[XREST(15)] = CTP_FIELD_PEAK(X("elapsed"), EXITED, US,
+	[XREST(15)] = CTP_FIELD_ROLE(X("elapsed"), EXITED, U64, US, PEAK, MAX,
+				     CTP_FIELD_ELAPSED,
 				     "Wall time from the thread's start to "
 				     "its exit, us (taskstats ac_etime)"),
 	[XREST(16)] =
