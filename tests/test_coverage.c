@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "coverage.h"
+#include "exitsum.h"
 #include "e2e_util.h"
 #include "model.h"
 #include "snapbuild.h"
@@ -198,6 +199,142 @@ static void test_coverage(void **state)
 	ctp_snap_free(snap[1]);
 }
 
+/*
+ * A reused pid (issue 28): process 70 "rs", started at boot 900 s, has
+ * 1 s of CPU when BASE (boot 1000 s) reads it at 1000.5 s; it exits at
+ * 1002 s with 1.5 s, after 102 s. Another process 70 "rs" starts at
+ * 1003 s and exits at 1004 s with 0.11 s, after 1 s. Both exits are in
+ * CAND's table (boot 1010 s). The first used 0.5 s in the interval (1.5 s
+ * less BASE's 1 s); the second is another task of the same ids (it
+ * started after BASE read 70), so its 0.11 s counts whole: 0.61 s, never
+ * 0.5 s (0.11 - 1 counted as nothing). And process 71 "rt", which
+ * exits at 1000.1 s with 0.3 s after 50 s, while BASE is being taken (in
+ * BASE's own table), before BASE reads another 71 that started at
+ * 1000.2 s with 0.05 s: not that one either. Without the elapsed time
+ * (older files) the ids alone match, as before.
+ */
+static void write_reuse(int k, const char *path, bool elapsed)
+{
+	enum { R_CPU, R_START, R_XCPU, R_XAGE, N_R };
+	const struct ctp_field_desc d[N_R] = {
+		[R_CPU] = {"t.cpu", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64,
+			   CTP_UNIT_TICKS, CTP_KIND_COUNTER, CTP_RULE_SUM},
+		[R_START] = {"t.begin", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64,
+			     CTP_UNIT_TICKS, CTP_KIND_ORDINAL, CTP_RULE_RANGE,
+			     CTP_FIELD_START_TIME},
+		[R_XCPU] = {"x.cpu", NULL, CTP_SCOPE_EXITED, CTP_TYPE_U64,
+			    CTP_UNIT_US, CTP_KIND_COUNTER, CTP_RULE_SUM},
+		[R_XAGE] = {"x.elapsed", NULL, CTP_SCOPE_EXITED, CTP_TYPE_U64,
+			    CTP_UNIT_US, CTP_KIND_PEAK, CTP_RULE_MAX,
+			    elapsed ? CTP_FIELD_ELAPSED : 0},
+	};
+	const uint64_t sec = 1000000000ull;
+	struct ctp_capture *cap = sb_capture("t");
+	char err[512];
+	for (int i = 0; i < N_R; i++)
+		assert_int_equal(ctp_registry_add(&cap->reg, 0, &d[i]), i);
+	if (k == 0) {
+		uint32_t p = sb_process(cap, 70, "rs");
+		ctp_table_set(&cap->procs[0], p, CTP_PCOL_READ_NS,
+			      1000 * sec + sec / 2);
+		uint32_t r = sb_thread(cap, 70, "rs", -1);
+		sb_put_u64(cap, &cap->threads[0], r, CTP_THREAD_IDENT, R_CPU,
+			   100);
+		sb_put_u64(cap, &cap->threads[0], r, CTP_THREAD_IDENT, R_START,
+			   90000);
+		p = sb_process(cap, 71, "rt");
+		ctp_table_set(&cap->procs[0], p, CTP_PCOL_READ_NS,
+			      1000 * sec + sec / 2);
+		r = sb_thread(cap, 71, "rt", -1);
+		sb_put_u64(cap, &cap->threads[0], r, CTP_THREAD_IDENT, R_CPU,
+			   5);
+		sb_put_u64(cap, &cap->threads[0], r, CTP_THREAD_IDENT, R_START,
+			   100020);
+		uint32_t x =
+			sb_exited(cap, 71, 71, "rt", 1000 * sec + sec / 10);
+		sb_put_u64(cap, &cap->exited, x, CTP_EXITED_IDENT, R_XCPU,
+			   300000);
+		sb_put_u64(cap, &cap->exited, x, CTP_EXITED_IDENT, R_XAGE,
+			   50000000);
+		cap->plugins[0].exited = true;
+	} else {
+		uint32_t x = sb_exited(cap, 70, 70, "rs", 1002 * sec);
+		sb_put_u64(cap, &cap->exited, x, CTP_EXITED_IDENT, R_XCPU,
+			   1500000);
+		sb_put_u64(cap, &cap->exited, x, CTP_EXITED_IDENT, R_XAGE,
+			   102000000);
+		x = sb_exited(cap, 70, 70, "rs", 1004 * sec);
+		sb_put_u64(cap, &cap->exited, x, CTP_EXITED_IDENT, R_XCPU,
+			   110000);
+		sb_put_u64(cap, &cap->exited, x, CTP_EXITED_IDENT, R_XAGE,
+			   1000000);
+		cap->plugins[0].exited = true;
+	}
+	cap->start_boottime_ns = (1000ull + 10ull * (uint64_t)k) * sec;
+	if (sb_write(cap, path, err, sizeof(err)) < 0)
+		fail_msg("write %s: %s", path, err);
+	ctp_capture_free(cap);
+}
+
+/* The exited tasks of the pair write_reuse makes. */
+static void reuse_sum(bool elapsed, struct ctp_exit_sum *ex)
+{
+	char p[2][PATH_MAX], err[512];
+	struct ctp_snap *snap[2];
+	struct ctp_view *v;
+	static const char yaml[] =
+		"view: c\ndescription: d\nsort: a\n"
+		"sections: [{title: T, group_by: tid}]\n"
+		"columns: [{id: a, label: A, field: t.cpu, exited: [x.cpu]}]\n"
+		"coverage: {threads: [t.cpu], exited: [x.cpu]}\n";
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(E2E_PATHF(p[k], "%s/r%d.ctprof", tmp, k), 0);
+		write_reuse(k, p[k], elapsed);
+		if (ctp_snap_open(p[k], 1u << 30, &snap[k], err, sizeof(err)) <
+		    0)
+			fail_msg("%s", err);
+	}
+	assert_int_equal(ctp_view_parse("c.yaml", yaml, strlen(yaml), &v, err,
+					sizeof(err)),
+			 0);
+	assert_int_equal(ctp_exit_sum_paths(snap[0], snap[1], NULL, 0, 1u << 30,
+					    v, stderr, "test", ex),
+			 0);
+	ctp_view_free(v);
+	ctp_snap_free(snap[0]);
+	ctp_snap_free(snap[1]);
+}
+
+static void test_reused_pid(void **state)
+{
+	(void)state;
+	struct ctp_exit_sum ex;
+	reuse_sum(true, &ex);
+	/* BASE's own table first: 71, then CAND's two 70s. */
+	assert_int_equal(ex.tasks, 3);
+	assert_int_equal(ex.id[0].tid, 71);
+	/* The first 70 is BASE's thread, the others are not. */
+	assert_int_equal(ex.base_row[0], -1);
+	assert_int_equal(ex.base_row[1], 0);
+	assert_int_equal(ex.base_row[2], -1);
+	assert_true(ex.cpu_of[0] > 0.299 && ex.cpu_of[0] < 0.301);
+	assert_true(ex.cpu_of[1] > 0.499 && ex.cpu_of[1] < 0.501);
+	assert_true(ex.cpu_of[2] > 0.109 && ex.cpu_of[2] < 0.111);
+	assert_int_equal(ex.n_g, 2);
+	assert_string_equal(ex.g[0].name, "rs");
+	assert_int_equal(ex.g[0].tasks, 2);
+	assert_true(ex.g[0].cpu > 0.609 && ex.g[0].cpu < 0.611);
+	ctp_exit_sum_free(&ex);
+	/* Files without the elapsed role: by ids, the second 70 loses
+	 * BASE's 1 s and 71 BASE's 0.05 s, as before. */
+	reuse_sum(false, &ex);
+	assert_int_equal(ex.base_row[0], 1);
+	assert_int_equal(ex.base_row[2], 0);
+	assert_true(ex.cpu_of[0] > 0.249 && ex.cpu_of[0] < 0.251);
+	assert_true(ex.g[0].cpu > 0.499 && ex.g[0].cpu < 0.501);
+	ctp_exit_sum_free(&ex);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -212,6 +349,7 @@ static int teardown(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(test_coverage)};
+	const struct CMUnitTest tests[] = {cmocka_unit_test(test_coverage),
+					   cmocka_unit_test(test_reused_pid)};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

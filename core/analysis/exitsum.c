@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ident.h"
 #include "render.h"
 
 /* The sum of the time fields `names` (scope) of `row`, seconds. */
@@ -242,6 +243,11 @@ static int task_ident(struct ctp_exit_sum *s, size_t i,
 		tgid ? ctp_snap_row(ctp_snap_table(base, CTP_SCOPE_THREAD),
 				    tgid, x->tid[r])
 		     : -1;
+	/* The same task, not a later one that reused its ids. */
+	if (s->base_row[i] >= 0 &&
+	    !ctp_ident_exited_same(base, (size_t)s->base_row[i],
+				   ctp_ident_exited_start(f, r)))
+		s->base_row[i] = -1;
 	struct ctp_bytes in[3] = {
 		x->comm[r], live_pcomm(f, prev, base, tgid), {0}};
 	const struct ctp_snap *seen[4] = {s->base_row[i] >= 0 ? base : NULL,

@@ -3,7 +3,8 @@
  * Tasks that exited between two snapshots (docs/COMPARE.md "Exited
  * tasks"): the exited tables of CAND and of the recording's files between
  * BASE and CAND, each row's CPU over the interval (its total at exit, less
- * what BASE already had of the same thread), grouped by process name. The
+ * what BASE already had of the same thread: same ids and start, not a
+ * reused pid), grouped by process name. The
  * CPU fields are a view's `coverage: exited:` list; the core names none.
  * Private to the core.
  */
@@ -35,7 +36,8 @@ struct ctp_exit_sum {
 	/* Per task (`tasks` of them), for compare's groups: what keys it
 	 * (names and cgroup path as the snapshots knew them: its own comm,
 	 * its process's, the cgroup of the thread BASE had, or of a live
-	 * thread of its process), BASE's thread row of the same task or -1,
+	 * thread of its process), BASE's thread row of the same task (ids
+	 * and start, ctp_ident_exited_same) or -1,
 	 * and the values of `fields` (every column's `exited:` fields and
 	 * the coverage ones; NAN: absent) in `unit` (the first file's; time
 	 * units of later files converted). */

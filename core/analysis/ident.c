@@ -248,6 +248,37 @@ static int task_intervals(struct ctp_ident *id,
 	return 0;
 }
 
+uint64_t ctp_ident_exited_start(const struct ctp_snap *s, size_t r)
+{
+	const struct ctp_snap_table *x = ctp_snap_table(s, CTP_SCOPE_EXITED);
+	const struct ctp_snap_field *f =
+		ctp_snap_role_field(s, CTP_SCOPE_EXITED, "elapsed");
+	if (!f || !x->exit_ns || !x->exit_ns[r])
+		return CTP_IDENT_UNKNOWN;
+	struct ctp_value v = ctp_snap_get(s, f, r);
+	uint64_t age = v.type == CTP_TYPE_U64 ? ctp_ident_start_ns(f, v.u64)
+					      : CTP_IDENT_UNKNOWN;
+	return age <= x->exit_ns[r] ? x->exit_ns[r] - age : CTP_IDENT_UNKNOWN;
+}
+
+bool ctp_ident_exited_same(const struct ctp_snap *base, size_t row,
+			   uint64_t start)
+{
+	const struct ctp_snap_table *t = ctp_snap_table(base, CTP_SCOPE_THREAD);
+	if (start == CTP_IDENT_UNKNOWN)
+		return true;
+	/* The exit's start is never before the task's (the stamp comes
+	 * after the exit); stat's start is in ticks, cut down. */
+	uint64_t s0 = start_of(
+		base, ctp_snap_start_field(base, CTP_SCOPE_THREAD), row);
+	if (s0 != CTP_IDENT_UNKNOWN && start + 1000000 < s0)
+		return false;
+	long pr = ctp_snap_row(ctp_snap_table(base, CTP_SCOPE_PROCESS),
+			       t->tgid[row], 0);
+	uint64_t seen = read_ns(base, pr);
+	return !seen || start <= seen;
+}
+
 double ctp_ident_task_interval(const struct ctp_ident *id, uint8_t scope,
 			       size_t row)
 {

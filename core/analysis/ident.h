@@ -68,6 +68,21 @@ double ctp_ident_interval(const struct ctp_snap *const snap[2],
 double ctp_ident_task_interval(const struct ctp_ident *id, uint8_t scope,
 			       size_t row);
 
+/* When the task of row r of snapshot s's exited table started, ns since
+ * boot: its exit time less its field of role "elapsed" (FORMAT.md §4), a
+ * little late by how late the plugin stamped the exit;
+ * CTP_IDENT_UNKNOWN when either is absent (older snapshots). */
+uint64_t ctp_ident_exited_start(const struct ctp_snap *s, size_t r);
+
+/* Is the exited task that started at `start` (ctp_ident_exited_start) the
+ * thread at `row` of BASE's threads table, which has its tgid and tid?
+ * Not when it started before that thread, nor after BASE read that
+ * thread's process (`read_boottime_ns`, else BASE's start): the thread was
+ * alive then, so a task of its ids that started later is another (a
+ * reused pid). An unknown start matches by the ids alone. */
+bool ctp_ident_exited_same(const struct ctp_snap *base, size_t row,
+			   uint64_t start);
+
 /* A start-time field's value in ns (its unit is ns, us or ticks, as the
  * reader checked). */
 uint64_t ctp_ident_start_ns(const struct ctp_snap_field *f, uint64_t v);
