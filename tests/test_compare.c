@@ -1055,6 +1055,112 @@ static void test_task_interval(void **state)
 	free(out);
 }
 
+/*
+ * PID 1 reaps orphans (issue 28, point 9): its children's counters
+ * (role reaped) jump by each orphan's whole life, 44.6 s in a 10 s
+ * interval on a host of 2 CPUs; a percent of the interval (446%) is no
+ * measure of anything. The fields are named as procfs-stat's, so that the
+ * shipped `top` view reads them.
+ */
+static void write_reaped_side(int k, const char *path)
+{
+	enum { R_UT, R_CUT, R_CST, R_START, N_RR };
+	const struct ctp_field_desc d[N_RR] = {
+		[R_UT] = {"procfs.utime", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64,
+			  CTP_UNIT_TICKS, CTP_KIND_COUNTER, CTP_RULE_SUM},
+		[R_CUT] = {"procfs.children.utime", NULL, CTP_SCOPE_PROCESS,
+			   CTP_TYPE_U64, CTP_UNIT_TICKS, CTP_KIND_COUNTER,
+			   CTP_RULE_SUM, CTP_FIELD_REAPED},
+		[R_CST] = {"procfs.children.stime", NULL, CTP_SCOPE_PROCESS,
+			   CTP_TYPE_U64, CTP_UNIT_TICKS, CTP_KIND_COUNTER,
+			   CTP_RULE_SUM, CTP_FIELD_REAPED},
+		[R_START] = {"procfs.start_time", NULL, CTP_SCOPE_THREAD,
+			     CTP_TYPE_U64, CTP_UNIT_TICKS, CTP_KIND_ORDINAL,
+			     CTP_RULE_RANGE, CTP_FIELD_START_TIME},
+	};
+	const uint64_t sec = 1000000000ull;
+	struct ctp_capture *cap = sb_capture("t");
+	struct ctp_table *th = &cap->threads[0], *pt = &cap->procs[0];
+	char err[512];
+	for (int i = 0; i < N_RR; i++)
+		assert_int_equal(ctp_registry_add(&cap->reg, 0, &d[i]), i);
+	uint32_t p = sb_process(cap, 1, "init");
+	sb_put_u64(cap, pt, p, CTP_PROCESS_IDENT, R_CUT, k ? 5000 : 1000);
+	sb_put_u64(cap, pt, p, CTP_PROCESS_IDENT, R_CST, k ? 960 : 500);
+	uint32_t r = sb_thread(cap, 1, "init", -1);
+	sb_put_u64(cap, th, r, CTP_THREAD_IDENT, R_UT, k ? 310 : 300);
+	sb_put_u64(cap, th, r, CTP_THREAD_IDENT, R_START, 100);
+	cap->start_boottime_ns = (1000ull + 10ull * (uint64_t)k) * sec;
+	cap->start_realtime_ns += (uint64_t)k * 10 * sec;
+	cap->end_realtime_ns += (uint64_t)k * 10 * sec;
+	if (sb_write(cap, path, err, sizeof(err)) < 0)
+		fail_msg("write %s: %s", path, err);
+	ctp_capture_free(cap);
+}
+
+static void test_reaped(void **state)
+{
+	char *out;
+	size_t len;
+	(void)state;
+	write_reaped_side(0, "cbase.ctprof");
+	write_reaped_side(1, "ccand.ctprof");
+	setenv("COLUMNS", "80", 1);
+	/* The shipped view: the amount, and what it is. */
+	const char *top[] = {"compare", "cbase.ctprof", "ccand.ctprof", NULL};
+	assert_int_equal(e2e_run(top, "out.txt", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("out.txt", &out, &len), 0);
+	has_line(out, "PID COMMAND CPU%   CHLD    AGE   TIME");
+	has_line(out, "  1 init     1.0 +44.6s 16m49s +100ms");
+	has_line(out, "  CHLD: whole lives of the children reaped in the "
+		      "interval, not a share of it");
+	no_line_with(out, "446");
+	free(out);
+	/* A view that asks for a percent and a rate of them: amounts too. */
+	const char *tr[] = {"compare", "cbase.ctprof", "ccand.ctprof",
+			    "--view",  "tr",	       NULL};
+	assert_int_equal(e2e_run(tr, "out.txt", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("out.txt", &out, &len), 0);
+	has_line(out, "PID COMMAND  KIDS% KIDS/S CPU%");
+	has_line(out, "  1 init    +44.6s +40.0s  1.0");
+	has_line(out, "  KIDS%: whole lives of the children reaped in the "
+		      "interval, not a share of it");
+	has_line(out, "  KIDS/S: whole lives of the children reaped in the "
+		      "interval, not a share of it");
+	free(out);
+	/* One snapshot: what the column holds. */
+	const char *show[] = {"show", "ccand.ctprof", NULL};
+	assert_int_equal(e2e_run(show, "out.txt", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("out.txt", &out, &len), 0);
+	has_line(out,
+		 "  CHLD: whole lives of the children reaped (waited for)");
+	free(out);
+	/* The full comparison: no rate, no percent of CPU, and why. */
+	const char *all[] = {
+		"compare",  "cbase.ctprof", "ccand.ctprof", "--view",  "all",
+		"--format", "csv",	    "--sections",   "threads", NULL};
+	assert_int_equal(e2e_run(all, "out.txt", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("out.txt", &out, &len), 0);
+	has_line(out, "threads,init,continuing,1,1,1,1,procfs.children.utime,"
+		      "1000,5000,4000,400.0000,1,,,0,1,0,0,1009.000,1009.000,,"
+		      ",");
+	has_line(out, "threads,init,continuing,1,1,1,1,procfs.utime,300,310,"
+		      "10,3.3333,1,1,1.0000,0,1,0,0,1009.000,1009.000,,,");
+	free(out);
+	const char *tab[] = {
+		"compare", "cbase.ctprof", "ccand.ctprof", "--view",
+		"all",	   "--sections",   "threads",	   NULL};
+	assert_int_equal(e2e_run(tab, "out.txt", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("out.txt", &out, &len), 0);
+	has_line(out,
+		 "No rate or %CPU for reaped children's whole lives (added "
+		 "as each was reaped, not time in the interval): "
+		 "procfs.children.utime, procfs.children.stime");
+	no_line_with(out, "446");
+	free(out);
+	setenv("COLUMNS", "110", 1);
+}
+
 /* Output of one invocation against tests/golden/compare/NAME. */
 static void golden(const char *name, ...)
 {
@@ -1112,6 +1218,7 @@ int main(void)
 		cmocka_unit_test(test_view_identity),
 		cmocka_unit_test(test_view_exited),
 		cmocka_unit_test(test_task_interval),
+		cmocka_unit_test(test_reaped),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -349,6 +349,14 @@ static bool is_counter(const struct ctp_snap_field *f)
 	       (f->type == CTP_TYPE_U64 || f->type == CTP_TYPE_I64);
 }
 
+/* A counter of reaped children (role reaped, FORMAT.md §4): it grows by
+ * each one's whole life when it is reaped, so its change is no time spent
+ * in the interval and has no rate. */
+static bool is_reaped(const struct ctp_snap_field *f)
+{
+	return strcmp(f->role, "reaped") == 0;
+}
+
 /* Seconds per unit of a time unit, 0 for other units. */
 static long double unit_seconds(uint8_t unit)
 {
@@ -453,7 +461,7 @@ static bool per_member(const struct gsec *s, const struct ctp_snap_field *f)
 static void cell_rates(const struct ctx *x, const struct ctp_snap_field *f,
 		       struct cmp *c)
 {
-	if (!c->num || !is_counter(f) || !x || x->interval <= 0)
+	if (!c->num || !is_counter(f) || is_reaped(f) || !x || x->interval <= 0)
 		return;
 	c->has_rate = true;
 	/* Per member, each over its own interval, when the delta was
@@ -2383,6 +2391,33 @@ const char *const ctp_compare_fmt_names[3] = {"table", "json", "csv"};
 const char *const ctp_compare_section_names[5] = {"threads", "cgroups", "host",
 						  "psi", "plugins"};
 
+/* The shown counters of reaped children, which have no rate: what they
+ * count instead, once. */
+static void header_reaped(struct ctx *x)
+{
+	size_t n = 0;
+	for (int k = 1; k >= 0; k--) {
+		const struct ctp_snap_field *fs = ctp_snap_fields(x->snap[k]);
+		for (size_t i = 0; i < ctp_snap_n_fields(x->snap[k]); i++) {
+			char esc[512];
+			if (!is_reaped(&fs[i]) || !selected(x->o, fs[i].name) ||
+			    (k == 0 &&
+			     ctp_snap_field_find(x->snap[1], fs[i].name)))
+				continue;
+			fprintf(x->out, "%s%s",
+				n++ ? ", "
+				    : "No rate or %CPU for reaped children's "
+				      "whole lives (added as each was reaped, "
+				      "not time in the interval): ",
+				ctp_render_escape(fs[i].name,
+						  strlen(fs[i].name), 128, esc,
+						  sizeof(esc)));
+		}
+	}
+	if (n)
+		fputc('\n', x->out);
+}
+
 /* The interval, and how tasks were matched: once, so that every counter
  * below is read the same way. */
 static void header_interval(struct ctx *x)
@@ -2403,6 +2438,7 @@ static void header_interval(struct ctx *x)
 			"No task identity (%s): counters are CAND - BASE "
 			"per group\n",
 			x->id->why);
+	header_reaped(x);
 }
 
 static void header_table(struct ctx *x, const char **const only[2],

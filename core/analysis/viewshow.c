@@ -44,6 +44,10 @@ struct vcol {
 	long double total;
 	size_t width;
 	bool skip; /* no printed row has a value */
+	/* It reads a counter of reaped children (role reaped): their whole
+	 * lives, added as each was reaped, so its change over an interval
+	 * is shown as an amount, never as a percent or a rate of it. */
+	bool reaped;
 };
 
 struct sect {
@@ -332,6 +336,16 @@ static bool interval_col(const struct sect *s, const struct vcol *vc)
 	       vc->f[0]->scope != CTP_SCOPE_HOST;
 }
 
+/* What column vc shows: the view's `show`, but a reaped counter's change
+ * over the interval as the amount (vcol.reaped). */
+static uint8_t col_show(const struct sect *s, const struct vcol *vc)
+{
+	if (vc->reaped && interval_col(s, vc) &&
+	    (vc->c->show == CTP_VSHOW_PCT_CPU || vc->c->show == CTP_VSHOW_RATE))
+		return CTP_VSHOW_DELTA;
+	return vc->c->show;
+}
+
 /* A counter column over the interval: the change, or for pct_cpu and
  * rate the change per second, each live task's over its own interval
  * (member_delta) and the exited tasks' over the captures' interval (they
@@ -359,7 +373,7 @@ static long double interval_number(const struct sect *s, const struct vcol *vc,
 	}
 	if (isnan(x))
 		return NAN;
-	switch (vc->c->show) {
+	switch (col_show(s, vc)) {
 	case CTP_VSHOW_PCT_CPU:
 		return iv > 0 ? per_s *
 					(long double)ctp_render_unit_s(
@@ -454,6 +468,8 @@ static int columns(struct sect *s, size_t si)
 		vc->c = c;
 		if (!resolve(s, vc))
 			continue;
+		for (size_t k = 0; k < vc->nf; k++)
+			vc->reaped |= strcmp(vc->f[k]->role, "reaped") == 0;
 		for (size_t k = 0; k < vc->nf; k++) {
 			int r = ctp_groups_aggregate(s->g, vc->f[k],
 						     &vc->agg[k]);
@@ -711,7 +727,8 @@ static void number_cell(const struct sect *s, const struct vcol *vc, size_t gi,
 		snprintf(buf, CELL, "-");
 		return;
 	}
-	switch (vc->c->show) {
+	uint8_t show = col_show(s, vc);
+	switch (show) {
 	case CTP_VSHOW_PCT_CPU:
 		snprintf(buf, CELL, "%.1Lf%s", x,
 			 vc->reset && vc->reset[gi] ? "!" : "");
@@ -722,9 +739,9 @@ static void number_cell(const struct sect *s, const struct vcol *vc, size_t gi,
 		return;
 	}
 	ctp_render_compact(buf, CELL - 2, x, vc->unit);
-	if (vc->c->show == CTP_VSHOW_RATE)
+	if (show == CTP_VSHOW_RATE)
 		strcat(buf, "/s");
-	if (change && x > 0 && vc->c->show != CTP_VSHOW_RATE) {
+	if (change && x > 0 && show != CTP_VSHOW_RATE) {
 		/* A change over the interval reads as one: "+1.2s". */
 		memmove(buf + 1, buf, strnlen(buf, CELL - 2) + 1);
 		buf[0] = '+';
@@ -1006,7 +1023,8 @@ static void shown_line(FILE *out, const struct sect *s)
 		return;
 	for (size_t c = 0; c < s->nc; c++) {
 		const struct vcol *vc = &s->cols[c];
-		if (vc->c->show != CTP_VSHOW_PCT_CPU || !interval_col(s, vc))
+		if (col_show(s, vc) != CTP_VSHOW_PCT_CPU ||
+		    !interval_col(s, vc))
 			continue;
 		long double shown = 0;
 		for (size_t r = 0; r < s->n_order; r++)
@@ -1042,6 +1060,26 @@ static void reset_line(FILE *out, const struct sect *s, size_t ncols)
 				      out);
 				return;
 			}
+	}
+}
+
+/* Under a section, what a printed column of reaped children's counters
+ * holds (vcol.reaped): not what they used in the interval. */
+static void reaped_line(FILE *out, const struct sect *s, size_t ncols)
+{
+	for (size_t c = 0; c < ncols; c++) {
+		const struct vcol *vc = &s->cols[c];
+		if (!vc->reaped || vc->skip)
+			continue;
+		char esc[CELL * 4];
+		fprintf(out, "  %s: ",
+			ctp_render_escape(vc->c->label, strlen(vc->c->label),
+					  CELL, esc, sizeof(esc)));
+		fputs(s->o->base ? "whole lives of the children reaped in the "
+				   "interval, not a share of it\n"
+				 : "whole lives of the children reaped (waited "
+				   "for)\n",
+		      out);
 	}
 }
 
@@ -1363,6 +1401,7 @@ static int section(FILE *out, struct sect *s, size_t si,
 	print_rows(out, s, kw, ncols);
 	shown_line(out, s);
 	reset_line(out, s, ncols);
+	reaped_line(out, s, ncols);
 	renamed_lines(out, s);
 	return absent_lines(out, s, si);
 }
