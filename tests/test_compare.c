@@ -1161,6 +1161,94 @@ static void test_reaped(void **state)
 	setenv("COLUMNS", "110", 1);
 }
 
+/*
+ * Exited I/O in KiB steps (issue 28, point 10): taskstats rounds an
+ * exited task's I/O counters down to a multiple of 1024, its system call
+ * counts too (field `step`), so a child that read 9800 bytes in 18 calls
+ * shows 9216 bytes and 0 calls. `compare --view io` says so under each
+ * section that adds such a task; `with_exit` false: no exited task, no
+ * line. Fields are named as the io and taskstats plugins', so that the
+ * shipped view reads them.
+ */
+static void write_kib_side(int k, const char *path, bool with_exit)
+{
+	enum { K_RB, K_SR, K_START, K_XRB, K_XSR, N_K };
+	const struct ctp_field_desc d[N_K] = {
+		[K_RB] = {"io.read_bytes", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64,
+			  CTP_UNIT_BYTES, CTP_KIND_COUNTER, CTP_RULE_SUM},
+		[K_SR] = {"io.syscr", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64,
+			  CTP_UNIT_COUNT, CTP_KIND_COUNTER, CTP_RULE_SUM},
+		[K_START] = {"procfs.start_time", NULL, CTP_SCOPE_THREAD,
+			     CTP_TYPE_U64, CTP_UNIT_TICKS, CTP_KIND_ORDINAL,
+			     CTP_RULE_RANGE, CTP_FIELD_START_TIME},
+		[K_XRB] = {"taskstats.exited.read_bytes", NULL,
+			   CTP_SCOPE_EXITED, CTP_TYPE_U64, CTP_UNIT_BYTES,
+			   CTP_KIND_COUNTER, CTP_RULE_SUM, CTP_FIELD_KIB_STEP},
+		[K_XSR] = {"taskstats.exited.syscr", NULL, CTP_SCOPE_EXITED,
+			   CTP_TYPE_U64, CTP_UNIT_COUNT, CTP_KIND_COUNTER,
+			   CTP_RULE_SUM, CTP_FIELD_KIB_STEP},
+	};
+	const uint64_t sec = 1000000000ull;
+	struct ctp_capture *cap = sb_capture("t");
+	struct ctp_table *th = &cap->threads[0];
+	char err[512];
+	for (int i = 0; i < N_K; i++)
+		assert_int_equal(ctp_registry_add(&cap->reg, 0, &d[i]), i);
+	sb_process(cap, 10, "make");
+	uint32_t r = sb_thread(cap, 10, "make", -1);
+	sb_put_u64(cap, th, r, CTP_THREAD_IDENT, K_RB, k ? 8192 : 4096);
+	sb_put_u64(cap, th, r, CTP_THREAD_IDENT, K_SR, k ? 40 : 20);
+	sb_put_u64(cap, th, r, CTP_THREAD_IDENT, K_START, 100);
+	if (k && with_exit) {
+		uint32_t x = sb_exited(cap, 11, 11, "cc1", 1005 * sec);
+		sb_put_u64(cap, &cap->exited, x, CTP_EXITED_IDENT, K_XRB, 9216);
+		sb_put_u64(cap, &cap->exited, x, CTP_EXITED_IDENT, K_XSR, 0);
+	}
+	cap->plugins[0].exited = true;
+	cap->start_boottime_ns = (1000ull + 10ull * (uint64_t)k) * sec;
+	cap->start_realtime_ns += (uint64_t)k * 10 * sec;
+	cap->end_realtime_ns += (uint64_t)k * 10 * sec;
+	if (sb_write(cap, path, err, sizeof(err)) < 0)
+		fail_msg("write %s: %s", path, err);
+	ctp_capture_free(cap);
+}
+
+static void test_kib_steps(void **state)
+{
+	char *out;
+	size_t len;
+	(void)state;
+	setenv("COLUMNS", "80", 1);
+	write_kib_side(0, "kbase.ctprof", true);
+	write_kib_side(1, "kcand.ctprof", true);
+	const char *io[] = {"compare", "kbase.ctprof", "kcand.ctprof",
+			    "--view",  "io",	       NULL};
+	assert_int_equal(e2e_run(io, "out.txt", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("out.txt", &out, &len), 0);
+	has_line(out, " 11 exited cc1     +9.00K     0");
+	has_line(out, "  READ, READS: exited tasks' values are rounded down to "
+		      "1024s (KiB steps)");
+	has_line(out, " 11 exited  11 cc1    +9.00K +9.00K     0");
+	has_line(out, "  DISK, READ, READS: exited tasks' values are rounded "
+		      "down to 1024s (KiB steps)");
+	free(out);
+	/* Narrower: the reason on a line of its own. */
+	setenv("COLUMNS", "60", 1);
+	assert_int_equal(e2e_run(io, "out.txt", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("out.txt", &out, &len), 0);
+	has_line(out, "  DISK, READ, READS:");
+	has_line(out, "    exited tasks' values are rounded down to 1024s (KiB "
+		      "steps)");
+	free(out);
+	/* No exited task shown: nothing to say. */
+	write_kib_side(1, "kcand.ctprof", false);
+	assert_int_equal(e2e_run(io, "out.txt", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("out.txt", &out, &len), 0);
+	no_line_with(out, "1024");
+	free(out);
+	setenv("COLUMNS", "110", 1);
+}
+
 /* Output of one invocation against tests/golden/compare/NAME. */
 static void golden(const char *name, ...)
 {
@@ -1219,6 +1307,7 @@ int main(void)
 		cmocka_unit_test(test_view_exited),
 		cmocka_unit_test(test_task_interval),
 		cmocka_unit_test(test_reaped),
+		cmocka_unit_test(test_kib_steps),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -228,10 +228,31 @@ static void check_children(struct fx *fx, const pid_t *pids, int n, uint64_t t0,
 		assert_int_equal(
 			field_u64(fx, row, "taskstats.exited.exit_code"),
 			(uint64_t)(i % 3) << 8);
-		assert_true(field_u64(fx, row, "taskstats.exited.elapsed") >=
-			    BURN_NS / 1000);
+		uint64_t age = field_u64(fx, row, "taskstats.exited.elapsed");
+		assert_true(age >= BURN_NS / 1000);
+		/* Its start (exit less elapsed, role elapsed): after the
+		 * children were forked, never before (the stamp is late). */
+		assert_true(exit_ns - age * 1000 >= t0 &&
+			    exit_ns - age * 1000 <= exit_ns - BURN_NS);
 		field_u64(fx, row, "taskstats.exited.nvcsw");
 		field_u64(fx, row, "taskstats.exited.minflt");
+	}
+	/* What readers are told about the fields (FORMAT.md §4). */
+	const struct ctp_field *f = hx_field_at(
+		&fx->ctx,
+		(unsigned)hx_field(&fx->ctx, "taskstats.exited.elapsed"));
+	assert_int_equal(f->flags, CTP_FIELD_ELAPSED);
+	static const char *const kib[] = {
+		"read_bytes", "write_bytes", "cancelled_write_bytes",
+		"rchar",      "wchar",	     "syscr",
+		"syscw"};
+	for (size_t i = 0; i < sizeof(kib) / sizeof(kib[0]); i++) {
+		char name[64];
+		snprintf(name, sizeof(name), "taskstats.exited.%s", kib[i]);
+		int id = hx_field(&fx->ctx, name);
+		assert_true(id >= 0);
+		assert_int_equal(hx_field_at(&fx->ctx, (unsigned)id)->flags,
+				 CTP_FIELD_KIB_STEP);
 	}
 	printf("NOTE: %d children: taskstats utime+stime %llu us, rusage %llu "
 	       "us, at _exit %llu us\n",

@@ -224,6 +224,8 @@ static void file_fields(struct ctp_exit_sum *s, const struct ctp_snap *f,
 			s->unit[j] = ff[j]->unit;
 			s->unit_set[j] = true;
 		}
+		if (ff[j] && ff[j]->step > s->step[j])
+			s->step[j] = ff[j]->step;
 		fac[j] = ff[j] ? factor(ff[j]->unit, s->unit[j]) : NAN;
 	}
 }
@@ -396,7 +398,8 @@ static int sum_begin(struct ctp_exit_sum *s, const struct ctp_view *v,
 	s->budget = budget;
 	int r = want_fields(s, v);
 	if (r == 0 &&
-	    !(s->unit_set = calloc(s->n_fields + 1, sizeof(*s->unit_set))))
+	    (!(s->unit_set = calloc(s->n_fields + 1, sizeof(*s->unit_set))) ||
+	     !(s->step = calloc(s->n_fields + 1, sizeof(*s->step)))))
 		r = -ENOMEM;
 	return r;
 }
@@ -503,6 +506,7 @@ void ctp_exit_sum_free(struct ctp_exit_sum *s)
 	free(s->fields);
 	free(s->unit);
 	free(s->unit_set);
+	free(s->step);
 	free(s->cpu_of);
 	memset(s, 0, sizeof(*s));
 }

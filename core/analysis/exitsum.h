@@ -50,6 +50,9 @@ struct ctp_exit_sum {
 	double *cpu_of; /* per task: its CPU over the interval, s */
 	char **own;	/* per task: the bytes its id points at */
 	bool *unit_set; /* per field: unit[] is known */
+	/* Per field: its values are rounded down to a multiple of this (the
+	 * field's `step`, the largest any file gave); 0 when exact. */
+	uint64_t *step;
 	size_t cap;	/* tasks the arrays hold */
 	/* Memory kept per task, with its names, against the budget: the
 	 * tasks past it are counted in `over`, not kept. */

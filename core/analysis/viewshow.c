@@ -35,6 +35,7 @@ struct vcol {
 	size_t xf[CTP_VIEW_MAX_FIELDS];
 	long double xk[CTP_VIEW_MAX_FIELDS];
 	size_t nxf;
+	bool kib;	  /* an exited field's values are in steps of 1024 */
 	long double *num; /* per group; NAN when absent */
 	/* compare, a gauge or peak: the group's BASE value, NAN if none. */
 	long double *before;
@@ -326,6 +327,7 @@ static void exited_fields(const struct sect *s, struct vcol *vc)
 			continue;
 		vc->xf[vc->nxf] = (size_t)j;
 		vc->xk[vc->nxf++] = k;
+		vc->kib |= ex->step[j] > 1;
 	}
 }
 
@@ -1083,6 +1085,39 @@ static void reaped_line(FILE *out, const struct sect *s, size_t ncols)
 	}
 }
 
+/* Under a section, the printed columns that add exited tasks whose
+ * values their source rounds down (field `step`: taskstats' I/O, in KiB
+ * steps), when a printed row has exited tasks: their small counts read 0.
+ * The reason goes on a line of its own when one would not fit. */
+static void step_line(FILE *out, const struct sect *s, size_t ncols)
+{
+	static const char why[] = "exited tasks' values are rounded down to "
+				  "1024s (KiB steps)";
+	char labels[512] = "";
+	size_t n = 0, len = 0;
+	bool extras = false;
+	for (size_t r = 0; r < s->n_order; r++)
+		extras |= ctp_groups_at(s->g, s->order[r])->n_extras > 0;
+	for (size_t c = 0; extras && c < ncols; c++) {
+		const struct vcol *vc = &s->cols[c];
+		char esc[CELL * 4];
+		if (!vc->kib || vc->skip)
+			continue;
+		ctp_render_escape(vc->c->label, strlen(vc->c->label), CELL, esc,
+				  sizeof(esc));
+		int w = snprintf(labels + len, sizeof(labels) - len, "%s%s",
+				 n++ ? ", " : "", esc);
+		if (w > 0 && (size_t)w < sizeof(labels) - len)
+			len += (size_t)w;
+	}
+	if (!n)
+		return;
+	bool one =
+		!s->o->width ||
+		2 + ctp_render_width(labels) + 2 + strlen(why) <= s->o->width;
+	fprintf(out, "  %s:%s%s\n", labels, one ? " " : "\n    ", why);
+}
+
 /* Under a section, each printed renamed cgroup with its BASE path. */
 static void renamed_lines(FILE *out, const struct sect *s)
 {
@@ -1402,6 +1437,7 @@ static int section(FILE *out, struct sect *s, size_t si,
 	shown_line(out, s);
 	reset_line(out, s, ncols);
 	reaped_line(out, s, ncols);
+	step_line(out, s, ncols);
 	renamed_lines(out, s);
 	return absent_lines(out, s, si);
 }
