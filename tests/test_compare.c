@@ -946,6 +946,20 @@ static void test_view_exited(void **state)
 	free(out);
 }
 
+/* Side k of a pair 10 s apart (BASE at boot 1000 s) into path, and cap
+ * freed. */
+static void write_pair_side(struct ctp_capture *cap, int k, const char *path)
+{
+	const uint64_t s = 1000000000ull;
+	char err[512];
+	cap->start_boottime_ns = (1000ull + 10ull * (uint64_t)k) * s;
+	cap->start_realtime_ns += (uint64_t)k * 10 * s;
+	cap->end_realtime_ns += (uint64_t)k * 10 * s;
+	if (sb_write(cap, path, err, sizeof(err)) < 0)
+		fail_msg("write %s: %s", path, err);
+	ctp_capture_free(cap);
+}
+
 /*
  * A capture takes a while, and each process is read at its own moment
  * (read_boottime_ns). BASE starts at boot 1000 s and reads process 10 at
@@ -985,7 +999,6 @@ static void write_read_side(int k, const char *path, bool read)
 	};
 	struct ctp_capture *cap = sb_capture("t");
 	struct ctp_table *th = &cap->threads[0];
-	char err[512];
 	for (int i = 0; i < N_RF; i++)
 		assert_int_equal(ctp_registry_add(&cap->reg, 0, &d[i]), i);
 	uint32_t last = 0;
@@ -1007,12 +1020,7 @@ static void write_read_side(int k, const char *path, bool read)
 		sb_put_u64(cap, th, r, CTP_THREAD_IDENT, T_BEGIN,
 			   rows[k][i].begin);
 	}
-	cap->start_boottime_ns = (1000ull + 10ull * (uint64_t)k) * s;
-	cap->start_realtime_ns += (uint64_t)k * 10 * s;
-	cap->end_realtime_ns += (uint64_t)k * 10 * s;
-	if (sb_write(cap, path, err, sizeof(err)) < 0)
-		fail_msg("write %s: %s", path, err);
-	ctp_capture_free(cap);
+	write_pair_side(cap, k, path);
 }
 
 static void test_task_interval(void **state)
@@ -1078,10 +1086,8 @@ static void write_reaped_side(int k, const char *path)
 			     CTP_TYPE_U64, CTP_UNIT_TICKS, CTP_KIND_ORDINAL,
 			     CTP_RULE_RANGE, CTP_FIELD_START_TIME},
 	};
-	const uint64_t sec = 1000000000ull;
 	struct ctp_capture *cap = sb_capture("t");
 	struct ctp_table *th = &cap->threads[0], *pt = &cap->procs[0];
-	char err[512];
 	for (int i = 0; i < N_RR; i++)
 		assert_int_equal(ctp_registry_add(&cap->reg, 0, &d[i]), i);
 	uint32_t p = sb_process(cap, 1, "init");
@@ -1090,12 +1096,7 @@ static void write_reaped_side(int k, const char *path)
 	uint32_t r = sb_thread(cap, 1, "init", -1);
 	sb_put_u64(cap, th, r, CTP_THREAD_IDENT, R_UT, k ? 310 : 300);
 	sb_put_u64(cap, th, r, CTP_THREAD_IDENT, R_START, 100);
-	cap->start_boottime_ns = (1000ull + 10ull * (uint64_t)k) * sec;
-	cap->start_realtime_ns += (uint64_t)k * 10 * sec;
-	cap->end_realtime_ns += (uint64_t)k * 10 * sec;
-	if (sb_write(cap, path, err, sizeof(err)) < 0)
-		fail_msg("write %s: %s", path, err);
-	ctp_capture_free(cap);
+	write_pair_side(cap, k, path);
 }
 
 static void test_reaped(void **state)
@@ -1191,7 +1192,6 @@ static void write_kib_side(int k, const char *path, bool with_exit)
 	const uint64_t sec = 1000000000ull;
 	struct ctp_capture *cap = sb_capture("t");
 	struct ctp_table *th = &cap->threads[0];
-	char err[512];
 	for (int i = 0; i < N_K; i++)
 		assert_int_equal(ctp_registry_add(&cap->reg, 0, &d[i]), i);
 	sb_process(cap, 10, "make");
@@ -1205,12 +1205,7 @@ static void write_kib_side(int k, const char *path, bool with_exit)
 		sb_put_u64(cap, &cap->exited, x, CTP_EXITED_IDENT, K_XSR, 0);
 	}
 	cap->plugins[0].exited = true;
-	cap->start_boottime_ns = (1000ull + 10ull * (uint64_t)k) * sec;
-	cap->start_realtime_ns += (uint64_t)k * 10 * sec;
-	cap->end_realtime_ns += (uint64_t)k * 10 * sec;
-	if (sb_write(cap, path, err, sizeof(err)) < 0)
-		fail_msg("write %s: %s", path, err);
-	ctp_capture_free(cap);
+	write_pair_side(cap, k, path);
 }
 
 static void test_kib_steps(void **state)

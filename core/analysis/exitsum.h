@@ -53,7 +53,7 @@ struct ctp_exit_sum {
 	/* Per field: its values are rounded down to a multiple of this (the
 	 * field's `step`, the largest any file gave); 0 when exact. */
 	uint64_t *step;
-	size_t cap;	/* tasks the arrays hold */
+	size_t cap; /* tasks the arrays hold */
 	/* Memory kept per task, with its names, against the budget: the
 	 * tasks past it are counted in `over`, not kept. */
 	uint64_t bytes, budget, over;

@@ -63,7 +63,7 @@ struct ctp_field {
 	uint8_t scope, type, unit, kind, rule;
 	/* CTP_FIELD_START_TIME, _ELAPSED, _REAPED and _KIB_STEP as given */
 	uint8_t flags;
-	uint32_t col;	 /* column index in its scope's tables */
+	uint32_t col; /* column index in its scope's tables */
 	/* Derived fields: n_terms > 0 and no values of their own. */
 	uint8_t n_terms;
 	struct ctp_field_term terms[CTP_DERIVE_MAX_TERMS];

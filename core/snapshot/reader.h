@@ -213,7 +213,8 @@ const struct ctp_snap_field *ctp_snap_start_field(const struct ctp_snap *snap,
 /* The field of `scope` with role `role` (the first), or NULL. "elapsed"
  * (exited scope) is a u64 in ns, us or ticks, the reader checked. */
 const struct ctp_snap_field *ctp_snap_role_field(const struct ctp_snap *snap,
-						 uint8_t scope, const char *role);
+						 uint8_t scope,
+						 const char *role);
 
 size_t ctp_snap_n_plugins(const struct ctp_snap *snap);
 const struct ctp_snap_plugin *ctp_snap_plugins(const struct ctp_snap *snap);
