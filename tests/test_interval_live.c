@@ -31,7 +31,9 @@
  * Needs root (a pid namespace, and CAP_NET_ADMIN for taskstats, whose
  * CPU delay is the run-queue wait; schedstats' wait_sum, which the view
  * prefers when the kernel keeps it, is not needed) and the TASKSTATS
- * family; exits 77 otherwise, saying what was missing.
+ * family; exits 77 otherwise, saying what was missing. The cpu delay is
+ * sched_info's run_delay, kept with CONFIG_SCHED_INFO whatever
+ * kernel.task_delayacct says, so the test leaves that sysctl alone.
  */
 #include <errno.h>
 #include <inttypes.h>
