@@ -539,6 +539,30 @@ static void check_process_totals(const struct ctp_snap *s)
 		      "tgid %u: procfs.children.cpu_time %" PRIu64, p->tgid,
 		      cv.u64);
 	}
+	/* What readers are told of the children's counters: the change of
+	 * a reaped child's whole life is no rate (FORMAT.md §4). */
+	for (int k = 0; k < N_PFIELDS; k++)
+		CHECK(f[k] && !strcmp(f[k]->role,
+				      strncmp(pfdef[k].name, "procfs.children.",
+					      16)
+					      ? ""
+					      : "reaped"),
+		      "%s: role '%s'", pfdef[k].name, f[k] ? f[k]->role : "?");
+	CHECK(ccpu && !strcmp(ccpu->role, "reaped") && pcpu && !*pcpu->role,
+	      "cpu_time roles");
+	/* When each process was read: within the capture, on the boot
+	 * clock (CLOCK_MONOTONIC's duration, plus a little). */
+	const struct ctp_snap_header *h = ctp_snap_header(s);
+	CHECK(pt->read_ns, "no processes.read_boottime_ns");
+	for (size_t i = 0; pt->read_ns && i < pt->rows; i++)
+		CHECK(pt->read_ns[i] >= h->start_boottime_ns &&
+			      pt->read_ns[i] <= h->start_boottime_ns +
+							h->duration_ns +
+							100000000ull,
+		      "tgid %" PRIu64 " read at %" PRIu64
+		      ", outside the capture %" PRIu64 " + %" PRIu64,
+		      pt->tgid[i], pt->read_ns[i], h->start_boottime_ns,
+		      h->duration_ns);
 }
 
 static void check_fixture_snapshot(const struct ctp_snap *s, unsigned workers,
