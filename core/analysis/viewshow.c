@@ -1442,18 +1442,24 @@ static int section(FILE *out, struct sect *s, size_t si,
 	return absent_lines(out, s, si);
 }
 
-size_t ctp_view_fit_rows(const struct ctp_view *v, size_t height, size_t header)
+size_t ctp_view_fit_rows(const struct ctp_view *v, size_t height, size_t header,
+			 size_t *lines)
 {
+	if (lines)
+		*lines = 0;
 	if (height < 12 || !v->n_secs)
 		return 20;
 	size_t fixed = header + 1 + 2 * v->n_secs + (v->n_secs - 1) + 1;
 	size_t per = height > fixed ? (height - fixed) / v->n_secs : 0;
+	if (lines)
+		*lines = height - header - 2; /* the blank line, the prompt */
 	return per < 3 ? 3 : per;
 }
 
-int ctp_view_show(FILE *out, const struct ctp_snap *snap,
-		  const struct ctp_view *v, const struct ctp_view_opts *o,
-		  char *err, size_t errlen)
+static int show_sections(FILE *out, const struct ctp_snap *snap,
+			 const struct ctp_view *v,
+			 const struct ctp_view_opts *o, char *err,
+			 size_t errlen)
 {
 	for (size_t si = 0; si < v->n_secs; si++) {
 		struct sect s = {.snap = snap, .v = v, .o = o};
@@ -1468,4 +1474,45 @@ int ctp_view_show(FILE *out, const struct ctp_snap *snap,
 			return r;
 	}
 	return ferror(out) ? -EIO : 0;
+}
+
+static size_t count_lines(const char *buf, size_t len)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < len; i++)
+		n += buf[i] == '\n';
+	return n + (len && buf[len - 1] != '\n');
+}
+
+int ctp_view_show(FILE *out, const struct ctp_snap *snap,
+		  const struct ctp_view *v, const struct ctp_view_opts *o,
+		  char *err, size_t errlen)
+{
+	if (!o->lines || !o->top || !v->n_secs)
+		return show_sections(out, snap, v, o, err, errlen);
+	/* The notes under a section (what a column holds, why values are
+	 * absent) are known once it is laid out: lay the sections out, and
+	 * again with fewer rows while they take more lines than there are. */
+	struct ctp_view_opts fo = *o;
+	for (;;) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&buf, &len);
+		if (!m)
+			return -ENOMEM;
+		int r = show_sections(m, snap, v, &fo, err, errlen);
+		if (fclose(m) != 0 && r == 0)
+			r = -ENOMEM;
+		size_t n = r == 0 ? count_lines(buf, len) : 0;
+		if (r == 0 && n > o->lines && fo.top > 3) {
+			size_t cut = (n - o->lines + v->n_secs - 1) / v->n_secs;
+			fo.top = fo.top > cut + 3 ? fo.top - cut : 3;
+			free(buf);
+			continue;
+		}
+		if (r == 0 && len && fwrite(buf, 1, len, out) != len)
+			r = -EIO;
+		free(buf);
+		return r < 0 ? r : ferror(out) ? -EIO : 0;
+	}
 }

@@ -51,7 +51,22 @@ struct ctp_view_opts {
 	 * section with a percent-of-CPU column then says how much of it
 	 * its rows shown, and all its rows, hold. */
 	double host_cpu_s;
+	/* Lines the sections may take in all (0: no limit): `top` rows per
+	 * section is lowered until the sections, their notes included,
+	 * fit (never below 3 rows). */
+	size_t lines;
 };
+
+/*
+ * Rows per section that fit a terminal of `height` lines under `header`
+ * lines of the command's own (and a blank line after them), with each
+ * section's title and column names, blank lines between sections and the
+ * shell's prompt; 20 when the height is unknown or small, at least 3.
+ * *lines (when not NULL): the lines the sections may take in all, for
+ * ctp_view_opts.lines (0 when the height is unknown or small).
+ */
+size_t ctp_view_fit_rows(const struct ctp_view *v, size_t height, size_t header,
+			 size_t *lines);
 
 /*
  * Print the sections of view v over snap to out. Columns naming fields the
@@ -59,15 +74,6 @@ struct ctp_view_opts {
  * a message in err (a --sort naming no column, a bad grouping), -ENOMEM,
  * or -EIO when writing failed.
  */
-/*
- * Rows per section that fit a terminal of `height` lines under `header`
- * lines of the command's own (and a blank line after them), with each
- * section's title and column names, blank lines between sections and the
- * shell's prompt; 20 when the height is unknown or small, at least 3.
- */
-size_t ctp_view_fit_rows(const struct ctp_view *v, size_t height,
-			 size_t header);
-
 int ctp_view_show(FILE *out, const struct ctp_snap *snap,
 		  const struct ctp_view *v, const struct ctp_view_opts *o,
 		  char *err, size_t errlen);

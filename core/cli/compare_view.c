@@ -93,7 +93,7 @@ int ctp_compare_view(const struct ctp_compare_view_args *a)
 	double iv = id->interval_s;
 	struct ctp_view_opts vo = {
 		.width = a->wide ? 0 : w,
-		.top = a->top_set ? a->top : ctp_view_fit_rows(v, h, 3),
+		.top = a->top_set ? a->top : ctp_view_fit_rows(v, h, 3, NULL),
 		.sort = a->sort,
 		.asc = a->asc,
 		.group_by = a->group_by,

@@ -1354,11 +1354,13 @@ static int run_view(const struct opts *o)
 		fprintf(stderr, "ctprof-core show: %s\n", err);
 		goto out;
 	}
-	size_t w, h;
+	size_t w, h, lines;
 	ctp_readcli_term(&w, &h);
+	size_t fit = ctp_view_fit_rows(v, h, 1, &lines);
 	struct ctp_view_opts vo = {
 		.width = o->wide ? 0 : w,
-		.top = o->top_set ? o->top : ctp_view_fit_rows(v, h, 1),
+		.top = o->top_set ? o->top : fit,
+		.lines = o->top_set ? 0 : lines,
 		.sort = o->r.sort,
 		.asc = o->asc,
 		.group_by = o->r.group_by,
