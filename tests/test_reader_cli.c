@@ -50,6 +50,7 @@ static int run(const char *bin, ...)
 	if (pid == 0) {
 		if (!freopen(out, "w", stdout) || !freopen(err, "w", stderr))
 			_exit(127);
+		alarm(120); /* a reader that hangs ends here (-1) */
 		execv(bin, (char *const *)argv);
 		_exit(127);
 	}
@@ -200,6 +201,27 @@ static void test_cap_option(void **state)
 	       "/nonexistent.yaml", NULL);
 }
 
+/* A FIFO or a device named as FILE is refused at once, never waited on (a
+ * FIFO nobody writes would block open() forever); a pipe is read as "-". */
+static void test_not_a_file(void **state)
+{
+	(void)state;
+	const char *b = CTP_TEST_BINARY;
+	char fifo[PATH_MAX];
+	assert_int_equal(E2E_PATHF(fifo, "%s/fifo", tmp), 0);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	expect(run(b, "show", fifo, NULL), 1,
+	       "fifo: a FIFO, not a snapshot file (a pipe is read as `-`",
+	       NULL);
+	expect(run(b, "dump", fifo, NULL), 1, "a FIFO", NULL);
+	expect(run(b, "compare", snap, fifo, NULL), 1, "a FIFO", NULL);
+	expect(run(b, "export", fifo, NULL), 1, "a FIFO", NULL);
+	expect(run(b, "dump", "/dev/null", NULL), 1,
+	       "/dev/null: a character device, not a snapshot file", NULL);
+	expect(run(b, "dump", tmp, NULL), 1, "Is a directory", NULL);
+	assert_int_equal(unlink(fifo), 0);
+}
+
 /* A copy of the binary in PREFIX/bin with PREFIX/<config dir>/
  * collectors.yaml is an installed binary with a default config. */
 static void test_default_config(void **state)
@@ -246,6 +268,7 @@ int main(void)
 		cmocka_unit_test(test_operands),
 		cmocka_unit_test(test_cap_option),
 		cmocka_unit_test(test_default_config),
+		cmocka_unit_test(test_not_a_file),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

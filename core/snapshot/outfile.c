@@ -80,12 +80,13 @@ static int create_temp(int dirfd, const char *base, char *name, size_t size)
  * has no O_TMPFILE, a named `.<base>.tmp.XXXXXX` renamed over the target.
  */
 
-/* "/dev/stdout", "/dev/fd/N", "/proc/self/fd/N"...: the descriptor number
- * the path means in this process, else -1. Written to directly, whatever
- * is behind it (a regular file there is the shell's redirection). */
-static int inherited_fd(const char *path)
+/* Written to directly, whatever is behind it (a regular file there is the
+ * shell's redirection). */
+int ctp_path_fd(const char *path)
 {
 	static const char *const prefixes[] = {"/dev/fd/", "/proc/self/fd/"};
+	if (strcmp(path, "/dev/stdin") == 0)
+		return STDIN_FILENO;
 	if (strcmp(path, "/dev/stdout") == 0)
 		return STDOUT_FILENO;
 	if (strcmp(path, "/dev/stderr") == 0)
@@ -117,7 +118,7 @@ static const char *file_kind(mode_t m)
 static int open_stream(struct ctp_outfile *t, const char *path)
 {
 	struct stat st;
-	int fd = inherited_fd(path);
+	int fd = ctp_path_fd(path);
 	if (strcmp(path, "-") == 0) {
 		t->fd = STDOUT_FILENO;
 		t->stream = true;

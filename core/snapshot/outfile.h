@@ -36,6 +36,10 @@ struct ctp_outfile {
 	mode_t mode; /* of a new file; 0: 0640 */
 };
 
+/* The descriptor of this process a path names ("/dev/stdin",
+ * "/dev/stdout", "/dev/stderr", "/dev/fd/N", "/proc/self/fd/N"), else -1. */
+int ctp_path_fd(const char *path);
+
 void ctp_outfile_init(struct ctp_outfile *t);
 /* Open path for writing as above. Returns 0, or a negative errno with
  * one line in err. */

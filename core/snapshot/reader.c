@@ -9,10 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <zstd.h>
 #include <zstd_errors.h>
+
+#include "outfile.h"
 
 /* ---- The snapshot object ---- */
 
@@ -1729,25 +1732,12 @@ int ctp_snap_open_buf(const char *name, const void *data, size_t len,
 	return snap_finish(s, r, ret);
 }
 
-int ctp_snap_open(const char *path, uint64_t max_decompressed,
-		  struct ctp_snap **ret, char *err, size_t errlen)
+/* Decode what fd holds into s (read to its end). */
+static int snap_read_fd(struct ctp_snap *s, int fd, uint64_t max_decompressed)
 {
-	struct ctp_snap *s;
 	struct dec z = {0};
 	char *in = NULL;
-	int fd = -1;
-	int r = snap_new(path, err, errlen, &s);
-	if (r < 0)
-		return r;
-	if (strcmp(path, "-") == 0) {
-		fd = STDIN_FILENO;
-	} else {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			r = bad(s, -errno, "%s", strerror(errno));
-			goto out;
-		}
-	}
+	int r;
 	s->cap = max_decompressed;
 	if ((r = dec_init(s, &z, max_decompressed)) < 0)
 		goto out;
@@ -1779,11 +1769,78 @@ int ctp_snap_open(const char *path, uint64_t max_decompressed,
 	z.map = 0;
 	r = snap_load(s);
 out:
-	if (fd > STDIN_FILENO)
-		close(fd);
 	free(in);
 	dec_free(&z);
+	return r;
+}
+
+static const char *kind_of(mode_t m)
+{
+	return S_ISDIR(m)    ? "a directory"
+	       : S_ISFIFO(m) ? "a FIFO"
+	       : S_ISSOCK(m) ? "a socket"
+	       : S_ISCHR(m)  ? "a character device"
+	       : S_ISBLK(m)  ? "a block device"
+			     : "not a regular file";
+}
+
+/* Open path for reading without waiting on it (a FIFO with no writer, a
+ * device) and check what it is: a regular file, or a pipe or character
+ * device behind a descriptor's name. Returns the descriptor or a negative
+ * errno after a message in s. */
+static int open_input(struct ctp_snap *s, const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return bad(s, -errno, "%s", strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		close(fd);
+		return bad(s, -e, "%s", strerror(e));
+	}
+	if (S_ISREG(st.st_mode))
+		return fd;
+	if ((S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) &&
+	    ctp_path_fd(path) >= 0) {
+		/* The shell's pipe: read it as it comes. */
+		int fl = fcntl(fd, F_GETFL);
+		if (fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0)
+			return fd;
+	}
+	close(fd);
+	if (S_ISDIR(st.st_mode))
+		return bad(s, -EISDIR, "%s", strerror(EISDIR));
+	return bad(s, -EINVAL,
+		   "%s, not a snapshot file (a pipe is read as `-`, from "
+		   "standard input)",
+		   kind_of(st.st_mode));
+}
+
+int ctp_snap_open(const char *path, uint64_t max_decompressed,
+		  struct ctp_snap **ret, char *err, size_t errlen)
+{
+	struct ctp_snap *s;
+	int fd = STDIN_FILENO;
+	int r = snap_new(path, err, errlen, &s);
+	if (r < 0)
+		return r;
+	if (strcmp(path, "-") != 0 && (r = fd = open_input(s, path)) < 0)
+		return snap_finish(s, r, ret);
+	r = snap_read_fd(s, fd, max_decompressed);
+	if (fd > STDIN_FILENO)
+		close(fd);
 	return snap_finish(s, r, ret);
+}
+
+int ctp_snap_open_fd(int fd, const char *name, uint64_t max_decompressed,
+		     struct ctp_snap **ret, char *err, size_t errlen)
+{
+	struct ctp_snap *s;
+	int r = snap_new(name, err, errlen, &s);
+	if (r < 0)
+		return r;
+	return snap_finish(s, snap_read_fd(s, fd, max_decompressed), ret);
 }
 
 void ctp_snap_free(struct ctp_snap *snap)

@@ -179,7 +179,11 @@ struct ctp_snap;
 #define CTP_SNAP_ROW_RESERVE 32
 
 /*
- * Open and fully validate a snapshot. `path` "-" reads stdin.
+ * Open and fully validate a snapshot. `path` "-" reads stdin. The file is
+ * opened non-blocking and must be a regular file; a pipe, FIFO or device is
+ * read only when the path names a descriptor of this process ("-",
+ * "/dev/stdin", "/dev/fd/N", "/proc/self/fd/N": a shell's pipe), so a FIFO
+ * or a device named anywhere else never blocks the reader (-EINVAL).
  * max_decompressed is a memory budget (docs/FORMAT.md "Size cap"): the
  * decompressed bytes, msgpack-c's tree of them, everything decoded from it
  * and CTP_SNAP_ROW_RESERVE per table row must fit in it, checked before
@@ -191,6 +195,10 @@ struct ctp_snap;
  */
 int ctp_snap_open(const char *path, uint64_t max_decompressed,
 		  struct ctp_snap **ret, char *err, size_t errlen);
+/* Same over the open descriptor fd (read from where it is, not closed;
+ * the caller checked what it is); `name` is used in messages. */
+int ctp_snap_open_fd(int fd, const char *name, uint64_t max_decompressed,
+		     struct ctp_snap **ret, char *err, size_t errlen);
 /* Same over compressed bytes in memory; `name` is used in messages. */
 int ctp_snap_open_buf(const char *name, const void *data, size_t len,
 		      uint64_t max_decompressed, struct ctp_snap **ret,
