@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -157,6 +158,11 @@ static int copy_file(const char *src, const char *dst, mode_t mode)
 	if (r == 0 && chmod(dst, mode & 07777) < 0)
 		r = -errno;
 	return r;
+}
+
+int e2e_copy_file(const char *src, const char *dst)
+{
+	return copy_file(src, dst, 0640);
 }
 
 int e2e_copy_tree(const char *src, const char *dst)
@@ -354,6 +360,31 @@ int e2e_run(const char *const *args, const char *out, const char *err)
 		return r;
 	if ((r = e2e_wait(pid, &st)) < 0)
 		return r;
+	if (WIFSIGNALED(st))
+		return -1000 - WTERMSIG(st);
+	return WEXITSTATUS(st);
+}
+
+int e2e_run_within(const char *const *args, const char *out, const char *err,
+		   unsigned limit_s)
+{
+	pid_t pid;
+	int st, r = e2e_spawn(args, out, err, &pid);
+	if (r < 0)
+		return r;
+	for (unsigned tick = 0;; tick++) {
+		pid_t w = waitpid(pid, &st, WNOHANG);
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR)
+			return -errno;
+		if (tick >= limit_s * 10u) {
+			kill(pid, SIGKILL);
+			e2e_wait(pid, &st);
+			return -ETIME;
+		}
+		usleep(100000);
+	}
 	if (WIFSIGNALED(st))
 		return -1000 - WTERMSIG(st);
 	return WEXITSTATUS(st);

@@ -24,6 +24,8 @@ int e2e_pathf(char *buf, size_t len, const char *fmt, ...)
 #define E2E_PATHF(buf, ...) e2e_pathf(buf, sizeof(buf), __VA_ARGS__)
 /* Remove a tree without following symbolic links; a missing path is fine. */
 int e2e_rm_rf(const char *path);
+/* Copy the file src to dst (mode 0640). */
+int e2e_copy_file(const char *src, const char *dst);
 /* Copy directories and regular files of src into dst (created). */
 int e2e_copy_tree(const char *src, const char *dst);
 /* Count directory entries other than "." and "..". */
@@ -74,6 +76,11 @@ int e2e_wait(pid_t pid, int *status);
 /* Spawn and wait. Returns the exit code (0..255), or -1000 - signal when a
  * signal killed the child, or a negative errno when it could not start. */
 int e2e_run(const char *const *args, const char *out, const char *err);
+/* e2e_run that kills the child after limit_s seconds: a command that hangs
+ * is a failure (-ETIME), not a stuck suite. The limit guards a hang only;
+ * set it far above any run's time on a busy host. */
+int e2e_run_within(const char *const *args, const char *out, const char *err,
+		   unsigned limit_s);
 /* Run `ctprof-core --config cfg -o out`, stderr to `log`, and open the
  * snapshot (decompression cap 2 GiB). Unlike the rest of this file it
  * fails the running cmocka test, showing the config and the log, when the

@@ -14,6 +14,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -86,6 +87,19 @@ static struct ctp_snap *open_snap(const char *dir, const char *name)
 	if (ctp_snap_open(path, 1ull << 31, &s, err, sizeof(err)) < 0)
 		fail_msg("%s: %s", path, err);
 	return s;
+}
+
+/* When the capture in dir/name started, as `show` prints it (UTC, to the
+ * second). */
+static void started(const char *dir, const char *name, char *when, size_t n)
+{
+	struct ctp_snap *s = open_snap(dir, name);
+	time_t t =
+		(time_t)(ctp_snap_header(s)->start_realtime_ns / 1000000000ull);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(when, n, "%Y-%m-%d %H:%M:%S", &tm);
+	ctp_snap_free(s);
 }
 
 static const struct ctp_snap_plugin *plugin(const struct ctp_snap *s,
@@ -383,14 +397,8 @@ static void test_dir_verbs(void **state)
 	assert_true(strstr(text, names[0]->d_name) < c);
 	free(text);
 	/* show DIR: the header line is the latest capture's. */
-	struct ctp_snap *s = open_snap(out, names[2]->d_name);
 	char when[64];
-	time_t t =
-		(time_t)(ctp_snap_header(s)->start_realtime_ns / 1000000000ull);
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
-	ctp_snap_free(s);
+	started(out, names[2]->d_name, when, sizeof(when));
 	const char *show[] = {"show", out, NULL};
 	assert_int_equal(e2e_run(show, txt, log), 0);
 	assert_int_equal(e2e_read_file(txt, &text, &len), 0);
@@ -402,6 +410,186 @@ static void test_dir_verbs(void **state)
 	assert_non_null(strstr(text, "'yesterday' is no time"));
 	free(text);
 	free_names(names, 3);
+}
+
+/* The files `record` says it wrote, in order, from its log. */
+static int written_files(const char *log, const char *out, char (*w)[PATH_MAX],
+			 int max)
+{
+	int n = 0;
+	size_t ol = strlen(out);
+	for (const char *l = log; n < max && *l;) {
+		const char *nl = strchr(l, '\n'),
+			   *end = nl ? nl : l + strlen(l);
+		const char *p = l + strlen("ctprof-core: "), *th;
+		if (strncmp(l, "ctprof-core: ", 13) == 0 &&
+		    strncmp(p, out, ol) == 0 && p[ol] == '/' &&
+		    (th = strstr(p, ": ")) && th < end &&
+		    strstr(p, " threads, ") < end)
+			snprintf(w[n++], PATH_MAX, "%.*s", (int)(th - p), p);
+		l = nl ? nl + 1 : end;
+	}
+	return n;
+}
+
+/* `record --count n --keep keep` into out, 200 ms apart, which must
+ * succeed; the n files it wrote into w, its log returned. */
+static char *record_keep(const char *dir, const char *out, const char *cfg,
+			 int n, int keep, char (*w)[PATH_MAX])
+{
+	char count[16], kp[16], *err;
+	snprintf(count, sizeof(count), "%d", n);
+	snprintf(kp, sizeof(kp), "%d", keep);
+	const char *args[] = {"record", "--config",   cfg,     "-o",
+			      out,	"--interval", "200ms", "--count",
+			      count,	"--keep",     kp,      NULL};
+	int rc = run_log(args, dir, &err);
+	if (rc != 0)
+		fail_msg("exit %d:\n%s", rc, err);
+	assert_int_equal(written_files(err, out, w, n), n);
+	return err;
+}
+
+static bool exists(const char *dir, const char *name)
+{
+	char p[PATH_MAX];
+	struct stat st;
+	assert_int_equal(E2E_PATHF(p, "%s/%s", dir, name), 0);
+	return lstat(p, &st) == 0;
+}
+
+/* One snapshot of the fixture, written to `path`. */
+static void one_snapshot(const char *dir, const char *cfg, const char *path)
+{
+	char one[PATH_MAX], *err;
+	struct dirent **names;
+	assert_int_equal(E2E_PATHF(one, "%s/one", dir), 0);
+	const char *args[] = {"record", "--config", cfg, "-o",
+			      one,	"--count",  "1", NULL};
+	if (run_log(args, dir, &err) != 0)
+		fail_msg("%s", err);
+	free(err);
+	assert_int_equal(files(one, &names), 1);
+	char p[PATH_MAX];
+	assert_int_equal(E2E_PATHF(p, "%s/%s", one, names[0]->d_name), 0);
+	assert_int_equal(e2e_copy_file(p, path), 0);
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(rmdir(one), 0);
+	free_names(names, 1);
+}
+
+/*
+ * Retention in a directory others use (issue 28): it removes only files
+ * named exactly as the recorder names them, regular, not links, of its own
+ * user, and keeps the newest it wrote. A name outside the grammar, another
+ * user's files, a link and a FIFO stay; a file of ours named in the future
+ * goes first (one warning). show DIR then reads the newest capture.
+ */
+static void test_untrusted_dir(void **state)
+{
+	(void)state;
+	char dir[PATH_MAX], out[PATH_MAX], cfg[PATH_MAX], p[PATH_MAX], *err;
+	bool root = geteuid() == 0;
+	dirs("untrusted", dir, out, cfg);
+	write_cfg(cfg, "", "");
+	assert_int_equal(mkdir(out, 0755), 0);
+	static const char golden[] = "ctprof-000-golden.ctprof.zst",
+			  ours_future[] =
+				  "ctprof-20991231T000000.000Z.ctprof.zst",
+			  theirs_future[] =
+				  "ctprof-20981231T000000.000Z.ctprof.zst",
+			  theirs_old[] =
+				  "ctprof-20010101T000000.000Z.ctprof.zst",
+			  link_name[] =
+				  "ctprof-20501231T000000.000Z.ctprof.zst",
+			  fifo_name[] =
+				  "ctprof-20401231T000000.000Z.ctprof.zst";
+	assert_int_equal(E2E_PATHF(p, "%s/%s", out, golden), 0);
+	one_snapshot(dir, cfg, p);
+	assert_int_equal(E2E_PATHF(p, "%s/%s", out, ours_future), 0);
+	assert_int_equal(e2e_write_file(p, "garbage\n", 8), 0);
+	if (root) {
+		/* Another user's (nobody: uid 65534 on Debian). */
+		const char *theirs[] = {theirs_future, theirs_old};
+		for (int i = 0; i < 2; i++) {
+			assert_int_equal(E2E_PATHF(p, "%s/%s", out, theirs[i]),
+					 0);
+			assert_int_equal(e2e_write_file(p, "theirs\n", 7), 0);
+			assert_int_equal(chown(p, 65534, 65534), 0);
+		}
+	}
+	assert_int_equal(E2E_PATHF(p, "%s/%s", out, link_name), 0);
+	assert_int_equal(symlink("/etc/hostname", p), 0);
+	assert_int_equal(E2E_PATHF(p, "%s/%s", out, fifo_name), 0);
+	assert_int_equal(mkfifo(p, 0600), 0);
+
+	char w[6][PATH_MAX];
+	err = record_keep(dir, out, cfg, 6, 4, w);
+	assert_true(exists(out, golden));
+	for (int i = 0; i < 6; i++) {
+		struct stat st;
+		if ((lstat(w[i], &st) == 0) != (i >= 2))
+			fail_msg("%s: %s", w[i], i >= 2 ? "removed" : "kept");
+	}
+	assert_false(exists(out, ours_future));
+	assert_true(exists(out, link_name));
+	assert_true(exists(out, fifo_name));
+	if (root) {
+		assert_true(exists(out, theirs_future));
+		assert_true(exists(out, theirs_old));
+	}
+	const char *warn = strstr(err, "named after the capture just taken");
+	if (!warn || strstr(warn + 1, "named after the capture just taken"))
+		fail_msg("wanted one warning:\n%s", err);
+	free(err);
+
+	/* show DIR: the newest capture, past the FIFO, link and garbage. */
+	char txt[PATH_MAX], log[PATH_MAX], when[64], *text;
+	size_t len;
+	assert_int_equal(E2E_PATHF(txt, "%s/out.txt", dir), 0);
+	assert_int_equal(E2E_PATHF(log, "%s/log", dir), 0);
+	started(out, strrchr(w[5], '/') + 1, when, sizeof(when));
+	const char *show[] = {"show", out, NULL};
+	assert_int_equal(e2e_run_within(show, txt, log, 120), 0);
+	assert_int_equal(e2e_read_file(txt, &text, &len), 0);
+	assert_non_null(strstr(text, when));
+	free(text);
+}
+
+/*
+ * A wall clock that stepped back: the directory holds captures named in
+ * the future (taken while the clock was ahead). Retention removes those
+ * first and keeps the captures it is taking now (not the other way round,
+ * which left only the file just written).
+ */
+static void test_clock_back(void **state)
+{
+	(void)state;
+	char dir[PATH_MAX], out[PATH_MAX], cfg[PATH_MAX], p[PATH_MAX], *err;
+	dirs("clockback", dir, out, cfg);
+	write_cfg(cfg, "", "");
+	assert_int_equal(mkdir(out, 0750), 0);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(
+			E2E_PATHF(p,
+				  "%s/ctprof-20990101T00000%d.000Z.ctprof.zst",
+				  out, i),
+			0);
+		one_snapshot(dir, cfg, p);
+	}
+	char w[3][PATH_MAX];
+	err = record_keep(dir, out, cfg, 3, 3, w);
+	struct dirent **names;
+	assert_int_equal(files(out, &names), 3);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(E2E_PATHF(p, "%s/%s", out, names[i]->d_name),
+				 0);
+		assert_string_equal(p, w[i]);
+	}
+	free_names(names, 3);
+	assert_non_null(strstr(err, "3 file(s) named after the capture just "
+				    "taken (the wall clock stepped back?)"));
+	free(err);
 }
 
 static void test_usage(void **state)
@@ -455,6 +643,8 @@ int main(void)
 		cmocka_unit_test(test_hints),
 		cmocka_unit_test(test_config_and_hup),
 		cmocka_unit_test(test_dir_verbs),
+		cmocka_unit_test(test_untrusted_dir),
+		cmocka_unit_test(test_clock_back),
 		cmocka_unit_test(test_usage),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -357,16 +357,21 @@ static int pick_pair(struct ctp_compare_opts *o, struct view_ask *va,
 		     const char *dir)
 {
 	char err[512];
-	int r = ctp_recdir_pick(dir, va->to ? va->to : "latest", NULL,
-				va->picked[1], sizeof(va->picked[1]), err,
+	struct ctp_recdir_skips skips = {0};
+	struct ctp_recdir_pick p = {.dir = dir,
+				    .when = va->to ? va->to : "latest",
+				    .cap = o->r.cap,
+				    .skips = &skips};
+	int r = ctp_recdir_pick(&p, va->picked[1], sizeof(va->picked[1]), err,
 				sizeof(err));
-	if (r == 0)
-		r = va->from ? ctp_recdir_pick(
-				       dir, va->from, NULL, va->picked[0],
-				       sizeof(va->picked[0]), err, sizeof(err))
-			     : ctp_recdir_pick(
-				       dir, NULL, va->picked[1], va->picked[0],
-				       sizeof(va->picked[0]), err, sizeof(err));
+	if (r == 0) {
+		/* BASE: at --from, else the readable file before CAND. */
+		p.when = va->from;
+		p.before = va->from ? NULL : va->picked[1];
+		r = ctp_recdir_pick(&p, va->picked[0], sizeof(va->picked[0]),
+				    err, sizeof(err));
+	}
+	ctp_recdir_warn_skips(stderr, PROG, dir, &skips);
 	if (r < 0) {
 		fprintf(stderr, PROG ": %s\n", err);
 		return r == -EINVAL ? CTP_EXIT_USAGE : CTP_EXIT_FAILURE;

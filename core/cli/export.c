@@ -190,10 +190,17 @@ static int parse_args(int argc, char **argv, struct opts *o)
 static int latest_of(struct opts *o)
 {
 	char err[512];
+	struct ctp_recdir_skips skips = {0};
+	const struct ctp_recdir_pick p = {.dir = o->path,
+					  .when = "latest",
+					  .cap = o->r.cap,
+					  .skips = &skips};
 	if (!ctp_recdir_is(o->path))
 		return 0;
-	if (ctp_recdir_pick(o->path, "latest", NULL, o->latest,
-			    sizeof(o->latest), err, sizeof(err)) < 0) {
+	int r = ctp_recdir_pick(&p, o->latest, sizeof(o->latest), err,
+				sizeof(err));
+	ctp_recdir_warn_skips(stderr, PROG, o->path, &skips);
+	if (r < 0) {
 		fprintf(stderr, PROG ": %s\n", err);
 		return CTP_EXIT_FAILURE;
 	}

@@ -4,14 +4,17 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "config.h"
+#include "reader.h"
 
 #define PREFIX "ctprof-"
 #define SUFFIX ".ctprof.zst"
@@ -34,29 +37,59 @@ int ctp_recdir_name(const char *dir, uint64_t ns, char *out, size_t n)
 	return w > 0 && (size_t)w < n ? 0 : -ENAMETOOLONG;
 }
 
-bool ctp_recdir_is_file(const char *name)
+/* `width` decimal digits at *p (no sign, no space) into *v; advances *p. */
+static bool digits(const char **p, int width, int *v)
 {
-	size_t n = strlen(name), p = strlen(PREFIX), s = strlen(SUFFIX);
-	return n > p + s && strncmp(name, PREFIX, p) == 0 &&
-	       strcmp(name + n - s, SUFFIX) == 0;
+	int x = 0;
+	for (int i = 0; i < width; i++) {
+		char c = (*p)[i];
+		if (c < '0' || c > '9')
+			return false;
+		x = x * 10 + (c - '0');
+	}
+	*p += width;
+	*v = x;
+	return true;
 }
 
-/* The capture time (ns since the epoch) of a recording's file name. */
-static int name_time(const char *name, int64_t *ns)
+static bool lit(const char **p, char c)
 {
-	struct tm tm = {0};
-	unsigned ms;
-	char z;
-	if (!ctp_recdir_is_file(name))
+	if (**p != c)
+		return false;
+	(*p)++;
+	return true;
+}
+
+/* Did mktime/timegm keep the fields as given (no day 31 of a 30-day month
+ * rolled over, no hour of a daylight-saving gap moved)? */
+static bool same_tm(const struct tm *a, const struct tm *b)
+{
+	return a->tm_year == b->tm_year && a->tm_mon == b->tm_mon &&
+	       a->tm_mday == b->tm_mday && a->tm_hour == b->tm_hour &&
+	       a->tm_min == b->tm_min && a->tm_sec == b->tm_sec;
+}
+
+int ctp_recdir_name_time(const char *name, int64_t *ns)
+{
+	const char *p = name;
+	struct tm tm = {0}, want;
+	int ms;
+	if (strlen(name) != CTP_RECDIR_NAME_LEN ||
+	    strncmp(p, PREFIX, strlen(PREFIX)) != 0)
 		return -EINVAL;
-	if (sscanf(name + strlen(PREFIX), "%4d%2d%2dT%2d%2d%2d.%3u%c",
-		   &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-		   &tm.tm_min, &tm.tm_sec, &ms, &z) != 8 ||
-	    z != 'Z')
+	p += strlen(PREFIX);
+	if (!digits(&p, 4, &tm.tm_year) || !digits(&p, 2, &tm.tm_mon) ||
+	    !digits(&p, 2, &tm.tm_mday) || !lit(&p, 'T') ||
+	    !digits(&p, 2, &tm.tm_hour) || !digits(&p, 2, &tm.tm_min) ||
+	    !digits(&p, 2, &tm.tm_sec) || !lit(&p, '.') ||
+	    !digits(&p, 3, &ms) || !lit(&p, 'Z') || strcmp(p, SUFFIX) != 0)
 		return -EINVAL;
 	tm.tm_year -= 1900;
 	tm.tm_mon -= 1;
+	want = tm;
 	time_t t = timegm(&tm);
+	if (t == (time_t)-1 || !same_tm(&tm, &want))
+		return -EINVAL;
 	*ns = (int64_t)t * 1000000000 + (int64_t)ms * 1000000;
 	return 0;
 }
@@ -97,62 +130,220 @@ static int parse_when(const char *when, int64_t *ns)
 	return 0;
 }
 
-int ctp_recdir_pick(const char *dir, const char *when, const char *before,
-		    char *out, size_t n, char *err, size_t errlen)
+/* A file the pick may use, by its name's time. */
+struct cand {
+	int64_t t;
+	char name[CTP_RECDIR_NAME_LEN + 1];
+};
+
+/* Put c among the k best of v[0..*n) (best first: the newest, or with
+ * `oldest` the oldest), dropping the worst past k. */
+static void keep_best(struct cand *v, size_t *n, size_t k, const struct cand *c,
+		      bool oldest)
 {
-	int64_t at, t, best_t = INT64_MIN;
-	const char *bname = before ? strrchr(before, '/') : NULL;
-	bname = bname ? bname + 1 : before;
-	if (!ctp_recdir_is(dir))
-		return -ENOTDIR;
-	if (!before && parse_when(when, &at) < 0) {
+	size_t i = *n;
+	while (i > 0 && (oldest ? c->t < v[i - 1].t : c->t > v[i - 1].t))
+		i--;
+	if (i >= k)
+		return;
+	size_t last = *n < k ? *n : k - 1;
+	memmove(&v[i + 1], &v[i], (last - i) * sizeof(*v));
+	v[i] = *c;
+	if (*n < k)
+		(*n)++;
+}
+
+static bool skipped_before(const struct ctp_recdir_skips *s, const char *name)
+{
+	for (unsigned i = 0; i < s->n_names; i++)
+		if (strcmp(s->names[i], name) == 0)
+			return true;
+	return false;
+}
+
+static void add_skip(struct ctp_recdir_skips *s, const char *name,
+		     const char *why)
+{
+	if (!s || skipped_before(s, name))
+		return;
+	if (!s->n++)
+		snprintf(s->first, sizeof(s->first), "%s", why);
+	if (s->n_names < sizeof(s->names) / sizeof(s->names[0]))
+		snprintf(s->names[s->n_names++], sizeof(s->names[0]), "%s",
+			 name);
+}
+
+static const char *kind(mode_t m)
+{
+	return S_ISDIR(m)    ? "a directory"
+	       : S_ISLNK(m)  ? "a symbolic link"
+	       : S_ISFIFO(m) ? "a FIFO"
+	       : S_ISSOCK(m) ? "a socket"
+			     : "a device";
+}
+
+/* Is dir's entry `name` a readable snapshot (a regular file, not followed
+ * through a link, opened without waiting, decoded within cap)? 0, or a
+ * negative errno with "NAME: why" in why. */
+static int readable(int dfd, const char *name, uint64_t cap, char *why,
+		    size_t n)
+{
+	struct stat st;
+	struct ctp_snap *s = NULL;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		snprintf(why, n, "%s: %s", name, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(why, n, "%s: %s", name, kind(st.st_mode));
+		return -EINVAL;
+	}
+	int fd = openat(dfd, name,
+			O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY |
+				O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		/* Swapped since the fstatat. */
+		int e = fd < 0 ? errno : EINVAL;
+		snprintf(why, n, "%s: %s", name,
+			 e == ELOOP ? "a symbolic link" : strerror(e));
+		if (fd >= 0)
+			close(fd);
+		return -e;
+	}
+	int r = ctp_snap_open_fd(fd, name, cap, &s, why, n);
+	close(fd);
+	ctp_snap_free(s);
+	return r;
+}
+
+/* The first readable file of v[0..n) (none skipped before), its name into
+ * best; the others added to the skips. */
+static bool first_readable(int dfd, const struct cand *v, size_t n,
+			   const struct ctp_recdir_pick *p, char *best,
+			   size_t bestlen)
+{
+	char why[512];
+	for (size_t i = 0; i < n; i++) {
+		if (skipped_before(p->skips, v[i].name))
+			continue;
+		if (readable(dfd, v[i].name, p->cap, why, sizeof(why)) == 0) {
+			snprintf(best, bestlen, "%s", v[i].name);
+			return true;
+		}
+		add_skip(p->skips, v[i].name, why);
+	}
+	return false;
+}
+
+/* The time a pick is for into *at: 0, or a negative errno after a
+ * message. */
+static int pick_time(const struct ctp_recdir_pick *p, int64_t *at, char *err,
+		     size_t errlen)
+{
+	if (p->before) {
+		const char *b = strrchr(p->before, '/');
+		if (ctp_recdir_name_time(b ? b + 1 : p->before, at) < 0) {
+			snprintf(err, errlen, "%s: not a file of a recording",
+				 p->before);
+			return -EINVAL;
+		}
+		*at -= 1; /* strictly before */
+		return 0;
+	}
+	int r = parse_when(p->when, at);
+	if (r < 0)
 		snprintf(err, errlen,
 			 "'%s' is no time: latest, -DURATION (-10m), "
 			 "YYYY-mm-ddTHH:MM[:SS] or HH:MM[:SS]",
-			 when);
-		return -EINVAL;
-	}
-	if (before && name_time(bname, &at) == 0)
-		at -= 1; /* strictly before */
-	DIR *d = opendir(dir);
+			 p->when);
+	return r;
+}
+
+int ctp_recdir_pick(const struct ctp_recdir_pick *p, char *out, size_t n,
+		    char *err, size_t errlen)
+{
+	struct cand newest[CTP_RECDIR_TRIES], oldest[CTP_RECDIR_TRIES], c;
+	size_t n_new = 0, n_old = 0, at_or_before = 0, named = 0;
+	int64_t at;
+	char best[CTP_RECDIR_NAME_LEN + 1] = "";
+	int r;
+	if (!ctp_recdir_is(p->dir))
+		return -ENOTDIR;
+	if ((r = pick_time(p, &at, err, errlen)) < 0)
+		return r;
+	int dfd = open(p->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dfd < 0 ? NULL : fdopendir(dfd);
 	if (!d) {
-		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
-		return -errno;
+		r = -errno;
+		snprintf(err, errlen, "%s: %s", p->dir, strerror(errno));
+		if (dfd >= 0)
+			close(dfd);
+		return r;
 	}
-	char best[256] = "", earliest[256] = "";
-	int64_t first = INT64_MAX;
 	for (struct dirent *e; (e = readdir(d));) {
-		if (name_time(e->d_name, &t) < 0)
+		if (ctp_recdir_name_time(e->d_name, &c.t) < 0)
 			continue;
-		if (t < first && strlen(e->d_name) < sizeof(earliest)) {
-			first = t;
-			snprintf(earliest, sizeof(earliest), "%s", e->d_name);
-		}
-		if (t <= at && t > best_t && strlen(e->d_name) < sizeof(best)) {
-			best_t = t;
-			snprintf(best, sizeof(best), "%s", e->d_name);
-		}
+		memcpy(c.name, e->d_name, sizeof(c.name));
+		named++;
+		keep_best(oldest, &n_old, CTP_RECDIR_TRIES, &c, true);
+		if (c.t > at)
+			continue;
+		at_or_before++;
+		keep_best(newest, &n_new, CTP_RECDIR_TRIES, &c, false);
 	}
+	bool found = first_readable(dfd, newest, n_new, p, best, sizeof(best));
+	/* Nothing readable at or before a time (before the recording began:
+	 * the last hour of a recording 20 minutes old is all of it): its
+	 * first readable file, when every file before the time was looked
+	 * at. */
+	if (!found && !p->before && at_or_before <= CTP_RECDIR_TRIES)
+		found = first_readable(dfd, oldest, n_old, p, best,
+				       sizeof(best));
 	closedir(d);
-	/* A time before the recording began: its first file (the last hour
-	 * of a recording 20 minutes old is all of it). */
-	if (!best[0] && !before && earliest[0])
-		snprintf(best, sizeof(best), "%s", earliest);
-	if (!best[0]) {
-		snprintf(err, errlen,
-			 first == INT64_MAX
-				 ? "%s: no snapshot of a recording (ctprof-"
-				   "*.ctprof.zst) in it"
-				 : "%s: no snapshot of the recording at or "
-				   "before "
-				   "that time",
-			 dir);
+	if (!found) {
+		if (!named)
+			snprintf(err, errlen,
+				 "%s: no snapshot of a recording (" PREFIX
+				 "*" SUFFIX ") in it",
+				 p->dir);
+		else if (!at_or_before && p->before)
+			snprintf(err, errlen,
+				 "%s: no snapshot of the recording before %s",
+				 p->dir, p->before);
+		else
+			snprintf(err, errlen,
+				 "%s: no readable snapshot of the recording "
+				 "%s among the %zu newest files named like one "
+				 "(%s)",
+				 p->dir,
+				 p->before ? "before that file"
+					   : "at or before that time",
+				 n_new ? n_new : n_old,
+				 p->skips->n ? p->skips->first
+					     : "none readable");
 		return -ENOENT;
 	}
-	size_t dl = strlen(dir);
-	int w = snprintf(out, n, "%s%s%s", dir,
-			 dl && dir[dl - 1] == '/' ? "" : "/", best);
+	size_t dl = strlen(p->dir);
+	int w = snprintf(out, n, "%s%s%s", p->dir,
+			 dl && p->dir[dl - 1] == '/' ? "" : "/", best);
 	return w > 0 && (size_t)w < n ? 0 : -ENAMETOOLONG;
+}
+
+void ctp_recdir_warn_skips(FILE *f, const char *prog, const char *dir,
+			   const struct ctp_recdir_skips *s)
+{
+	if (!s->n)
+		return;
+	if (s->n == 1)
+		fprintf(f,
+			"%s: warning: %s: skipped an entry that is not a "
+			"readable snapshot (%s)\n",
+			prog, dir, s->first);
+	else
+		fprintf(f,
+			"%s: warning: %s: skipped %u entries that are not "
+			"readable snapshots (first: %s)\n",
+			prog, dir, s->n, s->first);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -184,17 +375,25 @@ int ctp_recdir_between(const char *base, const char *cand, char ***out)
 	*out = NULL;
 	split(base, db, sizeof(db), &nb);
 	split(cand, dc, sizeof(dc), &nc);
-	if (strcmp(db, dc) != 0 || name_time(nb, &tb) < 0 ||
-	    name_time(nc, &tc) < 0 || tc <= tb)
+	if (strcmp(db, dc) != 0 || ctp_recdir_name_time(nb, &tb) < 0 ||
+	    ctp_recdir_name_time(nc, &tc) < 0 || tc <= tb)
 		return 0;
-	DIR *d = opendir(db);
-	if (!d)
+	int dfd = open(db, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dfd < 0 ? NULL : fdopendir(dfd);
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
 		return 0;
+	}
 	char **v = NULL;
 	size_t n = 0, cap = 0;
 	int r = 0;
 	for (struct dirent *e; r == 0 && (e = readdir(d));) {
-		if (name_time(e->d_name, &t) < 0 || t <= tb || t >= tc)
+		struct stat st;
+		if (ctp_recdir_name_time(e->d_name, &t) < 0 || t <= tb ||
+		    t >= tc ||
+		    fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode))
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 16;

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Reading a recording's directory (docs/RECORD.md): `show DIR` and
- * `compare DIR --from T --to T` pick files by capture time. Private to the
+ * Reading a recording's directory (docs/RECORD.md): `show DIR`, `export DIR`
+ * and `compare DIR --from T --to T` pick files by capture time, and the
+ * recorder's retention orders its files by it. A file of a recording is named
+ * by the exact grammar below; anything else in the directory is not one.
+ * Nothing in a directory is opened blocking or through a link. Private to the
  * core.
  */
 #ifndef CTP_CORE_RECDIR_H
@@ -10,31 +13,62 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+
+/* "ctprof-YYYYmmddTHHMMSS.mmmZ.ctprof.zst": the length of a file name. */
+#define CTP_RECDIR_NAME_LEN 38
+/* How many files named like a recording's a pick looks at, newest first,
+ * before it gives up (each one that is a regular file is decoded). */
+#define CTP_RECDIR_TRIES 16
 
 /* A recording's file in dir for a capture that started at ns (realtime):
  * "DIR/ctprof-YYYYmmddTHHMMSS.mmmZ.ctprof.zst" (UTC, so names sort by
  * time). Returns 0, or -ENAMETOOLONG when it does not fit out. */
 int ctp_recdir_name(const char *dir, uint64_t ns, char *out, size_t n);
-/* Is name (no directory) a recording's file name? */
-bool ctp_recdir_is_file(const char *name);
+/* The capture time (ns since the epoch) a recording's file name (no
+ * directory) says: exactly the grammar above, a real UTC date and time.
+ * Returns 0, or -EINVAL for any other name. */
+int ctp_recdir_name_time(const char *name, int64_t *ns);
+
+/* What picks left out: entries named like a recording's files that are not
+ * readable snapshots (a link, a FIFO, a directory, an unreadable or corrupt
+ * file), each counted once over the picks that share it. */
+struct ctp_recdir_skips {
+	unsigned n;
+	char first[512]; /* "NAME: why" of the first */
+	unsigned n_names;
+	char names[4 * CTP_RECDIR_TRIES][CTP_RECDIR_NAME_LEN + 1];
+};
+
+/* A pick: in `dir`, the file `when` picks, or with `before` (a file of the
+ * recording, else NULL) the newest one before it ("when" unused). */
+struct ctp_recdir_pick {
+	const char *dir, *when, *before;
+	uint64_t cap;			/* the reader's decompression budget */
+	struct ctp_recdir_skips *skips; /* required; may be shared by picks */
+};
 
 /*
- * The file of the recording in `dir` that `when` picks: "latest", "-D"
- * (D before now: -90s, -10m, -1h), "YYYY-mm-ddTHH:MM[:SS]" or "HH:MM[:SS]"
- * (today), local time; the newest file captured at or before that time,
- * or the first file when the time is before it.
- * With `before` (a file of the recording, else NULL), the newest one
- * before it instead ("when" unused). Returns 0 and the path in out,
- * -ENOTDIR when dir is no directory, else a negative errno with a message
- * in err (no file there, a bad time).
+ * The newest file at or before the time that is a readable snapshot (a
+ * regular file, not a link, that decodes within p->cap), or, when no file of
+ * the recording is at or before it, the first readable one. At most
+ * CTP_RECDIR_TRIES files are looked at; those skipped are added to
+ * p->skips. Returns 0 and the path in out; -ENOTDIR when dir is no
+ * directory; else a negative errno (-EINVAL a bad time, -ENOENT no
+ * readable snapshot) with a message in err.
  */
-int ctp_recdir_pick(const char *dir, const char *when, const char *before,
-		    char *out, size_t n, char *err, size_t errlen);
+int ctp_recdir_pick(const struct ctp_recdir_pick *p, char *out, size_t n,
+		    char *err, size_t errlen);
+/* The one warning line for what picks skipped ("prog: warning: dir: ..."),
+ * none when nothing was. */
+void ctp_recdir_warn_skips(FILE *f, const char *prog, const char *dir,
+			   const struct ctp_recdir_skips *s);
 /*
  * When base and cand are files of one recording (the same directory,
- * recording names), the files of it captured strictly between them,
- * oldest first: returns how many and *out (each path and the array to be
- * freed), 0 when there are none or they are not, -ENOMEM.
+ * recording names), the files of it captured strictly between them, oldest
+ * first (regular files, not links): returns how many and *out (each path
+ * and the array to be freed), 0 when there are none or they are not,
+ * -ENOMEM.
  */
 int ctp_recdir_between(const char *base, const char *cand, char ***out);
 /* Free what ctp_recdir_between returned (n paths, n <= 0: none). */

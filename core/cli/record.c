@@ -9,6 +9,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -45,6 +46,7 @@ struct rec_progress {
 	uint64_t written;     /* snapshots written */
 	uint64_t deadline_ns; /* CLOCK_MONOTONIC end (--duration), or 0 */
 	int finished;	      /* the loop ended: nothing more to do */
+	int warned_future;    /* files named after a new capture were seen */
 	char last[PATH_MAX];  /* the last file written ("" before) */
 };
 
@@ -292,53 +294,126 @@ static bool sleep_until(uint64_t when)
 	return false;
 }
 
-static int is_recording_file(const struct dirent *e)
+/* A file retention may remove. */
+struct own_file {
+	int64_t t;
+	uint64_t size;
+	char name[CTP_RECDIR_NAME_LEN + 1];
+};
+
+/* Oldest first: files named after the capture just written (now_t) first,
+ * then the rest, each by name. A file named in the future was written
+ * before the wall clock stepped back (or is not a capture's): older than
+ * anything written since. */
+static int own_cmp(const void *pa, const void *pb, void *arg)
 {
-	return ctp_recdir_is_file(e->d_name);
+	const struct own_file *a = pa, *b = pb;
+	int64_t now_t = *(const int64_t *)arg;
+	bool fa = a->t > now_t, fb = b->t > now_t;
+	if (fa != fb)
+		return fa ? -1 : 1;
+	return a->t < b->t ? -1 : a->t > b->t ? 1 : strcmp(a->name, b->name);
 }
 
-/* Remove the oldest files of the recording past --keep and --max-bytes,
- * never `current` (the file just written). */
-static void retention(const struct rec_args *a, const char *current)
+/* The files of the recording in dfd that this recorder may remove: named
+ * exactly as it names them, regular (not a link), owned by this user. In
+ * removal order (own_cmp); *future counts those named after now_t. Returns
+ * how many, or a negative errno. */
+static int own_files(int dfd, int64_t now_t, struct own_file **out,
+		     size_t *future)
+{
+	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	struct own_file *v = NULL;
+	size_t n = 0, cap = 0;
+	int r = 0;
+	if (!d) {
+		r = -errno;
+		if (fd >= 0)
+			close(fd);
+		return r;
+	}
+	*future = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		struct stat st;
+		int64_t t;
+		if (ctp_recdir_name_time(e->d_name, &t) < 0 ||
+		    fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+			continue;
+		if (n == cap && (r = CTP_GROW(v, cap, n + 1, 64)) < 0)
+			break;
+		v[n].t = t;
+		v[n].size = (uint64_t)st.st_size;
+		memcpy(v[n].name, e->d_name, sizeof(v[n].name));
+		*future += t > now_t;
+		n++;
+	}
+	closedir(d);
+	if (r < 0) {
+		free(v);
+		return r;
+	}
+	if (n)
+		qsort_r(v, n, sizeof(*v), own_cmp, &now_t);
+	*out = v;
+	return (int)n;
+}
+
+/*
+ * Remove the oldest files of the recording (own_files) past --keep and
+ * --max-bytes, never `spare` (the file just written). now_t: the time of
+ * the capture just written. Returns how many were removed.
+ */
+static int retention(const struct rec_args *a, const char *spare, int64_t now_t)
 {
 	if (!a->keep && !a->max_bytes)
-		return;
-	struct dirent **ents;
-	int n = scandir(a->dir, &ents, is_recording_file, alphasort);
-	if (n < 0)
-		return;
-	uint64_t total = 0, *size = calloc((size_t)n + 1, sizeof(*size));
-	const char *cur = strrchr(current, '/');
-	cur = cur ? cur + 1 : current;
-	for (int i = 0; size && i < n; i++) {
-		char p[PATH_MAX];
-		struct stat st;
-		snprintf(p, sizeof(p), "%s/%s", a->dir, ents[i]->d_name);
-		size[i] = stat(p, &st) == 0 ? (uint64_t)st.st_size : 0;
-		total += size[i];
+		return 0;
+	struct own_file *v = NULL;
+	size_t future = 0;
+	int dfd = open(a->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int n = dfd < 0 ? -errno : own_files(dfd, now_t, &v, &future);
+	if (n < 0) {
+		ctp_log(CTP_LOG_WARNING, "%s: retention: %s", a->dir,
+			strerror(-n));
+		if (dfd >= 0)
+			close(dfd);
+		return 0;
 	}
-	uint64_t left = (uint64_t)n;
-	for (int i = 0; size && i < n; i++) {
+	if (future && !a->prog->warned_future) {
+		a->prog->warned_future = 1;
+		ctp_log(CTP_LOG_WARNING,
+			"%s: %zu file(s) named after the capture just taken "
+			"(the wall clock stepped back?): they are removed "
+			"before the newer captures",
+			a->dir, future);
+	}
+	const char *sp = strrchr(spare, '/');
+	sp = sp ? sp + 1 : spare;
+	uint64_t total = 0, left = (uint64_t)n;
+	int removed = 0;
+	for (int i = 0; i < n; i++)
+		total += v[i].size;
+	for (int i = 0; i < n; i++) {
 		if ((!a->keep || left <= a->keep) &&
 		    (!a->max_bytes || total <= a->max_bytes))
 			break;
-		if (strcmp(ents[i]->d_name, cur) == 0)
+		if (strcmp(v[i].name, sp) == 0)
 			continue;
-		char p[PATH_MAX];
-		snprintf(p, sizeof(p), "%s/%s", a->dir, ents[i]->d_name);
-		if (unlink(p) == 0 || errno == ENOENT) {
+		if (unlinkat(dfd, v[i].name, 0) == 0 || errno == ENOENT) {
 			left--;
-			total -= size[i];
-			ctp_log(CTP_LOG_DEBUG, "removed %s", p);
+			total -= v[i].size;
+			removed++;
+			ctp_log(CTP_LOG_DEBUG, "removed %s/%s", a->dir,
+				v[i].name);
 		} else {
-			ctp_log(CTP_LOG_WARNING, "cannot remove %s: %s", p,
-				strerror(errno));
+			ctp_log(CTP_LOG_WARNING, "cannot remove %s/%s: %s",
+				a->dir, v[i].name, strerror(errno));
 		}
 	}
-	for (int i = 0; i < n; i++)
-		free(ents[i]);
-	free(ents);
-	free(size);
+	free(v);
+	close(dfd);
+	return removed;
 }
 
 /* --print: the top view from the previous file to this one. */
@@ -393,7 +468,7 @@ static int capture_once(struct ctp_engine *eng, const struct ctp_config *cfg,
 	if (rc != CTP_EXIT_OK)
 		return 0; /* said why; the next interval may do better */
 	a->prog->written++;
-	retention(a, path);
+	retention(a, path, (int64_t)cap->start_realtime_ns);
 	if (a->print)
 		print_interval(a, cfg, path);
 	if (a->textfile &&

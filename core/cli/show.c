@@ -1033,10 +1033,16 @@ static int latest_of(struct opts *o)
 {
 	static char latest[4096];
 	char err[512];
+	struct ctp_recdir_skips skips = {0};
+	const struct ctp_recdir_pick p = {.dir = o->path,
+					  .when = "latest",
+					  .cap = o->r.cap,
+					  .skips = &skips};
 	if (!ctp_recdir_is(o->path))
 		return 0;
-	if (ctp_recdir_pick(o->path, "latest", NULL, latest, sizeof(latest),
-			    err, sizeof(err)) < 0) {
+	int r = ctp_recdir_pick(&p, latest, sizeof(latest), err, sizeof(err));
+	ctp_recdir_warn_skips(stderr, "ctprof-core show", o->path, &skips);
+	if (r < 0) {
 		fprintf(stderr, "ctprof-core show: %s\n", err);
 		return -1;
 	}

@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A recording's directory (core/cli/recdir.c, docs/RECORD.md): the exact
+ * file-name grammar; picks that skip what is not a readable snapshot
+ * (links, FIFOs, directories, garbage, cut files) with one warning line,
+ * never block, and look at CTP_RECDIR_TRIES files at most; and, through the
+ * binary, show/export/compare DIR on such a directory.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "e2e_util.h"
+#include "model.h"
+#include "recdir.h"
+#include "snapbuild.h"
+
+#define S  1000000000ll
+#define MS 1000000ll
+
+static char tmp[PATH_MAX];
+
+/* ns since the epoch of a UTC date and time. */
+static int64_t utc(int y, int mo, int d, int h, int mi, int s)
+{
+	struct tm tm = {.tm_year = y - 1900,
+			.tm_mon = mo - 1,
+			.tm_mday = d,
+			.tm_hour = h,
+			.tm_min = mi,
+			.tm_sec = s};
+	return (int64_t)timegm(&tm) * S;
+}
+
+static void set_tz(const char *tz)
+{
+	assert_int_equal(setenv("TZ", tz, 1), 0);
+	tzset();
+}
+
+/* ---- names ---------------------------------------------------------- */
+
+static void test_names(void **state)
+{
+	(void)state;
+	static const char *const bad[] = {
+		"ctprof-000-golden.ctprof.zst",
+		"ctprof-20261125T151401.486Z.ctprof.zst.tmp",
+		".ctprof-20261125T151401.486Z.ctprof.zst.tmp.aB3dE9",
+		"ctprof-20261125T151401.486z.ctprof.zst",
+		"ctprof-20261125t151401.486Z.ctprof.zst",
+		"ctprof-20261125T151401486Z.ctprof.zst",
+		"ctprof-20261125T151401.486Z.ctprof.zsT",
+		"ctprof-2026112xT151401.486Z.ctprof.zst",
+		"ctprof-+0261125T151401.486Z.ctprof.zst",
+		"ctprof-20261125T151401.-86Z.ctprof.zst",
+		"ctprof-20261125T151401. 86Z.ctprof.zst",
+		"ctprof-20260230T151401.486Z.ctprof.zst", /* Feb 30 */
+		"ctprof-20261131T151401.486Z.ctprof.zst", /* Nov 31 */
+		"ctprof-20261325T151401.486Z.ctprof.zst", /* month 13 */
+		"ctprof-20261125T241401.486Z.ctprof.zst", /* hour 24 */
+		"ctprof-20261125T156001.486Z.ctprof.zst", /* minute 60 */
+		"ctprof-20261125T151460.486Z.ctprof.zst", /* second 60 */
+		"ctprof-.ctprof.zst",
+		"",
+	};
+	int64_t t;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (ctp_recdir_name_time(bad[i], &t) != -EINVAL)
+			fail_msg("'%s' taken for a recording's file", bad[i]);
+	assert_int_equal(ctp_recdir_name_time(
+				 "ctprof-20261125T151401.486Z.ctprof.zst", &t),
+			 0);
+	assert_int_equal(t, utc(2026, 11, 25, 15, 14, 1) + 486 * MS);
+	assert_int_equal(ctp_recdir_name_time(
+				 "ctprof-20240229T000000.000Z.ctprof.zst", &t),
+			 0);
+	assert_int_equal(t, utc(2024, 2, 29, 0, 0, 0));
+	/* What the recorder names, read back (to the millisecond). */
+	char path[PATH_MAX];
+	int64_t ns = utc(2031, 1, 2, 3, 4, 5) + 678 * MS + 999999;
+	assert_int_equal(ctp_recdir_name("d", (uint64_t)ns, path, sizeof(path)),
+			 0);
+	assert_string_equal(path, "d/ctprof-20310102T030405.678Z.ctprof.zst");
+	assert_int_equal(ctp_recdir_name_time(path + 2, &t), 0);
+	assert_int_equal(t, ns - 999999);
+}
+
+/* ---- picks ---------------------------------------------------------- */
+
+/* A snapshot taken at ns, written as the recording's file in dir; its
+ * path into path. */
+static void put_snap(const char *dir, int64_t ns, char *path, size_t len)
+{
+	char e[512];
+	assert_int_equal(ctp_recdir_name(dir, (uint64_t)ns, path, len), 0);
+	struct ctp_capture *cap = sb_capture("p");
+	sb_process(cap, 100, "proc");
+	sb_thread(cap, 100, "proc", -1);
+	cap->start_realtime_ns = (uint64_t)ns;
+	cap->end_realtime_ns = (uint64_t)ns + 1000000;
+	if (sb_write(cap, path, e, sizeof(e)) < 0)
+		fail_msg("%s", e);
+	ctp_capture_free(cap);
+}
+
+/* The first len/2 bytes of src as dst: a zstd frame cut short. */
+static void put_cut(const char *src, const char *dst)
+{
+	char *b;
+	size_t n;
+	assert_int_equal(e2e_read_file(src, &b, &n), 0);
+	assert_int_equal(e2e_write_file(dst, b, n / 2), 0);
+	free(b);
+}
+
+static void name_at(const char *dir, int64_t ns, char *path, size_t len)
+{
+	assert_int_equal(ctp_recdir_name(dir, (uint64_t)ns, path, len), 0);
+}
+
+static const char *base(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+#define T0 utc(2026, 11, 25, 10, 0, 0)
+
+/* dir/tag: A (T0) and B (T0+15 s) readable; named newer than both, in
+ * order, a link to B, a FIFO, a directory, text, B cut in half; and a
+ * readable snapshot under a name that is not a recording's. */
+static void hostile_dir(const char *tag, char *dir, char *a, char *b, char *cut)
+{
+	char p[PATH_MAX];
+	assert_int_equal(e2e_pathf(dir, PATH_MAX, "%s/%s", tmp, tag), 0);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	put_snap(dir, T0, a, PATH_MAX);
+	put_snap(dir, T0 + 15 * S, b, PATH_MAX);
+	name_at(dir, T0 + 20 * S, p, sizeof(p));
+	assert_int_equal(symlink(b, p), 0);
+	name_at(dir, T0 + 25 * S, p, sizeof(p));
+	assert_int_equal(mkfifo(p, 0600), 0);
+	name_at(dir, T0 + 30 * S, p, sizeof(p));
+	assert_int_equal(mkdir(p, 0700), 0);
+	name_at(dir, T0 + 35 * S, p, sizeof(p));
+	assert_int_equal(e2e_write_file(p, "garbage\n", 8), 0);
+	name_at(dir, T0 + 40 * S, cut, PATH_MAX);
+	put_cut(b, cut);
+	assert_int_equal(E2E_PATHF(p, "%s/ctprof-000-golden.ctprof.zst", dir),
+			 0);
+	put_cut(a, p);
+}
+
+static void test_pick(void **state)
+{
+	(void)state;
+	char dir[PATH_MAX], a[PATH_MAX], b[PATH_MAX], cut[PATH_MAX];
+	char out[PATH_MAX], err[512], *warn = NULL;
+	size_t wlen = 0;
+	set_tz("UTC");
+	hostile_dir("pick", dir, a, b, cut);
+	alarm(120); /* a pick that blocks on the FIFO ends the test */
+	struct ctp_recdir_skips sk = {0};
+	struct ctp_recdir_pick p = {
+		.dir = dir, .when = "latest", .cap = 1 << 26, .skips = &sk};
+	if (ctp_recdir_pick(&p, out, sizeof(out), err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	assert_string_equal(out, b);
+	assert_int_equal(sk.n, 5);
+	if (strncmp(sk.first, base(cut), strlen(base(cut))) != 0)
+		fail_msg("first skipped: %s", sk.first);
+	FILE *f = open_memstream(&warn, &wlen);
+	assert_non_null(f);
+	ctp_recdir_warn_skips(f, "prog", dir, &sk);
+	fclose(f);
+	if (!strstr(warn, "prog: warning: ") ||
+	    !strstr(warn, ": skipped 5 entries that are not readable "
+			  "snapshots (first: ") ||
+	    strchr(warn, '\n') != warn + wlen - 1)
+		fail_msg("warning: %s", warn);
+	free(warn);
+	/* The same entries met again (compare's BASE) are not counted
+	 * twice. */
+	p.when = "2026-11-25T10:00:50";
+	assert_int_equal(
+		ctp_recdir_pick(&p, out, sizeof(out), err, sizeof(err)), 0);
+	assert_string_equal(out, b);
+	assert_int_equal(sk.n, 5);
+	/* BASE before CAND, by time, and before the recording began. */
+	p.when = NULL;
+	p.before = b;
+	assert_int_equal(
+		ctp_recdir_pick(&p, out, sizeof(out), err, sizeof(err)), 0);
+	assert_string_equal(out, a);
+	p.before = a;
+	assert_int_equal(
+		ctp_recdir_pick(&p, out, sizeof(out), err, sizeof(err)),
+		-ENOENT);
+	p.before = NULL;
+	p.when = "2026-11-25T10:00:14";
+	assert_int_equal(
+		ctp_recdir_pick(&p, out, sizeof(out), err, sizeof(err)), 0);
+	assert_string_equal(out, a);
+	p.when = "2026-11-25T09:00";
+	assert_int_equal(
+		ctp_recdir_pick(&p, out, sizeof(out), err, sizeof(err)), 0);
+	assert_string_equal(out, a);
+	/* Between A and a later C: the regular files only (a cut one is
+	 * there for its exited tasks to be reported left out). */
+	char c[PATH_MAX], **between = NULL;
+	put_snap(dir, T0 + 50 * S, c, sizeof(c));
+	int n = ctp_recdir_between(a, c, &between);
+	assert_int_equal(n, 3);
+	assert_string_equal(between[0], b);
+	assert_string_equal(base(between[1]) + 7,
+			    "20261125T100035.000Z.ctprof.zst");
+	assert_string_equal(between[2], cut);
+	ctp_recdir_list_free(between, n);
+	alarm(0);
+}
+
+/* Bounded: of files named newer than the last readable one, the pick
+ * decodes CTP_RECDIR_TRIES at most, then says so. */
+static void test_pick_bounded(void **state)
+{
+	(void)state;
+	char dir[PATH_MAX], a[PATH_MAX], p[PATH_MAX], out[PATH_MAX], err[512];
+	assert_int_equal(E2E_PATHF(dir, "%s/bounded", tmp), 0);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	put_snap(dir, T0, a, sizeof(a));
+	for (int i = 1; i <= CTP_RECDIR_TRIES - 1; i++) {
+		name_at(dir, T0 + i * S, p, sizeof(p));
+		put_cut(a, p);
+	}
+	struct ctp_recdir_skips sk = {0};
+	const struct ctp_recdir_pick pk = {
+		.dir = dir, .when = "latest", .cap = 1 << 26, .skips = &sk};
+	assert_int_equal(
+		ctp_recdir_pick(&pk, out, sizeof(out), err, sizeof(err)), 0);
+	assert_string_equal(out, a);
+	assert_int_equal(sk.n, CTP_RECDIR_TRIES - 1);
+	name_at(dir, T0 + CTP_RECDIR_TRIES * S, p, sizeof(p));
+	put_cut(a, p);
+	memset(&sk, 0, sizeof(sk));
+	assert_int_equal(
+		ctp_recdir_pick(&pk, out, sizeof(out), err, sizeof(err)),
+		-ENOENT);
+	assert_int_equal(sk.n, CTP_RECDIR_TRIES);
+	if (!strstr(err, "no readable snapshot of the recording at or before "
+			 "that time among the 16 newest files named like one"))
+		fail_msg("%s", err);
+}
+
+/* ---- the verbs, through the binary ---------------------------------- */
+
+static char *slurp(const char *path)
+{
+	char *t;
+	size_t n;
+	assert_int_equal(e2e_read_file(path, &t, &n), 0);
+	return t;
+}
+
+static unsigned lines_with(const char *text, const char *needle)
+{
+	unsigned n = 0;
+	for (const char *p = text; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+/* Run the binary (a hang fails); its stdout and stderr into *o and *e. */
+static int run(const char *const *args, char **o, char **e)
+{
+	char op[PATH_MAX], ep[PATH_MAX];
+	assert_int_equal(E2E_PATHF(op, "%s/out.txt", tmp), 0);
+	assert_int_equal(E2E_PATHF(ep, "%s/err.txt", tmp), 0);
+	int rc = e2e_run_within(args, op, ep, 120);
+	if (rc == -ETIME)
+		fail_msg("ctprof-core %s %s: still running after 120 s",
+			 args[0], args[1]);
+	*o = slurp(op);
+	*e = slurp(ep);
+	return rc;
+}
+
+/* show, export and compare DIR on the hostile directory: the newest
+ * readable snapshot, one warning line, no hang on the FIFO. */
+static void test_dir_verbs(void **state)
+{
+	(void)state;
+	char dir[PATH_MAX], a[PATH_MAX], b[PATH_MAX], cut[PATH_MAX], *o, *e;
+	hostile_dir("verbs", dir, a, b, cut);
+	const char *show[] = {"show", dir, "--max-decompressed", "64M", NULL};
+	if (run(show, &o, &e) != 0)
+		fail_msg("show DIR: %s", e);
+	assert_non_null(strstr(o, "2026-11-25 10:00:15.000"));
+	assert_int_equal(lines_with(e, "\n"), 1);
+	assert_int_equal(lines_with(e, "ctprof-core show: warning: "), 1);
+	assert_non_null(strstr(e, "skipped 5 entries"));
+	free(o);
+	free(e);
+	const char *exp[] = {"export", dir, "--max-decompressed", "64M", NULL};
+	if (run(exp, &o, &e) != 0)
+		fail_msg("export DIR: %s", e);
+	assert_int_equal(lines_with(e, "warning"), 1); /* and its summary */
+	assert_non_null(strstr(e, "skipped 5 entries"));
+	free(o);
+	free(e);
+	const char *cmp[] = {"compare", dir,	  "--max-decompressed",
+			     "64M",	"--wide", NULL};
+	if (run(cmp, &o, &e) != 0)
+		fail_msg("compare DIR: %s", e);
+	const char *bl = strstr(o, "BASE "), *cl = strstr(o, "CAND ");
+	if (!bl || !cl || !strstr(bl, base(a)) || strstr(bl, base(a)) > cl ||
+	    !strstr(cl, base(b)))
+		fail_msg("compare DIR picked:\n%s", o);
+	assert_int_equal(lines_with(e, "\n"), 1);
+	assert_non_null(strstr(e, "skipped 5 entries"));
+	free(o);
+	free(e);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return e2e_tmpdir("recdir", tmp, sizeof(tmp));
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	if (!getenv("CTP_KEEP_TMP"))
+		e2e_rm_rf(tmp);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_pick),
+		cmocka_unit_test(test_pick_bounded),
+		cmocka_unit_test(test_dir_verbs),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
