@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A recording's directory (core/cli/recdir.c, docs/RECORD.md): the exact
- * file-name grammar; picks that skip what is not a readable snapshot
- * (links, FIFOs, directories, garbage, cut files) with one warning line,
- * never block, and look at CTP_RECDIR_TRIES files at most; and, through the
- * binary, show/export/compare DIR on such a directory.
+ * file-name grammar; every documented time form of --from/--to parsed or
+ * refused, against a fixed now, in UTC and in a zone with daylight saving;
+ * picks that skip what is not a readable snapshot (links, FIFOs,
+ * directories, garbage, cut files) with one warning line, never block, and
+ * look at CTP_RECDIR_TRIES files at most; and, through the binary,
+ * show/export/compare DIR on such a directory, compare --from/--to
+ * HH:MM:SS picking the files those times name, and compare saying when
+ * BASE and CAND are one file or no interval apart.
  */
 #include <errno.h>
 #include <limits.h>
@@ -95,6 +99,110 @@ static void test_names(void **state)
 	assert_string_equal(path, "d/ctprof-20310102T030405.678Z.ctprof.zst");
 	assert_int_equal(ctp_recdir_name_time(path + 2, &t), 0);
 	assert_int_equal(t, ns - 999999);
+}
+
+/* ---- times ---------------------------------------------------------- */
+
+struct when_case {
+	const char *when;
+	int ret;
+	int64_t want; /* with ret 0 */
+};
+
+static void check_when(const struct when_case *c, size_t n, int64_t now)
+{
+	for (size_t i = 0; i < n; i++) {
+		int64_t got = 12345;
+		int r = ctp_recdir_parse_when(c[i].when, now, &got);
+		if (r != c[i].ret)
+			fail_msg("'%s': %d, want %d", c[i].when, r, c[i].ret);
+		if (r == 0 && got != c[i].want)
+			fail_msg("'%s': %lld, want %lld (%+lld s)", c[i].when,
+				 (long long)got, (long long)c[i].want,
+				 (long long)((got - c[i].want) / S));
+		if (r < 0 && got != 12345)
+			fail_msg("'%s': refused but written", c[i].when);
+	}
+}
+
+/* Every form RECORD.md and COMPARE.md give, and the near misses, in UTC
+ * against now = 2026-11-25 23:00:00.5. "22:13:00" is today's 22:13:00:
+ * the failed date form must leave nothing (a year) behind. */
+static void test_when_utc(void **state)
+{
+	(void)state;
+	set_tz("UTC");
+	const int64_t now = utc(2026, 11, 25, 23, 0, 0) + 500 * MS;
+	const int64_t today = utc(2026, 11, 25, 0, 0, 0);
+	const struct when_case c[] = {
+		{"latest", 0, INT64_MAX},
+		{"-90s", 0, now - 90 * S},
+		{"-10m", 0, now - 600 * S},
+		{"-1h", 0, now - 3600 * S},
+		{"-1d", 0, now - 86400 * S},
+		{"-500ms", 0, now - 500 * MS},
+		{"-2", 0, now - 2 * S},
+		{"22:13", 0, today + (22 * 3600 + 13 * 60) * S},
+		{"22:13:00", 0, today + (22 * 3600 + 13 * 60) * S},
+		{"22:13:15", 0, today + (22 * 3600 + 13 * 60 + 15) * S},
+		{"00:00", 0, today},
+		{"23:59:59", 0, today + 86399 * S},
+		{"2026-11-24T22:13", 0, utc(2026, 11, 24, 22, 13, 0)},
+		{"2026-11-24T22:13:05", 0, utc(2026, 11, 24, 22, 13, 5)},
+		{"2026-11-24 22:13:05", 0, utc(2026, 11, 24, 22, 13, 5)},
+		{"1999-12-31T23:59:59", 0, utc(1999, 12, 31, 23, 59, 59)},
+		{"2024-02-29T12:00", 0, utc(2024, 2, 29, 12, 0, 0)},
+		{"", -EINVAL, 0},
+		{"yesterday", -EINVAL, 0},
+		{"22", -EINVAL, 0},
+		{"22:1", -EINVAL, 0},
+		{"2:13", -EINVAL, 0},
+		{"22:13:", -EINVAL, 0},
+		{"22:13:5", -EINVAL, 0},
+		{"22:13:00x", -EINVAL, 0},
+		{"22:13:00 ", -EINVAL, 0},
+		{" 22:13", -EINVAL, 0},
+		{"22.13", -EINVAL, 0},
+		{"22:13:00:00", -EINVAL, 0},
+		{"2026-11-25", -EINVAL, 0},
+		{"2026-11-25T22", -EINVAL, 0},
+		{"2026-11-25T22:13Z", -EINVAL, 0},
+		{"2026-11-25X22:13", -EINVAL, 0},
+		{"26-11-25T22:13", -EINVAL, 0},
+		{"2026-1-25T22:13:00", -EINVAL, 0},
+		{"-", -EINVAL, 0},
+		{"-x", -EINVAL, 0},
+		{"-0s", -EINVAL, 0},
+		{"-1h ", -EINVAL, 0},
+		{"+1h", -EINVAL, 0},
+		{"24:00", -ERANGE, 0},
+		{"22:60", -ERANGE, 0},
+		{"22:13:60", -ERANGE, 0},
+		{"2026-02-30T10:00", -ERANGE, 0},
+		{"2025-02-29T10:00", -ERANGE, 0},
+		{"2026-13-01T00:00", -ERANGE, 0},
+		{"2026-00-10T00:00", -ERANGE, 0},
+		{"2026-11-00T00:00", -ERANGE, 0},
+	};
+	check_when(c, sizeof(c) / sizeof(c[0]), now);
+}
+
+/* Local time in a zone with daylight saving (a POSIX TZ string: no tzdata
+ * needed): summer and winter offsets, and an hour the spring gap skips. */
+static void test_when_zone(void **state)
+{
+	(void)state;
+	set_tz("CET-1CEST,M3.5.0,M10.5.0/3");
+	const int64_t now = utc(2026, 7, 1, 12, 0, 0); /* 14:00 CEST */
+	const struct when_case c[] = {
+		{"22:13", 0, utc(2026, 7, 1, 20, 13, 0)},
+		{"01:30:10", 0, utc(2026, 6, 30, 23, 30, 10)},
+		{"2026-01-15T08:00", 0, utc(2026, 1, 15, 7, 0, 0)},
+		{"2026-07-15T08:00:01", 0, utc(2026, 7, 15, 6, 0, 1)},
+		{"2026-03-29T02:30", -ERANGE, 0},
+	};
+	check_when(c, sizeof(c) / sizeof(c[0]), now);
+	set_tz("UTC");
 }
 
 /* ---- picks ---------------------------------------------------------- */
@@ -217,6 +325,11 @@ static void test_pick(void **state)
 	assert_int_equal(
 		ctp_recdir_pick(&p, out, sizeof(out), err, sizeof(err)), 0);
 	assert_string_equal(out, a);
+	p.when = "25:00";
+	assert_int_equal(
+		ctp_recdir_pick(&p, out, sizeof(out), err, sizeof(err)),
+		-ERANGE);
+	assert_non_null(strstr(err, "'25:00': no such date or local time"));
 	/* Between A and a later C: the regular files only (a cut one is
 	 * there for its exited tasks to be reported left out). */
 	char c[PATH_MAX], **between = NULL;
@@ -333,6 +446,75 @@ static void test_dir_verbs(void **state)
 	free(e);
 }
 
+/* compare DIR --from/--to HH:MM[:SS] picks the files those times of today
+ * name (not the first file), and a pick of one file for both, or two files
+ * of one moment, is said. */
+static void test_from_to(void **state)
+{
+	(void)state;
+	char dir[PATH_MAX], f[3][PATH_MAX], copy[PATH_MAX], *o, *e;
+	set_tz("UTC"); /* the children's zone too */
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+	int64_t midnight = (int64_t)timegm(&tm) * S;
+	assert_int_equal(E2E_PATHF(dir, "%s/fromto", tmp), 0);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	for (int i = 0; i < 3; i++)
+		put_snap(dir, midnight + (10 + 15 * i) * S, f[i], PATH_MAX);
+	static const struct {
+		const char *from, *to;
+		int base, cand;
+	} c[] = {
+		{"00:00:25", "00:00:40", 1, 2},
+		{"00:00:11", "00:00:39", 0, 1},
+		{"00:00:26", "00:00:26", 1, 1},
+		{"00:00", "00:01", 0, 2},
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		const char *args[] = {"compare", dir,	  "--from", c[i].from,
+				      "--to",	 c[i].to, "--wide", NULL};
+		if (run(args, &o, &e) != 0)
+			fail_msg("--from %s --to %s: %s", c[i].from, c[i].to,
+				 e);
+		const char *bl = strstr(o, "BASE "), *cl = strstr(o, "CAND ");
+		assert_non_null(bl);
+		assert_non_null(cl);
+		const char *bn = strstr(bl, base(f[c[i].base]));
+		if (!bn || bn > cl || !strstr(cl, base(f[c[i].cand])))
+			fail_msg("--from %s --to %s picked:\n%s", c[i].from,
+				 c[i].to, o);
+		bool same = c[i].base == c[i].cand;
+		if (same != (strstr(e, "warning: BASE and CAND are the same "
+				       "file") != NULL))
+			fail_msg("--from %s --to %s: stderr:\n%s", c[i].from,
+				 c[i].to, e);
+		free(o);
+		free(e);
+	}
+	/* Two names of one file, and two files of one moment. */
+	const char *self[] = {"compare", f[0], f[0], NULL};
+	assert_int_equal(run(self, &o, &e), 0);
+	assert_non_null(strstr(e, "warning: BASE and CAND are the same file"));
+	assert_non_null(strstr(o, "no interval"));
+	free(o);
+	free(e);
+	assert_int_equal(E2E_PATHF(copy, "%s/copy.ctprof.zst", tmp), 0);
+	char *bytes;
+	size_t n;
+	assert_int_equal(e2e_read_file(f[0], &bytes, &n), 0);
+	assert_int_equal(e2e_write_file(copy, bytes, n), 0);
+	free(bytes);
+	const char *twin[] = {"compare", f[0], copy, NULL};
+	assert_int_equal(run(twin, &o, &e), 0);
+	assert_null(strstr(e, "same file"));
+	assert_non_null(strstr(o, "no interval: CAND was not captured after "
+				  "BASE"));
+	free(o);
+	free(e);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -351,9 +533,12 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_when_utc),
+		cmocka_unit_test(test_when_zone),
 		cmocka_unit_test(test_pick),
 		cmocka_unit_test(test_pick_bounded),
 		cmocka_unit_test(test_dir_verbs),
+		cmocka_unit_test(test_from_to),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "ctprof/plugin-util.h"
@@ -374,7 +375,8 @@ static int pick_pair(struct ctp_compare_opts *o, struct view_ask *va,
 	ctp_recdir_warn_skips(stderr, PROG, dir, &skips);
 	if (r < 0) {
 		fprintf(stderr, PROG ": %s\n", err);
-		return r == -EINVAL ? CTP_EXIT_USAGE : CTP_EXIT_FAILURE;
+		return r == -EINVAL || r == -ERANGE ? CTP_EXIT_USAGE
+						    : CTP_EXIT_FAILURE;
 	}
 	o->paths[0] = va->picked[0];
 	o->paths[1] = va->picked[1];
@@ -481,6 +483,22 @@ static int run_view(const struct ctp_compare_opts *o, const struct view_ask *va)
 	return rc == -ENOENT ? -1 : rc;
 }
 
+/* BASE and CAND one file (by name, a link, or two picks of a directory):
+ * the comparison is of a file with itself, every change zero. Said, and
+ * shown anyway: it is the answer to what was asked. */
+static void warn_same_file(const struct ctp_compare_opts *o)
+{
+	struct stat a, b;
+	if (strcmp(o->paths[0], "-") == 0 || stat(o->paths[0], &a) < 0 ||
+	    stat(o->paths[1], &b) < 0 || a.st_dev != b.st_dev ||
+	    a.st_ino != b.st_ino)
+		return;
+	fprintf(stderr,
+		PROG ": warning: BASE and CAND are the same file (%s): every "
+		     "change is zero and there is no interval\n",
+		o->paths[1]);
+}
+
 int ctp_cmd_compare(int argc, char **argv)
 {
 	struct ctp_compare_opts o = {.r.limit = LIMIT_UNSET,
@@ -492,6 +510,8 @@ int ctp_cmd_compare(int argc, char **argv)
 	FILE *screen = rc < 0 && o.fmt == CTP_COMPARE_TABLE
 			       ? ctp_readcli_screen()
 			       : NULL;
+	if (rc < 0)
+		warn_same_file(&o);
 	if (rc < 0)
 		rc = run_view(&o, &va);
 	if (o.r.limit == LIMIT_UNSET)

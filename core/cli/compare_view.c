@@ -107,7 +107,12 @@ int ctp_compare_view(const struct ctp_compare_view_args *a)
 	};
 	side_line("BASE", snap[0], a->paths[0], vo.width);
 	side_line("CAND", snap[1], a->paths[1], vo.width);
-	printf("%.2f s apart (%s)%s%s\n", iv, id->clock,
+	if (iv > 0)
+		printf("%.2f s apart (%s)", iv, id->clock);
+	else
+		printf("no interval: CAND was not captured after BASE; no "
+		       "rates");
+	printf("%s%s\n",
 	       id->ok ? "" : "; no task identity: ", id->ok ? "" : id->why);
 	struct ctp_coverage cov;
 	if (exited_of((const struct ctp_snap *const *)snap, a->paths, a->cap, v,

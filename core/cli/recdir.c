@@ -94,12 +94,21 @@ int ctp_recdir_name_time(const char *name, int64_t *ns)
 	return 0;
 }
 
-/* `when` as ns since the epoch; INT64_MAX for "latest". */
-static int parse_when(const char *when, int64_t *ns)
+/* "HH:MM[:SS]" at p into tm, to the end of the text. */
+static bool clock_time(const char *p, struct tm *tm)
 {
-	struct timespec now;
+	tm->tm_sec = 0;
+	if (!digits(&p, 2, &tm->tm_hour) || !lit(&p, ':') ||
+	    !digits(&p, 2, &tm->tm_min))
+		return false;
+	if (lit(&p, ':') && !digits(&p, 2, &tm->tm_sec))
+		return false;
+	return *p == '\0';
+}
+
+int ctp_recdir_parse_when(const char *when, int64_t now_ns, int64_t *ns)
+{
 	uint64_t d;
-	clock_gettime(CLOCK_REALTIME, &now);
 	if (strcmp(when, "latest") == 0) {
 		*ns = INT64_MAX;
 		return 0;
@@ -108,25 +117,37 @@ static int parse_when(const char *when, int64_t *ns)
 		if (ctp_config_parse_duration(when + 1, &d) < 0 ||
 		    d > (uint64_t)INT64_MAX / 2)
 			return -EINVAL;
-		*ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec -
-		      (int64_t)d;
+		*ns = now_ns - (int64_t)d;
 		return 0;
 	}
-	struct tm tm;
-	time_t t = now.tv_sec;
-	localtime_r(&t, &tm);
-	tm.tm_sec = 0;
-	const char *end = strptime(when, "%Y-%m-%dT%H:%M", &tm);
-	if (!end)
-		end = strptime(when, "%Y-%m-%d %H:%M", &tm);
-	if (!end)
-		end = strptime(when, "%H:%M", &tm);
-	if (end && *end == ':')
-		end = strptime(end, ":%S", &tm);
-	if (!end || *end)
-		return -EINVAL;
+	/* Each form into its own fields: a failed try leaves nothing in the
+	 * next (a date's year in a time of today). */
+	struct tm tm = {0}, want;
+	const char *p = when;
+	if (strlen(when) >= 16 && when[4] == '-') {
+		if (!digits(&p, 4, &tm.tm_year) || !lit(&p, '-') ||
+		    !digits(&p, 2, &tm.tm_mon) || !lit(&p, '-') ||
+		    !digits(&p, 2, &tm.tm_mday) ||
+		    !(lit(&p, 'T') || lit(&p, ' ')) || !clock_time(p, &tm))
+			return -EINVAL;
+		tm.tm_year -= 1900;
+		tm.tm_mon -= 1;
+	} else {
+		time_t now = (time_t)(now_ns / 1000000000);
+		localtime_r(&now, &tm);
+		if (!clock_time(p, &tm))
+			return -EINVAL;
+	}
+	if (tm.tm_mon < 0 || tm.tm_mon > 11 || tm.tm_mday < 1 ||
+	    tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 ||
+	    tm.tm_sec > 59)
+		return -ERANGE;
 	tm.tm_isdst = -1;
-	*ns = (int64_t)mktime(&tm) * 1000000000;
+	want = tm;
+	time_t t = mktime(&tm);
+	if (t == (time_t)-1 || !same_tm(&tm, &want))
+		return -ERANGE;
+	*ns = (int64_t)t * 1000000000;
 	return 0;
 }
 
@@ -250,8 +271,14 @@ static int pick_time(const struct ctp_recdir_pick *p, int64_t *at, char *err,
 		*at -= 1; /* strictly before */
 		return 0;
 	}
-	int r = parse_when(p->when, at);
-	if (r < 0)
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	int r = ctp_recdir_parse_when(
+		p->when, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec, at);
+	if (r == -ERANGE)
+		snprintf(err, errlen, "'%s': no such date or local time",
+			 p->when);
+	else if (r < 0)
 		snprintf(err, errlen,
 			 "'%s' is no time: latest, -DURATION (-10m), "
 			 "YYYY-mm-ddTHH:MM[:SS] or HH:MM[:SS]",

@@ -30,6 +30,16 @@ int ctp_recdir_name(const char *dir, uint64_t ns, char *out, size_t n);
  * Returns 0, or -EINVAL for any other name. */
 int ctp_recdir_name_time(const char *name, int64_t *ns);
 
+/*
+ * A time as `compare --from/--to` take it, against `now_ns` (realtime):
+ * "latest" (INT64_MAX), "-D" (D before now: -90s, -10m, -1h, a duration of
+ * docs/CONFIG.md), "YYYY-mm-ddTHH:MM[:SS]" (or a space for the T), or
+ * "HH:MM[:SS]" (today); two digits each, local time. Returns 0 and ns since
+ * the epoch in *ns; -EINVAL for any other text; -ERANGE for a field out of
+ * range or a local time that does not exist (a daylight-saving gap).
+ */
+int ctp_recdir_parse_when(const char *when, int64_t now_ns, int64_t *ns);
+
 /* What picks left out: entries named like a recording's files that are not
  * readable snapshots (a link, a FIFO, a directory, an unreadable or corrupt
  * file), each counted once over the picks that share it. */
@@ -54,8 +64,8 @@ struct ctp_recdir_pick {
  * the recording is at or before it, the first readable one. At most
  * CTP_RECDIR_TRIES files are looked at; those skipped are added to
  * p->skips. Returns 0 and the path in out; -ENOTDIR when dir is no
- * directory; else a negative errno (-EINVAL a bad time, -ENOENT no
- * readable snapshot) with a message in err.
+ * directory; else a negative errno (-EINVAL a bad time, -ERANGE no such
+ * time, -ENOENT no readable snapshot) with a message in err.
  */
 int ctp_recdir_pick(const struct ctp_recdir_pick *p, char *out, size_t n,
 		    char *err, size_t errlen);
