@@ -27,3 +27,8 @@ ctp_add_test(test_record_churn test_record_churn.c e2e_util.c
              LIBS ctpcore Threads::Threads)
 add_dependencies(test_record_churn ctprof-core plugin-procfs-stat
                  plugin-taskstats)
+
+# Write failures (issue 28): a full disk and a read-only filesystem, on
+# tmpfs mounts in a mount namespace of the test's own (root; else skipped).
+ctp_add_test(test_record_fs test_record_fs.c e2e_util.c LIBS ctpcore)
+add_dependencies(test_record_fs ctprof-core plugin-procfs-stat)

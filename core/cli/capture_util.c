@@ -144,30 +144,30 @@ static bool cap_sys_ptrace(void)
 	return (d[CAP_SYS_PTRACE / 32].effective >> (CAP_SYS_PTRACE % 32)) & 1;
 }
 
-int ctp_cli_write(struct ctp_capture *cap, const struct ctp_config *cfg,
-		  const char *outpath, const volatile sig_atomic_t *stop,
-		  uint64_t *written, bool report)
+int ctp_cli_write_to(struct ctp_capture *cap, const struct ctp_config *cfg,
+		     const char *outpath, const volatile sig_atomic_t *stop,
+		     uint64_t *written, bool report, char *err, size_t errlen)
 {
 	cap->ptrace_capable = cap_sys_ptrace();
 	struct utsname u;
 	if (uname(&u) == 0) {
+		/* Again on a retry of the same capture (record). */
+		free(cap->kernel_release);
+		free(cap->hostname);
 		cap->kernel_release = strdup(u.release);
-		if (cfg->record_hostname)
-			cap->hostname = strdup(u.nodename);
+		cap->hostname =
+			cfg->record_hostname ? strdup(u.nodename) : NULL;
 	}
-	char err[1024];
 	uint64_t bytes = 0;
 	int r = ctp_writer_write(cap, outpath, cfg->compression_level,
-				 CTP_VERSION, stop, &bytes, err, sizeof(err));
+				 CTP_VERSION, stop, &bytes, err, errlen);
 	if (r == -ECANCELED) {
 		fprintf(stderr,
 			"ctprof-core: interrupted; no snapshot written\n");
-		return CTP_EXIT_INTERRUPTED;
+		return r;
 	}
-	if (r < 0) {
-		fprintf(stderr, "ctprof-core: %s\n", err);
-		return CTP_EXIT_FAILURE;
-	}
+	if (r < 0)
+		return r;
 	if (report && ctp_verbosity >= 0) {
 		char subject[PATH_MAX + 32];
 		snprintf(subject, sizeof(subject), "ctprof-core: %s",
@@ -176,6 +176,22 @@ int ctp_cli_write(struct ctp_capture *cap, const struct ctp_config *cfg,
 	}
 	if (written)
 		*written = bytes;
+	return 0;
+}
+
+int ctp_cli_write(struct ctp_capture *cap, const struct ctp_config *cfg,
+		  const char *outpath, const volatile sig_atomic_t *stop,
+		  uint64_t *written, bool report)
+{
+	char err[1024];
+	int r = ctp_cli_write_to(cap, cfg, outpath, stop, written, report, err,
+				 sizeof(err));
+	if (r == -ECANCELED)
+		return CTP_EXIT_INTERRUPTED;
+	if (r < 0) {
+		fprintf(stderr, "ctprof-core: %s\n", err);
+		return CTP_EXIT_FAILURE;
+	}
 	return CTP_EXIT_OK;
 }
 

@@ -45,5 +45,11 @@ int ctp_cli_write(struct ctp_capture *cap, const struct ctp_config *cfg,
  * N processes, N cgroups in T, N bytes; plugins failed: ...". */
 void ctp_cli_report(const struct ctp_capture *cap, const char *subject,
 		    uint64_t bytes);
+/* ctp_cli_write with a failure's one line in err instead of on stderr (the
+ * caller decides what to say, e.g. once for failures in a row). Returns 0,
+ * -ECANCELED after the "interrupted" line, or a negative errno. */
+int ctp_cli_write_to(struct ctp_capture *cap, const struct ctp_config *cfg,
+		     const char *outpath, const volatile sig_atomic_t *stop,
+		     uint64_t *written, bool report, char *err, size_t errlen);
 
 #endif

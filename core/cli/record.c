@@ -33,6 +33,11 @@
 
 #define PROG		    "ctprof-core record"
 #define DEFAULT_INTERVAL_NS 10000000000ull
+/* Captures in a row that could not be written before the recording ends
+ * (exit 1; docs/RECORD.md). */
+#define MAX_FAILED_IN_ROW 10
+/* Files removed to make room for one capture on a full disk. */
+#define ROOM_TRIES 3
 /* Files of a recording: ctprof-YYYYmmddTHHMMSS.mmmZ.ctprof.zst (UTC), so
  * names sort in time order. */
 
@@ -44,9 +49,15 @@ static bool rec_stdout_gone;
  * it runs (MAP_SHARED): a child started after a crash goes on from here. */
 struct rec_progress {
 	uint64_t written;     /* snapshots written */
+	uint64_t attempts;    /* captures tried, written or not (--count) */
+	uint64_t failed;      /* of them, not written for an error */
+	uint64_t in_row;      /* failures since the last snapshot written */
 	uint64_t deadline_ns; /* CLOCK_MONOTONIC end (--duration), or 0 */
 	int finished;	      /* the loop ended: nothing more to do */
+	int gave_up;	      /* MAX_FAILED_IN_ROW reached */
+	int last_errno;	      /* of the last failure, 0 after a success */
 	int warned_future;    /* files named after a new capture were seen */
+	char cause[512];      /* the last failure's message */
 	char last[PATH_MAX];  /* the last file written ("" before) */
 };
 
@@ -83,7 +94,8 @@ static void usage(FILE *out)
 		"default: the config's record.dir\n"
 		"  -i, --interval D     between captures: 500ms, 10s, 1m ... "
 		"(default: record.interval, else 10s)\n"
-		"  -n, --count N        stop after N snapshots\n"
+		"  -n, --count N        stop after N captures (written or "
+		"not)\n"
 		"      --duration D     stop after D\n"
 		"      --keep N         keep the newest N files of DIR "
 		"(record.keep)\n"
@@ -104,8 +116,10 @@ static void usage(FILE *out)
 		"  -q, --quiet          only errors   -v, --verbose  more\n"
 		"SIGINT/SIGTERM: the capture in progress is discarded, exit "
 		"130; SIGHUP: reload the config.\n"
-		"Exit status: 0 done; 1 failure; 2 usage or configuration "
-		"error; 3 a required plugin failed.\n",
+		"Exit status: 0 done; 1 failure (a capture not written; 10 in "
+		"a row end it);\n"
+		"2 usage or configuration error; 3 a required plugin "
+		"failed.\n",
 		ctp_cli_default_config());
 }
 
@@ -362,10 +376,12 @@ static int own_files(int dfd, int64_t now_t, struct own_file **out,
 
 /*
  * Remove the oldest files of the recording (own_files) past --keep and
- * --max-bytes, never `spare` (the file just written). now_t: the time of
- * the capture just written. Returns how many were removed.
+ * --max-bytes, and at least `room` more (a full disk), never `spare` (the
+ * newest file written, "" none). now_t: the time of the capture being
+ * written. Returns how many were removed.
  */
-static int retention(const struct rec_args *a, const char *spare, int64_t now_t)
+static int retention(const struct rec_args *a, const char *spare, int64_t now_t,
+		     int room)
 {
 	if (!a->keep && !a->max_bytes)
 		return 0;
@@ -395,7 +411,7 @@ static int retention(const struct rec_args *a, const char *spare, int64_t now_t)
 	for (int i = 0; i < n; i++)
 		total += v[i].size;
 	for (int i = 0; i < n; i++) {
-		if ((!a->keep || left <= a->keep) &&
+		if (removed >= room && (!a->keep || left <= a->keep) &&
 		    (!a->max_bytes || total <= a->max_bytes))
 			break;
 		if (strcmp(v[i].name, sp) == 0)
@@ -404,8 +420,9 @@ static int retention(const struct rec_args *a, const char *spare, int64_t now_t)
 			left--;
 			total -= v[i].size;
 			removed++;
-			ctp_log(CTP_LOG_DEBUG, "removed %s/%s", a->dir,
-				v[i].name);
+			ctp_log(room ? CTP_LOG_WARNING : CTP_LOG_DEBUG,
+				"removed %s/%s%s", a->dir, v[i].name,
+				room ? " to make room" : "");
 		} else {
 			ctp_log(CTP_LOG_WARNING, "cannot remove %s/%s: %s",
 				a->dir, v[i].name, strerror(errno));
@@ -438,37 +455,97 @@ static void print_interval(const struct rec_args *a,
 		rec_stdout_gone = true;
 }
 
+/* An interval left without a snapshot by an error `err` (errno), msg the
+ * line that says why. Said when the cause changes, not again while the
+ * same one lasts; MAX_FAILED_IN_ROW in a row end the recording. Returns 0
+ * to go on, else the exit status. */
+static int failure(const struct rec_args *a, int err, const char *msg)
+{
+	struct rec_progress *p = a->prog;
+	p->failed++;
+	p->in_row++;
+	if (err != p->last_errno)
+		ctp_log(CTP_LOG_ERR,
+			"%s; no snapshot this interval (not said again while "
+			"it lasts)",
+			msg);
+	p->last_errno = err;
+	snprintf(p->cause, sizeof(p->cause), "%s", msg);
+	if (p->in_row < MAX_FAILED_IN_ROW)
+		return 0;
+	p->gave_up = 1;
+	ctp_log(CTP_LOG_ERR,
+		"giving up: %" PRIu64 " captures in a row could not be "
+		"written (%s)",
+		p->in_row, p->cause);
+	return CTP_EXIT_FAILURE;
+}
+
+/* A snapshot written: failures before it are over (said with how many). */
+static void count_written(const struct rec_args *a)
+{
+	struct rec_progress *p = a->prog;
+	if (p->in_row)
+		ctp_log(CTP_LOG_WARNING,
+			"writing again after %" PRIu64 " capture(s) not "
+			"written (%s)",
+			p->in_row, p->cause);
+	p->in_row = 0;
+	p->last_errno = 0;
+	p->written++;
+}
+
+/* Write the capture to path; on a full disk (ENOSPC, EDQUOT) with
+ * retention set, remove the oldest file of the recording and try again,
+ * ROOM_TRIES times at most. Returns 0 or a negative errno (-ECANCELED),
+ * the failure's line in err. */
+static int write_capture(struct ctp_capture *cap, const struct ctp_config *cfg,
+			 const struct rec_args *a, const char *path, char *err,
+			 size_t errlen)
+{
+	int64_t now_t = (int64_t)cap->start_realtime_ns;
+	for (int room = 0;; room++) {
+		int r = ctp_cli_write_to(cap, cfg, path, &rec_stop, NULL, true,
+					 err, errlen);
+		if ((r != -ENOSPC && r != -EDQUOT) || room == ROOM_TRIES ||
+		    retention(a, a->prog->last, now_t, 1) == 0)
+			return r;
+	}
+}
+
 /* One capture by the loaded engine into the recording. Returns 0 (also
- * when this interval's snapshot was skipped, with a message), or
- * CTP_EXIT_INTERRUPTED. */
+ * when this interval's snapshot was skipped or failed, with a message), or
+ * the exit status to end with (CTP_EXIT_INTERRUPTED, or too many failures
+ * in a row). */
 static int capture_once(struct ctp_engine *eng, const struct ctp_config *cfg,
 			const struct rec_args *a)
 {
 	struct ctp_capture *cap = eng->cap;
-	char path[PATH_MAX];
+	char path[PATH_MAX], err[1024];
 	const char *what;
 	int r = ctp_cli_capture_again(eng, a->supervised, &what);
 	if (r == -EINTR || rec_stop)
 		return CTP_EXIT_INTERRUPTED;
+	a->prog->attempts++; /* --count counts it, written or not */
 	if (r < 0) {
-		ctp_log(CTP_LOG_ERR, "%s: %s; no snapshot this interval", what,
-			strerror(-r));
-		return 0;
+		snprintf(err, sizeof(err), "%s: %s", what, strerror(-r));
+		return failure(a, -r, err);
 	}
 	if (a->strict && ctp_cli_plugin_gave_up(cap))
 		return 0;
 	if (ctp_recdir_name(a->dir, cap->start_realtime_ns, path,
 			    sizeof(path)) < 0) {
-		ctp_log(CTP_LOG_ERR, "%s: too long a directory name", a->dir);
-		return 0;
+		snprintf(err, sizeof(err), "%s: too long a directory name",
+			 a->dir);
+		return failure(a, ENAMETOOLONG, err);
 	}
-	int rc = ctp_cli_write(cap, cfg, path, &rec_stop, NULL, true);
-	if (rc == CTP_EXIT_INTERRUPTED)
-		return rc;
-	if (rc != CTP_EXIT_OK)
-		return 0; /* said why; the next interval may do better */
-	a->prog->written++;
-	retention(a, path, (int64_t)cap->start_realtime_ns);
+	r = write_capture(cap, cfg, a, path, err, sizeof(err));
+	if (r == -ECANCELED)
+		return CTP_EXIT_INTERRUPTED;
+	if (r < 0)
+		return failure(a, -r, err);
+	count_written(a);
+	retention(a, path, (int64_t)cap->start_realtime_ns, 0);
 	if (a->print)
 		print_interval(a, cfg, path);
 	if (a->textfile &&
@@ -483,7 +560,7 @@ static int capture_once(struct ctp_engine *eng, const struct ctp_config *cfg,
 /* Has the recording done what it was asked (--count, --duration)? */
 static bool done(const struct rec_args *a)
 {
-	return rec_stdout_gone || (a->count && a->prog->written >= a->count) ||
+	return rec_stdout_gone || (a->count && a->prog->attempts >= a->count) ||
 	       (a->prog->deadline_ns && ctp_now_ns() >= a->prog->deadline_ns);
 }
 
@@ -665,9 +742,16 @@ int ctp_cmd_record(int argc, char **argv)
 		rc = record_run(cfg, &a);
 	else
 		rc = ctp_supervise(cfg, a.strict, record_run, &a, &rec_stop);
-	if (rc == CTP_EXIT_OK && ctp_verbosity >= 0)
+	if (a.prog->failed && (rc == CTP_EXIT_OK || a.prog->gave_up)) {
+		fprintf(stderr,
+			PROG ": %" PRIu64 " snapshot(s) in %s; %" PRIu64
+			     " capture(s) not written (last: %s)\n",
+			a.prog->written, a.dir, a.prog->failed, a.prog->cause);
+		rc = CTP_EXIT_FAILURE;
+	} else if (rc == CTP_EXIT_OK && ctp_verbosity >= 0) {
 		fprintf(stderr, PROG ": %" PRIu64 " snapshot(s) in %s\n",
 			a.prog->written, a.dir);
+	}
 	munmap(a.prog, sizeof(*a.prog));
 	ctp_config_free(cfg);
 	return rc;
