@@ -18,9 +18,11 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -350,6 +352,34 @@ int e2e_wait(pid_t pid, int *status)
 		if (errno != EINTR)
 			return -errno;
 	return 0;
+}
+
+uint64_t e2e_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int e2e_wait_bounded(pid_t pid, uint64_t limit_ms, const char *what)
+{
+	uint64_t t0 = e2e_now_ms();
+	for (;;) {
+		int st;
+		pid_t r = waitpid(pid, &st, WNOHANG);
+		assert_true(r >= 0);
+		if (r == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st)
+					     : 128 + WTERMSIG(st);
+		if (e2e_now_ms() - t0 > limit_ms) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			fail_msg("%s: still running after %llu ms", what,
+				 (unsigned long long)limit_ms);
+		}
+		struct timespec ts = {.tv_nsec = 10 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
 }
 
 int e2e_run(const char *const *args, const char *out, const char *err)

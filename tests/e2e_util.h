@@ -73,6 +73,12 @@ int e2e_spawn(const char *const *args, const char *out, const char *err,
 	      pid_t *pid);
 /* Wait for a child; *status is the raw wait status. */
 int e2e_wait(pid_t pid, int *status);
+/* CLOCK_MONOTONIC in milliseconds. */
+uint64_t e2e_now_ms(void);
+/* Wait for a child at most limit_ms: its exit code, or 128 + the signal
+ * that killed it. One still running then is killed and the running test
+ * fails, naming `what` (a hang fails, never blocks the suite). */
+int e2e_wait_bounded(pid_t pid, uint64_t limit_ms, const char *what);
 /* Spawn and wait. Returns the exit code (0..255), or -1000 - signal when a
  * signal killed the child, or a negative errno when it could not start. */
 int e2e_run(const char *const *args, const char *out, const char *err);

@@ -44,7 +44,7 @@ foreach(pair ${CTP_FUZZ_HARNESSES})
     list(APPEND srcs ${CTP_JEP_DIR}/jep_util.c ${CTP_JEP_DIR}/jep_probe.c
          ${CTP_JEP_DIR}/jep_layout.c ${CTP_JEP_DIR}/jep_ps.c
          ${CTP_COMMON_DIR}/procelf.c)
-    set(lib "${lib};PkgConfig::FUZZ_LIBDW;thread_db;Threads::Threads")
+    set(lib "${lib};PkgConfig::FUZZ_LIBDW;PkgConfig::ZLIB;thread_db;Threads::Threads")
   endif()
   # probe_tls finds glibc's _thread_db_* descriptors in itself (dlsym).
   if(name STREQUAL "probe_tls")

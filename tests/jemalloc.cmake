@@ -126,3 +126,18 @@ endif()
 # "stopped" worker.
 set_tests_properties(test_jemalloc_live test_jemalloc_plugin test_jemalloc_e2e
                      PROPERTIES RESOURCE_LOCK ptraced_workers)
+
+# The files jemalloc-probe opens beside a probed file (issue 28 point 1):
+# its debuglink's, its dwz alt file, a FIFO or /dev/zero in their place.
+# tests/jep_tsd.c is what the probe looks for, nothing more, with DWARF.
+# DWARF 4: dwz 0.15 refuses clang's DWARF 5 (.debug_addr).
+foreach(x tsd tsd_twin)
+  add_library(jep_${x} SHARED jep_tsd.c)
+  target_compile_options(jep_${x} PRIVATE -gdwarf-4)
+endforeach()
+target_compile_definitions(jep_tsd_twin PRIVATE JEP_TSD_TWIN)
+ctp_add_test(test_jemalloc_files test_jemalloc_files.c LIBS ctp_jep)
+target_compile_definitions(test_jemalloc_files PRIVATE
+                           JEP_TSD="$<TARGET_FILE:jep_tsd>"
+                           JEP_TSD_TWIN="$<TARGET_FILE:jep_tsd_twin>")
+add_dependencies(test_jemalloc_files jep_tsd jep_tsd_twin)

@@ -39,36 +39,6 @@
 
 static char tmpdir[PATH_MAX];
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/* Wait for pid at most limit_ms; a child still running then is killed and
- * the test fails (a hang must fail, never block the suite). */
-static int wait_bounded(pid_t pid, uint64_t limit_ms, const char *what)
-{
-	uint64_t t0 = now_ms();
-	for (;;) {
-		int st;
-		pid_t r = waitpid(pid, &st, WNOHANG);
-		assert_true(r >= 0);
-		if (r == pid)
-			return WIFEXITED(st) ? WEXITSTATUS(st)
-					     : 128 + WTERMSIG(st);
-		if (now_ms() - t0 > limit_ms) {
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
-			fail_msg("%s: still running after %llu ms", what,
-				 (unsigned long long)limit_ms);
-		}
-		struct timespec ts = {.tv_nsec = 10 * 1000 * 1000};
-		nanosleep(&ts, NULL);
-	}
-}
-
 static void write_text(const char *path, const char *text)
 {
 	assert_int_equal(e2e_write_file(path, text, strlen(text)), 0);
@@ -126,7 +96,8 @@ static void test_hostile_files(void **unused)
 		const char *args[] = {"--config", cfg, "-o", out, NULL};
 		pid_t pid;
 		assert_int_equal(e2e_spawn(args, NULL, log, &pid), 0);
-		int rc = wait_bounded(pid, 60000, "capture on a hostile root");
+		int rc = e2e_wait_bounded(pid, 60000,
+					  "capture on a hostile root");
 		if (rc != 0) {
 			e2e_show_file("stderr", log);
 			fail_msg("exit %d", rc);
@@ -182,9 +153,9 @@ static void test_signal_ends_stuck_capture(void **unused)
 			const char *args[] = {"--config", cfg, "-o", out, NULL};
 			pid_t pid;
 			assert_int_equal(e2e_spawn(args, NULL, log, &pid), 0);
-			uint64_t t0 = now_ms();
+			uint64_t t0 = e2e_now_ms();
 			while (access(marker, F_OK) != 0) {
-				if (now_ms() - t0 > 30000) {
+				if (e2e_now_ms() - t0 > 30000) {
 					kill(pid, SIGKILL);
 					waitpid(pid, NULL, 0);
 					e2e_show_file("stderr", log);
@@ -195,7 +166,8 @@ static void test_signal_ends_stuck_capture(void **unused)
 			}
 			assert_int_equal(kill(pid, sigs[k]), 0);
 			/* One second by design; generous for a loaded CI. */
-			int rc = wait_bounded(pid, 5000, "signalled capture");
+			int rc = e2e_wait_bounded(pid, 5000,
+						  "signalled capture");
 			if (rc != 130) {
 				e2e_show_file("stderr", log);
 				fail_msg("exit %d, expected 130", rc);

@@ -19,7 +19,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$here"
 
 packages=(
-	build-essential cmake pkg-config binutils
+	build-essential cmake pkg-config binutils dwz
 	libyaml-dev libzstd-dev libmsgpack-dev zlib1g-dev
 	libdw-dev libelf-dev libmnl-dev libjemalloc-dev libmicrohttpd-dev
 	libcmocka-dev python3 python3-msgpack python3-zstandard zstd

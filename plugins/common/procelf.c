@@ -325,6 +325,51 @@ void ctp_elf_each_symbol(Elf *elf, ctp_elf_sym_fn fn, void *arg)
 	}
 }
 
+/* ---- Files of other processes
+ * ------------------------------------------------------ */
+
+int ctp_foreign_open(int dirfd, const char *path, uint64_t want_dev,
+		     uint64_t want_ino, struct stat *st)
+{
+	char self[64];
+	int pfd, fd, r = 0;
+
+	/* O_PATH opens nothing: a FIFO does not block it, a device's driver
+	 * does not see it, and with O_NOFOLLOW a symbolic link is the link. */
+	pfd = openat(dirfd, path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0)
+		return -errno;
+	if (fstat(pfd, st) < 0)
+		r = -errno;
+	else if (S_ISLNK(st->st_mode))
+		r = -ELOOP;
+	else if (!S_ISREG(st->st_mode))
+		r = -EINVAL;
+	else if ((want_dev || want_ino) &&
+		 (st->st_dev != want_dev || st->st_ino != want_ino))
+		r = -ESTALE;
+	if (r) {
+		close(pfd);
+		return r;
+	}
+	/* The inode pfd holds, whatever is under its name now; this
+	 * thread's table (a worker may have a descriptor table of its own,
+	 * CTP_PLUGIN_FD_LOCAL). O_NONBLOCK: a regular file ignores it. */
+	snprintf(self, sizeof(self), "/proc/thread-self/fd/%d", pfd);
+	fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	r = fd < 0 ? -errno : 0;
+	close(pfd);
+	return fd < 0 ? r : fd;
+}
+
+int ctp_map_path(pid_t pid, const struct ctp_map *m, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "/proc/%d/root%.*s", (int)pid,
+			 (int)m->path_len, m->path);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
 /* ---- Per-file cache
  * ----------------------------------------------------------
  */
@@ -349,7 +394,7 @@ void *ctp_file_cache_get(struct ctp_file_cache *c, pid_t pid,
 	struct ctp_file_ent *e;
 	struct stat sb;
 	char path[4200];
-	int n;
+	int fd;
 
 	pthread_mutex_lock(&c->lock);
 	for (e = c->head; e; e = e->next)
@@ -358,20 +403,21 @@ void *ctp_file_cache_get(struct ctp_file_cache *c, pid_t pid,
 	pthread_mutex_unlock(&c->lock);
 	if (e)
 		return e->answer;
-	e = calloc(1, sizeof(*e) + c->size);
-	if (!e)
+	if (ctp_map_path(pid, m, path, sizeof(path)) < 0)
 		return NULL;
-	e->dev = m->dev;
-	e->ino = m->ino;
-	/* Through the target's root, so a container's files are its own. */
-	n = snprintf(path, sizeof(path), "/proc/%d/root%.*s", (int)pid,
-		     (int)m->path_len, m->path);
-	if (n < 0 || (size_t)n >= sizeof(path) || stat(path, &sb) ||
-	    sb.st_dev != m->dev || sb.st_ino != m->ino) {
-		free(e);
+	/* One lookup: what is probed is the file mapped, or nothing. */
+	fd = ctp_foreign_open(AT_FDCWD, path, m->dev, m->ino, &sb);
+	if (fd < 0)
+		return NULL;
+	e = calloc(1, sizeof(*e) + c->size);
+	if (!e) {
+		close(fd);
 		return NULL;
 	}
-	probe(arg, path, e->answer);
+	e->dev = m->dev;
+	e->ino = m->ino;
+	probe(arg, fd, path, e->answer);
+	close(fd);
 	pthread_mutex_lock(&c->lock);
 	e->next = c->head;
 	c->head = e;

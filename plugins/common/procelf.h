@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /* ---- /proc/<pid>/maps --------------------------------------------------- */
@@ -78,11 +79,36 @@ typedef bool (*ctp_elf_sym_fn)(void *arg, const char *name,
 			       const GElf_Sym *sym);
 void ctp_elf_each_symbol(Elf *elf, ctp_elf_sym_fn fn, void *arg);
 
+/* ---- Files of other processes --------------------------------------------
+ * A file opened on behalf of another process (a file it maps, one beside
+ * it that a debuglink names) sits where that process's user can put a
+ * FIFO, a device node, a symbolic link or another file under its name
+ * between any two system calls. It is looked up once, O_PATH|O_NOFOLLOW,
+ * which opens nothing (no FIFO to block on, no driver's open to run);
+ * checked on that descriptor (a regular file, and the expected device and
+ * inode when there are some); then opened for reading through
+ * /proc/thread-self/fd, which reaches that very inode whatever its name
+ * is by now, and read only through the descriptor returned. */
+
+/* The file at path (relative to dirfd, or absolute): a descriptor open
+ * O_RDONLY|O_NONBLOCK|O_NOCTTY|O_CLOEXEC on a regular file, with *st
+ * filled; when want_dev or want_ino is not 0, the file must be that one.
+ * -ELOOP (a symbolic link), -EINVAL (not a regular file), -ESTALE (another
+ * file than the one wanted), or the open's negative errno. */
+int ctp_foreign_open(int dirfd, const char *path, uint64_t want_dev,
+		     uint64_t want_ino, struct stat *st);
+
+/* "/proc/<pid>/root<path of m>" into buf (the file as the process sees
+ * it: a container's files are its own): 0, or -ENAMETOOLONG. */
+int ctp_map_path(pid_t pid, const struct ctp_map *m, char *buf, size_t len);
+
 /* ---- Per-file answers by (dev, inode) -------------------------------------
- * `probe` fills `out` (size bytes, zeroed) for the file at `path`, the
- * mapping as seen through /proc/<pid>/root (so a container's files are its
- * own). */
-typedef void (*ctp_file_probe_fn)(void *arg, const char *path, void *out);
+ * `probe` fills `out` (size bytes, zeroed) for the file mapped: fd is open
+ * on the very file (ctp_foreign_open; closed after the probe returns) and
+ * is all the probe may read; path is where it is (ctp_map_path), for
+ * messages and for finding files beside it, with ctp_foreign_open only. */
+typedef void (*ctp_file_probe_fn)(void *arg, int fd, const char *path,
+				  void *out);
 
 struct ctp_file_cache {
 	pthread_mutex_t lock;
@@ -92,8 +118,9 @@ struct ctp_file_cache {
 void ctp_file_cache_init(struct ctp_file_cache *c, size_t size);
 /* The answer for mapping m of process pid, cached or probed now; NULL
  * without memory or when the file there is not the mapped one (replaced,
- * unreachable, the process gone): that is not cached, a later process
- * mapping the file probes it. Valid until ctp_file_cache_fini. */
+ * swapped for something else, unreachable, the process gone): that is not
+ * cached, a later process mapping the file probes it. Valid until
+ * ctp_file_cache_fini. */
 void *ctp_file_cache_get(struct ctp_file_cache *c, pid_t pid,
 			 const struct ctp_map *m, ctp_file_probe_fn probe,
 			 void *arg);

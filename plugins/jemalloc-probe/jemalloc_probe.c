@@ -177,12 +177,13 @@ static void count_tag(struct jep_state *st, const struct ctp_task *task,
 /* ---- Which file holds jemalloc ---------------------------------------------
  */
 
-static void probe_file(void *arg, const char *path, void *out)
+/* fd: the mapped file, checked (procelf.h). */
+static void probe_file(void *arg, int fd, const char *path, void *out)
 {
 	struct jep_state *st = arg;
 	struct ctp_jep_file *f = out;
 
-	if (ctp_jep_file_probe_with(path, &st->layouts, f) < 0) {
+	if (ctp_jep_file_probe_fd(fd, path, &st->layouts, f) < 0) {
 		memset(f, 0, sizeof(*f));
 		f->tag = CTP_JEP_ELF;
 	}

@@ -6,6 +6,7 @@
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -26,9 +27,11 @@
 #include <time.h>
 #include <unistd.h>
 #include <elf.h>
+#include <zlib.h>
 
 #include "jep.h"
 #include "jep_ps.h"
+#include "ctprof/plugin-util.h"
 
 static _Atomic uint64_t n_ptrace;
 
@@ -43,17 +46,216 @@ static long xptrace(int req, pid_t tid, void *addr, void *data)
 	return ptrace((enum __ptrace_request)req, tid, addr, data);
 }
 
-/* ---- One ELF file ---------------------------------------------------------
+/* ---- Separate debuginfo ---------------------------------------------------
+ * The file probed is another process's and so is its directory: libdwfl's
+ * standard search would open the .gnu_debuglink name there, and in .debug/
+ * under it, with blocking opens, and libdw looks for a missing dwz alt
+ * file (.gnu_debugaltlink) by a path the file names, blocking too. So:
+ * libdwfl searches only the collector's own places (the build-id tree
+ * under /usr/lib/debug, and debuginfod when DEBUGINFOD_URLS is set);
+ * the debuglink and the alt file beside the file are looked up here, each
+ * candidate opened as a file of another process (ctp_foreign_open:
+ * regular, never a FIFO nor a device) and taken only when its CRC (the
+ * debuglink's) or build-id (the alt's) matches; and a DWARF read from the
+ * process's files without an alt file found that way gets none, before
+ * anything reads it, so libdw never goes looking.
  */
 
-static char *debuginfo_path;
+static char *debuginfo_path; /* NULL: ":.debug:/usr/lib/debug" */
+
+/* A debuglink candidate larger than this is not read (its CRC would be
+ * a read of that much; a process can point its link at a huge file). */
+#define DEBUGLINK_MAX_BYTES (1ull << 30)
+
+/* libdw's own mark for "the alt file was looked for and is not there"
+ * (dwarf_getalt.c): dwarf_getalt returns NULL and never searches, and
+ * dwarf_end leaves an alt it did not open alone. */
+#define NO_ALT ((Dwarf *)-1)
+
+struct dbg_ctx {
+	const char *path;    /* the probed file's, for the debuglink */
+	bool from_debuglink; /* the debug file is the process's own */
+	bool alt_set;	     /* libdwfl was handed a trusted alt file */
+	/* An alt file found beside the DWARF's file (alt_open). */
+	int alt_fd;
+	Elf *alt_elf;
+	Dwarf *alt;
+};
+
+static uint32_t file_crc(int fd, uint64_t size, int *err)
+{
+	unsigned char buf[65536];
+	uLong crc = crc32(0, Z_NULL, 0);
+	uint64_t off = 0;
+
+	*err = 0;
+	while (off < size) {
+		ssize_t n = pread(fd, buf, sizeof(buf), (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			*err = n < 0 ? -errno : -EIO;
+			break;
+		}
+		crc = crc32(crc, buf, (uInt)n);
+		off += (uint64_t)n;
+	}
+	return (uint32_t)crc;
+}
+
+/* The debuglink `link` (crc) beside ctx->path, in .debug/ there, or under
+ * /usr/lib/debug with the file's directory, as libdwfl looks for it. */
+static int debuglink_open(const struct dbg_ctx *c, const char *link,
+			  GElf_Word crc, char **name)
+{
+	const char *slash = strrchr(c->path, '/');
+	int dl = slash ? (int)(slash - c->path) : 1;
+	const char *dir = slash ? c->path : ".";
+	const char *base = slash ? slash + 1 : c->path;
+	char cand[3][4200];
+	int n = 0;
+
+	if (!*link || strchr(link, '/'))
+		return -1; /* a name, not a path */
+	if (strcmp(link, base))
+		snprintf(cand[n++], sizeof(cand[0]), "%.*s/%s", dl, dir, link);
+	snprintf(cand[n++], sizeof(cand[0]), "%.*s/.debug/%s", dl, dir, link);
+	if (dir[0] == '/')
+		snprintf(cand[n++], sizeof(cand[0]), "/usr/lib/debug%.*s/%s",
+			 dl, dir, link);
+	for (int i = 0; i < n; i++) {
+		struct stat st;
+		int err, fd = ctp_foreign_open(AT_FDCWD, cand[i], 0, 0, &st);
+
+		if (fd < 0)
+			continue;
+		if ((uint64_t)st.st_size <= DEBUGLINK_MAX_BYTES &&
+		    file_crc(fd, (uint64_t)st.st_size, &err) == crc && !err) {
+			*name = strdup(cand[i]);
+			return fd;
+		}
+		close(fd);
+	}
+	return -1;
+}
+
+/* An alt file worth handing to libdwfl: one libdw makes a DWARF of. */
+static bool has_dwarf(int fd)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	Dwarf *dw = elf ? dwarf_begin_elf(elf, DWARF_C_READ, NULL) : NULL;
+
+	if (dw)
+		dwarf_end(dw);
+	if (elf)
+		elf_end(elf);
+	return dw != NULL;
+}
+
+/* The alt file of the DWARF of `mod` (read from file_name) into c: the
+ * .gnu_debugaltlink name itself when absolute, else beside that file;
+ * taken when its build-id is the one the link names and libdw reads it.
+ * It is kept here, not handed to libdwfl: were libdwfl to fail on it (its
+ * owner may change it meanwhile), libdw would go looking by the name. */
+static void alt_open(struct dbg_ctx *c, Dwfl_Module *mod, const char *file_name)
+{
+	const char *slash = strrchr(file_name ? file_name : "", '/');
+	const char *altname;
+	const void *want, *got;
+	char cand[4200];
+	struct stat st;
+	Dwarf_Addr bias;
+	Dwarf *dw = dwfl_module_getdwarf(mod, &bias); /* the one loading */
+	ssize_t n = dw ? dwelf_dwarf_gnu_debugaltlink(dw, &altname, &want) : -1;
+
+	if (n <= 0 || c->alt_fd >= 0)
+		return; /* none, or looked for already */
+	if (altname[0] == '/' || !slash)
+		snprintf(cand, sizeof(cand), "%s", altname);
+	else
+		snprintf(cand, sizeof(cand), "%.*s/%s",
+			 (int)(slash - file_name), file_name, altname);
+	c->alt_fd = ctp_foreign_open(AT_FDCWD, cand, 0, 0, &st);
+	if (c->alt_fd < 0)
+		return;
+	c->alt_elf = elf_begin(c->alt_fd, ELF_C_READ_MMAP, NULL);
+	if (c->alt_elf && dwelf_elf_gnu_build_id(c->alt_elf, &got) == n &&
+	    !memcmp(want, got, (size_t)n))
+		c->alt = dwarf_begin_elf(c->alt_elf, DWARF_C_READ, NULL);
+}
+
+static void alt_close(struct dbg_ctx *c)
+{
+	if (c->alt)
+		dwarf_end(c->alt);
+	if (c->alt_elf)
+		elf_end(c->alt_elf);
+	if (c->alt_fd >= 0)
+		close(c->alt_fd);
+}
+
+/* Dwfl_Callbacks.find_debuginfo: the debug file of the probed file
+ * (debuglink_crc set, or no debuglink), or the alt file of its DWARF
+ * (libdwfl asks with the .gnu_debugaltlink name and a CRC of 0). */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata,
+			  const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	struct dbg_ctx *c = *userdata;
+	bool alt = debuglink_file && !debuglink_crc;
+	int fd;
+
+	if (!c)
+		return -1;
+	/* Without a file name and a debuglink, libdwfl's standard search
+	 * looks by build-id only: its absolute debuginfo_path entries, then
+	 * debuginfod. */
+	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, NULL,
+					  NULL, 0, debuginfo_file_name);
+	if (fd >= 0 && alt && !has_dwarf(fd)) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0) {
+		/* A name left behind is one libdwfl would open() itself. */
+		free(*debuginfo_file_name);
+		*debuginfo_file_name = NULL;
+		if (alt)
+			alt_open(c, mod, file_name);
+		else if (debuglink_file) {
+			fd = debuglink_open(c, debuglink_file, debuglink_crc,
+					    debuginfo_file_name);
+			c->from_debuglink = fd >= 0;
+		}
+	}
+	c->alt_set |= alt && fd >= 0;
+	return fd;
+}
 
 static const Dwfl_Callbacks offline_cb = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = &debuginfo_path,
 };
+
+/* The DWARF of the module, its alt file settled (above). */
+static Dwarf *module_dwarf(Dwfl_Module *mod, Elf *main_elf,
+			   const struct dbg_ctx *c)
+{
+	Dwarf_Addr bias;
+	Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
+	bool theirs = dw && (dwarf_getelf(dw) == main_elf || c->from_debuglink);
+
+	if (dw && !c->alt_set && (c->alt || theirs))
+		dwarf_setalt(dw, c->alt ? c->alt : NO_ALT);
+	return dw;
+}
+
+/* ---- One ELF file ---------------------------------------------------------
+ */
 
 static void phdrs(Elf *elf, struct ctp_jep_file *out)
 {
@@ -252,22 +454,16 @@ static bool stripped_jemalloc(Elf *elf)
  * host would cost a debuginfo search (a network query under
  * DEBUGINFOD_URLS) for nothing.
  */
-static bool worth_looking(const char *path)
+static bool worth_looking(int fd)
 {
 	Elf_Scn *scn = NULL;
 	bool symtab = false, hint = false;
 	Elf *elf;
-	int fd;
 
 	elf_version(EV_CURRENT);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return true; /* let libdwfl report the error */
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf) {
-		close(fd);
-		return true;
-	}
+	if (!elf)
+		return true; /* let libdwfl report the error */
 	while ((scn = elf_nextscn(elf, scn)) && !symtab && !hint) {
 		GElf_Shdr sh;
 		Elf_Data *d;
@@ -303,46 +499,57 @@ static bool worth_looking(const char *path)
 	if (!symtab && !hint)
 		hint = stripped_jemalloc(elf);
 	elf_end(elf);
-	close(fd);
 	return symtab || hint;
 }
 
 int ctp_jep_file_probe(const char *path, struct ctp_jep_file *out)
 {
-	return ctp_jep_file_probe_with(path, NULL, out);
+	int r, fd = ctp_open_regular(AT_FDCWD, path);
+
+	if (fd < 0)
+		return fd;
+	r = ctp_jep_file_probe_fd(fd, path, NULL, out);
+	close(fd);
+	return r;
 }
 
-int ctp_jep_file_probe_with(const char *path,
-			    const struct ctp_jep_layouts *layouts,
-			    struct ctp_jep_file *out)
+int ctp_jep_file_probe_fd(int fd, const char *path,
+			  const struct ctp_jep_layouts *layouts,
+			  struct ctp_jep_file *out)
 {
+	struct dbg_ctx ctx = {.path = path, .alt_fd = -1};
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	Elf *elf;
 	GElf_Addr bias;
 	Dwarf *dw;
-	int fd, n, r = 0;
+	void **userdata;
+	int dfd, n;
 
 	memset(out, 0, sizeof(*out));
-	if (!worth_looking(path)) {
+	if (!worth_looking(fd)) {
 		out->tag = CTP_JEP_NOT_JEMALLOC;
 		return 0;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (dfd < 0)
 		return -errno;
 	dwfl = dwfl_begin(&offline_cb);
 	if (!dwfl) {
-		close(fd);
+		close(dfd);
 		return -ENOMEM;
 	}
-	/* dwfl owns fd from here. */
-	mod = dwfl_report_offline(dwfl, "", path, fd);
+	/* dwfl owns dfd from here; path only names the module. */
+	mod = dwfl_report_offline(dwfl, "", path, dfd);
 	dwfl_report_end(dwfl, NULL, NULL);
 	if (!mod) {
 		out->tag = CTP_JEP_ELF;
 		goto done;
 	}
+	/* The debuginfo search's context (find_debuginfo). */
+	if (dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL,
+			     NULL))
+		*userdata = &ctx;
 	elf = dwfl_module_getelf(mod, &bias);
 	if (!elf) {
 		out->tag = CTP_JEP_ELF;
@@ -374,7 +581,7 @@ int ctp_jep_file_probe_with(const char *path,
 		}
 		goto done;
 	}
-	dw = dwfl_module_getdwarf(mod, &bias);
+	dw = module_dwarf(mod, elf, &ctx);
 	if (!dw) {
 		from_table(elf, layouts, out); /* else NO_DEBUGINFO */
 		goto done;
@@ -389,7 +596,8 @@ int ctp_jep_file_probe_with(const char *path,
 	out->tag = CTP_JEP_NOT_JEMALLOC;
 done:
 	dwfl_end(dwfl);
-	return r;
+	alt_close(&ctx); /* after the DWARF that used it */
+	return 0;
 }
 
 int ctp_jep_layout_learn(const char *path, struct ctp_jep_layout *out,
@@ -494,10 +702,14 @@ static bool symset_add(void *arg, const char *n, const GElf_Sym *sym)
 	return true;
 }
 
+/* The symbols of the file at path, mapped as (dev, ino); NULL when it
+ * cannot be opened as that file now (not kept: a later lookup tries
+ * again). */
 static struct symset *symset_get(const char *path, uint64_t dev, uint64_t ino)
 {
 	struct symset *s;
 	struct ctp_jep_file f;
+	struct stat st;
 	Elf *elf;
 	int fd;
 
@@ -505,25 +717,27 @@ static struct symset *symset_get(const char *path, uint64_t dev, uint64_t ino)
 	for (s = symsets; s; s = s->next)
 		if (s->dev == dev && s->ino == ino)
 			goto out;
-	s = calloc(1, sizeof(*s));
-	if (!s)
+	fd = ctp_foreign_open(AT_FDCWD, path, dev, ino, &st);
+	if (fd < 0)
 		goto out;
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		close(fd);
+		goto out;
+	}
 	s->dev = dev;
 	s->ino = ino;
 	elf_version(EV_CURRENT);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-		if (elf) {
-			memset(&f, 0, sizeof(f));
-			phdrs(elf, &f);
-			s->first_load_vaddr = f.first_load_vaddr;
-			s->is_dyn = f.is_dyn;
-			ctp_elf_each_symbol(elf, symset_add, s);
-			elf_end(elf);
-		}
-		close(fd);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf) {
+		memset(&f, 0, sizeof(f));
+		phdrs(elf, &f);
+		s->first_load_vaddr = f.first_load_vaddr;
+		s->is_dyn = f.is_dyn;
+		ctp_elf_each_symbol(elf, symset_add, s);
+		elf_end(elf);
 	}
+	close(fd);
 	s->next = symsets;
 	symsets = s;
 out:

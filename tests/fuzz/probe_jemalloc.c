@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * jemalloc-probe's ELF and DWARF reading (ctp_jep_file_probe): the input
- * is a file of some process's mappings, as the probe would open it. It
+ * jemalloc-probe's ELF and DWARF reading (ctp_jep_file_probe_fd): the
+ * input is a file of some process's mappings, as the plugin reads it. It
  * parses the ELF, its symbol tables and the DWARF of tsd_s through
  * elfutils; these are files other users own.
  */
@@ -29,6 +29,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ftruncate(fd, 0) < 0 || pwrite(fd, data, size, 0) != (ssize_t)size)
 		return 0;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	ctp_jep_file_probe(path, &out);
+	ctp_jep_file_probe_fd(fd, path, NULL, &out);
 	return 0;
 }
