@@ -56,6 +56,10 @@ ctp_abi_plugin(abi-shadowcmd abi_bad.c ABI_SHADOW_COMMAND)
 # The supervisor's tests: a plugin that crashes where its options say.
 ctp_abi_plugin(abi-crash abi_crash.c)
 ctp_abi_plugin(abi-crash2 abi_crash.c CRASH_NAME="abi-crash2")
+# An option's own value check, and the same table at the first ABI 1
+# element size (no check member).
+ctp_abi_plugin(abi-optcheck abi_optcheck.c)
+ctp_abi_plugin(abi-optv1 abi_optcheck.c ABI_OPT_V1)
 
 ctp_add_test(test_abi test_abi.c e2e_util.c LIBS ctpcore ${CMAKE_DL_LIBS})
 target_compile_definitions(test_abi PRIVATE CTP_ABI_PLUGIN_DIR="${CTP_ABI_PLUGIN_DIR}")

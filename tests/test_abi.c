@@ -1920,6 +1920,67 @@ static void test_config_resolves_plugins(void **unused)
 	run_free(&r);
 }
 
+/* An option's value check of its own (ctp_option_desc.check; the core
+ * knows no plugin by it): check-config reports a value it refuses at the
+ * value's position, for a plugin enabled here, not for one disabled nor
+ * for a host rule of other hosts; a capture fails the plugin before init
+ * (a required one, the capture); a table at the first ABI 1 element size
+ * carries no check and takes any value. */
+static void test_option_value_checks(void **unused)
+{
+	(void)unused;
+	char cfg[PATH_MAX], dir[PATH_MAX];
+	struct run r = config_verb("optcheck-bad", "check-config",
+				   "  abi-optcheck:\n"
+				   "    options: {file: nope}\n",
+				   cfg, sizeof(cfg));
+	assert_int_equal(r.status, CTP_EXIT_USAGE);
+	assert_string_equal(r.out, "");
+	assert_line(r.err,
+		    "%s:4:21: plugin 'abi-optcheck': option 'file': "
+		    "nope:1:2: not ok",
+		    cfg);
+	run_free(&r);
+	static const char *const fine[] = {
+		"  abi-optcheck: {options: {file: okay}}\n",
+		"  abi-optcheck:\n    enabled: false\n"
+		"    options: {file: nope}\n",
+		"  abi-optcheck: {}\nhosts:\n"
+		"  - match: {hostname: \"nope-*\"}\n"
+		"    plugins:\n      abi-optcheck: {options: {file: nope}}\n",
+		"  abi-optv1: {options: {file: nope}}\n",
+	};
+	for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++) {
+		r = config_verb("optcheck-fine", "check-config", fine[i], cfg,
+				sizeof(cfg));
+		if (r.status != 0)
+			fail_msg("case %zu: exit %d:\n%s", i, r.status, r.err);
+		run_free(&r);
+	}
+
+	/* The capture: the plugin fails before init, with the position. */
+	case_dir(dir, sizeof(dir), "optcheck-capture");
+	r = capture(dir, FIXTURE_PROC, 1, NULL, NULL,
+		    "  abi-optcheck: {options: {file: nope}}\n"
+		    "  abi-optv1: {options: {file: nope}}\n");
+	assert_int_equal(r.status, 0);
+	struct ctp_snap *snap = open_snap(dir);
+	const struct ctp_snap_plugin *p = plugin(snap, "abi-optcheck");
+	assert_int_equal(p->status, CTP_PST_FAILED);
+	assert_non_null(strstr(p->reason, "/collectors.yaml:9:"));
+	assert_non_null(strstr(p->reason, "option 'file': nope:1:2: not ok"));
+	assert_null(ctp_snap_field_find(snap, "abi-optcheck.inits"));
+	assert_int_equal(plugin(snap, "abi-optv1")->status, CTP_PST_LOADED);
+	ctp_snap_free(snap);
+	run_free(&r);
+	case_dir(dir, sizeof(dir), "optcheck-required");
+	r = capture(dir, FIXTURE_PROC, 1, NULL, NULL,
+		    "  abi-optcheck: {required: true, options: {file: no}}\n");
+	assert_int_not_equal(r.status, 0);
+	assert_non_null(strstr(r.err, "option 'file': no:1:2: not ok"));
+	run_free(&r);
+}
+
 /* Options a plugin declares (CTP_PLUGIN_OPTIONS: io declares none,
  * procfs-stat one) are checked by the core: check-config reports each
  * mistake at its position, in declarations and host rules alike; a
@@ -2132,6 +2193,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_wrong_verb),
 		cmocka_unit_test(test_output_dir),
 		cmocka_unit_test(test_declared_options),
+		cmocka_unit_test(test_option_value_checks),
 		cmocka_unit_test(test_lazy_files),
 		cmocka_unit_test(test_lazy_shared),
 		cmocka_unit_test(test_lazy_gated_unreadable),

@@ -890,8 +890,10 @@ static int load_checked(struct ctp_engine *eng, uint32_t idx, char **dirs,
 	const struct ctp_plugin *d = rt->desc;
 	set_str(&info->version, d->version ? d->version : "");
 	const struct ctp_kv *bad;
-	char owhy[512];
-	if (ctp_options_check(d, rt->cfg, &bad, owhy, sizeof(owhy)) < 0) {
+	char owhy[1200];
+	if (ctp_options_check(d, rt->cfg, &bad, owhy, sizeof(owhy)) < 0 ||
+	    ctp_options_check_values(d, rt->cfg, &bad, owhy, sizeof(owhy)) <
+		    0) {
 		snprintf(why, whylen, "%s:%u:%u: %s",
 			 eng->cfg->path ? eng->cfg->path : "(config)",
 			 bad ? bad->line : 0, bad ? bad->col : 0, owhy);

@@ -13,6 +13,13 @@
 #define OPTIONS_END                                                            \
 	(offsetof(struct ctp_plugin, option_desc_size) + sizeof(uint32_t))
 
+/* The first ABI 1 option descriptor, before `check` was appended; a
+ * member past a table's option_desc_size is absent. */
+#define DESC_V1 offsetof(struct ctp_option_desc, check)
+#define HAS_CHECK(d)                                                           \
+	((d)->option_desc_size >=                                              \
+	 DESC_V1 + sizeof(((struct ctp_option_desc *)0)->check))
+
 const struct ctp_option_desc *ctp_options_table(const struct ctp_plugin *d,
 						bool *declared, size_t *n)
 {
@@ -21,8 +28,7 @@ const struct ctp_option_desc *ctp_options_table(const struct ctp_plugin *d,
 	*declared = (d->flags & CTP_PLUGIN_OPTIONS) && d->size >= OPTIONS_END;
 	if (!*declared)
 		return NULL;
-	if (!d->options || !d->n_options ||
-	    d->option_desc_size < sizeof(struct ctp_option_desc))
+	if (!d->options || !d->n_options || d->option_desc_size < DESC_V1)
 		return &none;
 	*n = d->n_options;
 	return d->options;
@@ -151,5 +157,36 @@ int ctp_options_check(const struct ctp_plugin *d,
 		}
 	}
 	*bad = NULL;
+	return 0;
+}
+
+int ctp_options_check_values(const struct ctp_plugin *d,
+			     const struct ctp_plugin_cfg *pc,
+			     const struct ctp_kv **bad, char *why,
+			     size_t whylen)
+{
+	bool declared;
+	size_t n;
+	const struct ctp_option_desc *t = ctp_options_table(d, &declared, &n);
+	*bad = NULL;
+	if (!declared || !pc || !HAS_CHECK(d))
+		return 0;
+	for (size_t k = 0; k < pc->n_opts; k++) {
+		const struct ctp_kv *kv = &pc->opts[k];
+		for (size_t i = 0; i < n; i++) {
+			const struct ctp_option_desc *o =
+				opt_at(t, d->option_desc_size, i);
+			char vwhy[1024] = "";
+			if (!o->name || strcmp(o->name, kv->key) || !o->check)
+				continue;
+			int r = o->check(kv->value, vwhy, sizeof(vwhy));
+			if (r >= 0)
+				break;
+			*bad = kv;
+			snprintf(why, whylen, "option '%s': %s", kv->key,
+				 *vwhy ? vwhy : strerror(-r));
+			return r;
+		}
+	}
 	return 0;
 }

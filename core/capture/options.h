@@ -2,7 +2,8 @@
 /*
  * Checking a plugin's configured options against the options[] table its
  * descriptor declares (CTP_PLUGIN_OPTIONS): before init, by check-config
- * and listed by `plugins`. Pure; private to the core.
+ * and listed by `plugins`. Pure but for the plugins' own value checks;
+ * private to the core.
  */
 #ifndef CTP_CORE_OPTIONS_H
 #define CTP_CORE_OPTIONS_H
@@ -29,6 +30,19 @@ const struct ctp_option_desc *ctp_options_table(const struct ctp_plugin *d,
 int ctp_options_check(const struct ctp_plugin *d,
 		      const struct ctp_plugin_cfg *pc,
 		      const struct ctp_kv **bad, char *why, size_t whylen);
+
+/*
+ * The value checks of d's options (ctp_option_desc.check, ABI 1 tables
+ * that carry it) on the values pc sets, after ctp_options_check: 0, or
+ * the check's negative errno with *bad the option and why ("option
+ * 'NAME': reason"). They may read files the values name: for the
+ * settings in effect (before init; check-config for the plugins enabled
+ * on the host), not for every host rule.
+ */
+int ctp_options_check_values(const struct ctp_plugin *d,
+			     const struct ctp_plugin_cfg *pc,
+			     const struct ctp_kv **bad, char *why,
+			     size_t whylen);
 
 /* The value parsers behind ctp_api.opt_u64, opt_i64 and opt_bool (a
  * number in any base strtoull/strtoll takes; true/yes/on/1,

@@ -501,6 +501,25 @@ static int check_options(const struct ctp_config *cfg, const char *name,
 	return rc;
 }
 
+/* The plugins' own checks of the values in effect here (files a value
+ * names: ctp_option_desc.check), for a plugin enabled on this host; one
+ * FILE:LINE:COL line when one fails. Returns 0 or the negative errno. */
+static int check_values(const struct ctp_config *cfg,
+			const struct ctp_plugin_cfg *pc,
+			const struct ctp_plugin *d)
+{
+	const struct ctp_kv *bad = NULL;
+	char why[1200];
+	int r;
+	if (!pc->enabled ||
+	    (r = ctp_options_check_values(d, pc, &bad, why, sizeof(why))) >= 0)
+		return 0;
+	fprintf(stderr, "%s:%u:%u: plugin '%s': %s\n",
+		cfg->path ? cfg->path : "(defaults)", bad ? bad->line : 0,
+		bad ? bad->col : 0, pc->name, why);
+	return r;
+}
+
 /*
  * Find, open and name-check every plugin the config declares, enabled on
  * this host or not (a host rule elsewhere may enable it), as a capture
@@ -523,7 +542,8 @@ static int resolve_plugins(const struct ctp_config *cfg, char **paths)
 		int r = ctp_plugin_resolve(dirs, ndirs, pc->name,
 					   cfg->allow_insecure_plugins, &path,
 					   &h, &d, why, sizeof(why));
-		if (r == 0 && check_options(cfg, pc->name, d) < 0) {
+		if (r == 0 && (check_options(cfg, pc->name, d) < 0 ||
+			       check_values(cfg, pc, d) < 0)) {
 			rc = CTP_EXIT_USAGE;
 			dlclose(h);
 		} else if (r < 0) {
@@ -648,7 +668,10 @@ static int cmd_check_config(int argc, char **argv)
 			       "and path rules still use this machine).\n"
 			       "Every plugin FILE lists (enabled here or not) "
 			       "must be found and load as a\n"
-			       "capture would load it (init is not called).\n"
+			       "capture would load it (init is not called); "
+			       "the options of each\n"
+			       "enabled here pass the plugin's own checks (the "
+			       "files they name).\n"
 			       "Exit status 0 when valid, 2 with "
 			       "FILE:LINE:COL: "
 			       "message otherwise.\n");

@@ -529,6 +529,17 @@ struct ctp_option_desc {
 	const char *const *choices; /* CTP_OPT_STRING: NULL-terminated, or
 				       NULL for any text */
 	uint64_t min, max; /* U64, BYTES: inclusive; max 0 = no bound */
+	/*
+	 * Appended in ABI 1 (read when option_desc_size covers it): checks
+	 * what the type cannot, such as the files a value names: 0, or a
+	 * negative errno with a one-line reason in why ("FILE:LINE:COL:
+	 * what" when a file it names is at fault). The core calls it, after
+	 * the type checks, for the values in effect: before init, and in
+	 * `check-config` for each plugin enabled on the host. It keeps
+	 * nothing and never blocks: open files with ctp_open_regular. NULL:
+	 * the type says it all.
+	 */
+	int (*check)(const char *value, char *why, size_t whylen);
 };
 
 /*

@@ -466,6 +466,47 @@ CTP_EXPORT extern const struct ctp_plugin ctp_plugin_v1;
 
 static const char *const methods[] = {"thread_db", "auto", "ptrace", NULL};
 
+/* Each file of a `layouts` list (':'-separated) appended to *out: 0, or a
+ * negative errno with "FILE:LINE:COL: reason" (or "FILE: reason") in err
+ * (out then holds the files before it). */
+static int load_list(const char *list, struct ctp_jep_layouts *out, char *err,
+		     size_t errlen)
+{
+	char path[4096];
+
+	for (const char *p = list; *p;) {
+		size_t n = strcspn(p, ":");
+		int r;
+
+		if (n >= sizeof(path)) {
+			snprintf(err, errlen,
+				 "a path longer than %zu bytes: %.40s...",
+				 sizeof(path) - 1, p);
+			return -ENAMETOOLONG;
+		}
+		if (n) {
+			memcpy(path, p, n);
+			path[n] = '\0';
+			if ((r = ctp_jep_layouts_load(path, out, err, errlen)) <
+			    0)
+				return r;
+		}
+		p += n + (p[n] == ':');
+	}
+	return 0;
+}
+
+/* ctp_option_desc.check of `layouts`: every file reads and parses (what
+ * init does with them), so check-config reports the one at fault. */
+static int check_layouts(const char *value, char *why, size_t whylen)
+{
+	struct ctp_jep_layouts l = {0};
+	int r = load_list(value, &l, why, whylen);
+
+	ctp_jep_layouts_free(&l);
+	return r;
+}
+
 static const struct ctp_option_desc options[] = {
 	{.name = "method",
 	 .help = "thread_db reads without stopping targets; auto falls back "
@@ -477,7 +518,8 @@ static const struct ctp_option_desc options[] = {
 	 .help = "more tsd_s layouts files, ':'-separated, searched before "
 		 "the shipped one (README.md: Layouts without DWARF)",
 	 .type = CTP_OPT_STRING,
-	 .def = ""},
+	 .def = "",
+	 .check = check_layouts},
 	{.name = "ptrace_timeout_ms",
 	 .help = "longest a ptrace stop may wait for a thread",
 	 .type = CTP_OPT_U64,
@@ -513,26 +555,10 @@ static int load_layouts(struct jep_state *st)
 
 	if (r < 0 && r != -ENOENT)
 		return r;
-	for (const char *p = r == 0 ? list : ""; *p;) {
-		size_t n = strcspn(p, ":");
-		if (n >= sizeof(path)) {
-			api->log(st->ctx, CTP_LOG_ERR,
-				 "option 'layouts': a path longer than %zu "
-				 "bytes",
-				 sizeof(path) - 1);
-			return -ENAMETOOLONG;
-		}
-		if (n) {
-			memcpy(path, p, n);
-			path[n] = '\0';
-			if ((r = ctp_jep_layouts_load(path, &st->layouts, err,
-						      sizeof(err))) < 0) {
-				api->log(st->ctx, CTP_LOG_ERR,
-					 "option 'layouts': %s", err);
-				return r;
-			}
-		}
-		p += n + (p[n] == ':');
+	if (r == 0 &&
+	    (r = load_list(list, &st->layouts, err, sizeof(err))) < 0) {
+		api->log(st->ctx, CTP_LOG_ERR, "option 'layouts': %s", err);
+		return r;
 	}
 	size_t mine = st->layouts.n;
 	if (shipped_layouts(path, sizeof(path)) < 0)

@@ -144,9 +144,10 @@ struct ctp_jep_layouts {
 int ctp_jep_layouts_parse(const char *buf, size_t len,
 			  struct ctp_jep_layouts *out, size_t *line,
 			  size_t *col, const char **why);
-/* Read and parse one file (at most CTP_JEP_LAYOUTS_MAX_BYTES) and append
- * all its entries to *out, or none; on failure "FILE:LINE:COL: reason"
- * (or "FILE: error") in err. */
+/* Read and parse one regular file (at most CTP_JEP_LAYOUTS_MAX_BYTES;
+ * opened without blocking: a FIFO or a device is refused, "FILE: not a
+ * regular file") and append all its entries to *out, or none; on failure
+ * "FILE:LINE:COL: reason" (or "FILE: error") in err. */
 int ctp_jep_layouts_load(const char *path, struct ctp_jep_layouts *out,
 			 char *err, size_t errlen);
 void ctp_jep_layouts_free(struct ctp_jep_layouts *l);

@@ -234,10 +234,13 @@ int ctp_jep_layouts_load(const char *path, struct ctp_jep_layouts *out,
 	const char *why = NULL;
 	struct ctp_jep_layouts mine = {0};
 	char *buf = malloc(CTP_JEP_LAYOUTS_MAX_BYTES + 1);
-	int fd = open(path, O_RDONLY | O_CLOEXEC), r = 0;
+	/* A regular file, opened without blocking: a FIFO or a device under
+	 * the name is refused, never waited on. */
+	int fd = ctp_open_regular(AT_FDCWD, path), r = 0;
 	if (!buf || fd < 0) {
-		r = !buf ? -ENOMEM : -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(-r));
+		r = !buf ? -ENOMEM : fd;
+		snprintf(err, errlen, "%s: %s", path,
+			 r == -EINVAL ? "not a regular file" : strerror(-r));
 		goto out;
 	}
 	while (n <= CTP_JEP_LAYOUTS_MAX_BYTES) {
