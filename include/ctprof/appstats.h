@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * appstats: per-thread counters an application publishes for ctprof-core
- * to read without stopping it (docs/APPSTATS.md). Header-only C11 (C, not
- * C++: it uses _Atomic); copy it into any program (MIT).
+ * to read without stopping it (docs/APPSTATS.md). Header-only, for C11
+ * (<stdatomic.h>) and C++11 or later (<atomic>: the same layout), GCC or
+ * Clang; copy it into any program (MIT). It compiles without a warning
+ * with -Wall -Wextra at every optimization level (tests/header_warnings.sh).
  *
  *   int a = ctp_app_field("arena_bytes", CTP_UNIT_BYTES, CTP_KIND_GAUGE,
  *                         CTP_RULE_MAX);      // once, before threads publish
@@ -24,7 +26,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -32,6 +33,40 @@
 #include <unistd.h>
 
 #include "ctprof/plugin.h" /* enum ctp_unit, ctp_kind, ctp_rule */
+
+/* C's _Atomic(T) or C++'s std::atomic<T> (the same size and alignment
+ * with GCC and Clang), and the few operations used, by their C names. */
+#ifdef __cplusplus
+#include <atomic>
+#define CTP__APP_ATOMIC(T)	 std::atomic<T>
+#define CTP__APP_TLS		 thread_local
+#define CTP__APP_RELAXED	 std::memory_order_relaxed
+#define CTP__APP_ACQUIRE	 std::memory_order_acquire
+#define CTP__APP_RELEASE	 std::memory_order_release
+#define CTP__APP_SEQ_CST	 std::memory_order_seq_cst
+#define CTP__APP_LOAD(p, mo)	 (p)->load(mo)
+#define CTP__APP_STORE(p, v, mo) (p)->store((v), mo)
+#define CTP__APP_ADD(p, v, mo)	 (p)->fetch_add((v), mo)
+#define CTP__APP_CAS(p, e, v)	 (p)->compare_exchange_strong(*(e), (v))
+#define CTP__APP_CAS_ACQUIRE(p, e, v)                                          \
+	(p)->compare_exchange_weak(*(e), (v), std::memory_order_acquire,       \
+				   std::memory_order_relaxed)
+#else
+#include <stdatomic.h>
+#define CTP__APP_ATOMIC(T)	 _Atomic(T)
+#define CTP__APP_TLS		 _Thread_local
+#define CTP__APP_RELAXED	 memory_order_relaxed
+#define CTP__APP_ACQUIRE	 memory_order_acquire
+#define CTP__APP_RELEASE	 memory_order_release
+#define CTP__APP_SEQ_CST	 memory_order_seq_cst
+#define CTP__APP_LOAD(p, mo)	 atomic_load_explicit((p), mo)
+#define CTP__APP_STORE(p, v, mo) atomic_store_explicit((p), (v), mo)
+#define CTP__APP_ADD(p, v, mo)	 atomic_fetch_add_explicit((p), (v), mo)
+#define CTP__APP_CAS(p, e, v)	 atomic_compare_exchange_strong((p), (e), (v))
+#define CTP__APP_CAS_ACQUIRE(p, e, v)                                          \
+	atomic_compare_exchange_weak_explicit(                                 \
+		(p), (e), (v), memory_order_acquire, memory_order_relaxed)
+#endif
 
 /* The layout's constants (APPSTATS.md). A program may not change them:
  * every object of a process must agree, and the reader checks them. */
@@ -49,11 +84,11 @@ struct ctprof_appstats_field {
 
 struct ctprof_appstats_slot {
 	/* 0 free, -1 changing hands, else the owner thread's tid */
-	_Atomic int32_t tid;
+	CTP__APP_ATOMIC(int32_t) tid;
 	/* even when stable; a reader keeps a slot only when it reads the
 	 * same even seq before and after */
-	_Atomic uint32_t seq;
-	_Atomic uint64_t values[CTP_APP_MAX_FIELDS];
+	CTP__APP_ATOMIC(uint32_t) seq;
+	CTP__APP_ATOMIC(uint64_t) values[CTP_APP_MAX_FIELDS];
 };
 
 struct ctprof_appstats {
@@ -62,58 +97,62 @@ struct ctprof_appstats {
 	uint32_t size; /* sizeof(struct ctprof_appstats) */
 	uint32_t max_fields, max_slots;
 	uint32_t field_size, slot_size;
-	uint32_t fields_off, slots_off; /* from the start of this struct */
-	_Atomic uint32_t n_fields;	/* fields [0, n_fields) are valid */
-	_Atomic uint32_t lock;		/* declarations and set-up */
-	_Atomic uint64_t dropped;	/* updates lost: every slot taken */
-	_Atomic uint64_t fork_gen;	/* bumped in each fork() child */
+	uint32_t fields_off, slots_off;	    /* from the start of this struct */
+	CTP__APP_ATOMIC(uint32_t) n_fields; /* fields [0, n_fields) valid */
+	CTP__APP_ATOMIC(uint32_t) lock;	    /* declarations and set-up */
+	CTP__APP_ATOMIC(uint64_t) dropped;  /* updates lost: slots all taken */
+	CTP__APP_ATOMIC(uint64_t) fork_gen; /* bumped in each fork() child */
 	struct ctprof_appstats_field fields[CTP_APP_MAX_FIELDS];
 	struct ctprof_appstats_slot slots[CTP_APP_MAX_SLOTS];
 };
 
 /* The process's registry: the first definition the linker and dynamic
  * linker bind wins, the others are never used. */
+#ifdef __cplusplus
+extern "C" {
+#endif
 __attribute__((
 	weak, visibility("default"))) struct ctprof_appstats ctprof_appstats_v1;
+#ifdef __cplusplus
+}
+#endif
 
 /* ---- Internals (per translation unit: an object including this header
  * must stay loaded, APPSTATS.md) ----------------------------------------- */
 
-static _Thread_local struct ctprof_appstats_slot *ctp__app_mine;
+static CTP__APP_TLS struct ctprof_appstats_slot *ctp__app_mine;
 /* Set once this thread gave its slot back at exit: a later update (from
  * another thread-specific-data destructor) is dropped, not written into a
  * slot another thread may hold by now. */
-static _Thread_local int ctp__app_gone;
+static CTP__APP_TLS int ctp__app_gone;
 static int ctp__app_key_ok;
-static _Thread_local uint64_t ctp__app_gen;
+static CTP__APP_TLS uint64_t ctp__app_gen;
 static pthread_key_t ctp__app_key;
 static pthread_once_t ctp__app_once = PTHREAD_ONCE_INIT;
 
 static inline void ctp__app_lock(struct ctprof_appstats *r)
 {
 	uint32_t z = 0;
-	while (!atomic_compare_exchange_weak_explicit(
-		&r->lock, &z, 1, memory_order_acquire, memory_order_relaxed))
+	while (!CTP__APP_CAS_ACQUIRE(&r->lock, &z, 1))
 		z = 0;
 }
 
 static inline void ctp__app_unlock(struct ctprof_appstats *r)
 {
-	atomic_store_explicit(&r->lock, 0, memory_order_release);
+	CTP__APP_STORE(&r->lock, 0, CTP__APP_RELEASE);
 }
 
 /* Slot s from owner tid (or -1 meaning any) to free: the reader sees it
  * change hands (odd seq) and drops what it read meanwhile. */
 static inline void ctp__app_free(struct ctprof_appstats_slot *s, int32_t tid)
 {
-	if (tid >= 0 &&
-	    !atomic_compare_exchange_strong(&s->tid, &tid, (int32_t)-1))
+	if (tid >= 0 && !CTP__APP_CAS(&s->tid, &tid, (int32_t)-1))
 		return; /* not ours any more */
-	atomic_fetch_add(&s->seq, 1);
+	CTP__APP_ADD(&s->seq, 1, CTP__APP_SEQ_CST);
 	for (uint32_t f = 0; f < CTP_APP_MAX_FIELDS; f++)
-		atomic_store_explicit(&s->values[f], 0, memory_order_relaxed);
-	atomic_fetch_add(&s->seq, 1);
-	atomic_store(&s->tid, 0);
+		CTP__APP_STORE(&s->values[f], 0, CTP__APP_RELAXED);
+	CTP__APP_ADD(&s->seq, 1, CTP__APP_SEQ_CST);
+	CTP__APP_STORE(&s->tid, 0, CTP__APP_SEQ_CST);
 }
 
 /* Thread exit: give the slot back, if it is still this thread's. */
@@ -132,20 +171,20 @@ static inline void ctp__app_forked(void)
 	struct ctprof_appstats *r = &ctprof_appstats_v1;
 	for (uint32_t i = 0; i < CTP_APP_MAX_SLOTS; i++) {
 		struct ctprof_appstats_slot *s = &r->slots[i];
-		uint32_t q = atomic_load(&s->seq);
-		if (atomic_load(&s->tid) == 0 && !(q & 1))
+		uint32_t q = CTP__APP_LOAD(&s->seq, CTP__APP_SEQ_CST);
+		if (CTP__APP_LOAD(&s->tid, CTP__APP_SEQ_CST) == 0 && !(q & 1))
 			continue;
 		/* A parent thread may have been mid-claim or mid-release:
 		 * make seq even again before freeing, or the slot would read
 		 * as changing forever. */
-		atomic_store(&s->tid, -1);
+		CTP__APP_STORE(&s->tid, -1, CTP__APP_SEQ_CST);
 		if (q & 1)
-			atomic_store(&s->seq, q + 1);
+			CTP__APP_STORE(&s->seq, q + 1, CTP__APP_SEQ_CST);
 		ctp__app_free(s, -1);
 	}
 	/* A parent thread may have held the declarations' lock. */
-	atomic_store(&r->lock, 0);
-	atomic_fetch_add(&r->fork_gen, 1);
+	CTP__APP_STORE(&r->lock, 0, CTP__APP_SEQ_CST);
+	CTP__APP_ADD(&r->fork_gen, 1, CTP__APP_SEQ_CST);
 }
 
 static inline void ctp__app_init_once(void)
@@ -164,24 +203,23 @@ static inline struct ctprof_appstats_slot *ctp__app_claim(void)
 
 	pthread_once(&ctp__app_once, ctp__app_init_once);
 	for (uint32_t i = 0; i < CTP_APP_MAX_SLOTS && !s; i++)
-		if (atomic_load(&r->slots[i].tid) == tid)
+		if (CTP__APP_LOAD(&r->slots[i].tid, CTP__APP_SEQ_CST) == tid)
 			s = &r->slots[i];
 	for (uint32_t i = 0; i < CTP_APP_MAX_SLOTS && !s; i++) {
 		int32_t z = 0;
-		if (!atomic_compare_exchange_strong(&r->slots[i].tid, &z, -1))
+		if (!CTP__APP_CAS(&r->slots[i].tid, &z, -1))
 			continue;
 		s = &r->slots[i];
-		atomic_fetch_add(&s->seq, 1);
+		CTP__APP_ADD(&s->seq, 1, CTP__APP_SEQ_CST);
 		for (uint32_t f = 0; f < CTP_APP_MAX_FIELDS; f++)
-			atomic_store_explicit(&s->values[f], 0,
-					      memory_order_relaxed);
-		atomic_fetch_add(&s->seq, 1);
-		atomic_store(&s->tid, tid);
+			CTP__APP_STORE(&s->values[f], 0, CTP__APP_RELAXED);
+		CTP__APP_ADD(&s->seq, 1, CTP__APP_SEQ_CST);
+		CTP__APP_STORE(&s->tid, tid, CTP__APP_SEQ_CST);
 	}
 	if (!s)
 		return NULL;
 	ctp__app_mine = s;
-	ctp__app_gen = atomic_load(&r->fork_gen);
+	ctp__app_gen = CTP__APP_LOAD(&r->fork_gen, CTP__APP_SEQ_CST);
 	/* Without a key (every key taken) the slot is not given back at
 	 * exit; a reader then ignores it once the tid is gone. */
 	if (ctp__app_key_ok)
@@ -193,18 +231,16 @@ static inline struct ctprof_appstats_slot *ctp__app_slot(int field)
 {
 	struct ctprof_appstats *r = &ctprof_appstats_v1;
 	if (field < 0 ||
-	    (uint32_t)field >=
-		    atomic_load_explicit(&r->n_fields, memory_order_acquire))
+	    (uint32_t)field >= CTP__APP_LOAD(&r->n_fields, CTP__APP_ACQUIRE))
 		return NULL;
 	if (ctp__app_mine &&
-	    ctp__app_gen ==
-		    atomic_load_explicit(&r->fork_gen, memory_order_relaxed))
+	    ctp__app_gen == CTP__APP_LOAD(&r->fork_gen, CTP__APP_RELAXED))
 		return ctp__app_mine;
 	if (ctp__app_gone)
 		return NULL;
 	struct ctprof_appstats_slot *s = ctp__app_claim();
 	if (!s)
-		atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
+		CTP__APP_ADD(&r->dropped, 1, CTP__APP_RELAXED);
 	return s;
 }
 
@@ -245,19 +281,25 @@ static inline int ctp_app_field(const char *name, enum ctp_unit unit,
 				enum ctp_kind kind, enum ctp_rule rule)
 {
 	struct ctprof_appstats *r = &ctprof_appstats_v1;
-	size_t len = name ? strnlen(name, CTP_APP_NAME_MAX) : 0;
+	size_t len = 0;
 	int ret = -ENOSPC;
 
+	/* A loop, not strnlen: GCC warns of the bound when the name is a
+	 * literal shorter than it (-Wstringop-overread). */
+	while (name && len < CTP_APP_NAME_MAX && name[len])
+		len++;
 	if (len == 0 || len >= CTP_APP_NAME_MAX || (int)unit < 0 ||
 	    unit > CTP_UNIT_CENTIPCT || kind < CTP_KIND_COUNTER ||
 	    kind > CTP_KIND_ORDINAL || rule < CTP_RULE_SUM ||
 	    rule > CTP_RULE_RANGE || !ctp__app_rule_fits(kind, rule))
 		return -EINVAL;
+	/* A dot neither first nor last, nor after another (looking back:
+	 * a look ahead at a literal's end is an -Warray-bounds at -O3). */
 	for (size_t i = 0; i < len; i++)
 		if (!((name[i] >= 'a' && name[i] <= 'z') ||
 		      (name[i] >= '0' && name[i] <= '9') || name[i] == '_' ||
 		      (name[i] == '.' && i > 0 && i + 1 < len &&
-		       name[i + 1] != '.')))
+		       name[i - 1] != '.')))
 			return -EINVAL;
 	pthread_once(&ctp__app_once, ctp__app_init_once);
 	ctp__app_lock(r);
@@ -275,7 +317,7 @@ static inline int ctp_app_field(const char *name, enum ctp_unit unit,
 		/* The magic last: a reader that sees it sees the rest. */
 		__atomic_store_n(&r->magic, CTP_APP_MAGIC, __ATOMIC_RELEASE);
 	}
-	uint32_t n = atomic_load(&r->n_fields);
+	uint32_t n = CTP__APP_LOAD(&r->n_fields, CTP__APP_SEQ_CST);
 	for (uint32_t i = 0; i < n; i++) {
 		struct ctprof_appstats_field *f = &r->fields[i];
 		if (strcmp(f->name, name) != 0)
@@ -293,8 +335,7 @@ static inline int ctp_app_field(const char *name, enum ctp_unit unit,
 		f->unit = (uint8_t)unit;
 		f->kind = (uint8_t)kind;
 		f->rule = (uint8_t)rule;
-		atomic_store_explicit(&r->n_fields, n + 1,
-				      memory_order_release);
+		CTP__APP_STORE(&r->n_fields, n + 1, CTP__APP_RELEASE);
 		ret = (int)n;
 	}
 	ctp__app_unlock(r);
@@ -306,8 +347,7 @@ static inline void ctp_app_set(int field, uint64_t value)
 {
 	struct ctprof_appstats_slot *s = ctp__app_slot(field);
 	if (s)
-		atomic_store_explicit(&s->values[field], value,
-				      memory_order_relaxed);
+		CTP__APP_STORE(&s->values[field], value, CTP__APP_RELAXED);
 }
 
 /* Add to this thread's counter of a field. */
@@ -315,8 +355,7 @@ static inline void ctp_app_add(int field, uint64_t delta)
 {
 	struct ctprof_appstats_slot *s = ctp__app_slot(field);
 	if (s)
-		atomic_fetch_add_explicit(&s->values[field], delta,
-					  memory_order_relaxed);
+		CTP__APP_ADD(&s->values[field], delta, CTP__APP_RELAXED);
 }
 
 #endif /* CTPROF_APPSTATS_H */
