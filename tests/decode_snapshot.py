@@ -340,9 +340,9 @@ def check_spec(snap, legacy=False):
     check_keys(cap, ["start_realtime_ns", "end_realtime_ns", "duration_ns",
                      "workers", "roots", "config_path", "kernel_release",
                      "ptrace_capable", "hostname", "start_boottime_ns",
-                     "self_tgids"], "capture",
+                     "cgroups_read_boottime_ns", "self_tgids"], "capture",
                optional=("ptrace_capable", "hostname", "start_boottime_ns",
-                         "self_tgids"))
+                         "cgroups_read_boottime_ns", "self_tgids"))
     for k in ("start_realtime_ns", "end_realtime_ns", "duration_ns",
               "workers"):
         need(is_uint(cap[k]), "capture.%s" % k)
@@ -358,6 +358,11 @@ def check_spec(snap, legacy=False):
         need(isinstance(cap["ptrace_capable"], bool), "capture.ptrace_capable")
     if "start_boottime_ns" in cap:
         need(is_uint(cap["start_boottime_ns"]), "capture.start_boottime_ns")
+    if "cgroups_read_boottime_ns" in cap:
+        cr = cap["cgroups_read_boottime_ns"]
+        need(is_uint(cr) and cr >= cap.get("start_boottime_ns", 0),
+             "capture.cgroups_read_boottime_ns %r: not before the start"
+             % (cr,))
     if "self_tgids" in cap:
         st = cap["self_tgids"]
         need(isinstance(st, list) and 1 <= len(st) <= 4 and
@@ -836,7 +841,8 @@ def record(binary, config, plugin_dir, workdir):
         snap, _ = decode_file(path)
         check_spec(snap)
         cap = snap["capture"]
-        for k in ("hostname", "start_boottime_ns", "self_tgids"):
+        for k in ("hostname", "start_boottime_ns", "self_tgids",
+                  "cgroups_read_boottime_ns"):
             need(k in cap, "%s: no capture.%s" % (path, k))
         need(any(f.get("role") == "start_time" for f in snap["fields"]),
              "%s: no field with the start_time role" % path)

@@ -36,6 +36,10 @@ static char tmp[PATH_MAX];
 
 enum { F_CPU, F_START, F_USAGE, F_XCPU, NF };
 
+/* When each side read process 10 and the cgroups, ns since boot; 0: not
+ * recorded (test_read_times sets them). */
+static uint64_t read_p10[2], read_cg[2];
+
 static void write_side(int k, const char *path)
 {
 	const struct ctp_field_desc d[NF] = {
@@ -58,7 +62,11 @@ static void write_side(int k, const char *path)
 		   k ? 6000000 : 1000000);
 	sb_put_u64(cap, &cap->cgroups, a, CTP_CGROUP_IDENT, F_USAGE,
 		   k ? 3500000 : 500000);
-	sb_process(cap, 10, "p");
+	uint32_t p10 = sb_process(cap, 10, "p");
+	if (read_p10[k])
+		ctp_table_set(&cap->procs[0], p10, CTP_PCOL_READ_NS,
+			      read_p10[k]);
+	cap->cgroups_boottime_ns = read_cg[k];
 	struct {
 		uint32_t tid, cg;
 		uint64_t cpu, start;
@@ -89,11 +97,9 @@ static void write_side(int k, const char *path)
 	ctp_capture_free(cap);
 }
 
-static void test_coverage(void **state)
+static void open_pair(struct ctp_snap *snap[2])
 {
-	(void)state;
 	char p[2][PATH_MAX], err[512];
-	struct ctp_snap *snap[2];
 	for (int k = 0; k < 2; k++) {
 		assert_int_equal(E2E_PATHF(p[k], "%s/%d.ctprof", tmp, k), 0);
 		write_side(k, p[k]);
@@ -101,6 +107,14 @@ static void test_coverage(void **state)
 		    0)
 			fail_msg("%s", err);
 	}
+}
+
+static void test_coverage(void **state)
+{
+	(void)state;
+	char err[512];
+	struct ctp_snap *snap[2];
+	open_pair(snap);
 	struct ctp_view *v;
 	static const char yaml[] =
 		"view: c\ndescription: d\nsort: a\n"
@@ -192,6 +206,59 @@ static void test_coverage(void **state)
 				     v, NULL, &c),
 		0);
 	assert_false(c.ok);
+	ctp_coverage_free(&c);
+	ctp_view_free(v);
+	ctp_ident_free(id);
+	ctp_snap_free(snap[0]);
+	ctp_snap_free(snap[1]);
+}
+
+/*
+ * The same pair read as a busy host reads it (issue 28): BASE reads
+ * process 10 at 1001 s and the cgroups at 1002 s; CAND, a slower capture,
+ * reads process 10 at 1010 s and the cgroups at 1014 s. The cgroups'
+ * usage is over 12 s; threads 10 and 12 (new, of the same process) each
+ * changed +1 s over their process's 9 s between the reads, at their
+ * rates 1.33 s of those 12 s: 2.67 s explained, not 2.0 s. The snapshots carry
+ * the times (capture.cgroups_read_boottime_ns), and the cgroups' interval
+ * is theirs.
+ */
+static void test_read_times(void **state)
+{
+	(void)state;
+	const uint64_t sec = 1000000000ull;
+	char err[512];
+	struct ctp_snap *snap[2];
+	read_p10[0] = 1001 * sec, read_p10[1] = 1010 * sec;
+	read_cg[0] = 1002 * sec, read_cg[1] = 1014 * sec;
+	open_pair(snap);
+	read_p10[0] = read_p10[1] = read_cg[0] = read_cg[1] = 0;
+	assert_int_equal(ctp_snap_header(snap[1])->cgroups_read_boottime_ns,
+			 1014 * sec);
+	struct ctp_view *v;
+	static const char yaml[] =
+		"view: c\ndescription: d\nsort: a\n"
+		"sections: [{title: T, group_by: tid}]\n"
+		"columns: [{id: a, label: A, field: t.cpu}]\n"
+		"coverage: {threads: [t.cpu], cgroup: [c.usage]}\n";
+	assert_int_equal(ctp_view_parse("c.yaml", yaml, strlen(yaml), &v, err,
+					sizeof(err)),
+			 0);
+	struct ctp_ident *id;
+	assert_int_equal(
+		ctp_ident_new((const struct ctp_snap *const *)snap, &id), 0);
+	double cgiv = ctp_ident_task_interval(id, CTP_SCOPE_CGROUP, 0);
+	assert_true(cgiv > 11.999 && cgiv < 12.001);
+	struct ctp_coverage c;
+	assert_int_equal(
+		ctp_coverage_compute((const struct ctp_snap *const *)snap, id,
+				     v, NULL, &c),
+		0);
+	assert_true(c.ok);
+	print_message("threads explain %.3f s of %.3f s\n", c.threads, c.host);
+	assert_true(c.host > 4.999 && c.host < 5.001);
+	assert_true(c.threads > 24.0 / 9 - 0.001 &&
+		    c.threads < 24.0 / 9 + 0.001);
 	ctp_coverage_free(&c);
 	ctp_view_free(v);
 	ctp_ident_free(id);
@@ -350,6 +417,7 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {cmocka_unit_test(test_coverage),
+					   cmocka_unit_test(test_read_times),
 					   cmocka_unit_test(test_reused_pid)};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -216,10 +216,19 @@ int ctp_coverage_compute(const struct ctp_snap *const snap[2],
 	double *tcpu = calloc(tt->rows ? tt->rows : 1, sizeof(*tcpu));
 	if (!tcpu)
 		return -ENOMEM;
+	/* The cgroups' usage is over the time between the captures' reads
+	 * of the cgroups, each thread's change over the time between its
+	 * process's reads: a thread's change at its rate over the cgroups'
+	 * time is what their usage holds of it (a capture of a large or
+	 * busy host reads its first process seconds before the cgroups). */
+	double cgiv = ctp_ident_task_interval(id, CTP_SCOPE_CGROUP, 0);
 	for (size_t t = 0; t < tt->rows; t++) {
+		double tiv = ctp_ident_task_interval(id, CTP_SCOPE_THREAD, t);
 		for (size_t k = 0; k < ntf; k++)
 			tcpu[t] += change(snap, tf[k][0], tf[k][1], t,
 					  id->tmatch[t]);
+		if (tiv > 0 && cgiv > 0)
+			tcpu[t] *= cgiv / tiv;
 		c->threads += tcpu[t];
 	}
 	if (ex) {

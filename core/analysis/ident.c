@@ -245,6 +245,9 @@ static int task_intervals(struct ctp_ident *id,
 		long pr = ctp_snap_row(p, t->tgid[i], 0);
 		id->tiv[i] = pr >= 0 ? id->piv[pr] : id->interval_s;
 	}
+	uint64_t cf = ctp_snap_header(s[0])->cgroups_read_boottime_ns,
+		 ct = ctp_snap_header(s[1])->cgroups_read_boottime_ns;
+	id->cgiv = cf && ct > cf ? (double)(ct - cf) / 1e9 : id->interval_s;
 	return 0;
 }
 
@@ -286,6 +289,8 @@ double ctp_ident_task_interval(const struct ctp_ident *id, uint8_t scope,
 		return id->tiv[row];
 	if (scope == CTP_SCOPE_PROCESS)
 		return id->piv[row];
+	if (scope == CTP_SCOPE_CGROUP)
+		return id->cgiv;
 	return id->interval_s;
 }
 

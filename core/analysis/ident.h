@@ -39,10 +39,10 @@ struct ctp_ident {
 	uint64_t boot_ns[2];
 	/* The interval between the captures (ctp_ident_interval) and its
 	 * clock; per CAND thread and process row, the task's own interval,
-	 * s (ctp_ident_task_interval). */
+	 * and the cgroups', s (ctp_ident_task_interval). */
 	double interval_s;
 	const char *clock;
-	double *tiv, *piv;
+	double *tiv, *piv, cgiv;
 };
 
 /* Match the tasks of BASE (snap[0]) and CAND (snap[1]). Returns 0 and
@@ -62,9 +62,11 @@ double ctp_ident_interval(const struct ctp_snap *const snap[2],
  * (`read_boottime_ns`, FORMAT.md) and a counter's change is over the time
  * between BASE's and CAND's reads of it. A thread takes its process's; a
  * process new in the interval (or one BASE did not match by identity)
- * counts from BASE's capture start. Cgroups, and processes of snapshots
- * that recorded no read times, take the interval between the captures.
- * Every rate and percent of a task over the interval divides by this. */
+ * counts from BASE's capture start. Cgroups take the time between the
+ * two captures' reads of the cgroups (`cgroups_read_boottime_ns`, after
+ * each walk), and tasks or cgroups of snapshots that recorded no read
+ * times the interval between the captures. Every rate and percent of a
+ * task or cgroup over the interval divides by this. */
 double ctp_ident_task_interval(const struct ctp_ident *id, uint8_t scope,
 			       size_t row);
 

@@ -1020,7 +1020,12 @@ static void print_rows(FILE *out, const struct sect *s, const size_t *kw,
  * host's 4.4 s CPU (70%); all rows 4.2 s (95%)". */
 static void shown_line(FILE *out, const struct sect *s)
 {
-	double host = s->o->host_cpu_s, iv = s->o->interval_s;
+	/* The host's CPU is the root cgroup's, over the time between the
+	 * captures' reads of the cgroups; the rows' percents are rates. */
+	double host = s->o->host_cpu_s,
+	       iv = s->o->ident ? ctp_ident_task_interval(s->o->ident,
+							  CTP_SCOPE_CGROUP, 0)
+				: s->o->interval_s;
 	if (!s->o->base || host < 0.5 || iv <= 0 || !s->n_order)
 		return;
 	for (size_t c = 0; c < s->nc; c++) {

@@ -1742,6 +1742,7 @@ int ctp_engine_capture(struct ctp_engine *eng)
 	if (ret < 0)
 		return ret;
 	keep_recorded(eng);
+	cap->cgroups_boottime_ns = ctp_boottime_ns();
 	cgroup_calls(eng);
 	host_calls(eng, true);
 	if (eng->stop && *eng->stop)

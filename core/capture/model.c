@@ -897,6 +897,7 @@ int ctp_capture_reset(struct ctp_capture *cap)
 	cap->hostname = cap->kernel_release = NULL;
 	cap->start_realtime_ns = cap->end_realtime_ns = 0;
 	cap->start_mono_ns = cap->end_mono_ns = cap->start_boottime_ns = 0;
+	cap->cgroups_boottime_ns = 0;
 	cap->n_self = 0;
 	return 0;
 }

@@ -380,6 +380,9 @@ struct ctp_capture {
 	/* CLOCK_BOOTTIME at the start (the clock of tasks' start times);
 	 * 0: not recorded. */
 	uint64_t start_boottime_ns;
+	/* CLOCK_BOOTTIME when the cgroups' rows were read (after the walk);
+	 * 0: not recorded. */
+	uint64_t cgroups_boottime_ns;
 	char *hostname; /* NULL unless the config asks */
 	char *proc_root, *sys_root, *cgroup_root; /* cgroup_root may be NULL */
 	char *config_path;

@@ -496,7 +496,7 @@ static int opt_str(struct ctp_snap *s, const msgpack_object *m,
 /* ---- Header, fields, plugins, read failures ---- */
 
 /* The capture keys added to version 1 after its release, each optional:
- * ptrace_capable, start_boottime_ns, self_tgids. */
+ * ptrace_capable, start_boottime_ns, self_tgids, cgroups_read_boottime_ns. */
 static int parse_capture_late(struct ctp_snap *s, const msgpack_object *cap)
 {
 	struct ctp_snap_header *h = &s->hdr;
@@ -516,6 +516,15 @@ static int parse_capture_late(struct ctp_snap *s, const msgpack_object *cap)
 			   "integer, found %s",
 			   objtype(bt));
 	h->start_boottime_ns = bt ? bt->via.u64 : 0;
+	const msgpack_object *cr = get(cap, "cgroups_read_boottime_ns");
+	if (cr && (cr->type != MSGPACK_OBJECT_POSITIVE_INTEGER ||
+		   cr->via.u64 < h->start_boottime_ns))
+		return bad(s, -EINVAL,
+			   "capture.cgroups_read_boottime_ns: expected an "
+			   "unsigned integer not before start_boottime_ns, "
+			   "found %s",
+			   objtype(cr));
+	h->cgroups_read_boottime_ns = cr ? cr->via.u64 : 0;
 	const msgpack_object *st = get(cap, "self_tgids");
 	if (st && (st->type != MSGPACK_OBJECT_ARRAY ||
 		   st->via.array.size > CTP_SNAP_MAX_SELF))

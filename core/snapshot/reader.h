@@ -141,6 +141,10 @@ struct ctp_snap_header {
 	/* CLOCK_BOOTTIME at the start of the capture, the clock of the
 	 * start-time fields; 0 when not recorded (older snapshots). */
 	uint64_t start_boottime_ns;
+	/* CLOCK_BOOTTIME when the cgroups' rows were read, not before
+	 * start_boottime_ns; 0 when not recorded (no cgroup rows, older
+	 * snapshots). */
+	uint64_t cgroups_read_boottime_ns;
 };
 
 /*

@@ -555,8 +555,10 @@ static void pack_header(struct w *w, const char *tool_version)
 
 	pack_key(w, "capture");
 	msgpack_pack_map(
-		pk, 7 + (cap->hostname != NULL) + (cap->ptrace_capable >= 0) +
-			    (cap->start_boottime_ns != 0) + (cap->n_self != 0));
+		pk,
+		7 + (cap->hostname != NULL) + (cap->ptrace_capable >= 0) +
+			(cap->start_boottime_ns != 0) + (cap->n_self != 0) +
+			(cap->cgroups_boottime_ns != 0 && cap->cgroups.nrows));
 	pack_key(w, "start_realtime_ns");
 	msgpack_pack_uint64(pk, cap->start_realtime_ns);
 	pack_key(w, "end_realtime_ns");
@@ -594,6 +596,10 @@ static void pack_header(struct w *w, const char *tool_version)
 	if (cap->start_boottime_ns) {
 		pack_key(w, "start_boottime_ns");
 		msgpack_pack_uint64(pk, cap->start_boottime_ns);
+	}
+	if (cap->cgroups_boottime_ns && cap->cgroups.nrows) {
+		pack_key(w, "cgroups_read_boottime_ns");
+		msgpack_pack_uint64(pk, cap->cgroups_boottime_ns);
 	}
 	if (cap->n_self) {
 		pack_key(w, "self_tgids");
