@@ -8,6 +8,9 @@
  *                           (i + 1) MiB and adds i + 1 to requests 1,000
  *                           times; lines "name NAME" (its process name,
  *                           unique per pid) and "i tid"
+ *   appstats_worker wide    the same 8 after 300 threads that publish
+ *                           nothing (sleepers): the publishers are the
+ *                           last 8 of the process's tids
  *   appstats_worker churn   4 steady threads ("i tid") and threads born
  *                           and exiting all the time beside them, ~40
  *                           alive; each publishes its own tid as self_tid
@@ -48,10 +51,27 @@ static void *eight_thread(void *arg)
 	return NULL;
 }
 
-static int eight(void)
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* `sleepers` threads that publish nothing, then the eight. */
+static int eight(int sleepers)
 {
 	char name[16] = "aps-";
+	pthread_attr_t a;
 	pthread_t t;
+
+	pthread_attr_init(&a);
+	pthread_attr_setstacksize(&a, 64 * 1024);
+	for (int i = 0; i < sleepers; i++)
+		if (pthread_create(&t, &a, sleeper, NULL))
+			return 1;
+	pthread_attr_destroy(&a);
 
 	/* A process name of its own, letters only (grouping by name folds
 	 * digits), so a check grouped by name sees this process alone. */
@@ -167,8 +187,8 @@ int main(int argc, char **argv)
 			       CTP_RULE_MAX);
 	if (f_arena < 0 || f_requests < 0 || f_self < 0)
 		return 2;
-	if (!strcmp(mode, "eight")) {
-		if (eight())
+	if (!strcmp(mode, "eight") || !strcmp(mode, "wide")) {
+		if (eight(strcmp(mode, "wide") ? 0 : 300))
 			return 1;
 		printf("ready\n");
 		for (;;)
@@ -176,6 +196,6 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "churn"))
 		return churn();
-	fprintf(stderr, "usage: appstats_worker eight|churn|unset\n");
+	fprintf(stderr, "usage: appstats_worker eight|wide|churn|unset\n");
 	return 2;
 }

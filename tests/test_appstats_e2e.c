@@ -398,14 +398,17 @@ static struct ctp_snap *capture_in(pid_t inner, const char *cfg,
 	return s;
 }
 
-/* The same worker walked by 2 workers in chunks of 2 threads: the
+/* The eight publishers walked by 2 workers in chunks of 2 threads: the
  * threads another worker walks find the values the process callback read
  * (the per-capture store of split processes). Which worker takes a chunk
- * is not fixed, and on a busy host both may be busy with other processes
- * until the owner has walked every chunk itself: the capture runs in the
- * worker's own pid namespace, where it is the only process to walk (with
- * the capture's own), and captures repeat (at most 20) until one served a
- * thread from the store; every capture's values must be right. */
+ * is not fixed, and on a busy host both may be busy with other processes,
+ * or the second not scheduled, until the owner has walked every chunk
+ * itself. So the capture runs in the worker's own pid namespace, where it
+ * is the only process to walk (with the capture's own), the publishers
+ * are its last 8 threads after 300 that publish nothing (150 chunks for
+ * the other worker to join in), and captures repeat (at most 20) until
+ * one served a thread from the store; every capture's values must be
+ * right. */
 static void eight_threads_split(void **state)
 {
 	char cfg[PATH_MAX], out[PATH_MAX], log[PATH_MAX];
@@ -414,7 +417,7 @@ static void eight_threads_split(void **state)
 	pid_t inner = 0;
 
 	(void)state;
-	if (!start_alone(&w, "eight", &inner)) {
+	if (!start_alone(&w, "wide", &inner)) {
 		print_message("SKIP: no pid namespaces here (unshare --pid "
 			      "needs root)\n");
 		skip();
