@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
@@ -328,6 +330,48 @@ void ctp_elf_each_symbol(Elf *elf, ctp_elf_sym_fn fn, void *arg)
 /* ---- Files of other processes
  * ------------------------------------------------------ */
 
+/* Whether someone other than root may shrink the file while the
+ * collector maps it: its owner (anyone's but root's, a container's root
+ * too), or its group or everyone when they may write it. */
+static bool others_can_shrink(const struct stat *st)
+{
+	return st->st_uid != 0 || (st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/* A sealed copy in memory of fd's first `size` bytes (fewer if it shrank
+ * meanwhile): a descriptor at offset 0, or a negative errno. */
+static int sealed_copy(int fd, off_t size)
+{
+	int m = memfd_create("ctp-foreign", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	off_t done = 0;
+
+	if (m < 0)
+		return -errno;
+	while (done < size) {
+		ssize_t n = sendfile(m, fd, NULL, (size_t)(size - done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int err = -errno;
+			close(m);
+			return err;
+		}
+		if (n == 0)
+			break;
+		done += n;
+	}
+	if (fcntl(m, F_ADD_SEALS,
+		  F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) <
+		    0 ||
+	    lseek(m, 0, SEEK_SET) < 0) {
+		int err = -errno;
+		close(m);
+		return err;
+	}
+	return m;
+}
+
 int ctp_foreign_open(int dirfd, const char *path, uint64_t want_dev,
 		     uint64_t want_ino, struct stat *st)
 {
@@ -359,7 +403,16 @@ int ctp_foreign_open(int dirfd, const char *path, uint64_t want_dev,
 	fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	r = fd < 0 ? -errno : 0;
 	close(pfd);
-	return fd < 0 ? r : fd;
+	if (fd < 0 || !others_can_shrink(st))
+		return fd < 0 ? r : fd;
+	/* libelf and libdw map what they read: a page past the end of a
+	 * file its owner truncated meanwhile is SIGBUS in the collector.
+	 * Such a file is read from a sealed copy of its own. */
+	r = (uint64_t)st->st_size > CTP_FOREIGN_COPY_MAX
+		    ? -EFBIG
+		    : sealed_copy(fd, st->st_size);
+	close(fd);
+	return r;
 }
 
 int ctp_map_path(pid_t pid, const struct ctp_map *m, char *buf, size_t len)

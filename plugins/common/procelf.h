@@ -88,13 +88,21 @@ void ctp_elf_each_symbol(Elf *elf, ctp_elf_sym_fn fn, void *arg);
  * checked on that descriptor (a regular file, and the expected device and
  * inode when there are some); then opened for reading through
  * /proc/thread-self/fd, which reaches that very inode whatever its name
- * is by now, and read only through the descriptor returned. */
+ * is by now, and read only through the descriptor returned. A file that
+ * someone other than root may write (not root's, or group or world
+ * writable) can be truncated while libelf maps it, and a page past its
+ * new end is SIGBUS: it is read from a sealed copy in memory instead (at
+ * most CTP_FOREIGN_COPY_MAX bytes; larger ones are refused). */
+
+#define CTP_FOREIGN_COPY_MAX (256ull << 20)
 
 /* The file at path (relative to dirfd, or absolute): a descriptor open
  * O_RDONLY|O_NONBLOCK|O_NOCTTY|O_CLOEXEC on a regular file, with *st
- * filled; when want_dev or want_ino is not 0, the file must be that one.
- * -ELOOP (a symbolic link), -EINVAL (not a regular file), -ESTALE (another
- * file than the one wanted), or the open's negative errno. */
+ * filled (the file's, also when the descriptor is a copy); when want_dev
+ * or want_ino is not 0, the file must be that one. -ELOOP (a symbolic
+ * link), -EINVAL (not a regular file), -ESTALE (another file than the one
+ * wanted), -EFBIG (a file to copy larger than CTP_FOREIGN_COPY_MAX), or
+ * the open's or the copy's negative errno. */
 int ctp_foreign_open(int dirfd, const char *path, uint64_t want_dev,
 		     uint64_t want_ino, struct stat *st);
 
