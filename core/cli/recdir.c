@@ -154,8 +154,13 @@ int ctp_recdir_parse_when(const char *when, int64_t now_ns, int64_t *ns)
 /* A file the pick may use, by its name's time. */
 struct cand {
 	int64_t t;
+	mode_t mode; /* what it is, when not a regular file */
 	char name[CTP_RECDIR_NAME_LEN + 1];
 };
+
+/* Entries named like files that are not (links, FIFOs, directories) a
+ * pick names in its warning, the newest; more are counted. */
+#define ODD_NAMED (4 * CTP_RECDIR_TRIES)
 
 /* Put c among the k best of v[0..*n) (best first: the newest, or with
  * `oldest` the oldest), dropping the worst past k. */
@@ -290,7 +295,9 @@ int ctp_recdir_pick(const struct ctp_recdir_pick *p, char *out, size_t n,
 		    char *err, size_t errlen)
 {
 	struct cand newest[CTP_RECDIR_TRIES], oldest[CTP_RECDIR_TRIES], c;
+	struct cand odd[ODD_NAMED];
 	size_t n_new = 0, n_old = 0, at_or_before = 0, named = 0;
+	size_t n_odd = 0, odd_more = 0;
 	int64_t at;
 	char best[CTP_RECDIR_NAME_LEN + 1] = "";
 	int r;
@@ -312,6 +319,23 @@ int ctp_recdir_pick(const struct ctp_recdir_pick *p, char *out, size_t n,
 			continue;
 		memcpy(c.name, e->d_name, sizeof(c.name));
 		named++;
+		/* A link, FIFO or directory is no candidate: left out
+		 * without being opened, and not counted among the tries
+		 * (a directory holding many such must not hide the files). */
+		struct stat st;
+		c.mode = DTTOIF(e->d_type);
+		if (e->d_type == DT_UNKNOWN)
+			c.mode = fstatat(dfd, e->d_name, &st,
+					 AT_SYMLINK_NOFOLLOW) == 0
+					 ? st.st_mode
+					 : 0;
+		if (!S_ISREG(c.mode)) {
+			if (c.t <= at && n_odd == ODD_NAMED)
+				odd_more++;
+			if (c.t <= at)
+				keep_best(odd, &n_odd, ODD_NAMED, &c, false);
+			continue;
+		}
 		keep_best(oldest, &n_old, CTP_RECDIR_TRIES, &c, true);
 		if (c.t > at)
 			continue;
@@ -327,6 +351,13 @@ int ctp_recdir_pick(const struct ctp_recdir_pick *p, char *out, size_t n,
 		found = first_readable(dfd, oldest, n_old, p, best,
 				       sizeof(best));
 	closedir(d);
+	for (size_t i = 0; i < n_odd; i++) {
+		char why[CTP_RECDIR_NAME_LEN + 64];
+		snprintf(why, sizeof(why), "%s: %s", odd[i].name,
+			 odd[i].mode ? kind(odd[i].mode) : "gone");
+		add_skip(p->skips, odd[i].name, why);
+	}
+	p->skips->n += (unsigned)odd_more;
 	if (!found) {
 		if (!named)
 			snprintf(err, errlen,

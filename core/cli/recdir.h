@@ -4,8 +4,10 @@
  * and `compare DIR --from T --to T` pick files by capture time, and the
  * recorder's retention orders its files by it. A file of a recording is named
  * by the exact grammar below; anything else in the directory is not one.
- * Nothing in a directory is opened blocking or through a link. Private to the
- * core.
+ * Nothing in a directory is opened blocking or through a link: an entry that
+ * is not a regular file is left out unopened. The file picked is decoded to
+ * know it is readable, then opened again by its path by the verb (read as
+ * any snapshot file is: bounded, never blocking). Private to the core.
  */
 #ifndef CTP_CORE_RECDIR_H
 #define CTP_CORE_RECDIR_H
@@ -17,8 +19,8 @@
 
 /* "ctprof-YYYYmmddTHHMMSS.mmmZ.ctprof.zst": the length of a file name. */
 #define CTP_RECDIR_NAME_LEN 38
-/* How many files named like a recording's a pick looks at, newest first,
- * before it gives up (each one that is a regular file is decoded). */
+/* How many regular files named like a recording's a pick decodes, newest
+ * first, before it gives up. */
 #define CTP_RECDIR_TRIES 16
 
 /* A recording's file in dir for a capture that started at ns (realtime):
