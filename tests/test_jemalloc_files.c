@@ -137,6 +137,52 @@ static void test_debuglink(void **state)
 	}
 }
 
+/* A process in a root of its own (chroot): its library's debug file under
+ * that root's /usr/lib/debug, reached through /proc/PID/root as the
+ * plugin reaches a process's files. */
+static void test_debuglink_root(void **state)
+{
+	struct ctp_jep_file f;
+	char root[PATH_MAX], lib[PATH_MAX];
+	int p[2];
+	char c;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip(); /* chroot */
+	snprintf(root, sizeof(root), "%s/root", tmp);
+	assert_int_equal(sh("mkdir -p %s/lib %s/usr/lib/debug/lib && cd %s/lib "
+			    "&& cp '%s' lib.so && "
+			    "objcopy --only-keep-debug lib.so lib.so.dbg && "
+			    "strip --strip-debug lib.so && "
+			    "objcopy --add-gnu-debuglink=lib.so.dbg lib.so && "
+			    "mv lib.so.dbg %s/usr/lib/debug/lib/",
+			    root, root, root, JEP_TSD, root),
+			 0);
+	assert_int_equal(pipe(p), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(p[0]);
+		if (chroot(root) < 0 || chdir("/") < 0)
+			_exit(1);
+		if (write(p[1], "r", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(p[1]);
+	assert_int_equal(read(p[0], &c, 1), 1);
+	close(p[0]);
+	snprintf(lib, sizeof(lib), "/proc/%d/root/lib/lib.so", (int)pid);
+	int r = probe(lib, &f);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	assert_int_equal(r, 0);
+	assert_true(f.found);
+	assert_true(f.off_alloc != f.off_dealloc);
+}
+
 /* dwz moved what the library shares with its twin into an alt file (the
  * name "tsd_s" among it): read beside the library when it is the alt
  * file the library names; a FIFO or another file there is passed over,
@@ -265,6 +311,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fifo),
 		cmocka_unit_test(test_debuglink),
+		cmocka_unit_test(test_debuglink_root),
 		cmocka_unit_test(test_dwz_alt),
 		cmocka_unit_test(test_shrunk),
 	};

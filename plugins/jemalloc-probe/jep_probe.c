@@ -8,6 +8,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -104,8 +105,23 @@ static uint32_t file_crc(int fd, uint64_t size, int *err)
 	return (uint32_t)crc;
 }
 
+/* The length of path's "/proc/PID/root" (the process's own root, as
+ * ctp_map_path makes it), or 0. */
+static size_t root_len(const char *path)
+{
+	const char *p = path + 6;
+
+	if (strncmp(path, "/proc/", 6) || !isdigit((unsigned char)*p))
+		return 0;
+	while (isdigit((unsigned char)*p))
+		p++;
+	return strncmp(p, "/root/", 6) ? 0 : (size_t)(p + 5 - path);
+}
+
 /* The debuglink `link` (crc) beside ctx->path, in .debug/ there, or under
- * /usr/lib/debug with the file's directory, as libdwfl looks for it. */
+ * /usr/lib/debug with the file's directory, as libdwfl looks for it: the
+ * /usr/lib/debug of the process's root (its distribution's debug
+ * packages, a container's its own). */
 static int debuglink_open(const struct dbg_ctx *c, const char *link,
 			  GElf_Word crc, char **name)
 {
@@ -121,9 +137,13 @@ static int debuglink_open(const struct dbg_ctx *c, const char *link,
 	if (strcmp(link, base))
 		snprintf(cand[n++], sizeof(cand[0]), "%.*s/%s", dl, dir, link);
 	snprintf(cand[n++], sizeof(cand[0]), "%.*s/.debug/%s", dl, dir, link);
-	if (dir[0] == '/')
-		snprintf(cand[n++], sizeof(cand[0]), "/usr/lib/debug%.*s/%s",
-			 dl, dir, link);
+	if (dir[0] == '/') {
+		int rl = (int)root_len(c->path);
+
+		snprintf(cand[n++], sizeof(cand[0]),
+			 "%.*s/usr/lib/debug%.*s/%s", rl, dir, dl - rl,
+			 dir + rl, link);
+	}
 	for (int i = 0; i < n; i++) {
 		struct stat st;
 		int err, fd = ctp_foreign_open(AT_FDCWD, cand[i], 0, 0, &st);
