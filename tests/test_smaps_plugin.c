@@ -521,6 +521,26 @@ static void budget_ignores_waits(void **state)
 	hx_fx_stop(fx);
 }
 
+/* But the reads' wall time is bounded too, at ten budgets: reads of at
+ * least 30 ms (more on a busy host) against a 10 ms budget, at most four
+ * are read (then 100 ms are spent) and the rest skipped. */
+static void budget_wall_ceiling(void **state)
+{
+	static const char *const b10[] = {"time_budget_ms", "10", NULL};
+	struct hx_fx *fx = *state;
+	struct hx_proc fp = {.rollup = ROLLUP_PY, .sleep_ms = 30};
+	struct hx_rec rec;
+	int i;
+
+	assert_int_equal(start(fx, b10), 0);
+	assert_int_equal(fx->p->host(fx->state, NULL), 0);
+	for (i = 0; i < 6; i++)
+		assert_int_equal(run_process(fx, &rec, STATM_PY, &fp), 0);
+	assert_true(fp.n_get >= 1 && fp.n_get <= 4);
+	assert_int_equal(hx_summary(&fx->ctx, "skipped_budget"), 6 - fp.n_get);
+	hx_fx_stop(fx);
+}
+
 struct worker {
 	struct hx_fx *fx;
 	int id;
@@ -612,6 +632,7 @@ int main(void)
 		cmocka_unit_test(size_cap),
 		cmocka_unit_test(time_budget),
 		cmocka_unit_test(budget_ignores_waits),
+		cmocka_unit_test(budget_wall_ceiling),
 		cmocka_unit_test(concurrent_workers),
 	};
 

@@ -94,6 +94,12 @@ struct key_slot {
 	int handle; /* < 0: registration refused, skip the key */
 };
 
+/* The reads' wall time may reach this many budgets (of CPU time) before
+ * the rest is skipped: processes that keep their mmap locks busy, or a
+ * host that gives the reader no CPU, cannot stretch a capture without
+ * bound. */
+#define WALL_FACTOR 10
+
 struct smaps_state {
 	struct ctp_ctx *ctx;
 	const struct ctp_api *api;
@@ -103,6 +109,10 @@ struct smaps_state {
 	uint64_t budget_ns; /* UINT64_MAX: unlimited */
 	uint64_t page_size;
 	_Atomic uint64_t spent_ns; /* CPU time, this snapshot */
+	/* Wall time of the reads, this snapshot: at WALL_FACTOR budgets the
+	 * rest is skipped too (waits cost the host nothing, but a capture
+	 * must end). */
+	_Atomic uint64_t spent_wall_ns;
 	/*
 	 * Key -> field handle. Slots below n are complete and never change,
 	 * so lookups scan them without the lock; a miss takes the lock to
@@ -276,6 +286,7 @@ static int read_rollup(struct smaps_state *st, const struct ctp_task *task,
 	dw = now_ns(CLOCK_MONOTONIC) - w0;
 	dc = now_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 	atomic_fetch_add_explicit(&st->spent_ns, dc, memory_order_relaxed);
+	atomic_fetch_add_explicit(&st->spent_wall_ns, dw, memory_order_relaxed);
 	count(st, C_READ_US, dc / 1000);
 	count(st, C_READ_WALL_US, dw / 1000);
 	return ret;
@@ -315,8 +326,11 @@ static int smaps_process(void *state, const struct ctp_task *task,
 		return set_not_read(st, rec, &sm, WHY_MAX_RSS);
 	}
 	if (st->budget_ns != UINT64_MAX &&
-	    atomic_load_explicit(&st->spent_ns, memory_order_relaxed) >=
-		    st->budget_ns) {
+	    (atomic_load_explicit(&st->spent_ns, memory_order_relaxed) >=
+		     st->budget_ns ||
+	     atomic_load_explicit(&st->spent_wall_ns, memory_order_relaxed) /
+			     WALL_FACTOR >=
+		     st->budget_ns)) {
 		count(st, C_SKIPPED_BUDGET, 1);
 		return set_not_read(st, rec, &sm, WHY_BUDGET);
 	}
@@ -330,6 +344,7 @@ static int smaps_host(void *state, struct ctp_record *rec)
 
 	(void)rec;
 	atomic_store(&st->spent_ns, 0);
+	atomic_store(&st->spent_wall_ns, 0);
 	return 0;
 }
 
