@@ -1053,6 +1053,32 @@ static void test_task_interval(void **state)
 	has_line(out, "threads,21,new,,1,,1,t.run,,1000000000,1000000000,,1,"
 		      "1.42857e+08,14.2857,0,0,1,0,5.000,5.000,,,");
 	free(out);
+	/* --sort rate: by the rates shown (10, 20 and 30 at 500 ms/s, in
+	 * key order, then 21), not by the changes (6.5, 6, 3.5, 1 s). */
+	static const char *const sorts[][2] = {{"rate:t.run", "10 20 30 21"},
+					       {"delta:t.run", "10 30 20 21"}};
+	for (int i = 0; i < 2; i++) {
+		const char *by[] = {"compare",	    "rbase.ctprof",
+				    "rcand.ctprof", "--group-by",
+				    "tid",	    "--fields",
+				    "t.run",	    "--format",
+				    "csv",	    "--sections",
+				    "threads",	    "--sort",
+				    sorts[i][0],    NULL};
+		char order[64] = "";
+		assert_int_equal(e2e_run(by, "out.txt", "err.txt"), 0);
+		assert_int_equal(e2e_read_file("out.txt", &out, &len), 0);
+		for (char *l = strstr(out, "\nthreads,"); l;
+		     l = strstr(l + 1, "\nthreads,")) {
+			size_t o = strlen(order);
+			snprintf(order + o, sizeof(order) - o, "%s%ld",
+				 o ? " " : "", strtol(l + 9, NULL, 10));
+		}
+		if (strcmp(order, sorts[i][1]))
+			fail_msg("--sort %s: %s, not %s", sorts[i][0], order,
+				 sorts[i][1]);
+		free(out);
+	}
 	/* Files without read times: the captures' 10 s for every task. */
 	write_read_side(0, "rbase.ctprof", false);
 	write_read_side(1, "rcand.ctprof", false);

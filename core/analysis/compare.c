@@ -89,7 +89,7 @@ struct gsec {
 };
 
 /* What --sort orders by. */
-enum sort_kind { SORT_REL, SORT_VALUE, SORT_DELTA };
+enum sort_kind { SORT_REL, SORT_VALUE, SORT_DELTA, SORT_RATE };
 
 struct writer;
 
@@ -740,7 +740,7 @@ static int cmp_jrows(const void *pa, const void *pb, void *arg)
 	const struct sortctx *sc = arg;
 	const struct jrow *a = pa, *b = pb;
 	int c = 0;
-	if (sc->kind == SORT_DELTA) {
+	if (sc->kind == SORT_DELTA || sc->kind == SORT_RATE) {
 		c = cmp_keys(a, b, sc->asc);
 	} else if (!sc->by) {
 		c = (a->rank > b->rank) - (a->rank < b->rank);
@@ -939,6 +939,11 @@ static int build_rows(struct ctx *x, struct gsec *s)
 		} else if (x->sort_kind == SORT_DELTA) {
 			compare_cell(s, r, by, &c);
 			r->has_key = c.num, r->key = c.delta;
+		} else if (x->sort_kind == SORT_RATE) {
+			/* The rate shown: each member's change over its own
+			 * interval, which need not order as the changes do. */
+			compare_cell(s, r, by, &c);
+			r->has_key = c.has_rate, r->key = c.rate;
 		}
 	}
 	/* Stable: qsort_r with the index as the last key. */
@@ -2708,7 +2713,7 @@ static int resolve_sort(struct ctx *x)
 	x->sort_kind = SORT_VALUE;
 	x->sort_field = s;
 	if (!strncmp(s, "delta:", 6) || !strncmp(s, "rate:", 5)) {
-		x->sort_kind = SORT_DELTA;
+		x->sort_kind = s[0] == 'd' ? SORT_DELTA : SORT_RATE;
 		x->sort_field = strchr(s, ':') + 1;
 	}
 	for (int k = 0; k < 2; k++)
@@ -2719,7 +2724,7 @@ static int resolve_sort(struct ctx *x)
 			s);
 		return -EINVAL;
 	}
-	if (x->sort_kind == SORT_DELTA && categorical(f[0] ? f[0] : f[1])) {
+	if (x->sort_kind >= SORT_DELTA && categorical(f[0] ? f[0] : f[1])) {
 		fprintf(stderr, PROG ": --sort %s: %s has no delta\n", s,
 			x->sort_field);
 		return -EINVAL;
