@@ -489,9 +489,9 @@ static int run_view(const struct ctp_compare_opts *o, const struct view_ask *va)
 static void warn_same_file(const struct ctp_compare_opts *o)
 {
 	struct stat a, b;
-	if (strcmp(o->paths[0], "-") == 0 || stat(o->paths[0], &a) < 0 ||
-	    stat(o->paths[1], &b) < 0 || a.st_dev != b.st_dev ||
-	    a.st_ino != b.st_ino)
+	if (strcmp(o->paths[0], "-") == 0 || strcmp(o->paths[1], "-") == 0 ||
+	    stat(o->paths[0], &a) < 0 || stat(o->paths[1], &b) < 0 ||
+	    a.st_dev != b.st_dev || a.st_ino != b.st_ino)
 		return;
 	fprintf(stderr,
 		PROG ": warning: BASE and CAND are the same file (%s): every "

@@ -217,8 +217,9 @@ static int readable(int dfd, const char *name, uint64_t cap, char *why,
 	struct stat st;
 	struct ctp_snap *s = NULL;
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		snprintf(why, n, "%s: %s", name, strerror(errno));
-		return -errno;
+		int e = errno;
+		snprintf(why, n, "%s: %s", name, strerror(e));
+		return -e;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		snprintf(why, n, "%s: %s", name, kind(st.st_mode));

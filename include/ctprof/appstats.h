@@ -4,7 +4,7 @@
  * to read without stopping it (docs/APPSTATS.md). Header-only, for C11
  * (<stdatomic.h>) and C++11 or later (<atomic>: the same layout), GCC or
  * Clang; copy it into any program (MIT). It compiles without a warning
- * with -Wall -Wextra at every optimization level (tests/header_warnings.sh).
+ * with -Wall -Wextra at every optimization level (tests/public_headers.sh).
  *
  *   int a = ctp_app_field("arena_bytes", CTP_UNIT_BYTES, CTP_KIND_GAUGE,
  *                         CTP_RULE_MAX);      // once, before threads publish

@@ -357,7 +357,9 @@ struct ctp_api {
 	 * CAP_NET_ADMIN"). Typically set from `finish` after looking at the
 	 * plugin's own failure counts; the last call wins; NULL clears it.
 	 * Set from init it holds for the whole run; set during a capture, for
-	 * that capture only (the core clears it when the next one begins). */
+	 * that capture only (the core clears it when the next one begins),
+	 * and in that capture's snapshot it replaces init's: NULL then clears
+	 * the capture's own, and init's shows again. */
 	void (*set_hint)(struct ctp_ctx *ctx, const char *text);
 
 	/* State, from init only, that declared file `file` (a name of this
