@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "filekind.h"
 #include "reader.h"
 
 #define PREFIX "ctprof-"
@@ -199,15 +200,6 @@ static void add_skip(struct ctp_recdir_skips *s, const char *name,
 			 name);
 }
 
-static const char *kind(mode_t m)
-{
-	return S_ISDIR(m)    ? "a directory"
-	       : S_ISLNK(m)  ? "a symbolic link"
-	       : S_ISFIFO(m) ? "a FIFO"
-	       : S_ISSOCK(m) ? "a socket"
-			     : "a device";
-}
-
 /* Is dir's entry `name` a readable snapshot (a regular file, not followed
  * through a link, opened without waiting, decoded within cap)? 0, or a
  * negative errno with "NAME: why" in why. */
@@ -222,7 +214,7 @@ static int readable(int dfd, const char *name, uint64_t cap, char *why,
 		return -e;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		snprintf(why, n, "%s: %s", name, kind(st.st_mode));
+		snprintf(why, n, "%s: %s", name, ctp_file_kind(st.st_mode));
 		return -EINVAL;
 	}
 	int fd = openat(dfd, name,
@@ -355,7 +347,7 @@ int ctp_recdir_pick(const struct ctp_recdir_pick *p, char *out, size_t n,
 	for (size_t i = 0; i < n_odd; i++) {
 		char why[CTP_RECDIR_NAME_LEN + 64];
 		snprintf(why, sizeof(why), "%s: %s", odd[i].name,
-			 odd[i].mode ? kind(odd[i].mode) : "gone");
+			 odd[i].mode ? ctp_file_kind(odd[i].mode) : "gone");
 		add_skip(p->skips, odd[i].name, why);
 	}
 	p->skips->n += (unsigned)odd_more;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "ctprof/plugin-util.h"
+#include "filekind.h"
 
 /* The failure's message into t's buffer; returns err. */
 static int __attribute__((format(printf, 3, 4)))
@@ -103,14 +104,6 @@ int ctp_path_fd(const char *path)
 	return -1;
 }
 
-static const char *file_kind(mode_t m)
-{
-	return S_ISDIR(m)   ? "a directory"
-	       : S_ISBLK(m) ? "a block device"
-	       : S_ISLNK(m) ? "a symbolic link"
-			    : "not a regular file";
-}
-
 /* Open a stream target: an inherited descriptor (dup'ed), or a character
  * device, FIFO or socket named by path (opened for writing, never
  * truncated or replaced). Returns 0, 1 when path is not a stream (a regular
@@ -140,7 +133,7 @@ static int open_stream(struct ctp_outfile *t, const char *path)
 	if (!S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode) &&
 	    !S_ISSOCK(st.st_mode))
 		return fail(t, -EEXIST, "%s: %s: refusing to replace it", path,
-			    file_kind(st.st_mode));
+			    ctp_file_kind(st.st_mode));
 	/* A FIFO blocks here until a reader opens it, as `cat > fifo` does;
 	 * SIGINT/SIGTERM interrupt the wait. */
 	t->fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);

@@ -15,6 +15,7 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
+#include "filekind.h"
 #include "outfile.h"
 
 /* ---- The snapshot object ---- */
@@ -1783,16 +1784,6 @@ out:
 	return r;
 }
 
-static const char *kind_of(mode_t m)
-{
-	return S_ISDIR(m)    ? "a directory"
-	       : S_ISFIFO(m) ? "a FIFO"
-	       : S_ISSOCK(m) ? "a socket"
-	       : S_ISCHR(m)  ? "a character device"
-	       : S_ISBLK(m)  ? "a block device"
-			     : "not a regular file";
-}
-
 /* Open path for reading without waiting on it (a FIFO with no writer, a
  * device) and check what it is: a regular file, or a pipe or character
  * device behind a descriptor's name. Returns the descriptor or a negative
@@ -1823,7 +1814,7 @@ static int open_input(struct ctp_snap *s, const char *path)
 	return bad(s, -EINVAL,
 		   "%s, not a snapshot file (a pipe is read as `-`, from "
 		   "standard input)",
-		   kind_of(st.st_mode));
+		   ctp_file_kind(st.st_mode));
 }
 
 int ctp_snap_open(const char *path, uint64_t max_decompressed,
