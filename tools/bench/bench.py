@@ -65,6 +65,12 @@ the processes smaps skipped for its budget (skipped_budget), the CPU time
 of its smaps_rollup reads (read_us, the budget's meter) and their wall time
 (read_wall_us). Target: no capture skips a process.
 
+With --export-fields N (issue 28), only `ctprof-core export` of snapshots
+of many fields: N and 8N host fields and as many thread fields, written by
+`tests/test_export --write-many` (the build's test), each exported R times:
+CPU of the export (median). Target: 8 times the fields cost at most 16
+times the CPU (a linear export costs 8, one quadratic in the fields 64).
+
 Snapshots go to a private directory on tmpfs (/dev/shm when present) and are
 deleted once measured. Run as root for a whole-host walk (another user's
 tasks are partly unreadable, which changes the work done).
@@ -1251,6 +1257,37 @@ def smaps_load_block(args, outdir):
     return runs
 
 
+def export_fields_block(args, outdir):
+    """`export` of snapshots of N and 8N fields: the CPU of each (median
+    of R) and their ratio."""
+    maker = os.path.join(os.path.abspath(args.build_dir), "tests",
+                         "test_export")
+    if not os.access(maker, os.X_OK):
+        raise BenchError("%s is missing (build the tests)" % maker)
+    rows = []
+    for n in (args.export_fields, 8 * args.export_fields):
+        snap = os.path.join(outdir, "fields-%d.ctprof" % n)
+        log("fields: writing a snapshot of %d host and %d thread fields"
+            % (n, n))
+        subprocess.run([maker, "--write-many", str(n), snap], check=True,
+                       stdout=subprocess.DEVNULL)
+        cpus = []
+        for _ in range(args.repeat):
+            r = run_measured(args, [args.ctprof, "export", snap, "-o",
+                                    "/dev/null"], outdir, "export")
+            cpus.append(r["cpu"])
+        os.unlink(snap)
+        rows.append({"fields": 2 * n, "cpu": statistics.median(cpus)})
+        log("  %d fields: %.3f s CPU" % (2 * n, rows[-1]["cpu"]))
+    return rows
+
+
+def print_export_fields(rows, out):
+    out.write("| fields | export CPU (median) |\n|---|---|\n")
+    for r in rows:
+        out.write("| %d | %.3f s |\n" % (r["fields"], r["cpu"]))
+
+
 def print_smaps_load(runs, out):
     out.write("| capture | processes | load average | skipped by the budget "
               "| skipped by max_rss_bytes | smaps_rollup CPU | its wall time "
@@ -1698,6 +1735,9 @@ def parse_args():
                     help="issue 28: smaps' time budget under a stress-ng "
                     "load and large resident processes (not --threads); "
                     "target: no process skipped")
+    ap.add_argument("--export-fields", type=int, default=0, metavar="N",
+                    help="issue 28: export of snapshots of N and 8N fields "
+                    "(not --threads); target: at most 16 times the CPU")
     ap.add_argument("--smaps-holders", default="1,2,3,3", metavar="GIB",
                     help="with --smaps-load: GiB each memory holder keeps "
                     "resident (default %(default)s)")
@@ -1822,6 +1862,16 @@ def main():
                          "medians of %d interleaved rounds" % args.repeat,
                          print_appstats, "rows", rows)
             return 0
+        if args.export_fields:
+            rows = export_fields_block(args, outdir)
+            report_block(args, info, "export of many fields",
+                         "medians of %d runs" % args.repeat,
+                         print_export_fields, "rows", rows)
+            ratio = rows[1]["cpu"] / max(rows[0]["cpu"], 1e-3)
+            failed = ratio > 16
+            print("\n%s: 8 times the fields cost %.1f times the CPU"
+                  % ("FAILED" if failed else "PASS", ratio))
+            return 1 if failed and not args.no_check else 0
         if args.smaps_load:
             runs = smaps_load_block(args, outdir)
             report_block(args, info, "smaps budget under load",
