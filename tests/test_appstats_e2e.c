@@ -82,10 +82,10 @@ static void stop_running(void)
 	running = -1;
 }
 
-/* Start `path mode` and read its "i tid" lines up to "ready". */
-static void start(struct worker *w, const char *path, const char *mode)
+/* Start argv (a worker, or a command running one) and read the worker's
+ * "i tid" lines up to "ready". */
+static void spawn_worker(struct worker *w, const char *const *argv)
 {
-	const char *argv[] = {path, mode, NULL};
 	posix_spawn_file_actions_t fa;
 	int p[2];
 
@@ -94,8 +94,8 @@ static void start(struct worker *w, const char *path, const char *mode)
 	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
-	assert_int_equal(posix_spawn(&w->pid, path, &fa, NULL,
-				     (char *const *)argv, environ),
+	assert_int_equal(posix_spawnp(&w->pid, argv[0], &fa, NULL,
+				      (char *const *)argv, environ),
 			 0);
 	posix_spawn_file_actions_destroy(&fa);
 	running = w->pid;
@@ -105,7 +105,7 @@ static void start(struct worker *w, const char *path, const char *mode)
 		int i, tid;
 
 		if (!read_line(w, w->last, sizeof(w->last), WAIT_MS))
-			fail_msg("%s %s: no \"ready\"", path, mode);
+			fail_msg("%s: no \"ready\"", argv[0]);
 		if (!strcmp(w->last, "ready"))
 			return;
 		if (!strncmp(w->last, "name ", 5)) {
@@ -119,6 +119,14 @@ static void start(struct worker *w, const char *path, const char *mode)
 				w->n = i + 1;
 		}
 	}
+}
+
+/* Start `path mode` and read its lines up to "ready". */
+static void start(struct worker *w, const char *path, const char *mode)
+{
+	const char *argv[] = {path, mode, NULL};
+
+	spawn_worker(w, argv);
 }
 
 static void stop(struct worker *w)
@@ -314,50 +322,34 @@ static void eight_threads(void **state)
 	free(text);
 }
 
-/* Start `unshare --pid --fork --kill-child --mount-proc WORKER mode`: the
- * worker as pid 1 of a pid namespace with its own /proc, its lines read up
- * to "ready" (its tids are the namespace's). *inner: the worker's host
- * pid, to enter the namespace by. Returns false when namespaces are not
- * available here. */
-static bool start_alone(struct worker *w, const char *mode, pid_t *inner)
+/* Start `unshare --pid --fork --kill-child [--mount-proc] WORKER mode`:
+ * the worker as pid 1 of a pid namespace (with its own /proc when
+ * own_proc), its lines read up to "ready" (its tids are the namespace's).
+ * *inner: the worker's host pid, to enter the namespace by. Returns false when
+ * namespaces are not available here. */
+static bool start_alone(struct worker *w, const char *mode, bool own_proc,
+			pid_t *inner)
 {
-	const char *argv[] = {
-		"unshare",	"--pid",    "--fork", "--kill-child",
-		"--mount-proc", APS_WORKER, mode,     NULL};
-	posix_spawn_file_actions_t fa;
+	/* --kill-child: the worker (its namespace's init, which ignores
+	 * signals it has no handler for) dies with unshare, also when a
+	 * failed check leaves a test early. */
+	const char *argv[] = {"unshare",
+			      "--pid",
+			      "--fork",
+			      "--kill-child",
+			      own_proc ? "--mount-proc" : APS_WORKER,
+			      own_proc ? APS_WORKER : mode,
+			      own_proc ? mode : NULL,
+			      NULL};
 	char path[64], *text;
-	int p[2];
 
 	if (geteuid() != 0 ||
-	    system("unshare --pid --fork --kill-child --mount-proc true "
-		   "2>/dev/null"))
+	    system(own_proc ? "unshare --pid --fork --kill-child "
+			      "--mount-proc true 2>/dev/null"
+			    : "unshare --pid --fork --kill-child true "
+			      "2>/dev/null"))
 		return false;
-	stop_running();
-	memset(w, 0, sizeof(*w));
-	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
-	assert_int_equal(posix_spawnp(&w->pid, "unshare", &fa, NULL,
-				      (char *const *)argv, environ),
-			 0);
-	posix_spawn_file_actions_destroy(&fa);
-	running = w->pid;
-	close(p[1]);
-	w->out = p[0];
-	for (;;) {
-		int i, tid;
-
-		if (!read_line(w, w->last, sizeof(w->last), WAIT_MS))
-			fail_msg("the namespaced worker did not start");
-		if (!strcmp(w->last, "ready"))
-			break;
-		if (sscanf(w->last, "%d %d", &i, &tid) == 2 && i >= 0 &&
-		    i < MAX_TIDS) {
-			w->tid[i] = tid;
-			if (i + 1 > w->n)
-				w->n = i + 1;
-		}
-	}
+	spawn_worker(w, argv);
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)w->pid,
 		 (int)w->pid);
 	assert_int_equal(e2e_read_file(path, &text, NULL), 0);
@@ -417,7 +409,7 @@ static void eight_threads_split(void **state)
 	pid_t inner = 0;
 
 	(void)state;
-	if (!start_alone(&w, "wide", &inner)) {
+	if (!start_alone(&w, "wide", true, &inner)) {
 		print_message("SKIP: no pid namespaces here (unshare --pid "
 			      "needs root)\n");
 		skip();
@@ -480,54 +472,16 @@ static long host_tid_of(pid_t pid, long ns)
  * thread's NSpid line; thread i's values land on its host tid. */
 static void pid_namespace(void **state)
 {
-	/* --kill-child: the worker (its namespace's init, which ignores
-	 * signals it has no handler for) dies with unshare, also when a
-	 * failed check leaves this test early. */
-	const char *argv[] = {"unshare",  "--pid", "--fork", "--kill-child",
-			      APS_WORKER, "eight", NULL};
-	char line[128];
-	posix_spawn_file_actions_t fa;
 	struct ctp_snap *s;
-	struct worker w = {0};
+	struct worker w;
 	pid_t child = 0;
-	int p[2];
 
 	(void)state;
-	if (geteuid() != 0 ||
-	    system("unshare --pid --fork --kill-child true 2>/dev/null")) {
+	if (!start_alone(&w, "eight", false, &child)) {
 		print_message("SKIP: no pid namespaces here (unshare --pid "
 			      "needs root)\n");
 		skip();
 	}
-	stop_running();
-	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
-	assert_int_equal(posix_spawnp(&w.pid, "unshare", &fa, NULL,
-				      (char *const *)argv, environ),
-			 0);
-	posix_spawn_file_actions_destroy(&fa);
-	running = w.pid;
-	close(p[1]);
-	w.out = p[0];
-	for (;;) {
-		int i, tid;
-
-		if (!read_line(&w, line, sizeof(line), WAIT_MS))
-			fail_msg("the namespaced worker did not start");
-		if (!strcmp(line, "ready"))
-			break;
-		if (sscanf(line, "%d %d", &i, &tid) == 2 && i >= 0 && i < 8)
-			w.tid[i] = tid; /* its namespace's tids */
-	}
-	/* The worker: unshare's child (pid 1 in its namespace). */
-	char path[64], *text;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)w.pid,
-		 (int)w.pid);
-	assert_int_equal(e2e_read_file(path, &text, NULL), 0);
-	child = (pid_t)atol(text);
-	free(text);
-	assert_true(child > 0);
 	s = capture("pidns");
 	for (int i = 0; i < 8; i++) {
 		long host = host_tid_of(child, w.tid[i]);

@@ -109,21 +109,29 @@ static void open_pair(struct ctp_snap *snap[2])
 	}
 }
 
+/* A view of thread CPU t.cpu with coverage lists `cover` (YAML). */
+static struct ctp_view *cover_view(const char *cover)
+{
+	char yaml[512], err[512];
+	struct ctp_view *v;
+	int n = snprintf(yaml, sizeof(yaml),
+			 "view: c\ndescription: d\nsort: a\n"
+			 "sections: [{title: T, group_by: tid}]\n"
+			 "columns: [{id: a, label: A, field: t.cpu}]\n%s",
+			 cover);
+	assert_true(n > 0 && (size_t)n < sizeof(yaml));
+	if (ctp_view_parse("c.yaml", yaml, (size_t)n, &v, err, sizeof(err)))
+		fail_msg("%s", err);
+	return v;
+}
+
 static void test_coverage(void **state)
 {
 	(void)state;
-	char err[512];
 	struct ctp_snap *snap[2];
 	open_pair(snap);
-	struct ctp_view *v;
-	static const char yaml[] =
-		"view: c\ndescription: d\nsort: a\n"
-		"sections: [{title: T, group_by: tid}]\n"
-		"columns: [{id: a, label: A, field: t.cpu}]\n"
-		"coverage: {threads: [t.cpu], cgroup: [c.usage]}\n";
-	assert_int_equal(ctp_view_parse("c.yaml", yaml, strlen(yaml), &v, err,
-					sizeof(err)),
-			 0);
+	struct ctp_view *v =
+		cover_view("coverage: {threads: [t.cpu], cgroup: [c.usage]}\n");
 	struct ctp_ident *id;
 	assert_int_equal(
 		ctp_ident_new((const struct ctp_snap *const *)snap, &id), 0);
@@ -147,15 +155,8 @@ static void test_coverage(void **state)
 	ctp_coverage_free(&c);
 	/* With the exited tasks: each one's CPU in its cgroup too. */
 	ctp_view_free(v);
-	static const char xyaml[] =
-		"view: c\ndescription: d\nsort: a\n"
-		"sections: [{title: T, group_by: tid}]\n"
-		"columns: [{id: a, label: A, field: t.cpu}]\n"
-		"coverage: {threads: [t.cpu], cgroup: [c.usage], exited: "
-		"[x.cpu]}\n";
-	assert_int_equal(ctp_view_parse("c.yaml", xyaml, strlen(xyaml), &v, err,
-					sizeof(err)),
-			 0);
+	v = cover_view("coverage: {threads: [t.cpu], cgroup: [c.usage], "
+		       "exited: [x.cpu]}\n");
 	struct ctp_exit_sum ex;
 	assert_int_equal(ctp_exit_sum_paths(snap[0], snap[1], NULL, 0, 1u << 30,
 					    v, stderr, "test", &ex),
@@ -194,13 +195,7 @@ static void test_coverage(void **state)
 	ctp_exit_sum_free(&ex);
 	/* A view without coverage: lists: nothing to say. */
 	ctp_view_free(v);
-	static const char bare[] =
-		"view: c\ndescription: d\nsort: a\n"
-		"sections: [{title: T, group_by: tid}]\n"
-		"columns: [{id: a, label: A, field: t.cpu}]\n";
-	assert_int_equal(ctp_view_parse("c.yaml", bare, strlen(bare), &v, err,
-					sizeof(err)),
-			 0);
+	v = cover_view("");
 	assert_int_equal(
 		ctp_coverage_compute((const struct ctp_snap *const *)snap, id,
 				     v, NULL, &c),
@@ -227,7 +222,6 @@ static void test_read_times(void **state)
 {
 	(void)state;
 	const uint64_t sec = 1000000000ull;
-	char err[512];
 	struct ctp_snap *snap[2];
 	read_p10[0] = 1001 * sec, read_p10[1] = 1010 * sec;
 	read_cg[0] = 1002 * sec, read_cg[1] = 1014 * sec;
@@ -235,15 +229,8 @@ static void test_read_times(void **state)
 	read_p10[0] = read_p10[1] = read_cg[0] = read_cg[1] = 0;
 	assert_int_equal(ctp_snap_header(snap[1])->cgroups_read_boottime_ns,
 			 1014 * sec);
-	struct ctp_view *v;
-	static const char yaml[] =
-		"view: c\ndescription: d\nsort: a\n"
-		"sections: [{title: T, group_by: tid}]\n"
-		"columns: [{id: a, label: A, field: t.cpu}]\n"
-		"coverage: {threads: [t.cpu], cgroup: [c.usage]}\n";
-	assert_int_equal(ctp_view_parse("c.yaml", yaml, strlen(yaml), &v, err,
-					sizeof(err)),
-			 0);
+	struct ctp_view *v =
+		cover_view("coverage: {threads: [t.cpu], cgroup: [c.usage]}\n");
 	struct ctp_ident *id;
 	assert_int_equal(
 		ctp_ident_new((const struct ctp_snap *const *)snap, &id), 0);
