@@ -461,6 +461,26 @@ static int run_inside(void)
 	return r ? 1 : 0;
 }
 
+/* fn in a child (ending with exit(), its exit handlers run, or with
+ * _exit()): its exit status, 1 when it did not exit. */
+static int in_child(int (*fn)(void), bool handlers)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return 1;
+	if (pid == 0) {
+		int r = fn();
+		if (handlers)
+			exit(r);
+		_exit(r);
+	}
+	int st;
+	if (waitpid(pid, &st, 0) < 0)
+		return 1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+
 /* In a child, so that this process keeps its own pid namespace for what
  * it forks (the sanitizers' leak check forks a tracer at exit): the child
  * makes the namespace and the grandchild, its pid 1, runs the tests. */
@@ -471,16 +491,7 @@ static int in_namespace(void)
 			strerror(errno));
 		return SKIP;
 	}
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0)
-		return 1;
-	if (pid == 0)
-		exit(run_inside());
-	int st;
-	if (waitpid(pid, &st, 0) < 0)
-		return 1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+	return in_child(run_inside, true);
 }
 
 int main(void)
@@ -491,14 +502,5 @@ int main(void)
 				"wait\n");
 		return SKIP;
 	}
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0)
-		return 1;
-	if (pid == 0)
-		_exit(in_namespace());
-	int st;
-	if (waitpid(pid, &st, 0) < 0)
-		return 1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+	return in_child(in_namespace, false);
 }
