@@ -56,6 +56,10 @@ ctp_abi_plugin(abi-shadowcmd abi_bad.c ABI_SHADOW_COMMAND)
 # The supervisor's tests: a plugin that crashes where its options say.
 ctp_abi_plugin(abi-crash abi_crash.c)
 ctp_abi_plugin(abi-crash2 abi_crash.c CRASH_NAME="abi-crash2")
+# The services' chaos: crashes, hangs and leaks on a schedule.
+ctp_abi_plugin(abi-chaos abi_chaos.c)
+ctp_abi_plugin(abi-chaos2 abi_chaos.c CHAOS_NAME="abi-chaos2")
+ctp_abi_plugin(abi-chaos3 abi_chaos.c CHAOS_NAME="abi-chaos3")
 # An option's own value check, and the same table at the first ABI 1
 # element size (no check member).
 ctp_abi_plugin(abi-optcheck abi_optcheck.c)

@@ -11,3 +11,15 @@ add_dependencies(test_export ctprof-core plugin-procfs-stat)
 ctp_add_test(test_serve test_serve.c e2e_util.c LIBS ctpcore Threads::Threads)
 add_dependencies(test_serve ctprof-core plugin-procfs-stat)
 set_tests_properties(test_serve PROPERTIES RUN_SERIAL TRUE)
+
+# `serve` as a service (core/cli/capsvc.c): plugins that crash, hang and
+# leak on a schedule (tests/plugins/abi_chaos.c), SIGTERM with a plugin
+# stuck, connection limits and the request deadline; with --soak (label
+# `soak`) the chaos over 2,000 scrapes beside 64 slow clients.
+ctp_add_test(test_service test_service.c e2e_util.c LIBS ctpcore Threads::Threads)
+target_compile_definitions(test_service PRIVATE
+                           CTP_ABI_PLUGIN_DIR="${CTP_ABI_PLUGIN_DIR}")
+add_dependencies(test_service ctprof-core plugin-procfs-stat
+                 abi-plugin-abi-chaos abi-plugin-abi-chaos2 abi-plugin-abi-chaos3)
+add_test(NAME test_service_soak COMMAND test_service --soak)
+set_tests_properties(test_service_soak PROPERTIES LABELS soak TIMEOUT 900)

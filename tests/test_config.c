@@ -376,13 +376,13 @@ static void test_error_yaml_features(void **state)
 static void test_error_unknown_keys(void **state)
 {
 	(void)state;
-	expect_error(
-		"workers: 1\nworkes: 2\n", "2:1",
-		"unknown key 'workes' in top level (expected one of: "
-		"plugin_dirs, output, compression_level, workers, "
-		"split_threads, record_hostname, allow_insecure_plugins, "
-		"max_decompressed_bytes, roots, plugins, hosts, record); did "
-		"you mean 'workers'?");
+	expect_error("workers: 1\nworkes: 2\n", "2:1",
+		     "unknown key 'workes' in top level (expected one of: "
+		     "plugin_dirs, output, compression_level, workers, "
+		     "split_threads, record_hostname, allow_insecure_plugins, "
+		     "max_decompressed_bytes, roots, plugins, hosts, record, "
+		     "service); did "
+		     "you mean 'workers'?");
 	expect_error("roots:\n  proc: /proc\n  cgroups: auto\n", "3:3",
 		     "unknown key 'cgroups' in 'roots' (expected one of: "
 		     "proc, sys, cgroup); did you mean 'cgroup'?");
@@ -403,12 +403,51 @@ static void test_error_unknown_keys(void **state)
 		     "unknown key 'zzzzzz' in top level (expected one of: "
 		     "plugin_dirs, output, compression_level, workers, "
 		     "split_threads, record_hostname, allow_insecure_plugins, "
-		     "max_decompressed_bytes, roots, plugins, hosts, record)");
+		     "max_decompressed_bytes, roots, plugins, hosts, record, "
+		     "service)");
 }
 
 /* `record:` at the top level and in host rules: the rules matching the
  * host lay their settings over the top level's; check-config prints the
  * effective ones; a bad duration names its place. */
+/* `service:`: what the services do with a capture that misbehaves. */
+static void test_service(void **state)
+{
+	(void)state;
+	struct ctp_config *cfg = load_ok("plugins: {a: {}}\n");
+	assert_int_equal(cfg->service.deadline_ns, 30000000000ull);
+	assert_int_equal(cfg->service.memory_limit, 2ull << 30);
+	assert_int_equal(cfg->service.quarantine_after, 1);
+	ctp_config_free(cfg);
+	cfg = load_ok("service: {capture_deadline: 2500ms, memory_limit: "
+		      "512MiB, quarantine_after: 3}\nplugins: {a: {}}\n");
+	assert_int_equal(cfg->service.deadline_ns, 2500000000ull);
+	assert_int_equal(cfg->service.memory_limit, 512ull << 20);
+	assert_int_equal(cfg->service.quarantine_after, 3);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(ctp_config_print(cfg, f), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "service:\n  capture_deadline: 2500ms\n"
+				    "  memory_limit: 536870912\n"
+				    "  quarantine_after: 3\n"));
+	free(buf);
+	ctp_config_free(cfg);
+	expect_error("service: {capture_deadline: 50ms}\n", "1:29",
+		     "'service.capture_deadline' must be a duration from "
+		     "100ms to 1h");
+	expect_error("service: {memory_limit: 1MiB}\n", "1:25",
+		     "'service.memory_limit' must be a byte count of at "
+		     "least 64MiB");
+	expect_error("service: {quarantine_after: 0}\n", "1:29",
+		     "service.quarantine_after");
+	expect_error("service: {deadline: 1s}\n", "1:11",
+		     "unknown key 'deadline' in 'service'");
+	expect_error("service: [1]\n", "1:10", "'service' must be a mapping");
+}
+
 static void test_record(void **state)
 {
 	(void)state;
@@ -1010,6 +1049,7 @@ int main(void)
 		cmocka_unit_test(test_error_unknown_keys),
 		cmocka_unit_test(test_error_types),
 		cmocka_unit_test(test_record),
+		cmocka_unit_test(test_service),
 		cmocka_unit_test(test_error_ranges),
 		cmocka_unit_test(test_error_duplicates),
 		cmocka_unit_test(test_error_bad_bool),

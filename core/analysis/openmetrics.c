@@ -627,6 +627,18 @@ static void field(struct om *m, const struct ctp_snap_field *f)
 static const char *const status_names[] = {"unknown", "loaded", "failed",
 					   "disabled"};
 
+/* A plugin a service left out after it crashed, hung or ran out of
+ * memory (core/cli/capsvc.h): failed, with one of those reasons. */
+static bool quarantined(const struct ctp_snap_plugin *p)
+{
+	static const char *const why[] = {
+		"crashed: ", "hung: ", "out of memory: "};
+	for (size_t i = 0; p->status == 2 && p->reason && i < 3; i++)
+		if (strncmp(p->reason, why[i], strlen(why[i])) == 0)
+			return true;
+	return false;
+}
+
 /* The walk's counts and the per-task files that could not be read, by
  * file and why (missing, denied, other). */
 static void read_failures(struct om *m)
@@ -713,6 +725,8 @@ static void collectors(struct om *m)
 					status_names[p[j].status < 4
 							     ? p[j].status
 							     : 0];
+				if (quarantined(&p[j]))
+					st = "quarantined";
 				if (v &&
 				    asprintf(&e, "%s,status=\"%s\"", v, st) < 0)
 					e = NULL;

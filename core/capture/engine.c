@@ -468,6 +468,8 @@ static bool after_call(struct ctp_plugin_info *info, struct callstat *st,
 					      memory_order_relaxed);
 		return false;
 	}
+	if (ret == -ENOMEM)
+		ctp_sv_note_oom(rt->ctx.plugin);
 	if (vanished_err(ret)) {
 		if (st)
 			st->vanished++;

@@ -393,7 +393,7 @@ struct ctp_capture {
 	int8_t ptrace_capable;
 	/* The capturing processes as the proc root numbers them (this one,
 	 * and its supervisor): readers leave them out of views. */
-	uint32_t self_tgid[2];
+	uint32_t self_tgid[3];
 	uint8_t n_self;
 };
 

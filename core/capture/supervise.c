@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SV_MAGIC 0x43545356u /* "CTSV" */
@@ -48,6 +49,7 @@ void ctp_sv_reset(struct ctp_sv *sv)
 {
 	memset(sv->slot, 0, sizeof(sv->slot));
 	atomic_store(&sv->crashed_slot, -1);
+	atomic_store(&sv->oom_plugin, 0);
 }
 
 /*
@@ -171,6 +173,61 @@ void ctp_sv_crash_read(const struct ctp_sv *sv, int sig,
 		memcpy(out->path, s->path, sizeof(out->path));
 		out->path[sizeof(out->path) - 1] = '\0';
 	}
+}
+
+void ctp_sv_note_oom(uint32_t plugin)
+{
+	uint32_t none = 0;
+	if (sv_shared)
+		atomic_compare_exchange_strong(&sv_shared->oom_plugin, &none,
+					       plugin + 1);
+}
+
+/* One slot's place, as the parent sees it. */
+struct sv_place {
+	uint32_t plugin, what;
+	int32_t task;
+};
+
+static void sv_places(const struct ctp_sv *sv, struct sv_place *p)
+{
+	for (int i = 0; i < CTP_SV_SLOTS; i++) {
+		p[i].plugin = atomic_load(&sv->slot[i].plugin);
+		p[i].what = atomic_load(&sv->slot[i].what);
+		p[i].task = atomic_load(&sv->slot[i].task);
+	}
+}
+
+int ctp_sv_busy_read(const struct ctp_sv *sv, uint64_t gap_ns,
+		     struct ctp_sv_crash *out)
+{
+	static struct sv_place a[CTP_SV_SLOTS], b[CTP_SV_SLOTS];
+	struct timespec ts = {.tv_sec = (time_t)(gap_ns / 1000000000u),
+			      .tv_nsec = (long)(gap_ns % 1000000000u)};
+	memset(out, 0, sizeof(*out));
+	out->plugin = -1;
+	sv_places(sv, a);
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	sv_places(sv, b);
+	int pick = -1;
+	for (int i = 0; i < CTP_SV_SLOTS && pick < 0; i++)
+		if (b[i].plugin && memcmp(&a[i], &b[i], sizeof(a[i])) == 0)
+			pick = i;
+	for (int i = 0; i < CTP_SV_SLOTS && pick < 0; i++)
+		if (b[i].plugin)
+			pick = i;
+	if (pick < 0)
+		return -ENOENT;
+	out->plugin = (int32_t)(b[pick].plugin - 1);
+	out->what = (enum ctp_sv_what)b[pick].what;
+	out->task = b[pick].task;
+	out->thread_tid = pick + 1;
+	if (out->what == CTP_SV_CGROUP) {
+		memcpy(out->path, sv->slot[pick].path, sizeof(out->path));
+		out->path[sizeof(out->path) - 1] = '\0';
+	}
+	return 0;
 }
 
 const char *ctp_sv_what_name(enum ctp_sv_what what)

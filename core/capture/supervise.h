@@ -58,6 +58,9 @@ struct ctp_sv {
 	 * when a second crashing thread ends the process first. */
 	_Atomic int32_t crashed_slot;
 	struct ctp_sv_slot slot[CTP_SV_SLOTS];
+	/* The first plugin (index + 1; 0: none) whose callback said it ran
+	 * out of memory (-ENOMEM) in a child under a memory ceiling. */
+	_Atomic uint32_t oom_plugin;
 };
 
 /* The calling thread's slot (NULL when not supervised). */
@@ -100,6 +103,10 @@ static inline void ctp_sv_leave(void)
 /* ctp_sv_enter for a cgroup callback: also notes the cgroup's path. */
 void ctp_sv_enter_cgroup(uint32_t plugin, const char *path);
 
+/* A plugin's callback returned -ENOMEM: note it (the first one wins) for
+ * the supervisor, which leaves the plugin out. No-op when not supervised. */
+void ctp_sv_note_oom(uint32_t plugin);
+
 /* What the parent learns from a child that died of signal `sig`. */
 struct ctp_sv_crash {
 	int sig;
@@ -119,6 +126,14 @@ void ctp_sv_crash_read(const struct ctp_sv *sv, int sig,
 		       struct ctp_sv_crash *out);
 
 /* "thread callback", "init", ... for messages and reasons. */
+/* The child did not answer in time: where is it? Samples the slots twice,
+ * `gap_ns` apart, and takes the first slot inside a plugin that did not
+ * move between the two (else the first inside a plugin at all). Fills
+ * *out as ctp_sv_crash_read does (sig 0, thread_tid the slot's index + 1);
+ * returns 0, or -ENOENT when no thread is in a plugin. */
+int ctp_sv_busy_read(const struct ctp_sv *sv, uint64_t gap_ns,
+		     struct ctp_sv_crash *out);
+
 const char *ctp_sv_what_name(enum ctp_sv_what what);
 
 /* Clear the crash record and every slot before another attempt. */

@@ -199,6 +199,8 @@ int ctp_cli_write(struct ctp_capture *cap, const struct ctp_config *cfg,
  * <proc>/self), and the supervisor when there is one and the root is this
  * process's own pid namespace. None under a root without self (a fixture
  * tree). */
+uint32_t ctp_cli_peer;
+
 void ctp_cli_record_self(struct ctp_capture *cap, bool supervised)
 {
 	char path[PATH_MAX], link[32];
@@ -213,6 +215,9 @@ void ctp_cli_record_self(struct ctp_capture *cap, bool supervised)
 	if (ctp_parse_u64_str(link, &pid) < 0 || !pid || pid > UINT32_MAX)
 		return;
 	cap->self_tgid[cap->n_self++] = (uint32_t)pid;
-	if (supervised && pid == (uint64_t)getpid())
+	if (supervised && pid == (uint64_t)getpid()) {
 		cap->self_tgid[cap->n_self++] = (uint32_t)getppid();
+		if (ctp_cli_peer && ctp_cli_peer != (uint32_t)getppid())
+			cap->self_tgid[cap->n_self++] = ctp_cli_peer;
+	}
 }

@@ -33,6 +33,9 @@ bool ctp_cli_plugin_gave_up(const struct ctp_capture *cap);
 /* Record in cap the capturing processes (capture.self_tgids): this one,
  * and its supervisor when `supervised`. */
 void ctp_cli_record_self(struct ctp_capture *cap, bool supervised);
+/* A third capturing process, recorded beside those when not 0: the
+ * process of a service that asked for the capture (serve's HTTP). */
+extern uint32_t ctp_cli_peer;
 /* Write the finished capture to outpath (temp file and rename), with the
  * header facts known only now; *stop set cancels it. With `report`, the
  * line saying what was written (ctp_cli_report, "ctprof-core: OUTPATH")

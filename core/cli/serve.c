@@ -5,16 +5,24 @@
  * openmetrics.h) of a fresh capture: OpenMetrics when the scraper asks for
  * it, else the Prometheus text format 0.0.4. Captures are rate-limited
  * (--min-interval: a scrape inside it gets the last one) and never run two
- * at once. HTTP is libmicrohttpd's, a thread per connection with a timeout,
- * so a slow client holds only its own thread. The capture runs under the
- * supervisor as `record`'s does: a plugin that crashes is left out and the
- * server comes back on the same listening socket.
+ * at once. HTTP is libmicrohttpd's, a thread per connection, each request
+ * bounded in time, connections limited overall and per client (503 with
+ * Retry-After past a limit).
+ *
+ * Three processes (docs/RELIABILITY.md "serve"): this one supervises; a
+ * child speaks HTTP and encodes (http_main); the capture service's child
+ * (capsvc.h) holds the plugins and captures when the HTTP process asks
+ * through this one. Whatever a plugin does (crash, hang, leak) costs a
+ * capture, never the listener; the HTTP process is started again if it
+ * dies. With --no-supervise everything runs in this process.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <netdb.h>
+#include <poll.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,12 +30,15 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
 
+#include "capsvc.h"
 #include "capture_util.h"
 #include "cli.h"
 #include "ctprof/plugin-util.h"
@@ -42,12 +53,28 @@
 #define DEFAULT_LISTEN "127.0.0.1:9864"
 #define DEFAULT_MIN_S  5
 #define CONN_TIMEOUT_S 10
-#define CONN_LIMIT     32
+/* Connections at once, overall and from one address: past either, a
+ * request is answered 503 with Retry-After and the connection closed. */
+#define CONN_MAX	256
+#define CONN_MAX_CLIENT 128
+/* Beyond CONN_MAX, libmicrohttpd closes new connections unanswered. */
+#define CONN_HARD (CONN_MAX + 64)
+/* A request must have arrived whole this long after its connection
+ * opened (or its last answer went out), whatever its pace. */
+#define REQUEST_DEADLINE_NS (10 * 1000000000ull)
 #define CT_OPENMETRICS                                                         \
 	"application/openmetrics-text; version=1.0.0; charset=utf-8"
 #define CT_PROMETHEUS "text/plain; version=0.0.4; charset=utf-8"
 
 static volatile sig_atomic_t srv_stop;
+
+/* One connection, as the limits and the request deadline see it. */
+struct conn {
+	bool used, over, handling;
+	struct sockaddr_storage addr;
+	int fd;		   /* a dup of the socket, to shut it down */
+	uint64_t since_ns; /* the request's clock started */
+};
 
 struct srv {
 	struct ctp_readopts r; /* --group-by, --fields, --config... */
@@ -64,6 +91,13 @@ struct srv {
 	struct ctp_snap *snap;
 	uint64_t taken_ns;
 	char why[600]; /* the last capture's failure, "" when none */
+	int ask_fd;    /* to the supervisor, -1 with --no-supervise */
+	/* The connections (CONN_HARD) and the reaper of late requests. */
+	pthread_mutex_t conns_lock;
+	struct conn *conns;
+	unsigned n_conns;
+	pthread_t reaper;
+	bool reaper_on;
 };
 
 static void usage(FILE *f)
@@ -225,30 +259,48 @@ static int listen_on(const char *spec, char *said, size_t n)
 	return fd;
 }
 
-/* A capture into the memfd, decoded as s->snap. Under s->lock. */
-static int capture(struct srv *s)
+/* A capture into the memfd: in this process (--no-supervise), or by the
+ * supervisor's capture service. 0 and its bytes, or -errno with s->why. */
+static int capture_into(struct srv *s, uint64_t *bytes)
 {
-	struct ctp_capture *cap = s->eng->cap;
+	if (s->ask_fd >= 0) {
+		/* The service bounds the capture; this bounds the service. */
+		uint64_t limit = ctp_now_ns() + s->cfg->service.deadline_ns +
+				 2000000000ull;
+		return ctp_capsvc_ask(s->ask_fd, limit, &srv_stop, bytes,
+				      s->why, sizeof(s->why));
+	}
 	char path[64];
 	const char *what;
-	int r = ctp_cli_capture_again(s->eng, !s->no_supervise, &what);
+	int r = ctp_cli_capture_again(s->eng, false, &what);
 	if (r < 0) {
 		snprintf(s->why, sizeof(s->why), "%s: %s", what, strerror(-r));
 		return r;
 	}
-	uint64_t bytes = 0;
 	/* The memory file is the snapshot's way to the reader, no file of the
 	 * user's: -v's line per capture names none. */
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", s->memfd);
 	if (ftruncate(s->memfd, 0) < 0 || lseek(s->memfd, 0, SEEK_SET) < 0 ||
-	    ctp_cli_write(cap, s->cfg, path, &srv_stop, &bytes, false) !=
+	    ctp_cli_write(s->eng->cap, s->cfg, path, &srv_stop, bytes, false) !=
 		    CTP_EXIT_OK) {
 		snprintf(s->why, sizeof(s->why),
 			 "the capture could not be written (see the log)");
 		return -EIO;
 	}
 	if (ctp_verbosity >= 1)
-		ctp_cli_report(cap, PROG ": a capture", bytes);
+		ctp_cli_report(s->eng->cap, PROG ": a capture", *bytes);
+	return 0;
+}
+
+/* A capture, decoded as s->snap. Under s->lock. */
+static int capture(struct srv *s)
+{
+	char path[64];
+	uint64_t bytes = 0;
+	int r = capture_into(s, &bytes);
+	if (r < 0)
+		return r;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", s->memfd);
 	struct ctp_snap *snap;
 	char err[512];
 	if (ctp_snap_open(path, s->r.cap, &snap, err, sizeof(err)) < 0) {
@@ -262,10 +314,26 @@ static int capture(struct srv *s)
 }
 
 /* The last capture (a fresh one when it is older than --min-interval)
- * as metrics, malloc'ed in *body. Returns 0, or -errno with s->why. */
-static int metrics(struct srv *s, bool om, char **body, size_t *len)
+ * as metrics, malloc'ed in *body. Returns 0, or -errno with the reason in
+ * why (-EBUSY: another request's capture outlasted this one's wait). */
+static int metrics(struct srv *s, bool om, char **body, size_t *len, char *why,
+		   size_t whylen)
 {
-	pthread_mutex_lock(&s->lock);
+	/* A request waits for another's capture no longer than a capture
+	 * may take. */
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	uint64_t wait = s->cfg->service.deadline_ns + 2000000000ull;
+	until.tv_sec += (time_t)(wait / 1000000000u);
+	until.tv_nsec += (long)(wait % 1000000000u);
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	if (pthread_mutex_timedlock(&s->lock, &until) != 0) {
+		snprintf(why, whylen, "a capture is still in progress");
+		return -EBUSY;
+	}
 	uint64_t now = ctp_now_ns();
 	int r = 0;
 	if (!s->snap || now - s->taken_ns >= s->min_ns) {
@@ -288,6 +356,8 @@ static int metrics(struct srv *s, bool om, char **body, size_t *len)
 		free(*body);
 		*body = NULL;
 	}
+	if (r < 0)
+		snprintf(why, whylen, "%s", s->why);
 	pthread_mutex_unlock(&s->lock);
 	return r;
 }
@@ -296,6 +366,7 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
 			     const char *type, const char *body, size_t len,
 			     bool allow)
 {
+	bool busy = status == MHD_HTTP_SERVICE_UNAVAILABLE;
 	struct MHD_Response *resp = MHD_create_response_from_buffer(
 		len, (void *)body, MHD_RESPMEM_MUST_COPY);
 	if (!resp)
@@ -303,6 +374,8 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
 	MHD_add_response_header(resp, "Content-Type", type);
 	if (allow)
 		MHD_add_response_header(resp, "Allow", "GET, HEAD");
+	if (busy) /* the scraper may come back soon */
+		MHD_add_response_header(resp, "Retry-After", "1");
 	enum MHD_Result r = MHD_queue_response(c, status, resp);
 	MHD_destroy_response(resp);
 	return r;
@@ -368,6 +441,30 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	struct srv *s = cls;
 	(void)version;
 	(void)upload;
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct conn *cn = ci ? ci->socket_context : NULL;
+	if (cn && cn->over) {
+		static const char m[] =
+			"503 too many connections: try again later\n";
+		struct MHD_Response *resp = MHD_create_response_from_buffer(
+			sizeof(m) - 1, (void *)m, MHD_RESPMEM_PERSISTENT);
+		if (!resp)
+			return MHD_NO;
+		MHD_add_response_header(resp, "Content-Type",
+					"text/plain; charset=utf-8");
+		MHD_add_response_header(resp, "Retry-After", "1");
+		MHD_add_response_header(resp, "Connection", "close");
+		enum MHD_Result r = MHD_queue_response(
+			c, MHD_HTTP_SERVICE_UNAVAILABLE, resp);
+		MHD_destroy_response(resp);
+		return r;
+	}
+	if (cn) {
+		pthread_mutex_lock(&s->conns_lock);
+		cn->handling = true; /* the request is in: no reaping */
+		pthread_mutex_unlock(&s->conns_lock);
+	}
 	if (!*req) { /* headers only yet: answer when the request is whole */
 		const char *bad = misframed(c);
 		if (bad) {
@@ -402,13 +499,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	const char *accept =
 		MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
 	bool om = accept && strstr(accept, "application/openmetrics-text");
-	char *body = NULL;
+	char *body = NULL, why[600];
 	size_t len = 0;
-	if (metrics(s, om, &body, &len) < 0) {
+	if (metrics(s, om, &body, &len, why, sizeof(why)) < 0) {
 		char m[700];
-		pthread_mutex_lock(&s->lock);
-		int n = snprintf(m, sizeof(m), "503 no capture: %s\n", s->why);
-		pthread_mutex_unlock(&s->lock);
+		int n = snprintf(m, sizeof(m), "503 no capture: %s\n", why);
 		return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE,
 			     "text/plain; charset=utf-8", m,
 			     n > 0 && (size_t)n < sizeof(m) ? (size_t)n : 0,
@@ -421,36 +516,154 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	return r;
 }
 
-/* Serve until SIGTERM/SIGINT, with one engine (in the supervisor's child,
- * or in this process). */
+/* ---- Connections: limits and the request deadline ----------------------- */
+
+static bool same_addr(const struct sockaddr_storage *a,
+		      const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	if (a->ss_family == AF_INET6)
+		return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			      &((const struct sockaddr_in6 *)b)->sin6_addr,
+			      sizeof(struct in6_addr)) == 0;
+	return true;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct srv *s = cls;
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		struct conn *cn = *ctx;
+		if (!cn)
+			return;
+		pthread_mutex_lock(&s->conns_lock);
+		if (cn->fd >= 0)
+			close(cn->fd);
+		cn->used = false;
+		s->n_conns--;
+		pthread_mutex_unlock(&s->conns_lock);
+		*ctx = NULL;
+		return;
+	}
+	const union MHD_ConnectionInfo *fi =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	const union MHD_ConnectionInfo *ai =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	struct sockaddr_storage addr = {0};
+	if (ai && ai->client_addr) {
+		socklen_t l = ai->client_addr->sa_family == AF_INET6
+				      ? sizeof(struct sockaddr_in6)
+				      : sizeof(struct sockaddr_in);
+		memcpy(&addr, ai->client_addr, l);
+	}
+	pthread_mutex_lock(&s->conns_lock);
+	struct conn *cn = NULL;
+	unsigned same = 0;
+	for (unsigned i = 0; i < CONN_HARD; i++) {
+		if (!s->conns[i].used) {
+			if (!cn)
+				cn = &s->conns[i];
+		} else if (same_addr(&s->conns[i].addr, &addr)) {
+			same++;
+		}
+	}
+	if (cn) {
+		*cn = (struct conn){
+			.used = true,
+			.addr = addr,
+			.fd = fi ? fcntl(fi->connect_fd, F_DUPFD_CLOEXEC, 0)
+				 : -1,
+			.since_ns = ctp_now_ns()};
+		s->n_conns++;
+		cn->over = s->n_conns > CONN_MAX || same >= CONN_MAX_CLIENT;
+	}
+	pthread_mutex_unlock(&s->conns_lock);
+	*ctx = cn;
+}
+
+/* An answer went out: the connection's next request starts its clock. */
+static void on_completed(void *cls, struct MHD_Connection *c, void **req,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct srv *s = cls;
+	(void)req;
+	(void)toe;
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct conn *cn = ci ? ci->socket_context : NULL;
+	if (!cn)
+		return;
+	pthread_mutex_lock(&s->conns_lock);
+	cn->handling = false;
+	cn->since_ns = ctp_now_ns();
+	pthread_mutex_unlock(&s->conns_lock);
+}
+
+/* Shut down connections whose request did not arrive whole in time: a
+ * client sending a byte now and then keeps libmicrohttpd's idle timeout
+ * from ever firing. */
+static void *reaper_main(void *arg)
+{
+	struct srv *s = arg;
+	while (!srv_stop) {
+		struct timespec ts = {.tv_nsec = 250000000};
+		nanosleep(&ts, NULL);
+		uint64_t now = ctp_now_ns();
+		pthread_mutex_lock(&s->conns_lock);
+		for (unsigned i = 0; i < CONN_HARD; i++) {
+			struct conn *cn = &s->conns[i];
+			if (cn->used && !cn->handling && cn->fd >= 0 &&
+			    now - cn->since_ns > REQUEST_DEADLINE_NS)
+				shutdown(cn->fd, SHUT_RDWR);
+		}
+		pthread_mutex_unlock(&s->conns_lock);
+	}
+	return NULL;
+}
+
+/* Serve until SIGTERM/SIGINT: the HTTP process (or, --no-supervise, the
+ * only one, with the engine in it). */
 static int serve_run(const struct ctp_config *cfg, void *arg)
 {
 	struct srv *s = arg;
 	struct ctp_capture *cap = NULL;
 	struct ctp_engine eng;
 	struct MHD_Daemon *d = NULL;
+	bool loaded = false;
 	int rc = CTP_EXIT_FAILURE;
 	s->cfg = cfg;
 	s->eng = &eng;
-	s->memfd = memfd_create("ctprof-serve", MFD_CLOEXEC);
-	if (s->memfd < 0 ||
-	    ctp_capture_new(cfg->workers ? cfg->workers : 1, &cap) < 0) {
-		fprintf(stderr, PROG ": %s\n", strerror(errno));
-		return CTP_EXIT_FAILURE;
+	if (s->ask_fd < 0) {
+		if (ctp_capture_new(cfg->workers ? cfg->workers : 1, &cap) <
+		    0) {
+			fprintf(stderr, PROG ": %s\n", strerror(errno));
+			return CTP_EXIT_FAILURE;
+		}
+		cap->config_path = strdup(s->config_path);
+		int r = ctp_engine_init(&eng, cfg, cap, &srv_stop);
+		if (r >= 0) {
+			eng.recording = true;
+			r = ctp_engine_load(&eng);
+		}
+		loaded = true;
+		if (r < 0) {
+			rc = r == -ECANCELED ? CTP_EXIT_REQUIRED
+					     : CTP_EXIT_FAILURE;
+			if (r != -ECANCELED)
+				fprintf(stderr, PROG ": loading plugins: %s\n",
+					strerror(-r));
+			goto out;
+		}
 	}
-	cap->config_path = strdup(s->config_path);
-	int r = ctp_engine_init(&eng, cfg, cap, &srv_stop);
-	if (r >= 0) {
-		eng.recording = true;
-		r = ctp_engine_load(&eng);
-	}
-	if (r < 0) {
-		rc = r == -ECANCELED ? CTP_EXIT_REQUIRED : CTP_EXIT_FAILURE;
-		if (r != -ECANCELED)
-			fprintf(stderr, PROG ": loading plugins: %s\n",
-				strerror(-r));
+	s->conns = calloc(CONN_HARD, sizeof(*s->conns));
+	if (!s->conns)
 		goto out;
-	}
+	pthread_mutex_init(&s->conns_lock, NULL);
 	/* Signals go to the main thread (sigsuspend below), never to the
 	 * HTTP or capture threads, which inherit this mask. */
 	sigset_t block, old;
@@ -458,12 +671,17 @@ static int serve_run(const struct ctp_config *cfg, void *arg)
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
+	s->reaper_on = pthread_create(&s->reaper, NULL, reaper_main, s) == 0;
 	d = MHD_start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD |
 			MHD_USE_THREAD_PER_CONNECTION | MHD_USE_AUTO,
 		0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, s->sock,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONN_TIMEOUT_S,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONN_LIMIT,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONN_HARD,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)CONN_HARD,
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+		MHD_OPTION_THREAD_STACK_SIZE, (size_t)(256 * 1024),
 	/* The protocol as written: an HTTP/1.1 request without
 	 * Host is refused (400). */
 #if MHD_VERSION >= 0x01000000
@@ -485,20 +703,137 @@ out:
 		MHD_quiesce_daemon(d);
 		MHD_stop_daemon(d);
 	}
-	ctp_engine_unload(&eng);
-	ctp_engine_done(&eng);
+	if (s->reaper_on)
+		pthread_join(s->reaper, NULL);
+	if (loaded) {
+		ctp_engine_unload(&eng);
+		ctp_engine_done(&eng);
+	}
 	ctp_capture_free(cap);
 	ctp_snap_free(s->snap);
 	s->snap = NULL;
-	close(s->memfd);
+	free(s->conns);
 	return rc;
 }
 
+/* ---- The supervisor --------------------------------------------------------
+ */
+
+static volatile sig_atomic_t http_child;
+
 static void on_signal(int sig)
 {
-	if (ctp_supervised_child > 0)
-		kill((pid_t)ctp_supervised_child, sig);
+	if (http_child > 0)
+		kill((pid_t)http_child, sig);
 	srv_stop = sig;
+}
+
+/* Start the HTTP process, its end of the asking socket `fd`. */
+static pid_t start_http(struct srv *s, const struct ctp_config *cfg, int fd,
+			int other)
+{
+	pid_t parent = getpid();
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid != 0)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(CTP_EXIT_FAILURE);
+	close(other);
+	s->ask_fd = fd;
+	_exit(serve_run(cfg, s));
+}
+
+/* Wait up to `ns` for pid, then kill it. */
+static void end_pid(pid_t pid, uint64_t ns)
+{
+	uint64_t until = ctp_now_ns() + ns;
+	int st;
+	while (waitpid(pid, &st, WNOHANG) == 0) {
+		if (ctp_now_ns() >= until) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			return;
+		}
+		struct timespec ts = {.tv_nsec = 10000000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* The supervisor's loop: answer the HTTP process's requests for captures
+ * with the capture service; start the HTTP process again when it dies
+ * (at most once a second). */
+static int supervise_http(struct srv *s, struct ctp_config *cfg)
+{
+	struct ctp_capsvc *cs = NULL;
+	struct ctp_capsvc_opts o = {.prog = PROG,
+				    .config_path = s->config_path};
+	int sp[2] = {-1, -1}, rc = CTP_EXIT_FAILURE, r;
+	if ((r = ctp_capsvc_new(cfg, &o, s->memfd, &srv_stop, &cs)) < 0) {
+		fprintf(stderr, PROG ": %s\n", strerror(-r));
+		return CTP_EXIT_FAILURE;
+	}
+	uint64_t started = 0;
+	while (!srv_stop) {
+		if (!http_child) {
+			uint64_t now = ctp_now_ns();
+			if (now - started < 1000000000ull) {
+				struct timespec ts = {.tv_nsec = 100000000};
+				nanosleep(&ts, NULL);
+				continue;
+			}
+			if (sp[0] >= 0)
+				close(sp[0]);
+			if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC,
+				       0, sp) < 0) {
+				fprintf(stderr, PROG ": %s\n", strerror(errno));
+				break;
+			}
+			started = now;
+			pid_t pid = start_http(s, cfg, sp[1], sp[0]);
+			close(sp[1]);
+			if (pid < 0) {
+				fprintf(stderr, PROG ": %s\n", strerror(errno));
+				break;
+			}
+			http_child = pid;
+		}
+		struct pollfd p = {.fd = sp[0], .events = POLLIN};
+		r = poll(&p, 1, 200);
+		if (r > 0) {
+			r = ctp_capsvc_answer(cs, sp[0]);
+			if (r == -ENOTRECOVERABLE) {
+				rc = CTP_EXIT_REQUIRED;
+				break;
+			}
+		}
+		int st;
+		if (waitpid((pid_t)http_child, &st, WNOHANG) == http_child) {
+			http_child = 0;
+			if (!srv_stop)
+				ctp_log(CTP_LOG_WARNING,
+					"the HTTP process ended (%s %d); "
+					"starting it again",
+					WIFSIGNALED(st) ? "signal" : "status",
+					WIFSIGNALED(st) ? WTERMSIG(st)
+							: WEXITSTATUS(st));
+		}
+	}
+	if (srv_stop)
+		rc = CTP_EXIT_OK;
+	/* SIGTERM ends it all within 2 s, whatever a plugin does: the HTTP
+	 * process has a second, the capture child half of one. */
+	pid_t h = (pid_t)http_child;
+	if (h > 0)
+		kill(h, SIGTERM);
+	ctp_capsvc_free(cs);
+	if (h > 0)
+		end_pid(h, 1000000000ull);
+	http_child = 0;
+	if (sp[0] >= 0)
+		close(sp[0]);
+	return rc;
 }
 
 int ctp_cmd_serve(int argc, char **argv)
@@ -506,7 +841,9 @@ int ctp_cmd_serve(int argc, char **argv)
 	struct srv s = {.min_ns = DEFAULT_MIN_S * 1000000000ull,
 			.top = 50,
 			.listen = DEFAULT_LISTEN,
-			.sock = -1};
+			.sock = -1,
+			.memfd = -1,
+			.ask_fd = -1};
 	struct ctp_config *cfg = NULL;
 	char said[128], err[512];
 	int rc = parse_args(argc, argv, &s);
@@ -525,6 +862,12 @@ int ctp_cmd_serve(int argc, char **argv)
 		rc = s.sock == -EINVAL ? CTP_EXIT_USAGE : CTP_EXIT_FAILURE;
 		goto out;
 	}
+	s.memfd = memfd_create("ctprof-serve", MFD_CLOEXEC);
+	if (s.memfd < 0) {
+		fprintf(stderr, PROG ": %s\n", strerror(errno));
+		rc = CTP_EXIT_FAILURE;
+		goto out;
+	}
 	pthread_mutex_init(&s.lock, NULL);
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigemptyset(&sa.sa_mask);
@@ -532,14 +875,15 @@ int ctp_cmd_serve(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	fprintf(stderr, PROG ": listening on http://%s/metrics\n", said);
-	rc = s.no_supervise
-		     ? serve_run(cfg, &s)
-		     : ctp_supervise(cfg, false, serve_run, &s, &srv_stop);
+	rc = s.no_supervise ? serve_run(cfg, &s) : supervise_http(&s, cfg);
 	if (rc == CTP_EXIT_INTERRUPTED && srv_stop)
 		rc = CTP_EXIT_OK; /* asked to stop: a clean end */
-	close(s.sock);
 	pthread_mutex_destroy(&s.lock);
 out:
+	if (s.sock >= 0)
+		close(s.sock);
+	if (s.memfd >= 0)
+		close(s.memfd);
 	ctp_view_free(s.view);
 	ctp_config_free(cfg);
 	ctp_readopts_done(&s.r);

@@ -553,6 +553,7 @@ enum {
 	K_PLUGINS,
 	K_HOSTS,
 	K_RECORD,
+	K_SERVICE,
 };
 
 static const char *const top_keys[] = {
@@ -568,6 +569,7 @@ static const char *const top_keys[] = {
 	"plugins",
 	"hosts",
 	"record",
+	"service",
 	NULL,
 };
 
@@ -641,6 +643,66 @@ static int conv_roots(struct ctp_yctx *c, const struct ctp_ynode *v,
 	return 0;
 }
 
+/* `service:` (config.h). */
+static int conv_service(struct ctp_yctx *c, const struct ctp_ynode *v,
+			struct ctp_config *cfg)
+{
+	static const char *const keys[] = {"capture_deadline", "memory_limit",
+					   "quarantine_after", NULL};
+	char sub[64];
+	struct ctp_yclip b;
+	uint64_t x;
+	int r = 0;
+
+	if (ctp_ynode_is_null(v))
+		return 0;
+	if (v->type != CTP_Y_MAP)
+		return ctp_y_fail(c, v,
+				  "'service' must be a mapping "
+				  "(capture_deadline, memory_limit, "
+				  "quarantine_after), got %s",
+				  ctp_y_got(&b, v));
+	for (size_t i = 0; i < v->n && r >= 0; i += 2) {
+		const struct ctp_ynode *key = v->kids[i], *val = v->kids[i + 1];
+		int k = ctp_y_key_index(c, key, keys, "'service'");
+		if (k < 0)
+			return k;
+		snprintf(sub, sizeof(sub), "service.%s", keys[k]);
+		switch (k) {
+		case 0:
+			if (val->type != CTP_Y_SCALAR ||
+			    ctp_config_parse_duration(val->str, &x) < 0 ||
+			    x < 100000000ull || x > 3600000000000ull)
+				return ctp_y_fail(c, val,
+						  "'%s' must be a duration "
+						  "from 100ms to 1h (30s, "
+						  "500ms, 2m), got %s",
+						  sub, ctp_y_got(&b, val));
+			cfg->service.deadline_ns = x;
+			break;
+		case 1:
+			if (val->type != CTP_Y_SCALAR ||
+			    ctp_config_parse_bytes(val->str, &x) < 0 ||
+			    x < (64ull << 20))
+				return ctp_y_fail(c, val,
+						  "'%s' must be a byte count "
+						  "of at least 64MiB (an "
+						  "integer, optionally "
+						  "followed by K, M, G, KiB, "
+						  "MiB or GiB), got %s",
+						  sub, ctp_y_got(&b, val));
+			cfg->service.memory_limit = x;
+			break;
+		case 2:
+			r = ctp_y_uint(c, sub, val, 1, 1000000, &x);
+			if (r >= 0)
+				cfg->service.quarantine_after = (unsigned)x;
+			break;
+		}
+	}
+	return r;
+}
+
 static int conv_top(struct ctp_yctx *c, const struct ctp_ynode *root,
 		    struct ctp_config *cfg)
 {
@@ -702,6 +764,9 @@ static int conv_top(struct ctp_yctx *c, const struct ctp_ynode *root,
 			r = ctp_record_cfg_conv(c, "record", v,
 						&cfg->record_declared);
 			break;
+		case K_SERVICE:
+			r = conv_service(c, v, cfg);
+			break;
 		}
 	}
 	return r;
@@ -726,6 +791,9 @@ int ctp_config_defaults(struct ctp_config **ret)
 	cfg->workers = 1;
 	cfg->split_threads = 512;
 	cfg->max_decompressed_bytes = DEFAULT_MAX_DECOMPRESSED;
+	cfg->service.deadline_ns = 30000000000ull;
+	cfg->service.memory_limit = 2ull << 30;
+	cfg->service.quarantine_after = 1;
 	if (!cfg->output || !cfg->proc_root || !cfg->sys_root ||
 	    !cfg->cgroup_root) {
 		ctp_config_free(cfg);
@@ -1103,6 +1171,11 @@ int ctp_config_print(const struct ctp_config *cfg, FILE *out)
 	fprintf(out, "max_decompressed_bytes: %" PRIu64 "\n",
 		cfg->max_decompressed_bytes);
 	ctp_record_cfg_print(out, &cfg->record);
+	fprintf(out,
+		"service:\n  capture_deadline: %" PRIu64 "ms\n"
+		"  memory_limit: %" PRIu64 "\n  quarantine_after: %u\n",
+		cfg->service.deadline_ns / 1000000, cfg->service.memory_limit,
+		cfg->service.quarantine_after);
 	fputs("roots:\n  proc: ", out);
 	ctp_config_put_quoted(out, cfg->proc_root ? cfg->proc_root : "");
 	fputs("\n  sys: ", out);

@@ -87,6 +87,16 @@ struct ctp_config {
 	/* `record:` as the top level declares it, and with the matching host
 	 * rules' laid over it (ctp_config_apply_hosts). */
 	struct ctp_record_cfg record_declared, record;
+	/* `service:`, what `serve` and `record` do with a capture that
+	 * misbehaves (docs/RELIABILITY.md): a capture running longer than
+	 * deadline_ns is abandoned (default 30 s); the capture process may
+	 * hold memory_limit bytes of data (RLIMIT_DATA, default 2 GiB); a
+	 * plugin is left out after quarantine_after crashes, hangs or
+	 * breaches of the limit (default 1). */
+	struct {
+		uint64_t deadline_ns, memory_limit;
+		unsigned quarantine_after;
+	} service;
 };
 
 /* What host rules are matched against. */
