@@ -33,6 +33,7 @@
 #include <cmocka.h>
 
 #include "e2e_util.h"
+#include "sanitizer.h"
 
 #define FIX_PROC CTP_TEST_FIXTURES "/proc"
 #define FIX_SYS	 CTP_TEST_FIXTURES "/sys"
@@ -219,11 +220,16 @@ static void test_quarantine(void **state)
 {
 	(void)state;
 	char plugins[16384], sb[32];
+	/* Under ASan the service sets no memory ceiling (capsvc.c): no
+	 * leaker then. */
 	snprintf(plugins, sizeof(plugins),
 		 "  abi-chaos: {options: {counter: %s/c1, crash_every: 3}}\n"
 		 "  abi-chaos2: {options: {counter: %s/c2, hang_every: 5}}\n"
-		 "  abi-chaos3: {options: {counter: %s/c3, leak_mib: 50}}\n",
-		 tmp, tmp, tmp);
+		 "%s%s%s",
+		 tmp, tmp,
+		 CTP_TEST_ASAN ? "" : "  abi-chaos3: {options: {counter: ",
+		 CTP_TEST_ASAN ? "" : tmp,
+		 CTP_TEST_ASAN ? "" : "/c3, leak_mib: 50}}\n");
 	unsigned port;
 	pid_t pid = start("{capture_deadline: 1s, memory_limit: 300MiB}",
 			  plugins, &port);
@@ -252,8 +258,10 @@ static void test_quarantine(void **state)
 			    "quarantined");
 	assert_string_equal(status_of(body, "abi-chaos2", sb, sizeof(sb)),
 			    "quarantined");
-	assert_string_equal(status_of(body, "abi-chaos3", sb, sizeof(sb)),
-			    "quarantined");
+	if (!CTP_TEST_ASAN)
+		assert_string_equal(
+			status_of(body, "abi-chaos3", sb, sizeof(sb)),
+			"quarantined");
 	assert_string_equal(status_of(body, "procfs-stat", sb, sizeof(sb)),
 			    "loaded");
 	free(body);
@@ -265,8 +273,10 @@ static void test_quarantine(void **state)
 				  "callback; left out of every later capture"));
 	assert_non_null(strstr(t, "plugin abi-chaos2 hung: in host callback "
 				  "past the 1s deadline; left out"));
-	assert_non_null(strstr(t, "plugin abi-chaos3 out of memory: over the "
-				  "capture's 300 MiB ceiling; left out"));
+	if (!CTP_TEST_ASAN)
+		assert_non_null(strstr(t, "plugin abi-chaos3 out of memory: "
+					  "over the capture's 300 MiB ceiling; "
+					  "left out"));
 	free(t);
 	end(pid, 2000);
 }
@@ -436,8 +446,7 @@ struct sample {
 
 /* The service's processes (supervisor first, then its children) and what
  * each holds, the slow clients let go of for the moment. */
-static size_t sample(pid_t pid, struct holder *h, struct sample *s,
-		     size_t max)
+static size_t sample(pid_t pid, struct holder *h, struct sample *s, size_t max)
 {
 	atomic_store(&h->pause, true);
 	while (!atomic_load(&h->paused))
@@ -456,8 +465,12 @@ static size_t sample(pid_t pid, struct holder *h, struct sample *s,
 static void test_soak(void **state)
 {
 	(void)state;
-	if (!soak)
-		skip();
+	if (CTP_TEST_ASAN) {
+		fprintf(stderr, "skip: a sanitizer's allocator keeps freed "
+				"memory and the service sets no memory ceiling "
+				"under it\n");
+		exit(77);
+	}
 	char plugins[16384];
 	snprintf(plugins, sizeof(plugins),
 		 "  abi-chaos: {options: {counter: %s/c1, crash_every: 5}}\n"

@@ -22,6 +22,20 @@
 #include "engine.h"
 #include "supervise.h"
 
+/* AddressSanitizer's shadow memory is data to RLIMIT_DATA (terabytes,
+ * reserved): a ceiling would fail every allocation, so a sanitizer build
+ * sets none. */
+#if defined(__SANITIZE_ADDRESS__)
+#define CAPSVC_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CAPSVC_ASAN 1
+#endif
+#endif
+#ifndef CAPSVC_ASAN
+#define CAPSVC_ASAN 0
+#endif
+
 /* How long a child asked to end (its socket closed, then SIGTERM) has
  * before it is killed. */
 #define END_GRACE_NS 500000000ull
@@ -91,7 +105,7 @@ static void child_main(struct ctp_capsvc *cs, int fd)
 			strerror(-r));
 	struct rlimit rl = {.rlim_cur = cs->cfg->service.memory_limit,
 			    .rlim_max = cs->cfg->service.memory_limit};
-	if (rl.rlim_cur && setrlimit(RLIMIT_DATA, &rl) < 0)
+	if (rl.rlim_cur && !CAPSVC_ASAN && setrlimit(RLIMIT_DATA, &rl) < 0)
 		ctp_log(CTP_LOG_WARNING, "memory ceiling not set: %s",
 			strerror(errno));
 
