@@ -28,9 +28,9 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "ctprof/plugin-util.h"
 #include "smaps_parse.h"
 
@@ -94,25 +94,18 @@ struct key_slot {
 	int handle; /* < 0: registration refused, skip the key */
 };
 
-/* The reads' wall time may reach this many budgets (of CPU time) before
- * the rest is skipped: processes that keep their mmap locks busy, or a
- * host that gives the reader no CPU, cannot stretch a capture without
- * bound. */
-#define WALL_FACTOR 10
-
 struct smaps_state {
 	struct ctp_ctx *ctx;
 	const struct ctp_api *api;
 	int fh[N_FIELDS];
 	int counter[N_COUNTERS];
-	uint64_t max_rss;   /* bytes */
-	uint64_t budget_ns; /* UINT64_MAX: unlimited */
+	uint64_t max_rss; /* bytes */
 	uint64_t page_size;
-	_Atomic uint64_t spent_ns; /* CPU time, this snapshot */
-	/* Wall time of the reads, this snapshot: at WALL_FACTOR budgets the
-	 * rest is skipped too (waits cost the host nothing, but a capture
-	 * must end). */
-	_Atomic uint64_t spent_wall_ns;
+	/* smaps_rollup's reads, this snapshot (budget.h: CPU time, and the
+	 * wall time at CTP_BUDGET_WALL_FACTOR budgets: processes that keep
+	 * their mmap locks busy, or a host that gives the reader no CPU,
+	 * cannot stretch a capture without bound). */
+	struct ctp_budget budget;
 	/*
 	 * Key -> field handle. Slots below n are complete and never change,
 	 * so lookups scan them without the lock; a miss takes the lock to
@@ -122,14 +115,6 @@ struct smaps_state {
 	_Atomic size_t n_keys;
 	struct key_slot keys[KEY_CACHE];
 };
-
-static uint64_t now_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void count(struct smaps_state *st, int c, uint64_t n)
 {
@@ -269,10 +254,11 @@ static int read_rollup(struct smaps_state *st, const struct ctp_task *task,
 	struct ctp_smaps_rollup sr;
 	const char *data;
 	size_t len;
-	uint64_t c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
-	uint64_t w0 = now_ns(CLOCK_MONOTONIC), dc, dw;
+	struct ctp_budget_mark m;
+	uint64_t dc, dw;
 	int ret = 0, r;
 
+	ctp_budget_begin(&m);
 	r = ctp_task_fetch(st->api, task, PF_SMAPS, &data, &len);
 	if (r == 0) {
 		if (ctp_parse_smaps_rollup(data, len, &sr) < 0)
@@ -283,10 +269,7 @@ static int read_rollup(struct smaps_state *st, const struct ctp_task *task,
 		 * ENOENT or ESRCH (gone since its statm was read). */
 		ret = set_not_read(st, rec, sm, WHY_UNREADABLE);
 	}
-	dw = now_ns(CLOCK_MONOTONIC) - w0;
-	dc = now_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
-	atomic_fetch_add_explicit(&st->spent_ns, dc, memory_order_relaxed);
-	atomic_fetch_add_explicit(&st->spent_wall_ns, dw, memory_order_relaxed);
+	ctp_budget_end(&st->budget, &m, &dc, &dw);
 	count(st, C_READ_US, dc / 1000);
 	count(st, C_READ_WALL_US, dw / 1000);
 	return ret;
@@ -325,12 +308,7 @@ static int smaps_process(void *state, const struct ctp_task *task,
 		count(st, C_SKIPPED_RSS, 1);
 		return set_not_read(st, rec, &sm, WHY_MAX_RSS);
 	}
-	if (st->budget_ns != UINT64_MAX &&
-	    (atomic_load_explicit(&st->spent_ns, memory_order_relaxed) >=
-		     st->budget_ns ||
-	     atomic_load_explicit(&st->spent_wall_ns, memory_order_relaxed) /
-			     WALL_FACTOR >=
-		     st->budget_ns)) {
+	if (!ctp_budget_left(&st->budget, 0)) {
 		count(st, C_SKIPPED_BUDGET, 1);
 		return set_not_read(st, rec, &sm, WHY_BUDGET);
 	}
@@ -343,8 +321,7 @@ static int smaps_host(void *state, struct ctp_record *rec)
 	struct smaps_state *st = state;
 
 	(void)rec;
-	atomic_store(&st->spent_ns, 0);
-	atomic_store(&st->spent_wall_ns, 0);
+	ctp_budget_reset(&st->budget);
 	return 0;
 }
 
@@ -400,7 +377,8 @@ static int parse_options(struct ctp_ctx *ctx, const struct ctp_api *api,
 			   DEFAULT_BUDGET_MS, &ms);
 	if (r < 0)
 		return r;
-	st->budget_ns = ms >= UINT64_MAX / 1000000 ? UINT64_MAX : ms * 1000000;
+	ctp_budget_init(&st->budget,
+			ms >= UINT64_MAX / 1000000 ? UINT64_MAX : ms * 1000000);
 	return 0;
 }
 
@@ -439,7 +417,7 @@ static int smaps_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 	api->log(ctx, CTP_LOG_DEBUG,
 		 "max_rss_bytes %llu, time budget %llu ns, page size %llu",
 		 (unsigned long long)st->max_rss,
-		 (unsigned long long)st->budget_ns,
+		 (unsigned long long)st->budget.limit_ns,
 		 (unsigned long long)st->page_size);
 	*state = st;
 	return 0;
