@@ -8,13 +8,15 @@ ctp_add_test(test_appstats test_appstats.c LIBS appstats_lib Threads::Threads)
 # The collector (plugins/appstats): its registry checks on hand-made
 # images, and ctprof-core reading real publishers: one through the header
 # (8 threads, thread churn, nothing declared) and one writing the registry
-# by hand from APPSTATS.md, correct and broken each way.
+# by hand from APPSTATS.md, correct and broken each way; and what one
+# publisher may cost others (appstats_big: 16 MiB registries, names churn).
 ctp_add_test(test_appstats_parse test_appstats_parse.c LIBS ctp_aps_parse)
 add_executable(appstats_worker appstats_worker.c)
 target_include_directories(appstats_worker PRIVATE ${PROJECT_SOURCE_DIR}/include)
 target_link_libraries(appstats_worker PRIVATE Threads::Threads)
 add_executable(appstats_raw appstats_raw.c)
 target_link_libraries(appstats_raw PRIVATE Threads::Threads)
+add_executable(appstats_big appstats_big.c)
 foreach(x a b)
   add_library(appstats_dso_${x} SHARED appstats_dso.c)
   target_include_directories(appstats_dso_${x} PRIVATE ${PROJECT_SOURCE_DIR}/include)
@@ -31,6 +33,7 @@ ctp_add_test(test_appstats_e2e test_appstats_e2e.c e2e_util.c LIBS ctpcore)
 target_compile_definitions(test_appstats_e2e PRIVATE
                            APS_WORKER="$<TARGET_FILE:appstats_worker>"
                            APS_RAW="$<TARGET_FILE:appstats_raw>"
-                           APS_DSO="$<TARGET_FILE:appstats_dso>")
+                           APS_DSO="$<TARGET_FILE:appstats_dso>"
+                           APS_BIG="$<TARGET_FILE:appstats_big>")
 add_dependencies(test_appstats_e2e ctprof-core plugin-appstats plugin-procfs-stat
-                 appstats_worker appstats_raw appstats_dso)
+                 appstats_worker appstats_raw appstats_dso appstats_big)

@@ -17,6 +17,8 @@
  *                change hands all the time
  *   foreign      also a slot of pid 1, not a thread of this process
  *   dup          thread 0's tid in two slots
+ *   squat        field 1 is "requests" as bytes/gauge/max, the name
+ *                appstats_worker declares count/counter/sum
  */
 #include <pthread.h>
 #include <sched.h>
@@ -136,6 +138,8 @@ int main(int argc, char **argv)
 		R.fields_off = 1u << 31;
 	else if (!strcmp(m, "bad-field"))
 		field(1, "Bad-Name", 1, 3, 2);
+	else if (!strcmp(m, "squat"))
+		field(1, "requests", 5, 3, 2); /* bytes, gauge, max */
 	__atomic_store_n(&R.magic,
 			 !strcmp(m, "bad-magic") ? 0x1122334455667788ull
 						 : 0x3154535041505443ull,

@@ -5,7 +5,9 @@
  * (the registry written by hand from docs/APPSTATS.md, then broken each
  * way). Per thread, the snapshot holds exactly what each thread published;
  * no thread is ever ptraced; a broken registry is tagged in
- * appstats.status and nothing of it is recorded.
+ * appstats.status and nothing of it is recorded. Then what one publisher
+ * may cost the others (appstats_big): a name declared two ways, a process
+ * declaring names without end, 16 MiB registries, the capture's budget.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -82,14 +84,12 @@ static void stop_running(void)
 	running = -1;
 }
 
-/* Start argv (a worker, or a command running one) and read the worker's
- * "i tid" lines up to "ready". */
-static void spawn_worker(struct worker *w, const char *const *argv)
+/* Start argv and read the worker's "i tid" lines up to "ready". */
+static void launch(struct worker *w, const char *const *argv)
 {
 	posix_spawn_file_actions_t fa;
 	int p[2];
 
-	stop_running();
 	memset(w, 0, sizeof(*w));
 	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
 	posix_spawn_file_actions_init(&fa);
@@ -98,7 +98,6 @@ static void spawn_worker(struct worker *w, const char *const *argv)
 				      (char *const *)argv, environ),
 			 0);
 	posix_spawn_file_actions_destroy(&fa);
-	running = w->pid;
 	close(p[1]);
 	w->out = p[0];
 	for (;;) {
@@ -121,6 +120,41 @@ static void spawn_worker(struct worker *w, const char *const *argv)
 	}
 }
 
+/* Start argv (a worker, or a command running one), the one running. */
+static void spawn_worker(struct worker *w, const char *const *argv)
+{
+	stop_running();
+	launch(w, argv);
+	running = w->pid;
+}
+
+/* Workers running beside each other (the budget tests), stopped together
+ * (by the test, or by the teardown when a check left it early). */
+#define CROWD 24
+static struct worker crowd[CROWD];
+static int n_crowd;
+
+static struct worker *join(const char *path, const char *mode)
+{
+	const char *argv[] = {path, mode, NULL};
+	struct worker *w = &crowd[n_crowd];
+
+	assert_true(n_crowd < CROWD);
+	launch(w, argv);
+	n_crowd++;
+	return w;
+}
+
+static void stop_crowd(void)
+{
+	for (int i = 0; i < n_crowd; i++) {
+		kill(crowd[i].pid, SIGKILL);
+		waitpid(crowd[i].pid, NULL, 0);
+		close(crowd[i].out);
+	}
+	n_crowd = 0;
+}
+
 /* Start `path mode` and read its lines up to "ready". */
 static void start(struct worker *w, const char *path, const char *mode)
 {
@@ -135,21 +169,28 @@ static void stop(struct worker *w)
 	close(w->out);
 }
 
-/* appstats alone (with procfs-stat for the rows' names), required; with
- * `split`, 2 workers walking a process's threads in chunks of 2. */
-static void config_split(char *cfg, size_t len, const char *tag, bool split)
+/* appstats alone (with procfs-stat for the rows' names), required, with
+ * `opts` its options (YAML flow pairs, or ""); with `split`, 2 workers
+ * walking a process's threads in chunks of 2. */
+static void config_opts(char *cfg, size_t len, const char *tag, bool split,
+			const char *opts)
 {
 	char text[1024];
 	int n = snprintf(text, sizeof(text),
 			 "plugin_dirs: [\"%s\"]\nworkers: %s\nplugins:\n"
 			 "  procfs-stat: {required: true}\n"
-			 "  appstats: {required: true}\n",
+			 "  appstats: {required: true, options: {%s}}\n",
 			 CTP_TEST_PLUGIN_DIR,
-			 split ? "2\nsplit_threads: 2" : "1");
+			 split ? "2\nsplit_threads: 2" : "1", opts);
 
 	assert_true(n > 0 && (size_t)n < sizeof(text));
 	assert_true(e2e_pathf(cfg, len, "%s/%s.yaml", tmp, tag) >= 0);
 	assert_int_equal(e2e_write_file(cfg, text, (size_t)n), 0);
+}
+
+static void config_split(char *cfg, size_t len, const char *tag, bool split)
+{
+	config_opts(cfg, len, tag, split, "");
 }
 
 static void config(char *cfg, size_t len, const char *tag)
@@ -725,6 +766,369 @@ static void raw_changing(void **state)
 	print_message("[ INFO     ] changed %d, ok %d\n", changed, ok);
 }
 
+/* ---- What one publisher may cost the others ----------------------------- */
+
+/* The snapshots of a recording: the last one, and how many. */
+struct last_snap {
+	char path[PATH_MAX];
+	int n;
+};
+
+static void note_snap(const struct ctp_snap *s, const char *path, void *arg)
+{
+	struct last_snap *l = arg;
+
+	(void)s;
+	snprintf(l->path, sizeof(l->path), "%s", path);
+	l->n++;
+}
+
+/* Wait (at most 60 s) until dir holds `n` snapshots. */
+static void wait_files(const char *dir, size_t n)
+{
+	uint64_t t0 = e2e_now_ms();
+
+	while (e2e_files(dir) < n) {
+		if (e2e_now_ms() - t0 > 60000)
+			fail_msg("%s: fewer than %zu snapshots after 60 s", dir,
+				 n);
+		usleep(20 * 1000);
+	}
+}
+
+/* The recording running, if any (stopped by the teardown when a check
+ * left its test early). */
+static pid_t recording = -1;
+
+/* A recording with cfg into dir, every 100 ms, as long as it takes. */
+static pid_t record_start(const char *cfg, const char *dir, const char *log)
+{
+	const char *args[] = {"record", "--config", cfg,  "-o",	  dir,
+			      "-i",	"100ms",    "-n", "1000", NULL};
+
+	assert_int_equal(e2e_spawn(args, NULL, log, &recording), 0);
+	return recording;
+}
+
+static void record_end(pid_t pid)
+{
+	kill(pid, SIGTERM);
+	e2e_wait_bounded(pid, 60000, "record");
+	recording = -1;
+}
+
+/* End the recording (the capture in progress is discarded); the newest
+ * snapshot, opened. */
+static struct ctp_snap *record_stop(pid_t pid, const char *dir)
+{
+	struct last_snap l = {.n = 0};
+	char err[256];
+	struct ctp_snap *s = NULL;
+
+	record_end(pid);
+	if (e2e_each_snapshot(dir, note_snap, &l, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	assert_true(l.n > 0);
+	if (ctp_snap_open(l.path, 1ull << 31, &s, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	return s;
+}
+
+static void hint_has(const struct ctp_snap *s, const char *want)
+{
+	const struct ctp_snap_plugin *p = e2e_plugin(s, "appstats");
+
+	if (!p->hint || !strstr(p->hint, want))
+		fail_msg("hint '%s', want '%s'", p->hint ? p->hint : "", want);
+}
+
+/*
+ * The issue's squatter: appstats_worker declares app.requests as
+ * count/counter/sum, appstats_raw "squat" as bytes/gauge/max. A recording
+ * sees one of them first, alone, then both: the name stays the first's
+ * (the run's first declaration owns it), the other's requests is left out
+ * for that process alone (its other field read), it is tagged conflict
+ * and named in the hint with both descriptions.
+ */
+static void squat_order(bool squatter_first)
+{
+	char cfg[PATH_MAX], dir[PATH_MAX], log[PATH_MAX], want[256];
+	struct worker *legit, *squat;
+	struct ctp_snap *s;
+	pid_t rec;
+	size_t n;
+
+	config(cfg, sizeof(cfg), squatter_first ? "squat1" : "squat2");
+	assert_true(E2E_PATHF(dir, "%s/squat%d", tmp, squatter_first) >= 0);
+	assert_true(E2E_PATHF(log, "%s/squat%d.log", tmp, squatter_first) >= 0);
+	if (squatter_first)
+		squat = join(APS_RAW, "squat");
+	else
+		legit = join(APS_WORKER, "eight");
+	rec = record_start(cfg, dir, log);
+	wait_files(dir, 1);
+	if (squatter_first)
+		legit = join(APS_WORKER, "eight");
+	else
+		squat = join(APS_RAW, "squat");
+	/* Two captures that saw both. */
+	n = e2e_files(dir);
+	wait_files(dir, n + 2);
+	s = record_stop(rec, dir);
+	/* Each one's other field, and its status. */
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(app_u64(s, "hits", squat->tid[i]),
+				 100ull * (uint64_t)(i + 1));
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(app_u64(s, "arena_bytes", legit->tid[i]),
+				 (uint64_t)(i + 1) * MIB);
+	status_is(s, squatter_first ? legit->pid : squat->pid, "conflict");
+	status_is(s, squatter_first ? squat->pid : legit->pid, "ok");
+	assert_true(summary(s, "tag.conflict") >= 1);
+	if (squatter_first) {
+		/* The squatter owns the name: its values, and none of the
+		 * legitimate process's. */
+		uint64_t v;
+		for (int i = 0; i < 3; i++)
+			assert_int_equal(app_u64(s, "requests", squat->tid[i]),
+					 (uint64_t)i);
+		for (int i = 0; i < 8; i++)
+			assert_false(
+				app_value(s, "requests", legit->tid[i], &v));
+		snprintf(want, sizeof(want),
+			 "conflict: %s (pid %d): declares app.requests as "
+			 "count/counter/sum; app.requests is bytes/gauge/max "
+			 "(pid %d, appstats_raw)",
+			 legit->name, (int)legit->pid, (int)squat->pid);
+	} else {
+		/* The legitimate counter keeps being read. */
+		uint64_t v;
+		for (int i = 0; i < 8; i++)
+			assert_int_equal(app_u64(s, "requests", legit->tid[i]),
+					 1000ull * (uint64_t)(i + 1));
+		for (int i = 0; i < 3; i++)
+			assert_false(
+				app_value(s, "requests", squat->tid[i], &v));
+		snprintf(want, sizeof(want),
+			 "conflict: appstats_raw (pid %d): declares "
+			 "app.requests as bytes/gauge/max; app.requests is "
+			 "count/counter/sum (pid %d, %s)",
+			 (int)squat->pid, (int)legit->pid, legit->name);
+	}
+	hint_has(s, want);
+	print_message("[ INFO     ] %s\n", e2e_plugin(s, "appstats")->hint);
+	ctp_snap_free(s);
+	stop_crowd();
+}
+
+static void squatter_second(void **state)
+{
+	(void)state;
+	squat_order(false);
+}
+
+static void squatter_first(void **state)
+{
+	(void)state;
+	squat_order(true);
+}
+
+/* How many app.* fields named with prefix the snapshot has. */
+static size_t app_fields(const struct ctp_snap *s, const char *prefix)
+{
+	const struct ctp_snap_field *f = ctp_snap_fields(s);
+	size_t n = 0, pl = strlen(prefix);
+
+	for (size_t i = 0; i < ctp_snap_n_fields(s); i++)
+		n += !strncmp(f[i].name, prefix, pl);
+	return n;
+}
+
+/* A process declaring 256 new names every 20 ms (thousands in a
+ * recording) owns at most max_names (64) of the run's 1,024: a process
+ * started after it has filled the table on the old code still gets its
+ * fields. */
+static void names_hog(void **state)
+{
+	char cfg[PATH_MAX], dir[PATH_MAX], log[PATH_MAX];
+	struct worker *hog, *late;
+	struct ctp_snap *s;
+	pid_t rec;
+	size_t n;
+
+	(void)state;
+	config(cfg, sizeof(cfg), "names");
+	assert_true(E2E_PATHF(dir, "%s/names", tmp) >= 0);
+	assert_true(E2E_PATHF(log, "%s/names.log", tmp) >= 0);
+	hog = join(APS_BIG, "names");
+	rec = record_start(cfg, dir, log);
+	/* 6 captures: 6 sets of 256 names, more than 1,024. */
+	wait_files(dir, 6);
+	late = join(APS_RAW, "ok");
+	n = e2e_files(dir);
+	wait_files(dir, n + 2);
+	s = record_stop(rec, dir);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(app_u64(s, "hits", late->tid[i]),
+				 100ull * (uint64_t)(i + 1));
+		assert_int_equal(app_u64(s, "depth", late->tid[i]),
+				 (uint64_t)i);
+	}
+	status_is(s, late->pid, "ok");
+	print_message("[ INFO     ] %zu app.g* fields; tag.max-names %" PRIu64
+		      "\n",
+		      app_fields(s, "app.g"), summary(s, "tag.max-names"));
+	assert_true(app_fields(s, "app.g") <= 64);
+	assert_true(summary(s, "tag.max-names") >= 1);
+	(void)hog;
+	ctp_snap_free(s);
+	stop_crowd();
+}
+
+/* A 16 MiB registry under the default max_registry_bytes (1 MiB): not
+ * read (its header only), tagged too-large and named in the hint. */
+static void registry_too_large(void **state)
+{
+	struct ctp_snap *s;
+	struct worker *big;
+	char want[160];
+
+	(void)state;
+	big = join(APS_BIG, "big");
+	s = capture("too-large");
+	status_is(s, big->pid, "too-large");
+	nothing_recorded(s, big->pid);
+	assert_true(summary(s, "tag.too-large") >= 1);
+	snprintf(want, sizeof(want),
+		 "too-large: appstats_big (pid %d): 16777216 bytes, "
+		 "max_registry_bytes 1048576",
+		 (int)big->pid);
+	hint_has(s, want);
+	ctp_snap_free(s);
+	stop_crowd();
+}
+
+/* Our big processes' statuses in s: how many read (big_hits 7 on the
+ * main thread) and how many left out for the budget (nothing recorded).
+ * Every one is one or the other. */
+static void count_big(const struct ctp_snap *s, int n, int *ok, int *budget)
+{
+	*ok = *budget = 0;
+	for (int i = 0; i < n; i++) {
+		long row = e2e_row(s, CTP_SCOPE_PROCESS, crowd[i].pid);
+		struct ctp_value st;
+
+		assert_true(row >= 0);
+		st = e2e_value(s, "appstats.status", (size_t)row);
+		assert_int_equal(st.type, CTP_TYPE_STRING);
+		if (e2e_bytes_eq(st.str, "ok")) {
+			assert_int_equal(app_u64(s, "big_hits", crowd[i].pid),
+					 7);
+			++*ok;
+		} else if (e2e_bytes_eq(st.str, "time-budget")) {
+			nothing_recorded(s, crowd[i].pid);
+			++*budget;
+		} else {
+			fail_msg("pid %d: appstats.status %.*s",
+				 (int)crowd[i].pid, (int)st.str.len,
+				 (const char *)st.str.ptr);
+		}
+	}
+}
+
+/* The issue's 20 processes with 16 MiB registries, allowed by
+ * max_registry_bytes, against a 1 ms budget: a read of one (48 MiB
+ * copied) spends it, and the others are left out, tagged time-budget,
+ * counted and named in the hint. The capture's time is printed, not
+ * checked. */
+static void twenty_big(void **state)
+{
+	char cfg[PATH_MAX], out[PATH_MAX], log[PATH_MAX];
+	struct ctp_snap *s;
+	int ok, budget;
+	uint64_t t0;
+
+	(void)state;
+	for (int i = 0; i < 20; i++)
+		join(APS_BIG, "big");
+	config_opts(cfg, sizeof(cfg), "twenty", false,
+		    "max_registry_bytes: 16777216, time_budget_ms: 1");
+	assert_true(E2E_PATHF(out, "%s/twenty.ctprof", tmp) >= 0);
+	assert_true(E2E_PATHF(log, "%s/twenty.log", tmp) >= 0);
+	t0 = e2e_now_ms();
+	s = e2e_capture(cfg, out, log);
+	print_message("[ INFO     ] capture of 20 x 16 MiB registries, "
+		      "1 ms budget: %" PRIu64 " ms\n",
+		      e2e_now_ms() - t0);
+	count_big(s, 20, &ok, &budget);
+	print_message("[ INFO     ] read %d, left out %d; %s\n", ok, budget,
+		      e2e_plugin(s, "appstats")->hint);
+	assert_true(budget >= 1);
+	assert_true(summary(s, "tag.time-budget") >= (uint64_t)budget);
+	hint_has(s, "time-budget: ");
+	ctp_snap_free(s);
+	stop_crowd();
+}
+
+/* Left out by the budget, read first in the next capture: 3 big
+ * registries against a 1 ms budget, recorded until each was read in some
+ * capture (at most 30 captures; the walk by pid alone would read the
+ * first one every time). */
+static void budget_rotates(void **state)
+{
+	char cfg[PATH_MAX], dir[PATH_MAX], log[PATH_MAX];
+	bool seen[3] = {false, false, false};
+	int captures = 0;
+	pid_t rec;
+
+	(void)state;
+	for (int i = 0; i < 3; i++)
+		join(APS_BIG, "big");
+	config_opts(cfg, sizeof(cfg), "rotate", false,
+		    "max_registry_bytes: 16777216, time_budget_ms: 1");
+	assert_true(E2E_PATHF(dir, "%s/rotate", tmp) >= 0);
+	assert_true(E2E_PATHF(log, "%s/rotate.log", tmp) >= 0);
+	rec = record_start(cfg, dir, log);
+	for (int k = 1; k <= 30 && !(seen[0] && seen[1] && seen[2]); k++) {
+		char err[256], path[PATH_MAX];
+		struct last_snap l = {.n = 0};
+		struct ctp_snap *s = NULL;
+
+		wait_files(dir, (size_t)k);
+		assert_true(e2e_each_snapshot(dir, note_snap, &l, err,
+					      sizeof(err)) >= 0);
+		snprintf(path, sizeof(path), "%s", l.path);
+		if (ctp_snap_open(path, 1ull << 31, &s, err, sizeof(err)) < 0)
+			fail_msg("%s", err);
+		for (int i = 0; i < 3; i++) {
+			long row = e2e_row(s, CTP_SCOPE_PROCESS, crowd[i].pid);
+			struct ctp_value st;
+
+			assert_true(row >= 0);
+			st = e2e_value(s, "appstats.status", (size_t)row);
+			if (e2e_bytes_eq(st.str, "ok"))
+				seen[i] = true;
+		}
+		ctp_snap_free(s);
+		captures = k;
+	}
+	record_end(rec);
+	print_message("[ INFO     ] each of 3 read within %d captures\n",
+		      captures);
+	assert_true(seen[0] && seen[1] && seen[2]);
+	stop_crowd();
+}
+
+/* After each crowd test, also one a check left early. */
+static int stop_all(void **state)
+{
+	(void)state;
+	stop_crowd();
+	if (recording > 0)
+		record_end(recording);
+	return 0;
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -735,6 +1139,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	stop_running();
+	stop_all(state);
 	e2e_rm_rf(tmp);
 	return 0;
 }
@@ -753,6 +1158,12 @@ int main(void)
 		cmocka_unit_test(raw_foreign),
 		cmocka_unit_test(raw_dup),
 		cmocka_unit_test(raw_changing),
+		cmocka_unit_test_teardown(squatter_second, stop_all),
+		cmocka_unit_test_teardown(squatter_first, stop_all),
+		cmocka_unit_test_teardown(names_hog, stop_all),
+		cmocka_unit_test_teardown(registry_too_large, stop_all),
+		cmocka_unit_test_teardown(twenty_big, stop_all),
+		cmocka_unit_test_teardown(budget_rotates, stop_all),
 	};
 
 	if (geteuid() != 0) {

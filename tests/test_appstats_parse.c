@@ -2,12 +2,15 @@
 /*
  * appstats' registry checks (plugins/appstats/aps_parse.c) on images made
  * here byte by byte as docs/APPSTATS.md lays them out: a good registry,
- * then each header number, field and slot broken on its own.
+ * then each header number, field and slot broken on its own; and the
+ * table of names a collector run keeps (who owns a name, how many one
+ * process may own).
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -296,6 +299,97 @@ static void test_same_shape(void **state)
 	assert_false(ctp_aps_same_shape(img, img, SIZE - 1, &h));
 }
 
+/* Append f owned by owner, as the collector does on CTP_APS_CLAIM_NEW. */
+static enum ctp_aps_claim claim(struct ctp_aps_name *t, size_t *n, size_t cap,
+				const struct ctp_aps_field *f, int32_t owner,
+				uint32_t max_names, size_t *idx)
+{
+	enum ctp_aps_claim c =
+		ctp_aps_name_claim(t, *n, cap, f, owner, max_names, idx);
+
+	if (c == CTP_APS_CLAIM_NEW) {
+		t[*n].f = *f;
+		t[*n].owner = owner;
+		*idx = (*n)++;
+	}
+	return c;
+}
+
+/* The issue's squatter: app.requests declared count/counter/sum by its
+ * first declarer, then bytes/gauge/max by another process: refused as a
+ * conflict naming the owner's entry, the owner's own declaration still
+ * its field; the same description from a third process shares it. */
+static void test_name_conflict(void **state)
+{
+	static struct ctp_aps_name t[8];
+	struct ctp_aps_field legit = {
+		.name = "requests", .unit = 1, .kind = 1, .rule = 1};
+	struct ctp_aps_field squat = {
+		.name = "requests", .unit = 5, .kind = 3, .rule = 2};
+	struct ctp_aps_field other = legit;
+	size_t n = 0, i = 99;
+	char buf[40];
+
+	(void)state;
+	assert_int_equal(claim(t, &n, 8, &legit, 100, 64, &i),
+			 CTP_APS_CLAIM_NEW);
+	assert_int_equal(claim(t, &n, 8, &squat, 200, 64, &i),
+			 CTP_APS_CLAIM_CONFLICT);
+	assert_int_equal(i, 0);
+	assert_int_equal(t[i].owner, 100);
+	assert_int_equal(claim(t, &n, 8, &legit, 100, 64, &i),
+			 CTP_APS_CLAIM_KNOWN);
+	assert_int_equal(claim(t, &n, 8, &legit, 300, 64, &i),
+			 CTP_APS_CLAIM_KNOWN);
+	other.rule = 2; /* one member differing is another description */
+	assert_int_equal(claim(t, &n, 8, &other, 300, 64, &i),
+			 CTP_APS_CLAIM_CONFLICT);
+	assert_int_equal(n, 1);
+	ctp_aps_desc(&squat, buf, sizeof(buf));
+	assert_string_equal(buf, "bytes/gauge/max");
+	ctp_aps_desc(&legit, buf, sizeof(buf));
+	assert_string_equal(buf, "count/counter/sum");
+}
+
+/* One process declaring 1,025 names gets max_names of them; another's new
+ * names still fit, and the table's own bound holds. */
+static void test_name_caps(void **state)
+{
+	static struct ctp_aps_name t[1024];
+	struct ctp_aps_field f = {.unit = 1, .kind = 1, .rule = 1};
+	size_t n = 0, i, mine = 0;
+
+	(void)state;
+	for (int k = 0; k < 1025; k++) {
+		snprintf(f.name, sizeof(f.name), "hog%d", k);
+		mine += claim(t, &n, 1024, &f, 100, 64, &i) ==
+			CTP_APS_CLAIM_NEW;
+	}
+	assert_int_equal(mine, 64);
+	snprintf(f.name, sizeof(f.name), "hog%d", 2000);
+	assert_int_equal(claim(t, &n, 1024, &f, 100, 64, &i),
+			 CTP_APS_CLAIM_MAX_NAMES);
+	/* A name the hog owns stays known to it past its cap. */
+	snprintf(f.name, sizeof(f.name), "hog%d", 3);
+	assert_int_equal(claim(t, &n, 1024, &f, 100, 64, &i),
+			 CTP_APS_CLAIM_KNOWN);
+	snprintf(f.name, sizeof(f.name), "requests");
+	assert_int_equal(claim(t, &n, 1024, &f, 200, 64, &i),
+			 CTP_APS_CLAIM_NEW);
+	assert_int_equal(t[i].owner, 200);
+	/* 15 more owners of 64 names fill the table: the next is refused
+	 * whoever asks. */
+	for (int o = 0; o < 16; o++)
+		for (int k = 0; k < 64; k++) {
+			snprintf(f.name, sizeof(f.name), "o%d_%d", o, k);
+			claim(t, &n, 1024, &f, 1000 + o, 64, &i);
+		}
+	assert_int_equal(n, 1024);
+	snprintf(f.name, sizeof(f.name), "late");
+	assert_int_equal(claim(t, &n, 1024, &f, 5000, 64, &i),
+			 CTP_APS_CLAIM_FULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -304,6 +398,8 @@ int main(void)
 		cmocka_unit_test_setup(test_fields, good),
 		cmocka_unit_test_setup(test_slots, good),
 		cmocka_unit_test_setup(test_same_shape, good),
+		cmocka_unit_test(test_name_conflict),
+		cmocka_unit_test(test_name_caps),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

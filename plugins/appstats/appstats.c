@@ -11,6 +11,13 @@
  * field as `app.<name>` and keeps each stable slot's values by tid;
  * `thread` looks its tid up. A registry that fails a check is tagged in
  * appstats.status and nothing of it is recorded.
+ *
+ * What one publisher may cost the others is capped: a name belongs to its
+ * first declaration in the collector run (a process declaring it with
+ * another unit, kind or rule loses that field alone), a process owns at
+ * most max_names names, a registry over max_registry_bytes is not read,
+ * and the registry reads of a capture stop at time_budget_ms (budget.h),
+ * the processes left out being read first in the next capture.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +32,7 @@
 #include <unistd.h>
 
 #include "aps.h"
+#include "budget.h"
 #include "procelf.h"
 #include "ctprof/plugin-util.h"
 
@@ -55,6 +63,7 @@ enum {
 	S_FIELDS_REFUSED,
 	S_CACHE_HITS,
 	S_SHARED,
+	S_READ_US,
 	N_FIXED
 };
 #define N_COUNTERS (N_FIXED + CTP_APS_N_TAGS)
@@ -68,6 +77,7 @@ static const char *const counter_names[N_COUNTERS] = {
 	[S_FIELDS_REFUSED] = "fields_refused",
 	[S_CACHE_HITS] = "cache_hits",
 	[S_SHARED] = "threads_from_other_workers",
+	[S_READ_US] = "read_us",
 #define TAG_COUNTER(id, name) [N_FIXED + (id)] = "tag." name,
 	CTP_APS_TAGS(TAG_COUNTER)
 #undef TAG_COUNTER
@@ -108,17 +118,18 @@ struct worker {
 	uint32_t n_handles;
 	struct ctp_aps_slot_stats slot_stats;
 	uint32_t foreign;
+	char why[256]; /* this process's refusal, when it is not a constant */
 };
 
-/* A field description asked for, and the core's answer (a handle, or the
- * refusal). At most APS_MAX_APP_FIELDS in a collector run: what
- * applications declare cannot fill the core's table of fields. */
+/* The names asked of the core, each with its owner and the core's answer.
+ * At most APS_MAX_APP_FIELDS in a collector run: what applications
+ * declare cannot fill the core's table of fields. */
 #define APS_MAX_APP_FIELDS 1024
-struct known {
-	char name[CTP_APS_NAME_MAX];
-	uint8_t unit, kind, rule;
-	int h;
-};
+
+/* Options' defaults (README.md, docs/APPSTATS.md). */
+#define DEFAULT_MAX_BYTES (1u << 20)
+#define DEFAULT_MAX_NAMES 64
+#define DEFAULT_BUDGET_MS 50
 
 struct aps_state {
 	struct ctp_ctx *ctx;
@@ -130,9 +141,21 @@ struct aps_state {
 	uint64_t self_pidns;
 	bool privileged;	 /* CAP_SYS_PTRACE effective at init */
 	_Atomic uint64_t denied; /* maps refused this capture */
-	pthread_mutex_t lock;	 /* examples, known */
-	struct known known[APS_MAX_APP_FIELDS];
-	size_t n_known;
+	pthread_mutex_t lock;	 /* examples, names */
+	struct ctp_aps_name names[APS_MAX_APP_FIELDS];
+	size_t n_names;
+	uint32_t max_names;
+	uint64_t max_bytes;
+	/* The registry reads of a capture. Processes below rot_pid (read in
+	 * the last capture, while some above were not) may only spend the
+	 * budget down to rot_reserve_ns, what those left out last time are
+	 * expected to cost: the walk goes by pid, and the same processes
+	 * would otherwise always be the ones left out. */
+	struct ctp_budget budget;
+	int32_t rot_pid;
+	uint64_t rot_reserve_ns;
+	_Atomic int32_t skip_min_hi, skip_min; /* INT32_MAX: none */
+	_Atomic uint64_t n_skipped, n_read, read_ns;
 	struct ctp_workers workers;  /* struct worker */
 	struct ctp_file_cache files; /* struct file_answer */
 	struct ctp_ident_cache idents;
@@ -140,8 +163,8 @@ struct aps_state {
 	/* The first process each refusal hit, for the hint. */
 	int32_t ex_pid[CTP_APS_N_TAGS];
 	char ex_comm[CTP_APS_N_TAGS][16];
-	const char *ex_why[CTP_APS_N_TAGS];
-	char hint[512];
+	char ex_why[CTP_APS_N_TAGS][256];
+	char hint[1024];
 };
 
 static void count(struct aps_state *st, int c, uint64_t d)
@@ -233,7 +256,8 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
  * first, the shape unchanged in the second. */
 static enum ctp_aps_tag copy_registry(struct worker *w, pid_t pid,
 				      uint64_t addr, uint64_t bound,
-				      struct ctp_aps_hdr *h, const char **why)
+				      uint64_t max_bytes, struct ctp_aps_hdr *h,
+				      const char **why)
 {
 	unsigned char hdr[CTP_APS_HDR_SIZE];
 	struct ctp_aps_hdr h2;
@@ -248,6 +272,14 @@ static enum ctp_aps_tag copy_registry(struct worker *w, pid_t pid,
 	t = ctp_aps_header(hdr, sizeof(hdr), bound, h, why);
 	if (t != CTP_APS_OK)
 		return t;
+	/* Read three times: what one process may make a capture copy. */
+	if (h->size > max_bytes) {
+		snprintf(w->why, sizeof(w->why),
+			 "%" PRIu32 " bytes, max_registry_bytes %" PRIu64,
+			 h->size, max_bytes);
+		*why = w->why;
+		return CTP_APS_TOO_LARGE;
+	}
 	size_t cap2 = w->img_cap;
 	if (grow((void **)&w->a, &cap, h->size, 1) ||
 	    grow((void **)&w->v, &cap2, h->size, 1) ||
@@ -388,14 +420,18 @@ static int32_t host_tid(const struct worker *w, int32_t tid)
  * ----------------------------------------------------------
  */
 
-/* app.<name> for each declared field, with the declared unit, kind and
- * rule, through the plugin's own table of what was asked before: the core
- * logs every refusal, and a name another publisher holds with another
- * description would be refused (and logged) at every capture. The table
- * also bounds what processes can make the core register. */
-static int field_handle(struct aps_state *st, const struct ctp_aps_field *f)
+/* app.<name> for a declared field, with the declared unit, kind and rule,
+ * through the plugin's own table of the names asked before: the core logs
+ * every refusal, and would be asked at every capture. A name is its first
+ * declaration's; another process's declaration of it with another unit,
+ * kind or rule is left out (CTP_APS_CONFLICT), as are the names a process
+ * asks past max_names (CTP_APS_MAX_NAMES) or past the table
+ * (CTP_APS_NAMES_FULL): the handle, or -1 with *tag and w->why. */
+static int field_handle(struct aps_state *st, struct worker *w,
+			const struct ctp_task *task,
+			const struct ctp_aps_field *f, enum ctp_aps_tag *tag)
 {
-	char name[8 + CTP_APS_NAME_MAX];
+	char name[8 + CTP_APS_NAME_MAX], mine[40], theirs[40];
 	struct ctp_field_desc d = {.name = name,
 				   .help = "published by the application "
 					   "(appstats)",
@@ -406,44 +442,78 @@ static int field_handle(struct aps_state *st, const struct ctp_aps_field *f)
 				   .rule = f->rule,
 				   .flags = CTP_FIELD_META,
 				   .section = "app"};
-	struct known *k = NULL;
-	int h;
+	struct ctp_aps_name *k;
+	size_t i = 0;
+	int h = -1;
 
 	pthread_mutex_lock(&st->lock);
-	for (size_t i = 0; i < st->n_known && !k; i++)
-		if (!strcmp(st->known[i].name, f->name) &&
-		    st->known[i].unit == f->unit &&
-		    st->known[i].kind == f->kind &&
-		    st->known[i].rule == f->rule)
-			k = &st->known[i];
-	h = k ? k->h : st->n_known == APS_MAX_APP_FIELDS ? -ENOSPC : 0;
-	pthread_mutex_unlock(&st->lock);
-	if (k || h < 0)
-		return h;
-	snprintf(name, sizeof(name), "app.%.47s", f->name);
-	h = st->api->field_register(st->ctx, &d);
-	pthread_mutex_lock(&st->lock);
-	if (st->n_known < APS_MAX_APP_FIELDS) {
-		k = &st->known[st->n_known++];
-		memcpy(k->name, f->name, sizeof(k->name));
-		k->unit = f->unit;
-		k->kind = f->kind;
-		k->rule = f->rule;
-		k->h = h;
+	switch (ctp_aps_name_claim(st->names, st->n_names, APS_MAX_APP_FIELDS,
+				   f, task->tgid, st->max_names, &i)) {
+	case CTP_APS_CLAIM_KNOWN:
+		h = st->names[i].h;
+		break;
+	case CTP_APS_CLAIM_NEW:
+		/* Under the lock: two workers asking for one new name at once
+		 * must both see one owner. New names are rare. */
+		snprintf(name, sizeof(name), "app.%.47s", f->name);
+		k = &st->names[st->n_names++];
+		k->f = *f;
+		k->owner = task->tgid;
+		snprintf(k->owner_comm, sizeof(k->owner_comm), "%s",
+			 task->pcomm ? task->pcomm : "?");
+		h = k->h = st->api->field_register(st->ctx, &d);
+		break;
+	case CTP_APS_CLAIM_CONFLICT:
+		k = &st->names[i];
+		ctp_aps_desc(f, mine, sizeof(mine));
+		ctp_aps_desc(&k->f, theirs, sizeof(theirs));
+		snprintf(w->why, sizeof(w->why),
+			 "declares app.%.47s as %.39s; app.%.47s is %.39s (pid "
+			 "%d, %.15s)",
+			 f->name, mine, f->name, theirs, (int)k->owner,
+			 k->owner_comm);
+		*tag = CTP_APS_CONFLICT;
+		break;
+	case CTP_APS_CLAIM_MAX_NAMES:
+		snprintf(w->why, sizeof(w->why),
+			 "app.%.47s past max_names %" PRIu32, f->name,
+			 st->max_names);
+		*tag = CTP_APS_MAX_NAMES;
+		break;
+	case CTP_APS_CLAIM_FULL:
+		snprintf(w->why, sizeof(w->why),
+			 "app.%.47s past the run's %d names", f->name,
+			 APS_MAX_APP_FIELDS);
+		*tag = CTP_APS_NAMES_FULL;
+		break;
 	}
 	pthread_mutex_unlock(&st->lock);
 	return h;
 }
 
-static void register_fields(struct aps_state *st, struct worker *w,
-			    const struct ctp_aps_field *f, uint32_t n)
+/* The handles of a registry's fields; CTP_APS_OK, or the tag of the first
+ * field left out (its reason in w->why), the others kept. */
+static enum ctp_aps_tag register_fields(struct aps_state *st, struct worker *w,
+					const struct ctp_task *task,
+					const struct ctp_aps_field *f,
+					uint32_t n)
 {
+	enum ctp_aps_tag first = CTP_APS_OK, t;
+	char why[sizeof(w->why)] = "";
+
 	for (uint32_t i = 0; i < n; i++) {
-		w->handles[i] = field_handle(st, &f[i]);
+		t = CTP_APS_OK;
+		w->handles[i] = field_handle(st, w, task, &f[i], &t);
 		if (w->handles[i] < 0)
 			count(st, S_FIELDS_REFUSED, 1);
+		if (t != CTP_APS_OK && first == CTP_APS_OK) {
+			first = t;
+			memcpy(why, w->why, sizeof(why));
+		}
 	}
 	w->n_handles = n;
+	memcpy(w->why, why, sizeof(why));
+	return first;
 }
 
 static void keep_slot(void *arg, int32_t tid, const uint64_t *values)
@@ -478,24 +548,33 @@ static void outcome(struct aps_state *st, const struct ctp_task *task,
 		    enum ctp_aps_tag t, const char *why)
 {
 	count(st, N_FIXED + (int)t, 1);
-	if (!ctp_aps_tag_corrupt(t) && t != CTP_APS_READ && t != CTP_APS_MAPS)
+	if (!ctp_aps_tag_corrupt(t) && !ctp_aps_tag_partial(t) &&
+	    t != CTP_APS_READ && t != CTP_APS_MAPS && t != CTP_APS_TOO_LARGE &&
+	    t != CTP_APS_BUDGET)
 		return;
 	/* A process whose maps cannot be read is counted and logged, and
 	 * named in the hint only as a count of denials without the privilege
 	 * that would lift them: nothing says it publishes. */
 	if (t == CTP_APS_MAPS && why && *why)
 		atomic_fetch_add(&st->denied, 1);
-	st->api->log(
-		st->ctx, CTP_LOG_INFO, "%s (pid %d): %s: %s%s%s",
-		task->pcomm ? task->pcomm : "?", (int)task->tgid,
-		ctp_aps_tag_corrupt(t) ? "registry refused" : "cannot look",
-		ctp_aps_tag_name(t), why && *why ? ": " : "", why ? why : "");
+	/* Budget skips are counted and named once in the hint, not logged:
+	 * a busy host has them at every capture. */
+	if (t != CTP_APS_BUDGET)
+		st->api->log(st->ctx, CTP_LOG_INFO, "%s (pid %d): %s: %s%s%s",
+			     task->pcomm ? task->pcomm : "?", (int)task->tgid,
+			     ctp_aps_tag_partial(t) ? "fields left out"
+			     : t == CTP_APS_READ || t == CTP_APS_MAPS
+				     ? "cannot look"
+				     : "registry refused",
+			     ctp_aps_tag_name(t), why && *why ? ": " : "",
+			     why ? why : "");
 	pthread_mutex_lock(&st->lock);
 	if (!st->ex_pid[t] && t != CTP_APS_MAPS) {
 		st->ex_pid[t] = task->tgid;
 		snprintf(st->ex_comm[t], sizeof(st->ex_comm[t]), "%s",
 			 task->pcomm ? task->pcomm : "?");
-		st->ex_why[t] = why;
+		snprintf(st->ex_why[t], sizeof(st->ex_why[t]), "%s",
+			 why ? why : "");
 	}
 	pthread_mutex_unlock(&st->lock);
 }
@@ -555,7 +634,8 @@ static enum ctp_aps_tag read_registry(struct aps_state *st, struct worker *w,
 	if (ctp_maps_bias(w->maps.v, w->maps.n, m->dev, m->ino,
 			  fa->first_load_vaddr, fa->is_dyn, &bias))
 		return CTP_APS_MAPS;
-	t = copy_registry(w, task->tgid, bias + fa->value, fa->size, h, why);
+	t = copy_registry(w, task->tgid, bias + fa->value, fa->size,
+			  st->max_bytes, h, why);
 	if (t != CTP_APS_OK)
 		return t;
 	t = ctp_aps_fields(w->a, h->size, h, f, &bad, why);
@@ -563,7 +643,9 @@ static enum ctp_aps_tag read_registry(struct aps_state *st, struct worker *w,
 		return t;
 	if (list_threads(st, w, task->dirfd))
 		return CTP_APS_EXITED;
-	register_fields(st, w, f, h->n_fields);
+	t = register_fields(st, w, task, f, h->n_fields);
+	if (t != CTP_APS_OK)
+		*why = w->why;
 	w->rec_size = sizeof(struct rec) + w->n_handles * sizeof(struct kv);
 	w->n_recs = 0;
 	w->foreign = 0;
@@ -573,7 +655,50 @@ static enum ctp_aps_tag read_registry(struct aps_state *st, struct worker *w,
 	count(st, S_DUP, w->slot_stats.dup);
 	count(st, S_FOREIGN, w->foreign);
 	qsort(w->recs, w->n_recs, w->rec_size, ctp_cmp_tid);
-	return CTP_APS_OK;
+	return t;
+}
+
+static void atomic_min_i32(_Atomic int32_t *a, int32_t v)
+{
+	int32_t cur = atomic_load(a);
+
+	while (v < cur && !atomic_compare_exchange_weak(a, &cur, v))
+		;
+}
+
+/* Whether this capture's budget leaves the registry of tgid to be read;
+ * the processes left out are noted for the next capture's rotation. */
+static bool budget_admits(struct aps_state *st, int32_t tgid)
+{
+	bool low = tgid < st->rot_pid;
+
+	if (ctp_budget_left(&st->budget, low ? st->rot_reserve_ns : 0))
+		return true;
+	if (!low)
+		atomic_min_i32(&st->skip_min_hi, tgid);
+	atomic_min_i32(&st->skip_min, tgid);
+	atomic_fetch_add(&st->n_skipped, 1);
+	return false;
+}
+
+/* After a capture: where the next one starts its rotation (the first
+ * process left out past this capture's start, else the first left out),
+ * and what those left out may keep of the budget (their number at the
+ * mean cost of a read this capture, at most all of it). */
+static void budget_rotate(struct aps_state *st)
+{
+	int32_t hi = atomic_exchange(&st->skip_min_hi, INT32_MAX);
+	int32_t lo = atomic_exchange(&st->skip_min, INT32_MAX);
+	uint64_t skipped = atomic_exchange(&st->n_skipped, 0);
+	uint64_t n = atomic_exchange(&st->n_read, 0);
+	uint64_t ns = atomic_exchange(&st->read_ns, 0);
+	uint64_t mean = n ? ns / n : st->budget.limit_ns;
+
+	st->rot_pid = hi != INT32_MAX ? hi : lo != INT32_MAX ? lo : 0;
+	st->rot_reserve_ns = !skipped ? 0
+			     : mean >= st->budget.limit_ns / skipped
+				     ? st->budget.limit_ns
+				     : mean * skipped;
 }
 
 static int aps_process(void *state, const struct ctp_task *task,
@@ -615,12 +740,25 @@ static int aps_process(void *state, const struct ctp_task *task,
 		return 0;
 	}
 	pick_registry(st, w, task->tgid, &pf);
+	if (!budget_admits(st, task->tgid)) {
+		outcome(st, task, CTP_APS_BUDGET,
+			"the capture's time_budget_ms was spent");
+		set_status(st, rec, CTP_APS_BUDGET);
+		return 0;
+	}
+	struct ctp_budget_mark m;
+	uint64_t cpu_ns;
+	ctp_budget_begin(&m);
 	t = read_registry(st, w, task, pf.answer, &w->maps.v[pf.idx], &h, &why);
+	ctp_budget_end(&st->budget, &m, &cpu_ns, NULL);
+	atomic_fetch_add(&st->n_read, 1);
+	atomic_fetch_add(&st->read_ns, cpu_ns);
+	count(st, S_READ_US, cpu_ns / 1000);
 	outcome(st, task, t, why);
 	if (t == CTP_APS_EXITED)
 		return 0;
 	set_status(st, rec, t);
-	if (t != CTP_APS_OK)
+	if (t != CTP_APS_OK && !ctp_aps_tag_partial(t))
 		return 0;
 	count(st, S_PUBLISHERS, 1);
 	if (st->fh[F_DROPPED] >= 0)
@@ -699,19 +837,29 @@ static int aps_finish(void *state, struct ctp_record *host_rec)
 			     "%s%s: %s (pid %d)%s%s", used ? "; " : "",
 			     ctp_aps_tag_name((enum ctp_aps_tag)t),
 			     st->ex_comm[t], (int)st->ex_pid[t],
-			     st->ex_why[t] && *st->ex_why[t] ? ": " : "",
-			     st->ex_why[t] ? st->ex_why[t] : "");
+			     *st->ex_why[t] ? ": " : "", st->ex_why[t]);
 		if (n > 0 && (size_t)n < sizeof(st->hint) - used)
 			used += (size_t)n;
 	}
 	/* This snapshot's: a recording's next capture starts afresh. */
 	memset(st->ex_pid, 0, sizeof(st->ex_pid));
+	budget_rotate(st);
 	ctp_shared_clear(&st->shared);
 	pthread_mutex_unlock(&st->lock);
 	ctp_workers_reset(&st->workers);
 	/* Always: an empty hint clears the last capture's in a recording. */
 	if (CTP_API_HAS(st->api, set_hint))
 		st->api->set_hint(st->ctx, st->hint);
+	return 0;
+}
+
+/* Once per capture, before the walk: a fresh budget. */
+static int aps_host(void *state, struct ctp_record *rec)
+{
+	struct aps_state *st = state;
+
+	(void)rec;
+	ctp_budget_reset(&st->budget);
 	return 0;
 }
 
@@ -727,6 +875,62 @@ static void aps_fini(void *state)
 	ctp_ident_cache_fini(&st->idents);
 	pthread_mutex_destroy(&st->lock);
 	free(st);
+}
+
+static const struct ctp_option_desc options[] = {
+	{.name = "max_registry_bytes",
+	 .help = "a larger registry is not read (tagged too-large); each is "
+		 "read three times per capture: bytes",
+	 .type = CTP_OPT_U64,
+	 .def = "1048576",
+	 .min = CTP_APS_HDR_SIZE,
+	 .max = CTP_APS_MAX_BYTES},
+	{.name = "max_names",
+	 .help = "app.* names one process may add to the collector run's "
+		 "1024 (more are left out, tagged max-names)",
+	 .type = CTP_OPT_U64,
+	 .def = "64",
+	 .min = 1,
+	 .max = APS_MAX_APP_FIELDS},
+	{.name = "time_budget_ms",
+	 .help = "CPU time per capture for reading registries, all workers "
+		 "(wall time at 10 times it); the rest tagged time-budget",
+	 .type = CTP_OPT_U64,
+	 .def = "50",
+	 .max = UINT64_MAX / 1000000},
+};
+
+/* The option's value, the default when it is not set. */
+static int option(struct aps_state *st, const char *key, uint64_t dflt,
+		  uint64_t *out)
+{
+	int r = st->api->opt_u64(st->ctx, key, out);
+
+	if (r == -ENOENT) {
+		*out = dflt;
+		return 0;
+	}
+	if (r < 0)
+		st->api->log(st->ctx, CTP_LOG_ERR, "option '%s': %s", key,
+			     strerror(-r));
+	return r;
+}
+
+static int parse_options(struct aps_state *st)
+{
+	uint64_t names, ms;
+	int r = option(st, "max_registry_bytes", DEFAULT_MAX_BYTES,
+		       &st->max_bytes);
+
+	if (!r)
+		r = option(st, "max_names", DEFAULT_MAX_NAMES, &names);
+	if (!r)
+		r = option(st, "time_budget_ms", DEFAULT_BUDGET_MS, &ms);
+	if (r)
+		return r;
+	st->max_names = (uint32_t)names;
+	ctp_budget_init(&st->budget, ms * 1000000);
+	return 0;
 }
 
 static int aps_init(struct ctp_ctx *ctx, const struct ctp_api *api,
@@ -748,7 +952,11 @@ static int aps_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 	ctp_file_cache_init(&st->files, sizeof(struct file_answer));
 	ctp_ident_cache_init(&st->idents);
 	ctp_shared_init(&st->shared);
+	atomic_init(&st->skip_min_hi, INT32_MAX);
+	atomic_init(&st->skip_min, INT32_MAX);
 	r = CTP_ATTACH(ctx, api, CTP_API_THROUGH(roots), st->fh, st->ch);
+	if (r == 0)
+		r = parse_options(st);
 	if (r < 0) {
 		aps_fini(st);
 		return r;
@@ -768,12 +976,13 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.version = APS_PLUGIN_VERSION,
 	.description = "per-thread values applications publish "
 		       "(ctprof/appstats.h), read without stopping them",
-	/* No options: one given is an error (CTP_PLUGIN_OPTIONS, none). */
 	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_SPLITTABLE |
 		 CTP_PLUGIN_NO_THREAD_DIR | CTP_PLUGIN_OPTIONS,
+	CTP_PLUGIN_OPTION_TABLE(options),
 	CTP_PLUGIN_FIELDS(fields),
 	.init = aps_init,
 	.fini = aps_fini,
+	.host = aps_host,
 	.process = aps_process,
 	.thread = aps_thread,
 	.finish = aps_finish,

@@ -36,7 +36,12 @@
 	X(CTP_APS_BAD_VERSION, "bad-version")                                  \
 	X(CTP_APS_BAD_LAYOUT, "bad-layout")                                    \
 	X(CTP_APS_BAD_FIELD, "bad-field")                                      \
-	X(CTP_APS_CHANGED, "changed")
+	X(CTP_APS_CHANGED, "changed")                                          \
+	X(CTP_APS_CONFLICT, "conflict") /* fields: see ctp_aps_name_claim */   \
+	X(CTP_APS_MAX_NAMES, "max-names")                                      \
+	X(CTP_APS_NAMES_FULL, "names-full")                                    \
+	X(CTP_APS_TOO_LARGE, "too-large") /* over max_registry_bytes */        \
+	X(CTP_APS_BUDGET, "time-budget")  /* not read: the capture's budget */
 
 enum ctp_aps_tag {
 #define CTP_APS_TAG_ID(id, name) id,
@@ -47,6 +52,9 @@ enum ctp_aps_tag {
 const char *ctp_aps_tag_name(enum ctp_aps_tag t);
 /* A tag of a registry refused as corrupt or hostile (nothing recorded). */
 bool ctp_aps_tag_corrupt(enum ctp_aps_tag t);
+/* A tag of a registry read with some of its fields left out (the others
+ * recorded): conflict, max-names, names-full. */
+bool ctp_aps_tag_partial(enum ctp_aps_tag t);
 
 /* The header's numbers, as checked. */
 struct ctp_aps_hdr {
@@ -104,5 +112,38 @@ typedef void (*ctp_aps_slot_fn)(void *arg, int32_t tid, const uint64_t *values);
 uint32_t ctp_aps_slots(const void *a, const void *v, const void *b, size_t len,
 		       const struct ctp_aps_hdr *h, ctp_aps_slot_fn fn,
 		       void *arg, struct ctp_aps_slot_stats *st);
+
+/*
+ * The names a collector run has seen, each owned by the first declaration
+ * seen: its name with its unit, kind and rule, and the process that
+ * declared it (a tgid). A declaration of a known name is the owner's
+ * field only when its unit, kind and rule are the owner's too.
+ */
+struct ctp_aps_name {
+	struct ctp_aps_field f;
+	int32_t owner;
+	char owner_comm[16];
+	int h; /* what the core answered: a field handle, or its refusal */
+};
+
+enum ctp_aps_claim {
+	CTP_APS_CLAIM_KNOWN,	 /* *idx: the same name, unit, kind, rule */
+	CTP_APS_CLAIM_NEW,	 /* free to append at index n */
+	CTP_APS_CLAIM_CONFLICT,	 /* *idx: the name, owned otherwise */
+	CTP_APS_CLAIM_MAX_NAMES, /* owner already owns max_names names */
+	CTP_APS_CLAIM_FULL,	 /* n == cap */
+};
+
+/* What declaring f means for `owner` among names[0, n) of a table of cap
+ * entries, where one owner may own at most max_names. */
+enum ctp_aps_claim ctp_aps_name_claim(const struct ctp_aps_name *names,
+				      size_t n, size_t cap,
+				      const struct ctp_aps_field *f,
+				      int32_t owner, uint32_t max_names,
+				      size_t *idx);
+
+/* "unit/kind/rule" of a field, e.g. "count/counter/sum", into buf (always
+ * terminated); the length snprintf would have written. */
+int ctp_aps_desc(const struct ctp_aps_field *f, char *buf, size_t len);
 
 #endif /* CTP_APS_H */

@@ -4,6 +4,7 @@
  * docs/APPSTATS.md). Every offset is computed in 64 bits from numbers the
  * header check bounded first, so no product or sum wraps.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,54 @@ bool ctp_aps_tag_corrupt(enum ctp_aps_tag t)
 	return t == CTP_APS_BAD_MAGIC || t == CTP_APS_BAD_VERSION ||
 	       t == CTP_APS_BAD_LAYOUT || t == CTP_APS_BAD_FIELD ||
 	       t == CTP_APS_CHANGED;
+}
+
+bool ctp_aps_tag_partial(enum ctp_aps_tag t)
+{
+	return t == CTP_APS_CONFLICT || t == CTP_APS_MAX_NAMES ||
+	       t == CTP_APS_NAMES_FULL;
+}
+
+enum ctp_aps_claim ctp_aps_name_claim(const struct ctp_aps_name *names,
+				      size_t n, size_t cap,
+				      const struct ctp_aps_field *f,
+				      int32_t owner, uint32_t max_names,
+				      size_t *idx)
+{
+	uint32_t owned = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct ctp_aps_field *k = &names[i].f;
+
+		owned += names[i].owner == owner;
+		if (strcmp(k->name, f->name))
+			continue;
+		*idx = i;
+		return k->unit == f->unit && k->kind == f->kind &&
+				       k->rule == f->rule
+			       ? CTP_APS_CLAIM_KNOWN
+			       : CTP_APS_CLAIM_CONFLICT;
+	}
+	if (owned >= max_names)
+		return CTP_APS_CLAIM_MAX_NAMES;
+	return n >= cap ? CTP_APS_CLAIM_FULL : CTP_APS_CLAIM_NEW;
+}
+
+int ctp_aps_desc(const struct ctp_aps_field *f, char *buf, size_t len)
+{
+	/* enum ctp_unit, ctp_kind, ctp_rule (include/ctprof/appstats.h) */
+	static const char *const unit[] = {"none",  "count", "ns",	"us",
+					   "ticks", "bytes", "centipct"};
+	static const char *const kind[] = {"?",	    "counter",	   "peak",
+					   "gauge", "categorical", "ordinal"};
+	static const char *const rule[] = {"?",	  "sum",  "max",
+					   "min", "mode", "range"};
+
+	return snprintf(
+		buf, len, "%s/%s/%s",
+		f->unit < sizeof(unit) / sizeof(*unit) ? unit[f->unit] : "?",
+		f->kind < sizeof(kind) / sizeof(*kind) ? kind[f->kind] : "?",
+		f->rule < sizeof(rule) / sizeof(*rule) ? rule[f->rule] : "?");
 }
 
 static uint32_t u32_at(const unsigned char *p, size_t off)
