@@ -17,8 +17,8 @@
  *                change hands all the time
  *   foreign      also a slot of pid 1, not a thread of this process
  *   dup          thread 0's tid in two slots
- *   squat        field 1 is "requests" as bytes/gauge/max, the name
- *                appstats_worker declares count/counter/sum
+ *   squat [NAME] field 1 is "requests" (or NAME) as bytes/gauge/max, the
+ *                name appstats_worker declares count/counter/sum
  */
 #include <pthread.h>
 #include <sched.h>
@@ -139,7 +139,7 @@ int main(int argc, char **argv)
 	else if (!strcmp(m, "bad-field"))
 		field(1, "Bad-Name", 1, 3, 2);
 	else if (!strcmp(m, "squat"))
-		field(1, "requests", 5, 3, 2); /* bytes, gauge, max */
+		field(1, argc > 2 ? argv[2] : "requests", 5, 3, 2);
 	__atomic_store_n(&R.magic,
 			 !strcmp(m, "bad-magic") ? 0x1122334455667788ull
 						 : 0x3154535041505443ull,

@@ -7,7 +7,8 @@
  *   appstats_worker eight   8 threads: thread i sets arena_bytes to
  *                           (i + 1) MiB and adds i + 1 to requests 1,000
  *                           times; lines "name NAME" (its process name,
- *                           unique per pid) and "i tid"
+ *                           unique per pid) and "i tid"; with a second
+ *                           argument, that is the name of requests
  *   appstats_worker wide    the same 8 after 300 threads that publish
  *                           nothing (sleepers): the publishers are the
  *                           last 8 of the process's tids
@@ -181,8 +182,9 @@ int main(int argc, char **argv)
 	}
 	f_arena = ctp_app_field("arena_bytes", CTP_UNIT_BYTES, CTP_KIND_GAUGE,
 				CTP_RULE_MAX);
-	f_requests = ctp_app_field("requests", CTP_UNIT_COUNT, CTP_KIND_COUNTER,
-				   CTP_RULE_SUM);
+	f_requests =
+		ctp_app_field(argc > 2 ? argv[2] : "requests", CTP_UNIT_COUNT,
+			      CTP_KIND_COUNTER, CTP_RULE_SUM);
 	f_self = ctp_app_field("self_tid", CTP_UNIT_NONE, CTP_KIND_ORDINAL,
 			       CTP_RULE_MAX);
 	if (f_arena < 0 || f_requests < 0 || f_self < 0)
@@ -196,6 +198,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "churn"))
 		return churn();
-	fprintf(stderr, "usage: appstats_worker eight|wide|churn|unset\n");
+	fprintf(stderr,
+		"usage: appstats_worker eight|wide|churn|unset [NAME]\n");
 	return 2;
 }
