@@ -20,6 +20,13 @@
  * starts with every slot free. With every slot taken an update is dropped
  * and counted. The layout is versioned and checked by its reader; change
  * nothing here without changing APPSTATS.md's version.
+ *
+ * The reader shares out what every publisher may cost (APPSTATS.md, "What
+ * one publisher may cost the others"): a name recorded as app.<name> is
+ * the first declaration's it saw, with that unit, kind and rule (another
+ * process's declaration of it otherwise is left out, and named); a process
+ * adds at most 64 new names, a registry is read only up to 1 MiB, and the
+ * reads of a capture stop at a time budget (the collector's options).
  */
 #ifndef CTPROF_APPSTATS_H
 #define CTPROF_APPSTATS_H
