@@ -817,11 +817,16 @@ static pid_t record_start(const char *cfg, const char *dir, const char *log)
 	return recording;
 }
 
-static void record_end(pid_t pid)
+/* Stop the recording: its exit code, 130 when SIGTERM ended it in good
+ * order. */
+static int record_end(pid_t pid)
 {
+	int rc;
+
 	kill(pid, SIGTERM);
-	e2e_wait_bounded(pid, 60000, "record");
+	rc = e2e_wait_bounded(pid, 60000, "record");
 	recording = -1;
+	return rc;
 }
 
 /* End the recording (the capture in progress is discarded); the newest
@@ -832,7 +837,7 @@ static struct ctp_snap *record_stop(pid_t pid, const char *dir)
 	char err[256];
 	struct ctp_snap *s = NULL;
 
-	record_end(pid);
+	assert_int_equal(record_end(pid), 130);
 	if (e2e_each_snapshot(dir, note_snap, &l, err, sizeof(err)) < 0)
 		fail_msg("%s", err);
 	assert_true(l.n > 0);
@@ -1134,7 +1139,7 @@ static void budget_rotates(void **state)
 		ctp_snap_free(s);
 		captures = k;
 	}
-	record_end(rec);
+	assert_int_equal(record_end(rec), 130);
 	print_message("[ INFO     ] each of 3 read within %d captures\n",
 		      captures);
 	assert_true(seen[0] && seen[1] && seen[2]);
