@@ -1146,6 +1146,36 @@ static void budget_rotates(void **state)
 	stop_crowd();
 }
 
+/* The options' bounds, checked by the core from the plugin's table before
+ * any capture: FILE:LINE:COL, exit 2. */
+static void options_checked(void **state)
+{
+	static const struct {
+		const char *opt, *want;
+	} bad[] = {
+		{"max_names: 0", "option 'max_names': 0 is out of range"},
+		{"max_names: 1025", "option 'max_names': 1025 is out of range"},
+		{"max_registry_bytes: 16777217",
+		 "option 'max_registry_bytes': 16777217 is out of range"},
+		{"time_budget_ms: 50ms",
+		 "option 'time_budget_ms': '50ms' is not a whole number"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char cfg[PATH_MAX], err[PATH_MAX], *text;
+		const char *args[] = {"check-config", cfg, NULL};
+
+		config_opts(cfg, sizeof(cfg), "opts", false, bad[i].opt);
+		assert_true(E2E_PATHF(err, "%s/opts.err", tmp) >= 0);
+		assert_int_equal(e2e_run(args, NULL, err), 2);
+		assert_int_equal(e2e_read_file(err, &text, NULL), 0);
+		if (!strstr(text, bad[i].want) || !strstr(text, "opts.yaml:"))
+			fail_msg("%s: '%s'", bad[i].opt, text);
+		free(text);
+	}
+}
+
 /* After each crowd test, also one a check left early. */
 static int stop_all(void **state)
 {
@@ -1185,6 +1215,7 @@ int main(void)
 		cmocka_unit_test(raw_foreign),
 		cmocka_unit_test(raw_dup),
 		cmocka_unit_test(raw_changing),
+		cmocka_unit_test(options_checked),
 		cmocka_unit_test_teardown(squatter_second, stop_all),
 		cmocka_unit_test_teardown(squatter_first, stop_all),
 		cmocka_unit_test_teardown(names_hog, stop_all),
