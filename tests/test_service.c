@@ -390,6 +390,64 @@ static void test_connections(void **state)
 	end(pid, 2000);
 }
 
+/* record and a one-shot capture under the same supervisor: a plugin that
+ * hangs past the deadline or runs out of memory is left out and the
+ * recording goes on, every file written. */
+static void test_record_chaos(void **state)
+{
+	(void)state;
+	char cfg[PATH_MAX], log[PATH_MAX], dir[PATH_MAX], one[PATH_MAX];
+	char yaml[32768];
+	assert_int_equal(E2E_PATHF(cfg, "%s/r.yaml", tmp), 0);
+	assert_int_equal(E2E_PATHF(log, "%s/record.log", tmp), 0);
+	assert_int_equal(E2E_PATHF(dir, "%s/rec", tmp), 0);
+	assert_int_equal(E2E_PATHF(one, "%s/one.zst", tmp), 0);
+	int n = snprintf(
+		yaml, sizeof(yaml),
+		"plugin_dirs: [\"" CTP_TEST_PLUGIN_DIR
+		"\", \"" CTP_ABI_PLUGIN_DIR "\"]\nroots: {proc: \"" FIX_PROC
+		"\", sys: \"" FIX_SYS "\"}\n"
+		"service: {capture_deadline: 1s, memory_limit: 300MiB}\n"
+		"plugins:\n  procfs-stat: {}\n"
+		"  abi-chaos2: {options: {counter: %s/r2, hang_every: 2}}\n"
+		"%s%s%s",
+		tmp, CTP_TEST_ASAN ? "" : "  abi-chaos3: {options: {counter: ",
+		CTP_TEST_ASAN ? "" : tmp,
+		CTP_TEST_ASAN ? "" : "/r3, leak_mib: 50}}\n");
+	assert_true(n > 0 && (size_t)n < sizeof(yaml));
+	assert_int_equal(e2e_write_file(cfg, yaml, (size_t)n), 0);
+	const char *rec[] = {"record",	   "--config", cfg,	  "-o", dir,
+			     "--interval", "100ms",    "--count", "8",	NULL};
+	assert_int_equal(e2e_run_within(rec, NULL, log, 120), 0);
+	assert_int_equal(e2e_files(dir), 8);
+	char *t;
+	size_t len;
+	assert_int_equal(e2e_read_file(log, &t, &len), 0);
+	if (!strstr(t, "plugin abi-chaos2 hung: in host callback past the 1s "
+		       "deadline; capturing again without it") ||
+	    (!CTP_TEST_ASAN &&
+	     !strstr(t, "plugin abi-chaos3 out of memory: over the capture's "
+			"300 MiB ceiling; capturing again without it")))
+		fail_msg("record said:\n%s", t);
+	free(t);
+	/* A one-shot capture: the plugin hangs on its first call. */
+	char h[PATH_MAX];
+	assert_int_equal(E2E_PATHF(h, "%s/r2", tmp), 0);
+	unlink(h);
+	char *y2 = strstr(yaml, "hang_every: 2");
+	assert_non_null(y2);
+	y2[12] = '1';
+	assert_int_equal(e2e_write_file(cfg, yaml, (size_t)n), 0);
+	const char *cap[] = {"--config", cfg, "-o", one, NULL};
+	assert_int_equal(e2e_run_within(cap, NULL, log, 120), 0);
+	assert_int_equal(e2e_read_file(log, &t, &len), 0);
+	if (!strstr(t, "plugin abi-chaos2 hung: in host callback past the 1s "
+		       "deadline; capturing again without it"))
+		fail_msg("the capture said:\n%s", t);
+	free(t);
+	assert_int_equal(access(one, F_OK), 0);
+}
+
 /* ---- The soak ------------------------------------------------------------ */
 
 struct holder {
@@ -563,6 +621,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_quarantine, teardown),
 		cmocka_unit_test_teardown(test_sigterm_stuck, teardown),
 		cmocka_unit_test_teardown(test_connections, teardown),
+		cmocka_unit_test_teardown(test_record_chaos, teardown),
 	};
 	const struct CMUnitTest soaks[] = {
 		cmocka_unit_test_teardown(test_soak, teardown),

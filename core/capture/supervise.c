@@ -50,6 +50,7 @@ void ctp_sv_reset(struct ctp_sv *sv)
 	memset(sv->slot, 0, sizeof(sv->slot));
 	atomic_store(&sv->crashed_slot, -1);
 	atomic_store(&sv->oom_plugin, 0);
+	atomic_store(&sv->busy_since_ns, 0);
 }
 
 /*
@@ -181,6 +182,23 @@ void ctp_sv_note_oom(uint32_t plugin)
 	if (sv_shared)
 		atomic_compare_exchange_strong(&sv_shared->oom_plugin, &none,
 					       plugin + 1);
+}
+
+bool ctp_sv_oom_pending(void)
+{
+	return sv_shared && atomic_load(&sv_shared->oom_plugin) != 0;
+}
+
+void ctp_sv_busy(bool on)
+{
+	struct timespec ts;
+	if (!sv_shared)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	atomic_store(&sv_shared->busy_since_ns,
+		     on ? (uint64_t)ts.tv_sec * 1000000000u +
+				     (uint64_t)ts.tv_nsec
+			: 0);
 }
 
 /* One slot's place, as the parent sees it. */

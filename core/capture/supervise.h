@@ -18,6 +18,7 @@
 #define CTP_CORE_SUPERVISE_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* What a thread is doing in a plugin (0: nothing, it is in the core). */
@@ -61,6 +62,9 @@ struct ctp_sv {
 	/* The first plugin (index + 1; 0: none) whose callback said it ran
 	 * out of memory (-ENOMEM) in a child under a memory ceiling. */
 	_Atomic uint32_t oom_plugin;
+	/* Monotonic ns since the child started loading plugins or a capture
+	 * (0: it is between captures): the supervisor's deadline. */
+	_Atomic uint64_t busy_since_ns;
 };
 
 /* The calling thread's slot (NULL when not supervised). */
@@ -106,6 +110,13 @@ void ctp_sv_enter_cgroup(uint32_t plugin, const char *path);
 /* A plugin's callback returned -ENOMEM: note it (the first one wins) for
  * the supervisor, which leaves the plugin out. No-op when not supervised. */
 void ctp_sv_note_oom(uint32_t plugin);
+
+/* Did a plugin's callback run out of memory (ctp_sv_note_oom)? */
+bool ctp_sv_oom_pending(void);
+
+/* The child starts (on) or ends (off) loading plugins or a capture: the
+ * supervisor's deadline runs meanwhile. No-op when not supervised. */
+void ctp_sv_busy(bool on);
 
 /* What the parent learns from a child that died of signal `sig`. */
 struct ctp_sv_crash {

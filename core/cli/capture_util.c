@@ -5,6 +5,7 @@
  * clock, writing a finished capture. Private to the core.
  */
 #include "capture_util.h"
+#include "supervise.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -83,7 +84,9 @@ int ctp_cli_capture_again(struct ctp_engine *eng, bool supervised,
 		return r;
 	ctp_cli_capture_begin(cap);
 	ctp_cli_record_self(cap, supervised);
+	ctp_sv_busy(true);
 	r = ctp_engine_capture(eng);
+	ctp_sv_busy(false);
 	cap->end_realtime_ns = ctp_cli_realtime_ns();
 	cap->end_mono_ns = ctp_now_ns();
 	*what = "capture failed";
@@ -200,6 +203,14 @@ int ctp_cli_write(struct ctp_capture *cap, const struct ctp_config *cfg,
  * process's own pid namespace. None under a root without self (a fixture
  * tree). */
 uint32_t ctp_cli_peer;
+
+void ctp_cli_oom_exit(void)
+{
+	if (ctp_sv_oom_pending()) {
+		fflush(NULL);
+		_exit(CTP_EXIT_OOM_PLUGIN);
+	}
+}
 
 void ctp_cli_record_self(struct ctp_capture *cap, bool supervised)
 {

@@ -33,6 +33,12 @@ bool ctp_cli_plugin_gave_up(const struct ctp_capture *cap);
 /* Record in cap the capturing processes (capture.self_tgids): this one,
  * and its supervisor when `supervised`. */
 void ctp_cli_record_self(struct ctp_capture *cap, bool supervised);
+/* Under the supervisor, a plugin's callback ran out of memory under the
+ * ceiling: end this child with CTP_EXIT_OOM_PLUGIN, the capture unwritten,
+ * for the supervisor to start again without the plugin. Else nothing. */
+void ctp_cli_oom_exit(void);
+#define CTP_EXIT_OOM_PLUGIN 86 /* between a child and its supervisor only */
+
 /* A third capturing process, recorded beside those when not 0: the
  * process of a service that asked for the capture (serve's HTTP). */
 extern uint32_t ctp_cli_peer;

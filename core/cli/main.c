@@ -26,6 +26,7 @@
 #include "format.h"
 #include "options.h"
 #include "suggest.h"
+#include "supervise.h"
 #include "supervisor.h"
 #include "writer.h"
 
@@ -247,7 +248,9 @@ static int walk(struct ctp_engine *eng, const struct capture_args *a)
 	struct ctp_capture *cap = eng->cap;
 	eng->progress = isatty(STDERR_FILENO) && ctp_verbosity >= 0;
 	eng->strict = a->strict;
+	ctp_sv_busy(true);
 	int r = ctp_engine_load(eng);
+	ctp_sv_busy(false);
 	if (r == -ECANCELED)
 		return CTP_EXIT_REQUIRED;
 	if (r < 0) {
@@ -255,9 +258,12 @@ static int walk(struct ctp_engine *eng, const struct capture_args *a)
 			strerror(-r));
 		return CTP_EXIT_FAILURE;
 	}
+	ctp_sv_busy(true);
 	r = ctp_engine_capture(eng);
+	ctp_sv_busy(false);
 	cap->end_realtime_ns = ctp_cli_realtime_ns();
 	cap->end_mono_ns = ctp_now_ns();
+	ctp_cli_oom_exit();
 	if (r == -EINTR || stop_requested) {
 		fprintf(stderr,
 			"ctprof-core: interrupted; no snapshot written\n");

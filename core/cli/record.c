@@ -29,6 +29,7 @@
 #include "ctprof/plugin-util.h"
 #include "engine.h"
 #include "export.h"
+#include "supervise.h"
 #include "supervisor.h"
 
 #define PROG		    "ctprof-core record"
@@ -526,6 +527,7 @@ static int capture_once(struct ctp_engine *eng, const struct ctp_config *cfg,
 	int r = ctp_cli_capture_again(eng, a->supervised, &what);
 	if (r == -EINTR || rec_stop)
 		return CTP_EXIT_INTERRUPTED;
+	ctp_cli_oom_exit();
 	a->prog->attempts++; /* --count counts it, written or not */
 	if (r < 0) {
 		snprintf(err, sizeof(err), "%s: %s", what, strerror(-r));
@@ -581,7 +583,9 @@ static int session(const struct ctp_config *cfg, const struct rec_args *a)
 	if (r >= 0) {
 		eng.strict = a->strict;
 		eng.recording = true; /* plugins may watch between captures */
+		ctp_sv_busy(true);
 		r = ctp_engine_load(&eng);
+		ctp_sv_busy(false);
 	}
 	if (r < 0) {
 		rc = r == -ECANCELED ? CTP_EXIT_REQUIRED : CTP_EXIT_FAILURE;

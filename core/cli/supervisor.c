@@ -6,11 +6,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <inttypes.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "capture_util.h"
 #include "cli.h"
+#include "ctprof/plugin-util.h"
 #include "engine.h"
 #include "supervise.h"
 
@@ -44,10 +49,59 @@ static void crash_where(const struct ctp_sv_crash *c, char *buf, size_t len)
 		snprintf(buf + n, len - (size_t)n, " (cgroup %s)", c->path);
 }
 
-/* Run one attempt in a child; returns its wait status, or -errno. */
+/* Sanitizers reserve terabytes of shadow memory, which RLIMIT_DATA counts:
+ * no ceiling in such a build. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SV_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SV_ASAN 1
+#endif
+#endif
+#ifndef SV_ASAN
+#define SV_ASAN 0
+#endif
+
+/* The child's wait status when the deadline killed it (no real status has
+ * all these bits). */
+#define ST_DEADLINE (-ETIMEDOUT)
+
+/* Wait for the child; kill it when it has been loading or capturing for
+ * longer than the deadline (*hung then says where it was). Its wait
+ * status, ST_DEADLINE, or -errno. */
+static int wait_child(pid_t pid, const struct ctp_config *cfg,
+		      const struct ctp_sv *sv, struct ctp_sv_crash *hung)
+{
+	for (;;) {
+		int st = 0;
+		pid_t w = waitpid(pid, &st, WNOHANG);
+		if (w == pid)
+			return st;
+		if (w < 0 && errno != EINTR)
+			return -errno;
+		uint64_t since = atomic_load(&sv->busy_since_ns);
+		if (since && ctp_now_ns() - since > cfg->service.deadline_ns) {
+			if (ctp_sv_busy_read(sv, 20000000ull, hung) < 0)
+				hung->plugin = -1;
+			/* Not done while looking? Then it is stuck. */
+			if (atomic_load(&sv->busy_since_ns) == since) {
+				kill(pid, SIGKILL);
+				while (waitpid(pid, &st, 0) < 0 &&
+				       errno == EINTR)
+					;
+				return ST_DEADLINE;
+			}
+		}
+		struct timespec ts = {.tv_nsec = 20000000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Run one attempt in a child; returns its wait status, ST_DEADLINE with
+ * *hung, or -errno. */
 static int attempt(struct ctp_config *cfg, struct ctp_sv *sv,
 		   int (*run)(const struct ctp_config *, void *), void *arg,
-		   const volatile sig_atomic_t *stop)
+		   const volatile sig_atomic_t *stop, struct ctp_sv_crash *hung)
 {
 	pid_t parent = getpid();
 	ctp_sv_reset(sv);
@@ -65,20 +119,18 @@ static int attempt(struct ctp_config *cfg, struct ctp_sv *sv,
 			ctp_log(CTP_LOG_WARNING,
 				"crash containment not armed: %s",
 				strerror(-r));
+		struct rlimit rl = {.rlim_cur = cfg->service.memory_limit,
+				    .rlim_max = cfg->service.memory_limit};
+		if (rl.rlim_cur && !SV_ASAN && setrlimit(RLIMIT_DATA, &rl) < 0)
+			ctp_log(CTP_LOG_WARNING, "memory ceiling not set: %s",
+				strerror(errno));
 		exit(run(cfg, arg));
 	}
 	ctp_supervised_child = pid;
 	/* A signal that came before the child was known is passed on. */
 	if (*stop)
 		kill(pid, (int)*stop);
-	int st = 0;
-	while (waitpid(pid, &st, 0) < 0) {
-		if (errno != EINTR) {
-			int e = errno;
-			ctp_supervised_child = 0;
-			return -e;
-		}
-	}
+	int st = wait_child(pid, cfg, sv, hung);
 	ctp_supervised_child = 0;
 	return st;
 }
@@ -134,6 +186,63 @@ static int after_crash(struct ctp_config *cfg, const struct ctp_sv *sv, int sig,
 	return -1;
 }
 
+/* Leave plugin i out of the next attempt with `reason`; -1 to run again,
+ * or the exit status when it may not be left out. */
+static int leave_out(struct ctp_config *cfg, int32_t i, const char *reason,
+		     bool strict)
+{
+	struct ctp_plugin_cfg *pc = &cfg->plugins[i];
+	if (pc->required || strict || pc->crashed) {
+		ctp_log(CTP_LOG_ERR, "%splugin %s %s: no snapshot written",
+			pc->required ? "required "
+			: strict     ? "--strict: "
+				     : "",
+			pc->name, reason);
+		return pc->crashed ? CTP_EXIT_FAILURE : CTP_EXIT_REQUIRED;
+	}
+	free(pc->crashed);
+	if (!(pc->crashed = strdup(reason)))
+		return CTP_EXIT_FAILURE;
+	ctp_log(CTP_LOG_WARNING, "plugin %s %s; capturing again without it",
+		pc->name, reason);
+	return -1;
+}
+
+/* The deadline passed: name the plugin a thread was stuck in. */
+static int after_hang(struct ctp_config *cfg, const struct ctp_sv_crash *c,
+		      bool strict)
+{
+	char where[256], reason[320];
+	double s = (double)cfg->service.deadline_ns / 1e9;
+	if (c->plugin < 0 || (size_t)c->plugin >= cfg->n_plugins) {
+		ctp_log(CTP_LOG_ERR,
+			"the capture ran past its %.3gs deadline outside any "
+			"plugin: no snapshot written",
+			s);
+		return CTP_EXIT_FAILURE;
+	}
+	crash_where(c, where, sizeof(where));
+	/* crash_where starts with the signal's name: none here. */
+	const char *at = strstr(where, " in ");
+	snprintf(reason, sizeof(reason), "hung: in %s past the %.3gs deadline",
+		 at ? at + 4 : where, s);
+	return leave_out(cfg, c->plugin, reason, strict);
+}
+
+/* A plugin's callback ran out of memory under the ceiling. */
+static int after_oom(struct ctp_config *cfg, const struct ctp_sv *sv,
+		     bool strict)
+{
+	char reason[160];
+	uint32_t p = atomic_load(&sv->oom_plugin);
+	if (!p || p > cfg->n_plugins)
+		return CTP_EXIT_FAILURE;
+	snprintf(reason, sizeof(reason),
+		 "out of memory: over the capture's %" PRIu64 " MiB ceiling",
+		 cfg->service.memory_limit >> 20);
+	return leave_out(cfg, (int32_t)(p - 1), reason, strict);
+}
+
 int ctp_supervise(struct ctp_config *cfg, bool strict,
 		  int (*run)(const struct ctp_config *cfg, void *arg),
 		  void *arg, const volatile sig_atomic_t *stop)
@@ -148,11 +257,17 @@ int ctp_supervise(struct ctp_config *cfg, bool strict,
 	/* Each attempt leaves one more plugin out, so this ends. */
 	int rc = -1;
 	for (size_t n = 0; rc < 0 && n <= cfg->n_plugins; n++) {
-		int st = attempt(cfg, sv, run, arg, stop);
-		if (st < 0) {
+		struct ctp_sv_crash hung;
+		int st = attempt(cfg, sv, run, arg, stop, &hung);
+		if (st == ST_DEADLINE) {
+			rc = after_hang(cfg, &hung, strict);
+		} else if (st < 0) {
 			ctp_log(CTP_LOG_ERR, "cannot run the capture: %s",
 				strerror(-st));
 			rc = CTP_EXIT_FAILURE;
+		} else if (WIFEXITED(st) &&
+			   WEXITSTATUS(st) == CTP_EXIT_OOM_PLUGIN) {
+			rc = after_oom(cfg, sv, strict);
 		} else if (WIFEXITED(st)) {
 			rc = WEXITSTATUS(st);
 		} else {
