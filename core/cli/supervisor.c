@@ -135,6 +135,9 @@ static int attempt(struct ctp_config *cfg, struct ctp_sv *sv,
 	return st;
 }
 
+static int leave_out(struct ctp_config *cfg, int32_t i, const char *reason,
+		     bool strict);
+
 /* A child that died of sig: report it; returns -1 to run again (the
  * crashed plugin marked in cfg), else the exit status to end with. */
 static int after_crash(struct ctp_config *cfg, const struct ctp_sv *sv, int sig,
@@ -165,33 +168,32 @@ static int after_crash(struct ctp_config *cfg, const struct ctp_sv *sv, int sig,
 			signame(c.sig, sn, sizeof(sn)), c.thread_tid);
 		return CTP_EXIT_FAILURE;
 	}
-	struct ctp_plugin_cfg *pc = &cfg->plugins[c.plugin];
 	crash_where(&c, where, sizeof(where));
-	if (pc->required || strict || pc->crashed) {
-		ctp_log(CTP_LOG_ERR,
-			"%splugin %s crashed: %s: no snapshot written",
-			pc->required ? "required "
-			: strict     ? "--strict: "
-				     : "",
-			pc->name, where);
-		return pc->crashed ? CTP_EXIT_FAILURE : CTP_EXIT_REQUIRED;
-	}
-	if (asprintf(&pc->crashed, "crashed: %s", where) < 0) {
-		pc->crashed = NULL;
-		return CTP_EXIT_FAILURE;
-	}
-	ctp_log(CTP_LOG_WARNING,
-		"plugin %s crashed: %s; capturing again without it", pc->name,
-		where);
-	return -1;
+	char reason[300];
+	snprintf(reason, sizeof(reason), "crashed: %s", where);
+	return leave_out(cfg, c.plugin, reason, strict);
 }
 
-/* Leave plugin i out of the next attempt with `reason`; -1 to run again,
- * or the exit status when it may not be left out. */
+/* Strikes against each plugin (crashes, hangs, breaches of the memory
+ * ceiling) over the supervisor's life: a recording's, across its
+ * children. */
+static unsigned *strikes;
+
+/* Plugin i struck with `reason`: -1 to run again (without it once it has
+ * service.quarantine_after strikes), or the exit status when it may not
+ * be left out. */
 static int leave_out(struct ctp_config *cfg, int32_t i, const char *reason,
 		     bool strict)
 {
 	struct ctp_plugin_cfg *pc = &cfg->plugins[i];
+	unsigned n = strikes ? ++strikes[i] : cfg->service.quarantine_after;
+	if (!pc->required && !strict && n < cfg->service.quarantine_after) {
+		ctp_log(CTP_LOG_WARNING,
+			"plugin %s %s; capturing again with it (%u of %u "
+			"before it is left out)",
+			pc->name, reason, n, cfg->service.quarantine_after);
+		return -1;
+	}
 	if (pc->required || strict || pc->crashed) {
 		ctp_log(CTP_LOG_ERR, "%splugin %s %s: no snapshot written",
 			pc->required ? "required "
@@ -240,6 +242,9 @@ static int after_oom(struct ctp_config *cfg, const struct ctp_sv *sv,
 	snprintf(reason, sizeof(reason),
 		 "out of memory: over the capture's %" PRIu64 " MiB ceiling",
 		 cfg->service.memory_limit >> 20);
+	/* No second chance: it would take the memory again. */
+	if (strikes && cfg->service.quarantine_after)
+		strikes[p - 1] = cfg->service.quarantine_after - 1;
 	return leave_out(cfg, (int32_t)(p - 1), reason, strict);
 }
 
@@ -254,9 +259,13 @@ int ctp_supervise(struct ctp_config *cfg, bool strict,
 			strerror(-r));
 		return CTP_EXIT_FAILURE;
 	}
-	/* Each attempt leaves one more plugin out, so this ends. */
+	if (!strikes)
+		strikes = calloc(cfg->n_plugins + 1, sizeof(*strikes));
+	/* Each attempt strikes a plugin; quarantine_after strikes leave it
+	 * out, so this ends. */
 	int rc = -1;
-	for (size_t n = 0; rc < 0 && n <= cfg->n_plugins; n++) {
+	size_t tries = (cfg->n_plugins + 1) * cfg->service.quarantine_after;
+	for (size_t n = 0; rc < 0 && n <= tries; n++) {
 		struct ctp_sv_crash hung;
 		int st = attempt(cfg, sv, run, arg, stop, &hung);
 		if (st == ST_DEADLINE) {
