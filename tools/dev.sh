@@ -22,6 +22,7 @@ packages=(
 	build-essential cmake pkg-config binutils dwz
 	libyaml-dev libzstd-dev libmsgpack-dev zlib1g-dev
 	libdw-dev libelf-dev libmnl-dev libjemalloc-dev libmicrohttpd-dev
+	libgnutls28-dev libcrypt-dev openssl curl
 	libcmocka-dev python3 python3-msgpack python3-zstandard zstd
 	dpkg-dev autoconf make clang-format git
 	clang libclang-rt-14-dev

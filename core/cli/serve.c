@@ -48,6 +48,7 @@
 #include "readcli.h"
 #include "supervisor.h"
 #include "view.h"
+#include "webconfig.h"
 
 #define PROG	       "ctprof-core serve"
 #define DEFAULT_LISTEN "127.0.0.1:9864"
@@ -67,6 +68,7 @@
 #define CT_PROMETHEUS "text/plain; version=0.0.4; charset=utf-8"
 
 static volatile sig_atomic_t srv_stop;
+static const struct ctp_webcfg *srv_web; /* --web-config, for reply() */
 
 /* One connection, as the limits and the request deadline see it. */
 struct conn {
@@ -79,6 +81,8 @@ struct conn {
 struct srv {
 	struct ctp_readopts r; /* --group-by, --fields, --config... */
 	const char *config_path, *listen, *view_name;
+	const char *web_path;	/* --web-config */
+	struct ctp_webcfg *web; /* its TLS and users, NULL without */
 	uint64_t min_ns, top;
 	bool no_supervise;
 	int sock;
@@ -106,9 +110,13 @@ static void usage(FILE *f)
 	      "[--min-interval D]\n"
 	      "                         [--group-by AXES] [--view NAME | "
 	      "--fields GLOBS] [--top N]\n"
+	      "                         [--web-config FILE]\n"
 	      "\n"
 	      "  --listen ADDR:PORT  where to answer (default " DEFAULT_LISTEN
 	      "; port 0: any free one)\n"
+	      "  --web-config FILE   TLS and basic auth, in exporter-toolkit's "
+	      "web config\n"
+	      "                      YAML (docs/EXPORT.md)\n"
 	      "  --min-interval D    a scrape sooner than this after a "
 	      "capture gets that capture\n"
 	      "                      (default 5s)\n"
@@ -158,6 +166,9 @@ static int own_option(struct srv *s, int c, const char *arg)
 	case 'N':
 		s->no_supervise = true;
 		return -1;
+	case 'W':
+		s->web_path = arg;
+		return -1;
 	case 'h':
 		usage(stdout);
 		return CTP_EXIT_OK;
@@ -176,6 +187,7 @@ static int parse_args(int argc, char **argv, struct srv *s)
 		{"verbose", no_argument, NULL, 'v'},
 		{"top", required_argument, NULL, 't'},
 		{"no-supervise", no_argument, NULL, 'N'},
+		{"web-config", required_argument, NULL, 'W'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -372,6 +384,7 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
 	if (!resp)
 		return MHD_NO;
 	MHD_add_response_header(resp, "Content-Type", type);
+	ctp_web_add_headers(srv_web, resp); /* --web-config */
 	if (allow)
 		MHD_add_response_header(resp, "Allow", "GET, HEAD");
 	if (busy) /* the scraper may come back soon */
@@ -466,6 +479,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		pthread_mutex_unlock(&s->conns_lock);
 	}
 	if (!*req) { /* headers only yet: answer when the request is whole */
+		unsigned denied = ctp_web_auth(s->web, c); /* --web-config */
+		if (denied)
+			return ctp_web_refuse(s->web, c, denied);
 		const char *bad = misframed(c);
 		if (bad) {
 			char m[128];
@@ -666,6 +682,9 @@ static int serve_run(const struct ctp_config *cfg, void *arg)
 	pthread_mutex_init(&s->conns_lock, NULL);
 	/* Signals go to the main thread (sigsuspend below), never to the
 	 * HTTP or capture threads, which inherit this mask. */
+	struct MHD_OptionItem web_opts[8]; /* --web-config: TLS */
+	unsigned web_flags;
+	ctp_webcfg_mhd_options(s->web, web_opts, 8, &web_flags);
 	sigset_t block, old;
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
@@ -674,7 +693,8 @@ static int serve_run(const struct ctp_config *cfg, void *arg)
 	s->reaper_on = pthread_create(&s->reaper, NULL, reaper_main, s) == 0;
 	d = MHD_start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD |
-			MHD_USE_THREAD_PER_CONNECTION | MHD_USE_AUTO,
+			MHD_USE_THREAD_PER_CONNECTION | MHD_USE_AUTO |
+			web_flags,
 		0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, s->sock,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONN_TIMEOUT_S,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONN_HARD,
@@ -689,7 +709,7 @@ static int serve_run(const struct ctp_config *cfg, void *arg)
 #else
 		MHD_OPTION_STRICT_FOR_CLIENT, 1,
 #endif
-		MHD_OPTION_END);
+		MHD_OPTION_ARRAY, web_opts, MHD_OPTION_END);
 	if (!d) {
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		fprintf(stderr, PROG ": the HTTP server did not start\n");
@@ -851,6 +871,13 @@ int ctp_cmd_serve(int argc, char **argv)
 		goto out;
 	if ((rc = ctp_cli_load_config(s.config_path, NULL, &cfg)) != 0)
 		goto out;
+	if (s.web_path && /* --web-config */
+	    ctp_webcfg_load(s.web_path, &s.web, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ctprof-core: %s\n", err);
+		rc = CTP_EXIT_USAGE;
+		goto out;
+	}
+	srv_web = s.web;
 	rc = CTP_EXIT_USAGE;
 	if (ctp_view_find(s.view_name ? s.view_name : "top", &s.view, err,
 			  sizeof(err)) < 0 &&
@@ -874,12 +901,14 @@ int ctp_cmd_serve(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	fprintf(stderr, PROG ": listening on http://%s/metrics\n", said);
+	fprintf(stderr, PROG ": listening on %s://%s/metrics\n",
+		s.web && s.web->tls ? "https" : "http", said);
 	rc = s.no_supervise ? serve_run(cfg, &s) : supervise_http(&s, cfg);
 	if (rc == CTP_EXIT_INTERRUPTED && srv_stop)
 		rc = CTP_EXIT_OK; /* asked to stop: a clean end */
 	pthread_mutex_destroy(&s.lock);
 out:
+	ctp_webcfg_free(s.web);
 	if (s.sock >= 0)
 		close(s.sock);
 	if (s.memfd >= 0)
