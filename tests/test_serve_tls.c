@@ -6,9 +6,10 @@
  * $2y$ bcrypt hash, as htpasswd makes) and one that requires a client
  * certificate of the CA; curl's answers from both (200, 401 with the
  * Basic challenge, 403, plain HTTP to the TLS port getting no HTTP at
- * all); then a real Prometheus (Debian's) scraping both with basic_auth
- * and tls_config: its targets are up and hold ctprof series, and a job
- * with the wrong password is down on a 401.
+ * all, nor a TLS 1.2 client to a TLS13 minimum); then a real
+ * Prometheus (Debian's) scraping both with basic_auth and tls_config: its
+ * targets are up and hold ctprof series, and a job with the wrong
+ * password is down on a 401.
  */
 #include <crypt.h>
 #include <errno.h>
@@ -126,25 +127,16 @@ static void make_cert(const char *name, const char *cn, const char *ext)
 		return;
 	}
 	path_of(extp, ext);
-	const char *r[] = {"openssl",
-			   "req",
-			   "-newkey",
-			   "ec",
-			   "-pkeyopt",
-			   "ec_paramgen_curve:P-256",
-			   "-nodes",
-			   "-keyout",
-			   key,
-			   "-out",
-			   csr,
-			   "-subj",
-			   subj,
-			   NULL};
-	const char *s[] = {"openssl", "x509",	 "-req",     "-in",
-			   csr,	      "-CA",	 ca,	     "-CAkey",
-			   cakey,     "-CAserial", srl,	     "-CAcreateserial",
-			   "-out",    crt,	 "-days",    "2",
-			   "-extfile", extp,	 NULL};
+	const char *r[] = {"openssl", "req",	  "-newkey",
+			   "ec",      "-pkeyopt", "ec_paramgen_curve:P-256",
+			   "-nodes",  "-keyout",  key,
+			   "-out",    csr,	  "-subj",
+			   subj,      NULL};
+	const char *s[] = {"openssl",  "x509",	    "-req",  "-in",
+			   csr,	       "-CA",	    ca,	     "-CAkey",
+			   cakey,      "-CAserial", srl,     "-CAcreateserial",
+			   "-out",     crt,	    "-days", "2",
+			   "-extfile", extp,	    NULL};
 	assert_int_equal(tool(r, NULL), 0);
 	assert_int_equal(tool(s, NULL), 0);
 }
@@ -226,7 +218,8 @@ static void prepare(void)
 		     "  cert_file: server.crt\n"
 		     "  key_file: server.key\n"
 		     "  client_ca_file: ca.crt\n"
-		     "  client_auth_type: RequireAndVerifyClientCert\n");
+		     "  client_auth_type: RequireAndVerifyClientCert\n"
+		     "  min_version: TLS13\n");
 	write_in_tmp("c.yaml", FIXTURE_YAML);
 	done = true;
 }
@@ -239,9 +232,8 @@ static pid_t start_serve(const char *web, unsigned *port)
 	path_of(webp, web);
 	snprintf(name, sizeof(name), "%s.log", web);
 	path_of(log, name);
-	const char *args[] = {"serve",	     "--config",   cfg,
-			      "--listen",    "127.0.0.1:0", "--web-config",
-			      webp,	     NULL};
+	const char *args[] = {"serve",	     "--config",     cfg,  "--listen",
+			      "127.0.0.1:0", "--web-config", webp, NULL};
 	pid_t pid;
 	assert_int_equal(e2e_spawn(args, NULL, log, &pid), 0);
 	started_add(pid);
@@ -288,9 +280,9 @@ static void answer_free(struct answer *a)
 static struct answer get(const char *url, const char *const *extra)
 {
 	char out[PATH_MAX], head[PATH_MAX], body[PATH_MAX], ca[PATH_MAX];
-	const char *argv[32] = {"curl", "-sS",	   "--max-time", "60",
-				"-o",	body,	   "-D",	 head,
-				"-w",	"%{http_code}", "--cacert",  ca};
+	const char *argv[32] = {"curl", "-sS",		"--max-time", "60",
+				"-o",	body,		"-D",	      head,
+				"-w",	"%{http_code}", "--cacert",   ca};
 	size_t n = 12, len;
 	path_of(out, "curl.out");
 	path_of(head, "curl.head");
@@ -352,8 +344,8 @@ static void test_basic_auth(void **state)
 
 	a = get(url, wrong);
 	assert_int_equal(a.status, 401);
-	assert_non_null(
-		strstr(a.head, "WWW-Authenticate: Basic realm=\"ctprof-core\""));
+	assert_non_null(strstr(
+		a.head, "WWW-Authenticate: Basic realm=\"ctprof-core\""));
 	answer_free(&a);
 	assert_int_equal(status_of(url, NULL), 401);
 	assert_int_equal(status_of(url, nobody), 401);
@@ -377,8 +369,8 @@ static void test_basic_auth(void **state)
 	/* A client certificate is not asked for here: no harm in one. */
 	path_of(cert, "client.crt");
 	path_of(key, "client.key");
-	const char *with_cert[] = {"-u",   "alice:" PASSWORD, "--cert", cert,
-				   "--key", key,	      NULL};
+	const char *with_cert[] = {
+		"-u", "alice:" PASSWORD, "--cert", cert, "--key", key, NULL};
 	snprintf(url, sizeof(url), "https://127.0.0.1:%u/metrics", port);
 	assert_int_equal(status_of(url, with_cert), 200);
 	stop(srv);
@@ -407,6 +399,13 @@ static void test_client_cert(void **state)
 	/* The CA's client certificate: in. */
 	const char *ok[] = {"--cert", crt[0], "--key", key[0], NULL};
 	assert_int_equal(status_of(url, ok), 200);
+	/* min_version TLS13: a TLS 1.2 client gets no answer. */
+	const char *tls12[] = {"--cert",    crt[0], "--key", key[0],
+			       "--tls-max", "1.2",  NULL};
+	struct answer a = get(url, tls12);
+	assert_int_equal(a.status, 0);
+	assert_int_not_equal(a.rc, 0);
+	answer_free(&a);
 	/* Self-signed, not the CA's: refused. */
 	const char *stranger[] = {"--cert", crt[1], "--key", key[1], NULL};
 	assert_int_equal(status_of(url, stranger), 403);
@@ -510,11 +509,11 @@ static void test_prometheus(void **state)
 		sleep(1);
 	}
 	double nb = 0, nm = 0;
-	bool got = query(pport,
-			 "count({__name__=~\"ctprof_.+\",job=\"basic\"})",
-			 &nb) &&
-		   query(pport,
-			 "count({__name__=~\"ctprof_.+\",job=\"mtls\"})", &nm);
+	bool got =
+		query(pport, "count({__name__=~\"ctprof_.+\",job=\"basic\"})",
+		      &nb) &&
+		query(pport, "count({__name__=~\"ctprof_.+\",job=\"mtls\"})",
+		      &nm);
 	/* Why the wrong job is down, in Prometheus' words. */
 	char turl[64];
 	snprintf(turl, sizeof(turl), "http://127.0.0.1:%u/api/v1/targets",
