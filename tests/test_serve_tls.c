@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `ctprof-core serve --web-config` (core/cli/webconfig.c) over real TLS:
+ * `ctprof-core serve --web-config` (core/cli/webconfig.c): a bad web
+ * config is one FILE:LINE:COL line and exit 2; then over real TLS:
  * a CA, a server certificate for 127.0.0.1 and client certificates made
  * by openssl; two servers on the fixture tree, one with basic auth (a
  * $2y$ bcrypt hash, as htpasswd makes) and one that requires a client
@@ -539,6 +540,36 @@ static void test_prometheus(void **state)
 	assert_true(said_401);
 }
 
+/* A web config error: one FILE:LINE:COL line, exit 2, nothing served. */
+static void test_bad_config(void **state)
+{
+	(void)state;
+	char cfg[PATH_MAX], web[PATH_MAX], out[PATH_MAX], err[PATH_MAX];
+	write_in_tmp("c-bad.yaml", FIXTURE_YAML);
+	write_in_tmp("web-bad.yml", "basic_auth_users: {}\n"
+				    "tls_server_config:\n"
+				    "  key_fle: server.key\n");
+	path_of(cfg, "c-bad.yaml");
+	path_of(web, "web-bad.yml");
+	path_of(out, "bad.out");
+	path_of(err, "bad.err");
+	const char *args[] = {"serve",	     "--config",     cfg, "--listen",
+			      "127.0.0.1:0", "--web-config", web, NULL};
+	assert_int_equal(e2e_run_within(args, out, err, 120), 2);
+	char *o, *e, want[PATH_MAX + 64];
+	size_t ol, el;
+	assert_int_equal(e2e_read_file(out, &o, &ol), 0);
+	assert_int_equal(e2e_read_file(err, &e, &el), 0);
+	assert_int_equal(ol, 0);
+	snprintf(want, sizeof(want),
+		 "ctprof-core: %s:3:3: unknown key 'key_fle'", web);
+	if (strncmp(e, want, strlen(want)) || strchr(e, '\n') != e + el - 1)
+		fail_msg("expected one line starting %s, got: %s", want, e);
+	assert_non_null(strstr(e, "did you mean 'key_file'?"));
+	free(o);
+	free(e);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -557,6 +588,7 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bad_config),
 		cmocka_unit_test(test_basic_auth),
 		cmocka_unit_test(test_client_cert),
 		cmocka_unit_test(test_prometheus),
