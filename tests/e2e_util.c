@@ -12,6 +12,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <limits.h>
 #include <signal.h>
 #include <spawn.h>
@@ -344,6 +347,91 @@ int e2e_spawn(const char *const *args, const char *out, const char *err,
 			    (char *const *)argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	return -r;
+}
+
+static pid_t started[8];
+static size_t n_started;
+
+void e2e_started_add(pid_t pid)
+{
+	if (n_started < sizeof(started) / sizeof(started[0]))
+		started[n_started++] = pid;
+}
+
+void e2e_started_done(pid_t pid)
+{
+	for (size_t i = 0; i < n_started; i++)
+		if (started[i] == pid)
+			started[i] = 0;
+}
+
+void e2e_started_stop_all(void)
+{
+	for (size_t i = 0; i < n_started; i++)
+		if (started[i] > 0 && kill(started[i], SIGTERM) == 0)
+			waitpid(started[i], NULL, 0);
+	n_started = 0;
+}
+
+pid_t e2e_serve_start(const char *const *args, const char *log,
+		      const char *scheme, unsigned *port)
+{
+	char want[32];
+	pid_t pid;
+	snprintf(want, sizeof(want), "%s://127.0.0.1:", scheme);
+	assert_int_equal(e2e_spawn(args, NULL, log, &pid), 0);
+	e2e_started_add(pid);
+	for (int i = 0; i < 400; i++) {
+		char *text;
+		size_t len;
+		if (e2e_read_file(log, &text, &len) == 0) {
+			const char *at = strstr(text, want);
+			bool got = at &&
+				   sscanf(at + strlen(want), "%u", port) == 1;
+			free(text);
+			if (got)
+				return pid;
+		}
+		usleep(50000);
+	}
+	e2e_show_file("serve", log);
+	fail_msg("serve did not say where it listens (%s)", want);
+	return -1;
+}
+
+unsigned e2e_free_port(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	socklen_t l = sizeof(a);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &l), 0);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+pid_t e2e_prometheus_start(const char *yml, const char *data, const char *log,
+			   unsigned port)
+{
+	char cfgarg[PATH_MAX + 32], dataarg[PATH_MAX + 32], listen[64];
+	snprintf(cfgarg, sizeof(cfgarg), "--config.file=%s", yml);
+	snprintf(dataarg, sizeof(dataarg), "--storage.tsdb.path=%s", data);
+	snprintf(listen, sizeof(listen), "--web.listen-address=127.0.0.1:%u",
+		 port);
+	pid_t p = fork();
+	assert_true(p >= 0);
+	if (p == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execl("/usr/bin/prometheus", "prometheus", cfgarg, dataarg,
+		      listen, (char *)NULL);
+		_exit(127);
+	}
+	e2e_started_add(p);
+	return p;
 }
 
 int e2e_wait(pid_t pid, int *status)

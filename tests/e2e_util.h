@@ -71,6 +71,25 @@ int e2e_write_config(const char *path, const struct e2e_cfg *c);
  */
 int e2e_spawn(const char *const *args, const char *out, const char *err,
 	      pid_t *pid);
+/* Children a test started and has not waited for (at most 8), for its
+ * teardown to stop when a check failed first: add when started, done once
+ * waited for, stop_all (SIGTERM, then wait) in the teardown. */
+void e2e_started_add(pid_t pid);
+void e2e_started_done(pid_t pid);
+void e2e_started_stop_all(void);
+/* Start `ctprof-core serve ...` (args from "serve" on, stderr to log) as a
+ * started child, and wait for its "listening on SCHEME://127.0.0.1:PORT"
+ * line (scheme "http" or "https"): the pid, PORT in *port. Fails the
+ * running test, showing the log, when none comes in 20 s. */
+pid_t e2e_serve_start(const char *const *args, const char *log,
+		      const char *scheme, unsigned *port);
+/* A loopback TCP port that was free a moment ago. */
+unsigned e2e_free_port(void);
+/* Debian's Prometheus (/usr/bin/prometheus) with the config file yml, its
+ * data under data, its output in log, its API on 127.0.0.1:port; a started
+ * child (stop it with SIGTERM). */
+pid_t e2e_prometheus_start(const char *yml, const char *data, const char *log,
+			   unsigned port);
 /* Wait for a child; *status is the raw wait status. */
 int e2e_wait(pid_t pid, int *status);
 /* CLOCK_MONOTONIC in milliseconds. */

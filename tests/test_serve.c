@@ -45,24 +45,6 @@
 	"plugins:\n  procfs-stat: {}\n"
 
 static char tmp[PATH_MAX];
-/* What a test started, stopped by teardown when a check failed first. */
-static pid_t started[4];
-static size_t n_started;
-
-static void started_add(pid_t pid)
-{
-	if (n_started < sizeof(started) / sizeof(started[0]))
-		started[n_started++] = pid;
-}
-
-/* pid has been waited for: nothing for teardown to stop. */
-static void started_done(pid_t pid)
-{
-	for (size_t i = 0; i < n_started; i++)
-		if (started[i] == pid)
-			started[i] = 0;
-}
-
 /* Start serve with config yaml and extra args; its port in *port. */
 static pid_t start_serve(const char *yaml, const char *const *extra,
 			 unsigned *port)
@@ -77,27 +59,7 @@ static pid_t start_serve(const char *yaml, const char *const *extra,
 	for (; extra && *extra && n < 23; extra++)
 		args[n++] = *extra;
 	args[n] = NULL;
-	pid_t pid;
-	assert_int_equal(e2e_spawn(args, NULL, log, &pid), 0);
-	started_add(pid);
-	for (int i = 0; i < 200; i++) {
-		char *text;
-		size_t len;
-		const char *at;
-		if (e2e_read_file(log, &text, &len) == 0) {
-			at = strstr(text, "http://127.0.0.1:");
-			if (at &&
-			    sscanf(at, "http://127.0.0.1:%u", port) == 1) {
-				free(text);
-				return pid;
-			}
-			free(text);
-		}
-		usleep(50000);
-	}
-	e2e_show_file("serve", log);
-	fail_msg("serve did not say where it listens");
-	return -1;
+	return e2e_serve_start(args, log, "http", port);
 }
 
 static int connect_to(unsigned port)
@@ -176,7 +138,7 @@ static void stop(pid_t pid)
 	int st;
 	assert_int_equal(kill(pid, SIGTERM), 0);
 	assert_int_equal(e2e_wait(pid, &st), 0);
-	started_done(pid);
+	e2e_started_done(pid);
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		char log[PATH_MAX];
 		assert_int_equal(E2E_PATHF(log, "%s/serve.log", tmp), 0);
@@ -357,18 +319,6 @@ static bool query(unsigned port, const char *promql, double *v)
 	return ok;
 }
 
-static unsigned free_port(void)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET};
-	socklen_t l = sizeof(a);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &l), 0);
-	close(fd);
-	return ntohs(a.sin_port);
-}
-
 #define GROUP "ctp-prom-burn"
 #define CPU_Q                                                                  \
 	"ctprof_procfs_utime_seconds_total{group=\"" GROUP "\"}+"              \
@@ -392,7 +342,7 @@ static void test_prometheus(void **state)
 	for (int i = 0; i < BURNERS; i++)
 		assert_int_equal(pthread_create(&th[i], NULL, burn, NULL), 0);
 	const char *extra[] = {"--min-interval", "500ms", NULL};
-	unsigned port, pport = free_port();
+	unsigned port, pport = e2e_free_port();
 	pid_t srv = start_serve(yaml, extra, &port);
 	assert_int_equal(E2E_PATHF(prom, "%s/prometheus.yml", tmp), 0);
 	assert_int_equal(E2E_PATHF(data, "%s/tsdb", tmp), 0);
@@ -404,23 +354,7 @@ static void test_prometheus(void **state)
 		     "    static_configs: [{targets: ['127.0.0.1:%u']}]\n",
 		     port);
 	assert_int_equal(e2e_write_file(prom, yaml, (size_t)n), 0);
-	char cfgarg[PATH_MAX + 32], dataarg[PATH_MAX + 32], listen[64];
-	snprintf(cfgarg, sizeof(cfgarg), "--config.file=%s", prom);
-	snprintf(dataarg, sizeof(dataarg), "--storage.tsdb.path=%s", data);
-	snprintf(listen, sizeof(listen), "--web.listen-address=127.0.0.1:%u",
-		 pport);
-	pid_t p = fork();
-	assert_true(p >= 0);
-	if (p > 0)
-		started_add(p);
-	if (p == 0) {
-		int fd = open(plog, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		dup2(fd, 1);
-		dup2(fd, 2);
-		execl("/usr/bin/prometheus", "prometheus", cfgarg, dataarg,
-		      listen, (char *)NULL);
-		_exit(127);
-	}
+	pid_t p = e2e_prometheus_start(prom, data, plog, pport);
 	/* Mark our CPU while Prometheus scrapes, until its last 4 s hold a
 	 * sample a second (rate() over a window the samples do not cover
 	 * reads low), at most 40 s. */
@@ -457,7 +391,7 @@ static void test_prometheus(void **state)
 	kill(p, SIGTERM);
 	int st;
 	waitpid(p, &st, 0);
-	started_done(p);
+	e2e_started_done(p);
 	stop(srv);
 	if (!got) {
 		e2e_show_file("prometheus", plog);
@@ -490,9 +424,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	/* SIGTERM: serve's supervisor passes it on to its capture process. */
-	for (size_t i = 0; i < n_started; i++)
-		if (started[i] > 0 && kill(started[i], SIGTERM) == 0)
-			waitpid(started[i], NULL, 0);
+	e2e_started_stop_all();
 	atomic_store(&burn_stop, true);
 	return e2e_rm_rf(tmp) < 0 ? -1 : 0;
 }

@@ -43,22 +43,6 @@
 #define METRIC	 "ctprof_capture_timestamp_seconds"
 
 static char tmp[PATH_MAX];
-static pid_t started[4];
-static size_t n_started;
-
-static void started_add(pid_t pid)
-{
-	if (n_started < sizeof(started) / sizeof(started[0]))
-		started[n_started++] = pid;
-}
-
-static void started_done(pid_t pid)
-{
-	for (size_t i = 0; i < n_started; i++)
-		if (started[i] == pid)
-			started[i] = 0;
-}
-
 /* argv (not ctprof-core) with stdout to out, stderr to tmp/tools.log
  * (appended); its exit code. */
 static int tool(const char *const *argv, const char *out)
@@ -91,9 +75,39 @@ static void write_in_tmp(const char *name, const char *text)
 	assert_int_equal(e2e_write_file(p, text, strlen(text)), 0);
 }
 
-/* A P-256 key and a certificate for it: signed by the test CA when ext
- * names an extension file, else self-signed. */
-static void make_cert(const char *name, const char *cn, const char *ext)
+/* A P-256 key tmp/NAME.key and a self-signed certificate tmp/NAME.crt
+ * for it, with the extension addext (NULL: none). */
+static void self_signed(const char *name, const char *cn, const char *addext)
+{
+	char key[PATH_MAX], crt[PATH_MAX], subj[64];
+	snprintf(subj, sizeof(subj), "/CN=%s", cn);
+	assert_int_equal(e2e_pathf(key, PATH_MAX, "%s/%s.key", tmp, name), 0);
+	assert_int_equal(e2e_pathf(crt, PATH_MAX, "%s/%s.crt", tmp, name), 0);
+	const char *a[] = {"openssl",
+			   "req",
+			   "-x509",
+			   "-newkey",
+			   "ec",
+			   "-pkeyopt",
+			   "ec_paramgen_curve:P-256",
+			   "-nodes",
+			   "-keyout",
+			   key,
+			   "-out",
+			   crt,
+			   "-days",
+			   "2",
+			   "-subj",
+			   subj,
+			   addext ? "-addext" : NULL,
+			   addext,
+			   NULL};
+	assert_int_equal(tool(a, NULL), 0);
+}
+
+/* A P-256 key and a certificate for it signed by the test CA, with the
+ * extensions of the file tmp/ext. */
+static void ca_signed(const char *name, const char *cn, const char *ext)
 {
 	char key[PATH_MAX], crt[PATH_MAX], csr[PATH_MAX], ca[PATH_MAX],
 		cakey[PATH_MAX], srl[PATH_MAX], extp[PATH_MAX], subj[64];
@@ -104,29 +118,6 @@ static void make_cert(const char *name, const char *cn, const char *ext)
 	path_of(ca, "ca.crt");
 	path_of(cakey, "ca.key");
 	path_of(srl, "ca.srl");
-	if (!ext) {
-		const char *a[] = {"openssl",
-				   "req",
-				   "-x509",
-				   "-newkey",
-				   "ec",
-				   "-pkeyopt",
-				   "ec_paramgen_curve:P-256",
-				   "-nodes",
-				   "-keyout",
-				   key,
-				   "-out",
-				   crt,
-				   "-days",
-				   "2",
-				   "-subj",
-				   subj,
-				   "-addext",
-				   "extendedKeyUsage=clientAuth",
-				   NULL};
-		assert_int_equal(tool(a, NULL), 0);
-		return;
-	}
 	path_of(extp, ext);
 	const char *r[] = {"openssl", "req",	  "-newkey",
 			   "ec",      "-pkeyopt", "ec_paramgen_curve:P-256",
@@ -175,33 +166,13 @@ static void prepare(void)
 	char y[1024], hash[128];
 	if (done)
 		return;
-	char cakey[PATH_MAX], ca[PATH_MAX];
-	path_of(cakey, "ca.key");
-	path_of(ca, "ca.crt");
-	const char *c[] = {"openssl",
-			   "req",
-			   "-x509",
-			   "-newkey",
-			   "ec",
-			   "-pkeyopt",
-			   "ec_paramgen_curve:P-256",
-			   "-nodes",
-			   "-keyout",
-			   cakey,
-			   "-out",
-			   ca,
-			   "-days",
-			   "2",
-			   "-subj",
-			   "/CN=ctprof-test-ca",
-			   NULL};
-	assert_int_equal(tool(c, NULL), 0);
+	self_signed("ca", "ctprof-test-ca", NULL);
 	write_in_tmp("server.ext", "subjectAltName=IP:127.0.0.1,DNS:localhost\n"
 				   "extendedKeyUsage=serverAuth\n");
 	write_in_tmp("client.ext", "extendedKeyUsage=clientAuth\n");
-	make_cert("server", "localhost", "server.ext");
-	make_cert("client", "scraper", "client.ext");
-	make_cert("other", "stranger", NULL);
+	ca_signed("server", "localhost", "server.ext");
+	ca_signed("client", "scraper", "client.ext");
+	self_signed("other", "stranger", "extendedKeyUsage=clientAuth");
 	make_hash(hash);
 	/* Relative names: the web config's directory is where they are. */
 	snprintf(y, sizeof(y),
@@ -235,25 +206,7 @@ static pid_t start_serve(const char *web, unsigned *port)
 	path_of(log, name);
 	const char *args[] = {"serve",	     "--config",     cfg,  "--listen",
 			      "127.0.0.1:0", "--web-config", webp, NULL};
-	pid_t pid;
-	assert_int_equal(e2e_spawn(args, NULL, log, &pid), 0);
-	started_add(pid);
-	for (int i = 0; i < 400; i++) {
-		char *text;
-		size_t len;
-		if (e2e_read_file(log, &text, &len) == 0) {
-			const char *at = strstr(text, "https://127.0.0.1:");
-			bool got = at && sscanf(at, "https://127.0.0.1:%u",
-						port) == 1;
-			free(text);
-			if (got)
-				return pid;
-		}
-		usleep(50000);
-	}
-	e2e_show_file("serve", log);
-	fail_msg("serve did not say where it listens");
-	return -1;
+	return e2e_serve_start(args, log, "https", port);
 }
 
 static void stop(pid_t pid)
@@ -261,7 +214,7 @@ static void stop(pid_t pid)
 	int st;
 	assert_int_equal(kill(pid, SIGTERM), 0);
 	assert_int_equal(e2e_wait(pid, &st), 0);
-	started_done(pid);
+	e2e_started_done(pid);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
@@ -431,26 +384,13 @@ static bool query(unsigned pport, const char *promql, double *v)
 	return ok;
 }
 
-static unsigned free_port(void)
-{
-	/* A port the kernel had free a moment ago, for Prometheus. */
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET};
-	socklen_t l = sizeof(a);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &l), 0);
-	close(fd);
-	return ntohs(a.sin_port);
-}
-
 static void test_prometheus(void **state)
 {
 	(void)state;
 	if (!have("openssl") || !have("curl") || !have("prometheus"))
 		skip();
 	prepare();
-	unsigned pb, pm, pport = free_port();
+	unsigned pb, pm, pport = e2e_free_port();
 	pid_t sb = start_serve("web-basic.yml", &pb),
 	      sm = start_serve("web-mtls.yml", &pm);
 	char y[6 * PATH_MAX], ca[PATH_MAX], crt[PATH_MAX], key[PATH_MAX],
@@ -481,22 +421,7 @@ static void test_prometheus(void **state)
 		 "    static_configs: [{targets: ['127.0.0.1:%u']}]\n",
 		 ca, pb, ca, pb, ca, crt, key, pm);
 	assert_int_equal(e2e_write_file(prom, y, strlen(y)), 0);
-	char cfgarg[PATH_MAX + 32], dataarg[PATH_MAX + 32], listen[64];
-	snprintf(cfgarg, sizeof(cfgarg), "--config.file=%s", prom);
-	snprintf(dataarg, sizeof(dataarg), "--storage.tsdb.path=%s", data);
-	snprintf(listen, sizeof(listen), "--web.listen-address=127.0.0.1:%u",
-		 pport);
-	pid_t p = fork();
-	assert_true(p >= 0);
-	if (p == 0) {
-		int fd = open(plog, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		dup2(fd, 1);
-		dup2(fd, 2);
-		execl("/usr/bin/prometheus", "prometheus", cfgarg, dataarg,
-		      listen, (char *)NULL);
-		_exit(127);
-	}
-	started_add(p);
+	pid_t p = e2e_prometheus_start(prom, data, plog, pport);
 	/* Until both targets are up and the wrong one has been tried, at
 	 * most 90 s (Prometheus' start and first scrapes on a busy host). */
 	double basic = 0, mtls = 0, wrong = -1;
@@ -523,7 +448,7 @@ static void test_prometheus(void **state)
 	bool said_401 = strstr(t.body, "401 Unauthorized") != NULL;
 	kill(p, SIGTERM);
 	waitpid(p, NULL, 0);
-	started_done(p);
+	e2e_started_done(p);
 	stop(sb);
 	stop(sm);
 	printf("prometheus: up basic %.0f, mtls %.0f, wrong %.0f; ctprof "
@@ -579,9 +504,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	for (size_t i = 0; i < n_started; i++)
-		if (started[i] > 0 && kill(started[i], SIGTERM) == 0)
-			waitpid(started[i], NULL, 0);
+	e2e_started_stop_all();
 	return e2e_rm_rf(tmp) < 0 ? -1 : 0;
 }
 

@@ -65,8 +65,7 @@ static const char *const header_names[] = {
 	"X-Content-Type-Options",    "X-XSS-Protection",
 	"Strict-Transport-Security", NULL};
 
-/* ---- Values ---------------------------------------------------------------
- */
+/* ---- Values -------------------------------------------------------------- */
 
 static int one_of(struct ctp_yctx *c, const char *path,
 		  const struct ctp_ynode *v, const char *const *names)
@@ -140,8 +139,22 @@ static bool is_bcrypt(const char *s)
 	return cost >= 4 && cost <= 31 && strspn(s + 7, b64) == BCRYPT_LEN - 7;
 }
 
-/* ---- The schema -----------------------------------------------------------
- */
+/* ---- The schema ---------------------------------------------------------- */
+
+/* 1 for a null (nothing under the key), 0 for a mapping, else the error
+ * "'path' must be a mapping[ of what], got ...". */
+static int map_or_null(struct pass *p, const struct ctp_ynode *m,
+		       const char *path, const char *of)
+{
+	struct ctp_yclip b;
+
+	if (ctp_ynode_is_null(m))
+		return 1;
+	if (m->type == CTP_Y_MAP)
+		return 0;
+	return ctp_y_fail(p->c, m, "'%s' must be a mapping%s, got %s", path, of,
+			  ctp_y_got(&b, m));
+}
 
 static int refused(struct ctp_yctx *c, const struct ctp_ynode *key,
 		   const char *where, const char *why)
@@ -173,13 +186,8 @@ static int conv_tls(struct pass *p, const struct ctp_ynode *m)
 	char path[80];
 	int r = 0, b;
 
-	if (m->type != CTP_Y_MAP) {
-		struct ctp_yclip cb;
-		return ctp_y_fail(p->c, m,
-				  "'tls_server_config' must be a mapping, "
-				  "got %s",
-				  ctp_y_got(&cb, m));
-	}
+	if ((r = map_or_null(p, m, "tls_server_config", "")) != 0)
+		return r;
 	for (size_t i = 0; r >= 0 && i + 1 < m->n; i += 2) {
 		const struct ctp_ynode *k = m->kids[i], *v = m->kids[i + 1];
 		int ki = ctp_y_key_index(p->c, k, keys, "tls_server_config");
@@ -274,14 +282,11 @@ static int conv_users(struct pass *p, const struct ctp_ynode *m)
 	struct ctp_webcfg *w = p->w;
 	struct ctp_yclip b;
 	char path[96];
+	int r = map_or_null(p, m, "basic_auth_users",
+			    " of user names to bcrypt hashes");
 
-	if (ctp_ynode_is_null(m))
-		return 0;
-	if (m->type != CTP_Y_MAP)
-		return ctp_y_fail(p->c, m,
-				  "'basic_auth_users' must be a mapping of "
-				  "user names to bcrypt hashes, got %s",
-				  ctp_y_got(&b, m));
+	if (r != 0)
+		return r < 0 ? r : 0;
 	w->users = calloc(m->n / 2 + 1, sizeof(*w->users));
 	if (!w->users)
 		return -ENOMEM;
@@ -320,14 +325,10 @@ static int conv_headers(struct pass *p, const struct ctp_ynode *m)
 	struct ctp_webcfg *w = p->w;
 	struct ctp_yclip b;
 	char path[96];
+	int r = map_or_null(p, m, "http_server_config.headers", "");
 
-	if (ctp_ynode_is_null(m))
-		return 0;
-	if (m->type != CTP_Y_MAP)
-		return ctp_y_fail(p->c, m,
-				  "'http_server_config.headers' must be a "
-				  "mapping, got %s",
-				  ctp_y_got(&b, m));
+	if (r != 0)
+		return r < 0 ? r : 0;
 	for (size_t i = 0; i + 1 < m->n; i += 2) {
 		const struct ctp_ynode *k = m->kids[i], *v = m->kids[i + 1];
 		int ki = ctp_y_key_index(p->c, k, header_names,
@@ -372,16 +373,10 @@ static int conv_headers(struct pass *p, const struct ctp_ynode *m)
 static int conv_http(struct pass *p, const struct ctp_ynode *m)
 {
 	static const char *const keys[] = {"http2", "headers", NULL};
-	struct ctp_yclip b;
-	int r = 0, v;
+	int v, r = map_or_null(p, m, "http_server_config", "");
 
-	if (ctp_ynode_is_null(m))
-		return 0;
-	if (m->type != CTP_Y_MAP)
-		return ctp_y_fail(p->c, m,
-				  "'http_server_config' must be a mapping, "
-				  "got %s",
-				  ctp_y_got(&b, m));
+	if (r != 0)
+		return r < 0 ? r : 0;
 	for (size_t i = 0; r >= 0 && i + 1 < m->n; i += 2) {
 		int ki = ctp_y_key_index(p->c, m->kids[i], keys,
 					 "http_server_config");
@@ -391,7 +386,8 @@ static int conv_http(struct pass *p, const struct ctp_ynode *m)
 		if (ki == 0) {
 			r = ctp_y_bool(p->c, "http_server_config.http2",
 				       m->kids[i + 1], &v);
-			p->w->http2 = v;
+			if (r >= 0)
+				p->w->http2 = v;
 		} else {
 			r = conv_headers(p, m->kids[i + 1]);
 		}
@@ -437,8 +433,7 @@ static int conv_top(struct pass *p, const struct ctp_ynode *root)
 	return r;
 }
 
-/* ---- Checks once the whole file is read ------------------------------------
- */
+/* ---- Checks once the whole file is read ---------------------------------- */
 
 static int check_tls(struct pass *p, const struct ctp_ynode *root)
 {
@@ -527,6 +522,7 @@ static int cache_new(struct ctp_webcfg *w)
 
 	if (!k)
 		return -ENOMEM;
+	pthread_mutex_init(&k->lock, NULL);
 	w->cache = k;
 	if (gnutls_rnd(GNUTLS_RND_KEY, k->key, sizeof(k->key)) < 0)
 		return -EIO;
@@ -535,8 +531,7 @@ static int cache_new(struct ctp_webcfg *w)
 		       (unsigned long)(w->users[0].hash[5] - '0');
 	if (!crypt_gensalt_rn("$2b$", cost, NULL, 0, k->dummy,
 			      sizeof(k->dummy)))
-		return -errno;
-	pthread_mutex_init(&k->lock, NULL);
+		return errno ? -errno : -EINVAL;
 	return 0;
 }
 
@@ -639,8 +634,7 @@ void ctp_webcfg_free(struct ctp_webcfg *w)
 	free(w);
 }
 
-/* ---- Serving ----------------------------------------------------------------
- */
+/* ---- Serving ------------------------------------------------------------- */
 
 void ctp_webcfg_mhd_options(const struct ctp_webcfg *w,
 			    struct MHD_OptionItem *opts, size_t n,
