@@ -1667,6 +1667,107 @@ static void test_root_writable_dir(void **unused)
 	run_free(&r);
 }
 
+/* A case whose plugin directory is PARENT/plugins (0755), PARENT with
+ * `mode` and owner `uid`; the real path of PARENT goes to `real`. */
+static void parent_case(const char *what, mode_t mode, uid_t uid, char *dir,
+			char *pdir, char *path, char *real)
+{
+	char parent[PATH_MAX];
+	case_dir(dir, PATH_MAX, what);
+	xsnprintf(parent, sizeof(parent), "%s/parent", dir);
+	xsnprintf(pdir, PATH_MAX, "%s/plugins", parent);
+	mkdir_p(pdir);
+	copy_plugin("abi-notmt", pdir, 0644, path, PATH_MAX);
+	assert_int_equal(chown(parent, uid, 0), 0);
+	assert_int_equal(chmod(parent, mode), 0);
+	assert_non_null(realpath(parent, real));
+}
+
+/* Every directory above the plugin's is checked too, like OpenSSH's
+ * StrictModes: owned by root or us, not writable by group or others
+ * unless sticky. */
+static void test_root_parent_dirs(void **unused)
+{
+	(void)unused;
+	char dir[PATH_MAX], pdir[PATH_MAX], path[PATH_MAX], real[PATH_MAX];
+	char why[PATH_MAX + 128];
+	static const struct {
+		const char *what;
+		mode_t mode;
+		uid_t uid;
+		const char *why; /* NULL: loads */
+	} cases[] = {
+		{"parent-0777", 0777, 0, "is writable by others (mode 0777)"},
+		{"parent-0757", 0757, 0, "is writable by others (mode 0757)"},
+		{"parent-0775", 0775, 0, "is writable by group (mode 0775)"},
+		{"parent-2775", 02775, 0, "is writable by group (mode 2775)"},
+		{"parent-1777", 01777, 0, NULL},
+		{"parent-0755", 0755, 0, NULL},
+		{"parent-other", 0755, 65534, "is owned by uid 65534"},
+		{"parent-other-1777", 01777, 65534, "is owned by uid 65534"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		parent_case(cases[i].what, cases[i].mode, cases[i].uid, dir,
+			    pdir, path, real);
+		struct run r = capture_from(dir, pdir, false);
+		if (!cases[i].why) {
+			expect_loaded(dir, &r, path);
+			run_free(&r);
+			continue;
+		}
+		xsnprintf(why, sizeof(why),
+			  "directory %s %s; refusing as root "
+			  "(allow_insecure_plugins overrides)",
+			  real, cases[i].why);
+		expect_refused(dir, &r, path, why);
+		run_free(&r);
+		r = capture_from(dir, pdir, true);
+		expect_loaded(dir, &r, path);
+		run_free(&r);
+	}
+
+	/* A link on the way is resolved and the real chain checked: the
+	 * plugin directory named through LINK -> PARENT (0777). */
+	char link[PATH_MAX], lpdir[PATH_MAX], lpath[PATH_MAX];
+	parent_case("parent-link", 0777, 0, dir, pdir, path, real);
+	xsnprintf(link, sizeof(link), "%s/link", dir);
+	assert_int_equal(symlink(real, link), 0);
+	xsnprintf(lpdir, sizeof(lpdir), "%s/plugins", link);
+	xsnprintf(lpath, sizeof(lpath), "%s/abi-notmt.so", lpdir);
+	xsnprintf(why, sizeof(why),
+		  "directory %s is writable by others (mode 0777); refusing "
+		  "as root (allow_insecure_plugins overrides)",
+		  real);
+	struct run r = capture_from(dir, lpdir, false);
+	expect_refused(dir, &r, lpath, why);
+	run_free(&r);
+	assert_int_equal(chmod(real, 0755), 0);
+	r = capture_from(dir, lpdir, false);
+	expect_loaded(dir, &r, lpath);
+	run_free(&r);
+}
+
+/* A plugin directory made right in /tmp (root's, sticky, 1777) loads. */
+static void test_root_tmp(void **unused)
+{
+	(void)unused;
+	char dir[PATH_MAX], pdir[] = "/tmp/ctp-abi-plugins-XXXXXX";
+	char path[PATH_MAX];
+	struct stat st;
+
+	assert_int_equal(stat("/tmp", &st), 0);
+	if (st.st_uid != 0 || (st.st_mode & 07777) != 01777)
+		skip(); /* not the usual /tmp: nothing to show */
+	assert_non_null(mkdtemp(pdir));
+	case_dir(dir, sizeof(dir), "tmp");
+	copy_plugin("abi-notmt", pdir, 0644, path, sizeof(path));
+	struct run r = capture_from(dir, pdir, false);
+	unlink(path);
+	rmdir(pdir);
+	expect_loaded(dir, &r, path);
+	run_free(&r);
+}
+
 /* A plugin file owned by another user is refused as root. */
 static void test_root_foreign_owner(void **unused)
 {
@@ -1774,9 +1875,9 @@ static void test_root_dependency(void **unused)
 	xsnprintf(pdir, sizeof(pdir), "%s/plugins", dir);
 	r = capture(dir, FIXTURE_PROC, 1, pdir, NULL, "  abi-dep: {}\n");
 	xsnprintf(why, sizeof(why),
-		  "dependency %s: its directory is writable by others; "
-		  "refusing as root (allow_insecure_plugins overrides)",
-		  lib);
+		  "dependency %s: directory %s is writable by others (mode "
+		  "0777); refusing as root (allow_insecure_plugins overrides)",
+		  lib, ldir);
 	expect_dep(dir, &r, why);
 	run_free(&r);
 }
@@ -2202,6 +2303,8 @@ int main(int argc, char **argv)
 	static const struct CMUnitTest root_tests[] = {
 		cmocka_unit_test(test_root_writable_file),
 		cmocka_unit_test(test_root_writable_dir),
+		cmocka_unit_test(test_root_parent_dirs),
+		cmocka_unit_test(test_root_tmp),
 		cmocka_unit_test(test_root_foreign_owner),
 		cmocka_unit_test(test_root_dependency),
 	};

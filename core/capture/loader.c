@@ -61,13 +61,146 @@ int ctp_plugin_dirs(const struct ctp_config *cfg, char ***ret, size_t *n)
 	return 0;
 }
 
-/* Refuse what another user could have replaced: not a regular file, or a
- * file/directory writable by group or others, or owned by someone else
- * than root or us. Only enforced when running as root. */
-static int check_path_safe(const char *path, bool allow_insecure, char *why,
-			   size_t whylen)
+#define INSECURE_HINT "refusing as root (allow_insecure_plugins overrides)"
+
+/*
+ * Why directory `dir` (its fstat in st) lets another user replace what is
+ * in it, like OpenSSH's StrictModes: owned by someone else than root or us,
+ * or writable by group or others without the sticky bit (a sticky
+ * directory, /tmp, lets nobody but the owner of an entry and the
+ * directory's owner, here root or us, rename or remove it). A group- or
+ * other-writable directory is refused whatever its group: membership is
+ * not ours to judge. Returns true with why set when unsafe.
+ */
+static bool dir_unsafe(const char *dir, const struct stat *st, char *why,
+		       size_t whylen)
 {
+	mode_t w = st->st_mode & (S_IWGRP | S_IWOTH);
+
+	if (st->st_uid != 0 && st->st_uid != geteuid()) {
+		snprintf(why, whylen, "directory %s is owned by uid %u; %s",
+			 dir, (unsigned)st->st_uid, INSECURE_HINT);
+		return true;
+	}
+	if (w && !(st->st_mode & S_ISVTX)) {
+		snprintf(why, whylen,
+			 "directory %s is writable by %s (mode %04o); %s", dir,
+			 w & S_IWOTH ? "others" : "group",
+			 (unsigned)(st->st_mode & 07777), INSECURE_HINT);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Open directory `dir` and check it and every parent up to "/" with
+ * dir_unsafe. Symbolic links in `dir` are resolved first (realpath) and the
+ * real chain is what is checked; it is then walked from "/" one component
+ * at a time, each opened O_PATH | O_NOFOLLOW relative to the one before
+ * and checked on its fstat, so a component turned into a link after
+ * realpath is refused, not followed. `real` gets the real path. Returns an
+ * O_PATH descriptor of the directory (caller closes), or a negative errno
+ * with why.
+ */
+static int open_dir_chain(const char *dir, char *real, size_t reallen,
+			  char *why, size_t whylen)
+{
+	char buf[PATH_MAX];
 	struct stat st;
+	int fd, ret = 0;
+
+	if (!realpath(dir, buf)) {
+		ret = -errno;
+		snprintf(why, whylen, "directory %s: %s", dir, strerror(-ret));
+		return ret;
+	}
+	snprintf(real, reallen, "%s", buf);
+	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(why, whylen, "directory /: %s", strerror(-ret));
+		return ret;
+	}
+	/* buf[0, end) is the directory fd stands for ("/" when end is 0). */
+	for (size_t end = 0;;) {
+		char *name, *next;
+		int sub;
+
+		if (fstat(fd, &st) < 0) {
+			ret = -errno;
+			snprintf(why, whylen, "directory %.*s: %s",
+				 end ? (int)end : 1, end ? buf : "/",
+				 strerror(-ret));
+			break;
+		}
+		char save = buf[end];
+		buf[end] = '\0';
+		bool bad = dir_unsafe(end ? buf : "/", &st, why, whylen);
+		buf[end] = save;
+		if (bad) {
+			ret = -EPERM;
+			break;
+		}
+		name = buf + end + 1;
+		if (!buf[end] || !*name)
+			break;
+		next = strchr(name, '/');
+		end = next ? (size_t)(next - buf) : strlen(buf);
+		save = buf[end];
+		buf[end] = '\0';
+		sub = openat(fd, name,
+			     O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0) {
+			ret = -errno;
+			snprintf(why, whylen, "directory %s: %s%s", buf,
+				 strerror(-ret),
+				 ret == -ELOOP || ret == -ENOTDIR
+					 ? " (changed while checked)"
+					 : "");
+		}
+		buf[end] = save;
+		close(fd);
+		fd = sub;
+		if (fd < 0)
+			return ret;
+	}
+	if (ret < 0) {
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+/* The directory part of path ("." when none, "/" for a file in /). */
+static void dir_of(const char *path, char *dir, size_t dirlen)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		snprintf(dir, dirlen, ".");
+	else
+		snprintf(dir, dirlen, "%.*s",
+			 slash == path ? 1 : (int)(slash - path), path);
+}
+
+/*
+ * Refuse what another user could have replaced: not a regular file; and,
+ * as root, a file writable by group or others or owned by someone else
+ * than root or us, or a directory on its real path that is not safe
+ * (open_dir_chain). The file checked is the entry of the directory
+ * descriptor the chain walk verified. `load` gets the path to hand
+ * dlopen: the verified real path when the checks applied, which nobody
+ * but root or us can change since (every directory on it is theirs and
+ * closed to others); `path` itself otherwise.
+ */
+static int check_path_safe(const char *path, bool allow_insecure, char *load,
+			   size_t loadlen, char *why, size_t whylen)
+{
+	char dir[PATH_MAX], real[PATH_MAX];
+	const char *base = strrchr(path, '/');
+	struct stat st;
+	int dfd, ret = 0;
+
 	if (lstat(path, &st) < 0) {
 		snprintf(why, whylen, "%s", strerror(errno));
 		return -errno;
@@ -77,46 +210,40 @@ static int check_path_safe(const char *path, bool allow_insecure, char *why,
 			 S_ISLNK(st.st_mode) ? " (symbolic link)" : "");
 		return -EPERM;
 	}
+	snprintf(load, loadlen, "%s", path);
 	if (allow_insecure || geteuid() != 0)
 		return 0;
 
-	char dir[PATH_MAX];
-	snprintf(dir, sizeof(dir), "%s", path);
-	char *slash = strrchr(dir, '/');
-	if (slash == dir)
-		dir[1] = '\0';
-	else if (slash)
-		*slash = '\0';
-	else
-		snprintf(dir, sizeof(dir), ".");
-
-	struct stat dst;
-	if (stat(dir, &dst) < 0) {
-		snprintf(why, whylen, "cannot stat directory %s: %s", dir,
-			 strerror(errno));
-		return -errno;
-	}
-	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+	base = base ? base + 1 : path;
+	dir_of(path, dir, sizeof(dir));
+	dfd = open_dir_chain(dir, real, sizeof(real), why, whylen);
+	if (dfd < 0)
+		return dfd;
+	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		ret = -errno;
+		snprintf(why, whylen, "%s", strerror(-ret));
+	} else if (!S_ISREG(st.st_mode)) {
+		ret = -EPERM;
+		snprintf(why, whylen, "not a regular file%s",
+			 S_ISLNK(st.st_mode) ? " (symbolic link)" : "");
+	} else if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		ret = -EPERM;
 		snprintf(why, whylen,
-			 "file is writable by group or others (mode %04o); "
-			 "refusing as root (allow_insecure_plugins overrides)",
-			 (unsigned)(st.st_mode & 07777));
-		return -EPERM;
-	}
-	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+			 "file is writable by group or others (mode %04o); %s",
+			 (unsigned)(st.st_mode & 07777), INSECURE_HINT);
+	} else if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		ret = -EPERM;
 		snprintf(why, whylen,
 			 "file is owned by uid %u; refusing as root",
 			 (unsigned)st.st_uid);
-		return -EPERM;
+	} else if (snprintf(load, loadlen, "%s/%s",
+			    strcmp(real, "/") ? real : "",
+			    base) >= (int)loadlen) {
+		ret = -ENAMETOOLONG;
+		snprintf(why, whylen, "%s", strerror(-ret));
 	}
-	if ((dst.st_mode & S_IWOTH) && !(dst.st_mode & S_ISVTX)) {
-		snprintf(why, whylen,
-			 "directory %s is writable by others (mode %04o); "
-			 "refusing as root (allow_insecure_plugins overrides)",
-			 dir, (unsigned)(dst.st_mode & 07777));
-		return -EPERM;
-	}
-	return 0;
+	close(dfd);
+	return ret;
 }
 
 /* How deep check_deps_safe follows dependencies of dependencies. */
@@ -217,27 +344,22 @@ static void dep_path(const char *name, const char *search, const char *origin,
 }
 
 /* A link (libfoo.so.1 -> libfoo.so.1.2) is followed, as ld.so does: the
- * directory holding the link must not be writable by others either. */
+ * directory holding the link and its parents must be safe too. */
 static int check_link_dir(const char *cand, char *why, size_t whylen)
 {
-	char linkdir[PATH_MAX];
-	struct stat lst, dst;
-	char *s;
+	char linkdir[PATH_MAX], real[PATH_MAX], sub[PATH_MAX + 128];
+	struct stat lst;
+	int fd;
 
 	if (lstat(cand, &lst) != 0 || !S_ISLNK(lst.st_mode))
 		return 0;
-	snprintf(linkdir, sizeof(linkdir), "%s", cand);
-	s = strrchr(linkdir, '/');
-	if (s)
-		s[s == linkdir] = '\0'; /* keep a lone "/" */
-	if (stat(s ? linkdir : ".", &dst) == 0 && (dst.st_mode & S_IWOTH) &&
-	    !(dst.st_mode & S_ISVTX)) {
-		snprintf(why, whylen,
-			 "dependency %s: its directory is writable by others; "
-			 "refusing as root (allow_insecure_plugins overrides)",
-			 cand);
-		return -EPERM;
+	dir_of(cand, linkdir, sizeof(linkdir));
+	fd = open_dir_chain(linkdir, real, sizeof(real), sub, sizeof(sub));
+	if (fd < 0) {
+		snprintf(why, whylen, "dependency %s: %s", cand, sub);
+		return fd;
 	}
+	close(fd);
 	return 0;
 }
 
@@ -248,7 +370,7 @@ static int check_deps_safe(const char *path, char *why, size_t whylen,
  * that file's own dependencies. */
 static int check_dep(const char *cand, char *why, size_t whylen, int depth)
 {
-	char real[PATH_MAX], sub[512];
+	char real[PATH_MAX], load[PATH_MAX], sub[PATH_MAX + 128];
 	int ret;
 
 	if (!cand[0] || access(cand, F_OK) != 0)
@@ -256,7 +378,8 @@ static int check_dep(const char *cand, char *why, size_t whylen, int depth)
 	ret = check_link_dir(cand, why, whylen);
 	if (ret < 0 || !realpath(cand, real))
 		return ret;
-	ret = check_path_safe(real, false, sub, sizeof(sub));
+	ret = check_path_safe(real, false, load, sizeof(load), sub,
+			      sizeof(sub));
 	if (ret < 0)
 		snprintf(why, whylen, "dependency %s: %s", real, sub);
 	else if (depth + 1 < DEP_DEPTH)
@@ -472,17 +595,19 @@ static bool abi_extra_invalid(const struct ctp_plugin *d, char *why,
 int ctp_plugin_open(const char *path, bool allow_insecure, void **handle,
 		    const struct ctp_plugin **desc, char *why, size_t whylen)
 {
-	int ret = check_path_safe(path, allow_insecure, why, whylen);
+	char load[PATH_MAX];
+	int ret = check_path_safe(path, allow_insecure, load, sizeof(load), why,
+				  whylen);
 	if (ret < 0)
 		return ret;
 	if (!allow_insecure && geteuid() == 0) {
-		ret = check_deps_safe(path, why, whylen, 0);
+		ret = check_deps_safe(load, why, whylen, 0);
 		if (ret < 0)
 			return ret;
 	}
 
 	dlerror();
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	void *h = dlopen(load, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
 		const char *e = dlerror();
 		snprintf(why, whylen, "dlopen failed: %s", e ? e : "unknown");
