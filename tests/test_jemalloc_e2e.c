@@ -22,10 +22,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -247,6 +249,7 @@ static void debian_no_debuginfo(void **state)
 		const char *ex = strstr(p->hint, want);
 		const char *fix =
 			strstr(p->hint, "install its debug symbols or set "
+					"option debuginfod: true with "
 					"DEBUGINFOD_URLS, or add its tsd_s "
 					"layout (ctprof-core jemalloc-layout)");
 
@@ -281,6 +284,180 @@ static void debian_no_debuginfo(void **state)
 		free(text);
 	}
 	ctp_snap_free(snap);
+}
+
+/* A loopback HTTP server standing for DEBUGINFOD_URLS: it answers every
+ * request 404 and counts the connections, keeping the first request line. */
+struct fake_server {
+	int fd;
+	unsigned port;
+	pthread_t thread;
+	atomic_bool stop;
+	atomic_uint conns;
+	char first[256];
+};
+
+static void serve_one(struct fake_server *s, int c)
+{
+	static const char reply[] = "HTTP/1.1 404 Not Found\r\n"
+				    "Content-Length: 0\r\n"
+				    "Connection: close\r\n\r\n";
+	char buf[2048];
+	size_t len = 0;
+
+	/* The request's head, bounded: a client that says nothing for 10 s
+	 * is answered anyway. */
+	while (len < sizeof(buf) - 1) {
+		struct pollfd pf = {c, POLLIN, 0};
+		ssize_t n;
+
+		if (poll(&pf, 1, 10000) <= 0)
+			break;
+		n = read(c, buf + len, sizeof(buf) - 1 - len);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		buf[len] = '\0';
+		if (strstr(buf, "\r\n\r\n"))
+			break;
+	}
+	buf[len] = '\0';
+	if (atomic_fetch_add(&s->conns, 1) == 0)
+		snprintf(s->first, sizeof(s->first), "%.*s",
+			 (int)strcspn(buf, "\r\n"), buf);
+	if (write(c, reply, sizeof(reply) - 1) < 0)
+		print_message("fake server: write: %s\n", strerror(errno));
+	close(c);
+}
+
+static void *serve(void *arg)
+{
+	struct fake_server *s = arg;
+
+	while (!atomic_load(&s->stop)) {
+		struct pollfd pf = {s->fd, POLLIN, 0};
+		int c;
+
+		if (poll(&pf, 1, 50) <= 0)
+			continue;
+		c = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC);
+		if (c >= 0)
+			serve_one(s, c);
+	}
+	return NULL;
+}
+
+static void server_start(struct fake_server *s)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof(a);
+
+	memset(s, 0, sizeof(*s));
+	s->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(s->fd >= 0);
+	assert_int_equal(bind(s->fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(s->fd, (struct sockaddr *)&a, &al), 0);
+	assert_int_equal(listen(s->fd, 64), 0);
+	s->port = ntohs(a.sin_port);
+	assert_int_equal(pthread_create(&s->thread, NULL, serve, s), 0);
+}
+
+/* Stop serving; connections made but not yet taken count too. The
+ * connection count. */
+static unsigned server_stop(struct fake_server *s)
+{
+	int c;
+
+	atomic_store(&s->stop, true);
+	pthread_join(s->thread, NULL);
+	assert_int_equal(fcntl(s->fd, F_SETFL, O_NONBLOCK), 0);
+	while ((c = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+		atomic_fetch_add(&s->conns, 1);
+		close(c);
+	}
+	close(s->fd);
+	return atomic_load(&s->conns);
+}
+
+/* One capture of jemalloc-probe with `opts`, DEBUGINFOD_URLS pointing at
+ * a fake server (and a fresh client cache, so no earlier answer stands in
+ * for a query): how many connections it got, the first request in first. */
+static unsigned debuginfod_capture(const char *tag, const char *opts,
+				   char *first, size_t firstlen)
+{
+	char cfg[PATH_MAX], out[PATH_MAX], log[PATH_MAX], cache[PATH_MAX];
+	char url[64];
+	struct fake_server s;
+	unsigned n;
+	int rc;
+
+	assert_int_equal(E2E_PATHF(cfg, "%s/%s.yaml", tmp, tag), 0);
+	assert_int_equal(E2E_PATHF(out, "%s/%s.ctprof", tmp, tag), 0);
+	assert_int_equal(E2E_PATHF(log, "%s/%s.log", tmp, tag), 0);
+	assert_int_equal(E2E_PATHF(cache, "%s/%s.cache", tmp, tag), 0);
+	write_config(cfg, opts);
+	server_start(&s);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u", s.port);
+	setenv("DEBUGINFOD_URLS", url, 1);
+	setenv("DEBUGINFOD_CACHE_PATH", cache, 1);
+	{
+		const char *args[] = {"--config", cfg, "-o", out, NULL};
+
+		rc = e2e_run_within(args, NULL, log, 600);
+	}
+	unsetenv("DEBUGINFOD_URLS");
+	unsetenv("DEBUGINFOD_CACHE_PATH");
+	n = server_stop(&s);
+	if (rc != 0) {
+		e2e_show_file("ctprof-core", log);
+		fail_msg("capture %s: exit %d", tag, rc);
+	}
+	snprintf(first, firstlen, "%s", s.first);
+	return n;
+}
+
+/* A build-id found in another process's file goes to debuginfod only
+ * when the configuration says so (option debuginfod), whatever
+ * DEBUGINFOD_URLS says: the stripped Debian jemalloc of a worker is
+ * looked up on the server with debuginfod: true, and the server hears
+ * nothing without it. */
+static void debuginfod_opt_in(void **state)
+{
+	char first[256];
+	pid_t pid;
+	unsigned n;
+
+	(void)state;
+	if (!JEP_WORKER_DEBIAN[0]) {
+		print_message("SKIP: no libjemalloc.so.2 installed\n");
+		skip();
+	}
+	/* Proxies from the environment would take the queries elsewhere. */
+	unsetenv("http_proxy");
+	unsetenv("HTTP_PROXY");
+	unsetenv("all_proxy");
+	unsetenv("ALL_PROXY");
+	pid = spawn_worker(JEP_WORKER_DEBIAN, NULL);
+	assert_true(pid > 0);
+	n = debuginfod_capture("dfd-default", NULL, first, sizeof(first));
+	if (n)
+		fail_msg("default: %u connections, the first: %s", n, first);
+	n = debuginfod_capture("dfd-off", "debuginfod: false", first,
+			       sizeof(first));
+	if (n)
+		fail_msg("debuginfod: false: %u connections, the first: %s", n,
+			 first);
+	n = debuginfod_capture("dfd-on", "debuginfod: true", first,
+			       sizeof(first));
+	reap(pid);
+	print_message("[ INFO     ] debuginfod: true: %u connections, the "
+		      "first: %s\n",
+		      n, first);
+	if (!n || strncmp(first, "GET /buildid/", 13) ||
+	    !strstr(first, "/debuginfo "))
+		fail_msg("debuginfod: true: %u connections, the first: %s", n,
+			 first);
 }
 
 /* Copy this process's libc into dir; its path in dst. */
@@ -916,6 +1093,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(debian_no_debuginfo),
+		cmocka_unit_test(debuginfod_opt_in),
 		cmocka_unit_test(debian_table),
 		cmocka_unit_test(corrupt_layout),
 		cmocka_unit_test(table_never_ptraced),

@@ -645,7 +645,8 @@ static void test_refused_as_privileged(void **state)
 		/* The real cause of the jemalloc process, named too. */
 		snprintf(want, sizeof(want),
 			 "no-debuginfo: ctp-jep-unknown (pid %d): install its "
-			 "debug symbols or set DEBUGINFOD_URLS",
+			 "debug symbols or set option debuginfod: true with "
+			 "DEBUGINFOD_URLS",
 			 (int)worker);
 		if (!strstr(hx_hint(&FX.ctx), want))
 			_exit(15);

@@ -220,8 +220,9 @@ static void test_hint(void **state)
 		     "another user namespace's, an LSM, or "
 		     "kernel.yama.ptrace_scope 3); no privilege fixes this; "
 		     "no-debuginfo: redis-server (pid 1234): install its "
-		     "debug symbols or set DEBUGINFOD_URLS, or add its tsd_s "
-		     "layout (ctprof-core jemalloc-layout)");
+		     "debug symbols or set option debuginfod: true with "
+		     "DEBUGINFOD_URLS, or add its tsd_s layout (ctprof-core "
+		     "jemalloc-layout)");
 	/* The same without the capability: the privilege is the cause. */
 	ctp_jep_hint(buf, sizeof(buf), c, seen, 0);
 	assert_non_null(strstr(buf, "maps-read: init (pid 1): permission "
@@ -237,9 +238,9 @@ static void test_hint(void **state)
 	assert_string_equal(
 		buf, "maps-read: init (pid 1), ... 3 in all: its maps could "
 		     "not be read; no-debuginfo: redis-server (pid 1234), ... "
-		     "2 in all: install its debug symbols or set "
-		     "DEBUGINFOD_URLS, or add its tsd_s layout (ctprof-core "
-		     "jemalloc-layout)");
+		     "2 in all: install its debug symbols or set option "
+		     "debuginfod: true with DEBUGINFOD_URLS, or add its tsd_s "
+		     "layout (ctprof-core jemalloc-layout)");
 	/* At most three tags; the rest counted. thread-db names the opt-in
 	 * fallback only when it is off. */
 	c[CTP_JEP_THREAD_DB] = 4;

@@ -12,9 +12,9 @@
  * grows beside the test grows the buffers once, which is not a leak; the
  * recorder runs up to 3,000 captures to find such a window, and the test
  * is skipped (77) saying so when the host kept growing. File-backed
- * memory is reported, not judged: jemalloc-probe loads libdebuginfod (and
- * curl, gnutls...) the first time a target lacks debug information, a
- * one-time 6 MiB of mapped libraries. Skipped (77) in sanitizer builds,
+ * memory is reported, not judged: jemalloc-probe with debuginfod: true
+ * loads libdebuginfod (and curl, gnutls...) the first time a target lacks
+ * debug information, a one-time 6 MiB of mapped libraries. Skipped (77) in sanitizer builds,
  * whose allocators keep freed memory on purpose. CTP_SOAK_CAPTURES
  * overrides the count (at least 200).
  */

@@ -128,6 +128,7 @@ struct jep_state {
 	bool live;
 	bool fallback;	  /* ptrace when libthread_db fails (method: auto) */
 	bool ptrace_only; /* method: ptrace */
+	bool debuginfod;  /* option debuginfod: build-ids may be sent */
 	unsigned timeout_ms;
 	pid_t self;
 	pthread_mutex_t lock;	     /* the examples of each tag */
@@ -183,7 +184,8 @@ static void probe_file(void *arg, int fd, const char *path, void *out)
 	struct jep_state *st = arg;
 	struct ctp_jep_file *f = out;
 
-	if (ctp_jep_file_probe_fd(fd, path, &st->layouts, f) < 0) {
+	if (ctp_jep_file_probe_fd(fd, path, &st->layouts, st->debuginfod, f) <
+	    0) {
 		memset(f, 0, sizeof(*f));
 		f->tag = CTP_JEP_ELF;
 	}
@@ -526,6 +528,12 @@ static const struct ctp_option_desc options[] = {
 	 .def = "100",
 	 .min = 1,
 	 .max = 10000},
+	{.name = "debuginfod",
+	 .help = "ask the debuginfod servers of DEBUGINFOD_URLS for the "
+		 "debuginfo of stripped jemalloc builds (sends their "
+		 "build-ids)",
+	 .type = CTP_OPT_BOOL,
+	 .def = "false"},
 };
 
 /* The shipped layouts file: jemalloc-probe/layouts.txt beside this
@@ -582,7 +590,7 @@ static int parse_options(struct jep_state *st)
 	const struct ctp_api *api = st->api;
 	const char *m;
 	uint64_t v;
-	int r;
+	int r, b;
 
 	/* The default never stops a target: the ptrace fallback is opt-in. */
 	st->fallback = false;
@@ -610,6 +618,14 @@ static int parse_options(struct jep_state *st)
 	}
 	if (r == 0)
 		st->timeout_ms = (unsigned)v;
+	else if (r != -ENOENT)
+		return r;
+	/* Off unless set: a build-id found in another process's file goes
+	 * to a server only when the configuration says so, not whenever
+	 * the environment has DEBUGINFOD_URLS. */
+	r = api->opt_bool(st->ctx, "debuginfod", &b);
+	if (r == 0)
+		st->debuginfod = b;
 	else if (r != -ENOENT)
 		return r;
 	return load_layouts(st);

@@ -192,19 +192,22 @@ struct ctp_jep_file {
  * build-id under /usr/lib/debug or debuginfod, through libdwfl, or by its
  * .gnu_debuglink beside it) for a TSD TLS symbol, then the tsd_s DWARF for
  * the two members. `path` names a regular file (ctp_open_regular: never a
- * FIFO); a file of another process is probed by ctp_jep_file_probe_fd
- * instead. Returns 0 with *out filled (out->found or a tag), or a negative
- * errno when the file cannot be opened.
+ * FIFO) the user named (jemalloc-layout), so debuginfod is asked when
+ * DEBUGINFOD_URLS is set; a file of another process is probed by
+ * ctp_jep_file_probe_fd instead. Returns 0 with *out filled (out->found or a
+ * tag), or a negative errno when the file cannot be opened.
  */
 int ctp_jep_file_probe(const char *path, struct ctp_jep_file *out);
 /* The same for the file open on fd (read only through fd; the caller
  * keeps it), which is at `path` (its name, and where its debuglink is
  * looked for), and where DWARF does not give the offsets, the first entry
  * of `layouts` (may be NULL) for the file's version, architecture and TLS
- * block size. 0, or -errno without a descriptor to spare. */
+ * block size. Debuginfod is asked (when DEBUGINFOD_URLS is set) only with
+ * `debuginfod`; without, libdebuginfod is never called. 0, or -errno
+ * without a descriptor to spare. */
 int ctp_jep_file_probe_fd(int fd, const char *path,
 			  const struct ctp_jep_layouts *layouts,
-			  struct ctp_jep_file *out);
+			  bool debuginfod, struct ctp_jep_file *out);
 /* A layouts entry for a build with DWARF (`ctprof-core jemalloc-layout`):
  * 0 with *out filled (name "<version>-<arch>", the caller may rename), or
  * a negative errno with *why. */

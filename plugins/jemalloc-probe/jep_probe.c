@@ -53,7 +53,9 @@ static long xptrace(int req, pid_t tid, void *addr, void *data)
  * under it, with blocking opens, and libdw looks for a missing dwz alt
  * file (.gnu_debugaltlink) by a path the file names, blocking too. So:
  * libdwfl searches only the collector's own places (the build-id tree
- * under /usr/lib/debug, and debuginfod when DEBUGINFOD_URLS is set);
+ * under /usr/lib/debug, and debuginfod when the caller allows it and
+ * DEBUGINFOD_URLS is set: a build-id read from another process's file is
+ * sent to a server only when the configuration says so);
  * the debuglink and the alt file beside the file are looked up here, each
  * candidate opened as a file of another process (ctp_foreign_open:
  * regular, never a FIFO nor a device) and taken only when its CRC (the
@@ -75,6 +77,7 @@ static char *debuginfo_path; /* NULL: ":.debug:/usr/lib/debug" */
 
 struct dbg_ctx {
 	const char *path;    /* the probed file's, for the debuglink */
+	bool debuginfod;     /* the build-id search may ask debuginfod */
 	bool from_debuglink; /* the debug file is the process's own */
 	bool alt_set;	     /* libdwfl was handed a trusted alt file */
 	/* An alt file found beside the DWARF's file (alt_open). */
@@ -231,9 +234,14 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata,
 		return -1;
 	/* Without a file name and a debuglink, libdwfl's standard search
 	 * looks by build-id only: its absolute debuginfo_path entries, then
-	 * debuginfod. */
-	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, NULL,
-					  NULL, 0, debuginfo_file_name);
+	 * debuginfod (libdebuginfod reads DEBUGINFOD_URLS by itself). The
+	 * build-id search alone is the same less debuginfod
+	 * (dwfl_standard_find_debuginfo.c): without the caller's leave,
+	 * libdebuginfod is never called. */
+	fd = (c->debuginfod ? dwfl_standard_find_debuginfo
+			    : dwfl_build_id_find_debuginfo)(
+		mod, userdata, modname, base, NULL, NULL, 0,
+		debuginfo_file_name);
 	if (fd >= 0 && alt && !has_dwarf(fd)) {
 		close(fd);
 		fd = -1;
@@ -254,6 +262,8 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata,
 	return fd;
 }
 
+/* find_elf (which may ask debuginfod for an executable) is never called:
+ * every module is reported with its descriptor. */
 static const Dwfl_Callbacks offline_cb = {
 	.find_elf = dwfl_build_id_find_elf,
 	.find_debuginfo = find_debuginfo,
@@ -471,8 +481,8 @@ static bool stripped_jemalloc(Elf *elf)
  * Decide from the file alone whether a separate-debuginfo search is worth
  * it: a file with a .symtab answers for itself, and one without only when
  * its .dynsym or contents show jemalloc. Otherwise every stripped DSO of the
- * host would cost a debuginfo search (a network query under
- * DEBUGINFOD_URLS) for nothing.
+ * host would cost a debuginfo search (a network query when debuginfod is
+ * allowed) for nothing.
  */
 static bool worth_looking(int fd)
 {
@@ -528,16 +538,17 @@ int ctp_jep_file_probe(const char *path, struct ctp_jep_file *out)
 
 	if (fd < 0)
 		return fd;
-	r = ctp_jep_file_probe_fd(fd, path, NULL, out);
+	r = ctp_jep_file_probe_fd(fd, path, NULL, true, out);
 	close(fd);
 	return r;
 }
 
 int ctp_jep_file_probe_fd(int fd, const char *path,
 			  const struct ctp_jep_layouts *layouts,
-			  struct ctp_jep_file *out)
+			  bool debuginfod, struct ctp_jep_file *out)
 {
-	struct dbg_ctx ctx = {.path = path, .alt_fd = -1};
+	struct dbg_ctx ctx = {
+		.path = path, .debuginfod = debuginfod, .alt_fd = -1};
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	Elf *elf;

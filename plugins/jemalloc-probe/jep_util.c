@@ -98,8 +98,9 @@ static const char *remedy(enum ctp_jep_tag t, unsigned flags)
 	case CTP_JEP_ELF:
 		return "a mapped file could not be opened";
 	case CTP_JEP_NO_DEBUGINFO:
-		return "install its debug symbols or set DEBUGINFOD_URLS, or "
-		       "add its tsd_s layout (ctprof-core jemalloc-layout)";
+		return "install its debug symbols or set option debuginfod: "
+		       "true with DEBUGINFOD_URLS, or add its tsd_s layout "
+		       "(ctprof-core jemalloc-layout)";
 	case CTP_JEP_NO_TSD_LAYOUT:
 		return "its jemalloc's DWARF has no tsd_s counters (an "
 		       "unsupported jemalloc version)";

@@ -29,6 +29,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ftruncate(fd, 0) < 0 || pwrite(fd, data, size, 0) != (ssize_t)size)
 		return 0;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	ctp_jep_file_probe_fd(fd, path, NULL, &out);
+	ctp_jep_file_probe_fd(fd, path, NULL, false, &out);
 	return 0;
 }
