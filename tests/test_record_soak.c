@@ -14,9 +14,9 @@
  * is skipped (77) saying so when the host kept growing. File-backed
  * memory is reported, not judged: jemalloc-probe with debuginfod: true
  * loads libdebuginfod (and curl, gnutls...) the first time a target lacks
- * debug information, a one-time 6 MiB of mapped libraries. Skipped (77) in sanitizer builds,
- * whose allocators keep freed memory on purpose. CTP_SOAK_CAPTURES
- * overrides the count (at least 200).
+ * debug information, a one-time 6 MiB of mapped libraries. Skipped (77) in
+ * sanitizer builds, whose allocators keep freed memory on purpose.
+ * CTP_SOAK_CAPTURES overrides the count (at least 200).
  */
 #include <dirent.h>
 #include <errno.h>
