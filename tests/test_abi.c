@@ -1638,6 +1638,16 @@ static void test_root_writable_file(void **unused)
 	}
 }
 
+/* The loader's reason for an unsafe directory `dir` (`what`: "is writable
+ * by others (mode 0777)"). */
+static void dir_why(char *why, size_t len, const char *dir, const char *what)
+{
+	xsnprintf(why, len,
+		  "directory %s %s; refusing as root "
+		  "(allow_insecure_plugins overrides)",
+		  dir, what);
+}
+
 /* A plugin directory writable by others is refused as root, unless it is
  * sticky (like /tmp) or allow_insecure_plugins is set. */
 static void test_root_writable_dir(void **unused)
@@ -1649,10 +1659,7 @@ static void test_root_writable_dir(void **unused)
 	mkdir_p(pdir);
 	copy_plugin("abi-notmt", pdir, 0644, path, sizeof(path));
 	assert_int_equal(chmod(pdir, 0777), 0);
-	xsnprintf(why, sizeof(why),
-		  "directory %s is writable by others (mode 0777); refusing as "
-		  "root (allow_insecure_plugins overrides)",
-		  pdir);
+	dir_why(why, sizeof(why), pdir, "is writable by others (mode 0777)");
 	struct run r = capture_from(dir, pdir, false);
 	expect_refused(dir, &r, path, why);
 	run_free(&r);
@@ -1715,10 +1722,7 @@ static void test_root_parent_dirs(void **unused)
 			run_free(&r);
 			continue;
 		}
-		xsnprintf(why, sizeof(why),
-			  "directory %s %s; refusing as root "
-			  "(allow_insecure_plugins overrides)",
-			  real, cases[i].why);
+		dir_why(why, sizeof(why), real, cases[i].why);
 		expect_refused(dir, &r, path, why);
 		run_free(&r);
 		r = capture_from(dir, pdir, true);
@@ -1734,10 +1738,7 @@ static void test_root_parent_dirs(void **unused)
 	assert_int_equal(symlink(real, link), 0);
 	xsnprintf(lpdir, sizeof(lpdir), "%s/plugins", link);
 	xsnprintf(lpath, sizeof(lpath), "%s/abi-notmt.so", lpdir);
-	xsnprintf(why, sizeof(why),
-		  "directory %s is writable by others (mode 0777); refusing "
-		  "as root (allow_insecure_plugins overrides)",
-		  real);
+	dir_why(why, sizeof(why), real, "is writable by others (mode 0777)");
 	struct run r = capture_from(dir, lpdir, false);
 	expect_refused(dir, &r, lpath, why);
 	run_free(&r);
