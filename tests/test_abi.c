@@ -1730,6 +1730,18 @@ static void test_root_parent_dirs(void **unused)
 		run_free(&r);
 	}
 
+	/* Required, the refusal ends the capture: exit 3, no snapshot. */
+	parent_case("parent-required", 0777, 0, dir, pdir, path, real);
+	struct run r = capture(dir, FIXTURE_PROC, 1, pdir, NULL,
+			       "  abi-notmt: {required: true}\n");
+	if (r.status != CTP_EXIT_REQUIRED)
+		fail_msg("exit %d, stderr:\n%s", r.status, r.err);
+	dir_why(why, sizeof(why), real, "is writable by others (mode 0777)");
+	assert_line(r.err,
+		    "ctprof-core: error: plugin abi-notmt (%s): %s [required]",
+		    path, why);
+	run_free(&r);
+
 	/* A link on the way is resolved and the real chain checked: the
 	 * plugin directory named through LINK -> PARENT (0777). */
 	char link[PATH_MAX], lpdir[PATH_MAX], lpath[PATH_MAX];
@@ -1739,7 +1751,7 @@ static void test_root_parent_dirs(void **unused)
 	xsnprintf(lpdir, sizeof(lpdir), "%s/plugins", link);
 	xsnprintf(lpath, sizeof(lpath), "%s/abi-notmt.so", lpdir);
 	dir_why(why, sizeof(why), real, "is writable by others (mode 0777)");
-	struct run r = capture_from(dir, lpdir, false);
+	r = capture_from(dir, lpdir, false);
 	expect_refused(dir, &r, lpath, why);
 	run_free(&r);
 	assert_int_equal(chmod(real, 0755), 0);
