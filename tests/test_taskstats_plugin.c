@@ -955,6 +955,9 @@ struct worker {
 	struct fx *fx;
 	uint32_t tids[N_PARKED + 1];
 	int failures;
+	/* Every worker is alive until all have walked: a thread that ended
+	 * leaves its socket to the next that asks. */
+	pthread_barrier_t *all;
 };
 
 static void *worker_main(void *arg)
@@ -994,15 +997,18 @@ static void *worker_main(void *arg)
 		}
 	}
 	free(rec);
+	pthread_barrier_wait(w->all);
 	return NULL;
 }
 
-/* MT_SAFE: concurrent workers, a socket each, all closed by fini. */
+/* MT_SAFE: concurrent workers, a socket each, all closed by fini; four
+ * more threads after them, one after another, reuse those sockets. */
 static void concurrent_workers(void **state)
 {
 	struct fx *fx = *state;
 	pthread_t t[4];
 	struct worker w[4];
+	pthread_barrier_t all, one;
 	unsigned fds_before, fds_during;
 
 	if (!have_family || !have_cap)
@@ -1010,9 +1016,12 @@ static void concurrent_workers(void **state)
 	park_start();
 	fds_before = count_fds();
 	assert_int_equal(start(fx, NULL), 0);
+	pthread_barrier_init(&all, NULL, 4);
+	pthread_barrier_init(&one, NULL, 1);
 	for (int i = 0; i < 4; i++) {
 		w[i].fx = fx;
 		w[i].failures = 0;
+		w[i].all = &all;
 		w[i].tids[0] = (uint32_t)gettid_();
 		for (int k = 0; k < N_PARKED; k++)
 			w[i].tids[k + 1] =
@@ -1026,9 +1035,19 @@ static void concurrent_workers(void **state)
 	}
 	fds_during = count_fds();
 	assert_int_equal(fds_during, fds_before + 4);
-	assert_int_equal(hx_summary(&fx->ctx, "ok"), 4 * 50 * (N_PARKED + 1));
+	for (int i = 0; i < 4; i++) {
+		w[0].all = &one;
+		assert_int_equal(
+			pthread_create(&t[0], NULL, worker_main, &w[0]), 0);
+		assert_int_equal(pthread_join(t[0], NULL), 0);
+		assert_int_equal(w[0].failures, 0);
+	}
+	assert_int_equal(count_fds(), fds_during);
+	pthread_barrier_destroy(&all);
+	pthread_barrier_destroy(&one);
+	assert_int_equal(hx_summary(&fx->ctx, "ok"), 8 * 50 * (N_PARKED + 1));
 	assert_int_equal(hx_summary(&fx->ctx, "batched"),
-			 4 * 50 * (N_PARKED + 1));
+			 8 * 50 * (N_PARKED + 1));
 	stop(fx);
 	assert_int_equal(count_fds(), fds_before);
 	park_stop();

@@ -34,6 +34,7 @@
 #include "aps.h"
 #include "budget.h"
 #include "procelf.h"
+#include "workers.h"
 #include "ctprof/plugin-util.h"
 
 #ifndef APS_PLUGIN_VERSION

@@ -207,29 +207,4 @@ void ctp_shared_fini(struct ctp_shared *s);
 /* qsort/bsearch order of records that start with an int32_t tid. */
 int ctp_cmp_tid(const void *a, const void *b);
 
-/* ---- Per-worker state ------------------------------------------------------
- * Each capture worker thread claims a block of `size` bytes (zeroed when
- * new) the first time it asks in a capture. One list per plugin: the
- * thread-local pointer is procelf's, and procelf is linked into each
- * plugin on its own. */
-struct ctp_workers {
-	pthread_mutex_t lock;
-	struct ctp_worker_hdr *head;
-	uint64_t gen; /* this capture's: tells fresh claims from stale ones */
-	size_t size;
-};
-void ctp_workers_init(struct ctp_workers *ws, size_t size);
-/* This thread's block in this capture: claimed now if needed, a block an
- * earlier capture's thread used (its contents as that thread left them:
- * buffers to reuse, state to reset) or a new one; NULL without memory. */
-void *ctp_workers_get(struct ctp_workers *ws);
-/* This thread's block if it claimed one in this capture, else NULL. */
-void *ctp_workers_mine(const struct ctp_workers *ws);
-/* At a capture's end (finish, when no callback runs): every claim is
- * released. The core may walk the next capture on new threads; they reuse
- * these blocks instead of piling up new ones over a recording. */
-void ctp_workers_reset(struct ctp_workers *ws);
-/* Free every block, each after `done` (may be NULL) released its own. */
-void ctp_workers_fini(struct ctp_workers *ws, void (*done)(void *block));
-
 #endif /* CTP_PROCELF_H */

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "jep.h"
+#include "workers.h"
 #include "ctprof/plugin-util.h"
 
 #ifndef JEP_PLUGIN_VERSION

@@ -20,7 +20,6 @@
  *     auto     syscall when the proc root is "/proc", status otherwise.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -29,6 +28,7 @@
 #include "ctprof/plugin-util.h"
 #include "ctprof/source-taskstats.h"
 #include "procfs_parse.h"
+#include "workers.h"
 
 #ifndef PROCFS_STAT_VERSION
 #define PROCFS_STAT_VERSION "0"
@@ -175,9 +175,9 @@ enum affinity_mode {
 /* Give up growing the sched_getaffinity mask past this many CPUs. */
 #define AFFINITY_MAX_CPUS (1u << 20)
 
-/* One worker thread's sched_getaffinity buffers. */
+/* One worker thread's sched_getaffinity buffers (a block of st->bufs;
+ * set NULL until first sized). */
 struct aff_buf {
-	struct aff_buf *next;
 	size_t ncpus; /* CPU_ALLOC count */
 	size_t setsize;
 	cpu_set_t *set;
@@ -209,19 +209,9 @@ struct procfs_state {
 	int fh[N_FIELDS]; /* field handles; < 0 means skip */
 	int counter[N_COUNTERS];
 	enum affinity_mode affinity;
-	uint64_t gen;
-	_Atomic size_t ncpus; /* a mask size the kernel accepted */
-	pthread_mutex_t lock; /* guards bufs */
-	struct aff_buf *bufs; /* every worker's buffers, freed at fini */
+	_Atomic size_t ncpus;	 /* a mask size the kernel accepted */
+	struct ctp_workers bufs; /* struct aff_buf, one per worker thread */
 };
-
-/*
- * Each worker keeps its buffers in thread-local storage; `gen` ties them to
- * one init so a thread never reuses buffers a previous fini freed.
- */
-static _Atomic uint64_t next_gen = 1;
-static _Thread_local uint64_t tls_gen;
-static _Thread_local struct aff_buf *tls_buf;
 
 static int aff_buf_resize(struct aff_buf *b, size_t ncpus)
 {
@@ -247,35 +237,23 @@ static int aff_buf_resize(struct aff_buf *b, size_t ncpus)
 	return 0;
 }
 
-static void aff_buf_free(struct aff_buf *b)
+/* What a block holds (ctp_workers_fini's `done`). */
+static void aff_buf_done(void *block)
 {
-	if (!b)
-		return;
+	struct aff_buf *b = block;
+
 	if (b->set)
 		CPU_FREE(b->set);
 	free(b->words);
-	free(b);
 }
 
+/* The calling thread's buffers (held while it lives, then another's). */
 static struct aff_buf *aff_buf_get(struct procfs_state *st)
 {
-	struct aff_buf *b;
+	struct aff_buf *b = ctp_workers_get(&st->bufs);
 
-	if (tls_gen == st->gen && tls_buf)
-		return tls_buf;
-	b = calloc(1, sizeof(*b));
-	if (!b)
+	if (!b || (!b->set && aff_buf_resize(b, atomic_load(&st->ncpus)) < 0))
 		return NULL;
-	if (aff_buf_resize(b, atomic_load(&st->ncpus)) < 0) {
-		free(b);
-		return NULL;
-	}
-	pthread_mutex_lock(&st->lock);
-	b->next = st->bufs;
-	st->bufs = b;
-	pthread_mutex_unlock(&st->lock);
-	tls_buf = b;
-	tls_gen = st->gen;
 	return b;
 }
 
@@ -654,15 +632,10 @@ static int parse_options(struct ctp_ctx *ctx, const struct ctp_api *api,
 static void procfs_fini(void *state)
 {
 	struct procfs_state *st = state;
-	struct aff_buf *b, *next;
 
 	if (!st)
 		return;
-	for (b = st->bufs; b; b = next) {
-		next = b->next;
-		aff_buf_free(b);
-	}
-	pthread_mutex_destroy(&st->lock);
+	ctp_workers_fini(&st->bufs, aff_buf_done);
 	free(st);
 }
 
@@ -729,9 +702,8 @@ static int procfs_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		return -ENOMEM;
 	st->ctx = ctx;
 	st->api = api;
-	st->gen = atomic_fetch_add(&next_gen, 1);
 	atomic_init(&st->ncpus, CPU_SETSIZE);
-	pthread_mutex_init(&st->lock, NULL);
+	ctp_workers_init(&st->bufs, sizeof(struct aff_buf));
 	/* The lazy status needs file_get. */
 	r = CTP_ATTACH(ctx, api, CTP_API_THROUGH(file_get), st->fh,
 		       st->counter);

@@ -12,7 +12,8 @@
  * tid whose reply was lost gets a query of its own. The window is the
  * worker's own and needs nothing from the process callback, so a large
  * process can be split among workers (CTP_PLUGIN_SPLITTABLE). Every worker
- * has its own socket, opened on first use and closed by fini. Without
+ * thread has its own socket, opened on first use and closed by fini; a
+ * thread that ended leaves it to the next new one (workers.h). Without
  * CAP_NET_ADMIN every query fails with EPERM; after the first such answer
  * no more are sent (the capability does not come back mid-capture) and
  * every thread is counted as refused.
@@ -35,7 +36,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -55,6 +55,7 @@
 #include "exits.h"
 #include "hostprobe.h"
 #include "taskstats_reply.h"
+#include "workers.h"
 #include "ctprof/plugin-util.h"
 
 #ifndef TASKSTATS_PLUGIN_VERSION
@@ -212,9 +213,10 @@ struct slot {
 	struct ctp_taskstats ts;
 };
 
-/* One worker thread's socket and window. */
+/* One worker thread's socket and window (a block of st->workers, made
+ * ready on its first use). */
 struct worker {
-	struct worker *next;
+	bool ready; /* buffers allocated, socket tried */
 	struct mnl_socket *nl;
 	int fd; /* -1 when the socket could not be opened */
 	uint32_t seq;
@@ -255,9 +257,7 @@ struct ts_state {
 	struct ctp_taskstats_active active;
 	bool irq_on; /* the irq family is measured */
 	struct ctp_ts_gates gates;
-	uint64_t gen;
-	pthread_mutex_t lock; /* guards workers */
-	struct worker *workers;
+	struct ctp_workers workers; /* struct worker */
 	/* A query was refused for want of CAP_NET_ADMIN: send no more. */
 	_Atomic bool eperm;
 	/* The per-task source is registered: the thread callback reads its
@@ -273,14 +273,6 @@ struct ts_state {
 	char exits_why[192];
 	char hint_all[512];
 };
-
-/*
- * Each worker finds its struct through thread-local storage; `gen` ties it
- * to one init so a thread never reuses what an earlier fini freed.
- */
-static _Atomic uint64_t next_gen = 1;
-static _Thread_local uint64_t tls_gen;
-static _Thread_local struct worker *tls_worker;
 
 static void count(struct ts_state *st, enum counter c)
 {
@@ -361,10 +353,11 @@ static int resolve_family(uint16_t *id)
 
 /* ---- Workers ------------------------------------------------------------- */
 
-static void worker_free(struct worker *w)
+/* What a worker holds (ctp_workers_fini's `done`); the block stays. */
+static void worker_done(void *block)
 {
-	if (!w)
-		return;
+	struct worker *w = block;
+
 	if (w->nl)
 		mnl_socket_close(w->nl);
 	free(w->tids);
@@ -374,17 +367,16 @@ static void worker_free(struct worker *w)
 	free(w->mm);
 	free(w->iov);
 	free(w->from);
-	free(w);
+	memset(w, 0, sizeof(*w));
 }
 
-static struct worker *worker_new(struct ts_state *st)
+/* A new block's buffers and socket. false without memory (tried again
+ * by the next call). */
+static bool worker_setup(struct ts_state *st, struct worker *w)
 {
-	struct worker *w = calloc(1, sizeof(*w));
 	size_t i, b = st->batch;
 	int r;
 
-	if (!w)
-		return NULL;
 	w->fd = -1;
 	w->win = calloc(b, sizeof(*w->win));
 	w->tids = calloc(b, sizeof(*w->tids));
@@ -395,8 +387,8 @@ static struct worker *worker_new(struct ts_state *st)
 	w->from = calloc(b, sizeof(*w->from));
 	if (!w->win || !w->tids || !w->req || !w->rbuf || !w->mm || !w->iov ||
 	    !w->from) {
-		worker_free(w);
-		return NULL;
+		worker_done(w);
+		return false;
 	}
 	for (i = 0; i < b; i++) {
 		w->iov[i].iov_base = w->rbuf + i * SLOT_BYTES;
@@ -415,24 +407,18 @@ static struct worker *worker_new(struct ts_state *st)
 	} else {
 		w->fd = mnl_socket_get_fd(w->nl);
 	}
-	return w;
+	w->ready = true;
+	return true;
 }
 
+/* The calling thread's worker: the one it holds, else a block a thread
+ * that ended left (its socket and buffers reused), else a new one. */
 static struct worker *worker_get(struct ts_state *st)
 {
-	struct worker *w;
+	struct worker *w = ctp_workers_get(&st->workers);
 
-	if (tls_gen == st->gen && tls_worker)
-		return tls_worker;
-	w = worker_new(st);
-	if (!w)
+	if (!w || (!w->ready && !worker_setup(st, w)))
 		return NULL;
-	pthread_mutex_lock(&st->lock);
-	w->next = st->workers;
-	st->workers = w;
-	pthread_mutex_unlock(&st->lock);
-	tls_worker = w;
-	tls_gen = st->gen;
 	return w;
 }
 
@@ -691,7 +677,7 @@ static int ts_fill(void *state, const struct ctp_task *task, void *buf,
 	if (st->skip != RUN || cap < sizeof(out))
 		return -ENODATA;
 	s = answer(st, task);
-	w = tls_worker;
+	w = ctp_workers_mine(&st->workers);
 	if (!s || !w)
 		return -ENODATA;
 	w->cur = s;
@@ -741,7 +727,7 @@ static int ts_thread(void *state, const struct ctp_task *task,
 		size_t len;
 
 		st->api->source_get(task, CTP_SOURCE_TASKSTATS, &data, &len);
-		w = tls_worker;
+		w = ctp_workers_mine(&st->workers);
 		if (w && w->cur_tid == (uint32_t)task->tid)
 			s = w->cur;
 		if (w)
@@ -882,16 +868,11 @@ static int ts_finish(void *state, struct ctp_record *host_rec)
 static void ts_fini(void *state)
 {
 	struct ts_state *st = state;
-	struct worker *w, *next;
 
 	if (!st)
 		return;
 	ctp_ts_exits_stop(st->exits);
-	for (w = st->workers; w; w = next) {
-		next = w->next;
-		worker_free(w);
-	}
-	pthread_mutex_destroy(&st->lock);
+	ctp_workers_fini(&st->workers, worker_done);
 	free(st);
 }
 
@@ -1078,9 +1059,8 @@ static int ts_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 		return -ENOMEM;
 	st->ctx = ctx;
 	st->api = api;
-	st->gen = atomic_fetch_add(&next_gen, 1);
 	st->refused.err = -EPERM;
-	pthread_mutex_init(&st->lock, NULL);
+	ctp_workers_init(&st->workers, sizeof(struct worker));
 	r = CTP_ATTACH(ctx, api, CTP_API_THROUGH(roots), st->fh, st->ch);
 	if (r == 0)
 		r = parse_options(st);
