@@ -9,9 +9,15 @@ add_dependencies(test_record ctprof-core plugin-procfs-stat
 # The soak (label `soak`, about two minutes): 1,000 captures of the live
 # host by one recorder, descriptors and RSS flat. Alone, as `stress` is.
 ctp_add_test(test_record_soak test_record_soak.c e2e_util.c LIBS ctpcore)
-add_dependencies(test_record_soak ctprof-core)
+add_dependencies(test_record_soak ctprof-core plugin-taskstats
+                 plugin-procfs-stat)
 set_tests_properties(test_record_soak PROPERTIES LABELS soak TIMEOUT 900
                      RUN_SERIAL TRUE)
+# Not a soak (about 15 seconds): `record -j 2` with taskstats and
+# procfs-stat, 150 captures 100 ms apart, its descriptors flat (issue 29).
+add_test(NAME test_record_workers COMMAND test_record_soak workers)
+set_tests_properties(test_record_workers PROPERTIES SKIP_RETURN_CODE 77
+  TIMEOUT 300 ENVIRONMENT "CTPROF_VIEW_DIR=${PROJECT_SOURCE_DIR}/views")
 
 # Exited tasks in a recording, live (taskstats exit notifications): 50
 # reaped children in the exited tables, and compare's coverage.

@@ -50,7 +50,6 @@ struct fileset {
 struct worker {
 	struct ctp_engine *eng;
 	uint16_t id;
-	pthread_t thread;
 	struct ctp_table *threads, *procs;
 	/* The worker's own tables, handed to cap->threads/procs after the
 	 * walk: kept here, apart from the other workers', so appending rows
@@ -1193,29 +1192,148 @@ static void walk(struct worker *w, bool progress, uint64_t t0, bool *shown)
 	}
 }
 
-static void *worker_main(void *arg)
+/* One of the engine's worker threads (struct ctp_engine.pool). */
+struct ctp_pool_thread {
+	struct ctp_engine *eng;
+	uint32_t id;
+	uint64_t seen; /* the last round it looked at */
+	pthread_t thread;
+};
+
+/* A walk by a pool thread, then word to the capturing thread that it is done:
+ * after that it touches nothing of the capture's. */
+static void pool_walk(struct ctp_engine *eng, struct worker *w)
 {
-	struct worker *w = arg;
-	struct ctp_engine *eng = w->eng;
 	bool unused = false;
-	ctp_sv_thread_begin(w->id + 1u);
-	/* A table of our own (a copy: the roots and the plugins' init
-	 * descriptors stay usable) takes this worker's opens and closes off
-	 * the table lock the other workers use, and lets the kernel skip the
-	 * reference it takes on every read's file while a table is shared.
-	 * Without it the walk is the same, only slower. */
-	if (eng->private_fds && unshare(CLONE_FILES) < 0)
-		ctp_log(CTP_LOG_DEBUG,
-			"worker %u: no private descriptor "
-			"table: %s",
-			w->id, strerror(errno));
 	walk(w, false, 0, &unused);
 	pthread_mutex_lock(&eng->done_lock);
 	atomic_fetch_add(&eng->workers_done, 1);
 	pthread_cond_signal(&eng->done_cond);
 	pthread_mutex_unlock(&eng->done_lock);
+}
+
+/*
+ * A worker thread, from the plugins' loading to the engine's end: it walks
+ * with the worker each round hands it and waits for the next. Whatever a
+ * thread has of its own is taken once, here: its supervision slot and
+ * signal stack, its signal mask (set by whoever started it), and, when
+ * every plugin allows it, its own descriptor table (a copy made now, with
+ * the roots and the plugins' init descriptors in it), which takes this
+ * worker's opens and closes off the table lock the other workers use and
+ * lets the kernel skip the reference it takes on every read's file while
+ * a table is shared. Without it the walk is the same, only slower.
+ */
+static void *pool_main(void *arg)
+{
+	struct ctp_pool_thread *t = arg;
+	struct ctp_engine *eng = t->eng;
+	struct ctp_pool *pool = &eng->pool;
+	ctp_sv_thread_begin(t->id + 1u);
+	if (eng->private_fds && unshare(CLONE_FILES) < 0)
+		ctp_log(CTP_LOG_DEBUG,
+			"worker %u: no private descriptor "
+			"table: %s",
+			t->id, strerror(errno));
+	pthread_mutex_lock(&pool->lock);
+	for (;;) {
+		while (!pool->quit && pool->round == t->seen)
+			pthread_cond_wait(&pool->go, &pool->lock);
+		if (pool->quit)
+			break;
+		t->seen = pool->round;
+		if (t->id >= pool->nw)
+			continue;
+		struct worker *w = (struct worker *)pool->ws + t->id;
+		pthread_mutex_unlock(&pool->lock);
+		pool_walk(eng, w);
+		pthread_mutex_lock(&pool->lock);
+	}
+	pthread_mutex_unlock(&pool->lock);
 	ctp_sv_thread_end();
 	return NULL;
+}
+
+/* Threads up to nw in the pool (ctp_engine_workers_start starts them; one
+ * that could not start is tried again by the next capture). Each starts
+ * with every signal but the fatal ones blocked (ctp_sv_worker_mask).
+ * Returns how many there are, at most nw. */
+static uint32_t pool_grow(struct ctp_engine *eng, uint32_t nw)
+{
+	struct ctp_pool *pool = &eng->pool;
+	if (pool->n >= nw)
+		return nw;
+	struct ctp_pool_thread **t = realloc(pool->t, nw * sizeof(*t));
+	if (!t)
+		return pool->n;
+	pool->t = t;
+	sigset_t mask, old;
+	ctp_sv_worker_mask(&mask);
+	pthread_sigmask(SIG_SETMASK, &mask, &old);
+	while (pool->n < nw) {
+		struct ctp_pool_thread *th = calloc(1, sizeof(*th));
+		if (!th)
+			break;
+		th->eng = eng;
+		th->id = pool->n;
+		th->seen = pool->round;
+		if (pthread_create(&th->thread, NULL, pool_main, th) != 0) {
+			free(th);
+			break;
+		}
+		pool->t[pool->n++] = th;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return pool->n < nw ? pool->n : nw;
+}
+
+/* A round: threads t[0 .. nw) each walk with ws[id]. */
+static void pool_round(struct ctp_engine *eng, struct worker *ws, uint32_t nw)
+{
+	struct ctp_pool *pool = &eng->pool;
+	pthread_mutex_lock(&pool->lock);
+	pool->ws = ws;
+	pool->nw = nw;
+	pool->round++;
+	pthread_cond_broadcast(&pool->go);
+	pthread_mutex_unlock(&pool->lock);
+}
+
+void ctp_engine_workers_start(struct ctp_engine *eng)
+{
+	const struct ctp_capture *cap = eng->cap;
+	if (cap->n_workers < 2)
+		return;
+	eng->private_fds = true;
+	for (uint32_t p = 0; p < cap->n_plugins && eng->private_fds; p++) {
+		const struct ctp_plugin_info *info = &cap->plugins[p];
+		if (info->status != CTP_PST_LOADED || info->rt->fd_local)
+			continue;
+		eng->private_fds = false;
+		ctp_log(CTP_LOG_INFO,
+			"plugin %s is not CTP_PLUGIN_FD_LOCAL: the workers "
+			"share one descriptor table",
+			info->name);
+	}
+	pool_grow(eng, cap->n_workers);
+}
+
+void ctp_engine_workers_end(struct ctp_engine *eng)
+{
+	struct ctp_pool *pool = &eng->pool;
+	if (!pool->n)
+		return;
+	pthread_mutex_lock(&pool->lock);
+	pool->quit = true;
+	pthread_cond_broadcast(&pool->go);
+	pthread_mutex_unlock(&pool->lock);
+	for (uint32_t i = 0; i < pool->n; i++) {
+		pthread_join(pool->t[i]->thread, NULL);
+		free(pool->t[i]);
+	}
+	free(pool->t);
+	pool->t = NULL;
+	pool->n = 0;
+	pool->quit = false;
 }
 
 static void worker_free(struct worker *w)
@@ -1346,6 +1464,8 @@ int ctp_engine_init(struct ctp_engine *eng, const struct ctp_config *cfg,
 	ctp_splitq_init(&eng->splits);
 	pthread_mutex_init(&eng->done_lock, NULL);
 	pthread_cond_init(&eng->done_cond, NULL);
+	pthread_mutex_init(&eng->pool.lock, NULL);
+	pthread_cond_init(&eng->pool.go, NULL);
 	eng->roots.abi = CTP_ABI_MAJOR;
 	eng->roots.size = sizeof(eng->roots);
 	eng->roots.proc_fd = eng->roots.sys_fd = eng->roots.cgroup_fd = -1;
@@ -1429,6 +1549,9 @@ void ctp_engine_done(struct ctp_engine *eng)
 	ctp_cgroups_done(&eng->cgroups);
 	ctp_cg_procs_free(&eng->procs);
 	ctp_splitq_done(&eng->splits);
+	ctp_engine_workers_end(eng);
+	pthread_mutex_destroy(&eng->pool.lock);
+	pthread_cond_destroy(&eng->pool.go);
 	pthread_mutex_destroy(&eng->done_lock);
 	pthread_cond_destroy(&eng->done_cond);
 }
@@ -1455,28 +1578,20 @@ static void progress_line(struct ctp_engine *eng, const struct worker *ws,
 }
 
 /*
- * Private descriptor tables and split processes need every loaded plugin's
- * consent (CTP_PLUGIN_FD_LOCAL, CTP_PLUGIN_SPLITTABLE). A plugin that
- * withholds it costs every worker, so it is named (-v): the first one
- * found, for each.
+ * Private descriptor tables (ctp_engine_workers_start) and split processes
+ * need every loaded plugin's consent (CTP_PLUGIN_FD_LOCAL,
+ * CTP_PLUGIN_SPLITTABLE). A plugin that withholds it costs every worker,
+ * so it is named (-v): the first one found, for each.
  */
 static void choose_sharing(struct ctp_engine *eng, uint32_t nw)
 {
 	const struct ctp_capture *cap = eng->cap;
 	bool splittable = nw > 1 && eng->cfg->split_threads > 0;
-	eng->private_fds = true;
 	eng->thread_dirs = false;
 	for (uint32_t p = 0; p < cap->n_plugins; p++) {
 		const struct ctp_plugin_info *info = &cap->plugins[p];
 		if (info->status != CTP_PST_LOADED)
 			continue;
-		if (eng->private_fds && !info->rt->fd_local) {
-			eng->private_fds = false;
-			ctp_log(CTP_LOG_INFO,
-				"plugin %s is not CTP_PLUGIN_FD_LOCAL: the "
-				"workers share one descriptor table",
-				info->name);
-		}
 		eng->thread_dirs |= info->rt->thread_dir;
 		if (splittable && !info->rt->splittable) {
 			splittable = false;
@@ -1549,12 +1664,13 @@ static struct worker *workers_new(struct ctp_engine *eng, uint32_t nw)
 }
 
 /*
- * Pass "walk": every tgid, by nw workers. One worker walks on the main
- * thread: no thread to start, and libc keeps its single-threaded fast
+ * Pass "walk": every tgid, by nw workers. One worker walks on the calling
+ * thread: no thread to wake, and libc keeps its single-threaded fast
  * paths (no cancellation bookkeeping around every read and open); more
- * are threads the main thread waits for, showing progress when it takes a
- * while. Returns how many workers ran, or sets *ret when one could not
- * start.
+ * are the pool's threads (started when the plugins were loaded, kept from
+ * capture to capture), which the calling thread waits for, showing progress
+ * when it takes a while. Returns how many workers ran, or sets *ret when one
+ * could not start.
  */
 static uint32_t walk_pass(struct ctp_engine *eng, struct worker *ws,
 			  uint32_t nw, int *ret)
@@ -1565,14 +1681,12 @@ static uint32_t walk_pass(struct ctp_engine *eng, struct worker *ws,
 	if (nw == 1) {
 		walk(&ws[0], eng->progress, t0, &shown);
 		started = 1;
-	}
-	for (uint32_t i = 0; nw > 1 && i < nw; i++) {
-		if (pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]) !=
-		    0) {
+	} else {
+		started = pool_grow(eng, nw);
+		if (started < nw)
 			*ret = -EAGAIN;
-			break;
-		}
-		started++;
+		if (started)
+			pool_round(eng, ws, started);
 	}
 	pthread_mutex_lock(&eng->done_lock);
 	while (nw > 1 && atomic_load(&eng->workers_done) < started) {
@@ -1592,8 +1706,6 @@ static uint32_t walk_pass(struct ctp_engine *eng, struct worker *ws,
 	pthread_mutex_unlock(&eng->done_lock);
 	if (shown)
 		progress_line(eng, ws, started, t0, true);
-	for (uint32_t i = 0; nw > 1 && i < started; i++)
-		pthread_join(ws[i].thread, NULL);
 	return started;
 }
 

@@ -1187,6 +1187,8 @@ int ctp_engine_load(struct ctp_engine *eng)
 			ret = -ECANCELED;
 		}
 	}
+	if (ret == 0)
+		ctp_engine_workers_start(eng);
 out:
 	for (size_t i = 0; i < ndirs; i++)
 		free(dirs[i]);
@@ -1199,6 +1201,8 @@ void ctp_engine_unload(struct ctp_engine *eng)
 	struct ctp_capture *cap = eng->cap;
 	if (!cap)
 		return;
+	/* No worker thread outlives the plugins it called. */
+	ctp_engine_workers_end(eng);
 	for (uint32_t i = 0; i < cap->n_plugins; i++) {
 		struct ctp_plugin_rt *rt = cap->plugins[i].rt;
 		if (!rt)

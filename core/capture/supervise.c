@@ -109,6 +109,14 @@ static void altstack_off(void)
 	sv_altstack = NULL;
 }
 
+void ctp_sv_worker_mask(sigset_t *set)
+{
+	sigfillset(set);
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(*fatal_signals);
+	     i++)
+		sigdelset(set, fatal_signals[i]);
+}
+
 int ctp_sv_child_setup(struct ctp_sv *sv)
 {
 	struct sigaction sa = {.sa_handler = on_fatal, .sa_flags = SA_ONSTACK};

@@ -17,6 +17,7 @@
 #ifndef CTP_CORE_SUPERVISE_H
 #define CTP_CORE_SUPERVISE_H
 
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -83,6 +84,11 @@ int ctp_sv_child_setup(struct ctp_sv *sv);
  * its own) / gives it back before it ends. No-ops when not supervised. */
 void ctp_sv_thread_begin(uint32_t slot);
 void ctp_sv_thread_end(void);
+
+/* What a worker thread blocks: every signal but the fatal ones above
+ * (a blocked fault would bypass the handler). A signal sent to the process
+ * then goes to a thread that waits for it, never to a parked worker. */
+void ctp_sv_worker_mask(sigset_t *set);
 
 /* The calling thread enters plugin `plugin`'s callback `what` for task
  * `task` (0: none) / returns from it. */

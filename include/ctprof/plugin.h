@@ -467,6 +467,18 @@ struct ctp_api {
 
 /* ---- The descriptor ------------------------------------------------------ */
 
+/*
+ * Threads. With several workers the process and thread callbacks run on
+ * the core's worker threads, which start once every plugin's init has run
+ * and live, parked between captures, until the plugins are unloaded (they
+ * end before fini): what a plugin keeps per thread is kept from capture to
+ * capture. With one worker they run on the thread that asked for the
+ * capture, which a host may make anew for every capture (a server's
+ * connection thread). State kept per thread must therefore go, or go to
+ * another thread, when its thread ends, or a long-lived host piles it up
+ * (issue 29): the in-tree plugins keep theirs in blocks a thread holds
+ * while it lives (plugins/common/workers.h).
+ */
 /* Plugin flags. */
 #define CTP_PLUGIN_MT_SAFE (1u << 0) /* callbacks may run concurrently */
 /*
@@ -474,11 +486,13 @@ struct ctp_api {
  * before that call returns (descriptors opened by init may be used
  * anywhere). When every loaded plugin with a process or thread callback
  * says so, the core gives each worker thread its own descriptor table
- * (unshare(CLONE_FILES)): the workers' opens and closes then stop
- * contending on one table lock, and the kernel skips the per-read file
- * reference a shared table needs. A plugin that keeps a descriptor from a
- * task callback for later (a socket per worker, a cached ELF handle) must
- * not set it: the descriptor would live in that worker's table only.
+ * (unshare(CLONE_FILES)), a copy made when the thread starts, after init
+ * (a descriptor a host or finish callback opens later is not in it): the
+ * workers' opens and closes then stop contending on one table lock, and
+ * the kernel skips the per-read file reference a shared table needs. A
+ * plugin that keeps a descriptor from a task callback for later (a socket
+ * per worker, a cached ELF handle) must not set it: the descriptor would
+ * live in that worker's table only.
  * Ignored for plugins without process or thread callbacks.
  */
 #define CTP_PLUGIN_FD_LOCAL (1u << 1)
