@@ -1213,7 +1213,7 @@ static void pool_walk(struct ctp_engine *eng, struct worker *w)
 }
 
 /*
- * A worker thread, from the plugins' loading to the engine's end: it walks
+ * A worker thread, from the first capture to the engine's end: it walks
  * with the worker each round hands it and waits for the next. Whatever a
  * thread has of its own is taken once, here: its supervision slot and
  * signal stack, its signal mask (set by whoever started it), and, when
@@ -1253,10 +1253,9 @@ static void *pool_main(void *arg)
 	return NULL;
 }
 
-/* Threads up to nw in the pool (ctp_engine_workers_start starts them; one
- * that could not start is tried again by the next capture). Each starts
- * with every signal but the fatal ones blocked (ctp_sv_worker_mask).
- * Returns how many there are, at most nw. */
+/* Threads up to nw in the pool, each started with every signal but the
+ * fatal ones blocked (ctp_sv_worker_mask); the rest of what they inherit
+ * is the calling thread's. Returns how many there are, at most nw. */
 static uint32_t pool_grow(struct ctp_engine *eng, uint32_t nw)
 {
 	struct ctp_pool *pool = &eng->pool;
@@ -1298,11 +1297,19 @@ static void pool_round(struct ctp_engine *eng, struct worker *ws, uint32_t nw)
 	pthread_mutex_unlock(&pool->lock);
 }
 
-void ctp_engine_workers_start(struct ctp_engine *eng)
+/*
+ * The pool for nw workers, started by the first capture (a thread that
+ * could not start is tried again by the next): first whether its threads
+ * get private descriptor tables, which needs every loaded plugin's
+ * consent (CTP_PLUGIN_FD_LOCAL; one that withholds it costs every
+ * worker, so it is named, -v). Returns how many threads there are, at
+ * most nw.
+ */
+static uint32_t pool_start(struct ctp_engine *eng, uint32_t nw)
 {
 	const struct ctp_capture *cap = eng->cap;
-	if (cap->n_workers < 2)
-		return;
+	if (eng->pool.n)
+		return pool_grow(eng, nw);
 	eng->private_fds = true;
 	for (uint32_t p = 0; p < cap->n_plugins && eng->private_fds; p++) {
 		const struct ctp_plugin_info *info = &cap->plugins[p];
@@ -1314,7 +1321,7 @@ void ctp_engine_workers_start(struct ctp_engine *eng)
 			"share one descriptor table",
 			info->name);
 	}
-	pool_grow(eng, cap->n_workers);
+	return pool_grow(eng, nw);
 }
 
 void ctp_engine_workers_end(struct ctp_engine *eng)
@@ -1578,10 +1585,10 @@ static void progress_line(struct ctp_engine *eng, const struct worker *ws,
 }
 
 /*
- * Private descriptor tables (ctp_engine_workers_start) and split processes
- * need every loaded plugin's consent (CTP_PLUGIN_FD_LOCAL,
- * CTP_PLUGIN_SPLITTABLE). A plugin that withholds it costs every worker,
- * so it is named (-v): the first one found, for each.
+ * Split processes need every loaded plugin's consent
+ * (CTP_PLUGIN_SPLITTABLE; private descriptor tables are pool_start's). A
+ * plugin that withholds it costs every worker, so it is named (-v): the
+ * first one found.
  */
 static void choose_sharing(struct ctp_engine *eng, uint32_t nw)
 {
@@ -1667,8 +1674,8 @@ static struct worker *workers_new(struct ctp_engine *eng, uint32_t nw)
  * Pass "walk": every tgid, by nw workers. One worker walks on the calling
  * thread: no thread to wake, and libc keeps its single-threaded fast
  * paths (no cancellation bookkeeping around every read and open); more
- * are the pool's threads (started when the plugins were loaded, kept from
- * capture to capture), which the calling thread waits for, showing progress
+ * are the pool's threads (started by the first capture, kept from capture
+ * to capture), which the calling thread waits for, showing progress
  * when it takes a while. Returns how many workers ran, or sets *ret when one
  * could not start.
  */
@@ -1682,7 +1689,7 @@ static uint32_t walk_pass(struct ctp_engine *eng, struct worker *ws,
 		walk(&ws[0], eng->progress, t0, &shown);
 		started = 1;
 	} else {
-		started = pool_grow(eng, nw);
+		started = pool_start(eng, nw);
 		if (started < nw)
 			*ret = -EAGAIN;
 		if (started)

@@ -111,7 +111,7 @@ struct ctp_engine {
 	 * checked to be a regular file first. */
 	bool check_files;
 	/* Every loaded plugin is CTP_PLUGIN_FD_LOCAL: worker threads get
-	 * their own descriptor tables (set with the workers' start). */
+	 * their own descriptor tables (set when they start). */
 	bool private_fds;
 	/* Some loaded plugin's thread callback uses task->dirfd: each
 	 * thread's directory is opened (else its files are read by path
@@ -142,15 +142,16 @@ struct ctp_engine {
 	struct ctp_cgroups cgroups;
 
 	/* The walk's worker threads, with several workers (engine.c): made
-	 * when the plugins are loaded (ctp_engine_workers_start), parked
-	 * between captures, each handed its `struct worker` for a walk (one
-	 * round), ended by ctp_engine_unload before any plugin's fini. A
-	 * thread takes its supervision slot, signal mask and (private_fds)
-	 * descriptor table once, when it starts: that table is a copy of the
-	 * process's then (the roots, the plugins' init descriptors, what the
-	 * host had open while loading them) until the engine ends. The
-	 * engine is used in the process that made it (a child forked after
-	 * the load has none of these threads). */
+	 * by the first capture, parked between captures, each handed its
+	 * `struct worker` for a walk (one round), ended by
+	 * ctp_engine_unload before any plugin's fini. A thread takes its
+	 * supervision slot, signal mask and (private_fds) descriptor table
+	 * once, when it starts, and inherits the capturing thread's state of
+	 * then: a host confines itself (capabilities, seccomp, credentials)
+	 * before its first capture, and what it has open then stays open in
+	 * a private table until the engine ends. The engine is used in the
+	 * process that made it (a child forked after the first capture has
+	 * none of these threads). */
 	struct ctp_pool {
 		pthread_mutex_t lock;
 		pthread_cond_t go; /* a round starts, or quit */
@@ -193,8 +194,7 @@ uint64_t ctp_boottime_ns(void);
 /* Resolve the plugin search path: config dirs, else the build tree when
  * this binary runs from it, else the install dir. */
 int ctp_plugin_dirs(const struct ctp_config *cfg, char ***ret, size_t *n);
-/* Load, check and init every plugin the config lists, then start the
- * worker threads (ctp_engine_workers_start). Fills cap->plugins.
+/* Load, check and init every plugin the config lists. Fills cap->plugins.
  * Returns 0, or -ECANCELED when a required plugin failed, or any plugin
  * with eng->strict (message logged). */
 int ctp_engine_load(struct ctp_engine *eng);
@@ -239,11 +239,6 @@ int ctp_engine_cgroup_ref(struct ctp_ctx *ctx, const char *key, size_t len);
 int ctp_engine_init(struct ctp_engine *eng, const struct ctp_config *cfg,
 		    struct ctp_capture *cap, const volatile sig_atomic_t *stop);
 void ctp_engine_done(struct ctp_engine *eng);
-/* Decide private_fds from the loaded plugins and, with several workers,
- * start the worker threads (ctp_engine_load does, once the plugins are
- * initialized; a thread that could not start is tried again by the next
- * capture). */
-void ctp_engine_workers_start(struct ctp_engine *eng);
 /* End the worker threads (ctp_engine_unload does, before the plugins'
  * fini). */
 void ctp_engine_workers_end(struct ctp_engine *eng);

@@ -1187,8 +1187,6 @@ int ctp_engine_load(struct ctp_engine *eng)
 			ret = -ECANCELED;
 		}
 	}
-	if (ret == 0)
-		ctp_engine_workers_start(eng);
 out:
 	for (size_t i = 0; i < ndirs; i++)
 		free(dirs[i]);

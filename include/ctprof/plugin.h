@@ -469,9 +469,9 @@ struct ctp_api {
 
 /*
  * Threads. With several workers the process and thread callbacks run on
- * the core's worker threads, which start once every plugin's init has run
- * and live, parked between captures, until the plugins are unloaded (they
- * end before fini): what a plugin keeps per thread is kept from capture to
+ * the core's worker threads, which the first capture starts and which
+ * live, parked between captures, until the plugins are unloaded (they end
+ * before fini): what a plugin keeps per thread is kept from capture to
  * capture. With one worker they run on the thread that asked for the
  * capture, which a host may make anew for every capture (a server's
  * connection thread). State kept per thread must therefore go, or go to
@@ -486,8 +486,9 @@ struct ctp_api {
  * before that call returns (descriptors opened by init may be used
  * anywhere). When every loaded plugin with a process or thread callback
  * says so, the core gives each worker thread its own descriptor table
- * (unshare(CLONE_FILES)), a copy made when the thread starts, after init
- * (a descriptor a host or finish callback opens later is not in it): the
+ * (unshare(CLONE_FILES)), a copy made when the thread starts, at the first
+ * capture (a descriptor a host or finish callback opens later is not in
+ * it): the
  * workers' opens and closes then stop contending on one table lock, and
  * the kernel skips the per-read file reference a shared table needs. A
  * plugin that keeps a descriptor from a task callback for later (a socket
