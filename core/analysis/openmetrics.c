@@ -664,20 +664,24 @@ static void read_failures(struct om *m)
 	static const char rfn[] = "ctprof_collector_read_failures";
 	header(m, rfn, "gauge", NULL,
 	       "Per-task files the capture could not read, by file and "
-	       "why: missing (ENOENT), denied (EACCES, EPERM), other");
+	       "why: missing (ENOENT), denied (EACCES, EPERM), resource "
+	       "(EMFILE, ENFILE, ENOMEM, ENOBUFS), other");
 	for (size_t i = 0; i < rf->n_files; i++) {
 		uint64_t miss = rf->missing ? rf->missing[i] : 0,
 			 den = rf->denied ? rf->denied[i] : 0,
+			 res = rf->resource ? rf->resource[i] : 0,
 			 all = rf->failures[i];
-		uint64_t why[3] = {miss, den,
-				   all > miss + den ? all - miss - den : 0};
-		static const char *const wn[3] = {"missing", "denied", "other"};
+		uint64_t why[4] = {
+			miss, den, res,
+			all > miss + den + res ? all - miss - den - res : 0};
+		static const char *const wn[4] = {"missing", "denied",
+						  "resource", "other"};
 		char *l = label("file", rf->file[i], strlen(rf->file[i]));
 		if (!l) {
 			m->err = -ENOMEM;
 			return;
 		}
-		for (int k = 0; k < 3; k++) {
+		for (int k = 0; k < 4; k++) {
 			char e[32];
 			snprintf(e, sizeof(e), "reason=\"%s\"", wn[k]);
 			if (why[k])

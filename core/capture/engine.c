@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
@@ -34,7 +35,7 @@
 #define DENTS_BUF     32768
 
 struct callstat {
-	uint64_t time_ns, calls, errors, vanished;
+	uint64_t time_ns, calls, errors, vanished, resource;
 };
 
 /* The declared files of one scope for the task at hand: one growable
@@ -98,9 +99,12 @@ struct worker {
 	/* Tally, merged after the walk. */
 	uint64_t tids_walked, tids_recorded, tids_vanished;
 	uint64_t tgids_walked, tgids_vanished;
+	uint64_t tids_unread_resource, tgids_unread_resource;
 	uint64_t fail[CTP_MAX_FILES];
 	uint64_t missing[CTP_MAX_FILES];
 	uint64_t denied[CTP_MAX_FILES];
+	uint64_t resource[CTP_MAX_FILES];
+	int resource_err; /* the worker's first resource errno, 0 none */
 	int result;
 	/* Per-plugin call accounting, merged after the walk so workers do
 	 * not bounce shared counters between CPUs on every call. */
@@ -138,6 +142,25 @@ static inline int sys_close(int fd)
 static bool vanished_err(int err)
 {
 	return err == -ENOENT || err == -ESRCH;
+}
+
+/* A task that could not be read (its directory, name or cgroup): for lack
+ * of resources (EMFILE, ENFILE, ENOMEM, ENOBUFS), unread and counted
+ * apart, the first such errno kept; otherwise it vanished under us. */
+static void task_unread(struct worker *w, bool thread, int err)
+{
+	if (ctp_err_resource(err)) {
+		if (thread)
+			w->tids_unread_resource++;
+		else
+			w->tgids_unread_resource++;
+		if (!w->resource_err)
+			w->resource_err = err;
+	} else if (thread) {
+		w->tids_vanished++;
+	} else {
+		w->tgids_vanished++;
+	}
 }
 
 /*
@@ -469,6 +492,19 @@ static bool after_call(struct ctp_plugin_info *info, struct callstat *st,
 	}
 	if (ret == -ENOMEM)
 		ctp_sv_note_oom(rt->ctx.plugin);
+	if (ctp_err_resource(ret)) {
+		/* The collector's shortage, not the plugin's failure: no
+		 * error, and no step toward disabling the callback (which
+		 * would log every capture while the shortage lasts). */
+		int none = 0;
+		if (st)
+			st->resource++;
+		else
+			atomic_fetch_add_explicit(&info->resource, 1,
+						  memory_order_relaxed);
+		atomic_compare_exchange_strong(&info->resource_err, &none, ret);
+		return false;
+	}
 	if (vanished_err(ret)) {
 		if (st)
 			st->vanished++;
@@ -605,7 +641,7 @@ static bool read_files(const struct ctp_engine *eng, int dirfd, const char *pre,
 }
 
 /* Count the failed reads of a task that stayed: per file, and how many of
- * them were ENOENT (missing) and EACCES/EPERM (denied). */
+ * them were ENOENT (missing), EACCES/EPERM (denied) and resource errors. */
 static void tally_files(struct worker *w, const struct ctp_filedef *defs,
 			uint32_t n, const struct fileset *fs)
 {
@@ -617,6 +653,11 @@ static void tally_files(struct worker *w, const struct ctp_filedef *defs,
 		w->fail[slot]++;
 		w->missing[slot] += err == -ENOENT;
 		w->denied[slot] += err == -EACCES || err == -EPERM;
+		if (ctp_err_resource(err)) {
+			w->resource[slot]++;
+			if (!w->resource_err)
+				w->resource_err = err;
+		}
 	}
 }
 
@@ -657,7 +698,8 @@ static int task_name(const struct ctp_engine *eng, int dirfd, const char *pre,
 
 /*
  * The cgroup row of the thread at tdir, or -1 when unknown; *path is its
- * v2 path, NUL-terminated ("" when unknown). A process found whole
+ * v2 path, NUL-terminated ("" when unknown); *err the read's error when
+ * it failed for lack of resources (else 0). A process found whole
  * (do_process) gives its path to every thread, which then reads no file
  * of its own; the row is added by the first thread that gets this far,
  * so a process whose threads all vanish adds no cgroup. Otherwise the
@@ -665,14 +707,16 @@ static int task_name(const struct ctp_engine *eng, int dirfd, const char *pre,
  * row.
  */
 static int64_t thread_cgroup(struct worker *w, int tdir, uint32_t tid,
-			     const char **path)
+			     const char **path, int *err)
 {
 	struct ctp_engine *eng = w->eng;
 	size_t cglen = 0, plen = 0;
 	const char *p = "";
 	int64_t row = -1;
+	int r;
 
 	*path = "";
+	*err = 0;
 	if (w->proc_cg_whole) {
 		if (w->proc_cgrow < 0)
 			w->proc_cgrow =
@@ -690,12 +734,13 @@ static int64_t thread_cgroup(struct worker *w, int tdir, uint32_t tid,
 		p = listed;
 		atomic_fetch_add_explicit(&eng->threads_hits, 1,
 					  memory_order_relaxed);
-	} else if (read_at(tdir,
-			   under(w->tpre, w->tpre_len, "cgroup", cgname,
-				 sizeof(cgname)),
-			   eng->check_files, &w->cgbuf, &w->cgcap,
-			   &cglen) < 0 ||
+	} else if ((r = read_at(tdir,
+				under(w->tpre, w->tpre_len, "cgroup", cgname,
+				      sizeof(cgname)),
+				eng->check_files, &w->cgbuf, &w->cgcap,
+				&cglen)) < 0 ||
 		   ctp_cgroup_v2_path(w->cgbuf, cglen, &p, &plen) < 0) {
+		*err = ctp_err_resource(r) ? r : 0;
 		return -1;
 	}
 	if (w->last_cgrow >= 0 && plen == w->last_cglen &&
@@ -766,7 +811,7 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid,
 	if (eng->thread_dirs) {
 		tdir = sys_openat(pdir, rel, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (tdir < 0) {
-			w->tids_vanished++;
+			task_unread(w, true, -errno);
 			return;
 		}
 	} else {
@@ -782,15 +827,17 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid,
 	bool maybe_gone =
 		read_files(eng, tdir, w->tpre, w->tpre_len, eng->thread_files,
 			   eng->n_thread_files, &w->tset);
-	if (task_name(eng, tdir, w->tpre, w->tpre_len, eng->stat_thread,
-		      &w->tset, w->comm, sizeof(w->comm)) < 0) {
-		w->tids_vanished++;
+	int err = task_name(eng, tdir, w->tpre, w->tpre_len, eng->stat_thread,
+			    &w->tset, w->comm, sizeof(w->comm));
+	const char *cgpath = "";
+	int64_t cgrow =
+		err < 0 ? -1 : thread_cgroup(w, tdir, tid, &cgpath, &err);
+	if (err < 0) {
+		task_unread(w, true, err);
 		if (tdir != pdir)
 			sys_close(tdir);
 		return;
 	}
-	const char *cgpath;
-	int64_t cgrow = thread_cgroup(w, tdir, tid, &cgpath);
 
 	int64_t row = thread_row(w, tgid, tid, cgrow);
 	if (row < 0) {
@@ -874,9 +921,12 @@ static void do_chunk(struct worker *w, struct ctp_split *sp, size_t lo,
 	int pdir = sys_openat(eng->roots.proc_fd, name,
 			      O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (pdir < 0) {
-		/* The process is gone, and its threads with it. */
+		/* The process is gone, and its threads with it; or, short
+		 * of resources, none of them is read. */
+		int err = -errno;
 		w->tids_walked += hi - lo;
-		w->tids_vanished += hi - lo;
+		for (size_t i = lo; i < hi; i++)
+			task_unread(w, true, err);
 		return;
 	}
 	snprintf(w->pcomm, sizeof(w->pcomm), "%s", sp->pcomm);
@@ -1028,7 +1078,7 @@ static int64_t process_row(struct worker *w, uint32_t tgid)
 }
 
 /* Open tgid's directory and list its tids into w->tids; the directory,
- * or -1 when the process is gone (counted). */
+ * or -1 when the process is gone or unread (counted). */
 static int process_open(struct worker *w, uint32_t tgid, size_t *ntids)
 {
 	char name[16];
@@ -1038,12 +1088,13 @@ static int process_open(struct worker *w, uint32_t tgid, size_t *ntids)
 	w->tgids_walked++;
 	pdir = sys_openat(w->eng->roots.proc_fd, name,
 			  O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (pdir >= 0 && process_tids(w, pdir, ntids) < 0) {
+	int err = pdir < 0 ? -errno : 0;
+	if (pdir >= 0 && (err = process_tids(w, pdir, ntids)) < 0) {
 		sys_close(pdir);
 		pdir = -1;
 	}
 	if (pdir < 0)
-		w->tgids_vanished++;
+		task_unread(w, false, err);
 	return pdir;
 }
 
@@ -1075,18 +1126,23 @@ static void process_calls(struct worker *w, int pdir, uint32_t tgid,
 /*
  * After the process's own threads: a process with none recorded exited
  * under us (its directory may linger while the last threads are reaped),
- * and its row, describing nothing, goes too; a split one is decided after
+ * or, when some were unread for lack of resources (`starved`), is unread
+ * too; its row, describing nothing, goes. A split one is decided after
  * the walk, when its chunks are counted. Otherwise the span points at its
  * rows.
  */
 static void process_done(struct worker *w, struct ctp_span *span, int64_t prow,
-			 uint32_t first, uint32_t recorded, bool split)
+			 uint32_t first, uint32_t recorded, bool split,
+			 bool starved)
 {
 	struct ctp_engine *eng = w->eng;
 
 	if (recorded == 0 && w->result == 0 && !split) {
 		ctp_table_truncate(w->procs, (uint32_t)prow);
-		w->tgids_vanished++;
+		if (starved)
+			w->tgids_unread_resource++;
+		else
+			w->tgids_vanished++;
 		return;
 	}
 	tally_files(w, eng->process_files, eng->n_process_files, &w->pset);
@@ -1141,9 +1197,11 @@ static void do_process(struct worker *w, size_t idx)
 		split = true;
 	}
 	first = w->threads->nrows;
+	uint64_t unread = w->tids_unread_resource;
 	for (size_t i = 0; i < own && w->result == 0; i++)
 		do_thread(w, pdir, tgid, w->tids + i, own - i, &recorded);
-	process_done(w, span, prow, first, recorded, split);
+	process_done(w, span, prow, first, recorded, split,
+		     w->tids_unread_resource > unread);
 	sys_close(pdir);
 }
 
@@ -1407,6 +1465,14 @@ static void cgroup_row_calls(struct ctp_engine *eng, uint32_t row,
 			rel++;
 		dirfd = openat(eng->roots.cgroup_fd, *rel ? rel : ".",
 			       O_PATH | O_DIRECTORY | O_CLOEXEC);
+		/* Short of descriptors, the row's callbacks could read
+		 * nothing: none is called, and the row is counted. */
+		if (dirfd < 0 && ctp_err_resource(-errno)) {
+			cap->rf.cgroups_unread_resource++;
+			if (!cap->rf.resource_err)
+				cap->rf.resource_err = -errno;
+			return;
+		}
 	}
 	struct ctp_cgroup cg = {
 		.abi = CTP_ABI_MAJOR,
@@ -1726,10 +1792,15 @@ static int merge_worker(struct ctp_capture *cap, uint32_t i, struct worker *w)
 	rf->tids_vanished += w->tids_vanished;
 	rf->tgids_walked += w->tgids_walked;
 	rf->tgids_vanished += w->tgids_vanished;
+	rf->tids_unread_resource += w->tids_unread_resource;
+	rf->tgids_unread_resource += w->tgids_unread_resource;
+	if (!rf->resource_err)
+		rf->resource_err = w->resource_err;
 	for (uint32_t f = 0; f < CTP_MAX_FILES; f++) {
 		rf->failures[f] += w->fail[f];
 		rf->missing[f] += w->missing[f];
 		rf->denied[f] += w->denied[f];
+		rf->resource[f] += w->resource[f];
 	}
 	for (uint32_t p = 0; p < cap->n_plugins; p++) {
 		struct ctp_plugin_info *info = &cap->plugins[p];
@@ -1738,6 +1809,7 @@ static int merge_worker(struct ctp_capture *cap, uint32_t i, struct worker *w)
 		atomic_fetch_add(&info->calls, st->calls);
 		atomic_fetch_add(&info->errors, st->errors);
 		atomic_fetch_add(&info->vanished, st->vanished);
+		atomic_fetch_add(&info->resource, st->resource);
 	}
 	if (cap->xspans && w->n_xspans) {
 		memcpy(cap->xspans + cap->n_xspans, w->xspans,
@@ -1840,6 +1912,11 @@ int ctp_engine_capture(struct ctp_engine *eng)
 	int64_t hrow = ctp_table_add_row(&cap->host);
 	if (hrow < 0)
 		return (int)hrow;
+	struct rlimit nofile;
+	cap->rf.nofile_limit = getrlimit(RLIMIT_NOFILE, &nofile) == 0 &&
+					       nofile.rlim_cur != RLIM_INFINITY
+				       ? nofile.rlim_cur
+				       : 0;
 	host_calls(eng, false);
 	eng->stat_thread = stat_file(eng->thread_files, eng->n_thread_files);
 	eng->stat_process = stat_file(eng->process_files, eng->n_process_files);
@@ -1866,6 +1943,9 @@ int ctp_engine_capture(struct ctp_engine *eng)
 	cap->cgroups_boottime_ns = ctp_boottime_ns();
 	cgroup_calls(eng);
 	host_calls(eng, true);
+	for (uint32_t i = 0; !cap->rf.resource_err && i < cap->n_plugins; i++)
+		cap->rf.resource_err =
+			atomic_load(&cap->plugins[i].resource_err);
 	if (eng->stop && *eng->stop)
 		return -EINTR;
 	return 0;

@@ -3,6 +3,9 @@
 #include "model.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -877,12 +880,19 @@ int ctp_capture_reset(struct ctp_capture *cap)
 	memset(rf->failures, 0, sizeof(rf->failures));
 	memset(rf->missing, 0, sizeof(rf->missing));
 	memset(rf->denied, 0, sizeof(rf->denied));
+	memset(rf->resource, 0, sizeof(rf->resource));
+	rf->tids_unread_resource = rf->tgids_unread_resource = 0;
+	rf->cgroups_unread_resource = 0;
+	rf->resource_err = 0;
+	rf->nofile_limit = 0;
 	for (uint32_t i = 0; i < cap->n_plugins; i++) {
 		struct ctp_plugin_info *p = &cap->plugins[i];
 		atomic_store(&p->time_ns, 0);
 		atomic_store(&p->calls, 0);
 		atomic_store(&p->errors, 0);
 		atomic_store(&p->vanished, 0);
+		atomic_store(&p->resource, 0);
+		atomic_store(&p->resource_err, 0);
 		atomic_store(&p->exited_lost, 0);
 		for (uint32_t s = 0; s < p->n_summary; s++)
 			atomic_store(&p->summary[s], 0);
@@ -944,4 +954,83 @@ void ctp_capture_free(struct ctp_capture *cap)
 	free(cap->config_path);
 	free(cap->kernel_release);
 	free(cap);
+}
+
+const char *ctp_resource_errname(int err)
+{
+	switch (err < 0 ? -err : err) {
+	case EMFILE:
+		return "EMFILE";
+	case ENFILE:
+		return "ENFILE";
+	case ENOMEM:
+		return "ENOMEM";
+	case ENOBUFS:
+		return "ENOBUFS";
+	default:
+		return NULL;
+	}
+}
+
+/* Append to why[*o .. n) as snprintf would, *o never past n - 1. */
+static void say(char *why, size_t n, size_t *o, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void say(char *why, size_t n, size_t *o, const char *fmt, ...)
+{
+	va_list ap;
+	if (*o + 1 >= n)
+		return;
+	va_start(ap, fmt);
+	int k = vsnprintf(why + *o, n - *o, fmt, ap);
+	va_end(ap);
+	if (k > 0)
+		*o = *o + (size_t)k < n ? *o + (size_t)k : n - 1;
+}
+
+bool ctp_capture_spoiled(const struct ctp_capture *cap, char *why, size_t n)
+{
+	const struct ctp_readfail *rf = &cap->rf;
+	uint64_t files = 0, calls = 0;
+	for (uint32_t f = 0; f < CTP_MAX_FILES; f++)
+		files += rf->resource[f];
+	for (uint32_t i = 0; i < cap->n_plugins; i++)
+		calls += atomic_load(&cap->plugins[i].resource);
+	if (!rf->tgids_unread_resource && !rf->tids_unread_resource &&
+	    !rf->cgroups_unread_resource && !files && !calls)
+		return false;
+	if (!why || !n)
+		return true;
+	size_t o = 0;
+	const char *sep = "";
+	why[0] = '\0';
+	if (rf->tgids_unread_resource) {
+		say(why, n, &o, "%" PRIu64 " of %" PRIu64 " processes unread",
+		    rf->tgids_unread_resource, rf->tgids_walked);
+		sep = ", ";
+	}
+	if (rf->tids_unread_resource) {
+		say(why, n, &o, "%s%" PRIu64 " of %" PRIu64 " threads unread",
+		    sep, rf->tids_unread_resource, rf->tids_walked);
+		sep = ", ";
+	}
+	if (rf->cgroups_unread_resource) {
+		say(why, n, &o, "%s%" PRIu64 " cgroups unread", sep,
+		    rf->cgroups_unread_resource);
+		sep = ", ";
+	}
+	if (files) {
+		say(why, n, &o, "%s%" PRIu64 " file reads failed", sep, files);
+		sep = ", ";
+	}
+	if (calls)
+		say(why, n, &o, "%s%" PRIu64 " plugin calls failed", sep,
+		    calls);
+	const char *name = ctp_resource_errname(rf->resource_err);
+	if (name)
+		say(why, n, &o, ": %s (%s)", strerror(-rf->resource_err), name);
+	if (rf->resource_err == -EMFILE && rf->nofile_limit)
+		say(why, n, &o, "; descriptor limit %" PRIu64,
+		    rf->nofile_limit);
+	return true;
 }

@@ -259,6 +259,11 @@ struct ctp_plugin_info {
 	bool required;
 	_Atomic uint64_t time_ns; /* CPU-agnostic wall time in callbacks */
 	_Atomic uint64_t calls, errors, vanished;
+	/* Calls that failed for lack of resources (ctp_err_resource: EMFILE,
+	 * ENFILE, ENOMEM, ENOBUFS): neither errors nor vanished tasks; the
+	 * first such errno (negative), 0 none. */
+	_Atomic uint64_t resource;
+	_Atomic int resource_err;
 	/* Exited tasks the plugin said it missed (ctp_api.exited_lost), and
 	 * whether it took part in the exited table at all (a row, a loss). */
 	_Atomic uint64_t exited_lost;
@@ -335,6 +340,24 @@ struct ctp_readfail {
 	uint64_t tids_vanished; /* dropped: directory or comm gone */
 	uint64_t tgids_walked;
 	uint64_t tgids_vanished;
+	/* Tasks left unread for lack of resources (ctp_err_resource): a
+	 * directory, name or cgroup the open or read of which failed with
+	 * EMFILE, ENFILE, ENOMEM or ENOBUFS. Neither recorded nor vanished:
+	 * tids_walked = tids_recorded + tids_vanished +
+	 * tids_unread_resource, and processes the same with the recorded
+	 * ones (n_spans). A process whose directory could not be opened
+	 * lists no threads, which are not walked. */
+	uint64_t tids_unread_resource;
+	uint64_t tgids_unread_resource;
+	/* Cgroup rows whose directory could not be opened for lack of
+	 * resources: their cgroup callbacks were not called. */
+	uint64_t cgroups_unread_resource;
+	/* The first resource errno of the capture (negative; the core's own
+	 * reads first, then the plugins' in order), 0 none. */
+	int resource_err;
+	/* RLIMIT_NOFILE's soft limit as the capture began; 0 unknown or
+	 * unlimited. */
+	uint64_t nofile_limit;
 	uint32_t n_files;
 	char *file[CTP_MAX_FILES];	  /* names, e.g. "stat", "status" */
 	uint64_t failures[CTP_MAX_FILES]; /* failures on threads that stayed */
@@ -344,6 +367,10 @@ struct ctp_readfail {
 	/* The part that was EACCES or EPERM: permission denied, as for
 	 * another user's io or smaps_rollup without CAP_SYS_PTRACE. */
 	uint64_t denied[CTP_MAX_FILES];
+	/* The part that was a resource error (ctp_err_resource): the file
+	 * exists but could not be opened or read, for lack of descriptors or
+	 * memory. */
+	uint64_t resource[CTP_MAX_FILES];
 	/* Kernel config option a file exists only with (ctp_api.file_gate),
 	 * e.g. "CONFIG_TASK_IO_ACCOUNTING"; NULL when ungated. */
 	char *gate[CTP_MAX_FILES];
@@ -404,5 +431,20 @@ int ctp_capture_new(uint32_t n_workers, struct ctp_capture **ret);
  * gates stay. 0 or -ENOMEM (cap unchanged). */
 int ctp_capture_reset(struct ctp_capture *cap);
 void ctp_capture_free(struct ctp_capture *cap);
+
+/*
+ * Whether resource errors (EMFILE, ENFILE, ENOMEM, ENOBUFS) spoiled the
+ * capture: tasks or cgroups left unread, file reads or plugin calls that
+ * failed for lack of resources. When true and why is not NULL, writes one
+ * line (at most n bytes, NUL-terminated) saying how much and why, e.g.
+ * "14 of 212 processes unread: Too many open files (EMFILE); descriptor
+ * limit 1024". A spoiled capture is incomplete in a way that says nothing
+ * about the host: serve answers it with 503, record writes it and says so.
+ */
+bool ctp_capture_spoiled(const struct ctp_capture *cap, char *why, size_t n);
+
+/* The name of a resource errno ("EMFILE", "ENFILE", "ENOMEM", "ENOBUFS";
+ * either sign), or NULL for any other. */
+const char *ctp_resource_errname(int err);
 
 #endif

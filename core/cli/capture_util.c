@@ -125,14 +125,17 @@ void ctp_cli_report(const struct ctp_capture *cap, const char *subject,
 		if (n > 0 && (size_t)n < sizeof(failed) - used)
 			used += (size_t)n;
 	}
+	char why[256];
+	bool spoiled = ctp_capture_spoiled(cap, why, sizeof(why));
 	fprintf(stderr,
 		"%s: %" PRIu64 " threads, %zu processes, "
 		"%" PRIu32 " cgroups in %.2fs, %" PRIu64
-		" bytes; plugins failed: %s\n",
+		" bytes; plugins failed: %s%s%s\n",
 		subject, cap->rf.tids_recorded, cap->n_spans,
 		cap->cgroups.nrows,
 		(double)(cap->end_mono_ns - cap->start_mono_ns) / 1e9, bytes,
-		used ? failed : "none");
+		used ? failed : "none", spoiled ? "; short of resources: " : "",
+		spoiled ? why : "");
 }
 
 /* CAP_SYS_PTRACE in this thread's effective set (capget(2), no libcap):

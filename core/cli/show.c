@@ -180,6 +180,11 @@ static void print_plugins(const struct ctp_snap *snap)
 				" errors, %" PRIu64 " vanished",
 				p[i].version ? p[i].version : "?", t,
 				p[i].calls, p[i].errors, p[i].vanished);
+			if (p[i].resource)
+				o += (size_t)snprintf(
+					line + o, sizeof(line) - o,
+					", %" PRIu64 " short of resources",
+					p[i].resource);
 			for (size_t s = 0;
 			     s < p[i].n_summary && o < sizeof(line); s++)
 				o += (size_t)snprintf(
@@ -295,6 +300,49 @@ static void print_denied_hint(const struct ctp_snap_readfail *rf,
 		       "processes refuse even those)\n");
 }
 
+/*
+ * Resource errors (read_failures.*_unread_resource, .resource,
+ * plugins[].resource): the collector ran short of descriptors or memory,
+ * so the snapshot misses what it could not read, whatever the host did.
+ */
+static void print_resource_note(const struct ctp_snap *snap)
+{
+	const struct ctp_snap_readfail *rf = ctp_snap_readfail(snap);
+	const struct ctp_snap_plugin *p = ctp_snap_plugins(snap);
+	uint64_t files = 0, calls = 0;
+	for (size_t i = 0; i < rf->n_files; i++)
+		files += rf->resource[i];
+	for (size_t i = 0; i < ctp_snap_n_plugins(snap); i++)
+		calls += p[i].resource;
+	const uint64_t n[] = {rf->tgids_unread_resource,
+			      rf->tids_unread_resource,
+			      rf->cgroups_unread_resource, files, calls};
+	const uint64_t of[] = {rf->tgids_walked, rf->tids_walked, 0, 0, 0};
+	static const char *const what[] = {
+		"processes unread", "threads unread", "cgroups unread",
+		"file reads failed", "plugin calls failed"};
+	const char *sep = "  short of resources: ";
+	for (size_t k = 0; k < 5; k++) {
+		if (!n[k])
+			continue;
+		printf("%s%" PRIu64, sep, n[k]);
+		if (of[k])
+			printf(" of %" PRIu64, of[k]);
+		printf(" %s", what[k]);
+		sep = ", ";
+	}
+	if (*sep != ',')
+		return;
+	char esc[128];
+	if (rf->resource_error)
+		printf(" (%s)", ctp_render_escape(rf->resource_error,
+						  strlen(rf->resource_error),
+						  32, esc, sizeof(esc)));
+	if (rf->nofile_limit)
+		printf("; descriptor limit %" PRIu64, rf->nofile_limit);
+	printf("\n");
+}
+
 static void print_readfail(const struct ctp_snap *snap)
 {
 	const struct ctp_snap_readfail *rf = ctp_snap_readfail(snap);
@@ -309,16 +357,23 @@ static void print_readfail(const struct ctp_snap *snap)
 	for (size_t i = 0; i < rf->n_files; i++) {
 		printf("%s %s %" PRIu64, i ? "," : "", rf->file[i],
 		       rf->failures[i]);
-		if (rf->missing[i] && rf->denied[i])
-			printf(" (%" PRIu64 " missing, %" PRIu64 " denied)",
-			       rf->missing[i], rf->denied[i]);
-		else if (rf->missing[i])
-			printf(" (%" PRIu64 " missing)", rf->missing[i]);
-		else if (rf->denied[i])
-			printf(" (%" PRIu64 " denied)", rf->denied[i]);
+		const uint64_t part[] = {rf->missing[i], rf->denied[i],
+					 rf->resource[i]};
+		static const char *const what[] = {"missing", "denied",
+						   "short of resources"};
+		const char *sep = " (";
+		for (size_t k = 0; k < 3; k++) {
+			if (!part[k])
+				continue;
+			printf("%s%" PRIu64 " %s", sep, part[k], what[k]);
+			sep = ", ";
+		}
+		if (*sep == ',')
+			putchar(')');
 	}
 	printf("; dominant: %s\n",
 	       rf->dominant_file ? rf->dominant_file : "none");
+	print_resource_note(snap);
 	print_gate_hint(rf);
 	print_denied_hint(rf, ctp_snap_header(snap)->ptrace_capable);
 }
@@ -1327,7 +1382,9 @@ static void view_header(const struct ctp_snap *snap)
 		if (p[i].status == 2)
 			printf("%s%s",
 			       failed++ ? ", " : "  failed: ", p[i].name);
-	printf("\n\n");
+	printf("\n");
+	print_resource_note(snap);
+	printf("\n");
 }
 
 static int run_show(const struct opts *o);

@@ -460,6 +460,15 @@ static int need_u64(struct ctp_snap *s, const msgpack_object *m,
 	return ret;
 }
 
+/* An optional unsigned key: *out is 0 when the key is absent (a file
+ * written before it existed). */
+static int opt_u64(struct ctp_snap *s, const msgpack_object *m,
+		   const char *where, const char *k, uint64_t *out)
+{
+	*out = 0;
+	return get(m, k) ? need_u64(s, m, where, k, out) : 0;
+}
+
 static char *zstrdup(struct ctp_snap *s, const char *p, size_t n)
 {
 	char *c = zalloc(s, n + 1);
@@ -1048,6 +1057,8 @@ static int parse_plugins(struct ctp_snap *s)
 		    (ret = need_u64(s, m, where, "errors", &p->errors)) < 0 ||
 		    (ret = need_u64(s, m, where, "vanished", &p->vanished)) <
 			    0 ||
+		    (ret = opt_u64(s, m, where, "resource", &p->resource)) <
+			    0 ||
 		    (ret = need_map(s, m, where, "summary", &sum)) < 0 ||
 		    (ret = parse_counters(s, sum, where, &p->n_summary,
 					  &p->summary_name, &p->summary)) < 0)
@@ -1191,14 +1202,27 @@ static int parse_readfail(struct ctp_snap *s)
 		return ret;
 	if ((ret = parse_gates(s, m)) < 0 ||
 	    (ret = parse_part(s, m, "missing", &rf->missing)) < 0 ||
-	    (ret = parse_part(s, m, "denied", &rf->denied)) < 0)
+	    (ret = parse_part(s, m, "denied", &rf->denied)) < 0 ||
+	    (ret = parse_part(s, m, "resource", &rf->resource)) < 0)
 		return ret;
 	for (size_t f = 0; f < rf->n_files; f++)
-		if (rf->missing[f] + rf->denied[f] > rf->failures[f])
+		if (rf->missing[f] + rf->denied[f] + rf->resource[f] >
+		    rf->failures[f])
 			return bad(s, -EINVAL,
-				   "read_failures: \"%s\" has more missing "
-				   "and denied than failures",
+				   "read_failures: \"%s\" has more missing, "
+				   "denied and resource failures than "
+				   "failures",
 				   rf->file[f]);
+	if ((ret = opt_u64(s, m, w, "tids_unread_resource",
+			   &rf->tids_unread_resource)) < 0 ||
+	    (ret = opt_u64(s, m, w, "tgids_unread_resource",
+			   &rf->tgids_unread_resource)) < 0 ||
+	    (ret = opt_u64(s, m, w, "cgroups_unread_resource",
+			   &rf->cgroups_unread_resource)) < 0 ||
+	    (ret = opt_u64(s, m, w, "nofile_limit", &rf->nofile_limit)) < 0 ||
+	    (ret = opt_str(s, m, w, "resource_error", false, NULL,
+			   &rf->resource_error)) < 0)
+		return ret;
 	return 0;
 }
 

@@ -97,6 +97,9 @@ struct ctp_snap_plugin {
 	uint8_t status;	     /* 1 loaded, 2 failed, 3 disabled, 0 unknown */
 	bool required;
 	uint64_t time_ns, calls, errors, vanished;
+	/* Calls that failed for lack of resources (0 in files without
+	 * plugins[].resource). */
+	uint64_t resource;
 	size_t n_summary;
 	const char **summary_name;
 	const uint64_t *summary;
@@ -121,7 +124,18 @@ struct ctp_snap_readfail {
 	/* Per file[i]: how many of failures[i] were EACCES or EPERM
 	 * (read_failures.denied; 0 for files without it). */
 	const uint64_t *denied;
+	/* Per file[i]: how many of failures[i] were resource errors
+	 * (EMFILE, ENFILE, ENOMEM, ENOBUFS; read_failures.resource, 0 for
+	 * files without it). */
+	const uint64_t *resource;
 	const char *dominant_file; /* NULL when nil */
+	/* Tasks and cgroups left unread for lack of resources, the first
+	 * such error's name ("EMFILE"; NULL none) and the descriptor limit
+	 * (0 unknown); all 0 or NULL in files written before them. */
+	uint64_t tids_unread_resource, tgids_unread_resource;
+	uint64_t cgroups_unread_resource;
+	const char *resource_error;
+	uint64_t nofile_limit;
 };
 
 struct ctp_snap_header {

@@ -712,12 +712,13 @@ static void pack_plugins(struct w *w)
 {
 	const struct ctp_capture *cap = w->cap;
 	msgpack_packer *pk = &w->pk;
+	bool spoiled = ctp_capture_spoiled(cap, NULL, 0);
 
 	pack_key(w, "plugins");
 	msgpack_pack_array(pk, cap->n_plugins);
 	for (uint32_t i = 0; i < cap->n_plugins; i++) {
 		const struct ctp_plugin_info *p = &cap->plugins[i];
-		msgpack_pack_map(pk, 12);
+		msgpack_pack_map(pk, spoiled ? 13 : 12);
 		pack_key(w, "name");
 		pack_str(w, p->name);
 		pack_key(w, "status");
@@ -752,6 +753,10 @@ static void pack_plugins(struct w *w)
 				 p->summary_name[s] ? p->summary_name[s] : "");
 			msgpack_pack_uint64(pk, atomic_load(&p->summary[s]));
 		}
+		if (spoiled) {
+			pack_key(w, "resource");
+			msgpack_pack_uint64(pk, atomic_load(&p->resource));
+		}
 	}
 }
 
@@ -774,7 +779,8 @@ static void pack_readfail(struct w *w)
 	}
 
 	pack_key(w, "read_failures");
-	msgpack_pack_map(pk, 10);
+	bool spoiled = ctp_capture_spoiled(w->cap, NULL, 0);
+	msgpack_pack_map(pk, spoiled ? 16 : 10);
 	pack_key(w, "tids_walked");
 	msgpack_pack_uint64(pk, rf->tids_walked);
 	pack_key(w, "tids_recorded");
@@ -813,6 +819,26 @@ static void pack_readfail(struct w *w)
 		pack_str(w, rf->file[i] ? rf->file[i] : "");
 		pack_str(w, rf->gate[i]);
 	}
+	/* Only a capture short of resources: every other one writes the
+	 * bytes it wrote before these keys existed. */
+	if (!spoiled)
+		return;
+	pack_key(w, "tids_unread_resource");
+	msgpack_pack_uint64(pk, rf->tids_unread_resource);
+	pack_key(w, "tgids_unread_resource");
+	msgpack_pack_uint64(pk, rf->tgids_unread_resource);
+	pack_key(w, "cgroups_unread_resource");
+	msgpack_pack_uint64(pk, rf->cgroups_unread_resource);
+	pack_key(w, "resource");
+	msgpack_pack_map(pk, nfiles);
+	for (uint32_t i = 0; i < nfiles; i++) {
+		pack_str(w, rf->file[i] ? rf->file[i] : "");
+		msgpack_pack_uint64(pk, rf->resource[i]);
+	}
+	pack_key(w, "resource_error");
+	pack_str(w, ctp_resource_errname(rf->resource_err));
+	pack_key(w, "nofile_limit");
+	msgpack_pack_uint64(pk, rf->nofile_limit);
 }
 
 static void pack_host(struct w *w)

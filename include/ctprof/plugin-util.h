@@ -162,6 +162,17 @@ static inline bool ctp_err_vanished(int err)
 	return err == -ENOENT || err == -ESRCH;
 }
 
+/* Whether an error means the collector ran short of resources: its
+ * descriptor limit (EMFILE), the system's file table (ENFILE), memory
+ * (ENOMEM) or socket buffers (ENOBUFS). The core counts those apart from
+ * failures and vanished tasks: they say nothing about the task, only
+ * that the capture could not read it. */
+static inline bool ctp_err_resource(int err)
+{
+	return err == -EMFILE || err == -ENFILE || err == -ENOMEM ||
+	       err == -ENOBUFS;
+}
+
 /* ---- Bounded scanners over kernel text ---------------------------------- */
 
 /*
