@@ -23,6 +23,8 @@ endfunction()
 
 ctp_abi_plugin(abi-good abi_good.c)
 ctp_abi_plugin(abi-failing abi_failing.c)
+# abi-failing's thread callback failing with ENOMEM instead (test_resource).
+ctp_abi_plugin(abi-starved abi_failing.c ABI_FAILING_ERRNO=ENOMEM)
 ctp_abi_plugin(abi-dynamic abi_dynamic.c)
 ctp_abi_plugin(abi-notmt abi_notmt.c)
 ctp_abi_plugin(abi-fdprobe abi_fdprobe.c)

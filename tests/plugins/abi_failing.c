@@ -4,20 +4,32 @@
  * -EIO while its process callback succeeds. The core must disable only the
  * thread callback, after CTP_CB_MAX_CONSECUTIVE_ERRORS calls, say so once,
  * and keep capturing.
+ *
+ * Built with ABI_FAILING_ERRNO=E (abi-starved), the thread callback fails
+ * with -E instead, a resource error: the core counts it as such, never as
+ * an error nor a vanished task, and never disables the callback for it.
  */
 #include <errno.h>
 #include <stdatomic.h>
 
 #include <ctprof/plugin.h>
 
+#ifdef ABI_FAILING_ERRNO
+#define NAME	 "abi-starved"
+#define FAIL_ERR ABI_FAILING_ERRNO
+#else
+#define NAME	 "abi-failing"
+#define FAIL_ERR EIO
+#endif
+
 static const struct ctp_field_desc fields[] = {
-	{.name = "abi-failing.pid",
+	{.name = NAME ".pid",
 	 .help = "tgid, set by the process callback that works",
 	 .scope = CTP_SCOPE_PROCESS,
 	 .type = CTP_TYPE_U64,
 	 .kind = CTP_KIND_CATEGORICAL,
 	 .rule = CTP_RULE_MODE},
-	{.name = "abi-failing.calls",
+	{.name = NAME ".calls",
 	 .help = "thread callbacks made, set at finish",
 	 .scope = CTP_SCOPE_HOST,
 	 .type = CTP_TYPE_U64,
@@ -58,7 +70,7 @@ static int failing_thread(void *statep, const struct ctp_task *task,
 	(void)task;
 	(void)rec;
 	atomic_fetch_add(&st->n, 1);
-	return -EIO;
+	return -FAIL_ERR;
 }
 
 static int failing_finish(void *statep, struct ctp_record *host_rec)
@@ -69,7 +81,7 @@ static int failing_finish(void *statep, struct ctp_record *host_rec)
 
 CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	CTP_PLUGIN_HEADER,
-	.name = "abi-failing",
+	.name = NAME,
 	.version = "0",
 	.description = "thread callback always fails",
 	.flags = CTP_PLUGIN_MT_SAFE,
