@@ -17,7 +17,9 @@
  * - The counters through the writer, the C reader and `dump`; a clean
  *   capture writes none of them and an old snapshot reads them as 0.
  * - The binary: a one-shot capture under a descriptor limit just large
- *   enough to write its snapshot writes one whose counters say it.
+ *   enough to write its snapshot writes one whose counters say it;
+ *   `record` under it writes every snapshot and says why once per run of
+ *   spoiled captures.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -31,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -517,6 +520,127 @@ static void test_cli_limit(void **unused)
 	free(text);
 }
 
+/* How many times needle occurs in text. */
+static unsigned count_in(const char *text, const char *needle)
+{
+	unsigned n = 0;
+	for (const char *p = text; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+/* Wait (a hang guard only) until dir holds at least n files. */
+static void wait_files(const char *dir, size_t n, pid_t pid, const char *log)
+{
+	for (uint64_t t0 = e2e_now_ms(); e2e_files(dir) < n;) {
+		int st;
+		if (waitpid(pid, &st, WNOHANG) == pid) {
+			e2e_show_file("stderr", log);
+			fail_msg("record ended with %zu of %zu snapshots",
+				 e2e_files(dir), n);
+		}
+		if (e2e_now_ms() - t0 > 120000) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			fail_msg("no %zu snapshots in 2 minutes", n);
+		}
+		usleep(20000);
+	}
+}
+
+struct spoiled_count {
+	size_t spoiled, clean;
+};
+
+static void count_spoiled(const struct ctp_snap *s, const char *path, void *arg)
+{
+	struct spoiled_count *c = arg;
+	(void)path;
+	if (ctp_snap_readfail(s)->tids_unread_resource +
+	    ctp_snap_readfail(s)->tgids_unread_resource)
+		c->spoiled++;
+	else
+		c->clean++;
+}
+
+/*
+ * `record` under the same limit as test_cli_limit's: every snapshot is
+ * written, spoiled ones counted as such; the log says why once for the run
+ * of them, not per capture, and once that the run ended when the limit is
+ * raised (prlimit on the recorder) and a complete capture follows.
+ */
+static void test_record_once(void **unused)
+{
+	(void)unused;
+	char cfg[PATH_MAX], dir[PATH_MAX], log[PATH_MAX], yaml[4 * PATH_MAX];
+	assert_int_equal(E2E_PATHF(cfg, "%s/rec.yaml", tmpdir), 0);
+	assert_int_equal(E2E_PATHF(log, "%s/rec.log", tmpdir), 0);
+	snprintf(yaml, sizeof(yaml),
+		 "plugin_dirs: [\"%s\", \"%s\"]\nworkers: 1\n"
+		 "roots: {proc: \"%s\", sys: \"%s\", cgroup: \"%s\"}\n"
+		 "plugins:\n  procfs-stat: {}\n  abi-good: {}\n",
+		 CTP_TEST_PLUGIN_DIR, CTP_ABI_PLUGIN_DIR, FIX_PROC, FIX_SYS,
+		 FIX_CGROUP);
+	assert_int_equal(e2e_write_file(cfg, yaml, strlen(yaml)), 0);
+	/* The smallest limit a one-shot capture writes under. */
+	unsigned n;
+	char out[PATH_MAX];
+	for (n = 4; n <= 64; n++) {
+		assert_int_equal(E2E_PATHF(out, "%s/rec-%u.ctprof", tmpdir, n),
+				 0);
+		if (run_limited(n, cfg, out, log) == 0)
+			break;
+	}
+	assert_true(n <= 64);
+	/* record holds no more descriptors than a one-shot capture while it
+	 * walks, and writes the same way; a margin of one more would leave
+	 * its walk whole. */
+	assert_int_equal(E2E_PATHF(dir, "%s/rec", tmpdir), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+			      0644);
+		struct rlimit rl;
+		if (fd < 0 || dup2(fd, 2) < 0 ||
+		    getrlimit(RLIMIT_NOFILE, &rl) < 0)
+			_exit(126);
+		rl.rlim_cur = n;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			_exit(126);
+		execl(CTP_TEST_BINARY, CTP_TEST_BINARY, "record",
+		      "--no-supervise", "--config", cfg, "-o", dir,
+		      "--interval", "100ms", (char *)NULL);
+		_exit(127);
+	}
+	wait_files(dir, 3, pid, log);
+	struct rlimit rl;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	assert_int_equal(prlimit(pid, RLIMIT_NOFILE, &rl, NULL), 0);
+	wait_files(dir, e2e_files(dir) + 3, pid, log);
+	kill(pid, SIGTERM);
+	e2e_wait_bounded(pid, 60000, "record after SIGTERM");
+
+	struct spoiled_count c = {0};
+	char err[512];
+	assert_true(e2e_each_snapshot(dir, count_spoiled, &c, err,
+				      sizeof(err)) > 0);
+	char *text = NULL;
+	size_t len = 0;
+	assert_int_equal(e2e_read_file(log, &text, &len), 0);
+	if (c.spoiled < 3 || c.clean < 2 ||
+	    count_in(text, "capture short of resources: ") != 1 ||
+	    count_in(text, "Too many open files") != 1 ||
+	    count_in(text, "captures complete again after ") != 1 ||
+	    count_in(text, "; short of resources\n") != c.spoiled) {
+		e2e_show_file("stderr", log);
+		fail_msg("%zu spoiled and %zu clean snapshots, or the log "
+			 "says it other than once",
+			 c.spoiled, c.clean);
+	}
+	free(text);
+}
+
 static int setup(void **unused)
 {
 	(void)unused;
@@ -539,6 +663,7 @@ int main(void)
 		cmocka_unit_test(test_plugin_resource),
 		cmocka_unit_test(test_snapshot_counters),
 		cmocka_unit_test(test_cli_limit),
+		cmocka_unit_test(test_record_once),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

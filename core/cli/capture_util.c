@@ -125,17 +125,18 @@ void ctp_cli_report(const struct ctp_capture *cap, const char *subject,
 		if (n > 0 && (size_t)n < sizeof(failed) - used)
 			used += (size_t)n;
 	}
-	char why[256];
-	bool spoiled = ctp_capture_spoiled(cap, why, sizeof(why));
+	/* Marked only: the reason is said by whoever runs the captures,
+	 * once while it lasts (record), not on every capture's line. */
 	fprintf(stderr,
 		"%s: %" PRIu64 " threads, %zu processes, "
 		"%" PRIu32 " cgroups in %.2fs, %" PRIu64
-		" bytes; plugins failed: %s%s%s\n",
+		" bytes; plugins failed: %s%s\n",
 		subject, cap->rf.tids_recorded, cap->n_spans,
 		cap->cgroups.nrows,
 		(double)(cap->end_mono_ns - cap->start_mono_ns) / 1e9, bytes,
-		used ? failed : "none", spoiled ? "; short of resources: " : "",
-		spoiled ? why : "");
+		used ? failed : "none",
+		ctp_capture_spoiled(cap, NULL, 0) ? "; short of resources"
+						  : "");
 }
 
 /* CAP_SYS_PTRACE in this thread's effective set (capget(2), no libcap):

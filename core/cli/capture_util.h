@@ -51,7 +51,9 @@ int ctp_cli_write(struct ctp_capture *cap, const struct ctp_config *cfg,
 		  const char *outpath, const volatile sig_atomic_t *stop,
 		  uint64_t *written, bool report);
 /* The one line a finished capture prints on stderr: "SUBJECT: N threads,
- * N processes, N cgroups in T, N bytes; plugins failed: ...". */
+ * N processes, N cgroups in T, N bytes; plugins failed: ...", ending with
+ * "; short of resources" for a spoiled capture (ctp_capture_spoiled; the
+ * reason is the caller's to say). */
 void ctp_cli_report(const struct ctp_capture *cap, const char *subject,
 		    uint64_t bytes);
 /* ctp_cli_write with a failure's one line in err instead of on stderr (the

@@ -337,6 +337,9 @@ static int run_capture(const struct ctp_config *cfg,
 	/* The plugins' fini before the file exists: a plugin that crashes
 	 * there is left out of the next attempt like any other. */
 	ctp_engine_unload(&eng);
+	char why[256];
+	if (!rc && ctp_capture_spoiled(cap, why, sizeof(why)))
+		ctp_log(CTP_LOG_WARNING, "capture short of resources: %s", why);
 	if (!rc)
 		rc = ctp_cli_write(cap, cfg, outpath, &stop_requested, NULL,
 				   true);

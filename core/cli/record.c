@@ -58,6 +58,7 @@ struct rec_progress {
 	int gave_up;	      /* MAX_FAILED_IN_ROW reached */
 	int last_errno;	      /* of the last failure, 0 after a success */
 	int warned_future;    /* files named after a new capture were seen */
+	uint64_t spoiled;     /* captures in a row short of resources */
 	char cause[512];      /* the last failure's message */
 	char last[PATH_MAX];  /* the last file written ("" before) */
 };
@@ -496,6 +497,32 @@ static void count_written(const struct rec_args *a)
 	p->written++;
 }
 
+/* A capture short of resources (ctp_capture_spoiled) is written all the
+ * same, its counters saying what it could not read; the log says why at
+ * the first written of a run of them, and when a complete one ends the
+ * run. */
+static void note_spoiled(const struct rec_args *a,
+			 const struct ctp_capture *cap)
+{
+	struct rec_progress *p = a->prog;
+	char why[256];
+	if (ctp_capture_spoiled(cap, why, sizeof(why))) {
+		if (!p->spoiled++)
+			ctp_log(CTP_LOG_WARNING,
+				"capture short of resources: %s; its snapshot "
+				"counts what it could not read (not said again "
+				"while it lasts)",
+				why);
+		return;
+	}
+	if (p->spoiled)
+		ctp_log(CTP_LOG_WARNING,
+			"captures complete again after %" PRIu64
+			" short of resources",
+			p->spoiled);
+	p->spoiled = 0;
+}
+
 /* Write the capture to path; on a full disk (ENOSPC, EDQUOT) with
  * retention set, remove the oldest file of the recording and try again,
  * ROOM_TRIES times at most. Returns 0 or a negative errno (-ECANCELED),
@@ -547,6 +574,7 @@ static int capture_once(struct ctp_engine *eng, const struct ctp_config *cfg,
 	if (r < 0)
 		return failure(a, -r, err);
 	count_written(a);
+	note_spoiled(a, cap);
 	retention(a, path, (int64_t)cap->start_realtime_ns, 0);
 	if (a->print)
 		print_interval(a, cfg, path);
