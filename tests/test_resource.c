@@ -62,21 +62,23 @@ struct run {
 };
 
 /* A config naming `plugins` (lines under "plugins:") over the fixture
- * tree (live: the host's roots), one worker. */
-static void run_load(struct run *r, bool live, const char *plugins)
+ * tree (live: the host's roots), one worker unless `top` (top-level
+ * lines) says otherwise. */
+static void run_load_with(struct run *r, bool live, const char *top,
+			  const char *plugins)
 {
 	char yaml[4 * PATH_MAX], err[512];
 	if (live)
 		snprintf(yaml, sizeof(yaml),
-			 "plugin_dirs: [\"%s\", \"%s\"]\nworkers: 1\n"
+			 "plugin_dirs: [\"%s\", \"%s\"]\n%s"
 			 "plugins:\n%s",
-			 CTP_TEST_PLUGIN_DIR, CTP_ABI_PLUGIN_DIR, plugins);
+			 CTP_TEST_PLUGIN_DIR, CTP_ABI_PLUGIN_DIR, top, plugins);
 	else
 		snprintf(yaml, sizeof(yaml),
-			 "plugin_dirs: [\"%s\", \"%s\"]\nworkers: 1\n"
+			 "plugin_dirs: [\"%s\", \"%s\"]\n%s"
 			 "roots: {proc: \"%s\", sys: \"%s\", cgroup: \"%s\"}\n"
 			 "plugins:\n%s",
-			 CTP_TEST_PLUGIN_DIR, CTP_ABI_PLUGIN_DIR, FIX_PROC,
+			 CTP_TEST_PLUGIN_DIR, CTP_ABI_PLUGIN_DIR, top, FIX_PROC,
 			 FIX_SYS, FIX_CGROUP, plugins);
 	memset(r, 0, sizeof(*r));
 	if (ctp_config_load_buf("test.yaml", yaml, strlen(yaml), &r->cfg, err,
@@ -84,7 +86,7 @@ static void run_load(struct run *r, bool live, const char *plugins)
 		fail_msg("config: %s", err);
 	/* The build tree may be group-writable; not what this tests. */
 	r->cfg->allow_insecure_plugins = 1;
-	assert_int_equal(ctp_capture_new(1, &r->cap), 0);
+	assert_int_equal(ctp_capture_new(r->cfg->workers, &r->cap), 0);
 	assert_int_equal(ctp_engine_init(&r->eng, r->cfg, r->cap, NULL), 0);
 	assert_int_equal(ctp_engine_load(&r->eng), 0);
 	for (uint32_t i = 0; i < r->cap->n_plugins; i++)
@@ -93,6 +95,11 @@ static void run_load(struct run *r, bool live, const char *plugins)
 				 r->cap->plugins[i].reason
 					 ? r->cap->plugins[i].reason
 					 : "not loaded");
+}
+
+static void run_load(struct run *r, bool live, const char *plugins)
+{
+	run_load_with(r, live, "workers: 1\n", plugins);
 }
 
 static void run_done(struct run *r)
@@ -231,6 +238,35 @@ static void test_fixture_threads_unread(void **unused)
 		 clean.processes, clean.tgids_walked, rf->tids_walked,
 		 rf->tids_walked, strerror(EMFILE), limit);
 	assert_string_equal(why, want);
+	run_done(&r);
+}
+
+/* Two workers, each with a private descriptor table (every plugin is
+ * CTP_PLUGIN_FD_LOCAL) and so k = 2 free of its own, and processes split
+ * among them a thread a chunk: every thread is unread, and so is every
+ * split process that had one recorded, decided after the walk. */
+static void test_fixture_split_unread(void **unused)
+{
+	(void)unused;
+	static const char top[] = "workers: 2\nsplit_threads: 1\n";
+	static const char plugins[] = "  procfs-stat: {}\n  abi-starved: {}\n";
+	struct run r;
+	uint64_t limit;
+	run_load_with(&r, false, top, plugins);
+	assert_int_equal(capture_with(&r, -1, &limit), 0);
+	assert_true(r.eng.private_fds && r.eng.thread_dirs);
+	assert_true(r.cap->n_xspans > 0); /* some process was split */
+	uint64_t walked = r.cap->rf.tids_walked;
+	size_t processes = r.cap->n_spans;
+	uint64_t vanished = r.cap->rf.tgids_vanished;
+	assert_int_equal(capture_with(&r, 2, &limit), 0);
+	const struct ctp_readfail *rf = &r.cap->rf;
+	assert_int_equal(rf->tids_walked, walked);
+	assert_int_equal(rf->tids_unread_resource, walked);
+	assert_int_equal(rf->tgids_unread_resource, processes);
+	assert_int_equal(rf->tgids_vanished, vanished);
+	assert_int_equal(r.cap->n_spans, 0);
+	assert_adds_up(r.cap);
 	run_done(&r);
 }
 
@@ -659,6 +695,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fixture_processes_unread),
 		cmocka_unit_test(test_fixture_threads_unread),
+		cmocka_unit_test(test_fixture_split_unread),
 		cmocka_unit_test(test_live),
 		cmocka_unit_test(test_plugin_resource),
 		cmocka_unit_test(test_snapshot_counters),

@@ -888,14 +888,15 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid,
 }
 
 /* Publish tids[from, n) of the process at span idx for any worker to
- * walk; false when short of memory (the owner then walks them all). */
-static bool split_publish(struct worker *w, size_t idx, uint32_t tgid,
-			  size_t from, size_t n)
+ * walk: the split (the queue's, until after the walk), or NULL when short
+ * of memory (the owner then walks them all). */
+static struct ctp_split *split_publish(struct worker *w, size_t idx,
+				       uint32_t tgid, size_t from, size_t n)
 {
 	struct ctp_split *sp = ctp_split_new(w->tids + from, n - from);
 
 	if (!sp)
-		return false;
+		return NULL;
 	sp->tgid = tgid;
 	sp->span = idx;
 	snprintf(sp->pcomm, sizeof(sp->pcomm), "%s", w->pcomm);
@@ -904,7 +905,7 @@ static bool split_publish(struct worker *w, size_t idx, uint32_t tgid,
 		memcpy(sp->cg, w->proc_cg, w->proc_cglen + 1);
 		sp->cglen = w->proc_cglen;
 	}
-	return ctp_splitq_push(&w->eng->splits, sp) == 0;
+	return ctp_splitq_push(&w->eng->splits, sp) == 0 ? sp : NULL;
 }
 
 static void do_thread(struct worker *w, int pdir, uint32_t tgid,
@@ -927,6 +928,8 @@ static void do_chunk(struct worker *w, struct ctp_split *sp, size_t lo,
 		w->tids_walked += hi - lo;
 		for (size_t i = lo; i < hi; i++)
 			task_unread(w, true, err);
+		if (ctp_err_resource(err))
+			atomic_fetch_add(&sp->unread, (uint32_t)(hi - lo));
 		return;
 	}
 	snprintf(w->pcomm, sizeof(w->pcomm), "%s", sp->pcomm);
@@ -937,9 +940,12 @@ static void do_chunk(struct worker *w, struct ctp_split *sp, size_t lo,
 		w->proc_cgrow = -1;
 	}
 	uint32_t first = w->threads->nrows, recorded = 0;
+	uint64_t unread = w->tids_unread_resource;
 	for (size_t i = lo; i < hi && w->result == 0; i++)
 		do_thread(w, pdir, sp->tgid, sp->tids + i, hi - i, &recorded);
 	sys_close(pdir);
+	atomic_fetch_add(&sp->unread,
+			 (uint32_t)(w->tids_unread_resource - unread));
 	if (!recorded)
 		return;
 	atomic_fetch_add(&sp->recorded, recorded);
@@ -1191,8 +1197,9 @@ static void do_process(struct worker *w, size_t idx)
 	 * the process callbacks are done, so a thread callback on any
 	 * worker finds what they left (CTP_PLUGIN_SPLITTABLE). */
 	own = ntids;
+	struct ctp_split *sp = NULL;
 	if (eng->splits.chunk && ntids > eng->splits.chunk &&
-	    split_publish(w, idx, tgid, eng->splits.chunk, ntids)) {
+	    (sp = split_publish(w, idx, tgid, eng->splits.chunk, ntids))) {
 		own = eng->splits.chunk;
 		split = true;
 	}
@@ -1202,6 +1209,9 @@ static void do_process(struct worker *w, size_t idx)
 		do_thread(w, pdir, tgid, w->tids + i, own - i, &recorded);
 	process_done(w, span, prow, first, recorded, split,
 		     w->tids_unread_resource > unread);
+	if (sp)
+		atomic_fetch_add(&sp->unread,
+				 (uint32_t)(w->tids_unread_resource - unread));
 	sys_close(pdir);
 }
 
@@ -1849,7 +1859,7 @@ static int merge_pass(struct ctp_capture *cap, struct worker *ws, uint32_t nw,
 
 /* Split processes: the thread count of the process row is the owner's
  * threads plus its chunks'; none at all, and the process exited under us
- * like any other. */
+ * like any other, or is unread when threads of it were. */
 static void complete_splits(struct ctp_engine *eng)
 {
 	struct ctp_capture *cap = eng->cap;
@@ -1859,7 +1869,10 @@ static void complete_splits(struct ctp_engine *eng)
 		uint32_t total = span->nthreads + atomic_load(&sp->recorded);
 		if (span->proc_row != UINT32_MAX && total == 0) {
 			span->proc_row = UINT32_MAX;
-			cap->rf.tgids_vanished++;
+			if (atomic_load(&sp->unread))
+				cap->rf.tgids_unread_resource++;
+			else
+				cap->rf.tgids_vanished++;
 		} else if (span->proc_row != UINT32_MAX) {
 			ctp_table_set(&cap->procs[span->worker], span->proc_row,
 				      CTP_PCOL_NTHREADS, total);

@@ -25,6 +25,8 @@ struct ctp_split {
 	uint32_t *tids;
 	size_t n, next; /* next: first tid not claimed (under the lock) */
 	_Atomic uint32_t recorded; /* threads recorded from the chunks */
+	/* Threads unread for lack of resources, the owner's included. */
+	_Atomic uint32_t unread;
 	char pcomm[64];
 	bool cg_whole;
 	size_t cglen;

@@ -15,21 +15,26 @@
 #include <ctprof/plugin.h>
 
 #ifdef ABI_FAILING_ERRNO
-#define NAME	 "abi-starved"
-#define FAIL_ERR ABI_FAILING_ERRNO
+#define ABI_FAILING_NAME "abi-starved"
+#define FAIL_ERR	 ABI_FAILING_ERRNO
+/* Nothing shared between calls but an atomic: fit for private descriptor
+ * tables and split processes, which test_resource walks with. */
+#define ABI_FAILING_FLAGS                                                      \
+	(CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL | CTP_PLUGIN_SPLITTABLE)
 #else
-#define NAME	 "abi-failing"
-#define FAIL_ERR EIO
+#define ABI_FAILING_NAME  "abi-failing"
+#define FAIL_ERR	  EIO
+#define ABI_FAILING_FLAGS CTP_PLUGIN_MT_SAFE
 #endif
 
 static const struct ctp_field_desc fields[] = {
-	{.name = NAME ".pid",
+	{.name = ABI_FAILING_NAME ".pid",
 	 .help = "tgid, set by the process callback that works",
 	 .scope = CTP_SCOPE_PROCESS,
 	 .type = CTP_TYPE_U64,
 	 .kind = CTP_KIND_CATEGORICAL,
 	 .rule = CTP_RULE_MODE},
-	{.name = NAME ".calls",
+	{.name = ABI_FAILING_NAME ".calls",
 	 .help = "thread callbacks made, set at finish",
 	 .scope = CTP_SCOPE_HOST,
 	 .type = CTP_TYPE_U64,
@@ -81,10 +86,10 @@ static int failing_finish(void *statep, struct ctp_record *host_rec)
 
 CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	CTP_PLUGIN_HEADER,
-	.name = NAME,
+	.name = ABI_FAILING_NAME,
 	.version = "0",
 	.description = "thread callback always fails",
-	.flags = CTP_PLUGIN_MT_SAFE,
+	.flags = ABI_FAILING_FLAGS,
 	CTP_PLUGIN_FIELDS(fields),
 	.init = failing_init,
 	.process = failing_process,
