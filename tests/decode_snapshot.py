@@ -389,7 +389,8 @@ def check_spec(snap, legacy=False):
         w = "plugins[%d]" % i
         check_keys(p, ["name", "status", "reason", "hint", "version", "path",
                        "required", "time_ns", "calls", "errors", "vanished",
-                       "summary"], w, optional=late)
+                       "summary", "resource"], w,
+                   optional=tuple(late) + ("resource",))
         need(is_str(p["name"]), w + ".name")
         plugin_names.add(p["name"])
         need(p["status"] in STATUSES, w + ".status")
@@ -404,15 +405,39 @@ def check_spec(snap, legacy=False):
         need(isinstance(p["summary"], Pairs), w + ".summary")
         for k, v in p["summary"]:
             need(is_str(k) and is_uint(v), w + ".summary entry")
+        if "resource" in p:
+            need(is_uint(p["resource"]), w + ".resource")
     for f in fields.values():
         need(f["plugin"] is None or f["plugin"] in plugin_names,
              "field %s names an unknown plugin" % f["name"])
 
     rf = snap["read_failures"]
+    # Section 6 "Resource errors": written together, only by a capture
+    # short of resources.
+    resource_keys = ("tids_unread_resource", "tgids_unread_resource",
+                     "cgroups_unread_resource", "resource", "resource_error",
+                     "nofile_limit")
     check_keys(rf, ["tids_walked", "tids_recorded", "tids_vanished",
                     "tgids_walked", "tgids_vanished", "files", "missing",
-                    "denied", "dominant_file", "gates"], "read_failures",
-               optional=late)
+                    "denied", "dominant_file", "gates"] + list(resource_keys),
+               "read_failures", optional=tuple(late) + resource_keys)
+    got = [k for k in resource_keys if k in rf]
+    need(not got or len(got) == len(resource_keys),
+         "read_failures has %r of the resource keys, not all" % got)
+    if got:
+        for k in ("tids_unread_resource", "tgids_unread_resource",
+                  "cgroups_unread_resource", "nofile_limit"):
+            need(is_uint(rf[k]), "read_failures." + k)
+        need(rf["resource_error"] is None or rf["resource_error"] in
+             ("EMFILE", "ENFILE", "ENOMEM", "ENOBUFS"),
+             "read_failures.resource_error %r" % (rf["resource_error"],))
+        need(rf["tids_walked"] == rf["tids_recorded"] + rf["tids_vanished"]
+             + rf["tids_unread_resource"],
+             "read_failures: threads walked are not recorded + vanished + "
+             "unread")
+    need(all(("resource" in p) == bool(got) for p in snap["plugins"]),
+         "plugins[].resource written without read_failures' resource keys, "
+         "or the other way round")
     for k in ("tids_walked", "tids_recorded", "tids_vanished",
               "tgids_walked", "tgids_vanished"):
         need(is_uint(rf[k]), "read_failures." + k)
@@ -429,12 +454,12 @@ def check_spec(snap, legacy=False):
          "dominant_file %r, the most failures are in %r" %
          (rf["dominant_file"], best))
     part = dict((k, 0) for k in failures)
-    for key in ("missing", "denied"):
+    for key in ("missing", "denied", "resource"):
         if key not in rf:
             continue
-        # The ENOENT (missing) and EACCES/EPERM (denied) parts of each
-        # file's failures: the same files in the same order, together
-        # never more than the failures.
+        # The ENOENT (missing), EACCES/EPERM (denied) and resource parts
+        # of each file's failures: the same files in the same order,
+        # together never more than the failures.
         m = rf[key]
         need(isinstance(m, Pairs), "read_failures.%s is not a map" % key)
         need(m.keys() == rf["files"].keys(),

@@ -562,8 +562,10 @@ struct ctp_option_desc {
 /*
  * Callbacks. `state` is what init stored. Each returns >= 0 on success or a
  * negative errno. -ENOENT and -ESRCH mean "the task vanished" and are counted,
- * never treated as plugin errors. Other errors are counted; a callback that
- * keeps failing is disabled for the rest of the snapshot.
+ * never treated as plugin errors; -EMFILE, -ENFILE, -ENOMEM and -ENOBUFS
+ * (ctp_err_resource) mean the collector ran short of resources and are
+ * counted apart, neither. Other errors are counted; a callback that keeps
+ * failing is disabled for the rest of the snapshot.
  */
 /*
  * A command of a plugin: `ctprof-core NAME ARGS...` loads the plugins of
