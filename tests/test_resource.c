@@ -61,9 +61,21 @@ struct run {
 	struct ctp_engine eng;
 };
 
-/* A config naming `plugins` (lines under "plugins:") over the fixture
- * tree (live: the host's roots), one worker unless `top` (top-level
- * lines) says otherwise. */
+/* A config of `top` (top-level lines) and `plugins` (lines under
+ * "plugins:") over the fixture tree. */
+static void fixture_yaml(char *yaml, size_t len, const char *top,
+			 const char *plugins)
+{
+	assert_true(
+		snprintf(yaml, len,
+			 "plugin_dirs: [\"%s\", \"%s\"]\n%s"
+			 "roots: {proc: \"%s\", sys: \"%s\", cgroup: \"%s\"}\n"
+			 "plugins:\n%s",
+			 CTP_TEST_PLUGIN_DIR, CTP_ABI_PLUGIN_DIR, top, FIX_PROC,
+			 FIX_SYS, FIX_CGROUP, plugins) < (int)len);
+}
+
+/* The real engine loaded with such a config (live: the host's roots). */
 static void run_load_with(struct run *r, bool live, const char *top,
 			  const char *plugins)
 {
@@ -74,12 +86,7 @@ static void run_load_with(struct run *r, bool live, const char *top,
 			 "plugins:\n%s",
 			 CTP_TEST_PLUGIN_DIR, CTP_ABI_PLUGIN_DIR, top, plugins);
 	else
-		snprintf(yaml, sizeof(yaml),
-			 "plugin_dirs: [\"%s\", \"%s\"]\n%s"
-			 "roots: {proc: \"%s\", sys: \"%s\", cgroup: \"%s\"}\n"
-			 "plugins:\n%s",
-			 CTP_TEST_PLUGIN_DIR, CTP_ABI_PLUGIN_DIR, top, FIX_PROC,
-			 FIX_SYS, FIX_CGROUP, plugins);
+		fixture_yaml(yaml, sizeof(yaml), top, plugins);
 	memset(r, 0, sizeof(*r));
 	if (ctp_config_load_buf("test.yaml", yaml, strlen(yaml), &r->cfg, err,
 				sizeof(err)) < 0)
@@ -470,28 +477,61 @@ static void test_snapshot_counters(void **unused)
 	ctp_snap_free(s);
 }
 
-/* The binary under RLIMIT_NOFILE n (fork, setrlimit, exec): its exit
- * code; stderr to log. */
-static int run_limited(unsigned n, const char *cfg, const char *out,
-		       const char *log)
+/* The binary with args (NULL-terminated, after argv[0]) under
+ * RLIMIT_NOFILE n (fork, setrlimit, exec), stderr to log: its pid. */
+static pid_t spawn_limited(unsigned n, const char *log, const char *const *args)
 {
+	char *argv[16] = {CTP_TEST_BINARY};
+	for (size_t i = 0; args[i]; i++) {
+		assert_true(i + 2 < sizeof(argv) / sizeof(argv[0]));
+		argv[i + 1] = (char *)args[i];
+	}
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
 			      0644);
-		if (fd < 0 || dup2(fd, 2) < 0)
-			_exit(126);
 		struct rlimit rl;
-		getrlimit(RLIMIT_NOFILE, &rl);
+		if (fd < 0 || dup2(fd, 2) < 0 ||
+		    getrlimit(RLIMIT_NOFILE, &rl) < 0)
+			_exit(126);
 		rl.rlim_cur = n;
 		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
 			_exit(126);
-		execl(CTP_TEST_BINARY, CTP_TEST_BINARY, "--no-supervise",
-		      "--config", cfg, "-o", out, (char *)NULL);
+		execv(CTP_TEST_BINARY, argv);
 		_exit(127);
 	}
-	return e2e_wait_bounded(pid, 120000, "a capture under a limit");
+	return pid;
+}
+
+/* The fixture with procfs-stat and abi-good (thread directories) at
+ * tmpdir/<tag>.yaml, into cfg. */
+static void cli_config(const char *tag, char *cfg, size_t len)
+{
+	char yaml[4 * PATH_MAX];
+	assert_true(snprintf(cfg, len, "%s/%s.yaml", tmpdir, tag) < (int)len);
+	fixture_yaml(yaml, sizeof(yaml), "workers: 1\n",
+		     "  procfs-stat: {}\n  abi-good: {}\n");
+	assert_int_equal(e2e_write_file(cfg, yaml, strlen(yaml)), 0);
+}
+
+/* The smallest limit (4 .. 64) under which a one-shot capture with cfg
+ * writes a snapshot, at out (tmpdir/<tag>-N.ctprof); stderr to log. */
+static unsigned smallest_limit(const char *cfg, const char *tag, char *out,
+			       size_t len, const char *log)
+{
+	for (unsigned n = 4; n <= 64; n++) {
+		assert_true(snprintf(out, len, "%s/%s-%u.ctprof", tmpdir, tag,
+				     n) < (int)len);
+		const char *args[] = {
+			"--no-supervise", "--config", cfg, "-o", out, NULL};
+		if (e2e_wait_bounded(spawn_limited(n, log, args), 120000,
+				     "a capture under a limit") == 0)
+			return n;
+	}
+	e2e_show_file("stderr", log);
+	fail_msg("no snapshot under any limit up to 64");
+	return 0;
 }
 
 /*
@@ -503,27 +543,10 @@ static int run_limited(unsigned n, const char *cfg, const char *out,
 static void test_cli_limit(void **unused)
 {
 	(void)unused;
-	char cfg[PATH_MAX], out[PATH_MAX], log[PATH_MAX], yaml[4 * PATH_MAX];
-	assert_int_equal(E2E_PATHF(cfg, "%s/cli.yaml", tmpdir), 0);
+	char cfg[PATH_MAX], out[PATH_MAX], log[PATH_MAX];
+	cli_config("cli", cfg, sizeof(cfg));
 	assert_int_equal(E2E_PATHF(log, "%s/cli.log", tmpdir), 0);
-	snprintf(yaml, sizeof(yaml),
-		 "plugin_dirs: [\"%s\", \"%s\"]\nworkers: 1\n"
-		 "roots: {proc: \"%s\", sys: \"%s\", cgroup: \"%s\"}\n"
-		 "plugins:\n  procfs-stat: {}\n  abi-good: {}\n",
-		 CTP_TEST_PLUGIN_DIR, CTP_ABI_PLUGIN_DIR, FIX_PROC, FIX_SYS,
-		 FIX_CGROUP);
-	assert_int_equal(e2e_write_file(cfg, yaml, strlen(yaml)), 0);
-	unsigned n;
-	for (n = 4; n <= 64; n++) {
-		assert_int_equal(E2E_PATHF(out, "%s/cli-%u.ctprof", tmpdir, n),
-				 0);
-		if (run_limited(n, cfg, out, log) == 0)
-			break;
-	}
-	if (n > 64) {
-		e2e_show_file("stderr", log);
-		fail_msg("no snapshot under any limit up to 64");
-	}
+	unsigned n = smallest_limit(cfg, "cli", out, sizeof(out), log);
 	struct ctp_snap *s = NULL;
 	char err[512];
 	if (ctp_snap_open(out, 1ull << 30, &s, err, sizeof(err)) < 0)
@@ -608,47 +631,17 @@ static void count_spoiled(const struct ctp_snap *s, const char *path, void *arg)
 static void test_record_once(void **unused)
 {
 	(void)unused;
-	char cfg[PATH_MAX], dir[PATH_MAX], log[PATH_MAX], yaml[4 * PATH_MAX];
-	assert_int_equal(E2E_PATHF(cfg, "%s/rec.yaml", tmpdir), 0);
+	char cfg[PATH_MAX], dir[PATH_MAX], log[PATH_MAX], out[PATH_MAX];
+	cli_config("rec", cfg, sizeof(cfg));
 	assert_int_equal(E2E_PATHF(log, "%s/rec.log", tmpdir), 0);
-	snprintf(yaml, sizeof(yaml),
-		 "plugin_dirs: [\"%s\", \"%s\"]\nworkers: 1\n"
-		 "roots: {proc: \"%s\", sys: \"%s\", cgroup: \"%s\"}\n"
-		 "plugins:\n  procfs-stat: {}\n  abi-good: {}\n",
-		 CTP_TEST_PLUGIN_DIR, CTP_ABI_PLUGIN_DIR, FIX_PROC, FIX_SYS,
-		 FIX_CGROUP);
-	assert_int_equal(e2e_write_file(cfg, yaml, strlen(yaml)), 0);
-	/* The smallest limit a one-shot capture writes under. */
-	unsigned n;
-	char out[PATH_MAX];
-	for (n = 4; n <= 64; n++) {
-		assert_int_equal(E2E_PATHF(out, "%s/rec-%u.ctprof", tmpdir, n),
-				 0);
-		if (run_limited(n, cfg, out, log) == 0)
-			break;
-	}
-	assert_true(n <= 64);
 	/* record holds no more descriptors than a one-shot capture while it
 	 * walks, and writes the same way; a margin of one more would leave
 	 * its walk whole. */
+	unsigned n = smallest_limit(cfg, "rec", out, sizeof(out), log);
 	assert_int_equal(E2E_PATHF(dir, "%s/rec", tmpdir), 0);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			      0644);
-		struct rlimit rl;
-		if (fd < 0 || dup2(fd, 2) < 0 ||
-		    getrlimit(RLIMIT_NOFILE, &rl) < 0)
-			_exit(126);
-		rl.rlim_cur = n;
-		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-			_exit(126);
-		execl(CTP_TEST_BINARY, CTP_TEST_BINARY, "record",
-		      "--no-supervise", "--config", cfg, "-o", dir,
-		      "--interval", "100ms", (char *)NULL);
-		_exit(127);
-	}
+	const char *args[] = {"record", "--no-supervise", "--config", cfg, "-o",
+			      dir,	"--interval",	  "100ms",    NULL};
+	pid_t pid = spawn_limited(n, log, args);
 	wait_files(dir, 3, pid, log);
 	struct rlimit rl;
 	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);

@@ -760,6 +760,19 @@ static void pack_plugins(struct w *w)
 	}
 }
 
+/* key: a map of every tallied file's name to its count[]. */
+static void pack_file_counts(struct w *w, const char *key,
+			     const uint64_t *count, uint32_t nfiles)
+{
+	const struct ctp_readfail *rf = &w->cap->rf;
+	pack_key(w, key);
+	msgpack_pack_map(&w->pk, nfiles);
+	for (uint32_t i = 0; i < nfiles; i++) {
+		pack_str(w, rf->file[i] ? rf->file[i] : "");
+		msgpack_pack_uint64(&w->pk, count[i]);
+	}
+}
+
 static void pack_readfail(struct w *w)
 {
 	const struct ctp_readfail *rf = &w->cap->rf;
@@ -791,24 +804,9 @@ static void pack_readfail(struct w *w)
 	msgpack_pack_uint64(pk, rf->tgids_walked);
 	pack_key(w, "tgids_vanished");
 	msgpack_pack_uint64(pk, rf->tgids_vanished);
-	pack_key(w, "files");
-	msgpack_pack_map(pk, nfiles);
-	for (uint32_t i = 0; i < nfiles; i++) {
-		pack_str(w, rf->file[i] ? rf->file[i] : "");
-		msgpack_pack_uint64(pk, rf->failures[i]);
-	}
-	pack_key(w, "missing");
-	msgpack_pack_map(pk, nfiles);
-	for (uint32_t i = 0; i < nfiles; i++) {
-		pack_str(w, rf->file[i] ? rf->file[i] : "");
-		msgpack_pack_uint64(pk, rf->missing[i]);
-	}
-	pack_key(w, "denied");
-	msgpack_pack_map(pk, nfiles);
-	for (uint32_t i = 0; i < nfiles; i++) {
-		pack_str(w, rf->file[i] ? rf->file[i] : "");
-		msgpack_pack_uint64(pk, rf->denied[i]);
-	}
+	pack_file_counts(w, "files", rf->failures, nfiles);
+	pack_file_counts(w, "missing", rf->missing, nfiles);
+	pack_file_counts(w, "denied", rf->denied, nfiles);
 	pack_key(w, "dominant_file");
 	pack_str(w, dominant);
 	pack_key(w, "gates");
@@ -829,12 +827,7 @@ static void pack_readfail(struct w *w)
 	msgpack_pack_uint64(pk, rf->tgids_unread_resource);
 	pack_key(w, "cgroups_unread_resource");
 	msgpack_pack_uint64(pk, rf->cgroups_unread_resource);
-	pack_key(w, "resource");
-	msgpack_pack_map(pk, nfiles);
-	for (uint32_t i = 0; i < nfiles; i++) {
-		pack_str(w, rf->file[i] ? rf->file[i] : "");
-		msgpack_pack_uint64(pk, rf->resource[i]);
-	}
+	pack_file_counts(w, "resource", rf->resource, nfiles);
 	pack_key(w, "resource_error");
 	pack_str(w, ctp_resource_errname(rf->resource_err));
 	pack_key(w, "nofile_limit");
