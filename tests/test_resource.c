@@ -460,8 +460,27 @@ static void test_snapshot_counters(void **unused)
 	free(text);
 	run_done(&r);
 
-	/* A file from before the counters. */
+	/* More resource failures of a file than failures: refused. */
+	run_load(&r, false, "  procfs-stat: {}\n");
+	assert_int_equal(capture_with(&r, -1, &limit), 0);
+	r.cap->rf.resource[0] = r.cap->rf.failures[0] + 1;
+	assert_int_equal(snprintf(path, sizeof(path), "%s/over.ctprof",
+				  tmpdir) < (int)sizeof(path),
+			 1);
 	char err[512];
+	if (ctp_cli_write_to(r.cap, r.cfg, path, NULL, NULL, false, err,
+			     sizeof(err)) != 0)
+		fail_msg("write: %s", err);
+	assert_true(ctp_snap_open(path, 1ull << 30, &s, err, sizeof(err)) < 0);
+	char over[128];
+	snprintf(over, sizeof(over),
+		 "has more resource (%" PRIu64 ") than failures (%" PRIu64 ")",
+		 r.cap->rf.resource[0], r.cap->rf.failures[0]);
+	if (!strstr(err, "read_failures.resource: ") || !strstr(err, over))
+		fail_msg("refused with: %s", err);
+	run_done(&r);
+
+	/* A file from before the counters. */
 	assert_int_equal(ctp_snap_open(CTP_TEST_FIXTURES
 				       "/snapshots/sample-v1.ctprof",
 				       1ull << 30, &s, err, sizeof(err)),

@@ -1205,7 +1205,12 @@ static int parse_readfail(struct ctp_snap *s)
 	    (ret = parse_part(s, m, "denied", &rf->denied)) < 0 ||
 	    (ret = parse_part(s, m, "resource", &rf->resource)) < 0)
 		return ret;
-	for (size_t f = 0; f < rf->n_files; f++)
+	for (size_t f = 0; f < rf->n_files; f++) {
+		if (rf->missing[f] + rf->denied[f] > rf->failures[f])
+			return bad(s, -EINVAL,
+				   "read_failures: \"%s\" has more missing "
+				   "and denied than failures",
+				   rf->file[f]);
 		if (rf->missing[f] + rf->denied[f] + rf->resource[f] >
 		    rf->failures[f])
 			return bad(s, -EINVAL,
@@ -1213,6 +1218,7 @@ static int parse_readfail(struct ctp_snap *s)
 				   "denied and resource failures than "
 				   "failures",
 				   rf->file[f]);
+	}
 	if ((ret = opt_u64(s, m, w, "tids_unread_resource",
 			   &rf->tids_unread_resource)) < 0 ||
 	    (ret = opt_u64(s, m, w, "tgids_unread_resource",
