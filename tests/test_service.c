@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -390,6 +391,29 @@ static void test_connections(void **state)
 	end(pid, 2000);
 }
 
+/* Short of descriptors, a capture reads no process: a 503 with the
+ * reason, never a 200 without the process series. */
+static void test_spoiled(void **state)
+{
+	(void)state;
+	struct rlimit old, low;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = 11; /* serve starts and answers; a capture opens none */
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	unsigned port;
+	pid_t pid = start("{}", "", &port);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	char *body;
+	int st = scrape(port, &body);
+	if (st != 503 ||
+	    !strstr(body, "503 no capture: 5 of 5 processes unread: Too many "
+			  "open files (EMFILE); descriptor limit 11"))
+		fail_msg("%d:\n%s", st, body ? body : "");
+	free(body);
+	end(pid, 2000);
+}
+
 /* record and a one-shot capture under the same supervisor: a plugin that
  * hangs past the deadline or runs out of memory is left out and the
  * recording goes on, every file written. */
@@ -720,6 +744,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_sigterm_stuck, teardown),
 		cmocka_unit_test_teardown(test_connections, teardown),
 		cmocka_unit_test_teardown(test_record_chaos, teardown),
+		cmocka_unit_test_teardown(test_spoiled, teardown),
 	};
 	const struct CMUnitTest soaks[] = {
 		cmocka_unit_test_teardown(test_soak, teardown),

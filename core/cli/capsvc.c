@@ -154,6 +154,10 @@ static void child_main(struct ctp_capsvc *cs, int fd)
 			answer(fd, m.seq, -ENOMEM, 0,
 			       "a plugin ran out of memory");
 			_exit(CTP_EXIT_OK);
+		} else if (ctp_capture_spoiled(cap, err, sizeof(err))) {
+			/* Short of descriptors or memory: the capture is not
+			 * the host's, so no answer rather than a wrong one. */
+			r = -EAGAIN;
 		} else if (ftruncate(cs->memfd, 0) < 0 ||
 			   lseek(cs->memfd, 0, SEEK_SET) < 0) {
 			r = -errno;

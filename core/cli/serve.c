@@ -289,6 +289,9 @@ static int capture_into(struct srv *s, uint64_t *bytes)
 		snprintf(s->why, sizeof(s->why), "%s: %s", what, strerror(-r));
 		return r;
 	}
+	if (ctp_capture_spoiled(s->eng->cap, s->why, sizeof(s->why)))
+		return -EAGAIN; /* short of resources: no answer, not a wrong
+				   one */
 	/* The memory file is the snapshot's way to the reader, no file of the
 	 * user's: -v's line per capture names none. */
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", s->memfd);
