@@ -55,6 +55,7 @@ ctp_abi_plugin(abi-startbad abi_bad.c ABI_START_BAD)
 ctp_abi_plugin(abi-starttwice abi_bad.c ABI_START_TWICE)
 ctp_abi_plugin(abi-badcmd abi_bad.c ABI_BAD_COMMAND)
 ctp_abi_plugin(abi-shadowcmd abi_bad.c ABI_SHADOW_COMMAND)
+ctp_abi_plugin(abi-badcaps abi_bad.c ABI_BAD_CAPS)
 # The supervisor's tests: a plugin that crashes where its options say.
 ctp_abi_plugin(abi-crash abi_crash.c)
 ctp_abi_plugin(abi-crash2 abi_crash.c CRASH_NAME="abi-crash2")

@@ -15,6 +15,7 @@
 #include <ftw.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -625,7 +626,8 @@ static void test_load_failures(void **unused)
 			       "  abi-startbad: {}\n"
 			       "  abi-starttwice: {}\n"
 			       "  abi-badcmd: {}\n"
-			       "  abi-shadowcmd: {}\n");
+			       "  abi-shadowcmd: {}\n"
+			       "  abi-badcaps: {}\n");
 	if (r.status != 0)
 		fail_msg("exit %d, stderr:\n%s", r.status, r.err);
 
@@ -661,7 +663,7 @@ static void test_load_failures(void **unused)
 		{"abi-garbage", ""},
 		{"abi-missing", ""},
 		{"abi-flagbits", "descriptor has unknown flag bits 0x80 (this "
-				 "core knows 0x1f)"},
+				 "core knows 0x3f)"},
 		{"abi-resfield", "field 'abi-resfield.y': reserved members "
 				 "(flags, reserved) must be 0"},
 		{"abi-trailing", ""},
@@ -677,6 +679,7 @@ static void test_load_failures(void **unused)
 		{"abi-shadowcmd", "command 0: a name of [a-z0-9-] (1 to 32 "
 				  "bytes, not a ctprof-core command) and a run "
 				  "function are required"},
+		{"abi-badcaps", ""},
 	};
 	xsnprintf(want[1].why, sizeof(want[1].why),
 		  "missing symbol ctp_plugin_v1: %s", sym_err);
@@ -699,6 +702,11 @@ static void test_load_failures(void **unused)
 		  "descriptor byte %zu is set: past the %zu bytes this core "
 		  "knows",
 		  sizeof(struct ctp_plugin), sizeof(struct ctp_plugin));
+
+	xsnprintf(want[18].why, sizeof(want[18].why),
+		  "capabilities 0x8000000000000000 name capability numbers "
+		  "past %u, the last this core knows",
+		  (unsigned)CAP_LAST_CAP);
 
 	struct ctp_snap *snap = open_snap(dir);
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
@@ -1929,6 +1937,33 @@ static void test_commands_old_size(void **unused)
 	assert_int_equal(ctp_plugin_n_commands(&d), 3);
 }
 
+/* Capabilities: read only with CTP_PLUGIN_CAPS and a size that holds
+ * them; else the default set (a plugin built before they existed). */
+static void test_caps_declared(void **unused)
+{
+	(void)unused;
+	bool declared = true;
+	struct ctp_plugin d = {
+		.abi = CTP_ABI_MAJOR,
+		.size = offsetof(struct ctp_plugin, capabilities),
+		.flags = CTP_PLUGIN_CAPS,
+		.capabilities = 0,
+	};
+	assert_int_equal(ctp_plugin_caps(&d, &declared), CTP_CAPS_UNDECLARED);
+	assert_false(declared);
+	d.size = sizeof(d);
+	assert_int_equal(ctp_plugin_caps(&d, &declared), 0);
+	assert_true(declared);
+	d.flags = 0;
+	d.capabilities = CTP_CAP_BIT(CAP_SYS_PTRACE);
+	assert_int_equal(ctp_plugin_caps(&d, &declared), CTP_CAPS_UNDECLARED);
+	assert_false(declared);
+	assert_int_equal(CTP_CAPS_UNDECLARED,
+			 CTP_CAP_BIT(CAP_DAC_READ_SEARCH) |
+				 CTP_CAP_BIT(CAP_NET_ADMIN) |
+				 CTP_CAP_BIT(CAP_SYS_PTRACE));
+}
+
 static void test_plugins_command(void **unused)
 {
 	(void)unused;
@@ -1940,6 +1975,13 @@ static void test_plugins_command(void **unused)
 	assert_int_equal(count_lines_with(r.out, "abi-good.value"), 1);
 	assert_int_equal(count_lines_with(r.out, "abi-good.path_len"), 1);
 	assert_int_equal(count_lines_with(r.out, "abi-twin.value"), 1);
+	/* abi-good declares no capabilities: the default set. */
+	assert_int_equal(count_lines_with(r.out,
+					  "  capabilities: CAP_DAC_READ_SEARCH,"
+					  "CAP_NET_ADMIN,CAP_SYS_PTRACE "
+					  "(undeclared: the default set is "
+					  "kept)"),
+			 2);
 	run_free(&r);
 
 	/* Without --config: every plugin of the build tree, enums named as
@@ -1957,6 +1999,15 @@ static void test_plugins_command(void **unused)
 					  "unsupported, read_errors, "
 					  "parse_errors, cgroups_unreachable"),
 			 1);
+	/* Each shipped plugin's declaration (docs/PLUGINS.md). */
+	assert_int_equal(count_lines_with(r.out, "  capabilities: "
+						 "CAP_DAC_READ_SEARCH,"
+						 "CAP_SYS_PTRACE\n"),
+			 1);
+	assert_int_equal(
+		count_lines_with(r.out, "  capabilities: CAP_NET_ADMIN\n"), 1);
+	assert_int_equal(
+		count_lines_with(r.out, "  capabilities: CAP_SYS_PTRACE\n"), 3);
 	run_free(&r);
 
 	/* A plugin that does not load is an error, not a listing. */
@@ -2301,6 +2352,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_init_failure_rolled_back),
 		cmocka_unit_test(test_symlink_refused),
 		cmocka_unit_test(test_commands_old_size),
+		cmocka_unit_test(test_caps_declared),
 		cmocka_unit_test(test_plugins_command),
 		cmocka_unit_test(test_config_resolves_plugins),
 		cmocka_unit_test(test_strict),

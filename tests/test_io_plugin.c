@@ -106,12 +106,12 @@ static void descriptor(void **state)
 	const struct ctp_plugin *p = fx->p;
 	size_t i;
 
-	hx_expect_descriptor(p, "io",
-			     CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
-				     CTP_PLUGIN_SPLITTABLE |
-				     CTP_PLUGIN_OPTIONS |
-				     CTP_PLUGIN_NO_THREAD_DIR,
-			     2 * N_EXPECTED);
+	hx_expect_descriptor(
+		p, "io",
+		CTP_PLUGIN_CAPS | CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
+			CTP_PLUGIN_SPLITTABLE | CTP_PLUGIN_OPTIONS |
+			CTP_PLUGIN_NO_THREAD_DIR,
+		2 * N_EXPECTED);
 	/* No option: the core refuses any before init. */
 	assert_int_equal(p->n_options, 0);
 	/* Every expected field is there; what each field declares is

@@ -151,12 +151,12 @@ static void descriptor(void **state)
 	const struct ctp_plugin *p = fx->p;
 	size_t i;
 
-	hx_expect_descriptor(p, "procfs-stat",
-			     CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
-				     CTP_PLUGIN_SPLITTABLE |
-				     CTP_PLUGIN_OPTIONS |
-				     CTP_PLUGIN_NO_THREAD_DIR,
-			     N_EXPECTED);
+	hx_expect_descriptor(
+		p, "procfs-stat",
+		CTP_PLUGIN_CAPS | CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
+			CTP_PLUGIN_SPLITTABLE | CTP_PLUGIN_OPTIONS |
+			CTP_PLUGIN_NO_THREAD_DIR,
+		N_EXPECTED);
 	/* One declared option, checked by the core before init. */
 	assert_int_equal(p->n_options, 1);
 	assert_int_equal(p->option_desc_size, sizeof(struct ctp_option_desc));

@@ -98,7 +98,9 @@ static void descriptor(void **state)
 	const struct ctp_plugin *p = fx->p;
 	size_t host = 0, cg = 0;
 
-	hx_expect_descriptor(p, "psi", CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_OPTIONS,
+	hx_expect_descriptor(p, "psi",
+			     CTP_PLUGIN_CAPS | CTP_PLUGIN_MT_SAFE |
+				     CTP_PLUGIN_OPTIONS,
 			     N_FIELDS);
 	for (uint32_t i = 0; i < p->n_fields; i++) {
 		const struct ctp_field_desc *f = &p->fields[i];

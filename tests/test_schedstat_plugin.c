@@ -106,12 +106,12 @@ static void descriptor(void **state)
 	const struct ctp_plugin *p = fx->p;
 	size_t i;
 
-	hx_expect_descriptor(p, "schedstat",
-			     CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
-				     CTP_PLUGIN_SPLITTABLE |
-				     CTP_PLUGIN_OPTIONS |
-				     CTP_PLUGIN_NO_THREAD_DIR,
-			     N_FIELDS);
+	hx_expect_descriptor(
+		p, "schedstat",
+		CTP_PLUGIN_CAPS | CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
+			CTP_PLUGIN_SPLITTABLE | CTP_PLUGIN_OPTIONS |
+			CTP_PLUGIN_NO_THREAD_DIR,
+		N_FIELDS);
 	/* What each declares: properties of all plugins
 	 * (test_plugin_properties). */
 	for (i = 0; i < N_FIELDS; i++)

@@ -116,12 +116,12 @@ static void descriptor(void **state)
 	struct hx_fx *fx = *state;
 	const struct ctp_plugin *p = fx->p;
 
-	hx_expect_descriptor(p, "sched_ext",
-			     CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
-				     CTP_PLUGIN_SPLITTABLE |
-				     CTP_PLUGIN_OPTIONS |
-				     CTP_PLUGIN_NO_THREAD_DIR,
-			     N_FIELDS);
+	hx_expect_descriptor(
+		p, "sched_ext",
+		CTP_PLUGIN_CAPS | CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
+			CTP_PLUGIN_SPLITTABLE | CTP_PLUGIN_OPTIONS |
+			CTP_PLUGIN_NO_THREAD_DIR,
+		N_FIELDS);
 	for (size_t i = 0; i < N_FIELDS; i++) {
 		/* What each declares: test_plugin_properties. */
 		if (hx_field_index(p, want[i]) < 0)

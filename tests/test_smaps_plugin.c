@@ -134,7 +134,8 @@ static void descriptor(void **state)
 	assert_string_equal(p->name, "smaps");
 	assert_non_null(p->version);
 	assert_non_null(p->description);
-	assert_int_equal(p->flags, CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
+	assert_int_equal(p->flags, CTP_PLUGIN_CAPS | CTP_PLUGIN_MT_SAFE |
+					   CTP_PLUGIN_FD_LOCAL |
 					   CTP_PLUGIN_OPTIONS);
 	assert_int_equal(p->n_options, 2);
 	assert_string_equal(p->options[0].name, "max_rss_bytes");

@@ -363,7 +363,8 @@ static void descriptor(void **state)
 	assert_int_equal(p->abi, CTP_ABI_MAJOR);
 	assert_int_equal(p->size, sizeof(struct ctp_plugin));
 	assert_string_equal(p->name, "taskstats");
-	assert_int_equal(p->flags, CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_SPLITTABLE |
+	assert_int_equal(p->flags, CTP_PLUGIN_CAPS | CTP_PLUGIN_MT_SAFE |
+					   CTP_PLUGIN_SPLITTABLE |
 					   CTP_PLUGIN_OPTIONS |
 					   CTP_PLUGIN_NO_THREAD_DIR);
 	assert_null(p->process);

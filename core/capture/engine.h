@@ -208,6 +208,13 @@ uint32_t ctp_plugin_n_commands(const struct ctp_plugin *d);
 /* Command i of a validated descriptor (its own stride), or NULL. */
 const struct ctp_command *ctp_plugin_command(const struct ctp_plugin *d,
 					     uint32_t i);
+/* The capabilities a validated descriptor needs: its declaration
+ * (CTP_PLUGIN_CAPS), else CTP_CAPS_UNDECLARED; *declared (may be NULL)
+ * tells which. */
+uint64_t ctp_plugin_caps(const struct ctp_plugin *d, bool *declared);
+/* The union of ctp_plugin_caps over the plugins loaded and initialized:
+ * what a capture process keeps (ctp_priv_keep_caps). */
+uint64_t ctp_engine_caps(const struct ctp_engine *eng);
 /* Open and validate one plugin file without init (for `plugins`). */
 int ctp_plugin_open(const char *path, bool allow_insecure, void **handle,
 		    const struct ctp_plugin **desc, char *why, size_t whylen);

@@ -22,6 +22,7 @@
 #include "supervise.h"
 #include "options.h"
 #include "paths.h"
+#include "priv.h"
 #include "suggest.h"
 
 /* The descriptor members this core needs, up to and including `finish`. */
@@ -473,6 +474,52 @@ const struct ctp_command *ctp_plugin_command(const struct ctp_plugin *d,
 					    (size_t)i * d->command_desc_size);
 }
 
+/* The descriptor members up to the capabilities. */
+#define CAPS_END (offsetof(struct ctp_plugin, capabilities) + sizeof(uint64_t))
+
+uint64_t ctp_plugin_caps(const struct ctp_plugin *d, bool *declared)
+{
+	bool decl = d->flags & CTP_PLUGIN_CAPS && d->size >= CAPS_END;
+	if (declared)
+		*declared = decl;
+	return decl ? d->capabilities : CTP_CAPS_UNDECLARED;
+}
+
+uint64_t ctp_engine_caps(const struct ctp_engine *eng)
+{
+	uint64_t caps = 0;
+	for (uint32_t i = 0; i < eng->cap->n_plugins; i++) {
+		const struct ctp_plugin_rt *rt = eng->cap->plugins[i].rt;
+		if (rt && rt->initialized && rt->desc)
+			caps |= ctp_plugin_caps(rt->desc, NULL);
+	}
+	return caps;
+}
+
+/* CTP_PLUGIN_CAPS: the member is there and names only capabilities this
+ * kernel's headers know. */
+static bool caps_invalid(const struct ctp_plugin *d, char *why, size_t whylen)
+{
+	if (!(d->flags & CTP_PLUGIN_CAPS))
+		return false;
+	if (d->size < CAPS_END) {
+		snprintf(why, whylen,
+			 "flag CTP_PLUGIN_CAPS without the capabilities "
+			 "member (descriptor size %u)",
+			 (unsigned)d->size);
+		return true;
+	}
+	if (d->capabilities >> ctp_priv_cap_last() >> 1) {
+		snprintf(why, whylen,
+			 "capabilities 0x%llx name capability numbers past "
+			 "%u, the last this core knows",
+			 (unsigned long long)d->capabilities,
+			 ctp_priv_cap_last());
+		return true;
+	}
+	return false;
+}
+
 /* A command name: [a-z0-9][a-z0-9-]*, 1 to 32 bytes, none of the core's
  * own commands (which would always win over it). */
 static bool command_name_ok(const char *n)
@@ -540,7 +587,7 @@ static bool abi_extra_invalid(const struct ctp_plugin *d, char *why,
 {
 	const uint32_t known = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
 			       CTP_PLUGIN_OPTIONS | CTP_PLUGIN_SPLITTABLE |
-			       CTP_PLUGIN_NO_THREAD_DIR;
+			       CTP_PLUGIN_NO_THREAD_DIR | CTP_PLUGIN_CAPS;
 	long at;
 	if (d->flags & ~known) {
 		snprintf(why, whylen,
@@ -563,7 +610,7 @@ static bool abi_extra_invalid(const struct ctp_plugin *d, char *why,
 		snprintf(why, whylen, "descriptor member reserved_end is set");
 		return true;
 	}
-	if (commands_invalid(d, why, whylen))
+	if (commands_invalid(d, why, whylen) || caps_invalid(d, why, whylen))
 		return true;
 	at = first_nonzero(d, sizeof(*d), d->size);
 	if (at >= 0) {

@@ -25,6 +25,7 @@
 #include "engine.h"
 #include "format.h"
 #include "options.h"
+#include "priv.h"
 #include "suggest.h"
 #include "supervise.h"
 #include "supervisor.h"
@@ -435,6 +436,11 @@ static void print_plugin(const char *path, bool allow_insecure)
 	       d->flags & CTP_PLUGIN_FD_LOCAL ? ", fd-local" : "",
 	       d->flags & CTP_PLUGIN_SPLITTABLE ? ", splittable" : "",
 	       d->flags & CTP_PLUGIN_NO_THREAD_DIR ? ", no-thread-dir" : "");
+	bool declared;
+	char caps[512];
+	ctp_priv_caps_format(ctp_plugin_caps(d, &declared), caps, sizeof(caps));
+	printf("  capabilities: %s%s\n", caps,
+	       declared ? "" : " (undeclared: the default set is kept)");
 	printf("  files:");
 	for (size_t i = 0; d->thread_files && d->thread_files[i]; i++)
 		printf(" task/<tid>/%s", d->thread_files[i]);

@@ -526,6 +526,22 @@ struct ctp_api {
  * options reach init unchecked, as in the first ABI 1 plugins.
  */
 #define CTP_PLUGIN_OPTIONS (1u << 3)
+/*
+ * Appended in ABI 1: the descriptor's `capabilities` member says which
+ * Linux capabilities the plugin needs to read what it reads (often none:
+ * 0 with this flag is a declaration). A service that drops privileges
+ * (`serve`/`record --user`) keeps for its capture process only the union
+ * of its enabled plugins' declarations. A plugin without the flag (one
+ * built before it existed) is taken to need CTP_CAPS_UNDECLARED.
+ */
+#define CTP_PLUGIN_CAPS (1u << 5)
+/* The bit of capability number `cap` (CAP_SYS_PTRACE... of
+ * <linux/capability.h>) in ctp_plugin.capabilities. */
+#define CTP_CAP_BIT(cap) (UINT64_C(1) << (cap))
+/* What a plugin without CTP_PLUGIN_CAPS is taken to need: everything the
+ * shipped plugins need together, CAP_DAC_READ_SEARCH (2), CAP_SYS_PTRACE
+ * (19) and CAP_NET_ADMIN (12) (docs/PLUGINS.md "Capabilities"). */
+#define CTP_CAPS_UNDECLARED (CTP_CAP_BIT(2) | CTP_CAP_BIT(12) | CTP_CAP_BIT(19))
 
 /* Option value types (ctp_option_desc.type); fixed numbers. */
 enum ctp_option_type {
@@ -639,6 +655,14 @@ struct ctp_plugin {
 	const struct ctp_command *commands;
 	uint32_t n_commands;
 	uint32_t command_desc_size; /* sizeof(struct ctp_command) */
+
+	/* Appended in ABI 1, read with CTP_PLUGIN_CAPS in flags: the
+	 * capabilities the plugin needs, CTP_CAP_BIT(CAP_...) ORed (bits
+	 * past the kernel's last capability are refused), e.g.
+	 * `.flags = CTP_PLUGIN_CAPS, .capabilities = CTP_CAP_BIT(
+	 * CAP_SYS_PTRACE)`. Declare what a capture as an unprivileged user
+	 * lacks to read the files and calls of other users' tasks. */
+	uint64_t capabilities;
 };
 
 /* Fill abi/size and the field table members of a descriptor. */

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/capability.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -977,7 +978,7 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.version = APS_PLUGIN_VERSION,
 	.description = "per-thread values applications publish "
 		       "(ctprof/appstats.h), read without stopping them",
-	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_SPLITTABLE |
+	.flags = CTP_PLUGIN_CAPS | CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_SPLITTABLE |
 		 CTP_PLUGIN_NO_THREAD_DIR | CTP_PLUGIN_OPTIONS,
 	CTP_PLUGIN_OPTION_TABLE(options),
 	CTP_PLUGIN_FIELDS(fields),
@@ -988,4 +989,5 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.thread = aps_thread,
 	.finish = aps_finish,
 	CTP_PLUGIN_COUNTER_TABLE(counter_names),
+	.capabilities = CTP_CAP_BIT(CAP_SYS_PTRACE),
 };

@@ -1236,7 +1236,7 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.version = CGROUP_VERSION,
 	.description = "cgroup v2 and v1 controller values per distinct "
 		       "cgroup, and each thread's v1 hierarchy paths",
-	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
+	.flags = CTP_PLUGIN_CAPS | CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
 		 CTP_PLUGIN_SPLITTABLE | CTP_PLUGIN_OPTIONS |
 		 CTP_PLUGIN_NO_THREAD_DIR,
 	CTP_PLUGIN_FIELDS(fields),
@@ -1249,4 +1249,5 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.cgroup = cg_cgroup,
 	.finish = cg_finish,
 	CTP_PLUGIN_COUNTER_TABLE(counter_names),
+	.capabilities = 0,
 };

@@ -801,11 +801,12 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.description = "host identity, memory, THP, sched tunables, cpufreq, "
 		       "accounting state; the collector's own heap and CPU",
 	/* No option, declared: the core refuses any. */
-	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_OPTIONS,
+	.flags = CTP_PLUGIN_CAPS | CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_OPTIONS,
 	CTP_PLUGIN_FIELDS(fields),
 	.init = host_init,
 	.fini = host_fini,
 	.host = host_cb,
 	.finish = finish_cb,
 	CTP_PLUGIN_COUNTER_TABLE(counter_names),
+	.capabilities = 0,
 };

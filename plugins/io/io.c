@@ -13,6 +13,7 @@
  * the row's values absent (the core tallies the failure). No options.
  */
 #include <errno.h>
+#include <linux/capability.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -187,7 +188,7 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 		       "from /proc/<tgid>/task/<tid>/io and /proc/<tgid>/io",
 	/* CTP_PLUGIN_OPTIONS with no table: io takes no option, and the
 	 * core refuses any. */
-	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
+	.flags = CTP_PLUGIN_CAPS | CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
 		 CTP_PLUGIN_SPLITTABLE | CTP_PLUGIN_OPTIONS |
 		 CTP_PLUGIN_NO_THREAD_DIR,
 	CTP_PLUGIN_FIELDS(fields),
@@ -198,4 +199,6 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.thread = io_thread,
 	.process = io_process,
 	CTP_PLUGIN_COUNTER_TABLE(counter_names),
+	.capabilities =
+		CTP_CAP_BIT(CAP_SYS_PTRACE) | CTP_CAP_BIT(CAP_DAC_READ_SEARCH),
 };

@@ -734,7 +734,7 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.version = JEP_PLUGIN_VERSION,
 	.description = "per-thread jemalloc allocated/deallocated bytes, "
 		       "read without stopping the target",
-	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_SPLITTABLE |
+	.flags = CTP_PLUGIN_CAPS | CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_SPLITTABLE |
 		 CTP_PLUGIN_OPTIONS | CTP_PLUGIN_NO_THREAD_DIR,
 	CTP_PLUGIN_FIELDS(fields),
 	CTP_PLUGIN_OPTION_TABLE(options),
@@ -745,4 +745,5 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.finish = jep_finish,
 	CTP_PLUGIN_COUNTER_TABLE(counter_names),
 	CTP_PLUGIN_COMMAND_TABLE(commands),
+	.capabilities = CTP_CAP_BIT(CAP_SYS_PTRACE),
 };

@@ -734,7 +734,7 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.description = "Per-thread CPU time, faults, scheduling, state, "
 		       "context switches and affinity from /proc stat and "
 		       "status",
-	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
+	.flags = CTP_PLUGIN_CAPS | CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
 		 CTP_PLUGIN_SPLITTABLE | CTP_PLUGIN_OPTIONS |
 		 CTP_PLUGIN_NO_THREAD_DIR,
 	CTP_PLUGIN_FIELDS(fields),
@@ -746,4 +746,5 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.thread = procfs_thread,
 	.process = procfs_process,
 	CTP_PLUGIN_COUNTER_TABLE(counter_names),
+	.capabilities = 0,
 };

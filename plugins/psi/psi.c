@@ -403,7 +403,7 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.version = PSI_VERSION,
 	.description = "Pressure stall information (cpu, memory, io, irq) of "
 		       "the host and of every captured cgroup",
-	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_OPTIONS,
+	.flags = CTP_PLUGIN_CAPS | CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_OPTIONS,
 	CTP_PLUGIN_FIELDS(fields),
 	CTP_PLUGIN_OPTION_TABLE(options),
 	.init = psi_init,
@@ -412,4 +412,5 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.cgroup = psi_cgroup,
 	.finish = psi_finish,
 	CTP_PLUGIN_COUNTER_TABLE(counter_names),
+	.capabilities = 0,
 };

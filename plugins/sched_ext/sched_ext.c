@@ -341,7 +341,7 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.version = SCHED_EXT_VERSION,
 	.description = "sched_ext state of the host (/sys/kernel/sched_ext) "
 		       "and whether sched_ext runs each thread",
-	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
+	.flags = CTP_PLUGIN_CAPS | CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
 		 CTP_PLUGIN_SPLITTABLE | CTP_PLUGIN_OPTIONS |
 		 CTP_PLUGIN_NO_THREAD_DIR,
 	CTP_PLUGIN_FIELDS(fields),
@@ -352,4 +352,5 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.host = scx_host,
 	.thread = scx_thread,
 	CTP_PLUGIN_COUNTER_TABLE(counter_names),
+	.capabilities = 0,
 };

@@ -521,7 +521,7 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.description = "Per-thread scheduler accounting: CPU, run-queue wait, "
 		       "wakeups, migrations, sleep/block/iowait from /proc "
 		       "schedstat and sched",
-	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
+	.flags = CTP_PLUGIN_CAPS | CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
 		 CTP_PLUGIN_SPLITTABLE | CTP_PLUGIN_OPTIONS |
 		 CTP_PLUGIN_NO_THREAD_DIR,
 	CTP_PLUGIN_FIELDS(fields),
@@ -532,4 +532,5 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.host = sched_host,
 	.thread = sched_thread,
 	CTP_PLUGIN_COUNTER_TABLE(counter_names),
+	.capabilities = 0,
 };

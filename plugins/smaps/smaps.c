@@ -24,6 +24,7 @@
  * (powers of 1024). plugins/smaps/README.md has the arithmetic.
  */
 #include <errno.h>
+#include <linux/capability.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -429,7 +430,8 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.version = SMAPS_VERSION,
 	.description = "Per-process memory breakdown (Rss, Pss, Swap, ...) "
 		       "from /proc/<tgid>/smaps_rollup, size- and time-capped",
-	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL | CTP_PLUGIN_OPTIONS,
+	.flags = CTP_PLUGIN_CAPS | CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
+		 CTP_PLUGIN_OPTIONS,
 	CTP_PLUGIN_OPTION_TABLE(options),
 	CTP_PLUGIN_FIELDS(fields),
 	.process_files = process_files,
@@ -438,4 +440,5 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.host = smaps_host,
 	.process = smaps_process,
 	CTP_PLUGIN_COUNTER_TABLE(counter_names),
+	.capabilities = CTP_CAP_BIT(CAP_SYS_PTRACE),
 };

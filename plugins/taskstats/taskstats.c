@@ -36,6 +36,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/capability.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -1118,7 +1119,7 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.description = "Per-thread delay accounting (cpu, blkio, swapin, "
 		       "freepages, thrashing, compact, wpcopy, irq) and "
 		       "memory high-water marks over taskstats genetlink",
-	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_SPLITTABLE |
+	.flags = CTP_PLUGIN_CAPS | CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_SPLITTABLE |
 		 CTP_PLUGIN_OPTIONS | CTP_PLUGIN_NO_THREAD_DIR,
 	CTP_PLUGIN_FIELDS(fields),
 	CTP_PLUGIN_OPTION_TABLE(options),
@@ -1127,4 +1128,5 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.thread = ts_thread,
 	.finish = ts_finish,
 	CTP_PLUGIN_COUNTER_TABLE(counter_names),
+	.capabilities = CTP_CAP_BIT(CAP_NET_ADMIN),
 };

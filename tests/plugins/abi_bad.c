@@ -22,6 +22,7 @@
  *   ABI_START_TWICE    abi-starttwice   two thread start times
  *   ABI_BAD_COMMAND    abi-badcmd       a command named with a capital
  *   ABI_SHADOW_COMMAND abi-shadowcmd    a command named like a core one
+ *   ABI_BAD_CAPS       abi-badcaps      a capability number no kernel has
  */
 #include <errno.h>
 #include <stdint.h>
@@ -60,6 +61,8 @@
 #define NAME "abi-badcmd"
 #elif defined(ABI_SHADOW_COMMAND)
 #define NAME "abi-shadowcmd"
+#elif defined(ABI_BAD_CAPS)
+#define NAME "abi-badcaps"
 #else
 #error "pick a variant"
 #endif
@@ -220,8 +223,11 @@ CTP_PLUGIN_HEADER,
 			.description = "broken on purpose",
 #if defined(ABI_FLAG_BITS)
 			.flags = CTP_PLUGIN_MT_SAFE | (1u << 7),
+#elif defined(ABI_BAD_CAPS)
+	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_CAPS,
+	.capabilities = CTP_CAP_BIT(63),
 #else
-	.flags = CTP_PLUGIN_MT_SAFE,
+		      .flags = CTP_PLUGIN_MT_SAFE,
 #endif
 			CTP_PLUGIN_FIELDS(fields),
 			.init = bad_init,
