@@ -611,6 +611,32 @@ static void test_keep_refuses_unheld(void **state)
 	assert_int_equal(st.bnd, BIT(CAP_SYS_PTRACE));
 }
 
+/* Started as the user already, with capabilities (a unit's User= and
+ * AmbientCapabilities=): --user names the same user, and the drop clears
+ * the capabilities without a switch it could not make. */
+static void drop_same_user(void *arg, struct status *st)
+{
+	(void)arg;
+	if (ctp_priv_keep_caps("nobody", BIT(CAP_SYS_PTRACE),
+			       CTP_PRIV_FILTER_NONE, st->why,
+			       sizeof(st->why)) < 0)
+		return;
+	st->ok = ctp_priv_drop_to_user("nobody", CTP_PRIV_FILTER_SERVE, st->why,
+				       sizeof(st->why)) == 0;
+	read_status(st);
+}
+
+static void test_drop_same_user(void **state)
+{
+	struct status st;
+	(void)state;
+	in_child(drop_same_user, NULL, &st);
+	expect_user(&st, nobody_uid());
+	assert_int_equal(st.eff | st.prm | st.inh | st.amb, 0);
+	assert_int_equal(st.nnp, 1);
+	assert_int_equal(st.seccomp, 2);
+}
+
 static void test_caps_format(void **state)
 {
 	char buf[128];
@@ -636,6 +662,7 @@ int main(void)
 		cmocka_unit_test(test_drop_refuses_root),
 		cmocka_unit_test(test_serve_filter),
 		cmocka_unit_test(test_keep_refuses_unheld),
+		cmocka_unit_test(test_drop_same_user),
 		cmocka_unit_test_teardown(test_capture_as_nobody, stop_target),
 	};
 	if (geteuid() != 0) {

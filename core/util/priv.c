@@ -375,6 +375,18 @@ static int become(uid_t uid, gid_t gid, bool keep, char *why, size_t whylen)
 	return 0;
 }
 
+/* Already uid and gid, real, effective and saved: nothing to switch (a
+ * service manager started us as the user; setgroups would need
+ * CAP_SETGID for nothing). */
+static bool already(uid_t uid, gid_t gid)
+{
+	uid_t r, e, s;
+	gid_t gr, ge, gs;
+	return getresuid(&r, &e, &s) == 0 && getresgid(&gr, &ge, &gs) == 0 &&
+	       r == uid && e == uid && s == uid && gr == gid && ge == gid &&
+	       gs == gid;
+}
+
 /* Rules on argument values: clone without namespace flags, clone3 ENOSYS,
  * and the serving process's socket families, ioctls and prctls. */
 static int arg_rules(scmp_filter_ctx ctx, bool serve)
@@ -483,7 +495,8 @@ int ctp_priv_drop_to_user(const char *user, enum ctp_priv_filter filter,
 	    errno != EINVAL)
 		return fail(why, whylen, -errno, "clearing ambient: %s",
 			    strerror(errno));
-	if (user && (r = become(uid, gid, false, why, whylen)) < 0)
+	if (user && !already(uid, gid) &&
+	    (r = become(uid, gid, false, why, whylen)) < 0)
 		return r;
 	if ((r = set_caps(0)) < 0)
 		return fail(why, whylen, r, "clearing capabilities: %s",
@@ -511,6 +524,8 @@ int ctp_priv_keep_caps(const char *user, uint64_t caps,
 	}
 	if (user && (r = ctp_priv_lookup_user(user, &uid, &gid)) < 0)
 		return fail(why, whylen, r, "no user '%s'", user);
+	if (user && already(uid, gid))
+		user = NULL;
 	(void)bound_to(caps);
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 &&
 	    errno != EINVAL)

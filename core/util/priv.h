@@ -39,7 +39,8 @@ enum ctp_priv_filter {
 int ctp_priv_lookup_user(const char *name, uid_t *uid, gid_t *gid);
 
 /*
- * Become `user` (NULL: stay who we are) with no capability left: the
+ * Become `user` (NULL, or the user we already are: stay who we are, as
+ * under a unit's User= with AmbientCapabilities=) with no capability left: the
  * bounding set emptied (when CAP_SETPCAP allows; else left, harmless once
  * every other set is empty and NoNewPrivs is set), the ambient set cleared,
  * supplementary groups set to the user's primary group, gid then uid set
