@@ -497,6 +497,8 @@ static void capture_as(void *arg, struct status *st)
 		return;
 	/* A namespace is still refused under the wider filter. */
 	st->r[2] = unshare(CLONE_NEWUSER) < 0 ? -errno : 0;
+	/* A worker's own descriptor table (CTP_PLUGIN_FD_LOCAL) is not. */
+	st->r[4] = unshare(CLONE_FILES) < 0 ? -errno : 0;
 	st->r[3] = execve("/bin/true", (char *[]){"true", NULL},
 			  (char *[]){NULL}) < 0
 			   ? -errno
@@ -569,6 +571,7 @@ static void test_capture_as_nobody(void **state)
 	assert_int_equal(sn.seccomp, 2);
 	assert_int_equal(sn.r[2], -EPERM);
 	assert_int_equal(sn.r[3], -EPERM);
+	assert_int_equal(sn.r[4], 0);
 	assert_int_equal(sb.eff | sb.prm | sb.bnd, 0);
 
 	/* 1 MiB and the one-byte "ready" it wrote, read by root and by

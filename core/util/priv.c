@@ -174,8 +174,9 @@ static const int serve_prctls[] = {PR_SET_NAME, PR_GET_NAME};
 
 /*
  * What no collector calls and an attacker inside a capture child would
- * want: new programs, mounts and namespaces, kernel code, other processes'
- * memory written, keys, the clock, reboot.
+ * want: new programs, mounts and namespaces (clone and unshare with a
+ * namespace flag, below), kernel code, other processes' memory written,
+ * keys, the clock, reboot.
  */
 static const char *const capture_deny[] = {
 	"execve",
@@ -190,7 +191,6 @@ static const char *const capture_deny[] = {
 	"fspick",
 	"pivot_root",
 	"chroot",
-	"unshare",
 	"setns",
 	"init_module",
 	"finit_module",
@@ -399,10 +399,18 @@ static int arg_rules(scmp_filter_ctx ctx, bool serve)
 	int r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3),
 				 0);
 	if (!serve) {
-		for (size_t i = 0; !r && i < sizeof(ns) / sizeof(ns[0]); i++)
+		/* unshare stays for the workers' CLONE_FILES (engine.h
+		 * private_fds); namespaces go, as with clone. */
+		for (size_t i = 0; !r && i < sizeof(ns) / sizeof(ns[0]); i++) {
 			r = seccomp_rule_add(
 				ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
 				SCMP_A0(SCMP_CMP_MASKED_EQ, ns[i], ns[i]));
+			if (!r)
+				r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
+						     SCMP_SYS(unshare), 1,
+						     SCMP_A0(SCMP_CMP_MASKED_EQ,
+							     ns[i], ns[i]));
+		}
 		return r;
 	}
 	if (!r)
