@@ -56,6 +56,10 @@ static const char *const serve_allow[] = {
 	"rt_sigreturn",
 	"sigaltstack",
 	"rt_sigtimedwait",
+	"rt_sigsuspend",
+	"alarm",
+	"setitimer",
+	"getitimer",
 	"restart_syscall",
 	"exit",
 	"exit_group",
@@ -113,6 +117,8 @@ static const char *const serve_allow[] = {
 	"openat",
 	"getdents64",
 	"readlinkat",
+	"readlink",
+	"access",
 	"faccessat",
 	"faccessat2",
 	"renameat",
@@ -169,8 +175,9 @@ static const int serve_families[] = {AF_UNIX, AF_INET, AF_INET6};
 static const unsigned long serve_ioctls[] = {TCGETS, FIONBIO, FIONREAD, FIOCLEX,
 					     FIONCLEX};
 
-/* prctl options: thread names. */
-static const int serve_prctls[] = {PR_SET_NAME, PR_GET_NAME};
+/* prctl options: thread names, a forked child's parent-death signal. */
+static const int serve_prctls[] = {PR_SET_NAME, PR_GET_NAME, PR_SET_PDEATHSIG,
+				   PR_GET_PDEATHSIG};
 
 /*
  * What no collector calls and an attacker inside a capture child would
