@@ -824,3 +824,62 @@ int e2e_traced_capture(const char *cfg, const char *dir, const char *tag,
 	free(text);
 	return n;
 }
+
+/* The value after "\nKEY" in text, in base; -1 when the line is missing. */
+static int status_num(const char *text, const char *key, int base,
+		      uint64_t *out)
+{
+	const char *p = strstr(text, key);
+	char *end;
+	if (!p)
+		return -1;
+	*out = strtoull(p + strlen(key), &end, base);
+	return end == p + strlen(key) ? -1 : 0;
+}
+
+int e2e_privs_parse(const char *text, struct e2e_privs *p)
+{
+	static const char *const caps[] = {
+		"\nCapInh:", "\nCapPrm:", "\nCapEff:", "\nCapBnd:",
+		"\nCapAmb:"};
+	uint64_t *const dst[] = {&p->inh, &p->prm, &p->eff, &p->bnd, &p->amb};
+	uint64_t v;
+	const char *u = strstr(text, "\nUid:"), *g = strstr(text, "\nGid:");
+	if (!u || !g ||
+	    sscanf(u + 5, "%u %u %u %u", &p->uid[0], &p->uid[1], &p->uid[2],
+		   &p->uid[3]) != 4 ||
+	    sscanf(g + 5, "%u %u %u %u", &p->gid[0], &p->gid[1], &p->gid[2],
+		   &p->gid[3]) != 4)
+		return -EINVAL;
+	for (size_t i = 0; i < 5; i++)
+		if (status_num(text, caps[i], 16, dst[i]) < 0)
+			return -EINVAL;
+	if (status_num(text, "\nNoNewPrivs:", 10, &v) < 0)
+		return -EINVAL;
+	p->nnp = (int)v;
+	if (status_num(text, "\nSeccomp:", 10, &v) < 0)
+		return -EINVAL;
+	p->seccomp = (int)v;
+	return 0;
+}
+
+int e2e_task_privs(pid_t pid, struct e2e_privs *p)
+{
+	char path[64], buf[8192];
+	ssize_t n;
+	int fd, err;
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/status");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	err = errno;
+	close(fd);
+	if (n < 0)
+		return -err;
+	buf[n] = '\0';
+	return e2e_privs_parse(buf, p);
+}

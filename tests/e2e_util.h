@@ -94,6 +94,18 @@ pid_t e2e_prometheus_start(const char *yml, const char *data, const char *log,
 int e2e_wait(pid_t pid, int *status);
 /* CLOCK_MONOTONIC in milliseconds. */
 uint64_t e2e_now_ms(void);
+
+/* What a task's /proc/PID/status says of its privileges. */
+struct e2e_privs {
+	uint32_t uid[4], gid[4];	  /* real, effective, saved, fs */
+	uint64_t inh, prm, eff, bnd, amb; /* CapInh ... CapAmb */
+	int nnp;			  /* NoNewPrivs */
+	int seccomp;			  /* 0 none, 1 strict, 2 filter */
+};
+/* Parse status text (pure); 0, or -EINVAL when a line is missing. */
+int e2e_privs_parse(const char *text, struct e2e_privs *p);
+/* Read and parse /proc/PID/status (pid 0: this process). 0 or -errno. */
+int e2e_task_privs(pid_t pid, struct e2e_privs *p);
 /* Wait for a child at most limit_ms: its exit code, or 128 + the signal
  * that killed it. One still running then is killed and the running test
  * fails, naming `what` (a hang fails, never blocks the suite). */

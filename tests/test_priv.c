@@ -54,47 +54,15 @@
 struct status {
 	int ok; /* 1: the function under test returned 0 */
 	char why[256];
-	uint32_t uid[4];
-	uint64_t inh, prm, eff, bnd, amb;
-	int nnp, seccomp;
+	struct e2e_privs ps;
 	/* Results of calls made after the drop: 0, or -errno. */
 	int r[16];
 };
 
-static int hex_line(const char *buf, const char *key, uint64_t *out)
-{
-	const char *p = strstr(buf, key);
-	if (!p)
-		return -1;
-	*out = strtoull(p + strlen(key), NULL, 16);
-	return 0;
-}
-
 static void read_status(struct status *st)
 {
-	char buf[8192];
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-	uint64_t v = 0;
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return;
-	buf[n] = '\0';
-	const char *u = strstr(buf, "\nUid:");
-	if (u)
-		sscanf(u + 5, "%u %u %u %u", &st->uid[0], &st->uid[1],
-		       &st->uid[2], &st->uid[3]);
-	hex_line(buf, "\nCapInh:", &st->inh);
-	hex_line(buf, "\nCapPrm:", &st->prm);
-	hex_line(buf, "\nCapEff:", &st->eff);
-	hex_line(buf, "\nCapBnd:", &st->bnd);
-	hex_line(buf, "\nCapAmb:", &st->amb);
-	const char *p = strstr(buf, "\nNoNewPrivs:");
-	st->nnp = p ? atoi(p + 12) : -1;
-	p = strstr(buf, "\nSeccomp:");
-	st->seccomp = p ? atoi(p + 9) : -1;
-	(void)v;
+	if (e2e_task_privs(0, &st->ps) < 0)
+		snprintf(st->why, sizeof(st->why), "/proc/self/status unread");
 }
 
 /* Run fn(arg, st) in a child; the parent gets st back. */
@@ -134,10 +102,44 @@ static uid_t nobody_uid(void)
 	return u;
 }
 
+/* All four uids are uid, all four gids the user's primary group. */
 static void expect_user(const struct status *st, uid_t uid)
 {
-	for (int i = 0; i < 4; i++)
-		assert_int_equal(st->uid[i], uid);
+	struct passwd *pw = getpwuid(uid);
+	assert_non_null(pw);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(st->ps.uid[i], uid);
+		assert_int_equal(st->ps.gid[i], pw->pw_gid);
+	}
+}
+
+/* The status parser on a literal kernel 6.18 /proc/PID/status excerpt. */
+static void test_privs_parse(void **state)
+{
+	static const char text[] =
+		"Name:\tctprof-core\nUmask:\t0027\nState:\tS (sleeping)\n"
+		"Uid:\t65534\t65534\t65534\t65534\n"
+		"Gid:\t65534\t65534\t65534\t65534\nFDSize:\t64\n"
+		"CapInh:\t0000000000000000\nCapPrm:\t0000000000081004\n"
+		"CapEff:\t0000000000081004\nCapBnd:\t0000000000081004\n"
+		"CapAmb:\t0000000000000000\nNoNewPrivs:\t1\nSeccomp:\t2\n"
+		"Seccomp_filters:\t1\n";
+	struct e2e_privs p;
+	(void)state;
+	assert_int_equal(e2e_privs_parse(text, &p), 0);
+	assert_int_equal(p.uid[3], 65534);
+	assert_int_equal(p.gid[0], 65534);
+	assert_int_equal(p.prm, 0x81004);
+	assert_int_equal(p.eff, 0x81004);
+	assert_int_equal(p.bnd, 0x81004);
+	assert_int_equal(p.inh | p.amb, 0);
+	assert_int_equal(p.nnp, 1);
+	assert_int_equal(p.seccomp, 2);
+	/* A kernel without the line: refused, not zero. */
+	assert_int_equal(e2e_privs_parse("Uid:\t0\t0\t0\t0\n"
+					 "Gid:\t0\t0\t0\t0\n",
+					 &p),
+			 -EINVAL);
 }
 
 /* ---- ctp_priv_drop_to_user, no filter ------------------------------------ */
@@ -161,13 +163,13 @@ static void test_drop_no_caps(void **state)
 	(void)state;
 	in_child(drop_plain, NULL, &st);
 	expect_user(&st, nobody_uid());
-	assert_int_equal(st.eff, 0);
-	assert_int_equal(st.prm, 0);
-	assert_int_equal(st.inh, 0);
-	assert_int_equal(st.amb, 0);
-	assert_int_equal(st.bnd, 0);
-	assert_int_equal(st.nnp, 1);
-	assert_int_equal(st.seccomp, 0);
+	assert_int_equal(st.ps.eff, 0);
+	assert_int_equal(st.ps.prm, 0);
+	assert_int_equal(st.ps.inh, 0);
+	assert_int_equal(st.ps.amb, 0);
+	assert_int_equal(st.ps.bnd, 0);
+	assert_int_equal(st.ps.nnp, 1);
+	assert_int_equal(st.ps.seccomp, 0);
 	assert_int_equal(st.r[0], -EACCES);
 }
 
@@ -378,9 +380,10 @@ static void test_serve_filter(void **state)
 	assert_int_equal(WEXITSTATUS(wst), 0);
 
 	expect_user(&st, nobody_uid());
-	assert_int_equal(st.eff | st.prm | st.inh | st.amb | st.bnd, 0);
-	assert_int_equal(st.nnp, 1);
-	assert_int_equal(st.seccomp, 2);
+	assert_int_equal(
+		st.ps.eff | st.ps.prm | st.ps.inh | st.ps.amb | st.ps.bnd, 0);
+	assert_int_equal(st.ps.nnp, 1);
+	assert_int_equal(st.ps.seccomp, 2);
 	int i = 0;
 	assert_int_equal(st.r[i++], 0); /* MHD started */
 	assert_int_equal(st.r[i++], 0); /* answered */
@@ -570,17 +573,17 @@ static void test_capture_as_nobody(void **state)
 	assert_int_equal(got, want);
 
 	expect_user(&sn, nobody_uid());
-	assert_int_equal(sn.eff, want);
-	assert_int_equal(sn.prm, want);
-	assert_int_equal(sn.inh, 0);
-	assert_int_equal(sn.amb, 0);
-	assert_int_equal(sn.bnd, want);
-	assert_int_equal(sn.nnp, 1);
-	assert_int_equal(sn.seccomp, 2);
+	assert_int_equal(sn.ps.eff, want);
+	assert_int_equal(sn.ps.prm, want);
+	assert_int_equal(sn.ps.inh, 0);
+	assert_int_equal(sn.ps.amb, 0);
+	assert_int_equal(sn.ps.bnd, want);
+	assert_int_equal(sn.ps.nnp, 1);
+	assert_int_equal(sn.ps.seccomp, 2);
 	assert_int_equal(sn.r[2], -EPERM);
 	assert_int_equal(sn.r[3], -EPERM);
 	assert_int_equal(sn.r[4], 0);
-	assert_int_equal(sb.eff | sb.prm | sb.bnd, 0);
+	assert_int_equal(sb.ps.eff | sb.ps.prm | sb.ps.bnd, 0);
 
 	/* 1 MiB and the one-byte "ready" it wrote, read by root and by
 	 * nobody with the kept capabilities alike; not without them. */
@@ -618,8 +621,8 @@ static void test_keep_refuses_unheld(void **state)
 	assert_int_equal(st.r[0], -EPERM);
 	assert_non_null(strstr(st.why, "CAP_NET_ADMIN"));
 	expect_user(&st, 0);
-	assert_int_equal(st.eff, BIT(CAP_SYS_PTRACE));
-	assert_int_equal(st.bnd, BIT(CAP_SYS_PTRACE));
+	assert_int_equal(st.ps.eff, BIT(CAP_SYS_PTRACE));
+	assert_int_equal(st.ps.bnd, BIT(CAP_SYS_PTRACE));
 }
 
 /* Started as the user already, with capabilities (a unit's User= and
@@ -643,9 +646,9 @@ static void test_drop_same_user(void **state)
 	(void)state;
 	in_child(drop_same_user, NULL, &st);
 	expect_user(&st, nobody_uid());
-	assert_int_equal(st.eff | st.prm | st.inh | st.amb, 0);
-	assert_int_equal(st.nnp, 1);
-	assert_int_equal(st.seccomp, 2);
+	assert_int_equal(st.ps.eff | st.ps.prm | st.ps.inh | st.ps.amb, 0);
+	assert_int_equal(st.ps.nnp, 1);
+	assert_int_equal(st.ps.seccomp, 2);
 }
 
 static void test_caps_format(void **state)
@@ -669,6 +672,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_caps_format),
+		cmocka_unit_test(test_privs_parse),
 		cmocka_unit_test(test_drop_no_caps),
 		cmocka_unit_test(test_drop_refuses_root),
 		cmocka_unit_test(test_serve_filter),
