@@ -17,6 +17,7 @@
 #include <linux/capability.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
@@ -651,6 +652,40 @@ static void test_drop_same_user(void **state)
 	assert_int_equal(st.ps.seccomp, 2);
 }
 
+/* With a second thread running, which would keep its capabilities and
+ * run unfiltered: refused. */
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static void drop_threaded(void *arg, struct status *st)
+{
+	pthread_t t;
+	(void)arg;
+	st->ok = pthread_create(&t, NULL, sleeper, NULL) == 0;
+	st->r[0] = ctp_priv_drop_to_user("nobody", CTP_PRIV_FILTER_SERVE,
+					 st->why, sizeof(st->why));
+	st->r[1] = ctp_priv_keep_caps(NULL, 0, CTP_PRIV_FILTER_CAPTURE, st->why,
+				      sizeof(st->why));
+	read_status(st);
+}
+
+static void test_refuses_threads(void **state)
+{
+	struct status st;
+	(void)state;
+	in_child(drop_threaded, NULL, &st);
+	assert_int_equal(st.r[0], -EBUSY);
+	assert_int_equal(st.r[1], -EBUSY);
+	assert_non_null(strstr(st.why, "2 threads"));
+	expect_user(&st, 0);
+	assert_int_equal(st.ps.seccomp, 0);
+}
+
 static void test_caps_format(void **state)
 {
 	char buf[128];
@@ -678,6 +713,7 @@ int main(void)
 		cmocka_unit_test(test_serve_filter),
 		cmocka_unit_test(test_keep_refuses_unheld),
 		cmocka_unit_test(test_drop_same_user),
+		cmocka_unit_test(test_refuses_threads),
 		cmocka_unit_test_teardown(test_capture_as_nobody, stop_target),
 	};
 	if (geteuid() != 0) {

@@ -394,6 +394,28 @@ static bool already(uid_t uid, gid_t gid)
 	       gs == gid;
 }
 
+/* Capability sets, NoNewPrivs and a seccomp filter are each thread's own:
+ * set in a process of one thread, every later thread inherits them; set
+ * with others running, those keep what they had. 0, or -EBUSY. */
+static int single_thread(char *why, size_t whylen)
+{
+	char buf[4096];
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return fail(why, whylen, -EIO, "/proc/self/status unreadable");
+	buf[n] = '\0';
+	const char *t = strstr(buf, "\nThreads:");
+	if (!t || strtoul(t + 9, NULL, 10) != 1)
+		return fail(why, whylen, -EBUSY,
+			    "the process has %lu threads: drop privileges "
+			    "before starting any",
+			    t ? strtoul(t + 9, NULL, 10) : 0ul);
+	return 0;
+}
+
 /* Rules on argument values: clone without namespace flags, clone3 ENOSYS,
  * and the serving process's socket families, ioctls and prctls. */
 static int arg_rules(scmp_filter_ctx ctx, bool serve)
@@ -491,7 +513,9 @@ int ctp_priv_drop_to_user(const char *user, enum ctp_priv_filter filter,
 {
 	uid_t uid = 0;
 	gid_t gid = 0;
-	int r;
+	int r = single_thread(why, whylen);
+	if (r < 0)
+		return r;
 	if (user) {
 		r = ctp_priv_lookup_user(user, &uid, &gid);
 		if (r < 0)
@@ -525,7 +549,9 @@ int ctp_priv_keep_caps(const char *user, uint64_t caps,
 	uid_t uid = 0;
 	gid_t gid = 0;
 	char names[512];
-	int r;
+	int r = single_thread(why, whylen);
+	if (r < 0)
+		return r;
 	if (caps >> CAP_LAST_CAP >> 1) {
 		return fail(why, whylen, -EINVAL,
 			    "capability bits past CAP_LAST_CAP (%u): 0x%llx",

@@ -6,9 +6,11 @@
  * child keeps only the capabilities its enabled plugins declare
  * (ctp_priv_keep_caps). Both are one-way: call them in the process that is
  * to be confined, after everything that needs the privilege is open, and
- * before it reads anything untrusted. Each returns 0, or a negative errno
- * with a one-line reason in why; on failure the process is in an unknown
- * state between the two and must exit.
+ * before it reads anything untrusted, while it has one thread (capability
+ * sets, NoNewPrivs and the filter are per thread; threads started later
+ * inherit them): with more, both refuse with -EBUSY. Each returns 0, or a
+ * negative errno with a one-line reason in why; on failure the process is in an
+ * unknown state between the two and must exit.
  *
  * Capability masks are uint64_t with bit n for capability number n of
  * <linux/capability.h> (CTP_CAP_BIT in <ctprof/plugin.h>).
