@@ -25,7 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -44,7 +46,16 @@ static pid_t serving;
 static bool soak;
 
 /* Start serve with `service` and `plugins` lines (YAML); its port. */
+static pid_t start_as(const char *service, const char *plugins,
+		      const char *user, unsigned *port);
+
 static pid_t start(const char *service, const char *plugins, unsigned *port)
+{
+	return start_as(service, plugins, NULL, port);
+}
+
+static pid_t start_as(const char *service, const char *plugins,
+		      const char *user, unsigned *port)
 {
 	char cfg[PATH_MAX], log[PATH_MAX], yaml[32768];
 	assert_int_equal(E2E_PATHF(cfg, "%s/c.yaml", tmp), 0);
@@ -57,9 +68,11 @@ static pid_t start(const char *service, const char *plugins, unsigned *port)
 			 service, plugins);
 	assert_true(n > 0 && (size_t)n < sizeof(yaml));
 	assert_int_equal(e2e_write_file(cfg, yaml, (size_t)n), 0);
-	const char *args[] = {"serve",	  "--config",	 cfg,
-			      "--listen", "127.0.0.1:0", "--min-interval",
-			      "100ms",	  NULL};
+	const char *args[] = {"serve",	     "--config",
+			      cfg,	     "--listen",
+			      "127.0.0.1:0", "--min-interval",
+			      "100ms",	     user ? "--user" : NULL,
+			      user,	     NULL};
 	pid_t pid;
 	assert_int_equal(e2e_spawn(args, NULL, log, &pid), 0);
 	serving = pid;
@@ -416,6 +429,83 @@ static void test_spoiled(void **state)
 	end(pid, 2000);
 }
 
+/* --user: every process of the service, as /proc says it. The HTTP
+ * process: the user, no capability in any set, NoNewPrivs, a seccomp
+ * filter; the capture process: the user with exactly the capabilities its
+ * plugins declare (io: CAP_DAC_READ_SEARCH and CAP_SYS_PTRACE), NoNewPrivs,
+ * a filter; the supervisor as started. And the scrape still answers. */
+static void test_user(void **state)
+{
+	(void)state;
+	if (geteuid() != 0) {
+		fprintf(stderr, "skip: --user needs root to start from\n");
+		skip();
+	}
+	unsigned port;
+	pid_t pid = start_as("{}", "  io: {}\n", "nobody", &port);
+	char *body;
+	assert_int_equal(scrape(port, &body), 200);
+	char sb[32];
+	assert_string_equal(status_of(body, "io", sb, sizeof(sb)), "loaded");
+	free(body);
+	pid_t kids[4];
+	assert_int_equal(children(pid, kids, 4), 2);
+	struct e2e_privs sup, p[2];
+	assert_int_equal(e2e_task_privs(pid, &sup), 0);
+	assert_int_equal(sup.uid[1], 0);
+	const uint64_t want = (1ull << 2) | (1ull << 19);
+	int http = -1, capture = -1;
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(e2e_task_privs(kids[i], &p[i]), 0);
+		if (p[i].eff == 0)
+			http = i;
+		else
+			capture = i;
+	}
+	assert_true(http >= 0 && capture >= 0);
+	for (int i = 0; i < 2; i++) {
+		for (int k = 0; k < 4; k++)
+			assert_int_equal(p[i].uid[k], 65534);
+		assert_int_equal(p[i].nnp, 1);
+		assert_int_equal(p[i].seccomp, 2);
+		assert_int_equal(p[i].amb, 0);
+		assert_int_equal(p[i].inh, 0);
+	}
+	assert_int_equal(p[http].prm, 0);
+	assert_int_equal(p[http].bnd, 0);
+	assert_int_equal(p[capture].eff, want);
+	assert_int_equal(p[capture].prm, want);
+	assert_int_equal(p[capture].bnd, want);
+	end(pid, 2000);
+	/* record --user: the directory it makes is the user's, and so is
+	 * every file written into it. */
+	char cfg[PATH_MAX], dir[PATH_MAX];
+	assert_int_equal(E2E_PATHF(cfg, "%s/c.yaml", tmp), 0);
+	assert_int_equal(E2E_PATHF(dir, "%s/urec", tmp), 0);
+	assert_int_equal(chmod(tmp, 0755), 0);
+	const char *rec[] = {"record", "--config", cfg,	     "-o",
+			     dir,      "--user",   "nobody", "--interval",
+			     "100ms",  "--count",  "2",	     NULL};
+	assert_int_equal(e2e_run_within(rec, NULL, NULL, 120), 0);
+	assert_int_equal(e2e_files(dir), 2);
+	struct stat st;
+	assert_int_equal(stat(dir, &st), 0);
+	assert_int_equal(st.st_uid, 65534);
+	DIR *d = opendir(dir);
+	assert_non_null(d);
+	for (struct dirent *e; (e = readdir(d));) {
+		if (e->d_name[0] == '.')
+			continue;
+		assert_int_equal(fstatat(dirfd(d), e->d_name, &st, 0), 0);
+		assert_int_equal(st.st_uid, 65534);
+	}
+	closedir(d);
+	/* --user without the supervisor is a usage error. */
+	const char *bad[] = {"serve", "--user", "nobody", "--no-supervise",
+			     NULL};
+	assert_int_equal(e2e_run(bad, NULL, NULL), 2);
+}
+
 /* record and a one-shot capture under the same supervisor: a plugin that
  * hangs past the deadline or runs out of memory is left out and the
  * recording goes on, every file written. */
@@ -747,6 +837,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_connections, teardown),
 		cmocka_unit_test_teardown(test_record_chaos, teardown),
 		cmocka_unit_test_teardown(test_spoiled, teardown),
+		cmocka_unit_test_teardown(test_user, teardown),
 	};
 	const struct CMUnitTest soaks[] = {
 		cmocka_unit_test_teardown(test_soak, teardown),

@@ -130,6 +130,17 @@ int ctp_sv_child_setup(struct ctp_sv *sv)
 	return 0;
 }
 
+void ctp_sv_detach(void)
+{
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+	sigemptyset(&dfl.sa_mask);
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(*fatal_signals);
+	     i++)
+		sigaction(fatal_signals[i], &dfl, NULL);
+	sv_shared = NULL;
+	ctp_sv_self = NULL;
+}
+
 void ctp_sv_thread_begin(uint32_t slot)
 {
 	if (!sv_shared || slot >= CTP_SV_SLOTS)

@@ -80,6 +80,10 @@ void ctp_sv_unmap(struct ctp_sv *sv);
  * slot 0 for the calling (main) thread. Returns 0 or -errno. */
 int ctp_sv_child_setup(struct ctp_sv *sv);
 
+/* In a child of a supervised child that must not speak for it (a probe):
+ * forget the shared page and restore the fatal signals' default action. */
+void ctp_sv_detach(void);
+
 /* A worker thread takes slot `slot` (with an alternate signal stack of
  * its own) / gives it back before it ends. No-ops when not supervised. */
 void ctp_sv_thread_begin(uint32_t slot);

@@ -111,6 +111,12 @@ static void child_main(struct ctp_capsvc *cs, int fd)
 
 	const struct ctp_config *cfg = cs->cfg;
 	struct ctp_capture *cap = NULL;
+	if (cs->o.user && (r = ctp_cli_confine(cs->o.user, cfg)) < 0) {
+		/* Every child would fail alike: the service cannot go on. */
+		answer(fd, 0, -ENOTRECOVERABLE, 0,
+		       "cannot capture as the --user (see the log)");
+		_exit(CTP_EXIT_FAILURE);
+	}
 	struct ctp_engine eng;
 	char err[512], path[64];
 	const char *what;
@@ -130,6 +136,7 @@ static void child_main(struct ctp_capsvc *cs, int fd)
 				       : "loading plugins failed");
 		_exit(CTP_EXIT_FAILURE);
 	}
+
 	answer(fd, 0, 0, 0, NULL);
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", cs->memfd);
 	while (!child_stop) {

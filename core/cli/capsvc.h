@@ -40,6 +40,7 @@ struct ctp_capsvc_opts {
 	const char *prog;	 /* "ctprof-core serve": messages' prefix */
 	const char *config_path; /* recorded in each snapshot */
 	bool strict;		 /* a plugin's crash fails the capture */
+	const char *user; /* capture as this user (ctp_cli_confine), or NULL */
 };
 
 /*

@@ -5,9 +5,13 @@
  * clock, writing a finished capture. Private to the core.
  */
 #include "capture_util.h"
+#include "priv.h"
 #include "supervise.h"
 
 #include <errno.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <linux/capability.h>
@@ -207,6 +211,89 @@ int ctp_cli_write(struct ctp_capture *cap, const struct ctp_config *cfg,
  * process's own pid namespace. None under a root without self (a fixture
  * tree). */
 uint32_t ctp_cli_peer;
+
+/* The union of the capabilities the plugins of cfg declare, learnt by
+ * loading them in a child. 0, or -errno. */
+static int probe_caps(const struct ctp_config *cfg, uint64_t *mask)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(p[0]);
+		close(p[1]);
+		return -e;
+	}
+	if (pid == 0) {
+		static volatile sig_atomic_t never;
+		struct ctp_capture *cap = NULL;
+		struct ctp_engine eng;
+		close(p[0]);
+		ctp_sv_detach(); /* a crash here is the probe's alone */
+		ctp_verbosity = -1;
+		if (ctp_capture_new(1, &cap) == 0 &&
+		    ctp_engine_init(&eng, cfg, cap, &never) >= 0 &&
+		    ctp_engine_load(&eng) >= 0) {
+			uint64_t m = ctp_engine_caps(&eng);
+			if (write(p[1], &m, sizeof(m)) != (ssize_t)sizeof(m))
+				_exit(1);
+		}
+		_exit(0);
+	}
+	close(p[1]);
+	uint64_t until = ctp_now_ns() + cfg->service.deadline_ns;
+	int r = -ETIMEDOUT;
+	for (;;) {
+		uint64_t now = ctp_now_ns();
+		if (now >= until)
+			break;
+		struct pollfd pf = {.fd = p[0], .events = POLLIN};
+		int n = poll(&pf, 1, (int)((until - now) / 1000000 + 1));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		ssize_t got = read(p[0], mask, sizeof(*mask));
+		r = got == (ssize_t)sizeof(*mask) ? 0 : -EIO;
+		break;
+	}
+	close(p[0]);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	return r;
+}
+
+int ctp_cli_confine(const char *user, const struct ctp_config *cfg)
+{
+	static bool confined;
+	char why[256], caps[256];
+	uint64_t mask = 0;
+	if (confined)
+		return 0;
+	int r = probe_caps(cfg, &mask);
+	if (r < 0) {
+		ctp_log(CTP_LOG_ERR,
+			"cannot capture as %s: loading the plugins to learn "
+			"their capabilities failed: %s",
+			user, strerror(-r));
+		return r;
+	}
+	r = ctp_priv_keep_caps(user, mask, CTP_PRIV_FILTER_CAPTURE, why,
+			       sizeof(why));
+	if (r < 0) {
+		ctp_log(CTP_LOG_ERR, "cannot capture as %s: %s", user, why);
+		return r;
+	}
+	confined = true;
+	ctp_priv_caps_format(mask, caps, sizeof(caps));
+	if (ctp_verbosity >= 1)
+		ctp_log(CTP_LOG_INFO, "capturing as %s with %s", user, caps);
+	return 0;
+}
 
 void ctp_cli_oom_exit(void)
 {

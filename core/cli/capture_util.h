@@ -39,6 +39,17 @@ void ctp_cli_record_self(struct ctp_capture *cap, bool supervised);
 void ctp_cli_oom_exit(void);
 #define CTP_EXIT_OOM_PLUGIN 86 /* between a child and its supervisor only */
 
+/*
+ * Before the plugins are loaded (capabilities and seccomp filters are per
+ * thread, and a plugin may start threads when it loads): become `user`
+ * keeping only the capabilities the enabled plugins declare, with
+ * NoNewPrivs and the capture's seccomp filter (core/util/priv.h). What
+ * they declare is learnt by loading them once in a short-lived child (a
+ * probe, bounded by service.capture_deadline; quiet). Once per process (a
+ * reload keeps what the first one kept). 0, or -errno after a message.
+ */
+int ctp_cli_confine(const char *user, const struct ctp_config *cfg);
+
 /* A third capturing process, recorded beside those when not 0: the
  * process of a service that asked for the capture (serve's HTTP). */
 extern uint32_t ctp_cli_peer;

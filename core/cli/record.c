@@ -24,6 +24,7 @@
 
 #include "capture_util.h"
 #include "cli.h"
+#include "priv.h"
 #include "recdir.h"
 #include "compare_view.h"
 #include "ctprof/plugin-util.h"
@@ -64,7 +65,7 @@ struct rec_progress {
 };
 
 struct rec_args {
-	const char *config_path, *dir, *textfile;
+	const char *config_path, *dir, *textfile, *user;
 	uint64_t interval_ns, count, duration_ns, keep, max_bytes;
 	unsigned workers;
 	bool strict, no_supervise, print, supervised;
@@ -80,6 +81,7 @@ enum {
 	O_STRICT,
 	O_NO_SUPERVISE,
 	O_TEXTFILE,
+	O_USER,
 };
 
 static void usage(FILE *out)
@@ -113,6 +115,11 @@ static void usage(FILE *out)
 		"  -j, --workers N      walker threads\n"
 		"      --strict         a plugin failure skips that "
 		"interval's snapshot\n"
+		"      --user NAME      capture and write as NAME, with only "
+		"the "
+		"capabilities\n"
+		"                       the enabled plugins declare "
+		"(docs/RELIABILITY.md)\n"
 		"      --no-supervise   run in this process (a plugin crash "
 		"ends the recording)\n"
 		"  -q, --quiet          only errors   -v, --verbose  more\n"
@@ -207,6 +214,9 @@ static int record_option(struct rec_args *a, int c, const char *arg)
 	case O_NO_SUPERVISE:
 		a->no_supervise = true;
 		return -1;
+	case O_USER:
+		a->user = arg;
+		return -1;
 	case 'q':
 		ctp_verbosity = -1;
 		return -1;
@@ -233,6 +243,7 @@ static int parse_args(int argc, char **argv, struct rec_args *a)
 		{"max-bytes", required_argument, NULL, O_MAX_BYTES},
 		{"print", no_argument, NULL, O_PRINT},
 		{"textfile", required_argument, NULL, O_TEXTFILE},
+		{"user", required_argument, NULL, O_USER},
 		{"workers", required_argument, NULL, 'j'},
 		{"strict", no_argument, NULL, O_STRICT},
 		{"no-supervise", no_argument, NULL, O_NO_SUPERVISE},
@@ -281,7 +292,18 @@ static int settle(struct rec_args *a, const struct ctp_config *cfg)
 			a->config_path);
 		return CTP_EXIT_USAGE;
 	}
-	if (mkdir(a->dir, 0750) < 0 && errno != EEXIST) {
+	uid_t uid;
+	gid_t gid;
+	if (a->user && ctp_priv_lookup_user(a->user, &uid, &gid) < 0) {
+		fprintf(stderr, PROG ": --user %s: no such user\n", a->user);
+		return CTP_EXIT_USAGE;
+	}
+	if (mkdir(a->dir, 0750) == 0) {
+		/* Made here for a recording as --user: theirs to write. */
+		if (a->user && chown(a->dir, uid, gid) < 0)
+			fprintf(stderr, PROG ": %s: %s\n", a->dir,
+				strerror(errno));
+	} else if (errno != EEXIST) {
 		fprintf(stderr, PROG ": %s: %s\n", a->dir, strerror(errno));
 		return CTP_EXIT_FAILURE;
 	}
@@ -604,6 +626,8 @@ static int session(const struct ctp_config *cfg, const struct rec_args *a)
 	struct ctp_capture *cap = NULL;
 	struct ctp_engine eng;
 	int rc = SESSION_DONE;
+	if (a->user && ctp_cli_confine(a->user, cfg) < 0)
+		return CTP_EXIT_FAILURE;
 	if (ctp_capture_new(cfg->workers ? cfg->workers : 1, &cap) < 0)
 		return CTP_EXIT_FAILURE;
 	cap->config_path = strdup(a->config_path);
@@ -615,6 +639,7 @@ static int session(const struct ctp_config *cfg, const struct rec_args *a)
 		r = ctp_engine_load(&eng);
 		ctp_sv_busy(false);
 	}
+
 	if (r < 0) {
 		rc = r == -ECANCELED ? CTP_EXIT_REQUIRED : CTP_EXIT_FAILURE;
 		if (r != -ECANCELED)

@@ -45,6 +45,7 @@
 #include "engine.h"
 #include "export.h"
 #include "openmetrics.h"
+#include "priv.h"
 #include "readcli.h"
 #include "supervisor.h"
 #include "view.h"
@@ -81,6 +82,7 @@ struct conn {
 struct srv {
 	struct ctp_readopts r; /* --group-by, --fields, --config... */
 	const char *config_path, *listen, *view_name;
+	const char *user;	/* --user */
 	const char *web_path;	/* --web-config */
 	struct ctp_webcfg *web; /* its TLS and users, NULL without */
 	uint64_t min_ns, top;
@@ -112,6 +114,10 @@ static void usage(FILE *f)
 	      "--fields GLOBS] [--top N]\n"
 	      "                         [--web-config FILE]\n"
 	      "\n"
+	      "  --user NAME         serve as NAME with no capability, the "
+	      "capture keeping\n"
+	      "                      only what its plugins declare "
+	      "(docs/RELIABILITY.md)\n"
 	      "  --listen ADDR:PORT  where to answer (default " DEFAULT_LISTEN
 	      "; port 0: any free one)\n"
 	      "  --web-config FILE   TLS and basic auth, in exporter-toolkit's "
@@ -166,6 +172,9 @@ static int own_option(struct srv *s, int c, const char *arg)
 	case 'N':
 		s->no_supervise = true;
 		return -1;
+	case 'U':
+		s->user = arg;
+		return -1;
 	case 'W':
 		s->web_path = arg;
 		return -1;
@@ -187,6 +196,7 @@ static int parse_args(int argc, char **argv, struct srv *s)
 		{"verbose", no_argument, NULL, 'v'},
 		{"top", required_argument, NULL, 't'},
 		{"no-supervise", no_argument, NULL, 'N'},
+		{"user", required_argument, NULL, 'U'},
 		{"web-config", required_argument, NULL, 'W'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
@@ -205,6 +215,12 @@ static int parse_args(int argc, char **argv, struct srv *s)
 	rc = ctp_readopts_finish("serve", &s->r, argc, argv, 0, NULL);
 	if (rc >= 0)
 		return rc;
+	if (s->user && s->no_supervise) {
+		fprintf(stderr, PROG ": --user needs the supervisor: the "
+				     "capture and HTTP run in processes of "
+				     "their own\n");
+		return ctp_readcli_try_help("serve");
+	}
 	if (s->view_name && s->r.n_globs) {
 		fprintf(stderr, PROG ": --view and --fields: one selection\n");
 		return ctp_readcli_try_help("serve");
@@ -765,6 +781,14 @@ static pid_t start_http(struct srv *s, const struct ctp_config *cfg, int fd,
 		_exit(CTP_EXIT_FAILURE);
 	close(other);
 	s->ask_fd = fd;
+	char why[256];
+	/* No capability, NoNewPrivs and the allow-list before the first
+	 * byte from a client (every file it needs is open by now). */
+	if (s->user && ctp_priv_drop_to_user(s->user, CTP_PRIV_FILTER_SERVE,
+					     why, sizeof(why)) < 0) {
+		ctp_log(CTP_LOG_ERR, "cannot serve as %s: %s", s->user, why);
+		_exit(CTP_EXIT_REQUIRED);
+	}
 	_exit(serve_run(cfg, s));
 }
 
@@ -790,8 +814,8 @@ static void end_pid(pid_t pid, uint64_t ns)
 static int supervise_http(struct srv *s, struct ctp_config *cfg)
 {
 	struct ctp_capsvc *cs = NULL;
-	struct ctp_capsvc_opts o = {.prog = PROG,
-				    .config_path = s->config_path};
+	struct ctp_capsvc_opts o = {
+		.prog = PROG, .config_path = s->config_path, .user = s->user};
 	int sp[2] = {-1, -1}, rc = CTP_EXIT_FAILURE, r;
 	if ((r = ctp_capsvc_new(cfg, &o, s->memfd, &srv_stop, &cs)) < 0) {
 		fprintf(stderr, PROG ": %s\n", strerror(-r));
@@ -834,6 +858,13 @@ static int supervise_http(struct srv *s, struct ctp_config *cfg)
 		int st;
 		if (waitpid((pid_t)http_child, &st, WNOHANG) == http_child) {
 			http_child = 0;
+			/* It could not confine itself (--user): every new one
+			 * would fail alike. */
+			if (WIFEXITED(st) &&
+			    WEXITSTATUS(st) == CTP_EXIT_REQUIRED) {
+				rc = CTP_EXIT_REQUIRED;
+				break;
+			}
 			if (!srv_stop)
 				ctp_log(CTP_LOG_WARNING,
 					"the HTTP process ended (%s %d); "
