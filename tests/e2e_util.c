@@ -399,6 +399,19 @@ pid_t e2e_serve_start(const char *const *args, const char *log,
 	return -1;
 }
 
+int e2e_connect_loopback(unsigned port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_port = htons((uint16_t)port)};
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 unsigned e2e_free_port(void)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET};

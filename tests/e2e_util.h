@@ -83,6 +83,8 @@ void e2e_started_stop_all(void);
  * running test, showing the log, when none comes in 20 s. */
 pid_t e2e_serve_start(const char *const *args, const char *log,
 		      const char *scheme, unsigned *port);
+/* A TCP connection to 127.0.0.1:port, or -1 (nothing listens yet). */
+int e2e_connect_loopback(unsigned port);
 /* A loopback TCP port that was free a moment ago. */
 unsigned e2e_free_port(void);
 /* Debian's Prometheus (/usr/bin/prometheus) with the config file yml, its

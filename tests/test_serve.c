@@ -64,16 +64,7 @@ static pid_t start_serve(const char *yaml, const char *const *extra,
 
 static int connect_to(unsigned port)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_port = htons((uint16_t)port)};
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	assert_true(fd >= 0);
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
-		close(fd);
-		return -1; /* not listening (yet) */
-	}
-	return fd;
+	return e2e_connect_loopback(port);
 }
 
 /* One request; the whole response (status line, headers, body) in *out,

@@ -73,26 +73,8 @@ static pid_t start_as(const char *service, const char *plugins,
 			      "127.0.0.1:0", "--min-interval",
 			      "100ms",	     user ? "--user" : NULL,
 			      user,	     NULL};
-	pid_t pid;
-	assert_int_equal(e2e_spawn(args, NULL, log, &pid), 0);
-	serving = pid;
-	for (int i = 0; i < 200; i++) {
-		char *text;
-		size_t len;
-		if (e2e_read_file(log, &text, &len) == 0) {
-			const char *at = strstr(text, "http://127.0.0.1:");
-			if (at &&
-			    sscanf(at, "http://127.0.0.1:%u", port) == 1) {
-				free(text);
-				return pid;
-			}
-			free(text);
-		}
-		usleep(50000);
-	}
-	e2e_show_file("serve", log);
-	fail_msg("serve did not say where it listens");
-	return -1;
+	serving = e2e_serve_start(args, log, "http", port);
+	return serving;
 }
 
 static char *log_text(void)
@@ -106,16 +88,7 @@ static char *log_text(void)
 
 static int connect_to(unsigned port)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_port = htons((uint16_t)port)};
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	assert_true(fd >= 0);
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+	return e2e_connect_loopback(port);
 }
 
 /* A whole request on fd; the whole answer in *out (NULL: dropped), the
@@ -220,6 +193,7 @@ static void end(pid_t pid, uint64_t limit_ms)
 {
 	assert_int_equal(kill(pid, SIGTERM), 0);
 	int rc = e2e_wait_bounded(pid, limit_ms, "serve");
+	e2e_started_done(pid);
 	serving = 0;
 	if (rc != 0) {
 		char *t = log_text();
@@ -824,6 +798,7 @@ static int teardown(void **state)
 	if (serving > 0) {
 		kill(serving, SIGKILL);
 		waitpid(serving, NULL, 0);
+		e2e_started_done(serving);
 		serving = 0;
 	}
 	return 0;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -265,6 +266,29 @@ int ctp_sv_busy_read(const struct ctp_sv *sv, uint64_t gap_ns,
 		out->path[sizeof(out->path) - 1] = '\0';
 	}
 	return 0;
+}
+
+void ctp_sv_where(const struct ctp_sv_crash *c, bool sig, char *buf, size_t len)
+{
+	int n = 0;
+	if (sig) {
+		const char *ab = sigabbrev_np(c->sig);
+		n = ab ? snprintf(buf, len, "SIG%s in ", ab)
+		       : snprintf(buf, len, "signal %d in ", c->sig);
+	}
+	if (n < 0 || (size_t)n >= len)
+		return;
+	int m = snprintf(buf + n, len - (size_t)n, "%s",
+			 ctp_sv_what_name(c->what));
+	if (m < 0 || (size_t)(n + m) >= len)
+		return;
+	n += m;
+	if (c->what == CTP_SV_THREAD)
+		snprintf(buf + n, len - (size_t)n, " (tid %d)", c->task);
+	else if (c->what == CTP_SV_PROCESS)
+		snprintf(buf + n, len - (size_t)n, " (pid %d)", c->task);
+	else if (c->what == CTP_SV_CGROUP)
+		snprintf(buf + n, len - (size_t)n, " (cgroup %s)", c->path);
 }
 
 const char *ctp_sv_what_name(enum ctp_sv_what what)

@@ -155,6 +155,11 @@ void ctp_sv_crash_read(const struct ctp_sv *sv, int sig,
 int ctp_sv_busy_read(const struct ctp_sv *sv, uint64_t gap_ns,
 		     struct ctp_sv_crash *out);
 
+/* Where a crash (or, sig false, a stuck thread) was: "SIGSEGV in thread
+ * callback (tid 12)", "host callback", "cgroup callback (cgroup /a/b)". */
+void ctp_sv_where(const struct ctp_sv_crash *c, bool sig, char *buf,
+		  size_t len);
+
 const char *ctp_sv_what_name(enum ctp_sv_what what);
 
 /* Clear the crash record and every slot before another attempt. */

@@ -317,30 +317,6 @@ static bool vital(const struct ctp_capsvc *cs, int32_t i)
 	return cs->cfg->plugins[i].required || cs->o.strict;
 }
 
-/* "SIGSEGV in thread callback (tid 12)", as the supervisor says it. */
-static void where(const struct ctp_sv_crash *c, bool sig, char *buf, size_t len)
-{
-	int n = 0;
-	if (sig) {
-		const char *ab = sigabbrev_np(c->sig);
-		n = ab ? snprintf(buf, len, "SIG%s in ", ab)
-		       : snprintf(buf, len, "signal %d in ", c->sig);
-	}
-	if (n < 0 || (size_t)n >= len)
-		return;
-	int m = snprintf(buf + n, len - (size_t)n, "%s",
-			 ctp_sv_what_name(c->what));
-	if (m < 0 || (size_t)(n + m) >= len)
-		return;
-	n += m;
-	if (c->what == CTP_SV_THREAD)
-		snprintf(buf + n, len - (size_t)n, " (tid %d)", c->task);
-	else if (c->what == CTP_SV_PROCESS)
-		snprintf(buf + n, len - (size_t)n, " (pid %d)", c->task);
-	else if (c->what == CTP_SV_CGROUP)
-		snprintf(buf + n, len - (size_t)n, " (cgroup %s)", c->path);
-}
-
 /* Start a child and wait for it to say it is loaded (within the
  * deadline). 0, or a negative errno with why (a crash or hang while
  * loading strikes the plugin: -EAGAIN to try again). */
@@ -410,7 +386,7 @@ static int after_silence(struct ctp_capsvc *cs, int r, char *why, size_t n)
 				 s);
 			return -ETIMEDOUT;
 		}
-		where(&c, false, at, sizeof(at));
+		ctp_sv_where(&c, false, at, sizeof(at));
 		snprintf(reason, sizeof(reason),
 			 "hung: in %s past the %.3gs deadline", at, s);
 		strike(cs, c.plugin, reason);
@@ -438,7 +414,7 @@ static int after_silence(struct ctp_capsvc *cs, int r, char *why, size_t n)
 			 ab ? ab : "?");
 		return -EIO;
 	}
-	where(&c, true, at, sizeof(at));
+	ctp_sv_where(&c, true, at, sizeof(at));
 	snprintf(reason, sizeof(reason), "crashed: %s", at);
 	bool out = strike(cs, c.plugin, reason);
 	snprintf(why, n, "plugin %s %s", cs->cfg->plugins[c.plugin].name,

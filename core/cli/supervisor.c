@@ -32,23 +32,6 @@ static const char *signame(int sig, char *buf, size_t len)
 	return buf;
 }
 
-/* The part of the reason after "crashed: ", e.g. "SIGSEGV in thread
- * callback (tid 1234)". */
-static void crash_where(const struct ctp_sv_crash *c, char *buf, size_t len)
-{
-	char sn[32];
-	int n = snprintf(buf, len, "%s in %s", signame(c->sig, sn, sizeof(sn)),
-			 ctp_sv_what_name(c->what));
-	if (n < 0 || (size_t)n >= len)
-		return;
-	if (c->what == CTP_SV_THREAD)
-		snprintf(buf + n, len - (size_t)n, " (tid %d)", c->task);
-	else if (c->what == CTP_SV_PROCESS)
-		snprintf(buf + n, len - (size_t)n, " (pid %d)", c->task);
-	else if (c->what == CTP_SV_CGROUP)
-		snprintf(buf + n, len - (size_t)n, " (cgroup %s)", c->path);
-}
-
 /* Sanitizers reserve terabytes of shadow memory, which RLIMIT_DATA counts:
  * no ceiling in such a build. */
 #if defined(__SANITIZE_ADDRESS__)
@@ -168,7 +151,7 @@ static int after_crash(struct ctp_config *cfg, const struct ctp_sv *sv, int sig,
 			signame(c.sig, sn, sizeof(sn)), c.thread_tid);
 		return CTP_EXIT_FAILURE;
 	}
-	crash_where(&c, where, sizeof(where));
+	ctp_sv_where(&c, true, where, sizeof(where));
 	char reason[300];
 	snprintf(reason, sizeof(reason), "crashed: %s", where);
 	return leave_out(cfg, c.plugin, reason, strict);
@@ -223,11 +206,9 @@ static int after_hang(struct ctp_config *cfg, const struct ctp_sv_crash *c,
 			s);
 		return CTP_EXIT_FAILURE;
 	}
-	crash_where(c, where, sizeof(where));
-	/* crash_where starts with the signal's name: none here. */
-	const char *at = strstr(where, " in ");
+	ctp_sv_where(c, false, where, sizeof(where));
 	snprintf(reason, sizeof(reason), "hung: in %s past the %.3gs deadline",
-		 at ? at + 4 : where, s);
+		 where, s);
 	return leave_out(cfg, c->plugin, reason, strict);
 }
 
