@@ -31,6 +31,7 @@
 #include <strings.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -59,8 +60,10 @@
  * request is answered 503 with Retry-After and the connection closed. */
 #define CONN_MAX	256
 #define CONN_MAX_CLIENT 128
-/* Beyond CONN_MAX, libmicrohttpd closes new connections unanswered. */
-#define CONN_HARD (CONN_MAX + 64)
+/* Past CONN_MAX, up to this many connections are taken only to be told
+ * 503; beyond it libmicrohttpd closes new ones unanswered. Two
+ * descriptors each (the socket and the reaper's dup). */
+#define CONN_HARD (CONN_MAX + 1024)
 /* A request must have arrived whole this long after its connection
  * opened (or its last answer went out), whatever its pace. */
 #define REQUEST_DEADLINE_NS (10 * 1000000000ull)
@@ -694,6 +697,16 @@ static int serve_run(const struct ctp_config *cfg, void *arg)
 					strerror(-r));
 			goto out;
 		}
+	}
+	/* Room for CONN_HARD connections' descriptors, when the hard limit
+	 * allows (a unit's LimitNOFILE, systemd's default 524288). */
+	struct rlimit nofile;
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 &&
+	    nofile.rlim_cur < 2 * CONN_HARD + 64) {
+		nofile.rlim_cur = nofile.rlim_max < 2 * CONN_HARD + 64
+					  ? nofile.rlim_max
+					  : 2 * CONN_HARD + 64;
+		setrlimit(RLIMIT_NOFILE, &nofile);
 	}
 	s->conns = calloc(CONN_HARD, sizeof(*s->conns));
 	if (!s->conns)
