@@ -240,11 +240,24 @@ static void run(unsigned workers, bool fresh)
 			fds_warm = open_fds();
 			rss_warm = rss_anon_kib();
 			n_warm = other_threads(warm, MAX_TIDS);
+			for (int t = 0;
+			     t < 100 && n_warm != (workers > 1 ? workers : 0);
+			     t++) {
+				usleep(10000);
+				n_warm = other_threads(warm, MAX_TIDS);
+			}
 		}
 	}
 	fds_end = open_fds();
 	rss_end = rss_anon_kib();
+	/* A thread just joined may still be listed for a moment (the kernel
+	 * reaps it after it woke its joiner): a second at most, on a busy
+	 * host, for the list to settle. */
 	n_end = other_threads(end, MAX_TIDS);
+	for (int t = 0; t < 100 && n_end != (workers > 1 ? workers : 0); t++) {
+		usleep(10000);
+		n_end = other_threads(end, MAX_TIDS);
+	}
 	/* The walk's threads: none with one worker (it runs on the caller),
 	 * else the same ones throughout. */
 	assert_int_equal(n_warm, workers > 1 ? workers : 0);

@@ -18,6 +18,58 @@ struct ctp_worker_hdr {
 };
 
 static _Atomic uint64_t next_gen = 1;
+
+/*
+ * A thread that claimed a block gives it back as it ends: a key's
+ * destructor runs in the ending thread before pthread_join returns, where
+ * tgkill alone may still find the thread for a moment (it is reaped after
+ * it wakes its joiner). The pools of this plugin are listed so that the
+ * destructor finds its claims; the key is deleted with the last pool, so
+ * no destructor of an unloaded plugin ever runs.
+ */
+static pthread_mutex_t pools_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ctp_workers *pools[64];
+static size_t n_pools;
+static pthread_key_t exit_key;
+static bool key_made;
+
+static void on_thread_exit(void *unused)
+{
+	pid_t me = (pid_t)syscall(SYS_gettid);
+	(void)unused;
+	pthread_mutex_lock(&pools_lock);
+	for (size_t i = 0; i < n_pools; i++) {
+		pthread_mutex_lock(&pools[i]->lock);
+		for (struct ctp_worker_hdr *h = pools[i]->head; h; h = h->next)
+			if (h->tid == me)
+				h->tid = 0;
+		pthread_mutex_unlock(&pools[i]->lock);
+	}
+	pthread_mutex_unlock(&pools_lock);
+}
+
+static void pool_add(struct ctp_workers *ws)
+{
+	pthread_mutex_lock(&pools_lock);
+	if (!key_made)
+		key_made = pthread_key_create(&exit_key, on_thread_exit) == 0;
+	if (n_pools < sizeof(pools) / sizeof(*pools))
+		pools[n_pools++] = ws;
+	pthread_mutex_unlock(&pools_lock);
+}
+
+static void pool_remove(struct ctp_workers *ws)
+{
+	pthread_mutex_lock(&pools_lock);
+	for (size_t i = 0; i < n_pools; i++)
+		if (pools[i] == ws)
+			pools[i] = pools[--n_pools];
+	if (!n_pools && key_made) {
+		pthread_key_delete(exit_key);
+		key_made = false;
+	}
+	pthread_mutex_unlock(&pools_lock);
+}
 /* The calling thread's last claim, of the pool whose generation is
  * tls_gen (generations are unique to a pool and its resets). */
 static _Thread_local uint64_t tls_gen;
@@ -34,7 +86,7 @@ static pid_t self_tid(void)
  * (never one block for two threads). */
 static bool held(const struct ctp_workers *ws, const struct ctp_worker_hdr *h)
 {
-	if (h->gen != ws->gen)
+	if (h->gen != ws->gen || h->tid == 0)
 		return false;
 	return syscall(SYS_tgkill, getpid(), h->tid, 0) == 0 || errno != ESRCH;
 }
@@ -45,6 +97,7 @@ void ctp_workers_init(struct ctp_workers *ws, size_t size)
 	ws->head = NULL;
 	ws->gen = atomic_fetch_add(&next_gen, 1);
 	ws->size = size;
+	pool_add(ws);
 }
 
 /* The calling thread's claim in ws (ws->lock held), or NULL. */
@@ -92,6 +145,10 @@ void *ctp_workers_get(struct ctp_workers *ws)
 		return NULL;
 	tls_mine = h;
 	tls_gen = ws->gen;
+	pthread_mutex_lock(&pools_lock);
+	if (key_made)
+		pthread_setspecific(exit_key, (void *)1);
+	pthread_mutex_unlock(&pools_lock);
 	return h->block;
 }
 
@@ -115,6 +172,7 @@ size_t ctp_workers_count(struct ctp_workers *ws)
 
 void ctp_workers_fini(struct ctp_workers *ws, void (*done)(void *block))
 {
+	pool_remove(ws);
 	while (ws->head) {
 		struct ctp_worker_hdr *h = ws->head;
 
