@@ -454,6 +454,25 @@ static void test_user(void **state)
 	assert_int_equal(p[capture].prm, want);
 	assert_int_equal(p[capture].bnd, want);
 	end(pid, 2000);
+	/* The supervisor killed outright: its confined children die with it
+	 * (the parent-death signal survives the change of user). */
+	pid = start_as("{}", "  io: {}\n", "nobody", &port);
+	assert_int_equal(scrape(port, &body), 200);
+	free(body);
+	assert_int_equal(children(pid, kids, 4), 2);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	waitpid(pid, NULL, 0);
+	e2e_started_done(pid);
+	serving = 0;
+	for (int i = 0; i < 2; i++) {
+		int t = 0;
+		while (kill(kids[i], 0) == 0 && t++ < 200)
+			usleep(10000);
+		if (kill(kids[i], 0) == 0) {
+			kill(kids[i], SIGKILL);
+			fail_msg("process %d outlived its supervisor", kids[i]);
+		}
+	}
 	/* record --user: the directory it makes is the user's, and so is
 	 * every file written into it. */
 	char cfg[PATH_MAX], dir[PATH_MAX];

@@ -360,6 +360,14 @@ static int set_caps(uint64_t caps)
  * set survives the uid change (PR_SET_KEEPCAPS, reset afterwards). */
 static int become(uid_t uid, gid_t gid, bool keep, char *why, size_t whylen)
 {
+	/* The kernel clears the parent-death signal on a change of
+	 * credentials: a service's child asked to die with its supervisor
+	 * would outlive it (holding the listening socket). Armed again
+	 * after the switch. */
+	int pdeath = 0;
+	if (prctl(PR_GET_PDEATHSIG, &pdeath, 0, 0, 0) < 0)
+		pdeath = 0;
+	pid_t parent = getppid();
 	if (keep && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
 		return fail(why, whylen, -errno, "PR_SET_KEEPCAPS: %s",
 			    strerror(errno));
@@ -379,6 +387,13 @@ static int become(uid_t uid, gid_t gid, bool keep, char *why, size_t whylen)
 	if (getresuid(&r, &e, &s) < 0 || r != uid || e != uid || s != uid)
 		return fail(why, whylen, -EPERM,
 			    "uid is not %u after setresuid", (unsigned)uid);
+	if (pdeath && prctl(PR_SET_PDEATHSIG, pdeath, 0, 0, 0) < 0)
+		return fail(why, whylen, -errno, "PR_SET_PDEATHSIG: %s",
+			    strerror(errno));
+	/* The parent may have ended while the signal was off. */
+	if (pdeath && getppid() != parent)
+		return fail(why, whylen, -ESRCH,
+			    "the parent ended while switching users");
 	return 0;
 }
 
