@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -194,6 +195,25 @@ void ctp_sv_crash_read(const struct ctp_sv *sv, int sig,
 		memcpy(out->path, s->path, sizeof(out->path));
 		out->path[sizeof(out->path) - 1] = '\0';
 	}
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SV_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SV_ASAN 1
+#endif
+#endif
+#ifndef SV_ASAN
+#define SV_ASAN 0
+#endif
+
+int ctp_sv_memory_ceiling(uint64_t bytes)
+{
+	struct rlimit rl = {.rlim_cur = bytes, .rlim_max = bytes};
+	if (!bytes || SV_ASAN)
+		return 0;
+	return setrlimit(RLIMIT_DATA, &rl) < 0 ? -errno : 0;
 }
 
 void ctp_sv_note_oom(uint32_t plugin)

@@ -117,6 +117,12 @@ static inline void ctp_sv_leave(void)
 /* ctp_sv_enter for a cgroup callback: also notes the cgroup's path. */
 void ctp_sv_enter_cgroup(uint32_t plugin, const char *path);
 
+/* In the child: at most `bytes` of data (RLIMIT_DATA; 0: none), so that
+ * a plugin's allocations past it fail with ENOMEM. None in an
+ * AddressSanitizer build, whose reserved shadow counts as data. Returns 0
+ * or -errno. */
+int ctp_sv_memory_ceiling(uint64_t bytes);
+
 /* A plugin's callback returned -ENOMEM: note it (the first one wins) for
  * the supervisor, which leaves the plugin out. No-op when not supervised. */
 void ctp_sv_note_oom(uint32_t plugin);

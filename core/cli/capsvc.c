@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -21,20 +20,6 @@
 #include "ctprof/plugin-util.h"
 #include "engine.h"
 #include "supervise.h"
-
-/* AddressSanitizer's shadow memory is data to RLIMIT_DATA (terabytes,
- * reserved): a ceiling would fail every allocation, so a sanitizer build
- * sets none. */
-#if defined(__SANITIZE_ADDRESS__)
-#define CAPSVC_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define CAPSVC_ASAN 1
-#endif
-#endif
-#ifndef CAPSVC_ASAN
-#define CAPSVC_ASAN 0
-#endif
 
 /* How long a child asked to end (its socket closed, then SIGTERM) has
  * before it is killed. */
@@ -103,11 +88,9 @@ static void child_main(struct ctp_capsvc *cs, int fd)
 	if (r < 0)
 		ctp_log(CTP_LOG_WARNING, "crash containment not armed: %s",
 			strerror(-r));
-	struct rlimit rl = {.rlim_cur = cs->cfg->service.memory_limit,
-			    .rlim_max = cs->cfg->service.memory_limit};
-	if (rl.rlim_cur && !CAPSVC_ASAN && setrlimit(RLIMIT_DATA, &rl) < 0)
+	if ((r = ctp_sv_memory_ceiling(cs->cfg->service.memory_limit)) < 0)
 		ctp_log(CTP_LOG_WARNING, "memory ceiling not set: %s",
-			strerror(errno));
+			strerror(-r));
 
 	const struct ctp_config *cfg = cs->cfg;
 	struct ctp_capture *cap = NULL;

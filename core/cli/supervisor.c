@@ -32,19 +32,6 @@ static const char *signame(int sig, char *buf, size_t len)
 	return buf;
 }
 
-/* Sanitizers reserve terabytes of shadow memory, which RLIMIT_DATA counts:
- * no ceiling in such a build. */
-#if defined(__SANITIZE_ADDRESS__)
-#define SV_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SV_ASAN 1
-#endif
-#endif
-#ifndef SV_ASAN
-#define SV_ASAN 0
-#endif
-
 /* The child's wait status when the deadline killed it (no real status has
  * all these bits). */
 #define ST_DEADLINE (-ETIMEDOUT)
@@ -102,11 +89,9 @@ static int attempt(struct ctp_config *cfg, struct ctp_sv *sv,
 			ctp_log(CTP_LOG_WARNING,
 				"crash containment not armed: %s",
 				strerror(-r));
-		struct rlimit rl = {.rlim_cur = cfg->service.memory_limit,
-				    .rlim_max = cfg->service.memory_limit};
-		if (rl.rlim_cur && !SV_ASAN && setrlimit(RLIMIT_DATA, &rl) < 0)
+		if ((r = ctp_sv_memory_ceiling(cfg->service.memory_limit)) < 0)
 			ctp_log(CTP_LOG_WARNING, "memory ceiling not set: %s",
-				strerror(errno));
+				strerror(-r));
 		exit(run(cfg, arg));
 	}
 	ctp_supervised_child = pid;
