@@ -8,7 +8,6 @@
 #include <string.h>
 #include <inttypes.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
