@@ -63,9 +63,13 @@ run() {
 		local rc=0
 		COLUMNS=$width "$bin" "$@" 2>"$out/.stderr" >"$out/.stdout" ||
 			rc=$?
-		sed "s|$here|<src>|g" "$out/.stdout"
+		# Only `views` prints where the source tree is (the shipped view
+		# files); a snapshot's own paths are data and stay as they are.
+		local from=$here
+		[ "$1" = views ] || from='<src>'
+		sed "s|$from|<src>|g" "$out/.stdout"
 		printf -- '--- stderr\n'
-		sed "s|$here|<src>|g" "$out/.stderr"
+		sed "s|$from|<src>|g" "$out/.stderr"
 		printf -- '--- exit %d\n' "$rc"
 	} >"$file"
 }
