@@ -42,3 +42,7 @@ add_dependencies(test_writer_target ctprof-core plugin-procfs-stat)
 ctp_add_test(test_field_meta test_field_meta.c snapbuild.c e2e_util.c
              LIBS ctpcore)
 add_dependencies(test_field_meta ctprof-core)
+
+# Typed numbers from a snapshot (core/snapshot/column.c): units, a cell as
+# a number, a column as one array with absence as a bitmap.
+ctp_add_test(test_column test_column.c snapbuild.c e2e_util.c LIBS ctpcore)

@@ -18,6 +18,7 @@
 #include "grow.h"
 #include "hostdiff.h"
 #include "ident.h"
+#include "column.h"
 #include "compare.h"
 #include "coverage.h"
 #include "exitsum.h"
@@ -357,26 +358,6 @@ static bool is_reaped(const struct ctp_snap_field *f)
 	return strcmp(f->role, "reaped") == 0;
 }
 
-/* Seconds per unit of a time unit, 0 for other units. */
-static long double unit_seconds(uint8_t unit)
-{
-	return unit == CTP_UNIT_NS	? 1e-9L
-	       : unit == CTP_UNIT_US	? 1e-6L
-	       : unit == CTP_UNIT_TICKS ? 1.0L / CTP_USER_HZ
-					: 0;
-}
-
-static bool value_number(const struct ctp_value *v, long double *x)
-{
-	if (v->type == CTP_TYPE_U64)
-		*x = (long double)v->u64;
-	else if (v->type == CTP_TYPE_I64)
-		*x = (long double)v->i64;
-	else
-		return false;
-	return true;
-}
-
 /* The member rows of field f's scope in group g and how they match BASE. */
 static uint32_t scope_rows(const struct ctp_ident *id,
 			   const struct ctp_group *g, uint8_t scope,
@@ -420,19 +401,15 @@ static bool member_delta(const struct gsec *s, const struct jrow *r,
 	c->delta = c->per_s = 0;
 	c->per_s_ok = true;
 	for (uint32_t i = 0; i < n; i++) {
-		struct ctp_value v =
-			ctp_snap_value(x->snap[1], p->f[1], rows[i]);
 		long double x1, x0, d = 0;
-		if (!value_number(&v, &x1))
+		if (!ctp_snap_number(x->snap[1], p->f[1], rows[i], &x1))
 			continue;
 		long b = match[rows[i]];
 		if (b < 0) {
 			d = x1;
 		} else {
-			if (!p->f[0])
-				continue;
-			v = ctp_snap_value(x->snap[0], p->f[0], (size_t)b);
-			if (!value_number(&v, &x0))
+			if (!p->f[0] || !ctp_snap_number(x->snap[0], p->f[0],
+							 (size_t)b, &x0))
 				continue;
 			d = x1 - x0;
 			if (d < 0)
@@ -467,9 +444,9 @@ static void cell_rates(const struct ctx *x, const struct ctp_snap_field *f,
 	/* Per member, each over its own interval, when the delta was
 	 * (ctp_ident_task_interval); else over the captures' interval. */
 	c->rate = c->per_s_ok ? c->per_s : c->delta / x->interval;
-	if (unit_seconds(f->unit) > 0) {
+	if (ctp_unit_seconds(f->unit) > 0) {
 		c->has_cpu = true;
-		c->cpu = c->rate * unit_seconds(f->unit) * 100;
+		c->cpu = c->rate * ctp_unit_seconds(f->unit) * 100;
 	}
 }
 
@@ -568,9 +545,9 @@ static void human_rate(char *buf, size_t n, long double rate, uint8_t unit)
 	char t[64];
 	long double m = absl_(rate);
 	const char *sign = rate < 0 ? "-" : "";
-	if (unit_seconds(unit) > 0) {
+	if (ctp_unit_seconds(unit) > 0) {
 		/* In ns, so that ticks read as time too. */
-		m = m * unit_seconds(unit) * 1e9L;
+		m = m * ctp_unit_seconds(unit) * 1e9L;
 		unit = CTP_UNIT_NS;
 	}
 	if (m == 0)

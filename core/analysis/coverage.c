@@ -6,21 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "column.h"
 #include "group.h"
 #include "render.h"
-
-static bool num(const struct ctp_snap *snap, const struct ctp_snap_field *f,
-		size_t row, double *x)
-{
-	struct ctp_value v = ctp_snap_value(snap, f, row);
-	if (v.type == CTP_TYPE_U64)
-		*x = (double)v.u64;
-	else if (v.type == CTP_TYPE_I64)
-		*x = (double)v.i64;
-	else
-		return false;
-	return true;
-}
 
 /* The change of f (CAND) from bf (BASE row m, -1: none) in seconds: the
  * CAND value when new or when the counter went back. */
@@ -28,12 +16,14 @@ static double change(const struct ctp_snap *const snap[2],
 		     const struct ctp_snap_field *bf,
 		     const struct ctp_snap_field *f, size_t row, long m)
 {
-	double c, b;
-	if (!num(snap[1], f, row, &c))
+	long double lc, lb;
+	if (!ctp_snap_number(snap[1], f, row, &lc))
 		return 0;
-	if (m >= 0 && bf && num(snap[0], bf, (size_t)m, &b) && c >= b)
+	double c = (double)lc, b;
+	if (m >= 0 && bf && ctp_snap_number(snap[0], bf, (size_t)m, &lb) &&
+	    c >= (b = (double)lb))
 		c -= b;
-	return c * ctp_render_unit_s(f->unit);
+	return c * (double)ctp_unit_seconds(f->unit);
 }
 
 /* The fields of list k of the view in CAND (and BASE), time counters of
@@ -46,7 +36,7 @@ static void fields_of(const struct ctp_snap *const snap[2],
 	for (size_t i = 0; i < l->n_fields && !(first && *n); i++) {
 		const struct ctp_snap_field *c =
 			ctp_snap_field_find(snap[1], l->fields[i]);
-		if (!c || c->scope != scope || !ctp_render_unit_s(c->unit))
+		if (!c || c->scope != scope || !ctp_unit_seconds(c->unit))
 			continue;
 		f[*n][1] = c;
 		f[*n][0] = ctp_snap_field_find(snap[0], l->fields[i]);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "column.h"
 #include "ident.h"
 #include "render.h"
 
@@ -18,11 +19,10 @@ static double cpu_of(const struct ctp_snap *snap, const struct ctp_view_col *l,
 	for (size_t i = 0; i < l->n_fields; i++) {
 		const struct ctp_snap_field *f =
 			ctp_snap_field_find(snap, l->fields[i]);
-		if (!f || f->scope != scope || !ctp_render_unit_s(f->unit))
-			continue;
-		struct ctp_value v = ctp_snap_value(snap, f, row);
-		if (v.type == CTP_TYPE_U64)
-			sum += (double)v.u64 * ctp_render_unit_s(f->unit);
+		long double x;
+		if (f && f->scope == scope && ctp_unit_seconds(f->unit) &&
+		    ctp_snap_number(snap, f, row, &x))
+			sum += (double)x * (double)ctp_unit_seconds(f->unit);
 	}
 	return sum;
 }
@@ -38,7 +38,8 @@ static double factor(uint8_t from, uint8_t to)
 {
 	if (from == to)
 		return 1;
-	double a = ctp_render_unit_s(from), b = ctp_render_unit_s(to);
+	double a = (double)ctp_unit_seconds(from),
+	       b = (double)ctp_unit_seconds(to);
 	return a > 0 && b > 0 ? a / b : NAN;
 }
 
@@ -186,11 +187,9 @@ static void task_values(struct ctp_exit_sum *s, size_t i,
 		*out = NAN;
 		if (!ff[j] || isnan(fac[j]))
 			continue;
-		struct ctp_value v = ctp_snap_value(f, ff[j], r);
-		if (v.type == CTP_TYPE_U64)
-			*out = (double)v.u64 * fac[j];
-		else if (v.type == CTP_TYPE_I64)
-			*out = (double)v.i64 * fac[j];
+		long double x;
+		if (ctp_snap_number(f, ff[j], r, &x))
+			*out = (double)x * fac[j];
 	}
 }
 
@@ -204,7 +203,7 @@ static double task_cpu(const struct ctp_exit_sum *s, size_t i,
 		long j = ctp_exit_sum_field(s, c->fields[k]);
 		double x = j >= 0 ? s->val[i * s->n_fields + (size_t)j] : NAN;
 		if (!isnan(x))
-			cpu += x * ctp_render_unit_s(s->unit[j]);
+			cpu += x * (double)ctp_unit_seconds(s->unit[j]);
 	}
 	if (s->base_row[i] >= 0) /* what BASE already counted of it */
 		cpu -= cpu_of(base, &v->coverage[CTP_VIEW_COVER_THREADS],

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "column.h"
 #include "suggest.h"
 
 /* ---- Normalization ---------------------------------------------------- */
@@ -1698,12 +1699,9 @@ int ctp_agg_cmp(const struct ctp_agg *a, const struct ctp_agg *b)
 	if (a->hi.type != CTP_VALUE_ABSENT && b->hi.type != CTP_VALUE_ABSENT &&
 	    (a->v.type == CTP_TYPE_U64 || a->v.type == CTP_TYPE_I64)) {
 		/* RANGE: by midpoint, i.e. by lo + hi, exactly. */
-		__int128 x = a->v.type == CTP_TYPE_U64
-				     ? (__int128)a->v.u64 + a->hi.u64
-				     : (__int128)a->v.i64 + a->hi.i64;
-		__int128 y = b->v.type == CTP_TYPE_U64
-				     ? (__int128)b->v.u64 + b->hi.u64
-				     : (__int128)b->v.i64 + b->hi.i64;
+		__int128 x, y;
+		ctp_agg_twice(a, &x);
+		ctp_agg_twice(b, &y);
 		return (x > y) - (x < y);
 	}
 	if (a->hi.type == CTP_TYPE_CHAR && b->hi.type == CTP_TYPE_CHAR) {
@@ -1722,12 +1720,10 @@ bool ctp_agg_twice(const struct ctp_agg *a, __int128 *out)
 		return false;
 	switch (a->v.type) {
 	case CTP_TYPE_U64:
-		lo = a->v.u64;
-		hi = a->hi.type == CTP_TYPE_U64 ? a->hi.u64 : lo;
-		break;
 	case CTP_TYPE_I64:
-		lo = a->v.i64;
-		hi = a->hi.type == CTP_TYPE_I64 ? a->hi.i64 : lo;
+		ctp_value_int(&a->v, &lo);
+		if (a->hi.type != a->v.type || !ctp_value_int(&a->hi, &hi))
+			hi = lo;
 		break;
 	case CTP_TYPE_BOOL:
 		lo = hi = a->v.b;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "render.h"
+#include "column.h"
 
 /* One task of a table, sorted by (tgid, tid) or by path for lookups. */
 struct key {
@@ -33,18 +33,6 @@ static int cmp_paths(const void *pa, const void *pb)
 		 : (a->path.len > b->path.len) - (a->path.len < b->path.len);
 }
 
-uint64_t ctp_ident_start_ns(const struct ctp_snap_field *f, uint64_t v)
-{
-	switch (f->unit) {
-	case CTP_UNIT_US:
-		return v * 1000u;
-	case CTP_UNIT_TICKS:
-		return v * (1000000000u / CTP_USER_HZ);
-	default:
-		return v;
-	}
-}
-
 /* A start value of field f (may be NULL) in row, in ns. */
 static uint64_t start_of(const struct ctp_snap *s,
 			 const struct ctp_snap_field *f, size_t row)
@@ -53,7 +41,7 @@ static uint64_t start_of(const struct ctp_snap *s,
 	if (!f)
 		return CTP_IDENT_UNKNOWN;
 	v = ctp_snap_get(s, f, row);
-	return v.type == CTP_TYPE_U64 ? ctp_ident_start_ns(f, v.u64)
+	return v.type == CTP_TYPE_U64 ? v.u64 * ctp_unit_ns(f->unit)
 				      : CTP_IDENT_UNKNOWN;
 }
 
@@ -259,7 +247,7 @@ uint64_t ctp_ident_exited_start(const struct ctp_snap *s, size_t r)
 	if (!f || !x->exit_ns || !x->exit_ns[r])
 		return CTP_IDENT_UNKNOWN;
 	struct ctp_value v = ctp_snap_get(s, f, r);
-	uint64_t age = v.type == CTP_TYPE_U64 ? ctp_ident_start_ns(f, v.u64)
+	uint64_t age = v.type == CTP_TYPE_U64 ? v.u64 * ctp_unit_ns(f->unit)
 					      : CTP_IDENT_UNKNOWN;
 	return age <= x->exit_ns[r] ? x->exit_ns[r] - age : CTP_IDENT_UNKNOWN;
 }

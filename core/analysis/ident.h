@@ -85,8 +85,4 @@ uint64_t ctp_ident_exited_start(const struct ctp_snap *s, size_t r);
 bool ctp_ident_exited_same(const struct ctp_snap *base, size_t row,
 			   uint64_t start);
 
-/* A start-time field's value in ns (its unit is ns, us or ticks, as the
- * reader checked). */
-uint64_t ctp_ident_start_ns(const struct ctp_snap_field *f, uint64_t v);
-
 #endif

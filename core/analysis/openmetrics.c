@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "column.h"
 #include "ctprof/plugin.h"
 #include "render.h"
 
@@ -64,23 +65,19 @@ static bool ends_with(const char *s, const char *sfx)
 	return a >= b && strcmp(s + a - b, sfx) == 0;
 }
 
-_Static_assert(CTP_USER_HZ == 100, "a tick is 10^-2 s");
-
 /* The base unit a field's values are written in, and the decimal places
- * of one of its units in it (a ns is 10^-9 s). */
+ * of one of its units in it (a ns is 10^-9 s: a time unit's ns per unit
+ * is a power of ten). */
 static const char *base_unit(uint8_t unit, int *dec)
 {
 	*dec = 0;
-	switch (unit) {
-	case CTP_UNIT_NS:
+	if (ctp_unit_ns(unit)) {
 		*dec = 9;
+		for (uint64_t ns = ctp_unit_ns(unit); ns >= 10; ns /= 10)
+			(*dec)--;
 		return "seconds";
-	case CTP_UNIT_US:
-		*dec = 6;
-		return "seconds";
-	case CTP_UNIT_TICKS:
-		*dec = 2;
-		return "seconds";
+	}
+	switch (unit) {
 	case CTP_UNIT_BYTES:
 		return "bytes";
 	case CTP_UNIT_CENTIPCT:
@@ -304,8 +301,7 @@ static int rank(struct om *m)
 	/* Without the ranking's fields: the first thread time counter. */
 	for (size_t i = 0; !first && i < ctp_snap_n_fields(m->snap); i++)
 		if (fs[i].scope == CTP_SCOPE_THREAD &&
-		    fs[i].kind == CTP_KIND_COUNTER &&
-		    ctp_render_unit_s(fs[i].unit) > 0)
+		    fs[i].kind == CTP_KIND_COUNTER && ctp_unit_ns(fs[i].unit))
 			first = &fs[i];
 	for (size_t k = 0; k <= m->o->n_rank; k++) {
 		const struct ctp_snap_field *f =
@@ -501,10 +497,8 @@ static void per_row(struct om *m, const struct ctp_snap_field *f,
 				return;
 			}
 			x = 2;
-		} else if (v.type == CTP_TYPE_U64)
-			x = 2 * (__int128)v.u64;
-		else if (v.type == CTP_TYPE_I64)
-			x = 2 * (__int128)v.i64;
+		} else if (ctp_value_int(&v, &x))
+			x *= 2;
 		else if (v.type == CTP_TYPE_CPUSET)
 			x = 2 * (__int128)ctp_cpuset_count(&v);
 		else

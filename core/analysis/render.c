@@ -95,19 +95,6 @@ void ctp_render_mag(char *buf, size_t n, uint64_t m, uint8_t unit)
 	}
 }
 
-double ctp_render_unit_s(uint8_t unit)
-{
-	switch (unit) {
-	case CTP_UNIT_NS:
-		return 1e-9;
-	case CTP_UNIT_US:
-		return 1e-6;
-	case CTP_UNIT_TICKS:
-		return 1.0 / CTP_USER_HZ;
-	}
-	return 0;
-}
-
 /* 1 <= v < 1000 with three significant digits, then sfx. */
 static void sig3(char *buf, size_t n, long double v, const char *sfx)
 {

@@ -16,11 +16,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "column.h" /* CTP_USER_HZ */
 #include "group.h"
 #include "reader.h"
 
-#define CTP_USER_HZ	    100 /* the ABI's clock tick for /proc times */
-#define CTP_RENDER_CELL_MAX 48	/* display characters before a cell is cut */
+#define CTP_RENDER_CELL_MAX 48 /* display characters before a cell is cut */
 
 /* Bytes for a terminal: ctp_term_escape (term.h), the one escaper. */
 char *ctp_render_escape(const char *s, size_t n, size_t max, char *out,
@@ -42,9 +42,6 @@ void ctp_render_mag(char *buf, size_t n, uint64_t m, uint8_t unit);
  * percent as "18.2%"; plain digits otherwise. Zero is "0".
  */
 void ctp_render_compact(char *buf, size_t n, long double x, uint8_t unit);
-/* Seconds per unit of a time field (ns, us, USER_HZ ticks), 0 for any
- * other unit. */
-double ctp_render_unit_s(uint8_t unit);
 /* Seconds as a duration, the time form above. */
 void ctp_render_duration(char *buf, size_t n, long double s);
 /*

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "column.h"
 #include "exitsum.h"
 #include "group.h"
 #include "rename.h"
@@ -106,8 +107,8 @@ static bool resolve(struct sect *s, struct vcol *vc)
 		if (c->src == CTP_VSRC_FIELD)
 			break;
 	}
-	return vc->nf > 0 && (c->show != CTP_VSHOW_PCT_CPU ||
-			      (long double)ctp_render_unit_s(vc->unit) > 0);
+	return vc->nf > 0 &&
+	       (c->show != CTP_VSHOW_PCT_CPU || ctp_unit_seconds(vc->unit) > 0);
 }
 
 /* The number a column shows for group gi (before `show`), or NAN. */
@@ -121,21 +122,6 @@ static long double raw_number(const struct vcol *vc, size_t gi)
 		sum += x;
 	}
 	return sum;
-}
-
-/* The value of f in `row` of its table as a number, false when absent. */
-static bool row_number(const struct ctp_snap *snap,
-		       const struct ctp_snap_field *f, size_t row,
-		       long double *out)
-{
-	struct ctp_value v = ctp_snap_value(snap, f, row);
-	if (v.type == CTP_TYPE_U64)
-		*out = (long double)v.u64;
-	else if (v.type == CTP_TYPE_I64)
-		*out = (long double)v.i64;
-	else
-		return false;
-	return true;
 }
 
 /*
@@ -168,12 +154,12 @@ static long double member_delta(const struct sect *s, const struct vcol *vc,
 	bool any = false;
 	for (uint32_t i = 0; i < n; i++) {
 		long double c, b;
-		if (!row_number(s->snap, f, rows[i], &c))
+		if (!ctp_snap_number(s->snap, f, rows[i], &c))
 			continue;
 		any = true;
 		long m = match ? match[rows[i]] : -1;
 		bool known = m >= 0 && bf &&
-			     row_number(s->o->base, bf, (size_t)m, &b);
+			     ctp_snap_number(s->o->base, bf, (size_t)m, &b);
 		/* new, reset, or unknown before: its whole value */
 		long double d = known && c >= b ? c - b : c;
 		double iv = ctp_ident_task_interval(id, f->scope, rows[i]);
@@ -299,8 +285,8 @@ static long double exited_number(const struct sect *s, const struct vcol *vc,
 		}
 		for (size_t k = 0; known && k < vc->nf; k++) {
 			known = vc->bf[k] &&
-				row_number(s->o->base, vc->bf[k],
-					   (size_t)ex->base_row[e], &bk);
+				ctp_snap_number(s->o->base, vc->bf[k],
+						(size_t)ex->base_row[e], &bk);
 			b += known ? bk : 0;
 		}
 		if (!has)
@@ -377,11 +363,7 @@ static long double interval_number(const struct sect *s, const struct vcol *vc,
 		return NAN;
 	switch (col_show(s, vc)) {
 	case CTP_VSHOW_PCT_CPU:
-		return iv > 0 ? per_s *
-					(long double)ctp_render_unit_s(
-						vc->unit) *
-					100
-			      : NAN;
+		return iv > 0 ? per_s * ctp_unit_seconds(vc->unit) * 100 : NAN;
 	case CTP_VSHOW_RATE:
 		return iv > 0 ? per_s : NAN;
 	}
@@ -396,10 +378,9 @@ static long double shown_number(const struct sect *s, struct vcol *vc,
 	long double x = raw_number(vc, gi);
 	switch (vc->c->show) {
 	case CTP_VSHOW_PCT_CPU:
-		return s->age[gi] > 0
-			       ? x * (long double)ctp_render_unit_s(vc->unit) /
-					 s->age[gi] * 100
-			       : NAN;
+		return s->age[gi] > 0 ? x * ctp_unit_seconds(vc->unit) /
+						s->age[gi] * 100
+				      : NAN;
 	case CTP_VSHOW_RATE:
 		return s->age[gi] > 0 ? x / s->age[gi] : NAN;
 	}
@@ -429,10 +410,8 @@ static int ages(struct sect *s)
 	for (size_t gi = 0; gi < s->ng; gi++) {
 		s->age[gi] = NAN;
 		if (a && a[gi].v.type == CTP_TYPE_U64)
-			s->age[gi] =
-				end - (long double)a[gi].v.u64 *
-					      (long double)ctp_render_unit_s(
-						      st->unit);
+			s->age[gi] = end - (long double)a[gi].v.u64 *
+						   ctp_unit_seconds(st->unit);
 	}
 	return 0;
 }

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Typed numbers from a snapshot (core/snapshot/column.c): units as seconds
+ * and nanoseconds, a cell as a number, and a column of a hand-built
+ * snapshot (absent cells, an i64 field, a derived field, a string field)
+ * as one array with absence as a bitmap.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "column.h"
+#include "e2e_util.h"
+#include "model.h"
+#include "snapbuild.h"
+
+static char tmp[PATH_MAX];
+
+enum { F_CNT, F_PRIO, F_NAME, F_SUM, NF };
+
+#define TERM(f, c)                                                             \
+	{                                                                      \
+		.field = (f), .coef = (c)                                      \
+	}
+
+/* 70 threads (more than one bitmap word): t.cnt is r * 10 except every
+ * seventh row, which lacks it; t.nice is -r; t.sum = t.cnt + t.cnt. */
+static struct ctp_snap *snapshot(void)
+{
+	const struct ctp_field_desc d[F_SUM] = {
+		[F_CNT] = {"t.cnt", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64,
+			   CTP_UNIT_COUNT, CTP_KIND_COUNTER, CTP_RULE_SUM},
+		[F_PRIO] = {"t.nice", NULL, CTP_SCOPE_THREAD, CTP_TYPE_I64,
+			    CTP_UNIT_NONE, CTP_KIND_GAUGE, CTP_RULE_MAX},
+		[F_NAME] = {"t.name", NULL, CTP_SCOPE_THREAD, CTP_TYPE_STRING,
+			    CTP_UNIT_NONE, CTP_KIND_CATEGORICAL, CTP_RULE_MODE},
+	};
+	const struct ctp_derived_desc sum = {
+		.abi = CTP_ABI_MAJOR,
+		.size = sizeof(struct ctp_derived_desc),
+		.field = {"t.sum", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64,
+			  CTP_UNIT_COUNT, CTP_KIND_COUNTER, CTP_RULE_SUM},
+		.n_terms = 2,
+		.terms = {TERM("t.cnt", 1), TERM("t.cnt", 1)},
+	};
+	struct ctp_capture *cap = sb_capture("t");
+	char path[PATH_MAX], err[512];
+	const char *why;
+	int term;
+	struct ctp_snap *snap;
+	for (int i = 0; i < F_SUM; i++)
+		assert_int_equal(ctp_registry_add(&cap->reg, 0, &d[i]), i);
+	assert_int_equal(
+		ctp_registry_add_derived(&cap->reg, 0, &sum, &why, &term),
+		F_SUM);
+	sb_process(cap, 1, "p");
+	for (uint32_t r = 0; r < 70; r++) {
+		uint32_t row = sb_thread(cap, 1 + r, "p", -1);
+		struct sb_cell name = {.set = true, .s = "x"};
+		if (r % 7)
+			sb_put_u64(cap, &cap->threads[0], row, CTP_THREAD_IDENT,
+				   F_CNT, r * 10);
+		sb_put_u64(cap, &cap->threads[0], row, CTP_THREAD_IDENT, F_PRIO,
+			   (uint64_t) - (int64_t)r);
+		sb_put(cap, &cap->threads[0], row, CTP_THREAD_IDENT, F_NAME,
+		       &name);
+	}
+	assert_int_equal(E2E_PATHF(path, "%s/c.ctprof", tmp), 0);
+	if (sb_write(cap, path, err, sizeof(err)) < 0)
+		fail_msg("write: %s", err);
+	ctp_capture_free(cap);
+	if (ctp_snap_open(path, 1u << 30, &snap, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	return snap;
+}
+
+static void test_units(void **state)
+{
+	(void)state;
+	assert_true(ctp_unit_seconds(CTP_UNIT_NS) == 1e-9L);
+	assert_true(ctp_unit_seconds(CTP_UNIT_US) == 1e-6L);
+	assert_true(ctp_unit_seconds(CTP_UNIT_TICKS) == 1.0L / 100);
+	assert_true(ctp_unit_seconds(CTP_UNIT_BYTES) == 0);
+	assert_true(ctp_unit_seconds(CTP_UNIT_COUNT) == 0);
+	assert_int_equal(ctp_unit_ns(CTP_UNIT_NS), 1);
+	assert_int_equal(ctp_unit_ns(CTP_UNIT_US), 1000);
+	assert_int_equal(ctp_unit_ns(CTP_UNIT_TICKS), 10000000);
+	assert_int_equal(ctp_unit_ns(CTP_UNIT_CENTIPCT), 0);
+}
+
+static void test_values(void **state)
+{
+	(void)state;
+	long double x = -1;
+	__int128 i = 0;
+	struct ctp_value u = {.type = CTP_TYPE_U64, .u64 = UINT64_MAX},
+			 s = {.type = CTP_TYPE_I64, .i64 = INT64_MIN},
+			 b = {.type = CTP_TYPE_BOOL, .b = true},
+			 a = {.type = CTP_VALUE_ABSENT};
+	assert_true(ctp_value_number(&u, &x));
+	assert_true(x == 18446744073709551615.0L);
+	assert_true(ctp_value_int(&s, &i));
+	assert_true(i == INT64_MIN);
+	assert_true(ctp_value_number(&s, &x));
+	assert_true(x == -9223372036854775808.0L);
+	x = 7;
+	assert_false(ctp_value_number(&b, &x));
+	assert_false(ctp_value_number(&a, &x));
+	assert_true(x == 7); /* untouched */
+}
+
+static void test_columns(void **state)
+{
+	(void)state;
+	struct ctp_snap *snap = snapshot();
+	struct ctp_col c;
+	long double x;
+	assert_int_equal(
+		ctp_col_init(&c, snap, ctp_snap_field_find(snap, "t.cnt")), 0);
+	assert_int_equal(c.rows, 70);
+	assert_int_equal(c.type, CTP_TYPE_U64);
+	for (size_t r = 0; r < 70; r++) {
+		assert_int_equal(ctp_col_has(&c, r), r % 7 != 0);
+		assert_int_equal(ctp_col_number(&c, r, &x), r % 7 != 0);
+		if (r % 7)
+			assert_true(x == (long double)(r * 10));
+	}
+	assert_false(ctp_col_has(&c, 70)); /* past the table */
+	ctp_col_done(&c);
+	assert_int_equal(
+		ctp_col_init(&c, snap, ctp_snap_field_find(snap, "t.nice")), 0);
+	assert_int_equal(c.type, CTP_TYPE_I64);
+	assert_true(ctp_col_number(&c, 69, &x) && x == -69);
+	assert_int_equal(c.i64[3], -3);
+	ctp_col_done(&c);
+	/* Derived: computed per row, absent where an input is. */
+	assert_int_equal(
+		ctp_col_init(&c, snap, ctp_snap_field_find(snap, "t.sum")), 0);
+	assert_false(ctp_col_has(&c, 14));
+	assert_true(ctp_col_number(&c, 15, &x) && x == 300);
+	assert_true(ctp_snap_number(snap, ctp_snap_field_find(snap, "t.sum"),
+				    15, &x) &&
+		    x == 300);
+	ctp_col_done(&c);
+	/* No number: no row has one. */
+	assert_int_equal(
+		ctp_col_init(&c, snap, ctp_snap_field_find(snap, "t.name")), 0);
+	for (size_t r = 0; r < 70; r++)
+		assert_false(ctp_col_has(&c, r));
+	ctp_col_done(&c);
+	ctp_col_done(&c); /* twice: nothing left to free */
+	ctp_snap_free(snap);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return e2e_tmpdir("column", tmp, sizeof(tmp));
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return e2e_rm_rf(tmp) < 0 ? -1 : 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {cmocka_unit_test(test_units),
+					   cmocka_unit_test(test_values),
+					   cmocka_unit_test(test_columns)};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
