@@ -528,6 +528,42 @@ static void test_show_command(void **state)
 	free(out);
 }
 
+/* Two threads whose CPU sets hold as many CPUs, 0-1 before 2-3 in the
+ * file: `show`'s table sorts them as its CSV does (ctp_value_cmp: equal
+ * counts by their ranges, 2-3 first descending), not in file order. */
+static void test_show_sort_cpusets(void **state)
+{
+	(void)state;
+	struct ctp_capture *cap = sb_capture("t");
+	struct sb_cell lo = C(0, 1), hi = C(2, 3);
+	char path[PATH_MAX + 32], po[PATH_MAX + 32], err[512], *out;
+	register_fields(cap);
+	sb_process(cap, 10, "app");
+	uint32_t r = sb_thread(cap, 10, "app", -1);
+	sb_put(cap, &cap->threads[0], r, CTP_THREAD_IDENT, T_CPUS, &lo);
+	r = sb_thread(cap, 11, "app", -1);
+	sb_put(cap, &cap->threads[0], r, CTP_THREAD_IDENT, T_CPUS, &hi);
+	snprintf(path, sizeof(path), "%s/cpus.ctprof", tmp);
+	snprintf(po, sizeof(po), "%s/cpus.out", tmp);
+	if (sb_write(cap, path, err, sizeof(err)) < 0)
+		fail_msg("write: %s", err);
+	ctp_capture_free(cap);
+	const char *table[] = {"show",	 path,	   "--threads", "--fields",
+			       "t.cpus", "--sort", "t.cpus",	NULL},
+		   *csv[] = {"show",   path,	 "--format", "csv", "--fields",
+			     "t.cpus", "--sort", "t.cpus",   NULL};
+	assert_int_equal(e2e_run(csv, po, NULL), 0);
+	assert_int_equal(e2e_read_file(po, &out, NULL), 0);
+	assert_string_equal(out, "tid,tgid,comm,pcomm,cgroup,t.cpus\n"
+				 "11,10,app,app,,2-3\n10,10,app,app,,0-1\n");
+	free(out);
+	assert_int_equal(e2e_run(table, po, NULL), 0);
+	assert_int_equal(e2e_read_file(po, &out, NULL), 0);
+	char *a = strstr(out, "2-3"), *b = strstr(out, "0-1");
+	assert_true(a && b && a < b);
+	free(out);
+}
+
 /* ---- Setup ---- */
 
 static int setup(void **state)
@@ -794,6 +830,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_sort_limit),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_show_command),
+		cmocka_unit_test(test_show_sort_cpusets),
 	};
 	if (argc > 1 && !strcmp(argv[1], "--tools"))
 		return run_tools();

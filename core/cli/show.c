@@ -410,38 +410,6 @@ struct sortctx {
 	const struct ctp_value *col;
 };
 
-static int cmp_val(const struct ctp_value *a, const struct ctp_value *b)
-{
-	switch (a->type) {
-	case CTP_TYPE_U64:
-		return (a->u64 > b->u64) - (a->u64 < b->u64);
-	case CTP_TYPE_I64:
-		return (a->i64 > b->i64) - (a->i64 < b->i64);
-	case CTP_TYPE_BOOL:
-		return (int)a->b - (int)b->b;
-	case CTP_TYPE_CHAR:
-		return (int)a->c - (int)b->c;
-	case CTP_TYPE_STRING: {
-		size_t n = a->str.len < b->str.len ? a->str.len : b->str.len;
-		int c = memcmp(a->str.ptr, b->str.ptr, n);
-		if (c)
-			return c;
-		return (a->str.len > b->str.len) - (a->str.len < b->str.len);
-	}
-	case CTP_TYPE_CPUSET: {
-		uint64_t x = 0, y = 0;
-		for (size_t i = 0; i < a->cpuset.n; i++)
-			x += (uint64_t)a->cpuset.r[2 * i + 1] -
-			     a->cpuset.r[2 * i] + 1;
-		for (size_t i = 0; i < b->cpuset.n; i++)
-			y += (uint64_t)b->cpuset.r[2 * i + 1] -
-			     b->cpuset.r[2 * i] + 1;
-		return (x > y) - (x < y);
-	}
-	}
-	return 0;
-}
-
 /* Descending, absent last, ties in file order. */
 static int cmp_rows(const void *pa, const void *pb, void *arg)
 {
@@ -453,7 +421,7 @@ static int cmp_rows(const void *pa, const void *pb, void *arg)
 	if (pa_ != pb_)
 		return pa_ ? -1 : 1;
 	if (pa_) {
-		int c = cmp_val(va, vb);
+		int c = ctp_value_cmp(va, vb);
 		if (c)
 			return -c;
 	}
