@@ -20,6 +20,11 @@ set_tests_properties(test_compare_live PROPERTIES RUN_SERIAL TRUE)
 ctp_add_test(test_compare_rename test_compare_rename.c snapbuild.c e2e_util.c
              LIBS ctpcore)
 add_dependencies(test_compare_rename ctprof-core)
+# The interval model (core/analysis/interval.c) on hand-built captures:
+# per-task changes, resets, new and gone members, a renamed cgroup, the
+# exited tasks, each task's own interval, stepping along a recording.
+ctp_add_test(test_interval test_interval.c snapbuild.c e2e_util.c LIBS ctpcore
+             m)
 # compare's coverage line on a hand-built pair (core/analysis/coverage.c).
 ctp_add_test(test_coverage test_coverage.c snapbuild.c e2e_util.c LIBS ctpcore)
 # The property of issue 28: on a host loaded by the test's own spinners,
