@@ -29,6 +29,7 @@
 #include "coverage.h"
 #include "exitsum.h"
 #include "e2e_util.h"
+#include "interval.h"
 #include "model.h"
 #include "snapbuild.h"
 
@@ -109,6 +110,18 @@ static void open_pair(struct ctp_snap *snap[2])
 	}
 }
 
+/* ctp_coverage_compute over the pair's interval, with the exit sum ex
+ * (NULL: none). */
+static int coverage(struct ctp_snap *const snap[2], const struct ctp_view *v,
+		    const struct ctp_exit_sum *ex, struct ctp_coverage *c)
+{
+	struct ctp_interval *iv;
+	assert_int_equal(ctp_interval_new(snap[0], snap[1], ex, &iv), 0);
+	int r = ctp_coverage_compute(iv, v, c);
+	ctp_interval_free(iv);
+	return r;
+}
+
 /* A view of thread CPU t.cpu with coverage lists `cover` (YAML). */
 static struct ctp_view *cover_view(const char *cover)
 {
@@ -132,14 +145,8 @@ static void test_coverage(void **state)
 	open_pair(snap);
 	struct ctp_view *v =
 		cover_view("coverage: {threads: [t.cpu], cgroup: [c.usage]}\n");
-	struct ctp_ident *id;
-	assert_int_equal(
-		ctp_ident_new((const struct ctp_snap *const *)snap, &id), 0);
 	struct ctp_coverage c;
-	assert_int_equal(
-		ctp_coverage_compute((const struct ctp_snap *const *)snap, id,
-				     v, NULL, &c),
-		0);
+	assert_int_equal(coverage(snap, v, NULL, &c), 0);
 	assert_true(c.ok);
 	assert_true(c.threads > 1.999 && c.threads < 2.001);
 	assert_true(c.host > 4.999 && c.host < 5.001);
@@ -163,10 +170,7 @@ static void test_coverage(void **state)
 			 0);
 	assert_true(ex.present);
 	assert_int_equal(ex.tasks, 2);
-	assert_int_equal(
-		ctp_coverage_compute((const struct ctp_snap *const *)snap, id,
-				     v, &ex, &c),
-		0);
+	assert_int_equal(coverage(snap, v, &ex, &c), 0);
 	assert_true(c.exited > 1.499 && c.exited < 1.501);
 	f = open_memstream(&buf, &len);
 	ctp_coverage_print(f, &c, 0);
@@ -196,14 +200,10 @@ static void test_coverage(void **state)
 	/* A view without coverage: lists: nothing to say. */
 	ctp_view_free(v);
 	v = cover_view("");
-	assert_int_equal(
-		ctp_coverage_compute((const struct ctp_snap *const *)snap, id,
-				     v, NULL, &c),
-		0);
+	assert_int_equal(coverage(snap, v, NULL, &c), 0);
 	assert_false(c.ok);
 	ctp_coverage_free(&c);
 	ctp_view_free(v);
-	ctp_ident_free(id);
 	ctp_snap_free(snap[0]);
 	ctp_snap_free(snap[1]);
 }
@@ -237,10 +237,7 @@ static void test_read_times(void **state)
 	double cgiv = ctp_ident_task_interval(id, CTP_SCOPE_CGROUP, 0);
 	assert_true(cgiv > 11.999 && cgiv < 12.001);
 	struct ctp_coverage c;
-	assert_int_equal(
-		ctp_coverage_compute((const struct ctp_snap *const *)snap, id,
-				     v, NULL, &c),
-		0);
+	assert_int_equal(coverage(snap, v, NULL, &c), 0);
 	assert_true(c.ok);
 	print_message("threads explain %.3f s of %.3f s\n", c.threads, c.host);
 	assert_true(c.host > 4.999 && c.host < 5.001);

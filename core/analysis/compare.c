@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "grow.h"
 #include "hostdiff.h"
 #include "ident.h"
+#include "interval.h"
 #include "column.h"
 #include "compare.h"
 #include "coverage.h"
@@ -102,9 +104,11 @@ struct ctx {
 	FILE *out;
 	bool color;
 	size_t columns; /* 0: no limit */
-	struct ctp_ident *id;
-	/* The tasks that exited in the interval, for coverage (NULL: no
-	 * exited table). */
+	/* The interval (interval.h): task matching, counters' changes and
+	 * rates, and the tasks that exited in it, for coverage (none
+	 * without an exited table). */
+	struct ctp_interval *iv;
+	const struct ctp_ident *id;
 	const struct ctp_exit_sum *ex;
 	/* Renamed cgroups (NULL: not applied), from group tables of the
 	 * cgroup grouping, kept for the paths it points to. */
@@ -336,94 +340,23 @@ struct cmp {
 	 * backwards (reset), so its CAND value was counted instead. */
 	bool has_rate, has_cpu, reset;
 	long double rate, cpu;
-	/* Per member: its delta over its own interval, added up (a rate);
-	 * per_s_ok when every member's is in it (ctp_ident_task_interval). */
-	long double per_s;
-	bool per_s_ok;
 	char h[2][160];
 };
 
-/* A counter the interval can be read from: a cumulative number. */
-static bool is_counter(const struct ctp_snap_field *f)
-{
-	return f->kind == CTP_KIND_COUNTER && f->rule == CTP_RULE_SUM &&
-	       (f->type == CTP_TYPE_U64 || f->type == CTP_TYPE_I64);
-}
-
-/* A counter of reaped children (role reaped, FORMAT.md §4): it grows by
- * each one's whole life when it is reaped, so its change is no time spent
- * in the interval and has no rate. */
-static bool is_reaped(const struct ctp_snap_field *f)
-{
-	return strcmp(f->role, "reaped") == 0;
-}
-
-/* The member rows of field f's scope in group g and how they match BASE. */
-static uint32_t scope_rows(const struct ctp_ident *id,
-			   const struct ctp_group *g, uint8_t scope,
-			   const uint32_t **rows, const long **match)
-{
-	switch (scope) {
-	case CTP_SCOPE_THREAD:
-		*rows = g->threads, *match = id->tmatch;
-		return g->n_threads;
-	case CTP_SCOPE_PROCESS:
-		*rows = g->processes, *match = id->pmatch;
-		return g->n_processes;
-	case CTP_SCOPE_CGROUP:
-		*rows = g->cgroups, *match = id->cmatch;
-		return g->n_cgroups;
-	}
-	return 0;
-}
-
-/*
- * A counter's delta over the interval, member by member: a CAND member
- * that was in BASE adds its difference, a new one its whole value (it
- * started from zero); BASE members that left add nothing. A member whose
- * counter went backwards was reset by the kernel: it adds its CAND value
- * and c->reset says so. Never aggregate(CAND) - aggregate(BASE), which goes
- * negative when a group's members are replaced. False when no member had
- * a value on both sides (or was new).
- */
+/* A counter's change over the interval, member by member
+ * (ctp_interval_group): a CAND member that was in BASE adds its
+ * difference, a new one its whole value (it started from zero); BASE
+ * members that left add nothing, nor does a member whose BASE value is
+ * unknown. A member whose counter went backwards was reset by the kernel:
+ * it adds its CAND value and c->reset says so. False when no member
+ * added a change. */
 static bool member_delta(const struct gsec *s, const struct jrow *r,
-			 const struct fpair *p, struct cmp *c)
+			 const struct fpair *p, struct ctp_interval_sum *m)
 {
-	const struct ctx *x = s->x;
 	const struct ctp_group *g = row_group(s, r, 1);
-	const uint32_t *rows;
-	const long *match;
-	uint32_t n, used = 0;
-
-	if (!g || !p->f[1])
-		return false;
-	n = scope_rows(x->id, g, p->f[1]->scope, &rows, &match);
-	c->delta = c->per_s = 0;
-	c->per_s_ok = true;
-	for (uint32_t i = 0; i < n; i++) {
-		long double x1, x0, d = 0;
-		if (!ctp_snap_number(x->snap[1], p->f[1], rows[i], &x1))
-			continue;
-		long b = match[rows[i]];
-		if (b < 0) {
-			d = x1;
-		} else {
-			if (!p->f[0] || !ctp_snap_number(x->snap[0], p->f[0],
-							 (size_t)b, &x0))
-				continue;
-			d = x1 - x0;
-			if (d < 0)
-				c->reset = true, d = x1;
-		}
-		double iv =
-			ctp_ident_task_interval(x->id, p->f[1]->scope, rows[i]);
-		c->delta += d, used++;
-		if (iv > 0)
-			c->per_s += d / (long double)iv;
-		else
-			c->per_s_ok = false;
-	}
-	return used > 0;
+	*m = (struct ctp_interval_sum){0};
+	return g && p->f[1] &&
+	       ctp_interval_group(s->x->iv, p->f[1], g, 0, m) == 0 && m->n > 0;
 }
 
 /* Per-member deltas apply to counters of grouped rows when the
@@ -431,23 +364,24 @@ static bool member_delta(const struct gsec *s, const struct jrow *r,
 static bool per_member(const struct gsec *s, const struct ctp_snap_field *f)
 {
 	return s->x && s->x->id && s->x->id->ok && s->g[0] &&
-	       f->scope != CTP_SCOPE_HOST && is_counter(f);
+	       f->scope != CTP_SCOPE_HOST && ctp_interval_counter(f);
 }
 
-/* Rates of a counter's delta over the interval. */
+/* Rates of a counter's change m over the interval (interval.h): per
+ * member, each over its own interval, when the change was; else over the
+ * captures' interval. */
 static void cell_rates(const struct ctx *x, const struct ctp_snap_field *f,
-		       struct cmp *c)
+		       const struct ctp_interval_sum *m, struct cmp *c)
 {
-	if (!c->num || !is_counter(f) || is_reaped(f) || !x || x->interval <= 0)
+	if (!c->num || !ctp_interval_counter(f) || ctp_interval_reaped(f) || !x)
+		return;
+	long double rate = ctp_interval_rate(x->iv, m), cpu;
+	if (isnan(rate))
 		return;
 	c->has_rate = true;
-	/* Per member, each over its own interval, when the delta was
-	 * (ctp_ident_task_interval); else over the captures' interval. */
-	c->rate = c->per_s_ok ? c->per_s : c->delta / x->interval;
-	if (ctp_unit_seconds(f->unit) > 0) {
-		c->has_cpu = true;
-		c->cpu = c->rate * ctp_unit_seconds(f->unit) * 100;
-	}
+	c->rate = rate;
+	if (!isnan(cpu = ctp_interval_cpu_pct(rate, f->unit)))
+		c->has_cpu = true, c->cpu = cpu;
 }
 
 static void compare_cell(const struct gsec *s, const struct jrow *r,
@@ -470,14 +404,17 @@ static void compare_cell(const struct gsec *s, const struct jrow *r,
 	bool n1 = c->a[1] && ctp_agg_number(c->a[1], &c->x[1]);
 	/* A renamed cgroup's counters started from zero: its BASE value is
 	 * the old cgroup's. */
-	bool ren =
-		renamed_row(r) && is_counter(f) && f->scope != CTP_SCOPE_HOST;
+	bool ren = renamed_row(r) && ctp_interval_counter(f) &&
+		   f->scope != CTP_SCOPE_HOST;
+	struct ctp_interval_sum m = {0};
 	if (per_member(s, f))
-		c->num = member_delta(s, r, p, c);
-	else if (ren)
-		c->num = n1, c->delta = n1 ? c->x[1] : 0;
+		c->num = member_delta(s, r, p, &m);
+	else if (ren) /* from zero */
+		c->num = ctp_interval_agg_change(NULL, c->a[1], &m);
 	else if (n0 && n1)
-		c->num = true, c->delta = c->x[1] - c->x[0];
+		c->num = ctp_interval_agg_change(c->a[0], c->a[1], &m);
+	c->delta = m.delta;
+	c->reset = m.reset;
 	c->from_zero = c->num && (!n0 || c->x[0] == 0 || ren);
 	/* A percentage of a ratio (a unit that is itself a percentage)
 	 * means nothing; from zero it is none either. */
@@ -486,7 +423,7 @@ static void compare_cell(const struct gsec *s, const struct jrow *r,
 		c->has_pct = true;
 		c->pct = c->delta * 100 / absl_(c->x[0]);
 	}
-	cell_rates(s ? s->x : NULL, f, c);
+	cell_rates(s ? s->x : NULL, f, &m, c);
 	c->changed = c->num ? c->delta != 0 : strcmp(c->h[0], c->h[1]) != 0;
 }
 
@@ -663,12 +600,18 @@ static int collect_fields(struct ctx *x, struct gsec *s, unsigned scopes,
 	struct field_filter w = {.scopes = scopes, .psi = psi};
 	if (pair_fields(x, s, &w) < 0)
 		return -ENOMEM;
-	for (size_t j = 0; j < s->nfp; j++)
+	for (size_t j = 0; j < s->nfp; j++) {
+		const struct ctp_interval_col *ch;
 		for (int k = 0; k < 2; k++)
 			if (s->fp[j].f[k] &&
 			    ctp_groups_aggregate(s->g[k], s->fp[j].f[k],
 						 &s->fp[j].col[k]) < 0)
 				return -ENOMEM;
+		/* A counter's changes per member, computed once. */
+		if (s->fp[j].f[1] && per_member(s, s->fp[j].f[1]) &&
+		    ctp_interval_col(x->iv, s->fp[j].f[1], &ch) < 0)
+			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -2382,7 +2325,8 @@ static void header_reaped(struct ctx *x)
 		const struct ctp_snap_field *fs = ctp_snap_fields(x->snap[k]);
 		for (size_t i = 0; i < ctp_snap_n_fields(x->snap[k]); i++) {
 			char esc[512];
-			if (!is_reaped(&fs[i]) || !selected(x->o, fs[i].name) ||
+			if (!ctp_interval_reaped(&fs[i]) ||
+			    !selected(x->o, fs[i].name) ||
 			    (k == 0 &&
 			     ctp_snap_field_find(x->snap[1], fs[i].name)))
 				continue;
@@ -2443,8 +2387,7 @@ static void header_table(struct ctx *x, const char **const only[2],
 	header_interval(x);
 	struct ctp_coverage cov;
 	if (x->o->coverage &&
-	    ctp_coverage_compute((const struct ctp_snap *const *)x->snap, x->id,
-				 x->o->coverage, x->ex, &cov) == 0) {
+	    ctp_coverage_compute(x->iv, x->o->coverage, &cov) == 0) {
 		ctp_coverage_print(out, &cov, 0);
 		ctp_coverage_free(&cov);
 	}
@@ -2468,9 +2411,8 @@ static void coverage_json(struct ctx *x)
 	struct ctp_coverage c;
 	FILE *out = x->out;
 	if (!x->o->coverage ||
-	    ctp_coverage_compute((const struct ctp_snap *const *)x->snap, x->id,
-				 x->o->coverage, x->ex, &c) < 0 ||
-	    !c.ok || c.host < 0) {
+	    ctp_coverage_compute(x->iv, x->o->coverage, &c) < 0 || !c.ok ||
+	    c.host < 0) {
 		if (x->o->coverage && c.ok)
 			ctp_coverage_free(&c);
 		fputs(",\"coverage\":null", out);
@@ -2709,13 +2651,15 @@ static int resolve_sort(struct ctx *x)
 	return 0;
 }
 
-/* The time between the captures (ident.h, as every task's own). */
-static void set_interval(struct ctx *x)
+/* The interval model (interval.h) and the time between the captures. */
+static int set_interval(struct ctx *x)
 {
-	x->interval = (long double)ctp_ident_interval(
-		(const struct ctp_snap *const *)x->snap, &x->interval_clock);
-	if (x->interval <= 0)
-		x->interval_clock = NULL;
+	if (ctp_interval_new(x->snap[0], x->snap[1], x->ex, &x->iv) < 0)
+		return -ENOMEM;
+	x->id = ctp_interval_ident(x->iv);
+	x->interval = (long double)ctp_interval_seconds(x->iv);
+	x->interval_clock = x->interval > 0 ? x->id->clock : NULL;
+	return 0;
 }
 
 /*
@@ -2781,12 +2725,11 @@ static int run(struct ctx *x)
 	/* A grouping that has a cgroup axis already keys the cgroups. */
 	if (has_cgroup_axis(&o->r.spec))
 		cspec = o->r.spec;
-	set_interval(x);
+	if (set_interval(x) < 0)
+		goto nomem;
 	if ((rc = resolve_sort(x)) < 0)
 		goto out;
 	rc = -ENOMEM;
-	if (ctp_ident_new((const struct ctp_snap *const *)x->snap, &x->id) < 0)
-		goto nomem;
 	if ((r = build_rename(x, &cspec, err, sizeof(err))) < 0)
 		goto fail;
 	if ((o->sections & S_THREADS) &&
@@ -2830,7 +2773,8 @@ out:
 	gsec_free(&th);
 	gsec_free(&cg);
 	gsec_free(&pcg);
-	ctp_ident_free(x->id);
+	ctp_interval_free(x->iv);
+	x->iv = NULL;
 	x->id = NULL;
 	ctp_rename_free(x->ren);
 	x->ren = NULL;

@@ -7,41 +7,36 @@
 #include <string.h>
 
 #include "column.h"
+#include "interval.h"
 #include "group.h"
 #include "render.h"
 
-/* The change of f (CAND) from bf (BASE row m, -1: none) in seconds: the
- * CAND value when new or when the counter went back. */
-static double change(const struct ctp_snap *const snap[2],
-		     const struct ctp_snap_field *bf,
-		     const struct ctp_snap_field *f, size_t row, long m)
+/* A counter's change in `row` (the interval model's: a new task, a reset
+ * counter and one whose BASE value is unknown count their CAND value), in
+ * seconds. */
+static double change_s(const struct ctp_interval_col *c, size_t row)
 {
-	long double lc, lb;
-	if (!ctp_snap_number(snap[1], f, row, &lc))
-		return 0;
-	double c = (double)lc, b;
-	if (m >= 0 && bf && ctp_snap_number(snap[0], bf, (size_t)m, &lb) &&
-	    c >= (b = (double)lb))
-		c -= b;
-	return c * (double)ctp_unit_seconds(f->unit);
+	return (double)c->d[row] * (double)ctp_unit_seconds(c->f[1]->unit);
 }
 
-/* The fields of list k of the view in CAND (and BASE), time counters of
- * `scope`; *n of them. `first`: only the first present. */
-static void fields_of(const struct ctp_snap *const snap[2],
-		      const struct ctp_view_col *l, uint8_t scope, bool first,
-		      const struct ctp_snap_field *f[][2], size_t *n)
+/* The changes of the fields of view list l in CAND, time counters of
+ * `scope`; *n of them. `first`: only the first present. Returns 0 or
+ * -ENOMEM. */
+static int fields_of(struct ctp_interval *iv, const struct ctp_view_col *l,
+		     uint8_t scope, bool first,
+		     const struct ctp_interval_col **f, size_t *n)
 {
 	*n = 0;
 	for (size_t i = 0; i < l->n_fields && !(first && *n); i++) {
-		const struct ctp_snap_field *c =
-			ctp_snap_field_find(snap[1], l->fields[i]);
+		const struct ctp_snap_field *c = ctp_snap_field_find(
+			ctp_interval_snap(iv, 1), l->fields[i]);
 		if (!c || c->scope != scope || !ctp_unit_seconds(c->unit))
 			continue;
-		f[*n][1] = c;
-		f[*n][0] = ctp_snap_field_find(snap[0], l->fields[i]);
+		if (ctp_interval_col(iv, c, &f[*n]) < 0)
+			return -ENOMEM;
 		(*n)++;
 	}
+	return 0;
 }
 
 static const char *const *cg_sorted;
@@ -135,19 +130,20 @@ static int by_gap(const void *pa, const void *pb)
 
 /* Cgroups: usage over the interval, threads' CPU rolled up, the root's
  * usage as the host's. */
-static int cgroups(const struct ctp_snap *const snap[2],
-		   const struct ctp_ident *id, const struct ctp_view *v,
-		   const double *tcpu, const struct ctp_exit_sum *ex,
-		   struct ctp_coverage *c)
+static int cgroups(struct ctp_interval *iv, const struct ctp_view *v,
+		   const double *tcpu, struct ctp_coverage *c)
 {
-	const struct ctp_snap_table *ct = ctp_snap_table(snap[1],
+	const struct ctp_snap *cand = ctp_interval_snap(iv, 1);
+	const struct ctp_exit_sum *ex = ctp_interval_exited(iv);
+	const struct ctp_snap_table *ct = ctp_snap_table(cand,
 							 CTP_SCOPE_CGROUP),
-				    *tt = ctp_snap_table(snap[1],
+				    *tt = ctp_snap_table(cand,
 							 CTP_SCOPE_THREAD);
-	const struct ctp_snap_field *uf[1][2];
+	const struct ctp_interval_col *uf[1];
 	size_t nu, n = ct ? ct->rows : 0;
-	fields_of(snap, &v->coverage[CTP_VIEW_COVER_CGROUP], CTP_SCOPE_CGROUP,
-		  true, uf, &nu);
+	if (fields_of(iv, &v->coverage[CTP_VIEW_COVER_CGROUP], CTP_SCOPE_CGROUP,
+		      true, uf, &nu) < 0)
+		return -ENOMEM;
 	if (!nu || !n)
 		return 0;
 	c->cg = calloc(n, sizeof(*c->cg));
@@ -164,8 +160,7 @@ static int cgroups(const struct ctp_snap *const snap[2],
 		if (!paths[i])
 			r = -ENOMEM;
 		c->cg[i].path = paths[i];
-		c->cg[i].usage = change(snap, uf[0][0], uf[0][1], i,
-					id->cmatch ? id->cmatch[i] : -1);
+		c->cg[i].usage = change_s(uf[0], i);
 	}
 	for (size_t t = 0; r == 0 && tt && t < tt->rows; t++)
 		if (tt->cgroup[t] >= 0 && (size_t)tt->cgroup[t] < n)
@@ -189,19 +184,23 @@ static int cgroups(const struct ctp_snap *const snap[2],
 	return r;
 }
 
-int ctp_coverage_compute(const struct ctp_snap *const snap[2],
-			 const struct ctp_ident *id, const struct ctp_view *v,
-			 const struct ctp_exit_sum *ex, struct ctp_coverage *c)
+int ctp_coverage_compute(struct ctp_interval *iv, const struct ctp_view *v,
+			 struct ctp_coverage *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->host = c->exited = -1;
-	const struct ctp_snap_field *tf[CTP_VIEW_MAX_FIELDS][2];
+	const struct ctp_interval_col *tf[CTP_VIEW_MAX_FIELDS];
+	const struct ctp_ident *id = ctp_interval_ident(iv);
+	const struct ctp_exit_sum *ex = ctp_interval_exited(iv);
 	size_t ntf;
 	const struct ctp_snap_table *tt =
-		ctp_snap_table(snap[1], CTP_SCOPE_THREAD);
-	fields_of(snap, &v->coverage[CTP_VIEW_COVER_THREADS], CTP_SCOPE_THREAD,
-		  false, tf, &ntf);
-	if (!id || !id->ok || !ntf || !tt)
+		ctp_snap_table(ctp_interval_snap(iv, 1), CTP_SCOPE_THREAD);
+	if (!id->ok || !tt)
+		return 0;
+	if (fields_of(iv, &v->coverage[CTP_VIEW_COVER_THREADS],
+		      CTP_SCOPE_THREAD, false, tf, &ntf) < 0)
+		return -ENOMEM;
+	if (!ntf)
 		return 0;
 	double *tcpu = calloc(tt->rows ? tt->rows : 1, sizeof(*tcpu));
 	if (!tcpu)
@@ -215,8 +214,7 @@ int ctp_coverage_compute(const struct ctp_snap *const snap[2],
 	for (size_t t = 0; t < tt->rows; t++) {
 		double tiv = ctp_ident_task_interval(id, CTP_SCOPE_THREAD, t);
 		for (size_t k = 0; k < ntf; k++)
-			tcpu[t] += change(snap, tf[k][0], tf[k][1], t,
-					  id->tmatch[t]);
+			tcpu[t] += change_s(tf[k], t);
 		if (tiv > 0 && cgiv > 0)
 			tcpu[t] *= cgiv / tiv;
 		c->threads += tcpu[t];
@@ -225,7 +223,7 @@ int ctp_coverage_compute(const struct ctp_snap *const snap[2],
 		c->exited = ex->cpu;
 		c->n_exited = ex->tasks;
 	}
-	int r = cgroups(snap, id, v, tcpu, ex, c);
+	int r = cgroups(iv, v, tcpu, c);
 	free(tcpu);
 	c->ok = r == 0;
 	return r;

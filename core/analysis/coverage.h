@@ -12,8 +12,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "exitsum.h"
-#include "ident.h"
+#include "interval.h"
 #include "reader.h"
 #include "view.h"
 
@@ -38,14 +37,13 @@ struct ctp_coverage {
 	size_t n_cg;
 };
 
-/* Compute over BASE snap[0] and CAND snap[1] with their task matching,
- * and the tasks that exited in the interval (NULL: no exited table; each
- * one's CPU goes to its cgroup and the cgroup's ancestors where its
- * cgroup is known). Returns 0 (c->ok false when the view or the snapshots
- * lack the fields), -ENOMEM. */
-int ctp_coverage_compute(const struct ctp_snap *const snap[2],
-			 const struct ctp_ident *id, const struct ctp_view *v,
-			 const struct ctp_exit_sum *ex, struct ctp_coverage *c);
+/* Compute over an interval (interval.h): its tasks' changes, and the
+ * tasks that exited in it (none without an exit sum; each one's CPU goes
+ * to its cgroup and the cgroup's ancestors where its cgroup is known).
+ * Returns 0 (c->ok false when the view or the snapshots lack the fields,
+ * or there is no task identity), -ENOMEM. */
+int ctp_coverage_compute(struct ctp_interval *iv, const struct ctp_view *v,
+			 struct ctp_coverage *c);
 /* The coverage lines under compare's header, within width (0: any). */
 void ctp_coverage_print(FILE *out, const struct ctp_coverage *c, size_t width);
 void ctp_coverage_free(struct ctp_coverage *c);

@@ -36,6 +36,7 @@ struct vcol {
 	size_t xf[CTP_VIEW_MAX_FIELDS];
 	long double xk[CTP_VIEW_MAX_FIELDS];
 	size_t nxf;
+	struct ctp_interval_exit_measure xm; /* of xf, xk and bf */
 	bool kib;	  /* an exited field's values are in steps of 1024 */
 	long double *num; /* per group; NAN when absent */
 	/* compare, a gauge or peak: the group's BASE value, NAN if none. */
@@ -57,6 +58,12 @@ struct sect {
 	const struct ctp_snap *snap;
 	const struct ctp_view *v;
 	const struct ctp_view_opts *o;
+	/* compare: the interval (o->interval), its BASE, task matching and
+	 * exited tasks; NULL for one snapshot. */
+	struct ctp_interval *iv;
+	const struct ctp_snap *base;
+	const struct ctp_ident *id;
+	const struct ctp_exit_sum *ex;
 	struct ctp_groups *g;
 	/* compare: BASE grouped the same way, for gauges' values before and,
 	 * without task identity (older snapshots), group-by-group changes. */
@@ -124,52 +131,6 @@ static long double raw_number(const struct vcol *vc, size_t gi)
 	return sum;
 }
 
-/*
- * A counter's change over the interval for group gi: per member task of
- * the field's scope, CAND minus the same task's BASE value (matched by
- * identity), the CAND value for a task new in the interval or whose
- * counter went back (a reset), nothing for a task gone. NAN when no
- * member had the value. *per_s adds each member's change over its own
- * interval (ctp_ident_task_interval), for rates and percents.
- */
-static long double member_delta(const struct sect *s, const struct vcol *vc,
-				size_t k, size_t gi, bool *reset,
-				long double *per_s)
-{
-	const struct ctp_group *gr = ctp_groups_at(s->g, gi);
-	const struct ctp_ident *id = s->o->ident;
-	const struct ctp_snap_field *f = vc->f[k], *bf = vc->bf[k];
-	/* Cgroups have no start time: one is the same cgroup by its path
-	 * (a renamed one is new). */
-	const uint32_t *rows = f->scope == CTP_SCOPE_THREAD    ? gr->threads
-			       : f->scope == CTP_SCOPE_PROCESS ? gr->processes
-							       : gr->cgroups;
-	uint32_t n = f->scope == CTP_SCOPE_THREAD    ? gr->n_threads
-		     : f->scope == CTP_SCOPE_PROCESS ? gr->n_processes
-						     : gr->n_cgroups;
-	const long *match = f->scope == CTP_SCOPE_THREAD    ? id->tmatch
-			    : f->scope == CTP_SCOPE_PROCESS ? id->pmatch
-							    : id->cmatch;
-	long double sum = 0;
-	bool any = false;
-	for (uint32_t i = 0; i < n; i++) {
-		long double c, b;
-		if (!ctp_snap_number(s->snap, f, rows[i], &c))
-			continue;
-		any = true;
-		long m = match ? match[rows[i]] : -1;
-		bool known = m >= 0 && bf &&
-			     ctp_snap_number(s->o->base, bf, (size_t)m, &b);
-		/* new, reset, or unknown before: its whole value */
-		long double d = known && c >= b ? c - b : c;
-		double iv = ctp_ident_task_interval(id, f->scope, rows[i]);
-		sum += d;
-		*per_s += iv > 0 ? d / (long double)iv : (long double)NAN;
-		*reset |= known && c < b;
-	}
-	return any ? sum : NAN;
-}
-
 /* The pair whose CAND side is group gr's cgroup, or NULL. */
 static const struct ctp_rename_pair *renamed(const struct sect *s,
 					     const struct ctp_group *gr)
@@ -194,28 +155,23 @@ static const struct ctp_group *base_group(const struct sect *s,
 }
 
 /* The aggregate of field k of vc over BASE's group of the same key as
- * group gi; false when BASE has no such group or value. */
-static bool base_group_number(const struct sect *s, const struct vcol *vc,
-			      size_t k, size_t gi, long double *b)
+ * group gi; NULL when BASE has no such group or field. */
+static const struct ctp_agg *
+base_agg(const struct sect *s, const struct vcol *vc, size_t k, size_t gi)
 {
 	const struct ctp_agg *ba;
 	const struct ctp_group *bgr = base_group(s, ctp_groups_at(s->g, gi));
 	const struct ctp_snap_field *bf = vc->bf[k];
 	if (!bgr || !bf || ctp_groups_aggregate(s->bg, bf, &ba) < 0)
-		return false;
-	size_t bi = (size_t)(bgr - ctp_groups_at(s->bg, 0));
-	return ctp_agg_number(&ba[bi], b);
+		return NULL;
+	return &ba[bgr - ctp_groups_at(s->bg, 0)];
 }
 
-/* Without identity: the group's CAND aggregate minus the BASE group's of
- * the same key (its whole value when BASE has no such group). */
-static long double group_delta(const struct sect *s, const struct vcol *vc,
-			       size_t k, size_t gi)
+static bool base_group_number(const struct sect *s, const struct vcol *vc,
+			      size_t k, size_t gi, long double *b)
 {
-	long double c, b;
-	if (!ctp_agg_number(&vc->agg[k][gi], &c))
-		return NAN;
-	return base_group_number(s, vc, k, gi, &b) ? c - b : c;
+	const struct ctp_agg *ba = base_agg(s, vc, k, gi);
+	return ba && ctp_agg_number(ba, b);
 }
 
 /* How many of the group's threads started in the interval (identity
@@ -223,10 +179,10 @@ static long double group_delta(const struct sect *s, const struct vcol *vc,
 static uint32_t fresh_threads(const struct sect *s, const struct ctp_group *gr)
 {
 	uint32_t fresh = 0;
-	if (!s->o->ident || !s->o->ident->ok)
+	if (!s->id || !s->id->ok)
 		return 0;
 	for (uint32_t i = 0; i < gr->n_threads; i++)
-		fresh += s->o->ident->tmatch[gr->threads[i]] < 0;
+		fresh += s->id->tmatch[gr->threads[i]] < 0;
 	return fresh;
 }
 
@@ -248,60 +204,11 @@ static long double before_number(const struct sect *s, const struct vcol *vc,
 	return sum;
 }
 
-/* Is tgid a process of snap? */
-static bool live_process(const struct ctp_snap *snap, uint64_t tgid)
-{
-	return ctp_snap_row(ctp_snap_table(snap, CTP_SCOPE_PROCESS), tgid, 0) >=
-	       0;
-}
-
-/* The exited tasks' part of a counter's change for group gi: per task,
- * its value at exit less BASE's value of the same task (its whole value
- * when BASE had none, or more: another task). A process counter takes
- * the tasks of processes that started and ended in the interval only: a
- * live one's already holds its dead threads, and of one BASE had, BASE
- * holds a process total that no task's exit value can be set against.
- * NAN when none has the value. */
-static long double exited_number(const struct sect *s, const struct vcol *vc,
-				 size_t gi)
-{
-	const struct ctp_exit_sum *ex = s->o->exited;
-	const struct ctp_group *gr = ctp_groups_at(s->g, gi);
-	long double sum = 0;
-	bool any = false;
-	for (uint32_t i = 0; ex && vc->nxf && i < gr->n_extras; i++) {
-		size_t e = gr->extras[i];
-		long double v = 0, b = 0, bk;
-		bool has = false, known = ex->base_row[e] >= 0 &&
-					  vc->f[0]->scope == CTP_SCOPE_THREAD;
-		if (vc->f[0]->scope == CTP_SCOPE_PROCESS &&
-		    (live_process(s->snap, ex->id[e].tgid) ||
-		     live_process(s->o->base, ex->id[e].tgid)))
-			continue;
-		for (size_t k = 0; k < vc->nxf; k++) {
-			double x = ex->val[e * ex->n_fields + vc->xf[k]];
-			if (!isnan(x))
-				v += (long double)x * vc->xk[k], has = true;
-		}
-		for (size_t k = 0; known && k < vc->nf; k++) {
-			known = vc->bf[k] &&
-				ctp_snap_number(s->o->base, vc->bf[k],
-						(size_t)ex->base_row[e], &bk);
-			b += known ? bk : 0;
-		}
-		if (!has)
-			continue;
-		any = true;
-		sum += known && v >= b ? v - b : v;
-	}
-	return any ? sum : NAN;
-}
-
 /* The column's exited fields, when it counts a thread's or a process's
  * change. */
 static void exited_fields(const struct sect *s, struct vcol *vc)
 {
-	const struct ctp_exit_sum *ex = s->o->exited;
+	const struct ctp_exit_sum *ex = s->ex;
 	if (!ex || (vc->f[0]->scope != CTP_SCOPE_THREAD &&
 		    vc->f[0]->scope != CTP_SCOPE_PROCESS))
 		return;
@@ -315,12 +222,31 @@ static void exited_fields(const struct sect *s, struct vcol *vc)
 		vc->xk[vc->nxf++] = k;
 		vc->kib |= ex->step[j] > 1;
 	}
+	vc->xm = (struct ctp_interval_exit_measure){.xf = vc->xf,
+						    .xk = vc->xk,
+						    .nxf = vc->nxf,
+						    .bf = vc->bf,
+						    .nbf = vc->nf,
+						    .scope = vc->f[0]->scope};
+}
+
+/* A counter column's changes: each field's per task, computed once by
+ * the interval model (a field it has none of changes nowhere), and the
+ * column's exited fields. */
+static int changes(struct sect *s, struct vcol *vc)
+{
+	const struct ctp_interval_col *c;
+	for (size_t k = 0; !s->by_group && k < vc->nf; k++)
+		if (ctp_interval_col(s->iv, vc->f[k], &c) == -ENOMEM)
+			return -ENOMEM;
+	exited_fields(s, vc);
+	return 0;
 }
 
 /* Is column vc a change over the interval (compare, a counter)? */
 static bool interval_col(const struct sect *s, const struct vcol *vc)
 {
-	return s->o->base && s->bg && vc->f[0]->kind == CTP_KIND_COUNTER &&
+	return s->base && s->bg && vc->f[0]->kind == CTP_KIND_COUNTER &&
 	       vc->f[0]->scope != CTP_SCOPE_HOST;
 }
 
@@ -334,40 +260,51 @@ static uint8_t col_show(const struct sect *s, const struct vcol *vc)
 	return vc->c->show;
 }
 
+/* Field k of column vc's change over the interval for group gi: per
+ * task matched by identity (a task whose BASE value is unknown counts its
+ * whole value), without identity the group's change. False when no
+ * member had a value. */
+static bool field_change(const struct sect *s, const struct vcol *vc, size_t k,
+			 size_t gi, struct ctp_interval_sum *out)
+{
+	if (s->by_group)
+		return ctp_interval_agg_change(base_agg(s, vc, k, gi),
+					       &vc->agg[k][gi], out);
+	/* The field's changes were computed when the column was made. */
+	ctp_interval_group(s->iv, vc->f[k], ctp_groups_at(s->g, gi),
+			   CTP_IV_UNKNOWN_WHOLE, out);
+	return out->n > 0;
+}
+
 /* A counter column over the interval: the change, or for pct_cpu and
  * rate the change per second, each live task's over its own interval
- * (member_delta) and the exited tasks' over the captures' interval (they
- * ran within it); without identity, the groups' change over it. */
+ * and the exited tasks' over the captures' interval (they ran within
+ * it); without identity, the groups' change over it. */
 static long double interval_number(const struct sect *s, const struct vcol *vc,
 				   size_t gi, bool *reset)
 {
-	long double x = 0, per_s = 0, iv = s->o->interval_s;
-	for (size_t k = 0; k < vc->nf; k++) {
-		long double d =
-			s->by_group ? group_delta(s, vc, k, gi)
-				    : member_delta(s, vc, k, gi, reset, &per_s);
-		if (isnan(d)) {
-			x = NAN;
-			break;
-		}
-		x += d;
+	struct ctp_interval_sum sum = {.per_s_ok = true}, f, x;
+	bool live = true;
+	for (size_t k = 0; k < vc->nf && live; k++) {
+		live = field_change(s, vc, k, gi, &f);
+		*reset |= f.reset;
+		ctp_interval_sum_add(&sum, &f);
 	}
-	if (s->by_group && !isnan(x))
-		per_s = iv > 0 ? x / iv : NAN;
-	long double e = exited_number(s, vc, gi);
-	if (!isnan(e)) {
-		per_s = isnan(x) ? e / iv : per_s + e / iv;
-		x = isnan(x) ? e : x + e;
-	}
-	if (isnan(x))
+	ctp_interval_exit_group(s->iv, ctp_groups_at(s->g, gi), &vc->xm, &x);
+	if (x.n && live)
+		ctp_interval_sum_add(&sum, &x);
+	else if (x.n)
+		sum = x, live = true;
+	if (!live)
 		return NAN;
 	switch (col_show(s, vc)) {
 	case CTP_VSHOW_PCT_CPU:
-		return iv > 0 ? per_s * ctp_unit_seconds(vc->unit) * 100 : NAN;
+		return ctp_interval_cpu_pct(ctp_interval_rate(s->iv, &sum),
+					    vc->unit);
 	case CTP_VSHOW_RATE:
-		return iv > 0 ? per_s : NAN;
+		return ctp_interval_rate(s->iv, &sum);
 	}
-	return x;
+	return sum.delta;
 }
 
 static long double shown_number(const struct sect *s, struct vcol *vc,
@@ -430,7 +367,7 @@ static int columns(struct sect *s, size_t si)
 	s->cols = calloc(s->v->n_cols + 1, sizeof(*s->cols));
 	if (!s->cols)
 		return -ENOMEM;
-	if (s->o->base && !s->by_group) {
+	if (s->base && !s->by_group) {
 		s->cols[0].c = &status_col;
 		s->cols[0].num =
 			malloc((s->ng ? s->ng : 1) * sizeof(long double));
@@ -456,15 +393,15 @@ static int columns(struct sect *s, size_t si)
 						     &vc->agg[k]);
 			if (r < 0)
 				return r;
-			if (s->o->base)
-				vc->bf[k] = ctp_snap_field_find(s->o->base,
+			if (s->base)
+				vc->bf[k] = ctp_snap_field_find(s->base,
 								vc->f[k]->name);
 		}
 		vc->num = malloc((s->ng ? s->ng : 1) * sizeof(*vc->num));
 		if (!vc->num)
 			return -ENOMEM;
 		/* Levels that move (not an ordinal: a last CPU, a nice). */
-		bool gauge = s->o->base && c->src != CTP_VSRC_IDENT &&
+		bool gauge = s->base && c->src != CTP_VSRC_IDENT &&
 			     !interval_col(s, vc) &&
 			     c->show <= CTP_VSHOW_DELTA &&
 			     (vc->f[0]->kind == CTP_KIND_GAUGE ||
@@ -475,8 +412,9 @@ static int columns(struct sect *s, size_t si)
 		if (c->src != CTP_VSRC_IDENT && interval_col(s, vc) &&
 		    !(vc->reset = calloc(s->ng ? s->ng : 1, sizeof(bool))))
 			return -ENOMEM;
-		if (c->src != CTP_VSRC_IDENT && interval_col(s, vc))
-			exited_fields(s, vc);
+		if (c->src != CTP_VSRC_IDENT && interval_col(s, vc) &&
+		    changes(s, vc) < 0)
+			return -ENOMEM;
 		for (size_t gi = 0; gi < s->ng; gi++) {
 			vc->num[gi] = c->src != CTP_VSRC_IDENT
 					      ? shown_number(s, vc, gi)
@@ -629,7 +567,7 @@ static bool name_bytes(const struct sect *s, const struct ctp_group *gr,
 						       : CTP_SCOPE_CGROUP);
 	const struct ctp_bytes *b = NULL;
 	const struct ctp_group_extra *x =
-		gr->n_extras ? &s->o->exited->id[gr->extras[0]] : NULL;
+		gr->n_extras ? &s->ex->id[gr->extras[0]] : NULL;
 	if (c->ident == CTP_VIDENT_PCOMM && gr->n_processes)
 		b = &t->comm[gr->processes[0]];
 	else if (c->ident == CTP_VIDENT_COMM && gr->n_threads)
@@ -659,10 +597,9 @@ static void ident_cell(const struct sect *s, const struct ctp_group *gr,
 		snprintf(buf, CELL, "%llu",
 			 (unsigned long long)th->tgid[gr->threads[0]]);
 	} else if (ident == CTP_VIDENT_PID && gr->n_extras &&
-		   s->o->exited->id[gr->extras[0]].tgid) {
+		   s->ex->id[gr->extras[0]].tgid) {
 		snprintf(buf, CELL, "%llu",
-			 (unsigned long long)s->o->exited->id[gr->extras[0]]
-				 .tgid);
+			 (unsigned long long)s->ex->id[gr->extras[0]].tgid);
 	} else {
 		snprintf(buf, CELL, "-");
 	}
@@ -1002,10 +939,9 @@ static void shown_line(FILE *out, const struct sect *s)
 	/* The host's CPU is the root cgroup's, over the time between the
 	 * captures' reads of the cgroups; the rows' percents are rates. */
 	double host = s->o->host_cpu_s,
-	       iv = s->o->ident ? ctp_ident_task_interval(s->o->ident,
-							  CTP_SCOPE_CGROUP, 0)
-				: s->o->interval_s;
-	if (!s->o->base || host < 0.5 || iv <= 0 || !s->n_order)
+	       iv = s->id ? ctp_ident_task_interval(s->id, CTP_SCOPE_CGROUP, 0)
+			  : 0;
+	if (!s->base || host < 0.5 || iv <= 0 || !s->n_order)
 		return;
 	for (size_t c = 0; c < s->nc; c++) {
 		const struct vcol *vc = &s->cols[c];
@@ -1061,10 +997,10 @@ static void reaped_line(FILE *out, const struct sect *s, size_t ncols)
 		fprintf(out, "  %s: ",
 			ctp_render_escape(vc->c->label, strlen(vc->c->label),
 					  CELL, esc, sizeof(esc)));
-		fputs(s->o->base ? "whole lives of the children reaped in the "
-				   "interval, not a share of it\n"
-				 : "whole lives of the children reaped (waited "
-				   "for)\n",
+		fputs(s->base ? "whole lives of the children reaped in the "
+				"interval, not a share of it\n"
+			      : "whole lives of the children reaped (waited "
+				"for)\n",
 		      out);
 	}
 }
@@ -1336,8 +1272,8 @@ static void title_text(char *buf, size_t n, const struct sect *s, size_t si,
 		o = w_ < 0 ? o : o + (size_t)w_ < n ? o + (size_t)w_ : n - 1;  \
 	} while (0)
 	ADD("%s", s->v->secs[si].title);
-	if (s->o->base)
-		ADD(" over %.2f s", s->o->interval_s);
+	if (s->base)
+		ADD(" over %.2f s", ctp_interval_seconds(s->iv));
 	ADD(", top %zu of %zu", s->n_order, s->ng - s->hidden - s->self);
 	if (sc != SIZE_MAX)
 		ADD(" by %s", s->cols[sc].c->label);
@@ -1351,7 +1287,7 @@ static void title_text(char *buf, size_t n, const struct sect *s, size_t si,
 	else if (s->hidden || s->self)
 		ADD(" (%zu %s hidden)", s->hidden + s->self,
 		    s->hidden ? "at zero" : "of ctprof-core");
-	if (!s->o->base)
+	if (!s->base)
 		ADD("%s", since[compact][lifetime & 3]);
 #undef ADD
 }
@@ -1376,14 +1312,14 @@ static int section(FILE *out, struct sect *s, size_t si,
 	snprintf(axes, sizeof(axes), "%s",
 		 o->group_by ? o->group_by : s->v->secs[si].group_by);
 	int r = ctp_group_spec_parse(axes, &spec, err, errlen);
-	const struct ctp_exit_sum *ex = o->base ? o->exited : NULL;
+	const struct ctp_exit_sum *ex = s->ex;
 	if (r == 0)
 		r = ctp_groups_new_extra(s->snap, &spec, ex ? ex->id : NULL,
 					 ex ? ex->tasks : 0, &s->g, err,
 					 errlen);
-	if (r == 0 && s->o->base)
-		r = ctp_groups_new(s->o->base, &spec, &s->bg, err, errlen);
-	s->by_group = s->o->base && !(s->o->ident && s->o->ident->ok);
+	if (r == 0 && s->base)
+		r = ctp_groups_new(s->base, &spec, &s->bg, err, errlen);
+	s->by_group = s->base && !s->id->ok;
 	s->cpart = ctp_group_spec_cgroup_part(&spec);
 	if (r == 0 && s->bg && o->rename && s->cpart >= 0 &&
 	    ctp_rename_new((struct ctp_groups *const[2]){s->bg, s->g},
@@ -1446,7 +1382,13 @@ static int show_sections(FILE *out, const struct ctp_snap *snap,
 			 size_t errlen)
 {
 	for (size_t si = 0; si < v->n_secs; si++) {
-		struct sect s = {.snap = snap, .v = v, .o = o};
+		struct sect s = {
+			.snap = snap, .v = v, .o = o, .iv = o->interval};
+		if (s.iv) {
+			s.base = ctp_interval_snap(s.iv, 0);
+			s.id = ctp_interval_ident(s.iv);
+			s.ex = ctp_interval_exited(s.iv);
+		}
 		s.name_w = !o->width		       ? CELL
 			   : o->width / 5 > NAME_MAX_W ? o->width / 5
 						       : NAME_MAX_W;

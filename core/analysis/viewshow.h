@@ -11,12 +11,11 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "ident.h"
+#include "interval.h"
 #include "reader.h"
 #include "view.h"
 
 struct ctp_rename_opts;
-struct ctp_exit_sum;
 
 struct ctp_view_opts {
 	size_t width;	      /* columns of the screen; 0: no limit */
@@ -29,23 +28,19 @@ struct ctp_view_opts {
 	 * (name columns always); NULL keeps every column. */
 	bool (*want)(const void *arg, const char *field);
 	const void *want_arg;
-	/* compare: the interval from `base` to the shown snapshot. Counters
-	 * then show their change per group, summed per task matched by
-	 * identity (`ident`, core/analysis/ident.h): a task new in the
+	/* compare: the interval (core/analysis/interval.h) from its BASE to
+	 * the shown snapshot, its CAND. Counters then show their change per
+	 * group, summed per task matched by identity: a task new in the
 	 * interval counts from zero, a gone one not at all, a counter that
 	 * went back (a reset) counts its new value. pct_cpu and rate are
-	 * over `interval_s`. NULL base: one snapshot, lifetime averages. */
-	const struct ctp_snap *base;
-	const struct ctp_ident *ident;
-	double interval_s;
+	 * over the interval; the tasks that exited in it (its exit sum) join
+	 * the groups as their threads do, and a column with `exited:` fields
+	 * adds each one's value at exit (less what BASE had of the same
+	 * task). NULL: one snapshot, lifetime averages. */
+	struct ctp_interval *interval;
 	/* compare: pair renamed cgroups (core/analysis/rename.h) in sections
 	 * grouped by cgroup with these thresholds; NULL: do not. */
 	const struct ctp_rename_opts *rename;
-	/* compare: the tasks that exited in the interval
-	 * (core/analysis/exitsum.h), grouped with the threads; a column
-	 * with `exited:` fields adds each one's value at exit (less what
-	 * BASE had of the same task) to its group. NULL: none. */
-	const struct ctp_exit_sum *exited;
 	/* compare: the CPU the host used in the interval (the coverage
 	 * line's, core/analysis/coverage.h), seconds; <= 0: unknown. A
 	 * section with a percent-of-CPU column then says how much of it

@@ -16,7 +16,7 @@
 #include "compare_view.h"
 #include "coverage.h"
 #include "exitsum.h"
-#include "ident.h"
+#include "interval.h"
 #include "recdir.h"
 #include "readcli.h"
 #include "render.h"
@@ -65,7 +65,7 @@ int ctp_compare_view(const struct ctp_compare_view_args *a)
 {
 	struct ctp_view *v = NULL;
 	struct ctp_snap *snap[2] = {NULL, NULL};
-	struct ctp_ident *id = NULL;
+	struct ctp_interval *iv = NULL;
 	struct ctp_exit_sum ex = {0};
 	char err[4096];
 	int rc = CTP_EXIT_FAILURE;
@@ -84,13 +84,17 @@ int ctp_compare_view(const struct ctp_compare_view_args *a)
 			fprintf(stderr, PROG ": %s\n", err);
 			goto out;
 		}
-	if (ctp_ident_new((const struct ctp_snap *const *)snap, &id) < 0) {
+	if (exited_of((const struct ctp_snap *const *)snap, a->paths, a->cap, v,
+		      &ex) < 0 ||
+	    ctp_interval_new(snap[0], snap[1], ex.present ? &ex : NULL, &iv) <
+		    0) {
 		fprintf(stderr, PROG ": out of memory\n");
 		goto out;
 	}
+	const struct ctp_ident *id = ctp_interval_ident(iv);
+	double s = ctp_interval_seconds(iv);
 	size_t w, h;
 	ctp_readcli_term(&w, &h);
-	double iv = id->interval_s;
 	struct ctp_view_opts vo = {
 		.width = a->wide ? 0 : w,
 		.top = a->top_set ? a->top : ctp_view_fit_rows(v, h, 3, NULL),
@@ -100,34 +104,25 @@ int ctp_compare_view(const struct ctp_compare_view_args *a)
 		.no_normalize = a->no_normalize,
 		.want = a->want,
 		.want_arg = a->want_arg,
-		.base = snap[0],
-		.ident = id,
-		.interval_s = iv,
+		.interval = iv,
 		.rename = a->rename,
 	};
 	side_line("BASE", snap[0], a->paths[0], vo.width);
 	side_line("CAND", snap[1], a->paths[1], vo.width);
-	if (iv > 0)
-		printf("%.2f s apart (%s)", iv, id->clock);
+	if (s > 0)
+		printf("%.2f s apart (%s)", s, id->clock);
 	else
 		printf("no interval: CAND was not captured after BASE; no "
 		       "rates");
 	printf("%s%s\n",
 	       id->ok ? "" : "; no task identity: ", id->ok ? "" : id->why);
 	struct ctp_coverage cov;
-	if (exited_of((const struct ctp_snap *const *)snap, a->paths, a->cap, v,
-		      &ex) < 0) {
-		fprintf(stderr, PROG ": out of memory\n");
-		goto out;
-	}
-	if (ctp_coverage_compute((const struct ctp_snap *const *)snap, id, v,
-				 ex.present ? &ex : NULL, &cov) == 0) {
+	if (ctp_coverage_compute(iv, v, &cov) == 0) {
 		vo.host_cpu_s = cov.ok ? cov.host : -1;
 		ctp_coverage_print(stdout, &cov, vo.width);
 		ctp_coverage_free(&cov);
 	}
 	putchar('\n');
-	vo.exited = ex.present ? &ex : NULL;
 	r = ctp_view_show(stdout, snap[1], v, &vo, err, sizeof(err));
 	if (r < 0) {
 		fprintf(stderr, PROG ": %s\n",
@@ -135,11 +130,11 @@ int ctp_compare_view(const struct ctp_compare_view_args *a)
 		rc = r == -EINVAL ? CTP_EXIT_USAGE : CTP_EXIT_FAILURE;
 		goto out;
 	}
-	ctp_exit_sum_print(stdout, &ex, iv, vo.top, vo.width);
+	ctp_exit_sum_print(stdout, &ex, s, vo.top, vo.width);
 	rc = fflush(stdout) == 0 ? CTP_EXIT_OK : CTP_EXIT_FAILURE;
 out:
+	ctp_interval_free(iv);
 	ctp_exit_sum_free(&ex);
-	ctp_ident_free(id);
 	ctp_snap_free(snap[0]);
 	ctp_snap_free(snap[1]);
 	ctp_view_free(v);
