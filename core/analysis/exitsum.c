@@ -9,23 +9,8 @@
 
 #include "column.h"
 #include "ident.h"
+#include "interval.h"
 #include "render.h"
-
-/* The sum of the time fields `names` (scope) of `row`, seconds. */
-static double cpu_of(const struct ctp_snap *snap, const struct ctp_view_col *l,
-		     uint8_t scope, size_t row)
-{
-	double sum = 0;
-	for (size_t i = 0; i < l->n_fields; i++) {
-		const struct ctp_snap_field *f =
-			ctp_snap_field_find(snap, l->fields[i]);
-		long double x;
-		if (f && f->scope == scope && ctp_unit_seconds(f->unit) &&
-		    ctp_snap_number(snap, f, row, &x))
-			sum += (double)x * (double)ctp_unit_seconds(f->unit);
-	}
-	return sum;
-}
 
 struct entry {
 	char *name;
@@ -193,22 +178,40 @@ static void task_values(struct ctp_exit_sum *s, size_t i,
 	}
 }
 
-/* Task i's CPU over the interval, seconds (the coverage lists). */
+/* Task i's CPU over the interval, seconds (the coverage lists): its time
+ * at exit less what BASE had of the same thread (ctp_interval_exit_change,
+ * never below zero). */
 static double task_cpu(const struct ctp_exit_sum *s, size_t i,
 		       const struct ctp_snap *base, const struct ctp_view *v)
 {
-	const struct ctp_view_col *c = &v->coverage[CTP_VIEW_COVER_EXITED];
-	double cpu = 0;
+	const struct ctp_view_col *c = &v->coverage[CTP_VIEW_COVER_EXITED],
+				  *t = &v->coverage[CTP_VIEW_COVER_THREADS];
+	size_t xf[CTP_VIEW_MAX_FIELDS], nxf = 0, nbf = 0;
+	long double xk[CTP_VIEW_MAX_FIELDS], bk[CTP_VIEW_MAX_FIELDS], cpu;
+	const struct ctp_snap_field *bf[CTP_VIEW_MAX_FIELDS];
 	for (size_t k = 0; k < c->n_fields; k++) {
 		long j = ctp_exit_sum_field(s, c->fields[k]);
-		double x = j >= 0 ? s->val[i * s->n_fields + (size_t)j] : NAN;
-		if (!isnan(x))
-			cpu += x * (double)ctp_unit_seconds(s->unit[j]);
+		if (j >= 0)
+			xf[nxf] = (size_t)j,
+			xk[nxf++] = ctp_unit_seconds(s->unit[j]);
 	}
-	if (s->base_row[i] >= 0) /* what BASE already counted of it */
-		cpu -= cpu_of(base, &v->coverage[CTP_VIEW_COVER_THREADS],
-			      CTP_SCOPE_THREAD, (size_t)s->base_row[i]);
-	return cpu > 0 ? cpu : 0;
+	/* BASE's time fields of the threads (absent ones count 0). */
+	for (size_t k = 0; k < t->n_fields; k++) {
+		const struct ctp_snap_field *f =
+			ctp_snap_field_find(base, t->fields[k]);
+		if (f && f->scope == CTP_SCOPE_THREAD &&
+		    ctp_unit_seconds(f->unit))
+			bf[nbf] = f, bk[nbf++] = ctp_unit_seconds(f->unit);
+	}
+	struct ctp_interval_exit_measure m = {.xf = xf,
+					      .xk = xk,
+					      .nxf = nxf,
+					      .bf = bf,
+					      .bk = bk,
+					      .nbf = nbf,
+					      .scope = CTP_SCOPE_THREAD};
+	ctp_interval_exit_change(base, s, i, &m, CTP_IV_EXIT_CLAMP, &cpu);
+	return (double)cpu;
 }
 
 /* The fields of s in f's exited table, and the factors to s's units. */
