@@ -785,6 +785,66 @@ static void test_view_identity(void **state)
 	free(out);
 }
 
+/* A task matched by identity whose BASE value is unknown (BASE did not
+ * read it): its change is unknown, so it adds nothing, in the view as in
+ * the full comparison (never its whole 500 ticks of life). svc's thread
+ * 10 has no t.cpu in BASE and 500 in CAND; thread 11 goes 10 -> 30. */
+static void write_unknown_side(int k, const char *path)
+{
+	const struct ctp_field_desc d[] = {
+		{"t.cpu", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64, CTP_UNIT_TICKS,
+		 CTP_KIND_COUNTER, CTP_RULE_SUM},
+		{"t.begin", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64,
+		 CTP_UNIT_TICKS, CTP_KIND_ORDINAL, CTP_RULE_RANGE,
+		 CTP_FIELD_START_TIME},
+	};
+	struct ctp_capture *cap = sb_capture("t");
+	char err[512];
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(ctp_registry_add(&cap->reg, 0, &d[i]), i);
+	sb_process(cap, 10, "svc");
+	for (uint32_t tid = 10; tid <= 11; tid++) {
+		uint32_t r = sb_thread(cap, tid, "svc", -1);
+		if (k || tid == 11)
+			sb_put_u64(cap, &cap->threads[0], r, CTP_THREAD_IDENT,
+				   0,
+				   tid == 10 ? 500
+				   : k	     ? 30
+					     : 10);
+		sb_put_u64(cap, &cap->threads[0], r, CTP_THREAD_IDENT, 1, 100);
+	}
+	cap->start_boottime_ns =
+		(1000ull + 10ull * (uint64_t)k) * 1000000000ull;
+	cap->start_realtime_ns += (uint64_t)k * 10000000000ull;
+	cap->end_realtime_ns += (uint64_t)k * 10000000000ull;
+	if (sb_write(cap, path, err, sizeof(err)) < 0)
+		fail_msg("write %s: %s", path, err);
+	ctp_capture_free(cap);
+}
+
+static void test_unknown_before(void **state)
+{
+	char *out;
+	size_t len;
+	(void)state;
+	write_unknown_side(0, "ubase.ctprof");
+	write_unknown_side(1, "ucand.ctprof");
+	const char *view[] = {"compare", "ubase.ctprof", "ucand.ctprof",
+			      "--view",	 "ti",		 NULL};
+	assert_int_equal(e2e_run(view, "out.txt", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("out.txt", &out, &len), 0);
+	assert_non_null(strstr(out, "\nsvc    2.0 +200ms "));
+	free(out);
+	const char *csv[] = {
+		"compare",    "ubase.ctprof", "ucand.ctprof", "--format", "csv",
+		"--sections", "threads",      "--fields",     "t.cpu",	  NULL};
+	assert_int_equal(e2e_run(csv, "out.txt", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("out.txt", &out, &len), 0);
+	assert_non_null(strstr(out, "threads,svc,continuing,2,2,1,1,t.cpu,10,"
+				    "530,20,200.0000,1,2,2.0000,0,"));
+	free(out);
+}
+
 /*
  * A recording of three files 5 s apart (boot 1000, 1005, 1010 s) whose
  * exited tables hold what ran in between:
@@ -1325,6 +1385,7 @@ int main(void)
 		cmocka_unit_test(test_identity_sort),
 		cmocka_unit_test(test_top),
 		cmocka_unit_test(test_view_identity),
+		cmocka_unit_test(test_unknown_before),
 		cmocka_unit_test(test_view_exited),
 		cmocka_unit_test(test_task_interval),
 		cmocka_unit_test(test_reaped),

@@ -202,7 +202,7 @@ static bool near(long double a, long double b)
 }
 
 /* Per task: a matched one's difference, a new one whole, a reset one its
- * CAND value, one whose BASE value is unknown flagged so. */
+ * CAND value, one whose BASE value is unknown no change. */
 static void test_members(void **state)
 {
 	(void)state;
@@ -220,7 +220,7 @@ static void test_members(void **state)
 		     {CTP_IV_RESET, 20},
 		     {CTP_IV_NEW, 50},
 		     {CTP_IV_SAME, 100},
-		     {CTP_IV_UNKNOWN, 70}};
+		     {CTP_IV_UNKNOWN, 0}};
 	for (size_t r = 0; r < 5; r++) {
 		assert_int_equal(col->how[r], want[r].how);
 		assert_true(near(col->d[r], want[r].d));
@@ -246,7 +246,7 @@ static void test_group_reset(void **state)
 	const struct ctp_group *app = group(x.snap[1], "pcomm", "app", &g);
 	struct ctp_interval_sum s;
 	assert_int_equal(
-		ctp_interval_group(x.iv, field(x.snap[1], "t.cpu"), app, 0, &s),
+		ctp_interval_group(x.iv, field(x.snap[1], "t.cpu"), app, &s),
 		0);
 	assert_int_equal(s.n, 3);
 	assert_true(s.reset);
@@ -260,20 +260,15 @@ static void test_group_reset(void **state)
 	assert_true(isnan(ctp_interval_cpu_pct(22.5L, CTP_UNIT_BYTES)));
 	/* A process counter over the group's process. */
 	assert_int_equal(
-		ctp_interval_group(x.iv, field(x.snap[1], "p.io"), app, 0, &s),
-		0);
+		ctp_interval_group(x.iv, field(x.snap[1], "p.io"), app, &s), 0);
 	assert_true(s.n == 1 && near(s.delta, 2000));
 	ctp_groups_free(g);
-	/* The member whose BASE value is unknown: nothing, or whole. */
+	/* The member whose BASE value is unknown: nothing. */
 	const struct ctp_group *svc = group(x.snap[1], "pcomm", "svc", &g);
 	assert_int_equal(
-		ctp_interval_group(x.iv, field(x.snap[1], "t.cpu"), svc, 0, &s),
+		ctp_interval_group(x.iv, field(x.snap[1], "t.cpu"), svc, &s),
 		0);
-	assert_int_equal(s.n, 0);
-	assert_int_equal(ctp_interval_group(x.iv, field(x.snap[1], "t.cpu"),
-					    svc, CTP_IV_UNKNOWN_WHOLE, &s),
-			 0);
-	assert_true(s.n == 1 && near(s.delta, 70));
+	assert_int_equal(s.n, 0); /* never its whole 70 */
 	ctp_groups_free(g);
 	close_all(&x);
 }
@@ -289,19 +284,18 @@ static void test_renamed(void **state)
 	struct ctp_interval_sum s;
 	const struct ctp_group *gr = group(x.snap[1], "cgroup", "/new", &g);
 	assert_int_equal(
-		ctp_interval_group(x.iv, field(x.snap[1], "t.cpu"), gr, 0, &s),
-		0);
+		ctp_interval_group(x.iv, field(x.snap[1], "t.cpu"), gr, &s), 0);
 	assert_true(s.n == 1 && near(s.delta, 100) && !s.reset);
 	assert_true(near(ctp_interval_rate(x.iv, &s), 10));
-	assert_int_equal(ctp_interval_group(x.iv, field(x.snap[1], "c.usage"),
-					    gr, 0, &s),
-			 0);
+	assert_int_equal(
+		ctp_interval_group(x.iv, field(x.snap[1], "c.usage"), gr, &s),
+		0);
 	assert_true(s.n == 1 && near(s.delta, 300));
 	ctp_groups_free(g);
 	gr = group(x.snap[1], "cgroup", "/a", &g);
-	assert_int_equal(ctp_interval_group(x.iv, field(x.snap[1], "c.usage"),
-					    gr, 0, &s),
-			 0);
+	assert_int_equal(
+		ctp_interval_group(x.iv, field(x.snap[1], "c.usage"), gr, &s),
+		0);
 	assert_true(s.n == 1 && near(s.delta, 3000));
 	ctp_groups_free(g);
 	close_all(&x);
@@ -383,9 +377,9 @@ static void test_exited(void **state)
 	assert_true(s.n == 1 && near(s.delta, 30));
 	assert_true(s.per_s_ok && near(s.per_s, 3)); /* over the 10 s */
 	/* Live and exited add up: 270 + 30. */
-	assert_int_equal(ctp_interval_group(x.iv, field(x.snap[1], "t.cpu"),
-					    app, 0, &live),
-			 0);
+	assert_int_equal(
+		ctp_interval_group(x.iv, field(x.snap[1], "t.cpu"), app, &live),
+		0);
 	ctp_interval_sum_add(&live, &s);
 	assert_true(live.n == 4 && live.reset && near(live.delta, 300));
 	assert_true(near(ctp_interval_rate(x.iv, &live), 270.0L / 12 + 3));

@@ -356,7 +356,7 @@ static bool member_delta(const struct gsec *s, const struct jrow *r,
 	const struct ctp_group *g = row_group(s, r, 1);
 	*m = (struct ctp_interval_sum){0};
 	return g && p->f[1] &&
-	       ctp_interval_group(s->x->iv, p->f[1], g, 0, m) == 0 && m->n > 0;
+	       ctp_interval_group(s->x->iv, p->f[1], g, m) == 0 && m->n > 0;
 }
 
 /* Per-member deltas apply to counters of grouped rows when the

@@ -11,9 +11,9 @@
 #include "group.h"
 #include "render.h"
 
-/* A counter's change in `row` (the interval model's: a new task, a reset
- * counter and one whose BASE value is unknown count their CAND value), in
- * seconds. */
+/* A counter's change in `row` (the interval model's: a new task and a
+ * reset counter count their CAND value, one whose BASE value is unknown
+ * nothing), in seconds. */
 static double change_s(const struct ctp_interval_col *c, size_t row)
 {
 	return (double)c->d[row] * (double)ctp_unit_seconds(c->f[1]->unit);

@@ -159,15 +159,13 @@ static void changes(const struct ctp_col *c1, const struct ctp_col *c0,
 		d[r] = 0;
 		if (!ctp_col_number(c1, r, &x1))
 			continue;
-		d[r] = x1;
-		if (!match)
+		if (!match ||
+		    (m >= 0 && (!c0 || !ctp_col_number(c0, (size_t)m, &x0))))
 			how[r] = CTP_IV_UNKNOWN;
 		else if (m < 0)
-			how[r] = CTP_IV_NEW; /* it started from zero */
-		else if (!c0 || !ctp_col_number(c0, (size_t)m, &x0))
-			how[r] = CTP_IV_UNKNOWN;
+			how[r] = CTP_IV_NEW, d[r] = x1; /* from zero */
 		else if (x1 < x0)
-			how[r] = CTP_IV_RESET; /* the kernel reset it */
+			how[r] = CTP_IV_RESET, d[r] = x1; /* the kernel's */
 		else
 			how[r] = CTP_IV_SAME, d[r] = x1 - x0;
 	}
@@ -232,8 +230,7 @@ static uint32_t scope_rows(const struct ctp_group *g, uint8_t scope,
 }
 
 int ctp_interval_group(struct ctp_interval *iv, const struct ctp_snap_field *f,
-		       const struct ctp_group *g, unsigned flags,
-		       struct ctp_interval_sum *out)
+		       const struct ctp_group *g, struct ctp_interval_sum *out)
 {
 	const struct ctp_interval_col *c;
 	const uint32_t *rows = NULL;
@@ -244,9 +241,7 @@ int ctp_interval_group(struct ctp_interval *iv, const struct ctp_snap_field *f,
 	uint32_t n = scope_rows(g, f->scope, &rows);
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t row = rows[i];
-		if (c->how[row] == CTP_IV_NONE ||
-		    (c->how[row] == CTP_IV_UNKNOWN &&
-		     !(flags & CTP_IV_UNKNOWN_WHOLE)))
+		if (c->how[row] == CTP_IV_NONE || c->how[row] == CTP_IV_UNKNOWN)
 			continue;
 		double own = ctp_ident_task_interval(iv->id, f->scope, row);
 		out->delta += c->d[row];

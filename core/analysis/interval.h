@@ -79,8 +79,8 @@ enum ctp_interval_how {
 	CTP_IV_SAME,	 /* the task was in BASE: CAND - BASE */
 	CTP_IV_NEW,	 /* the task is new: its CAND value (from zero) */
 	CTP_IV_RESET,	 /* the counter went back: its CAND value */
-	/* The task was in BASE (or no task identity) without the value:
-	 * the change is unknown; d holds the CAND value. */
+	/* The task was in BASE without the value, or there is no task
+	 * identity: the change is unknown (it adds nothing). */
 	CTP_IV_UNKNOWN,
 };
 
@@ -89,7 +89,7 @@ struct ctp_interval_col {
 	const struct ctp_snap_field *f[2]; /* BASE's (NULL: none), CAND's */
 	size_t rows;
 	const uint8_t *how;   /* enum ctp_interval_how per row */
-	const long double *d; /* per row: the change (0 for NONE) */
+	const long double *d; /* per row: the change (0: NONE, UNKNOWN) */
 };
 
 /*
@@ -118,21 +118,17 @@ struct ctp_interval_sum {
 	long double per_s; /* the members' changes per second, added */
 };
 
-/* Count a member with an unknown BASE value (CTP_IV_UNKNOWN) whole. */
-#define CTP_IV_UNKNOWN_WHOLE (1u << 0)
-
 /*
  * Field f's change over the members of CAND's group g of f's scope: a
  * member in BASE adds its difference, a new one its whole value, a reset
  * one its CAND value (and sets reset), one whose BASE value is unknown
- * nothing (its whole value with CTP_IV_UNKNOWN_WHOLE). Never
+ * nothing (its change is unknown: never its whole life). Never
  * aggregate(CAND) - aggregate(BASE), which goes negative when a group's
  * members are replaced. Returns 0 (out->n 0: no member had a change),
  * or what ctp_interval_col returns.
  */
 int ctp_interval_group(struct ctp_interval *iv, const struct ctp_snap_field *f,
-		       const struct ctp_group *g, unsigned flags,
-		       struct ctp_interval_sum *out);
+		       const struct ctp_group *g, struct ctp_interval_sum *out);
 
 /*
  * Without task identity: a group's change as its CAND aggregate less

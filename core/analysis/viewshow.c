@@ -261,9 +261,8 @@ static uint8_t col_show(const struct sect *s, const struct vcol *vc)
 }
 
 /* Field k of column vc's change over the interval for group gi: per
- * task matched by identity (a task whose BASE value is unknown counts its
- * whole value), without identity the group's change. False when no
- * member had a value. */
+ * task matched by identity, without identity the group's change. False
+ * when no member had a change. */
 static bool field_change(const struct sect *s, const struct vcol *vc, size_t k,
 			 size_t gi, struct ctp_interval_sum *out)
 {
@@ -271,8 +270,7 @@ static bool field_change(const struct sect *s, const struct vcol *vc, size_t k,
 		return ctp_interval_agg_change(base_agg(s, vc, k, gi),
 					       &vc->agg[k][gi], out);
 	/* The field's changes were computed when the column was made. */
-	ctp_interval_group(s->iv, vc->f[k], ctp_groups_at(s->g, gi),
-			   CTP_IV_UNKNOWN_WHOLE, out);
+	ctp_interval_group(s->iv, vc->f[k], ctp_groups_at(s->g, gi), out);
 	return out->n > 0;
 }
 
