@@ -863,6 +863,9 @@ static void test_unknown_before(void **state)
  * the middle file (in cgroup /jobs), that exits with 0.3 s before CAND:
  * its exit row knows no cgroup, the file before it does. */
 static bool with_job;
+/* The exited worker's CPU at exit, us (below BASE's 0.5 s of it: another
+ * source's rounding, test_exit_below_base). */
+static uint64_t worker_exit_us = 1500000;
 
 static void write_exit_side(int k, const char *path)
 {
@@ -923,7 +926,7 @@ static void write_exit_side(int k, const char *path)
 	}
 	if (k == 2) {
 		r = sb_exited(cap, 11, 10, "worker", 1008 * s);
-		sb_put_u64(cap, x, r, CTP_EXITED_IDENT, X_CPU, 1500000);
+		sb_put_u64(cap, x, r, CTP_EXITED_IDENT, X_CPU, worker_exit_us);
 		r = sb_exited(cap, 40, 40, "cc1", 1009 * s);
 		sb_put_u64(cap, x, r, CTP_EXITED_IDENT, X_CPU, 1000000);
 		r = sb_exited(cap, 50, 50, "early", 999 * s);
@@ -936,6 +939,34 @@ static void write_exit_side(int k, const char *path)
 	if (sb_write(cap, path, err, sizeof(err)) < 0)
 		fail_msg("write %s: %s", path, err);
 	ctp_capture_free(cap);
+}
+
+/* An exited task whose value at exit is below what BASE had of it (the
+ * exit record and the live thread are two sources, each rounded its own
+ * way) changed by nothing, in the view's columns as in the exited summary
+ * and the coverage line: never by its whole 0.4 s (a reset's rule). */
+static void test_exit_below_base(void **state)
+{
+	static const char *const names[2] = {
+		"low/ctprof-20231114T221320.000Z.ctprof.zst",
+		"low/ctprof-20231114T221330.000Z.ctprof.zst"};
+	char *out;
+	size_t len;
+	(void)state;
+	assert_int_equal(mkdir("low", 0700) == 0 || errno == EEXIST, 1);
+	worker_exit_us = 400000;
+	write_exit_side(0, names[0]);
+	write_exit_side(2, names[1]);
+	worker_exit_us = 1500000;
+	const char *args[] = {"compare", names[0], names[1],
+			      "--view",	 "tx",	   NULL};
+	assert_int_equal(e2e_run(args, "out.txt", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("out.txt", &out, &len), 0);
+	has_line(out, " 10 -1     make    10.0 +2.0s +1.0s");
+	assert_null(strstr(out, "+400ms"));
+	has_line(out, "CPU 5.5 s: threads 1.0 s (18%), 2 exited tasks 1.0 s "
+		      "(18%), rest 3.5 s");
+	free(out);
 }
 
 /* compare over a recording adds the tasks that exited in it to their
@@ -1387,6 +1418,7 @@ int main(void)
 		cmocka_unit_test(test_view_identity),
 		cmocka_unit_test(test_unknown_before),
 		cmocka_unit_test(test_view_exited),
+		cmocka_unit_test(test_exit_below_base),
 		cmocka_unit_test(test_task_interval),
 		cmocka_unit_test(test_reaped),
 		cmocka_unit_test(test_kib_steps),

@@ -342,21 +342,15 @@ static void test_exited(void **state)
 					      .nbf = 1,
 					      .scope = CTP_SCOPE_THREAD};
 	long double d;
-	assert_true(ctp_interval_exit_change(x.snap[0], &ex, 0, &m,
-					     CTP_IV_EXIT_RESET, &d));
+	assert_true(ctp_interval_exit_change(x.snap[0], &ex, 0, &m, &d));
 	assert_true(near(d, 30));
-	assert_true(ctp_interval_exit_change(x.snap[0], &ex, 1, &m,
-					     CTP_IV_EXIT_RESET, &d));
+	assert_true(ctp_interval_exit_change(x.snap[0], &ex, 1, &m, &d));
 	assert_true(near(d, 20));
-	/* At exit less than BASE had (another source's rounding): the
-	 * reset rule counts its value at exit, the clamp nothing. */
+	/* At exit less than BASE had (another source's rounding): no
+	 * change, never its whole value at exit. */
 	long double small[1] = {xk[0] / 10};
 	m.xk = small;
-	assert_true(ctp_interval_exit_change(x.snap[0], &ex, 0, &m,
-					     CTP_IV_EXIT_RESET, &d));
-	assert_true(near(d, 6));
-	assert_true(ctp_interval_exit_change(x.snap[0], &ex, 0, &m,
-					     CTP_IV_EXIT_CLAMP, &d));
+	assert_true(ctp_interval_exit_change(x.snap[0], &ex, 0, &m, &d));
 	assert_true(near(d, 0));
 	m.xk = xk;
 	/* In the groups: thread 12 joins "app" (its live process). */

@@ -179,8 +179,8 @@ static void task_values(struct ctp_exit_sum *s, size_t i,
 }
 
 /* Task i's CPU over the interval, seconds (the coverage lists): its time
- * at exit less what BASE had of the same thread (ctp_interval_exit_change,
- * never below zero). */
+ * at exit less what BASE had of the same thread (ctp_interval_exit_change).
+ */
 static double task_cpu(const struct ctp_exit_sum *s, size_t i,
 		       const struct ctp_snap *base, const struct ctp_view *v)
 {
@@ -210,7 +210,7 @@ static double task_cpu(const struct ctp_exit_sum *s, size_t i,
 					      .bk = bk,
 					      .nbf = nbf,
 					      .scope = CTP_SCOPE_THREAD};
-	ctp_interval_exit_change(base, s, i, &m, CTP_IV_EXIT_CLAMP, &cpu);
+	ctp_interval_exit_change(base, s, i, &m, &cpu);
 	return (double)cpu;
 }
 

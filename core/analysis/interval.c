@@ -298,7 +298,6 @@ long double ctp_interval_cpu_pct(long double rate, uint8_t unit)
 bool ctp_interval_exit_change(const struct ctp_snap *base,
 			      const struct ctp_exit_sum *ex, size_t e,
 			      const struct ctp_interval_exit_measure *m,
-			      enum ctp_interval_exit_rule rule,
 			      long double *out)
 {
 	long double v = 0, b = 0, x;
@@ -311,20 +310,11 @@ bool ctp_interval_exit_change(const struct ctp_snap *base,
 	}
 	/* What BASE had of the same task (ex->base_row: same ids and
 	 * start). */
-	for (size_t k = 0; known && k < m->nbf; k++) {
-		bool got = m->bf[k] &&
-			   ctp_snap_number(base, m->bf[k],
-					   (size_t)ex->base_row[e], &x);
-		if (got)
+	for (size_t k = 0; known && k < m->nbf; k++)
+		if (m->bf[k] && ctp_snap_number(base, m->bf[k],
+						(size_t)ex->base_row[e], &x))
 			b += m->bk ? x * m->bk[k] : x;
-		else if (rule == CTP_IV_EXIT_RESET)
-			known = false, b = 0;
-	}
-	if (rule == CTP_IV_EXIT_CLAMP) {
-		*out = v - b > 0 ? v - b : 0;
-		return has;
-	}
-	*out = known && v >= b ? v - b : v;
+	*out = v - b > 0 ? v - b : 0;
 	return has;
 }
 
@@ -350,8 +340,7 @@ void ctp_interval_exit_group(const struct ctp_interval *iv,
 		    (live_process(iv->snap[1], ex->id[e].tgid) ||
 		     live_process(iv->snap[0], ex->id[e].tgid)))
 			continue;
-		if (!ctp_interval_exit_change(iv->snap[0], ex, e, m,
-					      CTP_IV_EXIT_RESET, &d))
+		if (!ctp_interval_exit_change(iv->snap[0], ex, e, m, &d))
 			continue;
 		out->delta += d;
 		out->n++;

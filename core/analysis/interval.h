@@ -176,25 +176,16 @@ struct ctp_interval_exit_measure {
 	uint8_t scope;
 };
 
-/* How an exited task's change is read. */
-enum ctp_interval_exit_rule {
-	/* Less BASE's when every BASE field is known; its value at exit
-	 * when less than BASE's (as a reset). */
-	CTP_IV_EXIT_RESET,
-	/* Less what BASE's fields had (absent: 0), never below 0. */
-	CTP_IV_EXIT_CLAMP,
-};
-
 /*
  * Exited task e's change of measure m (exit sum ex, BASE base): its value
- * at exit less what BASE had of the same task (ex->base_row), by `rule`.
- * False when it has none of the exited fields (or the measure takes no
- * such task).
+ * at exit less what BASE had of the same task (ex->base_row; the BASE
+ * fields it has), never below zero (the exit record and the live thread
+ * are two sources, each rounded its own way); its whole value when BASE
+ * had no such task. False when it has none of the exited fields.
  */
 bool ctp_interval_exit_change(const struct ctp_snap *base,
 			      const struct ctp_exit_sum *ex, size_t e,
 			      const struct ctp_interval_exit_measure *m,
-			      enum ctp_interval_exit_rule rule,
 			      long double *out);
 
 /*
