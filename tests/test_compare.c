@@ -609,7 +609,13 @@ static const struct irow icand[] = {
 	{"reuse", 50, 50, 100600, 3},
 };
 
-static void write_ident_side(int k, const char *path, bool role)
+/* No value (write_rows). */
+#define NO_CPU UINT64_MAX
+
+/* Side k of a pair 10 s apart: rows (cpu NO_CPU: absent) of processes
+ * in tgid order, the start field a start time when `role`. */
+static void write_rows(int k, const char *path, bool role,
+		       const struct irow *rows, size_t n)
 {
 	const struct ctp_field_desc d[] = {
 		{"t.cpu", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64, CTP_UNIT_TICKS,
@@ -618,9 +624,6 @@ static void write_ident_side(int k, const char *path, bool role)
 		 CTP_UNIT_TICKS, CTP_KIND_ORDINAL, CTP_RULE_RANGE,
 		 role ? CTP_FIELD_START_TIME : 0},
 	};
-	const struct irow *rows = k ? icand : ibase;
-	size_t n = k ? sizeof(icand) / sizeof(*icand)
-		     : sizeof(ibase) / sizeof(*ibase);
 	struct ctp_capture *cap = sb_capture("t");
 	char err[512];
 	for (int i = 0; i < 2; i++)
@@ -629,8 +632,9 @@ static void write_ident_side(int k, const char *path, bool role)
 		if (i == 0 || rows[i].tgid != rows[i - 1].tgid)
 			sb_process(cap, rows[i].tgid, rows[i].comm);
 		uint32_t r = sb_thread(cap, rows[i].tid, rows[i].comm, -1);
-		sb_put_u64(cap, &cap->threads[0], r, CTP_THREAD_IDENT, 0,
-			   rows[i].cpu);
+		if (rows[i].cpu != NO_CPU)
+			sb_put_u64(cap, &cap->threads[0], r, CTP_THREAD_IDENT,
+				   0, rows[i].cpu);
 		sb_put_u64(cap, &cap->threads[0], r, CTP_THREAD_IDENT, 1,
 			   rows[i].start);
 	}
@@ -641,6 +645,16 @@ static void write_ident_side(int k, const char *path, bool role)
 	if (sb_write(cap, path, err, sizeof(err)) < 0)
 		fail_msg("write %s: %s", path, err);
 	ctp_capture_free(cap);
+}
+
+static void write_ident_side(int k, const char *path, bool role)
+{
+	if (k)
+		write_rows(k, path, role, icand,
+			   sizeof(icand) / sizeof(*icand));
+	else
+		write_rows(k, path, role, ibase,
+			   sizeof(ibase) / sizeof(*ibase));
 }
 
 /* `compare ibase.ctprof icand.ctprof ARGS...` into *out. */
@@ -789,46 +803,18 @@ static void test_view_identity(void **state)
  * read it): its change is unknown, so it adds nothing, in the view as in
  * the full comparison (never its whole 500 ticks of life). svc's thread
  * 10 has no t.cpu in BASE and 500 in CAND; thread 11 goes 10 -> 30. */
-static void write_unknown_side(int k, const char *path)
-{
-	const struct ctp_field_desc d[] = {
-		{"t.cpu", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64, CTP_UNIT_TICKS,
-		 CTP_KIND_COUNTER, CTP_RULE_SUM},
-		{"t.begin", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64,
-		 CTP_UNIT_TICKS, CTP_KIND_ORDINAL, CTP_RULE_RANGE,
-		 CTP_FIELD_START_TIME},
-	};
-	struct ctp_capture *cap = sb_capture("t");
-	char err[512];
-	for (int i = 0; i < 2; i++)
-		assert_int_equal(ctp_registry_add(&cap->reg, 0, &d[i]), i);
-	sb_process(cap, 10, "svc");
-	for (uint32_t tid = 10; tid <= 11; tid++) {
-		uint32_t r = sb_thread(cap, tid, "svc", -1);
-		if (k || tid == 11)
-			sb_put_u64(cap, &cap->threads[0], r, CTP_THREAD_IDENT,
-				   0,
-				   tid == 10 ? 500
-				   : k	     ? 30
-					     : 10);
-		sb_put_u64(cap, &cap->threads[0], r, CTP_THREAD_IDENT, 1, 100);
-	}
-	cap->start_boottime_ns =
-		(1000ull + 10ull * (uint64_t)k) * 1000000000ull;
-	cap->start_realtime_ns += (uint64_t)k * 10000000000ull;
-	cap->end_realtime_ns += (uint64_t)k * 10000000000ull;
-	if (sb_write(cap, path, err, sizeof(err)) < 0)
-		fail_msg("write %s: %s", path, err);
-	ctp_capture_free(cap);
-}
+static const struct irow ubase[] = {{"svc", 10, 10, 100, NO_CPU},
+				    {"svc", 10, 11, 100, 10}},
+			 ucand[] = {{"svc", 10, 10, 100, 500},
+				    {"svc", 10, 11, 100, 30}};
 
 static void test_unknown_before(void **state)
 {
 	char *out;
 	size_t len;
 	(void)state;
-	write_unknown_side(0, "ubase.ctprof");
-	write_unknown_side(1, "ucand.ctprof");
+	write_rows(0, "ubase.ctprof", true, ubase, 2);
+	write_rows(1, "ucand.ctprof", true, ucand, 2);
 	const char *view[] = {"compare", "ubase.ctprof", "ucand.ctprof",
 			      "--view",	 "ti",		 NULL};
 	assert_int_equal(e2e_run(view, "out.txt", "err.txt"), 0);
