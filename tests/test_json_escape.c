@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * One JSON escaper (ctp_json_str, core/analysis/render.c) for dump and
+ * One JSON escaper (ctp_table_json_str, core/analysis/table.c) for dump and
  * compare: kernel bytes that are not UTF-8 and control characters come out
  * as valid JSON that a JSON parser maps back to the same bytes (each as
  * U+00XX). Checked with Python's json module on both commands' output.

@@ -27,6 +27,7 @@
 #include "reader.h"
 #include "render.h"
 #include "rename.h"
+#include "table.h"
 #include "term.h"
 
 #define PROG "ctprof-core compare"
@@ -232,7 +233,7 @@ static void exact_num(char *buf, size_t n, long double x)
 /* A NUL-terminated string as JSON. */
 static void json_str(FILE *out, const char *s)
 {
-	ctp_json_str(out, s, strlen(s));
+	ctp_table_json_str(out, s, strlen(s));
 }
 
 static void csv_str(FILE *out, const char *s)
@@ -268,26 +269,7 @@ static void json_agg(FILE *out, const struct ctp_agg *a)
 		fputc('}', out);
 		return;
 	}
-	switch (a->v.type) {
-	case CTP_TYPE_U64:
-		fprintf(out, "%" PRIu64, a->v.u64);
-		break;
-	case CTP_TYPE_I64:
-		fprintf(out, "%" PRId64, a->v.i64);
-		break;
-	case CTP_TYPE_BOOL:
-		fputs(a->v.b ? "true" : "false", out);
-		break;
-	case CTP_TYPE_STRING:
-		ctp_json_str(out, a->v.str.ptr, a->v.str.len);
-		break;
-	case CTP_TYPE_CHAR:
-		ctp_json_str(out, (const char *)&a->v.c, 1);
-		break;
-	default:
-		ctp_hostdiff_render(&a->v, buf, sizeof(buf));
-		json_str(out, buf);
-	}
+	ctp_table_json_value(out, &a->v);
 }
 
 /* An aggregate exactly, as CSV text: "" when absent, "lo..hi" ranges. */
@@ -1472,7 +1454,7 @@ static void print_gsec_json(struct ctx *x, struct gsec *s)
 		for (size_t k = 0; k < nk; k++) {
 			fputs(k ? "," : "", out);
 			if (key[k])
-				ctp_json_str(out, key[k], strlen(key[k]));
+				ctp_table_json_str(out, key[k], strlen(key[k]));
 			else
 				fputs("null", out);
 		}
@@ -1668,9 +1650,9 @@ static void json_types(const struct ctx *x, const struct ctp_rename_pair *p,
 		struct ctp_bytes pc, c;
 		ctp_rename_type(x->ren, p->only[k][i], &pc, &c);
 		fputs(i ? ",[" : "[", x->out);
-		ctp_json_str(x->out, pc.ptr, pc.len);
+		ctp_table_json_str(x->out, pc.ptr, pc.len);
 		fputc(',', x->out);
-		ctp_json_str(x->out, c.ptr, c.len);
+		ctp_table_json_str(x->out, c.ptr, c.len);
 		fputc(']', x->out);
 	}
 	fputc(']', x->out);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "render.h"
+#include "table.h"
 
 /* ---- Names ---- */
 
@@ -87,6 +87,7 @@ struct flat {
 	struct col *cols;
 	size_t ncols, cap;
 	size_t *order, nrows, shown;
+	struct ctp_table *tab;
 };
 
 static bool selected(const struct flat *x, const struct ctp_snap_field *f)
@@ -316,150 +317,6 @@ static struct ctp_value cell(const struct flat *x, const struct col *c,
 	return ident_value(x, c, row);
 }
 
-/* ---- Writing values ---- */
-
-/* A cpu set in the kernel's list format: "0-3,8"; "" when empty. */
-static void put_cpuset(FILE *out, const struct ctp_value *v)
-{
-	for (size_t i = 0; i < v->cpuset.n; i++) {
-		uint32_t lo = v->cpuset.r[2 * i], hi = v->cpuset.r[2 * i + 1];
-		fprintf(out, "%s%" PRIu32, i ? "," : "", lo);
-		if (hi != lo)
-			fprintf(out, "-%" PRIu32, hi);
-	}
-}
-
-/* Bytes as CSV text: well-formed UTF-8 as it is, any other byte as \u00XX
- * of itself (as dump writes it); quoted, quotes doubled, only when the
- * text holds a comma, a quote, CR or LF, or is empty (an empty string is
- * "", an empty cell is absent). */
-static void csv_bytes(FILE *out, const char *s, size_t n)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	bool quote = n == 0;
-	for (size_t i = 0; i < n && !quote; i++)
-		quote = p[i] == ',' || p[i] == '"' || p[i] == '\r' ||
-			p[i] == '\n';
-	if (quote)
-		putc('"', out);
-	for (size_t i = 0; i < n;) {
-		size_t l = ctp_utf8_len(p + i, n - i);
-		if (l == 0) {
-			fprintf(out, "\\u%04x", p[i]);
-			i++;
-			continue;
-		}
-		if (l == 1 && p[i] == '"')
-			putc('"', out);
-		fwrite(p + i, 1, l, out);
-		i += l;
-	}
-	if (quote)
-		putc('"', out);
-}
-
-static void csv_value(FILE *out, const struct ctp_value *v)
-{
-	switch (v->type) {
-	case CTP_TYPE_U64:
-		fprintf(out, "%" PRIu64, v->u64);
-		break;
-	case CTP_TYPE_I64:
-		fprintf(out, "%" PRId64, v->i64);
-		break;
-	case CTP_TYPE_BOOL:
-		fputs(v->b ? "true" : "false", out);
-		break;
-	case CTP_TYPE_CHAR:
-		csv_bytes(out, (const char *)&v->c, 1);
-		break;
-	case CTP_TYPE_STRING:
-		csv_bytes(out, v->str.ptr, v->str.len);
-		break;
-	case CTP_TYPE_CPUSET: {
-		bool quote = v->cpuset.n != 1; /* commas, or empty */
-		if (quote)
-			putc('"', out);
-		put_cpuset(out, v);
-		if (quote)
-			putc('"', out);
-		break;
-	}
-	default: /* absent: an empty cell */
-		break;
-	}
-}
-
-static void json_value(FILE *out, const struct ctp_value *v)
-{
-	switch (v->type) {
-	case CTP_TYPE_U64:
-		fprintf(out, "%" PRIu64, v->u64);
-		break;
-	case CTP_TYPE_I64:
-		fprintf(out, "%" PRId64, v->i64);
-		break;
-	case CTP_TYPE_BOOL:
-		fputs(v->b ? "true" : "false", out);
-		break;
-	case CTP_TYPE_CHAR:
-		ctp_json_str(out, (const char *)&v->c, 1);
-		break;
-	case CTP_TYPE_STRING:
-		ctp_json_str(out, v->str.ptr, v->str.len);
-		break;
-	case CTP_TYPE_CPUSET:
-		putc('"', out);
-		put_cpuset(out, v);
-		putc('"', out);
-		break;
-	default:
-		fputs("null", out);
-	}
-}
-
-/* ---- Rows ---- */
-
-static void write_header(const struct flat *x)
-{
-	if (x->o->format != CTP_FLAT_CSV)
-		return;
-	for (size_t c = 0; c < x->ncols; c++) {
-		if (c)
-			putc(',', x->out);
-		csv_bytes(x->out, x->cols[c].name, strlen(x->cols[c].name));
-	}
-	putc('\n', x->out);
-}
-
-/* The i-th row written: row (or group) order[i]. */
-static void write_row(const struct flat *x, size_t i)
-{
-	FILE *out = x->out;
-	bool csv = x->o->format == CTP_FLAT_CSV;
-
-	if (x->o->format == CTP_FLAT_JSON)
-		fputs(i ? ",\n" : "[\n", out);
-	if (!csv)
-		putc('{', out);
-	for (size_t c = 0; c < x->ncols; c++) {
-		struct ctp_value v = cell(x, &x->cols[c], x->order[i]);
-		if (c)
-			putc(',', out);
-		if (csv) {
-			csv_value(out, &v);
-			continue;
-		}
-		ctp_json_str(out, x->cols[c].name, strlen(x->cols[c].name));
-		putc(':', out);
-		json_value(out, &v);
-	}
-	if (!csv)
-		putc('}', out);
-	if (x->o->format != CTP_FLAT_JSON)
-		putc('\n', out);
-}
-
 /* ---- Order ---- */
 
 struct sortctx {
@@ -576,6 +433,28 @@ static int check_opts(const struct ctp_snap *snap, struct ctp_groups *groups,
 	return 0;
 }
 
+/* The shown rows through a table streamed to x->out in the format asked. */
+static int write_rows(struct flat *x)
+{
+	int r = 0;
+	if (!(x->tab = ctp_table_new(CTP_TABLE_GRID)))
+		return -ENOMEM;
+	for (size_t c = 0; c < x->ncols && r >= 0; c++)
+		r = ctp_table_add_col(x->tab, x->cols[c].name, 0);
+	if (r < 0)
+		return r;
+	ctp_table_stream(x->tab, x->out, (enum ctp_table_format)x->o->format);
+	for (size_t i = 0; i < x->shown && r >= 0; i++) {
+		if (!x->ncols)
+			r = ctp_table_absent(x->tab); /* an empty row */
+		for (size_t c = 0; c < x->ncols && r >= 0; c++) {
+			struct ctp_value v = cell(x, &x->cols[c], x->order[i]);
+			r = ctp_table_value(x->tab, &v);
+		}
+	}
+	return r < 0 ? r : ctp_table_end(x->tab);
+}
+
 int ctp_flat_write(FILE *out, const struct ctp_snap *snap,
 		   struct ctp_groups *groups, const struct ctp_flat_opts *o,
 		   char *err, size_t errlen)
@@ -597,12 +476,8 @@ int ctp_flat_write(FILE *out, const struct ctp_snap *snap,
 	x.nrows = groups ? ctp_groups_count(groups) : x.t->rows;
 	if ((r = build_cols(&x)) < 0 || (r = make_order(&x, err, errlen)) < 0)
 		goto out;
-	write_header(&x);
-	for (size_t i = 0; i < x.shown; i++)
-		write_row(&x, i);
-	if (o->format == CTP_FLAT_JSON)
-		fputs(x.shown ? "\n]\n" : "[]\n", out);
-	r = ferror(out) ? -EIO : 0;
+	if ((r = write_rows(&x)) < 0)
+		goto out;
 out:
 	if (r == -ENOMEM)
 		snprintf(err, errlen, "out of memory");
@@ -612,5 +487,6 @@ out:
 		free(x.cols[c].owned);
 	free(x.cols);
 	free(x.order);
+	ctp_table_free(x.tab);
 	return r;
 }

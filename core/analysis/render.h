@@ -74,11 +74,4 @@ void ctp_render_agg(uint8_t unit, const struct ctp_agg *a, char *buf, size_t n);
 void ctp_render_agg_cell(uint8_t unit, const struct ctp_agg *a, char *buf,
 			 size_t n);
 
-/*
- * Write n bytes at s as a JSON string: well-formed UTF-8 copied, '"', '\\'
- * and control characters escaped, every other byte as \u00XX of itself
- * (docs/FORMAT.md). The one JSON escaper of dump and compare.
- */
-void ctp_json_str(FILE *f, const char *s, size_t n);
-
 #endif

@@ -13,7 +13,7 @@
 #include "cli.h"
 #include "readcli.h"
 #include "reader.h"
-#include "render.h"
+#include "table.h"
 
 /* An array is printed on one line when nothing in it is a map. */
 static bool flat(const msgpack_object *o)
@@ -40,7 +40,7 @@ static void json_obj(FILE *f, const msgpack_object *o, int depth, bool pretty);
 static void json_key(FILE *f, const msgpack_object *k)
 {
 	if (k->type == MSGPACK_OBJECT_STR) {
-		ctp_json_str(f, k->via.str.ptr, k->via.str.size);
+		ctp_table_json_str(f, k->via.str.ptr, k->via.str.size);
 		return;
 	}
 	/* JSON keys are strings: use the key's own JSON text. */
@@ -53,7 +53,7 @@ static void json_key(FILE *f, const msgpack_object *k)
 	}
 	json_obj(m, k, 0, false);
 	fclose(m);
-	ctp_json_str(f, buf, len);
+	ctp_table_json_str(f, buf, len);
 	free(buf);
 }
 
@@ -80,10 +80,10 @@ static void json_obj(FILE *f, const msgpack_object *o, int depth, bool pretty)
 			fputs("null", f);
 		break;
 	case MSGPACK_OBJECT_STR:
-		ctp_json_str(f, o->via.str.ptr, o->via.str.size);
+		ctp_table_json_str(f, o->via.str.ptr, o->via.str.size);
 		break;
 	case MSGPACK_OBJECT_BIN:
-		ctp_json_str(f, o->via.bin.ptr, o->via.bin.size);
+		ctp_table_json_str(f, o->via.bin.ptr, o->via.bin.size);
 		break;
 	case MSGPACK_OBJECT_ARRAY: {
 		bool inl = !pretty || flat(o);

@@ -1,0 +1,646 @@
+/* SPDX-License-Identifier: MIT */
+/* The one table of every printed output (see table.h). */
+#include "table.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grow.h"
+#include "render.h"
+#include "term.h"
+
+enum cell_type { C_ABSENT, C_TEXT, C_NUMBER, C_VALUE };
+
+struct cell {
+	uint8_t type;
+	char *text; /* C_TEXT, C_NUMBER: owned */
+	struct ctp_value v;
+};
+
+struct col {
+	char *title;
+	unsigned flags;
+	size_t w;
+	bool hidden;
+};
+
+struct ctp_table {
+	enum ctp_table_style style;
+	struct col *cols;
+	size_t ncols, cols_cap;
+	struct cell *cells; /* kept rows, nrows * ncols */
+	uint8_t *cls;	    /* per kept row */
+	size_t nrows, cells_cap, cls_cap;
+	struct cell *cur; /* the row being added */
+	size_t ncur;
+	uint8_t cur_cls;
+	FILE *out; /* streamed: rows written as completed */
+	enum ctp_table_format fmt;
+	size_t written;
+};
+
+/* ---- Escapers and exact values ---- */
+
+void ctp_table_json_str(FILE *f, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	putc('"', f);
+	for (size_t i = 0; i < n;) {
+		unsigned c = p[i];
+		size_t l = ctp_utf8_len(p + i, n - i);
+		if (l > 1) {
+			fwrite(p + i, 1, l, f);
+			i += l;
+			continue;
+		}
+		i++;
+		switch (c) {
+		case '"':
+			fputs("\\\"", f);
+			break;
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\r':
+			fputs("\\r", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		case '\b':
+			fputs("\\b", f);
+			break;
+		case '\f':
+			fputs("\\f", f);
+			break;
+		default:
+			if (l == 0 || c < 0x20 || c == 0x7f)
+				fprintf(f, "\\u%04x", c);
+			else
+				putc((int)c, f);
+		}
+	}
+	putc('"', f);
+}
+
+void ctp_table_csv_str(FILE *f, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	bool quote = n == 0;
+	for (size_t i = 0; i < n && !quote; i++)
+		quote = p[i] == ',' || p[i] == '"' || p[i] == '\r' ||
+			p[i] == '\n';
+	if (quote)
+		putc('"', f);
+	for (size_t i = 0; i < n;) {
+		size_t l = ctp_utf8_len(p + i, n - i);
+		if (l == 0) {
+			fprintf(f, "\\u%04x", p[i]);
+			i++;
+			continue;
+		}
+		if (l == 1 && p[i] == '"')
+			putc('"', f);
+		fwrite(p + i, 1, l, f);
+		i += l;
+	}
+	if (quote)
+		putc('"', f);
+}
+
+/* A cpu set in the kernel's list format: "0-3,8"; "" when empty. */
+static void put_cpuset(FILE *f, const struct ctp_value *v)
+{
+	for (size_t i = 0; i < v->cpuset.n; i++) {
+		uint32_t lo = v->cpuset.r[2 * i], hi = v->cpuset.r[2 * i + 1];
+		fprintf(f, "%s%" PRIu32, i ? "," : "", lo);
+		if (hi != lo)
+			fprintf(f, "-%" PRIu32, hi);
+	}
+}
+
+/* A number or bool; false for other types. */
+static bool put_scalar(FILE *f, const struct ctp_value *v)
+{
+	switch (v->type) {
+	case CTP_TYPE_U64:
+		fprintf(f, "%" PRIu64, v->u64);
+		return true;
+	case CTP_TYPE_I64:
+		fprintf(f, "%" PRId64, v->i64);
+		return true;
+	case CTP_TYPE_BOOL:
+		fputs(v->b ? "true" : "false", f);
+		return true;
+	}
+	return false;
+}
+
+void ctp_table_json_value(FILE *f, const struct ctp_value *v)
+{
+	if (put_scalar(f, v))
+		return;
+	switch (v->type) {
+	case CTP_TYPE_CHAR:
+		ctp_table_json_str(f, (const char *)&v->c, 1);
+		break;
+	case CTP_TYPE_STRING:
+		ctp_table_json_str(f, v->str.ptr, v->str.len);
+		break;
+	case CTP_TYPE_CPUSET:
+		putc('"', f);
+		put_cpuset(f, v);
+		putc('"', f);
+		break;
+	default:
+		fputs("null", f);
+	}
+}
+
+void ctp_table_csv_value(FILE *f, const struct ctp_value *v)
+{
+	if (put_scalar(f, v))
+		return;
+	switch (v->type) {
+	case CTP_TYPE_CHAR:
+		ctp_table_csv_str(f, (const char *)&v->c, 1);
+		break;
+	case CTP_TYPE_STRING:
+		ctp_table_csv_str(f, v->str.ptr, v->str.len);
+		break;
+	case CTP_TYPE_CPUSET: {
+		bool quote = v->cpuset.n != 1; /* commas, or empty */
+		if (quote)
+			putc('"', f);
+		put_cpuset(f, v);
+		if (quote)
+			putc('"', f);
+		break;
+	}
+	default: /* absent: an empty cell */
+		break;
+	}
+}
+
+/* ---- Building ---- */
+
+struct ctp_table *ctp_table_new(enum ctp_table_style style)
+{
+	struct ctp_table *t = calloc(1, sizeof(*t));
+	if (t)
+		t->style = style;
+	return t;
+}
+
+static void cell_done(struct cell *c)
+{
+	free(c->text);
+	c->text = NULL;
+}
+
+void ctp_table_free(struct ctp_table *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->nrows * t->ncols; i++)
+		cell_done(&t->cells[i]);
+	for (size_t i = 0; i < t->ncur; i++)
+		cell_done(&t->cur[i]);
+	for (size_t c = 0; c < t->ncols; c++)
+		free(t->cols[c].title);
+	free(t->cols);
+	free(t->cells);
+	free(t->cls);
+	free(t->cur);
+	free(t);
+}
+
+int ctp_table_add_col(struct ctp_table *t, const char *title, unsigned flags)
+{
+	char *s = strdup(title);
+	if (!s || CTP_GROW(t->cols, t->cols_cap, t->ncols + 1, 8) < 0) {
+		free(s);
+		return -ENOMEM;
+	}
+	struct cell *cur = realloc(t->cur, (t->ncols + 1) * sizeof(*cur));
+	if (!cur) {
+		free(s);
+		return -ENOMEM;
+	}
+	t->cur = cur;
+	t->cols[t->ncols] = (struct col){.title = s, .flags = flags};
+	return (int)t->ncols++;
+}
+
+size_t ctp_table_n_cols(const struct ctp_table *t)
+{
+	return t->ncols;
+}
+
+void ctp_table_hide(struct ctp_table *t, size_t c)
+{
+	t->cols[c].hidden = true;
+}
+
+bool ctp_table_shown(const struct ctp_table *t, size_t c)
+{
+	return c < t->ncols && !t->cols[c].hidden;
+}
+
+size_t ctp_table_n_rows(const struct ctp_table *t)
+{
+	return t->nrows;
+}
+
+static const char *cell_text(const struct cell *c)
+{
+	return c->type == C_TEXT || c->type == C_NUMBER ? c->text : "";
+}
+
+const char *ctp_table_cell(const struct ctp_table *t, size_t row, size_t col)
+{
+	return cell_text(&t->cells[row * t->ncols + col]);
+}
+
+/* ---- Machine formats ---- */
+
+static void write_header(const struct ctp_table *t, FILE *out,
+			 enum ctp_table_format fmt)
+{
+	if (fmt != CTP_TABLE_CSV)
+		return;
+	for (size_t c = 0; c < t->ncols; c++) {
+		if (c)
+			putc(',', out);
+		ctp_table_csv_str(out, t->cols[c].title,
+				  strlen(t->cols[c].title));
+	}
+	putc('\n', out);
+}
+
+static void write_cell(FILE *out, enum ctp_table_format fmt,
+		       const struct cell *c)
+{
+	bool csv = fmt == CTP_TABLE_CSV;
+	switch (c->type) {
+	case C_TEXT:
+		(csv ? ctp_table_csv_str : ctp_table_json_str)(out, c->text,
+							       strlen(c->text));
+		break;
+	case C_NUMBER:
+		fputs(c->text, out);
+		break;
+	case C_VALUE:
+		(csv ? ctp_table_csv_value : ctp_table_json_value)(out, &c->v);
+		break;
+	default:
+		if (!csv)
+			fputs("null", out);
+	}
+}
+
+/* The i-th row written. */
+static void write_row(const struct ctp_table *t, FILE *out,
+		      enum ctp_table_format fmt, const struct cell *row,
+		      size_t i)
+{
+	bool csv = fmt == CTP_TABLE_CSV;
+	if (fmt == CTP_TABLE_JSON)
+		fputs(i ? ",\n" : "[\n", out);
+	if (!csv)
+		putc('{', out);
+	for (size_t c = 0; c < t->ncols; c++) {
+		if (c)
+			putc(',', out);
+		if (!csv) {
+			ctp_table_json_str(out, t->cols[c].title,
+					   strlen(t->cols[c].title));
+			putc(':', out);
+		}
+		write_cell(out, fmt, &row[c]);
+	}
+	if (!csv)
+		putc('}', out);
+	if (fmt != CTP_TABLE_JSON)
+		putc('\n', out);
+}
+
+static void write_end(FILE *out, enum ctp_table_format fmt, size_t rows)
+{
+	if (fmt == CTP_TABLE_JSON)
+		fputs(rows ? "\n]\n" : "[]\n", out);
+}
+
+void ctp_table_stream(struct ctp_table *t, FILE *out, enum ctp_table_format fmt)
+{
+	t->out = out;
+	t->fmt = fmt;
+	write_header(t, out, fmt);
+}
+
+int ctp_table_end(struct ctp_table *t)
+{
+	write_end(t->out, t->fmt, t->written);
+	return ferror(t->out) ? -EIO : 0;
+}
+
+int ctp_table_write(const struct ctp_table *t, FILE *out,
+		    enum ctp_table_format fmt)
+{
+	write_header(t, out, fmt);
+	for (size_t r = 0; r < t->nrows; r++)
+		write_row(t, out, fmt, &t->cells[r * t->ncols], r);
+	write_end(out, fmt, t->nrows);
+	return ferror(out) ? -EIO : 0;
+}
+
+/* ---- Cells ---- */
+
+/* The row is complete: written (streamed) or kept. */
+static int row_done(struct ctp_table *t)
+{
+	int r = 0;
+	if (t->out) {
+		write_row(t, t->out, t->fmt, t->cur, t->written++);
+		for (size_t i = 0; i < t->ncols; i++)
+			cell_done(&t->cur[i]);
+	} else if (CTP_GROW(t->cells, t->cells_cap, (t->nrows + 1) * t->ncols,
+			    16) < 0 ||
+		   CTP_GROW(t->cls, t->cls_cap, t->nrows + 1, 16) < 0) {
+		for (size_t i = 0; i < t->ncols; i++)
+			cell_done(&t->cur[i]);
+		r = -ENOMEM;
+	} else {
+		memcpy(&t->cells[t->nrows * t->ncols], t->cur,
+		       t->ncols * sizeof(*t->cur));
+		t->cls[t->nrows++] = t->cur_cls;
+	}
+	t->ncur = 0;
+	t->cur_cls = CTP_TABLE_PLAIN;
+	return r;
+}
+
+static int add_cell(struct ctp_table *t, struct cell c)
+{
+	if (!t->ncols) { /* an empty row: one absent cell says so */
+		free(c.text);
+		return c.type == C_ABSENT ? row_done(t) : -EINVAL;
+	}
+	t->cur[t->ncur++] = c;
+	return t->ncur == t->ncols ? row_done(t) : 0;
+}
+
+static int add_vf(struct ctp_table *t, uint8_t type, const char *fmt,
+		  va_list ap)
+{
+	char *s;
+	if (vasprintf(&s, fmt, ap) < 0)
+		return -ENOMEM;
+	return add_cell(t, (struct cell){.type = type, .text = s});
+}
+
+int ctp_table_text(struct ctp_table *t, const char *s)
+{
+	char *d = strdup(s);
+	if (!d)
+		return -ENOMEM;
+	return add_cell(t, (struct cell){.type = C_TEXT, .text = d});
+}
+
+int ctp_table_textf(struct ctp_table *t, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = add_vf(t, C_TEXT, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int ctp_table_numf(struct ctp_table *t, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = add_vf(t, C_NUMBER, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int ctp_table_value(struct ctp_table *t, const struct ctp_value *v)
+{
+	return add_cell(t, (struct cell){.type = C_VALUE, .v = *v});
+}
+
+int ctp_table_absent(struct ctp_table *t)
+{
+	return add_cell(t, (struct cell){.type = C_ABSENT});
+}
+
+int ctp_table_skip(struct ctp_table *t, size_t n)
+{
+	int r = 0;
+	for (size_t i = 0; i < n && r == 0; i++)
+		r = ctp_table_absent(t);
+	return r;
+}
+
+void ctp_table_row_class(struct ctp_table *t, enum ctp_table_class c)
+{
+	t->cur_cls = (uint8_t)c;
+}
+
+/* ---- Text ---- */
+
+static size_t gap_w(const struct ctp_table *t)
+{
+	return t->style == CTP_TABLE_GRID ? 2 : 1;
+}
+
+/* How wide a line of the shown columns is. */
+static size_t line_width(const struct ctp_table *t)
+{
+	size_t total = 0, n = 0;
+	for (size_t c = 0; c < t->ncols; c++)
+		if (!t->cols[c].hidden)
+			total += t->cols[c].w, n++;
+	if (t->style == CTP_TABLE_GRID)
+		return total + n * gap_w(t);
+	return total + (n ? n - 1 : 0) * gap_w(t);
+}
+
+/* Does no row show anything in column c? */
+static bool col_empty(const struct ctp_table *t, size_t c)
+{
+	for (size_t r = 0; r < t->nrows; r++) {
+		const char *s = ctp_table_cell(t, r, c);
+		if (s[0] && strcmp(s, "-") != 0)
+			return false;
+	}
+	return t->nrows > 0;
+}
+
+/* Cut the widest column wider than `min` by what the line is over (at
+ * least one character). False when none is. */
+static bool cut_widest(struct ctp_table *t, size_t over, size_t min)
+{
+	size_t widest = 0, wc = 0;
+	for (size_t c = 0; c < t->ncols; c++)
+		if (!t->cols[c].hidden && t->cols[c].w > widest)
+			widest = t->cols[c].w, wc = c;
+	if (widest <= min)
+		return false;
+	t->cols[wc].w = over < widest - min ? widest - over : min;
+	return true;
+}
+
+static void hide_title(struct ctp_table *t, const char *title)
+{
+	for (size_t c = 0; c < t->ncols; c++)
+		if (!t->cols[c].hidden && !strcmp(t->cols[c].title, title)) {
+			t->cols[c].hidden = true;
+			return;
+		}
+}
+
+/* Hide the first column that passes width, and every one after it, but
+ * CTP_TABLE_KEEP ones. */
+static void hide_past(struct ctp_table *t, size_t width)
+{
+	size_t used = 0, n = 0;
+	bool past = false;
+	for (size_t c = 0; c < t->ncols; c++) {
+		struct col *k = &t->cols[c];
+		if (k->hidden)
+			continue;
+		size_t w = (n ? gap_w(t) : 0) + k->w;
+		if (!(k->flags & CTP_TABLE_KEEP) &&
+		    (past || used + w > width)) {
+			k->hidden = past = true;
+			continue;
+		}
+		used += w, n++;
+	}
+}
+
+void ctp_table_fit(struct ctp_table *t, size_t width, const char *const *steps)
+{
+	for (size_t c = 0; c < t->ncols; c++) {
+		struct col *k = &t->cols[c];
+		if ((k->flags & CTP_TABLE_HIDE_EMPTY) && col_empty(t, c))
+			k->hidden = true;
+		k->w = ctp_render_width(k->title);
+		for (size_t r = 0; r < t->nrows; r++) {
+			size_t w = ctp_render_width(ctp_table_cell(t, r, c));
+			if (w > k->w)
+				k->w = w;
+		}
+	}
+	for (size_t i = 0; width && steps && steps[i];) {
+		size_t total = line_width(t);
+		if (total <= width)
+			return;
+		if (steps[i][0] == '<') {
+			if (!cut_widest(t, total - width,
+					(size_t)atoi(steps[i] + 1)))
+				i++;
+		} else if (steps[i][0] == '>') {
+			hide_past(t, width);
+			i++;
+		} else {
+			hide_title(t, steps[i++]);
+		}
+	}
+}
+
+/* The byte offset of the i-th character of s (its end when shorter). */
+static size_t char_at(const char *s, size_t i)
+{
+	size_t n = 0;
+	const char *p = s;
+	for (; *p; p++)
+		if (((unsigned char)*p & 0xc0) != 0x80 && n++ == i)
+			break;
+	return (size_t)(p - s);
+}
+
+/* s in exactly w display characters (none after it when last). Wider: cut
+ * in the middle with "..." so that both ends of a name stay
+ * (taskstats.f...delay_total and taskstats.f...delay_max stay apart);
+ * right-aligned cells keep the head. */
+static void put_cell(FILE *out, const char *s, size_t w, bool right, bool last)
+{
+	size_t sw = ctp_render_width(s);
+	if (sw > w) {
+		size_t keep = w > 3 ? w - 3 : 0;
+		size_t tail = right ? 0 : keep / 2, head = keep - tail;
+		fwrite(s, 1, char_at(s, head), out);
+		fputs(w >= 3 ? "..." : "", out);
+		fputs(s + char_at(s, sw - tail), out);
+		return;
+	}
+	if (right)
+		fprintf(out, "%*s%s", (int)(w - sw), "", s);
+	else
+		fprintf(out, "%s%*s", s, last ? 0 : (int)(w - sw), "");
+}
+
+/* The column a line stops at: GRID, its last shown cell that is not
+ * empty (so that it never ends in padding); VIEW, the last shown one. */
+static size_t line_last(const struct ctp_table *t, const char *const *line)
+{
+	size_t last = t->style == CTP_TABLE_GRID ? 0 : SIZE_MAX;
+	for (size_t c = 0; c < t->ncols; c++)
+		if (!t->cols[c].hidden &&
+		    (t->style == CTP_TABLE_VIEW || *line[c]))
+			last = c;
+	return last;
+}
+
+static void print_line(const struct ctp_table *t, FILE *out,
+		       const char *const *line)
+{
+	size_t last = line_last(t, line);
+	bool first = true;
+	for (size_t c = 0; c < t->ncols && (last == SIZE_MAX || c <= last);
+	     c++) {
+		const struct col *k = &t->cols[c];
+		if (k->hidden)
+			continue;
+		if (t->style == CTP_TABLE_GRID || !first)
+			fputs(t->style == CTP_TABLE_GRID ? "  " : " ", out);
+		first = false;
+		put_cell(out, line[c], k->w, k->flags & CTP_TABLE_RIGHT,
+			 c == last);
+	}
+}
+
+void ctp_table_print(const struct ctp_table *t, FILE *out, bool color)
+{
+	static const char *const sgr[] = {"", "\033[32m", "\033[31m"};
+	if (!t->nrows && t->style == CTP_TABLE_GRID)
+		return;
+	const char **line = calloc(t->ncols ? t->ncols : 1, sizeof(*line));
+	if (!line)
+		return;
+	for (size_t r = 0; r <= t->nrows; r++) {
+		for (size_t c = 0; c < t->ncols; c++)
+			line[c] = r ? ctp_table_cell(t, r - 1, c)
+				    : t->cols[c].title;
+		const char *on = !color ? ""
+				 : !r	? "\033[1m"
+					: sgr[t->cls[r - 1]];
+		if (*on)
+			ctp_term_raw(out, on);
+		print_line(t, out, line);
+		if (*on)
+			ctp_term_raw(out, "\033[0m");
+		fputc('\n', out);
+	}
+	free(line);
+}

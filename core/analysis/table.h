@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One table for every printed output (systemd's format-table is the
+ * model): a verb builds a table of typed cells under titled columns and
+ * the table prints itself, as text fitted to a terminal's width, or as
+ * CSV, JSON or NDJSON rows. The one CSV escaper and the one JSON escaper
+ * are here, with the writers of exact values. Private to the core.
+ *
+ * Cells are added row by row, left to right; a row is complete after one
+ * cell per column. A text cell is shown as given on a terminal (the
+ * caller renders and escapes it, render.h); in CSV it is quoted as needed
+ * and in JSON it is a string. A number cell is a literal, never quoted. A
+ * value cell is a snapshot value written exactly (integers in full, cpu
+ * sets in the kernel's list format, bytes that are no UTF-8 as \u00XX). An
+ * absent cell is empty text, an empty CSV cell, JSON null.
+ */
+#ifndef CTP_CORE_TABLE_H
+#define CTP_CORE_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "reader.h"
+
+struct ctp_table;
+
+/* Column flags. */
+enum {
+	CTP_TABLE_RIGHT = 1u << 0, /* right-aligned (numbers, ids) */
+	/* Never hidden by the fit step ">" (a view's key columns). */
+	CTP_TABLE_KEEP = 1u << 1,
+	/* Hidden when no row shows anything in it ("" or "-"). */
+	CTP_TABLE_HIDE_EMPTY = 1u << 2,
+};
+
+/* A row's colour on a terminal that takes colour. */
+enum ctp_table_class {
+	CTP_TABLE_PLAIN = 0,
+	CTP_TABLE_NEW = 1,  /* green: a group only in CAND */
+	CTP_TABLE_GONE = 2, /* red: a group only in BASE */
+};
+
+/* How text is laid out. */
+enum ctp_table_style {
+	/* "  " before every column; a line ends at its last cell that is
+	 * not empty; no header line when there are no rows (show,
+	 * compare). */
+	CTP_TABLE_GRID = 0,
+	/* " " between columns; a line ends at the last shown column; the
+	 * header line even without rows (views). */
+	CTP_TABLE_VIEW = 1,
+};
+
+enum ctp_table_format {
+	CTP_TABLE_TEXT = 0,
+	CTP_TABLE_CSV = 1,    /* RFC 4180, a header line, LF line ends */
+	CTP_TABLE_JSON = 2,   /* one array of objects, one object a line */
+	CTP_TABLE_NDJSON = 3, /* one object a line, nothing around them */
+};
+
+/* A new empty table in `style`; NULL when out of memory. */
+struct ctp_table *ctp_table_new(enum ctp_table_style style);
+/* Frees t and everything it owns; NULL is fine. */
+void ctp_table_free(struct ctp_table *t);
+
+/*
+ * Add a column (before any cell): its header, copied, and CTP_TABLE_*
+ * flags. Returns its index or -ENOMEM.
+ */
+int ctp_table_add_col(struct ctp_table *t, const char *title, unsigned flags);
+size_t ctp_table_n_cols(const struct ctp_table *t);
+/* Hide column c from the text output (it stays in CSV and JSON). */
+void ctp_table_hide(struct ctp_table *t, size_t c);
+/* Is column c shown in the text output, after ctp_table_fit? */
+bool ctp_table_shown(const struct ctp_table *t, size_t c);
+
+/*
+ * Write rows to out in `fmt` as they are completed instead of keeping
+ * them (the CSV header now), for tables of many rows. Call before the
+ * first cell; ctp_table_end finishes.
+ */
+void ctp_table_stream(struct ctp_table *t, FILE *out,
+		      enum ctp_table_format fmt);
+/* The end of a streamed table (JSON's closing bracket). 0, or -EIO when
+ * out reported an error. */
+int ctp_table_end(struct ctp_table *t);
+
+/* Cells of the current row. Each returns 0 or -ENOMEM; after a failure
+ * the table holds what was added before. */
+int ctp_table_text(struct ctp_table *t, const char *s);
+int ctp_table_textf(struct ctp_table *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* A number as printf formats it: "%.4Lf", "%" PRIu64... */
+int ctp_table_numf(struct ctp_table *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* A value, borrowed until the row is written or the table freed. */
+int ctp_table_value(struct ctp_table *t, const struct ctp_value *v);
+/* (In a table of no columns, one absent cell adds an empty row.) */
+int ctp_table_absent(struct ctp_table *t);
+/* n absent cells. */
+int ctp_table_skip(struct ctp_table *t, size_t n);
+/* The colour of the current row (before its last cell). */
+void ctp_table_row_class(struct ctp_table *t, enum ctp_table_class c);
+size_t ctp_table_n_rows(const struct ctp_table *t);
+/* The text of a kept cell ("" when absent). */
+const char *ctp_table_cell(const struct ctp_table *t, size_t row, size_t col);
+
+/*
+ * Text: the column widths (each its widest cell or title), columns with
+ * CTP_TABLE_HIDE_EMPTY hidden when no row shows anything in them, then,
+ * when width is not 0, the steps in order, each taken only while a line
+ * would be wider than width: "<N" cuts the widest column to what the line
+ * is over but to no less than N characters (a cut cell loses its middle
+ * to "...": both ends of a name stay; a right-aligned one its end), and
+ * moves to the next step when no column is wider than N; ">" hides the
+ * first column that would pass width and every one after it, except
+ * CTP_TABLE_KEEP ones; any other step hides the column of that title.
+ * steps may be NULL.
+ */
+void ctp_table_fit(struct ctp_table *t, size_t width, const char *const *steps);
+/* The text of the kept rows: the header (bold with colour), then each
+ * row (in its class's colour); ctp_table_fit first. */
+void ctp_table_print(const struct ctp_table *t, FILE *out, bool color);
+/* The kept rows in a machine format (as streamed). 0, or -EIO. */
+int ctp_table_write(const struct ctp_table *t, FILE *out,
+		    enum ctp_table_format fmt);
+
+/* ---- The escapers and exact values, for every writer ---- */
+
+/*
+ * n bytes at s as a JSON string: well-formed UTF-8 copied, '"', '\\' and
+ * control characters escaped, every other byte as \u00XX of itself
+ * (docs/FORMAT.md). The one JSON escaper.
+ */
+void ctp_table_json_str(FILE *f, const char *s, size_t n);
+/*
+ * n bytes at s as CSV text: well-formed UTF-8 as it is, any other byte as
+ * \u00XX of itself (as dump writes it); quoted, quotes doubled, only when
+ * the text holds a comma, a quote, CR or LF, or is empty (an empty string
+ * is "", an empty cell is absent). The one CSV escaper.
+ */
+void ctp_table_csv_str(FILE *f, const char *s, size_t n);
+/* A value exactly as JSON: numbers, true/false, strings, a cpu set as the
+ * string "0-3,8"; null when absent. */
+void ctp_table_json_value(FILE *f, const struct ctp_value *v);
+/* A value exactly as CSV: the same, a cpu set quoted unless one range;
+ * nothing when absent. */
+void ctp_table_csv_value(FILE *f, const struct ctp_value *v);
+
+#endif
