@@ -153,7 +153,7 @@ struct writer {
 	 * none). */
 	void (*plugins_end)(struct ctx *x, const char *const hint[2]);
 	/* The renamed-cgroups section (x->ren set). */
-	void (*renamed)(struct ctx *x);
+	int (*renamed)(struct ctx *x);
 };
 
 /* ---- Small helpers ---- */
@@ -889,172 +889,6 @@ static int gsec_build(struct ctx *x, struct gsec *s,
 
 /* ---- Table output ---- */
 
-struct tcol {
-	const char *title;
-	bool right;
-	size_t w;
-	bool drop;
-};
-
-struct table {
-	struct tcol *cols;
-	size_t ncols, nrows;
-	char **cells; /* nrows * ncols, owned */
-	int *color;   /* per row: 0 none, 1 new, 2 gone */
-	size_t cells_cap, color_cap;
-};
-
-static int table_add(struct table *t, char **cells, int color)
-{
-	if (CTP_GROW(t->cells, t->cells_cap, (t->nrows + 1) * t->ncols, 16) <
-		    0 ||
-	    CTP_GROW(t->color, t->color_cap, t->nrows + 1, 16) < 0)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->ncols; i++) {
-		t->cells[t->nrows * t->ncols + i] = strdup(cells[i]);
-		if (!t->cells[t->nrows * t->ncols + i])
-			return -ENOMEM;
-	}
-	t->color[t->nrows++] = color;
-	return 0;
-}
-
-static void table_free(struct table *t)
-{
-	for (size_t i = 0; i < t->nrows * t->ncols; i++)
-		free(t->cells[i]);
-	free(t->cells);
-	free(t->color);
-}
-
-/* The byte offset of the i-th character of s (its end when shorter). */
-static size_t char_at(const char *s, size_t i)
-{
-	size_t n = 0;
-	const char *p = s;
-	for (; *p; p++)
-		if (((unsigned char)*p & 0xc0) != 0x80 && n++ == i)
-			break;
-	return (size_t)(p - s);
-}
-
-/* Print s in exactly w display characters. Wider: cut in the middle with
- * "..." so that both ends of a name stay (taskstats.f...delay_total and
- * taskstats.f...delay_max stay apart); right-aligned cells keep the head. */
-static void put_cell(FILE *out, const char *s, size_t w, bool right, bool last)
-{
-	size_t sw = ctp_render_width(s);
-	if (sw > w) {
-		size_t keep = w > 3 ? w - 3 : 0;
-		size_t tail = right ? 0 : keep / 2, head = keep - tail;
-		fwrite(s, 1, char_at(s, head), out);
-		fputs(w >= 3 ? "..." : "", out);
-		fputs(s + char_at(s, sw - tail), out);
-		return;
-	}
-	if (right)
-		fprintf(out, "%*s%s", (int)(w - sw), "", s);
-	else
-		fprintf(out, "%s%*s", s, last ? 0 : (int)(w - sw), "");
-}
-
-/* Cut the widest column wider than `min` by what the line is over (at
- * least one character). False when none is. */
-static bool table_cut(struct table *t, size_t over, size_t min)
-{
-	size_t widest = 0, wc = 0;
-	for (size_t c = 0; c < t->ncols; c++)
-		if (!t->cols[c].drop && t->cols[c].w > widest)
-			widest = t->cols[c].w, wc = c;
-	if (widest <= min)
-		return false;
-	t->cols[wc].w = over < widest - min ? widest - over : min;
-	return true;
-}
-
-static bool table_drop(struct table *t, const char *title)
-{
-	for (size_t c = 0; c < t->ncols; c++)
-		if (!t->cols[c].drop && !strcmp(t->cols[c].title, title)) {
-			t->cols[c].drop = true;
-			return true;
-		}
-	return false;
-}
-
-/*
- * Fit the table into x->columns by the steps in `fit`, in order, each
- * taken only while the table is too wide: "<N" cuts the widest columns
- * (names, keys, long categorical changes) down to no less than N
- * characters; any other string drops the column of that title.
- */
-static void table_fit(struct ctx *x, struct table *t, const char *const *fit)
-{
-	for (size_t c = 0; c < t->ncols; c++) {
-		t->cols[c].w = ctp_render_width(t->cols[c].title);
-		for (size_t r = 0; r < t->nrows; r++) {
-			size_t w = ctp_render_width(t->cells[r * t->ncols + c]);
-			if (w > t->cols[c].w)
-				t->cols[c].w = w;
-		}
-	}
-	for (size_t i = 0; x->columns && fit[i];) {
-		size_t total = 0;
-		for (size_t c = 0; c < t->ncols; c++)
-			if (!t->cols[c].drop)
-				total += t->cols[c].w + 2;
-		if (total <= x->columns)
-			return;
-		if (fit[i][0] == '<') {
-			if (!table_cut(t, total - x->columns,
-				       (size_t)atoi(fit[i] + 1)))
-				i++;
-		} else {
-			table_drop(t, fit[i++]);
-		}
-	}
-}
-
-/* The last shown column of a line whose text is not empty: the line
- * stops there, so that it never ends in padding. */
-static size_t table_last(const struct table *t, const char *const *line)
-{
-	size_t last = 0;
-	for (size_t c = 0; c < t->ncols; c++)
-		if (!t->cols[c].drop && *line[c])
-			last = c;
-	return last;
-}
-
-static void table_print(struct ctx *x, struct table *t)
-{
-	static const char *const sgr[] = {"", "\033[32m", "\033[31m"};
-	const char **line = calloc(t->ncols ? t->ncols : 1, sizeof(*line));
-	if (!line)
-		return;
-	for (size_t r = 0; r <= t->nrows; r++) {
-		for (size_t c = 0; c < t->ncols; c++)
-			line[c] = r ? t->cells[(r - 1) * t->ncols + c]
-				    : t->cols[c].title;
-		const char *on = !x->color ? ""
-				 : !r	   ? "\033[1m"
-					   : sgr[t->color[r - 1]];
-		size_t last = table_last(t, line);
-		ctp_term_raw(x->out, on);
-		for (size_t c = 0; c <= last && c < t->ncols; c++) {
-			if (t->cols[c].drop)
-				continue;
-			fputs("  ", x->out);
-			put_cell(x->out, line[c], t->cols[c].w,
-				 t->cols[c].right, c == last);
-		}
-		if (*on)
-			ctp_term_raw(x->out, "\033[0m");
-		fputc('\n', x->out);
-	}
-	free(line);
-}
-
 static void count_pair(char *buf, size_t n, const struct ctp_group *a,
 		       const struct ctp_group *b, bool threads)
 {
@@ -1084,19 +918,27 @@ static const char *const mode_titles[][7] = {
 
 /* The columns: the group key, status, uptime, counts, the field and the
  * mode's value columns. */
-static void gsec_columns(const struct gsec *s, int mode, size_t nk, size_t nm,
-			 struct table *t)
+static int gsec_columns(const struct gsec *s, int mode, size_t nk, size_t nm,
+			struct ctp_table *t)
 {
-	for (size_t k = 0; k < nk; k++)
-		t->cols[k] = (struct tcol){ctp_groups_key_title(s->g[0], k)};
-	t->cols[nk] = (struct tcol){"STATUS"};
-	t->cols[nk + 1] = (struct tcol){"UPTIME", true};
-	t->cols[nk + 2] = (struct tcol){"THREADS", true};
-	t->cols[nk + 3] = (struct tcol){"PROCS", true};
-	t->cols[nk + 4] = (struct tcol){"FIELD"};
-	for (size_t m = 0; m < nm; m++)
-		t->cols[nk + GSEC_FIXED + m] = (struct tcol){
-			mode_titles[mode][m], mode != CTP_COMPARE_ARROW};
+	static const struct {
+		const char *title;
+		unsigned flags;
+	} fixed[GSEC_FIXED] = {{"STATUS", 0},
+			       {"UPTIME", CTP_TABLE_RIGHT},
+			       {"THREADS", CTP_TABLE_RIGHT},
+			       {"PROCS", CTP_TABLE_RIGHT},
+			       {"FIELD", 0}};
+	int r = 0;
+	for (size_t k = 0; k < nk && r >= 0; k++)
+		r = ctp_table_add_col(t, ctp_groups_key_title(s->g[0], k), 0);
+	for (size_t i = 0; i < GSEC_FIXED && r >= 0; i++)
+		r = ctp_table_add_col(t, fixed[i].title, fixed[i].flags);
+	for (size_t m = 0; m < nm && r >= 0; m++)
+		r = ctp_table_add_col(
+			t, mode_titles[mode][m],
+			mode != CTP_COMPARE_ARROW ? CTP_TABLE_RIGHT : 0);
+	return r < 0 ? r : 0;
 }
 
 /* "<title>: N groups in BASE, M in CAND; ..." */
@@ -1226,10 +1068,11 @@ static void gsec_field_cells(const struct gsec *s, const struct jrow *r,
 
 /* A row's table lines: the key cells with the first field, then one line
  * per further field (a row without fields still gets its key line). */
-static int gsec_row(struct table *t, char **cells, char (*buf)[GSEC_CELL],
+static int gsec_row(struct ctp_table *t, char **cells, char (*buf)[GSEC_CELL],
 		    const struct gsec *s, const struct jrow *r, size_t nk,
 		    int mode)
 {
+	size_t ncols = ctp_table_n_cols(t);
 	for (size_t j = 0; j < s->nfp || j == 0; j++) {
 		/* The sort field first, so that the line with the key
 		 * shows what the group was ranked by. */
@@ -1237,7 +1080,7 @@ static int gsec_row(struct table *t, char **cells, char (*buf)[GSEC_CELL],
 			   : j == 0		? (size_t)s->by
 			   : j <= (size_t)s->by ? j - 1
 						: j;
-		for (size_t i = 0; i < t->ncols; i++)
+		for (size_t i = 0; i < ncols; i++)
 			buf[i][0] = '\0';
 		if (j == 0)
 			gsec_key_cells(s, r, nk, buf);
@@ -1245,11 +1088,11 @@ static int gsec_row(struct table *t, char **cells, char (*buf)[GSEC_CELL],
 			gsec_field_cells(s, r, &s->fp[f], mode,
 					 buf[nk + GSEC_FIXED - 1],
 					 buf + nk + GSEC_FIXED);
-		if (table_add(t, cells,
-			      j		     ? 0
-			      : r->rank == 0 ? 1
-			      : r->rank == 1 ? 2
-					     : 0) < 0)
+		ctp_table_row_class(t, j	      ? CTP_TABLE_PLAIN
+				       : r->rank == 0 ? CTP_TABLE_NEW
+				       : r->rank == 1 ? CTP_TABLE_GONE
+						      : CTP_TABLE_PLAIN);
+		if (ctp_table_texts(t, (const char *const *)cells, ncols) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -1267,31 +1110,30 @@ static int print_gsec_overview(struct ctx *x, const struct gsec *s, size_t nk)
 					   "/s",     "<16",   "UPTIME",
 					   "STATUS", "<12",   NULL};
 	struct gsec one = *s;
-	struct table t = {.ncols = nk + GSEC_FIXED + 3};
-	char **cells = calloc(t.ncols, sizeof(*cells));
-	char(*buf)[GSEC_CELL] = calloc(t.ncols, sizeof(*buf));
+	struct ctp_table *t = ctp_table_new(CTP_TABLE_GRID);
+	size_t ncols = nk + GSEC_FIXED + 3;
+	char **cells = calloc(ncols, sizeof(*cells));
+	char(*buf)[GSEC_CELL] = calloc(ncols, sizeof(*buf));
 	int ret = -ENOMEM;
 
-	t.cols = calloc(t.ncols, sizeof(*t.cols));
 	one.fp = &s->fp[s->by], one.nfp = 1, one.by = 0;
-	if (!cells || !buf || !t.cols)
+	if (!cells || !buf || !t ||
+	    gsec_columns(s, CTP_COMPARE_DELTA, nk, 3, t) < 0)
 		goto out;
-	gsec_columns(s, CTP_COMPARE_DELTA, nk, 3, &t);
-	t.cols[nk + GSEC_FIXED - 1].drop = true; /* FIELD: the title says */
-	for (size_t i = 0; i < t.ncols; i++)
+	ctp_table_hide(t, nk + GSEC_FIXED - 1); /* FIELD: the title says */
+	for (size_t i = 0; i < ncols; i++)
 		cells[i] = buf[i];
 	for (size_t ri = 0; ri < s->shown; ri++)
-		if (gsec_row(&t, cells, buf, &one, &s->rows[ri], nk,
+		if (gsec_row(t, cells, buf, &one, &s->rows[ri], nk,
 			     CTP_COMPARE_DELTA) < 0)
 			goto out;
 	fprintf(x->out, "  By %s over the interval:\n", s->fp[s->by].name);
-	table_fit(x, &t, drop);
-	table_print(x, &t);
+	ctp_table_fit(t, x->columns, drop);
+	ctp_table_print(t, x->out, x->color);
 	fputc('\n', x->out);
 	ret = 0;
 out:
-	table_free(&t);
-	free(t.cols);
+	ctp_table_free(t);
 	free(cells);
 	free(buf);
 	return ret;
@@ -1305,42 +1147,37 @@ static int print_gsec_table(struct ctx *x, struct gsec *s)
 	static const char *const drop[] = {"<24",    "PROCS",  "THREADS", "%",
 					   "BASE",   "CAND",   "/s",	  "<16",
 					   "UPTIME", "STATUS", "<12",	  NULL};
-	size_t nk = ctp_groups_n_key(s->g[0]), nm = 0;
+	size_t nk = ctp_groups_n_key(s->g[0]), nm = 0, ncols;
 	int mode = x->o->mode, ret = -ENOMEM;
-	struct table t = {0};
+	struct ctp_table *t = ctp_table_new(CTP_TABLE_GRID);
 	char **cells = NULL;
 	char(*buf)[GSEC_CELL] = NULL;
 
 	while (mode_titles[mode][nm])
 		nm++;
-	t.ncols = nk + GSEC_FIXED + nm;
-	cells = calloc(t.ncols, sizeof(*cells));
-	buf = calloc(t.ncols, sizeof(*buf));
-	t.cols = calloc(t.ncols, sizeof(*t.cols));
-	if (!cells || !buf || !t.cols)
+	ncols = nk + GSEC_FIXED + nm;
+	cells = calloc(ncols, sizeof(*cells));
+	buf = calloc(ncols, sizeof(*buf));
+	if (!cells || !buf || !t || gsec_columns(s, mode, nk, nm, t) < 0)
 		goto out;
-	gsec_columns(s, mode, nk, nm, &t);
-	for (size_t i = 0; i < t.ncols; i++)
+	for (size_t i = 0; i < ncols; i++)
 		cells[i] = buf[i];
 	gsec_summary(x, s);
 	if (s->by >= 0 && s->nfp > 1 && s->shown &&
 	    print_gsec_overview(x, s, nk) < 0)
 		goto out;
 	for (size_t ri = 0; ri < s->shown; ri++)
-		if (gsec_row(&t, cells, buf, s, &s->rows[ri], nk, mode) < 0)
+		if (gsec_row(t, cells, buf, s, &s->rows[ri], nk, mode) < 0)
 			goto out;
-	if (s->shown) {
-		table_fit(x, &t, drop);
-		table_print(x, &t);
-	}
+	ctp_table_fit(t, x->columns, drop);
+	ctp_table_print(t, x->out, x->color);
 	if (s->shown < s->nrows)
 		fprintf(x->out,
 			"  \u2026 %zu more groups (--top 0 shows all)\n",
 			s->nrows - s->shown);
 	ret = 0;
 out:
-	table_free(&t);
-	free(t.cols);
+	ctp_table_free(t);
 	free(cells);
 	free(buf);
 	return ret;
@@ -1596,26 +1433,32 @@ static void renamed_title(struct ctx *x)
 				"to compare them all\n");
 }
 
-static void renamed_table(struct ctx *x)
+static int renamed_table(struct ctx *x)
 {
 	/* Paths are what a reader needs: the type lists go before paths
 	 * are cut further. */
 	static const char *const fit[] = {"<32",	  "HOW", "ONLY IN CAND",
 					  "ONLY IN BASE", "<16", NULL};
-	struct tcol cols[] = {{"BASE"},		{"CAND"}, {"JACCARD", true},
-			      {"SHARED", true}, {"HOW"},  {"ONLY IN BASE"},
-			      {"ONLY IN CAND"}};
-	struct table t = {.ncols = 7, .cols = cols};
+	static const char *const titles[] = {
+		"BASE", "CAND",		"JACCARD",     "SHARED",
+		"HOW",	"ONLY IN BASE", "ONLY IN CAND"};
 	size_t shown = renamed_shown(x);
+	struct ctp_table *t;
+	int ret = 0;
 
 	if (!x->ren ||
 	    (!ctp_rename_count(x->ren) && !ctp_rename_gave_up(x->ren)))
-		return;
+		return 0;
+	if (!(t = ctp_table_new(CTP_TABLE_GRID)))
+		return -ENOMEM;
+	for (size_t i = 0; i < 7 && ret >= 0; i++)
+		ret = ctp_table_add_col(t, titles[i],
+					i == 2 || i == 3 ? CTP_TABLE_RIGHT : 0);
 	renamed_title(x);
-	for (size_t i = 0; i < shown; i++) {
+	for (size_t i = 0; i < shown && ret >= 0; i++) {
 		const struct ctp_rename_pair *p = ctp_rename_at(x->ren, i);
 		char c[7][GSEC_CELL];
-		char *cells[7];
+		const char *cells[7];
 		for (int k = 0; k < 2; k++) {
 			ctp_render_escape(p->path[k], strlen(p->path[k]),
 					  CTP_RENDER_CELL_MAX, c[k], GSEC_CELL);
@@ -1627,18 +1470,15 @@ static void renamed_table(struct ctx *x)
 			 p->carried ? "parent" : "types");
 		for (int j = 0; j < 7; j++)
 			cells[j] = c[j];
-		if (table_add(&t, cells, 0) < 0)
-			break;
+		ret = ctp_table_texts(t, cells, 7);
 	}
-	if (t.nrows) {
-		table_fit(x, &t, fit);
-		table_print(x, &t);
-	}
+	ctp_table_fit(t, x->columns, fit);
+	ctp_table_print(t, x->out, x->color);
 	if (shown < ctp_rename_count(x->ren))
 		fprintf(x->out, "  \u2026 %zu more pairs (--top 0 shows all)\n",
 			ctp_rename_count(x->ren) - shown);
-	t.cols = NULL;
-	table_free(&t);
+	ctp_table_free(t);
+	return ret < 0 ? -ENOMEM : 0;
 }
 
 /* The types only side k of p has, as [[pcomm, comm], ...]. */
@@ -1658,13 +1498,13 @@ static void json_types(const struct ctx *x, const struct ctp_rename_pair *p,
 	fputc(']', x->out);
 }
 
-static void renamed_json(struct ctx *x)
+static int renamed_json(struct ctx *x)
 {
 	FILE *out = x->out;
 	size_t shown = renamed_shown(x), n = ctp_rename_count(x->ren);
 	if (!x->ren) {
 		fputs(",\"renamed\":null", out);
-		return;
+		return 0;
 	}
 	fprintf(out,
 		",\"renamed\":{\"min_jaccard\":%.4f,\"min_shared\":%" PRIu64
@@ -1695,17 +1535,18 @@ static void renamed_json(struct ctx *x)
 		fputc('}', out);
 	}
 	fputs("]}", out);
+	return 0;
 }
 
 /* CSV: per pair a `pair` line (base, cand: the paths; jaccard,
  * shared_types), then a `type_only_in_base`/`_cand` line per type (field:
  * "pcomm|comm"). */
-static void renamed_csv(struct ctx *x)
+static int renamed_csv(struct ctx *x)
 {
 	FILE *out = x->out;
 	size_t shown = renamed_shown(x);
 	if (!x->ren)
-		return;
+		return 0;
 	for (size_t i = 0; i < shown; i++) {
 		const struct ctp_rename_pair *p = ctp_rename_at(x->ren, i);
 		char gk[2048];
@@ -1741,6 +1582,7 @@ static void renamed_csv(struct ctx *x)
 			}
 	}
 	csv_more(out, "renamed", ctp_rename_count(x->ren) - shown);
+	return 0;
 }
 
 /* ---- Host and PSI host fields ---- */
@@ -1886,29 +1728,27 @@ static void psi_cell(struct gsec *s, size_t j, struct cmp *c, char *d,
 static int psi_host_table(struct ctx *x, struct gsec *s)
 {
 	static const char *const drop[] = {"<12", "%", "BASE", NULL};
-	struct tcol cols[] = {{"FIELD"},
-			      {"BASE", true},
-			      {"CAND", true},
-			      {"DELTA", true},
-			      {"%", true}};
-	struct table t = {.ncols = 5, .cols = cols};
-	int ret = 0;
+	static const char *const titles[] = {"FIELD", "BASE", "CAND", "DELTA",
+					     "%"};
+	struct ctp_table *t = ctp_table_new(CTP_TABLE_GRID);
+	int ret = t ? 0 : -ENOMEM;
 
+	for (size_t i = 0; i < 5 && ret >= 0; i++)
+		ret = ctp_table_add_col(t, titles[i], i ? CTP_TABLE_RIGHT : 0);
 	fprintf(x->out, "\nPSI (host): %zu fields\n", s->nfp);
-	for (size_t j = 0; j < s->nfp && ret == 0; j++) {
+	for (size_t j = 0; j < s->nfp && ret >= 0; j++) {
 		struct cmp c;
 		char d[400], pc[64];
 		psi_cell(s, j, &c, d, sizeof(d), pc, sizeof(pc));
-		char *cells[] = {(char *)s->fp[j].name, c.h[0], c.h[1], d, pc};
-		ret = table_add(&t, cells, 0) < 0 ? -ENOMEM : 0;
+		const char *cells[] = {s->fp[j].name, c.h[0], c.h[1], d, pc};
+		ret = ctp_table_texts(t, cells, 5);
 	}
-	if (ret == 0 && t.nrows) {
-		table_fit(x, &t, drop);
-		table_print(x, &t);
+	if (ret >= 0) {
+		ctp_table_fit(t, x->columns, drop);
+		ctp_table_print(t, x->out, x->color);
 	}
-	t.cols = NULL;
-	table_free(&t);
-	return ret;
+	ctp_table_free(t);
+	return ret < 0 ? -ENOMEM : 0;
 }
 
 static int psi_host_json(struct ctx *x, struct gsec *s)
@@ -2684,8 +2524,7 @@ static int build_rename(struct ctx *x, const struct ctp_group_spec *cspec,
 /* The renamed-cgroups section (JSON: null when renaming did not apply). */
 static int print_renamed(struct ctx *x)
 {
-	x->w->renamed(x);
-	return 0;
+	return x->w->renamed(x);
 }
 
 static int run(struct ctx *x)

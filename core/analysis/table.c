@@ -414,6 +414,14 @@ int ctp_table_text(struct ctp_table *t, const char *s)
 	return add_cell(t, (struct cell){.type = C_TEXT, .text = d});
 }
 
+int ctp_table_texts(struct ctp_table *t, const char *const *s, size_t n)
+{
+	int r = 0;
+	for (size_t i = 0; i < n && r == 0; i++)
+		r = ctp_table_text(t, s[i]);
+	return r;
+}
+
 int ctp_table_textf(struct ctp_table *t, const char *fmt, ...)
 {
 	va_list ap;

@@ -91,6 +91,8 @@ int ctp_table_end(struct ctp_table *t);
 int ctp_table_text(struct ctp_table *t, const char *s);
 int ctp_table_textf(struct ctp_table *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* n text cells. */
+int ctp_table_texts(struct ctp_table *t, const char *const *s, size_t n);
 /* A number as printf formats it: "%.4Lf", "%" PRIu64... */
 int ctp_table_numf(struct ctp_table *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
