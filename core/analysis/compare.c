@@ -125,6 +125,8 @@ struct ctx {
 	enum sort_kind sort_kind;
 	const char *sort_field, *sort;
 	char sort_buf[256];
+	/* --format csv: the one table of every part, streamed to out. */
+	struct ctp_table *csv;
 };
 
 struct ctp_hostdiff;
@@ -236,21 +238,6 @@ static void json_str(FILE *out, const char *s)
 	ctp_table_json_str(out, s, strlen(s));
 }
 
-static void csv_str(FILE *out, const char *s)
-{
-	if (!strpbrk(s, ",\"\n\r")) {
-		fputs(s, out);
-		return;
-	}
-	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', out);
-		fputc(*s, out);
-	}
-	fputc('"', out);
-}
-
 /* An aggregate exactly, as a JSON value: null when absent. */
 static void json_agg(FILE *out, const struct ctp_agg *a)
 {
@@ -272,19 +259,21 @@ static void json_agg(FILE *out, const struct ctp_agg *a)
 	ctp_table_json_value(out, &a->v);
 }
 
-/* An aggregate exactly, as CSV text: "" when absent, "lo..hi" ranges. */
-static void csv_agg(FILE *out, const struct ctp_agg *a)
+/* An aggregate exactly, as CSV text: absent, or "lo..hi" ranges. */
+static void csv_agg(struct ctp_table *t, const struct ctp_agg *a)
 {
 	char buf[512], hi[256];
-	if (!a || a->v.type == CTP_VALUE_ABSENT || a->unknown)
+	if (!a || a->v.type == CTP_VALUE_ABSENT || a->unknown) {
+		ctp_table_absent(t);
 		return;
+	}
 	ctp_hostdiff_render(&a->v, buf, sizeof(buf));
 	if (a->hi.type != CTP_VALUE_ABSENT && a->mixed) {
 		ctp_hostdiff_render(&a->hi, hi, sizeof(hi));
 		size_t l = strlen(buf);
 		snprintf(buf + l, sizeof(buf) - l, "..%s", hi);
 	}
-	csv_str(out, buf);
+	ctp_table_text(t, buf);
 }
 
 /* ---- One field of one joined group ---- */
@@ -409,52 +398,69 @@ static void compare_cell(const struct gsec *s, const struct jrow *r,
 	c->changed = c->num ? c->delta != 0 : strcmp(c->h[0], c->h[1]) != 0;
 }
 
-/* The end of a CSV comparison line: ",field,a,b,delta,pct,changed\n". */
-static void csv_cmp(FILE *out, const char *field, const struct cmp *c)
+/* The columns of compare's CSV: every part's lines, each part filling
+ * its own (docs/COMPARE.md). */
+static const char *const csv_cols[] = {"section",
+				       "group",
+				       "status",
+				       "threads_base",
+				       "threads_cand",
+				       "processes_base",
+				       "processes_cand",
+				       "field",
+				       "base",
+				       "cand",
+				       "delta",
+				       "percent",
+				       "changed",
+				       "rate",
+				       "cpu_percent",
+				       "reset",
+				       "members_continuing",
+				       "members_new",
+				       "members_gone",
+				       "uptime_oldest_s",
+				       "uptime_youngest_s",
+				       "kind",
+				       "jaccard",
+				       "shared_types"};
+/* The first column of the comparison of one field, and of a line's group
+ * tail (members, uptimes, then kind, jaccard, shared_types). */
+#define CSV_FIELD 7
+#define CSV_TAIL  16
+#define CSV_NCOLS (sizeof(csv_cols) / sizeof(csv_cols[0]))
+
+/* A number cell when `have`, else absent. */
+#define CSV_NUM(t, have, ...)                                                  \
+	((have) ? ctp_table_numf(t, __VA_ARGS__) : ctp_table_absent(t))
+
+/* The comparison of one field: field, base, cand, delta, percent,
+ * changed, rate, cpu_percent, reset. */
+static void csv_cmp(struct ctp_table *t, const char *field, const struct cmp *c)
 {
 	char num[64];
-	fputc(',', out);
-	csv_str(out, field);
-	fputc(',', out);
-	csv_agg(out, c->a[0]);
-	fputc(',', out);
-	csv_agg(out, c->a[1]);
-	fputc(',', out);
-	if (c->num) {
+	ctp_table_text(t, field);
+	csv_agg(t, c->a[0]);
+	csv_agg(t, c->a[1]);
+	if (c->num)
 		exact_num(num, sizeof(num), c->delta);
-		fputs(num, out);
-	}
-	fputc(',', out);
-	if (c->has_pct)
-		fprintf(out, "%.4Lf", c->pct);
-	fprintf(out, ",%d,", c->changed);
-	if (c->has_rate)
-		fprintf(out, "%.6Lg", c->rate);
-	fputc(',', out);
-	if (c->has_cpu)
-		fprintf(out, "%.4Lf", c->cpu);
-	fprintf(out, ",%d", c->reset);
+	CSV_NUM(t, c->num, "%s", num);
+	CSV_NUM(t, c->has_pct, "%.4Lf", c->pct);
+	ctp_table_numf(t, "%d", c->changed);
+	CSV_NUM(t, c->has_rate, "%.6Lg", c->rate);
+	CSV_NUM(t, c->has_cpu, "%.4Lf", c->cpu);
+	ctp_table_numf(t, "%d", c->reset);
 }
 
-/* The empty kind, jaccard and shared_types columns of a line that is not
- * of the renamed section nor a `more` line. */
-#define CSV_NO_KIND ",,,\n"
-/* The empty member and uptime columns of a CSV line that is no group. */
-#define CSV_NO_GROUP ",,,,," CSV_NO_KIND
-
 /* The end of a group's CSV line: its member counts and ages (s). */
-static void csv_row_tail(FILE *out, const struct jrow *r)
+static void csv_row_tail(struct ctp_table *t, const struct jrow *r)
 {
-	if (r->has_members)
-		fprintf(out, ",%" PRIu32 ",%" PRIu32 ",%" PRIu32, r->n_cont,
-			r->n_new, r->n_gone);
-	else
-		fputs(",,,", out);
-	if (r->has_age)
-		fprintf(out, ",%.3f,%.3f" CSV_NO_KIND, (double)r->age_old / 1e9,
-			(double)r->age_young / 1e9);
-	else
-		fputs(",," CSV_NO_KIND, out);
+	CSV_NUM(t, r->has_members, "%" PRIu32, r->n_cont);
+	CSV_NUM(t, r->has_members, "%" PRIu32, r->n_new);
+	CSV_NUM(t, r->has_members, "%" PRIu32, r->n_gone);
+	CSV_NUM(t, r->has_age, "%.3f", (double)r->age_old / 1e9);
+	CSV_NUM(t, r->has_age, "%.3f", (double)r->age_young / 1e9);
+	ctp_table_skip(t, CSV_NCOLS - CSV_TAIL - 5);
 }
 
 /* A counter's rate for humans, in its unit per second: "1.20 MiB/s",
@@ -1328,16 +1334,21 @@ static void print_gsec_json(struct ctx *x, struct gsec *s)
 }
 
 /* A cut section in CSV: kind `more`, the rows left out in delta. */
-static void csv_more(FILE *out, const char *section, size_t more)
+static void csv_more(struct ctp_table *t, const char *section, size_t more)
 {
-	if (more)
-		fprintf(out, "%s,,,,,,,,,,%zu,,,,,,,,,,,more,,\n", section,
-			more);
+	if (!more)
+		return;
+	ctp_table_text(t, section);
+	ctp_table_skip(t, 9);
+	ctp_table_numf(t, "%zu", more);
+	ctp_table_skip(t, 10);
+	ctp_table_text(t, "more");
+	ctp_table_skip(t, 2);
 }
 
 static void print_gsec_csv(struct ctx *x, struct gsec *s)
 {
-	FILE *out = x->out;
+	struct ctp_table *t = x->csv;
 	size_t nk = ctp_groups_n_key(s->g[0]);
 	for (size_t ri = 0; ri < s->shown; ri++) {
 		const struct jrow *r = &s->rows[ri];
@@ -1358,23 +1369,19 @@ static void print_gsec_csv(struct ctx *x, struct gsec *s)
 		for (size_t j = 0; j < s->nfp; j++) {
 			struct cmp c;
 			compare_cell(s, r, &s->fp[j], &c);
-			fprintf(out, "%s,", s->name);
-			csv_str(out, gk);
-			fprintf(out, ",%s", gstatus_names[r->status]);
+			ctp_table_text(t, s->name);
+			ctp_table_text(t, gk);
+			ctp_table_text(t, gstatus_names[r->status]);
 			for (int k = 0; k < 2; k++)
-				g[k] ? fprintf(out, ",%" PRIu32,
-					       g[k]->n_threads)
-				     : fputs(",", out);
+				CSV_NUM(t, g[k], "%" PRIu32, g[k]->n_threads);
 			for (int k = 0; k < 2; k++)
-				g[k] ? fprintf(out, ",%" PRIu32,
-					       g[k]->n_processes)
-				     : fputs(",", out);
-			csv_cmp(out, s->fp[j].name, &c);
-			csv_row_tail(out, r);
+				CSV_NUM(t, g[k], "%" PRIu32, g[k]->n_processes);
+			csv_cmp(t, s->fp[j].name, &c);
+			csv_row_tail(t, r);
 		}
 	}
 	if (s->nfp)
-		csv_more(out, s->name, s->nrows - s->shown);
+		csv_more(t, s->name, s->nrows - s->shown);
 }
 
 /* ---- Renamed cgroups ---- */
@@ -1543,7 +1550,7 @@ static int renamed_json(struct ctx *x)
  * "pcomm|comm"). */
 static int renamed_csv(struct ctx *x)
 {
-	FILE *out = x->out;
+	struct ctp_table *t = x->csv;
 	size_t shown = renamed_shown(x);
 	if (!x->ren)
 		return 0;
@@ -1551,37 +1558,35 @@ static int renamed_csv(struct ctx *x)
 		const struct ctp_rename_pair *p = ctp_rename_at(x->ren, i);
 		char gk[2048];
 		snprintf(gk, sizeof(gk), "%s -> %s", p->path[0], p->path[1]);
-		fputs("renamed,", out);
-		csv_str(out, gk);
-		fprintf(out, ",renamed,%" PRIu32 ",%" PRIu32 ",,,,",
-			p->threads[0], p->threads[1]);
-		csv_str(out, p->path[0]);
-		fputc(',', out);
-		csv_str(out, p->path[1]);
-		fprintf(out, ",,,,,,,,,,,,pair,%.4f,%" PRIu32 "\n", p->jaccard,
-			p->shared);
+		ctp_table_text(t, "renamed");
+		ctp_table_text(t, gk);
+		ctp_table_text(t, "renamed");
+		ctp_table_numf(t, "%" PRIu32, p->threads[0]);
+		ctp_table_numf(t, "%" PRIu32, p->threads[1]);
+		ctp_table_skip(t, 3);
+		ctp_table_text(t, p->path[0]);
+		ctp_table_text(t, p->path[1]);
+		ctp_table_skip(t, 11);
+		ctp_table_text(t, "pair");
+		ctp_table_numf(t, "%.4f", p->jaccard);
+		ctp_table_numf(t, "%" PRIu32, p->shared);
 		for (int k = 0; k < 2; k++)
 			for (uint32_t j = 0; j < p->n_only[k]; j++) {
 				struct ctp_bytes pc, c;
 				ctp_rename_type(x->ren, p->only[k][j], &pc, &c);
-				char *t = malloc(pc.len + c.len + 2);
-				if (!t)
-					continue;
-				memcpy(t, pc.ptr, pc.len);
-				t[pc.len] = '|';
-				memcpy(t + pc.len + 1, c.ptr, c.len);
-				t[pc.len + 1 + c.len] = '\0';
-				fputs("renamed,", out);
-				csv_str(out, gk);
-				fputs(",renamed,,,,,", out);
-				csv_str(out, t);
-				fprintf(out,
-					",,,,,,,,,,,,,,type_only_in_%s,,\n",
-					k ? "cand" : "base");
-				free(t);
+				ctp_table_text(t, "renamed");
+				ctp_table_text(t, gk);
+				ctp_table_text(t, "renamed");
+				ctp_table_skip(t, 4);
+				ctp_table_textf(t, "%.*s|%.*s", (int)pc.len,
+						pc.ptr, (int)c.len, c.ptr);
+				ctp_table_skip(t, 13);
+				ctp_table_textf(t, "type_only_in_%s",
+						k ? "cand" : "base");
+				ctp_table_skip(t, 2);
 			}
 	}
-	csv_more(out, "renamed", ctp_rename_count(x->ren) - shown);
+	csv_more(t, "renamed", ctp_rename_count(x->ren) - shown);
 	return 0;
 }
 
@@ -1661,18 +1666,23 @@ static void host_json(struct ctx *x, const struct ctp_hostdiff *d)
 
 static void host_csv(struct ctx *x, const struct ctp_hostdiff *d)
 {
-	FILE *out = x->out;
+	struct ctp_table *t = x->csv;
 
 	for (size_t i = 0; i < d->n; i++) {
-		fputs("host,,,,,,,", out);
-		csv_str(out, d->lines[i].key);
-		fputc(',', out);
-		if (!d->lines[i].before_absent)
-			csv_str(out, d->lines[i].before);
-		fputc(',', out);
-		if (!d->lines[i].after_absent)
-			csv_str(out, d->lines[i].after);
-		fputs(",,,1,,," CSV_NO_GROUP, out);
+		ctp_table_text(t, "host");
+		ctp_table_skip(t, CSV_FIELD - 1);
+		ctp_table_text(t, d->lines[i].key);
+		if (d->lines[i].before_absent)
+			ctp_table_absent(t);
+		else
+			ctp_table_text(t, d->lines[i].before);
+		if (d->lines[i].after_absent)
+			ctp_table_absent(t);
+		else
+			ctp_table_text(t, d->lines[i].after);
+		ctp_table_skip(t, 2);
+		ctp_table_numf(t, "1"); /* changed */
+		ctp_table_skip(t, CSV_NCOLS - 13);
 	}
 }
 
@@ -1773,9 +1783,10 @@ static int psi_host_csv(struct ctx *x, struct gsec *s)
 		struct cmp c;
 		char d[400], pc[64];
 		psi_cell(s, j, &c, d, sizeof(d), pc, sizeof(pc));
-		fputs("psi,,,,,,", x->out);
-		csv_cmp(x->out, s->fp[j].name, &c);
-		fputs(CSV_NO_GROUP, x->out);
+		ctp_table_text(x->csv, "psi");
+		ctp_table_skip(x->csv, CSV_FIELD - 1);
+		csv_cmp(x->csv, s->fp[j].name, &c);
+		ctp_table_skip(x->csv, CSV_NCOLS - CSV_TAIL);
 	}
 	return 0;
 }
@@ -2010,25 +2021,21 @@ static void plugin_json(struct ctx *x, const struct plugin_pair *pp, bool first)
 static void plugin_csv(struct ctx *x, const struct plugin_pair *pp, bool first)
 {
 	(void)first;
-	FILE *out = x->out;
+	struct ctp_table *t = x->csv;
 	for (size_t s = 0; s < pp->ns; s++) {
 		uint64_t a = 0, b = 0;
 		bool ha = summary_get(pp->p[0], pp->sn[s], &a),
 		     hb = summary_get(pp->p[1], pp->sn[s], &b);
-		fputs("plugins,", out);
-		csv_str(out, pp->name);
-		fputs(",,,,,,", out);
-		csv_str(out, pp->sn[s]);
-		fputc(',', out);
-		if (ha)
-			fprintf(out, "%" PRIu64, a);
-		fputc(',', out);
-		if (hb)
-			fprintf(out, "%" PRIu64, b);
-		fputc(',', out);
-		if (ha && hb)
-			fprintf(out, "%.0Lf", (long double)b - (long double)a);
-		fprintf(out, ",,%d,,," CSV_NO_GROUP, !(ha && hb && a == b));
+		ctp_table_text(t, "plugins");
+		ctp_table_text(t, pp->name);
+		ctp_table_skip(t, CSV_FIELD - 2);
+		ctp_table_text(t, pp->sn[s]);
+		CSV_NUM(t, ha, "%" PRIu64, a);
+		CSV_NUM(t, hb, "%" PRIu64, b);
+		CSV_NUM(t, ha && hb, "%.0Lf", (long double)b - (long double)a);
+		ctp_table_absent(t);
+		ctp_table_numf(t, "%d", !(ha && hb && a == b));
+		ctp_table_skip(t, CSV_NCOLS - 13);
 	}
 }
 
@@ -2308,22 +2315,31 @@ static void header_json(struct ctx *x, const char **const only[2],
 	}
 }
 
+/* --format csv: the table every part adds its lines to, streamed. */
+static int csv_begin(struct ctx *x)
+{
+	int r = 0;
+	if (!(x->csv = ctp_table_new(CTP_TABLE_GRID)))
+		return -ENOMEM;
+	for (size_t c = 0; c < CSV_NCOLS && r >= 0; c++)
+		r = ctp_table_add_col(x->csv, csv_cols[c], 0);
+	if (r >= 0)
+		ctp_table_stream(x->csv, x->out, CTP_TABLE_CSV);
+	return r < 0 ? r : 0;
+}
+
+/* The fields only one side has. */
 static void header_csv(struct ctx *x, const char **const only[2],
 		       const size_t nonly[2])
 {
-	FILE *out = x->out;
+	struct ctp_table *t = x->csv;
 
-	fputs("section,group,status,threads_base,threads_cand,"
-	      "processes_base,processes_cand,field,base,cand,delta,"
-	      "percent,changed,rate,cpu_percent,reset,members_continuing,"
-	      "members_new,members_gone,uptime_oldest_s,uptime_youngest_s,"
-	      "kind,jaccard,shared_types\n",
-	      out);
 	for (int k = 0; k < 2; k++)
 		for (size_t i = 0; i < nonly[k]; i++) {
-			fprintf(out, "only_in_%s,,,,,,,", k ? "cand" : "base");
-			csv_str(out, only[k][i]);
-			fputs(",,,,,,,," CSV_NO_GROUP, out);
+			ctp_table_textf(t, "only_in_%s", k ? "cand" : "base");
+			ctp_table_skip(t, CSV_FIELD - 1);
+			ctp_table_text(t, only[k][i]);
+			ctp_table_skip(t, CSV_NCOLS - CSV_FIELD - 1);
 		}
 }
 
@@ -2566,7 +2582,8 @@ static int run(struct ctx *x)
 	    (r = gsec_build(x, &pcg, &cspec, 1u << CTP_SCOPE_CGROUP, 1, err,
 			    sizeof(err))) < 0)
 		goto fail;
-	if (print_header(x) < 0 ||
+	if ((o->fmt == CTP_COMPARE_CSV && csv_begin(x) < 0) ||
+	    print_header(x) < 0 ||
 	    ((o->sections & S_THREADS) && print_gsec(x, &th, true) < 0) ||
 	    ((o->sections & S_CGROUPS) && (cg.nfp || x->w->empty_sections) &&
 	     print_gsec(x, &cg, true) < 0) ||
@@ -2577,6 +2594,8 @@ static int run(struct ctx *x)
 	    ((o->sections & S_PLUGINS) && print_part(x, print_plugins) < 0))
 		goto nomem;
 	fputs(x->w->end, x->out);
+	if (x->csv && ctp_table_end(x->csv) == -ENOMEM)
+		goto nomem;
 	if (fflush(x->out) != 0 || ferror(x->out)) {
 		rc = errno ? -errno : -EIO;
 		fprintf(stderr, PROG ": writing output: %s\n", strerror(-rc));
@@ -2597,6 +2616,8 @@ out:
 	ctp_interval_free(x->iv);
 	x->iv = NULL;
 	x->id = NULL;
+	ctp_table_free(x->csv);
+	x->csv = NULL;
 	ctp_rename_free(x->ren);
 	x->ren = NULL;
 	for (int k = 0; k < 2; k++) {

@@ -41,6 +41,7 @@ struct ctp_table {
 	FILE *out; /* streamed: rows written as completed */
 	enum ctp_table_format fmt;
 	size_t written;
+	int err; /* the first failure; later cells are dropped */
 };
 
 /* ---- Escapers and exact values ---- */
@@ -347,6 +348,8 @@ void ctp_table_stream(struct ctp_table *t, FILE *out, enum ctp_table_format fmt)
 
 int ctp_table_end(struct ctp_table *t)
 {
+	if (t->err)
+		return t->err;
 	write_end(t->out, t->fmt, t->written);
 	return ferror(t->out) ? -EIO : 0;
 }
@@ -389,12 +392,16 @@ static int row_done(struct ctp_table *t)
 
 static int add_cell(struct ctp_table *t, struct cell c)
 {
+	if (t->err) {
+		free(c.text);
+		return t->err;
+	}
 	if (!t->ncols) { /* an empty row: one absent cell says so */
 		free(c.text);
 		return c.type == C_ABSENT ? row_done(t) : -EINVAL;
 	}
 	t->cur[t->ncur++] = c;
-	return t->ncur == t->ncols ? row_done(t) : 0;
+	return t->err = t->ncur == t->ncols ? row_done(t) : 0;
 }
 
 static int add_vf(struct ctp_table *t, uint8_t type, const char *fmt,
@@ -402,7 +409,7 @@ static int add_vf(struct ctp_table *t, uint8_t type, const char *fmt,
 {
 	char *s;
 	if (vasprintf(&s, fmt, ap) < 0)
-		return -ENOMEM;
+		return t->err = -ENOMEM;
 	return add_cell(t, (struct cell){.type = type, .text = s});
 }
 
@@ -410,7 +417,7 @@ int ctp_table_text(struct ctp_table *t, const char *s)
 {
 	char *d = strdup(s);
 	if (!d)
-		return -ENOMEM;
+		return t->err = -ENOMEM;
 	return add_cell(t, (struct cell){.type = C_TEXT, .text = d});
 }
 

@@ -82,12 +82,14 @@ bool ctp_table_shown(const struct ctp_table *t, size_t c);
  */
 void ctp_table_stream(struct ctp_table *t, FILE *out,
 		      enum ctp_table_format fmt);
-/* The end of a streamed table (JSON's closing bracket). 0, or -EIO when
- * out reported an error. */
+/* The end of a streamed table (JSON's closing bracket). 0; the first
+ * error of a cell (-ENOMEM), which wrote nothing more; -EIO when out
+ * reported an error. */
 int ctp_table_end(struct ctp_table *t);
 
-/* Cells of the current row. Each returns 0 or -ENOMEM; after a failure
- * the table holds what was added before. */
+/* Cells of the current row. Each returns 0 or -ENOMEM. A failure sticks:
+ * the table drops every later cell and ctp_table_end returns it, so a
+ * writer may check once. */
 int ctp_table_text(struct ctp_table *t, const char *s);
 int ctp_table_textf(struct ctp_table *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The one table of every printed output (core/analysis/table.c): its CSV
+ * and JSON escapers, its machine formats, the fitting of its text to a
+ * width; and that `compare --format csv` and `show --format csv` write the
+ * same text the same way (one CSV escaper).
+ */
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "e2e_util.h"
+#include "snapbuild.h"
+#include "table.h"
+
+static char tmpdir[PATH_MAX];
+
+/* What fn writes to a stream, malloc'ed. */
+static char *written(void (*fn)(FILE *f, void *arg), void *arg)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	fn(f, arg);
+	assert_int_equal(fclose(f), 0);
+	return buf;
+}
+
+static void csv_of(FILE *f, void *arg)
+{
+	const char *s = arg;
+	ctp_table_csv_str(f, s, strlen(s));
+}
+
+static void json_of(FILE *f, void *arg)
+{
+	const char *s = arg;
+	ctp_table_json_str(f, s, strlen(s));
+}
+
+static void expect(void (*fn)(FILE *f, void *arg), const char *in,
+		   const char *want)
+{
+	char *got = written(fn, (void *)in);
+	assert_string_equal(got, want);
+	free(got);
+}
+
+static void test_csv_escaper(void **unused)
+{
+	(void)unused;
+	expect(csv_of, "plain", "plain");
+	expect(csv_of, "", "\"\"");
+	expect(csv_of, "a,b", "\"a,b\"");
+	expect(csv_of, "say \"hi\"", "\"say \"\"hi\"\"\"");
+	expect(csv_of, "two\nlines", "\"two\nlines\"");
+	/* A byte that is no UTF-8 as dump writes it; UTF-8 as it is. */
+	expect(csv_of, "w\xff\xc3\xa9", "w\\u00ff\xc3\xa9");
+}
+
+static void test_json_escaper(void **unused)
+{
+	(void)unused;
+	expect(json_of, "", "\"\"");
+	expect(json_of, "q\"b\\", "\"q\\\"b\\\\\"");
+	expect(json_of, "\x01\t\n\x7f", "\"\\u0001\\t\\n\\u007f\"");
+	expect(json_of, "w\xff\xc3\xa9", "\"w\\u00ff\xc3\xa9\"");
+}
+
+/* A table of a text column, a number column and a value column. */
+static struct ctp_table *sample(void)
+{
+	struct ctp_table *t = ctp_table_new(CTP_TABLE_GRID);
+	assert_non_null(t);
+	assert_int_equal(ctp_table_add_col(t, "name", 0), 0);
+	assert_int_equal(ctp_table_add_col(t, "n", CTP_TABLE_RIGHT), 1);
+	assert_int_equal(ctp_table_add_col(t, "v", 0), 2);
+	struct ctp_value v = {.type = CTP_TYPE_U64, .u64 = 7};
+	assert_int_equal(ctp_table_text(t, "a,b"), 0);
+	assert_int_equal(ctp_table_numf(t, "%.2f", 1.5), 0);
+	assert_int_equal(ctp_table_value(t, &v), 0);
+	v = (struct ctp_value){.type = CTP_TYPE_STRING, .str = {"x\"y", 3}};
+	assert_int_equal(ctp_table_absent(t), 0);
+	assert_int_equal(ctp_table_numf(t, "%d", 2), 0);
+	assert_int_equal(ctp_table_value(t, &v), 0);
+	assert_int_equal(ctp_table_n_rows(t), 2);
+	return t;
+}
+
+static void write_csv(FILE *f, void *arg)
+{
+	assert_int_equal(ctp_table_write(arg, f, CTP_TABLE_CSV), 0);
+}
+
+static void write_json(FILE *f, void *arg)
+{
+	assert_int_equal(ctp_table_write(arg, f, CTP_TABLE_JSON), 0);
+}
+
+static void write_ndjson(FILE *f, void *arg)
+{
+	assert_int_equal(ctp_table_write(arg, f, CTP_TABLE_NDJSON), 0);
+}
+
+static void test_formats(void **unused)
+{
+	(void)unused;
+	struct ctp_table *t = sample();
+	expect(write_csv, (void *)t,
+	       "name,n,v\n\"a,b\",1.50,7\n,2,\"x\"\"y\"\n");
+	expect(write_json, (void *)t,
+	       "[\n{\"name\":\"a,b\",\"n\":1.50,\"v\":7},\n"
+	       "{\"name\":null,\"n\":2,\"v\":\"x\\\"y\"}\n]\n");
+	expect(write_ndjson, (void *)t,
+	       "{\"name\":\"a,b\",\"n\":1.50,\"v\":7}\n"
+	       "{\"name\":null,\"n\":2,\"v\":\"x\\\"y\"}\n");
+	ctp_table_free(t);
+
+	/* No rows: an empty array; no columns: one empty object a row. */
+	t = ctp_table_new(CTP_TABLE_GRID);
+	expect(write_json, (void *)t, "[]\n");
+	assert_int_equal(ctp_table_absent(t), 0);
+	assert_int_equal(ctp_table_absent(t), 0);
+	expect(write_json, (void *)t, "[\n{},\n{}\n]\n");
+	ctp_table_free(t);
+}
+
+/* Streamed rows are written as they are completed, and kept nowhere. */
+static void test_stream(void **unused)
+{
+	(void)unused;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct ctp_table *t = ctp_table_new(CTP_TABLE_GRID);
+	assert_int_equal(ctp_table_add_col(t, "a", 0), 0);
+	ctp_table_stream(t, f, CTP_TABLE_JSON);
+	assert_int_equal(ctp_table_text(t, "x"), 0);
+	fflush(f);
+	assert_string_equal(buf, "[\n{\"a\":\"x\"}");
+	assert_int_equal(ctp_table_n_rows(t), 0);
+	assert_int_equal(ctp_table_end(t), 0);
+	fclose(f);
+	assert_string_equal(buf, "[\n{\"a\":\"x\"}\n]\n");
+	free(buf);
+	ctp_table_free(t);
+}
+
+struct text_case {
+	struct ctp_table *t;
+	size_t width;
+	const char *const *steps;
+};
+
+static void write_text(FILE *f, void *arg)
+{
+	struct text_case *c = arg;
+	ctp_table_fit(c->t, c->width, c->steps);
+	ctp_table_print(c->t, f, false);
+}
+
+static struct ctp_table *grid(enum ctp_table_style style, unsigned flags)
+{
+	static const char *const rows[][3] = {
+		{"taskstats.cpu_delay_total", "12", "-"},
+		{"taskstats.cpu_delay_max", "3", ""}};
+	struct ctp_table *t = ctp_table_new(style);
+	assert_int_equal(ctp_table_add_col(t, "FIELD", CTP_TABLE_KEEP), 0);
+	assert_int_equal(ctp_table_add_col(t, "N", CTP_TABLE_RIGHT), 1);
+	assert_int_equal(ctp_table_add_col(t, "NOTE", flags), 2);
+	for (size_t r = 0; r < 2; r++)
+		assert_int_equal(ctp_table_texts(t, rows[r], 3), 0);
+	return t;
+}
+
+static void test_text_fit(void **unused)
+{
+	(void)unused;
+	/* Grid: "  " before each column, a line ends at its last cell that
+	 * is not empty. */
+	struct text_case c = {grid(CTP_TABLE_GRID, 0), 0, NULL};
+	expect(write_text, (void *)&c,
+	       "  FIELD                       N  NOTE\n"
+	       "  taskstats.cpu_delay_total  12  -\n"
+	       "  taskstats.cpu_delay_max     3\n");
+	ctp_table_free(c.t);
+
+	/* Cut in the middle to what the line is over, both ends kept. */
+	static const char *const cut[] = {"<10", NULL};
+	c = (struct text_case){grid(CTP_TABLE_GRID, 0), 30, cut};
+	expect(write_text, (void *)&c,
+	       "  FIELD                N  NOTE\n"
+	       "  taskstat...y_total  12  -\n"
+	       "  taskstat...lay_max   3\n");
+	ctp_table_free(c.t);
+
+	/* A step naming a column hides it. */
+	static const char *const drop[] = {"N", NULL};
+	c = (struct text_case){grid(CTP_TABLE_GRID, 0), 33, drop};
+	expect(write_text, (void *)&c,
+	       "  FIELD                      NOTE\n"
+	       "  taskstats.cpu_delay_total  -\n"
+	       "  taskstats.cpu_delay_max\n");
+	ctp_table_free(c.t);
+
+	/* View: " " between columns; a column that shows nothing is hidden;
+	 * ">" hides from the first column past the width on, never a
+	 * KEEP one. */
+	c = (struct text_case){grid(CTP_TABLE_VIEW, CTP_TABLE_HIDE_EMPTY), 0,
+			       NULL};
+	expect(write_text, (void *)&c,
+	       "FIELD                      N\n"
+	       "taskstats.cpu_delay_total 12\n"
+	       "taskstats.cpu_delay_max    3\n");
+	ctp_table_free(c.t);
+	static const char *const past[] = {">", NULL};
+	c = (struct text_case){grid(CTP_TABLE_VIEW, 0), 27, past};
+	expect(write_text, (void *)&c,
+	       "FIELD\n"
+	       "taskstats.cpu_delay_total\n"
+	       "taskstats.cpu_delay_max\n");
+	assert_false(ctp_table_shown(c.t, 1));
+	assert_false(ctp_table_shown(c.t, 2));
+	ctp_table_free(c.t);
+}
+
+/* ---- compare and show write text the same way ---- */
+
+/* A comm with a byte that is no UTF-8, a control byte, a quote and a
+ * two-byte character. */
+static const char comm[] = "w\xff\x01\"\xc3\xa9";
+
+static void write_snapshot(const char *path)
+{
+	struct ctp_capture *cap = sb_capture("t");
+	static const struct ctp_field_desc d = {
+		"t.cnt",      "a count",      CTP_SCOPE_THREAD,
+		CTP_TYPE_U64, CTP_UNIT_COUNT, CTP_KIND_COUNTER,
+		CTP_RULE_SUM};
+	int fid = ctp_registry_add(&cap->reg, 0, &d);
+	assert_true(fid >= 0);
+	sb_process(cap, 10, comm);
+	uint32_t r = sb_thread(cap, 10, comm, -1);
+	sb_put_u64(cap, &cap->threads[0], r, CTP_THREAD_IDENT, fid, 1);
+	char err[512];
+	if (sb_write(cap, path, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	ctp_capture_free(cap);
+}
+
+static char *run(const char *const *args, const char *out)
+{
+	char *buf;
+	size_t len;
+	assert_int_equal(e2e_run(args, out, NULL), 0);
+	assert_int_equal(e2e_read_file(out, &buf, &len), 0);
+	return buf;
+}
+
+static void test_compare_csv_as_show(void **unused)
+{
+	(void)unused;
+	char snap[PATH_MAX + 16], out[PATH_MAX + 16];
+	snprintf(snap, sizeof(snap), "%s/s.ctprof.zst", tmpdir);
+	snprintf(out, sizeof(out), "%s/out.csv", tmpdir);
+	write_snapshot(snap);
+
+	/* The comm's CSV cell: quoted for its '"', which is doubled; the
+	 * 0xff byte as \u00ff; the rest as it is. */
+	static const char want[] = "\"w\\u00ff\x01\"\"\xc3\xa9\"";
+	const char *show[] = {"show",	    snap,   "--format",	      "csv",
+			      "--group-by", "comm", "--no-normalize", NULL};
+	char *s = run(show, out);
+	if (!strstr(s, want))
+		fail_msg("show: no %s in\n%s", want, s);
+	free(s);
+	const char *cmp[] = {"compare", snap,	      snap,   "--format",
+			     "csv",	"--group-by", "comm", "--no-normalize",
+			     NULL};
+	s = run(cmp, out);
+	/* threads,<the comm>,continuing,... */
+	char line[64];
+	snprintf(line, sizeof(line), "\nthreads,%s,", want);
+	if (!strstr(s, line))
+		fail_msg("compare: no %s in\n%s", line + 1, s);
+	free(s);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return e2e_tmpdir("table", tmpdir, sizeof(tmpdir));
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return e2e_rm_rf(tmpdir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_csv_escaper),
+		cmocka_unit_test(test_json_escaper),
+		cmocka_unit_test(test_formats),
+		cmocka_unit_test(test_stream),
+		cmocka_unit_test(test_text_fit),
+		cmocka_unit_test(test_compare_csv_as_show),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
