@@ -232,12 +232,6 @@ static void exact_num(char *buf, size_t n, long double x)
 
 /* ---- JSON and CSV text ---- */
 
-/* A NUL-terminated string as JSON. */
-static void json_str(FILE *out, const char *s)
-{
-	ctp_table_json_str(out, s, strlen(s));
-}
-
 /* An aggregate exactly, as a JSON value: null when absent. */
 static void json_agg(FILE *out, const struct ctp_agg *a)
 {
@@ -1208,7 +1202,7 @@ static void json_cmp(FILE *out, bool first, const char *name,
 	char num[64];
 
 	fputs(first ? "" : ",", out);
-	json_str(out, name);
+	ctp_table_json_text(out, name);
 	fputs(":{\"base\":", out);
 	json_agg(out, c->a[0]);
 	fputs(",\"cand\":", out);
@@ -1268,9 +1262,9 @@ static void json_row_renamed(FILE *out, const struct jrow *r)
 		return;
 	}
 	fputs("{\"base\":", out);
-	json_str(out, r->ren->path[0]);
+	ctp_table_json_text(out, r->ren->path[0]);
 	fputs(",\"cand\":", out);
-	json_str(out, r->ren->path[1]);
+	ctp_table_json_text(out, r->ren->path[1]);
 	fputc('}', out);
 }
 
@@ -1281,7 +1275,7 @@ static void print_gsec_json(struct ctx *x, struct gsec *s)
 	fprintf(out, "\"%s\":{\"key\":[", s->name);
 	for (size_t k = 0; k < nk; k++) {
 		fputs(k ? "," : "", out);
-		json_str(out, ctp_groups_key_title(s->g[0], k));
+		ctp_table_json_text(out, ctp_groups_key_title(s->g[0], k));
 	}
 	fprintf(out,
 		"],\"groups_base\":%zu,\"groups_cand\":%zu,\"joined\":%zu,"
@@ -1296,10 +1290,7 @@ static void print_gsec_json(struct ctx *x, struct gsec *s)
 		fputs(ri ? ",{\"key\":[" : "{\"key\":[", out);
 		for (size_t k = 0; k < nk; k++) {
 			fputs(k ? "," : "", out);
-			if (key[k])
-				ctp_table_json_str(out, key[k], strlen(key[k]));
-			else
-				fputs("null", out);
+			ctp_table_json_text(out, key[k]);
 		}
 		fprintf(out, "],\"status\":\"%s\"", gstatus_names[r->status]);
 		json_row_renamed(out, r);
@@ -1525,9 +1516,9 @@ static int renamed_json(struct ctx *x)
 	for (size_t i = 0; i < shown; i++) {
 		const struct ctp_rename_pair *p = ctp_rename_at(x->ren, i);
 		fputs(i ? ",{\"base\":" : "{\"base\":", out);
-		json_str(out, p->path[0]);
+		ctp_table_json_text(out, p->path[0]);
 		fputs(",\"cand\":", out);
-		json_str(out, p->path[1]);
+		ctp_table_json_text(out, p->path[1]);
 		fprintf(out,
 			",\"jaccard\":%.4f,\"shared\":%" PRIu32
 			",\"types\":{\"base\":%" PRIu32 ",\"cand\":%" PRIu32
@@ -1652,13 +1643,15 @@ static void host_json(struct ctx *x, const struct ctp_hostdiff *d)
 	fputs("\"host\":[", out);
 	for (size_t i = 0; i < d->n; i++) {
 		fputs(i ? ",{\"key\":" : "{\"key\":", out);
-		json_str(out, d->lines[i].key);
+		ctp_table_json_text(out, d->lines[i].key);
 		fputs(",\"base\":", out);
-		d->lines[i].before_absent ? fputs("null", out)
-					  : json_str(out, d->lines[i].before);
+		d->lines[i].before_absent
+			? fputs("null", out)
+			: ctp_table_json_text(out, d->lines[i].before);
 		fputs(",\"cand\":", out);
-		d->lines[i].after_absent ? fputs("null", out)
-					 : json_str(out, d->lines[i].after);
+		d->lines[i].after_absent
+			? fputs("null", out)
+			: ctp_table_json_text(out, d->lines[i].after);
 		fputc('}', out);
 	}
 	fputs("]", out);
@@ -1901,11 +1894,6 @@ static void json_u64_or_null(FILE *out, bool have, uint64_t v)
 	have ? fprintf(out, "%" PRIu64, v) : fputs("null", out);
 }
 
-static void json_str_or_null(FILE *out, const char *s)
-{
-	s ? json_str(out, s) : fputs("null", out);
-}
-
 /* One plugin on both sides, with the union of its summary counters'
  * names in order. */
 struct plugin_pair {
@@ -1982,11 +1970,11 @@ static void plugin_json(struct ctx *x, const struct plugin_pair *pp, bool first)
 	FILE *out = x->out;
 	const struct ctp_snap_plugin *const *p = pp->p;
 	fputs(first ? "{\"name\":" : ",{\"name\":", out);
-	json_str(out, pp->name);
+	ctp_table_json_text(out, pp->name);
 	fputs(",\"status\":{\"base\":", out);
-	json_str_or_null(out, p[0] ? status_of(p[0]) : NULL);
+	ctp_table_json_text(out, p[0] ? status_of(p[0]) : NULL);
 	fputs(",\"cand\":", out);
-	json_str_or_null(out, p[1] ? status_of(p[1]) : NULL);
+	ctp_table_json_text(out, p[1] ? status_of(p[1]) : NULL);
 	fputs("},\"calls\":", out);
 	json_pair_u64(out, p[0], p[0] ? p[0]->calls : 0, p[1],
 		      p[1] ? p[1]->calls : 0);
@@ -1999,7 +1987,7 @@ static void plugin_json(struct ctx *x, const struct plugin_pair *pp, bool first)
 		bool ha = summary_get(p[0], pp->sn[s], &a),
 		     hb = summary_get(p[1], pp->sn[s], &b);
 		fputs(s ? "," : "", out);
-		json_str(out, pp->sn[s]);
+		ctp_table_json_text(out, pp->sn[s]);
 		fputs(":{\"base\":", out);
 		json_u64_or_null(out, ha, a);
 		fputs(",\"cand\":", out);
@@ -2012,9 +2000,9 @@ static void plugin_json(struct ctx *x, const struct plugin_pair *pp, bool first)
 		fputc('}', out);
 	}
 	fputs("},\"hint\":{\"base\":", out);
-	json_str_or_null(out, p[0] ? p[0]->hint : NULL);
+	ctp_table_json_text(out, p[0] ? p[0]->hint : NULL);
 	fputs(",\"cand\":", out);
-	json_str_or_null(out, p[1] ? p[1]->hint : NULL);
+	ctp_table_json_text(out, p[1] ? p[1]->hint : NULL);
 	fputs("}}", out);
 }
 
@@ -2061,9 +2049,9 @@ static void plugins_end_table(struct ctx *x, const char *const hint[2])
 static void plugins_end_json(struct ctx *x, const char *const hint[2])
 {
 	fputs("],\"read_failure_hint\":{\"base\":", x->out);
-	json_str_or_null(x->out, hint[0]);
+	ctp_table_json_text(x->out, hint[0]);
 	fputs(",\"cand\":", x->out);
-	json_str_or_null(x->out, hint[1]);
+	ctp_table_json_text(x->out, hint[1]);
 	fputc('}', x->out);
 }
 
@@ -2259,7 +2247,7 @@ static void coverage_json(struct ctx *x)
 		if (!c.cg[i].path[0])
 			continue; /* not a cgroup v2 path */
 		fputs(n++ ? ",{\"path\":" : "{\"path\":", out);
-		json_str(out, c.cg[i].path);
+		ctp_table_json_text(out, c.cg[i].path);
 		fprintf(out, ",\"cpu_s\":%.6f,\"threads_s\":%.6f",
 			c.cg[i].usage, c.cg[i].threads);
 		if (c.exited >= 0)
@@ -2279,11 +2267,11 @@ static void header_json(struct ctx *x, const char **const only[2],
 	for (int k = 0; k < 2; k++) {
 		const struct ctp_snap_header *h = ctp_snap_header(x->snap[k]);
 		fputs(k ? ",\"cand\":{\"path\":" : "{\"base\":{\"path\":", out);
-		json_str(out, x->path[k]);
+		ctp_table_json_text(out, x->path[k]);
 		fputs(",\"tool_version\":", out);
-		json_str(out, h->tool_version);
+		ctp_table_json_text(out, h->tool_version);
 		fputs(",\"hostname\":", out);
-		json_str_or_null(out, h->hostname);
+		ctp_table_json_text(out, h->hostname);
 		fprintf(out, ",\"start_realtime_ns\":%" PRIu64,
 			h->start_realtime_ns);
 		fputs(",\"start_boottime_ns\":", out);
@@ -2300,16 +2288,16 @@ static void header_json(struct ctx *x, const char **const only[2],
 	fprintf(out, ",\"identity\":%s", x->id->ok ? "true" : "false");
 	coverage_json(x);
 	fputs(",\"group_by\":", out);
-	json_str(out, x->o->r.group_by);
+	ctp_table_json_text(out, x->o->r.group_by);
 	fprintf(out, ",\"normalize\":%s,\"sort\":",
 		x->o->r.spec.no_normalize ? "false" : "true");
-	json_str(out, x->sort);
+	ctp_table_json_text(out, x->sort);
 	fprintf(out, ",\"order\":\"%s\"", x->o->asc ? "asc" : "desc");
 	for (int k = 0; k < 2; k++) {
 		fprintf(out, ",\"fields_only_in_%s\":[", k ? "cand" : "base");
 		for (size_t i = 0; i < nonly[k]; i++) {
 			fputs(i ? "," : "", out);
-			json_str(out, only[k][i]);
+			ctp_table_json_text(out, only[k][i]);
 		}
 		fputc(']', out);
 	}

@@ -91,6 +91,14 @@ void ctp_table_json_str(FILE *f, const char *s, size_t n)
 	putc('"', f);
 }
 
+void ctp_table_json_text(FILE *f, const char *s)
+{
+	if (s)
+		ctp_table_json_str(f, s, strlen(s));
+	else
+		fputs("null", f);
+}
+
 void ctp_table_csv_str(FILE *f, const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;

@@ -138,6 +138,8 @@ int ctp_table_write(const struct ctp_table *t, FILE *out,
  * (docs/FORMAT.md). The one JSON escaper.
  */
 void ctp_table_json_str(FILE *f, const char *s, size_t n);
+/* A NUL-terminated string as JSON; null when s is NULL. */
+void ctp_table_json_text(FILE *f, const char *s);
 /*
  * n bytes at s as CSV text: well-formed UTF-8 as it is, any other byte as
  * \u00XX of itself (as dump writes it); quoted, quotes doubled, only when
