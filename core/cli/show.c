@@ -18,6 +18,7 @@
 #include "recdir.h"
 #include "reader.h"
 #include "render.h"
+#include "table.h"
 #include "view.h"
 #include "viewshow.h"
 
@@ -432,38 +433,27 @@ struct column {
 	const char *title;
 	bool right;
 	const struct ctp_snap_field *field; /* NULL: identity */
-	size_t w;
 };
 
-/* One line of the grid: the titles when row is NULL. The line stops at its
- * last non-empty cell, so that it never ends in padding. */
-static void print_line(const struct column *cols, size_t ncols,
-		       char *const *row)
+/* A table of these columns; NULL when out of memory. */
+static struct ctp_table *grid(const struct column *cols, size_t ncols)
 {
-	size_t last = 0;
-	for (size_t c = 0; c < ncols; c++)
-		if (*(row ? row[c] : cols[c].title))
-			last = c;
-	for (size_t c = 0; c < ncols && c <= last; c++) {
-		const char *s = row ? row[c] : cols[c].title;
-		size_t pad = cols[c].w - ctp_render_width(s);
-		printf("  ");
-		if (cols[c].right)
-			printf("%*s%s", (int)pad, "", s);
-		else
-			printf("%s%*s", s, c < last ? (int)pad : 0, "");
-	}
-	putchar('\n');
+	struct ctp_table *t = ctp_table_new(CTP_TABLE_GRID);
+	for (size_t c = 0; t && c < ncols; c++)
+		if (ctp_table_add_col(t, cols[c].title,
+				      cols[c].right ? CTP_TABLE_RIGHT : 0) <
+		    0) {
+			ctp_table_free(t);
+			return NULL;
+		}
+	return t;
 }
 
-/* Titles and rows of cells, each column as wide as its widest cell
- * (cols[].w holds at least the title's width). */
-static void print_grid(const struct column *cols, size_t ncols,
-		       char *const *cells, size_t rows)
+/* The table as text, each column as wide as its widest cell. */
+static void print_grid(struct ctp_table *t)
 {
-	print_line(cols, ncols, NULL);
-	for (size_t r = 0; r < rows; r++)
-		print_line(cols, ncols, cells + r * ncols);
+	ctp_table_fit(t, 0, NULL);
+	ctp_table_print(t, stdout, false);
 }
 
 /* An identity cell (TGID, TID, THREADS, COMM, CGROUP) of `row`. */
@@ -594,7 +584,7 @@ static int print_table(const struct ctp_snap *snap, const struct opts *o,
 	const struct ctp_snap_field *sortf =
 		o->r.sort ? ctp_snap_field_find(snap, o->r.sort) : NULL;
 	size_t ncols = 0, shown = 0;
-	char **cells = NULL;
+	struct ctp_table *grd = NULL;
 	struct ctp_value *dcol = NULL; /* a derived sort field's values */
 	int ret = -ENOMEM;
 
@@ -621,11 +611,8 @@ static int print_table(const struct ctp_snap *snap, const struct opts *o,
 		ret = 0;
 		goto out;
 	}
-	cells = calloc(shown * ncols, sizeof(*cells));
-	if (!cells)
+	if (!(grd = grid(cols, ncols)))
 		goto out;
-	for (size_t c = 0; c < ncols; c++)
-		cols[c].w = ctp_render_width(cols[c].title);
 	for (size_t r = 0; r < shown; r++) {
 		for (size_t c = 0; c < ncols; c++) {
 			char buf[256];
@@ -638,22 +625,14 @@ static int print_table(const struct ctp_snap *snap, const struct opts *o,
 				ident_cell(snap, scope, cols[c].title, order[r],
 					   buf, sizeof(buf));
 			}
-			char *cell = strdup(buf);
-			if (!cell)
+			if (ctp_table_text(grd, buf) < 0)
 				goto out;
-			cells[r * ncols + c] = cell;
-			size_t w = ctp_render_width(cell);
-			if (w > cols[c].w)
-				cols[c].w = w;
 		}
 	}
-	print_grid(cols, ncols, cells, shown);
+	print_grid(grd);
 	ret = 0;
 out:
-	if (cells)
-		for (size_t i = 0; i < shown * ncols; i++)
-			free(cells[i]);
-	free(cells);
+	ctp_table_free(grd);
 	free(cols);
 	free(order);
 	free(dcol);
@@ -730,11 +709,11 @@ static int grouped_columns(struct ctp_groups *g, const struct opts *o,
 
 	for (size_t k = 0; k < nk; k++)
 		cols[n++] = (struct column){ctp_groups_key_title(g, k), false,
-					    NULL, 0};
+					    NULL};
 	if (command_scope(&o->r.spec))
-		cols[n++] = (struct column){"COMMAND", false, NULL, 0};
-	cols[n++] = (struct column){"THREADS", true, NULL, 0};
-	cols[n++] = (struct column){"PROCS", true, NULL, 0};
+		cols[n++] = (struct column){"COMMAND", false, NULL};
+	cols[n++] = (struct column){"THREADS", true, NULL};
+	cols[n++] = (struct column){"PROCS", true, NULL};
 	for (size_t i = 0; i < nf; i++) {
 		if (fs[i].scope != scope || !selected(o, &fs[i]))
 			continue;
@@ -743,7 +722,7 @@ static int grouped_columns(struct ctp_groups *g, const struct opts *o,
 		cols[n++] = (struct column){fs[i].name,
 					    fs[i].type == CTP_TYPE_U64 ||
 						    fs[i].type == CTP_TYPE_I64,
-					    &fs[i], 0};
+					    &fs[i]};
 	}
 	*ncols = n;
 	return 0;
@@ -800,27 +779,20 @@ static void grouped_cell(struct ctp_groups *g, const struct ctp_group *gr,
 				    &aggs[cols[c].field->index][gi], buf, len);
 }
 
-/* Every shown cell (strdup'ed into cells, row-major) and the widths. */
+/* Every shown cell into t. */
 static int grouped_cells(struct ctp_groups *g, const size_t *order,
-			 size_t shown, uint8_t cmd, struct column *cols,
+			 size_t shown, uint8_t cmd, const struct column *cols,
 			 size_t ncols, const struct ctp_agg **aggs,
-			 char **cells)
+			 struct ctp_table *t)
 {
-	for (size_t c = 0; c < ncols; c++)
-		cols[c].w = ctp_render_width(cols[c].title);
 	for (size_t r = 0; r < shown; r++) {
 		const struct ctp_group *gr = ctp_groups_at(g, order[r]);
 		for (size_t c = 0; c < ncols; c++) {
 			char buf[512];
 			grouped_cell(g, gr, order[r], c, cmd, cols, aggs, buf,
 				     sizeof(buf));
-			char *s = strdup(buf);
-			if (!s)
+			if (ctp_table_text(t, buf) < 0)
 				return -ENOMEM;
-			cells[r * ncols + c] = s;
-			size_t w = ctp_render_width(s);
-			if (w > cols[c].w)
-				cols[c].w = w;
 		}
 	}
 	return 0;
@@ -880,7 +852,7 @@ static int print_grouped(struct ctp_groups *g, const struct opts *o,
 	struct column *cols = calloc(nk + 3 + nf, sizeof(*cols));
 	const struct ctp_agg **aggs = calloc(nf + 1, sizeof(*aggs));
 	size_t *order = malloc((ng ? ng : 1) * sizeof(*order));
-	char **cells = NULL;
+	struct ctp_table *t = NULL;
 	uint64_t rows = 0;
 	int ret = -ENOMEM;
 
@@ -899,17 +871,13 @@ static int print_grouped(struct ctp_groups *g, const struct opts *o,
 	if (!shown)
 		goto out;
 	ret = -ENOMEM;
-	cells = calloc(shown * ncols, sizeof(*cells));
-	if (!cells ||
+	if (!(t = grid(cols, ncols)) ||
 	    (ret = grouped_cells(g, order, shown, command_scope(&o->r.spec),
-				 cols, ncols, aggs, cells)) < 0)
+				 cols, ncols, aggs, t)) < 0)
 		goto out;
-	print_grid(cols, ncols, cells, shown);
+	print_grid(t);
 out:
-	if (cells)
-		for (size_t i = 0; i < shown * ncols; i++)
-			free(cells[i]);
-	free(cells);
+	ctp_table_free(t);
 	free(cols);
 	free(aggs);
 	free(order);
