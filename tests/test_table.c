@@ -232,6 +232,30 @@ static void test_text_fit(void **unused)
 	ctp_table_free(c.t);
 }
 
+/* Names elided in the middle stay apart: each keeps the byte where it
+ * differs from its neighbours. */
+static void test_elide(void **unused)
+{
+	(void)unused;
+	static const char *const names[] = {"abcdefghij-1-zzzzzz",
+					    "abcdefghij-2-zzzzzz", "short"};
+	setenv("LC_ALL", "C", 1); /* the mark is "~" */
+	struct ctp_table *t = ctp_table_new(CTP_TABLE_VIEW);
+	assert_int_equal(ctp_table_add_col(t, "COMM", 0), 0);
+	ctp_table_elide(t, 0, 14);
+	for (size_t i = 0; i < 3; i++)
+		assert_int_equal(ctp_table_text(t, names[i]), 0);
+	assert_int_equal(ctp_table_fit(t, 0, NULL), 0);
+	assert_string_equal(ctp_table_cell(t, 0, 0), "abcdefghij-1~z");
+	assert_string_equal(ctp_table_cell(t, 1, 0), "abcdefghij-2~z");
+	assert_string_equal(ctp_table_cell(t, 2, 0), "short");
+	ctp_table_free(t);
+	char out[CTP_TABLE_NAME_BYTES];
+	ctp_table_elide_text(names[0], 14, out); /* alone: the middle */
+	assert_string_equal(out, "abcdef~-zzzzzz");
+	unsetenv("LC_ALL");
+}
+
 /* ---- compare and show write text the same way ---- */
 
 /* A comm with a byte that is no UTF-8, a control byte, a quote and a
@@ -314,6 +338,7 @@ int main(void)
 		cmocka_unit_test(test_formats),
 		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_text_fit),
+		cmocka_unit_test(test_elide),
 		cmocka_unit_test(test_compare_csv_as_show),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -26,6 +26,7 @@ struct col {
 	unsigned flags;
 	size_t w;
 	bool hidden;
+	size_t elide; /* names elided to this, 0: not */
 };
 
 struct ctp_table {
@@ -478,6 +479,145 @@ void ctp_table_row_class(struct ctp_table *t, enum ctp_table_class c)
 	t->cur_cls = (uint8_t)c;
 }
 
+/* ---- Names ---- */
+
+#define NB CTP_TABLE_NAME_BYTES
+
+void ctp_table_elide(struct ctp_table *t, size_t c, size_t max)
+{
+	t->cols[c].elide = max;
+}
+
+/* Length of the common prefix of a and b; of the common suffix when
+ * `back`. */
+static size_t common(const char *a, const char *b, bool back)
+{
+	size_t na = strlen(a), nb = strlen(b), k = 0;
+	while (k < na && k < nb &&
+	       (back ? a[na - 1 - k] == b[nb - 1 - k] : a[k] == b[k]))
+		k++;
+	return k;
+}
+
+static const char *const *names_sorted;
+static bool names_back;
+static int cmp_names(const void *pa, const void *pb)
+{
+	const char *a = names_sorted[*(const size_t *)pa],
+		   *b = names_sorted[*(const size_t *)pb];
+	if (!names_back)
+		return strcmp(a, b);
+	size_t na = strlen(a), nb = strlen(b), k = common(a, b, true);
+	if (k == na || k == nb)
+		return (na > nb) - (na < nb);
+	return (unsigned char)a[na - 1 - k] - (unsigned char)b[nb - 1 - k];
+}
+
+/* For every name, the longest prefix (or suffix, `back`) it shares with
+ * another, different name of the column: its neighbours once sorted. */
+static void shared_parts(const char *const *full, size_t n, size_t *idx,
+			 size_t *out, bool back)
+{
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i, out[i] = 0;
+	names_sorted = full;
+	names_back = back;
+	qsort(idx, n, sizeof(*idx), cmp_names);
+	/* A run of one name is no ambiguity: each run against the runs
+	 * beside it, every member taking the largest. */
+	size_t ps = 0, pe = 0; /* the previous run, [ps, pe) */
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+		while (j < n && !strcmp(full[idx[j]], full[idx[i]]))
+			j++;
+		if (pe > ps) {
+			size_t k = common(full[idx[ps]], full[idx[i]], back);
+			for (size_t m = ps; m < j; m++)
+				if (k > out[idx[m]])
+					out[idx[m]] = k;
+		}
+		ps = i, pe = j, i = j;
+	}
+}
+
+/* Step back to the start of a UTF-8 sequence (forward when `fwd`). */
+static size_t seq_start(const char *s, size_t i, size_t n, bool fwd)
+{
+	while (i > 0 && i < n && ((unsigned char)s[i] & 0xc0) == 0x80)
+		i += fwd ? 1 : (size_t)-1;
+	return i;
+}
+
+/* A name cut in the middle to about max characters, keeping more than
+ * the lcp leading and lcs trailing bytes it shares with another name. */
+static void elide_name(const char *src, size_t lcp, size_t lcs, size_t max,
+		       char *out)
+{
+	size_t n = strlen(src);
+	if (max > CTP_TABLE_NAME_MAX)
+		max = CTP_TABLE_NAME_MAX;
+	if ((ctp_render_width(src) <= max && n < NB) || max < 3) {
+		snprintf(out, NB, "%s", src);
+		return;
+	}
+	size_t keep = max - 1, head = keep / 2, tail = keep - head;
+	if (head <= lcp && tail <= lcs) {
+		if (lcp + 2 <= keep)
+			head = lcp + 1, tail = keep - head;
+		else if (lcs + 2 <= keep)
+			tail = lcs + 1, head = keep - tail;
+		else
+			head = lcp + 1, tail = lcs + 1;
+	}
+	while (head + tail + 3 >= NB && tail > 1)
+		tail--;
+	while (head + tail + 3 >= NB && head > 1)
+		head--;
+	if (head + tail >= n) {
+		snprintf(out, NB, "%.*s", (int)(NB - 1), src);
+		return;
+	}
+	head = seq_start(src, head, n, false);
+	size_t from = seq_start(src, n - tail, n, true);
+	snprintf(out, NB, "%.*s%s%s", (int)head, src,
+		 ctp_render_utf8() ? "\xe2\x80\xa6" : "~", src + from);
+}
+
+void ctp_table_elide_text(const char *src, size_t max, char *out)
+{
+	elide_name(src, 0, 0, max, out);
+}
+
+/* Column c's names elided (ctp_table_elide). */
+static int elide_col(struct ctp_table *t, size_t c)
+{
+	size_t n = t->nrows, max = t->cols[c].elide;
+	const char **full = calloc(n ? n : 1, sizeof(*full));
+	size_t *lcp = calloc(n ? 3 * n : 1, sizeof(*lcp)), *lcs = lcp + n;
+	int r = full && lcp ? 0 : -ENOMEM;
+	bool cut = false;
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		full[i] = ctp_table_cell(t, i, c);
+		cut |= ctp_render_width(full[i]) > max || strlen(full[i]) >= NB;
+	}
+	if (r == 0 && cut) {
+		shared_parts(full, n, lcs + n, lcp, false);
+		shared_parts(full, n, lcs + n, lcs, true);
+	}
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		struct cell *k = &t->cells[i * t->ncols + c];
+		char *e = k->type == C_TEXT ? malloc(NB) : NULL;
+		if (!e)
+			continue; /* not a name, or no memory: as it is */
+		elide_name(k->text, lcp[i], lcs[i], max, e);
+		free(k->text);
+		k->text = e;
+	}
+	free(full);
+	free(lcp);
+	return r;
+}
+
 /* ---- Text ---- */
 
 static size_t gap_w(const struct ctp_table *t)
@@ -551,10 +691,12 @@ static void hide_past(struct ctp_table *t, size_t width)
 	}
 }
 
-void ctp_table_fit(struct ctp_table *t, size_t width, const char *const *steps)
+int ctp_table_fit(struct ctp_table *t, size_t width, const char *const *steps)
 {
 	for (size_t c = 0; c < t->ncols; c++) {
 		struct col *k = &t->cols[c];
+		if (k->elide && elide_col(t, c) < 0)
+			return -ENOMEM;
 		if ((k->flags & CTP_TABLE_HIDE_EMPTY) && col_empty(t, c))
 			k->hidden = true;
 		k->w = ctp_render_width(k->title);
@@ -567,7 +709,7 @@ void ctp_table_fit(struct ctp_table *t, size_t width, const char *const *steps)
 	for (size_t i = 0; width && steps && steps[i];) {
 		size_t total = line_width(t);
 		if (total <= width)
-			return;
+			return 0;
 		if (steps[i][0] == '<') {
 			if (!cut_widest(t, total - width,
 					(size_t)atoi(steps[i] + 1)))
@@ -579,6 +721,7 @@ void ctp_table_fit(struct ctp_table *t, size_t width, const char *const *steps)
 			hide_title(t, steps[i++]);
 		}
 	}
+	return 0;
 }
 
 /* The byte offset of the i-th character of s (its end when shorter). */

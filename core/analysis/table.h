@@ -72,6 +72,19 @@ int ctp_table_add_col(struct ctp_table *t, const char *title, unsigned flags);
 size_t ctp_table_n_cols(const struct ctp_table *t);
 /* Hide column c from the text output (it stays in CSV and JSON). */
 void ctp_table_hide(struct ctp_table *t, size_t c);
+/*
+ * Names: the text cells of column c elided by ctp_table_fit, each in the
+ * middle to about max characters (at most CTP_TABLE_NAME_MAX) with one
+ * mark ("\u2026", or "~" when the terminal takes no UTF-8), keeping enough
+ * of its head or tail that no other name of the column reads the same; a
+ * name that cannot be told apart within max keeps more. An elided name
+ * is at most CTP_TABLE_NAME_BYTES bytes with its NUL.
+ */
+void ctp_table_elide(struct ctp_table *t, size_t c, size_t max);
+#define CTP_TABLE_NAME_BYTES 64
+#define CTP_TABLE_NAME_MAX   (CTP_TABLE_NAME_BYTES - 4)
+/* One name elided so, into out (CTP_TABLE_NAME_BYTES). */
+void ctp_table_elide_text(const char *src, size_t max, char *out);
 /* Is column c shown in the text output, after ctp_table_fit? */
 bool ctp_table_shown(const struct ctp_table *t, size_t c);
 
@@ -120,9 +133,10 @@ const char *ctp_table_cell(const struct ctp_table *t, size_t row, size_t col);
  * moves to the next step when no column is wider than N; ">" hides the
  * first column that would pass width and every one after it, except
  * CTP_TABLE_KEEP ones; any other step hides the column of that title.
- * steps may be NULL.
+ * steps may be NULL. Names are elided (ctp_table_elide) first. Returns 0
+ * or -ENOMEM.
  */
-void ctp_table_fit(struct ctp_table *t, size_t width, const char *const *steps);
+int ctp_table_fit(struct ctp_table *t, size_t width, const char *const *steps);
 /* The text of the kept rows: the header (bold with colour), then each
  * row (in its class's colour); ctp_table_fit first. */
 void ctp_table_print(const struct ctp_table *t, FILE *out, bool color);

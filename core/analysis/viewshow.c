@@ -13,12 +13,12 @@
 #include "group.h"
 #include "rename.h"
 #include "render.h"
+#include "table.h"
 
 #define CELL 64
 /* Name columns are elided in the middle beyond this, or a fifth of a wider
- * screen; at most NAME_CAP (the whole of a cell). */
+ * screen (ctp_table_elide). */
 #define NAME_MAX_W 24
-#define NAME_CAP   (CELL - 4)
 /* A name as escaped before it is elided. */
 #define NAME_FULL 512
 
@@ -45,8 +45,6 @@ struct vcol {
 	 * reset; its new value was counted). */
 	bool *reset;
 	long double total;
-	size_t width;
-	bool skip; /* no printed row has a value */
 	/* It reads a counter of reaped children (role reaped): their whole
 	 * lives, added as each was reaped, so its change over an interval
 	 * is shown as an amount, never as a percent or a rate of it. */
@@ -78,7 +76,8 @@ struct sect {
 	size_t nc;
 	long double *age; /* seconds since the oldest member started, NAN */
 	size_t *order, n_order, hidden, self;
-	char *cells; /* n_order x (nk + nc) cells of CELL bytes */
+	/* The printed rows: key parts, then the columns. */
+	struct ctp_table *tab;
 };
 
 /* Does field f have a value in any row of its table? */
@@ -542,6 +541,17 @@ static void status_cell(const struct sect *s, const struct ctp_group *gr,
 		snprintf(buf + strlen(buf), CELL - strlen(buf), "-%u", gone);
 }
 
+/* Is column col of the view a name (a key part, a name ident)? */
+static bool name_col(const struct sect *s, size_t col)
+{
+	const struct ctp_view_col *c =
+		col < s->nk ? NULL : s->cols[col - s->nk].c;
+	return !c ||
+	       (c->src == CTP_VSRC_IDENT &&
+		(c->ident == CTP_VIDENT_PCOMM || c->ident == CTP_VIDENT_COMM ||
+		 c->ident == CTP_VIDENT_CGROUP));
+}
+
 /* The bytes a name column (a key part, or a name ident) shows for group
  * gr; false for other columns. *p NULL when the group has none. */
 static bool name_bytes(const struct sect *s, const struct ctp_group *gr,
@@ -549,16 +559,14 @@ static bool name_bytes(const struct sect *s, const struct ctp_group *gr,
 {
 	*p = NULL;
 	*n = 0;
+	if (!name_col(s, col))
+		return false;
 	if (col < s->nk) {
 		*p = gr->key[col];
 		*n = *p ? strlen(*p) : 0;
 		return true;
 	}
 	const struct ctp_view_col *c = s->cols[col - s->nk].c;
-	if (c->src != CTP_VSRC_IDENT ||
-	    (c->ident != CTP_VIDENT_PCOMM && c->ident != CTP_VIDENT_COMM &&
-	     c->ident != CTP_VIDENT_CGROUP))
-		return false;
 	const struct ctp_snap_table *t = ctp_snap_table(
 		s->snap, c->ident == CTP_VIDENT_PCOMM  ? CTP_SCOPE_PROCESS
 			 : c->ident == CTP_VIDENT_COMM ? CTP_SCOPE_THREAD
@@ -667,266 +675,69 @@ static void number_cell(const struct sect *s, const struct vcol *vc, size_t gi,
 	before_after(vc, gi, buf);
 }
 
-static char *cell(const struct sect *s, size_t row, size_t col)
+/* The columns: the key parts (ids right-aligned, as numbers are), then
+ * the view's. A column no printed row has a value in is left out, unless
+ * it is the sort column sc; names are elided to s->name_w. */
+static int table_cols(struct sect *s, size_t sc)
 {
-	return s->cells + (row * (s->nk + s->nc) + col) * CELL;
+	int r = 0;
+	for (size_t k = 0; k < s->nk && r >= 0; k++) {
+		const char *title = ctp_groups_key_title(s->g, k);
+		bool id =
+			strcmp(title, "PID") == 0 || strcmp(title, "TID") == 0;
+		r = ctp_table_add_col(s->tab, title,
+				      CTP_TABLE_KEEP |
+					      (id ? CTP_TABLE_RIGHT : 0));
+	}
+	for (size_t c = 0; c < s->nc && r >= 0; c++) {
+		const struct ctp_view_col *vc = s->cols[c].c;
+		bool right = vc->src != CTP_VSRC_IDENT ||
+			     vc->ident == CTP_VIDENT_PID ||
+			     vc->ident == CTP_VIDENT_AGE;
+		r = ctp_table_add_col(
+			s->tab, vc->label,
+			(right ? CTP_TABLE_RIGHT : 0) |
+				(c != sc ? CTP_TABLE_HIDE_EMPTY : 0));
+	}
+	for (size_t c = 0; c < s->nk + s->nc && r >= 0; c++)
+		if (name_col(s, c))
+			ctp_table_elide(s->tab, c, s->name_w);
+	return r < 0 ? r : 0;
 }
 
-/* Length of the common prefix of a and b; of the common suffix when
- * `back`. */
-static size_t common(const char *a, const char *b, bool back)
+/* Every printed row's cells: names escaped, idents, numbers. */
+static int fill_table(struct sect *s, size_t sc)
 {
-	size_t na = strlen(a), nb = strlen(b), k = 0;
-	while (k < na && k < nb &&
-	       (back ? a[na - 1 - k] == b[nb - 1 - k] : a[k] == b[k]))
-		k++;
-	return k;
-}
-
-static char *const *names_sorted;
-static bool names_back;
-static int cmp_names(const void *pa, const void *pb)
-{
-	const char *a = names_sorted[*(const size_t *)pa],
-		   *b = names_sorted[*(const size_t *)pb];
-	if (!names_back)
-		return strcmp(a, b);
-	size_t na = strlen(a), nb = strlen(b), k = common(a, b, true);
-	if (k == na || k == nb)
-		return (na > nb) - (na < nb);
-	return (unsigned char)a[na - 1 - k] - (unsigned char)b[nb - 1 - k];
-}
-
-/* For every name, the longest prefix (or suffix, `back`) it shares with
- * another, different name of the column: its neighbours once sorted. */
-static void shared_parts(char *const *full, size_t n, size_t *idx, size_t *out,
-			 bool back)
-{
-	for (size_t i = 0; i < n; i++)
-		idx[i] = i, out[i] = 0;
-	names_sorted = full;
-	names_back = back;
-	qsort(idx, n, sizeof(*idx), cmp_names);
-	/* A run of one name is no ambiguity: each run against the runs
-	 * beside it, every member taking the largest. */
-	size_t ps = 0, pe = 0; /* the previous run, [ps, pe) */
-	for (size_t i = 0; i < n;) {
-		size_t j = i + 1;
-		while (j < n && !strcmp(full[idx[j]], full[idx[i]]))
-			j++;
-		if (pe > ps) {
-			size_t k = common(full[idx[ps]], full[idx[i]], back);
-			for (size_t m = ps; m < j; m++)
-				if (k > out[idx[m]])
-					out[idx[m]] = k;
+	int r = (s->tab = ctp_table_new(CTP_TABLE_VIEW)) ? 0 : -ENOMEM;
+	if (r == 0)
+		r = table_cols(s, sc);
+	for (size_t i = 0; r == 0 && i < s->n_order; i++) {
+		size_t gi = s->order[i];
+		const struct ctp_group *gr = ctp_groups_at(s->g, gi);
+		for (size_t c = 0; r == 0 && c < s->nk + s->nc; c++) {
+			const struct vcol *vc =
+				c < s->nk ? NULL : &s->cols[c - s->nk];
+			char buf[NAME_FULL];
+			const char *p;
+			size_t len;
+			if (name_bytes(s, gr, c, &p, &len))
+				ctp_render_escape(p ? p : "-", p ? len : 1,
+						  NAME_FULL / 4, buf,
+						  sizeof(buf));
+			else if (vc->c->src == CTP_VSRC_IDENT)
+				ident_cell(s, gr, vc->c->ident, buf);
+			else
+				number_cell(s, vc, gi, buf);
+			r = ctp_table_text(s->tab, buf);
 		}
-		ps = i, pe = j, i = j;
 	}
-}
-
-/* Step back to the start of a UTF-8 sequence (forward when `fwd`). */
-static size_t seq_start(const char *s, size_t i, size_t n, bool fwd)
-{
-	while (i > 0 && i < n && ((unsigned char)s[i] & 0xc0) == 0x80)
-		i += fwd ? 1 : (size_t)-1;
-	return i;
-}
-
-/*
- * A name cut in the middle to about max characters with one mark, keeping
- * enough of its head or tail that no other name of the column (sharing
- * lcp leading or lcs trailing bytes with it) reads the same; a name that
- * cannot be told apart within max keeps more.
- */
-static void elide_name(const char *src, size_t lcp, size_t lcs, size_t max,
-		       char *out)
-{
-	size_t n = strlen(src);
-	if (max > NAME_CAP)
-		max = NAME_CAP;
-	if ((ctp_render_width(src) <= max && n < CELL) || max < 3) {
-		snprintf(out, CELL, "%s", src);
-		return;
-	}
-	size_t keep = max - 1, head = keep / 2, tail = keep - head;
-	if (head <= lcp && tail <= lcs) {
-		if (lcp + 2 <= keep)
-			head = lcp + 1, tail = keep - head;
-		else if (lcs + 2 <= keep)
-			tail = lcs + 1, head = keep - tail;
-		else
-			head = lcp + 1, tail = lcs + 1;
-	}
-	while (head + tail + 3 >= CELL && tail > 1)
-		tail--;
-	while (head + tail + 3 >= CELL && head > 1)
-		head--;
-	if (head + tail >= n) {
-		snprintf(out, CELL, "%.*s", (int)(CELL - 1), src);
-		return;
-	}
-	head = seq_start(src, head, n, false);
-	size_t from = seq_start(src, n - tail, n, true);
-	snprintf(out, CELL, "%.*s%s%s", (int)head, src,
-		 ctp_render_utf8() ? "\xe2\x80\xa6" : "~", src + from);
-}
-
-/* Column col's names: escaped, then elided to s->name_w. */
-static int name_column(struct sect *s, size_t col)
-{
-	size_t n = s->n_order;
-	char **full = calloc(n ? n : 1, sizeof(*full));
-	size_t *lcp = calloc(n ? 3 * n : 1, sizeof(*lcp)), *lcs = lcp + n;
-	int r = full && lcp ? 0 : -ENOMEM;
-	bool cut = false;
-	for (size_t i = 0; r == 0 && i < n; i++) {
-		char tmp[NAME_FULL];
-		const char *p;
-		size_t len;
-		name_bytes(s, ctp_groups_at(s->g, s->order[i]), col, &p, &len);
-		ctp_render_escape(p ? p : "-", p ? len : 1, NAME_FULL / 4, tmp,
-				  sizeof(tmp));
-		cut |= ctp_render_width(tmp) > s->name_w || strlen(tmp) >= CELL;
-		if (!(full[i] = strdup(tmp)))
-			r = -ENOMEM;
-	}
-	if (r == 0 && cut) {
-		shared_parts(full, n, lcs + n, lcp, false);
-		shared_parts(full, n, lcs + n, lcs, true);
-	}
-	for (size_t i = 0; r == 0 && i < n; i++)
-		elide_name(full[i], lcp[i], lcs[i], s->name_w, cell(s, i, col));
-	for (size_t i = 0; full && i < n; i++)
-		free(full[i]);
-	free(full);
-	free(lcp);
 	return r;
 }
 
-/* Every printed row's cells: key parts, then the columns. */
-static int fill_cells(struct sect *s)
+/* Is column c of the section printed (ctp_table_fit)? */
+static bool col_shown(const struct sect *s, size_t c)
 {
-	size_t w = s->nk + s->nc;
-	s->cells = calloc((s->n_order ? s->n_order : 1) * w, CELL);
-	if (!s->cells)
-		return -ENOMEM;
-	for (size_t c = 0; s->n_order && c < w; c++) {
-		const char *p;
-		size_t len;
-		if (name_bytes(s, ctp_groups_at(s->g, s->order[0]), c, &p,
-			       &len)) {
-			int r = name_column(s, c);
-			if (r < 0)
-				return r;
-			continue;
-		}
-		const struct vcol *vc = &s->cols[c - s->nk];
-		for (size_t r = 0; r < s->n_order; r++) {
-			size_t gi = s->order[r];
-			if (vc->c->src == CTP_VSRC_IDENT)
-				ident_cell(s, ctp_groups_at(s->g, gi),
-					   vc->c->ident, cell(s, r, c));
-			else
-				number_cell(s, vc, gi, cell(s, r, c));
-		}
-	}
-	return 0;
-}
-
-/* Does any printed row have something in column c? */
-static bool col_used(const struct sect *s, size_t c)
-{
-	for (size_t r = 0; r < s->n_order; r++) {
-		const char *t = cell(s, r, s->nk + c);
-		if (t[0] && strcmp(t, "-") != 0)
-			return true;
-	}
-	return !s->n_order;
-}
-
-/* Column widths; how many view columns fit `width` after the keys. A
- * column no printed row has a value in is left out, unless it is the
- * sort column sc. */
-static size_t fit(struct sect *s, size_t *kw, size_t width, size_t sc)
-{
-	size_t used = 0, n = 0;
-	for (size_t k = 0; k < s->nk; k++) {
-		kw[k] = ctp_render_width(ctp_groups_key_title(s->g, k));
-		for (size_t r = 0; r < s->n_order; r++) {
-			size_t w = ctp_render_width(cell(s, r, k));
-			if (w > kw[k])
-				kw[k] = w;
-		}
-		used += kw[k] + (k ? 1 : 0);
-	}
-	for (size_t c = 0; c < s->nc; c++) {
-		struct vcol *vc = &s->cols[c];
-		if ((vc->skip = c != sc && !col_used(s, c))) {
-			n++;
-			continue;
-		}
-		vc->width = ctp_render_width(vc->c->label);
-		for (size_t r = 0; r < s->n_order; r++) {
-			size_t w = ctp_render_width(cell(s, r, s->nk + c));
-			if (w > vc->width)
-				vc->width = w;
-		}
-		if (width && used + 1 + vc->width > width)
-			break;
-		used += 1 + vc->width;
-		n++;
-	}
-	return n;
-}
-
-/* One cell: left-aligned names, right-aligned numbers; the last cell of
- * a line gets no padding after it. */
-static void put(FILE *out, const char *text, size_t w, bool right, bool first,
-		bool last)
-{
-	size_t tw = ctp_render_width(text);
-	size_t pad = w > tw ? w - tw : 0;
-	if (!first)
-		fputc(' ', out);
-	if (right)
-		fprintf(out, "%*s%s", (int)pad, "", text);
-	else
-		fprintf(out, "%s%*s", text, last ? 0 : (int)pad, "");
-}
-
-static void print_rows(FILE *out, const struct sect *s, const size_t *kw,
-		       size_t ncols)
-{
-	size_t first = SIZE_MAX, last = SIZE_MAX;
-	for (size_t c = 0; c < ncols; c++)
-		if (!s->cols[c].skip) {
-			last = c;
-			if (first == SIZE_MAX)
-				first = c;
-		}
-	for (size_t r = 0; r <= s->n_order; r++) {
-		/* Row 0 is the header. */
-		for (size_t k = 0; k < s->nk; k++) {
-			const char *title = ctp_groups_key_title(s->g, k);
-			/* Ids right-aligned, as numbers are. */
-			bool id = strcmp(title, "PID") == 0 ||
-				  strcmp(title, "TID") == 0;
-			put(out, r ? cell(s, r - 1, k) : title, kw[k], id,
-			    k == 0, k + 1 == s->nk && last == SIZE_MAX);
-		}
-		for (size_t c = 0; c < ncols; c++) {
-			const struct vcol *vc = &s->cols[c];
-			if (vc->skip)
-				continue;
-			put(out, r ? cell(s, r - 1, s->nk + c) : vc->c->label,
-			    vc->width,
-			    vc->c->src != CTP_VSRC_IDENT ||
-				    vc->c->ident == CTP_VIDENT_PID ||
-				    vc->c->ident == CTP_VIDENT_AGE,
-			    !s->nk && c == first, c == last);
-		}
-		fputc('\n', out);
-	}
+	return ctp_table_shown(s->tab, s->nk + c);
 }
 
 /* compare: the section's part of the host's CPU, from its first column
@@ -967,12 +778,12 @@ static void shown_line(FILE *out, const struct sect *s)
 }
 
 /* Under a section, what a '!' means when a printed cell has one. */
-static void reset_line(FILE *out, const struct sect *s, size_t ncols)
+static void reset_line(FILE *out, const struct sect *s)
 {
-	for (size_t c = 0; c < ncols; c++) {
+	for (size_t c = 0; c < s->nc; c++) {
 		const struct vcol *vc = &s->cols[c];
-		for (size_t r = 0; vc->reset && !vc->skip && r < s->n_order;
-		     r++)
+		for (size_t r = 0;
+		     vc->reset && col_shown(s, c) && r < s->n_order; r++)
 			if (vc->reset[s->order[r]]) {
 				fputs("  !: a counter went back in the "
 				      "interval (a reset); its new value is "
@@ -985,11 +796,11 @@ static void reset_line(FILE *out, const struct sect *s, size_t ncols)
 
 /* Under a section, what a printed column of reaped children's counters
  * holds (vcol.reaped): not what they used in the interval. */
-static void reaped_line(FILE *out, const struct sect *s, size_t ncols)
+static void reaped_line(FILE *out, const struct sect *s)
 {
-	for (size_t c = 0; c < ncols; c++) {
+	for (size_t c = 0; c < s->nc; c++) {
 		const struct vcol *vc = &s->cols[c];
-		if (!vc->reaped || vc->skip)
+		if (!vc->reaped || !col_shown(s, c))
 			continue;
 		char esc[CELL * 4];
 		fprintf(out, "  %s: ",
@@ -1007,7 +818,7 @@ static void reaped_line(FILE *out, const struct sect *s, size_t ncols)
  * values their source rounds down (field `step`: taskstats' I/O, in KiB
  * steps), when a printed row has exited tasks: their small counts read 0.
  * The reason goes on a line of its own when one would not fit. */
-static void step_line(FILE *out, const struct sect *s, size_t ncols)
+static void step_line(FILE *out, const struct sect *s)
 {
 	static const char why[] = "exited tasks' values are rounded down to "
 				  "1024s (KiB steps)";
@@ -1016,10 +827,10 @@ static void step_line(FILE *out, const struct sect *s, size_t ncols)
 	bool extras = false;
 	for (size_t r = 0; r < s->n_order; r++)
 		extras |= ctp_groups_at(s->g, s->order[r])->n_extras > 0;
-	for (size_t c = 0; extras && c < ncols; c++) {
+	for (size_t c = 0; extras && c < s->nc; c++) {
 		const struct vcol *vc = &s->cols[c];
 		char esc[CELL * 4];
-		if (!vc->kib || vc->skip)
+		if (!vc->kib || !col_shown(s, c))
 			continue;
 		ctp_render_escape(vc->c->label, strlen(vc->c->label), CELL, esc,
 				  sizeof(esc));
@@ -1040,17 +851,18 @@ static void step_line(FILE *out, const struct sect *s, size_t ncols)
 static void renamed_lines(FILE *out, const struct sect *s)
 {
 	const char *arrow = ctp_render_utf8() ? " \xe2\x86\x92 " : " -> ";
-	size_t w = s->o->width > 48 ? (s->o->width - 44) / 2 : NAME_CAP;
+	size_t w =
+		s->o->width > 48 ? (s->o->width - 44) / 2 : CTP_TABLE_NAME_MAX;
 	for (size_t r = 0; r < s->n_order; r++) {
 		const struct ctp_rename_pair *p =
 			renamed(s, ctp_groups_at(s->g, s->order[r]));
 		if (!p)
 			continue;
-		char e[2][NAME_FULL], c[2][CELL];
+		char e[2][NAME_FULL], c[2][CTP_TABLE_NAME_BYTES];
 		for (int k = 0; k < 2; k++) {
 			ctp_render_escape(p->path[k], strlen(p->path[k]),
 					  NAME_FULL / 4, e[k], sizeof(e[k]));
-			elide_name(e[k], 0, 0, w, c[k]);
+			ctp_table_elide_text(e[k], w, c[k]);
 		}
 		if (p->carried)
 			fprintf(out, "  renamed: %s%s%s, as its parent\n", c[0],
@@ -1206,7 +1018,7 @@ static void sect_free(struct sect *s)
 	free(s->cols);
 	free(s->age);
 	free(s->order);
-	free(s->cells);
+	ctp_table_free(s->tab);
 	ctp_rename_free(s->ren);
 	ctp_groups_free(s->g);
 	ctp_groups_free(s->bg);
@@ -1346,16 +1158,17 @@ static int section(FILE *out, struct sect *s, size_t si,
 			s->v->secs[si].title, s->v->name, s->v->name);
 		return 0;
 	}
-	if ((r = rows(s, o, sc, asc)) < 0 || (r = fill_cells(s)) < 0)
+	/* Columns past the width go, from the first that does not fit. */
+	static const char *const past[] = {">", NULL};
+	if ((r = rows(s, o, sc, asc)) < 0 || (r = fill_table(s, sc)) < 0 ||
+	    (r = ctp_table_fit(s->tab, o->width, past)) < 0)
 		return r;
-	size_t kw[CTP_GROUP_MAX_KEY];
-	size_t ncols = fit(s, kw, o->width, sc);
 	title_line(out, s, si, sc, lifetime);
-	print_rows(out, s, kw, ncols);
+	ctp_table_print(s->tab, out, false);
 	shown_line(out, s);
-	reset_line(out, s, ncols);
-	reaped_line(out, s, ncols);
-	step_line(out, s, ncols);
+	reset_line(out, s);
+	reaped_line(out, s);
+	step_line(out, s);
 	renamed_lines(out, s);
 	return absent_lines(out, s, si);
 }
