@@ -6,7 +6,7 @@ ctp_add_test(test_compare_live test_compare_live.c e2e_util.c LIBS ctpcore)
 add_dependencies(test_compare_live ctprof-core plugin-procfs-stat)
 
 # dump and compare share one JSON escaper: odd kernel bytes survive a JSON
-# parser (Python's json module).
+# parser (Python's json module); compare and show one CSV escaper.
 ctp_add_test(test_json_escape test_json_escape.c snapbuild.c e2e_util.c
              LIBS ctpcore)
 add_dependencies(test_json_escape ctprof-core)

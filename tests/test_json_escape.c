@@ -4,6 +4,8 @@
  * compare: kernel bytes that are not UTF-8 and control characters come out
  * as valid JSON that a JSON parser maps back to the same bytes (each as
  * U+00XX). Checked with Python's json module on both commands' output.
+ * One CSV escaper (ctp_table_csv_str) for show and compare: the same text
+ * is the same cell in both.
  */
 #include <limits.h>
 #include <setjmp.h>
@@ -81,6 +83,44 @@ static void test_both_commands(void **unused)
 	assert_int_equal(system(cmd), 0);
 }
 
+static char *run(const char *const *args, const char *out)
+{
+	char *buf;
+	size_t len;
+	assert_int_equal(e2e_run(args, out, NULL), 0);
+	assert_int_equal(e2e_read_file(out, &buf, &len), 0);
+	return buf;
+}
+
+static void test_compare_csv_as_show(void **unused)
+{
+	(void)unused;
+	char snap[PATH_MAX + 16], out[PATH_MAX + 16];
+	snprintf(snap, sizeof(snap), "%s/s.ctprof.zst", tmpdir);
+	snprintf(out, sizeof(out), "%s/out.csv", tmpdir);
+	write_snapshot(snap);
+
+	/* The comm's CSV cell: quoted for its '"', which is doubled; the
+	 * 0xff byte as \u00ff; the rest as it is. */
+	static const char want[] = "\"w\\u00ff\x01\"\"\xc3\xa9\"";
+	const char *show[] = {"show",	    snap,   "--format",	      "csv",
+			      "--group-by", "comm", "--no-normalize", NULL};
+	char *s = run(show, out);
+	if (!strstr(s, want))
+		fail_msg("show: no %s in\n%s", want, s);
+	free(s);
+	const char *cmp[] = {"compare", snap,	      snap,   "--format",
+			     "csv",	"--group-by", "comm", "--no-normalize",
+			     NULL};
+	s = run(cmp, out);
+	/* threads,<the comm>,continuing,... */
+	char line[64];
+	snprintf(line, sizeof(line), "\nthreads,%s,", want);
+	if (!strstr(s, line))
+		fail_msg("compare: no %s in\n%s", line + 1, s);
+	free(s);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -97,6 +137,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_both_commands),
+		cmocka_unit_test(test_compare_csv_as_show),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

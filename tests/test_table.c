@@ -2,8 +2,7 @@
 /*
  * The one table of every printed output (core/analysis/table.c): its CSV
  * and JSON escapers, its machine formats, the fitting of its text to a
- * width; and that `compare --format csv` and `show --format csv` write the
- * same text the same way (one CSV escaper).
+ * width, the elision of names. (test_json_escape: the commands' output.)
  */
 #include <limits.h>
 #include <setjmp.h>
@@ -16,11 +15,7 @@
 
 #include <cmocka.h>
 
-#include "e2e_util.h"
-#include "snapbuild.h"
 #include "table.h"
-
-static char tmpdir[PATH_MAX];
 
 /* What fn writes to a stream, malloc'ed. */
 static char *written(void (*fn)(FILE *f, void *arg), void *arg)
@@ -256,80 +251,6 @@ static void test_elide(void **unused)
 	unsetenv("LC_ALL");
 }
 
-/* ---- compare and show write text the same way ---- */
-
-/* A comm with a byte that is no UTF-8, a control byte, a quote and a
- * two-byte character. */
-static const char comm[] = "w\xff\x01\"\xc3\xa9";
-
-static void write_snapshot(const char *path)
-{
-	struct ctp_capture *cap = sb_capture("t");
-	static const struct ctp_field_desc d = {
-		"t.cnt",      "a count",      CTP_SCOPE_THREAD,
-		CTP_TYPE_U64, CTP_UNIT_COUNT, CTP_KIND_COUNTER,
-		CTP_RULE_SUM};
-	int fid = ctp_registry_add(&cap->reg, 0, &d);
-	assert_true(fid >= 0);
-	sb_process(cap, 10, comm);
-	uint32_t r = sb_thread(cap, 10, comm, -1);
-	sb_put_u64(cap, &cap->threads[0], r, CTP_THREAD_IDENT, fid, 1);
-	char err[512];
-	if (sb_write(cap, path, err, sizeof(err)) < 0)
-		fail_msg("%s", err);
-	ctp_capture_free(cap);
-}
-
-static char *run(const char *const *args, const char *out)
-{
-	char *buf;
-	size_t len;
-	assert_int_equal(e2e_run(args, out, NULL), 0);
-	assert_int_equal(e2e_read_file(out, &buf, &len), 0);
-	return buf;
-}
-
-static void test_compare_csv_as_show(void **unused)
-{
-	(void)unused;
-	char snap[PATH_MAX + 16], out[PATH_MAX + 16];
-	snprintf(snap, sizeof(snap), "%s/s.ctprof.zst", tmpdir);
-	snprintf(out, sizeof(out), "%s/out.csv", tmpdir);
-	write_snapshot(snap);
-
-	/* The comm's CSV cell: quoted for its '"', which is doubled; the
-	 * 0xff byte as \u00ff; the rest as it is. */
-	static const char want[] = "\"w\\u00ff\x01\"\"\xc3\xa9\"";
-	const char *show[] = {"show",	    snap,   "--format",	      "csv",
-			      "--group-by", "comm", "--no-normalize", NULL};
-	char *s = run(show, out);
-	if (!strstr(s, want))
-		fail_msg("show: no %s in\n%s", want, s);
-	free(s);
-	const char *cmp[] = {"compare", snap,	      snap,   "--format",
-			     "csv",	"--group-by", "comm", "--no-normalize",
-			     NULL};
-	s = run(cmp, out);
-	/* threads,<the comm>,continuing,... */
-	char line[64];
-	snprintf(line, sizeof(line), "\nthreads,%s,", want);
-	if (!strstr(s, line))
-		fail_msg("compare: no %s in\n%s", line + 1, s);
-	free(s);
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	return e2e_tmpdir("table", tmpdir, sizeof(tmpdir));
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return e2e_rm_rf(tmpdir);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -339,7 +260,6 @@ int main(void)
 		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_text_fit),
 		cmocka_unit_test(test_elide),
-		cmocka_unit_test(test_compare_csv_as_show),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, NULL, NULL);
 }
