@@ -11,6 +11,7 @@
 #include "ident.h"
 #include "interval.h"
 #include "render.h"
+#include "table.h"
 
 struct entry {
 	char *name;
@@ -470,23 +471,30 @@ void ctp_exit_sum_print(FILE *out, const struct ctp_exit_sum *s,
 	fputc('\n', out);
 	if (!s->n_g)
 		return;
-	size_t nw = 7;
-	for (size_t i = 0; i < shown; i++) {
-		size_t w = ctp_render_width(s->g[i].name);
-		nw = w > nw ? w : nw;
-	}
-	if (width && nw > width / 2)
-		nw = width / 2;
-	fprintf(out, "%-*s %6s %6s %7s\n", (int)nw, "COMMAND", "TASKS", "CPU%",
-		"TIME");
-	for (size_t i = 0; i < shown; i++) {
+	static const char *const titles[] = {"COMMAND", "TASKS", "CPU%",
+					     "TIME"};
+	static const size_t min[] = {0, 6, 6, 7};
+	struct ctp_table *t = ctp_table_new(CTP_TABLE_VIEW);
+	int r = t ? 0 : -ENOMEM;
+	for (size_t c = 0; c < 4 && r >= 0; c++)
+		r = ctp_table_add_col(t, titles[c], c ? CTP_TABLE_RIGHT : 0);
+	if (r >= 0) /* names of half the width at most */
+		ctp_table_width(t, 0, 0, width ? width / 2 : 0);
+	for (size_t c = 1; c < 4 && r >= 0; c++)
+		ctp_table_width(t, c, min[c], 0);
+	for (size_t i = 0; i < shown && r >= 0; i++) {
 		const struct ctp_exit_group *g = &s->g[i];
-		char t[32];
-		ctp_render_duration(t, sizeof(t), g->cpu);
-		fprintf(out, "%-*.*s %6zu %6.1f %7s\n", (int)nw, (int)nw,
-			g->name, g->tasks,
-			interval_s > 0 ? g->cpu / interval_s * 100 : 0, t);
+		char d[32];
+		ctp_render_duration(d, sizeof(d), g->cpu);
+		ctp_table_text(t, g->name);
+		ctp_table_numf(t, "%zu", g->tasks);
+		ctp_table_numf(t, "%.1f",
+			       interval_s > 0 ? g->cpu / interval_s * 100 : 0);
+		r = ctp_table_text(t, d);
 	}
+	if (r >= 0 && ctp_table_fit(t, 0, NULL) == 0)
+		ctp_table_print(t, out, false);
+	ctp_table_free(t);
 	if (shown < s->n_g)
 		fprintf(out, "  %zu more names (--top 0 shows all)\n",
 			s->n_g - shown);

@@ -26,11 +26,13 @@ struct col {
 	unsigned flags;
 	size_t w;
 	bool hidden;
-	size_t elide; /* names elided to this, 0: not */
+	size_t elide;	 /* names elided to this, 0: not */
+	size_t min, max; /* ctp_table_width */
 };
 
 struct ctp_table {
 	enum ctp_table_style style;
+	bool headless;
 	struct col *cols;
 	size_t ncols, cols_cap;
 	struct cell *cells; /* kept rows, nrows * ncols */
@@ -620,10 +622,18 @@ static int elide_col(struct ctp_table *t, size_t c)
 
 /* ---- Text ---- */
 
-static size_t gap_w(const struct ctp_table *t)
-{
-	return t->style == CTP_TABLE_GRID ? 2 : 1;
-}
+/* Each style's layout: before the first column, between columns; does a
+ * line end at its last cell that is not empty (else at its last shown
+ * column), is there a header line without rows. */
+static const struct {
+	const char *indent, *gap;
+	bool trim, empty_header;
+} styles[] = {
+	[CTP_TABLE_GRID] = {"  ", "  ", true, false},
+	[CTP_TABLE_VIEW] = {"", " ", false, true},
+};
+
+#define STYLE(t) (&styles[(t)->style])
 
 /* How wide a line of the shown columns is. */
 static size_t line_width(const struct ctp_table *t)
@@ -632,9 +642,19 @@ static size_t line_width(const struct ctp_table *t)
 	for (size_t c = 0; c < t->ncols; c++)
 		if (!t->cols[c].hidden)
 			total += t->cols[c].w, n++;
-	if (t->style == CTP_TABLE_GRID)
-		return total + n * gap_w(t);
-	return total + (n ? n - 1 : 0) * gap_w(t);
+	return strlen(STYLE(t)->indent) + total +
+	       (n ? n - 1 : 0) * strlen(STYLE(t)->gap);
+}
+
+void ctp_table_width(struct ctp_table *t, size_t c, size_t min, size_t max)
+{
+	t->cols[c].min = min;
+	t->cols[c].max = max;
+}
+
+void ctp_table_headless(struct ctp_table *t)
+{
+	t->headless = true;
 }
 
 /* Does no row show anything in column c? */
@@ -675,13 +695,13 @@ static void hide_title(struct ctp_table *t, const char *title)
  * CTP_TABLE_KEEP ones. */
 static void hide_past(struct ctp_table *t, size_t width)
 {
-	size_t used = 0, n = 0;
+	size_t used = strlen(STYLE(t)->indent), n = 0;
 	bool past = false;
 	for (size_t c = 0; c < t->ncols; c++) {
 		struct col *k = &t->cols[c];
 		if (k->hidden)
 			continue;
-		size_t w = (n ? gap_w(t) : 0) + k->w;
+		size_t w = (n ? strlen(STYLE(t)->gap) : 0) + k->w;
 		if (!(k->flags & CTP_TABLE_KEEP) &&
 		    (past || used + w > width)) {
 			k->hidden = past = true;
@@ -699,12 +719,16 @@ int ctp_table_fit(struct ctp_table *t, size_t width, const char *const *steps)
 			return -ENOMEM;
 		if ((k->flags & CTP_TABLE_HIDE_EMPTY) && col_empty(t, c))
 			k->hidden = true;
-		k->w = ctp_render_width(k->title);
+		k->w = t->headless ? 0 : ctp_render_width(k->title);
 		for (size_t r = 0; r < t->nrows; r++) {
 			size_t w = ctp_render_width(ctp_table_cell(t, r, c));
 			if (w > k->w)
 				k->w = w;
 		}
+		if (k->w < k->min)
+			k->w = k->min;
+		if (k->max && k->w > k->max)
+			k->w = k->max;
 	}
 	for (size_t i = 0; width && steps && steps[i];) {
 		size_t total = line_width(t);
@@ -738,10 +762,16 @@ static size_t char_at(const char *s, size_t i)
 /* s in exactly w display characters (none after it when last). Wider: cut
  * in the middle with "..." so that both ends of a name stay
  * (taskstats.f...delay_total and taskstats.f...delay_max stay apart);
- * right-aligned cells keep the head. */
-static void put_cell(FILE *out, const char *s, size_t w, bool right, bool last)
+ * right-aligned cells keep the head; a column with a maximum width its
+ * head only, with no mark. */
+static void put_cell(FILE *out, const char *s, const struct col *k, bool last)
 {
-	size_t sw = ctp_render_width(s);
+	size_t sw = ctp_render_width(s), w = k->w;
+	bool right = k->flags & CTP_TABLE_RIGHT;
+	if (sw > w && k->max) {
+		fwrite(s, 1, char_at(s, w), out);
+		return;
+	}
 	if (sw > w) {
 		size_t keep = w > 3 ? w - 3 : 0;
 		size_t tail = right ? 0 : keep / 2, head = keep - tail;
@@ -756,14 +786,13 @@ static void put_cell(FILE *out, const char *s, size_t w, bool right, bool last)
 		fprintf(out, "%s%*s", s, last ? 0 : (int)(w - sw), "");
 }
 
-/* The column a line stops at: GRID, its last shown cell that is not
- * empty (so that it never ends in padding); VIEW, the last shown one. */
+/* The column a line stops at: its last shown cell that is not empty (so
+ * that it never ends in padding), or its last shown column. */
 static size_t line_last(const struct ctp_table *t, const char *const *line)
 {
-	size_t last = t->style == CTP_TABLE_GRID ? 0 : SIZE_MAX;
+	size_t last = STYLE(t)->trim ? 0 : SIZE_MAX;
 	for (size_t c = 0; c < t->ncols; c++)
-		if (!t->cols[c].hidden &&
-		    (t->style == CTP_TABLE_VIEW || *line[c]))
+		if (!t->cols[c].hidden && (!STYLE(t)->trim || *line[c]))
 			last = c;
 	return last;
 }
@@ -778,23 +807,21 @@ static void print_line(const struct ctp_table *t, FILE *out,
 		const struct col *k = &t->cols[c];
 		if (k->hidden)
 			continue;
-		if (t->style == CTP_TABLE_GRID || !first)
-			fputs(t->style == CTP_TABLE_GRID ? "  " : " ", out);
+		fputs(first ? STYLE(t)->indent : STYLE(t)->gap, out);
 		first = false;
-		put_cell(out, line[c], k->w, k->flags & CTP_TABLE_RIGHT,
-			 c == last);
+		put_cell(out, line[c], k, c == last);
 	}
 }
 
 void ctp_table_print(const struct ctp_table *t, FILE *out, bool color)
 {
 	static const char *const sgr[] = {"", "\033[32m", "\033[31m"};
-	if (!t->nrows && t->style == CTP_TABLE_GRID)
+	if (!t->nrows && !STYLE(t)->empty_header)
 		return;
 	const char **line = calloc(t->ncols ? t->ncols : 1, sizeof(*line));
 	if (!line)
 		return;
-	for (size_t r = 0; r <= t->nrows; r++) {
+	for (size_t r = t->headless; r <= t->nrows; r++) {
 		for (size_t c = 0; c < t->ncols; c++)
 			line[c] = r ? ctp_table_cell(t, r - 1, c)
 				    : t->cols[c].title;

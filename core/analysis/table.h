@@ -70,6 +70,11 @@ void ctp_table_free(struct ctp_table *t);
  */
 int ctp_table_add_col(struct ctp_table *t, const char *title, unsigned flags);
 size_t ctp_table_n_cols(const struct ctp_table *t);
+/* Column c at least min characters wide, and at most max (0: no limit)
+ * with its cells' ends cut off (no mark). */
+void ctp_table_width(struct ctp_table *t, size_t c, size_t min, size_t max);
+/* No header line in the text output (titles count for no width). */
+void ctp_table_headless(struct ctp_table *t);
 /* Hide column c from the text output (it stays in CSV and JSON). */
 void ctp_table_hide(struct ctp_table *t, size_t c);
 /*
@@ -124,7 +129,8 @@ size_t ctp_table_n_rows(const struct ctp_table *t);
 const char *ctp_table_cell(const struct ctp_table *t, size_t row, size_t col);
 
 /*
- * Text: the column widths (each its widest cell or title), columns with
+ * Text: the column widths (each its widest cell or title, within its
+ * minimum and maximum, ctp_table_width), columns with
  * CTP_TABLE_HIDE_EMPTY hidden when no row shows anything in them, then,
  * when width is not 0, the steps in order, each taken only while a line
  * would be wider than width: "<N" cuts the widest column to what the line

@@ -79,6 +79,33 @@ static void print_header(const char *path, const struct ctp_snap *snap)
 		printf("Config:    %s\n", h->config_path);
 }
 
+struct column {
+	const char *title;
+	bool right;
+	const struct ctp_snap_field *field; /* NULL: identity */
+};
+
+/* A table of these columns; NULL when out of memory. */
+static struct ctp_table *grid(const struct column *cols, size_t ncols)
+{
+	struct ctp_table *t = ctp_table_new(CTP_TABLE_GRID);
+	for (size_t c = 0; t && c < ncols; c++)
+		if (ctp_table_add_col(t, cols[c].title,
+				      cols[c].right ? CTP_TABLE_RIGHT : 0) <
+		    0) {
+			ctp_table_free(t);
+			return NULL;
+		}
+	return t;
+}
+
+/* The table as text, each column as wide as its widest cell. */
+static void print_grid(struct ctp_table *t)
+{
+	ctp_table_fit(t, 0, NULL);
+	ctp_table_print(t, stdout, false);
+}
+
 static int cmp_field_name(const void *a, const void *b)
 {
 	return strcmp((*(const struct ctp_snap_field *const *)a)->name,
@@ -91,31 +118,33 @@ static int cmp_field_name(const void *a, const void *b)
 static void print_host(const struct ctp_snap *snap, const struct opts *o)
 {
 	const struct ctp_snap_field *fs = ctp_snap_fields(snap);
-	size_t nf = ctp_snap_n_fields(snap), w = 0, n = 0;
+	size_t nf = ctp_snap_n_fields(snap), n = 0;
 	char buf[1024];
-
+	static const struct column cols[] = {{"FIELD", false, NULL},
+					     {"VALUE", false, NULL}};
+	struct ctp_table *t = grid(cols, 2);
 	const struct ctp_snap_field **hf = malloc((nf ? nf : 1) * sizeof(*hf));
-	if (!hf) {
-		fprintf(stderr, "ctprof-core: show: out of memory\n");
-		return;
-	}
-	for (size_t i = 0; i < nf; i++)
-		if (fs[i].scope == CTP_SCOPE_HOST && selected(o, &fs[i])) {
-			size_t l = strlen(fs[i].name);
-			w = l > w ? l : w;
+	int r = t && hf ? 0 : -ENOMEM;
+
+	for (size_t i = 0; r == 0 && i < nf; i++)
+		if (fs[i].scope == CTP_SCOPE_HOST && selected(o, &fs[i]))
 			hf[n++] = &fs[i];
-		}
-	if (!n) {
-		free(hf);
-		return;
-	}
-	qsort(hf, n, sizeof(*hf), cmp_field_name);
-	printf("\nHost values:\n");
-	for (size_t i = 0; i < n; i++) {
+	if (n)
+		qsort(hf, n, sizeof(*hf), cmp_field_name);
+	for (size_t i = 0; r == 0 && i < n; i++) {
 		struct ctp_value v = ctp_snap_value(snap, hf[i], 0);
 		ctp_render_value(hf[i]->unit, &v, buf, sizeof(buf));
-		printf("  %-*s  %s\n", (int)w, hf[i]->name, buf);
+		if ((r = ctp_table_text(t, hf[i]->name)) == 0)
+			r = ctp_table_text(t, buf);
 	}
+	if (r < 0) {
+		fprintf(stderr, "ctprof-core: show: out of memory\n");
+	} else if (n) {
+		printf("\nHost values:\n");
+		ctp_table_headless(t);
+		print_grid(t);
+	}
+	ctp_table_free(t);
 	free(hf);
 }
 
@@ -427,33 +456,6 @@ static int cmp_rows(const void *pa, const void *pb, void *arg)
 			return -c;
 	}
 	return (a > b) - (a < b);
-}
-
-struct column {
-	const char *title;
-	bool right;
-	const struct ctp_snap_field *field; /* NULL: identity */
-};
-
-/* A table of these columns; NULL when out of memory. */
-static struct ctp_table *grid(const struct column *cols, size_t ncols)
-{
-	struct ctp_table *t = ctp_table_new(CTP_TABLE_GRID);
-	for (size_t c = 0; t && c < ncols; c++)
-		if (ctp_table_add_col(t, cols[c].title,
-				      cols[c].right ? CTP_TABLE_RIGHT : 0) <
-		    0) {
-			ctp_table_free(t);
-			return NULL;
-		}
-	return t;
-}
-
-/* The table as text, each column as wide as its widest cell. */
-static void print_grid(struct ctp_table *t)
-{
-	ctp_table_fit(t, 0, NULL);
-	ctp_table_print(t, stdout, false);
 }
 
 /* An identity cell (TGID, TID, THREADS, COMM, CGROUP) of `row`. */
