@@ -16,7 +16,6 @@
 
 #include "ctprof/plugin-util.h"
 #include "group.h"
-#include "grow.h"
 #include "hostdiff.h"
 #include "ident.h"
 #include "interval.h"
@@ -28,7 +27,6 @@
 #include "render.h"
 #include "rename.h"
 #include "table.h"
-#include "term.h"
 
 #define PROG "ctprof-core compare"
 
