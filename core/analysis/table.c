@@ -392,8 +392,9 @@ static int row_done(struct ctp_table *t)
 			cell_done(&t->cur[i]);
 		r = -ENOMEM;
 	} else {
-		memcpy(&t->cells[t->nrows * t->ncols], t->cur,
-		       t->ncols * sizeof(*t->cur));
+		if (t->ncols) /* (an empty row has no cells) */
+			memcpy(&t->cells[t->nrows * t->ncols], t->cur,
+			       t->ncols * sizeof(*t->cur));
 		t->cls[t->nrows++] = t->cur_cls;
 	}
 	t->ncur = 0;
