@@ -25,7 +25,7 @@
 
 #include "ctprof/plugin.h"
 #include "e2e_util.h"
-#include "engine.h"
+#include "log.h"
 #include "snapbuild.h"
 #include "term.h"
 

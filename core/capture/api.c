@@ -7,83 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "engine.h"
+#include "log.h"
 #include "options.h"
-#include "term.h"
-
-int ctp_verbosity;
-
-uint64_t ctp_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t ctp_boottime_ns(void)
-{
-	struct timespec ts;
-	if (clock_gettime(CLOCK_BOOTTIME, &ts) < 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static bool level_shown(int level)
-{
-	if (level <= CTP_LOG_ERR)
-		return true;
-	if (level <= CTP_LOG_NOTICE)
-		return ctp_verbosity >= 0;
-	if (level == CTP_LOG_INFO)
-		return ctp_verbosity >= 1;
-	return ctp_verbosity >= 2;
-}
-
-static const char *level_name(int level)
-{
-	switch (level) {
-	case CTP_LOG_ERR:
-		return "error";
-	case CTP_LOG_WARNING:
-		return "warning";
-	case CTP_LOG_NOTICE:
-		return "notice";
-	case CTP_LOG_INFO:
-		return "info";
-	default:
-		return "debug";
-	}
-}
-
-static void __attribute__((format(printf, 3, 0)))
-vlog(const char *who, int level, const char *fmt, va_list ap)
-{
-	char line[1024], shown[1024];
-	int n = snprintf(line, sizeof(line),
-			 "ctprof-core: %s%s%s: ", who ? who : "",
-			 who ? ": " : "", level_name(level));
-	if (n < 0)
-		return;
-	if ((size_t)n < sizeof(line))
-		vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
-	/* Names a process or a file may hold any byte: by the terminal's
-	 * rule, so a line is one line and no escape reaches the screen. */
-	ctp_term_escape(line, strlen(line), SIZE_MAX, shown, sizeof(shown));
-	/* One write per line so concurrent workers do not interleave. */
-	fprintf(stderr, "%s\n", shown);
-}
-
-void ctp_log(int level, const char *fmt, ...)
-{
-	if (!level_shown(level))
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vlog(NULL, level, fmt, ap);
-	va_end(ap);
-}
 
 /* Rate limit: at most LOG_BURST lines per plugin per LOG_WINDOW. */
 #define LOG_BURST     10
@@ -92,7 +20,7 @@ void ctp_log(int level, const char *fmt, ...)
 static void __attribute__((format(printf, 3, 4)))
 api_log(struct ctp_ctx *ctx, int level, const char *fmt, ...)
 {
-	if (!level_shown(level))
+	if (!ctp_log_shown(level))
 		return;
 	struct ctp_capture *cap = ctx->eng->cap;
 	struct ctp_plugin_info *info = &cap->plugins[ctx->plugin];
@@ -121,7 +49,7 @@ api_log(struct ctp_ctx *ctx, int level, const char *fmt, ...)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	vlog(info->name, level, fmt, ap);
+	ctp_vlog(info->name, level, fmt, ap);
 	va_end(ap);
 }
 

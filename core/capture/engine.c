@@ -24,8 +24,10 @@
 #include <linux/magic.h>
 
 #include "cgroups.h"
+#include "clock.h"
 #include "ctprof/plugin-util.h"
 #include "engine.h"
+#include "log.h"
 #include "splitq.h"
 #include "supervise.h"
 #include "taskid.h"

@@ -172,23 +172,11 @@ struct ctp_engine {
 	pthread_cond_t done_cond;
 };
 
-/* How much the core and plugins log (set from the command line): -q gives
- * -1, -v gives 1, -vv 2. */
-extern int ctp_verbosity;
-
-/* Logging used by the core itself (respects ctp_verbosity). */
-void ctp_log(int level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
 /* api.c */
 void ctp_api_fill(struct ctp_api *api);
 /* Close rt's open exited record, if any (the end of a host or finish
  * callback). */
 void ctp_api_exited_close(struct ctp_plugin_rt *rt);
-uint64_t ctp_now_ns(void);
-/* CLOCK_BOOTTIME in ns (the clock of tasks' start times), 0 when it
- * cannot be read. */
-uint64_t ctp_boottime_ns(void);
 
 /* loader.c */
 /* Resolve the plugin search path: config dirs, else the build tree when

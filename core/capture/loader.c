@@ -18,7 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "engine.h"
+#include "log.h"
 #include "supervise.h"
 #include "options.h"
 #include "paths.h"

@@ -17,8 +17,10 @@
 
 #include "capture_util.h"
 #include "cli.h"
+#include "clock.h"
 #include "ctprof/plugin-util.h"
 #include "engine.h"
+#include "log.h"
 #include "supervise.h"
 
 /* How long a child asked to end (its socket closed, then SIGTERM) has

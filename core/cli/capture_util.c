@@ -5,6 +5,8 @@
  * clock, writing a finished capture. Private to the core.
  */
 #include "capture_util.h"
+#include "clock.h"
+#include "log.h"
 #include "priv.h"
 #include "supervise.h"
 

@@ -14,9 +14,9 @@
 
 #include "cli.h"
 #include "ctprof/plugin-util.h"
-#include "engine.h"
 #include "export.h"
 #include "flat.h"
+#include "log.h"
 #include "openmetrics.h"
 #include "outfile.h"
 #include "readcli.h"

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "ctprof/plugin-util.h"
 #include "build_config.h"
 #include "capture_util.h"
@@ -24,6 +25,7 @@
 #include "config.h"
 #include "engine.h"
 #include "format.h"
+#include "log.h"
 #include "options.h"
 #include "priv.h"
 #include "suggest.h"

@@ -24,6 +24,8 @@
 
 #include "capture_util.h"
 #include "cli.h"
+#include "clock.h"
+#include "log.h"
 #include "priv.h"
 #include "recdir.h"
 #include "compare_view.h"

@@ -14,8 +14,9 @@
 
 #include "capture_util.h"
 #include "cli.h"
+#include "clock.h"
 #include "ctprof/plugin-util.h"
-#include "engine.h"
+#include "log.h"
 #include "supervise.h"
 
 volatile sig_atomic_t ctp_supervised_child;
