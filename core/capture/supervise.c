@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+
 #define SV_MAGIC 0x43545356u /* "CTSV" */
 
 /* Room for the handler: it calls nothing but atomics, two system calls
@@ -231,14 +233,8 @@ bool ctp_sv_oom_pending(void)
 
 void ctp_sv_busy(bool on)
 {
-	struct timespec ts;
-	if (!sv_shared)
-		return;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	atomic_store(&sv_shared->busy_since_ns,
-		     on ? (uint64_t)ts.tv_sec * 1000000000u +
-				     (uint64_t)ts.tv_nsec
-			: 0);
+	if (sv_shared)
+		atomic_store(&sv_shared->busy_since_ns, on ? ctp_now_ns() : 0);
 }
 
 /* One slot's place, as the parent sees it. */
