@@ -41,8 +41,8 @@
 #include <cmocka.h>
 
 #include "e2e_util.h"
-#include "group.h" /* ctp_snap_value: derived fields */
 #include "reader.h"
+#include "value.h" /* ctp_snap_value: derived fields */
 
 #define SKIP	    77
 #define N_CHILDREN  20

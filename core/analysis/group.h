@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "reader.h"
+#include "value.h" /* ctp_snap_value, ctp_value_cmp */
 
 /* ---- Normalization (pure) ------------------------------------------------
  *
@@ -237,14 +238,6 @@ int ctp_groups_aggregate(struct ctp_groups *g, const struct ctp_snap_field *f,
 			 const struct ctp_agg **col);
 
 /*
- * The value of field f in one row of its scope's table (host: row 0),
- * computing derived fields from that row's inputs (absent when any is).
- * For ordinary fields this is ctp_snap_get().
- */
-struct ctp_value ctp_snap_value(const struct ctp_snap *snap,
-				const struct ctp_snap_field *f, size_t row);
-
-/*
  * Order of two aggregates of the same field, for sorting: absent below
  * everything, numbers by value, RANGE by midpoint, UNION by CPU count,
  * others (MODE of a string, char, bool) by value. Returns <0, 0, >0.
@@ -256,10 +249,5 @@ bool ctp_agg_number(const struct ctp_agg *a, long double *out);
 /* Twice that number, exactly (a RANGE's lo + hi): for writers that must
  * not round (export). */
 bool ctp_agg_twice(const struct ctp_agg *a, __int128 *out);
-/* Order of two present values of one type (bytewise for strings, by CPU
- * count then ranges for cpusets). */
-int ctp_value_cmp(const struct ctp_value *a, const struct ctp_value *b);
-/* CPUs in a CPUSET value. */
-uint64_t ctp_cpuset_count(const struct ctp_value *v);
 
 #endif

@@ -11,6 +11,7 @@
 #include "column.h"
 #include "ctprof/plugin.h"
 #include "render.h"
+#include "term.h"
 
 #define NAME_MAX_LEN 200
 

@@ -17,6 +17,7 @@
 
 #include "filekind.h"
 #include "outfile.h"
+#include "term.h"
 
 /* ---- The snapshot object ---- */
 

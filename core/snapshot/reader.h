@@ -20,7 +20,6 @@
 
 #include "ctprof/plugin.h"
 #include "format.h"
-#include "term.h" /* ctp_utf8_len */
 
 /* A byte string inside the snapshot (not NUL-terminated). */
 struct ctp_bytes {
