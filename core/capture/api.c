@@ -77,47 +77,6 @@ static int api_opt_str(struct ctp_ctx *ctx, const char *key, const char **out)
 	return 0;
 }
 
-int ctp_opt_parse_u64(const char *s, uint64_t *out)
-{
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 0);
-	if (errno || *end)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-int ctp_opt_parse_i64(const char *s, int64_t *out)
-{
-	char *end;
-	errno = 0;
-	long long v = strtoll(s, &end, 0);
-	if (errno || *end || end == s)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-int ctp_opt_parse_bool(const char *s, int *out)
-{
-	static const char *const yes[] = {"true", "yes", "on", "1"};
-	static const char *const no[] = {"false", "no", "off", "0"};
-	for (size_t i = 0; i < 4; i++) {
-		if (strcmp(s, yes[i]) == 0) {
-			*out = 1;
-			return 0;
-		}
-		if (strcmp(s, no[i]) == 0) {
-			*out = 0;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
 static int api_opt_u64(struct ctp_ctx *ctx, const char *key, uint64_t *out)
 {
 	const struct ctp_kv *kv = find_opt(ctx, key);
@@ -217,19 +176,6 @@ static int api_field_handle(struct ctp_ctx *ctx, size_t table_index)
 /* ---- Values
  * ---------------------------------------------------------------------- */
 
-int ctp_field_settable(const struct ctp_registry *reg, int field, uint8_t scope,
-		       uint8_t type, uint32_t plugin)
-{
-	if (field < 0 || (uint32_t)field >= ctp_registry_count(reg))
-		return -EINVAL;
-	const struct ctp_field *f = ctp_registry_get(reg, (uint32_t)field);
-	if (f->scope != scope || f->type != type || f->plugin != plugin)
-		return -EINVAL;
-	if (f->n_terms) /* readers compute derived fields */
-		return -EINVAL;
-	return 0;
-}
-
 static int set_cell(struct ctp_record *rec, int field, uint8_t type, uint64_t v)
 {
 	if (!rec || ctp_field_settable(&rec->cap->reg, field, rec->scope, type,
@@ -302,23 +248,6 @@ static int api_set_cpuset(struct ctp_record *rec, int field,
 static int api_summary_register(struct ctp_ctx *ctx, const char *name)
 {
 	return ctp_summary_register(&ctx->eng->cap->plugins[ctx->plugin], name);
-}
-
-int ctp_summary_register(struct ctp_plugin_info *info, const char *name)
-{
-	if (!name || !*name)
-		return -EINVAL;
-	for (uint32_t i = 0; i < info->n_summary; i++)
-		if (strcmp(info->summary_name[i], name) == 0)
-			return (int)i;
-	if (info->n_summary >= CTP_MAX_SUMMARY)
-		return -ENOSPC;
-	char *dup = strdup(name);
-	if (!dup)
-		return -ENOMEM;
-	info->summary_name[info->n_summary] = dup;
-	atomic_store(&info->summary[info->n_summary], 0);
-	return (int)info->n_summary++;
 }
 
 static void api_summary_add(struct ctp_ctx *ctx, int counter, uint64_t delta)

@@ -674,6 +674,19 @@ out:
 	return ret;
 }
 
+int ctp_field_settable(const struct ctp_registry *reg, int field, uint8_t scope,
+		       uint8_t type, uint32_t plugin)
+{
+	if (field < 0 || (uint32_t)field >= ctp_registry_count(reg))
+		return -EINVAL;
+	const struct ctp_field *f = ctp_registry_get(reg, (uint32_t)field);
+	if (f->scope != scope || f->type != type || f->plugin != plugin)
+		return -EINVAL;
+	if (f->n_terms) /* readers compute derived fields */
+		return -EINVAL;
+	return 0;
+}
+
 /* ---- Tables -----------------------------------------------------------------
  */
 
@@ -818,6 +831,25 @@ void ctp_table_clear(struct ctp_table *t, uint32_t row, uint32_t col)
 	uint32_t i = row % CTP_BLOCK_ROWS;
 	if (col < blk->ncols && blk->present[col])
 		blk->present[col][i / 64] &= ~(1ull << (i % 64));
+}
+
+/* ---- Plugins ---------------------------------------------------------- */
+
+int ctp_summary_register(struct ctp_plugin_info *info, const char *name)
+{
+	if (!name || !*name)
+		return -EINVAL;
+	for (uint32_t i = 0; i < info->n_summary; i++)
+		if (strcmp(info->summary_name[i], name) == 0)
+			return (int)i;
+	if (info->n_summary >= CTP_MAX_SUMMARY)
+		return -ENOSPC;
+	char *dup = strdup(name);
+	if (!dup)
+		return -ENOMEM;
+	info->summary_name[info->n_summary] = dup;
+	atomic_store(&info->summary[info->n_summary], 0);
+	return (int)info->n_summary++;
 }
 
 /* ---- Capture

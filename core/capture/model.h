@@ -282,11 +282,11 @@ static inline const char *ctp_plugin_hint(const struct ctp_plugin_info *p)
 
 /* A summary counter of the plugin named `name`: its index, the existing
  * one when the name is registered, -ENOSPC past CTP_MAX_SUMMARY, -EINVAL
- * for an empty name, -ENOMEM. (api.c) */
+ * for an empty name, -ENOMEM. */
 int ctp_summary_register(struct ctp_plugin_info *info, const char *name);
 /* What every setter checks: plugin `plugin` may set `field` of reg in a
  * row of `scope` with a value of `type` (its own, not derived). 0 or
- * -EINVAL. (api.c) */
+ * -EINVAL. */
 int ctp_field_settable(const struct ctp_registry *reg, int field, uint8_t scope,
 		       uint8_t type, uint32_t plugin);
 

@@ -190,3 +190,44 @@ int ctp_options_check_values(const struct ctp_plugin *d,
 	}
 	return 0;
 }
+
+int ctp_opt_parse_u64(const char *s, uint64_t *out)
+{
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 0);
+	if (errno || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int ctp_opt_parse_i64(const char *s, int64_t *out)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 0);
+	if (errno || *end || end == s)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int ctp_opt_parse_bool(const char *s, int *out)
+{
+	static const char *const yes[] = {"true", "yes", "on", "1"};
+	static const char *const no[] = {"false", "no", "off", "0"};
+	for (size_t i = 0; i < 4; i++) {
+		if (strcmp(s, yes[i]) == 0) {
+			*out = 1;
+			return 0;
+		}
+		if (strcmp(s, no[i]) == 0) {
+			*out = 0;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}

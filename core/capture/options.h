@@ -46,7 +46,7 @@ int ctp_options_check_values(const struct ctp_plugin *d,
 
 /* The value parsers behind ctp_api.opt_u64, opt_i64 and opt_bool (a
  * number in any base strtoull/strtoll takes; true/yes/on/1,
- * false/no/off/0): 0, or -EINVAL. Pure; api.c. */
+ * false/no/off/0): 0, or -EINVAL. Pure. */
 int ctp_opt_parse_u64(const char *s, uint64_t *out);
 int ctp_opt_parse_i64(const char *s, int64_t *out);
 int ctp_opt_parse_bool(const char *s, int *out);
