@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "cgroups.h"
 #include "harness.h"
 
 /* The harness context of a plugin's real context (plugin 0 of its own
@@ -820,11 +821,10 @@ const struct ctp_field *hx_derived(const struct hx_ctx *ctx, unsigned k)
 /* Row `row` of the cgroup table when plugin 0 referenced it: its key. */
 static const char *ref_key(const struct hx_ctx *ctx, uint32_t row)
 {
-	struct ctp_engine *eng = (struct ctp_engine *)&ctx->eng;
 	uint64_t blob;
 	size_t len;
 
-	if (!ctp_cgroups_referenced(&eng->cgroups, 0, row) ||
+	if (!ctp_cgroups_referenced(ctp_engine_cgroups(&ctx->eng), 0, row) ||
 	    !ctp_table_get(&ctx->cap->cgroups, row, CTP_CCOL_PATH, &blob))
 		return NULL;
 	return ctp_blobpool_get(ctx->cap->blobs, blob, &len);

@@ -37,6 +37,7 @@
 #include "config.h"
 #include "ctprof/plugin.h"
 #include "engine.h"
+#include "loader.h"
 #include "model.h"
 
 #define HX_MAX_FIELDS	256

@@ -32,6 +32,7 @@
 #include "cli.h"
 #include "engine.h"
 #include "e2e_util.h"
+#include "loader.h"
 #include "reader.h"
 
 #define FIXTURE_PROC CTP_TEST_FIXTURES "/abi-proc"

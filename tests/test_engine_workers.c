@@ -39,6 +39,7 @@
 
 #include "config.h"
 #include "engine.h"
+#include "loader.h"
 #include "model.h"
 #include "sanitizer.h"
 

@@ -44,6 +44,7 @@
 #include "ctprof/plugin.h"
 #include "e2e_util.h"
 #include "engine.h"
+#include "loader.h"
 #include "model.h"
 #include "outfile.h"
 #include "priv.h"

@@ -45,6 +45,7 @@
 #include "config.h"
 #include "e2e_util.h"
 #include "engine.h"
+#include "loader.h"
 #include "model.h"
 #include "reader.h"
 
@@ -228,7 +229,7 @@ static void test_fixture_threads_unread(void **unused)
 	char why[256], want[256];
 	run_load(&r, false, plugins);
 	assert_int_equal(capture_with(&r, 2, &limit), 0);
-	assert_true(r.eng.thread_dirs); /* abi-good wants them */
+	assert_true(ctp_engine_thread_dirs(&r.eng)); /* abi-good wants them */
 	const struct ctp_readfail *rf = &r.cap->rf;
 	assert_int_equal(rf->tids_walked, clean.tids_walked);
 	assert_int_equal(rf->tids_unread_resource, rf->tids_walked);
@@ -261,7 +262,8 @@ static void test_fixture_split_unread(void **unused)
 	uint64_t limit;
 	run_load_with(&r, false, top, plugins);
 	assert_int_equal(capture_with(&r, -1, &limit), 0);
-	assert_true(r.eng.private_fds && r.eng.thread_dirs);
+	assert_true(ctp_engine_private_fds(&r.eng) &&
+		    ctp_engine_thread_dirs(&r.eng));
 	assert_true(r.cap->n_xspans > 0); /* some process was split */
 	uint64_t walked = r.cap->rf.tids_walked;
 	size_t processes = r.cap->n_spans;

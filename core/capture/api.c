@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api.h"
 #include "clock.h"
 #include "engine.h"
+#include "loader.h"
 #include "log.h"
 #include "options.h"
 
@@ -446,6 +448,8 @@ static void api_exited_lost(struct ctp_ctx *ctx, uint64_t n)
 	atomic_store(&info->exited, true);
 }
 
+/* The walk's services (file_get, source_register, source_get, cgroup_ref)
+ * are the engine's: it sets them after this. */
 void ctp_api_fill(struct ctp_api *api)
 {
 	memset(api, 0, sizeof(*api));
@@ -468,14 +472,10 @@ void ctp_api_fill(struct ctp_api *api)
 	api->summary_register = api_summary_register;
 	api->summary_add = api_summary_add;
 	api->roots = api_roots;
-	api->file_get = ctp_engine_file_get;
 	api->set_hint = api_set_hint;
 	api->file_gate = api_file_gate;
 	api->derived_register = api_derived_register;
-	api->cgroup_ref = ctp_engine_cgroup_ref;
 	api->recording = api_recording;
-	api->source_register = ctp_engine_source_register;
-	api->source_get = ctp_engine_source_get;
 	api->exited_begin = api_exited_begin;
 	api->exited_end = api_exited_end;
 	api->exited_lost = api_exited_lost;

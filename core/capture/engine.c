@@ -12,6 +12,8 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,10 +25,12 @@
 
 #include <linux/magic.h>
 
+#include "api.h"
 #include "cgroups.h"
 #include "clock.h"
 #include "ctprof/plugin-util.h"
 #include "engine.h"
+#include "loader.h"
 #include "log.h"
 #include "splitq.h"
 #include "supervise.h"
@@ -35,6 +39,70 @@
 #define FILE_BUF_INIT 4096
 #define SHORT_END     2048
 #define DENTS_BUF     32768
+
+/*
+ * What the walk keeps (struct ctp_engine.walk): made by ctp_engine_init,
+ * reset by ctp_engine_rearm, freed by ctp_engine_done.
+ */
+struct ctp_walk {
+	/* The index of `stat` in each table when some plugin reads it up
+	 * front, else -1: the walk takes task names from it (taskid.h). */
+	int stat_thread, stat_process;
+	/* The proc root is not a real procfs: every file read under it is
+	 * checked to be a regular file first. */
+	bool check_files;
+	/* Every loaded plugin is CTP_PLUGIN_FD_LOCAL: worker threads get
+	 * their own descriptor tables (set when they start). */
+	bool private_fds;
+	/* Some loaded plugin's thread callback uses task->dirfd: each
+	 * thread's directory is opened (else its files are read by path
+	 * from the process's). */
+	bool thread_dirs;
+
+	/* Large processes split among workers (config split_threads;
+	 * splitq.h); in_process counts workers inside do_process. */
+	struct ctp_splitq splits;
+	_Atomic unsigned in_process;
+
+	/* Processes by v2 cgroup, listed at the start of each capture on the
+	 * live procfs; how many processes it placed. */
+	struct ctp_cg_procs procs;
+	_Atomic uint64_t procs_hits;
+	_Atomic uint64_t threads_hits; /* threads placed by cgroup.threads */
+
+	/* Distinct cgroups and the plugins' cgroup_ref rows (cgroups.h). */
+	struct ctp_cgroups cgroups;
+
+	/* The walk's worker threads, with several workers: made by the
+	 * first capture, parked between captures, each handed its `struct
+	 * worker` for a walk (one round), ended by ctp_engine_unload before
+	 * any plugin's fini. A thread takes its supervision slot, signal
+	 * mask and (private_fds) descriptor table once, when it starts, and
+	 * inherits the capturing thread's state of then: a host confines
+	 * itself (capabilities, seccomp, credentials) before its first
+	 * capture, and what it has open then stays open in a private table
+	 * until the engine ends. The engine is used in the process that made
+	 * it (a child forked after the first capture has none of these
+	 * threads). */
+	struct ctp_pool {
+		pthread_mutex_t lock;
+		pthread_cond_t go; /* a round starts, or quit */
+		struct ctp_pool_thread **t;
+		uint32_t n;	/* threads running: t[0 .. n) */
+		uint64_t round; /* rounds started */
+		uint32_t nw;	/* threads t[0 .. nw) walk this round */
+		void *ws;	/* this round's struct worker array */
+		bool quit;
+	} pool;
+
+	/* Walk state shared by workers. */
+	uint32_t *tgids;
+	size_t n_tgids;
+	_Atomic size_t next_tgid;
+	_Atomic unsigned workers_done;
+	pthread_mutex_t done_lock;
+	pthread_cond_t done_cond;
+};
 
 struct callstat {
 	uint64_t time_ns, calls, errors, vanished, resource;
@@ -343,7 +411,7 @@ struct task_priv {
 	uint32_t plugin;
 };
 
-int ctp_engine_file_get(const struct ctp_task *task, uint32_t i,
+static int api_file_get(const struct ctp_task *task, uint32_t i,
 			const struct ctp_file **out)
 {
 	const struct task_priv *tp = task ? task->core : NULL;
@@ -368,9 +436,11 @@ int ctp_engine_file_get(const struct ctp_task *task, uint32_t i,
 				? read_at(w->tdir,
 					  under(w->tpre, w->tpre_len, def->name,
 						path, sizeof(path)),
-					  eng->check_files, buf, cap, &len)
+					  eng->walk->check_files, buf, cap,
+					  &len)
 				: read_at(task->dirfd, def->name,
-					  eng->check_files, buf, cap, &len);
+					  eng->walk->check_files, buf, cap,
+					  &len);
 		src->err = err;
 		src->data = err ? NULL : *buf;
 		src->len = err ? 0 : len;
@@ -382,7 +452,7 @@ int ctp_engine_file_get(const struct ctp_task *task, uint32_t i,
 	return src->err;
 }
 
-int ctp_engine_source_register(struct ctp_ctx *ctx, const char *name,
+static int api_source_register(struct ctp_ctx *ctx, const char *name,
 			       ctp_source_fill_fn fill)
 {
 	if (!ctx || !name || !fill)
@@ -417,7 +487,7 @@ static void unlock_if(struct ctp_plugin_rt *rt);
  * plugin asking for its own source already holds it). Its time is the
  * provider's, and the supervisor's slot names the provider while it runs.
  */
-int ctp_engine_source_get(const struct ctp_task *task, const char *name,
+static int api_source_get(const struct ctp_task *task, const char *name,
 			  const void **data, size_t *len)
 {
 	const struct task_priv *tp = task ? task->core : NULL;
@@ -599,12 +669,12 @@ static bool call_task(struct worker *w, bool thread, struct ctp_task *task,
 	return vanished;
 }
 
-int ctp_engine_cgroup_ref(struct ctp_ctx *ctx, const char *key, size_t len)
+static int api_cgroup_ref(struct ctp_ctx *ctx, const char *key, size_t len)
 {
 	if (!ctx)
 		return -EINVAL;
-	return ctp_cgroups_ref(&ctx->eng->cgroups, ctx->eng->cap, ctx->plugin,
-			       key, len);
+	return ctp_cgroups_ref(&ctx->eng->walk->cgroups, ctx->eng->cap,
+			       ctx->plugin, key, len);
 }
 
 static bool task_exists(int pdir, const char *rel)
@@ -633,7 +703,7 @@ static bool read_files(const struct ctp_engine *eng, int dirfd, const char *pre,
 		int err = read_at(
 			dirfd,
 			under(pre, plen, defs[f].name, path, sizeof(path)),
-			eng->check_files, &fs->buf[f], &fs->cap[f], &len);
+			eng->walk->check_files, &fs->buf[f], &fs->cap[f], &len);
 		fs->file[f].err = err;
 		fs->file[f].data = err ? NULL : fs->buf[f];
 		fs->file[f].len = err ? 0 : len;
@@ -695,7 +765,7 @@ static int task_name(const struct ctp_engine *eng, int dirfd, const char *pre,
 	if (stat >= 0 && vanished_err(fs->file[stat].err))
 		return fs->file[stat].err;
 	return read_line_at(dirfd, under(pre, plen, "comm", path, sizeof(path)),
-			    eng->check_files, out, outlen);
+			    eng->walk->check_files, out, outlen);
 }
 
 /*
@@ -712,6 +782,7 @@ static int64_t thread_cgroup(struct worker *w, int tdir, uint32_t tid,
 			     const char **path, int *err)
 {
 	struct ctp_engine *eng = w->eng;
+	struct ctp_walk *wk = eng->walk;
 	size_t cglen = 0, plen = 0;
 	const char *p = "";
 	int64_t row = -1;
@@ -722,7 +793,7 @@ static int64_t thread_cgroup(struct worker *w, int tdir, uint32_t tid,
 	if (w->proc_cg_whole) {
 		if (w->proc_cgrow < 0)
 			w->proc_cgrow =
-				ctp_cgroups_row(&eng->cgroups, eng->cap,
+				ctp_cgroups_row(&wk->cgroups, eng->cap,
 						w->proc_cg, w->proc_cglen);
 		if (w->proc_cgrow >= 0)
 			*path = w->proc_cg;
@@ -731,15 +802,15 @@ static int64_t thread_cgroup(struct worker *w, int tdir, uint32_t tid,
 	/* A thread of a threaded cgroup, from that cgroup's listing; any
 	 * other from its own file. */
 	char cgname[UNDER_MAX];
-	const char *listed = ctp_cg_threads_find(&eng->procs, tid, &plen);
+	const char *listed = ctp_cg_threads_find(&wk->procs, tid, &plen);
 	if (listed) {
 		p = listed;
-		atomic_fetch_add_explicit(&eng->threads_hits, 1,
+		atomic_fetch_add_explicit(&wk->threads_hits, 1,
 					  memory_order_relaxed);
 	} else if ((r = read_at(tdir,
 				under(w->tpre, w->tpre_len, "cgroup", cgname,
 				      sizeof(cgname)),
-				eng->check_files, &w->cgbuf, &w->cgcap,
+				wk->check_files, &w->cgbuf, &w->cgcap,
 				&cglen)) < 0 ||
 		   ctp_cgroup_v2_path(w->cgbuf, cglen, &p, &plen) < 0) {
 		*err = ctp_err_resource(r) ? r : 0;
@@ -749,7 +820,7 @@ static int64_t thread_cgroup(struct worker *w, int tdir, uint32_t tid,
 	    memcmp(p, w->last_cg, plen) == 0) {
 		row = w->last_cgrow;
 	} else {
-		row = ctp_cgroups_row(&eng->cgroups, eng->cap, p, plen);
+		row = ctp_cgroups_row(&wk->cgroups, eng->cap, p, plen);
 		if (row >= 0 && plen < sizeof(w->last_cg)) {
 			memcpy(w->last_cg, p, plen);
 			w->last_cglen = plen;
@@ -810,7 +881,7 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid,
 	 * close of a directory per thread. */
 	int tdir = pdir;
 	w->tpre_len = 0;
-	if (eng->thread_dirs) {
+	if (eng->walk->thread_dirs) {
 		tdir = sys_openat(pdir, rel, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (tdir < 0) {
 			task_unread(w, true, -errno);
@@ -829,8 +900,9 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid,
 	bool maybe_gone =
 		read_files(eng, tdir, w->tpre, w->tpre_len, eng->thread_files,
 			   eng->n_thread_files, &w->tset);
-	int err = task_name(eng, tdir, w->tpre, w->tpre_len, eng->stat_thread,
-			    &w->tset, w->comm, sizeof(w->comm));
+	int err = task_name(eng, tdir, w->tpre, w->tpre_len,
+			    eng->walk->stat_thread, &w->tset, w->comm,
+			    sizeof(w->comm));
 	const char *cgpath = "";
 	int64_t cgrow =
 		err < 0 ? -1 : thread_cgroup(w, tdir, tid, &cgpath, &err);
@@ -907,7 +979,7 @@ static struct ctp_split *split_publish(struct worker *w, size_t idx,
 		memcpy(sp->cg, w->proc_cg, w->proc_cglen + 1);
 		sp->cglen = w->proc_cglen;
 	}
-	return ctp_splitq_push(&w->eng->splits, sp) == 0 ? sp : NULL;
+	return ctp_splitq_push(&w->eng->walk->splits, sp) == 0 ? sp : NULL;
 }
 
 static void do_thread(struct worker *w, int pdir, uint32_t tgid,
@@ -975,7 +1047,7 @@ static void do_chunk(struct worker *w, struct ctp_split *sp, size_t lo,
  * (a zombie leader stays behind when its process is migrated). */
 static bool leader_alive(const struct ctp_engine *eng, const struct fileset *ps)
 {
-	int f = eng->stat_process;
+	int f = eng->walk->stat_process;
 	char state;
 	return f >= 0 && ps->file[f].err == 0 &&
 	       ctp_stat_state(ps->file[f].data, ps->file[f].len, &state) == 0 &&
@@ -1006,7 +1078,7 @@ static const char *probe_cgroup(struct worker *w, int pdir, uint32_t tgid,
 	snprintf(rel, sizeof(rel), "task/%" PRIu32 "/cgroup", probe);
 	size_t len = 0;
 	const char *path;
-	if (read_at(pdir, rel, w->eng->check_files, &w->cgbuf, &w->cgcap,
+	if (read_at(pdir, rel, w->eng->walk->check_files, &w->cgbuf, &w->cgcap,
 		    &len) < 0 ||
 	    ctp_cgroup_v2_path(w->cgbuf, len, &path, plen) < 0)
 		return NULL;
@@ -1017,6 +1089,7 @@ static void process_cgroup(struct worker *w, int pdir, uint32_t tgid,
 			   size_t ntids)
 {
 	struct ctp_engine *eng = w->eng;
+	struct ctp_walk *wk = eng->walk;
 	struct ctp_capture *cap = eng->cap;
 
 	w->proc_cg_whole = false;
@@ -1028,8 +1101,8 @@ static void process_cgroup(struct worker *w, int pdir, uint32_t tgid,
 	 * which they place, is where its threads are: the only thread, or
 	 * not a zombie (its stat says). */
 	if ((ntids == 1 || leader_alive(eng, &w->pset)) &&
-	    (cgpath = ctp_cg_procs_find(&eng->procs, tgid, &cgplen)) != NULL)
-		atomic_fetch_add_explicit(&eng->procs_hits, 1,
+	    (cgpath = ctp_cg_procs_find(&wk->procs, tgid, &cgplen)) != NULL)
+		atomic_fetch_add_explicit(&wk->procs_hits, 1,
 					  memory_order_relaxed);
 	else if (eng->roots.cgroup_fd >= 0)
 		cgpath = probe_cgroup(w, pdir, tgid, ntids, &cgplen);
@@ -1037,7 +1110,7 @@ static void process_cgroup(struct worker *w, int pdir, uint32_t tgid,
 		int64_t id =
 			ctp_blobpool_intern_cached(cap->blobs, cgpath, cgplen);
 		if (id >= 0 &&
-		    ctp_cgroups_whole(&eng->cgroups, eng->roots.cgroup_fd, id,
+		    ctp_cgroups_whole(&wk->cgroups, eng->roots.cgroup_fd, id,
 				      cgpath, cgplen)) {
 			memcpy(w->proc_cg, cgpath, cgplen);
 			w->proc_cg[cgplen] = '\0';
@@ -1055,7 +1128,7 @@ static int process_tids(struct worker *w, int pdir, size_t *ntids)
 	struct ctp_engine *eng = w->eng;
 	read_files(eng, pdir, NULL, 0, eng->process_files, eng->n_process_files,
 		   &w->pset);
-	int r = task_name(eng, pdir, NULL, 0, eng->stat_process, &w->pset,
+	int r = task_name(eng, pdir, NULL, 0, eng->walk->stat_process, &w->pset,
 			  w->pcomm, sizeof(w->pcomm));
 	if (r < 0)
 		return r;
@@ -1063,7 +1136,7 @@ static int process_tids(struct worker *w, int pdir, size_t *ntids)
 		sys_openat(pdir, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (taskfd < 0)
 		return -errno;
-	r = list_numeric(taskfd, !w->eng->check_files, w->dents,
+	r = list_numeric(taskfd, !w->eng->walk->check_files, w->dents,
 			 sizeof(w->dents), &w->tids, &w->tid_cap, ntids);
 	sys_close(taskfd);
 	return r < 0 ? r : 0;
@@ -1165,8 +1238,9 @@ static void process_done(struct worker *w, struct ctp_span *span, int64_t prow,
 static void do_process(struct worker *w, size_t idx)
 {
 	struct ctp_engine *eng = w->eng;
+	struct ctp_walk *wk = eng->walk;
 	struct ctp_span *span = &eng->cap->spans[idx];
-	uint32_t tgid = eng->tgids[idx], first, recorded = 0;
+	uint32_t tgid = wk->tgids[idx], first, recorded = 0;
 	size_t ntids = 0, own;
 	bool split = false;
 	int64_t prow;
@@ -1200,9 +1274,9 @@ static void do_process(struct worker *w, size_t idx)
 	 * worker finds what they left (CTP_PLUGIN_SPLITTABLE). */
 	own = ntids;
 	struct ctp_split *sp = NULL;
-	if (eng->splits.chunk && ntids > eng->splits.chunk &&
-	    (sp = split_publish(w, idx, tgid, eng->splits.chunk, ntids))) {
-		own = eng->splits.chunk;
+	if (wk->splits.chunk && ntids > wk->splits.chunk &&
+	    (sp = split_publish(w, idx, tgid, wk->splits.chunk, ntids))) {
+		own = wk->splits.chunk;
 		split = true;
 	}
 	first = w->threads->nrows;
@@ -1225,6 +1299,7 @@ static void progress_line(struct ctp_engine *eng, const struct worker *ws,
 static void walk(struct worker *w, bool progress, uint64_t t0, bool *shown)
 {
 	struct ctp_engine *eng = w->eng;
+	struct ctp_walk *wk = eng->walk;
 	uint64_t next_draw = t0 + 1000000000ull;
 	for (;;) {
 		if (eng->stop && *eng->stop) {
@@ -1236,24 +1311,24 @@ static void walk(struct worker *w, bool progress, uint64_t t0, bool *shown)
 		/* Chunks of split processes first: their owner is busy. */
 		struct ctp_split *sp;
 		size_t lo, hi;
-		if (ctp_splitq_claim(&eng->splits, &sp, &lo, &hi)) {
+		if (ctp_splitq_claim(&wk->splits, &sp, &lo, &hi)) {
 			do_chunk(w, sp, lo, hi);
 			continue;
 		}
-		size_t idx = atomic_fetch_add(&eng->next_tgid, 1);
-		if (idx >= eng->n_tgids) {
+		size_t idx = atomic_fetch_add(&wk->next_tgid, 1);
+		if (idx >= wk->n_tgids) {
 			/* Nothing left to claim, but a worker still in a
 			 * process may yet split it. */
-			if (!eng->splits.chunk ||
-			    atomic_load(&eng->in_process) == 0)
+			if (!wk->splits.chunk ||
+			    atomic_load(&wk->in_process) == 0)
 				break;
 			struct timespec ts = {.tv_nsec = 200000};
 			nanosleep(&ts, NULL);
 			continue;
 		}
-		atomic_fetch_add(&eng->in_process, 1);
+		atomic_fetch_add(&wk->in_process, 1);
 		do_process(w, idx);
-		atomic_fetch_sub(&eng->in_process, 1);
+		atomic_fetch_sub(&wk->in_process, 1);
 		if (progress && ctp_now_ns() >= next_draw) {
 			progress_line(eng, w, 1, t0, false);
 			*shown = true;
@@ -1262,7 +1337,7 @@ static void walk(struct worker *w, bool progress, uint64_t t0, bool *shown)
 	}
 }
 
-/* One of the engine's worker threads (struct ctp_engine.pool). */
+/* One of the engine's worker threads (struct ctp_walk.pool). */
 struct ctp_pool_thread {
 	struct ctp_engine *eng;
 	uint32_t id;
@@ -1274,12 +1349,13 @@ struct ctp_pool_thread {
  * after that it touches nothing of the capture's. */
 static void pool_walk(struct ctp_engine *eng, struct worker *w)
 {
+	struct ctp_walk *wk = eng->walk;
 	bool unused = false;
 	walk(w, false, 0, &unused);
-	pthread_mutex_lock(&eng->done_lock);
-	atomic_fetch_add(&eng->workers_done, 1);
-	pthread_cond_signal(&eng->done_cond);
-	pthread_mutex_unlock(&eng->done_lock);
+	pthread_mutex_lock(&wk->done_lock);
+	atomic_fetch_add(&wk->workers_done, 1);
+	pthread_cond_signal(&wk->done_cond);
+	pthread_mutex_unlock(&wk->done_lock);
 }
 
 /*
@@ -1297,9 +1373,9 @@ static void *pool_main(void *arg)
 {
 	struct ctp_pool_thread *t = arg;
 	struct ctp_engine *eng = t->eng;
-	struct ctp_pool *pool = &eng->pool;
+	struct ctp_pool *pool = &eng->walk->pool;
 	ctp_sv_thread_begin(t->id + 1u);
-	if (eng->private_fds && unshare(CLONE_FILES) < 0)
+	if (eng->walk->private_fds && unshare(CLONE_FILES) < 0)
 		ctp_log(CTP_LOG_DEBUG,
 			"worker %u: no private descriptor "
 			"table: %s",
@@ -1328,7 +1404,7 @@ static void *pool_main(void *arg)
  * is the calling thread's. Returns how many there are, at most nw. */
 static uint32_t pool_grow(struct ctp_engine *eng, uint32_t nw)
 {
-	struct ctp_pool *pool = &eng->pool;
+	struct ctp_pool *pool = &eng->walk->pool;
 	if (pool->n >= nw)
 		return nw;
 	struct ctp_pool_thread **t = realloc(pool->t, nw * sizeof(*t));
@@ -1358,7 +1434,7 @@ static uint32_t pool_grow(struct ctp_engine *eng, uint32_t nw)
 /* A round: threads t[0 .. nw) each walk with ws[id]. */
 static void pool_round(struct ctp_engine *eng, struct worker *ws, uint32_t nw)
 {
-	struct ctp_pool *pool = &eng->pool;
+	struct ctp_pool *pool = &eng->walk->pool;
 	pthread_mutex_lock(&pool->lock);
 	pool->ws = ws;
 	pool->nw = nw;
@@ -1377,15 +1453,16 @@ static void pool_round(struct ctp_engine *eng, struct worker *ws, uint32_t nw)
  */
 static uint32_t pool_start(struct ctp_engine *eng, uint32_t nw)
 {
+	struct ctp_walk *wk = eng->walk;
 	const struct ctp_capture *cap = eng->cap;
-	if (eng->pool.n)
+	if (wk->pool.n)
 		return pool_grow(eng, nw);
-	eng->private_fds = true;
-	for (uint32_t p = 0; p < cap->n_plugins && eng->private_fds; p++) {
+	wk->private_fds = true;
+	for (uint32_t p = 0; p < cap->n_plugins && wk->private_fds; p++) {
 		const struct ctp_plugin_info *info = &cap->plugins[p];
 		if (info->status != CTP_PST_LOADED || info->rt->fd_local)
 			continue;
-		eng->private_fds = false;
+		wk->private_fds = false;
 		ctp_log(CTP_LOG_INFO,
 			"plugin %s is not CTP_PLUGIN_FD_LOCAL: the workers "
 			"share one descriptor table",
@@ -1394,9 +1471,11 @@ static uint32_t pool_start(struct ctp_engine *eng, uint32_t nw)
 	return pool_grow(eng, nw);
 }
 
-void ctp_engine_workers_end(struct ctp_engine *eng)
+static void workers_end(struct ctp_engine *eng)
 {
-	struct ctp_pool *pool = &eng->pool;
+	if (!eng->walk)
+		return;
+	struct ctp_pool *pool = &eng->walk->pool;
 	if (!pool->n)
 		return;
 	pthread_mutex_lock(&pool->lock);
@@ -1504,7 +1583,8 @@ static void cgroup_row_calls(struct ctp_engine *eng, uint32_t row,
 		struct ctp_plugin_info *info = &cap->plugins[i];
 		if (!cb_usable(info, CB_CGROUP) || !info->rt->desc->cgroup)
 			continue;
-		if (foreign && !ctp_cgroups_referenced(&eng->cgroups, i, row))
+		if (foreign &&
+		    !ctp_cgroups_referenced(&eng->walk->cgroups, i, row))
 			continue;
 		rec.plugin = i;
 		uint64_t t0 = ctp_now_ns();
@@ -1544,16 +1624,26 @@ int ctp_engine_init(struct ctp_engine *eng, const struct ctp_config *cfg,
 	eng->cfg = cfg;
 	eng->cap = cap;
 	eng->stop = stop;
-	ctp_api_fill(&eng->api);
-	ctp_cgroups_init(&eng->cgroups);
-	ctp_splitq_init(&eng->splits);
-	pthread_mutex_init(&eng->done_lock, NULL);
-	pthread_cond_init(&eng->done_cond, NULL);
-	pthread_mutex_init(&eng->pool.lock, NULL);
-	pthread_cond_init(&eng->pool.go, NULL);
 	eng->roots.abi = CTP_ABI_MAJOR;
 	eng->roots.size = sizeof(eng->roots);
 	eng->roots.proc_fd = eng->roots.sys_fd = eng->roots.cgroup_fd = -1;
+	ctp_api_fill(&eng->api);
+	/* The services of the walk's own. */
+	eng->api.file_get = api_file_get;
+	eng->api.source_register = api_source_register;
+	eng->api.source_get = api_source_get;
+	eng->api.cgroup_ref = api_cgroup_ref;
+
+	struct ctp_walk *wk = calloc(1, sizeof(*wk));
+	if (!wk)
+		return -ENOMEM;
+	eng->walk = wk;
+	ctp_cgroups_init(&wk->cgroups);
+	ctp_splitq_init(&wk->splits);
+	pthread_mutex_init(&wk->done_lock, NULL);
+	pthread_cond_init(&wk->done_cond, NULL);
+	pthread_mutex_init(&wk->pool.lock, NULL);
+	pthread_cond_init(&wk->pool.go, NULL);
 
 	cap->proc_root = strdup(cfg->proc_root ? cfg->proc_root : "/proc");
 	cap->sys_root = strdup(cfg->sys_root ? cfg->sys_root : "/sys");
@@ -1572,8 +1662,8 @@ int ctp_engine_init(struct ctp_engine *eng, const struct ctp_config *cfg,
 	/* Files under a real procfs are the kernel's; under any other root
 	 * (a fixture, a copy) each is checked to be a regular file. */
 	struct statfs sfs;
-	eng->check_files = fstatfs(eng->roots.proc_fd, &sfs) < 0 ||
-			   sfs.f_type != PROC_SUPER_MAGIC;
+	eng->walk->check_files = fstatfs(eng->roots.proc_fd, &sfs) < 0 ||
+				 sfs.f_type != PROC_SUPER_MAGIC;
 	eng->roots.sys_fd =
 		open(cap->sys_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 
@@ -1596,19 +1686,20 @@ int ctp_engine_init(struct ctp_engine *eng, const struct ctp_config *cfg,
 
 int ctp_engine_rearm(struct ctp_engine *eng)
 {
+	struct ctp_walk *wk = eng->walk;
 	int r = ctp_capture_reset(eng->cap);
 	if (r < 0)
 		return r;
-	free(eng->tgids);
-	eng->tgids = NULL;
-	eng->n_tgids = 0;
-	atomic_store(&eng->next_tgid, 0);
-	atomic_store(&eng->workers_done, 0);
-	atomic_store(&eng->in_process, 0);
-	ctp_cgroups_done(&eng->cgroups);
-	ctp_cgroups_init(&eng->cgroups);
-	ctp_splitq_done(&eng->splits);
-	ctp_splitq_init(&eng->splits);
+	free(wk->tgids);
+	wk->tgids = NULL;
+	wk->n_tgids = 0;
+	atomic_store(&wk->next_tgid, 0);
+	atomic_store(&wk->workers_done, 0);
+	atomic_store(&wk->in_process, 0);
+	ctp_cgroups_done(&wk->cgroups);
+	ctp_cgroups_init(&wk->cgroups);
+	ctp_splitq_done(&wk->splits);
+	ctp_splitq_init(&wk->splits);
 	/* A callback disabled after repeated failures gets another chance:
 	 * the condition may have passed. */
 	for (uint32_t i = 0; i < eng->cap->n_plugins; i++) {
@@ -1621,6 +1712,13 @@ int ctp_engine_rearm(struct ctp_engine *eng)
 	return 0;
 }
 
+void ctp_engine_unload(struct ctp_engine *eng)
+{
+	/* No worker thread outlives the plugins it called. */
+	workers_end(eng);
+	ctp_plugins_unload(eng);
+}
+
 void ctp_engine_done(struct ctp_engine *eng)
 {
 	ctp_engine_unload(eng);
@@ -1630,27 +1728,48 @@ void ctp_engine_done(struct ctp_engine *eng)
 		close(eng->roots.sys_fd);
 	if (eng->roots.cgroup_fd >= 0)
 		close(eng->roots.cgroup_fd);
-	free(eng->tgids);
-	ctp_cgroups_done(&eng->cgroups);
-	ctp_cg_procs_free(&eng->procs);
-	ctp_splitq_done(&eng->splits);
-	ctp_engine_workers_end(eng);
-	pthread_mutex_destroy(&eng->pool.lock);
-	pthread_cond_destroy(&eng->pool.go);
-	pthread_mutex_destroy(&eng->done_lock);
-	pthread_cond_destroy(&eng->done_cond);
+	struct ctp_walk *wk = eng->walk;
+	if (!wk)
+		return;
+	free(wk->tgids);
+	ctp_cgroups_done(&wk->cgroups);
+	ctp_cg_procs_free(&wk->procs);
+	ctp_splitq_done(&wk->splits);
+	workers_end(eng);
+	pthread_mutex_destroy(&wk->pool.lock);
+	pthread_cond_destroy(&wk->pool.go);
+	pthread_mutex_destroy(&wk->done_lock);
+	pthread_cond_destroy(&wk->done_cond);
+	free(wk);
+	eng->walk = NULL;
+}
+
+bool ctp_engine_private_fds(const struct ctp_engine *eng)
+{
+	return eng->walk && eng->walk->private_fds;
+}
+
+bool ctp_engine_thread_dirs(const struct ctp_engine *eng)
+{
+	return eng->walk && eng->walk->thread_dirs;
+}
+
+struct ctp_cgroups *ctp_engine_cgroups(const struct ctp_engine *eng)
+{
+	return eng->walk ? &eng->walk->cgroups : NULL;
 }
 
 static void progress_line(struct ctp_engine *eng, const struct worker *ws,
 			  uint32_t nw, uint64_t t0, bool final)
 {
+	struct ctp_walk *wk = eng->walk;
 	if (final) {
 		fputs("\r\033[K", stderr);
 		return;
 	}
-	size_t done = atomic_load(&eng->next_tgid);
-	if (done > eng->n_tgids)
-		done = eng->n_tgids;
+	size_t done = atomic_load(&wk->next_tgid);
+	if (done > wk->n_tgids)
+		done = wk->n_tgids;
 	uint64_t threads = 0;
 	for (uint32_t i = 0; i < nw; i++)
 		threads += atomic_load_explicit(&ws[i].progress,
@@ -1658,7 +1777,7 @@ static void progress_line(struct ctp_engine *eng, const struct worker *ws,
 	fprintf(stderr,
 		"\r\033[Kctprof-core: %zu/%zu processes, %" PRIu64
 		" threads, %.1fs",
-		done, eng->n_tgids, threads, (double)(ctp_now_ns() - t0) / 1e9);
+		done, wk->n_tgids, threads, (double)(ctp_now_ns() - t0) / 1e9);
 	fflush(stderr);
 }
 
@@ -1670,14 +1789,15 @@ static void progress_line(struct ctp_engine *eng, const struct worker *ws,
  */
 static void choose_sharing(struct ctp_engine *eng, uint32_t nw)
 {
+	struct ctp_walk *wk = eng->walk;
 	const struct ctp_capture *cap = eng->cap;
 	bool splittable = nw > 1 && eng->cfg->split_threads > 0;
-	eng->thread_dirs = false;
+	wk->thread_dirs = false;
 	for (uint32_t p = 0; p < cap->n_plugins; p++) {
 		const struct ctp_plugin_info *info = &cap->plugins[p];
 		if (info->status != CTP_PST_LOADED)
 			continue;
-		eng->thread_dirs |= info->rt->thread_dir;
+		wk->thread_dirs |= info->rt->thread_dir;
 		if (splittable && !info->rt->splittable) {
 			splittable = false;
 			ctp_log(CTP_LOG_INFO,
@@ -1686,13 +1806,14 @@ static void choose_sharing(struct ctp_engine *eng, uint32_t nw)
 				info->name);
 		}
 	}
-	eng->splits.chunk = splittable ? eng->cfg->split_threads : 0;
+	wk->splits.chunk = splittable ? eng->cfg->split_threads : 0;
 }
 
 /* Pass "list": the tgids under the proc root, ascending, and a span per
  * tgid (none recorded yet). */
 static int list_pass(struct ctp_engine *eng)
 {
+	struct ctp_walk *wk = eng->walk;
 	struct ctp_capture *cap = eng->cap;
 	size_t capn = 0;
 	char *dents = malloc(DENTS_BUF);
@@ -1702,8 +1823,8 @@ static int list_pass(struct ctp_engine *eng)
 			 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int ret =
 		pfd < 0 ? -errno
-			: list_numeric(pfd, !eng->check_files, dents, DENTS_BUF,
-				       &eng->tgids, &capn, &eng->n_tgids);
+			: list_numeric(pfd, !wk->check_files, dents, DENTS_BUF,
+				       &wk->tgids, &capn, &wk->n_tgids);
 	if (pfd >= 0)
 		close(pfd);
 	free(dents);
@@ -1712,11 +1833,10 @@ static int list_pass(struct ctp_engine *eng)
 			strerror(-ret));
 		return ret;
 	}
-	cap->spans =
-		calloc(eng->n_tgids ? eng->n_tgids : 1, sizeof(*cap->spans));
+	cap->spans = calloc(wk->n_tgids ? wk->n_tgids : 1, sizeof(*cap->spans));
 	if (!cap->spans)
 		return -ENOMEM;
-	for (size_t i = 0; i < eng->n_tgids; i++)
+	for (size_t i = 0; i < wk->n_tgids; i++)
 		cap->spans[i].proc_row = UINT32_MAX;
 	return 0;
 }
@@ -1760,6 +1880,7 @@ static struct worker *workers_new(struct ctp_engine *eng, uint32_t nw)
 static uint32_t walk_pass(struct ctp_engine *eng, struct worker *ws,
 			  uint32_t nw, int *ret)
 {
+	struct ctp_walk *wk = eng->walk;
 	uint64_t t0 = ctp_now_ns();
 	uint32_t started = 0;
 	bool shown = false;
@@ -1773,8 +1894,8 @@ static uint32_t walk_pass(struct ctp_engine *eng, struct worker *ws,
 		if (started)
 			pool_round(eng, ws, started);
 	}
-	pthread_mutex_lock(&eng->done_lock);
-	while (nw > 1 && atomic_load(&eng->workers_done) < started) {
+	pthread_mutex_lock(&wk->done_lock);
+	while (nw > 1 && atomic_load(&wk->workers_done) < started) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += 250000000;
@@ -1782,13 +1903,13 @@ static uint32_t walk_pass(struct ctp_engine *eng, struct worker *ws,
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000;
 		}
-		pthread_cond_timedwait(&eng->done_cond, &eng->done_lock, &ts);
+		pthread_cond_timedwait(&wk->done_cond, &wk->done_lock, &ts);
 		if (eng->progress && ctp_now_ns() - t0 > 1000000000ull) {
 			progress_line(eng, ws, started, t0, false);
 			shown = true;
 		}
 	}
-	pthread_mutex_unlock(&eng->done_lock);
+	pthread_mutex_unlock(&wk->done_lock);
 	if (shown)
 		progress_line(eng, ws, started, t0, true);
 	return started;
@@ -1864,9 +1985,10 @@ static int merge_pass(struct ctp_capture *cap, struct worker *ws, uint32_t nw,
  * like any other, or is unread when threads of it were. */
 static void complete_splits(struct ctp_engine *eng)
 {
+	struct ctp_walk *wk = eng->walk;
 	struct ctp_capture *cap = eng->cap;
-	for (size_t i = 0; i < eng->splits.n; i++) {
-		struct ctp_split *sp = eng->splits.v[i];
+	for (size_t i = 0; i < wk->splits.n; i++) {
+		struct ctp_split *sp = wk->splits.v[i];
 		struct ctp_span *span = &cap->spans[sp->span];
 		uint32_t total = span->nthreads + atomic_load(&sp->recorded);
 		if (span->proc_row != UINT32_MAX && total == 0) {
@@ -1880,7 +2002,7 @@ static void complete_splits(struct ctp_engine *eng)
 				      CTP_PCOL_NTHREADS, total);
 		}
 	}
-	ctp_splitq_clear(&eng->splits);
+	ctp_splitq_clear(&wk->splits);
 }
 
 /* Keep only processes that were recorded, in tgid order. */
@@ -1888,7 +2010,7 @@ static void keep_recorded(struct ctp_engine *eng)
 {
 	struct ctp_capture *cap = eng->cap;
 	size_t n = 0;
-	for (size_t i = 0; i < eng->n_tgids; i++)
+	for (size_t i = 0; i < eng->walk->n_tgids; i++)
 		if (cap->spans[i].proc_row != UINT32_MAX)
 			cap->spans[n++] = cap->spans[i];
 	cap->n_spans = n;
@@ -1898,11 +2020,12 @@ static void keep_recorded(struct ctp_engine *eng)
  * a process needs no cgroup file of its own read; not on a copied tree. */
 static void list_processes(struct ctp_engine *eng)
 {
-	atomic_store(&eng->procs_hits, 0);
-	atomic_store(&eng->threads_hits, 0);
-	eng->procs.ok = false;
-	if (!eng->check_files &&
-	    ctp_cg_procs_build(&eng->procs, eng->roots.cgroup_fd,
+	struct ctp_walk *wk = eng->walk;
+	atomic_store(&wk->procs_hits, 0);
+	atomic_store(&wk->threads_hits, 0);
+	wk->procs.ok = false;
+	if (!wk->check_files &&
+	    ctp_cg_procs_build(&wk->procs, eng->roots.cgroup_fd,
 			       eng->roots.proc_fd) == -EXDEV)
 		ctp_log(CTP_LOG_DEBUG,
 			"cgroup listings do not name this process as its "
@@ -1920,6 +2043,7 @@ static int stat_file(const struct ctp_filedef *defs, uint32_t n)
 
 int ctp_engine_capture(struct ctp_engine *eng)
 {
+	struct ctp_walk *wk = eng->walk;
 	struct ctp_capture *cap = eng->cap;
 	uint32_t nw = cap->n_workers;
 	int ret = 0;
@@ -1933,8 +2057,8 @@ int ctp_engine_capture(struct ctp_engine *eng)
 				       ? nofile.rlim_cur
 				       : 0;
 	host_calls(eng, false);
-	eng->stat_thread = stat_file(eng->thread_files, eng->n_thread_files);
-	eng->stat_process = stat_file(eng->process_files, eng->n_process_files);
+	wk->stat_thread = stat_file(eng->thread_files, eng->n_thread_files);
+	wk->stat_process = stat_file(eng->process_files, eng->n_process_files);
 	list_processes(eng);
 	if ((ret = list_pass(eng)) < 0)
 		return ret;
@@ -1943,13 +2067,13 @@ int ctp_engine_capture(struct ctp_engine *eng)
 		return -ENOMEM;
 	choose_sharing(eng, nw);
 	uint32_t started = walk_pass(eng, ws, nw, &ret);
-	if (eng->procs.ok)
+	if (wk->procs.ok)
 		ctp_log(CTP_LOG_DEBUG,
 			"cgroup listings placed %" PRIu64
 			" processes and %" PRIu64
 			" threads of threaded cgroups",
-			atomic_load(&eng->procs_hits),
-			atomic_load(&eng->threads_hits));
+			atomic_load(&wk->procs_hits),
+			atomic_load(&wk->threads_hits));
 	ret = merge_pass(cap, ws, nw, started, ret);
 	complete_splits(eng);
 	if (ret < 0)

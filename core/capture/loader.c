@@ -20,6 +20,7 @@
 
 #include "clock.h"
 #include "engine.h"
+#include "loader.h"
 #include "log.h"
 #include "supervise.h"
 #include "options.h"
@@ -1243,13 +1244,11 @@ out:
 	return ret;
 }
 
-void ctp_engine_unload(struct ctp_engine *eng)
+void ctp_plugins_unload(struct ctp_engine *eng)
 {
 	struct ctp_capture *cap = eng->cap;
 	if (!cap)
 		return;
-	/* No worker thread outlives the plugins it called. */
-	ctp_engine_workers_end(eng);
 	for (uint32_t i = 0; i < cap->n_plugins; i++) {
 		struct ctp_plugin_rt *rt = cap->plugins[i].rt;
 		if (!rt)

@@ -20,6 +20,7 @@
 #include "clock.h"
 #include "ctprof/plugin-util.h"
 #include "engine.h"
+#include "loader.h"
 #include "log.h"
 #include "supervise.h"
 

@@ -6,6 +6,7 @@
  */
 #include "capture_util.h"
 #include "clock.h"
+#include "loader.h"
 #include "log.h"
 #include "priv.h"
 #include "supervise.h"

@@ -25,6 +25,7 @@
 #include "config.h"
 #include "engine.h"
 #include "format.h"
+#include "loader.h"
 #include "log.h"
 #include "options.h"
 #include "priv.h"

@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "config.h"
 #include "engine.h"
+#include "loader.h"
 
 int ctp_cli_each_plugin(const struct ctp_config *cfg,
 			int (*fn)(const char *path, void *arg), void *arg)

@@ -25,6 +25,7 @@
 #include "capture_util.h"
 #include "cli.h"
 #include "clock.h"
+#include "loader.h"
 #include "log.h"
 #include "priv.h"
 #include "recdir.h"

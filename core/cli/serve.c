@@ -46,6 +46,7 @@
 #include "ctprof/plugin-util.h"
 #include "engine.h"
 #include "export.h"
+#include "loader.h"
 #include "log.h"
 #include "openmetrics.h"
 #include "priv.h"
