@@ -1,9 +1,3 @@
-# Configuration module: core/config/config.c and yamltree.c on their own, so
-# the test links only libyaml.
-ctp_add_test(test_config test_config.c ${PROJECT_SOURCE_DIR}/core/config/config.c
-             ${PROJECT_SOURCE_DIR}/core/config/yamltree.c
-             ${PROJECT_SOURCE_DIR}/core/config/recordcfg.c
-             ${PROJECT_SOURCE_DIR}/core/util/suggest.c
-             LIBS PkgConfig::YAML)
-target_include_directories(test_config PRIVATE ${PROJECT_SOURCE_DIR}/core/config
-                           ${PROJECT_SOURCE_DIR}/core/util)
+# Configuration module: core/config alone, so the test links ctp_config
+# (and ctp_util below it), none of the core's other libraries.
+ctp_add_test(test_config test_config.c LIBS ctp_config)

@@ -5,8 +5,6 @@
 # HTTP to the TLS port) and a real Prometheus scraping with basic_auth and
 # tls_config (alone: Prometheus and two servers).
 ctp_add_test(test_webconfig test_webconfig.c LIBS ctpcore)
-target_include_directories(test_webconfig PRIVATE ${PROJECT_SOURCE_DIR}/core/cli
-                           ${PROJECT_SOURCE_DIR}/core/config)
 
 ctp_add_test(test_serve_tls test_serve_tls.c e2e_util.c LIBS ctpcore PkgConfig::LIBCRYPT)
 add_dependencies(test_serve_tls ctprof-core plugin-procfs-stat)
