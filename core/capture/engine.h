@@ -70,8 +70,8 @@ struct ctp_engine {
 	struct ctp_walk *walk;
 };
 
-/* Open the roots the config names and ready the walk for cap. 0, or a
- * negative errno (logged); ctp_engine_done either way. */
+/* Open the roots the config names and ready the walk for cap. 0, -ENOMEM,
+ * or the proc root's open error (logged); ctp_engine_done either way. */
 int ctp_engine_init(struct ctp_engine *eng, const struct ctp_config *cfg,
 		    struct ctp_capture *cap, const volatile sig_atomic_t *stop);
 /* End the walk's worker threads, then unload every plugin
