@@ -6,9 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ctp_snap_value: the cell of a field, derived fields computed (moving
- * from analysis/group.c into the snapshot layer). */
-#include "group.h"
+/* ctp_snap_value: the cell of a field, derived fields computed. */
+#include "value.h"
 
 long double ctp_unit_seconds(uint8_t unit)
 {
