@@ -185,12 +185,6 @@ static const struct ctp_snap_field *any_f(const struct fpair *p)
 	return p->f[0] ? p->f[0] : p->f[1];
 }
 
-/* Without libm, which ctprof-core does not link. */
-static long double absl_(long double x)
-{
-	return x < 0 ? -x : x;
-}
-
 /* An aggregate for humans, with " (k/n)" when partly measured. */
 static void human_agg(uint8_t unit, const struct ctp_agg *a, char *buf,
 		      size_t n)
@@ -204,7 +198,7 @@ static void human_agg(uint8_t unit, const struct ctp_agg *a, char *buf,
 /* A signed difference for humans: "+1.50 ms", "-3", "0". */
 static void human_delta(char *buf, size_t n, long double d, uint8_t unit)
 {
-	long double m = absl_(d);
+	long double m = fabsl(d);
 	char t[64];
 	if (d == 0) {
 		snprintf(buf, n, "0");
@@ -222,7 +216,7 @@ static void human_delta(char *buf, size_t n, long double d, uint8_t unit)
  * midpoints) with one decimal. */
 static void exact_num(char *buf, size_t n, long double x)
 {
-	if (absl_(x) < 1.9e19L && x == (long double)(__int128)x)
+	if (fabsl(x) < 1.9e19L && x == (long double)(__int128)x)
 		snprintf(buf, n, "%.0Lf", x);
 	else
 		snprintf(buf, n, "%.6Lg", x);
@@ -384,7 +378,7 @@ static void compare_cell(const struct gsec *s, const struct jrow *r,
 	if (c->num && !c->from_zero && r->idx[0] >= 0 &&
 	    f->unit != CTP_UNIT_CENTIPCT) {
 		c->has_pct = true;
-		c->pct = c->delta * 100 / absl_(c->x[0]);
+		c->pct = c->delta * 100 / fabsl(c->x[0]);
 	}
 	cell_rates(s ? s->x : NULL, f, &m, c);
 	c->changed = c->num ? c->delta != 0 : strcmp(c->h[0], c->h[1]) != 0;
@@ -460,7 +454,7 @@ static void csv_row_tail(struct ctp_table *t, const struct jrow *r)
 static void human_rate(char *buf, size_t n, long double rate, uint8_t unit)
 {
 	char t[64];
-	long double m = absl_(rate);
+	long double m = fabsl(rate);
 	const char *sign = rate < 0 ? "-" : "";
 	if (ctp_unit_seconds(unit) > 0) {
 		/* In ns, so that ticks read as time too. */
@@ -605,11 +599,11 @@ static long double rel_score(const struct gsec *s, const struct jrow *r)
 		compare_cell(s, r, &s->fp[j], &c);
 		long double v = 0;
 		if (c.has_pct)
-			v = absl_(c.pct);
+			v = fabsl(c.pct);
 		else if (c.num && c.delta != 0 && c.from_zero)
 			v = 1e30L;
 		else if (c.num && any_f(&s->fp[j])->unit == CTP_UNIT_CENTIPCT)
-			v = absl_(c.delta) / 100; /* percentage points */
+			v = fabsl(c.delta) / 100; /* percentage points */
 		else if (c.cat && c.changed)
 			v = 100;
 		if (v > best)
