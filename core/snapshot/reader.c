@@ -1068,6 +1068,20 @@ static int parse_plugins(struct ctp_snap *s)
 	return 0;
 }
 
+/* In *f the index in read_failures.files of the file named by the string
+ * key of an entry of part w (parsed after the files). */
+static int file_index(struct ctp_snap *s, const char *w,
+		      const msgpack_object *key, size_t *f)
+{
+	const struct ctp_snap_readfail *rf = &s->rf;
+	for (*f = 0; *f < rf->n_files; (*f)++)
+		if (str_eq(key, rf->file[*f]))
+			return 0;
+	return bad(s, -EINVAL, "%s: \"%.*s\" is not in files", w,
+		   (int)(key->via.str.size > 64 ? 64 : key->via.str.size),
+		   key->via.str.ptr);
+}
+
 /* read_failures.gates: optional map of file -> kernel config option, each
  * file one of read_failures.files (parsed before). */
 static int parse_gates(struct ctp_snap *s, const msgpack_object *m)
@@ -1096,18 +1110,9 @@ static int parse_gates(struct ctp_snap *s, const msgpack_object *m)
 				   "non-empty string",
 				   w);
 		size_t f;
-		for (f = 0; f < rf->n_files; f++)
-			if (strlen(rf->file[f]) == kv->key.via.str.size &&
-			    memcmp(rf->file[f], kv->key.via.str.ptr,
-				   kv->key.via.str.size) == 0)
-				break;
-		if (f == rf->n_files)
-			return bad(s, -EINVAL, "%s: \"%.*s\" is not in files",
-				   w,
-				   (int)(kv->key.via.str.size > 64
-						 ? 64
-						 : kv->key.via.str.size),
-				   kv->key.via.str.ptr);
+		int ret = file_index(s, w, &kv->key, &f);
+		if (ret < 0)
+			return ret;
 		if (rf->gate[f])
 			return bad(s, -EINVAL, "%s: \"%s\" is listed twice", w,
 				   rf->file[f]);
@@ -1152,18 +1157,9 @@ static int parse_part(struct ctp_snap *s, const msgpack_object *m,
 				   "count",
 				   w);
 		size_t f;
-		for (f = 0; f < rf->n_files; f++)
-			if (strlen(rf->file[f]) == kv->key.via.str.size &&
-			    memcmp(rf->file[f], kv->key.via.str.ptr,
-				   kv->key.via.str.size) == 0)
-				break;
-		if (f == rf->n_files)
-			return bad(s, -EINVAL, "%s: \"%.*s\" is not in files",
-				   w,
-				   (int)(kv->key.via.str.size > 64
-						 ? 64
-						 : kv->key.via.str.size),
-				   kv->key.via.str.ptr);
+		int ret = file_index(s, w, &kv->key, &f);
+		if (ret < 0)
+			return ret;
 		if (seen[f])
 			return bad(s, -EINVAL, "%s: \"%s\" is listed twice", w,
 				   rf->file[f]);
