@@ -438,50 +438,52 @@ static int gather_process(const struct ctp_capture *cap, struct layout *l,
 	return 0;
 }
 
+/* Whether any of the n rows, each a row of a worker's table in t[], holds
+ * a value in column col. */
+static bool rows_hold(const struct ctp_table *t, uint32_t nt,
+		      const struct rowref *rows, size_t n, uint32_t col)
+{
+	uint64_t v;
+
+	/* Fields no row got (a kernel without the feature) are the common
+	 * unused case: settled without looking at a row. */
+	if (!col_allocated(t, nt, col))
+		return false;
+	for (size_t r = 0; r < n; r++)
+		if (ctp_table_get(&t[rows[r].worker], rows[r].row, col, &v))
+			return true;
+	return false;
+}
+
+/* Whether any row of table t holds a value in column col. */
+static bool table_holds(const struct ctp_table *t, uint32_t col)
+{
+	uint64_t v;
+
+	if (!col_allocated(t, 1, col))
+		return false;
+	for (uint32_t r = 0; r < t->nrows; r++)
+		if (ctp_table_get(t, r, col, &v))
+			return true;
+	return false;
+}
+
 /* Whether any row holds a value of field f (unused fields are left out of
  * the file). */
 static bool field_used(const struct ctp_capture *cap, const struct layout *l,
 		       const struct ctp_field *f)
 {
-	uint64_t v;
-
 	switch (f->scope) {
 	case CTP_SCOPE_THREAD:
-		/* Fields no thread got (a kernel without the feature) are
-		 * the common unused case: settled without looking at a row. */
-		if (!col_allocated(cap->threads, cap->n_workers,
-				   CTP_THREAD_IDENT + f->col))
-			return false;
-		for (size_t r = 0; r < l->n_threads; r++)
-			if (ctp_table_get(&cap->threads[l->threads[r].worker],
-					  l->threads[r].row,
-					  CTP_THREAD_IDENT + f->col, &v))
-				return true;
-		return false;
+		return rows_hold(cap->threads, cap->n_workers, l->threads,
+				 l->n_threads, CTP_THREAD_IDENT + f->col);
 	case CTP_SCOPE_PROCESS:
-		if (!col_allocated(cap->procs, cap->n_workers,
-				   CTP_PROCESS_IDENT + f->col))
-			return false;
-		for (size_t r = 0; r < l->n_procs; r++)
-			if (ctp_table_get(&cap->procs[l->procs[r].worker],
-					  l->procs[r].row,
-					  CTP_PROCESS_IDENT + f->col, &v))
-				return true;
-		return false;
+		return rows_hold(cap->procs, cap->n_workers, l->procs,
+				 l->n_procs, CTP_PROCESS_IDENT + f->col);
 	case CTP_SCOPE_CGROUP:
-		for (uint32_t r = 0; r < cap->cgroups.nrows; r++)
-			if (ctp_table_get(&cap->cgroups, r,
-					  CTP_CGROUP_IDENT + f->col, &v))
-				return true;
-		return false;
+		return table_holds(&cap->cgroups, CTP_CGROUP_IDENT + f->col);
 	case CTP_SCOPE_EXITED:
-		if (!col_allocated(&cap->exited, 1, CTP_EXITED_IDENT + f->col))
-			return false;
-		for (uint32_t r = 0; r < cap->exited.nrows; r++)
-			if (ctp_table_get(&cap->exited, r,
-					  CTP_EXITED_IDENT + f->col, &v))
-				return true;
-		return false;
+		return table_holds(&cap->exited, CTP_EXITED_IDENT + f->col);
 	default:
 		return true;
 	}
