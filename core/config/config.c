@@ -386,6 +386,19 @@ static int conv_plugin_map(struct ctp_yctx *c, const char *path,
 	return 0;
 }
 
+/* A string at path that must be an absolute path, into *out (freeing what
+ * was there), as ctp_y_str(). */
+static int abs_path(struct ctp_yctx *c, const char *path,
+		    const struct ctp_ynode *v, char **out)
+{
+	struct ctp_yclip b;
+
+	if (v->type == CTP_Y_SCALAR && v->str[0] && v->str[0] != '/')
+		return ctp_y_fail(c, v, "'%s' must be an absolute path, got %s",
+				  path, ctp_y_got(&b, v));
+	return ctp_y_str(c, path, v, out);
+}
+
 /* ---- Host rules ---------------------------------------------------------- */
 
 static int conv_match(struct ctp_yctx *c, const char *path,
@@ -421,13 +434,10 @@ static int conv_match(struct ctp_yctx *c, const char *path,
 		dst = k == 0   ? &rule->hostname_glob
 		      : k == 1 ? &rule->release_glob
 			       : &rule->path_exists;
-		r = ctp_y_str(c, sub, val, dst);
+		r = k == 2 ? abs_path(c, sub, val, dst)
+			   : ctp_y_str(c, sub, val, dst);
 		if (r < 0)
 			return r;
-		if (k == 2 && val->str[0] != '/')
-			return ctp_y_fail(
-				c, val, "'%s' must be an absolute path, got %s",
-				sub, ctp_y_got(&b, val));
 	}
 	return 0;
 }
@@ -595,16 +605,12 @@ static int conv_plugin_dirs(struct ctp_yctx *c, const struct ctp_ynode *v,
 		const struct ctp_ynode *it = v->kids[i];
 
 		ctp_y_path(path, sizeof(path), "plugin_dirs[%zu]", i);
-		r = ctp_y_str(c, path, it, &cfg->plugin_dirs[i]);
+		/* dlopen() from a directory that depends on the cwd of a
+		 * root process is an accident waiting to happen. */
+		r = abs_path(c, path, it, &cfg->plugin_dirs[i]);
 		if (r < 0)
 			return r;
 		cfg->n_plugin_dirs++;
-		/* dlopen() from a directory that depends on the cwd of a
-		 * root process is an accident waiting to happen. */
-		if (it->str[0] != '/')
-			return ctp_y_fail(
-				c, it, "'%s' must be an absolute path, got %s",
-				path, ctp_y_got(&b, it));
 	}
 	return 0;
 }
