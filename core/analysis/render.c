@@ -38,10 +38,18 @@ void ctp_render_count(char *buf, size_t n, uint64_t v)
 	snprintf(buf, n, "%s", tmp);
 }
 
-static void scaled(char *buf, size_t n, double v, const char *const *units,
+/* m in the largest of the units it reaches (steps[u] of the first, ascending),
+ * to two decimals; below the second unit, exact in the first. */
+static void scaled(char *buf, size_t n, uint64_t m, const char *const *units,
 		   const double *steps, size_t nunits)
 {
+	double v = (double)m;
 	size_t u = 0;
+
+	if (v < steps[1]) {
+		snprintf(buf, n, "%" PRIu64 " %s", m, units[0]);
+		return;
+	}
 	while (u + 1 < nunits && v >= steps[u + 1])
 		u++;
 	snprintf(buf, n, "%.2f %s", v / steps[u], units[u]);
@@ -62,26 +70,17 @@ void ctp_render_mag(char *buf, size_t n, uint64_t m, uint8_t unit)
 				    1152921504606846976.0};
 	switch (unit) {
 	case CTP_UNIT_NS:
-		if (m < 1000)
-			snprintf(buf, n, "%" PRIu64 " ns", m);
-		else
-			scaled(buf, n, (double)m, tu, ts, 4);
+		scaled(buf, n, m, tu, ts, 4);
 		break;
 	case CTP_UNIT_US:
-		if (m < 1000)
-			snprintf(buf, n, "%" PRIu64 " us", m);
-		else
-			scaled(buf, n, (double)m, tu + 1, ts, 3);
+		scaled(buf, n, m, tu + 1, ts, 3);
 		break;
 	case CTP_UNIT_TICKS:
 		snprintf(buf, n, "%" PRIu64 ".%02" PRIu64 " s", m / CTP_USER_HZ,
 			 (m % CTP_USER_HZ) * (100 / CTP_USER_HZ));
 		break;
 	case CTP_UNIT_BYTES:
-		if (m < 1024)
-			snprintf(buf, n, "%" PRIu64 " B", m);
-		else
-			scaled(buf, n, (double)m, bu, bs, 7);
+		scaled(buf, n, m, bu, bs, 7);
 		break;
 	case CTP_UNIT_CENTIPCT:
 		snprintf(buf, n, "%" PRIu64 ".%02" PRIu64 "%%", m / 100,
