@@ -436,6 +436,14 @@ static int next_event(struct ctp_yctx *c, yaml_parser_t *p, yaml_event_t *ev)
 	return 0;
 }
 
+/* Drops the event in *ev (one the caller has no use for) and reads the
+ * next into it. */
+static int skip_event(struct ctp_yctx *c, yaml_parser_t *p, yaml_event_t *ev)
+{
+	yaml_event_delete(ev);
+	return next_event(c, p, ev);
+}
+
 /* The document's root node, or NULL for a stream with no document. */
 int ctp_yaml_parse(struct ctp_yctx *c, struct ctp_ynode **ret)
 {
@@ -453,29 +461,20 @@ int ctp_yaml_parse(struct ctp_yctx *c, struct ctp_ynode **ret)
 		&p, (const unsigned char *)(c->buf ? c->buf : empty), c->len);
 
 	r = next_event(c, &p, &ev); /* STREAM-START */
-	if (r < 0)
-		goto out;
-	yaml_event_delete(&ev);
-	r = next_event(c, &p, &ev);
-	if (r < 0)
+	if (r < 0 || (r = skip_event(c, &p, &ev)) < 0)
 		goto out;
 	if (ev.type == YAML_STREAM_END_EVENT) {
 		yaml_event_delete(&ev);
 		goto out;
 	}
-	yaml_event_delete(&ev); /* DOCUMENT-START */
-	r = next_event(c, &p, &ev);
+	r = skip_event(c, &p, &ev); /* past DOCUMENT-START */
 	if (r < 0)
 		goto out;
 	r = build(c, &p, &ev, 0, &root);
 	if (r < 0)
 		goto out;
 	r = next_event(c, &p, &ev); /* DOCUMENT-END */
-	if (r < 0)
-		goto out;
-	yaml_event_delete(&ev);
-	r = next_event(c, &p, &ev);
-	if (r < 0)
+	if (r < 0 || (r = skip_event(c, &p, &ev)) < 0)
 		goto out;
 	if (ev.type == YAML_DOCUMENT_START_EVENT)
 		r = ctp_y_fail_at(c, MARK_LINE(ev.start_mark),
