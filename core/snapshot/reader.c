@@ -1388,9 +1388,11 @@ static int ident_array(struct ctp_snap *s, const msgpack_object *m,
 	return ret;
 }
 
-static int ident_u64(struct ctp_snap *s, const msgpack_object *m,
-		     const char *where, const char *k, size_t rows,
-		     const uint64_t **out)
+/* An identity column of unsigned integers, or with nil_ok also nil, which
+ * reads as 0 (the exited table's "unknown"). */
+static int ident_uints(struct ctp_snap *s, const msgpack_object *m,
+		       const char *where, const char *k, size_t rows,
+		       bool nil_ok, const uint64_t **out)
 {
 	const msgpack_object *a;
 	int ret = ident_array(s, m, where, k, rows, &a);
@@ -1401,42 +1403,32 @@ static int ident_u64(struct ctp_snap *s, const msgpack_object *m,
 		return bad(s, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < rows; i++) {
 		const msgpack_object *e = &a->via.array.ptr[i];
-		if (e->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
-			return bad(s, -EINVAL,
-				   "%s.%s[%zu]: expected an "
-				   "unsigned integer, found %s",
-				   where, k, i, objtype(e));
-		v[i] = e->via.u64;
+		bool nil = nil_ok && e->type == MSGPACK_OBJECT_NIL;
+		if (e->type != MSGPACK_OBJECT_POSITIVE_INTEGER && !nil)
+			return bad(
+				s, -EINVAL,
+				"%s.%s[%zu]: expected an unsigned integer%s, "
+				"found %s",
+				where, k, i, nil_ok ? " or nil" : "",
+				objtype(e));
+		v[i] = nil ? 0 : e->via.u64;
 	}
 	*out = v;
 	return 0;
 }
 
-/* An identity column of unsigned integers or nil; nil reads as 0 (the
- * exited table's "unknown"). */
+static int ident_u64(struct ctp_snap *s, const msgpack_object *m,
+		     const char *where, const char *k, size_t rows,
+		     const uint64_t **out)
+{
+	return ident_uints(s, m, where, k, rows, false, out);
+}
+
 static int ident_u64_or_nil(struct ctp_snap *s, const msgpack_object *m,
 			    const char *where, const char *k, size_t rows,
 			    const uint64_t **out)
 {
-	const msgpack_object *a;
-	int ret = ident_array(s, m, where, k, rows, &a);
-	if (ret < 0)
-		return ret;
-	uint64_t *v = zalloc(s, rows * sizeof(*v));
-	if (!v)
-		return bad(s, -ENOMEM, "out of memory");
-	for (size_t i = 0; i < rows; i++) {
-		const msgpack_object *e = &a->via.array.ptr[i];
-		if (e->type != MSGPACK_OBJECT_POSITIVE_INTEGER &&
-		    e->type != MSGPACK_OBJECT_NIL)
-			return bad(s, -EINVAL,
-				   "%s.%s[%zu]: expected an unsigned integer "
-				   "or nil, found %s",
-				   where, k, i, objtype(e));
-		v[i] = e->type == MSGPACK_OBJECT_NIL ? 0 : e->via.u64;
-	}
-	*out = v;
-	return 0;
+	return ident_uints(s, m, where, k, rows, true, out);
 }
 
 static int ident_str(struct ctp_snap *s, const msgpack_object *m,
