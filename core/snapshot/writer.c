@@ -907,6 +907,21 @@ static bool cur_get(struct colcur *c, const struct rows *r, size_t i,
 	return true;
 }
 
+/* Column col of the rows r as an array of cells of type type, nil where a
+ * row has none. */
+static void pack_cells(struct w *w, const struct rows *r, uint32_t col,
+		       uint8_t type)
+{
+	struct colcur c = {0};
+
+	msgpack_pack_array(&w->pk, r->n);
+	for (size_t i = 0; i < r->n && !w->o->err; i++) {
+		uint64_t v = 0;
+		bool present = cur_get(&c, r, i, col, &v);
+		put_cell(w, type, present, v);
+	}
+}
+
 static void pack_columns(struct w *w, const struct layout *l,
 			 const struct rows *r, uint8_t scope, uint32_t ident)
 {
@@ -923,13 +938,7 @@ static void pack_columns(struct w *w, const struct layout *l,
 		if (f->scope != scope || !l->used[id])
 			continue;
 		pack_str(w, f->name);
-		msgpack_pack_array(&w->pk, r->n);
-		struct colcur c = {0};
-		for (size_t i = 0; i < r->n && !w->o->err; i++) {
-			uint64_t v = 0;
-			bool present = cur_get(&c, r, i, ident + f->col, &v);
-			put_cell(w, f->type, present, v);
-		}
+		pack_cells(w, r, ident + f->col, f->type);
 	}
 }
 
@@ -938,13 +947,7 @@ static void pack_ident(struct w *w, const struct rows *r, const char *name,
 		       uint32_t col, bool blob)
 {
 	pack_key(w, name);
-	msgpack_pack_array(&w->pk, r->n);
-	struct colcur c = {0};
-	for (size_t i = 0; i < r->n && !w->o->err; i++) {
-		uint64_t v = 0;
-		bool present = cur_get(&c, r, i, col, &v);
-		put_cell(w, blob ? CTP_TYPE_STRING : CTP_TYPE_U64, present, v);
-	}
+	pack_cells(w, r, col, blob ? CTP_TYPE_STRING : CTP_TYPE_U64);
 }
 
 /* Whether any row has identity column col (an optional one is written
