@@ -950,6 +950,18 @@ static void pack_ident(struct w *w, const struct rows *r, const char *name,
 	pack_cells(w, r, col, blob ? CTP_TYPE_STRING : CTP_TYPE_U64);
 }
 
+/* An identity column the layout knows: each row's key (tgid, tid), or with
+ * aux its aux (a thread's tgid, a process's thread rows). */
+static void pack_refs(struct w *w, const struct rows *r, const char *name,
+		      bool aux)
+{
+	pack_key(w, name);
+	msgpack_pack_array(&w->pk, r->n);
+	for (size_t i = 0; i < r->n; i++)
+		put_cell(w, CTP_TYPE_U64, true,
+			 aux ? r->refs[i].aux : r->refs[i].key);
+}
+
 /* Whether any row has identity column col (an optional one is written
  * only then, so a capture without it is the file it always was). */
 static bool any_ident(const struct rows *r, uint32_t col)
@@ -982,17 +994,11 @@ static void pack_tables(struct w *w, const struct layout *l)
 	msgpack_pack_map(pk, 5 + read_ns);
 	pack_key(w, "rows");
 	msgpack_pack_uint64(pk, pr.n);
-	pack_key(w, "tgid");
-	msgpack_pack_array(pk, pr.n);
-	for (size_t i = 0; i < pr.n; i++)
-		put_cell(w, CTP_TYPE_U64, true, l->procs[i].key);
+	pack_refs(w, &pr, "tgid", false);
 	pack_ident(w, &pr, "comm", CTP_PCOL_COMM, true);
 	/* nthreads: the thread rows of this tgid in this file, which is what
 	 * the engine counts; a reader can rely on it summing to rows. */
-	pack_key(w, "nthreads");
-	msgpack_pack_array(pk, pr.n);
-	for (size_t i = 0; i < pr.n; i++)
-		put_cell(w, CTP_TYPE_U64, true, l->procs[i].aux);
+	pack_refs(w, &pr, "nthreads", true);
 	if (read_ns)
 		pack_ident(w, &pr, "read_boottime_ns", CTP_PCOL_READ_NS, false);
 	pack_columns(w, l, &pr, CTP_SCOPE_PROCESS, CTP_PROCESS_IDENT);
@@ -1004,14 +1010,8 @@ static void pack_tables(struct w *w, const struct layout *l)
 	msgpack_pack_map(pk, 6);
 	pack_key(w, "rows");
 	msgpack_pack_uint64(pk, th.n);
-	pack_key(w, "tid");
-	msgpack_pack_array(pk, th.n);
-	for (size_t i = 0; i < th.n; i++)
-		put_cell(w, CTP_TYPE_U64, true, l->threads[i].key);
-	pack_key(w, "tgid");
-	msgpack_pack_array(pk, th.n);
-	for (size_t i = 0; i < th.n; i++)
-		put_cell(w, CTP_TYPE_U64, true, l->threads[i].aux);
+	pack_refs(w, &th, "tid", false);
+	pack_refs(w, &th, "tgid", true);
 	pack_ident(w, &th, "comm", CTP_TCOL_COMM, true);
 	pack_key(w, "cgroup");
 	msgpack_pack_array(pk, th.n);
