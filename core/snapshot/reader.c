@@ -638,7 +638,7 @@ static int cmp_by_name(const void *a, const void *b, void *arg)
 /* An enum given by name: -1 when the key is missing or not a string. */
 static int enum_key(struct ctp_snap *s, const msgpack_object *m,
 		    const char *where, const char *k, enum ctp_enum which,
-		    bool strict)
+		    bool strict, uint8_t *out)
 {
 	const msgpack_object *v = get(m, k);
 	if (!v)
@@ -652,7 +652,8 @@ static int enum_key(struct ctp_snap *s, const msgpack_object *m,
 			   (int)(v->via.str.size > 64 ? 64 : v->via.str.size),
 			   v->via.str.ptr);
 	/* A newer writer may add units, kinds or rules: 0 = unknown. */
-	return e < 0 ? 0 : e;
+	*out = (uint8_t)(e < 0 ? 0 : e);
+	return 0;
 }
 
 static bool numeric_type(uint8_t type)
@@ -844,7 +845,7 @@ static int parse_field(struct ctp_snap *s, const msgpack_object *m,
 		       const char *where, struct ctp_snap_field *f)
 {
 	const msgpack_object *name;
-	int ret, e;
+	int ret;
 
 	if (m->type != MSGPACK_OBJECT_MAP)
 		return bad(s, -EINVAL, "%s: expected a map, found %s", where,
@@ -867,21 +868,17 @@ static int parse_field(struct ctp_snap *s, const msgpack_object *m,
 	    (ret = opt_str(s, m, where, "dims", false, "", &f->dims)) < 0 ||
 	    (ret = opt_str(s, m, where, "role", false, "", &f->role)) < 0)
 		return ret;
-	if ((e = enum_key(s, m, where, "scope", CTP_ENUM_SCOPE, true)) < 0)
-		return e;
-	f->scope = (uint8_t)e;
-	if ((e = enum_key(s, m, where, "type", CTP_ENUM_TYPE, true)) < 0)
-		return e;
-	f->type = (uint8_t)e;
-	if ((e = enum_key(s, m, where, "unit", CTP_ENUM_UNIT, false)) < 0)
-		return e;
-	f->unit = (uint8_t)e;
-	if ((e = enum_key(s, m, where, "kind", CTP_ENUM_KIND, false)) < 0)
-		return e;
-	f->kind = (uint8_t)e;
-	if ((e = enum_key(s, m, where, "rule", CTP_ENUM_RULE, false)) < 0)
-		return e;
-	f->rule = (uint8_t)e;
+	if ((ret = enum_key(s, m, where, "scope", CTP_ENUM_SCOPE, true,
+			    &f->scope)) < 0 ||
+	    (ret = enum_key(s, m, where, "type", CTP_ENUM_TYPE, true,
+			    &f->type)) < 0 ||
+	    (ret = enum_key(s, m, where, "unit", CTP_ENUM_UNIT, false,
+			    &f->unit)) < 0 ||
+	    (ret = enum_key(s, m, where, "kind", CTP_ENUM_KIND, false,
+			    &f->kind)) < 0 ||
+	    (ret = enum_key(s, m, where, "rule", CTP_ENUM_RULE, false,
+			    &f->rule)) < 0)
+		return ret;
 	/* Added to version 1: absent in older files (exact values). */
 	f->step = 0;
 	if (get(m, "step") &&
@@ -1045,10 +1042,9 @@ static int parse_plugins(struct ctp_snap *s)
 			return ret;
 		if (!p->name)
 			return bad(s, -EINVAL, "%s: name is nil", where);
-		int e = enum_key(s, m, where, "status", CTP_ENUM_STATUS, false);
-		if (e < 0)
-			return e;
-		p->status = (uint8_t)e;
+		if ((ret = enum_key(s, m, where, "status", CTP_ENUM_STATUS,
+				    false, &p->status)) < 0)
+			return ret;
 		if ((ret = need(s, m, where, "required", MSGPACK_OBJECT_BOOLEAN,
 				"a boolean", &v)) < 0)
 			return ret;
