@@ -142,18 +142,11 @@ static bool is_bcrypt(const char *s)
 /* ---- The schema ---------------------------------------------------------- */
 
 /* 1 for a null (nothing under the key), 0 for a mapping, else the error
- * "'path' must be a mapping[ of what], got ...". */
+ * "'path' must be a mapping[ of what], got ..." (ctp_y_collection). */
 static int map_or_null(struct pass *p, const struct ctp_ynode *m,
 		       const char *path, const char *of)
 {
-	struct ctp_yclip b;
-
-	if (ctp_ynode_is_null(m))
-		return 1;
-	if (m->type == CTP_Y_MAP)
-		return 0;
-	return ctp_y_fail(p->c, m, "'%s' must be a mapping%s, got %s", path, of,
-			  ctp_y_got(&b, m));
+	return ctp_y_collection(p->c, m, CTP_Y_MAP, path, of);
 }
 
 static int refused(struct ctp_yctx *c, const struct ctp_ynode *key,

@@ -270,17 +270,12 @@ static int conv_opt_value(struct ctp_yctx *c, const char *path,
 static int conv_options(struct ctp_yctx *c, const char *path,
 			const struct ctp_ynode *v, struct ctp_plugin_cfg *pc)
 {
-	struct ctp_yclip b;
 	int r;
 
-	if (ctp_ynode_is_null(v))
-		return 0;
-	if (v->type != CTP_Y_MAP)
-		return ctp_y_fail(
-			c, v,
-			"'%s' must be a mapping of option names to values, "
-			"got %s",
-			path, ctp_y_got(&b, v));
+	r = ctp_y_collection(c, v, CTP_Y_MAP, path,
+			     " of option names to values");
+	if (r != 0)
+		return r < 0 ? r : 0;
 	pc->opts = calloc(v->n / 2 ? v->n / 2 : 1, sizeof(*pc->opts));
 	if (!pc->opts)
 		return -ENOMEM;
@@ -312,16 +307,12 @@ static int conv_plugin_body(struct ctp_yctx *c, const char *path,
 	static const char *const keys[] = {"enabled", "required", "options",
 					   NULL};
 	char where[160], sub[192];
-	struct ctp_yclip b;
 	int r, k;
 
-	if (ctp_ynode_is_null(v))
-		return 0;
-	if (v->type != CTP_Y_MAP)
-		return ctp_y_fail(c, v,
-				  "'%s' must be a mapping (enabled, required, "
-				  "options), got %s",
-				  path, ctp_y_got(&b, v));
+	r = ctp_y_collection(c, v, CTP_Y_MAP, path,
+			     " (enabled, required, options)");
+	if (r != 0)
+		return r < 0 ? r : 0;
 	ctp_y_path(where, sizeof(where), "'%s'", path);
 	for (size_t i = 0; i < v->n; i += 2) {
 		const struct ctp_ynode *key = v->kids[i], *val = v->kids[i + 1];
@@ -350,15 +341,11 @@ static int conv_plugin_map(struct ctp_yctx *c, const char *path,
 {
 	struct ctp_plugin_cfg *pcs;
 	char sub[192];
-	struct ctp_yclip b;
 	int r;
 
-	if (ctp_ynode_is_null(v))
-		return 0;
-	if (v->type != CTP_Y_MAP)
-		return ctp_y_fail(
-			c, v, "'%s' must be a mapping of plugin names, got %s",
-			path, ctp_y_got(&b, v));
+	r = ctp_y_collection(c, v, CTP_Y_MAP, path, " of plugin names");
+	if (r != 0)
+		return r < 0 ? r : 0;
 	pcs = calloc(v->n / 2 ? v->n / 2 : 1, sizeof(*pcs));
 	if (!pcs)
 		return -ENOMEM;
@@ -407,16 +394,13 @@ static int conv_match(struct ctp_yctx *c, const char *path,
 	static const char *const keys[] = {"hostname", "kernel", "path_exists",
 					   NULL};
 	char where[96], sub[128];
-	struct ctp_yclip b;
 	int r, k;
 
-	if (!ctp_ynode_is_null(v) && v->type != CTP_Y_MAP)
-		return ctp_y_fail(
-			c, v,
-			"'%s' must be a mapping of conditions (hostname, "
-			"kernel, path_exists), got %s",
-			path, ctp_y_got(&b, v));
-	if (ctp_ynode_is_null(v) || !v->n)
+	r = ctp_y_collection(c, v, CTP_Y_MAP, path,
+			     " of conditions (hostname, kernel, path_exists)");
+	if (r < 0)
+		return r;
+	if (r > 0 || !v->n)
 		return ctp_y_fail(
 			c, v,
 			"'%s' needs at least one condition (hostname, "
@@ -450,13 +434,9 @@ static int conv_hosts(struct ctp_yctx *c, const struct ctp_ynode *v,
 	struct ctp_yclip b;
 	int r, k;
 
-	if (ctp_ynode_is_null(v))
-		return 0;
-	if (v->type != CTP_Y_SEQ)
-		return ctp_y_fail(
-			c, v,
-			"'hosts' must be a sequence of host rules, got %s",
-			ctp_y_got(&b, v));
+	r = ctp_y_collection(c, v, CTP_Y_SEQ, "hosts", " of host rules");
+	if (r != 0)
+		return r < 0 ? r : 0;
 	cfg->rules = calloc(v->n ? v->n : 1, sizeof(*cfg->rules));
 	if (!cfg->rules)
 		return -ENOMEM;
@@ -586,18 +566,12 @@ static const char *const top_keys[] = {
 static int conv_plugin_dirs(struct ctp_yctx *c, const struct ctp_ynode *v,
 			    struct ctp_config *cfg)
 {
-	struct ctp_yclip b;
 	char path[48];
 	int r;
 
-	if (ctp_ynode_is_null(v))
-		return 0;
-	if (v->type != CTP_Y_SEQ)
-		return ctp_y_fail(
-			c, v,
-			"'plugin_dirs' must be a sequence of directories, "
-			"got %s",
-			ctp_y_got(&b, v));
+	r = ctp_y_collection(c, v, CTP_Y_SEQ, "plugin_dirs", " of directories");
+	if (r != 0)
+		return r < 0 ? r : 0;
 	cfg->plugin_dirs = calloc(v->n ? v->n : 1, sizeof(char *));
 	if (!cfg->plugin_dirs)
 		return -ENOMEM;
@@ -620,17 +594,11 @@ static int conv_roots(struct ctp_yctx *c, const struct ctp_ynode *v,
 {
 	static const char *const keys[] = {"proc", "sys", "cgroup", NULL};
 	char sub[32];
-	struct ctp_yclip b;
 	int r, k;
 
-	if (ctp_ynode_is_null(v))
-		return 0;
-	if (v->type != CTP_Y_MAP)
-		return ctp_y_fail(
-			c, v,
-			"'roots' must be a mapping (proc, sys, cgroup), "
-			"got %s",
-			ctp_y_got(&b, v));
+	r = ctp_y_collection(c, v, CTP_Y_MAP, "roots", " (proc, sys, cgroup)");
+	if (r != 0)
+		return r < 0 ? r : 0;
 	for (size_t i = 0; i < v->n; i += 2) {
 		const struct ctp_ynode *key = v->kids[i], *val = v->kids[i + 1];
 		char **dst;
@@ -660,14 +628,11 @@ static int conv_service(struct ctp_yctx *c, const struct ctp_ynode *v,
 	uint64_t x;
 	int r = 0;
 
-	if (ctp_ynode_is_null(v))
-		return 0;
-	if (v->type != CTP_Y_MAP)
-		return ctp_y_fail(c, v,
-				  "'service' must be a mapping "
-				  "(capture_deadline, memory_limit, "
-				  "quarantine_after), got %s",
-				  ctp_y_got(&b, v));
+	r = ctp_y_collection(
+		c, v, CTP_Y_MAP, "service",
+		" (capture_deadline, memory_limit, quarantine_after)");
+	if (r != 0)
+		return r < 0 ? r : 0;
 	for (size_t i = 0; i < v->n && r >= 0; i += 2) {
 		const struct ctp_ynode *key = v->kids[i], *val = v->kids[i + 1];
 		int k = ctp_y_key_index(c, key, keys, "'service'");

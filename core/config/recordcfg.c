@@ -71,13 +71,10 @@ int ctp_record_cfg_conv(struct ctp_yctx *c, const char *path,
 	struct ctp_yclip b;
 	int r = 0;
 
-	if (ctp_ynode_is_null(v))
-		return 0;
-	if (v->type != CTP_Y_MAP)
-		return ctp_y_fail(c, v,
-				  "'%s' must be a mapping (interval, keep, "
-				  "max_bytes, dir), got %s",
-				  path, ctp_y_got(&b, v));
+	r = ctp_y_collection(c, v, CTP_Y_MAP, path,
+			     " (interval, keep, max_bytes, dir)");
+	if (r != 0)
+		return r < 0 ? r : 0;
 	ctp_y_path(where, sizeof(where), "'%s'", path);
 	for (size_t i = 0; i < v->n && r >= 0; i += 2) {
 		const struct ctp_ynode *key = v->kids[i], *val = v->kids[i + 1];

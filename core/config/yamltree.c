@@ -540,6 +540,20 @@ int ctp_y_key_index(struct ctp_yctx *c, const struct ctp_ynode *key,
 			  ctp_y_clip(&b, key->str), where, list);
 }
 
+int ctp_y_collection(struct ctp_yctx *c, const struct ctp_ynode *v,
+		     enum ctp_ynode_type t, const char *path, const char *of)
+{
+	struct ctp_yclip b;
+
+	if (ctp_ynode_is_null(v))
+		return 1;
+	if (v->type == t)
+		return 0;
+	return ctp_y_fail(c, v, "'%s' must be %s%s, got %s", path,
+			  t == CTP_Y_MAP ? "a mapping" : "a sequence", of,
+			  ctp_y_got(&b, v));
+}
+
 int ctp_y_str(struct ctp_yctx *c, const char *path, const struct ctp_ynode *v,
 	      char **out)
 {

@@ -74,6 +74,12 @@ const char *ctp_y_closest(const char *s, const char *const *names, size_t n);
 int ctp_y_key_index(struct ctp_yctx *c, const struct ctp_ynode *key,
 		    const char *const *keys, const char *where);
 
+/* A mapping or sequence (t) under path: 1 for a null v (nothing there), 0
+ * for a node of type t, else the error "'PATH' must be a mapping|sequence
+ * OF, got ..." (OF: " of plugin names", " (proc, sys, cgroup)" or ""). */
+int ctp_y_collection(struct ctp_yctx *c, const struct ctp_ynode *v,
+		     enum ctp_ynode_type t, const char *path, const char *of);
+
 /* Scalars by type, each failing with "'PATH' must be ..., got ...". */
 int ctp_y_str(struct ctp_yctx *c, const char *path, const struct ctp_ynode *v,
 	      char **out); /* non-empty; replaces and frees *out */
