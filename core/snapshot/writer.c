@@ -438,32 +438,63 @@ static int gather_process(const struct ctp_capture *cap, struct layout *l,
 	return 0;
 }
 
-/* Whether any of the n rows, each a row of a worker's table in t[], holds
- * a value in column col. */
-static bool rows_hold(const struct ctp_table *t, uint32_t nt,
-		      const struct rowref *rows, size_t n, uint32_t col)
-{
-	uint64_t v;
+/* A table's row i: which ctp_table and which row in it. */
+struct rows {
+	const struct ctp_table *single; /* one table (cgroups) */
+	const struct ctp_table *per_worker;
+	const struct rowref *refs;
+	size_t n;
+};
 
-	/* Fields no row got (a kernel without the feature) are the common
-	 * unused case: settled without looking at a row. */
-	if (!col_allocated(t, nt, col))
+/*
+ * One column read down the rows: consecutive rows of a table mostly sit in
+ * the same block of the same worker's table, so the column's value and
+ * presence arrays are looked up once per block, not once per cell.
+ */
+struct colcur {
+	const struct ctp_table *t;
+	uint32_t blk;
+	const void *vals;
+	const uint64_t *present;
+	uint8_t lg;
+};
+
+static bool cur_get(struct colcur *c, const struct rows *r, size_t i,
+		    uint32_t col, uint64_t *v)
+{
+	const struct ctp_table *t;
+	uint32_t row;
+	if (r->single) {
+		t = r->single;
+		row = (uint32_t)i;
+	} else {
+		t = &r->per_worker[r->refs[i].worker];
+		row = r->refs[i].row;
+	}
+	if (row >= t->nrows)
 		return false;
-	for (size_t r = 0; r < n; r++)
-		if (ctp_table_get(&t[rows[r].worker], rows[r].row, col, &v))
-			return true;
-	return false;
+	uint32_t b = row / CTP_BLOCK_ROWS, k = row % CTP_BLOCK_ROWS;
+	if (c->t != t || c->blk != b) {
+		const struct ctp_block *blk = &t->blocks[b];
+		c->t = t;
+		c->blk = b;
+		c->vals = col < blk->ncols ? blk->vals[col] : NULL;
+		c->lg = col < blk->ncols ? blk->lg[col] : 0;
+		c->present = col < blk->ncols ? blk->present[col] : NULL;
+	}
+	if (!c->present || !(c->present[k / 64] >> (k % 64) & 1))
+		return false;
+	*v = ctp_cell_load(c->vals, c->lg, k);
+	return true;
 }
 
-/* Whether any row of table t holds a value in column col. */
-static bool table_holds(const struct ctp_table *t, uint32_t col)
+/* Whether any row has a value in column col. */
+static bool any_cell(const struct rows *r, uint32_t col)
 {
+	struct colcur c = {0};
 	uint64_t v;
-
-	if (!col_allocated(t, 1, col))
-		return false;
-	for (uint32_t r = 0; r < t->nrows; r++)
-		if (ctp_table_get(t, r, col, &v))
+	for (size_t i = 0; i < r->n; i++)
+		if (cur_get(&c, r, i, col, &v))
 			return true;
 	return false;
 }
@@ -473,20 +504,37 @@ static bool table_holds(const struct ctp_table *t, uint32_t col)
 static bool field_used(const struct ctp_capture *cap, const struct layout *l,
 		       const struct ctp_field *f)
 {
+	const struct ctp_table *t;
+	uint32_t nt = 1, col;
+	struct rows r;
+
 	switch (f->scope) {
 	case CTP_SCOPE_THREAD:
-		return rows_hold(cap->threads, cap->n_workers, l->threads,
-				 l->n_threads, CTP_THREAD_IDENT + f->col);
+		t = cap->threads, nt = cap->n_workers;
+		col = CTP_THREAD_IDENT + f->col;
+		r = (struct rows){
+			.per_worker = t, .refs = l->threads, .n = l->n_threads};
+		break;
 	case CTP_SCOPE_PROCESS:
-		return rows_hold(cap->procs, cap->n_workers, l->procs,
-				 l->n_procs, CTP_PROCESS_IDENT + f->col);
+		t = cap->procs, nt = cap->n_workers;
+		col = CTP_PROCESS_IDENT + f->col;
+		r = (struct rows){
+			.per_worker = t, .refs = l->procs, .n = l->n_procs};
+		break;
 	case CTP_SCOPE_CGROUP:
-		return table_holds(&cap->cgroups, CTP_CGROUP_IDENT + f->col);
+		t = &cap->cgroups, col = CTP_CGROUP_IDENT + f->col;
+		r = (struct rows){.single = t, .n = t->nrows};
+		break;
 	case CTP_SCOPE_EXITED:
-		return table_holds(&cap->exited, CTP_EXITED_IDENT + f->col);
+		t = &cap->exited, col = CTP_EXITED_IDENT + f->col;
+		r = (struct rows){.single = t, .n = t->nrows};
+		break;
 	default:
 		return true;
 	}
+	/* Fields no row got (a kernel without the feature) are the common
+	 * unused case: settled without looking at a row. */
+	return col_allocated(t, nt, col) && any_cell(&r, col);
 }
 
 /* Every process with a row and its threads, by tgid then tid, and which
@@ -857,56 +905,6 @@ static void pack_host(struct w *w)
 	}
 }
 
-/* A table's row i: which ctp_table and which row in it. */
-struct rows {
-	const struct ctp_table *single; /* one table (cgroups) */
-	const struct ctp_table *per_worker;
-	const struct rowref *refs;
-	size_t n;
-};
-
-/*
- * One column read down the rows: consecutive rows of a table mostly sit in
- * the same block of the same worker's table, so the column's value and
- * presence arrays are looked up once per block, not once per cell.
- */
-struct colcur {
-	const struct ctp_table *t;
-	uint32_t blk;
-	const void *vals;
-	const uint64_t *present;
-	uint8_t lg;
-};
-
-static bool cur_get(struct colcur *c, const struct rows *r, size_t i,
-		    uint32_t col, uint64_t *v)
-{
-	const struct ctp_table *t;
-	uint32_t row;
-	if (r->single) {
-		t = r->single;
-		row = (uint32_t)i;
-	} else {
-		t = &r->per_worker[r->refs[i].worker];
-		row = r->refs[i].row;
-	}
-	if (row >= t->nrows)
-		return false;
-	uint32_t b = row / CTP_BLOCK_ROWS, k = row % CTP_BLOCK_ROWS;
-	if (c->t != t || c->blk != b) {
-		const struct ctp_block *blk = &t->blocks[b];
-		c->t = t;
-		c->blk = b;
-		c->vals = col < blk->ncols ? blk->vals[col] : NULL;
-		c->lg = col < blk->ncols ? blk->lg[col] : 0;
-		c->present = col < blk->ncols ? blk->present[col] : NULL;
-	}
-	if (!c->present || !(c->present[k / 64] >> (k % 64) & 1))
-		return false;
-	*v = ctp_cell_load(c->vals, c->lg, k);
-	return true;
-}
-
 /* Column col of the rows r as an array of cells of type type, nil where a
  * row has none. */
 static void pack_cells(struct w *w, const struct rows *r, uint32_t col,
@@ -962,18 +960,6 @@ static void pack_refs(struct w *w, const struct rows *r, const char *name,
 			 aux ? r->refs[i].aux : r->refs[i].key);
 }
 
-/* Whether any row has identity column col (an optional one is written
- * only then, so a capture without it is the file it always was). */
-static bool any_ident(const struct rows *r, uint32_t col)
-{
-	struct colcur c = {0};
-	uint64_t v;
-	for (size_t i = 0; i < r->n; i++)
-		if (cur_get(&c, r, i, col, &v))
-			return true;
-	return false;
-}
-
 static void pack_tables(struct w *w, const struct layout *l)
 {
 	const struct ctp_capture *cap = w->cap;
@@ -989,7 +975,9 @@ static void pack_tables(struct w *w, const struct layout *l)
 
 	struct rows pr = {
 		.per_worker = cap->procs, .refs = l->procs, .n = l->n_procs};
-	bool read_ns = any_ident(&pr, CTP_PCOL_READ_NS);
+	/* read_boottime_ns is written only when a row has it, so a capture
+	 * without it is the file it always was. */
+	bool read_ns = any_cell(&pr, CTP_PCOL_READ_NS);
 	pack_key(w, "processes");
 	msgpack_pack_map(pk, 5 + read_ns);
 	pack_key(w, "rows");
