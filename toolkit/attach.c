@@ -64,6 +64,26 @@ static int fill_counters(struct ctp_ctx *ctx, const struct ctp_api *api,
 	return 0;
 }
 
+/* The sources of the static table fit its descriptions (a bug of the
+ * plugin's own tables when not, said once with the field's name). */
+static int check_sources(struct ctp_ctx *ctx, const struct ctp_api *api,
+			 const struct ctp_plugin *desc,
+			 const struct ctp_attach *a)
+{
+	const char *why;
+	size_t bad;
+	int r;
+
+	if (!a->field_src)
+		return 0;
+	r = ctp_fields_check(desc->fields, a->field_src, desc->n_fields, &bad,
+			     &why);
+	if (r < 0 && can_log(api))
+		api->log(ctx, CTP_LOG_ERR, "field %s: its source has %s",
+			 desc->fields[bad].name, why);
+	return r;
+}
+
 int ctp_attach(struct ctp_ctx *ctx, const struct ctp_api *api,
 	       const struct ctp_plugin *desc, const struct ctp_attach *a)
 {
@@ -80,6 +100,9 @@ int ctp_attach(struct ctp_ctx *ctx, const struct ctp_api *api,
 	    (a->n_counters && !a->counter_handles) ||
 	    a->n_fields > desc->n_fields)
 		return -EINVAL; /* the plugin's own tables disagree */
+	r = check_sources(ctx, api, desc, a);
+	if (r < 0)
+		return r;
 	fill_fields(ctx, api, desc, a);
 	return fill_counters(ctx, api, desc, a);
 }

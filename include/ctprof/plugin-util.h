@@ -73,6 +73,171 @@ extern "C" {
 /* The number of elements of a static array. */
 #define CTP_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+/* ---- Setting values: the checked setter ----------------------------------
+ *
+ * Every value of a callback goes through one setter: it skips a field whose
+ * handle the core refused (< 0: ctp_attach keeps it so) and keeps the first
+ * set_* failure (a type or scope mismatch: a bug of the plugin), which the
+ * callback returns, while the other values are still set:
+ *
+ *   struct ctp_setter set = CTP_SETTER(st->api, rec);
+ *   ctp_set_u64(&set, st->fh[F_RCHAR], v);
+ *   ...
+ *   return set.err;
+ */
+struct ctp_setter {
+	const struct ctp_api *api;
+	struct ctp_record *rec;
+	int err; /* the first set_* failure, 0 while none */
+};
+
+#define CTP_SETTER(api_, rec_)                                                 \
+	((struct ctp_setter){.api = (api_), .rec = (rec_), .err = 0})
+
+/* Set one value through api->set_*. Return 0 (also for a handle < 0, which
+ * is skipped) or the setter's negative errno, also kept in s->err when it
+ * is the first. */
+int ctp_set_u64(struct ctp_setter *s, int field, uint64_t v);
+int ctp_set_i64(struct ctp_setter *s, int field, int64_t v);
+int ctp_set_bool(struct ctp_setter *s, int field, bool v);
+int ctp_set_char(struct ctp_setter *s, int field, char v);
+int ctp_set_str(struct ctp_setter *s, int field, const char *str, size_t len);
+int ctp_set_cpuset(struct ctp_setter *s, int field, const uint64_t *words,
+		   size_t n_words);
+
+/* ---- Field tables -----------------------------------------------------------
+ *
+ * A field read from a file is one row: where its value is in the file (a
+ * key of a "Key: value" file, or the position of a word in a line such as
+ * stat), where the parser keeps it (a member of the parser's output struct
+ * and a presence bit), and its description. The descriptions are the
+ * descriptor's static table; the rest is a parallel table of struct
+ * ctp_field_src. Written once as a list macro, one line per field, both
+ * tables come out of the same lines:
+ *
+ *   #define IO_FIELDS(X)                                                    \
+ *	X(F_RCHAR, CTP_SRC_KEY("rchar", struct io, rchar, 0),                 \
+ *	  CTP_FIELD_COUNTER("x.rchar", THREAD, BYTES, "bytes read"))        \
+ *	X(F_NAME, CTP_SRC_NONE, CTP_FIELD_LABEL("x.name", THREAD, "name"))
+ *   enum { IO_FIELDS(CTP_FT_ID) N_FIELDS };
+ *   static const struct ctp_field_desc fields[] = {IO_FIELDS(CTP_FT_DESC)};
+ *   static const struct ctp_field_src srcs[] = {IO_FIELDS(CTP_FT_SRC)};
+ *
+ * The parser fills its struct through the sources (ctp_fields_scan_keys,
+ * ctp_fields_scan_words: pure functions over a buffer), ctp_attach checks
+ * the sources against the descriptions (struct ctp_attach.field_src), and
+ * ctp_fields_set sets every parsed value of a scope through the checked
+ * setter. docs/PLUGINS.md "Field tables" has the whole walk.
+ */
+struct ctp_field_src {
+	const char *key; /* a key of a "Key:<blanks>value" file; NULL: none */
+	uint16_t off;	 /* the value's offset in the parser's output */
+	uint8_t pos;	 /* the word's position in a line, counted from 1 as
+			    proc(5) counts stat's fields; 0: none */
+	uint8_t type;	 /* the member's type: CTP_TYPE_U64 (uint64_t),
+			    CTP_TYPE_I64 (int64_t) or CTP_TYPE_CHAR (char);
+			    0: the field has no source (CTP_SRC_NONE) */
+	uint8_t bit;	 /* its bit in the output's uint64_t presence mask */
+	uint8_t flags;	 /* CTP_SRC_CODE, else 0 */
+};
+
+/* The value is parsed, but the plugin's code sets the field (a conversion:
+ * a number recorded as its name); ctp_fields_set leaves it alone. */
+#define CTP_SRC_CODE (1u << 0)
+/* Positions a line may hold (a presence bit each). */
+#define CTP_SRC_POS_MAX 63
+
+/* The field type of member m of struct type S (a compile error for a
+ * member of another type). */
+#define CTP_SRC_TYPE(S, m)                                                     \
+	_Generic(((S *)0)->m, CTP_SRC_IS(uint64_t, CTP_TYPE_U64),              \
+		 CTP_SRC_IS(int64_t, CTP_TYPE_I64),                            \
+		 CTP_SRC_IS(char, CTP_TYPE_CHAR))
+/* One association of the _Generic above (a type, its field type). */
+#define CTP_SRC_IS(t, ty)                                                      \
+	t:                                                                     \
+	(ty)
+/* The value of key k kept in member m of S (an array element works too:
+ * v[3]), presence bit b. */
+#define CTP_SRC_KEY(k, S, m, b) CTP_SRC_ROW(k, 0, S, m, b, 0)
+/* Word p of a line kept in member m of S; its presence bit is p. */
+#define CTP_SRC_POS(p, S, m) CTP_SRC_ROW(NULL, p, S, m, p, 0)
+/* The same, for a field the plugin's code sets from the value. */
+#define CTP_SRC_POS_CODE(p, S, m) CTP_SRC_ROW(NULL, p, S, m, p, CTP_SRC_CODE)
+/* A value some other parse keeps in member m of S, presence bit b. */
+#define CTP_SRC_SLOT(S, m, b) CTP_SRC_ROW(NULL, 0, S, m, b, 0)
+/* A field whose value the plugin finds and sets in code. */
+#define CTP_SRC_NONE                                                           \
+	{                                                                      \
+		.key = NULL, .off = 0, .pos = 0, .type = 0, .bit = 0,          \
+		.flags = 0                                                     \
+	}
+/* Every member, for the shapes above. */
+#define CTP_SRC_ROW(k, p, S, m, b, fl)                                         \
+	{                                                                      \
+		.key = (k), .off = offsetof(S, m), .pos = (p),                 \
+		.type = CTP_SRC_TYPE(S, m), .bit = (b), .flags = (fl)          \
+	}
+
+/* Expanders of a list macro of rows X(id, src, desc). */
+#define CTP_FT_ID(id, src, desc)   id,
+#define CTP_FT_DESC(id, src, desc) desc,
+#define CTP_FT_SRC(id, src, desc)  src,
+
+/*
+ * Whether src (n rows) fits desc (n rows): a source has a key or a position
+ * but not both, a position up to CTP_SRC_POS_MAX, a bit under 64, a member
+ * type the scanners know, and, but with CTP_SRC_CODE, the field's type.
+ * Returns 0, or -EINVAL with *bad the first row at fault and *why what its
+ * source has wrong ("both a key and a position"). ctp_attach runs it when
+ * struct ctp_attach.field_src is set.
+ */
+int ctp_fields_check(const struct ctp_field_desc *desc,
+		     const struct ctp_field_src *src, size_t n, size_t *bad,
+		     const char **why);
+
+/*
+ * Parse a "Key:<blanks>value" file (/proc/<pid>/io, status) through the n
+ * rows of src that have a key: the first line of each key counts, its
+ * value is the rest of the line after the blanks, all of it a decimal
+ * (CTP_TYPE_U64; -/+ allowed for CTP_TYPE_I64) or one byte
+ * (CTP_TYPE_CHAR). Each value that parses is stored at out + off and its
+ * bit set in *present; nothing else of out is touched. Returns 0 when every
+ * key is there and parses; otherwise the problem of the first row (in
+ * table order) that has one: -ENODATA (no such line), -EINVAL (garbage),
+ * -ERANGE (overflow), -EMSGSIZE (the line runs into the end of the buffer
+ * without '\n': a short read may have cut it, so it is left absent). At
+ * most 64 rows; keys unique. Pure: no I/O, no allocation.
+ */
+int ctp_fields_scan_keys(const char *buf, size_t len,
+			 const struct ctp_field_src *src, size_t n, void *out,
+			 uint64_t *present);
+
+/*
+ * Parse a line of single-space separated words ending in '\n' (stat,
+ * schedstat) through the n rows of src that have a position: [p, end)
+ * starts with word `first`. Each kept word must be the whole value (as for
+ * ctp_fields_scan_keys); words no row keeps are not checked. Stored and
+ * marked as ctp_fields_scan_keys does. A line that ends ('\n') before a
+ * kept word leaves it absent without an error (an older kernel). Returns 0,
+ * or the problem at the lowest position: -EINVAL, -ERANGE, or -EMSGSIZE
+ * (the buffer ends inside a word, or without the line's '\n' past the last
+ * kept word: that word and the ones after it are absent). Pure.
+ */
+int ctp_fields_scan_words(const char *p, const char *end, unsigned first,
+			  const struct ctp_field_src *src, size_t n, void *out,
+			  uint64_t *present);
+
+/*
+ * Set every field of `scope` (0: every scope) whose source has a value in
+ * vals (the parser's output) with its bit in `present`, through s: by the
+ * member's type, under its handle fh[i]; a handle < 0 is skipped, rows
+ * without a source or with CTP_SRC_CODE are the code's. Returns s->err.
+ */
+int ctp_fields_set(struct ctp_setter *s, const struct ctp_field_desc *desc,
+		   const struct ctp_field_src *src, const int *fh, size_t n,
+		   uint8_t scope, const void *vals, uint64_t present);
+
 /* ---- Attaching to the core in init --------------------------------------- */
 
 /* The plugin's one exported symbol, defined at the end of its source as
@@ -100,6 +265,11 @@ struct ctp_attach {
 	 * counters[], n_counters entries), in table order. */
 	int *counter_handles;
 	size_t n_counters;
+	/* Optional: the sources of the static table's fields (n_fields rows,
+	 * "Field tables" below), checked against their descriptions with
+	 * ctp_fields_check: a mismatch fails the attach with -EINVAL, logged
+	 * with the field's name. NULL: nothing to check. */
+	const struct ctp_field_src *field_src;
 };
 
 /*
@@ -119,13 +289,18 @@ int ctp_attach(struct ctp_ctx *ctx, const struct ctp_api *api,
  *   r = CTP_ATTACH(ctx, api, CTP_API_THROUGH(roots), st->fh, st->counter);
  */
 #define CTP_ATTACH(ctx, api, need, fields, counters)                           \
+	CTP_ATTACH_TABLE(ctx, api, need, NULL, fields, counters)
+/* The same for a plugin whose static table has sources (src: n_fields
+ * rows, "Field tables" above), checked as it attaches. */
+#define CTP_ATTACH_TABLE(ctx, api, need, src, fields, counters)                \
 	ctp_attach((ctx), (api), &ctp_plugin_v1,                               \
 		   &(const struct ctp_attach){                                 \
 			   .api_need = (need),                                 \
 			   .field_handles = (fields),                          \
 			   .n_fields = CTP_ARRAY_LEN(fields),                  \
 			   .counter_handles = (counters),                      \
-			   .n_counters = CTP_ARRAY_LEN(counters)})
+			   .n_counters = CTP_ARRAY_LEN(counters),              \
+			   .field_src = (src)})
 /* The same for a plugin that declares no summary counters. */
 #define CTP_ATTACH_FIELDS(ctx, api, need, fields)                              \
 	ctp_attach(                                                            \
