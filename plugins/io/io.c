@@ -27,60 +27,23 @@
 #define IO_KCONFIG "CONFIG_TASK_IO_ACCOUNTING"
 
 /*
- * The thread fields, one per parser value in enum ctp_io_key order, then
- * the process fields in the same order: process field i is entry
- * CTP_IO_N + i.
+ * One field a line of io_parse.h's CTP_IO_LINES and scope: the thread
+ * fields, then the process fields in the same order (process field i is
+ * entry CTP_IO_N + i); ctp_io_src says where each comes from.
  */
-#define IO_BYTES(nm, hlp) CTP_FIELD_COUNTER("io." nm, THREAD, BYTES, hlp)
-#define IO_CALLS(nm, hlp) CTP_FIELD_COUNTER("io." nm, THREAD, COUNT, hlp)
-#define P(i)		  (CTP_IO_N + (i))
-#define PIO(nm, un, what)                                                      \
-	CTP_FIELD_COUNTER("io.process." nm, PROCESS, un,                       \
-			  what                                                 \
+#define IO_THREAD(id, key, unit, help, whole)                                  \
+	CTP_FIELD_COUNTER("io." key, THREAD, unit, help),
+#define IO_PROCESS(id, key, unit, help, whole)                                 \
+	CTP_FIELD_COUNTER("io.process." key, PROCESS, unit,                    \
+			  whole                                                \
 			  " by the whole process: live threads, threads "      \
-			  "that exited and children that were waited for "     \
-			  "(<tgid>/io " nm ")")
+			  "that exited and children that were waited "         \
+			  "for (<tgid>/io " key ")"),
 static const struct ctp_field_desc fields[] = {
-	[CTP_IO_RCHAR] = IO_BYTES("rchar", "Bytes read by read-like syscalls, "
-					   "page cache hits included (io "
-					   "rchar)"),
-	[CTP_IO_WCHAR] = IO_BYTES("wchar", "Bytes written by write-like "
-					   "syscalls, before the page cache "
-					   "(io wchar)"),
-	[CTP_IO_SYSCR] =
-		IO_CALLS("syscr", "Read-like syscalls made (io syscr)"),
-	[CTP_IO_SYSCW] =
-		IO_CALLS("syscw", "Write-like syscalls made (io syscw)"),
-	[CTP_IO_READ_BYTES] =
-		IO_BYTES("read_bytes", "Bytes this thread caused to be read "
-				       "from storage (io read_bytes)"),
-	[CTP_IO_WRITE_BYTES] =
-		IO_BYTES("write_bytes", "Bytes this thread caused to be "
-					"written to storage (io write_bytes)"),
-	[CTP_IO_CANCELLED_WRITE_BYTES] =
-		IO_BYTES("cancelled_write_bytes",
-			 "Dirty page-cache bytes this thread dropped before "
-			 "writeback, e.g. by truncating (io "
-			 "cancelled_write_bytes)"),
-	[P(CTP_IO_RCHAR)] = PIO("rchar", BYTES,
-				"Bytes read by read-like syscalls, page "
-				"cache hits included,"),
-	[P(CTP_IO_WCHAR)] = PIO("wchar", BYTES,
-				"Bytes written by write-like syscalls, "
-				"before the page cache,"),
-	[P(CTP_IO_SYSCR)] = PIO("syscr", COUNT, "Read-like syscalls made"),
-	[P(CTP_IO_SYSCW)] = PIO("syscw", COUNT, "Write-like syscalls made"),
-	[P(CTP_IO_READ_BYTES)] = PIO("read_bytes", BYTES,
-				     "Bytes caused to be read from storage"),
-	[P(CTP_IO_WRITE_BYTES)] = PIO("write_bytes", BYTES,
-				      "Bytes caused to be written to storage"),
-	[P(CTP_IO_CANCELLED_WRITE_BYTES)] =
-		PIO("cancelled_write_bytes", BYTES,
-		    "Dirty page-cache bytes dropped before writeback"),
-};
+	CTP_IO_LINES(IO_THREAD) CTP_IO_LINES(IO_PROCESS)};
 
-_Static_assert(sizeof(fields) / sizeof(fields[0]) == 2 * CTP_IO_N,
-	       "field table and parser disagree");
+_Static_assert(CTP_ARRAY_LEN(fields) == CTP_ARRAY_LEN(ctp_io_src),
+	       "field table and sources disagree");
 
 enum { TF_IO, N_TF };
 static const char *const thread_files[] = {"io", NULL};
@@ -95,22 +58,22 @@ static const char *const counter_names[] = {
 struct io_state {
 	struct ctp_ctx *ctx;
 	const struct ctp_api *api;
-	int fh[2 * CTP_IO_N]; /* field handles; < 0 means skip */
+	int fh[CTP_ARRAY_LEN(fields)]; /* field handles; < 0 means skip */
 	int counter[N_COUNTERS];
 };
 
 /*
- * Declared file `file` of the task into the fields fh[0..CTP_IO_N): the
- * thread and the process file have the same seven lines.
+ * Declared file `file` of the task into the fields of `scope`: the thread
+ * and the process file have the same seven lines.
  */
 static int record_io(struct io_state *st, const struct ctp_task *task,
-		     uint32_t file, const int *fh, struct ctp_record *rec)
+		     uint32_t file, uint8_t scope, struct ctp_record *rec)
 {
+	struct ctp_setter set = CTP_SETTER(st->api, rec);
 	const char *data;
 	size_t len;
 	struct ctp_io io;
-	int ret, r;
-	unsigned i;
+	int ret;
 
 	/* Missing (no CONFIG_TASK_IO_ACCOUNTING, or the task exited) or
 	 * unreadable: the core tallies it and decides about vanishing; the
@@ -122,22 +85,14 @@ static int record_io(struct io_state *st, const struct ctp_task *task,
 		return 0;
 	if (ctp_parse_io(data, len, &io) < 0)
 		st->api->summary_add(st->ctx, st->counter[C_PARSE_ERRORS], 1);
-	for (i = 0; i < CTP_IO_N; i++) {
-		if (!(io.present & (1u << i)) || fh[i] < 0)
-			continue;
-		r = st->api->set_u64(rec, fh[i], io.v[i]);
-		if (r < 0 && ret == 0)
-			ret = r;
-	}
-	return ret;
+	return ctp_fields_set(&set, fields, ctp_io_src, st->fh,
+			      CTP_ARRAY_LEN(fields), scope, &io, io.present);
 }
 
 static int io_thread(void *state, const struct ctp_task *task,
 		     struct ctp_record *rec)
 {
-	struct io_state *st = state;
-
-	return record_io(st, task, TF_IO, st->fh, rec);
+	return record_io(state, task, TF_IO, CTP_SCOPE_THREAD, rec);
 }
 
 /* <tgid>/io: the thread group's sum plus what exited threads and reaped
@@ -145,9 +100,7 @@ static int io_thread(void *state, const struct ctp_task *task,
 static int io_process(void *state, const struct ctp_task *task,
 		      struct ctp_record *rec)
 {
-	struct io_state *st = state;
-
-	return record_io(st, task, PF_IO, st->fh + CTP_IO_N, rec);
+	return record_io(state, task, PF_IO, CTP_SCOPE_PROCESS, rec);
 }
 
 static void io_fini(void *state)
@@ -164,7 +117,8 @@ static int io_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 		return -ENOMEM;
 	st->ctx = ctx;
 	st->api = api;
-	r = CTP_ATTACH(ctx, api, CTP_API_THROUGH(roots), st->fh, st->counter);
+	r = CTP_ATTACH_TABLE(ctx, api, CTP_API_THROUGH(roots), ctp_io_src,
+			     st->fh, st->counter);
 	if (r < 0) {
 		free(st);
 		return r;
