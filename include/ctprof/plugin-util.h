@@ -183,6 +183,8 @@ struct ctp_field_src {
 #define CTP_FT_ID(id, src, desc)   id,
 #define CTP_FT_DESC(id, src, desc) desc,
 #define CTP_FT_SRC(id, src, desc)  src,
+/* + 1 a row: (0 LIST(CTP_FT_COUNT)) is the number of rows. */
+#define CTP_FT_COUNT(id, src, desc) +1
 
 /*
  * Whether src (n rows) fits desc (n rows): a source has a key or a position

@@ -32,168 +32,13 @@ static int tok_u64(const char *tok, const char *tend, uint64_t *out)
 	return 0;
 }
 
-static int tok_i64(const char *tok, const char *tend, int64_t *out)
-{
-	int64_t v;
-	int r = ctp_scan_i64(&tok, tend, &v);
-
-	if (r < 0)
-		return r;
-	if (tok != tend)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-/* Store field n of a stat line if it is one we keep. */
-static int stat_field(struct ctp_stat *st, unsigned n, const char *tok,
-		      const char *tend)
-{
-	int r;
-
-	switch (n) {
-	case CTP_STAT_STATE: /* (3) state */
-		if (tend - tok != 1)
-			return -EINVAL;
-		st->state = *tok;
-		r = 0;
-		break;
-	case CTP_STAT_MINFLT: /* (10) minflt */
-		r = tok_u64(tok, tend, &st->minflt);
-		break;
-	case CTP_STAT_CMINFLT: /* (11) cminflt */
-		r = tok_u64(tok, tend, &st->cminflt);
-		break;
-	case CTP_STAT_MAJFLT: /* (12) majflt */
-		r = tok_u64(tok, tend, &st->majflt);
-		break;
-	case CTP_STAT_CMAJFLT: /* (13) cmajflt */
-		r = tok_u64(tok, tend, &st->cmajflt);
-		break;
-	case CTP_STAT_UTIME: /* (14) utime */
-		r = tok_u64(tok, tend, &st->utime);
-		break;
-	case CTP_STAT_STIME: /* (15) stime */
-		r = tok_u64(tok, tend, &st->stime);
-		break;
-	/* proc(5) says %ld, and the kernel prints (16) and (17) signed; they
-	 * come from unsigned tick counts, so a sign means garbage. */
-	case CTP_STAT_CUTIME: /* (16) cutime */
-		r = tok_u64(tok, tend, &st->cutime);
-		break;
-	case CTP_STAT_CSTIME: /* (17) cstime */
-		r = tok_u64(tok, tend, &st->cstime);
-		break;
-	case CTP_STAT_PRIORITY: /* (18) priority, negative for RT tasks */
-		r = tok_i64(tok, tend, &st->priority);
-		break;
-	case CTP_STAT_NICE: /* (19) nice */
-		r = tok_i64(tok, tend, &st->nice);
-		break;
-	case CTP_STAT_NUM_THREADS: /* (20) num_threads */
-		r = tok_u64(tok, tend, &st->num_threads);
-		break;
-	case CTP_STAT_STARTTIME: /* (22) starttime */
-		r = tok_u64(tok, tend, &st->starttime);
-		break;
-	case CTP_STAT_PROCESSOR: /* (39) processor */
-		r = tok_i64(tok, tend, &st->processor);
-		break;
-	case CTP_STAT_RT_PRIORITY: /* (40) rt_priority */
-		r = tok_u64(tok, tend, &st->rt_priority);
-		break;
-	case CTP_STAT_POLICY: /* (41) policy */
-		r = tok_u64(tok, tend, &st->policy);
-		break;
-	default:
-		return 0; /* not kept, not checked */
-	}
-	if (r == 0)
-		st->present |= BIT(n);
-	return r;
-}
-
-/*
- * Fast path for the numeric fields we keep (all but 41 are never last on
- * the line): parse the digits at *p and, when a ' ' or '\n' follows them,
- * store the value, leave *p on the separator and return true. Otherwise
- * return false with nothing stored; stat_field() then finds the token's end
- * and reports what is wrong with it.
- */
-static bool stat_number(struct ctp_stat *st, unsigned n, const char **p,
-			const char *end)
-{
-	const char *q = *p;
-	uint64_t u, *du = NULL;
-	int64_t i, *di = NULL;
-	int r;
-
-	switch (n) {
-	case CTP_STAT_MINFLT:
-		du = &st->minflt;
-		break;
-	case CTP_STAT_CMINFLT:
-		du = &st->cminflt;
-		break;
-	case CTP_STAT_MAJFLT:
-		du = &st->majflt;
-		break;
-	case CTP_STAT_CMAJFLT:
-		du = &st->cmajflt;
-		break;
-	case CTP_STAT_UTIME:
-		du = &st->utime;
-		break;
-	case CTP_STAT_STIME:
-		du = &st->stime;
-		break;
-	case CTP_STAT_CUTIME:
-		du = &st->cutime;
-		break;
-	case CTP_STAT_CSTIME:
-		du = &st->cstime;
-		break;
-	case CTP_STAT_NUM_THREADS:
-		du = &st->num_threads;
-		break;
-	case CTP_STAT_STARTTIME:
-		du = &st->starttime;
-		break;
-	case CTP_STAT_RT_PRIORITY:
-		du = &st->rt_priority;
-		break;
-	case CTP_STAT_POLICY:
-		du = &st->policy;
-		break;
-	case CTP_STAT_PRIORITY:
-		di = &st->priority;
-		break;
-	case CTP_STAT_NICE:
-		di = &st->nice;
-		break;
-	case CTP_STAT_PROCESSOR:
-		di = &st->processor;
-		break;
-	default:
-		return false;
-	}
-	r = du ? ctp_scan_u64(&q, end, &u) : ctp_scan_i64(&q, end, &i);
-	if (r < 0 || q == end || (*q != ' ' && *q != '\n'))
-		return false;
-	if (du)
-		*du = u;
-	else
-		*di = i;
-	st->present |= BIT(n);
-	*p = q;
-	return true;
-}
+const struct ctp_field_src ctp_stat_src[CTP_STAT_N_FIELDS] = {
+	CTP_STAT_FIELDS(CTP_FT_SRC)};
 
 int ctp_parse_stat(const char *buf, size_t len, struct ctp_stat *out)
 {
 	const char *end = buf + len, *p = buf, *open, *close;
 	int ret = 0, r;
-	unsigned n;
 
 	memset(out, 0, sizeof(*out));
 
@@ -217,7 +62,7 @@ int ctp_parse_stat(const char *buf, size_t len, struct ctp_stat *out)
 	out->comm_len = (size_t)(close - open - 1);
 	out->present |= BIT(CTP_STAT_COMM);
 
-	/* (3) onwards: single-space separated tokens up to the '\n'. */
+	/* (3) onwards: single-space separated words up to the '\n'. */
 	p = close + 1;
 	if (p == end) {
 		note(&ret, -EMSGSIZE);
@@ -229,34 +74,10 @@ int ctp_parse_stat(const char *buf, size_t len, struct ctp_stat *out)
 		note(&ret, -EINVAL);
 		return ret;
 	}
-	p++;
-	for (n = CTP_STAT_STATE;; n++) {
-		const char *tend = p;
-
-		/* The common case, a kept number followed by its separator,
-		 * is taken in one pass; anything else goes the long way. */
-		if (!stat_number(out, n, &tend, end)) {
-			while (tend < end && *tend != ' ' && *tend != '\n')
-				tend++;
-			if (tend == end) {
-				/* No separator: the token may be cut short. */
-				note(&ret, -EMSGSIZE);
-				return ret;
-			}
-			r = stat_field(out, n, p, tend);
-			if (r < 0)
-				note(&ret, r);
-		}
-		if (*tend == '\n')
-			return ret;
-		/* Nothing past (41) is kept: only check the line is whole. */
-		if (n == CTP_STAT_POLICY) {
-			if (!memchr(tend, '\n', (size_t)(end - tend)))
-				note(&ret, -EMSGSIZE);
-			return ret;
-		}
-		p = tend + 1;
-	}
+	note(&ret,
+	     ctp_fields_scan_words(p + 1, end, CTP_STAT_STATE, ctp_stat_src,
+				   CTP_STAT_N_FIELDS, out, &out->present));
+	return ret;
 }
 
 static int key_is(const char *line, const char *eol, const char *key,

@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ctprof/plugin-util.h"
+
 /*
  * proc(5) field numbers of the stat fields kept. Presence bit of field N is
  * (1ull << N) in ctp_stat.present; test it with ctp_stat_has().
@@ -53,6 +55,8 @@ struct ctp_stat {
 	/* Waited-for children, as the kernel keeps them per process
 	 * (signal_struct); the same in every thread's stat of a process. */
 	uint64_t cminflt, cmajflt;
+	/* proc(5) says %ld and the kernel prints them signed, but they come
+	 * from unsigned tick counts: a sign is garbage. */
 	uint64_t cutime, cstime; /* USER_HZ ticks */
 	int64_t priority, nice;
 	uint64_t num_threads;
@@ -67,10 +71,123 @@ static inline int ctp_stat_has(const struct ctp_stat *st, unsigned field)
 	return field < 64 && (st->present >> field) & 1;
 }
 
+/* ---- procfs-stat's fields -------------------------------------------------
+ *
+ * One line a field, in the order they are registered: X(id, source,
+ * description) (<ctprof/plugin-util.h> "Field tables"). A source
+ * CTP_STAT_SRC(n, member) is stat field (n) kept in that member of struct
+ * ctp_stat: ctp_parse_stat keeps exactly the fields listed here, and the
+ * plugin sets them as they are; the others the plugin finds in code.
+ */
+/* The text shared by the help of the process-scope fields. */
+#define CTP_STAT_WHOLE                                                         \
+	" of the whole process since it started: its live threads and "        \
+	"those that exited, not its children; <tgid>/stat field "
+#define CTP_STAT_WAITED                                                        \
+	" of the process's children that exited and were waited for "          \
+	"(wait4, waitpid...), each with the descendants it waited "            \
+	"for; not running children, nor those reaped unwaited "                \
+	"(SIGCHLD ignored); <tgid>/stat field "
+#define CTP_STAT_SRC(n, m)	      CTP_SRC_POS(n, struct ctp_stat, m)
+#define CTP_STAT_PROCESS(nm, un, hlp) CTP_FIELD_COUNTER(nm, PROCESS, un, hlp)
+/* A child's whole life is added when it is reaped: no rate over an
+ * interval (CTP_FIELD_REAPED). */
+#define CTP_STAT_CHILD(nm, un, hlp)                                            \
+	CTP_FIELD_ROLE(nm, PROCESS, U64, un, COUNTER, SUM, CTP_FIELD_REAPED,   \
+		       hlp)
+
+#define CTP_STAT_FIELDS(X)                                                     \
+	X(F_MINFLT, CTP_STAT_SRC(10, minflt),                                  \
+	  CTP_FIELD_COUNTER("procfs.minflt", THREAD, COUNT,                    \
+			    "Minor page faults (no disk I/O), stat field 10")) \
+	X(F_MAJFLT, CTP_STAT_SRC(12, majflt),                                  \
+	  CTP_FIELD_COUNTER("procfs.majflt", THREAD, COUNT,                    \
+			    "Major page faults (needed disk I/O), stat field " \
+			    "12"))                                             \
+	X(F_UTIME, CTP_STAT_SRC(14, utime),                                    \
+	  CTP_FIELD_COUNTER("procfs.utime", THREAD, TICKS,                     \
+			    "User-mode CPU time since thread start, stat "     \
+			    "field 14"))                                       \
+	X(F_STIME, CTP_STAT_SRC(15, stime),                                    \
+	  CTP_FIELD_COUNTER("procfs.stime", THREAD, TICKS,                     \
+			    "Kernel-mode CPU time since thread start, stat "   \
+			    "field 15"))                                       \
+	X(F_PRIORITY, CTP_STAT_SRC(18, priority),                              \
+	  CTP_FIELD("procfs.priority", THREAD, I64, NONE, ORDINAL, RANGE,      \
+		    "Kernel scheduling priority (task_prio: 0..39 fair, "      \
+		    "negative real-time), stat field 18"))                     \
+	X(F_NICE, CTP_STAT_SRC(19, nice),                                      \
+	  CTP_FIELD("procfs.nice", THREAD, I64, NONE, ORDINAL, RANGE,          \
+		    "Nice value, -20..19, stat field 19"))                     \
+	X(F_START_TIME, CTP_STAT_SRC(22, starttime),                           \
+	  CTP_FIELD_ROLE("procfs.start_time", THREAD, U64, TICKS, ORDINAL,     \
+			 RANGE, CTP_FIELD_START_TIME,                          \
+			 "Thread start time since boot, stat field 22"))       \
+	X(F_PROCESSOR, CTP_STAT_SRC(39, processor),                            \
+	  CTP_FIELD("procfs.processor", THREAD, I64, NONE, ORDINAL, RANGE,     \
+		    "CPU the thread last ran on, stat field 39"))              \
+	X(F_RT_PRIORITY, CTP_STAT_SRC(40, rt_priority),                        \
+	  CTP_FIELD("procfs.rt_priority", THREAD, U64, NONE, ORDINAL, RANGE,   \
+		    "Real-time priority, 0 unless FIFO/RR, stat field 40"))    \
+	X(F_POLICY, CTP_SRC_POS_CODE(41, struct ctp_stat, policy),             \
+	  CTP_FIELD_LABEL("procfs.policy", THREAD,                             \
+			  "Scheduling policy name (SCHED_OTHER, ...), stat "   \
+			  "field 41"))                                         \
+	X(F_STATE, CTP_STAT_SRC(3, state),                                     \
+	  CTP_FIELD("procfs.state", THREAD, CHAR, NONE, CATEGORICAL, MODE,     \
+		    "Run state letter (R, S, D, T, t, X, Z, P, I), stat "      \
+		    "field 3 (status State's letter)"))                        \
+	X(F_VOLUNTARY_CSW, CTP_SRC_NONE,                                       \
+	  CTP_FIELD_COUNTER("procfs.voluntary_csw", THREAD, COUNT,             \
+			    "Voluntary context switches (gave up the CPU), "   \
+			    "status voluntary_ctxt_switches"))                 \
+	X(F_NONVOLUNTARY_CSW, CTP_SRC_NONE,                                    \
+	  CTP_FIELD_COUNTER("procfs.nonvoluntary_csw", THREAD, COUNT,          \
+			    "Involuntary context switches (preempted), "       \
+			    "status nonvoluntary_ctxt_switches"))              \
+	X(F_CPU_AFFINITY, CTP_SRC_NONE,                                        \
+	  CTP_FIELD("procfs.cpu_affinity", THREAD, CPUSET, NONE, CPUSET,       \
+		    UNION,                                                     \
+		    "CPUs the thread may run on (sched_getaffinity or "        \
+		    "Cpus_allowed_list)"))                                     \
+	X(F_NR_THREADS, CTP_STAT_SRC(20, num_threads),                         \
+	  CTP_FIELD_GAUGE("procfs.nr_threads", PROCESS, COUNT, MAX,            \
+			  "Threads in the process, stat field 20"))            \
+	X(F_PROC_MINFLT, CTP_STAT_SRC(10, minflt),                             \
+	  CTP_STAT_PROCESS("procfs.process.minflt", COUNT,                     \
+			   "Minor page faults" CTP_STAT_WHOLE "10"))           \
+	X(F_PROC_MAJFLT, CTP_STAT_SRC(12, majflt),                             \
+	  CTP_STAT_PROCESS("procfs.process.majflt", COUNT,                     \
+			   "Major page faults" CTP_STAT_WHOLE "12"))           \
+	X(F_PROC_UTIME, CTP_STAT_SRC(14, utime),                               \
+	  CTP_STAT_PROCESS("procfs.process.utime", TICKS,                      \
+			   "User-mode CPU time" CTP_STAT_WHOLE "14"))          \
+	X(F_PROC_STIME, CTP_STAT_SRC(15, stime),                               \
+	  CTP_STAT_PROCESS("procfs.process.stime", TICKS,                      \
+			   "Kernel-mode CPU time" CTP_STAT_WHOLE "15"))        \
+	X(F_CHILD_MINFLT, CTP_STAT_SRC(11, cminflt),                           \
+	  CTP_STAT_CHILD("procfs.children.minflt", COUNT,                      \
+			 "Minor page faults" CTP_STAT_WAITED "11 (cminflt)"))  \
+	X(F_CHILD_MAJFLT, CTP_STAT_SRC(13, cmajflt),                           \
+	  CTP_STAT_CHILD("procfs.children.majflt", COUNT,                      \
+			 "Major page faults" CTP_STAT_WAITED "13 (cmajflt)"))  \
+	X(F_CHILD_UTIME, CTP_STAT_SRC(16, cutime),                             \
+	  CTP_STAT_CHILD("procfs.children.utime", TICKS,                       \
+			 "User-mode CPU time" CTP_STAT_WAITED "16 (cutime)"))  \
+	X(F_CHILD_STIME, CTP_STAT_SRC(17, cstime),                             \
+	  CTP_STAT_CHILD("procfs.children.stime", TICKS,                       \
+			 "Kernel-mode CPU time" CTP_STAT_WAITED                \
+			 "17 (cstime)"))
+
+/* The sources of CTP_STAT_FIELDS, in its order. */
+#define CTP_STAT_N_FIELDS (0 CTP_STAT_FIELDS(CTP_FT_COUNT))
+extern const struct ctp_field_src ctp_stat_src[CTP_STAT_N_FIELDS];
+
 /*
  * Parse one stat line ("pid (comm) state ..."; fs/proc/array.c do_task_stat).
  * comm runs from the first '(' to the last ')' of the buffer, so it may hold
- * spaces and parentheses. Every field that parses cleanly is stored and
+ * spaces and parentheses. Past it, the fields ctp_stat_src lists are kept
+ * (ctp_fields_scan_words). Every field that parses cleanly is stored and
  * marked present, whatever happens to the others. Returns 0 when the line
  * is complete and every kept field parsed (a complete line with fewer
  * fields, as from an older kernel, is fine); otherwise the first problem:

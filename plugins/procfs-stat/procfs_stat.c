@@ -34,130 +34,10 @@
 #define PROCFS_STAT_VERSION "0"
 #endif
 
-enum {
-	F_MINFLT,
-	F_MAJFLT,
-	F_UTIME,
-	F_STIME,
-	F_PRIORITY,
-	F_NICE,
-	F_START_TIME,
-	F_PROCESSOR,
-	F_RT_PRIORITY,
-	F_POLICY,
-	F_STATE,
-	F_VOLUNTARY_CSW,
-	F_NONVOLUNTARY_CSW,
-	F_CPU_AFFINITY,
-	F_NR_THREADS,
-	F_PROC_MINFLT,
-	F_PROC_MAJFLT,
-	F_PROC_UTIME,
-	F_PROC_STIME,
-	F_CHILD_MINFLT,
-	F_CHILD_MAJFLT,
-	F_CHILD_UTIME,
-	F_CHILD_STIME,
-	N_FIELDS
-};
-
-/* The text shared by the help of the process-scope fields. */
-#define WHOLE                                                                  \
-	" of the whole process since it started: its live threads and "        \
-	"those that exited, not its children; <tgid>/stat field "
-#define WAITED                                                                 \
-	" of the process's children that exited and were waited for "          \
-	"(wait4, waitpid...), each with the descendants it waited "            \
-	"for; not running children, nor those reaped unwaited "                \
-	"(SIGCHLD ignored); <tgid>/stat field "
-#define PROC_COUNTER(nm, un, hlp) CTP_FIELD_COUNTER(nm, PROCESS, un, hlp)
-/* A child's whole life is added when it is reaped: no rate over an
- * interval (CTP_FIELD_REAPED). */
-#define CHILD_COUNTER(nm, un, hlp)                                             \
-	CTP_FIELD_ROLE(nm, PROCESS, U64, un, COUNTER, SUM, CTP_FIELD_REAPED,   \
-		       hlp)
-
-static const struct ctp_field_desc fields[] = {
-	[F_MINFLT] = CTP_FIELD_COUNTER(
-		"procfs.minflt", THREAD, COUNT,
-		"Minor page faults (no disk I/O), stat field 10"),
-	[F_MAJFLT] =
-		CTP_FIELD_COUNTER("procfs.majflt", THREAD, COUNT,
-				  "Major page faults (needed disk I/O), stat "
-				  "field 12"),
-	[F_UTIME] =
-		CTP_FIELD_COUNTER("procfs.utime", THREAD, TICKS,
-				  "User-mode CPU time since thread start, stat "
-				  "field 14"),
-	[F_STIME] = CTP_FIELD_COUNTER(
-		"procfs.stime", THREAD, TICKS,
-		"Kernel-mode CPU time since thread start, stat "
-		"field 15"),
-	[F_PRIORITY] =
-		CTP_FIELD("procfs.priority", THREAD, I64, NONE, ORDINAL, RANGE,
-			  "Kernel scheduling priority (task_prio: 0..39 "
-			  "fair, negative real-time), stat field 18"),
-	[F_NICE] = CTP_FIELD("procfs.nice", THREAD, I64, NONE, ORDINAL, RANGE,
-			     "Nice value, -20..19, stat field 19"),
-	[F_START_TIME] =
-		CTP_FIELD_ROLE("procfs.start_time", THREAD, U64, TICKS, ORDINAL,
-			       RANGE, CTP_FIELD_START_TIME,
-			       "Thread start time since boot, stat field 22"),
-	[F_PROCESSOR] =
-		CTP_FIELD("procfs.processor", THREAD, I64, NONE, ORDINAL, RANGE,
-			  "CPU the thread last ran on, stat field 39"),
-	[F_RT_PRIORITY] = CTP_FIELD("procfs.rt_priority", THREAD, U64, NONE,
-				    ORDINAL, RANGE,
-				    "Real-time priority, 0 unless FIFO/RR, "
-				    "stat field 40"),
-	[F_POLICY] =
-		CTP_FIELD_LABEL("procfs.policy", THREAD,
-				"Scheduling policy name (SCHED_OTHER, ...), "
-				"stat field 41"),
-	[F_STATE] =
-		CTP_FIELD("procfs.state", THREAD, CHAR, NONE, CATEGORICAL, MODE,
-			  "Run state letter (R, S, D, T, t, X, Z, P, I), "
-			  "stat field 3 (status State's letter)"),
-	[F_VOLUNTARY_CSW] =
-		CTP_FIELD_COUNTER("procfs.voluntary_csw", THREAD, COUNT,
-				  "Voluntary context switches (gave up the "
-				  "CPU), status voluntary_ctxt_switches"),
-	[F_NONVOLUNTARY_CSW] =
-		CTP_FIELD_COUNTER("procfs.nonvoluntary_csw", THREAD, COUNT,
-				  "Involuntary context switches "
-				  "(preempted), status "
-				  "nonvoluntary_ctxt_switches"),
-	[F_CPU_AFFINITY] = CTP_FIELD(
-		"procfs.cpu_affinity", THREAD, CPUSET, NONE, CPUSET, UNION,
-		"CPUs the thread may run on "
-		"(sched_getaffinity or Cpus_allowed_list)"),
-	[F_NR_THREADS] =
-		CTP_FIELD_GAUGE("procfs.nr_threads", PROCESS, COUNT, MAX,
-				"Threads in the process, stat field 20"),
-	[F_PROC_MINFLT] = PROC_COUNTER("procfs.process.minflt", COUNT,
-				       "Minor page faults" WHOLE "10"),
-	[F_PROC_MAJFLT] = PROC_COUNTER("procfs.process.majflt", COUNT,
-				       "Major page faults" WHOLE "12"),
-	[F_PROC_UTIME] = PROC_COUNTER("procfs.process.utime", TICKS,
-				      "User-mode CPU time" WHOLE "14"),
-	[F_PROC_STIME] = PROC_COUNTER("procfs.process.stime", TICKS,
-				      "Kernel-mode CPU time" WHOLE "15"),
-	[F_CHILD_MINFLT] =
-		CHILD_COUNTER("procfs.children.minflt", COUNT,
-			      "Minor page faults" WAITED "11 (cminflt)"),
-	[F_CHILD_MAJFLT] =
-		CHILD_COUNTER("procfs.children.majflt", COUNT,
-			      "Major page faults" WAITED "13 (cmajflt)"),
-	[F_CHILD_UTIME] =
-		CHILD_COUNTER("procfs.children.utime", TICKS,
-			      "User-mode CPU time" WAITED "16 (cutime)"),
-	[F_CHILD_STIME] =
-		CHILD_COUNTER("procfs.children.stime", TICKS,
-			      "Kernel-mode CPU time" WAITED "17 (cstime)"),
-};
-
-_Static_assert(sizeof(fields) / sizeof(fields[0]) == N_FIELDS,
-	       "field table and enum disagree");
+/* The fields, one line each in procfs_parse.h (CTP_STAT_FIELDS);
+ * ctp_stat_src says where each comes from. */
+enum { CTP_STAT_FIELDS(CTP_FT_ID) N_FIELDS };
+static const struct ctp_field_desc fields[] = {CTP_STAT_FIELDS(CTP_FT_DESC)};
 
 /* Declaration order is the order of task->files[]. */
 enum { TF_STAT, TF_STATUS, N_TF };
@@ -297,25 +177,6 @@ static int affinity_syscall(struct procfs_state *st, pid_t tid,
 	return 0;
 }
 
-static int set_u64(struct procfs_state *st, struct ctp_record *rec, int f,
-		   uint64_t v)
-{
-	return st->fh[f] < 0 ? 0 : st->api->set_u64(rec, st->fh[f], v);
-}
-
-static int set_i64(struct procfs_state *st, struct ctp_record *rec, int f,
-		   int64_t v)
-{
-	return st->fh[f] < 0 ? 0 : st->api->set_i64(rec, st->fh[f], v);
-}
-
-/* Keep the first failure of a series of set_* calls. */
-static void keep(int *ret, int r)
-{
-	if (r < 0 && *ret == 0)
-		*ret = r;
-}
-
 /* "unknown(N)" without stdio: the hot path does no formatting I/O. */
 static size_t fmt_unknown_policy(char *buf, uint64_t v)
 {
@@ -334,63 +195,28 @@ static size_t fmt_unknown_policy(char *buf, uint64_t v)
 	return len;
 }
 
-static int set_policy(struct procfs_state *st, struct ctp_record *rec,
-		      uint64_t policy)
+static void set_policy(struct ctp_setter *set, int field, uint64_t policy)
 {
 	char buf[8 + 20 + 1];
-	const char *name;
+	const char *name = ctp_sched_policy_name(policy);
 
-	if (st->fh[F_POLICY] < 0)
-		return 0;
-	name = ctp_sched_policy_name(policy);
 	if (name)
-		return st->api->set_str(rec, st->fh[F_POLICY], name,
-					strlen(name));
-	return st->api->set_str(rec, st->fh[F_POLICY], buf,
-				fmt_unknown_policy(buf, policy));
+		ctp_set_str(set, field, name, strlen(name));
+	else
+		ctp_set_str(set, field, buf, fmt_unknown_policy(buf, policy));
 }
 
-static int set_thread_stat(struct procfs_state *st, struct ctp_record *rec,
-			   const struct ctp_stat *s)
+/* The fields of `scope` from a stat line (the thread's, or <tgid>/stat for
+ * the process, where the kernel sums the whole thread group, exited threads
+ * included, and keeps the waited-for children's totals: fs/proc/array.c
+ * do_task_stat, whole = 1). */
+static void set_stat(struct procfs_state *st, struct ctp_setter *set,
+		     const struct ctp_stat *s, uint8_t scope)
 {
-	int ret = 0;
-
-	if (ctp_stat_has(s, CTP_STAT_MINFLT))
-		keep(&ret, set_u64(st, rec, F_MINFLT, s->minflt));
-	if (ctp_stat_has(s, CTP_STAT_MAJFLT))
-		keep(&ret, set_u64(st, rec, F_MAJFLT, s->majflt));
-	if (ctp_stat_has(s, CTP_STAT_UTIME))
-		keep(&ret, set_u64(st, rec, F_UTIME, s->utime));
-	if (ctp_stat_has(s, CTP_STAT_STIME))
-		keep(&ret, set_u64(st, rec, F_STIME, s->stime));
-	if (ctp_stat_has(s, CTP_STAT_PRIORITY))
-		keep(&ret, set_i64(st, rec, F_PRIORITY, s->priority));
-	if (ctp_stat_has(s, CTP_STAT_NICE))
-		keep(&ret, set_i64(st, rec, F_NICE, s->nice));
-	if (ctp_stat_has(s, CTP_STAT_STARTTIME))
-		keep(&ret, set_u64(st, rec, F_START_TIME, s->starttime));
-	if (ctp_stat_has(s, CTP_STAT_PROCESSOR))
-		keep(&ret, set_i64(st, rec, F_PROCESSOR, s->processor));
-	if (ctp_stat_has(s, CTP_STAT_RT_PRIORITY))
-		keep(&ret, set_u64(st, rec, F_RT_PRIORITY, s->rt_priority));
-	if (ctp_stat_has(s, CTP_STAT_POLICY))
-		keep(&ret, set_policy(st, rec, s->policy));
-	if (ctp_stat_has(s, CTP_STAT_STATE) && st->fh[F_STATE] >= 0)
-		keep(&ret, st->api->set_char(rec, st->fh[F_STATE], s->state));
-	return ret;
-}
-
-static int set_thread_status(struct procfs_state *st, struct ctp_record *rec,
-			     const struct ctp_status *s)
-{
-	int ret = 0;
-
-	if (s->present & CTP_STATUS_VOLUNTARY_CSW)
-		keep(&ret, set_u64(st, rec, F_VOLUNTARY_CSW, s->voluntary_csw));
-	if (s->present & CTP_STATUS_NONVOLUNTARY_CSW)
-		keep(&ret,
-		     set_u64(st, rec, F_NONVOLUNTARY_CSW, s->nonvoluntary_csw));
-	return ret;
+	ctp_fields_set(set, fields, ctp_stat_src, st->fh, N_FIELDS, scope, s,
+		       s->present);
+	if (scope == CTP_SCOPE_THREAD && ctp_stat_has(s, CTP_STAT_POLICY))
+		set_policy(set, st->fh[F_POLICY], s->policy);
 }
 
 static void count(struct procfs_state *st, int counter)
@@ -402,7 +228,7 @@ static void count(struct procfs_state *st, int counter)
  * Affinity from the status list. Returns 1 when set, 0 when there is no
  * list (*bad set when the list does not parse), or a set_cpuset error.
  */
-static int affinity_from_status(struct procfs_state *st, struct ctp_record *rec,
+static int affinity_from_status(struct procfs_state *st, struct ctp_setter *set,
 				const struct ctp_status *s, int *bad)
 {
 	uint64_t words[CPULIST_MAX_WORDS];
@@ -418,28 +244,39 @@ static int affinity_from_status(struct procfs_state *st, struct ctp_record *rec,
 		*bad = 1;
 		return 0;
 	}
-	r = st->api->set_cpuset(rec, st->fh[F_CPU_AFFINITY], words, n);
+	r = ctp_set_cpuset(set, st->fh[F_CPU_AFFINITY], words, n);
 	return r < 0 ? r : 1;
 }
 
 /* The context switches from the taskstats source: 1 when set, 0 when it
  * cannot give them, or a set_u64 error. */
 static int csw_from_source(struct procfs_state *st, const struct ctp_task *task,
-			   struct ctp_record *rec)
+			   struct ctp_setter *set)
 {
 	const void *data;
 	size_t len;
 	uint64_t vol, invol;
-	int ret = 0;
+	int r1, r2;
 
 	if (!CTP_API_HAS(st->api, source_get) ||
 	    st->api->source_get(task, CTP_SOURCE_TASKSTATS, &data, &len) < 0 ||
 	    !ctp_src_taskstats_get(data, len, CTP_SRC_TS_NVCSW, &vol) ||
 	    !ctp_src_taskstats_get(data, len, CTP_SRC_TS_NIVCSW, &invol))
 		return 0;
-	keep(&ret, set_u64(st, rec, F_VOLUNTARY_CSW, vol));
-	keep(&ret, set_u64(st, rec, F_NONVOLUNTARY_CSW, invol));
-	return ret < 0 ? ret : 1;
+	r1 = ctp_set_u64(set, st->fh[F_VOLUNTARY_CSW], vol);
+	r2 = ctp_set_u64(set, st->fh[F_NONVOLUNTARY_CSW], invol);
+	return r1 < 0 ? r1 : r2 < 0 ? r2 : 1;
+}
+
+/* The context switches from status. */
+static void csw_from_status(struct procfs_state *st, struct ctp_setter *set,
+			    const struct ctp_status *s)
+{
+	if (s->present & CTP_STATUS_VOLUNTARY_CSW)
+		ctp_set_u64(set, st->fh[F_VOLUNTARY_CSW], s->voluntary_csw);
+	if (s->present & CTP_STATUS_NONVOLUNTARY_CSW)
+		ctp_set_u64(set, st->fh[F_NONVOLUNTARY_CSW],
+			    s->nonvoluntary_csw);
 }
 
 /* status, fetched and parsed into *ss on the thread's first need (*fetched
@@ -463,15 +300,36 @@ static int status_get(struct procfs_state *st, const struct ctp_task *task,
 	return 0;
 }
 
+/* The thread's affinity: sched_getaffinity, else status' list. */
+static void set_affinity(struct procfs_state *st, const struct ctp_task *task,
+			 struct ctp_setter *set, struct ctp_status *ss,
+			 int *fetched, int *bad)
+{
+	const uint64_t *words;
+	size_t n;
+	int r = -ENOTSUP;
+
+	if (st->affinity == AFF_SYSCALL) {
+		r = affinity_syscall(st, task->tid, &words, &n);
+		if (r == 0)
+			ctp_set_cpuset(set, st->fh[F_CPU_AFFINITY], words, n);
+		else
+			count(st, C_AFF_FALLBACK);
+	}
+	if (r < 0 && status_get(st, task, ss, fetched, bad) == 0)
+		affinity_from_status(st, set, ss, bad);
+}
+
 static int procfs_thread(void *state, const struct ctp_task *task,
 			 struct ctp_record *rec)
 {
 	struct procfs_state *st = state;
+	struct ctp_setter set = CTP_SETTER(st->api, rec);
 	const char *data;
 	size_t len;
 	struct ctp_stat s;
 	struct ctp_status ss;
-	int ret = 0, rerr = 0, got = 0, status_bad = 0, fetched = 0, r;
+	int rerr = 0, got = 0, status_bad = 0, fetched = 0, r;
 
 	/* A missing file is not the end: the engine decides whether the
 	 * task vanished; what the other file holds is still recorded. */
@@ -481,91 +339,44 @@ static int procfs_thread(void *state, const struct ctp_task *task,
 	if (r == 0) {
 		if (ctp_parse_stat(data, len, &s) < 0)
 			count(st, C_STAT_ERR);
-		keep(&ret, set_thread_stat(st, rec, &s));
+		set_stat(st, &set, &s, CTP_SCOPE_THREAD);
 		got = 1;
 	} else {
 		rerr = r;
 	}
 
-	r = csw_from_source(st, task, rec);
+	r = csw_from_source(st, task, &set);
 	if (r > 0) {
 		count(st, C_FROM_TASKSTATS);
-	} else if (r < 0) {
-		keep(&ret, r);
-	} else {
+	} else if (r == 0) {
 		count(st, C_FROM_FILES);
 		r = status_get(st, task, &ss, &fetched, &status_bad);
 		if (r == 0) {
-			keep(&ret, set_thread_status(st, rec, &ss));
+			csw_from_status(st, &set, &ss);
 			got = 1;
 		} else if (!rerr) {
 			rerr = r;
 		}
 	}
 
-	if (st->fh[F_CPU_AFFINITY] >= 0) {
-		const uint64_t *words;
-		size_t n;
-
-		r = -ENOTSUP;
-		if (st->affinity == AFF_SYSCALL) {
-			r = affinity_syscall(st, task->tid, &words, &n);
-			if (r == 0)
-				keep(&ret, st->api->set_cpuset(
-						   rec, st->fh[F_CPU_AFFINITY],
-						   words, n));
-			else
-				count(st, C_AFF_FALLBACK);
-		}
-		if (r < 0 &&
-		    status_get(st, task, &ss, &fetched, &status_bad) == 0)
-			keep(&ret,
-			     affinity_from_status(st, rec, &ss, &status_bad));
-	}
+	/* sched_getaffinity is a system call: none for a field nobody
+	 * records. */
+	if (st->fh[F_CPU_AFFINITY] >= 0)
+		set_affinity(st, task, &set, &ss, &fetched, &status_bad);
 	if (status_bad)
 		count(st, C_STATUS_ERR);
 
-	if (ret < 0)
-		return ret;
+	if (set.err < 0)
+		return set.err;
 	/* Neither file readable: nothing recorded, say why. */
 	return got ? 0 : rerr;
-}
-
-/*
- * The process row from <tgid>/stat, where the kernel sums the whole thread
- * group, exited threads included, and keeps the waited-for children's
- * totals (fs/proc/array.c do_task_stat, whole = 1).
- */
-static int set_process_stat(struct procfs_state *st, struct ctp_record *rec,
-			    const struct ctp_stat *s)
-{
-	const struct {
-		unsigned stat_no;
-		int field;
-		uint64_t v;
-	} vals[] = {
-		{CTP_STAT_NUM_THREADS, F_NR_THREADS, s->num_threads},
-		{CTP_STAT_MINFLT, F_PROC_MINFLT, s->minflt},
-		{CTP_STAT_MAJFLT, F_PROC_MAJFLT, s->majflt},
-		{CTP_STAT_UTIME, F_PROC_UTIME, s->utime},
-		{CTP_STAT_STIME, F_PROC_STIME, s->stime},
-		{CTP_STAT_CMINFLT, F_CHILD_MINFLT, s->cminflt},
-		{CTP_STAT_CMAJFLT, F_CHILD_MAJFLT, s->cmajflt},
-		{CTP_STAT_CUTIME, F_CHILD_UTIME, s->cutime},
-		{CTP_STAT_CSTIME, F_CHILD_STIME, s->cstime},
-	};
-	int ret = 0;
-
-	for (size_t i = 0; i < CTP_ARRAY_LEN(vals); i++)
-		if (ctp_stat_has(s, vals[i].stat_no))
-			keep(&ret, set_u64(st, rec, vals[i].field, vals[i].v));
-	return ret;
 }
 
 static int procfs_process(void *state, const struct ctp_task *task,
 			  struct ctp_record *rec)
 {
 	struct procfs_state *st = state;
+	struct ctp_setter set = CTP_SETTER(st->api, rec);
 	const char *data;
 	size_t len;
 	struct ctp_stat s;
@@ -578,7 +389,8 @@ static int procfs_process(void *state, const struct ctp_task *task,
 		return r;
 	if (ctp_parse_stat(data, len, &s) < 0)
 		count(st, C_STAT_ERR);
-	return set_process_stat(st, rec, &s);
+	set_stat(st, &set, &s, CTP_SCOPE_PROCESS);
+	return set.err;
 }
 
 static const char *const affinity_modes[] = {"auto", "syscall", "status", NULL};
@@ -705,8 +517,8 @@ static int procfs_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 	atomic_init(&st->ncpus, CPU_SETSIZE);
 	ctp_workers_init(&st->bufs, sizeof(struct aff_buf));
 	/* The lazy status needs file_get. */
-	r = CTP_ATTACH(ctx, api, CTP_API_THROUGH(file_get), st->fh,
-		       st->counter);
+	r = CTP_ATTACH_TABLE(ctx, api, CTP_API_THROUGH(file_get), ctp_stat_src,
+			     st->fh, st->counter);
 	if (r == 0)
 		r = parse_options(ctx, api, &mode);
 	if (r < 0) {
