@@ -36,156 +36,121 @@
 #define SCHEDSTAT_VERSION "0"
 #endif
 
-enum {
-	F_RUN_TIME,
-	F_WAIT_TIME,
-	F_TIMESLICES,
-	F_NR_WAKEUPS,
-	F_NR_WAKEUPS_LOCAL,
-	F_NR_WAKEUPS_REMOTE,
-	F_NR_WAKEUPS_SYNC,
-	F_NR_WAKEUPS_MIGRATE,
-	F_NR_WAKEUPS_AFFINE,
-	F_NR_WAKEUPS_AFFINE_ATTEMPTS,
-	F_NR_MIGRATIONS,
-	F_NR_FORCED_MIGRATIONS,
-	F_NR_FAILED_MIGRATIONS_AFFINE,
-	F_NR_FAILED_MIGRATIONS_RUNNING,
-	F_NR_FAILED_MIGRATIONS_HOT,
-	F_WAIT_SUM,
-	F_WAIT_COUNT,
-	F_WAIT_MAX,
-	F_SLEEP_MAX,
-	F_BLOCK_SUM,
-	F_BLOCK_MAX,
-	F_IOWAIT_SUM,
-	F_IOWAIT_COUNT,
-	F_EXEC_MAX,
-	F_SLICE_MAX,
-	F_CORE_FORCEIDLE_SUM,
-	F_SLICE,
-	F_VOLUNTARY_SLEEP,
-	N_FIELDS
-};
-
 /* Lifetime totals add up across threads; lifetime peaks do not. */
-#define COUNT(f, n, h)	 [f] = CTP_FIELD_COUNTER("schedstat." n, THREAD, COUNT, h)
-#define SUM_NS(f, n, h)	 [f] = CTP_FIELD_COUNTER("schedstat." n, THREAD, NS, h)
-#define PEAK_NS(f, n, h) [f] = CTP_FIELD_PEAK("schedstat." n, THREAD, NS, h)
+#define COUNT(n, h)   CTP_FIELD_COUNTER("schedstat." n, THREAD, COUNT, h)
+#define SUM_NS(n, h)  CTP_FIELD_COUNTER("schedstat." n, THREAD, NS, h)
+#define PEAK_NS(n, h) CTP_FIELD_PEAK("schedstat." n, THREAD, NS, h)
+/* A value of the schedstat file (ctp_schedstat), or of a sched key
+ * (ctp_sched, schedstat_parse.h CTP_SCHED_KEYS). */
+#define FILE_SRC(m, b)                                                         \
+	CTP_SRC_SLOT(struct ctp_schedstat, m, CTP_SCHEDSTAT_##b##_BIT)
+#define KEY_SRC(id)                                                            \
+	CTP_SRC_SLOT(struct ctp_sched, v[CTP_SCHED_##id], CTP_SCHED_##id)
 
-static const struct ctp_field_desc fields[] = {
-	SUM_NS(F_RUN_TIME, "run_time",
-	       "Time on a CPU (se.sum_exec_runtime), schedstat field 1"),
-	SUM_NS(F_WAIT_TIME, "wait_time",
-	       "Time runnable but waiting for a CPU (run_delay), schedstat "
-	       "field 2"),
-	COUNT(F_TIMESLICES, "timeslices",
-	      "Times the thread was put on a CPU (pcount), schedstat field 3"),
-	COUNT(F_NR_WAKEUPS, "nr_wakeups", "Wakeups, sched nr_wakeups"),
-	COUNT(F_NR_WAKEUPS_LOCAL, "nr_wakeups_local",
-	      "Wakeups on the waker's CPU, sched nr_wakeups_local"),
-	COUNT(F_NR_WAKEUPS_REMOTE, "nr_wakeups_remote",
-	      "Wakeups on another CPU than the waker's, sched "
-	      "nr_wakeups_remote"),
-	COUNT(F_NR_WAKEUPS_SYNC, "nr_wakeups_sync",
-	      "Synchronous (WF_SYNC) wakeups, sched nr_wakeups_sync"),
-	COUNT(F_NR_WAKEUPS_MIGRATE, "nr_wakeups_migrate",
-	      "Wakeups that moved the thread to another CPU, sched "
-	      "nr_wakeups_migrate"),
-	COUNT(F_NR_WAKEUPS_AFFINE, "nr_wakeups_affine",
-	      "Wake-affine decisions that chose the waker's CPU, sched "
-	      "nr_wakeups_affine"),
-	COUNT(F_NR_WAKEUPS_AFFINE_ATTEMPTS, "nr_wakeups_affine_attempts",
-	      "Wake-affine decisions taken, sched nr_wakeups_affine_attempts"),
-	COUNT(F_NR_MIGRATIONS, "nr_migrations",
-	      "Migrations between CPUs, sched se.nr_migrations"),
-	COUNT(F_NR_FORCED_MIGRATIONS, "nr_forced_migrations",
-	      "Load-balancer migrations despite a cache-hot thread, sched "
-	      "nr_forced_migrations"),
-	COUNT(F_NR_FAILED_MIGRATIONS_AFFINE, "nr_failed_migrations_affine",
-	      "Migrations refused by CPU affinity, sched "
-	      "nr_failed_migrations_affine"),
-	COUNT(F_NR_FAILED_MIGRATIONS_RUNNING, "nr_failed_migrations_running",
-	      "Migrations refused because the thread was running, sched "
-	      "nr_failed_migrations_running"),
-	COUNT(F_NR_FAILED_MIGRATIONS_HOT, "nr_failed_migrations_hot",
-	      "Migrations refused because the thread was cache-hot, sched "
-	      "nr_failed_migrations_hot"),
-	SUM_NS(F_WAIT_SUM, "wait_sum",
-	       "Run-queue wait time (fair/rt/dl classes), sched wait_sum"),
-	COUNT(F_WAIT_COUNT, "wait_count",
-	      "Run-queue waits ended, sched wait_count"),
-	PEAK_NS(F_WAIT_MAX, "wait_max",
-		"Longest run-queue wait, sched wait_max"),
-	PEAK_NS(F_SLEEP_MAX, "sleep_max",
-		"Longest off-CPU sleep (voluntary or blocked), sched "
-		"sleep_max"),
-	SUM_NS(F_BLOCK_SUM, "block_sum",
-	       "Time blocked uninterruptibly, sched sum_block_runtime"),
-	PEAK_NS(F_BLOCK_MAX, "block_max",
-		"Longest uninterruptible block, sched block_max"),
-	SUM_NS(F_IOWAIT_SUM, "iowait_sum",
-	       "Time blocked waiting for I/O (part of block_sum), sched "
-	       "iowait_sum"),
-	COUNT(F_IOWAIT_COUNT, "iowait_count",
-	      "I/O waits ended, sched iowait_count"),
-	PEAK_NS(F_EXEC_MAX, "exec_max",
-		"Longest on-CPU stretch between accounting updates, sched "
-		"exec_max"),
-	PEAK_NS(F_SLICE_MAX, "slice_max",
-		"Longest fair-class slice run before being switched out, "
-		"sched slice_max"),
-	SUM_NS(F_CORE_FORCEIDLE_SUM, "core_forceidle_sum",
-	       "Time an SMT sibling was forced idle for this thread (core "
-	       "scheduling), sched core_forceidle_sum"),
-	[F_SLICE] = CTP_FIELD_GAUGE(
-		"schedstat.slice", THREAD, NS, MAX,
-		"Current fair-class slice length, sched se.slice"),
-	SUM_NS(F_VOLUNTARY_SLEEP, "voluntary_sleep",
-	       "Interruptible sleep time: sched sum_sleep_runtime minus "
-	       "sum_block_runtime"),
-};
+/* The fields, one line each (X(id, source, description)): the schedstat
+ * file's three, sched's keys (sum_sleep_runtime only feeds
+ * voluntary_sleep; ext.enabled is the sched_ext plugin's, which reads the
+ * same bytes through the core), then what the code derives. */
+#define FILE_FIELDS(X)                                                         \
+	X(F_RUN_TIME, FILE_SRC(run_ns, RUN),                                   \
+	  SUM_NS("run_time",                                                   \
+		 "Time on a CPU (se.sum_exec_runtime), schedstat field 1"))    \
+	X(F_WAIT_TIME, FILE_SRC(wait_ns, WAIT),                                \
+	  SUM_NS("wait_time", "Time runnable but waiting for a CPU "           \
+			      "(run_delay), schedstat field 2"))               \
+	X(F_TIMESLICES, FILE_SRC(timeslices, TIMESLICES),                      \
+	  COUNT("timeslices", "Times the thread was put on a CPU (pcount), "   \
+			      "schedstat field 3"))
+#define KEY_FIELDS(X)                                                          \
+	X(F_NR_WAKEUPS, KEY_SRC(NR_WAKEUPS),                                   \
+	  COUNT("nr_wakeups", "Wakeups, sched nr_wakeups"))                    \
+	X(F_NR_WAKEUPS_LOCAL, KEY_SRC(NR_WAKEUPS_LOCAL),                       \
+	  COUNT("nr_wakeups_local",                                            \
+		"Wakeups on the waker's CPU, sched nr_wakeups_local"))         \
+	X(F_NR_WAKEUPS_REMOTE, KEY_SRC(NR_WAKEUPS_REMOTE),                     \
+	  COUNT("nr_wakeups_remote", "Wakeups on another CPU than the "        \
+				     "waker's, sched nr_wakeups_remote"))      \
+	X(F_NR_WAKEUPS_SYNC, KEY_SRC(NR_WAKEUPS_SYNC),                         \
+	  COUNT("nr_wakeups_sync",                                             \
+		"Synchronous (WF_SYNC) wakeups, sched nr_wakeups_sync"))       \
+	X(F_NR_WAKEUPS_MIGRATE, KEY_SRC(NR_WAKEUPS_MIGRATE),                   \
+	  COUNT("nr_wakeups_migrate", "Wakeups that moved the thread to "      \
+				      "another CPU, sched "                    \
+				      "nr_wakeups_migrate"))                   \
+	X(F_NR_WAKEUPS_AFFINE, KEY_SRC(NR_WAKEUPS_AFFINE),                     \
+	  COUNT("nr_wakeups_affine", "Wake-affine decisions that chose the "   \
+				     "waker's CPU, sched nr_wakeups_affine"))  \
+	X(F_NR_WAKEUPS_AFFINE_ATTEMPTS, KEY_SRC(NR_WAKEUPS_AFFINE_ATTEMPTS),   \
+	  COUNT("nr_wakeups_affine_attempts",                                  \
+		"Wake-affine decisions taken, sched "                          \
+		"nr_wakeups_affine_attempts"))                                 \
+	X(F_NR_MIGRATIONS, KEY_SRC(NR_MIGRATIONS),                             \
+	  COUNT("nr_migrations",                                               \
+		"Migrations between CPUs, sched se.nr_migrations"))            \
+	X(F_NR_FORCED_MIGRATIONS, KEY_SRC(NR_FORCED_MIGRATIONS),               \
+	  COUNT("nr_forced_migrations",                                        \
+		"Load-balancer migrations despite a cache-hot thread, sched "  \
+		"nr_forced_migrations"))                                       \
+	X(F_NR_FAILED_MIGRATIONS_AFFINE, KEY_SRC(NR_FAILED_MIGRATIONS_AFFINE), \
+	  COUNT("nr_failed_migrations_affine",                                 \
+		"Migrations refused by CPU affinity, sched "                   \
+		"nr_failed_migrations_affine"))                                \
+	X(F_NR_FAILED_MIGRATIONS_RUNNING,                                      \
+	  KEY_SRC(NR_FAILED_MIGRATIONS_RUNNING),                               \
+	  COUNT("nr_failed_migrations_running",                                \
+		"Migrations refused because the thread was running, sched "    \
+		"nr_failed_migrations_running"))                               \
+	X(F_NR_FAILED_MIGRATIONS_HOT, KEY_SRC(NR_FAILED_MIGRATIONS_HOT),       \
+	  COUNT("nr_failed_migrations_hot",                                    \
+		"Migrations refused because the thread was cache-hot, sched "  \
+		"nr_failed_migrations_hot"))                                   \
+	X(F_WAIT_SUM, KEY_SRC(WAIT_SUM),                                       \
+	  SUM_NS("wait_sum",                                                   \
+		 "Run-queue wait time (fair/rt/dl classes), sched wait_sum"))  \
+	X(F_WAIT_COUNT, KEY_SRC(WAIT_COUNT),                                   \
+	  COUNT("wait_count", "Run-queue waits ended, sched wait_count"))      \
+	X(F_WAIT_MAX, KEY_SRC(WAIT_MAX),                                       \
+	  PEAK_NS("wait_max", "Longest run-queue wait, sched wait_max"))       \
+	X(F_SLEEP_MAX, KEY_SRC(SLEEP_MAX),                                     \
+	  PEAK_NS("sleep_max", "Longest off-CPU sleep (voluntary or "          \
+			       "blocked), sched sleep_max"))                   \
+	X(F_BLOCK_SUM, KEY_SRC(SUM_BLOCK_RUNTIME),                             \
+	  SUM_NS("block_sum",                                                  \
+		 "Time blocked uninterruptibly, sched sum_block_runtime"))     \
+	X(F_BLOCK_MAX, KEY_SRC(BLOCK_MAX),                                     \
+	  PEAK_NS("block_max",                                                 \
+		  "Longest uninterruptible block, sched block_max"))           \
+	X(F_IOWAIT_SUM, KEY_SRC(IOWAIT_SUM),                                   \
+	  SUM_NS("iowait_sum", "Time blocked waiting for I/O (part of "        \
+			       "block_sum), sched iowait_sum"))                \
+	X(F_IOWAIT_COUNT, KEY_SRC(IOWAIT_COUNT),                               \
+	  COUNT("iowait_count", "I/O waits ended, sched iowait_count"))        \
+	X(F_EXEC_MAX, KEY_SRC(EXEC_MAX),                                       \
+	  PEAK_NS("exec_max", "Longest on-CPU stretch between accounting "     \
+			      "updates, sched exec_max"))                      \
+	X(F_SLICE_MAX, KEY_SRC(SLICE_MAX),                                     \
+	  PEAK_NS("slice_max", "Longest fair-class slice run before being "    \
+			       "switched out, sched slice_max"))               \
+	X(F_CORE_FORCEIDLE_SUM, KEY_SRC(CORE_FORCEIDLE_SUM),                   \
+	  SUM_NS("core_forceidle_sum",                                         \
+		 "Time an SMT sibling was forced idle for this thread (core "  \
+		 "scheduling), sched core_forceidle_sum"))                     \
+	X(F_SLICE, KEY_SRC(SLICE),                                             \
+	  CTP_FIELD_GAUGE("schedstat.slice", THREAD, NS, MAX,                  \
+			  "Current fair-class slice length, sched se.slice"))
+#define CODE_FIELDS(X)                                                         \
+	X(F_VOLUNTARY_SLEEP, CTP_SRC_NONE,                                     \
+	  SUM_NS("voluntary_sleep", "Interruptible sleep time: sched "         \
+				    "sum_sleep_runtime minus "                 \
+				    "sum_block_runtime"))
+#define FIELDS(X) FILE_FIELDS(X) KEY_FIELDS(X) CODE_FIELDS(X)
 
-#undef PEAK_NS
-#undef SUM_NS
-#undef COUNT
-#undef THREAD_U64
-
-_Static_assert(sizeof(fields) / sizeof(fields[0]) == N_FIELDS,
-	       "field table and enum disagree");
-
-/* The field each sched key feeds; -1 for sum_sleep_runtime, which only
- * feeds voluntary_sleep, and for ext.enabled, which the sched_ext plugin
- * records (it reads the same sched bytes through the core). */
-static const signed char key_field[CTP_SCHED_N_KEYS] = {
-	[CTP_SCHED_NR_WAKEUPS] = F_NR_WAKEUPS,
-	[CTP_SCHED_NR_WAKEUPS_LOCAL] = F_NR_WAKEUPS_LOCAL,
-	[CTP_SCHED_NR_WAKEUPS_REMOTE] = F_NR_WAKEUPS_REMOTE,
-	[CTP_SCHED_NR_WAKEUPS_SYNC] = F_NR_WAKEUPS_SYNC,
-	[CTP_SCHED_NR_WAKEUPS_MIGRATE] = F_NR_WAKEUPS_MIGRATE,
-	[CTP_SCHED_NR_WAKEUPS_AFFINE] = F_NR_WAKEUPS_AFFINE,
-	[CTP_SCHED_NR_WAKEUPS_AFFINE_ATTEMPTS] = F_NR_WAKEUPS_AFFINE_ATTEMPTS,
-	[CTP_SCHED_NR_MIGRATIONS] = F_NR_MIGRATIONS,
-	[CTP_SCHED_NR_FORCED_MIGRATIONS] = F_NR_FORCED_MIGRATIONS,
-	[CTP_SCHED_NR_FAILED_MIGRATIONS_AFFINE] = F_NR_FAILED_MIGRATIONS_AFFINE,
-	[CTP_SCHED_NR_FAILED_MIGRATIONS_RUNNING] =
-		F_NR_FAILED_MIGRATIONS_RUNNING,
-	[CTP_SCHED_NR_FAILED_MIGRATIONS_HOT] = F_NR_FAILED_MIGRATIONS_HOT,
-	[CTP_SCHED_WAIT_SUM] = F_WAIT_SUM,
-	[CTP_SCHED_WAIT_COUNT] = F_WAIT_COUNT,
-	[CTP_SCHED_WAIT_MAX] = F_WAIT_MAX,
-	[CTP_SCHED_SLEEP_MAX] = F_SLEEP_MAX,
-	[CTP_SCHED_SUM_SLEEP_RUNTIME] = -1,
-	[CTP_SCHED_SUM_BLOCK_RUNTIME] = F_BLOCK_SUM,
-	[CTP_SCHED_BLOCK_MAX] = F_BLOCK_MAX,
-	[CTP_SCHED_IOWAIT_SUM] = F_IOWAIT_SUM,
-	[CTP_SCHED_IOWAIT_COUNT] = F_IOWAIT_COUNT,
-	[CTP_SCHED_EXEC_MAX] = F_EXEC_MAX,
-	[CTP_SCHED_SLICE_MAX] = F_SLICE_MAX,
-	[CTP_SCHED_CORE_FORCEIDLE_SUM] = F_CORE_FORCEIDLE_SUM,
-	[CTP_SCHED_SLICE] = F_SLICE,
-	[CTP_SCHED_EXT_ENABLED] = -1,
-};
+enum { FIELDS(CTP_FT_ID) N_FIELDS };
+static const struct ctp_field_desc fields[] = {FIELDS(CTP_FT_DESC)};
+static const struct ctp_field_src srcs[] = {FIELDS(CTP_FT_SRC)};
+/* The rows of each parse's output. */
+#define N_FILE_FIELDS (0 FILE_FIELDS(CTP_FT_COUNT))
+#define N_KEY_FIELDS  (0 KEY_FIELDS(CTP_FT_COUNT))
 
 /* Declaration order is the order of task->files[]. sched is lazy so that
  * `sched: false` never opens it. */
@@ -232,17 +197,12 @@ static void count(const struct sched_state *st, int c, uint64_t n)
 		st->api->summary_add(st->ctx, st->counter[c], n);
 }
 
-/* Keep the first failure of a series of set_* calls. */
-static void keep(int *ret, int r)
+/* Rows [first, first + n) of the table from one parse's output. */
+static void set_rows(const struct sched_state *st, struct ctp_setter *set,
+		     size_t first, size_t n, const void *vals, uint64_t present)
 {
-	if (r < 0 && *ret == 0)
-		*ret = r;
-}
-
-static int set_u64(const struct sched_state *st, struct ctp_record *rec, int f,
-		   uint64_t v)
-{
-	return st->fh[f] < 0 ? 0 : st->api->set_u64(rec, st->fh[f], v);
+	ctp_fields_set(set, fields + first, srcs + first, st->fh + first, n, 0,
+		       vals, present);
 }
 
 /* The three values from the taskstats source into ss; false when it
@@ -268,47 +228,22 @@ static bool schedstat_from_source(const struct sched_state *st,
 	return true;
 }
 
-static int record_schedstat(const struct sched_state *st,
-			    struct ctp_record *rec,
-			    const struct ctp_schedstat *sp)
-{
-	const struct ctp_schedstat ss = *sp;
-	int ret = 0;
-
-	if (ss.present & CTP_SCHEDSTAT_RUN)
-		keep(&ret, set_u64(st, rec, F_RUN_TIME, ss.run_ns));
-	if (ss.present & CTP_SCHEDSTAT_WAIT)
-		keep(&ret, set_u64(st, rec, F_WAIT_TIME, ss.wait_ns));
-	if (ss.present & CTP_SCHEDSTAT_TIMESLICES)
-		keep(&ret, set_u64(st, rec, F_TIMESLICES, ss.timeslices));
-	return ret;
-}
-
-static int record_sched(const struct sched_state *st, struct ctp_record *rec,
-			const char *data, size_t len)
+static void record_sched(const struct sched_state *st, struct ctp_setter *set,
+			 const char *data, size_t len)
 {
 	struct ctp_sched s;
 	uint64_t v;
-	int ret = 0, k, r;
+	int r;
 
 	if (ctp_parse_sched(data, len, &s) < 0)
 		count(st, C_SCHED_ERR, 1);
 	count(st, C_NEGATIVE, s.negative);
-	for (k = 0; k < CTP_SCHED_N_KEYS; k++) {
-		int fi = key_field[k];
-
-		if (fi < 0 || !ctp_sched_has(&s, (enum ctp_sched_key)k) ||
-		    st->fh[fi] < 0)
-			continue;
-		r = st->api->set_u64(rec, st->fh[fi], s.v[k]);
-		keep(&ret, r);
-	}
+	set_rows(st, set, F_NR_WAKEUPS, N_KEY_FIELDS, &s, s.present);
 	r = ctp_sched_voluntary_sleep(&s, &v);
 	if (r == 0)
-		keep(&ret, set_u64(st, rec, F_VOLUNTARY_SLEEP, v));
+		ctp_set_u64(set, st->fh[F_VOLUNTARY_SLEEP], v);
 	else if (r == -ERANGE)
 		count(st, C_SLEEP_NEGATIVE, 1);
-	return ret;
 }
 
 /*
@@ -321,15 +256,15 @@ static int sched_thread(void *state, const struct ctp_task *task,
 			struct ctp_record *rec)
 {
 	const struct sched_state *st = state;
+	struct ctp_setter set = CTP_SETTER(st->api, rec);
+	struct ctp_schedstat ss;
 	const char *data;
 	size_t len;
-	int ret = 0, r;
-
-	struct ctp_schedstat ss;
+	int r;
 
 	if (schedstat_from_source(st, task, &ss)) {
 		count(st, C_FROM_TASKSTATS, 1);
-		keep(&ret, record_schedstat(st, rec, &ss));
+		set_rows(st, &set, F_RUN_TIME, N_FILE_FIELDS, &ss, ss.present);
 	} else {
 		count(st, C_FROM_FILES, 1);
 		r = ctp_task_fetch(st->api, task, TF_SCHEDSTAT, &data, &len);
@@ -338,7 +273,8 @@ static int sched_thread(void *state, const struct ctp_task *task,
 		if (r == 0) {
 			if (ctp_parse_schedstat(data, len, &ss) < 0)
 				count(st, C_SCHEDSTAT_ERR, 1);
-			keep(&ret, record_schedstat(st, rec, &ss));
+			set_rows(st, &set, F_RUN_TIME, N_FILE_FIELDS, &ss,
+				 ss.present);
 		}
 	}
 	if (st->read_sched) {
@@ -346,9 +282,9 @@ static int sched_thread(void *state, const struct ctp_task *task,
 		if (r == -EPROTO)
 			return r;
 		if (r == 0)
-			keep(&ret, record_sched(st, rec, data, len));
+			record_sched(st, &set, data, len);
 	}
-	return ret;
+	return set.err;
 }
 
 static const char *const sched_modes[] = {"auto", "always", "never",
@@ -477,8 +413,8 @@ static int sched_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 	st->ctx = ctx;
 	st->api = api;
 	/* The lazy sched file needs file_get. */
-	r = CTP_ATTACH(ctx, api, CTP_API_THROUGH(file_get), st->fh,
-		       st->counter);
+	r = CTP_ATTACH_TABLE(ctx, api, CTP_API_THROUGH(file_get), srcs, st->fh,
+			     st->counter);
 	if (r == 0)
 		r = parse_options(ctx, api, &mode);
 	if (r < 0) {

@@ -88,48 +88,11 @@ struct key_def {
 	uint8_t fmt; /* enum ctp_sched_fmt */
 };
 
-#define KEY(k, s, f) [k] = {s, sizeof(s) - 1, f}
-#define INT	     CTP_SCHED_FMT_INT
-#define NS	     CTP_SCHED_FMT_NS
-
 /* kernel/sched/debug.c proc_sched_show_task(): P_SCHEDSTAT is INT,
  * PN_SCHEDSTAT is NS. */
-static const struct key_def keys[CTP_SCHED_N_KEYS] = {
-	KEY(CTP_SCHED_NR_WAKEUPS, "nr_wakeups", INT),
-	KEY(CTP_SCHED_NR_WAKEUPS_LOCAL, "nr_wakeups_local", INT),
-	KEY(CTP_SCHED_NR_WAKEUPS_REMOTE, "nr_wakeups_remote", INT),
-	KEY(CTP_SCHED_NR_WAKEUPS_SYNC, "nr_wakeups_sync", INT),
-	KEY(CTP_SCHED_NR_WAKEUPS_MIGRATE, "nr_wakeups_migrate", INT),
-	KEY(CTP_SCHED_NR_WAKEUPS_AFFINE, "nr_wakeups_affine", INT),
-	KEY(CTP_SCHED_NR_WAKEUPS_AFFINE_ATTEMPTS, "nr_wakeups_affine_attempts",
-	    INT),
-	KEY(CTP_SCHED_NR_MIGRATIONS, "nr_migrations", INT),
-	KEY(CTP_SCHED_NR_FORCED_MIGRATIONS, "nr_forced_migrations", INT),
-	KEY(CTP_SCHED_NR_FAILED_MIGRATIONS_AFFINE,
-	    "nr_failed_migrations_affine", INT),
-	KEY(CTP_SCHED_NR_FAILED_MIGRATIONS_RUNNING,
-	    "nr_failed_migrations_running", INT),
-	KEY(CTP_SCHED_NR_FAILED_MIGRATIONS_HOT, "nr_failed_migrations_hot",
-	    INT),
-	KEY(CTP_SCHED_WAIT_SUM, "wait_sum", NS),
-	KEY(CTP_SCHED_WAIT_COUNT, "wait_count", INT),
-	KEY(CTP_SCHED_WAIT_MAX, "wait_max", NS),
-	KEY(CTP_SCHED_SLEEP_MAX, "sleep_max", NS),
-	KEY(CTP_SCHED_SUM_SLEEP_RUNTIME, "sum_sleep_runtime", NS),
-	KEY(CTP_SCHED_SUM_BLOCK_RUNTIME, "sum_block_runtime", NS),
-	KEY(CTP_SCHED_BLOCK_MAX, "block_max", NS),
-	KEY(CTP_SCHED_IOWAIT_SUM, "iowait_sum", NS),
-	KEY(CTP_SCHED_IOWAIT_COUNT, "iowait_count", INT),
-	KEY(CTP_SCHED_EXEC_MAX, "exec_max", NS),
-	KEY(CTP_SCHED_SLICE_MAX, "slice_max", NS),
-	KEY(CTP_SCHED_CORE_FORCEIDLE_SUM, "core_forceidle_sum", NS),
-	KEY(CTP_SCHED_SLICE, "slice", INT),
-	KEY(CTP_SCHED_EXT_ENABLED, "ext.enabled", CTP_SCHED_FMT_BOOL),
-};
-
+#define KEY(id, name, fmt) {name, sizeof(name) - 1, CTP_SCHED_FMT_##fmt},
+static const struct key_def keys[CTP_SCHED_N_KEYS] = {CTP_SCHED_KEYS(KEY)};
 #undef KEY
-#undef INT
-#undef NS
 
 _Static_assert(CTP_SCHED_N_KEYS <= 64, "present is a 64-bit mask");
 

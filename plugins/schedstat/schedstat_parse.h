@@ -18,10 +18,16 @@
 
 /* ---- schedstat ---------------------------------------------------------- */
 
+/* The presence bits of ctp_schedstat, and their masks. */
 enum {
-	CTP_SCHEDSTAT_RUN = 1u << 0,	    /* (1) run_time_ns */
-	CTP_SCHEDSTAT_WAIT = 1u << 1,	    /* (2) wait_time_ns */
-	CTP_SCHEDSTAT_TIMESLICES = 1u << 2, /* (3) timeslices */
+	CTP_SCHEDSTAT_RUN_BIT,	      /* (1) run_time_ns */
+	CTP_SCHEDSTAT_WAIT_BIT,	      /* (2) wait_time_ns */
+	CTP_SCHEDSTAT_TIMESLICES_BIT, /* (3) timeslices */
+};
+enum {
+	CTP_SCHEDSTAT_RUN = 1u << CTP_SCHEDSTAT_RUN_BIT,
+	CTP_SCHEDSTAT_WAIT = 1u << CTP_SCHEDSTAT_WAIT_BIT,
+	CTP_SCHEDSTAT_TIMESLICES = 1u << CTP_SCHEDSTAT_TIMESLICES_BIT,
 };
 
 struct ctp_schedstat {
@@ -45,38 +51,48 @@ int ctp_parse_schedstat(const char *buf, size_t len, struct ctp_schedstat *out);
 
 /*
  * The keys kept from a sched file, named as kernel/sched/debug.c
- * proc_sched_show_task() prints them without their prefix. Key k parsed
- * sets bit k of ctp_sched.present (test with ctp_sched_has()). The numbers
- * are internal to ctprof-core and may change.
+ * proc_sched_show_task() prints them without their prefix, with how the
+ * value is printed: X(ID, key, format). Key CTP_SCHED_<ID> parsed sets
+ * bit CTP_SCHED_<ID> of ctp_sched.present (test with ctp_sched_has()). The
+ * numbers are internal to ctprof-core and may change; keys that start
+ * with the same letter stay together (the parser narrows by it).
  */
+#define CTP_SCHED_KEYS(X)                                                      \
+	X(NR_WAKEUPS, "nr_wakeups", INT)                                       \
+	X(NR_WAKEUPS_LOCAL, "nr_wakeups_local", INT)                           \
+	X(NR_WAKEUPS_REMOTE, "nr_wakeups_remote", INT)                         \
+	X(NR_WAKEUPS_SYNC, "nr_wakeups_sync", INT)                             \
+	X(NR_WAKEUPS_MIGRATE, "nr_wakeups_migrate", INT)                       \
+	X(NR_WAKEUPS_AFFINE, "nr_wakeups_affine", INT)                         \
+	X(NR_WAKEUPS_AFFINE_ATTEMPTS, "nr_wakeups_affine_attempts", INT)       \
+	/* se.nr_migrations: not schedstats-gated */                           \
+	X(NR_MIGRATIONS, "nr_migrations", INT)                                 \
+	X(NR_FORCED_MIGRATIONS, "nr_forced_migrations", INT)                   \
+	X(NR_FAILED_MIGRATIONS_AFFINE, "nr_failed_migrations_affine", INT)     \
+	X(NR_FAILED_MIGRATIONS_RUNNING, "nr_failed_migrations_running", INT)   \
+	X(NR_FAILED_MIGRATIONS_HOT, "nr_failed_migrations_hot", INT)           \
+	X(WAIT_SUM, "wait_sum", NS)                                            \
+	X(WAIT_COUNT, "wait_count", INT)                                       \
+	X(WAIT_MAX, "wait_max", NS)                                            \
+	X(SLEEP_MAX, "sleep_max", NS)                                          \
+	X(SUM_SLEEP_RUNTIME, "sum_sleep_runtime", NS)                          \
+	X(SUM_BLOCK_RUNTIME, "sum_block_runtime", NS)                          \
+	X(BLOCK_MAX, "block_max", NS)                                          \
+	X(IOWAIT_SUM, "iowait_sum", NS)                                        \
+	X(IOWAIT_COUNT, "iowait_count", INT)                                   \
+	X(EXEC_MAX, "exec_max", NS)                                            \
+	X(SLICE_MAX, "slice_max", NS)                                          \
+	X(CORE_FORCEIDLE_SUM, "core_forceidle_sum", NS)                        \
+	/* se.slice: fair-class tasks only */                                  \
+	X(SLICE, "slice", INT)                                                 \
+	/* ext.enabled: 0 or 1 */                                              \
+	X(EXT_ENABLED, "ext.enabled", BOOL)
+
 enum ctp_sched_key {
-	CTP_SCHED_NR_WAKEUPS,
-	CTP_SCHED_NR_WAKEUPS_LOCAL,
-	CTP_SCHED_NR_WAKEUPS_REMOTE,
-	CTP_SCHED_NR_WAKEUPS_SYNC,
-	CTP_SCHED_NR_WAKEUPS_MIGRATE,
-	CTP_SCHED_NR_WAKEUPS_AFFINE,
-	CTP_SCHED_NR_WAKEUPS_AFFINE_ATTEMPTS,
-	CTP_SCHED_NR_MIGRATIONS, /* se.nr_migrations: not schedstats-gated */
-	CTP_SCHED_NR_FORCED_MIGRATIONS,
-	CTP_SCHED_NR_FAILED_MIGRATIONS_AFFINE,
-	CTP_SCHED_NR_FAILED_MIGRATIONS_RUNNING,
-	CTP_SCHED_NR_FAILED_MIGRATIONS_HOT,
-	CTP_SCHED_WAIT_SUM,
-	CTP_SCHED_WAIT_COUNT,
-	CTP_SCHED_WAIT_MAX,
-	CTP_SCHED_SLEEP_MAX,
-	CTP_SCHED_SUM_SLEEP_RUNTIME,
-	CTP_SCHED_SUM_BLOCK_RUNTIME,
-	CTP_SCHED_BLOCK_MAX,
-	CTP_SCHED_IOWAIT_SUM,
-	CTP_SCHED_IOWAIT_COUNT,
-	CTP_SCHED_EXEC_MAX,
-	CTP_SCHED_SLICE_MAX,
-	CTP_SCHED_CORE_FORCEIDLE_SUM,
-	CTP_SCHED_SLICE,       /* se.slice: fair-class tasks only */
-	CTP_SCHED_EXT_ENABLED, /* ext.enabled: 0 or 1 */
-	CTP_SCHED_N_KEYS
+#define CTP_SCHED_ID(id, key, fmt) CTP_SCHED_##id,
+	CTP_SCHED_KEYS(CTP_SCHED_ID)
+#undef CTP_SCHED_ID
+		CTP_SCHED_N_KEYS
 };
 
 /* How a key's value is printed. */
