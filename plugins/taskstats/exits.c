@@ -28,14 +28,82 @@
 
 #define N_DELAY (CTP_TS_N_FAMILIES * CTP_TS_N_PARTS)
 
-static const uint8_t kept_rest[] = {
-	CTP_TS_UTIME,	       CTP_TS_STIME,	   CTP_TS_MINFLT,
-	CTP_TS_MAJFLT,	       CTP_TS_NVCSW,	   CTP_TS_NIVCSW,
-	CTP_TS_READ_BYTES,     CTP_TS_WRITE_BYTES, CTP_TS_CANCELLED_WRITE_BYTES,
-	CTP_TS_READ_CHAR,      CTP_TS_WRITE_CHAR,  CTP_TS_READ_SYSCALLS,
-	CTP_TS_WRITE_SYSCALLS, CTP_TS_HIWATER_RSS, CTP_TS_HIWATER_VM,
-	CTP_TS_ETIME,	       CTP_TS_EXITCODE,
-};
+/* The members kept past the delays, one line each: R(member of the reply,
+ * its field), the field named by X() and XIO() below. */
+#define X(f) "taskstats.exited." f
+/* The I/O counters: xacct_add_tsk() rounds each down to 1 KiB (KB_MASK),
+ * the system call counts too. */
+#define XIO(f, un, hlp)                                                        \
+	CTP_FIELD_ROLE(X(f), EXITED, U64, un, COUNTER, SUM,                    \
+		       CTP_FIELD_KIB_STEP,                                     \
+		       hlp ", rounded down to a multiple of 1024 (KB_MASK)")
+#define XREST_FIELDS(R)                                                        \
+	R(CTP_TS_UTIME,                                                        \
+	  CTP_FIELD_COUNTER(X("utime"), EXITED, US,                            \
+			    "User CPU time of an exited thread, us: its run "  \
+			    "time split as ac_utime:ac_stime, as getrusage() " \
+			    "does"))                                           \
+	R(CTP_TS_STIME,                                                        \
+	  CTP_FIELD_COUNTER(X("stime"), EXITED, US,                            \
+			    "System CPU time of an exited thread, us: its "    \
+			    "run time split as ac_utime:ac_stime, as "         \
+			    "getrusage() does"))                               \
+	R(CTP_TS_MINFLT, CTP_FIELD_COUNTER(X("minflt"), EXITED, COUNT,         \
+					   "Minor page faults of an exited "   \
+					   "thread"))                          \
+	R(CTP_TS_MAJFLT, CTP_FIELD_COUNTER(X("majflt"), EXITED, COUNT,         \
+					   "Major page faults of an exited "   \
+					   "thread"))                          \
+	R(CTP_TS_NVCSW, CTP_FIELD_COUNTER(X("nvcsw"), EXITED, COUNT,           \
+					  "Voluntary context switches of an "  \
+					  "exited thread"))                    \
+	R(CTP_TS_NIVCSW, CTP_FIELD_COUNTER(X("nivcsw"), EXITED, COUNT,         \
+					   "Involuntary context switches of "  \
+					   "an exited thread"))                \
+	R(CTP_TS_READ_BYTES, XIO("read_bytes", BYTES,                          \
+				 "Bytes an exited thread caused to be read "   \
+				 "from storage"))                              \
+	R(CTP_TS_WRITE_BYTES, XIO("write_bytes", BYTES,                        \
+				  "Bytes an exited thread caused to be "       \
+				  "written to storage"))                       \
+	R(CTP_TS_CANCELLED_WRITE_BYTES,                                        \
+	  XIO("cancelled_write_bytes", BYTES,                                  \
+	      "Bytes of an exited thread's writes cancelled before reaching "  \
+	      "storage (truncated dirty pages)"))                              \
+	R(CTP_TS_READ_CHAR, XIO("rchar", BYTES,                                \
+				"Bytes an exited thread read with read-like "  \
+				"system calls"))                               \
+	R(CTP_TS_WRITE_CHAR, XIO("wchar", BYTES,                               \
+				 "Bytes an exited thread wrote with "          \
+				 "write-like system calls"))                   \
+	R(CTP_TS_READ_SYSCALLS,                                                \
+	  XIO("syscr", COUNT, "Read-like system calls of an exited thread"))   \
+	R(CTP_TS_WRITE_SYSCALLS,                                               \
+	  XIO("syscw", COUNT, "Write-like system calls of an exited thread"))  \
+	R(CTP_TS_HIWATER_RSS,                                                  \
+	  CTP_FIELD_PEAK(X("hiwater_rss"), EXITED, BYTES,                      \
+			 "Lifetime peak resident set of the exited thread's "  \
+			 "process, bytes"))                                    \
+	R(CTP_TS_HIWATER_VM,                                                   \
+	  CTP_FIELD_PEAK(X("hiwater_vm"), EXITED, BYTES,                       \
+			 "Lifetime peak virtual memory of the exited "         \
+			 "thread's process, bytes"))                           \
+	R(CTP_TS_ETIME,                                                        \
+	  CTP_FIELD_ROLE(X("elapsed"), EXITED, U64, US, PEAK, MAX,             \
+			 CTP_FIELD_ELAPSED,                                    \
+			 "Wall time from the thread's start to its exit, us "  \
+			 "(taskstats ac_etime)"))                              \
+	R(CTP_TS_EXITCODE,                                                     \
+	  CTP_FIELD(X("exit_code"), EXITED, U64, NONE, CATEGORICAL, MODE,      \
+		    "Exit status as wait() reports it (taskstats "             \
+		    "ac_exitcode): code << 8, or the signal"))
+
+#define REST_MEMBER(m, desc) m,
+#define REST_DESC(m, desc)   desc,
+static const uint8_t kept_rest[] = {XREST_FIELDS(REST_MEMBER)};
+/* utime and stime, adjusted together: the first two of the rest. */
+#define X_UTIME N_DELAY
+#define X_STIME (N_DELAY + 1)
 
 #define N_KEPT (N_DELAY + sizeof(kept_rest))
 _Static_assert(N_KEPT <= 64, "presence is one 64-bit word");
@@ -45,7 +113,6 @@ static unsigned kept(size_t i)
 	return i < N_DELAY ? (unsigned)i : kept_rest[i - N_DELAY];
 }
 
-#define X(f) "taskstats.exited." f
 #define XFAMILY(fam, f, what)                                                  \
 	[CTP_TS_DELAY(fam,                                                     \
 		      CTP_TS_COUNT)] =                                         \
@@ -62,16 +129,6 @@ static unsigned kept(size_t i)
 			      X(f "_delay_min"), EXITED, NS,                   \
 			      "Shortest window an exited thread spent " what   \
 			      ", ns; absent without windows")
-#define XREST(i) (N_DELAY + (i))
-/* The I/O counters: xacct_add_tsk() rounds each down to 1 KiB (KB_MASK),
- * the system call counts too. */
-#define XIO(f, un, hlp)                                                        \
-	CTP_FIELD_ROLE(X(f), EXITED, U64, un, COUNTER, SUM,                    \
-		       CTP_FIELD_KIB_STEP,                                     \
-		       hlp ", rounded down to a multiple of 1024 (KB_MASK)")
-#define X_UTIME XREST(0)
-#define X_STIME XREST(1)
-
 static const struct ctp_field_desc xfields[N_KEPT] = {
 	XFAMILY(CTP_TS_CPU, "cpu", "runnable, waiting for a CPU"),
 	XFAMILY(CTP_TS_BLKIO, "blkio", "waiting for synchronous block I/O"),
@@ -81,62 +138,7 @@ static const struct ctp_field_desc xfields[N_KEPT] = {
 	XFAMILY(CTP_TS_COMPACT, "compact", "in memory compaction"),
 	XFAMILY(CTP_TS_WPCOPY, "wpcopy", "copying write-protected pages"),
 	XFAMILY(CTP_TS_IRQ, "irq", "in IRQ/softirq work charged to it"),
-	[X_UTIME] =
-		CTP_FIELD_COUNTER(X("utime"), EXITED, US,
-				  "User CPU time of an exited thread, us: "
-				  "its run time split as ac_utime:ac_stime, "
-				  "as getrusage() does"),
-	[X_STIME] = CTP_FIELD_COUNTER(X("stime"), EXITED, US,
-				      "System CPU time of an exited thread, "
-				      "us: its run time split as "
-				      "ac_utime:ac_stime, as getrusage() does"),
-	[XREST(2)] = CTP_FIELD_COUNTER(X("minflt"), EXITED, COUNT,
-				       "Minor page faults of an exited thread"),
-	[XREST(3)] = CTP_FIELD_COUNTER(X("majflt"), EXITED, COUNT,
-				       "Major page faults of an exited thread"),
-	[XREST(4)] = CTP_FIELD_COUNTER(X("nvcsw"), EXITED, COUNT,
-				       "Voluntary context switches of an "
-				       "exited thread"),
-	[XREST(5)] = CTP_FIELD_COUNTER(X("nivcsw"), EXITED, COUNT,
-				       "Involuntary context switches of an "
-				       "exited thread"),
-	[XREST(6)] = XIO("read_bytes", BYTES,
-			 "Bytes an exited thread caused to be "
-			 "read from storage"),
-	[XREST(7)] = XIO("write_bytes", BYTES,
-			 "Bytes an exited thread caused to be "
-			 "written to storage"),
-	[XREST(8)] = XIO("cancelled_write_bytes", BYTES,
-			 "Bytes of an exited thread's writes "
-			 "cancelled before reaching storage "
-			 "(truncated dirty pages)"),
-	[XREST(9)] = XIO("rchar", BYTES,
-			 "Bytes an exited thread read with "
-			 "read-like system calls"),
-	[XREST(10)] = XIO("wchar", BYTES,
-			  "Bytes an exited thread wrote with "
-			  "write-like system calls"),
-	[XREST(11)] = XIO("syscr", COUNT,
-			  "Read-like system calls of an exited "
-			  "thread"),
-	[XREST(12)] = XIO("syscw", COUNT,
-			  "Write-like system calls of an exited "
-			  "thread"),
-	[XREST(13)] = CTP_FIELD_PEAK(X("hiwater_rss"), EXITED, BYTES,
-				     "Lifetime peak resident set of the "
-				     "exited thread's process, bytes"),
-	[XREST(14)] = CTP_FIELD_PEAK(X("hiwater_vm"), EXITED, BYTES,
-				     "Lifetime peak virtual memory of the "
-				     "exited thread's process, bytes"),
-	[XREST(15)] = CTP_FIELD_ROLE(X("elapsed"), EXITED, U64, US, PEAK, MAX,
-				     CTP_FIELD_ELAPSED,
-				     "Wall time from the thread's start to "
-				     "its exit, us (taskstats ac_etime)"),
-	[XREST(16)] =
-		CTP_FIELD(X("exit_code"), EXITED, U64, NONE, CATEGORICAL, MODE,
-			  "Exit status as wait() reports it (taskstats "
-			  "ac_exitcode): code << 8, or the signal"),
-};
+	XREST_FIELDS(REST_DESC)};
 
 /* Readers' total of the families, as for threads (taskstats.c). */
 #define XTERM(f, set)                                                          \
@@ -555,9 +557,11 @@ static bool add_row(struct ctp_ts_exits *x, const struct xrec *r)
 	if (api->exited_begin(x->ctx, r->tid, r->tgid, r->comm, strlen(r->comm),
 			      r->exit_ns, &rec) < 0)
 		return false;
+	/* A refused value is a bug of the table above, not of the row. */
+	struct ctp_setter set = CTP_SETTER(api, rec);
 	for (size_t i = 0; i < N_KEPT; i++)
-		if (r->present >> i & 1 && x->fh[i] >= 0)
-			api->set_u64(rec, x->fh[i], r->v[i]);
+		if (r->present >> i & 1)
+			ctp_set_u64(&set, x->fh[i], r->v[i]);
 	api->exited_end(rec);
 	return true;
 }

@@ -65,7 +65,22 @@
 
 /* ---- Fields -------------------------------------------------------------- */
 
-/* Field i of the table is member i of struct ctp_taskstats for i < 34. */
+/*
+ * The delay families, one line each: X(family, name, what its time is
+ * spent on). Each makes four fields, in the reply's member order, so field
+ * i of the table is member i of struct ctp_taskstats for i < 32; the
+ * watermarks follow.
+ */
+#define TS_FAMILIES(X)                                                         \
+	X(CTP_TS_CPU, "cpu", "runnable on a runqueue, waiting for a CPU")      \
+	X(CTP_TS_BLKIO, "blkio", "waiting for synchronous block I/O")          \
+	X(CTP_TS_SWAPIN, "swapin", "waiting for swap-in (includes thrashing)") \
+	X(CTP_TS_FREEPAGES, "freepages", "in direct memory reclaim")           \
+	X(CTP_TS_THRASHING, "thrashing",                                       \
+	  "waiting on refaulting (thrashing) pages")                           \
+	X(CTP_TS_COMPACT, "compact", "in memory compaction")                   \
+	X(CTP_TS_WPCOPY, "wpcopy", "copying write-protected pages")            \
+	X(CTP_TS_IRQ, "irq", "in IRQ/softirq work charged to the thread")
 #define F_HIWATER_RSS CTP_TS_HIWATER_RSS
 #define F_HIWATER_VM  CTP_TS_HIWATER_VM
 #define N_FIELDS      (CTP_TS_HIWATER_VM + 1)
@@ -90,19 +105,11 @@
 			      "taskstats." f "_delay_min", THREAD, NS,         \
 			      "Shortest window spent " what                    \
 			      ", ns; absent without windows; groups keep the " \
-			      "largest minimum (taskstats " f "_delay_min)")
+			      "largest minimum (taskstats " f "_delay_min)"),
 
+/* By member id: the families' fields, then the process's memory
+ * high-water marks. */
 static const struct ctp_field_desc fields[] = {
-	FAMILY(CTP_TS_CPU, "cpu", "runnable on a runqueue, waiting for a CPU"),
-	FAMILY(CTP_TS_BLKIO, "blkio", "waiting for synchronous block I/O"),
-	FAMILY(CTP_TS_SWAPIN, "swapin",
-	       "waiting for swap-in (includes thrashing)"),
-	FAMILY(CTP_TS_FREEPAGES, "freepages", "in direct memory reclaim"),
-	FAMILY(CTP_TS_THRASHING, "thrashing",
-	       "waiting on refaulting (thrashing) pages"),
-	FAMILY(CTP_TS_COMPACT, "compact", "in memory compaction"),
-	FAMILY(CTP_TS_WPCOPY, "wpcopy", "copying write-protected pages"),
-	FAMILY(CTP_TS_IRQ, "irq", "in IRQ/softirq work charged to the thread"),
 	[F_HIWATER_RSS] = CTP_FIELD_PEAK(
 		"taskstats.hiwater_rss", THREAD, BYTES,
 		"Lifetime peak resident set of the process, bytes (taskstats "
@@ -111,10 +118,23 @@ static const struct ctp_field_desc fields[] = {
 		"taskstats.hiwater_vm", THREAD, BYTES,
 		"Lifetime peak virtual memory of the process, bytes (taskstats "
 		"hiwater_vm; same for every thread of a process)"),
-};
+	TS_FAMILIES(FAMILY)};
 
 _Static_assert(sizeof(fields) / sizeof(fields[0]) == N_FIELDS,
 	       "field table and member ids disagree");
+
+/* Where each comes from: a member of the reply. */
+#define MEMBER(m) [m] = CTP_SRC_SLOT(struct ctp_taskstats, v[m], m)
+#define FAMILY_SRC(fam, f, what)                                               \
+	MEMBER(CTP_TS_DELAY(fam, CTP_TS_COUNT)),                               \
+		MEMBER(CTP_TS_DELAY(fam, CTP_TS_TOTAL)),                       \
+		MEMBER(CTP_TS_DELAY(fam, CTP_TS_MAX)),                         \
+		MEMBER(CTP_TS_DELAY(fam, CTP_TS_MIN)),
+/* The watermarks are converted from kB by apply(). */
+static const struct ctp_field_src srcs[N_FIELDS] = {
+	[F_HIWATER_RSS] = CTP_SRC_NONE,
+	[F_HIWATER_VM] = CTP_SRC_NONE,
+	TS_FAMILIES(FAMILY_SRC)};
 
 /*
  * Derived (computed by readers from the group's summed inputs): every
@@ -578,16 +598,12 @@ static const struct slot *lookup(struct ts_state *st, struct worker *w,
 
 /* ---- Values -------------------------------------------------------------- */
 
-static int set(struct ts_state *st, struct ctp_record *rec, int f, uint64_t v)
-{
-	return st->fh[f] < 0 ? 0 : st->api->set_u64(rec, st->fh[f], v);
-}
-
 static int apply(struct ts_state *st, struct ctp_record *rec,
 		 const struct slot *s)
 {
+	struct ctp_setter set = CTP_SETTER(st->api, rec);
 	const struct ctp_taskstats *ts = &s->ts;
-	int fam, part, r, ret = 0;
+	uint64_t measured = 0;
 
 	switch (s->err) {
 	case 0:
@@ -603,17 +619,10 @@ static int apply(struct ts_state *st, struct ctp_record *rec,
 		count(st, C_OTHER);
 		return 0;
 	}
-	for (fam = 0; fam < CTP_TS_N_FAMILIES; fam++) {
-		for (part = 0; part < CTP_TS_N_PARTS; part++) {
-			int m = CTP_TS_DELAY(fam, part);
-
-			if (!ctp_ts_measured(&st->gates, ts, (unsigned)m))
-				continue;
-			r = set(st, rec, m, ts->v[m]);
-			if (r < 0 && !ret)
-				ret = r;
-		}
-	}
+	for (unsigned m = 0; m < CTP_TS_N_FAMILIES * CTP_TS_N_PARTS; m++)
+		if (ctp_ts_measured(&st->gates, ts, m))
+			measured |= 1ull << m;
+	ctp_fields_set(&set, fields, srcs, st->fh, N_FIELDS, 0, ts, measured);
 	if (st->active.xacct && ctp_ts_has(ts, CTP_TS_HIWATER_RSS) &&
 	    ctp_ts_has(ts, CTP_TS_HIWATER_VM)) {
 		/* xacct_add_tsk() fills both only for a task with an mm: two
@@ -621,17 +630,14 @@ static int apply(struct ts_state *st, struct ctp_record *rec,
 		if (!ts->v[CTP_TS_HIWATER_RSS] && !ts->v[CTP_TS_HIWATER_VM]) {
 			count(st, C_NO_MM);
 		} else {
-			r = set(st, rec, F_HIWATER_RSS,
+			ctp_set_u64(
+				&set, st->fh[F_HIWATER_RSS],
 				ctp_ts_kib_bytes(ts->v[CTP_TS_HIWATER_RSS]));
-			if (r < 0 && !ret)
-				ret = r;
-			r = set(st, rec, F_HIWATER_VM,
-				ctp_ts_kib_bytes(ts->v[CTP_TS_HIWATER_VM]));
-			if (r < 0 && !ret)
-				ret = r;
+			ctp_set_u64(&set, st->fh[F_HIWATER_VM],
+				    ctp_ts_kib_bytes(ts->v[CTP_TS_HIWATER_VM]));
 		}
 	}
-	return ret;
+	return set.err;
 }
 
 /* ---- Callbacks ----------------------------------------------------------- */
@@ -1062,7 +1068,8 @@ static int ts_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 	st->api = api;
 	st->refused.err = -EPERM;
 	ctp_workers_init(&st->workers, sizeof(struct worker));
-	r = CTP_ATTACH(ctx, api, CTP_API_THROUGH(roots), st->fh, st->ch);
+	r = CTP_ATTACH_TABLE(ctx, api, CTP_API_THROUGH(roots), srcs, st->fh,
+			     st->ch);
 	if (r == 0)
 		r = parse_options(st);
 	if (r < 0)
