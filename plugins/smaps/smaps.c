@@ -199,23 +199,19 @@ static int key_handle(struct smaps_state *st, const struct ctp_smaps_kv *kv)
 static int set_rollup(struct smaps_state *st, struct ctp_record *rec,
 		      const struct ctp_smaps_rollup *sr)
 {
+	struct ctp_setter set = CTP_SETTER(st->api, rec);
 	uint64_t dropped = sr->dropped;
-	int ret = 0, h, r;
 	size_t i;
 
 	for (i = 0; i < sr->n; i++) {
-		h = key_handle(st, &sr->kv[i]);
-		if (h < 0) {
-			dropped++;
-			continue;
-		}
-		r = st->api->set_u64(rec, h, sr->kv[i].bytes);
-		if (r < 0 && ret == 0)
-			ret = r;
+		int h = key_handle(st, &sr->kv[i]);
+
+		dropped += h < 0;
+		ctp_set_u64(&set, h, sr->kv[i].bytes);
 	}
 	if (dropped)
 		count(st, C_KEYS_DROPPED, dropped);
-	return ret;
+	return set.err;
 }
 
 /*
@@ -227,18 +223,14 @@ static int set_not_read(struct smaps_state *st, struct ctp_record *rec,
 			const struct ctp_statm *sm, int why)
 {
 	static const struct ctp_smaps_kv rss = {.key = "Rss", .key_len = 3};
+	struct ctp_setter set = CTP_SETTER(st->api, rec);
 	const char *w = why_text[why];
-	int h = key_handle(st, &rss), ret = 0;
+	int h = key_handle(st, &rss);
 
-	if (h >= 0 && sm->resident <= UINT64_MAX / st->page_size)
-		ret = st->api->set_u64(rec, h, sm->resident * st->page_size);
-	if (st->fh[F_NOT_READ] >= 0) {
-		int r = st->api->set_str(rec, st->fh[F_NOT_READ], w, strlen(w));
-
-		if (r < 0 && ret == 0)
-			ret = r;
-	}
-	return ret;
+	if (sm->resident <= UINT64_MAX / st->page_size)
+		ctp_set_u64(&set, h, sm->resident * st->page_size);
+	ctp_set_str(&set, st->fh[F_NOT_READ], w, strlen(w));
+	return set.err;
 }
 
 /*
