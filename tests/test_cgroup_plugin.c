@@ -333,6 +333,64 @@ static void refused_hierarchy(void **state)
 	assert_int_equal(rec.bad_sets, 0);
 }
 
+/*
+ * A static field the core refuses (a handle < 0) is skipped on every row:
+ * never handed to a setter, its file's other values still recorded. A v2
+ * row from the files of a temporary cgroup directory, and a v1 row.
+ */
+static void refused_static_fields(void **state)
+{
+	static const char *const refused[] = {
+		"cgroup.v2.cpu.weight", "cgroup.v2.cpu.weight.nice",
+		"cgroup.v2.cgroup.type", "cgroup.v1.hierarchy"};
+	struct fx *fx = *state;
+	struct hx_rec rec;
+	struct ctp_cgroup cg = {.abi = CTP_ABI_MAJOR,
+				.size = sizeof(cg),
+				.path = "/x",
+				.v2_root_fd = -1};
+	char dir[PATH_MAX + 8];
+
+	snprintf(dir, sizeof(dir), "%s/cg", fx->dir);
+	mkdir(dir, 0755);
+	write_file(dir, "cpu.weight", "100\n");
+	write_file(dir, "cpu.weight.nice", "-3\n");
+	write_file(dir, "cgroup.type", "threaded\n");
+	write_file(dir, "cpu.max", "max 100000\n");
+	write_file(dir, "memory.max", "1024\n");
+	make_proc(fx, hybrid_self, hybrid_mounts);
+	hx_ctx_done(&fx->ctx);
+	hx_ctx_init(&fx->ctx, fx->p, NULL);
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		fx->ctx.disabled_field[i] = hx_table_index(fx->p, refused[i]);
+	fx->ctx.eng.roots.proc = fx->dir;
+	fx->ctx.eng.roots.proc_fd = fx->proc_fd;
+	assert_int_equal(hx_ctx_load(&fx->ctx, 0), 0);
+	fx->state = hx_state(&fx->ctx);
+	assert_int_equal(host(fx), 0);
+
+	cg.dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(cg.dirfd >= 0);
+	hx_rec_init(&rec, &fx->ctx, CTP_SCOPE_CGROUP);
+	assert_int_equal(fx->p->cgroup(fx->state, &cg, &rec.core), 0);
+	close(cg.dirfd);
+	assert_int_equal(rec.bad_sets, 0);
+	for (size_t i = 0; i < 3; i++)
+		assert_int_equal(rec.cells[field(fx, refused[i])].set, 0);
+	assert_int_equal(rec.cells[field(fx, "cgroup.v2.memory.max")].u, 1024);
+	assert_int_equal(rec.cells[field(fx, "cgroup.v2.cpu.max.period_us")].u,
+			 100000);
+	assert_int_equal(rec.n_sets, 2);
+
+	hx_rec_init(&rec, &fx->ctx, CTP_SCOPE_CGROUP);
+	cg.path = "v1:pids:/x";
+	cg.dirfd = -1;
+	assert_int_equal(fx->p->cgroup(fx->state, &cg, &rec.core), 0);
+	assert_int_equal(rec.bad_sets, 0);
+	assert_int_equal(rec.n_sets, 0);
+	assert_int_equal(hx_summary(&fx->ctx, "v1_no_mount"), 1);
+}
+
 /* Garbage lines are counted; the good ones are kept. A failed fetch sets
  * nothing and is not the plugin's error. */
 static void garbage_and_failures(void **state)
@@ -497,6 +555,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(core_without_ref, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(refused_hierarchy, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(refused_static_fields, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(garbage_and_failures, setup,
 						teardown),

@@ -361,46 +361,6 @@ static bool control(struct cg_state *st, int dirfd, const char *name,
 	return false;
 }
 
-static void set_u64(struct cg_state *st, struct ctp_record *rec, int f,
-		    uint64_t v)
-{
-	st->api->set_u64(rec, st->handle[f], v);
-}
-
-/* A "N\n" file into field f. */
-static void file_u64(struct cg_state *st, struct ctp_record *rec, int dirfd,
-		     const char *name, int f)
-{
-	uint64_t v;
-	size_t len;
-
-	if (!control(st, dirfd, name, &len))
-		return;
-	if (ctp_cg_parse_u64(st->buf, len, &v) < 0)
-		count(st, C_PARSE, 1);
-	else
-		set_u64(st, rec, f, v);
-}
-
-/* A "N\n" or "max\n" file; "max" is absent (a limit) or `max_as`
- * (protection: UINT64_MAX, all of it). */
-static void file_u64_max(struct cg_state *st, struct ctp_record *rec, int dirfd,
-			 const char *name, int f, bool max_absent)
-{
-	uint64_t v;
-	bool is_max;
-	size_t len;
-
-	if (!control(st, dirfd, name, &len))
-		return;
-	if (ctp_cg_parse_u64_max(st->buf, len, &v, &is_max) < 0)
-		count(st, C_PARSE, 1);
-	else if (!is_max)
-		set_u64(st, rec, f, v);
-	else if (!max_absent)
-		set_u64(st, rec, f, UINT64_MAX);
-}
-
 /* ---- Open key sets ------------------------------------------------------- */
 
 static uint32_t hash(const char *s)
@@ -498,7 +458,7 @@ static bool v1_unlimited_key(enum ctp_cg_keyed_file file,
 }
 
 /* A keyed file: every key "<prefix><key>". */
-static void file_keyed(struct cg_state *st, struct ctp_record *rec, int dirfd,
+static void file_keyed(struct cg_state *st, struct ctp_setter *set, int dirfd,
 		       const char *name, enum ctp_cg_keyed_file file,
 		       const char *prefix)
 {
@@ -516,59 +476,180 @@ static void file_keyed(struct cg_state *st, struct ctp_record *rec, int dirfd,
 		if (v1_unlimited_key(file, &kd->kv[i]))
 			continue;
 		h = key_handle(st, file, prefix, &kd->kv[i]);
-		if (h < 0)
-			dropped++;
-		else
-			st->api->set_u64(rec, h, kd->kv[i].value);
+		dropped += h < 0;
+		ctp_set_u64(set, h, kd->kv[i].value);
 	}
 	count(st, C_KEYS_DROPPED, dropped);
+}
+
+/* ---- Control files ------------------------------------------------------- */
+
+/* How a control file's text becomes its field's value. */
+enum shape {
+	S_KEYED,     /* "key value" lines: a field a key, "<prefix><key>" */
+	S_U64,	     /* "N\n" */
+	S_LIMIT,     /* "N\n", or "max\n": no limit, absent */
+	S_PROTECT,   /* "N\n", or "max\n": all of it, 2^64-1 */
+	S_I64,	     /* "[-]N\n" */
+	S_LINE,	     /* one line of text */
+	S_CPU_MAX,   /* v2 cpu.max "quota period": quota absent when "max";
+			the period is the next field */
+	S_CFS_QUOTA, /* v1 cpu.cfs_quota_us: -1 is no limit, absent */
+	S_V1_LIMIT,  /* v1 memory.limit_in_bytes: "unlimited" is absent */
+};
+
+/* One control file a cgroup row reads, in the order they are read (which
+ * is the order keyed files register their fields in). */
+struct control {
+	const char *ctrl; /* v1: read only in a hierarchy with it */
+	const char *file;
+	uint8_t shape;	    /* enum shape */
+	uint8_t keyed;	    /* S_KEYED: enum ctp_cg_keyed_file */
+	int16_t field;	    /* its field (F2_*, F1_*) */
+	const char *prefix; /* S_KEYED: the name of its keys' fields */
+};
+
+#define V2(f, sh, fld)                                                         \
+	{                                                                      \
+		.file = (f), .shape = (sh), .field = (fld)                     \
+	}
+#define V2_KEYED(f, kf)                                                        \
+	{                                                                      \
+		.file = (f), .shape = S_KEYED, .keyed = (kf),                  \
+		.prefix = "cgroup.v2." f "."                                   \
+	}
+#define V1(c, f, sh, fld)                                                      \
+	{                                                                      \
+		.ctrl = (c), .file = (f), .shape = (sh), .field = (fld)        \
+	}
+#define V1_KEYED(c, f, kf)                                                     \
+	{                                                                      \
+		.ctrl = (c), .file = (f), .shape = S_KEYED, .keyed = (kf),     \
+		.prefix = "cgroup.v1." f "."                                   \
+	}
+
+static const struct control v2_controls[] = {
+	V2_KEYED("cpu.stat", CTP_CG_V2_CPU_STAT),
+	V2("cpu.max", S_CPU_MAX, F2_QUOTA),
+	V2("cpu.weight", S_U64, F2_WEIGHT),
+	V2("cpu.weight.nice", S_I64, F2_WEIGHT_NICE),
+	V2("memory.current", S_U64, F2_MEM_CURRENT),
+	V2("memory.max", S_LIMIT, F2_MEM_MAX),
+	V2("memory.high", S_LIMIT, F2_MEM_HIGH),
+	V2("memory.low", S_PROTECT, F2_MEM_LOW),
+	V2("memory.min", S_PROTECT, F2_MEM_MIN),
+	V2_KEYED("memory.stat", CTP_CG_V2_MEMORY_STAT),
+	V2_KEYED("memory.events", CTP_CG_V2_MEMORY_EVENTS),
+	V2("pids.current", S_U64, F2_PIDS_CURRENT),
+	V2("pids.max", S_LIMIT, F2_PIDS_MAX),
+	V2("cgroup.type", S_LINE, F2_TYPE),
+};
+
+static const struct control v1_controls[] = {
+	V1("cpuacct", "cpuacct.usage", S_U64, F1_CPUACCT_USAGE),
+	V1("cpu", "cpu.cfs_quota_us", S_CFS_QUOTA, F1_QUOTA),
+	V1("cpu", "cpu.cfs_period_us", S_U64, F1_PERIOD),
+	V1("cpu", "cpu.shares", S_U64, F1_SHARES),
+	V1_KEYED("cpu", "cpu.stat", CTP_CG_V1_CPU_STAT),
+	V1("memory", "memory.usage_in_bytes", S_U64, F1_MEM_USAGE),
+	V1("memory", "memory.limit_in_bytes", S_V1_LIMIT, F1_MEM_LIMIT),
+	V1("memory", "memory.max_usage_in_bytes", S_U64, F1_MEM_MAX_USAGE),
+	V1_KEYED("memory", "memory.stat", CTP_CG_V1_MEMORY_STAT),
+	V1("pids", "pids.current", S_U64, F1_PIDS_CURRENT),
+	V1("pids", "pids.max", S_LIMIT, F1_PIDS_MAX),
+};
+
+/* The value of a control file (len bytes at buf) into its field, whose
+ * handle is fh[c->field]; 0, or the parse's error. */
+static int control_value(const struct control *c, const char *buf, size_t len,
+			 const int *fh, struct ctp_setter *set)
+{
+	int h = fh[c->field];
+	struct ctp_cg_cpu_max cm;
+	const char *w;
+	uint64_t v;
+	int64_t i;
+	bool is_max;
+	int r;
+
+	switch (c->shape) {
+	case S_U64:
+	case S_V1_LIMIT:
+		r = ctp_cg_parse_u64(buf, len, &v);
+		if (r == 0 && (c->shape == S_U64 || v < CTP_CG_V1_UNLIMITED))
+			ctp_set_u64(set, h, v);
+		return r;
+	case S_LIMIT:
+	case S_PROTECT:
+		r = ctp_cg_parse_u64_max(buf, len, &v, &is_max);
+		if (r == 0 && (!is_max || c->shape == S_PROTECT))
+			ctp_set_u64(set, h, is_max ? UINT64_MAX : v);
+		return r;
+	case S_I64:
+	case S_CFS_QUOTA:
+		r = ctp_cg_parse_i64(buf, len, &i);
+		/* The kernel takes no negative quota but -1. */
+		if (r == 0 && c->shape == S_CFS_QUOTA && i < -1)
+			r = -EINVAL;
+		if (r == 0 && c->shape == S_I64)
+			ctp_set_i64(set, h, i);
+		else if (r == 0 && i >= 0)
+			ctp_set_u64(set, h, (uint64_t)i);
+		return r;
+	case S_LINE:
+		r = ctp_cg_parse_line(buf, len, &w, &len);
+		if (r == 0)
+			ctp_set_str(set, h, w, len);
+		return r;
+	case S_CPU_MAX:
+		r = ctp_cg_parse_cpu_max(buf, len, &cm);
+		if (r == 0 && !cm.quota_max)
+			ctp_set_u64(set, h, cm.quota);
+		if (r == 0)
+			ctp_set_u64(set, fh[c->field + 1], cm.period);
+		return r;
+	default:
+		return -EINVAL;
+	}
+}
+
+static bool has_ctrl(const char *ctrl, size_t len, const char *c)
+{
+	return ctp_cg_list_has(ctrl, len, c, strlen(c));
+}
+
+/* Read each control file of the table the hierarchy `ctrl` has (v2: all)
+ * into its field or, for a keyed file, its keys' fields. */
+static void read_controls(struct cg_state *st, struct ctp_setter *set,
+			  int dirfd, const struct control *c, size_t n,
+			  const char *ctrl, size_t ctrl_len)
+{
+	for (size_t i = 0; i < n; i++, c++) {
+		size_t len;
+
+		if (c->ctrl && !has_ctrl(ctrl, ctrl_len, c->ctrl))
+			continue;
+		if (c->shape == S_KEYED) {
+			file_keyed(st, set, dirfd, c->file, c->keyed,
+				   c->prefix);
+			continue;
+		}
+		if (!control(st, dirfd, c->file, &len))
+			continue;
+		if (control_value(c, st->buf, len, st->handle, set) < 0)
+			count(st, C_PARSE, 1);
+	}
 }
 
 /* ---- v2 ------------------------------------------------------------------ */
 
 static int v2_cgroup(struct cg_state *st, int dirfd, struct ctp_record *rec)
 {
-	struct ctp_cg_cpu_max cm;
-	const char *w;
-	size_t len, wl;
-	int64_t nice;
+	struct ctp_setter set = CTP_SETTER(st->api, rec);
 
-	file_keyed(st, rec, dirfd, "cpu.stat", CTP_CG_V2_CPU_STAT,
-		   "cgroup.v2.cpu.stat.");
-	if (control(st, dirfd, "cpu.max", &len)) {
-		if (ctp_cg_parse_cpu_max(st->buf, len, &cm) < 0) {
-			count(st, C_PARSE, 1);
-		} else {
-			if (!cm.quota_max)
-				set_u64(st, rec, F2_QUOTA, cm.quota);
-			set_u64(st, rec, F2_PERIOD, cm.period);
-		}
-	}
-	file_u64(st, rec, dirfd, "cpu.weight", F2_WEIGHT);
-	if (control(st, dirfd, "cpu.weight.nice", &len)) {
-		if (ctp_cg_parse_i64(st->buf, len, &nice) < 0)
-			count(st, C_PARSE, 1);
-		else
-			st->api->set_i64(rec, st->handle[F2_WEIGHT_NICE], nice);
-	}
-	file_u64(st, rec, dirfd, "memory.current", F2_MEM_CURRENT);
-	file_u64_max(st, rec, dirfd, "memory.max", F2_MEM_MAX, true);
-	file_u64_max(st, rec, dirfd, "memory.high", F2_MEM_HIGH, true);
-	file_u64_max(st, rec, dirfd, "memory.low", F2_MEM_LOW, false);
-	file_u64_max(st, rec, dirfd, "memory.min", F2_MEM_MIN, false);
-	file_keyed(st, rec, dirfd, "memory.stat", CTP_CG_V2_MEMORY_STAT,
-		   "cgroup.v2.memory.stat.");
-	file_keyed(st, rec, dirfd, "memory.events", CTP_CG_V2_MEMORY_EVENTS,
-		   "cgroup.v2.memory.events.");
-	file_u64(st, rec, dirfd, "pids.current", F2_PIDS_CURRENT);
-	file_u64_max(st, rec, dirfd, "pids.max", F2_PIDS_MAX, true);
-	if (control(st, dirfd, "cgroup.type", &len)) {
-		if (ctp_cg_parse_line(st->buf, len, &w, &wl) < 0)
-			count(st, C_PARSE, 1);
-		else
-			st->api->set_str(rec, st->handle[F2_TYPE], w, wl);
-	}
-	return 0;
+	read_controls(st, &set, dirfd, v2_controls, CTP_ARRAY_LEN(v2_controls),
+		      NULL, 0);
+	return set.err;
 }
 
 /* ---- v1 ------------------------------------------------------------------ */
@@ -712,69 +793,21 @@ static struct mount *mount_of(struct cg_state *st, const char *ctrl,
 	return best;
 }
 
-static bool has_ctrl(const char *ctrl, size_t len, const char *c)
-{
-	return ctp_cg_list_has(ctrl, len, c, strlen(c));
-}
-
-static void v1_values(struct cg_state *st, struct ctp_record *rec, int dirfd,
-		      const char *ctrl, size_t ctrl_len)
-{
-	int64_t quota;
-	size_t len;
-
-	if (has_ctrl(ctrl, ctrl_len, "cpuacct"))
-		file_u64(st, rec, dirfd, "cpuacct.usage", F1_CPUACCT_USAGE);
-	if (has_ctrl(ctrl, ctrl_len, "cpu")) {
-		if (control(st, dirfd, "cpu.cfs_quota_us", &len)) {
-			/* -1 is "no limit"; the kernel takes no other
-			 * negative value. */
-			if (ctp_cg_parse_i64(st->buf, len, &quota) < 0 ||
-			    quota < -1)
-				count(st, C_PARSE, 1);
-			else if (quota >= 0)
-				set_u64(st, rec, F1_QUOTA, (uint64_t)quota);
-		}
-		file_u64(st, rec, dirfd, "cpu.cfs_period_us", F1_PERIOD);
-		file_u64(st, rec, dirfd, "cpu.shares", F1_SHARES);
-		file_keyed(st, rec, dirfd, "cpu.stat", CTP_CG_V1_CPU_STAT,
-			   "cgroup.v1.cpu.stat.");
-	}
-	if (has_ctrl(ctrl, ctrl_len, "memory")) {
-		uint64_t v;
-
-		file_u64(st, rec, dirfd, "memory.usage_in_bytes", F1_MEM_USAGE);
-		if (control(st, dirfd, "memory.limit_in_bytes", &len)) {
-			if (ctp_cg_parse_u64(st->buf, len, &v) < 0)
-				count(st, C_PARSE, 1);
-			else if (v < CTP_CG_V1_UNLIMITED)
-				set_u64(st, rec, F1_MEM_LIMIT, v);
-		}
-		file_u64(st, rec, dirfd, "memory.max_usage_in_bytes",
-			 F1_MEM_MAX_USAGE);
-		file_keyed(st, rec, dirfd, "memory.stat", CTP_CG_V1_MEMORY_STAT,
-			   "cgroup.v1.memory.stat.");
-	}
-	if (has_ctrl(ctrl, ctrl_len, "pids")) {
-		file_u64(st, rec, dirfd, "pids.current", F1_PIDS_CURRENT);
-		file_u64_max(st, rec, dirfd, "pids.max", F1_PIDS_MAX, true);
-	}
-}
-
 static int v1_cgroup(struct cg_state *st, const char *ctrl, size_t ctrl_len,
 		     const char *path, size_t path_len, struct ctp_record *rec)
 {
+	struct ctp_setter set = CTP_SETTER(st->api, rec);
 	char rel[KEY_MAX + 2];
 	const char *r;
 	size_t rl;
 	struct mount *mt;
 	int dirfd;
 
-	st->api->set_str(rec, st->handle[F1_HIERARCHY], ctrl, ctrl_len);
+	ctp_set_str(&set, st->handle[F1_HIERARCHY], ctrl, ctrl_len);
 	mt = mount_of(st, ctrl, ctrl_len);
 	if (!mt) {
 		count(st, C_V1_NO_MOUNT, 1);
-		return 0;
+		return set.err;
 	}
 	if (mt->fd == -1) {
 		mt->fd = open(mt->point, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -792,7 +825,7 @@ static int v1_cgroup(struct cg_state *st, const char *ctrl, size_t ctrl_len,
 		/* Outside what this mount shows (a container's bind of its
 		 * own subtree), or a path that would climb out of it. */
 		count(st, C_V1_UNREACHABLE, 1);
-		return 0;
+		return set.err;
 	}
 	memcpy(rel, r, rl);
 	rel[rl] = '\0';
@@ -801,11 +834,12 @@ static int v1_cgroup(struct cg_state *st, const char *ctrl, size_t ctrl_len,
 	if (dirfd < 0) {
 		/* Removed since the walk, or outside this mount's view. */
 		count(st, C_V1_UNREACHABLE, 1);
-		return 0;
+		return set.err;
 	}
-	v1_values(st, rec, dirfd, ctrl, ctrl_len);
+	read_controls(st, &set, dirfd, v1_controls, CTP_ARRAY_LEN(v1_controls),
+		      ctrl, ctrl_len);
 	close(dirfd);
-	return 0;
+	return set.err;
 }
 
 static int cg_cgroup(void *state, const struct ctp_cgroup *cg,
@@ -911,7 +945,7 @@ static int hier_handle(struct cg_state *st, const char *ctrl, size_t len)
  * of a cgroup references its row.
  */
 static bool from_listing(struct cg_state *st, const struct ctp_task *task,
-			 struct ctp_record *rec)
+			 struct ctp_setter *set)
 {
 	const struct cg_listing *l = &st->list;
 	uint32_t kid[CG_LIST_MAX_HIER];
@@ -949,11 +983,9 @@ static bool from_listing(struct cg_state *st, const struct ctp_task *task,
 		const struct cg_key *k = &l->keys[kid[h]];
 		const char *key = l->arena + k->off;
 
-		if (l->h[h].handle >= 0)
-			st->api->set_str(rec, l->h[h].handle, key + k->path_off,
-					 k->len - k->path_off);
-		else
-			dropped++;
+		dropped += l->h[h].handle < 0;
+		ctp_set_str(set, l->h[h].handle, key + k->path_off,
+			    k->len - k->path_off);
 		if (st->can_ref &&
 		    !atomic_exchange_explicit(&l->referenced[kid[h]], 1,
 					      memory_order_relaxed) &&
@@ -970,6 +1002,7 @@ static int cg_thread(void *state, const struct ctp_task *task,
 		     struct ctp_record *rec)
 {
 	struct cg_state *st = state;
+	struct ctp_setter set = CTP_SETTER(st->api, rec);
 	struct ctp_cg_membership m;
 	const char *data;
 	size_t len;
@@ -981,8 +1014,8 @@ static int cg_thread(void *state, const struct ctp_task *task,
 
 	if (!st->v1_live)
 		return 0;
-	if (st->list.complete && from_listing(st, task, rec))
-		return 0;
+	if (st->list.complete && from_listing(st, task, &set))
+		return set.err;
 	count(st, C_FROM_FILES, 1);
 	/* A failed read is the core's to tally (and a vanished task its to
 	 * drop); the paths stay absent. */
@@ -1005,10 +1038,8 @@ static int cg_thread(void *state, const struct ctp_task *task,
 		if (l->id == 0)
 			continue; /* v2: the core's identity column */
 		h = hier_handle(st, l->ctrl, l->ctrl_len);
-		if (h < 0)
-			dropped++;
-		else
-			st->api->set_str(rec, h, l->path, l->path_len);
+		dropped += h < 0;
+		ctp_set_str(&set, h, l->path, l->path_len);
 		/* The row's values do not need the path field. */
 		if (refs_done)
 			continue;
@@ -1027,7 +1058,7 @@ static int cg_thread(void *state, const struct ctp_task *task,
 	}
 	count(st, C_KEYS_DROPPED, dropped);
 	count(st, C_REF_ERRORS, ref_err);
-	return 0;
+	return set.err;
 }
 
 /* ---- Per capture --------------------------------------------------------- */
