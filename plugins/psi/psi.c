@@ -184,14 +184,8 @@ static void count(const struct psi_state *st, int c)
 	st->api->summary_add(st->ctx, st->counter[c], 1);
 }
 
-static void keep(int *ret, int r)
-{
-	if (r < 0 && *ret == 0)
-		*ret = r;
-}
-
-static int set_half(const struct psi_state *st, struct ctp_record *rec,
-		    int group, const struct ctp_psi_half *h)
+static void set_half(const struct psi_state *st, struct ctp_setter *set,
+		     int group, const struct ctp_psi_half *h)
 {
 	const uint64_t v[N_METRICS] = {
 		[M_AVG10] = h->avg10,
@@ -199,30 +193,24 @@ static int set_half(const struct psi_state *st, struct ctp_record *rec,
 		[M_AVG300] = h->avg300,
 		[M_TOTAL] = h->total_us,
 	};
-	int ret = 0;
 
-	for (int m = 0; m < N_METRICS; m++) {
-		int fh = st->fh[group * N_METRICS + m];
-
-		if (fh >= 0)
-			keep(&ret, st->api->set_u64(rec, fh, v[m]));
-	}
-	return ret;
+	for (int m = 0; m < N_METRICS; m++)
+		ctp_set_u64(set, st->fh[group * N_METRICS + m], v[m]);
 }
 
 /*
  * Read and record one pressure file. A file that does not exist or says
  * EOPNOTSUPP (PSI off, no irq time accounting, pressure disabled in this
  * cgroup) leaves its resource absent and sets *off; any failure is counted,
- * never returned: only a refused setter (a bug) is.
+ * never returned: only a refused setter (a bug) is, through set.
  */
-static int record_file(struct psi_state *st, struct ctp_record *rec, int dirfd,
-		       const char *path, const signed char groups[2], bool *off)
+static void record_file(struct psi_state *st, struct ctp_setter *set, int dirfd,
+			const char *path, const signed char groups[2],
+			bool *off)
 {
 	struct ctp_psi psi;
 	size_t len;
 	int n = ctp_read_small(dirfd, path, st->buf, sizeof(st->buf), &len);
-	int ret = 0;
 
 	*off = false;
 	if (n < 0) {
@@ -232,22 +220,21 @@ static int record_file(struct psi_state *st, struct ctp_record *rec, int dirfd,
 		} else {
 			count(st, C_READ_ERRORS);
 		}
-		return 0;
+		return;
 	}
 	if (ctp_parse_psi(st->buf, len, &psi) < 0)
 		count(st, C_PARSE_ERRORS);
 	if (groups[0] >= 0 && (psi.present & CTP_PSI_SOME))
-		keep(&ret, set_half(st, rec, groups[0], &psi.some));
+		set_half(st, set, groups[0], &psi.some);
 	if (groups[1] >= 0 && (psi.present & CTP_PSI_FULL))
-		keep(&ret, set_half(st, rec, groups[1], &psi.full));
-	return ret;
+		set_half(st, set, groups[1], &psi.full);
 }
 
 static int psi_host(void *state, struct ctp_record *rec)
 {
 	struct psi_state *st = state;
+	struct ctp_setter set = CTP_SETTER(st->api, rec);
 	const struct ctp_roots *roots;
-	int ret = 0;
 
 	if (!st->host)
 		return 0;
@@ -262,13 +249,12 @@ static int psi_host(void *state, struct ctp_record *rec)
 	for (int r = 0; r < N_RES; r++) {
 		bool off;
 
-		keep(&ret, record_file(st, rec, roots->proc_fd,
-				       resources[r].host_file,
-				       resources[r].host, &off));
+		record_file(st, &set, roots->proc_fd, resources[r].host_file,
+			    resources[r].host, &off);
 		if (off && r != R_IRQ)
 			st->host_off++;
 	}
-	return ret;
+	return set.err;
 }
 
 /*
@@ -291,8 +277,8 @@ static int psi_cgroup(void *state, const struct ctp_cgroup *cg,
 		      struct ctp_record *rec)
 {
 	struct psi_state *st = state;
+	struct ctp_setter set = CTP_SETTER(st->api, rec);
 	bool root;
-	int ret = 0;
 
 	/* Rows of other namespaces (a v1 key added by cgroup_ref) are not
 	 * ours; the core does not hand them to us anyway. */
@@ -310,10 +296,10 @@ static int psi_cgroup(void *state, const struct ctp_cgroup *cg,
 
 		if (root && r == R_CPU)
 			groups[1] = -1;
-		keep(&ret, record_file(st, rec, cg->dirfd, resources[r].cg_file,
-				       groups, &off));
+		record_file(st, &set, cg->dirfd, resources[r].cg_file, groups,
+			    &off);
 	}
-	return ret;
+	return set.err;
 }
 
 static int psi_finish(void *state, struct ctp_record *host_rec)
