@@ -35,71 +35,63 @@
 /* Relative to the sys root. */
 #define SCX_DIR "kernel/sched_ext"
 
-enum {
-	F_STATE,
-	F_SWITCH_ALL,
-	F_NR_REJECTED,
-	F_HOTPLUG_SEQ,
-	F_ENABLE_SEQ,
-	F_OPS,
-	F_EXT_ENABLED,
-	N_FIELDS
-};
+/* How a host file's text becomes its value. */
+enum { P_COUNT, P_FLAG, P_LINE };
 
-#define HOST_LABEL(f, n, t, h)                                                 \
-	[f] = CTP_FIELD("sched_ext." n, HOST, t, NONE, CATEGORICAL, MODE, h)
-#define HOST_COUNT(f, n, h)                                                    \
-	[f] = CTP_FIELD_COUNTER("sched_ext." n, HOST, COUNT, h)
+#define HOST_LABEL(n, t, h)                                                    \
+	CTP_FIELD("sched_ext." n, HOST, t, NONE, CATEGORICAL, MODE, h)
+#define HOST_COUNT(n, h) CTP_FIELD_COUNTER("sched_ext." n, HOST, COUNT, h)
+
+/* The host fields, one line each: X(id, file under SCX_DIR, how it is
+ * read, field). */
+#define HOST_FIELDS(X)                                                         \
+	X(F_STATE, "state", P_LINE,                                            \
+	  HOST_LABEL("state", STRING,                                          \
+		     "sched_ext class state: enabling, enabled, disabling or " \
+		     "disabled (/sys/kernel/sched_ext/state)"))                \
+	X(F_SWITCH_ALL, "switch_all", P_FLAG,                                  \
+	  HOST_LABEL("switch_all", BOOL,                                       \
+		     "All fair-class tasks run on sched_ext, not only "        \
+		     "SCHED_EXT ones (/sys/kernel/sched_ext/switch_all)"))     \
+	X(F_NR_REJECTED, "nr_rejected", P_COUNT,                               \
+	  HOST_COUNT("nr_rejected",                                            \
+		     "Tasks refused SCHED_EXT by the BPF scheduler since it "  \
+		     "loaded (/sys/kernel/sched_ext/nr_rejected)"))            \
+	X(F_HOTPLUG_SEQ, "hotplug_seq", P_COUNT,                               \
+	  HOST_COUNT("hotplug_seq", "CPU hotplug events seen by sched_ext "    \
+				    "(/sys/kernel/sched_ext/hotplug_seq)"))    \
+	X(F_ENABLE_SEQ, "enable_seq", P_COUNT,                                 \
+	  HOST_COUNT("enable_seq", "BPF schedulers enabled since boot "        \
+				   "(/sys/kernel/sched_ext/enable_seq)"))      \
+	X(F_OPS, "root/ops", P_LINE,                                           \
+	  HOST_LABEL("ops", STRING,                                            \
+		     "Name of the loaded BPF scheduler "                       \
+		     "(/sys/kernel/sched_ext/root/ops)"))
+
+/* The thread field, read in scx_thread. */
+#define THREAD_FIELDS(X)                                                       \
+	X(F_EXT_ENABLED, NULL, 0,                                              \
+	  CTP_FIELD("sched_ext.ext_enabled", THREAD, BOOL, NONE, CATEGORICAL,  \
+		    MODE, "Scheduled by sched_ext now (sched ext.enabled)"))
+
+#define FIELD_ID(id, file, how, desc)	id,
+#define FIELD_DESC(id, file, how, desc) desc,
+#define HOST_FILE(id, file, how, desc)	{file, id, how},
+
+enum { HOST_FIELDS(FIELD_ID) THREAD_FIELDS(FIELD_ID) N_FIELDS };
 
 static const struct ctp_field_desc fields[] = {
-	HOST_LABEL(F_STATE, "state", STRING,
-		   "sched_ext class state: enabling, enabled, disabling or "
-		   "disabled (/sys/kernel/sched_ext/state)"),
-	HOST_LABEL(F_SWITCH_ALL, "switch_all", BOOL,
-		   "All fair-class tasks run on sched_ext, not only SCHED_EXT "
-		   "ones (/sys/kernel/sched_ext/switch_all)"),
-	HOST_COUNT(F_NR_REJECTED, "nr_rejected",
-		   "Tasks refused SCHED_EXT by the BPF scheduler since it "
-		   "loaded (/sys/kernel/sched_ext/nr_rejected)"),
-	HOST_COUNT(F_HOTPLUG_SEQ, "hotplug_seq",
-		   "CPU hotplug events seen by sched_ext "
-		   "(/sys/kernel/sched_ext/hotplug_seq)"),
-	HOST_COUNT(F_ENABLE_SEQ, "enable_seq",
-		   "BPF schedulers enabled since boot "
-		   "(/sys/kernel/sched_ext/enable_seq)"),
-	HOST_LABEL(F_OPS, "ops", STRING,
-		   "Name of the loaded BPF scheduler "
-		   "(/sys/kernel/sched_ext/root/ops)"),
-	[F_EXT_ENABLED] = {.name = "sched_ext.ext_enabled",
-			   .help = "Scheduled by sched_ext now (sched "
-				   "ext.enabled)",
-			   .scope = CTP_SCOPE_THREAD,
-			   .type = CTP_TYPE_BOOL,
-			   .unit = CTP_UNIT_NONE,
-			   .kind = CTP_KIND_CATEGORICAL,
-			   .rule = CTP_RULE_MODE},
-};
-
-#undef HOST_COUNT
-#undef HOST_LABEL
+	HOST_FIELDS(FIELD_DESC) THREAD_FIELDS(FIELD_DESC)};
 
 _Static_assert(sizeof(fields) / sizeof(fields[0]) == N_FIELDS,
 	       "field table and enum disagree");
 
 /* The host files, each feeding one field. */
-enum { P_COUNT, P_FLAG, P_LINE };
 static const struct {
 	const char *file; /* under SCX_DIR */
 	int field;
 	int how;
-} host_files[] = {
-	{"state", F_STATE, P_LINE},
-	{"switch_all", F_SWITCH_ALL, P_FLAG},
-	{"nr_rejected", F_NR_REJECTED, P_COUNT},
-	{"hotplug_seq", F_HOTPLUG_SEQ, P_COUNT},
-	{"enable_seq", F_ENABLE_SEQ, P_COUNT},
-	{"root/ops", F_OPS, P_LINE},
-};
+} host_files[] = {HOST_FIELDS(HOST_FILE)};
 #define N_HOST_FILES (sizeof(host_files) / sizeof(host_files[0]))
 
 /* Declaration order is the order of task->files[]. */
@@ -142,20 +134,13 @@ static void count(const struct scx_state *st, int c)
 	st->api->summary_add(st->ctx, st->counter[c], 1);
 }
 
-static void keep(int *ret, int r)
-{
-	if (r < 0 && *ret == 0)
-		*ret = r;
-}
-
 /*
  * One host file. Missing is not an error: root/ops exists only while a
  * scheduler is loaded, and older kernels lack hotplug_seq and enable_seq.
  */
-static int host_file(struct scx_state *st, struct ctp_record *rec, int dirfd,
-		     size_t i)
+static void host_file(struct scx_state *st, struct ctp_setter *set, int dirfd,
+		      size_t i)
 {
-	const struct ctp_api *api = st->api;
 	int fh = st->fh[host_files[i].field];
 	int n;
 	uint64_t v;
@@ -164,41 +149,43 @@ static int host_file(struct scx_state *st, struct ctp_record *rec, int dirfd,
 	bool b;
 	int r;
 
+	/* A file no enabled field needs is not read. */
 	if (fh < 0)
-		return 0;
+		return;
 	n = ctp_read_small(dirfd, host_files[i].file, st->buf, sizeof(st->buf),
 			   &len);
 	if (n < 0) {
 		if (n != -ENOENT)
 			count(st, C_SYSFS_READ_ERRORS);
-		return 0;
+		return;
 	}
 	switch (host_files[i].how) {
 	case P_COUNT:
 		r = ctp_scx_parse_count(st->buf, len, &v);
 		if (r == 0)
-			return api->set_u64(rec, fh, v);
+			ctp_set_u64(set, fh, v);
 		break;
 	case P_FLAG:
 		r = ctp_scx_parse_flag(st->buf, len, &b);
 		if (r == 0)
-			return api->set_bool(rec, fh, b);
+			ctp_set_bool(set, fh, b);
 		break;
 	default:
 		r = ctp_scx_parse_line(st->buf, len, &s, &sl);
 		if (r == 0)
-			return api->set_str(rec, fh, s, sl);
+			ctp_set_str(set, fh, s, sl);
 		break;
 	}
-	count(st, C_SYSFS_PARSE_ERRORS);
-	return 0;
+	if (r < 0)
+		count(st, C_SYSFS_PARSE_ERRORS);
 }
 
 static int scx_host(void *state, struct ctp_record *rec)
 {
 	struct scx_state *st = state;
+	struct ctp_setter set = CTP_SETTER(st->api, rec);
 	const struct ctp_roots *roots = st->api->roots(st->ctx);
-	int dirfd, ret = 0;
+	int dirfd;
 
 	if (!roots || !CTP_HAS(roots, struct ctp_roots, sys_fd) ||
 	    roots->sys_fd < 0)
@@ -217,9 +204,9 @@ static int scx_host(void *state, struct ctp_record *rec)
 		return 0;
 	}
 	for (size_t i = 0; i < N_HOST_FILES; i++)
-		keep(&ret, host_file(st, rec, dirfd, i));
+		host_file(st, &set, dirfd, i);
 	close(dirfd);
-	return ret;
+	return set.err;
 }
 
 /*
@@ -245,8 +232,11 @@ static int scx_thread(void *state, const struct ctp_task *task,
 	if (r < 0)
 		return 0;
 	r = ctp_scx_parse_task(data, len, &on);
-	if (r == 0)
-		return st->api->set_bool(rec, st->fh[F_EXT_ENABLED], on);
+	if (r == 0) {
+		struct ctp_setter set = CTP_SETTER(st->api, rec);
+
+		return ctp_set_bool(&set, st->fh[F_EXT_ENABLED], on);
+	}
 	/* No line: a kernel without sched_ext (or a fixture of one). */
 	if (r != -ENODATA)
 		count(st, C_SCHED_PARSE_ERRORS);
