@@ -195,7 +195,6 @@ struct host_state {
 	const struct ctp_api *api;
 	int fh[N_FIELDS];
 	int counter[N_COUNTERS];
-	int first_err; /* first setter failure of a callback */
 	char *buf;
 	uint64_t cpus[LIST_WORDS];
 };
@@ -206,26 +205,19 @@ static void count(struct host_state *st, int c)
 		st->api->summary_add(st->ctx, st->counter[c], 1);
 }
 
-/* A setter failing means a bug here (wrong type or scope): report it as the
- * callback's result, but keep filling the other values. */
-static void check_set(struct host_state *st, int r)
-{
-	if (r < 0 && st->first_err == 0)
-		st->first_err = r;
-}
-
-static void set_u64(struct host_state *st, struct ctp_record *rec, int f,
+/* Field f's value, under its handle. A setter failing means a bug here
+ * (wrong type or scope): the callback reports it, the other values are
+ * still set. */
+static void set_u64(struct host_state *st, struct ctp_setter *set, int f,
 		    uint64_t v)
 {
-	if (st->fh[f] >= 0)
-		check_set(st, st->api->set_u64(rec, st->fh[f], v));
+	ctp_set_u64(set, st->fh[f], v);
 }
 
-static void set_str(struct host_state *st, struct ctp_record *rec, int f,
+static void set_str(struct host_state *st, struct ctp_setter *set, int f,
 		    const char *s, size_t len)
 {
-	if (st->fh[f] >= 0)
-		check_set(st, st->api->set_str(rec, st->fh[f], s, len));
+	ctp_set_str(set, st->fh[f], s, len);
 }
 
 /*
@@ -282,20 +274,20 @@ static void parse_failed(struct host_state *st, const char *what, int r)
 /* ---- Sources --------------------------------------------------------------
  */
 
-static void do_uname(struct host_state *st, struct ctp_record *rec)
+static void do_uname(struct host_state *st, struct ctp_setter *set)
 {
 	struct utsname u;
 
 	/* Never the nodename: snapshots are meant to be shareable. */
 	if (uname(&u) < 0)
 		return;
-	set_str(st, rec, F_SYSNAME, u.sysname, strlen(u.sysname));
-	set_str(st, rec, F_RELEASE, u.release, strlen(u.release));
-	set_str(st, rec, F_MACHINE, u.machine, strlen(u.machine));
+	set_str(st, set, F_SYSNAME, u.sysname, strlen(u.sysname));
+	set_str(st, set, F_RELEASE, u.release, strlen(u.release));
+	set_str(st, set, F_MACHINE, u.machine, strlen(u.machine));
 }
 
 static void do_cpuinfo(struct host_state *st, int proc_fd,
-		       struct ctp_record *rec)
+		       struct ctp_setter *set)
 {
 	struct ctp_hc_cpuinfo ci;
 	size_t len;
@@ -310,13 +302,13 @@ static void do_cpuinfo(struct host_state *st, int proc_fd,
 	if (ctp_hc_parse_cpuinfo(st->buf, len, &ci) < 0)
 		return;
 	if (ci.has_model)
-		set_str(st, rec, F_CPU_MODEL, ci.model.ptr, ci.model.len);
+		set_str(st, set, F_CPU_MODEL, ci.model.ptr, ci.model.len);
 	if (ci.has_vendor)
-		set_str(st, rec, F_CPU_VENDOR, ci.vendor.ptr, ci.vendor.len);
+		set_str(st, set, F_CPU_VENDOR, ci.vendor.ptr, ci.vendor.len);
 }
 
 static void do_meminfo(struct host_state *st, int proc_fd,
-		       struct ctp_record *rec)
+		       struct ctp_setter *set)
 {
 	struct ctp_hc_meminfo mi;
 	size_t len;
@@ -332,17 +324,17 @@ static void do_meminfo(struct host_state *st, int proc_fd,
 	if (r < 0 && r != -ENODATA)
 		parse_failed(st, "meminfo", r);
 	if (mi.present & CTP_HC_MEM_TOTAL)
-		set_u64(st, rec, F_MEM_TOTAL, mi.mem_total_bytes);
+		set_u64(st, set, F_MEM_TOTAL, mi.mem_total_bytes);
 	if (mi.present & CTP_HC_HP_TOTAL)
-		set_u64(st, rec, F_HP_TOTAL, mi.hp_total);
+		set_u64(st, set, F_HP_TOTAL, mi.hp_total);
 	if (mi.present & CTP_HC_HP_FREE)
-		set_u64(st, rec, F_HP_FREE, mi.hp_free);
+		set_u64(st, set, F_HP_FREE, mi.hp_free);
 	if (mi.present & CTP_HC_HP_SIZE)
-		set_u64(st, rec, F_HP_SIZE, mi.hp_size_bytes);
+		set_u64(st, set, F_HP_SIZE, mi.hp_size_bytes);
 }
 
 static void do_menu(struct host_state *st, int sys_fd, const char *path,
-		    int f_menu, int f_active, struct ctp_record *rec)
+		    int f_menu, int f_active, struct ctp_setter *set)
 {
 	struct ctp_hc_menu m;
 	size_t len;
@@ -354,13 +346,13 @@ static void do_menu(struct host_state *st, int sys_fd, const char *path,
 	if (r < 0)
 		parse_failed(st, path, r);
 	if (m.menu.ptr)
-		set_str(st, rec, f_menu, m.menu.ptr, m.menu.len);
+		set_str(st, set, f_menu, m.menu.ptr, m.menu.len);
 	if (m.has_active)
-		set_str(st, rec, f_active, m.active.ptr, m.active.len);
+		set_str(st, set, f_active, m.active.ptr, m.active.len);
 }
 
 static void do_cmdline(struct host_state *st, int proc_fd,
-		       struct ctp_record *rec)
+		       struct ctp_setter *set)
 {
 	struct ctp_hc_str s;
 	size_t len;
@@ -371,7 +363,7 @@ static void do_cmdline(struct host_state *st, int proc_fd,
 	if (ctp_hc_trim(st->buf, len, &s) < 0)
 		parse_failed(st, "cmdline", -EINVAL);
 	else
-		set_str(st, rec, F_CMDLINE, s.ptr, s.len);
+		set_str(st, set, F_CMDLINE, s.ptr, s.len);
 }
 
 /* Register a runtime host field; < 0 (counted as skipped) on failure. */
@@ -483,7 +475,7 @@ static bool is_regular(int dirfd, const char *name)
 	return fstatat(dirfd, name, &sb, 0) == 0 && S_ISREG(sb.st_mode);
 }
 
-static void do_sched(struct host_state *st, int proc_fd, struct ctp_record *rec)
+static void do_sched(struct host_state *st, int proc_fd, struct ctp_setter *set)
 {
 	char **names, fname[CTP_HC_NAME_MAX + 1], help[192];
 	size_t n;
@@ -521,10 +513,9 @@ static void do_sched(struct host_state *st, int proc_fd, struct ctp_record *rec)
 		if (h < 0)
 			continue;
 		if (t.is_int)
-			check_set(st, st->api->set_i64(rec, h, t.value));
+			ctp_set_i64(set, h, t.value);
 		else
-			check_set(st, st->api->set_str(rec, h, t.text.ptr,
-						       t.text.len));
+			ctp_set_str(set, h, t.text.ptr, t.text.len);
 	}
 	if (kfd >= 0)
 		close(kfd);
@@ -532,7 +523,7 @@ static void do_sched(struct host_state *st, int proc_fd, struct ctp_record *rec)
 }
 
 /* Online CPUs: the count, and one governor field per online CPU. */
-static void do_cpus(struct host_state *st, int sys_fd, struct ctp_record *rec)
+static void do_cpus(struct host_state *st, int sys_fd, struct ctp_setter *set)
 {
 	static const char online[] = "devices/system/cpu/online";
 	char path[96], fname[64], help[96];
@@ -546,7 +537,7 @@ static void do_cpus(struct host_state *st, int sys_fd, struct ctp_record *rec)
 		parse_failed(st, online, ncpu);
 		return;
 	}
-	set_u64(st, rec, F_CPU_ONLINE, (uint64_t)ncpu);
+	set_u64(st, set, F_CPU_ONLINE, (uint64_t)ncpu);
 	for (unsigned cpu = 0; cpu < LIST_WORDS * 64; cpu++) {
 		struct ctp_hc_str g;
 		int h;
@@ -569,7 +560,7 @@ static void do_cpus(struct host_state *st, int sys_fd, struct ctp_record *rec)
 			 cpu);
 		h = reg_field(st, fname, help, CTP_TYPE_STRING);
 		if (h >= 0)
-			check_set(st, st->api->set_str(rec, h, g.ptr, g.len));
+			ctp_set_str(set, h, g.ptr, g.len);
 	}
 }
 
@@ -578,7 +569,7 @@ static bool is_node_name(const char *name)
 	return ctp_hc_is_node_dir(name);
 }
 
-static void do_numa(struct host_state *st, int sys_fd, struct ctp_record *rec)
+static void do_numa(struct host_state *st, int sys_fd, struct ctp_setter *set)
 {
 	static const char online[] = "devices/system/node/online";
 	char **names;
@@ -589,7 +580,7 @@ static void do_numa(struct host_state *st, int sys_fd, struct ctp_record *rec)
 	if (r == 0) {
 		r = ctp_hc_parse_online(st->buf, len, st->cpus, LIST_WORDS);
 		if (r >= 0) {
-			set_u64(st, rec, F_NUMA_NODES, (uint64_t)r);
+			set_u64(st, set, F_NUMA_NODES, (uint64_t)r);
 			return;
 		}
 		parse_failed(st, online, r);
@@ -599,12 +590,12 @@ static void do_numa(struct host_state *st, int sys_fd, struct ctp_record *rec)
 	    0)
 		return;
 	if (n)
-		set_u64(st, rec, F_NUMA_NODES, n);
+		set_u64(st, set, F_NUMA_NODES, n);
 	free_names(names, n);
 }
 
 static void do_accounting(struct host_state *st, int proc_fd,
-			  struct ctp_record *rec)
+			  struct ctp_setter *set)
 {
 	enum ctp_delayacct_state da;
 	enum ctp_xacct_state xa;
@@ -621,7 +612,7 @@ static void do_accounting(struct host_state *st, int proc_fd,
 			read_failed(st, "sys/kernel/task_delayacct", r);
 		} else {
 			s = ctp_delayacct_state_name(da);
-			set_str(st, rec, F_DELAYACCT, s, strlen(s));
+			set_str(st, set, F_DELAYACCT, s, strlen(s));
 		}
 	} else {
 		count(st, C_MISSING);
@@ -637,30 +628,30 @@ static void do_accounting(struct host_state *st, int proc_fd,
 	if (r < 0)
 		read_failed(st, "config.gz", r);
 	s = ctp_xacct_state_name(xa);
-	set_str(st, rec, F_XACCT, s, strlen(s));
+	set_str(st, set, F_XACCT, s, strlen(s));
 }
 
 static int host_cb(void *statep, struct ctp_record *rec)
 {
 	struct host_state *st = statep;
+	struct ctp_setter set = CTP_SETTER(st->api, rec);
 	const struct ctp_roots *roots = st->api->roots(st->ctx);
 	int proc_fd = roots ? roots->proc_fd : -1;
 	int sys_fd = roots ? roots->sys_fd : -1;
 
-	st->first_err = 0;
-	do_uname(st, rec);
-	do_cpuinfo(st, proc_fd, rec);
-	do_meminfo(st, proc_fd, rec);
+	do_uname(st, &set);
+	do_cpuinfo(st, proc_fd, &set);
+	do_meminfo(st, proc_fd, &set);
 	do_menu(st, sys_fd, "kernel/mm/transparent_hugepage/enabled",
-		F_THP_ENABLED_MENU, F_THP_ENABLED, rec);
+		F_THP_ENABLED_MENU, F_THP_ENABLED, &set);
 	do_menu(st, sys_fd, "kernel/mm/transparent_hugepage/defrag",
-		F_THP_DEFRAG_MENU, F_THP_DEFRAG, rec);
-	do_sched(st, proc_fd, rec);
-	do_cpus(st, sys_fd, rec);
-	do_numa(st, sys_fd, rec);
-	do_cmdline(st, proc_fd, rec);
-	do_accounting(st, proc_fd, rec);
-	return st->first_err;
+		F_THP_DEFRAG_MENU, F_THP_DEFRAG, &set);
+	do_sched(st, proc_fd, &set);
+	do_cpus(st, sys_fd, &set);
+	do_numa(st, sys_fd, &set);
+	do_cmdline(st, proc_fd, &set);
+	do_accounting(st, proc_fd, &set);
+	return set.err;
 }
 
 /* ---- The collector itself ---------------------------------------------------
@@ -689,16 +680,16 @@ static mallctl_fn find_mallctl(void)
 	return (mallctl_fn)(uintptr_t)mc;
 }
 
-static void je_size(struct host_state *st, struct ctp_record *rec,
+static void je_size(struct host_state *st, struct ctp_setter *set,
 		    mallctl_fn mc, const char *name, int f)
 {
 	size_t v, sz = sizeof(v);
 
 	if (mc(name, &v, &sz, NULL, 0) == 0 && sz == sizeof(v))
-		set_u64(st, rec, f, v);
+		set_u64(st, set, f, v);
 }
 
-static void do_jemalloc(struct host_state *st, struct ctp_record *rec,
+static void do_jemalloc(struct host_state *st, struct ctp_setter *set,
 			mallctl_fn mc)
 {
 	uint64_t epoch = 1;
@@ -706,32 +697,32 @@ static void do_jemalloc(struct host_state *st, struct ctp_record *rec,
 	unsigned narenas;
 	size_t nsz = sizeof(narenas);
 
-	set_str(st, rec, F_ALLOCATOR, "jemalloc", 8);
+	set_str(st, set, F_ALLOCATOR, "jemalloc", 8);
 	/* stats.* are cached; writing "epoch" refreshes them. */
 	if (mc("epoch", &epoch, &esz, &epoch, esz) != 0)
 		return;
-	je_size(st, rec, mc, "stats.allocated", F_JE_ALLOCATED);
-	je_size(st, rec, mc, "stats.active", F_JE_ACTIVE);
-	je_size(st, rec, mc, "stats.resident", F_JE_RESIDENT);
-	je_size(st, rec, mc, "stats.mapped", F_JE_MAPPED);
+	je_size(st, set, mc, "stats.allocated", F_JE_ALLOCATED);
+	je_size(st, set, mc, "stats.active", F_JE_ACTIVE);
+	je_size(st, set, mc, "stats.resident", F_JE_RESIDENT);
+	je_size(st, set, mc, "stats.mapped", F_JE_MAPPED);
 	if (mc("arenas.narenas", &narenas, &nsz, NULL, 0) == 0 &&
 	    nsz == sizeof(narenas))
-		set_u64(st, rec, F_JE_NARENAS, narenas);
+		set_u64(st, set, F_JE_NARENAS, narenas);
 }
 
-static void do_glibc(struct host_state *st, struct ctp_record *rec)
+static void do_glibc(struct host_state *st, struct ctp_setter *set)
 {
 	/* Sums every arena (malloc/malloc.c __libc_mallinfo2). */
 	struct mallinfo2 mi = mallinfo2();
 
-	set_str(st, rec, F_ALLOCATOR, "glibc", 5);
-	set_u64(st, rec, F_GL_ARENA, mi.arena);
-	set_u64(st, rec, F_GL_ORDBLKS, mi.ordblks);
-	set_u64(st, rec, F_GL_HBLKS, mi.hblks);
-	set_u64(st, rec, F_GL_HBLKHD, mi.hblkhd);
-	set_u64(st, rec, F_GL_UORDBLKS, mi.uordblks);
-	set_u64(st, rec, F_GL_FORDBLKS, mi.fordblks);
-	set_u64(st, rec, F_GL_KEEPCOST, mi.keepcost);
+	set_str(st, set, F_ALLOCATOR, "glibc", 5);
+	set_u64(st, set, F_GL_ARENA, mi.arena);
+	set_u64(st, set, F_GL_ORDBLKS, mi.ordblks);
+	set_u64(st, set, F_GL_HBLKS, mi.hblks);
+	set_u64(st, set, F_GL_HBLKHD, mi.hblkhd);
+	set_u64(st, set, F_GL_UORDBLKS, mi.uordblks);
+	set_u64(st, set, F_GL_FORDBLKS, mi.fordblks);
+	set_u64(st, set, F_GL_KEEPCOST, mi.keepcost);
 }
 
 static uint64_t tv_ns(struct timeval tv)
@@ -742,22 +733,22 @@ static uint64_t tv_ns(struct timeval tv)
 static int finish_cb(void *statep, struct ctp_record *host_rec)
 {
 	struct host_state *st = statep;
+	struct ctp_setter set = CTP_SETTER(st->api, host_rec);
 	mallctl_fn mc = find_mallctl();
 	struct rusage ru;
 
-	st->first_err = 0;
 	if (mc)
-		do_jemalloc(st, host_rec, mc);
+		do_jemalloc(st, &set, mc);
 	else
-		do_glibc(st, host_rec);
+		do_glibc(st, &set);
 	/* The whole process: the capture is all it does. */
 	if (getrusage(RUSAGE_SELF, &ru) == 0) {
 		/* ru_maxrss is in KiB on Linux. */
-		set_u64(st, host_rec, F_MAXRSS, (uint64_t)ru.ru_maxrss * 1024);
-		set_u64(st, host_rec, F_CPU_USER, tv_ns(ru.ru_utime));
-		set_u64(st, host_rec, F_CPU_SYSTEM, tv_ns(ru.ru_stime));
+		set_u64(st, &set, F_MAXRSS, (uint64_t)ru.ru_maxrss * 1024);
+		set_u64(st, &set, F_CPU_USER, tv_ns(ru.ru_utime));
+		set_u64(st, &set, F_CPU_SYSTEM, tv_ns(ru.ru_stime));
 	}
-	return st->first_err;
+	return set.err;
 }
 
 /* ---- Life cycle -------------------------------------------------------------
