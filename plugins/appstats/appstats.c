@@ -581,13 +581,12 @@ static void outcome(struct aps_state *st, const struct ctp_task *task,
 	pthread_mutex_unlock(&st->lock);
 }
 
-static void set_status(struct aps_state *st, struct ctp_record *rec,
+static void set_status(struct aps_state *st, struct ctp_setter *set,
 		       enum ctp_aps_tag t)
 {
 	const char *s = ctp_aps_tag_name(t);
 
-	if (st->fh[F_STATUS] >= 0)
-		st->api->set_str(rec, st->fh[F_STATUS], s, strlen(s));
+	ctp_set_str(set, st->fh[F_STATUS], s, strlen(s));
 }
 
 /* Of the files of the process that define the symbol (pf: the first, in
@@ -707,6 +706,7 @@ static int aps_process(void *state, const struct ctp_task *task,
 		       struct ctp_record *rec)
 {
 	struct aps_state *st = state;
+	struct ctp_setter set = CTP_SETTER(st->api, rec);
 	const struct ctp_proc_scan scan = {.files = &st->files,
 					   .idents = &st->idents,
 					   .probe = probe_file,
@@ -745,8 +745,8 @@ static int aps_process(void *state, const struct ctp_task *task,
 	if (!budget_admits(st, task->tgid)) {
 		outcome(st, task, CTP_APS_BUDGET,
 			"the capture's time_budget_ms was spent");
-		set_status(st, rec, CTP_APS_BUDGET);
-		return 0;
+		set_status(st, &set, CTP_APS_BUDGET);
+		return set.err;
 	}
 	struct ctp_budget_mark m;
 	uint64_t cpu_ns;
@@ -759,24 +759,24 @@ static int aps_process(void *state, const struct ctp_task *task,
 	outcome(st, task, t, why);
 	if (t == CTP_APS_EXITED)
 		return 0;
-	set_status(st, rec, t);
+	set_status(st, &set, t);
 	if (t != CTP_APS_OK && !ctp_aps_tag_partial(t))
-		return 0;
+		return set.err;
 	count(st, S_PUBLISHERS, 1);
-	if (st->fh[F_DROPPED] >= 0)
-		st->api->set_u64(rec, st->fh[F_DROPPED], h.dropped);
+	ctp_set_u64(&set, st->fh[F_DROPPED], h.dropped);
 	w->tgid = task->tgid;
 	/* The core may walk a large process's threads on several workers
 	 * (CTP_PLUGIN_SPLITTABLE): they find the records there. */
 	ctp_shared_put(&st->shared, task->tgid, w->recs, w->n_recs,
 		       w->rec_size);
-	return 0;
+	return set.err;
 }
 
 static int aps_thread(void *state, const struct ctp_task *task,
 		      struct ctp_record *rec)
 {
 	struct aps_state *st = state;
+	struct ctp_setter set = CTP_SETTER(st->api, rec);
 	const struct rec *r;
 	struct worker *w;
 
@@ -795,8 +795,8 @@ static int aps_thread(void *state, const struct ctp_task *task,
 		return 0; /* publishes nothing, or born after the copy */
 	count(st, S_THREADS_OK, 1);
 	for (uint32_t i = 0; i < r->n; i++)
-		st->api->set_u64(rec, r->kv[i].h, r->kv[i].v);
-	return 0;
+		ctp_set_u64(&set, r->kv[i].h, r->kv[i].v);
+	return set.err;
 }
 
 static void worker_done(void *block)
