@@ -347,9 +347,8 @@ static int jep_process(void *state, const struct ctp_task *task,
 	/* Which offsets served: a reader tells DWARF from table values. */
 	const char *layout = file->from_table ? file->layout : "dwarf";
 	count(st, file->from_table ? S_OFFSETS_TABLE : S_OFFSETS_DWARF, 1);
-	if (st->fh[F_LAYOUT] >= 0)
-		st->api->set_str(rec, st->fh[F_LAYOUT], layout, strlen(layout));
-	return 0;
+	struct ctp_setter set = CTP_SETTER(st->api, rec);
+	return ctp_set_str(&set, st->fh[F_LAYOUT], layout, strlen(layout));
 }
 
 static int jep_thread(void *state, const struct ctp_task *task,
@@ -374,11 +373,10 @@ static int jep_thread(void *state, const struct ctp_task *task,
 		return 0;
 	}
 	count(st, S_THREADS_OK, 1);
-	if (st->fh[F_ALLOC] >= 0)
-		st->api->set_u64(rec, st->fh[F_ALLOC], c->allocated);
-	if (st->fh[F_DEALLOC] >= 0)
-		st->api->set_u64(rec, st->fh[F_DEALLOC], c->deallocated);
-	return 0;
+	struct ctp_setter set = CTP_SETTER(st->api, rec);
+	ctp_set_u64(&set, st->fh[F_ALLOC], c->allocated);
+	ctp_set_u64(&set, st->fh[F_DEALLOC], c->deallocated);
+	return set.err;
 }
 
 static void worker_done(void *block)
