@@ -5,7 +5,9 @@
  * (libctprof-plugin-util.a; `pkg-config --libs ctprof-plugin` names it).
  * The shipped plugins and the example in docs/examples/hello-plugin use it.
  *
- * - one-line field descriptions (CTP_FIELD and friends);
+ * - one-line field descriptions (CTP_FIELD and friends), field tables (a
+ *   field's source beside its description, parsed and set from one row)
+ *   and the checked setter;
  * - attaching to the core in init: the ABI check, the static table's field
  *   handles and the declared summary counters' handles (ctp_attach);
  * - a task's declared files, and telling a vanished task from a failure;
