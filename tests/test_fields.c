@@ -144,7 +144,7 @@ struct io {
 struct line {
 	uint64_t present;
 	char state;
-	uint64_t minflt, utime;
+	uint64_t minflt, utime, utime_again;
 	int64_t nice;
 };
 
@@ -182,6 +182,7 @@ static const struct ctp_field_desc stat_fields[] = {
 	CTP_FIELD_COUNTER("t.utime", THREAD, TICKS, "14"),
 	CTP_FIELD("t.nice", THREAD, I64, NONE, ORDINAL, RANGE, "19"),
 	CTP_FIELD_COUNTER("t.process.utime", PROCESS, TICKS, "14"),
+	CTP_FIELD_COUNTER("t.process.utime2", PROCESS, TICKS, "14"),
 };
 static const struct ctp_field_src stat_srcs[] = {
 	CTP_SRC_POS(3, struct line, state),
@@ -189,6 +190,7 @@ static const struct ctp_field_src stat_srcs[] = {
 	CTP_SRC_POS(14, struct line, utime),
 	CTP_SRC_POS(19, struct line, nice),
 	CTP_SRC_POS(14, struct line, utime),
+	CTP_SRC_POS(14, struct line, utime_again),
 };
 #define ALL_STAT (1ull << 3 | 1ull << 10 | 1ull << 14 | 1ull << 19)
 
@@ -425,6 +427,9 @@ static void words_whole(void **state)
 	assert_int_equal(st.minflt, 116);
 	assert_int_equal(st.utime, 11);
 	assert_true(st.nice == -5);
+	/* A word kept twice in one member is read once; in another member,
+	 * it is stored there too. */
+	assert_int_equal(st.utime_again, 11);
 	/* An older kernel's shorter line: what it has, no error. */
 	const char *old = "R 4 5 6 7 8 9 10 11 12 13\n";
 	assert_int_equal(scan_stat(old, strlen(old), &st), 0);
@@ -542,14 +547,14 @@ static void set_by_scope_and_presence(void **state)
 
 static void set_by_member_type(void **state)
 {
-	const int fh[5] = {0, 1, 2, 3, 4};
-	struct ctp_field_src coded[5];
+	const int fh[6] = {0, 1, 2, 3, 4, 5};
+	struct ctp_field_src coded[6];
 	struct ctp_setter set = CTP_SETTER(&api, NULL);
 	struct line st;
 
 	(void)state;
 	assert_int_equal(scan_stat(TEXT_STAT, strlen(TEXT_STAT), &st), 0);
-	assert_int_equal(ctp_fields_set(&set, stat_fields, stat_srcs, fh, 5,
+	assert_int_equal(ctp_fields_set(&set, stat_fields, stat_srcs, fh, 6,
 					CTP_SCOPE_THREAD, &st, st.present),
 			 0);
 	assert_int_equal(seen.n, 4);
@@ -564,7 +569,7 @@ static void set_by_member_type(void **state)
 	coded[1] =
 		(struct ctp_field_src)CTP_SRC_POS_CODE(10, struct line, minflt);
 	seen.n = 0;
-	assert_int_equal(ctp_fields_set(&set, stat_fields, coded, fh, 5,
+	assert_int_equal(ctp_fields_set(&set, stat_fields, coded, fh, 6,
 					CTP_SCOPE_THREAD, &st, st.present),
 			 0);
 	assert_int_equal(seen.n, 3);

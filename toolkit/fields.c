@@ -255,13 +255,19 @@ int ctp_fields_scan_words(const char *p, const char *end, unsigned first,
 	/* Every kept word found: the line must still end in the buffer. */
 	if (pos > last && p[-1] != '\n' && !memchr(p, '\n', (size_t)(end - p)))
 		note_at(&ret, &at, last + 1, -EMSGSIZE);
-	/* Words first .. pos - 1 are whole. */
+	/* Words first .. pos - 1 are whole. A word two rows keep in the same
+	 * member (a thread and a process field) is read once. */
+	uint64_t done = 0;
+	uint16_t done_off[CTP_SRC_POS_MAX + 1];
 	for (size_t i = 0; i < n; i++) {
 		const struct ctp_field_src *r = &src[i];
 		int e;
 
-		if (r->pos < first || r->pos >= pos || !usable(r))
+		if (r->pos < first || r->pos >= pos || !usable(r) ||
+		    ((done >> r->pos & 1) && done_off[r->pos] == r->off))
 			continue;
+		done |= 1ull << r->pos;
+		done_off[r->pos] = r->off;
 		e = store(start[r->pos], start[r->pos + 1] - 1, r->type, out,
 			  r->off);
 		if (e == 0)
