@@ -14,7 +14,7 @@ build=$(cd "${1:?build dir}" && pwd)
 src=$(cd "${2:?source dir}" && pwd)
 python=/usr/bin/python3
 
-for tool in cmake make cc pkg-config nm "$python"; do
+for tool in cmake make cc pkg-config nm readelf "$python"; do
 	if ! command -v "$tool" >/dev/null; then
 		echo "SKIP: $tool not found" >&2
 		exit 77
@@ -144,10 +144,13 @@ make -C "$tmp/hello" install DESTDIR="$tmp/stage" >>"$tmp/make.log" 2>&1 ||
 [ -f "$tmp/stage$plugindir/hello.so" ] ||
 	fail "make install did not place hello.so in DESTDIR$plugindir"
 
-# Every plugin exports exactly one symbol, the descriptor (AddressSanitizer
-# builds add an __odr_asan.* marker per global, which is not the plugin's).
+# Every plugin exports exactly one symbol, the descriptor: the defined
+# dynamic symbols that bind (a coverage build, CTP_FUZZ, lists the linker's
+# __start___sancov_* bounds LOCAL; AddressSanitizer builds add an
+# __odr_asan.* marker per global, which is not the plugin's).
 for p in "$so" "$plugindir"/*.so; do
-	syms=$(nm -D --defined-only "$p" | awk '{print $NF}' |
+	syms=$(readelf --dyn-syms -W "$p" |
+		awk '$1 ~ /^[0-9]+:$/ && $5 != "LOCAL" && $7 != "UND" && $8 != "" { print $8 }' |
 		grep -v '^__odr_asan' | sort | tr '\n' ' ')
 	[ "$syms" = "ctp_plugin_v1 " ] ||
 		fail "$p exports '$syms', expected only ctp_plugin_v1"

@@ -12,14 +12,17 @@ if [ ${#sos[@]} -eq 0 ]; then
 fi
 status=0
 for so in "${sos[@]}"; do
-	if ! syms=$(nm -D --defined-only "$so"); then
-		echo "FAIL $so: nm failed" >&2
+	if ! syms=$(readelf --dyn-syms -W "$so"); then
+		echo "FAIL $so: readelf failed" >&2
 		status=1
 		continue
 	fi
-	# AddressSanitizer adds an ODR indicator per global (CTP_SANITIZE);
-	# it is instrumentation, not API.
-	names=$(printf '%s\n' "$syms" | awk 'NF { print $NF }' |
+	# Defined symbols that bind: a LOCAL one in the dynamic table (the
+	# linker's __start___sancov_* bounds of a coverage build, CTP_FUZZ)
+	# binds nothing. AddressSanitizer adds an ODR indicator per global
+	# (CTP_SANITIZE); it is instrumentation, not API.
+	names=$(printf '%s\n' "$syms" |
+		awk '$1 ~ /^[0-9]+:$/ && $5 != "LOCAL" && $7 != "UND" && $8 != "" { print $8 }' |
 		grep -v '^__odr_asan\.' | sort)
 	if [ "$names" != "ctp_plugin_v1" ]; then
 		echo "FAIL $so exports:" >&2
