@@ -16,6 +16,8 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <limits.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -23,6 +25,8 @@
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -202,6 +206,149 @@ int e2e_copy_tree(const char *src, const char *dst)
 			ret = -EINVAL;
 	}
 	closedir(d);
+	return ret;
+}
+
+/* fn in a child (ending with exit(), its exit handlers run, or with
+ * _exit()): its exit status, 1 when it did not exit. */
+static int in_child(int (*fn)(void), bool handlers)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return 1;
+	if (pid == 0) {
+		int r = fn();
+		if (handlers)
+			exit(r);
+		_exit(r);
+	}
+	int st;
+	if (waitpid(pid, &st, 0) < 0)
+		return 1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+
+static int (*own_proc_fn)(void);
+
+/* Pid 1 of the new namespace: a /proc of its own, then fn. */
+static int own_proc_inside(void)
+{
+	if (unshare(CLONE_NEWNS) < 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  NULL) < 0) {
+		fprintf(stderr, "skipped: no /proc of our own: %s\n",
+			strerror(errno));
+		return 77;
+	}
+	return own_proc_fn();
+}
+
+static int own_proc_namespace(void)
+{
+	if (unshare(CLONE_NEWPID) < 0) {
+		fprintf(stderr, "skipped: no pid namespace: %s\n",
+			strerror(errno));
+		return 77;
+	}
+	return in_child(own_proc_inside, true);
+}
+
+int e2e_in_own_proc(int (*fn)(void))
+{
+	own_proc_fn = fn;
+	return in_child(own_proc_namespace, false);
+}
+
+static void *crowd_sleeper(void *arg)
+{
+	for (;;)
+		pause();
+	return arg;
+}
+
+static void crowd_main(int ready, unsigned threads, const char *name)
+{
+	pthread_attr_t a;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	prctl(PR_SET_NAME, name);
+	pthread_attr_init(&a);
+	pthread_attr_setstacksize(&a, 64 * 1024);
+	for (unsigned i = 0; i < threads; i++) {
+		pthread_t t;
+		if (pthread_create(&t, &a, crowd_sleeper, NULL) != 0)
+			_exit(1);
+	}
+	if (write(ready, "k", 1) != 1)
+		_exit(1);
+	for (;;)
+		pause();
+}
+
+pid_t e2e_crowd(unsigned threads, const char *name)
+{
+	int p[2];
+	char c;
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		crowd_main(p[1], threads, name);
+	}
+	int err = pid < 0 ? -errno : 0;
+	close(p[1]);
+	if (pid > 0 && read(p[0], &c, 1) != 1) {
+		/* It could not start every thread, and exited. */
+		waitpid(pid, NULL, 0);
+		err = -EAGAIN;
+	}
+	close(p[0]);
+	return err < 0 ? err : pid;
+}
+
+unsigned long e2e_size(const char *var, unsigned long gate, unsigned long full)
+{
+	const char *v = getenv(var), *f = getenv("CTP_FULL_SIZE");
+	if (v && *v)
+		return strtoul(v, NULL, 10);
+	return f && *f && strcmp(f, "0") != 0 ? full : gate;
+}
+
+int e2e_proc_root(const char *dir, const pid_t *pids, size_t n)
+{
+	if (mkdir(dir, 0755) < 0)
+		return -errno;
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	DIR *d = opendir("/proc");
+	int ret = d ? 0 : -errno;
+	struct dirent *e;
+	char to[64], name[16];
+	while (ret == 0 && d && (e = readdir(d))) {
+		const char *c = e->d_name;
+		while (*c >= '0' && *c <= '9')
+			c++;
+		/* Every other process of the host is left out. */
+		if (!*c || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if ((size_t)snprintf(to, sizeof(to), "/proc/%s", e->d_name) >=
+		    sizeof(to))
+			continue; /* no entry of /proc is that long */
+		if (symlinkat(to, dfd, e->d_name) < 0)
+			ret = -errno;
+	}
+	for (size_t i = 0; ret == 0 && i < n; i++) {
+		snprintf(to, sizeof(to), "/proc/%d", (int)pids[i]);
+		snprintf(name, sizeof(name), "%d", (int)pids[i]);
+		if (symlinkat(to, dfd, name) < 0)
+			ret = -errno;
+	}
+	if (d)
+		closedir(d);
+	close(dfd);
 	return ret;
 }
 

@@ -30,6 +30,31 @@ int e2e_copy_file(const char *src, const char *dst);
 int e2e_copy_tree(const char *src, const char *dst);
 /* Count directory entries other than "." and "..". */
 int e2e_count_entries(const char *dir, size_t *n);
+/* A child process named `name` with `threads` sleeping threads besides
+ * its main one (64 KiB stacks), something of the test's own for a capture
+ * to walk; it dies with the caller (PR_SET_PDEATHSIG). Returns its pid
+ * once every thread exists, or a negative errno; the caller kills
+ * (SIGKILL) and reaps it. */
+pid_t e2e_crowd(unsigned threads, const char *name);
+/* The size of a soak or a stress (label soak, stress): the number in the
+ * environment variable `var` when it is set, else `full` when CTP_FULL_SIZE
+ * is set (not "0"; `tools/dev.sh soak`), else `gate`, the size CI runs. */
+unsigned long e2e_size(const char *var, unsigned long gate, unsigned long full);
+/* Run fn as pid 1 of a pid namespace of its own, with a /proc of its own
+ * mounted in a mount namespace of its own: a live capture there walks
+ * only what the test made, whatever else the host runs, and taskstats
+ * still answers (the proc root is this kernel's /proc). Returns fn's exit
+ * status (fn ends with exit(), its handlers run), 77 saying why on stderr
+ * when the namespaces cannot be made (not root), 1 when fn did not exit.
+ * The namespace is made in a child, so the caller keeps its own for what
+ * it forks (the sanitizers' leak check forks a tracer at exit). */
+int e2e_in_own_proc(int (*fn)(void));
+/* A proc root at dir (made here, it must not exist) holding only the
+ * processes pids of the live host, each a symbolic link to /proc/PID,
+ * beside a link to every entry of /proc that is not a process (stat,
+ * self, sys...). A capture with roots.proc there walks what the test made,
+ * however many tasks the host runs beside it. */
+int e2e_proc_root(const char *dir, const pid_t *pids, size_t n);
 /* Is `line` a whole line of text? */
 bool e2e_has_line(const char *text, const char *line);
 /* The same, 0 when dir cannot be read (a recording not started yet). */

@@ -48,8 +48,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sched.h>
-#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -440,18 +438,10 @@ static int teardown(void **state)
 	return e2e_rm_rf(tmp) < 0 ? -1 : 0;
 }
 
-/* The tests, in this process as pid 1 of its own pid namespace with a
- * /proc of its own mounted in a mount namespace of its own. */
-static int run_inside(void)
+/* The tests, as pid 1 of a pid namespace of their own with a /proc of
+ * their own (e2e_in_own_proc). */
+static int run_group(void)
 {
-	if (unshare(CLONE_NEWNS) < 0 ||
-	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-		  NULL) < 0) {
-		fprintf(stderr, "skipped: no /proc of our own: %s\n",
-			strerror(errno));
-		return SKIP;
-	}
 	const struct CMUnitTest tests[] = {cmocka_unit_test(test_loaded)};
 	int r = cmocka_run_group_tests(tests, setup, teardown);
 	if (r == 0 && skip_reason_set) {
@@ -459,39 +449,6 @@ static int run_inside(void)
 		return SKIP;
 	}
 	return r ? 1 : 0;
-}
-
-/* fn in a child (ending with exit(), its exit handlers run, or with
- * _exit()): its exit status, 1 when it did not exit. */
-static int in_child(int (*fn)(void), bool handlers)
-{
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0)
-		return 1;
-	if (pid == 0) {
-		int r = fn();
-		if (handlers)
-			exit(r);
-		_exit(r);
-	}
-	int st;
-	if (waitpid(pid, &st, 0) < 0)
-		return 1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
-}
-
-/* In a child, so that this process keeps its own pid namespace for what
- * it forks (the sanitizers' leak check forks a tracer at exit): the child
- * makes the namespace and the grandchild, its pid 1, runs the tests. */
-static int in_namespace(void)
-{
-	if (unshare(CLONE_NEWPID) < 0) {
-		fprintf(stderr, "skipped: no pid namespace: %s\n",
-			strerror(errno));
-		return SKIP;
-	}
-	return in_child(run_inside, true);
 }
 
 int main(void)
@@ -502,5 +459,5 @@ int main(void)
 				"wait\n");
 		return SKIP;
 	}
-	return in_child(in_namespace, false);
+	return e2e_in_own_proc(run_group);
 }
