@@ -1,7 +1,8 @@
 # Per-worker state across captures (issue 29): one engine taking 300
-# captures of the live host with taskstats and procfs-stat, by its own
-# workers and from a new thread each time, descriptors and RssAnon flat.
-ctp_add_test(test_engine_workers test_engine_workers.c
+# captures of its own live processes (a proc root of two, whatever the host
+# runs) with taskstats and procfs-stat, by its own workers and from a new
+# thread each time, descriptors and RssAnon flat.
+ctp_add_test(test_engine_workers test_engine_workers.c e2e_util.c
              LIBS ctpcore Threads::Threads)
 add_dependencies(test_engine_workers plugin-taskstats plugin-procfs-stat)
 
