@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <linux/capability.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -324,15 +325,23 @@ static void ask(uint16_t port, char *resp, size_t len)
 	close(s);
 }
 
-/* A real snapshot in a memfd: the writer's, through the binary. */
+/* A real snapshot in a memfd: the writer's, through the binary, of this
+ * process alone (a proc root of one, e2e_proc_root): its size is the
+ * test's, not the host's (30,000 threads beside the test decode past the
+ * 64 MiB the serving child allows itself). */
 static int snapshot_memfd(void)
 {
 	int fd = memfd_create("snap", MFD_CLOEXEC);
-	char out[64], cfg[512];
+	char out[64], dir[PATH_MAX], proc[PATH_MAX], cfg[PATH_MAX];
+	pid_t me = getpid();
 	assert_true(fd >= 0);
 	snprintf(out, sizeof(out), "/dev/fd/%d", fd);
-	snprintf(cfg, sizeof(cfg), "%s/config/collectors.yaml",
-		 CTP_TEST_SOURCE_DIR);
+	assert_int_equal(e2e_tmpdir("privsnap", dir, sizeof(dir)), 0);
+	assert_int_equal(E2E_PATHF(proc, "%s/proc", dir), 0);
+	assert_int_equal(E2E_PATHF(cfg, "%s/c.yaml", dir), 0);
+	assert_int_equal(e2e_proc_root(proc, &me, 1), 0);
+	struct e2e_cfg c = {.proc = proc, .required = true};
+	assert_int_equal(e2e_write_config(cfg, &c), 0);
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -345,6 +354,7 @@ static int snapshot_memfd(void)
 	}
 	int wst;
 	assert_int_equal(waitpid(pid, &wst, 0), pid);
+	e2e_rm_rf(dir);
 	assert_true(WIFEXITED(wst) && WEXITSTATUS(wst) == 0);
 	assert_true(lseek(fd, 0, SEEK_END) > 0);
 	return fd;
