@@ -15,7 +15,8 @@ set_tests_properties(test_serve PROPERTIES RUN_SERIAL TRUE)
 # `serve` as a service (core/cli/capsvc.c): plugins that crash, hang and
 # leak on a schedule (tests/plugins/abi_chaos.c), SIGTERM with a plugin
 # stuck, connection limits and the request deadline; with --soak (label
-# `soak`) the chaos over 2,000 scrapes beside 64 slow clients.
+# `soak`) the chaos over 400 scrapes beside 64 slow clients and 300 recorded
+# files in the gate, 2,000 and 1,000 at full size (`tools/dev.sh soak`).
 ctp_add_test(test_service test_service.c e2e_util.c LIBS ctpcore Threads::Threads)
 target_compile_definitions(test_service PRIVATE
                            CTP_ABI_PLUGIN_DIR="${CTP_ABI_PLUGIN_DIR}")

@@ -6,8 +6,9 @@ target_compile_definitions(test_record PRIVATE
 add_dependencies(test_record ctprof-core plugin-procfs-stat
                  abi-plugin-abi-crash abi-plugin-abi-good abi-plugin-abi-twin)
 
-# The soak (label `soak`, about two minutes): 1,000 captures of the live
-# host by one recorder, descriptors and RSS flat. Alone, as `stress` is.
+# The soak (label `soak`): 300 captures of the live host by one recorder in
+# the gate, 1,000 at full size (`tools/dev.sh soak`, about two minutes),
+# descriptors and RSS flat. Alone, as `stress` is.
 ctp_add_test(test_record_soak test_record_soak.c e2e_util.c LIBS ctpcore)
 add_dependencies(test_record_soak ctprof-core plugin-taskstats
                  plugin-procfs-stat)
