@@ -46,6 +46,11 @@
 #define SPARE_TASKS 1024
 /* pid numbers below this are never handed out again (RESERVED_PIDS). */
 #define RESERVED_PIDS 300
+/* pid numbers beyond the load's for the rest of the host: a test suite
+ * beside it makes thousands of threads at once (test_interval_live up to
+ * 8,000, the churn stress), and with pid_max only SPARE_TASKS above the
+ * load its forks failed with EAGAIN. A pid number costs nothing unused. */
+#define PID_HEADROOM 32768
 /* PID_MAX_LIMIT on 64-bit kernels. */
 #define PID_MAX_LIMIT (4 * 1024 * 1024)
 /* Rough kernel + user cost of one sleeping thread: kernel stack, task
@@ -294,6 +299,8 @@ static int check_limits(unsigned long nthreads, unsigned long per_proc,
 	/* pid_max counts pid numbers, of which the first few hundred are
 	 * reserved; give the allocator room to find free ones. */
 	long want_pid = need + RESERVED_PIDS;
+	if (may_raise)
+		want_pid += PID_HEADROOM; /* room, where we may make it */
 	if (want_pid > PID_MAX_LIMIT)
 		want_pid = PID_MAX_LIMIT;
 	if (ensure_sysctl(&undo[1], want_pid, may_raise, "the load") < 0)
