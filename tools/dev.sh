@@ -4,11 +4,14 @@
 #
 #   tools/dev.sh capture   install, build, take a snapshot with the default
 #                          config, show its top processes and threads
-#   tools/dev.sh test      install, build, run the whole test suite
+#   tools/dev.sh test      install, build, run the whole test suite, the
+#                          soaks and the churn stress at the gate's size
 #   tools/dev.sh test-sanitize
-#                          the same under AddressSanitizer + UBSan
-#   tools/dev.sh test-sanitize-clang
-#                          the same built with clang (its shared runtimes)
+#                          the same under clang's AddressSanitizer + UBSan
+#                          (build-fuzz/: the fuzz harnesses' build, whose
+#                          shared sanitizer runtimes the plugins use too)
+#   tools/dev.sh soak      the soaks and the churn stress at full size
+#                          (labels soak and stress, CTP_FULL_SIZE=1)
 #   tools/dev.sh test-load the live tests beside a 10,000-thread load
 #                          (label `load`; not part of `test`)
 #   tools/dev.sh deps      only install the packages
@@ -82,14 +85,17 @@ test)
 test-load)
 	deps; build build
 	ctest --test-dir build --output-on-failure -L load ;;
+soak)
+	deps; build build
+	CTP_FULL_SIZE=1 ctest --test-dir build --output-on-failure -L 'soak|stress' ;;
+# The one sanitizer build, the fuzz harnesses' (tools/fuzz.sh configures it
+# the same way and finds it built): -DCTP_FUZZ=ON is clang's ASan + UBSan
+# with the shared runtimes (the top-level CMakeLists.txt), plus coverage
+# instrumentation, which the tests run with unharmed (README "Tests").
 test-sanitize)
-	deps; build build-asan -DCTP_SANITIZE=ON
+	deps; CC=clang build build-fuzz -DCTP_FUZZ=ON -DCTP_BUILD_TESTS=ON
 	ASAN_OPTIONS=$san_asan UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE load ;;
-test-sanitize-clang)
-	deps; CC=clang build build-clang-asan -DCTP_SANITIZE=ON
-	ASAN_OPTIONS=$san_asan UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		ctest --test-dir build-clang-asan --output-on-failure -j"$jobs" -LE load ;;
+		ctest --test-dir build-fuzz --output-on-failure -j"$jobs" -LE load ;;
 *)
-	sed -n '2,15p' "$0" >&2; exit 2 ;;
+	sed -n '2,20p' "$0" >&2; exit 2 ;;
 esac
