@@ -416,8 +416,8 @@ static int add_cell(struct ctp_table *t, struct cell c)
 	return t->err = t->ncur == t->ncols ? row_done(t) : 0;
 }
 
-static int add_vf(struct ctp_table *t, uint8_t type, const char *fmt,
-		  va_list ap)
+__attribute__((format(printf, 3, 0))) static int
+add_vf(struct ctp_table *t, uint8_t type, const char *fmt, va_list ap)
 {
 	char *s;
 	if (vasprintf(&s, fmt, ap) < 0)
