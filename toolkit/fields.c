@@ -146,10 +146,11 @@ static int store(const char *tok, const char *tend, uint8_t type, void *out,
 	}
 }
 
-/* Row i's key is the n bytes at k. */
+/* Row i's key is the n bytes at k (which may hold a NUL: compared as
+ * bytes, never read past the key's own end). */
 static bool key_is(const struct ctp_field_src *r, const char *k, size_t n)
 {
-	return r->key && strncmp(r->key, k, n) == 0 && r->key[n] == '\0';
+	return r->key && strlen(r->key) == n && memcmp(r->key, k, n) == 0;
 }
 
 /* The row of key [k, k + n) not yet seen, or -1. */
