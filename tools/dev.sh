@@ -10,6 +10,8 @@
 #                          the same under clang's AddressSanitizer + UBSan
 #                          (build-fuzz/: the fuzz harnesses' build, whose
 #                          shared sanitizer runtimes the plugins use too)
+#   tools/dev.sh build-sanitize
+#                          only build build-fuzz/
 #   tools/dev.sh soak      the soaks and the churn stress at full size
 #                          (labels soak and stress, CTP_FULL_SIZE=1)
 #   tools/dev.sh test-load the live tests beside a 10,000-thread load
@@ -92,10 +94,12 @@ soak)
 # the same way and finds it built): -DCTP_FUZZ=ON is clang's ASan + UBSan
 # with the shared runtimes (the top-level CMakeLists.txt), plus coverage
 # instrumentation, which the tests run with unharmed (README "Tests").
+build-sanitize)
+	deps; CC=clang build build-fuzz -DCTP_FUZZ=ON -DCTP_BUILD_TESTS=ON ;;
 test-sanitize)
 	deps; CC=clang build build-fuzz -DCTP_FUZZ=ON -DCTP_BUILD_TESTS=ON
 	ASAN_OPTIONS=$san_asan UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --test-dir build-fuzz --output-on-failure -j"$jobs" -LE load ;;
 *)
-	sed -n '2,20p' "$0" >&2; exit 2 ;;
+	sed -n '2,22p' "$0" >&2; exit 2 ;;
 esac
