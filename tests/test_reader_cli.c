@@ -6,7 +6,8 @@
  * config when it exists; and a missing or extra operand is named, not
  * answered with the whole usage. Runs the real binary, and a copy of it in
  * an installed layout (bin/, etc/ctprof/) to have a default config of our
- * own.
+ * own. And the option loop every reader runs (ctp_readopts_parse), in
+ * process.
  */
 #include <errno.h>
 #include <limits.h>
@@ -25,8 +26,10 @@
 #include <cmocka.h>
 
 #include "build_config.h"
+#include "cli.h"
 #include "e2e_util.h"
 #include "model.h"
+#include "readcli.h"
 #include "snapbuild.h"
 
 static char tmp[PATH_MAX], snap[PATH_MAX], out[PATH_MAX], err[PATH_MAX];
@@ -262,6 +265,90 @@ static void test_default_config(void **state)
 	assert_int_equal(unlink(cfg), 0);
 }
 
+/* What a command's own options saw (ctp_readopts_own_fn's ctx). */
+struct own_seen {
+	int n, code[8];
+	const char *arg[8];
+};
+
+enum { O_OWN = CTP_READOPT_FIRST_FREE, O_STOP };
+
+static int own(void *ctx, int c, const char *arg)
+{
+	struct own_seen *s = ctx;
+	if (s->n < 8) {
+		s->code[s->n] = c;
+		s->arg[s->n] = arg;
+	}
+	s->n++;
+	return c == O_STOP ? 7 : c == O_OWN ? -1 : CTP_EXIT_USAGE;
+}
+
+static int parse(struct ctp_readopts *r, struct own_seen *s, char **argv)
+{
+	static const struct option lopts[] = {
+		CTP_READOPT_LONGOPTS,
+		{"own", required_argument, NULL, O_OWN},
+		{"stop", no_argument, NULL, O_STOP},
+		{0},
+	};
+	int argc = 0;
+	while (argv[argc])
+		argc++;
+	*r = (struct ctp_readopts){0};
+	*s = (struct own_seen){0};
+	opterr = 0; /* the unknown option's message is not the test's */
+	return ctp_readopts_parse("test", r, argc, argv, "hc:", lopts, own, s);
+}
+
+/* Shared options land in the readopts and are recorded as given; the
+ * command's own go to its function in order; the first exit status ends
+ * the loop; each call parses from the start. */
+static void test_parse_loop(void **state)
+{
+	(void)state;
+	struct ctp_readopts r;
+	struct own_seen s;
+	char *a1[] = {"x", "--own",   "A", "--group-by", "pcomm", "--own",
+		      "B", "--limit", "5", "FILE",	 NULL};
+	assert_int_equal(parse(&r, &s, a1), -1);
+	assert_string_equal(r.group_by, "pcomm");
+	assert_int_equal(r.limit, 5);
+	assert_true(ctp_readopts_given(&r, CTP_READOPT_GROUP_BY));
+	assert_true(ctp_readopts_given(&r, CTP_READOPT_LIMIT));
+	assert_false(ctp_readopts_given(&r, CTP_READOPT_FIELDS));
+	assert_false(ctp_readopts_given(&r, CTP_READOPT_CAP));
+	assert_false(ctp_readopts_given(&r, O_OWN));
+	assert_int_equal(s.n, 2);
+	assert_int_equal(s.code[0], O_OWN);
+	assert_string_equal(s.arg[0], "A");
+	assert_string_equal(s.arg[1], "B");
+	assert_string_equal(a1[optind], "FILE");
+	ctp_readopts_done(&r);
+
+	/* Again over a new argv: from its start, nothing left of the first. */
+	char *a2[] = {"x", "--fields", "a*,b", "--stop", "--own", "C", NULL};
+	assert_int_equal(parse(&r, &s, a2), 7);
+	assert_int_equal(r.n_globs, 2);
+	assert_true(ctp_readopts_given(&r, CTP_READOPT_FIELDS));
+	assert_false(ctp_readopts_given(&r, CTP_READOPT_GROUP_BY));
+	assert_int_equal(s.n, 1); /* --own C after --stop is never read */
+	assert_int_equal(s.code[0], O_STOP);
+	ctp_readopts_done(&r);
+
+	/* A shared option's usage error ends it; an unknown option is the
+	 * command's to refuse. */
+	char *a3[] = {"x", "--limit", "many", "--own", "D", NULL};
+	assert_int_equal(parse(&r, &s, a3), CTP_EXIT_USAGE);
+	assert_int_equal(s.n, 0);
+	ctp_readopts_done(&r);
+	char *a4[] = {"x", "--nonesuch", "--own", "E", NULL};
+	assert_int_equal(parse(&r, &s, a4), CTP_EXIT_USAGE);
+	assert_int_equal(s.n, 1);
+	assert_int_equal(s.code[0], '?');
+	ctp_readopts_done(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -269,6 +356,7 @@ int main(void)
 		cmocka_unit_test(test_cap_option),
 		cmocka_unit_test(test_default_config),
 		cmocka_unit_test(test_not_a_file),
+		cmocka_unit_test(test_parse_loop),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

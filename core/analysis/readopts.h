@@ -31,6 +31,8 @@ struct ctp_readopts {
 	size_t n_globs;
 	uint64_t limit;	  /* --limit N, 0 = all */
 	const char *sort; /* --sort FIELD */
+	uint32_t given;	  /* which shared options the command line gave
+			     (cli/readcli.h ctp_readopts_given) */
 	/* What the members above point into, freed by ctp_readopts_done;
 	 * capacities of the arrays. */
 	char **copies;

@@ -277,9 +277,16 @@ static int rename_option(struct ctp_compare_opts *o, int c, const char *arg)
 
 /* One of compare's own options into *o. Returns -1 to go on, else the
  * exit status after a message. */
-static int compare_option(struct ctp_compare_opts *o, struct view_ask *va,
-			  int c, const char *arg)
+/* What compare's own options fill: ctp_readopts_parse's ctx. */
+struct compare_args {
+	struct ctp_compare_opts *o;
+	struct view_ask *va;
+};
+
+static int compare_option(void *ctx, int c, const char *arg)
 {
+	struct ctp_compare_opts *o = ((struct compare_args *)ctx)->o;
+	struct view_ask *va = ((struct compare_args *)ctx)->va;
 	char *copy;
 	int v;
 
@@ -409,21 +416,16 @@ static int parse_compare_args(int argc, char **argv, struct ctp_compare_opts *o,
 	};
 	static const char *const operands[] = {"BASE", "CAND"};
 	static const char *const dir_operand[] = {"DIR"};
-	int c, rc;
-
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "hc:", lopts, NULL)) != -1) {
-		va->full_opts |= c == CTP_READOPT_GROUP_BY ||
-				 c == CTP_READOPT_FIELDS ||
-				 c == CTP_READOPT_FLATTEN;
-		va->top_set |= c == CTP_READOPT_LIMIT;
-		va->group_by_given |= c == CTP_READOPT_GROUP_BY;
-		rc = ctp_readopts_option("compare", &o->r, c, optarg);
-		if (rc == CTP_READOPT_NOT_MINE)
-			rc = compare_option(o, va, c, optarg);
-		if (rc >= 0)
-			return rc;
-	}
+	struct compare_args ca = {.o = o, .va = va};
+	int rc = ctp_readopts_parse("compare", &o->r, argc, argv, "hc:", lopts,
+				    compare_option, &ca);
+	if (rc >= 0)
+		return rc;
+	va->group_by_given = ctp_readopts_given(&o->r, CTP_READOPT_GROUP_BY);
+	va->full_opts |= va->group_by_given ||
+			 ctp_readopts_given(&o->r, CTP_READOPT_FIELDS) ||
+			 ctp_readopts_given(&o->r, CTP_READOPT_FLATTEN);
+	va->top_set |= ctp_readopts_given(&o->r, CTP_READOPT_LIMIT);
 	/* One operand: a recording's directory. */
 	if (argc - optind == 1 && ctp_recdir_is(argv[optind])) {
 		rc = ctp_readopts_finish("compare", &o->r, argc, argv, 1,

@@ -147,6 +147,27 @@ static void usage(FILE *f)
 		"error.\n");
 }
 
+/* dump's own options (ctp_readopts_own_fn). */
+static int dump_option(void *ctx, int c, const char *arg)
+{
+	(void)ctx;
+	switch (c) {
+	case 'f':
+		if (strcmp(arg, "json") == 0)
+			return -1;
+		fprintf(stderr,
+			"ctprof-core dump: unknown format '%s' (json is the "
+			"only one)\n",
+			arg);
+		return CTP_EXIT_USAGE;
+	case 'h':
+		usage(stdout);
+		return CTP_EXIT_OK;
+	default:
+		return ctp_readcli_try_help("dump");
+	}
+}
+
 int ctp_cmd_dump(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -158,33 +179,10 @@ int ctp_cmd_dump(int argc, char **argv)
 	};
 	static const char *const operands[] = {"FILE"};
 	struct ctp_readopts r = {0};
-	int c, rc;
-
-	/* Reinitialize getopt: main() or a test may have used it. */
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "hf:c:", opts, NULL)) != -1) {
-		rc = ctp_readopts_option("dump", &r, c, optarg);
-		if (rc == -1)
-			continue;
-		if (rc >= 0)
-			return rc;
-		switch (c) {
-		case 'f':
-			if (strcmp(optarg, "json") != 0) {
-				fprintf(stderr,
-					"ctprof-core dump: unknown format "
-					"'%s' (json is the only one)\n",
-					optarg);
-				return CTP_EXIT_USAGE;
-			}
-			break;
-		case 'h':
-			usage(stdout);
-			return CTP_EXIT_OK;
-		default:
-			return ctp_readcli_try_help("dump");
-		}
-	}
+	int rc = ctp_readopts_parse("dump", &r, argc, argv, "hf:c:", opts,
+				    dump_option, NULL);
+	if (rc >= 0)
+		return rc;
 	rc = ctp_readopts_finish("dump", &r, argc, argv, 1, operands);
 	ctp_readopts_done(&r);
 	if (rc >= 0)

@@ -35,7 +35,7 @@ struct opts {
 	struct ctp_readopts r;
 	const char *path, *out, *textfile, *view, *table;
 	int format;
-	bool format_set, group_set;
+	bool format_set;
 	bool quiet; /* no line on stderr (record's textfile) */
 	uint64_t top;
 	char textpath[4096], latest[4096];
@@ -80,8 +80,10 @@ static int word(const char *arg, const char *const *list)
 	return -1;
 }
 
-static int own_option(struct opts *o, int c, const char *arg)
+static int own_option(void *ctx, int c, const char *arg)
 {
+	struct opts *o = ctx;
+
 	switch (c) {
 	case 'o':
 		o->out = arg;
@@ -166,16 +168,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{0},
 	};
 	static const char *const operands[] = {"FILE"};
-	int c, rc;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "hc:o:", lopts, NULL)) != -1) {
-		o->group_set |= c == CTP_READOPT_GROUP_BY;
-		rc = ctp_readopts_option("export", &o->r, c, optarg);
-		if (rc == CTP_READOPT_NOT_MINE)
-			rc = own_option(o, c, optarg);
-		if (rc >= 0)
-			return rc;
-	}
+	int rc = ctp_readopts_parse("export", &o->r, argc, argv, "hc:o:", lopts,
+				    own_option, o);
+	if (rc >= 0)
+		return rc;
 	bool flat = o->format == F_CSV || o->format == F_NDJSON;
 	if (!o->r.group_by && !flat)
 		o->r.group_by = "pcomm";
@@ -285,8 +281,9 @@ static int rows(FILE *out, const struct ctp_snap *snap, struct opts *o,
 			 o->table);
 		return -EINVAL;
 	}
-	int r = o->group_set ? ctp_groups_new(snap, &o->r.spec, &g, err, errlen)
-			     : 0;
+	int r = ctp_readopts_given(&o->r, CTP_READOPT_GROUP_BY)
+			? ctp_groups_new(snap, &o->r.spec, &g, err, errlen)
+			: 0;
 	struct ctp_flat_opts fo = {
 		.format = o->format == F_CSV ? CTP_FLAT_CSV : CTP_FLAT_NDJSON,
 		.scope = (uint8_t)scope,

@@ -160,6 +160,29 @@ int ctp_readopts_option(const char *cmd, struct ctp_readopts *r, int c,
 	return CTP_EXIT_FAILURE;
 }
 
+_Static_assert(CTP_READOPT_CAP - CTP_READOPT_GROUP_BY < 32,
+	       "a bit of ctp_readopts.given for each shared option");
+
+int ctp_readopts_parse(const char *cmd, struct ctp_readopts *r, int argc,
+		       char **argv, const char *shortopts,
+		       const struct option *lopts, ctp_readopts_own_fn own,
+		       void *ctx)
+{
+	int c, rc;
+
+	optind = 0; /* main() or a test may have used getopt */
+	while ((c = getopt_long(argc, argv, shortopts, lopts, NULL)) != -1) {
+		if (c >= CTP_READOPT_GROUP_BY && c <= CTP_READOPT_CAP)
+			r->given |= 1u << (c - CTP_READOPT_GROUP_BY);
+		rc = ctp_readopts_option(cmd, r, c, optarg);
+		if (rc == CTP_READOPT_NOT_MINE)
+			rc = own(ctx, c, optarg);
+		if (rc >= 0)
+			return rc;
+	}
+	return -1;
+}
+
 int ctp_readopts_finish(const char *cmd, struct ctp_readopts *r, int argc,
 			char **argv, int want, const char *const *names)
 {

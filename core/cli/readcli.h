@@ -54,6 +54,32 @@ enum {
 int ctp_readopts_option(const char *cmd, struct ctp_readopts *r, int c,
 			const char *arg);
 
+/* A command's own options: like ctp_readopts_option, -1 when taken, else
+ * the exit status to end with (its --help, a usage error, and for an option
+ * it does not know ctp_readcli_try_help). */
+typedef int (*ctp_readopts_own_fn)(void *ctx, int c, const char *arg);
+
+/*
+ * A reader command's option loop: getopt_long over argv (from the start,
+ * whatever used getopt before) with shortopts and lopts; each option goes
+ * to ctp_readopts_option, and what is not a shared option to own(ctx, ...).
+ * Records in r->given which shared options were given. Returns -1 after the
+ * last option (optind at the first operand), else the exit status the first
+ * option that ended the parse returned.
+ */
+int ctp_readopts_parse(const char *cmd, struct ctp_readopts *r, int argc,
+		       char **argv, const char *shortopts,
+		       const struct option *lopts, ctp_readopts_own_fn own,
+		       void *ctx);
+
+/* Whether shared option `code` (CTP_READOPT_GROUP_BY...) was on the
+ * command line ctp_readopts_parse read into r. */
+static inline bool ctp_readopts_given(const struct ctp_readopts *r, int code)
+{
+	return code >= CTP_READOPT_GROUP_BY && code <= CTP_READOPT_CAP &&
+	       r->given >> (code - CTP_READOPT_GROUP_BY) & 1;
+}
+
 /*
  * After the options: exactly `want` operands (names as for
  * ctp_readcli_operands), the cap resolved (ctp_readcli_cap), and the

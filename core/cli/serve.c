@@ -142,8 +142,9 @@ static void usage(FILE *f)
 	      f);
 }
 
-static int own_option(struct srv *s, int c, const char *arg)
+static int own_option(void *ctx, int c, const char *arg)
 {
+	struct srv *s = ctx;
 	uint64_t ns;
 	switch (c) {
 	case 'l':
@@ -207,15 +208,10 @@ static int parse_args(int argc, char **argv, struct srv *s)
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	int c, rc;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "hc:qv", lopts, NULL)) != -1) {
-		rc = ctp_readopts_option("serve", &s->r, c, optarg);
-		if (rc == CTP_READOPT_NOT_MINE)
-			rc = own_option(s, c, optarg);
-		if (rc >= 0)
-			return rc;
-	}
+	int rc = ctp_readopts_parse("serve", &s->r, argc, argv, "hc:qv", lopts,
+				    own_option, s);
+	if (rc >= 0)
+		return rc;
 	if (!s->r.group_by)
 		s->r.group_by = "pcomm";
 	rc = ctp_readopts_finish("serve", &s->r, argc, argv, 0, NULL);

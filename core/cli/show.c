@@ -36,7 +36,7 @@ struct opts {
 	/* --format (0: table, else enum ctp_flat_format) and --table (a
 	 * scope); the default --limit is 50 rows only for table. */
 	uint8_t format, table;
-	bool table_given, limit_given;
+	bool table_given;
 };
 
 /* ---- Sections ---- */
@@ -1012,7 +1012,7 @@ static int flat_conflicts(struct opts *o)
 	if (!bad) {
 		if (!o->table_given)
 			o->table = CTP_SCOPE_THREAD;
-		if (o->format && !o->limit_given)
+		if (o->format && !ctp_readopts_given(&o->r, CTP_READOPT_LIMIT))
 			o->r.limit = 0;
 		return -1;
 	}
@@ -1043,23 +1043,73 @@ static int latest_of(struct opts *o)
 	return 0;
 }
 
+/* show's own option codes (getopt_long). */
+enum {
+	O_SUMMARY = CTP_READOPT_FIRST_FREE,
+	O_THREADS,
+	O_PROCESSES,
+	O_NO_HOST,
+	O_VIEW,
+	O_TOP,
+	O_WIDE,
+	O_ASC,
+	O_DESC,
+	O_FORMAT,
+	O_TABLE,
+};
+
+/* One of show's own options into the struct opts at ctx
+ * (ctp_readopts_own_fn). */
+static int show_option(void *ctx, int c, const char *arg)
+{
+	struct opts *o = ctx;
+
+	switch (c) {
+	case O_FORMAT:
+	case O_TABLE:
+		return flat_option(o, c == O_TABLE, arg);
+	case O_SUMMARY:
+		o->summary = true;
+		return -1;
+	case O_THREADS:
+		o->threads = true;
+		return -1;
+	case O_PROCESSES:
+		o->processes = true;
+		return -1;
+	case O_NO_HOST:
+		o->no_host = true;
+		return -1;
+	case O_VIEW:
+		o->view = arg;
+		return -1;
+	case O_TOP:
+		if (ctp_parse_u64_str(arg, &o->top) < 0) {
+			fprintf(stderr, "ctprof-core show: --top: expected a "
+					"count, 0 for all\n");
+			return CTP_EXIT_USAGE;
+		}
+		o->top_set = true;
+		return -1;
+	case O_WIDE:
+		o->wide = true;
+		return -1;
+	case O_ASC:
+	case O_DESC:
+		o->asc = c == O_ASC;
+		return -1;
+	case 'h':
+		usage(stdout);
+		return CTP_EXIT_OK;
+	default:
+		return ctp_readcli_try_help("show");
+	}
+}
+
 /* Parse show's command line into *o. Returns -1 to go on, else the exit
  * status to end with (--help, a usage error, out of memory). */
 static int parse_show_args(int argc, char **argv, struct opts *o)
 {
-	enum {
-		O_SUMMARY = CTP_READOPT_FIRST_FREE,
-		O_THREADS,
-		O_PROCESSES,
-		O_NO_HOST,
-		O_VIEW,
-		O_TOP,
-		O_WIDE,
-		O_ASC,
-		O_DESC,
-		O_FORMAT,
-		O_TABLE,
-	};
 	static const struct option lopts[] = {
 		CTP_READOPT_LONGOPTS,
 		{"summary", no_argument, NULL, O_SUMMARY},
@@ -1077,61 +1127,10 @@ static int parse_show_args(int argc, char **argv, struct opts *o)
 		{0},
 	};
 	static const char *const operands[] = {"FILE"};
-	int c, rc;
-
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "hc:", lopts, NULL)) != -1) {
-		o->limit_given |= c == CTP_READOPT_LIMIT;
-		if (c == O_FORMAT || c == O_TABLE) {
-			if ((rc = flat_option(o, c == O_TABLE, optarg)) >= 0)
-				return rc;
-			continue;
-		}
-		rc = ctp_readopts_option("show", &o->r, c, optarg);
-		if (rc != CTP_READOPT_NOT_MINE) {
-			if (rc >= 0)
-				return rc;
-			continue;
-		}
-		switch (c) {
-		case O_SUMMARY:
-			o->summary = true;
-			break;
-		case O_THREADS:
-			o->threads = true;
-			break;
-		case O_PROCESSES:
-			o->processes = true;
-			break;
-		case O_NO_HOST:
-			o->no_host = true;
-			break;
-		case O_VIEW:
-			o->view = optarg;
-			break;
-		case O_TOP:
-			if (ctp_parse_u64_str(optarg, &o->top) < 0) {
-				fprintf(stderr, "ctprof-core show: --top: "
-						"expected a count, 0 for "
-						"all\n");
-				return CTP_EXIT_USAGE;
-			}
-			o->top_set = true;
-			break;
-		case O_WIDE:
-			o->wide = true;
-			break;
-		case O_ASC:
-		case O_DESC:
-			o->asc = c == O_ASC;
-			break;
-		case 'h':
-			usage(stdout);
-			return CTP_EXIT_OK;
-		default:
-			return ctp_readcli_try_help("show");
-		}
-	}
+	int rc = ctp_readopts_parse("show", &o->r, argc, argv, "hc:", lopts,
+				    show_option, o);
+	if (rc >= 0)
+		return rc;
 	rc = ctp_readopts_finish("show", &o->r, argc, argv, 1, operands);
 	if (rc < 0)
 		o->path = argv[optind];
@@ -1294,7 +1293,8 @@ static bool uses_view(const struct opts *o)
 	/* A --sort naming a field (dotted, "plugin.field") sorts the full
 	 * tables; a view's column ids have no dot. */
 	return !(o->summary || o->no_host || o->threads || o->processes ||
-		 o->r.group_by || o->r.n_globs || o->limit_given ||
+		 o->r.group_by || o->r.n_globs ||
+		 ctp_readopts_given(&o->r, CTP_READOPT_LIMIT) ||
 		 (o->r.sort && strchr(o->r.sort, '.')));
 }
 
