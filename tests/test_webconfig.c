@@ -284,6 +284,14 @@ static void test_errors(void **state)
 		     "3:3", "'tls_server_config.cert_file' beside 'cert'");
 	expect_error("tls_server_config:\n  key_file: server.key\n  key: x\n",
 		     "3:3", "'tls_server_config.key' beside 'key_file'");
+	expect_error("tls_server_config:\n  client_ca: x\n"
+		     "  client_ca_file: ca.crt\n",
+		     "3:3",
+		     "'tls_server_config.client_ca_file' beside 'client_ca'");
+	expect_error("tls_server_config:\n  client_ca_file: ca.crt\n"
+		     "  client_ca: x\n",
+		     "3:3",
+		     "'tls_server_config.client_ca' beside 'client_ca_file'");
 	/* The client CA rules. */
 	expect_error(TLS_FILES "  client_ca_file: ca.crt\n", "4:19",
 		     "a client CA without a client_auth_type");

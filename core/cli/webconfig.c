@@ -156,116 +156,158 @@ static int refused(struct ctp_yctx *c, const struct ctp_ynode *key,
 			  where, key->str, why);
 }
 
+/* tls_server_config's keys, by their index (TLS_...). */
+static const char *const tls_keys[] = {
+	"cert",
+	"key",
+	"client_ca",
+	"cert_file",
+	"key_file",
+	"client_auth_type",
+	"client_ca_file",
+	"client_allowed_sans",
+	"min_version",
+	"max_version",
+	"cipher_suites",
+	"prefer_server_cipher_suites",
+	"curve_preferences",
+	NULL,
+};
+enum {
+	TLS_CERT,
+	TLS_KEY,
+	TLS_CLIENT_CA,
+	TLS_CERT_FILE,
+	TLS_KEY_FILE,
+	TLS_CLIENT_AUTH,
+	TLS_CLIENT_CA_FILE,
+	TLS_SANS,
+	TLS_MIN_VERSION,
+	TLS_MAX_VERSION,
+	TLS_CIPHERS,
+	TLS_PREFER_SERVER,
+	TLS_CURVES,
+};
+
+/* The key node `name` among the pairs of m before pair i, else NULL. */
+static const struct ctp_ynode *key_before(const struct ctp_ynode *m, size_t i,
+					  const char *name)
+{
+	for (size_t j = 0; j < i; j += 2)
+		if (!strcmp(m->kids[j]->str, name))
+			return m->kids[j];
+	return NULL;
+}
+
+/* Where PEM material `which` (TLS_CERT, TLS_KEY, TLS_CLIENT_CA) goes, noting
+ * v as the node that gave it. */
+static char **pem_slot(struct pass *p, int which, const struct ctp_ynode *v)
+{
+	struct ctp_webcfg *w = p->w;
+	if (which == TLS_CERT) {
+		p->cert = v;
+		return &w->cert;
+	}
+	if (which == TLS_KEY) {
+		p->key = v;
+		return &w->key;
+	}
+	p->ca = v;
+	return &w->client_ca;
+}
+
+/*
+ * Pair i of tls_server_config, key index ki: PEM material inline (cert,
+ * key, client_ca) or from a file (its _file twin), one of the two in
+ * either order. The file twin after the inline one is refused before the
+ * file is read; the inline one after its twin once it is read.
+ */
+static int conv_tls_pem(struct pass *p, const struct ctp_ynode *m, size_t i,
+			int ki, const char *path)
+{
+	const struct ctp_ynode *k = m->kids[i], *v = m->kids[i + 1];
+	bool file = ki == TLS_CERT_FILE || ki == TLS_KEY_FILE ||
+		    ki == TLS_CLIENT_CA_FILE;
+	int which = ki == TLS_CLIENT_CA_FILE ? TLS_CLIENT_CA
+		    : file		     ? ki - TLS_CERT_FILE
+					     : ki;
+	int twin = file			    ? which
+		   : which == TLS_CLIENT_CA ? TLS_CLIENT_CA_FILE
+					    : which + TLS_CERT_FILE;
+	const struct ctp_ynode *other = key_before(m, i, tls_keys[twin]);
+	int r;
+
+	if (!file || !other) {
+		r = file ? read_pem(p, path, v, pem_slot(p, which, v))
+			 : ctp_y_str(p->c, path, v, pem_slot(p, which, v));
+		if (r < 0 || !other)
+			return r;
+	}
+	return ctp_y_fail(p->c, k, "'%s' beside '%s': one of the two", path,
+			  other->str);
+}
+
+/* Pair (k, v) of tls_server_config other than PEM material, key index ki. */
+static int conv_tls_setting(struct pass *p, const struct ctp_ynode *k,
+			    const struct ctp_ynode *v, int ki, const char *path)
+{
+	struct ctp_webcfg *w = p->w;
+	int r = 0, b;
+
+	switch (ki) {
+	case TLS_CLIENT_AUTH:
+		r = one_of(p->c, path, v, auth_types);
+		if (r >= 0)
+			w->client_auth = (enum ctp_web_client_auth)r;
+		p->auth = v;
+		break;
+	case TLS_SANS:
+		return refused(p->c, k, "tls_server_config.",
+			       "no check of the client certificate's "
+			       "names; use a client CA of its own");
+	case TLS_MIN_VERSION:
+	case TLS_MAX_VERSION:
+		r = one_of(p->c, path, v, tls_versions);
+		if (r >= 0 && ki == TLS_MIN_VERSION)
+			w->min_version = 0x0301 + (unsigned)r;
+		if (r >= 0 && ki == TLS_MAX_VERSION) {
+			w->max_version = 0x0301 + (unsigned)r;
+			p->vmax = v;
+		}
+		break;
+	case TLS_CIPHERS:
+	case TLS_CURVES:
+		return refused(p->c, k, "tls_server_config.",
+			       "GnuTLS's own choice is used (Go's "
+			       "names do not map onto it)");
+	case TLS_PREFER_SERVER:
+		r = ctp_y_bool(p->c, path, v, &b);
+		if (r >= 0)
+			w->prefer_server_ciphers = b;
+		break;
+	}
+	return r;
+}
+
 static int conv_tls(struct pass *p, const struct ctp_ynode *m)
 {
-	static const char *const keys[] = {
-		"cert",
-		"key",
-		"client_ca",
-		"cert_file",
-		"key_file",
-		"client_auth_type",
-		"client_ca_file",
-		"client_allowed_sans",
-		"min_version",
-		"max_version",
-		"cipher_suites",
-		"prefer_server_cipher_suites",
-		"curve_preferences",
-		NULL,
-	};
-	struct ctp_webcfg *w = p->w;
-	const struct ctp_ynode *inline_of[3] = {NULL, NULL, NULL};
 	char path[80];
-	int r = 0, b;
+	int r = 0;
 
 	if ((r = map_or_null(p, m, "tls_server_config", "")) != 0)
 		return r;
 	for (size_t i = 0; r >= 0 && i + 1 < m->n; i += 2) {
-		const struct ctp_ynode *k = m->kids[i], *v = m->kids[i + 1];
-		int ki = ctp_y_key_index(p->c, k, keys, "tls_server_config");
+		const struct ctp_ynode *k = m->kids[i];
+		int ki =
+			ctp_y_key_index(p->c, k, tls_keys, "tls_server_config");
 
 		if (ki < 0)
 			return ki;
 		ctp_y_path(path, sizeof(path), "tls_server_config.%s", k->str);
-		switch (ki) {
-		case 0: /* cert */
-		case 1: /* key */
-		case 2: /* client_ca */
-			inline_of[ki] = k;
-			r = ctp_y_str(p->c, path, v,
-				      ki == 0	? &w->cert
-				      : ki == 1 ? &w->key
-						: &w->client_ca);
-			if (ki == 0)
-				p->cert = v;
-			else if (ki == 1)
-				p->key = v;
-			else
-				p->ca = v;
-			break;
-		case 3: /* cert_file */
-		case 4: /* key_file */
-		case 6: /* client_ca_file */
-			if (inline_of[ki == 6 ? 2 : ki - 3])
-				return ctp_y_fail(
-					p->c, k,
-					"'%s' beside '%s': one of the two",
-					path,
-					inline_of[ki == 6 ? 2 : ki - 3]->str);
-			r = read_pem(p, path, v,
-				     ki == 3   ? &w->cert
-				     : ki == 4 ? &w->key
-					       : &w->client_ca);
-			if (ki == 3)
-				p->cert = v;
-			else if (ki == 4)
-				p->key = v;
-			else
-				p->ca = v;
-			break;
-		case 5:
-			r = one_of(p->c, path, v, auth_types);
-			if (r >= 0)
-				w->client_auth = (enum ctp_web_client_auth)r;
-			p->auth = v;
-			break;
-		case 7:
-			return refused(p->c, k, "tls_server_config.",
-				       "no check of the client certificate's "
-				       "names; use a client CA of its own");
-		case 8:
-		case 9:
-			r = one_of(p->c, path, v, tls_versions);
-			if (r >= 0 && ki == 8)
-				w->min_version = 0x0301 + (unsigned)r;
-			if (r >= 0 && ki == 9) {
-				w->max_version = 0x0301 + (unsigned)r;
-				p->vmax = v;
-			}
-			break;
-		case 10:
-		case 12:
-			return refused(p->c, k, "tls_server_config.",
-				       "GnuTLS's own choice is used (Go's "
-				       "names do not map onto it)");
-		case 11:
-			r = ctp_y_bool(p->c, path, v, &b);
-			if (r >= 0)
-				w->prefer_server_ciphers = b;
-			break;
-		}
-		/* cert and cert_file: one of the two, either order */
-		if (r >= 0 && ki <= 2) {
-			for (size_t j = 0; j < i; j += 2)
-				if (!strcmp(m->kids[j]->str,
-					    keys[ki == 2 ? 6 : ki + 3]))
-					return ctp_y_fail(
-						p->c, k,
-						"'%s' beside '%s': one of the "
-						"two",
-						path, m->kids[j]->str);
-		}
+		if (ki <= TLS_KEY_FILE || ki == TLS_CLIENT_CA_FILE)
+			r = conv_tls_pem(p, m, i, ki, path);
+		else
+			r = conv_tls_setting(p, k, m->kids[i + 1], ki, path);
 	}
 	return r < 0 ? r : 0;
 }
