@@ -663,42 +663,34 @@ static void *reaper_main(void *arg)
 	return NULL;
 }
 
-/* Serve until SIGTERM/SIGINT: the HTTP process (or, --no-supervise, the
- * only one, with the engine in it). */
-static int serve_run(const struct ctp_config *cfg, void *arg)
+/* --no-supervise: the engine in this process, its plugins loaded (*loaded:
+ * eng to unload). -1 to go on, else the exit status. */
+static int serve_load(struct srv *s, const struct ctp_config *cfg,
+		      struct ctp_engine *eng, struct ctp_capture **cap,
+		      bool *loaded)
 {
-	struct srv *s = arg;
-	struct ctp_capture *cap = NULL;
-	struct ctp_engine eng;
-	struct MHD_Daemon *d = NULL;
-	bool loaded = false;
-	int rc = CTP_EXIT_FAILURE;
-	s->cfg = cfg;
-	s->eng = &eng;
-	if (s->ask_fd < 0) {
-		if (ctp_capture_new(cfg->workers ? cfg->workers : 1, &cap) <
-		    0) {
-			fprintf(stderr, PROG ": %s\n", strerror(errno));
-			return CTP_EXIT_FAILURE;
-		}
-		cap->config_path = strdup(s->config_path);
-		int r = ctp_engine_init(&eng, cfg, cap, &srv_stop);
-		if (r >= 0) {
-			eng.recording = true;
-			r = ctp_engine_load(&eng);
-		}
-		loaded = true;
-		if (r < 0) {
-			rc = r == -ECANCELED ? CTP_EXIT_REQUIRED
-					     : CTP_EXIT_FAILURE;
-			if (r != -ECANCELED)
-				fprintf(stderr, PROG ": loading plugins: %s\n",
-					strerror(-r));
-			goto out;
-		}
+	if (ctp_capture_new(cfg->workers ? cfg->workers : 1, cap) < 0) {
+		fprintf(stderr, PROG ": %s\n", strerror(errno));
+		return CTP_EXIT_FAILURE;
 	}
-	/* Room for CONN_HARD connections' descriptors, when the hard limit
-	 * allows (a unit's LimitNOFILE, systemd's default 524288). */
+	(*cap)->config_path = strdup(s->config_path);
+	int r = ctp_engine_init(eng, cfg, *cap, &srv_stop);
+	if (r >= 0) {
+		eng->recording = true;
+		r = ctp_engine_load(eng);
+	}
+	*loaded = true;
+	if (r >= 0)
+		return -1;
+	if (r != -ECANCELED)
+		fprintf(stderr, PROG ": loading plugins: %s\n", strerror(-r));
+	return r == -ECANCELED ? CTP_EXIT_REQUIRED : CTP_EXIT_FAILURE;
+}
+
+/* Room for CONN_HARD connections' descriptors, when the hard limit allows
+ * (a unit's LimitNOFILE, systemd's default 524288). */
+static void raise_nofile(void)
+{
 	struct rlimit nofile;
 	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 &&
 	    nofile.rlim_cur < 2 * CONN_HARD + 64) {
@@ -707,22 +699,16 @@ static int serve_run(const struct ctp_config *cfg, void *arg)
 					  : 2 * CONN_HARD + 64;
 		setrlimit(RLIMIT_NOFILE, &nofile);
 	}
-	s->conns = calloc(CONN_HARD, sizeof(*s->conns));
-	if (!s->conns)
-		goto out;
-	pthread_mutex_init(&s->conns_lock, NULL);
-	/* Signals go to the main thread (sigsuspend below), never to the
-	 * HTTP or capture threads, which inherit this mask. */
-	struct MHD_OptionItem web_opts[8]; /* --web-config: TLS */
+}
+
+/* The HTTP server on s->sock, a thread per connection (--web-config: TLS);
+ * NULL when it did not start. */
+static struct MHD_Daemon *start_daemon(struct srv *s)
+{
+	struct MHD_OptionItem web_opts[8];
 	unsigned web_flags;
 	ctp_webcfg_mhd_options(s->web, web_opts, 8, &web_flags);
-	sigset_t block, old;
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &block, &old);
-	s->reaper_on = pthread_create(&s->reaper, NULL, reaper_main, s) == 0;
-	d = MHD_start_daemon(
+	return MHD_start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD |
 			MHD_USE_THREAD_PER_CONNECTION | MHD_USE_AUTO |
 			web_flags,
@@ -741,6 +727,38 @@ static int serve_run(const struct ctp_config *cfg, void *arg)
 		MHD_OPTION_STRICT_FOR_CLIENT, 1,
 #endif
 		MHD_OPTION_ARRAY, web_opts, MHD_OPTION_END);
+}
+
+/* Serve until SIGTERM/SIGINT: the HTTP process (or, --no-supervise, the
+ * only one, with the engine in it). */
+static int serve_run(const struct ctp_config *cfg, void *arg)
+{
+	struct srv *s = arg;
+	struct ctp_capture *cap = NULL;
+	struct ctp_engine eng;
+	struct MHD_Daemon *d = NULL;
+	bool loaded = false;
+	int rc = CTP_EXIT_FAILURE;
+	s->cfg = cfg;
+	s->eng = &eng;
+	if (s->ask_fd < 0 &&
+	    (rc = serve_load(s, cfg, &eng, &cap, &loaded)) >= 0)
+		goto out;
+	rc = CTP_EXIT_FAILURE;
+	raise_nofile();
+	s->conns = calloc(CONN_HARD, sizeof(*s->conns));
+	if (!s->conns)
+		goto out;
+	pthread_mutex_init(&s->conns_lock, NULL);
+	/* Signals go to the main thread (sigsuspend below), never to the
+	 * HTTP or capture threads, which inherit this mask. */
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	s->reaper_on = pthread_create(&s->reaper, NULL, reaper_main, s) == 0;
+	d = start_daemon(s);
 	if (!d) {
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		fprintf(stderr, PROG ": the HTTP server did not start\n");
