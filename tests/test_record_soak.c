@@ -6,8 +6,11 @@
  * captures after the caches are warm (from the 100th) its open
  * descriptors must not change (the fewest of five samples at each end:
  * one may fall while a capture holds a file open) and its anonymous
- * resident memory (the heap; RssAnon) must not grow by more than 4 MiB (a
- * leak of 4.5 KiB per capture would). The window starts where the host stopped
+ * resident memory (the heap; RssAnon) must not grow by more than 2 MiB in
+ * both halves of the window (4 MiB in all: a leak of 4.5 KiB per capture
+ * would). A leak grows every part of the window; a one-time growth (the
+ * allocator settling after the host shrank or grew beside the test) grows
+ * one half, and is not a leak. The window starts where the host stopped
  * growing (the recorder's snapshots at half their largest or more): a host that
  * grows beside the test grows the buffers once, which is not a leak; the
  * recorder runs up to 3,000 captures to find such a window, and the test
@@ -18,8 +21,8 @@
  * sanitizer builds, whose allocators keep freed memory on purpose.
  * That is the full size (CTP_FULL_SIZE=1, `tools/dev.sh soak`); the gate
  * (CI, `tools/dev.sh test`) takes 300 captures, 190 judged, where the same
- * 4 MiB bound catches a leak of 22 KiB per capture (a descriptor, at any
- * size). CTP_SOAK_CAPTURES sets any other count (at least 200).
+ * bound catches a leak of 22 KiB per capture (a descriptor, at any size).
+ * CTP_SOAK_CAPTURES sets any other count (at least 200).
  *
  * `test_record_soak workers` (ctest test_record_workers, not a soak: about
  * 15 seconds) is `record -j 2` with taskstats and procfs-stat, every 100
@@ -237,10 +240,23 @@ static void test_soak(void **state)
 		exit(77);
 	}
 	assert_int_equal(b.fds, a.fds);
-	if (b.anon_kib > a.anon_kib + 4096)
+	/* RssAnon by halves of the window: a leak grows both, by half the
+	 * bound each at the rate the bound catches; a one-time growth (the
+	 * allocator settling on a host that shrank or grew beside the test)
+	 * lands in one of them. */
+	struct sample mid = smp[k + (n_smp - 1 - k) / 2];
+	printf("soak: RssAnon %+" PRId64
+	       " KiB over captures %zu to %zu, %+" PRId64
+	       " KiB over %zu to %zu\n",
+	       (int64_t)(mid.anon_kib - a.anon_kib), a.at, mid.at,
+	       (int64_t)(b.anon_kib - mid.anon_kib), mid.at, b.at);
+	if (mid.anon_kib > a.anon_kib + 2048 &&
+	    b.anon_kib > mid.anon_kib + 2048)
 		fail_msg("RssAnon grew from %" PRIu64 " to %" PRIu64
-			 " KiB over captures %zu to %zu",
-			 a.anon_kib, b.anon_kib, a.at, b.at);
+			 " KiB over captures %zu to %zu, and again to %" PRIu64
+			 " KiB by capture %zu",
+			 a.anon_kib, mid.anon_kib, a.at, mid.at, b.anon_kib,
+			 b.at);
 	free(smp);
 	free(bytes);
 }
