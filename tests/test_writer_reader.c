@@ -1609,6 +1609,23 @@ static void r_host_mismatch(msgpack_packer *pk, const msgpack_object *o)
 	msgpack_pack_true(pk);
 }
 
+/* A host key naming no field, and one naming a thread field. */
+static void r_host_unknown(msgpack_packer *pk, const msgpack_object *o)
+{
+	(void)o;
+	msgpack_pack_map(pk, 1);
+	pk_str(pk, "alpha.nope");
+	msgpack_pack_uint64(pk, 1);
+}
+
+static void r_host_thread_field(msgpack_packer *pk, const msgpack_object *o)
+{
+	(void)o;
+	msgpack_pack_map(pk, 1);
+	pk_str(pk, "alpha.utime");
+	msgpack_pack_uint64(pk, 1);
+}
+
 static void r_nil(msgpack_packer *pk, const msgpack_object *o)
 {
 	(void)o;
@@ -1673,7 +1690,8 @@ static void test_bad_structure(void **state)
 	expect_mutation("threads", r_th_unknown_col, false,
 			"\"alpha.missing\" is not in fields");
 	expect_mutation("threads", r_th_wrong_scope, false,
-			"field alpha.rss has scope process");
+			"threads.columns: field alpha.rss has scope process, "
+			"not thread");
 	expect_mutation("threads", r_th_cgroup, false, "threads.cgroup[0]");
 	expect_mutation("processes", r_pr_read_str, false,
 			"processes.read_boottime_ns[0]: expected an unsigned "
@@ -1689,6 +1707,10 @@ static void test_bad_structure(void **state)
 	expect_mutation("host", r_host_mismatch, false,
 			"field alpha.host_mem is u64 but the value is a "
 			"boolean");
+	expect_mutation("host", r_host_unknown, false,
+			"host: \"alpha.nope\" is not in fields");
+	expect_mutation("host", r_host_thread_field, false,
+			"host: field alpha.utime has scope thread, not host");
 	expect_mutation("plugins", r_plugins_hint, false,
 			"plugins[0].hint: expected a string or nil");
 	expect_mutation("read_failures", r_rf_missing_over, false,

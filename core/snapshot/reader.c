@@ -1227,6 +1227,34 @@ static int parse_readfail(struct ctp_snap *s)
 
 /* ---- Values and tables ---- */
 
+/*
+ * The field a key of the map `where` names (host, TABLE.columns): a string
+ * naming, whole, a field of the snapshot's of scope `scope`. Its name (cut
+ * at 150 bytes: it is for messages) into name. 0, or -EINVAL after a
+ * message.
+ */
+static int key_field(struct ctp_snap *s, const msgpack_object *key,
+		     const char *where, uint8_t scope, char name[static 160],
+		     const struct ctp_snap_field **out)
+{
+	if (key->type != MSGPACK_OBJECT_STR)
+		return bad(s, -EINVAL, "%s: a key is %s, not a string", where,
+			   objtype(key));
+	snprintf(name, 160, "%.*s",
+		 (int)(key->via.str.size < 150 ? key->via.str.size : 150),
+		 key->via.str.ptr);
+	const struct ctp_snap_field *f = ctp_snap_field_find(s, name);
+	if (!f || strlen(name) != key->via.str.size)
+		return bad(s, -EINVAL, "%s: \"%s\" is not in fields", where,
+			   name);
+	if (f->scope != scope)
+		return bad(s, -EINVAL, "%s: field %s has scope %s, not %s",
+			   where, name, ctp_scope_name(f->scope),
+			   ctp_scope_name(scope));
+	*out = f;
+	return 0;
+}
+
 static int bad_value(struct ctp_snap *s, const char *where, size_t row,
 		     const struct ctp_snap_field *f, const msgpack_object *o,
 		     const char *why)
@@ -1339,24 +1367,11 @@ static int parse_host(struct ctp_snap *s)
 		return ret;
 	for (uint32_t i = 0; i < m->via.map.size; i++) {
 		const msgpack_object_kv *kv = &m->via.map.ptr[i];
-		if (kv->key.type != MSGPACK_OBJECT_STR)
-			return bad(s, -EINVAL,
-				   "host: a key is %s, not a "
-				   "string",
-				   objtype(&kv->key));
+		const struct ctp_snap_field *f;
 		char name[160];
-		snprintf(name, sizeof(name), "%.*s",
-			 (int)(kv->key.via.str.size < 150 ? kv->key.via.str.size
-							  : 150),
-			 kv->key.via.str.ptr);
-		const struct ctp_snap_field *f = ctp_snap_field_find(s, name);
-		if (!f || strlen(name) != kv->key.via.str.size)
-			return bad(s, -EINVAL, "host: \"%s\" is not in fields",
-				   name);
-		if (f->scope != CTP_SCOPE_HOST)
-			return bad(s, -EINVAL,
-				   "host: field %s has scope %s, not host",
-				   name, ctp_scope_name(f->scope));
+		if ((ret = key_field(s, &kv->key, "host", CTP_SCOPE_HOST, name,
+				     &f)) < 0)
+			return ret;
 		if (t->col[f->index])
 			continue; /* duplicate key: the first wins */
 		if (f->n_terms && kv->val.type != MSGPACK_OBJECT_NIL)
@@ -1464,33 +1479,19 @@ static int parse_columns(struct ctp_snap *s, struct ctp_snap_table *t,
 			 const msgpack_object *tm, const char *where)
 {
 	const msgpack_object *m;
-	char cw[200];
+	char cw[200], mw[64];
 	int ret;
 
 	if ((ret = need_map(s, tm, where, "columns", &m)) < 0 ||
 	    (ret = alloc_cols(s, t)) < 0)
 		return ret;
+	snprintf(mw, sizeof(mw), "%s.columns", where);
 	for (uint32_t i = 0; i < m->via.map.size; i++) {
 		const msgpack_object_kv *kv = &m->via.map.ptr[i];
-		if (kv->key.type != MSGPACK_OBJECT_STR)
-			return bad(s, -EINVAL,
-				   "%s.columns: a key is %s, not "
-				   "a string",
-				   where, objtype(&kv->key));
+		const struct ctp_snap_field *f;
 		char name[160];
-		snprintf(name, sizeof(name), "%.*s",
-			 (int)(kv->key.via.str.size < 150 ? kv->key.via.str.size
-							  : 150),
-			 kv->key.via.str.ptr);
-		const struct ctp_snap_field *f = ctp_snap_field_find(s, name);
-		if (!f || strlen(name) != kv->key.via.str.size)
-			return bad(s, -EINVAL,
-				   "%s.columns: \"%s\" is not in fields", where,
-				   name);
-		if (f->scope != t->scope)
-			return bad(s, -EINVAL,
-				   "%s.columns: field %s has scope %s", where,
-				   name, ctp_scope_name(f->scope));
+		if ((ret = key_field(s, &kv->key, mw, t->scope, name, &f)) < 0)
+			return ret;
 		if (f->n_terms)
 			return bad(s, -EINVAL,
 				   "%s.columns: derived field %s has a column",
