@@ -1719,6 +1719,17 @@ static int snap_load(struct ctp_snap *s)
 	return parse(s);
 }
 
+/* Parse what z decompressed (finished), s owning it from here. */
+static int snap_load_dec(struct ctp_snap *s, struct dec *z)
+{
+	s->raw = z->out;
+	s->raw_len = z->len;
+	s->raw_map = z->map;
+	z->out = NULL;
+	z->map = 0;
+	return snap_load(s);
+}
+
 static int snap_finish(struct ctp_snap *s, int ret, struct ctp_snap **out)
 {
 	if (ret < 0) {
@@ -1746,14 +1757,8 @@ int ctp_snap_open_buf(const char *name, const void *data, size_t len,
 	s->cap = max_decompressed;
 	if ((r = dec_init(s, &z, max_decompressed)) == 0 &&
 	    (r = dec_feed(s, &z, data, len)) == 0 &&
-	    (r = dec_finish(s, &z)) == 0) {
-		s->raw = z.out;
-		s->raw_len = z.len;
-		s->raw_map = z.map;
-		z.out = NULL;
-		z.map = 0;
-		r = snap_load(s);
-	}
+	    (r = dec_finish(s, &z)) == 0)
+		r = snap_load_dec(s, &z);
 	dec_free(&z);
 	return snap_finish(s, r, ret);
 }
@@ -1786,14 +1791,8 @@ static int snap_read_fd(struct ctp_snap *s, int fd, uint64_t max_decompressed)
 		if ((r = dec_feed(s, &z, in, (size_t)n)) < 0)
 			goto out;
 	}
-	if ((r = dec_finish(s, &z)) < 0)
-		goto out;
-	s->raw = z.out;
-	s->raw_len = z.len;
-	s->raw_map = z.map;
-	z.out = NULL;
-	z.map = 0;
-	r = snap_load(s);
+	if ((r = dec_finish(s, &z)) == 0)
+		r = snap_load_dec(s, &z);
 out:
 	free(in);
 	dec_free(&z);
