@@ -152,6 +152,18 @@ int ctp_recdir_parse_when(const char *when, int64_t now_ns, int64_t *ns)
 	return 0;
 }
 
+/* What directory entry e of dfd is (its d_type, else an lstat), never
+ * through a link; 0 when it is gone. */
+static mode_t entry_mode(int dfd, const struct dirent *e)
+{
+	struct stat st;
+	if (e->d_type != DT_UNKNOWN)
+		return DTTOIF(e->d_type);
+	return fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0
+		       ? st.st_mode
+		       : 0;
+}
+
 /* A file the pick may use, by its name's time. */
 struct cand {
 	int64_t t;
@@ -200,14 +212,13 @@ static void add_skip(struct ctp_recdir_skips *s, const char *name,
 			 name);
 }
 
-/* Is dir's entry `name` a readable snapshot (a regular file, not followed
- * through a link, opened without waiting, decoded within cap)? 0, or a
+/* Dir's entry `name` as a snapshot (a regular file, not followed through
+ * a link, opened without waiting, decoded within cap): 0 and *ret, or a
  * negative errno with "NAME: why" in why. */
-static int readable(int dfd, const char *name, uint64_t cap, char *why,
-		    size_t n)
+static int open_snap(int dfd, const char *name, uint64_t cap,
+		     struct ctp_snap **ret, char *why, size_t n)
 {
 	struct stat st;
-	struct ctp_snap *s = NULL;
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		int e = errno;
 		snprintf(why, n, "%s: %s", name, strerror(e));
@@ -229,8 +240,18 @@ static int readable(int dfd, const char *name, uint64_t cap, char *why,
 			close(fd);
 		return -e;
 	}
-	int r = ctp_snap_open_fd(fd, name, cap, &s, why, n);
+	int r = ctp_snap_open_fd(fd, name, cap, ret, why, n);
 	close(fd);
+	return r;
+}
+
+/* Is dir's entry `name` a readable snapshot? 0, or a negative errno with
+ * "NAME: why" in why. */
+static int readable(int dfd, const char *name, uint64_t cap, char *why,
+		    size_t n)
+{
+	struct ctp_snap *s = NULL;
+	int r = open_snap(dfd, name, cap, &s, why, n);
 	ctp_snap_free(s);
 	return r;
 }
@@ -254,6 +275,24 @@ static bool first_readable(int dfd, const struct cand *v, size_t n,
 	return false;
 }
 
+/* A --from/--to time against now into *at: 0, or a negative errno after
+ * a message. */
+static int when_now(const char *when, int64_t *at, char *err, size_t errlen)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	int r = ctp_recdir_parse_when(
+		when, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec, at);
+	if (r == -ERANGE)
+		snprintf(err, errlen, "'%s': no such date or local time", when);
+	else if (r < 0)
+		snprintf(err, errlen,
+			 "'%s' is no time: latest, -DURATION (-10m), "
+			 "YYYY-mm-ddTHH:MM[:SS] or HH:MM[:SS]",
+			 when);
+	return r;
+}
+
 /* The time a pick is for into *at: 0, or a negative errno after a
  * message. */
 static int pick_time(const struct ctp_recdir_pick *p, int64_t *at, char *err,
@@ -269,19 +308,7 @@ static int pick_time(const struct ctp_recdir_pick *p, int64_t *at, char *err,
 		*at -= 1; /* strictly before */
 		return 0;
 	}
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
-	int r = ctp_recdir_parse_when(
-		p->when, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec, at);
-	if (r == -ERANGE)
-		snprintf(err, errlen, "'%s': no such date or local time",
-			 p->when);
-	else if (r < 0)
-		snprintf(err, errlen,
-			 "'%s' is no time: latest, -DURATION (-10m), "
-			 "YYYY-mm-ddTHH:MM[:SS] or HH:MM[:SS]",
-			 p->when);
-	return r;
+	return when_now(p->when, at, err, errlen);
 }
 
 int ctp_recdir_pick(const struct ctp_recdir_pick *p, char *out, size_t n,
@@ -315,13 +342,7 @@ int ctp_recdir_pick(const struct ctp_recdir_pick *p, char *out, size_t n,
 		/* A link, FIFO or directory is no candidate: left out
 		 * without being opened, and not counted among the tries
 		 * (a directory holding many such must not hide the files). */
-		struct stat st;
-		c.mode = DTTOIF(e->d_type);
-		if (e->d_type == DT_UNKNOWN)
-			c.mode = fstatat(dfd, e->d_name, &st,
-					 AT_SYMLINK_NOFOLLOW) == 0
-					 ? st.st_mode
-					 : 0;
+		c.mode = entry_mode(dfd, e);
 		if (!S_ISREG(c.mode)) {
 			if (c.t <= at && n_odd == ODD_NAMED)
 				odd_more++;
@@ -395,6 +416,155 @@ void ctp_recdir_warn_skips(FILE *f, const char *prog, const char *dir,
 			"%s: warning: %s: skipped %u entries that are not "
 			"readable snapshots (first: %s)\n",
 			prog, dir, s->n, s->first);
+}
+
+/* ---- Walking a recording ---- */
+
+static int cmp_file(const void *a, const void *b)
+{
+	const struct ctp_recdir_file *x = a, *y = b;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Every entry of dfd named as a recording's file into f->v, oldest
+ * first; those that are not regular files marked bad (kind in `mode`). */
+static int list_named(int dfd, struct ctp_recdir_files *f)
+{
+	int dup = fcntl(dfd, F_DUPFD_CLOEXEC, 0);
+	DIR *d = dup < 0 ? NULL : fdopendir(dup);
+	size_t cap = 0;
+	int r = 0;
+	if (!d) {
+		r = -errno;
+		if (dup >= 0)
+			close(dup);
+		return r;
+	}
+	for (struct dirent *e; r == 0 && (e = readdir(d));) {
+		struct ctp_recdir_file c = {0};
+		if (ctp_recdir_name_time(e->d_name, &c.t) < 0)
+			continue;
+		memcpy(c.name, e->d_name, sizeof(c.name));
+		c.mode = entry_mode(dfd, e);
+		c.bad = !S_ISREG(c.mode);
+		if (f->n == cap) {
+			cap = cap ? cap * 2 : 64;
+			struct ctp_recdir_file *nv =
+				realloc(f->v, cap * sizeof(*nv));
+			if (!nv) {
+				r = -ENOMEM;
+				break;
+			}
+			f->v = nv;
+		}
+		f->v[f->n++] = c;
+	}
+	closedir(d);
+	if (r == 0 && f->n)
+		qsort(f->v, f->n, sizeof(*f->v), cmp_file);
+	return r;
+}
+
+/* The index of the newest regular file at or before at, else of the
+ * first regular one; f->n when there is none. */
+static size_t file_at(const struct ctp_recdir_files *f, int64_t at)
+{
+	size_t best = f->n;
+	for (size_t i = 0; i < f->n && f->v[i].t <= at; i++)
+		if (!f->v[i].bad)
+			best = i;
+	for (size_t i = 0; best == f->n && i < f->n; i++)
+		if (!f->v[i].bad)
+			best = i;
+	return best;
+}
+
+/* Keep f->v[lo..hi] only; the entries in it that are not regular files
+ * said in skips. */
+static void keep_range(struct ctp_recdir_files *f, size_t lo, size_t hi,
+		       struct ctp_recdir_skips *skips)
+{
+	size_t n = hi < f->n && lo <= hi ? hi - lo + 1 : 0;
+	if (n)
+		memmove(f->v, f->v + lo, n * sizeof(*f->v));
+	f->n = n;
+	for (size_t i = 0; i < n; i++) {
+		char why[CTP_RECDIR_NAME_LEN + 64];
+		if (!f->v[i].bad)
+			continue;
+		snprintf(why, sizeof(why), "%s: %s", f->v[i].name,
+			 f->v[i].mode ? ctp_file_kind(f->v[i].mode) : "gone");
+		add_skip(skips, f->v[i].name, why);
+	}
+}
+
+int ctp_recdir_files_open(const char *dir, const char *from, const char *to,
+			  struct ctp_recdir_skips *skips,
+			  struct ctp_recdir_files *f, char *err, size_t errlen)
+{
+	int64_t tf = INT64_MIN, tt = INT64_MAX;
+	int r;
+	*f = (struct ctp_recdir_files){.dfd = -1};
+	if (!ctp_recdir_is(dir)) {
+		snprintf(err, errlen, "%s: not a directory", dir);
+		return -ENOTDIR;
+	}
+	if ((from && (r = when_now(from, &tf, err, errlen)) < 0) ||
+	    (to && (r = when_now(to, &tt, err, errlen)) < 0))
+		return r;
+	f->dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	r = f->dfd < 0 ? -errno : list_named(f->dfd, f);
+	if (r < 0) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(-r));
+		ctp_recdir_files_done(f);
+		return r;
+	}
+	size_t lo = from ? file_at(f, tf) : file_at(f, INT64_MIN);
+	size_t hi = file_at(f, tt);
+	if (lo < f->n && lo > hi) {
+		snprintf(err, errlen,
+			 "--from %s picks a file after the one --to %s picks",
+			 from, to ? to : "latest");
+		ctp_recdir_files_done(f);
+		return -ERANGE;
+	}
+	keep_range(f, lo, hi, skips);
+	return 0;
+}
+
+void ctp_recdir_files_done(struct ctp_recdir_files *f)
+{
+	if (f->dfd >= 0)
+		close(f->dfd);
+	free(f->v);
+	*f = (struct ctp_recdir_files){.dfd = -1};
+}
+
+int ctp_recdir_walk(struct ctp_recdir_files *f, uint64_t cap,
+		    struct ctp_recdir_skips *skips, ctp_recdir_each_fn each,
+		    void *arg)
+{
+	int n = 0;
+	for (size_t i = 0; i < f->n; i++) {
+		struct ctp_snap *s = NULL;
+		char why[512];
+		if (f->v[i].bad)
+			continue;
+		if (open_snap(f->dfd, f->v[i].name, cap, &s, why, sizeof(why)) <
+		    0) {
+			f->v[i].bad = true;
+			add_skip(skips, f->v[i].name, why);
+			continue;
+		}
+		int r = each(s, &f->v[i], arg);
+		ctp_snap_free(s);
+		if (r < 0)
+			return r;
+		n++;
+	}
+	return n;
 }
 
 static int cmp_str(const void *a, const void *b)

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /* "ctprof-YYYYmmddTHHMMSS.mmmZ.ctprof.zst": the length of a file name. */
 #define CTP_RECDIR_NAME_LEN 38
@@ -83,6 +84,60 @@ void ctp_recdir_warn_skips(FILE *f, const char *prog, const char *dir,
  * -ENOMEM.
  */
 int ctp_recdir_between(const char *base, const char *cand, char ***out);
+/* ---- Walking a recording: its files in capture order ---- */
+
+/* One file of a recording. */
+struct ctp_recdir_file {
+	int64_t t;   /* its name's capture time, ns since the epoch */
+	mode_t mode; /* what the directory said it is (0: gone) */
+	bool bad;    /* not a readable snapshot: left out by walks */
+	char name[CTP_RECDIR_NAME_LEN + 1];
+};
+
+/* The files of a recording in a time range, listed once, oldest first:
+ * the directory held open and each file's name (56 bytes a file), never a
+ * snapshot, so a walk's memory is one snapshot at a time whatever the
+ * recording's length. Files added after the listing are not in it. */
+struct ctp_recdir_files {
+	int dfd;
+	size_t n;
+	struct ctp_recdir_file *v;
+};
+
+/*
+ * List dir's files from the one `from` picks through the one `to` picks,
+ * as compare picks its two: each the newest regular file named as a
+ * recording's at or before its time (ctp_recdir_parse_when), the first
+ * when none is; from NULL: the first file, to NULL: the latest. Entries
+ * named so that are not regular files (links, FIFOs, directories) are
+ * listed marked bad and added to skips. Returns 0 and *f (f->n 0: no file
+ * of a recording in dir); -ENOTDIR; -EINVAL or -ERANGE for a bad time or
+ * a --from after --to; -ENOMEM or an I/O error, with a message in err.
+ * Free with ctp_recdir_files_done (also after a failure).
+ */
+int ctp_recdir_files_open(const char *dir, const char *from, const char *to,
+			  struct ctp_recdir_skips *skips,
+			  struct ctp_recdir_files *f, char *err, size_t errlen);
+void ctp_recdir_files_done(struct ctp_recdir_files *f);
+
+struct ctp_snap;
+/* A walk's step: the snapshot of one file, freed when it returns. A
+ * negative return stops the walk. */
+typedef int (*ctp_recdir_each_fn)(const struct ctp_snap *snap,
+				  const struct ctp_recdir_file *file,
+				  void *arg);
+/*
+ * Open each file of f not marked bad, oldest first, as a pick reads them
+ * (through no link, never blocking, decoded within cap), and hand it to
+ * each. A file that is not a readable snapshot (gone, corrupt, over cap)
+ * is marked bad, added to skips (once: a second walk leaves it out
+ * unopened) and the walk goes on. Returns the number of snapshots handed
+ * to each, or the first negative return of each.
+ */
+int ctp_recdir_walk(struct ctp_recdir_files *f, uint64_t cap,
+		    struct ctp_recdir_skips *skips, ctp_recdir_each_fn each,
+		    void *arg);
+
 /* Free what ctp_recdir_between returned (n paths, n <= 0: none). */
 void ctp_recdir_list_free(char **list, int n);
 /* Is path a directory? */
