@@ -362,11 +362,13 @@ static void test_other_tables(void **state)
 	       "h.mem,h.skew\n1048576,-3\n");
 	expect(snap, CTP_FLAT_JSON, CTP_SCOPE_HOST, NULL,
 	       "[\n{\"h.mem\":1048576,\"h.skew\":-3}\n]\n");
-	/* The capture columns issue 16's export leads with. */
+	/* The capture columns export leads with (issues 16, 31): the
+	 * start as ns and as RFC 3339 UTC text. */
 	struct sel cap = {.capture_cols = true};
 	expect(snap, CTP_FLAT_CSV, CTP_SCOPE_HOST, &cap,
-	       "start_realtime_ns,hostname,h.mem,h.skew\n"
-	       "1700000000000000000,,1048576,-3\n");
+	       "start_realtime_ns,capture_time,hostname,h.mem,h.skew\n"
+	       "1700000000000000000,2023-11-14T22:13:20.000000Z,,1048576,-3"
+	       "\n");
 }
 
 /*

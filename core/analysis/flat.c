@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "ident.h"
 #include "table.h"
 
 /* ---- Names ---- */
@@ -48,6 +50,7 @@ const char *ctp_flat_table_name(uint8_t scope)
 
 enum col_kind {
 	K_START,    /* start_realtime_ns of the capture */
+	K_TIME,	    /* the same as UTC text, RFC 3339 to the microsecond */
 	K_HOSTNAME, /* the recorded hostname */
 	K_TID,
 	K_TGID,
@@ -55,6 +58,7 @@ enum col_kind {
 	K_PCOMM,    /* a thread's process's comm */
 	K_TCGROUP,  /* a thread's cgroup path */
 	K_NTHREADS, /* a process's thread count */
+	K_TSTART,   /* a thread's or process's start since boot, ns */
 	K_PCGROUP,  /* a process's cgroup: its main thread's */
 	K_PATH,	    /* a cgroup's own path */
 	K_XTGID,    /* an exited task's tgid, absent when unknown (0) */
@@ -74,41 +78,62 @@ struct col {
 	char *owned;	  /* name, when built here */
 	size_t part;	  /* K_KEY: which part */
 	bool number;	  /* K_KEY: the occurrence of axis none */
+	size_t fi;	  /* K_FIELD, K_MIN, K_MAX: the writer's field */
+	/* Of the snapshot being written: the field, NULL when it has none
+	 * of that name in this table; grouped, its aggregate per group. */
 	const struct ctp_snap_field *f;
-	const struct ctp_agg *agg; /* grouped fields: per group */
+	const struct ctp_agg *agg;
 };
 
-struct flat {
+/* A field column of the writer: the union over the snapshots it saw. */
+struct wfield {
+	char *name;
+	bool range; /* rule range: two columns per group (.min, .max) */
+};
+
+struct ctp_flat_writer {
 	FILE *out;
+	struct ctp_flat_opts o;
+	struct wfield *fields;
+	size_t nfields, fcap;
+	bool started, grouped;
+	struct col *cols;
+	size_t ncols, cap;
+	struct ctp_table *tab;
+};
+
+/* One snapshot's rows being written. */
+struct flat {
+	struct ctp_flat_writer *w;
 	const struct ctp_snap *snap;
 	struct ctp_groups *groups;
 	const struct ctp_flat_opts *o;
 	const struct ctp_snap_table *t, *threads, *procs, *cgroups;
-	struct col *cols;
-	size_t ncols, cap;
 	size_t *order, nrows, shown;
-	struct ctp_table *tab;
+	char when[40]; /* K_TIME */
 };
 
-static bool selected(const struct flat *x, const struct ctp_snap_field *f)
+static bool selected(const struct ctp_flat_opts *o,
+		     const struct ctp_snap_field *f)
 {
-	return !x->o->sel || ctp_readopts_selected(x->o->sel, f->name);
+	return !o->sel || ctp_readopts_selected(o->sel, f->name);
 }
 
-static struct col *add_col(struct flat *x, uint8_t kind, const char *name)
+static struct col *add_col(struct ctp_flat_writer *w, uint8_t kind,
+			   const char *name)
 {
-	struct col *c = &x->cols[x->ncols++];
+	struct col *c = &w->cols[w->ncols++];
 	*c = (struct col){.kind = kind, .name = name};
 	return c;
 }
 
-/* "NAME" + suffix, owned by the column. */
-static int add_named(struct flat *x, uint8_t kind,
-		     const struct ctp_snap_field *f, const char *suffix)
+/* The writer's field i + suffix, owned by the column. */
+static int add_named(struct ctp_flat_writer *w, uint8_t kind, size_t fi,
+		     const char *suffix)
 {
-	struct col *c = add_col(x, kind, NULL);
-	c->f = f;
-	if (asprintf(&c->owned, "%s%s", f->name, suffix) < 0) {
+	struct col *c = add_col(w, kind, NULL);
+	c->fi = fi;
+	if (asprintf(&c->owned, "%s%s", w->fields[fi].name, suffix) < 0) {
 		c->owned = NULL;
 		return -ENOMEM;
 	}
@@ -117,10 +142,11 @@ static int add_named(struct flat *x, uint8_t kind,
 }
 
 /* A group key column: its title lower-cased, "#" as "occurrence". */
-static int add_key(struct flat *x, size_t part)
+static int add_key(struct ctp_flat_writer *w, struct ctp_groups *groups,
+		   size_t part)
 {
-	const char *title = ctp_groups_key_title(x->groups, part);
-	struct col *c = add_col(x, K_KEY, NULL);
+	const char *title = ctp_groups_key_title(groups, part);
+	struct col *c = add_col(w, K_KEY, NULL);
 	c->part = part;
 	c->number = !strcmp(title, "#");
 	c->owned = strdup(c->number ? "occurrence" : title);
@@ -134,77 +160,111 @@ static int add_key(struct flat *x, size_t part)
 }
 
 /* The identity columns of a plain table. */
-static void ident_cols(struct flat *x)
+static void ident_cols(struct ctp_flat_writer *w)
 {
-	switch (x->o->scope) {
+	switch (w->o.scope) {
 	case CTP_SCOPE_THREAD:
-		add_col(x, K_TID, "tid");
-		add_col(x, K_TGID, "tgid");
-		add_col(x, K_COMM, "comm");
-		add_col(x, K_PCOMM, "pcomm");
-		add_col(x, K_TCGROUP, "cgroup");
+		add_col(w, K_TID, "tid");
+		add_col(w, K_TGID, "tgid");
+		add_col(w, K_COMM, "comm");
+		add_col(w, K_PCOMM, "pcomm");
+		add_col(w, K_TCGROUP, "cgroup");
+		if (w->o.capture_cols)
+			add_col(w, K_TSTART, "start_boottime_ns");
 		break;
 	case CTP_SCOPE_PROCESS:
-		add_col(x, K_TGID, "tgid");
-		add_col(x, K_COMM, "comm");
-		add_col(x, K_NTHREADS, "nthreads");
-		add_col(x, K_PCGROUP, "cgroup");
+		add_col(w, K_TGID, "tgid");
+		add_col(w, K_COMM, "comm");
+		add_col(w, K_NTHREADS, "nthreads");
+		add_col(w, K_PCGROUP, "cgroup");
+		if (w->o.capture_cols)
+			add_col(w, K_TSTART, "start_boottime_ns");
 		break;
 	case CTP_SCOPE_CGROUP:
-		add_col(x, K_PATH, "path");
+		add_col(w, K_PATH, "path");
 		break;
 	case CTP_SCOPE_EXITED:
-		add_col(x, K_TID, "tid");
-		add_col(x, K_XTGID, "tgid");
-		add_col(x, K_COMM, "comm");
-		add_col(x, K_EXIT, "exit_boottime_ns");
+		add_col(w, K_TID, "tid");
+		add_col(w, K_XTGID, "tgid");
+		add_col(w, K_COMM, "comm");
+		add_col(w, K_EXIT, "exit_boottime_ns");
 		break;
 	}
 }
 
-/* Every column: capture, identity or key and counts, then the fields. */
-static int build_cols(struct flat *x)
+/* Every column, once, at the first rows written: capture, identity or key
+ * and counts, then the fields (groups: the first snapshot's, whose key
+ * titles are the spec's). */
+static int build_cols(struct ctp_flat_writer *w, struct ctp_groups *groups)
 {
-	const struct ctp_snap_field *fs = ctp_snap_fields(x->snap);
-	size_t nf = ctp_snap_n_fields(x->snap);
-	size_t nk = x->groups ? ctp_groups_n_key(x->groups) : 0;
+	size_t nk = groups ? ctp_groups_n_key(groups) : 0;
 	int r;
 
-	x->cap = 2 + 5 + nk + 3 + 2 * nf;
-	x->cols = calloc(x->cap, sizeof(*x->cols));
-	if (!x->cols)
+	w->grouped = groups != NULL;
+	w->cap = 3 + 6 + nk + 3 + 2 * w->nfields;
+	w->cols = calloc(w->cap, sizeof(*w->cols));
+	if (!w->cols)
 		return -ENOMEM;
-	if (x->o->capture_cols) {
-		add_col(x, K_START, "start_realtime_ns");
-		add_col(x, K_HOSTNAME, "hostname");
+	if (w->o.capture_cols) {
+		add_col(w, K_START, "start_realtime_ns");
+		add_col(w, K_TIME, "capture_time");
+		add_col(w, K_HOSTNAME, "hostname");
 	}
-	if (!x->groups)
-		ident_cols(x);
+	if (!groups)
+		ident_cols(w);
 	for (size_t k = 0; k < nk; k++)
-		if ((r = add_key(x, k)) < 0)
+		if ((r = add_key(w, groups, k)) < 0)
 			return r;
-	if (x->groups) {
-		add_col(x, K_GTHREADS, "threads");
-		add_col(x, K_GPROCS, "processes");
-		add_col(x, K_GCGROUPS, "cgroups");
+	if (groups) {
+		add_col(w, K_GTHREADS, "threads");
+		add_col(w, K_GPROCS, "processes");
+		add_col(w, K_GCGROUPS, "cgroups");
 	}
-	for (size_t i = 0; i < nf; i++) {
-		const struct ctp_snap_field *f = &fs[i];
-		const struct ctp_agg *agg = NULL;
-		if (f->scope != x->o->scope || !selected(x, f))
-			continue;
-		if (x->groups &&
-		    (r = ctp_groups_aggregate(x->groups, f, &agg)) < 0)
-			return r;
-		if (x->groups && f->rule == CTP_RULE_RANGE) {
-			if ((r = add_named(x, K_MIN, f, ".min")) < 0 ||
-			    (r = add_named(x, K_MAX, f, ".max")) < 0)
+	for (size_t i = 0; i < w->nfields; i++) {
+		if (groups && w->fields[i].range) {
+			if ((r = add_named(w, K_MIN, i, ".min")) < 0 ||
+			    (r = add_named(w, K_MAX, i, ".max")) < 0)
 				return r;
-			x->cols[x->ncols - 2].agg = agg;
 		} else {
-			add_col(x, K_FIELD, f->name)->f = f;
+			add_col(w, K_FIELD, w->fields[i].name)->fi = i;
 		}
-		x->cols[x->ncols - 1].agg = agg;
+	}
+	return 0;
+}
+
+/* The writer's field of this name, or nfields. */
+static size_t wfield_find(const struct ctp_flat_writer *w, const char *name)
+{
+	size_t i = 0;
+	while (i < w->nfields && strcmp(w->fields[i].name, name) != 0)
+		i++;
+	return i;
+}
+
+/* Each field column's field in x's snapshot (NULL: absent there: none of
+ * the name in this table, or of another rule than the column's) and its
+ * aggregate per group. */
+static int resolve_cols(struct flat *x)
+{
+	struct ctp_flat_writer *w = x->w;
+	int r;
+	for (size_t c = 0; c < w->ncols; c++) {
+		struct col *col = &w->cols[c];
+		const struct ctp_snap_field *f;
+		col->f = NULL;
+		col->agg = NULL;
+		if (col->kind != K_FIELD && col->kind != K_MIN &&
+		    col->kind != K_MAX)
+			continue;
+		f = ctp_snap_field_find(x->snap, w->fields[col->fi].name);
+		if (!f || f->scope != w->o.scope ||
+		    (x->groups &&
+		     (f->rule == CTP_RULE_RANGE) != (col->kind != K_FIELD)))
+			continue;
+		col->f = f;
+		if (x->groups &&
+		    (r = ctp_groups_aggregate(x->groups, f, &col->agg)) < 0)
+			return r;
 	}
 	return 0;
 }
@@ -260,6 +320,10 @@ static struct ctp_value ident_value(const struct flat *x, const struct col *c,
 				       : v_bytes(NULL, 0);
 	case K_TCGROUP:
 		return v_cgroup(x, t->cgroup[row]);
+	case K_TSTART: {
+		uint64_t ns = ctp_ident_task_start(x->snap, x->o->scope, row);
+		return ns == CTP_IDENT_UNKNOWN ? v_bytes(NULL, 0) : v_u64(ns);
+	}
 	case K_PCOMM:
 		r = ctp_snap_row(x->procs, t->tgid[row], 0);
 		return r < 0 ? v_bytes(NULL, 0)
@@ -294,7 +358,7 @@ static struct ctp_value group_value(const struct flat *x, const struct col *c,
 	case K_GCGROUPS:
 		return v_u64(g->n_cgroups);
 	}
-	if (!a || a->unknown || a->saturated)
+	if (!c->f || !a || a->unknown || a->saturated)
 		return v_bytes(NULL, 0);
 	return c->kind == K_MAX ? a->hi : a->v;
 }
@@ -307,13 +371,16 @@ static struct ctp_value cell(const struct flat *x, const struct col *c,
 
 	if (c->kind == K_START)
 		return v_u64(h->start_realtime_ns);
+	if (c->kind == K_TIME)
+		return v_bytes(x->when, strlen(x->when));
 	if (c->kind == K_HOSTNAME)
 		return v_bytes(h->hostname,
 			       h->hostname ? strlen(h->hostname) : 0);
 	if (x->groups)
 		return group_value(x, c, row);
 	if (c->kind == K_FIELD)
-		return ctp_snap_value(x->snap, c->f, row);
+		return c->f ? ctp_snap_value(x->snap, c->f, row)
+			    : v_bytes(NULL, 0);
 	return ident_value(x, c, row);
 }
 
@@ -404,8 +471,8 @@ static int make_order(struct flat *x, char *err, size_t errlen)
 
 /* ---- The table ---- */
 
-static int check_opts(const struct ctp_snap *snap, struct ctp_groups *groups,
-		      const struct ctp_flat_opts *o, char *err, size_t errlen)
+/* Format and table (the writer's, once). */
+static int check_format(const struct ctp_flat_opts *o, char *err, size_t errlen)
 {
 	if (o->format < CTP_FLAT_CSV || o->format > CTP_FLAT_NDJSON) {
 		snprintf(err, errlen, "unknown output format %u", o->format);
@@ -415,6 +482,13 @@ static int check_opts(const struct ctp_snap *snap, struct ctp_groups *groups,
 		snprintf(err, errlen, "unknown table %u", o->scope);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/* The groups asked with the table (each snapshot's). */
+static int check_groups(const struct ctp_snap *snap, struct ctp_groups *groups,
+			const struct ctp_flat_opts *o, char *err, size_t errlen)
+{
 	if (groups && o->scope == CTP_SCOPE_HOST) {
 		snprintf(err, errlen,
 			 "the host table has one row: it is not grouped");
@@ -433,60 +507,179 @@ static int check_opts(const struct ctp_snap *snap, struct ctp_groups *groups,
 	return 0;
 }
 
-/* The shown rows through a table streamed to x->out in the format asked. */
-static int write_rows(struct flat *x)
+/* The table streamed to the output, its header now. */
+static int start(struct ctp_flat_writer *w, struct ctp_groups *groups)
 {
-	int r = 0;
-	if (!(x->tab = ctp_table_new(CTP_TABLE_GRID)))
-		return -ENOMEM;
-	for (size_t c = 0; c < x->ncols && r >= 0; c++)
-		r = ctp_table_add_col(x->tab, x->cols[c].name, 0);
+	int r = build_cols(w, groups);
 	if (r < 0)
 		return r;
-	ctp_table_stream(x->tab, x->out, (enum ctp_table_format)x->o->format);
+	if (!(w->tab = ctp_table_new(CTP_TABLE_GRID)))
+		return -ENOMEM;
+	for (size_t c = 0; c < w->ncols && r >= 0; c++)
+		r = ctp_table_add_col(w->tab, w->cols[c].name, 0);
+	if (r < 0)
+		return r;
+	ctp_table_stream(w->tab, w->out, (enum ctp_table_format)w->o.format);
+	w->started = true;
+	return 0;
+}
+
+/* The shown rows of x through the writer's table. */
+static int write_rows(struct flat *x)
+{
+	struct ctp_flat_writer *w = x->w;
+	int r = 0;
 	for (size_t i = 0; i < x->shown && r >= 0; i++) {
-		if (!x->ncols)
-			r = ctp_table_absent(x->tab); /* an empty row */
-		for (size_t c = 0; c < x->ncols && r >= 0; c++) {
-			struct ctp_value v = cell(x, &x->cols[c], x->order[i]);
-			r = ctp_table_value(x->tab, &v);
+		if (!w->ncols)
+			r = ctp_table_absent(w->tab); /* an empty row */
+		for (size_t c = 0; c < w->ncols && r >= 0; c++) {
+			struct ctp_value v = cell(x, &w->cols[c], x->order[i]);
+			r = ctp_table_value(w->tab, &v);
 		}
 	}
-	return r < 0 ? r : ctp_table_end(x->tab);
+	if (r == 0 && ferror(w->out))
+		r = -EIO;
+	return r;
+}
+
+/* The capture's start as RFC 3339 UTC text to the microsecond (what
+ * sqlite's date functions and DuckDB's TIMESTAMP read). */
+static void capture_time(uint64_t ns, char *out, size_t n)
+{
+	time_t t = (time_t)(ns / 1000000000u);
+	struct tm tm;
+	char day[32] = "";
+	if (gmtime_r(&t, &tm))
+		strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(out, n, "%s.%06uZ", day, (unsigned)(ns % 1000000000u / 1000u));
+}
+
+static void say_error(int r, char *err, size_t errlen)
+{
+	if (r == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	else if (r == -EIO)
+		snprintf(err, errlen, "writing output failed");
+}
+
+int ctp_flat_writer_new(FILE *out, const struct ctp_flat_opts *o,
+			struct ctp_flat_writer **ret, char *err, size_t errlen)
+{
+	struct ctp_flat_writer *w;
+	int r = check_format(o, err, errlen);
+	if (r < 0)
+		return r;
+	if (!(w = calloc(1, sizeof(*w)))) {
+		say_error(-ENOMEM, err, errlen);
+		return -ENOMEM;
+	}
+	w->out = out;
+	w->o = *o;
+	*ret = w;
+	return 0;
+}
+
+int ctp_flat_writer_cols(struct ctp_flat_writer *w, const struct ctp_snap *snap)
+{
+	const struct ctp_snap_field *fs = ctp_snap_fields(snap);
+	size_t nf = ctp_snap_n_fields(snap);
+	if (w->started)
+		return -EINVAL;
+	for (size_t i = 0; i < nf; i++) {
+		const struct ctp_snap_field *f = &fs[i];
+		if (f->scope != w->o.scope || !selected(&w->o, f) ||
+		    wfield_find(w, f->name) < w->nfields)
+			continue;
+		if (w->nfields == w->fcap) {
+			size_t cap = w->fcap ? 2 * w->fcap : 64;
+			struct wfield *nv =
+				realloc(w->fields, cap * sizeof(*nv));
+			if (!nv)
+				return -ENOMEM;
+			w->fields = nv;
+			w->fcap = cap;
+		}
+		w->fields[w->nfields] = (struct wfield){
+			.name = strdup(f->name),
+			.range = f->rule == CTP_RULE_RANGE,
+		};
+		if (!w->fields[w->nfields].name)
+			return -ENOMEM;
+		w->nfields++;
+	}
+	return 0;
+}
+
+int ctp_flat_writer_rows(struct ctp_flat_writer *w, const struct ctp_snap *snap,
+			 struct ctp_groups *groups, char *err, size_t errlen)
+{
+	struct flat x = {
+		.w = w,
+		.snap = snap,
+		.groups = groups,
+		.o = &w->o,
+		.threads = ctp_snap_table(snap, CTP_SCOPE_THREAD),
+		.procs = ctp_snap_table(snap, CTP_SCOPE_PROCESS),
+		.cgroups = ctp_snap_table(snap, CTP_SCOPE_CGROUP),
+	};
+	int r = check_groups(snap, groups, &w->o, err, errlen);
+
+	if (r < 0)
+		return r;
+	if (w->started && w->grouped != (groups != NULL)) {
+		snprintf(err, errlen, "grouped and plain rows in one table");
+		return -EINVAL;
+	}
+	capture_time(ctp_snap_header(snap)->start_realtime_ns, x.when,
+		     sizeof(x.when));
+	x.t = ctp_snap_table(snap, w->o.scope);
+	x.nrows = groups ? ctp_groups_count(groups) : x.t->rows;
+	/* The order first: a bad --sort writes nothing, not even the
+	 * header. */
+	if ((r = make_order(&x, err, errlen)) < 0 ||
+	    (!w->started && (r = start(w, groups)) < 0) ||
+	    (r = resolve_cols(&x)) < 0)
+		goto out;
+	r = write_rows(&x);
+out:
+	say_error(r, err, errlen);
+	free(x.order);
+	return r;
+}
+
+int ctp_flat_writer_end(struct ctp_flat_writer *w, char *err, size_t errlen)
+{
+	int r = w->started ? ctp_table_end(w->tab) : 0;
+	say_error(r, err, errlen);
+	return r;
+}
+
+void ctp_flat_writer_free(struct ctp_flat_writer *w)
+{
+	if (!w)
+		return;
+	for (size_t c = 0; c < w->ncols; c++)
+		free(w->cols[c].owned);
+	free(w->cols);
+	for (size_t i = 0; i < w->nfields; i++)
+		free(w->fields[i].name);
+	free(w->fields);
+	ctp_table_free(w->tab);
+	free(w);
 }
 
 int ctp_flat_write(FILE *out, const struct ctp_snap *snap,
 		   struct ctp_groups *groups, const struct ctp_flat_opts *o,
 		   char *err, size_t errlen)
 {
-	struct flat x = {
-		.out = out,
-		.snap = snap,
-		.groups = groups,
-		.o = o,
-		.threads = ctp_snap_table(snap, CTP_SCOPE_THREAD),
-		.procs = ctp_snap_table(snap, CTP_SCOPE_PROCESS),
-		.cgroups = ctp_snap_table(snap, CTP_SCOPE_CGROUP),
-	};
-	int r = check_opts(snap, groups, o, err, errlen);
-
-	if (r < 0)
-		return r;
-	x.t = ctp_snap_table(snap, o->scope);
-	x.nrows = groups ? ctp_groups_count(groups) : x.t->rows;
-	if ((r = build_cols(&x)) < 0 || (r = make_order(&x, err, errlen)) < 0)
-		goto out;
-	if ((r = write_rows(&x)) < 0)
-		goto out;
-out:
-	if (r == -ENOMEM)
-		snprintf(err, errlen, "out of memory");
-	else if (r == -EIO)
-		snprintf(err, errlen, "writing output failed");
-	for (size_t c = 0; c < x.ncols; c++)
-		free(x.cols[c].owned);
-	free(x.cols);
-	free(x.order);
-	ctp_table_free(x.tab);
+	struct ctp_flat_writer *w = NULL;
+	int r = ctp_flat_writer_new(out, o, &w, err, errlen);
+	if (r == 0 && (r = ctp_flat_writer_cols(w, snap)) < 0)
+		say_error(r, err, errlen);
+	if (r == 0)
+		r = ctp_flat_writer_rows(w, snap, groups, err, errlen);
+	if (r == 0)
+		r = ctp_flat_writer_end(w, err, errlen);
+	ctp_flat_writer_free(w);
 	return r;
 }

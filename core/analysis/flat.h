@@ -2,10 +2,10 @@
 /*
  * Flat, typed rows of one snapshot table for programs (docs/GROUPING.md
  * "Machine-readable tables"): `show --format csv|json|ndjson` now, `export
- * --format csv|ndjson` later (issue 16). One row per thread, process,
- * cgroup, the host, or per group of a struct ctp_groups; identity columns
- * first, then one column per selected field in registration order, derived
- * fields computed as the reader computes them (ctp_snap_value,
+ * --format csv|ndjson`, one snapshot or a recording's files. One row per
+ * thread, process, cgroup, the host, or per group of a struct ctp_groups;
+ * identity columns first, then one column per selected field in registration
+ * order, derived fields computed as the reader computes them (ctp_snap_value,
  * ctp_groups_aggregate). Private to the core.
  *
  * Values are exact: integers in the field's own unit, cpusets in the
@@ -40,8 +40,12 @@ struct ctp_flat_opts {
 	/* --fields, --sort and --limit; NULL: every field, file (or key)
 	 * order, every row. */
 	const struct ctp_readopts *sel;
-	/* Lead every row with start_realtime_ns and hostname (absent when
-	 * the snapshot did not record it), for files of many captures. */
+	/* For files of many captures: lead every row with the capture's
+	 * start, start_realtime_ns and capture_time (the same as UTC text,
+	 * "2026-11-27T06:28:09.979123Z"), and hostname (absent when the
+	 * snapshot did not record it); a thread's or process's identity
+	 * columns end with start_boottime_ns (absent when unknown), so
+	 * (tgid, tid, start) tells a task from a later one of its ids. */
 	bool capture_cols;
 };
 
@@ -62,5 +66,36 @@ const char *ctp_flat_table_name(uint8_t scope);
 int ctp_flat_write(FILE *out, const struct ctp_snap *snap,
 		   struct ctp_groups *groups, const struct ctp_flat_opts *o,
 		   char *err, size_t errlen);
+
+/*
+ * The rows of many snapshots (a recording's files, oldest first) as one
+ * table: one header, the union of their field columns, each field column
+ * absent (an empty cell, null) in the rows of a snapshot without it.
+ * Streamed: a snapshot's rows are written when it is handed over, so the
+ * caller holds one snapshot at a time. Use: new; cols over every snapshot
+ * (the union, in the order fields first appear); rows over each; end;
+ * free. ctp_flat_write is this over one snapshot.
+ */
+struct ctp_flat_writer;
+/* A writer to out with o's format, table, selection and capture columns
+ * (o copied; o->sel borrowed). 0 and *ret, or -EINVAL (a bad format or
+ * table) or -ENOMEM with a message in err. */
+int ctp_flat_writer_new(FILE *out, const struct ctp_flat_opts *o,
+			struct ctp_flat_writer **ret, char *err, size_t errlen);
+/* Add snap's fields of the table that o->sel selects and the writer has
+ * not yet. Before the first rows: 0, -EINVAL after, -ENOMEM. */
+int ctp_flat_writer_cols(struct ctp_flat_writer *w,
+			 const struct ctp_snap *snap);
+/* snap's rows (or, with groups built from snap, one per group: grouped
+ * in every call or in none), sorted and limited per snapshot as o->sel
+ * asks; the header before the first. Returns 0; -EINVAL with a message
+ * (as ctp_flat_write's); -ENOMEM; -EIO when out reported an error. */
+int ctp_flat_writer_rows(struct ctp_flat_writer *w, const struct ctp_snap *snap,
+			 struct ctp_groups *groups, char *err, size_t errlen);
+/* The end of the output (JSON's closing bracket; nothing when no rows
+ * were ever written). 0, -ENOMEM (a cell failed) or -EIO. */
+int ctp_flat_writer_end(struct ctp_flat_writer *w, char *err, size_t errlen);
+/* NULL is fine. */
+void ctp_flat_writer_free(struct ctp_flat_writer *w);
 
 #endif

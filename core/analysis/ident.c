@@ -239,6 +239,19 @@ static int task_intervals(struct ctp_ident *id,
 	return 0;
 }
 
+uint64_t ctp_ident_task_start(const struct ctp_snap *s, uint8_t scope, size_t r)
+{
+	const struct ctp_snap_field *f = ctp_snap_start_field(s, scope);
+	const struct ctp_snap_table *t = ctp_snap_table(s, scope);
+	if (scope != CTP_SCOPE_PROCESS || f)
+		return start_of(s, f, r);
+	long lr = ctp_snap_row(ctp_snap_table(s, CTP_SCOPE_THREAD), t->tgid[r],
+			       t->tgid[r]);
+	return lr < 0 ? CTP_IDENT_UNKNOWN
+		      : start_of(s, ctp_snap_start_field(s, CTP_SCOPE_THREAD),
+				 (size_t)lr);
+}
+
 uint64_t ctp_ident_exited_start(const struct ctp_snap *s, size_t r)
 {
 	const struct ctp_snap_table *x = ctp_snap_table(s, CTP_SCOPE_EXITED);

@@ -70,6 +70,13 @@ double ctp_ident_interval(const struct ctp_snap *const snap[2],
 double ctp_ident_task_interval(const struct ctp_ident *id, uint8_t scope,
 			       size_t row);
 
+/* When the thread of row r of s's threads table (scope THREAD), or the
+ * process of row r of its processes table (PROCESS) started, ns since
+ * boot: its start field (role "start_time"); a process without one of its
+ * own takes its leader thread's. CTP_IDENT_UNKNOWN when unknown. */
+uint64_t ctp_ident_task_start(const struct ctp_snap *s, uint8_t scope,
+			      size_t r);
+
 /* When the task of row r of snapshot s's exited table started, ns since
  * boot: its exit time less its field of role "elapsed" (FORMAT.md §4), a
  * little late by how late the plugin stamped the exit;
