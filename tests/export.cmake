@@ -25,3 +25,10 @@ add_dependencies(test_service ctprof-core plugin-procfs-stat
 add_test(NAME test_service_soak COMMAND test_service --soak)
 set_tests_properties(test_service_soak PROPERTIES LABELS soak TIMEOUT 900
                      SKIP_RETURN_CODE 77)
+
+# `export DIR --format csv|ndjson` (core/cli/export.c over recdir.c's walk
+# and flat.c's writer): hand-built recordings whose files differ in their
+# fields, with a corrupt file in the middle, cut by --from/--to; then a live
+# recording by `record` of a process the test grows, queried in sqlite3.
+ctp_add_test(test_export_rec test_export_rec.c snapbuild.c e2e_util.c LIBS ctpcore)
+add_dependencies(test_export_rec ctprof-core plugin-procfs-stat plugin-smaps)

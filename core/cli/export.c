@@ -21,6 +21,7 @@
 #include "outfile.h"
 #include "readcli.h"
 #include "recdir.h"
+#include "render.h"
 #include "view.h"
 
 #define PROG	    "ctprof-core export"
@@ -34,6 +35,8 @@ static const char *const formats[] = {"openmetrics", "prometheus", "csv",
 struct opts {
 	struct ctp_readopts r;
 	const char *path, *out, *textfile, *view, *table;
+	const char *from, *to; /* a recording's files (csv, ndjson) */
+	bool recording;	       /* path is a recording's directory */
 	int format;
 	bool format_set;
 	bool quiet; /* no line on stderr (record's textfile) */
@@ -44,10 +47,12 @@ struct opts {
 static void usage(FILE *f)
 {
 	fputs("Usage: ctprof-core export FILE|DIR [--format FORMAT] [-o OUT]\n"
-	      "                          [--group-by AXES] [--view NAME | "
-	      "--fields GLOBS]\n"
-	      "                          [--top N] [--table TABLE] "
-	      "[--textfile DIR]\n"
+	      "                          [--from T] [--to T] [--group-by "
+	      "AXES]\n"
+	      "                          [--view NAME | --fields GLOBS] [--top "
+	      "N]"
+	      "\n"
+	      "                          [--table TABLE] [--textfile DIR]\n"
 	      "\n"
 	      "  --format F      openmetrics (default), prometheus (text "
 	      "0.0.4), csv, ndjson\n"
@@ -67,8 +72,16 @@ static void usage(FILE *f)
 	      "                  (default 50, 0 for all)\n"
 	      "  --table TABLE   csv/ndjson: threads (default), processes, "
 	      "cgroups, host, exited\n"
-	      "A recording's directory exports its latest file. docs/EXPORT.md "
-	      "has the names,\nunits and labels.\n",
+	      "  --from T, --to T  csv/ndjson of a DIR: its files from the one "
+	      "at or before T\n"
+	      "                  to the one at or before T (as compare picks "
+	      "them; latest,\n"
+	      "                  -10m, YYYY-mm-ddTHH:MM[:SS], HH:MM[:SS])\n"
+	      "A recording's directory: csv and ndjson have the rows of every "
+	      "file (or\n--from to --to; --from latest: the latest only), one "
+	      "row per task per capture\nwith its capture_time; metrics are of "
+	      "its latest file. docs/EXPORT.md has the\nnames, units and "
+	      "labels.\n",
 	      f);
 }
 
@@ -116,6 +129,12 @@ static int own_option(void *ctx, int c, const char *arg)
 	case 'b':
 		o->table = arg;
 		return -1;
+	case 'F':
+		o->from = arg;
+		return -1;
+	case 'U':
+		o->to = arg;
+		return -1;
 	case 'h':
 		usage(stdout);
 		return CTP_EXIT_OK;
@@ -136,6 +155,13 @@ static int conflicts(struct opts *o)
 		bad = "--view and --fields: one selection";
 	else if (o->table && !flat)
 		bad = "--table is for --format csv or ndjson";
+	else if ((o->from || o->to) && !o->recording)
+		bad = "--from and --to pick files of a recording: give its "
+		      "directory";
+	else if ((o->from || o->to) && !flat)
+		bad = "--from and --to are for --format csv or ndjson (the "
+		      "metrics of a recording's directory are of its latest "
+		      "file)";
 	if (bad) {
 		fprintf(stderr, PROG ": %s\n", bad);
 		return ctp_readcli_try_help("export");
@@ -164,6 +190,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{"view", required_argument, NULL, 'v'},
 		{"top", required_argument, NULL, 't'},
 		{"table", required_argument, NULL, 'b'},
+		{"from", required_argument, NULL, 'F'},
+		{"to", required_argument, NULL, 'U'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -179,6 +207,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	if (rc >= 0)
 		return rc;
 	o->path = argv[optind];
+	o->recording = ctp_recdir_is(o->path);
 	return conflicts(o);
 }
 
@@ -268,7 +297,88 @@ static int metrics(FILE *out, const struct ctp_snap *snap, struct opts *o,
 	return r;
 }
 
-/* The flat rows of snap to out. */
+/* A walk over a recording's files into a flat writer. */
+struct walk {
+	struct opts *o;
+	struct ctp_flat_writer *w;
+	char *err;
+	size_t errlen;
+	int64_t first, last; /* the capture times of the files written */
+};
+
+static int walk_cols(const struct ctp_snap *snap,
+		     const struct ctp_recdir_file *file, void *arg)
+{
+	struct walk *k = arg;
+	(void)file;
+	int r = ctp_flat_writer_cols(k->w, snap);
+	if (r < 0)
+		snprintf(k->err, k->errlen, "%s", strerror(-r));
+	return r;
+}
+
+static int walk_rows(const struct ctp_snap *snap,
+		     const struct ctp_recdir_file *file, void *arg)
+{
+	struct walk *k = arg;
+	struct ctp_groups *g = NULL;
+	char err[768];
+	int r = ctp_readopts_given(&k->o->r, CTP_READOPT_GROUP_BY)
+			? ctp_groups_new(snap, &k->o->r.spec, &g, err,
+					 sizeof(err))
+			: 0;
+	if (r == 0)
+		r = ctp_flat_writer_rows(k->w, snap, g, err, sizeof(err));
+	ctp_groups_free(g);
+	if (r < 0)
+		snprintf(k->err, k->errlen, "%s: %s", file->name, err);
+	if (r == 0 && !k->first)
+		k->first = file->t;
+	k->last = file->t;
+	return r;
+}
+
+/*
+ * The flat rows of every file of the recording o->path from --from to
+ * --to, oldest first, as one table: a first walk gathers the union of the
+ * files' columns, a second writes each file's rows (one snapshot held at a
+ * time). Files that are not readable snapshots are skipped and counted.
+ */
+static int recording_rows(FILE *out, struct opts *o,
+			  const struct ctp_flat_opts *fo, char *err,
+			  size_t errlen)
+{
+	struct ctp_recdir_skips skips = {0};
+	struct ctp_recdir_files files;
+	struct walk k = {.o = o, .err = err, .errlen = errlen};
+	int n = ctp_recdir_files_open(o->path, o->from, o->to, &skips, &files,
+				      err, errlen);
+	if (n == 0)
+		n = ctp_flat_writer_new(out, fo, &k.w, err, errlen);
+	if (n == 0)
+		n = ctp_recdir_walk(&files, o->r.cap, &skips, walk_cols, &k);
+	if (n >= 0)
+		n = ctp_recdir_walk(&files, o->r.cap, &skips, walk_rows, &k);
+	if (n > 0)
+		n = ctp_flat_writer_end(k.w, err, errlen) < 0 ? -EIO : n;
+	ctp_recdir_warn_skips(stderr, PROG, o->path, &skips);
+	if (n == 0)
+		snprintf(err, errlen,
+			 "%s: no readable snapshot of a recording%s", o->path,
+			 o->from || o->to ? " between --from and --to" : "");
+	if (n > 0 && ctp_verbosity >= 0) {
+		char a[64], b[64];
+		ctp_render_time((uint64_t)k.first, a, sizeof(a));
+		ctp_render_time((uint64_t)k.last, b, sizeof(b));
+		fprintf(stderr, PROG ": %s: %d file%s, %s to %s\n", o->path, n,
+			n == 1 ? "" : "s", a, b);
+	}
+	ctp_flat_writer_free(k.w);
+	ctp_recdir_files_done(&files);
+	return n > 0 ? 0 : n == 0 ? -ENOENT : n;
+}
+
+/* The flat rows of snap to out; snap NULL: of the recording o->path. */
 static int rows(FILE *out, const struct ctp_snap *snap, struct opts *o,
 		char *err, size_t errlen)
 {
@@ -281,15 +391,17 @@ static int rows(FILE *out, const struct ctp_snap *snap, struct opts *o,
 			 o->table);
 		return -EINVAL;
 	}
-	int r = ctp_readopts_given(&o->r, CTP_READOPT_GROUP_BY)
-			? ctp_groups_new(snap, &o->r.spec, &g, err, errlen)
-			: 0;
 	struct ctp_flat_opts fo = {
 		.format = o->format == F_CSV ? CTP_FLAT_CSV : CTP_FLAT_NDJSON,
 		.scope = (uint8_t)scope,
 		.sel = &o->r,
 		.capture_cols = true,
 	};
+	if (!snap)
+		return recording_rows(out, o, &fo, err, errlen);
+	int r = ctp_readopts_given(&o->r, CTP_READOPT_GROUP_BY)
+			? ctp_groups_new(snap, &o->r.spec, &g, err, errlen)
+			: 0;
 	if (r == 0)
 		r = ctp_flat_write(out, snap, g, &fo, err, errlen);
 	ctp_groups_free(g);
@@ -381,14 +493,17 @@ int ctp_cmd_export(int argc, char **argv)
 		ctp_readopts_done(&o.r);
 		return rc;
 	}
-	rc = latest_of(&o);
+	/* csv and ndjson of a recording: every file (flat rows of each);
+	 * metrics: its latest. */
+	bool whole = o.recording && (o.format == F_CSV || o.format == F_NDJSON);
+	rc = whole ? 0 : latest_of(&o);
 	if (rc == 0 &&
 	    ctp_view_find(o.view ? o.view : "top", &v, err, sizeof(err)) < 0 &&
 	    o.view) {
 		fprintf(stderr, PROG ": %s\n", err);
 		rc = CTP_EXIT_USAGE;
 	}
-	if (rc == 0 &&
+	if (rc == 0 && !whole &&
 	    ctp_snap_open(o.path, o.r.cap, &snap, err, sizeof(err)) < 0) {
 		fprintf(stderr, PROG ": %s\n", err);
 		rc = CTP_EXIT_FAILURE;
