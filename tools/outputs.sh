@@ -170,6 +170,13 @@ run 80 export "$rec" --format openmetrics --top 3
 
 # check-config on the shipped config: the effective plugin set.
 run 80 check-config "$cfg" --as-host some-host
+
+# export of a whole recording (after the rest, so their numbers stay): one
+# header, rows of every file in capture order; --from/--to pick files as
+# compare does.
+run 80 export "$rec" --format csv --table processes --fields 'smaps.rss,procfs.process.utime'
+run 80 export "$rec" --format ndjson --table host --fields 'host.mem.total,host.self.*' \
+	--from 2026-11-27T06:28:08 --to 2026-11-27T06:28:10
 rm -f "$out/.stderr" "$out/.stdout"
 
 case $mode in
