@@ -32,3 +32,10 @@ set_tests_properties(test_service_soak PROPERTIES LABELS soak TIMEOUT 900
 # recording by `record` of a process the test grows, queried in sqlite3.
 ctp_add_test(test_export_rec test_export_rec.c snapbuild.c e2e_util.c LIBS ctpcore)
 add_dependencies(test_export_rec ctprof-core plugin-procfs-stat plugin-smaps)
+
+# The stale-textfile alert of docs/EXPORT.md (tests/prometheus/): promtool's
+# rule unit test evaluates it over a file refreshed, then left alone.
+add_test(NAME promtool_stale_rules
+         COMMAND sh -c "command -v promtool >/dev/null || { echo 'skip: no promtool (Debian prometheus)'; exit 77; }; exec promtool test rules \"$1\"" sh
+                 ${CMAKE_CURRENT_SOURCE_DIR}/prometheus/ctprof_stale.test.yml)
+set_tests_properties(promtool_stale_rules PROPERTIES SKIP_RETURN_CODE 77)

@@ -306,6 +306,55 @@ static void test_from_to(void **state)
 	free(out);
 }
 
+/* A one-shot textfile: its capture time as a gauge (what the alert of
+ * tests/prometheus/ctprof_stale.rules.yml reads), and a note on stderr
+ * that nothing will refresh it; record --textfile, which does, says
+ * nothing of it. */
+static void test_textfile_stale(void **state)
+{
+	char *out, *err, path[PATH_MAX];
+	size_t len;
+	(void)state;
+	assert_int_equal(mkdir("s", 0755), 0);
+	write_file("s", 20, B(X_RSS), 1000, 500, 0, 0);
+	assert_int_equal(mkdir("tf", 0755), 0);
+	assert_int_equal(run(NULL, &err, "s", "--textfile", "tf", NULL), 0);
+	if (!strstr(err, "tf/ctprof.prom is of this one capture and will not "
+			 "be refreshed: `ctprof-core record --textfile tf` "
+			 "keeps it current"))
+		fail_msg("stderr: %s", err);
+	free(err);
+	assert_int_equal(e2e_read_file("tf/ctprof.prom", &out, &len), 0);
+	assert_non_null(strstr(out, "\nctprof_capture_timestamp_seconds "
+				    "1700000020\n"));
+	free(out);
+	/* The alert's metric is the one written. */
+	snprintf(path, sizeof(path),
+		 "%s/tests/prometheus/ctprof_stale.rules.yml",
+		 CTP_TEST_SOURCE_DIR);
+	assert_int_equal(e2e_read_file(path, &out, &len), 0);
+	assert_non_null(strstr(
+		out,
+		"expr: time() - ctprof_capture_timestamp_seconds > 300\n"));
+	free(out);
+	/* record --textfile refreshes it: no note. */
+	char yaml[2 * PATH_MAX];
+	int n = snprintf(yaml, sizeof(yaml),
+			 "plugin_dirs: [\"%s\"]\n"
+			 "roots: {proc: \"%s/proc\", sys: \"%s/sys\"}\n"
+			 "plugins:\n  procfs-stat: {}\n",
+			 CTP_TEST_PLUGIN_DIR, CTP_TEST_FIXTURES,
+			 CTP_TEST_FIXTURES);
+	assert_true(n > 0 && (size_t)n < sizeof(yaml));
+	assert_int_equal(e2e_write_file("fx.yaml", yaml, (size_t)n), 0);
+	const char *rec[] = {"record",	"--config", "fx.yaml",	  "-o", "rt",
+			     "--count", "1",	    "--textfile", "tf", NULL};
+	assert_int_equal(e2e_run(rec, NULL, "err.txt"), 0);
+	assert_int_equal(e2e_read_file("err.txt", &err, &len), 0);
+	assert_null(strstr(err, "will not be refreshed"));
+	free(err);
+}
+
 /* ---- A live recording in which one process grows ---- */
 
 /* A child holding `mib` MiB touched, growing to each next size asked on
@@ -430,14 +479,16 @@ static void test_growth_sqlite(void **state)
 	/* It touched 56 MiB more; smaps counts what is resident. */
 	assert_true(grew >= 56ull << 20 && grew < 60ull << 20);
 	/* EXPORT.md's query: first to last capture, by window. */
-	sqlite("SELECT DISTINCT tgid, last_value(rss) OVER w - "
-	       "first_value(rss) OVER w AS grew FROM (SELECT tgid, "
-	       "start_boottime_ns AS st, start_realtime_ns AS t, "
+	sqlite("SELECT DISTINCT tgid, last_value(comm) OVER w AS comm, "
+	       "last_value(rss) OVER w - first_value(rss) OVER w AS grew "
+	       "FROM (SELECT tgid, comm, start_boottime_ns AS st, "
+	       "start_realtime_ns AS t, "
 	       "CAST(\\\"smaps.rss\\\" AS INTEGER) AS rss FROM p) WINDOW w AS "
 	       "(PARTITION BY tgid, st ORDER BY t ROWS BETWEEN UNBOUNDED "
 	       "PRECEDING AND UNBOUNDED FOLLOWING) ORDER BY grew DESC LIMIT 1",
 	       ans, sizeof(ans));
-	snprintf(want, sizeof(want), "%d,%" PRIu64 "\n", (int)grow, grew);
+	snprintf(want, sizeof(want), "%d,test_export_rec,%" PRIu64 "\n",
+		 (int)grow, grew);
 	assert_string_equal(ans, want);
 	/* Every row has its capture_time, one per file. */
 	sqlite("SELECT count(DISTINCT capture_time), count(DISTINCT "
@@ -481,6 +532,7 @@ int main(void)
 		cmocka_unit_test(test_union),
 		cmocka_unit_test(test_corrupt_middle),
 		cmocka_unit_test(test_from_to),
+		cmocka_unit_test(test_textfile_stale),
 		cmocka_unit_test(test_growth_sqlite),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

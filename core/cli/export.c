@@ -60,7 +60,9 @@ static void usage(FILE *f)
 	      "stdout)\n"
 	      "  --textfile DIR  write DIR/" TEXTFILE " in the Prometheus "
 	      "text format for\n"
-	      "                  node_exporter's textfile collector\n"
+	      "                  node_exporter's textfile collector, once "
+	      "(record --textfile\n"
+	      "                  keeps it fresh)\n"
 	      "  --group-by AXES metrics' groups (default pcomm); csv/ndjson: "
 	      "one row per group\n"
 	      "  --view NAME     the fields of a view's columns, ranked by its "
@@ -442,6 +444,14 @@ static int run(struct opts *o, const struct ctp_snap *snap,
 		}
 	}
 	ctp_outfile_close(&t);
+	if (r == 0 && o->textfile && !o->quiet && ctp_verbosity >= 0)
+		fprintf(stderr,
+			PROG ": note: %s is of this one capture and will not "
+			     "be refreshed: `ctprof-core record --textfile %s` "
+			     "keeps it current (alert on "
+			     "ctprof_capture_timestamp_seconds, "
+			     "docs/EXPORT.md)\n",
+			o->textpath, o->textfile);
 	if (r == 0)
 		return CTP_EXIT_OK;
 	fprintf(stderr, PROG ": %s\n", err);
