@@ -2,18 +2,23 @@
 /*
  * The plugin toolkit's own contract (include/ctprof/plugin-util.h):
  * ctp_attach against cores of another ABI, too old, or refusing a handle or
- * a counter; a task's declared and lazy files; ctp_kv_u64 on status text.
+ * a counter; a task's declared and lazy files; ctp_kv_u64 on status text;
+ * ctp_read_grow on files past its first buffer, at its bound, not regular.
  * The api table here is the smallest one that lets each path be taken and
  * records how the toolkit called it; every shipped plugin runs ctp_attach
  * against the real core in the e2e tests.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -356,6 +361,84 @@ static void parse_pid(void **state)
 	assert_int_equal(v, 2147483647u);
 }
 
+static void write_bytes(int dirfd, const char *name, size_t n)
+{
+	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+			0600);
+
+	assert_true(fd >= 0);
+	for (size_t i = 0; i < n; i++) {
+		char c = (char)('a' + i % 26);
+
+		assert_int_equal(write(fd, &c, 1), 1);
+	}
+	assert_int_equal(close(fd), 0);
+}
+
+/* A whole file into a buffer that grows and is kept; bounded by max. */
+static void read_grow(void **state)
+{
+	char dir[] = "/tmp/ctp-toolkit-XXXXXX";
+	char *buf = NULL;
+	size_t cap = 0, len = 7;
+	int dfd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dfd >= 0);
+	write_bytes(dfd, "empty", 0);
+	write_bytes(dfd, "big", 100000); /* past the first 64 KiB */
+	write_bytes(dfd, "small", 5);
+	assert_int_equal(mkfifoat(dfd, "fifo", 0600), 0);
+
+	assert_int_equal(ctp_read_grow(dfd, "empty", 1 << 20, &buf, &cap, &len),
+			 0);
+	assert_int_equal(len, 0);
+	assert_int_equal(buf[0], '\0');
+	assert_int_equal(ctp_read_grow(dfd, "big", 1 << 20, &buf, &cap, &len),
+			 0);
+	assert_int_equal(len, 100000);
+	assert_true(cap > 100000);
+	assert_int_equal(buf[0], 'a');
+	assert_int_equal(buf[99999], (char)('a' + 99999 % 26));
+	assert_int_equal(buf[100000], '\0');
+	/* The buffer is kept: a smaller file reuses it. */
+	size_t kept = cap;
+	assert_int_equal(ctp_read_grow(dfd, "small", 1 << 20, &buf, &cap, &len),
+			 0);
+	assert_int_equal(len, 5);
+	assert_int_equal(cap, kept);
+	assert_string_equal(buf, "abcde");
+	free(buf);
+
+	/* max: a file of max - 1 bytes fits, one of max does not. */
+	buf = NULL;
+	cap = 0;
+	assert_int_equal(ctp_read_grow(dfd, "big", 100001, &buf, &cap, &len),
+			 0);
+	assert_int_equal(len, 100000);
+	assert_true(cap <= 100002);
+	assert_int_equal(ctp_read_grow(dfd, "big", 100000, &buf, &cap, &len),
+			 -EFBIG);
+	assert_int_equal(ctp_read_grow(dfd, "big", 100, &buf, &cap, &len),
+			 -EFBIG);
+	assert_int_equal(ctp_read_grow(dfd, "fifo", 1 << 20, &buf, &cap, &len),
+			 -EINVAL);
+	assert_int_equal(ctp_read_grow(dfd, "none", 1 << 20, &buf, &cap, &len),
+			 -ENOENT);
+	assert_int_equal(ctp_read_grow(-1, "big", 1 << 20, &buf, &cap, &len),
+			 -EBADF);
+	free(buf);
+
+	assert_int_equal(unlinkat(dfd, "empty", 0), 0);
+	assert_int_equal(unlinkat(dfd, "big", 0), 0);
+	assert_int_equal(unlinkat(dfd, "small", 0), 0);
+	assert_int_equal(unlinkat(dfd, "fifo", 0), 0);
+	assert_int_equal(close(dfd), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 /* The one-line macros describe exactly what a designated initializer
  * would. */
 static void field_macros(void **state)
@@ -399,6 +482,7 @@ int main(void)
 		cmocka_unit_test_setup(kv_u64, setup),
 		cmocka_unit_test(parse_pid),
 		cmocka_unit_test(field_macros),
+		cmocka_unit_test(read_grow),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

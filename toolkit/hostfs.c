@@ -26,6 +26,23 @@ int ctp_open_regular(int dirfd, const char *path)
 	return fd;
 }
 
+/* ctp_open_regular, -EBADF for a root that is not open (-1). */
+static int open_root(int dirfd, const char *path)
+{
+	return dirfd < 0 ? -EBADF : ctp_open_regular(dirfd, path);
+}
+
+/* read(2) again after EINTR: the byte count, 0 at the end, or -errno. */
+static ssize_t read_retry(int fd, void *buf, size_t n)
+{
+	for (;;) {
+		ssize_t r = read(fd, buf, n);
+
+		if (r >= 0 || errno != EINTR)
+			return r < 0 ? -errno : r;
+	}
+}
+
 int ctp_read_small(int dirfd, const char *path, char *buf, size_t cap,
 		   size_t *len)
 {
@@ -33,28 +50,68 @@ int ctp_read_small(int dirfd, const char *path, char *buf, size_t cap,
 	int fd, err = 0;
 
 	*len = 0;
-	if (dirfd < 0)
-		return -EBADF;
-	fd = ctp_open_regular(dirfd, path);
+	fd = open_root(dirfd, path);
 	if (fd < 0)
 		return fd;
 	while (off + 1 < cap) {
-		ssize_t n = read(fd, buf + off, cap - 1 - off);
+		ssize_t n = read_retry(fd, buf + off, cap - 1 - off);
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err = -errno;
+		if (n <= 0) {
+			err = (int)n;
 			break;
 		}
-		if (n == 0)
-			break;
 		off += (size_t)n;
 	}
 	close(fd);
 	buf[off] = '\0';
 	*len = off;
 	return err;
+}
+
+int ctp_read_grow(int dirfd, const char *path, size_t max, char **buf,
+		  size_t *cap, size_t *len)
+{
+	size_t off = 0;
+	int fd, err = 0;
+
+	*len = 0;
+	fd = open_root(dirfd, path);
+	if (fd < 0)
+		return fd;
+	for (;;) {
+		ssize_t n;
+
+		if (off >= max) {
+			err = -EFBIG;
+			break;
+		}
+		if (off + 1 >= *cap) {
+			size_t nc = *cap ? *cap * 2 : 65536;
+			char *nb;
+
+			if (nc > max + 1)
+				nc = max + 1;
+			nb = realloc(*buf, nc);
+			if (!nb) {
+				err = -ENOMEM;
+				break;
+			}
+			*buf = nb;
+			*cap = nc;
+		}
+		n = read_retry(fd, *buf + off, *cap - off - 1);
+		if (n <= 0) {
+			err = (int)n;
+			break;
+		}
+		off += (size_t)n;
+	}
+	close(fd);
+	if (err < 0)
+		return err;
+	(*buf)[off] = '\0';
+	*len = off;
+	return 0;
 }
 
 bool ctp_proc_is_live(int proc_fd)

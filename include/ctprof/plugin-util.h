@@ -424,6 +424,19 @@ int ctp_read_small(int dirfd, const char *path, char *buf, size_t cap,
 		   size_t *len);
 
 /*
+ * Read dirfd/path whole into *buf, a malloc'ed buffer of *cap bytes that
+ * grows by doubling from 64 KiB (one block above jemalloc's and glibc's
+ * small-size caches) and is kept for the next call (start with NULL and 0;
+ * the caller frees it, also after an error), then a NUL. Returns 0 with
+ * the byte count in *len, or a negative errno: -EBADF for dirfd < 0,
+ * ctp_open_regular's, read's, -ENOMEM, or -EFBIG for a file of max bytes
+ * or more. For host files of no known bound (mountinfo, config.gz);
+ * not for the per-task walk.
+ */
+int ctp_read_grow(int dirfd, const char *path, size_t max, char **buf,
+		  size_t *cap, size_t *len);
+
+/*
  * Whether proc_fd is a procfs whose "self" is this process: the running
  * kernel's /proc in our pid namespace, not a fixture tree nor another
  * namespace's mount. Tids (for taskstats queries, ptrace, process_vm_readv)

@@ -53,7 +53,6 @@
 #define HIER_LEN   128	/* bytes of a controller list */
 #define NAME_SLOTS 2048 /* field-name cache of the cgroup pass */
 #define TLS_BYTES  1024 /* a thread's cgroup file remembered per worker */
-#define READ_INIT  16384
 
 /* ---- Fields -------------------------------------------------------------- */
 
@@ -302,46 +301,8 @@ static uint64_t now_ns(void)
 static int read_at(struct cg_state *st, int dirfd, const char *name,
 		   size_t *len)
 {
-	int fd = ctp_open_regular(dirfd, name);
-	size_t off = 0;
-	ssize_t n;
-	int ret = 0;
-
-	if (fd < 0)
-		return fd;
-	for (;;) {
-		if (off >= CTP_HOST_READ_MAX) {
-			ret = -EFBIG;
-			break;
-		}
-		if (off + 1 >= st->cap) {
-			size_t nc = st->cap ? st->cap * 2 : READ_INIT;
-			char *nb = realloc(st->buf, nc);
-
-			if (!nb) {
-				ret = -ENOMEM;
-				break;
-			}
-			st->buf = nb;
-			st->cap = nc;
-		}
-		n = read(fd, st->buf + off, st->cap - off - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			ret = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		off += (size_t)n;
-	}
-	close(fd);
-	if (ret < 0)
-		return ret;
-	st->buf[off] = '\0';
-	*len = off;
-	return 0;
+	return ctp_read_grow(dirfd, name, CTP_HOST_READ_MAX, &st->buf, &st->cap,
+			     len);
 }
 
 /*

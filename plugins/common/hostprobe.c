@@ -194,70 +194,18 @@ int ctp_gunzip(const void *gz, size_t len, size_t max_out, char **out,
 	return 0;
 }
 
-/* Whole file under dirfd into a malloc'ed buffer of at most max bytes. */
-static int read_whole(int dirfd, const char *path, size_t max, char **out,
-		      size_t *out_len)
-{
-	char *buf = NULL;
-	size_t cap = 0, used = 0;
-	int fd, ret = 0;
-
-	if (dirfd < 0)
-		return -EBADF;
-	fd = ctp_open_regular(dirfd, path);
-	if (fd < 0)
-		return fd;
-	for (;;) {
-		ssize_t n;
-
-		if (used == cap) {
-			size_t nc = cap ? cap * 2 : 64 * 1024;
-			char *nb;
-
-			if (cap >= max) {
-				ret = -EFBIG;
-				break;
-			}
-			if (nc > max)
-				nc = max;
-			nb = realloc(buf, nc);
-			if (!nb) {
-				ret = -ENOMEM;
-				break;
-			}
-			buf = nb;
-			cap = nc;
-		}
-		n = read(fd, buf + used, cap - used);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			ret = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		used += (size_t)n;
-	}
-	close(fd);
-	if (ret < 0) {
-		free(buf);
-		return ret;
-	}
-	*out = buf;
-	*out_len = used;
-	return 0;
-}
-
 int ctp_read_kconfig(int proc_fd, char **text, size_t *len)
 {
 	char *gz = NULL;
-	size_t gzlen = 0;
+	size_t gzlen = 0, gzcap = 0;
 	int r;
 
-	r = read_whole(proc_fd, "config.gz", GZ_MAX_BYTES, &gz, &gzlen);
-	if (r < 0)
+	r = ctp_read_grow(proc_fd, "config.gz", GZ_MAX_BYTES, &gz, &gzcap,
+			  &gzlen);
+	if (r < 0) {
+		free(gz);
 		return r;
+	}
 	r = ctp_gunzip(gz, gzlen, CTP_KCONFIG_MAX_BYTES, text, len);
 	free(gz);
 	return r;
