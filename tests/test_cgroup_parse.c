@@ -220,8 +220,8 @@ static const char v1_memory_stat[] =
 	"total_rss 552960000\n"
 	"total_pgfault 85896624\n";
 
-static const struct ctp_cg_kv *kv_find(const struct ctp_cg_keyed *k,
-				       const char *key)
+static const struct ctp_keyval *kv_find(const struct ctp_cg_keyed *k,
+					const char *key)
 {
 	for (size_t i = 0; i < k->n; i++)
 		if (k->kv[i].key_len == strlen(key) &&
@@ -232,7 +232,7 @@ static const struct ctp_cg_kv *kv_find(const struct ctp_cg_keyed *k,
 
 static uint64_t kv_value(const struct ctp_cg_keyed *k, const char *key)
 {
-	const struct ctp_cg_kv *kv = kv_find(k, key);
+	const struct ctp_keyval *kv = kv_find(k, key);
 
 	if (!kv)
 		fail_msg("key %s missing", key);

@@ -26,7 +26,7 @@ static void expect_kv(const struct ctp_smaps_rollup *sr, size_t i,
 	assert_true(i < sr->n);
 	assert_int_equal(sr->kv[i].key_len, strlen(key));
 	assert_memory_equal(sr->kv[i].key, key, sr->kv[i].key_len);
-	assert_true(sr->kv[i].bytes == kib * 1024);
+	assert_true(sr->kv[i].value == kib * 1024);
 }
 
 /* Index of `key` in sr, or -1. */
@@ -182,7 +182,7 @@ static void rollup_overflow(void **state)
 	(void)state;
 	/* UINT64_MAX / 1024 kB still fits in bytes; one more does not. */
 	assert_int_equal(parse("Rss: 18014398509481983 kB\n", &sr), 0);
-	assert_true(sr.kv[0].bytes == 18014398509481983ull * 1024);
+	assert_true(sr.kv[0].value == 18014398509481983ull * 1024);
 	assert_int_equal(parse("Rss: 18014398509481984 kB\nPss: 1 kB\n", &sr),
 			 -ERANGE);
 	assert_int_equal(sr.n, 1);

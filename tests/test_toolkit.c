@@ -3,7 +3,8 @@
  * The plugin toolkit's own contract (include/ctprof/plugin-util.h):
  * ctp_attach against cores of another ABI, too old, or refusing a handle or
  * a counter; a task's declared and lazy files; ctp_kv_u64 on status text;
- * ctp_read_grow on files past its first buffer, at its bound, not regular.
+ * ctp_read_grow on files past its first buffer, at its bound, not regular;
+ * ctp_keyval_lines keeping each key once up to its cap.
  * The api table here is the smallest one that lets each path be taken and
  * records how the toolkit called it; every shipped plugin runs ctp_attach
  * against the real core in the e2e tests.
@@ -439,6 +440,59 @@ static void read_grow(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* "k v" lines for kv_lines below; "#" lines are passed over. */
+static int kv_line(const char *p, const char *eol, struct ctp_keyval *kv)
+{
+	const char *sp = memchr(p, ' ', (size_t)(eol - p)), *q;
+
+	if (p < eol && *p == '#')
+		return 1;
+	if (!sp || sp == p)
+		return -EINVAL;
+	q = sp + 1;
+	kv->key = p;
+	kv->key_len = (size_t)(sp - p);
+	return ctp_scan_u64(&q, eol, &kv->value) < 0 || q != eol ? -ERANGE : 0;
+}
+
+/* Lines of keys not known in advance: kept in order once, the first
+ * problem returned, the rest counted. */
+static void kv_lines(void **state)
+{
+	static const char text[] = "# header\na 1\nbad\nb 2\na 3\nc 4\nd 5\n";
+	struct ctp_keyval kv[3];
+	struct ctp_keyval_lines l = {.kv = kv, .cap = 3};
+
+	(void)state;
+	assert_int_equal(ctp_keyval_lines(text, sizeof(text) - 1, kv_line, &l),
+			 -EINVAL);
+	assert_int_equal(l.n, 3);
+	assert_int_equal(l.kv[0].key_len, 1);
+	assert_memory_equal(l.kv[0].key, "a", 1);
+	assert_int_equal(l.kv[0].value, 1); /* the repeated "a 3" is not */
+	assert_memory_equal(l.kv[1].key, "b", 1);
+	assert_memory_equal(l.kv[2].key, "c", 1);
+	assert_int_equal(l.kv[2].value, 4);
+	assert_int_equal(l.malformed, 2); /* "bad", "a 3" */
+	assert_int_equal(l.dropped, 1);	  /* "d 5" */
+
+	l.cap = 3;
+	assert_int_equal(ctp_keyval_lines("x 1\ny 9", 7, kv_line, &l),
+			 -EMSGSIZE);
+	assert_int_equal(l.n, 1);
+	assert_int_equal(l.malformed, 1);
+	assert_int_equal(
+		ctp_keyval_lines("x 1\ny 9\nz 9\nw 9\n", 16, kv_line, &l),
+		-E2BIG);
+	assert_int_equal(l.dropped, 1);
+	assert_int_equal(
+		ctp_keyval_lines("x 99999999999999999999\n", 23, kv_line, &l),
+		-ERANGE);
+	assert_int_equal(l.n, 0);
+	assert_int_equal(ctp_keyval_lines("", 0, kv_line, &l), 0);
+	assert_int_equal(l.n + l.malformed + l.dropped, 0);
+}
+
 /* The one-line macros describe exactly what a designated initializer
  * would. */
 static void field_macros(void **state)
@@ -483,6 +537,7 @@ int main(void)
 		cmocka_unit_test(parse_pid),
 		cmocka_unit_test(field_macros),
 		cmocka_unit_test(read_grow),
+		cmocka_unit_test(kv_lines),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

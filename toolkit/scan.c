@@ -160,3 +160,58 @@ int ctp_parse_pid(const char *s, uint32_t *out)
 	*out = (uint32_t)v;
 	return 0;
 }
+
+static void first_err(int *ret, int err)
+{
+	if (*ret == 0)
+		*ret = err;
+}
+
+static bool kv_seen(const struct ctp_keyval_lines *out,
+		    const struct ctp_keyval *kv)
+{
+	for (size_t i = 0; i < out->n; i++)
+		if (out->kv[i].key_len == kv->key_len &&
+		    memcmp(out->kv[i].key, kv->key, kv->key_len) == 0)
+			return true;
+	return false;
+}
+
+int ctp_keyval_lines(const char *buf, size_t len,
+		     int (*line)(const char *p, const char *eol,
+				 struct ctp_keyval *kv),
+		     struct ctp_keyval_lines *out)
+{
+	const char *p = buf, *end = buf + len;
+	int ret = 0;
+
+	out->n = 0;
+	out->malformed = 0;
+	out->dropped = 0;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		struct ctp_keyval kv;
+		int r;
+
+		if (!nl) {
+			/* A short read may have cut this line. */
+			out->malformed++;
+			first_err(&ret, -EMSGSIZE);
+			break;
+		}
+		r = line(p, nl, &kv);
+		if (r == 0 && kv_seen(out, &kv))
+			r = -EINVAL;
+		if (r < 0) {
+			out->malformed++;
+			first_err(&ret, r);
+		} else if (r == 0 && out->n == out->cap) {
+			out->dropped++;
+			first_err(&ret, -E2BIG);
+		} else if (r == 0) {
+			out->kv[out->n++] = kv;
+		}
+		p = nl + 1;
+	}
+	return ret;
+}

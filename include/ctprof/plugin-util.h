@@ -397,6 +397,39 @@ const char *ctp_kv_find(const char *buf, size_t len, const char *key,
  */
 int ctp_kv_u64(const char *buf, size_t len, const char *key, uint64_t *out);
 
+/* One key of a file whose keys are not known in advance (cgroup's
+ * memory.stat, smaps_rollup): the key points into the parsed buffer and
+ * is not terminated. */
+struct ctp_keyval {
+	const char *key;
+	size_t key_len;
+	uint64_t value;
+};
+
+/* Where ctp_keyval_lines keeps what it parses: kv[0..n) of cap, in file
+ * order, each key once. */
+struct ctp_keyval_lines {
+	struct ctp_keyval *kv;
+	size_t cap, n;
+	unsigned malformed; /* lines skipped: line() refused it, its key came
+			       before, or the buffer ends inside it */
+	unsigned dropped;   /* good lines past cap */
+};
+
+/*
+ * Split [buf, buf + len) into '\n'-ended lines and hand each to line(p,
+ * eol, &kv): 0 with kv filled (kept unless its key came before, which is
+ * -EINVAL), 1 to pass the line over silently (a header), or a negative
+ * errno (malformed). A last line without '\n' may be cut by a short read:
+ * it is malformed (-EMSGSIZE). Returns 0 when nothing was skipped, else
+ * the first problem (-E2BIG for a line past cap); what did parse is in
+ * *out either way (n, malformed and dropped start at 0). Pure.
+ */
+int ctp_keyval_lines(const char *buf, size_t len,
+		     int (*line)(const char *p, const char *eol,
+				 struct ctp_keyval *kv),
+		     struct ctp_keyval_lines *out);
+
 /* ---- Small host files ---------------------------------------------------- */
 
 /* The most a plugin reads of one host file through these helpers; past it

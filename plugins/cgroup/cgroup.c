@@ -366,7 +366,7 @@ static void name_remember(struct cg_state *st, const char *name, int handle)
 /* The handle of key kv of a keyed file, "<prefix><key>", registering it
  * the first time; < 0 when refused. */
 static int key_handle(struct cg_state *st, enum ctp_cg_keyed_file file,
-		      const char *prefix, const struct ctp_cg_kv *kv)
+		      const char *prefix, const struct ctp_keyval *kv)
 {
 	char name[128], help[160];
 	struct ctp_cg_keymeta meta;
@@ -403,7 +403,7 @@ static int key_handle(struct cg_state *st, enum ctp_cg_keyed_file file,
 
 /* True for a v1 memory.stat limit key whose value means "unlimited". */
 static bool v1_unlimited_key(enum ctp_cg_keyed_file file,
-			     const struct ctp_cg_kv *kv)
+			     const struct ctp_keyval *kv)
 {
 	static const char *const limits[] = {"hierarchical_memory_limit",
 					     "hierarchical_memsw_limit"};

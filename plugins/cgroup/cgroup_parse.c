@@ -153,7 +153,7 @@ static bool key_ok(const char *k, size_t n)
 	return true;
 }
 
-static int key_line(const char *p, const char *eol, struct ctp_cg_kv *kv)
+static int key_line(const char *p, const char *eol, struct ctp_keyval *kv)
 {
 	const char *k = p, *q;
 	uint64_t v;
@@ -176,51 +176,14 @@ static int key_line(const char *p, const char *eol, struct ctp_cg_kv *kv)
 	return 0;
 }
 
-static bool keyed_seen(const struct ctp_cg_keyed *out,
-		       const struct ctp_cg_kv *kv)
-{
-	size_t i;
-
-	for (i = 0; i < out->n; i++)
-		if (out->kv[i].key_len == kv->key_len &&
-		    memcmp(out->kv[i].key, kv->key, kv->key_len) == 0)
-			return true;
-	return false;
-}
-
 int ctp_cg_parse_keyed(const char *buf, size_t len, struct ctp_cg_keyed *out)
 {
-	const char *p = buf, *end = buf + len;
-	struct ctp_cg_kv kv;
-	int ret = 0, r;
+	struct ctp_keyval_lines l = {.kv = out->kv, .cap = CTP_CG_MAX_KEYS};
+	int ret = ctp_keyval_lines(buf, len, key_line, &l);
 
-	out->n = 0;
-	out->malformed = 0;
-	out->dropped = 0;
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *eol = nl ? nl : end;
-
-		if (!nl) {
-			/* A short read may have cut this line. */
-			out->malformed++;
-			note(&ret, -EMSGSIZE);
-			break;
-		}
-		r = key_line(p, eol, &kv);
-		if (r == 0 && keyed_seen(out, &kv))
-			r = -EINVAL;
-		if (r < 0) {
-			out->malformed++;
-			note(&ret, r);
-		} else if (out->n == CTP_CG_MAX_KEYS) {
-			out->dropped++;
-			note(&ret, -E2BIG);
-		} else {
-			out->kv[out->n++] = kv;
-		}
-		p = nl + 1;
-	}
+	out->n = l.n;
+	out->malformed = l.malformed;
+	out->dropped = l.dropped;
 	return ret;
 }
 

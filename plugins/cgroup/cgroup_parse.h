@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ctprof/plugin-util.h"
+
 /* ---- Single-value files -------------------------------------------------- */
 
 /* "N\n": memory.current, cpu.weight, cpuacct.usage, pids.current ... */
@@ -53,15 +55,9 @@ int ctp_cg_parse_line(const char *buf, size_t len, const char **word,
 #define CTP_CG_MAX_KEYS 192
 #define CTP_CG_KEY_MAX	64
 
-struct ctp_cg_kv {
-	const char *key; /* points into the parsed buffer, not terminated */
-	size_t key_len;
-	uint64_t value;
-};
-
 struct ctp_cg_keyed {
 	size_t n; /* kv[0..n) in file order, each key once */
-	struct ctp_cg_kv kv[CTP_CG_MAX_KEYS];
+	struct ctp_keyval kv[CTP_CG_MAX_KEYS];
 	unsigned malformed; /* lines skipped: bad key or value, repeated key,
 			       value too large, or cut by the buffer's end */
 	unsigned dropped;   /* valid lines past CTP_CG_MAX_KEYS */

@@ -123,7 +123,7 @@ static void count(struct smaps_state *st, int c, uint64_t n)
 }
 
 static const struct key_slot *find_key(const struct key_slot *keys, size_t n,
-				       const struct ctp_smaps_kv *kv)
+				       const struct ctp_keyval *kv)
 {
 	size_t i;
 
@@ -135,7 +135,7 @@ static const struct key_slot *find_key(const struct key_slot *keys, size_t n,
 }
 
 /* The field of a key: "smaps." and the key in lower case, bytes, gauge. */
-static int register_key(struct smaps_state *st, const struct ctp_smaps_kv *kv)
+static int register_key(struct smaps_state *st, const struct ctp_keyval *kv)
 {
 	char name[6 + CTP_SMAPS_KEY_MAX + 1], help[96 + CTP_SMAPS_KEY_MAX];
 	struct ctp_field_desc d = {
@@ -167,7 +167,7 @@ static int register_key(struct smaps_state *st, const struct ctp_smaps_kv *kv)
 }
 
 /* Handle of a key's field, registering it the first time; < 0 to skip. */
-static int key_handle(struct smaps_state *st, const struct ctp_smaps_kv *kv)
+static int key_handle(struct smaps_state *st, const struct ctp_keyval *kv)
 {
 	size_t n = atomic_load_explicit(&st->n_keys, memory_order_acquire);
 	const struct key_slot *k = find_key(st->keys, n, kv);
@@ -207,7 +207,7 @@ static int set_rollup(struct smaps_state *st, struct ctp_record *rec,
 		int h = key_handle(st, &sr->kv[i]);
 
 		dropped += h < 0;
-		ctp_set_u64(&set, h, sr->kv[i].bytes);
+		ctp_set_u64(&set, h, sr->kv[i].value);
 	}
 	if (dropped)
 		count(st, C_KEYS_DROPPED, dropped);
@@ -222,7 +222,7 @@ static int set_rollup(struct smaps_state *st, struct ctp_record *rec,
 static int set_not_read(struct smaps_state *st, struct ctp_record *rec,
 			const struct ctp_statm *sm, int why)
 {
-	static const struct ctp_smaps_kv rss = {.key = "Rss", .key_len = 3};
+	static const struct ctp_keyval rss = {.key = "Rss", .key_len = 3};
 	struct ctp_setter set = CTP_SETTER(st->api, rec);
 	const char *w = why_text[why];
 	int h = key_handle(st, &rss);

@@ -8,12 +8,6 @@
 #include "ctprof/plugin-util.h"
 
 /* Keep the first problem: later ones are usually its consequences. */
-static void note(int *ret, int err)
-{
-	if (*ret == 0)
-		*ret = err;
-}
-
 static int key_char(char c)
 {
 	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
@@ -35,7 +29,7 @@ static int is_header(const char *p, const char *eol)
  * One "Key:<blanks>N kB" line [p, eol). Returns 0 with the key and bytes,
  * or -EINVAL / -ERANGE.
  */
-static int key_line(const char *p, const char *eol, struct ctp_smaps_kv *kv)
+static int key_line(const char *p, const char *eol, struct ctp_keyval *kv)
 {
 	const char *k = p, *q;
 	uint64_t kib;
@@ -60,61 +54,27 @@ static int key_line(const char *p, const char *eol, struct ctp_smaps_kv *kv)
 		return -ERANGE;
 	kv->key = k;
 	kv->key_len = (size_t)(p - k);
-	kv->bytes = kib * 1024;
+	kv->value = kib * 1024;
 	return 0;
 }
 
-static int seen(const struct ctp_smaps_rollup *out,
-		const struct ctp_smaps_kv *kv)
+/* A smaps_rollup line: the header and blank lines are passed over. */
+static int rollup_line(const char *p, const char *eol, struct ctp_keyval *kv)
 {
-	size_t i;
-
-	for (i = 0; i < out->n; i++)
-		if (out->kv[i].key_len == kv->key_len &&
-		    memcmp(out->kv[i].key, kv->key, kv->key_len) == 0)
-			return 1;
-	return 0;
+	if (eol == p || is_header(p, eol))
+		return 1;
+	return key_line(p, eol, kv);
 }
 
 int ctp_parse_smaps_rollup(const char *buf, size_t len,
 			   struct ctp_smaps_rollup *out)
 {
-	const char *p = buf, *end = buf + len;
-	int ret = 0;
+	struct ctp_keyval_lines l = {.kv = out->kv, .cap = CTP_SMAPS_MAX_KEYS};
+	int ret = ctp_keyval_lines(buf, len, rollup_line, &l);
 
-	out->n = 0;
-	out->malformed = 0;
-	out->dropped = 0;
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *eol = nl ? nl : end;
-		struct ctp_smaps_kv kv;
-		int r;
-
-		if (!nl) {
-			/* Possibly cut by a short read: keep nothing of it. */
-			out->malformed++;
-			note(&ret, -EMSGSIZE);
-			break;
-		}
-		if (eol == p || is_header(p, eol)) {
-			p = nl + 1;
-			continue;
-		}
-		r = key_line(p, eol, &kv);
-		if (r == 0 && seen(out, &kv))
-			r = -EINVAL;
-		if (r < 0) {
-			out->malformed++;
-			note(&ret, r);
-		} else if (out->n == CTP_SMAPS_MAX_KEYS) {
-			out->dropped++;
-			note(&ret, -E2BIG);
-		} else {
-			out->kv[out->n++] = kv;
-		}
-		p = nl + 1;
-	}
+	out->n = l.n;
+	out->malformed = l.malformed;
+	out->dropped = l.dropped;
 	return ret;
 }
 

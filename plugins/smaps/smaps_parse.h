@@ -12,19 +12,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ctprof/plugin-util.h"
+
 /* Keys kept per file (a 6.18 kernel prints 22) and bytes per key name. */
 #define CTP_SMAPS_MAX_KEYS 64
 #define CTP_SMAPS_KEY_MAX  64
 
-struct ctp_smaps_kv {
-	const char *key; /* points into the parsed buffer, not terminated */
-	size_t key_len;	 /* 1..CTP_SMAPS_KEY_MAX of [A-Za-z0-9_] */
-	uint64_t bytes;	 /* the kB value times 1024 */
-};
-
 struct ctp_smaps_rollup {
-	size_t n; /* kv[0..n) in file order, each key once */
-	struct ctp_smaps_kv kv[CTP_SMAPS_MAX_KEYS];
+	size_t n; /* kv[0..n) in file order, each key once; a key is
+		     1..CTP_SMAPS_KEY_MAX of [A-Za-z0-9_], a value the kB
+		     times 1024 */
+	struct ctp_keyval kv[CTP_SMAPS_MAX_KEYS];
 	unsigned malformed; /* lines skipped: not "Key: N kB", key repeated,
 			       value too large, or cut by the buffer's end */
 	unsigned dropped;   /* valid lines past CTP_SMAPS_MAX_KEYS */
