@@ -431,6 +431,23 @@ int ctp_ts_parse_exit(const void *buf, size_t len, uint16_t family,
 	return decode_stats(n.stats, &out->ts);
 }
 
+/* A netlink header and a generic netlink header at buf (the caller
+ * checked the room): the message to put attributes in. */
+static struct nlmsghdr *put_genl(void *buf, uint16_t type, uint16_t flags,
+				 uint32_t seq, uint8_t cmd, uint8_t version)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct genlmsghdr *genl;
+
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = flags;
+	nlh->nlmsg_seq = seq;
+	genl = mnl_nlmsg_put_extra_header(nlh, sizeof(*genl));
+	genl->cmd = cmd;
+	genl->version = version;
+	return nlh;
+}
+
 size_t ctp_ts_put_register(void *buf, size_t cap, uint16_t family, uint32_t seq,
 			   const char *cpulist, bool deregister)
 {
@@ -442,13 +459,8 @@ size_t ctp_ts_put_register(void *buf, size_t cap, uint16_t family, uint32_t seq,
 	    cap < MNL_NLMSG_HDRLEN + MNL_ALIGN(sizeof(*genl)) +
 			    MNL_ATTR_HDRLEN + MNL_ALIGN(n))
 		return 0;
-	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = family;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-	nlh->nlmsg_seq = seq;
-	genl = mnl_nlmsg_put_extra_header(nlh, sizeof(*genl));
-	genl->cmd = TASKSTATS_CMD_GET;
-	genl->version = TASKSTATS_GENL_VERSION;
+	nlh = put_genl(buf, family, NLM_F_REQUEST | NLM_F_ACK, seq,
+		       TASKSTATS_CMD_GET, TASKSTATS_GENL_VERSION);
 	mnl_attr_put_strz(nlh,
 			  deregister ? TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK
 				     : TASKSTATS_CMD_ATTR_REGISTER_CPUMASK,
@@ -580,17 +592,11 @@ size_t ctp_ts_put_get(void *buf, size_t cap, uint16_t family, uint32_t seq,
 		      uint32_t tid)
 {
 	struct nlmsghdr *nlh;
-	struct genlmsghdr *genl;
 
 	if (cap < CTP_TS_GET_LEN)
 		return 0;
-	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = family;
-	nlh->nlmsg_flags = NLM_F_REQUEST;
-	nlh->nlmsg_seq = seq;
-	genl = mnl_nlmsg_put_extra_header(nlh, sizeof(*genl));
-	genl->cmd = TASKSTATS_CMD_GET;
-	genl->version = TASKSTATS_GENL_VERSION;
+	nlh = put_genl(buf, family, NLM_F_REQUEST, seq, TASKSTATS_CMD_GET,
+		       TASKSTATS_GENL_VERSION);
 	mnl_attr_put_u32(nlh, TASKSTATS_CMD_ATTR_PID, tid);
 	return nlh->nlmsg_len;
 }
@@ -606,13 +612,8 @@ size_t ctp_genl_put_getfamily(void *buf, size_t cap, uint32_t seq,
 	    cap < MNL_NLMSG_HDRLEN + MNL_ALIGN(sizeof(*genl)) +
 			    MNL_ATTR_HDRLEN + MNL_ALIGN(nlen))
 		return 0;
-	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = GENL_ID_CTRL;
-	nlh->nlmsg_flags = NLM_F_REQUEST;
-	nlh->nlmsg_seq = seq;
-	genl = mnl_nlmsg_put_extra_header(nlh, sizeof(*genl));
-	genl->cmd = CTRL_CMD_GETFAMILY;
-	genl->version = 1;
+	nlh = put_genl(buf, GENL_ID_CTRL, NLM_F_REQUEST, seq,
+		       CTRL_CMD_GETFAMILY, 1);
 	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, name);
 	return nlh->nlmsg_len;
 }
