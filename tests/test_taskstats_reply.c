@@ -880,6 +880,43 @@ static void family(void **state)
 	assert_int_equal(id, 0x1f);
 }
 
+/*
+ * The two requests with a string attribute, at the edges of their bounds:
+ * a header (16), a genl header (4), an attribute header (4) and the string
+ * with its NUL, padded to 4. One byte less room, or one byte more string
+ * than the kernel takes (GENL_NAMSIZ, CTP_TS_CPULIST_MAX with the NUL), is
+ * refused with 0; exactly enough is written.
+ */
+static void string_bounds(void **state)
+{
+	static uint8_t buf[16 + 4 + 4 + CTP_TS_CPULIST_MAX + 4];
+	char name[GENL_NAMSIZ + 1], list[CTP_TS_CPULIST_MAX + 1];
+	const size_t name_need = 16 + 4 + 4 + GENL_NAMSIZ;
+	const size_t list_need = 16 + 4 + 4 + CTP_TS_CPULIST_MAX;
+
+	(void)state;
+	memset(name, 'N', GENL_NAMSIZ - 1);
+	name[GENL_NAMSIZ - 1] = '\0';
+	assert_int_equal(ctp_genl_put_getfamily(buf, name_need, 1, name),
+			 name_need);
+	assert_int_equal(ctp_genl_put_getfamily(buf, name_need - 1, 1, name),
+			 0);
+	memset(name, 'N', GENL_NAMSIZ);
+	name[GENL_NAMSIZ] = '\0';
+	assert_int_equal(ctp_genl_put_getfamily(buf, sizeof(buf), 1, name), 0);
+
+	memset(list, '1', CTP_TS_CPULIST_MAX - 1);
+	list[CTP_TS_CPULIST_MAX - 1] = '\0';
+	assert_int_equal(ctp_ts_put_register(buf, list_need, 7, 1, list, false),
+			 list_need);
+	assert_int_equal(
+		ctp_ts_put_register(buf, list_need - 1, 7, 1, list, false), 0);
+	memset(list, '1', CTP_TS_CPULIST_MAX);
+	list[CTP_TS_CPULIST_MAX] = '\0';
+	assert_int_equal(
+		ctp_ts_put_register(buf, sizeof(buf), 7, 1, list, true), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -895,6 +932,7 @@ int main(void)
 		cmocka_unit_test(kernel_errors),
 		cmocka_unit_test(put_get),
 		cmocka_unit_test(family),
+		cmocka_unit_test(string_bounds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -448,16 +448,23 @@ static struct nlmsghdr *put_genl(void *buf, uint16_t type, uint16_t flags,
 	return nlh;
 }
 
+/* Whether str, with its NUL at most max bytes, fits in a put_genl message
+ * of cap bytes as its one attribute. */
+static bool strz_fits(size_t cap, const char *str, size_t max)
+{
+	size_t n = strlen(str) + 1;
+
+	return n <= max &&
+	       cap >= MNL_NLMSG_HDRLEN + MNL_ALIGN(sizeof(struct genlmsghdr)) +
+			       MNL_ATTR_HDRLEN + MNL_ALIGN(n);
+}
+
 size_t ctp_ts_put_register(void *buf, size_t cap, uint16_t family, uint32_t seq,
 			   const char *cpulist, bool deregister)
 {
 	struct nlmsghdr *nlh;
-	struct genlmsghdr *genl;
-	size_t n = strlen(cpulist) + 1;
 
-	if (n > CTP_TS_CPULIST_MAX ||
-	    cap < MNL_NLMSG_HDRLEN + MNL_ALIGN(sizeof(*genl)) +
-			    MNL_ATTR_HDRLEN + MNL_ALIGN(n))
+	if (!strz_fits(cap, cpulist, CTP_TS_CPULIST_MAX))
 		return 0;
 	nlh = put_genl(buf, family, NLM_F_REQUEST | NLM_F_ACK, seq,
 		       TASKSTATS_CMD_GET, TASKSTATS_GENL_VERSION);
@@ -605,12 +612,8 @@ size_t ctp_genl_put_getfamily(void *buf, size_t cap, uint32_t seq,
 			      const char *name)
 {
 	struct nlmsghdr *nlh;
-	struct genlmsghdr *genl;
-	size_t nlen = strlen(name) + 1;
 
-	if (nlen > GENL_NAMSIZ ||
-	    cap < MNL_NLMSG_HDRLEN + MNL_ALIGN(sizeof(*genl)) +
-			    MNL_ATTR_HDRLEN + MNL_ALIGN(nlen))
+	if (!strz_fits(cap, name, GENL_NAMSIZ))
 		return 0;
 	nlh = put_genl(buf, GENL_ID_CTRL, NLM_F_REQUEST, seq,
 		       CTRL_CMD_GETFAMILY, 1);

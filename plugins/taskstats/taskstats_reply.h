@@ -232,7 +232,8 @@ bool ctp_ts_cpulist_ok(const char *s, size_t len);
 
 /*
  * Write a CTRL_CMD_GETFAMILY request for the family called `name`
- * ("TASKSTATS"). Returns the bytes written, or 0 when cap is too small.
+ * ("TASKSTATS"). Returns the bytes written, or 0 when cap is too small or
+ * the name is GENL_NAMSIZ bytes or longer.
  */
 size_t ctp_genl_put_getfamily(void *buf, size_t cap, uint32_t seq,
 			      const char *name);
