@@ -458,6 +458,36 @@ static void test_odd_tree(void **state)
 	stop(fx);
 }
 
+/* A cpuinfo longer than the plugin's read buffer (many CPUs): its start,
+ * the first processor, is all it needs, so the cut is no failure. */
+static void test_long_cpuinfo(void **state)
+{
+	static const char cpu[] = "processor\t: 0\n"
+				  "vendor_id\t: GenuineIntel\n"
+				  "model name\t: Test CPU @ 1.00GHz\n\n";
+	struct fx *fx = *state;
+	char proc[PATH_MAX], sys[PATH_MAX];
+	static char text[70000];
+	size_t len = 0;
+
+	make_tmp(fx);
+	mkdirs(fx->tmp, "proc");
+	mkdirs(fx->tmp, "sys");
+	snprintf(proc, sizeof(proc), "%s/proc", fx->tmp);
+	snprintf(sys, sizeof(sys), "%s/sys", fx->tmp);
+	while (len + sizeof(cpu) <= sizeof(text)) {
+		memcpy(text + len, cpu, sizeof(cpu) - 1);
+		len += sizeof(cpu) - 1;
+	}
+	put_file(proc, "cpuinfo", text, len);
+
+	run(fx, proc, sys);
+	hx_expect_str(&fx->rec, "host.cpu.model", "Test CPU @ 1.00GHz");
+	hx_expect_str(&fx->rec, "host.cpu.vendor", "GenuineIntel");
+	assert_int_equal(hx_summary(&fx->ctx, "sources_unreadable"), 0);
+	stop(fx);
+}
+
 /* A core that refuses every runtime field: the static values stay. */
 static void test_register_refused(void **state)
 {
@@ -630,6 +660,7 @@ int main(void)
 		cmocka_unit_test(test_no_roots),
 		cmocka_unit_test(test_empty_roots),
 		cmocka_unit_test(test_odd_tree),
+		cmocka_unit_test(test_long_cpuinfo),
 		cmocka_unit_test(test_register_refused),
 		cmocka_unit_test(test_unknown_option),
 		cmocka_unit_test(test_allocator),

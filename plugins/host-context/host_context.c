@@ -220,26 +220,6 @@ static void set_str(struct host_state *st, struct ctp_setter *set, int f,
 	ctp_set_str(set, st->fh[f], s, len);
 }
 
-/*
- * Read a file under dirfd into st->buf (NUL-terminated). A root that is not
- * open (-1) counts as the file not existing. *full is set when the file did
- * not fit: single-value callers refuse that (truncated), cpuinfo does not.
- */
-static int read_at(struct host_state *st, int dirfd, const char *path,
-		   size_t *len, bool *full)
-{
-	int r;
-
-	*full = false;
-	if (dirfd < 0) {
-		*len = 0;
-		return -ENOENT;
-	}
-	r = ctp_read_small(dirfd, path, st->buf, READ_BUF, len);
-	*full = *len + 1 >= READ_BUF;
-	return r;
-}
-
 /* Tally a failed read: missing sources and unreadable ones apart. */
 static int read_failed(struct host_state *st, const char *path, int r)
 {
@@ -253,16 +233,31 @@ static int read_failed(struct host_state *st, const char *path, int r)
 	return r;
 }
 
+/*
+ * Read a file under dirfd into st->buf (NUL-terminated): 0 and *len, or a
+ * negative errno (tallied). A root that is not open (-1) counts as the
+ * file not existing. A file that fills the buffer may have been cut:
+ * -EFBIG when the caller needs it whole (single values), else its start
+ * is what the caller reads (cpuinfo's first processor).
+ */
+static int read_file(struct host_state *st, int dirfd, const char *path,
+		     bool whole, size_t *len)
+{
+	int r = -ENOENT;
+
+	*len = 0;
+	if (dirfd >= 0)
+		r = ctp_read_small(dirfd, path, st->buf, READ_BUF, len);
+	if (r == 0 && whole && *len + 1 >= READ_BUF)
+		r = -EFBIG;
+	return r < 0 ? read_failed(st, path, r) : 0;
+}
+
 /* A whole single-value file: 0 and *len, or a negative errno (tallied). */
 static int read_value(struct host_state *st, int dirfd, const char *path,
 		      size_t *len)
 {
-	bool full;
-	int r = read_at(st, dirfd, path, len, &full);
-
-	if (r == 0 && full)
-		r = -EFBIG;
-	return r < 0 ? read_failed(st, path, r) : 0;
+	return read_file(st, dirfd, path, true, len);
 }
 
 static void parse_failed(struct host_state *st, const char *what, int r)
@@ -291,13 +286,9 @@ static void do_cpuinfo(struct host_state *st, int proc_fd,
 {
 	struct ctp_hc_cpuinfo ci;
 	size_t len;
-	bool full;
-	int r = read_at(st, proc_fd, "cpuinfo", &len, &full);
 
-	if (r < 0) {
-		read_failed(st, "cpuinfo", r);
+	if (read_file(st, proc_fd, "cpuinfo", false, &len) < 0)
 		return;
-	}
 	/* Neither key on arm64 (no vendor_id, no model name): not an error. */
 	if (ctp_hc_parse_cpuinfo(st->buf, len, &ci) < 0)
 		return;
@@ -312,13 +303,10 @@ static void do_meminfo(struct host_state *st, int proc_fd,
 {
 	struct ctp_hc_meminfo mi;
 	size_t len;
-	bool full;
-	int r = read_at(st, proc_fd, "meminfo", &len, &full);
+	int r;
 
-	if (r < 0) {
-		read_failed(st, "meminfo", r);
+	if (read_file(st, proc_fd, "meminfo", false, &len) < 0)
 		return;
-	}
 	r = ctp_hc_parse_meminfo(st->buf, len, &mi);
 	/* HugePages_* are missing without CONFIG_HUGETLBFS: not an error. */
 	if (r < 0 && r != -ENODATA)
