@@ -458,9 +458,9 @@ int ctp_read_small(int dirfd, const char *path, char *buf, size_t cap,
 
 /*
  * Read dirfd/path whole into *buf, a malloc'ed buffer of *cap bytes that
- * grows by doubling from 64 KiB (one block above jemalloc's and glibc's
- * small-size caches) and is kept for the next call (start with NULL and 0;
- * the caller frees it, also after an error), then a NUL. Returns 0 with
+ * grows by doubling from 64 KiB (a compressed kernel config in one read)
+ * and is kept for the next call (start with NULL and 0; the caller frees
+ * it, also after an error), then a NUL. Returns 0 with
  * the byte count in *len, or a negative errno: -EBADF for dirfd < 0,
  * ctp_open_regular's, read's, -ENOMEM, or -EFBIG for a file of max bytes
  * or more. For host files of no known bound (mountinfo, config.gz);
