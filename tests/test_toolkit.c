@@ -4,21 +4,25 @@
  * ctp_attach against cores of another ABI, too old, or refusing a handle or
  * a counter; a task's declared and lazy files; ctp_kv_u64 on status text;
  * ctp_read_grow on files past its first buffer, at its bound, not regular;
- * ctp_keyval_lines keeping each key once up to its cap.
+ * ctp_keyval_lines keeping each key once up to its cap; ctp_handle_cache
+ * registering each name once, also from racing threads.
  * The api table here is the smallest one that lets each path be taken and
  * records how the toolkit called it; every shipped plugin runs ctp_attach
  * against the real core in the e2e tests.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -523,6 +527,131 @@ static void field_macros(void **state)
 	assert_int_equal(label.unit, CTP_UNIT_NONE);
 }
 
+/* ctp_handle_cache_get's reg: a handle per name ("bad" refused), every
+ * call counted. */
+struct regs {
+	int calls;
+	int per_name[4]; /* calls for "a", "b", "c", others */
+	bool slow;
+};
+
+static int reg_name(void *arg, const char *name, size_t len)
+{
+	struct regs *r = arg;
+
+	__atomic_fetch_add(&r->calls, 1, __ATOMIC_RELAXED);
+	/* Slow, as the core's registry may be: racing workers that missed
+	 * the name meanwhile queue on the table's lock. */
+	if (r->slow)
+		nanosleep(&(struct timespec){.tv_nsec = 2000000}, NULL);
+	if (len == 1 && name[0] >= 'a' && name[0] <= 'c') {
+		__atomic_fetch_add(&r->per_name[name[0] - 'a'], 1,
+				   __ATOMIC_RELAXED);
+		return 10 + name[0] - 'a';
+	}
+	__atomic_fetch_add(&r->per_name[3], 1, __ATOMIC_RELAXED);
+	if (len == 3 && memcmp(name, "bad", 3) == 0)
+		return -EPERM;
+	return (int)len;
+}
+
+static void handle_cache(void **state)
+{
+	static struct ctp_handle_cache c;
+	char long_name[CTP_HANDLE_NAME_MAX];
+	struct regs r = {0};
+
+	(void)state;
+	ctp_handle_cache_init(&c, 3);
+	/* Registered once, then kept; the name need not be terminated. */
+	assert_int_equal(ctp_handle_cache_get(&c, "ax", 1, reg_name, &r), 10);
+	assert_int_equal(ctp_handle_cache_get(&c, "a", 1, reg_name, &r), 10);
+	assert_int_equal(r.calls, 1);
+	/* A refusal is kept too. */
+	assert_int_equal(ctp_handle_cache_get(&c, "bad", 3, reg_name, &r),
+			 -EPERM);
+	assert_int_equal(ctp_handle_cache_get(&c, "bad", 3, reg_name, &r),
+			 -EPERM);
+	assert_int_equal(r.calls, 2);
+	/* The longest name fits; one byte more is refused unregistered. */
+	memset(long_name, 'x', sizeof(long_name));
+	assert_int_equal(ctp_handle_cache_get(&c, long_name, sizeof(long_name),
+					      reg_name, &r),
+			 -ENAMETOOLONG);
+	assert_int_equal(r.calls, 2);
+	assert_int_equal(ctp_handle_cache_get(&c, long_name,
+					      sizeof(long_name) - 1, reg_name,
+					      &r),
+			 CTP_HANDLE_NAME_MAX - 1);
+	assert_int_equal(r.calls, 3);
+	/* Full at cap: a new name is refused unregistered, old ones stay. */
+	assert_int_equal(ctp_handle_cache_get(&c, "b", 1, reg_name, &r),
+			 -ENOSPC);
+	assert_int_equal(r.calls, 3);
+	assert_int_equal(ctp_handle_cache_get(&c, "a", 1, reg_name, &r), 10);
+	assert_int_equal(ctp_handle_cache_get(&c, long_name,
+					      sizeof(long_name) - 1, reg_name,
+					      &r),
+			 CTP_HANDLE_NAME_MAX - 1);
+	ctp_handle_cache_done(&c);
+	/* A cap past the table's size is the table's size. */
+	ctp_handle_cache_init(&c, CTP_HANDLE_CACHE_MAX + 5);
+	assert_int_equal(c.cap, CTP_HANDLE_CACHE_MAX);
+	ctp_handle_cache_done(&c);
+	ctp_handle_cache_done(NULL);
+}
+
+struct racer {
+	struct ctp_handle_cache *c;
+	struct regs *r;
+	pthread_barrier_t *go;
+	int bad; /* answers that were not the name's handle */
+};
+
+static void *race(void *arg)
+{
+	struct racer *x = arg;
+
+	pthread_barrier_wait(x->go);
+	for (int i = 0; i < 2000; i++) {
+		char name = (char)('a' + i % 3);
+
+		if (ctp_handle_cache_get(x->c, &name, 1, reg_name, x->r) !=
+		    10 + name - 'a')
+			x->bad++;
+	}
+	return NULL;
+}
+
+/* Workers asking for the same new names at once: each is registered
+ * exactly once and every one of them gets its handle. */
+static void handle_cache_threads(void **state)
+{
+	static struct ctp_handle_cache c;
+	struct racer x[4];
+	pthread_t t[4];
+	pthread_barrier_t go;
+	struct regs r = {.slow = true};
+
+	(void)state;
+	ctp_handle_cache_init(&c, 8);
+	assert_int_equal(pthread_barrier_init(&go, NULL, 4), 0);
+	for (int i = 0; i < 4; i++) {
+		x[i] = (struct racer){.c = &c, .r = &r, .go = &go};
+		assert_int_equal(pthread_create(&t[i], NULL, race, &x[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+		assert_int_equal(x[i].bad, 0);
+	}
+	assert_int_equal(r.per_name[0], 1);
+	assert_int_equal(r.per_name[1], 1);
+	assert_int_equal(r.per_name[2], 1);
+	assert_int_equal(r.calls, 3);
+	pthread_barrier_destroy(&go);
+	ctp_handle_cache_done(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -538,6 +667,8 @@ int main(void)
 		cmocka_unit_test(field_macros),
 		cmocka_unit_test(read_grow),
 		cmocka_unit_test(kv_lines),
+		cmocka_unit_test(handle_cache),
+		cmocka_unit_test(handle_cache_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,6 +24,7 @@
 #define CTPROF_PLUGIN_UTIL_H
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -429,6 +430,49 @@ int ctp_keyval_lines(const char *buf, size_t len,
 		     int (*line)(const char *p, const char *eol,
 				 struct ctp_keyval *kv),
 		     struct ctp_keyval_lines *out);
+
+/* ---- Fields registered as their names appear ------------------------------
+ *
+ * Fields a plugin registers at run time, when a name first shows up (a
+ * cgroup v1 hierarchy, a smaps_rollup key): one table of name -> handle
+ * per plugin, embedded in its state. Every worker looks names up without
+ * a lock (the hot path: a scan of the slots); a miss takes the table's
+ * lock, looks again, registers and appends.
+ */
+#define CTP_HANDLE_NAME_MAX  128 /* bytes of a name, less than this */
+#define CTP_HANDLE_CACHE_MAX 128 /* names a table holds at most */
+
+struct ctp_handle_slot {
+	char name[CTP_HANDLE_NAME_MAX]; /* not terminated */
+	size_t len;
+	int handle; /* reg's answer, kept also when < 0 (refused) */
+};
+
+struct ctp_handle_cache {
+	pthread_mutex_t lock; /* held to append */
+	size_t n;	      /* slot[0 .. n) are set and never change;
+				 published with a release store */
+	size_t cap;	      /* at most CTP_HANDLE_CACHE_MAX */
+	struct ctp_handle_slot slot[CTP_HANDLE_CACHE_MAX];
+};
+
+/* An empty table of at most cap names (CTP_HANDLE_CACHE_MAX if more). */
+void ctp_handle_cache_init(struct ctp_handle_cache *c, size_t cap);
+/* Release the lock; NULL is fine. */
+void ctp_handle_cache_done(struct ctp_handle_cache *c);
+
+/*
+ * The handle of name (len bytes, not terminated): the kept one, or, the
+ * first time, reg(arg, name, len)'s answer, kept whatever it is (a handle,
+ * or a negative errno for a field the core refused: reg runs once per
+ * name, from one thread at a time). -ENAMETOOLONG for a new name of
+ * CTP_HANDLE_NAME_MAX bytes or more, -ENOSPC for a new name past cap
+ * (reg is not called). Safe from concurrent workers.
+ */
+int ctp_handle_cache_get(struct ctp_handle_cache *c, const char *name,
+			 size_t len,
+			 int (*reg)(void *arg, const char *name, size_t len),
+			 void *arg);
 
 /* ---- Small host files ---------------------------------------------------- */
 

@@ -221,13 +221,6 @@ static const char *const counter_names[N_COUNTERS] = {
 
 /* ---- State --------------------------------------------------------------- */
 
-/* A v1 hierarchy's path field; slots below n_hier never change. */
-struct hier_slot {
-	char ctrl[HIER_LEN];
-	size_t len;
-	int handle; /* < 0: refused, its paths are dropped */
-};
-
 struct name_slot {
 	char *name; /* NULL: free */
 	int handle;
@@ -258,10 +251,9 @@ struct cg_state {
 	struct cg_listing list; /* every thread's v1 paths, when complete */
 	uint64_t list_ticks;	/* when the listing began, USER_HZ since boot */
 
-	/* Thread path fields, registered by workers. */
-	pthread_mutex_t lock;
-	_Atomic size_t n_hier;
-	struct hier_slot hier[HIER_MAX];
+	/* Thread path fields by controller list, registered by workers (a
+	 * refused one: its paths are dropped). */
+	struct ctp_handle_cache hier;
 
 	/* The cgroup pass (main thread only). */
 	struct name_slot names[NAME_SLOTS];
@@ -827,19 +819,10 @@ static int cg_cgroup(void *state, const struct ctp_cgroup *cg,
 
 /* ---- Threads: v1 paths --------------------------------------------------- */
 
-static const struct hier_slot *find_hier(const struct hier_slot *h, size_t n,
-					 const char *ctrl, size_t len)
+/* The path field of hierarchy ctrl (ctp_handle_cache_get's reg). */
+static int register_hier(void *arg, const char *ctrl, size_t len)
 {
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (h[i].len == len && memcmp(h[i].ctrl, ctrl, len) == 0)
-			return &h[i];
-	return NULL;
-}
-
-static int register_hier(struct cg_state *st, const char *ctrl, size_t len)
-{
+	struct cg_state *st = arg;
 	char hn[HIER_LEN], name[HIER_LEN + 32], help[2 * HIER_LEN + 96],
 		dims[HIER_LEN + 16];
 	int n = ctp_cg_hier_name(ctrl, len, hn, sizeof(hn));
@@ -872,32 +855,7 @@ static int register_hier(struct cg_state *st, const char *ctrl, size_t len)
 /* The path field of hierarchy `ctrl`, registered the first time. */
 static int hier_handle(struct cg_state *st, const char *ctrl, size_t len)
 {
-	size_t n = atomic_load_explicit(&st->n_hier, memory_order_acquire);
-	const struct hier_slot *h = find_hier(st->hier, n, ctrl, len);
-	struct hier_slot *slot;
-	int ret;
-
-	if (h)
-		return h->handle;
-	if (len >= HIER_LEN)
-		return -ENAMETOOLONG;
-	pthread_mutex_lock(&st->lock);
-	n = atomic_load_explicit(&st->n_hier, memory_order_relaxed);
-	h = find_hier(st->hier, n, ctrl, len);
-	if (h) {
-		ret = h->handle;
-	} else if (n == HIER_MAX) {
-		ret = -ENOSPC;
-	} else {
-		ret = register_hier(st, ctrl, len);
-		slot = &st->hier[n];
-		memcpy(slot->ctrl, ctrl, len);
-		slot->len = len;
-		slot->handle = ret;
-		atomic_store_explicit(&st->n_hier, n + 1, memory_order_release);
-	}
-	pthread_mutex_unlock(&st->lock);
-	return ret;
+	return ctp_handle_cache_get(&st->hier, ctrl, len, register_hier, st);
 }
 
 /*
@@ -1141,7 +1099,7 @@ static void cg_fini(void *state)
 	for (i = 0; i < NAME_SLOTS; i++)
 		free(st->names[i].name);
 	free(st->buf);
-	pthread_mutex_destroy(&st->lock);
+	ctp_handle_cache_done(&st->hier);
 	free(st);
 }
 
@@ -1199,7 +1157,7 @@ static int cg_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 		return -ENOMEM;
 	st->ctx = ctx;
 	st->api = api;
-	pthread_mutex_init(&st->lock, NULL);
+	ctp_handle_cache_init(&st->hier, HIER_MAX);
 	/* The lazy cgroup file needs file_get. */
 	r = CTP_ATTACH(ctx, api, CTP_API_THROUGH(file_get), st->handle,
 		       st->counter);

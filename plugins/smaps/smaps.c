@@ -89,12 +89,6 @@ static const char *const counter_names[N_COUNTERS] = {
 	[C_READ_WALL_US] = "read_wall_us",
 };
 
-struct key_slot {
-	char key[CTP_SMAPS_KEY_MAX];
-	size_t len;
-	int handle; /* < 0: registration refused, skip the key */
-};
-
 struct smaps_state {
 	struct ctp_ctx *ctx;
 	const struct ctp_api *api;
@@ -107,14 +101,8 @@ struct smaps_state {
 	 * their mmap locks busy, or a host that gives the reader no CPU,
 	 * cannot stretch a capture without bound). */
 	struct ctp_budget budget;
-	/*
-	 * Key -> field handle. Slots below n are complete and never change,
-	 * so lookups scan them without the lock; a miss takes the lock to
-	 * register and append.
-	 */
-	pthread_mutex_t lock;
-	_Atomic size_t n_keys;
-	struct key_slot keys[KEY_CACHE];
+	/* Key -> field handle (< 0: registration refused, skip the key). */
+	struct ctp_handle_cache keys;
 };
 
 static void count(struct smaps_state *st, int c, uint64_t n)
@@ -122,21 +110,11 @@ static void count(struct smaps_state *st, int c, uint64_t n)
 	st->api->summary_add(st->ctx, st->counter[c], n);
 }
 
-static const struct key_slot *find_key(const struct key_slot *keys, size_t n,
-				       const struct ctp_keyval *kv)
+/* The field of a key: "smaps." and the key in lower case, bytes, gauge
+ * (ctp_handle_cache_get's reg). */
+static int register_key(void *arg, const char *key, size_t key_len)
 {
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (keys[i].len == kv->key_len &&
-		    memcmp(keys[i].key, kv->key, kv->key_len) == 0)
-			return &keys[i];
-	return NULL;
-}
-
-/* The field of a key: "smaps." and the key in lower case, bytes, gauge. */
-static int register_key(struct smaps_state *st, const struct ctp_keyval *kv)
-{
+	struct smaps_state *st = arg;
 	char name[6 + CTP_SMAPS_KEY_MAX + 1], help[96 + CTP_SMAPS_KEY_MAX];
 	struct ctp_field_desc d = {
 		.name = name,
@@ -149,18 +127,20 @@ static int register_key(struct smaps_state *st, const struct ctp_keyval *kv)
 	};
 	size_t i;
 
+	if (key_len > CTP_SMAPS_KEY_MAX) /* the parser's bound */
+		return -ENAMETOOLONG;
 	memcpy(name, "smaps.", 6);
-	for (i = 0; i < kv->key_len; i++) {
-		char c = kv->key[i];
+	for (i = 0; i < key_len; i++) {
+		char c = key[i];
 
 		name[6 + i] = c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
 	}
-	name[6 + kv->key_len] = '\0';
+	name[6 + key_len] = '\0';
 	/* The parser allows only [A-Za-z0-9_]; no stdio needed. */
 	memcpy(help, "smaps_rollup ", 13);
-	memcpy(help + 13, kv->key, kv->key_len);
-	strcpy(help + 13 + kv->key_len, ", kB converted to bytes");
-	if (kv->key_len == 3 && memcmp(kv->key, "Rss", 3) == 0)
+	memcpy(help + 13, key, key_len);
+	strcpy(help + 13 + key_len, ", kB converted to bytes");
+	if (key_len == 3 && memcmp(key, "Rss", 3) == 0)
 		strcat(help, "; statm's resident size where smaps.not_read "
 			     "is set");
 	return st->api->field_register(st->ctx, &d);
@@ -169,31 +149,8 @@ static int register_key(struct smaps_state *st, const struct ctp_keyval *kv)
 /* Handle of a key's field, registering it the first time; < 0 to skip. */
 static int key_handle(struct smaps_state *st, const struct ctp_keyval *kv)
 {
-	size_t n = atomic_load_explicit(&st->n_keys, memory_order_acquire);
-	const struct key_slot *k = find_key(st->keys, n, kv);
-	struct key_slot *slot;
-	int h;
-
-	if (k)
-		return k->handle;
-	pthread_mutex_lock(&st->lock);
-	n = atomic_load_explicit(&st->n_keys, memory_order_relaxed);
-	k = find_key(st->keys, n, kv);
-	if (k) {
-		h = k->handle;
-	} else if (n == KEY_CACHE) {
-		h = -ENOSPC;
-	} else {
-		/* Refusals are cached too: the core logged it once. */
-		h = register_key(st, kv);
-		slot = &st->keys[n];
-		memcpy(slot->key, kv->key, kv->key_len);
-		slot->len = kv->key_len;
-		slot->handle = h;
-		atomic_store_explicit(&st->n_keys, n + 1, memory_order_release);
-	}
-	pthread_mutex_unlock(&st->lock);
-	return h;
+	return ctp_handle_cache_get(&st->keys, kv->key, kv->key_len,
+				    register_key, st);
 }
 
 static int set_rollup(struct smaps_state *st, struct ctp_record *rec,
@@ -381,7 +338,7 @@ static void smaps_fini(void *state)
 
 	if (!st)
 		return;
-	pthread_mutex_destroy(&st->lock);
+	ctp_handle_cache_done(&st->keys);
 	free(st);
 }
 
@@ -395,7 +352,7 @@ static int smaps_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		return -ENOMEM;
 	st->ctx = ctx;
 	st->api = api;
-	pthread_mutex_init(&st->lock, NULL);
+	ctp_handle_cache_init(&st->keys, KEY_CACHE);
 	st->page_size = (uint64_t)getpagesize();
 	/* The lazy smaps_rollup needs file_get; the key fields are
 	 * registered as the keys appear. */
