@@ -271,6 +271,7 @@ static void check_tables(void **state)
 		{{.key = "syscw"}, "no member type"},
 		{{.key = "syscw", .type = CTP_TYPE_I64}, "another type"},
 		{{.key = "syscw", .type = CTP_TYPE_U64, .flags = 2}, "flags"},
+		{{.key = "syscw", .klen = 4, .type = CTP_TYPE_U64}, "length"},
 	};
 	for (size_t i = 0; i < CTP_ARRAY_LEN(faults); i++) {
 		memcpy(bad, srcs, sizeof(bad));
@@ -345,6 +346,19 @@ static void keys_whole(void **state)
 	assert_int_equal(scan_io(text, strlen(text), &io), 0);
 	assert_int_equal(io.v[0], 7);
 	assert_int_equal(io.v[1], 6);
+	assert_int_equal(io.v[2], 5);
+	/* CTP_SRC_KEY counts its key at compile time; a row made by hand
+	 * (klen 0) is counted as it is scanned. */
+	assert_int_equal(srcs[F_WRITE].klen, 11);
+	struct ctp_field_src hand[CTP_ARRAY_LEN(srcs)];
+	memcpy(hand, srcs, sizeof(hand));
+	for (size_t i = 0; i < CTP_ARRAY_LEN(hand); i++)
+		hand[i].klen = 0;
+	memset(&io, 0, sizeof(io));
+	assert_int_equal(ctp_fields_scan_keys(text, strlen(text), hand,
+					      N_FIELDS, &io, &io.present),
+			 0);
+	assert_int_equal(io.v[0], 7);
 	assert_int_equal(io.v[2], 5);
 }
 
@@ -460,6 +474,67 @@ static void words_cut_everywhere(void **state)
 		else
 			assert_int_equal(r, -EMSGSIZE);
 	}
+}
+
+/* The kinds of stat_srcs as masks, for ctp_fields_scan_line. */
+static const struct ctp_word_kinds stat_kinds = {
+	.u = 1ull << 10 | 1ull << 14,
+	.i = 1ull << 19,
+	.c = 1ull << 3,
+};
+
+/* ctp_fields_scan_line stores word p in w[p] and says what the rows'
+ * scan says, on every cut of a line and on garbage. */
+static void words_by_kinds(void **state)
+{
+	const char *lines[] = {
+		TEXT_STAT,
+		"R 4 5 6 7 8 9 10 11 12 13\n",
+		"S 4 5 6 7 8 9 11x 11 12 13 14 15 16 17 18 -5\n",
+		"S 4 5 6 7 8 9 18446744073709551616 11 12 13 -14 15 16 17 18 "
+		"19\n",
+		"SS 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19\n",
+		"S 4 5 6 7 8 9  11 12 13 14 15 16 17 18 19\n",
+		"S 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 "
+		"-9223372036854775809\n",
+		"S 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < CTP_ARRAY_LEN(lines); i++) {
+		size_t len = strlen(lines[i]);
+
+		for (size_t cut = 0; cut <= len; cut++) {
+			union ctp_word w[20];
+			uint64_t got = 0;
+			struct line st;
+			int r = scan_stat(lines[i], cut, &st);
+
+			memset(w, 0xa5, sizeof(w));
+			assert_int_equal(
+				ctp_fields_scan_line(lines[i], lines[i] + cut,
+						     3, &stat_kinds, w, &got),
+				r);
+			assert_true(got == st.present);
+			if (got >> 3 & 1)
+				assert_int_equal(w[3].c, st.state);
+			if (got >> 10 & 1)
+				assert_int_equal(w[10].u, st.minflt);
+			if (got >> 14 & 1)
+				assert_int_equal(w[14].u, st.utime);
+			if (got >> 19 & 1)
+				assert_true(w[19].i == st.nice);
+			/* Words nobody keeps are not touched. */
+			assert_int_equal(w[4].u, 0xa5a5a5a5a5a5a5a5ull);
+		}
+	}
+	/* Nothing kept from `first` on: nothing read. */
+	uint64_t got = 0;
+	union ctp_word w[1];
+	assert_int_equal(
+		ctp_fields_scan_line("x", "x" + 1, 20, &stat_kinds, w, &got),
+		0);
+	assert_true(got == 0);
 }
 
 static void words_garbage(void **state)
@@ -588,6 +663,7 @@ int main(void)
 		cmocka_unit_test_setup(words_whole, setup),
 		cmocka_unit_test_setup(words_cut_everywhere, setup),
 		cmocka_unit_test_setup(words_garbage, setup),
+		cmocka_unit_test_setup(words_by_kinds, setup),
 		cmocka_unit_test_setup(set_by_scope_and_presence, setup),
 		cmocka_unit_test_setup(set_by_member_type, setup),
 	};

@@ -5,50 +5,6 @@
 #include <errno.h>
 #include <string.h>
 
-/* ---- The checked setter -------------------------------------------------- */
-
-/* Keep the first failure; every later value is still set. */
-static int keep(struct ctp_setter *s, int r)
-{
-	if (r < 0 && s->err == 0)
-		s->err = r;
-	return r < 0 ? r : 0;
-}
-
-int ctp_set_u64(struct ctp_setter *s, int field, uint64_t v)
-{
-	return field < 0 ? 0 : keep(s, s->api->set_u64(s->rec, field, v));
-}
-
-int ctp_set_i64(struct ctp_setter *s, int field, int64_t v)
-{
-	return field < 0 ? 0 : keep(s, s->api->set_i64(s->rec, field, v));
-}
-
-int ctp_set_bool(struct ctp_setter *s, int field, bool v)
-{
-	return field < 0 ? 0 : keep(s, s->api->set_bool(s->rec, field, v));
-}
-
-int ctp_set_char(struct ctp_setter *s, int field, char v)
-{
-	return field < 0 ? 0 : keep(s, s->api->set_char(s->rec, field, v));
-}
-
-int ctp_set_str(struct ctp_setter *s, int field, const char *str, size_t len)
-{
-	return field < 0 ? 0
-			 : keep(s, s->api->set_str(s->rec, field, str, len));
-}
-
-int ctp_set_cpuset(struct ctp_setter *s, int field, const uint64_t *words,
-		   size_t n_words)
-{
-	return field < 0 ? 0
-			 : keep(s, s->api->set_cpuset(s->rec, field, words,
-						      n_words));
-}
-
 /* ---- Checking a table ---------------------------------------------------- */
 
 static const char *src_fault(const struct ctp_field_desc *d,
@@ -69,6 +25,8 @@ static const char *src_fault(const struct ctp_field_desc *d,
 		return "a presence bit past 63";
 	if (r->key && !*r->key)
 		return "an empty key";
+	if (r->key && r->klen && r->klen != strlen(r->key))
+		return "a key of another length than klen (over 255 bytes?)";
 	if (r->flags & ~CTP_SRC_CODE)
 		return "unknown flags";
 	if (!(r->flags & CTP_SRC_CODE) && r->type != d->type)
@@ -100,42 +58,35 @@ int ctp_fields_check(const struct ctp_field_desc *desc,
  * range (ctp_fields_check says why not; the scanners just skip it). */
 static bool usable(const struct ctp_field_src *r)
 {
-	return (r->type == CTP_TYPE_U64 || r->type == CTP_TYPE_I64 ||
-		r->type == CTP_TYPE_CHAR) &&
-	       r->bit <= 63 && r->pos <= CTP_SRC_POS_MAX;
+	/* CTP_TYPE_U64 1, CTP_TYPE_I64 2, CTP_TYPE_CHAR 4. */
+	return r->type < 8 && (0x16u >> r->type & 1) && (r->bit | r->pos) <= 63;
 }
-
-/* The whole of [tok, tend) as a decimal, signed or not; a signed one is
- * stored as its two's complement bits. */
-static int whole_number(const char *tok, const char *tend, bool sign,
-			uint64_t *out)
+/* Keep the first problem: later ones are usually its consequences. */
+static void note(int *ret, int err)
 {
-	int64_t i = 0;
-	int r = sign ? ctp_scan_i64(&tok, tend, &i)
-		     : ctp_scan_u64(&tok, tend, out);
-
-	if (r == 0 && tok != tend)
-		return -EINVAL;
-	if (r == 0 && sign)
-		*out = (uint64_t)i;
-	return r;
+	if (*ret == 0)
+		*ret = err;
 }
 
-/* The whole of [tok, tend) as a value of `type`, stored at out + off. */
+/* The whole of [tok, tend) as a value of `type` (a decimal, signed or
+ * not, stored as its 64 bits; or one byte), stored at out + off. */
 static int store(const char *tok, const char *tend, uint8_t type, void *out,
 		 uint16_t off)
 {
 	char *dst = (char *)out + off;
-	uint64_t u;
+	const char *q = tok;
+	uint64_t u = 0;
+	int64_t i = 0;
 	int r;
 
 	switch (type) {
 	case CTP_TYPE_U64:
+		r = ctp_scan_u64(&q, tend, &u);
+		break;
 	case CTP_TYPE_I64:
-		r = whole_number(tok, tend, type == CTP_TYPE_I64, &u);
-		if (r == 0)
-			memcpy(dst, &u, sizeof(u));
-		return r;
+		r = ctp_scan_i64(&q, tend, &i);
+		u = (uint64_t)i;
+		break;
 	case CTP_TYPE_CHAR:
 		if (tend - tok != 1)
 			return -EINVAL;
@@ -144,23 +95,45 @@ static int store(const char *tok, const char *tend, uint8_t type, void *out,
 	default:
 		return -EINVAL;
 	}
+	if (r == 0 && q != tend)
+		r = -EINVAL;
+	if (r == 0)
+		memcpy(dst, &u, sizeof(u));
+	return r;
 }
 
 /* Row i's key is the n bytes at k (which may hold a NUL: compared as
- * bytes, never read past the key's own end). */
-static bool key_is(const struct ctp_field_src *r, const char *k, size_t n)
+ * bytes, never read past the key's own end). The length first: from the
+ * row (CTP_SRC_KEY), counted only for a row made by hand. */
+static inline bool key_is(const struct ctp_field_src *r, const char *k,
+			  size_t n)
 {
-	return r->key && strlen(r->key) == n && memcmp(r->key, k, n) == 0;
+	return r->key && (r->klen ? r->klen : strlen(r->key)) == n &&
+	       r->key[0] == k[0] && memcmp(r->key, k, n) == 0;
 }
 
-/* The row of key [k, k + n) not yet seen, or -1. */
-static int key_row(const struct ctp_field_src *src, size_t rows, uint64_t seen,
-		   const char *k, size_t n)
+/* The row of key [k, k + n) not yet seen, or -1; the search starts at row
+ * `from` (the one after the last found: a file prints its keys in the
+ * table's order, most often) and wraps around. */
+static inline int key_row(const struct ctp_field_src *src, size_t rows,
+			  uint64_t seen, size_t from, const char *k, size_t n)
 {
-	for (size_t i = 0; i < rows; i++)
+	for (size_t i = from; i < rows; i++)
+		if (!(seen >> i & 1) && key_is(&src[i], k, n))
+			return (int)i;
+	for (size_t i = 0; i < from && i < rows; i++)
 		if (!(seen >> i & 1) && key_is(&src[i], k, n))
 			return (int)i;
 	return -1;
+}
+
+/* Keep the problem of the lowest row or position. */
+static void note_at(int *ret, unsigned *at, unsigned i, int err)
+{
+	if (err < 0 && (*ret == 0 || i < *at)) {
+		*ret = err;
+		*at = i;
+	}
 }
 
 int ctp_fields_scan_keys(const char *buf, size_t len,
@@ -170,19 +143,20 @@ int ctp_fields_scan_keys(const char *buf, size_t len,
 	const char *end = buf + len, *line, *eol;
 	size_t rows = n < 64 ? n : 64;
 	uint64_t want = 0, seen = 0;
-	int err[64] = {0};
+	size_t from = 0;
+	unsigned at = 0;
 	int ret = 0;
 
 	for (size_t i = 0; i < rows; i++)
 		if (src[i].key && usable(&src[i]))
 			want |= 1ull << i;
-	/* One walk over the lines; problems are kept per row and reported
-	 * in table order after it, so the first does not depend on the
-	 * order of the lines. */
+	/* One walk over the lines; the problem of the first row in table
+	 * order is reported, so it does not depend on the order of the
+	 * lines. */
 	for (line = buf; line < end && seen != want;
 	     line = eol < end ? eol + 1 : end) {
 		const char *colon, *v;
-		int k;
+		int k, e;
 
 		eol = memchr(line, '\n', (size_t)(end - line));
 		if (!eol)
@@ -190,33 +164,136 @@ int ctp_fields_scan_keys(const char *buf, size_t len,
 		colon = memchr(line, ':', (size_t)(eol - line));
 		if (!colon)
 			continue;
-		k = key_row(src, rows, seen | ~want, line,
+		k = key_row(src, rows, seen | ~want, from, line,
 			    (size_t)(colon - line));
 		if (k < 0)
 			continue;
+		from = (size_t)k + 1;
 		seen |= 1ull << k;
 		/* No '\n' after it: the value may be cut short. */
 		if (eol == end) {
-			err[k] = -EMSGSIZE;
+			note_at(&ret, &at, (unsigned)k, -EMSGSIZE);
 			continue;
 		}
 		v = ctp_skip_blanks(colon + 1, eol);
-		err[k] = store(v, eol, src[k].type, out, src[k].off);
-		if (err[k] == 0)
+		if (src[k].type == CTP_TYPE_U64) {
+			/* The common case inline: a whole number. */
+			uint64_t x;
+			const char *q = v;
+
+			e = ctp_scan_u64(&q, eol, &x);
+			if (e == 0 && q != eol)
+				e = -EINVAL;
+			if (e == 0)
+				memcpy((char *)out + src[k].off, &x, sizeof(x));
+		} else {
+			e = store(v, eol, src[k].type, out, src[k].off);
+		}
+		if (e == 0)
 			*present |= 1ull << src[k].bit;
+		note_at(&ret, &at, (unsigned)k, e);
 	}
-	for (size_t i = 0; i < rows && ret == 0; i++)
-		if (want >> i & 1)
-			ret = seen >> i & 1 ? err[i] : -ENODATA;
+	if (seen != want)
+		note_at(&ret, &at, (unsigned)__builtin_ctzll(want & ~seen),
+			-ENODATA);
 	return ret;
 }
 
-/* Keep the problem at the lowest position. */
-static void note_at(int *ret, unsigned *at, unsigned pos, int err)
+/* Past the word at p: its separator (' ' or '\n'), or end. */
+static const char *word_end(const char *p, const char *end)
 {
-	if (err < 0 && (*ret == 0 || pos < *at)) {
-		*ret = err;
-		*at = pos;
+	while (p < end && *p != ' ' && *p != '\n')
+		p++;
+	return p;
+}
+
+/* The word at p kept as `type` into *w, the common case in one pass: a
+ * whole value followed by its separator. Returns the separator, or NULL
+ * with *w untouched when the word needs the long way (store). */
+static const char *word_fast(const char *p, const char *end, uint8_t type,
+			     union ctp_word *w)
+{
+	const char *q = p;
+	uint64_t u;
+	int64_t i;
+
+	switch (type) {
+	case CTP_TYPE_U64:
+		if (ctp_scan_u64(&q, end, &u) < 0 || q == end ||
+		    (*q != ' ' && *q != '\n'))
+			return NULL;
+		w->u = u;
+		return q;
+	case CTP_TYPE_I64:
+		if (ctp_scan_i64(&q, end, &i) < 0 || q == end ||
+		    (*q != ' ' && *q != '\n'))
+			return NULL;
+		w->i = i;
+		return q;
+	default:
+		if (end - q < 2 || *q == ' ' || *q == '\n' ||
+		    (q[1] != ' ' && q[1] != '\n'))
+			return NULL;
+		w->c = *q;
+		return q + 1;
+	}
+}
+
+int ctp_fields_scan_line(const char *p, const char *end, unsigned first,
+			 const struct ctp_word_kinds *k, union ctp_word *w,
+			 uint64_t *present)
+{
+	uint64_t keep = k->u | k->i | k->c;
+	unsigned pos, last;
+	int ret = 0;
+
+	keep &= first < 64 ? ~0ull << first : 0;
+	if (!keep)
+		return 0;
+	last = 63u - (unsigned)__builtin_clzll(keep);
+	for (pos = first;; pos++) {
+		const uint64_t bit = 1ull << pos;
+		const char *q = NULL;
+
+		if (keep & bit) {
+			uint8_t type = k->u & bit   ? CTP_TYPE_U64
+				       : k->i & bit ? CTP_TYPE_I64
+						    : CTP_TYPE_CHAR;
+
+			q = word_fast(p, end, type, &w[pos]);
+			if (q) {
+				*present |= bit;
+			} else {
+				/* The long way says what is wrong. */
+				q = word_end(p, end);
+				if (q == end) {
+					/* No separator: it may be cut short. */
+					note(&ret, -EMSGSIZE);
+					return ret;
+				}
+				int e = store(p, q, type, &w[pos], 0);
+				if (e == 0)
+					*present |= bit;
+				note(&ret, e);
+			}
+		} else {
+			q = word_end(p, end);
+			if (q == end) {
+				note(&ret, -EMSGSIZE);
+				return ret;
+			}
+		}
+		/* The line ends before the next kept word: an older kernel. */
+		if (*q == '\n')
+			return ret;
+		p = q + 1;
+		if (pos == last) {
+			/* Every kept word found: the line must still end in
+			 * the buffer. */
+			if (!memchr(p, '\n', (size_t)(end - p)))
+				note(&ret, -EMSGSIZE);
+			return ret;
+		}
 	}
 }
 
@@ -224,56 +301,43 @@ int ctp_fields_scan_words(const char *p, const char *end, unsigned first,
 			  const struct ctp_field_src *src, size_t n, void *out,
 			  uint64_t *present)
 {
-	/* word[k] starts at start[k], ends one before start[k + 1]. */
-	const char *start[CTP_SRC_POS_MAX + 2];
-	unsigned last = 0, pos, at = 0;
-	int ret = 0;
+	struct ctp_word_kinds k = {0, 0, 0};
+	union ctp_word w[CTP_SRC_POS_MAX + 1];
+	uint64_t got = 0;
+	int ret;
 
-	for (size_t i = 0; i < n; i++)
-		if (src[i].pos >= first && src[i].pos > last && usable(&src[i]))
-			last = src[i].pos;
-	if (last == 0)
-		return 0;
-	/* Find the words up to the last one kept. */
-	for (pos = first; pos <= last; pos++) {
-		const char *q = p;
-
-		while (q < end && *q != ' ' && *q != '\n')
-			q++;
-		if (q == end) {
-			/* No separator: the word may be cut short. */
-			note_at(&ret, &at, pos, -EMSGSIZE);
-			break;
-		}
-		start[pos] = p;
-		p = q + 1;
-		start[pos + 1] = p;
-		if (*q == '\n') {
-			pos++;
-			break;
-		}
-	}
-	/* Every kept word found: the line must still end in the buffer. */
-	if (pos > last && p[-1] != '\n' && !memchr(p, '\n', (size_t)(end - p)))
-		note_at(&ret, &at, last + 1, -EMSGSIZE);
-	/* Words first .. pos - 1 are whole. A word two rows keep in the same
-	 * member (a thread and a process field) is read once. */
-	uint64_t done = 0;
-	uint16_t done_off[CTP_SRC_POS_MAX + 1];
 	for (size_t i = 0; i < n; i++) {
 		const struct ctp_field_src *r = &src[i];
-		int e;
+		uint64_t bit = 1ull << r->pos;
 
-		if (r->pos < first || r->pos >= pos || !usable(r) ||
-		    ((done >> r->pos & 1) && done_off[r->pos] == r->off))
+		if (r->pos == 0 || r->pos < first || !usable(r))
 			continue;
-		done |= 1ull << r->pos;
-		done_off[r->pos] = r->off;
-		e = store(start[r->pos], start[r->pos + 1] - 1, r->type, out,
-			  r->off);
-		if (e == 0)
-			*present |= 1ull << r->bit;
-		note_at(&ret, &at, r->pos, e);
+		if (r->type == CTP_TYPE_U64)
+			k.u |= bit;
+		else if (r->type == CTP_TYPE_I64)
+			k.i |= bit;
+		else
+			k.c |= bit;
+	}
+	ret = ctp_fields_scan_line(p, end, first, &k, w, &got);
+	/* Each word read once, stored in every row that keeps it as the
+	 * type it was read as. */
+	for (size_t i = 0; i < n; i++) {
+		const struct ctp_field_src *r = &src[i];
+		uint64_t bit = 1ull << r->pos;
+		uint8_t as = k.u & bit	 ? CTP_TYPE_U64
+			     : k.i & bit ? CTP_TYPE_I64
+					 : CTP_TYPE_CHAR;
+
+		if (r->pos == 0 || r->pos < first || !usable(r) ||
+		    !(got & bit) || r->type != as)
+			continue;
+		if (as == CTP_TYPE_CHAR)
+			((char *)out)[r->off] = w[r->pos].c;
+		else
+			memcpy((char *)out + r->off, &w[r->pos].u,
+			       sizeof(uint64_t));
+		*present |= 1ull << r->bit;
 	}
 	return ret;
 }

@@ -99,14 +99,53 @@ struct ctp_setter {
 
 /* Set one value through api->set_*. Return 0 (also for a handle < 0, which
  * is skipped) or the setter's negative errno, also kept in s->err when it
- * is the first. */
-int ctp_set_u64(struct ctp_setter *s, int field, uint64_t v);
-int ctp_set_i64(struct ctp_setter *s, int field, int64_t v);
-int ctp_set_bool(struct ctp_setter *s, int field, bool v);
-int ctp_set_char(struct ctp_setter *s, int field, char v);
-int ctp_set_str(struct ctp_setter *s, int field, const char *str, size_t len);
-int ctp_set_cpuset(struct ctp_setter *s, int field, const uint64_t *words,
-		   size_t n_words);
+ * is the first. Inline: a capture sets every field of every thread. */
+static inline int ctp_set_keep(struct ctp_setter *s, int r)
+{
+	if (r < 0 && s->err == 0)
+		s->err = r;
+	return r < 0 ? r : 0;
+}
+
+static inline int ctp_set_u64(struct ctp_setter *s, int field, uint64_t v)
+{
+	return field < 0 ? 0
+			 : ctp_set_keep(s, s->api->set_u64(s->rec, field, v));
+}
+
+static inline int ctp_set_i64(struct ctp_setter *s, int field, int64_t v)
+{
+	return field < 0 ? 0
+			 : ctp_set_keep(s, s->api->set_i64(s->rec, field, v));
+}
+
+static inline int ctp_set_bool(struct ctp_setter *s, int field, bool v)
+{
+	return field < 0 ? 0
+			 : ctp_set_keep(s, s->api->set_bool(s->rec, field, v));
+}
+
+static inline int ctp_set_char(struct ctp_setter *s, int field, char v)
+{
+	return field < 0 ? 0
+			 : ctp_set_keep(s, s->api->set_char(s->rec, field, v));
+}
+
+static inline int ctp_set_str(struct ctp_setter *s, int field, const char *str,
+			      size_t len)
+{
+	return field < 0 ? 0
+			 : ctp_set_keep(
+				   s, s->api->set_str(s->rec, field, str, len));
+}
+
+static inline int ctp_set_cpuset(struct ctp_setter *s, int field,
+				 const uint64_t *words, size_t n_words)
+{
+	return field < 0 ? 0
+			 : ctp_set_keep(s, s->api->set_cpuset(s->rec, field,
+							      words, n_words));
+}
 
 /* ---- Field tables -----------------------------------------------------------
  *
@@ -135,6 +174,8 @@ int ctp_set_cpuset(struct ctp_setter *s, int field, const uint64_t *words,
 struct ctp_field_src {
 	const char *key; /* a key of a "Key:<blanks>value" file; NULL: none */
 	uint16_t off;	 /* the value's offset in the parser's output */
+	uint8_t klen;	 /* strlen(key) (CTP_SRC_KEY: its literal's); 0: the
+			    scanner counts it */
 	uint8_t pos;	 /* the word's position in a line, counted from 1 as
 			    proc(5) counts stat's fields; 0: none */
 	uint8_t type;	 /* the member's type: CTP_TYPE_U64 (uint64_t),
@@ -162,23 +203,23 @@ struct ctp_field_src {
 	(ty)
 /* The value of key k kept in member m of S (an array element works too:
  * v[3]), presence bit b. */
-#define CTP_SRC_KEY(k, S, m, b) CTP_SRC_ROW(k, 0, S, m, b, 0)
+#define CTP_SRC_KEY(k, S, m, b) CTP_SRC_ROW(k, sizeof("" k) - 1, 0, S, m, b, 0)
 /* Word p of a line kept in member m of S; its presence bit is p. */
-#define CTP_SRC_POS(p, S, m) CTP_SRC_ROW(NULL, p, S, m, p, 0)
+#define CTP_SRC_POS(p, S, m) CTP_SRC_ROW(NULL, 0, p, S, m, p, 0)
 /* The same, for a field the plugin's code sets from the value. */
-#define CTP_SRC_POS_CODE(p, S, m) CTP_SRC_ROW(NULL, p, S, m, p, CTP_SRC_CODE)
+#define CTP_SRC_POS_CODE(p, S, m) CTP_SRC_ROW(NULL, 0, p, S, m, p, CTP_SRC_CODE)
 /* A value some other parse keeps in member m of S, presence bit b. */
-#define CTP_SRC_SLOT(S, m, b) CTP_SRC_ROW(NULL, 0, S, m, b, 0)
+#define CTP_SRC_SLOT(S, m, b) CTP_SRC_ROW(NULL, 0, 0, S, m, b, 0)
 /* A field whose value the plugin finds and sets in code. */
 #define CTP_SRC_NONE                                                           \
 	{                                                                      \
-		.key = NULL, .off = 0, .pos = 0, .type = 0, .bit = 0,          \
-		.flags = 0                                                     \
+		.key = NULL, .off = 0, .klen = 0, .pos = 0, .type = 0,         \
+		.bit = 0, .flags = 0                                           \
 	}
 /* Every member, for the shapes above. */
-#define CTP_SRC_ROW(k, p, S, m, b, fl)                                         \
+#define CTP_SRC_ROW(k, kl, p, S, m, b, fl)                                     \
 	{                                                                      \
-		.key = (k), .off = offsetof(S, m), .pos = (p),                 \
+		.key = (k), .off = offsetof(S, m), .klen = (kl), .pos = (p),   \
 		.type = CTP_SRC_TYPE(S, m), .bit = (b), .flags = (fl)          \
 	}
 
@@ -232,6 +273,35 @@ int ctp_fields_scan_keys(const char *buf, size_t len,
 int ctp_fields_scan_words(const char *p, const char *end, unsigned first,
 			  const struct ctp_field_src *src, size_t n, void *out,
 			  uint64_t *present);
+
+/*
+ * A line's words kept by position, for a parser whose output is an array
+ * indexed by it (procfs-stat's struct ctp_stat): the kinds are masks known
+ * at compile time, so the scan walks the words once, with no table to
+ * search and no row to look up per word.
+ */
+union ctp_word {
+	uint64_t u; /* CTP_TYPE_U64 */
+	int64_t i;  /* CTP_TYPE_I64 */
+	char c;	    /* CTP_TYPE_CHAR */
+};
+/* Bit p of a mask: word p is kept as that type (u first, then i, then c,
+ * when a bit is in more than one). */
+struct ctp_word_kinds {
+	uint64_t u, i, c;
+};
+
+/*
+ * ctp_fields_scan_words over kinds instead of rows: word p of the line
+ * (first <= p <= 63; [p, end) starts with word `first`) that a mask keeps
+ * is stored in w[p] and bit p set in *present; nothing else of w is
+ * touched (w: at least the highest kept position + 1 elements). The same
+ * checks, errors and absences as ctp_fields_scan_words, which is this scan
+ * under a table's rows. Pure.
+ */
+int ctp_fields_scan_line(const char *p, const char *end, unsigned first,
+			 const struct ctp_word_kinds *k, union ctp_word *w,
+			 uint64_t *present);
 
 /*
  * Set every field of `scope` (0: every scope) whose source has a value in
