@@ -15,8 +15,9 @@
 #include "procfs_text.h"
 
 #define BIT(n) (1ull << (n))
-/* Every stat field the parser keeps. */
-#define ALL_STAT                                                               \
+/* The stat fields the code names; the parser keeps these and whatever
+ * else the list (CTP_STAT_FIELDS) has. */
+#define NAMED_STAT                                                             \
 	(BIT(CTP_STAT_PID) | BIT(CTP_STAT_COMM) | BIT(CTP_STAT_STATE) |        \
 	 BIT(CTP_STAT_MINFLT) | BIT(CTP_STAT_CMINFLT) | BIT(CTP_STAT_MAJFLT) | \
 	 BIT(CTP_STAT_CMAJFLT) | BIT(CTP_STAT_UTIME) | BIT(CTP_STAT_STIME) |   \
@@ -25,6 +26,10 @@
 	 BIT(CTP_STAT_NUM_THREADS) | BIT(CTP_STAT_STARTTIME) |                 \
 	 BIT(CTP_STAT_PROCESSOR) | BIT(CTP_STAT_RT_PRIORITY) |                 \
 	 BIT(CTP_STAT_POLICY))
+/* Every stat field the parser keeps. */
+#define ALL_STAT (BIT(CTP_STAT_PID) | BIT(CTP_STAT_COMM) | CTP_STAT_KINDS_ALL)
+_Static_assert((NAMED_STAT & ALL_STAT) == NAMED_STAT,
+	       "a named stat field the list does not keep");
 #define ALL_STATUS                                                             \
 	(CTP_STATUS_STATE | CTP_STATUS_VOLUNTARY_CSW |                         \
 	 CTP_STATUS_NONVOLUNTARY_CSW | CTP_STATUS_CPUS_ALLOWED_LIST)
@@ -72,22 +77,22 @@ static void stat_self(void **state)
 	assert_true(st.present == ALL_STAT);
 	assert_int_equal(st.pid, 4424);
 	expect_comm(&st, "cat");
-	assert_int_equal(st.state, 'R');
-	assert_int_equal(st.minflt, 116);
-	assert_int_equal(st.majflt, 0);
-	assert_int_equal(st.utime, 0);
-	assert_int_equal(st.stime, 0);
-	assert_int_equal(st.cminflt, 0);
-	assert_int_equal(st.cmajflt, 0);
-	assert_int_equal(st.cutime, 0);
-	assert_int_equal(st.cstime, 0);
-	assert_int_equal(st.priority, 20);
-	assert_int_equal(st.nice, 0);
-	assert_int_equal(st.num_threads, 1);
-	assert_int_equal(st.starttime, 48017);
-	assert_int_equal(st.processor, 0);
-	assert_int_equal(st.rt_priority, 0);
-	assert_int_equal(st.policy, 0);
+	assert_int_equal(st.w[CTP_STAT_STATE].c, 'R');
+	assert_int_equal(st.w[CTP_STAT_MINFLT].u, 116);
+	assert_int_equal(st.w[CTP_STAT_MAJFLT].u, 0);
+	assert_int_equal(st.w[CTP_STAT_UTIME].u, 0);
+	assert_int_equal(st.w[CTP_STAT_STIME].u, 0);
+	assert_int_equal(st.w[CTP_STAT_CMINFLT].u, 0);
+	assert_int_equal(st.w[CTP_STAT_CMAJFLT].u, 0);
+	assert_int_equal(st.w[CTP_STAT_CUTIME].u, 0);
+	assert_int_equal(st.w[CTP_STAT_CSTIME].u, 0);
+	assert_int_equal(st.w[CTP_STAT_PRIORITY].i, 20);
+	assert_int_equal(st.w[CTP_STAT_NICE].i, 0);
+	assert_int_equal(st.w[CTP_STAT_NUM_THREADS].u, 1);
+	assert_int_equal(st.w[CTP_STAT_STARTTIME].u, 48017);
+	assert_int_equal(st.w[CTP_STAT_PROCESSOR].i, 0);
+	assert_int_equal(st.w[CTP_STAT_RT_PRIORITY].u, 0);
+	assert_int_equal(st.w[CTP_STAT_POLICY].u, 0);
 }
 
 static void stat_pid1_and_thread(void **state)
@@ -99,26 +104,26 @@ static void stat_pid1_and_thread(void **state)
 	assert_true(st.present == ALL_STAT);
 	assert_int_equal(st.pid, 1);
 	expect_comm(&st, "process_api");
-	assert_int_equal(st.state, 'S');
-	assert_int_equal(st.minflt, 41298);
-	assert_int_equal(st.majflt, 0);
-	assert_int_equal(st.utime, 41);
-	assert_int_equal(st.stime, 153);
-	assert_int_equal(st.cminflt, 372013);
-	assert_int_equal(st.cmajflt, 237);
-	assert_int_equal(st.cutime, 1291);
-	assert_int_equal(st.cstime, 306);
-	assert_int_equal(st.num_threads, 13);
-	assert_int_equal(st.starttime, 12);
+	assert_int_equal(st.w[CTP_STAT_STATE].c, 'S');
+	assert_int_equal(st.w[CTP_STAT_MINFLT].u, 41298);
+	assert_int_equal(st.w[CTP_STAT_MAJFLT].u, 0);
+	assert_int_equal(st.w[CTP_STAT_UTIME].u, 41);
+	assert_int_equal(st.w[CTP_STAT_STIME].u, 153);
+	assert_int_equal(st.w[CTP_STAT_CMINFLT].u, 372013);
+	assert_int_equal(st.w[CTP_STAT_CMAJFLT].u, 237);
+	assert_int_equal(st.w[CTP_STAT_CUTIME].u, 1291);
+	assert_int_equal(st.w[CTP_STAT_CSTIME].u, 306);
+	assert_int_equal(st.w[CTP_STAT_NUM_THREADS].u, 13);
+	assert_int_equal(st.w[CTP_STAT_STARTTIME].u, 12);
 
 	/* exit_signal (38) is -1 here; unkept fields are not checked. */
 	assert_int_equal(parse(STAT_T59, &st), 0);
 	assert_true(st.present == ALL_STAT);
 	expect_comm(&st, "vsock-console");
-	assert_int_equal(st.minflt, 266);
-	assert_int_equal(st.stime, 2);
-	assert_int_equal(st.starttime, 29);
-	assert_int_equal(st.processor, 1);
+	assert_int_equal(st.w[CTP_STAT_MINFLT].u, 266);
+	assert_int_equal(st.w[CTP_STAT_STIME].u, 2);
+	assert_int_equal(st.w[CTP_STAT_STARTTIME].u, 29);
+	assert_int_equal(st.w[CTP_STAT_PROCESSOR].i, 1);
 }
 
 static void stat_sched_classes(void **state)
@@ -128,25 +133,25 @@ static void stat_sched_classes(void **state)
 	(void)state;
 	assert_int_equal(parse(STAT_FIFO, &st), 0);
 	assert_true(st.present == ALL_STAT);
-	assert_int_equal(st.priority, -51);
-	assert_int_equal(st.nice, 0);
-	assert_int_equal(st.majflt, 1);
-	assert_int_equal(st.processor, 1);
-	assert_int_equal(st.rt_priority, 50);
-	assert_int_equal(st.policy, 1);
+	assert_int_equal(st.w[CTP_STAT_PRIORITY].i, -51);
+	assert_int_equal(st.w[CTP_STAT_NICE].i, 0);
+	assert_int_equal(st.w[CTP_STAT_MAJFLT].u, 1);
+	assert_int_equal(st.w[CTP_STAT_PROCESSOR].i, 1);
+	assert_int_equal(st.w[CTP_STAT_RT_PRIORITY].u, 50);
+	assert_int_equal(st.w[CTP_STAT_POLICY].u, 1);
 
 	assert_int_equal(parse(STAT_NICE, &st), 0);
-	assert_int_equal(st.priority, 15);
-	assert_int_equal(st.nice, -5);
-	assert_int_equal(st.policy, 0);
+	assert_int_equal(st.w[CTP_STAT_PRIORITY].i, 15);
+	assert_int_equal(st.w[CTP_STAT_NICE].i, -5);
+	assert_int_equal(st.w[CTP_STAT_POLICY].u, 0);
 
 	assert_int_equal(parse(STAT_IDLE, &st), 0);
-	assert_int_equal(st.policy, 5);
+	assert_int_equal(st.w[CTP_STAT_POLICY].u, 5);
 	assert_int_equal(parse(STAT_BATCH, &st), 0);
-	assert_int_equal(st.policy, 3);
+	assert_int_equal(st.w[CTP_STAT_POLICY].u, 3);
 	assert_int_equal(parse(STAT_DEADLINE, &st), 0);
-	assert_int_equal(st.priority, -101);
-	assert_int_equal(st.policy, 6);
+	assert_int_equal(st.w[CTP_STAT_PRIORITY].i, -101);
+	assert_int_equal(st.w[CTP_STAT_POLICY].u, 6);
 }
 
 static void stat_comm_odd(void **state)
@@ -163,10 +168,10 @@ static void stat_comm_odd(void **state)
 	assert_true(st.present == ALL_STAT);
 	expect_comm(&st, "(a) b (c))");
 	assert_int_equal(st.pid, 4491);
-	assert_int_equal(st.state, 'R');
-	assert_int_equal(st.priority, -51);
-	assert_int_equal(st.rt_priority, 50);
-	assert_int_equal(st.policy, 1);
+	assert_int_equal(st.w[CTP_STAT_STATE].c, 'R');
+	assert_int_equal(st.w[CTP_STAT_PRIORITY].i, -51);
+	assert_int_equal(st.w[CTP_STAT_RT_PRIORITY].u, 50);
+	assert_int_equal(st.w[CTP_STAT_POLICY].u, 1);
 
 	/* Empty comm. */
 	assert_int_equal(
@@ -174,7 +179,7 @@ static void stat_comm_odd(void **state)
 		0);
 	assert_true(st.present == ALL_STAT);
 	expect_comm(&st, "");
-	assert_int_equal(st.minflt, 116);
+	assert_int_equal(st.w[CTP_STAT_MINFLT].u, 116);
 
 	/* A comm that looks like the fields that follow. */
 	assert_int_equal(parse(with_field(line, sizeof(line), STAT_SELF, 2,
@@ -182,7 +187,7 @@ static void stat_comm_odd(void **state)
 			       &st),
 			 0);
 	expect_comm(&st, "x) R 1 2");
-	assert_int_equal(st.starttime, 48017);
+	assert_int_equal(st.w[CTP_STAT_STARTTIME].u, 48017);
 
 	/* A newline in comm (prctl allows it) does not end the line. */
 	assert_int_equal(
@@ -190,8 +195,62 @@ static void stat_comm_odd(void **state)
 		      &st),
 		0);
 	expect_comm(&st, "a\nb");
-	assert_int_equal(st.policy, 0);
+	assert_int_equal(st.w[CTP_STAT_POLICY].u, 0);
 	assert_true(ctp_stat_has(&st, CTP_STAT_POLICY));
+}
+
+/* The list is the parser: every row with a stat source is parsed into the
+ * member its source names (w[n] as its type), and nothing else is kept.
+ * Word n of the line is a value of its own (n * 1000 + 7; negative for a
+ * signed word, the state a letter). */
+static void stat_list_is_the_parser(void **state)
+{
+	char line[2048];
+	size_t len = (size_t)snprintf(line, sizeof(line), "4242 (a b) ");
+	struct ctp_stat st;
+
+	(void)state;
+	for (unsigned n = 3; n <= 52; n++)
+		len += (size_t)snprintf(line + len, sizeof(line) - len,
+					CTP_STAT_KINDS_C >> n & 1   ? "%s%c"
+					: CTP_STAT_KINDS_I >> n & 1 ? "%s-%u"
+								    : "%s%u",
+					n == 3 ? "" : " ",
+					CTP_STAT_KINDS_C >> n & 1
+						? 'A' + n % 26
+						: n * 1000 + 7);
+	len += (size_t)snprintf(line + len, sizeof(line) - len, "\n");
+	assert_int_equal(ctp_parse_stat(line, len, &st), 0);
+	assert_true(st.present == ALL_STAT);
+	assert_int_equal(CTP_STAT_WORDS,
+			 64 - __builtin_clzll(CTP_STAT_KINDS_ALL));
+	for (size_t i = 0; i < CTP_STAT_N_FIELDS; i++) {
+		const struct ctp_field_src *r = &ctp_stat_src[i];
+		const char *at = (const char *)&st + r->off;
+		uint64_t u;
+		int64_t v;
+		char c;
+
+		if (!r->pos)
+			continue;
+		assert_true(ctp_stat_has(&st, r->pos));
+		assert_true(r->off == offsetof(struct ctp_stat, w) +
+					      r->pos * sizeof(union ctp_word));
+		switch (r->type) {
+		case CTP_TYPE_U64:
+			memcpy(&u, at, sizeof(u));
+			assert_int_equal(u, r->pos * 1000 + 7);
+			break;
+		case CTP_TYPE_I64:
+			memcpy(&v, at, sizeof(v));
+			assert_true(v == -(int64_t)(r->pos * 1000 + 7));
+			break;
+		default:
+			assert_int_equal(r->type, CTP_TYPE_CHAR);
+			memcpy(&c, at, 1);
+			assert_int_equal(c, 'A' + r->pos % 26);
+		}
+	}
 }
 
 static void stat_no_paren(void **state)
@@ -236,14 +295,14 @@ static void stat_truncated(void **state)
 		     BIT(CTP_STAT_STIME) | BIT(CTP_STAT_CUTIME) |
 		     BIT(CTP_STAT_CSTIME) | BIT(CTP_STAT_PRIORITY) |
 		     BIT(CTP_STAT_NICE) | BIT(CTP_STAT_NUM_THREADS)));
-	assert_int_equal(st.num_threads, 1);
+	assert_int_equal(st.w[CTP_STAT_NUM_THREADS].u, 1);
 
 	/* Cut right after the separator that ends (22). */
 	assert_int_equal(
 		ctp_parse_stat(STAT_SELF, (size_t)(cut - STAT_SELF) + 7, &st),
 		-EMSGSIZE);
 	assert_true(ctp_stat_has(&st, CTP_STAT_STARTTIME));
-	assert_int_equal(st.starttime, 48017);
+	assert_int_equal(st.w[CTP_STAT_STARTTIME].u, 48017);
 	assert_false(ctp_stat_has(&st, CTP_STAT_PROCESSOR));
 
 	/* Only the final '\n' missing: the last token might be cut, but no
@@ -257,8 +316,8 @@ static void stat_truncated(void **state)
 			       "3\n",
 			       &st),
 			 0);
-	assert_int_equal(st.num_threads, 3);
-	assert_int_equal(st.utime, 7);
+	assert_int_equal(st.w[CTP_STAT_NUM_THREADS].u, 3);
+	assert_int_equal(st.w[CTP_STAT_UTIME].u, 7);
 	assert_false(ctp_stat_has(&st, CTP_STAT_STARTTIME));
 	assert_false(ctp_stat_has(&st, CTP_STAT_POLICY));
 }
@@ -298,22 +357,22 @@ static void stat_every_prefix(void **state)
 			assert_true(st.m == full.m);                           \
 	} while (0)
 			SAME(CTP_STAT_PID, pid);
-			SAME(CTP_STAT_STATE, state);
-			SAME(CTP_STAT_MINFLT, minflt);
-			SAME(CTP_STAT_MAJFLT, majflt);
-			SAME(CTP_STAT_UTIME, utime);
-			SAME(CTP_STAT_STIME, stime);
-			SAME(CTP_STAT_CMINFLT, cminflt);
-			SAME(CTP_STAT_CMAJFLT, cmajflt);
-			SAME(CTP_STAT_CUTIME, cutime);
-			SAME(CTP_STAT_CSTIME, cstime);
-			SAME(CTP_STAT_PRIORITY, priority);
-			SAME(CTP_STAT_NICE, nice);
-			SAME(CTP_STAT_NUM_THREADS, num_threads);
-			SAME(CTP_STAT_STARTTIME, starttime);
-			SAME(CTP_STAT_PROCESSOR, processor);
-			SAME(CTP_STAT_RT_PRIORITY, rt_priority);
-			SAME(CTP_STAT_POLICY, policy);
+			SAME(CTP_STAT_STATE, w[CTP_STAT_STATE].c);
+			SAME(CTP_STAT_MINFLT, w[CTP_STAT_MINFLT].u);
+			SAME(CTP_STAT_MAJFLT, w[CTP_STAT_MAJFLT].u);
+			SAME(CTP_STAT_UTIME, w[CTP_STAT_UTIME].u);
+			SAME(CTP_STAT_STIME, w[CTP_STAT_STIME].u);
+			SAME(CTP_STAT_CMINFLT, w[CTP_STAT_CMINFLT].u);
+			SAME(CTP_STAT_CMAJFLT, w[CTP_STAT_CMAJFLT].u);
+			SAME(CTP_STAT_CUTIME, w[CTP_STAT_CUTIME].u);
+			SAME(CTP_STAT_CSTIME, w[CTP_STAT_CSTIME].u);
+			SAME(CTP_STAT_PRIORITY, w[CTP_STAT_PRIORITY].i);
+			SAME(CTP_STAT_NICE, w[CTP_STAT_NICE].i);
+			SAME(CTP_STAT_NUM_THREADS, w[CTP_STAT_NUM_THREADS].u);
+			SAME(CTP_STAT_STARTTIME, w[CTP_STAT_STARTTIME].u);
+			SAME(CTP_STAT_PROCESSOR, w[CTP_STAT_PROCESSOR].i);
+			SAME(CTP_STAT_RT_PRIORITY, w[CTP_STAT_RT_PRIORITY].u);
+			SAME(CTP_STAT_POLICY, w[CTP_STAT_POLICY].u);
 #undef SAME
 			if (k <= close)
 				assert_true((st.present &
@@ -337,15 +396,15 @@ static void stat_overflow(void **state)
 			       &st),
 			 -ERANGE);
 	assert_true(st.present == (ALL_STAT & ~BIT(CTP_STAT_MINFLT)));
-	assert_int_equal(st.majflt, 0);
-	assert_int_equal(st.starttime, 48017);
+	assert_int_equal(st.w[CTP_STAT_MAJFLT].u, 0);
+	assert_int_equal(st.w[CTP_STAT_STARTTIME].u, 48017);
 
 	/* (14) utime = UINT64_MAX exactly is a value. */
 	assert_int_equal(parse(with_field(line, sizeof(line), STAT_SELF, 14,
 					  "18446744073709551615"),
 			       &st),
 			 0);
-	assert_true(st.utime == UINT64_MAX);
+	assert_true(st.w[CTP_STAT_UTIME].u == UINT64_MAX);
 
 	/* (18) priority = INT64_MIN - 1 */
 	assert_int_equal(parse(with_field(line, sizeof(line), STAT_SELF, 18,
@@ -360,7 +419,7 @@ static void stat_overflow(void **state)
 					  "-9223372036854775808"),
 			       &st),
 			 0);
-	assert_true(st.nice == INT64_MIN);
+	assert_true(st.w[CTP_STAT_NICE].i == INT64_MIN);
 
 	/* (41) policy, a long run of digits. */
 	assert_int_equal(parse(with_field(line, sizeof(line), STAT_SELF, 41,
@@ -382,7 +441,7 @@ static void stat_garbage(void **state)
 		      &st),
 		-EINVAL);
 	assert_true(st.present == (ALL_STAT & ~BIT(CTP_STAT_UTIME)));
-	assert_int_equal(st.stime, 153);
+	assert_int_equal(st.w[CTP_STAT_STIME].u, 153);
 
 	/* (10) minflt negative: unsigned in the kernel. */
 	assert_int_equal(
@@ -395,19 +454,19 @@ static void stat_garbage(void **state)
 		parse(with_field(line, sizeof(line), STAT_PID1, 15, ""), &st),
 		-EINVAL);
 	assert_true(st.present == (ALL_STAT & ~BIT(CTP_STAT_STIME)));
-	assert_int_equal(st.priority, 20);
+	assert_int_equal(st.w[CTP_STAT_PRIORITY].i, 20);
 
 	/* (3) state of two letters, (19) nice "--5" */
 	with_field(line, sizeof(line), STAT_NICE, 3, "RS");
 	assert_int_equal(parse(line, &st), -EINVAL);
 	assert_false(ctp_stat_has(&st, CTP_STAT_STATE));
-	assert_int_equal(st.nice, -5);
+	assert_int_equal(st.w[CTP_STAT_NICE].i, -5);
 	assert_int_equal(
 		parse(with_field(line, sizeof(line), STAT_NICE, 19, "--5"),
 		      &st),
 		-EINVAL);
 	assert_false(ctp_stat_has(&st, CTP_STAT_NICE));
-	assert_int_equal(st.priority, 15);
+	assert_int_equal(st.w[CTP_STAT_PRIORITY].i, 15);
 
 	/* (1) pid garbage keeps the rest. */
 	assert_int_equal(
@@ -436,18 +495,18 @@ static void stat_tgid_reaped(void **state)
 	assert_true(st.present == ALL_STAT);
 	assert_int_equal(st.pid, 32680);
 	expect_comm(&st, "sh (x) y)");
-	assert_int_equal(st.state, 'R');
-	assert_int_equal(st.minflt, 251);    /* (10) */
-	assert_int_equal(st.cminflt, 38568); /* (11) */
-	assert_int_equal(st.majflt, 0);	     /* (12) */
-	assert_int_equal(st.cmajflt, 0);     /* (13) */
-	assert_int_equal(st.utime, 0);	     /* (14) */
-	assert_int_equal(st.stime, 0);	     /* (15) */
-	assert_int_equal(st.cutime, 190);    /* (16) */
-	assert_int_equal(st.cstime, 18);     /* (17) */
-	assert_int_equal(st.priority, 20);
-	assert_int_equal(st.num_threads, 1);
-	assert_int_equal(st.starttime, 1228137);
+	assert_int_equal(st.w[CTP_STAT_STATE].c, 'R');
+	assert_int_equal(st.w[CTP_STAT_MINFLT].u, 251);	   /* (10) */
+	assert_int_equal(st.w[CTP_STAT_CMINFLT].u, 38568); /* (11) */
+	assert_int_equal(st.w[CTP_STAT_MAJFLT].u, 0);	   /* (12) */
+	assert_int_equal(st.w[CTP_STAT_CMAJFLT].u, 0);	   /* (13) */
+	assert_int_equal(st.w[CTP_STAT_UTIME].u, 0);	   /* (14) */
+	assert_int_equal(st.w[CTP_STAT_STIME].u, 0);	   /* (15) */
+	assert_int_equal(st.w[CTP_STAT_CUTIME].u, 190);	   /* (16) */
+	assert_int_equal(st.w[CTP_STAT_CSTIME].u, 18);	   /* (17) */
+	assert_int_equal(st.w[CTP_STAT_PRIORITY].i, 20);
+	assert_int_equal(st.w[CTP_STAT_NUM_THREADS].u, 1);
+	assert_int_equal(st.w[CTP_STAT_STARTTIME].u, 1228137);
 }
 
 static void stat_tgid_dead_thread(void **state)
@@ -458,22 +517,22 @@ static void stat_tgid_dead_thread(void **state)
 	assert_int_equal(parse(STAT_TGID_DEAD_THREAD, &st), 0);
 	assert_true(st.present == ALL_STAT);
 	expect_comm(&st, "python3");
-	assert_int_equal(st.minflt, 2864);
-	assert_int_equal(st.cminflt, 6539);
-	assert_int_equal(st.majflt, 0);
-	assert_int_equal(st.cmajflt, 0);
-	assert_int_equal(st.utime, 20);
-	assert_int_equal(st.stime, 1);
-	assert_int_equal(st.cutime, 3);
-	assert_int_equal(st.cstime, 3);
-	assert_int_equal(st.num_threads, 2);
+	assert_int_equal(st.w[CTP_STAT_MINFLT].u, 2864);
+	assert_int_equal(st.w[CTP_STAT_CMINFLT].u, 6539);
+	assert_int_equal(st.w[CTP_STAT_MAJFLT].u, 0);
+	assert_int_equal(st.w[CTP_STAT_CMAJFLT].u, 0);
+	assert_int_equal(st.w[CTP_STAT_UTIME].u, 20);
+	assert_int_equal(st.w[CTP_STAT_STIME].u, 1);
+	assert_int_equal(st.w[CTP_STAT_CUTIME].u, 3);
+	assert_int_equal(st.w[CTP_STAT_CSTIME].u, 3);
+	assert_int_equal(st.w[CTP_STAT_NUM_THREADS].u, 2);
 	/* The live threads' own times add up to less than the process's. */
 	assert_int_equal(parse(STAT_TID_808, &st), 0);
-	assert_int_equal(st.utime, 5);
-	assert_int_equal(st.cutime, 3);
+	assert_int_equal(st.w[CTP_STAT_UTIME].u, 5);
+	assert_int_equal(st.w[CTP_STAT_CUTIME].u, 3);
 	assert_int_equal(parse(STAT_TID_874, &st), 0);
-	assert_int_equal(st.utime, 0);
-	assert_int_equal(st.minflt, 3);
+	assert_int_equal(st.w[CTP_STAT_UTIME].u, 0);
+	assert_int_equal(st.w[CTP_STAT_MINFLT].u, 3);
 }
 
 /* A short read of a process line: what the cut leaves whole is kept. */
@@ -492,7 +551,7 @@ static void stat_tgid_truncated(void **state)
 			 -EMSGSIZE);
 	expect_comm(&st, "sh (x) y)");
 	assert_true(ctp_stat_has(&st, CTP_STAT_CMINFLT));
-	assert_int_equal(st.cminflt, 38568);
+	assert_int_equal(st.w[CTP_STAT_CMINFLT].u, 38568);
 	assert_true(ctp_stat_has(&st, CTP_STAT_STIME));
 	assert_false(ctp_stat_has(&st, CTP_STAT_CUTIME));
 	assert_false(ctp_stat_has(&st, CTP_STAT_CSTIME));
@@ -501,7 +560,7 @@ static void stat_tgid_truncated(void **state)
 	/* Cut inside (17) cstime "18" -> "1": cutime whole, cstime not. */
 	assert_int_equal(ctp_parse_stat(STAT_TGID_REAPED, at + 6, &st),
 			 -EMSGSIZE);
-	assert_int_equal(st.cutime, 190);
+	assert_int_equal(st.w[CTP_STAT_CUTIME].u, 190);
 	assert_false(ctp_stat_has(&st, CTP_STAT_CSTIME));
 
 	/* Cut inside the comm: nothing after the pid. */
@@ -536,8 +595,8 @@ static void stat_children_hostile(void **state)
 		parse(with_field(line, sizeof(line), STAT_PID1, 16, "-5"), &st),
 		-EINVAL);
 	assert_true(st.present == (ALL_STAT & ~BIT(CTP_STAT_CUTIME)));
-	assert_int_equal(st.cstime, 306);
-	assert_int_equal(st.utime, 41);
+	assert_int_equal(st.w[CTP_STAT_CSTIME].u, 306);
+	assert_int_equal(st.w[CTP_STAT_UTIME].u, 41);
 
 	/* (17) cstime one past UINT64_MAX; UINT64_MAX itself is a value. */
 	assert_int_equal(parse(with_field(line, sizeof(line), STAT_PID1, 17,
@@ -545,12 +604,12 @@ static void stat_children_hostile(void **state)
 			       &st),
 			 -ERANGE);
 	assert_true(st.present == (ALL_STAT & ~BIT(CTP_STAT_CSTIME)));
-	assert_int_equal(st.cutime, 1291);
+	assert_int_equal(st.w[CTP_STAT_CUTIME].u, 1291);
 	assert_int_equal(parse(with_field(line, sizeof(line), STAT_PID1, 17,
 					  "18446744073709551615"),
 			       &st),
 			 0);
-	assert_true(st.cstime == UINT64_MAX);
+	assert_true(st.w[CTP_STAT_CSTIME].u == UINT64_MAX);
 
 	/* (11) cminflt and (13) cmajflt garbage. */
 	assert_int_equal(
@@ -558,24 +617,24 @@ static void stat_children_hostile(void **state)
 		      &st),
 		-EINVAL);
 	assert_true(st.present == (ALL_STAT & ~BIT(CTP_STAT_CMINFLT)));
-	assert_int_equal(st.minflt, 41298);
-	assert_int_equal(st.majflt, 0);
+	assert_int_equal(st.w[CTP_STAT_MINFLT].u, 41298);
+	assert_int_equal(st.w[CTP_STAT_MAJFLT].u, 0);
 	assert_int_equal(
 		parse(with_field(line, sizeof(line), STAT_PID1, 13, "+237"),
 		      &st),
 		-EINVAL);
 	assert_true(st.present == (ALL_STAT & ~BIT(CTP_STAT_CMAJFLT)));
-	assert_int_equal(st.cminflt, 372013);
+	assert_int_equal(st.w[CTP_STAT_CMINFLT].u, 372013);
 
 	/* A line that ends after (17), as a hostile or broken file might:
 	 * complete, so no error, and nothing past it. */
 	assert_int_equal(
 		parse("9 (a) b) S 1 1 1 0 -1 0 1 2 3 4 5 6 7 8\n", &st), 0);
 	expect_comm(&st, "a) b");
-	assert_int_equal(st.cminflt, 2);
-	assert_int_equal(st.cmajflt, 4);
-	assert_int_equal(st.cutime, 7);
-	assert_int_equal(st.cstime, 8);
+	assert_int_equal(st.w[CTP_STAT_CMINFLT].u, 2);
+	assert_int_equal(st.w[CTP_STAT_CMAJFLT].u, 4);
+	assert_int_equal(st.w[CTP_STAT_CUTIME].u, 7);
+	assert_int_equal(st.w[CTP_STAT_CSTIME].u, 8);
 	assert_false(ctp_stat_has(&st, CTP_STAT_PRIORITY));
 }
 
@@ -827,6 +886,7 @@ int main(void)
 		cmocka_unit_test(stat_pid1_and_thread),
 		cmocka_unit_test(stat_sched_classes),
 		cmocka_unit_test(stat_comm_odd),
+		cmocka_unit_test(stat_list_is_the_parser),
 		cmocka_unit_test(stat_no_paren),
 		cmocka_unit_test(stat_truncated),
 		cmocka_unit_test(stat_every_prefix),

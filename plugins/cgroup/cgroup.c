@@ -892,7 +892,7 @@ static bool from_listing(struct cg_state *st, const struct ctp_task *task,
 					     &len) == 0 &&
 			      ctp_parse_stat(data, len, &s) >= 0 &&
 			      ctp_stat_has(&s, CTP_STAT_STARTTIME) &&
-			      s.starttime + 1 < st->list_ticks;
+			      s.w[CTP_STAT_STARTTIME].u + 1 < st->list_ticks;
 		}
 		if (!old)
 			return false;

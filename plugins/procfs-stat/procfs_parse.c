@@ -35,6 +35,14 @@ static int tok_u64(const char *tok, const char *tend, uint64_t *out)
 const struct ctp_field_src ctp_stat_src[CTP_STAT_N_FIELDS] = {
 	CTP_STAT_FIELDS(CTP_FT_SRC)};
 
+/* The words the list keeps, by type, resolved at compile time. */
+static const struct ctp_word_kinds stat_kinds = CTP_STAT_KINDS;
+
+/* From (3) on: pid and comm are the parser's own. Two rows keeping one
+ * word (a thread and a process field) keep it as the same type. */
+_Static_assert((CTP_STAT_KINDS_ALL & 7) == 0, "a stat row before (3)");
+_Static_assert(CTP_STAT_KINDS_OVERLAP == 0, "stat rows of one word disagree");
+
 int ctp_parse_stat(const char *buf, size_t len, struct ctp_stat *out)
 {
 	const char *end = buf + len, *p = buf, *open, *close;
@@ -74,9 +82,8 @@ int ctp_parse_stat(const char *buf, size_t len, struct ctp_stat *out)
 		note(&ret, -EINVAL);
 		return ret;
 	}
-	note(&ret,
-	     ctp_fields_scan_words(p + 1, end, CTP_STAT_STATE, ctp_stat_src,
-				   CTP_STAT_N_FIELDS, out, &out->present));
+	note(&ret, ctp_fields_scan_line(p + 1, end, CTP_STAT_STATE, &stat_kinds,
+					out->w, &out->present));
 	return ret;
 }
 

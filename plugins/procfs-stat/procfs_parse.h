@@ -18,7 +18,8 @@
 #include "ctprof/plugin-util.h"
 
 /*
- * proc(5) field numbers of the stat fields kept. Presence bit of field N is
+ * proc(5) numbers of stat fields the code names (the list below keeps
+ * others too). Field N is kept in ctp_stat.w[N], its presence bit is
  * (1ull << N) in ctp_stat.present; test it with ctp_stat_has().
  */
 enum {
@@ -42,42 +43,17 @@ enum {
 	CTP_STAT_POLICY = 41,
 };
 
-struct ctp_stat {
-	uint64_t present; /* bit N: proc(5) field N parsed */
-	int64_t pid;
-	const char *comm; /* points into the parsed buffer, not terminated */
-	size_t comm_len;
-	char state;
-	/* The thread's own; in <tgid>/stat the whole process's, threads that
-	 * have exited included (do_task_stat with whole = 1). */
-	uint64_t minflt, majflt;
-	uint64_t utime, stime; /* USER_HZ ticks */
-	/* Waited-for children, as the kernel keeps them per process
-	 * (signal_struct); the same in every thread's stat of a process. */
-	uint64_t cminflt, cmajflt;
-	/* proc(5) says %ld and the kernel prints them signed, but they come
-	 * from unsigned tick counts: a sign is garbage. */
-	uint64_t cutime, cstime; /* USER_HZ ticks */
-	int64_t priority, nice;
-	uint64_t num_threads;
-	uint64_t starttime; /* USER_HZ ticks since boot */
-	int64_t processor;
-	uint64_t rt_priority;
-	uint64_t policy; /* SCHED_* number */
-};
-
-static inline int ctp_stat_has(const struct ctp_stat *st, unsigned field)
-{
-	return field < 64 && (st->present >> field) & 1;
-}
-
 /* ---- procfs-stat's fields -------------------------------------------------
  *
  * One line a field, in the order they are registered: X(id, source,
  * description) (<ctprof/plugin-util.h> "Field tables"). A source
- * CTP_STAT_SRC(n, member) is stat field (n) kept in that member of struct
- * ctp_stat: ctp_parse_stat keeps exactly the fields listed here, and the
- * plugin sets them as they are; the others the plugin finds in code.
+ * CTP_STAT_SRC(n, t) is stat field (n) kept as t (u: uint64_t, i: int64_t,
+ * c: one char) in ctp_stat.w[n]: ctp_parse_stat keeps exactly the fields
+ * listed here, and the plugin sets them as they are. CTP_STAT_CODE(n, t):
+ * kept the same, set by the plugin's code (a conversion); CTP_STAT_NONE:
+ * a field the plugin finds in code. Adding a stat field is its line here,
+ * nothing else: the parser's kinds and struct ctp_stat's size come from
+ * the list (below).
  */
 /* The text shared by the help of the process-scope fields. */
 #define CTP_STAT_WHOLE                                                         \
@@ -88,7 +64,9 @@ static inline int ctp_stat_has(const struct ctp_stat *st, unsigned field)
 	"(wait4, waitpid...), each with the descendants it waited "            \
 	"for; not running children, nor those reaped unwaited "                \
 	"(SIGCHLD ignored); <tgid>/stat field "
-#define CTP_STAT_SRC(n, m)	      CTP_SRC_POS(n, struct ctp_stat, m)
+#define CTP_STAT_SRC(n, t)	      CTP_SRC_POS(n, struct ctp_stat, w[n].t)
+#define CTP_STAT_CODE(n, t)	      CTP_SRC_POS_CODE(n, struct ctp_stat, w[n].t)
+#define CTP_STAT_NONE		      CTP_SRC_NONE
 #define CTP_STAT_PROCESS(nm, un, hlp) CTP_FIELD_COUNTER(nm, PROCESS, un, hlp)
 /* A child's whole life is added when it is reaped: no rate over an
  * interval (CTP_FIELD_REAPED). */
@@ -97,87 +75,158 @@ static inline int ctp_stat_has(const struct ctp_stat *st, unsigned field)
 		       hlp)
 
 #define CTP_STAT_FIELDS(X)                                                     \
-	X(F_MINFLT, CTP_STAT_SRC(10, minflt),                                  \
+	X(F_MINFLT, CTP_STAT_SRC(10, u),                                       \
 	  CTP_FIELD_COUNTER("procfs.minflt", THREAD, COUNT,                    \
 			    "Minor page faults (no disk I/O), stat field 10")) \
-	X(F_MAJFLT, CTP_STAT_SRC(12, majflt),                                  \
+	X(F_MAJFLT, CTP_STAT_SRC(12, u),                                       \
 	  CTP_FIELD_COUNTER("procfs.majflt", THREAD, COUNT,                    \
 			    "Major page faults (needed disk I/O), stat field " \
 			    "12"))                                             \
-	X(F_UTIME, CTP_STAT_SRC(14, utime),                                    \
+	X(F_UTIME, CTP_STAT_SRC(14, u),                                        \
 	  CTP_FIELD_COUNTER("procfs.utime", THREAD, TICKS,                     \
 			    "User-mode CPU time since thread start, stat "     \
 			    "field 14"))                                       \
-	X(F_STIME, CTP_STAT_SRC(15, stime),                                    \
+	X(F_STIME, CTP_STAT_SRC(15, u),                                        \
 	  CTP_FIELD_COUNTER("procfs.stime", THREAD, TICKS,                     \
 			    "Kernel-mode CPU time since thread start, stat "   \
 			    "field 15"))                                       \
-	X(F_PRIORITY, CTP_STAT_SRC(18, priority),                              \
+	X(F_PRIORITY, CTP_STAT_SRC(18, i),                                     \
 	  CTP_FIELD("procfs.priority", THREAD, I64, NONE, ORDINAL, RANGE,      \
 		    "Kernel scheduling priority (task_prio: 0..39 fair, "      \
 		    "negative real-time), stat field 18"))                     \
-	X(F_NICE, CTP_STAT_SRC(19, nice),                                      \
+	X(F_NICE, CTP_STAT_SRC(19, i),                                         \
 	  CTP_FIELD("procfs.nice", THREAD, I64, NONE, ORDINAL, RANGE,          \
 		    "Nice value, -20..19, stat field 19"))                     \
-	X(F_START_TIME, CTP_STAT_SRC(22, starttime),                           \
+	X(F_START_TIME, CTP_STAT_SRC(22, u),                                   \
 	  CTP_FIELD_ROLE("procfs.start_time", THREAD, U64, TICKS, ORDINAL,     \
 			 RANGE, CTP_FIELD_START_TIME,                          \
 			 "Thread start time since boot, stat field 22"))       \
-	X(F_PROCESSOR, CTP_STAT_SRC(39, processor),                            \
+	X(F_PROCESSOR, CTP_STAT_SRC(39, i),                                    \
 	  CTP_FIELD("procfs.processor", THREAD, I64, NONE, ORDINAL, RANGE,     \
 		    "CPU the thread last ran on, stat field 39"))              \
-	X(F_RT_PRIORITY, CTP_STAT_SRC(40, rt_priority),                        \
+	X(F_RT_PRIORITY, CTP_STAT_SRC(40, u),                                  \
 	  CTP_FIELD("procfs.rt_priority", THREAD, U64, NONE, ORDINAL, RANGE,   \
 		    "Real-time priority, 0 unless FIFO/RR, stat field 40"))    \
-	X(F_POLICY, CTP_SRC_POS_CODE(41, struct ctp_stat, policy),             \
+	X(F_POLICY, CTP_STAT_CODE(41, u),                                      \
 	  CTP_FIELD_LABEL("procfs.policy", THREAD,                             \
 			  "Scheduling policy name (SCHED_OTHER, ...), stat "   \
 			  "field 41"))                                         \
-	X(F_STATE, CTP_STAT_SRC(3, state),                                     \
+	X(F_STATE, CTP_STAT_SRC(3, c),                                         \
 	  CTP_FIELD("procfs.state", THREAD, CHAR, NONE, CATEGORICAL, MODE,     \
 		    "Run state letter (R, S, D, T, t, X, Z, P, I), stat "      \
 		    "field 3 (status State's letter)"))                        \
-	X(F_VOLUNTARY_CSW, CTP_SRC_NONE,                                       \
+	X(F_VOLUNTARY_CSW, CTP_STAT_NONE,                                      \
 	  CTP_FIELD_COUNTER("procfs.voluntary_csw", THREAD, COUNT,             \
 			    "Voluntary context switches (gave up the CPU), "   \
 			    "status voluntary_ctxt_switches"))                 \
-	X(F_NONVOLUNTARY_CSW, CTP_SRC_NONE,                                    \
+	X(F_NONVOLUNTARY_CSW, CTP_STAT_NONE,                                   \
 	  CTP_FIELD_COUNTER("procfs.nonvoluntary_csw", THREAD, COUNT,          \
 			    "Involuntary context switches (preempted), "       \
 			    "status nonvoluntary_ctxt_switches"))              \
-	X(F_CPU_AFFINITY, CTP_SRC_NONE,                                        \
+	X(F_CPU_AFFINITY, CTP_STAT_NONE,                                       \
 	  CTP_FIELD("procfs.cpu_affinity", THREAD, CPUSET, NONE, CPUSET,       \
 		    UNION,                                                     \
 		    "CPUs the thread may run on (sched_getaffinity or "        \
 		    "Cpus_allowed_list)"))                                     \
-	X(F_NR_THREADS, CTP_STAT_SRC(20, num_threads),                         \
+	X(F_NR_THREADS, CTP_STAT_SRC(20, u),                                   \
 	  CTP_FIELD_GAUGE("procfs.nr_threads", PROCESS, COUNT, MAX,            \
 			  "Threads in the process, stat field 20"))            \
-	X(F_PROC_MINFLT, CTP_STAT_SRC(10, minflt),                             \
+	X(F_PROC_MINFLT, CTP_STAT_SRC(10, u),                                  \
 	  CTP_STAT_PROCESS("procfs.process.minflt", COUNT,                     \
 			   "Minor page faults" CTP_STAT_WHOLE "10"))           \
-	X(F_PROC_MAJFLT, CTP_STAT_SRC(12, majflt),                             \
+	X(F_PROC_MAJFLT, CTP_STAT_SRC(12, u),                                  \
 	  CTP_STAT_PROCESS("procfs.process.majflt", COUNT,                     \
 			   "Major page faults" CTP_STAT_WHOLE "12"))           \
-	X(F_PROC_UTIME, CTP_STAT_SRC(14, utime),                               \
+	X(F_PROC_UTIME, CTP_STAT_SRC(14, u),                                   \
 	  CTP_STAT_PROCESS("procfs.process.utime", TICKS,                      \
 			   "User-mode CPU time" CTP_STAT_WHOLE "14"))          \
-	X(F_PROC_STIME, CTP_STAT_SRC(15, stime),                               \
+	X(F_PROC_STIME, CTP_STAT_SRC(15, u),                                   \
 	  CTP_STAT_PROCESS("procfs.process.stime", TICKS,                      \
 			   "Kernel-mode CPU time" CTP_STAT_WHOLE "15"))        \
-	X(F_CHILD_MINFLT, CTP_STAT_SRC(11, cminflt),                           \
+	X(F_CHILD_MINFLT, CTP_STAT_SRC(11, u),                                 \
 	  CTP_STAT_CHILD("procfs.children.minflt", COUNT,                      \
 			 "Minor page faults" CTP_STAT_WAITED "11 (cminflt)"))  \
-	X(F_CHILD_MAJFLT, CTP_STAT_SRC(13, cmajflt),                           \
+	X(F_CHILD_MAJFLT, CTP_STAT_SRC(13, u),                                 \
 	  CTP_STAT_CHILD("procfs.children.majflt", COUNT,                      \
 			 "Major page faults" CTP_STAT_WAITED "13 (cmajflt)"))  \
-	X(F_CHILD_UTIME, CTP_STAT_SRC(16, cutime),                             \
+	X(F_CHILD_UTIME, CTP_STAT_SRC(16, u),                                  \
 	  CTP_STAT_CHILD("procfs.children.utime", TICKS,                       \
 			 "User-mode CPU time" CTP_STAT_WAITED "16 (cutime)"))  \
-	X(F_CHILD_STIME, CTP_STAT_SRC(17, cstime),                             \
+	X(F_CHILD_STIME, CTP_STAT_SRC(17, u),                                  \
 	  CTP_STAT_CHILD("procfs.children.stime", TICKS,                       \
 			 "Kernel-mode CPU time" CTP_STAT_WAITED                \
 			 "17 (cstime)"))
+
+/*
+ * The list's words at compile time. A row's source is taken apart by
+ * pasting a prefix onto its macro's name (an argument next to ## is not
+ * expanded first): CTP_STAT_WORD_##src of CTP_STAT_SRC(14, u) is
+ * CTP_STAT_WORD_CTP_STAT_SRC(14, u), "14, CTP_STAT_T_u"; of CTP_STAT_NONE,
+ * "0, 0". A row with any other source does not compile.
+ */
+#define CTP_STAT_WORD_CTP_STAT_SRC(n, t)  n, CTP_STAT_T_##t
+#define CTP_STAT_WORD_CTP_STAT_CODE(n, t) n, CTP_STAT_T_##t
+#define CTP_STAT_WORD_CTP_STAT_NONE	  0, 0
+#define CTP_STAT_T_u			  1
+#define CTP_STAT_T_i			  2
+#define CTP_STAT_T_c			  3
+/* "| bit n" when the row's type is `want` (an expression). */
+#define CTP_STAT_BIT(want, ...)	  CTP_STAT_BIT_(want, __VA_ARGS__)
+#define CTP_STAT_BIT_(want, n, t) | ((uint64_t)((t) == (want)) << (n))
+#define CTP_STAT_KIND_U(id, src, desc)                                         \
+	CTP_STAT_BIT(CTP_STAT_T_u, CTP_STAT_WORD_##src)
+#define CTP_STAT_KIND_I(id, src, desc)                                         \
+	CTP_STAT_BIT(CTP_STAT_T_i, CTP_STAT_WORD_##src)
+#define CTP_STAT_KIND_C(id, src, desc)                                         \
+	CTP_STAT_BIT(CTP_STAT_T_c, CTP_STAT_WORD_##src)
+/* For checks at compile time: every kept position; those kept as two
+ * types. */
+#define CTP_STAT_KINDS_U (0 CTP_STAT_FIELDS(CTP_STAT_KIND_U))
+#define CTP_STAT_KINDS_I (0 CTP_STAT_FIELDS(CTP_STAT_KIND_I))
+#define CTP_STAT_KINDS_C (0 CTP_STAT_FIELDS(CTP_STAT_KIND_C))
+#define CTP_STAT_KINDS_ALL                                                     \
+	(CTP_STAT_KINDS_U | CTP_STAT_KINDS_I | CTP_STAT_KINDS_C)
+#define CTP_STAT_KINDS_OVERLAP                                                 \
+	((CTP_STAT_KINDS_U & CTP_STAT_KINDS_I) |                               \
+	 (CTP_STAT_KINDS_U & CTP_STAT_KINDS_C) |                               \
+	 (CTP_STAT_KINDS_I & CTP_STAT_KINDS_C))
+/* The kinds of word ctp_parse_stat keeps (ctp_fields_scan_line). */
+#define CTP_STAT_KINDS                                                         \
+	{                                                                      \
+		.u = CTP_STAT_KINDS_U, .i = CTP_STAT_KINDS_I,                  \
+		.c = CTP_STAT_KINDS_C                                          \
+	}
+/* A member of n + 1 bytes a row: the union's size is the highest kept
+ * position + 1, the words struct ctp_stat holds. */
+#define CTP_STAT_SIZE(id, ...)		 CTP_STAT_SIZE_(id, __VA_ARGS__)
+#define CTP_STAT_SIZE_(id, n, t)	 char id[(n) + 1];
+#define CTP_STAT_SIZE_ROW(id, src, desc) CTP_STAT_SIZE(id, CTP_STAT_WORD_##src)
+union ctp_stat_sizer {
+	CTP_STAT_FIELDS(CTP_STAT_SIZE_ROW)
+};
+#define CTP_STAT_WORDS sizeof(union ctp_stat_sizer)
+
+struct ctp_stat {
+	uint64_t present; /* bit N: proc(5) field N parsed */
+	int64_t pid;
+	const char *comm; /* points into the parsed buffer, not terminated */
+	size_t comm_len;
+	/* w[N]: stat field (N) as the list keeps it, from (3) on (state: .c).
+	 * In <tgid>/stat the whole process's (do_task_stat, whole = 1):
+	 * minflt, majflt, utime, stime of its threads, those that exited
+	 * included. cminflt, cmajflt, cutime, cstime are the waited-for
+	 * children's, kept per process (signal_struct): the same in every
+	 * thread's stat. proc(5) says %ld for cutime and cstime and the kernel
+	 * prints them signed, but they come from unsigned tick counts: a sign
+	 * is garbage, so they are u. Times are USER_HZ ticks; policy is a
+	 * SCHED_* number. */
+	union ctp_word w[CTP_STAT_WORDS];
+};
+
+static inline int ctp_stat_has(const struct ctp_stat *st, unsigned field)
+{
+	return field < 64 && (st->present >> field) & 1;
+}
 
 /* The sources of CTP_STAT_FIELDS, in its order. */
 #define CTP_STAT_N_FIELDS (0 CTP_STAT_FIELDS(CTP_FT_COUNT))
@@ -187,7 +236,7 @@ extern const struct ctp_field_src ctp_stat_src[CTP_STAT_N_FIELDS];
  * Parse one stat line ("pid (comm) state ..."; fs/proc/array.c do_task_stat).
  * comm runs from the first '(' to the last ')' of the buffer, so it may hold
  * spaces and parentheses. Past it, the fields ctp_stat_src lists are kept
- * (ctp_fields_scan_words). Every field that parses cleanly is stored and
+ * (ctp_fields_scan_line). Every field that parses cleanly is stored and
  * marked present, whatever happens to the others. Returns 0 when the line
  * is complete and every kept field parsed (a complete line with fewer
  * fields, as from an older kernel, is fine); otherwise the first problem:

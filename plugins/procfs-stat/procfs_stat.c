@@ -216,7 +216,7 @@ static void set_stat(struct procfs_state *st, struct ctp_setter *set,
 	ctp_fields_set(set, fields, ctp_stat_src, st->fh, N_FIELDS, scope, s,
 		       s->present);
 	if (scope == CTP_SCOPE_THREAD && ctp_stat_has(s, CTP_STAT_POLICY))
-		set_policy(set, st->fh[F_POLICY], s->policy);
+		set_policy(set, st->fh[F_POLICY], s->w[CTP_STAT_POLICY].u);
 }
 
 static void count(struct procfs_state *st, int counter)
