@@ -651,6 +651,68 @@ static void set_by_member_type(void **state)
 	assert_int_equal(seen.call[1].field, 2);
 }
 
+/* A plan sets what ctp_fields_set sets, call for call, in every scope and
+ * for every presence: the same rows, handles, types and values. */
+static void plan_is_set(void **state)
+{
+	const int fh[6] = {0, -ENOENT, 2, 3, 4, 5};
+	const uint8_t scopes[] = {0, CTP_SCOPE_THREAD, CTP_SCOPE_PROCESS};
+	struct ctp_fields_plan plan;
+	struct call by_set[64];
+	struct line st;
+
+	(void)state;
+	assert_int_equal(scan_stat(TEXT_STAT, strlen(TEXT_STAT), &st), 0);
+	for (size_t k = 0; k < CTP_ARRAY_LEN(scopes); k++) {
+		assert_int_equal(ctp_fields_plan(&plan, stat_fields, stat_srcs,
+						 fh, 6, scopes[k]),
+				 0);
+		for (uint64_t drop = 0; drop < 1u << 4; drop++) {
+			uint64_t present = st.present;
+			const unsigned bits[4] = {3, 10, 14, 19};
+			struct ctp_setter a = CTP_SETTER(&api, NULL);
+			struct ctp_setter b = CTP_SETTER(&api, NULL);
+			int n;
+
+			for (unsigned j = 0; j < 4; j++)
+				if (drop >> j & 1)
+					present &= ~(1ull << bits[j]);
+			seen.n = 0;
+			ctp_fields_set(&a, stat_fields, stat_srcs, fh, 6,
+				       scopes[k], &st, present);
+			n = seen.n;
+			memcpy(by_set, seen.call, sizeof(by_set));
+			seen.n = 0;
+			assert_int_equal(
+				ctp_fields_apply(&b, &plan, &st, present), 0);
+			assert_int_equal(seen.n, n);
+			assert_memory_equal(seen.call, by_set,
+					    (size_t)n * sizeof(struct call));
+		}
+	}
+	/* The minflt row's handle was refused: not in the plan. */
+	assert_int_equal(ctp_fields_plan(&plan, stat_fields, stat_srcs, fh, 6,
+					 CTP_SCOPE_THREAD),
+			 0);
+	assert_int_equal(plan.n, 3);
+	assert_int_equal(plan.step[1].fh, 2);
+	/* More rows than a plan holds. */
+	struct ctp_field_src many[CTP_FIELDS_PLAN_MAX + 1];
+	struct ctp_field_desc many_d[CTP_FIELDS_PLAN_MAX + 1];
+	int many_fh[CTP_FIELDS_PLAN_MAX + 1] = {0};
+	for (size_t i = 0; i < CTP_ARRAY_LEN(many); i++) {
+		many[i] = stat_srcs[1];
+		many_d[i] = stat_fields[1];
+	}
+	assert_int_equal(ctp_fields_plan(&plan, many_d, many, many_fh,
+					 CTP_FIELDS_PLAN_MAX, 0),
+			 0);
+	assert_int_equal(plan.n, CTP_FIELDS_PLAN_MAX);
+	assert_int_equal(ctp_fields_plan(&plan, many_d, many, many_fh,
+					 CTP_FIELDS_PLAN_MAX + 1, 0),
+			 -E2BIG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -666,6 +728,7 @@ int main(void)
 		cmocka_unit_test_setup(words_by_kinds, setup),
 		cmocka_unit_test_setup(set_by_scope_and_presence, setup),
 		cmocka_unit_test_setup(set_by_member_type, setup),
+		cmocka_unit_test_setup(plan_is_set, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -344,6 +344,14 @@ int ctp_fields_scan_words(const char *p, const char *end, unsigned first,
 
 /* ---- Setting through a table --------------------------------------------- */
 
+/* A row ctp_fields_set sets when its value parsed. */
+static bool settable(const struct ctp_field_desc *d,
+		     const struct ctp_field_src *r, uint8_t scope)
+{
+	return (!scope || d->scope == scope) && usable(r) &&
+	       !(r->flags & CTP_SRC_CODE);
+}
+
 int ctp_fields_set(struct ctp_setter *s, const struct ctp_field_desc *desc,
 		   const struct ctp_field_src *src, const int *fh, size_t n,
 		   uint8_t scope, const void *vals, uint64_t present)
@@ -355,8 +363,7 @@ int ctp_fields_set(struct ctp_setter *s, const struct ctp_field_desc *desc,
 		uint64_t u;
 		int64_t v;
 
-		if ((scope && desc[i].scope != scope) || !usable(r) ||
-		    (r->flags & CTP_SRC_CODE) || !(present >> r->bit & 1))
+		if (!settable(&desc[i], r, scope) || !(present >> r->bit & 1))
 			continue;
 		switch (r->type) {
 		case CTP_TYPE_U64:
@@ -373,4 +380,25 @@ int ctp_fields_set(struct ctp_setter *s, const struct ctp_field_desc *desc,
 		}
 	}
 	return s->err;
+}
+
+int ctp_fields_plan(struct ctp_fields_plan *p,
+		    const struct ctp_field_desc *desc,
+		    const struct ctp_field_src *src, const int *fh, size_t n,
+		    uint8_t scope)
+{
+	p->n = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!settable(&desc[i], &src[i], scope) || fh[i] < 0)
+			continue;
+		if (p->n == CTP_FIELDS_PLAN_MAX)
+			return -E2BIG;
+		p->step[p->n++] = (struct ctp_fields_step){
+			.fh = fh[i],
+			.off = src[i].off,
+			.type = src[i].type,
+			.bit = src[i].bit,
+		};
+	}
+	return 0;
 }

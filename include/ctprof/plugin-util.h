@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ctprof/plugin.h"
 
@@ -312,6 +313,66 @@ int ctp_fields_scan_line(const char *p, const char *end, unsigned first,
 int ctp_fields_set(struct ctp_setter *s, const struct ctp_field_desc *desc,
 		   const struct ctp_field_src *src, const int *fh, size_t n,
 		   uint8_t scope, const void *vals, uint64_t present);
+
+/*
+ * The same, resolved once (in init, after the handles are known) for a
+ * callback that sets one scope for every task: the rows ctp_fields_set
+ * would set, with their handles, offsets and types, so setting them walks
+ * only those rows and looks at nothing else.
+ */
+#define CTP_FIELDS_PLAN_MAX 64
+struct ctp_fields_step {
+	int fh;	      /* the field's handle, >= 0 */
+	uint16_t off; /* the value's offset in the parser's output */
+	uint8_t type; /* CTP_TYPE_U64, CTP_TYPE_I64 or CTP_TYPE_CHAR */
+	uint8_t bit;  /* its presence bit */
+};
+struct ctp_fields_plan {
+	size_t n;
+	struct ctp_fields_step step[CTP_FIELDS_PLAN_MAX];
+};
+
+/*
+ * Fill p with the rows of `scope` (0: every scope) ctp_fields_set would set
+ * (a source, no CTP_SRC_CODE, a handle >= 0), in table order. Returns 0, or
+ * -E2BIG past CTP_FIELDS_PLAN_MAX rows.
+ */
+int ctp_fields_plan(struct ctp_fields_plan *p,
+		    const struct ctp_field_desc *desc,
+		    const struct ctp_field_src *src, const int *fh, size_t n,
+		    uint8_t scope);
+
+/* ctp_fields_set through a plan: each of its rows whose bit is in `present`
+ * is set from vals. Inline: it runs for every task. Returns s->err. */
+static inline int ctp_fields_apply(struct ctp_setter *s,
+				   const struct ctp_fields_plan *p,
+				   const void *vals, uint64_t present)
+{
+	const char *base = (const char *)vals;
+
+	for (size_t i = 0; i < p->n; i++) {
+		const struct ctp_fields_step *r = &p->step[i];
+		uint64_t u;
+		int64_t v;
+
+		if (!(present >> r->bit & 1))
+			continue;
+		switch (r->type) {
+		case CTP_TYPE_U64:
+			memcpy(&u, base + r->off, sizeof(u));
+			ctp_set_u64(s, r->fh, u);
+			break;
+		case CTP_TYPE_I64:
+			memcpy(&v, base + r->off, sizeof(v));
+			ctp_set_i64(s, r->fh, v);
+			break;
+		default:
+			ctp_set_char(s, r->fh, base[r->off]);
+			break;
+		}
+	}
+	return s->err;
+}
 
 /* ---- Attaching to the core in init --------------------------------------- */
 

@@ -60,6 +60,8 @@ struct io_state {
 	const struct ctp_api *api;
 	int fh[CTP_ARRAY_LEN(fields)]; /* field handles; < 0 means skip */
 	int counter[N_COUNTERS];
+	/* The fields of each scope, as set from a parse. */
+	struct ctp_fields_plan thread_plan, process_plan;
 };
 
 /*
@@ -85,8 +87,10 @@ static int record_io(struct io_state *st, const struct ctp_task *task,
 		return 0;
 	if (ctp_parse_io(data, len, &io) < 0)
 		st->api->summary_add(st->ctx, st->counter[C_PARSE_ERRORS], 1);
-	return ctp_fields_set(&set, fields, ctp_io_src, st->fh,
-			      CTP_ARRAY_LEN(fields), scope, &io, io.present);
+	return ctp_fields_apply(&set,
+				scope == CTP_SCOPE_THREAD ? &st->thread_plan
+							  : &st->process_plan,
+				&io, io.present);
 }
 
 static int io_thread(void *state, const struct ctp_task *task,
@@ -119,6 +123,14 @@ static int io_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 	st->api = api;
 	r = CTP_ATTACH_TABLE(ctx, api, CTP_API_THROUGH(roots), ctp_io_src,
 			     st->fh, st->counter);
+	if (r == 0)
+		r = ctp_fields_plan(&st->thread_plan, fields, ctp_io_src,
+				    st->fh, CTP_ARRAY_LEN(fields),
+				    CTP_SCOPE_THREAD);
+	if (r == 0)
+		r = ctp_fields_plan(&st->process_plan, fields, ctp_io_src,
+				    st->fh, CTP_ARRAY_LEN(fields),
+				    CTP_SCOPE_PROCESS);
 	if (r < 0) {
 		free(st);
 		return r;

@@ -88,6 +88,8 @@ struct procfs_state {
 	const struct ctp_api *api;
 	int fh[N_FIELDS]; /* field handles; < 0 means skip */
 	int counter[N_COUNTERS];
+	/* The list's stat fields of each scope, as set from a parse. */
+	struct ctp_fields_plan thread_plan, process_plan;
 	enum affinity_mode affinity;
 	_Atomic size_t ncpus;	 /* a mask size the kernel accepted */
 	struct ctp_workers bufs; /* struct aff_buf, one per worker thread */
@@ -213,8 +215,10 @@ static void set_policy(struct ctp_setter *set, int field, uint64_t policy)
 static void set_stat(struct procfs_state *st, struct ctp_setter *set,
 		     const struct ctp_stat *s, uint8_t scope)
 {
-	ctp_fields_set(set, fields, ctp_stat_src, st->fh, N_FIELDS, scope, s,
-		       s->present);
+	ctp_fields_apply(set,
+			 scope == CTP_SCOPE_THREAD ? &st->thread_plan
+						   : &st->process_plan,
+			 s, s->present);
 	if (scope == CTP_SCOPE_THREAD && ctp_stat_has(s, CTP_STAT_POLICY))
 		set_policy(set, st->fh[F_POLICY], s->w[CTP_STAT_POLICY].u);
 }
@@ -519,6 +523,12 @@ static int procfs_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 	/* The lazy status needs file_get. */
 	r = CTP_ATTACH_TABLE(ctx, api, CTP_API_THROUGH(file_get), ctp_stat_src,
 			     st->fh, st->counter);
+	if (r == 0)
+		r = ctp_fields_plan(&st->thread_plan, fields, ctp_stat_src,
+				    st->fh, N_FIELDS, CTP_SCOPE_THREAD);
+	if (r == 0)
+		r = ctp_fields_plan(&st->process_plan, fields, ctp_stat_src,
+				    st->fh, N_FIELDS, CTP_SCOPE_PROCESS);
 	if (r == 0)
 		r = parse_options(ctx, api, &mode);
 	if (r < 0) {
