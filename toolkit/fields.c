@@ -148,8 +148,7 @@ int ctp_fields_scan_keys(const char *buf, size_t len,
 	int ret = 0;
 
 	for (size_t i = 0; i < rows; i++)
-		if (src[i].key && usable(&src[i]))
-			want |= 1ull << i;
+		want |= (uint64_t)(src[i].key && usable(&src[i])) << i;
 	/* One walk over the lines; the problem of the first row in table
 	 * order is reported, so it does not depend on the order of the
 	 * lines. */
