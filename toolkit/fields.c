@@ -213,29 +213,22 @@ static const char *word_fast(const char *p, const char *end, uint8_t type,
 			     union ctp_word *w)
 {
 	const char *q = p;
-	uint64_t u;
-	int64_t i;
+	union ctp_word v;
+	int r;
 
-	switch (type) {
-	case CTP_TYPE_U64:
-		if (ctp_scan_u64(&q, end, &u) < 0 || q == end ||
-		    (*q != ' ' && *q != '\n'))
-			return NULL;
-		w->u = u;
-		return q;
-	case CTP_TYPE_I64:
-		if (ctp_scan_i64(&q, end, &i) < 0 || q == end ||
-		    (*q != ' ' && *q != '\n'))
-			return NULL;
-		w->i = i;
-		return q;
-	default:
+	if (type == CTP_TYPE_CHAR) {
 		if (end - q < 2 || *q == ' ' || *q == '\n' ||
 		    (q[1] != ' ' && q[1] != '\n'))
 			return NULL;
 		w->c = *q;
 		return q + 1;
 	}
+	r = type == CTP_TYPE_U64 ? ctp_scan_u64(&q, end, &v.u)
+				 : ctp_scan_i64(&q, end, &v.i);
+	if (r < 0 || q == end || (*q != ' ' && *q != '\n'))
+		return NULL;
+	*w = v;
+	return q;
 }
 
 int ctp_fields_scan_line(const char *p, const char *end, unsigned first,
