@@ -20,6 +20,7 @@
 #include "column.h"
 #include "e2e_util.h"
 #include "model.h"
+#include "render.h"
 #include "snapbuild.h"
 
 static char tmp[PATH_MAX];
@@ -94,6 +95,32 @@ static void test_units(void **state)
 	assert_int_equal(ctp_unit_ns(CTP_UNIT_US), 1000);
 	assert_int_equal(ctp_unit_ns(CTP_UNIT_TICKS), 10000000);
 	assert_int_equal(ctp_unit_ns(CTP_UNIT_CENTIPCT), 0);
+}
+
+/* A duration shows the same whatever unit recorded it: 48.65 s (tid 14's
+ * 4,865 ticks in tests/fixtures/recording) is one correctly rounded long
+ * double from ticks, us and ns alike, so "48.7s" from each. Multiplied by
+ * 1e-9L, the ns value was 48.64999... and showed "48.6s". */
+static void test_to_seconds(void **state)
+{
+	(void)state;
+	const long double s = 4865.0L / 100;
+	assert_true(ctp_unit_to_seconds(4865, CTP_UNIT_TICKS) == s);
+	assert_true(ctp_unit_to_seconds(48650000, CTP_UNIT_US) == s);
+	assert_true(ctp_unit_to_seconds(48650000000.0L, CTP_UNIT_NS) == s);
+	assert_true(ctp_unit_to_seconds(4865, CTP_UNIT_BYTES) == 0);
+	static const struct {
+		long double x;
+		uint8_t unit;
+	} d[] = {{4865, CTP_UNIT_TICKS},
+		 {48650000, CTP_UNIT_US},
+		 {48650000000.0L, CTP_UNIT_NS},
+		 {-48650000000.0L, CTP_UNIT_NS}};
+	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++) {
+		char buf[32];
+		ctp_render_compact(buf, sizeof(buf), d[i].x, d[i].unit);
+		assert_string_equal(buf, d[i].x < 0 ? "-48.7s" : "48.7s");
+	}
 }
 
 static void test_values(void **state)
@@ -174,8 +201,8 @@ static int teardown(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(test_units),
-					   cmocka_unit_test(test_values),
-					   cmocka_unit_test(test_columns)};
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_units), cmocka_unit_test(test_to_seconds),
+		cmocka_unit_test(test_values), cmocka_unit_test(test_columns)};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -169,13 +169,9 @@ void ctp_render_compact(char *buf, size_t n, long double x, uint8_t unit)
 		compact_bytes(buf, n, x);
 		return;
 	case CTP_UNIT_NS:
-		ctp_render_duration(buf, n, x * 1e-9L);
-		return;
 	case CTP_UNIT_US:
-		ctp_render_duration(buf, n, x * 1e-6L);
-		return;
 	case CTP_UNIT_TICKS:
-		ctp_render_duration(buf, n, x / CTP_USER_HZ);
+		ctp_render_duration(buf, n, ctp_unit_to_seconds(x, unit));
 		return;
 	case CTP_UNIT_CENTIPCT:
 		snprintf(buf, n, "%.1Lf%%", x / 100);

@@ -22,6 +22,23 @@ long double ctp_unit_seconds(uint8_t unit)
 	return 0;
 }
 
+long double ctp_unit_to_seconds(long double x, uint8_t unit)
+{
+	/* Divided by the whole number of units in a second: one correctly
+	 * rounded step, so a duration is the same long double whatever unit
+	 * recorded it. Times 1e-9L rounds twice: 48,650,000,000 ns came out
+	 * 48.6499... ("48.6s") where 4,865 ticks gave 48.6500...1 ("48.7s"). */
+	switch (unit) {
+	case CTP_UNIT_NS:
+		return x / 1000000000;
+	case CTP_UNIT_US:
+		return x / 1000000;
+	case CTP_UNIT_TICKS:
+		return x / CTP_USER_HZ;
+	}
+	return 0;
+}
+
 uint64_t ctp_unit_ns(uint8_t unit)
 {
 	switch (unit) {

@@ -24,6 +24,9 @@
 
 /* Seconds per unit. */
 long double ctp_unit_seconds(uint8_t unit);
+/* x units in seconds, rounded once (x / units per second); 0 for no time
+ * unit. What a value shows as a duration goes through this. */
+long double ctp_unit_to_seconds(long double x, uint8_t unit);
 /* Nanoseconds per unit, exactly. */
 uint64_t ctp_unit_ns(uint8_t unit);
 
