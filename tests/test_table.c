@@ -227,6 +227,86 @@ static void test_text_fit(void **unused)
 	ctp_table_free(c.t);
 }
 
+/* An overflow column keeps its width: a longer cell moves the rest of its
+ * own line only (printf's "%-10s"), as the views and plugins listings
+ * print. List style: "  " before, " " between, no line trimmed. */
+static void test_overflow(void **unused)
+{
+	(void)unused;
+	static const struct ctp_table_col cols[] = {
+		{"COLUMN", CTP_TABLE_OVERFLOW, 10},
+		{"LABEL", CTP_TABLE_OVERFLOW, 8},
+		{"FROM", 0, 0}};
+	static const char *const rows[][3] = {
+		{"usage", "CPU", "cgroup.usage"},
+		{"nr_throttled", "NTHR", "cgroup.nr_throttled"},
+		{"pids", "THROTTLED", ""}};
+	struct text_case c = {ctp_table_new_cols(CTP_TABLE_VIEW, cols, 3), 0,
+			      NULL};
+	for (size_t r = 0; r < 3; r++)
+		assert_int_equal(ctp_table_texts(c.t, rows[r], 3), 0);
+	expect(write_text, (void *)&c,
+	       "COLUMN     LABEL    FROM\n"
+	       "usage      CPU      cgroup.usage\n"
+	       "nr_throttled NTHR     cgroup.nr_throttled\n"
+	       "pids       THROTTLED \n");
+	ctp_table_free(c.t);
+
+	c.t = ctp_table_new_cols(CTP_TABLE_LIST, cols, 3);
+	expect(write_text, (void *)&c, "  COLUMN     LABEL    FROM\n");
+	for (size_t r = 0; r < 2; r++)
+		assert_int_equal(ctp_table_texts(c.t, rows[r], 3), 0);
+	expect(write_text, (void *)&c,
+	       "  COLUMN     LABEL    FROM\n"
+	       "  usage      CPU      cgroup.usage\n"
+	       "  nr_throttled NTHR     cgroup.nr_throttled\n");
+	ctp_table_free(c.t);
+}
+
+/* A last column that wraps at the fitted width, at spaces, each further
+ * line indented to the column's start (show's plugins); as it is without
+ * a width or with 20 characters of room or fewer. An empty one still ends
+ * its line. */
+static void test_wrap(void **unused)
+{
+	(void)unused;
+	static const struct ctp_table_col cols[] = {
+		{"NAME", 0, 0}, {"STATUS", 0, 8}, {"TEXT", CTP_TABLE_WRAP, 0}};
+	static const char *const rows[][3] = {
+		{"io", "loaded", "0.1.0, 2 calls, 0 errors; parse_errors=0"},
+		{"psi", "failed", "(no such file: /proc/pressure/cpu)"},
+		{"smaps", "disabled", ""},
+		{"", "hint:", "a-word-longer-than-the-room-of-a-line here"}};
+	struct text_case c = {ctp_table_new_cols(CTP_TABLE_GRID, cols, 3), 42,
+			      NULL};
+	for (size_t r = 0; r < 4; r++)
+		assert_int_equal(ctp_table_texts(c.t, rows[r], 3), 0);
+	ctp_table_headless(c.t);
+	expect(write_text, (void *)&c,
+	       "  io     loaded    0.1.0, 2 calls, 0\n"
+	       "                   errors; parse_errors=0\n"
+	       "  psi    failed    (no such file:\n"
+	       "                   /proc/pressure/cpu)\n"
+	       "  smaps  disabled\n"
+	       "         hint:     a-word-longer-than-the-\n"
+	       "                   room-of-a-line here\n");
+	c.width = 0;
+	expect(write_text, (void *)&c,
+	       "  io     loaded    0.1.0, 2 calls, 0 errors; parse_errors=0\n"
+	       "  psi    failed    (no such file: /proc/pressure/cpu)\n"
+	       "  smaps  disabled\n"
+	       "         hint:     a-word-longer-than-the-room-of-a-line "
+	       "here\n");
+	c.width = 39; /* 20 characters of room: as it is */
+	expect(write_text, (void *)&c,
+	       "  io     loaded    0.1.0, 2 calls, 0 errors; parse_errors=0\n"
+	       "  psi    failed    (no such file: /proc/pressure/cpu)\n"
+	       "  smaps  disabled\n"
+	       "         hint:     a-word-longer-than-the-room-of-a-line "
+	       "here\n");
+	ctp_table_free(c.t);
+}
+
 /* Names elided in the middle stay apart: each keeps the byte where it
  * differs from its neighbours. */
 static void test_elide(void **unused)
@@ -260,6 +340,8 @@ int main(void)
 		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_text_fit),
 		cmocka_unit_test(test_elide),
+		cmocka_unit_test(test_overflow),
+		cmocka_unit_test(test_wrap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,6 +33,7 @@ struct col {
 struct ctp_table {
 	enum ctp_table_style style;
 	bool headless;
+	size_t width; /* ctp_table_fit's: where a CTP_TABLE_WRAP cell wraps */
 	struct col *cols;
 	size_t ncols, cols_cap;
 	struct cell *cells; /* kept rows, nrows * ncols */
@@ -208,6 +209,20 @@ struct ctp_table *ctp_table_new(enum ctp_table_style style)
 	struct ctp_table *t = calloc(1, sizeof(*t));
 	if (t)
 		t->style = style;
+	return t;
+}
+
+struct ctp_table *ctp_table_new_cols(enum ctp_table_style style,
+				     const struct ctp_table_col *cols, size_t n)
+{
+	struct ctp_table *t = ctp_table_new(style);
+	for (size_t c = 0; t && c < n; c++) {
+		if (ctp_table_add_col(t, cols[c].title, cols[c].flags) < 0) {
+			ctp_table_free(t);
+			return NULL;
+		}
+		ctp_table_width(t, c, cols[c].min, 0);
+	}
 	return t;
 }
 
@@ -632,6 +647,7 @@ static const struct {
 } styles[] = {
 	[CTP_TABLE_GRID] = {"  ", "  ", true, false},
 	[CTP_TABLE_VIEW] = {"", " ", false, true},
+	[CTP_TABLE_LIST] = {"  ", " ", false, true},
 };
 
 #define STYLE(t) (&styles[(t)->style])
@@ -714,6 +730,7 @@ static void hide_past(struct ctp_table *t, size_t width)
 
 int ctp_table_fit(struct ctp_table *t, size_t width, const char *const *steps)
 {
+	t->width = width;
 	for (size_t c = 0; c < t->ncols; c++) {
 		struct col *k = &t->cols[c];
 		if (k->elide && elide_col(t, c) < 0)
@@ -721,7 +738,8 @@ int ctp_table_fit(struct ctp_table *t, size_t width, const char *const *steps)
 		if ((k->flags & CTP_TABLE_HIDE_EMPTY) && col_empty(t, c))
 			k->hidden = true;
 		k->w = t->headless ? 0 : ctp_render_width(k->title);
-		for (size_t r = 0; r < t->nrows; r++) {
+		for (size_t r = 0;
+		     !(k->flags & CTP_TABLE_OVERFLOW) && r < t->nrows; r++) {
 			size_t w = ctp_render_width(ctp_table_cell(t, r, c));
 			if (w > k->w)
 				k->w = w;
@@ -760,18 +778,50 @@ static size_t char_at(const char *s, size_t i)
 	return (size_t)(p - s);
 }
 
+/* s wrapped at `width` (ctp_table_fit's), starting at column `at`, each
+ * further line indented to `indent` (CTP_TABLE_WRAP). */
+static void put_wrapped(FILE *out, const char *s, size_t at, size_t indent,
+			size_t width)
+{
+	if (!width || width <= indent + 20) {
+		fputs(s, out);
+		return;
+	}
+	while (*s) {
+		size_t room = width > at ? width - at : 1, n = strlen(s);
+		if (ctp_render_width(s) > room) {
+			size_t end = char_at(s, room), cut = end;
+			while (cut > 0 && s[cut] != ' ')
+				cut--;
+			n = cut ? cut : end; /* a word longer than a line */
+		}
+		fwrite(s, 1, n, out);
+		s += n;
+		while (*s == ' ')
+			s++;
+		if (*s)
+			fprintf(out, "\n%*s", (int)indent, "");
+		at = indent;
+	}
+}
+
 /* s in exactly w display characters (none after it when last). Wider: cut
  * in the middle with "..." so that both ends of a name stay
  * (taskstats.f...delay_total and taskstats.f...delay_max stay apart);
  * right-aligned cells keep the head; a column with a maximum width its
- * head only, with no mark. */
-static void put_cell(FILE *out, const char *s, const struct col *k, bool last)
+ * head only, with no mark; a CTP_TABLE_OVERFLOW one shows it whole.
+ * Returns how many characters it took. */
+static size_t put_cell(FILE *out, const char *s, const struct col *k, bool last)
 {
 	size_t sw = ctp_render_width(s), w = k->w;
 	bool right = k->flags & CTP_TABLE_RIGHT;
+	if (sw > w && k->flags & CTP_TABLE_OVERFLOW) {
+		fputs(s, out);
+		return sw;
+	}
 	if (sw > w && k->max) {
 		fwrite(s, 1, char_at(s, w), out);
-		return;
+		return w;
 	}
 	if (sw > w) {
 		size_t keep = w > 3 ? w - 3 : 0;
@@ -779,12 +829,13 @@ static void put_cell(FILE *out, const char *s, const struct col *k, bool last)
 		fwrite(s, 1, char_at(s, head), out);
 		fputs(w >= 3 ? "..." : "", out);
 		fputs(s + char_at(s, sw - tail), out);
-		return;
+		return w;
 	}
 	if (right)
 		fprintf(out, "%*s%s", (int)(w - sw), "", s);
 	else
 		fprintf(out, "%s%*s", s, last ? 0 : (int)(w - sw), "");
+	return w;
 }
 
 /* The column a line stops at: its last shown cell that is not empty (so
@@ -801,16 +852,23 @@ static size_t line_last(const struct ctp_table *t, const char *const *line)
 static void print_line(const struct ctp_table *t, FILE *out,
 		       const char *const *line)
 {
-	size_t last = line_last(t, line);
+	size_t last = line_last(t, line), at = 0, start = 0;
 	bool first = true;
 	for (size_t c = 0; c < t->ncols && (last == SIZE_MAX || c <= last);
 	     c++) {
 		const struct col *k = &t->cols[c];
 		if (k->hidden)
 			continue;
-		fputs(first ? STYLE(t)->indent : STYLE(t)->gap, out);
+		const char *sep = first ? STYLE(t)->indent : STYLE(t)->gap;
 		first = false;
-		put_cell(out, line[c], k, c == last);
+		fputs(sep, out);
+		at += strlen(sep);
+		start += strlen(sep);
+		if (c == last && (k->flags & CTP_TABLE_WRAP))
+			put_wrapped(out, line[c], at, start, t->width);
+		else
+			at += put_cell(out, line[c], k, c == last);
+		start += k->w;
 	}
 }
 

@@ -32,6 +32,15 @@ enum {
 	CTP_TABLE_KEEP = 1u << 1,
 	/* Hidden when no row shows anything in it ("" or "-"). */
 	CTP_TABLE_HIDE_EMPTY = 1u << 2,
+	/* As wide as its title and minimum only: a longer cell is shown
+	 * whole and moves the rest of its own line right (printf's "%-10s"),
+	 * every other line keeps its alignment (a listing's names). */
+	CTP_TABLE_OVERFLOW = 1u << 3,
+	/* The last column: when the table is fitted to a width, a cell that
+	 * would pass it wraps at spaces (a word longer than the room is cut),
+	 * each further line indented to the column's start; as it is when
+	 * the column has 20 characters of room or fewer. */
+	CTP_TABLE_WRAP = 1u << 4,
 };
 
 /* A row's colour on a terminal that takes colour. */
@@ -50,6 +59,9 @@ enum ctp_table_style {
 	/* " " between columns; a line ends at the last shown column; the
 	 * header line even without rows (views). */
 	CTP_TABLE_VIEW = 1,
+	/* "  " before every column, " " between; a line ends at the last
+	 * shown column; the header line even without rows (plugins). */
+	CTP_TABLE_LIST = 2,
 };
 
 enum ctp_table_format {
@@ -61,6 +73,16 @@ enum ctp_table_format {
 
 /* A new empty table in `style`; NULL when out of memory. */
 struct ctp_table *ctp_table_new(enum ctp_table_style style);
+/* A column declared: its title, CTP_TABLE_* flags, minimum width. */
+struct ctp_table_col {
+	const char *title;
+	unsigned flags;
+	size_t min;
+};
+/* A new table in `style` with n such columns; NULL when out of memory. */
+struct ctp_table *ctp_table_new_cols(enum ctp_table_style style,
+				     const struct ctp_table_col *cols,
+				     size_t n);
 /* Frees t and everything it owns; NULL is fine. */
 void ctp_table_free(struct ctp_table *t);
 
@@ -139,8 +161,8 @@ const char *ctp_table_cell(const struct ctp_table *t, size_t row, size_t col);
  * moves to the next step when no column is wider than N; ">" hides the
  * first column that would pass width and every one after it, except
  * CTP_TABLE_KEEP ones; any other step hides the column of that title.
- * steps may be NULL. Names are elided (ctp_table_elide) first. Returns 0
- * or -ENOMEM.
+ * steps may be NULL. Names are elided (ctp_table_elide) first. A
+ * CTP_TABLE_WRAP column wraps at width. Returns 0 or -ENOMEM.
  */
 int ctp_table_fit(struct ctp_table *t, size_t width, const char *const *steps);
 /* The text of the kept rows: the header (bold with colour), then each
