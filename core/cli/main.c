@@ -32,6 +32,7 @@
 #include "suggest.h"
 #include "supervise.h"
 #include "supervisor.h"
+#include "table.h"
 #include "writer.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -393,6 +394,54 @@ static int cmd_capture(int argc, char **argv)
 /* ---- plugins ----------------------------------------------------------------
  */
 
+/* A listing of plugins' fields or options, or why not (r: -ENOMEM). */
+static void print_list(struct ctp_table *t, int r)
+{
+	if (r == 0) {
+		ctp_table_fit(t, 0, NULL);
+		ctp_table_print(t, stdout, false);
+	} else {
+		fprintf(stderr, "ctprof-core plugins: out of memory\n");
+	}
+	ctp_table_free(t);
+}
+
+/* The fields a plugin declares, each with what the core's check of its
+ * declaration says when it refuses it. */
+static void print_fields(const struct ctp_plugin *d)
+{
+	static const struct ctp_table_col cols[] = {
+		{"FIELD", CTP_TABLE_OVERFLOW, 28},
+		{"SCOPE", CTP_TABLE_OVERFLOW, 8},
+		{"TYPE", CTP_TABLE_OVERFLOW, 7},
+		{"UNIT", CTP_TABLE_OVERFLOW, 9},
+		{"KIND", CTP_TABLE_OVERFLOW, 12},
+		{"RULE", CTP_TABLE_OVERFLOW, 6},
+		{"HELP", 0, 0}};
+	struct ctp_table *t = ctp_table_new_cols(CTP_TABLE_LIST, cols, 7);
+	int r = t ? 0 : -ENOMEM;
+	for (uint32_t i = 0; r == 0 && i < d->n_fields; i++) {
+		const struct ctp_field_desc *f =
+			(const void *)((const char *)d->fields +
+				       (size_t)i * d->field_desc_size);
+		const char *reason;
+		bool ok = ctp_field_desc_check(f, &reason) == 0;
+		const char *const cells[] = {f->name ? f->name : "(null)",
+					     name_of(CTP_ENUM_SCOPE, f->scope),
+					     name_of(CTP_ENUM_TYPE, f->type),
+					     name_of(CTP_ENUM_UNIT, f->unit),
+					     name_of(CTP_ENUM_KIND, f->kind),
+					     name_of(CTP_ENUM_RULE, f->rule)};
+		r = ctp_table_texts(t, cells, 6);
+		if (r == 0)
+			r = ctp_table_textf(
+				t, "%s%s%s%s", f->help ? f->help : "",
+				ok ? "" : "  [INVALID: ", ok ? "" : reason,
+				ok ? "" : "]");
+	}
+	print_list(t, r);
+}
+
 /* The options a plugin declares (CTP_PLUGIN_OPTIONS), or that it does
  * not. */
 static void print_options(const struct ctp_plugin *d)
@@ -408,18 +457,38 @@ static void print_options(const struct ctp_plugin *d)
 		printf("  options: none\n");
 		return;
 	}
-	printf("  %-28s %-8s %-12s %s\n", "OPTION", "TYPE", "DEFAULT", "HELP");
-	for (size_t i = 0; i < n; i++) {
+	static const struct ctp_table_col cols[] = {
+		{"OPTION", CTP_TABLE_OVERFLOW, 28},
+		{"TYPE", CTP_TABLE_OVERFLOW, 8},
+		{"DEFAULT", CTP_TABLE_OVERFLOW, 12},
+		{"HELP", 0, 0}};
+	struct ctp_table *tab = ctp_table_new_cols(CTP_TABLE_LIST, cols, 4);
+	int r = tab ? 0 : -ENOMEM;
+	for (size_t i = 0; r == 0 && i < n; i++) {
 		const struct ctp_option_desc *o =
 			(const void *)((const char *)t +
 				       i * d->option_desc_size);
-		printf("  %-28s %-8s %-12s %s", o->name ? o->name : "(null)",
-		       ctp_option_type_name(o->type), o->def ? o->def : "-",
-		       o->help ? o->help : "");
+		const char *const cells[] = {o->name ? o->name : "(null)",
+					     ctp_option_type_name(o->type),
+					     o->def ? o->def : "-"};
+		char *help = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&help, &len);
+		if (!f) {
+			r = -ENOMEM;
+			break;
+		}
+		fputs(o->help ? o->help : "", f);
 		for (size_t c = 0; o->choices && o->choices[c]; c++)
-			printf("%s%s", c ? ", " : " (one of: ", o->choices[c]);
-		printf("%s\n", o->choices && o->choices[0] ? ")" : "");
+			fprintf(f, "%s%s",
+				c ? ", " : " (one of: ", o->choices[c]);
+		fputs(o->choices && o->choices[0] ? ")" : "", f);
+		r = fclose(f) ? -ENOMEM : ctp_table_texts(tab, cells, 3);
+		if (r == 0)
+			r = ctp_table_text(tab, help);
+		free(help);
 	}
+	print_list(tab, r);
 }
 
 static void print_plugin(const char *path, bool allow_insecure)
@@ -457,25 +526,7 @@ static void print_plugin(const char *path, bool allow_insecure)
 		printf("  command: ctprof-core %s %s\n", c->name,
 		       c->usage ? c->usage : "");
 	}
-	printf("  %-28s %-8s %-7s %-9s %-12s %-6s %s\n", "FIELD", "SCOPE",
-	       "TYPE", "UNIT", "KIND", "RULE", "HELP");
-	for (uint32_t i = 0; i < d->n_fields; i++) {
-		const struct ctp_field_desc *f =
-			(const void *)((const char *)d->fields +
-				       (size_t)i * d->field_desc_size);
-		const char *reason;
-		bool ok = ctp_field_desc_check(f, &reason) == 0;
-		printf("  %-28s %-8s %-7s %-9s %-12s %-6s %s%s%s\n",
-		       f->name ? f->name : "(null)",
-		       name_of(CTP_ENUM_SCOPE, f->scope),
-		       name_of(CTP_ENUM_TYPE, f->type),
-		       name_of(CTP_ENUM_UNIT, f->unit),
-		       name_of(CTP_ENUM_KIND, f->kind),
-		       name_of(CTP_ENUM_RULE, f->rule), f->help ? f->help : "",
-		       ok ? "" : "  [INVALID: ", ok ? "" : reason);
-		if (!ok)
-			printf("]\n");
-	}
+	print_fields(d);
 	print_options(d);
 	if (d->size >= offsetof(struct ctp_plugin, reserved_end) &&
 	    d->counters && d->n_counters) {

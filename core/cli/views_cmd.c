@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "readcli.h"
+#include "table.h"
 #include "view.h"
 
 static const char *const show_names[] = {"",	 "value",   "delta",
@@ -31,64 +32,127 @@ static void usage(FILE *f)
 		   "(docs/VIEWS.md).\n");
 }
 
-static int list(void)
+/* A view file's name and description, or why it is unreadable (*bad
+ * set). 0 or -ENOMEM. */
+static int list_row(struct ctp_table *t, const char *name, const char *path,
+		    int *bad)
+{
+	struct ctp_view *v = NULL;
+	char err[1024];
+	int r = ctp_table_text(t, name);
+	if (r == 0 && ctp_view_load(path, &v, err, sizeof(err)) < 0) {
+		*bad = 1;
+		r = ctp_table_textf(t, "(unreadable) %s", err);
+	} else if (r == 0) {
+		r = ctp_table_text(t, v->description);
+	}
+	ctp_view_free(v);
+	return r;
+}
+
+/* Every view file's row. 0, 1 when one is unreadable, or -ENOMEM. */
+static int list_rows(struct ctp_table *t)
 {
 	char **names, **paths;
 	size_t n;
-	if (ctp_view_names(&names, &paths, &n) < 0) {
-		fprintf(stderr, "ctprof-core views: out of memory\n");
-		return CTP_EXIT_FAILURE;
-	}
-	int rc = CTP_EXIT_OK;
+	int r = ctp_view_names(&names, &paths, &n), bad = 0;
+	if (r < 0)
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		struct ctp_view *v = NULL;
-		char err[1024];
-		if (ctp_view_load(paths[i], &v, err, sizeof(err)) < 0) {
-			printf("%-10s (unreadable) %s\n", names[i], err);
-			rc = CTP_EXIT_FAILURE;
-		} else {
-			printf("%-10s %s\n", names[i], v->description);
-		}
-		ctp_view_free(v);
+		if (r == 0)
+			r = list_row(t, names[i], paths[i], &bad);
 		free(names[i]);
 		free(paths[i]);
 	}
 	free(names);
 	free(paths);
-	return rc;
+	return r < 0 ? r : bad;
 }
 
-static void describe(const struct ctp_view *v)
+static int list(void)
+{
+	static const struct ctp_table_col cols[] = {
+		{"NAME", CTP_TABLE_OVERFLOW, 10}, {"DESCRIPTION", 0, 0}};
+	struct ctp_table *t = ctp_table_new_cols(CTP_TABLE_VIEW, cols, 2);
+	int r = t ? list_rows(t) : -ENOMEM;
+	if (r >= 0) {
+		ctp_table_headless(t);
+		ctp_table_fit(t, 0, NULL);
+		ctp_table_print(t, stdout, false);
+	} else {
+		fprintf(stderr, "ctprof-core views: out of memory\n");
+	}
+	ctp_table_free(t);
+	return r == 0 ? CTP_EXIT_OK : CTP_EXIT_FAILURE;
+}
+
+/* Where column c takes its values from, into f. */
+static void put_from(FILE *f, const struct ctp_view *v, size_t i)
+{
+	const struct ctp_view_col *c = &v->cols[i];
+	if (c->src == CTP_VSRC_IDENT)
+		fprintf(f, "the task's %s", ident_names[c->ident]);
+	for (size_t k = 0; k < c->n_fields; k++)
+		fprintf(f, "%s%s",
+			k ? c->src == CTP_VSRC_SUM ? " + " : " | " : "",
+			c->fields[k]);
+	fprintf(f, "%s%s%s%s",
+		c->src == CTP_VSRC_FIELD && c->n_fields > 1
+			? " (the first with values)"
+			: "",
+		v->hide_zero[i] ? "; all zero: row hidden" : "",
+		c->why_absent ? "; why absent: " : "",
+		c->why_absent ? c->why_absent : "");
+}
+
+/* The view's columns: id, label, what each shows and where from. */
+static int columns(const struct ctp_view *v)
+{
+	static const struct ctp_table_col cols[] = {
+		{"COLUMN", CTP_TABLE_OVERFLOW, 10},
+		{"LABEL", CTP_TABLE_OVERFLOW, 8},
+		{"SHOWS", CTP_TABLE_OVERFLOW, 8},
+		{"FROM", 0, 0}};
+	struct ctp_table *t = ctp_table_new_cols(CTP_TABLE_VIEW, cols, 4);
+	int r = t ? 0 : -ENOMEM;
+	for (size_t i = 0; r == 0 && i < v->n_cols; i++) {
+		const struct ctp_view_col *c = &v->cols[i];
+		char *from = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&from, &len);
+		if (!f)
+			r = -ENOMEM;
+		else
+			put_from(f, v, i);
+		if (f && fclose(f) != 0)
+			r = -ENOMEM;
+		const char *const cells[] = {c->id, c->label,
+					     show_names[c->show], from};
+		if (r == 0)
+			r = ctp_table_texts(t, cells, 4);
+		free(from);
+	}
+	if (r == 0) {
+		ctp_table_fit(t, 0, NULL);
+		ctp_table_print(t, stdout, false);
+	}
+	ctp_table_free(t);
+	return r;
+}
+
+static int describe(const struct ctp_view *v)
 {
 	printf("view %s: %s\nfile: %s\n", v->name, v->description, v->path);
 	if (v->full) {
 		printf("prints the whole snapshot (show's full output)\n");
-		return;
+		return 0;
 	}
 	for (size_t i = 0; i < v->n_secs; i++)
 		printf("section %zu: %s (--group-by %s)\n", i + 1,
 		       v->secs[i].title, v->secs[i].group_by);
 	printf("sorted by %s, %s\n", v->cols[v->sort].id,
 	       v->asc ? "ascending" : "descending");
-	printf("%-10s %-8s %-8s %s\n", "COLUMN", "LABEL", "SHOWS", "FROM");
-	for (size_t i = 0; i < v->n_cols; i++) {
-		const struct ctp_view_col *c = &v->cols[i];
-		printf("%-10s %-8s %-8s ", c->id, c->label,
-		       show_names[c->show]);
-		if (c->src == CTP_VSRC_IDENT)
-			printf("the task's %s", ident_names[c->ident]);
-		for (size_t k = 0; k < c->n_fields; k++)
-			printf("%s%s",
-			       k ? c->src == CTP_VSRC_SUM ? " + " : " | " : "",
-			       c->fields[k]);
-		printf("%s%s%s%s\n",
-		       c->src == CTP_VSRC_FIELD && c->n_fields > 1
-			       ? " (the first with values)"
-			       : "",
-		       v->hide_zero[i] ? "; all zero: row hidden" : "",
-		       c->why_absent ? "; why absent: " : "",
-		       c->why_absent ? c->why_absent : "");
-	}
+	return columns(v);
 }
 
 int ctp_cmd_views(int argc, char **argv)
@@ -115,7 +179,10 @@ int ctp_cmd_views(int argc, char **argv)
 		rc = r == -ENOMEM ? CTP_EXIT_FAILURE : CTP_EXIT_USAGE;
 		goto out;
 	}
-	describe(v);
+	if (describe(v) < 0) {
+		fprintf(stderr, "ctprof-core views: out of memory\n");
+		rc = CTP_EXIT_FAILURE;
+	}
 	ctp_view_free(v);
 out:
 	if (ctp_readcli_screen_done(screen) != 0 && rc == CTP_EXIT_OK)
