@@ -234,9 +234,9 @@ static void test_overflow(void **unused)
 {
 	(void)unused;
 	static const struct ctp_table_col cols[] = {
-		{"COLUMN", CTP_TABLE_OVERFLOW, 10},
-		{"LABEL", CTP_TABLE_OVERFLOW, 8},
-		{"FROM", 0, 0}};
+		{"COLUMN", CTP_TABLE_OVERFLOW, 10, 0},
+		{"LABEL", CTP_TABLE_OVERFLOW, 8, 0},
+		{"FROM", 0, 0, 0}};
 	static const char *const rows[][3] = {
 		{"usage", "CPU", "cgroup.usage"},
 		{"nr_throttled", "NTHR", "cgroup.nr_throttled"},
@@ -266,17 +266,20 @@ static void test_overflow(void **unused)
 /* A last column that wraps at the fitted width, at spaces, each further
  * line indented to the column's start (show's plugins); as it is without
  * a width or with 20 characters of room or fewer. An empty one still ends
- * its line. */
+ * its line. A cell that ends its line in a column with a hang (the
+ * status, for a hint) hangs its further lines past the column's start. */
 static void test_wrap(void **unused)
 {
 	(void)unused;
 	static const struct ctp_table_col cols[] = {
-		{"NAME", 0, 0}, {"STATUS", 0, 8}, {"TEXT", CTP_TABLE_WRAP, 0}};
+		{"NAME", 0, 0, 0},
+		{"STATUS", CTP_TABLE_OVERFLOW | CTP_TABLE_WRAP, 8, 6},
+		{"TEXT", CTP_TABLE_WRAP, 0, 0}};
 	static const char *const rows[][3] = {
 		{"io", "loaded", "0.1.0, 2 calls, 0 errors; parse_errors=0"},
 		{"psi", "failed", "(no such file: /proc/pressure/cpu)"},
 		{"smaps", "disabled", ""},
-		{"", "hint:", "a-word-longer-than-the-room-of-a-line here"}};
+		{"", "hint: a-word-longer-than-the-room-of-a-line here", ""}};
 	struct text_case c = {ctp_table_new_cols(CTP_TABLE_GRID, cols, 3), 42,
 			      NULL};
 	for (size_t r = 0; r < 4; r++)
@@ -288,22 +291,31 @@ static void test_wrap(void **unused)
 	       "  psi    failed    (no such file:\n"
 	       "                   /proc/pressure/cpu)\n"
 	       "  smaps  disabled\n"
-	       "         hint:     a-word-longer-than-the-\n"
-	       "                   room-of-a-line here\n");
+	       "         hint: a-word-longer-than-the-room\n"
+	       "               -of-a-line here\n");
 	c.width = 0;
 	expect(write_text, (void *)&c,
 	       "  io     loaded    0.1.0, 2 calls, 0 errors; parse_errors=0\n"
 	       "  psi    failed    (no such file: /proc/pressure/cpu)\n"
 	       "  smaps  disabled\n"
-	       "         hint:     a-word-longer-than-the-room-of-a-line "
-	       "here\n");
-	c.width = 39; /* 20 characters of room: as it is */
+	       "         hint: a-word-longer-than-the-room-of-a-line here\n");
+	/* 20 characters of room or fewer past the indent (the text's 19,
+	 * the hint's 9 + 6): as it is. */
+	c.width = 35;
 	expect(write_text, (void *)&c,
 	       "  io     loaded    0.1.0, 2 calls, 0 errors; parse_errors=0\n"
 	       "  psi    failed    (no such file: /proc/pressure/cpu)\n"
 	       "  smaps  disabled\n"
-	       "         hint:     a-word-longer-than-the-room-of-a-line "
-	       "here\n");
+	       "         hint: a-word-longer-than-the-room-of-a-line here\n");
+	/* Never broken after the hang's label. */
+	ctp_table_free(c.t);
+	c.width = 42;
+	c.t = ctp_table_new_cols(CTP_TABLE_GRID, cols, 3);
+	assert_int_equal(ctp_table_texts(c.t, rows[3], 3), 0);
+	ctp_table_headless(c.t);
+	expect(write_text, (void *)&c,
+	       "    hint: a-word-longer-than-the-room-of-a\n"
+	       "          -line here\n");
 	ctp_table_free(c.t);
 }
 

@@ -28,6 +28,7 @@ struct col {
 	bool hidden;
 	size_t elide;	 /* names elided to this, 0: not */
 	size_t min, max; /* ctp_table_width */
+	size_t hang;	 /* CTP_TABLE_WRAP: further lines indented past start */
 };
 
 struct ctp_table {
@@ -222,6 +223,7 @@ struct ctp_table *ctp_table_new_cols(enum ctp_table_style style,
 			return NULL;
 		}
 		ctp_table_width(t, c, cols[c].min, 0);
+		t->cols[c].hang = cols[c].hang;
 	}
 	return t;
 }
@@ -779,9 +781,10 @@ static size_t char_at(const char *s, size_t i)
 }
 
 /* s wrapped at `width` (ctp_table_fit's), starting at column `at`, each
- * further line indented to `indent` (CTP_TABLE_WRAP). */
+ * further line indented to `indent` (CTP_TABLE_WRAP); the first line not
+ * broken within its first `hang` characters (a label such as "hint: "). */
 static void put_wrapped(FILE *out, const char *s, size_t at, size_t indent,
-			size_t width)
+			size_t hang, size_t width)
 {
 	if (!width || width <= indent + 20) {
 		fputs(s, out);
@@ -791,9 +794,10 @@ static void put_wrapped(FILE *out, const char *s, size_t at, size_t indent,
 		size_t room = width > at ? width - at : 1, n = strlen(s);
 		if (ctp_render_width(s) > room) {
 			size_t end = char_at(s, room), cut = end;
-			while (cut > 0 && s[cut] != ' ')
+			while (cut > hang && s[cut] != ' ')
 				cut--;
-			n = cut ? cut : end; /* a word longer than a line */
+			/* A word longer than a line is cut. */
+			n = cut > hang ? cut : end;
 		}
 		fwrite(s, 1, n, out);
 		s += n;
@@ -802,6 +806,7 @@ static void put_wrapped(FILE *out, const char *s, size_t at, size_t indent,
 		if (*s)
 			fprintf(out, "\n%*s", (int)indent, "");
 		at = indent;
+		hang = 0;
 	}
 }
 
@@ -865,7 +870,8 @@ static void print_line(const struct ctp_table *t, FILE *out,
 		at += strlen(sep);
 		start += strlen(sep);
 		if (c == last && (k->flags & CTP_TABLE_WRAP))
-			put_wrapped(out, line[c], at, start, t->width);
+			put_wrapped(out, line[c], at, start + k->hang, k->hang,
+				    t->width);
 		else
 			at += put_cell(out, line[c], k, c == last);
 		start += k->w;

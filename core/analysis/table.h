@@ -36,10 +36,12 @@ enum {
 	 * whole and moves the rest of its own line right (printf's "%-10s"),
 	 * every other line keeps its alignment (a listing's names). */
 	CTP_TABLE_OVERFLOW = 1u << 3,
-	/* The last column: when the table is fitted to a width, a cell that
-	 * would pass it wraps at spaces (a word longer than the room is cut),
-	 * each further line indented to the column's start; as it is when
-	 * the column has 20 characters of room or fewer. */
+	/* When the table is fitted to a width, a cell of this column that
+	 * ends its line and would pass the width wraps at spaces (a word
+	 * longer than the room is cut), each further line indented to the
+	 * column's start and its hang (a hanging indent: "hint: " and the
+	 * text under the text); as it is when that leaves 20 characters of
+	 * room or fewer. */
 	CTP_TABLE_WRAP = 1u << 4,
 };
 
@@ -73,11 +75,12 @@ enum ctp_table_format {
 
 /* A new empty table in `style`; NULL when out of memory. */
 struct ctp_table *ctp_table_new(enum ctp_table_style style);
-/* A column declared: its title, CTP_TABLE_* flags, minimum width. */
+/* A column declared: its title, CTP_TABLE_* flags, minimum width, and
+ * for CTP_TABLE_WRAP the hang of its further lines. */
 struct ctp_table_col {
 	const char *title;
 	unsigned flags;
-	size_t min;
+	size_t min, hang;
 };
 /* A new table in `style` with n such columns; NULL when out of memory. */
 struct ctp_table *ctp_table_new_cols(enum ctp_table_style style,

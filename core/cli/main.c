@@ -411,13 +411,13 @@ static void print_list(struct ctp_table *t, int r)
 static void print_fields(const struct ctp_plugin *d)
 {
 	static const struct ctp_table_col cols[] = {
-		{"FIELD", CTP_TABLE_OVERFLOW, 28},
-		{"SCOPE", CTP_TABLE_OVERFLOW, 8},
-		{"TYPE", CTP_TABLE_OVERFLOW, 7},
-		{"UNIT", CTP_TABLE_OVERFLOW, 9},
-		{"KIND", CTP_TABLE_OVERFLOW, 12},
-		{"RULE", CTP_TABLE_OVERFLOW, 6},
-		{"HELP", 0, 0}};
+		{"FIELD", CTP_TABLE_OVERFLOW, 28, 0},
+		{"SCOPE", CTP_TABLE_OVERFLOW, 8, 0},
+		{"TYPE", CTP_TABLE_OVERFLOW, 7, 0},
+		{"UNIT", CTP_TABLE_OVERFLOW, 9, 0},
+		{"KIND", CTP_TABLE_OVERFLOW, 12, 0},
+		{"RULE", CTP_TABLE_OVERFLOW, 6, 0},
+		{"HELP", 0, 0, 0}};
 	struct ctp_table *t = ctp_table_new_cols(CTP_TABLE_LIST, cols, 7);
 	int r = t ? 0 : -ENOMEM;
 	for (uint32_t i = 0; r == 0 && i < d->n_fields; i++) {
@@ -458,10 +458,10 @@ static void print_options(const struct ctp_plugin *d)
 		return;
 	}
 	static const struct ctp_table_col cols[] = {
-		{"OPTION", CTP_TABLE_OVERFLOW, 28},
-		{"TYPE", CTP_TABLE_OVERFLOW, 8},
-		{"DEFAULT", CTP_TABLE_OVERFLOW, 12},
-		{"HELP", 0, 0}};
+		{"OPTION", CTP_TABLE_OVERFLOW, 28, 0},
+		{"TYPE", CTP_TABLE_OVERFLOW, 8, 0},
+		{"DEFAULT", CTP_TABLE_OVERFLOW, 12, 0},
+		{"HELP", 0, 0, 0}};
 	struct ctp_table *tab = ctp_table_new_cols(CTP_TABLE_LIST, cols, 4);
 	int r = tab ? 0 : -ENOMEM;
 	for (size_t i = 0; r == 0 && i < n; i++) {

@@ -72,7 +72,7 @@ static int list_rows(struct ctp_table *t)
 static int list(void)
 {
 	static const struct ctp_table_col cols[] = {
-		{"NAME", CTP_TABLE_OVERFLOW, 10}, {"DESCRIPTION", 0, 0}};
+		{"NAME", CTP_TABLE_OVERFLOW, 10, 0}, {"DESCRIPTION", 0, 0, 0}};
 	struct ctp_table *t = ctp_table_new_cols(CTP_TABLE_VIEW, cols, 2);
 	int r = t ? list_rows(t) : -ENOMEM;
 	if (r >= 0) {
@@ -109,10 +109,10 @@ static void put_from(FILE *f, const struct ctp_view *v, size_t i)
 static int columns(const struct ctp_view *v)
 {
 	static const struct ctp_table_col cols[] = {
-		{"COLUMN", CTP_TABLE_OVERFLOW, 10},
-		{"LABEL", CTP_TABLE_OVERFLOW, 8},
-		{"SHOWS", CTP_TABLE_OVERFLOW, 8},
-		{"FROM", 0, 0}};
+		{"COLUMN", CTP_TABLE_OVERFLOW, 10, 0},
+		{"LABEL", CTP_TABLE_OVERFLOW, 8, 0},
+		{"SHOWS", CTP_TABLE_OVERFLOW, 8, 0},
+		{"FROM", 0, 0, 0}};
 	struct ctp_table *t = ctp_table_new_cols(CTP_TABLE_VIEW, cols, 4);
 	int r = t ? 0 : -ENOMEM;
 	for (size_t i = 0; r == 0 && i < v->n_cols; i++) {
