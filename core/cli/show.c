@@ -148,101 +148,90 @@ static void print_host(const struct ctp_snap *snap, const struct opts *o)
 	free(hf);
 }
 
-/*
- * Print `text` (one line, starting at column `col`), wrapped at spaces to
- * `width` columns with continuation lines indented by `indent`; as it is
- * when width is 0 (output to a pipe: one greppable line per plugin).
- */
-static void print_wrapped(const char *text, size_t col, size_t indent,
-			  size_t width)
+/* What a plugin's row says after its status: for a loaded one its
+ * version, time, calls and summary counters; why it failed; [required]. */
+static void plugin_text(const struct ctp_snap_plugin *p, char *line,
+			size_t size)
 {
-	if (!width || width <= indent + 20) {
-		printf("%s\n", text);
-		return;
+	char t[64], esc[512];
+	size_t o = 0;
+	line[0] = '\0';
+	if (p->status == 1) {
+		ctp_render_mag(t, sizeof(t), p->time_ns, CTP_UNIT_NS);
+		o += (size_t)snprintf(line + o, size - o,
+				      "%s, %s, %" PRIu64 " calls, %" PRIu64
+				      " errors, %" PRIu64 " vanished",
+				      p->version ? p->version : "?", t,
+				      p->calls, p->errors, p->vanished);
+		if (p->resource)
+			o += (size_t)snprintf(line + o, size - o,
+					      ", %" PRIu64
+					      " short of resources",
+					      p->resource);
+		for (size_t s = 0; s < p->n_summary && o < size; s++)
+			o += (size_t)snprintf(line + o, size - o,
+					      "%s%s=%" PRIu64, s ? " " : "; ",
+					      p->summary_name[s],
+					      p->summary[s]);
 	}
-	const char *p = text;
-	while (*p) {
-		size_t room = width > col ? width - col : 1, n = strlen(p);
-		if (n > room) {
-			size_t cut = room;
-			while (cut > 0 && p[cut] != ' ')
-				cut--;
-			n = cut ? cut : room; /* a word longer than a line */
-		}
-		printf("%.*s\n", (int)n, p);
-		p += n;
-		while (*p == ' ')
-			p++;
-		if (*p)
-			printf("%*s", (int)indent, "");
-		col = indent;
-	}
+	if (p->reason && o < size)
+		o += (size_t)snprintf(
+			line + o, size - o, "%s(%s)", o ? " " : "",
+			ctp_render_escape(p->reason, strlen(p->reason), 400,
+					  esc, sizeof(esc)));
+	if (p->required && o < size)
+		snprintf(line + o, size - o, "%s[required]", o ? " " : "");
 }
 
+/* A plugin's hint: on a row of its own, "hint: " in the status column and
+ * the text hanging under itself. */
+static const char hint_label[] = "hint: ";
+static int hint_row(struct ctp_table *t, const char *hint)
+{
+	char esc[512];
+	int r = ctp_table_text(t, "");
+	if (r == 0)
+		r = ctp_table_textf(t, "%s%s", hint_label,
+				    ctp_render_escape(hint, strlen(hint), 400,
+						      esc, sizeof(esc)));
+	return r == 0 ? ctp_table_absent(t) : r;
+}
+
+/* Each plugin: its name, status and what it says, then its hint. The text
+ * wraps on a screen whose width is known; to a pipe it is one greppable
+ * line per plugin. */
 static void print_plugins(const struct ctp_snap *snap)
 {
+	static const struct ctp_table_col cols[] = {
+		{"PLUGIN", 0, 0, 0},
+		{"STATUS", CTP_TABLE_OVERFLOW | CTP_TABLE_WRAP, 8,
+		 sizeof(hint_label) - 1},
+		{"TEXT", CTP_TABLE_WRAP, 0, 0}};
 	const struct ctp_snap_plugin *p = ctp_snap_plugins(snap);
-	size_t np = ctp_snap_n_plugins(snap), w = 0, width = 0, height;
-	char t[64], esc[512], line[8192];
-	/* Wrapped only for a screen whose width is known. */
+	size_t np = ctp_snap_n_plugins(snap), width = 0, height;
+	char line[8192];
 	if (getenv("COLUMNS") || isatty(STDOUT_FILENO))
 		ctp_readcli_term(&width, &height);
-
-	printf("\nPlugins:%s\n", np ? "" : " none");
-	for (size_t i = 0; i < np; i++) {
-		size_t l = strlen(p[i].name);
-		w = l > w ? l : w;
-	}
-	for (size_t i = 0; i < np; i++) {
+	struct ctp_table *t = ctp_table_new_cols(CTP_TABLE_GRID, cols, 3);
+	int r = t ? 0 : -ENOMEM;
+	for (size_t i = 0; r == 0 && i < np; i++) {
 		const char *st = ctp_status_name(p[i].status);
-		/* Pad the status only when text follows it. */
-		bool more = p[i].status == 1 || p[i].reason || p[i].required;
-		size_t o = 0;
-		int n = snprintf(NULL, 0, "  %-*s  %-*s", (int)w, p[i].name,
-				 more ? 9 : 0, st ? st : "unknown");
-		size_t col = n > 0 ? (size_t)n : 0;
-		line[0] = '\0';
-		if (p[i].status == 1) {
-			ctp_render_mag(t, sizeof(t), p[i].time_ns, CTP_UNIT_NS);
-			o += (size_t)snprintf(
-				line + o, sizeof(line) - o,
-				"%s, %s, %" PRIu64 " calls, %" PRIu64
-				" errors, %" PRIu64 " vanished",
-				p[i].version ? p[i].version : "?", t,
-				p[i].calls, p[i].errors, p[i].vanished);
-			if (p[i].resource)
-				o += (size_t)snprintf(
-					line + o, sizeof(line) - o,
-					", %" PRIu64 " short of resources",
-					p[i].resource);
-			for (size_t s = 0;
-			     s < p[i].n_summary && o < sizeof(line); s++)
-				o += (size_t)snprintf(
-					line + o, sizeof(line) - o,
-					"%s%s=%" PRIu64, s ? " " : "; ",
-					p[i].summary_name[s], p[i].summary[s]);
-		}
-		if (p[i].reason && o < sizeof(line))
-			o += (size_t)snprintf(
-				line + o, sizeof(line) - o, "%s(%s)",
-				o ? " " : "",
-				ctp_render_escape(p[i].reason,
-						  strlen(p[i].reason), 400, esc,
-						  sizeof(esc)));
-		if (p[i].required && o < sizeof(line))
-			snprintf(line + o, sizeof(line) - o, "%s[required]",
-				 o ? " " : "");
-		printf("  %-*s  %-*s%s", (int)w, p[i].name, more ? 9 : 0,
-		       st ? st : "unknown", line[0] ? " " : "");
-		print_wrapped(line, col + 1, w + 14, width);
-		if (p[i].hint) {
-			printf("  %-*s  hint: ", (int)w, "");
-			print_wrapped(ctp_render_escape(p[i].hint,
-							strlen(p[i].hint), 400,
-							esc, sizeof(esc)),
-				      w + 10, w + 10, width);
-		}
+		plugin_text(&p[i], line, sizeof(line));
+		const char *const row[] = {p[i].name, st ? st : "unknown",
+					   line};
+		r = ctp_table_texts(t, row, 3);
+		if (r == 0 && p[i].hint)
+			r = hint_row(t, p[i].hint);
 	}
+	printf("\nPlugins:%s\n", np ? "" : " none");
+	if (r < 0) {
+		fprintf(stderr, "ctprof-core: show: out of memory\n");
+	} else {
+		ctp_table_headless(t);
+		ctp_table_fit(t, width, NULL);
+		ctp_table_print(t, stdout, false);
+	}
+	ctp_table_free(t);
 }
 
 /*
