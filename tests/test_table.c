@@ -319,6 +319,52 @@ static void test_wrap(void **unused)
 	ctp_table_free(c.t);
 }
 
+static void write_doc(FILE *f, void *arg)
+{
+	struct ctp_table_doc d;
+	const struct ctp_value v = {.type = CTP_TYPE_U64, .u64 = 7};
+	ctp_table_doc_init(&d, f);
+	ctp_table_doc_open(&d, NULL, '{');
+	ctp_table_doc_text(&d, "say \"hi\"", "a\nb");
+	ctp_table_doc_open(&d, "key", '[');
+	ctp_table_doc_text(&d, NULL, "x");
+	ctp_table_doc_null(&d, NULL);
+	ctp_table_doc_open(&d, NULL, '[');
+	ctp_table_doc_close(&d);
+	ctp_table_doc_close(&d);
+	ctp_table_doc_numf(&d, "n", "%.2f", 1.5);
+	ctp_table_doc_bool(&d, "b", false);
+	ctp_table_doc_value(&d, "v", &v);
+	ctp_table_doc_text(&d, "none", NULL);
+	ctp_table_doc_table(&d, "rows", arg);
+	ctp_table_doc_open(&d, "empty", '{');
+	ctp_table_doc_close(&d);
+	ctp_table_doc_close(&d);
+}
+
+/* A document of members and named tables: commas placed by the document,
+ * keys and strings through the one escaper, a table's rows as compact
+ * objects (compare's JSON). */
+static void test_doc(void **unused)
+{
+	(void)unused;
+	struct ctp_table *t = sample();
+	expect(write_doc, (void *)t,
+	       "{\"say \\\"hi\\\"\":\"a\\nb\",\"key\":[\"x\",null,[]],"
+	       "\"n\":1.50,\"b\":false,\"v\":7,\"none\":null,"
+	       "\"rows\":[{\"name\":\"a,b\",\"n\":1.50,\"v\":7},"
+	       "{\"name\":null,\"n\":2,\"v\":\"x\\\"y\"}],\"empty\":{}}");
+	ctp_table_free(t);
+	/* No rows: an empty array. */
+	t = ctp_table_new(CTP_TABLE_GRID);
+	assert_int_equal(ctp_table_add_col(t, "a", 0), 0);
+	expect(write_doc, (void *)t,
+	       "{\"say \\\"hi\\\"\":\"a\\nb\",\"key\":[\"x\",null,[]],"
+	       "\"n\":1.50,\"b\":false,\"v\":7,\"none\":null,"
+	       "\"rows\":[],\"empty\":{}}");
+	ctp_table_free(t);
+}
+
 /* Names elided in the middle stay apart: each keeps the byte where it
  * differs from its neighbours. */
 static void test_elide(void **unused)
@@ -354,6 +400,7 @@ int main(void)
 		cmocka_unit_test(test_elide),
 		cmocka_unit_test(test_overflow),
 		cmocka_unit_test(test_wrap),
+		cmocka_unit_test(test_doc),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -125,6 +125,8 @@ struct ctx {
 	char sort_buf[256];
 	/* --format csv: the one table of every part, streamed to out. */
 	struct ctp_table *csv;
+	/* --format json: the one document of every part, written to out. */
+	struct ctp_table_doc doc;
 };
 
 struct ctp_hostdiff;
@@ -137,15 +139,14 @@ struct plugin_pair;
  * the parts compute what to say and leave how to this.
  */
 struct writer {
-	bool terminal;	      /* for a person: colour and terminal width */
-	bool empty_sections;  /* a grouped section of no field is written */
-	const char *part_sep; /* before each part after the first */
-	const char *end;      /* after the last part */
+	bool terminal;	     /* for a person: colour and terminal width */
+	bool empty_sections; /* a grouped section of no field is written */
+	void (*end)(struct ctx *x); /* after the last part (NULL: nothing) */
 	void (*header)(struct ctx *x, const char **const only[2],
 		       const size_t nonly[2]);
 	/* A grouped section; table_if_empty: even one of no field. */
 	int (*gsec)(struct ctx *x, struct gsec *s, bool table_if_empty);
-	void (*host)(struct ctx *x, const struct ctp_hostdiff *d);
+	int (*host)(struct ctx *x, const struct ctp_hostdiff *d);
 	int (*psi_host)(struct ctx *x, struct gsec *s);
 	void (*plugins_begin)(struct ctx *x, size_t n);
 	void (*plugin)(struct ctx *x, const struct plugin_pair *pp, bool first);
@@ -225,24 +226,24 @@ static void exact_num(char *buf, size_t n, long double x)
 /* ---- JSON and CSV text ---- */
 
 /* An aggregate exactly, as a JSON value: null when absent. */
-static void json_agg(FILE *out, const struct ctp_agg *a)
+static void json_agg(struct ctp_table_doc *d, const char *key,
+		     const struct ctp_agg *a)
 {
-	char buf[512];
+	char lo[512], hi[512];
 	if (!a || a->v.type == CTP_VALUE_ABSENT || a->unknown) {
-		fputs("null", out);
+		ctp_table_doc_null(d, key);
 		return;
 	}
 	if (a->hi.type != CTP_VALUE_ABSENT) {
-		fputs("{\"min\":", out);
-		ctp_hostdiff_render(&a->v, buf, sizeof(buf));
-		fputs(buf, out);
-		fputs(",\"max\":", out);
-		ctp_hostdiff_render(&a->hi, buf, sizeof(buf));
-		fputs(buf, out);
-		fputc('}', out);
+		ctp_hostdiff_render(&a->v, lo, sizeof(lo));
+		ctp_hostdiff_render(&a->hi, hi, sizeof(hi));
+		ctp_table_doc_open(d, key, '{');
+		ctp_table_doc_numf(d, "min", "%s", lo);
+		ctp_table_doc_numf(d, "max", "%s", hi);
+		ctp_table_doc_close(d);
 		return;
 	}
-	ctp_table_json_value(out, &a->v);
+	ctp_table_doc_value(d, key, &a->v);
 }
 
 /* An aggregate exactly, as CSV text: absent, or "lo..hi" ranges. */
@@ -1177,143 +1178,161 @@ out:
 
 /* ---- JSON and CSV of a grouped section ---- */
 
-static void json_measured(FILE *out, const struct ctp_agg *a)
+/* How many of a group's rows had the field: [measured, rows]. */
+static void json_measured(struct ctp_table_doc *d, const char *key,
+			  const struct ctp_agg *a)
 {
-	if (!a)
-		fputs("null", out);
-	else
-		fprintf(out, "[%" PRIu32 ",%" PRIu32 "]", a->n_measured,
-			a->n_rows);
+	if (!a) {
+		ctp_table_doc_null(d, key);
+		return;
+	}
+	ctp_table_doc_open(d, key, '[');
+	ctp_table_doc_numf(d, NULL, "%" PRIu32, a->n_measured);
+	ctp_table_doc_numf(d, NULL, "%" PRIu32, a->n_rows);
+	ctp_table_doc_close(d);
 }
 
-/* `"name":{"base":..,"cand":..,"delta":..,"percent":..` of one field
- * (after a ',' unless first), left open for more members. */
-static void json_cmp(FILE *out, bool first, const char *name,
+/* An optional number, or null. */
+static void json_u64_or_null(struct ctp_table_doc *d, const char *key,
+			     bool have, uint64_t v)
+{
+	if (have)
+		ctp_table_doc_numf(d, key, "%" PRIu64, v);
+	else
+		ctp_table_doc_null(d, key);
+}
+
+/* `"name":{"base":..,"cand":..,"delta":..,"percent":..` of one field,
+ * left open for more members. */
+static void json_cmp(struct ctp_table_doc *d, const char *name,
 		     const struct cmp *c)
 {
 	char num[64];
 
-	fputs(first ? "" : ",", out);
-	ctp_table_json_text(out, name);
-	fputs(":{\"base\":", out);
-	json_agg(out, c->a[0]);
-	fputs(",\"cand\":", out);
-	json_agg(out, c->a[1]);
-	fputs(",\"delta\":", out);
+	ctp_table_doc_open(d, name, '{');
+	json_agg(d, "base", c->a[0]);
+	json_agg(d, "cand", c->a[1]);
 	if (c->num) {
 		exact_num(num, sizeof(num), c->delta);
-		fputs(num, out);
+		ctp_table_doc_numf(d, "delta", "%s", num);
 	} else {
-		fputs("null", out);
+		ctp_table_doc_null(d, "delta");
 	}
-	fputs(",\"percent\":", out);
 	if (c->has_pct)
-		fprintf(out, "%.4Lf", c->pct);
+		ctp_table_doc_numf(d, "percent", "%.4Lf", c->pct);
 	else
-		fputs("null", out);
-	fputs(",\"rate\":", out);
+		ctp_table_doc_null(d, "percent");
 	if (c->has_rate)
-		fprintf(out, "%.9Lg", c->rate);
+		ctp_table_doc_numf(d, "rate", "%.9Lg", c->rate);
 	else
-		fputs("null", out);
-	fputs(",\"cpu_percent\":", out);
+		ctp_table_doc_null(d, "rate");
 	if (c->has_cpu)
-		fprintf(out, "%.4Lf", c->cpu);
+		ctp_table_doc_numf(d, "cpu_percent", "%.4Lf", c->cpu);
 	else
-		fputs("null", out);
-	fprintf(out, ",\"reset\":%s", c->reset ? "true" : "false");
+		ctp_table_doc_null(d, "cpu_percent");
+	ctp_table_doc_bool(d, "reset", c->reset);
 }
 
 /* A group's member counts and ages (null when not known). */
-static void json_row_members(FILE *out, const struct jrow *r)
+static void json_row_members(struct ctp_table_doc *d, const struct jrow *r)
 {
-	fputs(",\"members\":", out);
-	if (r->has_members)
-		fprintf(out,
-			"{\"continuing\":%" PRIu32 ",\"new\":%" PRIu32
-			",\"gone\":%" PRIu32 "}",
-			r->n_cont, r->n_new, r->n_gone);
-	else
-		fputs("null", out);
-	fputs(",\"uptime\":", out);
-	if (r->has_age)
-		fprintf(out,
-			"{\"oldest_ns\":%" PRIu64 ",\"youngest_ns\":%" PRIu64
-			"}",
-			r->age_old, r->age_young);
-	else
-		fputs("null", out);
+	if (r->has_members) {
+		ctp_table_doc_open(d, "members", '{');
+		ctp_table_doc_numf(d, "continuing", "%" PRIu32, r->n_cont);
+		ctp_table_doc_numf(d, "new", "%" PRIu32, r->n_new);
+		ctp_table_doc_numf(d, "gone", "%" PRIu32, r->n_gone);
+		ctp_table_doc_close(d);
+	} else {
+		ctp_table_doc_null(d, "members");
+	}
+	if (r->has_age) {
+		ctp_table_doc_open(d, "uptime", '{');
+		ctp_table_doc_numf(d, "oldest_ns", "%" PRIu64, r->age_old);
+		ctp_table_doc_numf(d, "youngest_ns", "%" PRIu64, r->age_young);
+		ctp_table_doc_close(d);
+	} else {
+		ctp_table_doc_null(d, "uptime");
+	}
 }
 
 /* The renamed pair of a group's cgroup (null when none). */
-static void json_row_renamed(FILE *out, const struct jrow *r)
+static void json_row_renamed(struct ctp_table_doc *d, const struct jrow *r)
 {
-	fputs(",\"renamed\":", out);
 	if (!r->ren) {
-		fputs("null", out);
+		ctp_table_doc_null(d, "renamed");
 		return;
 	}
-	fputs("{\"base\":", out);
-	ctp_table_json_text(out, r->ren->path[0]);
-	fputs(",\"cand\":", out);
-	ctp_table_json_text(out, r->ren->path[1]);
-	fputc('}', out);
+	ctp_table_doc_open(d, "renamed", '{');
+	ctp_table_doc_text(d, "base", r->ren->path[0]);
+	ctp_table_doc_text(d, "cand", r->ren->path[1]);
+	ctp_table_doc_close(d);
+}
+
+/* A group's threads or processes on each side (null: not there). */
+static void json_counts(struct ctp_table_doc *d, const char *key,
+			const struct ctp_group *g0, const struct ctp_group *g1,
+			bool threads)
+{
+	ctp_table_doc_open(d, key, '{');
+	json_u64_or_null(d, "base", g0,
+			 g0 ? threads ? g0->n_threads : g0->n_processes : 0);
+	json_u64_or_null(d, "cand", g1,
+			 g1 ? threads ? g1->n_threads : g1->n_processes : 0);
+	ctp_table_doc_close(d);
+}
+
+/* One joined group: its key, status, members, and each field compared. */
+static void json_group(struct ctp_table_doc *d, struct gsec *s,
+		       const struct jrow *r)
+{
+	size_t nk = ctp_groups_n_key(s->g[0]);
+	const char *const *key = row_key(s, r);
+	ctp_table_doc_open(d, NULL, '{');
+	ctp_table_doc_open(d, "key", '[');
+	for (size_t k = 0; k < nk; k++)
+		ctp_table_doc_text(d, NULL, key[k]);
+	ctp_table_doc_close(d);
+	ctp_table_doc_text(d, "status", gstatus_names[r->status]);
+	json_row_renamed(d, r);
+	json_row_members(d, r);
+	json_counts(d, "threads", row_group(s, r, 0), row_group(s, r, 1), true);
+	json_counts(d, "processes", row_group(s, r, 0), row_group(s, r, 1),
+		    false);
+	ctp_table_doc_open(d, "fields", '{');
+	for (size_t j = 0; j < s->nfp; j++) {
+		struct cmp c;
+		compare_cell(s, r, &s->fp[j], &c);
+		json_cmp(d, s->fp[j].name, &c);
+		ctp_table_doc_bool(d, "changed", c.changed);
+		ctp_table_doc_open(d, "measured", '{');
+		json_measured(d, "base", c.a[0]);
+		json_measured(d, "cand", c.a[1]);
+		ctp_table_doc_close(d);
+		ctp_table_doc_close(d);
+	}
+	ctp_table_doc_close(d);
+	ctp_table_doc_close(d);
 }
 
 static void print_gsec_json(struct ctx *x, struct gsec *s)
 {
-	FILE *out = x->out;
+	struct ctp_table_doc *d = &x->doc;
 	size_t nk = ctp_groups_n_key(s->g[0]);
-	fprintf(out, "\"%s\":{\"key\":[", s->name);
-	for (size_t k = 0; k < nk; k++) {
-		fputs(k ? "," : "", out);
-		ctp_table_json_text(out, ctp_groups_key_title(s->g[0], k));
-	}
-	fprintf(out,
-		"],\"groups_base\":%zu,\"groups_cand\":%zu,\"joined\":%zu,"
-		"\"shown\":%zu,\"more\":%zu,\"groups\":[",
-		ctp_groups_count(s->g[0]), ctp_groups_count(s->g[1]), s->nrows,
-		s->shown, s->nrows - s->shown);
-	for (size_t ri = 0; ri < s->shown; ri++) {
-		const struct jrow *r = &s->rows[ri];
-		const char *const *key = row_key(s, r);
-		const struct ctp_group *g0 = row_group(s, r, 0),
-				       *g1 = row_group(s, r, 1);
-		fputs(ri ? ",{\"key\":[" : "{\"key\":[", out);
-		for (size_t k = 0; k < nk; k++) {
-			fputs(k ? "," : "", out);
-			ctp_table_json_text(out, key[k]);
-		}
-		fprintf(out, "],\"status\":\"%s\"", gstatus_names[r->status]);
-		json_row_renamed(out, r);
-		json_row_members(out, r);
-		fputs(",\"threads\":{\"base\":", out);
-		g0 ? fprintf(out, "%" PRIu32, g0->n_threads)
-		   : fputs("null", out);
-		fputs(",\"cand\":", out);
-		g1 ? fprintf(out, "%" PRIu32, g1->n_threads)
-		   : fputs("null", out);
-		fputs("},\"processes\":{\"base\":", out);
-		g0 ? fprintf(out, "%" PRIu32, g0->n_processes)
-		   : fputs("null", out);
-		fputs(",\"cand\":", out);
-		g1 ? fprintf(out, "%" PRIu32, g1->n_processes)
-		   : fputs("null", out);
-		fputs("},\"fields\":{", out);
-		for (size_t j = 0; j < s->nfp; j++) {
-			struct cmp c;
-			compare_cell(s, r, &s->fp[j], &c);
-			json_cmp(out, j == 0, s->fp[j].name, &c);
-			fprintf(out, ",\"changed\":%s,\"measured\":{\"base\":",
-				c.changed ? "true" : "false");
-			json_measured(out, c.a[0]);
-			fputs(",\"cand\":", out);
-			json_measured(out, c.a[1]);
-			fputs("}}", out);
-		}
-		fputs("}}", out);
-	}
-	fputs("]}", out);
+	ctp_table_doc_open(d, s->name, '{');
+	ctp_table_doc_open(d, "key", '[');
+	for (size_t k = 0; k < nk; k++)
+		ctp_table_doc_text(d, NULL, ctp_groups_key_title(s->g[0], k));
+	ctp_table_doc_close(d);
+	ctp_table_doc_numf(d, "groups_base", "%zu", ctp_groups_count(s->g[0]));
+	ctp_table_doc_numf(d, "groups_cand", "%zu", ctp_groups_count(s->g[1]));
+	ctp_table_doc_numf(d, "joined", "%zu", s->nrows);
+	ctp_table_doc_numf(d, "shown", "%zu", s->shown);
+	ctp_table_doc_numf(d, "more", "%zu", s->nrows - s->shown);
+	ctp_table_doc_open(d, "groups", '[');
+	for (size_t ri = 0; ri < s->shown; ri++)
+		json_group(d, s, &s->rows[ri]);
+	ctp_table_doc_close(d);
+	ctp_table_doc_close(d);
 }
 
 /* A cut section in CSV: kind `more`, the rows left out in delta. */
@@ -1472,59 +1491,67 @@ static int renamed_table(struct ctx *x)
 }
 
 /* The types only side k of p has, as [[pcomm, comm], ...]. */
-static void json_types(const struct ctx *x, const struct ctp_rename_pair *p,
-		       int k)
+static void json_types(struct ctx *x, const char *key,
+		       const struct ctp_rename_pair *p, int k)
 {
-	fputc('[', x->out);
+	struct ctp_table_doc *d = &x->doc;
+	ctp_table_doc_open(d, key, '[');
 	for (uint32_t i = 0; i < p->n_only[k]; i++) {
 		struct ctp_bytes pc, c;
 		ctp_rename_type(x->ren, p->only[k][i], &pc, &c);
-		fputs(i ? ",[" : "[", x->out);
-		ctp_table_json_str(x->out, pc.ptr, pc.len);
-		fputc(',', x->out);
-		ctp_table_json_str(x->out, c.ptr, c.len);
-		fputc(']', x->out);
+		ctp_table_doc_open(d, NULL, '[');
+		ctp_table_doc_str(d, NULL, pc.ptr, pc.len);
+		ctp_table_doc_str(d, NULL, c.ptr, c.len);
+		ctp_table_doc_close(d);
 	}
-	fputc(']', x->out);
+	ctp_table_doc_close(d);
+}
+
+/* A base/cand pair of two counts. */
+static void json_pair_u32(struct ctp_table_doc *d, const char *key, uint32_t a,
+			  uint32_t b)
+{
+	ctp_table_doc_open(d, key, '{');
+	ctp_table_doc_numf(d, "base", "%" PRIu32, a);
+	ctp_table_doc_numf(d, "cand", "%" PRIu32, b);
+	ctp_table_doc_close(d);
 }
 
 static int renamed_json(struct ctx *x)
 {
-	FILE *out = x->out;
+	struct ctp_table_doc *d = &x->doc;
 	size_t shown = renamed_shown(x), n = ctp_rename_count(x->ren);
 	if (!x->ren) {
-		fputs(",\"renamed\":null", out);
+		ctp_table_doc_null(d, "renamed");
 		return 0;
 	}
-	fprintf(out,
-		",\"renamed\":{\"min_jaccard\":%.4f,\"min_shared\":%" PRIu64
-		",\"base_only\":%zu,\"cand_only\":%zu,\"gave_up\":%s,"
-		"\"shown\":%zu,\"more\":%zu,\"pairs\":[",
-		x->ren_opts.min_jaccard, x->ren_opts.min_shared,
-		ctp_rename_one_sided(x->ren, 0),
-		ctp_rename_one_sided(x->ren, 1),
-		ctp_rename_gave_up(x->ren) ? "true" : "false", shown,
-		n - shown);
+	ctp_table_doc_open(d, "renamed", '{');
+	ctp_table_doc_numf(d, "min_jaccard", "%.4f", x->ren_opts.min_jaccard);
+	ctp_table_doc_numf(d, "min_shared", "%" PRIu64, x->ren_opts.min_shared);
+	ctp_table_doc_numf(d, "base_only", "%zu",
+			   ctp_rename_one_sided(x->ren, 0));
+	ctp_table_doc_numf(d, "cand_only", "%zu",
+			   ctp_rename_one_sided(x->ren, 1));
+	ctp_table_doc_bool(d, "gave_up", ctp_rename_gave_up(x->ren));
+	ctp_table_doc_numf(d, "shown", "%zu", shown);
+	ctp_table_doc_numf(d, "more", "%zu", n - shown);
+	ctp_table_doc_open(d, "pairs", '[');
 	for (size_t i = 0; i < shown; i++) {
 		const struct ctp_rename_pair *p = ctp_rename_at(x->ren, i);
-		fputs(i ? ",{\"base\":" : "{\"base\":", out);
-		ctp_table_json_text(out, p->path[0]);
-		fputs(",\"cand\":", out);
-		ctp_table_json_text(out, p->path[1]);
-		fprintf(out,
-			",\"jaccard\":%.4f,\"shared\":%" PRIu32
-			",\"types\":{\"base\":%" PRIu32 ",\"cand\":%" PRIu32
-			"},\"threads\":{\"base\":%" PRIu32 ",\"cand\":%" PRIu32
-			"},\"carried\":%s,\"only_in_base\":",
-			p->jaccard, p->shared, p->n_types[0], p->n_types[1],
-			p->threads[0], p->threads[1],
-			p->carried ? "true" : "false");
-		json_types(x, p, 0);
-		fputs(",\"only_in_cand\":", out);
-		json_types(x, p, 1);
-		fputc('}', out);
+		ctp_table_doc_open(d, NULL, '{');
+		ctp_table_doc_text(d, "base", p->path[0]);
+		ctp_table_doc_text(d, "cand", p->path[1]);
+		ctp_table_doc_numf(d, "jaccard", "%.4f", p->jaccard);
+		ctp_table_doc_numf(d, "shared", "%" PRIu32, p->shared);
+		json_pair_u32(d, "types", p->n_types[0], p->n_types[1]);
+		json_pair_u32(d, "threads", p->threads[0], p->threads[1]);
+		ctp_table_doc_bool(d, "carried", p->carried);
+		json_types(x, "only_in_base", p, 0);
+		json_types(x, "only_in_cand", p, 1);
+		ctp_table_doc_close(d);
 	}
-	fputs("]}", out);
+	ctp_table_doc_close(d);
+	ctp_table_doc_close(d);
 	return 0;
 }
 
@@ -1621,35 +1648,39 @@ static void host_line(struct ctx *x, const struct ctp_hostdiff_line *l)
 	fprintf(x->out, "  %s: %s -> %s%s\n", l->key, b[0], b[1], d);
 }
 
-static void host_table(struct ctx *x, const struct ctp_hostdiff *d)
+static int host_table(struct ctx *x, const struct ctp_hostdiff *d)
 {
 	fprintf(x->out, "\nHost: %zu differences (BASE -> CAND)\n", d->n);
 	for (size_t i = 0; i < d->n; i++)
 		host_line(x, &d->lines[i]);
+	return 0;
 }
 
-static void host_json(struct ctx *x, const struct ctp_hostdiff *d)
+/* The host's differences: a table of key, base and cand (null: absent on
+ * that side). */
+static int host_json(struct ctx *x, const struct ctp_hostdiff *d)
 {
-	FILE *out = x->out;
-
-	fputs("\"host\":[", out);
-	for (size_t i = 0; i < d->n; i++) {
-		fputs(i ? ",{\"key\":" : "{\"key\":", out);
-		ctp_table_json_text(out, d->lines[i].key);
-		fputs(",\"base\":", out);
-		d->lines[i].before_absent
-			? fputs("null", out)
-			: ctp_table_json_text(out, d->lines[i].before);
-		fputs(",\"cand\":", out);
-		d->lines[i].after_absent
-			? fputs("null", out)
-			: ctp_table_json_text(out, d->lines[i].after);
-		fputc('}', out);
+	static const struct ctp_table_col cols[] = {
+		{"key", 0, 0, 0}, {"base", 0, 0, 0}, {"cand", 0, 0, 0}};
+	struct ctp_table *t = ctp_table_new_cols(CTP_TABLE_GRID, cols, 3);
+	int r = t ? 0 : -ENOMEM;
+	for (size_t i = 0; r == 0 && i < d->n; i++) {
+		const struct ctp_hostdiff_line *l = &d->lines[i];
+		r = ctp_table_text(t, l->key);
+		if (r == 0)
+			r = l->before_absent ? ctp_table_absent(t)
+					     : ctp_table_text(t, l->before);
+		if (r == 0)
+			r = l->after_absent ? ctp_table_absent(t)
+					    : ctp_table_text(t, l->after);
 	}
-	fputs("]", out);
+	if (r == 0)
+		ctp_table_doc_table(&x->doc, "host", t);
+	ctp_table_free(t);
+	return r;
 }
 
-static void host_csv(struct ctx *x, const struct ctp_hostdiff *d)
+static int host_csv(struct ctx *x, const struct ctp_hostdiff *d)
 {
 	struct ctp_table *t = x->csv;
 
@@ -1669,6 +1700,7 @@ static void host_csv(struct ctx *x, const struct ctp_hostdiff *d)
 		ctp_table_numf(t, "1"); /* changed */
 		ctp_table_skip(t, CSV_NCOLS - 13);
 	}
+	return 0;
 }
 
 static int print_host(struct ctx *x)
@@ -1682,9 +1714,9 @@ static int print_host(struct ctx *x)
 
 	if (ctp_hostdiff_new(x->snap[0], x->snap[1], &ho, &d) < 0)
 		return -ENOMEM;
-	x->w->host(x, d);
+	int r = x->w->host(x, d);
 	ctp_hostdiff_free(d);
-	return 0;
+	return r;
 }
 
 /* The psi.* host fields as one joined row, each value an aggregate of one. */
@@ -1748,17 +1780,16 @@ static int psi_host_table(struct ctx *x, struct gsec *s)
 
 static int psi_host_json(struct ctx *x, struct gsec *s)
 {
-	FILE *out = x->out;
-
-	fputs("\"psi_host\":{", out);
+	struct ctp_table_doc *d = &x->doc;
+	ctp_table_doc_open(d, "psi_host", '{');
 	for (size_t j = 0; j < s->nfp; j++) {
 		struct cmp c;
-		char d[400], pc[64];
-		psi_cell(s, j, &c, d, sizeof(d), pc, sizeof(pc));
-		json_cmp(out, j == 0, s->fp[j].name, &c);
-		fputc('}', out);
+		char dl[400], pc[64];
+		psi_cell(s, j, &c, dl, sizeof(dl), pc, sizeof(pc));
+		json_cmp(d, s->fp[j].name, &c);
+		ctp_table_doc_close(d);
 	}
-	fputc('}', out);
+	ctp_table_doc_close(d);
 	return 0;
 }
 
@@ -1881,11 +1912,6 @@ static void pair_text(char *buf, size_t n, bool ha, uint64_t a, bool hb,
 		snprintf(buf, n, "%s -> %s", x, y);
 }
 
-static void json_u64_or_null(FILE *out, bool have, uint64_t v)
-{
-	have ? fprintf(out, "%" PRIu64, v) : fputs("null", out);
-}
-
 /* One plugin on both sides, with the union of its summary counters'
  * names in order. */
 struct plugin_pair {
@@ -1948,54 +1974,57 @@ static void plugin_table(struct ctx *x, const struct plugin_pair *pp,
 }
 
 /* `{"base": a, "cand": b}` of two optional numbers. */
-static void json_pair_u64(FILE *out, bool ha, uint64_t a, bool hb, uint64_t b)
+static void json_pair_u64(struct ctp_table_doc *d, const char *key, bool ha,
+			  uint64_t a, bool hb, uint64_t b)
 {
-	fputs("{\"base\":", out);
-	json_u64_or_null(out, ha, a);
-	fputs(",\"cand\":", out);
-	json_u64_or_null(out, hb, b);
-	fputc('}', out);
+	ctp_table_doc_open(d, key, '{');
+	json_u64_or_null(d, "base", ha, a);
+	json_u64_or_null(d, "cand", hb, b);
+	ctp_table_doc_close(d);
+}
+
+/* `{"base": a, "cand": b}` of two optional strings. */
+static void json_pair_text(struct ctp_table_doc *d, const char *key,
+			   const char *a, const char *b)
+{
+	ctp_table_doc_open(d, key, '{');
+	ctp_table_doc_text(d, "base", a);
+	ctp_table_doc_text(d, "cand", b);
+	ctp_table_doc_close(d);
 }
 
 static void plugin_json(struct ctx *x, const struct plugin_pair *pp, bool first)
 {
-	FILE *out = x->out;
+	struct ctp_table_doc *d = &x->doc;
 	const struct ctp_snap_plugin *const *p = pp->p;
-	fputs(first ? "{\"name\":" : ",{\"name\":", out);
-	ctp_table_json_text(out, pp->name);
-	fputs(",\"status\":{\"base\":", out);
-	ctp_table_json_text(out, p[0] ? status_of(p[0]) : NULL);
-	fputs(",\"cand\":", out);
-	ctp_table_json_text(out, p[1] ? status_of(p[1]) : NULL);
-	fputs("},\"calls\":", out);
-	json_pair_u64(out, p[0], p[0] ? p[0]->calls : 0, p[1],
+	(void)first;
+	ctp_table_doc_open(d, NULL, '{');
+	ctp_table_doc_text(d, "name", pp->name);
+	json_pair_text(d, "status", p[0] ? status_of(p[0]) : NULL,
+		       p[1] ? status_of(p[1]) : NULL);
+	json_pair_u64(d, "calls", p[0], p[0] ? p[0]->calls : 0, p[1],
 		      p[1] ? p[1]->calls : 0);
-	fputs(",\"errors\":", out);
-	json_pair_u64(out, p[0], p[0] ? p[0]->errors : 0, p[1],
+	json_pair_u64(d, "errors", p[0], p[0] ? p[0]->errors : 0, p[1],
 		      p[1] ? p[1]->errors : 0);
-	fputs(",\"summary\":{", out);
+	ctp_table_doc_open(d, "summary", '{');
 	for (size_t s = 0; s < pp->ns; s++) {
 		uint64_t a = 0, b = 0;
 		bool ha = summary_get(p[0], pp->sn[s], &a),
 		     hb = summary_get(p[1], pp->sn[s], &b);
-		fputs(s ? "," : "", out);
-		ctp_table_json_text(out, pp->sn[s]);
-		fputs(":{\"base\":", out);
-		json_u64_or_null(out, ha, a);
-		fputs(",\"cand\":", out);
-		json_u64_or_null(out, hb, b);
-		fputs(",\"delta\":", out);
+		ctp_table_doc_open(d, pp->sn[s], '{');
+		json_u64_or_null(d, "base", ha, a);
+		json_u64_or_null(d, "cand", hb, b);
 		if (ha && hb)
-			fprintf(out, "%.0Lf", (long double)b - (long double)a);
+			ctp_table_doc_numf(d, "delta", "%.0Lf",
+					   (long double)b - (long double)a);
 		else
-			fputs("null", out);
-		fputc('}', out);
+			ctp_table_doc_null(d, "delta");
+		ctp_table_doc_close(d);
 	}
-	fputs("},\"hint\":{\"base\":", out);
-	ctp_table_json_text(out, p[0] ? p[0]->hint : NULL);
-	fputs(",\"cand\":", out);
-	ctp_table_json_text(out, p[1] ? p[1]->hint : NULL);
-	fputs("}}", out);
+	ctp_table_doc_close(d);
+	json_pair_text(d, "hint", p[0] ? p[0]->hint : NULL,
+		       p[1] ? p[1]->hint : NULL);
+	ctp_table_doc_close(d);
 }
 
 static void plugin_csv(struct ctx *x, const struct plugin_pair *pp, bool first)
@@ -2027,7 +2056,7 @@ static void plugins_begin_table(struct ctx *x, size_t n)
 static void plugins_begin_json(struct ctx *x, size_t n)
 {
 	(void)n;
-	fputs("\"plugins\":[", x->out);
+	ctp_table_doc_open(&x->doc, "plugins", '[');
 }
 
 static void plugins_end_table(struct ctx *x, const char *const hint[2])
@@ -2040,11 +2069,8 @@ static void plugins_end_table(struct ctx *x, const char *const hint[2])
 
 static void plugins_end_json(struct ctx *x, const char *const hint[2])
 {
-	fputs("],\"read_failure_hint\":{\"base\":", x->out);
-	ctp_table_json_text(x->out, hint[0]);
-	fputs(",\"cand\":", x->out);
-	ctp_table_json_text(x->out, hint[1]);
-	fputc('}', x->out);
+	ctp_table_doc_close(&x->doc);
+	json_pair_text(&x->doc, "read_failure_hint", hint[0], hint[1]);
 }
 
 static void plugin_none(struct ctx *x, size_t n)
@@ -2218,81 +2244,93 @@ static void header_table(struct ctx *x, const char **const only[2],
 static void coverage_json(struct ctx *x)
 {
 	struct ctp_coverage c;
-	FILE *out = x->out;
+	struct ctp_table_doc *d = &x->doc;
 	if (!x->o->coverage ||
 	    ctp_coverage_compute(x->iv, x->o->coverage, &c) < 0 || !c.ok ||
 	    c.host < 0) {
 		if (x->o->coverage && c.ok)
 			ctp_coverage_free(&c);
-		fputs(",\"coverage\":null", out);
+		ctp_table_doc_null(d, "coverage");
 		return;
 	}
-	fprintf(out, ",\"coverage\":{\"cpu_s\":%.6f,\"threads_s\":%.6f", c.host,
-		c.threads);
-	if (c.exited >= 0)
-		fprintf(out, ",\"exited_s\":%.6f,\"exited_tasks\":%zu",
-			c.exited, c.n_exited);
-	else
-		fputs(",\"exited_s\":null,\"exited_tasks\":null", out);
-	fputs(",\"cgroups\":[", out);
-	for (size_t i = 0, n = 0; i < c.n_cg; i++) {
+	ctp_table_doc_open(d, "coverage", '{');
+	ctp_table_doc_numf(d, "cpu_s", "%.6f", c.host);
+	ctp_table_doc_numf(d, "threads_s", "%.6f", c.threads);
+	if (c.exited >= 0) {
+		ctp_table_doc_numf(d, "exited_s", "%.6f", c.exited);
+		ctp_table_doc_numf(d, "exited_tasks", "%zu", c.n_exited);
+	} else {
+		ctp_table_doc_null(d, "exited_s");
+		ctp_table_doc_null(d, "exited_tasks");
+	}
+	ctp_table_doc_open(d, "cgroups", '[');
+	for (size_t i = 0; i < c.n_cg; i++) {
 		if (!c.cg[i].path[0])
 			continue; /* not a cgroup v2 path */
-		fputs(n++ ? ",{\"path\":" : "{\"path\":", out);
-		ctp_table_json_text(out, c.cg[i].path);
-		fprintf(out, ",\"cpu_s\":%.6f,\"threads_s\":%.6f",
-			c.cg[i].usage, c.cg[i].threads);
+		ctp_table_doc_open(d, NULL, '{');
+		ctp_table_doc_text(d, "path", c.cg[i].path);
+		ctp_table_doc_numf(d, "cpu_s", "%.6f", c.cg[i].usage);
+		ctp_table_doc_numf(d, "threads_s", "%.6f", c.cg[i].threads);
 		if (c.exited >= 0)
-			fprintf(out, ",\"exited_s\":%.6f}", c.cg[i].exited);
+			ctp_table_doc_numf(d, "exited_s", "%.6f",
+					   c.cg[i].exited);
 		else
-			fputs(",\"exited_s\":null}", out);
+			ctp_table_doc_null(d, "exited_s");
+		ctp_table_doc_close(d);
 	}
-	fputs("]}", out);
+	ctp_table_doc_close(d);
+	ctp_table_doc_close(d);
 	ctp_coverage_free(&c);
 }
 
 static void header_json(struct ctx *x, const char **const only[2],
 			const size_t nonly[2])
 {
-	FILE *out = x->out;
+	struct ctp_table_doc *d = &x->doc;
 
+	ctp_table_doc_init(d, x->out);
+	ctp_table_doc_open(d, NULL, '{');
 	for (int k = 0; k < 2; k++) {
 		const struct ctp_snap_header *h = ctp_snap_header(x->snap[k]);
-		fputs(k ? ",\"cand\":{\"path\":" : "{\"base\":{\"path\":", out);
-		ctp_table_json_text(out, x->path[k]);
-		fputs(",\"tool_version\":", out);
-		ctp_table_json_text(out, h->tool_version);
-		fputs(",\"hostname\":", out);
-		ctp_table_json_text(out, h->hostname);
-		fprintf(out, ",\"start_realtime_ns\":%" PRIu64,
-			h->start_realtime_ns);
-		fputs(",\"start_boottime_ns\":", out);
-		json_u64_or_null(out, h->start_boottime_ns != 0,
+		ctp_table_doc_open(d, k ? "cand" : "base", '{');
+		ctp_table_doc_text(d, "path", x->path[k]);
+		ctp_table_doc_text(d, "tool_version", h->tool_version);
+		ctp_table_doc_text(d, "hostname", h->hostname);
+		ctp_table_doc_numf(d, "start_realtime_ns", "%" PRIu64,
+				   h->start_realtime_ns);
+		json_u64_or_null(d, "start_boottime_ns",
+				 h->start_boottime_ns != 0,
 				 h->start_boottime_ns);
-		fputc('}', out);
+		ctp_table_doc_close(d);
 	}
-	fputs(",\"interval_s\":", out);
-	if (x->interval > 0)
-		fprintf(out, "%.9Lf,\"interval_clock\":\"%s\"", x->interval,
-			x->interval_clock);
-	else
-		fputs("null,\"interval_clock\":null", out);
-	fprintf(out, ",\"identity\":%s", x->id->ok ? "true" : "false");
+	if (x->interval > 0) {
+		ctp_table_doc_numf(d, "interval_s", "%.9Lf", x->interval);
+		ctp_table_doc_text(d, "interval_clock", x->interval_clock);
+	} else {
+		ctp_table_doc_null(d, "interval_s");
+		ctp_table_doc_null(d, "interval_clock");
+	}
+	ctp_table_doc_bool(d, "identity", x->id->ok);
 	coverage_json(x);
-	fputs(",\"group_by\":", out);
-	ctp_table_json_text(out, x->o->r.group_by);
-	fprintf(out, ",\"normalize\":%s,\"sort\":",
-		x->o->r.spec.no_normalize ? "false" : "true");
-	ctp_table_json_text(out, x->sort);
-	fprintf(out, ",\"order\":\"%s\"", x->o->asc ? "asc" : "desc");
+	ctp_table_doc_text(d, "group_by", x->o->r.group_by);
+	ctp_table_doc_bool(d, "normalize", !x->o->r.spec.no_normalize);
+	ctp_table_doc_text(d, "sort", x->sort);
+	ctp_table_doc_text(d, "order", x->o->asc ? "asc" : "desc");
 	for (int k = 0; k < 2; k++) {
-		fprintf(out, ",\"fields_only_in_%s\":[", k ? "cand" : "base");
-		for (size_t i = 0; i < nonly[k]; i++) {
-			fputs(i ? "," : "", out);
-			ctp_table_json_text(out, only[k][i]);
-		}
-		fputc(']', out);
+		ctp_table_doc_open(
+			d, k ? "fields_only_in_cand" : "fields_only_in_base",
+			'[');
+		for (size_t i = 0; i < nonly[k]; i++)
+			ctp_table_doc_text(d, NULL, only[k][i]);
+		ctp_table_doc_close(d);
 	}
+}
+
+/* The document's end: its outer object closed, a line end. */
+static void end_json(struct ctx *x)
+{
+	ctp_table_doc_close(&x->doc);
+	putc('\n', x->out);
 }
 
 /* --format csv: the table every part adds its lines to, streamed. */
@@ -2364,11 +2402,9 @@ static int gsec_table(struct ctx *x, struct gsec *s, bool table_if_empty)
 	return s->nfp || table_if_empty ? print_gsec_table(x, s) : 0;
 }
 
-/* JSON puts a grouped section after a ','. */
 static int gsec_json(struct ctx *x, struct gsec *s, bool table_if_empty)
 {
 	(void)table_if_empty;
-	fputc(',', x->out);
 	print_gsec_json(x, s);
 	return 0;
 }
@@ -2383,8 +2419,6 @@ static int gsec_csv(struct ctx *x, struct gsec *s, bool table_if_empty)
 /* The three formats. */
 static const struct writer writers[] = {
 	[CTP_COMPARE_TABLE] = {.terminal = true,
-			       .part_sep = "",
-			       .end = "",
 			       .header = header_table,
 			       .gsec = gsec_table,
 			       .host = host_table,
@@ -2394,8 +2428,7 @@ static const struct writer writers[] = {
 			       .plugins_end = plugins_end_table,
 			       .renamed = renamed_table},
 	[CTP_COMPARE_JSON] = {.empty_sections = true,
-			      .part_sep = ",",
-			      .end = "}\n",
+			      .end = end_json,
 			      .header = header_json,
 			      .gsec = gsec_json,
 			      .host = host_json,
@@ -2404,9 +2437,7 @@ static const struct writer writers[] = {
 			      .plugin = plugin_json,
 			      .plugins_end = plugins_end_json,
 			      .renamed = renamed_json},
-	[CTP_COMPARE_CSV] = {.part_sep = "",
-			     .end = "",
-			     .header = header_csv,
+	[CTP_COMPARE_CSV] = {.header = header_csv,
 			     .gsec = gsec_csv,
 			     .host = host_csv,
 			     .psi_host = psi_host_csv,
@@ -2419,13 +2450,6 @@ static const struct writer writers[] = {
 static int print_gsec(struct ctx *x, struct gsec *s, bool table_if_empty)
 {
 	return x->w->gsec(x, s, table_if_empty);
-}
-
-/* An ungrouped part (host, PSI host, plugins). */
-static int print_part(struct ctx *x, int (*print)(struct ctx *x))
-{
-	fputs(x->w->part_sep, x->out);
-	return print(x);
 }
 
 /*
@@ -2568,12 +2592,13 @@ static int run(struct ctx *x)
 	    ((o->sections & S_CGROUPS) && (cg.nfp || x->w->empty_sections) &&
 	     print_gsec(x, &cg, true) < 0) ||
 	    print_renamed(x) < 0 ||
-	    ((o->sections & S_HOST) && print_part(x, print_host) < 0) ||
-	    ((o->sections & S_PSI) && (print_part(x, print_psi_host) < 0 ||
-				       print_gsec(x, &pcg, false) < 0)) ||
-	    ((o->sections & S_PLUGINS) && print_part(x, print_plugins) < 0))
+	    ((o->sections & S_HOST) && print_host(x) < 0) ||
+	    ((o->sections & S_PSI) &&
+	     (print_psi_host(x) < 0 || print_gsec(x, &pcg, false) < 0)) ||
+	    ((o->sections & S_PLUGINS) && print_plugins(x) < 0))
 		goto nomem;
-	fputs(x->w->end, x->out);
+	if (x->w->end)
+		x->w->end(x);
 	if (x->csv && ctp_table_end(x->csv) == -ENOMEM)
 		goto nomem;
 	if (fflush(x->out) != 0 || ferror(x->out)) {

@@ -338,7 +338,7 @@ static void write_cell(FILE *out, enum ctp_table_format fmt,
 /* The i-th row written. */
 static void write_row(const struct ctp_table *t, FILE *out,
 		      enum ctp_table_format fmt, const struct cell *row,
-		      size_t i)
+		      size_t i, bool eol)
 {
 	bool csv = fmt == CTP_TABLE_CSV;
 	if (fmt == CTP_TABLE_JSON)
@@ -357,7 +357,7 @@ static void write_row(const struct ctp_table *t, FILE *out,
 	}
 	if (!csv)
 		putc('}', out);
-	if (fmt != CTP_TABLE_JSON)
+	if (fmt != CTP_TABLE_JSON && eol)
 		putc('\n', out);
 }
 
@@ -387,9 +387,101 @@ int ctp_table_write(const struct ctp_table *t, FILE *out,
 {
 	write_header(t, out, fmt);
 	for (size_t r = 0; r < t->nrows; r++)
-		write_row(t, out, fmt, &t->cells[r * t->ncols], r);
+		write_row(t, out, fmt, &t->cells[r * t->ncols], r, true);
 	write_end(out, fmt, t->nrows);
 	return ferror(out) ? -EIO : 0;
+}
+
+/* ---- Documents ---- */
+
+void ctp_table_doc_init(struct ctp_table_doc *d, FILE *out)
+{
+	memset(d, 0, sizeof(*d));
+	d->out = out;
+}
+
+/* Where a member starts: its comma, its name. */
+static void doc_member(struct ctp_table_doc *d, const char *key)
+{
+	if (d->depth) {
+		if (d->more[d->depth - 1])
+			putc(',', d->out);
+		d->more[d->depth - 1] = true;
+	}
+	if (key) {
+		ctp_table_json_text(d->out, key);
+		putc(':', d->out);
+	}
+}
+
+void ctp_table_doc_open(struct ctp_table_doc *d, const char *key, char c)
+{
+	doc_member(d, key);
+	putc(c, d->out);
+	if (d->depth < CTP_TABLE_DOC_DEPTH) {
+		d->close[d->depth] = c == '[' ? ']' : '}';
+		d->more[d->depth++] = false;
+	}
+}
+
+void ctp_table_doc_close(struct ctp_table_doc *d)
+{
+	if (d->depth)
+		putc(d->close[--d->depth], d->out);
+}
+
+void ctp_table_doc_text(struct ctp_table_doc *d, const char *key, const char *s)
+{
+	doc_member(d, key);
+	ctp_table_json_text(d->out, s);
+}
+
+void ctp_table_doc_str(struct ctp_table_doc *d, const char *key, const char *s,
+		       size_t n)
+{
+	doc_member(d, key);
+	ctp_table_json_str(d->out, s, n);
+}
+
+void ctp_table_doc_numf(struct ctp_table_doc *d, const char *key,
+			const char *fmt, ...)
+{
+	va_list ap;
+	doc_member(d, key);
+	va_start(ap, fmt);
+	vfprintf(d->out, fmt, ap);
+	va_end(ap);
+}
+
+void ctp_table_doc_null(struct ctp_table_doc *d, const char *key)
+{
+	doc_member(d, key);
+	fputs("null", d->out);
+}
+
+void ctp_table_doc_bool(struct ctp_table_doc *d, const char *key, bool b)
+{
+	doc_member(d, key);
+	fputs(b ? "true" : "false", d->out);
+}
+
+void ctp_table_doc_value(struct ctp_table_doc *d, const char *key,
+			 const struct ctp_value *v)
+{
+	doc_member(d, key);
+	ctp_table_json_value(d->out, v);
+}
+
+void ctp_table_doc_table(struct ctp_table_doc *d, const char *key,
+			 const struct ctp_table *t)
+{
+	ctp_table_doc_open(d, key, '[');
+	for (size_t r = 0; r < t->nrows; r++) {
+		doc_member(d, NULL);
+		write_row(t, d->out, CTP_TABLE_NDJSON, &t->cells[r * t->ncols],
+			  r, false);
+	}
+	ctp_table_doc_close(d);
 }
 
 /* ---- Cells ---- */
@@ -399,7 +491,7 @@ static int row_done(struct ctp_table *t)
 {
 	int r = 0;
 	if (t->out) {
-		write_row(t, t->out, t->fmt, t->cur, t->written++);
+		write_row(t, t->out, t->fmt, t->cur, t->written++, true);
 		for (size_t i = 0; i < t->ncols; i++)
 			cell_done(&t->cur[i]);
 	} else if (CTP_GROW(t->cells, t->cells_cap, (t->nrows + 1) * t->ncols,

@@ -175,6 +175,47 @@ void ctp_table_print(const struct ctp_table *t, FILE *out, bool color);
 int ctp_table_write(const struct ctp_table *t, FILE *out,
 		    enum ctp_table_format fmt);
 
+/* ---- Documents ---- */
+
+/*
+ * A JSON document of named tables and members (compare's: a header, then
+ * a section per part, each holding its rows), written compactly as it is
+ * built, through the one escaper and the exact value writer; the document
+ * places every comma. Each call adds one member: named `key` inside an
+ * object, an element (key NULL) inside an array or at the top.
+ */
+#define CTP_TABLE_DOC_DEPTH 16
+struct ctp_table_doc {
+	FILE *out;
+	unsigned depth;
+	char close[CTP_TABLE_DOC_DEPTH]; /* '}' or ']' of each open level */
+	bool more[CTP_TABLE_DOC_DEPTH];	 /* has it a member yet */
+};
+void ctp_table_doc_init(struct ctp_table_doc *d, FILE *out);
+/* Open an object ('{') or an array ('['); nesting past
+ * CTP_TABLE_DOC_DEPTH levels is a bug (the level is not kept). */
+void ctp_table_doc_open(struct ctp_table_doc *d, const char *key, char c);
+/* Close the innermost open object or array. */
+void ctp_table_doc_close(struct ctp_table_doc *d);
+/* A string; null when s is NULL. */
+void ctp_table_doc_text(struct ctp_table_doc *d, const char *key,
+			const char *s);
+void ctp_table_doc_str(struct ctp_table_doc *d, const char *key, const char *s,
+		       size_t n);
+/* A number as printf formats it. */
+void ctp_table_doc_numf(struct ctp_table_doc *d, const char *key,
+			const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void ctp_table_doc_null(struct ctp_table_doc *d, const char *key);
+void ctp_table_doc_bool(struct ctp_table_doc *d, const char *key, bool b);
+/* A value exactly (ctp_table_json_value). */
+void ctp_table_doc_value(struct ctp_table_doc *d, const char *key,
+			 const struct ctp_value *v);
+/* The rows of t as an array of objects, one member of a column each (as
+ * CTP_TABLE_JSON writes them, without line breaks). */
+void ctp_table_doc_table(struct ctp_table_doc *d, const char *key,
+			 const struct ctp_table *t);
+
 /* ---- The escapers and exact values, for every writer ---- */
 
 /*
