@@ -221,12 +221,3 @@ int ctp_hostdiff_new(const struct ctp_snap *before,
 	*ret = d;
 	return 0;
 }
-
-int ctp_hostdiff_print(const struct ctp_hostdiff *d, FILE *out,
-		       const char *indent)
-{
-	for (size_t i = 0; i < d->n; i++)
-		fprintf(out, "%s%s: %s -> %s\n", indent ? indent : "",
-			d->lines[i].key, d->lines[i].before, d->lines[i].after);
-	return ferror(out) ? -EIO : (int)d->n;
-}

@@ -64,13 +64,6 @@ int ctp_hostdiff_new(const struct ctp_snap *before,
 void ctp_hostdiff_free(struct ctp_hostdiff *d);
 
 /*
- * Print each line as `<indent>key: before -> after\n`. Returns the number of
- * lines printed, or -EIO when the stream reports an error.
- */
-int ctp_hostdiff_print(const struct ctp_hostdiff *d, FILE *out,
-		       const char *indent);
-
-/*
  * A value as the diff shows it, into buf (always NUL-terminated): decimal
  * numbers, true/false, a cpu list ("0-3,8"), strings with bytes that are
  * not printable UTF-8 as \xNN and '\\' doubled; "unknown" when absent.
