@@ -3,7 +3,8 @@
  * Typed numbers from a snapshot (core/snapshot/column.c): units as seconds
  * and nanoseconds, a cell as a number, and a column of a hand-built
  * snapshot (absent cells, an i64 field, a derived field, a string field)
- * as one array with absence as a bitmap.
+ * as one array with absence as a bitmap, which the snapshot builds once,
+ * keeps and frees, within the budget its open charged.
  */
 #include <errno.h>
 #include <limits.h>
@@ -144,46 +145,112 @@ static void test_values(void **state)
 	assert_true(x == 7); /* untouched */
 }
 
+/* Field `name`'s column, checked to be the one of the snapshot. */
+static const struct ctp_col *col(const struct ctp_snap *snap, const char *name)
+{
+	const struct ctp_snap_field *f = ctp_snap_field_find(snap, name);
+	assert_non_null(f);
+	const struct ctp_col *c = ctp_snap_col(snap, f);
+	assert_non_null(c);
+	return c;
+}
+
 static void test_columns(void **state)
 {
 	(void)state;
 	struct ctp_snap *snap = snapshot();
-	struct ctp_col c;
 	long double x;
-	assert_int_equal(
-		ctp_col_init(&c, snap, ctp_snap_field_find(snap, "t.cnt")), 0);
-	assert_int_equal(c.rows, 70);
-	assert_int_equal(c.type, CTP_TYPE_U64);
+	const struct ctp_col *c = col(snap, "t.cnt");
+	assert_ptr_equal(c->f, ctp_snap_field_find(snap, "t.cnt"));
+	assert_int_equal(c->rows, 70);
+	assert_int_equal(c->type, CTP_TYPE_U64);
 	for (size_t r = 0; r < 70; r++) {
-		assert_int_equal(ctp_col_has(&c, r), r % 7 != 0);
-		assert_int_equal(ctp_col_number(&c, r, &x), r % 7 != 0);
+		assert_int_equal(ctp_col_has(c, r), r % 7 != 0);
+		assert_int_equal(ctp_col_number(c, r, &x), r % 7 != 0);
 		if (r % 7)
 			assert_true(x == (long double)(r * 10));
+		/* The bitmap: bit r of word r / 64. */
+		assert_int_equal(c->has[r / 64] >> (r % 64) & 1, r % 7 != 0);
+		struct ctp_value v = ctp_col_value(c, r);
+		assert_int_equal(v.type,
+				 r % 7 ? CTP_TYPE_U64 : CTP_VALUE_ABSENT);
 	}
-	assert_false(ctp_col_has(&c, 70)); /* past the table */
-	ctp_col_done(&c);
-	assert_int_equal(
-		ctp_col_init(&c, snap, ctp_snap_field_find(snap, "t.nice")), 0);
-	assert_int_equal(c.type, CTP_TYPE_I64);
-	assert_true(ctp_col_number(&c, 69, &x) && x == -69);
-	assert_int_equal(c.i64[3], -3);
-	ctp_col_done(&c);
+	assert_false(ctp_col_has(c, 70)); /* past the table */
+	c = col(snap, "t.nice");
+	assert_int_equal(c->type, CTP_TYPE_I64);
+	assert_true(ctp_col_number(c, 69, &x) && x == -69);
+	assert_int_equal(c->i64[3], -3);
+	assert_int_equal(ctp_col_value(c, 3).i64, -3);
 	/* Derived: computed per row, absent where an input is. */
-	assert_int_equal(
-		ctp_col_init(&c, snap, ctp_snap_field_find(snap, "t.sum")), 0);
-	assert_false(ctp_col_has(&c, 14));
-	assert_true(ctp_col_number(&c, 15, &x) && x == 300);
+	c = col(snap, "t.sum");
+	assert_int_equal(c->rows, 70);
+	assert_false(ctp_col_has(c, 14));
+	assert_true(ctp_col_number(c, 15, &x) && x == 300);
 	assert_true(ctp_snap_number(snap, ctp_snap_field_find(snap, "t.sum"),
 				    15, &x) &&
 		    x == 300);
-	ctp_col_done(&c);
 	/* No number: no row has one. */
-	assert_int_equal(
-		ctp_col_init(&c, snap, ctp_snap_field_find(snap, "t.name")), 0);
+	c = col(snap, "t.name");
+	assert_null(c->f);
 	for (size_t r = 0; r < 70; r++)
-		assert_false(ctp_col_has(&c, r));
-	ctp_col_done(&c);
-	ctp_col_done(&c); /* twice: nothing left to free */
+		assert_false(ctp_col_has(c, r));
+	ctp_snap_free(snap);
+}
+
+/* The snapshot builds a column once and keeps it: the same pointer on
+ * every request, derived fields included, freed with the snapshot (the
+ * sanitizer build finds a leak or a use after free). */
+static void test_cached(void **state)
+{
+	(void)state;
+	struct ctp_snap *snap = snapshot();
+	const char *names[] = {"t.sum", "t.cnt", "t.nice"};
+	const struct ctp_col *first[3];
+	for (int i = 0; i < 3; i++)
+		first[i] = col(snap, names[i]);
+	for (int i = 0; i < 3; i++) {
+		assert_ptr_equal(col(snap, names[i]), first[i]);
+		assert_ptr_equal(first[i]->f,
+				 ctp_snap_field_find(snap, names[i]));
+	}
+	/* A field of another snapshot is no field of this one. */
+	struct ctp_snap *other = snapshot();
+	const struct ctp_col *c =
+		ctp_snap_col(snap, ctp_snap_field_find(other, "t.cnt"));
+	assert_non_null(c);
+	assert_int_equal(c->rows, 0);
+	assert_false(ctp_col_has(c, 1));
+	ctp_snap_free(other);
+	ctp_snap_free(snap);
+}
+
+/* The open charges the columns to the budget before any is built: a
+ * snapshot opened with exactly what it needs builds every column, and
+ * what it needs holds them. */
+static void test_budget(void **state)
+{
+	(void)state;
+	struct ctp_snap *snap = snapshot();
+	uint64_t mem = ctp_snap_mem_size(snap);
+	ctp_snap_free(snap);
+	char path[PATH_MAX], err[512];
+	assert_int_equal(E2E_PATHF(path, "%s/c.ctprof", tmp), 0);
+	assert_int_equal(ctp_snap_open(path, mem - 1, &snap, err, sizeof(err)),
+			 -EFBIG);
+	assert_int_equal(ctp_snap_open(path, mem, &snap, err, sizeof(err)), 0);
+	size_t numeric = 0;
+	const struct ctp_snap_field *fs = ctp_snap_fields(snap);
+	for (size_t i = 0; i < ctp_snap_n_fields(snap); i++) {
+		if (fs[i].type != CTP_TYPE_U64 && fs[i].type != CTP_TYPE_I64)
+			continue;
+		const struct ctp_snap_table *t =
+			ctp_snap_table(snap, fs[i].scope);
+		numeric += ctp_col_bytes(t->rows);
+		assert_non_null(ctp_snap_col(snap, &fs[i]));
+	}
+	/* t.cnt, t.nice and t.sum at least, each charged. */
+	assert_true(numeric >= 3 * ctp_col_bytes(70));
+	assert_true(mem > numeric);
 	ctp_snap_free(snap);
 }
 
@@ -201,8 +268,11 @@ static int teardown(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_units), cmocka_unit_test(test_to_seconds),
-		cmocka_unit_test(test_values), cmocka_unit_test(test_columns)};
+	const struct CMUnitTest tests[] = {cmocka_unit_test(test_units),
+					   cmocka_unit_test(test_to_seconds),
+					   cmocka_unit_test(test_values),
+					   cmocka_unit_test(test_columns),
+					   cmocka_unit_test(test_cached),
+					   cmocka_unit_test(test_budget)};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1392,7 +1392,8 @@ static int cpuset_union(struct ctp_groups *g, const struct ctp_value *const *v,
 	return 0;
 }
 
-/* Reduce the present values vals[0..n) of field f by its rule. */
+/* Reduce the present values vals[0..n) of field f, no number (those are
+ * reduce_num's), by its rule. */
 static int reduce(struct ctp_groups *g, const struct ctp_snap_field *f,
 		  const struct ctp_value **vals, size_t n, struct ctp_agg *a)
 {
@@ -1404,24 +1405,6 @@ static int reduce(struct ctp_groups *g, const struct ctp_snap_field *f,
 		return 0;
 	}
 	switch (f->rule) {
-	case CTP_RULE_SUM: {
-		__int128 s = 0;
-		for (size_t i = 0; i < n; i++)
-			s += f->type == CTP_TYPE_U64 ? (__int128)vals[i]->u64
-						     : (__int128)vals[i]->i64;
-		a->v.type = f->type;
-		if (f->type == CTP_TYPE_U64) {
-			a->saturated = s > (__int128)UINT64_MAX;
-			a->v.u64 = a->saturated ? UINT64_MAX : (uint64_t)s;
-		} else {
-			a->saturated = s > (__int128)INT64_MAX ||
-				       s < (__int128)INT64_MIN;
-			a->v.i64 = s > (__int128)INT64_MAX   ? INT64_MAX
-				   : s < (__int128)INT64_MIN ? INT64_MIN
-							     : (int64_t)s;
-		}
-		return 0;
-	}
 	case CTP_RULE_MAX:
 	case CTP_RULE_MIN:
 	case CTP_RULE_RANGE: {
@@ -1465,6 +1448,87 @@ static int reduce(struct ctp_groups *g, const struct ctp_snap_field *f,
 	return 0;
 }
 
+static int cmp_nums(const void *pa, const void *pb)
+{
+	__int128 a = *(const __int128 *)pa, b = *(const __int128 *)pb;
+	return (a > b) - (a < b);
+}
+
+/* x as a value of f's type (U64 or I64), x within its range. */
+static struct ctp_value num_value(const struct ctp_snap_field *f, __int128 x)
+{
+	struct ctp_value v = {.type = f->type};
+	if (f->type == CTP_TYPE_U64)
+		v.u64 = (uint64_t)x;
+	else
+		v.i64 = (int64_t)x;
+	return v;
+}
+
+/* Reduce the present numbers xs[0..n) of numeric field f (from its
+ * column) by its rule, as reduce() its values. */
+static void reduce_num(const struct ctp_snap_field *f, __int128 *xs, size_t n,
+		       struct ctp_agg *a)
+{
+	a->n_measured = (uint32_t)n;
+	if (!n)
+		return;
+	if (!rule_known(f->rule, f->type)) {
+		a->unknown = true;
+		return;
+	}
+	__int128 s = 0, lo = xs[0], hi = xs[0];
+	switch (f->rule) {
+	case CTP_RULE_SUM:
+		for (size_t i = 0; i < n; i++)
+			s += xs[i];
+		a->v.type = f->type;
+		if (f->type == CTP_TYPE_U64) {
+			a->saturated = s > (__int128)UINT64_MAX;
+			a->v.u64 = a->saturated ? UINT64_MAX : (uint64_t)s;
+		} else {
+			a->saturated = s > (__int128)INT64_MAX ||
+				       s < (__int128)INT64_MIN;
+			a->v.i64 = s > (__int128)INT64_MAX   ? INT64_MAX
+				   : s < (__int128)INT64_MIN ? INT64_MIN
+							     : (int64_t)s;
+		}
+		return;
+	case CTP_RULE_MAX:
+	case CTP_RULE_MIN:
+	case CTP_RULE_RANGE:
+		for (size_t i = 1; i < n; i++) {
+			lo = xs[i] < lo ? xs[i] : lo;
+			hi = xs[i] > hi ? xs[i] : hi;
+		}
+		a->v = num_value(f, f->rule == CTP_RULE_MIN ? lo : hi);
+		if (f->rule == CTP_RULE_RANGE) {
+			a->v = num_value(f, lo);
+			a->hi = num_value(f, hi);
+			a->mixed = lo != hi;
+		}
+		return;
+	case CTP_RULE_MODE: {
+		/* Sorted, the first longest run is the most frequent value,
+		 * the smallest on a tie. */
+		qsort(xs, n, sizeof(*xs), cmp_nums);
+		size_t best = 0, best_n = 0;
+		for (size_t i = 0; i < n;) {
+			size_t j = i + 1;
+			while (j < n && xs[j] == xs[i])
+				j++;
+			if (j - i > best_n) {
+				best = i;
+				best_n = j - i;
+			}
+			i = j;
+		}
+		a->v = num_value(f, xs[best]);
+		return;
+	}
+	}
+}
+
 static const uint32_t *scope_rows(const struct ctp_group *gr, uint8_t scope,
 				  uint32_t *n)
 {
@@ -1488,28 +1552,47 @@ static int aggregate_plain(struct ctp_groups *g, const struct ctp_snap_field *f,
 {
 	const struct ctp_snap_table *t = ctp_snap_table(g->snap, f->scope);
 	const struct ctp_value *c = t->col[f->index];
+	/* A number's members come from its column, one array. */
+	bool num = f->type == CTP_TYPE_U64 || f->type == CTP_TYPE_I64;
+	const struct ctp_col *nc = num ? ctp_snap_col(g->snap, f) : NULL;
 	size_t most = 0;
+	if (num && !nc)
+		return -ENOMEM;
 	for (size_t i = 0; i < g->n; i++) {
 		uint32_t n;
 		scope_rows(&g->groups[i], f->scope, &n);
 		most = n > most ? n : most;
 	}
-	const struct ctp_value **vals =
-		malloc((most ? most : 1) * sizeof(*vals));
-	if (!vals)
+	const struct ctp_value **vals = NULL;
+	__int128 *xs = NULL;
+	if (num ? !(xs = malloc((most ? most : 1) * sizeof(*xs)))
+		: !(vals = malloc((most ? most : 1) * sizeof(*vals))))
 		return -ENOMEM;
 	int ret = 0;
 	for (size_t i = 0; i < g->n && ret == 0; i++) {
 		uint32_t n;
 		const uint32_t *rows = scope_rows(&g->groups[i], f->scope, &n);
 		size_t k = 0;
+		col[i].n_rows = n;
+		if (num) {
+			for (uint32_t r = 0; r < n; r++)
+				if (ctp_col_has(nc, rows[r]))
+					xs[k++] =
+						nc->type == CTP_TYPE_I64
+							? (__int128)nc
+								  ->i64[rows[r]]
+							: (__int128)nc->u64
+								  [rows[r]];
+			reduce_num(f, xs, k, &col[i]);
+			continue;
+		}
 		for (uint32_t r = 0; c && r < n; r++)
 			if (c[rows[r]].type != CTP_VALUE_ABSENT)
 				vals[k++] = &c[rows[r]];
-		col[i].n_rows = n;
 		ret = reduce(g, f, vals, k, &col[i]);
 	}
 	free(vals);
+	free(xs);
 	return ret;
 }
 

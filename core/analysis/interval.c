@@ -148,11 +148,12 @@ static const long *matches(const struct ctp_ident *id, uint8_t scope)
 					    : id->cmatch;
 }
 
-/* Each row's change from the two sides' columns. */
+/* Each of the rows' change from the two sides' columns. */
 static void changes(const struct ctp_col *c1, const struct ctp_col *c0,
-		    const long *match, uint8_t *how, long double *d)
+		    size_t rows, const long *match, uint8_t *how,
+		    long double *d)
 {
-	for (size_t r = 0; r < c1->rows; r++) {
+	for (size_t r = 0; r < rows; r++) {
 		long double x1, x0;
 		long m = match ? match[r] : -1;
 		how[r] = CTP_IV_NONE;
@@ -187,19 +188,16 @@ int ctp_interval_col(struct ctp_interval *iv, const struct ctp_snap_field *f,
 		ctp_snap_field_find(iv->snap[0], f->name);
 	if (bf && bf->scope != f->scope)
 		bf = NULL;
-	struct ctp_col c1, c0 = {0};
-	int r = ctp_col_init(&c1, iv->snap[1], f);
-	if (r == 0 && bf)
-		r = ctp_col_init(&c0, iv->snap[0], bf);
-	uint8_t *how = r == 0 ? calloc(c1.rows + 1, sizeof(*how)) : NULL;
-	long double *d = how ? calloc(c1.rows + 1, sizeof(*d)) : NULL;
+	const struct ctp_snap_table *t = ctp_snap_table(iv->snap[1], f->scope);
+	const struct ctp_col *c1 = ctp_snap_col(iv->snap[1], f),
+			     *c0 = bf ? ctp_snap_col(iv->snap[0], bf) : NULL;
+	uint8_t *how =
+		c1 && (c0 || !bf) ? calloc(t->rows + 1, sizeof(*how)) : NULL;
+	long double *d = how ? calloc(t->rows + 1, sizeof(*d)) : NULL;
 	if (d)
-		changes(&c1, bf ? &c0 : NULL, matches(iv->id, f->scope), how,
-			d);
+		changes(c1, c0, t->rows, matches(iv->id, f->scope), how, d);
 	*c = (struct ctp_interval_col){
-		.f = {bf, f}, .rows = c1.rows, .how = how, .d = d};
-	ctp_col_done(&c1);
-	ctp_col_done(&c0);
+		.f = {bf, f}, .rows = t->rows, .how = how, .d = d};
 	if (!d) {
 		free(how);
 		*c = (struct ctp_interval_col){0};

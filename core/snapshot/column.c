@@ -76,38 +76,87 @@ bool ctp_snap_number(const struct ctp_snap *snap,
 		     const struct ctp_snap_field *f, size_t row,
 		     long double *out)
 {
+	const struct ctp_col *c = ctp_snap_col(snap, f);
+	if (c)
+		return ctp_col_number(c, row, out);
+	/* Out of memory for the column: the cell itself. */
 	struct ctp_value v = ctp_snap_value(snap, f, row);
 	return ctp_value_number(&v, out);
 }
 
-int ctp_col_init(struct ctp_col *c, const struct ctp_snap *snap,
-		 const struct ctp_snap_field *f)
+uint64_t ctp_col_bytes(size_t rows)
+{
+	/* One block: the values, then the bitmap; the struct; malloc's
+	 * overhead of each. */
+	return (uint64_t)rows * 8 + ((uint64_t)rows / 64 + 1) * 8 +
+	       sizeof(struct ctp_col) + 2 * 32;
+}
+
+static bool is_number(const struct ctp_snap_field *f)
+{
+	return f->type == CTP_TYPE_U64 || f->type == CTP_TYPE_I64;
+}
+
+int ctp_col_build(const struct ctp_snap *snap, const struct ctp_snap_field *f,
+		  struct ctp_col **out)
 {
 	const struct ctp_snap_table *t = ctp_snap_table(snap, f->scope);
+	const struct ctp_col *in[CTP_DERIVE_MAX_TERMS];
+	const struct ctp_snap_field *fs = ctp_snap_fields(snap);
+	const struct ctp_value *cells = NULL;
 	size_t n = t ? t->rows : 0;
-	memset(c, 0, sizeof(*c));
-	c->f = f;
-	c->type = f->type == CTP_TYPE_I64 ? CTP_TYPE_I64 : CTP_TYPE_U64;
-	c->has = calloc(n / 64 + 1, sizeof(*c->has));
-	c->u64 = calloc(n ? n : 1, sizeof(*c->u64));
-	if (!c->has || !c->u64) {
-		ctp_col_done(c);
+
+	*out = NULL;
+	if (!is_number(f) || !n)
+		return 0;
+	if (!f->n_terms) {
+		if (!t->col || !(cells = t->col[f->index]))
+			return 0; /* omitted: no value in any row */
+	} else {
+		for (size_t i = 0; i < f->n_terms; i++)
+			if (!(in[i] = ctp_snap_col(snap,
+						   &fs[f->terms[i].input])))
+				return -ENOMEM;
+	}
+	struct ctp_col *c = malloc(sizeof(*c));
+	uint64_t *data = malloc((n + n / 64 + 1) * sizeof(*data));
+	if (!c || !data) {
+		free(c);
+		free(data);
 		return -ENOMEM;
 	}
-	c->rows = n;
+	*c = (struct ctp_col){.f = f,
+			      .rows = n,
+			      .type = f->type,
+			      .has = data + n,
+			      .u64 = data};
+	memset(c->has, 0, (n / 64 + 1) * sizeof(*c->has));
 	for (size_t r = 0; r < n; r++) {
-		struct ctp_value v = ctp_snap_value(snap, f, r);
+		struct ctp_value v, iv[CTP_DERIVE_MAX_TERMS];
+		if (cells) {
+			v = cells[r];
+		} else {
+			v.type = CTP_VALUE_ABSENT;
+			size_t i = 0;
+			while (i < f->n_terms &&
+			       (iv[i] = ctp_col_value(in[i], r)).type !=
+				       CTP_VALUE_ABSENT)
+				i++;
+			if (i < f->n_terms || !ctp_snap_derive(f, iv, &v))
+				v.type = CTP_VALUE_ABSENT;
+		}
 		if (v.type != c->type)
-			continue;  /* absent, or the field is no number */
+			continue;  /* absent */
 		c->u64[r] = v.u64; /* i64 shares the bits */
 		c->has[r / 64] |= 1ull << (r % 64);
 	}
+	*out = c;
 	return 0;
 }
 
-void ctp_col_done(struct ctp_col *c)
+void ctp_col_free(struct ctp_col *c)
 {
-	free(c->has);
-	free(c->u64);
-	memset(c, 0, sizeof(*c));
+	if (c)
+		free(c->u64);
+	free(c);
 }

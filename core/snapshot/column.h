@@ -37,8 +37,8 @@ uint64_t ctp_unit_ns(uint8_t unit);
 bool ctp_value_int(const struct ctp_value *v, __int128 *out);
 /* The same as a long double (exact: 64 bits of mantissa). */
 bool ctp_value_number(const struct ctp_value *v, long double *out);
-/* The number of field f in `row` of its table (derived fields computed,
- * ctp_snap_value); false when absent or not a number. */
+/* The number of field f in `row` of its table (derived fields computed):
+ * its column's (ctp_snap_col); false when absent or not a number. */
 bool ctp_snap_number(const struct ctp_snap *snap,
 		     const struct ctp_snap_field *f, size_t row,
 		     long double *out);
@@ -48,11 +48,11 @@ bool ctp_snap_number(const struct ctp_snap *snap,
 /*
  * A numeric field's values over every row of its table (host: 1 row),
  * derived fields computed: one array of the field's type, and a bitmap
- * of the rows that have a value. Built once, read many times; a field
- * that is no number (type other than U64/I64) gives a column of no value.
+ * of the rows that have a value. The snapshot owns them: ctp_snap_col()
+ * builds one on first request and keeps it until ctp_snap_free().
  */
 struct ctp_col {
-	const struct ctp_snap_field *f;
+	const struct ctp_snap_field *f; /* NULL: the column of no value */
 	size_t rows;
 	uint8_t type;  /* CTP_TYPE_U64 or CTP_TYPE_I64 */
 	uint64_t *has; /* bit r of word r / 64: row r has a value */
@@ -62,11 +62,26 @@ struct ctp_col {
 	};
 };
 
-/* Fill c with field f of snap (c's arrays allocated). Returns 0 or
- * -ENOMEM (c left empty). */
-int ctp_col_init(struct ctp_col *c, const struct ctp_snap *snap,
-		 const struct ctp_snap_field *f);
-void ctp_col_done(struct ctp_col *c);
+/*
+ * Field f's column in snap, built on the first request (derived fields
+ * from their inputs' columns) and the same pointer after. A field that is
+ * no number (type other than U64/I64), has no values in the file or is of
+ * another snapshot gives a column of no value (rows 0). NULL only when out
+ * of memory. The open charged every numeric field's column to its budget
+ * (ctp_col_bytes), so a column never takes the snapshot past it. Like
+ * everything of a snapshot, for one thread at a time.
+ */
+const struct ctp_col *ctp_snap_col(const struct ctp_snap *snap,
+				   const struct ctp_snap_field *f);
+
+/* What a column of `rows` rows holds, with malloc's overhead: what the
+ * open charges per numeric field. */
+uint64_t ctp_col_bytes(size_t rows);
+/* For the reader: build field f's column into *out (NULL for the column
+ * of no value), or -ENOMEM; free one with ctp_col_free(). */
+int ctp_col_build(const struct ctp_snap *snap, const struct ctp_snap_field *f,
+		  struct ctp_col **out);
+void ctp_col_free(struct ctp_col *c);
 
 static inline bool ctp_col_has(const struct ctp_col *c, size_t r)
 {
@@ -82,6 +97,17 @@ static inline bool ctp_col_number(const struct ctp_col *c, size_t r,
 	*out = c->type == CTP_TYPE_I64 ? (long double)c->i64[r]
 				       : (long double)c->u64[r];
 	return true;
+}
+
+/* Row r as a cell: the field's type, or absent. */
+static inline struct ctp_value ctp_col_value(const struct ctp_col *c, size_t r)
+{
+	struct ctp_value v = {.type = CTP_VALUE_ABSENT};
+	if (ctp_col_has(c, r)) {
+		v.type = c->type;
+		v.u64 = c->u64[r]; /* i64 shares the bits */
+	}
+	return v;
 }
 
 #endif

@@ -15,6 +15,7 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
+#include "column.h"
 #include "filekind.h"
 #include "outfile.h"
 #include "term.h"
@@ -41,6 +42,9 @@ struct ctp_snap {
 	size_t n_plugins;
 	struct ctp_snap_readfail rf;
 	struct ctp_snap_table tables[CTP_SCOPE_EXITED + 1]; /* by scope */
+	/* Per field, its column once asked for (ctp_snap_col); the open
+	 * charged them all to the budget. */
+	struct ctp_col **cols;
 	/* While opening. */
 	const char *name;
 	char *err;
@@ -1648,6 +1652,28 @@ static int parse_table(struct ctp_snap *s, uint8_t scope, const char *key)
 	return parse_columns(s, t, m, key);
 }
 
+/* Charge every numeric field's column (ctp_snap_col) to the budget now,
+ * so that building one later never takes the snapshot past it. */
+static int reserve_cols(struct ctp_snap *s)
+{
+	uint64_t need = 0;
+	for (size_t i = 0; i < s->n_fields; i++) {
+		const struct ctp_snap_field *f = &s->fields[i];
+		if (f->type == CTP_TYPE_U64 || f->type == CTP_TYPE_I64)
+			need += ctp_col_bytes(s->tables[f->scope].rows);
+	}
+	if (need > s->cap - s->used) {
+		s->over = true;
+		return bad(s, -ENOMEM, "out of memory");
+	}
+	s->used += need;
+	s->cols = zalloc(s, (s->n_fields ? s->n_fields : 1) * sizeof(*s->cols));
+	if (!s->cols)
+		return bad(s, -ENOMEM, "out of memory");
+	memset(s->cols, 0, (s->n_fields ? s->n_fields : 1) * sizeof(*s->cols));
+	return 0;
+}
+
 static int parse(struct ctp_snap *s)
 {
 	int ret;
@@ -1659,7 +1685,7 @@ static int parse(struct ctp_snap *s)
 	    (ret = parse_table(s, CTP_SCOPE_THREAD, "threads")) < 0 ||
 	    (ret = parse_table(s, CTP_SCOPE_EXITED, "exited")) < 0)
 		return ret;
-	return 0;
+	return reserve_cols(s);
 }
 
 /* ---- Open ---- */
@@ -1862,6 +1888,8 @@ void ctp_snap_free(struct ctp_snap *snap)
 {
 	if (!snap)
 		return;
+	for (size_t i = 0; snap->cols && i < snap->n_fields; i++)
+		ctp_col_free(snap->cols[i]);
 	if (snap->zone)
 		msgpack_zone_free(snap->zone);
 	if (snap->dzone)
@@ -1949,6 +1977,22 @@ struct ctp_value ctp_snap_get(const struct ctp_snap *snap,
 	if (!t || !t->col || row >= t->rows || !t->col[field->index])
 		return none;
 	return t->col[field->index][row];
+}
+
+const struct ctp_col *ctp_snap_col(const struct ctp_snap *snap,
+				   const struct ctp_snap_field *f)
+{
+	static const struct ctp_col none = {.type = CTP_TYPE_U64};
+	/* A field of another snapshot (compare) is not indexed here. */
+	if (f->index >= snap->n_fields || f != &snap->fields[f->index])
+		return &none;
+	/* The cache is the snapshot's own memory behind the const of its
+	 * readers: one thread reads a snapshot at a time (serve holds its
+	 * lock around the one it keeps). */
+	struct ctp_col **slot = &((struct ctp_snap *)snap)->cols[f->index];
+	if (!*slot && ctp_col_build(snap, f, slot) < 0)
+		return NULL;
+	return *slot ? *slot : &none;
 }
 
 const msgpack_object *ctp_snap_root(const struct ctp_snap *snap)
