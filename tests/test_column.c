@@ -189,7 +189,10 @@ static void test_columns(void **state)
 	assert_true(ctp_snap_number(snap, ctp_snap_field_find(snap, "t.sum"),
 				    15, &x) &&
 		    x == 300);
+	assert_true(ctp_snap_has_values(snap, c->f));
 	/* No number: no row has one. */
+	assert_true(
+		ctp_snap_has_values(snap, ctp_snap_field_find(snap, "t.name")));
 	c = col(snap, "t.name");
 	assert_null(c->f);
 	for (size_t r = 0; r < 70; r++)

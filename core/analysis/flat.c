@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "column.h"
 #include "ident.h"
 #include "table.h"
 
@@ -82,6 +83,7 @@ struct col {
 	/* Of the snapshot being written: the field, NULL when it has none
 	 * of that name in this table; grouped, its aggregate per group. */
 	const struct ctp_snap_field *f;
+	const struct ctp_col *num; /* ungrouped numeric field: its column */
 	const struct ctp_agg *agg;
 };
 
@@ -252,6 +254,7 @@ static int resolve_cols(struct flat *x)
 		struct col *col = &w->cols[c];
 		const struct ctp_snap_field *f;
 		col->f = NULL;
+		col->num = NULL;
 		col->agg = NULL;
 		if (col->kind != K_FIELD && col->kind != K_MIN &&
 		    col->kind != K_MAX)
@@ -265,6 +268,9 @@ static int resolve_cols(struct flat *x)
 		if (x->groups &&
 		    (r = ctp_groups_aggregate(x->groups, f, &col->agg)) < 0)
 			return r;
+		if (!x->groups && ctp_field_is_number(f) &&
+		    !(col->num = ctp_snap_col(x->snap, f)))
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -379,8 +385,9 @@ static struct ctp_value cell(const struct flat *x, const struct col *c,
 	if (x->groups)
 		return group_value(x, c, row);
 	if (c->kind == K_FIELD)
-		return c->f ? ctp_snap_value(x->snap, c->f, row)
-			    : v_bytes(NULL, 0);
+		return c->num ? ctp_col_value(c->num, row)
+		       : c->f ? ctp_snap_value(x->snap, c->f, row)
+			      : v_bytes(NULL, 0);
 	return ident_value(x, c, row);
 }
 
@@ -457,8 +464,17 @@ static int make_order(struct flat *x, char *err, size_t errlen)
 		vals = malloc((x->nrows ? x->nrows : 1) * sizeof(*vals));
 		if (!vals)
 			return -ENOMEM;
+		const struct ctp_col *num =
+			ctp_field_is_number(sortf)
+				? ctp_snap_col(x->snap, sortf)
+				: NULL;
+		if (ctp_field_is_number(sortf) && !num) {
+			free(vals);
+			return -ENOMEM;
+		}
 		for (size_t i = 0; i < x->nrows; i++)
-			vals[i] = ctp_snap_value(x->snap, sortf, i);
+			vals[i] = num ? ctp_col_value(num, i)
+				      : ctp_snap_value(x->snap, sortf, i);
 		sc.vals = vals;
 	}
 	if (sortf)

@@ -1553,7 +1553,7 @@ static int aggregate_plain(struct ctp_groups *g, const struct ctp_snap_field *f,
 	const struct ctp_snap_table *t = ctp_snap_table(g->snap, f->scope);
 	const struct ctp_value *c = t->col[f->index];
 	/* A number's members come from its column, one array. */
-	bool num = f->type == CTP_TYPE_U64 || f->type == CTP_TYPE_I64;
+	bool num = ctp_field_is_number(f);
 	const struct ctp_col *nc = num ? ctp_snap_col(g->snap, f) : NULL;
 	size_t most = 0;
 	if (num && !nc)

@@ -484,9 +484,17 @@ static void per_row(struct om *m, const struct ctp_snap_field *f,
 {
 	const struct ctp_snap_table *t = ctp_snap_table(m->snap, f->scope);
 	char lname[64], text[32], *extra = NULL;
+	/* A number's rows from its column. */
+	const struct ctp_col *num =
+		ctp_field_is_number(f) ? ctp_snap_col(m->snap, f) : NULL;
+	if (ctp_field_is_number(f) && !num) {
+		m->err = -ENOMEM;
+		return;
+	}
 	value_label(f, lname, sizeof(lname));
 	for (size_t r = 0; t && r < t->rows; r++) {
-		struct ctp_value v = ctp_snap_value(m->snap, f, r);
+		struct ctp_value v = num ? ctp_col_value(num, r)
+					 : ctp_snap_value(m->snap, f, r);
 		__int128 x;
 		free(extra);
 		extra = NULL;
@@ -515,18 +523,6 @@ static void per_row(struct om *m, const struct ctp_snap_field *f,
 		free(l);
 	}
 	free(extra);
-}
-
-/* Does f have a value anywhere (a group's, a row's)? */
-static bool has_values(struct om *m, const struct ctp_snap_field *f)
-{
-	const struct ctp_snap_table *t = ctp_snap_table(m->snap, f->scope);
-	for (size_t r = 0; t && r < t->rows; r++) {
-		struct ctp_value v = ctp_snap_value(m->snap, f, r);
-		if (v.type != CTP_VALUE_ABSENT)
-			return true;
-	}
-	return false;
 }
 
 /* Can field f be a family? */
@@ -599,7 +595,8 @@ static void field(struct om *m, const struct ctp_snap_field *f)
 		m->st->skipped++;
 		return;
 	}
-	if (!has_values(m, f)) /* a family with no sample says nothing */
+	if (!ctp_snap_has_values(m->snap,
+				 f)) /* a family with no sample says nothing */
 		return;
 	char help[1024];
 	snprintf(help, sizeof(help), "%s (field %s%s)", *f->help ? f->help : "",

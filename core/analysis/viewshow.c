@@ -80,19 +80,6 @@ struct sect {
 	struct ctp_table *tab;
 };
 
-/* Does field f have a value in any row of its table? */
-static bool has_values(const struct ctp_snap *snap,
-		       const struct ctp_snap_field *f)
-{
-	const struct ctp_snap_table *t = ctp_snap_table(snap, f->scope);
-	for (size_t r = 0; t && r < t->rows; r++) {
-		struct ctp_value v = ctp_snap_value(snap, f, r);
-		if (v.type != CTP_VALUE_ABSENT)
-			return true;
-	}
-	return false;
-}
-
 /* The fields a column reads in this snapshot; false to leave it out. */
 static bool resolve(struct sect *s, struct vcol *vc)
 {
@@ -104,7 +91,7 @@ static bool resolve(struct sect *s, struct vcol *vc)
 			ctp_snap_field_find(s->snap, c->fields[i]);
 		if (!f || f->scope == CTP_SCOPE_HOST ||
 		    (s->o->want && !s->o->want(s->o->want_arg, f->name)) ||
-		    !has_values(s->snap, f))
+		    !ctp_snap_has_values(s->snap, f))
 			continue;
 		if (vc->nf && f->unit != vc->unit)
 			continue; /* a sum adds one unit only */

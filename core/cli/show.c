@@ -12,6 +12,7 @@
 
 #include "ctprof/plugin-util.h"
 #include "cli.h"
+#include "column.h"
 #include "flat.h"
 #include "group.h"
 #include "readcli.h"
@@ -529,11 +530,14 @@ static int sort_rows(const struct ctp_snap *snap,
 		order[i] = i;
 	const struct ctp_value *scol = sortf ? t->col[sortf->index] : NULL;
 	if (sortf && sortf->n_terms) {
-		*dcol = malloc((t->rows ? t->rows : 1) * sizeof(**dcol));
+		/* Computed once, in the snapshot's column. */
+		const struct ctp_col *c = ctp_snap_col(snap, sortf);
+		*dcol = c ? malloc((t->rows ? t->rows : 1) * sizeof(**dcol))
+			  : NULL;
 		if (!*dcol)
 			return -ENOMEM;
 		for (size_t i = 0; i < t->rows; i++)
-			(*dcol)[i] = ctp_snap_value(snap, sortf, i);
+			(*dcol)[i] = ctp_col_value(c, i);
 		scol = *dcol;
 	}
 	if (scol) {

@@ -92,11 +92,6 @@ uint64_t ctp_col_bytes(size_t rows)
 	       sizeof(struct ctp_col) + 2 * 32;
 }
 
-static bool is_number(const struct ctp_snap_field *f)
-{
-	return f->type == CTP_TYPE_U64 || f->type == CTP_TYPE_I64;
-}
-
 int ctp_col_build(const struct ctp_snap *snap, const struct ctp_snap_field *f,
 		  struct ctp_col **out)
 {
@@ -107,7 +102,7 @@ int ctp_col_build(const struct ctp_snap *snap, const struct ctp_snap_field *f,
 	size_t n = t ? t->rows : 0;
 
 	*out = NULL;
-	if (!is_number(f) || !n)
+	if (!ctp_field_is_number(f) || !n)
 		return 0;
 	if (!f->n_terms) {
 		if (!t->col || !(cells = t->col[f->index]))
@@ -159,4 +154,19 @@ void ctp_col_free(struct ctp_col *c)
 	if (c)
 		free(c->u64);
 	free(c);
+}
+
+bool ctp_snap_has_values(const struct ctp_snap *snap,
+			 const struct ctp_snap_field *f)
+{
+	const struct ctp_snap_table *t = ctp_snap_table(snap, f->scope);
+	const struct ctp_col *c =
+		ctp_field_is_number(f) ? ctp_snap_col(snap, f) : NULL;
+	for (size_t w = 0; c && w < c->rows / 64 + !!(c->rows % 64); w++)
+		if (c->has[w])
+			return true;
+	for (size_t r = 0; !c && t && r < t->rows; r++)
+		if (ctp_snap_value(snap, f, r).type != CTP_VALUE_ABSENT)
+			return true;
+	return false;
 }

@@ -45,6 +45,12 @@ bool ctp_snap_number(const struct ctp_snap *snap,
 
 /* ---- Columns -------------------------------------------------------------*/
 
+/* Is f a number (U64 or I64), the fields that have columns? */
+static inline bool ctp_field_is_number(const struct ctp_snap_field *f)
+{
+	return f->type == CTP_TYPE_U64 || f->type == CTP_TYPE_I64;
+}
+
 /*
  * A numeric field's values over every row of its table (host: 1 row),
  * derived fields computed: one array of the field's type, and a bitmap
@@ -98,6 +104,11 @@ static inline bool ctp_col_number(const struct ctp_col *c, size_t r,
 				       : (long double)c->u64[r];
 	return true;
 }
+
+/* Does field f have a value in any row of its table? (A number's from its
+ * column.) */
+bool ctp_snap_has_values(const struct ctp_snap *snap,
+			 const struct ctp_snap_field *f);
 
 /* Row r as a cell: the field's type, or absent. */
 static inline struct ctp_value ctp_col_value(const struct ctp_col *c, size_t r)

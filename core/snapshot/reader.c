@@ -1659,7 +1659,7 @@ static int reserve_cols(struct ctp_snap *s)
 	uint64_t need = 0;
 	for (size_t i = 0; i < s->n_fields; i++) {
 		const struct ctp_snap_field *f = &s->fields[i];
-		if (f->type == CTP_TYPE_U64 || f->type == CTP_TYPE_I64)
+		if (ctp_field_is_number(f))
 			need += ctp_col_bytes(s->tables[f->scope].rows);
 	}
 	if (need > s->cap - s->used) {
