@@ -33,9 +33,10 @@ enum { F_CNT, F_PRIO, F_NAME, F_SUM, NF };
 		.field = (f), .coef = (c)                                      \
 	}
 
-/* 70 threads (more than one bitmap word): t.cnt is r * 10 except every
- * seventh row, which lacks it; t.nice is -r; t.sum = t.cnt + t.cnt. */
-static struct ctp_snap *snapshot(void)
+/* `rows` threads: t.cnt is r * 10 except every seventh row, which lacks
+ * it; t.nice is -r; t.sum = t.cnt + t.cnt; with `twice`, t.sum2 = 2 t.cnt
+ * too (a derived field has no values in the file). Written to c.ctprof. */
+static struct ctp_snap *snapshot_of(uint32_t rows, bool twice)
 {
 	const struct ctp_field_desc d[F_SUM] = {
 		[F_CNT] = {"t.cnt", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64,
@@ -60,11 +61,23 @@ static struct ctp_snap *snapshot(void)
 	struct ctp_snap *snap;
 	for (int i = 0; i < F_SUM; i++)
 		assert_int_equal(ctp_registry_add(&cap->reg, 0, &d[i]), i);
+	const struct ctp_derived_desc sum2 = {
+		.abi = CTP_ABI_MAJOR,
+		.size = sizeof(struct ctp_derived_desc),
+		.field = {"t.sum2", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64,
+			  CTP_UNIT_COUNT, CTP_KIND_COUNTER, CTP_RULE_SUM},
+		.n_terms = 1,
+		.terms = {TERM("t.cnt", 2)},
+	};
 	assert_int_equal(
 		ctp_registry_add_derived(&cap->reg, 0, &sum, &why, &term),
 		F_SUM);
+	if (twice)
+		assert_int_equal(ctp_registry_add_derived(&cap->reg, 0, &sum2,
+							  &why, &term),
+				 F_SUM + 1);
 	sb_process(cap, 1, "p");
-	for (uint32_t r = 0; r < 70; r++) {
+	for (uint32_t r = 0; r < rows; r++) {
 		uint32_t row = sb_thread(cap, 1 + r, "p", -1);
 		struct sb_cell name = {.set = true, .s = "x"};
 		if (r % 7)
@@ -82,6 +95,12 @@ static struct ctp_snap *snapshot(void)
 	if (ctp_snap_open(path, 1u << 30, &snap, err, sizeof(err)) < 0)
 		fail_msg("%s", err);
 	return snap;
+}
+
+/* 70 threads: more than one bitmap word. */
+static struct ctp_snap *snapshot(void)
+{
+	return snapshot_of(70, false);
 }
 
 static void test_units(void **state)
@@ -227,13 +246,20 @@ static void test_cached(void **state)
 	ctp_snap_free(snap);
 }
 
-/* The open charges the columns to the budget before any is built: a
- * snapshot opened with exactly what it needs builds every column, and
+/* The open charges the columns to the budget before any is built: one
+ * more derived field (no values in the file) costs at least its column,
+ * a snapshot opened with exactly what it needs builds every column, and
  * what it needs holds them. */
 static void test_budget(void **state)
 {
 	(void)state;
-	struct ctp_snap *snap = snapshot();
+	struct ctp_snap *snap = snapshot_of(7000, false);
+	uint64_t once = ctp_snap_mem_size(snap);
+	ctp_snap_free(snap);
+	snap = snapshot_of(7000, true);
+	assert_true(ctp_snap_mem_size(snap) - once >= ctp_col_bytes(7000));
+	ctp_snap_free(snap);
+	snap = snapshot();
 	uint64_t mem = ctp_snap_mem_size(snap);
 	ctp_snap_free(snap);
 	char path[PATH_MAX], err[512];
