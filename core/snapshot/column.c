@@ -125,25 +125,30 @@ int ctp_col_build(const struct ctp_snap *snap, const struct ctp_snap_field *f,
 			      .type = f->type,
 			      .has = data + n,
 			      .u64 = data};
-	memset(c->has, 0, (n / 64 + 1) * sizeof(*c->has));
-	for (size_t r = 0; r < n; r++) {
-		struct ctp_value v, iv[CTP_DERIVE_MAX_TERMS];
-		if (cells) {
-			v = cells[r];
-		} else {
-			v.type = CTP_VALUE_ABSENT;
+	/* A bitmap word at a time; the values of absent rows are 0. */
+	for (size_t w = 0; w <= n / 64; w++) {
+		uint64_t bits = 0;
+		size_t end = n - w * 64 < 64 ? n : w * 64 + 64;
+		for (size_t r = w * 64; cells && r < end; r++) {
+			bool has = cells[r].type == c->type;
+			c->u64[r] = has ? cells[r].u64 : 0; /* i64 shares it */
+			bits |= (uint64_t)has << (r % 64);
+		}
+		for (size_t r = w * 64; !cells && r < end; r++) {
+			struct ctp_value v = {.type = CTP_VALUE_ABSENT},
+					 iv[CTP_DERIVE_MAX_TERMS];
 			size_t i = 0;
 			while (i < f->n_terms &&
 			       (iv[i] = ctp_col_value(in[i], r)).type !=
 				       CTP_VALUE_ABSENT)
 				i++;
-			if (i < f->n_terms || !ctp_snap_derive(f, iv, &v))
-				v.type = CTP_VALUE_ABSENT;
+			bool has = i == f->n_terms &&
+				   ctp_snap_derive(f, iv, &v) &&
+				   v.type == c->type;
+			c->u64[r] = has ? v.u64 : 0;
+			bits |= (uint64_t)has << (r % 64);
 		}
-		if (v.type != c->type)
-			continue;  /* absent */
-		c->u64[r] = v.u64; /* i64 shares the bits */
-		c->has[r / 64] |= 1ull << (r % 64);
+		c->has[w] = bits;
 	}
 	*out = c;
 	return 0;
