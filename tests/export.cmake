@@ -39,3 +39,8 @@ add_test(NAME promtool_stale_rules
          COMMAND sh -c "command -v promtool >/dev/null || { echo 'skip: no promtool (Debian prometheus)'; exit 77; }; exec promtool test rules \"$1\"" sh
                  ${CMAKE_CURRENT_SOURCE_DIR}/prometheus/ctprof_stale.test.yml)
 set_tests_properties(promtool_stale_rules PROPERTIES SKIP_RETURN_CODE 77)
+
+# Counters over time (core/analysis/series.c) on hand-built captures: an
+# exit, a rename that moves a member, a reset, the --top cut and the TTL,
+# every counter line never lower than the feed before.
+ctp_add_test(test_series test_series.c snapbuild.c e2e_util.c LIBS ctpcore m)

@@ -11,6 +11,7 @@
 #include "column.h"
 #include "ctprof/plugin.h"
 #include "render.h"
+#include "series.h"
 #include "term.h"
 
 #define NAME_MAX_LEN 200
@@ -243,31 +244,35 @@ static void part_label(struct ctp_groups *g, size_t i, char *buf, size_t n)
 	snprintf(buf, n, "%s", s);
 }
 
+char *ctp_om_group_labels(struct ctp_groups *g, size_t gi)
+{
+	size_t nk = ctp_groups_n_key(g);
+	const struct ctp_group *gr = ctp_groups_at(g, gi);
+	char *acc = strdup("");
+	for (size_t i = 0; acc && i < nk; i++) {
+		char ln[64], *one, *both = NULL;
+		if (!gr->key[i])
+			continue;
+		part_label(g, i, ln, sizeof(ln));
+		one = label(ln, gr->key[i], strlen(gr->key[i]));
+		if (one &&
+		    asprintf(&both, "%s%s%s", acc, *acc ? "," : "", one) < 0)
+			both = NULL;
+		free(one);
+		free(acc);
+		acc = both;
+	}
+	return acc;
+}
+
 static int group_labels(struct om *m)
 {
-	size_t nk = ctp_groups_n_key(m->g);
 	m->labels = calloc(m->ng + 1, sizeof(*m->labels));
 	if (!m->labels)
 		return -ENOMEM;
-	for (size_t gi = 0; gi < m->ng; gi++) {
-		const struct ctp_group *gr = ctp_groups_at(m->g, gi);
-		char *acc = strdup("");
-		for (size_t i = 0; acc && i < nk; i++) {
-			char ln[64], *one, *both = NULL;
-			if (!gr->key[i])
-				continue;
-			part_label(m->g, i, ln, sizeof(ln));
-			one = label(ln, gr->key[i], strlen(gr->key[i]));
-			if (one && asprintf(&both, "%s%s%s", acc,
-					    *acc ? "," : "", one) < 0)
-				both = NULL;
-			free(one);
-			free(acc);
-			acc = both;
-		}
-		if (!(m->labels[gi] = acc))
+	for (size_t gi = 0; gi < m->ng; gi++)
+		if (!(m->labels[gi] = ctp_om_group_labels(m->g, gi)))
 			return -ENOMEM;
-	}
 	return 0;
 }
 
@@ -295,6 +300,17 @@ static int rank(struct om *m)
 	for (size_t gi = 0; gi < m->ng; gi++) {
 		r[gi] = NAN;
 		m->order[gi] = gi;
+	}
+	if (m->o->series) { /* its exported groups first, in key order */
+		m->kept = 0;
+		for (size_t gi = 0; gi < m->ng; gi++)
+			if (ctp_series_exported(m->o->series, gi))
+				m->order[m->kept++] = gi;
+		for (size_t gi = 0, k = m->kept; gi < m->ng; gi++)
+			if (!ctp_series_exported(m->o->series, gi))
+				m->order[k++] = gi;
+		free(r);
+		return 0;
 	}
 	const struct ctp_snap_field *fs = ctp_snap_fields(m->snap),
 				    *first = NULL;
@@ -478,6 +494,32 @@ static void per_group(struct om *m, const struct ctp_snap_field *f,
 		sample(m, name, counter, "group=\"other\"", NULL, x, k);
 }
 
+/* A counter the series keeps: each exported group's running sum, and
+ * other's (series.h), to three more decimal places than the unit's (an
+ * exited task's time converted to the field's unit). */
+static void per_series(struct om *m, const struct ctp_snap_field *f,
+		       const char *name, int k)
+{
+	const struct ctp_series *s = m->o->series;
+	for (size_t i = 0; i <= ctp_series_n(s); i++) {
+		long double x;
+		if (!ctp_series_value(s, i, f, &x))
+			continue;
+		__int128 t = (__int128)llroundl(x * 2000);
+		sample(m, name, true, ctp_series_labels(s, i), NULL, t, k + 3);
+	}
+}
+
+/* Has a counter the series keeps a sample? */
+static bool series_values(const struct om *m, const struct ctp_snap_field *f)
+{
+	long double x;
+	for (size_t i = 0; i <= ctp_series_n(m->o->series); i++)
+		if (ctp_series_value(m->o->series, i, f, &x))
+			return true;
+	return false;
+}
+
 /* A cgroup field per cgroup, or the host's. */
 static void per_row(struct om *m, const struct ctp_snap_field *f,
 		    const char *name, bool counter, int k, bool cat)
@@ -595,8 +637,10 @@ static void field(struct om *m, const struct ctp_snap_field *f)
 		m->st->skipped++;
 		return;
 	}
-	if (!ctp_snap_has_values(m->snap,
-				 f)) /* a family with no sample says nothing */
+	bool kept =
+		m->o->series && counter && ctp_series_counts(m->o->series, f);
+	/* A family with no sample says nothing. */
+	if (kept ? !series_values(m, f) : !ctp_snap_has_values(m->snap, f))
 		return;
 	char help[1024];
 	snprintf(help, sizeof(help), "%s (field %s%s)", *f->help ? f->help : "",
@@ -608,7 +652,9 @@ static void field(struct om *m, const struct ctp_snap_field *f)
 	       help[0] == ' ' ? help + 1 : help);
 	bool grouped =
 		f->scope == CTP_SCOPE_THREAD || f->scope == CTP_SCOPE_PROCESS;
-	if (cat && grouped)
+	if (kept)
+		per_series(m, f, name, k);
+	else if (cat && grouped)
 		categorical(m, f, name);
 	else if (grouped)
 		per_group(m, f, name, counter, k);
@@ -757,6 +803,42 @@ static void collectors(struct om *m)
 	       2 * (__int128)h->start_realtime_ns, 9);
 }
 
+/* The series' own: how many, and the exited tasks per group. */
+static void series_families(struct om *m)
+{
+	const struct ctp_series *s = m->o->series;
+	struct ctp_series_stats st;
+	ctp_series_stats(s, &st);
+	static const char xt[] = "ctprof_exited_tasks";
+	header(m, xt, "counter", NULL,
+	       "Tasks (threads) that exited between captures, by the group "
+	       "they were in, since the exporter started");
+	for (size_t i = 0; i <= ctp_series_n(s); i++)
+		sample(m, xt, true, ctp_series_labels(s, i), NULL,
+		       2 * (__int128)ctp_series_exited(s, i), 0);
+	static const char sn[] = "ctprof_series";
+	header(m, sn, "gauge", NULL,
+	       "Group series exported (group=\"other\" included), groups "
+	       "remembered, and exported groups dropped so far by the TTL "
+	       "(--series-ttl) and by the cap");
+	const struct {
+		const char *what;
+		size_t n;
+	} w[] = {{"what=\"exported\"", st.series},
+		 {"what=\"tracked\"", st.tracked},
+		 {"what=\"expired\"", st.expired},
+		 {"what=\"capped\"", st.capped}};
+	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+		sample(m, sn, false, w[i].what, NULL, 2 * (__int128)w[i].n, 0);
+	if (!st.exits)
+		return;
+	static const char lo[] = "ctprof_exited_lost";
+	header(m, lo, "counter", NULL,
+	       "Exits the plugins said they missed, since the exporter "
+	       "started");
+	sample(m, lo, true, NULL, NULL, 2 * (__int128)st.lost, 0);
+}
+
 int ctp_om_write(FILE *out, const struct ctp_snap *snap, struct ctp_groups *g,
 		 const struct ctp_om_opts *o, struct ctp_om_stats *st)
 {
@@ -775,6 +857,8 @@ int ctp_om_write(FILE *out, const struct ctp_snap *snap, struct ctp_groups *g,
 		field(&m, &f[i]);
 	if (r == 0 && !m.err)
 		collectors(&m);
+	if (r == 0 && !m.err && o->series)
+		series_families(&m);
 	if (r == 0 && !m.err && o->openmetrics)
 		fputs("# EOF\n", out);
 	for (size_t gi = 0; m.labels && gi < m.ng; gi++)

@@ -22,6 +22,8 @@
 #include "group.h"
 #include "reader.h"
 
+struct ctp_series;
+
 struct ctp_om_opts {
 	/* OpenMetrics 1.0 (# UNIT, counters' samples _total, # EOF); else
 	 * the Prometheus text format 0.0.4. */
@@ -36,6 +38,10 @@ struct ctp_om_opts {
 	 * none either: key order. */
 	const char *const *rank;
 	size_t n_rank;
+	/* Counters over time (series.h): its exported groups and running
+	 * sums; the snapshot and groups given must be its newest. NULL: the
+	 * snapshot's own aggregates, the top groups by `rank`. */
+	const struct ctp_series *series;
 };
 
 struct ctp_om_stats {
@@ -53,6 +59,10 @@ struct ctp_om_stats {
  */
 int ctp_om_decimal(char *buf, size_t n, unsigned __int128 mag, bool neg,
 		   unsigned dec);
+
+/* Group gi's labels, `k="v",...` without braces (malloc'ed; NULL: no
+ * memory): what identifies its series. */
+char *ctp_om_group_labels(struct ctp_groups *g, size_t gi);
 
 /* Write snap (grouped as g, built from snap) to out. Returns 0, -ENOMEM,
  * or -EIO when out reported a write error. */

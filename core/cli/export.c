@@ -251,6 +251,45 @@ static bool want_view(const void *arg, const char *field)
 	return false;
 }
 
+/* The sort column of v that ranks groups, or NULL. */
+static const struct ctp_view_col *rank_col(const struct ctp_view *v)
+{
+	return v && !v->full && v->n_cols ? &v->cols[v->sort] : NULL;
+}
+
+int ctp_export_series(FILE *out, const struct ctp_series *series,
+		      const struct ctp_readopts *r, const struct ctp_view *v,
+		      bool view_selects, bool openmetrics,
+		      struct ctp_om_stats *st)
+{
+	struct ctp_om_opts mo = {
+		.openmetrics = openmetrics,
+		.want = view_selects ? want_view
+			: r->n_globs ? want_glob
+				     : NULL,
+		.want_arg = view_selects ? (const void *)v : (const void *)r,
+		.series = series,
+	};
+	return ctp_om_write(out, ctp_series_snap(series),
+			    ctp_series_groups(series), &mo, st);
+}
+
+int ctp_export_series_new(const struct ctp_readopts *r,
+			  const struct ctp_view *v, uint64_t top,
+			  uint64_t ttl_ns, struct ctp_series **ret)
+{
+	const struct ctp_view_col *sc = rank_col(v);
+	struct ctp_series_opts so = {
+		.spec = &r->spec,
+		.top = top,
+		.ttl_ns = ttl_ns,
+		.rank = sc ? (const char *const *)sc->fields : NULL,
+		.n_rank = sc ? sc->n_fields : 0,
+		.cap = r->cap,
+	};
+	return ctp_series_new(&so, ret);
+}
+
 int ctp_export_metrics(FILE *out, const struct ctp_snap *snap,
 		       const struct ctp_readopts *r, const struct ctp_view *v,
 		       bool view_selects, bool openmetrics, uint64_t top,
@@ -260,8 +299,7 @@ int ctp_export_metrics(FILE *out, const struct ctp_snap *snap,
 	int rc = ctp_groups_new(snap, &r->spec, &g, err, errlen);
 	if (rc < 0)
 		return rc;
-	const struct ctp_view_col *sc =
-		v && !v->full && v->n_cols ? &v->cols[v->sort] : NULL;
+	const struct ctp_view_col *sc = rank_col(v);
 	struct ctp_om_opts mo = {
 		.openmetrics = openmetrics,
 		.want = view_selects ? want_view

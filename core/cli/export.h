@@ -10,6 +10,7 @@
 
 #include "openmetrics.h"
 #include "readopts.h"
+#include "series.h"
 #include "view.h"
 
 /*
@@ -24,6 +25,22 @@ int ctp_export_metrics(FILE *out, const struct ctp_snap *snap,
 		       const struct ctp_readopts *r, const struct ctp_view *v,
 		       bool view_selects, bool openmetrics, uint64_t top,
 		       struct ctp_om_stats *st, char *err, size_t errlen);
+
+/*
+ * Counters over time (core/analysis/series.h) for serve, record
+ * --textfile and a recording's export: a series grouped by r's spec,
+ * the top `top` groups ranked by v's sort column by their increase,
+ * ttl_ns (0: the default) --series-ttl. Returns 0 and *ret, or -ENOMEM.
+ */
+int ctp_export_series_new(const struct ctp_readopts *r,
+			  const struct ctp_view *v, uint64_t top,
+			  uint64_t ttl_ns, struct ctp_series **ret);
+/* Its newest snapshot as metrics (as ctp_export_metrics, the groups and
+ * counters the series'). Returns 0, -ENOMEM or -EIO. */
+int ctp_export_series(FILE *out, const struct ctp_series *series,
+		      const struct ctp_readopts *r, const struct ctp_view *v,
+		      bool view_selects, bool openmetrics,
+		      struct ctp_om_stats *st);
 
 /* The snapshot at snap_path as DIR/ctprof.prom for node_exporter's
  * textfile collector (export --textfile DIR, grouped by pcomm, the top 50

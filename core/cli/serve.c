@@ -91,7 +91,7 @@ struct srv {
 	const char *user;	/* --user */
 	const char *web_path;	/* --web-config */
 	struct ctp_webcfg *web; /* its TLS and users, NULL without */
-	uint64_t min_ns, top;
+	uint64_t min_ns, top, ttl_ns;
 	bool no_supervise;
 	int sock;
 	/* In the child: the engine, the last capture and its time. */
@@ -100,7 +100,11 @@ struct srv {
 	struct ctp_view *view;
 	pthread_mutex_t lock;
 	int memfd;
-	struct ctp_snap *snap;
+	/* The counters over time (series.h), which holds the last capture:
+	 * this process's, so a new HTTP process starts them at zero. */
+	struct ctp_series *series;
+	const struct ctp_snap *snap;
+	bool said_exits;
 	uint64_t taken_ns;
 	char why[600]; /* the last capture's failure, "" when none */
 	int ask_fd;    /* to the supervisor, -1 with --no-supervise */
@@ -132,6 +136,9 @@ static void usage(FILE *f)
 	      "  --min-interval D    a scrape sooner than this after a "
 	      "capture gets that capture\n"
 	      "                      (default 5s)\n"
+	      "  --series-ttl D      a group once exported keeps its series "
+	      "while it had\n"
+	      "                      an increase within D (default 10m)\n"
 	      "  --group-by, --view, --fields, --top: as export's "
 	      "(docs/EXPORT.md)\n"
 	      "  -v, --verbose       a line per capture; -q, --quiet: "
@@ -162,6 +169,16 @@ static int own_option(void *ctx, int c, const char *arg)
 		return -1;
 	case 'w':
 		s->view_name = arg;
+		return -1;
+	case 'S':
+		if (ctp_config_parse_duration(arg, &ns) < 0 || !ns) {
+			fprintf(stderr,
+				PROG ": --series-ttl %s: expected a "
+				     "duration (10m, 1h, 90s)\n",
+				arg);
+			return CTP_EXIT_USAGE;
+		}
+		s->ttl_ns = ns;
 		return -1;
 	case 'q':
 		ctp_verbosity = -1;
@@ -199,6 +216,7 @@ static int parse_args(int argc, char **argv, struct srv *s)
 		{"listen", required_argument, NULL, 'l'},
 		{"min-interval", required_argument, NULL, 'm'},
 		{"view", required_argument, NULL, 'w'},
+		{"series-ttl", required_argument, NULL, 'S'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"top", required_argument, NULL, 't'},
@@ -340,9 +358,34 @@ static int capture(struct srv *s)
 		snprintf(s->why, sizeof(s->why), "%s", err);
 		return -EIO;
 	}
-	ctp_snap_free(s->snap);
-	s->snap = snap;
+	if (!s->series && ctp_export_series_new(&s->r, s->view, s->top,
+						s->ttl_ns, &s->series) < 0) {
+		ctp_snap_free(snap);
+		snprintf(s->why, sizeof(s->why), "%s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	if (ctp_series_feed(s->series, snap, err, sizeof(err)) < 0) {
+		snprintf(s->why, sizeof(s->why), "%s", err);
+		return -EIO;
+	}
+	s->snap = ctp_series_snap(s->series);
 	s->why[0] = '\0';
+	struct ctp_series_stats st;
+	ctp_series_stats(s->series, &st);
+	if (st.feeds == 2 && !st.exits && !s->said_exits) {
+		s->said_exits = true;
+		ctp_log(CTP_LOG_WARNING,
+			"no exited table in the captures: the work of tasks "
+			"that exit between scrapes is not counted (the "
+			"taskstats plugin records it)");
+	}
+	if (ctp_verbosity >= 1)
+		fprintf(stderr,
+			PROG ": %zu group series (group=\"other\" included), "
+			     "%zu groups remembered, %zu expired, %zu capped; "
+			     "%llu exited tasks counted\n",
+			st.series, st.tracked, st.expired, st.capped,
+			(unsigned long long)st.exited);
 	return 0;
 }
 
@@ -375,14 +418,13 @@ static int metrics(struct srv *s, bool om, char **body, size_t *len, char *why,
 			s->taken_ns = ctp_now_ns();
 	}
 	FILE *f = NULL;
-	char err[512];
 	if (r == 0 && !(f = open_memstream(body, len)))
 		r = -ENOMEM;
 	struct ctp_om_stats st;
-	if (r == 0 && (r = ctp_export_metrics(f, s->snap, &s->r, s->view,
-					      s->view_name != NULL, om, s->top,
-					      &st, err, sizeof(err))) < 0)
-		snprintf(s->why, sizeof(s->why), "export: %s", err);
+	if (r == 0 &&
+	    (r = ctp_export_series(f, s->series, &s->r, s->view,
+				   s->view_name != NULL, om, &st)) < 0)
+		snprintf(s->why, sizeof(s->why), "export: %s", strerror(-r));
 	if (f && fclose(f) != 0 && r == 0)
 		r = -ENOMEM;
 	if (r < 0 && f) {
@@ -779,7 +821,8 @@ out:
 		ctp_engine_done(&eng);
 	}
 	ctp_capture_free(cap);
-	ctp_snap_free(s->snap);
+	ctp_series_free(s->series);
+	s->series = NULL;
 	s->snap = NULL;
 	free(s->conns);
 	return rc;

@@ -1,0 +1,386 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Counters over time (core/analysis/series.c) on hand-built captures
+ * written by the real writer, 10 s apart: t.cpu a thread counter in ticks
+ * (100 a second), t.begin the start time (task identity), x.cpu the
+ * exited table's CPU in us, paired with t.cpu by a view's column. Each
+ * case feeds a sequence and reads the OpenMetrics the exporters write
+ * (ctp_om_write with the series): a group's counter is the running sum of
+ * its members' increases, exited members' work included, and no series
+ * ever goes down (checked after every feed, over every counter line),
+ * through an exit, a rename that moves a member to another group, a
+ * reset, the --top cut and the TTL.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "e2e_util.h"
+#include "group.h"
+#include "model.h"
+#include "openmetrics.h"
+#include "series.h"
+#include "snapbuild.h"
+#include "view.h"
+
+static char tmp[PATH_MAX];
+
+enum { F_CPU, F_START, F_XCPU, NF };
+
+#define SEC  1000000000ull
+#define CPU  "ctprof_t_cpu_seconds_total"
+#define XT   "ctprof_exited_tasks_total"
+#define MAXT 8
+
+struct th {
+	uint32_t tgid, tid;
+	const char *pcomm;
+	uint64_t cpu, start;
+};
+
+struct ex {
+	uint32_t tgid, tid;
+	const char *comm;
+	uint64_t us; /* x.cpu at exit */
+};
+
+struct cap {
+	struct th t[MAXT];
+	struct ex x[MAXT];
+};
+
+static int seq;
+
+/* Capture k (boot 1000 + 10 k s) of threads c->t (tgid 0 ends) and exits
+ * c->x (tid 0 ends); its exits happen in the interval before it. */
+static struct ctp_snap *build(int k, const struct cap *c)
+{
+	const struct ctp_field_desc d[NF] = {
+		[F_CPU] = {"t.cpu", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64,
+			   CTP_UNIT_TICKS, CTP_KIND_COUNTER, CTP_RULE_SUM},
+		[F_START] = {"t.begin", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64,
+			     CTP_UNIT_TICKS, CTP_KIND_ORDINAL, CTP_RULE_RANGE,
+			     CTP_FIELD_START_TIME},
+		[F_XCPU] = {"x.cpu", NULL, CTP_SCOPE_EXITED, CTP_TYPE_U64,
+			    CTP_UNIT_US, CTP_KIND_COUNTER, CTP_RULE_SUM},
+	};
+	struct ctp_capture *cap = sb_capture("t");
+	char path[PATH_MAX], err[512];
+	struct ctp_snap *snap;
+	uint64_t at = (1000 + 10 * (uint64_t)k) * SEC;
+	for (int i = 0; i < NF; i++)
+		assert_int_equal(ctp_registry_add(&cap->reg, 0, &d[i]), i);
+	uint32_t last = 0;
+	for (int i = 0; i < MAXT && c->t[i].tgid; i++) {
+		const struct th *t = &c->t[i];
+		if (t->tgid != last)
+			sb_process(cap, t->tgid, t->pcomm);
+		last = t->tgid;
+		uint32_t r = sb_thread(cap, t->tid, t->pcomm, -1);
+		sb_put_u64(cap, &cap->threads[0], r, CTP_THREAD_IDENT, F_CPU,
+			   t->cpu);
+		sb_put_u64(cap, &cap->threads[0], r, CTP_THREAD_IDENT, F_START,
+			   t->start);
+	}
+	for (int i = 0; i < MAXT && c->x[i].tid; i++) {
+		uint32_t x = sb_exited(cap, c->x[i].tid, c->x[i].tgid,
+				       c->x[i].comm, at - SEC);
+		sb_put_u64(cap, &cap->exited, x, CTP_EXITED_IDENT, F_XCPU,
+			   c->x[i].us);
+	}
+	cap->plugins[0].exited = true;
+	cap->start_boottime_ns = at;
+	cap->start_realtime_ns = 1700000000000000000ull + at;
+	cap->end_realtime_ns = cap->start_realtime_ns + SEC / 10;
+	assert_int_equal(E2E_PATHF(path, "%s/%d.ctprof", tmp, seq++), 0);
+	if (sb_write(cap, path, err, sizeof(err)) < 0)
+		fail_msg("write %s: %s", path, err);
+	ctp_capture_free(cap);
+	if (ctp_snap_open(path, 1u << 30, &snap, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	return snap;
+}
+
+static const char view_text[] =
+	"view: pairs\n"
+	"description: t.cpu and the exited tasks' x.cpu\n"
+	"sort: cpu\n"
+	"sections:\n"
+	"  - {title: Processes, group_by: pid}\n"
+	"columns:\n"
+	"  - {id: cpu, label: CPU, field: t.cpu, exited: [x.cpu]}\n";
+
+struct run {
+	struct ctp_series *s;
+	struct ctp_group_spec spec;
+	struct ctp_view *v;
+	char axes[16];
+	char *out; /* the last output */
+	char *prev;
+};
+
+static void run_new(struct run *r, size_t top, uint64_t ttl_ns)
+{
+	char err[512];
+	memset(r, 0, sizeof(*r));
+	r->spec.no_normalize = true;
+	snprintf(r->axes, sizeof(r->axes), "pcomm");
+	assert_int_equal(
+		ctp_group_spec_parse(r->axes, &r->spec, err, sizeof(err)), 0);
+	if (ctp_view_parse("pairs.yaml", view_text, strlen(view_text), &r->v,
+			   err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	const struct ctp_view *vs[1] = {r->v};
+	struct ctp_series_opts o = {.spec = &r->spec,
+				    .top = top,
+				    .ttl_ns = ttl_ns,
+				    .views = vs,
+				    .n_views = 1};
+	assert_int_equal(ctp_series_new(&o, &r->s), 0);
+}
+
+static void run_free(struct run *r)
+{
+	ctp_series_free(r->s);
+	ctp_view_free(r->v);
+	free(r->out);
+	free(r->prev);
+}
+
+/* The value of series `name{labels}` in text, NAN when absent. */
+static double value_in(const char *text, const char *name, const char *labels)
+{
+	char key[256];
+	snprintf(key, sizeof(key), "\n%s{%s} ", name, labels);
+	const char *at = text ? strstr(text, key) : NULL;
+	return at ? strtod(at + strlen(key), NULL) : NAN;
+}
+
+/* Every counter line of prev is in out with a value no lower. */
+static void monotonic(const char *prev, const char *out)
+{
+	for (const char *p = prev; p && *p;) {
+		const char *nl = strchr(p, '\n'), *sp, *br;
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		char line[512], name[256], labels[256];
+		snprintf(line, sizeof(line), "%.*s", (int)len, p);
+		p = nl ? nl + 1 : p + len;
+		if (line[0] == '#' || !strstr(line, "_total{"))
+			continue;
+		br = strchr(line, '{');
+		sp = strrchr(line, '}');
+		snprintf(name, sizeof(name), "%.*s", (int)(br - line), line);
+		snprintf(labels, sizeof(labels), "%.*s", (int)(sp - br - 1),
+			 br + 1);
+		double a = strtod(sp + 2, NULL),
+		       b = value_in(out, name, labels);
+		if (isnan(b))
+			continue; /* expired: no sample, never a lower one */
+		if (b < a)
+			fail_msg("%s{%s} went down: %g -> %g", name, labels, a,
+				 b);
+	}
+}
+
+/* Feed capture k, write the metrics, check nothing went down. */
+static void feed(struct run *r, int k, const struct cap *c)
+{
+	char err[512];
+	assert_int_equal(ctp_series_feed(r->s, build(k, c), err, sizeof(err)),
+			 0);
+	free(r->prev);
+	r->prev = r->out;
+	r->out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&r->out, &len);
+	assert_non_null(f);
+	struct ctp_om_opts mo = {.openmetrics = true, .series = r->s};
+	struct ctp_om_stats st;
+	assert_int_equal(ctp_om_write(f, ctp_series_snap(r->s),
+				      ctp_series_groups(r->s), &mo, &st),
+			 0);
+	assert_int_equal(fclose(f), 0);
+	monotonic(r->prev, r->out);
+}
+
+static double cpu(const struct run *r, const char *group)
+{
+	char l[64];
+	snprintf(l, sizeof(l), "group=\"%s\"", group);
+	return value_in(r->out, CPU, l);
+}
+
+static bool near(double a, double b)
+{
+	return fabs(a - b) < 1e-6;
+}
+
+/* A member exits: its work after BASE (its exit record less what BASE
+ * had) is added to its group's counter, which the sum over the live
+ * members would have lost (1.3 s, then 3 s without thread 12's 0.3 s). */
+static void test_exit(void **state)
+{
+	(void)state;
+	struct run r;
+	run_new(&r, 0, 0);
+	struct cap c0 = {
+		.t = {{10, 10, "app", 100, 5}, {10, 12, "app", 30, 6}}};
+	struct cap c1 = {.t = {{10, 10, "app", 300, 5}},
+			 .x = {{10, 12, "app", 600000}}};
+	struct cap c2 = {.t = {{10, 10, "app", 310, 5}}};
+	feed(&r, 0, &c0);
+	assert_true(near(cpu(&r, "app"), 0)); /* from the first capture */
+	feed(&r, 1, &c1);
+	/* +2 s of thread 10, +0.3 s of thread 12 (0.6 s at its exit less
+	 * the 0.3 s BASE had). */
+	assert_true(near(cpu(&r, "app"), 2.3));
+	assert_true(near(value_in(r.out, XT, "group=\"app\""), 1));
+	feed(&r, 2, &c2);
+	assert_true(near(cpu(&r, "app"), 2.4));
+	run_free(&r);
+}
+
+/* A process renames (its pcomm, the group, changes; its identity does
+ * not): what it did before stays with the old group, its increase after
+ * goes to the new one, which starts at 0 (its first sample) and shows it
+ * the capture after. A new member adds its whole value. */
+static void test_rename(void **state)
+{
+	(void)state;
+	struct run r;
+	run_new(&r, 0, 0);
+	struct cap c[4] = {
+		{.t = {{20, 20, "old", 40, 8}}},
+		{.t = {{20, 20, "old", 90, 8}}},
+		{.t = {{20, 20, "new", 140, 8}}},
+		{.t = {{20, 20, "new", 150, 8}, {21, 21, "late", 70, 500}}},
+	};
+	feed(&r, 0, &c[0]);
+	feed(&r, 1, &c[1]);
+	assert_true(near(cpu(&r, "old"), 0.5));
+	feed(&r, 2, &c[2]);
+	assert_true(near(cpu(&r, "old"), 0.5)); /* kept, within the TTL */
+	assert_true(near(cpu(&r, "new"), 0));	/* its first sample */
+	feed(&r, 3, &c[3]);
+	assert_true(near(cpu(&r, "new"), 0.6)); /* 0.5 + 0.1 */
+	assert_true(near(cpu(&r, "late"), 0));
+	/* Nothing counted twice, nothing lost: 0.5 + 0.6 of process 20. */
+	assert_true(near(cpu(&r, "old") + cpu(&r, "new"), 1.1));
+	run_free(&r);
+}
+
+/* A counter that goes back (the same task: ids and start) adds its new
+ * value, never the drop. */
+static void test_reset(void **state)
+{
+	(void)state;
+	struct run r;
+	run_new(&r, 0, 0);
+	struct cap c[3] = {
+		{.t = {{30, 30, "svc", 500, 9}}},
+		{.t = {{30, 30, "svc", 20, 9}}},
+		{.t = {{30, 30, "svc", 50, 9}}},
+	};
+	for (int k = 0; k < 3; k++)
+		feed(&r, k, &c[k]);
+	assert_true(near(cpu(&r, "svc"), 0.5)); /* 20 + 30 ticks */
+	run_free(&r);
+}
+
+/* --top 1: the group that leads each interval is exported and keeps its
+ * series while it is active (TTL 25 s); the others' increases go to
+ * other, which is monotonic too; a group idle past the TTL loses its
+ * series (no sample, never a lower one) and its later increases go to
+ * other. */
+static void test_top_ttl(void **state)
+{
+	(void)state;
+	struct run r;
+	run_new(&r, 1, 25 * SEC);
+	/* a leads the first interval, b the second; c never leads. */
+	uint64_t a[] = {0, 100, 110, 110, 110, 110, 200},
+		 b[] = {0, 10, 110, 120, 130, 140, 150},
+		 cc[] = {0, 5, 10, 15, 20, 25, 30};
+	for (int k = 0; k < 7; k++) {
+		struct cap c = {.t = {{1, 1, "a", a[k], 1},
+				      {2, 2, "b", b[k], 2},
+				      {3, 3, "c", cc[k], 3}}};
+		feed(&r, k, &c);
+		if (k == 1) { /* a led the first capture too */
+			assert_true(near(cpu(&r, "a"), 1.0));
+			assert_true(isnan(cpu(&r, "b")));
+			/* b's 0.1 s and c's 0.05 s. */
+			assert_true(near(cpu(&r, "other"), 0.15));
+		}
+		if (k == 2) {
+			assert_true(near(cpu(&r, "a"), 1.1));
+			assert_true(near(cpu(&r, "b"), 0)); /* first sample */
+		}
+		if (k == 3) /* both kept: a was active 10 s ago */
+			assert_true(near(cpu(&r, "a"), 1.1) &&
+				    near(cpu(&r, "b"), 1.1));
+	}
+	/* a idle from capture 2 (20 s) to 5 (50 s): past 25 s it expired
+	 * at capture 5; its increase at capture 6 went to other, unless it
+	 * led that interval (it did: 0.9 s): exported again, from where it
+	 * was. */
+	assert_true(near(cpu(&r, "a"), 2.0));
+	assert_true(near(cpu(&r, "b"), 1.4));
+	struct ctp_series_stats st;
+	ctp_series_stats(r.s, &st);
+	assert_int_equal(st.expired, 1);
+	/* other: b's first 0.1 s and c's 0.3 s. */
+	assert_true(near(cpu(&r, "other"), 0.4));
+	run_free(&r);
+}
+
+/* The TTL alone: a group idle past it has no series any more, and
+ * ctprof_series says how many are exported. */
+static void test_expiry(void **state)
+{
+	(void)state;
+	struct run r;
+	run_new(&r, 0, 15 * SEC);
+	uint64_t a[] = {0, 100, 100, 100, 100};
+	for (int k = 0; k < 5; k++) {
+		struct cap c = {.t = {{1, 1, "a", a[k], 1},
+				      {2, 2, "b", 10 * (uint64_t)k, 2}}};
+		feed(&r, k, &c);
+	}
+	assert_true(isnan(cpu(&r, "a"))); /* idle since 10 s, now 40 s */
+	assert_true(near(cpu(&r, "b"), 0.4));
+	assert_true(near(value_in(r.out, "ctprof_series", "what=\"exported\""),
+			 2)); /* b and other */
+	run_free(&r);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return e2e_tmpdir("series", tmp, sizeof(tmp));
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return e2e_rm_rf(tmp) < 0 ? -1 : 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_exit),   cmocka_unit_test(test_rename),
+		cmocka_unit_test(test_reset),  cmocka_unit_test(test_top_ttl),
+		cmocka_unit_test(test_expiry),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
