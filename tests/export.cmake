@@ -44,3 +44,13 @@ set_tests_properties(promtool_stale_rules PROPERTIES SKIP_RETURN_CODE 77)
 # exit, a rename that moves a member, a reset, the --top cut and the TTL,
 # every counter line never lower than the feed before.
 ctp_add_test(test_series test_series.c snapbuild.c e2e_util.c LIBS ctpcore m)
+# The proof with a real Prometheus scraping serve every second while a
+# build of short-lived children burns known CPU beside a renaming thread:
+# sum(increase()) of the build group's CPU equals getrusage's within 5 %,
+# resets() of every counter is 0 (alone: it burns a CPU; 77 without
+# Prometheus, root or taskstats exit events).
+ctp_add_test(test_series_prom test_series_prom.c e2e_util.c LIBS ctpcore
+             Threads::Threads m)
+add_dependencies(test_series_prom ctprof-core plugin-procfs-stat
+                 plugin-taskstats)
+set_tests_properties(test_series_prom PROPERTIES RUN_SERIAL TRUE)

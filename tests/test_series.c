@@ -51,6 +51,7 @@ struct ex {
 	uint32_t tgid, tid;
 	const char *comm;
 	uint64_t us; /* x.cpu at exit */
+	bool during; /* exited while the capture was taken (after its start) */
 };
 
 struct cap {
@@ -92,8 +93,9 @@ static struct ctp_snap *build(int k, const struct cap *c)
 			   t->start);
 	}
 	for (int i = 0; i < MAXT && c->x[i].tid; i++) {
-		uint32_t x = sb_exited(cap, c->x[i].tid, c->x[i].tgid,
-				       c->x[i].comm, at - SEC);
+		uint32_t x =
+			sb_exited(cap, c->x[i].tid, c->x[i].tgid, c->x[i].comm,
+				  c->x[i].during ? at + SEC / 20 : at - SEC);
 		sb_put_u64(cap, &cap->exited, x, CTP_EXITED_IDENT, F_XCPU,
 			   c->x[i].us);
 	}
@@ -249,6 +251,31 @@ static void test_exit(void **state)
 	run_free(&r);
 }
 
+/* A thread read live by a capture exits while that capture is taken:
+ * its exit record is in that capture's table, which is also the next
+ * interval's BASE. It counts once: its live value up to the read in the
+ * interval before, the rest of its exit record in the one after. */
+static void test_exit_during_capture(void **state)
+{
+	(void)state;
+	struct run r;
+	run_new(&r, 0, 0);
+	struct cap c0 = {
+		.t = {{10, 10, "app", 100, 5}, {10, 12, "app", 30, 6}}};
+	struct cap c1 = {.t = {{10, 10, "app", 300, 5}, {10, 12, "app", 50, 6}},
+			 .x = {{10, 12, "app", 600000, true}}};
+	struct cap c2 = {.t = {{10, 10, "app", 310, 5}}};
+	feed(&r, 0, &c0);
+	feed(&r, 1, &c1);
+	assert_true(near(cpu(&r, "app"), 2.2)); /* +2 s, +0.2 s live */
+	feed(&r, 2, &c2);
+	/* +0.1 s of thread 10, +0.1 s of 12's exit (0.6 s less the 0.5 s
+	 * read live): 0.6 s of thread 12 in all, less the 0.3 s before. */
+	assert_true(near(cpu(&r, "app"), 2.4));
+	assert_true(near(value_in(r.out, XT, "group=\"app\""), 1));
+	run_free(&r);
+}
+
 /* A process renames (its pcomm, the group, changes; its identity does
  * not): what it did before stays with the old group, its increase after
  * goes to the new one, which starts at 0 (its first sample) and shows it
@@ -378,8 +405,11 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_exit),   cmocka_unit_test(test_rename),
-		cmocka_unit_test(test_reset),  cmocka_unit_test(test_top_ttl),
+		cmocka_unit_test(test_exit),
+		cmocka_unit_test(test_exit_during_capture),
+		cmocka_unit_test(test_rename),
+		cmocka_unit_test(test_reset),
+		cmocka_unit_test(test_top_ttl),
 		cmocka_unit_test(test_expiry),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

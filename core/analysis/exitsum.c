@@ -263,9 +263,25 @@ static int task_ident(struct ctp_exit_sum *s, size_t i,
 	return own_names(s, i, in);
 }
 
-/* One file's rows into s. */
+/* Is exited row r of f's table a thread snap has live (same ids and
+ * start)? */
+static bool live_in(const struct ctp_snap *snap, const struct ctp_snap *f,
+		    const struct ctp_snap_table *x, size_t r)
+{
+	uint64_t tgid = x->tgid ? x->tgid[r] : 0;
+	long row = tgid ? ctp_snap_row(ctp_snap_table(snap, CTP_SCOPE_THREAD),
+				       tgid, x->tid[r])
+			: -1;
+	return row >= 0 && ctp_ident_exited_same(snap, (size_t)row,
+						 ctp_ident_exited_start(f, r));
+}
+
+/* One file's rows into s. step (ctp_exit_sum_step): an exit seen while
+ * a capture was taken counts in one interval only, the one after the
+ * capture that read its thread live, else the one before it. */
 static int add_file(const struct ctp_snap *base, const struct ctp_snap *f,
-		    const struct ctp_snap *prev, struct ctp_exit_sum *s)
+		    const struct ctp_snap *prev, bool step,
+		    struct ctp_exit_sum *s)
 {
 	const struct ctp_snap_table *x = ctp_snap_table(f, CTP_SCOPE_EXITED);
 	uint64_t from = ctp_snap_header(base)->start_boottime_ns;
@@ -287,6 +303,8 @@ static int add_file(const struct ctp_snap *base, const struct ctp_snap *f,
 		if (x->exit_ns && x->exit_ns[r] && from &&
 		    x->exit_ns[r] <= from)
 			continue; /* gone before BASE: not this interval */
+		if (step && (f == base) != live_in(f, f, x, r))
+			continue;
 		uint64_t need = sizeof(struct ctp_group_extra) + 3 * 8 +
 				(s->n_fields + 1) * sizeof(double) +
 				(x->comm[r].ptr ? x->comm[r].len : 0) + 64;
@@ -434,7 +452,7 @@ int ctp_exit_sum_paths(const struct ctp_snap *base, const struct ctp_snap *cand,
 	if (r == 0 && !s->n_fields)
 		return 0; /* the view asks nothing of exited tasks */
 	if (r == 0)
-		r = add_file(base, base, NULL, s);
+		r = add_file(base, base, NULL, false, s);
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		struct ctp_snap *f;
 		char err[512];
@@ -443,13 +461,27 @@ int ctp_exit_sum_paths(const struct ctp_snap *base, const struct ctp_snap *cand,
 				prog, err);
 			continue;
 		}
-		r = add_file(base, f, prev ? prev : base, s);
+		r = add_file(base, f, prev ? prev : base, false, s);
 		ctp_snap_free(prev);
 		prev = f;
 	}
 	if (r == 0)
-		r = add_file(base, cand, prev ? prev : base, s);
+		r = add_file(base, cand, prev ? prev : base, false, s);
 	ctp_snap_free(prev);
+	return r == 0 ? sum_end(s, base, v) : r;
+}
+
+int ctp_exit_sum_step(const struct ctp_snap *base, const struct ctp_snap *cand,
+		      uint64_t cap, const struct ctp_view *v,
+		      struct ctp_exit_sum *s)
+{
+	int r = sum_begin(s, v, cap);
+	if (r == 0 && !s->n_fields)
+		return 0;
+	if (r == 0)
+		r = add_file(base, base, NULL, true, s);
+	if (r == 0)
+		r = add_file(base, cand, base, true, s);
 	return r == 0 ? sum_end(s, base, v) : r;
 }
 

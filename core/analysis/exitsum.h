@@ -75,6 +75,16 @@ int ctp_exit_sum_paths(const struct ctp_snap *base, const struct ctp_snap *cand,
 		       char *const *between, size_t n, uint64_t cap,
 		       const struct ctp_view *v, FILE *log, const char *prog,
 		       struct ctp_exit_sum *s);
+/*
+ * The same for two captures in a row of several stepped along (series.h),
+ * none between them, so that each exit counts in one interval only: a
+ * row of BASE's table (it exited while BASE was taken) only when BASE
+ * read its thread live (what BASE had of it is taken off), a row of
+ * CAND's only when CAND did not (the next interval takes it from there).
+ */
+int ctp_exit_sum_step(const struct ctp_snap *base, const struct ctp_snap *cand,
+		      uint64_t cap, const struct ctp_view *v,
+		      struct ctp_exit_sum *s);
 /* Index of field `name` in s->fields, or -1. */
 long ctp_exit_sum_field(const struct ctp_exit_sum *s, const char *name);
 /* What a value of field j times is in unit `to`: 1 for its own unit, the

@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The proof of issue 31 with a real Prometheus (Debian's, on loopback, a
+ * temporary TSDB, scrape_interval 1s) scraping `serve` while a "build"
+ * runs: a driver process named ctpbuild forks, one after another,
+ * children that each burn a known 50-150 ms of CPU and exit between
+ * scrapes, beside a thread of its own that burns a little and renames
+ * itself again and again (prctl PR_SET_NAME); then the driver exits.
+ * Over the run, sum(increase()) of the group's CPU counters (user +
+ * system), evaluated at the last sample, equals the CPU the test
+ * measured of the driver and its children (getrusage RUSAGE_CHILDREN)
+ * within 5 %, and resets() of every counter family is 0. The children
+ * live between scrapes: only their exit records (the taskstats plugin)
+ * carry their CPU. The capture walks the host's /proc (taskstats
+ * listens for exits only there). Exits 77 without Prometheus, root (taskstats
+ * needs CAP_NET_ADMIN) or exit events. What the test checks is CPU the children
+ * were given and the counters' values, never the host's pace.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "e2e_util.h"
+
+#define SKIP	 77
+#define GROUP	 "ctpbuild"
+#define BUILD_MS 6000 /* the build's CPU, about */
+#define UT	 "ctprof_procfs_utime_seconds_total"
+#define ST	 "ctprof_procfs_stime_seconds_total"
+
+static char tmp[PATH_MAX];
+static int skipped;
+
+static double cpu_s(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Burn ms of this thread's CPU. */
+static void burn_ms(unsigned ms)
+{
+	volatile uint64_t x = 0;
+	double until = cpu_s(CLOCK_THREAD_CPUTIME_ID) + ms / 1000.0;
+	while (cpu_s(CLOCK_THREAD_CPUTIME_ID) < until)
+		x++;
+}
+
+static atomic_bool ren_stop;
+
+/* The thread that renames itself: a few ms of CPU under each name. */
+static void *renamer(void *arg)
+{
+	(void)arg;
+	for (unsigned i = 0; !atomic_load(&ren_stop); i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "ren%u", i % 1000);
+		prctl(PR_SET_NAME, name);
+		burn_ms(5);
+		usleep(45000);
+	}
+	return NULL;
+}
+
+/* The build: after a byte on `go`, children of 50-150 ms each until
+ * BUILD_MS of them, with the renaming thread beside; then it exits. */
+static void driver(int go)
+{
+	char b;
+	prctl(PR_SET_NAME, GROUP);
+	if (read(go, &b, 1) != 1)
+		_exit(1);
+	pthread_t th;
+	if (pthread_create(&th, NULL, renamer, NULL) != 0)
+		_exit(1);
+	unsigned done = 0, seed = 31;
+	while (done < BUILD_MS) {
+		unsigned ms = 50 + (seed = seed * 1103515245u + 12345u) % 101;
+		pid_t c = fork();
+		if (c == 0) {
+			/* Nice, so serve and Prometheus keep their pace. */
+			setpriority(PRIO_PROCESS, 0, 10);
+			burn_ms(ms);
+			_exit(0);
+		}
+		if (c < 0)
+			_exit(1);
+		waitpid(c, NULL, 0);
+		done += ms;
+	}
+	atomic_store(&ren_stop, true);
+	pthread_join(th, NULL);
+	_exit(0);
+}
+
+/* curl's output of a GET (query parameters url-encoded) into buf. */
+static bool curl(const char *url, const char *query, const char *at, char *buf,
+		 size_t n)
+{
+	char cmd[4096];
+	int k = snprintf(cmd, sizeof(cmd),
+			 "curl -sf --max-time 10 -G '%s'%s%s%s%s%s", url,
+			 query ? " --data-urlencode 'query=" : "",
+			 query ? query : "", query ? "'" : "",
+			 at ? " --data-urlencode time=" : "", at ? at : "");
+	assert_true(k > 0 && (size_t)k < sizeof(cmd));
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	size_t len = fread(buf, 1, n - 1, p);
+	buf[len] = '\0';
+	return pclose(p) == 0;
+}
+
+/* A PromQL instant query's first value (at `at`, NULL: now). */
+static bool query(unsigned port, const char *promql, const char *at, double *v)
+{
+	char url[64], buf[1 << 16];
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/api/v1/query", port);
+	if (!curl(url, promql, at, buf, sizeof(buf)))
+		return false;
+	const char *p = strstr(buf, "\"value\":[");
+	return p && sscanf(p, "\"value\":[%*f,\"%lf\"", v) == 1;
+}
+
+static double now_s(void)
+{
+	return cpu_s(CLOCK_REALTIME);
+}
+
+static void test_build(void **state)
+{
+	(void)state;
+	char yaml[3 * PATH_MAX], cfg[PATH_MAX], log[PATH_MAX], prom[PATH_MAX],
+		data[PATH_MAX], plog[PATH_MAX], buf[1 << 16];
+	int go[2];
+	assert_int_equal(pipe(go), 0);
+	pid_t drv = fork();
+	assert_true(drv >= 0);
+	if (drv == 0) {
+		close(go[1]);
+		driver(go[0]);
+	}
+	close(go[0]);
+	e2e_started_add(drv);
+	/* The host's /proc: taskstats listens for exits only on the live
+	 * procfs of its kernel. */
+	int n = snprintf(yaml, sizeof(yaml),
+			 "plugin_dirs: [\"%s\"]\n"
+			 "plugins:\n  procfs-stat: {}\n  taskstats: {}\n",
+			 CTP_TEST_PLUGIN_DIR);
+	assert_true(n > 0 && (size_t)n < sizeof(yaml));
+	assert_int_equal(E2E_PATHF(cfg, "%s/c.yaml", tmp), 0);
+	assert_int_equal(E2E_PATHF(log, "%s/serve.log", tmp), 0);
+	assert_int_equal(e2e_write_file(cfg, yaml, (size_t)n), 0);
+	unsigned port, pport = e2e_free_port();
+	const char *args[] = {"serve",	  "--config",	 cfg,
+			      "--listen", "127.0.0.1:0", "--min-interval",
+			      "500ms",	  "--top",	 "20",
+			      NULL};
+	pid_t srv = e2e_serve_start(args, log, "http", &port);
+	/* The exit events need the taskstats plugin loaded (root, the
+	 * family): else there is nothing to prove. */
+	char url[64];
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/metrics", port);
+	assert_true(curl(url, NULL, NULL, buf, sizeof(buf)));
+	const char *ts_line = strstr(buf, "{plugin=\"taskstats\",version=");
+	const char *eol = ts_line ? strchr(ts_line, '\n') : NULL;
+	const char *ok = ts_line ? strstr(ts_line, "status=\"loaded\"") : NULL;
+	if (!ok || (eol && ok > eol)) {
+		fprintf(stderr, "skipped: the taskstats plugin did not load "
+				"(exit events need root and its netlink "
+				"family)\n");
+		skipped = 1;
+		return;
+	}
+	assert_int_equal(E2E_PATHF(prom, "%s/prometheus.yml", tmp), 0);
+	assert_int_equal(E2E_PATHF(data, "%s/tsdb", tmp), 0);
+	assert_int_equal(E2E_PATHF(plog, "%s/prometheus.log", tmp), 0);
+	n = snprintf(yaml, sizeof(yaml),
+		     "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+		     "scrape_configs:\n"
+		     "  - job_name: ctprof\n"
+		     "    static_configs: [{targets: ['127.0.0.1:%u']}]\n",
+		     port);
+	assert_int_equal(e2e_write_file(prom, yaml, (size_t)n), 0);
+	pid_t p = e2e_prometheus_start(prom, data, plog, pport);
+	/* A scrape before the build: the series' start. */
+	double v, t_end = now_s() + 60;
+	while (now_s() < t_end &&
+	       !(query(pport, "count(up{job=\"ctprof\"} == 1)", NULL, &v) &&
+		 v == 1))
+		usleep(200000);
+	struct rusage before, after;
+	assert_int_equal(getrusage(RUSAGE_CHILDREN, &before), 0);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	close(go[1]);
+	int st;
+	assert_int_equal(e2e_wait(drv, &st), 0);
+	e2e_started_done(drv);
+	assert_int_equal(getrusage(RUSAGE_CHILDREN, &after), 0);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	double exited = now_s();
+	double want =
+		(double)(after.ru_utime.tv_sec - before.ru_utime.tv_sec) +
+		(double)(after.ru_stime.tv_sec - before.ru_stime.tv_sec) +
+		(double)(after.ru_utime.tv_usec - before.ru_utime.tv_usec) *
+			1e-6 +
+		(double)(after.ru_stime.tv_usec - before.ru_stime.tv_usec) *
+			1e-6;
+	/* Until Prometheus holds two samples taken after the driver ended
+	 * (the first has its exit record), at most 60 s. */
+	double ts = NAN;
+	t_end = now_s() + 60;
+	while (now_s() < t_end) {
+		if (query(pport, "timestamp(" UT "{group=\"" GROUP "\"})", NULL,
+			  &ts) &&
+		    ts > exited + 1.5)
+			break;
+		usleep(250000);
+	}
+	char at[64];
+	snprintf(at, sizeof(at), "%.3f", ts);
+	double inc = NAN, resets = 0, xt = 0, samples = NAN, exits = 0;
+	bool got = query(pport,
+			 "sum(increase(" UT "{group=\"" GROUP "\"}[10m])) + "
+			 "sum(increase(" ST "{group=\"" GROUP "\"}[10m]))",
+			 at, &inc) &&
+		   query(pport,
+			 "count_over_time(" UT "{group=\"" GROUP "\"}[10m])",
+			 at, &samples);
+	/* Exit events the plugin took over the run, and those the series
+	 * counted in the build's group (none before the series). */
+	query(pport,
+	      "sum(sum_over_time(ctprof_collector_stat{plugin=\"taskstats\","
+	      "name=\"exits\"}[10m]))",
+	      at, &exits);
+	query(pport, "sum(ctprof_exited_tasks_total{group=\"" GROUP "\"})", at,
+	      &xt);
+	/* resets() of each counter family in turn (over several at once
+	 * it would drop their names and clash). */
+	char names[1 << 16], u[96];
+	size_t families = 0;
+	snprintf(u, sizeof(u),
+		 "http://127.0.0.1:%u/api/v1/label/__name__/values", pport);
+	got = got && curl(u, NULL, NULL, names, sizeof(names));
+	for (char *q = got ? strstr(names, "\"ctprof_") : NULL; q;
+	     q = strstr(q, "\"ctprof_")) {
+		char name[256], promql[400];
+		char *end = strchr(q + 1, '"');
+		if (!end)
+			break;
+		snprintf(name, sizeof(name), "%.*s", (int)(end - q - 1), q + 1);
+		q = end + 1;
+		size_t l = strlen(name);
+		if (l < 6 || strcmp(name + l - 6, "_total") != 0)
+			continue;
+		snprintf(promql, sizeof(promql), "sum(resets(%s[10m]))", name);
+		double r;
+		if (!query(pport, promql, at, &r)) {
+			got = false;
+			break;
+		}
+		families++;
+		if (r != 0)
+			fprintf(stderr, "%s: %.0f resets\n", name, r);
+		resets += r;
+	}
+	kill(p, SIGTERM);
+	e2e_wait(p, &st);
+	e2e_started_done(p);
+	kill(srv, SIGTERM);
+	e2e_wait(srv, &st);
+	e2e_started_done(srv);
+	if (!got) {
+		e2e_show_file("prometheus", plog);
+		e2e_show_file("serve", log);
+		fail_msg("Prometheus has no samples of the build");
+	}
+	printf("build: %.3f s of CPU by getrusage, increase() %.3f s "
+	       "(%+.2f %%) over %.0f samples; %.0f exited tasks counted "
+	       "(%.0f exit events); resets() over %zu counter families "
+	       "%.0f\n",
+	       want, inc, (inc - want) / want * 100, samples, xt, exits,
+	       families, resets);
+	if (exits == 0) {
+		fprintf(stderr, "skipped: no exit event arrived (taskstats)\n");
+		skipped = 1;
+		return;
+	}
+	assert_true(fabs(inc - want) <= 0.05 * want);
+	assert_true(xt > 0);
+	assert_true(families > 0);
+	assert_true(resets == 0);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	if (access("/usr/bin/prometheus", X_OK) != 0 ||
+	    system("curl --version >/dev/null 2>&1") != 0) {
+		fprintf(stderr, "skipped: no /usr/bin/prometheus or curl "
+				"(Debian's prometheus and curl packages)\n");
+		exit(SKIP);
+	}
+	if (geteuid() != 0) {
+		fprintf(stderr, "skipped: needs root (taskstats exit events "
+				"need CAP_NET_ADMIN)\n");
+		exit(SKIP);
+	}
+	return e2e_tmpdir("series_prom", tmp, sizeof(tmp));
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	e2e_started_stop_all();
+	return e2e_rm_rf(tmp) < 0 ? -1 : 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_build),
+	};
+	int r = cmocka_run_group_tests(tests, setup, teardown);
+	return r == 0 && skipped ? SKIP : r;
+}
