@@ -43,7 +43,9 @@ set_tests_properties(promtool_stale_rules PROPERTIES SKIP_RETURN_CODE 77)
 # Counters over time (core/analysis/series.c) on hand-built captures: an
 # exit, a rename that moves a member, a reset, the --top cut and the TTL,
 # every counter line never lower than the feed before.
+# record --textfile keeps them from file to file.
 ctp_add_test(test_series test_series.c snapbuild.c e2e_util.c LIBS ctpcore m)
+add_dependencies(test_series ctprof-core plugin-procfs-stat)
 # The proof with a real Prometheus scraping serve every second while a
 # build of short-lived children burns known CPU beside a renaming thread:
 # sum(increase()) of the build group's CPU equals getrusage's within 5 %,

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -390,6 +391,50 @@ static void test_expiry(void **state)
 	run_free(&r);
 }
 
+/* record --textfile keeps the series from file to file: on the fixture
+ * tree, which never changes, every group's CPU counter stays at 0 (its
+ * increase since the first capture), where a snapshot alone gives each
+ * group its members' lifetime sums; ctprof_series counts the series. */
+static void test_record_textfile(void **state)
+{
+	(void)state;
+	char yaml[4 * PATH_MAX], cfg[PATH_MAX], rec[PATH_MAX], tf[PATH_MAX],
+		prom[PATH_MAX], *out;
+	size_t n;
+	int len = snprintf(yaml, sizeof(yaml),
+			   "plugin_dirs: [\"%s\"]\n"
+			   "roots: {proc: \"%s/proc\", sys: \"%s/sys\"}\n"
+			   "plugins:\n  procfs-stat: {}\n",
+			   CTP_TEST_PLUGIN_DIR, CTP_TEST_FIXTURES,
+			   CTP_TEST_FIXTURES);
+	assert_true(len > 0 && (size_t)len < sizeof(yaml));
+	assert_int_equal(E2E_PATHF(cfg, "%s/rec.yaml", tmp), 0);
+	assert_int_equal(E2E_PATHF(rec, "%s/rec", tmp), 0);
+	assert_int_equal(E2E_PATHF(tf, "%s/tf", tmp), 0);
+	assert_int_equal(E2E_PATHF(prom, "%s/tf/ctprof.prom", tmp), 0);
+	assert_int_equal(e2e_write_file(cfg, yaml, (size_t)len), 0);
+	assert_int_equal(mkdir(tf, 0700), 0);
+	const char *args[] = {"record", "--config",   cfg, "-o",
+			      rec,	"--count",    "3", "--interval",
+			      "100ms",	"--textfile", tf,  NULL};
+	assert_int_equal(e2e_run(args, NULL, NULL), 0);
+	assert_int_equal(e2e_read_file(prom, &out, &n), 0);
+	assert_non_null(strstr(out, "\nctprof_series{what=\"exported\"} "));
+	size_t lines = 0;
+	for (const char *p = out; (p = strstr(p, "\nctprof_procfs_utime_"
+						 "seconds_total{"));
+	     p++) {
+		const char *sp = strchr(p, ' ');
+		assert_non_null(sp);
+		if (strtod(sp + 1, NULL) != 0)
+			fail_msg("not 0 on a tree that never changes:%.*s",
+				 (int)(strchr(sp, '\n') - p), p);
+		lines++;
+	}
+	assert_true(lines > 1);
+	free(out);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -411,6 +456,7 @@ int main(void)
 		cmocka_unit_test(test_reset),
 		cmocka_unit_test(test_top_ttl),
 		cmocka_unit_test(test_expiry),
+		cmocka_unit_test(test_record_textfile),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -27,8 +27,10 @@ struct entry {
 
 struct ctp_series {
 	struct ctp_series_opts o;
-	struct ctp_view *xview; /* live counter -> exited fields, a column
-				   each (fields[0], exited[]) */
+	struct ctp_group_spec spec; /* a copy (its strings borrowed) */
+	char **rank;		    /* copies of o.rank */
+	struct ctp_view *xview;	    /* live counter -> exited fields, a column
+				       each (fields[0], exited[]) */
 	struct ctp_snap *snap[2];
 	struct ctp_exit_sum *ex; /* the interval's (the model borrows it) */
 	struct ctp_interval *iv;
@@ -129,7 +131,19 @@ int ctp_series_new(const struct ctp_series_opts *o, struct ctp_series **ret)
 	if (!s->o.max_series)
 		s->o.max_series = CTP_SERIES_MAX_DEFAULT;
 	s->o.views = NULL; /* borrowed for the pairs only */
+	s->spec = *o->spec;
+	s->o.spec = &s->spec;
 	int r = -ENOMEM;
+	if (!(s->rank = calloc(o->n_rank + 1, sizeof(*s->rank)))) {
+		free(s);
+		return -ENOMEM;
+	}
+	s->o.rank = (const char *const *)s->rank;
+	for (size_t k = 0; k < o->n_rank; k++)
+		if (!(s->rank[k] = strdup(o->rank[k]))) {
+			ctp_series_free(s);
+			return -ENOMEM;
+		}
 	if ((s->xview = calloc(1, sizeof(*s->xview))) &&
 	    (s->xview->name = strdup("series")) &&
 	    (s->other.labels = strdup("group=\"other\""))) {
@@ -181,6 +195,9 @@ void ctp_series_free(struct ctp_series *s)
 	free(s->gent);
 	free(s->exp);
 	ctp_view_free(s->xview);
+	for (size_t k = 0; s->rank && s->rank[k]; k++)
+		free(s->rank[k]);
+	free(s->rank);
 	free(s);
 }
 

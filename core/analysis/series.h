@@ -34,12 +34,14 @@
 #define CTP_SERIES_MAX_DEFAULT	  1000
 
 struct ctp_series_opts {
-	const struct ctp_group_spec *spec; /* borrowed, outlives the series */
-	size_t top;			   /* 0: every group */
-	uint64_t ttl_ns;		   /* 0: CTP_SERIES_TTL_DEFAULT_NS */
-	size_t max_series;		   /* 0: CTP_SERIES_MAX_DEFAULT */
+	/* Copied; the names and globs it points to must outlive the
+	 * series (none for pcomm, comm, cgroup). */
+	const struct ctp_group_spec *spec;
+	size_t top;	   /* 0: every group */
+	uint64_t ttl_ns;   /* 0: CTP_SERIES_TTL_DEFAULT_NS */
+	size_t max_series; /* 0: CTP_SERIES_MAX_DEFAULT */
 	/* The fields ranking groups by their increase (a view's sort
-	 * column); none present: the first thread time counter. */
+	 * column; copied); none present: the first thread time counter. */
 	const char *const *rank;
 	size_t n_rank;
 	/* The views whose columns pair live counters with the exited

@@ -40,6 +40,7 @@ struct opts {
 	int format;
 	bool format_set;
 	bool quiet; /* no line on stderr (record's textfile) */
+	const struct ctp_series *series; /* record's textfile: over time */
 	uint64_t top;
 	char textpath[4096], latest[4096];
 };
@@ -322,9 +323,15 @@ static int metrics(FILE *out, const struct ctp_snap *snap, struct opts *o,
 		   const struct ctp_view *v, char *err, size_t errlen)
 {
 	struct ctp_om_stats st;
-	int r = ctp_export_metrics(out, snap, &o->r, v, o->view != NULL,
-				   o->format == F_OPENMETRICS, o->top, &st, err,
-				   errlen);
+	int r = o->series ? ctp_export_series(out, o->series, &o->r, v,
+					      o->view != NULL,
+					      o->format == F_OPENMETRICS, &st)
+			  : ctp_export_metrics(out, snap, &o->r, v,
+					       o->view != NULL,
+					       o->format == F_OPENMETRICS,
+					       o->top, &st, err, errlen);
+	if (r < 0 && o->series)
+		snprintf(err, errlen, "%s", strerror(-r));
 	if (r == 0 && ctp_verbosity >= 0 && !o->quiet)
 		fprintf(stderr,
 			PROG ": %zu series in %zu families; %zu of %zu "
@@ -496,7 +503,8 @@ static int run(struct opts *o, const struct ctp_snap *snap,
 	return r == -EINVAL ? CTP_EXIT_USAGE : CTP_EXIT_FAILURE;
 }
 
-int ctp_export_textfile(const char *snap_path, const char *dir, uint64_t cap)
+int ctp_export_textfile(const char *snap_path, const char *dir, uint64_t cap,
+			struct ctp_series **series)
 {
 	struct opts o = {.top = DEFAULT_TOP,
 			 .format = F_PROMETHEUS,
@@ -523,8 +531,20 @@ int ctp_export_textfile(const char *snap_path, const char *dir, uint64_t cap)
 		fprintf(stderr, "%s\n", err);
 		rc = CTP_EXIT_FAILURE;
 	}
+	if (rc == 0 && series && !*series &&
+	    ctp_export_series_new(&o.r, v, o.top, 0, series) < 0)
+		rc = CTP_EXIT_FAILURE;
+	if (rc == 0 && series) { /* the series takes the snapshot */
+		rc = ctp_series_feed(*series, snap, err, sizeof(err)) < 0
+			     ? CTP_EXIT_FAILURE
+			     : 0;
+		if (rc)
+			fprintf(stderr, "%s: %s\n", snap_path, err);
+		o.series = *series;
+		snap = NULL;
+	}
 	if (rc == 0)
-		rc = run(&o, snap, v);
+		rc = run(&o, o.series ? ctp_series_snap(o.series) : snap, v);
 	ctp_snap_free(snap);
 	ctp_view_free(v);
 	return rc;

@@ -44,7 +44,10 @@ int ctp_export_series(FILE *out, const struct ctp_series *series,
 
 /* The snapshot at snap_path as DIR/ctprof.prom for node_exporter's
  * textfile collector (export --textfile DIR, grouped by pcomm, the top 50
- * by CPU); record --textfile after each file. Returns the exit status. */
-int ctp_export_textfile(const char *snap_path, const char *dir, uint64_t cap);
+ * by CPU); record --textfile after each file, with *series its counters
+ * over time (made at the first call; NULL: the snapshot alone). Returns
+ * the exit status. */
+int ctp_export_textfile(const char *snap_path, const char *dir, uint64_t cap,
+			struct ctp_series **series);
 
 #endif

@@ -570,6 +570,10 @@ static int write_capture(struct ctp_capture *cap, const struct ctp_config *cfg,
  * when this interval's snapshot was skipped or failed, with a message), or
  * the exit status to end with (CTP_EXIT_INTERRUPTED, or too many failures
  * in a row). */
+/* --textfile's counters over time (series.h): this process's, kept
+ * across SIGHUP's reloads; a new recording child starts them at zero. */
+static struct ctp_series *rec_series;
+
 static int capture_once(struct ctp_engine *eng, const struct ctp_config *cfg,
 			const struct rec_args *a)
 {
@@ -604,8 +608,8 @@ static int capture_once(struct ctp_engine *eng, const struct ctp_config *cfg,
 	if (a->print)
 		print_interval(a, cfg, path);
 	if (a->textfile &&
-	    ctp_export_textfile(path, a->textfile,
-				cfg->max_decompressed_bytes) != CTP_EXIT_OK)
+	    ctp_export_textfile(path, a->textfile, cfg->max_decompressed_bytes,
+				&rec_series) != CTP_EXIT_OK)
 		ctp_log(CTP_LOG_WARNING, "%s/ctprof.prom not updated",
 			a->textfile);
 	snprintf(a->prog->last, sizeof(a->prog->last), "%s", path);
@@ -720,6 +724,8 @@ static int record_run(const struct ctp_config *cfg, void *arg)
 		}
 	}
 	ctp_config_free(own);
+	ctp_series_free(rec_series);
+	rec_series = NULL;
 	if (rc == SESSION_DONE) {
 		a->prog->finished = 1;
 		rc = CTP_EXIT_OK;
