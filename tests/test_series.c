@@ -435,6 +435,96 @@ static void test_record_textfile(void **state)
 	free(out);
 }
 
+/* export DIR --format openmetrics: the whole recording (the fixture's 4
+ * files), every sample with its capture's timestamp, each family once
+ * with all its samples, every counter never lower than at the capture
+ * before; promtool backfills it (when installed). */
+static void test_recording_export(void **state)
+{
+	(void)state;
+	char om[PATH_MAX], blocks[PATH_MAX], cmd[3 * PATH_MAX], *out;
+	size_t n;
+	assert_int_equal(E2E_PATHF(om, "%s/rec.om", tmp), 0);
+	assert_int_equal(E2E_PATHF(blocks, "%s/blocks", tmp), 0);
+	const char *args[] = {"export",	  CTP_TEST_FIXTURES "/recording",
+			      "--format", "openmetrics",
+			      "--top",	  "3",
+			      "-o",	  om,
+			      NULL};
+	assert_int_equal(e2e_run(args, NULL, NULL), 0);
+	assert_int_equal(e2e_read_file(om, &out, &n), 0);
+	/* Per counter series: its last value and timestamp. */
+	struct {
+		char key[256];
+		double v, t;
+	} *last = calloc(4096, sizeof(*last));
+	size_t nl = 0, samples = 0, families = 0;
+	double t_min = INFINITY, t_max = 0;
+	char seen[256][128];
+	assert_non_null(last);
+	for (char *p = out, *nx; p && *p; p = nx) {
+		nx = strchr(p, '\n');
+		if (nx)
+			*nx++ = '\0';
+		if (strncmp(p, "# TYPE ", 7) == 0) {
+			char name[128];
+			assert_int_equal(sscanf(p + 7, "%127s", name), 1);
+			for (size_t k = 0; k < families; k++)
+				if (strcmp(seen[k], name) == 0)
+					fail_msg("family %s twice", name);
+			assert_true(families < 256);
+			snprintf(seen[families++], sizeof(seen[0]), "%s", name);
+			continue;
+		}
+		if (*p == '#')
+			continue;
+		char key[256];
+		double v, t;
+		const char *sp =
+			strrchr(p, '}') ? strrchr(p, '}') + 1 : strchr(p, ' ');
+		snprintf(key, sizeof(key), "%.*s", (int)(sp - p), p);
+		if (sscanf(sp, " %lf %lf", &v, &t) != 2)
+			fail_msg("no timestamp: %s", p);
+		samples++;
+		t_min = t < t_min ? t : t_min;
+		t_max = t > t_max ? t : t_max;
+		/* A counter's samples end _total (a gauge never does). */
+		const char *br = strchr(key, '{');
+		size_t kl = br ? (size_t)(br - key) : strlen(key);
+		if (kl < 6 || strncmp(key + kl - 6, "_total", 6) != 0)
+			continue;
+		size_t k = 0;
+		while (k < nl && strcmp(last[k].key, key) != 0)
+			k++;
+		if (k == nl) {
+			assert_true(nl < 4096);
+			snprintf(last[nl++].key, sizeof(last[0].key), "%s",
+				 key);
+		} else {
+			if (t <= last[k].t)
+				fail_msg("%s: timestamps out of order", key);
+			if (v < last[k].v)
+				fail_msg("%s went down: %g -> %g", key,
+					 last[k].v, v);
+		}
+		last[k].v = v;
+		last[k].t = t;
+	}
+	assert_true(samples > 100 && nl > 10);
+	assert_true(t_max - t_min > 4); /* 4 files 1.5 s apart */
+	free(last);
+	free(out);
+	if (system("promtool --version >/dev/null 2>&1") != 0) {
+		fprintf(stderr, "promtool not installed: no backfill\n");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "promtool tsdb create-blocks-from openmetrics %s %s "
+		 ">/dev/null 2>&1",
+		 om, blocks);
+	assert_int_equal(system(cmd), 0);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -457,6 +547,7 @@ int main(void)
 		cmocka_unit_test(test_top_ttl),
 		cmocka_unit_test(test_expiry),
 		cmocka_unit_test(test_record_textfile),
+		cmocka_unit_test(test_recording_export),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

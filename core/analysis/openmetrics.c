@@ -207,7 +207,13 @@ static void sample(struct om *m, const char *name, bool counter,
 	if (l || e)
 		fprintf(out, "{%s%s%s}", l ? labels : "", l && e ? "," : "",
 			e ? extra : "");
-	fprintf(out, " %s\n", v);
+	fprintf(out, " %s", v);
+	if (m->o->timestamp_ns) { /* seconds, to the millisecond */
+		ctp_om_decimal(v, sizeof(v), m->o->timestamp_ns / 1000000,
+			       false, 3);
+		fprintf(out, " %s", v);
+	}
+	fputc('\n', out);
 	m->st->series++;
 }
 
@@ -871,4 +877,129 @@ int ctp_om_write(FILE *out, const struct ctp_snap *snap, struct ctp_groups *g,
 	if (r == 0)
 		r = m.err;
 	return r == 0 && ferror(out) ? -EIO : r;
+}
+
+/* ---- A recording: families over time -------------------------------------*/
+
+struct tl_family {
+	char *name;
+	char *head, *body; /* # lines once; samples of every capture */
+	size_t head_len, body_len;
+	FILE *hf, *bf;
+};
+
+struct ctp_om_timeline {
+	/* Each its own block: its memory streams point into it. */
+	struct tl_family **f;
+	size_t n;
+};
+
+int ctp_om_timeline_new(struct ctp_om_timeline **ret)
+{
+	return (*ret = calloc(1, sizeof(**ret))) ? 0 : -ENOMEM;
+}
+
+void ctp_om_timeline_free(struct ctp_om_timeline *t)
+{
+	for (size_t i = 0; t && i < t->n; i++) {
+		fclose(t->f[i]->hf);
+		fclose(t->f[i]->bf);
+		free(t->f[i]->head);
+		free(t->f[i]->body);
+		free(t->f[i]->name);
+		free(t->f[i]);
+	}
+	if (t)
+		free(t->f);
+	free(t);
+}
+
+/* The family `name` (len bytes), made when new (*fresh). */
+static struct tl_family *tl_family(struct ctp_om_timeline *t, const char *name,
+				   size_t len, bool *fresh)
+{
+	*fresh = false;
+	for (size_t i = t->n; i-- > 0;)
+		if (strlen(t->f[i]->name) == len &&
+		    memcmp(t->f[i]->name, name, len) == 0)
+			return t->f[i];
+	struct tl_family **nf = realloc(t->f, (t->n + 1) * sizeof(*nf)), *f;
+	if (!nf)
+		return NULL;
+	t->f = nf;
+	if (!(f = calloc(1, sizeof(*f))))
+		return NULL;
+	if (!(f->name = strndup(name, len)) ||
+	    !(f->hf = open_memstream(&f->head, &f->head_len)) ||
+	    !(f->bf = open_memstream(&f->body, &f->body_len))) {
+		if (f->hf)
+			fclose(f->hf);
+		free(f->head);
+		free(f->name);
+		free(f);
+		return NULL;
+	}
+	nf[t->n++] = f;
+	*fresh = true;
+	return f;
+}
+
+/* One capture's exposition, its lines to their families. */
+static int tl_split(struct ctp_om_timeline *t, const char *text, size_t len)
+{
+	struct tl_family *cur = NULL;
+	bool fresh = false;
+	for (const char *p = text, *end = text + len; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t l = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+		if (l >= 7 && memcmp(p, "# TYPE ", 7) == 0) {
+			const char *n = p + 7, *sp = memchr(n, ' ', l - 7);
+			if (!sp ||
+			    !(cur = tl_family(t, n, (size_t)(sp - n), &fresh)))
+				return -ENOMEM;
+		}
+		if (cur && p[0] == '#' && (l < 5 || memcmp(p, "# EOF", 5))) {
+			if (fresh)
+				fwrite(p, 1, l, cur->hf);
+		} else if (cur && p[0] != '#') {
+			fwrite(p, 1, l, cur->bf);
+		}
+		p += l;
+	}
+	return 0;
+}
+
+int ctp_om_timeline_add(struct ctp_om_timeline *t, const struct ctp_snap *snap,
+			struct ctp_groups *g, const struct ctp_om_opts *o)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	struct ctp_om_stats st;
+	struct ctp_om_opts oo = *o;
+	oo.openmetrics = true;
+	if (!oo.timestamp_ns)
+		oo.timestamp_ns = ctp_snap_header(snap)->start_realtime_ns;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return -ENOMEM;
+	int r = ctp_om_write(f, snap, g, &oo, &st);
+	if (fclose(f) != 0 && r == 0)
+		r = -ENOMEM;
+	if (r == 0)
+		r = tl_split(t, buf, len);
+	free(buf);
+	return r;
+}
+
+int ctp_om_timeline_write(struct ctp_om_timeline *t, FILE *out)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		struct tl_family *f = t->f[i];
+		if (fflush(f->hf) != 0 || fflush(f->bf) != 0)
+			return -ENOMEM;
+		fwrite(f->head, 1, f->head_len, out);
+		fwrite(f->body, 1, f->body_len, out);
+	}
+	fputs("# EOF\n", out);
+	return ferror(out) ? -EIO : 0;
 }

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "group.h"
@@ -42,6 +43,9 @@ struct ctp_om_opts {
 	 * sums; the snapshot and groups given must be its newest. NULL: the
 	 * snapshot's own aggregates, the top groups by `rank`. */
 	const struct ctp_series *series;
+	/* A timestamp on every sample (ns since the epoch; 0: none, as a
+	 * scrape and the textfile collector want). */
+	uint64_t timestamp_ns;
 };
 
 struct ctp_om_stats {
@@ -68,5 +72,22 @@ char *ctp_om_group_labels(struct ctp_groups *g, size_t gi);
  * or -EIO when out reported a write error. */
 int ctp_om_write(FILE *out, const struct ctp_snap *snap, struct ctp_groups *g,
 		 const struct ctp_om_opts *o, struct ctp_om_stats *st);
+
+/*
+ * A recording as one OpenMetrics exposition with a timestamp per sample,
+ * as `promtool tsdb create-blocks-from openmetrics` backfills: each
+ * capture's metrics (in capture order, with o->series its counters over
+ * time) at its start time, every family's samples together (the format
+ * does not interleave families), kept in memory until written.
+ */
+struct ctp_om_timeline;
+int ctp_om_timeline_new(struct ctp_om_timeline **ret);
+/* snap grouped as g (a series': ctp_series_snap, _groups) at its capture
+ * time (o->timestamp_ns 0), or o->timestamp_ns. 0, -ENOMEM or -EIO. */
+int ctp_om_timeline_add(struct ctp_om_timeline *t, const struct ctp_snap *snap,
+			struct ctp_groups *g, const struct ctp_om_opts *o);
+/* Every family, then # EOF. 0, -ENOMEM, -EIO. */
+int ctp_om_timeline_write(struct ctp_om_timeline *t, FILE *out);
+void ctp_om_timeline_free(struct ctp_om_timeline *t);
 
 #endif

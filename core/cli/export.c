@@ -40,7 +40,9 @@ struct opts {
 	int format;
 	bool format_set;
 	bool quiet; /* no line on stderr (record's textfile) */
-	const struct ctp_series *series; /* record's textfile: over time */
+	const struct ctp_series *series;  /* record's textfile: over time */
+	struct ctp_om_timeline *timeline; /* a recording's, whole */
+	size_t files;			  /* read into it */
 	uint64_t top;
 	char textpath[4096], latest[4096];
 };
@@ -236,6 +238,52 @@ static int latest_of(struct opts *o)
 	return 0;
 }
 
+/* A recording's directory as OpenMetrics: every file, oldest first,
+ * into o->timeline. 0, or the exit status. */
+static int walk_of(struct opts *o, const struct ctp_view *v)
+{
+	char err[512], first[4096], last[4096], **mid = NULL;
+	struct ctp_recdir_skips skips = {0};
+	/* A time before any recording: its first readable file. */
+	struct ctp_recdir_pick p = {.dir = o->path,
+				    .when = "1971-01-01T00:00",
+				    .cap = o->r.cap,
+				    .skips = &skips};
+	int r = ctp_recdir_pick(&p, first, sizeof(first), err, sizeof(err));
+	p.when = "latest";
+	if (r == 0)
+		r = ctp_recdir_pick(&p, last, sizeof(last), err, sizeof(err));
+	ctp_recdir_warn_skips(stderr, PROG, o->path, &skips);
+	if (r < 0) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return CTP_EXIT_FAILURE;
+	}
+	int nm = ctp_recdir_between(first, last, &mid);
+	size_t n = 0;
+	char **paths = nm >= 0 ? calloc((size_t)nm + 2, sizeof(*paths)) : NULL;
+	if (paths) {
+		paths[n++] = first;
+		for (int i = 0; i < nm; i++)
+			paths[n++] = mid[i];
+		if (strcmp(first, last) != 0)
+			paths[n++] = last;
+	}
+	r = paths ? ctp_om_timeline_new(&o->timeline) : -ENOMEM;
+	if (r == 0)
+		r = ctp_export_recording(o->timeline, paths, n, &o->r, v,
+					 o->view != NULL, o->top, &o->files,
+					 err, sizeof(err));
+	else
+		snprintf(err, sizeof(err), "%s", strerror(ENOMEM));
+	free(paths);
+	ctp_recdir_list_free(mid, nm);
+	if (r < 0) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return CTP_EXIT_FAILURE;
+	}
+	return 0;
+}
+
 static bool want_glob(const void *arg, const char *field)
 {
 	return ctp_readopts_selected(arg, field);
@@ -258,12 +306,13 @@ static const struct ctp_view_col *rank_col(const struct ctp_view *v)
 	return v && !v->full && v->n_cols ? &v->cols[v->sort] : NULL;
 }
 
-int ctp_export_series(FILE *out, const struct ctp_series *series,
-		      const struct ctp_readopts *r, const struct ctp_view *v,
-		      bool view_selects, bool openmetrics,
-		      struct ctp_om_stats *st)
+/* What a series' export writes: the fields selected, its counters. */
+static struct ctp_om_opts series_opts(const struct ctp_series *series,
+				      const struct ctp_readopts *r,
+				      const struct ctp_view *v,
+				      bool view_selects, bool openmetrics)
 {
-	struct ctp_om_opts mo = {
+	return (struct ctp_om_opts){
 		.openmetrics = openmetrics,
 		.want = view_selects ? want_view
 			: r->n_globs ? want_glob
@@ -271,8 +320,52 @@ int ctp_export_series(FILE *out, const struct ctp_series *series,
 		.want_arg = view_selects ? (const void *)v : (const void *)r,
 		.series = series,
 	};
+}
+
+int ctp_export_series(FILE *out, const struct ctp_series *series,
+		      const struct ctp_readopts *r, const struct ctp_view *v,
+		      bool view_selects, bool openmetrics,
+		      struct ctp_om_stats *st)
+{
+	struct ctp_om_opts mo =
+		series_opts(series, r, v, view_selects, openmetrics);
 	return ctp_om_write(out, ctp_series_snap(series),
 			    ctp_series_groups(series), &mo, st);
+}
+
+/*
+ * A recording's files (oldest first) through a series into a timeline:
+ * OpenMetrics with a timestamp per sample, counters monotonic across the
+ * recording (export DIR --format openmetrics). A file that cannot be
+ * read is said and left out. Returns 0, or -errno with err.
+ */
+int ctp_export_recording(struct ctp_om_timeline *t, char *const *paths,
+			 size_t n, const struct ctp_readopts *r,
+			 const struct ctp_view *v, bool view_selects,
+			 uint64_t top, size_t *used, char *err, size_t errlen)
+{
+	struct ctp_series *s;
+	int rc = ctp_export_series_new(r, v, top, 0, &s);
+	*used = 0;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		struct ctp_snap *snap;
+		char e[512];
+		if (ctp_snap_open(paths[i], r->cap, &snap, e, sizeof(e)) < 0) {
+			fprintf(stderr, PROG ": %s (left out)\n", e);
+			continue;
+		}
+		if ((rc = ctp_series_feed(s, snap, err, errlen)) < 0)
+			break;
+		struct ctp_om_opts mo =
+			series_opts(s, r, v, view_selects, true);
+		rc = ctp_om_timeline_add(t, ctp_series_snap(s),
+					 ctp_series_groups(s), &mo);
+		if (rc < 0)
+			snprintf(err, errlen, "%s", strerror(-rc));
+		(*used)++;
+	}
+	ctp_series_free(s);
+	return rc;
 }
 
 int ctp_export_series_new(const struct ctp_readopts *r,
@@ -323,6 +416,18 @@ static int metrics(FILE *out, const struct ctp_snap *snap, struct opts *o,
 		   const struct ctp_view *v, char *err, size_t errlen)
 {
 	struct ctp_om_stats st;
+	if (o->timeline) {
+		int r = ctp_om_timeline_write(o->timeline, out);
+		if (r == 0 && ctp_verbosity >= 0)
+			fprintf(stderr,
+				PROG
+				": %zu files of the recording, a timestamp "
+				"per sample, counters over time\n",
+				o->files);
+		if (r < 0)
+			snprintf(err, errlen, "%s", strerror(-r));
+		return r;
+	}
 	int r = o->series ? ctp_export_series(out, o->series, &o->r, v,
 					      o->view != NULL,
 					      o->format == F_OPENMETRICS, &st)
@@ -562,22 +667,26 @@ int ctp_cmd_export(int argc, char **argv)
 		return rc;
 	}
 	/* csv and ndjson of a recording: every file (flat rows of each);
-	 * metrics: its latest. */
+	 * OpenMetrics: all of it, over time; the 0.0.4 text: its latest. */
 	bool whole = o.recording && (o.format == F_CSV || o.format == F_NDJSON);
-	rc = whole ? 0 : latest_of(&o);
+	bool walk = o.recording && o.format == F_OPENMETRICS && !o.textfile;
+	rc = whole || walk ? 0 : latest_of(&o);
 	if (rc == 0 &&
 	    ctp_view_find(o.view ? o.view : "top", &v, err, sizeof(err)) < 0 &&
 	    o.view) {
 		fprintf(stderr, PROG ": %s\n", err);
 		rc = CTP_EXIT_USAGE;
 	}
-	if (rc == 0 && !whole &&
+	if (rc == 0 && walk)
+		rc = walk_of(&o, v);
+	if (rc == 0 && !whole && !walk &&
 	    ctp_snap_open(o.path, o.r.cap, &snap, err, sizeof(err)) < 0) {
 		fprintf(stderr, PROG ": %s\n", err);
 		rc = CTP_EXIT_FAILURE;
 	}
 	if (rc == 0)
 		rc = run(&o, snap, v);
+	ctp_om_timeline_free(o.timeline);
 	ctp_snap_free(snap);
 	ctp_view_free(v);
 	ctp_readopts_done(&o.r);
