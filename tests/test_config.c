@@ -418,9 +418,12 @@ static void test_service(void **state)
 	assert_int_equal(cfg->service.deadline_ns, 30000000000ull);
 	assert_int_equal(cfg->service.memory_limit, 2ull << 30);
 	assert_int_equal(cfg->service.quarantine_after, 1);
+	assert_int_equal(cfg->service.series_ttl_ns, 600000000000ull);
 	ctp_config_free(cfg);
 	cfg = load_ok("service: {capture_deadline: 2500ms, memory_limit: "
-		      "512MiB, quarantine_after: 3}\nplugins: {a: {}}\n");
+		      "512MiB, quarantine_after: 3, series_ttl: 1h}\n"
+		      "plugins: {a: {}}\n");
+	assert_int_equal(cfg->service.series_ttl_ns, 3600000000000ull);
 	assert_int_equal(cfg->service.deadline_ns, 2500000000ull);
 	assert_int_equal(cfg->service.memory_limit, 512ull << 20);
 	assert_int_equal(cfg->service.quarantine_after, 3);
@@ -432,7 +435,8 @@ static void test_service(void **state)
 	fclose(f);
 	assert_non_null(strstr(buf, "service:\n  capture_deadline: 2500ms\n"
 				    "  memory_limit: 536870912\n"
-				    "  quarantine_after: 3\n"));
+				    "  quarantine_after: 3\n"
+				    "  series_ttl: 3600000ms\n"));
 	free(buf);
 	ctp_config_free(cfg);
 	expect_error("service: {capture_deadline: 50ms}\n", "1:29",
@@ -443,6 +447,8 @@ static void test_service(void **state)
 		     "least 64MiB");
 	expect_error("service: {quarantine_after: 0}\n", "1:29",
 		     "service.quarantine_after");
+	expect_error("service: {series_ttl: 500ms}\n", "1:23",
+		     "'service.series_ttl' must be a duration from 1s to 7d");
 	expect_error("service: {deadline: 1s}\n", "1:11",
 		     "unknown key 'deadline' in 'service'");
 	expect_error("service: [1]\n", "1:10", "'service' must be a mapping");

@@ -609,7 +609,7 @@ static int run(struct opts *o, const struct ctp_snap *snap,
 }
 
 int ctp_export_textfile(const char *snap_path, const char *dir, uint64_t cap,
-			struct ctp_series **series)
+			uint64_t ttl_ns, struct ctp_series **series)
 {
 	struct opts o = {.top = DEFAULT_TOP,
 			 .format = F_PROMETHEUS,
@@ -637,7 +637,7 @@ int ctp_export_textfile(const char *snap_path, const char *dir, uint64_t cap,
 		rc = CTP_EXIT_FAILURE;
 	}
 	if (rc == 0 && series && !*series &&
-	    ctp_export_series_new(&o.r, v, o.top, 0, series) < 0)
+	    ctp_export_series_new(&o.r, v, o.top, ttl_ns, series) < 0)
 		rc = CTP_EXIT_FAILURE;
 	if (rc == 0 && series) { /* the series takes the snapshot */
 		rc = ctp_series_feed(*series, snap, err, sizeof(err)) < 0

@@ -53,9 +53,10 @@ int ctp_export_recording(struct ctp_om_timeline *t, char *const *paths,
 /* The snapshot at snap_path as DIR/ctprof.prom for node_exporter's
  * textfile collector (export --textfile DIR, grouped by pcomm, the top 50
  * by CPU); record --textfile after each file, with *series its counters
- * over time (made at the first call; NULL: the snapshot alone). Returns
+ * over time (made at the first call, ttl_ns its --series-ttl, 0 the
+ * default; NULL: the snapshot alone). Returns
  * the exit status. */
 int ctp_export_textfile(const char *snap_path, const char *dir, uint64_t cap,
-			struct ctp_series **series);
+			uint64_t ttl_ns, struct ctp_series **series);
 
 #endif

@@ -609,6 +609,7 @@ static int capture_once(struct ctp_engine *eng, const struct ctp_config *cfg,
 		print_interval(a, cfg, path);
 	if (a->textfile &&
 	    ctp_export_textfile(path, a->textfile, cfg->max_decompressed_bytes,
+				cfg->service.series_ttl_ns,
 				&rec_series) != CTP_EXIT_OK)
 		ctp_log(CTP_LOG_WARNING, "%s/ctprof.prom not updated",
 			a->textfile);

@@ -138,7 +138,8 @@ static void usage(FILE *f)
 	      "                      (default 5s)\n"
 	      "  --series-ttl D      a group once exported keeps its series "
 	      "while it had\n"
-	      "                      an increase within D (default 10m)\n"
+	      "                      an increase within D (default "
+	      "service.series_ttl, 10m)\n"
 	      "  --group-by, --view, --fields, --top: as export's "
 	      "(docs/EXPORT.md)\n"
 	      "  -v, --verbose       a line per capture; -q, --quiet: "
@@ -358,8 +359,9 @@ static int capture(struct srv *s)
 		snprintf(s->why, sizeof(s->why), "%s", err);
 		return -EIO;
 	}
-	if (!s->series && ctp_export_series_new(&s->r, s->view, s->top,
-						s->ttl_ns, &s->series) < 0) {
+	uint64_t ttl = s->ttl_ns ? s->ttl_ns : s->cfg->service.series_ttl_ns;
+	if (!s->series && ctp_export_series_new(&s->r, s->view, s->top, ttl,
+						&s->series) < 0) {
 		ctp_snap_free(snap);
 		snprintf(s->why, sizeof(s->why), "%s", strerror(ENOMEM));
 		return -ENOMEM;

@@ -622,7 +622,8 @@ static int conv_service(struct ctp_yctx *c, const struct ctp_ynode *v,
 			struct ctp_config *cfg)
 {
 	static const char *const keys[] = {"capture_deadline", "memory_limit",
-					   "quarantine_after", NULL};
+					   "quarantine_after", "series_ttl",
+					   NULL};
 	char sub[64];
 	struct ctp_yclip b;
 	uint64_t x;
@@ -630,7 +631,8 @@ static int conv_service(struct ctp_yctx *c, const struct ctp_ynode *v,
 
 	r = ctp_y_collection(
 		c, v, CTP_Y_MAP, "service",
-		" (capture_deadline, memory_limit, quarantine_after)");
+		" (capture_deadline, memory_limit, quarantine_after, "
+		"series_ttl)");
 	if (r != 0)
 		return r < 0 ? r : 0;
 	for (size_t i = 0; i < v->n && r >= 0; i += 2) {
@@ -668,6 +670,17 @@ static int conv_service(struct ctp_yctx *c, const struct ctp_ynode *v,
 			r = ctp_y_uint(c, sub, val, 1, 1000000, &x);
 			if (r >= 0)
 				cfg->service.quarantine_after = (unsigned)x;
+			break;
+		case 3:
+			if (val->type != CTP_Y_SCALAR ||
+			    ctp_config_parse_duration(val->str, &x) < 0 ||
+			    x < 1000000000ull || x > 604800000000000ull)
+				return ctp_y_fail(c, val,
+						  "'%s' must be a duration "
+						  "from 1s to 7d (10m, 1h), "
+						  "got %s",
+						  sub, ctp_y_got(&b, val));
+			cfg->service.series_ttl_ns = x;
 			break;
 		}
 	}
@@ -765,6 +778,7 @@ int ctp_config_defaults(struct ctp_config **ret)
 	cfg->service.deadline_ns = 30000000000ull;
 	cfg->service.memory_limit = 2ull << 30;
 	cfg->service.quarantine_after = 1;
+	cfg->service.series_ttl_ns = 600000000000ull;
 	if (!cfg->output || !cfg->proc_root || !cfg->sys_root ||
 	    !cfg->cgroup_root) {
 		ctp_config_free(cfg);
@@ -1144,9 +1158,11 @@ int ctp_config_print(const struct ctp_config *cfg, FILE *out)
 	ctp_record_cfg_print(out, &cfg->record);
 	fprintf(out,
 		"service:\n  capture_deadline: %" PRIu64 "ms\n"
-		"  memory_limit: %" PRIu64 "\n  quarantine_after: %u\n",
+		"  memory_limit: %" PRIu64 "\n  quarantine_after: %u\n"
+		"  series_ttl: %" PRIu64 "ms\n",
 		cfg->service.deadline_ns / 1000000, cfg->service.memory_limit,
-		cfg->service.quarantine_after);
+		cfg->service.quarantine_after,
+		cfg->service.series_ttl_ns / 1000000);
 	fputs("roots:\n  proc: ", out);
 	ctp_config_put_quoted(out, cfg->proc_root ? cfg->proc_root : "");
 	fputs("\n  sys: ", out);

@@ -92,9 +92,12 @@ struct ctp_config {
 	 * deadline_ns is abandoned (default 30 s); the capture process may
 	 * hold memory_limit bytes of data (RLIMIT_DATA, default 2 GiB); a
 	 * plugin is left out after quarantine_after crashes, hangs or
-	 * breaches of the limit (default 1). */
+	 * breaches of the limit (default 1). series_ttl_ns: how long a group
+	 * once exported by serve or record --textfile keeps its series
+	 * without an increase (docs/EXPORT.md "Counters over time"; default
+	 * 10 min; --series-ttl overrides it). */
 	struct {
-		uint64_t deadline_ns, memory_limit;
+		uint64_t deadline_ns, memory_limit, series_ttl_ns;
 		unsigned quarantine_after;
 	} service;
 };
