@@ -594,6 +594,24 @@ pid_t e2e_prometheus_start(const char *yml, const char *data, const char *log,
 	return p;
 }
 
+pid_t e2e_prometheus_scrape(const char *dir, unsigned target, unsigned port)
+{
+	char yml[PATH_MAX], data[PATH_MAX], log[PATH_MAX], text[512];
+	assert_int_equal(E2E_PATHF(yml, "%s/prometheus.yml", dir), 0);
+	assert_int_equal(E2E_PATHF(data, "%s/tsdb", dir), 0);
+	assert_int_equal(E2E_PATHF(log, "%s/prometheus.log", dir), 0);
+	int n = snprintf(text, sizeof(text),
+			 "global: {scrape_interval: 1s, evaluation_interval: "
+			 "1s}\n"
+			 "scrape_configs:\n"
+			 "  - job_name: ctprof\n"
+			 "    static_configs: [{targets: ['127.0.0.1:%u']}]\n",
+			 target);
+	assert_true(n > 0 && (size_t)n < sizeof(text));
+	assert_int_equal(e2e_write_file(yml, text, (size_t)n), 0);
+	return e2e_prometheus_start(yml, data, log, port);
+}
+
 int e2e_wait(pid_t pid, int *status)
 {
 	while (waitpid(pid, status, 0) < 0)

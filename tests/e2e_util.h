@@ -117,6 +117,9 @@ unsigned e2e_free_port(void);
  * child (stop it with SIGTERM). */
 pid_t e2e_prometheus_start(const char *yml, const char *data, const char *log,
 			   unsigned port);
+/* The same scraping job "ctprof" at 127.0.0.1:target every second, its
+ * config, data and log (prometheus.yml, tsdb, prometheus.log) in dir. */
+pid_t e2e_prometheus_scrape(const char *dir, unsigned target, unsigned port);
 /* Wait for a child; *status is the raw wait status. */
 int e2e_wait(pid_t pid, int *status);
 /* CLOCK_MONOTONIC in milliseconds. */

@@ -148,8 +148,8 @@ static double now_s(void)
 static void test_build(void **state)
 {
 	(void)state;
-	char yaml[3 * PATH_MAX], cfg[PATH_MAX], log[PATH_MAX], prom[PATH_MAX],
-		data[PATH_MAX], plog[PATH_MAX], buf[1 << 16];
+	char yaml[3 * PATH_MAX], cfg[PATH_MAX], log[PATH_MAX], plog[PATH_MAX],
+		buf[1 << 16];
 	int go[2];
 	assert_int_equal(pipe(go), 0);
 	pid_t drv = fork();
@@ -191,17 +191,8 @@ static void test_build(void **state)
 		skipped = 1;
 		return;
 	}
-	assert_int_equal(E2E_PATHF(prom, "%s/prometheus.yml", tmp), 0);
-	assert_int_equal(E2E_PATHF(data, "%s/tsdb", tmp), 0);
 	assert_int_equal(E2E_PATHF(plog, "%s/prometheus.log", tmp), 0);
-	n = snprintf(yaml, sizeof(yaml),
-		     "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
-		     "scrape_configs:\n"
-		     "  - job_name: ctprof\n"
-		     "    static_configs: [{targets: ['127.0.0.1:%u']}]\n",
-		     port);
-	assert_int_equal(e2e_write_file(prom, yaml, (size_t)n), 0);
-	pid_t p = e2e_prometheus_start(prom, data, plog, pport);
+	pid_t p = e2e_prometheus_scrape(tmp, port, pport);
 	/* A scrape before the build: the series' start. */
 	double v, t_end = now_s() + 60;
 	while (now_s() < t_end &&

@@ -292,9 +292,9 @@ static double cpu_at(double t)
 	return NAN;
 }
 
-/* A PromQL instant query's first value and its sample time, from the
- * JSON: "value":[<time>,"<value>"]. */
-static bool query(unsigned port, const char *promql, double *v)
+/* The answer of Prometheus' /api/v1/query for promql (url-encoded), or
+ * NULL when the status is not 200 (free it). */
+static char *api_query(unsigned port, const char *promql)
 {
 	char path[1024], *resp;
 	size_t o = (size_t)snprintf(path, sizeof(path), "/api/v1/query?query=");
@@ -306,10 +306,20 @@ static bool query(unsigned port, const char *promql, double *v)
 				? "%c"
 				: "%%%02X",
 			(unsigned char)*p);
-	int st = http(port, "GET", path, NULL, &resp);
+	if (http(port, "GET", path, NULL, &resp) != 200) {
+		free(resp);
+		return NULL;
+	}
+	return resp;
+}
+
+/* A PromQL instant query's first value, from the JSON:
+ * "value":[<time>,"<value>"]. */
+static bool query(unsigned port, const char *promql, double *v)
+{
+	char *resp = api_query(port, promql);
 	const char *at = resp ? strstr(resp, "\"value\":[") : NULL;
-	bool ok =
-		st == 200 && at && sscanf(at, "\"value\":[%*f,\"%lf\"", v) == 1;
+	bool ok = at && sscanf(at, "\"value\":[%*f,\"%lf\"", v) == 1;
 	free(resp);
 	return ok;
 }
@@ -318,20 +328,9 @@ static bool query(unsigned port, const char *promql, double *v)
  * the JSON: "values":[[<time>,"<value>"],... */
 static bool first_sample(unsigned port, const char *sel, double *t, double *v)
 {
-	char path[1024], *resp;
-	size_t o = (size_t)snprintf(path, sizeof(path), "/api/v1/query?query=");
-	for (const char *p = sel; *p && o + 4 < sizeof(path); p++)
-		o += (size_t)snprintf(
-			path + o, sizeof(path) - o,
-			(*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
-					*p == '_'
-				? "%c"
-				: "%%%02X",
-			(unsigned char)*p);
-	int st = http(port, "GET", path, NULL, &resp);
+	char *resp = api_query(port, sel);
 	const char *at = resp ? strstr(resp, "\"values\":[[") : NULL;
-	bool ok = st == 200 && at &&
-		  sscanf(at, "\"values\":[[%lf,\"%lf\"", t, v) == 2;
+	bool ok = at && sscanf(at, "\"values\":[[%lf,\"%lf\"", t, v) == 2;
 	free(resp);
 	return ok;
 }
@@ -349,8 +348,7 @@ static void test_prometheus(void **state)
 				"prometheus package)\n");
 		skip();
 	}
-	char yaml[3 * PATH_MAX], prom[PATH_MAX], data[PATH_MAX], plog[PATH_MAX],
-		proc[PATH_MAX];
+	char yaml[3 * PATH_MAX], plog[PATH_MAX], proc[PATH_MAX];
 	/* Only this process is captured: a scrape takes as long as the
 	 * test's own process does to walk, however many tasks the host
 	 * runs (a scrape of 30,000 threads outlasts the 1 s scrape
@@ -370,18 +368,9 @@ static void test_prometheus(void **state)
 	const char *extra[] = {"--min-interval", "500ms", NULL};
 	unsigned port, pport = e2e_free_port();
 	pid_t srv = start_serve(yaml, extra, &port);
-	assert_int_equal(E2E_PATHF(prom, "%s/prometheus.yml", tmp), 0);
-	assert_int_equal(E2E_PATHF(data, "%s/tsdb", tmp), 0);
 	assert_int_equal(E2E_PATHF(plog, "%s/prometheus.log", tmp), 0);
-	n = snprintf(yaml, sizeof(yaml),
-		     "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
-		     "scrape_configs:\n"
-		     "  - job_name: ctprof\n"
-		     "    static_configs: [{targets: ['127.0.0.1:%u']}]\n",
-		     port);
-	assert_int_equal(e2e_write_file(prom, yaml, (size_t)n), 0);
 	mark(); /* before the first scrape, serve's first capture */
-	pid_t p = e2e_prometheus_start(prom, data, plog, pport);
+	pid_t p = e2e_prometheus_scrape(tmp, port, pport);
 	/* Mark our CPU while Prometheus scrapes, until its last 4 s hold a
 	 * sample a second (rate() over a window the samples do not cover
 	 * reads low), at most 40 s. */
