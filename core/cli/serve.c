@@ -359,13 +359,6 @@ static int capture(struct srv *s)
 		snprintf(s->why, sizeof(s->why), "%s", err);
 		return -EIO;
 	}
-	uint64_t ttl = s->ttl_ns ? s->ttl_ns : s->cfg->service.series_ttl_ns;
-	if (!s->series && ctp_export_series_new(&s->r, s->view, s->top, ttl,
-						&s->series) < 0) {
-		ctp_snap_free(snap);
-		snprintf(s->why, sizeof(s->why), "%s", strerror(ENOMEM));
-		return -ENOMEM;
-	}
 	if (ctp_series_feed(s->series, snap, err, sizeof(err)) < 0) {
 		snprintf(s->why, sizeof(s->why), "%s", err);
 		return -EIO;
@@ -994,6 +987,16 @@ int ctp_cmd_serve(int argc, char **argv)
 		fprintf(stderr, PROG ": %s\n", err);
 		goto out;
 	}
+	/* Made here, with the views it reads, before any process drops its
+	 * privileges: each HTTP process starts from this empty one. */
+	if (ctp_export_series_new(&s.r, s.view, s.top,
+				  s.ttl_ns ? s.ttl_ns
+					   : cfg->service.series_ttl_ns,
+				  &s.series) < 0) {
+		fprintf(stderr, PROG ": %s\n", strerror(ENOMEM));
+		rc = CTP_EXIT_FAILURE;
+		goto out;
+	}
 	if ((s.sock = listen_on(s.listen, said, sizeof(said))) < 0) {
 		rc = s.sock == -EINVAL ? CTP_EXIT_USAGE : CTP_EXIT_FAILURE;
 		goto out;
@@ -1022,6 +1025,7 @@ out:
 		close(s.sock);
 	if (s.memfd >= 0)
 		close(s.memfd);
+	ctp_series_free(s.series);
 	ctp_view_free(s.view);
 	ctp_config_free(cfg);
 	ctp_readopts_done(&s.r);
