@@ -49,7 +49,8 @@ add_dependencies(test_series ctprof-core plugin-procfs-stat)
 # The proof with a real Prometheus scraping serve every second while a
 # build of short-lived children burns known CPU beside a renaming thread:
 # sum(increase()) of the build group's CPU equals getrusage's within 5 %,
-# resets() of every counter is 0 (alone: it burns a CPU; 77 without
+# resets() of every counter is 0; a recording of the run backfilled by
+# promtool gives the same increase (alone: it burns a CPU; 77 without
 # Prometheus, root or taskstats exit events).
 ctp_add_test(test_series_prom test_series_prom.c e2e_util.c LIBS ctpcore
              Threads::Threads m)

@@ -12,9 +12,12 @@
  * within 5 %, and resets() of every counter family is 0. The children
  * live between scrapes: only their exit records (the taskstats plugin)
  * carry their CPU. The capture walks the host's /proc (taskstats
- * listens for exits only there). Exits 77 without Prometheus, root (taskstats
- * needs CAP_NET_ADMIN) or exit events. What the test checks is CPU the children
- * were given and the counters' values, never the host's pace.
+ * listens for exits only there). A recording of the run beside (record
+ * --interval 1s), exported as OpenMetrics and backfilled by promtool into
+ * a fresh TSDB, gives a Prometheus on it the same increase within 5 %.
+ * Exits 77 without Prometheus, root (taskstats needs CAP_NET_ADMIN) or
+ * exit events. What the test checks is CPU the children were given and
+ * the counters' values, never the host's pace.
  */
 #include <errno.h>
 #include <limits.h>
@@ -145,6 +148,55 @@ static double now_s(void)
 	return cpu_s(CLOCK_REALTIME);
 }
 
+/* The recording at dir exported as OpenMetrics, backfilled by promtool
+ * into a fresh TSDB, and a Prometheus on it: the build group's CPU
+ * increase there, at its last sample; NAN when a step failed (said). */
+static double backfill_increase(const char *dir)
+{
+	char om[PATH_MAX], blocks[PATH_MAX], yml[PATH_MAX], plog[PATH_MAX],
+		cmd[4 * PATH_MAX];
+	assert_int_equal(E2E_PATHF(om, "%s/rec.om", tmp), 0);
+	assert_int_equal(E2E_PATHF(blocks, "%s/blocks", tmp), 0);
+	assert_int_equal(E2E_PATHF(yml, "%s/empty.yml", tmp), 0);
+	assert_int_equal(E2E_PATHF(plog, "%s/backfill.log", tmp), 0);
+	const char *args[] = {"export", dir, "--format", "openmetrics",
+			      "-o",	om,  NULL};
+	if (e2e_run(args, NULL, NULL) != 0) {
+		fprintf(stderr, "export of the recording failed\n");
+		return NAN;
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "promtool tsdb create-blocks-from openmetrics %s %s "
+		 ">%s 2>&1",
+		 om, blocks, plog);
+	if (system(cmd) != 0) {
+		e2e_show_file("promtool", plog);
+		return NAN;
+	}
+	assert_int_equal(e2e_write_file(yml, "global: {}\n", 11), 0);
+	unsigned port = e2e_free_port();
+	pid_t p = e2e_prometheus_start(yml, blocks, plog, port);
+	double ts = NAN, inc = NAN, t_end = now_s() + 60;
+	while (now_s() < t_end &&
+	       !query(port, "timestamp(" UT "{group=\"" GROUP "\"})", NULL,
+		      &ts))
+		usleep(250000);
+	char at[64];
+	snprintf(at, sizeof(at), "%.3f", ts);
+	if (!isnan(ts))
+		query(port,
+		      "sum(increase(" UT "{group=\"" GROUP "\"}[10m])) + "
+		      "sum(increase(" ST "{group=\"" GROUP "\"}[10m]))",
+		      at, &inc);
+	int st;
+	kill(p, SIGTERM);
+	e2e_wait(p, &st);
+	e2e_started_done(p);
+	if (isnan(inc))
+		e2e_show_file("prometheus on the backfill", plog);
+	return inc;
+}
+
 static void test_build(void **state)
 {
 	(void)state;
@@ -199,6 +251,15 @@ static void test_build(void **state)
 	       !(query(pport, "count(up{job=\"ctprof\"} == 1)", NULL, &v) &&
 		 v == 1))
 		usleep(200000);
+	/* A recording of the run beside, to backfill afterwards. */
+	char rdir[PATH_MAX];
+	assert_int_equal(E2E_PATHF(rdir, "%s/rec", tmp), 0);
+	const char *rargs[] = {"record", "--config",   cfg,  "-o",
+			       rdir,	 "--interval", "1s", NULL};
+	pid_t rec;
+	assert_int_equal(e2e_spawn(rargs, NULL, NULL, &rec), 0);
+	e2e_started_add(rec);
+	usleep(1500000); /* its first file before the build */
 	struct rusage before, after;
 	assert_int_equal(getrusage(RUSAGE_CHILDREN, &before), 0);
 	assert_int_equal(write(go[1], "g", 1), 1);
@@ -280,6 +341,10 @@ static void test_build(void **state)
 	kill(srv, SIGTERM);
 	e2e_wait(srv, &st);
 	e2e_started_done(srv);
+	kill(rec, SIGTERM);
+	e2e_wait(rec, &st);
+	e2e_started_done(rec);
+	double back = got ? backfill_increase(rdir) : NAN;
 	if (!got) {
 		e2e_show_file("prometheus", plog);
 		e2e_show_file("serve", log);
@@ -288,9 +353,10 @@ static void test_build(void **state)
 	printf("build: %.3f s of CPU by getrusage, increase() %.3f s "
 	       "(%+.2f %%) over %.0f samples; %.0f exited tasks counted "
 	       "(%.0f exit events); resets() over %zu counter families "
-	       "%.0f\n",
+	       "%.0f; the recording backfilled by promtool: increase() "
+	       "%.3f s (%+.2f %%)\n",
 	       want, inc, (inc - want) / want * 100, samples, xt, exits,
-	       families, resets);
+	       families, resets, back, (back - want) / want * 100);
 	if (exits == 0) {
 		fprintf(stderr, "skipped: no exit event arrived (taskstats)\n");
 		skipped = 1;
@@ -300,6 +366,7 @@ static void test_build(void **state)
 	assert_true(xt > 0);
 	assert_true(families > 0);
 	assert_true(resets == 0);
+	assert_true(fabs(back - want) <= 0.05 * want);
 }
 
 static int setup(void **state)
