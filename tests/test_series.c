@@ -324,6 +324,22 @@ static void test_reset(void **state)
 	run_free(&r);
 }
 
+/* A running sum past what a long long holds in thousandths of the
+ * unit (5e15 ticks x 2000) is written exactly, never wrapped. */
+static void test_large(void **state)
+{
+	(void)state;
+	struct run r;
+	run_new(&r, 0, 0);
+	struct cap c0 = {.t = {{40, 40, "big", 0, 9}}};
+	struct cap c1 = {.t = {{40, 40, "big", 5000000000000000ull, 9}}};
+	feed(&r, 0, &c0);
+	feed(&r, 1, &c1);
+	assert_non_null(strstr(r.out, "\n" CPU "{group=\"big\"} "
+				      "50000000000000\n"));
+	run_free(&r);
+}
+
 /* --top 1: the group that leads each interval is exported and keeps its
  * series while it is active (TTL 25 s); the others' increases go to
  * other, which is monotonic too; a group idle past the TTL loses its
@@ -544,6 +560,7 @@ int main(void)
 		cmocka_unit_test(test_exit_during_capture),
 		cmocka_unit_test(test_rename),
 		cmocka_unit_test(test_reset),
+		cmocka_unit_test(test_large),
 		cmocka_unit_test(test_top_ttl),
 		cmocka_unit_test(test_expiry),
 		cmocka_unit_test(test_record_textfile),

@@ -511,7 +511,9 @@ static void per_series(struct om *m, const struct ctp_snap_field *f,
 		long double x;
 		if (!ctp_series_value(s, i, f, &x))
 			continue;
-		__int128 t = (__int128)llroundl(x * 2000);
+		/* Not through a long long: a sum of ns past 4.6e15 (53 days
+		 * of CPU over a group) would wrap. */
+		__int128 t = (__int128)(x * 2000 + 0.5L);
 		sample(m, name, true, ctp_series_labels(s, i), NULL, t, k + 3);
 	}
 }
