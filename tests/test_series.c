@@ -340,6 +340,32 @@ static void test_large(void **state)
 	run_free(&r);
 }
 
+/* Two groups whose labels read alike (a control byte is written as the
+ * text \x01, which a name may also hold) are one series, never two
+ * series of one name and labels. */
+static void test_label_clash(void **state)
+{
+	(void)state;
+	struct run r;
+	run_new(&r, 0, 0);
+	struct cap c0 = {.t = {{1, 1, "a", 0, 1}}};
+	struct cap c1 = {.t = {{1, 1, "a", 10, 1},
+			       {2, 2, "b\x01", 100, 2},
+			       {3, 3, "b\\x01", 100, 3}}};
+	struct cap c2 = {.t = {{1, 1, "a", 20, 1},
+			       {2, 2, "b\x01", 200, 2},
+			       {3, 3, "b\\x01", 200, 3}}};
+	feed(&r, 0, &c0);
+	feed(&r, 1, &c1);
+	feed(&r, 2, &c2);
+	const char *key = "\n" CPU "{group=\"b\\\\x01\"} ";
+	const char *at = strstr(r.out, key);
+	assert_non_null(at);
+	assert_null(strstr(at + 1, key)); /* once */
+	assert_true(near(strtod(at + strlen(key), NULL), 4.0));
+	run_free(&r);
+}
+
 /* --top 1: the group that leads each interval is exported and keeps its
  * series while it is active (TTL 25 s); the others' increases go to
  * other, which is monotonic too; a group idle past the TTL loses its
@@ -561,6 +587,7 @@ int main(void)
 		cmocka_unit_test(test_rename),
 		cmocka_unit_test(test_reset),
 		cmocka_unit_test(test_large),
+		cmocka_unit_test(test_label_clash),
 		cmocka_unit_test(test_top_ttl),
 		cmocka_unit_test(test_expiry),
 		cmocka_unit_test(test_record_textfile),

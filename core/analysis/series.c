@@ -481,15 +481,19 @@ static int choose(struct ctp_series *s, const struct delta *dl, size_t ng,
 		size_t gi = ord[k];
 		long ei = s->gent[gi];
 		if (ei < 0) {
+			/* Two groups of one capture whose labels read alike
+			 * (bytes written as \xNN text) are one series. */
 			char *l = ctp_om_group_labels(s->g, gi);
-			ei = l ? new_entry(s, l) : -ENOMEM;
+			long had = l ? find_entry(s, l) : -1;
+			ei = !l ? -ENOMEM : had >= 0 ? had : new_entry(s, l);
 			free(l);
 			if (ei < 0) {
 				free(ord);
 				return (int)ei;
 			}
+			if (had < 0)
+				s->e[ei].zero_feed = s->feeds;
 			s->gent[gi] = ei;
-			s->e[ei].zero_feed = s->feeds;
 		}
 		s->e[ei].active_ns = now;
 		s->e[ei].exported = true;
