@@ -297,8 +297,23 @@ static void test_from_to(void **state)
 	assert_int_equal(run(NULL, NULL, path, "--format", "csv", "--from",
 			     "latest", NULL),
 			 2);
-	assert_int_equal(run(NULL, NULL, "r", "--from", "latest", NULL), 2);
-	/* Metrics of a directory: still its latest file. */
+	assert_int_equal(run(NULL, NULL, "r", "--format", "prometheus",
+			     "--from", "latest", NULL),
+			 2);
+	/* OpenMetrics of a directory: the files --from and --to pick, each
+	 * sample at its capture's time. */
+	assert_int_equal(run(&out, &err, "r", "--from", "2020-01-01T00:00",
+			     "--to", "2023-11-14T22:13:30", NULL),
+			 0);
+	assert_non_null(
+		strstr(out, "ctprof_capture_timestamp_seconds 1700000000 "));
+	assert_non_null(
+		strstr(out, "ctprof_capture_timestamp_seconds 1700000010 "));
+	assert_null(strstr(out, "1700000020"));
+	assert_non_null(strstr(err, ": 2 files of the recording"));
+	free(out);
+	free(err);
+	/* The 0.0.4 text of a directory: still its latest file. */
 	assert_int_equal(run(&out, NULL, "r", "--format", "prometheus", NULL),
 			 0);
 	assert_non_null(

@@ -77,16 +77,18 @@ static void usage(FILE *f)
 	      "                  (default 50, 0 for all)\n"
 	      "  --table TABLE   csv/ndjson: threads (default), processes, "
 	      "cgroups, host, exited\n"
-	      "  --from T, --to T  csv/ndjson of a DIR: its files from the one "
-	      "at or before T\n"
-	      "                  to the one at or before T (as compare picks "
-	      "them; latest,\n"
-	      "                  -10m, YYYY-mm-ddTHH:MM[:SS], HH:MM[:SS])\n"
+	      "  --from T, --to T  of a DIR: its files from the one at or "
+	      "before T to the one\n"
+	      "                  at or before T (as compare picks them; "
+	      "latest, -10m,\n"
+	      "                  YYYY-mm-ddTHH:MM[:SS], HH:MM[:SS])\n"
 	      "A recording's directory: csv and ndjson have the rows of every "
 	      "file (or\n--from to --to; --from latest: the latest only), one "
-	      "row per task per capture\nwith its capture_time; metrics are of "
-	      "its latest file. docs/EXPORT.md has the\nnames, units and "
-	      "labels.\n",
+	      "row per task per capture\nwith its capture_time; OpenMetrics "
+	      "has every file over time (counters\nmonotonic, a timestamp per "
+	      "sample: promtool backfills it); the 0.0.4 text and\n--textfile "
+	      "are of its latest file. docs/EXPORT.md has the names, units "
+	      "and\nlabels.\n",
 	      f);
 }
 
@@ -163,10 +165,11 @@ static int conflicts(struct opts *o)
 	else if ((o->from || o->to) && !o->recording)
 		bad = "--from and --to pick files of a recording: give its "
 		      "directory";
-	else if ((o->from || o->to) && !flat)
-		bad = "--from and --to are for --format csv or ndjson (the "
-		      "metrics of a recording's directory are of its latest "
-		      "file)";
+	else if ((o->from || o->to) &&
+		 (o->textfile || o->format == F_PROMETHEUS))
+		bad = "--from and --to are for --format openmetrics, csv or "
+		      "ndjson (the 0.0.4 text and --textfile of a recording's "
+		      "directory are of its latest file)";
 	if (bad) {
 		fprintf(stderr, PROG ": %s\n", bad);
 		return ctp_readcli_try_help("export");
@@ -242,41 +245,42 @@ static int latest_of(struct opts *o)
  * into o->timeline. 0, or the exit status. */
 static int walk_of(struct opts *o, const struct ctp_view *v)
 {
-	char err[512], first[4096], last[4096], **mid = NULL;
+	char err[512];
 	struct ctp_recdir_skips skips = {0};
-	/* A time before any recording: its first readable file. */
-	struct ctp_recdir_pick p = {.dir = o->path,
-				    .when = "1971-01-01T00:00",
-				    .cap = o->r.cap,
-				    .skips = &skips};
-	int r = ctp_recdir_pick(&p, first, sizeof(first), err, sizeof(err));
-	p.when = "latest";
-	if (r == 0)
-		r = ctp_recdir_pick(&p, last, sizeof(last), err, sizeof(err));
+	struct ctp_recdir_files files;
+	int r = ctp_recdir_files_open(o->path, o->from, o->to, &skips, &files,
+				      err, sizeof(err));
+	size_t n = 0, plen = strlen(o->path) + 2 + CTP_RECDIR_NAME_LEN;
+	char **paths = NULL, *names = NULL;
+	if (r == 0 && files.n) {
+		paths = calloc(files.n, sizeof(*paths));
+		names = calloc(files.n, plen);
+		r = paths && names ? 0 : -ENOMEM;
+	}
+	for (size_t i = 0; r == 0 && i < files.n; i++) {
+		if (files.v[i].bad)
+			continue;
+		paths[n] = names + i * plen;
+		snprintf(paths[n++], plen, "%s/%s", o->path, files.v[i].name);
+	}
+	if (r == 0 && !n) {
+		snprintf(err, sizeof(err), "%s: no snapshot of a recording%s",
+			 o->path,
+			 o->from || o->to ? " between --from and --to" : "");
+		r = -ENOENT;
+	}
 	ctp_recdir_warn_skips(stderr, PROG, o->path, &skips);
-	if (r < 0) {
-		fprintf(stderr, PROG ": %s\n", err);
-		return CTP_EXIT_FAILURE;
-	}
-	int nm = ctp_recdir_between(first, last, &mid);
-	size_t n = 0;
-	char **paths = nm >= 0 ? calloc((size_t)nm + 2, sizeof(*paths)) : NULL;
-	if (paths) {
-		paths[n++] = first;
-		for (int i = 0; i < nm; i++)
-			paths[n++] = mid[i];
-		if (strcmp(first, last) != 0)
-			paths[n++] = last;
-	}
-	r = paths ? ctp_om_timeline_new(&o->timeline) : -ENOMEM;
+	if (r == 0)
+		r = ctp_om_timeline_new(&o->timeline);
 	if (r == 0)
 		r = ctp_export_recording(o->timeline, paths, n, &o->r, v,
 					 o->view != NULL, o->top, &o->files,
 					 err, sizeof(err));
-	else
+	else if (r == -ENOMEM)
 		snprintf(err, sizeof(err), "%s", strerror(ENOMEM));
 	free(paths);
-	ctp_recdir_list_free(mid, nm);
+	free(names);
+	ctp_recdir_files_done(&files);
 	if (r < 0) {
 		fprintf(stderr, PROG ": %s\n", err);
 		return CTP_EXIT_FAILURE;
@@ -421,9 +425,9 @@ static int metrics(FILE *out, const struct ctp_snap *snap, struct opts *o,
 		if (r == 0 && ctp_verbosity >= 0)
 			fprintf(stderr,
 				PROG
-				": %zu files of the recording, a timestamp "
+				": %zu file%s of the recording, a timestamp "
 				"per sample, counters over time\n",
-				o->files);
+				o->files, o->files == 1 ? "" : "s");
 		if (r < 0)
 			snprintf(err, errlen, "%s", strerror(-r));
 		return r;
