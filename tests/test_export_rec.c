@@ -339,6 +339,11 @@ static void test_textfile_stale(void **state)
 			 "keeps it current"))
 		fail_msg("stderr: %s", err);
 	free(err);
+	/* -q (a cron job's refresh): nothing on stderr, the same file. */
+	assert_int_equal(run(NULL, &err, "s", "--textfile", "tf", "-q", NULL),
+			 0);
+	assert_string_equal(err, "");
+	free(err);
 	assert_int_equal(e2e_read_file("tf/ctprof.prom", &out, &len), 0);
 	assert_non_null(strstr(out, "\nctprof_capture_timestamp_seconds "
 				    "1700000020\n"));

@@ -55,7 +55,8 @@ static void usage(FILE *f)
 	      "                          [--view NAME | --fields GLOBS] [--top "
 	      "N]"
 	      "\n"
-	      "                          [--table TABLE] [--textfile DIR]\n"
+	      "                          [--table TABLE] [--textfile DIR] "
+	      "[-q]\n"
 	      "\n"
 	      "  --format F      openmetrics (default), prometheus (text "
 	      "0.0.4), csv, ndjson\n"
@@ -66,6 +67,8 @@ static void usage(FILE *f)
 	      "                  node_exporter's textfile collector, once "
 	      "(record --textfile\n"
 	      "                  keeps it fresh)\n"
+	      "  -q, --quiet     only errors on stderr (a cron job's "
+	      "refresh)\n"
 	      "  --group-by AXES metrics' groups (default pcomm); csv/ndjson: "
 	      "one row per group\n"
 	      "  --view NAME     the fields of a view's columns, ranked by its "
@@ -142,6 +145,9 @@ static int own_option(void *ctx, int c, const char *arg)
 	case 'U':
 		o->to = arg;
 		return -1;
+	case 'q':
+		ctp_verbosity = -1;
+		return -1;
 	case 'h':
 		usage(stdout);
 		return CTP_EXIT_OK;
@@ -200,12 +206,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{"table", required_argument, NULL, 'b'},
 		{"from", required_argument, NULL, 'F'},
 		{"to", required_argument, NULL, 'U'},
+		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	static const char *const operands[] = {"FILE"};
-	int rc = ctp_readopts_parse("export", &o->r, argc, argv, "hc:o:", lopts,
-				    own_option, o);
+	int rc = ctp_readopts_parse("export", &o->r, argc, argv,
+				    "hqc:o:", lopts, own_option, o);
 	if (rc >= 0)
 		return rc;
 	bool flat = o->format == F_CSV || o->format == F_NDJSON;
