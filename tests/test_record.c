@@ -617,6 +617,18 @@ static void test_usage(void **state)
 	assert_int_equal(run_log(a4, dir, &err), 2);
 	assert_non_null(strstr(err, "from 100ms to 1d"));
 	free(err);
+	/* The directory as the readers take it, once. */
+	const char *a5[] = {"record", "--config", cfg, out, "-o", out, NULL};
+	assert_int_equal(run_log(a5, dir, &err), 2);
+	assert_non_null(strstr(err, "the directory is given once"));
+	free(err);
+	const char *a6[] = {"record",  "--config", cfg, out,
+			    "--count", "1",	   NULL};
+	assert_int_equal(run_log(a6, dir, &err), 0);
+	free(err);
+	struct dirent **names;
+	assert_int_equal(files(out, &names), 1);
+	free_names(names, 1);
 }
 
 static int setup(void **state)

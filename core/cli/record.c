@@ -90,14 +90,15 @@ enum {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: " PROG " [--config FILE] [-o DIR] [--interval D]\n"
+		"Usage: " PROG " [DIR | -o DIR] [--config FILE] [--interval "
+		"D]\n"
 		"         [--count N | --duration D] [--keep N] [--max-bytes "
 		"SIZE] [--print]\n"
 		"Keep the plugins loaded and write a snapshot into DIR every "
 		"interval, named\n"
 		"ctprof-YYYYmmddTHHMMSS.mmmZ.ctprof.zst (UTC). Every other "
 		"verb reads them.\n"
-		"  -o, --output DIR     the directory (made if missing); "
+		"  [-o, --output] DIR   the directory (made if missing); "
 		"default: the config's record.dir\n"
 		"  -i, --interval D     between captures: 500ms, 10s, 1m ... "
 		"(default: record.interval, else 10s)\n"
@@ -260,8 +261,13 @@ static int parse_args(int argc, char **argv, struct rec_args *a)
 	while ((c = getopt_long(argc, argv, "c:o:i:n:j:qvh", opts, NULL)) != -1)
 		if ((rc = record_option(a, c, optarg)) >= 0)
 			return rc;
+	/* `record DIR`, as the readers take DIR: the same as -o DIR. */
+	if (optind + 1 == argc && !a->dir)
+		a->dir = argv[optind++];
 	if (optind != argc) {
-		fprintf(stderr, PROG ": unexpected argument '%s'\n",
+		fprintf(stderr,
+			PROG ": unexpected argument '%s' (the directory is "
+			     "given once: DIR or -o DIR)\n",
 			argv[optind]);
 		return CTP_EXIT_USAGE;
 	}
