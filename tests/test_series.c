@@ -40,6 +40,7 @@ enum { F_CPU, F_START, F_XCPU, NF };
 #define SEC  1000000000ull
 #define CPU  "ctprof_t_cpu_seconds_total"
 #define XT   "ctprof_exited_tasks_total"
+#define ALL  "ctprof_t_all_seconds_total"
 #define MAXT 8
 
 struct th {
@@ -81,6 +82,20 @@ static struct ctp_snap *build(int k, const struct cap *c)
 	uint64_t at = (1000 + 10 * (uint64_t)k) * SEC;
 	for (int i = 0; i < NF; i++)
 		assert_int_equal(ctp_registry_add(&cap->reg, 0, &d[i]), i);
+	/* t.all: a derived sum of t.cpu (as procfs.cpu_time is of utime and
+	 * stime), paired through its term. */
+	const struct ctp_derived_desc all = {
+		.abi = CTP_ABI_MAJOR,
+		.size = sizeof(struct ctp_derived_desc),
+		.field = {"t.all", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64,
+			  CTP_UNIT_TICKS, CTP_KIND_COUNTER, CTP_RULE_SUM},
+		.n_terms = 1,
+		.terms = {{.field = "t.cpu", .coef = 1}},
+	};
+	const char *why;
+	int term;
+	assert_int_equal(
+		ctp_registry_add_derived(&cap->reg, 0, &all, &why, &term), NF);
 	uint32_t last = 0;
 	for (int i = 0; i < MAXT && c->t[i].tgid; i++) {
 		const struct th *t = &c->t[i];
@@ -247,8 +262,11 @@ static void test_exit(void **state)
 	 * the 0.3 s BASE had). */
 	assert_true(near(cpu(&r, "app"), 2.3));
 	assert_true(near(value_in(r.out, XT, "group=\"app\""), 1));
+	/* A derived sum of the counter counts the exit as its term does. */
+	assert_true(near(value_in(r.out, ALL, "group=\"app\""), 2.3));
 	feed(&r, 2, &c2);
 	assert_true(near(cpu(&r, "app"), 2.4));
+	assert_true(near(value_in(r.out, ALL, "group=\"app\""), 2.4));
 	run_free(&r);
 }
 

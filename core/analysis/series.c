@@ -287,30 +287,63 @@ struct delta {
 	uint64_t exited;
 };
 
-/* The exited measure pairing CAND's counter f: its exited fields in the
- * exit sum, scaled to f's unit, less BASE's f. False when f has none. */
+/* The column of the pairs naming live field name, or NULL. */
+static const struct ctp_view_col *pair_of(const struct ctp_series *s,
+					  const char *name)
+{
+	for (size_t i = 0; i < s->xview->n_cols; i++)
+		if (strcmp(s->xview->cols[i].fields[0], name) == 0)
+			return &s->xview->cols[i];
+	return NULL;
+}
+
+/* Exited field name, scaled to unit, into xf/xk at *n (room: max). */
+static void exit_add(const struct ctp_series *s, const char *name, uint8_t unit,
+		     size_t *xf, long double *xk, size_t *n, size_t max)
+{
+	long j = ctp_exit_sum_field(s->ex, name);
+	double sc = j >= 0 && s->ex->unit_set[j]
+			    ? ctp_exit_sum_scale(s->ex, (size_t)j, unit)
+			    : NAN;
+	if (!isnan(sc) && *n < max) {
+		xf[*n] = (size_t)j;
+		xk[(*n)++] = sc;
+	}
+}
+
+/*
+ * The exited measure pairing CAND's counter f: its exited fields in the
+ * exit sum, scaled to f's unit, less BASE's f. A derived sum of counters
+ * (procfs.cpu_time = utime + stime) pairs with its terms' exited fields
+ * when every term has a pair, so it counts what exited as its terms do.
+ * False when f has none.
+ */
 static bool exit_measure(const struct ctp_series *s,
 			 const struct ctp_snap_field *f, size_t *xf,
 			 long double *xk, const struct ctp_snap_field **bf,
 			 struct ctp_interval_exit_measure *m)
 {
-	const struct ctp_view_col *c = NULL;
-	for (size_t i = 0; !c && i < s->xview->n_cols; i++)
-		if (strcmp(s->xview->cols[i].fields[0], f->name) == 0)
-			c = &s->xview->cols[i];
-	if (!c || !s->ex)
-		return false;
+	const struct ctp_snap *cand = ctp_interval_snap(s->iv, 1);
+	const struct ctp_view_col *c = pair_of(s, f->name);
 	size_t n = 0;
-	for (size_t k = 0; k < c->n_exited; k++) {
-		long j = ctp_exit_sum_field(s->ex, c->exited[k]);
-		double sc =
-			j >= 0 && s->ex->unit_set[j]
-				? ctp_exit_sum_scale(s->ex, (size_t)j, f->unit)
-				: NAN;
-		if (isnan(sc))
-			continue;
-		xf[n] = (size_t)j;
-		xk[n++] = sc;
+	if (!s->ex)
+		return false;
+	if (c) {
+		for (size_t k = 0; k < c->n_exited; k++)
+			exit_add(s, c->exited[k], f->unit, xf, xk, &n,
+				 CTP_VIEW_MAX_FIELDS);
+	} else {
+		for (size_t t = 0; t < f->n_terms; t++) {
+			const struct ctp_snap_term *tm = &f->terms[t];
+			const struct ctp_snap_field *in =
+				&ctp_snap_fields(cand)[tm->input];
+			const struct ctp_view_col *tc = pair_of(s, in->name);
+			if (tm->coef != 1 || tm->max_set || !tc ||
+			    tc->n_exited != 1)
+				return false;
+			exit_add(s, tc->exited[0], f->unit, xf, xk, &n,
+				 CTP_VIEW_MAX_FIELDS);
+		}
 	}
 	bf[0] = ctp_snap_field_find(ctp_interval_snap(s->iv, 0), f->name);
 	if (bf[0] && bf[0]->scope != f->scope)
