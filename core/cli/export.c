@@ -257,36 +257,21 @@ static int walk_of(struct opts *o, const struct ctp_view *v)
 	struct ctp_recdir_files files;
 	int r = ctp_recdir_files_open(o->path, o->from, o->to, &skips, &files,
 				      err, sizeof(err));
-	size_t n = 0, plen = strlen(o->path) + 2 + CTP_RECDIR_NAME_LEN;
-	char **paths = NULL, *names = NULL;
-	if (r == 0 && files.n) {
-		paths = calloc(files.n, sizeof(*paths));
-		names = calloc(files.n, plen);
-		r = paths && names ? 0 : -ENOMEM;
-	}
-	for (size_t i = 0; r == 0 && i < files.n; i++) {
-		if (files.v[i].bad)
-			continue;
-		paths[n] = names + i * plen;
-		snprintf(paths[n++], plen, "%s/%s", o->path, files.v[i].name);
-	}
-	if (r == 0 && !n) {
-		snprintf(err, sizeof(err), "%s: no snapshot of a recording%s",
-			 o->path,
-			 o->from || o->to ? " between --from and --to" : "");
-		r = -ENOENT;
-	}
-	ctp_recdir_warn_skips(stderr, PROG, o->path, &skips);
 	if (r == 0)
 		r = ctp_om_timeline_new(&o->timeline);
 	if (r == 0)
-		r = ctp_export_recording(o->timeline, paths, n, &o->r, v,
+		r = ctp_export_recording(o->timeline, &files, &skips, &o->r, v,
 					 o->view != NULL, o->top, &o->files,
 					 err, sizeof(err));
 	else if (r == -ENOMEM)
 		snprintf(err, sizeof(err), "%s", strerror(ENOMEM));
-	free(paths);
-	free(names);
+	if (r == 0 && !o->files) {
+		snprintf(err, sizeof(err),
+			 "%s: no readable snapshot of a recording%s", o->path,
+			 o->from || o->to ? " between --from and --to" : "");
+		r = -ENOENT;
+	}
+	ctp_recdir_warn_skips(stderr, PROG, o->path, &skips);
 	ctp_recdir_files_done(&files);
 	if (r < 0) {
 		fprintf(stderr, PROG ": %s\n", err);
@@ -344,39 +329,59 @@ int ctp_export_series(FILE *out, const struct ctp_series *series,
 			    ctp_series_groups(series), &mo, st);
 }
 
-/*
- * A recording's files (oldest first) through a series into a timeline:
- * OpenMetrics with a timestamp per sample, counters monotonic across the
- * recording (export DIR --format openmetrics). A file that cannot be
- * read is said and left out. Returns 0, or -errno with err.
- */
-int ctp_export_recording(struct ctp_om_timeline *t, char *const *paths,
-			 size_t n, const struct ctp_readopts *r,
-			 const struct ctp_view *v, bool view_selects,
-			 uint64_t top, size_t *used, char *err, size_t errlen)
-{
+/* A step of a recording's walk into a timeline. */
+struct om_walk {
+	struct ctp_om_timeline *t;
 	struct ctp_series *s;
-	int rc = ctp_export_series_new(r, v, top, 0, &s);
-	*used = 0;
-	for (size_t i = 0; rc == 0 && i < n; i++) {
-		struct ctp_snap *snap;
-		char e[512];
-		if (ctp_snap_open(paths[i], r->cap, &snap, e, sizeof(e)) < 0) {
-			fprintf(stderr, PROG ": %s (left out)\n", e);
-			continue;
-		}
-		if ((rc = ctp_series_feed(s, snap, err, errlen)) < 0)
-			break;
-		struct ctp_om_opts mo =
-			series_opts(s, r, v, view_selects, true);
-		rc = ctp_om_timeline_add(t, ctp_series_snap(s),
-					 ctp_series_groups(s), &mo);
-		if (rc < 0)
-			snprintf(err, errlen, "%s", strerror(-rc));
-		(*used)++;
-	}
-	ctp_series_free(s);
+	const struct ctp_readopts *r;
+	const struct ctp_view *v;
+	bool view_selects;
+	size_t *used;
+	char *err;
+	size_t errlen;
+};
+
+static int om_step(struct ctp_snap *snap, const struct ctp_recdir_file *file,
+		   void *arg)
+{
+	struct om_walk *k = arg;
+	(void)file;
+	int rc = ctp_series_feed(k->s, snap, k->err, k->errlen);
+	if (rc < 0)
+		return rc;
+	struct ctp_om_opts mo =
+		series_opts(k->s, k->r, k->v, k->view_selects, true);
+	rc = ctp_om_timeline_add(k->t, ctp_series_snap(k->s),
+				 ctp_series_groups(k->s), &mo);
+	if (rc < 0)
+		snprintf(k->err, k->errlen, "%s", strerror(-rc));
+	else
+		(*k->used)++;
 	return rc;
+}
+
+int ctp_export_recording(struct ctp_om_timeline *t,
+			 struct ctp_recdir_files *files,
+			 struct ctp_recdir_skips *skips,
+			 const struct ctp_readopts *r, const struct ctp_view *v,
+			 bool view_selects, uint64_t top, size_t *used,
+			 char *err, size_t errlen)
+{
+	struct om_walk k = {.t = t,
+			    .r = r,
+			    .v = v,
+			    .view_selects = view_selects,
+			    .used = used,
+			    .err = err,
+			    .errlen = errlen};
+	int rc = ctp_export_series_new(r, v, top, 0, &k.s);
+	*used = 0;
+	if (rc == 0)
+		rc = ctp_recdir_walk_take(files, r->cap, skips, om_step, &k);
+	else
+		snprintf(err, errlen, "%s", strerror(-rc));
+	ctp_series_free(k.s);
+	return rc < 0 ? rc : 0;
 }
 
 int ctp_export_series_new(const struct ctp_readopts *r,

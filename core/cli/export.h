@@ -42,13 +42,19 @@ int ctp_export_series(FILE *out, const struct ctp_series *series,
 		      bool view_selects, bool openmetrics,
 		      struct ctp_om_stats *st);
 
-/* The files of a recording at paths (oldest first) as one OpenMetrics
- * exposition over time into t (openmetrics.h), through a series grouped
- * by r's spec; *used: the files read. Returns 0, or -errno with err. */
-int ctp_export_recording(struct ctp_om_timeline *t, char *const *paths,
-			 size_t n, const struct ctp_readopts *r,
-			 const struct ctp_view *v, bool view_selects,
-			 uint64_t top, size_t *used, char *err, size_t errlen);
+/* The files of a recording (recdir.h's list, oldest first) as one
+ * OpenMetrics exposition over time into t (openmetrics.h), through a
+ * series grouped by r's spec; a file that is no readable snapshot is
+ * marked bad and counted in skips. *used: the files read. Returns 0, or
+ * -errno with err. */
+struct ctp_recdir_files;
+struct ctp_recdir_skips;
+int ctp_export_recording(struct ctp_om_timeline *t,
+			 struct ctp_recdir_files *files,
+			 struct ctp_recdir_skips *skips,
+			 const struct ctp_readopts *r, const struct ctp_view *v,
+			 bool view_selects, uint64_t top, size_t *used,
+			 char *err, size_t errlen);
 
 /* The snapshot at snap_path as DIR/ctprof.prom for node_exporter's
  * textfile collector (export --textfile DIR, grouped by pcomm, the top 50

@@ -542,9 +542,10 @@ void ctp_recdir_files_done(struct ctp_recdir_files *f)
 	*f = (struct ctp_recdir_files){.dfd = -1};
 }
 
-int ctp_recdir_walk(struct ctp_recdir_files *f, uint64_t cap,
-		    struct ctp_recdir_skips *skips, ctp_recdir_each_fn each,
-		    void *arg)
+/* The walk of both kinds: each borrows the snapshot, take owns it. */
+static int walk(struct ctp_recdir_files *f, uint64_t cap,
+		struct ctp_recdir_skips *skips, ctp_recdir_each_fn each,
+		ctp_recdir_take_fn take, void *arg)
 {
 	int n = 0;
 	for (size_t i = 0; i < f->n; i++) {
@@ -558,13 +559,28 @@ int ctp_recdir_walk(struct ctp_recdir_files *f, uint64_t cap,
 			add_skip(skips, f->v[i].name, why);
 			continue;
 		}
-		int r = each(s, &f->v[i], arg);
-		ctp_snap_free(s);
+		int r = take ? take(s, &f->v[i], arg) : each(s, &f->v[i], arg);
+		if (!take)
+			ctp_snap_free(s);
 		if (r < 0)
 			return r;
 		n++;
 	}
 	return n;
+}
+
+int ctp_recdir_walk(struct ctp_recdir_files *f, uint64_t cap,
+		    struct ctp_recdir_skips *skips, ctp_recdir_each_fn each,
+		    void *arg)
+{
+	return walk(f, cap, skips, each, NULL, arg);
+}
+
+int ctp_recdir_walk_take(struct ctp_recdir_files *f, uint64_t cap,
+			 struct ctp_recdir_skips *skips,
+			 ctp_recdir_take_fn take, void *arg)
+{
+	return walk(f, cap, skips, NULL, take, arg);
 }
 
 static int cmp_str(const void *a, const void *b)

@@ -137,6 +137,15 @@ typedef int (*ctp_recdir_each_fn)(const struct ctp_snap *snap,
 int ctp_recdir_walk(struct ctp_recdir_files *f, uint64_t cap,
 		    struct ctp_recdir_skips *skips, ctp_recdir_each_fn each,
 		    void *arg);
+/* A walk's step that takes the snapshot (it frees it, also on failure). */
+typedef int (*ctp_recdir_take_fn)(struct ctp_snap *snap,
+				  const struct ctp_recdir_file *file,
+				  void *arg);
+/* ctp_recdir_walk, each snapshot handed over to take: what keeps a
+ * snapshot past its step (a series, whose BASE it becomes). */
+int ctp_recdir_walk_take(struct ctp_recdir_files *f, uint64_t cap,
+			 struct ctp_recdir_skips *skips,
+			 ctp_recdir_take_fn take, void *arg);
 
 /* Free what ctp_recdir_between returned (n paths, n <= 0: none). */
 void ctp_recdir_list_free(char **list, int n);
