@@ -831,6 +831,21 @@ static void test_unknown_before(void **state)
 	free(out);
 }
 
+/* Capture k of several `apart` s apart (the first at boot 1000 s) into
+ * path, and cap freed. */
+static void write_apart(struct ctp_capture *cap, int k, uint64_t apart,
+			const char *path)
+{
+	const uint64_t s = 1000000000ull;
+	char err[512];
+	cap->start_boottime_ns = (1000ull + apart * (uint64_t)k) * s;
+	cap->start_realtime_ns += (uint64_t)k * apart * s;
+	cap->end_realtime_ns += (uint64_t)k * apart * s;
+	if (sb_write(cap, path, err, sizeof(err)) < 0)
+		fail_msg("write %s: %s", path, err);
+	ctp_capture_free(cap);
+}
+
 /*
  * A recording of three files 5 s apart (boot 1000, 1005, 1010 s) whose
  * exited tables hold what ran in between:
@@ -871,7 +886,6 @@ static void write_exit_side(int k, const char *path)
 	};
 	struct ctp_capture *cap = sb_capture("t");
 	struct ctp_table *th = &cap->threads[0], *x = &cap->exited;
-	char err[512];
 	const uint64_t s = 1000000000ull;
 	for (int i = 0; i < N_XF; i++)
 		assert_int_equal(ctp_registry_add(&cap->reg, 0, &d[i]), i);
@@ -919,12 +933,7 @@ static void write_exit_side(int k, const char *path)
 		sb_put_u64(cap, x, r, CTP_EXITED_IDENT, X_CPU, 9000000);
 	}
 	cap->plugins[0].exited = true;
-	cap->start_boottime_ns = (1000ull + 5ull * (uint64_t)k) * s;
-	cap->start_realtime_ns += (uint64_t)k * 5 * s;
-	cap->end_realtime_ns += (uint64_t)k * 5 * s;
-	if (sb_write(cap, path, err, sizeof(err)) < 0)
-		fail_msg("write %s: %s", path, err);
-	ctp_capture_free(cap);
+	write_apart(cap, k, 5, path);
 }
 
 /* An exited task whose value at exit is below what BASE had of it (the
@@ -1023,18 +1032,125 @@ static void test_view_exited(void **state)
 	free(out);
 }
 
+/*
+ * Exits while a capture is taken (the plugin's table is drained when the
+ * capture ends), in a recording of three files 5 s apart (boot 1000,
+ * 1005, 1010 s; root cgroup usage 1.0, 3.5, 4.8 s):
+ *   make 10: thread 10 100 -> 200 -> 300 ticks (+1 s each interval)
+ *   cc 70:   thread 70 1.0 s, then 2.0 s read live by file 1, which then
+ *            also records its exit at 1005.1 s with 2.3 s
+ *   ld 80:   thread 80 0.5 s, exits at 1005.05 s with 1.0 s, in file 1's
+ *            table but before file 1 read it
+ * so cc's true change is +1.0 s over 0 -> 1 (its live reading; its exit
+ * record is no more of it) and +0.3 s over 1 -> 2 (the record less the
+ * 2.0 s read live); ld's +0.5 s over 0 -> 1 and nothing over 1 -> 2.
+ * Each exit counts once: 0 -> 2 is the sum, cc +1.3 s, ld +0.5 s.
+ */
+static void write_during_side(int k, const char *path)
+{
+	enum { T_CPU, T_BEGIN, X_CPU, C_USE, N_DF };
+	const struct ctp_field_desc d[N_DF] = {
+		[T_CPU] = {"t.cpu", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64,
+			   CTP_UNIT_TICKS, CTP_KIND_COUNTER, CTP_RULE_SUM},
+		[T_BEGIN] = {"t.begin", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64,
+			     CTP_UNIT_TICKS, CTP_KIND_ORDINAL, CTP_RULE_RANGE,
+			     CTP_FIELD_START_TIME},
+		[X_CPU] = {"x.cpu", NULL, CTP_SCOPE_EXITED, CTP_TYPE_U64,
+			   CTP_UNIT_US, CTP_KIND_COUNTER, CTP_RULE_SUM},
+		[C_USE] = {"c.usage", NULL, CTP_SCOPE_CGROUP, CTP_TYPE_U64,
+			   CTP_UNIT_US, CTP_KIND_COUNTER, CTP_RULE_SUM},
+	};
+	static const uint64_t usage[3] = {1000000, 3500000, 4800000};
+	/* Per thread (make, cc, ld) its ticks in file k; 0: not live. */
+	static const struct {
+		uint32_t tid;
+		const char *comm;
+		uint64_t cpu[3];
+	} t[3] = {{10, "make", {100, 200, 300}},
+		  {70, "cc", {100, 200, 0}},
+		  {80, "ld", {50, 0, 0}}};
+	struct ctp_capture *cap = sb_capture("t");
+	struct ctp_table *th = &cap->threads[0], *x = &cap->exited;
+	const uint64_t s = 1000000000ull;
+	for (int i = 0; i < N_DF; i++)
+		assert_int_equal(ctp_registry_add(&cap->reg, 0, &d[i]), i);
+	uint32_t cg = sb_cgroup(cap, "/");
+	sb_put_u64(cap, &cap->cgroups, cg, CTP_CGROUP_IDENT, C_USE, usage[k]);
+	for (int i = 0; i < 3; i++) {
+		if (!t[i].cpu[k])
+			continue;
+		sb_process(cap, t[i].tid, t[i].comm);
+		uint32_t r = sb_thread(cap, t[i].tid, t[i].comm, (int)cg);
+		sb_put_u64(cap, th, r, CTP_THREAD_IDENT, T_CPU, t[i].cpu[k]);
+		sb_put_u64(cap, th, r, CTP_THREAD_IDENT, T_BEGIN, 100);
+	}
+	if (k == 1) {
+		uint32_t r = sb_exited(cap, 70, 70, "cc", 1005 * s + s / 10);
+		sb_put_u64(cap, x, r, CTP_EXITED_IDENT, X_CPU, 2300000);
+		r = sb_exited(cap, 80, 80, "ld", 1005 * s + s / 20);
+		sb_put_u64(cap, x, r, CTP_EXITED_IDENT, X_CPU, 1000000);
+	}
+	cap->plugins[0].exited = true;
+	write_apart(cap, k, 5, path);
+}
+
+/* compare over each interval of that recording: a thread read live by
+ * CAND whose exit CAND's table also holds is its live change alone, and
+ * an exit in BASE's table that BASE did not read live was the interval
+ * before's; the intervals add up to the whole. */
+static void test_exit_during_capture(void **state)
+{
+	static const char *const names[3] = {
+		"dur/ctprof-20231114T221320.000Z.ctprof.zst",
+		"dur/ctprof-20231114T221325.000Z.ctprof.zst",
+		"dur/ctprof-20231114T221330.000Z.ctprof.zst"};
+	char *out;
+	size_t len;
+	(void)state;
+	assert_int_equal(mkdir("dur", 0700) == 0 || errno == EEXIST, 1);
+	for (int k = 0; k < 3; k++)
+		write_during_side(k, names[k]);
+	assert_int_equal(setenv("TZ", "UTC", 1), 0);
+	/* 0 -> 1, picked in the recording. */
+	const char *first[] = {"compare", "dur",
+			       "--from",  "2023-11-14T22:13:20",
+			       "--to",	  "2023-11-14T22:13:25",
+			       "--view",  "tx",
+			       NULL};
+	assert_int_equal(e2e_run(first, "out.txt", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("out.txt", &out, &len), 0);
+	has_line(out, " 70         70 cc      cc     20.0  +1.0s");
+	has_line(out, " 80 exited  80 ld      ld     10.0 +500ms");
+	has_line(out, "CPU 2.5 s: threads 2.0 s (80%), 1 exited tasks 0.5 s "
+		      "(20%), rest 0.0 s");
+	free(out);
+	/* 1 -> 2: BASE the file before the latest. */
+	const char *second[] = {"compare", "dur", "--view", "tx", NULL};
+	assert_int_equal(e2e_run(second, "out.txt", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("out.txt", &out, &len), 0);
+	has_line(out, " 70 exited  70 cc      cc      6.0 +300ms");
+	no_line_with(out, " ld ");
+	has_line(out, "CPU 1.3 s: threads 1.0 s (77%), 1 exited tasks 0.3 s "
+		      "(23%), rest 0.0 s");
+	free(out);
+	/* 0 -> 2 over the middle file: the sum. */
+	const char *whole[] = {"compare", names[0], names[2],
+			       "--view",  "tx",	    NULL};
+	assert_int_equal(e2e_run(whole, "out.txt", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("out.txt", &out, &len), 0);
+	has_line(out, " 70 exited  70 cc      cc     13.0  +1.3s");
+	has_line(out, " 80 exited  80 ld      ld      5.0 +500ms");
+	/* (its rest, a rounding's -0.0 s or 0.0 s, is not the point) */
+	assert_non_null(strstr(out, "\nCPU 3.8 s: threads 2.0 s (53%), 2 "
+				    "exited tasks 1.8 s (47%), rest "));
+	free(out);
+}
+
 /* Side k of a pair 10 s apart (BASE at boot 1000 s) into path, and cap
  * freed. */
 static void write_pair_side(struct ctp_capture *cap, int k, const char *path)
 {
-	const uint64_t s = 1000000000ull;
-	char err[512];
-	cap->start_boottime_ns = (1000ull + 10ull * (uint64_t)k) * s;
-	cap->start_realtime_ns += (uint64_t)k * 10 * s;
-	cap->end_realtime_ns += (uint64_t)k * 10 * s;
-	if (sb_write(cap, path, err, sizeof(err)) < 0)
-		fail_msg("write %s: %s", path, err);
-	ctp_capture_free(cap);
+	write_apart(cap, k, 10, path);
 }
 
 /*
@@ -1405,6 +1521,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_before),
 		cmocka_unit_test(test_view_exited),
 		cmocka_unit_test(test_exit_below_base),
+		cmocka_unit_test(test_exit_during_capture),
 		cmocka_unit_test(test_task_interval),
 		cmocka_unit_test(test_reaped),
 		cmocka_unit_test(test_kib_steps),

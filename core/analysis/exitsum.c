@@ -263,24 +263,35 @@ static int task_ident(struct ctp_exit_sum *s, size_t i,
 	return own_names(s, i, in);
 }
 
-/* Is exited row r of f's table a thread snap has live (same ids and
+/* Is exited row r of f's table a thread f read live too (same ids and
  * start)? */
-static bool live_in(const struct ctp_snap *snap, const struct ctp_snap *f,
-		    const struct ctp_snap_table *x, size_t r)
+static bool live_in(const struct ctp_snap *f, const struct ctp_snap_table *x,
+		    size_t r)
 {
 	uint64_t tgid = x->tgid ? x->tgid[r] : 0;
-	long row = tgid ? ctp_snap_row(ctp_snap_table(snap, CTP_SCOPE_THREAD),
+	long row = tgid ? ctp_snap_row(ctp_snap_table(f, CTP_SCOPE_THREAD),
 				       tgid, x->tid[r])
 			: -1;
-	return row >= 0 && ctp_ident_exited_same(snap, (size_t)row,
+	return row >= 0 && ctp_ident_exited_same(f, (size_t)row,
 						 ctp_ident_exited_start(f, r));
 }
 
-/* One file's rows into s. step (ctp_exit_sum_step): an exit seen while
- * a capture was taken counts in one interval only, the one after the
- * capture that read its thread live, else the one before it. */
+/* Does row r of f's exited table count in the interval that f ends (f
+ * BASE or CAND)? An exit seen while a capture was taken is in that
+ * capture's table, which ends two intervals (CAND of one, BASE of the
+ * next): it counts in one of them only, the one after the capture when
+ * the capture read its thread live (less that value: the live change
+ * before has it), else the one before. */
+static bool end_counts(const struct ctp_snap *base, const struct ctp_snap *f,
+		       const struct ctp_snap_table *x, size_t r)
+{
+	return (f == base) == live_in(f, x, r);
+}
+
+/* One file's rows into s; `end`: f is BASE or CAND (end_counts), else a
+ * file between them, all of whose rows are in the interval. */
 static int add_file(const struct ctp_snap *base, const struct ctp_snap *f,
-		    const struct ctp_snap *prev, bool step,
+		    const struct ctp_snap *prev, bool end,
 		    struct ctp_exit_sum *s)
 {
 	const struct ctp_snap_table *x = ctp_snap_table(f, CTP_SCOPE_EXITED);
@@ -303,7 +314,7 @@ static int add_file(const struct ctp_snap *base, const struct ctp_snap *f,
 		if (x->exit_ns && x->exit_ns[r] && from &&
 		    x->exit_ns[r] <= from)
 			continue; /* gone before BASE: not this interval */
-		if (step && (f == base) != live_in(f, f, x, r))
+		if (end && !end_counts(base, f, x, r))
 			continue;
 		uint64_t need = sizeof(struct ctp_group_extra) + 3 * 8 +
 				(s->n_fields + 1) * sizeof(double) +
@@ -452,7 +463,7 @@ int ctp_exit_sum_paths(const struct ctp_snap *base, const struct ctp_snap *cand,
 	if (r == 0 && !s->n_fields)
 		return 0; /* the view asks nothing of exited tasks */
 	if (r == 0)
-		r = add_file(base, base, NULL, false, s);
+		r = add_file(base, base, NULL, true, s);
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		struct ctp_snap *f;
 		char err[512];
@@ -466,22 +477,8 @@ int ctp_exit_sum_paths(const struct ctp_snap *base, const struct ctp_snap *cand,
 		prev = f;
 	}
 	if (r == 0)
-		r = add_file(base, cand, prev ? prev : base, false, s);
+		r = add_file(base, cand, prev ? prev : base, true, s);
 	ctp_snap_free(prev);
-	return r == 0 ? sum_end(s, base, v) : r;
-}
-
-int ctp_exit_sum_step(const struct ctp_snap *base, const struct ctp_snap *cand,
-		      uint64_t cap, const struct ctp_view *v,
-		      struct ctp_exit_sum *s)
-{
-	int r = sum_begin(s, v, cap);
-	if (r == 0 && !s->n_fields)
-		return 0;
-	if (r == 0)
-		r = add_file(base, base, NULL, true, s);
-	if (r == 0)
-		r = add_file(base, cand, base, true, s);
 	return r == 0 ? sum_end(s, base, v) : r;
 }
 

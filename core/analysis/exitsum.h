@@ -67,24 +67,20 @@ struct ctp_exit_sum {
  * across a capture was seen live there, for its names and cgroup; one
  * that fails to open is said on log, "PROG: why (its exited tasks are left
  * out)", and skipped), then CAND's. Rows that exited before base was taken
- * are left out; the sum's own memory is held to cap too. Nothing is read
- * when view v names no exited field. Returns 0 or -ENOMEM; s->present is
- * false when no file had an exited table. Free s in any case.
+ * are left out; the sum's own memory is held to cap too. Each exit counts
+ * in one interval only, so that intervals in a row (a series, compare
+ * from file to file of a recording) add up to the whole: a row of BASE's
+ * table only when BASE read its thread live (what BASE had of it is taken
+ * off), a row of CAND's only when CAND did not (CAND's live reading is
+ * its change; the next interval takes the rest), every row of a file
+ * between. Nothing is read when view v names no exited field. Returns 0
+ * or -ENOMEM; s->present is false when no file had an exited table. Free
+ * s in any case.
  */
 int ctp_exit_sum_paths(const struct ctp_snap *base, const struct ctp_snap *cand,
 		       char *const *between, size_t n, uint64_t cap,
 		       const struct ctp_view *v, FILE *log, const char *prog,
 		       struct ctp_exit_sum *s);
-/*
- * The same for two captures in a row of several stepped along (series.h),
- * none between them, so that each exit counts in one interval only: a
- * row of BASE's table (it exited while BASE was taken) only when BASE
- * read its thread live (what BASE had of it is taken off), a row of
- * CAND's only when CAND did not (the next interval takes it from there).
- */
-int ctp_exit_sum_step(const struct ctp_snap *base, const struct ctp_snap *cand,
-		      uint64_t cap, const struct ctp_view *v,
-		      struct ctp_exit_sum *s);
 /* Index of field `name` in s->fields, or -1. */
 long ctp_exit_sum_field(const struct ctp_exit_sum *s, const char *name);
 /* What a value of field j times is in unit `to`: 1 for its own unit, the

@@ -658,8 +658,8 @@ int ctp_series_feed(struct ctp_series *s, struct ctp_snap *snap, char *err,
 	if (r == 0 && !first) {
 		/* What exited between the two captures. */
 		ex = calloc(1, sizeof(*ex));
-		r = ex ? ctp_exit_sum_step(s->snap[1], snap, s->o.cap, s->xview,
-					   ex)
+		r = ex ? ctp_exit_sum_paths(s->snap[1], snap, NULL, 0, s->o.cap,
+					    s->xview, stderr, "ctprof-core", ex)
 		       : -ENOMEM;
 	}
 	if (r == 0)
