@@ -114,16 +114,19 @@ static void driver(int go)
 	_exit(0);
 }
 
-/* curl's output of a GET (query parameters url-encoded) into buf. */
+/* curl's output of a GET (query parameters url-encoded) into buf. The
+ * query goes through a file: a series' labels may hold any byte. */
 static bool curl(const char *url, const char *query, const char *at, char *buf,
 		 size_t n)
 {
-	char cmd[4096];
-	int w = snprintf(cmd, sizeof(cmd),
-			 "curl -sf --max-time 10 -G '%s'%s%s%s%s%s", url,
-			 query ? " --data-urlencode 'query=" : "",
-			 query ? query : "", query ? "'" : "",
-			 at ? " --data-urlencode time=" : "", at ? at : "");
+	char cmd[4096], qf[PATH_MAX];
+	assert_int_equal(E2E_PATHF(qf, "%s/query.txt", tmp), 0);
+	if (query)
+		assert_int_equal(e2e_write_file(qf, query, strlen(query)), 0);
+	int w = snprintf(
+		cmd, sizeof(cmd), "curl -sf --max-time 10 -G '%s'%s%s%s%s", url,
+		query ? " --data-urlencode query@" : "", query ? qf : "",
+		at ? " --data-urlencode time=" : "", at ? at : "");
 	assert_true(w > 0 && (size_t)w < sizeof(cmd));
 	FILE *p = popen(cmd, "r");
 	assert_non_null(p);
@@ -148,6 +151,128 @@ static bool query(unsigned port, const char *promql, const char *at, double *v)
 		return false;
 	const char *p = strstr(buf, "\"value\":[");
 	return p && sscanf(p, "\"value\":[%*f,\"%lf\"", v) == 1;
+}
+
+/* A JSON object of label names and values at p (`{"k":"v",...}`, as the
+ * API writes a series' labels) as a PromQL selector's `{k="v",...}` into
+ * out (the values' escapes kept: PromQL reads them alike); the end of the
+ * object, or NULL. */
+static const char *json_labels(const char *p, char *out, size_t n)
+{
+	size_t w = 0;
+	bool in = false, key = true, esc = false;
+	if (*p != '{' || n < 3)
+		return NULL;
+	out[w++] = '{';
+	for (p++; *p; p++) {
+		char c = *p;
+		if (in) {
+			in = esc || c != '"';
+			esc = !esc && c == '\\';
+			if (!in && key)
+				continue; /* a name's closing quote */
+		} else if (c == '"') {
+			in = true;
+			if (key)
+				continue; /* a name's opening quote */
+		} else if (c == ':') {
+			c = '=', key = false;
+		} else if (c == ',') {
+			key = true;
+		} else if (c == '}') {
+			break;
+		}
+		if (w + 2 >= n)
+			return NULL;
+		out[w++] = c;
+	}
+	if (*p != '}')
+		return NULL;
+	out[w++] = '}';
+	out[w] = '\0';
+	return p + 1;
+}
+
+/* The raw samples of a PromQL range selector at `at`: up to max of them,
+ * their times and values; how many. */
+static size_t samples_of(unsigned port, const char *sel, const char *at,
+			 double *t, double *v, size_t max)
+{
+	static char buf[1 << 20];
+	char url[64];
+	size_t k = 0;
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/api/v1/query", port);
+	if (!curl(url, sel, at, buf, sizeof(buf)))
+		return 0;
+	const char *p = strstr(buf, "\"values\":[");
+	for (p = p ? p + 10 : NULL; p && k < max; k++) {
+		if (sscanf(p, "[%lf,\"%lf\"]", &t[k], &v[k]) != 2)
+			break;
+		p = strchr(p, ']');
+		p = p && p[1] == ',' ? p + 2 : NULL;
+	}
+	return k;
+}
+
+/* What makes a failed resets() diagnosable: each series of family name
+ * that reset (its whole label set), its raw samples around each drop
+ * (the range selector gives them as scraped: a query_range would give
+ * them resampled) and whether serve's scrape was up beside them. */
+static void show_resets(unsigned port, const char *name, const char *at)
+{
+	static char buf[1 << 18];
+	char url[64], promql[512];
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/api/v1/query", port);
+	snprintf(promql, sizeof(promql), "resets(%s[10m]) > 0", name);
+	if (!curl(url, promql, at, buf, sizeof(buf))) {
+		fprintf(stderr, "  (%s: the query failed)\n", promql);
+		return;
+	}
+	enum { MAX = 4096 };
+	static double t[MAX], v[MAX], ut[MAX], uv[MAX];
+	size_t nu =
+		samples_of(port, "up{job=\"ctprof\"}[10m]", at, ut, uv, MAX);
+	size_t shown = 0, more = 0;
+	for (const char *p = strstr(buf, "\"metric\":"); p;
+	     p = strstr(p, "\"metric\":")) {
+		if (shown == 8) { /* enough to tell what it was */
+			more++;
+			p += 9;
+			continue;
+		}
+		shown++;
+		char labels[4096], sel[4096 + 300];
+		const char *end = json_labels(p + 9, labels, sizeof(labels));
+		if (!end) {
+			fprintf(stderr, "  (a series' labels unread: %.200s)\n",
+				p);
+			return;
+		}
+		p = end;
+		snprintf(sel, sizeof(sel), "%s%s[10m]", name, labels);
+		size_t n = samples_of(port, sel, at, t, v, MAX);
+		fprintf(stderr, "  reset: %s%s, %zu samples\n", name, labels,
+			n);
+		for (size_t i = 1; i < n; i++) {
+			if (v[i] >= v[i - 1])
+				continue;
+			size_t lo = i >= 4 ? i - 4 : 0,
+			       hi = i + 4 < n ? i + 4 : n - 1;
+			fprintf(stderr, "    the drop at sample %zu:\n", i);
+			for (size_t j = lo; j <= hi; j++) {
+				const char *up = "?";
+				for (size_t u = 0; u < nu; u++)
+					if (fabs(ut[u] - t[j]) < 0.0005)
+						up = uv[u] == 1 ? "up" : "down";
+				fprintf(stderr,
+					"    %c %.3f %.17g (scrape %s)\n",
+					j == i ? '>' : ' ', t[j], v[j], up);
+			}
+		}
+	}
+	if (more)
+		fprintf(stderr, "  and %zu more series of %s reset\n", more,
+			name);
 }
 
 static double now_s(void)
@@ -342,9 +467,23 @@ static void test_build(void **state)
 			break;
 		}
 		families++;
-		if (r != 0)
+		if (r != 0) {
 			fprintf(stderr, "%s: %.0f resets\n", name, r);
+			show_resets(pport, name, at);
+		}
 		resets += r;
+	}
+	if (resets != 0) {
+		/* Samples Prometheus dropped (two of one series in a scrape,
+		 * one older than the series' last), and serve's log (an HTTP
+		 * process started again starts its counters again). */
+		snprintf(cmd, sizeof(cmd),
+			 "curl -sf --max-time 10 http://127.0.0.1:%u/metrics | "
+			 "grep -a '^prometheus_target_scrapes_sample_' >&2",
+			 pport);
+		if (system(cmd) != 0)
+			fprintf(stderr, "(Prometheus' own counters unread)\n");
+		e2e_show_file("serve", log);
 	}
 	kill(p, SIGTERM);
 	e2e_wait(p, &st);
