@@ -384,6 +384,35 @@ static void test_label_clash(void **state)
 	run_free(&r);
 }
 
+/* A process named "other" is a group whose labels read group="other",
+ * as the groups past the --top cut's do: never two series of one name
+ * and labels (Prometheus would take either in turn, a reset at each
+ * drop); its increase is other's, which stays monotonic. */
+static void test_named_other(void **state)
+{
+	(void)state;
+	struct run r;
+	run_new(&r, 1, 0);
+	/* "other" has the larger increase each interval. */
+	uint64_t o[] = {0, 500, 1000, 1500}, b[] = {0, 10, 20, 30};
+	for (int k = 0; k < 4; k++) {
+		struct cap c = {
+			.t = {{1, 1, "other", o[k], 1}, {2, 2, "b", b[k], 2}}};
+		feed(&r, k, &c);
+		const char *key = "\n" CPU "{group=\"other\"} ";
+		const char *at = strstr(r.out, key);
+		if (k > 0)
+			assert_non_null(at);
+		if (at)
+			assert_null(strstr(at + 1, key)); /* once */
+	}
+	/* "other" is never a group of its own: its 15 s are other's, and
+	 * b, the only group left to rank, leads and has its 0.3 s. */
+	assert_true(near(cpu(&r, "other"), 15.0));
+	assert_true(near(cpu(&r, "b"), 0.3));
+	run_free(&r);
+}
+
 /* --top 1: the group that leads each interval is exported and keeps its
  * series while it is active (TTL 25 s); the others' increases go to
  * other, which is monotonic too; a group idle past the TTL loses its
@@ -606,6 +635,7 @@ int main(void)
 		cmocka_unit_test(test_reset),
 		cmocka_unit_test(test_large),
 		cmocka_unit_test(test_label_clash),
+		cmocka_unit_test(test_named_other),
 		cmocka_unit_test(test_top_ttl),
 		cmocka_unit_test(test_expiry),
 		cmocka_unit_test(test_record_textfile),

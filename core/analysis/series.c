@@ -501,10 +501,13 @@ static int choose(struct ctp_series *s, const struct delta *dl, size_t ng,
 			return -ENOMEM;
 		}
 		s->gent[gi] = find_entry(s, l);
+		/* A group whose labels read as other's (a process named
+		 * "other") is other's: one series of those labels. */
+		bool own = strcmp(l, s->other.labels) != 0;
 		free(l);
 		if (s->gent[gi] >= 0 && dl[gi].active)
 			s->e[s->gent[gi]].active_ns = now;
-		if (dl[gi].active)
+		if (dl[gi].active && own)
 			ord[na++] = gi;
 	}
 	rank_dl = dl;
