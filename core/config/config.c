@@ -643,15 +643,10 @@ static int conv_service(struct ctp_yctx *c, const struct ctp_ynode *v,
 		snprintf(sub, sizeof(sub), "service.%s", keys[k]);
 		switch (k) {
 		case 0:
-			if (val->type != CTP_Y_SCALAR ||
-			    ctp_config_parse_duration(val->str, &x) < 0 ||
-			    x < 100000000ull || x > 3600000000000ull)
-				return ctp_y_fail(c, val,
-						  "'%s' must be a duration "
-						  "from 100ms to 1h (30s, "
-						  "500ms, 2m), got %s",
-						  sub, ctp_y_got(&b, val));
-			cfg->service.deadline_ns = x;
+			r = ctp_y_duration(c, sub, val, 100000000ull,
+					   3600000000000ull, "100ms to 1h", &x);
+			if (r >= 0)
+				cfg->service.deadline_ns = x;
 			break;
 		case 1:
 			if (val->type != CTP_Y_SCALAR ||
@@ -672,15 +667,10 @@ static int conv_service(struct ctp_yctx *c, const struct ctp_ynode *v,
 				cfg->service.quarantine_after = (unsigned)x;
 			break;
 		case 3:
-			if (val->type != CTP_Y_SCALAR ||
-			    ctp_config_parse_duration(val->str, &x) < 0 ||
-			    x < 1000000000ull || x > 604800000000000ull)
-				return ctp_y_fail(c, val,
-						  "'%s' must be a duration "
-						  "from 1s to 7d (10m, 1h), "
-						  "got %s",
-						  sub, ctp_y_got(&b, val));
-			cfg->service.series_ttl_ns = x;
+			r = ctp_y_duration(c, sub, val, 1000000000ull,
+					   604800000000000ull, "1s to 7d", &x);
+			if (r >= 0)
+				cfg->service.series_ttl_ns = x;
 			break;
 		}
 	}

@@ -153,6 +153,14 @@ int ctp_config_parse_bytes(const char *s, uint64_t *out);
 /* A duration: an integer followed by ns, us, ms, s, m, h or d, or nothing
  * (seconds). Returns 0 and *ns, -EINVAL, -EDOM (zero) or -ERANGE. */
 int ctp_config_parse_duration(const char *s, uint64_t *ns);
+struct ctp_yctx;
+struct ctp_ynode;
+/* A config value at path that is a duration from min_ns to max_ns (range
+ * as the message says it, "100ms to 1h") into *out; else the error at
+ * the value (FILE:LINE:COL) and its negative errno. */
+int ctp_y_duration(struct ctp_yctx *c, const char *path,
+		   const struct ctp_ynode *v, uint64_t min_ns, uint64_t max_ns,
+		   const char *range, uint64_t *out);
 /* s as a YAML double-quoted scalar (loads back unchanged). */
 void ctp_config_put_quoted(FILE *out, const char *s);
 

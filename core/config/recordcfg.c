@@ -44,22 +44,29 @@ int ctp_config_parse_duration(const char *s, uint64_t *ns)
 	return -EINVAL;
 }
 
-static int conv_duration(struct ctp_yctx *c, const char *path,
-			 const struct ctp_ynode *v, uint64_t *out)
+int ctp_y_duration(struct ctp_yctx *c, const char *path,
+		   const struct ctp_ynode *v, uint64_t min_ns, uint64_t max_ns,
+		   const char *range, uint64_t *out)
 {
 	struct ctp_yclip b;
 	uint64_t ns = 0;
 	int r = v->type == CTP_Y_SCALAR ? ctp_config_parse_duration(v->str, &ns)
 					: -EINVAL;
-	if (r == 0 && ns >= CTP_RECORD_MIN_INTERVAL_NS &&
-	    ns <= CTP_RECORD_MAX_INTERVAL_NS) {
+	if (r == 0 && ns >= min_ns && ns <= max_ns) {
 		*out = ns;
 		return 0;
 	}
 	return ctp_y_fail(c, v,
-			  "'%s' must be a duration from 100ms to 1d (a number "
-			  "with ms, s, m, h or d; plain seconds), got %s",
-			  path, ctp_y_got(&b, v));
+			  "'%s' must be a duration from %s (a number with ms, "
+			  "s, m, h or d; plain seconds), got %s",
+			  path, range, ctp_y_got(&b, v));
+}
+
+static int conv_duration(struct ctp_yctx *c, const char *path,
+			 const struct ctp_ynode *v, uint64_t *out)
+{
+	return ctp_y_duration(c, path, v, CTP_RECORD_MIN_INTERVAL_NS,
+			      CTP_RECORD_MAX_INTERVAL_NS, "100ms to 1d", out);
 }
 
 int ctp_record_cfg_conv(struct ctp_yctx *c, const char *path,
