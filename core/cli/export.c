@@ -229,23 +229,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 /* A recording's directory: its latest file. 0, or the exit status. */
 static int latest_of(struct opts *o)
 {
-	char err[512];
-	struct ctp_recdir_skips skips = {0};
-	const struct ctp_recdir_pick p = {.dir = o->path,
-					  .when = "latest",
-					  .cap = o->r.cap,
-					  .skips = &skips};
-	if (!ctp_recdir_is(o->path))
-		return 0;
-	int r = ctp_recdir_pick(&p, o->latest, sizeof(o->latest), err,
-				sizeof(err));
-	ctp_recdir_warn_skips(stderr, PROG, o->path, &skips);
-	if (r < 0) {
-		fprintf(stderr, PROG ": %s\n", err);
-		return CTP_EXIT_FAILURE;
-	}
-	o->path = o->latest;
-	return 0;
+	return ctp_recdir_latest_of(&o->path, o->r.cap, PROG, o->latest,
+				    sizeof(o->latest)) < 0
+		       ? CTP_EXIT_FAILURE
+		       : 0;
 }
 
 /* A recording's directory as OpenMetrics: every file, oldest first,

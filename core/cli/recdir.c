@@ -658,3 +658,22 @@ int ctp_recdir_between(const char *base, const char *cand, char ***out)
 	*out = v;
 	return (int)n;
 }
+
+int ctp_recdir_latest_of(const char **path, uint64_t cap, const char *prog,
+			 char *out, size_t n)
+{
+	char err[512];
+	struct ctp_recdir_skips skips = {0};
+	const struct ctp_recdir_pick p = {
+		.dir = *path, .when = "latest", .cap = cap, .skips = &skips};
+	if (!ctp_recdir_is(*path))
+		return 0;
+	int r = ctp_recdir_pick(&p, out, n, err, sizeof(err));
+	ctp_recdir_warn_skips(stderr, prog, *path, &skips);
+	if (r < 0) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		return -1;
+	}
+	*path = out;
+	return 0;
+}

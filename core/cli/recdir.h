@@ -147,6 +147,15 @@ int ctp_recdir_walk_take(struct ctp_recdir_files *f, uint64_t cap,
 			 struct ctp_recdir_skips *skips,
 			 ctp_recdir_take_fn take, void *arg);
 
+/*
+ * A path a reader verb was given: when it is a recording's directory,
+ * its newest readable snapshot into out (what was skipped said on stderr
+ * as `prog: warning: ...`) and *path pointed at out; any other path left
+ * as it is. Returns 0, or -1 after the error on stderr.
+ */
+int ctp_recdir_latest_of(const char **path, uint64_t cap, const char *prog,
+			 char *out, size_t n);
+
 /* Free what ctp_recdir_between returned (n paths, n <= 0: none). */
 void ctp_recdir_list_free(char **list, int n);
 /* Is path a directory? */

@@ -1018,22 +1018,8 @@ static int flat_conflicts(struct opts *o)
 static int latest_of(struct opts *o)
 {
 	static char latest[4096];
-	char err[512];
-	struct ctp_recdir_skips skips = {0};
-	const struct ctp_recdir_pick p = {.dir = o->path,
-					  .when = "latest",
-					  .cap = o->r.cap,
-					  .skips = &skips};
-	if (!ctp_recdir_is(o->path))
-		return 0;
-	int r = ctp_recdir_pick(&p, latest, sizeof(latest), err, sizeof(err));
-	ctp_recdir_warn_skips(stderr, "ctprof-core show", o->path, &skips);
-	if (r < 0) {
-		fprintf(stderr, "ctprof-core show: %s\n", err);
-		return -1;
-	}
-	o->path = latest;
-	return 0;
+	return ctp_recdir_latest_of(&o->path, o->r.cap, "ctprof-core show",
+				    latest, sizeof(latest));
 }
 
 /* show's own option codes (getopt_long). */
