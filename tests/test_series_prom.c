@@ -2,12 +2,12 @@
 /*
  * The proof of issue 31 with a real Prometheus (Debian's, on loopback, a
  * temporary TSDB, scrape_interval 1s) scraping `serve` while a "build"
- * runs: a driver process named ctpbuild forks, one after another,
- * children that each burn a known 50-150 ms of CPU and exit between
- * scrapes, beside a thread of its own that burns a little and renames
- * itself again and again (prctl PR_SET_NAME); then the driver exits.
- * Over the run, sum(increase()) of the group's CPU counters (user +
- * system), evaluated at the last sample, equals the CPU the test
+ * runs: a driver process named ctpb and the test's pid in letters (its
+ * own group) forks, one after another, children that each burn a known
+ * 50-150 ms of CPU and exit between scrapes, beside a thread of its own that
+ * burns a little and renames itself again and again (prctl PR_SET_NAME); then
+ * the driver exits. Over the run, sum(increase()) of the group's CPU counters
+ * (user + system), evaluated at the last sample, equals the CPU the test
  * measured of the driver and its children (getrusage RUSAGE_CHILDREN)
  * within 5 %, and resets() of every counter family is 0. The children
  * live between scrapes: only their exit records (the taskstats plugin)
@@ -43,13 +43,21 @@
 #include "e2e_util.h"
 
 #define SKIP	 77
-#define GROUP	 "ctpbuild"
 #define BUILD_MS 6000 /* the build's CPU, about */
 #define UT	 "ctprof_procfs_utime_seconds_total"
 #define ST	 "ctprof_procfs_stime_seconds_total"
 
 static char tmp[PATH_MAX];
 static int skipped;
+/* The build's name, and so its group: this run's own ("ctpb" and the
+ * test's pid in letters: group names read digits as {N}). serve reads
+ * the whole host, where another run of this test may build beside it:
+ * under one shared name its build would be counted in this one's group. */
+static char group[16];
+/* PromQL selectors of the build's group: the time of its last sample;
+ * the increase of its CPU (user + system) over the run; its samples;
+ * its exited tasks. */
+static char q_ts[128], q_inc[256], q_n[128], q_xt[128];
 
 static double cpu_s(clockid_t c)
 {
@@ -88,7 +96,7 @@ static void *renamer(void *arg)
 static void driver(int go)
 {
 	char b;
-	prctl(PR_SET_NAME, GROUP);
+	prctl(PR_SET_NAME, group);
 	if (read(go, &b, 1) != 1)
 		_exit(1);
 	pthread_t th;
@@ -309,17 +317,12 @@ static double backfill_increase(const char *dir)
 	unsigned port = e2e_free_port();
 	pid_t p = e2e_prometheus_start(yml, blocks, plog, port);
 	double ts = NAN, inc = NAN, t_end = now_s() + 60;
-	while (now_s() < t_end &&
-	       !query(port, "timestamp(" UT "{group=\"" GROUP "\"})", NULL,
-		      &ts))
+	while (now_s() < t_end && !query(port, q_ts, NULL, &ts))
 		usleep(250000);
 	char at[64];
 	snprintf(at, sizeof(at), "%.3f", ts);
 	if (!isnan(ts))
-		query(port,
-		      "sum(increase(" UT "{group=\"" GROUP "\"}[10m])) + "
-		      "sum(increase(" ST "{group=\"" GROUP "\"}[10m]))",
-		      at, &inc);
+		query(port, q_inc, at, &inc);
 	int st;
 	kill(p, SIGTERM);
 	e2e_wait(p, &st);
@@ -418,30 +421,22 @@ static void test_build(void **state)
 	double ts = NAN;
 	t_end = now_s() + 60;
 	while (now_s() < t_end) {
-		if (query(pport, "timestamp(" UT "{group=\"" GROUP "\"})", NULL,
-			  &ts) &&
-		    ts > exited + 1.5)
+		if (query(pport, q_ts, NULL, &ts) && ts > exited + 1.5)
 			break;
 		usleep(250000);
 	}
 	char at[64];
 	snprintf(at, sizeof(at), "%.3f", ts);
 	double inc = NAN, resets = 0, xt = 0, samples = NAN, exits = 0;
-	bool got = query(pport,
-			 "sum(increase(" UT "{group=\"" GROUP "\"}[10m])) + "
-			 "sum(increase(" ST "{group=\"" GROUP "\"}[10m]))",
-			 at, &inc) &&
-		   query(pport,
-			 "count_over_time(" UT "{group=\"" GROUP "\"}[10m])",
-			 at, &samples);
+	bool got = query(pport, q_inc, at, &inc) &&
+		   query(pport, q_n, at, &samples);
 	/* Exit events the plugin took over the run, and those the series
 	 * counted in the build's group (none before the series). */
 	query(pport,
 	      "sum(sum_over_time(ctprof_collector_stat{plugin=\"taskstats\","
 	      "name=\"exits\"}[10m]))",
 	      at, &exits);
-	query(pport, "sum(ctprof_exited_tasks_total{group=\"" GROUP "\"})", at,
-	      &xt);
+	query(pport, q_xt, at, &xt);
 	/* resets() of each counter family in turn (over several at once
 	 * it would drop their names and clash). */
 	char names[1 << 16], u[96];
@@ -533,6 +528,19 @@ static int setup(void **state)
 				"need CAP_NET_ADMIN)\n");
 		exit(SKIP);
 	}
+	memcpy(group, "ctpb", 4);
+	for (unsigned k = 4, pid = (unsigned)getpid(); k < 4 + 7;
+	     k++, pid /= 26)
+		group[k] = (char)('a' + pid % 26);
+	snprintf(q_ts, sizeof(q_ts), "timestamp(" UT "{group=\"%s\"})", group);
+	snprintf(q_inc, sizeof(q_inc),
+		 "sum(increase(" UT "{group=\"%s\"}[10m])) + "
+		 "sum(increase(" ST "{group=\"%s\"}[10m]))",
+		 group, group);
+	snprintf(q_n, sizeof(q_n), "count_over_time(" UT "{group=\"%s\"}[10m])",
+		 group);
+	snprintf(q_xt, sizeof(q_xt),
+		 "sum(ctprof_exited_tasks_total{group=\"%s\"})", group);
 	return e2e_tmpdir("series_prom", tmp, sizeof(tmp));
 }
 
