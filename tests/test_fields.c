@@ -529,10 +529,11 @@ static void words_by_kinds(void **state)
 		}
 	}
 	/* Nothing kept from `first` on: nothing read. */
+	static const char one[] = "x";
 	uint64_t got = 0;
 	union ctp_word w[1];
 	assert_int_equal(
-		ctp_fields_scan_line("x", "x" + 1, 20, &stat_kinds, w, &got),
+		ctp_fields_scan_line(one, one + 1, 20, &stat_kinds, w, &got),
 		0);
 	assert_true(got == 0);
 }
