@@ -685,9 +685,15 @@ static void test_soak(void **state)
 			ok++;
 		else if (st == 503 && strstr(body, "503 no capture: "))
 			busy++;
-		else
-			fail_msg("scrape %lu: %d\n%s", i, st,
-				 body ? body : "(nothing)");
+		else {
+			/* Closed unanswered: the log says which process
+			 * ended and why. */
+			char *log = log_text();
+			fail_msg("scrape %lu: %d after %llu ms\n%s\nserve's "
+				 "log:\n%s",
+				 i, st, (unsigned long long)took,
+				 body ? body : "(nothing)", log);
+		}
 		free(body);
 		assert_true(took < 10000);
 		if (i == SOAK_WARM)
