@@ -411,6 +411,32 @@ static void test_named_other(void **state)
 	assert_true(near(cpu(&r, "other"), 15.0));
 	assert_true(near(cpu(&r, "b"), 0.3));
 	run_free(&r);
+	/* A one-shot export (no series) of the last capture, --top 1: the
+	 * same one series group="other" (15 s), b its own (0.3 s). */
+	struct cap c = {.t = {{1, 1, "other", 1500, 1}, {2, 2, "b", 30, 2}}};
+	struct ctp_snap *snap = build(9, &c);
+	struct ctp_group_spec spec = {.no_normalize = true};
+	char axes[] = "pcomm", err[512], *out = NULL;
+	assert_int_equal(ctp_group_spec_parse(axes, &spec, err, sizeof(err)),
+			 0);
+	struct ctp_groups *g;
+	assert_int_equal(ctp_groups_new(snap, &spec, &g, err, sizeof(err)), 0);
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	assert_non_null(f);
+	struct ctp_om_opts mo = {.openmetrics = true, .top = 1};
+	struct ctp_om_stats st;
+	assert_int_equal(ctp_om_write(f, snap, g, &mo, &st), 0);
+	assert_int_equal(fclose(f), 0);
+	const char *key = "\n" CPU "{group=\"other\"} ";
+	const char *at = strstr(out, key);
+	assert_non_null(at);
+	assert_null(strstr(at + 1, key));
+	assert_true(near(value_in(out, CPU, "group=\"other\""), 15.0));
+	assert_true(near(value_in(out, CPU, "group=\"b\""), 0.3));
+	free(out);
+	ctp_groups_free(g);
+	ctp_snap_free(snap);
 }
 
 /* --top 1: the group that leads each interval is exported and keeps its

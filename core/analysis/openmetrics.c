@@ -349,6 +349,18 @@ static int rank(struct om *m)
 	qsort(m->order, m->ng, sizeof(*m->order), by_rank);
 	free(r);
 	m->kept = m->o->top && m->o->top < m->ng ? m->o->top : m->ng;
+	if (m->kept == m->ng)
+		return 0; /* no other: every group its own series */
+	/* A group labelled as other is other's: last, past the cut. */
+	size_t k = 0, nother = 0;
+	for (size_t i = 0; i < m->ng; i++)
+		if (strcmp(m->labels[m->order[i]], CTP_OM_OTHER_LABELS) != 0)
+			m->order[k++] = m->order[i];
+	for (size_t gi = 0; gi < m->ng; gi++)
+		if (strcmp(m->labels[gi], CTP_OM_OTHER_LABELS) == 0)
+			m->order[k + nother++] = gi;
+	if (m->kept > m->ng - nother)
+		m->kept = m->ng - nother;
 	return 0;
 }
 
@@ -447,7 +459,7 @@ static void categorical(struct om *m, const struct ctp_snap_field *f,
 		count_rows(m->snap, f, rows, n, c, &nc, MAX_VALUES);
 		put_counts(m, name, m->labels[m->order[k]], lname, c, nc);
 	}
-	put_counts(m, name, "group=\"other\"", lname, oc, noc);
+	put_counts(m, name, CTP_OM_OTHER_LABELS, lname, oc, noc);
 }
 
 /* The rest's aggregate by the field's rule, twice it; false when none,
@@ -497,7 +509,7 @@ static void per_group(struct om *m, const struct ctp_snap_field *f,
 	}
 	__int128 x;
 	if (other_value(m, f, col, &x))
-		sample(m, name, counter, "group=\"other\"", NULL, x, k);
+		sample(m, name, counter, CTP_OM_OTHER_LABELS, NULL, x, k);
 }
 
 /* A counter the series keeps: each exported group's running sum, and

@@ -67,6 +67,10 @@ int ctp_om_decimal(char *buf, size_t n, unsigned __int128 mag, bool neg,
 /* Group gi's labels, `k="v",...` without braces (malloc'ed; NULL: no
  * memory): what identifies its series. */
 char *ctp_om_group_labels(struct ctp_groups *g, size_t gi);
+/* The labels of the groups past the --top cut, summed. A group whose own
+ * labels read the same (a process named "other") is summed with them,
+ * never a second series of those labels. */
+#define CTP_OM_OTHER_LABELS "group=\"other\""
 
 /* Write snap (grouped as g, built from snap) to out. Returns 0, -ENOMEM,
  * or -EIO when out reported a write error. */

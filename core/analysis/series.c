@@ -146,7 +146,7 @@ int ctp_series_new(const struct ctp_series_opts *o, struct ctp_series **ret)
 		}
 	if ((s->xview = calloc(1, sizeof(*s->xview))) &&
 	    (s->xview->name = strdup("series")) &&
-	    (s->other.labels = strdup("group=\"other\""))) {
+	    (s->other.labels = strdup(CTP_OM_OTHER_LABELS))) {
 		r = 0;
 		for (size_t i = 0; r == 0 && o->views && i < o->n_views; i++)
 			r = view_pairs(s->xview, o->views[i]);
