@@ -35,18 +35,20 @@
 
 static char tmp[PATH_MAX];
 
-enum { F_CPU, F_START, F_XCPU, NF };
+enum { F_CPU, F_START, F_XCPU, F_PIO, NF };
 
 #define SEC  1000000000ull
 #define CPU  "ctprof_t_cpu_seconds_total"
 #define XT   "ctprof_exited_tasks_total"
 #define ALL  "ctprof_t_all_seconds_total"
+#define PIO  "ctprof_p_io_seconds_total"
 #define MAXT 8
 
 struct th {
 	uint32_t tgid, tid;
 	const char *pcomm;
 	uint64_t cpu, start;
+	uint64_t pio; /* p.io of its process (its first thread's) */
 };
 
 struct ex {
@@ -75,6 +77,8 @@ static struct ctp_snap *build(int k, const struct cap *c)
 			     CTP_FIELD_START_TIME},
 		[F_XCPU] = {"x.cpu", NULL, CTP_SCOPE_EXITED, CTP_TYPE_U64,
 			    CTP_UNIT_US, CTP_KIND_COUNTER, CTP_RULE_SUM},
+		[F_PIO] = {"p.io", NULL, CTP_SCOPE_PROCESS, CTP_TYPE_U64,
+			   CTP_UNIT_TICKS, CTP_KIND_COUNTER, CTP_RULE_SUM},
 	};
 	struct ctp_capture *cap = sb_capture("t");
 	char path[PATH_MAX], err[512];
@@ -99,8 +103,12 @@ static struct ctp_snap *build(int k, const struct cap *c)
 	uint32_t last = 0;
 	for (int i = 0; i < MAXT && c->t[i].tgid; i++) {
 		const struct th *t = &c->t[i];
-		if (t->tgid != last)
-			sb_process(cap, t->tgid, t->pcomm);
+		if (t->tgid != last) {
+			uint32_t p = sb_process(cap, t->tgid, t->pcomm);
+			if (t->pio)
+				sb_put_u64(cap, &cap->procs[0], p,
+					   CTP_PROCESS_IDENT, F_PIO, t->pio);
+		}
 		last = t->tgid;
 		uint32_t r = sb_thread(cap, t->tid, t->pcomm, -1);
 		sb_put_u64(cap, &cap->threads[0], r, CTP_THREAD_IDENT, F_CPU,
@@ -135,7 +143,8 @@ static const char view_text[] =
 	"sections:\n"
 	"  - {title: Processes, group_by: pid}\n"
 	"columns:\n"
-	"  - {id: cpu, label: CPU, field: t.cpu, exited: [x.cpu]}\n";
+	"  - {id: cpu, label: CPU, field: t.cpu, exited: [x.cpu]}\n"
+	"  - {id: pio, label: PIO, field: p.io, exited: [x.cpu]}\n";
 
 struct run {
 	struct ctp_series *s;
@@ -292,6 +301,33 @@ static void test_exit_during_capture(void **state)
 	 * read live): 0.6 s of thread 12 in all, less the 0.3 s before. */
 	assert_true(near(cpu(&r, "app"), 2.4));
 	assert_true(near(value_in(r.out, XT, "group=\"app\""), 1));
+	run_free(&r);
+}
+
+/* A process-scope counter such as <tgid>/io's includes the children the
+ * process waited for: the kernel adds a reaped child's total to its
+ * parent's. A child born and reaped between two captures is therefore in
+ * its parent's increase; its exit record must not count it a second time
+ * in its own group (the thread counter still takes the record). */
+static void test_process_exit(void **state)
+{
+	(void)state;
+	struct run r;
+	run_new(&r, 0, 0);
+	struct cap c0 = {.t = {{10, 10, "make", 100, 5, 40}}};
+	/* Child 20 read 0.5 s worth and was reaped: make's p.io +50. */
+	struct cap c1 = {.t = {{10, 10, "make", 110, 5, 90}},
+			 .x = {{20, 20, "cc", 500000}}};
+	struct cap c2 = {.t = {{10, 10, "make", 110, 5, 90}}};
+	feed(&r, 0, &c0);
+	feed(&r, 1, &c1);
+	feed(&r, 2, &c2); /* cc's series shows its work from here */
+	assert_true(near(value_in(r.out, PIO, "group=\"make\""), 0.5));
+	double cc = value_in(r.out, PIO, "group=\"cc\"");
+	if (!isnan(cc) && !near(cc, 0))
+		fail_msg("cc's p.io %g: its exit counted beside make's", cc);
+	/* The thread counter has the child's exit. */
+	assert_true(near(cpu(&r, "cc"), 0.5));
 	run_free(&r);
 }
 
@@ -657,6 +693,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exit),
 		cmocka_unit_test(test_exit_during_capture),
+		cmocka_unit_test(test_process_exit),
 		cmocka_unit_test(test_rename),
 		cmocka_unit_test(test_reset),
 		cmocka_unit_test(test_large),

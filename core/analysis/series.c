@@ -316,7 +316,12 @@ static void exit_add(const struct ctp_series *s, const char *name, uint8_t unit,
  * exit sum, scaled to f's unit, less BASE's f. A derived sum of counters
  * (procfs.cpu_time = utime + stime) pairs with its terms' exited fields
  * when every term has a pair, so it counts what exited as its terms do.
- * False when f has none.
+ * False when f has none, and for every process counter: the kernel adds
+ * a reaped process's totals to its reaper's (<tgid>/io, the children's
+ * times and faults of stat), so a process's exit is already in a live
+ * process's increase, and its last stretch after the capture before is
+ * there too; an exit record on top would count it twice (the thread
+ * counters, which hold no child, are the ones that take exits).
  */
 static bool exit_measure(const struct ctp_series *s,
 			 const struct ctp_snap_field *f, size_t *xf,
@@ -326,7 +331,7 @@ static bool exit_measure(const struct ctp_series *s,
 	const struct ctp_snap *cand = ctp_interval_snap(s->iv, 1);
 	const struct ctp_view_col *c = pair_of(s, f->name);
 	size_t n = 0;
-	if (!s->ex)
+	if (!s->ex || f->scope != CTP_SCOPE_THREAD)
 		return false;
 	if (c) {
 		for (size_t k = 0; k < c->n_exited; k++)
