@@ -280,6 +280,8 @@ static void test_flags(void **unused)
 			  CTP_FIELD_KIB_STEP),
 		flag_desc("x.kio", CTP_SCOPE_THREAD, CTP_KIND_COUNTER,
 			  CTP_FIELD_REAPED | CTP_FIELD_KIB_STEP),
+		flag_desc("x.dad", CTP_SCOPE_EXITED, CTP_KIND_CATEGORICAL,
+			  CTP_FIELD_PARENT),
 	};
 	struct ctp_field_desc bad[] = {
 		/* elapsed: exited scope, u64, a time */
@@ -298,9 +300,14 @@ static void test_flags(void **unused)
 		/* a step of a string */
 		flag_desc("x.b5", CTP_SCOPE_THREAD, CTP_KIND_CATEGORICAL,
 			  CTP_FIELD_KIB_STEP),
+		/* parent: exited scope, u64 */
+		flag_desc("x.b7", CTP_SCOPE_THREAD, CTP_KIND_CATEGORICAL,
+			  CTP_FIELD_PARENT),
 		/* a flag no one defined */
 		flag_desc("x.b6", CTP_SCOPE_THREAD, CTP_KIND_COUNTER, 1u << 7),
 	};
+	good[4].rule = CTP_RULE_MODE;
+	bad[7].rule = CTP_RULE_MODE;
 	bad[1].unit = CTP_UNIT_BYTES;
 	bad[4].rule = CTP_RULE_RANGE;
 	bad[5].type = CTP_TYPE_STRING;
@@ -321,6 +328,9 @@ static void test_flags(void **unused)
 	struct ctp_field_desc age2 = good[0];
 	age2.name = "x.age2";
 	assert_int_equal(ctp_registry_add(&cap->reg, 0, &age2), -EEXIST);
+	struct ctp_field_desc dad2 = good[4];
+	dad2.name = "x.dad2";
+	assert_int_equal(ctp_registry_add(&cap->reg, 0, &dad2), -EEXIST);
 	struct ctp_snap *s = NULL;
 	if (write_open(cap, dir, "ok.zst", &s, err, sizeof(err)) < 0)
 		fail_msg("%s", err);
@@ -328,6 +338,8 @@ static void test_flags(void **unused)
 	assert_ptr_equal(ctp_snap_role_field(s, CTP_SCOPE_EXITED, "elapsed"),
 			 ctp_snap_field_find(s, "x.age"));
 	assert_string_equal(ctp_snap_field_find(s, "x.kids")->role, "reaped");
+	assert_ptr_equal(ctp_snap_role_field(s, CTP_SCOPE_EXITED, "parent"),
+			 ctp_snap_field_find(s, "x.dad"));
 	assert_string_equal(ctp_snap_field_find(s, "x.io")->role, "");
 	assert_int_equal(ctp_snap_field_find(s, "x.io")->step, 1024);
 	assert_int_equal(ctp_snap_field_find(s, "x.kio")->step, 1024);
@@ -344,6 +356,8 @@ static void test_flags(void **unused)
 		 "role elapsed needs an exited u64 field"},
 		{CTP_SCOPE_EXITED, CTP_KIND_COUNTER, CTP_FIELD_REAPED,
 		 "role reaped needs a thread or process"},
+		{CTP_SCOPE_PROCESS, CTP_KIND_PEAK, CTP_FIELD_PARENT,
+		 "role parent needs an exited u64 field"},
 	};
 	for (size_t i = 0; i < sizeof(wrong) / sizeof(wrong[0]); i++) {
 		cap = sb_capture("p");

@@ -233,13 +233,121 @@ static void file_fields(struct ctp_exit_sum *s, const struct ctp_snap *f,
 	}
 }
 
+/* The processes of one file's exited table by pid (its main threads'
+ * rows), and the field of their parents (role "parent"). */
+struct parents {
+	const struct ctp_snap_field *pf; /* NULL: no parent known */
+	struct prow {
+		uint64_t pid;
+		size_t row;
+	} * by_pid;
+	size_t n;
+};
+
+static int by_pid(const void *pa, const void *pb)
+{
+	const struct prow *a = pa, *b = pb;
+	if (a->pid != b->pid)
+		return (a->pid > b->pid) - (a->pid < b->pid);
+	return (a->row > b->row) - (a->row < b->row);
+}
+
+static int parents_new(const struct ctp_snap *f, const struct ctp_snap_table *x,
+		       struct parents *pa)
+{
+	*pa = (struct parents){
+		.pf = ctp_snap_role_field(f, CTP_SCOPE_EXITED, "parent")};
+	if (!pa->pf || !x || !x->tgid)
+		return 0;
+	pa->by_pid = malloc((x->rows + 1) * sizeof(*pa->by_pid));
+	if (!pa->by_pid)
+		return -ENOMEM;
+	for (size_t r = 0; r < x->rows; r++)
+		if (x->tgid[r] && x->tgid[r] == x->tid[r])
+			pa->by_pid[pa->n++] = (struct prow){x->tid[r], r};
+	qsort(pa->by_pid, pa->n, sizeof(*pa->by_pid), by_pid);
+	return 0;
+}
+
+/* The exited process pid's row that exited at or after `after` (a parent
+ * outlives the child it waits for), or -1. */
+static long parent_row(const struct parents *pa, const struct ctp_snap_table *x,
+		       uint64_t pid, uint64_t after)
+{
+	size_t lo = 0, hi = pa->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (pa->by_pid[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < pa->n && pa->by_pid[lo].pid == pid; lo++) {
+		size_t r = pa->by_pid[lo].row;
+		if (!x->exit_ns || !after || x->exit_ns[r] >= after)
+			return (long)r;
+	}
+	return -1;
+}
+
+/*
+ * The cgroup of the parent of row r of f's exited table, for a task no
+ * snapshot saw live: a child starts in its parent's cgroup. The parent
+ * as the first of `seen` had it live (one that started before the task:
+ * not a later process of a reused pid), else, when it exited too, its
+ * own parent's, up the exited table a few generations. Not init's (pid 1
+ * takes in orphans, wherever they ran). Nil when none is known.
+ */
+static struct ctp_bytes parent_cgroup(const struct parents *pa,
+				      const struct ctp_snap *f,
+				      const struct ctp_snap_table *x, size_t r,
+				      const struct ctp_snap *const *seen,
+				      size_t n_seen)
+{
+	uint64_t start = ctp_ident_exited_start(f, r),
+		 after = x->exit_ns ? x->exit_ns[r] : 0;
+	struct ctp_bytes nil = {0};
+	for (int gen = 0; pa->pf && gen < 8; gen++) {
+		struct ctp_value v = ctp_snap_get(f, pa->pf, r);
+		if (v.type != CTP_TYPE_U64 || v.u64 <= 1)
+			return nil;
+		for (size_t k = 0; k < n_seen; k++) {
+			long lr = seen[k] ? ctp_snap_row(
+						    ctp_snap_table(
+							    seen[k],
+							    CTP_SCOPE_THREAD),
+						    v.u64, v.u64)
+					  : -1;
+			uint64_t ps =
+				lr < 0 ? CTP_IDENT_UNKNOWN
+				       : ctp_ident_task_start(seen[k],
+							      CTP_SCOPE_THREAD,
+							      (size_t)lr);
+			if (lr < 0 ||
+			    (ps != CTP_IDENT_UNKNOWN &&
+			     start != CTP_IDENT_UNKNOWN && ps > start))
+				continue;
+			struct ctp_bytes c = cgroup_of(seen[k], v.u64, v.u64);
+			if (c.ptr)
+				return c;
+		}
+		long pr = parent_row(pa, x, v.u64, after);
+		if (pr < 0)
+			return nil;
+		r = (size_t)pr;
+		after = x->exit_ns ? x->exit_ns[r] : 0;
+	}
+	return nil;
+}
+
 /* Task i (row r of f's exited table x): who it is and where it ran, from
  * BASE, f and prev (the recording's file before f, NULL when none), the
- * snapshots that may have seen it live. */
+ * snapshots that may have seen it live, else where its parent ran. */
 static int task_ident(struct ctp_exit_sum *s, size_t i,
 		      const struct ctp_snap *base, const struct ctp_snap *f,
 		      const struct ctp_snap *prev,
-		      const struct ctp_snap_table *x, size_t r)
+		      const struct ctp_snap_table *x, size_t r,
+		      const struct parents *pa)
 {
 	uint64_t tgid = x->tgid ? x->tgid[r] : 0;
 	s->id[i].tgid = tgid;
@@ -260,6 +368,8 @@ static int task_ident(struct ctp_exit_sum *s, size_t i,
 	for (int k = 0; k < 4 && tgid && !in[2].ptr; k++)
 		if (seen[k])
 			in[2] = cgroup_of(seen[k], tgid, x->tid[r]);
+	if (!in[2].ptr)
+		in[2] = parent_cgroup(pa, f, x, r, seen + 1, 3);
 	return own_names(s, i, in);
 }
 
@@ -307,7 +417,8 @@ static int add_file(const struct ctp_snap *base, const struct ctp_snap *f,
 	size_t nf = s->n_fields ? s->n_fields : 1;
 	const struct ctp_snap_field **ff = calloc(nf, sizeof(*ff));
 	double *fac = calloc(nf, sizeof(*fac));
-	int ret = ff && fac ? 0 : -ENOMEM;
+	struct parents pa = {0};
+	int ret = ff && fac ? parents_new(f, x, &pa) : -ENOMEM;
 	if (ret == 0)
 		file_fields(s, f, ff, fac);
 	for (size_t r = 0; ret == 0 && x && r < x->rows; r++) {
@@ -325,11 +436,13 @@ static int add_file(const struct ctp_snap *base, const struct ctp_snap *f,
 		}
 		s->bytes += need;
 		if ((ret = grow(s)) < 0 ||
-		    (ret = task_ident(s, s->tasks, base, f, prev, x, r)) < 0)
+		    (ret = task_ident(s, s->tasks, base, f, prev, x, r, &pa)) <
+			    0)
 			break;
 		task_values(s, s->tasks, f, ff, fac, r);
 		s->tasks++;
 	}
+	free(pa.by_pid);
 	free(ff);
 	free(fac);
 	return ret;

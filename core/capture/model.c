@@ -338,7 +338,7 @@ static int flags_check(const struct ctp_field_desc *d, const char **why)
 		d->scope == CTP_SCOPE_THREAD || d->scope == CTP_SCOPE_PROCESS;
 	if (roles & (roles - 1)) {
 		*why = "a field has one role at most (CTP_FIELD_START_TIME, "
-		       "CTP_FIELD_ELAPSED, CTP_FIELD_REAPED)";
+		       "CTP_FIELD_ELAPSED, CTP_FIELD_REAPED, CTP_FIELD_PARENT)";
 		return -EINVAL;
 	}
 	if ((d->flags & CTP_FIELD_START_TIME) &&
@@ -353,6 +353,11 @@ static int flags_check(const struct ctp_field_desc *d, const char **why)
 	     !time)) {
 		*why = "CTP_FIELD_ELAPSED is for an exited-scope u64 field in "
 		       "ns, us or ticks";
+		return -EINVAL;
+	}
+	if ((d->flags & CTP_FIELD_PARENT) &&
+	    (d->scope != CTP_SCOPE_EXITED || d->type != CTP_TYPE_U64)) {
+		*why = "CTP_FIELD_PARENT is for an exited-scope u64 field";
 		return -EINVAL;
 	}
 	if ((d->flags & CTP_FIELD_REAPED) &&
@@ -503,9 +508,10 @@ static int add_locked(struct ctp_registry *reg, uint32_t plugin,
 		ret = -ENOSPC;
 		goto out;
 	}
-	uint8_t once = d->flags & (CTP_FIELD_START_TIME | CTP_FIELD_ELAPSED);
+	uint8_t once = d->flags & (CTP_FIELD_START_TIME | CTP_FIELD_ELAPSED |
+				   CTP_FIELD_PARENT);
 	if (once && ctp_registry_role(reg, d->scope, once) >= 0) {
-		ret = -EEXIST; /* one start time (elapsed) per scope */
+		ret = -EEXIST; /* one start time (elapsed, parent) per scope */
 		goto out;
 	}
 	struct ctp_field **page = &reg->pages[id / CTP_FIELD_PAGE];

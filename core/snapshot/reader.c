@@ -805,6 +805,12 @@ static bool reaped_fits(const struct ctp_snap_field *f)
 	       (f->type == CTP_TYPE_U64 || f->type == CTP_TYPE_I64);
 }
 
+static bool parent_fits(const struct ctp_snap_field *f)
+{
+	return f->scope == CTP_SCOPE_EXITED && f->type == CTP_TYPE_U64 &&
+	       !f->n_terms;
+}
+
 static const struct role_rule roles[] = {
 	{"start_time", start_time_fits,
 	 "a thread or process u64 ordinal field in ns, us or ticks", true},
@@ -812,6 +818,7 @@ static const struct role_rule roles[] = {
 	 true},
 	{"reaped", reaped_fits, "a thread or process u64 or i64 counter",
 	 false},
+	{"parent", parent_fits, "an exited u64 field", true},
 };
 
 /* Role fields are what FORMAT.md §4 says they are (a start time or an

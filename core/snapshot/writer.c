@@ -686,6 +686,7 @@ static const char *field_role(const struct ctp_field *f)
 	return f->flags & CTP_FIELD_START_TIME ? "start_time"
 	       : f->flags & CTP_FIELD_ELAPSED  ? "elapsed"
 	       : f->flags & CTP_FIELD_REAPED   ? "reaped"
+	       : f->flags & CTP_FIELD_PARENT   ? "parent"
 					       : NULL;
 }
 

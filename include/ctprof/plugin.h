@@ -160,9 +160,19 @@ struct ctp_field_desc {
  * `"step": 1024`.
  */
 #define CTP_FIELD_KIB_STEP (1u << 4)
+/*
+ * ctp_field_desc.flags, appended in ABI 1: the exited task's parent, the
+ * process id (tgid) of its parent when it exited (taskstats ac_ppid).
+ * Readers place a task no snapshot saw live (its process born and gone
+ * between two captures) where its parent ran: a child starts in its
+ * parent's cgroup. Exited scope, u64, at most one. Snapshot:
+ * `"role": "parent"`.
+ */
+#define CTP_FIELD_PARENT (1u << 5)
 /* The flags that give a field a role; a field has at most one. */
 #define CTP_FIELD_ROLES                                                        \
-	(CTP_FIELD_START_TIME | CTP_FIELD_ELAPSED | CTP_FIELD_REAPED)
+	(CTP_FIELD_START_TIME | CTP_FIELD_ELAPSED | CTP_FIELD_REAPED |         \
+	 CTP_FIELD_PARENT)
 
 /* ---- What the core hands to callbacks ------------------------------------ */
 

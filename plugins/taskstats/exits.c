@@ -93,6 +93,11 @@
 			 CTP_FIELD_ELAPSED,                                    \
 			 "Wall time from the thread's start to its exit, us "  \
 			 "(taskstats ac_etime)"))                              \
+	R(CTP_TS_PPID,                                                         \
+	  CTP_FIELD_ROLE(X("ppid"), EXITED, U64, NONE, CATEGORICAL, MODE,      \
+			 CTP_FIELD_PARENT,                                     \
+			 "Process id of the exited thread's parent when it "   \
+			 "exited (taskstats ac_ppid)"))                        \
 	R(CTP_TS_EXITCODE,                                                     \
 	  CTP_FIELD(X("exit_code"), EXITED, U64, NONE, CATEGORICAL, MODE,      \
 		    "Exit status as wait() reports it (taskstats "             \
