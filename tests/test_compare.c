@@ -862,7 +862,10 @@ static void write_apart(struct ctp_capture *cap, int k, uint64_t apart,
  */
 /* With it, the recording also has process 60 "job", seen live only in
  * the middle file (in cgroup /jobs), that exits with 0.3 s before CAND:
- * its exit row knows no cgroup, the file before it does. */
+ * its exit row knows no cgroup, the file before it does; and its child
+ * 61 (0.2 s) and grandchild 62 (0.1 s), which no file saw live: their
+ * rows name their parents (x.ppid), 61 job, 62 61, which exited after
+ * it. */
 static bool with_job;
 /* The exited worker's CPU at exit, us (below BASE's 0.5 s of it: another
  * source's rounding, test_exit_below_base). */
@@ -870,7 +873,7 @@ static uint64_t worker_exit_us = 1500000;
 
 static void write_exit_side(int k, const char *path)
 {
-	enum { T_CPU, T_BEGIN, P_CPU, X_CPU, C_USE, N_XF };
+	enum { T_CPU, T_BEGIN, P_CPU, X_CPU, C_USE, X_PPID, N_XF };
 	const struct ctp_field_desc d[N_XF] = {
 		[T_CPU] = {"t.cpu", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64,
 			   CTP_UNIT_TICKS, CTP_KIND_COUNTER, CTP_RULE_SUM},
@@ -883,6 +886,9 @@ static void write_exit_side(int k, const char *path)
 			   CTP_UNIT_US, CTP_KIND_COUNTER, CTP_RULE_SUM},
 		[C_USE] = {"c.usage", NULL, CTP_SCOPE_CGROUP, CTP_TYPE_U64,
 			   CTP_UNIT_US, CTP_KIND_COUNTER, CTP_RULE_SUM},
+		[X_PPID] = {"x.ppid", NULL, CTP_SCOPE_EXITED, CTP_TYPE_U64,
+			    CTP_UNIT_NONE, CTP_KIND_CATEGORICAL, CTP_RULE_MODE,
+			    CTP_FIELD_PARENT},
 	};
 	struct ctp_capture *cap = sb_capture("t");
 	struct ctp_table *th = &cap->threads[0], *x = &cap->exited;
@@ -892,7 +898,7 @@ static void write_exit_side(int k, const char *path)
 	uint32_t cg = sb_cgroup(cap, "/"),
 		 jobs = with_job && k == 1 ? sb_cgroup(cap, "/jobs") : 0;
 	sb_put_u64(cap, &cap->cgroups, cg, CTP_CGROUP_IDENT, C_USE,
-		   k == 2 ? (with_job ? 6800000 : 6500000) : 1000000);
+		   k == 2 ? (with_job ? 7100000 : 6500000) : 1000000);
 	uint32_t r, p = sb_process(cap, 10, "make");
 	sb_put_u64(cap, &cap->procs[0], p, CTP_PROCESS_IDENT, P_CPU,
 		   k == 2 ? 350 : 150);
@@ -917,6 +923,12 @@ static void write_exit_side(int k, const char *path)
 	if (with_job && k == 2) {
 		r = sb_exited(cap, 60, 60, "job", 1008 * s);
 		sb_put_u64(cap, x, r, CTP_EXITED_IDENT, X_CPU, 300000);
+		r = sb_exited(cap, 62, 62, "cc-job", 1006 * s);
+		sb_put_u64(cap, x, r, CTP_EXITED_IDENT, X_CPU, 100000);
+		sb_put_u64(cap, x, r, CTP_EXITED_IDENT, X_PPID, 61);
+		r = sb_exited(cap, 61, 61, "sh", 1007 * s);
+		sb_put_u64(cap, x, r, CTP_EXITED_IDENT, X_CPU, 200000);
+		sb_put_u64(cap, x, r, CTP_EXITED_IDENT, X_PPID, 60);
 	}
 	if (k == 1) {
 		r = sb_exited(cap, 30, 30, "cc1", 1003 * s);
@@ -1029,6 +1041,8 @@ static void test_view_exited(void **state)
 	assert_int_equal(e2e_read_file("out.txt", &out, &len), 0);
 	if (!strstr(out, "\n/jobs  exited job "))
 		fail_msg("no exited row for /jobs in:\n%s", out);
+	/* With the child and grandchild, by their parents' cgroup. */
+	has_line(out, "/jobs  exited job      6.0 +600ms +600ms");
 	free(out);
 }
 
