@@ -1101,13 +1101,44 @@ static void title_line(FILE *out, const struct sect *s, size_t si, size_t sc,
 	fprintf(out, "%s\n", buf);
 }
 
-static int section(FILE *out, struct sect *s, size_t si,
-		   const struct ctp_view_opts *o, char *err, size_t errlen)
+/* The axes section si is grouped by: --group-by, else the section's; with
+ * by_name, a pid axis is pcomm and a tid axis pcomm,comm. */
+static void section_axes(const struct sect *s, size_t si,
+			 const struct ctp_view_opts *o, char *buf, size_t n)
+{
+	const char *axes = o->group_by ? o->group_by : s->v->secs[si].group_by;
+	size_t len = 0;
+	buf[0] = '\0';
+	if (!o->by_name || o->group_by) {
+		snprintf(buf, n, "%s", axes);
+		return;
+	}
+	for (const char *p = axes; *p;) {
+		size_t t = strcspn(p, ",");
+		const char *name = t == 3 && !strncmp(p, "pid", 3) ? "pcomm"
+				   : t == 3 && !strncmp(p, "tid", 3)
+					   ? "pcomm,comm"
+					   : NULL;
+		int w = name ? snprintf(buf + len, n - len, "%s%s",
+					len ? "," : "", name)
+			     : snprintf(buf + len, n - len, "%s%.*s",
+					len ? "," : "", (int)t, p);
+		if (w < 0 || (size_t)w >= n - len)
+			return;
+		len += (size_t)w;
+		p += t + (p[t] == ',');
+	}
+}
+
+/* Group the section and compute its columns: the part of a section `show`
+ * and the numbers share. */
+static int section_build(struct sect *s, size_t si,
+			 const struct ctp_view_opts *o, char *err,
+			 size_t errlen)
 {
 	struct ctp_group_spec spec = {.no_normalize = o->no_normalize};
 	char axes[256];
-	snprintf(axes, sizeof(axes), "%s",
-		 o->group_by ? o->group_by : s->v->secs[si].group_by);
+	section_axes(s, si, o, axes, sizeof(axes));
 	int r = ctp_group_spec_parse(axes, &spec, err, errlen);
 	const struct ctp_exit_sum *ex = s->ex;
 	if (r == 0)
@@ -1126,10 +1157,19 @@ static int section(FILE *out, struct sect *s, size_t si,
 		return r;
 	s->ng = ctp_groups_count(s->g);
 	s->nk = ctp_groups_n_key(s->g);
+	if ((r = ages(s)) < 0)
+		return r;
+	return columns(s, si);
+}
+
+static int section(FILE *out, struct sect *s, size_t si,
+		   const struct ctp_view_opts *o, char *err, size_t errlen)
+{
 	size_t sc;
 	bool asc;
 	unsigned lifetime = 0;
-	if ((r = ages(s)) < 0 || (r = columns(s, si)) < 0 ||
+	int r;
+	if ((r = section_build(s, si, o, err, errlen)) < 0 ||
 	    (r = sort_of(s, o, &sc, &asc, err, errlen)) < 0)
 		return r;
 	size_t numbers = 0;
@@ -1174,22 +1214,28 @@ size_t ctp_view_fit_rows(const struct ctp_view *v, size_t height, size_t header,
 	return per < 3 ? 3 : per;
 }
 
+static void sect_init(struct sect *s, const struct ctp_snap *snap,
+		      const struct ctp_view *v, const struct ctp_view_opts *o)
+{
+	*s = (struct sect){.snap = snap, .v = v, .o = o, .iv = o->interval};
+	if (s->iv) {
+		s->base = ctp_interval_snap(s->iv, 0);
+		s->id = ctp_interval_ident(s->iv);
+		s->ex = ctp_interval_exited(s->iv);
+	}
+	s->name_w = !o->width			? CELL
+		    : o->width / 5 > NAME_MAX_W ? o->width / 5
+						: NAME_MAX_W;
+}
+
 static int show_sections(FILE *out, const struct ctp_snap *snap,
 			 const struct ctp_view *v,
 			 const struct ctp_view_opts *o, char *err,
 			 size_t errlen)
 {
 	for (size_t si = 0; si < v->n_secs; si++) {
-		struct sect s = {
-			.snap = snap, .v = v, .o = o, .iv = o->interval};
-		if (s.iv) {
-			s.base = ctp_interval_snap(s.iv, 0);
-			s.id = ctp_interval_ident(s.iv);
-			s.ex = ctp_interval_exited(s.iv);
-		}
-		s.name_w = !o->width		       ? CELL
-			   : o->width / 5 > NAME_MAX_W ? o->width / 5
-						       : NAME_MAX_W;
+		struct sect s;
+		sect_init(&s, snap, v, o);
 		if (si)
 			fputc('\n', out);
 		int r = section(out, &s, si, o, err, errlen);
@@ -1239,4 +1285,106 @@ int ctp_view_show(FILE *out, const struct ctp_snap *snap,
 		free(buf);
 		return r < 0 ? r : ferror(out) ? -EIO : 0;
 	}
+}
+
+/* ---- The numbers (compare --vs) ------------------------------------------*/
+
+void ctp_view_nums_free(struct ctp_view_nums *n, size_t n_secs)
+{
+	for (size_t i = 0; n && i < n_secs; i++) {
+		for (size_t k = 0; k < n[i].ng * n[i].nk; k++)
+			free(n[i].key[k]);
+		for (size_t k = 0; k < n[i].nk; k++)
+			free(n[i].key_title[k]);
+		free(n[i].key);
+		free(n[i].col);
+		free(n[i].num);
+	}
+	free(n);
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+/* Section s (built) as numbers into *n: every group but the capture's own,
+ * the number columns. */
+static int nums_of(struct sect *s, size_t sc, bool asc, struct ctp_view_nums *n)
+{
+	n->nk = s->nk;
+	n->sort = SIZE_MAX;
+	n->asc = asc;
+	for (size_t k = 0; k < s->nk; k++)
+		if (!(n->key_title[k] = strdup(ctp_groups_key_title(s->g, k))))
+			return -ENOMEM;
+	n->col = calloc(s->nc ? s->nc : 1, sizeof(*n->col));
+	n->key = calloc(s->ng * s->nk + 1, sizeof(*n->key));
+	if (!n->col || !n->key)
+		return -ENOMEM;
+	size_t *cols = calloc(s->nc ? s->nc : 1, sizeof(*cols));
+	if (!cols)
+		return -ENOMEM;
+	for (size_t c = 0; c < s->nc; c++) {
+		const struct vcol *vc = &s->cols[c];
+		const struct ctp_snap_field *f = vc->f[0];
+		if (vc->c->src == CTP_VSRC_IDENT ||
+		    (f->kind != CTP_KIND_COUNTER && f->kind != CTP_KIND_GAUGE &&
+		     f->kind != CTP_KIND_PEAK) ||
+		    (f->type != CTP_TYPE_U64 && f->type != CTP_TYPE_I64))
+			continue; /* no amount: a name, a state, an order */
+		if (c == sc)
+			n->sort = n->nc;
+		cols[n->nc] = c;
+		n->col[n->nc++] = (struct ctp_view_num_col){
+			.col = (size_t)(vc->c - s->v->cols),
+			.unit = vc->unit,
+			.show = col_show(s, vc),
+			.change = interval_col(s, vc),
+		};
+	}
+	n->num = malloc((s->ng * n->nc + 1) * sizeof(*n->num));
+	int r = n->num ? 0 : -ENOMEM;
+	for (size_t gi = 0; r == 0 && gi < s->ng; gi++) {
+		const struct ctp_group *gr = ctp_groups_at(s->g, gi);
+		if (self_row(s, gi))
+			continue;
+		for (size_t k = 0; k < s->nk; k++)
+			if (gr->key[k] && !(n->key[n->ng * s->nk + k] =
+						    dup_or_null(gr->key[k])))
+				r = -ENOMEM;
+		for (size_t c = 0; c < n->nc; c++)
+			n->num[n->ng * n->nc + c] = s->cols[cols[c]].num[gi];
+		n->ng++;
+	}
+	free(cols);
+	return r;
+}
+
+int ctp_view_nums(const struct ctp_snap *snap, const struct ctp_view *v,
+		  const struct ctp_view_opts *o, struct ctp_view_nums **ret,
+		  char *err, size_t errlen)
+{
+	struct ctp_view_nums *n = calloc(v->n_secs + 1, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	int r = 0;
+	for (size_t si = 0; r == 0 && si < v->n_secs; si++) {
+		struct sect s;
+		size_t sc;
+		bool asc;
+		sect_init(&s, snap, v, o);
+		r = section_build(&s, si, o, err, errlen);
+		if (r == 0)
+			r = sort_of(&s, o, &sc, &asc, err, errlen);
+		if (r == 0)
+			r = nums_of(&s, sc, asc, &n[si]);
+		sect_free(&s);
+	}
+	if (r < 0) {
+		ctp_view_nums_free(n, v->n_secs);
+		return r;
+	}
+	*ret = n;
+	return 0;
 }

@@ -9,7 +9,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+
+#include "group.h"
 
 #include "interval.h"
 #include "reader.h"
@@ -50,6 +53,10 @@ struct ctp_view_opts {
 	 * section is lowered until the sections, their notes included,
 	 * fit (never below 3 rows). */
 	size_t lines;
+	/* compare --vs: a section grouped by pid is grouped by pcomm, one by
+	 * tid by pcomm,comm (pids differ from run to run; --group-by is
+	 * taken as given). */
+	bool by_name;
 };
 
 /*
@@ -72,5 +79,40 @@ size_t ctp_view_fit_rows(const struct ctp_view *v, size_t height, size_t header,
 int ctp_view_show(FILE *out, const struct ctp_snap *snap,
 		  const struct ctp_view *v, const struct ctp_view_opts *o,
 		  char *err, size_t errlen);
+
+/* One number column of a section (ctp_view_nums). */
+struct ctp_view_num_col {
+	size_t col;   /* the view's column (index into v->cols) */
+	uint8_t unit; /* the number's unit before `show` */
+	uint8_t show; /* how it is shown (enum ctp_view_show) */
+	bool change;  /* a change over the interval; else a level at its end */
+};
+
+/* One section of a view as numbers: per group (the capture's own left
+ * out, none hidden or cut) its key parts and its number columns, as the
+ * section would print them (a change, a rate, % of one CPU; a gauge's
+ * value in the shown snapshot). */
+struct ctp_view_nums {
+	size_t nk;			    /* key parts */
+	char *key_title[CTP_GROUP_MAX_KEY]; /* ctp_groups_key_title */
+	size_t nc;			    /* number columns */
+	struct ctp_view_num_col *col;	    /* nc */
+	size_t ng;			    /* groups */
+	char **key;			    /* ng x nk, NULL: unknown */
+	long double *num;		    /* ng x nc, NAN: absent */
+	size_t sort;			    /* into col; SIZE_MAX: none */
+	bool asc;			    /* the sort's order */
+};
+
+/*
+ * The sections of view v over snap (o as for ctp_view_show; width, top,
+ * lines unused) as numbers: v->n_secs of them into *ret, which the caller
+ * frees with ctp_view_nums_free. Returns 0, -EINVAL with a message in err,
+ * -ENOMEM.
+ */
+int ctp_view_nums(const struct ctp_snap *snap, const struct ctp_view *v,
+		  const struct ctp_view_opts *o, struct ctp_view_nums **ret,
+		  char *err, size_t errlen);
+void ctp_view_nums_free(struct ctp_view_nums *n, size_t n_secs);
 
 #endif

@@ -16,6 +16,7 @@
 #include "readcli.h"
 #include "recdir.h"
 #include "rename.h"
+#include "table.h"
 #include "view.h"
 #include "reader.h"
 
@@ -150,6 +151,10 @@ struct view_ask {
 	/* compare DIR (a recording): --from, --to, and the paths picked. */
 	const char *from, *to;
 	char picked[2][4096];
+	/* compare A0 A1 ... --vs B0 B1 ...: each side's files. */
+	bool vs;
+	char **files[2];
+	size_t n_files[2];
 };
 
 /* --limit/--top not given: the default depends on --format. */
@@ -390,6 +395,66 @@ static int pick_pair(struct ctp_compare_opts *o, struct view_ask *va,
 	return -1;
 }
 
+/* --vs: the operands after it, up to the next option, are side B's files.
+ * They and --vs leave argv (*argc shrinks) into va->files[1]. Returns -1,
+ * or an exit status. */
+static int split_vs(int *argc, char **argv, struct view_ask *va)
+{
+	int at = 1;
+	while (at < *argc && strcmp(argv[at], "--vs") != 0 &&
+	       strcmp(argv[at], "--") != 0)
+		at++;
+	if (at == *argc || strcmp(argv[at], "--vs") != 0)
+		return -1;
+	int end = at + 1;
+	while (end < *argc && argv[end][0] != '-')
+		end++;
+	va->vs = true;
+	va->n_files[1] = (size_t)(end - at - 1);
+	va->files[1] = malloc((va->n_files[1] + 1) * sizeof(char *));
+	if (!va->files[1]) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return CTP_EXIT_FAILURE;
+	}
+	memcpy(va->files[1], &argv[at + 1], va->n_files[1] * sizeof(char *));
+	memmove(&argv[at], &argv[end],
+		(size_t)(*argc - end + 1) * sizeof(char *));
+	*argc -= end - at;
+	return -1;
+}
+
+/* A side's files: BASE CAND pairs, one pair or more. */
+static bool vs_side_ok(char side, size_t n)
+{
+	if (n >= 2 && n % 2 == 0)
+		return true;
+	fprintf(stderr,
+		PROG ": --vs: side %c has %zu file%s: give runs as pairs of "
+		     "files, BASE CAND [BASE CAND ...]\n",
+		side, n, n == 1 ? "" : "s");
+	return false;
+}
+
+/* compare A0 A1 [...] --vs B0 B1 [...]: the operands are side A's. */
+static int vs_operands(struct ctp_compare_opts *o, struct view_ask *va,
+		       int argc, char **argv)
+{
+	if (va->from || va->to) {
+		fprintf(stderr, PROG ": --from and --to do not go with --vs: "
+				     "give each run's two files\n");
+		return CTP_EXIT_USAGE;
+	}
+	va->files[0] = &argv[optind];
+	va->n_files[0] = (size_t)(argc - optind);
+	if (!vs_side_ok('A', va->n_files[0]) ||
+	    !vs_side_ok('B', va->n_files[1]))
+		return CTP_EXIT_USAGE;
+	/* The reader cap and the grouping options' checks, as for two
+	 * files (every operand is present: none is named missing). */
+	return ctp_readopts_finish("compare", &o->r, optind + 2, argv, 2,
+				   (const char *const[]){"A0", "A1"});
+}
+
 /* Parse compare's command line into *o. Returns -1 to go on, else the exit
  * status to end with. */
 static int parse_compare_args(int argc, char **argv, struct ctp_compare_opts *o,
@@ -426,6 +491,8 @@ static int parse_compare_args(int argc, char **argv, struct ctp_compare_opts *o,
 			 ctp_readopts_given(&o->r, CTP_READOPT_FIELDS) ||
 			 ctp_readopts_given(&o->r, CTP_READOPT_FLATTEN);
 	va->top_set |= ctp_readopts_given(&o->r, CTP_READOPT_LIMIT);
+	if (va->vs)
+		return vs_operands(o, va, argc, argv);
 	/* One operand: a recording's directory. */
 	if (argc - optind == 1 && ctp_recdir_is(argv[optind])) {
 		rc = ctp_readopts_finish("compare", &o->r, argc, argv, 1,
@@ -485,6 +552,35 @@ static int run_view(const struct ctp_compare_opts *o, const struct view_ask *va)
 	return rc == -ENOENT ? -1 : rc;
 }
 
+/* compare A0 A1 ... --vs B0 B1 ... (core/cli/compare_vs.c). */
+static int run_vs(const struct ctp_compare_opts *o, const struct view_ask *va)
+{
+	static const int fmt[] = {[CTP_COMPARE_TABLE] = CTP_TABLE_TEXT,
+				  [CTP_COMPARE_JSON] = CTP_TABLE_JSON,
+				  [CTP_COMPARE_CSV] = CTP_TABLE_CSV};
+	struct ctp_compare_vs_args a = {
+		.paths = {va->files[0], va->files[1]},
+		.n = {va->n_files[0], va->n_files[1]},
+		.cap = o->r.cap,
+		.view = va->view,
+		.sort = o->r.sort,
+		.top = o->r.limit,
+		.top_set = va->top_set,
+		.wide = va->wide,
+		.no_normalize = o->r.spec.no_normalize,
+		.group_by = va->group_by_given ? o->r.group_by : NULL,
+		.want = o->r.n_globs ? want_field : NULL,
+		.want_arg = &o->r,
+		.fmt = fmt[o->fmt],
+	};
+	FILE *screen =
+		o->fmt == CTP_COMPARE_TABLE ? ctp_readcli_screen() : NULL;
+	int rc = ctp_compare_vs(&a);
+	if (screen && ctp_readcli_screen_done(screen) != 0 && rc == CTP_EXIT_OK)
+		rc = CTP_EXIT_FAILURE;
+	return rc;
+}
+
 /* BASE and CAND one file (by name, a link, or two picks of a directory):
  * the comparison is of a file with itself, every change zero. Said, and
  * shown anyway: it is the answer to what was asked. */
@@ -508,7 +604,17 @@ int ctp_cmd_compare(int argc, char **argv)
 				     .default_sort = default_sort,
 				     .sections = CTP_COMPARE_ALL};
 	struct view_ask va = {0};
-	int rc = parse_compare_args(argc, argv, &o, &va);
+	int rc = split_vs(&argc, argv, &va);
+	if (rc < 0)
+		rc = parse_compare_args(argc, argv, &o, &va);
+	if (rc < 0 && va.vs) {
+		rc = run_vs(&o, &va);
+		free(va.files[1]);
+		ctp_readopts_done(&o.r);
+		return rc;
+	}
+	free(va.files[1]);
+	va.files[1] = NULL;
 	FILE *screen = rc < 0 && o.fmt == CTP_COMPARE_TABLE
 			       ? ctp_readcli_screen()
 			       : NULL;

@@ -24,12 +24,9 @@
 
 #define PROG "ctprof-core compare"
 
-/* The tasks that exited between BASE snap[0] and CAND snap[1]: their
- * exited tables and those of the recording's files between them, when the
- * two are files of one (core/cli/recdir.h). */
-static int exited_of(const struct ctp_snap *const snap[2],
-		     const char *const paths[2], uint64_t cap,
-		     const struct ctp_view *v, struct ctp_exit_sum *s)
+int ctp_compare_view_exited(const struct ctp_snap *const snap[2],
+			    const char *const paths[2], uint64_t cap,
+			    const struct ctp_view *v, struct ctp_exit_sum *s)
 {
 	char **between = NULL;
 	int n = ctp_recdir_between(paths[0], paths[1], &between);
@@ -84,8 +81,8 @@ int ctp_compare_view(const struct ctp_compare_view_args *a)
 			fprintf(stderr, PROG ": %s\n", err);
 			goto out;
 		}
-	if (exited_of((const struct ctp_snap *const *)snap, a->paths, a->cap, v,
-		      &ex) < 0 ||
+	if (ctp_compare_view_exited((const struct ctp_snap *const *)snap,
+				    a->paths, a->cap, v, &ex) < 0 ||
 	    ctp_interval_new(snap[0], snap[1], ex.present ? &ex : NULL, &iv) <
 		    0) {
 		fprintf(stderr, PROG ": out of memory\n");

@@ -28,4 +28,33 @@ struct ctp_compare_view_args {
  * then shows the full comparison). */
 int ctp_compare_view(const struct ctp_compare_view_args *a);
 
+struct ctp_snap;
+struct ctp_view;
+struct ctp_exit_sum;
+/* The tasks that exited between BASE snap[0] and CAND snap[1]: their
+ * exited tables and those of the recording's files between them, when the
+ * two are files of one (core/cli/recdir.h). Returns 0 or -ENOMEM. */
+int ctp_compare_view_exited(const struct ctp_snap *const snap[2],
+			    const char *const paths[2], uint64_t cap,
+			    const struct ctp_view *v, struct ctp_exit_sum *s);
+
+/* compare A0 A1 [A0' A1' ...] --vs B0 B1 [...] (core/analysis/vs.h). */
+struct ctp_compare_vs_args {
+	char *const *paths[2]; /* per side, pairs of BASE CAND */
+	size_t n[2];	       /* files per side, even */
+	uint64_t cap;
+	const char *view; /* NULL: top */
+	const char *sort;
+	uint64_t top;
+	bool top_set, wide, no_normalize;
+	const char *group_by; /* NULL: each section's, by name */
+	bool (*want)(const void *arg, const char *field);
+	const void *want_arg;
+	int fmt; /* enum ctp_table_format */
+};
+
+/* Run it. Returns the exit status (2 for an unreadable file, a pair in the
+ * wrong order, a bad option; nothing printed on stdout then). */
+int ctp_compare_vs(const struct ctp_compare_vs_args *a);
+
 #endif
