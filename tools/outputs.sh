@@ -177,6 +177,13 @@ run 80 check-config "$cfg" --as-host some-host
 run 80 export "$rec" --format csv --table processes --fields 'smaps.rss,procfs.process.utime'
 run 80 export "$rec" --format ndjson --table host --fields 'host.mem.total,host.self.*' \
 	--from 2026-11-27T06:28:08 --to 2026-11-27T06:28:10
+
+# compare --vs (after the rest, so their numbers stay): run against run,
+# one and two runs a side, every format.
+run 80 compare "$f0" "$f1" --vs "$f2" "$f3"
+run 120 compare "$f0" "$f1" "$f1" "$f2" --vs "$f2" "$f3" "$f0" "$f1" --view sched --top 4
+run 80 compare "$f0" "$f1" --vs "$f2" "$f3" --format csv --top 3
+run 80 compare "$f0" "$f1" --vs "$f2" "$f3" --format json --top 3
 rm -f "$out/.stderr" "$out/.stdout"
 
 case $mode in
