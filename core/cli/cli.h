@@ -22,6 +22,8 @@ int ctp_cmd_views(int argc, char **argv);
 int ctp_cmd_record(int argc, char **argv);
 /* core/cli/export.c */
 int ctp_cmd_export(int argc, char **argv);
+/* core/cli/trend_cmd.c */
+int ctp_cmd_trend(int argc, char **argv);
 /* core/cli/serve.c */
 int ctp_cmd_serve(int argc, char **argv);
 

@@ -99,6 +99,8 @@ static void usage_main(FILE *out)
 		"NDJSON rows for SQL\n"
 		"  serve                answer Prometheus' scrapes with fresh "
 		"captures (HTTP)\n"
+		"  trend DIR            per task over a recording: first, "
+		"last, min, max, change\n"
 		"  plugins [--config F] list plugins with their fields\n"
 		"  check-config FILE [--as-host NAME]   (or --config FILE)\n"
 		"                       validate a config and print the "
@@ -806,6 +808,8 @@ int main(int argc, char **argv)
 			return ctp_cmd_export(argc - 1, argv + 1);
 		if (strcmp(cmd, "serve") == 0)
 			return ctp_cmd_serve(argc - 1, argv + 1);
+		if (strcmp(cmd, "trend") == 0)
+			return ctp_cmd_trend(argc - 1, argv + 1);
 		int rc = ctp_cli_plugin_command(argc - 1, argv + 1);
 		if (rc >= 0)
 			return rc;
