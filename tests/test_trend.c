@@ -196,7 +196,7 @@ static void test_growth(void **state)
 	assert_int_equal(line_no(out, "PID,", line, sizeof(line)), 0);
 	assert_string_equal(line,
 			    "PID,COMMAND,CHANGE,FIRST,@FIRST,LAST,@LAST,STATUS,"
-			    "MAX,@MAX,MIN,@MIN,CPU%");
+			    "MAX,@MAX,MIN,@MIN,CPU");
 	/* 22:13:20 is boot 0: capture k is at 22:30:00 + 10 k s. */
 	assert_int_equal(line_no(out, "10,", line, sizeof(line)), 1);
 	assert_string_equal(

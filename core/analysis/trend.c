@@ -36,9 +36,8 @@ struct stat1 {
 struct row {
 	char *id;   /* the key parts and the task's start: what joins */
 	char **key; /* the key parts (NULL: unknown), for printing */
-	char *name; /* the view's name column of its first capture */
+	char *name; /* the view's name column of its last capture */
 	size_t name_len;
-	bool has_name;
 	int64_t seen_first, seen_last;
 	struct stat1 *m; /* per measure */
 };
@@ -226,6 +225,15 @@ size_t ctp_trend_rows(const struct ctp_trend *t)
 	return t->n_rows;
 }
 
+/* A field whose change means something: an amount, not a label (a state
+ * letter, a CPU number, a nice value). */
+static bool amount(const struct ctp_snap_field *f)
+{
+	return (f->kind == CTP_KIND_COUNTER || f->kind == CTP_KIND_GAUGE ||
+		f->kind == CTP_KIND_PEAK) &&
+	       (f->type == CTP_TYPE_U64 || f->type == CTP_TYPE_I64);
+}
+
 /* The fields measure m reads in snap, as a view's column does
  * (viewshow.c): the first with values, or the sum of those of one unit. */
 static void resolve(struct measure *m, const struct ctp_snap *snap)
@@ -235,7 +243,7 @@ static void resolve(struct measure *m, const struct ctp_snap *snap)
 	for (size_t i = 0; i < c->n_fields; i++) {
 		const struct ctp_snap_field *f =
 			ctp_snap_field_find(snap, c->fields[i]);
-		if (!f || f->scope == CTP_SCOPE_HOST ||
+		if (!f || f->scope == CTP_SCOPE_HOST || !amount(f) ||
 		    !ctp_snap_has_values(snap, f))
 			continue;
 		if (m->resolved && (f->unit != m->unit ||
@@ -284,11 +292,12 @@ static bool group_id(const struct ctp_trend *t, const struct ctp_snap *snap,
 	return true;
 }
 
-/* The name a row shows: its name column's bytes in its first capture. */
+/* The name a row shows: its name column's bytes in its last capture (a
+ * process that exec'd is shown as what it became). */
 static int row_name(const struct ctp_trend *t, const struct ctp_snap *snap,
 		    const struct ctp_group *gr, struct row *r)
 {
-	if (!t->name_col || r->has_name)
+	if (!t->name_col)
 		return 0;
 	bool pc = t->name_col->ident == CTP_VIDENT_PCOMM;
 	const struct ctp_snap_table *tb =
@@ -298,13 +307,17 @@ static int row_name(const struct ctp_trend *t, const struct ctp_snap *snap,
 		b = &tb->comm[gr->processes[0]];
 	else if (!pc && gr->n_threads)
 		b = &tb->comm[gr->threads[0]];
-	r->has_name = true;
-	if (!b || !b->ptr)
+	if (!b || !b->ptr ||
+	    (r->name && r->name_len == b->len &&
+	     memcmp(r->name, b->ptr, b->len) == 0))
 		return 0;
-	if (!(r->name = malloc(b->len + 1)))
+	char *name = malloc(b->len + 1);
+	if (!name)
 		return -ENOMEM;
-	memcpy(r->name, b->ptr, b->len);
-	r->name[b->len] = '\0';
+	memcpy(name, b->ptr, b->len);
+	name[b->len] = '\0';
+	free(r->name);
+	r->name = name;
 	r->name_len = b->len;
 	return 0;
 }
@@ -704,6 +717,20 @@ static int name_cell(struct ctp_table *tab, const char *s, size_t n,
 		machine ? s : ctp_render_escape(s, n, 256, esc, sizeof(esc)));
 }
 
+/* Another measure's column: its change, titled by its label; a counter
+ * shown as percent of a CPU in the view is its increase here, a time
+ * ("CPU%" titled "CPU"). */
+static int other_col(struct ctp_table *tab, const struct measure *m)
+{
+	char title[64];
+	size_t n = strlen(m->c->label);
+	if (m->pct && n > 1 && m->c->label[n - 1] == '%')
+		n--;
+	snprintf(title, sizeof(title), "%.*s", (int)n, m->c->label);
+	return ctp_table_add_col(tab, title,
+				 CTP_TABLE_RIGHT | CTP_TABLE_HIDE_EMPTY);
+}
+
 /* The columns: key parts, the name, the sort measure's statistics, the
  * other measures' changes. *name_shown: the name column is there. */
 static int columns(struct ctp_table *tab, const struct ctp_trend *t, size_t sm,
@@ -734,9 +761,7 @@ static int columns(struct ctp_table *tab, const struct ctp_trend *t, size_t sm,
 		rc = stat_cols(tab, &t->ms[sm]);
 	for (size_t i = 0; i < t->n_ms && rc >= 0; i++)
 		if (i != sm && t->ms[i].resolved)
-			rc = ctp_table_add_col(tab, t->ms[i].c->label,
-					       CTP_TABLE_RIGHT |
-						       CTP_TABLE_HIDE_EMPTY);
+			rc = other_col(tab, &t->ms[i]);
 	return rc < 0 ? -ENOMEM : 0;
 }
 
