@@ -184,6 +184,16 @@ run 80 compare "$f0" "$f1" --vs "$f2" "$f3"
 run 120 compare "$f0" "$f1" "$f1" "$f2" --vs "$f2" "$f3" "$f0" "$f1" --view sched --top 4
 run 80 compare "$f0" "$f1" --vs "$f2" "$f3" --format csv --top 3
 run 80 compare "$f0" "$f1" --vs "$f2" "$f3" --format json --top 3
+
+# trend: per task over the whole recording (growth, a counter's increase
+# and peak rate, shrink first, other groupings, csv and json).
+run 80 trend "$rec"
+run 120 trend "$rec" --view top
+run 80 trend "$rec" --sort rss --asc --top 5
+run 80 trend "$rec" --view io --group-by pcomm --top 8
+run 120 trend "$rec" --view cpu --group-by tid --sort cpu:peak --top 8
+run 80 trend "$rec" --format csv --top 10
+run 80 trend "$rec" --format json --view top --top 5 --from 2026-11-27T06:28:09
 rm -f "$out/.stderr" "$out/.stdout"
 
 case $mode in
