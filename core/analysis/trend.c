@@ -12,6 +12,8 @@
 #include <time.h>
 
 #include "column.h"
+#include "grow.h"
+#include "hash.h"
 #include "ident.h"
 #include "interval.h"
 #include "render.h"
@@ -78,12 +80,9 @@ struct ctp_trend {
 
 /* ---- Rows -----------------------------------------------------------------*/
 
-static uint64_t hash(const char *s)
+static size_t hash(const char *s)
 {
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
+	return ctp_hash_bytes(s, strlen(s));
 }
 
 static int index_grow(struct ctp_trend *t)
@@ -136,14 +135,8 @@ static long row_get(struct ctp_trend *t, const char *id,
 	long i = row_find(t, id, &slot);
 	if (i >= 0)
 		return i;
-	if (t->n_rows == t->cap_rows) {
-		size_t cap = t->cap_rows ? t->cap_rows * 2 : 64;
-		struct row *rs = realloc(t->rows, cap * sizeof(*rs));
-		if (!rs)
-			return -ENOMEM;
-		t->rows = rs;
-		t->cap_rows = cap;
-	}
+	if (CTP_GROW(t->rows, t->cap_rows, t->n_rows + 1, 64) < 0)
+		return -ENOMEM;
 	struct row *r = &t->rows[t->n_rows];
 	memset(r, 0, sizeof(*r));
 	r->id = strdup(id);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "hash.h"
 
 /* ---- Blob pool ----------------------------------------------------------- */
 
@@ -39,18 +40,6 @@ struct ctp_blobpool {
 	uint64_t gen;	 /* for per-thread caches */
 	uint32_t nslots;
 };
-
-static uint32_t hash_bytes(const void *data, size_t len)
-{
-	/* FNV-1a: short keys (thread names, cgroup paths), good enough. */
-	const unsigned char *p = data;
-	uint32_t h = 2166136261u;
-	for (size_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 16777619u;
-	}
-	return h;
-}
 
 int ctp_blobpool_new(struct ctp_blobpool **ret)
 {
@@ -112,7 +101,7 @@ int64_t ctp_blobpool_intern(struct ctp_blobpool *pool, const void *data,
 {
 	if (len > UINT32_MAX - 1)
 		return -E2BIG;
-	uint32_t h = hash_bytes(data, len);
+	uint32_t h = ctp_hash_bytes(data, len);
 	int64_t ret;
 
 	pthread_mutex_lock(&pool->lock);
@@ -186,7 +175,7 @@ int64_t ctp_blobpool_intern_cached(struct ctp_blobpool *pool, const void *data,
 {
 	if (len > ICACHE_BYTES)
 		return ctp_blobpool_intern(pool, data, len);
-	uint32_t h = hash_bytes(data, len);
+	uint32_t h = ctp_hash_bytes(data, len);
 	struct icache_slot *e = &icache[h % ICACHE_SLOTS];
 	if (e->pool == pool && e->gen == pool->gen && e->len == len &&
 	    memcmp(e->data, data, len) == 0)
