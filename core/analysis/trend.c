@@ -710,6 +710,12 @@ static int name_cell(struct ctp_table *tab, const char *s, size_t n,
 		machine ? s : ctp_render_escape(s, n, 256, esc, sizeof(esc)));
 }
 
+/* A key part of ids (decimal pids, tids): a number. */
+static bool id_title(const char *title)
+{
+	return strcmp(title, "PID") == 0 || strcmp(title, "TID") == 0;
+}
+
 /* Another measure's column: its change, titled by its label; a counter
  * shown as percent of a CPU in the view is its increase here, a time
  * ("CPU%" titled "CPU"). */
@@ -733,8 +739,7 @@ static int columns(struct ctp_table *tab, const struct ctp_trend *t, size_t sm,
 	*name_shown = t->name_col != NULL;
 	for (size_t k = 0; k < t->n_key && rc >= 0; k++) {
 		const char *title = t->titles[k];
-		bool id =
-			strcmp(title, "PID") == 0 || strcmp(title, "TID") == 0;
+		bool id = id_title(title);
 		if ((strcmp(title, "PCOMM") == 0 && t->name_col &&
 		     t->name_col->ident == CTP_VIDENT_PCOMM) ||
 		    (strcmp(title, "COMM") == 0 && t->name_col &&
@@ -765,8 +770,11 @@ static int row_cells(struct ctp_table *tab, const struct ctp_trend *t,
 	char b[CELL];
 	int rc = 0;
 	for (size_t k = 0; k < t->n_key; k++)
-		rc |= name_cell(tab, r->key[k],
-				r->key[k] ? strlen(r->key[k]) : 0, p->machine);
+		rc |= p->machine && r->key[k] && id_title(t->titles[k])
+			      ? ctp_table_numf(tab, "%s", r->key[k])
+			      : name_cell(tab, r->key[k],
+					  r->key[k] ? strlen(r->key[k]) : 0,
+					  p->machine);
 	if (name_shown)
 		rc |= name_cell(tab, r->name, r->name_len, p->machine);
 	rc |= stat_cells(tab, t, &t->ms[sm], r, p);
