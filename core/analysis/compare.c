@@ -27,6 +27,7 @@
 #include "render.h"
 #include "rename.h"
 #include "table.h"
+#include "term.h"
 
 #define PROG "ctprof-core compare"
 
@@ -2678,11 +2679,9 @@ int ctp_compare(const struct ctp_compare_opts *o)
 		}
 	}
 	if (rc == 0) {
-		/* no-color.org: NO_COLOR set and not empty turns colour off. */
-		const char *nc = getenv("NO_COLOR");
 		rc = ctp_compare_snaps(
 			o, snap, stdout, w->terminal ? term_columns() : 0,
-			w->terminal && isatty(STDOUT_FILENO) && !(nc && *nc));
+			w->terminal && ctp_color_for(STDOUT_FILENO));
 	}
 	ctp_snap_free(snap[0]);
 	ctp_snap_free(snap[1]);

@@ -17,7 +17,8 @@ enum cell_type { C_ABSENT, C_TEXT, C_NUMBER, C_VALUE };
 
 struct cell {
 	uint8_t type;
-	char *text; /* C_TEXT, C_NUMBER: owned */
+	uint8_t cls; /* enum ctp_table_class */
+	char *text;  /* C_TEXT, C_NUMBER: owned */
 	struct ctp_value v;
 };
 
@@ -43,7 +44,8 @@ struct ctp_table {
 	struct cell *cur; /* the row being added */
 	size_t ncur;
 	uint8_t cur_cls;
-	FILE *out; /* streamed: rows written as completed */
+	uint8_t next_cls; /* of the next cell */
+	FILE *out;	  /* streamed: rows written as completed */
 	enum ctp_table_format fmt;
 	size_t written;
 	int err; /* the first failure; later cells are dropped */
@@ -521,6 +523,8 @@ static int add_cell(struct ctp_table *t, struct cell c)
 		free(c.text);
 		return c.type == C_ABSENT ? row_done(t) : -EINVAL;
 	}
+	c.cls = t->next_cls;
+	t->next_cls = CTP_TABLE_PLAIN;
 	t->cur[t->ncur++] = c;
 	return t->err = t->ncur == t->ncols ? row_done(t) : 0;
 }
@@ -589,6 +593,11 @@ int ctp_table_skip(struct ctp_table *t, size_t n)
 void ctp_table_row_class(struct ctp_table *t, enum ctp_table_class c)
 {
 	t->cur_cls = (uint8_t)c;
+}
+
+void ctp_table_cell_class(struct ctp_table *t, enum ctp_table_class c)
+{
+	t->next_cls = (uint8_t)c;
 }
 
 /* ---- Names ---- */
@@ -902,36 +911,60 @@ static void put_wrapped(FILE *out, const char *s, size_t at, size_t indent,
 	}
 }
 
+/* Colour around a cell: the cell's sequence before it; after it, a reset
+ * and the row's sequence again. Through ctp_term_raw, past the rule. */
+struct paint {
+	const char *cell, *row; /* NULL: none */
+};
+
+static void paint_on(FILE *out, const struct paint *p)
+{
+	if (p->cell)
+		ctp_term_raw(out, p->cell);
+}
+
+static void paint_off(FILE *out, const struct paint *p)
+{
+	if (!p->cell)
+		return;
+	ctp_term_raw(out, CTP_SGR_RESET);
+	if (p->row)
+		ctp_term_raw(out, p->row);
+}
+
 /* s in exactly w display characters (none after it when last). Wider: cut
  * in the middle with "..." so that both ends of a name stay
  * (taskstats.f...delay_total and taskstats.f...delay_max stay apart);
  * right-aligned cells keep the head; a column with a maximum width its
- * head only, with no mark; a CTP_TABLE_OVERFLOW one shows it whole.
- * Returns how many characters it took. */
-static size_t put_cell(FILE *out, const char *s, const struct col *k, bool last)
+ * head only, with no mark; a CTP_TABLE_OVERFLOW one shows it whole. The
+ * text in p's colour, the padding not. Returns how many characters it
+ * took. */
+static size_t put_cell(FILE *out, const char *s, const struct col *k, bool last,
+		       const struct paint *p)
 {
 	size_t sw = ctp_render_width(s), w = k->w;
 	bool right = k->flags & CTP_TABLE_RIGHT;
+	size_t pad = sw < w ? w - sw : 0;
+	if (sw <= w && right)
+		fprintf(out, "%*s", (int)pad, "");
+	paint_on(out, p);
 	if (sw > w && k->flags & CTP_TABLE_OVERFLOW) {
 		fputs(s, out);
-		return sw;
-	}
-	if (sw > w && k->max) {
+		w = sw;
+	} else if (sw > w && k->max) {
 		fwrite(s, 1, char_at(s, w), out);
-		return w;
-	}
-	if (sw > w) {
+	} else if (sw > w) {
 		size_t keep = w > 3 ? w - 3 : 0;
 		size_t tail = right ? 0 : keep / 2, head = keep - tail;
 		fwrite(s, 1, char_at(s, head), out);
 		fputs(w >= 3 ? "..." : "", out);
 		fputs(s + char_at(s, sw - tail), out);
-		return w;
+	} else {
+		fputs(s, out);
 	}
-	if (right)
-		fprintf(out, "%*s%s", (int)(w - sw), "", s);
-	else
-		fprintf(out, "%s%*s", s, last ? 0 : (int)(w - sw), "");
+	paint_off(out, p);
+	if (sw <= w && !right && !last)
+		fprintf(out, "%*s", (int)pad, "");
 	return w;
 }
 
@@ -946,8 +979,30 @@ static size_t line_last(const struct ctp_table *t, const char *const *line)
 	return last;
 }
 
+/* The sequence a cell of class cls in column k is shown in (with colour);
+ * NULL for none. The header's sort title bold and underlined. */
+static const char *cell_sgr(const struct col *k, uint8_t cls, bool header)
+{
+	static const char *const by_class[][2] = {
+		[CTP_TABLE_PLAIN] = {NULL, CTP_SGR_BOLD},
+		[CTP_TABLE_NEW] = {CTP_SGR_GREEN, "\033[1;32m"},
+		[CTP_TABLE_GONE] = {CTP_SGR_RED, "\033[1;31m"},
+		[CTP_TABLE_CHANGED] = {CTP_SGR_YELLOW, "\033[1;33m"},
+		[CTP_TABLE_NOTE] = {CTP_SGR_CYAN, "\033[1;36m"},
+	};
+	bool sorted = k->flags & CTP_TABLE_SORTED;
+	if (header)
+		return sorted ? "\033[1;4m" : NULL;
+	return cls < sizeof(by_class) / sizeof(by_class[0])
+		       ? by_class[cls][sorted]
+		       : NULL;
+}
+
+/* One line: the cells of line[], with colour the row in `row` (NULL:
+ * none) and each cell in its own (cls[c]; header: the titles'). */
 static void print_line(const struct ctp_table *t, FILE *out,
-		       const char *const *line)
+		       const char *const *line, const char *row,
+		       const struct cell *cells, bool color)
 {
 	size_t last = line_last(t, line), at = 0, start = 0;
 	bool first = true;
@@ -957,22 +1012,31 @@ static void print_line(const struct ctp_table *t, FILE *out,
 		if (k->hidden)
 			continue;
 		const char *sep = first ? STYLE(t)->indent : STYLE(t)->gap;
+		struct paint p = {
+			.cell = color ? cell_sgr(k, cells ? cells[c].cls : 0,
+						 !cells)
+				      : NULL,
+			.row = row};
 		first = false;
 		fputs(sep, out);
 		at += strlen(sep);
 		start += strlen(sep);
-		if (c == last && (k->flags & CTP_TABLE_WRAP))
+		if (c == last && (k->flags & CTP_TABLE_WRAP)) {
+			paint_on(out, &p);
 			put_wrapped(out, line[c], at, start + k->hang, k->hang,
 				    t->width);
-		else
-			at += put_cell(out, line[c], k, c == last);
+			paint_off(out, &p);
+		} else {
+			at += put_cell(out, line[c], k, c == last, &p);
+		}
 		start += k->w;
 	}
 }
 
 void ctp_table_print(const struct ctp_table *t, FILE *out, bool color)
 {
-	static const char *const sgr[] = {"", "\033[32m", "\033[31m"};
+	static const char *const sgr[] = {"", CTP_SGR_GREEN, CTP_SGR_RED,
+					  CTP_SGR_YELLOW, CTP_SGR_CYAN};
 	if (!t->nrows && !STYLE(t)->empty_header)
 		return;
 	const char **line = calloc(t->ncols ? t->ncols : 1, sizeof(*line));
@@ -983,13 +1047,14 @@ void ctp_table_print(const struct ctp_table *t, FILE *out, bool color)
 			line[c] = r ? ctp_table_cell(t, r - 1, c)
 				    : t->cols[c].title;
 		const char *on = !color ? ""
-				 : !r	? "\033[1m"
+				 : !r	? CTP_SGR_BOLD
 					: sgr[t->cls[r - 1]];
 		if (*on)
 			ctp_term_raw(out, on);
-		print_line(t, out, line);
+		print_line(t, out, line, *on ? on : NULL,
+			   r ? &t->cells[(r - 1) * t->ncols] : NULL, color);
 		if (*on)
-			ctp_term_raw(out, "\033[0m");
+			ctp_term_raw(out, CTP_SGR_RESET);
 		fputc('\n', out);
 	}
 	free(line);

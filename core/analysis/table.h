@@ -43,13 +43,19 @@ enum {
 	 * text under the text); as it is when that leaves 20 characters of
 	 * room or fewer. */
 	CTP_TABLE_WRAP = 1u << 4,
+	/* The column the rows are sorted by: with colour, its title and
+	 * cells in bold. */
+	CTP_TABLE_SORTED = 1u << 5,
 };
 
-/* A row's colour on a terminal that takes colour. */
+/* A row's or a cell's colour on a terminal that takes colour (an
+ * attribute, never bytes in the cell: widths count what is seen). */
 enum ctp_table_class {
 	CTP_TABLE_PLAIN = 0,
-	CTP_TABLE_NEW = 1,  /* green: a group only in CAND */
-	CTP_TABLE_GONE = 2, /* red: a group only in BASE */
+	CTP_TABLE_NEW = 1,     /* green: a group only in CAND */
+	CTP_TABLE_GONE = 2,    /* red: a group only in BASE, or exited */
+	CTP_TABLE_CHANGED = 3, /* yellow: restarted (replaced, same key) */
+	CTP_TABLE_NOTE = 4,    /* cyan: renamed */
 };
 
 /* How text is laid out. */
@@ -149,6 +155,8 @@ int ctp_table_absent(struct ctp_table *t);
 int ctp_table_skip(struct ctp_table *t, size_t n);
 /* The colour of the current row (before its last cell). */
 void ctp_table_row_class(struct ctp_table *t, enum ctp_table_class c);
+/* The colour of the next cell added (inside its row's). */
+void ctp_table_cell_class(struct ctp_table *t, enum ctp_table_class c);
 size_t ctp_table_n_rows(const struct ctp_table *t);
 /* The text of a kept cell ("" when absent). */
 const char *ctp_table_cell(const struct ctp_table *t, size_t row, size_t col);
@@ -169,7 +177,10 @@ const char *ctp_table_cell(const struct ctp_table *t, size_t row, size_t col);
  */
 int ctp_table_fit(struct ctp_table *t, size_t width, const char *const *steps);
 /* The text of the kept rows: the header (bold with colour), then each
- * row (in its class's colour); ctp_table_fit first. */
+ * row (in its class's colour, its cells in theirs, a CTP_TABLE_SORTED
+ * column in bold); ctp_table_fit first. With colour or without, every
+ * character is where it is without: the sequences go around cells, past
+ * ctp_term_stream's rule (ctp_term_raw). */
 void ctp_table_print(const struct ctp_table *t, FILE *out, bool color);
 /* The kept rows in a machine format (as streamed). 0, or -EIO. */
 int ctp_table_write(const struct ctp_table *t, FILE *out,

@@ -508,24 +508,28 @@ static void age_cell(long double age, char *buf)
 
 /* "new" when every thread of the group started in the interval, "+N"
  * when N of them did; "exited" when every task of the group exited in
- * it, "-M" when M of them did (after "+N"); "" otherwise. */
-static void status_cell(const struct sect *s, const struct ctp_group *gr,
-			char *buf)
+ * it, "-M" when M of them did (after "+N"); "" otherwise. Returns the
+ * colour of the whole states (partial counts plain). */
+static enum ctp_table_class status_cell(const struct sect *s,
+					const struct ctp_group *gr, char *buf)
 {
 	uint32_t fresh = fresh_threads(s, gr), gone = gr->n_extras;
+	enum ctp_table_class cls = CTP_TABLE_PLAIN;
 	buf[0] = '\0';
 	if (renamed(s, gr))
-		snprintf(buf, CELL, "renamed");
+		snprintf(buf, CELL, "renamed"), cls = CTP_TABLE_NOTE;
 	else if (!gr->n_threads && gone)
-		snprintf(buf, CELL, "exited");
+		snprintf(buf, CELL, "exited"), cls = CTP_TABLE_GONE;
 	else if (fresh && fresh == gr->n_threads && base_group(s, gr))
-		snprintf(buf, CELL, "restarted"); /* replaced, same key */
+		/* replaced, same key */
+		snprintf(buf, CELL, "restarted"), cls = CTP_TABLE_CHANGED;
 	else if (fresh && fresh == gr->n_threads)
-		snprintf(buf, CELL, "new");
+		snprintf(buf, CELL, "new"), cls = CTP_TABLE_NEW;
 	else if (fresh)
 		snprintf(buf, CELL, "+%u", fresh);
 	if (gone && gr->n_threads && strlen(buf) + 12 < CELL)
 		snprintf(buf + strlen(buf), CELL - strlen(buf), "-%u", gone);
+	return cls;
 }
 
 /* Is column col of the view a name (a key part, a name ident)? */
@@ -576,12 +580,14 @@ static bool name_bytes(const struct sect *s, const struct ctp_group *gr,
 	return true;
 }
 
-static void ident_cell(const struct sect *s, const struct ctp_group *gr,
-		       uint8_t ident, char *buf)
+/* An ident's cell into buf; its colour (compare's status column). */
+static enum ctp_table_class ident_cell(const struct sect *s,
+				       const struct ctp_group *gr,
+				       uint8_t ident, char *buf)
 {
-	if (ident == CTP_VIDENT_STATUS) {
-		status_cell(s, gr, buf);
-	} else if (ident == CTP_VIDENT_AGE) {
+	if (ident == CTP_VIDENT_STATUS)
+		return status_cell(s, gr, buf);
+	if (ident == CTP_VIDENT_AGE) {
 		size_t gi = (size_t)(gr - ctp_groups_at(s->g, 0));
 		age_cell(s->age[gi], buf);
 	} else if (ident == CTP_VIDENT_PID && gr->n_threads) {
@@ -596,6 +602,7 @@ static void ident_cell(const struct sect *s, const struct ctp_group *gr,
 	} else {
 		snprintf(buf, CELL, "-");
 	}
+	return CTP_TABLE_PLAIN;
 }
 
 /* An aggregate a number cannot say: a category (a state letter),
@@ -681,10 +688,10 @@ static int table_cols(struct sect *s, size_t sc)
 		bool right = vc->src != CTP_VSRC_IDENT ||
 			     vc->ident == CTP_VIDENT_PID ||
 			     vc->ident == CTP_VIDENT_AGE;
-		r = ctp_table_add_col(
-			s->tab, vc->label,
-			(right ? CTP_TABLE_RIGHT : 0) |
-				(c != sc ? CTP_TABLE_HIDE_EMPTY : 0));
+		r = ctp_table_add_col(s->tab, vc->label,
+				      (right ? CTP_TABLE_RIGHT : 0) |
+					      (c != sc ? CTP_TABLE_HIDE_EMPTY
+						       : CTP_TABLE_SORTED));
 	}
 	for (size_t c = 0; c < s->nk + s->nc && r >= 0; c++)
 		if (name_col(s, c))
@@ -712,7 +719,9 @@ static int fill_table(struct sect *s, size_t sc)
 						  NAME_FULL / 4, buf,
 						  sizeof(buf));
 			else if (vc->c->src == CTP_VSRC_IDENT)
-				ident_cell(s, gr, vc->c->ident, buf);
+				ctp_table_cell_class(
+					s->tab,
+					ident_cell(s, gr, vc->c->ident, buf));
 			else
 				number_cell(s, vc, gi, buf);
 			r = ctp_table_text(s->tab, buf);
@@ -1191,7 +1200,7 @@ static int section(FILE *out, struct sect *s, size_t si,
 	    (r = ctp_table_fit(s->tab, o->width, past)) < 0)
 		return r;
 	title_line(out, s, si, sc, lifetime);
-	ctp_table_print(s->tab, out, false);
+	ctp_table_print(s->tab, out, o->color);
 	shown_line(out, s);
 	reset_line(out, s);
 	reaped_line(out, s);
@@ -1264,6 +1273,8 @@ int ctp_view_show(FILE *out, const struct ctp_snap *snap,
 	 * absent) are known once it is laid out: lay the sections out, and
 	 * again with fewer rows while they take more lines than there are. */
 	struct ctp_view_opts fo = *o;
+	/* Counted without colour: the lines are the same. */
+	fo.color = false;
 	for (;;) {
 		char *buf = NULL;
 		size_t len = 0;
@@ -1279,6 +1290,13 @@ int ctp_view_show(FILE *out, const struct ctp_snap *snap,
 			fo.top = fo.top > cut + 3 ? fo.top - cut : 3;
 			free(buf);
 			continue;
+		}
+		/* The colour's sequences are the program's: written past a
+		 * ctp_term_stream's rule, which a buffer would lose. */
+		if (r == 0 && o->color) {
+			free(buf);
+			fo.color = true;
+			return show_sections(out, snap, v, &fo, err, errlen);
 		}
 		if (r == 0 && len && fwrite(buf, 1, len, out) != len)
 			r = -EIO;

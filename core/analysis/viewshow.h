@@ -57,6 +57,9 @@ struct ctp_view_opts {
 	 * tid by pcomm,comm (pids differ from run to run; --group-by is
 	 * taken as given). */
 	bool by_name;
+	/* Colour on a terminal (core/util/term.h ctp_color_for): the sort
+	 * column in bold, compare's new/exited/restarted/renamed states. */
+	bool color;
 };
 
 /*

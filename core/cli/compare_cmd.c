@@ -19,6 +19,7 @@
 #include "table.h"
 #include "view.h"
 #include "reader.h"
+#include "term.h"
 
 #define PROG "ctprof-core compare"
 
@@ -105,13 +106,16 @@ static void usage(FILE *out)
 		"  --max-decompressed BYTES  refuse snapshots that need more "
 		"memory (K, M, G,\n"
 		"                       KiB, MiB, GiB; overrides the config)\n"
+		"  --color=WHEN         auto (default), always, never\n"
 		"  -h, --help           this help\n"
 		"\n"
-		"Colour only on a terminal and without NO_COLOR; the output "
-		"fits $COLUMNS or\n"
-		"the terminal's width. Exit status: 0 ok, 1 unreadable "
-		"snapshot or I/O error,\n"
-		"2 usage.\n",
+		"Colour (new, exited, restarted rows; the sort column) with "
+		"--color=always, or\n"
+		"on a terminal without NO_COLOR; never in json or csv. The "
+		"output fits\n"
+		"$COLUMNS or the terminal's width.\n"
+		"Exit status: 0 ok, 1 unreadable snapshot or I/O error, 2 "
+		"usage.\n",
 		CTP_COMPARE_DEFAULT_LIMIT, CTP_RENAME_MIN_JACCARD,
 		CTP_RENAME_MIN_SHARED);
 }
@@ -605,9 +609,11 @@ static void warn_same_file(const struct ctp_compare_opts *o)
 	    stat(o->paths[0], &a) < 0 || stat(o->paths[1], &b) < 0 ||
 	    a.st_dev != b.st_dev || a.st_ino != b.st_ino)
 		return;
+	char lab[64];
 	fprintf(stderr,
-		PROG ": warning: BASE and CAND are the same file (%s): every "
+		PROG ": %s: BASE and CAND are the same file (%s): every "
 		     "change is zero and there is no interval\n",
+		ctp_color_label("warning", CTP_SGR_YELLOW, lab, sizeof(lab)),
 		o->paths[1]);
 }
 

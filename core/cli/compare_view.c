@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "compare_view.h"
@@ -21,6 +22,7 @@
 #include "readcli.h"
 #include "render.h"
 #include "viewshow.h"
+#include "term.h"
 
 #define PROG "ctprof-core compare"
 
@@ -103,6 +105,7 @@ int ctp_compare_view(const struct ctp_compare_view_args *a)
 		.want_arg = a->want_arg,
 		.interval = iv,
 		.rename = a->rename,
+		.color = ctp_color_for(STDOUT_FILENO),
 	};
 	side_line("BASE", snap[0], a->paths[0], vo.width);
 	side_line("CAND", snap[1], a->paths[1], vo.width);

@@ -119,6 +119,7 @@ int ctp_readopts_option(const char *cmd, struct ctp_readopts *r, int c,
 			const char *arg)
 {
 	char *copy;
+	enum ctp_color color;
 
 	switch (c) {
 	case CTP_READOPT_GROUP_BY:
@@ -150,6 +151,16 @@ int ctp_readopts_option(const char *cmd, struct ctp_readopts *r, int c,
 	case CTP_READOPT_CAP:
 		r->cap_arg = arg;
 		return -1;
+	case CTP_READOPT_COLOR:
+		if (ctp_color_parse(arg, &color) == 0) {
+			ctp_color_set(color);
+			return -1;
+		}
+		fprintf(stderr,
+			"ctprof-core %s: --color wants auto, always or never, "
+			"not '%s'\n",
+			cmd, arg);
+		return CTP_EXIT_USAGE;
 	case 'c':
 		r->config = arg;
 		return -1;
@@ -160,7 +171,7 @@ int ctp_readopts_option(const char *cmd, struct ctp_readopts *r, int c,
 	return CTP_EXIT_FAILURE;
 }
 
-_Static_assert(CTP_READOPT_CAP - CTP_READOPT_GROUP_BY < 32,
+_Static_assert(CTP_READOPT_COLOR - CTP_READOPT_GROUP_BY < 32,
 	       "a bit of ctp_readopts.given for each shared option");
 
 int ctp_readopts_parse(const char *cmd, struct ctp_readopts *r, int argc,
@@ -172,7 +183,7 @@ int ctp_readopts_parse(const char *cmd, struct ctp_readopts *r, int argc,
 
 	optind = 0; /* main() or a test may have used getopt */
 	while ((c = getopt_long(argc, argv, shortopts, lopts, NULL)) != -1) {
-		if (c >= CTP_READOPT_GROUP_BY && c <= CTP_READOPT_CAP)
+		if (c >= CTP_READOPT_GROUP_BY && c <= CTP_READOPT_COLOR)
 			r->given |= 1u << (c - CTP_READOPT_GROUP_BY);
 		rc = ctp_readopts_option(cmd, r, c, optarg);
 		if (rc == CTP_READOPT_NOT_MINE)

@@ -25,6 +25,7 @@ enum {
 	CTP_READOPT_LIMIT,
 	CTP_READOPT_SORT,
 	CTP_READOPT_CAP,
+	CTP_READOPT_COLOR,
 	CTP_READOPT_FIRST_FREE = 300,
 };
 
@@ -38,6 +39,7 @@ enum {
 		{"sort", required_argument, NULL, CTP_READOPT_SORT},           \
 		{"max-decompressed", required_argument, NULL,                  \
 		 CTP_READOPT_CAP},                                             \
+		{"color", required_argument, NULL, CTP_READOPT_COLOR},         \
 	{                                                                      \
 		"config", required_argument, NULL, 'c'                         \
 	}
@@ -76,7 +78,7 @@ int ctp_readopts_parse(const char *cmd, struct ctp_readopts *r, int argc,
  * command line ctp_readopts_parse read into r. */
 static inline bool ctp_readopts_given(const struct ctp_readopts *r, int code)
 {
-	return code >= CTP_READOPT_GROUP_BY && code <= CTP_READOPT_CAP &&
+	return code >= CTP_READOPT_GROUP_BY && code <= CTP_READOPT_COLOR &&
 	       r->given >> (code - CTP_READOPT_GROUP_BY) & 1;
 }
 

@@ -16,6 +16,7 @@
 #include "config.h"
 #include "filekind.h"
 #include "reader.h"
+#include "term.h"
 
 #define PREFIX "ctprof-"
 #define SUFFIX ".ctprof.zst"
@@ -404,18 +405,23 @@ int ctp_recdir_pick(const struct ctp_recdir_pick *p, char *out, size_t n,
 void ctp_recdir_warn_skips(FILE *f, const char *prog, const char *dir,
 			   const struct ctp_recdir_skips *s)
 {
+	char buf[64];
+	const char *lab = f == stderr
+				  ? ctp_color_label("warning", CTP_SGR_YELLOW,
+						    buf, sizeof(buf))
+				  : "warning";
 	if (!s->n)
 		return;
 	if (s->n == 1)
 		fprintf(f,
-			"%s: warning: %s: skipped an entry that is not a "
+			"%s: %s: %s: skipped an entry that is not a "
 			"readable snapshot (%s)\n",
-			prog, dir, s->first);
+			prog, lab, dir, s->first);
 	else
 		fprintf(f,
-			"%s: warning: %s: skipped %u entries that are not "
+			"%s: %s: %s: skipped %u entries that are not "
 			"readable snapshots (first: %s)\n",
-			prog, dir, s->n, s->first);
+			prog, lab, dir, s->n, s->first);
 }
 
 /* ---- Walking a recording ---- */

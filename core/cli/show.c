@@ -22,6 +22,7 @@
 #include "table.h"
 #include "view.h"
 #include "viewshow.h"
+#include "term.h"
 
 #define DEFAULT_LIMIT 50
 
@@ -955,6 +956,9 @@ static void usage(FILE *f)
 		"FILE\n"
 		"  --max-decompressed BYTES  refuse snapshots that need more "
 		"memory\n"
+		"  --color=WHEN              auto (default: on a terminal, "
+		"without NO_COLOR),\n"
+		"                            always, never\n"
 		"  -h, --help                this help\n"
 		"\n"
 		"Absent values print as '-'. Exit status: 0 ok, 1 unreadable "
@@ -1318,9 +1322,12 @@ static int run_view(const struct opts *o)
 	int r = ctp_view_find(name, &v, err, sizeof(err));
 	if (r < 0 && !o->view) {
 		/* A broken install: the whole snapshot still reads. */
+		char lab[64];
 		fprintf(stderr,
-			"ctprof-core show: warning: %s; showing everything "
+			"ctprof-core show: %s: %s; showing everything "
 			"(--view all)\n",
+			ctp_color_label("warning", CTP_SGR_YELLOW, lab,
+					sizeof(lab)),
 			err);
 		return run_show(o);
 	}
@@ -1347,6 +1354,7 @@ static int run_view(const struct opts *o)
 		.no_normalize = o->r.spec.no_normalize,
 		.want = o->r.n_globs ? want_field : NULL,
 		.want_arg = &o->r,
+		.color = !o->format && ctp_color_for(STDOUT_FILENO),
 	};
 	view_header(snap);
 	r = ctp_view_show(stdout, snap, v, &vo, err, sizeof(err));

@@ -10,9 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "readcli.h"
+#include "term.h"
 #include "table.h"
 #include "view.h"
 
@@ -23,13 +25,34 @@ static const char *const ident_names[] = {"",	    "pcomm", "comm",
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: ctprof-core views [NAME | FILE.yaml]\n"
+	fprintf(f, "Usage: ctprof-core views [--names] [--color=WHEN] "
+		   "[NAME | FILE.yaml]\n"
 		   "List the views `show --view NAME` takes, or print one "
 		   "view's sections and\n"
 		   "columns (a path: check a view file). Views are looked up "
 		   "in $CTPROF_VIEW_DIR,\n"
 		   "~/.config/ctprof/views, then the shipped ones "
-		   "(docs/VIEWS.md).\n");
+		   "(docs/VIEWS.md).\n"
+		   "  --names              only the names, one a line (for "
+		   "scripts and completion)\n"
+		   "  --color=WHEN         auto (default), always, never\n");
+}
+
+/* Every view's name, one a line, nothing else. 0 or -ENOMEM. */
+static int list_names(void)
+{
+	char **names, **paths;
+	size_t n;
+	if (ctp_view_names(&names, &paths, &n) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		printf("%s\n", names[i]);
+		free(names[i]);
+		free(paths[i]);
+	}
+	free(names);
+	free(paths);
+	return 0;
 }
 
 /* A view file's name and description, or why it is unreadable (*bad
@@ -134,7 +157,7 @@ static int columns(const struct ctp_view *v)
 	}
 	if (r == 0) {
 		ctp_table_fit(t, 0, NULL);
-		ctp_table_print(t, stdout, false);
+		ctp_table_print(t, stdout, ctp_color_for(STDOUT_FILENO));
 	}
 	ctp_table_free(t);
 	return r;
@@ -155,25 +178,61 @@ static int describe(const struct ctp_view *v)
 	return columns(v);
 }
 
+enum { O_NAMES = CTP_READOPT_FIRST_FREE };
+
+/* views' options (ctp_readopts_own_fn): --names into *(bool *)ctx. */
+static int views_option(void *ctx, int c, const char *arg)
+{
+	(void)arg;
+	switch (c) {
+	case O_NAMES:
+		*(bool *)ctx = true;
+		return -1;
+	case 'h':
+		usage(stdout);
+		return CTP_EXIT_OK;
+	default:
+		usage(stderr);
+		return CTP_EXIT_USAGE;
+	}
+}
+
 int ctp_cmd_views(int argc, char **argv)
 {
-	if (argc > 2 || (argc == 2 && (strcmp(argv[1], "-h") == 0 ||
-				       strcmp(argv[1], "--help") == 0))) {
-		usage(argc > 2 ? stderr : stdout);
-		return argc > 2 ? CTP_EXIT_USAGE : CTP_EXIT_OK;
+	static const struct option lopts[] = {
+		{"color", required_argument, NULL, CTP_READOPT_COLOR},
+		{"names", no_argument, NULL, O_NAMES},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	struct ctp_readopts ro = {0};
+	bool names = false;
+	int rc = ctp_readopts_parse("views", &ro, argc, argv, "h", lopts,
+				    views_option, &names);
+	ctp_readopts_done(&ro);
+	if (rc >= 0)
+		return rc;
+	if (argc - optind > 1 || (names && argc > optind)) {
+		usage(stderr);
+		return CTP_EXIT_USAGE;
 	}
 	/* View files are anyone's text: shown by the terminal's rule. */
 	FILE *screen = ctp_readcli_screen();
-	int rc = CTP_EXIT_OK;
-	if (argc < 2) {
+	rc = CTP_EXIT_OK;
+	if (names) {
+		rc = list_names() < 0 ? CTP_EXIT_FAILURE : CTP_EXIT_OK;
+		goto out;
+	}
+	if (argc == optind) {
 		rc = list();
 		goto out;
 	}
 	struct ctp_view *v = NULL;
 	char err[4096];
-	bool file = strchr(argv[1], '/') || strstr(argv[1], ".yaml");
-	int r = file ? ctp_view_load(argv[1], &v, err, sizeof(err))
-		     : ctp_view_find(argv[1], &v, err, sizeof(err));
+	const char *arg = argv[optind];
+	bool file = strchr(arg, '/') || strstr(arg, ".yaml");
+	int r = file ? ctp_view_load(arg, &v, err, sizeof(err))
+		     : ctp_view_find(arg, &v, err, sizeof(err));
 	if (r < 0) {
 		fprintf(stderr, "ctprof-core views: %s\n", err);
 		rc = r == -ENOMEM ? CTP_EXIT_FAILURE : CTP_EXIT_USAGE;

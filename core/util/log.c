@@ -38,19 +38,29 @@ static const char *level_name(int level)
 
 void ctp_vlog(const char *who, int level, const char *fmt, va_list ap)
 {
-	char line[1024], shown[1024];
-	int n = snprintf(line, sizeof(line),
-			 "ctprof-core: %s%s%s: ", who ? who : "",
-			 who ? ": " : "", level_name(level));
-	if (n < 0)
+	char line[1024], shown[1024], lab[64];
+	int n = snprintf(line, sizeof(line), "ctprof-core: %s%s",
+			 who ? who : "", who ? ": " : "");
+	if (n < 0 || (size_t)n >= sizeof(line))
 		return;
-	if ((size_t)n < sizeof(line))
-		vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	/* The level between the escaped parts: its colour is the program's
+	 * own (warnings yellow, errors red, on a terminal). */
+	size_t at = (size_t)n;
+	vsnprintf(line + at, sizeof(line) - at, fmt, ap);
 	/* Names a process or a file may hold any byte: by the terminal's
 	 * rule, so a line is one line and no escape reaches the screen. */
-	ctp_term_escape(line, strlen(line), SIZE_MAX, shown, sizeof(shown));
+	char head[512];
+	ctp_term_escape(line, at, SIZE_MAX, head, sizeof(head));
+	ctp_term_escape(line + at, strlen(line + at), SIZE_MAX, shown,
+			sizeof(shown));
+	const char *sgr = level <= CTP_LOG_ERR	     ? CTP_SGR_RED
+			  : level == CTP_LOG_WARNING ? CTP_SGR_YELLOW
+						     : NULL;
+	const char *name = level_name(level);
+	if (sgr)
+		name = ctp_color_label(name, sgr, lab, sizeof(lab));
 	/* One write per line so concurrent workers do not interleave. */
-	fprintf(stderr, "%s\n", shown);
+	fprintf(stderr, "%s%s: %s\n", head, name, shown);
 }
 
 void ctp_log(int level, const char *fmt, ...)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /*
  * The well-formed UTF-8 sequence at p: its length (1-4) when the n bytes
@@ -218,4 +219,44 @@ void ctp_term_raw(FILE *f, const char *seq)
 			return;
 		}
 	fputs(seq, f);
+}
+
+/* ---- Colour ---- */
+
+static enum ctp_color color_mode;
+
+int ctp_color_parse(const char *s, enum ctp_color *out)
+{
+	static const char *const names[] = {"auto", "always", "never"};
+	for (int i = 0; i < 3; i++)
+		if (strcmp(s, names[i]) == 0) {
+			*out = (enum ctp_color)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+void ctp_color_set(enum ctp_color mode)
+{
+	color_mode = mode;
+}
+
+bool ctp_color_for(int fd)
+{
+	const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
+	if (color_mode == CTP_COLOR_NEVER)
+		return false;
+	if (color_mode == CTP_COLOR_ALWAYS)
+		return fd != STDERR_FILENO || isatty(fd);
+	return isatty(fd) && term && *term && strcmp(term, "dumb") != 0 &&
+	       !(nc && *nc);
+}
+
+const char *ctp_color_label(const char *label, const char *sgr, char *buf,
+			    size_t len)
+{
+	if (!ctp_color_for(STDERR_FILENO))
+		return label;
+	snprintf(buf, len, "%s%s" CTP_SGR_RESET, sgr, label);
+	return buf;
 }

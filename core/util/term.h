@@ -10,6 +10,7 @@
 #ifndef CTP_CORE_TERM_H
 #define CTP_CORE_TERM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -53,5 +54,45 @@ FILE *ctp_term_stream(FILE *to);
  * when f is a ctp_term_stream (after what was written to it before), as it
  * is otherwise. Nothing from a snapshot may go this way. */
 void ctp_term_raw(FILE *f, const char *seq);
+
+/* ---- Colour ---- */
+
+/* --color: auto (the default), always, never. */
+enum ctp_color {
+	CTP_COLOR_AUTO = 0,
+	CTP_COLOR_ALWAYS = 1,
+	CTP_COLOR_NEVER = 2,
+};
+
+/* s ("auto", "always", "never") into *out. 0, or -EINVAL. */
+int ctp_color_parse(const char *s, enum ctp_color *out);
+
+/* The process's --color (the reader verbs set it from their command
+ * line; auto until then). */
+void ctp_color_set(enum ctp_color mode);
+
+/*
+ * Whether what goes to file descriptor fd is coloured: never, no; always,
+ * yes for stdout, and for stderr only when it is a terminal (messages in
+ * a log file stay plain); auto, when fd is a terminal, TERM is set and not
+ * "dumb", and NO_COLOR is unset or empty (https://no-color.org). Plain
+ * ECMA-48 SGR sequences, no terminfo.
+ */
+bool ctp_color_for(int fd);
+
+/* SGR sequences the program writes (ctp_term_raw when through a
+ * ctp_term_stream). */
+#define CTP_SGR_RESET  "\033[0m"
+#define CTP_SGR_BOLD   "\033[1m"
+#define CTP_SGR_RED    "\033[31m"
+#define CTP_SGR_GREEN  "\033[32m"
+#define CTP_SGR_YELLOW "\033[33m"
+#define CTP_SGR_CYAN   "\033[36m"
+
+/* label ("warning", "error") in its colour on stderr when ctp_color_for
+ * says so, for a message's "PROG: warning: ..." line: into buf (at least
+ * 32 bytes more than label), returned. */
+const char *ctp_color_label(const char *label, const char *sgr, char *buf,
+			    size_t len);
 
 #endif
