@@ -49,6 +49,10 @@ etc_config=$(find "$prefix" -name collectors.yaml -path '*/etc/ctprof/*' | head 
 	fail "--help does not name $etc_config as the default config:
 $("$bin" --help | grep -F -- '--config')"
 [ -f "$header" ] || fail "no $header after install"
+# The man pages, where man(1) looks under the prefix.
+for m in man1/ctprof-core.1 man5/collectors.yaml.5; do
+	[ -f "$prefix/share/man/$m" ] || fail "no share/man/$m after install"
+done
 pc=$(find "$prefix" -name ctprof-plugin.pc -path '*/pkgconfig/*' | head -n1)
 [ -n "$pc" ] || fail "no ctprof-plugin.pc installed under $prefix"
 export PKG_CONFIG_PATH

@@ -34,6 +34,7 @@ packages=(
 	clang libclang-rt-14-dev
 	sqlite3 jq
 	tmux
+	man-db groff-base bash-completion
 	prometheus python3-prometheus-client
 	redis-server
 )
