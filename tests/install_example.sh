@@ -53,6 +53,8 @@ $("$bin" --help | grep -F -- '--config')"
 for m in man1/ctprof-core.1 man5/collectors.yaml.5; do
 	[ -f "$prefix/share/man/$m" ] || fail "no share/man/$m after install"
 done
+[ -f "$prefix/share/bash-completion/completions/ctprof-core" ] ||
+	fail "no share/bash-completion/completions/ctprof-core after install"
 pc=$(find "$prefix" -name ctprof-plugin.pc -path '*/pkgconfig/*' | head -n1)
 [ -n "$pc" ] || fail "no ctprof-plugin.pc installed under $prefix"
 export PKG_CONFIG_PATH

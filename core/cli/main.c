@@ -637,26 +637,98 @@ static int resolve_plugins(const struct ctp_config *cfg, char **paths)
 	return rc;
 }
 
+/* What `plugins` lists: the plugins named on its command line (none: all),
+ * each whole or by name only (--names). */
+struct plugin_list {
+	bool allow, names_only;
+	char **want;
+	size_t n_want;
+	bool seen[64];
+};
+
+/* Is plugin `name` one the command line asks for? Marks it seen. */
+static bool wanted(struct plugin_list *l, const char *name)
+{
+	bool any = false;
+	for (size_t i = 0; i < l->n_want; i++)
+		if (strcmp(l->want[i], name) == 0)
+			any = l->seen[i] = true;
+	return any || !l->n_want;
+}
+
+static void list_one(struct plugin_list *l, const char *name,
+		     const char *path)
+{
+	if (!wanted(l, name))
+		return;
+	if (l->names_only)
+		printf("%s\n", name);
+	else
+		print_plugin(path, l->allow);
+}
+
+/* A plugin file of the directories: its name is the file's, less ".so". */
 static int print_one(const char *path, void *arg)
 {
-	print_plugin(path, *(const bool *)arg);
+	const char *base = strrchr(path, '/');
+	char name[256];
+	base = base ? base + 1 : path;
+	snprintf(name, sizeof(name), "%.*s", (int)(strlen(base) - 3), base);
+	list_one(arg, name, path);
 	return 0;
 }
 
-static void print_plugin_dirs(const struct ctp_config *cfg)
+/* A name asked for that no plugin has: said, exit status 2. */
+static int unseen(const struct plugin_list *l)
 {
-	bool allow = cfg->allow_insecure_plugins;
-	ctp_cli_each_plugin(cfg, print_one, &allow);
+	int rc = CTP_EXIT_OK;
+	for (size_t i = 0; i < l->n_want; i++)
+		if (!l->seen[i]) {
+			fprintf(stderr, "ctprof-core plugins: no plugin '%s'\n",
+				l->want[i]);
+			rc = CTP_EXIT_USAGE;
+		}
+	return rc;
+}
+
+static const char plugins_usage[] =
+	"Usage: ctprof-core plugins [--config FILE] [--names] [NAME...]\n"
+	"List the plugins the config names (or every .so in the plugin "
+	"directories without\n"
+	"--config), or those named, with their fields, kinds, units and "
+	"aggregation rules.\n"
+	"Does not call init. --names: only the names, one a line, none "
+	"loaded.\n"
+	"With --config, a listed plugin that cannot be found or loaded is an "
+	"error:\n"
+	"FILE:LINE:COL: message, exit status 2.\n";
+
+/* The config's plugins, resolved and loaded as a capture would. */
+static int list_config(const struct ctp_config *cfg, struct plugin_list *l)
+{
+	char **paths = calloc(cfg->n_plugins + 1, sizeof(*paths));
+	if (!paths)
+		return CTP_EXIT_FAILURE;
+	int rc = l->names_only ? 0 : resolve_plugins(cfg, paths);
+	for (size_t i = 0; i < cfg->n_plugins; i++) {
+		if (!rc)
+			list_one(l, cfg->plugins[i].name, paths[i]);
+		free(paths[i]);
+	}
+	free(paths);
+	return rc;
 }
 
 static int cmd_plugins(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"config", required_argument, NULL, 'c'},
+		{"names", no_argument, NULL, 'n'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	const char *config_path = NULL;
+	struct plugin_list l = {0};
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
@@ -664,45 +736,35 @@ static int cmd_plugins(int argc, char **argv)
 		case 'c':
 			config_path = optarg;
 			break;
+		case 'n':
+			l.names_only = true;
+			break;
 		case 'h':
-			printf("Usage: ctprof-core plugins [--config FILE]\n"
-			       "List the plugins the config names (or every "
-			       ".so in the plugin directories without\n"
-			       "--config) with their fields, kinds, units and "
-			       "aggregation rules. Does not call init.\n"
-			       "With --config, a listed plugin that cannot be "
-			       "found or loaded is an error:\n"
-			       "FILE:LINE:COL: message, exit status 2.\n");
+			fputs(plugins_usage, stdout);
 			return CTP_EXIT_OK;
 		default:
 			return CTP_EXIT_USAGE;
 		}
 	}
-	struct ctp_config *cfg = NULL;
-	if (!config_path) {
-		if (ctp_config_defaults(&cfg) < 0)
-			return CTP_EXIT_FAILURE;
-		print_plugin_dirs(cfg);
-		ctp_config_free(cfg);
-		return CTP_EXIT_OK;
+	l.want = argv + optind;
+	l.n_want = (size_t)(argc - optind);
+	if (l.n_want > sizeof(l.seen) / sizeof(l.seen[0])) {
+		fprintf(stderr, "ctprof-core plugins: at most 64 names\n");
+		return CTP_EXIT_USAGE;
 	}
-	int rc = ctp_cli_load_config(config_path, NULL, &cfg);
+	struct ctp_config *cfg = NULL;
+	int rc = config_path ? ctp_cli_load_config(config_path, NULL, &cfg)
+	     : ctp_config_defaults(&cfg) < 0 ? CTP_EXIT_FAILURE
+					      : 0;
 	if (rc)
 		return rc;
-	char **paths = calloc(cfg->n_plugins + 1, sizeof(*paths));
-	if (!paths) {
-		ctp_config_free(cfg);
-		return CTP_EXIT_FAILURE;
-	}
-	rc = resolve_plugins(cfg, paths);
-	for (size_t i = 0; i < cfg->n_plugins; i++) {
-		if (!rc)
-			print_plugin(paths[i], cfg->allow_insecure_plugins);
-		free(paths[i]);
-	}
-	free(paths);
+	l.allow = cfg->allow_insecure_plugins;
+	if (config_path)
+		rc = list_config(cfg, &l);
+	else
+		ctp_cli_each_plugin(cfg, print_one, &l);
 	ctp_config_free(cfg);
-	return rc;
+	return rc ? rc : unseen(&l);
 }
 
 /* ---- check-config
