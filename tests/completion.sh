@@ -81,6 +81,19 @@ mkdir -p rec sub
 : >c.txt
 : >my.yaml
 
+# The machine-readable lists the completion asks for: views --names is
+# the listing's first column, plugins --names the plugins it would list;
+# plugins NAME lists that one, an unknown NAME is a usage error.
+[ "$("$bin" views --names)" = "$("$bin" views | awk '{print $1}')" ] ||
+	fail "views --names is not the views listing's names"
+[ "$("$bin" plugins --names)" = "$("$bin" plugins | awk '/^  path: / {
+	n = split($2, p, "/"); sub(/\.so$/, "", p[n]); print p[n]}')" ] ||
+	fail "plugins --names is not the names of the plugins listed"
+"$bin" plugins io | head -n1 | grep -q '^io ' || fail "plugins io does not list io"
+[ "$("$bin" plugins io | grep -c '^  path: ')" = 1 ] || fail "plugins io lists more than io"
+"$bin" plugins no-such-plugin >/dev/null 2>&1
+[ $? -eq 2 ] || fail "plugins no-such-plugin is not a usage error"
+
 # Commands after "ctprof-core ": every one --help lists, and capture.
 verbs=$("$bin" --help | awk '/^Take a per-thread/ || /^Commands of plugins:/ {on = 1; next}
 	on && /^$/ {on = 0} on && /^  [a-z]/ {print $1}')

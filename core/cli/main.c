@@ -656,8 +656,7 @@ static bool wanted(struct plugin_list *l, const char *name)
 	return any || !l->n_want;
 }
 
-static void list_one(struct plugin_list *l, const char *name,
-		     const char *path)
+static void list_one(struct plugin_list *l, const char *name, const char *path)
 {
 	if (!wanted(l, name))
 		return;
@@ -754,8 +753,8 @@ static int cmd_plugins(int argc, char **argv)
 	}
 	struct ctp_config *cfg = NULL;
 	int rc = config_path ? ctp_cli_load_config(config_path, NULL, &cfg)
-	     : ctp_config_defaults(&cfg) < 0 ? CTP_EXIT_FAILURE
-					      : 0;
+		 : ctp_config_defaults(&cfg) < 0 ? CTP_EXIT_FAILURE
+						 : 0;
 	if (rc)
 		return rc;
 	l.allow = cfg->allow_insecure_plugins;
