@@ -227,6 +227,59 @@ static void test_text_fit(void **unused)
 	ctp_table_free(c.t);
 }
 
+static void write_color(FILE *f, void *arg)
+{
+	struct text_case *c = arg;
+	ctp_table_fit(c->t, c->width, c->steps);
+	ctp_table_print(c->t, f, true);
+}
+
+/* Colour is an attribute: the sequences go around a cell's text (never
+ * its padding), a cut cell is cut as without colour, and with the
+ * sequences taken out the text is the plain one. */
+static void test_color(void **unused)
+{
+	(void)unused;
+	static const char *const cut[] = {"<10", NULL};
+	struct ctp_table *t = ctp_table_new(CTP_TABLE_VIEW);
+	assert_int_equal(ctp_table_add_col(t, "NAME", CTP_TABLE_KEEP), 0);
+	assert_int_equal(ctp_table_add_col(t, "NEW", 0), 1);
+	assert_int_equal(
+		ctp_table_add_col(t, "N", CTP_TABLE_RIGHT | CTP_TABLE_SORTED),
+		2);
+	assert_int_equal(ctp_table_text(t, "taskstats.cpu_delay_total"), 0);
+	ctp_table_cell_class(t, CTP_TABLE_NEW);
+	assert_int_equal(ctp_table_text(t, "new"), 0);
+	assert_int_equal(ctp_table_text(t, "12"), 0);
+	ctp_table_row_class(t, CTP_TABLE_GONE);
+	assert_int_equal(ctp_table_text(t, "cc1"), 0);
+	ctp_table_cell_class(t, CTP_TABLE_CHANGED);
+	assert_int_equal(ctp_table_text(t, "restarted"), 0);
+	assert_int_equal(ctp_table_text(t, "3"), 0);
+	struct text_case c = {t, 24, cut};
+	char *got = written(write_color, &c);
+	assert_string_equal(
+		got, "\033[1mNAME        NEW        "
+		     "\033[1;4mN\033[0m\033[1m\033[0m\n"
+		     "task...otal \033[32mnew\033[0m       \033[1m12\033[0m\n"
+		     "\033[31mcc1         \033[33mrestarted\033[0m\033[31m  "
+		     "\033[1m3\033[0m\033[31m\033[0m\n");
+	char *plain = written(write_text, &c);
+	/* Taken out, the sequences leave the plain text. */
+	char *o = got;
+	for (const char *p = got; *p;) {
+		if (*p == '\033')
+			p = strchr(p, 'm') + 1;
+		else
+			*o++ = *p++;
+	}
+	*o = '\0';
+	assert_string_equal(got, plain);
+	free(got);
+	free(plain);
+	ctp_table_free(t);
+}
+
 /* An overflow column keeps its width: a longer cell moves the rest of its
  * own line only (printf's "%-10s"), as the views and plugins listings
  * print. List style: "  " before, " " between, no line trimmed. */
@@ -397,6 +450,7 @@ int main(void)
 		cmocka_unit_test(test_formats),
 		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_text_fit),
+		cmocka_unit_test(test_color),
 		cmocka_unit_test(test_elide),
 		cmocka_unit_test(test_overflow),
 		cmocka_unit_test(test_wrap),
