@@ -28,7 +28,7 @@ out=$HOME/out
 for cols in 60 80 132; do
 	for cmd in "compare $rec" "compare $rec --view mem" \
 		"compare $rec --view all --limit 5" "show $rec/$(ls "$rec" | tail -1)" \
-		"views top"; do
+		"views top" "trend $rec --top 8"; do
 		# shellcheck disable=SC2086
 		COLUMNS=$cols "$bin" $cmd --color=always >"$out.c" 2>/dev/null
 		# shellcheck disable=SC2086
@@ -52,6 +52,13 @@ grep -qE "^ *[0-9]+ .* ${esc}\[1m[0-9.]+${esc}\[0m " "$out.c" ||
 grep -q "${esc}\[1m  *[0-9]" "$out.c" && fail "padding inside a sequence"
 # Plain words are not coloured: only states, titles, the sort column.
 grep -q "${esc}\[[0-9;]*mcc1" "$out.c" && fail "a name was coloured"
+
+# trend: its sort statistic's title, ended tasks red.
+COLUMNS=132 "$bin" trend "$rec" --color=always >"$out.c" 2>/dev/null
+grep -q "${esc}\[1;4mCHANGE${esc}\[0m" "$out.c" || fail "trend: CHANGE not marked"
+grep -q "${esc}\[31mended${esc}\[0m" "$out.c" || fail "trend: no red 'ended'"
+COLUMNS=132 "$bin" trend "$rec" --sort rss:max --color=always >"$out.c" 2>/dev/null
+grep -q "${esc}\[1;4mMAX${esc}\[0m" "$out.c" || fail "trend: MAX not marked"
 
 # 3. No colour: on a pipe (auto), NO_COLOR (auto), machine formats even
 # with always.

@@ -628,7 +628,23 @@ static int num_cell(struct ctp_table *tab, const char *s, bool machine)
 }
 
 /* The titles of measure m's statistics. */
-static int stat_cols(struct ctp_table *tab, const struct measure *m)
+/* The title of the sort statistic's column: it is marked sorted (bold
+ * with colour). */
+static bool sorts(const char *title, bool counter, enum ctp_trend_stat stat)
+{
+	static const char *const gauge[] = {
+		[CTP_TREND_CHANGE] = "CHANGE", [CTP_TREND_FIRST] = "FIRST",
+		[CTP_TREND_LAST] = "LAST",     [CTP_TREND_MIN] = "MIN",
+		[CTP_TREND_MAX] = "MAX",       [CTP_TREND_PEAK] = "MAX"};
+	if (counter)
+		return strcmp(title, stat == CTP_TREND_PEAK ? "PEAK"
+							    : "INCREASE") == 0;
+	return (size_t)stat < sizeof(gauge) / sizeof(gauge[0]) &&
+	       strcmp(title, gauge[stat]) == 0;
+}
+
+static int stat_cols(struct ctp_table *tab, const struct measure *m,
+		     enum ctp_trend_stat stat)
 {
 	static const char *const gauge[] = {
 		"CHANGE", "FIRST", "@FIRST", "LAST", "@LAST",
@@ -639,12 +655,13 @@ static int stat_cols(struct ctp_table *tab, const struct measure *m)
 	size_t n = m->counter ? 6 : 10;
 	for (size_t i = 0; i < n; i++) {
 		const char *title = c[i];
+		unsigned fl =
+			strcmp(title, "STATUS") == 0 ? 0 : CTP_TABLE_RIGHT;
+		if (sorts(title, m->counter, stat))
+			fl |= CTP_TABLE_SORTED;
 		if (m->pct && strcmp(title, "PEAK") == 0)
 			title = "PEAK%"; /* of one CPU */
-		if (ctp_table_add_col(tab, title,
-				      strcmp(title, "STATUS") == 0
-					      ? 0
-					      : CTP_TABLE_RIGHT) < 0)
+		if (ctp_table_add_col(tab, title, fl) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -659,6 +676,17 @@ static const char *status(const struct ctp_trend *t, const struct row *r)
 	       : fresh	      ? "new"
 	       : ended	      ? "ended"
 			      : "";
+}
+
+/* STATUS, coloured as compare's states are: ended red, new green. */
+static int status_cell(struct ctp_table *tab, const struct ctp_trend *t,
+		       const struct row *r)
+{
+	const char *st = status(t, r);
+	if (*st)
+		ctp_table_cell_class(tab, strstr(st, "ended") ? CTP_TABLE_GONE
+							      : CTP_TABLE_NEW);
+	return cell(tab, st);
 }
 
 static int stat_cells(struct ctp_table *tab, const struct ctp_trend *t,
@@ -680,14 +708,14 @@ static int stat_cells(struct ctp_table *tab, const struct ctp_trend *t,
 		WHEN(s->peak_any, s->t_peak);
 		WHEN(true, r->seen_first);
 		WHEN(true, r->seen_last);
-		rc |= cell(tab, status(t, r));
+		rc |= status_cell(tab, t, r);
 	} else {
 		NUM(s->any ? s->last - s->first : NAN, true, false);
 		NUM(s->any ? s->first : NAN, false, false);
 		WHEN(s->any, s->t_first);
 		NUM(s->any ? s->last : NAN, false, false);
 		WHEN(s->any, s->t_last);
-		rc |= cell(tab, status(t, r));
+		rc |= status_cell(tab, t, r);
 		NUM(s->any ? s->max : NAN, false, false);
 		WHEN(s->any, s->t_max);
 		NUM(s->any ? s->min : NAN, false, false);
@@ -733,7 +761,7 @@ static int other_col(struct ctp_table *tab, const struct measure *m)
 /* The columns: key parts, the name, the sort measure's statistics, the
  * other measures' changes. *name_shown: the name column is there. */
 static int columns(struct ctp_table *tab, const struct ctp_trend *t, size_t sm,
-		   bool *name_shown)
+		   enum ctp_trend_stat stat, bool *name_shown)
 {
 	int rc = 0;
 	*name_shown = t->name_col != NULL;
@@ -756,7 +784,7 @@ static int columns(struct ctp_table *tab, const struct ctp_trend *t, size_t sm,
 	if (rc >= 0 && *name_shown)
 		ctp_table_elide(tab, (size_t)rc, NAME_W);
 	if (rc >= 0)
-		rc = stat_cols(tab, &t->ms[sm]);
+		rc = stat_cols(tab, &t->ms[sm], stat);
 	for (size_t i = 0; i < t->n_ms && rc >= 0; i++)
 		if (i != sm && t->ms[i].resolved)
 			rc = other_col(tab, &t->ms[i]);
@@ -826,7 +854,7 @@ int ctp_trend_table(const struct ctp_trend *t, const struct ctp_trend_print *p,
 	struct ctp_table *tab = ctp_table_new(CTP_TABLE_VIEW);
 	bool name_shown;
 	size_t n = 0;
-	rc = rk && tab ? columns(tab, t, sm, &name_shown) : -ENOMEM;
+	rc = rk && tab ? columns(tab, t, sm, stat, &name_shown) : -ENOMEM;
 	for (size_t i = 0; rc == 0 && i < t->n_rows; i++) {
 		long double x = rank_of(&t->rows[i].m[sm], m->counter, stat);
 		if (!isnan(x)) /* a row without the measure is none of its */

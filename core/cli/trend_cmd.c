@@ -11,11 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "ctprof/plugin-util.h"
 #include "log.h"
 #include "readcli.h"
+#include "term.h"
 #include "recdir.h"
 #include "render.h"
 #include "table.h"
@@ -249,7 +251,8 @@ static int print(const struct opts *o, const struct ctp_trend *t, size_t files,
 		header(stdout, o, t, files, skips);
 		r = ctp_table_fit(tab, w, steps);
 		if (r == 0)
-			ctp_table_print(tab, stdout, false);
+			ctp_table_print(tab, stdout,
+					ctp_color_for(STDOUT_FILENO));
 		if (ctp_readcli_screen_done(screen) != 0 && r == 0)
 			r = -EIO;
 	} else {
