@@ -60,6 +60,21 @@ grep -q "${esc}\[31mended${esc}\[0m" "$out.c" || fail "trend: no red 'ended'"
 COLUMNS=132 "$bin" trend "$rec" --sort rss:max --color=always >"$out.c" 2>/dev/null
 grep -q "${esc}\[1;4mMAX${esc}\[0m" "$out.c" || fail "trend: MAX not marked"
 
+# compare --vs: a difference outside the noise in yellow, `~` plain;
+# stripped, the plain text.
+set -- $(cd "$rec" && ls | head -4)
+vsa="$rec/$1 $rec/$2 $rec/$2 $rec/$3 $rec/$1 $rec/$2 $rec/$2 $rec/$3"
+vsb="$rec/$3 $rec/$4 $rec/$3 $rec/$4 $rec/$3 $rec/$4 $rec/$3 $rec/$4"
+# shellcheck disable=SC2086
+COLUMNS=132 "$bin" compare $vsa --vs $vsb --color=always >"$out.c" 2>/dev/null
+# shellcheck disable=SC2086
+COLUMNS=132 "$bin" compare $vsa --vs $vsb --color=never >"$out.p" 2>/dev/null
+grep -q "${esc}\[33m[-+][0-9.]*% (p=0.029 n=4+4)${esc}\[0m" "$out.c" ||
+	fail "--vs: no yellow significant difference"
+grep -q "${esc}\[[0-9;]*m~" "$out.c" && fail "--vs: a ~ was coloured"
+grep -q '\\x1b' "$out.c" && fail "--vs: the sequences were escaped"
+strip <"$out.c" | cmp -s - "$out.p" || fail "--vs: stripped colour differs"
+
 # 3. No colour: on a pipe (auto), NO_COLOR (auto), machine formats even
 # with always.
 "$bin" compare "$rec" >"$out.a" 2>&1

@@ -343,8 +343,8 @@ static const char *label_of(const struct ctp_view *v, const struct ucol *u)
 /* The text table of a section: per shown group, a line per column that
  * is not 0 on both sides, the key on the group's first. */
 static int text_table(const struct ctp_view *v, const struct vsect *s,
-		      const struct ctp_view_nums *shape, size_t width,
-		      FILE *out)
+		      const struct ctp_view_nums *shape,
+		      const struct ctp_vs_opts *o, FILE *out)
 {
 	struct ctp_table *t = ctp_table_new(CTP_TABLE_VIEW);
 	int r = t ? 0 : -ENOMEM;
@@ -395,14 +395,16 @@ static int text_table(const struct ctp_view *v, const struct vsect *s,
 			else
 				ctp_table_textf(t, "%.2f", c->ratio);
 			delta_text(c, buf[0]);
+			if (!isnan(c->p) && c->p < CTP_STATS_ALPHA)
+				ctp_table_cell_class(t, CTP_TABLE_CHANGED);
 			r = ctp_table_text(t, buf[0]);
 		}
 	}
 	static const char *const steps[] = {"<12", "\xc2\xb1", "B/A", NULL};
 	if (r >= 0)
-		r = ctp_table_fit(t, width, steps);
+		r = ctp_table_fit(t, o->width, steps);
 	if (r >= 0)
-		ctp_table_print(t, out, false);
+		ctp_table_print(t, out, o->color);
 	ctp_table_free(t);
 	return r < 0 ? r : 0;
 }
@@ -473,7 +475,7 @@ static int print_text(FILE *out, const struct side sd[2],
 		if (s->hidden)
 			fprintf(out, " (%zu at zero hidden)", s->hidden);
 		fputc('\n', out);
-		int r = text_table(v, s, shape, o->width, out);
+		int r = text_table(v, s, shape, o, out);
 		if (r < 0)
 			return r;
 	}

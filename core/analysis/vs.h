@@ -36,6 +36,7 @@ struct ctp_vs_opts {
 	size_t width;		   /* text: the screen's columns; 0: no limit */
 	uint64_t top;		   /* groups per section; 0: all */
 	enum ctp_table_format fmt; /* TEXT, CSV or JSON */
+	bool color; /* text: a difference outside the noise in yellow */
 };
 
 /*

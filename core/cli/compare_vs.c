@@ -8,12 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "compare_view.h"
 #include "exitsum.h"
 #include "interval.h"
 #include "readcli.h"
+#include "term.h"
 #include "view.h"
 #include "vs.h"
 
@@ -144,6 +146,8 @@ int ctp_compare_vs(const struct ctp_compare_vs_args *a)
 		       : a->fmt == CTP_TABLE_TEXT ? 8
 						  : 0,
 		.fmt = (enum ctp_table_format)a->fmt,
+		.color = a->fmt == CTP_TABLE_TEXT &&
+			 ctp_color_for(STDOUT_FILENO),
 	};
 	/* All of it, or nothing: the output is made before any of it goes
 	 * out. */
@@ -162,7 +166,12 @@ int ctp_compare_vs(const struct ctp_compare_vs_args *a)
 		rc = r == -EINVAL ? CTP_EXIT_USAGE : CTP_EXIT_FAILURE;
 		goto out;
 	}
-	rc = fwrite(buf, 1, len, stdout) == len && fflush(stdout) == 0
+	/* With colour, its own sequences pass the terminal rule (every cell
+	 * was escaped when the table was made). */
+	if (o.color)
+		ctp_term_raw(stdout, buf);
+	rc = (o.color || fwrite(buf, 1, len, stdout) == len) &&
+			     fflush(stdout) == 0 && !ferror(stdout)
 		     ? CTP_EXIT_OK
 		     : CTP_EXIT_FAILURE;
 out:
