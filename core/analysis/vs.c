@@ -309,6 +309,7 @@ static void num_text(const struct ctp_view_num_col *c, double x, char *buf)
 
 /* B against A: "+65.4% (p=0.029 n=4+4)", "~ (p=0.343 n=3+3)", with one
  * run a side the change alone. */
+/* "B vs A": the change of the medians, or "~" inside the noise. */
 static void delta_text(const struct cell *c, char buf[static CELL * 2])
 {
 	char d[24];
@@ -320,11 +321,22 @@ static void delta_text(const struct cell *c, char buf[static CELL * 2])
 	else
 		snprintf(d, sizeof(d), "%+.1f%%",
 			 fmin(fmax(c->delta_pct, -1e12), 1e12));
+	snprintf(buf, CELL * 2, "%s",
+		 isnan(c->p) || c->p < CTP_STATS_ALPHA ? d : "~");
+}
+
+/* "P": the test's p, and the runs that had the group when not all did
+ * (a group missing from a run has no gauge there). */
+static void p_text(const struct cell *c, const size_t *runs,
+		   char buf[static CELL * 2])
+{
+	buf[0] = '\0';
 	if (isnan(c->p))
-		snprintf(buf, CELL * 2, "%s", d);
+		return;
+	if (c->n[0] == runs[0] && c->n[1] == runs[1])
+		snprintf(buf, CELL * 2, "%.3f", c->p);
 	else
-		snprintf(buf, CELL * 2, "%s (p=%.3f n=%zu+%zu)",
-			 c->p < CTP_STATS_ALPHA ? d : "~", c->p, c->n[0],
+		snprintf(buf, CELL * 2, "%.3f n=%zu+%zu", c->p, c->n[0],
 			 c->n[1]);
 }
 
@@ -343,22 +355,26 @@ static const char *label_of(const struct ctp_view *v, const struct ucol *u)
 /* The text table of a section: per shown group, a line per column that
  * is not 0 on both sides, the key on the group's first. */
 static int text_table(const struct ctp_view *v, const struct vsect *s,
-		      const struct ctp_view_nums *shape,
+		      const struct ctp_view_nums *shape, const size_t *runs,
 		      const struct ctp_vs_opts *o, FILE *out)
 {
 	struct ctp_table *t = ctp_table_new(CTP_TABLE_VIEW);
 	int r = t ? 0 : -ENOMEM;
 	static const char *const title[] = {"COLUMN",	"A",   "\xc2\xb1", "B",
-					    "\xc2\xb1", "B/A", "B vs A"};
-	static const unsigned flag[] = {CTP_TABLE_KEEP,	      CTP_TABLE_RIGHT,
-					CTP_TABLE_HIDE_EMPTY, CTP_TABLE_RIGHT,
-					CTP_TABLE_HIDE_EMPTY, CTP_TABLE_RIGHT,
-					CTP_TABLE_KEEP};
+					    "\xc2\xb1", "B/A", "B vs A",   "P"};
+	static const unsigned flag[] = {CTP_TABLE_KEEP,
+					CTP_TABLE_RIGHT,
+					CTP_TABLE_HIDE_EMPTY,
+					CTP_TABLE_RIGHT,
+					CTP_TABLE_HIDE_EMPTY,
+					CTP_TABLE_RIGHT,
+					CTP_TABLE_KEEP | CTP_TABLE_RIGHT,
+					CTP_TABLE_HIDE_EMPTY};
 	for (size_t k = 0; r >= 0 && k < s->nk; k++)
 		if ((r = ctp_table_add_col(t, shape->key_title[k],
 					   CTP_TABLE_KEEP)) >= 0)
 			ctp_table_elide(t, (size_t)r, 24);
-	for (size_t k = 0; r >= 0 && k < 7; k++)
+	for (size_t k = 0; r >= 0 && k < 8; k++)
 		r = ctp_table_add_col(t, title[k], flag[k]);
 	for (size_t i = 0; r >= 0 && i < s->shown; i++) {
 		const struct grow *g = &s->g[i];
@@ -397,7 +413,9 @@ static int text_table(const struct ctp_view *v, const struct vsect *s,
 			delta_text(c, buf[0]);
 			if (!isnan(c->p) && c->p < CTP_STATS_ALPHA)
 				ctp_table_cell_class(t, CTP_TABLE_CHANGED);
-			r = ctp_table_text(t, buf[0]);
+			ctp_table_text(t, buf[0]);
+			p_text(c, runs, buf[1]);
+			r = ctp_table_text(t, buf[1]);
 		}
 	}
 	static const char *const steps[] = {"<12", "\xc2\xb1", "B/A", NULL};
@@ -460,7 +478,7 @@ static int print_text(FILE *out, const struct side sd[2],
 	else
 		fprintf(out,
 			"n=%zu+%zu runs: ~ marks a difference inside the "
-			"noise (Mann-Whitney U test, p >= %.2f)\n",
+			"noise (P, Mann-Whitney U test: p >= %.2f)\n",
 			sd[0].n, sd[1].n, CTP_STATS_ALPHA);
 	for (size_t si = 0; si < v->n_secs; si++) {
 		const struct vsect *s = &secs[si];
@@ -475,7 +493,8 @@ static int print_text(FILE *out, const struct side sd[2],
 		if (s->hidden)
 			fprintf(out, " (%zu at zero hidden)", s->hidden);
 		fputc('\n', out);
-		int r = text_table(v, s, shape, o, out);
+		size_t runs[2] = {sd[0].n, sd[1].n};
+		int r = text_table(v, s, shape, runs, o, out);
 		if (r < 0)
 			return r;
 	}
