@@ -32,6 +32,8 @@
 #include "render.h"
 #include "snapbuild.h"
 #include "view.h"
+#include "viewshow.h"
+#include "reader.h"
 
 #define GOLDEN CTP_TEST_SOURCE_DIR "/tests/golden/views"
 #define VIEWS  CTP_TEST_SOURCE_DIR "/views"
@@ -772,6 +774,49 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* `top`'s `/` (ctp_view_opts.filter): only the rows whose name holds the
+ * text, any case; the title says what matched and counts only them. */
+static void test_filter(void **state)
+{
+	(void)state;
+	struct ctp_snap *snap = NULL;
+	struct ctp_view *v = NULL;
+	char err[1024];
+	assert_int_equal(
+		ctp_snap_open("snap.ctprof", 1 << 26, &snap, err, sizeof(err)),
+		0);
+	assert_int_equal(ctp_view_load(VIEWS "/top.yaml", &v, err, sizeof(err)),
+			 0);
+	static const char *const want[] = {"WEB", "kworker"};
+	for (size_t k = 0; k < 2; k++) {
+		char *out = NULL;
+		size_t len = 0, rows = 0;
+		FILE *m = open_memstream(&out, &len);
+		struct ctp_view_opts o = {
+			.width = 200, .asc = -1, .filter = want[k]};
+		assert_int_equal(
+			ctp_view_show(m, snap, v, &o, err, sizeof(err)), 0);
+		fclose(m);
+		char title[64];
+		snprintf(title, sizeof(title), " matching '%s'", want[k]);
+		assert_non_null(strstr(out, title));
+		/* Rows start with their id; none of another name. */
+		for (char *l = strtok(out, "\n"); l; l = strtok(NULL, "\n")) {
+			size_t sp = strspn(l, " ");
+			if (l[sp] < '0' || l[sp] > '9')
+				continue;
+			rows++;
+			if (!strcasestr(l, want[k]))
+				fail_msg("'%s' kept a row of another name: %s",
+					 want[k], l);
+		}
+		assert_true(rows > 0);
+		free(out);
+	}
+	ctp_view_free(v);
+	ctp_snap_free(snap);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -787,6 +832,7 @@ int main(void)
 		cmocka_unit_test(test_elision),
 		cmocka_unit_test(test_self_hidden),
 		cmocka_unit_test(test_why_absent),
+		cmocka_unit_test(test_filter),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "column.h"
 #include "exitsum.h"
@@ -75,7 +76,7 @@ struct sect {
 	struct vcol *cols;
 	size_t nc;
 	long double *age; /* seconds since the oldest member started, NAN */
-	size_t *order, n_order, hidden, self;
+	size_t *order, n_order, hidden, self, filtered;
 	/* The printed rows: key parts, then the columns. */
 	struct ctp_table *tab;
 };
@@ -470,8 +471,28 @@ static bool self_row(const struct sect *s, size_t gi)
 	return true;
 }
 
-/* Rows to print: not hidden (idle, or the capture itself), sorted, cut
- * at top. */
+static bool name_bytes(const struct sect *s, const struct ctp_group *gr,
+		       size_t col, const char **p, size_t *n);
+
+/* Does a name of group gi (name_bytes) hold the filter text? */
+static bool filtered_in(const struct sect *s, size_t gi, const char *f)
+{
+	const struct ctp_group *gr = ctp_groups_at(s->g, gi);
+	size_t fl = strlen(f);
+	for (size_t c = 0; c < s->nk + s->nc; c++) {
+		const char *p;
+		size_t n;
+		if (!name_bytes(s, gr, c, &p, &n) || !p)
+			continue;
+		for (size_t i = 0; i + fl <= n; i++)
+			if (strncasecmp(p + i, f, fl) == 0)
+				return true;
+	}
+	return false;
+}
+
+/* Rows to print: not hidden (idle, or the capture itself), matching the
+ * filter, sorted, cut at top. */
 static int rows(struct sect *s, const struct ctp_view_opts *o, size_t sc,
 		bool asc)
 {
@@ -483,6 +504,9 @@ static int rows(struct sect *s, const struct ctp_view_opts *o, size_t sc,
 			s->self++;
 		else if (hidden_row(s, gi))
 			s->hidden++;
+		else if (o->filter && *o->filter &&
+			 !filtered_in(s, gi, o->filter))
+			s->filtered++;
 		else
 			s->order[s->n_order++] = gi;
 	}
@@ -759,13 +783,15 @@ static void shown_line(FILE *out, const struct sect *s)
 				shown += vc->num[s->order[r]];
 		double a = (double)(shown * iv / 100),
 		       t = (double)(vc->total * iv / 100);
-		bool all = s->n_order == s->ng - s->hidden - s->self;
+		bool all =
+			s->n_order == s->ng - s->hidden - s->self - s->filtered;
 		fprintf(out,
 			"  %s %zu row%s: %.1f s of the host's %.1f s CPU "
 			"(%.0f%%)",
 			all ? "all" : "these", s->n_order,
 			s->n_order == 1 ? "" : "s", a, host, a / host * 100);
-		if (!all || s->self) /* ctprof-core's own rows are hidden */
+		/* ctprof-core's own rows are hidden */
+		if (!all || s->self || s->filtered)
 			fprintf(out, "; all rows %.1f s (%.0f%%)", t,
 				t / host * 100);
 		fputc('\n', out);
@@ -1080,7 +1106,10 @@ static void title_text(char *buf, size_t n, const struct sect *s, size_t si,
 	ADD("%s", s->v->secs[si].title);
 	if (s->base)
 		ADD(" over %.2f s", ctp_interval_seconds(s->iv));
-	ADD(", top %zu of %zu", s->n_order, s->ng - s->hidden - s->self);
+	ADD(", top %zu of %zu", s->n_order,
+	    s->ng - s->hidden - s->self - s->filtered);
+	if (s->o->filter && *s->o->filter)
+		ADD(" matching '%s'", s->o->filter);
 	if (sc != SIZE_MAX)
 		ADD(" by %s", s->cols[sc].c->label);
 	/* Hidden rows: those whose hide_zero columns are all zero or absent

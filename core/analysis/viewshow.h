@@ -60,6 +60,10 @@ struct ctp_view_opts {
 	/* Colour on a terminal (core/util/term.h ctp_color_for): the sort
 	 * column in bold, compare's new/exited/restarted/renamed states. */
 	bool color;
+	/* Rows whose name (a key part or a name column, as printed before
+	 * escaping) holds this text, case-insensitively, only; NULL or "":
+	 * every row (`top`'s `/`). */
+	const char *filter;
 };
 
 /*
