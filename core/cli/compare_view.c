@@ -8,6 +8,7 @@
  * (core/analysis/compare.c).
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,22 +27,33 @@
 
 #define PROG "ctprof-core compare"
 
-int ctp_compare_view_exited(const struct ctp_snap *const snap[2],
-			    const char *const paths[2], uint64_t cap,
-			    const struct ctp_view *v, struct ctp_exit_sum *s)
+/* The tasks that exited between BASE snap[0] and CAND snap[1]: their
+ * exited tables and those of the recording's files between them, when the
+ * two are files of one (core/cli/recdir.h); what went wrong to log. */
+static int exited_of(const struct ctp_snap *const snap[2],
+		     const char *const paths[2], uint64_t cap,
+		     const struct ctp_view *v, FILE *log,
+		     struct ctp_exit_sum *s)
 {
 	char **between = NULL;
 	int n = ctp_recdir_between(paths[0], paths[1], &between);
 	if (n < 0)
 		return n;
 	int r = ctp_exit_sum_paths(snap[0], snap[1], between, (size_t)n, cap, v,
-				   stderr, PROG, s);
+				   log, PROG, s);
 	ctp_recdir_list_free(between, n);
 	return r;
 }
 
+int ctp_compare_view_exited(const struct ctp_snap *const snap[2],
+			    const char *const paths[2], uint64_t cap,
+			    const struct ctp_view *v, struct ctp_exit_sum *s)
+{
+	return exited_of(snap, paths, cap, v, stderr, s);
+}
+
 /* "BASE  2026-11-25 12:14:15.408 UTC  path" cut to the width. */
-static void side_line(const char *tag, const struct ctp_snap *snap,
+static void side_line(FILE *out, const char *tag, const struct ctp_snap *snap,
 		      const char *path, size_t width)
 {
 	char when[64], line[1024];
@@ -57,7 +69,36 @@ static void side_line(const char *tag, const struct ctp_snap *snap,
 			snprintf(line, sizeof(line), "%s  %s  ...%s", tag, when,
 				 path + plen - keep);
 	}
-	printf("%s\n", line);
+	fprintf(out, "%s\n", line);
+}
+
+/* What top's header says: the times, the host, exits, refused reads, the
+ * sort column (the view's when none was asked for). */
+static void fill_info(struct ctp_compare_view_info *in,
+		      struct ctp_snap *const snap[2], double s,
+		      const struct ctp_exit_sum *ex, const struct ctp_view *v,
+		      const char *sort)
+{
+	const struct ctp_snap_header *h = ctp_snap_header(snap[1]);
+	const struct ctp_snap_readfail *rf = ctp_snap_readfail(snap[1]);
+	in->base_ns = ctp_snap_header(snap[0])->start_realtime_ns;
+	in->cand_ns = h->start_realtime_ns;
+	in->seconds = s;
+	snprintf(in->host, sizeof(in->host), "%s",
+		 h->hostname ? h->hostname : "");
+	/* A view naming no exited field reads no exited table (exitsum.h):
+	 * whether CAND had a listener is its plugins' to say. */
+	const struct ctp_snap_plugin *p = ctp_snap_plugins(snap[1]);
+	in->exits = ex->present;
+	for (size_t i = 0; i < ctp_snap_n_plugins(snap[1]); i++)
+		in->exits |= p[i].exited;
+	in->exited = ex->present ? ex->tasks : SIZE_MAX;
+	in->denied = 0;
+	for (size_t i = 0; i < rf->n_files; i++)
+		in->denied += rf->denied[i];
+	int c = sort ? ctp_view_col_find(v, sort) : -1;
+	snprintf(in->sort, sizeof(in->sort), "%s",
+		 v->full ? "" : v->cols[c >= 0 ? (size_t)c : v->sort].label);
 }
 
 int ctp_compare_view(const struct ctp_compare_view_args *a)
@@ -66,13 +107,14 @@ int ctp_compare_view(const struct ctp_compare_view_args *a)
 	struct ctp_snap *snap[2] = {NULL, NULL};
 	struct ctp_interval *iv = NULL;
 	struct ctp_exit_sum ex = {0};
+	FILE *out = a->out ? a->out : stdout, *log = a->log ? a->log : stderr;
 	char err[4096];
 	int rc = CTP_EXIT_FAILURE;
 	int r = ctp_view_find(a->view ? a->view : "top", &v, err, sizeof(err));
 	if (r < 0) {
 		if (!a->view)
 			return -ENOENT; /* the caller shows everything */
-		fprintf(stderr, PROG ": %s%s\n", err,
+		fprintf(log, PROG ": %s%s\n", err,
 			r == -ENOENT ? " (`ctprof-core views` lists them)"
 				     : "");
 		return CTP_EXIT_USAGE;
@@ -80,23 +122,29 @@ int ctp_compare_view(const struct ctp_compare_view_args *a)
 	for (int k = 0; k < 2; k++)
 		if (ctp_snap_open(a->paths[k], a->cap, &snap[k], err,
 				  sizeof(err)) < 0) {
-			fprintf(stderr, PROG ": %s\n", err);
+			fprintf(log, PROG ": %s\n", err);
 			goto out;
 		}
-	if (ctp_compare_view_exited((const struct ctp_snap *const *)snap,
-				    a->paths, a->cap, v, &ex) < 0 ||
+	if (exited_of((const struct ctp_snap *const *)snap, a->paths, a->cap, v,
+		      log, &ex) < 0 ||
 	    ctp_interval_new(snap[0], snap[1], ex.present ? &ex : NULL, &iv) <
 		    0) {
-		fprintf(stderr, PROG ": out of memory\n");
+		fprintf(log, PROG ": out of memory\n");
 		goto out;
 	}
 	const struct ctp_ident *id = ctp_interval_ident(iv);
 	double s = ctp_interval_seconds(iv);
-	size_t w, h;
-	ctp_readcli_term(&w, &h);
+	size_t w = a->width, h = a->height, lines = 0, tw, th;
+	if (!w || !h) {
+		ctp_readcli_term(&tw, &th);
+		w = w ? w : tw;
+		h = h ? h : th;
+	}
+	size_t top = ctp_view_fit_rows(v, h, a->brief ? 2 : 3,
+				       a->height ? &lines : NULL);
 	struct ctp_view_opts vo = {
 		.width = a->wide ? 0 : w,
-		.top = a->top_set ? a->top : ctp_view_fit_rows(v, h, 3, NULL),
+		.top = a->top_set ? a->top : top,
 		.sort = a->sort,
 		.asc = a->asc,
 		.group_by = a->group_by,
@@ -105,33 +153,38 @@ int ctp_compare_view(const struct ctp_compare_view_args *a)
 		.want_arg = a->want_arg,
 		.interval = iv,
 		.rename = a->rename,
-		.color = ctp_color_for(STDOUT_FILENO),
+		.color = out == stdout && ctp_color_for(STDOUT_FILENO),
+		.filter = a->filter,
+		.lines = a->height ? lines : 0,
 	};
-	side_line("BASE", snap[0], a->paths[0], vo.width);
-	side_line("CAND", snap[1], a->paths[1], vo.width);
+	if (a->info)
+		fill_info(a->info, snap, s, &ex, v, a->sort);
+	if (!a->brief) {
+		side_line(out, "BASE", snap[0], a->paths[0], vo.width);
+		side_line(out, "CAND", snap[1], a->paths[1], vo.width);
+	}
 	if (s > 0)
-		printf("%.2f s apart (%s)", s, id->clock);
+		fprintf(out, "%.2f s apart (%s)", s, id->clock);
 	else
-		printf("no interval: CAND was not captured after BASE; no "
-		       "rates");
-	printf("%s%s\n",
-	       id->ok ? "" : "; no task identity: ", id->ok ? "" : id->why);
+		fprintf(out, "no interval: CAND was not captured after BASE; "
+			     "no rates");
+	fprintf(out, "%s%s\n",
+		id->ok ? "" : "; no task identity: ", id->ok ? "" : id->why);
 	struct ctp_coverage cov;
 	if (ctp_coverage_compute(iv, v, &cov) == 0) {
 		vo.host_cpu_s = cov.ok ? cov.host : -1;
-		ctp_coverage_print(stdout, &cov, vo.width);
+		ctp_coverage_print(out, &cov, vo.width);
 		ctp_coverage_free(&cov);
 	}
-	putchar('\n');
-	r = ctp_view_show(stdout, snap[1], v, &vo, err, sizeof(err));
+	fputc('\n', out);
+	r = ctp_view_show(out, snap[1], v, &vo, err, sizeof(err));
 	if (r < 0) {
-		fprintf(stderr, PROG ": %s\n",
-			r == -EINVAL ? err : strerror(-r));
+		fprintf(log, PROG ": %s\n", r == -EINVAL ? err : strerror(-r));
 		rc = r == -EINVAL ? CTP_EXIT_USAGE : CTP_EXIT_FAILURE;
 		goto out;
 	}
-	ctp_exit_sum_print(stdout, &ex, s, vo.top, vo.width);
-	rc = fflush(stdout) == 0 ? CTP_EXIT_OK : CTP_EXIT_FAILURE;
+	ctp_exit_sum_print(out, &ex, s, vo.top, vo.width);
+	rc = fflush(out) == 0 ? CTP_EXIT_OK : CTP_EXIT_FAILURE;
 out:
 	ctp_interval_free(iv);
 	ctp_exit_sum_free(&ex);

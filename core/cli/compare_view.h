@@ -6,7 +6,21 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <stdio.h>
+
 struct ctp_rename_opts;
+
+/* What `top` says in its own header about the interval shown. */
+struct ctp_compare_view_info {
+	uint64_t base_ns, cand_ns; /* the two captures' start, realtime */
+	double seconds;		   /* the interval; <= 0: none */
+	char host[64];
+	bool exits;	 /* an exited table (a taskstats listener) */
+	size_t exited;	 /* tasks that exited in the interval; SIZE_MAX:
+			    the view reads no exited table */
+	uint64_t denied; /* CAND's reads refused (not root) */
+	char sort[64];	 /* the sort column's label, "" none */
+};
 
 struct ctp_compare_view_args {
 	const char *paths[2];
@@ -21,6 +35,15 @@ struct ctp_compare_view_args {
 	const void *want_arg;
 	/* Renamed cgroups' thresholds; NULL: --no-rename. */
 	const struct ctp_rename_opts *rename;
+	/* `top` (top.c): where the screen and the messages go (NULL: stdout,
+	 * stderr), the screen's size (0: the terminal's; a height also fits
+	 * the rows to it), rows whose name holds `filter` only, no BASE and
+	 * CAND lines (brief), and what the header says (info, NULL: none). */
+	FILE *out, *log;
+	size_t width, height;
+	const char *filter;
+	bool brief;
+	struct ctp_compare_view_info *info;
 };
 
 /* Print the view over the interval. Returns the exit status, or -ENOENT
