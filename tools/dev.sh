@@ -28,7 +28,7 @@ packages=(
 	libyaml-dev libzstd-dev libmsgpack-dev zlib1g-dev
 	libdw-dev libelf-dev libmnl-dev libjemalloc-dev libmicrohttpd-dev
 	libgnutls28-dev libcrypt-dev openssl curl
-	libseccomp-dev libcap-dev
+	libseccomp-dev libcap-dev libncurses-dev
 	libcmocka-dev python3 python3-msgpack python3-zstandard zstd
 	dpkg-dev autoconf make clang-format git
 	clang libclang-rt-14-dev

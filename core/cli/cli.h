@@ -26,6 +26,9 @@ int ctp_cmd_export(int argc, char **argv);
 int ctp_cmd_trend(int argc, char **argv);
 /* core/cli/serve.c */
 int ctp_cmd_serve(int argc, char **argv);
+/* `top` and `replay DIR` (top.c, docs/TOP.md). */
+int ctp_cmd_top(int argc, char **argv);
+int ctp_cmd_replay(int argc, char **argv);
 
 /* core/cli/plugcmd.c: commands plugins add. */
 struct ctp_config;

@@ -101,6 +101,10 @@ static void usage_main(FILE *out)
 		"captures (HTTP)\n"
 		"  trend DIR            per task over a recording: first, "
 		"last, min, max, change\n"
+		"  top                  a live full-screen view of the last "
+		"interval, with keys\n"
+		"  replay DIR           the same screen over a recording "
+		"(top --replay DIR)\n"
 		"  plugins [--config F] list plugins with their fields\n"
 		"  check-config FILE [--as-host NAME]   (or --config FILE)\n"
 		"                       validate a config and print the "
@@ -871,6 +875,10 @@ int main(int argc, char **argv)
 			return ctp_cmd_serve(argc - 1, argv + 1);
 		if (strcmp(cmd, "trend") == 0)
 			return ctp_cmd_trend(argc - 1, argv + 1);
+		if (strcmp(cmd, "top") == 0)
+			return ctp_cmd_top(argc - 1, argv + 1);
+		if (strcmp(cmd, "replay") == 0)
+			return ctp_cmd_replay(argc - 1, argv + 1);
 		int rc = ctp_cli_plugin_command(argc - 1, argv + 1);
 		if (rc >= 0)
 			return rc;

@@ -1,0 +1,11 @@
+# `top` and `replay` in a real terminal (issue 32, docs/TOP.md): keys sent
+# to a detached tmux session of 80x24 and the screen read back after each
+# (tests/top_tmux.sh); the terminal sane after q, SIGTERM and SIGSEGV.
+# Skipped (77) without tmux or the terminal types.
+add_test(NAME test_top_tmux
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/top_tmux.sh
+                 $<TARGET_FILE:ctprof-core>
+                 ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/recording)
+# Its child burns CPU to be on the first screen (as test_terminal's).
+set_tests_properties(test_top_tmux PROPERTIES SKIP_RETURN_CODE 77
+                     RUN_SERIAL TRUE TIMEOUT 600 LABELS terminal)
