@@ -84,8 +84,11 @@ static void fill_info(struct ctp_compare_view_info *in,
 	in->base_ns = ctp_snap_header(snap[0])->start_realtime_ns;
 	in->cand_ns = h->start_realtime_ns;
 	in->seconds = s;
-	snprintf(in->host, sizeof(in->host), "%s",
-		 h->hostname ? h->hostname : "");
+	/* A recording's bytes, for a terminal. */
+	in->host[0] = '\0';
+	if (h->hostname)
+		ctp_render_escape(h->hostname, strlen(h->hostname), 32,
+				  in->host, sizeof(in->host));
 	/* A view naming no exited field reads no exited table (exitsum.h):
 	 * whether CAND had a listener is its plugins' to say. */
 	const struct ctp_snap_plugin *p = ctp_snap_plugins(snap[1]);

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -504,6 +505,17 @@ static void clock_text(uint64_t ns, char *buf, size_t n, bool date)
 		strftime(buf, n, date ? "%Y-%m-%d %H:%M:%S" : "%H:%M:%S", &tm);
 }
 
+/* printf at buf + *o, *o kept inside buf whatever was cut. */
+static void __attribute__((format(printf, 4, 5)))
+add(char *buf, size_t n, size_t *o, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int w = *o < n ? vsnprintf(buf + *o, n - *o, fmt, ap) : 0;
+	va_end(ap);
+	*o = w < 0 ? *o : *o + (size_t)w < n ? *o + (size_t)w : n - 1;
+}
+
 static void header(const struct top *t)
 {
 	char when[64], line[512], host[64];
@@ -511,47 +523,46 @@ static void header(const struct top *t)
 	host[sizeof(host) - 1] = '\0';
 	clock_text(t->info.cand_ns ? t->info.cand_ns : ctp_cli_realtime_ns(),
 		   when, sizeof(when), t->replay != NULL);
-	int o;
+	size_t o = 0;
 	if (t->replay)
-		o = snprintf(line, sizeof(line),
-			     "ctprof-core replay  %s  %s  capture %zu/%zu, "
-			     "%zu back",
-			     t->info.host[0] ? t->info.host : host, when,
-			     t->ci + 1, t->n_good, t->back);
+		add(line, sizeof(line), &o,
+		    "ctprof-core replay  %s  %s  capture %zu/%zu, "
+		    "%zu back",
+		    t->info.host[0] ? t->info.host : host, when, t->ci + 1,
+		    t->n_good, t->back);
 	else
-		o = snprintf(line, sizeof(line),
-			     "ctprof-core top  %s  %s  every %.3gs%s",
-			     t->info.host[0] ? t->info.host : host, when,
-			     (double)t->interval_ns / 1e9,
-			     t->paused ? "  PAUSED" : "");
-	if (t->have && o > 0 && (size_t)o < sizeof(line))
-		snprintf(line + o, sizeof(line) - (size_t)o, "  over %.2fs",
-			 t->info.seconds);
+		add(line, sizeof(line), &o,
+		    "ctprof-core top  %s  %s  every %.3gs%s",
+		    t->info.host[0] ? t->info.host : host, when,
+		    (double)t->interval_ns / 1e9, t->paused ? "  PAUSED" : "");
+	if (t->have)
+		add(line, sizeof(line), &o, "  over %.2fs", t->info.seconds);
 	attron(A_BOLD);
 	mvaddnstr(0, 0, line, COLS);
 	attroff(A_BOLD);
 	clrtoeol();
-	o = snprintf(line, sizeof(line), "view %s  group %s  sort %s%s",
-		     t->views[t->view_i],
-		     t->group_custom ? t->group_custom
-				     : groupings[t->group_i][0],
-		     t->info.sort[0] ? t->info.sort : "-",
-		     t->asc == 1 ? " (asc)" : "");
+	o = 0;
+	add(line, sizeof(line), &o, "view %s  group %s  sort %s%s",
+	    t->views[t->view_i],
+	    t->group_custom ? t->group_custom : groupings[t->group_i][0],
+	    t->info.sort[0] ? t->info.sort : "-", t->asc == 1 ? " (asc)" : "");
 	if (t->filter[0])
-		o += snprintf(line + o, sizeof(line) - (size_t)o,
-			      "  filter '%s'", t->filter);
-	if (t->have && !t->info.exits)
-		o += snprintf(line + o, sizeof(line) - (size_t)o,
-			      "  no exits%s",
-			      !t->replay && geteuid() ? " (not root)" : "");
-	else if (t->have && t->info.exited != SIZE_MAX)
-		o += snprintf(line + o, sizeof(line) - (size_t)o,
-			      "  exited %zu", t->info.exited);
-	if (t->info.denied)
-		snprintf(line + o, sizeof(line) - (size_t)o,
-			 "  %llu reads denied%s",
-			 (unsigned long long)t->info.denied,
-			 geteuid() && !t->replay ? " (not root)" : "");
+		add(line, sizeof(line), &o, "  filter '%s'", t->filter);
+	bool short_of = false;
+	if (t->have && !t->info.exits) {
+		add(line, sizeof(line), &o, "  no exits");
+		short_of = true;
+	} else if (t->have && t->info.exited != SIZE_MAX) {
+		add(line, sizeof(line), &o, "  exited %zu", t->info.exited);
+	}
+	if (t->info.denied) {
+		add(line, sizeof(line), &o, "  %llu reads denied",
+		    (unsigned long long)t->info.denied);
+		short_of = true;
+	}
+	/* Said once: what is missing is what a user may not read. */
+	if (short_of && !t->replay && geteuid() != 0)
+		add(line, sizeof(line), &o, " (not root)");
 	mvaddnstr(1, 0, line, COLS);
 	clrtoeol();
 }
