@@ -186,6 +186,11 @@ wait_for " by $sort1( |\$)" 30 || fail ">: no section sorted by $sort1"
 tm send-keys -t top '<'
 wait_for "  sort $sort0( |\$)" 30 || fail "<: not back to $sort0"
 
+tm send-keys -t top r
+wait_for "  sort $sort0 \(asc\)" 30 || fail "r: not ascending"
+tm send-keys -t top r
+wait_gone "\(asc\)" 30 || fail "r again: still ascending"
+
 tm send-keys -t top / "$burn" Enter
 wait_for "filter '$burn'" 30 || fail "/: the header shows no filter"
 wait_for "^ *[0-9]+ .*$burn" 30 || fail "/: no row of $burn"

@@ -545,7 +545,8 @@ static void header(const struct top *t)
 	add(line, sizeof(line), &o, "view %s  group %s  sort %s%s",
 	    t->views[t->view_i],
 	    t->group_custom ? t->group_custom : groupings[t->group_i][0],
-	    t->info.sort[0] ? t->info.sort : "-", t->asc == 1 ? " (asc)" : "");
+	    t->info.sort[0] ? t->info.sort : "-",
+	    (t->asc >= 0 ? t->asc : t->v->asc) ? " (asc)" : "");
 	if (t->filter[0])
 		add(line, sizeof(line), &o, "  filter '%s'", t->filter);
 	bool short_of = false;
@@ -818,11 +819,11 @@ static bool key(struct top *t, int ch)
 		choose_sort(t);
 		break;
 	case 'r':
-	case 'I':
-		t->asc = t->asc == 1 ? 0 : 1;
-		if (t->asc == 0 && !t->v->asc)
-			t->asc = -1;
-		break;
+	case 'I': {
+		/* The other order than the one shown; the view's is -1. */
+		int now = t->asc >= 0 ? t->asc : t->v->asc;
+		t->asc = !now == t->v->asc ? -1 : !now;
+	} break;
 	case '/':
 	case '\\': {
 		char buf[FILTER_MAX];
