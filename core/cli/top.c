@@ -695,7 +695,7 @@ static bool prompt(const char *label, char *buf, size_t n)
 {
 	size_t len = strlen(buf);
 	curs_set(1);
-	timeout(-1);
+	timeout(250); /* a signal to end is seen within this */
 	for (;;) {
 		move(LINES - 1, 0);
 		clrtoeol();
@@ -706,6 +706,8 @@ static bool prompt(const char *label, char *buf, size_t n)
 			curs_set(0);
 			return false;
 		}
+		if (ch == ERR)
+			continue;
 		if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
 			curs_set(0);
 			return true;
@@ -727,7 +729,7 @@ static bool prompt(const char *label, char *buf, size_t n)
 static int chooser(const char *title, const char *const *items, size_t n,
 		   size_t at)
 {
-	timeout(-1);
+	timeout(250); /* a signal to end is seen within this */
 	for (;;) {
 		erase();
 		mvaddnstr(0, 0, title, COLS);
@@ -746,6 +748,8 @@ static int chooser(const char *title, const char *const *items, size_t n,
 		int ch = getch();
 		if (ctp_top_stop || ch == 27 || ch == 'q')
 			return -1;
+		if (ch == ERR)
+			continue;
 		if (ch == KEY_UP && at)
 			at--;
 		else if (ch == KEY_DOWN && at + 1 < n)
