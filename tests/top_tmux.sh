@@ -233,6 +233,9 @@ run_top top --interval 1s
 wait_for '^ctprof-core top ' 120 || fail "SIGTERM run: no screen"
 wait_for '^view ' 60
 [ "$(alt_on)" = 1 ] || fail "SIGTERM run: not in the alternate screen"
+# With the filter prompt open: top waits for a key there too.
+tm send-keys -t top /
+wait_for '^filter:' 30 || fail "SIGTERM run: no filter prompt"
 kill -TERM "$(cat "$tmp/pid")"
 check_sane SIGTERM 0
 
