@@ -11,10 +11,11 @@
 # in the header changes) and `+` widens the interval.
 # Every wait is a bounded poll; nothing is timed. Exits 77 without tmux,
 # timeout(1) or the terminal types.
-# Usage: top_tmux.sh CTPROF_CORE RECORDING_DIR
+# Usage: top_tmux.sh CTPROF_CORE RECORDING_DIR TOP_BURNER
 set -u
 bin=$(readlink -f "$1")
 rec=$(readlink -f "$2")
+burner_bin=$(readlink -f "$3")
 
 for t in tmux timeout infocmp; do
 	if ! command -v "$t" >/dev/null; then
@@ -127,8 +128,8 @@ rc=\$?
 stty -a > "$tmp/stty.now"
 echo "TOP-EXIT=\$rc"
 EOF
-ln -s "$(command -v bash)" "$tmp/$burn"
-"$tmp/$burn" -c 'while :; do :; done' &
+# Two threads: its process outranks any one-thread compiler beside it.
+"$burner_bin" "$burn" 2 &
 burner=$!
 
 # ---- live: the burner, view, sort, filter, q ----------------------------
