@@ -238,6 +238,7 @@ static int load_views(struct top *t)
 		free(paths[i]);
 	}
 	free(names);
+	free(paths);
 	if (!t->views)
 		return -ENOMEM;
 	const char *want = t->view_arg ? t->view_arg : "top";
