@@ -4,7 +4,8 @@
 # keys sent with send-keys, the screen read back with capture-pane after
 # each. Checks: a burning test process (its own name) is on the first
 # screens; `v` changes the header's view; `>` the sort column (the header's
-# and the section title's "by X"); `/NAME` leaves only rows of NAME; q,
+# and the section title's "by X"); `/NAME` leaves only rows of NAME; as
+# nobody the header says "no exits" and "(not root)"; q,
 # SIGTERM and SIGSEGV each leave the alternate screen and `stty -a` in the
 # same pane shows icanon and echo, the private directory removed; replay
 # over tests/fixtures/recording steps forwards and back (the capture time
@@ -123,7 +124,8 @@ check_sane() {
 
 mkdir -p "$tmp/run"
 cat >"$tmp/run.sh" <<EOF
-sh -c 'echo \$\$ > "\$0"; exec "\$@"' "$tmp/pid" "$bin" "\$@"
+# RUNAS (a command prefix, e.g. runuser) in the environment, else none.
+sh -c 'echo \$\$ > "\$0"; exec \$RUNAS "\$@"' "$tmp/pid" "$bin" "\$@"
 rc=\$?
 stty -a > "$tmp/stty.now"
 echo "TOP-EXIT=\$rc"
@@ -247,6 +249,34 @@ wait_for '^ctprof-core top ' 120 || fail "SIGSEGV run: no screen"
 wait_for '^view ' 60
 kill -SEGV "$(cat "$tmp/pid")"
 check_sane SIGSEGV 139
+
+# ---- not root: what a user may read, said in the header -------------------
+# As nobody (when the test runs as root): no exit listener, reads of other
+# users' files refused; top says so and shows what it read, the burner
+# (its stat is anyone's to read).
+if [ "$(id -u)" = 0 ] && command -v runuser >/dev/null &&
+	runuser -u nobody -- test -x "$bin"; then
+	chmod 755 "$tmp"
+	mkdir -m 1777 "$tmp/nobody"
+	start_pane xterm-256color
+	tm send-keys -t top "export RUNAS='runuser -u nobody -- env TMPDIR=$tmp/nobody'" Enter
+	run_top top --interval 1s
+	if ! wait_for '^ctprof-core top .* over ' 120; then
+		fail "nobody: no interval"
+	else
+		wait_for '^view .*\(not root\)' 30 ||
+			fail "nobody: the header says nothing of not root"
+		wait_for '^view .*  no exits' 30 ||
+			fail "nobody: the header does not say no exits"
+		wait_for "$burn" 30 || fail "nobody: no $burn"
+	fi
+	tm send-keys -t top q
+	check_sane "nobody q" 0
+	left=$(ls -A "$tmp/nobody")
+	[ -z "$left" ] || fail "nobody: left in TMPDIR: $left"
+else
+	echo "# not as root: the nobody run is left out"
+fi
 
 # ---- replay ----------------------------------------------------------------
 start_pane xterm-256color
