@@ -166,13 +166,17 @@ int ctp_compare_view(const struct ctp_compare_view_args *a)
 		side_line(out, "BASE", snap[0], a->paths[0], vo.width);
 		side_line(out, "CAND", snap[1], a->paths[1], vo.width);
 	}
-	if (s > 0)
-		fprintf(out, "%.2f s apart (%s)", s, id->clock);
-	else
-		fprintf(out, "no interval: CAND was not captured after BASE; "
-			     "no rates");
-	fprintf(out, "%s%s\n",
-		id->ok ? "" : "; no task identity: ", id->ok ? "" : id->why);
+	/* top's header says the interval: a line of its screen saved, unless
+	 * something is wrong with it. */
+	if (!a->brief || s <= 0 || !id->ok) {
+		if (s > 0)
+			fprintf(out, "%.2f s apart (%s)", s, id->clock);
+		else
+			fprintf(out, "no interval: CAND was not captured "
+				     "after BASE; no rates");
+		fprintf(out, "%s%s\n", id->ok ? "" : "; no task identity: ",
+			id->ok ? "" : id->why);
+	}
 	struct ctp_coverage cov;
 	if (ctp_coverage_compute(iv, v, &cov) == 0) {
 		vo.host_cpu_s = cov.ok ? cov.host : -1;
