@@ -9,14 +9,21 @@
 # SIGTERM and SIGSEGV each leave the alternate screen and `stty -a` in the
 # same pane shows icanon and echo, the private directory removed; replay
 # over tests/fixtures/recording steps forwards and back (the capture time
-# in the header changes) and `+` widens the interval.
+# in the header changes) and `+` widens the interval. A plugin that crashes
+# (abi-chaos, crash_every: 3) does not end top: the header goes on to newer
+# captures and says the plugin failed, the status line that it crashed;
+# the recording process top starts (and its own child) is gone after q,
+# SIGTERM, SIGSEGV and SIGKILL of top.
 # Every wait is a bounded poll; nothing is timed. Exits 77 without tmux,
 # timeout(1) or the terminal types.
-# Usage: top_tmux.sh CTPROF_CORE RECORDING_DIR TOP_BURNER
+# Usage: top_tmux.sh CTPROF_CORE RECORDING_DIR TOP_BURNER PLUGIN_DIR
+#        ABI_PLUGIN_DIR
 set -u
 bin=$(readlink -f "$1")
 rec=$(readlink -f "$2")
 burner_bin=$(readlink -f "$3")
+plugin_dir=$(readlink -f "$4")
+abi_dir=$(readlink -f "$5")
 
 for t in tmux timeout infocmp; do
 	if ! command -v "$t" >/dev/null; then
@@ -120,6 +127,54 @@ check_sane() {
 	local left
 	left=$(ls -A "$tmp/run" 2>/dev/null)
 	[ -z "$left" ] || fail "$what: left in TMPDIR: $left"
+}
+
+# The processes top started (its recording, and the recording's child):
+# read while top runs, from /proc/PID/task/*/children.
+descendants() {
+	local p
+	for p in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		echo "$p"
+		descendants "$p"
+	done
+}
+# The live processes (not zombies) of process group $1.
+group_left() {
+	local f line rest
+	for f in /proc/[0-9]*/stat; do
+		read -r line <"$f" 2>/dev/null || continue
+		rest=${line##*) }
+		set -- "$1" $rest
+		[ "$4" = "$1" ] && [ "$2" != Z ] && echo "${f//[^0-9]/}"
+	done
+}
+# Wait (bounded) until none of the pids, nor any process of the first
+# one's group (the recording's: a child it started later too), is left (a
+# zombie counts as gone: it runs nothing); fail with those left.
+check_gone() {
+	local what=$1 i p left
+	shift
+	for ((i = 0; i < 120; i++)); do
+		left=$(group_left "$1")
+		for p in "$@"; do
+			[ -e "/proc/$p" ] &&
+				! grep -q '^State:.*Z' "/proc/$p/status" 2>/dev/null &&
+				left="$left $p"
+		done
+		[ -z "$left" ] && return 0
+		sleep 0.25
+	done
+	fail "$what: left running: $left"
+}
+# Top's recording process and its child, once both run.
+record_pids() {
+	local i pids
+	for ((i = 0; i < 240; i++)); do
+		pids=$(descendants "$1")
+		[ "$(wc -w <<<"$pids")" -ge 2 ] && break
+		sleep 0.25
+	done
+	echo $pids
 }
 
 mkdir -p "$tmp/run"
@@ -247,8 +302,60 @@ start_pane xterm-256color
 run_top top --interval 1s
 wait_for '^ctprof-core top ' 120 || fail "SIGSEGV run: no screen"
 wait_for '^view ' 60
+kids=$(record_pids "$(cat "$tmp/pid")")
+[ -n "$kids" ] || fail "SIGSEGV run: no recording process"
 kill -SEGV "$(cat "$tmp/pid")"
 check_sane SIGSEGV 139
+check_gone "SIGSEGV: its recording" $kids
+
+# ---- a plugin that crashes: top goes on ------------------------------------
+cat >"$tmp/chaos.yaml" <<EOF
+plugin_dirs: ["$plugin_dir", "$abi_dir"]
+plugins:
+  procfs-stat: {}
+  abi-chaos: {options: {counter: $tmp/chaos.count, crash_every: 3}}
+EOF
+chaos_run() {
+	rm -f "$tmp/chaos.count"
+	start_pane xterm-256color
+	run_top top --interval 500ms --config "$tmp/chaos.yaml"
+	wait_for '^ctprof-core top ' 120 || fail "chaos $1: no screen"
+	kids=$(record_pids "$(cat "$tmp/pid")")
+	[ "$(wc -w <<<"$kids")" -ge 2 ] ||
+		fail "chaos $1: no recording process and child: '$kids'"
+}
+chaos_run q
+# The third capture crashes; the captures after it say the plugin failed.
+if ! wait_for '^view .*  failed abi-chaos' 120; then
+	fail "chaos: the header never says abi-chaos failed"
+else
+	wait_for 'plugin abi-chaos crashed: SIGSEGV' 30 ||
+		fail "chaos: the status line does not say abi-chaos crashed"
+	t0=$(screen | head -1 | grep -Eo '[0-9]{2}:[0-9]{2}:[0-9]{2}')
+	wait_gone "^ctprof-core top  [^ ]+  $t0 " 60 ||
+		fail "chaos: no capture after $t0, past the crash"
+	wait_for '^ctprof-core top .* over [0-9.]+s' 30 ||
+		fail "chaos: no interval past the crash"
+fi
+# Keys still answer.
+tm send-keys -t top p
+wait_for "PAUSED" 30 || fail "chaos p: no PAUSED"
+tm send-keys -t top q
+check_sane "chaos q" 0
+check_gone "chaos q: its recording" $kids
+
+chaos_run SIGTERM
+kill -TERM "$(cat "$tmp/pid")"
+check_sane "chaos SIGTERM" 0
+check_gone "chaos SIGTERM: its recording" $kids
+
+# SIGKILL: no handler runs (the terminal and the directory are left); the
+# recording dies with top all the same (PR_SET_PDEATHSIG).
+chaos_run SIGKILL
+kill -KILL "$(cat "$tmp/pid")"
+wait_for 'TOP-EXIT=137' 60 || fail "chaos SIGKILL: no TOP-EXIT=137"
+check_gone "chaos SIGKILL: its recording" $kids
+rm -rf "$tmp/run"/ctprof-top-*
 
 # ---- not root: what a user may read, said in the header -------------------
 # As nobody (when the test runs as root): no exit listener, reads of other

@@ -2,15 +2,18 @@
 /*
  * `ctprof-core top` (docs/TOP.md): compare's first screen
  * (compare_view.c) over the interval between the last two captures, live
- * or over a recording, redrawn with ncurses and driven by keys. Live, one
- * engine is kept loaded as `record` keeps it (its taskstats listener
- * gives the exited tasks of each interval) and each capture is written
- * into a private temporary directory holding the last two; `--replay DIR`
+ * or over a recording, redrawn with ncurses and driven by keys. Live, a
+ * child process runs `record` (its supervisor and its taskstats listener:
+ * a plugin that crashes or hangs is left out, the exited tasks of each
+ * interval are in the files) into a private temporary directory that top
+ * follows, removing the files before the interval shown; `--replay DIR`
  * (or `replay DIR`) steps through a recording's files instead. The
  * terminal is topscreen.c's.
  */
 #include <curses.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -18,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,8 +31,6 @@
 #include "clock.h"
 #include "compare_view.h"
 #include "config.h"
-#include "engine.h"
-#include "loader.h"
 #include "recdir.h"
 #include "recordcfg.h"
 #include "readcli.h"
@@ -62,13 +65,17 @@ struct top {
 	/* The interval shown: BASE and CAND files. */
 	char base[PATH_MAX], cand[PATH_MAX];
 	bool have;
-	/* Live: the engine, its private directory, the last two files. */
-	struct ctp_config *cfg;
-	struct ctp_capture *capt;
-	struct ctp_engine eng;
-	bool eng_up;
+	/* Live: the recording process, its private directory, the files
+	 * seen (a newer one is the next CAND). */
+	pid_t child;
+	bool ended;
 	char dir[PATH_MAX];
-	uint64_t next_ns, captures;
+	/* Its stderr: the part of a line read, the newest capture's failed
+	 * plugins. */
+	int err_fd;
+	char err[4096], failed[256];
+	size_t err_len;
+	uint64_t captures;
 	/* Replay: the recording's readable files, the shown CAND, and how
 	 * many captures back BASE is. */
 	struct ctp_recdir_files files;
@@ -298,17 +305,117 @@ static void move_sort(struct top *t, int dir)
 
 /* ---- the interval: live ------------------------------------------- */
 
-static void files_changed(struct top *t)
+/* `record -o DIR --interval D --config FILE` run by this very binary: the
+ * captures under record's supervisor (a plugin that crashes, hangs or runs
+ * out of memory is left out, the recording goes on). In its own process
+ * group (the terminal's signals are top's, which ends it), killed with top
+ * (PR_SET_PDEATHSIG), stdin and stdout away from the terminal, stderr the
+ * pipe `err` (live_line). Returns its pid, or -errno. */
+static pid_t spawn_record(const struct top *t, const int err[2])
 {
-	const char *f[2] = {t->base[0] ? t->base : NULL,
-			    t->cand[0] ? t->cand : NULL};
-	ctp_top_files_set(t->dir, f, 2);
+	char ival[32], exe[PATH_MAX];
+	snprintf(ival, sizeof(ival), "%lluus",
+		 (unsigned long long)(t->interval_ns / 1000));
+	/* Its own name (ps shows `ctprof-core`, not `exe`), or the running
+	 * binary when that path is gone. */
+	ssize_t l = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[l > 0 ? l : 0] = '\0';
+	if (l <= 0 || access(exe, X_OK) < 0)
+		snprintf(exe, sizeof(exe), "/proc/self/exe");
+	pid_t parent = getpid();
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0) {
+		setpgid(pid, pid); /* also the child's: no race either way */
+		return pid;
+	}
+	setpgid(0, 0);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(CTP_EXIT_FAILURE);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (nul >= 0) {
+		dup2(nul, STDIN_FILENO);
+		dup2(nul, STDOUT_FILENO);
+	}
+	dup2(err[1], STDERR_FILENO);
+	execl(exe, "ctprof-core", "record", "-o", t->dir, "--interval", ival,
+	      "--config", t->config_path, (char *)NULL);
+	dprintf(STDERR_FILENO, PROG ": cannot run record: %s\n",
+		strerror(errno));
+	_exit(CTP_EXIT_FAILURE);
+}
+
+/* One line the recording wrote on stderr. Its line for each capture
+ * written ("ctprof-core: DIR/FILE: N threads, ...; plugins failed: A, B",
+ * capture_util.c ctp_cli_write) says which plugins failed in the newest capture
+ * (the header's "failed"), and is not repeated; any other (a plugin left out,
+ * a warning, why it ended) goes on top's stderr: the status line, and
+ * printed after the screen. Returns true when the screen should show it. */
+static bool live_line(struct top *t, const char *line)
+{
+	static const char head[] = "ctprof-core: ";
+	size_t hl = sizeof(head) - 1, dl = strlen(t->dir);
+	if (strncmp(line, head, hl) != 0 ||
+	    strncmp(line + hl, t->dir, dl) != 0 || line[hl + dl] != '/') {
+		fprintf(stderr, "%s\n", line);
+		return true;
+	}
+	const char *f = strstr(line, "; plugins failed: ");
+	char was[sizeof(t->failed)];
+	memcpy(was, t->failed, sizeof(was));
+	t->failed[0] = '\0';
+	if (f && strncmp(f += 18, "none", 4) != 0)
+		snprintf(t->failed, sizeof(t->failed), "%.*s",
+			 (int)strcspn(f, ";"), f);
+	return strcmp(was, t->failed) != 0;
+}
+
+/* What the recording wrote since the last call, line by line. Returns
+ * true when the screen should change. */
+static bool live_drain(struct top *t)
+{
+	bool dirty = false;
+	while (t->err_fd >= 0) {
+		ssize_t r = read(t->err_fd, t->err + t->err_len,
+				 sizeof(t->err) - 1 - t->err_len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			if (r == 0 || errno != EAGAIN) {
+				close(t->err_fd);
+				t->err_fd = -1;
+			}
+			break;
+		}
+		t->err_len += (size_t)r;
+		t->err[t->err_len] = '\0';
+		char *p = t->err, *nl;
+		while ((nl = strchr(p, '\n'))) {
+			*nl = '\0';
+			dirty |= live_line(t, p);
+			p = nl + 1;
+		}
+		t->err_len -= (size_t)(p - t->err);
+		memmove(t->err, p, t->err_len);
+		/* A line longer than the buffer: shown cut. */
+		if (t->err_len == sizeof(t->err) - 1) {
+			t->err[t->err_len] = '\0';
+			dirty |= live_line(t, t->err);
+			t->err_len = 0;
+		}
+	}
+	return dirty;
 }
 
 static int live_start(struct top *t)
 {
 	const char *tmp = getenv("TMPDIR");
-	char err[256];
 	if (!tmp || !*tmp)
 		tmp = "/tmp";
 	if ((size_t)snprintf(t->dir, sizeof(t->dir), "%s/ctprof-top-XXXXXX",
@@ -319,77 +426,116 @@ static int live_start(struct top *t)
 		t->dir[0] = '\0';
 		return -1;
 	}
-	files_changed(t);
-	if (ctp_cli_load_config(t->config_path, NULL, &t->cfg) != 0)
-		return -1;
-	t->cap = t->cfg->max_decompressed_bytes;
-	if (ctp_capture_new(t->cfg->workers ? t->cfg->workers : 1, &t->capt) <
-	    0)
-		return -1;
-	t->capt->config_path = strdup(t->config_path);
-	int r = ctp_engine_init(&t->eng, t->cfg, t->capt, &ctp_top_stop);
-	t->eng_up = true;
-	if (r >= 0) {
-		t->eng.recording = true; /* the taskstats exit listener */
-		r = ctp_engine_load(&t->eng);
-	}
-	if (r < 0) {
-		if (r != -ECANCELED) {
-			snprintf(err, sizeof(err), "%s", strerror(-r));
-			fprintf(stderr, PROG ": loading plugins: %s\n", err);
-		}
+	ctp_top_private_set(t->dir, 0);
+	int err[2];
+	if (pipe2(err, O_CLOEXEC) < 0) {
+		fprintf(stderr, PROG ": a pipe: %s\n", strerror(errno));
 		return -1;
 	}
-	t->next_ns = ctp_now_ns();
+	/* Room for its lines while a prompt keeps top from reading. */
+	fcntl(err[0], F_SETPIPE_SZ, 1 << 20);
+	pid_t pid = spawn_record(t, err);
+	close(err[1]);
+	if (pid < 0) {
+		close(err[0]);
+		fprintf(stderr, PROG ": cannot start the recording: %s\n",
+			strerror((int)-pid));
+		return -1;
+	}
+	t->err_fd = err[0];
+	fcntl(t->err_fd, F_SETFL, O_NONBLOCK);
+	t->child = pid;
+	ctp_top_private_set(t->dir, pid);
 	return 0;
 }
 
-/* One capture into the private directory: the last two files kept. */
-static void live_capture(struct top *t)
+/* The recording process ended by itself (it says why on stderr): top
+ * goes on with what it has. */
+static bool live_child(struct top *t)
 {
-	char path[PATH_MAX], err[1024];
-	const char *what;
-	int r = ctp_cli_capture_again(&t->eng, false, &what);
-	if (r < 0 || ctp_top_stop) {
-		if (!ctp_top_stop)
-			snprintf(t->msg, sizeof(t->msg), "%s: %s", what,
-				 strerror(-r));
-		return;
+	int st;
+	if (t->child <= 0 || waitpid(t->child, &st, WNOHANG) != t->child)
+		return false;
+	live_drain(t);
+	t->child = 0;
+	ctp_top_private_set(t->dir, 0);
+	t->ended = true;
+	snprintf(t->msg, sizeof(t->msg),
+		 "the recording process ended (%s %d): no more captures",
+		 WIFEXITED(st) ? "status" : "signal",
+		 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+	return true;
+}
+
+/* Follow the recording: a newer file than CAND makes it CAND, the old
+ * CAND BASE (after a pause: the interval from the last capture shown;
+ * the files between give its exits), and the files before BASE are
+ * removed. Returns true when the interval changed. */
+static bool live_follow(struct top *t)
+{
+	char newest[CTP_RECDIR_NAME_LEN + 1] = "";
+	int64_t ns;
+	DIR *d = opendir(t->dir);
+	if (!d)
+		return false;
+	for (struct dirent *e; (e = readdir(d));)
+		if (ctp_recdir_name_time(e->d_name, &ns) == 0 &&
+		    strcmp(e->d_name, newest) > 0)
+			/* The grammar's length exactly: it fits. */
+			memcpy(newest, e->d_name, sizeof(newest));
+	const char *cand = strrchr(t->cand, '/');
+	if (!newest[0] || (cand && strcmp(newest, cand + 1) <= 0)) {
+		closedir(d);
+		return false;
 	}
-	if (ctp_recdir_name(t->dir, t->capt->start_realtime_ns, path,
-			    sizeof(path)) < 0)
-		return;
-	r = ctp_cli_write_to(t->capt, t->cfg, path, &ctp_top_stop, NULL, false,
-			     err, sizeof(err));
-	if (r < 0) {
-		if (r != -ECANCELED)
-			snprintf(t->msg, sizeof(t->msg), "%s", err);
-		return;
-	}
-	t->captures++;
-	if (t->base[0])
-		unlink(t->base);
 	memcpy(t->base, t->cand, sizeof(t->base));
-	snprintf(t->cand, sizeof(t->cand), "%s", path);
-	files_changed(t);
+	snprintf(t->cand, sizeof(t->cand), "%s/%s", t->dir, newest);
+	t->captures++;
 	t->have = t->base[0] != '\0';
+	const char *base = t->have ? strrchr(t->base, '/') + 1 : NULL;
+	rewinddir(d);
+	for (struct dirent *e; base && (e = readdir(d));)
+		if (ctp_recdir_name_time(e->d_name, &ns) == 0 &&
+		    strcmp(e->d_name, base) < 0)
+			unlinkat(dirfd(d), e->d_name, 0);
+	closedir(d);
+	return true;
+}
+
+/* The recording process asked to end (SIGTERM: the capture in progress
+ * discarded) and waited for, 5 s at most before SIGKILL. */
+static void live_stop(struct top *t)
+{
+	struct timespec ts = {.tv_nsec = 10000000};
+	if (t->child <= 0)
+		return;
+	kill(t->child, SIGTERM);
+	for (int i = 0; i < 500; i++) {
+		pid_t w = waitpid(t->child, NULL, WNOHANG);
+		if (w == t->child || (w < 0 && errno != EINTR)) {
+			t->child = 0;
+			break;
+		}
+		nanosleep(&ts, NULL);
+	}
+	if (t->child > 0)
+		ctp_top_child_kill(t->child);
+	t->child = 0;
+	ctp_top_private_set(t->dir, 0);
+	/* Its last words: in the pipe, as it is gone (not read to the
+	 * pipe's end, which a process it started might hold). */
+	live_drain(t);
+	if (t->err_fd >= 0)
+		close(t->err_fd);
+	t->err_fd = -1;
 }
 
 static void live_done(struct top *t)
 {
-	if (t->eng_up) {
-		ctp_engine_unload(&t->eng);
-		ctp_engine_done(&t->eng);
-	}
-	ctp_capture_free(t->capt);
-	ctp_config_free(t->cfg);
-	if (t->base[0])
-		unlink(t->base);
-	if (t->cand[0])
-		unlink(t->cand);
+	live_stop(t);
 	if (t->dir[0])
-		rmdir(t->dir);
-	ctp_top_files_set(NULL, NULL, 0);
+		ctp_top_dir_remove(t->dir);
+	ctp_top_private_set(NULL, 0);
 }
 
 /* ---- the interval: a recording --------------------------------------- */
@@ -533,9 +679,10 @@ static void header(const struct top *t)
 		    t->n_good, t->back);
 	else
 		add(line, sizeof(line), &o,
-		    "ctprof-core top  %s  %s  every %.3gs%s",
+		    "ctprof-core top  %s  %s  every %.3gs%s%s",
 		    t->info.host[0] ? t->info.host : host, when,
-		    (double)t->interval_ns / 1e9, t->paused ? "  PAUSED" : "");
+		    (double)t->interval_ns / 1e9, t->paused ? "  PAUSED" : "",
+		    t->ended ? "  ENDED" : "");
 	if (t->have)
 		add(line, sizeof(line), &o, "  over %.2fs", t->info.seconds);
 	attron(A_BOLD);
@@ -557,6 +704,8 @@ static void header(const struct top *t)
 	} else if (t->have && t->info.exited != SIZE_MAX) {
 		add(line, sizeof(line), &o, "  exited %zu", t->info.exited);
 	}
+	if (t->failed[0] && !t->replay)
+		add(line, sizeof(line), &o, "  failed %s", t->failed);
 	if (t->info.denied) {
 		add(line, sizeof(line), &o, "  %llu reads denied",
 		    (unsigned long long)t->info.denied);
@@ -848,11 +997,8 @@ static bool key(struct top *t, int ch)
 		break;
 	case 'p':
 	case ' ':
-		if (!t->replay) {
+		if (!t->replay)
 			t->paused = !t->paused;
-			if (!t->paused)
-				t->next_ns = ctp_now_ns();
-		}
 		break;
 	case KEY_LEFT:
 	case '[':
@@ -909,15 +1055,11 @@ static void run(struct top *t)
 	for (;;) {
 		if (ctp_top_stop)
 			return;
-		if (!t->replay && !t->paused && ctp_now_ns() >= t->next_ns) {
-			live_capture(t);
-			uint64_t now = ctp_now_ns();
-			for (t->next_ns += t->interval_ns; t->next_ns <= now;
-			     t->next_ns += t->interval_ns)
-				;
-			dirty = true;
-			if (ctp_top_stop)
-				return;
+		if (!t->replay) {
+			dirty |= live_drain(t);
+			dirty |= live_child(t);
+			if (!t->paused)
+				dirty |= live_follow(t);
 		}
 		if (dirty) {
 			char news[256];
@@ -929,14 +1071,10 @@ static void run(struct top *t)
 			draw(t);
 			dirty = false;
 		}
-		int wait_ms = 250;
-		if (!t->replay && !t->paused) {
-			uint64_t now = ctp_now_ns();
-			uint64_t left = t->next_ns > now ? t->next_ns - now : 0;
-			if (left / 1000000 < 250)
-				wait_ms = (int)(left / 1000000);
-		}
-		timeout(wait_ms);
+		/* A new file is seen within a tick (or an interval, if
+		 * shorter). */
+		uint64_t tick_ms = t->interval_ns / 1000000;
+		timeout(t->replay || tick_ms > 250 ? 250 : (int)tick_ms);
 		int ch = getch();
 		if (ch == ERR)
 			continue;
@@ -952,7 +1090,8 @@ static void run(struct top *t)
 
 static int top_main(int argc, char **argv, bool replay)
 {
-	struct top t = {.sort = -1, .asc = -1, .files = {.dfd = -1}};
+	struct top t = {
+		.sort = -1, .asc = -1, .files = {.dfd = -1}, .err_fd = -1};
 	int rc = parse_args(argc, argv, &t, replay);
 	if (rc >= 0)
 		return rc;
@@ -972,6 +1111,11 @@ static int top_main(int argc, char **argv, bool replay)
 				t.group_custom = NULL;
 			}
 	}
+	/* Live: the config checked here (FILE:LINE:COL, status 2), as the
+	 * recording process will load it. */
+	if (!t.replay &&
+	    (rc = ctp_readcli_cap("top", t.config_path, NULL, &t.cap)) != 0)
+		goto out;
 	rc = CTP_EXIT_FAILURE;
 	if (t.replay && replay_start(&t) < 0)
 		goto out;
@@ -979,17 +1123,15 @@ static int top_main(int argc, char **argv, bool replay)
 		rc = CTP_EXIT_USAGE;
 		goto out;
 	}
-	if (!t.replay) {
-		/* Loading the plugins takes a moment: say so. */
-		mvaddnstr(0, 0, "ctprof-core top: loading the plugins...",
-			  COLS);
-		refresh();
-		if (live_start(&t) < 0) {
-			ctp_top_screen_end();
-			goto out;
-		}
+	/* The recording's stderr is the screen's kept one (topscreen.c). */
+	if (!t.replay && live_start(&t) < 0) {
+		live_stop(&t);
+		ctp_top_screen_end();
+		goto out;
 	}
 	run(&t);
+	/* Its last words kept too, shown after the screen. */
+	live_stop(&t);
 	ctp_top_screen_end();
 	rc = CTP_EXIT_OK;
 out:

@@ -5,6 +5,7 @@
  * the handler.
  */
 #include <curses.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -15,8 +16,10 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <term.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "topscreen.h"
@@ -34,16 +37,52 @@ static off_t log_read;
 static volatile sig_atomic_t screen_up;
 static SCREEN *scr;
 static char crash_dir[PATH_MAX];
-static char crash_files[CTP_TOP_FILES][PATH_MAX];
+static volatile sig_atomic_t crash_child;
 
-void ctp_top_files_set(const char *dir, const char *const files[], size_t n)
+void ctp_top_private_set(const char *dir, pid_t child)
 {
-	/* A crash between two of these writes removes a name being
-	 * written or not: a file left in a private temp directory. */
-	for (size_t i = 0; i < CTP_TOP_FILES; i++)
-		snprintf(crash_files[i], sizeof(crash_files[i]), "%s",
-			 i < n && files[i] ? files[i] : "");
+	crash_child = 0;
 	snprintf(crash_dir, sizeof(crash_dir), "%s", dir ? dir : "");
+	crash_child = child;
+}
+
+/* Remove dir's entries and dir; passes again (from the start) while one
+ * removes something, as getdents may skip entries removed under it. */
+void ctp_top_dir_remove(const char *dir)
+{
+	char buf[4096] __attribute__((aligned(8)));
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (int pass = 0, gone = 1; gone && pass < 8; pass++) {
+		gone = 0;
+		if (lseek(fd, 0, SEEK_SET) < 0)
+			break;
+		for (ssize_t n; (n = getdents64(fd, buf, sizeof(buf))) > 0;)
+			for (ssize_t o = 0; o < n;) {
+				const struct dirent64 *d =
+					(const void *)(buf + o);
+				o += d->d_reclen;
+				if (strcmp(d->d_name, ".") != 0 &&
+				    strcmp(d->d_name, "..") != 0 &&
+				    unlinkat(fd, d->d_name, 0) == 0)
+					gone = 1;
+			}
+	}
+	close(fd);
+	rmdir(dir);
+}
+
+void ctp_top_child_kill(pid_t pid)
+{
+	struct timespec ts = {.tv_nsec = 10000000};
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	/* Its own children, reparented, are gone when none answers. */
+	for (int i = 0; i < 200 && kill(-pid, 0) == 0; i++)
+		nanosleep(&ts, NULL);
 }
 
 static void add_seq(const char *cap, const char *fallback)
@@ -100,11 +139,10 @@ static void on_crash(int sig)
 {
 	int e = errno;
 	restore_raw();
-	for (size_t i = 0; i < CTP_TOP_FILES; i++)
-		if (crash_files[i][0])
-			unlink(crash_files[i]);
+	if (crash_child > 0)
+		ctp_top_child_kill((pid_t)crash_child);
 	if (crash_dir[0])
-		rmdir(crash_dir);
+		ctp_top_dir_remove(crash_dir);
 	errno = e;
 	/* SA_RESETHAND: the default action again, at once (SA_NODEFER). */
 	raise(sig);
