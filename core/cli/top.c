@@ -507,10 +507,9 @@ static bool live_follow(struct top *t)
 static void live_stop(struct top *t)
 {
 	struct timespec ts = {.tv_nsec = 10000000};
-	if (t->child <= 0)
-		return;
-	kill(t->child, SIGTERM);
-	for (int i = 0; i < 500; i++) {
+	if (t->child > 0)
+		kill(t->child, SIGTERM);
+	for (int i = 0; t->child > 0 && i < 500; i++) {
 		pid_t w = waitpid(t->child, NULL, WNOHANG);
 		if (w == t->child || (w < 0 && errno != EINTR)) {
 			t->child = 0;
