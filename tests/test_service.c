@@ -626,7 +626,8 @@ struct sample {
 
 /* The service's processes (supervisor first, then its children) and what
  * each holds, the slow clients (h, when not NULL) let go of for the moment. */
-static size_t sample(pid_t pid, struct holder *h, struct sample *s, size_t max)
+static size_t sample(pid_t pid, struct holder *h, struct sample *s, size_t max,
+		     size_t want)
 {
 	if (h) {
 		atomic_store(&h->pause, true);
@@ -635,7 +636,14 @@ static size_t sample(pid_t pid, struct holder *h, struct sample *s, size_t max)
 		usleep(500000); /* the server sees them closed */
 	}
 	pid_t kids[4];
-	size_t nk = children(pid, kids, 4), n = 0;
+	size_t nk = 0, n = 0;
+	/* `want` children (serve: the HTTP process and the capture process;
+	 * record: the recording). One the chaos ended (a crash, a hang, its
+	 * memory) is started again by the supervisor: wait for it, 10 s at
+	 * most (a sample between the two once found 2 processes where the
+	 * first had 3). */
+	for (int t = 0; t < 100 && (nk = children(pid, kids, 4)) < want; t++)
+		usleep(100000);
 	s[n++] = (struct sample){pid, fds_of(pid), rss_anon(pid)};
 	for (size_t i = 0; i < nk && n < max; i++)
 		s[n++] = (struct sample){kids[i], fds_of(kids[i]),
@@ -697,9 +705,9 @@ static void test_soak(void **state)
 		free(body);
 		assert_true(took < 10000);
 		if (i == SOAK_WARM)
-			nf = sample(pid, &h, first, 4);
+			nf = sample(pid, &h, first, 4, 2);
 	}
-	nl = sample(pid, &h, last, 4);
+	nl = sample(pid, &h, last, 4, 2);
 	atomic_store(&h.stop, true);
 	pthread_join(th, NULL);
 	printf("soak: %u answered 200, %u 503 with a reason, slowest %llu "
@@ -782,13 +790,13 @@ static void test_record_soak(void **state)
 			free(t);
 		}
 		if (!nf && lines >= SOAK_WARM)
-			nf = sample(pid, NULL, first, 4);
+			nf = sample(pid, NULL, first, 4, 1);
 		if (lines >= files)
 			break;
 		assert_true(e2e_now_ms() - t0 < 600000);
 		usleep(200000);
 	}
-	nl = sample(pid, NULL, last, 4);
+	nl = sample(pid, NULL, last, 4, 1);
 	for (size_t i = 0; i < nl; i++)
 		printf("  record process %d: %ld descriptors, RssAnon %ld KiB "
 		       "(at file %d: %ld, %ld)\n",
