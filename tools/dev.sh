@@ -32,6 +32,7 @@ packages=(
 	libcmocka-dev python3 python3-msgpack python3-zstandard zstd
 	dpkg-dev autoconf make clang-format git
 	clang libclang-rt-14-dev
+	libbpf-dev bpftool linux-libc-dev
 	sqlite3 jq
 	tmux
 	man-db groff-base bash-completion

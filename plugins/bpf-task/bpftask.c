@@ -1,0 +1,144 @@
+/* The iter/task program's user side (bpftask.h): libbpf and a skeleton. */
+#include "bpftask.h"
+
+#include "task_iter.skel.h"
+
+#include <ctprof/plugin-util.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct ctp_bpftask {
+	struct task_iter_bpf *skel;
+	unsigned char *buf; /* the raw stream of the last pass */
+	size_t cap;
+	struct ctp_bpftask_rec *recs;
+	size_t n_recs_cap;
+};
+
+/* libbpf writes its messages to stderr by default; the caller reports the
+ * failing step itself. */
+static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	(void)fmt;
+	(void)ap;
+	return 0;
+}
+
+static int fail(char *why, size_t whylen, int err, const char *step)
+{
+	if (why && whylen)
+		snprintf(why, whylen, "%s: %s", step, strerror(-err));
+	return err;
+}
+
+int ctp_bpftask_open(struct ctp_bpftask **ret, char *why, size_t whylen)
+{
+	struct ctp_bpftask *b;
+	int r;
+
+	if (access("/sys/kernel/btf/vmlinux", R_OK) < 0)
+		return fail(why, whylen, -errno, "/sys/kernel/btf/vmlinux");
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return fail(why, whylen, -ENOMEM, "allocating");
+	libbpf_set_print(quiet);
+	b->skel = task_iter_bpf__open();
+	if (!b->skel) {
+		r = fail(why, whylen, -errno, "opening the BPF object");
+		goto out;
+	}
+	r = task_iter_bpf__load(b->skel);
+	if (r < 0) {
+		r = fail(why, whylen, r, "loading the BPF program");
+		goto out;
+	}
+	r = task_iter_bpf__attach(b->skel);
+	if (r < 0) {
+		r = fail(why, whylen, r, "attaching the task iterator");
+		goto out;
+	}
+	*ret = b;
+	return 0;
+out:
+	ctp_bpftask_free(b);
+	return r;
+}
+
+void ctp_bpftask_free(struct ctp_bpftask *b)
+{
+	if (!b)
+		return;
+	task_iter_bpf__destroy(b->skel);
+	free(b->buf);
+	free(b->recs);
+	free(b);
+}
+
+/* Read the iterator's whole stream into b->buf; returns its length. */
+static ssize_t read_stream(struct ctp_bpftask *b, size_t max_bytes)
+{
+	int lfd = bpf_link__fd(b->skel->links.ctp_task_rec);
+	int fd = bpf_iter_create(lfd);
+	size_t len = 0;
+	ssize_t r;
+
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		/* 32 KiB: the most one read() of an iterator returns. */
+		if (len == b->cap &&
+		    (r = CTP_GROW(b->buf, b->cap, len + 32768, 32768)) < 0)
+			goto out;
+		size_t room = b->cap - len;
+		if (room > max_bytes + 1 - len)
+			room = max_bytes + 1 - len;
+		r = read(fd, b->buf + len, room);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			r = -errno;
+			goto out;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+		if (len > max_bytes) {
+			r = -E2BIG;
+			goto out;
+		}
+	}
+	r = (ssize_t)len;
+out:
+	close(fd);
+	return r;
+}
+
+int ctp_bpftask_pass(struct ctp_bpftask *b, size_t max_bytes,
+		     const struct ctp_bpftask_rec **recs)
+{
+	ssize_t len = read_stream(b, max_bytes);
+	size_t off = 0, n = 0;
+	int r;
+
+	if (len < 0)
+		return (int)len;
+	r = CTP_GROW(b->recs, b->n_recs_cap, (size_t)len / sizeof(*b->recs) + 1,
+		     64);
+	if (r < 0)
+		return r;
+	while ((r = ctp_bpftask_rec_next(b->buf, (size_t)len, &off,
+					 &b->recs[n])) == 1)
+		n++;
+	if (r < 0)
+		return r;
+	*recs = b->recs;
+	return (int)n;
+}

@@ -1,0 +1,35 @@
+/*
+ * The iter/task program in user space: load and attach it once per
+ * process, then run passes over every task of the caller's pid namespace.
+ * Needs libbpf, the kernel's BTF and CAP_BPF + CAP_PERFMON (or
+ * CAP_SYS_ADMIN).
+ */
+#ifndef CTP_BPFTASK_H
+#define CTP_BPFTASK_H
+
+#include "bpftask_rec.h"
+
+#include <stddef.h>
+
+struct ctp_bpftask;
+
+/*
+ * Open, load (the verifier runs here, once) and attach the program.
+ * Returns 0 with *ret set, or a negative errno with one line saying which
+ * step failed and why in why (-ENOENT: no /sys/kernel/btf/vmlinux; -EPERM:
+ * bpf() refused, privileges, lockdown or a seccomp filter).
+ */
+int ctp_bpftask_open(struct ctp_bpftask **ret, char *why, size_t whylen);
+void ctp_bpftask_free(struct ctp_bpftask *b);
+
+/*
+ * One pass: every task's record, parsed and checked, into a buffer of its
+ * own, valid until the next pass or ctp_bpftask_free. At most max_bytes of
+ * records are read (-E2BIG beyond). Returns the number of records with
+ * *recs set, or a negative errno (-EBADMSG: the stream was not whole
+ * records).
+ */
+int ctp_bpftask_pass(struct ctp_bpftask *b, size_t max_bytes,
+		     const struct ctp_bpftask_rec **recs);
+
+#endif /* CTP_BPFTASK_H */
