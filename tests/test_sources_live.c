@@ -258,11 +258,15 @@ static void same_values(void **state)
 		ctp_snap_table(files, CTP_SCOPE_THREAD);
 	const struct ctp_snap_table *st =
 		ctp_snap_table(source, CTP_SCOPE_THREAD);
-	assert_int_equal(summary(files, "procfs-stat", "from_files"), ft->rows);
-	assert_int_equal(summary(files, "schedstat", "from_files"), ft->rows);
+	/* Every thread recorded was read by one of the two ways; a thread of
+	 * the host that ended between its reads was read and not recorded
+	 * (CI once counted 156 reads for 152 rows beside a build): at least
+	 * the rows, never fewer. */
+	assert_true(summary(files, "procfs-stat", "from_files") >= ft->rows);
+	assert_true(summary(files, "schedstat", "from_files") >= ft->rows);
 	assert_int_equal(summary(files, "procfs-stat", "from_taskstats"), 0);
 	assert_true(summary(source, "procfs-stat", "from_taskstats") +
-			    summary(source, "procfs-stat", "from_files") ==
+			    summary(source, "procfs-stat", "from_files") >=
 		    st->rows);
 	assert_true(summary(source, "procfs-stat", "from_taskstats") >=
 		    N_THREADS);
