@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -1060,4 +1061,43 @@ int e2e_task_privs(pid_t pid, struct e2e_privs *p)
 		return -err;
 	buf[n] = '\0';
 	return e2e_privs_parse(buf, p);
+}
+
+pid_t e2e_mem_holder(unsigned mib, int in, int ack)
+{
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid)
+		return pid;
+	unsigned char want = (unsigned char)mib;
+	do {
+		/* A mapping of its own, touched page by page: resident. */
+		size_t n = (size_t)want << 20;
+		char *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			_exit(1);
+		for (size_t i = 0; i < n; i += 4096)
+			p[i] = 1;
+		if (write(ack, "k", 1) != 1)
+			_exit(1);
+	} while (read(in, &want, 1) == 1 && want);
+	pause();
+	_exit(0);
+}
+
+void e2e_read_ack(int fd)
+{
+	char c;
+	assert_int_equal(read(fd, &c, 1), 1);
+}
+
+void e2e_record_once(const char *config, const char *dir)
+{
+	const char *args[] = {"record", "--config", config, "-o",
+			      dir,	"--count",  "1",    NULL};
+	if (e2e_run(args, NULL, "rec-err.txt") != 0) {
+		e2e_show_file("record", "rec-err.txt");
+		fail_msg("record failed");
+	}
 }

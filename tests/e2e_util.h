@@ -102,6 +102,17 @@ int e2e_spawn(const char *const *args, const char *out, const char *err,
 void e2e_started_add(pid_t pid);
 void e2e_started_done(pid_t pid);
 void e2e_started_stop_all(void);
+/* A child holding `mib` MiB of its own anonymous memory, touched page by
+ * page (resident), growing to each next size asked on fd `in` (a byte of
+ * MiB; 0 or EOF: stop asking), answering a byte on `ack` once touched;
+ * then it waits for a signal. Returns its pid. */
+pid_t e2e_mem_holder(unsigned mib, int in, int ack);
+/* Read the one byte e2e_mem_holder answers on fd (a failed test if none). */
+void e2e_read_ack(int fd);
+/* `record --config config -o dir --count 1` (a failed test, its stderr
+ * shown, if it fails). */
+void e2e_record_once(const char *config, const char *dir);
+
 /* Start `ctprof-core serve ...` (args from "serve" on, stderr to log) as a
  * started child, and wait for its "listening on SCHEME://127.0.0.1:PORT"
  * line (scheme "http" or "https"): the pid, PORT in *port. Fails the

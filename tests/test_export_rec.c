@@ -377,48 +377,6 @@ static void test_textfile_stale(void **state)
 
 /* ---- A live recording in which one process grows ---- */
 
-/* A child holding `mib` MiB touched, growing to each next size asked on
- * fd `in` (a byte of MiB), answering on `ack` once touched. */
-static pid_t holder(unsigned mib, int in, int ack)
-{
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid)
-		return pid;
-	unsigned char want = (unsigned char)mib;
-	do {
-		/* A mapping of its own, touched page by page: resident. */
-		size_t n = (size_t)want << 20;
-		char *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (p == MAP_FAILED)
-			_exit(1);
-		for (size_t i = 0; i < n; i += 4096)
-			p[i] = 1;
-		if (write(ack, "k", 1) != 1)
-			_exit(1);
-	} while (read(in, &want, 1) == 1 && want);
-	pause();
-	_exit(0);
-}
-
-static void ack(int fd)
-{
-	char c;
-	assert_int_equal(read(fd, &c, 1), 1);
-}
-
-/* One `record --count 1` into rec. */
-static void record_once(void)
-{
-	const char *args[] = {"record", "--config", "live.yaml", "-o",
-			      "rec",	"--count",  "1",	 NULL};
-	if (e2e_run(args, NULL, "rec-err.txt") != 0) {
-		e2e_show_file("record", "rec-err.txt");
-		fail_msg("record failed");
-	}
-}
-
 /* What sqlite3 answers to sql over table p of rec.csv, in out. */
 static void sqlite(const char *sql, char *out, size_t n)
 {
@@ -450,12 +408,12 @@ static void test_growth_sqlite(void **state)
 	assert_int_equal(pipe(to2), 0);
 	assert_int_equal(pipe(back2), 0);
 	/* The grower at 8 MiB, and a bigger one that stays at 32. */
-	pid_t grow = holder(8, to[0], back[1]);
-	pid_t flat = holder(32, to2[0], back2[1]);
+	pid_t grow = e2e_mem_holder(8, to[0], back[1]);
+	pid_t flat = e2e_mem_holder(32, to2[0], back2[1]);
 	e2e_started_add(grow);
 	e2e_started_add(flat);
-	ack(back[0]);
-	ack(back2[0]);
+	e2e_read_ack(back[0]);
+	e2e_read_ack(back2[0]);
 	/* A proc root of the test and its two children only: what the
 	 * recording holds is what the test made, however busy the host. */
 	const pid_t pids[] = {getpid(), grow, flat};
@@ -469,13 +427,13 @@ static void test_growth_sqlite(void **state)
 	assert_true(len > 0 && (size_t)len < sizeof(yaml));
 	assert_int_equal(e2e_write_file("live.yaml", yaml, (size_t)len), 0);
 	/* 8, 24, 64 MiB: a capture at each. */
-	record_once();
+	e2e_record_once("live.yaml", "rec");
 	assert_int_equal(write(to[1], "\x10", 1), 1); /* +16 MiB */
-	ack(back[0]);
-	record_once();
+	e2e_read_ack(back[0]);
+	e2e_record_once("live.yaml", "rec");
 	assert_int_equal(write(to[1], "\x28", 1), 1); /* +40 MiB */
-	ack(back[0]);
-	record_once();
+	e2e_read_ack(back[0]);
+	e2e_record_once("live.yaml", "rec");
 	assert_int_equal(e2e_files("rec"), 3);
 	char *err;
 	assert_int_equal(run(NULL, &err, "rec", "--format", "csv", "--table",

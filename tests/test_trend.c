@@ -294,45 +294,6 @@ static void test_text(void **state)
 
 /* ---- A live recording in which a child grows, then is killed ---- */
 
-/* A child holding `mib` MiB touched, growing to each next size asked on
- * fd `in` (a byte of MiB), answering on `ack` once touched. */
-static pid_t holder(unsigned mib, int in, int ack)
-{
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid)
-		return pid;
-	unsigned char want = (unsigned char)mib;
-	do {
-		size_t n = (size_t)want << 20;
-		char *p = malloc(n);
-		if (!p)
-			_exit(1);
-		for (size_t i = 0; i < n; i += 4096)
-			p[i] = 1; /* touched: resident */
-		if (write(ack, "k", 1) != 1)
-			_exit(1);
-	} while (read(in, &want, 1) == 1 && want);
-	pause();
-	_exit(0);
-}
-
-static void ack(int fd)
-{
-	char c;
-	assert_int_equal(read(fd, &c, 1), 1);
-}
-
-static void record_once(void)
-{
-	const char *args[] = {"record", "--config", "live.yaml", "-o",
-			      "rec",	"--count",  "1",	 NULL};
-	if (e2e_run(args, NULL, "rec-err.txt") != 0) {
-		e2e_show_file("record", "rec-err.txt");
-		fail_msg("record failed");
-	}
-}
-
 static void test_live(void **state)
 {
 	(void)state;
@@ -344,9 +305,9 @@ static void test_live(void **state)
 	int to[2], back[2];
 	assert_int_equal(pipe(to), 0);
 	assert_int_equal(pipe(back), 0);
-	pid_t grow = holder(8, to[0], back[1]);
+	pid_t grow = e2e_mem_holder(8, to[0], back[1]);
 	e2e_started_add(grow);
-	ack(back[0]);
+	e2e_read_ack(back[0]);
 	/* A proc root of the test and its child only: the recording holds
 	 * what the test made, however busy the host. */
 	const pid_t pids[] = {getpid(), grow};
@@ -359,14 +320,14 @@ static void test_live(void **state)
 			   CTP_TEST_PLUGIN_DIR, tmp);
 	assert_true(len > 0 && (size_t)len < sizeof(yaml));
 	assert_int_equal(e2e_write_file("live.yaml", yaml, (size_t)len), 0);
-	record_once();
+	e2e_record_once("live.yaml", "rec");
 	assert_int_equal(write(to[1], "\x30", 1), 1); /* +48 MiB */
-	ack(back[0]);
-	record_once();
+	e2e_read_ack(back[0]);
+	e2e_record_once("live.yaml", "rec");
 	kill(grow, SIGKILL);
 	assert_true(e2e_wait(grow, NULL) >= 0);
 	e2e_started_done(grow);
-	record_once();
+	e2e_record_once("live.yaml", "rec");
 	assert_int_equal(e2e_files("rec"), 3);
 	char *out, *err, line[1024], want[64];
 	int rc = run(&out, &err, "rec", "--view", "mem", "--format", "csv",
