@@ -929,12 +929,59 @@ static void choose_sort(struct top *t)
 		t->sort = idx[k];
 }
 
+/* The keys replay adds (step, widen, jump): false for any other key. */
+static bool replay_key(struct top *t, int ch)
+{
+	switch (ch) {
+	case KEY_LEFT:
+	case '[':
+		if (t->ci > 1)
+			t->ci--;
+		break;
+	case KEY_RIGHT:
+	case ']':
+		if (t->ci + 1 < t->n_good)
+			t->ci++;
+		break;
+	case KEY_HOME:
+		t->ci = 1;
+		break;
+	case KEY_END:
+		t->ci = t->n_good - 1;
+		break;
+	case '+':
+	case '=':
+		if (t->back < t->n_good - 1)
+			t->back++;
+		break;
+	case '-':
+		if (t->back > 1)
+			t->back--;
+		break;
+	case 't':
+	case 'T': {
+		char buf[64] = "";
+		if (prompt("time (latest, -10m, 14:05, YYYY-mm-ddTHH:MM): ",
+			   buf, sizeof(buf)))
+			replay_jump(t, buf);
+		break;
+	}
+	default:
+		return false;
+	}
+	return true;
+}
+
 /* Returns false to quit. */
 static bool key(struct top *t, int ch)
 {
 	t->msg[0] = '\0';
 	if (t->help) {
 		t->help = false;
+		return true;
+	}
+	if (t->replay && replay_key(t, ch)) {
+		replay_paths(t);
 		return true;
 	}
 	switch (ch) {
@@ -998,43 +1045,6 @@ static bool key(struct top *t, int ch)
 	case ' ':
 		if (!t->replay)
 			t->paused = !t->paused;
-		break;
-	case KEY_LEFT:
-	case '[':
-		if (t->replay && t->ci > 1)
-			t->ci--;
-		break;
-	case KEY_RIGHT:
-	case ']':
-		if (t->replay && t->ci + 1 < t->n_good)
-			t->ci++;
-		break;
-	case KEY_HOME:
-		if (t->replay)
-			t->ci = 1;
-		break;
-	case KEY_END:
-		if (t->replay)
-			t->ci = t->n_good - 1;
-		break;
-	case '+':
-	case '=':
-		if (t->replay && t->back < t->n_good - 1)
-			t->back++;
-		break;
-	case '-':
-		if (t->replay && t->back > 1)
-			t->back--;
-		break;
-	case 't':
-	case 'T':
-		if (t->replay) {
-			char buf[64] = "";
-			if (prompt("time (latest, -10m, 14:05, "
-				   "YYYY-mm-ddTHH:MM): ",
-				   buf, sizeof(buf)))
-				replay_jump(t, buf);
-		}
 		break;
 	default:
 		if (ch >= '1' && ch <= '9' && (size_t)(ch - '1') < t->n_views)
