@@ -74,6 +74,14 @@ grep -q "${esc}\[33m[-+][0-9.]*%${esc}\[0m 0.029" "$out.c" ||
 grep -q "${esc}\[[0-9;]*m~" "$out.c" && fail "--vs: a ~ was coloured"
 grep -q '\\x1b' "$out.c" && fail "--vs: the sequences were escaped"
 strip <"$out.c" | cmp -s - "$out.p" || fail "--vs: stripped colour differs"
+# A file name with an escape byte in it is shown escaped with colour on too:
+# the program's own sequences are the only raw ones.
+odd="$HOME/e$(printf '\033')x"
+mkdir -p "$odd" && cp "$rec/$1" "$rec/$2" "$odd/"
+COLUMNS=132 "$bin" compare "$odd/$1" "$odd/$2" --vs "$odd/$1" "$odd/$2" \
+	--color=always >"$out.c" 2>/dev/null
+grep -qF 'e\x1bx/' "$out.c" || fail "--vs: an escape in a path not shown escaped"
+grep -q "e${esc}x" "$out.c" && fail "--vs: an escape in a path went out raw"
 
 # 3. No colour: on a pipe (auto), NO_COLOR (auto), machine formats even
 # with always.

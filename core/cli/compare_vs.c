@@ -150,14 +150,22 @@ int ctp_compare_vs(const struct ctp_compare_vs_args *a)
 			 ctp_color_for(STDOUT_FILENO),
 	};
 	/* All of it, or nothing: the output is made before any of it goes
-	 * out. */
-	FILE *m = open_memstream(&buf, &len);
-	if (!m) {
+	 * out. Text is made through the terminal rule (ctp_term_stream), so
+	 * that it goes out as it is: the table's own colour sequences pass
+	 * (ctp_term_raw), every other byte is escaped once, here. */
+	bool text = a->fmt == CTP_TABLE_TEXT;
+	FILE *m = open_memstream(&buf, &len),
+	     *tw = m && text ? ctp_term_stream(m) : m;
+	if (!tw) {
+		if (m)
+			fclose(m);
 		fprintf(stderr, PROG ": out of memory\n");
 		rc = CTP_EXIT_FAILURE;
 		goto out;
 	}
-	r = ctp_vs_print(m, vr[0], nr[0], vr[1], nr[1], &o, err, sizeof(err));
+	r = ctp_vs_print(tw, vr[0], nr[0], vr[1], nr[1], &o, err, sizeof(err));
+	if (tw != m && fclose(tw) != 0 && r == 0)
+		r = -ENOMEM;
 	if (fclose(m) != 0 && r == 0)
 		r = -ENOMEM;
 	if (r < 0) {
@@ -166,11 +174,9 @@ int ctp_compare_vs(const struct ctp_compare_vs_args *a)
 		rc = r == -EINVAL ? CTP_EXIT_USAGE : CTP_EXIT_FAILURE;
 		goto out;
 	}
-	/* With colour, its own sequences pass the terminal rule (every cell
-	 * was escaped when the table was made). */
-	if (o.color)
+	if (text)
 		ctp_term_raw(stdout, buf);
-	rc = (o.color || fwrite(buf, 1, len, stdout) == len) &&
+	rc = (text || fwrite(buf, 1, len, stdout) == len) &&
 			     fflush(stdout) == 0 && !ferror(stdout)
 		     ? CTP_EXIT_OK
 		     : CTP_EXIT_FAILURE;
