@@ -452,10 +452,15 @@ static int api_file_get(const struct ctp_task *task, uint32_t i,
 	return src->err;
 }
 
-static int api_source_register(struct ctp_ctx *ctx, const char *name,
-			       ctp_source_fill_fn fill)
+static int api_source_add(struct ctp_ctx *ctx,
+			  const struct ctp_source_desc *desc)
 {
-	if (!ctx || !name || !fill)
+	if (!ctx || !desc || desc->abi != CTP_ABI_MAJOR ||
+	    desc->size <
+		    offsetof(struct ctp_source_desc, fill) + sizeof(desc->fill))
+		return -EINVAL;
+	const char *name = desc->name;
+	if (!name || !desc->fill)
 		return -EINVAL;
 	struct ctp_engine *eng = ctx->eng;
 	size_t n = strlen(name);
@@ -473,8 +478,22 @@ static int api_source_register(struct ctp_ctx *ctx, const char *name,
 	struct ctp_source *src = &eng->sources[eng->n_sources++];
 	memcpy(src->name, name, n + 1);
 	src->plugin = ctx->plugin;
-	src->fill = fill;
+	src->fill = desc->fill;
+	src->walk =
+		CTP_HAS(desc, struct ctp_source_desc, walk) ? desc->walk : NULL;
 	return 0;
+}
+
+static int api_source_register(struct ctp_ctx *ctx, const char *name,
+			       ctp_source_fill_fn fill)
+{
+	struct ctp_source_desc d = {
+		.abi = CTP_ABI_MAJOR,
+		.size = offsetof(struct ctp_source_desc, walk),
+		.name = name,
+		.fill = fill,
+	};
+	return api_source_add(ctx, &d);
 }
 
 static bool cb_usable(const struct ctp_plugin_info *info, int cb);
@@ -1632,6 +1651,7 @@ int ctp_engine_init(struct ctp_engine *eng, const struct ctp_config *cfg,
 	eng->api.file_get = api_file_get;
 	eng->api.source_register = api_source_register;
 	eng->api.source_get = api_source_get;
+	eng->api.source_add = api_source_add;
 	eng->api.cgroup_ref = api_cgroup_ref;
 
 	struct ctp_walk *wk = calloc(1, sizeof(*wk));

@@ -40,6 +40,8 @@ struct ctp_source {
 	char name[CTP_SOURCE_NAME_MAX + 1];
 	uint32_t plugin;
 	ctp_source_fill_fn fill;
+	/* A walk source's list (struct ctp_source_desc.walk), else NULL. */
+	int (*walk)(void *state, const struct ctp_walk_task **tasks, size_t *n);
 };
 
 struct ctp_walk;

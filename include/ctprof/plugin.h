@@ -183,6 +183,8 @@ struct ctp_file {
 	int err;	  /* 0, or negative errno of the open/read */
 };
 
+struct ctp_walk_task; /* below */
+
 /* One task (a thread, or a process for process-scope callbacks). */
 struct ctp_task {
 	uint32_t abi, size;
@@ -210,6 +212,12 @@ struct ctp_task {
 	 * tid listed may be gone by the time its turn comes. */
 	const uint32_t *walk_tids;
 	uint32_t n_walk_tids;
+	/* Appended in ABI 1, thread callbacks only: the task's entry in the
+	 * list of the walk source the core walked from (struct
+	 * ctp_source_desc.walk), or NULL when the core listed /proc. A
+	 * provider's fill finds its own record by it (the entry's index in
+	 * the list it returned) without a lookup. */
+	const struct ctp_walk_task *walked;
 };
 
 /*
@@ -227,6 +235,44 @@ struct ctp_task {
 typedef int (*ctp_source_fill_fn)(void *state, const struct ctp_task *task,
 				  void *buf, size_t cap, size_t *len);
 #define CTP_SOURCE_MAX_BYTES 1024
+/*
+ * One task of a walk source's list (struct ctp_source_desc.walk): what the
+ * core needs to walk the task without listing /proc/<tgid>/task or opening
+ * a file of the thread's. Ids are as the proc root names them.
+ */
+struct ctp_walk_task {
+	int32_t tgid;
+	int32_t tid;
+	uint32_t flags;	   /* CTP_WALK_* */
+	uint32_t reserved; /* 0 */
+	char comm[16];	   /* the thread's name, NUL-terminated */
+};
+/* The name in comm is not the whole of what /proc shows (a workqueue
+ * worker, "kworker/0:1" where comm shows "kworker/0:1-events"): the core
+ * reads the thread's comm file for it. */
+#define CTP_WALK_COMM_FILE (1u << 0)
+
+/*
+ * A per-task source (ctp_api.source_add). fill as for source_register.
+ * walk, optional, makes it a walk source: called once at the start of
+ * every capture, on the thread that runs the capture, before any process
+ * is walked, it returns every task the source sees at that moment (one
+ * pass), sorted by tgid then tid, valid until the next call or fini.
+ * The core then walks those tasks instead of listing /proc: it opens each
+ * process's directory for the per-process files plugins declare, but
+ * reads a thread's declared files only when a plugin fetches them
+ * (ctp_api.file_get; the up-front ones are lazy too) and takes its name
+ * from the list. A negative errno (a failed pass) makes the core walk
+ * /proc for this capture and count why. The first walk source of the
+ * config's plugin order is used; later ones are plain sources.
+ */
+struct ctp_source_desc {
+	uint32_t abi, size; /* CTP_ABI_MAJOR, sizeof(struct ctp_source_desc) */
+	const char *name;
+	ctp_source_fill_fn fill;
+	int (*walk)(void *state, const struct ctp_walk_task **tasks, size_t *n);
+};
+
 /* Longest source name; a field name's syntax ([a-z0-9_.-], dot-separated,
  * no empty component). */
 #define CTP_SOURCE_NAME_MAX 31
@@ -468,6 +514,13 @@ struct ctp_api {
 			       ctp_source_fill_fn fill);
 	int (*source_get)(const struct ctp_task *task, const char *name,
 			  const void **data, size_t *len);
+
+	/* Appended in ABI 1: source_register with a description, which may
+	 * make the source a walk source (struct ctp_source_desc). The same
+	 * rules and returns as source_register, and -EINVAL for a desc of
+	 * another abi or too small a size. */
+	int (*source_add)(struct ctp_ctx *ctx,
+			  const struct ctp_source_desc *desc);
 };
 
 /* The longest comm ctp_api.exited_begin takes, and the most exited rows one
