@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <linux/bpf.h>
 #include <linux/capability.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -33,6 +34,7 @@
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -714,6 +716,105 @@ static void test_refuses_threads(void **state)
 	assert_int_equal(st.ps.seccomp, 0);
 }
 
+/* bpf(cmd) on attr (a union bpf_attr of its own), 0 or -errno; cmd is
+ * passed whole, upper half included. */
+static long sys_bpf(uint64_t cmd, union bpf_attr *attr)
+{
+	long r = syscall(SYS_bpf, cmd, attr, sizeof(*attr));
+	return r < 0 ? -errno : r;
+}
+
+/* A one-entry array map: its fd, or -errno. */
+static int array_map(void)
+{
+	union bpf_attr a;
+	memset(&a, 0, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_ARRAY;
+	a.key_size = 4;
+	a.value_size = 8;
+	a.max_entries = 1;
+	return (int)sys_bpf(BPF_MAP_CREATE, &a);
+}
+
+static int map_lookup(int fd)
+{
+	union bpf_attr a;
+	uint32_t key = 0;
+	uint64_t val = 1;
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)fd;
+	a.key = (uint64_t)(uintptr_t)&key;
+	a.value = (uint64_t)(uintptr_t)&val;
+	int r = (int)sys_bpf(BPF_MAP_LOOKUP_ELEM, &a);
+	return r < 0 ? r : (int)val; /* an array's entry starts 0 */
+}
+
+/*
+ * A capture child whose plugin loads BPF: as nobody with CAP_BPF and
+ * CAP_PERFMON, bpf() works while plugins initialize; after
+ * ctp_priv_end_load nothing new can be made, in any spelling of the
+ * command, while what init made still serves, without the capabilities.
+ */
+static void confine_bpf(void *arg, struct status *st)
+{
+	uint64_t caps = BIT(CAP_BPF) | BIT(CAP_PERFMON);
+	(void)arg;
+	if (ctp_priv_keep_caps("nobody", caps, CTP_PRIV_FILTER_CAPTURE_LOAD,
+			       st->why, sizeof(st->why)) < 0)
+		return;
+	int init_map = array_map(); /* a plugin's init */
+	st->r[0] = init_map < 0 ? init_map : 0;
+	int r = ctp_priv_end_load(caps, st->why, sizeof(st->why));
+	if (r < 0)
+		return;
+	read_status(st);
+	int late = array_map();
+	st->r[1] = late < 0 ? late : 0;
+	st->r[2] = init_map >= 0 ? map_lookup(init_map) : -EBADF;
+	union bpf_attr a;
+	memset(&a, 0, sizeof(a));
+	/* BPF_PROG_LOAD with a bit of the upper half set, and with bit 8:
+	 * refused by the filter (the kernel would have seen 5 or said
+	 * EINVAL). */
+	st->r[3] = (int)sys_bpf(BPF_PROG_LOAD | UINT64_C(1) << 40, &a);
+	st->r[4] = (int)sys_bpf(0x100 | BPF_MAP_CREATE, &a);
+	/* A kept command on no descriptor reaches the kernel: EBADF. */
+	a.map_fd = 999;
+	st->r[5] = (int)sys_bpf(BPF_MAP_GET_NEXT_KEY, &a);
+	st->ok = 1;
+}
+
+/* The plain capture filter refuses bpf() from the start. */
+static void confine_plain(void *arg, struct status *st)
+{
+	(void)arg;
+	if (ctp_priv_keep_caps("nobody", BIT(CAP_BPF) | BIT(CAP_PERFMON),
+			       CTP_PRIV_FILTER_CAPTURE, st->why,
+			       sizeof(st->why)) < 0)
+		return;
+	int m = array_map();
+	st->r[0] = m < 0 ? m : 0;
+	st->ok = 1;
+}
+
+static void test_capture_bpf_load(void **state)
+{
+	struct status st, sp;
+	(void)state;
+	in_child(confine_bpf, NULL, &st);
+	assert_int_equal(st.r[0], 0);
+	assert_int_equal(st.r[1], -EPERM);
+	assert_int_equal(st.r[2], 0);
+	assert_int_equal(st.r[3], -EPERM);
+	assert_int_equal(st.r[4], -EPERM);
+	assert_int_equal(st.r[5], -EBADF);
+	assert_int_equal(st.ps.eff | st.ps.prm, 0);
+	assert_int_equal(st.ps.seccomp, 2);
+	expect_user(&st, nobody_uid());
+	in_child(confine_plain, NULL, &sp);
+	assert_int_equal(sp.r[0], -EPERM);
+}
+
 static void test_caps_format(void **state)
 {
 	char buf[128];
@@ -742,6 +843,7 @@ int main(void)
 		cmocka_unit_test(test_keep_refuses_unheld),
 		cmocka_unit_test(test_drop_same_user),
 		cmocka_unit_test(test_refuses_threads),
+		cmocka_unit_test(test_capture_bpf_load),
 		cmocka_unit_test_teardown(test_capture_as_nobody, stop_target),
 	};
 	if (geteuid() != 0) {

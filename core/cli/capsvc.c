@@ -116,6 +116,12 @@ static void child_main(struct ctp_capsvc *cs, int fd)
 		eng.recording = true;
 		r = ctp_engine_load(&eng);
 	}
+	if (r >= 0 && cs->o.user && ctp_cli_confine_loaded() < 0) {
+		answer(fd, 0, -ENOTRECOVERABLE, 0,
+		       "cannot close bpf() after the plugins' init (see the "
+		       "log)");
+		_exit(CTP_EXIT_FAILURE);
+	}
 	if (r < 0) {
 		answer(fd, 0, r == -ECANCELED ? -ENOTRECOVERABLE : r, 0,
 		       r == -ECANCELED ? "a required plugin failed to load"

@@ -270,9 +270,13 @@ static int probe_caps(const struct ctp_config *cfg, uint64_t *mask)
 	return r;
 }
 
+/* What ctp_cli_confine did: confined at all, with bpf() open for the
+ * plugins' init (a plugin declared CAP_BPF), and whether
+ * ctp_cli_confine_loaded closed it. */
+static bool confined, confined_load, load_ended;
+
 int ctp_cli_confine(const char *user, const struct ctp_config *cfg)
 {
-	static bool confined;
 	char why[256], caps[256];
 	uint64_t mask = 0;
 	if (confined)
@@ -285,8 +289,11 @@ int ctp_cli_confine(const char *user, const struct ctp_config *cfg)
 			user, strerror(-r));
 		return r;
 	}
-	r = ctp_priv_keep_caps(user, mask, CTP_PRIV_FILTER_CAPTURE, why,
-			       sizeof(why));
+	confined_load = mask >> CAP_BPF & 1;
+	r = ctp_priv_keep_caps(user, mask,
+			       confined_load ? CTP_PRIV_FILTER_CAPTURE_LOAD
+					     : CTP_PRIV_FILTER_CAPTURE,
+			       why, sizeof(why));
 	if (r < 0) {
 		ctp_log(CTP_LOG_ERR, "cannot capture as %s: %s", user, why);
 		return r;
@@ -296,6 +303,22 @@ int ctp_cli_confine(const char *user, const struct ctp_config *cfg)
 	if (ctp_verbosity >= 1)
 		ctp_log(CTP_LOG_INFO, "capturing as %s with %s", user, caps);
 	return 0;
+}
+
+int ctp_cli_confine_loaded(void)
+{
+	char why[256];
+	if (!confined_load || load_ended)
+		return 0;
+	load_ended = true;
+	int r = ctp_priv_end_load(UINT64_C(1) << CAP_BPF |
+					  UINT64_C(1) << CAP_PERFMON |
+					  UINT64_C(1) << CAP_SYS_ADMIN,
+				  why, sizeof(why));
+	if (r < 0)
+		ctp_log(CTP_LOG_ERR,
+			"closing bpf() after the plugins' init: %s", why);
+	return r;
 }
 
 void ctp_cli_oom_exit(void)

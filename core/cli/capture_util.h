@@ -50,6 +50,17 @@ void ctp_cli_oom_exit(void);
  */
 int ctp_cli_confine(const char *user, const struct ctp_config *cfg);
 
+/*
+ * After the plugins' init in a process ctp_cli_confine confined: when a
+ * plugin declared CAP_BPF (it loads BPF programs in init, the only time
+ * it may), bpf() keeps only the commands that use what init made
+ * (ctp_priv_end_load) and CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN go. A
+ * later reload's init can then load no program: such a plugin falls back
+ * as it does without the privilege. 0 (also when there was nothing to
+ * do), or -errno after a message.
+ */
+int ctp_cli_confine_loaded(void);
+
 /* A third capturing process, recorded beside those when not 0: the
  * process of a service that asked for the capture (serve's HTTP). */
 extern uint32_t ctp_cli_peer;

@@ -653,6 +653,8 @@ static int session(const struct ctp_config *cfg, const struct rec_args *a)
 		r = ctp_engine_load(&eng);
 		ctp_sv_busy(false);
 	}
+	if (r >= 0 && a->user && ctp_cli_confine_loaded() < 0)
+		r = -EPERM;
 
 	if (r < 0) {
 		rc = r == -ECANCELED ? CTP_EXIT_REQUIRED : CTP_EXIT_FAILURE;

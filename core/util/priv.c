@@ -481,6 +481,7 @@ static int arg_rules(scmp_filter_ctx ctx, bool serve)
 static int load_filter(enum ctp_priv_filter filter, char *why, size_t whylen)
 {
 	bool serve = filter == CTP_PRIV_FILTER_SERVE;
+	bool load = filter == CTP_PRIV_FILTER_CAPTURE_LOAD;
 	const char *const *tbl = serve ? serve_allow : capture_deny;
 	size_t n = serve ? sizeof(serve_allow) / sizeof(serve_allow[0])
 			 : sizeof(capture_deny) / sizeof(capture_deny[0]);
@@ -502,6 +503,8 @@ static int load_filter(enum ctp_priv_filter filter, char *why, size_t whylen)
 		int nr = seccomp_syscall_resolve_name(tbl[i]);
 		if (nr == __NR_SCMP_ERROR || nr < 0)
 			continue; /* not on this architecture */
+		if (load && strcmp(tbl[i], "bpf") == 0)
+			continue; /* ctp_priv_end_load narrows it */
 		r = seccomp_rule_add(ctx, act, nr, 0);
 	}
 	if (!r)
@@ -512,6 +515,88 @@ static int load_filter(enum ctp_priv_filter filter, char *why, size_t whylen)
 	if (r < 0)
 		return fail(why, whylen, r, "seccomp filter: %s", strerror(-r));
 	return 0;
+}
+
+/*
+ * bpf() commands a capture child keeps after its plugins' init: they work
+ * on descriptors it already holds (maps, links) and make nothing new.
+ * Numbers of enum bpf_cmd (uapi, fixed).
+ */
+static const unsigned bpf_kept[] = {
+	1,  /* BPF_MAP_LOOKUP_ELEM */
+	2,  /* BPF_MAP_UPDATE_ELEM */
+	3,  /* BPF_MAP_DELETE_ELEM */
+	4,  /* BPF_MAP_GET_NEXT_KEY */
+	15, /* BPF_OBJ_GET_INFO_BY_FD */
+	21, /* BPF_MAP_LOOKUP_AND_DELETE_ELEM */
+	24, /* BPF_MAP_LOOKUP_BATCH */
+	25, /* BPF_MAP_LOOKUP_AND_DELETE_BATCH */
+	26, /* BPF_MAP_UPDATE_BATCH */
+	27, /* BPF_MAP_DELETE_BATCH */
+	33, /* BPF_ITER_CREATE */
+	34, /* BPF_LINK_DETACH */
+};
+
+/* EPERM for every bpf() command but bpf_kept[]: each of 0..63 not kept,
+ * and any with a bit of 6..31 set (the kernel reads the command as an
+ * int: the upper half of the register is ignored, so it is masked off
+ * here too). */
+static int bpf_rules(scmp_filter_ctx ctx)
+{
+	int r = 0;
+	for (unsigned cmd = 0; !r && cmd < 64; cmd++) {
+		bool kept = false;
+		for (size_t i = 0; i < sizeof(bpf_kept) / sizeof(bpf_kept[0]);
+		     i++)
+			kept |= bpf_kept[i] == cmd;
+		if (!kept)
+			r = seccomp_rule_add(
+				ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(bpf), 1,
+				SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, cmd));
+	}
+	for (unsigned b = 6; !r && b < 32; b++)
+		r = seccomp_rule_add(
+			ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(bpf), 1,
+			SCMP_A0(SCMP_CMP_MASKED_EQ, 1ull << b, 1ull << b));
+	return r;
+}
+
+int ctp_priv_end_load(uint64_t drop, char *why, size_t whylen)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx)
+		return fail(why, whylen, -ENOMEM, "seccomp_init failed");
+	int r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
+	if (!r) {
+		int l = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_LOG, 1);
+		r = l == -EOPNOTSUPP || l == -EINVAL ? 0 : l;
+	}
+	if (!r)
+		r = bpf_rules(ctx);
+	if (!r)
+		r = seccomp_load(ctx);
+	seccomp_release(ctx);
+	if (r < 0)
+		return fail(why, whylen, r, "seccomp filter after load: %s",
+			    strerror(-r));
+	cap_t c = cap_get_proc();
+	if (!c)
+		return fail(why, whylen, -errno, "cap_get_proc: %s",
+			    strerror(errno));
+	for (unsigned n = 0; !r && n <= CAP_LAST_CAP; n++) {
+		cap_value_t v = (cap_value_t)n;
+		if (drop >> n & 1 &&
+		    (cap_set_flag(c, CAP_EFFECTIVE, 1, &v, CAP_CLEAR) < 0 ||
+		     cap_set_flag(c, CAP_PERMITTED, 1, &v, CAP_CLEAR) < 0))
+			r = -errno;
+	}
+	if (!r && cap_set_proc(c) < 0)
+		r = -errno;
+	cap_free(c);
+	if (r < 0)
+		return fail(why, whylen, r, "dropping capabilities: %s",
+			    strerror(-r));
+	return single_thread(why, whylen);
 }
 
 /* Ambient cleared (the bounding set is the caller's), NoNewPrivs, filter. */

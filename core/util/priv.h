@@ -34,6 +34,11 @@ enum ctp_priv_filter {
 	 * collector needs (mount, module and kernel loading, bpf, namespaces,
 	 * execve, ...), which fail with EPERM. */
 	CTP_PRIV_FILTER_CAPTURE = 2,
+	/* The capture child's while its plugins initialize, when one of
+	 * them loads BPF programs (it declared CAP_BPF): the same deny-list
+	 * with bpf() allowed, narrowed by ctp_priv_end_load() once every
+	 * plugin's init returned. */
+	CTP_PRIV_FILTER_CAPTURE_LOAD = 3,
 };
 
 /* The uid and primary gid of user `name` (a name, or a decimal uid).
@@ -63,6 +68,19 @@ int ctp_priv_drop_to_user(const char *user, enum ctp_priv_filter filter,
  */
 int ctp_priv_keep_caps(const char *user, uint64_t caps,
 		       enum ctp_priv_filter filter, char *why, size_t whylen);
+
+/*
+ * After the plugins' init in a process confined with
+ * CTP_PRIV_FILTER_CAPTURE_LOAD: from now on bpf() may only use what init
+ * made (map reads and writes, iterator creation, object info, link
+ * detach, on descriptors the process holds); loading programs, creating
+ * maps, BTF or links, attaching and pinning fail with EPERM, in every
+ * thread (a filter stacked on the first). Then the capabilities in
+ * `drop` leave the permitted and effective sets (those of this thread:
+ * -EBUSY, after the filter, when the process has others). Returns 0 or a
+ * negative errno with why set.
+ */
+int ctp_priv_end_load(uint64_t drop, char *why, size_t whylen);
 
 /* "CAP_SYS_PTRACE,CAP_NET_ADMIN" for a mask ("none" when empty), by
  * ascending number, truncated to len. Returns the length it would have. */
