@@ -255,14 +255,14 @@ struct ctp_walk_task {
 /*
  * A per-task source (ctp_api.source_add). fill as for source_register.
  * walk, optional, makes it a walk source: called once at the start of
- * every capture, on the thread that runs the capture, before any process
- * is walked, it returns every task the source sees at that moment (one
- * pass), sorted by tgid then tid, valid until the next call or fini.
- * The core then walks those tasks instead of listing /proc: it opens each
- * process's directory for the per-process files plugins declare, but
- * reads a thread's declared files only when a plugin fetches them
- * (ctp_api.file_get; the up-front ones are lazy too) and takes its name
- * from the list. A negative errno (a failed pass) makes the core walk
+ * every capture, on the thread that runs the capture, after every
+ * plugin's host callback and before any process is walked, it returns every
+ * task the source sees at that moment (one pass), sorted by tgid then tid,
+ * valid until the next call or fini. The core then walks those tasks instead of
+ * listing /proc: it opens each process's directory for the per-process files
+ * plugins declare, but reads a thread's declared files only when a plugin
+ * fetches them (ctp_api.file_get; the up-front ones are lazy too) and takes its
+ * name from the list. A negative errno (a failed pass) makes the core walk
  * /proc for this capture and count why. The first walk source of the
  * config's plugin order is used; later ones are plain sources.
  */
