@@ -1068,6 +1068,139 @@ def print_issue17(rows, out):
                       else "-"))
 
 
+# ---- Issue 33: the BPF task source ----------------------------------------
+
+# Targets of issue 33: the shipped config with bpf-task against the naive
+# reader, CPU per thread, by load shape (threads per process); the
+# recorder's CPU per thread per capture once started.
+I33_RATIO_WIDE = 0.10   # 1,000 threads per process (30 processes)
+I33_RATIO_NARROW = 0.35  # 10 threads per process (per-process files stay)
+I33_REC_US = 2.0
+I33_KINDS = ("naive", "bpf", "files", "rec1", "recn")
+
+
+def bpf_config(path, plugin_dir, shipped, enabled):
+    """The shipped config with bpf-task enabled (first of its plugins) or
+    disabled, plugin_dirs at the build."""
+    with open(shipped) as f:
+        text = f.read()
+    m = re.search(r"^  bpf-task:\n    enabled: (true|false)\n", text,
+                  re.M)
+    entry = "  bpf-task:\n    enabled: %s\n" % ("true" if enabled
+                                                 else "false")
+    if m:
+        text = text[:m.start()] + entry + text[m.end():]
+    else:
+        text = re.sub(r"^plugins:\n", "plugins:\n" + entry, text, count=1,
+                      flags=re.M)
+    with open(path, "w") as f:
+        f.write(text + "\n# added by tools/bench/bench.py\n"
+                "plugin_dirs:\n  - \"%s\"\n" % plugin_dir)
+
+
+def i33_run(args, kind, outdir, configs, snap):
+    if kind == "naive":
+        r = run_measured(args, [args.reader, "--preset", "naive"], outdir,
+                         kind)
+        m = READER_RE.search(r["stdout"])
+        r["threads"] = int(m.group(2)) if m else host_threads()
+        r["bytes"] = 0
+    elif kind in ("bpf", "files"):
+        r = run_measured(args, ctprof_argv(args, configs[kind], snap, 1),
+                         outdir, kind)
+        m = SUMMARY_RE.search(r["stderr"])
+        if not m:
+            raise BenchError("no summary line from ctprof-core:\n%s"
+                             % r["stderr"].strip())
+        r["threads"] = int(m.group(1))
+        r["bytes"] = os.path.getsize(snap)
+    else:
+        r = run_record(args, outdir, configs["bpf"],
+                       1 if kind == "rec1" else args.i33_captures + 1)
+    r["walk"] = None
+    r.pop("stdout", None)
+    r.pop("stderr", None)
+    return r
+
+
+def issue33_block(args, n, per_process, outdir, configs):
+    """One load size and shape: every kind R times, rounds rotated."""
+    args.per_process = per_process
+    load = Load(args, n)
+    runs = {k: [] for k in I33_KINDS}
+    snap = os.path.join(outdir, "i33.ctprof.zst")
+    try:
+        log("N=%d, %d threads per process: load up (%s threads in %s "
+            "processes)" % (n, per_process, load.threads, load.procs))
+        i33_run(args, "bpf", outdir, configs, snap)  # warm the caches
+        for i in range(args.repeat):
+            shift = i % len(I33_KINDS)
+            for k in I33_KINDS[shift:] + I33_KINDS[:shift]:
+                runs[k].append(i33_run(args, k, outdir, configs, snap))
+            log("  round %d/%d: " % (i + 1, args.repeat) + "  ".join(
+                "%s %.3fs" % (k, runs[k][-1]["cpu"]) for k in I33_KINDS))
+    finally:
+        err = load.stop()
+        if err.strip():
+            log("  " + err.strip().replace("\n", "\n  "))
+    row = {"n": n, "per_process": per_process,
+           "load_threads": int(load.threads),
+           "load_processes": int(load.procs), "runs": runs, "sum": {}}
+    for k in ("naive", "bpf", "files"):
+        row["sum"][k] = summarize(runs[k])
+    nv = row["sum"]["naive"]["cpu_us_per_thread"]
+    for k in ("bpf", "files"):
+        row["sum"][k]["ratio"] = row["sum"][k]["cpu_us_per_thread"] / nv
+        row["sum"][k]["ratio_paired"] = paired_ratio(runs, k, "naive")
+    threads = med(runs["recn"], "threads")
+    rounds = list(zip(runs["rec1"], runs["recn"]))
+    row["rec_us_per_thread"] = (
+        (med(runs["recn"], "cpu") - med(runs["rec1"], "cpu"))
+        / args.i33_captures / threads * 1e6)
+    row["rec_us_per_thread_paired"] = statistics.median(
+        per_capture(o, m) for o, m in rounds) / threads * 1e6
+    row["rec_threads"] = threads
+    return row
+
+
+def i33_verdicts(row, check_at):
+    """(what, value, limit, ok) for each target this row checks."""
+    out = []
+    if row["load_threads"] < check_at:
+        return out
+    limit = (I33_RATIO_WIDE if row["per_process"] >= 1000 else
+             I33_RATIO_NARROW if row["per_process"] <= 10 else None)
+    if limit is not None:
+        v = row["sum"]["bpf"]["ratio"]
+        out.append(("bpf / naive, %d thr/proc" % row["per_process"], v,
+                    limit, v <= limit))
+    v = row["rec_us_per_thread"]
+    out.append(("record µs/thread/capture, %d thr/proc"
+                % row["per_process"], v, I33_REC_US, v <= I33_REC_US))
+    return out
+
+
+def print_issue33(rows, out):
+    out.write("| N | thr/proc | naive µs/thr | bpf-task µs/thr | bpf / naive "
+              "(paired) | files µs/thr | files / naive (paired) | record "
+              "µs/thr/capture (paired) | peak RSS MiB bpf / files | "
+              "snapshot B/thr |\n")
+    out.write("|" + " --- |" * 10 + "\n")
+    for r in rows:
+        s = r["sum"]
+        out.write("| %d | %d | %.1f | %.2f | %.3fx (%.3fx) | %.1f | %.2fx "
+                  "(%.2fx) | %.2f (%.2f) | %.1f / %.1f | %.1f |\n" % (
+                      r["load_threads"], r["per_process"],
+                      s["naive"]["cpu_us_per_thread"],
+                      s["bpf"]["cpu_us_per_thread"], s["bpf"]["ratio"],
+                      s["bpf"]["ratio_paired"],
+                      s["files"]["cpu_us_per_thread"], s["files"]["ratio"],
+                      s["files"]["ratio_paired"], r["rec_us_per_thread"],
+                      r["rec_us_per_thread_paired"],
+                      mib(s["bpf"]["maxrss"]), mib(s["files"]["maxrss"]),
+                      s["bpf"]["bytes_per_thread"]))
+
+
 # ---- --appstats (issue 19): what the appstats collector costs ------------
 
 
@@ -1728,6 +1861,17 @@ def parse_args():
                     "the full file set, ps -eLo and atop -w, for each load "
                     "shape (threads per process, default %(const)s); "
                     "prints syscalls per thread (issue 17)")
+    ap.add_argument("--issue33", metavar="SHAPES", nargs="?",
+                    const="1000,10",
+                    help="the shipped config with bpf-task (one-shot, "
+                    "workers 1) against the naive reader and against the "
+                    "same config with bpf-task disabled (files), and the "
+                    "recorder's CPU per thread per capture, for each load "
+                    "shape (threads per process, default %(const)s); checks "
+                    "issue 33's targets at N >= --check-at")
+    ap.add_argument("--i33-captures", type=int, default=10, metavar="K",
+                    help="with --issue33: the recorder is measured as "
+                    "record --count K+1 less --count 1 (default %(default)s)")
     ap.add_argument("--appstats", action="store_true",
                     help="issue 19: the appstats collector's cost, without "
                     "and with a 1,000-thread publisher (not --threads)")
@@ -1881,6 +2025,31 @@ def main():
             print("\n%s" % ("FAILED: processes skipped by the budget"
                             if failed else "PASS: no process skipped by "
                             "the budget"))
+            return 1 if failed and not args.no_check else 0
+        if args.issue33:
+            cfgs = {"bpf": os.path.join(outdir, "bench-bpf.yaml"),
+                    "files": os.path.join(outdir, "bench-files.yaml")}
+            shipped33 = os.path.join(REPO, "config", "collectors.yaml")
+            bpf_config(cfgs["bpf"], args.plugin_dir, shipped33, True)
+            bpf_config(cfgs["files"], args.plugin_dir, shipped33, False)
+            for n in args.sizes:
+                for t in [int(x) for x in args.issue33.split(",")]:
+                    rows.append(issue33_block(args, n, t, outdir, cfgs))
+            print("ctprof-core issue-33 benchmark, %s; %d CPUs (%s), %.1f "
+                  "GiB, Linux %s; medians of %d rounds" % (
+                      info["date"], info["nproc"], info["model"],
+                      info["mem_gib"], info["kernel"], args.repeat))
+            print_issue33(rows, sys.stdout)
+            if args.json:
+                with open(args.json, "w") as f:
+                    json.dump({"machine": info, "rows": rows}, f, indent=1)
+            vs = [v for r in rows for v in i33_verdicts(r, args.check_at)]
+            for what, v, lim, ok in vs:
+                print("%s: %s %.3f (limit %.2f)" % (
+                    "PASS" if ok else "FAILED", what, v, lim))
+            if not vs:
+                print("targets not checked: no N >= %d" % args.check_at)
+            failed = any(not ok for _, _, _, ok in vs)
             return 1 if failed and not args.no_check else 0
         for n in args.sizes:
             if args.issue17:
