@@ -517,6 +517,8 @@ static int api_source_get(const struct ctp_task *task, const char *name,
 	struct worker *w = tp->w;
 	struct ctp_engine *eng = w->eng;
 	uint32_t i = 0;
+	if (eng->sources_off)
+		return -ENOENT;
 	while (i < eng->n_sources && strcmp(eng->sources[i].name, name) != 0)
 		i++;
 	if (i == eng->n_sources)

@@ -55,6 +55,10 @@ struct ctp_engine {
 	/* A long-lived recorder (ctp_api.recording): set before the plugins
 	 * are loaded, false for a one-shot capture. */
 	bool recording;
+	/* Every per-task source hidden (ctp_api.source_get: -ENOENT, no walk
+	 * from a source): each plugin takes its values from its files, as on
+	 * a host where no provider loaded (`selftest` compares the two). */
+	bool sources_off;
 	bool progress; /* print a progress line on stderr */
 	bool strict;   /* --strict: any plugin failure is a required one's */
 

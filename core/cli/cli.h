@@ -29,6 +29,8 @@ int ctp_cmd_serve(int argc, char **argv);
 /* `top` and `replay DIR` (top.c, docs/TOP.md). */
 int ctp_cmd_top(int argc, char **argv);
 int ctp_cmd_replay(int argc, char **argv);
+/* selftest.c: per-task sources against files on this kernel. */
+int ctp_cmd_selftest(int argc, char **argv);
 
 /* core/cli/plugcmd.c: commands plugins add. */
 struct ctp_config;

@@ -105,6 +105,8 @@ static void usage_main(FILE *out)
 		"interval, with keys\n"
 		"  replay DIR           the same screen over a recording "
 		"(top --replay DIR)\n"
+		"  selftest             per-task sources (BPF, taskstats) "
+		"against the files, here\n"
 		"  plugins [--config F] list plugins with their fields\n"
 		"  check-config FILE [--as-host NAME]   (or --config FILE)\n"
 		"                       validate a config and print the "
@@ -879,6 +881,8 @@ int main(int argc, char **argv)
 			return ctp_cmd_top(argc - 1, argv + 1);
 		if (strcmp(cmd, "replay") == 0)
 			return ctp_cmd_replay(argc - 1, argv + 1);
+		if (strcmp(cmd, "selftest") == 0)
+			return ctp_cmd_selftest(argc - 1, argv + 1);
 		int rc = ctp_cli_plugin_command(argc - 1, argv + 1);
 		if (rc >= 0)
 			return rc;

@@ -1,0 +1,9 @@
+# `ctprof-core selftest` (core/cli/selftest.c): the per-task sources against
+# the files on the live kernel. With the shipped config every compared value
+# is equal (exit 0); with abi-liar's source, which lies about context
+# switches, the command names the field and exits 1 (tests/selftest.sh).
+ctp_abi_plugin(abi-liar abi_liar.c)
+add_test(NAME selftest COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/selftest.sh
+                               $<TARGET_FILE:ctprof-core> ${PROJECT_SOURCE_DIR}
+                               ${CMAKE_BINARY_DIR}/plugins ${CTP_ABI_PLUGIN_DIR})
+set_tests_properties(selftest PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
