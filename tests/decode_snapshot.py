@@ -340,9 +340,12 @@ def check_spec(snap, legacy=False):
     check_keys(cap, ["start_realtime_ns", "end_realtime_ns", "duration_ns",
                      "workers", "roots", "config_path", "kernel_release",
                      "ptrace_capable", "hostname", "start_boottime_ns",
-                     "cgroups_read_boottime_ns", "self_tgids"], "capture",
+                     "cgroups_read_boottime_ns", "self_tgids",
+                     "walk_source", "walk_fallback", "walk_fallbacks"],
+               "capture",
                optional=("ptrace_capable", "hostname", "start_boottime_ns",
-                         "cgroups_read_boottime_ns", "self_tgids"))
+                         "cgroups_read_boottime_ns", "self_tgids",
+                         "walk_source", "walk_fallback", "walk_fallbacks"))
     for k in ("start_realtime_ns", "end_realtime_ns", "duration_ns",
               "workers"):
         need(is_uint(cap[k]), "capture.%s" % k)
@@ -363,6 +366,16 @@ def check_spec(snap, legacy=False):
         need(is_uint(cr) and cr >= cap.get("start_boottime_ns", 0),
              "capture.cgroups_read_boottime_ns %r: not before the start"
              % (cr,))
+    for k in ("walk_source", "walk_fallback"):
+        if k in cap:
+            need(is_str(cap[k]) and cap[k], "capture.%s" % k)
+    need(("walk_fallback" in cap) == ("walk_fallbacks" in cap) and
+         not ("walk_source" in cap and "walk_fallback" in cap),
+         "capture: walk_fallback and walk_fallbacks come together, never "
+         "with walk_source")
+    if "walk_fallbacks" in cap:
+        need(is_uint(cap["walk_fallbacks"]) and cap["walk_fallbacks"] >= 1,
+             "capture.walk_fallbacks")
     if "self_tgids" in cap:
         st = cap["self_tgids"]
         need(isinstance(st, list) and 1 <= len(st) <= 4 and

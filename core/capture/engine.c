@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The walk: every tgid under the proc root, every tid under its task/,
+ * The walk: every tgid under the proc root, every tid under its task/
+ * (or every task of a walk source's list, struct ctp_source_desc.walk),
  * each needed file read once relative to the task's directory fd, and the
  * bytes handed to every plugin that declared the file. Workers claim tgids
  * in ascending order; spans let the writer emit rows in (tgid, tid) order
@@ -98,6 +99,17 @@ struct ctp_walk {
 	/* Walk state shared by workers. */
 	uint32_t *tgids;
 	size_t n_tgids;
+	/* Walking from a walk source (NULL: from the proc root): its list
+	 * of this capture, sorted by tgid then tid; the tasks of tgids[i]
+	 * are list[first[i] .. first[i + 1]); list_ns is CLOCK_BOOTTIME as
+	 * the source's pass was taken (every process's read time). */
+	const struct ctp_walk_task *list;
+	size_t *first;
+	uint64_t list_ns;
+	/* Captures that fell back to the proc root, and the last reason
+	 * logged (a reason is logged once, when it changes). */
+	uint64_t fallbacks;
+	char fallback_logged[160];
 	_Atomic size_t next_tgid;
 	_Atomic unsigned workers_done;
 	pthread_mutex_t done_lock;
@@ -705,18 +717,19 @@ static bool task_exists(int pdir, const char *rel)
 
 /*
  * Read the up-front files of one scope (thread or process) of the task at
- * dirfd into fs; lazy files get -ENODATA until fetched. Returns whether a
- * read said the task may be gone (ENOENT, ESRCH).
+ * dirfd into fs; lazy files (every one with all_lazy) get -ENODATA until
+ * fetched. Returns whether a read said the task may be gone (ENOENT,
+ * ESRCH).
  */
 static bool read_files(const struct ctp_engine *eng, int dirfd, const char *pre,
 		       size_t plen, const struct ctp_filedef *defs, uint32_t n,
-		       struct fileset *fs)
+		       bool all_lazy, struct fileset *fs)
 {
 	bool maybe_gone = false;
 	char path[UNDER_MAX];
 	for (uint32_t f = 0; f < n; f++) {
 		size_t len = 0;
-		fs->loaded[f] = !defs[f].lazy;
+		fs->loaded[f] = !defs[f].lazy && !all_lazy;
 		if (!fs->loaded[f]) {
 			fs->file[f] = (struct ctp_file){.err = -ENODATA};
 			continue;
@@ -886,10 +899,34 @@ static int64_t thread_row(struct worker *w, uint32_t tgid, uint32_t tid,
 	return row;
 }
 
+/*
+ * The name of a thread a walk source listed (`walked`): the list's, or,
+ * when the source says it is not the whole name (CTP_WALK_COMM_FILE), the
+ * thread's comm file. A failure means the thread is gone (or unreadable).
+ */
+static int listed_name(struct worker *w, int tdir,
+		       const struct ctp_walk_task *walked)
+{
+	char path[UNDER_MAX];
+	if (walked->flags & CTP_WALK_COMM_FILE)
+		return read_line_at(
+			tdir,
+			under(w->tpre, w->tpre_len, "comm", path, sizeof(path)),
+			w->eng->walk->check_files, w->comm, sizeof(w->comm));
+	size_t n = strnlen(walked->comm, sizeof(walked->comm));
+	memcpy(w->comm, walked->comm, n);
+	w->comm[n] = '\0';
+	return 0;
+}
+
 /* The thread walk[0] of process tgid; walk[1 .. n) are the tids this
- * worker walks after it (ctp_task.walk_tids). */
+ * worker walks after it (ctp_task.walk_tids). `walked` is its entry in
+ * the walk source's list, NULL when the proc root was listed: then none
+ * of its files is read before a plugin fetches it, and its name is the
+ * list's. */
 static void do_thread(struct worker *w, int pdir, uint32_t tgid,
-		      const uint32_t *walk, size_t n, uint32_t *recorded)
+		      const uint32_t *walk, size_t n,
+		      const struct ctp_walk_task *walked, uint32_t *recorded)
 {
 	struct ctp_engine *eng = w->eng;
 	uint32_t tid = walk[0];
@@ -920,10 +957,11 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid,
 		w->src[i].loaded = false;
 	bool maybe_gone =
 		read_files(eng, tdir, w->tpre, w->tpre_len, eng->thread_files,
-			   eng->n_thread_files, &w->tset);
-	int err = task_name(eng, tdir, w->tpre, w->tpre_len,
-			    eng->walk->stat_thread, &w->tset, w->comm,
-			    sizeof(w->comm));
+			   eng->n_thread_files, walked != NULL, &w->tset);
+	int err = walked ? listed_name(w, tdir, walked)
+			 : task_name(eng, tdir, w->tpre, w->tpre_len,
+				     eng->walk->stat_thread, &w->tset, w->comm,
+				     sizeof(w->comm));
 	const char *cgpath = "";
 	int64_t cgrow =
 		err < 0 ? -1 : thread_cgroup(w, tdir, tid, &cgpath, &err);
@@ -955,6 +993,7 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid,
 		.cgroup = cgrow >= 0 ? cgpath : "",
 		.walk_tids = walk,
 		.n_walk_tids = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n,
+		.walked = walked,
 	};
 	struct ctp_record rec = {
 		.cap = eng->cap,
@@ -1004,7 +1043,16 @@ static struct ctp_split *split_publish(struct worker *w, size_t idx,
 }
 
 static void do_thread(struct worker *w, int pdir, uint32_t tgid,
-		      const uint32_t *walk, size_t n, uint32_t *recorded);
+		      const uint32_t *walk, size_t n,
+		      const struct ctp_walk_task *walked, uint32_t *recorded);
+
+/* The entry of the i-th tid of the process at span idx in the walk
+ * source's list, NULL when the proc root was listed. */
+static const struct ctp_walk_task *walked_at(const struct ctp_walk *wk,
+					     size_t idx, size_t i)
+{
+	return wk->list ? wk->list + wk->first[idx] + i : NULL;
+}
 
 /* Walk tids [lo, hi) of a split process: rows in this worker's table,
  * listed as one extra span. */
@@ -1036,8 +1084,13 @@ static void do_chunk(struct worker *w, struct ctp_split *sp, size_t lo,
 	}
 	uint32_t first = w->threads->nrows, recorded = 0;
 	uint64_t unread = w->tids_unread_resource;
+	/* sp->tids are the process's from the split's start on
+	 * (split_publish), its tids[splits.chunk ..). */
 	for (size_t i = lo; i < hi && w->result == 0; i++)
-		do_thread(w, pdir, sp->tgid, sp->tids + i, hi - i, &recorded);
+		do_thread(w, pdir, sp->tgid, sp->tids + i, hi - i,
+			  walked_at(eng->walk, sp->span,
+				    eng->walk->splits.chunk + i),
+			  &recorded);
 	sys_close(pdir);
 	atomic_fetch_add(&sp->unread,
 			 (uint32_t)(w->tids_unread_resource - unread));
@@ -1142,17 +1195,40 @@ static void process_cgroup(struct worker *w, int pdir, uint32_t tgid,
 	}
 }
 
+/* The tids of the process at span idx in the walk source's list into
+ * w->tids: 0 or -ENOMEM. */
+static int listed_tids(struct worker *w, size_t idx, size_t *ntids)
+{
+	const struct ctp_walk *wk = w->eng->walk;
+	size_t n = wk->first[idx + 1] - wk->first[idx];
+	if (n > w->tid_cap) {
+		uint32_t *ni = realloc(w->tids, n * sizeof(*ni));
+		if (!ni)
+			return -ENOMEM;
+		w->tids = ni;
+		w->tid_cap = n;
+	}
+	const struct ctp_walk_task *t = wk->list + wk->first[idx];
+	for (size_t i = 0; i < n; i++)
+		w->tids[i] = (uint32_t)t[i].tid;
+	*ntids = n;
+	return 0;
+}
+
 /* The process's files (w->pset), name (w->pcomm) and tids (w->tids,
- * sorted). Returns 0, or a negative errno when the process is gone. */
-static int process_tids(struct worker *w, int pdir, size_t *ntids)
+ * sorted: its task/ listed, or the walk source's list for span idx).
+ * Returns 0, or a negative errno when the process is gone. */
+static int process_tids(struct worker *w, int pdir, size_t idx, size_t *ntids)
 {
 	struct ctp_engine *eng = w->eng;
 	read_files(eng, pdir, NULL, 0, eng->process_files, eng->n_process_files,
-		   &w->pset);
+		   false, &w->pset);
 	int r = task_name(eng, pdir, NULL, 0, eng->walk->stat_process, &w->pset,
 			  w->pcomm, sizeof(w->pcomm));
 	if (r < 0)
 		return r;
+	if (eng->walk->list)
+		return listed_tids(w, idx, ntids);
 	int taskfd =
 		sys_openat(pdir, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (taskfd < 0)
@@ -1179,9 +1255,10 @@ static int64_t process_row(struct worker *w, uint32_t tgid)
 	return row;
 }
 
-/* Open tgid's directory and list its tids into w->tids; the directory,
- * or -1 when the process is gone or unread (counted). */
-static int process_open(struct worker *w, uint32_t tgid, size_t *ntids)
+/* Open the directory of tgid (span idx) and list its tids into w->tids;
+ * the directory, or -1 when the process is gone or unread (counted). */
+static int process_open(struct worker *w, uint32_t tgid, size_t idx,
+			size_t *ntids)
 {
 	char name[16];
 	int pdir;
@@ -1191,7 +1268,7 @@ static int process_open(struct worker *w, uint32_t tgid, size_t *ntids)
 	pdir = sys_openat(w->eng->roots.proc_fd, name,
 			  O_PATH | O_DIRECTORY | O_CLOEXEC);
 	int err = pdir < 0 ? -errno : 0;
-	if (pdir >= 0 && (err = process_tids(w, pdir, ntids)) < 0) {
+	if (pdir >= 0 && (err = process_tids(w, pdir, idx, ntids)) < 0) {
 		sys_close(pdir);
 		pdir = -1;
 	}
@@ -1270,7 +1347,7 @@ static void do_process(struct worker *w, size_t idx)
 	span->tgid = tgid;
 	span->nthreads = 0;
 	span->proc_row = UINT32_MAX;
-	pdir = process_open(w, tgid, &ntids);
+	pdir = process_open(w, tgid, idx, &ntids);
 	if (pdir < 0)
 		return;
 	process_cgroup(w, pdir, tgid, ntids);
@@ -1284,8 +1361,9 @@ static void do_process(struct worker *w, size_t idx)
 	/* When it was read, for each task's own interval between two
 	 * snapshots (a capture can take seconds): as its threads' walk
 	 * begins, right after its own files, since most counters that make
-	 * rates are its threads'. */
-	uint64_t read_ns = ctp_boottime_ns();
+	 * rates are its threads'; walking from a source, when the source's
+	 * pass, which holds its threads' counters, was taken. */
+	uint64_t read_ns = wk->list ? wk->list_ns : ctp_boottime_ns();
 	if (read_ns)
 		ctp_table_set(w->procs, (uint32_t)prow, CTP_PCOL_READ_NS,
 			      read_ns);
@@ -1303,7 +1381,8 @@ static void do_process(struct worker *w, size_t idx)
 	first = w->threads->nrows;
 	uint64_t unread = w->tids_unread_resource;
 	for (size_t i = 0; i < own && w->result == 0; i++)
-		do_thread(w, pdir, tgid, w->tids + i, own - i, &recorded);
+		do_thread(w, pdir, tgid, w->tids + i, own - i,
+			  walked_at(wk, idx, i), &recorded);
 	process_done(w, span, prow, first, recorded, split,
 		     w->tids_unread_resource > unread);
 	if (sp)
@@ -1715,6 +1794,9 @@ int ctp_engine_rearm(struct ctp_engine *eng)
 	free(wk->tgids);
 	wk->tgids = NULL;
 	wk->n_tgids = 0;
+	free(wk->first);
+	wk->first = NULL;
+	wk->list = NULL;
 	atomic_store(&wk->next_tgid, 0);
 	atomic_store(&wk->workers_done, 0);
 	atomic_store(&wk->in_process, 0);
@@ -1754,6 +1836,7 @@ void ctp_engine_done(struct ctp_engine *eng)
 	if (!wk)
 		return;
 	free(wk->tgids);
+	free(wk->first);
 	ctp_cgroups_done(&wk->cgroups);
 	ctp_cg_procs_free(&wk->procs);
 	ctp_splitq_done(&wk->splits);
@@ -1831,22 +1914,166 @@ static void choose_sharing(struct ctp_engine *eng, uint32_t nw)
 	wk->splits.chunk = splittable ? eng->cfg->split_threads : 0;
 }
 
-/* Pass "list": the tgids under the proc root, ascending, and a span per
- * tgid (none recorded yet). */
+/* The walk source of this capture: the first loaded plugin's, in the
+ * config's plugin order, that offers one; NULL when none does. */
+static const struct ctp_source *walk_source(const struct ctp_engine *eng)
+{
+	const struct ctp_source *best = NULL;
+	for (uint32_t i = 0; i < eng->n_sources; i++) {
+		const struct ctp_source *src = &eng->sources[i];
+		if (src->walk &&
+		    eng->cap->plugins[src->plugin].status == CTP_PST_LOADED &&
+		    (!best || src->plugin < best->plugin))
+			best = src;
+	}
+	return best;
+}
+
+/* Why a walk source's list cannot be walked into why (n bytes), or
+ * false when it can: every id above 0, sorted by tgid then tid, no task
+ * twice. */
+static bool list_unusable(const struct ctp_walk_task *t, size_t n, char *why,
+			  size_t wn)
+{
+	if (!t || !n) {
+		snprintf(why, wn, "its list is empty");
+		return true;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (t[i].tgid <= 0 || t[i].tid <= 0) {
+			snprintf(why, wn,
+				 "its list names task %zu as tgid %" PRId32
+				 " tid %" PRId32,
+				 i, t[i].tgid, t[i].tid);
+			return true;
+		}
+		if (i &&
+		    (t[i].tgid < t[i - 1].tgid || (t[i].tgid == t[i - 1].tgid &&
+						   t[i].tid <= t[i - 1].tid))) {
+			snprintf(why, wn,
+				 "its list is not sorted by tgid then tid "
+				 "(tgid %" PRId32 " tid %" PRId32
+				 " after tgid %" PRId32 " tid %" PRId32 ")",
+				 t[i].tgid, t[i].tid, t[i - 1].tgid,
+				 t[i - 1].tid);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The capture walks the proc root although a walk source is loaded:
+ * said in the snapshot, counted, logged once per reason. */
+static void walk_fallback(struct ctp_engine *eng, const char *why)
+{
+	struct ctp_walk *wk = eng->walk;
+	struct ctp_capture *cap = eng->cap;
+	snprintf(cap->walk_fallback, sizeof(cap->walk_fallback), "%s", why);
+	cap->walk_fallbacks = ++wk->fallbacks;
+	bool told = strcmp(wk->fallback_logged, cap->walk_fallback) == 0;
+	ctp_log(told ? CTP_LOG_DEBUG : CTP_LOG_WARNING,
+		"%s: the tasks are listed from %s instead", cap->walk_fallback,
+		cap->proc_root);
+	memcpy(wk->fallback_logged, cap->walk_fallback,
+	       sizeof(wk->fallback_logged));
+}
+
+/*
+ * Pass "list" from the walk source, when one is loaded: its walk() on
+ * this thread (under its plugin's lock, supervised as its host callback,
+ * its time the plugin's), the pass's time taken just before; its tgids
+ * (wk->tgids) and where each one's tasks start (wk->first). Returns 1
+ * when the capture walks from the list, 0 when it lists the proc root
+ * (no walk source, or it failed: walk_fallback), -ENOMEM.
+ */
+static int source_list(struct ctp_engine *eng)
+{
+	struct ctp_walk *wk = eng->walk;
+	struct ctp_capture *cap = eng->cap;
+	const struct ctp_source *src = walk_source(eng);
+	char why[sizeof(cap->walk_fallback)];
+	if (!src)
+		return 0;
+	struct ctp_plugin_info *info = &cap->plugins[src->plugin];
+	struct ctp_plugin_rt *rt = info->rt;
+	const struct ctp_walk_task *t = NULL;
+	size_t n = 0;
+	wk->list_ns = ctp_boottime_ns();
+	uint64_t t0 = ctp_now_ns();
+	lock_if(rt);
+	ctp_sv_enter(src->plugin, CTP_SV_HOST, 0);
+	int r = src->walk(rt->state, &t, &n);
+	ctp_sv_leave();
+	unlock_if(rt);
+	atomic_fetch_add_explicit(&info->time_ns, ctp_now_ns() - t0,
+				  memory_order_relaxed);
+	if (r < 0) {
+		snprintf(why, sizeof(why), "walk source %s: walk() failed: %s",
+			 src->name, strerror(-r));
+		walk_fallback(eng, why);
+		return 0;
+	}
+	char what[sizeof(why) - 48];
+	if (list_unusable(t, n, what, sizeof(what))) {
+		snprintf(why, sizeof(why), "walk source %s: %s", src->name,
+			 what);
+		walk_fallback(eng, why);
+		return 0;
+	}
+	size_t ntg = 1;
+	for (size_t i = 1; i < n; i++)
+		ntg += t[i].tgid != t[i - 1].tgid;
+	wk->tgids = malloc(ntg * sizeof(*wk->tgids));
+	wk->first = malloc((ntg + 1) * sizeof(*wk->first));
+	if (!wk->tgids || !wk->first)
+		return -ENOMEM;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i && t[i].tgid == t[i - 1].tgid)
+			continue;
+		wk->tgids[k] = (uint32_t)t[i].tgid;
+		wk->first[k++] = i;
+	}
+	wk->first[k] = n;
+	wk->n_tgids = ntg;
+	wk->list = t;
+	snprintf(cap->walk_source, sizeof(cap->walk_source), "%s", src->name);
+	return 1;
+}
+
+/* A span per tgid listed (none recorded yet). */
+static int spans_new(struct ctp_engine *eng)
+{
+	struct ctp_walk *wk = eng->walk;
+	struct ctp_capture *cap = eng->cap;
+	cap->spans = calloc(wk->n_tgids ? wk->n_tgids : 1, sizeof(*cap->spans));
+	if (!cap->spans)
+		return -ENOMEM;
+	for (size_t i = 0; i < wk->n_tgids; i++)
+		cap->spans[i].proc_row = UINT32_MAX;
+	return 0;
+}
+
+/* Pass "list": the tasks of the walk source (source_list), else the
+ * tgids under the proc root, ascending; and a span per tgid. */
 static int list_pass(struct ctp_engine *eng)
 {
 	struct ctp_walk *wk = eng->walk;
 	struct ctp_capture *cap = eng->cap;
+	int ret = source_list(eng);
+	if (ret < 0)
+		return ret;
+	if (ret > 0)
+		return spans_new(eng);
 	size_t capn = 0;
 	char *dents = malloc(DENTS_BUF);
 	if (!dents)
 		return -ENOMEM;
 	int pfd = openat(eng->roots.proc_fd, ".",
 			 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int ret =
-		pfd < 0 ? -errno
-			: list_numeric(pfd, !wk->check_files, dents, DENTS_BUF,
-				       &wk->tgids, &capn, &wk->n_tgids);
+	ret = pfd < 0 ? -errno
+		      : list_numeric(pfd, !wk->check_files, dents, DENTS_BUF,
+				     &wk->tgids, &capn, &wk->n_tgids);
 	if (pfd >= 0)
 		close(pfd);
 	free(dents);
@@ -1855,12 +2082,7 @@ static int list_pass(struct ctp_engine *eng)
 			strerror(-ret));
 		return ret;
 	}
-	cap->spans = calloc(wk->n_tgids ? wk->n_tgids : 1, sizeof(*cap->spans));
-	if (!cap->spans)
-		return -ENOMEM;
-	for (size_t i = 0; i < wk->n_tgids; i++)
-		cap->spans[i].proc_row = UINT32_MAX;
-	return 0;
+	return spans_new(eng);
 }
 
 /* nw workers with their per-plugin call counters; NULL when short of

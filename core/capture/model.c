@@ -936,6 +936,8 @@ int ctp_capture_reset(struct ctp_capture *cap)
 	cap->start_mono_ns = cap->end_mono_ns = cap->start_boottime_ns = 0;
 	cap->cgroups_boottime_ns = 0;
 	cap->n_self = 0;
+	cap->walk_source[0] = cap->walk_fallback[0] = '\0';
+	cap->walk_fallbacks = 0;
 	return 0;
 }
 

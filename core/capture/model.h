@@ -422,6 +422,15 @@ struct ctp_capture {
 	 * and its supervisor): readers leave them out of views. */
 	uint32_t self_tgid[3];
 	uint8_t n_self;
+	/* How the tasks were listed (FORMAT.md capture.walk_source): the
+	 * name of the walk source the capture walked from (struct
+	 * ctp_source_desc.walk), "" when the core listed the proc root;
+	 * walk_fallback, why a loaded walk source was not used ("" when
+	 * there was none or it was); walk_fallbacks, the captures of this
+	 * engine that fell back so far, this one included. */
+	char walk_source[CTP_SOURCE_NAME_MAX + 1];
+	char walk_fallback[160];
+	uint64_t walk_fallbacks;
 };
 
 int ctp_capture_new(uint32_t n_workers, struct ctp_capture **ret);

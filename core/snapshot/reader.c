@@ -511,10 +511,24 @@ static int opt_str(struct ctp_snap *s, const msgpack_object *m,
 /* ---- Header, fields, plugins, read failures ---- */
 
 /* The capture keys added to version 1 after its release, each optional:
- * ptrace_capable, start_boottime_ns, self_tgids, cgroups_read_boottime_ns. */
+ * ptrace_capable, start_boottime_ns, self_tgids, cgroups_read_boottime_ns,
+ * walk_source, walk_fallback and walk_fallbacks. */
 static int parse_capture_late(struct ctp_snap *s, const msgpack_object *cap)
 {
 	struct ctp_snap_header *h = &s->hdr;
+	int ret;
+	if ((ret = opt_str(s, cap, "capture", "walk_source", false, NULL,
+			   &h->walk_source)) < 0 ||
+	    (ret = opt_str(s, cap, "capture", "walk_fallback", false, NULL,
+			   &h->walk_fallback)) < 0)
+		return ret;
+	const msgpack_object *wf = get(cap, "walk_fallbacks");
+	if (wf && wf->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+		return bad(s, -EINVAL,
+			   "capture.walk_fallbacks: expected an unsigned "
+			   "integer, found %s",
+			   objtype(wf));
+	h->walk_fallbacks = wf ? wf->via.u64 : 0;
 	const msgpack_object *pc = get(cap, "ptrace_capable");
 	h->ptrace_capable = -1;
 	if (pc && pc->type != MSGPACK_OBJECT_BOOLEAN)

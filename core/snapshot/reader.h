@@ -158,6 +158,13 @@ struct ctp_snap_header {
 	 * start_boottime_ns; 0 when not recorded (no cgroup rows, older
 	 * snapshots). */
 	uint64_t cgroups_read_boottime_ns;
+	/* How the tasks were listed (FORMAT.md): the walk source's name,
+	 * NULL when the proc root was listed; why a loaded walk source was
+	 * not used (NULL: none was loaded, or it was used), and how many
+	 * captures of the collector had fallen back so far (0 with no
+	 * fallback). All NULL or 0 in older snapshots. */
+	const char *walk_source, *walk_fallback;
+	uint64_t walk_fallbacks;
 };
 
 /*

@@ -608,7 +608,9 @@ static void pack_header(struct w *w, const char *tool_version)
 		pk,
 		7 + (cap->hostname != NULL) + (cap->ptrace_capable >= 0) +
 			(cap->start_boottime_ns != 0) + (cap->n_self != 0) +
-			(cap->cgroups_boottime_ns != 0 && cap->cgroups.nrows));
+			(cap->cgroups_boottime_ns != 0 && cap->cgroups.nrows) +
+			(cap->walk_source[0] != '\0') +
+			2 * (cap->walk_fallback[0] != '\0'));
 	pack_key(w, "start_realtime_ns");
 	msgpack_pack_uint64(pk, cap->start_realtime_ns);
 	pack_key(w, "end_realtime_ns");
@@ -656,6 +658,18 @@ static void pack_header(struct w *w, const char *tool_version)
 		msgpack_pack_array(pk, cap->n_self);
 		for (uint8_t i = 0; i < cap->n_self; i++)
 			msgpack_pack_uint32(pk, cap->self_tgid[i]);
+	}
+	/* How the tasks were listed: absent, from the proc root with no
+	 * walk source loaded (FORMAT.md). */
+	if (cap->walk_source[0]) {
+		pack_key(w, "walk_source");
+		pack_str(w, cap->walk_source);
+	}
+	if (cap->walk_fallback[0]) {
+		pack_key(w, "walk_fallback");
+		pack_str(w, cap->walk_fallback);
+		pack_key(w, "walk_fallbacks");
+		msgpack_pack_uint64(pk, cap->walk_fallbacks);
 	}
 }
 

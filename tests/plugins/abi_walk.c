@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * abi-walk: a test collector offering a walk source (struct
+ * ctp_source_desc.walk), "abi-walk", made by listing the core's proc root
+ * in its host callback: every numeric <tgid>, every tid of <tgid>/task,
+ * sorted by tgid then tid. Options:
+ *   mode   ok (default), fail (walk() returns -EPERM), unsorted (the list
+ *          reversed), zero (the first task's tid 0), empty (no task)
+ *   comm   task (default): the name from <tgid>/task/<tid>/comm, or, when
+ *          that cannot be read or does not fit comm[16], none and
+ *          CTP_WALK_COMM_FILE; live: from /proc/<tid>/comm (never a path
+ *          under task/<tid>/ of the proc root); file: always
+ *          CTP_WALK_COMM_FILE
+ *   fetch  true (default): the thread callback fetches its declared
+ *          thread files (stat, status, io) and records a hash of each;
+ *          false: it fetches none
+ * Its thread callback also records the tid of task->walked (0 when the
+ * core listed the proc root) and fails (-EPROTO) when that entry is not
+ * the task's. No thread directory is needed (CTP_PLUGIN_NO_THREAD_DIR).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <ctprof/plugin.h>
+
+enum { F_STAT, F_STATUS, F_IO, F_WALKED, F_N };
+
+static const struct ctp_field_desc fields[] = {
+	{.name = "abi-walk.stat_hash",
+	 .help = "FNV-1a of the thread's stat as the core handed it",
+	 .scope = CTP_SCOPE_THREAD,
+	 .type = CTP_TYPE_U64,
+	 .kind = CTP_KIND_CATEGORICAL,
+	 .rule = CTP_RULE_MODE},
+	{.name = "abi-walk.status_hash",
+	 .help = "FNV-1a of the thread's status as the core handed it",
+	 .scope = CTP_SCOPE_THREAD,
+	 .type = CTP_TYPE_U64,
+	 .kind = CTP_KIND_CATEGORICAL,
+	 .rule = CTP_RULE_MODE},
+	{.name = "abi-walk.io_hash",
+	 .help = "FNV-1a of the thread's io as the core handed it",
+	 .scope = CTP_SCOPE_THREAD,
+	 .type = CTP_TYPE_U64,
+	 .kind = CTP_KIND_CATEGORICAL,
+	 .rule = CTP_RULE_MODE},
+	{.name = "abi-walk.walked_tid",
+	 .help = "the tid of task->walked, 0 when the proc root was listed",
+	 .scope = CTP_SCOPE_THREAD,
+	 .type = CTP_TYPE_U64,
+	 .kind = CTP_KIND_CATEGORICAL,
+	 .rule = CTP_RULE_MODE},
+};
+
+static const char *const thread_files[] = {"stat", "status", "io", NULL};
+
+static const char *const modes[] = {"ok",   "fail",  "unsorted",
+				    "zero", "empty", NULL};
+static const char *const comms[] = {"task", "live", "file", NULL};
+
+static const struct ctp_option_desc options[] = {
+	{.name = "mode",
+	 .help = "what walk() returns",
+	 .type = CTP_OPT_STRING,
+	 .def = "ok",
+	 .choices = modes},
+	{.name = "comm",
+	 .help = "where the list's names come from",
+	 .type = CTP_OPT_STRING,
+	 .def = "task",
+	 .choices = comms},
+	{.name = "fetch",
+	 .help = "fetch the declared thread files",
+	 .type = CTP_OPT_BOOL,
+	 .def = "true"},
+};
+
+struct state {
+	const struct ctp_api *api;
+	struct ctp_ctx *ctx;
+	int h[F_N];
+	char mode[16], comm[16];
+	bool fetch;
+	struct ctp_walk_task *list;
+	size_t n, cap;
+};
+
+static struct state the_state;
+
+static int add(struct state *st, int32_t tgid, int32_t tid)
+{
+	if (st->n == st->cap) {
+		size_t nc = st->cap ? 2 * st->cap : 256;
+		struct ctp_walk_task *nl = realloc(st->list, nc * sizeof(*nl));
+		if (!nl)
+			return -ENOMEM;
+		st->list = nl;
+		st->cap = nc;
+	}
+	st->list[st->n++] = (struct ctp_walk_task){.tgid = tgid, .tid = tid};
+	return 0;
+}
+
+/* The numeric entries of dirfd/rel as tasks of tgid (0: each its own). */
+static int list_dir(struct state *st, int dirfd, const char *rel, int32_t tgid)
+{
+	int fd = openat(dirfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	int r = 0;
+	struct dirent *e;
+	while (r == 0 && (e = readdir(d)) != NULL) {
+		char *end;
+		long id = strtol(e->d_name, &end, 10);
+		if (*end || id <= 0 || e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		r = add(st, tgid ? tgid : (int32_t)id, (int32_t)id);
+	}
+	closedir(d);
+	return r;
+}
+
+static int cmp_task(const void *a, const void *b)
+{
+	const struct ctp_walk_task *x = a, *y = b;
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/* The task's name into t->comm, or CTP_WALK_COMM_FILE. */
+static void name_task(struct state *st, int proc_fd, struct ctp_walk_task *t)
+{
+	char path[64], buf[64];
+	int fd = -1;
+	if (strcmp(st->comm, "task") == 0) {
+		snprintf(path, sizeof(path), "%d/task/%d/comm", t->tgid,
+			 t->tid);
+		fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
+	} else if (strcmp(st->comm, "live") == 0) {
+		snprintf(path, sizeof(path), "/proc/%d/comm", t->tid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n > 0 && buf[n - 1] == '\n')
+		n--;
+	if (n < 0 || (size_t)n >= sizeof(t->comm) ||
+	    memchr(buf, 0, (size_t)n)) {
+		t->flags = CTP_WALK_COMM_FILE;
+		return;
+	}
+	memcpy(t->comm, buf, (size_t)n);
+	t->comm[n] = '\0';
+}
+
+/* The pass: the whole list, made again each capture. */
+static int walk_host(void *state, struct ctp_record *rec)
+{
+	struct state *st = state;
+	(void)rec;
+	int proc_fd = st->api->roots(st->ctx)->proc_fd;
+	st->n = 0;
+	int r = list_dir(st, proc_fd, ".", 0);
+	if (r < 0)
+		return r;
+	size_t ntg = st->n;
+	for (size_t i = 0; i < ntg && r >= 0; i++) {
+		char rel[32];
+		snprintf(rel, sizeof(rel), "%d/task", st->list[i].tgid);
+		r = list_dir(st, proc_fd, rel, st->list[i].tgid);
+		if (r == -ENOENT)
+			r = 0; /* gone, or no task/: a vanished process */
+	}
+	if (r < 0)
+		return r;
+	/* The tgid entries were placeholders: the tasks follow them. */
+	memmove(st->list, st->list + ntg, (st->n - ntg) * sizeof(*st->list));
+	st->n -= ntg;
+	qsort(st->list, st->n, sizeof(*st->list), cmp_task);
+	for (size_t i = 0; i < st->n; i++)
+		name_task(st, proc_fd, &st->list[i]);
+	if (strcmp(st->mode, "unsorted") == 0) {
+		for (size_t i = 0; i < st->n / 2; i++) {
+			struct ctp_walk_task t = st->list[i];
+			st->list[i] = st->list[st->n - 1 - i];
+			st->list[st->n - 1 - i] = t;
+		}
+	} else if (strcmp(st->mode, "zero") == 0 && st->n) {
+		st->list[0].tid = 0;
+	} else if (strcmp(st->mode, "empty") == 0) {
+		st->n = 0;
+	}
+	return 0;
+}
+
+static int walk_list(void *state, const struct ctp_walk_task **tasks, size_t *n)
+{
+	struct state *st = state;
+	if (strcmp(st->mode, "fail") == 0)
+		return -EPERM;
+	*tasks = st->list;
+	*n = st->n;
+	return 0;
+}
+
+static int walk_fill(void *state, const struct ctp_task *task, void *buf,
+		     size_t cap, size_t *len)
+{
+	(void)state;
+	if (cap < sizeof(task->tid))
+		return -ENOSPC;
+	memcpy(buf, &task->tid, sizeof(task->tid));
+	*len = sizeof(task->tid);
+	return 0;
+}
+
+static int walk_init(struct ctp_ctx *ctx, const struct ctp_api *api,
+		     void **statep)
+{
+	struct state *st = &the_state;
+	const char *v;
+	st->api = api;
+	st->ctx = ctx;
+	for (int i = 0; i < F_N; i++)
+		st->h[i] = api->field_handle(ctx, (uint32_t)i);
+	snprintf(st->mode, sizeof(st->mode), "%s",
+		 api->opt_str(ctx, "mode", &v) == 0 ? v : "ok");
+	snprintf(st->comm, sizeof(st->comm), "%s",
+		 api->opt_str(ctx, "comm", &v) == 0 ? v : "task");
+	st->fetch = !(api->opt_str(ctx, "fetch", &v) == 0 &&
+		      (strcmp(v, "false") == 0 || strcmp(v, "no") == 0 ||
+		       strcmp(v, "off") == 0 || strcmp(v, "0") == 0));
+	struct ctp_source_desc d = {
+		.abi = CTP_ABI_MAJOR,
+		.size = sizeof(d),
+		.name = "abi-walk",
+		.fill = walk_fill,
+		.walk = walk_list,
+	};
+	int r = api->source_add(ctx, &d);
+	if (r < 0)
+		return r;
+	*statep = st;
+	return 0;
+}
+
+static void walk_fini(void *state)
+{
+	struct state *st = state;
+	free(st->list);
+	st->list = NULL;
+	st->n = st->cap = 0;
+}
+
+static uint64_t fnv1a(const char *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static int walk_thread(void *state, const struct ctp_task *task,
+		       struct ctp_record *rec)
+{
+	struct state *st = state;
+	int ret = 0;
+	if (task->walked && (task->walked->tid != task->tid ||
+			     task->walked->tgid != task->tgid))
+		return -EPROTO;
+	st->api->set_u64(rec, st->h[F_WALKED],
+			 task->walked ? (uint64_t)task->walked->tid : 0);
+	for (uint32_t i = 0; st->fetch && i < F_WALKED; i++) {
+		const struct ctp_file *f = &task->files[i];
+		int r = f->err;
+		if (r == -ENODATA)
+			r = st->api->file_get(task, i, &f);
+		if (r == 0 && f->data)
+			st->api->set_u64(rec, st->h[i], fnv1a(f->data, f->len));
+		else if (r == -ENOENT || r == -ESRCH)
+			ret = r;
+	}
+	return ret;
+}
+
+CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
+	CTP_PLUGIN_HEADER,
+	.name = "abi-walk",
+	.version = "0",
+	.description = "a walk source listed from the proc root",
+	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
+		 CTP_PLUGIN_SPLITTABLE | CTP_PLUGIN_NO_THREAD_DIR |
+		 CTP_PLUGIN_OPTIONS,
+	CTP_PLUGIN_FIELDS(fields),
+	CTP_PLUGIN_OPTION_TABLE(options),
+	.thread_files = thread_files,
+	.init = walk_init,
+	.fini = walk_fini,
+	.host = walk_host,
+	.thread = walk_thread,
+};

@@ -1,0 +1,11 @@
+# Walking from a walk source (struct ctp_source_desc.walk, issue 33): the
+# test collector abi-walk offers one listed from the proc root. The walk
+# from it equals the proc root's on fixture trees (one worker, and split
+# processes), falls back with its reason when walk() fails or its list is
+# unusable; live, no path under a thread's task/<tid> is opened.
+ctp_abi_plugin(abi-walk abi_walk.c)
+ctp_add_test(test_walk_source test_walk_source.c e2e_util.c LIBS ctpcore)
+target_compile_definitions(test_walk_source PRIVATE
+  CTP_ABI_PLUGIN_DIR="${CTP_ABI_PLUGIN_DIR}")
+add_dependencies(test_walk_source ctprof-core abi-plugin-abi-walk
+  plugin-schedstat)
