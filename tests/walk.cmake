@@ -9,3 +9,10 @@ target_compile_definitions(test_walk_source PRIVATE
   CTP_ABI_PLUGIN_DIR="${CTP_ABI_PLUGIN_DIR}")
 add_dependencies(test_walk_source ctprof-core abi-plugin-abi-walk
   plugin-schedstat)
+# Live, under strace -f (tools/dev.sh installs it; skipped without): no
+# path under task/<tid> opened when walking from abi-walk.
+ctp_add_test(test_walk_source_live test_walk_source_live.c e2e_util.c
+             LIBS ctpcore)
+target_compile_definitions(test_walk_source_live PRIVATE
+  CTP_ABI_PLUGIN_DIR="${CTP_ABI_PLUGIN_DIR}")
+add_dependencies(test_walk_source_live ctprof-core abi-plugin-abi-walk)

@@ -33,7 +33,7 @@ packages=(
 	dpkg-dev autoconf make clang-format git
 	clang libclang-rt-14-dev
 	libbpf-dev bpftool linux-libc-dev
-	sqlite3 jq
+	sqlite3 jq strace
 	tmux
 	man-db groff-base bash-completion
 	prometheus python3-prometheus-client

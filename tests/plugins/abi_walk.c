@@ -14,13 +14,18 @@
  *   fetch  true (default): the thread callback fetches its declared
  *          thread files (stat, status, io) and records a hash of each;
  *          false: it fetches none
- * Its thread callback also records the tid of task->walked (0 when the
+ *   tgid   0 (default): every process; else only that one's tasks are
+ *          listed (a walk of what a live test controls)
+ * It declares the processes' stat too (read by the core for every
+ * process, whatever the walk). Its thread callback also records the tid
+ * of task->walked (0 when the
  * core listed the proc root) and fails (-EPROTO) when that entry is not
  * the task's. No thread directory is needed (CTP_PLUGIN_NO_THREAD_DIR).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +64,8 @@ static const struct ctp_field_desc fields[] = {
 };
 
 static const char *const thread_files[] = {"stat", "status", "io", NULL};
+/* Read for every process: the core tells a live leader by it. */
+static const char *const process_files[] = {"stat", NULL};
 
 static const char *const modes[] = {"ok",   "fail",  "unsorted",
 				    "zero", "empty", NULL};
@@ -79,6 +86,11 @@ static const struct ctp_option_desc options[] = {
 	 .help = "fetch the declared thread files",
 	 .type = CTP_OPT_BOOL,
 	 .def = "true"},
+	{.name = "tgid",
+	 .help = "list only this process's tasks (0: every process's)",
+	 .type = CTP_OPT_U64,
+	 .def = "0",
+	 .max = INT32_MAX},
 };
 
 struct state {
@@ -87,6 +99,7 @@ struct state {
 	int h[F_N];
 	char mode[16], comm[16];
 	bool fetch;
+	uint64_t tgid;
 	struct ctp_walk_task *list;
 	size_t n, cap;
 };
@@ -173,7 +186,8 @@ static int walk_host(void *state, struct ctp_record *rec)
 	(void)rec;
 	int proc_fd = st->api->roots(st->ctx)->proc_fd;
 	st->n = 0;
-	int r = list_dir(st, proc_fd, ".", 0);
+	int r = st->tgid ? add(st, (int32_t)st->tgid, (int32_t)st->tgid)
+			 : list_dir(st, proc_fd, ".", 0);
 	if (r < 0)
 		return r;
 	size_t ntg = st->n;
@@ -243,6 +257,8 @@ static int walk_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 	st->fetch = !(api->opt_str(ctx, "fetch", &v) == 0 &&
 		      (strcmp(v, "false") == 0 || strcmp(v, "no") == 0 ||
 		       strcmp(v, "off") == 0 || strcmp(v, "0") == 0));
+	if (api->opt_u64(ctx, "tgid", &st->tgid) < 0)
+		st->tgid = 0;
 	struct ctp_source_desc d = {
 		.abi = CTP_ABI_MAJOR,
 		.size = sizeof(d),
@@ -307,6 +323,7 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	CTP_PLUGIN_FIELDS(fields),
 	CTP_PLUGIN_OPTION_TABLE(options),
 	.thread_files = thread_files,
+	.process_files = process_files,
 	.init = walk_init,
 	.fini = walk_fini,
 	.host = walk_host,
