@@ -216,7 +216,9 @@ struct ctp_task {
 	 * list of the walk source the core walked from (struct
 	 * ctp_source_desc.walk), or NULL when the core listed /proc. A
 	 * provider's fill finds its own record by it (the entry's index in
-	 * the list it returned) without a lookup. */
+	 * the list it returned) without a lookup. When it is set, no
+	 * declared thread file was read up front: files[i] says -ENODATA
+	 * until fetched (ctp_api.file_get, ctp_task_fetch). */
 	const struct ctp_walk_task *walked;
 };
 
@@ -238,7 +240,11 @@ typedef int (*ctp_source_fill_fn)(void *state, const struct ctp_task *task,
 /*
  * One task of a walk source's list (struct ctp_source_desc.walk): what the
  * core needs to walk the task without listing /proc/<tgid>/task or opening
- * a file of the thread's. Ids are as the proc root names them.
+ * a file of the thread's. Ids are as the proc root names them. A list the
+ * core cannot walk (empty, an id <= 0, not sorted by tgid then tid, a
+ * task twice) is a failed pass: the core walks /proc and says why. A tgid
+ * /proc no longer has is a vanished process; a listed thread that exited
+ * is found (and counted as vanished) only when a read of its files fails.
  */
 struct ctp_walk_task {
 	int32_t tgid;
@@ -675,11 +681,13 @@ struct ctp_plugin {
 	/* NULL-terminated names of files under /proc/<tgid>/task/<tid>/ the
 	 * thread callback needs, and under /proc/<tgid>/ the process callback
 	 * needs. The core reads each at most once per task, before the
-	 * callback. A name starting with '?' (e.g. "?smaps_rollup") is lazy:
-	 * its task->files slot has err -ENODATA until some plugin fetches it
-	 * for this task with ctp_api.file_get (then the slot holds the bytes
-	 * for every later plugin), so a costly file is read only when wanted.
-	 * Read failures of every file read are tallied by the core. */
+	 * callback (a thread's only when fetched, when the core walks from a
+	 * walk source: struct ctp_source_desc). A name starting with '?' (e.g.
+	 * "?smaps_rollup") is lazy: its task->files slot has err -ENODATA until
+	 * some plugin fetches it for this task with ctp_api.file_get (then the
+	 * slot holds the bytes for every later plugin), so a costly file is
+	 * read only when wanted. Read failures of every file read are tallied
+	 * by the core. */
 	const char *const *thread_files;
 	const char *const *process_files;
 
