@@ -40,12 +40,14 @@ static int teardown(void **state)
 	return e2e_rm_rf(tmp) < 0 ? -1 : 0;
 }
 
-/* A capture of the fixture tree `fixture` with abi-walk's options `opts`
- * (a YAML flow map's body) and the plugins `more` (lines under
- * "plugins:", or ""), as tmp/tag.*. */
-static struct ctp_snap *capture(const char *tag, const char *fixture,
-				unsigned workers, unsigned split,
-				const char *opts, const char *more)
+/* A capture of the fixture tree `fixture` with the walk source `src`
+ * (abi-walk or abi-walk-dir) given options `opts` (a YAML flow map's
+ * body) and the plugins `more` (lines under "plugins:", or ""), as
+ * tmp/tag.*. */
+static struct ctp_snap *capture_with(const char *src, const char *tag,
+				     const char *fixture, unsigned workers,
+				     unsigned split, const char *opts,
+				     const char *more)
 {
 	char cfg[PATH_MAX], out[PATH_MAX], log[PATH_MAX], root[PATH_MAX];
 	assert_true(E2E_PATHF(cfg, "%s/%s.yaml", tmp, tag) >= 0);
@@ -60,11 +62,27 @@ static struct ctp_snap *capture(const char *tag, const char *fixture,
 		"workers: %u\n"
 		"split_threads: %u\n"
 		"roots:\n  proc: \"%s\"\n  sys: \"%s\"\n  cgroup: auto\n"
-		"plugins:\n  abi-walk: {options: {%s}}\n%s",
+		"plugins:\n  %s: {options: {%s}}\n%s",
 		CTP_ABI_PLUGIN_DIR, CTP_TEST_PLUGIN_DIR, workers, split, root,
-		root, opts, more);
+		root, src, opts, more);
 	assert_int_equal(fclose(f), 0);
 	return e2e_capture(cfg, out, log);
+}
+
+static struct ctp_snap *capture(const char *tag, const char *fixture,
+				unsigned workers, unsigned split,
+				const char *opts, const char *more)
+{
+	return capture_with("abi-walk", tag, fixture, workers, split, opts,
+			    more);
+}
+
+/* The name of `src`'s field `f` (src.f) in a static buffer. */
+static const char *fname(const char *src, const char *f)
+{
+	static char buf[96];
+	snprintf(buf, sizeof(buf), "%s.%s", src, f);
+	return buf;
 }
 
 static const char *cgroup_of(const struct ctp_snap *s,
@@ -87,7 +105,7 @@ static bool bytes_eq(const struct ctp_bytes *a, const struct ctp_bytes *b)
 }
 
 /* Every row of scope in a and b: identity and every field's value but
- * abi-walk.walked_tid (which tells the walks apart). */
+ * the walk sources' walked_tid (which tells the walks apart). */
 static void same_table(const struct ctp_snap *a, const struct ctp_snap *b,
 		       uint8_t scope)
 {
@@ -120,8 +138,10 @@ static void same_table(const struct ctp_snap *a, const struct ctp_snap *b,
 	const struct ctp_snap_field *fa = ctp_snap_fields(a);
 	size_t compared = 0;
 	for (size_t i = 0; i < ctp_snap_n_fields(a); i++) {
+		size_t nl = strlen(fa[i].name);
 		if (fa[i].scope != scope || fa[i].n_terms ||
-		    strcmp(fa[i].name, "abi-walk.walked_tid") == 0)
+		    (nl > 11 &&
+		     strcmp(fa[i].name + nl - 11, ".walked_tid") == 0))
 			continue;
 		const struct ctp_snap_field *fb =
 			ctp_snap_field_find(b, fa[i].name);
@@ -164,32 +184,48 @@ static void same_tally(const struct ctp_snap *a, const struct ctp_snap *b)
 	}
 }
 
-/* b walked from abi-walk's list (every thread row its own entry), a
- * listed the proc root after abi-walk's walk() failed. */
-static void check_walks(const struct ctp_snap *a, const struct ctp_snap *b)
+/* b walked from the list of walk source src (every thread row its own
+ * entry), a listed the proc root after its walk() failed; each thread
+ * callback got a directory exactly when `dirs`. */
+static void check_walks_of(const char *src, const struct ctp_snap *a,
+			   const struct ctp_snap *b, bool dirs)
 {
 	const struct ctp_snap_header *ha = ctp_snap_header(a);
 	const struct ctp_snap_header *hb = ctp_snap_header(b);
 	assert_null(ha->walk_source);
 	assert_non_null(ha->walk_fallback);
 	assert_non_null(hb->walk_source);
-	assert_string_equal(hb->walk_source, "abi-walk");
+	assert_string_equal(hb->walk_source, src);
 	assert_null(hb->walk_fallback);
 	assert_int_equal(hb->walk_fallbacks, 0);
 	const struct ctp_snap_table *tb = ctp_snap_table(b, CTP_SCOPE_THREAD);
 	assert_true(tb->rows > 0);
-	for (size_t r = 0; r < tb->rows; r++)
-		assert_int_equal(e2e_u64(b, "abi-walk.walked_tid", r),
+	for (size_t r = 0; r < tb->rows; r++) {
+		assert_int_equal(e2e_u64(b, fname(src, "walked_tid"), r),
 				 tb->tid[r]);
-	/* abi-walk's thread callback fails when task->walked is not the
-	 * task's own entry. */
+		struct ctp_value v = e2e_value(b, fname(src, "thread_dir"), r);
+		assert_int_equal(v.type, CTP_TYPE_BOOL);
+		assert_int_equal(v.b, dirs);
+	}
+	/* The thread callback fails when task->walked is not the task's own
+	 * entry. */
 	const struct ctp_snap_plugin *p = ctp_snap_plugins(b);
-	for (size_t i = 0; i < ctp_snap_n_plugins(b); i++)
-		if (strcmp(p[i].name, "abi-walk") == 0)
-			assert_int_equal(p[i].errors, 0);
+	bool seen = false;
+	for (size_t i = 0; i < ctp_snap_n_plugins(b); i++) {
+		if (strcmp(p[i].name, src) != 0)
+			continue;
+		assert_int_equal(p[i].errors, 0);
+		seen = true;
+	}
+	assert_true(seen);
 	same_table(a, b, CTP_SCOPE_THREAD);
 	same_table(a, b, CTP_SCOPE_PROCESS);
 	same_tally(a, b);
+}
+
+static void check_walks(const struct ctp_snap *a, const struct ctp_snap *b)
+{
+	check_walks_of("abi-walk", a, b, false);
 }
 
 /* The e2e fixture (vanished threads and processes, names that do not fit
@@ -237,6 +273,21 @@ static void test_split_same(void **state)
 	check_walks(a, b);
 	/* 985 has 7 threads: some of its rows came from another chunk. */
 	assert_true(ctp_snap_table(b, CTP_SCOPE_THREAD)->rows >= 7);
+	ctp_snap_free(a);
+	ctp_snap_free(b);
+}
+
+/* A plugin that needs each thread's directory (abi-walk-dir, without
+ * CTP_PLUGIN_NO_THREAD_DIR) gets it from a walk source's walk too, and the
+ * lazy files are read from it. */
+static void test_thread_dir_same(void **state)
+{
+	(void)state;
+	struct ctp_snap *a = capture_with("abi-walk-dir", "dir-a", "proc", 1, 0,
+					  "mode: fail", "");
+	struct ctp_snap *b = capture_with("abi-walk-dir", "dir-b", "proc", 1, 0,
+					  "mode: ok", "");
+	check_walks_of("abi-walk-dir", a, b, true);
 	ctp_snap_free(a);
 	ctp_snap_free(b);
 }
@@ -389,6 +440,7 @@ int main(void)
 		cmocka_unit_test(test_fixture_same),
 		cmocka_unit_test(test_comm_file_same),
 		cmocka_unit_test(test_split_same),
+		cmocka_unit_test(test_thread_dir_same),
 		cmocka_unit_test(test_fallback),
 		cmocka_unit_test(test_show_source),
 		cmocka_unit_test(test_record_counts),

@@ -4,11 +4,13 @@
 # processes), falls back with its reason when walk() fails or its list is
 # unusable; live, no path under a thread's task/<tid> is opened.
 ctp_abi_plugin(abi-walk abi_walk.c)
+# The same needing each thread's directory (no CTP_PLUGIN_NO_THREAD_DIR).
+ctp_abi_plugin(abi-walk-dir abi_walk.c ABI_WALK_DIR)
 ctp_add_test(test_walk_source test_walk_source.c e2e_util.c LIBS ctpcore)
 target_compile_definitions(test_walk_source PRIVATE
   CTP_ABI_PLUGIN_DIR="${CTP_ABI_PLUGIN_DIR}")
 add_dependencies(test_walk_source ctprof-core abi-plugin-abi-walk
-  plugin-schedstat)
+  abi-plugin-abi-walk-dir plugin-schedstat)
 # Live, under strace -f (tools/dev.sh installs it; skipped without): no
 # path under task/<tid> opened when walking from abi-walk.
 ctp_add_test(test_walk_source_live test_walk_source_live.c e2e_util.c

@@ -20,7 +20,8 @@
  * process, whatever the walk). Its thread callback also records the tid
  * of task->walked (0 when the
  * core listed the proc root) and fails (-EPROTO) when that entry is not
- * the task's. No thread directory is needed (CTP_PLUGIN_NO_THREAD_DIR).
+ * the task's, and whether it got a thread directory (task->dirfd). It
+ * needs none (CTP_PLUGIN_NO_THREAD_DIR), unless built as abi-walk-dir.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -34,31 +35,48 @@
 
 #include <ctprof/plugin.h>
 
-enum { F_STAT, F_STATUS, F_IO, F_WALKED, F_N };
+/* Built a second time as abi-walk-dir (ABI_WALK_DIR): without
+ * CTP_PLUGIN_NO_THREAD_DIR, so the core opens each thread's directory. */
+#ifdef ABI_WALK_DIR
+#define ABI_WALK_NAME  "abi-walk-dir"
+#define ABI_WALK_NODIR 0
+#else
+#define ABI_WALK_NAME  "abi-walk"
+#define ABI_WALK_NODIR CTP_PLUGIN_NO_THREAD_DIR
+#endif
+#define N(field) ABI_WALK_NAME "." field
+
+enum { F_STAT, F_STATUS, F_IO, F_WALKED, F_DIR, F_N };
 
 static const struct ctp_field_desc fields[] = {
-	{.name = "abi-walk.stat_hash",
+	{.name = N("stat_hash"),
 	 .help = "FNV-1a of the thread's stat as the core handed it",
 	 .scope = CTP_SCOPE_THREAD,
 	 .type = CTP_TYPE_U64,
 	 .kind = CTP_KIND_CATEGORICAL,
 	 .rule = CTP_RULE_MODE},
-	{.name = "abi-walk.status_hash",
+	{.name = N("status_hash"),
 	 .help = "FNV-1a of the thread's status as the core handed it",
 	 .scope = CTP_SCOPE_THREAD,
 	 .type = CTP_TYPE_U64,
 	 .kind = CTP_KIND_CATEGORICAL,
 	 .rule = CTP_RULE_MODE},
-	{.name = "abi-walk.io_hash",
+	{.name = N("io_hash"),
 	 .help = "FNV-1a of the thread's io as the core handed it",
 	 .scope = CTP_SCOPE_THREAD,
 	 .type = CTP_TYPE_U64,
 	 .kind = CTP_KIND_CATEGORICAL,
 	 .rule = CTP_RULE_MODE},
-	{.name = "abi-walk.walked_tid",
+	{.name = N("walked_tid"),
 	 .help = "the tid of task->walked, 0 when the proc root was listed",
 	 .scope = CTP_SCOPE_THREAD,
 	 .type = CTP_TYPE_U64,
+	 .kind = CTP_KIND_CATEGORICAL,
+	 .rule = CTP_RULE_MODE},
+	{.name = N("thread_dir"),
+	 .help = "the thread callback got a directory (task->dirfd)",
+	 .scope = CTP_SCOPE_THREAD,
+	 .type = CTP_TYPE_BOOL,
 	 .kind = CTP_KIND_CATEGORICAL,
 	 .rule = CTP_RULE_MODE},
 };
@@ -262,7 +280,7 @@ static int walk_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 	struct ctp_source_desc d = {
 		.abi = CTP_ABI_MAJOR,
 		.size = sizeof(d),
-		.name = "abi-walk",
+		.name = ABI_WALK_NAME,
 		.fill = walk_fill,
 		.walk = walk_list,
 	};
@@ -299,6 +317,7 @@ static int walk_thread(void *state, const struct ctp_task *task,
 		return -EPROTO;
 	st->api->set_u64(rec, st->h[F_WALKED],
 			 task->walked ? (uint64_t)task->walked->tid : 0);
+	st->api->set_bool(rec, st->h[F_DIR], task->dirfd >= 0);
 	for (uint32_t i = 0; st->fetch && i < F_WALKED; i++) {
 		const struct ctp_file *f = &task->files[i];
 		int r = f->err;
@@ -314,12 +333,11 @@ static int walk_thread(void *state, const struct ctp_task *task,
 
 CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	CTP_PLUGIN_HEADER,
-	.name = "abi-walk",
+	.name = ABI_WALK_NAME,
 	.version = "0",
 	.description = "a walk source listed from the proc root",
 	.flags = CTP_PLUGIN_MT_SAFE | CTP_PLUGIN_FD_LOCAL |
-		 CTP_PLUGIN_SPLITTABLE | CTP_PLUGIN_NO_THREAD_DIR |
-		 CTP_PLUGIN_OPTIONS,
+		 CTP_PLUGIN_SPLITTABLE | ABI_WALK_NODIR | CTP_PLUGIN_OPTIONS,
 	CTP_PLUGIN_FIELDS(fields),
 	CTP_PLUGIN_OPTION_TABLE(options),
 	.thread_files = thread_files,
