@@ -950,30 +950,22 @@ static void asan_no_leaks(char *saved, size_t len, bool *had)
 	setenv("ASAN_OPTIONS", aopts, 1);
 }
 
-int e2e_traced_capture(const char *cfg, const char *dir, const char *tag,
-		       const char *needle, struct ctp_snap **snap)
+int e2e_strace_capture(const char *cfg, const char *dir, const char *tag,
+		       const char *syscalls, struct ctp_snap **snap,
+		       char **trace)
 {
-	char out[PATH_MAX], slog[PATH_MAX], elog[PATH_MAX];
-	char err[512], saved[1024], *text;
-	const char *argv[] = {"strace",
-			      "-f",
-			      "-qq",
-			      "-e",
-			      "trace=ptrace",
-			      "-o",
-			      slog,
-			      CTP_TEST_BINARY,
-			      "--config",
-			      cfg,
-			      "-o",
-			      out,
-			      NULL};
+	char out[PATH_MAX], slog[PATH_MAX], elog[PATH_MAX], expr[128];
+	char err[512], saved[1024];
+	const char *argv[] = {
+		"strace",	 "-f",	     "-qq", "-e", expr, "-o", slog,
+		CTP_TEST_BINARY, "--config", cfg,   "-o", out,	NULL};
 	posix_spawn_file_actions_t fa;
-	int st, n = 0;
+	int st;
 	bool had;
 	pid_t pid;
 
-	if (E2E_PATHF(out, "%s/%s.ctprof", dir, tag) < 0 ||
+	if (E2E_PATHF(expr, "trace=%s", syscalls) < 0 ||
+	    E2E_PATHF(out, "%s/%s.ctprof", dir, tag) < 0 ||
 	    E2E_PATHF(slog, "%s/%s.strace", dir, tag) < 0 ||
 	    E2E_PATHF(elog, "%s/%s.log", dir, tag) < 0)
 		return -1;
@@ -995,8 +987,25 @@ int e2e_traced_capture(const char *cfg, const char *dir, const char *tag,
 		e2e_show_file("strace ctprof-core", elog);
 		return -1;
 	}
-	if (ctp_snap_open(out, 1ull << 31, snap, err, sizeof(err)) < 0 ||
-	    e2e_read_file(slog, &text, NULL) < 0)
+	if (ctp_snap_open(out, 1ull << 31, snap, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return -1;
+	}
+	if (e2e_read_file(slog, trace, NULL) < 0) {
+		ctp_snap_free(*snap);
+		*snap = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+int e2e_traced_capture(const char *cfg, const char *dir, const char *tag,
+		       const char *needle, struct ctp_snap **snap)
+{
+	char *text;
+	int n = 0;
+
+	if (e2e_strace_capture(cfg, dir, tag, "ptrace", snap, &text) < 0)
 		return -1;
 	for (const char *q = text; (q = strstr(q, needle)); q++)
 		n++;

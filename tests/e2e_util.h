@@ -244,6 +244,13 @@ uint64_t e2e_summary(const struct ctp_snap *s, const char *plugin,
  */
 int e2e_traced_capture(const char *cfg, const char *dir, const char *tag,
 		       const char *needle, struct ctp_snap **snap);
+/* The same with strace's `-e trace=SYSCALLS` ("openat,open,openat2"):
+ * 0 with the snapshot in *snap and the whole trace in *trace (the caller
+ * frees it), or -1 (its log shown). LeakSanitizer cannot run under the
+ * tracer: the traced capture gets detect_leaks=0. */
+int e2e_strace_capture(const char *cfg, const char *dir, const char *tag,
+		       const char *syscalls, struct ctp_snap **snap,
+		       char **trace);
 
 /* Bytes equal to a C string. */
 bool e2e_bytes_eq(struct ctp_bytes b, const char *s);

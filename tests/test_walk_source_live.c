@@ -57,32 +57,11 @@ static const char *thread_path(const char *line)
 	return NULL;
 }
 
-/* Run argv (argv[0] looked up in PATH) with stdout and stderr to log;
- * its exit status, or -1. */
-static int run_logged(const char *const *argv, const char *log)
-{
-	pid_t pid = fork();
-	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			      0644);
-		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
-			_exit(126);
-		execvp(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	if (pid < 0)
-		return -1;
-	return e2e_wait_bounded(pid, 300000, argv[0]);
-}
-
 static void test_no_thread_path(void **state)
 {
 	(void)state;
-	char cfg[PATH_MAX], out[PATH_MAX], log[PATH_MAX], trace[PATH_MAX];
+	char cfg[PATH_MAX];
 	assert_true(E2E_PATHF(cfg, "%s/live.yaml", tmp) >= 0);
-	assert_true(E2E_PATHF(out, "%s/live.ctprof.zst", tmp) >= 0);
-	assert_true(E2E_PATHF(log, "%s/live.log", tmp) >= 0);
-	assert_true(E2E_PATHF(trace, "%s/live.strace", tmp) >= 0);
 	pid_t kid = e2e_crowd(THREADS, "walk-crowd");
 	assert_true(kid > 0);
 	FILE *f = fopen(cfg, "we");
@@ -94,32 +73,17 @@ static void test_no_thread_path(void **state)
 		"  abi-walk: {options: {comm: live, fetch: false, tgid: %d}}\n",
 		CTP_ABI_PLUGIN_DIR, (int)kid);
 	assert_int_equal(fclose(f), 0);
-	const char *argv[] = {"strace",
-			      "-f",
-			      "-qq",
-			      "-e",
-			      "trace=openat,open,openat2",
-			      "-o",
-			      trace,
-			      CTP_TEST_BINARY,
-			      "--config",
-			      cfg,
-			      "-o",
-			      out,
-			      NULL};
-	int rc = run_logged(argv, log);
+	struct ctp_snap *s = NULL;
+	char *text = NULL;
+	int rc = e2e_strace_capture(cfg, tmp, "live", "openat,open,openat2", &s,
+				    &text);
 	kill(kid, SIGKILL);
 	waitpid(kid, NULL, 0);
-	if (rc != 0) {
-		e2e_show_file("strace ctprof-core", log);
-		fail_msg("strace ctprof-core exited with %d", rc);
-	}
+	if (rc < 0)
+		fail_msg("strace ctprof-core failed");
 
 	/* The trace saw the capture (the list's <tgid>/task of the child,
 	 * opened by abi-walk) and no thread's path. */
-	char *text = NULL;
-	size_t len = 0;
-	assert_int_equal(e2e_read_file(trace, &text, &len), 0);
 	char listing[32];
 	snprintf(listing, sizeof(listing), "\"%d/task\"", (int)kid);
 	if (!strstr(text, listing))
@@ -135,10 +99,6 @@ static void test_no_thread_path(void **state)
 		fail_msg("%zu opens of a path under task/<tid>", bad);
 
 	/* Every thread of the child, named from the list. */
-	struct ctp_snap *s = NULL;
-	char err[512];
-	if (ctp_snap_open(out, 1ull << 31, &s, err, sizeof(err)) < 0)
-		fail_msg("%s", err);
 	const struct ctp_snap_header *h = ctp_snap_header(s);
 	assert_non_null(h->walk_source);
 	assert_string_equal(h->walk_source, "abi-walk");
