@@ -218,6 +218,13 @@ static void check_walks_of(const char *src, const struct ctp_snap *a,
 		seen = true;
 	}
 	assert_true(seen);
+	/* Every process's read time is the pass's, taken after the start. */
+	const struct ctp_snap_table *pb = ctp_snap_table(b, CTP_SCOPE_PROCESS);
+	assert_non_null(pb->read_ns);
+	assert_true(pb->rows > 1);
+	assert_true(pb->read_ns[0] >= hb->start_boottime_ns);
+	for (size_t r = 1; r < pb->rows; r++)
+		assert_int_equal(pb->read_ns[r], pb->read_ns[0]);
 	same_table(a, b, CTP_SCOPE_THREAD);
 	same_table(a, b, CTP_SCOPE_PROCESS);
 	same_tally(a, b);
@@ -244,6 +251,27 @@ static void test_fixture_same(void **state)
 	assert_int_equal(
 		ctp_snap_row(ctp_snap_table(b, CTP_SCOPE_THREAD), 1204, 1207),
 		-1);
+	ctp_snap_free(a);
+	ctp_snap_free(b);
+}
+
+/* A process the list names that the proc root does not have: vanished,
+ * counted, no row. */
+static void test_ghost_vanished(void **state)
+{
+	(void)state;
+	struct ctp_snap *a = capture("ghost-a", "proc", 1, 0, "mode: fail", "");
+	struct ctp_snap *b =
+		capture("ghost-b", "proc", 1, 0, "mode: ok, ghost: 2000", "");
+	const struct ctp_snap_readfail *ra = ctp_snap_readfail(a);
+	const struct ctp_snap_readfail *rb = ctp_snap_readfail(b);
+	assert_int_equal(rb->tgids_walked, ra->tgids_walked + 1);
+	assert_int_equal(rb->tgids_vanished, ra->tgids_vanished + 1);
+	assert_int_equal(
+		ctp_snap_row(ctp_snap_table(b, CTP_SCOPE_PROCESS), 2000, 0),
+		-1);
+	same_table(a, b, CTP_SCOPE_THREAD);
+	same_table(a, b, CTP_SCOPE_PROCESS);
 	ctp_snap_free(a);
 	ctp_snap_free(b);
 }
@@ -439,6 +467,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fixture_same),
 		cmocka_unit_test(test_comm_file_same),
+		cmocka_unit_test(test_ghost_vanished),
 		cmocka_unit_test(test_split_same),
 		cmocka_unit_test(test_thread_dir_same),
 		cmocka_unit_test(test_fallback),

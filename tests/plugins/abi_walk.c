@@ -16,6 +16,8 @@
  *          false: it fetches none
  *   tgid   0 (default): every process; else only that one's tasks are
  *          listed (a walk of what a live test controls)
+ *   ghost  0 (default), else a process of one thread with this id is
+ *          listed too, named "ghost" (one the proc root does not have)
  * It declares the processes' stat too (read by the core for every
  * process, whatever the walk). Its thread callback also records the tid
  * of task->walked (0 when the
@@ -109,6 +111,11 @@ static const struct ctp_option_desc options[] = {
 	 .type = CTP_OPT_U64,
 	 .def = "0",
 	 .max = INT32_MAX},
+	{.name = "ghost",
+	 .help = "list a process of this id too (0: none)",
+	 .type = CTP_OPT_U64,
+	 .def = "0",
+	 .max = INT32_MAX},
 };
 
 struct state {
@@ -117,7 +124,7 @@ struct state {
 	int h[F_N];
 	char mode[16], comm[16];
 	bool fetch;
-	uint64_t tgid;
+	uint64_t tgid, ghost;
 	struct ctp_walk_task *list;
 	size_t n, cap;
 };
@@ -221,9 +228,14 @@ static int walk_host(void *state, struct ctp_record *rec)
 	/* The tgid entries were placeholders: the tasks follow them. */
 	memmove(st->list, st->list + ntg, (st->n - ntg) * sizeof(*st->list));
 	st->n -= ntg;
-	qsort(st->list, st->n, sizeof(*st->list), cmp_task);
 	for (size_t i = 0; i < st->n; i++)
 		name_task(st, proc_fd, &st->list[i]);
+	if (st->ghost) {
+		if ((r = add(st, (int32_t)st->ghost, (int32_t)st->ghost)) < 0)
+			return r;
+		memcpy(st->list[st->n - 1].comm, "ghost", 6);
+	}
+	qsort(st->list, st->n, sizeof(*st->list), cmp_task);
 	if (strcmp(st->mode, "unsorted") == 0) {
 		for (size_t i = 0; i < st->n / 2; i++) {
 			struct ctp_walk_task t = st->list[i];
@@ -277,6 +289,8 @@ static int walk_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		       strcmp(v, "off") == 0 || strcmp(v, "0") == 0));
 	if (api->opt_u64(ctx, "tgid", &st->tgid) < 0)
 		st->tgid = 0;
+	if (api->opt_u64(ctx, "ghost", &st->ghost) < 0)
+		st->ghost = 0;
 	struct ctp_source_desc d = {
 		.abi = CTP_ABI_MAJOR,
 		.size = sizeof(d),
