@@ -2054,16 +2054,17 @@ static int spans_new(struct ctp_engine *eng)
 	return 0;
 }
 
-/* Pass "list": the tasks of the walk source (source_list), else the
- * tgids under the proc root, ascending; and a span per tgid. */
-static int list_pass(struct ctp_engine *eng)
+/* Pass "list": the tasks of the walk source (`listed`, source_list's
+ * return), else the tgids under the proc root, ascending; and a span per
+ * tgid. */
+static int list_pass(struct ctp_engine *eng, int listed)
 {
 	struct ctp_walk *wk = eng->walk;
 	struct ctp_capture *cap = eng->cap;
-	int ret = source_list(eng);
-	if (ret < 0)
-		return ret;
-	if (ret > 0)
+	int ret;
+	if (listed < 0)
+		return listed;
+	if (listed > 0)
 		return spans_new(eng);
 	size_t capn = 0;
 	char *dents = malloc(DENTS_BUF);
@@ -2303,8 +2304,12 @@ int ctp_engine_capture(struct ctp_engine *eng)
 	host_calls(eng, false);
 	wk->stat_thread = stat_file(eng->thread_files, eng->n_thread_files);
 	wk->stat_process = stat_file(eng->process_files, eng->n_process_files);
+	/* The walk source's list first: the pass its provider took in its
+	 * host callback, as close to it as can be (every process's read
+	 * time), then the cgroups' listings. */
+	int listed = source_list(eng);
 	list_processes(eng);
-	if ((ret = list_pass(eng)) < 0)
+	if ((ret = list_pass(eng, listed)) < 0)
 		return ret;
 	struct worker *ws = workers_new(eng, nw);
 	if (!ws)
