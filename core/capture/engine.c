@@ -2037,6 +2037,9 @@ static int source_list(struct ctp_engine *eng)
 	wk->first[k] = n;
 	wk->n_tgids = ntg;
 	wk->list = t;
+	ctp_log(CTP_LOG_DEBUG,
+		"walk source %s listed %zu tasks in %zu processes", src->name,
+		n, ntg);
 	snprintf(cap->walk_source, sizeof(cap->walk_source), "%s", src->name);
 	return 1;
 }

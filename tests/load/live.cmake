@@ -11,7 +11,7 @@ set(CTP_LIVE_TESTS
   test_jemalloc_e2e test_appstats_e2e test_io_live test_smaps_live
   test_proc_totals_live test_sources_live test_psi_live test_scx_live
   test_taskstats_live test_live_sched_run_time test_live_sched_absent
-  test_record_exits test_record_churn test_terminal)
+  test_record_exits test_record_churn test_terminal test_walk_source_live)
 foreach(t ${CTP_LIVE_TESTS})
   if(NOT TEST ${t})
     message(FATAL_ERROR "tests/load/live.cmake: no test ${t}")
