@@ -1915,10 +1915,13 @@ static void choose_sharing(struct ctp_engine *eng, uint32_t nw)
 }
 
 /* The walk source of this capture: the first loaded plugin's, in the
- * config's plugin order, that offers one; NULL when none does. */
+ * config's plugin order, that offers one; NULL when none does or every
+ * source is hidden (sources_off). */
 static const struct ctp_source *walk_source(const struct ctp_engine *eng)
 {
 	const struct ctp_source *best = NULL;
+	if (eng->sources_off)
+		return NULL;
 	for (uint32_t i = 0; i < eng->n_sources; i++) {
 		const struct ctp_source *src = &eng->sources[i];
 		if (src->walk &&
