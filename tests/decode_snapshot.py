@@ -341,11 +341,13 @@ def check_spec(snap, legacy=False):
                      "workers", "roots", "config_path", "kernel_release",
                      "ptrace_capable", "hostname", "start_boottime_ns",
                      "cgroups_read_boottime_ns", "self_tgids",
-                     "walk_source", "walk_fallback", "walk_fallbacks"],
+                     "walk_source", "walk_unlisted", "walk_fallback",
+                     "walk_fallbacks"],
                "capture",
                optional=("ptrace_capable", "hostname", "start_boottime_ns",
                          "cgroups_read_boottime_ns", "self_tgids",
-                         "walk_source", "walk_fallback", "walk_fallbacks"))
+                         "walk_source", "walk_unlisted", "walk_fallback",
+                         "walk_fallbacks"))
     for k in ("start_realtime_ns", "end_realtime_ns", "duration_ns",
               "workers"):
         need(is_uint(cap[k]), "capture.%s" % k)
@@ -373,6 +375,9 @@ def check_spec(snap, legacy=False):
          not ("walk_source" in cap and "walk_fallback" in cap),
          "capture: walk_fallback and walk_fallbacks come together, never "
          "with walk_source")
+    need(("walk_source" in cap) == ("walk_unlisted" in cap) and
+         is_uint(cap.get("walk_unlisted", 0)),
+         "capture.walk_unlisted comes with walk_source, an uint")
     if "walk_fallbacks" in cap:
         need(is_uint(cap["walk_fallbacks"]) and cap["walk_fallbacks"] >= 1,
              "capture.walk_fallbacks")

@@ -106,6 +106,10 @@ struct ctp_walk {
 	const struct ctp_walk_task *list;
 	size_t *first;
 	uint64_t list_ns;
+	/* With a list: tgids[i] is one the proc root has and the list does
+	 * not (born after the pass, or out of the source's sight), walked
+	 * from its files as without a source (first[i] == first[i + 1]). */
+	bool *unlisted;
 	/* Captures that fell back to the proc root, and the last reason
 	 * logged (a reason is logged once, when it changes). */
 	uint64_t fallbacks;
@@ -1051,7 +1055,8 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid,
 static const struct ctp_walk_task *walked_at(const struct ctp_walk *wk,
 					     size_t idx, size_t i)
 {
-	return wk->list ? wk->list + wk->first[idx] + i : NULL;
+	return wk->list && !wk->unlisted[idx] ? wk->list + wk->first[idx] + i
+					      : NULL;
 }
 
 /* Walk tids [lo, hi) of a split process: rows in this worker's table,
@@ -1227,7 +1232,7 @@ static int process_tids(struct worker *w, int pdir, size_t idx, size_t *ntids)
 			  w->pcomm, sizeof(w->pcomm));
 	if (r < 0)
 		return r;
-	if (eng->walk->list)
+	if (eng->walk->list && !eng->walk->unlisted[idx])
 		return listed_tids(w, idx, ntids);
 	int taskfd =
 		sys_openat(pdir, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -1796,6 +1801,8 @@ int ctp_engine_rearm(struct ctp_engine *eng)
 	wk->n_tgids = 0;
 	free(wk->first);
 	wk->first = NULL;
+	free(wk->unlisted);
+	wk->unlisted = NULL;
 	wk->list = NULL;
 	atomic_store(&wk->next_tgid, 0);
 	atomic_store(&wk->workers_done, 0);
@@ -1837,6 +1844,7 @@ void ctp_engine_done(struct ctp_engine *eng)
 		return;
 	free(wk->tgids);
 	free(wk->first);
+	free(wk->unlisted);
 	ctp_cgroups_done(&wk->cgroups);
 	ctp_cg_procs_free(&wk->procs);
 	ctp_splitq_done(&wk->splits);
@@ -1989,6 +1997,9 @@ static void walk_fallback(struct ctp_engine *eng, const char *why)
  * when the capture walks from the list, 0 when it lists the proc root
  * (no walk source, or it failed: walk_fallback), -ENOMEM.
  */
+static int list_root(struct ctp_engine *eng, uint32_t **tgids, size_t *capn,
+		     size_t *n);
+
 static int source_list(struct ctp_engine *eng)
 {
 	struct ctp_walk *wk = eng->walk;
@@ -2023,28 +2034,76 @@ static int source_list(struct ctp_engine *eng)
 		walk_fallback(eng, why);
 		return 0;
 	}
+	/* The proc root's tgids too (one listing, not one per process): a
+	 * process the pass could not see, or born after it, is walked from
+	 * its files rather than left out. */
+	uint32_t *proc = NULL;
+	size_t nproc = 0, capn = 0;
+	int lr = list_root(eng, &proc, &capn, &nproc);
+	if (lr < 0)
+		return lr;
 	size_t ntg = 1;
 	for (size_t i = 1; i < n; i++)
 		ntg += t[i].tgid != t[i - 1].tgid;
+	ntg += nproc; /* at most */
 	wk->tgids = malloc(ntg * sizeof(*wk->tgids));
 	wk->first = malloc((ntg + 1) * sizeof(*wk->first));
-	if (!wk->tgids || !wk->first)
+	wk->unlisted = calloc(ntg, sizeof(*wk->unlisted));
+	if (!wk->tgids || !wk->first || !wk->unlisted) {
+		free(proc);
 		return -ENOMEM;
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (i && t[i].tgid == t[i - 1].tgid)
+	}
+	size_t k = 0, p = 0, unlisted = 0;
+	for (size_t i = 0; i <= n; i++) {
+		if (i && i < n && t[i].tgid == t[i - 1].tgid)
 			continue;
-		wk->tgids[k] = (uint32_t)t[i].tgid;
+		uint32_t next = i < n ? (uint32_t)t[i].tgid : UINT32_MAX;
+		for (; p < nproc && proc[p] <= next; p++) {
+			if (proc[p] == next)
+				continue;
+			wk->tgids[k] = proc[p];
+			wk->unlisted[k] = true;
+			wk->first[k++] = i;
+			unlisted++;
+		}
+		if (i == n)
+			break;
+		wk->tgids[k] = next;
 		wk->first[k++] = i;
 	}
+	free(proc);
 	wk->first[k] = n;
-	wk->n_tgids = ntg;
+	wk->n_tgids = k;
 	wk->list = t;
+	cap->walk_unlisted = unlisted;
 	ctp_log(CTP_LOG_DEBUG,
-		"walk source %s listed %zu tasks in %zu processes", src->name,
-		n, ntg);
+		"walk source %s listed %zu tasks in %zu processes; %zu more "
+		"processes under %s",
+		src->name, n, k - unlisted, unlisted, cap->proc_root);
 	snprintf(cap->walk_source, sizeof(cap->walk_source), "%s", src->name);
 	return 1;
+}
+
+/* The tgids under the proc root, ascending, into *tgids (capacity *capn,
+ * grown) and *n. 0, or a negative errno (logged). */
+static int list_root(struct ctp_engine *eng, uint32_t **tgids, size_t *capn,
+		     size_t *n)
+{
+	char *dents = malloc(DENTS_BUF);
+	if (!dents)
+		return -ENOMEM;
+	int pfd = openat(eng->roots.proc_fd, ".",
+			 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int ret = pfd < 0 ? -errno
+			  : list_numeric(pfd, !eng->walk->check_files, dents,
+					 DENTS_BUF, tgids, capn, n);
+	if (pfd >= 0)
+		close(pfd);
+	free(dents);
+	if (ret < 0)
+		ctp_log(CTP_LOG_ERR, "cannot list %s: %s", eng->cap->proc_root,
+			strerror(-ret));
+	return ret < 0 ? ret : 0;
 }
 
 /* A span per tgid listed (none recorded yet). */
@@ -2066,30 +2125,13 @@ static int spans_new(struct ctp_engine *eng)
 static int list_pass(struct ctp_engine *eng, int listed)
 {
 	struct ctp_walk *wk = eng->walk;
-	struct ctp_capture *cap = eng->cap;
-	int ret;
 	if (listed < 0)
 		return listed;
 	if (listed > 0)
 		return spans_new(eng);
 	size_t capn = 0;
-	char *dents = malloc(DENTS_BUF);
-	if (!dents)
-		return -ENOMEM;
-	int pfd = openat(eng->roots.proc_fd, ".",
-			 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	ret = pfd < 0 ? -errno
-		      : list_numeric(pfd, !wk->check_files, dents, DENTS_BUF,
-				     &wk->tgids, &capn, &wk->n_tgids);
-	if (pfd >= 0)
-		close(pfd);
-	free(dents);
-	if (ret < 0) {
-		ctp_log(CTP_LOG_ERR, "cannot list %s: %s", cap->proc_root,
-			strerror(-ret));
-		return ret;
-	}
-	return spans_new(eng);
+	int ret = list_root(eng, &wk->tgids, &capn, &wk->n_tgids);
+	return ret < 0 ? ret : spans_new(eng);
 }
 
 /* nw workers with their per-plugin call counters; NULL when short of

@@ -938,6 +938,7 @@ int ctp_capture_reset(struct ctp_capture *cap)
 	cap->n_self = 0;
 	cap->walk_source[0] = cap->walk_fallback[0] = '\0';
 	cap->walk_fallbacks = 0;
+	cap->walk_unlisted = 0;
 	return 0;
 }
 

@@ -431,6 +431,9 @@ struct ctp_capture {
 	char walk_source[CTP_SOURCE_NAME_MAX + 1];
 	char walk_fallback[160];
 	uint64_t walk_fallbacks;
+	/* With walk_source: processes the proc root had and the source's
+	 * list did not, walked from their files. */
+	uint64_t walk_unlisted;
 };
 
 int ctp_capture_new(uint32_t n_workers, struct ctp_capture **ret);

@@ -81,9 +81,11 @@ static void print_header(const char *path, const struct ctp_snap *snap)
 		printf("Config:    %s\n", h->config_path);
 	/* Only when a walk source was loaded: absent, the proc root. */
 	if (h->walk_source)
-		printf("Walk:      from walk source %s\n",
+		printf("Walk:      from walk source %s (%" PRIu64
+		       " more processes from %s)\n",
 		       ctp_render_escape(h->walk_source, strlen(h->walk_source),
-					 200, esc, sizeof(esc)));
+					 200, esc, sizeof(esc)),
+		       h->walk_unlisted, h->proc_root ? h->proc_root : "-");
 	else if (h->walk_fallback)
 		printf("Walk:      %s (%s; %" PRIu64 " captures so far)\n",
 		       h->proc_root ? h->proc_root : "-",

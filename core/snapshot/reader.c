@@ -512,7 +512,7 @@ static int opt_str(struct ctp_snap *s, const msgpack_object *m,
 
 /* The capture keys added to version 1 after its release, each optional:
  * ptrace_capable, start_boottime_ns, self_tgids, cgroups_read_boottime_ns,
- * walk_source, walk_fallback and walk_fallbacks. */
+ * walk_source, walk_unlisted, walk_fallback and walk_fallbacks. */
 static int parse_capture_late(struct ctp_snap *s, const msgpack_object *cap)
 {
 	struct ctp_snap_header *h = &s->hdr;
@@ -529,6 +529,13 @@ static int parse_capture_late(struct ctp_snap *s, const msgpack_object *cap)
 			   "integer, found %s",
 			   objtype(wf));
 	h->walk_fallbacks = wf ? wf->via.u64 : 0;
+	const msgpack_object *wu = get(cap, "walk_unlisted");
+	if (wu && wu->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+		return bad(s, -EINVAL,
+			   "capture.walk_unlisted: expected an unsigned "
+			   "integer, found %s",
+			   objtype(wu));
+	h->walk_unlisted = wu ? wu->via.u64 : 0;
 	const msgpack_object *pc = get(cap, "ptrace_capable");
 	h->ptrace_capable = -1;
 	if (pc && pc->type != MSGPACK_OBJECT_BOOLEAN)

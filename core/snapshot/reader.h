@@ -165,6 +165,9 @@ struct ctp_snap_header {
 	 * fallback). All NULL or 0 in older snapshots. */
 	const char *walk_source, *walk_fallback;
 	uint64_t walk_fallbacks;
+	/* With walk_source: processes under the proc root the source's list
+	 * did not name, walked from their files (0 in older snapshots). */
+	uint64_t walk_unlisted;
 };
 
 /*

@@ -609,7 +609,7 @@ static void pack_header(struct w *w, const char *tool_version)
 		7 + (cap->hostname != NULL) + (cap->ptrace_capable >= 0) +
 			(cap->start_boottime_ns != 0) + (cap->n_self != 0) +
 			(cap->cgroups_boottime_ns != 0 && cap->cgroups.nrows) +
-			(cap->walk_source[0] != '\0') +
+			2 * (cap->walk_source[0] != '\0') +
 			2 * (cap->walk_fallback[0] != '\0'));
 	pack_key(w, "start_realtime_ns");
 	msgpack_pack_uint64(pk, cap->start_realtime_ns);
@@ -664,6 +664,8 @@ static void pack_header(struct w *w, const char *tool_version)
 	if (cap->walk_source[0]) {
 		pack_key(w, "walk_source");
 		pack_str(w, cap->walk_source);
+		pack_key(w, "walk_unlisted");
+		msgpack_pack_uint64(pk, cap->walk_unlisted);
 	}
 	if (cap->walk_fallback[0]) {
 		pack_key(w, "walk_fallback");
