@@ -191,7 +191,11 @@ static const struct {
 		   /* No taskstats source on a fixture root: status for
 		    * every thread. */
 		   {"from_taskstats", 0},
-		   {"from_files", 12}};
+		   {"from_files", 12},
+		   /* Nor a task source: stat for every thread. */
+		   {"from_task", 0},
+		   {"stat_from_task", 0},
+		   {"stat_from_file", 12}};
 #define N_SUMMARY (sizeof(exp_summary) / sizeof(exp_summary[0]))
 
 /* ---- Reading the fixture text (independently of the plugin) ------------- */

@@ -814,8 +814,11 @@ static void check_snapshot(const struct ctp_snap *s, const struct exp_run *x,
 		      "io: status %u, %" PRIu64 " errors, %" PRIu64
 		      " vanished, %" PRIu64 " calls",
 		      p->status, p->errors, p->vanished, p->calls);
-		CHECK(p->n_summary == 1, "io: %zu counters", p->n_summary);
+		CHECK(p->n_summary == 3, "io: %zu counters", p->n_summary);
 		check_counter(p, "parse_errors", 1);
+		/* No task source on a fixture root: every thread's file. */
+		check_counter(p, "from_task", 0);
+		check_counter(p, "from_files", N_THREADS);
 	}
 	if ((p = plugin(s, "smaps"))) {
 		/* host + one call per process */

@@ -270,6 +270,7 @@ static const struct {
 	{"from_taskstats", 0},
 	{"from_files", 13},
 	{"sched_not_read", 0},
+	{"from_task", 0},
 };
 #define N_SUMMARY (sizeof(exp_summary) / sizeof(exp_summary[0]))
 

@@ -127,7 +127,8 @@ static void descriptor(void **state)
 		assert_int_equal(p->fields[k].rule, CTP_RULE_SUM);
 	}
 	assert_non_null(p->thread_files);
-	assert_string_equal(p->thread_files[0], "io");
+	/* Lazy: not read when the task source has every value. */
+	assert_string_equal(p->thread_files[0], "?io");
 	assert_null(p->thread_files[1]);
 	/* <tgid>/io, read by the core like the thread's. */
 	assert_non_null(p->process_files);
@@ -153,8 +154,10 @@ static void init_and_gate(void **state)
 	assert_int_equal(fx->ctx.n_gates, 1);
 	assert_string_equal(hx_gate(&fx->ctx, "io"),
 			    "CONFIG_TASK_IO_ACCOUNTING");
-	assert_int_equal(hx_info(&fx->ctx)->n_summary, 1);
+	assert_int_equal(hx_info(&fx->ctx)->n_summary, 3);
 	assert_int_equal(hx_summary(&fx->ctx, "parse_errors"), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "from_task"), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "from_files"), 0);
 	hx_fx_stop(fx);
 
 	/* A refused gate costs only the hint. */

@@ -201,9 +201,12 @@ static void init_options(void **state)
 	for (i = 0; i < 3; i++) {
 		assert_int_equal(start(fx, "/proc", each[i]), 0);
 		assert_non_null(fx->state);
-		assert_int_equal(hx_info(&fx->ctx)->n_summary, 5);
+		assert_int_equal(hx_info(&fx->ctx)->n_summary, 8);
 		assert_int_equal(hx_summary(&fx->ctx, "from_taskstats"), 0);
 		assert_int_equal(hx_summary(&fx->ctx, "from_files"), 0);
+		assert_int_equal(hx_summary(&fx->ctx, "from_task"), 0);
+		assert_int_equal(hx_summary(&fx->ctx, "stat_from_task"), 0);
+		assert_int_equal(hx_summary(&fx->ctx, "stat_from_file"), 0);
 		assert_int_equal(hx_summary(&fx->ctx, "stat_parse_errors"), 0);
 		assert_int_equal(hx_summary(&fx->ctx, "status_parse_errors"),
 				 0);

@@ -143,7 +143,7 @@ static void init_options(void **state)
 		"negative_dotted_values", "sched_parse_errors",
 		"schedstat_parse_errors", "voluntary_sleep_negative",
 		"from_taskstats",	  "from_files",
-		"sched_not_read"};
+		"sched_not_read",	  "from_task"};
 	struct hx_fx *fx = *state;
 	size_t i, j;
 
@@ -167,8 +167,8 @@ static void init_options(void **state)
 		assert_string_equal(hx_gate(&fx->ctx, "schedstat"),
 				    "CONFIG_SCHED_INFO");
 		assert_null(hx_gate(&fx->ctx, "sched"));
-		assert_int_equal(hx_info(&fx->ctx)->n_summary, 7);
-		for (j = 0; j < 7; j++)
+		assert_int_equal(hx_info(&fx->ctx)->n_summary, 8);
+		for (j = 0; j < 8; j++)
 			assert_int_equal(hx_summary(&fx->ctx, names[j]), 0);
 		hx_fx_stop(fx);
 	}

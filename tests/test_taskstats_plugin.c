@@ -450,7 +450,7 @@ static void init_options(void **state)
 	stop(fx);
 	assert_int_equal(start(fx, ok), 0);
 	assert_non_null(fx->state);
-	assert_int_equal(hx_info(&fx->ctx)->n_summary, 8);
+	assert_int_equal(hx_info(&fx->ctx)->n_summary, 10);
 	assert_int_equal(hx_summary(&fx->ctx, "ok"), 0);
 	assert_int_equal(hx_summary(&fx->ctx, "eperm"), 0);
 	assert_int_equal(hx_summary(&fx->ctx, "esrch"), 0);

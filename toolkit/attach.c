@@ -2,6 +2,7 @@
 /* Attaching a plugin to the core, and a task's declared files; see
  * <ctprof/plugin-util.h>. */
 #include "ctprof/plugin-util.h"
+#include "ctprof/source-task.h"
 
 #include <string.h>
 
@@ -140,4 +141,30 @@ int ctp_task_fetch(const struct ctp_api *api, const struct ctp_task *task,
 	*data = f->data;
 	*len = f->len;
 	return 0;
+}
+
+uint64_t ctp_src_task_take(const struct ctp_api *api,
+			   const struct ctp_task *task,
+			   const struct ctp_src_take *map, size_t n,
+			   uint64_t want, void *vals)
+{
+	const void *data;
+	size_t len;
+	uint64_t got = 0, v;
+	char *out = vals;
+
+	if (!want || !CTP_API_HAS(api, source_get) ||
+	    api->source_get(task, CTP_SOURCE_TASK, &data, &len) < 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!(want >> map[i].bit & 1) ||
+		    !ctp_src_task_get(data, len, map[i].value, &v))
+			continue;
+		if (map[i].type == CTP_TYPE_CHAR)
+			out[map[i].off] = (char)v;
+		else /* u64, and i64 as its two's complement */
+			memcpy(out + map[i].off, &v, sizeof(v));
+		got |= 1ull << map[i].bit;
+	}
+	return got;
 }

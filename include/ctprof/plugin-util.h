@@ -466,6 +466,35 @@ int ctp_task_file(const struct ctp_task *task, uint32_t i, const char **data,
 int ctp_task_fetch(const struct ctp_api *api, const struct ctp_task *task,
 		   uint32_t i, const char **data, size_t *len);
 
+/* ---- The per-task source "task" (<ctprof/source-task.h>) ---------------- */
+
+/*
+ * One value a collector can take from the source "task": value number
+ * `value` (enum ctp_src_task_value) stored at byte `off` of the
+ * collector's parser output as `type` (CTP_TYPE_U64, CTP_TYPE_I64: the
+ * two's complement, CTP_TYPE_CHAR: the low byte), presence bit `bit` of
+ * that output. A collector lists the values it shares with its file.
+ */
+struct ctp_src_take {
+	uint8_t value;
+	uint8_t type;
+	uint8_t bit;
+	uint16_t off;
+};
+
+/*
+ * The source "task" of a task (ctp_api.source_get; the core fills it once
+ * per task, shared by every plugin that asks) into the rows of `map` whose
+ * bit is in `want`: each value the source offers is stored in `vals` as
+ * its row says. Returns the bits taken; 0 when the core has no sources,
+ * no plugin offers "task", or its fill failed for this task. Call only
+ * from the callback that got `task`.
+ */
+uint64_t ctp_src_task_take(const struct ctp_api *api,
+			   const struct ctp_task *task,
+			   const struct ctp_src_take *map, size_t n,
+			   uint64_t want, void *vals);
+
 /* Whether a read error means the task exited under us (the core counts
  * those as vanished tasks, never as failures). */
 static inline bool ctp_err_vanished(int err)

@@ -7,6 +7,11 @@
  * exited and of children that were waited for to the live threads'
  * (fs/proc/base.c do_io_accounting, whole = 1), which no thread row has.
  *
+ * A thread's seven come from the per-task source "task"
+ * (include/ctprof/source-task.h, the same task->ioac counters, exact)
+ * where it offers them; the thread's io file is read (lazily) only for the
+ * values it lacks. Process rows keep <tgid>/io.
+ *
  * The file exists only on kernels built with CONFIG_TASK_IO_ACCOUNTING; the
  * plugin says so with ctp_api.file_gate, so the core can tell a kernel
  * without it from other read failures. A missing or unreadable file leaves
@@ -18,6 +23,7 @@
 #include <string.h>
 
 #include "ctprof/plugin-util.h"
+#include "ctprof/source-task.h"
 #include "io_parse.h"
 
 #ifndef IO_VERSION
@@ -45,15 +51,32 @@ static const struct ctp_field_desc fields[] = {
 _Static_assert(CTP_ARRAY_LEN(fields) == CTP_ARRAY_LEN(ctp_io_src),
 	       "field table and sources disagree");
 
+/* Lazy: not read when the task source gives every value. */
 enum { TF_IO, N_TF };
-static const char *const thread_files[] = {"io", NULL};
+static const char *const thread_files[] = {"?io", NULL};
 enum { PF_IO, N_PF };
 static const char *const process_files[] = {"io", NULL};
 
-enum { C_PARSE_ERRORS, N_COUNTERS };
+enum { C_PARSE_ERRORS, C_FROM_TASK, C_FROM_FILES, N_COUNTERS };
 static const char *const counter_names[] = {
 	[C_PARSE_ERRORS] = "parse_errors",
+	/* Threads whose values all came from the task source (io not read) /
+	 * that read their io file for some or all of them. */
+	[C_FROM_TASK] = "from_task",
+	[C_FROM_FILES] = "from_files",
 };
+
+/* The task source's values, in the file's order (source-task.h keeps
+ * it). */
+#define IO_TAKE(id, key, unit, help, whole)                                    \
+	{.value = CTP_SRC_TASK_RCHAR + CTP_IO_##id,                            \
+	 .type = CTP_TYPE_U64,                                                 \
+	 .bit = CTP_IO_##id,                                                   \
+	 .off = offsetof(struct ctp_io, v) + CTP_IO_##id * sizeof(uint64_t)},
+static const struct ctp_src_take io_take[] = {CTP_IO_LINES(IO_TAKE)};
+_Static_assert(CTP_SRC_TASK_CANCELLED_WRITE_BYTES - CTP_SRC_TASK_RCHAR ==
+		       CTP_IO_CANCELLED_WRITE_BYTES,
+	       "the task source's io values are in another order");
 
 struct io_state {
 	struct ctp_ctx *ctx;
@@ -62,41 +85,60 @@ struct io_state {
 	int counter[N_COUNTERS];
 	/* The fields of each scope, as set from a parse. */
 	struct ctp_fields_plan thread_plan, process_plan;
+	uint64_t thread_need; /* the values a thread row records */
 };
 
 /*
- * Declared file `file` of the task into the fields of `scope`: the thread
- * and the process file have the same seven lines.
+ * Declared file `file` of the task into io, for the values `want` (those
+ * already in io are kept): a missing (no CONFIG_TASK_IO_ACCOUNTING, or
+ * the task exited) or unreadable file leaves them absent (the core
+ * tallies it and decides about vanishing). Returns 0, or -EPROTO when the
+ * core handed fewer files than declared.
  */
-static int record_io(struct io_state *st, const struct ctp_task *task,
-		     uint32_t file, uint8_t scope, struct ctp_record *rec)
+static int read_io(struct io_state *st, const struct ctp_task *task,
+		   uint32_t file, uint64_t want, struct ctp_io *io)
 {
-	struct ctp_setter set = CTP_SETTER(st->api, rec);
+	struct ctp_io f;
 	const char *data;
 	size_t len;
-	struct ctp_io io;
 	int ret;
 
-	/* Missing (no CONFIG_TASK_IO_ACCOUNTING, or the task exited) or
-	 * unreadable: the core tallies it and decides about vanishing; the
-	 * values stay absent. */
-	ret = ctp_task_file(task, file, &data, &len);
-	if (ret == -EPROTO) /* the core handed fewer files than declared */
+	ret = ctp_task_fetch(st->api, task, file, &data, &len);
+	if (ret == -EPROTO)
 		return ret;
 	if (ret < 0)
 		return 0;
-	if (ctp_parse_io(data, len, &io) < 0)
+	if (ctp_parse_io(data, len, &f) < 0)
 		st->api->summary_add(st->ctx, st->counter[C_PARSE_ERRORS], 1);
-	return ctp_fields_apply(&set,
-				scope == CTP_SCOPE_THREAD ? &st->thread_plan
-							  : &st->process_plan,
-				&io, io.present);
+	want &= f.present;
+	io->present |= want;
+	for (; want; want &= want - 1)
+		io->v[__builtin_ctzll(want)] = f.v[__builtin_ctzll(want)];
+	return 0;
 }
 
+/* The thread's values: the task source's, the rest from its io file. */
 static int io_thread(void *state, const struct ctp_task *task,
 		     struct ctp_record *rec)
 {
-	return record_io(state, task, TF_IO, CTP_SCOPE_THREAD, rec);
+	struct io_state *st = state;
+	struct ctp_setter set = CTP_SETTER(st->api, rec);
+	struct ctp_io io;
+	uint64_t miss;
+	int ret;
+
+	io.present =
+		ctp_src_task_take(st->api, task, io_take,
+				  CTP_ARRAY_LEN(io_take), st->thread_need, &io);
+	miss = st->thread_need & ~io.present;
+	st->api->summary_add(st->ctx,
+			     st->counter[miss ? C_FROM_FILES : C_FROM_TASK], 1);
+	if (miss) {
+		ret = read_io(st, task, TF_IO, miss, &io);
+		if (ret < 0)
+			return ret;
+	}
+	return ctp_fields_apply(&set, &st->thread_plan, &io, io.present);
 }
 
 /* <tgid>/io: the thread group's sum plus what exited threads and reaped
@@ -104,7 +146,14 @@ static int io_thread(void *state, const struct ctp_task *task,
 static int io_process(void *state, const struct ctp_task *task,
 		      struct ctp_record *rec)
 {
-	return record_io(state, task, PF_IO, CTP_SCOPE_PROCESS, rec);
+	struct io_state *st = state;
+	struct ctp_setter set = CTP_SETTER(st->api, rec);
+	struct ctp_io io = {.present = 0};
+	int ret = read_io(st, task, PF_IO, CTP_IO_ALL, &io);
+
+	if (ret < 0)
+		return ret;
+	return ctp_fields_apply(&set, &st->process_plan, &io, io.present);
 }
 
 static void io_fini(void *state)
@@ -121,7 +170,8 @@ static int io_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 		return -ENOMEM;
 	st->ctx = ctx;
 	st->api = api;
-	r = CTP_ATTACH_TABLE(ctx, api, CTP_API_THROUGH(roots), ctp_io_src,
+	/* The lazy io needs file_get. */
+	r = CTP_ATTACH_TABLE(ctx, api, CTP_API_THROUGH(file_get), ctp_io_src,
 			     st->fh, st->counter);
 	if (r == 0)
 		r = ctp_fields_plan(&st->thread_plan, fields, ctp_io_src,
@@ -135,6 +185,8 @@ static int io_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 		free(st);
 		return r;
 	}
+	for (size_t i = 0; i < st->thread_plan.n; i++)
+		st->thread_need |= 1ull << st->thread_plan.step[i].bit;
 	/* An older core without gates simply gives no kernel-config hint. */
 	if (CTP_API_HAS(api, file_gate)) {
 		r = api->file_gate(ctx, "io", IO_KCONFIG);

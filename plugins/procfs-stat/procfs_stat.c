@@ -6,11 +6,16 @@
  * kernel's own process totals, which keep the work of exited threads and
  * of waited-for children that no thread row holds.
  *
- * status is read only when something needs it: the context switches when
- * the taskstats plugin's per-task source cannot give them (it has the same
- * two counters, nvcsw and nivcsw, from the reply it gets anyway), and the
- * affinity list when sched_getaffinity cannot (or `affinity: status`).
- * The run state comes from stat, which prints the same letter.
+ * The cheapest source first, per value: a thread's stat values and its
+ * context switches come from the per-task source "task"
+ * (include/ctprof/source-task.h) where it offers them; stat is read only
+ * for the values it lacks (not at all when it has every one this capture
+ * records), and the context switches then come from the taskstats
+ * plugin's source (it has the same two counters, nvcsw and nivcsw, from
+ * the reply it gets anyway), else from status. status is otherwise read
+ * only for the affinity list when sched_getaffinity cannot give it (or
+ * `affinity: status`). The run state comes from stat, which prints the
+ * same letter. Process rows keep <tgid>/stat (the source is per thread).
  *
  * Options:
  *   affinity: auto (default) | syscall | status
@@ -26,6 +31,7 @@
 #include <string.h>
 
 #include "ctprof/plugin-util.h"
+#include "ctprof/source-task.h"
 #include "ctprof/source-taskstats.h"
 #include "procfs_parse.h"
 #include "workers.h"
@@ -71,6 +77,9 @@ enum {
 	C_AFF_FALLBACK,
 	C_FROM_TASKSTATS,
 	C_FROM_FILES,
+	C_FROM_TASK,
+	C_STAT_FROM_TASK,
+	C_STAT_FROM_FILE,
 	N_COUNTERS
 };
 static const char *const counter_names[] = {
@@ -78,9 +87,48 @@ static const char *const counter_names[] = {
 	[C_STATUS_ERR] = "status_parse_errors",
 	[C_AFF_FALLBACK] = "affinity_syscall_fallbacks",
 	/* Threads whose context switches came from the taskstats source /
-	 * from status. */
+	 * from status / from the task source. */
 	[C_FROM_TASKSTATS] = "from_taskstats",
 	[C_FROM_FILES] = "from_files",
+	[C_FROM_TASK] = "from_task",
+	/* Threads whose stat values all came from the task source (stat not
+	 * read) / that read stat for some or all of them. */
+	[C_STAT_FROM_TASK] = "stat_from_task",
+	[C_STAT_FROM_FILE] = "stat_from_file",
+};
+
+/* The stat values the source "task" offers: stat field (pos) from source
+ * value `value`, kept in struct ctp_stat as the field list says. */
+#define STAT_TAKE(pos, val)                                                    \
+	{                                                                      \
+		.value = (val),                                                \
+		.type = (CTP_STAT_KINDS_C >> (pos)&1)	? CTP_TYPE_CHAR        \
+			: (CTP_STAT_KINDS_I >> (pos)&1) ? CTP_TYPE_I64         \
+							: CTP_TYPE_U64,        \
+		.bit = (pos),                                                  \
+		.off = offsetof(struct ctp_stat, w) +                          \
+		       (pos) * sizeof(union ctp_word)                          \
+	}
+static const struct ctp_src_take stat_take[] = {
+	STAT_TAKE(CTP_STAT_STATE, CTP_SRC_TASK_STATE),
+	STAT_TAKE(CTP_STAT_MINFLT, CTP_SRC_TASK_MINFLT),
+	STAT_TAKE(CTP_STAT_MAJFLT, CTP_SRC_TASK_MAJFLT),
+	STAT_TAKE(CTP_STAT_UTIME, CTP_SRC_TASK_UTIME),
+	STAT_TAKE(CTP_STAT_STIME, CTP_SRC_TASK_STIME),
+	STAT_TAKE(CTP_STAT_PRIORITY, CTP_SRC_TASK_PRIORITY),
+	STAT_TAKE(CTP_STAT_NICE, CTP_SRC_TASK_NICE),
+	STAT_TAKE(CTP_STAT_STARTTIME, CTP_SRC_TASK_START_TIME),
+	STAT_TAKE(CTP_STAT_PROCESSOR, CTP_SRC_TASK_PROCESSOR),
+	STAT_TAKE(CTP_STAT_RT_PRIORITY, CTP_SRC_TASK_RT_PRIORITY),
+	STAT_TAKE(CTP_STAT_POLICY, CTP_SRC_TASK_POLICY),
+};
+/* The context switches, kept in a pair (voluntary, involuntary). */
+static const struct ctp_src_take csw_take[] = {
+	{.value = CTP_SRC_TASK_NVCSW, .type = CTP_TYPE_U64, .bit = 0, .off = 0},
+	{.value = CTP_SRC_TASK_NIVCSW,
+	 .type = CTP_TYPE_U64,
+	 .bit = 1,
+	 .off = sizeof(uint64_t)},
 };
 
 struct procfs_state {
@@ -90,6 +138,9 @@ struct procfs_state {
 	int counter[N_COUNTERS];
 	/* The list's stat fields of each scope, as set from a parse. */
 	struct ctp_fields_plan thread_plan, process_plan;
+	/* The stat fields (presence bits) a thread row records: the plan's
+	 * and the policy, which the code sets. */
+	uint64_t thread_need;
 	enum affinity_mode affinity;
 	_Atomic size_t ncpus;	 /* a mask size the kernel accepted */
 	struct ctp_workers bufs; /* struct aff_buf, one per worker thread */
@@ -252,23 +303,32 @@ static int affinity_from_status(struct procfs_state *st, struct ctp_setter *set,
 	return r < 0 ? r : 1;
 }
 
-/* The context switches from the taskstats source: 1 when set, 0 when it
- * cannot give them, or a set_u64 error. */
+/* The context switches from the task source, else the taskstats source:
+ * 1 when set (*counter says which: C_FROM_TASK, C_FROM_TASKSTATS), 0 when
+ * neither has both, or a set_u64 error. */
 static int csw_from_source(struct procfs_state *st, const struct ctp_task *task,
-			   struct ctp_setter *set)
+			   struct ctp_setter *set, int *counter)
 {
 	const void *data;
 	size_t len;
-	uint64_t vol, invol;
+	uint64_t csw[2];
 	int r1, r2;
 
-	if (!CTP_API_HAS(st->api, source_get) ||
-	    st->api->source_get(task, CTP_SOURCE_TASKSTATS, &data, &len) < 0 ||
-	    !ctp_src_taskstats_get(data, len, CTP_SRC_TS_NVCSW, &vol) ||
-	    !ctp_src_taskstats_get(data, len, CTP_SRC_TS_NIVCSW, &invol))
-		return 0;
-	r1 = ctp_set_u64(set, st->fh[F_VOLUNTARY_CSW], vol);
-	r2 = ctp_set_u64(set, st->fh[F_NONVOLUNTARY_CSW], invol);
+	*counter = C_FROM_TASK;
+	if (ctp_src_task_take(st->api, task, csw_take, CTP_ARRAY_LEN(csw_take),
+			      3, csw) != 3) {
+		*counter = C_FROM_TASKSTATS;
+		if (!CTP_API_HAS(st->api, source_get) ||
+		    st->api->source_get(task, CTP_SOURCE_TASKSTATS, &data,
+					&len) < 0 ||
+		    !ctp_src_taskstats_get(data, len, CTP_SRC_TS_NVCSW,
+					   &csw[0]) ||
+		    !ctp_src_taskstats_get(data, len, CTP_SRC_TS_NIVCSW,
+					   &csw[1]))
+			return 0;
+	}
+	r1 = ctp_set_u64(set, st->fh[F_VOLUNTARY_CSW], csw[0]);
+	r2 = ctp_set_u64(set, st->fh[F_NONVOLUNTARY_CSW], csw[1]);
 	return r1 < 0 ? r1 : r2 < 0 ? r2 : 1;
 }
 
@@ -324,34 +384,72 @@ static void set_affinity(struct procfs_state *st, const struct ctp_task *task,
 		affinity_from_status(st, set, ss, bad);
 }
 
+/*
+ * The thread's stat values: those the task source offers, the rest from
+ * stat, which is read only when the source lacks one. Returns 1 when any
+ * was set, else the read's error (0 when nothing is recorded).
+ */
+static int thread_stat(struct procfs_state *st, const struct ctp_task *task,
+		       struct ctp_setter *set)
+{
+	struct ctp_stat s, f;
+	const char *data;
+	size_t len;
+	uint64_t miss;
+	int r;
+
+	if (!st->thread_need)
+		return 0;
+	s.present = ctp_src_task_take(st->api, task, stat_take,
+				      CTP_ARRAY_LEN(stat_take), st->thread_need,
+				      &s);
+	miss = st->thread_need & ~s.present;
+	count(st, miss ? C_STAT_FROM_FILE : C_STAT_FROM_TASK);
+	if (miss) {
+		/* Up front on a /proc walk (the core names the thread from
+		 * it), fetched here when the core deferred it. */
+		r = ctp_task_fetch(st->api, task, TF_STAT, &data, &len);
+		if (r < 0 && !s.present)
+			return r;
+		if (r == 0) {
+			if (ctp_parse_stat(data, len, &f) < 0)
+				count(st, C_STAT_ERR);
+			miss &= f.present;
+			s.present |= miss;
+			for (; miss; miss &= miss - 1)
+				s.w[__builtin_ctzll(miss)] =
+					f.w[__builtin_ctzll(miss)];
+		}
+	}
+	set_stat(st, set, &s, CTP_SCOPE_THREAD);
+	return s.present ? 1 : 0;
+}
+
 static int procfs_thread(void *state, const struct ctp_task *task,
 			 struct ctp_record *rec)
 {
 	struct procfs_state *st = state;
 	struct ctp_setter set = CTP_SETTER(st->api, rec);
-	const char *data;
-	size_t len;
-	struct ctp_stat s;
 	struct ctp_status ss;
-	int rerr = 0, got = 0, status_bad = 0, fetched = 0, r;
+	int rerr = 0, got = 0, status_bad = 0, fetched = 0, c, r;
 
 	/* A missing file is not the end: the engine decides whether the
-	 * task vanished; what the other file holds is still recorded. */
-	r = ctp_task_file(task, TF_STAT, &data, &len);
+	 * task vanished; what the other sources hold is still recorded. */
+	r = thread_stat(st, task, &set);
 	if (r == -EPROTO)
 		return r;
-	if (r == 0) {
-		if (ctp_parse_stat(data, len, &s) < 0)
-			count(st, C_STAT_ERR);
-		set_stat(st, &set, &s, CTP_SCOPE_THREAD);
+	if (r > 0)
 		got = 1;
-	} else {
+	else
 		rerr = r;
-	}
 
-	r = csw_from_source(st, task, &set);
+	/* No source is asked, no file read, for fields nobody records. */
+	r = st->fh[F_VOLUNTARY_CSW] < 0 && st->fh[F_NONVOLUNTARY_CSW] < 0
+		    ? -ENOENT
+		    : csw_from_source(st, task, &set, &c);
 	if (r > 0) {
-		count(st, C_FROM_TASKSTATS);
+		count(st, c);
+		got = 1;
 	} else if (r == 0) {
 		count(st, C_FROM_FILES);
 		r = status_get(st, task, &ss, &fetched, &status_bad);
@@ -372,7 +470,7 @@ static int procfs_thread(void *state, const struct ctp_task *task,
 
 	if (set.err < 0)
 		return set.err;
-	/* Neither file readable: nothing recorded, say why. */
+	/* No source could be read: nothing recorded, say why. */
 	return got ? 0 : rerr;
 }
 
@@ -536,6 +634,10 @@ static int procfs_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		return r;
 	}
 	st->affinity = mode;
+	for (size_t i = 0; i < st->thread_plan.n; i++)
+		st->thread_need |= 1ull << st->thread_plan.step[i].bit;
+	if (st->fh[F_POLICY] >= 0)
+		st->thread_need |= 1ull << CTP_STAT_POLICY;
 	affinity_probe(st);
 	/* An older core has no derived fields: do without. */
 	for (size_t i = 0; i < CTP_ARRAY_LEN(cpu_time_descs) &&

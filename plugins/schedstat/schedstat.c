@@ -7,12 +7,14 @@
  * CONFIG_SCHEDSTATS and kernel.sched_schedstats=1). A key the kernel does
  * not print stays absent. README.md has the field table.
  *
- * The cheapest source first: schedstat's three numbers are also in the
+ * The cheapest source first, per value: schedstat's three numbers are in
+ * the per-task source "task" (include/ctprof/source-task.h) and in the
  * taskstats reply (include/ctprof/source-taskstats.h), read from the same
- * kernel variables; the file is opened only when that source cannot give
- * them (no taskstats plugin, no CAP_NET_ADMIN, a kernel without delay
- * accounting). sched is opened only when its schedstats keys are printed
- * (kernel.sched_schedstats=1, checked at every capture) or asked for.
+ * kernel variables; the taskstats source is asked for what "task" lacks,
+ * and the file is opened only when neither gives all three (no provider,
+ * no CAP_NET_ADMIN, a kernel without delay accounting). sched is opened only
+ * when its schedstats keys are printed (kernel.sched_schedstats=1, checked at
+ * every capture) or asked for.
  *
  * Options:
  *   sched: auto (default) | always | never
@@ -28,6 +30,7 @@
 #include <string.h>
 
 #include "ctprof/plugin-util.h"
+#include "ctprof/source-task.h"
 #include "ctprof/source-taskstats.h"
 #include "hostprobe.h"
 #include "schedstat_parse.h"
@@ -165,6 +168,7 @@ enum {
 	C_FROM_TASKSTATS, /* threads whose schedstat values came from the */
 	C_FROM_FILES,	  /* taskstats source / from the schedstat file */
 	C_SCHED_SKIPPED,  /* captures that left sched unread (auto) */
+	C_FROM_TASK,	  /* ... from the task source */
 	N_COUNTERS
 };
 static const char *const counter_names[N_COUNTERS] = {
@@ -175,6 +179,20 @@ static const char *const counter_names[N_COUNTERS] = {
 	[C_FROM_TASKSTATS] = "from_taskstats",
 	[C_FROM_FILES] = "from_files",
 	[C_SCHED_SKIPPED] = "sched_not_read",
+	[C_FROM_TASK] = "from_task",
+};
+
+/* The task source's three values. */
+#define SS_TAKE(val, m, b)                                                     \
+	{                                                                      \
+		.value = (val), .type = CTP_TYPE_U64,                          \
+		.bit = CTP_SCHEDSTAT_##b##_BIT,                                \
+		.off = offsetof(struct ctp_schedstat, m)                       \
+	}
+static const struct ctp_src_take schedstat_take[] = {
+	SS_TAKE(CTP_SRC_TASK_RUN_NS, run_ns, RUN),
+	SS_TAKE(CTP_SRC_TASK_RUN_DELAY_NS, wait_ns, WAIT),
+	SS_TAKE(CTP_SRC_TASK_TIMESLICES, timeslices, TIMESLICES),
 };
 
 enum sched_mode { SCHED_AUTO, SCHED_ALWAYS, SCHED_NEVER };
@@ -188,6 +206,7 @@ struct sched_state {
 	int counter[N_COUNTERS];
 	enum sched_mode mode;
 	bool live;	/* the proc root is this kernel's procfs */
+	uint32_t need;	/* CTP_SCHEDSTAT_* bits a thread row records */
 	int read_sched; /* this capture reads sched */
 };
 
@@ -205,27 +224,83 @@ static void set_rows(const struct sched_state *st, struct ctp_setter *set,
 		       vals, present);
 }
 
-/* The three values from the taskstats source into ss; false when it
- * cannot give all three. */
-static bool schedstat_from_source(const struct sched_state *st,
-				  const struct ctp_task *task,
-				  struct ctp_schedstat *ss)
+/* The values of f that ss lacks, into ss (f.present says which). */
+static void merge_schedstat(struct ctp_schedstat *ss,
+			    const struct ctp_schedstat *f)
 {
+	uint32_t add = f->present & ~ss->present;
+
+	if (add & CTP_SCHEDSTAT_RUN)
+		ss->run_ns = f->run_ns;
+	if (add & CTP_SCHEDSTAT_WAIT)
+		ss->wait_ns = f->wait_ns;
+	if (add & CTP_SCHEDSTAT_TIMESLICES)
+		ss->timeslices = f->timeslices;
+	ss->present |= add;
+}
+
+/* The three values from the taskstats source into ss, for the values ss
+ * lacks; false when it cannot give all three. */
+static bool schedstat_from_taskstats(const struct sched_state *st,
+				     const struct ctp_task *task,
+				     struct ctp_schedstat *ss)
+{
+	struct ctp_schedstat t;
 	const void *data;
 	size_t len;
+	uint32_t miss = st->need & ~ss->present;
 
 	if (!CTP_API_HAS(st->api, source_get) ||
 	    st->api->source_get(task, CTP_SOURCE_TASKSTATS, &data, &len) < 0)
 		return false;
-	if (!ctp_src_taskstats_get(data, len, CTP_SRC_TS_RUN_NS, &ss->run_ns) ||
+	if (!ctp_src_taskstats_get(data, len, CTP_SRC_TS_RUN_NS, &t.run_ns) ||
 	    !ctp_src_taskstats_get(data, len, CTP_SRC_TS_RUN_DELAY_NS,
-				   &ss->wait_ns) ||
+				   &t.wait_ns) ||
 	    !ctp_src_taskstats_get(data, len, CTP_SRC_TS_TIMESLICES,
-				   &ss->timeslices))
+				   &t.timeslices))
 		return false;
-	ss->present = CTP_SCHEDSTAT_RUN | CTP_SCHEDSTAT_WAIT |
-		      CTP_SCHEDSTAT_TIMESLICES;
+	t.present = miss;
+	merge_schedstat(ss, &t);
 	return true;
+}
+
+/*
+ * The schedstat values: the task source's, then the taskstats source's
+ * for the rest, then the file's for what neither gave (each thread
+ * counted under the last it needed). Returns 0, or -EPROTO when the core
+ * handed fewer files than declared.
+ */
+static int thread_schedstat(const struct sched_state *st,
+			    const struct ctp_task *task, struct ctp_setter *set)
+{
+	struct ctp_schedstat ss, f;
+	const char *data;
+	size_t len;
+	int r;
+
+	if (!st->need)
+		return 0;
+	ss.present = (uint32_t)ctp_src_task_take(st->api, task, schedstat_take,
+						 CTP_ARRAY_LEN(schedstat_take),
+						 st->need, &ss);
+	if (!(st->need & ~ss.present)) {
+		count(st, C_FROM_TASK, 1);
+	} else if (schedstat_from_taskstats(st, task, &ss)) {
+		count(st, C_FROM_TASKSTATS, 1);
+	} else {
+		count(st, C_FROM_FILES, 1);
+		r = ctp_task_fetch(st->api, task, TF_SCHEDSTAT, &data, &len);
+		if (r == -EPROTO)
+			return r;
+		if (r == 0) {
+			if (ctp_parse_schedstat(data, len, &f) < 0)
+				count(st, C_SCHEDSTAT_ERR, 1);
+			f.present &= st->need;
+			merge_schedstat(&ss, &f);
+		}
+	}
+	set_rows(st, set, F_RUN_TIME, N_FILE_FIELDS, &ss, ss.present);
+	return 0;
 }
 
 static void record_sched(const struct sched_state *st, struct ctp_setter *set,
@@ -257,26 +332,13 @@ static int sched_thread(void *state, const struct ctp_task *task,
 {
 	const struct sched_state *st = state;
 	struct ctp_setter set = CTP_SETTER(st->api, rec);
-	struct ctp_schedstat ss;
 	const char *data;
 	size_t len;
 	int r;
 
-	if (schedstat_from_source(st, task, &ss)) {
-		count(st, C_FROM_TASKSTATS, 1);
-		set_rows(st, &set, F_RUN_TIME, N_FILE_FIELDS, &ss, ss.present);
-	} else {
-		count(st, C_FROM_FILES, 1);
-		r = ctp_task_fetch(st->api, task, TF_SCHEDSTAT, &data, &len);
-		if (r == -EPROTO)
-			return r;
-		if (r == 0) {
-			if (ctp_parse_schedstat(data, len, &ss) < 0)
-				count(st, C_SCHEDSTAT_ERR, 1);
-			set_rows(st, &set, F_RUN_TIME, N_FILE_FIELDS, &ss,
-				 ss.present);
-		}
-	}
+	r = thread_schedstat(st, task, &set);
+	if (r < 0)
+		return r;
 	if (st->read_sched) {
 		r = ctp_task_fetch(st->api, task, TF_SCHED, &data, &len);
 		if (r == -EPROTO)
@@ -422,6 +484,9 @@ static int sched_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		return r;
 	}
 	st->mode = mode;
+	for (size_t i = 0; i < CTP_ARRAY_LEN(schedstat_take); i++)
+		if (st->fh[F_RUN_TIME + i] >= 0)
+			st->need |= 1u << schedstat_take[i].bit;
 	{
 		const struct ctp_roots *roots = api->roots(ctx);
 		st->live = ctp_proc_is_live(roots ? roots->proc_fd : -1);

@@ -18,6 +18,12 @@
  * no more are sent (the capability does not come back mid-capture) and
  * every thread is counted as refused.
  *
+ * The per-task source "task" (include/ctprof/source-task.h) comes first,
+ * per value: the delay families and the watermarks it offers are taken
+ * from it, and a thread whose every recorded value it offers is not
+ * queried at all (the query is the costly part); otherwise the thread is
+ * queried as below and the reply gives only what the source lacked.
+ *
  * The reply is also the per-task source "taskstats"
  * (include/ctprof/source-taskstats.h): procfs-stat and schedstat take
  * the values it shares with their files from it instead of opening them.
@@ -52,6 +58,7 @@
 #include <linux/taskstats.h>
 
 #include "ctprof/plugin.h"
+#include "ctprof/source-task.h"
 #include "ctprof/source-taskstats.h"
 #include "exits.h"
 #include "hostprobe.h"
@@ -181,22 +188,55 @@ static const struct ctp_derived_desc offcpu_noirq_desc = {
 /* ---- State --------------------------------------------------------------- */
 
 enum counter {
-	C_OK,	   /* a reply applied */
-	C_EPERM,   /* no CAP_NET_ADMIN */
-	C_ESRCH,   /* the thread was gone */
-	C_OTHER,   /* any other failure, a bad or foreign reply */
-	C_SKIPPED, /* not queried: no family, or not the live /proc */
-	C_BATCHED, /* answered from a batch */
-	C_SINGLE,  /* answered by a query of its own */
-	C_NO_MM,   /* watermarks absent: no address space (kthread) */
+	C_OK,		  /* a reply applied */
+	C_EPERM,	  /* no CAP_NET_ADMIN */
+	C_ESRCH,	  /* the thread was gone */
+	C_OTHER,	  /* any other failure, a bad or foreign reply */
+	C_SKIPPED,	  /* not queried: no family, or not the live /proc */
+	C_BATCHED,	  /* answered from a batch */
+	C_SINGLE,	  /* answered by a query of its own */
+	C_NO_MM,	  /* watermarks absent: no address space (kthread) */
+	C_FROM_TASK,	  /* every value from the task source: no query */
+	C_FROM_TASK_PART, /* some from the task source, the rest queried */
 	N_COUNTERS
 };
 
 static const char *const counter_names[N_COUNTERS] = {
-	[C_OK] = "ok",	       [C_EPERM] = "eperm",	[C_ESRCH] = "esrch",
-	[C_OTHER] = "other",   [C_SKIPPED] = "skipped", [C_BATCHED] = "batched",
-	[C_SINGLE] = "single", [C_NO_MM] = "no_mm",
+	[C_OK] = "ok",
+	[C_EPERM] = "eperm",
+	[C_ESRCH] = "esrch",
+	[C_OTHER] = "other",
+	[C_SKIPPED] = "skipped",
+	[C_BATCHED] = "batched",
+	[C_SINGLE] = "single",
+	[C_NO_MM] = "no_mm",
+	[C_FROM_TASK] = "from_task",
+	[C_FROM_TASK_PART] = "from_task_partial",
 };
+
+/* The task source's values: member m of struct ctp_taskstats from the
+ * source's delay (family, part) for the 32 delay members (the same
+ * order), then the watermarks (kept in bytes there, where the reply has
+ * KiB: taken as such, see merge_reply). */
+#define TAKE(m, val)                                                           \
+	{                                                                      \
+		.value = (val), .type = CTP_TYPE_U64, .bit = (m),              \
+		.off = offsetof(struct ctp_taskstats, v) +                     \
+		       (m) * sizeof(uint64_t)                                  \
+	}
+#define TAKE_FAMILY(fam, f, what)                                              \
+	TAKE(CTP_TS_DELAY(fam, CTP_TS_COUNT),                                  \
+	     CTP_SRC_TASK_DELAY(fam, CTP_TS_COUNT)),                           \
+		TAKE(CTP_TS_DELAY(fam, CTP_TS_TOTAL),                          \
+		     CTP_SRC_TASK_DELAY(fam, CTP_TS_TOTAL)),                   \
+		TAKE(CTP_TS_DELAY(fam, CTP_TS_MAX),                            \
+		     CTP_SRC_TASK_DELAY(fam, CTP_TS_MAX)),                     \
+		TAKE(CTP_TS_DELAY(fam, CTP_TS_MIN),                            \
+		     CTP_SRC_TASK_DELAY(fam, CTP_TS_MIN)),
+static const struct ctp_src_take task_take[] = {
+	TS_FAMILIES(TAKE_FAMILY) TAKE(F_HIWATER_RSS, CTP_SRC_TASK_HIWATER_RSS),
+	TAKE(F_HIWATER_VM, CTP_SRC_TASK_HIWATER_VM)};
+_Static_assert(N_FIELDS <= 64, "presence bits are one word");
 
 /*
  * CONFIG_IRQ_TIME_ACCOUNTING, read like CONFIG_TASK_XACCT: the kernel
@@ -265,6 +305,10 @@ struct ts_state {
 	struct ctp_ctx *ctx;
 	const struct ctp_api *api;
 	int fh[N_FIELDS]; /* < 0: not recorded */
+	/* Bit m: member m is recorded and this host measures it (the
+	 * values a thread needs; the task source covering them all spares
+	 * the query). */
+	uint64_t need;
 	int ch[N_COUNTERS];
 	_Atomic uint64_t n[N_COUNTERS]; /* mirrors for finish */
 	enum skip skip;
@@ -598,46 +642,89 @@ static const struct slot *lookup(struct ts_state *st, struct worker *w,
 
 /* ---- Values -------------------------------------------------------------- */
 
-static int apply(struct ts_state *st, struct ctp_record *rec,
-		 const struct slot *s)
+/* How a reply was answered, counted. Returns whether it holds values. */
+static bool reply_ok(struct ts_state *st, const struct slot *s)
 {
-	struct ctp_setter set = CTP_SETTER(st->api, rec);
-	const struct ctp_taskstats *ts = &s->ts;
-	uint64_t measured = 0;
-
 	switch (s->err) {
 	case 0:
 		count(st, C_OK);
-		break;
+		return true;
 	case -EPERM:
 		count(st, C_EPERM);
-		return 0;
+		return false;
 	case -ESRCH:
 		count(st, C_ESRCH);
-		return 0;
+		return false;
 	default:
 		count(st, C_OTHER);
-		return 0;
+		return false;
 	}
+}
+
+/* The reply's members that v lacks, into v; its watermarks converted to
+ * bytes, as the task source keeps them. */
+static void merge_reply(struct ctp_taskstats *v, const struct ctp_taskstats *ts)
+{
+	for (unsigned m = 0; m < N_FIELDS; m++) {
+		if (ctp_ts_has(v, m) || !ctp_ts_has(ts, m))
+			continue;
+		v->v[m] = m == F_HIWATER_RSS || m == F_HIWATER_VM
+				  ? ctp_ts_kib_bytes(ts->v[m])
+				  : ts->v[m];
+		v->present[0] |= 1ull << m;
+	}
+}
+
+/* The fields from v (watermarks in bytes), where this host measures
+ * them. */
+static int apply(struct ts_state *st, struct ctp_record *rec,
+		 const struct ctp_taskstats *v)
+{
+	struct ctp_setter set = CTP_SETTER(st->api, rec);
+	uint64_t measured = 0;
+
 	for (unsigned m = 0; m < CTP_TS_N_FAMILIES * CTP_TS_N_PARTS; m++)
-		if (ctp_ts_measured(&st->gates, ts, m))
+		if (ctp_ts_measured(&st->gates, v, m))
 			measured |= 1ull << m;
-	ctp_fields_set(&set, fields, srcs, st->fh, N_FIELDS, 0, ts, measured);
-	if (st->active.xacct && ctp_ts_has(ts, CTP_TS_HIWATER_RSS) &&
-	    ctp_ts_has(ts, CTP_TS_HIWATER_VM)) {
+	ctp_fields_set(&set, fields, srcs, st->fh, N_FIELDS, 0, v, measured);
+	if (st->active.xacct && ctp_ts_has(v, CTP_TS_HIWATER_RSS) &&
+	    ctp_ts_has(v, CTP_TS_HIWATER_VM)) {
 		/* xacct_add_tsk() fills both only for a task with an mm: two
 		 * zeros mean no address space, not an empty one. */
-		if (!ts->v[CTP_TS_HIWATER_RSS] && !ts->v[CTP_TS_HIWATER_VM]) {
+		if (!v->v[CTP_TS_HIWATER_RSS] && !v->v[CTP_TS_HIWATER_VM]) {
 			count(st, C_NO_MM);
 		} else {
-			ctp_set_u64(
-				&set, st->fh[F_HIWATER_RSS],
-				ctp_ts_kib_bytes(ts->v[CTP_TS_HIWATER_RSS]));
+			ctp_set_u64(&set, st->fh[F_HIWATER_RSS],
+				    v->v[CTP_TS_HIWATER_RSS]);
 			ctp_set_u64(&set, st->fh[F_HIWATER_VM],
-				    ctp_ts_kib_bytes(ts->v[CTP_TS_HIWATER_VM]));
+				    v->v[CTP_TS_HIWATER_VM]);
 		}
 	}
 	return set.err;
+}
+
+/* The members this host measures and the config records (st->need). */
+static uint64_t needed(const struct ts_state *st)
+{
+	uint64_t need = 0;
+
+	for (unsigned m = 0; m < N_FIELDS; m++) {
+		bool on;
+
+		if (st->fh[m] < 0)
+			continue;
+		if (m >= CTP_TS_N_FAMILIES * CTP_TS_N_PARTS)
+			on = st->active.xacct;
+		else if (m / CTP_TS_N_PARTS == CTP_TS_CPU)
+			on = st->gates.cpu_delay;
+		else if (m / CTP_TS_N_PARTS == CTP_TS_IRQ)
+			on = st->gates.irq;
+		else
+			on = st->gates.delay_block;
+		if (on)
+			need |= 1ull << m;
+	}
+	return need;
 }
 
 /* ---- Callbacks ----------------------------------------------------------- */
@@ -716,16 +803,32 @@ static int ts_fill(void *state, const struct ctp_task *task, void *buf,
 	return 0;
 }
 
+/*
+ * The values the task source offers first; a thread it covers whole is not
+ * queried. Otherwise the reply (shared with the taskstats source) gives
+ * the rest.
+ */
 static int ts_thread(void *state, const struct ctp_task *task,
 		     struct ctp_record *rec)
 {
 	struct ts_state *st = state;
 	const struct slot *s = NULL;
+	struct ctp_taskstats v;
 	struct worker *w;
 
+	memset(v.present, 0, sizeof(v.present));
+	v.present[0] =
+		ctp_src_task_take(st->api, task, task_take,
+				  CTP_ARRAY_LEN(task_take), st->need, &v);
+	if (st->need && !(st->need & ~v.present[0])) {
+		count(st, C_FROM_TASK);
+		return apply(st, rec, &v);
+	}
+	if (v.present[0])
+		count(st, C_FROM_TASK_PART);
 	if (st->skip != RUN) {
 		count(st, C_SKIPPED);
-		return 0;
+		return v.present[0] ? apply(st, rec, &v) : 0;
 	}
 	/* Through the core, so the reply another plugin already asked for
 	 * this thread is not asked again. */
@@ -742,11 +845,11 @@ static int ts_thread(void *state, const struct ctp_task *task,
 	}
 	if (!s)
 		s = answer(st, task);
-	if (!s) {
+	if (!s)
 		count(st, C_OTHER);
-		return 0;
-	}
-	return apply(st, rec, s);
+	else if (reply_ok(st, s))
+		merge_reply(&v, &s->ts);
+	return v.present[0] ? apply(st, rec, &v) : 0;
 }
 
 /*
@@ -1106,6 +1209,7 @@ static int ts_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 			r = 0;
 		}
 	}
+	st->need = needed(st);
 	if (r == 0 && st->skip == RUN)
 		register_source(st);
 	if (r == 0)
