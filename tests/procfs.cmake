@@ -28,3 +28,15 @@ ctp_add_test(test_sources_live test_sources_live.c e2e_util.c
 add_dependencies(test_sources_live ctprof-core plugin-procfs-stat
                  plugin-schedstat plugin-taskstats)
 set_tests_properties(test_sources_live PROPERTIES SKIP_RETURN_CODE 77)
+
+# The consumers of the per-task source "task" (issue 33), end to end on
+# tests/fixtures/proc-tasksrc: procfs-stat, io, schedstat and taskstats
+# take each value the test plugin abi-tasksrc offers, their files' where
+# it does not, and read no file the source covers.
+ctp_abi_plugin(abi-tasksrc abi_tasksrc.c)
+ctp_add_test(test_task_source test_task_source.c e2e_util.c
+             LIBS ctpcore Threads::Threads)
+target_compile_definitions(test_task_source PRIVATE
+                           CTP_ABI_PLUGIN_DIR="${CTP_ABI_PLUGIN_DIR}")
+add_dependencies(test_task_source ctprof-core abi-plugin-abi-tasksrc
+                 plugin-procfs-stat plugin-io plugin-schedstat plugin-taskstats)

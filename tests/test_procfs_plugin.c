@@ -21,8 +21,10 @@
 
 #include <cmocka.h>
 
+#include "ctprof/source-task.h"
 #include "ctprof/source-taskstats.h"
 #include "harness.h"
+#include "plugins/abi_tasksrc.h"
 #include "procfs_text.h"
 
 #define PLUGIN_PATH CTP_TEST_PLUGIN_DIR "/procfs-stat.so"
@@ -791,6 +793,111 @@ static void thread_from_source(void **state)
 	hx_fx_stop(fx);
 }
 
+/* The source "task" of thread tid with every value, less those of gaps. */
+static void task_src(struct ctp_src_task *src, int tid, const unsigned *gaps,
+		     size_t n_gaps)
+{
+	memset(src, 0, sizeof(*src));
+	src->abi = 1;
+	src->size = sizeof(*src);
+	for (unsigned i = 0; i < CTP_SRC_TASK_N_VALUES; i++) {
+		src->v[i] = abi_tasksrc_value(tid, i);
+		src->valid[i / 64] |= 1ull << (i % 64);
+	}
+	for (size_t g = 0; g < n_gaps; g++)
+		src->valid[gaps[g] / 64] &= ~(1ull << (gaps[g] % 64));
+}
+
+/* Run the thread callback as a core that deferred every file (a walk
+ * from a source, issue 33): stat and status both lazy; with src, the
+ * source "task" offers it. *reads is how many files were fetched. */
+static int run_deferred(struct hx_fx *fx, struct hx_rec *rec, int tid,
+			const struct ctp_src_task *src, unsigned *reads)
+{
+	struct hx_task ft;
+	int r;
+
+	hx_task_init(&ft, tid, tid);
+	hx_task_lazy(&ft, 0, STAT_SELF, 0);
+	hx_task_lazy(&ft, 1, STATUS_T59, 0);
+	if (src) {
+		ft.src_name = CTP_SOURCE_TASK;
+		ft.src_data = src;
+		ft.src_len = sizeof(*src);
+	}
+	r = hx_fx_run(fx, rec, &ft, CTP_SCOPE_THREAD);
+	*reads = ft.gets;
+	return r;
+}
+
+/*
+ * The source "task" first, per value, and stat fetched through the core
+ * only for what it lacks: not at all when it has every value, even when
+ * the core deferred stat (then also without a source, stat is fetched).
+ */
+static void thread_from_task_source(void **state)
+{
+	static const char *const opts[] = {"affinity", "syscall", NULL};
+	static const unsigned gaps[] = {CTP_SRC_TASK_MAJFLT, CTP_SRC_TASK_NICE,
+					CTP_SRC_TASK_NIVCSW};
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
+	struct ctp_src_task src;
+	int tid = (int)syscall(SYS_gettid);
+	unsigned reads;
+
+	assert_int_equal(start(fx, "/proc", opts), 0);
+	/* Every value: no file fetched. */
+	task_src(&src, tid, NULL, 0);
+	assert_int_equal(run_deferred(fx, &rec, tid, &src, &reads), 0);
+	assert_int_equal(reads, 0);
+	assert_int_equal(rec.bad_sets, 0);
+	hx_expect_u64(&rec, "procfs.minflt",
+		      abi_tasksrc_value(tid, CTP_SRC_TASK_MINFLT));
+	hx_expect_u64(&rec, "procfs.majflt",
+		      abi_tasksrc_value(tid, CTP_SRC_TASK_MAJFLT));
+	hx_expect_u64(&rec, "procfs.utime",
+		      abi_tasksrc_value(tid, CTP_SRC_TASK_UTIME));
+	hx_expect_u64(&rec, "procfs.start_time",
+		      abi_tasksrc_value(tid, CTP_SRC_TASK_START_TIME));
+	hx_expect_i64(&rec, "procfs.priority", -3);
+	hx_expect_i64(&rec, "procfs.nice", -7);
+	hx_expect_i64(&rec, "procfs.processor", 3);
+	hx_expect_str(&rec, "procfs.policy", "SCHED_FIFO");
+	assert_int_equal(hx_cell(&rec, "procfs.state")->c, 'D');
+	hx_expect_u64(&rec, "procfs.voluntary_csw",
+		      abi_tasksrc_value(tid, CTP_SRC_TASK_NVCSW));
+	hx_expect_u64(&rec, "procfs.nonvoluntary_csw",
+		      abi_tasksrc_value(tid, CTP_SRC_TASK_NIVCSW));
+	assert_int_equal(hx_summary(&fx->ctx, "stat_from_task"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "from_task"), 1);
+
+	/* Gaps: stat for majflt and nice (its 0 and 0), status for the
+	 * pair of context switches (1341, 14). */
+	task_src(&src, tid, gaps, sizeof(gaps) / sizeof(gaps[0]));
+	assert_int_equal(run_deferred(fx, &rec, tid, &src, &reads), 0);
+	assert_int_equal(reads, 2);
+	hx_expect_u64(&rec, "procfs.minflt",
+		      abi_tasksrc_value(tid, CTP_SRC_TASK_MINFLT));
+	hx_expect_u64(&rec, "procfs.majflt", 0);
+	hx_expect_i64(&rec, "procfs.nice", 0);
+	hx_expect_i64(&rec, "procfs.priority", -3);
+	assert_int_equal(hx_cell(&rec, "procfs.state")->c, 'D');
+	hx_expect_u64(&rec, "procfs.voluntary_csw", 1341);
+	hx_expect_u64(&rec, "procfs.nonvoluntary_csw", 14);
+
+	/* No source: stat fetched though the core deferred it. */
+	assert_int_equal(run_deferred(fx, &rec, tid, NULL, &reads), 0);
+	assert_int_equal(reads, 2);
+	hx_expect_u64(&rec, "procfs.minflt", 116);
+	hx_expect_u64(&rec, "procfs.start_time", 48017);
+	assert_int_equal(hx_cell(&rec, "procfs.state")->c, 'R');
+	assert_int_equal(hx_summary(&fx->ctx, "stat_from_task"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "stat_from_file"), 2);
+	assert_int_equal(hx_summary(&fx->ctx, "from_files"), 2);
+	hx_fx_stop(fx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -801,6 +908,7 @@ int main(void)
 		cmocka_unit_test(thread_absent_not_zero),
 		cmocka_unit_test(thread_files_missing),
 		cmocka_unit_test(thread_from_source),
+		cmocka_unit_test(thread_from_task_source),
 		cmocka_unit_test(process_nr_threads),
 		cmocka_unit_test(process_totals),
 		cmocka_unit_test(derived_cpu_times),

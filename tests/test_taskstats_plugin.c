@@ -36,8 +36,10 @@
 #include <cmocka.h>
 #include <zlib.h>
 
+#include "ctprof/source-task.h"
 #include "harness.h"
 #include "hostprobe.h"
+#include "plugins/abi_tasksrc.h"
 
 #define PLUGIN_PATH CTP_TEST_PLUGIN_DIR "/taskstats.so"
 #define N_FAM	    8
@@ -586,6 +588,92 @@ static void own_threads(void **state)
 	set_walk(NULL, 0);
 }
 
+/* The source "task" of tid with every value but those of gaps. */
+static void task_src(struct ctp_src_task *src, pid_t tid, const unsigned *gaps,
+		     size_t n_gaps)
+{
+	memset(src, 0, sizeof(*src));
+	src->abi = 1;
+	src->size = sizeof(*src);
+	for (unsigned i = 0; i < CTP_SRC_TASK_N_VALUES; i++) {
+		src->v[i] = abi_tasksrc_value(tid, i);
+		src->valid[i / 64] |= 1ull << (i % 64);
+	}
+	for (size_t g = 0; g < n_gaps; g++)
+		src->valid[gaps[g] / 64] &= ~(1ull << (gaps[g] % 64));
+}
+
+/* The thread callback on this thread with the source "task" offering
+ * src. */
+static int run_with_task_src(struct fx *fx, struct hx_rec *rec,
+			     const struct ctp_src_task *src)
+{
+	struct hx_task ft;
+
+	hx_task_init(&ft, getpid(), gettid_());
+	ft.task.proc_fd = fx->proc_fd;
+	ft.src_name = CTP_SOURCE_TASK;
+	ft.src_data = src;
+	ft.src_len = sizeof(*src);
+	hx_rec_init(rec, &fx->ctx, CTP_SCOPE_THREAD);
+	return fx->p->thread(fx->state, &ft.task, &rec->core);
+}
+
+/*
+ * The source "task" first: a thread it covers whole is not queried (no
+ * reply counted); one it covers in part is queried, and the reply gives
+ * only what the source lacks. The watermarks from the reply are whole
+ * KiB, the source's here are not, so each tells where it came from.
+ */
+static void task_source(void **state)
+{
+	static const unsigned gaps[] = {
+		CTP_SRC_TASK_DELAY(0, 1), /* cpu_delay_total */
+		CTP_SRC_TASK_HIWATER_VM};
+	struct fx *fx = *state;
+	struct hx_rec rec;
+	struct ctp_src_task src;
+	pid_t tid = gettid_();
+
+	if (!have_family || !have_cap)
+		skip();
+	/* With nothing measured here every thread is queried anyway. */
+	if (!host.cpu_delay || !host.xacct)
+		skip();
+	assert_int_equal(start(fx, NULL), 0);
+	task_src(&src, tid, NULL, 0);
+	assert_int_equal(run_with_task_src(fx, &rec, &src), 0);
+	assert_int_equal(rec.bad_sets, 0);
+	assert_int_equal(fcell(&rec, 0, 0)->u,
+			 abi_tasksrc_value(tid, CTP_SRC_TASK_DELAY(0, 0)));
+	assert_int_equal(fcell(&rec, 0, 1)->u,
+			 abi_tasksrc_value(tid, CTP_SRC_TASK_DELAY(0, 1)));
+	assert_int_equal(hx_cell(&rec, "taskstats.hiwater_rss")->u,
+			 abi_tasksrc_value(tid, CTP_SRC_TASK_HIWATER_RSS));
+	assert_int_equal(hx_summary(&fx->ctx, "from_task"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "ok") +
+				 hx_summary(&fx->ctx, "batched") +
+				 hx_summary(&fx->ctx, "single"),
+			 0);
+
+	task_src(&src, tid, gaps, sizeof(gaps) / sizeof(gaps[0]));
+	assert_int_equal(run_with_task_src(fx, &rec, &src), 0);
+	assert_int_equal(rec.bad_sets, 0);
+	assert_int_equal(hx_summary(&fx->ctx, "ok"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "from_task_partial"), 1);
+	assert_int_equal(fcell(&rec, 0, 0)->u,
+			 abi_tasksrc_value(tid, CTP_SRC_TASK_DELAY(0, 0)));
+	assert_int_equal(hx_cell(&rec, "taskstats.hiwater_rss")->u,
+			 abi_tasksrc_value(tid, CTP_SRC_TASK_HIWATER_RSS));
+	/* The reply's: KiB times 1024. */
+	assert_int_equal(hx_cell(&rec, "taskstats.hiwater_vm")->set, 1);
+	assert_int_equal(hx_cell(&rec, "taskstats.hiwater_vm")->u % 1024, 0);
+	assert_int_equal(fcell(&rec, 0, 1)->set, 1);
+	assert_int_not_equal(fcell(&rec, 0, 1)->u,
+			     abi_tasksrc_value(tid, CTP_SRC_TASK_DELAY(0, 1)));
+	stop(fx);
+}
+
 static int pid_max(void)
 {
 	FILE *f = fopen("/proc/sys/kernel/pid_max", "r");
@@ -1132,6 +1220,7 @@ int main(void)
 		cmocka_unit_test(init_options),
 		cmocka_unit_test(foreign_root),
 		cmocka_unit_test(own_threads),
+		cmocka_unit_test(task_source),
 		cmocka_unit_test(gone_threads),
 		cmocka_unit_test(eperm),
 		cmocka_unit_test(old_core_without_hint),

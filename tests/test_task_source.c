@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The consumers of the per-task source "task" (issue 33), end to end: the
+ * ctprof-core binary captures tests/fixtures/proc-tasksrc with the test
+ * plugin abi-tasksrc offering "task" (tests/plugins/abi_tasksrc.h says
+ * which values, valid or not, for which tid) beside procfs-stat, io,
+ * schedstat and taskstats. Each value in the snapshot must be the
+ * source's where its bit is set and the file's where it is clear or the
+ * fill failed; a thread the source covers must not have its io or
+ * schedstat file read (they are missing in the tree: a read would be
+ * tallied as a failure); the summary counters say which source served
+ * how many threads. The same capture without the test plugin is the
+ * files' alone.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "plugins/abi_tasksrc.h"
+#include "e2e_util.h"
+#include "model.h"
+#include "reader.h"
+
+#define FIXTURE CTP_TEST_SOURCE_DIR "/tests/fixtures/proc-tasksrc"
+
+enum { TID_FILES = 2000, TID_COVERED = 2001, TID_PARTIAL = 2002 };
+
+static char tmp[PATH_MAX];
+
+static int setup(void **state)
+{
+	(void)state;
+	return e2e_tmpdir("tasksrc", tmp, sizeof(tmp)) < 0 ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	e2e_rm_rf(tmp);
+	return 0;
+}
+
+/* Capture the fixture with the four consumers (and abi-tasksrc when
+ * with_source) into a snapshot of tag's name; the snapshot opened. */
+static struct ctp_snap *capture(const char *tag, bool with_source)
+{
+	char cfg[PATH_MAX], out[PATH_MAX], log[PATH_MAX], text[2048], err[512];
+	struct ctp_snap *snap = NULL;
+	pid_t pid;
+	int st;
+
+	assert_int_equal(E2E_PATHF(cfg, "%s/%s.yaml", tmp, tag), 0);
+	assert_int_equal(E2E_PATHF(out, "%s/%s.ctprof.zst", tmp, tag), 0);
+	assert_int_equal(E2E_PATHF(log, "%s/%s.log", tmp, tag), 0);
+	int n = snprintf(text, sizeof(text),
+			 "plugin_dirs: [\"%s\", \"%s\"]\n"
+			 "workers: 1\n"
+			 "roots: {proc: \"%s\", sys: \"%s\", cgroup: auto}\n"
+			 "plugins:\n"
+			 "%s"
+			 "  procfs-stat: {options: {affinity: status}}\n"
+			 "  io: {}\n"
+			 "  schedstat: {options: {sched: never}}\n"
+			 "  taskstats: {}\n",
+			 CTP_ABI_PLUGIN_DIR, CTP_TEST_PLUGIN_DIR, FIXTURE,
+			 FIXTURE, with_source ? "  abi-tasksrc: {}\n" : "");
+	assert_true(n > 0 && (size_t)n < sizeof(text));
+	assert_int_equal(e2e_write_file(cfg, text, (size_t)n), 0);
+	const char *args[] = {"--config", cfg, "-o", out, NULL};
+	assert_int_equal(e2e_spawn(args, NULL, log, &pid), 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		e2e_show_file("ctprof-core's stderr", log);
+		fail_msg("ctprof-core exited with status %d", st);
+	}
+	if (ctp_snap_open(out, 1ull << 30, &snap, err, sizeof(err)) < 0)
+		fail_msg("reading %s: %s", out, err);
+	return snap;
+}
+
+static size_t thread_row(const struct ctp_snap *s, long tid)
+{
+	long r = e2e_row(s, CTP_SCOPE_THREAD, tid);
+
+	if (r < 0)
+		fail_msg("tid %ld not recorded", tid);
+	return (size_t)r;
+}
+
+static uint64_t src(long tid, unsigned value)
+{
+	return abi_tasksrc_value((int32_t)tid, value);
+}
+
+static bool absent(const struct ctp_snap *s, const char *name, size_t row)
+{
+	return e2e_value(s, name, row).type == CTP_VALUE_ABSENT;
+}
+
+static char state_of(const struct ctp_snap *s, size_t row)
+{
+	struct ctp_value v = e2e_value(s, "procfs.state", row);
+
+	assert_int_equal(v.type, CTP_TYPE_CHAR);
+	return (char)v.c;
+}
+
+/* The stat values and context switches of procfs-stat. */
+static void check_procfs(const struct ctp_snap *s)
+{
+	size_t f = thread_row(s, TID_FILES), c = thread_row(s, TID_COVERED),
+	       p = thread_row(s, TID_PARTIAL);
+
+	/* No source for 2000: its files. */
+	assert_int_equal(e2e_u64(s, "procfs.minflt", f), 11);
+	assert_int_equal(e2e_u64(s, "procfs.utime", f), 14);
+	assert_int_equal(state_of(s, f), 'S');
+	assert_int_equal(e2e_u64(s, "procfs.voluntary_csw", f), 61);
+	e2e_assert_str(s, "procfs.policy", f, "SCHED_OTHER");
+
+	/* Every value from the source. */
+	assert_int_equal(e2e_u64(s, "procfs.minflt", c),
+			 src(TID_COVERED, CTP_SRC_TASK_MINFLT));
+	assert_int_equal(e2e_u64(s, "procfs.majflt", c),
+			 src(TID_COVERED, CTP_SRC_TASK_MAJFLT));
+	assert_int_equal(e2e_u64(s, "procfs.utime", c),
+			 src(TID_COVERED, CTP_SRC_TASK_UTIME));
+	assert_int_equal(e2e_u64(s, "procfs.stime", c),
+			 src(TID_COVERED, CTP_SRC_TASK_STIME));
+	assert_int_equal(e2e_i64(s, "procfs.priority", c), -3);
+	assert_int_equal(e2e_i64(s, "procfs.nice", c), -7);
+	assert_int_equal(e2e_u64(s, "procfs.start_time", c),
+			 src(TID_COVERED, CTP_SRC_TASK_START_TIME));
+	assert_int_equal(e2e_i64(s, "procfs.processor", c), 3);
+	assert_int_equal(e2e_u64(s, "procfs.rt_priority", c),
+			 src(TID_COVERED, CTP_SRC_TASK_RT_PRIORITY));
+	e2e_assert_str(s, "procfs.policy", c, "SCHED_FIFO");
+	assert_int_equal(state_of(s, c), 'D');
+	assert_int_equal(e2e_u64(s, "procfs.voluntary_csw", c),
+			 src(TID_COVERED, CTP_SRC_TASK_NVCSW));
+	assert_int_equal(e2e_u64(s, "procfs.nonvoluntary_csw", c),
+			 src(TID_COVERED, CTP_SRC_TASK_NIVCSW));
+
+	/* Per value: majflt and nice from stat, the rest from the source;
+	 * the context switches are taken as a pair, so both from status. */
+	assert_int_equal(e2e_u64(s, "procfs.minflt", p),
+			 src(TID_PARTIAL, CTP_SRC_TASK_MINFLT));
+	assert_int_equal(e2e_u64(s, "procfs.majflt", p), 12);
+	assert_int_equal(e2e_i64(s, "procfs.nice", p), 0);
+	assert_int_equal(e2e_i64(s, "procfs.priority", p), -3);
+	assert_int_equal(e2e_u64(s, "procfs.start_time", p),
+			 src(TID_PARTIAL, CTP_SRC_TASK_START_TIME));
+	assert_int_equal(state_of(s, p), 'D');
+	assert_int_equal(e2e_u64(s, "procfs.voluntary_csw", p), 61);
+	assert_int_equal(e2e_u64(s, "procfs.nonvoluntary_csw", p), 5);
+
+	/* The process row keeps <tgid>/stat. */
+	long pr = e2e_row(s, CTP_SCOPE_PROCESS, 2000);
+	assert_true(pr >= 0);
+	assert_int_equal(e2e_u64(s, "procfs.process.minflt", (size_t)pr), 111);
+
+	assert_int_equal(e2e_summary(s, "procfs-stat", "stat_from_task"), 1);
+	assert_int_equal(e2e_summary(s, "procfs-stat", "stat_from_file"), 2);
+	assert_int_equal(e2e_summary(s, "procfs-stat", "from_task"), 1);
+	assert_int_equal(e2e_summary(s, "procfs-stat", "from_files"), 2);
+	assert_int_equal(e2e_summary(s, "procfs-stat", "from_taskstats"), 0);
+	assert_int_equal(e2e_summary(s, "procfs-stat", "stat_parse_errors"), 0);
+}
+
+static void check_io(const struct ctp_snap *s)
+{
+	static const char *const keys[] = {"io.rchar",
+					   "io.wchar",
+					   "io.syscr",
+					   "io.syscw",
+					   "io.read_bytes",
+					   "io.write_bytes",
+					   "io.cancelled_write_bytes"};
+	size_t f = thread_row(s, TID_FILES), c = thread_row(s, TID_COVERED),
+	       p = thread_row(s, TID_PARTIAL);
+
+	for (unsigned i = 0; i < 7; i++) {
+		unsigned v = CTP_SRC_TASK_RCHAR + i;
+
+		assert_int_equal(e2e_u64(s, keys[i], f), 101 + i);
+		assert_int_equal(e2e_u64(s, keys[i], c), src(TID_COVERED, v));
+		assert_int_equal(e2e_u64(s, keys[i], p),
+				 v == CTP_SRC_TASK_WRITE_BYTES
+					 ? 101 + i
+					 : src(TID_PARTIAL, v));
+	}
+	long pr = e2e_row(s, CTP_SCOPE_PROCESS, 2000);
+	assert_true(pr >= 0);
+	assert_int_equal(e2e_u64(s, "io.process.rchar", (size_t)pr), 901);
+	assert_int_equal(e2e_summary(s, "io", "from_task"), 1);
+	assert_int_equal(e2e_summary(s, "io", "from_files"), 2);
+}
+
+static void check_schedstat(const struct ctp_snap *s)
+{
+	size_t f = thread_row(s, TID_FILES), c = thread_row(s, TID_COVERED),
+	       p = thread_row(s, TID_PARTIAL);
+
+	assert_int_equal(e2e_u64(s, "schedstat.run_time", f), 301);
+	assert_int_equal(e2e_u64(s, "schedstat.timeslices", f), 303);
+	assert_int_equal(e2e_u64(s, "schedstat.run_time", c),
+			 src(TID_COVERED, CTP_SRC_TASK_RUN_NS));
+	assert_int_equal(e2e_u64(s, "schedstat.wait_time", c),
+			 src(TID_COVERED, CTP_SRC_TASK_RUN_DELAY_NS));
+	assert_int_equal(e2e_u64(s, "schedstat.timeslices", c),
+			 src(TID_COVERED, CTP_SRC_TASK_TIMESLICES));
+	assert_int_equal(e2e_u64(s, "schedstat.run_time", p),
+			 src(TID_PARTIAL, CTP_SRC_TASK_RUN_NS));
+	assert_int_equal(e2e_u64(s, "schedstat.wait_time", p),
+			 src(TID_PARTIAL, CTP_SRC_TASK_RUN_DELAY_NS));
+	assert_int_equal(e2e_u64(s, "schedstat.timeslices", p), 303);
+	assert_int_equal(e2e_summary(s, "schedstat", "from_task"), 1);
+	assert_int_equal(e2e_summary(s, "schedstat", "from_files"), 2);
+}
+
+/* taskstats sends no query on a tree that is not the live /proc: what it
+ * records is the source's, and nothing where the source has nothing. */
+static void check_taskstats(const struct ctp_snap *s)
+{
+	size_t f = thread_row(s, TID_FILES), c = thread_row(s, TID_COVERED),
+	       p = thread_row(s, TID_PARTIAL);
+
+	assert_int_equal(e2e_u64(s, "taskstats.cpu_count", c),
+			 src(TID_COVERED, CTP_SRC_TASK_DELAY(0, 0)));
+	assert_int_equal(e2e_u64(s, "taskstats.blkio_delay_total", c),
+			 src(TID_COVERED, CTP_SRC_TASK_DELAY(1, 1)));
+	assert_int_equal(e2e_u64(s, "taskstats.irq_delay_min", c),
+			 src(TID_COVERED, CTP_SRC_TASK_DELAY(7, 3)));
+	assert_int_equal(e2e_u64(s, "taskstats.hiwater_rss", c),
+			 src(TID_COVERED, CTP_SRC_TASK_HIWATER_RSS));
+	assert_int_equal(e2e_u64(s, "taskstats.hiwater_vm", c),
+			 src(TID_COVERED, CTP_SRC_TASK_HIWATER_VM));
+	assert_int_equal(e2e_u64(s, "taskstats.blkio_count", p),
+			 src(TID_PARTIAL, CTP_SRC_TASK_DELAY(1, 0)));
+	assert_true(absent(s, "taskstats.blkio_delay_total", p));
+	/* The watermarks are taken only as a pair. */
+	assert_true(absent(s, "taskstats.hiwater_rss", p));
+	assert_true(absent(s, "taskstats.cpu_count", f));
+	assert_int_equal(e2e_summary(s, "taskstats", "from_task"), 1);
+	assert_int_equal(e2e_summary(s, "taskstats", "from_task_partial"), 1);
+	assert_int_equal(e2e_summary(s, "taskstats", "skipped"), 2);
+}
+
+/* The covered thread's io and schedstat are missing from the tree: a
+ * read of either would be a failure in the tally. */
+static uint64_t failures(const struct ctp_snap *s, const char *file)
+{
+	const struct ctp_snap_readfail *rf = ctp_snap_readfail(s);
+
+	for (size_t i = 0; i < rf->n_files; i++)
+		if (strcmp(rf->file[i], file) == 0)
+			return rf->failures[i];
+	return 0;
+}
+
+static void source_per_value(void **state)
+{
+	(void)state;
+	struct ctp_snap *s = capture("source", true);
+
+	assert_int_equal(e2e_plugin(s, "abi-tasksrc")->status, CTP_PST_LOADED);
+	assert_int_equal(
+		e2e_u64(s, "abi-tasksrc.offered", thread_row(s, TID_COVERED)),
+		CTP_SRC_TASK_N_VALUES);
+	check_procfs(s);
+	check_io(s);
+	check_schedstat(s);
+	check_taskstats(s);
+	assert_int_equal(failures(s, "io"), 0);
+	assert_int_equal(failures(s, "schedstat"), 0);
+	assert_int_equal(ctp_snap_readfail(s)->tids_recorded, 3);
+	ctp_snap_free(s);
+}
+
+/* Without the source: the files' values, and the covered thread's missing
+ * files read (and tallied) as the fallback. */
+static void files_without_source(void **state)
+{
+	(void)state;
+	struct ctp_snap *s = capture("files", false);
+	size_t c = thread_row(s, TID_COVERED);
+
+	assert_int_equal(e2e_u64(s, "procfs.minflt", c), 11);
+	assert_int_equal(state_of(s, c), 'S');
+	assert_true(absent(s, "io.rchar", c));
+	assert_true(absent(s, "schedstat.run_time", c));
+	assert_true(absent(s, "taskstats.cpu_count", c));
+	assert_int_equal(failures(s, "io"), 1);
+	assert_int_equal(failures(s, "schedstat"), 1);
+	assert_int_equal(e2e_summary(s, "procfs-stat", "stat_from_file"), 3);
+	assert_int_equal(e2e_summary(s, "io", "from_files"), 3);
+	assert_int_equal(e2e_summary(s, "schedstat", "from_files"), 3);
+	assert_int_equal(e2e_summary(s, "taskstats", "from_task"), 0);
+	ctp_snap_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(source_per_value),
+		cmocka_unit_test(files_without_source),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
