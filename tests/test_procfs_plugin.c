@@ -793,21 +793,6 @@ static void thread_from_source(void **state)
 	hx_fx_stop(fx);
 }
 
-/* The source "task" of thread tid with every value, less those of gaps. */
-static void task_src(struct ctp_src_task *src, int tid, const unsigned *gaps,
-		     size_t n_gaps)
-{
-	memset(src, 0, sizeof(*src));
-	src->abi = 1;
-	src->size = sizeof(*src);
-	for (unsigned i = 0; i < CTP_SRC_TASK_N_VALUES; i++) {
-		src->v[i] = abi_tasksrc_value(tid, i);
-		src->valid[i / 64] |= 1ull << (i % 64);
-	}
-	for (size_t g = 0; g < n_gaps; g++)
-		src->valid[gaps[g] / 64] &= ~(1ull << (gaps[g] % 64));
-}
-
 /* Run the thread callback as a core that deferred every file (a walk
  * from a source, issue 33): stat and status both lazy; with src, the
  * source "task" offers it. *reads is how many files were fetched. */
@@ -848,7 +833,7 @@ static void thread_from_task_source(void **state)
 
 	assert_int_equal(start(fx, "/proc", opts), 0);
 	/* Every value: no file fetched. */
-	task_src(&src, tid, NULL, 0);
+	abi_tasksrc_make(&src, tid, NULL, 0);
 	assert_int_equal(run_deferred(fx, &rec, tid, &src, &reads), 0);
 	assert_int_equal(reads, 0);
 	assert_int_equal(rec.bad_sets, 0);
@@ -874,7 +859,7 @@ static void thread_from_task_source(void **state)
 
 	/* Gaps: stat for majflt and nice (its 0 and 0), status for the
 	 * pair of context switches (1341, 14). */
-	task_src(&src, tid, gaps, sizeof(gaps) / sizeof(gaps[0]));
+	abi_tasksrc_make(&src, tid, gaps, sizeof(gaps) / sizeof(gaps[0]));
 	assert_int_equal(run_deferred(fx, &rec, tid, &src, &reads), 0);
 	assert_int_equal(reads, 2);
 	hx_expect_u64(&rec, "procfs.minflt",

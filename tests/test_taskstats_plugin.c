@@ -588,21 +588,6 @@ static void own_threads(void **state)
 	set_walk(NULL, 0);
 }
 
-/* The source "task" of tid with every value but those of gaps. */
-static void task_src(struct ctp_src_task *src, pid_t tid, const unsigned *gaps,
-		     size_t n_gaps)
-{
-	memset(src, 0, sizeof(*src));
-	src->abi = 1;
-	src->size = sizeof(*src);
-	for (unsigned i = 0; i < CTP_SRC_TASK_N_VALUES; i++) {
-		src->v[i] = abi_tasksrc_value(tid, i);
-		src->valid[i / 64] |= 1ull << (i % 64);
-	}
-	for (size_t g = 0; g < n_gaps; g++)
-		src->valid[gaps[g] / 64] &= ~(1ull << (gaps[g] % 64));
-}
-
 /* The thread callback on this thread with the source "task" offering
  * src. */
 static int run_with_task_src(struct fx *fx, struct hx_rec *rec,
@@ -641,7 +626,7 @@ static void task_source(void **state)
 	if (!host.cpu_delay || !host.xacct)
 		skip();
 	assert_int_equal(start(fx, NULL), 0);
-	task_src(&src, tid, NULL, 0);
+	abi_tasksrc_make(&src, tid, NULL, 0);
 	assert_int_equal(run_with_task_src(fx, &rec, &src), 0);
 	assert_int_equal(rec.bad_sets, 0);
 	assert_int_equal(fcell(&rec, 0, 0)->u,
@@ -656,7 +641,7 @@ static void task_source(void **state)
 				 hx_summary(&fx->ctx, "single"),
 			 0);
 
-	task_src(&src, tid, gaps, sizeof(gaps) / sizeof(gaps[0]));
+	abi_tasksrc_make(&src, tid, gaps, sizeof(gaps) / sizeof(gaps[0]));
 	assert_int_equal(run_with_task_src(fx, &rec, &src), 0);
 	assert_int_equal(rec.bad_sets, 0);
 	assert_int_equal(hx_summary(&fx->ctx, "ok"), 1);

@@ -50,18 +50,14 @@ static const unsigned gaps[] = {ABI_TASKSRC_PARTIAL_GAPS};
 static int fill(void *state, const struct ctp_task *task, void *buf, size_t cap,
 		size_t *len)
 {
-	struct ctp_src_task s = {.abi = 1, .size = sizeof(s)};
+	struct ctp_src_task s;
 	unsigned kind = (unsigned)task->tid % 10;
 
 	(void)state;
 	if ((kind != 1 && kind != 2) || cap < sizeof(s))
 		return -ENODATA;
-	for (unsigned i = 0; i < CTP_SRC_TASK_N_VALUES; i++) {
-		s.v[i] = abi_tasksrc_value(task->tid, i);
-		s.valid[i / 64] |= 1ull << (i % 64);
-	}
-	for (size_t g = 0; kind == 2 && g < sizeof(gaps) / sizeof(gaps[0]); g++)
-		s.valid[gaps[g] / 64] &= ~(1ull << (gaps[g] % 64));
+	abi_tasksrc_make(&s, task->tid, gaps,
+			 kind == 2 ? sizeof(gaps) / sizeof(gaps[0]) : 0);
 	memcpy(buf, &s, sizeof(s));
 	*len = sizeof(s);
 	return 0;

@@ -7,7 +7,9 @@
 #ifndef CTP_TEST_ABI_TASKSRC_H
 #define CTP_TEST_ABI_TASKSRC_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <ctprof/source-task.h>
 
@@ -31,6 +33,22 @@ static inline uint64_t abi_tasksrc_value(int32_t tid, unsigned i)
 	default:
 		return 7000000u + 1000u * i + (uint64_t)tid % 1000u;
 	}
+}
+
+/* The source's record of thread tid: every value, valid but those of
+ * gaps (n_gaps value numbers). */
+static inline void abi_tasksrc_make(struct ctp_src_task *s, int32_t tid,
+				    const unsigned *gaps, size_t n_gaps)
+{
+	memset(s, 0, sizeof(*s));
+	s->abi = 1;
+	s->size = sizeof(*s);
+	for (unsigned i = 0; i < CTP_SRC_TASK_N_VALUES; i++) {
+		s->v[i] = abi_tasksrc_value(tid, i);
+		s->valid[i / 64] |= 1ull << (i % 64);
+	}
+	for (size_t g = 0; g < n_gaps; g++)
+		s->valid[gaps[g] / 64] &= ~(1ull << (gaps[g] % 64));
 }
 
 /* The values a "partial" thread (tid ending in 2) lacks: one of each
