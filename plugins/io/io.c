@@ -127,6 +127,8 @@ static int io_thread(void *state, const struct ctp_task *task,
 	uint64_t miss;
 	int ret;
 
+	if (!st->thread_need) /* only process fields are recorded */
+		return 0;
 	io.present =
 		ctp_src_task_take(st->api, task, io_take,
 				  CTP_ARRAY_LEN(io_take), st->thread_need, &io);
