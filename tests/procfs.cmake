@@ -22,11 +22,16 @@ add_dependencies(test_proc_totals_live ctprof-core plugin-procfs-stat plugin-io)
 # Live /proc (issue 17): the fields procfs-stat and schedstat can take from
 # the taskstats source equal what their files say, on quiescent threads;
 # thread names from stat equal the comm files. Exits 77 without root or a
-# taskstats source that serves here.
+# taskstats source that serves here. Issue 33: every value procfs-stat, io,
+# schedstat and taskstats can take from the source "task" equals the
+# file's (that case skipped while no plugin serves "task" here).
 ctp_add_test(test_sources_live test_sources_live.c e2e_util.c
              LIBS ctpcore Threads::Threads)
 add_dependencies(test_sources_live ctprof-core plugin-procfs-stat
-                 plugin-schedstat plugin-taskstats)
+                 plugin-schedstat plugin-taskstats plugin-io)
+if(TARGET plugin-bpf-task)
+  add_dependencies(test_sources_live plugin-bpf-task)
+endif()
 set_tests_properties(test_sources_live PROPERTIES SKIP_RETURN_CODE 77)
 
 # The consumers of the per-task source "task" (issue 33), end to end on
