@@ -484,7 +484,7 @@ static int procfs_process(void *state, const struct ctp_task *task,
 	struct ctp_stat s;
 	int r;
 
-	r = ctp_task_file(task, PF_STAT, &data, &len);
+	r = ctp_task_fetch(st->api, task, PF_STAT, &data, &len);
 	if (ctp_err_vanished(r))
 		return -ENOENT;
 	if (r < 0)
