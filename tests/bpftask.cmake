@@ -13,3 +13,18 @@ else()
   target_compile_definitions(test_bpftask_live PRIVATE
                              CTP_BPFTASK_MISSING="${why}")
 endif()
+
+# The exit program (plugins/bpf-task/task_exit.bpf.c): its record parser and
+# the records as taskstats exits on literal bytes, and live through
+# taskstats.so: threads' exact I/O and whole CPU, and a full ring's sums
+# kept (skips, 77, when not root, without BTF or not built).
+ctp_add_test(test_bpfexit_rec test_bpfexit_rec.c LIBS ctp_ts_exits_bpf)
+ctp_add_test(test_bpfexit_live test_bpfexit_live.c
+             LIBS ctp_harness ${CMAKE_DL_LIBS} Threads::Threads)
+add_dependencies(test_bpfexit_live plugin-taskstats)
+set_tests_properties(test_bpfexit_live PROPERTIES RUN_SERIAL TRUE)
+if(NOT TARGET ctp_bpfexit)
+  get_property(why GLOBAL PROPERTY CTP_BPFTASK_MISSING)
+  target_compile_definitions(test_bpfexit_live PRIVATE
+                             CTP_BPFEXIT_MISSING="${why}")
+endif()

@@ -81,7 +81,19 @@ static int teardown(void **state)
 static int start_api(struct fx *fx, bool recording, int proc_fd,
 		     size_t api_size, const char *const *opts)
 {
-	hx_ctx_init(&fx->ctx, fx->p, opts);
+	/* This file tests the exit notifications: never the BPF exit
+	 * program (test_bpfexit_live). */
+	static const char *all[16];
+	size_t n = 0;
+
+	while (opts && opts[n] && n < 12) {
+		all[n] = opts[n];
+		n++;
+	}
+	all[n++] = "exited_source";
+	all[n++] = "netlink";
+	all[n] = NULL;
+	hx_ctx_init(&fx->ctx, fx->p, all);
 	fx->ctx.eng.recording = recording;
 	fx->ctx.eng.roots.proc_fd = proc_fd;
 	fx->ctx.eng.roots.sys_fd = fx->sys_fd;

@@ -370,11 +370,14 @@ static void descriptor(void **state)
 					   CTP_PLUGIN_OPTIONS |
 					   CTP_PLUGIN_NO_THREAD_DIR);
 	assert_null(p->process);
-	assert_int_equal(p->n_options, 2);
+	assert_int_equal(p->n_options, 3);
 	assert_string_equal(p->options[0].name, "batch_size");
 	assert_string_equal(p->options[1].name, "exited_buffer");
 	assert_int_equal(p->options[1].type, CTP_OPT_U64);
 	assert_int_equal(p->options[1].min, 1);
+	assert_string_equal(p->options[2].name, "exited_source");
+	assert_int_equal(p->options[2].type, CTP_OPT_STRING);
+	assert_string_equal(p->options[2].def, "auto");
 	assert_int_equal(p->options[1].max, 1u << 20);
 	assert_string_equal(p->options[1].def, "65536");
 	assert_int_equal(p->field_desc_size, sizeof(struct ctp_field_desc));

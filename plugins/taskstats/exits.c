@@ -19,6 +19,10 @@
 #include <linux/sock_diag.h>
 
 #include "ctprof/plugin-util.h"
+#include "exits_bpf.h"
+#ifdef CTP_TS_BPF_EXITS
+#include "bpfexit.h"
+#endif
 
 /* ---- What a row keeps ------------------------------------------------------
  *
@@ -32,12 +36,14 @@
  * its field), the field named by X() and XIO() below. */
 #define X(f) "taskstats.exited." f
 /* The I/O counters: xacct_add_tsk() rounds each down to 1 KiB (KB_MASK),
- * the system call counts too. */
+ * the system call counts too; the BPF exit record has them exact. */
 #define XIO(f, un, hlp)                                                        \
 	CTP_FIELD_ROLE(X(f), EXITED, U64, un, COUNTER, SUM,                    \
 		       CTP_FIELD_KIB_STEP,                                     \
 		       hlp ", rounded down to a multiple of 1024 (KB_MASK)")
-#define XREST_FIELDS(R)                                                        \
+#define XIO_EXACT(f, un, hlp)                                                  \
+	CTP_FIELD_COUNTER(X(f), EXITED, un, hlp " (exact: BPF exit record)")
+#define XREST_FIELDS(R, XIO)                                                   \
 	R(CTP_TS_UTIME,                                                        \
 	  CTP_FIELD_COUNTER(X("utime"), EXITED, US,                            \
 			    "User CPU time of an exited thread, us: its run "  \
@@ -105,7 +111,7 @@
 
 #define REST_MEMBER(m, desc) m,
 #define REST_DESC(m, desc)   desc,
-static const uint8_t kept_rest[] = {XREST_FIELDS(REST_MEMBER)};
+static const uint8_t kept_rest[] = {XREST_FIELDS(REST_MEMBER, XIO)};
 /* utime and stime, adjusted together: the first two of the rest. */
 #define X_UTIME N_DELAY
 #define X_STIME (N_DELAY + 1)
@@ -134,16 +140,40 @@ static unsigned kept(size_t i)
 			      X(f "_delay_min"), EXITED, NS,                   \
 			      "Shortest window an exited thread spent " what   \
 			      ", ns; absent without windows")
-static const struct ctp_field_desc xfields[N_KEPT] = {
-	XFAMILY(CTP_TS_CPU, "cpu", "runnable, waiting for a CPU"),
-	XFAMILY(CTP_TS_BLKIO, "blkio", "waiting for synchronous block I/O"),
-	XFAMILY(CTP_TS_SWAPIN, "swapin", "waiting for swap-in"),
-	XFAMILY(CTP_TS_FREEPAGES, "freepages", "in direct memory reclaim"),
-	XFAMILY(CTP_TS_THRASHING, "thrashing", "waiting on thrashing pages"),
-	XFAMILY(CTP_TS_COMPACT, "compact", "in memory compaction"),
-	XFAMILY(CTP_TS_WPCOPY, "wpcopy", "copying write-protected pages"),
-	XFAMILY(CTP_TS_IRQ, "irq", "in IRQ/softirq work charged to it"),
-	XREST_FIELDS(REST_DESC)};
+#define XTABLE(XIO)                                                            \
+	{                                                                      \
+		XFAMILY(CTP_TS_CPU, "cpu", "runnable, waiting for a CPU"),     \
+			XFAMILY(CTP_TS_BLKIO, "blkio",                         \
+				"waiting for synchronous block I/O"),          \
+			XFAMILY(CTP_TS_SWAPIN, "swapin",                       \
+				"waiting for swap-in"),                        \
+			XFAMILY(CTP_TS_FREEPAGES, "freepages",                 \
+				"in direct memory reclaim"),                   \
+			XFAMILY(CTP_TS_THRASHING, "thrashing",                 \
+				"waiting on thrashing pages"),                 \
+			XFAMILY(CTP_TS_COMPACT, "compact",                     \
+				"in memory compaction"),                       \
+			XFAMILY(CTP_TS_WPCOPY, "wpcopy",                       \
+				"copying write-protected pages"),              \
+			XFAMILY(CTP_TS_IRQ, "irq",                             \
+				"in IRQ/softirq work charged to it"),          \
+			XREST_FIELDS(REST_DESC, XIO)                           \
+	}
+/* From exit notifications, and from the BPF exit program (exact I/O). */
+static const struct ctp_field_desc xfields[N_KEPT] = XTABLE(XIO);
+static const struct ctp_field_desc xfields_bpf[N_KEPT] = XTABLE(XIO_EXACT);
+
+/* Only with the BPF exit program: how many threads a row stands for (1,
+ * or a process's total of those the ring had no room for), and the
+ * cgroup the thread was in when it exited. */
+static const struct ctp_field_desc xthreads = CTP_FIELD_COUNTER(
+	X("threads"), EXITED, COUNT,
+	"Exited threads the row stands for: 1, or (tid 0) the number whose "
+	"sums the BPF exit program kept per process when its ring was full");
+static const struct ctp_field_desc xcgroup = CTP_FIELD(
+	X("cgroup"), EXITED, STRING, NONE, CATEGORICAL, MODE,
+	"cgroup v2 path of the exited thread when it exited (absent when the "
+	"cgroup was removed before the snapshot)");
 
 /* Readers' total of the families, as for threads (taskstats.c). */
 #define XTERM(f, set)                                                          \
@@ -184,13 +214,16 @@ enum {
 		      refused */
 	C_PROCESS, /* per-process aggregates skipped */
 	C_BAD,	   /* notifications that did not parse */
+	/* The BPF exit program's only: */
+	C_MERGED,    /* exits whose detail the full ring lost, sums kept */
+	C_NO_CGROUP, /* exits whose cgroup id had no path */
 	N_XCOUNTERS
 };
+#define N_NL_COUNTERS C_MERGED
 static const char *const xcounter_names[N_XCOUNTERS] = {
-	[C_EXITS] = "exits",
-	[C_LOST] = "exits_lost",
-	[C_PROCESS] = "exits_process",
-	[C_BAD] = "exits_bad",
+	[C_EXITS] = "exits",	       [C_LOST] = "exits_lost",
+	[C_PROCESS] = "exits_process", [C_BAD] = "exits_bad",
+	[C_MERGED] = "exits_merged",   [C_NO_CGROUP] = "exits_no_cgroup",
 };
 
 /* ---- The ring ---------------------------------------------------------------
@@ -198,6 +231,8 @@ static const char *const xcounter_names[N_XCOUNTERS] = {
 
 struct xrec {
 	uint32_t tid, tgid; /* tgid 0: unknown */
+	uint32_t threads;   /* BPF rows: threads it stands for */
+	const char *cgroup; /* BPF rows: the path, NULL: unknown */
 	uint64_t exit_ns;   /* CLOCK_BOOTTIME when received */
 	uint64_t present;   /* bit i: v[i], member kept(i), was measured */
 	uint64_t v[N_KEPT];
@@ -224,6 +259,15 @@ struct ctp_ts_exits {
 	_Atomic int thread_err; /* why the listener stopped, 0 while it runs */
 	uint32_t drops;		/* SO_MEMINFO drops at the last drain */
 	bool meminfo;		/* SO_MEMINFO counts the socket's drops */
+
+	/* The BPF exit program instead of the socket (exits_bpf.h), and its
+	 * counts at the last drain. */
+	struct ctp_bpfexit *bpf;
+	int fh_threads, fh_cgroup;
+	struct ctp_ts_cgids cgids;
+	bool cgids_fresh; /* walked in this drain already */
+	uint64_t folded, lost_sums;
+	uint64_t d_added, d_refused, d_no_cgroup; /* this drain's */
 };
 
 static uint64_t boottime_ns(void)
@@ -235,12 +279,13 @@ static uint64_t boottime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* One notification into the ring, or counted. */
-static void record(struct ctp_ts_exits *x, const struct ctp_ts_exit *e,
-		   uint64_t now)
+/* One exit as a ring record: the measured members, utime and stime split
+ * from the run time where the record has it. */
+static void make_xrec(struct ctp_ts_exits *x, const struct ctp_ts_exit *e,
+		      uint64_t now, struct xrec *out)
 {
 	const struct ctp_taskstats *ts = &e->ts;
-	struct xrec r = {.tid = ts->pid, .exit_ns = now};
+	struct xrec r = {.tid = ts->pid, .exit_ns = now, .threads = 1};
 
 	if (e->has_tgid)
 		atomic_fetch_add(&x->process, 1);
@@ -265,6 +310,16 @@ static void record(struct ctp_ts_exits *x, const struct ctp_ts_exit *e,
 				      &r.v[X_UTIME], &r.v[X_STIME]);
 	if (ctp_ts_has(ts, CTP_TS_COMM))
 		memcpy(r.comm, ts->comm, sizeof(r.comm));
+	*out = r;
+}
+
+/* One notification into the ring, or counted. */
+static void record(struct ctp_ts_exits *x, const struct ctp_ts_exit *e,
+		   uint64_t now)
+{
+	struct xrec r;
+
+	make_xrec(x, e, now, &r);
 	pthread_mutex_lock(&x->lock);
 	if (x->count == x->cfg.cap) {
 		atomic_fetch_add(&x->full, 1);
@@ -450,15 +505,24 @@ static int register_fields(struct ctp_ts_exits *x)
 {
 	const struct ctp_api *api = x->api;
 
+	const struct ctp_field_desc *t = x->bpf ? xfields_bpf : xfields;
+
 	for (size_t i = 0; i < N_KEPT; i++) {
-		x->fh[i] = api->field_register(x->ctx, &xfields[i]);
+		x->fh[i] = api->field_register(x->ctx, &t[i]);
 		if (x->fh[i] < 0)
 			return x->fh[i];
+	}
+	x->fh_threads = x->fh_cgroup = -1;
+	if (x->bpf) {
+		x->fh_threads = api->field_register(x->ctx, &xthreads);
+		x->fh_cgroup = api->field_register(x->ctx, &xcgroup);
+		if (x->fh_threads < 0 || x->fh_cgroup < 0)
+			return x->fh_threads < 0 ? x->fh_threads : x->fh_cgroup;
 	}
 	if (CTP_API_HAS(api, derived_register))
 		api->derived_register(
 			x->ctx, x->cfg.gates.irq ? &xoffcpu : &xoffcpu_noirq);
-	for (int c = 0; c < N_XCOUNTERS; c++) {
+	for (int c = 0; c < (x->bpf ? N_XCOUNTERS : N_NL_COUNTERS); c++) {
 		x->ch[c] = api->summary_register(x->ctx, xcounter_names[c]);
 		if (x->ch[c] < 0)
 			return x->ch[c];
@@ -487,6 +551,10 @@ void ctp_ts_exits_stop(struct ctp_ts_exits *x)
 	}
 	if (x->nl)
 		mnl_socket_close(x->nl);
+#ifdef CTP_TS_BPF_EXITS
+	ctp_bpfexit_free(x->bpf);
+#endif
+	ctp_ts_cgids_free(&x->cgids);
 	if (x->stop_fd >= 0)
 		close(x->stop_fd);
 	pthread_mutex_destroy(&x->lock);
@@ -509,13 +577,32 @@ static const char *start_why(int r)
 	}
 }
 
+/* The BPF exit program, where it was built and loads: 0, or a negative
+ * errno with why. */
+static int start_bpf(struct ctp_ts_exits *x, char *why, size_t whylen)
+{
+#ifdef CTP_TS_BPF_EXITS
+	struct ctp_bpfexit_opts o = {.ring_bytes = x->cfg.ring_bytes};
+	char step[160];
+	int r = ctp_bpfexit_open(&o, &x->bpf, step, sizeof(step));
+
+	if (r < 0)
+		snprintf(why, whylen, "the BPF exit program: %s", step);
+	return r;
+#else
+	(void)x;
+	snprintf(why, whylen, "the BPF exit program was not built");
+	return -ENOTSUP;
+#endif
+}
+
 int ctp_ts_exits_start(struct ctp_ctx *ctx, const struct ctp_api *api,
 		       const struct ctp_ts_exits_cfg *cfg,
 		       struct ctp_ts_exits **ret, char *why, size_t whylen)
 {
 	struct ctp_ts_exits *x = calloc(1, sizeof(*x));
-	char cpus[CTP_TS_CPULIST_MAX];
-	int r;
+	char cpus[CTP_TS_CPULIST_MAX], bwhy[192] = "";
+	int r = -ENOTSUP;
 
 	if (!x) {
 		snprintf(why, whylen, "out of memory");
@@ -526,6 +613,28 @@ int ctp_ts_exits_start(struct ctp_ctx *ctx, const struct ctp_api *api,
 	x->cfg = *cfg;
 	x->fd = x->stop_fd = -1;
 	pthread_mutex_init(&x->lock, NULL);
+	/* The BPF program first: it holds a thread's whole run and exact
+	 * I/O, and a full ring keeps the sums. */
+	if (cfg->source != CTP_TS_EXITS_NETLINK &&
+	    (r = start_bpf(x, bwhy, sizeof(bwhy))) == 0) {
+		r = register_fields(x);
+		if (r < 0)
+			snprintf(why, whylen, "its fields were refused: %s",
+				 strerror(-r));
+		else
+			api->log(ctx, CTP_LOG_INFO,
+				 "exited tasks from the BPF exit program");
+		goto out;
+	}
+	if (cfg->source == CTP_TS_EXITS_BPF || !cfg->family) {
+		snprintf(why, whylen, "%s",
+			 bwhy[0] ? bwhy : "no TASKSTATS genetlink family");
+		goto out;
+	}
+	if (bwhy[0])
+		api->log(ctx, CTP_LOG_INFO,
+			 "%s; exited tasks from taskstats exit notifications",
+			 bwhy);
 	x->ring = calloc(cfg->cap, sizeof(*x->ring));
 	r = x->ring ? open_listener(x) : -ENOMEM;
 	if (r == 0) {
@@ -544,13 +653,20 @@ int ctp_ts_exits_start(struct ctp_ctx *ctx, const struct ctp_api *api,
 	if (r == 0 &&
 	    (r = -pthread_create(&x->thread, NULL, listen_main, x)) < 0)
 		snprintf(why, whylen, "no listener thread: %s", strerror(-r));
+	if (r == 0)
+		x->running = true;
+out:
 	if (r < 0) {
 		ctp_ts_exits_stop(x);
 		return r;
 	}
-	x->running = true;
 	*ret = x;
 	return 0;
+}
+
+bool ctp_ts_exits_bpf(const struct ctp_ts_exits *x)
+{
+	return x && x->bpf;
 }
 
 /* One ring record as an exited row; false when the core refused it. */
@@ -567,6 +683,10 @@ static bool add_row(struct ctp_ts_exits *x, const struct xrec *r)
 	for (size_t i = 0; i < N_KEPT; i++)
 		if (r->present >> i & 1)
 			ctp_set_u64(&set, x->fh[i], r->v[i]);
+	if (x->fh_threads >= 0)
+		ctp_set_u64(&set, x->fh_threads, r->threads);
+	if (x->fh_cgroup >= 0 && r->cgroup)
+		ctp_set_str(&set, x->fh_cgroup, r->cgroup, strlen(r->cgroup));
 	api->exited_end(rec);
 	return true;
 }
@@ -585,6 +705,95 @@ static uint64_t dropped(struct ctp_ts_exits *x)
 	return over;
 }
 
+#ifdef CTP_TS_BPF_EXITS
+/* The path of a cgroup id: the mount walked again (once a drain) for an
+ * id not known yet, a cgroup made since the last walk. */
+static const char *cgroup_path(struct ctp_ts_exits *x, bool has, uint64_t id)
+{
+	const char *p;
+
+	if (!has)
+		return NULL;
+	p = ctp_ts_cgids_find(&x->cgids, id);
+	if (!p && !x->cgids_fresh && x->cfg.cgroup_fd >= 0) {
+		x->cgids_fresh = true;
+		ctp_ts_cgids_build(&x->cgids, x->cfg.cgroup_fd);
+		p = ctp_ts_cgids_find(&x->cgids, id);
+	}
+	x->d_no_cgroup += !p;
+	return p;
+}
+
+static void bpf_row(struct ctp_ts_exits *x, const struct ctp_ts_exit *e,
+		    uint64_t exit_ns, uint32_t threads, const char *cgroup)
+{
+	struct xrec r;
+
+	make_xrec(x, e, exit_ns, &r);
+	r.threads = threads;
+	r.cgroup = cgroup;
+	if (add_row(x, &r))
+		x->d_added++;
+	else
+		x->d_refused += threads;
+}
+
+static void on_bpf_rec(void *arg, const struct ctp_bpfexit_rec *b)
+{
+	struct ctp_ts_exits *x = arg;
+	struct ctp_ts_exit e;
+
+	ctp_ts_exit_from_bpf(b, &e);
+	bpf_row(x, &e, b->exit_boottime, 1,
+		cgroup_path(x, b->present & CTP_BPFEXIT_HAS_CGROUP,
+			    b->cgroup_id));
+}
+
+static void on_bpf_sum(void *arg, uint32_t tgid,
+		       const struct ctp_bpfexit_sum *s)
+{
+	struct ctp_ts_exits *x = arg;
+	struct ctp_ts_exit e;
+
+	ctp_ts_exit_from_bpfsum(tgid, s, &e);
+	bpf_row(x, &e, s->exit_boottime, (uint32_t)s->threads,
+		cgroup_path(x, s->present & CTP_BPFEXIT_HAS_CGROUP,
+			    s->cgroup_id));
+}
+
+/* The ring's records, then the totals kept when it was full, as rows. */
+static int drain_bpf(struct ctp_ts_exits *x)
+{
+	const struct ctp_api *api = x->api;
+	uint64_t bad = 0, folded, lost_sums, merged, lost;
+	int r;
+
+	x->d_added = x->d_refused = x->d_no_cgroup = 0;
+	x->cgids_fresh = false;
+	/* The counts first: an exit folded after this read is in the next
+	 * drain's totals and counts alike. */
+	ctp_bpfexit_counts(x->bpf, &folded, &lost_sums);
+	r = ctp_bpfexit_consume(x->bpf, on_bpf_rec, x, &bad);
+	if (r >= 0)
+		r = ctp_bpfexit_take_sums(x->bpf, on_bpf_sum, x);
+	if (r < 0)
+		api->log(x->ctx, CTP_LOG_ERR,
+			 "draining the BPF exit program failed: %s",
+			 strerror(-r));
+	merged = folded - x->folded;
+	lost = x->d_refused + bad + (lost_sums - x->lost_sums);
+	x->folded = folded;
+	x->lost_sums = lost_sums;
+	api->exited_lost(x->ctx, lost);
+	api->summary_add(x->ctx, x->ch[C_EXITS], x->d_added);
+	api->summary_add(x->ctx, x->ch[C_LOST], lost);
+	api->summary_add(x->ctx, x->ch[C_BAD], bad);
+	api->summary_add(x->ctx, x->ch[C_MERGED], merged);
+	api->summary_add(x->ctx, x->ch[C_NO_CGROUP], x->d_no_cgroup);
+	return (int)x->d_added;
+}
+#endif
+
 int ctp_ts_exits_drain(struct ctp_ts_exits *x)
 {
 	const struct ctp_api *api = x->api;
@@ -592,6 +801,10 @@ int ctp_ts_exits_drain(struct ctp_ts_exits *x)
 	size_t n, h;
 	int err;
 
+#ifdef CTP_TS_BPF_EXITS
+	if (x->bpf)
+		return drain_bpf(x);
+#endif
 	pthread_mutex_lock(&x->lock);
 	n = x->count;
 	h = x->head;

@@ -37,7 +37,11 @@
  *   batch_size: 1..256 (default 64) GETs per send; 1 queries each thread
  *               on its own (for comparison; costs two more syscalls each).
  *   exited_buffer: 1..1048576 (default 65536) exits kept between
- *               snapshots while recording; more are counted as lost.
+ *               snapshots while recording; more are counted as lost (the
+ *               BPF exit program: its ring's room, given, else 8 MiB;
+ *               more keep their sums per process).
+ *   exited_source: auto (the BPF exit program where it loads, else exit
+ *               notifications), bpf, netlink.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -335,6 +339,8 @@ struct ts_state {
 	 * ring's size, and why there is none when one was wanted. */
 	struct ctp_ts_exits *exits;
 	size_t exits_cap;
+	bool exits_cap_set;
+	enum ctp_ts_exits_source exits_source;
 	char exits_why[192];
 	char hint_all[512];
 };
@@ -986,6 +992,8 @@ static void ts_fini(void *state)
 	free(st);
 }
 
+static const char *const exit_sources[] = {"auto", "bpf", "netlink", NULL};
+
 static const struct ctp_option_desc options[] = {
 	{.name = "batch_size",
 	 .help = "taskstats queries sent per netlink batch",
@@ -1000,11 +1008,19 @@ static const struct ctp_option_desc options[] = {
 	 .def = "65536",
 	 .min = 1,
 	 .max = CTP_TS_EXITS_MAX},
+	{.name = "exited_source",
+	 .help = "where exited tasks come from: auto (the BPF exit program "
+		 "where it loads, else taskstats exit notifications), bpf, "
+		 "netlink",
+	 .type = CTP_OPT_STRING,
+	 .def = "auto",
+	 .choices = exit_sources},
 };
 
 static int parse_options(struct ts_state *st)
 {
 	const struct ctp_api *api = st->api;
+	const char *src = NULL;
 	uint64_t v;
 	int r;
 
@@ -1020,6 +1036,11 @@ static int parse_options(struct ts_state *st)
 		}
 		st->batch = (size_t)v;
 	}
+	if (api->opt_str(st->ctx, "exited_source", &src) == 0 && src)
+		st->exits_source = !strcmp(src, "bpf") ? CTP_TS_EXITS_BPF
+				   : !strcmp(src, "netlink")
+					   ? CTP_TS_EXITS_NETLINK
+					   : CTP_TS_EXITS_AUTO;
 	r = api->opt_u64(st->ctx, "exited_buffer", &v);
 	if (r == -ENOENT)
 		return 0;
@@ -1030,6 +1051,7 @@ static int parse_options(struct ts_state *st)
 		return -EINVAL;
 	}
 	st->exits_cap = (size_t)v;
+	st->exits_cap_set = true;
 	return 0;
 }
 
@@ -1114,17 +1136,25 @@ static void listen_exits(struct ts_state *st, const struct ctp_roots *roots)
 {
 	const struct ctp_api *api = st->api;
 	struct ctp_ts_exits_cfg cfg = {
-		.family = st->family,
+		.family = st->skip == RUN ? st->family : 0,
 		.sys_fd = roots ? roots->sys_fd : -1,
 		.gates = st->gates,
 		.cap = st->exits_cap,
+		.source = st->exits_source,
+		.ring_bytes = st->exits_cap_set
+				      ? st->exits_cap * CTP_TS_EXIT_REC_BYTES
+				      : 0,
+		.cgroup_fd = roots ? roots->cgroup_fd : -1,
 	};
 	int r;
 
 	if (!CTP_API_HAS(api, exited_lost) || !CTP_API_HAS(api, recording) ||
 	    !api->recording(st->ctx))
 		return;
-	if (st->skip != RUN) {
+	/* The BPF program needs neither the family nor the live /proc's
+	 * pid namespace... but its ids are the initial namespace's. */
+	if (st->skip == SKIP_NOT_LIVE ||
+	    (st->skip != RUN && st->exits_source == CTP_TS_EXITS_NETLINK)) {
 		snprintf(st->exits_why, sizeof(st->exits_why), "%s",
 			 st->skip == SKIP_NOT_LIVE
 				 ? "the proc root is not this kernel's /proc"
@@ -1138,7 +1168,7 @@ static void listen_exits(struct ts_state *st, const struct ctp_roots *roots)
 	if (r < 0)
 		api->log(st->ctx, CTP_LOG_WARNING,
 			 "exited tasks not recorded: %s", st->exits_why);
-	else
+	else if (!ctp_ts_exits_bpf(st->exits))
 		api->log(st->ctx, CTP_LOG_INFO,
 			 "listening for exits (%zu records between snapshots)",
 			 st->exits_cap);
