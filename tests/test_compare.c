@@ -865,7 +865,10 @@ static void write_apart(struct ctp_capture *cap, int k, uint64_t apart,
  * its exit row knows no cgroup, the file before it does; and its child
  * 61 (0.2 s) and grandchild 62 (0.1 s), which no file saw live: their
  * rows name their parents (x.ppid), 61 job, 62 61, which exited after
- * it. */
+ * it. And process 63 "fst" (0.4 s), a child of make 10 (in /) that no
+ * file saw live, whose row says it exited in /fast (x.cgroup, role
+ * cgroup, as from the BPF exit program), and its child 64 (0.1 s),
+ * whose row names no cgroup: both in /fast. */
 static bool with_job;
 /* The exited worker's CPU at exit, us (below BASE's 0.5 s of it: another
  * source's rounding, test_exit_below_base). */
@@ -873,7 +876,7 @@ static uint64_t worker_exit_us = 1500000;
 
 static void write_exit_side(int k, const char *path)
 {
-	enum { T_CPU, T_BEGIN, P_CPU, X_CPU, C_USE, X_PPID, N_XF };
+	enum { T_CPU, T_BEGIN, P_CPU, X_CPU, C_USE, X_PPID, X_CG, N_XF };
 	const struct ctp_field_desc d[N_XF] = {
 		[T_CPU] = {"t.cpu", NULL, CTP_SCOPE_THREAD, CTP_TYPE_U64,
 			   CTP_UNIT_TICKS, CTP_KIND_COUNTER, CTP_RULE_SUM},
@@ -889,6 +892,9 @@ static void write_exit_side(int k, const char *path)
 		[X_PPID] = {"x.ppid", NULL, CTP_SCOPE_EXITED, CTP_TYPE_U64,
 			    CTP_UNIT_NONE, CTP_KIND_CATEGORICAL, CTP_RULE_MODE,
 			    CTP_FIELD_PARENT},
+		[X_CG] = {"x.cgroup", NULL, CTP_SCOPE_EXITED, CTP_TYPE_STRING,
+			  CTP_UNIT_NONE, CTP_KIND_CATEGORICAL, CTP_RULE_MODE,
+			  CTP_FIELD_CGROUP},
 	};
 	struct ctp_capture *cap = sb_capture("t");
 	struct ctp_table *th = &cap->threads[0], *x = &cap->exited;
@@ -898,7 +904,7 @@ static void write_exit_side(int k, const char *path)
 	uint32_t cg = sb_cgroup(cap, "/"),
 		 jobs = with_job && k == 1 ? sb_cgroup(cap, "/jobs") : 0;
 	sb_put_u64(cap, &cap->cgroups, cg, CTP_CGROUP_IDENT, C_USE,
-		   k == 2 ? (with_job ? 7100000 : 6500000) : 1000000);
+		   k == 2 ? (with_job ? 7600000 : 6500000) : 1000000);
 	uint32_t r, p = sb_process(cap, 10, "make");
 	sb_put_u64(cap, &cap->procs[0], p, CTP_PROCESS_IDENT, P_CPU,
 		   k == 2 ? 350 : 150);
@@ -929,6 +935,14 @@ static void write_exit_side(int k, const char *path)
 		r = sb_exited(cap, 61, 61, "sh", 1007 * s);
 		sb_put_u64(cap, x, r, CTP_EXITED_IDENT, X_CPU, 200000);
 		sb_put_u64(cap, x, r, CTP_EXITED_IDENT, X_PPID, 60);
+		r = sb_exited(cap, 64, 64, "fk", 1006 * s);
+		sb_put_u64(cap, x, r, CTP_EXITED_IDENT, X_CPU, 100000);
+		sb_put_u64(cap, x, r, CTP_EXITED_IDENT, X_PPID, 63);
+		r = sb_exited(cap, 63, 63, "fst", 1007 * s);
+		sb_put_u64(cap, x, r, CTP_EXITED_IDENT, X_CPU, 400000);
+		sb_put_u64(cap, x, r, CTP_EXITED_IDENT, X_PPID, 10);
+		sb_put_u64(cap, x, r, CTP_EXITED_IDENT, X_CG,
+			   sb_blob(cap, "/fast", 5));
 	}
 	if (k == 1) {
 		r = sb_exited(cap, 30, 30, "cc1", 1003 * s);
@@ -1043,6 +1057,10 @@ static void test_view_exited(void **state)
 		fail_msg("no exited row for /jobs in:\n%s", out);
 	/* With the child and grandchild, by their parents' cgroup. */
 	has_line(out, "/jobs  exited job      6.0 +600ms +600ms");
+	/* Where its row says it exited, not its parent's /; its child by
+	 * it. */
+	if (!strstr(out, "\n/fast  exited "))
+		fail_msg("no exited row for /fast in:\n%s", out);
 	free(out);
 }
 

@@ -282,6 +282,8 @@ static void test_flags(void **unused)
 			  CTP_FIELD_REAPED | CTP_FIELD_KIB_STEP),
 		flag_desc("x.dad", CTP_SCOPE_EXITED, CTP_KIND_CATEGORICAL,
 			  CTP_FIELD_PARENT),
+		flag_desc("x.cg", CTP_SCOPE_EXITED, CTP_KIND_CATEGORICAL,
+			  CTP_FIELD_CGROUP),
 	};
 	struct ctp_field_desc bad[] = {
 		/* elapsed: exited scope, u64, a time */
@@ -303,11 +305,18 @@ static void test_flags(void **unused)
 		/* parent: exited scope, u64 */
 		flag_desc("x.b7", CTP_SCOPE_THREAD, CTP_KIND_CATEGORICAL,
 			  CTP_FIELD_PARENT),
+		/* cgroup: exited scope, string */
+		flag_desc("x.b8", CTP_SCOPE_EXITED, CTP_KIND_CATEGORICAL,
+			  CTP_FIELD_CGROUP),
 		/* a flag no one defined */
 		flag_desc("x.b6", CTP_SCOPE_THREAD, CTP_KIND_COUNTER, 1u << 7),
 	};
 	good[4].rule = CTP_RULE_MODE;
+	good[5].rule = CTP_RULE_MODE;
+	good[5].type = CTP_TYPE_STRING;
+	good[5].unit = CTP_UNIT_NONE;
 	bad[7].rule = CTP_RULE_MODE;
+	bad[8].rule = CTP_RULE_MODE;
 	bad[1].unit = CTP_UNIT_BYTES;
 	bad[4].rule = CTP_RULE_RANGE;
 	bad[5].type = CTP_TYPE_STRING;
@@ -340,6 +349,8 @@ static void test_flags(void **unused)
 	assert_string_equal(ctp_snap_field_find(s, "x.kids")->role, "reaped");
 	assert_ptr_equal(ctp_snap_role_field(s, CTP_SCOPE_EXITED, "parent"),
 			 ctp_snap_field_find(s, "x.dad"));
+	assert_ptr_equal(ctp_snap_role_field(s, CTP_SCOPE_EXITED, "cgroup"),
+			 ctp_snap_field_find(s, "x.cg"));
 	assert_string_equal(ctp_snap_field_find(s, "x.io")->role, "");
 	assert_int_equal(ctp_snap_field_find(s, "x.io")->step, 1024);
 	assert_int_equal(ctp_snap_field_find(s, "x.kio")->step, 1024);
@@ -358,6 +369,8 @@ static void test_flags(void **unused)
 		 "role reaped needs a thread or process"},
 		{CTP_SCOPE_PROCESS, CTP_KIND_PEAK, CTP_FIELD_PARENT,
 		 "role parent needs an exited u64 field"},
+		{CTP_SCOPE_EXITED, CTP_KIND_COUNTER, CTP_FIELD_CGROUP,
+		 "role cgroup needs an exited string field"},
 	};
 	for (size_t i = 0; i < sizeof(wrong) / sizeof(wrong[0]); i++) {
 		cap = sb_capture("p");

@@ -234,9 +234,11 @@ static void file_fields(struct ctp_exit_sum *s, const struct ctp_snap *f,
 }
 
 /* The processes of one file's exited table by pid (its main threads'
- * rows), and the field of their parents (role "parent"). */
+ * rows), the field of their parents (role "parent") and of the cgroup
+ * each exited in (role "cgroup"). */
 struct parents {
 	const struct ctp_snap_field *pf; /* NULL: no parent known */
+	const struct ctp_snap_field *cf; /* NULL: no exit cgroup known */
 	struct prow {
 		uint64_t pid;
 		size_t row;
@@ -256,7 +258,8 @@ static int parents_new(const struct ctp_snap *f, const struct ctp_snap_table *x,
 		       struct parents *pa)
 {
 	*pa = (struct parents){
-		.pf = ctp_snap_role_field(f, CTP_SCOPE_EXITED, "parent")};
+		.pf = ctp_snap_role_field(f, CTP_SCOPE_EXITED, "parent"),
+		.cf = ctp_snap_role_field(f, CTP_SCOPE_EXITED, "cgroup")};
 	if (!pa->pf || !x || !x->tgid)
 		return 0;
 	pa->by_pid = malloc((x->rows + 1) * sizeof(*pa->by_pid));
@@ -288,6 +291,19 @@ static long parent_row(const struct parents *pa, const struct ctp_snap_table *x,
 			return (long)r;
 	}
 	return -1;
+}
+
+/* The cgroup row r of f's exited table says its task exited in (role
+ * "cgroup"), or nil. */
+static struct ctp_bytes exit_cgroup(const struct parents *pa,
+				    const struct ctp_snap *f, size_t r)
+{
+	struct ctp_bytes nil = {0};
+	if (!pa->cf)
+		return nil;
+	struct ctp_value v = ctp_snap_get(f, pa->cf, r);
+	return v.type == CTP_TYPE_STRING && v.str.ptr && v.str.len ? v.str
+								   : nil;
 }
 
 /*
@@ -336,6 +352,9 @@ static struct ctp_bytes parent_cgroup(const struct parents *pa,
 			return nil;
 		r = (size_t)pr;
 		after = x->exit_ns ? x->exit_ns[r] : 0;
+		struct ctp_bytes c = exit_cgroup(pa, f, r);
+		if (c.ptr)
+			return c;
 	}
 	return nil;
 }
@@ -365,6 +384,9 @@ static int task_ident(struct ctp_exit_sum *s, size_t i,
 		x->comm[r], live_pcomm(f, prev, base, tgid), {0}};
 	const struct ctp_snap *seen[4] = {s->base_row[i] >= 0 ? base : NULL,
 					  prev, f, base};
+	/* Where it exited, when its row says; else where a snapshot saw it,
+	 * else its parent. */
+	in[2] = exit_cgroup(pa, f, r);
 	for (int k = 0; k < 4 && tgid && !in[2].ptr; k++)
 		if (seen[k])
 			in[2] = cgroup_of(seen[k], tgid, x->tid[r]);

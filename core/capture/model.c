@@ -327,7 +327,8 @@ static int flags_check(const struct ctp_field_desc *d, const char **why)
 		d->scope == CTP_SCOPE_THREAD || d->scope == CTP_SCOPE_PROCESS;
 	if (roles & (roles - 1)) {
 		*why = "a field has one role at most (CTP_FIELD_START_TIME, "
-		       "CTP_FIELD_ELAPSED, CTP_FIELD_REAPED, CTP_FIELD_PARENT)";
+		       "CTP_FIELD_ELAPSED, CTP_FIELD_REAPED, CTP_FIELD_PARENT, "
+		       "CTP_FIELD_CGROUP)";
 		return -EINVAL;
 	}
 	if ((d->flags & CTP_FIELD_START_TIME) &&
@@ -347,6 +348,11 @@ static int flags_check(const struct ctp_field_desc *d, const char **why)
 	if ((d->flags & CTP_FIELD_PARENT) &&
 	    (d->scope != CTP_SCOPE_EXITED || d->type != CTP_TYPE_U64)) {
 		*why = "CTP_FIELD_PARENT is for an exited-scope u64 field";
+		return -EINVAL;
+	}
+	if ((d->flags & CTP_FIELD_CGROUP) &&
+	    (d->scope != CTP_SCOPE_EXITED || d->type != CTP_TYPE_STRING)) {
+		*why = "CTP_FIELD_CGROUP is for an exited-scope string field";
 		return -EINVAL;
 	}
 	if ((d->flags & CTP_FIELD_REAPED) &&
@@ -498,7 +504,7 @@ static int add_locked(struct ctp_registry *reg, uint32_t plugin,
 		goto out;
 	}
 	uint8_t once = d->flags & (CTP_FIELD_START_TIME | CTP_FIELD_ELAPSED |
-				   CTP_FIELD_PARENT);
+				   CTP_FIELD_PARENT | CTP_FIELD_CGROUP);
 	if (once && ctp_registry_role(reg, d->scope, once) >= 0) {
 		ret = -EEXIST; /* one start time (elapsed, parent) per scope */
 		goto out;

@@ -832,6 +832,12 @@ static bool parent_fits(const struct ctp_snap_field *f)
 	       !f->n_terms;
 }
 
+static bool cgroup_fits(const struct ctp_snap_field *f)
+{
+	return f->scope == CTP_SCOPE_EXITED && f->type == CTP_TYPE_STRING &&
+	       !f->n_terms;
+}
+
 static const struct role_rule roles[] = {
 	{"start_time", start_time_fits,
 	 "a thread or process u64 ordinal field in ns, us or ticks", true},
@@ -840,6 +846,7 @@ static const struct role_rule roles[] = {
 	{"reaped", reaped_fits, "a thread or process u64 or i64 counter",
 	 false},
 	{"parent", parent_fits, "an exited u64 field", true},
+	{"cgroup", cgroup_fits, "an exited string field", true},
 };
 
 /* Role fields are what FORMAT.md §4 says they are (a start time or an

@@ -703,6 +703,7 @@ static const char *field_role(const struct ctp_field *f)
 	       : f->flags & CTP_FIELD_ELAPSED  ? "elapsed"
 	       : f->flags & CTP_FIELD_REAPED   ? "reaped"
 	       : f->flags & CTP_FIELD_PARENT   ? "parent"
+	       : f->flags & CTP_FIELD_CGROUP   ? "cgroup"
 					       : NULL;
 }
 

@@ -169,10 +169,18 @@ struct ctp_field_desc {
  * `"role": "parent"`.
  */
 #define CTP_FIELD_PARENT (1u << 5)
+/*
+ * ctp_field_desc.flags, appended in ABI 1: the exited task's cgroup v2
+ * path when it exited ("/..." as the core's cgroup rows), from a source
+ * that knows it (taskstats' BPF exit program). Readers place the exited
+ * task there, before any cgroup a snapshot saw it or its parent in.
+ * Exited scope, string, at most one. Snapshot: `"role": "cgroup"`.
+ */
+#define CTP_FIELD_CGROUP (1u << 6)
 /* The flags that give a field a role; a field has at most one. */
 #define CTP_FIELD_ROLES                                                        \
 	(CTP_FIELD_START_TIME | CTP_FIELD_ELAPSED | CTP_FIELD_REAPED |         \
-	 CTP_FIELD_PARENT)
+	 CTP_FIELD_PARENT | CTP_FIELD_CGROUP)
 
 /* ---- What the core hands to callbacks ------------------------------------ */
 

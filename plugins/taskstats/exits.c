@@ -170,8 +170,8 @@ static const struct ctp_field_desc xthreads = CTP_FIELD_COUNTER(
 	X("threads"), EXITED, COUNT,
 	"Exited threads the row stands for: 1, or (tid 0) the number whose "
 	"sums the BPF exit program kept per process when its ring was full");
-static const struct ctp_field_desc xcgroup = CTP_FIELD(
-	X("cgroup"), EXITED, STRING, NONE, CATEGORICAL, MODE,
+static const struct ctp_field_desc xcgroup = CTP_FIELD_ROLE(
+	X("cgroup"), EXITED, STRING, NONE, CATEGORICAL, MODE, CTP_FIELD_CGROUP,
 	"cgroup v2 path of the exited thread when it exited (absent when the "
 	"cgroup was removed before the snapshot)");
 
