@@ -943,6 +943,10 @@ static void write_exit_side(int k, const char *path)
 		sb_put_u64(cap, x, r, CTP_EXITED_IDENT, X_PPID, 10);
 		sb_put_u64(cap, x, r, CTP_EXITED_IDENT, X_CG,
 			   sb_blob(cap, "/fast", 5));
+		/* make's threads the exit program had no room for: one
+		 * total of tid 0 (never make's live thread 10). */
+		r = sb_exited(cap, 0, 10, "make", 1008 * s);
+		sb_put_u64(cap, x, r, CTP_EXITED_IDENT, X_CPU, 300000);
 	}
 	if (k == 1) {
 		r = sb_exited(cap, 30, 30, "cc1", 1003 * s);
@@ -1061,6 +1065,9 @@ static void test_view_exited(void **state)
 	 * it. */
 	if (!strstr(out, "\n/fast  exited "))
 		fail_msg("no exited row for /fast in:\n%s", out);
+	/* make's total of tid 0 adds to make, BASE's thread 10 not taken
+	 * from it. */
+	has_line(out, "/      -2     make    23.0  +2.0s  +2.3s");
 	free(out);
 }
 

@@ -371,10 +371,13 @@ static int task_ident(struct ctp_exit_sum *s, size_t i,
 	uint64_t tgid = x->tgid ? x->tgid[r] : 0;
 	s->id[i].tgid = tgid;
 	s->id[i].tid = x->tid[r];
+	/* tid 0: several exited threads of tgid summed (FORMAT.md §7.4),
+	 * never one BASE saw. */
 	s->base_row[i] =
-		tgid ? ctp_snap_row(ctp_snap_table(base, CTP_SCOPE_THREAD),
-				    tgid, x->tid[r])
-		     : -1;
+		tgid && x->tid[r]
+			? ctp_snap_row(ctp_snap_table(base, CTP_SCOPE_THREAD),
+				       tgid, x->tid[r])
+			: -1;
 	/* The same task, not a later one that reused its ids. */
 	if (s->base_row[i] >= 0 &&
 	    !ctp_ident_exited_same(base, (size_t)s->base_row[i],
@@ -401,9 +404,10 @@ static bool live_in(const struct ctp_snap *f, const struct ctp_snap_table *x,
 		    size_t r)
 {
 	uint64_t tgid = x->tgid ? x->tgid[r] : 0;
-	long row = tgid ? ctp_snap_row(ctp_snap_table(f, CTP_SCOPE_THREAD),
-				       tgid, x->tid[r])
-			: -1;
+	long row = tgid && x->tid[r]
+			   ? ctp_snap_row(ctp_snap_table(f, CTP_SCOPE_THREAD),
+					  tgid, x->tid[r])
+			   : -1;
 	return row >= 0 && ctp_ident_exited_same(f, (size_t)row,
 						 ctp_ident_exited_start(f, r));
 }
