@@ -23,7 +23,7 @@ struct ctp_bpfexit;
 #define CTP_BPFEXIT_RING_MIN	 4096u
 #define CTP_BPFEXIT_RING_MAX	 (256u << 20)
 /* Processes `sums` holds per generation by default. */
-#define CTP_BPFEXIT_PROCS_DEFAULT 16384u
+#define CTP_BPFEXIT_PROCS_DEFAULT 4096u
 
 struct ctp_bpfexit_opts {
 	size_t ring_bytes;  /* rounded up to a power of 2 in [MIN, MAX]; 0:
