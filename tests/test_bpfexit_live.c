@@ -15,6 +15,9 @@
  *   the child (detailed, and one total of tid 0) stand for every thread,
  *   their I/O sums exact, none lost, the detail lost counted as merged.
  *
+ * - pidns: in a pid namespace of its own (with its own /proc) the program
+ *   is refused and the hint says why: its ids are the initial namespace's.
+ *
  * Skips (77) when not root, without /sys/kernel/btf/vmlinux, when the
  * program was not built or bpf() is refused (the reason printed).
  */
@@ -30,7 +33,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -401,11 +406,80 @@ static void overflow(void **state)
 	hx_ctx_done(&fx->ctx);
 }
 
+/* In a pid namespace of its own with its own /proc (a live root): 0 when
+ * the program was refused for the namespace, 77 when the namespace could
+ * not be made, else 1. */
+static int pidns_child(struct fx *fx)
+{
+	static const char *const opts[] = {"exited_source", "bpf", NULL};
+	pid_t pid;
+	int st, proc_fd;
+
+	if (unshare(CLONE_NEWNS | CLONE_NEWPID) < 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return 77;
+	pid = fork();
+	if (pid < 0)
+		return 77;
+	if (pid > 0)
+		return waitpid(pid, &st, 0) == pid && WIFEXITED(st)
+			       ? WEXITSTATUS(st)
+			       : 1;
+	if (mount("proc", "/proc", "proc", 0, NULL) < 0)
+		_exit(77);
+	proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	hx_ctx_init(&fx->ctx, fx->p, opts);
+	fx->ctx.eng.recording = true;
+	fx->ctx.eng.roots.proc_fd = proc_fd;
+	fx->ctx.eng.roots.sys_fd = fx->sys_fd;
+	fx->ctx.eng.roots.cgroup_fd = fx->cg_fd;
+	if (hx_ctx_load(&fx->ctx, 0) != 0)
+		_exit(1);
+	struct hx_rec *rec = malloc(sizeof(*rec));
+	if (!rec || hx_host_call(&fx->ctx, rec, true) != 0)
+		_exit(1);
+	bool refused = hx_field(&fx->ctx, "taskstats.exited.threads") < 0 &&
+		       hx_hint_set(&fx->ctx) &&
+		       strstr(hx_hint(&fx->ctx), "not in the initial pid");
+	printf("NOTE: in a pid namespace of its own: %s\n",
+	       hx_hint_set(&fx->ctx) ? hx_hint(&fx->ctx) : "no hint");
+	fflush(stdout);
+	_exit(refused ? 0 : 1);
+}
+
+/* Its ids are the initial namespace's: elsewhere (even with a /proc of
+ * that namespace, whose ids are not the program's) it is refused, with
+ * the reason. */
+static void pidns(void **state)
+{
+	struct fx *fx = *state;
+	int st;
+	pid_t pid;
+
+	if (skip_why) {
+		printf("SKIP: %s\n", skip_why);
+		skip();
+	}
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(pidns_child(fx));
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 77) {
+		printf("SKIP: no pid and mount namespace of our own\n");
+		skip();
+	}
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(threads),
 		cmocka_unit_test(overflow),
+		cmocka_unit_test(pidns),
 	};
 
 #ifdef CTP_BPFEXIT_MISSING

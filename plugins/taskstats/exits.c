@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -584,7 +585,20 @@ static int start_bpf(struct ctp_ts_exits *x, char *why, size_t whylen)
 #ifdef CTP_TS_BPF_EXITS
 	struct ctp_bpfexit_opts o = {.ring_bytes = x->cfg.ring_bytes};
 	char step[160];
-	int r = ctp_bpfexit_open(&o, &x->bpf, step, sizeof(step));
+	struct stat ns;
+	int r;
+
+	/* Its ids are the initial pid namespace's, the rows' the proc
+	 * root's, which is ours (a live root): the same only when ours is
+	 * the initial one (PROC_PID_INIT_INO, include/linux/proc_ns.h). */
+	if (fstatat(x->cfg.proc_fd, "self/ns/pid", &ns, 0) < 0 ||
+	    ns.st_ino != 0xEFFFFFFCu) {
+		snprintf(why, whylen,
+			 "the BPF exit program: not in the initial pid "
+			 "namespace: its ids would not be /proc's");
+		return -EXDEV;
+	}
+	r = ctp_bpfexit_open(&o, &x->bpf, step, sizeof(step));
 
 	if (r < 0)
 		snprintf(why, whylen, "the BPF exit program: %s", step);

@@ -50,6 +50,7 @@ struct ctp_ts_exits_cfg {
 	enum ctp_ts_exits_source source;
 	size_t ring_bytes; /* its ring; 0: its default */
 	int cgroup_fd;	   /* the cgroup v2 mount for ids' paths; -1: none */
+	int proc_fd;	   /* the live proc root (self/ns/pid); -1: none */
 };
 
 /*

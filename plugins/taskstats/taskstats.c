@@ -1145,6 +1145,7 @@ static void listen_exits(struct ts_state *st, const struct ctp_roots *roots)
 				      ? st->exits_cap * CTP_TS_EXIT_REC_BYTES
 				      : 0,
 		.cgroup_fd = roots ? roots->cgroup_fd : -1,
+		.proc_fd = roots ? roots->proc_fd : -1,
 	};
 	int r;
 
