@@ -487,7 +487,9 @@ struct ctp_api {
 	 * plugin's CTP_SCOPE_EXITED fields on such a record (and refuse those
 	 * fields on every other record).
 	 *
-	 * exited_begin adds a row: tid, tgid (0: unknown), comm (comm_len
+	 * exited_begin adds a row: tid (0: the row sums several exited
+	 * threads of tgid, readers join it to no live thread), tgid (0:
+	 * unknown), comm (comm_len
 	 * bytes, no NUL, at most CTP_EXITED_COMM_MAX; NULL and 0: unknown) and
 	 * when the task exited, CLOCK_BOOTTIME in ns (0: unknown). Returns 0
 	 * and *rec, a record valid until exited_end(*rec), the next
