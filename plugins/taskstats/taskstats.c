@@ -1002,8 +1002,10 @@ static const struct ctp_option_desc options[] = {
 	 .min = 1,
 	 .max = MAX_BATCH},
 	{.name = "exited_buffer",
-	 .help = "exit notifications kept between snapshots while recording "
-		 "(more are counted as exits_lost; ~450 bytes each)",
+	 .help = "exits kept between snapshots while recording: "
+		 "notifications (more are counted as exits_lost; ~450 bytes "
+		 "each), or the BPF exit program's ring (440 bytes each, "
+		 "default 8 MiB; more keep only their sums per process)",
 	 .type = CTP_OPT_U64,
 	 .def = "65536",
 	 .min = 1,
