@@ -1272,5 +1272,12 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	.thread = ts_thread,
 	.finish = ts_finish,
 	CTP_PLUGIN_COUNTER_TABLE(counter_names),
+#ifdef CTP_TS_BPF_EXITS
+	/* The exit program is loaded in init: under --user the capture child
+	 * keeps these until the plugins' init is over (docs/RELIABILITY.md). */
+	.capabilities = CTP_CAP_BIT(CAP_NET_ADMIN) | CTP_CAP_BIT(CAP_BPF) |
+			CTP_CAP_BIT(CAP_PERFMON),
+#else
 	.capabilities = CTP_CAP_BIT(CAP_NET_ADMIN),
+#endif
 };
