@@ -13,6 +13,8 @@
 
 #include "bpftask_rec.h"
 
+#include <ctprof/source-task.h>
+
 /* The record is in host byte order; these literals are little-endian. */
 #define U16(v) (v) & 0xff, ((v) >> 8) & 0xff
 #define U32(v) U16((v)&0xffff), U16(((v) >> 16) & 0xffff)
@@ -22,44 +24,33 @@
 
 /* tgid 4242, tid 4243, every counter a distinct number, comm "worker-3". */
 static const unsigned char rec1[] = {
-	U16(168),
-	U16(1),
-	U32(0x7), /* size, version, present */
-	U32(4242),
-	U32(4243),	      /* tgid, pid */
-	U64(123456789012ull), /* start_boottime */
-	U64(11),
-	U64(2), /* minflt, majflt */
-	U64(33),
-	U64(4),		    /* nvcsw, nivcsw */
-	U64(5000000005ull), /* sum_exec_runtime */
-	U64(66666),
-	U64(77), /* run_delay, pcount */
-	U64(8),
-	U64(9),
-	U64(10),
-	U64(11), /* rchar, wchar, syscr, syscw */
-	U64(4096),
-	U64(8192),
-	U64(12288), /* read/write/cancelled bytes */
-	U64(3000000000ull),
-	U64(2000000000ull), /* utime, stime */
-	'w',
-	'o',
-	'r',
-	'k',
-	'e',
-	'r',
-	'-',
-	'3',
-	0,
-	0,
-	0,
-	0,
-	0,
-	0,
-	0,
-	0};
+	U16(504), U16(2), U32(0x3fffffu),	/* size, version, present */
+	U32(4242), U32(4243),			/* tgid, pid */
+	U64(123456789012ull),			/* start_boottime */
+	U64(11), U64(2),			/* minflt, majflt */
+	U64(33), U64(4),			/* nvcsw, nivcsw */
+	U64(5000000005ull),			/* sum_exec_runtime */
+	U64(66666), U64(77),			/* run_delay, pcount */
+	U64(8), U64(9), U64(10), U64(11),	/* rchar, wchar, syscr, syscw */
+	U64(4096), U64(8192), U64(12288),	/* read/write/cancelled bytes */
+	U64(3000000000ull), U64(2000000000ull), /* utime, stime */
+	'w', 'o', 'r', 'k', 'e', 'r', '-', '3', 0, 0, 0, 0, 0, 0, 0, 0,
+	/* version 2 */
+	U32(0x402), U32(0), /* state TASK_IDLE, exit_state */
+	U32(120), U32(125), /* prio, static_prio */
+	U32(0), U32(3),	    /* rt_priority, policy SCHED_BATCH */
+	U32(1),		    /* cpu */
+	U32(0x00200020u),   /* flags: PF_KTHREAD | PF_WQ_WORKER */
+	U64(2900000000ull), U64(2100000000ull), /* prev_cputime */
+	U64(999), U64(7),			/* run_delay max, min */
+	/* delays: blkio..irq, count, total, max, min */
+	U64(1), U64(100), U64(60), U64(40), U64(2), U64(200), U64(110), U64(90),
+	U64(3), U64(300), U64(120), U64(80), U64(4), U64(400), U64(130),
+	U64(70), U64(5), U64(500), U64(140), U64(60), U64(6), U64(600),
+	U64(150), U64(50), U64(7), U64(700), U64(160), U64(40), U64(1000),
+	U64(5000), U64(5100),	     /* hiwater_rss, hiwater_vm, total_vm */
+	U64(600), U64(500), U64(-50) /* rss file, anon, shmem */
+};
 
 /* Offsets into rec1 of what the garbling tests break. */
 enum {
@@ -94,7 +85,7 @@ static void test_two_records(void **s)
 	assert_int_equal(off, sizeof(rec1));
 	assert_int_equal(r.tgid, 4242);
 	assert_int_equal(r.pid, 4243);
-	assert_int_equal(r.present, 0x7);
+	assert_int_equal(r.present, 0x3fffff);
 	assert_true(r.start_boottime == 123456789012ull);
 	assert_int_equal(r.minflt, 11);
 	assert_int_equal(r.majflt, 2);
@@ -113,6 +104,22 @@ static void test_two_records(void **s)
 	assert_true(r.utime == 3000000000ull);
 	assert_true(r.stime == 2000000000ull);
 	assert_string_equal(r.comm, "worker-3");
+	assert_int_equal(r.state, 0x402);
+	assert_int_equal(r.exit_state, 0);
+	assert_int_equal(r.prio, 120);
+	assert_int_equal(r.static_prio, 125);
+	assert_int_equal(r.policy, 3);
+	assert_int_equal(r.cpu, 1);
+	assert_int_equal(r.flags, 0x00200020);
+	assert_true(r.prev_utime == 2900000000ull);
+	assert_true(r.prev_stime == 2100000000ull);
+	assert_int_equal(r.run_delay_max, 999);
+	assert_int_equal(r.run_delay_min, 7);
+	assert_int_equal(r.delays[CTP_BPFTASK_FAM_IRQ][1], 700);
+	assert_int_equal(r.delays[CTP_BPFTASK_FAM_BLKIO][3], 40);
+	assert_int_equal(r.hiwater_rss, 1000);
+	assert_int_equal(r.total_vm, 5100);
+	assert_true(r.rss[2] == -50);
 	assert_int_equal(
 		ctp_bpftask_rec_next(buf + 1, 2 * sizeof(rec1), &off, &r), 1);
 	assert_int_equal(r.pid, 4244);
@@ -176,18 +183,18 @@ static void garbled(size_t at, const unsigned char *bytes, size_t n)
 
 static void test_garbled(void **s)
 {
-	static const unsigned char size167[] = {U16(167)};
-	static const unsigned char size336[] = {U16(336)};
-	static const unsigned char version2[] = {U16(2)};
+	static const unsigned char size168[] = {U16(168)};
+	static const unsigned char size503[] = {U16(503)};
+	static const unsigned char version1[] = {U16(1)};
 	static const unsigned char version0[] = {U16(0)};
-	static const unsigned char present8[] = {U32(0xf)};
+	static const unsigned char present8[] = {U32(0x400000)};
 	static const unsigned char zero[] = {U32(0)};
 	static const unsigned char minus1[] = {U32(0xffffffffu)};
 	static const unsigned char nonul[] = "abcdefghijklmnop";
 	(void)s;
-	garbled(OFF_SIZE, size167, sizeof(size167));
-	garbled(OFF_SIZE, size336, sizeof(size336));
-	garbled(OFF_VERSION, version2, sizeof(version2));
+	garbled(OFF_SIZE, size168, sizeof(size168));
+	garbled(OFF_SIZE, size503, sizeof(size503));
+	garbled(OFF_VERSION, version1, sizeof(version1));
 	garbled(OFF_VERSION, version0, sizeof(version0));
 	garbled(OFF_PRESENT, present8, sizeof(present8));
 	garbled(OFF_TGID, zero, sizeof(zero));
@@ -195,6 +202,253 @@ static void test_garbled(void **s)
 	garbled(OFF_PID, zero, sizeof(zero));
 	garbled(OFF_PID, minus1, sizeof(minus1));
 	garbled(OFF_COMM, nonul, 16);
+}
+
+/* The kernel's rules on literal states (include/linux/sched.h values). */
+static void test_state_char(void **s)
+{
+	(void)s;
+	assert_int_equal(ctp_bpftask_state_char(0x0, 0), 'R');
+	assert_int_equal(ctp_bpftask_state_char(0x1, 0), 'S');
+	assert_int_equal(ctp_bpftask_state_char(0x2, 0), 'D');
+	/* TASK_KILLABLE = WAKEKILL | UNINTERRUPTIBLE */
+	assert_int_equal(ctp_bpftask_state_char(0x102, 0), 'D');
+	/* TASK_IDLE = UNINTERRUPTIBLE | NOLOAD */
+	assert_int_equal(ctp_bpftask_state_char(0x402, 0), 'I');
+	/* NOLOAD alone is not idle. */
+	assert_int_equal(ctp_bpftask_state_char(0x400, 0), 'R');
+	/* TASK_STOPPED = WAKEKILL | __TASK_STOPPED */
+	assert_int_equal(ctp_bpftask_state_char(0x104, 0), 'T');
+	/* TASK_TRACED (6.0+: __TASK_TRACED) */
+	assert_int_equal(ctp_bpftask_state_char(0x8, 0), 't');
+	/* a zombie: __state TASK_DEAD, exit_state EXIT_ZOMBIE */
+	assert_int_equal(ctp_bpftask_state_char(0x80, 0x20), 'Z');
+	/* dead: EXIT_DEAD; EXIT_TRACE = ZOMBIE | DEAD shows Z */
+	assert_int_equal(ctp_bpftask_state_char(0x80, 0x10), 'X');
+	assert_int_equal(ctp_bpftask_state_char(0x80, 0x30), 'Z');
+	/* TASK_PARKED (kthread_parkme: PARKED | TASK_IDLE? no: PARKED) */
+	assert_int_equal(ctp_bpftask_state_char(0x40, 0), 'P');
+	/* TASK_RTLOCK_WAIT and TASK_FROZEN are reported as D */
+	assert_int_equal(ctp_bpftask_state_char(0x1000, 0), 'D');
+	assert_int_equal(ctp_bpftask_state_char(0x8000 | 0x1, 0), 'D');
+	/* TASK_FREEZABLE | INTERRUPTIBLE stays S; WAKING alone is R */
+	assert_int_equal(ctp_bpftask_state_char(0x2000 | 0x1, 0), 'S');
+	assert_int_equal(ctp_bpftask_state_char(0x200, 0), 'R');
+	/* idle wins over a report bit; the frozen rule over idle */
+	assert_int_equal(ctp_bpftask_state_char(0x402 | 0x1, 0), 'I');
+	assert_int_equal(ctp_bpftask_state_char(0x402 | 0x8000, 0), 'D');
+}
+
+static void adj(uint64_t ut, uint64_t st, uint64_t rt, uint64_t pu, uint64_t ps,
+		uint64_t want_u, uint64_t want_s)
+{
+	__u64 u = pu, s = ps;
+	ctp_cputime_adjust(ut, st, rt, &u, &s);
+	if (u != want_u || s != want_s)
+		fail_msg("adjust(%llu, %llu, %llu, prev %llu/%llu) = %llu/%llu,"
+			 " want %llu/%llu",
+			 (unsigned long long)ut, (unsigned long long)st,
+			 (unsigned long long)rt, (unsigned long long)pu,
+			 (unsigned long long)ps, (unsigned long long)u,
+			 (unsigned long long)s, (unsigned long long)want_u,
+			 (unsigned long long)want_s);
+}
+
+/* cputime_adjust() on literal cases, worked by hand. */
+static void test_cputime_adjust(void **s)
+{
+	(void)s;
+	/* The split scaled to rtime: 3:1 of 1000 -> 750/250. */
+	adj(3, 1, 1000, 0, 0, 750, 250);
+	/* Floor of stime * rtime / total: 1 * 1000 / 3 = 333. */
+	adj(2, 1, 1000, 0, 0, 667, 333);
+	/* stime 0: all user; utime 0: all system; both 0: all user. */
+	adj(5, 0, 1000, 0, 0, 1000, 0);
+	adj(0, 5, 1000, 0, 0, 0, 1000);
+	adj(0, 0, 1000, 0, 0, 1000, 0);
+	/* prev ahead of (or at) rtime: prev unchanged. */
+	adj(3, 1, 1000, 900, 200, 900, 200);
+	adj(3, 1, 1000, 800, 200, 800, 200);
+	/* stime may not go down: scaled 250 < prev 400 -> 400, utime the
+	 * rest. */
+	adj(3, 1, 1000, 100, 400, 600, 400);
+	/* utime may not go down: scaled 750 < prev 800 -> 800, stime the
+	 * rest. */
+	adj(3, 1, 1000, 800, 100, 800, 200);
+	adj(1, 1, 1000, 550, 449, 550, 450);
+	/* The clamps keep the sum at rtime: stime held at prev, utime
+	 * grows by all of the new run time. */
+	adj(1, 1, 2000, 500, 1400, 600, 1400);
+	/* A 128-bit product: stime * rtime overflows 64 bits. 2^40 ticks of
+	 * each, rtime 2^62: half each, exactly. */
+	adj(1ull << 40, 1ull << 40, 1ull << 62, 0, 0, 1ull << 61, 1ull << 61);
+	/* A 64-bit product would wrap: stime 3e18 * rtime 8e18 / 4e18 ->
+	 * stime 6e18. */
+	adj(1000000000000000000ull, 3000000000000000000ull,
+	    8000000000000000000ull, 0, 0, 2000000000000000000ull,
+	    6000000000000000000ull);
+	/* Floor, not round: 7 * 10 / 9 = 7.77 -> 7. */
+	adj(2, 7, 10, 0, 0, 3, 7);
+}
+
+static void test_clock_t(void **s)
+{
+	(void)s;
+	assert_int_equal(ctp_nsec_to_clock_t(0, 100), 0);
+	assert_int_equal(ctp_nsec_to_clock_t(9999999, 100), 0);
+	assert_int_equal(ctp_nsec_to_clock_t(10000000, 100), 1);
+	assert_int_equal(ctp_nsec_to_clock_t(123456789012ull, 100), 12345);
+	assert_int_equal(ctp_nsec_to_clock_t(123456789012ull, 1000), 123456);
+	assert_int_equal(ctp_nsec_to_clock_t(123456789012ull, 250), 30864);
+}
+
+static void test_hiwater(void **s)
+{
+	struct ctp_bpftask_rec r;
+	__u64 rss, vm;
+	(void)s;
+	memset(&r, 0, sizeof(r));
+	r.present = CTP_BPFTASK_HAS_MM;
+	/* rss sum 600 + 500 + (-50 clamped to 0) = 1100 > hiwater 1000 */
+	r.hiwater_rss = 1000;
+	r.rss[0] = 600;
+	r.rss[1] = 500;
+	r.rss[2] = -50;
+	r.hiwater_vm = 5000;
+	r.total_vm = 5100;
+	assert_int_equal(ctp_bpftask_hiwater(&r, 4096, &rss, &vm), 0);
+	assert_int_equal(rss, 1100 * 4096);
+	assert_int_equal(vm, 5100 * 4096);
+	/* The recorded marks win when above the current values. */
+	r.hiwater_rss = 2000;
+	r.hiwater_vm = 6000;
+	assert_int_equal(ctp_bpftask_hiwater(&r, 4096, &rss, &vm), 0);
+	assert_int_equal(rss, 2000 * 4096);
+	assert_int_equal(vm, 6000 * 4096);
+	r.present = 0;
+	assert_int_equal(ctp_bpftask_hiwater(&r, 4096, &rss, &vm), -ENODATA);
+}
+
+static uint64_t val(const struct ctp_src_task *t, unsigned which)
+{
+	uint64_t v = 0xdeadbeef;
+	if (!ctp_src_task_get(t, sizeof(*t), which, &v))
+		fail_msg("value %u absent", which);
+	return v;
+}
+
+/* The record in the source's layout and units. */
+static void test_to_src(void **s)
+{
+	struct ctp_bpftask_rec r;
+	struct ctp_src_task t;
+	struct ctp_bpftask_conv conv = {.user_hz = 100,
+					.page_size = 4096,
+					.times = 1,
+					.delays_on = 1,
+					.cpu_delay = 1};
+	size_t off = 0;
+	uint64_t v;
+	(void)s;
+	assert_int_equal(ctp_bpftask_rec_next(rec1, sizeof(rec1), &off, &r), 1);
+	ctp_bpftask_to_src(&r, &conv, 21, 34, &t);
+	assert_int_equal(t.abi, 1);
+	assert_int_equal(t.size, sizeof(t));
+	assert_int_equal(val(&t, CTP_SRC_TASK_MINFLT), 11);
+	assert_int_equal(val(&t, CTP_SRC_TASK_MAJFLT), 2);
+	assert_int_equal(val(&t, CTP_SRC_TASK_UTIME), 21);
+	assert_int_equal(val(&t, CTP_SRC_TASK_STIME), 34);
+	assert_int_equal((int64_t)val(&t, CTP_SRC_TASK_PRIORITY), 20);
+	assert_int_equal((int64_t)val(&t, CTP_SRC_TASK_NICE), 5);
+	assert_int_equal(val(&t, CTP_SRC_TASK_START_TIME), 12345);
+	assert_int_equal(val(&t, CTP_SRC_TASK_PROCESSOR), 1);
+	assert_int_equal(val(&t, CTP_SRC_TASK_RT_PRIORITY), 0);
+	assert_int_equal(val(&t, CTP_SRC_TASK_POLICY), 3);
+	assert_int_equal(val(&t, CTP_SRC_TASK_STATE), 'I');
+	assert_int_equal(val(&t, CTP_SRC_TASK_NVCSW), 33);
+	assert_int_equal(val(&t, CTP_SRC_TASK_NIVCSW), 4);
+	assert_int_equal(val(&t, CTP_SRC_TASK_RCHAR), 8);
+	assert_int_equal(val(&t, CTP_SRC_TASK_SYSCW), 11);
+	assert_int_equal(val(&t, CTP_SRC_TASK_CANCELLED_WRITE_BYTES), 12288);
+	assert_true(val(&t, CTP_SRC_TASK_RUN_NS) == 5000000005ull);
+	assert_int_equal(val(&t, CTP_SRC_TASK_RUN_DELAY_NS), 66666);
+	assert_int_equal(val(&t, CTP_SRC_TASK_TIMESLICES), 77);
+	/* cpu family from sched_info */
+	assert_int_equal(val(&t, CTP_SRC_TASK_DELAY(0, 0)), 77);
+	assert_int_equal(val(&t, CTP_SRC_TASK_DELAY(0, 1)), 66666);
+	assert_int_equal(val(&t, CTP_SRC_TASK_DELAY(0, 2)), 999);
+	assert_int_equal(val(&t, CTP_SRC_TASK_DELAY(0, 3)), 7);
+	/* blkio is family 1, irq family 7 */
+	assert_int_equal(val(&t, CTP_SRC_TASK_DELAY(1, 0)), 1);
+	assert_int_equal(val(&t, CTP_SRC_TASK_DELAY(1, 1)), 100);
+	assert_int_equal(val(&t, CTP_SRC_TASK_DELAY(1, 2)), 60);
+	assert_int_equal(val(&t, CTP_SRC_TASK_DELAY(1, 3)), 40);
+	assert_int_equal(val(&t, CTP_SRC_TASK_DELAY(7, 0)), 7);
+	assert_int_equal(val(&t, CTP_SRC_TASK_DELAY(7, 1)), 700);
+	assert_int_equal(val(&t, CTP_SRC_TASK_DELAY(7, 3)), 40);
+	assert_int_equal(val(&t, CTP_SRC_TASK_HIWATER_RSS), 1100 * 4096);
+	assert_int_equal(val(&t, CTP_SRC_TASK_HIWATER_VM), 5100 * 4096);
+
+	/* What the kernel lacks (or the host does not measure) is absent. */
+	r.present &=
+		~(CTP_BPFTASK_HAS_CPU | CTP_BPFTASK_HAS_STATE |
+		  CTP_BPFTASK_HAS_MM | CTP_BPFTASK_HAS_DELAY(6) |
+		  CTP_BPFTASK_HAS_DELAY_MAXMIN(6) |
+		  CTP_BPFTASK_HAS_RUN_DELAY_MAXMIN | CTP_BPFTASK_HAS_IO_BYTES);
+	conv.times = 0;
+	ctp_bpftask_to_src(&r, &conv, 21, 34, &t);
+	assert_false(
+		ctp_src_task_get(&t, sizeof(t), CTP_SRC_TASK_PROCESSOR, &v));
+	assert_false(ctp_src_task_get(&t, sizeof(t), CTP_SRC_TASK_STATE, &v));
+	assert_false(ctp_src_task_get(&t, sizeof(t), CTP_SRC_TASK_UTIME, &v));
+	assert_false(ctp_src_task_get(&t, sizeof(t), CTP_SRC_TASK_STIME, &v));
+	assert_false(
+		ctp_src_task_get(&t, sizeof(t), CTP_SRC_TASK_HIWATER_RSS, &v));
+	assert_false(
+		ctp_src_task_get(&t, sizeof(t), CTP_SRC_TASK_READ_BYTES, &v));
+	assert_false(
+		ctp_src_task_get(&t, sizeof(t), CTP_SRC_TASK_DELAY(7, 0), &v));
+	assert_false(
+		ctp_src_task_get(&t, sizeof(t), CTP_SRC_TASK_DELAY(0, 2), &v));
+	assert_int_equal(val(&t, CTP_SRC_TASK_DELAY(6, 0)), 6);
+	assert_int_equal(val(&t, CTP_SRC_TASK_RCHAR), 8);
+	/* kernel.task_delayacct=0: no block family; the cpu family stays
+	 * (delayacct_add_tsk() copies sched_info first). */
+	conv.delays_on = 0;
+	ctp_bpftask_to_src(&r, &conv, 21, 34, &t);
+	assert_false(
+		ctp_src_task_get(&t, sizeof(t), CTP_SRC_TASK_DELAY(1, 0), &v));
+	assert_int_equal(val(&t, CTP_SRC_TASK_DELAY(0, 0)), 77);
+	conv.cpu_delay = 0;
+	ctp_bpftask_to_src(&r, &conv, 21, 34, &t);
+	assert_false(
+		ctp_src_task_get(&t, sizeof(t), CTP_SRC_TASK_DELAY(0, 0), &v));
+	assert_int_equal(val(&t, CTP_SRC_TASK_TIMESLICES), 77);
+}
+
+static void test_keep_monotonic(void **s)
+{
+	const struct ctp_bpftask_ticks prev[] = {
+		{1, 1, 100, 50, 50},   /* gone */
+		{10, 10, 500, 30, 20}, /* same task: raises cur's utime */
+		{10, 12, 600, 9, 9},   /* same tid, another task (start) */
+		{20, 21, 700, 5, 99},  /* raises stime only */
+	};
+	struct ctp_bpftask_ticks cur[] = {
+		{10, 10, 500, 25, 22}, {10, 11, 550, 1, 1}, /* new */
+		{10, 12, 650, 2, 2},			    /* tid reused */
+		{20, 21, 700, 6, 90},  {30, 30, 800, 3, 3},
+	};
+	(void)s;
+	ctp_bpftask_keep_monotonic(prev, 4, cur, 5);
+	assert_int_equal(cur[0].utime, 30);
+	assert_int_equal(cur[0].stime, 22);
+	assert_int_equal(cur[1].utime, 1);
+	assert_int_equal(cur[2].utime, 2);
+	assert_int_equal(cur[2].stime, 2);
+	assert_int_equal(cur[3].utime, 6);
+	assert_int_equal(cur[3].stime, 99);
+	assert_int_equal(cur[4].utime, 3);
 }
 
 int main(void)
@@ -208,6 +462,12 @@ int main(void)
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_short),
 		cmocka_unit_test(test_garbled),
+		cmocka_unit_test(test_state_char),
+		cmocka_unit_test(test_cputime_adjust),
+		cmocka_unit_test(test_clock_t),
+		cmocka_unit_test(test_hiwater),
+		cmocka_unit_test(test_to_src),
+		cmocka_unit_test(test_keep_monotonic),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

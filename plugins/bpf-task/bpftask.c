@@ -8,10 +8,14 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 struct ctp_bpftask {
@@ -32,10 +36,82 @@ static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 	return 0;
 }
 
+/* The first line of a small file, or "" (no allocation). */
+static void first_line(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, len - 1);
+
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* Whether the effective set holds capability cap (capget(2)). */
+static bool has_cap(unsigned cap)
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d) < 0)
+		return false;
+	return (d[cap / 32].effective >> (cap % 32)) & 1;
+}
+
+/* The value of "Seccomp:" in /proc/self/status: 2 is a filter. */
+static int seccomp_mode(void)
+{
+	char buf[4096], *p;
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strstr(buf, "\nSeccomp:");
+	return p ? atoi(p + 9) : -1;
+}
+
+void ctp_bpftask_eperm_why(char *why, size_t whylen)
+{
+	char lock[128];
+
+	/* e.g. "none [integrity] confidentiality" */
+	first_line("/sys/kernel/security/lockdown", lock, sizeof(lock));
+	if (strstr(lock, "[integrity]") || strstr(lock, "[confidentiality]"))
+		snprintf(why, whylen, "kernel lockdown is on (%s)", lock);
+	else if (!has_cap(CAP_SYS_ADMIN) &&
+		 (!has_cap(39 /* CAP_BPF */) || !has_cap(38 /* CAP_PERFMON */)))
+		snprintf(why, whylen,
+			 "needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN)");
+	else if (seccomp_mode() == 2)
+		snprintf(why, whylen, "bpf() refused by a seccomp filter");
+	else
+		snprintf(why, whylen,
+			 "bpf() refused with the capabilities held (an LSM, "
+			 "or kernel.unprivileged_bpf_disabled)");
+}
+
 static int fail(char *why, size_t whylen, int err, const char *step)
 {
+	char more[160] = "";
+	struct utsname u;
+
+	if (err == -EPERM || err == -EACCES)
+		ctp_bpftask_eperm_why(more, sizeof(more));
+	else if ((err == -EINVAL || err == -ENOTSUP || err == -EOPNOTSUPP ||
+		  err == -ENOENT || err == -ESRCH) &&
+		 uname(&u) == 0)
+		snprintf(more, sizeof(more),
+			 "kernel %s: the task iterator needs 5.8+, "
+			 "CONFIG_DEBUG_INFO_BTF and CONFIG_BPF_SYSCALL",
+			 u.release);
 	if (why && whylen)
-		snprintf(why, whylen, "%s: %s", step, strerror(-err));
+		snprintf(why, whylen, "%s: %s%s%s", step, strerror(-err),
+			 *more ? ": " : "", more);
 	return err;
 }
 
@@ -44,8 +120,15 @@ int ctp_bpftask_open(struct ctp_bpftask **ret, char *why, size_t whylen)
 	struct ctp_bpftask *b;
 	int r;
 
-	if (access("/sys/kernel/btf/vmlinux", R_OK) < 0)
-		return fail(why, whylen, -errno, "/sys/kernel/btf/vmlinux");
+	if (access("/sys/kernel/btf/vmlinux", R_OK) < 0) {
+		int e = -errno;
+		if (why && whylen)
+			snprintf(why, whylen,
+				 "no kernel BTF (/sys/kernel/btf/vmlinux: %s): "
+				 "needs CONFIG_DEBUG_INFO_BTF",
+				 strerror(-e));
+		return e;
+	}
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return fail(why, whylen, -ENOMEM, "allocating");

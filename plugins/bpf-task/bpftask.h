@@ -9,6 +9,7 @@
 
 #include "bpftask_rec.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct ctp_bpftask;
@@ -21,6 +22,11 @@ struct ctp_bpftask;
  */
 int ctp_bpftask_open(struct ctp_bpftask **ret, char *why, size_t whylen);
 void ctp_bpftask_free(struct ctp_bpftask *b);
+
+/* Why bpf() says EPERM here, in one line: lockdown (the mode from
+ * /sys/kernel/security/lockdown), missing capabilities, a seccomp filter,
+ * or none of those. */
+void ctp_bpftask_eperm_why(char *why, size_t whylen);
 
 /*
  * One pass: every task's record, parsed and checked, into a buffer of its

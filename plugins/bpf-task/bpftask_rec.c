@@ -1,7 +1,11 @@
-/* The pure parser of the iter/task record stream (bpftask_rec.h). */
+/* The pure parser of the iter/task record stream and the pure arithmetic
+ * that turns a record into the files' values (bpftask_rec.h). */
 #include "bpftask_rec.h"
 
+#include <ctprof/source-task.h>
+
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 int ctp_bpftask_rec_next(const void *buf, size_t len, size_t *off,
@@ -22,4 +26,197 @@ int ctp_bpftask_rec_next(const void *buf, size_t len, size_t *off,
 	*out = r;
 	*off += sizeof(r);
 	return 1;
+}
+
+/* include/linux/sched.h (5.14+). */
+#define TASK_INTERRUPTIBLE   0x0001u
+#define TASK_UNINTERRUPTIBLE 0x0002u
+#define TASK_NOLOAD	     0x0400u
+#define TASK_RTLOCK_WAIT     0x1000u
+#define TASK_FROZEN	     0x8000u
+#define TASK_IDLE	     (TASK_UNINTERRUPTIBLE | TASK_NOLOAD)
+/* RUNNING | INTERRUPTIBLE | UNINTERRUPTIBLE | __TASK_STOPPED |
+ * __TASK_TRACED | EXIT_DEAD | EXIT_ZOMBIE | TASK_PARKED */
+#define TASK_REPORT	 0x7fu
+#define TASK_REPORT_IDLE (TASK_REPORT + 1)
+
+char ctp_bpftask_state_char(__u32 state, __u32 exit_state)
+{
+	static const char letters[] = "RSDTtXZPI";
+	unsigned s = (state | exit_state) & TASK_REPORT, idx = 0;
+
+	if ((state & TASK_IDLE) == TASK_IDLE)
+		s = TASK_REPORT_IDLE;
+	if ((state & TASK_RTLOCK_WAIT) || (state & TASK_FROZEN))
+		s = TASK_UNINTERRUPTIBLE;
+	while (s) { /* fls() */
+		idx++;
+		s >>= 1;
+	}
+	return letters[idx];
+}
+
+void ctp_cputime_adjust(__u64 utime, __u64 stime, __u64 rtime,
+			__u64 *prev_utime, __u64 *prev_stime)
+{
+	/* The order of the kernel's steps, its comments in brief. */
+	if (*prev_stime + *prev_utime >= rtime)
+		return; /* rtime not past what was handed out: keep it */
+	if (stime == 0) {
+		utime = rtime; /* no system tick: all user */
+	} else if (utime == 0) {
+		stime = rtime;
+	} else {
+		unsigned __int128 p = (unsigned __int128)stime * rtime;
+		stime = (__u64)(p / ((unsigned __int128)stime + utime));
+		if (stime > rtime)
+			stime = rtime;
+	}
+	if (stime < *prev_stime)
+		stime = *prev_stime;
+	utime = rtime - stime;
+	if (utime < *prev_utime) {
+		utime = *prev_utime;
+		stime = rtime - utime;
+	}
+	*prev_utime = utime;
+	*prev_stime = stime;
+}
+
+__u64 ctp_nsec_to_clock_t(__u64 ns, unsigned long user_hz)
+{
+	/* NSEC_PER_SEC % USER_HZ == 0 for every USER_HZ Linux has; the
+	 * kernel's other branch (x * 9 / ((9 * NSEC_PER_SEC + USER_HZ / 2)
+	 * / USER_HZ)) is for HZ 512-like values none ship. */
+	if (1000000000ul % user_hz == 0)
+		return ns / (1000000000ul / user_hz);
+	return ns * 9 / ((9ull * 1000000000ul + user_hz / 2) / user_hz);
+}
+
+int ctp_bpftask_hiwater(const struct ctp_bpftask_rec *r, __u64 page_size,
+			__u64 *rss_bytes, __u64 *vm_bytes)
+{
+	__u64 rss = 0, hw_rss, hw_vm;
+
+	if (!(r->present & CTP_BPFTASK_HAS_MM))
+		return -ENODATA;
+	for (int i = 0; i < 3; i++)
+		if (r->rss[i] > 0)
+			rss += (__u64)r->rss[i];
+	hw_rss = r->hiwater_rss > rss ? r->hiwater_rss : rss;
+	hw_vm = r->hiwater_vm > r->total_vm ? r->hiwater_vm : r->total_vm;
+	*rss_bytes = hw_rss * page_size;
+	*vm_bytes = hw_vm * page_size;
+	return 0;
+}
+
+static void put(struct ctp_src_task *o, unsigned which, __u64 v)
+{
+	o->v[which] = v;
+	o->valid[which / 64] |= UINT64_C(1) << (which % 64);
+}
+
+void ctp_bpftask_to_src(const struct ctp_bpftask_rec *r,
+			const struct ctp_bpftask_conv *conv, __u64 utime_ticks,
+			__u64 stime_ticks, struct ctp_src_task *out)
+{
+	__u32 has = r->present;
+	__u64 rss, vm;
+
+	memset(out, 0, sizeof(*out));
+	out->abi = 1;
+	out->size = sizeof(*out);
+	put(out, CTP_SRC_TASK_MINFLT, r->minflt);
+	put(out, CTP_SRC_TASK_MAJFLT, r->majflt);
+	if (conv->times && (has & CTP_BPFTASK_HAS_PREV)) {
+		put(out, CTP_SRC_TASK_UTIME, utime_ticks);
+		put(out, CTP_SRC_TASK_STIME, stime_ticks);
+	}
+	/* task_prio() = prio - MAX_RT_PRIO, task_nice() = static_prio -
+	 * DEFAULT_PRIO; signed, stored as two's complement. */
+	put(out, CTP_SRC_TASK_PRIORITY, (__u64)(__s64)(r->prio - 100));
+	put(out, CTP_SRC_TASK_NICE, (__u64)(__s64)(r->static_prio - 120));
+	put(out, CTP_SRC_TASK_START_TIME,
+	    ctp_nsec_to_clock_t(r->start_boottime, conv->user_hz));
+	if (has & CTP_BPFTASK_HAS_CPU)
+		put(out, CTP_SRC_TASK_PROCESSOR, r->cpu);
+	put(out, CTP_SRC_TASK_RT_PRIORITY, r->rt_priority);
+	put(out, CTP_SRC_TASK_POLICY, r->policy);
+	if (has & CTP_BPFTASK_HAS_STATE)
+		put(out, CTP_SRC_TASK_STATE,
+		    (unsigned char)ctp_bpftask_state_char(r->state,
+							  r->exit_state));
+	put(out, CTP_SRC_TASK_NVCSW, r->nvcsw);
+	put(out, CTP_SRC_TASK_NIVCSW, r->nivcsw);
+	if (has & CTP_BPFTASK_HAS_IO_XACCT) {
+		put(out, CTP_SRC_TASK_RCHAR, r->rchar);
+		put(out, CTP_SRC_TASK_WCHAR, r->wchar);
+		put(out, CTP_SRC_TASK_SYSCR, r->syscr);
+		put(out, CTP_SRC_TASK_SYSCW, r->syscw);
+	}
+	if (has & CTP_BPFTASK_HAS_IO_BYTES) {
+		put(out, CTP_SRC_TASK_READ_BYTES, r->read_bytes);
+		put(out, CTP_SRC_TASK_WRITE_BYTES, r->write_bytes);
+		put(out, CTP_SRC_TASK_CANCELLED_WRITE_BYTES,
+		    r->cancelled_write_bytes);
+	}
+	put(out, CTP_SRC_TASK_RUN_NS, r->sum_exec_runtime);
+	if (has & CTP_BPFTASK_HAS_SCHED_INFO) {
+		put(out, CTP_SRC_TASK_RUN_DELAY_NS, r->run_delay);
+		put(out, CTP_SRC_TASK_TIMESLICES, r->pcount);
+	}
+	/* taskstats' cpu family: delayacct_add_tsk() copies sched_info's
+	 * pcount, run_delay, max_run_delay, min_run_delay. */
+	if (conv->cpu_delay && (has & CTP_BPFTASK_HAS_SCHED_INFO)) {
+		put(out, CTP_SRC_TASK_DELAY(0, 0), r->pcount);
+		put(out, CTP_SRC_TASK_DELAY(0, 1), r->run_delay);
+		if (has & CTP_BPFTASK_HAS_RUN_DELAY_MAXMIN) {
+			put(out, CTP_SRC_TASK_DELAY(0, 2), r->run_delay_max);
+			put(out, CTP_SRC_TASK_DELAY(0, 3), r->run_delay_min);
+		}
+	}
+	for (unsigned f = 0; conv->delays_on && f < CTP_BPFTASK_N_FAM; f++) {
+		if (has & CTP_BPFTASK_HAS_DELAY(f)) {
+			put(out, CTP_SRC_TASK_DELAY(f + 1, 0), r->delays[f][0]);
+			put(out, CTP_SRC_TASK_DELAY(f + 1, 1), r->delays[f][1]);
+		}
+		if (has & CTP_BPFTASK_HAS_DELAY_MAXMIN(f)) {
+			put(out, CTP_SRC_TASK_DELAY(f + 1, 2), r->delays[f][2]);
+			put(out, CTP_SRC_TASK_DELAY(f + 1, 3), r->delays[f][3]);
+		}
+	}
+	if (ctp_bpftask_hiwater(r, conv->page_size, &rss, &vm) == 0) {
+		put(out, CTP_SRC_TASK_HIWATER_RSS, rss);
+		put(out, CTP_SRC_TASK_HIWATER_VM, vm);
+	}
+}
+
+static int cmp_id(__s32 tgid_a, __s32 tid_a, __s32 tgid_b, __s32 tid_b)
+{
+	if (tgid_a != tgid_b)
+		return tgid_a < tgid_b ? -1 : 1;
+	return tid_a < tid_b ? -1 : tid_a > tid_b;
+}
+
+void ctp_bpftask_keep_monotonic(const struct ctp_bpftask_ticks *prev,
+				size_t n_prev, struct ctp_bpftask_ticks *cur,
+				size_t n_cur)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < n_cur; i++) {
+		struct ctp_bpftask_ticks *c = &cur[i];
+		while (j < n_prev &&
+		       cmp_id(prev[j].tgid, prev[j].tid, c->tgid, c->tid) < 0)
+			j++;
+		if (j == n_prev)
+			break;
+		if (cmp_id(prev[j].tgid, prev[j].tid, c->tgid, c->tid) ||
+		    prev[j].start_boottime != c->start_boottime)
+			continue;
+		if (c->utime < prev[j].utime)
+			c->utime = prev[j].utime;
+		if (c->stime < prev[j].stime)
+			c->stime = prev[j].stime;
+	}
 }

@@ -9,14 +9,41 @@
 
 #include <linux/types.h>
 
-#define CTP_BPFTASK_REC_VERSION 1
+#define CTP_BPFTASK_REC_VERSION 2
 
 /* Bits of ctp_bpftask_rec.present: a group of values the running kernel
- * has (CO-RE existence checks); values of an absent group are 0. */
-#define CTP_BPFTASK_HAS_SCHED_INFO 0x1u /* run_delay, pcount (SCHED_INFO) */
-#define CTP_BPFTASK_HAS_IO_XACCT   0x2u /* rchar..syscw (TASK_XACCT) */
-#define CTP_BPFTASK_HAS_IO_BYTES   0x4u /* *_bytes (TASK_IO_ACCOUNTING) */
-#define CTP_BPFTASK_HAS_ALL	   0x7u
+ * has (CO-RE existence checks, and for mm and delays a pointer that is not
+ * NULL); values of an absent group are 0. */
+#define CTP_BPFTASK_HAS_SCHED_INFO	 0x1u /* run_delay, pcount (SCHED_INFO) */
+#define CTP_BPFTASK_HAS_IO_XACCT	 0x2u /* rchar..syscw (TASK_XACCT) */
+#define CTP_BPFTASK_HAS_IO_BYTES	 0x4u /* *_bytes (TASK_IO_ACCOUNTING) */
+#define CTP_BPFTASK_HAS_STATE		 0x8u /* __state (5.14+), exit_state */
+#define CTP_BPFTASK_HAS_CPU		 0x10u /* thread_info.cpu or cpu */
+#define CTP_BPFTASK_HAS_PREV		 0x20u /* prev_cputime */
+#define CTP_BPFTASK_HAS_MM		 0x40u /* an mm with the 6.2+ rss_stat */
+#define CTP_BPFTASK_HAS_RUN_DELAY_MAXMIN 0x80u /* sched_info.{max,min}_ */
+/* delays[f][0..1] (count, total) of family f, CTP_BPFTASK_FAM_*: the task
+ * has its task_delay_info and the kernel the family's members. */
+#define CTP_BPFTASK_HAS_DELAY(f) (0x100u << (f))
+/* delays[f][2..3] (max, min; 6.16+). */
+#define CTP_BPFTASK_HAS_DELAY_MAXMIN(f) (0x8000u << (f))
+#define CTP_BPFTASK_HAS_ALL		0x3fffffu
+
+/* The task_delay_info families, in the taskstats order after cpu. */
+enum {
+	CTP_BPFTASK_FAM_BLKIO = 0,
+	CTP_BPFTASK_FAM_SWAPIN,
+	CTP_BPFTASK_FAM_FREEPAGES,
+	CTP_BPFTASK_FAM_THRASHING,
+	CTP_BPFTASK_FAM_COMPACT,
+	CTP_BPFTASK_FAM_WPCOPY,
+	CTP_BPFTASK_FAM_IRQ,
+	CTP_BPFTASK_N_FAM
+};
+
+/* task_struct.flags bits this project reads (include/linux/sched.h). */
+#define CTP_PF_WQ_WORKER 0x00000020u /* comm file appends "-<workqueue>" */
+#define CTP_PF_KTHREAD	 0x00200000u
 
 struct ctp_bpftask_rec {
 	__u16 size;    /* sizeof(struct ctp_bpftask_rec) */
@@ -34,12 +61,28 @@ struct ctp_bpftask_rec {
 	__u64 read_bytes, write_bytes, cancelled_write_bytes;
 	__u64 utime, stime; /* raw, ns (not cputime_adjust()ed) */
 	char comm[16];	    /* TASK_COMM_LEN, NUL-terminated */
+	/* Version 2. */
+	__u32 state;	  /* __state (HAS_STATE) */
+	__u32 exit_state; /* exit_state (HAS_STATE) */
+	__s32 prio, static_prio;
+	__u32 rt_priority, policy;
+	__u32 cpu;			    /* task_cpu() (HAS_CPU) */
+	__u32 flags;			    /* PF_* */
+	__u64 prev_utime, prev_stime;	    /* prev_cputime, ns (HAS_PREV) */
+	__u64 run_delay_max, run_delay_min; /* sched_info, ns */
+	/* delays->{f}_count, _delay, _delay_max, _delay_min. */
+	__u64 delays[CTP_BPFTASK_N_FAM][4];
+	/* mm (HAS_MM), pages: hiwater_rss, hiwater_vm, total_vm, and the
+	 * approximate rss_stat[MM_FILEPAGES, MM_ANONPAGES, MM_SHMEMPAGES]
+	 * .count (signed: a percpu_counter's shared count may be below 0). */
+	__u64 hiwater_rss, hiwater_vm, total_vm;
+	__s64 rss[3];
 };
 
 #ifndef __bpf__
 #include <stddef.h>
 
-_Static_assert(sizeof(struct ctp_bpftask_rec) == 168,
+_Static_assert(sizeof(struct ctp_bpftask_rec) == 504,
 	       "ctp_bpftask_rec has padding or changed size");
 
 /*
@@ -52,6 +95,86 @@ _Static_assert(sizeof(struct ctp_bpftask_rec) == 168,
  */
 int ctp_bpftask_rec_next(const void *buf, size_t len, size_t *off,
 			 struct ctp_bpftask_rec *out);
+
+/*
+ * stat's state letter (field 3) of a task whose __state and exit_state are
+ * these: the kernel's __task_state_index() and task_state_to_char()
+ * (include/linux/sched.h, 5.14+ constants) redone: TASK_REPORT bits of
+ * both, TASK_IDLE as 'I', TASK_RTLOCK_WAIT and TASK_FROZEN as 'D', then
+ * the highest bit set picks one of "RSDTtXZPI". Pure.
+ */
+char ctp_bpftask_state_char(__u32 state, __u32 exit_state);
+
+/*
+ * The kernel's cputime_adjust() (kernel/sched/cputime.c): scale the tick
+ * samples utime and stime so they add up to rtime (sum_exec_runtime),
+ * keeping each from going below *prev_utime, *prev_stime, which it updates
+ * as the kernel updates prev_cputime. The result is the new *prev_utime,
+ * *prev_stime (ns). stime * rtime / (utime + stime) is an exact 128-bit
+ * product and floor division, as mul_u64_u64_div_u64() on x86-64. Pure.
+ */
+void ctp_cputime_adjust(__u64 utime, __u64 stime, __u64 rtime,
+			__u64 *prev_utime, __u64 *prev_stime);
+
+/* The kernel's nsec_to_clock_t(): ns in USER_HZ ticks (user_hz > 0), as
+ * stat prints times. Pure. */
+__u64 ctp_nsec_to_clock_t(__u64 ns, unsigned long user_hz);
+
+/*
+ * taskstats' hiwater_rss and hiwater_vm (kernel/tsacct.c xacct_add_tsk())
+ * in bytes: max(mm->hiwater_rss, get_mm_rss()) and max(hiwater_vm,
+ * total_vm) pages times page_size, where get_mm_rss() sums the file, anon
+ * and shmem rss_stat counts, each clamped at 0 as
+ * percpu_counter_read_positive() does. Returns 0, or -ENODATA when the
+ * record has no mm (a kernel thread, or a kernel without the layout).
+ * Pure.
+ */
+int ctp_bpftask_hiwater(const struct ctp_bpftask_rec *r, __u64 page_size,
+			__u64 *rss_bytes, __u64 *vm_bytes);
+
+/* What turns a record into source-task.h values besides the record. */
+struct ctp_bpftask_conv {
+	unsigned long user_hz; /* sysconf(_SC_CLK_TCK) */
+	__u64 page_size;
+	int times;     /* offer utime and stime (no nohz_full CPU) */
+	int delays_on; /* kernel.task_delayacct is 1: offer the block
+			  families (blkio..irq) */
+	int cpu_delay; /* offer the cpu family (delay accounting built
+			  in, CONFIG_SCHED_INFO) */
+};
+
+struct ctp_src_task;
+
+/*
+ * Fill *out (struct ctp_src_task of include/ctprof/source-task.h, every
+ * valid bit cleared first) from a record: the values the record has, in
+ * the files' units. utime_ticks and stime_ticks are stat's (14) and (15)
+ * as the caller computed them (ctp_cputime_adjust() then
+ * ctp_nsec_to_clock_t(), kept monotonic per task). Pure.
+ */
+void ctp_bpftask_to_src(const struct ctp_bpftask_rec *r,
+			const struct ctp_bpftask_conv *conv, __u64 utime_ticks,
+			__u64 stime_ticks, struct ctp_src_task *out);
+
+/* stat's utime and stime of one task as handed out, in ticks. */
+struct ctp_bpftask_ticks {
+	__s32 tgid, tid;
+	__u64 start_boottime; /* with tid, which task (tids are reused) */
+	__u64 utime, stime;
+};
+
+/*
+ * Keep what is handed out from going down: for each task of cur (sorted by
+ * tgid then tid) that prev (sorted the same way, the last pass's values)
+ * also has, with the same start_boottime, raise cur's utime and stime to at
+ * least prev's. The kernel keeps stat's times monotonic through
+ * prev_cputime, which a /proc read updates and a BPF pass never does, so
+ * cputime_adjust() against the kernel's prev_cputime alone may give less
+ * than the last pass did. Pure; O(n_prev + n_cur).
+ */
+void ctp_bpftask_keep_monotonic(const struct ctp_bpftask_ticks *prev,
+				size_t n_prev, struct ctp_bpftask_ticks *cur,
+				size_t n_cur);
 #endif
 
 #endif /* CTP_BPFTASK_REC_H */

@@ -4,9 +4,13 @@
  * relocation that libbpf resolves against the running kernel's BTF at load
  * time by type and member *name*, so neither the layout of this header nor
  * the build host's kernel matters: no vmlinux.h, no /sys/kernel/btf at
- * build time. Definitions: include/linux/sched.h, include/linux/
- * task_io_accounting.h, include/linux/bpf.h (bpf_iter_meta),
- * kernel/bpf/task_iter.c (bpf_iter__task).
+ * build time. A member a kernel lacks (or has with another type) fails
+ * bpf_core_field_exists, which the program tests before reading it.
+ * Definitions: include/linux/sched.h, include/linux/task_io_accounting.h,
+ * include/linux/delayacct.h (task_delay_info), include/linux/mm_types.h
+ * (mm_struct; hiwater_* sit in an anonymous struct there, which CO-RE
+ * looks through), include/linux/percpu_counter.h, include/linux/bpf.h
+ * (bpf_iter_meta), kernel/bpf/task_iter.c (bpf_iter__task).
  */
 #ifndef CTP_BPFTASK_TASK_CORE_H
 #define CTP_BPFTASK_TASK_CORE_H
@@ -24,6 +28,50 @@ struct sched_entity {
 struct sched_info {
 	unsigned long pcount;
 	unsigned long long run_delay;
+	unsigned long long max_run_delay; /* 6.16+ */
+	unsigned long long min_run_delay;
+} CORE;
+
+/* x86 and most arches: CONFIG_THREAD_INFO_IN_TASK, task_cpu() reads
+ * thread_info.cpu. */
+struct thread_info {
+	__u32 cpu;
+} CORE;
+
+struct prev_cputime {
+	__u64 utime;
+	__u64 stime;
+} CORE;
+
+/* Counts are u32 in the kernel; _delay_max/_min appeared in 6.16. */
+struct task_delay_info {
+	__u64 blkio_delay, blkio_delay_max, blkio_delay_min;
+	__u32 blkio_count;
+	__u64 swapin_delay, swapin_delay_max, swapin_delay_min;
+	__u32 swapin_count;
+	__u64 freepages_delay, freepages_delay_max, freepages_delay_min;
+	__u32 freepages_count;
+	__u64 thrashing_delay, thrashing_delay_max, thrashing_delay_min;
+	__u32 thrashing_count;
+	__u64 compact_delay, compact_delay_max, compact_delay_min;
+	__u32 compact_count;
+	__u64 wpcopy_delay, wpcopy_delay_max, wpcopy_delay_min;
+	__u32 wpcopy_count;
+	__u64 irq_delay, irq_delay_max, irq_delay_min;
+	__u32 irq_count;
+} CORE;
+
+/* 6.2+: rss_stat is an array of these (before, struct mm_rss_stat of
+ * atomic_long_t, which fails the existence check). */
+struct percpu_counter {
+	__s64 count;
+} CORE;
+
+struct mm_struct {
+	unsigned long hiwater_rss;
+	unsigned long hiwater_vm;
+	unsigned long total_vm;
+	struct percpu_counter rss_stat[4]; /* NR_MM_COUNTERS */
 } CORE;
 
 struct task_io_accounting {
@@ -37,6 +85,17 @@ struct task_io_accounting {
 } CORE;
 
 struct task_struct {
+	struct thread_info thread_info;
+	unsigned int __state; /* 5.14+ */
+	int exit_state;
+	unsigned int flags;
+	int prio;
+	int static_prio;
+	unsigned int rt_priority;
+	unsigned int policy;
+	struct mm_struct *mm;
+	struct prev_cputime prev_cputime;
+	struct task_delay_info *delays;
 	int pid; /* pid_t */
 	int tgid;
 	struct sched_entity se;
@@ -50,6 +109,12 @@ struct task_struct {
 	unsigned long maj_flt;
 	char comm[16];
 	struct task_io_accounting ioac;
+} CORE;
+
+/* Where task_cpu() reads task_struct.cpu instead (no thread_info in the
+ * task): a flavour, matched by the name before "___". */
+struct task_struct___cpu {
+	unsigned int cpu;
 } CORE;
 
 struct bpf_iter_meta {

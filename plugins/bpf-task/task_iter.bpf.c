@@ -3,9 +3,12 @@
  * namespace, written with bpf_seq_write. ctx->task is a BTF-typed pointer,
  * so members are read directly (the verifier checks each load against the
  * kernel's BTF; no probe-read copy) at offsets libbpf relocates (CO-RE,
- * task_core.h). Member groups a kernel config may leave out are guarded by
- * bpf_core_field_exists and flagged in rec.present.
+ * task_core.h). Members a kernel may lack are guarded by
+ * bpf_core_field_exists and flagged in rec.present. The record (504 bytes)
+ * is built in a per-CPU map value: the BPF stack holds 512 bytes.
  */
+#include <linux/bpf.h>
+
 #include "task_core.h"
 #include "bpftask_rec.h"
 
@@ -14,47 +17,127 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ctp_bpftask_rec);
+} scratch SEC(".maps");
+
+/* Family f of task_delay_info d: count and total when the kernel has
+ * them, max and min when it has those too (6.16+). */
+#define DELAY(r, d, f, name)                                                   \
+	do {                                                                   \
+		if (bpf_core_field_exists(d->name##_count)) {                  \
+			r->delays[f][0] = d->name##_count;                     \
+			r->delays[f][1] = d->name##_delay;                     \
+			r->present |= CTP_BPFTASK_HAS_DELAY(f);                \
+		}                                                              \
+		if (bpf_core_field_exists(d->name##_delay_max)) {              \
+			r->delays[f][2] = d->name##_delay_max;                 \
+			r->delays[f][3] = d->name##_delay_min;                 \
+			r->present |= CTP_BPFTASK_HAS_DELAY_MAXMIN(f);         \
+		}                                                              \
+	} while (0)
+
 SEC("iter/task")
 int ctp_task_rec(struct bpf_iter__task *ctx)
 {
 	struct seq_file *seq = ctx->meta->seq;
 	struct task_struct *t = ctx->task;
-	struct ctp_bpftask_rec r;
+	struct task_delay_info *d;
+	struct ctp_bpftask_rec *r;
+	struct mm_struct *mm;
+	__u32 zero = 0;
 
 	if (!t)
 		return 0; /* the end of the walk */
-	__builtin_memset(&r, 0, sizeof(r));
-	r.size = sizeof(r);
-	r.version = CTP_BPFTASK_REC_VERSION;
-	r.tgid = t->tgid;
-	r.pid = t->pid;
-	r.start_boottime = t->start_boottime;
-	r.minflt = t->min_flt;
-	r.majflt = t->maj_flt;
-	r.nvcsw = t->nvcsw;
-	r.nivcsw = t->nivcsw;
-	r.sum_exec_runtime = t->se.sum_exec_runtime;
-	r.utime = t->utime;
-	r.stime = t->stime;
+	r = bpf_map_lookup_elem(&scratch, &zero);
+	if (!r)
+		return 0;
+	__builtin_memset(r, 0, sizeof(*r));
+	r->size = sizeof(*r);
+	r->version = CTP_BPFTASK_REC_VERSION;
+	r->tgid = t->tgid;
+	r->pid = t->pid;
+	r->start_boottime = t->start_boottime;
+	r->minflt = t->min_flt;
+	r->majflt = t->maj_flt;
+	r->nvcsw = t->nvcsw;
+	r->nivcsw = t->nivcsw;
+	r->sum_exec_runtime = t->se.sum_exec_runtime;
+	r->utime = t->utime;
+	r->stime = t->stime;
+	r->prio = t->prio;
+	r->static_prio = t->static_prio;
+	r->rt_priority = t->rt_priority;
+	r->policy = t->policy;
+	r->flags = t->flags;
 	if (bpf_core_field_exists(t->sched_info)) {
-		r.present |= CTP_BPFTASK_HAS_SCHED_INFO;
-		r.run_delay = t->sched_info.run_delay;
-		r.pcount = t->sched_info.pcount;
+		r->present |= CTP_BPFTASK_HAS_SCHED_INFO;
+		r->run_delay = t->sched_info.run_delay;
+		r->pcount = t->sched_info.pcount;
+	}
+	if (bpf_core_field_exists(t->sched_info.max_run_delay)) {
+		r->present |= CTP_BPFTASK_HAS_RUN_DELAY_MAXMIN;
+		r->run_delay_max = t->sched_info.max_run_delay;
+		r->run_delay_min = t->sched_info.min_run_delay;
 	}
 	if (bpf_core_field_exists(t->ioac.rchar)) {
-		r.present |= CTP_BPFTASK_HAS_IO_XACCT;
-		r.rchar = t->ioac.rchar;
-		r.wchar = t->ioac.wchar;
-		r.syscr = t->ioac.syscr;
-		r.syscw = t->ioac.syscw;
+		r->present |= CTP_BPFTASK_HAS_IO_XACCT;
+		r->rchar = t->ioac.rchar;
+		r->wchar = t->ioac.wchar;
+		r->syscr = t->ioac.syscr;
+		r->syscw = t->ioac.syscw;
 	}
 	if (bpf_core_field_exists(t->ioac.read_bytes)) {
-		r.present |= CTP_BPFTASK_HAS_IO_BYTES;
-		r.read_bytes = t->ioac.read_bytes;
-		r.write_bytes = t->ioac.write_bytes;
-		r.cancelled_write_bytes = t->ioac.cancelled_write_bytes;
+		r->present |= CTP_BPFTASK_HAS_IO_BYTES;
+		r->read_bytes = t->ioac.read_bytes;
+		r->write_bytes = t->ioac.write_bytes;
+		r->cancelled_write_bytes = t->ioac.cancelled_write_bytes;
 	}
-	__builtin_memcpy(r.comm, t->comm, sizeof(r.comm));
-	bpf_seq_write(seq, &r, sizeof(r));
+	if (bpf_core_field_exists(t->__state)) {
+		r->present |= CTP_BPFTASK_HAS_STATE;
+		r->state = t->__state;
+		r->exit_state = (__u32)t->exit_state;
+	}
+	if (bpf_core_field_exists(t->thread_info.cpu)) {
+		r->present |= CTP_BPFTASK_HAS_CPU;
+		r->cpu = t->thread_info.cpu;
+	} else if (bpf_core_field_exists(
+			   ((struct task_struct___cpu *)t)->cpu)) {
+		r->present |= CTP_BPFTASK_HAS_CPU;
+		r->cpu = ((struct task_struct___cpu *)t)->cpu;
+	}
+	if (bpf_core_field_exists(t->prev_cputime)) {
+		r->present |= CTP_BPFTASK_HAS_PREV;
+		r->prev_utime = t->prev_cputime.utime;
+		r->prev_stime = t->prev_cputime.stime;
+	}
+	/* delayacct_add_tsk() reads nothing of task_delay_info when the task
+	 * has none. */
+	if (bpf_core_field_exists(t->delays) && (d = t->delays)) {
+		DELAY(r, d, CTP_BPFTASK_FAM_BLKIO, blkio);
+		DELAY(r, d, CTP_BPFTASK_FAM_SWAPIN, swapin);
+		DELAY(r, d, CTP_BPFTASK_FAM_FREEPAGES, freepages);
+		DELAY(r, d, CTP_BPFTASK_FAM_THRASHING, thrashing);
+		DELAY(r, d, CTP_BPFTASK_FAM_COMPACT, compact);
+		DELAY(r, d, CTP_BPFTASK_FAM_WPCOPY, wpcopy);
+		DELAY(r, d, CTP_BPFTASK_FAM_IRQ, irq);
+	}
+	/* get_task_mm() gives a kernel thread no mm (it may borrow one). */
+	mm = t->mm;
+	if (mm && !(r->flags & CTP_PF_KTHREAD) &&
+	    bpf_core_field_exists(mm->rss_stat[0].count)) {
+		r->present |= CTP_BPFTASK_HAS_MM;
+		r->hiwater_rss = mm->hiwater_rss;
+		r->hiwater_vm = mm->hiwater_vm;
+		r->total_vm = mm->total_vm;
+		r->rss[0] = mm->rss_stat[0].count; /* MM_FILEPAGES */
+		r->rss[1] = mm->rss_stat[1].count; /* MM_ANONPAGES */
+		r->rss[2] = mm->rss_stat[3].count; /* MM_SHMEMPAGES */
+	}
+	__builtin_memcpy(r->comm, t->comm, sizeof(r->comm));
+	bpf_seq_write(seq, r, sizeof(*r));
 	return 0;
 }
