@@ -1,18 +1,30 @@
 /*
  * bpf-task: every task's per-thread counters in one pass of a BPF task
- * iterator (README.md). This first increment declares no field and
- * registers no source yet: the capture is unchanged. What it ships is the
- * program, its loader and the `bpf-task-dump` command, which runs one pass
- * and prints it.
+ * iterator (README.md). The plugin declares no field: it offers the
+ * per-task source "task" (include/ctprof/source-task.h) as a walk source,
+ * from one pass its host callback takes per capture, which the collectors
+ * of stat, status, io, schedstat and taskstats take in place of their
+ * files. Where the program cannot be loaded (no BTF, no privileges,
+ * lockdown, an old kernel, not the live /proc of the initial pid
+ * namespace) it says why once and offers nothing: every consumer reads its
+ * files. It also adds the command `bpf-task-dump`.
  */
 #include "bpftask.h"
+#include "hostprobe.h"
 
+#include <ctprof/plugin-util.h>
 #include <ctprof/plugin.h>
+#include <ctprof/source-task.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define DUMP_MAX_BYTES (512u << 20) /* 3 million tasks of 168 bytes */
 
@@ -41,8 +53,19 @@ static void dump_rec(const struct ctp_bpftask_rec *r)
 		       (unsigned long long)r->cancelled_write_bytes);
 	else
 		printf("-\t-\t-\t");
-	printf("%llu\t%llu\t%.16s\n", (unsigned long long)r->utime,
-	       (unsigned long long)r->stime, r->comm);
+	printf("%llu\t%llu\t", (unsigned long long)r->utime,
+	       (unsigned long long)r->stime);
+	if (r->present & CTP_BPFTASK_HAS_STATE)
+		printf("%c\t", ctp_bpftask_state_char(r->state, r->exit_state));
+	else
+		printf("-\t");
+	printf("%d\t%d\t%u\t%u\t", r->prio - 100, r->static_prio - 120,
+	       r->rt_priority, r->policy);
+	if (r->present & CTP_BPFTASK_HAS_CPU)
+		printf("%u\t", r->cpu);
+	else
+		printf("-\t");
+	printf("0x%x\t0x%x\t%.16s\n", r->flags, r->present, r->comm);
 }
 
 /* ctprof-core bpf-task-dump [--tid TID]: one pass, one line per task. */
@@ -91,11 +114,368 @@ static int cmd_dump(int argc, char **argv)
 	printf("tgid\ttid\tstart_boottime_ns\tminflt\tmajflt\tnvcsw\tnivcsw\t"
 	       "sum_exec_runtime_ns\trun_delay_ns\tpcount\trchar\twchar\t"
 	       "syscr\tsyscw\tread_bytes\twrite_bytes\tcancelled_write_"
-	       "bytes\tutime_raw_ns\tstime_raw_ns\tcomm\n");
+	       "bytes\tutime_raw_ns\tstime_raw_ns\tstate\tpriority\tnice\t"
+	       "rt_priority\tpolicy\tprocessor\tflags\tpresent\tcomm\n");
 	for (int i = 0; i < n; i++)
 		if (!tid || recs[i].pid == tid)
 			dump_rec(&recs[i]);
 	ctp_bpftask_free(b);
+	return 0;
+}
+
+/* ---- The source --------------------------------------------------------- */
+
+enum counter {
+	C_PASSES,      /* passes taken */
+	C_PASS_FAILED, /* passes that failed: no source that capture */
+	C_TASKS,       /* tasks in the passes */
+	C_FILL_WALKED, /* fills found through task->walked */
+	C_FILL_LOOKUP, /* fills found by a (tgid, tid) lookup */
+	C_FILL_MISS,   /* fills for a task not in the pass (born after it) */
+	N_COUNTERS
+};
+
+static const char *const counter_names[N_COUNTERS] = {
+	[C_PASSES] = "passes",
+	[C_PASS_FAILED] = "pass_failed",
+	[C_TASKS] = "tasks",
+	[C_FILL_WALKED] = "fill_walked",
+	[C_FILL_LOOKUP] = "fill_lookup",
+	[C_FILL_MISS] = "fill_miss",
+};
+
+#define DEFAULT_MAX_TASKS 1000000u
+#define MAX_MAX_TASKS	  (1u << 22) /* PID_MAX_LIMIT */
+
+static const struct ctp_option_desc options[] = {
+	{.name = "max_tasks",
+	 .help = "the most tasks one pass reads (504 bytes each); a host with "
+		 "more gets no source for that capture",
+	 .type = CTP_OPT_U64,
+	 .def = "1000000",
+	 .min = 1,
+	 .max = MAX_MAX_TASKS},
+};
+
+struct bt_state {
+	struct ctp_ctx *ctx;
+	const struct ctp_api *api;
+	int ch[N_COUNTERS];
+	struct ctp_bpftask *b; /* NULL: not loaded, no source */
+	size_t max_bytes;
+	int proc_fd;
+	struct ctp_bpftask_conv conv;
+	/* The last pass, sorted by tgid then tid; valid while pass_ok. */
+	bool pass_ok;
+	int pass_err;
+	const struct ctp_bpftask_rec *recs;
+	size_t n;
+	uint32_t *order; /* walk index -> record index */
+	struct ctp_walk_task *walk;
+	struct ctp_bpftask_ticks *ticks, *prev; /* this pass's, the last's */
+	size_t n_prev, cap_order, cap_walk, cap_ticks, cap_prev;
+	char hint[400];
+};
+
+static void count(struct bt_state *st, enum counter c, uint64_t n)
+{
+	if (st->ch[c] >= 0)
+		st->api->summary_add(st->ctx, st->ch[c], n);
+}
+
+/* Where (tgid, tid) sits in st->walk, or n. */
+static size_t find(const struct bt_state *st, int32_t tgid, int32_t tid)
+{
+	size_t lo = 0, hi = st->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct ctp_walk_task *w = &st->walk[mid];
+		if (w->tgid == tgid && w->tid == tid)
+			return mid;
+		if (w->tgid < tgid || (w->tgid == tgid && w->tid < tid))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return st->n;
+}
+
+static int bt_fill(void *state, const struct ctp_task *task, void *buf,
+		   size_t cap, size_t *len)
+{
+	struct bt_state *st = state;
+	const struct ctp_walk_task *w = NULL;
+	size_t i;
+
+	if (!st->pass_ok || cap < sizeof(struct ctp_src_task))
+		return -ENODATA;
+	if (CTP_HAS(task, struct ctp_task, walked))
+		w = task->walked;
+	if (w && w >= st->walk && w < st->walk + st->n && w->tid == task->tid) {
+		i = (size_t)(w - st->walk);
+		count(st, C_FILL_WALKED, 1);
+	} else {
+		i = find(st, task->tgid, task->tid);
+		if (i == st->n) {
+			count(st, C_FILL_MISS, 1);
+			return -ENODATA;
+		}
+		count(st, C_FILL_LOOKUP, 1);
+	}
+	ctp_bpftask_to_src(&st->recs[st->order[i]], &st->conv,
+			   st->ticks[i].utime, st->ticks[i].stime, buf);
+	*len = sizeof(struct ctp_src_task);
+	return 0;
+}
+
+static int bt_walk(void *state, const struct ctp_walk_task **tasks, size_t *n)
+{
+	struct bt_state *st = state;
+
+	if (!st->pass_ok)
+		return st->pass_err ? st->pass_err : -ENODATA;
+	*tasks = st->walk;
+	*n = st->n;
+	return 0;
+}
+
+struct sort_key {
+	int32_t tgid, tid;
+	uint32_t idx;
+};
+
+static int cmp_key(const void *a, const void *b)
+{
+	const struct sort_key *x = a, *y = b;
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/*
+ * Sort the pass by tgid then tid (st->order, st->walk) and work out stat's
+ * times of every task. The key array is laid over st->ticks, which has the
+ * room (a sort_key is smaller than a ctp_bpftask_ticks).
+ */
+static int index_pass(struct bt_state *st, size_t n)
+{
+	struct sort_key *keys;
+	enum ctp_delayacct_state da;
+	int r;
+
+	if ((r = CTP_GROW(st->order, st->cap_order, n, 1024)) < 0 ||
+	    (r = CTP_GROW(st->walk, st->cap_walk, n, 1024)) < 0 ||
+	    (r = CTP_GROW(st->ticks, st->cap_ticks, n, 1024)) < 0 ||
+	    (r = CTP_GROW(st->prev, st->cap_prev, n, 1024)) < 0)
+		return r;
+	_Static_assert(sizeof(struct sort_key) <=
+			       sizeof(struct ctp_bpftask_ticks),
+		       "keys are laid over ticks");
+	keys = (struct sort_key *)(void *)st->ticks;
+	for (size_t i = 0; i < n; i++)
+		keys[i] = (struct sort_key){st->recs[i].tgid, st->recs[i].pid,
+					    (uint32_t)i};
+	qsort(keys, n, sizeof(*keys), cmp_key);
+	for (size_t i = 0; i < n; i++)
+		st->order[i] = keys[i].idx;
+	for (size_t i = 0; i < n; i++) {
+		const struct ctp_bpftask_rec *t = &st->recs[st->order[i]];
+		struct ctp_walk_task *w = &st->walk[i];
+		__u64 pu = t->prev_utime, ps = t->prev_stime;
+
+		w->tgid = t->tgid;
+		w->tid = t->pid;
+		w->flags = t->flags & CTP_PF_WQ_WORKER ? CTP_WALK_COMM_FILE : 0;
+		w->reserved = 0;
+		memcpy(w->comm, t->comm, sizeof(w->comm));
+		/* What stat would print now: the kernel's cputime_adjust()
+		 * against its own prev_cputime. */
+		ctp_cputime_adjust(t->utime, t->stime, t->sum_exec_runtime, &pu,
+				   &ps);
+		st->ticks[i] = (struct ctp_bpftask_ticks){
+			.tgid = t->tgid,
+			.tid = t->pid,
+			.start_boottime = t->start_boottime,
+			.utime = ctp_nsec_to_clock_t(pu, st->conv.user_hz),
+			.stime = ctp_nsec_to_clock_t(ps, st->conv.user_hz),
+		};
+	}
+	ctp_bpftask_keep_monotonic(st->prev, st->n_prev, st->ticks, n);
+	memcpy(st->prev, st->ticks, n * sizeof(*st->ticks));
+	st->n_prev = n;
+	/* The delay families follow the runtime switch as the reply does
+	 * (hostprobe.h); one small read per capture. */
+	ctp_probe_delayacct(st->proc_fd, &da);
+	st->conv.delays_on = da == CTP_DELAYACCT_ON;
+	st->conv.cpu_delay = da != CTP_DELAYACCT_CONFIG_OFF;
+	return 0;
+}
+
+static int bt_host(void *state, struct ctp_record *rec)
+{
+	struct bt_state *st = state;
+	const struct ctp_bpftask_rec *recs;
+	int n, r;
+
+	(void)rec;
+	st->pass_ok = false;
+	if (!st->b)
+		return 0;
+	n = ctp_bpftask_pass(st->b, st->max_bytes, &recs);
+	count(st, C_PASSES, 1);
+	r = n < 0 ? n : 0;
+	if (n >= 0) {
+		st->recs = recs;
+		st->n = 0;
+		r = index_pass(st, (size_t)n);
+	}
+	if (r < 0) {
+		st->pass_err = r;
+		count(st, C_PASS_FAILED, 1);
+		st->api->log(st->ctx, CTP_LOG_WARNING,
+			     "task pass failed (%s): this capture reads files",
+			     strerror(-r));
+		return 0;
+	}
+	st->n = (size_t)n;
+	st->pass_ok = true;
+	count(st, C_TASKS, (uint64_t)n);
+	return 0;
+}
+
+/* Whether this process is in the initial pid namespace: its NSpid line
+ * has one id. The program records global ids, which /proc names only
+ * there. */
+static bool initial_pidns(int proc_fd)
+{
+	char buf[4096];
+	const char *p;
+	size_t len;
+
+	if (ctp_read_small(proc_fd, "self/status", buf, sizeof(buf), &len) < 0)
+		return false;
+	p = strstr(buf, "\nNSpid:");
+	if (!p)
+		return true; /* before 4.1: no pid namespace column */
+	p += 7;
+	p += strspn(p, " \t");
+	p += strcspn(p, " \t\n");
+	return *p == '\n' || *p == '\0';
+}
+
+/* Whether a nohz_full CPU exists: then the kernel's task_cputime() takes
+ * vtime into account (VIRT_CPU_ACCOUNTING_GEN), which a pass cannot. */
+static bool nohz_full(int sys_fd)
+{
+	char buf[256];
+	size_t len;
+
+	if (sys_fd < 0 || ctp_read_small(sys_fd, "devices/system/cpu/nohz_full",
+					 buf, sizeof(buf), &len) < 0)
+		return false;
+	return len && buf[0] != '\n' && strncmp(buf, "(null)", 6) != 0;
+}
+
+static void bt_fini(void *state)
+{
+	struct bt_state *st = state;
+
+	if (!st)
+		return;
+	ctp_bpftask_free(st->b);
+	free(st->order);
+	free(st->walk);
+	free(st->ticks);
+	free(st->prev);
+	free(st);
+}
+
+/* Offer "task", as a walk source where the core can take one. */
+static int offer(struct bt_state *st)
+{
+	const struct ctp_api *api = st->api;
+	const struct ctp_source_desc desc = {
+		.abi = CTP_ABI_MAJOR,
+		.size = sizeof(desc),
+		.name = CTP_SOURCE_TASK,
+		.fill = bt_fill,
+		.walk = bt_walk,
+	};
+
+	if (CTP_API_HAS(api, source_add))
+		return api->source_add(st->ctx, &desc);
+	if (CTP_API_HAS(api, source_register))
+		return api->source_register(st->ctx, CTP_SOURCE_TASK, bt_fill);
+	return -ENOTSUP;
+}
+
+static int bt_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
+{
+	struct bt_state *st = calloc(1, sizeof(*st));
+	const struct ctp_roots *roots;
+	uint64_t max_tasks = DEFAULT_MAX_TASKS;
+	char why[320];
+	int r;
+
+	if (!st)
+		return -ENOMEM;
+	st->ctx = ctx;
+	st->api = api;
+	r = ctp_attach(ctx, api, &ctp_plugin_v1,
+		       &(const struct ctp_attach){
+			       .api_need = CTP_API_THROUGH(set_hint),
+			       .counter_handles = st->ch,
+			       .n_counters = N_COUNTERS});
+	if (r < 0)
+		goto out;
+	r = api->opt_u64(ctx, "max_tasks", &max_tasks);
+	if (r < 0 && r != -ENOENT)
+		goto out;
+	r = 0;
+	st->max_bytes = (size_t)max_tasks * sizeof(struct ctp_bpftask_rec);
+	roots = api->roots(ctx);
+	st->proc_fd = roots ? roots->proc_fd : -1;
+	st->conv.user_hz = (unsigned long)sysconf(_SC_CLK_TCK);
+	st->conv.page_size = (__u64)sysconf(_SC_PAGESIZE);
+	st->conv.times = !nohz_full(roots ? roots->sys_fd : -1);
+	if (!ctp_proc_is_live(st->proc_fd)) {
+		snprintf(why, sizeof(why),
+			 "the proc root %s is not this kernel's /proc",
+			 roots && roots->proc ? roots->proc : "(none)");
+	} else if (!initial_pidns(st->proc_fd)) {
+		snprintf(why, sizeof(why),
+			 "not in the initial pid namespace (the pass records "
+			 "global ids)");
+	} else if (ctp_bpftask_open(&st->b, why, sizeof(why)) == 0) {
+		r = offer(st);
+		if (r < 0) {
+			snprintf(why, sizeof(why),
+				 "cannot offer the source: %s", strerror(-r));
+			ctp_bpftask_free(st->b);
+			st->b = NULL;
+			r = 0;
+		}
+	}
+	if (!st->b) {
+		api->log(ctx, CTP_LOG_NOTICE,
+			 "no BPF task source, collectors read their files: %s",
+			 why);
+		snprintf(st->hint, sizeof(st->hint), "no BPF task source: %s",
+			 why);
+		api->set_hint(ctx, st->hint);
+	} else {
+		api->log(ctx, CTP_LOG_INFO,
+			 "offering the task source from a BPF task iterator%s",
+			 st->conv.times ? ""
+					: " (no utime/stime: nohz_full CPUs)");
+	}
+out:
+	if (r < 0) {
+		bt_fini(st);
+		return r;
+	}
+	*state = st;
 	return 0;
 }
 
@@ -109,10 +489,17 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 	CTP_PLUGIN_HEADER,
 	.name = "bpf-task",
 	.version = BPF_TASK_VERSION,
-	.description = "per-thread counters from a BPF task iterator "
-		       "(no fields yet: bpf-task-dump)",
-	/* CTP_PLUGIN_OPTIONS with no table: it takes no option, and the core
-	 * refuses any configured one. */
-	.flags = CTP_PLUGIN_OPTIONS,
+	.description =
+		"the per-task source \"task\" (stat, status, io, "
+		"schedstat, taskstats delays) from one BPF task-iterator "
+		"pass per capture",
+	.flags = CTP_PLUGIN_OPTIONS | CTP_PLUGIN_CAPS | CTP_PLUGIN_MT_SAFE,
+	CTP_PLUGIN_OPTION_TABLE(options),
+	.init = bt_init,
+	.fini = bt_fini,
+	.host = bt_host,
+	CTP_PLUGIN_COUNTER_TABLE(counter_names),
 	CTP_PLUGIN_COMMAND_TABLE(commands),
+	/* bpf() for the load and for every pass (bpf_iter_create). */
+	.capabilities = CTP_CAP_BIT(CAP_BPF) | CTP_CAP_BIT(CAP_PERFMON),
 };
