@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The bpf-task plugin through the harness over a real engine: what it
+ * offers (the "task" source, a walk source where the core has
+ * source_add, a plain one on an older core, nothing on a proc root that
+ * is not this kernel's), the walk list of a pass (sorted, this thread in
+ * it with its name), fill through task->walked and by lookup, a task born
+ * after the pass (a counted miss, found by the next pass), and a failed
+ * pass (max_tasks too small). The live cases need root and a kernel that
+ * loads the program, else they skip with the reason.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ctprof/source-task.h"
+#include "harness.h"
+#include "procfs_parse.h"
+
+#define PLUGIN_PATH CTP_TEST_PLUGIN_DIR "/bpf-task.so"
+
+static int setup(void **state)
+{
+	return hx_fx_setup(state, PLUGIN_PATH);
+}
+
+/* Load with the live /proc and /sys as the roots; false (the test
+ * skipped, with the plugin's reason) where the source is not offered. */
+static bool start_live(struct hx_fx *fx, const char *const *opts,
+		       size_t api_size)
+{
+	hx_ctx_init(&fx->ctx, fx->p, opts);
+	fx->state = NULL;
+	fx->ctx.eng.roots.proc_fd =
+		open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fx->ctx.eng.roots.sys_fd =
+		open("/sys", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_int_equal(hx_fx_load(fx, api_size), 0);
+	if (fx->ctx.eng.n_sources == 0) {
+		printf("SKIP: no source offered: %s\n", hx_hint(&fx->ctx));
+		hx_fx_stop(fx);
+		return false;
+	}
+	return true;
+}
+
+static int fill(struct hx_fx *fx, int32_t tgid, int32_t tid,
+		const struct ctp_walk_task *walked, struct ctp_src_task *out)
+{
+	struct hx_task ft;
+	size_t len = 0;
+	int r;
+
+	hx_task_init(&ft, tgid, tid);
+	ft.task.walked = walked;
+	memset(ft.src_buf, 0x5a, sizeof(ft.src_buf));
+	r = fx->ctx.eng.sources[0].fill(hx_state(&fx->ctx), &ft.task,
+					ft.src_buf, sizeof(ft.src_buf), &len);
+	if (r == 0) {
+		assert_int_equal(len, sizeof(*out));
+		memcpy(out, ft.src_buf, sizeof(*out));
+	}
+	return r;
+}
+
+static uint64_t val(const struct ctp_src_task *t, unsigned which)
+{
+	uint64_t v = 0;
+	if (!ctp_src_task_get(t, sizeof(*t), which, &v))
+		fail_msg("value %u absent", which);
+	return v;
+}
+
+/* A fixture tree as the proc root: nothing loaded, nothing offered, the
+ * hint says why, and the host callback is a no-op. */
+static void not_live(void **state)
+{
+	struct hx_fx *fx = *state;
+	char dir[] = "/tmp/ctp-bpftask-XXXXXX";
+	struct hx_rec host;
+
+	assert_non_null(mkdtemp(dir));
+	hx_ctx_init(&fx->ctx, fx->p, NULL);
+	fx->state = NULL;
+	fx->ctx.eng.roots.proc_fd =
+		open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fx->ctx.eng.roots.proc = dir;
+	assert_int_equal(hx_fx_load(fx, 0), 0);
+	assert_int_equal(fx->ctx.eng.n_sources, 0);
+	if (!strstr(hx_hint(&fx->ctx), "is not this kernel's /proc"))
+		fail_msg("hint \"%s\"", hx_hint(&fx->ctx));
+	assert_non_null(strstr(hx_hint(&fx->ctx), dir));
+	assert_int_equal(hx_fx_host(fx, &host), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "passes"), 0);
+	hx_fx_stop(fx);
+	rmdir(dir);
+}
+
+static int blocker[2] = {-1, -1};
+static pid_t born_tid;
+
+static void *born_after(void *arg)
+{
+	char c;
+	(void)arg;
+	born_tid = (pid_t)syscall(SYS_gettid);
+	if (write(blocker[1], "r", 1) != 1)
+		return NULL;
+	(void)!read(blocker[0], &c, 1); /* until the test closes it */
+	return NULL;
+}
+
+/* stat field n of this process's thread tid. */
+static uint64_t stat_of(pid_t tid, unsigned n, bool is_signed)
+{
+	char path[64], buf[4096];
+	struct ctp_stat st;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	ssize_t n_read = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	assert_true(n_read > 0);
+	assert_int_equal(ctp_parse_stat(buf, (size_t)n_read, &st), 0);
+	assert_true(ctp_stat_has(&st, n));
+	return is_signed ? (uint64_t)st.w[n].i : st.w[n].u;
+}
+
+static void live(void **state)
+{
+	struct hx_fx *fx = *state;
+	const struct ctp_walk_task *tasks;
+	struct ctp_walk_task other;
+	struct ctp_src_task t;
+	struct hx_rec host;
+	pid_t me = getpid(), tid = (pid_t)syscall(SYS_gettid);
+	size_t n, mine = SIZE_MAX, flagged = 0;
+	pthread_t th;
+	char c;
+
+	if (geteuid() != 0) {
+		printf("SKIP: not root\n");
+		skip();
+	}
+	if (!start_live(fx, NULL, 0))
+		skip();
+	assert_int_equal(fx->ctx.eng.n_sources, 1);
+	assert_string_equal(fx->ctx.eng.sources[0].name, CTP_SOURCE_TASK);
+	assert_non_null(fx->ctx.eng.sources[0].walk);
+	/* Before any pass: no list, no values. */
+	assert_true(fx->ctx.eng.sources[0].walk(hx_state(&fx->ctx), &tasks,
+						&n) < 0);
+	assert_int_equal(fill(fx, me, tid, NULL, &t), -ENODATA);
+
+	assert_int_equal(hx_fx_host(fx, &host), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "passes"), 1);
+	assert_int_equal(
+		fx->ctx.eng.sources[0].walk(hx_state(&fx->ctx), &tasks, &n), 0);
+	assert_true(n > 1);
+	assert_int_equal(hx_summary(&fx->ctx, "tasks"), n);
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0 && !(tasks[i - 1].tgid < tasks[i].tgid ||
+			       (tasks[i - 1].tgid == tasks[i].tgid &&
+				tasks[i - 1].tid < tasks[i].tid)))
+			fail_msg("list not sorted at %zu", i);
+		assert_int_equal(tasks[i].reserved, 0);
+		assert_non_null(memchr(tasks[i].comm, '\0', 16));
+		if (tasks[i].flags & CTP_WALK_COMM_FILE) {
+			flagged++;
+			/* PF_WQ_WORKER: a workqueue worker kthread. */
+			assert_int_equal(strncmp(tasks[i].comm, "kworker/", 8),
+					 0);
+		}
+		if (tasks[i].tgid == me && tasks[i].tid == tid)
+			mine = i;
+	}
+	/* Every kernel has workqueue workers. */
+	assert_true(flagged > 0);
+	assert_true(mine != SIZE_MAX);
+	assert_string_equal(tasks[mine].comm, "test_bpftask_pl"); /* 15 */
+
+	/* Through task->walked. */
+	assert_int_equal(fill(fx, me, tid, &tasks[mine], &t), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "fill_walked"), 1);
+	assert_int_equal(t.abi, 1);
+	assert_int_equal(t.size, sizeof(t));
+	/* What does not move for this thread equals its stat. */
+	assert_int_equal(val(&t, CTP_SRC_TASK_START_TIME),
+			 stat_of(tid, 22, false));
+	assert_int_equal(val(&t, CTP_SRC_TASK_NICE), stat_of(tid, 19, true));
+	assert_int_equal(val(&t, CTP_SRC_TASK_PRIORITY),
+			 stat_of(tid, 18, true));
+	assert_int_equal(val(&t, CTP_SRC_TASK_POLICY), stat_of(tid, 41, false));
+	assert_int_equal(val(&t, CTP_SRC_TASK_RT_PRIORITY),
+			 stat_of(tid, 40, false));
+	assert_int_equal(val(&t, CTP_SRC_TASK_STATE), 'R'); /* it ran */
+	assert_true(val(&t, CTP_SRC_TASK_MINFLT) <= stat_of(tid, 10, false));
+
+	/* walked NULL (the core listed /proc), or another task's entry: a
+	 * lookup, the same values. */
+	struct ctp_src_task t2;
+	assert_int_equal(fill(fx, me, tid, NULL, &t2), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "fill_lookup"), 1);
+	assert_memory_equal(&t, &t2, sizeof(t));
+	assert_int_equal(fill(fx, me, tid, &tasks[mine == 0 ? 1 : 0], &t2), 0);
+	other = tasks[mine];
+	assert_int_equal(fill(fx, me, tid, &other, &t2), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "fill_lookup"), 3);
+	assert_int_equal(hx_summary(&fx->ctx, "fill_walked"), 1);
+	assert_memory_equal(&t, &t2, sizeof(t));
+
+	/* A thread born after the pass: a miss, until the next pass. */
+	assert_int_equal(pipe2(blocker, O_CLOEXEC), 0);
+	assert_int_equal(pthread_create(&th, NULL, born_after, NULL), 0);
+	assert_int_equal(read(blocker[0], &c, 1), 1);
+	assert_int_equal(fill(fx, me, born_tid, NULL, &t2), -ENODATA);
+	assert_int_equal(hx_summary(&fx->ctx, "fill_miss"), 1);
+	assert_int_equal(hx_fx_host(fx, &host), 0);
+	assert_int_equal(fill(fx, me, born_tid, NULL, &t2), 0);
+	assert_int_equal(val(&t2, CTP_SRC_TASK_START_TIME),
+			 stat_of(born_tid, 22, false));
+	assert_int_equal(hx_summary(&fx->ctx, "passes"), 2);
+	close(blocker[1]);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	close(blocker[0]);
+	hx_fx_stop(fx);
+}
+
+/* A pass over max_tasks fails: counted, walk says why, fill gives
+ * nothing (the collectors read their files), and the capture goes on. */
+static void pass_too_big(void **state)
+{
+	struct hx_fx *fx = *state;
+	static const char *const opts[] = {"max_tasks", "1", NULL};
+	const struct ctp_walk_task *tasks;
+	struct ctp_src_task t;
+	struct hx_rec host;
+	size_t n;
+
+	if (geteuid() != 0) {
+		printf("SKIP: not root\n");
+		skip();
+	}
+	if (!start_live(fx, opts, 0))
+		skip();
+	assert_int_equal(hx_fx_host(fx, &host), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "passes"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "pass_failed"), 1);
+	assert_int_equal(
+		fx->ctx.eng.sources[0].walk(hx_state(&fx->ctx), &tasks, &n),
+		-E2BIG);
+	assert_int_equal(fill(fx, getpid(), getpid(), NULL, &t), -ENODATA);
+	hx_fx_stop(fx);
+}
+
+/* A core without source_add: the same source, registered plainly (no
+ * walk), and fill finds its task by lookup. */
+static void older_core(void **state)
+{
+	struct hx_fx *fx = *state;
+	struct ctp_src_task t;
+	struct hx_rec host;
+
+	if (geteuid() != 0) {
+		printf("SKIP: not root\n");
+		skip();
+	}
+	if (!start_live(fx, NULL, HX_API_SIZE_THROUGH(source_get)))
+		skip();
+	assert_int_equal(fx->ctx.eng.n_sources, 1);
+	assert_null(fx->ctx.eng.sources[0].walk);
+	assert_int_equal(hx_fx_host(fx, &host), 0);
+	assert_int_equal(fill(fx, getpid(), getpid(), NULL, &t), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "fill_lookup"), 1);
+	hx_fx_stop(fx);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(not_live),
+		cmocka_unit_test(live),
+		cmocka_unit_test(pass_too_big),
+		cmocka_unit_test(older_core),
+	};
+	return cmocka_run_group_tests(tests, setup, hx_fx_teardown);
+}
