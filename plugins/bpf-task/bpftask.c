@@ -1,6 +1,7 @@
 /* The iter/task program's user side (bpftask.h): libbpf and a skeleton. */
 #include "bpftask.h"
 
+#include "procelf.h"
 #include "task_iter.skel.h"
 
 #include <ctprof/plugin-util.h>
@@ -14,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -48,17 +48,6 @@ static void first_line(const char *path, char *buf, size_t len)
 	buf[strcspn(buf, "\n")] = '\0';
 }
 
-/* Whether the effective set holds capability cap (capget(2)). */
-static bool has_cap(unsigned cap)
-{
-	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
-	struct __user_cap_data_struct d[2];
-
-	if (syscall(SYS_capget, &h, d) < 0)
-		return false;
-	return (d[cap / 32].effective >> (cap % 32)) & 1;
-}
-
 /* The value of "Seccomp:" in /proc/self/status: 2 is a filter. */
 static int seccomp_mode(void)
 {
@@ -83,8 +72,9 @@ void ctp_bpftask_eperm_why(char *why, size_t whylen)
 	first_line("/sys/kernel/security/lockdown", lock, sizeof(lock));
 	if (strstr(lock, "[integrity]") || strstr(lock, "[confidentiality]"))
 		snprintf(why, whylen, "kernel lockdown is on (%s)", lock);
-	else if (!has_cap(CAP_SYS_ADMIN) &&
-		 (!has_cap(39 /* CAP_BPF */) || !has_cap(38 /* CAP_PERFMON */)))
+	else if (!ctp_cap_effective(CAP_SYS_ADMIN) &&
+		 (!ctp_cap_effective(CAP_BPF) ||
+		  !ctp_cap_effective(CAP_PERFMON)))
 		snprintf(why, whylen,
 			 "needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN)");
 	else if (seccomp_mode() == 2)

@@ -254,15 +254,20 @@ int ctp_task_tids(int dirfd, int32_t **tids, size_t *cap, size_t *n)
 	return 0;
 }
 
-bool ctp_cap_sys_ptrace(void)
+bool ctp_cap_effective(unsigned cap)
 {
 	struct __user_cap_header_struct h = {
 		.version = _LINUX_CAPABILITY_VERSION_3};
 	struct __user_cap_data_struct d[2];
 
-	if (syscall(SYS_capget, &h, d) < 0)
+	if (cap >= 64 || syscall(SYS_capget, &h, d) < 0)
 		return false;
-	return (d[CAP_SYS_PTRACE / 32].effective >> (CAP_SYS_PTRACE % 32)) & 1;
+	return (d[cap / 32].effective >> (cap % 32)) & 1;
+}
+
+bool ctp_cap_sys_ptrace(void)
+{
+	return ctp_cap_effective(CAP_SYS_PTRACE);
 }
 
 /* ---- ELF ------------------------------------------------------------------

@@ -58,6 +58,10 @@ int ctp_exe_ident(int dirfd, uint64_t *dev, uint64_t *ino);
  * room): 0 with *n, or a negative errno. */
 int ctp_task_tids(int dirfd, int32_t **tids, size_t *cap, size_t *n);
 
+/* Capability number cap (<linux/capability.h>, 0..63) in this thread's
+ * effective set (capget(2)); false when capget fails. */
+bool ctp_cap_effective(unsigned cap);
+
 /* CAP_SYS_PTRACE in this thread's effective set: what reading other users'
  * processes (maps, process_vm_readv) needs. */
 bool ctp_cap_sys_ptrace(void);
