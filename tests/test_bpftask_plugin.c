@@ -5,8 +5,9 @@
  * source_add, a plain one on an older core, nothing on a proc root that
  * is not this kernel's), the walk list of a pass (sorted, this thread in
  * it with its name), fill through task->walked and by lookup, a task born
- * after the pass (a counted miss, found by the next pass), and a failed
- * pass (max_tasks too small). The live cases need root and a kernel that
+ * after the pass (a counted miss, found by the next pass), a failed pass
+ * (max_tasks too small) and passes refused by a seccomp filter after
+ * init. The live cases need root and a kernel that
  * loads the program, else they skip with the reason.
  */
 #include <errno.h>
@@ -19,7 +20,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -107,7 +112,8 @@ static void not_live(void **state)
 	rmdir(dir);
 }
 
-static int blocker[2] = {-1, -1};
+static int blocker[2] = {-1, -1}; /* the thread waits for its EOF */
+static int ready[2] = {-1, -1};	  /* the thread says it has started */
 static pid_t born_tid;
 
 static void *born_after(void *arg)
@@ -115,7 +121,7 @@ static void *born_after(void *arg)
 	char c;
 	(void)arg;
 	born_tid = (pid_t)syscall(SYS_gettid);
-	if (write(blocker[1], "r", 1) != 1)
+	if (write(ready[1], "r", 1) != 1)
 		return NULL;
 	(void)!read(blocker[0], &c, 1); /* until the test closes it */
 	return NULL;
@@ -222,8 +228,9 @@ static void live(void **state)
 
 	/* A thread born after the pass: a miss, until the next pass. */
 	assert_int_equal(pipe2(blocker, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
 	assert_int_equal(pthread_create(&th, NULL, born_after, NULL), 0);
-	assert_int_equal(read(blocker[0], &c, 1), 1);
+	assert_int_equal(read(ready[0], &c, 1), 1);
 	assert_int_equal(fill(fx, me, born_tid, NULL, &t2), -ENODATA);
 	assert_int_equal(hx_summary(&fx->ctx, "fill_miss"), 1);
 	assert_int_equal(hx_fx_host(fx, &host), 0);
@@ -234,6 +241,8 @@ static void live(void **state)
 	close(blocker[1]);
 	assert_int_equal(pthread_join(th, NULL), 0);
 	close(blocker[0]);
+	close(ready[0]);
+	close(ready[1]);
 	hx_fx_stop(fx);
 }
 
@@ -261,6 +270,63 @@ static void pass_too_big(void **state)
 		fx->ctx.eng.sources[0].walk(hx_state(&fx->ctx), &tasks, &n),
 		-E2BIG);
 	assert_int_equal(fill(fx, getpid(), getpid(), NULL, &t), -ENODATA);
+	hx_fx_stop(fx);
+}
+
+/*
+ * bpf() refused after init (the capture child's seccomp deny-list does
+ * this): the first pass says why once, in the log and the hint, and no
+ * pass is tried again; each capture counts a failed pass. In a child
+ * process, as the filter cannot be taken off.
+ */
+static void refused_after_init(void **state)
+{
+	struct hx_fx *fx = *state;
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_bpf, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {sizeof(f) / sizeof(f[0]), f};
+	const struct ctp_walk_task *tasks;
+	struct hx_rec host;
+	int status;
+	size_t n;
+	pid_t pid;
+
+	if (geteuid() != 0) {
+		printf("SKIP: not root\n");
+		skip();
+	}
+	if (!start_live(fx, NULL, 0))
+		skip();
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int code = 0;
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+			_exit(10);
+		if (hx_fx_host(fx, &host) != 0 || hx_fx_host(fx, &host) != 0)
+			code |= 1;
+		if (hx_summary(&fx->ctx, "passes") != 1 ||
+		    hx_summary(&fx->ctx, "pass_failed") != 2)
+			code |= 2;
+		if (!strstr(hx_hint(&fx->ctx), "seccomp"))
+			code |= 4;
+		if (fx->ctx.eng.sources[0].walk(hx_state(&fx->ctx), &tasks,
+						&n) != -EPERM)
+			code |= 8;
+		printf("hint: %s\n", hx_hint(&fx->ctx));
+		fflush(NULL);
+		_exit(code);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
 	hx_fx_stop(fx);
 }
 
@@ -292,6 +358,7 @@ int main(void)
 		cmocka_unit_test(not_live),
 		cmocka_unit_test(live),
 		cmocka_unit_test(pass_too_big),
+		cmocka_unit_test(refused_after_init),
 		cmocka_unit_test(older_core),
 	};
 	return cmocka_run_group_tests(tests, setup, hx_fx_teardown);

@@ -167,6 +167,7 @@ struct bt_state {
 	struct ctp_bpftask_conv conv;
 	/* The last pass, sorted by tgid then tid; valid while pass_ok. */
 	bool pass_ok;
+	bool refused; /* a pass got EPERM: none is tried again */
 	int pass_err;
 	const struct ctp_bpftask_rec *recs;
 	size_t n;
@@ -322,6 +323,13 @@ static int bt_host(void *state, struct ctp_record *rec)
 	st->pass_ok = false;
 	if (!st->b)
 		return 0;
+	if (st->refused) {
+		/* Refused once: refused for good (a seccomp filter or the
+		 * capabilities dropped after init). */
+		count(st, C_PASS_FAILED, 1);
+		st->api->set_hint(st->ctx, st->hint);
+		return 0;
+	}
 	n = ctp_bpftask_pass(st->b, st->max_bytes, &recs);
 	count(st, C_PASSES, 1);
 	r = n < 0 ? n : 0;
@@ -329,6 +337,20 @@ static int bt_host(void *state, struct ctp_record *rec)
 		st->recs = recs;
 		st->n = 0;
 		r = index_pass(st, (size_t)n);
+	}
+	if (r == -EPERM || r == -EACCES) {
+		char why[160];
+		st->pass_err = r;
+		st->refused = true;
+		count(st, C_PASS_FAILED, 1);
+		ctp_bpftask_eperm_why(why, sizeof(why));
+		snprintf(st->hint, sizeof(st->hint),
+			 "BPF task passes refused (%s): collectors read their "
+			 "files",
+			 why);
+		st->api->log(st->ctx, CTP_LOG_WARNING, "%s", st->hint);
+		st->api->set_hint(st->ctx, st->hint);
+		return 0;
 	}
 	if (r < 0) {
 		st->pass_err = r;
