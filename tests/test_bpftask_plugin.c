@@ -107,7 +107,9 @@ static void not_live(void **state)
 		fail_msg("hint \"%s\"", hx_hint(&fx->ctx));
 	assert_non_null(strstr(hx_hint(&fx->ctx), dir));
 	assert_int_equal(hx_fx_host(fx, &host), 0);
+	assert_int_equal(hx_fx_host(fx, &host), 0);
 	assert_int_equal(hx_summary(&fx->ctx, "passes"), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "unavailable"), 2);
 	hx_fx_stop(fx);
 	rmdir(dir);
 }

@@ -132,6 +132,7 @@ enum counter {
 	C_FILL_WALKED, /* fills found through task->walked */
 	C_FILL_LOOKUP, /* fills found by a (tgid, tid) lookup */
 	C_FILL_MISS,   /* fills for a task not in the pass (born after it) */
+	C_UNAVAILABLE, /* captures without the source: not loaded (hint) */
 	N_COUNTERS
 };
 
@@ -142,6 +143,7 @@ static const char *const counter_names[N_COUNTERS] = {
 	[C_FILL_WALKED] = "fill_walked",
 	[C_FILL_LOOKUP] = "fill_lookup",
 	[C_FILL_MISS] = "fill_miss",
+	[C_UNAVAILABLE] = "unavailable",
 };
 
 #define DEFAULT_MAX_TASKS 1000000u
@@ -321,8 +323,10 @@ static int bt_host(void *state, struct ctp_record *rec)
 
 	(void)rec;
 	st->pass_ok = false;
-	if (!st->b)
+	if (!st->b) {
+		count(st, C_UNAVAILABLE, 1);
 		return 0;
+	}
 	if (st->refused) {
 		/* Refused once: refused for good (a seccomp filter or the
 		 * capabilities dropped after init). */
