@@ -215,8 +215,13 @@ static int bt_fill(void *state, const struct ctp_task *task, void *buf,
 		return -ENODATA;
 	if (CTP_HAS(task, struct ctp_task, walked))
 		w = task->walked;
-	if (w && w >= st->walk && w < st->walk + st->n && w->tid == task->tid) {
-		i = (size_t)(w - st->walk);
+	/* An entry of this pass's list (compared as addresses: it may be
+	 * another source's) for this task. */
+	uintptr_t at = (uintptr_t)w, base = (uintptr_t)st->walk;
+	if (w && at >= base && at - base < st->n * sizeof(*st->walk) &&
+	    (at - base) % sizeof(*st->walk) == 0 && w->tid == task->tid &&
+	    w->tgid == task->tgid) {
+		i = (at - base) / sizeof(*st->walk);
 		count(st, C_FILL_WALKED, 1);
 	} else {
 		i = find(st, task->tgid, task->tid);
