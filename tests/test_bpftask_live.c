@@ -573,6 +573,47 @@ int main(void)
 		if (eq + absent != n_tids)
 			rc = 1;
 	}
+	/* Kernel threads: their state letters, idle ones ('I', TASK_IDLE)
+	 * among them, and no mm (hiwater absent, as taskstats' get_task_mm()
+	 * gives none). A kthread that ran since the pass (schedstat moved)
+	 * or whose state changed between two reads is not compared. */
+	{
+		int kt = 0, keq = 0, kidle = 0, kmoved = 0;
+		for (int k = 0; k < n_recs; k++) {
+			const struct ctp_bpftask_rec *q = &recs[k];
+			struct proc_vals p1, p2, bq;
+			if (!(q->flags & CTP_PF_KTHREAD))
+				continue;
+			if (!read_proc(q->tgid, q->pid, &p1) ||
+			    !read_proc(q->tgid, q->pid, &p2) ||
+			    p1.v[S(STATE)] != p2.v[S(STATE)] ||
+			    p1.v[S(RUN_NS)] != q->sum_exec_runtime) {
+				kmoved++;
+				continue;
+			}
+			from_rec(q, &bq);
+			kt++;
+			if (bq.has[S(HIWATER_RSS)] || bq.has[S(HIWATER_VM)]) {
+				printf("  kthread %d: hiwater present\n",
+				       q->pid);
+				rc = 1;
+			}
+			if (same(&p1, &bq, S(STATE))) {
+				keq++;
+				kidle += bq.v[S(STATE)] == 'I';
+			} else {
+				printf("  kthread %d (%.16s): state %c procfs "
+				       "%c\n",
+				       q->pid, q->comm, (char)bq.v[S(STATE)],
+				       (char)p1.v[S(STATE)]);
+			}
+		}
+		printf("kernel threads, state (stat 3): %d of %d equal (%d "
+		       "'I'; %d moved, not compared)\n",
+		       keq, kt, kidle, kmoved);
+		if (keq != kt || kidle == 0)
+			rc = 1;
+	}
 	/* The reader is bounded: a stream past max_bytes is refused, and the
 	 * next pass is whole again. */
 	r = ctp_bpftask_pass(b, 2 * sizeof(struct ctp_bpftask_rec), &recs);
