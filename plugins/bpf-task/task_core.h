@@ -43,8 +43,11 @@ struct prev_cputime {
 	__u64 stime;
 } CORE;
 
-/* Counts are u32 in the kernel; _delay_max/_min appeared in 6.16. */
-struct task_delay_info {
+/* Counts are u32 in the kernel; _delay_max/_min appeared in 6.16. A
+ * flavour of task_delay_info (libbpf matches the name before "___"), so a
+ * program that includes this header may declare the plain name itself
+ * (the exit program does). */
+struct task_delay_info___iter {
 	__u64 blkio_delay, blkio_delay_max, blkio_delay_min;
 	__u32 blkio_count;
 	__u64 swapin_delay, swapin_delay_max, swapin_delay_min;
@@ -95,7 +98,7 @@ struct task_struct {
 	unsigned int policy;
 	struct mm_struct *mm;
 	struct prev_cputime prev_cputime;
-	struct task_delay_info *delays;
+	struct task_delay_info___iter *delays;
 	int pid; /* pid_t */
 	int tgid;
 	struct sched_entity se;

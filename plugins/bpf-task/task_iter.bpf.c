@@ -45,7 +45,7 @@ int ctp_task_rec(struct bpf_iter__task *ctx)
 {
 	struct seq_file *seq = ctx->meta->seq;
 	struct task_struct *t = ctx->task;
-	struct task_delay_info *d;
+	struct task_delay_info___iter *d;
 	struct ctp_bpftask_rec *r;
 	struct mm_struct *mm;
 	__u32 zero = 0;
