@@ -820,6 +820,21 @@ static void test_capture_bpf_load(void **state)
 	assert_int_equal(sp.r[0], -EPERM);
 }
 
+/* Declared capabilities past the running kernel's last are left out. */
+static void test_caps_known(void **state)
+{
+	(void)state;
+	uint64_t decl = BIT(CAP_NET_ADMIN) | BIT(CAP_BPF) | BIT(CAP_PERFMON);
+	/* A 5.4 kernel: CAP_AUDIT_READ (37) its last. */
+	assert_int_equal(ctp_priv_caps_known(decl, 37), BIT(CAP_NET_ADMIN));
+	assert_int_equal(ctp_priv_caps_known(decl, 38),
+			 BIT(CAP_NET_ADMIN) | BIT(CAP_PERFMON));
+	assert_int_equal(ctp_priv_caps_known(decl, 40), decl);
+	assert_int_equal(ctp_priv_caps_known(decl, -1), decl);
+	/* This kernel knows them all. */
+	assert_true(ctp_priv_kernel_cap_last() >= CAP_BPF);
+}
+
 static void test_caps_format(void **state)
 {
 	char buf[128];
@@ -841,6 +856,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_caps_format),
+		cmocka_unit_test(test_caps_known),
 		cmocka_unit_test(test_privs_parse),
 		cmocka_unit_test(test_drop_no_caps),
 		cmocka_unit_test(test_drop_refuses_root),

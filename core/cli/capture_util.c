@@ -289,6 +289,10 @@ int ctp_cli_confine(const char *user, const struct ctp_config *cfg)
 			user, strerror(-r));
 		return r;
 	}
+	/* What a plugin declares that this kernel does not know, no process
+	 * holds: left out (the plugin then fails as without it, and says
+	 * why). */
+	mask = ctp_priv_caps_known(mask, ctp_priv_kernel_cap_last());
 	confined_load = mask >> CAP_BPF & 1;
 	r = ctp_priv_keep_caps(user, mask,
 			       confined_load ? CTP_PRIV_FILTER_CAPTURE_LOAD

@@ -278,6 +278,28 @@ unsigned ctp_priv_cap_last(void)
 	return CAP_LAST_CAP;
 }
 
+uint64_t ctp_priv_caps_known(uint64_t caps, int kernel_last)
+{
+	if (kernel_last < 0 || kernel_last >= 63)
+		return caps;
+	return caps & ((UINT64_C(2) << kernel_last) - 1);
+}
+
+int ctp_priv_kernel_cap_last(void)
+{
+	char buf[16];
+	int fd = open("/proc/sys/kernel/cap_last_cap", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	char *end;
+	long v = strtol(buf, &end, 10);
+	return end == buf || v < 0 || v > 63 ? -1 : (int)v;
+}
+
 size_t ctp_priv_caps_format(uint64_t caps, char *buf, size_t len)
 {
 	size_t n = 0;

@@ -89,4 +89,14 @@ size_t ctp_priv_caps_format(uint64_t caps, char *buf, size_t len);
 /* The highest capability number this build knows (CAP_LAST_CAP). */
 unsigned ctp_priv_cap_last(void);
 
+/* The highest the running kernel knows (/proc/sys/kernel/cap_last_cap),
+ * or -1 when unreadable. */
+int ctp_priv_kernel_cap_last(void);
+
+/* caps without the bits past kernel_last (-1: caps as they are): a
+ * plugin may declare a capability an older kernel lacks (CAP_BPF and
+ * CAP_PERFMON came in 5.8), which no process can then hold; keeping it
+ * would refuse the whole set. Pure. */
+uint64_t ctp_priv_caps_known(uint64_t caps, int kernel_last);
+
 #endif /* CTP_PRIV_H */
