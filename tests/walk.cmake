@@ -16,5 +16,11 @@ add_dependencies(test_walk_source ctprof-core abi-plugin-abi-walk
 ctp_add_test(test_walk_source_live test_walk_source_live.c e2e_util.c
              LIBS ctpcore)
 target_compile_definitions(test_walk_source_live PRIVATE
-  CTP_ABI_PLUGIN_DIR="${CTP_ABI_PLUGIN_DIR}")
-add_dependencies(test_walk_source_live ctprof-core abi-plugin-abi-walk)
+  CTP_ABI_PLUGIN_DIR="${CTP_ABI_PLUGIN_DIR}"
+  CTP_PLUGIN_DIR="${CTP_PLUGIN_BUILD_DIR}"
+  CTP_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+add_dependencies(test_walk_source_live ctprof-core abi-plugin-abi-walk
+  plugin-cgroup)
+if(TARGET plugin-bpf-task)
+  add_dependencies(test_walk_source_live plugin-bpf-task)
+endif()

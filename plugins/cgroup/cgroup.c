@@ -41,6 +41,7 @@
 #include "cglist.h"
 #include "cgroup_parse.h"
 #include "ctprof/plugin-util.h"
+#include "ctprof/source-task.h"
 #include "procfs_parse.h"
 
 #ifndef CGROUP_VERSION
@@ -859,6 +860,33 @@ static int hier_handle(struct cg_state *st, const char *ctrl, size_t len)
 }
 
 /*
+ * The thread's start, USER_HZ ticks since boot: from the per-task source
+ * "task" when it offers it (no file: a walk from the source opens none),
+ * else from its stat. 0, or a negative errno.
+ */
+static int start_ticks(struct cg_state *st, const struct ctp_task *task,
+		       uint64_t *out)
+{
+	const void *src;
+	const char *data;
+	size_t len;
+	struct ctp_stat s;
+
+	if (CTP_API_HAS(st->api, source_get) &&
+	    st->api->source_get(task, CTP_SOURCE_TASK, &src, &len) == 0 &&
+	    ctp_src_task_get(src, len, CTP_SRC_TASK_START_TIME, out))
+		return 0;
+	int r = ctp_task_fetch(st->api, task, TF_STAT, &data, &len);
+	if (r < 0)
+		return r;
+	if (ctp_parse_stat(data, len, &s) < 0 ||
+	    !ctp_stat_has(&s, CTP_STAT_STARTTIME))
+		return -EINVAL;
+	*out = s.w[CTP_STAT_STARTTIME].u;
+	return 0;
+}
+
+/*
  * The thread's path in every hierarchy from the listings; false (nothing
  * set) when one of them does not place it exactly once. The first thread
  * of a cgroup references its row.
@@ -884,15 +912,9 @@ static bool from_listing(struct cg_state *st, const struct ctp_task *task,
 		/* In no other cgroup: the root's, if it is older than the
 		 * listing (a tick of margin for the rounding). */
 		if (old < 0) {
-			const char *data;
-			size_t len;
-			struct ctp_stat s;
-
-			old = ctp_task_fetch(st->api, task, TF_STAT, &data,
-					     &len) == 0 &&
-			      ctp_parse_stat(data, len, &s) >= 0 &&
-			      ctp_stat_has(&s, CTP_STAT_STARTTIME) &&
-			      s.w[CTP_STAT_STARTTIME].u + 1 < st->list_ticks;
+			uint64_t start;
+			old = start_ticks(st, task, &start) == 0 &&
+			      start + 1 < st->list_ticks;
 		}
 		if (!old)
 			return false;
