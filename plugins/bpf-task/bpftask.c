@@ -22,8 +22,6 @@ struct ctp_bpftask {
 	struct task_iter_bpf *skel;
 	unsigned char *buf; /* the raw stream of the last pass */
 	size_t cap;
-	struct ctp_bpftask_rec *recs;
-	size_t n_recs_cap;
 };
 
 /* libbpf writes its messages to stderr by default; the caller reports the
@@ -151,7 +149,6 @@ void ctp_bpftask_free(struct ctp_bpftask *b)
 		return;
 	task_iter_bpf__destroy(b->skel);
 	free(b->buf);
-	free(b->recs);
 	free(b);
 }
 
@@ -198,20 +195,21 @@ int ctp_bpftask_pass(struct ctp_bpftask *b, size_t max_bytes,
 		     const struct ctp_bpftask_rec **recs)
 {
 	ssize_t len = read_stream(b, max_bytes);
+	struct ctp_bpftask_rec one;
 	size_t off = 0, n = 0;
 	int r;
 
 	if (len < 0)
 		return (int)len;
-	r = CTP_GROW(b->recs, b->n_recs_cap, (size_t)len / sizeof(*b->recs) + 1,
-		     64);
-	if (r < 0)
-		return r;
-	while ((r = ctp_bpftask_rec_next(b->buf, (size_t)len, &off,
-					 &b->recs[n])) == 1)
+	/* The stream is whole records of the struct's size back to back, so
+	 * once each is checked the buffer itself is the array (malloc's
+	 * alignment suits the struct): no second copy of every task. */
+	while ((r = ctp_bpftask_rec_next(b->buf, (size_t)len, &off, &one)) == 1)
 		n++;
 	if (r < 0)
 		return r;
-	*recs = b->recs;
+	if (n && off != n * sizeof(one))
+		return -EBADMSG;
+	*recs = (const struct ctp_bpftask_rec *)(const void *)b->buf;
 	return (int)n;
 }
