@@ -70,7 +70,10 @@ static void answer(int fd, uint32_t seq, int status, uint64_t bytes,
 				   .seq = seq,
 				   .status = status,
 				   .bytes = bytes};
-	snprintf(m.why, sizeof(m.why), "%s", why ? why : "");
+	/* Cut to the message's room (a longer reason is the log's). */
+	size_t n = why ? strnlen(why, sizeof(m.why) - 1) : 0;
+	memcpy(m.why, why ? why : "", n);
+	m.why[n] = '\0';
 	send_msg(fd, &m);
 }
 
