@@ -9,6 +9,7 @@
  * namespace) it says why once and offers nothing: every consumer reads its
  * files. It also adds the command `bpf-task-dump`.
  */
+#include "bpfload.h"
 #include "bpftask.h"
 #include "hostprobe.h"
 
@@ -352,7 +353,7 @@ static int bt_host(void *state, struct ctp_record *rec)
 		st->pass_err = r;
 		st->refused = true;
 		count(st, C_PASS_FAILED, 1);
-		ctp_bpftask_eperm_why(why, sizeof(why));
+		ctp_bpfload_eperm_why(why, sizeof(why));
 		snprintf(st->hint, sizeof(st->hint),
 			 "BPF task passes refused (%s): collectors read their "
 			 "files",

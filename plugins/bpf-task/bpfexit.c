@@ -1,13 +1,13 @@
 /* The exit program's user side (bpfexit.h): libbpf and a skeleton. */
 #include "bpfexit.h"
 
+#include "bpfload.h"
 #include "task_exit.skel.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,19 +28,13 @@ struct ctp_bpfexit {
 	size_t n_keys;
 };
 
-static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	(void)level;
-	(void)fmt;
-	(void)ap;
-	return 0;
-}
+/* What the exit program needs of a kernel, said when it refuses it. */
+static const char needs[] = "the exit program needs 5.12+, "
+			    "CONFIG_DEBUG_INFO_BTF and CONFIG_BPF_SYSCALL";
 
 static int fail(char *why, size_t whylen, int err, const char *step)
 {
-	if (why && whylen)
-		snprintf(why, whylen, "%s: %s", step, strerror(-err));
-	return err;
+	return ctp_bpfload_fail(why, whylen, err, step, needs);
 }
 
 /* The ring size: a power of 2 of at least a page, in [MIN, MAX]. */
@@ -79,12 +73,12 @@ int ctp_bpfexit_open(const struct ctp_bpfexit_opts *opts,
 						 : CTP_BPFEXIT_PROCS_DEFAULT;
 	int r;
 
-	if (access("/sys/kernel/btf/vmlinux", R_OK) < 0)
-		return fail(why, whylen, -errno, "/sys/kernel/btf/vmlinux");
+	r = ctp_bpfload_begin(why, whylen);
+	if (r < 0)
+		return r;
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return fail(why, whylen, -ENOMEM, "allocating");
-	libbpf_set_print(quiet);
 	b->skel = task_exit_bpf__open();
 	if (!b->skel) {
 		r = fail(why, whylen, -errno, "opening the BPF object");
@@ -100,16 +94,11 @@ int ctp_bpfexit_open(const struct ctp_bpfexit_opts *opts,
 		r = fail(why, whylen, r, "sizing the maps");
 		goto out;
 	}
-	r = task_exit_bpf__load(b->skel);
-	if (r < 0) {
-		r = fail(why, whylen, r, "loading the BPF program");
+	r = ctp_bpfload_load_attach(b->skel->skeleton,
+				    "attaching to sched_switch", needs, why,
+				    whylen);
+	if (r < 0)
 		goto out;
-	}
-	r = task_exit_bpf__attach(b->skel);
-	if (r < 0) {
-		r = fail(why, whylen, r, "attaching to sched_switch");
-		goto out;
-	}
 	b->n_keys = bpf_map__max_entries(b->skel->maps.sums);
 	b->keys = calloc(b->n_keys, sizeof(*b->keys));
 	if (!b->keys) {

@@ -1,7 +1,7 @@
 /* The iter/task program's user side (bpftask.h): libbpf and a skeleton. */
 #include "bpftask.h"
 
-#include "procelf.h"
+#include "bpfload.h"
 #include "task_iter.skel.h"
 
 #include <ctprof/plugin-util.h>
@@ -9,13 +9,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/capability.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 struct ctp_bpftask {
@@ -24,118 +20,33 @@ struct ctp_bpftask {
 	size_t cap;
 };
 
-/* libbpf writes its messages to stderr by default; the caller reports the
- * failing step itself. */
-static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	(void)level;
-	(void)fmt;
-	(void)ap;
-	return 0;
-}
-
-/* The first line of a small file, or "" (no allocation). */
-static void first_line(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, len - 1);
-
-	if (fd >= 0)
-		close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-}
-
-/* The value of "Seccomp:" in /proc/self/status: 2 is a filter. */
-static int seccomp_mode(void)
-{
-	char buf[4096], *p;
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	p = strstr(buf, "\nSeccomp:");
-	return p ? atoi(p + 9) : -1;
-}
-
-void ctp_bpftask_eperm_why(char *why, size_t whylen)
-{
-	char lock[128];
-
-	/* e.g. "none [integrity] confidentiality" */
-	first_line("/sys/kernel/security/lockdown", lock, sizeof(lock));
-	if (strstr(lock, "[integrity]") || strstr(lock, "[confidentiality]"))
-		snprintf(why, whylen, "kernel lockdown is on (%s)", lock);
-	else if (!ctp_cap_effective(CAP_SYS_ADMIN) &&
-		 (!ctp_cap_effective(CAP_BPF) ||
-		  !ctp_cap_effective(CAP_PERFMON)))
-		snprintf(why, whylen,
-			 "needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN)");
-	else if (seccomp_mode() == 2)
-		snprintf(why, whylen, "bpf() refused by a seccomp filter");
-	else
-		snprintf(why, whylen,
-			 "bpf() refused with the capabilities held (an LSM, "
-			 "or kernel.unprivileged_bpf_disabled)");
-}
-
-static int fail(char *why, size_t whylen, int err, const char *step)
-{
-	char more[160] = "";
-	struct utsname u;
-
-	if (err == -EPERM || err == -EACCES)
-		ctp_bpftask_eperm_why(more, sizeof(more));
-	else if ((err == -EINVAL || err == -ENOTSUP || err == -EOPNOTSUPP ||
-		  err == -ENOENT || err == -ESRCH) &&
-		 uname(&u) == 0)
-		snprintf(more, sizeof(more),
-			 "kernel %s: the task iterator needs 5.8+, "
-			 "CONFIG_DEBUG_INFO_BTF and CONFIG_BPF_SYSCALL",
-			 u.release);
-	if (why && whylen)
-		snprintf(why, whylen, "%s: %s%s%s", step, strerror(-err),
-			 *more ? ": " : "", more);
-	return err;
-}
+/* What the iterator needs of a kernel, said when it refuses the program. */
+static const char needs[] = "the task iterator needs 5.8+, "
+			    "CONFIG_DEBUG_INFO_BTF and CONFIG_BPF_SYSCALL";
 
 int ctp_bpftask_open(struct ctp_bpftask **ret, char *why, size_t whylen)
 {
 	struct ctp_bpftask *b;
 	int r;
 
-	if (access("/sys/kernel/btf/vmlinux", R_OK) < 0) {
-		int e = -errno;
-		if (why && whylen)
-			snprintf(why, whylen,
-				 "no kernel BTF (/sys/kernel/btf/vmlinux: %s): "
-				 "needs CONFIG_DEBUG_INFO_BTF",
-				 strerror(-e));
-		return e;
-	}
+	r = ctp_bpfload_begin(why, whylen);
+	if (r < 0)
+		return r;
 	b = calloc(1, sizeof(*b));
 	if (!b)
-		return fail(why, whylen, -ENOMEM, "allocating");
-	libbpf_set_print(quiet);
+		return ctp_bpfload_fail(why, whylen, -ENOMEM, "allocating",
+					needs);
 	b->skel = task_iter_bpf__open();
 	if (!b->skel) {
-		r = fail(why, whylen, -errno, "opening the BPF object");
+		r = ctp_bpfload_fail(why, whylen, -errno,
+				     "opening the BPF object", needs);
 		goto out;
 	}
-	r = task_iter_bpf__load(b->skel);
-	if (r < 0) {
-		r = fail(why, whylen, r, "loading the BPF program");
+	r = ctp_bpfload_load_attach(b->skel->skeleton,
+				    "attaching the task iterator", needs, why,
+				    whylen);
+	if (r < 0)
 		goto out;
-	}
-	r = task_iter_bpf__attach(b->skel);
-	if (r < 0) {
-		r = fail(why, whylen, r, "attaching the task iterator");
-		goto out;
-	}
 	*ret = b;
 	return 0;
 out:

@@ -23,11 +23,6 @@ struct ctp_bpftask;
 int ctp_bpftask_open(struct ctp_bpftask **ret, char *why, size_t whylen);
 void ctp_bpftask_free(struct ctp_bpftask *b);
 
-/* Why bpf() says EPERM here, in one line: lockdown (the mode from
- * /sys/kernel/security/lockdown), missing capabilities, a seccomp filter,
- * or none of those. */
-void ctp_bpftask_eperm_why(char *why, size_t whylen);
-
 /*
  * One pass: every task's record, parsed and checked, into a buffer of its
  * own, valid until the next pass or ctp_bpftask_free. At most max_bytes of

@@ -22,6 +22,6 @@ add_custom_command(
   VERBATIM)
 add_custom_target(bpfexit_skel DEPENDS ${xskel})
 
-ctp_add_plugin_lib(ctp_bpfexit bpfexit.c LIBS ctp_bpfexit_rec PkgConfig::LIBBPF)
+ctp_add_plugin_lib(ctp_bpfexit bpfexit.c LIBS ctp_bpfload ctp_bpfexit_rec PkgConfig::LIBBPF)
 add_dependencies(ctp_bpfexit bpfexit_skel)
 target_include_directories(ctp_bpfexit PRIVATE ${CMAKE_CURRENT_BINARY_DIR})
