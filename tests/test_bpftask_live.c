@@ -395,6 +395,53 @@ static void from_rec(const struct ctp_bpftask_rec *r, struct proc_vals *bv)
 	}
 }
 
+/* The reply's marks (KiB) equal the source's (bytes), both present. */
+static bool same_hiwater(const struct ctp_taskstats *ts,
+			 const struct proc_vals *b)
+{
+	return ctp_ts_has(ts, CTP_TS_HIWATER_RSS) &&
+	       ctp_ts_has(ts, CTP_TS_HIWATER_VM) && b->has[S(HIWATER_RSS)] &&
+	       b->has[S(HIWATER_VM)] &&
+	       ts->v[CTP_TS_HIWATER_RSS] * 1024 == b->v[S(HIWATER_RSS)] &&
+	       ts->v[CTP_TS_HIWATER_VM] * 1024 == b->v[S(HIWATER_VM)];
+}
+
+/* A kernel thread's delays (with or without its task_delay_info) and
+ * watermarks (0 and 0) from the pass, as its reply gives them; false with
+ * the differences printed. */
+static bool kthread_as_reply(const struct ctp_bpftask_rec *q,
+			     const struct proc_vals *bq,
+			     const struct ctp_taskstats *ts)
+{
+	bool ok = true;
+
+	for (int f = 1; f < CTP_TS_N_FAMILIES; f++) {
+		for (int p = 0; p < CTP_TS_N_PARTS; p++) {
+			unsigned m = CTP_TS_DELAY(f, p);
+			int x = S(DELAY0) + (int)m;
+			bool has = conv.delays_on && ctp_ts_has(ts, m);
+
+			if (has == bq->has[x] && (!has || ts->v[m] == bq->v[x]))
+				continue;
+			printf("  kthread %d: %s %s%llu reply %s%llu\n", q->pid,
+			       fname[x], bq->has[x] ? "" : "(absent) ",
+			       (unsigned long long)bq->v[x],
+			       has ? "" : "(absent) ",
+			       (unsigned long long)ts->v[m]);
+			ok = false;
+		}
+	}
+	if (!same_hiwater(ts, bq)) {
+		printf("  kthread %d: hiwater %llu %llu, reply %llu %llu KiB\n",
+		       q->pid, (unsigned long long)bq->v[S(HIWATER_RSS)],
+		       (unsigned long long)bq->v[S(HIWATER_VM)],
+		       (unsigned long long)ts->v[CTP_TS_HIWATER_RSS],
+		       (unsigned long long)ts->v[CTP_TS_HIWATER_VM]);
+		ok = false;
+	}
+	return ok;
+}
+
 static bool same(const struct proc_vals *a, const struct proc_vals *b, int f)
 {
 	if (a->has[f] != b->has[f])
@@ -574,11 +621,13 @@ int main(void)
 			rc = 1;
 	}
 	/* Kernel threads: their state letters, idle ones ('I', TASK_IDLE)
-	 * among them, and no mm (hiwater absent, as taskstats' get_task_mm()
-	 * gives none). A kthread that ran since the pass (schedstat moved)
-	 * or whose state changed between two reads is not compared. */
+	 * among them, and no mm (hiwater 0 and 0, as taskstats' get_task_mm()
+	 * gives none), delays as their reply (0 without task_delay_info). A
+	 * kthread that ran since the pass (schedstat moved) or whose state
+	 * changed between two reads is not compared. */
 	{
-		int kt = 0, keq = 0, kidle = 0, kmoved = 0;
+		int kt = 0, keq = 0, kidle = 0, kmoved = 0, kts_n = 0;
+		struct ctp_taskstats kts;
 		for (int k = 0; k < n_recs; k++) {
 			const struct ctp_bpftask_rec *q = &recs[k];
 			struct proc_vals p1, p2, bq;
@@ -593,10 +642,17 @@ int main(void)
 			}
 			from_rec(q, &bq);
 			kt++;
-			if (bq.has[S(HIWATER_RSS)] || bq.has[S(HIWATER_VM)]) {
-				printf("  kthread %d: hiwater present\n",
+			/* Offered as 0 and 0, what the reply says. */
+			if (!bq.has[S(HIWATER_RSS)] || !bq.has[S(HIWATER_VM)] ||
+			    bq.v[S(HIWATER_RSS)] || bq.v[S(HIWATER_VM)]) {
+				printf("  kthread %d: hiwater not 0 and 0\n",
 				       q->pid);
 				rc = 1;
+			}
+			if (ts_fd >= 0 && ts_query(q->pid, &kts) == 0) {
+				kts_n++;
+				if (!kthread_as_reply(q, &bq, &kts))
+					rc = 1;
 			}
 			if (same(&p1, &bq, S(STATE))) {
 				keq++;
@@ -611,6 +667,9 @@ int main(void)
 		printf("kernel threads, state (stat 3): %d of %d equal (%d "
 		       "'I'; %d moved, not compared)\n",
 		       keq, kt, kidle, kmoved);
+		printf("kernel threads, hiwater (0 and 0) and delays as the "
+		       "reply says: %d queried\n",
+		       kts_n);
 		if (keq != kt || kidle == 0)
 			rc = 1;
 	}

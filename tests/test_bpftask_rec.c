@@ -389,7 +389,9 @@ static void test_to_src(void **s)
 	assert_int_equal(val(&t, CTP_SRC_TASK_HIWATER_RSS), 1100 * 4096);
 	assert_int_equal(val(&t, CTP_SRC_TASK_HIWATER_VM), 5100 * 4096);
 
-	/* What the kernel lacks (or the host does not measure) is absent. */
+	/* What the kernel lacks (or the host does not measure) is absent:
+	 * a user task whose mm the kernel's layout hides (no HAS_MM). */
+	r.flags &= ~CTP_PF_KTHREAD;
 	r.present &=
 		~(CTP_BPFTASK_HAS_CPU | CTP_BPFTASK_HAS_STATE |
 		  CTP_BPFTASK_HAS_MM | CTP_BPFTASK_HAS_DELAY(6) |
@@ -412,6 +414,12 @@ static void test_to_src(void **s)
 		ctp_src_task_get(&t, sizeof(t), CTP_SRC_TASK_DELAY(0, 2), &v));
 	assert_int_equal(val(&t, CTP_SRC_TASK_DELAY(6, 0)), 6);
 	assert_int_equal(val(&t, CTP_SRC_TASK_RCHAR), 8);
+	/* A kernel thread has no mm: the reply's marks are 0 and 0
+	 * (xacct_add_tsk()), offered so taskstats needs no query. */
+	r.flags |= CTP_PF_KTHREAD;
+	ctp_bpftask_to_src(&r, &conv, 21, 34, &t);
+	assert_int_equal(val(&t, CTP_SRC_TASK_HIWATER_RSS), 0);
+	assert_int_equal(val(&t, CTP_SRC_TASK_HIWATER_VM), 0);
 	/* kernel.task_delayacct=0: no block family; the cpu family stays
 	 * (delayacct_add_tsk() copies sched_info first). */
 	conv.delays_on = 0;

@@ -445,6 +445,16 @@ static void task_source_values(void **state)
 				}
 			}
 	}
+	/* Kernel threads (no mm: both watermarks 0) are covered whole by
+	 * the source, so none costs taskstats a query; a user thread the
+	 * source covers whole is not queried either. */
+	uint64_t no_mm = summary(source, "taskstats", "no_mm");
+	uint64_t whole = summary(source, "taskstats", "from_task");
+	uint64_t part = summary(source, "taskstats", "from_task_partial");
+	print_message("[ INFO     ] taskstats with the source: %" PRIu64
+		      " threads from it whole, %" PRIu64 " partly (queried), "
+		      "%" PRIu64 " without an mm, %" PRIu64 " queries ok\n",
+		      whole, part, no_mm, summary(source, "taskstats", "ok"));
 	print_message("[ INFO     ] %u threads x %u fields compared; the task "
 		      "source served stat for %" PRIu64 " threads, io for "
 		      "%" PRIu64 "\n",
@@ -453,6 +463,12 @@ static void task_source_values(void **state)
 	ctp_snap_free(files);
 	ctp_snap_free(source);
 	assert_int_equal(nbad, 0);
+	/* Every thread without an mm (kernel threads, and a zombie the
+	 * reply also gives 0 and 0) was queried when the source left its
+	 * marks out: then part >= no_mm. Now only threads the source lacks
+	 * something of (a zombie) are, fewer than the kernel threads. */
+	assert_true(no_mm > 0);
+	assert_true(part < no_mm);
 }
 
 int main(void)

@@ -188,6 +188,12 @@ void ctp_bpftask_to_src(const struct ctp_bpftask_rec *r,
 	if (ctp_bpftask_hiwater(r, conv->page_size, &rss, &vm) == 0) {
 		put(out, CTP_SRC_TASK_HIWATER_RSS, rss);
 		put(out, CTP_SRC_TASK_HIWATER_VM, vm);
+	} else if (r->flags & CTP_PF_KTHREAD) {
+		/* xacct_add_tsk(): get_task_mm() gives a kernel thread no mm,
+		 * so the reply's marks stay 0 (taskstats reads both 0 as no
+		 * address space); offered, so it needs no query. */
+		put(out, CTP_SRC_TASK_HIWATER_RSS, 0);
+		put(out, CTP_SRC_TASK_HIWATER_VM, 0);
 	}
 }
 

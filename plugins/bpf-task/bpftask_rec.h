@@ -22,8 +22,9 @@
 #define CTP_BPFTASK_HAS_PREV		 0x20u /* prev_cputime */
 #define CTP_BPFTASK_HAS_MM		 0x40u /* an mm with the 6.2+ rss_stat */
 #define CTP_BPFTASK_HAS_RUN_DELAY_MAXMIN 0x80u /* sched_info.{max,min}_ */
-/* delays[f][0..1] (count, total) of family f, CTP_BPFTASK_FAM_*: the task
- * has its task_delay_info and the kernel the family's members. */
+/* delays[f][0..1] (count, total) of family f, CTP_BPFTASK_FAM_*: the kernel
+ * has the family's members (0 for a task without its task_delay_info, as
+ * the reply, which delayacct_add_tsk() leaves zeroed then). */
 #define CTP_BPFTASK_HAS_DELAY(f) (0x100u << (f))
 /* delays[f][2..3] (max, min; 6.16+). */
 #define CTP_BPFTASK_HAS_DELAY_MAXMIN(f) (0x8000u << (f))

@@ -26,16 +26,22 @@ struct {
 
 /* Family f of task_delay_info d: count and total when the kernel has
  * them, max and min when it has those too (6.16+). */
+/* A task without its task_delay_info (d NULL: a kernel thread started
+ * before delayacct_init()) keeps the record's zeros, what the reply says. */
 #define DELAY(r, d, f, name)                                                   \
 	do {                                                                   \
 		if (bpf_core_field_exists(d->name##_count)) {                  \
-			r->delays[f][0] = d->name##_count;                     \
-			r->delays[f][1] = d->name##_delay;                     \
+			if (d) {                                               \
+				r->delays[f][0] = d->name##_count;             \
+				r->delays[f][1] = d->name##_delay;             \
+			}                                                      \
 			r->present |= CTP_BPFTASK_HAS_DELAY(f);                \
 		}                                                              \
 		if (bpf_core_field_exists(d->name##_delay_max)) {              \
-			r->delays[f][2] = d->name##_delay_max;                 \
-			r->delays[f][3] = d->name##_delay_min;                 \
+			if (d) {                                               \
+				r->delays[f][2] = d->name##_delay_max;         \
+				r->delays[f][3] = d->name##_delay_min;         \
+			}                                                      \
 			r->present |= CTP_BPFTASK_HAS_DELAY_MAXMIN(f);         \
 		}                                                              \
 	} while (0)
@@ -115,8 +121,9 @@ int ctp_task_rec(struct bpf_iter__task *ctx)
 		r->prev_stime = t->prev_cputime.stime;
 	}
 	/* delayacct_add_tsk() reads nothing of task_delay_info when the task
-	 * has none. */
-	if (bpf_core_field_exists(t->delays) && (d = t->delays)) {
+	 * has none: the reply's families stay 0 (zeroed), offered as such. */
+	if (bpf_core_field_exists(t->delays)) {
+		d = t->delays;
 		DELAY(r, d, CTP_BPFTASK_FAM_BLKIO, blkio);
 		DELAY(r, d, CTP_BPFTASK_FAM_SWAPIN, swapin);
 		DELAY(r, d, CTP_BPFTASK_FAM_FREEPAGES, freepages);
