@@ -685,6 +685,14 @@ int main(void)
 		printf("FAIL: the pass after the capped one returned %d\n", r);
 		rc = 1;
 	}
+	/* A pass over one task (6.1+: the iterator's tid parameter): that
+	 * task alone. */
+	r = ctp_bpftask_pass_tid(b, (int)syscall(SYS_gettid), &recs);
+	if (r != 1 || recs[0].pid != (int)syscall(SYS_gettid) ||
+	    recs[0].tgid != getpid()) {
+		printf("FAIL: a pass over this thread returned %d\n", r);
+		rc = 1;
+	}
 out:
 	if (child > 0) {
 		kill(child, SIGKILL);

@@ -6,8 +6,9 @@
  * is not this kernel's), the walk list of a pass (sorted, this thread in
  * it with its name), fill through task->walked and by lookup, a task born
  * after the pass (a counted miss, found by the next pass), a failed pass
- * (max_tasks too small) and passes refused by a seccomp filter after
- * init. The live cases need root and a kernel that
+ * (max_tasks too small), passes refused by a seccomp filter after
+ * init, and the check on this kernel at init (a value made unequal is
+ * never offered, the hint says so). The live cases need root and a kernel that
  * loads the program, else they skip with the reason.
  */
 #include <errno.h>
@@ -334,6 +335,65 @@ static void refused_after_init(void **state)
 
 /* A core without source_add: the same source, registered plainly (no
  * walk), and fill finds its task by lookup. */
+/*
+ * The check on this kernel at init: unperturbed, every value it sees is
+ * equal here, nothing off. With CTP_BPFTASK_CHECK_SKEW=utime the pass's
+ * utime is made unequal before the comparison: utime is then never
+ * offered, stime still is, the hint names it, the counter says 1.
+ */
+static void check_on_kernel(void **state)
+{
+	struct hx_fx *fx = *state;
+	struct ctp_src_task t;
+	struct hx_rec host;
+	pid_t me = getpid(), tid = (pid_t)syscall(SYS_gettid);
+	const struct ctp_walk_task *tasks;
+	size_t n;
+	uint64_t v;
+
+	if (geteuid() != 0) {
+		printf("SKIP: not root\n");
+		skip();
+	}
+	unsetenv("CTP_BPFTASK_CHECK_SKEW");
+	if (!start_live(fx, NULL, 0))
+		skip();
+	assert_int_equal(hx_fx_host(fx, &host), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "check_not_run"), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "check_off"), 0);
+	assert_false(hx_hint_set(&fx->ctx));
+	assert_int_equal(fill(fx, me, tid, NULL, &t), 0);
+	assert_true(ctp_src_task_get(&t, sizeof(t), CTP_SRC_TASK_UTIME, &v));
+	hx_fx_stop(fx);
+
+	setenv("CTP_BPFTASK_CHECK_SKEW", "utime", 1);
+	bool live = start_live(fx, NULL, 0);
+	unsetenv("CTP_BPFTASK_CHECK_SKEW");
+	if (!live)
+		skip();
+	if (!strstr(hx_hint(&fx->ctx), "stat utime") ||
+	    strstr(hx_hint(&fx->ctx), "stime"))
+		fail_msg("hint \"%s\"", hx_hint(&fx->ctx));
+	assert_int_equal(hx_fx_host(fx, &host), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "check_off"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "check_not_run"), 0);
+	/* Absent for every task, this one and the first. */
+	assert_int_equal(fill(fx, me, tid, NULL, &t), 0);
+	assert_false(ctp_src_task_get(&t, sizeof(t), CTP_SRC_TASK_UTIME, &v));
+	assert_true(ctp_src_task_get(&t, sizeof(t), CTP_SRC_TASK_STIME, &v));
+	assert_true(ctp_src_task_get(&t, sizeof(t), CTP_SRC_TASK_MINFLT, &v));
+	assert_int_equal(
+		fx->ctx.eng.sources[0].walk(hx_state(&fx->ctx), &tasks, &n), 0);
+	assert_true(n > 1);
+	assert_int_equal(fill(fx, tasks[0].tgid, tasks[0].tid, &tasks[0], &t),
+			 0);
+	assert_false(ctp_src_task_get(&t, sizeof(t), CTP_SRC_TASK_UTIME, &v));
+	/* Counted once, not per capture. */
+	assert_int_equal(hx_fx_host(fx, &host), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "check_off"), 1);
+	hx_fx_stop(fx);
+}
+
 static void older_core(void **state)
 {
 	struct hx_fx *fx = *state;
@@ -362,6 +422,7 @@ int main(void)
 		cmocka_unit_test(pass_too_big),
 		cmocka_unit_test(refused_after_init),
 		cmocka_unit_test(older_core),
+		cmocka_unit_test(check_on_kernel),
 	};
 	return cmocka_run_group_tests(tests, setup, hx_fx_teardown);
 }

@@ -434,6 +434,51 @@ static void test_to_src(void **s)
 	assert_int_equal(val(&t, CTP_SRC_TASK_TIMESLICES), 77);
 }
 
+/* The init check on literal values: equal, one differs (its bit off, the
+ * others kept), a value one side lacks (not judged), the names. */
+static void test_check(void **s)
+{
+	struct ctp_src_task pass, files;
+	uint64_t off[2] = {0, 0};
+	(void)s;
+	memset(&pass, 0, sizeof(pass));
+	pass.abi = files.abi = 1;
+	pass.size = sizeof(pass);
+	files = pass;
+	ctp_bpftask_src_put(&pass, CTP_SRC_TASK_UTIME, 12);
+	ctp_bpftask_src_put(&files, CTP_SRC_TASK_UTIME, 12);
+	ctp_bpftask_src_put(&pass, CTP_SRC_TASK_NIVCSW, 4);
+	ctp_bpftask_src_put(&files, CTP_SRC_TASK_NIVCSW, 4);
+	/* Only the pass has a watermark, only the files a majflt. */
+	ctp_bpftask_src_put(&pass, CTP_SRC_TASK_HIWATER_VM, 4096);
+	ctp_bpftask_src_put(&files, CTP_SRC_TASK_MAJFLT, 9);
+	assert_int_equal(ctp_bpftask_check(&pass, &files, off), 0);
+	assert_true(off[0] == 0 && off[1] == 0);
+
+	ctp_bpftask_src_put(&files, CTP_SRC_TASK_UTIME, 13);
+	ctp_bpftask_src_put(&pass, CTP_SRC_TASK_HIWATER_VM, 0);
+	assert_int_equal(ctp_bpftask_check(&pass, &files, off), 1);
+	assert_true(off[0] == UINT64_C(1) << CTP_SRC_TASK_UTIME);
+	assert_true(off[1] == 0);
+	/* Or'ed in: a second differing value adds its bit. */
+	ctp_bpftask_src_put(&pass, CTP_SRC_TASK_NIVCSW, 5);
+	assert_int_equal(ctp_bpftask_check(&pass, &files, off), 2);
+	assert_true(off[0] == ((UINT64_C(1) << CTP_SRC_TASK_UTIME) |
+			       (UINT64_C(1) << CTP_SRC_TASK_NIVCSW)));
+
+	assert_string_equal(ctp_bpftask_value_name(CTP_SRC_TASK_UTIME),
+			    "stat utime");
+	assert_string_equal(ctp_bpftask_value_name(CTP_SRC_TASK_TIMESLICES),
+			    "schedstat timeslices");
+	assert_null(ctp_bpftask_value_name(CTP_SRC_TASK_HIWATER_RSS));
+	assert_int_equal(ctp_bpftask_value_by_name("utime"),
+			 CTP_SRC_TASK_UTIME);
+	assert_int_equal(ctp_bpftask_value_by_name("io rchar"),
+			 CTP_SRC_TASK_RCHAR);
+	assert_int_equal(ctp_bpftask_value_by_name("stat"), -1);
+	assert_int_equal(ctp_bpftask_value_by_name("hiwater_rss"), -1);
+}
+
 static void test_keep_monotonic(void **s)
 {
 	const struct ctp_bpftask_ticks prev[] = {
@@ -475,6 +520,7 @@ int main(void)
 		cmocka_unit_test(test_clock_t),
 		cmocka_unit_test(test_hiwater),
 		cmocka_unit_test(test_to_src),
+		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_keep_monotonic),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,6 +9,7 @@
  * namespace) it says why once and offers nothing: every consumer reads its
  * files. It also adds the command `bpf-task-dump`.
  */
+#include "bpfcheck.h"
 #include "bpfload.h"
 #include "bpftask.h"
 #include "hostprobe.h"
@@ -25,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define DUMP_MAX_BYTES (512u << 20) /* 3 million tasks of 168 bytes */
@@ -127,13 +129,15 @@ static int cmd_dump(int argc, char **argv)
 /* ---- The source --------------------------------------------------------- */
 
 enum counter {
-	C_PASSES,      /* passes taken */
-	C_PASS_FAILED, /* passes that failed: no source that capture */
-	C_TASKS,       /* tasks in the passes */
-	C_FILL_WALKED, /* fills found through task->walked */
-	C_FILL_LOOKUP, /* fills found by a (tgid, tid) lookup */
-	C_FILL_MISS,   /* fills for a task not in the pass (born after it) */
-	C_UNAVAILABLE, /* captures without the source: not loaded (hint) */
+	C_PASSES,	 /* passes taken */
+	C_PASS_FAILED,	 /* passes that failed: no source that capture */
+	C_TASKS,	 /* tasks in the passes */
+	C_FILL_WALKED,	 /* fills found through task->walked */
+	C_FILL_LOOKUP,	 /* fills found by a (tgid, tid) lookup */
+	C_FILL_MISS,	 /* fills for a task not in the pass (born after it) */
+	C_UNAVAILABLE,	 /* captures without the source: not loaded (hint) */
+	C_CHECK_OFF,	 /* values the init check turned off (once) */
+	C_CHECK_NOT_RUN, /* 1 when the init check could not run (once) */
 	N_COUNTERS
 };
 
@@ -145,6 +149,8 @@ static const char *const counter_names[N_COUNTERS] = {
 	[C_FILL_LOOKUP] = "fill_lookup",
 	[C_FILL_MISS] = "fill_miss",
 	[C_UNAVAILABLE] = "unavailable",
+	[C_CHECK_OFF] = "check_off",
+	[C_CHECK_NOT_RUN] = "check_not_run",
 };
 
 #define DEFAULT_MAX_TASKS 1000000u
@@ -178,6 +184,10 @@ struct bt_state {
 	struct ctp_walk_task *walk;
 	struct ctp_bpftask_ticks *ticks, *prev; /* this pass's, the last's */
 	size_t n_prev, cap_order, cap_walk, cap_ticks, cap_prev;
+	/* The init check: values never offered (valid's layout). */
+	uint64_t off[2];
+	unsigned n_off;
+	bool check_not_run, check_counted;
 	char hint[400];
 };
 
@@ -232,8 +242,11 @@ static int bt_fill(void *state, const struct ctp_task *task, void *buf,
 		}
 		count(st, C_FILL_LOOKUP, 1);
 	}
+	struct ctp_src_task *out = buf;
 	ctp_bpftask_to_src(&st->recs[st->order[i]], &st->conv,
-			   st->ticks[i].utime, st->ticks[i].stime, buf);
+			   st->ticks[i].utime, st->ticks[i].stime, out);
+	out->valid[0] &= ~st->off[0];
+	out->valid[1] &= ~st->off[1];
 	*len = sizeof(struct ctp_src_task);
 	return 0;
 }
@@ -329,6 +342,11 @@ static int bt_host(void *state, struct ctp_record *rec)
 
 	(void)rec;
 	st->pass_ok = false;
+	if (st->b && !st->check_counted) {
+		st->check_counted = true;
+		count(st, C_CHECK_OFF, st->n_off);
+		count(st, C_CHECK_NOT_RUN, st->check_not_run);
+	}
 	if (!st->b) {
 		count(st, C_UNAVAILABLE, 1);
 		return 0;
@@ -407,6 +425,70 @@ static bool nohz_full(int sys_fd)
 					 buf, sizeof(buf), &len) < 0)
 		return false;
 	return len && buf[0] != '\n' && strncmp(buf, "(null)", 6) != 0;
+}
+
+/*
+ * The check on this kernel (README.md): one helper thread's record against
+ * its files; a value found unequal is never offered from then on, said
+ * once with both values, counted and named in the hint. A check that
+ * cannot run says why and turns nothing off; it never fails init.
+ * CTP_BPFTASK_CHECK_SKEW=<value> (tests only) adds 1 to the pass's value
+ * before the comparison.
+ */
+static void check_kernel(struct bt_state *st)
+{
+	const struct ctp_api *api = st->api;
+	struct ctp_src_task pass, files;
+	const char *skew = getenv("CTP_BPFTASK_CHECK_SKEW");
+	char why[160] = "", *h = st->hint;
+	size_t hl = sizeof(st->hint);
+	int r, n;
+
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	r = ctp_bpfcheck_run(st->b, st->max_bytes, &st->conv, st->proc_fd,
+			     &pass, &files, why, sizeof(why));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (r < 0) {
+		st->check_not_run = true;
+		api->log(st->ctx, CTP_LOG_NOTICE,
+			 "the check on this kernel could not run (%s): every "
+			 "value is offered",
+			 why);
+		return;
+	}
+	if (skew && *skew) {
+		int k = ctp_bpftask_value_by_name(skew);
+		if (k >= 0 && (pass.valid[k / 64] >> (k % 64)) & 1)
+			pass.v[k]++;
+	}
+	st->n_off = ctp_bpftask_check(&pass, &files, st->off);
+	api->log(st->ctx, CTP_LOG_INFO,
+		 "the check on this kernel: %u of its values unequal (%.1f ms)",
+		 st->n_off,
+		 (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+			 (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	if (!st->n_off)
+		return;
+	n = snprintf(h, hl, "off on this kernel (unequal to their files):");
+	for (unsigned i = 0; i < CTP_SRC_TASK_N_VALUES; i++) {
+		const char *name = ctp_bpftask_value_name(i);
+		if (!((st->off[i / 64] >> (i % 64)) & 1))
+			continue;
+		if (!name)
+			name = "a value";
+		api->log(st->ctx, CTP_LOG_WARNING,
+			 "%s off on this kernel: %llu from the pass, %llu from "
+			 "%.*s",
+			 name, (unsigned long long)pass.v[i],
+			 (unsigned long long)files.v[i],
+			 (int)strcspn(name, " "), name);
+		if (n >= 0 && (size_t)n < hl)
+			n += snprintf(h + n, hl - (size_t)n, " %s", name);
+	}
+	if (n >= 0 && (size_t)n < hl)
+		snprintf(h + n, hl - (size_t)n, ": read from the files");
+	api->set_hint(st->ctx, st->hint);
 }
 
 static void bt_fini(void *state)
@@ -497,6 +579,7 @@ static int bt_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 			 why);
 		api->set_hint(ctx, st->hint);
 	} else {
+		check_kernel(st);
 		api->log(ctx, CTP_LOG_INFO,
 			 "offering the task source from a BPF task iterator%s",
 			 st->conv.times ? ""

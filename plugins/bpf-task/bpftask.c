@@ -63,10 +63,10 @@ void ctp_bpftask_free(struct ctp_bpftask *b)
 	free(b);
 }
 
-/* Read the iterator's whole stream into b->buf; returns its length. */
-static ssize_t read_stream(struct ctp_bpftask *b, size_t max_bytes)
+/* Read the stream of the iterator link lfd into b->buf; returns its
+ * length. */
+static ssize_t read_stream(struct ctp_bpftask *b, int lfd, size_t max_bytes)
 {
-	int lfd = bpf_link__fd(b->skel->links.ctp_task_rec);
 	int fd = bpf_iter_create(lfd);
 	size_t len = 0;
 	ssize_t r;
@@ -102,10 +102,10 @@ out:
 	return r;
 }
 
-int ctp_bpftask_pass(struct ctp_bpftask *b, size_t max_bytes,
-		     const struct ctp_bpftask_rec **recs)
+/* Parse the len bytes of b->buf into b->recs. */
+static int parse_stream(struct ctp_bpftask *b, ssize_t len,
+			const struct ctp_bpftask_rec **recs)
 {
-	ssize_t len = read_stream(b, max_bytes);
 	struct ctp_bpftask_rec one;
 	size_t off = 0, n = 0;
 	int r;
@@ -123,4 +123,34 @@ int ctp_bpftask_pass(struct ctp_bpftask *b, size_t max_bytes,
 		return -EBADMSG;
 	*recs = (const struct ctp_bpftask_rec *)(const void *)b->buf;
 	return (int)n;
+}
+
+int ctp_bpftask_pass(struct ctp_bpftask *b, size_t max_bytes,
+		     const struct ctp_bpftask_rec **recs)
+{
+	return parse_stream(
+		b,
+		read_stream(b, bpf_link__fd(b->skel->links.ctp_task_rec),
+			    max_bytes),
+		recs);
+}
+
+int ctp_bpftask_pass_tid(struct ctp_bpftask *b, int tid,
+			 const struct ctp_bpftask_rec **recs)
+{
+	union bpf_iter_link_info info = {.task = {.tid = (__u32)tid}};
+	LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &info,
+		    .link_info_len = sizeof(info));
+	struct bpf_link *link =
+		bpf_program__attach_iter(b->skel->progs.ctp_task_rec, &opts);
+	int r;
+
+	if (!link)
+		return -errno;
+	r = parse_stream(b,
+			 read_stream(b, bpf_link__fd(link),
+				     4 * sizeof(struct ctp_bpftask_rec)),
+			 recs);
+	bpf_link__destroy(link);
+	return r;
 }

@@ -33,4 +33,13 @@ void ctp_bpftask_free(struct ctp_bpftask *b);
 int ctp_bpftask_pass(struct ctp_bpftask *b, size_t max_bytes,
 		     const struct ctp_bpftask_rec **recs);
 
+/*
+ * A pass over one task (the iterator's tid parameter, 6.1+): its record,
+ * through a link of its own made and dropped here. Returns the number of
+ * records (0: no such task) with *recs set as ctp_bpftask_pass does, or a
+ * negative errno (-EINVAL and the like where the kernel has no parameter).
+ */
+int ctp_bpftask_pass_tid(struct ctp_bpftask *b, int tid,
+			 const struct ctp_bpftask_rec **recs);
+
 #endif /* CTP_BPFTASK_H */

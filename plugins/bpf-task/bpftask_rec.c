@@ -110,7 +110,7 @@ int ctp_bpftask_hiwater(const struct ctp_bpftask_rec *r, __u64 page_size,
 	return 0;
 }
 
-static void put(struct ctp_src_task *o, unsigned which, __u64 v)
+void ctp_bpftask_src_put(struct ctp_src_task *o, unsigned which, __u64 v)
 {
 	o->v[which] = v;
 	o->valid[which / 64] |= UINT64_C(1) << (which % 64);
@@ -126,74 +126,87 @@ void ctp_bpftask_to_src(const struct ctp_bpftask_rec *r,
 	memset(out, 0, sizeof(*out));
 	out->abi = 1;
 	out->size = sizeof(*out);
-	put(out, CTP_SRC_TASK_MINFLT, r->minflt);
-	put(out, CTP_SRC_TASK_MAJFLT, r->majflt);
+	ctp_bpftask_src_put(out, CTP_SRC_TASK_MINFLT, r->minflt);
+	ctp_bpftask_src_put(out, CTP_SRC_TASK_MAJFLT, r->majflt);
 	if (conv->times && (has & CTP_BPFTASK_HAS_PREV)) {
-		put(out, CTP_SRC_TASK_UTIME, utime_ticks);
-		put(out, CTP_SRC_TASK_STIME, stime_ticks);
+		ctp_bpftask_src_put(out, CTP_SRC_TASK_UTIME, utime_ticks);
+		ctp_bpftask_src_put(out, CTP_SRC_TASK_STIME, stime_ticks);
 	}
 	/* task_prio() = prio - MAX_RT_PRIO, task_nice() = static_prio -
 	 * DEFAULT_PRIO; signed, stored as two's complement. */
-	put(out, CTP_SRC_TASK_PRIORITY, (__u64)(__s64)(r->prio - 100));
-	put(out, CTP_SRC_TASK_NICE, (__u64)(__s64)(r->static_prio - 120));
-	put(out, CTP_SRC_TASK_START_TIME,
-	    ctp_nsec_to_clock_t(r->start_boottime, conv->user_hz));
+	ctp_bpftask_src_put(out, CTP_SRC_TASK_PRIORITY,
+			    (__u64)(__s64)(r->prio - 100));
+	ctp_bpftask_src_put(out, CTP_SRC_TASK_NICE,
+			    (__u64)(__s64)(r->static_prio - 120));
+	ctp_bpftask_src_put(
+		out, CTP_SRC_TASK_START_TIME,
+		ctp_nsec_to_clock_t(r->start_boottime, conv->user_hz));
 	if (has & CTP_BPFTASK_HAS_CPU)
-		put(out, CTP_SRC_TASK_PROCESSOR, r->cpu);
-	put(out, CTP_SRC_TASK_RT_PRIORITY, r->rt_priority);
-	put(out, CTP_SRC_TASK_POLICY, r->policy);
+		ctp_bpftask_src_put(out, CTP_SRC_TASK_PROCESSOR, r->cpu);
+	ctp_bpftask_src_put(out, CTP_SRC_TASK_RT_PRIORITY, r->rt_priority);
+	ctp_bpftask_src_put(out, CTP_SRC_TASK_POLICY, r->policy);
 	if (has & CTP_BPFTASK_HAS_STATE)
-		put(out, CTP_SRC_TASK_STATE,
-		    (unsigned char)ctp_bpftask_state_char(r->state,
-							  r->exit_state));
-	put(out, CTP_SRC_TASK_NVCSW, r->nvcsw);
-	put(out, CTP_SRC_TASK_NIVCSW, r->nivcsw);
+		ctp_bpftask_src_put(out, CTP_SRC_TASK_STATE,
+				    (unsigned char)ctp_bpftask_state_char(
+					    r->state, r->exit_state));
+	ctp_bpftask_src_put(out, CTP_SRC_TASK_NVCSW, r->nvcsw);
+	ctp_bpftask_src_put(out, CTP_SRC_TASK_NIVCSW, r->nivcsw);
 	if (has & CTP_BPFTASK_HAS_IO_XACCT) {
-		put(out, CTP_SRC_TASK_RCHAR, r->rchar);
-		put(out, CTP_SRC_TASK_WCHAR, r->wchar);
-		put(out, CTP_SRC_TASK_SYSCR, r->syscr);
-		put(out, CTP_SRC_TASK_SYSCW, r->syscw);
+		ctp_bpftask_src_put(out, CTP_SRC_TASK_RCHAR, r->rchar);
+		ctp_bpftask_src_put(out, CTP_SRC_TASK_WCHAR, r->wchar);
+		ctp_bpftask_src_put(out, CTP_SRC_TASK_SYSCR, r->syscr);
+		ctp_bpftask_src_put(out, CTP_SRC_TASK_SYSCW, r->syscw);
 	}
 	if (has & CTP_BPFTASK_HAS_IO_BYTES) {
-		put(out, CTP_SRC_TASK_READ_BYTES, r->read_bytes);
-		put(out, CTP_SRC_TASK_WRITE_BYTES, r->write_bytes);
-		put(out, CTP_SRC_TASK_CANCELLED_WRITE_BYTES,
-		    r->cancelled_write_bytes);
+		ctp_bpftask_src_put(out, CTP_SRC_TASK_READ_BYTES,
+				    r->read_bytes);
+		ctp_bpftask_src_put(out, CTP_SRC_TASK_WRITE_BYTES,
+				    r->write_bytes);
+		ctp_bpftask_src_put(out, CTP_SRC_TASK_CANCELLED_WRITE_BYTES,
+				    r->cancelled_write_bytes);
 	}
-	put(out, CTP_SRC_TASK_RUN_NS, r->sum_exec_runtime);
+	ctp_bpftask_src_put(out, CTP_SRC_TASK_RUN_NS, r->sum_exec_runtime);
 	if (has & CTP_BPFTASK_HAS_SCHED_INFO) {
-		put(out, CTP_SRC_TASK_RUN_DELAY_NS, r->run_delay);
-		put(out, CTP_SRC_TASK_TIMESLICES, r->pcount);
+		ctp_bpftask_src_put(out, CTP_SRC_TASK_RUN_DELAY_NS,
+				    r->run_delay);
+		ctp_bpftask_src_put(out, CTP_SRC_TASK_TIMESLICES, r->pcount);
 	}
 	/* taskstats' cpu family: delayacct_add_tsk() copies sched_info's
 	 * pcount, run_delay, max_run_delay, min_run_delay. */
 	if (conv->cpu_delay && (has & CTP_BPFTASK_HAS_SCHED_INFO)) {
-		put(out, CTP_SRC_TASK_DELAY(0, 0), r->pcount);
-		put(out, CTP_SRC_TASK_DELAY(0, 1), r->run_delay);
+		ctp_bpftask_src_put(out, CTP_SRC_TASK_DELAY(0, 0), r->pcount);
+		ctp_bpftask_src_put(out, CTP_SRC_TASK_DELAY(0, 1),
+				    r->run_delay);
 		if (has & CTP_BPFTASK_HAS_RUN_DELAY_MAXMIN) {
-			put(out, CTP_SRC_TASK_DELAY(0, 2), r->run_delay_max);
-			put(out, CTP_SRC_TASK_DELAY(0, 3), r->run_delay_min);
+			ctp_bpftask_src_put(out, CTP_SRC_TASK_DELAY(0, 2),
+					    r->run_delay_max);
+			ctp_bpftask_src_put(out, CTP_SRC_TASK_DELAY(0, 3),
+					    r->run_delay_min);
 		}
 	}
 	for (unsigned f = 0; conv->delays_on && f < CTP_BPFTASK_N_FAM; f++) {
 		if (has & CTP_BPFTASK_HAS_DELAY(f)) {
-			put(out, CTP_SRC_TASK_DELAY(f + 1, 0), r->delays[f][0]);
-			put(out, CTP_SRC_TASK_DELAY(f + 1, 1), r->delays[f][1]);
+			ctp_bpftask_src_put(out, CTP_SRC_TASK_DELAY(f + 1, 0),
+					    r->delays[f][0]);
+			ctp_bpftask_src_put(out, CTP_SRC_TASK_DELAY(f + 1, 1),
+					    r->delays[f][1]);
 		}
 		if (has & CTP_BPFTASK_HAS_DELAY_MAXMIN(f)) {
-			put(out, CTP_SRC_TASK_DELAY(f + 1, 2), r->delays[f][2]);
-			put(out, CTP_SRC_TASK_DELAY(f + 1, 3), r->delays[f][3]);
+			ctp_bpftask_src_put(out, CTP_SRC_TASK_DELAY(f + 1, 2),
+					    r->delays[f][2]);
+			ctp_bpftask_src_put(out, CTP_SRC_TASK_DELAY(f + 1, 3),
+					    r->delays[f][3]);
 		}
 	}
 	if (ctp_bpftask_hiwater(r, conv->page_size, &rss, &vm) == 0) {
-		put(out, CTP_SRC_TASK_HIWATER_RSS, rss);
-		put(out, CTP_SRC_TASK_HIWATER_VM, vm);
+		ctp_bpftask_src_put(out, CTP_SRC_TASK_HIWATER_RSS, rss);
+		ctp_bpftask_src_put(out, CTP_SRC_TASK_HIWATER_VM, vm);
 	} else if (r->flags & CTP_PF_KTHREAD) {
 		/* xacct_add_tsk(): get_task_mm() gives a kernel thread no mm,
 		 * so the reply's marks stay 0 (taskstats reads both 0 as no
 		 * address space); offered, so it needs no query. */
-		put(out, CTP_SRC_TASK_HIWATER_RSS, 0);
-		put(out, CTP_SRC_TASK_HIWATER_VM, 0);
+		ctp_bpftask_src_put(out, CTP_SRC_TASK_HIWATER_RSS, 0);
+		ctp_bpftask_src_put(out, CTP_SRC_TASK_HIWATER_VM, 0);
 	}
 }
 
@@ -225,4 +238,64 @@ void ctp_bpftask_keep_monotonic(const struct ctp_bpftask_ticks *prev,
 		if (c->stime < prev[j].stime)
 			c->stime = prev[j].stime;
 	}
+}
+
+unsigned ctp_bpftask_check(const struct ctp_src_task *pass,
+			   const struct ctp_src_task *files, uint64_t off[2])
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < CTP_SRC_TASK_N_VALUES; i++) {
+		uint64_t a, b;
+		if (!ctp_src_task_get(pass, sizeof(*pass), i, &a) ||
+		    !ctp_src_task_get(files, sizeof(*files), i, &b) || a == b)
+			continue;
+		off[i / 64] |= UINT64_C(1) << (i % 64);
+		n++;
+	}
+	return n;
+}
+
+static const char *const value_names[] = {
+	[CTP_SRC_TASK_MINFLT] = "stat minflt",
+	[CTP_SRC_TASK_MAJFLT] = "stat majflt",
+	[CTP_SRC_TASK_UTIME] = "stat utime",
+	[CTP_SRC_TASK_STIME] = "stat stime",
+	[CTP_SRC_TASK_PRIORITY] = "stat priority",
+	[CTP_SRC_TASK_NICE] = "stat nice",
+	[CTP_SRC_TASK_START_TIME] = "stat starttime",
+	[CTP_SRC_TASK_PROCESSOR] = "stat processor",
+	[CTP_SRC_TASK_RT_PRIORITY] = "stat rt_priority",
+	[CTP_SRC_TASK_POLICY] = "stat policy",
+	[CTP_SRC_TASK_STATE] = "stat state",
+	[CTP_SRC_TASK_NVCSW] = "status voluntary_ctxt_switches",
+	[CTP_SRC_TASK_NIVCSW] = "status nonvoluntary_ctxt_switches",
+	[CTP_SRC_TASK_RCHAR] = "io rchar",
+	[CTP_SRC_TASK_WCHAR] = "io wchar",
+	[CTP_SRC_TASK_SYSCR] = "io syscr",
+	[CTP_SRC_TASK_SYSCW] = "io syscw",
+	[CTP_SRC_TASK_READ_BYTES] = "io read_bytes",
+	[CTP_SRC_TASK_WRITE_BYTES] = "io write_bytes",
+	[CTP_SRC_TASK_CANCELLED_WRITE_BYTES] = "io cancelled_write_bytes",
+	[CTP_SRC_TASK_RUN_NS] = "schedstat run_ns",
+	[CTP_SRC_TASK_RUN_DELAY_NS] = "schedstat run_delay_ns",
+	[CTP_SRC_TASK_TIMESLICES] = "schedstat timeslices",
+};
+
+const char *ctp_bpftask_value_name(unsigned which)
+{
+	return which < sizeof(value_names) / sizeof(*value_names)
+		       ? value_names[which]
+		       : NULL;
+}
+
+int ctp_bpftask_value_by_name(const char *name)
+{
+	for (unsigned i = 0;
+	     name && i < sizeof(value_names) / sizeof(*value_names); i++) {
+		const char *n = value_names[i], *sp = strchr(n, ' ');
+		if (!strcmp(n, name) || (sp && !strcmp(sp + 1, name)))
+			return (int)i;
+	}
+	return -1;
 }

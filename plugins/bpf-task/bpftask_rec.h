@@ -82,6 +82,7 @@ struct ctp_bpftask_rec {
 
 #ifndef __bpf__
 #include <stddef.h>
+#include <stdint.h>
 
 _Static_assert(sizeof(struct ctp_bpftask_rec) == 504,
 	       "ctp_bpftask_rec has padding or changed size");
@@ -176,6 +177,27 @@ struct ctp_bpftask_ticks {
 void ctp_bpftask_keep_monotonic(const struct ctp_bpftask_ticks *prev,
 				size_t n_prev, struct ctp_bpftask_ticks *cur,
 				size_t n_cur);
+
+/* Set value `which` of *out with its valid bit. */
+void ctp_bpftask_src_put(struct ctp_src_task *out, unsigned which, __u64 v);
+
+/*
+ * The init check (README.md "The check on this kernel"): every value valid
+ * in both pass (a record through ctp_bpftask_to_src) and files (the same
+ * task's files, parsed, in the same layout) whose two differ gets its bit
+ * in off (the valid words' layout, or'ed in). A value one side lacks is
+ * not judged. Returns how many differ. Pure.
+ */
+unsigned ctp_bpftask_check(const struct ctp_src_task *pass,
+			   const struct ctp_src_task *files, uint64_t off[2]);
+
+/* "stat utime", "io rchar", ...: the file and its name for a value the
+ * check sees (stat, status, io, schedstat), else NULL. */
+const char *ctp_bpftask_value_name(unsigned which);
+
+/* The value a name means: the whole ("stat utime") or its second word
+ * ("utime"); -1 when none. Pure. */
+int ctp_bpftask_value_by_name(const char *name);
 #endif
 
 #endif /* CTP_BPFTASK_REC_H */
