@@ -34,7 +34,7 @@ endif()
 # The plugin through the harness: what it offers, the walk list, fill
 # through walked and by lookup, misses, a failed pass, an older core (the
 # live cases skip without root or a kernel that loads the program).
-if(TARGET plugin-bpf-task)
+if(TARGET ctp_bpftask)
   ctp_add_test(test_bpftask_plugin test_bpftask_plugin.c
                LIBS ctp_harness ctp_procfs_parse ${CMAKE_DL_LIBS}
                     Threads::Threads)

@@ -29,7 +29,7 @@ ctp_add_test(test_sources_live test_sources_live.c e2e_util.c
              LIBS ctpcore Threads::Threads)
 add_dependencies(test_sources_live ctprof-core plugin-procfs-stat
                  plugin-schedstat plugin-taskstats plugin-io)
-if(TARGET plugin-bpf-task)
+if(TARGET ctp_bpftask)
   add_dependencies(test_sources_live plugin-bpf-task)
 endif()
 set_tests_properties(test_sources_live PROPERTIES SKIP_RETURN_CODE 77)

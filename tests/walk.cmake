@@ -21,6 +21,6 @@ target_compile_definitions(test_walk_source_live PRIVATE
   CTP_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 add_dependencies(test_walk_source_live ctprof-core abi-plugin-abi-walk
   plugin-cgroup)
-if(TARGET plugin-bpf-task)
+if(TARGET ctp_bpftask)
   add_dependencies(test_walk_source_live plugin-bpf-task)
 endif()

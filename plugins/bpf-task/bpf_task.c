@@ -12,6 +12,7 @@
 #include "bpfcheck.h"
 #include "bpfload.h"
 #include "bpftask.h"
+#include "bpftask_opts.h"
 #include "hostprobe.h"
 
 #include <ctprof/plugin-util.h>
@@ -153,18 +154,7 @@ static const char *const counter_names[N_COUNTERS] = {
 	[C_CHECK_NOT_RUN] = "check_not_run",
 };
 
-#define DEFAULT_MAX_TASKS 1000000u
-#define MAX_MAX_TASKS	  (1u << 22) /* PID_MAX_LIMIT */
-
-static const struct ctp_option_desc options[] = {
-	{.name = "max_tasks",
-	 .help = "the most tasks one pass reads (504 bytes each); a host with "
-		 "more gets no source for that capture",
-	 .type = CTP_OPT_U64,
-	 .def = "1000000",
-	 .min = 1,
-	 .max = MAX_MAX_TASKS},
-};
+static const struct ctp_option_desc options[] = {CTP_BPFTASK_OPTIONS};
 
 struct bt_state {
 	struct ctp_ctx *ctx;
