@@ -44,9 +44,8 @@ struct prev_cputime {
 } CORE;
 
 /* Counts are u32 in the kernel; _delay_max/_min appeared in 6.16. A
- * flavour of task_delay_info (libbpf matches the name before "___"), so a
- * program that includes this header may declare the plain name itself
- * (the exit program does). */
+ * flavour of task_delay_info (libbpf matches the name before "___"), as
+ * both programs read it. */
 struct task_delay_info___iter {
 	__u64 blkio_delay, blkio_delay_max, blkio_delay_min;
 	__u32 blkio_count;

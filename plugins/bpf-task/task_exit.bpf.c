@@ -39,22 +39,7 @@ struct css_set {
 	struct cgroup *dfl_cgrp;
 } CORE;
 
-struct task_delay_info {
-	__u64 blkio_delay, blkio_delay_max, blkio_delay_min;
-	__u32 blkio_count;
-	__u64 swapin_delay, swapin_delay_max, swapin_delay_min;
-	__u32 swapin_count;
-	__u64 freepages_delay, freepages_delay_max, freepages_delay_min;
-	__u32 freepages_count;
-	__u64 thrashing_delay, thrashing_delay_max, thrashing_delay_min;
-	__u32 thrashing_count;
-	__u64 compact_delay, compact_delay_max, compact_delay_min;
-	__u32 compact_count;
-	__u64 wpcopy_delay, wpcopy_delay_max, wpcopy_delay_min;
-	__u32 wpcopy_count;
-	__u64 irq_delay, irq_delay_max, irq_delay_min;
-	__u32 irq_count;
-} CORE;
+/* struct task_delay_info___iter: task_core.h's. */
 
 struct sched_info___exit {
 	unsigned long pcount;
@@ -80,7 +65,7 @@ struct task_struct___exit {
 	struct task_io_accounting ioac;
 	struct task_struct___exit *real_parent;
 	struct css_set *cgroups;
-	struct task_delay_info *delays;
+	struct task_delay_info___iter *delays;
 } CORE;
 
 /* Set by the loader before load: the ring's size in bytes. */
@@ -130,7 +115,7 @@ __u64 lost_sums; /* records neither sent nor summed: `sums` full */
 static __always_inline void fill(struct ctp_bpfexit_rec *r,
 				 struct task_struct___exit *t)
 {
-	struct task_delay_info *d;
+	struct task_delay_info___iter *d;
 	struct css_set *cs;
 
 	__builtin_memset(r, 0, sizeof(*r));
