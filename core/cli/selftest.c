@@ -16,6 +16,7 @@
 #include "config.h"
 #include "cli.h"
 #include "engine.h"
+#include "hostdiff.h" /* ctp_hostdiff_render: a value exactly */
 #include "loader.h"
 #include "log.h"
 #include "model.h"
@@ -150,27 +151,6 @@ static bool value_eq(const struct ctp_value *a, const struct ctp_value *b)
 	return ctp_value_cmp(a, b) == 0;
 }
 
-static void value_str(const struct ctp_value *v, char *buf, size_t len)
-{
-	switch (v->type) {
-	case CTP_VALUE_ABSENT:
-		snprintf(buf, len, "absent");
-		break;
-	case CTP_TYPE_U64:
-		snprintf(buf, len, "%" PRIu64, v->u64);
-		break;
-	case CTP_TYPE_I64:
-		snprintf(buf, len, "%" PRId64, v->i64);
-		break;
-	case CTP_TYPE_CHAR:
-		snprintf(buf, len, "'%c'", v->c);
-		break;
-	default:
-		snprintf(buf, len, "(%s)", "value");
-		break;
-	}
-}
-
 /* The rows of the child's tasks in scope's table: [*lo, *hi). */
 static void child_rows(const struct ctp_snap *s, uint8_t scope, pid_t pid,
 		       size_t *lo, size_t *hi)
@@ -258,8 +238,8 @@ static void compare_field(struct ctp_snap *const *s,
 			equal++;
 		} else if (!first[0]) {
 			char xa[48], xb[48], who[32];
-			value_str(&va, xa, sizeof(xa));
-			value_str(&vb, xb, sizeof(xb));
+			ctp_hostdiff_render(&va, xa, sizeof(xa));
+			ctp_hostdiff_render(&vb, xb, sizeof(xb));
 			if (tid)
 				snprintf(who, sizeof(who), "tid %" PRIu64, tid);
 			else
