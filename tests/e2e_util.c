@@ -649,6 +649,24 @@ int e2e_wait_bounded(pid_t pid, uint64_t limit_ms, const char *what)
 	}
 }
 
+int e2e_run_verb(const char *verb, char **out, char **err, ...)
+{
+	const char *args[24] = {verb};
+	size_t n = 1, len;
+	va_list ap;
+	va_start(ap, err);
+	for (const char *a; n < 23 && (a = va_arg(ap, const char *));)
+		args[n++] = a;
+	va_end(ap);
+	args[n] = NULL;
+	int rc = e2e_run(args, "out.txt", "err.txt");
+	if (out)
+		assert_int_equal(e2e_read_file("out.txt", out, &len), 0);
+	if (err)
+		assert_int_equal(e2e_read_file("err.txt", err, &len), 0);
+	return rc;
+}
+
 int e2e_run(const char *const *args, const char *out, const char *err)
 {
 	pid_t pid;

@@ -154,6 +154,11 @@ int e2e_wait_bounded(pid_t pid, uint64_t limit_ms, const char *what);
 /* Spawn and wait. Returns the exit code (0..255), or -1000 - signal when a
  * signal killed the child, or a negative errno when it could not start. */
 int e2e_run(const char *const *args, const char *out, const char *err);
+/* `ctprof-core VERB ARGS...` (ARGS NULL-terminated, at most 22) with its
+ * stdout and stderr in out.txt and err.txt of the current directory, read
+ * back into *out and *err (either may be NULL; free them); the exit status
+ * as e2e_run returns it. */
+int e2e_run_verb(const char *verb, char **out, char **err, ...);
 /* e2e_run that kills the child after limit_s seconds: a command that hangs
  * is a failure (-ETIME), not a stuck suite. The limit guards a hang only;
  * set it far above any run's time on a busy host. */

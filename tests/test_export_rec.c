@@ -104,25 +104,8 @@ static void write_recording(const char *dir)
 	write_file(dir, 20, B(X_SWAP) | B(X_CPU), 0, 0, 9, 1);
 }
 
-/* `export ARGS...` (NULL-terminated): stdout into *out, stderr into
- * *err (both may be NULL), the exit status returned. */
-static int run(char **out, char **err, ...)
-{
-	const char *args[24] = {"export"};
-	size_t n = 1, len;
-	va_list ap;
-	va_start(ap, err);
-	for (const char *a; n < 23 && (a = va_arg(ap, const char *));)
-		args[n++] = a;
-	va_end(ap);
-	args[n] = NULL;
-	int rc = e2e_run(args, "out.txt", "err.txt");
-	if (out)
-		assert_int_equal(e2e_read_file("out.txt", out, &len), 0);
-	if (err)
-		assert_int_equal(e2e_read_file("err.txt", err, &len), 0);
-	return rc;
-}
+/* `export ARGS...`: e2e_run_verb. */
+#define run(out, err, ...) e2e_run_verb("export", out, err, __VA_ARGS__)
 
 #define HEADER                                                                 \
 	"start_realtime_ns,capture_time,hostname,tgid,comm,nthreads,cgroup,"   \
