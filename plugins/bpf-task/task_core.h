@@ -111,6 +111,10 @@ struct task_struct {
 	unsigned long maj_flt;
 	char comm[16];
 	struct task_io_accounting ioac;
+	/* The exit program's (task_exit.bpf.c, which declares css_set). */
+	int exit_code;
+	struct task_struct *real_parent;
+	struct css_set *cgroups;
 } CORE;
 
 /* Where task_cpu() reads task_struct.cpu instead (no thread_info in the

@@ -25,8 +25,8 @@ char LICENSE[] SEC("license") = "GPL";
 
 #define TASK_DEAD 0x80 /* include/linux/sched.h */
 
-/* The members this program reads beyond task_core.h's, as a CO-RE flavour
- * of task_struct (libbpf ignores the ___ suffix when it matches types). */
+/* What this program reads beyond task_core.h's task_struct members (its
+ * exit_code, real_parent and cgroups are declared there). */
 struct kernfs_node {
 	__u64 id;
 } CORE;
@@ -40,33 +40,6 @@ struct css_set {
 } CORE;
 
 /* struct task_delay_info___iter: task_core.h's. */
-
-struct sched_info___exit {
-	unsigned long pcount;
-	unsigned long long run_delay;
-	unsigned long long max_run_delay;
-	unsigned long long min_run_delay;
-} CORE;
-
-struct task_struct___exit {
-	int pid;
-	int tgid;
-	int exit_code;
-	struct sched_entity se;
-	struct sched_info___exit sched_info;
-	__u64 utime;
-	__u64 stime;
-	unsigned long nvcsw;
-	unsigned long nivcsw;
-	__u64 start_boottime;
-	unsigned long min_flt;
-	unsigned long maj_flt;
-	char comm[16];
-	struct task_io_accounting ioac;
-	struct task_struct___exit *real_parent;
-	struct css_set *cgroups;
-	struct task_delay_info___iter *delays;
-} CORE;
 
 /* Set by the loader before load: the ring's size in bytes. */
 struct {
@@ -113,7 +86,7 @@ __u64 lost_sums; /* records neither sent nor summed: `sums` full */
 	} while (0)
 
 static __always_inline void fill(struct ctp_bpfexit_rec *r,
-				 struct task_struct___exit *t)
+				 struct task_struct *t)
 {
 	struct task_delay_info___iter *d;
 	struct css_set *cs;
@@ -239,7 +212,7 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(ctp_task_exit, _Bool preempt, struct task_struct *prev,
 	     struct task_struct *next, unsigned int prev_state)
 {
-	struct task_struct___exit *t = (void *)prev;
+	struct task_struct *t = prev;
 	struct ctp_bpfexit_rec *r;
 	__u32 zero = 0, g;
 
