@@ -84,6 +84,25 @@ static bool thread_path(const char *line, const struct tids *tids)
 	return false;
 }
 
+/* The child's THREADS + 1 threads are in snapshot s, and the trace (text,
+ * freed) opened no path under any of theirs. */
+static void expect_no_thread_path(const struct ctp_snap *s, pid_t kid,
+				  char *text)
+{
+	struct tids tids;
+	kid_tids(s, kid, &tids);
+	assert_int_equal(tids.n, THREADS + 1);
+	size_t bad = 0;
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		if (thread_path(line, &tids) && bad++ < 10)
+			fprintf(stderr, "opened: %s\n", line);
+	}
+	free(text);
+	if (bad)
+		fail_msg("%zu opens of a path under the child's task/<tid>",
+			 bad);
+}
+
 static void test_no_thread_path(void **state)
 {
 	(void)state;
@@ -116,17 +135,7 @@ static void test_no_thread_path(void **state)
 	if (!strstr(text, listing))
 		fail_msg("the trace has no open of %s:\n%.4000s", listing,
 			 text);
-	struct tids tids;
-	kid_tids(s, kid, &tids);
-	assert_int_equal(tids.n, THREADS + 1);
-	size_t bad = 0;
-	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-		if (thread_path(line, &tids) && bad++ < 10)
-			fprintf(stderr, "opened: %s\n", line);
-	}
-	free(text);
-	if (bad)
-		fail_msg("%zu opens of a path under task/<tid>", bad);
+	expect_no_thread_path(s, kid, text);
 
 	/* Every thread of the child, named from the list. */
 	const struct ctp_snap_header *h = ctp_snap_header(s);
@@ -194,18 +203,7 @@ static void test_shipped_no_thread_path(void **state)
 		skip(); /* bpf-task did not load: its hint says why */
 	}
 	assert_string_equal(h->walk_source, "task");
-	struct tids tids;
-	kid_tids(s, kid, &tids);
-	assert_int_equal(tids.n, THREADS + 1);
-	size_t bad = 0;
-	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-		if (thread_path(line, &tids) && bad++ < 10)
-			fprintf(stderr, "opened: %s\n", line);
-	}
-	free(text);
-	if (bad)
-		fail_msg("%zu opens of a path under the child's task/<tid>",
-			 bad);
+	expect_no_thread_path(s, kid, text);
 	ctp_snap_free(s);
 }
 
