@@ -302,6 +302,50 @@ static void sources_line(const struct ctp_engine *eng, char *buf, size_t len)
 	}
 }
 
+/* Fork the child of n threads and wait until they are blocked. Its pid
+ * and the write end that holds it (*hold: close it to end the child), or
+ * -1 after a message. */
+static pid_t child_start(int n, int *hold)
+{
+	int ready[2], hp[2];
+	if (pipe2(ready, O_CLOEXEC) < 0) {
+		perror("ctprof-core selftest: pipe");
+		return -1;
+	}
+	if (pipe2(hp, O_CLOEXEC) < 0) {
+		perror("ctprof-core selftest: pipe");
+		close(ready[0]);
+		close(ready[1]);
+		return -1;
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(ready[0]);
+		close(hp[1]);
+		child_main(n, ready[1], hp[0]);
+	}
+	close(ready[1]);
+	close(hp[0]);
+	char b;
+	ssize_t got = pid < 0 ? -1 : read(ready[0], &b, 1);
+	close(ready[0]);
+	if (got == 1) {
+		*hold = hp[1];
+		return pid;
+	}
+	if (pid < 0) {
+		perror("ctprof-core selftest: fork");
+	} else {
+		fprintf(stderr, "ctprof-core selftest: the child's threads "
+				"did not start\n");
+		kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	close(hp[1]);
+	return -1;
+}
+
 int ctp_cmd_selftest(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -355,36 +399,16 @@ int ctp_cmd_selftest(int argc, char **argv)
 		return rc;
 
 	/* The child first: it shares nothing the plugins open. */
-	int ready[2], hold[2];
-	if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(hold, O_CLOEXEC) < 0) {
-		perror("ctprof-core selftest: pipe");
-		return CTP_EXIT_FAILURE;
-	}
-	pid_t pid = fork();
+	int hold = -1;
+	pid_t pid = child_start(nthreads, &hold);
 	if (pid < 0) {
-		perror("ctprof-core selftest: fork");
+		ctp_config_free(cfg);
 		return CTP_EXIT_FAILURE;
 	}
-	if (pid == 0) {
-		close(ready[0]);
-		close(hold[1]);
-		child_main(nthreads, ready[1], hold[0]);
-	}
-	close(ready[1]);
-	close(hold[0]);
-	char b;
-	ssize_t got = read(ready[0], &b, 1);
-	close(ready[0]);
-
 	struct ctp_capture *cap = NULL;
 	struct ctp_engine eng;
 	struct ctp_snap *snaps[N_CAPTURES] = {0};
 	rc = CTP_EXIT_FAILURE;
-	if (got != 1) {
-		fprintf(stderr, "ctprof-core selftest: the child's threads "
-				"did not start\n");
-		goto out;
-	}
 	if (ctp_capture_new(1, &cap) < 0)
 		goto out;
 	if (ctp_engine_init(&eng, cfg, cap, &st_stop) < 0)
@@ -420,7 +444,7 @@ out:
 	for (unsigned i = 0; i < N_CAPTURES; i++)
 		ctp_snap_free(snaps[i]);
 	ctp_capture_free(cap);
-	close(hold[1]); /* the child's threads read EOF and it ends */
+	close(hold); /* the child's threads read EOF and it ends */
 	kill(pid, SIGKILL);
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
