@@ -106,10 +106,6 @@ struct ctp_walk {
 	const struct ctp_walk_task *list;
 	size_t *first;
 	uint64_t list_ns;
-	/* With a list: tgids[i] is one the proc root has and the list does
-	 * not (born after the pass, or out of the source's sight), walked
-	 * from its files as without a source (first[i] == first[i + 1]). */
-	bool *unlisted;
 	/* Captures that fell back to the proc root, and the last reason
 	 * logged (a reason is logged once, when it changes). */
 	uint64_t fallbacks;
@@ -1050,13 +1046,21 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid,
 		      const uint32_t *walk, size_t n,
 		      const struct ctp_walk_task *walked, uint32_t *recorded);
 
+/* Whether the tasks of the process at span idx come from the walk
+ * source's list: a tgid the list names has at least one entry there; one
+ * only the proc root has (born after the pass, or out of the source's
+ * sight) has none and is walked from its files as without a source. */
+static bool listed(const struct ctp_walk *wk, size_t idx)
+{
+	return wk->list && wk->first[idx] != wk->first[idx + 1];
+}
+
 /* The entry of the i-th tid of the process at span idx in the walk
  * source's list, NULL when the proc root was listed. */
 static const struct ctp_walk_task *walked_at(const struct ctp_walk *wk,
 					     size_t idx, size_t i)
 {
-	return wk->list && !wk->unlisted[idx] ? wk->list + wk->first[idx] + i
-					      : NULL;
+	return listed(wk, idx) ? wk->list + wk->first[idx] + i : NULL;
 }
 
 /* Walk tids [lo, hi) of a split process: rows in this worker's table,
@@ -1232,7 +1236,7 @@ static int process_tids(struct worker *w, int pdir, size_t idx, size_t *ntids)
 			  w->pcomm, sizeof(w->pcomm));
 	if (r < 0)
 		return r;
-	if (eng->walk->list && !eng->walk->unlisted[idx])
+	if (listed(eng->walk, idx))
 		return listed_tids(w, idx, ntids);
 	int taskfd =
 		sys_openat(pdir, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -1801,8 +1805,6 @@ int ctp_engine_rearm(struct ctp_engine *eng)
 	wk->n_tgids = 0;
 	free(wk->first);
 	wk->first = NULL;
-	free(wk->unlisted);
-	wk->unlisted = NULL;
 	wk->list = NULL;
 	atomic_store(&wk->next_tgid, 0);
 	atomic_store(&wk->workers_done, 0);
@@ -1844,7 +1846,6 @@ void ctp_engine_done(struct ctp_engine *eng)
 		return;
 	free(wk->tgids);
 	free(wk->first);
-	free(wk->unlisted);
 	ctp_cgroups_done(&wk->cgroups);
 	ctp_cg_procs_free(&wk->procs);
 	ctp_splitq_done(&wk->splits);
@@ -2048,8 +2049,7 @@ static int source_list(struct ctp_engine *eng)
 	ntg += nproc; /* at most */
 	wk->tgids = malloc(ntg * sizeof(*wk->tgids));
 	wk->first = malloc((ntg + 1) * sizeof(*wk->first));
-	wk->unlisted = calloc(ntg, sizeof(*wk->unlisted));
-	if (!wk->tgids || !wk->first || !wk->unlisted) {
+	if (!wk->tgids || !wk->first) {
 		free(proc);
 		return -ENOMEM;
 	}
@@ -2062,7 +2062,6 @@ static int source_list(struct ctp_engine *eng)
 			if (proc[p] == next)
 				continue;
 			wk->tgids[k] = proc[p];
-			wk->unlisted[k] = true;
 			wk->first[k++] = i;
 			unlisted++;
 		}
