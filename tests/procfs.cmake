@@ -45,3 +45,8 @@ target_compile_definitions(test_task_source PRIVATE
                            CTP_ABI_PLUGIN_DIR="${CTP_ABI_PLUGIN_DIR}")
 add_dependencies(test_task_source ctprof-core abi-plugin-abi-tasksrc
                  plugin-procfs-stat plugin-io plugin-schedstat plugin-taskstats)
+
+# Bound values (core/capture/bind.c, ctp_api.field_bind): what a binding
+# accepts, the source it resolves to, and the per-thread copy from a value
+# source's bytes (test_task_source runs it end to end).
+ctp_add_test(test_bind test_bind.c LIBS ctpcore)

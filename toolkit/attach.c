@@ -168,3 +168,29 @@ uint64_t ctp_src_task_take(const struct ctp_api *api,
 	}
 	return got;
 }
+
+int64_t ctp_src_task_bind(const struct ctp_api *api, struct ctp_ctx *ctx,
+			  const struct ctp_fields_plan *p,
+			  const struct ctp_src_take *map, size_t n)
+{
+	uint64_t bound = 0;
+
+	if (!CTP_API_HAS(api, field_bind))
+		return 0;
+	for (size_t i = 0; i < p->n; i++) {
+		const struct ctp_fields_step *st = &p->step[i];
+		int r;
+
+		for (size_t k = 0; k < n; k++) {
+			if (map[k].bit != st->bit || map[k].type != st->type)
+				continue;
+			r = api->field_bind(ctx, st->fh, CTP_SOURCE_TASK,
+					    map[k].value);
+			if (r < 0)
+				return r;
+			bound |= 1ull << st->bit;
+			break;
+		}
+	}
+	return (int64_t)bound;
+}

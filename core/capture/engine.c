@@ -118,6 +118,8 @@ struct ctp_walk {
 
 struct callstat {
 	uint64_t time_ns, calls, errors, vanished, resource;
+	uint64_t skipped; /* thread calls left out: every binding served */
+	bool skip_now;	  /* ... and the current thread's is one */
 };
 
 /* The declared files of one scope for the task at hand: one growable
@@ -493,7 +495,80 @@ static int api_source_add(struct ctp_ctx *ctx,
 	src->fill = desc->fill;
 	src->walk =
 		CTP_HAS(desc, struct ctp_source_desc, walk) ? desc->walk : NULL;
+	src->vals = (struct ctp_valsrc){0};
+	if (CTP_HAS(desc, struct ctp_source_desc, valid_words) &&
+	    desc->n_values) {
+		/* A layout that cannot fit the fill's buffer is refused. */
+		size_t need =
+			8 + 8 * ((size_t)desc->valid_words + desc->n_values);
+		if (desc->n_values > CTP_BIND_MAX_VALUE ||
+		    desc->valid_words < (desc->n_values + 63) / 64 ||
+		    need > CTP_SOURCE_MAX_BYTES) {
+			eng->n_sources--;
+			return -EINVAL;
+		}
+		src->vals.n_values = desc->n_values;
+		src->vals.valid_words = desc->valid_words;
+	}
 	return 0;
+}
+
+static int api_field_bind(struct ctp_ctx *ctx, int field, const char *source,
+			  uint32_t value)
+{
+	if (!ctx)
+		return -EINVAL;
+	struct ctp_capture *cap = ctx->eng->cap;
+	struct ctp_plugin_rt *rt = cap->plugins[ctx->plugin].rt;
+	if (rt->initialized)
+		return -EBUSY;
+	if (field < 0 || (uint32_t)field >= ctp_registry_count(&cap->reg))
+		return -EINVAL;
+	const struct ctp_field *f =
+		ctp_registry_get(&cap->reg, (uint32_t)field);
+	if (ctp_field_settable(&cap->reg, field, CTP_SCOPE_THREAD, f->type,
+			       ctx->plugin) < 0)
+		return -EINVAL;
+	return ctp_binds_add(&rt->binds, f->col, f->type, source, value);
+}
+
+static int api_thread_skip_bound(struct ctp_ctx *ctx, int on, int counter)
+{
+	if (!ctx)
+		return -EINVAL;
+	struct ctp_plugin_info *info = &ctx->eng->cap->plugins[ctx->plugin];
+	struct ctp_plugin_rt *rt = info->rt;
+	if (rt->initialized && !rt->in_host_cb)
+		return -EBUSY;
+	if (on && counter != -1 &&
+	    (counter < 0 || (uint32_t)counter >= info->n_summary))
+		return -EINVAL;
+	rt->binds.skip = on != 0;
+	rt->binds.skip_counter = on ? counter : -1;
+	return 0;
+}
+
+/* Which source each plugin's bindings read in this capture: none while
+ * every source is hidden (eng->sources_off). */
+static void binds_resolve(struct ctp_engine *eng)
+{
+	const char *names[CTP_MAX_SOURCES];
+	struct ctp_valsrc vs[CTP_MAX_SOURCES];
+	struct ctp_capture *cap = eng->cap;
+	uint32_t n = eng->sources_off ? 0 : eng->n_sources;
+
+	for (uint32_t i = 0; i < n; i++) {
+		names[i] = eng->sources[i].name;
+		vs[i] = eng->sources[i].vals;
+	}
+	eng->any_binds = false;
+	for (uint32_t p = 0; p < cap->n_plugins; p++) {
+		struct ctp_plugin_rt *rt = cap->plugins[p].rt;
+		if (!rt || cap->plugins[p].status != CTP_PST_LOADED)
+			continue;
+		ctp_binds_resolve(&rt->binds, names, vs, n);
+		eng->any_binds |= rt->binds.src >= 0;
+	}
 }
 
 static int api_source_register(struct ctp_ctx *ctx, const char *name,
@@ -513,11 +588,53 @@ static void lock_if(struct ctp_plugin_rt *rt);
 static void unlock_if(struct ctp_plugin_rt *rt);
 
 /*
- * The provider's fill runs at most once per thread, on the asker's worker,
- * under the provider's lock when it is not MT-safe (never its own: a
- * plugin asking for its own source already holds it). Its time is the
- * provider's, and the supervisor's slot names the provider while it runs.
+ * Source i's bytes for the worker's current thread: the provider's fill runs
+ * at most once per thread, on the asker's worker, under the provider's lock
+ * when it is not MT-safe (never its own: a plugin asking for its own source
+ * already holds it). Its time is the provider's, and the supervisor's slot
+ * names the provider while it runs. asker: the plugin that asked, or -1
+ * for the core (bound values); the slot then goes back to no plugin.
  */
+static int source_load(struct worker *w, uint32_t i,
+		       const struct ctp_task *task, int asker)
+{
+	struct ctp_engine *eng = w->eng;
+	const struct ctp_source *src = &eng->sources[i];
+	struct ctp_plugin_info *info = &eng->cap->plugins[src->plugin];
+	if (!w->src[i].loaded) {
+		struct ctp_plugin_rt *rt = info->rt;
+		uint64_t t0 = ctp_now_ns();
+		int err = -ENODATA;
+		bool own = asker >= 0 && src->plugin == (uint32_t)asker;
+		w->src[i].len = 0;
+		if (cb_usable(info, CB_THREAD)) {
+			if (!own)
+				lock_if(rt);
+			ctp_sv_enter(src->plugin, CTP_SV_THREAD, task->tid);
+			err = src->fill(rt->state, task, w->src[i].buf,
+					sizeof(w->src[i].buf), &w->src[i].len);
+			if (asker >= 0)
+				ctp_sv_enter((uint32_t)asker, CTP_SV_THREAD,
+					     task->tid);
+			else
+				ctp_sv_leave();
+			if (!own)
+				unlock_if(rt);
+			if (err > 0 || w->src[i].len > sizeof(w->src[i].buf))
+				err = -EPROTO;
+		}
+		w->src[i].err = err < 0 ? err : 0;
+		w->src[i].loaded = true;
+		if (!own) {
+			uint64_t dt = ctp_now_ns() - t0;
+			w->stats[src->plugin].time_ns += dt;
+			if (asker >= 0)
+				w->lent_ns += dt;
+		}
+	}
+	return w->src[i].err;
+}
+
 static int api_source_get(const struct ctp_task *task, const char *name,
 			  const void **data, size_t *len)
 {
@@ -535,36 +652,9 @@ static int api_source_get(const struct ctp_task *task, const char *name,
 		i++;
 	if (i == eng->n_sources)
 		return -ENOENT;
-	const struct ctp_source *src = &eng->sources[i];
-	struct ctp_plugin_info *info = &eng->cap->plugins[src->plugin];
-	if (!w->src[i].loaded) {
-		struct ctp_plugin_rt *rt = info->rt;
-		uint64_t t0 = ctp_now_ns();
-		int err = -ENODATA;
-		w->src[i].len = 0;
-		if (cb_usable(info, CB_THREAD)) {
-			bool own = src->plugin == tp->plugin;
-			if (!own)
-				lock_if(rt);
-			ctp_sv_enter(src->plugin, CTP_SV_THREAD, task->tid);
-			err = src->fill(rt->state, task, w->src[i].buf,
-					sizeof(w->src[i].buf), &w->src[i].len);
-			ctp_sv_enter(tp->plugin, CTP_SV_THREAD, task->tid);
-			if (!own)
-				unlock_if(rt);
-			if (err > 0 || w->src[i].len > sizeof(w->src[i].buf))
-				err = -EPROTO;
-		}
-		w->src[i].err = err < 0 ? err : 0;
-		w->src[i].loaded = true;
-		if (src->plugin != tp->plugin) {
-			uint64_t dt = ctp_now_ns() - t0;
-			w->stats[src->plugin].time_ns += dt;
-			w->lent_ns += dt;
-		}
-	}
-	if (w->src[i].err)
-		return w->src[i].err;
+	int err = source_load(w, i, task, (int)tp->plugin);
+	if (err)
+		return err;
 	*data = w->src[i].buf;
 	*len = w->src[i].len;
 	return 0;
@@ -655,6 +745,44 @@ static void unlock_if(struct ctp_plugin_rt *rt)
 		pthread_mutex_unlock(&rt->call_lock);
 }
 
+/*
+ * The bound values of every plugin for the worker's current thread
+ * (bind.h): each plugin's source filled once (source_load), its cells set.
+ * Marks (callstat.skip_now) a plugin whose bindings were all served and
+ * that asked not to be called then (ctp_api.thread_skip_bound); returns
+ * whether any was.
+ */
+static bool bind_pass(struct worker *w, struct ctp_task *task,
+		      struct ctp_record *rec)
+{
+	struct ctp_engine *eng = w->eng;
+	struct ctp_capture *cap = eng->cap;
+	bool any = false;
+	struct task_priv tp = {.w = w, .thread = true};
+	task->files = NULL;
+	task->n_files = 0;
+	task->core = &tp;
+	for (uint32_t i = 0; i < cap->n_plugins; i++) {
+		const struct ctp_binds *b = &cap->plugins[i].rt->binds;
+		w->stats[i].skip_now = false;
+		if (b->src < 0 || !cb_usable(&cap->plugins[i], CB_THREAD))
+			continue;
+		uint32_t s = (uint32_t)b->src;
+		tp.plugin = eng->sources[s].plugin;
+		if (source_load(w, s, task, -1) < 0)
+			continue;
+		bool all = ctp_binds_apply(b, w->src[s].buf, w->src[s].len,
+					   eng->sources[s].vals.valid_words,
+					   rec->table, rec->row, rec->ident);
+		if (all && b->skip) {
+			w->stats[i].skip_now = true;
+			w->stats[i].skipped++;
+			any = true;
+		}
+	}
+	return any;
+}
+
 /* Call every plugin's thread or process callback for one task. */
 static bool call_task(struct worker *w, bool thread, struct ctp_task *task,
 		      struct ctp_record *rec)
@@ -662,11 +790,12 @@ static bool call_task(struct worker *w, bool thread, struct ctp_task *task,
 	struct ctp_capture *cap = w->eng->cap;
 	int cb = thread ? CB_THREAD : CB_PROCESS;
 	bool vanished = false;
+	bool skipping = thread && w->eng->any_binds && bind_pass(w, task, rec);
 	/* One clock reading ends a plugin's call and starts the next's. */
 	uint64_t t0 = ctp_now_ns();
 	for (uint32_t i = 0; i < cap->n_plugins; i++) {
 		struct ctp_plugin_info *info = &cap->plugins[i];
-		if (!cb_usable(info, cb))
+		if (!cb_usable(info, cb) || (skipping && w->stats[i].skip_now))
 			continue;
 		struct ctp_plugin_rt *rt = info->rt;
 		int (*fn)(void *, const struct ctp_task *,
@@ -1742,6 +1871,8 @@ int ctp_engine_init(struct ctp_engine *eng, const struct ctp_config *cfg,
 	eng->api.source_register = api_source_register;
 	eng->api.source_get = api_source_get;
 	eng->api.source_add = api_source_add;
+	eng->api.field_bind = api_field_bind;
+	eng->api.thread_skip_bound = api_thread_skip_bound;
 	eng->api.cgroup_ref = api_cgroup_ref;
 
 	struct ctp_walk *wk = calloc(1, sizeof(*wk));
@@ -2235,6 +2366,9 @@ static int merge_worker(struct ctp_capture *cap, uint32_t i, struct worker *w)
 		atomic_fetch_add(&info->errors, st->errors);
 		atomic_fetch_add(&info->vanished, st->vanished);
 		atomic_fetch_add(&info->resource, st->resource);
+		int c = info->rt ? info->rt->binds.skip_counter : -1;
+		if (st->skipped && c >= 0 && (uint32_t)c < info->n_summary)
+			atomic_fetch_add(&info->summary[c], st->skipped);
 	}
 	if (cap->xspans && w->n_xspans) {
 		memcpy(cap->xspans + cap->n_xspans, w->xspans,
@@ -2349,6 +2483,7 @@ int ctp_engine_capture(struct ctp_engine *eng)
 				       ? nofile.rlim_cur
 				       : 0;
 	host_calls(eng, false);
+	binds_resolve(eng);
 	wk->stat_thread = stat_file(eng->thread_files, eng->n_thread_files);
 	wk->stat_process = stat_file(eng->process_files, eng->n_process_files);
 	/* The walk source's list first: the pass its provider took in its

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "bind.h"
 #include "ctprof/plugin.h"
 #include "model.h"
 
@@ -42,6 +43,8 @@ struct ctp_source {
 	ctp_source_fill_fn fill;
 	/* A walk source's list (struct ctp_source_desc.walk), else NULL. */
 	int (*walk)(void *state, const struct ctp_walk_task **tasks, size_t *n);
+	/* A value source's layout (n_values 0: not one). */
+	struct ctp_valsrc vals;
 };
 
 struct ctp_walk;
@@ -59,6 +62,8 @@ struct ctp_engine {
 	 * from a source): each plugin takes its values from its files, as on
 	 * a host where no provider loaded (`selftest` compares the two). */
 	bool sources_off;
+	/* Some plugin's bindings are served this capture (binds_resolve). */
+	bool any_binds;
 	bool progress; /* print a progress line on stderr */
 	bool strict;   /* --strict: any plugin failure is a required one's */
 

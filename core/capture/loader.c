@@ -912,6 +912,8 @@ static void mark_restore(struct ctp_engine *eng, uint32_t idx,
 	free(rt->static_ids);
 	rt->static_ids = NULL;
 	rt->n_static = 0;
+	ctp_binds_free(&rt->binds);
+	rt->binds.skip = false;
 	drop_files(eng->thread_files, &eng->n_thread_files, m->n_thread_files,
 		   m->thread_lazy);
 	drop_files(eng->process_files, &eng->n_process_files,
@@ -1255,6 +1257,7 @@ void ctp_plugins_unload(struct ctp_engine *eng)
 			continue;
 		plugin_close(i, rt);
 		free(rt->static_ids);
+		ctp_binds_free(&rt->binds);
 		pthread_mutex_destroy(&rt->call_lock);
 		pthread_mutex_destroy(&rt->log_lock);
 		free(rt);

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "api.h"
+#include "bind.h"
 #include "config.h"
 #include "ctprof/plugin.h"
 
@@ -57,6 +58,8 @@ struct ctp_plugin_rt {
 	uint64_t log_window_start_ns;
 	uint32_t log_in_window;
 	uint64_t log_suppressed;
+	/* Values the core copies for it (ctp_api.field_bind). */
+	struct ctp_binds binds;
 };
 
 /* Resolve the plugin search path: config dirs, else the build tree when

@@ -495,6 +495,17 @@ uint64_t ctp_src_task_take(const struct ctp_api *api,
 			   const struct ctp_src_take *map, size_t n,
 			   uint64_t want, void *vals);
 
+/*
+ * Bind (ctp_api.field_bind) every field of plan p (a thread plan, in init)
+ * whose presence bit a row of `map` names to that row's value of the source
+ * "task", so the core copies it for every thread the source offers it for.
+ * Returns the bits bound (0 with an older core or when nothing is), or a
+ * negative errno from field_bind.
+ */
+int64_t ctp_src_task_bind(const struct ctp_api *api, struct ctp_ctx *ctx,
+			  const struct ctp_fields_plan *p,
+			  const struct ctp_src_take *map, size_t n);
+
 /* Whether a read error means the task exited under us (the core counts
  * those as vanished tasks, never as failures). */
 static inline bool ctp_err_vanished(int err)

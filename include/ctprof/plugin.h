@@ -285,6 +285,16 @@ struct ctp_source_desc {
 	const char *name;
 	ctp_source_fill_fn fill;
 	int (*walk)(void *state, const struct ctp_walk_task **tasks, size_t *n);
+	/* Appended: a value source when n_values > 0. Then the bytes fill
+	 * makes are `uint32_t abi` (1), `uint32_t size` (the bytes built,
+	 * at most the fill's len), `uint64_t valid[valid_words]` (bit i of
+	 * valid[i / 64]: value i is offered) and `uint64_t v[n_values]`; a
+	 * value exists when size covers it and its bit is set (the layout of
+	 * include/ctprof/source-task.h). The core copies bound values
+	 * (ctp_api.field_bind) from it; askers of source_get read it as
+	 * before. */
+	uint32_t n_values;
+	uint32_t valid_words;
 };
 
 /* Longest source name; a field name's syntax ([a-z0-9_.-], dot-separated,
@@ -537,7 +547,44 @@ struct ctp_api {
 	 * another abi or too small a size. */
 	int (*source_add)(struct ctp_ctx *ctx,
 			  const struct ctp_source_desc *desc);
+
+	/*
+	 * Appended in ABI 1: values the core copies itself. field_bind, from
+	 * init, says that thread field `field` (this plugin's, u64, i64, char
+	 * or bool, not derived) is value `value` of the value source `source`
+	 * (struct ctp_source_desc.n_values), unchanged: for every thread the
+	 * source offers it for, the core sets the cell before any thread
+	 * callback runs (char: the low byte; bool: nonzero), with no call into
+	 * the plugin. `value` may carry CTP_BIND_GUARD(g): then where value g
+	 * is offered and 0 the cell is left absent (and the binding counts as
+	 * served), as for a delay's minimum before the first delay. A plugin
+	 * binds values of one source. The source need not be loaded yet; a
+	 * binding to a source that is absent, not a value source, or off in
+	 * this capture is not served, and the plugin sets the field as it
+	 * always would. Returns 0; -EINVAL (not such a field, a value past
+	 * CTP_BIND_MAX_VALUE, a second source), -EBUSY after init, -ENOSPC past
+	 * CTP_MAX_BINDS, -ENOMEM.
+	 *
+	 * thread_skip_bound, from init or the host callback (it holds until
+	 * changed): on != 0 tells the core that this plugin's thread callback
+	 * has nothing to add for a thread on which every one of its bindings
+	 * was served, so the core does not call it then, and counts the thread
+	 * in summary counter `counter` (ctp_api.summary_register; -1 for none).
+	 * When some binding is not served, the core leaves every cell of the
+	 * plugin's bindings empty for that thread and calls the callback as
+	 * if it had bound nothing. Returns 0; -EINVAL (an unknown counter),
+	 * -EBUSY outside init and the host callback.
+	 */
+	int (*field_bind)(struct ctp_ctx *ctx, int field, const char *source,
+			  uint32_t value);
+	int (*thread_skip_bound)(struct ctp_ctx *ctx, int on, int counter);
 };
+
+/* Bindings (ctp_api.field_bind): at most this many per plugin, and value
+ * numbers below this. */
+#define CTP_MAX_BINDS	   128
+#define CTP_BIND_MAX_VALUE 4096
+#define CTP_BIND_GUARD(g)  ((((uint32_t)(g)) + 1) << 16)
 
 /* The longest comm ctp_api.exited_begin takes, and the most exited rows one
  * snapshot holds. */

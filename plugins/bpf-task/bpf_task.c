@@ -505,6 +505,10 @@ static int offer(struct bt_state *st)
 		.name = CTP_SOURCE_TASK,
 		.fill = bt_fill,
 		.walk = bt_walk,
+		/* The values of struct ctp_src_task, which the core copies
+		 * into the fields consumers bind to them. */
+		.n_values = CTP_SRC_TASK_N_VALUES,
+		.valid_words = 2,
 	};
 
 	if (CTP_API_HAS(api, source_add))

@@ -189,6 +189,22 @@ static int io_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 	}
 	for (size_t i = 0; i < st->thread_plan.n; i++)
 		st->thread_need |= 1ull << st->thread_plan.step[i].bit;
+	/* Every thread value is one of the source's: the core copies them,
+	 * and calls io_thread only for a thread the source misses one of. */
+	int64_t bound = ctp_src_task_bind(api, ctx, &st->thread_plan, io_take,
+					  CTP_ARRAY_LEN(io_take));
+	if (bound < 0) {
+		free(st);
+		return (int)bound;
+	}
+	if (st->thread_need &&
+	    ((uint64_t)bound & st->thread_need) == st->thread_need) {
+		r = api->thread_skip_bound(ctx, 1, st->counter[C_FROM_TASK]);
+		if (r < 0) {
+			free(st);
+			return r;
+		}
+	}
 	/* An older core without gates simply gives no kernel-config hint. */
 	if (CTP_API_HAS(api, file_gate)) {
 		r = api->file_gate(ctx, "io", IO_KCONFIG);

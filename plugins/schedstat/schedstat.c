@@ -208,6 +208,7 @@ struct sched_state {
 	bool live;	/* the proc root is this kernel's procfs */
 	uint32_t need;	/* CTP_SCHEDSTAT_* bits a thread row records */
 	int read_sched; /* this capture reads sched */
+	bool all_bound; /* the core copies every schedstat value recorded */
 };
 
 static void count(const struct sched_state *st, int c, uint64_t n)
@@ -424,6 +425,11 @@ static int sched_host(void *state, struct ctp_record *rec)
 	st->read_sched = want_sched(st);
 	if (!st->read_sched && st->mode == SCHED_AUTO)
 		count(st, C_SCHED_SKIPPED, 1);
+	/* Without sched, a thread whose three values the core copied from
+	 * the source has nothing left for sched_thread. */
+	if (st->all_bound)
+		return st->api->thread_skip_bound(st->ctx, !st->read_sched,
+						  st->counter[C_FROM_TASK]);
 	return 0;
 }
 
@@ -490,6 +496,21 @@ static int sched_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 	{
 		const struct ctp_roots *roots = api->roots(ctx);
 		st->live = ctp_proc_is_live(roots ? roots->proc_fd : -1);
+	}
+	/* The source's values copied by the core (ctp_api.field_bind). */
+	if (st->need && CTP_API_HAS(api, field_bind) &&
+	    CTP_API_HAS(api, thread_skip_bound)) {
+		for (size_t i = 0; r == 0 && i < CTP_ARRAY_LEN(schedstat_take);
+		     i++)
+			if (st->fh[F_RUN_TIME + i] >= 0)
+				r = api->field_bind(ctx, st->fh[F_RUN_TIME + i],
+						    CTP_SOURCE_TASK,
+						    schedstat_take[i].value);
+		if (r < 0) {
+			free(st);
+			return r;
+		}
+		st->all_bound = true;
 	}
 	/* Decided again by host before every walk. */
 	st->read_sched = want_sched(st);

@@ -733,6 +733,56 @@ static uint64_t needed(const struct ts_state *st)
 	return need;
 }
 
+/*
+ * The task source's values the core copies itself (ctp_api.field_bind):
+ * every member recorded, with apply()'s rules for "none" as guards (a
+ * delay's minimum is absent before the family's first delay; the marks of
+ * a task without an mm, both 0, are absent: hiwater_vm is 0 only then,
+ * since rss never exceeds total_vm, and then so is hiwater_rss). A
+ * minimum whose count is not recorded, or one mark without the other, is
+ * never set by apply(), so it is not bound. A thread the source covers
+ * whole then needs no call (counted as from_task).
+ */
+static int bind_values(struct ts_state *st, struct ctp_ctx *ctx,
+		       const struct ctp_api *api)
+{
+	const uint64_t marks = 1ull << F_HIWATER_RSS | 1ull << F_HIWATER_VM;
+	int r;
+
+	if (!st->need || !CTP_API_HAS(api, field_bind) ||
+	    !CTP_API_HAS(api, thread_skip_bound))
+		return 0;
+	for (unsigned m = 0; m < N_FIELDS; m++) {
+		uint32_t v;
+
+		if (!(st->need >> m & 1))
+			continue;
+		if (m < CTP_TS_N_FAMILIES * CTP_TS_N_PARTS) {
+			unsigned fam = m / CTP_TS_N_PARTS;
+			unsigned part = m % CTP_TS_N_PARTS;
+			unsigned cnt = CTP_TS_DELAY(fam, CTP_TS_COUNT);
+
+			v = CTP_SRC_TASK_DELAY(fam, part);
+			if (part == CTP_TS_MIN) {
+				if (!(st->need >> cnt & 1))
+					continue;
+				v |= CTP_BIND_GUARD(
+					CTP_SRC_TASK_DELAY(fam, CTP_TS_COUNT));
+			}
+		} else {
+			if ((st->need & marks) != marks)
+				continue;
+			v = (m == F_HIWATER_RSS ? CTP_SRC_TASK_HIWATER_RSS
+						: CTP_SRC_TASK_HIWATER_VM) |
+			    CTP_BIND_GUARD(CTP_SRC_TASK_HIWATER_VM);
+		}
+		r = api->field_bind(ctx, st->fh[m], CTP_SOURCE_TASK, v);
+		if (r < 0)
+			return r;
+	}
+	return api->thread_skip_bound(ctx, 1, st->ch[C_FROM_TASK]);
+}
+
 /* ---- Callbacks ----------------------------------------------------------- */
 
 /*
@@ -1243,6 +1293,8 @@ static int ts_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 		}
 	}
 	st->need = needed(st);
+	if (r == 0)
+		r = bind_values(st, ctx, api);
 	if (r == 0 && st->skip == RUN)
 		register_source(st);
 	if (r == 0)

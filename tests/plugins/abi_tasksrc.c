@@ -86,6 +86,10 @@ static int tasksrc_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		.size = sizeof(d),
 		.name = CTP_SOURCE_TASK,
 		.fill = fill,
+		/* A value source: the consumers' bound fields are copied by
+		 * the core (ctp_api.field_bind). */
+		.n_values = CTP_SRC_TASK_N_VALUES,
+		.valid_words = 2,
 	};
 	int r;
 

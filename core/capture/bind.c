@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Bound values (bind.h): a plugin's bindings and the per-thread copy.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bind.h"
+#include "model.h"
+
+int ctp_binds_add(struct ctp_binds *b, uint32_t col, uint8_t type,
+		  const char *source, uint32_t value)
+{
+	size_t len = source ? strlen(source) : 0;
+	uint32_t guard = value >> 16;
+
+	value &= 0xffff;
+	if (!len || len > CTP_SOURCE_NAME_MAX || value >= CTP_BIND_MAX_VALUE ||
+	    guard > CTP_BIND_MAX_VALUE)
+		return -EINVAL;
+	if (type != CTP_TYPE_U64 && type != CTP_TYPE_I64 &&
+	    type != CTP_TYPE_CHAR && type != CTP_TYPE_BOOL)
+		return -EINVAL;
+	if (b->n && strcmp(b->source, source) != 0)
+		return -EINVAL;
+	for (uint32_t i = 0; i < b->n; i++)
+		if (b->v[i].col == col)
+			return -EINVAL;
+	if (b->n == CTP_MAX_BINDS)
+		return -ENOSPC;
+	if (!b->n) {
+		free(b->v);
+		b->v = malloc(CTP_MAX_BINDS * sizeof(*b->v));
+		if (!b->v)
+			return -ENOMEM;
+		memcpy(b->source, source, len + 1);
+		b->src = -1;
+	}
+	b->v[b->n++] = (struct ctp_bind){
+		.col = col,
+		.value = (uint16_t)value,
+		.guard = (uint16_t)guard,
+		.type = type,
+		.src = -1,
+	};
+	return 0;
+}
+
+void ctp_binds_free(struct ctp_binds *b)
+{
+	free(b->v);
+	b->v = NULL;
+	b->n = 0;
+}
+
+void ctp_binds_resolve(struct ctp_binds *b, const char *const *names,
+		       const struct ctp_valsrc *vs, uint32_t n)
+{
+	b->src = -1;
+	if (!b->n)
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		if (strcmp(names[i], b->source) != 0)
+			continue;
+		if (!vs[i].n_values)
+			return;
+		for (uint32_t k = 0; k < b->n; k++)
+			if (b->v[k].value >= vs[i].n_values ||
+			    b->v[k].guard > vs[i].n_values)
+				return;
+		b->src = (int8_t)i;
+		return;
+	}
+}
+
+/* Value i of a value source's bytes p (size bytes, head the bytes before
+ * the values): false when not offered. */
+static bool vec_get(const char *p, uint32_t size, size_t head, uint32_t i,
+		    uint64_t *v)
+{
+	size_t off = head + (size_t)i * sizeof(uint64_t);
+	uint64_t w;
+
+	if (off + sizeof(*v) > size || 8 + (i / 64 + 1) * sizeof(w) > head)
+		return false;
+	memcpy(&w, p + 8 + (i / 64) * sizeof(w), sizeof(w));
+	if (!(w >> (i % 64) & 1))
+		return false;
+	memcpy(v, p + off, sizeof(*v));
+	return true;
+}
+
+bool ctp_binds_apply(const struct ctp_binds *b, const void *data, size_t len,
+		     uint32_t words, struct ctp_table *t, uint32_t row,
+		     uint32_t ident)
+{
+	const char *p = data;
+	uint32_t hdr[2];
+	size_t head = sizeof(hdr) + (size_t)words * sizeof(uint64_t);
+	bool all = true;
+
+	/* A row's cells are empty until set: nothing to clear. */
+	if (!p || len < head)
+		return false;
+	memcpy(hdr, p, sizeof(hdr));
+	if (hdr[0] != 1 || hdr[1] > len || hdr[1] < head)
+		return false;
+	for (uint32_t i = 0; i < b->n; i++) {
+		const struct ctp_bind *k = &b->v[i];
+		uint64_t v, g;
+
+		if (k->guard) {
+			if (!vec_get(p, hdr[1], head, k->guard - 1u, &g)) {
+				all = false;
+				continue;
+			}
+			if (!g)
+				continue;
+		}
+		if (!vec_get(p, hdr[1], head, k->value, &v)) {
+			all = false;
+			continue;
+		}
+		if (k->type == CTP_TYPE_CHAR)
+			v = (unsigned char)v;
+		else if (k->type == CTP_TYPE_BOOL)
+			v = v != 0;
+		if (ctp_table_set(t, row, ident + k->col, v) < 0)
+			all = false;
+	}
+	if (!all)
+		for (uint32_t i = 0; i < b->n; i++)
+			ctp_table_clear(t, row, ident + b->v[i].col);
+	return all;
+}
