@@ -1076,7 +1076,7 @@ def print_issue17(rows, out):
 I33_RATIO_WIDE = 0.10   # 1,000 threads per process (30 processes)
 I33_RATIO_NARROW = 0.35  # 10 threads per process (per-process files stay)
 I33_REC_US = 2.0
-I33_KINDS = ("naive", "bpf", "files", "rec1", "recn")
+I33_KINDS = ("naive", "remain", "bpf", "files", "rec1", "recn")
 
 
 def bpf_config(path, plugin_dir, shipped, enabled):
@@ -1104,6 +1104,13 @@ def i33_run(args, kind, outdir, configs, snap):
                          kind)
         m = READER_RE.search(r["stdout"])
         r["threads"] = int(m.group(2)) if m else host_threads()
+        r["bytes"] = 0
+    elif kind == "remain":
+        # What the source leaves (per-process files, no thread touched):
+        # per thread of the host, as the others.
+        r = run_measured(args, [args.reader, "--preset", "remain"], outdir,
+                         kind)
+        r["threads"] = host_threads()
         r["bytes"] = 0
     elif kind in ("bpf", "files"):
         r = run_measured(args, ctprof_argv(args, configs[kind], snap, 1),
@@ -1146,10 +1153,10 @@ def issue33_block(args, n, per_process, outdir, configs):
     row = {"n": n, "per_process": per_process,
            "load_threads": int(load.threads),
            "load_processes": int(load.procs), "runs": runs, "sum": {}}
-    for k in ("naive", "bpf", "files"):
+    for k in ("naive", "remain", "bpf", "files"):
         row["sum"][k] = summarize(runs[k])
     nv = row["sum"]["naive"]["cpu_us_per_thread"]
-    for k in ("bpf", "files"):
+    for k in ("remain", "bpf", "files"):
         row["sum"][k]["ratio"] = row["sum"][k]["cpu_us_per_thread"] / nv
         row["sum"][k]["ratio_paired"] = paired_ratio(runs, k, "naive")
     threads = med(runs["recn"], "threads")
@@ -1181,17 +1188,21 @@ def i33_verdicts(row, check_at):
 
 
 def print_issue33(rows, out):
-    out.write("| N | thr/proc | naive µs/thr | bpf-task µs/thr | bpf / naive "
+    out.write("| N | thr/proc | naive µs/thr | left to files µs/thr "
+              "(/ naive) | bpf-task µs/thr | bpf / naive "
               "(paired) | files µs/thr | files / naive (paired) | record "
               "µs/thr/capture (paired) | peak RSS MiB bpf / files | "
               "snapshot B/thr |\n")
-    out.write("|" + " --- |" * 10 + "\n")
+    out.write("|" + " --- |" * 11 + "\n")
     for r in rows:
         s = r["sum"]
-        out.write("| %d | %d | %.1f | %.2f | %.3fx (%.3fx) | %.1f | %.2fx "
+        out.write("| %d | %d | %.1f | %.2f (%.3fx) | %.2f | %.3fx (%.3fx) | "
+                  "%.1f | %.2fx "
                   "(%.2fx) | %.2f (%.2f) | %.1f / %.1f | %.1f |\n" % (
                       r["load_threads"], r["per_process"],
                       s["naive"]["cpu_us_per_thread"],
+                      s["remain"]["cpu_us_per_thread"],
+                      s["remain"]["ratio"],
                       s["bpf"]["cpu_us_per_thread"], s["bpf"]["ratio"],
                       s["bpf"]["ratio_paired"],
                       s["files"]["cpu_us_per_thread"], s["files"]["ratio"],

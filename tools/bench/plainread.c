@@ -66,6 +66,14 @@
  * per process stat, io, statm and smaps_rollup under smaps's rule; no
  * cgroup listings, no maps, no host files, which the engine reads too.
  *
+ * --preset remain is what issue 33 leaves once a walk source lists every
+ * thread and serves its values: per process stat, io, statm,
+ * smaps_rollup under smaps's rule and maps (jemalloc-probe and appstats),
+ * and no thread listed or read (--no-threads); no cgroup listings. At
+ * 1,000 threads per process these are not per-process costs: the kernel
+ * sums stat and io over the threads, and every thread's stack is a
+ * mapping smaps_rollup and maps walk.
+ *
  * --shard K/N walks only the processes whose place in the ascending tgid
  * list is K modulo N: N readers started together with K = 0..N-1 do the
  * walk of one between them, which measures how far the kernel lets the
@@ -156,6 +164,7 @@ struct walk {
 	bool procfs;		   /* the root is a procfs */
 	bool name_from_stat;	   /* a stat step names the task, not comm */
 	bool no_thread_dir;	   /* thread files by path from the process */
+	bool no_threads;	   /* no thread listed or read (--no-threads) */
 	int tstat, pstat;	   /* the stat steps, -1 if none */
 	/* The thread being walked: "task/<tid>/" before its names when
 	 * no_thread_dir; the process's tids and its index (for @taskstats). */
@@ -602,6 +611,13 @@ static int walk_process(struct walk *w, uint32_t tgid, uint32_t **tids,
 		run_step(w, &w->pstep[ps], pdir, tgid);
 	if (task_name(w, pdir, w->pstep, w->pstat) < 0)
 		goto gone_pdir;
+	if (w->no_threads) {
+		for (; ps < w->n_pstep; ps++)
+			run_step(w, &w->pstep[ps], pdir, tgid);
+		close(pdir);
+		w->tgids++;
+		return 0;
+	}
 	bool cg = !w->per_thread_cg && w->cg_fd >= 0;
 	int taskfd = openat(pdir, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (taskfd < 0)
@@ -707,7 +723,8 @@ static void usage(FILE *out)
 		"Usage: ctp-bench-read [--proc DIR] [--cgroup-root DIR|auto|"
 		"none]\n"
 		"         [--per-thread-cgroup]\n"
-		"         [--preset procfs|issue3|naive|floor] [--thread-files "
+		"         [--preset procfs|issue3|naive|floor|remain] "
+		"[--no-threads] [--thread-files "
 		"LIST]\n"
 		"         [--process-files LIST] [--shard K/N]\n"
 		"         [--no-affinity] [--name-from-stat] "
@@ -739,6 +756,12 @@ static void usage(FILE *out)
 		"stat,io|@affinity,\n"
 		"          @taskstats; processes stat,io,statm|@smaps_rollup; "
 		"no cgroup root\n"
+		"  remain  what a walk source leaves (issue 33): no thread "
+		"listed or read;\n"
+		"          processes stat,io,statm|@smaps_rollup,maps; no "
+		"cgroup root\n"
+		"--no-threads lists and reads no thread (the process steps "
+		"only).\n"
 		"--shard K/N walks only every Nth process, from the Kth.\n"
 		"Prints 'tgids N tids N vanished N' and cgroup/smaps "
 		"counts.\n");
@@ -792,6 +815,7 @@ static int parse_args(int argc, char **argv, struct walk *w, struct args *a)
 		{"no-affinity", no_argument, NULL, 'A'},
 		{"name-from-stat", no_argument, NULL, 'N'},
 		{"no-thread-dir", no_argument, NULL, 'D'},
+		{"no-threads", no_argument, NULL, 'T'},
 		{"smaps-max-rss", required_argument, NULL, 'm'},
 		{"smaps-budget-ms", required_argument, NULL, 'b'},
 		{"shard", required_argument, NULL, 'S'},
@@ -807,6 +831,8 @@ static int parse_args(int argc, char **argv, struct walk *w, struct args *a)
 	static char p_naive[] = "smaps_rollup";
 	static char t_floor[] = "stat,io|@affinity,@taskstats";
 	static char p_floor[] = "stat,io,statm|@smaps_rollup";
+	static char t_remain[] = "";
+	static char p_remain[] = "stat,io,statm|@smaps_rollup,maps";
 	int c;
 
 	*a = (struct args){.root = "/proc",
@@ -836,6 +862,13 @@ static int parse_args(int argc, char **argv, struct walk *w, struct args *a)
 			a->tlist = t_floor, a->plist = p_floor,
 			a->cgroot = "none",
 			w->name_from_stat = w->no_thread_dir = true;
+		else if (c == 's' && strcmp(optarg, "remain") == 0)
+			a->tlist = t_remain, a->plist = p_remain,
+			a->cgroot = "none", a->no_affinity = true,
+			w->name_from_stat = w->no_thread_dir = w->no_threads =
+				true;
+		else if (c == 'T')
+			w->no_threads = true;
 		else if (c == 'S' && parse_shard(optarg, w) == 0)
 			continue;
 		else if (c == 'N')
