@@ -120,6 +120,7 @@ struct callstat {
 	uint64_t time_ns, calls, errors, vanished, resource;
 	uint64_t skipped; /* thread calls left out: every binding served */
 	bool skip_now;	  /* ... and the current thread's is one */
+	bool bound_now;	  /* every binding served for the current thread */
 };
 
 /* The declared files of one scope for the task at hand: one growable
@@ -764,7 +765,7 @@ static bool bind_pass(struct worker *w, struct ctp_task *task,
 	task->core = &tp;
 	for (uint32_t i = 0; i < cap->n_plugins; i++) {
 		const struct ctp_binds *b = &cap->plugins[i].rt->binds;
-		w->stats[i].skip_now = false;
+		w->stats[i].skip_now = w->stats[i].bound_now = false;
 		if (b->src < 0 || !cb_usable(&cap->plugins[i], CB_THREAD))
 			continue;
 		uint32_t s = (uint32_t)b->src;
@@ -774,6 +775,7 @@ static bool bind_pass(struct worker *w, struct ctp_task *task,
 		bool all = ctp_binds_apply(b, w->src[s].buf, w->src[s].len,
 					   eng->sources[s].vals.valid_words,
 					   rec->table, rec->row, rec->ident);
+		w->stats[i].bound_now = all;
 		if (all && b->skip) {
 			w->stats[i].skip_now = true;
 			w->stats[i].skipped++;
@@ -790,7 +792,8 @@ static bool call_task(struct worker *w, bool thread, struct ctp_task *task,
 	struct ctp_capture *cap = w->eng->cap;
 	int cb = thread ? CB_THREAD : CB_PROCESS;
 	bool vanished = false;
-	bool skipping = thread && w->eng->any_binds && bind_pass(w, task, rec);
+	bool binds = thread && w->eng->any_binds;
+	bool skipping = binds && bind_pass(w, task, rec);
 	/* One clock reading ends a plugin's call and starts the next's. */
 	uint64_t t0 = ctp_now_ns();
 	for (uint32_t i = 0; i < cap->n_plugins; i++) {
@@ -813,6 +816,7 @@ static bool call_task(struct worker *w, bool thread, struct ctp_task *task,
 			w->view[k] = src[map[k]];
 		task->files = w->view;
 		task->n_files = nmap;
+		task->bound = binds && w->stats[i].bound_now;
 		struct task_priv tp = {.w = w, .thread = thread, .plugin = i};
 		task->core = &tp;
 		rec->plugin = i;

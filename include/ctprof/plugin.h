@@ -228,6 +228,11 @@ struct ctp_task {
 	 * declared thread file was read up front: files[i] says -ENODATA
 	 * until fetched (ctp_api.file_get, ctp_task_fetch). */
 	const struct ctp_walk_task *walked;
+	/* Appended in ABI 1, thread callbacks only: 1 when the core set
+	 * every field this plugin bound (ctp_api.field_bind) for this
+	 * thread, 0 when it bound none or one was not served (then none of
+	 * them is set). */
+	uint32_t bound;
 };
 
 /*

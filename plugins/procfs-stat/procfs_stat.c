@@ -384,6 +384,13 @@ static void set_affinity(struct procfs_state *st, const struct ctp_task *task,
 		affinity_from_status(st, set, ss, bad);
 }
 
+/* Whether the core set every field this plugin bound for the thread
+ * (ctp_api.field_bind: the stat values and the context switches). */
+static bool bound(const struct ctp_task *task)
+{
+	return CTP_HAS(task, struct ctp_task, bound) && task->bound;
+}
+
 /*
  * The thread's stat values: those the task source offers, the rest from
  * stat, which is read only when the source lacks one. Returns 1 when any
@@ -400,6 +407,17 @@ static int thread_stat(struct procfs_state *st, const struct ctp_task *task,
 
 	if (!st->thread_need)
 		return 0;
+	/* The core set the bound values: only the policy's name is ours. */
+	if (bound(task) && (st->fh[F_POLICY] < 0 ||
+			    ctp_src_task_take(st->api, task, stat_take,
+					      CTP_ARRAY_LEN(stat_take),
+					      1ull << CTP_STAT_POLICY, &s))) {
+		if (st->fh[F_POLICY] >= 0)
+			set_policy(set, st->fh[F_POLICY],
+				   s.w[CTP_STAT_POLICY].u);
+		count(st, C_STAT_FROM_TASK);
+		return 1;
+	}
 	s.present = ctp_src_task_take(st->api, task, stat_take,
 				      CTP_ARRAY_LEN(stat_take), st->thread_need,
 				      &s);
@@ -425,6 +443,34 @@ static int thread_stat(struct procfs_state *st, const struct ctp_task *task,
 	return s.present ? 1 : 0;
 }
 
+/*
+ * The task source's values the core copies itself (ctp_api.field_bind):
+ * the stat values of the thread plan and the context switches, a thread
+ * getting them all from the source or none (the core then leaves them
+ * empty and procfs_thread takes each as before). The policy's name and the
+ * affinity stay here, so the callback is still called.
+ */
+static int bind_values(struct procfs_state *st, struct ctp_ctx *ctx,
+		       const struct ctp_api *api)
+{
+	int64_t b;
+	int r = 0;
+
+	if (!CTP_API_HAS(api, field_bind))
+		return 0;
+	b = ctp_src_task_bind(api, ctx, &st->thread_plan, stat_take,
+			      CTP_ARRAY_LEN(stat_take));
+	if (b < 0)
+		return (int)b;
+	if (st->fh[F_VOLUNTARY_CSW] >= 0)
+		r = api->field_bind(ctx, st->fh[F_VOLUNTARY_CSW],
+				    CTP_SOURCE_TASK, CTP_SRC_TASK_NVCSW);
+	if (r == 0 && st->fh[F_NONVOLUNTARY_CSW] >= 0)
+		r = api->field_bind(ctx, st->fh[F_NONVOLUNTARY_CSW],
+				    CTP_SOURCE_TASK, CTP_SRC_TASK_NIVCSW);
+	return r;
+}
+
 static int procfs_thread(void *state, const struct ctp_task *task,
 			 struct ctp_record *rec)
 {
@@ -444,9 +490,11 @@ static int procfs_thread(void *state, const struct ctp_task *task,
 		rerr = r;
 
 	/* No source is asked, no file read, for fields nobody records. */
+	c = C_FROM_TASK;
 	r = st->fh[F_VOLUNTARY_CSW] < 0 && st->fh[F_NONVOLUNTARY_CSW] < 0
 		    ? -ENOENT
-		    : csw_from_source(st, task, &set, &c);
+	    : bound(task) ? 1 /* the core set them */
+			  : csw_from_source(st, task, &set, &c);
 	if (r > 0) {
 		count(st, c);
 		got = 1;
@@ -638,6 +686,11 @@ static int procfs_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		st->thread_need |= 1ull << st->thread_plan.step[i].bit;
 	if (st->fh[F_POLICY] >= 0)
 		st->thread_need |= 1ull << CTP_STAT_POLICY;
+	r = bind_values(st, ctx, api);
+	if (r < 0) {
+		procfs_fini(st);
+		return r;
+	}
 	affinity_probe(st);
 	/* An older core has no derived fields: do without. */
 	for (size_t i = 0; i < CTP_ARRAY_LEN(cpu_time_descs) &&
