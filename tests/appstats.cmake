@@ -36,4 +36,5 @@ target_compile_definitions(test_appstats_e2e PRIVATE
                            APS_DSO="$<TARGET_FILE:appstats_dso>"
                            APS_BIG="$<TARGET_FILE:appstats_big>")
 add_dependencies(test_appstats_e2e ctprof-core plugin-appstats plugin-procfs-stat
+                 plugin-jemalloc-probe
                  appstats_worker appstats_raw appstats_dso appstats_big)

@@ -19,9 +19,13 @@
  *                           (more than the 1,024 slots) "ready"; on SIGTERM
  *                           "threads N dropped D" and exit
  *   appstats_worker unset   includes the header, declares nothing
+ *
+ * With APS_LOW_PAGE set in its environment, a page is mapped at 0x10000
+ * first: a short first line of its maps, before its executable's.
  */
 #include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -175,6 +179,11 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "";
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (getenv("APS_LOW_PAGE") &&
+	    mmap((void *)0x10000, 4096, PROT_READ,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1,
+		 0) == MAP_FAILED)
+		return 3;
 	if (!strcmp(mode, "unset")) {
 		printf("ready\n");
 		for (;;)

@@ -968,15 +968,17 @@ static void asan_no_leaks(char *saved, size_t len, bool *had)
 	setenv("ASAN_OPTIONS", aopts, 1);
 }
 
-int e2e_strace_capture(const char *cfg, const char *dir, const char *tag,
-		       const char *syscalls, struct ctp_snap **snap,
-		       char **trace)
+static int strace_capture(const char *cfg, const char *dir, const char *tag,
+			  const char *syscalls, bool fds,
+			  struct ctp_snap **snap, char **trace)
 {
 	char out[PATH_MAX], slog[PATH_MAX], elog[PATH_MAX], expr[128];
 	char err[512], saved[1024];
+	/* -y (fds): every descriptor argument with its path. */
 	const char *argv[] = {
-		"strace",	 "-f",	     "-qq", "-e", expr, "-o", slog,
-		CTP_TEST_BINARY, "--config", cfg,   "-o", out,	NULL};
+		"strace", fds ? "-fy" : "-f", "-qq",	  "-e", expr, "-o",
+		slog,	  CTP_TEST_BINARY,    "--config", cfg,	"-o", out,
+		NULL};
 	posix_spawn_file_actions_t fa;
 	int st;
 	bool had;
@@ -1015,6 +1017,20 @@ int e2e_strace_capture(const char *cfg, const char *dir, const char *tag,
 		return -1;
 	}
 	return 0;
+}
+
+int e2e_strace_capture(const char *cfg, const char *dir, const char *tag,
+		       const char *syscalls, struct ctp_snap **snap,
+		       char **trace)
+{
+	return strace_capture(cfg, dir, tag, syscalls, false, snap, trace);
+}
+
+int e2e_strace_capture_fds(const char *cfg, const char *dir, const char *tag,
+			   const char *syscalls, struct ctp_snap **snap,
+			   char **trace)
+{
+	return strace_capture(cfg, dir, tag, syscalls, true, snap, trace);
 }
 
 int e2e_traced_capture(const char *cfg, const char *dir, const char *tag,

@@ -256,6 +256,11 @@ int e2e_traced_capture(const char *cfg, const char *dir, const char *tag,
 int e2e_strace_capture(const char *cfg, const char *dir, const char *tag,
 		       const char *syscalls, struct ctp_snap **snap,
 		       char **trace);
+/* The same with strace -y: each descriptor argument shows its path
+ * (`openat(5</proc/42>, "maps", ...)`). */
+int e2e_strace_capture_fds(const char *cfg, const char *dir, const char *tag,
+			   const char *syscalls, struct ctp_snap **snap,
+			   char **trace);
 
 /* Bytes equal to a C string. */
 bool e2e_bytes_eq(struct ctp_bytes b, const char *s);

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -485,6 +486,133 @@ static void eight_threads_split(void **state)
 
 /* The tid of `pid`'s thread whose tid in its own pid namespace is ns (the
  * last number of its NSpid line), or 0. */
+/* appstats beside jemalloc-probe (and procfs-stat for names), workers 1. */
+static void config_both(char *cfg, size_t len, const char *tag)
+{
+	char text[1024];
+	int n = snprintf(text, sizeof(text),
+			 "plugin_dirs: [\"%s\"]\nworkers: 1\nplugins:\n"
+			 "  procfs-stat: {required: true}\n"
+			 "  appstats: {required: true}\n"
+			 "  jemalloc-probe: {required: true}\n",
+			 CTP_TEST_PLUGIN_DIR);
+
+	assert_true(n > 0 && (size_t)n < sizeof(text));
+	assert_true(e2e_pathf(cfg, len, "%s/%s.yaml", tmp, tag) >= 0);
+	assert_int_equal(e2e_write_file(cfg, text, (size_t)n), 0);
+}
+
+/* The eight workers' values are in s. */
+static void eight_values(const struct ctp_snap *s, const struct worker *w)
+{
+	status_is(s, w->pid, "ok");
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(app_u64(s, "arena_bytes", w->tid[i]),
+				 (uint64_t)(i + 1) * MIB);
+}
+
+#define MAX_PIDS 8192
+
+/* Both plugins read every process's maps, from one read of the core
+ * (procelf.h): under strace -y, no process's maps is opened twice in a
+ * capture, the publisher's once, and appstats still reads it. */
+static void maps_read_once(void **state)
+{
+	static long pid[MAX_PIDS];
+	static int opens[MAX_PIDS];
+	struct ctp_snap *s = NULL;
+	struct worker w;
+	char cfg[PATH_MAX], *trace;
+	size_t n = 0, total = 0;
+
+	(void)state;
+	need_strace();
+	start(&w, APS_WORKER, "eight");
+	config_both(cfg, sizeof(cfg), "maps_once");
+	assert_int_equal(e2e_strace_capture_fds(cfg, tmp, "maps_once", "openat",
+						&s, &trace),
+			 0);
+	stop(&w);
+	eight_values(s, &w);
+	ctp_snap_free(s);
+	/* openat(5</proc/42>, "maps", ...) */
+	for (const char *q = trace; (q = strstr(q, "</proc/")); q++) {
+		char *end;
+		long p = strtol(q + 7, &end, 10);
+		size_t i;
+
+		if (end == q + 7 || strncmp(end, ">, \"maps\", ", 10))
+			continue;
+		for (i = 0; i < n && pid[i] != p; i++)
+			;
+		if (i == n) {
+			assert_true(n < MAX_PIDS);
+			pid[n] = p;
+			opens[n++] = 0;
+		}
+		opens[i]++;
+		total++;
+	}
+	free(trace);
+	print_message("[ INFO     ] maps opened %zu times for %zu processes\n",
+		      total, n);
+	bool seen = false;
+	for (size_t i = 0; i < n; i++) {
+		if (opens[i] > 1)
+			fail_msg("pid %ld: maps opened %d times", pid[i],
+				 opens[i]);
+		seen |= pid[i] == w.pid;
+	}
+	assert_true(seen);
+}
+
+/* A copy of the worker at a path of `plen` bytes (directories of 250
+ * bytes under tmp) into *out. */
+static void long_path_copy(char *out, size_t plen)
+{
+	char *bin;
+	size_t len, at;
+
+	assert_true(plen < PATH_MAX);
+	at = (size_t)snprintf(out, PATH_MAX, "%s", tmp);
+	while (plen - at > 1 + 255) {
+		out[at++] = '/';
+		memset(out + at, 'd', 250);
+		at += 250;
+		out[at] = '\0';
+		assert_true(mkdir(out, 0755) == 0 || errno == EEXIST);
+	}
+	out[at++] = '/';
+	memset(out + at, 'w', plen - at);
+	out[plen] = '\0';
+	assert_int_equal(e2e_read_file(APS_WORKER, &bin, &len), 0);
+	assert_int_equal(e2e_write_file(out, bin, len), 0);
+	free(bin);
+	assert_int_equal(chmod(out, 0755), 0);
+}
+
+/* The core's read of maps is whole when its first read is short: the
+ * worker's first mapping is a page at 0x10000 (a line of some 40 bytes),
+ * its executable's next, at a path that makes that line longer than the
+ * rest of the kernel's page, so the first read returns the first line
+ * alone. appstats finds the registry in the executable all the same. */
+static void maps_short_first_read(void **state)
+{
+	char path[PATH_MAX];
+	struct ctp_snap *s;
+	struct worker w;
+
+	(void)state;
+	long_path_copy(path, 4030);
+	setenv("APS_LOW_PAGE", "1", 1);
+	start(&w, path, "eight");
+	unsetenv("APS_LOW_PAGE");
+	s = capture("short_first");
+	stop(&w);
+	eight_values(s, &w);
+	ctp_snap_free(s);
+}
+
 static long host_tid_of(pid_t pid, long ns)
 {
 	char dir[64], path[PATH_MAX], *text;
@@ -1206,6 +1334,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(eight_threads),
 		cmocka_unit_test(eight_threads_split),
+		cmocka_unit_test(maps_read_once),
+		cmocka_unit_test(maps_short_first_read),
 		cmocka_unit_test(churn),
 		cmocka_unit_test(unset),
 		cmocka_unit_test(raw_ok),

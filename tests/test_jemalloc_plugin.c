@@ -85,6 +85,45 @@ static const char *comm_of(pid_t pid, char *buf, size_t len)
 /* The jemalloc.layout the last run_process set, "" none. */
 static char last_layout[HX_STR_MAX];
 
+/* /proc/<pid>/maps whole (malloc'd, NUL-terminated), as the core hands it
+ * for the declared "?maps"; NULL and *err when unreadable. */
+static char *read_maps(pid_t pid, int *err)
+{
+	char path[64], *buf = NULL;
+	size_t len = 0, cap = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	*err = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		*err = -errno;
+		return NULL;
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (cap - len < 4096) {
+			cap = cap ? cap * 2 : 65536;
+			buf = realloc(buf, cap);
+			assert_non_null(buf);
+		}
+		r = read(fd, buf + len, cap - len - 1);
+		if (r < 0)
+			*err = -errno;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	buf[len] = '\0';
+	if (*err) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
 static void run_process(pid_t tgid)
 {
 	char path[64], comm[64];
@@ -93,6 +132,11 @@ static void run_process(pid_t tgid)
 
 	snprintf(path, sizeof(path), "/proc/%d", (int)tgid);
 	hx_task_init(&ft, tgid, tgid);
+	/* process_files[0]: "?maps", fetched at most once, never eagerly. */
+	assert_string_equal(FX.p->process_files[0], "?maps");
+	int err;
+	char *maps = read_maps(tgid, &err);
+	hx_task_lazy(&ft, 0, maps, err);
 	ft.task.dirfd = open(path, O_PATH | O_DIRECTORY);
 	ft.task.proc_fd = proc_fd;
 	ft.task.pcomm = ft.task.comm = comm_of(tgid, comm, sizeof(comm));
@@ -107,6 +151,9 @@ static void run_process(pid_t tgid)
 		 rec.cells[lay].set ? rec.cells[lay].str : "");
 	if (ft.task.dirfd >= 0)
 		close(ft.task.dirfd);
+	assert_true(ft.gets <= 1);
+	assert_int_equal(ft.bad_gets, 0);
+	free(maps);
 }
 
 static void run_thread(pid_t tgid, pid_t tid, struct hx_rec *rec)

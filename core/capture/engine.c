@@ -269,6 +269,17 @@ static int open_file_at(int dirfd, const char *name, bool check)
 	return fd;
 }
 
+/* A file of one record per mapping ("maps", which jemalloc-probe and
+ * appstats declare): a short first read is not its end when the next
+ * mapping's line (its path up to PATH_MAX) did not fit in the page. */
+static bool per_mapping(const char *name)
+{
+	const char *base = strrchr(name, '/');
+	base = base ? base + 1 : name;
+	return strcmp(base, "maps") == 0 || strcmp(base, "smaps") == 0 ||
+	       strcmp(base, "numa_maps") == 0;
+}
+
 /* Read a whole file relative to dirfd into a growable buffer, at most
  * CTP_FILE_READ_MAX bytes (-EFBIG beyond). */
 static int read_at(int dirfd, const char *name, bool check, char **buf,
@@ -316,11 +327,13 @@ static int read_at(int dirfd, const char *name, bool check, char **buf,
 		 * smaps_rollup, cgroup) return everything at once. A file
 		 * could be cut only when a record of more than SHORT_END
 		 * bytes follows a small first part (a mapping of `maps`
-		 * whose path is that long); every file a shipped plugin
-		 * declares is single-record. A regular file (a copied tree)
+		 * whose path is that long): the per-mapping files are read
+		 * to their end; every other file a shipped plugin declares
+		 * is single-record. A regular file (a copied tree)
 		 * returns less only at its end; a FIFO or device is refused
 		 * before. */
-		if (off == (size_t)n && (size_t)n < room && off < SHORT_END)
+		if (off == (size_t)n && (size_t)n < room && off < SHORT_END &&
+		    !per_mapping(name))
 			break;
 	}
 	sys_close(fd);

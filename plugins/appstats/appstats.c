@@ -6,7 +6,8 @@
  *
  * `process` finds the registry symbol among the process's executable
  * mappings (procelf: cached per file and per process identity, so a
- * process without it costs its exe stat and maps read), copies the
+ * process without it costs its exe stat and the parse of the maps the core
+ * read for it), copies the
  * registry three times, checks it (aps_parse.c), registers each declared
  * field as `app.<name>` and keeps each stable slot's values by tid;
  * `thread` looks its tid up. A registry that fails a check is tagged in
@@ -43,6 +44,10 @@
 #endif
 
 enum { F_STATUS, F_DROPPED, N_FIELDS };
+
+/* The maps, read by the core once per process for every plugin that
+ * declares them (jemalloc-probe too), fetched only for a live process. */
+static const char *const process_files[] = {CTP_PROCELF_MAPS_FILE, NULL};
 
 static const struct ctp_field_desc fields[] = {
 	[F_STATUS] = CTP_FIELD(
@@ -711,7 +716,9 @@ static int aps_process(void *state, const struct ctp_task *task,
 					   .idents = &st->idents,
 					   .probe = probe_file,
 					   .verdict = verdict,
-					   .none_tag = CTP_APS_NONE};
+					   .none_tag = CTP_APS_NONE,
+					   .api = st->api,
+					   .maps_file = 0};
 	struct ctp_proc_found pf;
 	struct ctp_aps_hdr h;
 	enum ctp_aps_tag t;
@@ -726,7 +733,7 @@ static int aps_process(void *state, const struct ctp_task *task,
 		return 0;
 	w->tgid = -1;
 	count(st, S_WALKED, 1);
-	r = ctp_proc_find(&scan, &w->maps, task->dirfd, task->tgid, &pf);
+	r = ctp_proc_find(&scan, &w->maps, task, &pf);
 	if (r) {
 		outcome(st, task,
 			r == -ENOENT  ? CTP_APS_NONE
@@ -982,6 +989,7 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 		 CTP_PLUGIN_NO_THREAD_DIR | CTP_PLUGIN_OPTIONS,
 	CTP_PLUGIN_OPTION_TABLE(options),
 	CTP_PLUGIN_FIELDS(fields),
+	.process_files = process_files,
 	.init = aps_init,
 	.fini = aps_fini,
 	.host = aps_host,

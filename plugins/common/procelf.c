@@ -117,28 +117,30 @@ static int slurp(struct ctp_maps *m, int fd, size_t *len)
 	}
 }
 
-int ctp_maps_read(struct ctp_maps *m, int dirfd)
+int ctp_maps_parse(struct ctp_maps *m, const char *buf, size_t len)
 {
-	size_t len = 0;
-	int r, fd = openat(dirfd, "maps", O_RDONLY | O_CLOEXEC);
+	const char *p = buf, *end = buf + len;
 
-	if (fd < 0)
-		return -errno;
-	r = slurp(m, fd, &len);
-	close(fd);
-	if (r)
-		return r;
-	m->buf[len] = '\0';
 	m->n = 0;
-	for (char *p = m->buf, *e; p < m->buf + len; p = e + 1) {
+	while (p < end) {
 		struct ctp_map x;
+		/* Only file mappings matter (symbols, biases), and only a
+		 * line's path can hold a '/' (the other fields are numbers
+		 * and flags): the lines up to the next '/' are anonymous
+		 * (a thread's stack and guard, the heap) and skipped
+		 * unparsed. */
+		const char *s = memchr(p, '/', (size_t)(end - p));
+		const char *b, *e;
 
-		e = memchr(p, '\n', (size_t)(m->buf + len - p));
+		if (!s)
+			break;
+		b = memrchr(p, '\n', (size_t)(s - p));
+		b = b ? b + 1 : p;
+		e = memchr(s, '\n', (size_t)(end - s));
 		if (!e)
-			e = m->buf + len;
-		*e = '\0';
-		/* Only file mappings matter (symbols, biases). */
-		if (ctp_maps_line(p, (size_t)(e - p), &x) || !x.ino ||
+			e = end;
+		p = e + 1;
+		if (ctp_maps_line(b, (size_t)(e - b), &x) || !x.ino ||
 		    x.path_len == 0 || x.path[0] != '/')
 			continue;
 		if (m->n == m->alloc) {
@@ -153,6 +155,21 @@ int ctp_maps_read(struct ctp_maps *m, int dirfd)
 		m->v[m->n++] = x;
 	}
 	return 0;
+}
+
+int ctp_maps_read(struct ctp_maps *m, int dirfd)
+{
+	size_t len = 0;
+	int r, fd = openat(dirfd, "maps", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	r = slurp(m, fd, &len);
+	close(fd);
+	if (r)
+		return r;
+	m->buf[len] = '\0';
+	return ctp_maps_parse(m, m->buf, len);
 }
 
 void ctp_maps_free(struct ctp_maps *m)
@@ -589,18 +606,39 @@ static bool scan(const struct ctp_proc_scan *s, const struct ctp_maps *maps,
 	return sure;
 }
 
+/* The process's maps as the core read them for every plugin that declared
+ * the file (once per process and capture), or read here when the core's
+ * bound on a file's size refused them (-EFBIG: a process of some 50,000
+ * mappings), as they were before the core shared them. */
+static int maps_get(const struct ctp_proc_scan *s, struct ctp_maps *maps,
+		    const struct ctp_task *task)
+{
+	const struct ctp_file *f;
+	int r = s->api->file_get(task, s->maps_file, &f);
+
+	if (r == -EFBIG)
+		return ctp_maps_read(maps, task->dirfd);
+	if (r)
+		return r;
+	if (!f->data)
+		return -EIO;
+	return ctp_maps_parse(maps, f->data, f->len);
+}
+
 int ctp_proc_find(const struct ctp_proc_scan *s, struct ctp_maps *maps,
-		  int dirfd, pid_t pid, struct ctp_proc_found *out)
+		  const struct ctp_task *task, struct ctp_proc_found *out)
 {
 	struct ctp_ident id;
 	uint64_t h;
+	int dirfd = task->dirfd;
+	pid_t pid = task->tgid;
 	int r = ctp_exe_ident(dirfd, &out->exe_dev, &out->exe_ino);
 
 	out->answer = NULL;
 	out->cache_hit = false;
 	if (r == -ENOENT)
 		return -ENOENT; /* a kernel thread has no executable */
-	r = ctp_maps_read(maps, dirfd);
+	r = maps_get(s, maps, task);
 	if (r == 0 && maps->n == 0)
 		return -ENOENT;
 	if (r)

@@ -20,6 +20,9 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+struct ctp_api;
+struct ctp_task;
+
 /* ---- /proc/<pid>/maps --------------------------------------------------- */
 struct ctp_map {
 	uint64_t start, end, offset;
@@ -33,14 +36,20 @@ struct ctp_map {
 int ctp_maps_line(const char *buf, size_t len, struct ctp_map *out);
 
 /* A process's file mappings (those with an inode and an absolute path),
- * in address order; the buffers are reused from one process to the next. */
+ * in address order; the buffers are reused from one process to the next.
+ * Each path points into the bytes parsed (buf, or the caller's). */
 struct ctp_maps {
 	char *buf;
 	size_t cap;
 	struct ctp_map *v;
 	size_t n, alloc;
 };
-/* Read <dirfd>/maps whole: 0, or a negative errno. */
+/* The file mappings of maps text buf (len bytes), kept in m->v: 0, or
+ * -ENOMEM. Lines without a '/' (anonymous mappings) are skipped before
+ * any field of theirs is parsed. Pure; the paths point into buf. */
+int ctp_maps_parse(struct ctp_maps *m, const char *buf, size_t len);
+/* Read <dirfd>/maps whole into m->buf and parse it: 0, or a negative
+ * errno. */
 int ctp_maps_read(struct ctp_maps *m, int dirfd);
 void ctp_maps_free(struct ctp_maps *m);
 /* The identity of the executable mappings, independent of their order. */
@@ -166,7 +175,13 @@ long ctp_maps_find_exec(const struct ctp_map *v, size_t n, uint64_t dev,
  * order, through the file cache; the outcome is cached by the process's
  * identity. `verdict` judges one file's answer: 1 it holds what is sought
  * (the scan stops), 0 not here, -1 not here but *tag is worth reporting
- * (the last such tag is the process's when nothing is found). */
+ * (the last such tag is the process's when nothing is found).
+ *
+ * The maps come from the core: the plugin declares the lazy process file
+ * "?maps" (CTP_PROCELF_MAPS_FILE) at index maps_file of its process_files,
+ * and every plugin that declares it shares one read per process and
+ * capture (ctp_api.file_get). */
+#define CTP_PROCELF_MAPS_FILE "?maps"
 struct ctp_proc_scan {
 	struct ctp_file_cache *files;
 	struct ctp_ident_cache *idents;
@@ -174,6 +189,8 @@ struct ctp_proc_scan {
 	void *arg;
 	int (*verdict)(const void *answer, int *tag);
 	int none_tag; /* the outcome when no file has anything to say */
+	const struct ctp_api *api; /* file_get */
+	uint32_t maps_file;	   /* "?maps" in the plugin's process_files */
 };
 struct ctp_proc_found {
 	uint64_t exe_dev, exe_ino;
@@ -182,11 +199,13 @@ struct ctp_proc_found {
 	int tag;	    /* without an answer: the outcome */
 	bool cache_hit;	    /* the identity cache answered */
 };
-/* Read the process's maps into *maps and find the file: 0 with *out;
- * -ENOENT (no executable, or no file mapping: a kernel thread, a zombie),
- * -ESRCH (vanished meanwhile), another negative errno (maps unreadable). */
+/* The process's maps into *maps (their paths valid while the process
+ * callback that got task runs) and the file: 0 with *out; -ENOENT (no
+ * executable, or no file mapping: a kernel thread, a zombie), -ESRCH
+ * (vanished meanwhile), another negative errno (maps unreadable). Call
+ * from the process callback that got task. */
 int ctp_proc_find(const struct ctp_proc_scan *s, struct ctp_maps *maps,
-		  int dirfd, pid_t pid, struct ctp_proc_found *out);
+		  const struct ctp_task *task, struct ctp_proc_found *out);
 
 /* ---- One capture's per-thread results, for split processes ----------------
  * A plugin reads a whole process in its process callback; when the core

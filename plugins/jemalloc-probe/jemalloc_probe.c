@@ -109,7 +109,10 @@ static const char *const counter_names[N_COUNTERS] = {
  * Files by (dev, inode): what ctp_jep_file_probe found. Processes by the
  * identity of their executable and every executable mapping: which file
  * (if any) holds jemalloc, so a repeat process costs one maps read
- * (procelf.h, shared with appstats). */
+ * (procelf.h, shared with appstats, which reads the same bytes: the core
+ * reads "maps" once per process for both). */
+
+static const char *const process_files[] = {CTP_PROCELF_MAPS_FILE, NULL};
 
 struct worker {
 	int32_t tgid; /* whose table this is; -1: none */
@@ -233,8 +236,10 @@ static const struct ctp_jep_file *find_jemalloc(struct jep_state *st,
 					   .probe = probe_file,
 					   .arg = st,
 					   .verdict = verdict,
-					   .none_tag = CTP_JEP_NOT_JEMALLOC};
-	int r = ctp_proc_find(&scan, &w->maps, task->dirfd, task->tgid, pf);
+					   .none_tag = CTP_JEP_NOT_JEMALLOC,
+					   .api = st->api,
+					   .maps_file = 0};
+	int r = ctp_proc_find(&scan, &w->maps, task, pf);
 
 	if (r) {
 		count_tag(st, task,
@@ -736,6 +741,7 @@ CTP_EXPORT const struct ctp_plugin ctp_plugin_v1 = {
 		 CTP_PLUGIN_OPTIONS | CTP_PLUGIN_NO_THREAD_DIR,
 	CTP_PLUGIN_FIELDS(fields),
 	CTP_PLUGIN_OPTION_TABLE(options),
+	.process_files = process_files,
 	.init = jep_init,
 	.fini = jep_fini,
 	.process = jep_process,
