@@ -732,6 +732,58 @@ static void v1_unlimited(void **state)
 	assert_true((1ull << 62) < CTP_CG_V1_UNLIMITED);
 }
 
+/* ctp_cg_pairs_seek answers as ctp_id_pairs_find whatever the order of
+ * the asks and wherever the cursor stood, and leaves it at the first pair
+ * not below the id asked. */
+static void check_seek(const struct ctp_id_pair *m, size_t n, uint32_t id,
+		       size_t *pos)
+{
+	const struct ctp_id_pair *want = ctp_id_pairs_find(m, n, id);
+	const struct ctp_id_pair *got = ctp_cg_pairs_seek(m, n, id, pos);
+	size_t lb = 0;
+
+	while (lb < n && m[lb].id < id)
+		lb++;
+	if (got != want || *pos != lb)
+		fail_msg("id %u: got %p want %p, pos %zu want %zu", id,
+			 (const void *)got, (const void *)want, *pos, lb);
+}
+
+static void pairs_seek(void **state)
+{
+	struct ctp_id_pair m[300];
+	size_t n = 0, pos;
+	uint32_t x = 1;
+
+	(void)state;
+	/* Odd ids 3..599 but runs of gaps, as a cgroup's tids among
+	 * others'. */
+	for (uint32_t id = 3; n < 300; id += (n % 17 == 0) ? 40 : 2)
+		m[n] = (struct ctp_id_pair){.id = id, .val = (uint32_t)n}, n++;
+	for (size_t len = 0; len <= n; len += len < 5 ? 1 : 37) {
+		uint32_t top = len ? m[len - 1].id + 3 : 5;
+
+		pos = 0; /* rising, every id: listed or not */
+		for (uint32_t id = 0; id <= top; id++)
+			check_seek(m, len, id, &pos);
+		pos = len; /* falling */
+		for (uint32_t id = top + 1; id-- > 0;)
+			check_seek(m, len, id, &pos);
+		for (int k = 0; k < 2000; k++) { /* any order, any cursor */
+			x = x * 1103515245u + 12345u;
+			pos = (x >> 8) % (len + 3);
+			x = x * 1103515245u + 12345u;
+			check_seek(m, len, (x >> 8) % (top + 1), &pos);
+		}
+	}
+	/* Found means the pair itself, its val intact. */
+	pos = 0;
+	assert_int_equal(ctp_cg_pairs_seek(m, n, m[42].id, &pos)->val, 42);
+	assert_int_equal(pos, 42);
+	assert_null(ctp_cg_pairs_seek(m, n, m[42].id + 1, &pos));
+	assert_int_equal(pos, 43);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -752,6 +804,7 @@ int main(void)
 		cmocka_unit_test(hierarchy_names),
 		cmocka_unit_test(key_meta),
 		cmocka_unit_test(v1_unlimited),
+		cmocka_unit_test(pairs_seek),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

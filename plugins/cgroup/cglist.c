@@ -132,7 +132,7 @@ void cg_listing_done(struct cg_listing *l)
 }
 
 const struct ctp_id_pair *cg_listing_find(const struct cg_listing *l, size_t h,
-					  uint32_t tid)
+					  uint32_t tid, size_t *pos)
 {
-	return ctp_id_pairs_find(l->h[h].m, l->h[h].n, tid);
+	return ctp_cg_pairs_seek(l->h[h].m, l->h[h].n, tid, pos);
 }

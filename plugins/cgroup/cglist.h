@@ -81,8 +81,10 @@ int cg_listing_add(struct cg_listing *l, const char *ctrl, size_t ctrl_len,
 /* Sort every hierarchy's members by tid, marking tids listed twice. */
 void cg_listing_done(struct cg_listing *l);
 
-/* tid's pair in hierarchy h (a cgroup other than the root), or NULL. */
+/* tid's pair in hierarchy h (a cgroup other than the root), or NULL;
+ * searched from *pos, the caller's place in h's listing (ctp_cg_pairs_seek:
+ * tids asked in rising order cost a few comparisons each). */
 const struct ctp_id_pair *cg_listing_find(const struct cg_listing *l, size_t h,
-					  uint32_t tid);
+					  uint32_t tid, size_t *pos);
 
 #endif

@@ -274,6 +274,16 @@ struct tls_seen {
 };
 static _Thread_local struct tls_seen seen;
 
+/* The worker's place in each hierarchy's listing of capture `gen` of
+ * state `st`: a worker walks a process's tids in rising order, so the
+ * next thread's pair is a few steps ahead of the last one's. */
+struct tls_cursor {
+	const void *st;
+	uint64_t gen;
+	size_t pos[CG_LIST_MAX_HIER];
+};
+static _Thread_local struct tls_cursor cursor;
+
 static void count(struct cg_state *st, int c, uint64_t n)
 {
 	if (n)
@@ -899,9 +909,14 @@ static bool from_listing(struct cg_state *st, const struct ctp_task *task,
 	uint64_t ref_err = 0, dropped = 0;
 	int old = -1; /* started before the listing: 1, after or unknown: 0 */
 
+	if (cursor.st != st || cursor.gen != st->gen) {
+		memset(cursor.pos, 0, sizeof(cursor.pos));
+		cursor.st = st;
+		cursor.gen = st->gen;
+	}
 	for (size_t h = 0; h < l->n_hier; h++) {
-		const struct ctp_id_pair *m =
-			cg_listing_find(l, h, (uint32_t)task->tid);
+		const struct ctp_id_pair *m = cg_listing_find(
+			l, h, (uint32_t)task->tid, &cursor.pos[h]);
 
 		if (m && m->val == CTP_ID_AMBIGUOUS)
 			return false;
@@ -927,7 +942,12 @@ static bool from_listing(struct cg_state *st, const struct ctp_task *task,
 		dropped += l->h[h].handle < 0;
 		ctp_set_str(set, l->h[h].handle, key + k->path_off,
 			    k->len - k->path_off);
+		/* A load first: every thread of a cgroup but its first
+		 * finds the row referenced, without writing (and taking
+		 * from the other workers) the flag's cache line. */
 		if (st->can_ref &&
+		    !atomic_load_explicit(&l->referenced[kid[h]],
+					  memory_order_relaxed) &&
 		    !atomic_exchange_explicit(&l->referenced[kid[h]], 1,
 					      memory_order_relaxed) &&
 		    st->api->cgroup_ref(st->ctx, key, k->len) < 0)

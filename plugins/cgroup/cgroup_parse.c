@@ -563,3 +563,38 @@ void ctp_cg_key_meta(enum ctp_cg_keyed_file file, const char *key,
 	*out = (struct ctp_cg_keymeta){CTP_UNIT_NONE, CTP_KIND_GAUGE,
 				       CTP_RULE_MAX};
 }
+
+const struct ctp_id_pair *ctp_cg_pairs_seek(const struct ctp_id_pair *pairs,
+					    size_t n, uint32_t id, size_t *pos)
+{
+	size_t p = *pos < n ? *pos : n, lo = p, hi = p;
+
+	if (p < n && pairs[p].id < id) {
+		/* Ahead: the answer is past p, within doubling steps. */
+		size_t step = 1;
+
+		lo = hi = p + 1;
+		while (hi < n && pairs[hi].id < id) {
+			lo = hi + 1;
+			step *= 2;
+			hi = lo + step - 1;
+		}
+		if (hi > n)
+			hi = n;
+	} else if (p > 0 && pairs[p - 1].id >= id) {
+		lo = 0; /* behind */
+		hi = p - 1;
+	}
+	/* The first pair not below id, in [lo, hi] (pairs[hi] is not below
+	 * it, or hi == n). */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pairs[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*pos = lo;
+	return lo < n && pairs[lo].id == id ? &pairs[lo] : NULL;
+}

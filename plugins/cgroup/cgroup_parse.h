@@ -199,4 +199,15 @@ void ctp_cg_key_meta(enum ctp_cg_keyed_file file, const char *key,
  */
 #define CTP_CG_V1_UNLIMITED ((uint64_t)INT64_MAX / 65536 * 65536)
 
+/*
+ * The pair of `id` in pairs[0 .. n) sorted by id (ctp_id_pairs_sort), or
+ * NULL, searched from *pos, where the previous search left off: ahead of
+ * it by doubling steps, so ids asked in rising order (the tids a worker
+ * walks) cost a few comparisons each; an id behind it is searched from
+ * the start. *pos becomes the index of the first pair not below id (any
+ * value of *pos is valid; 0 before the first search). Pure.
+ */
+const struct ctp_id_pair *ctp_cg_pairs_seek(const struct ctp_id_pair *pairs,
+					    size_t n, uint32_t id, size_t *pos);
+
 #endif
