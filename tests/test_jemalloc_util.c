@@ -55,6 +55,50 @@ static void test_maps_line(void **state)
 	assert_int_equal(ctp_maps_line("1-2 r-x", 7, &m), -EINVAL);
 }
 
+/* A process's maps text: only the file mappings kept, with their paths in
+ * the text; anonymous lines (a '/' only in an anon name) and a garbled
+ * line with a path skipped; the last line without its newline kept. */
+static void test_maps_parse(void **state)
+{
+	static const char text[] =
+		"55d0a000-55d0b000 r--p 00000000 fd:01 42                "
+		"         /usr/bin/prog\n"
+		"55d0b000-55d0c000 r-xp 00001000 fd:01 42                "
+		"         /usr/bin/prog\n"
+		"7f00000000-7f00001000 ---p 00000000 00:00 0 \n"
+		"7f00001000-7f00801000 rw-p 00000000 00:00 0 \n"
+		"7f00801000-7f00802000 rw-p 00000000 00:00 0             "
+		"         [anon:a/b]\n"
+		"7f00802000-7f00803000 rw-s 00000000 00:01 77            "
+		"         /memfd:x (deleted)\n"
+		"zz-1 r-xp 0 fd:01 9 /usr/lib/garbled\n"
+		"7f00900000-7f00901000 r-xp 00000000 fd:01 99            "
+		"         /usr/lib/libc.so.6\n"
+		"7ffd4d1e0000-7ffd4d201000 rw-p 00000000 00:00 0         "
+		"         [stack]\n"
+		"7ffd4d300000-7ffd4d301000 r-xp 00000000 fd:01 5 /lib/last";
+	struct ctp_maps m = {0};
+
+	(void)state;
+	assert_int_equal(ctp_maps_parse(&m, text, strlen(text)), 0);
+	assert_int_equal(m.n, 5);
+	assert_true(m.v[0].start == 0x55d0a000 && !m.v[0].exec &&
+		    m.v[0].ino == 42);
+	assert_true(m.v[1].offset == 0x1000 && m.v[1].exec);
+	assert_memory_equal(m.v[1].path, "/usr/bin/prog\n", 14);
+	assert_int_equal(m.v[1].path_len, 13);
+	assert_true(m.v[2].ino == 77 && m.v[2].path_len == 18);
+	assert_true(m.v[3].ino == 99 && m.v[3].dev == makedev(0xfd, 1));
+	assert_true(m.v[4].ino == 5 && m.v[4].path_len == 9);
+	assert_memory_equal(m.v[4].path, "/lib/last", 9);
+	/* The buffers are reused: a second text replaces the first. */
+	assert_int_equal(ctp_maps_parse(&m, text, 0), 0);
+	assert_int_equal(m.n, 0);
+	assert_int_equal(ctp_maps_parse(&m, "1-2 r-xp 0 fd:01 3 /x\n", 22), 0);
+	assert_int_equal(m.n, 1);
+	ctp_maps_free(&m);
+}
+
 static void test_names(void **state)
 {
 	(void)state;
@@ -482,6 +526,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_maps_line),
+		cmocka_unit_test(test_maps_parse),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_tls_x86_64),
 		cmocka_unit_test(test_tls_arm64),
