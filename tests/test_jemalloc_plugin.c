@@ -86,7 +86,7 @@ static const char *comm_of(pid_t pid, char *buf, size_t len)
 static char last_layout[HX_STR_MAX];
 
 /* /proc/<pid>/maps whole (malloc'd, NUL-terminated), as the core hands it
- * for the declared "?maps"; NULL and *err when unreadable. */
+ * for the declared "?+maps"; NULL and *err when unreadable. */
 static char *read_maps(pid_t pid, int *err)
 {
 	char path[64], *buf = NULL;
@@ -132,8 +132,8 @@ static void run_process(pid_t tgid)
 
 	snprintf(path, sizeof(path), "/proc/%d", (int)tgid);
 	hx_task_init(&ft, tgid, tgid);
-	/* process_files[0]: "?maps", fetched at most once, never eagerly. */
-	assert_string_equal(FX.p->process_files[0], "?maps");
+	/* process_files[0]: "?+maps", fetched at most once, never eagerly. */
+	assert_string_equal(FX.p->process_files[0], "?+maps");
 	int err;
 	char *maps = read_maps(tgid, &err);
 	hx_task_lazy(&ft, 0, maps, err);

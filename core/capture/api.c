@@ -309,6 +309,7 @@ static int api_file_gate(struct ctp_ctx *ctx, const char *file,
 	if (!kconfig_name_ok(kconfig))
 		return -EINVAL;
 	file += file[0] == '?';
+	file += file[0] == '+';
 	/* The tally slots of this plugin's files of that name: at most one
 	 * per scope. */
 	for (int scope = 0; scope < 2; scope++) {

@@ -269,21 +269,11 @@ static int open_file_at(int dirfd, const char *name, bool check)
 	return fd;
 }
 
-/* A file of one record per mapping ("maps", which jemalloc-probe and
- * appstats declare): a short first read is not its end when the next
- * mapping's line (its path up to PATH_MAX) did not fit in the page. */
-static bool per_mapping(const char *name)
-{
-	const char *base = strrchr(name, '/');
-	base = base ? base + 1 : name;
-	return strcmp(base, "maps") == 0 || strcmp(base, "smaps") == 0 ||
-	       strcmp(base, "numa_maps") == 0;
-}
-
 /* Read a whole file relative to dirfd into a growable buffer, at most
- * CTP_FILE_READ_MAX bytes (-EFBIG beyond). */
-static int read_at(int dirfd, const char *name, bool check, char **buf,
-		   size_t *cap, size_t *len)
+ * CTP_FILE_READ_MAX bytes (-EFBIG beyond). many: a file of many records
+ * (a declared "+name"), never taken whole from a short first read. */
+static int read_at(int dirfd, const char *name, bool check, bool many,
+		   char **buf, size_t *cap, size_t *len)
 {
 	int fd = open_file_at(dirfd, name, check);
 	if (fd < 0)
@@ -327,13 +317,12 @@ static int read_at(int dirfd, const char *name, bool check, char **buf,
 		 * smaps_rollup, cgroup) return everything at once. A file
 		 * could be cut only when a record of more than SHORT_END
 		 * bytes follows a small first part (a mapping of `maps`
-		 * whose path is that long): the per-mapping files are read
-		 * to their end; every other file a shipped plugin declares
-		 * is single-record. A regular file (a copied tree)
-		 * returns less only at its end; a FIFO or device is refused
-		 * before. */
+		 * whose path is that long): a plugin declares such a file
+		 * with '+' (ctp_plugin.process_files) and it is read to its
+		 * end. A regular file (a copied tree) returns less only at
+		 * its end; a FIFO or device is refused before. */
 		if (off == (size_t)n && (size_t)n < room && off < SHORT_END &&
-		    !per_mapping(name))
+		    !many)
 			break;
 	}
 	sys_close(fd);
@@ -464,11 +453,11 @@ static int api_file_get(const struct ctp_task *task, uint32_t i,
 				? read_at(w->tdir,
 					  under(w->tpre, w->tpre_len, def->name,
 						path, sizeof(path)),
-					  eng->walk->check_files, buf, cap,
-					  &len)
+					  eng->walk->check_files, def->many,
+					  buf, cap, &len)
 				: read_at(task->dirfd, def->name,
-					  eng->walk->check_files, buf, cap,
-					  &len);
+					  eng->walk->check_files, def->many,
+					  buf, cap, &len);
 		src->err = err;
 		src->data = err ? NULL : *buf;
 		src->len = err ? 0 : len;
@@ -883,7 +872,8 @@ static bool read_files(const struct ctp_engine *eng, int dirfd, const char *pre,
 		int err = read_at(
 			dirfd,
 			under(pre, plen, defs[f].name, path, sizeof(path)),
-			eng->walk->check_files, &fs->buf[f], &fs->cap[f], &len);
+			eng->walk->check_files, defs[f].many, &fs->buf[f],
+			&fs->cap[f], &len);
 		fs->file[f].err = err;
 		fs->file[f].data = err ? NULL : fs->buf[f];
 		fs->file[f].len = err ? 0 : len;
@@ -990,7 +980,7 @@ static int64_t thread_cgroup(struct worker *w, int tdir, uint32_t tid,
 	} else if ((r = read_at(tdir,
 				under(w->tpre, w->tpre_len, "cgroup", cgname,
 				      sizeof(cgname)),
-				wk->check_files, &w->cgbuf, &w->cgcap,
+				wk->check_files, false, &w->cgbuf, &w->cgcap,
 				&cglen)) < 0 ||
 		   ctp_cgroup_v2_path(w->cgbuf, cglen, &p, &plen) < 0) {
 		*err = ctp_err_resource(r) ? r : 0;
@@ -1307,8 +1297,8 @@ static const char *probe_cgroup(struct worker *w, int pdir, uint32_t tgid,
 	snprintf(rel, sizeof(rel), "task/%" PRIu32 "/cgroup", probe);
 	size_t len = 0;
 	const char *path;
-	if (read_at(pdir, rel, w->eng->walk->check_files, &w->cgbuf, &w->cgcap,
-		    &len) < 0 ||
+	if (read_at(pdir, rel, w->eng->walk->check_files, false, &w->cgbuf,
+		    &w->cgcap, &len) < 0 ||
 	    ctp_cgroup_v2_path(w->cgbuf, len, &path, plen) < 0)
 		return NULL;
 	return path;

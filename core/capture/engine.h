@@ -33,6 +33,7 @@ struct ctp_filedef {
 	char *name;
 	bool thread;	/* under task/<tid>/ (else under <tgid>/) */
 	bool lazy;	/* read only when a plugin calls file_get */
+	bool many;	/* of many records ("+name"): always read to its end */
 	uint32_t tally; /* index into cap->rf.file */
 };
 

@@ -809,6 +809,8 @@ static int map_files(struct ctp_engine *eng, const char *const *names,
 		const char *name = names[i];
 		bool lazy = name[0] == '?';
 		name += lazy;
+		bool many = name[0] == '+';
+		name += many;
 		if (!*name || strchr(name, '/') || strcmp(name, ".") == 0 ||
 		    strcmp(name, "..") == 0 || strlen(name) > 64) {
 			snprintf(why, whylen, "invalid file name '%s'", name);
@@ -824,6 +826,8 @@ static int map_files(struct ctp_engine *eng, const char *const *names,
 				break;
 		if (k < *ndefs && !lazy)
 			defs[k].lazy = false; /* someone wants it up front */
+		if (k < *ndefs && many)
+			defs[k].many = true;
 		if (k == *ndefs) {
 			struct ctp_readfail *rf = &eng->cap->rf;
 			if (k >= CTP_MAX_FILES ||
@@ -837,6 +841,7 @@ static int map_files(struct ctp_engine *eng, const char *const *names,
 				return -ENOMEM;
 			defs[k].thread = thread;
 			defs[k].lazy = lazy;
+			defs[k].many = many;
 			/* Tally names: threads' files bare, process files
 			 * under a "process/" prefix when they clash. */
 			char tname[80];
@@ -871,6 +876,7 @@ struct load_mark {
 	uint32_t n_fields;
 	uint32_t n_thread_files, n_process_files, n_tally;
 	bool thread_lazy[CTP_MAX_FILES], process_lazy[CTP_MAX_FILES];
+	bool thread_many[CTP_MAX_FILES], process_many[CTP_MAX_FILES];
 	bool gated[CTP_MAX_FILES];
 };
 
@@ -881,24 +887,30 @@ static void mark_take(const struct ctp_engine *eng, struct load_mark *m)
 	m->n_thread_files = eng->n_thread_files;
 	m->n_process_files = eng->n_process_files;
 	m->n_tally = rf->n_files;
-	for (uint32_t i = 0; i < eng->n_thread_files; i++)
+	for (uint32_t i = 0; i < eng->n_thread_files; i++) {
 		m->thread_lazy[i] = eng->thread_files[i].lazy;
-	for (uint32_t i = 0; i < eng->n_process_files; i++)
+		m->thread_many[i] = eng->thread_files[i].many;
+	}
+	for (uint32_t i = 0; i < eng->n_process_files; i++) {
 		m->process_lazy[i] = eng->process_files[i].lazy;
+		m->process_many[i] = eng->process_files[i].many;
+	}
 	for (uint32_t i = 0; i < rf->n_files; i++)
 		m->gated[i] = rf->gate[i] != NULL;
 }
 
 static void drop_files(struct ctp_filedef *defs, uint32_t *n, uint32_t keep,
-		       const bool *lazy)
+		       const bool *lazy, const bool *many)
 {
 	for (uint32_t i = keep; i < *n; i++) {
 		free(defs[i].name);
 		defs[i].name = NULL;
 	}
 	*n = keep;
-	for (uint32_t i = 0; i < keep; i++)
+	for (uint32_t i = 0; i < keep; i++) {
 		defs[i].lazy = lazy[i];
+		defs[i].many = many[i];
+	}
 }
 
 static void mark_restore(struct ctp_engine *eng, uint32_t idx,
@@ -915,9 +927,9 @@ static void mark_restore(struct ctp_engine *eng, uint32_t idx,
 	ctp_binds_free(&rt->binds);
 	rt->binds.skip = false;
 	drop_files(eng->thread_files, &eng->n_thread_files, m->n_thread_files,
-		   m->thread_lazy);
+		   m->thread_lazy, m->thread_many);
 	drop_files(eng->process_files, &eng->n_process_files,
-		   m->n_process_files, m->process_lazy);
+		   m->n_process_files, m->process_lazy, m->process_many);
 	rt->n_thread_files = rt->n_process_files = 0;
 	for (uint32_t i = 0; i < rf->n_files; i++) {
 		if (i < m->n_tally && m->gated[i])

@@ -748,8 +748,11 @@ struct ctp_plugin {
 	 * "?smaps_rollup") is lazy: its task->files slot has err -ENODATA until
 	 * some plugin fetches it for this task with ctp_api.file_get (then the
 	 * slot holds the bytes for every later plugin), so a costly file is
-	 * read only when wanted. Read failures of every file read are tallied
-	 * by the core. */
+	 * read only when wanted. A '+' next (e.g. "?+maps") marks a file of
+	 * many records that the core reads to its end (it takes a short first
+	 * read of any other file for the whole, saving a read: single-record
+	 * files come whole from one). Read failures of every file read are
+	 * tallied by the core. */
 	const char *const *thread_files;
 	const char *const *process_files;
 
