@@ -81,8 +81,11 @@ static const struct ctp_webcfg *srv_web; /* --web-config, for reply() */
 struct conn {
 	bool used, over, handling;
 	struct sockaddr_storage addr;
-	int fd;		   /* a dup of the socket, to shut it down */
-	uint64_t since_ns; /* the request's clock started */
+	int fd; /* a dup of the socket, to shut it down */
+	/* When the request must have arrived whole: a time, not the start
+	 * of its clock, so that a reaper's older reading of the clock can
+	 * never take a connection opened since for an old one. */
+	uint64_t due_ns;
 };
 
 struct srv {
@@ -652,7 +655,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
 			.addr = addr,
 			.fd = fi ? fcntl(fi->connect_fd, F_DUPFD_CLOEXEC, 0)
 				 : -1,
-			.since_ns = ctp_now_ns()};
+			.due_ns = ctp_now_ns() + REQUEST_DEADLINE_NS};
 		s->n_conns++;
 		cn->over = s->n_conns > CONN_MAX || same >= CONN_MAX_CLIENT;
 	}
@@ -674,25 +677,46 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req,
 		return;
 	pthread_mutex_lock(&s->conns_lock);
 	cn->handling = false;
-	cn->since_ns = ctp_now_ns();
+	cn->due_ns = ctp_now_ns() + REQUEST_DEADLINE_NS;
 	pthread_mutex_unlock(&s->conns_lock);
+}
+
+/* CTP_SERVE_REAPER_LAG=<duration> (tests only): how long the reaper waits
+ * between reading the clock and looking at the connections, as a reaper
+ * that a busy host deschedules there (or that waits for the lock while a
+ * connection opens) does. 0 without it. */
+static uint64_t reaper_lag_ns(void)
+{
+	const char *v = getenv("CTP_SERVE_REAPER_LAG");
+	uint64_t ns = 0;
+	if (v && ctp_config_parse_duration(v, &ns) < 0)
+		ns = 0;
+	return ns;
 }
 
 /* Shut down connections whose request did not arrive whole in time: a
  * client sending a byte now and then keeps libmicrohttpd's idle timeout
- * from ever firing. */
+ * from ever firing. By the time the lock is taken, connections may have
+ * opened after `now`: their due time is past it, so they stay. */
 static void *reaper_main(void *arg)
 {
 	struct srv *s = arg;
+	uint64_t lag = reaper_lag_ns();
 	while (!srv_stop) {
 		struct timespec ts = {.tv_nsec = 250000000};
 		nanosleep(&ts, NULL);
 		uint64_t now = ctp_now_ns();
+		if (lag) {
+			struct timespec l = {
+				.tv_sec = (time_t)(lag / 1000000000u),
+				.tv_nsec = (long)(lag % 1000000000u)};
+			nanosleep(&l, NULL);
+		}
 		pthread_mutex_lock(&s->conns_lock);
 		for (unsigned i = 0; i < CONN_HARD; i++) {
 			struct conn *cn = &s->conns[i];
 			if (cn->used && !cn->handling && cn->fd >= 0 &&
-			    now - cn->since_ns > REQUEST_DEADLINE_NS)
+			    now >= cn->due_ns)
 				shutdown(cn->fd, SHUT_RDWR);
 		}
 		pthread_mutex_unlock(&s->conns_lock);
