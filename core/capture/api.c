@@ -27,10 +27,14 @@ api_log(struct ctp_ctx *ctx, int level, const char *fmt, ...)
 	struct ctp_capture *cap = ctx->eng->cap;
 	struct ctp_plugin_info *info = &cap->plugins[ctx->plugin];
 	struct ctp_plugin_rt *rt = info->rt;
-	uint64_t now = ctp_now_ns(), suppressed = 0;
+	uint64_t now, suppressed = 0;
 	bool print;
 
+	/* The clock read under the lock: a reading taken before it could be
+	 * older than the window another thread just started, and the
+	 * difference would wrap (the reaper's bug in serve, 66d795e). */
 	pthread_mutex_lock(&rt->log_lock);
+	now = ctp_now_ns();
 	if (now - rt->log_window_start_ns >= LOG_WINDOW_NS) {
 		suppressed = rt->log_suppressed;
 		rt->log_suppressed = 0;
