@@ -20,6 +20,13 @@ target_include_directories(ctp-bench-load PRIVATE ${PROJECT_SOURCE_DIR}/include)
 target_link_libraries(ctp-bench-read PRIVATE ctpcore ctp_smaps_parse
                       ctp_taskstats_reply)
 
+# The snapshot writer alone, on a capture rebuilt from a snapshot: by hand,
+# build/tools/bench/ctp-bench-write SNAPSHOT [-w WORKERS] [-c COPIES].
+add_executable(ctp-bench-write ${CMAKE_CURRENT_SOURCE_DIR}/bench/writebench.c)
+set_target_properties(ctp-bench-write PROPERTIES
+                      RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tools/bench)
+target_link_libraries(ctp-bench-write PRIVATE ctpcore)
+
 # The driver needs only the standard library; /usr/bin/python3 is the
 # system interpreter (a pyenv one on PATH may be anything).
 find_program(CTP_BENCH_PYTHON NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
