@@ -31,6 +31,11 @@ ctp_add_test(test_mpenc test_mpenc.c LIBS ctpcore)
 # Thousands of rows through the writer's cell path and back.
 ctp_add_test(test_writer_big test_writer_big.c snapbuild.c LIBS ctpcore)
 
+# The writer's column loops: several workers' tables, every type and cell
+# width, presence gaps, split processes; each cell read back, and the bytes
+# what msgpack-c packs.
+ctp_add_test(test_writer_cols test_writer_cols.c LIBS ctpcore)
+
 # Where a snapshot goes: nameless until complete (O_TMPFILE), FIFOs,
 # character devices and inherited descriptors written straight, other
 # kinds refused; the last case runs the binary with -o /dev/stdout.

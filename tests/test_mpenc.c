@@ -15,7 +15,7 @@
 
 #include "mpenc.h"
 
-enum kind { K_U64, K_I64, K_ARRAY, K_BOOL, K_CHAR, K_NIL };
+enum kind { K_U64, K_I64, K_ARRAY, K_STR, K_BOOL, K_CHAR, K_NIL };
 
 /* Encode v both ways and compare. */
 static void same(enum kind k, uint64_t v)
@@ -39,6 +39,10 @@ static void same(enum kind k, uint64_t v)
 	case K_ARRAY:
 		n = ctp_mp_array(mine, (uint32_t)v);
 		msgpack_pack_array(&pk, (size_t)(uint32_t)v);
+		break;
+	case K_STR:
+		n = ctp_mp_str(mine, (uint32_t)v);
+		msgpack_pack_str(&pk, (size_t)(uint32_t)v);
 		break;
 	case K_BOOL:
 		n = ctp_mp_bool(mine, v != 0);
@@ -97,6 +101,7 @@ static void boundaries(void **state)
 			same(K_I64, v);
 			same(K_I64, 0 - v); /* -v, wrapping */
 			same(K_ARRAY, v);
+			same(K_STR, v);
 		}
 	}
 	same(K_BOOL, 0);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * MessagePack scalars encoded into a caller's buffer, for the writer's
- * per-cell loop: one bounds check per cell instead of a packer callback
- * per byte run. Each produces exactly the bytes msgpack-c's packer does
- * (the smallest form; a non-negative signed value in the unsigned forms),
+ * cell loops: one bounds check per run of cells instead of a packer
+ * callback per byte run. Each produces exactly the bytes msgpack-c's packer
+ * does (the smallest form; a non-negative signed value in the unsigned forms),
  * which tests/test_mpenc.c checks against msgpack-c itself.
  */
 #ifndef CTP_MPENC_H
@@ -14,6 +14,8 @@
 
 /* The longest scalar: a tag and eight bytes. */
 #define CTP_MP_MAX 9
+/* nil, one byte. */
+#define CTP_MP_NIL 0xc0
 
 static inline size_t ctp_mp_tagged(unsigned char *b, unsigned char tag,
 				   uint64_t v, unsigned n)
@@ -58,7 +60,7 @@ static inline size_t ctp_mp_i64(unsigned char *b, int64_t v)
 
 static inline size_t ctp_mp_nil(unsigned char *b)
 {
-	b[0] = 0xc0;
+	b[0] = CTP_MP_NIL;
 	return 1;
 }
 
@@ -74,6 +76,20 @@ static inline size_t ctp_mp_char(unsigned char *b, char c)
 	b[0] = 0xa1;
 	b[1] = (unsigned char)c;
 	return 2;
+}
+
+/* A string header of n bytes (the bytes follow). */
+static inline size_t ctp_mp_str(unsigned char *b, uint32_t n)
+{
+	if (n < 32) {
+		b[0] = (unsigned char)(0xa0 | n);
+		return 1;
+	}
+	if (n <= UINT8_MAX)
+		return ctp_mp_tagged(b, 0xd9, n, 1);
+	if (n <= UINT16_MAX)
+		return ctp_mp_tagged(b, 0xda, n, 2);
+	return ctp_mp_tagged(b, 0xdb, n, 4);
 }
 
 /* An array header of n elements. */

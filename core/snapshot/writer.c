@@ -132,18 +132,33 @@ static unsigned char *room(struct out *o, size_t n)
 
 /* ---- Packing helpers ---- */
 
-/* A cpuset cell's encoding, kept for the next cell with the same blob:
- * most threads of a host share one affinity mask. */
-#define CS_CACHE 512
+/* A string or cpuset cell's encoding, kept for the next cell of the same
+ * blob: most threads of a host share an affinity mask, a policy's name
+ * and their cgroups' paths. */
+#define BLOB_CACHE 512
+
+/* More of them, when short: blob id may be in either of the two slots
+ * 2 * (id % SHORT_SETS) and the one after, the newer first, so two blobs of
+ * a column that alternate both stay. */
+#define SHORT_SETS 64
+
+struct short_blob {
+	uint8_t type; /* of its cells; 0: empty */
+	uint8_t n;
+	uint64_t id;
+	unsigned char b[32]; /* n bytes, the rest whatever */
+};
 
 struct w {
 	const struct ctp_capture *cap;
 	msgpack_packer pk;
 	struct out *o;
-	bool cs_valid;
-	uint64_t cs_id;
-	size_t cs_len;
-	unsigned char cs_buf[CS_CACHE];
+	bool bc_valid;
+	uint8_t bc_type; /* CTP_TYPE_STRING or CTP_TYPE_CPUSET */
+	uint64_t bc_id;
+	size_t bc_len;
+	unsigned char bc_buf[BLOB_CACHE];
+	struct short_blob sc[2 * SHORT_SETS];
 };
 
 static void pack_strn(struct w *w, const char *s, size_t n)
@@ -226,11 +241,25 @@ static size_t cpuset_runs(const unsigned char *b, size_t len,
 	return runs;
 }
 
+/* Whether the cache holds the encoding of blob id as a cell of type. */
+static bool blob_cached(const struct w *w, uint8_t type, uint64_t id)
+{
+	return w->bc_valid && w->bc_id == id && w->bc_type == type;
+}
+
+static void blob_cache_keep(struct w *w, uint8_t type, uint64_t id, size_t len)
+{
+	w->bc_valid = true;
+	w->bc_type = type;
+	w->bc_id = id;
+	w->bc_len = len;
+}
+
 /* A cpuset cell: an array of [lo, hi] CPU numbers, flattened. */
 static void put_cpuset(struct w *w, uint64_t id)
 {
 	unsigned char *out;
-	if (!w->cs_valid || w->cs_id != id) {
+	if (!blob_cached(w, CTP_TYPE_CPUSET, id)) {
 		size_t len;
 		const char *s = ctp_blobpool_get(w->cap->blobs, id, &len);
 		if (!s) {
@@ -239,32 +268,54 @@ static void put_cpuset(struct w *w, uint64_t id)
 		}
 		const unsigned char *b = (const unsigned char *)s;
 		size_t runs = cpuset_runs(b, len, NULL);
-		if (5 + 2 * runs * CTP_MP_MAX > sizeof(w->cs_buf)) {
+		if (5 + 2 * runs * CTP_MP_MAX > sizeof(w->bc_buf)) {
 			/* Too fragmented to keep: straight to the stream. */
 			struct run_sink sink = {.pk = &w->pk};
 			msgpack_pack_array(&w->pk, (uint32_t)(2 * runs));
 			cpuset_runs(b, len, &sink);
 			return;
 		}
-		struct run_sink sink = {.buf = w->cs_buf};
-		sink.len = ctp_mp_array(w->cs_buf, (uint32_t)(2 * runs));
+		struct run_sink sink = {.buf = w->bc_buf};
+		sink.len = ctp_mp_array(w->bc_buf, (uint32_t)(2 * runs));
 		cpuset_runs(b, len, &sink);
-		w->cs_id = id;
-		w->cs_len = sink.len;
-		w->cs_valid = true;
+		blob_cache_keep(w, CTP_TYPE_CPUSET, id, sink.len);
 	}
-	out = room(w->o, w->cs_len);
+	out = room(w->o, w->bc_len);
 	if (!out)
 		return;
-	memcpy(out, w->cs_buf, w->cs_len);
-	w->o->in_len += w->cs_len;
+	memcpy(out, w->bc_buf, w->bc_len);
+	w->o->in_len += w->bc_len;
+}
+
+/* A string cell. Its encoding goes in as the packer's would (pack_cb:
+ * fill, flush when full), so the stream is cut where it always was. */
+static void put_string(struct w *w, uint64_t id)
+{
+	struct out *o = w->o;
+	if (!blob_cached(w, CTP_TYPE_STRING, id)) {
+		size_t len;
+		const char *s = ctp_blobpool_get(w->cap->blobs, id, &len);
+		if (!s || len > sizeof(w->bc_buf) - 5) {
+			pack_blob_str(w, id); /* missing, or long */
+			return;
+		}
+		size_t n = ctp_mp_str(w->bc_buf, (uint32_t)len);
+		memcpy(w->bc_buf + n, s, len);
+		blob_cache_keep(w, CTP_TYPE_STRING, id, n + len);
+	}
+	if (o->err || o->in_cap - o->in_len <= w->bc_len) {
+		pack_cb(o, (const char *)w->bc_buf, w->bc_len);
+		return;
+	}
+	memcpy(o->in + o->in_len, w->bc_buf, w->bc_len);
+	o->in_len += w->bc_len;
 }
 
 /* One table cell, nil when absent. */
 static void put_cell(struct w *w, uint8_t type, bool present, uint64_t v)
 {
 	if (present && type == CTP_TYPE_STRING) {
-		pack_blob_str(w, v);
+		put_string(w, v);
 		return;
 	}
 	if (present && type == CTP_TYPE_CPUSET) {
@@ -299,6 +350,18 @@ static void put_cell(struct w *w, uint8_t type, bool present, uint64_t v)
 	w->o->in_len += n;
 }
 
+/* How many of the next n numbers or nils (at most CTP_MP_MAX bytes each)
+ * fit the buffer as it is, flushing first when not one does: where
+ * put_cell() would flush, so a run of them is cut where cells one at a
+ * time were. 0 once the output has failed. */
+static size_t cells_room(struct out *o, size_t n)
+{
+	if (!room(o, CTP_MP_MAX))
+		return 0;
+	size_t m = (o->in_cap - o->in_len) / CTP_MP_MAX;
+	return m < n ? m : n;
+}
+
 /* ---- Row order ---- */
 
 /* One output row of the thread or process table. */
@@ -319,11 +382,79 @@ static int cmp_rowref(const void *a, const void *b)
 	return x->row < y->row ? -1 : x->row > y->row;
 }
 
+/*
+ * A stretch of a table's rows that are consecutive rows of one block:
+ * output rows mostly are (a process's threads sit together in the table
+ * of the worker that took it), so a column is read a stretch at a time,
+ * not looked up row by row.
+ */
+struct run {
+	const struct ctp_block *blk; /* NULL: rows past their table's end */
+	uint32_t k, n;		     /* rows k to k + n - 1 of blk */
+};
+
+/* The rows of a table in the order of the file, and their stretches. */
+struct rows {
+	const struct rowref *refs; /* NULL for the cgroups and exited */
+	size_t n;
+	struct run *runs;
+	size_t nruns;
+};
+
+/* r over n rows: row i is refs[i]'s row of table tabs[refs[i].worker], or
+ * without refs row i of the one table tabs. 0 or -ENOMEM. */
+static int rows_init(struct rows *r, const struct ctp_table *tabs,
+		     const struct rowref *refs, size_t n)
+{
+	*r = (struct rows){.refs = refs, .n = n};
+	r->runs = malloc((n ? n : 1) * sizeof(*r->runs));
+	if (!r->runs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct ctp_table *t = refs ? &tabs[refs[i].worker] : tabs;
+		uint32_t row = refs ? refs[i].row : (uint32_t)i;
+		const struct ctp_block *blk =
+			row < t->nrows ? &t->blocks[row / CTP_BLOCK_ROWS]
+				       : NULL;
+		uint32_t k = row % CTP_BLOCK_ROWS;
+		struct run *last = r->nruns ? &r->runs[r->nruns - 1] : NULL;
+
+		if (last && last->blk == blk &&
+		    (!blk || last->k + last->n == k))
+			last->n++;
+		else
+			r->runs[r->nruns++] = (struct run){blk, k, 1};
+	}
+	return 0;
+}
+
+/* Column col's presence bitmap in blk, NULL when no row of it has one. */
+static const uint64_t *present_of(const struct ctp_block *blk, uint32_t col)
+{
+	return blk && col < blk->ncols ? blk->present[col] : NULL;
+}
+
+/* From row k, the rows to end that share k's bitmap word. */
+static uint32_t word_span(uint32_t k, uint32_t end)
+{
+	uint32_t m = 64 - k % 64;
+	return m < end - k ? m : end - k;
+}
+
+/* Bits k to k + m - 1 of bitmap p, m at most word_span(k, ...). */
+static uint64_t bits_at(const uint64_t *p, uint32_t k, uint32_t m)
+{
+	uint64_t all = m == 64 ? ~0ull : (1ull << m) - 1;
+	return p[k / 64] >> (k % 64) & all;
+}
+
 struct layout {
 	struct rowref *threads; /* (tgid, tid) order */
 	size_t n_threads;
 	struct rowref *procs; /* tgid order */
 	size_t n_procs;
+	/* The tables' rows: threads, processes, cgroups, exited. */
+	struct rows th, pr, cg, ex;
 	/* per field id: column has at least one present cell */
 	bool *used;
 };
@@ -332,6 +463,10 @@ static void layout_done(struct layout *l)
 {
 	free(l->threads);
 	free(l->procs);
+	free(l->th.runs);
+	free(l->pr.runs);
+	free(l->cg.runs);
+	free(l->ex.runs);
 	free(l->used);
 }
 
@@ -438,64 +573,19 @@ static int gather_process(const struct ctp_capture *cap, struct layout *l,
 	return 0;
 }
 
-/* A table's row i: which ctp_table and which row in it. */
-struct rows {
-	const struct ctp_table *single; /* one table (cgroups) */
-	const struct ctp_table *per_worker;
-	const struct rowref *refs;
-	size_t n;
-};
-
-/*
- * One column read down the rows: consecutive rows of a table mostly sit in
- * the same block of the same worker's table, so the column's value and
- * presence arrays are looked up once per block, not once per cell.
- */
-struct colcur {
-	const struct ctp_table *t;
-	uint32_t blk;
-	const void *vals;
-	const uint64_t *present;
-	uint8_t lg;
-};
-
-static bool cur_get(struct colcur *c, const struct rows *r, size_t i,
-		    uint32_t col, uint64_t *v)
-{
-	const struct ctp_table *t;
-	uint32_t row;
-	if (r->single) {
-		t = r->single;
-		row = (uint32_t)i;
-	} else {
-		t = &r->per_worker[r->refs[i].worker];
-		row = r->refs[i].row;
-	}
-	if (row >= t->nrows)
-		return false;
-	uint32_t b = row / CTP_BLOCK_ROWS, k = row % CTP_BLOCK_ROWS;
-	if (c->t != t || c->blk != b) {
-		const struct ctp_block *blk = &t->blocks[b];
-		c->t = t;
-		c->blk = b;
-		c->vals = col < blk->ncols ? blk->vals[col] : NULL;
-		c->lg = col < blk->ncols ? blk->lg[col] : 0;
-		c->present = col < blk->ncols ? blk->present[col] : NULL;
-	}
-	if (!c->present || !(c->present[k / 64] >> (k % 64) & 1))
-		return false;
-	*v = ctp_cell_load(c->vals, c->lg, k);
-	return true;
-}
-
 /* Whether any row has a value in column col. */
 static bool any_cell(const struct rows *r, uint32_t col)
 {
-	struct colcur c = {0};
-	uint64_t v;
-	for (size_t i = 0; i < r->n; i++)
-		if (cur_get(&c, r, i, col, &v))
-			return true;
+	for (size_t i = 0; i < r->nruns; i++) {
+		const struct run *u = &r->runs[i];
+		const uint64_t *p = present_of(u->blk, col);
+		for (uint32_t k = u->k, end = k + u->n; p && k < end;) {
+			uint32_t m = word_span(k, end);
+			if (bits_at(p, k, m))
+				return true;
+			k += m;
+		}
+	}
 	return false;
 }
 
@@ -505,36 +595,30 @@ static bool field_used(const struct ctp_capture *cap, const struct layout *l,
 		       const struct ctp_field *f)
 {
 	const struct ctp_table *t;
+	const struct rows *r;
 	uint32_t nt = 1, col;
-	struct rows r;
 
 	switch (f->scope) {
 	case CTP_SCOPE_THREAD:
-		t = cap->threads, nt = cap->n_workers;
+		t = cap->threads, nt = cap->n_workers, r = &l->th;
 		col = CTP_THREAD_IDENT + f->col;
-		r = (struct rows){
-			.per_worker = t, .refs = l->threads, .n = l->n_threads};
 		break;
 	case CTP_SCOPE_PROCESS:
-		t = cap->procs, nt = cap->n_workers;
+		t = cap->procs, nt = cap->n_workers, r = &l->pr;
 		col = CTP_PROCESS_IDENT + f->col;
-		r = (struct rows){
-			.per_worker = t, .refs = l->procs, .n = l->n_procs};
 		break;
 	case CTP_SCOPE_CGROUP:
-		t = &cap->cgroups, col = CTP_CGROUP_IDENT + f->col;
-		r = (struct rows){.single = t, .n = t->nrows};
+		t = &cap->cgroups, r = &l->cg, col = CTP_CGROUP_IDENT + f->col;
 		break;
 	case CTP_SCOPE_EXITED:
-		t = &cap->exited, col = CTP_EXITED_IDENT + f->col;
-		r = (struct rows){.single = t, .n = t->nrows};
+		t = &cap->exited, r = &l->ex, col = CTP_EXITED_IDENT + f->col;
 		break;
 	default:
 		return true;
 	}
 	/* Fields no row got (a kernel without the feature) are the common
 	 * unused case: settled without looking at a row. */
-	return col_allocated(t, nt, col) && any_cell(&r, col);
+	return col_allocated(t, nt, col) && any_cell(r, col);
 }
 
 /* Every process with a row and its threads, by tgid then tid, and which
@@ -570,6 +654,12 @@ static int layout_rows(const struct ctp_capture *cap, struct layout *l,
 		if (sp[i]->proc_row < cap->procs[sp[i]->worker].nrows)
 			ret = gather_process(cap, l, sp[i], xp, &x, o);
 	}
+	if (ret == 0 &&
+	    (rows_init(&l->th, cap->threads, l->threads, l->n_threads) < 0 ||
+	     rows_init(&l->pr, cap->procs, l->procs, l->n_procs) < 0 ||
+	     rows_init(&l->cg, &cap->cgroups, NULL, cap->cgroups.nrows) < 0 ||
+	     rows_init(&l->ex, &cap->exited, NULL, cap->exited.nrows) < 0))
+		ret = fail(o, -ENOMEM, "out of memory");
 	for (uint32_t id = 0; id < nf && ret == 0; id++)
 		l->used[id] =
 			field_used(cap, l, ctp_registry_get(&cap->reg, id));
@@ -923,19 +1013,241 @@ static void pack_host(struct w *w)
 	}
 }
 
+/* ---- Columns ----
+ *
+ * A column's cells in a run are encoded by a loop of the column's type and
+ * width. A 64-row word of the presence bitmap that is full or empty is
+ * taken whole; only a mixed one is tested row by row.
+ */
+
+static size_t nils(unsigned char *b, size_t n)
+{
+	memset(b, CTP_MP_NIL, n);
+	return n;
+}
+
+static size_t enc_u(unsigned char *b, uint64_t v)
+{
+	return ctp_mp_u64(b, v);
+}
+
+static size_t enc_i(unsigned char *b, uint64_t v)
+{
+	return ctp_mp_i64(b, (int64_t)v);
+}
+
+static size_t enc_b(unsigned char *b, uint64_t v)
+{
+	return ctp_mp_bool(b, v != 0);
+}
+
+static size_t enc_c(unsigned char *b, uint64_t v)
+{
+	return ctp_mp_char(b, (char)v);
+}
+
+/* n cells from row k of a block's column: its values and bitmap. */
+typedef size_t run_coder(unsigned char *b, const void *vals,
+			 const uint64_t *present, uint32_t k, uint32_t n);
+
+#define RUN_CODER(name, T, ENC)                                                \
+	static size_t name(unsigned char *b, const void *vals,                 \
+			   const uint64_t *present, uint32_t k, uint32_t n)    \
+	{                                                                      \
+		const T *v = vals;                                             \
+		size_t len = 0;                                                \
+		for (uint32_t end = k + n, m; k < end; k += m) {               \
+			m = word_span(k, end);                                 \
+			uint64_t bits = bits_at(present, k, m);                \
+			if (bits == (m == 64 ? ~0ull : (1ull << m) - 1))       \
+				for (uint32_t j = k; j < k + m; j++)           \
+					len += ENC(b + len, v[j]);             \
+			else if (!bits)                                        \
+				len += nils(b + len, m);                       \
+			else                                                   \
+				for (uint32_t j = 0; j < m; j++)               \
+					len += bits >> j & 1                   \
+						       ? ENC(b + len,          \
+							     v[k + j])         \
+						       : ctp_mp_nil(b + len);  \
+		}                                                              \
+		return len;                                                    \
+	}
+
+RUN_CODER(run_u8, uint8_t, enc_u)
+RUN_CODER(run_u16, uint16_t, enc_u)
+RUN_CODER(run_u32, uint32_t, enc_u)
+RUN_CODER(run_u64, uint64_t, enc_u)
+RUN_CODER(run_i64, uint64_t, enc_i)
+RUN_CODER(run_b8, uint8_t, enc_b)
+RUN_CODER(run_b16, uint16_t, enc_b)
+RUN_CODER(run_b32, uint32_t, enc_b)
+RUN_CODER(run_b64, uint64_t, enc_b)
+RUN_CODER(run_c8, uint8_t, enc_c)
+RUN_CODER(run_c16, uint16_t, enc_c)
+RUN_CODER(run_c32, uint32_t, enc_c)
+RUN_CODER(run_c64, uint64_t, enc_c)
+
+/* The loop for cells of type `type` and 1 << lg bytes; NULL for strings,
+ * cpusets and unknown types, which go a cell at a time. */
+static run_coder *coder_of(uint8_t type, uint8_t lg)
+{
+	static run_coder *const u[] = {run_u8, run_u16, run_u32, run_u64};
+	static run_coder *const b[] = {run_b8, run_b16, run_b32, run_b64};
+	static run_coder *const c[] = {run_c8, run_c16, run_c32, run_c64};
+
+	lg = lg < 3 ? lg : 3; /* as ctp_cell_load() */
+	switch (type) {
+	case CTP_TYPE_U64:
+		return u[lg];
+	case CTP_TYPE_I64:
+		/* A narrower cell holds a value that is not negative. */
+		return lg < 3 ? u[lg] : run_i64;
+	case CTP_TYPE_BOOL:
+		return b[lg];
+	case CTP_TYPE_CHAR:
+		return c[lg];
+	}
+	return NULL;
+}
+
+/* Column col of run u: numbers, bools or chars, nil where absent. */
+static void put_run_coded(struct w *w, const struct run *u, uint32_t col,
+			  uint8_t type)
+{
+	const uint64_t *p = present_of(u->blk, col);
+	run_coder *code = p ? coder_of(type, u->blk->lg[col]) : NULL;
+	struct out *o = w->o;
+
+	for (uint32_t k = u->k, left = u->n, m; left; k += m, left -= m) {
+		m = (uint32_t)cells_room(o, left);
+		if (!m)
+			return;
+		unsigned char *b = (unsigned char *)o->in + o->in_len;
+		o->in_len +=
+			code ? code(b, u->blk->vals[col], p, k, m) : nils(b, m);
+	}
+}
+
+/* Column col of run u a cell at a time (strings, cpusets, unknown types),
+ * values at or past limit as nil. */
+static void put_run_cells(struct w *w, const struct run *u, uint32_t col,
+			  uint8_t type, uint64_t limit)
+{
+	const uint64_t *p = present_of(u->blk, col);
+
+	for (uint32_t k = u->k; k < u->k + u->n && !w->o->err; k++) {
+		uint64_t v = 0;
+		bool has = p && (p[k / 64] >> (k % 64) & 1);
+		if (has)
+			v = ctp_cell_load(u->blk->vals[col], u->blk->lg[col],
+					  k);
+		put_cell(w, type, has && v < limit, v);
+	}
+}
+
+/* Column col of run u, of strings or cpusets. A cell of a blob whose
+ * encoding is kept (most cells: a host has few names, paths and affinity
+ * masks) is copied from w->sc or w->bc_buf and an absent one written in
+ * place; any other cell goes through put_cell(), and so does one that
+ * might not fit, for the stream to be cut where put_cell() cuts it. */
+static void put_run_blobs(struct w *w, const struct run *u, uint32_t col,
+			  uint8_t type)
+{
+	const uint64_t *p = present_of(u->blk, col);
+	struct out *o = w->o;
+
+	if (!p) {
+		put_run_coded(w, u, col, type); /* all nil */
+		return;
+	}
+	const void *vals = u->blk->vals[col];
+	uint8_t lg = u->blk->lg[col];
+	unsigned char *b = (unsigned char *)o->in + o->in_len;
+	size_t left = o->in_cap - o->in_len;
+
+	for (uint32_t k = u->k, end = k + u->n, m; k < end && !o->err; k += m) {
+		m = word_span(k, end);
+		uint64_t bits = bits_at(p, k, m);
+		for (uint32_t j = 0; j < m; j++) {
+			uint64_t id = ctp_cell_load(vals, lg, k + j);
+			bool has = bits >> j & 1;
+			struct short_blob *e = &w->sc[2 * (id % SHORT_SETS)];
+			e += e->id != id; /* the other way */
+			if (has && e->type == type && e->id == id &&
+			    left > sizeof(e->b)) {
+				memcpy(b, e->b, sizeof(e->b));
+				b += e->n;
+				left -= e->n;
+				continue;
+			}
+			if (has && blob_cached(w, type, id) &&
+			    left > w->bc_len) {
+				memcpy(b, w->bc_buf, w->bc_len); /* long */
+				b += w->bc_len;
+				left -= w->bc_len;
+				continue;
+			}
+			if (!has && left >= CTP_MP_MAX) {
+				b += ctp_mp_nil(b);
+				left--;
+				continue;
+			}
+			o->in_len = o->in_cap - left;
+			put_cell(w, type, has, id);
+			b = (unsigned char *)o->in + o->in_len;
+			left = o->in_cap - o->in_len;
+			if (has && blob_cached(w, type, id) &&
+			    w->bc_len <= sizeof(e->b)) {
+				e = &w->sc[2 * (id % SHORT_SETS)];
+				e[1] = e[0];
+				e->type = type;
+				e->id = id;
+				e->n = (uint8_t)w->bc_len;
+				memcpy(e->b, w->bc_buf, sizeof(e->b));
+			}
+		}
+	}
+	o->in_len = o->in_cap - left;
+}
+
+/* Whether every value of column col in run u is below limit. */
+static bool run_below(const struct run *u, uint32_t col, uint64_t limit)
+{
+	const uint64_t *p = present_of(u->blk, col);
+
+	for (uint32_t k = u->k; p && k < u->k + u->n; k++)
+		if ((p[k / 64] >> (k % 64) & 1) &&
+		    ctp_cell_load(u->blk->vals[col], u->blk->lg[col], k) >=
+			    limit)
+			return false;
+	return true;
+}
+
 /* Column col of the rows r as an array of cells of type type, nil where a
- * row has none. */
+ * row has none or a value at or past limit. */
+static void pack_column(struct w *w, const struct rows *r, uint32_t col,
+			uint8_t type, uint64_t limit)
+{
+	bool coded = coder_of(type, 0);
+	bool blobs = type == CTP_TYPE_STRING || type == CTP_TYPE_CPUSET;
+
+	msgpack_pack_array(&w->pk, r->n);
+	for (size_t i = 0; i < r->nruns && !w->o->err; i++) {
+		const struct run *u = &r->runs[i];
+		if (coded && (limit == UINT64_MAX || run_below(u, col, limit)))
+			put_run_coded(w, u, col, type);
+		else if (blobs && limit == UINT64_MAX)
+			put_run_blobs(w, u, col, type);
+		else
+			put_run_cells(w, u, col, type, limit);
+	}
+}
+
 static void pack_cells(struct w *w, const struct rows *r, uint32_t col,
 		       uint8_t type)
 {
-	struct colcur c = {0};
-
-	msgpack_pack_array(&w->pk, r->n);
-	for (size_t i = 0; i < r->n && !w->o->err; i++) {
-		uint64_t v = 0;
-		bool present = cur_get(&c, r, i, col, &v);
-		put_cell(w, type, present, v);
-	}
+	pack_column(w, r, col, type, UINT64_MAX);
 }
 
 static void pack_columns(struct w *w, const struct layout *l,
@@ -971,64 +1283,63 @@ static void pack_ident(struct w *w, const struct rows *r, const char *name,
 static void pack_refs(struct w *w, const struct rows *r, const char *name,
 		      bool aux)
 {
+	struct out *o = w->o;
+
 	pack_key(w, name);
 	msgpack_pack_array(&w->pk, r->n);
-	for (size_t i = 0; i < r->n; i++)
-		put_cell(w, CTP_TYPE_U64, true,
-			 aux ? r->refs[i].aux : r->refs[i].key);
+	for (size_t i = 0, m; i < r->n; i += m) {
+		m = cells_room(o, r->n - i);
+		if (!m)
+			return;
+		unsigned char *b = (unsigned char *)o->in + o->in_len;
+		size_t len = 0;
+		for (size_t j = i; j < i + m; j++)
+			len += ctp_mp_u64(b + len, aux ? r->refs[j].aux
+						       : r->refs[j].key);
+		o->in_len += len;
+	}
 }
 
 static void pack_tables(struct w *w, const struct layout *l)
 {
 	const struct ctp_capture *cap = w->cap;
 	msgpack_packer *pk = &w->pk;
+	const struct rows *cg = &l->cg, *pr = &l->pr, *th = &l->th;
 
-	struct rows cg = {.single = &cap->cgroups, .n = cap->cgroups.nrows};
 	pack_key(w, "cgroups");
 	msgpack_pack_map(pk, 3);
 	pack_key(w, "rows");
-	msgpack_pack_uint64(pk, cg.n);
-	pack_ident(w, &cg, "path", CTP_CCOL_PATH, true);
-	pack_columns(w, l, &cg, CTP_SCOPE_CGROUP, CTP_CGROUP_IDENT);
+	msgpack_pack_uint64(pk, cg->n);
+	pack_ident(w, cg, "path", CTP_CCOL_PATH, true);
+	pack_columns(w, l, cg, CTP_SCOPE_CGROUP, CTP_CGROUP_IDENT);
 
-	struct rows pr = {
-		.per_worker = cap->procs, .refs = l->procs, .n = l->n_procs};
 	/* read_boottime_ns is written only when a row has it, so a capture
 	 * without it is the file it always was. */
-	bool read_ns = any_cell(&pr, CTP_PCOL_READ_NS);
+	bool read_ns = any_cell(pr, CTP_PCOL_READ_NS);
 	pack_key(w, "processes");
 	msgpack_pack_map(pk, 5 + read_ns);
 	pack_key(w, "rows");
-	msgpack_pack_uint64(pk, pr.n);
-	pack_refs(w, &pr, "tgid", false);
-	pack_ident(w, &pr, "comm", CTP_PCOL_COMM, true);
+	msgpack_pack_uint64(pk, pr->n);
+	pack_refs(w, pr, "tgid", false);
+	pack_ident(w, pr, "comm", CTP_PCOL_COMM, true);
 	/* nthreads: the thread rows of this tgid in this file, which is what
 	 * the engine counts; a reader can rely on it summing to rows. */
-	pack_refs(w, &pr, "nthreads", true);
+	pack_refs(w, pr, "nthreads", true);
 	if (read_ns)
-		pack_ident(w, &pr, "read_boottime_ns", CTP_PCOL_READ_NS, false);
-	pack_columns(w, l, &pr, CTP_SCOPE_PROCESS, CTP_PROCESS_IDENT);
+		pack_ident(w, pr, "read_boottime_ns", CTP_PCOL_READ_NS, false);
+	pack_columns(w, l, pr, CTP_SCOPE_PROCESS, CTP_PROCESS_IDENT);
 
-	struct rows th = {.per_worker = cap->threads,
-			  .refs = l->threads,
-			  .n = l->n_threads};
 	pack_key(w, "threads");
 	msgpack_pack_map(pk, 6);
 	pack_key(w, "rows");
-	msgpack_pack_uint64(pk, th.n);
-	pack_refs(w, &th, "tid", false);
-	pack_refs(w, &th, "tgid", true);
-	pack_ident(w, &th, "comm", CTP_TCOL_COMM, true);
+	msgpack_pack_uint64(pk, th->n);
+	pack_refs(w, th, "tid", false);
+	pack_refs(w, th, "tgid", true);
+	pack_ident(w, th, "comm", CTP_TCOL_COMM, true);
 	pack_key(w, "cgroup");
-	msgpack_pack_array(pk, th.n);
-	struct colcur c = {0};
-	for (size_t i = 0; i < th.n && !w->o->err; i++) {
-		uint64_t v = 0;
-		bool ok = cur_get(&c, &th, i, CTP_TCOL_CGROUP, &v) &&
-			  v < cap->cgroups.nrows;
-		put_cell(w, CTP_TYPE_U64, ok, v);
-	}
-	pack_columns(w, l, &th, CTP_SCOPE_THREAD, CTP_THREAD_IDENT);
+	/* A row index into the cgroups table: nil when there is none. */
+	pack_column(w, th, CTP_TCOL_CGROUP, CTP_TYPE_U64, cap->cgroups.nrows);
+	pack_columns(w, l, th, CTP_SCOPE_THREAD, CTP_THREAD_IDENT);
 }
 
 /* Whether plugin i takes part in the exited table: it registered a field
@@ -1069,18 +1380,18 @@ static void pack_exited(struct w *w, const struct layout *l)
 {
 	const struct ctp_capture *cap = w->cap;
 	msgpack_packer *pk = &w->pk;
-	struct rows ex = {.single = &cap->exited, .n = cap->exited.nrows};
+	const struct rows *ex = &l->ex;
 	uint32_t np = 0;
 
 	pack_key(w, "exited");
 	msgpack_pack_map(pk, 8);
 	pack_field_list(w, "fields", true);
 	pack_key(w, "rows");
-	msgpack_pack_uint64(pk, ex.n);
-	pack_ident(w, &ex, "tid", CTP_XCOL_TID, false);
-	pack_ident(w, &ex, "tgid", CTP_XCOL_TGID, false);
-	pack_ident(w, &ex, "comm", CTP_XCOL_COMM, true);
-	pack_ident(w, &ex, "exit_boottime_ns", CTP_XCOL_EXIT_NS, false);
+	msgpack_pack_uint64(pk, ex->n);
+	pack_ident(w, ex, "tid", CTP_XCOL_TID, false);
+	pack_ident(w, ex, "tgid", CTP_XCOL_TGID, false);
+	pack_ident(w, ex, "comm", CTP_XCOL_COMM, true);
+	pack_ident(w, ex, "exit_boottime_ns", CTP_XCOL_EXIT_NS, false);
 	for (uint32_t i = 0; i < cap->n_plugins; i++)
 		np += exited_plugin(cap, i);
 	pack_key(w, "lost");
@@ -1092,7 +1403,7 @@ static void pack_exited(struct w *w, const struct layout *l)
 		msgpack_pack_uint64(pk,
 				    atomic_load(&cap->plugins[i].exited_lost));
 	}
-	pack_columns(w, l, &ex, CTP_SCOPE_EXITED, CTP_EXITED_IDENT);
+	pack_columns(w, l, ex, CTP_SCOPE_EXITED, CTP_EXITED_IDENT);
 }
 
 /* ---- Files ---- */
