@@ -157,7 +157,9 @@ out:
 	return ret;
 }
 
-#define ICACHE_SLOTS 16
+/* Two ways of ICACHE_SETS sets: a thread's handful of values (names,
+ * policies, masks, a path per cgroup hierarchy) rarely evict each other. */
+#define ICACHE_SETS  32 /* at most 64: icache_set() */
 #define ICACHE_BYTES 48
 
 struct icache_slot {
@@ -168,20 +170,66 @@ struct icache_slot {
 	char data[ICACHE_BYTES];
 };
 
-static _Thread_local struct icache_slot icache[ICACHE_SLOTS];
+static _Thread_local struct icache_slot icache[2 * ICACHE_SETS];
+
+/* Bytes p[0..len) as one word when len is below 8, each of them in it
+ * (overlapping loads: a copy byte by byte into a word stalls its load). */
+static uint64_t short_word(const unsigned char *p, size_t len)
+{
+	uint32_t a, b;
+
+	if (len >= 4) {
+		memcpy(&a, p, 4);
+		memcpy(&b, p + len - 4, 4);
+		return (uint64_t)a << 32 | b;
+	}
+	return len ? (uint64_t)p[0] << 16 | (uint64_t)p[len / 2] << 8 |
+			       p[len - 1]
+		   : 0;
+}
+
+/* The cache set of len (at most ICACHE_BYTES) bytes: a hash eight bytes a
+ * step (the pool's FNV-1a goes a byte a step); a hit compares the bytes,
+ * so only the spread matters. */
+static uint32_t icache_set(const unsigned char *p, size_t len)
+{
+	uint64_t h = (len + 1) * 0x9e3779b97f4a7c15ull, x;
+
+	if (len < 8) {
+		h = (h ^ short_word(p, len)) * 0xff51afd7ed558ccdull;
+	} else {
+		/* Whole words, the last one overlapping the one before. */
+		for (size_t i = 0; i < len; i += 8) {
+			memcpy(&x, p + (i + 8 <= len ? i : len - 8), 8);
+			h = (h ^ x) * 0xff51afd7ed558ccdull;
+		}
+	}
+	/* The top bits: the only ones every input bit reaches. */
+	return (uint32_t)(h >> 58) % ICACHE_SETS;
+}
+
+static bool icache_hit(const struct icache_slot *e,
+		       const struct ctp_blobpool *pool, const void *data,
+		       size_t len)
+{
+	return e->pool == pool && e->gen == pool->gen && e->len == len &&
+	       memcmp(e->data, data, len) == 0;
+}
 
 int64_t ctp_blobpool_intern_cached(struct ctp_blobpool *pool, const void *data,
 				   size_t len)
 {
 	if (len > ICACHE_BYTES)
 		return ctp_blobpool_intern(pool, data, len);
-	uint32_t h = ctp_hash_bytes(data, len);
-	struct icache_slot *e = &icache[h % ICACHE_SLOTS];
-	if (e->pool == pool && e->gen == pool->gen && e->len == len &&
-	    memcmp(e->data, data, len) == 0)
-		return e->id;
+	struct icache_slot *e = &icache[2 * icache_set(data, len)];
+	if (icache_hit(&e[0], pool, data, len))
+		return e[0].id;
+	if (icache_hit(&e[1], pool, data, len))
+		return e[1].id;
 	int64_t id = ctp_blobpool_intern(pool, data, len);
 	if (id >= 0) {
+		/* The newer first; the older one stays in the other way. */
+		e[1] = e[0];
 		e->pool = pool;
 		e->gen = pool->gen;
 		e->id = id;

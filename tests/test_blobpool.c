@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The capture's blob pool (core/capture/model.c): equal bytes get equal
+ * ids, and the per-thread cache in front of it (ctp_blobpool_intern_cached)
+ * gives the pool's own id for every value, whatever shares its cache set,
+ * whatever its length (a prefix of another, one byte or one bit apart,
+ * longer than the cache holds), and never an id of another pool, nor of a
+ * freed pool whose memory a new one took.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "model.h"
+
+#define N_VALUES 400
+
+static unsigned char values[N_VALUES][64];
+static size_t lens[N_VALUES];
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* Values of 0 to 63 bytes: prefixes of one another, ones a byte or a bit
+ * apart at either end, and random ones. */
+static void make_values(void)
+{
+	for (size_t i = 0; i < N_VALUES; i++) {
+		switch (i % 4) {
+		case 0: /* prefixes of one run of bytes */
+			lens[i] = i / 4 % 64;
+			memset(values[i], 'p', lens[i]);
+			break;
+		case 1: /* 24 bytes, one bit apart in the last */
+			lens[i] = 24;
+			memset(values[i], 'b', 24);
+			values[i][23] ^= (unsigned char)(1u << (i / 4 % 8));
+			values[i][0] = (unsigned char)(i / 32);
+			break;
+		case 2: /* 40 bytes, apart in the first */
+			lens[i] = 40;
+			memset(values[i], 'f', 40);
+			values[i][0] = (unsigned char)(i / 4);
+			break;
+		default:
+			lens[i] = rnd() % 64;
+			for (size_t k = 0; k < lens[i]; k++)
+				values[i][k] = (unsigned char)rnd();
+		}
+	}
+}
+
+/* Every value through the cache, in random order and over again: each
+ * gets the id the pool gives it, and the pool's bytes are its bytes. */
+static void test_cached_ids(void **unused)
+{
+	struct ctp_blobpool *pool;
+	int64_t id[N_VALUES];
+
+	(void)unused;
+	assert_int_equal(ctp_blobpool_new(&pool), 0);
+	for (size_t i = 0; i < N_VALUES; i++) {
+		id[i] = ctp_blobpool_intern(pool, values[i], lens[i]);
+		assert_true(id[i] >= 0);
+	}
+	for (int round = 0; round < 20000; round++) {
+		/* Runs of a few values, as a thread's plugins set them. */
+		size_t i = rnd() % N_VALUES, n = 1 + rnd() % 6;
+		for (size_t k = 0; k < n; k++) {
+			size_t j = (i + k * 37) % N_VALUES;
+			int64_t got = ctp_blobpool_intern_cached(
+				pool, values[j], lens[j]);
+			if (got != id[j])
+				fail_msg("value %zu (%zu bytes): id %lld, the "
+					 "pool's %lld",
+					 j, lens[j], (long long)got,
+					 (long long)id[j]);
+		}
+	}
+	for (size_t i = 0; i < N_VALUES; i++) {
+		size_t len;
+		const char *s = ctp_blobpool_get(pool, (uint64_t)id[i], &len);
+		assert_non_null(s);
+		assert_int_equal(len, lens[i]);
+		assert_memory_equal(s, values[i], len);
+	}
+	ctp_blobpool_free(pool);
+}
+
+/* Two pools in turn, then each freed and a new one made (likely at the
+ * same address): the cache answers for the pool asked. */
+static void test_cached_pools(void **unused)
+{
+	struct ctp_blobpool *a, *b;
+
+	(void)unused;
+	for (int round = 0; round < 50; round++) {
+		assert_int_equal(ctp_blobpool_new(&a), 0);
+		assert_int_equal(ctp_blobpool_new(&b), 0);
+		/* b holds other values first, so ids differ between them. */
+		for (size_t k = 0; k <= (size_t)round % 7; k++)
+			assert_true(ctp_blobpool_intern(b, "xxxxxxx", k) >= 0);
+		for (size_t i = 0; i < N_VALUES; i += 3) {
+			struct ctp_blobpool *p = (i / 3) % 2 ? a : b;
+			for (int twice = 0; twice < 2; twice++) {
+				int64_t got = ctp_blobpool_intern_cached(
+					p, values[i], lens[i]);
+				size_t len;
+				const char *s = ctp_blobpool_get(
+					p, (uint64_t)got, &len);
+				assert_non_null(s);
+				assert_int_equal(len, lens[i]);
+				assert_memory_equal(s, values[i], len);
+			}
+		}
+		ctp_blobpool_free(a);
+		ctp_blobpool_free(b);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cached_ids),
+		cmocka_unit_test(test_cached_pools),
+	};
+	make_values();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
