@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -111,8 +112,11 @@ static void resolve(void **state)
 
 /* Columns 0..4: u64 value 3, i64 value 65 (the second word), char value
  * 10, bool value 11, u64 value 20 guarded by value 21. */
-static void bind_five(struct ctp_binds *b)
+static void bind_five(struct ctp_binds *b, bool resolved)
 {
+	const char *names[] = {"task"};
+	const struct ctp_valsrc vs[] = {{NV, 2}};
+
 	memset(b, 0, sizeof(*b));
 	assert_int_equal(ctp_binds_add(b, 0, CTP_TYPE_U64, "task", 3), 0);
 	assert_int_equal(ctp_binds_add(b, 1, CTP_TYPE_I64, "task", 65), 0);
@@ -121,17 +125,23 @@ static void bind_five(struct ctp_binds *b)
 	assert_int_equal(ctp_binds_add(b, 4, CTP_TYPE_U64, "task",
 				       20 | CTP_BIND_GUARD(21)),
 			 0);
+	/* Resolved: the copy of whole bytes (one check of their size);
+	 * not: the copy checking every value. Both must agree. */
+	if (resolved) {
+		ctp_binds_resolve(b, names, vs, 1);
+		assert_int_equal(b->src, 0);
+		assert_int_equal(b->top, 66);
+	}
 }
 
-static void apply_served(void **state)
+static void apply_served_with(bool resolved)
 {
-	(void)state;
 	struct ctp_binds b;
 	struct ctp_table t;
 	struct vec x;
 	uint64_t v;
 
-	bind_five(&b);
+	bind_five(&b, resolved);
 	vec_init(&x);
 	x.v[10] = 0x1244; /* 'D' in the low byte */
 	x.v[11] = 7;
@@ -163,6 +173,13 @@ static void apply_served(void **state)
 	ctp_binds_free(&b);
 }
 
+static void apply_served(void **state)
+{
+	(void)state;
+	apply_served_with(false);
+	apply_served_with(true);
+}
+
 /* Not served: none of the plugin's cells is left set. */
 static void check_unserved(const struct ctp_binds *b, const void *data,
 			   size_t len, uint32_t words)
@@ -178,13 +195,12 @@ static void check_unserved(const struct ctp_binds *b, const void *data,
 	ctp_table_done(&t);
 }
 
-static void apply_unserved(void **state)
+static void apply_unserved_with(bool resolved)
 {
-	(void)state;
 	struct ctp_binds b;
 	struct vec x;
 
-	bind_five(&b);
+	bind_five(&b, resolved);
 	vec_init(&x);
 	vec_drop(&x, 65);
 	check_unserved(&b, &x, sizeof(x), 2);
@@ -205,6 +221,13 @@ static void apply_unserved(void **state)
 	check_unserved(&b, &x, 16, 2);
 	check_unserved(&b, NULL, 0, 2);
 	ctp_binds_free(&b);
+}
+
+static void apply_unserved(void **state)
+{
+	(void)state;
+	apply_unserved_with(false);
+	apply_unserved_with(true);
 }
 
 int main(void)

@@ -65,10 +65,20 @@ void ctp_binds_resolve(struct ctp_binds *b, const char *const *names,
 			continue;
 		if (!vs[i].n_values)
 			return;
-		for (uint32_t k = 0; k < b->n; k++)
-			if (b->v[k].value >= vs[i].n_values ||
-			    b->v[k].guard > vs[i].n_values)
+		uint32_t top = 0;
+		for (uint32_t k = 0; k < b->n; k++) {
+			const struct ctp_bind *x = &b->v[k];
+			if (x->value >= vs[i].n_values ||
+			    x->guard > vs[i].n_values)
 				return;
+			if (x->value + 1u > top)
+				top = x->value + 1u;
+			if (x->guard > top)
+				top = x->guard;
+		}
+		if ((top + 63) / 64 > vs[i].valid_words)
+			return;
+		b->top = top;
 		b->src = (int8_t)i;
 		return;
 	}
@@ -91,6 +101,70 @@ static bool vec_get(const char *p, uint32_t size, size_t head, uint32_t i,
 	return true;
 }
 
+/* Set a cell of row (at index i of block blk of t): ctp_table_set with
+ * the block found once per row. */
+static inline bool cell_put(struct ctp_table *t, struct ctp_block *blk,
+			    uint32_t row, uint32_t i, uint32_t col, uint64_t v)
+{
+	if (col < blk->ncols && blk->vals[col] &&
+	    ctp_cell_fits(blk->lg[col], v)) {
+		ctp_cell_store(blk->vals[col], blk->lg[col], i, v);
+		blk->present[col][i / 64] |= 1ull << (i % 64);
+		return true;
+	}
+	return ctp_table_set_slow(t, row, col, v) == 0;
+}
+
+/* Bit i of the valid words at valid. */
+static inline bool offered(const char *valid, uint32_t i)
+{
+	uint64_t w;
+
+	memcpy(&w, valid + (i / 64) * sizeof(w), sizeof(w));
+	return w >> (i % 64) & 1;
+}
+
+/*
+ * The copy when the bytes hold every value b names (size covers b->top
+ * values and b was resolved against these valid words): per binding a bit
+ * test, a load and a store, the row's block found once.
+ */
+static bool apply_whole(const struct ctp_binds *b, const char *p, size_t head,
+			struct ctp_table *t, uint32_t row, uint32_t ident)
+{
+	const char *valid = p + 8, *vals = p + head;
+	struct ctp_block *blk = &t->blocks[row / CTP_BLOCK_ROWS];
+	uint32_t i = row % CTP_BLOCK_ROWS;
+	bool all = true;
+
+	for (uint32_t n = 0; n < b->n; n++) {
+		const struct ctp_bind *k = &b->v[n];
+		uint64_t v;
+
+		if (k->guard) {
+			if (!offered(valid, k->guard - 1u)) {
+				all = false;
+				continue;
+			}
+			memcpy(&v, vals + (k->guard - 1u) * sizeof(v),
+			       sizeof(v));
+			if (!v)
+				continue;
+		}
+		if (!offered(valid, k->value)) {
+			all = false;
+			continue;
+		}
+		memcpy(&v, vals + (size_t)k->value * sizeof(v), sizeof(v));
+		if (k->type == CTP_TYPE_CHAR)
+			v = (unsigned char)v;
+		else if (k->type == CTP_TYPE_BOOL)
+			v = v != 0;
+		all &= cell_put(t, blk, row, i, ident + k->col, v);
+	}
+	return all;
+}
+
 bool ctp_binds_apply(const struct ctp_binds *b, const void *data, size_t len,
 		     uint32_t words, struct ctp_table *t, uint32_t row,
 		     uint32_t ident)
@@ -104,8 +178,14 @@ bool ctp_binds_apply(const struct ctp_binds *b, const void *data, size_t len,
 	if (!p || len < head)
 		return false;
 	memcpy(hdr, p, sizeof(hdr));
-	if (hdr[0] != 1 || hdr[1] > len || hdr[1] < head)
+	if (hdr[0] != 1 || hdr[1] > len || hdr[1] < head || row >= t->nrows)
 		return false;
+	if (b->src >= 0 && b->top &&
+	    hdr[1] >= head + (size_t)b->top * sizeof(uint64_t) &&
+	    (b->top + 63) / 64 <= words) {
+		all = apply_whole(b, p, head, t, row, ident);
+		goto out;
+	}
 	for (uint32_t i = 0; i < b->n; i++) {
 		const struct ctp_bind *k = &b->v[i];
 		uint64_t v, g;
@@ -129,6 +209,7 @@ bool ctp_binds_apply(const struct ctp_binds *b, const void *data, size_t len,
 		if (ctp_table_set(t, row, ident + k->col, v) < 0)
 			all = false;
 	}
+out:
 	if (!all)
 		for (uint32_t i = 0; i < b->n; i++)
 			ctp_table_clear(t, row, ident + b->v[i].col);

@@ -35,6 +35,7 @@ struct ctp_binds {
 	uint32_t n;
 	char source[CTP_SOURCE_NAME_MAX + 1];
 	int8_t src;	  /* resolved for this capture, -1: not served */
+	uint32_t top;	  /* values a thread's bytes must hold (resolved) */
 	bool skip;	  /* thread_skip_bound */
 	int skip_counter; /* a summary counter, -1: none */
 };
@@ -52,7 +53,7 @@ void ctp_binds_free(struct ctp_binds *b);
 
 /* Resolve b against a source table (names[i], vs[i] of n), for one capture:
  * b->src is the source's index, or -1 when it is absent or not a value
- * source, or a binding lies past its values. */
+ * source, or a binding lies past its values or valid words. */
 void ctp_binds_resolve(struct ctp_binds *b, const char *const *names,
 		       const struct ctp_valsrc *vs, uint32_t n);
 
