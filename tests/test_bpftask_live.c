@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -98,6 +99,10 @@ static void name_fields(void)
 				 "hiwater_rss (taskstats)");
 		else if (k == CTP_SRC_TASK_HIWATER_VM)
 			snprintf(n, sizeof(fname[0]), "hiwater_vm (taskstats)");
+		else if (k >= CTP_SRC_TASK_CPUS0)
+			snprintf(n, sizeof(fname[0]),
+				 "cpus%d (sched_getaffinity)",
+				 k - CTP_SRC_TASK_CPUS0);
 		else
 			snprintf(n, sizeof(fname[0]), "%s_%s (taskstats)",
 				 fam[(k - CTP_SRC_TASK_DELAY0) / 4],
@@ -115,11 +120,37 @@ struct proc_vals {
 static int block_fd = -1; /* read end nobody writes: threads sleep on it */
 static int ready_fd = -1;
 
+/* Thread idx > 0 of the child narrows its CPU mask (where the host has
+ * two CPUs or more): odd ones to one CPU, even ones to all but one, so
+ * the masks differ from thread to thread. */
+static void pin(int idx)
+{
+	cpu_set_t set;
+	int n = 0, cpus[CPU_SETSIZE];
+
+	if (idx == 0 || sched_getaffinity(0, sizeof(set), &set) < 0)
+		return;
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set))
+			cpus[n++] = c;
+	if (n < 2)
+		return;
+	if (idx % 2) {
+		CPU_ZERO(&set);
+		CPU_SET(cpus[idx % n], &set);
+	} else {
+		CPU_CLR(cpus[idx % n], &set);
+	}
+	if (sched_setaffinity(0, sizeof(set), &set) < 0)
+		_exit(3);
+}
+
 static void *sleeper(void *arg)
 {
 	char buf[512];
 	int fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
-	(void)arg;
+
+	pin((int)(intptr_t)arg);
 	/* Some I/O of its own, so the io counters are not all 0. */
 	if (fd >= 0) {
 		if (read(fd, buf, sizeof(buf)) < 0)
@@ -176,7 +207,8 @@ static pid_t spawn(void)
 		block_fd = blk[0];
 		ready_fd = rdy[1];
 		for (int i = 0; i < N_THREADS; i++)
-			if (pthread_create(&t, NULL, sleeper, NULL))
+			if (pthread_create(&t, NULL, sleeper,
+					   (void *)(intptr_t)(i + 1)))
 				_exit(3);
 		sleeper(NULL);
 		_exit(0);
@@ -336,6 +368,11 @@ static bool read_proc(pid_t pid, int tid, struct proc_vals *pv)
 			    k >= 0 ? io.v[k] : 0);
 		}
 	}
+	/* procfs-stat's affinity: sched_getaffinity(), CPUs 0-255. */
+	__u64 cpus[CTP_BPFTASK_CPU_WORDS];
+	bool aff = ctp_bpftask_getaffinity(tid, cpus) == 0;
+	for (int w = 0; w < CTP_BPFTASK_CPU_WORDS; w++)
+		set(pv, S(CPUS0) + w, aff, cpus[w]);
 	/* The reply's delays, where the host measures the family (the
 	 * taskstats plugin's gates, which the source follows), and the
 	 * high-water marks in bytes. */
@@ -372,6 +409,25 @@ static int list_tids(pid_t pid, int *tids, int max)
 			tids[n++] = atoi(e->d_name);
 	closedir(d);
 	return n;
+}
+
+/* cpu_active_mask from this thread's mask before a pass (mask) and
+ * after, and its record in the pass. */
+static bool active_of(const struct ctp_bpftask_rec *recs, int n,
+		      const __u64 *mask, const __u64 *possible, __u64 *active)
+{
+	__u64 after[CTP_BPFTASK_CPU_WORDS];
+	int tid = (int)syscall(SYS_gettid);
+
+	if (ctp_bpftask_getaffinity(0, after) < 0 ||
+	    memcmp(mask, after, sizeof(after)))
+		return false;
+	for (int k = 0; k < n; k++)
+		if (recs[k].pid == tid)
+			return (recs[k].present & CTP_BPFTASK_HAS_CPUS) &&
+			       ctp_bpftask_active_cpus(after, recs[k].cpus,
+						       possible, active) == 0;
+	return false;
 }
 
 /* The source's values for a record, made as the plugin makes them: stat's
@@ -471,6 +527,8 @@ int main(void)
 	bool found[MAX_TASKS];
 	enum ctp_delayacct_state da;
 	char nohz[64] = "";
+	__u64 possible[CTP_BPFTASK_CPU_WORDS] = {0};
+	bool fits = false;
 	int fd;
 
 	if (geteuid() != 0) {
@@ -502,6 +560,24 @@ int main(void)
 	close(fd);
 	conv.delays_on = da == CTP_DELAYACCT_ON;
 	conv.cpu_delay = da != CTP_DELAYACCT_CONFIG_OFF;
+	fd = open("/sys/devices/system/cpu/possible", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		char list[256];
+		ssize_t len = read(fd, list, sizeof(list));
+		uint64_t words[CTP_BPFTASK_CPU_WORDS];
+		size_t used;
+		close(fd);
+		while (len > 0 && list[len - 1] == '\n')
+			len--;
+		fits = len > 0 &&
+		       ctp_parse_cpulist(list, (size_t)len, words,
+					 CTP_BPFTASK_CPU_WORDS, &used) > 0;
+		for (int w = 0; fits && w < CTP_BPFTASK_CPU_WORDS; w++)
+			possible[w] = words[w];
+	}
+	printf("possible CPUs %s 256: the affinity %s\n",
+	       fits ? "below" : "not all below",
+	       fits ? "compared" : "not offered");
 	printf("host: USER_HZ %lu, delay accounting %s, utime/stime %s\n",
 	       conv.user_hz, ctp_delayacct_state_name(da),
 	       conv.times ? "offered" : "not offered (nohz_full)");
@@ -528,11 +604,17 @@ int main(void)
 	 * read() moves: try again (bounded). */
 	for (int attempt = 0;; attempt++) {
 		bool stable = true;
+		__u64 mask[CTP_BPFTASK_CPU_WORDS];
+		int pre = ctp_bpftask_getaffinity(0, mask);
 		r = ctp_bpftask_pass(b, 256u << 20, &recs);
 		if (r < 0) {
 			printf("FAIL: pass: %s\n", strerror(-r));
 			goto out;
 		}
+		/* cpu_active_mask as the plugin works it out (bpf_task.c
+		 * active_cpus()). */
+		conv.cpus_on = fits && pre == 0 &&
+			       active_of(recs, r, mask, possible, conv.active);
 		for (int i = 0; i < n_tids; i++)
 			if (!read_proc(child, tids[i], &before[i]))
 				stable = false;
@@ -580,6 +662,10 @@ int main(void)
 		goto out;
 	}
 	rc = 0;
+	if (fits && !conv.cpus_on) {
+		printf("FAIL: no cpu_active_mask from this thread's mask\n");
+		rc = 1;
+	}
 	for (int i = 0; i < n_tids; i++)
 		if (!found[i]) {
 			printf("FAIL: tid %d not in the pass\n", tids[i]);
@@ -628,6 +714,7 @@ int main(void)
 	 * changed between two reads is not compared. */
 	{
 		int kt = 0, keq = 0, kidle = 0, kmoved = 0, kts_n = 0;
+		int kcpus = 0, kcpus_off = 0;
 		struct ctp_taskstats kts;
 		for (int k = 0; k < n_recs; k++) {
 			const struct ctp_bpftask_rec *q = &recs[k];
@@ -655,6 +742,20 @@ int main(void)
 				if (!kthread_as_reply(q, &bq, &kts))
 					rc = 1;
 			}
+			/* Their masks (some every CPU the kernel has room
+			 * for) and'ed with cpu_active_mask as the call does. */
+			for (int w = 0; w < CTP_BPFTASK_CPU_WORDS; w++) {
+				int x = S(CPUS0) + w;
+				kcpus += w == 0;
+				if (!same(&p1, &bq, x)) {
+					printf("  kthread %d: %s %llu, call "
+					       "%llu\n",
+					       q->pid, fname[x],
+					       (unsigned long long)bq.v[x],
+					       (unsigned long long)p1.v[x]);
+					kcpus_off += w == 0;
+				}
+			}
 			if (same(&p1, &bq, S(STATE))) {
 				keq++;
 				kidle += bq.v[S(STATE)] == 'I';
@@ -671,7 +772,10 @@ int main(void)
 		printf("kernel threads, hiwater (0 and 0) and delays as the "
 		       "reply says: %d queried\n",
 		       kts_n);
-		if (keq != kt || kidle == 0)
+		printf("kernel threads, affinity (sched_getaffinity): %d of %d "
+		       "equal\n",
+		       kcpus - kcpus_off, kcpus);
+		if (keq != kt || kidle == 0 || kcpus_off)
 			rc = 1;
 	}
 	/* The reader is bounded: a stream past max_bytes is refused, and the

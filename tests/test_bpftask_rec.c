@@ -24,7 +24,7 @@
 
 /* tgid 4242, tid 4243, every counter a distinct number, comm "worker-3". */
 static const unsigned char rec1[] = {
-	U16(504), U16(2), U32(0x3fffffu),	/* size, version, present */
+	U16(504), U16(3), U32(0x7fffffu),	/* size, version, present */
 	U32(4242), U32(4243),			/* tgid, pid */
 	U64(123456789012ull),			/* start_boottime */
 	U64(11), U64(2),			/* minflt, majflt */
@@ -47,10 +47,11 @@ static const unsigned char rec1[] = {
 	U64(1), U64(100), U64(60), U64(40), U64(2), U64(200), U64(110), U64(90),
 	U64(3), U64(300), U64(120), U64(80), U64(4), U64(400), U64(130),
 	U64(70), U64(5), U64(500), U64(140), U64(60), U64(6), U64(600),
-	U64(150), U64(50), U64(7), U64(700), U64(160), U64(40), U64(1000),
-	U64(5000), U64(5100),	     /* hiwater_rss, hiwater_vm, total_vm */
-	U64(600), U64(500), U64(-50) /* rss file, anon, shmem */
-};
+	U64(150), U64(50), U64(7), U64(700), U64(160), U64(40), U64(1100),
+	U64(5100), /* hiwater_rss, hiwater_vm (pages) */
+	/* cpus_mask: CPUs 0, 2, 127, 128, 255 */
+	U64(0x5), U64(0x8000000000000000ull), U64(0x1),
+	U64(0x8000000000000000ull)};
 
 /* Offsets into rec1 of what the garbling tests break. */
 enum {
@@ -85,7 +86,7 @@ static void test_two_records(void **s)
 	assert_int_equal(off, sizeof(rec1));
 	assert_int_equal(r.tgid, 4242);
 	assert_int_equal(r.pid, 4243);
-	assert_int_equal(r.present, 0x3fffff);
+	assert_int_equal(r.present, 0x7fffff);
 	assert_true(r.start_boottime == 123456789012ull);
 	assert_int_equal(r.minflt, 11);
 	assert_int_equal(r.majflt, 2);
@@ -117,9 +118,12 @@ static void test_two_records(void **s)
 	assert_int_equal(r.run_delay_min, 7);
 	assert_int_equal(r.delays[CTP_BPFTASK_FAM_IRQ][1], 700);
 	assert_int_equal(r.delays[CTP_BPFTASK_FAM_BLKIO][3], 40);
-	assert_int_equal(r.hiwater_rss, 1000);
-	assert_int_equal(r.total_vm, 5100);
-	assert_true(r.rss[2] == -50);
+	assert_int_equal(r.hiwater_rss, 1100);
+	assert_int_equal(r.hiwater_vm, 5100);
+	assert_true(r.cpus[0] == 0x5);
+	assert_true(r.cpus[1] == 0x8000000000000000ull);
+	assert_true(r.cpus[2] == 0x1);
+	assert_true(r.cpus[3] == 0x8000000000000000ull);
 	assert_int_equal(
 		ctp_bpftask_rec_next(buf + 1, 2 * sizeof(rec1), &off, &r), 1);
 	assert_int_equal(r.pid, 4244);
@@ -186,8 +190,9 @@ static void test_garbled(void **s)
 	static const unsigned char size168[] = {U16(168)};
 	static const unsigned char size503[] = {U16(503)};
 	static const unsigned char version1[] = {U16(1)};
+	static const unsigned char version2[] = {U16(2)};
 	static const unsigned char version0[] = {U16(0)};
-	static const unsigned char present8[] = {U32(0x400000)};
+	static const unsigned char present8[] = {U32(0x800000)};
 	static const unsigned char zero[] = {U32(0)};
 	static const unsigned char minus1[] = {U32(0xffffffffu)};
 	static const unsigned char nonul[] = "abcdefghijklmnop";
@@ -196,6 +201,7 @@ static void test_garbled(void **s)
 	garbled(OFF_SIZE, size503, sizeof(size503));
 	garbled(OFF_VERSION, version1, sizeof(version1));
 	garbled(OFF_VERSION, version0, sizeof(version0));
+	garbled(OFF_VERSION, version2, sizeof(version2));
 	garbled(OFF_PRESENT, present8, sizeof(present8));
 	garbled(OFF_TGID, zero, sizeof(zero));
 	garbled(OFF_TGID, minus1, sizeof(minus1));
@@ -307,26 +313,61 @@ static void test_hiwater(void **s)
 	struct ctp_bpftask_rec r;
 	__u64 rss, vm;
 	(void)s;
+	/* What the program works out from the mm: rss sum 600 + 500 + (-50
+	 * clamped to 0) = 1100 > hiwater 1000. */
+	ctp_bpftask_mm_marks(1000, 5000, 5100, 600, 500, -50, &rss, &vm);
+	assert_int_equal(rss, 1100);
+	assert_int_equal(vm, 5100);
+	/* The recorded marks win when above the current values. */
+	ctp_bpftask_mm_marks(2000, 6000, 5100, 600, 500, -50, &rss, &vm);
+	assert_int_equal(rss, 2000);
+	assert_int_equal(vm, 6000);
+	/* Every count below 0: clamped each, not summed first. */
+	ctp_bpftask_mm_marks(0, 0, 0, -5, 3, -1, &rss, &vm);
+	assert_int_equal(rss, 3);
+	/* The record's pages in bytes. */
 	memset(&r, 0, sizeof(r));
 	r.present = CTP_BPFTASK_HAS_MM;
-	/* rss sum 600 + 500 + (-50 clamped to 0) = 1100 > hiwater 1000 */
-	r.hiwater_rss = 1000;
-	r.rss[0] = 600;
-	r.rss[1] = 500;
-	r.rss[2] = -50;
-	r.hiwater_vm = 5000;
-	r.total_vm = 5100;
+	r.hiwater_rss = 1100;
+	r.hiwater_vm = 5100;
 	assert_int_equal(ctp_bpftask_hiwater(&r, 4096, &rss, &vm), 0);
 	assert_int_equal(rss, 1100 * 4096);
 	assert_int_equal(vm, 5100 * 4096);
-	/* The recorded marks win when above the current values. */
-	r.hiwater_rss = 2000;
-	r.hiwater_vm = 6000;
-	assert_int_equal(ctp_bpftask_hiwater(&r, 4096, &rss, &vm), 0);
-	assert_int_equal(rss, 2000 * 4096);
-	assert_int_equal(vm, 6000 * 4096);
 	r.present = 0;
 	assert_int_equal(ctp_bpftask_hiwater(&r, 4096, &rss, &vm), -ENODATA);
+}
+
+/* cpu_active_mask from a thread's sched_getaffinity() and cpus_mask:
+ * only where that cpus_mask covers every possible CPU. */
+static void test_active_cpus(void **s)
+{
+	const __u64 possible[4] = {0xff, 0, 0, 0}; /* CPUs 0-7 */
+	const __u64 got[4] = {0xf7, 0, 0, 0};	   /* 3 is not active */
+	__u64 cpus[4] = {~0ull, ~0ull, ~0ull, ~0ull}, active[4] = {9, 9, 9, 9};
+	(void)s;
+	assert_int_equal(ctp_bpftask_active_cpus(got, cpus, possible, active),
+			 0);
+	assert_true(active[0] == 0xf7 && !active[1] && !active[2] &&
+		    !active[3]);
+	/* Just the possible CPUs is enough. */
+	cpus[0] = 0xff;
+	cpus[1] = cpus[2] = cpus[3] = 0;
+	assert_int_equal(ctp_bpftask_active_cpus(got, cpus, possible, active),
+			 0);
+	/* Pinned off CPU 7: its mask says nothing of CPU 7. */
+	cpus[0] = 0x7f;
+	active[0] = 9;
+	assert_int_equal(ctp_bpftask_active_cpus(got, cpus, possible, active),
+			 -ENODATA);
+	assert_true(active[0] == 9);
+	/* A possible CPU in a high word. */
+	const __u64 possible2[4] = {0x1, 0, 0, 0x8000000000000000ull};
+	cpus[0] = 0x1;
+	assert_int_equal(ctp_bpftask_active_cpus(got, cpus, possible2, active),
+			 -ENODATA);
+	cpus[3] = 0x8000000000000000ull;
+	assert_int_equal(ctp_bpftask_active_cpus(got, cpus, possible2, active),
+			 0);
 }
 
 static uint64_t val(const struct ctp_src_task *t, unsigned which)
@@ -342,11 +383,15 @@ static void test_to_src(void **s)
 {
 	struct ctp_bpftask_rec r;
 	struct ctp_src_task t;
-	struct ctp_bpftask_conv conv = {.user_hz = 100,
-					.page_size = 4096,
-					.times = 1,
-					.delays_on = 1,
-					.cpu_delay = 1};
+	struct ctp_bpftask_conv conv = {
+		.user_hz = 100,
+		.page_size = 4096,
+		.times = 1,
+		.delays_on = 1,
+		.cpu_delay = 1,
+		.cpus_on = 1,
+		/* CPU 0 and 255 not active */
+		.active = {~1ull, ~0ull, 0, 0x7fffffffffffffffull}};
 	size_t off = 0;
 	uint64_t v;
 	(void)s;
@@ -388,6 +433,23 @@ static void test_to_src(void **s)
 	assert_int_equal(val(&t, CTP_SRC_TASK_DELAY(7, 3)), 40);
 	assert_int_equal(val(&t, CTP_SRC_TASK_HIWATER_RSS), 1100 * 4096);
 	assert_int_equal(val(&t, CTP_SRC_TASK_HIWATER_VM), 5100 * 4096);
+	/* sched_getaffinity()'s mask: cpus_mask and cpu_active_mask. */
+	assert_true(val(&t, CTP_SRC_TASK_CPUS(0)) == 0x4);
+	assert_true(val(&t, CTP_SRC_TASK_CPUS(1)) == 0x8000000000000000ull);
+	assert_true(val(&t, CTP_SRC_TASK_CPUS(2)) == 0);
+	assert_true(val(&t, CTP_SRC_TASK_CPUS(3)) == 0);
+	assert_int_equal(CTP_SRC_TASK_CPUS(3), CTP_SRC_TASK_CPUS3);
+	/* No mask without cpu_active_mask, nor from a record without one. */
+	conv.cpus_on = 0;
+	ctp_bpftask_to_src(&r, &conv, 21, 34, &t);
+	for (unsigned w = 0; w < 4; w++)
+		assert_false(ctp_src_task_get(&t, sizeof(t),
+					      CTP_SRC_TASK_CPUS(w), &v));
+	conv.cpus_on = 1;
+	r.present &= ~CTP_BPFTASK_HAS_CPUS;
+	ctp_bpftask_to_src(&r, &conv, 21, 34, &t);
+	assert_false(ctp_src_task_get(&t, sizeof(t), CTP_SRC_TASK_CPUS(0), &v));
+	r.present |= CTP_BPFTASK_HAS_CPUS;
 
 	/* What the kernel lacks (or the host does not measure) is absent:
 	 * a user task whose mm the kernel's layout hides (no HAS_MM). */
@@ -477,6 +539,11 @@ static void test_check(void **s)
 			 CTP_SRC_TASK_RCHAR);
 	assert_int_equal(ctp_bpftask_value_by_name("stat"), -1);
 	assert_int_equal(ctp_bpftask_value_by_name("hiwater_rss"), -1);
+	/* The affinity words, named past the unnamed watermarks. */
+	assert_string_equal(ctp_bpftask_value_name(CTP_SRC_TASK_CPUS(1)),
+			    "affinity cpus1");
+	assert_int_equal(ctp_bpftask_value_by_name("cpus3"),
+			 CTP_SRC_TASK_CPUS(3));
 }
 
 static void test_keep_monotonic(void **s)
@@ -519,6 +586,7 @@ int main(void)
 		cmocka_unit_test(test_cputime_adjust),
 		cmocka_unit_test(test_clock_t),
 		cmocka_unit_test(test_hiwater),
+		cmocka_unit_test(test_active_cpus),
 		cmocka_unit_test(test_to_src),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_keep_monotonic),

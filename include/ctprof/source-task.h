@@ -75,10 +75,17 @@ enum ctp_src_task_value {
 	 * times 1024). */
 	CTP_SRC_TASK_HIWATER_RSS = 55,
 	CTP_SRC_TASK_HIWATER_VM = 56,
+	/* sched_getaffinity(2) of the thread (its cpus_mask and'ed with
+	 * cpu_active_mask), as 4 words: CPU i at bit i % 64 of value
+	 * CTP_SRC_TASK_CPUS(i / 64), CPUs 0-255. Offered only as all four
+	 * and only where every possible CPU of the host is below 256. */
+	CTP_SRC_TASK_CPUS0 = 57,
+	CTP_SRC_TASK_CPUS3 = 60,
 	CTP_SRC_TASK_N_VALUES
 };
 #define CTP_SRC_TASK_DELAY(family, part)                                       \
 	(CTP_SRC_TASK_DELAY0 + 4 * (family) + (part))
+#define CTP_SRC_TASK_CPUS(word) (CTP_SRC_TASK_CPUS0 + (word))
 
 struct ctp_src_task {
 	uint32_t abi;	   /* 1 */

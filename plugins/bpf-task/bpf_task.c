@@ -14,6 +14,7 @@
 #include "bpftask.h"
 #include "bpftask_opts.h"
 #include "hostprobe.h"
+#include "procfs_parse.h"
 
 #include <ctprof/plugin-util.h>
 #include <ctprof/plugin.h>
@@ -26,11 +27,12 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#define DUMP_MAX_BYTES (512u << 20) /* 3 million tasks of 168 bytes */
+#define DUMP_MAX_BYTES (512u << 20) /* a million tasks of 504 bytes */
 
 static void dump_rec(const struct ctp_bpftask_rec *r)
 {
@@ -67,6 +69,15 @@ static void dump_rec(const struct ctp_bpftask_rec *r)
 	       r->rt_priority, r->policy);
 	if (r->present & CTP_BPFTASK_HAS_CPU)
 		printf("%u\t", r->cpu);
+	else
+		printf("-\t");
+	/* cpus_mask, CPUs 255..0 (not and'ed with cpu_active_mask). */
+	if (r->present & CTP_BPFTASK_HAS_CPUS)
+		printf("%016llx%016llx%016llx%016llx\t",
+		       (unsigned long long)r->cpus[3],
+		       (unsigned long long)r->cpus[2],
+		       (unsigned long long)r->cpus[1],
+		       (unsigned long long)r->cpus[0]);
 	else
 		printf("-\t");
 	printf("0x%x\t0x%x\t%.16s\n", r->flags, r->present, r->comm);
@@ -119,7 +130,8 @@ static int cmd_dump(int argc, char **argv)
 	       "sum_exec_runtime_ns\trun_delay_ns\tpcount\trchar\twchar\t"
 	       "syscr\tsyscw\tread_bytes\twrite_bytes\tcancelled_write_"
 	       "bytes\tutime_raw_ns\tstime_raw_ns\tstate\tpriority\tnice\t"
-	       "rt_priority\tpolicy\tprocessor\tflags\tpresent\tcomm\n");
+	       "rt_priority\tpolicy\tprocessor\tcpus_mask\tflags\tpresent\t"
+	       "comm\n");
 	for (int i = 0; i < n; i++)
 		if (!tid || recs[i].pid == tid)
 			dump_rec(&recs[i]);
@@ -174,6 +186,10 @@ struct bt_state {
 	struct ctp_walk_task *walk;
 	struct ctp_bpftask_ticks *ticks, *prev; /* this pass's, the last's */
 	size_t n_prev, cap_order, cap_walk, cap_ticks, cap_prev;
+	/* The host's possible CPUs, when all are below 256 (cpus_fit):
+	 * then the pass's masks can give sched_getaffinity()'s. */
+	bool cpus_fit;
+	__u64 possible[CTP_BPFTASK_CPU_WORDS];
 	/* The init check: values never offered (valid's layout). */
 	uint64_t off[2];
 	unsigned n_off;
@@ -273,7 +289,6 @@ static int cmp_key(const void *a, const void *b)
 static int index_pass(struct bt_state *st, size_t n)
 {
 	struct sort_key *keys;
-	enum ctp_delayacct_state da;
 	int r;
 
 	if ((r = CTP_GROW(st->order, st->cap_order, n, 1024)) < 0 ||
@@ -316,19 +331,56 @@ static int index_pass(struct bt_state *st, size_t n)
 	ctp_bpftask_keep_monotonic(st->prev, st->n_prev, st->ticks, n);
 	memcpy(st->prev, st->ticks, n * sizeof(*st->ticks));
 	st->n_prev = n;
-	/* The delay families follow the runtime switch as the reply does
-	 * (hostprobe.h); one small read per capture. */
+	return 0;
+}
+
+/* The delay families follow the runtime switch as the reply does
+ * (hostprobe.h); one small read per capture, before the pass, which
+ * leaves the block families out while they are off. */
+static void probe_delays(struct bt_state *st)
+{
+	enum ctp_delayacct_state da;
+
 	ctp_probe_delayacct(st->proc_fd, &da);
 	st->conv.delays_on = da == CTP_DELAYACCT_ON;
 	st->conv.cpu_delay = da != CTP_DELAYACCT_CONFIG_OFF;
-	return 0;
+	ctp_bpftask_skip_delays(st->b, !st->conv.delays_on);
+}
+
+/*
+ * cpu_active_mask for this pass's CPU masks (README.md "CPU affinity"):
+ * sched_getaffinity() of the calling thread before the pass (before) and
+ * after it is its cpus_mask and'ed with cpu_active_mask; where both agree
+ * and the pass shows that cpus_mask covering every possible CPU, that is
+ * cpu_active_mask itself. Otherwise (this thread pinned, a CPU going on or
+ * off line, the mask changed under the pass) no mask is offered.
+ */
+static void active_cpus(struct bt_state *st, int before,
+			const __u64 mask[CTP_BPFTASK_CPU_WORDS])
+{
+	__u64 after[CTP_BPFTASK_CPU_WORDS];
+	size_t i;
+
+	st->conv.cpus_on = 0;
+	if (before < 0 || ctp_bpftask_getaffinity(0, after) < 0 ||
+	    memcmp(mask, after, sizeof(after)) != 0)
+		return;
+	i = find(st, (int32_t)getpid(), (int32_t)syscall(SYS_gettid));
+	if (i == st->n)
+		return;
+	const struct ctp_bpftask_rec *self = &st->recs[st->order[i]];
+	if ((self->present & CTP_BPFTASK_HAS_CPUS) &&
+	    ctp_bpftask_active_cpus(after, self->cpus, st->possible,
+				    st->conv.active) == 0)
+		st->conv.cpus_on = 1;
 }
 
 static int bt_host(void *state, struct ctp_record *rec)
 {
 	struct bt_state *st = state;
 	const struct ctp_bpftask_rec *recs;
-	int n, r;
+	__u64 mask[CTP_BPFTASK_CPU_WORDS];
+	int n, r, before = -ENODATA;
 
 	(void)rec;
 	st->pass_ok = false;
@@ -348,6 +400,9 @@ static int bt_host(void *state, struct ctp_record *rec)
 		st->api->set_hint(st->ctx, st->hint);
 		return 0;
 	}
+	probe_delays(st);
+	if (st->cpus_fit)
+		before = ctp_bpftask_getaffinity(0, mask);
 	n = ctp_bpftask_pass(st->b, st->max_bytes, &recs);
 	count(st, C_PASSES, 1);
 	r = n < 0 ? n : 0;
@@ -355,6 +410,10 @@ static int bt_host(void *state, struct ctp_record *rec)
 		st->recs = recs;
 		st->n = 0;
 		r = index_pass(st, (size_t)n);
+	}
+	if (r == 0) {
+		st->n = (size_t)n;
+		active_cpus(st, before, mask);
 	}
 	if (r == -EPERM || r == -EACCES) {
 		char why[160];
@@ -417,6 +476,26 @@ static bool nohz_full(int sys_fd)
 	return len && buf[0] != '\n' && strncmp(buf, "(null)", 6) != 0;
 }
 
+/* The host's possible CPUs into possible (CPUs 0-255): whether they all
+ * fit there. */
+static bool possible_cpus(int sys_fd, __u64 possible[CTP_BPFTASK_CPU_WORDS])
+{
+	uint64_t words[CTP_BPFTASK_CPU_WORDS];
+	char buf[256];
+	size_t len, n;
+
+	if (sys_fd < 0 || ctp_read_small(sys_fd, "devices/system/cpu/possible",
+					 buf, sizeof(buf), &len) < 0)
+		return false;
+	while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
+		len--;
+	if (ctp_parse_cpulist(buf, len, words, CTP_BPFTASK_CPU_WORDS, &n) <= 0)
+		return false; /* -ERANGE: a CPU above 255 */
+	for (size_t w = 0; w < CTP_BPFTASK_CPU_WORDS; w++)
+		possible[w] = w < n ? words[w] : 0;
+	return true;
+}
+
 /*
  * The check on this kernel (README.md): one helper thread's record against
  * its files; a value found unequal is never offered from then on, said
@@ -436,7 +515,9 @@ static void check_kernel(struct bt_state *st)
 
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	r = ctp_bpfcheck_run(st->b, st->max_bytes, &st->conv, st->proc_fd,
+	probe_delays(st);
+	r = ctp_bpfcheck_run(st->b, st->max_bytes, &st->conv,
+			     st->cpus_fit ? st->possible : NULL, st->proc_fd,
 			     &pass, &files, why, sizeof(why));
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (r < 0) {
@@ -547,6 +628,7 @@ static int bt_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 	st->conv.user_hz = (unsigned long)sysconf(_SC_CLK_TCK);
 	st->conv.page_size = (__u64)sysconf(_SC_PAGESIZE);
 	st->conv.times = !nohz_full(roots ? roots->sys_fd : -1);
+	st->cpus_fit = possible_cpus(roots ? roots->sys_fd : -1, st->possible);
 	if (!ctp_proc_is_live(st->proc_fd)) {
 		snprintf(why, sizeof(why),
 			 "the proc root %s is not this kernel's /proc",

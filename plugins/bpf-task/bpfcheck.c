@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,7 +25,25 @@ struct helper {
 	int block[2]; /* it waits for EOF here */
 };
 
-/* Some CPU, a write, a few pages touched, a short sleep; then block. */
+/* Leave the lowest CPU of the calling thread's mask out where another
+ * stays, so its mask is not every CPU and the check sees the and with
+ * cpu_active_mask work on a mask of its own. */
+static void narrow_affinity(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) < 0 || CPU_COUNT(&set) < 2)
+		return;
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &set)) {
+			CPU_CLR(i, &set);
+			break;
+		}
+	(void)sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* A narrower CPU mask, some CPU, a write, a few pages touched, a short
+ * sleep; then block. */
 static void *helper_main(void *arg)
 {
 	struct helper *h = arg;
@@ -35,6 +54,7 @@ static void *helper_main(void *arg)
 	char buf[512] = {0}, c;
 	int fd;
 
+	narrow_affinity();
 	for (unsigned long i = 0; i < 200000; i++)
 		x += i * i;
 	fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
@@ -185,6 +205,12 @@ static int read_files(int proc_fd, pid_t tid, struct ctp_src_task *out,
 	ctp_bpftask_src_put(out, CTP_SRC_TASK_RUN_NS, ss.run_ns);
 	ctp_bpftask_src_put(out, CTP_SRC_TASK_RUN_DELAY_NS, ss.wait_ns);
 	ctp_bpftask_src_put(out, CTP_SRC_TASK_TIMESLICES, ss.timeslices);
+
+	/* procfs-stat's affinity: sched_getaffinity(), CPUs 0-255. */
+	__u64 cpus[CTP_BPFTASK_CPU_WORDS];
+	if (ctp_bpftask_getaffinity(tid, cpus) == 0)
+		for (unsigned w = 0; w < CTP_BPFTASK_CPU_WORDS; w++)
+			ctp_bpftask_src_put(out, CTP_SRC_TASK_CPUS(w), cpus[w]);
 	return 0;
 bad_stat:
 	snprintf(why, whylen, "stat unparsed: %s", strerror(-r));
@@ -225,11 +251,50 @@ static int pass_of(struct ctp_bpftask *b, size_t max_bytes,
 	return -ESRCH;
 }
 
+/* One pass over the calling thread alone (a whole pass before 6.1): its
+ * record's cpus_mask into cpus. */
+static int self_cpus(struct ctp_bpftask *b, size_t max_bytes,
+		     __u64 cpus[CTP_BPFTASK_CPU_WORDS])
+{
+	const struct ctp_bpftask_rec *recs;
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	int n = ctp_bpftask_pass_tid(b, (int)tid, &recs);
+
+	if (n < 0)
+		n = ctp_bpftask_pass(b, max_bytes, &recs);
+	for (int i = 0; i < n; i++)
+		if (recs[i].pid == tid &&
+		    (recs[i].present & CTP_BPFTASK_HAS_CPUS)) {
+			memcpy(cpus, recs[i].cpus, sizeof(recs[i].cpus));
+			return 0;
+		}
+	return n < 0 ? n : -ESRCH;
+}
+
+/* cpu_active_mask into conv as the plugin works it out for a pass
+ * (bpf_task.c active_cpus()); conv->cpus_on stays 0 where it cannot. */
+static void active_of(struct ctp_bpftask *b, size_t max_bytes,
+		      const __u64 *possible, struct ctp_bpftask_conv *conv)
+{
+	__u64 before[CTP_BPFTASK_CPU_WORDS], after[CTP_BPFTASK_CPU_WORDS];
+	__u64 cpus[CTP_BPFTASK_CPU_WORDS];
+
+	conv->cpus_on = 0;
+	if (possible && ctp_bpftask_getaffinity(0, before) == 0 &&
+	    self_cpus(b, max_bytes, cpus) == 0 &&
+	    ctp_bpftask_getaffinity(0, after) == 0 &&
+	    !memcmp(before, after, sizeof(after)) &&
+	    ctp_bpftask_active_cpus(after, cpus, possible, conv->active) == 0)
+		conv->cpus_on = 1;
+}
+
 int ctp_bpfcheck_run(struct ctp_bpftask *b, size_t max_bytes,
-		     const struct ctp_bpftask_conv *conv, int proc_fd,
+		     const struct ctp_bpftask_conv *conv_in,
+		     const __u64 *possible, int proc_fd,
 		     struct ctp_src_task *pass, struct ctp_src_task *files,
 		     char *why, size_t whylen)
 {
+	struct ctp_bpftask_conv conv_v = *conv_in, *conv = &conv_v;
 	struct helper h = {{-1, -1}, {-1, -1}};
 	struct pollfd pfd;
 	pthread_t th;
@@ -272,6 +337,7 @@ int ctp_bpfcheck_run(struct ctp_bpftask *b, size_t max_bytes,
 		snprintf(why, whylen, "the helper thread did not block");
 		goto out;
 	}
+	active_of(b, max_bytes, possible, conv);
 	r = pass_of(b, max_bytes, conv, tid, pass, why, whylen);
 	if (r == 0)
 		r = read_files(proc_fd, tid, files, why, whylen);

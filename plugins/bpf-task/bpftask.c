@@ -9,6 +9,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,27 +103,47 @@ out:
 	return r;
 }
 
-/* Parse the len bytes of b->buf into b->recs. */
+/* Check the len bytes of b->buf as records, in place. */
 static int parse_stream(struct ctp_bpftask *b, ssize_t len,
 			const struct ctp_bpftask_rec **recs)
 {
-	struct ctp_bpftask_rec one;
-	size_t off = 0, n = 0;
-	int r;
+	long n;
 
 	if (len < 0)
 		return (int)len;
 	/* The stream is whole records of the struct's size back to back, so
-	 * once each is checked the buffer itself is the array (malloc's
-	 * alignment suits the struct): no second copy of every task. */
-	while ((r = ctp_bpftask_rec_next(b->buf, (size_t)len, &off, &one)) == 1)
-		n++;
-	if (r < 0)
-		return r;
-	if (n && off != n * sizeof(one))
-		return -EBADMSG;
+	 * once checked the buffer itself is the array (malloc's alignment
+	 * suits the struct): no copy of any task. */
+	n = ctp_bpftask_rec_check(b->buf, (size_t)len);
+	if (n < 0)
+		return (int)n;
 	*recs = (const struct ctp_bpftask_rec *)(const void *)b->buf;
 	return (int)n;
+}
+
+int ctp_bpftask_getaffinity(pid_t tid, __u64 words[CTP_BPFTASK_CPU_WORDS])
+{
+	cpu_set_t set; /* CPU_SETSIZE: 1024 CPUs */
+	const unsigned long *bits = (const unsigned long *)(const void *)&set;
+	const size_t per = sizeof(unsigned long) * 8;
+
+	if (sched_getaffinity(tid, sizeof(set), &set) < 0)
+		return -errno;
+	memset(words, 0, CTP_BPFTASK_CPU_WORDS * sizeof(*words));
+	for (size_t i = 0; i < sizeof(set) / sizeof(*bits); i++) {
+		size_t bit = i * per;
+		if (!bits[i])
+			continue;
+		if (bit >= 64 * CTP_BPFTASK_CPU_WORDS)
+			return -EOVERFLOW;
+		words[bit / 64] |= (__u64)bits[i] << (bit % 64);
+	}
+	return 0;
+}
+
+void ctp_bpftask_skip_delays(struct ctp_bpftask *b, bool skip)
+{
+	b->skel->bss->ctp_skip_delays = skip;
 }
 
 int ctp_bpftask_pass(struct ctp_bpftask *b, size_t max_bytes,

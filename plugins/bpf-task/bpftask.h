@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 struct ctp_bpftask;
 
@@ -41,5 +42,17 @@ int ctp_bpftask_pass(struct ctp_bpftask *b, size_t max_bytes,
  */
 int ctp_bpftask_pass_tid(struct ctp_bpftask *b, int tid,
 			 const struct ctp_bpftask_rec **recs);
+
+/*
+ * sched_getaffinity(tid) (0: the calling thread) as words of CPUs 0-255,
+ * CPU i at bit i % 64 of words[i / 64]. 0, or a negative errno: the
+ * call's (-EINVAL: the kernel's cpumask is above 1024 CPUs), -EOVERFLOW
+ * for a CPU above 255.
+ */
+int ctp_bpftask_getaffinity(pid_t tid, __u64 words[CTP_BPFTASK_CPU_WORDS]);
+
+/* Whether the passes from now on leave out the block delay families (read
+ * as absent): nobody takes them while kernel.task_delayacct is 0. */
+void ctp_bpftask_skip_delays(struct ctp_bpftask *b, bool skip);
 
 #endif /* CTP_BPFTASK_H */

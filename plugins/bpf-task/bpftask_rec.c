@@ -5,27 +5,53 @@
 #include <ctprof/source-task.h>
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+
+/* Whether the record at p (any alignment) is one of this version. */
+static bool rec_ok(const unsigned char *p)
+{
+	struct {
+		__u16 size, version;
+		__u32 present;
+		__s32 tgid, pid;
+	} h;
+
+	memcpy(&h, p, sizeof(h));
+	return h.size == sizeof(struct ctp_bpftask_rec) &&
+	       h.version == CTP_BPFTASK_REC_VERSION &&
+	       !(h.present & ~CTP_BPFTASK_HAS_ALL) && h.tgid > 0 && h.pid > 0 &&
+	       memchr(p + offsetof(struct ctp_bpftask_rec, comm), '\0',
+		      sizeof(((struct ctp_bpftask_rec *)0)->comm));
+}
 
 int ctp_bpftask_rec_next(const void *buf, size_t len, size_t *off,
 			 struct ctp_bpftask_rec *out)
 {
-	struct ctp_bpftask_rec r;
 	if (*off > len)
 		return -EBADMSG;
 	if (*off == len)
 		return 0;
-	if (len - *off < sizeof(r))
+	if (len - *off < sizeof(*out) ||
+	    !rec_ok((const unsigned char *)buf + *off))
 		return -EBADMSG;
-	memcpy(&r, (const char *)buf + *off, sizeof(r));
-	if (r.size != sizeof(r) || r.version != CTP_BPFTASK_REC_VERSION ||
-	    (r.present & ~CTP_BPFTASK_HAS_ALL) || r.tgid <= 0 || r.pid <= 0 ||
-	    !memchr(r.comm, '\0', sizeof(r.comm)))
-		return -EBADMSG;
-	*out = r;
-	*off += sizeof(r);
+	memcpy(out, (const char *)buf + *off, sizeof(*out));
+	*off += sizeof(*out);
 	return 1;
+}
+
+long ctp_bpftask_rec_check(const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+	size_t n = len / sizeof(struct ctp_bpftask_rec);
+
+	if (len % sizeof(struct ctp_bpftask_rec))
+		return -EBADMSG;
+	for (size_t i = 0; i < n; i++)
+		if (!rec_ok(p + i * sizeof(struct ctp_bpftask_rec)))
+			return -EBADMSG;
+	return (long)n;
 }
 
 /* include/linux/sched.h (5.14+). */
@@ -96,17 +122,22 @@ __u64 ctp_nsec_to_clock_t(__u64 ns, unsigned long user_hz)
 int ctp_bpftask_hiwater(const struct ctp_bpftask_rec *r, __u64 page_size,
 			__u64 *rss_bytes, __u64 *vm_bytes)
 {
-	__u64 rss = 0, hw_rss, hw_vm;
-
 	if (!(r->present & CTP_BPFTASK_HAS_MM))
 		return -ENODATA;
-	for (int i = 0; i < 3; i++)
-		if (r->rss[i] > 0)
-			rss += (__u64)r->rss[i];
-	hw_rss = r->hiwater_rss > rss ? r->hiwater_rss : rss;
-	hw_vm = r->hiwater_vm > r->total_vm ? r->hiwater_vm : r->total_vm;
-	*rss_bytes = hw_rss * page_size;
-	*vm_bytes = hw_vm * page_size;
+	*rss_bytes = r->hiwater_rss * page_size;
+	*vm_bytes = r->hiwater_vm * page_size;
+	return 0;
+}
+
+int ctp_bpftask_active_cpus(const __u64 mask[CTP_BPFTASK_CPU_WORDS],
+			    const __u64 cpus[CTP_BPFTASK_CPU_WORDS],
+			    const __u64 possible[CTP_BPFTASK_CPU_WORDS],
+			    __u64 active[CTP_BPFTASK_CPU_WORDS])
+{
+	for (unsigned w = 0; w < CTP_BPFTASK_CPU_WORDS; w++)
+		if (possible[w] & ~cpus[w])
+			return -ENODATA;
+	memcpy(active, mask, CTP_BPFTASK_CPU_WORDS * sizeof(*active));
 	return 0;
 }
 
@@ -116,98 +147,124 @@ void ctp_bpftask_src_put(struct ctp_src_task *o, unsigned which, __u64 v)
 	o->valid[which / 64] |= UINT64_C(1) << (which % 64);
 }
 
+#define BIT(i) (UINT64_C(1) << (i))
+/* Values a record always has, and those of each group (all in valid[0]:
+ * every value number is below 64). */
+#define ALWAYS                                                                 \
+	(BIT(CTP_SRC_TASK_MINFLT) | BIT(CTP_SRC_TASK_MAJFLT) |                 \
+	 BIT(CTP_SRC_TASK_PRIORITY) | BIT(CTP_SRC_TASK_NICE) |                 \
+	 BIT(CTP_SRC_TASK_START_TIME) | BIT(CTP_SRC_TASK_RT_PRIORITY) |        \
+	 BIT(CTP_SRC_TASK_POLICY) | BIT(CTP_SRC_TASK_NVCSW) |                  \
+	 BIT(CTP_SRC_TASK_NIVCSW) | BIT(CTP_SRC_TASK_RUN_NS))
+#define TIMES (BIT(CTP_SRC_TASK_UTIME) | BIT(CTP_SRC_TASK_STIME))
+#define IO_XACCT                                                               \
+	(BIT(CTP_SRC_TASK_RCHAR) | BIT(CTP_SRC_TASK_WCHAR) |                   \
+	 BIT(CTP_SRC_TASK_SYSCR) | BIT(CTP_SRC_TASK_SYSCW))
+#define IO_BYTES                                                               \
+	(BIT(CTP_SRC_TASK_READ_BYTES) | BIT(CTP_SRC_TASK_WRITE_BYTES) |        \
+	 BIT(CTP_SRC_TASK_CANCELLED_WRITE_BYTES))
+#define SCHED		  (BIT(CTP_SRC_TASK_RUN_DELAY_NS) | BIT(CTP_SRC_TASK_TIMESLICES))
+#define FAMILY(f, lo, hi) (((BIT((hi) + 1) - 1) >> (lo) << (lo)) << (4 * (f)))
+#define MARKS		  (BIT(CTP_SRC_TASK_HIWATER_RSS) | BIT(CTP_SRC_TASK_HIWATER_VM))
+#define CPUS		  (FAMILY(0, 0, 3) << CTP_SRC_TASK_CPUS0)
+_Static_assert(CTP_SRC_TASK_N_VALUES <= 64, "valid[0] holds every value");
+
+/* The valid bits of a record with these present bits under conv. */
+static uint64_t src_valid(__u32 has, __u32 flags,
+			  const struct ctp_bpftask_conv *conv)
+{
+	uint64_t v = ALWAYS;
+
+	if (conv->times && (has & CTP_BPFTASK_HAS_PREV))
+		v |= TIMES;
+	if (has & CTP_BPFTASK_HAS_CPU)
+		v |= BIT(CTP_SRC_TASK_PROCESSOR);
+	if (has & CTP_BPFTASK_HAS_STATE)
+		v |= BIT(CTP_SRC_TASK_STATE);
+	if (has & CTP_BPFTASK_HAS_IO_XACCT)
+		v |= IO_XACCT;
+	if (has & CTP_BPFTASK_HAS_IO_BYTES)
+		v |= IO_BYTES;
+	if (has & CTP_BPFTASK_HAS_SCHED_INFO) {
+		v |= SCHED;
+		/* taskstats' cpu family: delayacct_add_tsk() copies
+		 * sched_info's pcount, run_delay, max_run_delay,
+		 * min_run_delay. */
+		if (conv->cpu_delay)
+			v |= FAMILY(0, 0, 1) << CTP_SRC_TASK_DELAY0;
+		if (conv->cpu_delay && (has & CTP_BPFTASK_HAS_RUN_DELAY_MAXMIN))
+			v |= FAMILY(0, 2, 3) << CTP_SRC_TASK_DELAY0;
+	}
+	for (unsigned f = 0; conv->delays_on && f < CTP_BPFTASK_N_FAM; f++) {
+		if (has & CTP_BPFTASK_HAS_DELAY(f))
+			v |= FAMILY(f + 1, 0, 1) << CTP_SRC_TASK_DELAY0;
+		if (has & CTP_BPFTASK_HAS_DELAY_MAXMIN(f))
+			v |= FAMILY(f + 1, 2, 3) << CTP_SRC_TASK_DELAY0;
+	}
+	/* xacct_add_tsk(): get_task_mm() gives a kernel thread no mm, so the
+	 * reply's marks stay 0 (taskstats reads both 0 as no address
+	 * space); offered, so it needs no query. */
+	if ((has & CTP_BPFTASK_HAS_MM) || (flags & CTP_PF_KTHREAD))
+		v |= MARKS;
+	if (conv->cpus_on && (has & CTP_BPFTASK_HAS_CPUS))
+		v |= CPUS;
+	return v;
+}
+
 void ctp_bpftask_to_src(const struct ctp_bpftask_rec *r,
 			const struct ctp_bpftask_conv *conv, __u64 utime_ticks,
 			__u64 stime_ticks, struct ctp_src_task *out)
 {
-	__u32 has = r->present;
-	__u64 rss, vm;
+	uint64_t *v = out->v;
 
-	memset(out, 0, sizeof(*out));
+	/* Every value written, straight: those of a group the record lacks
+	 * are its zeros, left out by their valid bit. */
 	out->abi = 1;
 	out->size = sizeof(*out);
-	ctp_bpftask_src_put(out, CTP_SRC_TASK_MINFLT, r->minflt);
-	ctp_bpftask_src_put(out, CTP_SRC_TASK_MAJFLT, r->majflt);
-	if (conv->times && (has & CTP_BPFTASK_HAS_PREV)) {
-		ctp_bpftask_src_put(out, CTP_SRC_TASK_UTIME, utime_ticks);
-		ctp_bpftask_src_put(out, CTP_SRC_TASK_STIME, stime_ticks);
-	}
+	out->valid[0] = src_valid(r->present, r->flags, conv);
+	out->valid[1] = 0;
+	v[CTP_SRC_TASK_MINFLT] = r->minflt;
+	v[CTP_SRC_TASK_MAJFLT] = r->majflt;
+	v[CTP_SRC_TASK_UTIME] = utime_ticks;
+	v[CTP_SRC_TASK_STIME] = stime_ticks;
 	/* task_prio() = prio - MAX_RT_PRIO, task_nice() = static_prio -
 	 * DEFAULT_PRIO; signed, stored as two's complement. */
-	ctp_bpftask_src_put(out, CTP_SRC_TASK_PRIORITY,
-			    (__u64)(__s64)(r->prio - 100));
-	ctp_bpftask_src_put(out, CTP_SRC_TASK_NICE,
-			    (__u64)(__s64)(r->static_prio - 120));
-	ctp_bpftask_src_put(
-		out, CTP_SRC_TASK_START_TIME,
-		ctp_nsec_to_clock_t(r->start_boottime, conv->user_hz));
-	if (has & CTP_BPFTASK_HAS_CPU)
-		ctp_bpftask_src_put(out, CTP_SRC_TASK_PROCESSOR, r->cpu);
-	ctp_bpftask_src_put(out, CTP_SRC_TASK_RT_PRIORITY, r->rt_priority);
-	ctp_bpftask_src_put(out, CTP_SRC_TASK_POLICY, r->policy);
-	if (has & CTP_BPFTASK_HAS_STATE)
-		ctp_bpftask_src_put(out, CTP_SRC_TASK_STATE,
-				    (unsigned char)ctp_bpftask_state_char(
-					    r->state, r->exit_state));
-	ctp_bpftask_src_put(out, CTP_SRC_TASK_NVCSW, r->nvcsw);
-	ctp_bpftask_src_put(out, CTP_SRC_TASK_NIVCSW, r->nivcsw);
-	if (has & CTP_BPFTASK_HAS_IO_XACCT) {
-		ctp_bpftask_src_put(out, CTP_SRC_TASK_RCHAR, r->rchar);
-		ctp_bpftask_src_put(out, CTP_SRC_TASK_WCHAR, r->wchar);
-		ctp_bpftask_src_put(out, CTP_SRC_TASK_SYSCR, r->syscr);
-		ctp_bpftask_src_put(out, CTP_SRC_TASK_SYSCW, r->syscw);
-	}
-	if (has & CTP_BPFTASK_HAS_IO_BYTES) {
-		ctp_bpftask_src_put(out, CTP_SRC_TASK_READ_BYTES,
-				    r->read_bytes);
-		ctp_bpftask_src_put(out, CTP_SRC_TASK_WRITE_BYTES,
-				    r->write_bytes);
-		ctp_bpftask_src_put(out, CTP_SRC_TASK_CANCELLED_WRITE_BYTES,
-				    r->cancelled_write_bytes);
-	}
-	ctp_bpftask_src_put(out, CTP_SRC_TASK_RUN_NS, r->sum_exec_runtime);
-	if (has & CTP_BPFTASK_HAS_SCHED_INFO) {
-		ctp_bpftask_src_put(out, CTP_SRC_TASK_RUN_DELAY_NS,
-				    r->run_delay);
-		ctp_bpftask_src_put(out, CTP_SRC_TASK_TIMESLICES, r->pcount);
-	}
-	/* taskstats' cpu family: delayacct_add_tsk() copies sched_info's
-	 * pcount, run_delay, max_run_delay, min_run_delay. */
-	if (conv->cpu_delay && (has & CTP_BPFTASK_HAS_SCHED_INFO)) {
-		ctp_bpftask_src_put(out, CTP_SRC_TASK_DELAY(0, 0), r->pcount);
-		ctp_bpftask_src_put(out, CTP_SRC_TASK_DELAY(0, 1),
-				    r->run_delay);
-		if (has & CTP_BPFTASK_HAS_RUN_DELAY_MAXMIN) {
-			ctp_bpftask_src_put(out, CTP_SRC_TASK_DELAY(0, 2),
-					    r->run_delay_max);
-			ctp_bpftask_src_put(out, CTP_SRC_TASK_DELAY(0, 3),
-					    r->run_delay_min);
-		}
-	}
-	for (unsigned f = 0; conv->delays_on && f < CTP_BPFTASK_N_FAM; f++) {
-		if (has & CTP_BPFTASK_HAS_DELAY(f)) {
-			ctp_bpftask_src_put(out, CTP_SRC_TASK_DELAY(f + 1, 0),
-					    r->delays[f][0]);
-			ctp_bpftask_src_put(out, CTP_SRC_TASK_DELAY(f + 1, 1),
-					    r->delays[f][1]);
-		}
-		if (has & CTP_BPFTASK_HAS_DELAY_MAXMIN(f)) {
-			ctp_bpftask_src_put(out, CTP_SRC_TASK_DELAY(f + 1, 2),
-					    r->delays[f][2]);
-			ctp_bpftask_src_put(out, CTP_SRC_TASK_DELAY(f + 1, 3),
-					    r->delays[f][3]);
-		}
-	}
-	if (ctp_bpftask_hiwater(r, conv->page_size, &rss, &vm) == 0) {
-		ctp_bpftask_src_put(out, CTP_SRC_TASK_HIWATER_RSS, rss);
-		ctp_bpftask_src_put(out, CTP_SRC_TASK_HIWATER_VM, vm);
-	} else if (r->flags & CTP_PF_KTHREAD) {
-		/* xacct_add_tsk(): get_task_mm() gives a kernel thread no mm,
-		 * so the reply's marks stay 0 (taskstats reads both 0 as no
-		 * address space); offered, so it needs no query. */
-		ctp_bpftask_src_put(out, CTP_SRC_TASK_HIWATER_RSS, 0);
-		ctp_bpftask_src_put(out, CTP_SRC_TASK_HIWATER_VM, 0);
-	}
+	v[CTP_SRC_TASK_PRIORITY] = (__u64)(__s64)(r->prio - 100);
+	v[CTP_SRC_TASK_NICE] = (__u64)(__s64)(r->static_prio - 120);
+	v[CTP_SRC_TASK_START_TIME] =
+		ctp_nsec_to_clock_t(r->start_boottime, conv->user_hz);
+	v[CTP_SRC_TASK_PROCESSOR] = r->cpu;
+	v[CTP_SRC_TASK_RT_PRIORITY] = r->rt_priority;
+	v[CTP_SRC_TASK_POLICY] = r->policy;
+	v[CTP_SRC_TASK_STATE] =
+		(unsigned char)ctp_bpftask_state_char(r->state, r->exit_state);
+	v[CTP_SRC_TASK_NVCSW] = r->nvcsw;
+	v[CTP_SRC_TASK_NIVCSW] = r->nivcsw;
+	v[CTP_SRC_TASK_RCHAR] = r->rchar;
+	v[CTP_SRC_TASK_WCHAR] = r->wchar;
+	v[CTP_SRC_TASK_SYSCR] = r->syscr;
+	v[CTP_SRC_TASK_SYSCW] = r->syscw;
+	v[CTP_SRC_TASK_READ_BYTES] = r->read_bytes;
+	v[CTP_SRC_TASK_WRITE_BYTES] = r->write_bytes;
+	v[CTP_SRC_TASK_CANCELLED_WRITE_BYTES] = r->cancelled_write_bytes;
+	v[CTP_SRC_TASK_RUN_NS] = r->sum_exec_runtime;
+	v[CTP_SRC_TASK_RUN_DELAY_NS] = r->run_delay;
+	v[CTP_SRC_TASK_TIMESLICES] = r->pcount;
+	v[CTP_SRC_TASK_DELAY(0, 0)] = r->pcount;
+	v[CTP_SRC_TASK_DELAY(0, 1)] = r->run_delay;
+	v[CTP_SRC_TASK_DELAY(0, 2)] = r->run_delay_max;
+	v[CTP_SRC_TASK_DELAY(0, 3)] = r->run_delay_min;
+	/* Families 1..7 are the record's delays[0..6], in the same order. */
+	_Static_assert(CTP_SRC_TASK_DELAY(CTP_BPFTASK_N_FAM, 3) + 1 ==
+			       CTP_SRC_TASK_HIWATER_RSS,
+		       "the families end where the marks begin");
+	memcpy(&v[CTP_SRC_TASK_DELAY(1, 0)], r->delays, sizeof(r->delays));
+	/* A kernel thread's marks are 0 whatever the record holds. */
+	uint64_t mm = -(uint64_t) !!(r->present & CTP_BPFTASK_HAS_MM);
+	v[CTP_SRC_TASK_HIWATER_RSS] = r->hiwater_rss * conv->page_size & mm;
+	v[CTP_SRC_TASK_HIWATER_VM] = r->hiwater_vm * conv->page_size & mm;
+	for (unsigned w = 0; w < CTP_BPFTASK_CPU_WORDS; w++)
+		v[CTP_SRC_TASK_CPUS(w)] = r->cpus[w] & conv->active[w];
 }
 
 static int cmp_id(__s32 tgid_a, __s32 tid_a, __s32 tgid_b, __s32 tid_b)
@@ -280,6 +337,10 @@ static const char *const value_names[] = {
 	[CTP_SRC_TASK_RUN_NS] = "schedstat run_ns",
 	[CTP_SRC_TASK_RUN_DELAY_NS] = "schedstat run_delay_ns",
 	[CTP_SRC_TASK_TIMESLICES] = "schedstat timeslices",
+	[CTP_SRC_TASK_CPUS(0)] = "affinity cpus0",
+	[CTP_SRC_TASK_CPUS(1)] = "affinity cpus1",
+	[CTP_SRC_TASK_CPUS(2)] = "affinity cpus2",
+	[CTP_SRC_TASK_CPUS(3)] = "affinity cpus3",
 };
 
 const char *ctp_bpftask_value_name(unsigned which)
@@ -293,8 +354,8 @@ int ctp_bpftask_value_by_name(const char *name)
 {
 	for (unsigned i = 0;
 	     name && i < sizeof(value_names) / sizeof(*value_names); i++) {
-		const char *n = value_names[i], *sp = strchr(n, ' ');
-		if (!strcmp(n, name) || (sp && !strcmp(sp + 1, name)))
+		const char *n = value_names[i], *sp = n ? strchr(n, ' ') : NULL;
+		if (n && (!strcmp(n, name) || (sp && !strcmp(sp + 1, name))))
 			return (int)i;
 	}
 	return -1;

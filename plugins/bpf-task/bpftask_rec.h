@@ -9,7 +9,7 @@
 
 #include <linux/types.h>
 
-#define CTP_BPFTASK_REC_VERSION 2
+#define CTP_BPFTASK_REC_VERSION 3
 
 /* Bits of ctp_bpftask_rec.present: a group of values the running kernel
  * has (CO-RE existence checks, and for mm and delays a pointer that is not
@@ -28,7 +28,12 @@
 #define CTP_BPFTASK_HAS_DELAY(f) (0x100u << (f))
 /* delays[f][2..3] (max, min; 6.16+). */
 #define CTP_BPFTASK_HAS_DELAY_MAXMIN(f) (0x8000u << (f))
-#define CTP_BPFTASK_HAS_ALL		0x3fffffu
+/* cpus[] (cpus_mask.bits[0], and the words the kernel's NR_CPUS has). */
+#define CTP_BPFTASK_HAS_CPUS 0x400000u
+#define CTP_BPFTASK_HAS_ALL  0x7fffffu
+
+/* Words of cpus_mask a record holds: CPUs 0-255. */
+#define CTP_BPFTASK_CPU_WORDS 4
 
 /* The task_delay_info families, in the taskstats order after cpu. */
 enum {
@@ -73,12 +78,33 @@ struct ctp_bpftask_rec {
 	__u64 run_delay_max, run_delay_min; /* sched_info, ns */
 	/* delays->{f}_count, _delay, _delay_max, _delay_min. */
 	__u64 delays[CTP_BPFTASK_N_FAM][4];
-	/* mm (HAS_MM), pages: hiwater_rss, hiwater_vm, total_vm, and the
-	 * approximate rss_stat[MM_FILEPAGES, MM_ANONPAGES, MM_SHMEMPAGES]
-	 * .count (signed: a percpu_counter's shared count may be below 0). */
-	__u64 hiwater_rss, hiwater_vm, total_vm;
-	__s64 rss[3];
+	/* mm (HAS_MM): taskstats' watermarks in pages, as
+	 * ctp_bpftask_mm_marks() works them out from the mm. */
+	__u64 hiwater_rss, hiwater_vm;
+	/* cpus_mask.bits (HAS_CPUS): the CPUs the task may run on, CPU i
+	 * at bit i % 64 of word i / 64; words the kernel lacks are 0. Not
+	 * yet and'ed with cpu_active_mask (sched_getaffinity() does). */
+	__u64 cpus[CTP_BPFTASK_CPU_WORDS];
 };
+
+/*
+ * taskstats' hiwater_rss and hiwater_vm (kernel/tsacct.c xacct_add_tsk())
+ * in pages from an mm's members: max(hiwater_rss, get_mm_rss()) and
+ * max(hiwater_vm, total_vm), where get_mm_rss() sums the file, anon and
+ * shmem rss_stat counts, each clamped at 0 as
+ * percpu_counter_read_positive() does. Pure; the BPF program calls it.
+ */
+static inline void ctp_bpftask_mm_marks(__u64 hiwater_rss, __u64 hiwater_vm,
+					__u64 total_vm, __s64 file, __s64 anon,
+					__s64 shmem, __u64 *rss, __u64 *vm)
+{
+	__u64 sum = (__u64)(file > 0 ? file : 0) +
+		    (__u64)(anon > 0 ? anon : 0) +
+		    (__u64)(shmem > 0 ? shmem : 0);
+
+	*rss = hiwater_rss > sum ? hiwater_rss : sum;
+	*vm = hiwater_vm > total_vm ? hiwater_vm : total_vm;
+}
 
 #ifndef __bpf__
 #include <stddef.h>
@@ -97,6 +123,13 @@ _Static_assert(sizeof(struct ctp_bpftask_rec) == 504,
  */
 int ctp_bpftask_rec_next(const void *buf, size_t len, size_t *off,
 			 struct ctp_bpftask_rec *out);
+
+/*
+ * Check the len bytes at buf in place, as ctp_bpftask_rec_next() checks
+ * each record, copying none: the number of records, or -EBADMSG when the
+ * bytes are not whole records of this version. Pure.
+ */
+long ctp_bpftask_rec_check(const void *buf, size_t len);
 
 /*
  * stat's state letter (field 3) of a task whose __state and exit_state are
@@ -123,16 +156,26 @@ void ctp_cputime_adjust(__u64 utime, __u64 stime, __u64 rtime,
 __u64 ctp_nsec_to_clock_t(__u64 ns, unsigned long user_hz);
 
 /*
- * taskstats' hiwater_rss and hiwater_vm (kernel/tsacct.c xacct_add_tsk())
- * in bytes: max(mm->hiwater_rss, get_mm_rss()) and max(hiwater_vm,
- * total_vm) pages times page_size, where get_mm_rss() sums the file, anon
- * and shmem rss_stat counts, each clamped at 0 as
- * percpu_counter_read_positive() does. Returns 0, or -ENODATA when the
- * record has no mm (a kernel thread, or a kernel without the layout).
- * Pure.
+ * taskstats' hiwater_rss and hiwater_vm in bytes: the record's pages times
+ * page_size. Returns 0, or -ENODATA when the record has no mm (a kernel
+ * thread, or a kernel without the layout). Pure.
  */
 int ctp_bpftask_hiwater(const struct ctp_bpftask_rec *r, __u64 page_size,
 			__u64 *rss_bytes, __u64 *vm_bytes);
+
+/*
+ * cpu_active_mask (CPUs 0-255) as sched_getaffinity() shows it, from one
+ * thread of this process: mask is what sched_getaffinity() gave for it
+ * (cpus_mask & cpu_active_mask), cpus its cpus_mask from a pass taken
+ * after that call and before again, possible the host's possible CPUs.
+ * Where cpus covers every possible CPU, mask is cpu_active_mask itself:
+ * copied to *active, returns 0. -ENODATA when cpus misses a possible CPU
+ * (the thread pinned: its mask shows only part of cpu_active_mask). Pure.
+ */
+int ctp_bpftask_active_cpus(const __u64 mask[CTP_BPFTASK_CPU_WORDS],
+			    const __u64 cpus[CTP_BPFTASK_CPU_WORDS],
+			    const __u64 possible[CTP_BPFTASK_CPU_WORDS],
+			    __u64 active[CTP_BPFTASK_CPU_WORDS]);
 
 /* What turns a record into source-task.h values besides the record. */
 struct ctp_bpftask_conv {
@@ -143,16 +186,19 @@ struct ctp_bpftask_conv {
 			  families (blkio..irq) */
 	int cpu_delay; /* offer the cpu family (delay accounting built
 			  in, CONFIG_SCHED_INFO) */
+	int cpus_on;   /* offer CPUS0..3: active holds cpu_active_mask */
+	__u64 active[CTP_BPFTASK_CPU_WORDS];
 };
 
 struct ctp_src_task;
 
 /*
- * Fill *out (struct ctp_src_task of include/ctprof/source-task.h, every
- * valid bit cleared first) from a record: the values the record has, in
- * the files' units. utime_ticks and stime_ticks are stat's (14) and (15)
- * as the caller computed them (ctp_cputime_adjust() then
- * ctp_nsec_to_clock_t(), kept monotonic per task). Pure.
+ * Fill *out (struct ctp_src_task of include/ctprof/source-task.h) from a
+ * record: the values the record has, in the files' units, their valid
+ * bits and no other (values not offered are 0). CPUS0..3 are cpus and
+ * conv->active, as sched_getaffinity() ands them. utime_ticks and stime_ticks
+ * are stat's (14) and (15) as the caller computed them (ctp_cputime_adjust()
+ * then ctp_nsec_to_clock_t(), kept monotonic per task). Pure.
  */
 void ctp_bpftask_to_src(const struct ctp_bpftask_rec *r,
 			const struct ctp_bpftask_conv *conv, __u64 utime_ticks,

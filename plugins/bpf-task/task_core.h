@@ -86,6 +86,12 @@ struct task_io_accounting {
 	__u64 cancelled_write_bytes;
 } CORE;
 
+/* NR_CPUS bits (include/linux/cpumask_types.h); the program reads the
+ * words of CPUs 0-255 the running kernel has. */
+struct cpumask {
+	unsigned long bits[4];
+} CORE;
+
 struct task_struct {
 	struct thread_info thread_info;
 	unsigned int __state; /* 5.14+ */
@@ -102,6 +108,7 @@ struct task_struct {
 	int tgid;
 	struct sched_entity se;
 	struct sched_info sched_info;
+	struct cpumask cpus_mask;
 	__u64 utime;
 	__u64 stime;
 	unsigned long nvcsw;

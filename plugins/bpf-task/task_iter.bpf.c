@@ -5,7 +5,9 @@
  * kernel's BTF; no probe-read copy) at offsets libbpf relocates (CO-RE,
  * task_core.h). Members a kernel may lack are guarded by
  * bpf_core_field_exists and flagged in rec.present. The record (504 bytes)
- * is built in a per-CPU map value: the BPF stack holds 512 bytes.
+ * is built in a per-CPU map value (the BPF stack holds 512 bytes), every
+ * member written once, no clearing first: a group the kernel lacks is
+ * written as zeros.
  */
 #include <linux/bpf.h>
 
@@ -24,27 +26,40 @@ struct {
 	__type(value, struct ctp_bpftask_rec);
 } scratch SEC(".maps");
 
+/* Set by user space before a pass (bpftask.c): nonzero when nobody takes
+ * the block delay families (kernel.task_delayacct is 0), so the pass does
+ * not chase each task's task_delay_info. */
+int ctp_skip_delays;
+
 /* Family f of task_delay_info d: count and total when the kernel has
- * them, max and min when it has those too (6.16+). */
-/* A task without its task_delay_info (d NULL: a kernel thread started
- * before delayacct_init()) keeps the record's zeros, what the reply says. */
+ * them, max and min when it has those too (6.16+). A task without its
+ * task_delay_info (d NULL: a kernel thread started before
+ * delayacct_init()) has zeros, what the reply says. */
 #define DELAY(r, d, f, name)                                                   \
 	do {                                                                   \
 		if (bpf_core_field_exists(d->name##_count)) {                  \
-			if (d) {                                               \
-				r->delays[f][0] = d->name##_count;             \
-				r->delays[f][1] = d->name##_delay;             \
-			}                                                      \
+			r->delays[f][0] = d ? d->name##_count : 0;             \
+			r->delays[f][1] = d ? d->name##_delay : 0;             \
 			r->present |= CTP_BPFTASK_HAS_DELAY(f);                \
+		} else {                                                       \
+			r->delays[f][0] = 0;                                   \
+			r->delays[f][1] = 0;                                   \
 		}                                                              \
 		if (bpf_core_field_exists(d->name##_delay_max)) {              \
-			if (d) {                                               \
-				r->delays[f][2] = d->name##_delay_max;         \
-				r->delays[f][3] = d->name##_delay_min;         \
-			}                                                      \
+			r->delays[f][2] = d ? d->name##_delay_max : 0;         \
+			r->delays[f][3] = d ? d->name##_delay_min : 0;         \
 			r->present |= CTP_BPFTASK_HAS_DELAY_MAXMIN(f);         \
+		} else {                                                       \
+			r->delays[f][2] = 0;                                   \
+			r->delays[f][3] = 0;                                   \
 		}                                                              \
 	} while (0)
+
+/* Word w of cpus_mask, 0 where the kernel's NR_CPUS has no such word. */
+#define CPUS_WORD(r, t, w)                                                     \
+	(r)->cpus[w] = bpf_core_field_exists((t)->cpus_mask.bits[w])           \
+			       ? (t)->cpus_mask.bits[w]                        \
+			       : 0
 
 SEC("iter/task")
 int ctp_task_rec(struct bpf_iter__task *ctx)
@@ -61,9 +76,9 @@ int ctp_task_rec(struct bpf_iter__task *ctx)
 	r = bpf_map_lookup_elem(&scratch, &zero);
 	if (!r)
 		return 0;
-	__builtin_memset(r, 0, sizeof(*r));
 	r->size = sizeof(*r);
 	r->version = CTP_BPFTASK_REC_VERSION;
+	r->present = 0;
 	r->tgid = t->tgid;
 	r->pid = t->pid;
 	r->start_boottime = t->start_boottime;
@@ -79,15 +94,22 @@ int ctp_task_rec(struct bpf_iter__task *ctx)
 	r->rt_priority = t->rt_priority;
 	r->policy = t->policy;
 	r->flags = t->flags;
+	__builtin_memcpy(r->comm, t->comm, sizeof(r->comm));
 	if (bpf_core_field_exists(t->sched_info)) {
 		r->present |= CTP_BPFTASK_HAS_SCHED_INFO;
 		r->run_delay = t->sched_info.run_delay;
 		r->pcount = t->sched_info.pcount;
+	} else {
+		r->run_delay = 0;
+		r->pcount = 0;
 	}
 	if (bpf_core_field_exists(t->sched_info.max_run_delay)) {
 		r->present |= CTP_BPFTASK_HAS_RUN_DELAY_MAXMIN;
 		r->run_delay_max = t->sched_info.max_run_delay;
 		r->run_delay_min = t->sched_info.min_run_delay;
+	} else {
+		r->run_delay_max = 0;
+		r->run_delay_min = 0;
 	}
 	if (bpf_core_field_exists(t->ioac.rchar)) {
 		r->present |= CTP_BPFTASK_HAS_IO_XACCT;
@@ -95,17 +117,23 @@ int ctp_task_rec(struct bpf_iter__task *ctx)
 		r->wchar = t->ioac.wchar;
 		r->syscr = t->ioac.syscr;
 		r->syscw = t->ioac.syscw;
+	} else {
+		r->rchar = r->wchar = r->syscr = r->syscw = 0;
 	}
 	if (bpf_core_field_exists(t->ioac.read_bytes)) {
 		r->present |= CTP_BPFTASK_HAS_IO_BYTES;
 		r->read_bytes = t->ioac.read_bytes;
 		r->write_bytes = t->ioac.write_bytes;
 		r->cancelled_write_bytes = t->ioac.cancelled_write_bytes;
+	} else {
+		r->read_bytes = r->write_bytes = r->cancelled_write_bytes = 0;
 	}
 	if (bpf_core_field_exists(t->__state)) {
 		r->present |= CTP_BPFTASK_HAS_STATE;
 		r->state = t->__state;
 		r->exit_state = (__u32)t->exit_state;
+	} else {
+		r->state = r->exit_state = 0;
 	}
 	if (bpf_core_field_exists(t->thread_info.cpu)) {
 		r->present |= CTP_BPFTASK_HAS_CPU;
@@ -114,15 +142,19 @@ int ctp_task_rec(struct bpf_iter__task *ctx)
 			   ((struct task_struct___cpu *)t)->cpu)) {
 		r->present |= CTP_BPFTASK_HAS_CPU;
 		r->cpu = ((struct task_struct___cpu *)t)->cpu;
+	} else {
+		r->cpu = 0;
 	}
 	if (bpf_core_field_exists(t->prev_cputime)) {
 		r->present |= CTP_BPFTASK_HAS_PREV;
 		r->prev_utime = t->prev_cputime.utime;
 		r->prev_stime = t->prev_cputime.stime;
+	} else {
+		r->prev_utime = r->prev_stime = 0;
 	}
 	/* delayacct_add_tsk() reads nothing of task_delay_info when the task
-	 * has none: the reply's families stay 0 (zeroed), offered as such. */
-	if (bpf_core_field_exists(t->delays)) {
+	 * has none: the reply's families stay 0, offered as such. */
+	if (bpf_core_field_exists(t->delays) && !ctp_skip_delays) {
 		d = t->delays;
 		DELAY(r, d, CTP_BPFTASK_FAM_BLKIO, blkio);
 		DELAY(r, d, CTP_BPFTASK_FAM_SWAPIN, swapin);
@@ -131,20 +163,31 @@ int ctp_task_rec(struct bpf_iter__task *ctx)
 		DELAY(r, d, CTP_BPFTASK_FAM_COMPACT, compact);
 		DELAY(r, d, CTP_BPFTASK_FAM_WPCOPY, wpcopy);
 		DELAY(r, d, CTP_BPFTASK_FAM_IRQ, irq);
+	} else {
+		__builtin_memset(r->delays, 0, sizeof(r->delays));
 	}
 	/* get_task_mm() gives a kernel thread no mm (it may borrow one). */
 	mm = t->mm;
 	if (mm && !(r->flags & CTP_PF_KTHREAD) &&
 	    bpf_core_field_exists(mm->rss_stat[0].count)) {
 		r->present |= CTP_BPFTASK_HAS_MM;
-		r->hiwater_rss = mm->hiwater_rss;
-		r->hiwater_vm = mm->hiwater_vm;
-		r->total_vm = mm->total_vm;
-		r->rss[0] = mm->rss_stat[0].count; /* MM_FILEPAGES */
-		r->rss[1] = mm->rss_stat[1].count; /* MM_ANONPAGES */
-		r->rss[2] = mm->rss_stat[3].count; /* MM_SHMEMPAGES */
+		/* rss_stat[MM_FILEPAGES, MM_ANONPAGES, MM_SHMEMPAGES] */
+		ctp_bpftask_mm_marks(
+			mm->hiwater_rss, mm->hiwater_vm, mm->total_vm,
+			mm->rss_stat[0].count, mm->rss_stat[1].count,
+			mm->rss_stat[3].count, &r->hiwater_rss, &r->hiwater_vm);
+	} else {
+		r->hiwater_rss = r->hiwater_vm = 0;
 	}
-	__builtin_memcpy(r->comm, t->comm, sizeof(r->comm));
+	if (bpf_core_field_exists(t->cpus_mask.bits[0])) {
+		r->present |= CTP_BPFTASK_HAS_CPUS;
+		CPUS_WORD(r, t, 0);
+		CPUS_WORD(r, t, 1);
+		CPUS_WORD(r, t, 2);
+		CPUS_WORD(r, t, 3);
+	} else {
+		__builtin_memset(r->cpus, 0, sizeof(r->cpus));
+	}
 	bpf_seq_write(seq, r, sizeof(*r));
 	return 0;
 }
