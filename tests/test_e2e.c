@@ -195,7 +195,9 @@ static const struct {
 		   /* Nor a task source: stat for every thread. */
 		   {"from_task", 0},
 		   {"stat_from_task", 0},
-		   {"stat_from_file", 12}};
+		   {"stat_from_file", 12},
+		   /* A fixture tree: the status list, no source. */
+		   {"affinity_from_task", 0}};
 #define N_SUMMARY (sizeof(exp_summary) / sizeof(exp_summary[0]))
 
 /* ---- Reading the fixture text (independently of the plugin) ------------- */

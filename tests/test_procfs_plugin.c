@@ -203,7 +203,7 @@ static void init_options(void **state)
 	for (i = 0; i < 3; i++) {
 		assert_int_equal(start(fx, "/proc", each[i]), 0);
 		assert_non_null(fx->state);
-		assert_int_equal(hx_info(&fx->ctx)->n_summary, 8);
+		assert_int_equal(hx_info(&fx->ctx)->n_summary, 9);
 		assert_int_equal(hx_summary(&fx->ctx, "from_taskstats"), 0);
 		assert_int_equal(hx_summary(&fx->ctx, "from_files"), 0);
 		assert_int_equal(hx_summary(&fx->ctx, "from_task"), 0);
@@ -214,6 +214,7 @@ static void init_options(void **state)
 				 0);
 		assert_int_equal(
 			hx_summary(&fx->ctx, "affinity_syscall_fallbacks"), 0);
+		assert_int_equal(hx_summary(&fx->ctx, "affinity_from_task"), 0);
 		hx_fx_stop(fx);
 	}
 
@@ -883,6 +884,75 @@ static void thread_from_task_source(void **state)
 	hx_fx_stop(fx);
 }
 
+/* Thread tid with stat, a lazy status and the source "task" src. */
+static void task_with_source(struct hx_task *ft, int tid, const char *status,
+			     const struct ctp_src_task *src)
+{
+	hx_task_init(ft, tid, tid);
+	hx_task_file(ft, 0, STAT_SELF, 0);
+	hx_task_lazy(ft, 1, status, 0);
+	ft->src_name = CTP_SOURCE_TASK;
+	ft->src_data = src;
+	ft->src_len = sizeof(*src);
+}
+
+/*
+ * The affinity from the source "task" where it offers all four words
+ * (sched_getaffinity()'s mask, CPUs 0-255): no system call, words up to
+ * the highest set CPU. A tid no task can have (>= pid_max) shows it: the
+ * call would fail and the status list (0x21) be taken instead. One word
+ * missing: the call for it (a real tid: this thread's mask).
+ */
+static void affinity_from_task_source(void **state)
+{
+	static const char *const opts[] = {"affinity", "syscall", NULL};
+	static const unsigned gap[] = {CTP_SRC_TASK_CPUS(2)};
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
+	struct ctp_src_task src;
+	const struct hx_cell *c;
+	char status[4096];
+	struct hx_task ft;
+	cpu_set_t mine;
+	int gone = pid_max(), tid = (int)syscall(SYS_gettid);
+
+	if (sched_getaffinity(0, sizeof(mine), &mine) < 0)
+		skip();
+	assert_true(gone > 0);
+	status_with_cpus(status, sizeof(status), "0,5");
+	assert_int_equal(start(fx, "/proc", opts), 0);
+	abi_tasksrc_make(&src, gone, NULL, 0);
+	src.v[CTP_SRC_TASK_CPUS(0)] = 0x5;
+	src.v[CTP_SRC_TASK_CPUS(1)] = 0;
+	src.v[CTP_SRC_TASK_CPUS(2)] = 0x8000000000000001ull;
+	src.v[CTP_SRC_TASK_CPUS(3)] = 0;
+	task_with_source(&ft, gone, status, &src);
+	assert_int_equal(hx_fx_run(fx, &rec, &ft, CTP_SCOPE_THREAD), 0);
+	c = hx_cell(&rec, "procfs.cpu_affinity");
+	assert_int_equal(c->set, 1);
+	assert_int_equal(c->n_words, 3);
+	assert_true(c->words[0] == 0x5 && c->words[1] == 0 &&
+		    c->words[2] == 0x8000000000000001ull);
+	assert_int_equal(ft.gets, 0); /* status not read either */
+	assert_int_equal(hx_summary(&fx->ctx, "affinity_from_task"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "affinity_syscall_fallbacks"), 0);
+
+	/* Only the lowest word set: one word, as the call hands it on. */
+	src.v[CTP_SRC_TASK_CPUS(2)] = 0;
+	assert_int_equal(hx_fx_run(fx, &rec, &ft, CTP_SCOPE_THREAD), 0);
+	c = hx_cell(&rec, "procfs.cpu_affinity");
+	assert_int_equal(c->n_words, 1);
+	assert_true(c->words[0] == 0x5);
+
+	/* A word missing: the call (this thread, its own mask). */
+	abi_tasksrc_make(&src, tid, gap, 1);
+	task_with_source(&ft, tid, status, &src);
+	assert_int_equal(hx_fx_run(fx, &rec, &ft, CTP_SCOPE_THREAD), 0);
+	expect_words_equal(hx_cell(&rec, "procfs.cpu_affinity"), &mine);
+	assert_int_equal(hx_summary(&fx->ctx, "affinity_from_task"), 2);
+	hx_fx_stop(fx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -894,6 +964,7 @@ int main(void)
 		cmocka_unit_test(thread_files_missing),
 		cmocka_unit_test(thread_from_source),
 		cmocka_unit_test(thread_from_task_source),
+		cmocka_unit_test(affinity_from_task_source),
 		cmocka_unit_test(process_nr_threads),
 		cmocka_unit_test(process_totals),
 		cmocka_unit_test(derived_cpu_times),

@@ -29,6 +29,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -47,6 +48,7 @@
 
 #include "e2e_util.h"
 #include "reader.h"
+#include "value.h"
 
 #define SKIP	  77
 #define N_THREADS 8
@@ -84,12 +86,36 @@ static void burn_ms(unsigned ms)
 	       (long long)ms * 1000000ll);
 }
 
+/* Thread i > 0 narrows its CPU mask where the host has two CPUs or
+ * more: odd ones to one CPU, even ones to all but one. */
+static void pin(unsigned i)
+{
+	cpu_set_t set;
+	int n = 0, cpus[CPU_SETSIZE];
+
+	if (i == 0 || sched_getaffinity(0, sizeof(set), &set) < 0)
+		return;
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set))
+			cpus[n++] = c;
+	if (n < 2)
+		return;
+	if (i % 2) {
+		CPU_ZERO(&set);
+		CPU_SET(cpus[i % (unsigned)n], &set);
+	} else {
+		CPU_CLR(cpus[i % (unsigned)n], &set);
+	}
+	(void)sched_setaffinity(0, sizeof(set), &set);
+}
+
 static void *thread_main(void *arg)
 {
 	unsigned i = (unsigned)(uintptr_t)arg;
 	char name[16];
 	char c;
 
+	pin(i);
 	/* 15 bytes at most: spaces and parentheses, as a hostile name. */
 	snprintf(name, sizeof(name), "w) (x %u", i);
 	prctl(PR_SET_NAME, name);
@@ -245,6 +271,7 @@ static const char *const task_fields[] = {
 	"procfs.rt_priority",
 	"procfs.policy",
 	"procfs.state",
+	"procfs.cpu_affinity",
 	"procfs.voluntary_csw",
 	"procfs.nonvoluntary_csw",
 	"io.rchar",
@@ -293,6 +320,8 @@ static bool same_value(const struct ctp_snap *x, size_t a,
 	case CTP_TYPE_STRING:
 		return va.str.len == vb.str.len &&
 		       !memcmp(va.str.ptr, vb.str.ptr, va.str.len);
+	case CTP_TYPE_CPUSET:
+		return ctp_value_cmp(&va, &vb) == 0;
 	default:
 		return false;
 	}
@@ -390,6 +419,28 @@ static void same_values(void **state)
 
 /* The consumers from their files and query, and from the source "task"
  * of bpf-task: the same value in every field either can fill. */
+/* Whether every possible CPU of this host is below 256 (the task
+ * source's masks hold CPUs 0-255). */
+static bool possible_fit(void)
+{
+	char buf[256] = "";
+	int fd = open("/sys/devices/system/cpu/possible", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	long top = -1;
+
+	if (fd >= 0)
+		close(fd);
+	for (char *p = buf; n > 0 && *p;) {
+		char *end;
+		long v = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		top = v > top ? v : top;
+		p = end + (*end != '\0');
+	}
+	return top >= 0 && top < 256;
+}
+
 static void task_source_values(void **state)
 {
 	static const char consumers[] = "  procfs-stat: {required: true}\n"
@@ -462,14 +513,18 @@ static void task_source_values(void **state)
 		      " threads from it whole, %" PRIu64 " partly (queried), "
 		      "%" PRIu64 " without an mm, %" PRIu64 " queries ok\n",
 		      whole, part, no_mm, summary(source, "taskstats", "ok"));
+	uint64_t aff = summary(source, "procfs-stat", "affinity_from_task");
 	print_message("[ INFO     ] %u threads x %u fields compared; the task "
 		      "source served stat for %" PRIu64 " threads, io for "
-		      "%" PRIu64 "\n",
+		      "%" PRIu64 ", the affinity for %" PRIu64 "\n",
 		      N_THREADS, nfields, served,
-		      summary(source, "io", "from_task"));
+		      summary(source, "io", "from_task"), aff);
 	ctp_snap_free(files);
 	ctp_snap_free(source);
 	assert_int_equal(nbad, 0);
+	/* The affinity from the source (its CPU masks, where the host's
+	 * possible CPUs are below 256) for the threads it serves. */
+	assert_true(aff >= N_THREADS || !possible_fit());
 	/* Every thread without an mm (kernel threads, and a zombie the
 	 * reply also gives 0 and 0) was queried when the source left its
 	 * marks out: then part >= no_mm. Now only threads the source lacks

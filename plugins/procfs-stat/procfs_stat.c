@@ -12,15 +12,18 @@
  * for the values it lacks (not at all when it has every one this capture
  * records), and the context switches then come from the taskstats
  * plugin's source (it has the same two counters, nvcsw and nivcsw, from
- * the reply it gets anyway), else from status. status is otherwise read
- * only for the affinity list when sched_getaffinity cannot give it (or
- * `affinity: status`). The run state comes from stat, which prints the
- * same letter. Process rows keep <tgid>/stat (the source is per thread).
+ * the reply it gets anyway), else from status. The affinity too comes
+ * from the source where it offers sched_getaffinity()'s mask (CPUS0..3),
+ * else from the call. status is otherwise read only for the affinity list
+ * when sched_getaffinity cannot give it (or `affinity: status`). The run state
+ * comes from stat, which prints the same letter. Process rows keep <tgid>/stat
+ * (the source is per thread).
  *
  * Options:
  *   affinity: auto (default) | syscall | status
- *     syscall  sched_getaffinity(tid); falls back to Cpus_allowed_list when
- *              the call fails (the thread exited after status was read).
+ *     syscall  the task source's mask, else sched_getaffinity(tid); falls
+ *              back to Cpus_allowed_list when the call fails (the thread
+ *              exited after status was read).
  *     status   Cpus_allowed_list only (fixture trees have fake tids).
  *     auto     syscall when the proc root is "/proc", status otherwise.
  */
@@ -80,6 +83,7 @@ enum {
 	C_FROM_TASK,
 	C_STAT_FROM_TASK,
 	C_STAT_FROM_FILE,
+	C_AFF_FROM_TASK,
 	N_COUNTERS
 };
 static const char *const counter_names[] = {
@@ -95,6 +99,9 @@ static const char *const counter_names[] = {
 	 * read) / that read stat for some or all of them. */
 	[C_STAT_FROM_TASK] = "stat_from_task",
 	[C_STAT_FROM_FILE] = "stat_from_file",
+	/* Threads whose affinity came from the task source (no
+	 * sched_getaffinity call). */
+	[C_AFF_FROM_TASK] = "affinity_from_task",
 };
 
 /* The stat values the source "task" offers: stat field (pos) from source
@@ -130,6 +137,16 @@ static const struct ctp_src_take csw_take[] = {
 	 .bit = 1,
 	 .off = sizeof(uint64_t)},
 };
+
+/* sched_getaffinity()'s mask of CPUs 0-255 from the source "task", word
+ * w at words[w]. */
+#define AFF_TAKE(w)                                                            \
+	{                                                                      \
+		.value = CTP_SRC_TASK_CPUS(w), .type = CTP_TYPE_U64,           \
+		.bit = (w), .off = (w) * sizeof(uint64_t)                      \
+	}
+static const struct ctp_src_take aff_take[] = {AFF_TAKE(0), AFF_TAKE(1),
+					       AFF_TAKE(2), AFF_TAKE(3)};
 
 struct procfs_state {
 	struct ctp_ctx *ctx;
@@ -364,7 +381,27 @@ static int status_get(struct procfs_state *st, const struct ctp_task *task,
 	return 0;
 }
 
-/* The thread's affinity: sched_getaffinity, else status' list. */
+/* sched_getaffinity()'s mask from the task source: 1 when set, 0 when
+ * it does not offer all four words, or a set_cpuset error. */
+static int affinity_from_source(struct procfs_state *st,
+				const struct ctp_task *task,
+				struct ctp_setter *set)
+{
+	uint64_t words[CTP_ARRAY_LEN(aff_take)];
+	size_t n = CTP_ARRAY_LEN(aff_take);
+	int r;
+
+	if (ctp_src_task_take(st->api, task, aff_take, n, 0xf, words) != 0xf)
+		return 0;
+	/* As affinity_syscall() hands it on: up to the highest set CPU. */
+	while (n && !words[n - 1])
+		n--;
+	r = ctp_set_cpuset(set, st->fh[F_CPU_AFFINITY], words, n);
+	return r < 0 ? r : 1;
+}
+
+/* The thread's affinity: the task source's, else sched_getaffinity, else
+ * status' list. */
 static void set_affinity(struct procfs_state *st, const struct ctp_task *task,
 			 struct ctp_setter *set, struct ctp_status *ss,
 			 int *fetched, int *bad)
@@ -374,6 +411,10 @@ static void set_affinity(struct procfs_state *st, const struct ctp_task *task,
 	int r = -ENOTSUP;
 
 	if (st->affinity == AFF_SYSCALL) {
+		if (affinity_from_source(st, task, set) > 0) {
+			count(st, C_AFF_FROM_TASK);
+			return;
+		}
 		r = affinity_syscall(st, task->tid, &words, &n);
 		if (r == 0)
 			ctp_set_cpuset(set, st->fh[F_CPU_AFFINITY], words, n);
