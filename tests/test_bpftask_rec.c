@@ -546,6 +546,64 @@ static void test_check(void **s)
 			 CTP_SRC_TASK_CPUS(3));
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The radix sort against qsort on (tgid, tid) keys of every shape: in
+ * order, reversed, shuffled, equal high bytes, ids up to pid_max's limit;
+ * stable (equal keys keep their records' order). */
+static void test_sort(void **s)
+{
+	enum { N = 5000 };
+	static struct ctp_bpftask_key keys[N], tmp[N];
+	static uint64_t want[N];
+	uint64_t x = 88172645463325252ull; /* xorshift64 */
+	(void)s;
+	for (int shape = 0; shape < 5; shape++) {
+		size_t n = shape == 4 ? 1 : N;
+		for (size_t i = 0; i < n; i++) {
+			uint32_t tgid, tid;
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			switch (shape) {
+			case 0: /* in order */
+				tgid = 100 + (uint32_t)i / 10;
+				tid = 100 + (uint32_t)i;
+				break;
+			case 1: /* reversed */
+				tgid = 4194303 - (uint32_t)i / 10;
+				tid = 4194303 - (uint32_t)i;
+				break;
+			case 2: /* tid order, processes interleaved */
+				tgid = 1 + (uint32_t)(x % 7) * 1000;
+				tid = 1 + (uint32_t)i;
+				break;
+			default:
+				tgid = 1 + (uint32_t)(x % 4194304);
+				tid = 1 + (uint32_t)((x >> 24) % 4194304);
+				break;
+			}
+			keys[i].key = (uint64_t)tgid << 32 | tid;
+			keys[i].idx = (uint32_t)i;
+			want[i] = keys[i].key;
+		}
+		/* Two equal keys: their order kept. */
+		if (n > 2)
+			keys[n - 1].key = want[n - 1] = keys[0].key;
+		qsort(want, n, sizeof(*want), cmp_u64);
+		ctp_bpftask_sort(keys, tmp, n);
+		for (size_t i = 0; i < n; i++) {
+			assert_true(keys[i].key == want[i]);
+			if (i && keys[i].key == keys[i - 1].key)
+				assert_true(keys[i - 1].idx < keys[i].idx);
+		}
+	}
+}
+
 static void test_keep_monotonic(void **s)
 {
 	const struct ctp_bpftask_ticks prev[] = {
@@ -590,6 +648,7 @@ int main(void)
 		cmocka_unit_test(test_to_src),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_keep_monotonic),
+		cmocka_unit_test(test_sort),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -183,9 +183,10 @@ struct bt_state {
 	const struct ctp_bpftask_rec *recs;
 	size_t n;
 	uint32_t *order; /* walk index -> record index */
+	uint32_t *at;	 /* record index -> walk index */
 	struct ctp_walk_task *walk;
 	struct ctp_bpftask_ticks *ticks, *prev; /* this pass's, the last's */
-	size_t n_prev, cap_order, cap_walk, cap_ticks, cap_prev;
+	size_t n_prev, cap_order, cap_at, cap_walk, cap_ticks, cap_prev;
 	/* The host's possible CPUs, when all are below 256 (cpus_fit):
 	 * then the pass's masks can give sched_getaffinity()'s. */
 	bool cpus_fit;
@@ -248,6 +249,15 @@ static int bt_fill(void *state, const struct ctp_task *task, void *buf,
 		}
 		count(st, C_FILL_LOOKUP, 1);
 	}
+	/* The next task's record, which the pass wrote where its tid fell
+	 * (the stream is in tid order, the walk in tgid order): fetched now,
+	 * it is in the cache when the core fills that task after the other
+	 * plugins' work on this one. */
+	if (i + 1 < st->n) {
+		const char *next = (const char *)&st->recs[st->order[i + 1]];
+		for (size_t o = 0; o < sizeof(struct ctp_bpftask_rec); o += 64)
+			__builtin_prefetch(next + o);
+	}
 	struct ctp_src_task *out = buf;
 	ctp_bpftask_to_src(&st->recs[st->order[i]], &st->conv,
 			   st->ticks[i].utime, st->ticks[i].stime, out);
@@ -268,46 +278,44 @@ static int bt_walk(void *state, const struct ctp_walk_task **tasks, size_t *n)
 	return 0;
 }
 
-struct sort_key {
-	int32_t tgid, tid;
-	uint32_t idx;
-};
-
-static int cmp_key(const void *a, const void *b)
-{
-	const struct sort_key *x = a, *y = b;
-	if (x->tgid != y->tgid)
-		return x->tgid < y->tgid ? -1 : 1;
-	return x->tid < y->tid ? -1 : x->tid > y->tid;
-}
-
 /*
- * Sort the pass by tgid then tid (st->order, st->walk) and work out stat's
- * times of every task. The key array is laid over st->ticks, which has the
- * room (a sort_key is smaller than a ctp_bpftask_ticks).
+ * Sort the pass by tgid then tid (st->order, st->at, st->walk) and work out
+ * stat's times of every task. The sort's keys are laid over st->ticks and
+ * st->walk, which have the room and are filled after it.
  */
 static int index_pass(struct bt_state *st, size_t n)
 {
-	struct sort_key *keys;
+	struct ctp_bpftask_key *keys, *tmp;
 	int r;
 
 	if ((r = CTP_GROW(st->order, st->cap_order, n, 1024)) < 0 ||
+	    (r = CTP_GROW(st->at, st->cap_at, n, 1024)) < 0 ||
 	    (r = CTP_GROW(st->walk, st->cap_walk, n, 1024)) < 0 ||
 	    (r = CTP_GROW(st->ticks, st->cap_ticks, n, 1024)) < 0 ||
 	    (r = CTP_GROW(st->prev, st->cap_prev, n, 1024)) < 0)
 		return r;
-	_Static_assert(sizeof(struct sort_key) <=
-			       sizeof(struct ctp_bpftask_ticks),
-		       "keys are laid over ticks");
-	keys = (struct sort_key *)(void *)st->ticks;
+	_Static_assert(sizeof(struct ctp_bpftask_key) <=
+				       sizeof(struct ctp_bpftask_ticks) &&
+			       sizeof(struct ctp_bpftask_key) <=
+				       sizeof(struct ctp_walk_task),
+		       "the sort's keys are laid over ticks and walk");
+	keys = (struct ctp_bpftask_key *)(void *)st->ticks;
+	tmp = (struct ctp_bpftask_key *)(void *)st->walk;
 	for (size_t i = 0; i < n; i++)
-		keys[i] = (struct sort_key){st->recs[i].tgid, st->recs[i].pid,
-					    (uint32_t)i};
-	qsort(keys, n, sizeof(*keys), cmp_key);
-	for (size_t i = 0; i < n; i++)
-		st->order[i] = keys[i].idx;
+		keys[i] = (struct ctp_bpftask_key){
+			.key = (__u64)(uint32_t)st->recs[i].tgid << 32 |
+			       (uint32_t)st->recs[i].pid,
+			.idx = (__u32)i};
+	ctp_bpftask_sort(keys, tmp, n);
 	for (size_t i = 0; i < n; i++) {
-		const struct ctp_bpftask_rec *t = &st->recs[st->order[i]];
+		st->order[i] = keys[i].idx;
+		st->at[keys[i].idx] = (uint32_t)i;
+	}
+	/* The records in the pass's order (one after the other in memory),
+	 * each written where the walk order puts it. */
+	for (size_t k = 0; k < n; k++) {
+		const struct ctp_bpftask_rec *t = &st->recs[k];
+		size_t i = st->at[k];
 		struct ctp_walk_task *w = &st->walk[i];
 		__u64 pu = t->prev_utime, ps = t->prev_stime;
 
@@ -570,6 +578,7 @@ static void bt_fini(void *state)
 		return;
 	ctp_bpftask_free(st->b);
 	free(st->order);
+	free(st->at);
 	free(st->walk);
 	free(st->ticks);
 	free(st->prev);

@@ -267,6 +267,45 @@ void ctp_bpftask_to_src(const struct ctp_bpftask_rec *r,
 		v[CTP_SRC_TASK_CPUS(w)] = r->cpus[w] & conv->active[w];
 }
 
+void ctp_bpftask_sort(struct ctp_bpftask_key *keys, struct ctp_bpftask_key *tmp,
+		      size_t n)
+{
+	uint32_t count[8][256];
+	struct ctp_bpftask_key *src = keys, *dst = tmp, *sw;
+	bool sorted = true;
+
+	if (n < 2)
+		return;
+	memset(count, 0, sizeof(count));
+	for (size_t i = 0; i < n; i++) {
+		__u64 k = keys[i].key;
+		for (unsigned d = 0; d < 8; d++)
+			count[d][(k >> (8 * d)) & 0xff]++;
+		if (i && keys[i - 1].key > k)
+			sorted = false;
+	}
+	if (sorted)
+		return;
+	for (unsigned d = 0; d < 8; d++) {
+		uint32_t at = 0, c;
+		if (count[d][(src[0].key >> (8 * d)) & 0xff] == n)
+			continue; /* every key has this byte */
+		for (unsigned b = 0; b < 256; b++) {
+			c = count[d][b];
+			count[d][b] = at;
+			at += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[count[d][(src[i].key >> (8 * d)) & 0xff]++] =
+				src[i];
+		sw = src;
+		src = dst;
+		dst = sw;
+	}
+	if (src != keys)
+		memcpy(keys, src, n * sizeof(*keys));
+}
+
 static int cmp_id(__s32 tgid_a, __s32 tid_a, __s32 tgid_b, __s32 tid_b)
 {
 	if (tgid_a != tgid_b)

@@ -224,6 +224,22 @@ void ctp_bpftask_keep_monotonic(const struct ctp_bpftask_ticks *prev,
 				size_t n_prev, struct ctp_bpftask_ticks *cur,
 				size_t n_cur);
 
+/* A task's place in the walk order: key (tgid << 32 | tid, both positive)
+ * and its record's index in the pass. */
+struct ctp_bpftask_key {
+	__u64 key;
+	__u32 idx, pad;
+};
+
+/*
+ * Sort keys[0..n) by key, ascending: (tgid, tid) order. tmp has room for n
+ * keys. An LSD radix sort by bytes, a byte every key shares skipped, none
+ * at all when keys are in order already: O(n), no comparison callback.
+ * Stable. Pure.
+ */
+void ctp_bpftask_sort(struct ctp_bpftask_key *keys, struct ctp_bpftask_key *tmp,
+		      size_t n);
+
 /* Set value `which` of *out with its valid bit. */
 void ctp_bpftask_src_put(struct ctp_src_task *out, unsigned which, __u64 v);
 
