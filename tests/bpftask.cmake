@@ -7,7 +7,7 @@ ctp_add_test(test_bpftask_rec test_bpftask_rec.c LIBS ctp_bpftask_rec)
 if(TARGET ctp_bpftask)
   ctp_add_test(test_bpftask_live test_bpftask_live.c
                LIBS ctp_bpftask ctp_procfs_parse ctp_schedstat_parse
-                    ctp_io_parse ctp_taskstats_reply ctp_hostprobe
+                    ctp_io_parse ctp_taskstats_reply ctp_hostprobe ctp_util
                     Threads::Threads)
 else()
   get_property(why GLOBAL PROPERTY CTP_BPFTASK_MISSING)

@@ -40,6 +40,7 @@ int main(void)
 }
 #else
 #include "bpftask.h"
+#include "cpus.h"
 #include "hostprobe.h"
 #include "io_parse.h"
 #include "procfs_parse.h"
@@ -120,37 +121,15 @@ struct proc_vals {
 static int block_fd = -1; /* read end nobody writes: threads sleep on it */
 static int ready_fd = -1;
 
-/* Thread idx > 0 of the child narrows its CPU mask (where the host has
- * two CPUs or more): odd ones to one CPU, even ones to all but one, so
- * the masks differ from thread to thread. */
-static void pin(int idx)
-{
-	cpu_set_t set;
-	int n = 0, cpus[CPU_SETSIZE];
-
-	if (idx == 0 || sched_getaffinity(0, sizeof(set), &set) < 0)
-		return;
-	for (int c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, &set))
-			cpus[n++] = c;
-	if (n < 2)
-		return;
-	if (idx % 2) {
-		CPU_ZERO(&set);
-		CPU_SET(cpus[idx % n], &set);
-	} else {
-		CPU_CLR(cpus[idx % n], &set);
-	}
-	if (sched_setaffinity(0, sizeof(set), &set) < 0)
-		_exit(3);
-}
-
 static void *sleeper(void *arg)
 {
 	char buf[512];
 	int fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
 
-	pin((int)(intptr_t)arg);
+	/* A CPU mask of its own (thread 0 keeps the process's); fails the
+	 * child where it cannot. */
+	if (ctp_cpus_spread((unsigned)(intptr_t)arg) < 0)
+		_exit(3);
 	/* Some I/O of its own, so the io counters are not all 0. */
 	if (fd >= 0) {
 		if (read(fd, buf, sizeof(buf)) < 0)

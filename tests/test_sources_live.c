@@ -29,7 +29,6 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
-#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -46,6 +45,7 @@
 
 #include <cmocka.h>
 
+#include "cpus.h"
 #include "e2e_util.h"
 #include "reader.h"
 #include "value.h"
@@ -86,36 +86,13 @@ static void burn_ms(unsigned ms)
 	       (long long)ms * 1000000ll);
 }
 
-/* Thread i > 0 narrows its CPU mask where the host has two CPUs or
- * more: odd ones to one CPU, even ones to all but one. */
-static void pin(unsigned i)
-{
-	cpu_set_t set;
-	int n = 0, cpus[CPU_SETSIZE];
-
-	if (i == 0 || sched_getaffinity(0, sizeof(set), &set) < 0)
-		return;
-	for (int c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, &set))
-			cpus[n++] = c;
-	if (n < 2)
-		return;
-	if (i % 2) {
-		CPU_ZERO(&set);
-		CPU_SET(cpus[i % (unsigned)n], &set);
-	} else {
-		CPU_CLR(cpus[i % (unsigned)n], &set);
-	}
-	(void)sched_setaffinity(0, sizeof(set), &set);
-}
-
 static void *thread_main(void *arg)
 {
 	unsigned i = (unsigned)(uintptr_t)arg;
 	char name[16];
 	char c;
 
-	pin(i);
+	(void)ctp_cpus_spread(i); /* a CPU mask of its own */
 	/* 15 bytes at most: spaces and parentheses, as a hostile name. */
 	snprintf(name, sizeof(name), "w) (x %u", i);
 	prctl(PR_SET_NAME, name);

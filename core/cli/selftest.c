@@ -14,6 +14,7 @@
  */
 #include "capture_util.h"
 #include "config.h"
+#include "cpus.h"
 #include "cli.h"
 #include "engine.h"
 #include "hostdiff.h" /* ctp_hostdiff_render: a value exactly */
@@ -28,7 +29,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -56,30 +56,13 @@ static volatile sig_atomic_t st_stop;
 
 /* ---- The quiescent child ------------------------------------------------- */
 
-/* The n-th thread started narrows its CPU mask where the host has two CPUs
- * or more (odd ones to one CPU, even ones to all but one), so the
- * affinity a source gives is compared on masks of their own. */
+/* The n-th thread started narrows its CPU mask (cpus.h), so the affinity
+ * a source gives is compared on masks of their own. */
 static void narrow_affinity(void)
 {
 	static atomic_uint started;
-	unsigned i = atomic_fetch_add(&started, 1) + 1;
-	cpu_set_t set;
-	int n = 0, cpus[CPU_SETSIZE];
 
-	if (sched_getaffinity(0, sizeof(set), &set) < 0)
-		return;
-	for (int c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, &set))
-			cpus[n++] = c;
-	if (n < 2)
-		return;
-	if (i % 2) {
-		CPU_ZERO(&set);
-		CPU_SET(cpus[i % (unsigned)n], &set);
-	} else {
-		CPU_CLR(cpus[i % (unsigned)n], &set);
-	}
-	(void)sched_setaffinity(0, sizeof(set), &set);
+	(void)ctp_cpus_spread(atomic_fetch_add(&started, 1) + 1);
 }
 
 /* Some of everything the plugins measure, then block on hold until the
