@@ -529,8 +529,9 @@ static void maps_read_once(void **state)
 	need_strace();
 	start(&w, APS_WORKER, "eight");
 	config_both(cfg, sizeof(cfg), "maps_once");
-	assert_int_equal(e2e_strace_capture_fds(cfg, tmp, "maps_once", "openat",
-						&s, &trace),
+	assert_int_equal(e2e_strace_capture_fds(cfg, tmp, "maps_once",
+						"openat,newfstatat", &s,
+						&trace),
 			 0);
 	stop(&w);
 	eight_values(s, &w);
@@ -553,9 +554,18 @@ static void maps_read_once(void **state)
 		opens[i]++;
 		total++;
 	}
+	/* newfstatat(5</proc/42>, "exe", ...): the executable's identity
+	 * once per plugin after the maps (not before them as well). */
+	size_t exe_worker = 0;
+	char key[64];
+	snprintf(key, sizeof(key), "</proc/%ld>, \"exe\"", (long)w.pid);
+	for (const char *q = trace; (q = strstr(q, key)); q++)
+		exe_worker++;
 	free(trace);
-	print_message("[ INFO     ] maps opened %zu times for %zu processes\n",
-		      total, n);
+	print_message("[ INFO     ] maps opened %zu times for %zu processes; "
+		      "the worker's exe looked up %zu times\n",
+		      total, n, exe_worker);
+	assert_in_range(exe_worker, 1, 2);
 	bool seen = false;
 	for (size_t i = 0; i < n; i++) {
 		if (opens[i] > 1)

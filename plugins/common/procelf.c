@@ -632,19 +632,21 @@ int ctp_proc_find(const struct ctp_proc_scan *s, struct ctp_maps *maps,
 	uint64_t h;
 	int dirfd = task->dirfd;
 	pid_t pid = task->tgid;
-	int r = ctp_exe_ident(dirfd, &out->exe_dev, &out->exe_ino);
+	int r;
 
 	out->answer = NULL;
 	out->cache_hit = false;
-	if (r == -ENOENT)
-		return -ENOENT; /* a kernel thread has no executable */
+	/* The maps first (the core reads them once for every plugin that
+	 * declared them): a kernel thread's, a zombie's are empty, so no
+	 * executable is looked up for them. */
 	r = maps_get(s, maps, task);
 	if (r == 0 && maps->n == 0)
 		return -ENOENT;
 	if (r)
 		return ctp_err_vanished(r) ? -ESRCH : r;
-	/* The executable again: the maps are this process's, not a
-	 * successor's under a reused pid. */
+	/* The executable after the maps: the process's identity, and proof
+	 * that it lived through the read (dirfd names this process, never a
+	 * successor under a reused pid: its lookups fail once it is gone). */
 	if (ctp_exe_ident(dirfd, &out->exe_dev, &out->exe_ino))
 		return -ESRCH;
 	h = ctp_maps_exec_hash(maps);
