@@ -178,9 +178,9 @@ long ctp_maps_find_exec(const struct ctp_map *v, size_t n, uint64_t dev,
  * (the last such tag is the process's when nothing is found).
  *
  * The maps come from the core: the plugin declares the lazy process file
- * "?+maps" (CTP_PROCELF_MAPS_FILE: lazy, read to its end) at index maps_file of its process_files,
- * and every plugin that declares it shares one read per process and
- * capture (ctp_api.file_get). */
+ * "?+maps" (CTP_PROCELF_MAPS_FILE: lazy, read to its end) at index maps_file of
+ * its process_files, and every plugin that declares it shares one read per
+ * process and capture (ctp_api.file_get). */
 #define CTP_PROCELF_MAPS_FILE "?+maps"
 struct ctp_proc_scan {
 	struct ctp_file_cache *files;
