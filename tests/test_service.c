@@ -707,6 +707,32 @@ static size_t sample(pid_t pid, struct holder *h, struct sample *s, size_t max,
 	return n;
 }
 
+/*
+ * The recording's processes sampled 5 times 200 ms apart, each count the
+ * least seen: a descriptor a capture holds for a moment (the snapshot's
+ * temporary file, a file a plugin reads) is gone in one of them, one
+ * leaked stays in all. A child the supervisor started again between two
+ * samples counts as the same place in the list.
+ */
+static size_t sample_least(pid_t pid, struct sample *s, size_t max)
+{
+	struct sample t[4];
+	size_t n = sample(pid, NULL, s, max, 1);
+
+	for (int round = 1; round < 5; round++) {
+		usleep(200000);
+		size_t m = sample(pid, NULL, t, max, 1);
+		for (size_t i = 0; i < n && i < m; i++) {
+			if (t[i].fds < s[i].fds)
+				s[i].fds = t[i].fds;
+			if (t[i].rss < s[i].rss)
+				s[i].rss = t[i].rss;
+			s[i].pid = t[i].pid;
+		}
+	}
+	return n;
+}
+
 static void test_soak(void **state)
 {
 	(void)state;
@@ -844,13 +870,13 @@ static void test_record_soak(void **state)
 			free(t);
 		}
 		if (!nf && lines >= SOAK_WARM)
-			nf = sample(pid, NULL, first, 4, 1);
+			nf = sample_least(pid, first, 4);
 		if (lines >= files)
 			break;
 		assert_true(e2e_now_ms() - t0 < 600000);
 		usleep(200000);
 	}
-	nl = sample(pid, NULL, last, 4, 1);
+	nl = sample_least(pid, last, 4);
 	for (size_t i = 0; i < nl; i++)
 		printf("  record process %d: %ld descriptors, RssAnon %ld KiB "
 		       "(at file %d: %ld, %ld)\n",
@@ -858,8 +884,8 @@ static void test_record_soak(void **state)
 		       i < nf ? first[i].fds : -1, i < nf ? first[i].rss : -1);
 	assert_int_equal(nf, nl);
 	for (size_t i = 0; i < nl; i++) {
-		/* One descriptor of slack: a sample may fall while the
-		 * snapshot's temporary file is open. */
+		/* One descriptor of slack over the least of 5 samples
+		 * (sample_least): a capture that held files in all 5. */
 		assert_true(last[i].fds <= first[i].fds + 1);
 		assert_true(last[i].rss <= first[i].rss + 8192);
 	}
