@@ -116,7 +116,7 @@ static struct ctp_capture *rebuild(const struct ctp_snap *snap,
 	const struct ctp_snap_table *ct =
 		ctp_snap_table(snap, CTP_SCOPE_CGROUP);
 	size_t nf = ctp_snap_n_fields(snap);
-	struct ctp_capture *cap;
+	struct ctp_capture *cap = NULL;
 	int *fid = calloc(nf ? nf : 1, sizeof(*fid));
 
 	if (!fid || ctp_capture_new(workers, &cap) < 0)
