@@ -125,8 +125,8 @@ static void bind_five(struct ctp_binds *b, bool resolved)
 	assert_int_equal(ctp_binds_add(b, 4, CTP_TYPE_U64, "task",
 				       20 | CTP_BIND_GUARD(21)),
 			 0);
-	/* Resolved: the copy of whole bytes (one check of their size);
-	 * not: the copy checking every value. Both must agree. */
+	/* Resolved against the source or not, the copy is the same: what
+	 * bytes must hold (b->top) is known from the bindings alone. */
 	if (resolved) {
 		ctp_binds_resolve(b, names, vs, 1);
 		assert_int_equal(b->src, 0);

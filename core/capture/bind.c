@@ -37,6 +37,10 @@ int ctp_binds_add(struct ctp_binds *b, uint32_t col, uint8_t type,
 		memcpy(b->source, source, len + 1);
 		b->src = -1;
 	}
+	if (value + 1 > b->top)
+		b->top = value + 1;
+	if (guard > b->top)
+		b->top = guard;
 	b->v[b->n++] = (struct ctp_bind){
 		.col = col,
 		.value = (uint16_t)value,
@@ -52,6 +56,7 @@ void ctp_binds_free(struct ctp_binds *b)
 	free(b->v);
 	b->v = NULL;
 	b->n = 0;
+	b->top = 0;
 }
 
 void ctp_binds_resolve(struct ctp_binds *b, const char *const *names,
@@ -63,42 +68,13 @@ void ctp_binds_resolve(struct ctp_binds *b, const char *const *names,
 	for (uint32_t i = 0; i < n; i++) {
 		if (strcmp(names[i], b->source) != 0)
 			continue;
-		if (!vs[i].n_values)
+		/* Not a value source (n_values 0), or too few values. */
+		if (b->top > vs[i].n_values ||
+		    (b->top + 63) / 64 > vs[i].valid_words)
 			return;
-		uint32_t top = 0;
-		for (uint32_t k = 0; k < b->n; k++) {
-			const struct ctp_bind *x = &b->v[k];
-			if (x->value >= vs[i].n_values ||
-			    x->guard > vs[i].n_values)
-				return;
-			if (x->value + 1u > top)
-				top = x->value + 1u;
-			if (x->guard > top)
-				top = x->guard;
-		}
-		if ((top + 63) / 64 > vs[i].valid_words)
-			return;
-		b->top = top;
 		b->src = (int8_t)i;
 		return;
 	}
-}
-
-/* Value i of a value source's bytes p (size bytes, head the bytes before
- * the values): false when not offered. */
-static bool vec_get(const char *p, uint32_t size, size_t head, uint32_t i,
-		    uint64_t *v)
-{
-	size_t off = head + (size_t)i * sizeof(uint64_t);
-	uint64_t w;
-
-	if (off + sizeof(*v) > size || 8 + (i / 64 + 1) * sizeof(w) > head)
-		return false;
-	memcpy(&w, p + 8 + (i / 64) * sizeof(w), sizeof(w));
-	if (!(w >> (i % 64) & 1))
-		return false;
-	memcpy(v, p + off, sizeof(*v));
-	return true;
 }
 
 /* Set a cell of row (at index i of block blk of t): ctp_table_set with
@@ -124,15 +100,27 @@ static inline bool offered(const char *valid, uint32_t i)
 	return w >> (i % 64) & 1;
 }
 
-/*
- * The copy when the bytes hold every value b names (size covers b->top
- * values and b was resolved against these valid words): per binding a bit
- * test, a load and a store, the row's block found once.
- */
-static bool apply_whole(const struct ctp_binds *b, const char *p, size_t head,
-			struct ctp_table *t, uint32_t row, uint32_t ident)
+bool ctp_binds_apply(const struct ctp_binds *b, const void *data, size_t len,
+		     uint32_t words, struct ctp_table *t, uint32_t row,
+		     uint32_t ident)
 {
-	const char *valid = p + 8, *vals = p + head;
+	const char *p = data;
+	uint32_t hdr[2];
+	size_t head = sizeof(hdr) + (size_t)words * sizeof(uint64_t);
+
+	/* Bytes that lack a value some binding names serve none of them:
+	 * nothing is set, and a row's cells are empty until set. */
+	if (!p || len < head || !b->n)
+		return false;
+	memcpy(hdr, p, sizeof(hdr));
+	if (hdr[0] != 1 || hdr[1] > len ||
+	    hdr[1] < head + (size_t)b->top * sizeof(uint64_t) ||
+	    (b->top + 63) / 64 > words || row >= t->nrows)
+		return false;
+
+	/* Per binding a bit test, a load and a store, the row's block
+	 * found once. */
+	const char *valid = p + sizeof(hdr), *vals = p + head;
 	struct ctp_block *blk = &t->blocks[row / CTP_BLOCK_ROWS];
 	uint32_t i = row % CTP_BLOCK_ROWS;
 	bool all = true;
@@ -162,56 +150,8 @@ static bool apply_whole(const struct ctp_binds *b, const char *p, size_t head,
 			v = v != 0;
 		all &= cell_put(t, blk, row, i, ident + k->col, v);
 	}
-	return all;
-}
-
-bool ctp_binds_apply(const struct ctp_binds *b, const void *data, size_t len,
-		     uint32_t words, struct ctp_table *t, uint32_t row,
-		     uint32_t ident)
-{
-	const char *p = data;
-	uint32_t hdr[2];
-	size_t head = sizeof(hdr) + (size_t)words * sizeof(uint64_t);
-	bool all = true;
-
-	/* A row's cells are empty until set: nothing to clear. */
-	if (!p || len < head)
-		return false;
-	memcpy(hdr, p, sizeof(hdr));
-	if (hdr[0] != 1 || hdr[1] > len || hdr[1] < head || row >= t->nrows)
-		return false;
-	if (b->src >= 0 && b->top &&
-	    hdr[1] >= head + (size_t)b->top * sizeof(uint64_t) &&
-	    (b->top + 63) / 64 <= words) {
-		all = apply_whole(b, p, head, t, row, ident);
-		goto out;
-	}
-	for (uint32_t i = 0; i < b->n; i++) {
-		const struct ctp_bind *k = &b->v[i];
-		uint64_t v, g;
-
-		if (k->guard) {
-			if (!vec_get(p, hdr[1], head, k->guard - 1u, &g)) {
-				all = false;
-				continue;
-			}
-			if (!g)
-				continue;
-		}
-		if (!vec_get(p, hdr[1], head, k->value, &v)) {
-			all = false;
-			continue;
-		}
-		if (k->type == CTP_TYPE_CHAR)
-			v = (unsigned char)v;
-		else if (k->type == CTP_TYPE_BOOL)
-			v = v != 0;
-		if (ctp_table_set(t, row, ident + k->col, v) < 0)
-			all = false;
-	}
-out:
 	if (!all)
-		for (uint32_t i = 0; i < b->n; i++)
-			ctp_table_clear(t, row, ident + b->v[i].col);
+		for (uint32_t n = 0; n < b->n; n++)
+			ctp_table_clear(t, row, ident + b->v[n].col);
 	return all;
 }

@@ -35,7 +35,8 @@ struct ctp_binds {
 	uint32_t n;
 	char source[CTP_SOURCE_NAME_MAX + 1];
 	int8_t src;	  /* resolved for this capture, -1: not served */
-	uint32_t top;	  /* values a thread's bytes must hold (resolved) */
+	uint32_t top;	  /* values a thread's bytes must hold: the highest
+			   * value or guard named, plus one */
 	bool skip;	  /* thread_skip_bound */
 	int skip_counter; /* a summary counter, -1: none */
 };
@@ -60,7 +61,8 @@ void ctp_binds_resolve(struct ctp_binds *b, const char *const *names,
 /* Copy b's bound values from a value source's bytes (data, len as its fill
  * made them, words its valid_words) into row `row` of table t, columns
  * offset by `ident`. Returns true when every binding was served; else
- * none of b's cells is left set. Pure but for the cells. */
+ * none of b's cells is left set (bytes too short for b->top values serve
+ * none). Pure but for the cells. */
 bool ctp_binds_apply(const struct ctp_binds *b, const void *data, size_t len,
 		     uint32_t words, struct ctp_table *t, uint32_t row,
 		     uint32_t ident);
