@@ -359,7 +359,10 @@ static pid_t child_start(int n, int *hold)
 	return -1;
 }
 
-int ctp_cmd_selftest(int argc, char **argv)
+/* The command line into *config_path, *nthreads and *verbose: -1 to go on,
+ * else the exit status (help, a usage error). */
+static int parse_args(int argc, char **argv, const char **config_path,
+		      int *nthreads, bool *verbose)
 {
 	static const struct option opts[] = {
 		{"config", required_argument, NULL, 'c'},
@@ -368,20 +371,18 @@ int ctp_cmd_selftest(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	const char *config_path = NULL;
-	int nthreads = 8, c;
-	bool verbose = false;
 	char *end;
+	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "c:t:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			config_path = optarg;
+			*config_path = optarg;
 			break;
 		case 't':
-			nthreads = (int)strtol(optarg, &end, 10);
-			if (*end || end == optarg || nthreads < 1 ||
-			    nthreads > MAX_THREADS) {
+			*nthreads = (int)strtol(optarg, &end, 10);
+			if (*end || end == optarg || *nthreads < 1 ||
+			    *nthreads > MAX_THREADS) {
 				fprintf(stderr,
 					"ctprof-core selftest: --threads: 1 "
 					"to %d\n",
@@ -390,7 +391,7 @@ int ctp_cmd_selftest(int argc, char **argv)
 			}
 			break;
 		case 'v':
-			verbose = true;
+			*verbose = true;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -404,6 +405,17 @@ int ctp_cmd_selftest(int argc, char **argv)
 		fputs(usage, stderr);
 		return CTP_EXIT_USAGE;
 	}
+	return -1;
+}
+
+int ctp_cmd_selftest(int argc, char **argv)
+{
+	const char *config_path = NULL;
+	int nthreads = 8;
+	bool verbose = false;
+	int done = parse_args(argc, argv, &config_path, &nthreads, &verbose);
+	if (done >= 0)
+		return done;
 	struct ctp_config *cfg = NULL;
 	int rc = ctp_cli_load_config(config_path ? config_path
 						 : ctp_cli_default_config(),
