@@ -77,9 +77,9 @@ static void answer(int fd, uint32_t seq, int status, uint64_t bytes,
 	send_msg(fd, &m);
 }
 
-/* The child's life: load, say so, capture on each request until the
- * socket closes or a signal asks it to end. Never returns. */
-static void child_main(struct ctp_capsvc *cs, int fd)
+/* The child's signals (SIGTERM and SIGINT end it), crash containment and
+ * memory ceiling, each failure of the last two logged. */
+static void child_arm(struct ctp_capsvc *cs)
 {
 	struct sigaction sa = {.sa_handler = child_on_signal};
 	sigset_t all;
@@ -97,27 +97,30 @@ static void child_main(struct ctp_capsvc *cs, int fd)
 	if ((r = ctp_sv_memory_ceiling(cs->cfg->service.memory_limit)) < 0)
 		ctp_log(CTP_LOG_WARNING, "memory ceiling not set: %s",
 			strerror(-r));
+}
 
+/* The plugins loaded into *eng and *cap, confined to --user when asked;
+ * on a failure the parent is told why and the child ends. */
+static void child_load(struct ctp_capsvc *cs, int fd, struct ctp_engine *eng,
+		       struct ctp_capture **cap)
+{
 	const struct ctp_config *cfg = cs->cfg;
-	struct ctp_capture *cap = NULL;
+	int r;
 	if (cs->o.user && (r = ctp_cli_confine(cs->o.user, cfg)) < 0) {
 		/* Every child would fail alike: the service cannot go on. */
 		answer(fd, 0, -ENOTRECOVERABLE, 0,
 		       "cannot capture as the --user (see the log)");
 		_exit(CTP_EXIT_FAILURE);
 	}
-	struct ctp_engine eng;
-	char err[512], path[64];
-	const char *what;
-	if (ctp_capture_new(cfg->workers ? cfg->workers : 1, &cap) < 0) {
+	if (ctp_capture_new(cfg->workers ? cfg->workers : 1, cap) < 0) {
 		answer(fd, 0, -ENOMEM, 0, "cannot start a capture");
 		_exit(CTP_EXIT_FAILURE);
 	}
-	cap->config_path = strdup(cs->o.config_path);
-	r = ctp_engine_init(&eng, cfg, cap, &child_stop);
+	(*cap)->config_path = strdup(cs->o.config_path);
+	r = ctp_engine_init(eng, cfg, *cap, &child_stop);
 	if (r >= 0) {
-		eng.recording = true;
-		r = ctp_engine_load(&eng);
+		eng->recording = true;
+		r = ctp_engine_load(eng);
 	}
 	if (r >= 0 && cs->o.user && ctp_cli_confine_loaded() < 0) {
 		answer(fd, 0, -ENOTRECOVERABLE, 0,
@@ -131,7 +134,21 @@ static void child_main(struct ctp_capsvc *cs, int fd)
 				       : "loading plugins failed");
 		_exit(CTP_EXIT_FAILURE);
 	}
+}
 
+/* The child's life: load, say so, capture on each request until the
+ * socket closes or a signal asks it to end. Never returns. */
+static void child_main(struct ctp_capsvc *cs, int fd)
+{
+	const struct ctp_config *cfg = cs->cfg;
+	struct ctp_capture *cap = NULL;
+	struct ctp_engine eng;
+	char err[512], path[64];
+	const char *what;
+	int r;
+
+	child_arm(cs);
+	child_load(cs, fd, &eng, &cap);
 	answer(fd, 0, 0, 0, NULL);
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", cs->memfd);
 	while (!child_stop) {
