@@ -479,6 +479,14 @@ static int api_source_add(struct ctp_ctx *ctx,
 	const char *name = desc->name;
 	if (!name || !desc->fill)
 		return -EINVAL;
+	uint32_t scope =
+		CTP_HAS(desc, struct ctp_source_desc, scope) ? desc->scope : 0;
+	if (scope != 0 && scope != CTP_SCOPE_THREAD &&
+	    scope != CTP_SCOPE_PROCESS)
+		return -EINVAL;
+	/* Process rows cannot ask for a source yet. */
+	if (scope == CTP_SCOPE_PROCESS)
+		return -EOPNOTSUPP;
 	struct ctp_engine *eng = ctx->eng;
 	size_t n = strlen(name);
 	if (n > CTP_SOURCE_NAME_MAX || !ctp_name_ok(name))

@@ -300,6 +300,15 @@ struct ctp_source_desc {
 	 * before. */
 	uint32_t n_values;
 	uint32_t valid_words;
+	/* Appended: whose rows the source serves. 0 or CTP_SCOPE_THREAD: a
+	 * thread's (fill runs for thread callbacks, as before).
+	 * CTP_SCOPE_PROCESS: a process's; fill runs at most once per process
+	 * row, for a process callback that asks, with the task of that row
+	 * (tid = tgid, the process's directory), and source_get from a
+	 * process callback finds only such sources (from a thread callback,
+	 * only thread ones). A process source has no walk and no bindings.
+	 * Another value is -EINVAL. */
+	uint32_t scope;
 };
 
 /* Longest source name; a field name's syntax ([a-z0-9_.-], dot-separated,

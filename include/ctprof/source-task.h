@@ -17,15 +17,12 @@
  *
  * Layout: struct ctp_src_task, `size` bytes. Members are only ever
  * appended; a value exists when `size` covers it and its bit in `valid`
- * is set. Read it with ctp_src_task_get().
+ * is set (source-values.h). Read it with ctp_src_task_get().
  */
 #ifndef CTPROF_SOURCE_TASK_H
 #define CTPROF_SOURCE_TASK_H
 
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <string.h>
+#include "source-values.h"
 
 #define CTP_SOURCE_TASK "task"
 
@@ -102,18 +99,7 @@ struct ctp_src_task {
 static inline bool ctp_src_task_get(const void *data, size_t len,
 				    unsigned which, uint64_t *out)
 {
-	struct ctp_src_task s;
-	size_t head = offsetof(struct ctp_src_task, v);
-	size_t need = head + ((size_t)which + 1) * sizeof(uint64_t);
-
-	if (!data || len < head || which >= 128)
-		return false;
-	memcpy(&s, data, head);
-	if (s.abi != 1 || s.size > len || s.size < need ||
-	    !((s.valid[which / 64] >> (which % 64)) & 1))
-		return false;
-	memcpy(out, (const char *)data + need - sizeof(uint64_t), sizeof(*out));
-	return true;
+	return ctp_src_values_get(data, len, 2, which, out);
 }
 
 #endif /* CTPROF_SOURCE_TASK_H */
