@@ -13,6 +13,7 @@
 
 #include "bpftask_rec.h"
 
+#include <ctprof/source-process.h>
 #include <ctprof/source-task.h>
 
 /* The record is in host byte order; these literals are little-endian. */
@@ -24,7 +25,7 @@
 
 /* tgid 4242, tid 4243, every counter a distinct number, comm "worker-3". */
 static const unsigned char rec1[] = {
-	U16(504), U16(3), U32(0x7fffffu),	/* size, version, present */
+	U16(656), U16(4), U32(0x3ffffffu),	/* size, version, present */
 	U32(4242), U32(4243),			/* tgid, pid */
 	U64(123456789012ull),			/* start_boottime */
 	U64(11), U64(2),			/* minflt, majflt */
@@ -51,7 +52,12 @@ static const unsigned char rec1[] = {
 	U64(5100), /* hiwater_rss, hiwater_vm (pages) */
 	/* cpus_mask: CPUs 0, 2, 127, 128, 255 */
 	U64(0x5), U64(0x8000000000000000ull), U64(0x1),
-	U64(0x8000000000000000ull)};
+	U64(0x8000000000000000ull),
+	/* version 4: sig_seq, nr_threads, then the signal block */
+	U32(6), U32(3), U64(1001), U64(1002), U64(1003), U64(1004), U64(1005),
+	U64(1006), U64(1007), U64(1008), U64(1009), U64(1010), U64(1011),
+	U64(1012), U64(1013), U64(1014), U64(1015), U64(1016), U64(1017),
+	U64(1018)};
 
 /* Offsets into rec1 of what the garbling tests break. */
 enum {
@@ -86,7 +92,7 @@ static void test_two_records(void **s)
 	assert_int_equal(off, sizeof(rec1));
 	assert_int_equal(r.tgid, 4242);
 	assert_int_equal(r.pid, 4243);
-	assert_int_equal(r.present, 0x7fffff);
+	assert_int_equal(r.present, 0x3ffffff);
 	assert_true(r.start_boottime == 123456789012ull);
 	assert_int_equal(r.minflt, 11);
 	assert_int_equal(r.majflt, 2);
@@ -124,6 +130,15 @@ static void test_two_records(void **s)
 	assert_true(r.cpus[1] == 0x8000000000000000ull);
 	assert_true(r.cpus[2] == 0x1);
 	assert_true(r.cpus[3] == 0x8000000000000000ull);
+	assert_int_equal(r.sig_seq, 6);
+	assert_int_equal(r.nr_threads, 3);
+	assert_int_equal(r.sig_utime, 1001);
+	assert_int_equal(r.sig_rtime, 1003);
+	assert_int_equal(r.sig_prev_stime, 1005);
+	assert_int_equal(r.sig_cmajflt, 1009);
+	assert_int_equal(r.sig_cstime, 1011);
+	assert_int_equal(r.sig_io[0], 1012);
+	assert_int_equal(r.sig_io[6], 1018);
 	assert_int_equal(
 		ctp_bpftask_rec_next(buf + 1, 2 * sizeof(rec1), &off, &r), 1);
 	assert_int_equal(r.pid, 4244);
@@ -192,7 +207,8 @@ static void test_garbled(void **s)
 	static const unsigned char version1[] = {U16(1)};
 	static const unsigned char version2[] = {U16(2)};
 	static const unsigned char version0[] = {U16(0)};
-	static const unsigned char present8[] = {U32(0x800000)};
+	static const unsigned char present8[] = {U32(0x4000000)};
+	static const unsigned char version3[] = {U16(3)};
 	static const unsigned char zero[] = {U32(0)};
 	static const unsigned char minus1[] = {U32(0xffffffffu)};
 	static const unsigned char nonul[] = "abcdefghijklmnop";
@@ -202,6 +218,7 @@ static void test_garbled(void **s)
 	garbled(OFF_VERSION, version1, sizeof(version1));
 	garbled(OFF_VERSION, version0, sizeof(version0));
 	garbled(OFF_VERSION, version2, sizeof(version2));
+	garbled(OFF_VERSION, version3, sizeof(version3));
 	garbled(OFF_PRESENT, present8, sizeof(present8));
 	garbled(OFF_TGID, zero, sizeof(zero));
 	garbled(OFF_TGID, minus1, sizeof(minus1));
@@ -546,6 +563,303 @@ static void test_check(void **s)
 			 CTP_SRC_TASK_CPUS(3));
 }
 
+/* ---- The process source ---------------------------------------------- */
+
+/* A process 500 of three threads (500 the leader, 501, 502) and what
+ * exited threads left in its signal block, all of one stats_lock
+ * sequence: every value of the file at one instant. */
+static void proc_recs(struct ctp_bpftask_rec r[3])
+{
+	static const struct {
+		int pid;
+		__u64 minflt, majflt, ut, st, rt, io;
+	} t[3] = {
+		{500, 10, 1, 2000000000ull, 1000000000ull, 2500000000ull, 1},
+		{501, 20, 0, 1000000000ull, 1000000000ull, 2000000000ull, 2},
+		{502, 30, 2, 0, 0, 500000000ull, 3},
+	};
+	memset(r, 0, 3 * sizeof(*r));
+	for (int i = 0; i < 3; i++) {
+		r[i].size = sizeof(*r);
+		r[i].version = CTP_BPFTASK_REC_VERSION;
+		r[i].present = CTP_BPFTASK_HAS_SIG_SEQ |
+			       CTP_BPFTASK_HAS_IO_XACCT |
+			       CTP_BPFTASK_HAS_IO_BYTES | CTP_BPFTASK_HAS_PREV;
+		r[i].tgid = 500;
+		r[i].pid = t[i].pid;
+		r[i].sig_seq = 8;
+		r[i].minflt = t[i].minflt;
+		r[i].majflt = t[i].majflt;
+		r[i].utime = t[i].ut;
+		r[i].stime = t[i].st;
+		r[i].sum_exec_runtime = t[i].rt;
+		/* io counters: thread i has (i + 1) * io of each */
+		r[i].rchar = t[i].io;
+		r[i].wchar = 2 * t[i].io;
+		r[i].syscr = 3 * t[i].io;
+		r[i].syscw = 4 * t[i].io;
+		r[i].read_bytes = 5 * t[i].io;
+		r[i].write_bytes = 6 * t[i].io;
+		r[i].cancelled_write_bytes = 7 * t[i].io;
+	}
+	r[0].present |= CTP_BPFTASK_HAS_SIG | CTP_BPFTASK_HAS_SIG_PREV;
+	r[0].start_boottime = 777;
+	r[0].nr_threads = 3;
+	r[0].sig_utime = 1000000000ull;
+	r[0].sig_stime = 1000000000ull;
+	r[0].sig_rtime = 1500000000ull;
+	r[0].sig_minflt = 100;
+	r[0].sig_majflt = 5;
+	r[0].sig_cminflt = 1000;
+	r[0].sig_cmajflt = 7;
+	r[0].sig_cutime = 1234000000ull;
+	r[0].sig_cstime = 500000000ull;
+	for (int i = 0; i < 7; i++)
+		r[0].sig_io[i] = 1000 * (__u64)(i + 1);
+}
+
+static const struct ctp_bpftask_conv proc_conv = {.user_hz = 100, .times = 1};
+
+static uint64_t pval(const struct ctp_src_process *p, unsigned which)
+{
+	uint64_t v = 0xdeadbeef;
+	if (!ctp_src_process_get(p, sizeof(*p), which, &v))
+		fail_msg("process value %u absent", which);
+	return v;
+}
+
+static bool phas(const struct ctp_src_process *p, unsigned which)
+{
+	uint64_t v;
+	return ctp_src_process_get(p, sizeof(*p), which, &v);
+}
+
+/* Which values a process with these records offers: the block's alone
+ * (num_threads, the children's) or every one. */
+#define P_BLOCK_ONLY                                                           \
+	((1u << CTP_SRC_PROC_NUM_THREADS) | (1u << CTP_SRC_PROC_CMINFLT) |     \
+	 (1u << CTP_SRC_PROC_CMAJFLT) | (1u << CTP_SRC_PROC_CUTIME) |          \
+	 (1u << CTP_SRC_PROC_CSTIME))
+#define P_ALL ((1u << CTP_SRC_PROC_N_VALUES) - 1)
+
+static void offers(const struct ctp_bpftask_rec *r, const __u32 *idx, size_t n,
+		   const struct ctp_bpftask_conv *conv, unsigned want)
+{
+	struct ctp_src_process p;
+	unsigned got = 0;
+	assert_int_equal(ctp_bpftask_process(r, idx, n, conv, &p), 0);
+	for (unsigned i = 0; i < CTP_SRC_PROC_N_VALUES; i++)
+		if (phas(&p, i))
+			got |= 1u << i;
+	if (got != want)
+		fail_msg("offered 0x%x, want 0x%x", got, want);
+}
+
+/* Every value, worked by hand: the block plus each thread, the times
+ * through cputime_adjust() of the group sums. */
+static void test_process(void **s)
+{
+	struct ctp_bpftask_rec r[3];
+	struct ctp_src_process p;
+	(void)s;
+	proc_recs(r);
+	assert_int_equal(ctp_bpftask_process(r, NULL, 3, &proc_conv, &p), 0);
+	assert_int_equal(p.abi, 1);
+	assert_int_equal(p.size, sizeof(p));
+	assert_true(p.valid[0] == P_ALL);
+	assert_int_equal(pval(&p, CTP_SRC_PROC_NUM_THREADS), 3);
+	assert_int_equal(pval(&p, CTP_SRC_PROC_MINFLT), 100 + 10 + 20 + 30);
+	assert_int_equal(pval(&p, CTP_SRC_PROC_MAJFLT), 5 + 1 + 0 + 2);
+	/* utime 1+2+1+0 = 4 s of samples, stime 1+1+1+0 = 3 s, run time
+	 * 1.5+2.5+2+0.5 = 6.5 s: stime 3 * 6.5 / 7 = 2.785714285 s (floor,
+	 * ns), utime the rest 3.714285715 s: 371 and 278 ticks. */
+	assert_int_equal(pval(&p, CTP_SRC_PROC_UTIME), 371);
+	assert_int_equal(pval(&p, CTP_SRC_PROC_STIME), 278);
+	assert_int_equal(pval(&p, CTP_SRC_PROC_CMINFLT), 1000);
+	assert_int_equal(pval(&p, CTP_SRC_PROC_CMAJFLT), 7);
+	assert_int_equal(pval(&p, CTP_SRC_PROC_CUTIME), 123);
+	assert_int_equal(pval(&p, CTP_SRC_PROC_CSTIME), 50);
+	/* io: the block's 1000 * k plus k * (1 + 2 + 3) of the threads */
+	for (unsigned k = 1; k <= 7; k++)
+		assert_int_equal(pval(&p, CTP_SRC_PROC_RCHAR + k - 1),
+				 1000 * k + 6 * k);
+	/* In any order, the leader not first. */
+	const __u32 idx[3] = {2, 0, 1};
+	struct ctp_src_process q;
+	assert_int_equal(ctp_bpftask_process(r, idx, 3, &proc_conv, &q), 0);
+	assert_memory_equal(&p, &q, sizeof(p));
+}
+
+/* stat's times of the process through cputime_adjust()'s cases, as the
+ * thread tests take them (test_cputime_adjust), on the group's sums and
+ * signal->prev_cputime. */
+static void proc_times(struct ctp_bpftask_rec *r, __u64 prev_u, __u64 prev_s,
+		       uint64_t want_u, uint64_t want_s)
+{
+	struct ctp_src_process p;
+	r[0].sig_prev_utime = prev_u;
+	r[0].sig_prev_stime = prev_s;
+	assert_int_equal(ctp_bpftask_process(r, NULL, 3, &proc_conv, &p), 0);
+	if (pval(&p, CTP_SRC_PROC_UTIME) != want_u ||
+	    pval(&p, CTP_SRC_PROC_STIME) != want_s)
+		fail_msg("prev %llu/%llu: %llu/%llu ticks, want %llu/%llu",
+			 (unsigned long long)prev_u, (unsigned long long)prev_s,
+			 (unsigned long long)pval(&p, CTP_SRC_PROC_UTIME),
+			 (unsigned long long)pval(&p, CTP_SRC_PROC_STIME),
+			 (unsigned long long)want_u,
+			 (unsigned long long)want_s);
+}
+
+static void test_process_times(void **s)
+{
+	struct ctp_bpftask_rec r[3];
+	(void)s;
+	proc_recs(r);
+	/* Run time 6.5 s, samples 4:3 -> 371/278 as above. */
+	proc_times(r, 0, 0, 371, 278);
+	/* prev at or past the run time: prev itself (6.6 s). */
+	proc_times(r, 4000000000ull, 2600000000ull, 400, 260);
+	/* stime may not go down: scaled 2.79 s < prev 3.5 s -> 3.5 s, utime
+	 * the rest 3 s. */
+	proc_times(r, 100000000ull, 3500000000ull, 300, 350);
+	/* utime may not go down: scaled 3.71 s < prev 4.2 s -> 4.2 s,
+	 * stime the rest 2.3 s. */
+	proc_times(r, 4200000000ull, 100000000ull, 420, 230);
+	/* No system sample in the group: all user. */
+	proc_recs(r);
+	r[0].sig_stime = r[0].stime = r[1].stime = 0;
+	proc_times(r, 0, 0, 650, 0);
+	/* No user sample: all system. */
+	proc_recs(r);
+	r[0].sig_utime = r[0].utime = r[1].utime = 0;
+	proc_times(r, 0, 0, 0, 650);
+	/* No sample at all: all user, as the kernel's stime == 0 case. */
+	proc_recs(r);
+	for (int i = 0; i < 3; i++)
+		r[i].utime = r[i].stime = 0;
+	r[0].sig_utime = r[0].sig_stime = 0;
+	proc_times(r, 0, 0, 650, 0);
+	/* The group's samples overflow 64 bits in the product: 2^40 s of
+	 * each, run time 2^62 ns -> half each. */
+	proc_recs(r);
+	for (int i = 0; i < 3; i++)
+		r[i].utime = r[i].stime = r[i].sum_exec_runtime = 0;
+	r[0].sig_utime = r[0].sig_stime = 1ull << 40;
+	r[0].sig_rtime = 1ull << 62;
+	proc_times(r, 0, 0, (1ull << 61) / 10000000, (1ull << 61) / 10000000);
+}
+
+/* What is offered when the pass did not see the group whole. */
+static void test_process_partial(void **s)
+{
+	struct ctp_bpftask_rec r[3];
+	struct ctp_src_process p;
+	struct ctp_bpftask_conv conv = proc_conv;
+	(void)s;
+	/* No leader record (it is not in the pass): nothing. */
+	proc_recs(r);
+	assert_int_equal(ctp_bpftask_process(r + 1, NULL, 2, &conv, &p),
+			 -ENODATA);
+	assert_true(p.valid[0] == 0);
+	/* A leader record without the block (a kernel where signal was
+	 * not read): nothing. */
+	r[0].present &= ~CTP_BPFTASK_HAS_SIG;
+	assert_int_equal(ctp_bpftask_process(r, NULL, 3, &conv, &p), -ENODATA);
+	assert_true(p.valid[0] == 0);
+	/* nr_threads 4, 3 records: a thread that left before its turn (its
+	 * counters in neither) or one born before the block and not listed.
+	 * The sums would be of other threads than the file's: only the
+	 * block's own values. */
+	proc_recs(r);
+	r[0].nr_threads = 4;
+	offers(r, NULL, 3, &conv, P_BLOCK_ONLY);
+	assert_int_equal(ctp_bpftask_process(r, NULL, 3, &conv, &p), 0);
+	assert_int_equal(pval(&p, CTP_SRC_PROC_NUM_THREADS), 4);
+	/* nr_threads 2, 3 records: one counted that the block's instant did
+	 * not have (born after it). */
+	r[0].nr_threads = 2;
+	offers(r, NULL, 3, &conv, P_BLOCK_ONLY);
+	/* A thread's sequence differs: a thread left (its counters moved
+	 * into the block) between two reads of the group. */
+	proc_recs(r);
+	r[2].sig_seq = 10;
+	offers(r, NULL, 3, &conv, P_BLOCK_ONLY);
+	/* The leader's block written into while read (odd). */
+	proc_recs(r);
+	for (int i = 0; i < 3; i++)
+		r[i].sig_seq = 9;
+	offers(r, NULL, 3, &conv, P_BLOCK_ONLY);
+	/* One record without the sequence among others with it. */
+	proc_recs(r);
+	r[1].present &= ~CTP_BPFTASK_HAS_SIG_SEQ;
+	offers(r, NULL, 3, &conv, P_BLOCK_ONLY);
+	/* A kernel without the sequence at all: the count alone decides. */
+	for (int i = 0; i < 3; i++)
+		r[i].present &= ~CTP_BPFTASK_HAS_SIG_SEQ;
+	offers(r, NULL, 3, &conv, P_ALL);
+	r[0].nr_threads = 4;
+	offers(r, NULL, 3, &conv, P_BLOCK_ONLY);
+	/* Times need signal->prev_cputime and no nohz_full CPU; io its
+	 * kernel's configuration. */
+	proc_recs(r);
+	unsigned times =
+		(1u << CTP_SRC_PROC_UTIME) | (1u << CTP_SRC_PROC_STIME);
+	r[0].present &= ~CTP_BPFTASK_HAS_SIG_PREV;
+	offers(r, NULL, 3, &conv, P_ALL & ~times);
+	r[0].present |= CTP_BPFTASK_HAS_SIG_PREV;
+	conv.times = 0;
+	offers(r, NULL, 3, &conv, P_ALL & ~times);
+	conv.times = 1;
+	r[0].present &= ~CTP_BPFTASK_HAS_IO_BYTES;
+	offers(r, NULL, 3, &conv,
+	       P_ALL & ~((1u << CTP_SRC_PROC_READ_BYTES) |
+			 (1u << CTP_SRC_PROC_WRITE_BYTES) |
+			 (1u << CTP_SRC_PROC_CANCELLED_WRITE_BYTES)));
+	r[0].present &= ~CTP_BPFTASK_HAS_IO_XACCT;
+	offers(r, NULL, 3, &conv,
+	       P_ALL & ~(((1u << 7) - 1) << CTP_SRC_PROC_RCHAR));
+	/* The pieces the plugin calls one by one say the same. */
+	proc_recs(r);
+	struct ctp_bpftask_proc pr = {.tgid = 500};
+	for (__u32 i = 3; i-- > 0;)
+		ctp_bpftask_proc_add(&pr, &r[i], i);
+	assert_int_equal(pr.n, 3);
+	assert_true(pr.flags & CTP_BPFTASK_PROC_LEADER);
+	assert_int_equal(pr.leader, 0);
+	assert_true(ctp_bpftask_proc_whole(&pr, &r[0]));
+	assert_false(ctp_bpftask_proc_whole(&pr, NULL));
+	__u64 ut, st;
+	ctp_bpftask_proc_ticks(&pr, &r[0], 100, &ut, &st);
+	assert_int_equal(ut, 371);
+	assert_int_equal(st, 278);
+}
+
+/* The check of the process values and their names. */
+static void test_process_check(void **s)
+{
+	struct ctp_src_process pass = {.abi = 1, .size = sizeof(pass)};
+	struct ctp_src_process files = pass;
+	uint64_t off[1] = {0};
+	(void)s;
+	pass.valid[0] = files.valid[0] =
+		(1u << CTP_SRC_PROC_UTIME) | (1u << CTP_SRC_PROC_RCHAR);
+	pass.valid[0] |= 1u << CTP_SRC_PROC_CSTIME; /* the pass only */
+	pass.v[CTP_SRC_PROC_UTIME] = files.v[CTP_SRC_PROC_UTIME] = 12;
+	pass.v[CTP_SRC_PROC_RCHAR] = 5;
+	files.v[CTP_SRC_PROC_RCHAR] = 6;
+	assert_int_equal(ctp_bpftask_proc_check(&pass, &files, off), 1);
+	assert_true(off[0] == UINT64_C(1) << CTP_SRC_PROC_RCHAR);
+	assert_string_equal(ctp_bpftask_proc_value_name(CTP_SRC_PROC_UTIME),
+			    "process stat utime");
+	assert_string_equal(
+		ctp_bpftask_proc_value_name(CTP_SRC_PROC_CANCELLED_WRITE_BYTES),
+		"process io cancelled_write_bytes");
+	assert_null(ctp_bpftask_proc_value_name(CTP_SRC_PROC_N_VALUES));
+	assert_int_equal(ctp_bpftask_proc_value_by_name("process io syscw"),
+			 CTP_SRC_PROC_SYSCW);
+	assert_int_equal(ctp_bpftask_proc_value_by_name("utime"), -1);
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -647,6 +961,10 @@ int main(void)
 		cmocka_unit_test(test_active_cpus),
 		cmocka_unit_test(test_to_src),
 		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_process),
+		cmocka_unit_test(test_process_times),
+		cmocka_unit_test(test_process_partial),
+		cmocka_unit_test(test_process_check),
 		cmocka_unit_test(test_keep_monotonic),
 		cmocka_unit_test(test_sort),
 	};

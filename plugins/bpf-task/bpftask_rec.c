@@ -2,6 +2,7 @@
  * that turns a record into the files' values (bpftask_rec.h). */
 #include "bpftask_rec.h"
 
+#include <ctprof/source-process.h>
 #include <ctprof/source-task.h>
 
 #include <errno.h>
@@ -336,20 +337,38 @@ void ctp_bpftask_keep_monotonic(const struct ctp_bpftask_ticks *prev,
 	}
 }
 
+/* The values of a layout (source-values.h, words valid words, n values)
+ * valid in both pass and files whose two differ: their bits or'ed into
+ * off, their number returned. */
+static unsigned check_values(const void *pass, const void *files, size_t len,
+			     unsigned words, unsigned n, uint64_t *off)
+{
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t a, b;
+		if (!ctp_src_values_get(pass, len, words, i, &a) ||
+		    !ctp_src_values_get(files, len, words, i, &b) || a == b)
+			continue;
+		off[i / 64] |= UINT64_C(1) << (i % 64);
+		k++;
+	}
+	return k;
+}
+
 unsigned ctp_bpftask_check(const struct ctp_src_task *pass,
 			   const struct ctp_src_task *files, uint64_t off[2])
 {
-	unsigned n = 0;
+	return check_values(pass, files, sizeof(*pass), 2,
+			    CTP_SRC_TASK_N_VALUES, off);
+}
 
-	for (unsigned i = 0; i < CTP_SRC_TASK_N_VALUES; i++) {
-		uint64_t a, b;
-		if (!ctp_src_task_get(pass, sizeof(*pass), i, &a) ||
-		    !ctp_src_task_get(files, sizeof(*files), i, &b) || a == b)
-			continue;
-		off[i / 64] |= UINT64_C(1) << (i % 64);
-		n++;
-	}
-	return n;
+unsigned ctp_bpftask_proc_check(const struct ctp_src_process *pass,
+				const struct ctp_src_process *files,
+				uint64_t off[1])
+{
+	return check_values(pass, files, sizeof(*pass), 1,
+			    CTP_SRC_PROC_N_VALUES, off);
 }
 
 static const char *const value_names[] = {
@@ -398,4 +417,180 @@ int ctp_bpftask_value_by_name(const char *name)
 			return (int)i;
 	}
 	return -1;
+}
+
+static const char *const proc_value_names[] = {
+	[CTP_SRC_PROC_NUM_THREADS] = "process stat num_threads",
+	[CTP_SRC_PROC_MINFLT] = "process stat minflt",
+	[CTP_SRC_PROC_MAJFLT] = "process stat majflt",
+	[CTP_SRC_PROC_UTIME] = "process stat utime",
+	[CTP_SRC_PROC_STIME] = "process stat stime",
+	[CTP_SRC_PROC_CMINFLT] = "process stat cminflt",
+	[CTP_SRC_PROC_CMAJFLT] = "process stat cmajflt",
+	[CTP_SRC_PROC_CUTIME] = "process stat cutime",
+	[CTP_SRC_PROC_CSTIME] = "process stat cstime",
+	[CTP_SRC_PROC_RCHAR] = "process io rchar",
+	[CTP_SRC_PROC_WCHAR] = "process io wchar",
+	[CTP_SRC_PROC_SYSCR] = "process io syscr",
+	[CTP_SRC_PROC_SYSCW] = "process io syscw",
+	[CTP_SRC_PROC_READ_BYTES] = "process io read_bytes",
+	[CTP_SRC_PROC_WRITE_BYTES] = "process io write_bytes",
+	[CTP_SRC_PROC_CANCELLED_WRITE_BYTES] =
+		"process io cancelled_write_bytes",
+};
+_Static_assert(sizeof(proc_value_names) / sizeof(*proc_value_names) ==
+		       CTP_SRC_PROC_N_VALUES,
+	       "every process value has a name");
+
+const char *ctp_bpftask_proc_value_name(unsigned which)
+{
+	return which < CTP_SRC_PROC_N_VALUES ? proc_value_names[which] : NULL;
+}
+
+int ctp_bpftask_proc_value_by_name(const char *name)
+{
+	for (unsigned i = 0; name && i < CTP_SRC_PROC_N_VALUES; i++)
+		if (!strcmp(proc_value_names[i], name))
+			return (int)i;
+	return -1;
+}
+
+/* ---- The process source ---------------------------------------------- */
+
+void ctp_bpftask_proc_add(struct ctp_bpftask_proc *p,
+			  const struct ctp_bpftask_rec *r, __u32 idx)
+{
+	__u32 has =
+		r->present & CTP_BPFTASK_HAS_SIG_SEQ ? CTP_BPFTASK_PROC_SEQ : 0;
+
+	if (p->n == 0) {
+		p->flags |= has;
+		p->seq = r->sig_seq;
+	} else if ((p->flags & CTP_BPFTASK_PROC_SEQ) != has ||
+		   p->seq != r->sig_seq) {
+		p->flags |= CTP_BPFTASK_PROC_SEQ_MIXED;
+	}
+	if (r->pid == r->tgid) {
+		p->flags |= CTP_BPFTASK_PROC_LEADER;
+		p->leader = idx;
+	}
+	p->n++;
+	p->minflt += r->minflt;
+	p->majflt += r->majflt;
+	p->utime += r->utime;
+	p->stime += r->stime;
+	p->rtime += r->sum_exec_runtime;
+	p->io[0] += r->rchar;
+	p->io[1] += r->wchar;
+	p->io[2] += r->syscr;
+	p->io[3] += r->syscw;
+	p->io[4] += r->read_bytes;
+	p->io[5] += r->write_bytes;
+	p->io[6] += r->cancelled_write_bytes;
+}
+
+int ctp_bpftask_proc_whole(const struct ctp_bpftask_proc *p,
+			   const struct ctp_bpftask_rec *leader)
+{
+	if (!leader || !(leader->present & CTP_BPFTASK_HAS_SIG) ||
+	    (p->flags & CTP_BPFTASK_PROC_SEQ_MIXED))
+		return 0;
+	if ((p->flags & CTP_BPFTASK_PROC_SEQ) && (p->seq & 1))
+		return 0; /* the block was written into while read */
+	return p->n == leader->nr_threads;
+}
+
+void ctp_bpftask_proc_ticks(const struct ctp_bpftask_proc *p,
+			    const struct ctp_bpftask_rec *leader,
+			    unsigned long user_hz, __u64 *utime, __u64 *stime)
+{
+	/* thread_group_cputime(): the block's, then every live thread's;
+	 * cputime_adjust() against signal->prev_cputime. */
+	__u64 pu = leader->sig_prev_utime, ps = leader->sig_prev_stime;
+
+	ctp_cputime_adjust(leader->sig_utime + p->utime,
+			   leader->sig_stime + p->stime,
+			   leader->sig_rtime + p->rtime, &pu, &ps);
+	*utime = ctp_nsec_to_clock_t(pu, user_hz);
+	*stime = ctp_nsec_to_clock_t(ps, user_hz);
+}
+
+#define PBIT(i) (UINT64_C(1) << (i))
+/* From the leader's block alone. */
+#define P_BLOCK                                                                \
+	(PBIT(CTP_SRC_PROC_NUM_THREADS) | PBIT(CTP_SRC_PROC_CMINFLT) |         \
+	 PBIT(CTP_SRC_PROC_CMAJFLT) | PBIT(CTP_SRC_PROC_CUTIME) |              \
+	 PBIT(CTP_SRC_PROC_CSTIME))
+#define P_FLT	(PBIT(CTP_SRC_PROC_MINFLT) | PBIT(CTP_SRC_PROC_MAJFLT))
+#define P_TIMES (PBIT(CTP_SRC_PROC_UTIME) | PBIT(CTP_SRC_PROC_STIME))
+#define P_IO_XACCT                                                             \
+	(PBIT(CTP_SRC_PROC_RCHAR) | PBIT(CTP_SRC_PROC_WCHAR) |                 \
+	 PBIT(CTP_SRC_PROC_SYSCR) | PBIT(CTP_SRC_PROC_SYSCW))
+#define P_IO_BYTES                                                             \
+	(PBIT(CTP_SRC_PROC_READ_BYTES) | PBIT(CTP_SRC_PROC_WRITE_BYTES) |      \
+	 PBIT(CTP_SRC_PROC_CANCELLED_WRITE_BYTES))
+_Static_assert(CTP_SRC_PROC_READ_BYTES == CTP_SRC_PROC_RCHAR + 4 &&
+		       CTP_SRC_PROC_CANCELLED_WRITE_BYTES ==
+			       CTP_SRC_PROC_RCHAR + 6,
+	       "the io values in sig_io's order");
+
+int ctp_bpftask_proc_to_src(const struct ctp_bpftask_proc *p,
+			    const struct ctp_bpftask_rec *leader,
+			    const struct ctp_bpftask_conv *conv,
+			    __u64 utime_ticks, __u64 stime_ticks,
+			    struct ctp_src_process *out)
+{
+	const struct ctp_bpftask_rec *l = leader;
+	uint64_t *v = out->v, valid = P_BLOCK;
+
+	memset(out, 0, sizeof(*out));
+	out->abi = 1;
+	out->size = sizeof(*out);
+	if (!l || !(l->present & CTP_BPFTASK_HAS_SIG))
+		return -ENODATA;
+	v[CTP_SRC_PROC_NUM_THREADS] = l->nr_threads;
+	v[CTP_SRC_PROC_CMINFLT] = l->sig_cminflt;
+	v[CTP_SRC_PROC_CMAJFLT] = l->sig_cmajflt;
+	v[CTP_SRC_PROC_CUTIME] =
+		ctp_nsec_to_clock_t(l->sig_cutime, conv->user_hz);
+	v[CTP_SRC_PROC_CSTIME] =
+		ctp_nsec_to_clock_t(l->sig_cstime, conv->user_hz);
+	if (ctp_bpftask_proc_whole(p, l)) {
+		valid |= P_FLT;
+		v[CTP_SRC_PROC_MINFLT] = l->sig_minflt + p->minflt;
+		v[CTP_SRC_PROC_MAJFLT] = l->sig_majflt + p->majflt;
+		if (conv->times && (l->present & CTP_BPFTASK_HAS_SIG_PREV)) {
+			valid |= P_TIMES;
+			v[CTP_SRC_PROC_UTIME] = utime_ticks;
+			v[CTP_SRC_PROC_STIME] = stime_ticks;
+		}
+		if (l->present & CTP_BPFTASK_HAS_IO_XACCT)
+			valid |= P_IO_XACCT;
+		if (l->present & CTP_BPFTASK_HAS_IO_BYTES)
+			valid |= P_IO_BYTES;
+		for (unsigned i = 0; i < 7; i++)
+			v[CTP_SRC_PROC_RCHAR + i] = l->sig_io[i] + p->io[i];
+	}
+	out->valid[0] = valid;
+	return 0;
+}
+
+int ctp_bpftask_process(const struct ctp_bpftask_rec *recs, const __u32 *idx,
+			size_t n, const struct ctp_bpftask_conv *conv,
+			struct ctp_src_process *out)
+{
+	struct ctp_bpftask_proc p = {0};
+	const struct ctp_bpftask_rec *leader = NULL;
+	__u64 ut = 0, st = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		__u32 i = idx ? idx[k] : (__u32)k;
+		p.tgid = recs[i].tgid;
+		ctp_bpftask_proc_add(&p, &recs[i], i);
+	}
+	if (p.flags & CTP_BPFTASK_PROC_LEADER) {
+		leader = &recs[p.leader];
+		ctp_bpftask_proc_ticks(&p, leader, conv->user_hz, &ut, &st);
+	}
+	return ctp_bpftask_proc_to_src(&p, leader, conv, ut, st, out);
 }

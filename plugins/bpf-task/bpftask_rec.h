@@ -9,7 +9,7 @@
 
 #include <linux/types.h>
 
-#define CTP_BPFTASK_REC_VERSION 3
+#define CTP_BPFTASK_REC_VERSION 4
 
 /* Bits of ctp_bpftask_rec.present: a group of values the running kernel
  * has (CO-RE existence checks, and for mm and delays a pointer that is not
@@ -30,7 +30,14 @@
 #define CTP_BPFTASK_HAS_DELAY_MAXMIN(f) (0x8000u << (f))
 /* cpus[] (cpus_mask.bits[0], and the words the kernel's NR_CPUS has). */
 #define CTP_BPFTASK_HAS_CPUS 0x400000u
-#define CTP_BPFTASK_HAS_ALL  0x7fffffu
+/* sig_seq: signal->stats_lock's sequence (every record). */
+#define CTP_BPFTASK_HAS_SIG_SEQ 0x800000u
+/* The group leader's record (pid == tgid) with its signal_struct block:
+ * nr_threads and sig_* (sig_io as HAS_IO_XACCT, HAS_IO_BYTES say). */
+#define CTP_BPFTASK_HAS_SIG 0x1000000u
+/* sig_prev_utime, sig_prev_stime (signal->prev_cputime). */
+#define CTP_BPFTASK_HAS_SIG_PREV 0x2000000u
+#define CTP_BPFTASK_HAS_ALL	 0x3ffffffu
 
 /* Words of cpus_mask a record holds: CPUs 0-255. */
 #define CTP_BPFTASK_CPU_WORDS 4
@@ -85,6 +92,22 @@ struct ctp_bpftask_rec {
 	 * at bit i % 64 of word i / 64; words the kernel lacks are 0. Not
 	 * yet and'ed with cpu_active_mask (sched_getaffinity() does). */
 	__u64 cpus[CTP_BPFTASK_CPU_WORDS];
+	/* Version 4: the thread group's signal_struct. sig_seq on every
+	 * record (HAS_SIG_SEQ): stats_lock's sequence, which goes up by 2 each
+	 * time an exiting thread's counters move into the block (and each
+	 * time a child is reaped); on the leader's record it is read before
+	 * and after the block and stored odd when it moved meanwhile. The
+	 * rest on the leader's record only (HAS_SIG), 0 on the others. */
+	__u32 sig_seq;
+	__u32 nr_threads;
+	__u64 sig_utime, sig_stime;	      /* raw ns, exited threads' */
+	__u64 sig_rtime;		      /* sum_sched_runtime, ns */
+	__u64 sig_prev_utime, sig_prev_stime; /* prev_cputime (HAS_SIG_PREV) */
+	__u64 sig_minflt, sig_majflt, sig_cminflt, sig_cmajflt;
+	__u64 sig_cutime, sig_cstime; /* ns, waited-for children's */
+	/* ioac: rchar, wchar, syscr, syscw, read_bytes, write_bytes,
+	 * cancelled_write_bytes. */
+	__u64 sig_io[7];
 };
 
 /*
@@ -110,7 +133,7 @@ static inline void ctp_bpftask_mm_marks(__u64 hiwater_rss, __u64 hiwater_vm,
 #include <stddef.h>
 #include <stdint.h>
 
-_Static_assert(sizeof(struct ctp_bpftask_rec) == 504,
+_Static_assert(sizeof(struct ctp_bpftask_rec) == 656,
 	       "ctp_bpftask_rec has padding or changed size");
 
 /*
@@ -224,6 +247,84 @@ void ctp_bpftask_keep_monotonic(const struct ctp_bpftask_ticks *prev,
 				size_t n_prev, struct ctp_bpftask_ticks *cur,
 				size_t n_cur);
 
+/*
+ * One process's part of a pass: the sums over the records of its threads
+ * (ctp_bpftask_proc_add, in any order), from which its "process" source
+ * values are made (ctp_bpftask_proc_to_src). Start from zeros with tgid
+ * set.
+ */
+struct ctp_bpftask_proc {
+	__s32 tgid;
+	__u32 n;      /* records added */
+	__u32 leader; /* idx of the tgid's own record (CTP_BPFTASK_PROC_LEADER)
+		       */
+	__u32 flags;  /* CTP_BPFTASK_PROC_* */
+	__u32 seq;    /* the first record's sig_seq */
+	__u32 pad;
+	__u64 minflt, majflt;
+	__u64 utime, stime, rtime; /* raw samples, sum_exec_runtime (ns) */
+	__u64 io[7];		   /* as sig_io */
+};
+#define CTP_BPFTASK_PROC_LEADER	   0x1u /* the leader's record was added */
+#define CTP_BPFTASK_PROC_SEQ	   0x2u /* the first record had sig_seq */
+#define CTP_BPFTASK_PROC_SEQ_MIXED 0x4u /* records differ in sig_seq */
+
+/* Add record r (its index idx, kept for the leader) to p. Pure. */
+void ctp_bpftask_proc_add(struct ctp_bpftask_proc *p,
+			  const struct ctp_bpftask_rec *r, __u32 idx);
+
+/*
+ * Whether p's sums are those of the threads the leader's signal block
+ * leaves out, at one instant: the leader's block read whole (an even
+ * sig_seq), every record with that sig_seq (no thread left the group and
+ * no child was reaped between the reads of the group's records; on a
+ * kernel without the sequence, not checked), and as many records as
+ * nr_threads (none born before the block was read and missed, none
+ * missed because it left before its turn). leader is p's leader record.
+ * Pure.
+ */
+int ctp_bpftask_proc_whole(const struct ctp_bpftask_proc *p,
+			   const struct ctp_bpftask_rec *leader);
+
+/*
+ * stat's (14) utime and (15) stime of the process in ticks, as
+ * thread_group_cputime_adjusted() then nsec_to_clock_t() make them: the
+ * group's raw samples and run time (the leader's block plus p's sums)
+ * through ctp_cputime_adjust() against signal->prev_cputime. Pure.
+ */
+void ctp_bpftask_proc_ticks(const struct ctp_bpftask_proc *p,
+			    const struct ctp_bpftask_rec *leader,
+			    unsigned long user_hz, __u64 *utime, __u64 *stime);
+
+struct ctp_src_process;
+
+/*
+ * Fill *out (struct ctp_src_process of include/ctprof/source-process.h)
+ * from p and its leader's record (NULL: none): num_threads and the
+ * children's values from the leader's block, the group's sums where
+ * ctp_bpftask_proc_whole() holds (utime_ticks and stime_ticks as the caller
+ * made them, ctp_bpftask_proc_ticks() kept monotonic, offered with
+ * conv->times and signal->prev_cputime), their valid bits and no other.
+ * Returns 0, or -ENODATA when there is no leader record with its block
+ * (nothing offered). Pure.
+ */
+int ctp_bpftask_proc_to_src(const struct ctp_bpftask_proc *p,
+			    const struct ctp_bpftask_rec *leader,
+			    const struct ctp_bpftask_conv *conv,
+			    __u64 utime_ticks, __u64 stime_ticks,
+			    struct ctp_src_process *out);
+
+/*
+ * The "process" values of the process whose records are recs[idx[0..n))
+ * (idx NULL: recs[0..n)), every one of the same tgid, as a first pass
+ * makes them (no clamp across passes): ctp_bpftask_proc_add over each,
+ * then ctp_bpftask_proc_ticks and ctp_bpftask_proc_to_src. Returns as the
+ * latter. Pure.
+ */
+int ctp_bpftask_process(const struct ctp_bpftask_rec *recs, const __u32 *idx,
+			size_t n, const struct ctp_bpftask_conv *conv,
+			struct ctp_src_process *out);
+
 /* A task's place in the walk order: key (tgid << 32 | tid, both positive)
  * and its record's index in the pass. */
 struct ctp_bpftask_key {
@@ -253,6 +354,11 @@ void ctp_bpftask_src_put(struct ctp_src_task *out, unsigned which, __u64 v);
 unsigned ctp_bpftask_check(const struct ctp_src_task *pass,
 			   const struct ctp_src_task *files, uint64_t off[2]);
 
+/* The same for the "process" values (struct ctp_src_process). Pure. */
+unsigned ctp_bpftask_proc_check(const struct ctp_src_process *pass,
+				const struct ctp_src_process *files,
+				uint64_t off[1]);
+
 /* "stat utime", "io rchar", ...: the file and its name for a value the
  * check sees (stat, status, io, schedstat), else NULL. */
 const char *ctp_bpftask_value_name(unsigned which);
@@ -260,6 +366,13 @@ const char *ctp_bpftask_value_name(unsigned which);
 /* The value a name means: the whole ("stat utime") or its second word
  * ("utime"); -1 when none. Pure. */
 int ctp_bpftask_value_by_name(const char *name);
+
+/* "process stat utime", "process io rchar", ...: the name of a "process"
+ * value (the check's, the log's), else NULL. */
+const char *ctp_bpftask_proc_value_name(unsigned which);
+
+/* The "process" value a whole name means, -1 when none. Pure. */
+int ctp_bpftask_proc_value_by_name(const char *name);
 #endif
 
 #endif /* CTP_BPFTASK_REC_H */

@@ -10,7 +10,9 @@
  * include/linux/delayacct.h (task_delay_info), include/linux/mm_types.h
  * (mm_struct; hiwater_* sit in an anonymous struct there, which CO-RE
  * looks through), include/linux/percpu_counter.h, include/linux/bpf.h
- * (bpf_iter_meta), kernel/bpf/task_iter.c (bpf_iter__task).
+ * (bpf_iter_meta), kernel/bpf/task_iter.c (bpf_iter__task),
+ * include/linux/sched/signal.h (signal_struct), include/linux/seqlock.h
+ * (seqlock_t, an anonymous struct there).
  */
 #ifndef CTP_BPFTASK_TASK_CORE_H
 #define CTP_BPFTASK_TASK_CORE_H
@@ -86,6 +88,36 @@ struct task_io_accounting {
 	__u64 cancelled_write_bytes;
 } CORE;
 
+/* The thread group's totals (include/linux/sched/signal.h): what exited
+ * threads left (utime .. ioac) and the waited-for children's (c*), and
+ * stats_lock, the seqlock __exit_signal() and wait_task_zombie() write
+ * them under. 5.10+: seqlock_t holds a seqcount_spinlock_t, which holds the
+ * seqcount_t; before, seqlock_t held the seqcount_t itself (the ___old
+ * flavour). */
+struct signal_struct {
+	int nr_threads;
+	struct {
+		struct {
+			struct {
+				unsigned int sequence;
+			} seqcount;
+		} seqcount;
+	} stats_lock;
+	__u64 utime, stime, cutime, cstime;
+	struct prev_cputime prev_cputime;
+	unsigned long min_flt, maj_flt, cmin_flt, cmaj_flt;
+	struct task_io_accounting ioac;
+	unsigned long long sum_sched_runtime;
+} CORE;
+
+struct signal_struct___old {
+	struct {
+		struct {
+			unsigned int sequence;
+		} seqcount;
+	} stats_lock;
+} CORE;
+
 /* NR_CPUS bits (include/linux/cpumask_types.h); the program reads the
  * words of CPUs 0-255 the running kernel has. */
 struct cpumask {
@@ -102,6 +134,7 @@ struct task_struct {
 	unsigned int rt_priority;
 	unsigned int policy;
 	struct mm_struct *mm;
+	struct signal_struct *signal;
 	struct prev_cputime prev_cputime;
 	struct task_delay_info___iter *delays;
 	int pid; /* pid_t */

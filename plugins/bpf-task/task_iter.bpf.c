@@ -4,7 +4,7 @@
  * so members are read directly (the verifier checks each load against the
  * kernel's BTF; no probe-read copy) at offsets libbpf relocates (CO-RE,
  * task_core.h). Members a kernel may lack are guarded by
- * bpf_core_field_exists and flagged in rec.present. The record (504 bytes)
+ * bpf_core_field_exists and flagged in rec.present. The record (656 bytes)
  * is built in a per-CPU map value (the BPF stack holds 512 bytes), every
  * member written once, no clearing first: a group the kernel lacks is
  * written as zeros.
@@ -55,6 +55,78 @@ int ctp_skip_delays;
 		}                                                              \
 	} while (0)
 
+/* stats_lock's sequence of signal_struct s, 5.10+ or before (seqlock_t
+ * holding the seqcount_t itself); 0 with has clear where neither. */
+static __always_inline __u32 sig_seq(struct signal_struct *s, int *has)
+{
+	struct signal_struct___old *o = (void *)s;
+
+	*has = 1;
+	if (bpf_core_field_exists(s->stats_lock.seqcount.seqcount.sequence))
+		return s->stats_lock.seqcount.seqcount.sequence;
+	if (bpf_core_field_exists(o->stats_lock.seqcount.sequence))
+		return o->stats_lock.seqcount.sequence;
+	*has = 0;
+	return 0;
+}
+
+/*
+ * The leader's signal_struct block: what /proc/<tgid>/stat and io add to
+ * the live threads' counters (fs/proc/array.c do_task_stat() with whole,
+ * fs/proc/base.c do_io_accounting(), kernel/sched/cputime.c
+ * thread_group_cputime_adjusted()). stats_lock's sequence is read before
+ * and after, with compiler barriers: a block an exiting thread or a reaped
+ * child wrote into meanwhile is marked by an odd sig_seq.
+ */
+static __always_inline void sig_block(struct ctp_bpftask_rec *r,
+				      struct signal_struct *s)
+{
+	int has;
+	__u32 seq = sig_seq(s, &has);
+
+	asm volatile("" ::: "memory");
+	r->present |= CTP_BPFTASK_HAS_SIG;
+	r->nr_threads = (__u32)s->nr_threads;
+	r->sig_utime = s->utime;
+	r->sig_stime = s->stime;
+	r->sig_rtime = s->sum_sched_runtime;
+	r->sig_minflt = s->min_flt;
+	r->sig_majflt = s->maj_flt;
+	r->sig_cminflt = s->cmin_flt;
+	r->sig_cmajflt = s->cmaj_flt;
+	r->sig_cutime = s->cutime;
+	r->sig_cstime = s->cstime;
+	if (bpf_core_field_exists(s->prev_cputime.utime)) {
+		r->present |= CTP_BPFTASK_HAS_SIG_PREV;
+		r->sig_prev_utime = s->prev_cputime.utime;
+		r->sig_prev_stime = s->prev_cputime.stime;
+	} else {
+		r->sig_prev_utime = r->sig_prev_stime = 0;
+	}
+	if (bpf_core_field_exists(s->ioac.rchar)) {
+		r->sig_io[0] = s->ioac.rchar;
+		r->sig_io[1] = s->ioac.wchar;
+		r->sig_io[2] = s->ioac.syscr;
+		r->sig_io[3] = s->ioac.syscw;
+	} else {
+		r->sig_io[0] = r->sig_io[1] = r->sig_io[2] = r->sig_io[3] = 0;
+	}
+	if (bpf_core_field_exists(s->ioac.read_bytes)) {
+		r->sig_io[4] = s->ioac.read_bytes;
+		r->sig_io[5] = s->ioac.write_bytes;
+		r->sig_io[6] = s->ioac.cancelled_write_bytes;
+	} else {
+		r->sig_io[4] = r->sig_io[5] = r->sig_io[6] = 0;
+	}
+	asm volatile("" ::: "memory");
+	if (has) {
+		r->present |= CTP_BPFTASK_HAS_SIG_SEQ;
+		r->sig_seq = sig_seq(s, &has) == seq ? seq : seq | 1;
+	} else {
+		r->sig_seq = 0;
+	}
+}
+
 /* Word w of cpus_mask, 0 where the kernel's NR_CPUS has no such word. */
 #define CPUS_WORD(r, t, w)                                                     \
 	(r)->cpus[w] = bpf_core_field_exists((t)->cpus_mask.bits[w])           \
@@ -69,6 +141,7 @@ int ctp_task_rec(struct bpf_iter__task *ctx)
 	struct task_delay_info___iter *d;
 	struct ctp_bpftask_rec *r;
 	struct mm_struct *mm;
+	struct signal_struct *sig;
 	__u32 zero = 0;
 
 	if (!t)
@@ -187,6 +260,23 @@ int ctp_task_rec(struct bpf_iter__task *ctx)
 		CPUS_WORD(r, t, 3);
 	} else {
 		__builtin_memset(r->cpus, 0, sizeof(r->cpus));
+	}
+	/* The group's totals on the leader's record only; every record
+	 * carries stats_lock's sequence, so user space tells a group no
+	 * thread left during the pass (README.md "The process source"). */
+	sig = t->signal;
+	if (sig && r->pid == r->tgid) {
+		sig_block(r, sig);
+	} else {
+		int has = 0;
+		r->sig_seq = sig ? sig_seq(sig, &has) : 0;
+		if (has)
+			r->present |= CTP_BPFTASK_HAS_SIG_SEQ;
+		r->nr_threads = 0;
+		__builtin_memset(
+			&r->sig_utime, 0,
+			sizeof(*r) - __builtin_offsetof(struct ctp_bpftask_rec,
+							sig_utime));
 	}
 	bpf_seq_write(seq, r, sizeof(*r));
 	return 0;
