@@ -36,7 +36,7 @@ endif()
 # live cases skip without root or a kernel that loads the program).
 if(TARGET ctp_bpftask)
   ctp_add_test(test_bpftask_plugin test_bpftask_plugin.c
-               LIBS ctp_harness ctp_procfs_parse ${CMAKE_DL_LIBS}
+               LIBS ctp_harness ctp_procfs_parse ctp_io_parse ${CMAKE_DL_LIBS}
                     Threads::Threads)
   add_dependencies(test_bpftask_plugin plugin-bpf-task)
 endif()

@@ -530,6 +530,8 @@ int hx_ctx_load(struct hx_ctx *ctx, size_t api_size)
 	ctx->loaded = true;
 	if (api_size)
 		ctx->eng.api.size = (uint32_t)api_size;
+	if (ctx->source_add)
+		ctx->eng.api.source_add = ctx->source_add;
 	if (ctp_engine_load(&ctx->eng) < 0)
 		fail_msg("loader: out of memory");
 	src_ctx = ctx;

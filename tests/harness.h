@@ -69,6 +69,11 @@ struct hx_ctx {
 	struct ctp_engine eng;
 	struct ctp_api core; /* the core's api table, which wrappers call */
 	bool loaded;	     /* hx_ctx_load ran */
+	/* Set by the test between hx_ctx_init and the load: the plugin's
+	 * source_add (it may call core.source_add), e.g. to take a source
+	 * the core refuses. */
+	int (*source_add)(struct ctp_ctx *ctx,
+			  const struct ctp_source_desc *desc);
 
 	/* Counted by the wrappers. log: lines at or below log_max (set by
 	 * the test; CTP_LOG_DEBUG); last_log is the last of them, or the

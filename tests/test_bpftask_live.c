@@ -9,8 +9,12 @@
  * The pass comes first, before anything reads the threads' stat, so
  * stat's utime and stime are worked out from a prev_cputime that no
  * /proc read has brought up to date. Prints "field: N of M equal" per
- * value; all must be equal. Skips (77) when not root, without BTF, when
- * bpf() is refused or when the program was not built.
+ * value; all must be equal. The "process" source of the same pass
+ * (include/ctprof/source-process.h, ctp_bpftask_process) against the
+ * child's <pid>/stat and <pid>/io, the child having reaped a child of its
+ * own and joined a thread that worked (so the signal block counts), and a
+ * pass over the child's threads alone. Skips (77) when not root, without BTF,
+ * when bpf() is refused or when the program was not built.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -47,6 +51,7 @@ int main(void)
 #include "schedstat_parse.h"
 #include "taskstats_reply.h"
 
+#include <ctprof/source-process.h>
 #include <ctprof/source-task.h>
 
 #define N_THREADS 8
@@ -170,6 +175,103 @@ static void *sleeper(void *arg)
 	return NULL;
 }
 
+/* Reads and writes, then exits. */
+static void *gone(void *arg)
+{
+	char buf[300] = {0};
+	int fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	(void)arg;
+	if (fd >= 0) {
+		(void)!read(fd, buf, sizeof(buf));
+		close(fd);
+	}
+	fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		(void)!write(fd, buf, sizeof(buf));
+		close(fd);
+	}
+	return NULL;
+}
+
+/* What the plugin's conversion is told about this host (main()). */
+static struct ctp_bpftask_conv conv;
+
+/*
+ * The "process" values of pid from the pass's records (as the plugin makes
+ * them for a first pass) against its <pid>/stat and <pid>/io, each
+ * printed; 0 when all 16 are offered and equal.
+ */
+static int compare_process(const struct ctp_bpftask_rec *recs, int n, pid_t pid)
+{
+	static const unsigned stat_field[9] = {20, 10, 12, 14, 15,
+					       11, 13, 16, 17};
+	static const char *const names[CTP_SRC_PROC_N_VALUES] = {
+		"num_threads (stat 20)",
+		"minflt (stat 10)",
+		"majflt (stat 12)",
+		"utime (stat 14)",
+		"stime (stat 15)",
+		"cminflt (stat 11)",
+		"cmajflt (stat 13)",
+		"cutime (stat 16)",
+		"cstime (stat 17)",
+		"rchar (io)",
+		"wchar (io)",
+		"syscr (io)",
+		"syscw (io)",
+		"read_bytes (io)",
+		"write_bytes (io)",
+		"cancelled_write_bytes (io)",
+	};
+	__u32 idx[MAX_TASKS];
+	size_t k = 0;
+	struct ctp_src_process p;
+	uint64_t file[CTP_SRC_PROC_N_VALUES], v;
+	char buf[4096], path[64];
+	struct ctp_stat st;
+	struct ctp_io io;
+	int fd, rc = 0;
+	ssize_t len;
+
+	for (int i = 0; i < n && k < MAX_TASKS; i++)
+		if (recs[i].tgid == pid)
+			idx[k++] = (__u32)i;
+	if (ctp_bpftask_process(recs, idx, k, &conv, &p) < 0) {
+		printf("FAIL: process %d: no leader record\n", (int)pid);
+		return 1;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	len = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (len <= 0 || ctp_parse_stat(buf, (size_t)len, &st) < 0)
+		return printf("FAIL: %s unread\n", path), 1;
+	for (unsigned i = 0; i < 9; i++)
+		file[i] = st.w[stat_field[i]].u;
+	snprintf(path, sizeof(path), "/proc/%d/io", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	len = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (len <= 0 || ctp_parse_io(buf, (size_t)len, &io) < 0)
+		return printf("FAIL: %s unread\n", path), 1;
+	for (unsigned i = 0; i < CTP_IO_N; i++)
+		file[CTP_SRC_PROC_RCHAR + i] = io.v[i];
+	for (unsigned i = 0; i < CTP_SRC_PROC_N_VALUES; i++) {
+		bool has = ctp_src_process_get(&p, sizeof(p), i, &v);
+		printf("process %s: %s (%llu, file %llu)\n", names[i],
+		       !has	      ? "NOT OFFERED"
+		       : v == file[i] ? "equal"
+				      : "DIFFERS",
+		       has ? (unsigned long long)v : 0ull,
+		       (unsigned long long)file[i]);
+		if (!has || v != file[i])
+			rc = 1;
+	}
+	return rc;
+}
+
 static pid_t spawn(void)
 {
 	int blk[2], rdy[2];
@@ -185,6 +287,21 @@ static pid_t spawn(void)
 		close(rdy[0]);
 		block_fd = blk[0];
 		ready_fd = rdy[1];
+		/* A child of its own that faults and is reaped (cminflt),
+		 * a thread that reads and writes and is joined (its counters
+		 * in the signal block). */
+		signal(SIGCHLD, SIG_DFL);
+		pid_t g = fork();
+		if (g == 0) {
+			char *p = malloc(1 << 20);
+			for (size_t i = 0; p && i < (1u << 20); i += 4096)
+				p[i] = 1;
+			_exit(0);
+		}
+		if (g < 0 || waitpid(g, NULL, 0) != g ||
+		    pthread_create(&t, NULL, gone, NULL) ||
+		    pthread_join(t, NULL))
+			_exit(3);
 		for (int i = 0; i < N_THREADS; i++)
 			if (pthread_create(&t, NULL, sleeper,
 					   (void *)(intptr_t)(i + 1)))
@@ -281,9 +398,6 @@ static int ts_query(int tid, struct ctp_taskstats *out)
 	return ctp_ts_parse_reply(buf, (size_t)n, ts_family, (uint32_t)tid,
 				  out);
 }
-
-/* What the plugin's conversion is told about this host. */
-static struct ctp_bpftask_conv conv;
 
 /* A thread's files, read with the parsers of procfs-stat, schedstat and
  * io, and its taskstats reply; false when the thread or one of its files
@@ -757,6 +871,24 @@ int main(void)
 		if (keq != kt || kidle == 0 || kcpus_off)
 			rc = 1;
 	}
+	/* The child's "process" values from the same pass: taken before any
+	 * read of its <pid>/stat, so against a signal->prev_cputime that no
+	 * /proc read brought up to date. */
+	if (compare_process(recs, n_recs, child))
+		rc = 1;
+	/* A pass over the child's threads alone (6.1+: the iterator's pid
+	 * parameter): its N_THREADS + 1 records, one process. */
+	r = ctp_bpftask_pass_pid(b, child, 256u << 20, &recs);
+	if (r != N_THREADS + 1) {
+		printf("FAIL: a pass over the child returned %d\n", r);
+		rc = 1;
+	}
+	for (int k = 0; k < r; k++)
+		if (recs[k].tgid != child) {
+			printf("FAIL: a pass over the child has task %d\n",
+			       recs[k].pid);
+			rc = 1;
+		}
 	/* The reader is bounded: a stream past max_bytes is refused, and the
 	 * next pass is whole again. */
 	r = ctp_bpftask_pass(b, 2 * sizeof(struct ctp_bpftask_rec), &recs);

@@ -27,11 +27,16 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <signal.h>
+#include <time.h>
 
 #include <cmocka.h>
 
+#include "ctprof/source-process.h"
 #include "ctprof/source-task.h"
 #include "harness.h"
+#include "io_parse.h"
 #include "procfs_parse.h"
 
 #define PLUGIN_PATH CTP_TEST_PLUGIN_DIR "/bpf-task.so"
@@ -41,12 +46,36 @@ static int setup(void **state)
 	return hx_fx_setup(state, PLUGIN_PATH);
 }
 
-/* Load with the live /proc and /sys as the roots; false (the test
- * skipped, with the plugin's reason) where the source is not offered. */
-static bool start_live(struct hx_fx *fx, const char *const *opts,
-		       size_t api_size)
+/* The "process" source the plugin offered through take_process, which
+ * takes it where the core (until it serves process sources) refuses it. */
+static struct ctp_source_desc proc_desc;
+static bool proc_offered;
+static struct hx_fx *proc_fx;
+
+static int take_process(struct ctp_ctx *ctx, const struct ctp_source_desc *d)
+{
+	if (d->size >= offsetof(struct ctp_source_desc, scope) +
+			       sizeof(d->scope) &&
+	    d->scope == CTP_SCOPE_PROCESS) {
+		proc_desc = *d;
+		proc_offered = true;
+		return 0;
+	}
+	return proc_fx->ctx.core.source_add(ctx, d);
+}
+
+/* Load with the live /proc and /sys as the roots, the process source
+ * taken (take_process) with take; false (the test skipped, with the
+ * plugin's reason) where the source is not offered. */
+static bool start_live_as(struct hx_fx *fx, const char *const *opts,
+			  size_t api_size, bool take)
 {
 	hx_ctx_init(&fx->ctx, fx->p, opts);
+	proc_offered = false;
+	if (take) {
+		proc_fx = fx;
+		fx->ctx.source_add = take_process;
+	}
 	fx->state = NULL;
 	fx->ctx.eng.roots.proc_fd =
 		open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -59,6 +88,12 @@ static bool start_live(struct hx_fx *fx, const char *const *opts,
 		return false;
 	}
 	return true;
+}
+
+static bool start_live(struct hx_fx *fx, const char *const *opts,
+		       size_t api_size)
+{
+	return start_live_as(fx, opts, api_size, false);
 }
 
 static int fill(struct hx_fx *fx, int32_t tgid, int32_t tid,
@@ -164,7 +199,8 @@ static void live(void **state)
 	}
 	if (!start_live(fx, NULL, 0))
 		skip();
-	assert_int_equal(fx->ctx.eng.n_sources, 1);
+	/* "task" first; "process" beside it where the core takes it. */
+	assert_true(fx->ctx.eng.n_sources >= 1);
 	assert_string_equal(fx->ctx.eng.sources[0].name, CTP_SOURCE_TASK);
 	assert_non_null(fx->ctx.eng.sources[0].walk);
 	/* Before any pass: no list, no values. */
@@ -394,6 +430,289 @@ static void check_on_kernel(void **state)
 	hx_fx_stop(fx);
 }
 
+/* ---- The process source ------------------------------------------------ */
+
+/* A child process: it reaps a child of its own that ran and faulted (its
+ * cutime and cminflt count) and joins a thread that did the work below
+ * (its counters in the signal block), then three threads (its main one
+ * too) burn ~30 ms of CPU, fault, write, and block; ready gets a byte a
+ * thread. */
+static void *proc_worker(void *arg)
+{
+	int *fds = arg; /* ready, hold (-1: none) */
+	struct timespec t0, t;
+	char buf[256] = {0}, c;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	do {
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000000000L + t.tv_nsec - t0.tv_nsec <
+		 30000000L);
+	char *p = malloc(1 << 20);
+	if (p) {
+		for (size_t i = 0; i < (1u << 20); i += 4096)
+			p[i] = 1;
+		free(p);
+	}
+	int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		(void)!write(fd, buf, sizeof(buf));
+		close(fd);
+	}
+	if (fds[0] >= 0)
+		(void)!write(fds[0], "r", 1);
+	while (fds[1] >= 0 && read(fds[1], &c, 1) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
+static pid_t proc_child(int *hold_w)
+{
+	int rd[2], hd[2];
+	char c;
+	pid_t pid;
+
+	assert_int_equal(pipe2(rd, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(hd, O_CLOEXEC), 0);
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fds[2] = {rd[1], hd[0]};
+		pthread_t th[2];
+		close(rd[0]);
+		close(hd[1]);
+		signal(SIGCHLD, SIG_DFL);
+		pid_t g = fork();
+		if (g == 0) {
+			char *p = malloc(1 << 20);
+			for (size_t i = 0; p && i < (1u << 20); i += 4096)
+				p[i] = 1;
+			struct timespec t0, t;
+			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+			do {
+				clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+			} while ((t.tv_sec - t0.tv_sec) * 1000000000L +
+					 t.tv_nsec - t0.tv_nsec <
+				 30000000L);
+			_exit(0);
+		}
+		if (g < 0 || waitpid(g, NULL, 0) != g)
+			_exit(1);
+		/* A thread that works and exits: its counters move into
+		 * the signal block. */
+		int gone[2] = {-1, -1}; /* no byte, no block */
+		if (pthread_create(&th[0], NULL, proc_worker, gone) ||
+		    pthread_join(th[0], NULL))
+			_exit(1);
+		for (int i = 0; i < 2; i++)
+			if (pthread_create(&th[i], NULL, proc_worker, fds))
+				_exit(1);
+		proc_worker(fds);
+		_exit(0);
+	}
+	close(rd[1]);
+	close(hd[0]);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(read(rd[0], &c, 1), 1);
+	close(rd[0]);
+	/* Each thread blocked in read(): 'S' in its stat. */
+	for (int tries = 0; tries < 2000; tries++) {
+		char path[64];
+		int blocked = 0;
+		DIR *d;
+		snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+		d = opendir(path);
+		assert_non_null(d);
+		for (struct dirent *e; (e = readdir(d));) {
+			char buf[1024], spath[320];
+			struct ctp_stat st;
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(spath, sizeof(spath), "/proc/%d/task/%s/stat",
+				 (int)pid, e->d_name);
+			int fd = open(spath, O_RDONLY | O_CLOEXEC);
+			ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+			if (fd >= 0)
+				close(fd);
+			if (n > 0 && ctp_parse_stat(buf, (size_t)n, &st) == 0 &&
+			    st.w[3].c == 'S')
+				blocked++;
+		}
+		closedir(d);
+		if (blocked == 3)
+			break;
+		usleep(1000);
+	}
+	*hold_w = hd[1];
+	return pid;
+}
+
+static void proc_child_end(pid_t pid, int hold_w)
+{
+	close(hold_w);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
+/* The child's <pid>/stat and <pid>/io in the source's layout. */
+static void proc_files(pid_t pid, struct ctp_src_process *out)
+{
+	static const unsigned stat_field[9] = {20, 10, 12, 14, 15,
+					       11, 13, 16, 17};
+	char path[64], buf[4096];
+	struct ctp_stat st;
+	struct ctp_io io;
+	ssize_t n;
+	int fd;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	assert_true(n > 0);
+	assert_int_equal(ctp_parse_stat(buf, (size_t)n, &st), 0);
+	for (unsigned i = 0; i < 9; i++) {
+		assert_true(ctp_stat_has(&st, stat_field[i]));
+		out->v[i] = st.w[stat_field[i]].u; /* NUM_THREADS .. CSTIME */
+	}
+	snprintf(path, sizeof(path), "/proc/%d/io", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	assert_true(n > 0);
+	assert_int_equal(ctp_parse_io(buf, (size_t)n, &io), 0);
+	for (unsigned i = 0; i < CTP_IO_N; i++)
+		out->v[CTP_SRC_PROC_RCHAR + i] = io.v[i];
+}
+
+static int pfill(struct hx_fx *fx, pid_t tgid, struct ctp_src_process *out)
+{
+	struct hx_task ft;
+	size_t len = 0;
+	int r;
+
+	hx_task_init(&ft, tgid, tgid);
+	memset(ft.src_buf, 0x5a, sizeof(ft.src_buf));
+	r = proc_desc.fill(hx_state(&fx->ctx), &ft.task, ft.src_buf,
+			   sizeof(ft.src_buf), &len);
+	if (r == 0) {
+		assert_int_equal(len, sizeof(*out));
+		memcpy(out, ft.src_buf, sizeof(*out));
+	}
+	return r;
+}
+
+/*
+ * The source "process" where a core takes it (take_process): offered with
+ * its layout, the check at init judging its values on a child of its own
+ * (nothing off here), and every value of a quiescent child of three
+ * threads, which reaped one of its own, equal to its <pid>/stat and
+ * <pid>/io (each counter not 0 where the work makes it count). A process
+ * not in the pass: nothing, counted. Where the core refuses it (every
+ * other test here), the task source alone, nothing broken.
+ */
+static void process_source(void **state)
+{
+	struct hx_fx *fx = *state;
+	struct ctp_src_process p, f;
+	struct hx_rec host;
+	int hold_w;
+	pid_t pid;
+
+	if (geteuid() != 0) {
+		printf("SKIP: not root\n");
+		skip();
+	}
+	unsetenv("CTP_BPFTASK_CHECK_SKEW");
+	pid = proc_child(&hold_w);
+	if (!start_live_as(fx, NULL, 0, true)) {
+		proc_child_end(pid, hold_w);
+		skip();
+	}
+	assert_true(proc_offered);
+	assert_string_equal(proc_desc.name, CTP_SOURCE_PROCESS);
+	assert_int_equal(proc_desc.n_values, CTP_SRC_PROC_N_VALUES);
+	assert_int_equal(proc_desc.valid_words, 1);
+	assert_null(proc_desc.walk);
+	assert_int_equal(hx_fx_host(fx, &host), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "check_not_run"), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "check_off"), 0);
+	assert_false(hx_hint_set(&fx->ctx));
+
+	assert_int_equal(pfill(fx, pid, &p), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "proc_fill"), 1);
+	assert_int_equal(p.abi, 1);
+	assert_int_equal(p.size, sizeof(p));
+	proc_files(pid, &f);
+	for (unsigned i = 0; i < CTP_SRC_PROC_N_VALUES; i++) {
+		uint64_t v;
+		if (!ctp_src_process_get(&p, sizeof(p), i, &v))
+			fail_msg("value %u not offered", i);
+		printf("process value %2u: %llu from the source, %llu from "
+		       "its file\n",
+		       i, (unsigned long long)v, (unsigned long long)f.v[i]);
+		if (v != f.v[i])
+			fail_msg("value %u: %llu, file %llu", i,
+				 (unsigned long long)v,
+				 (unsigned long long)f.v[i]);
+	}
+	/* The work counted: 3 threads, faults, CPU, a write, a child. */
+	assert_int_equal(p.v[CTP_SRC_PROC_NUM_THREADS], 3);
+	assert_true(p.v[CTP_SRC_PROC_MINFLT] > 0);
+	assert_true(p.v[CTP_SRC_PROC_UTIME] + p.v[CTP_SRC_PROC_STIME] >= 3);
+	assert_true(p.v[CTP_SRC_PROC_CMINFLT] > 0);
+	assert_true(p.v[CTP_SRC_PROC_WCHAR] >= 4 * 256);
+	assert_true(p.v[CTP_SRC_PROC_SYSCW] >= 4);
+	/* Not in the pass (no such process). */
+	assert_int_equal(pfill(fx, 0x7ffffff0, &p), -ENODATA);
+	assert_int_equal(hx_summary(&fx->ctx, "proc_miss"), 1);
+	hx_fx_stop(fx);
+	proc_child_end(pid, hold_w);
+}
+
+/* The check at init with a process value made unequal
+ * (CTP_BPFTASK_CHECK_SKEW): that value is never offered, the others are,
+ * the hint names it, counted once. */
+static void process_check_off(void **state)
+{
+	struct hx_fx *fx = *state;
+	struct ctp_src_process p;
+	struct hx_rec host;
+	uint64_t v;
+
+	if (geteuid() != 0) {
+		printf("SKIP: not root\n");
+		skip();
+	}
+	setenv("CTP_BPFTASK_CHECK_SKEW", "process stat utime", 1);
+	bool live = start_live_as(fx, NULL, 0, true);
+	unsetenv("CTP_BPFTASK_CHECK_SKEW");
+	if (!live)
+		skip();
+	if (!strstr(hx_hint(&fx->ctx), "process stat utime") ||
+	    strstr(hx_hint(&fx->ctx), "stime"))
+		fail_msg("hint \"%s\"", hx_hint(&fx->ctx));
+	assert_int_equal(hx_fx_host(fx, &host), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "check_off"), 1);
+	assert_int_equal(pfill(fx, getpid(), &p), 0);
+	assert_false(
+		ctp_src_process_get(&p, sizeof(p), CTP_SRC_PROC_UTIME, &v));
+	assert_true(ctp_src_process_get(&p, sizeof(p), CTP_SRC_PROC_NUM_THREADS,
+					&v));
+	/* The task source's utime is another value: still offered. */
+	struct ctp_src_task t;
+	assert_int_equal(
+		fill(fx, getpid(), (pid_t)syscall(SYS_gettid), NULL, &t), 0);
+	assert_true(ctp_src_task_get(&t, sizeof(t), CTP_SRC_TASK_UTIME, &v));
+	assert_int_equal(hx_fx_host(fx, &host), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "check_off"), 1);
+	hx_fx_stop(fx);
+}
+
 static void older_core(void **state)
 {
 	struct hx_fx *fx = *state;
@@ -423,6 +742,8 @@ int main(void)
 		cmocka_unit_test(refused_after_init),
 		cmocka_unit_test(older_core),
 		cmocka_unit_test(check_on_kernel),
+		cmocka_unit_test(process_source),
+		cmocka_unit_test(process_check_off),
 	};
 	return cmocka_run_group_tests(tests, setup, hx_fx_teardown);
 }

@@ -18,6 +18,7 @@
 
 #include <ctprof/plugin-util.h>
 #include <ctprof/plugin.h>
+#include <ctprof/source-process.h>
 #include <ctprof/source-task.h>
 
 #include <errno.h>
@@ -32,7 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define DUMP_MAX_BYTES (512u << 20) /* a million tasks of 504 bytes */
+#define DUMP_MAX_BYTES (656u << 20) /* a million tasks of 656 bytes */
 
 static void dump_rec(const struct ctp_bpftask_rec *r)
 {
@@ -83,34 +84,107 @@ static void dump_rec(const struct ctp_bpftask_rec *r)
 	printf("0x%x\t0x%x\t%.16s\n", r->flags, r->present, r->comm);
 }
 
-/* ctprof-core bpf-task-dump [--tid TID]: one pass, one line per task. */
+static bool nohz_full(int sys_fd);
+
+/* One process's "process" values (ctp_bpftask_process, as a first pass
+ * makes them), a tab-separated line, "-" for a value not offered. */
+static void dump_proc(const struct ctp_bpftask_rec *recs, const __u32 *idx,
+		      size_t n, const struct ctp_bpftask_conv *conv)
+{
+	struct ctp_src_process v;
+	uint64_t x;
+
+	if (ctp_bpftask_process(recs, idx, n, conv, &v) < 0) {
+		printf("%d\tno leader record\n", recs[idx[0]].tgid);
+		return;
+	}
+	printf("%d", recs[idx[0]].tgid);
+	for (unsigned i = 0; i < CTP_SRC_PROC_N_VALUES; i++)
+		if (ctp_src_process_get(&v, sizeof(v), i, &x))
+			printf("\t%llu", (unsigned long long)x);
+		else
+			printf("\t-");
+	printf("\t%zu\n", n);
+}
+
+/* The pass by process (tgid, or every one with tgid 0): a line each. */
+static int dump_procs(const struct ctp_bpftask_rec *recs, size_t n, long tgid)
+{
+	struct ctp_bpftask_conv conv = {
+		.user_hz = (unsigned long)sysconf(_SC_CLK_TCK)};
+	struct ctp_bpftask_key *keys = calloc(n ? n : 1, sizeof(*keys));
+	struct ctp_bpftask_key *tmp = calloc(n ? n : 1, sizeof(*tmp));
+	__u32 *idx = calloc(n ? n : 1, sizeof(*idx));
+	int sys_fd = open("/sys", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	conv.times = !nohz_full(sys_fd);
+	if (sys_fd >= 0)
+		close(sys_fd);
+	if (!keys || !tmp || !idx) {
+		free(keys);
+		free(tmp);
+		free(idx);
+		fprintf(stderr, "ctprof-core: bpf-task-dump: %s\n",
+			strerror(ENOMEM));
+		return 1;
+	}
+	for (size_t i = 0; i < n; i++)
+		keys[i] = (struct ctp_bpftask_key){
+			.key = (__u64)(uint32_t)recs[i].tgid << 32 |
+			       (uint32_t)recs[i].pid,
+			.idx = (__u32)i};
+	ctp_bpftask_sort(keys, tmp, n);
+	for (size_t i = 0; i < n; i++)
+		idx[i] = keys[i].idx;
+	printf("tgid\tnum_threads\tminflt\tmajflt\tutime\tstime\tcminflt\t"
+	       "cmajflt\tcutime\tcstime\trchar\twchar\tsyscr\tsyscw\t"
+	       "read_bytes\twrite_bytes\tcancelled_write_bytes\trecords\n");
+	for (size_t lo = 0, hi; lo < n; lo = hi) {
+		for (hi = lo + 1;
+		     hi < n && recs[idx[hi]].tgid == recs[idx[lo]].tgid; hi++)
+			;
+		if (!tgid || recs[idx[lo]].tgid == tgid)
+			dump_proc(recs, &idx[lo], hi - lo, &conv);
+	}
+	free(keys);
+	free(tmp);
+	free(idx);
+	return 0;
+}
+
+/* ctprof-core bpf-task-dump [--tid TID | --processes [TGID]]: one pass,
+ * one line per task, or per process with its "process" values. */
 static int cmd_dump(int argc, char **argv)
 {
 	static const char usage[] =
-		"Usage: ctprof-core bpf-task-dump [--tid TID]\n";
+		"Usage: ctprof-core bpf-task-dump [--tid TID | --processes "
+		"[TGID]]\n";
 	const struct ctp_bpftask_rec *recs;
 	struct ctp_bpftask *b = NULL;
 	char why[256] = "";
+	bool procs = false;
 	long tid = 0;
 	char *end;
-	int n;
+	int n, rc;
 
 	if (argc == 2 && !strcmp(argv[1], "--help")) {
 		fputs(usage, stdout);
 		return 0;
 	}
-	if (argc == 3 && !strcmp(argv[1], "--tid")) {
+	if (argc >= 2 && argc <= 3 && !strcmp(argv[1], "--processes"))
+		procs = true;
+	if ((argc == 3 && !strcmp(argv[1], "--tid")) || (procs && argc == 3)) {
 		errno = 0;
 		tid = strtol(argv[2], &end, 10);
 		if (errno || *end || end == argv[2] || tid <= 0 ||
 		    tid > 0x7fffffff) {
 			fprintf(stderr,
-				"ctprof-core: bpf-task-dump: bad tid "
+				"ctprof-core: bpf-task-dump: bad %s "
 				"'%s'\n",
-				argv[2]);
+				procs ? "tgid" : "tid", argv[2]);
 			return 2;
 		}
-	} else if (argc != 1) {
+	} else if (argc != 1 && !(procs && argc == 2)) {
 		fputs(usage, stderr);
 		return 2;
 	}
@@ -125,6 +199,11 @@ static int cmd_dump(int argc, char **argv)
 			strerror(-n));
 		ctp_bpftask_free(b);
 		return 1;
+	}
+	if (procs) {
+		rc = dump_procs(recs, (size_t)n, tid);
+		ctp_bpftask_free(b);
+		return rc;
 	}
 	printf("tgid\ttid\tstart_boottime_ns\tminflt\tmajflt\tnvcsw\tnivcsw\t"
 	       "sum_exec_runtime_ns\trun_delay_ns\tpcount\trchar\twchar\t"
@@ -151,6 +230,9 @@ enum counter {
 	C_UNAVAILABLE,	 /* captures without the source: not loaded (hint) */
 	C_CHECK_OFF,	 /* values the init check turned off (once) */
 	C_CHECK_NOT_RUN, /* 1 when the init check could not run (once) */
+	C_PROC_FILL,	 /* process fills with every value the pass has */
+	C_PROC_PART,	 /* process fills without the group's sums */
+	C_PROC_MISS,	 /* process fills with nothing (no leader record) */
 	N_COUNTERS
 };
 
@@ -164,6 +246,9 @@ static const char *const counter_names[N_COUNTERS] = {
 	[C_UNAVAILABLE] = "unavailable",
 	[C_CHECK_OFF] = "check_off",
 	[C_CHECK_NOT_RUN] = "check_not_run",
+	[C_PROC_FILL] = "proc_fill",
+	[C_PROC_PART] = "proc_partial",
+	[C_PROC_MISS] = "proc_miss",
 };
 
 static const struct ctp_option_desc options[] = {CTP_BPFTASK_OPTIONS};
@@ -191,9 +276,18 @@ struct bt_state {
 	 * then the pass's masks can give sched_getaffinity()'s. */
 	bool cpus_fit;
 	__u64 possible[CTP_BPFTASK_CPU_WORDS];
-	/* The init check: values never offered (valid's layout). */
-	uint64_t off[2];
-	unsigned n_off;
+	/* The source "process" (offered: proc_on): the pass's processes in
+	 * tgid order, their sums and stat's times (kept monotonic as the
+	 * threads' are), and each walk index's process. */
+	bool proc_on;
+	struct ctp_bpftask_proc *procs;
+	struct ctp_bpftask_ticks *pticks, *pprev;
+	uint32_t *grp; /* walk index -> process */
+	size_t n_procs, n_pprev, cap_procs, cap_pticks, cap_pprev, cap_grp;
+	/* The init check: values never offered (valid's layout), of "task"
+	 * (off) and of "process" (poff). */
+	uint64_t off[2], poff[1];
+	unsigned n_off, n_poff;
 	bool check_not_run, check_counted;
 	char hint[400];
 };
@@ -267,6 +361,56 @@ static int bt_fill(void *state, const struct ctp_task *task, void *buf,
 	return 0;
 }
 
+/* The process of tgid in st->procs, or st->n_procs. */
+static size_t find_proc(const struct bt_state *st, int32_t tgid)
+{
+	size_t lo = 0, hi = st->n_procs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (st->procs[mid].tgid == tgid)
+			return mid;
+		if (st->procs[mid].tgid < tgid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return st->n_procs;
+}
+
+/* The source "process" for a process row (task->tid is its tgid). */
+static int bt_pfill(void *state, const struct ctp_task *task, void *buf,
+		    size_t cap, size_t *len)
+{
+	struct bt_state *st = state;
+	struct ctp_src_process *out = buf;
+	const struct ctp_bpftask_proc *p;
+	size_t g;
+
+	if (!st->pass_ok || !st->proc_on || cap < sizeof(*out))
+		return -ENODATA;
+	g = find_proc(st, task->tgid);
+	if (g == st->n_procs ||
+	    !(st->procs[g].flags & CTP_BPFTASK_PROC_LEADER)) {
+		count(st, C_PROC_MISS, 1);
+		return -ENODATA;
+	}
+	p = &st->procs[g];
+	if (ctp_bpftask_proc_to_src(p, &st->recs[p->leader], &st->conv,
+				    st->pticks[g].utime, st->pticks[g].stime,
+				    out) < 0) {
+		count(st, C_PROC_MISS, 1);
+		return -ENODATA;
+	}
+	count(st,
+	      ctp_bpftask_proc_whole(p, &st->recs[p->leader]) ? C_PROC_FILL
+							      : C_PROC_PART,
+	      1);
+	out->valid[0] &= ~st->poff[0];
+	*len = sizeof(*out);
+	return 0;
+}
+
 static int bt_walk(void *state, const struct ctp_walk_task **tasks, size_t *n)
 {
 	struct bt_state *st = state;
@@ -276,6 +420,54 @@ static int bt_walk(void *state, const struct ctp_walk_task **tasks, size_t *n)
 	*tasks = st->walk;
 	*n = st->n;
 	return 0;
+}
+
+/* The processes of the sorted keys: st->procs (zeroed sums, in tgid
+ * order) and st->grp (each walk index's process). */
+static void group_procs(struct bt_state *st, const struct ctp_bpftask_key *keys,
+			size_t n)
+{
+	size_t g = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int32_t tgid = (int32_t)(keys[i].key >> 32);
+		if (i == 0 || st->procs[g - 1].tgid != tgid)
+			st->procs[g++] =
+				(struct ctp_bpftask_proc){.tgid = tgid};
+		st->grp[i] = (uint32_t)(g - 1);
+	}
+	st->n_procs = g;
+}
+
+/*
+ * stat's times of every process of the pass (st->pticks), kept from going
+ * down as the threads' are: where the group's sums are not whole, or times
+ * are not offered, the last pass's values are carried (0 raised to them),
+ * never a sum of another set of threads.
+ */
+static void proc_times(struct bt_state *st)
+{
+	for (size_t g = 0; g < st->n_procs; g++) {
+		const struct ctp_bpftask_proc *p = &st->procs[g];
+		const struct ctp_bpftask_rec *l =
+			p->flags & CTP_BPFTASK_PROC_LEADER
+				? &st->recs[p->leader]
+				: NULL;
+		struct ctp_bpftask_ticks *t = &st->pticks[g];
+
+		*t = (struct ctp_bpftask_ticks){
+			.tgid = p->tgid,
+			.tid = p->tgid,
+			.start_boottime = l ? l->start_boottime : 0};
+		if (l && ctp_bpftask_proc_whole(p, l) &&
+		    (l->present & CTP_BPFTASK_HAS_SIG_PREV))
+			ctp_bpftask_proc_ticks(p, l, st->conv.user_hz,
+					       &t->utime, &t->stime);
+	}
+	ctp_bpftask_keep_monotonic(st->pprev, st->n_pprev, st->pticks,
+				   st->n_procs);
+	memcpy(st->pprev, st->pticks, st->n_procs * sizeof(*st->pticks));
+	st->n_pprev = st->n_procs;
 }
 
 /*
@@ -294,6 +486,12 @@ static int index_pass(struct bt_state *st, size_t n)
 	    (r = CTP_GROW(st->ticks, st->cap_ticks, n, 1024)) < 0 ||
 	    (r = CTP_GROW(st->prev, st->cap_prev, n, 1024)) < 0)
 		return r;
+	if (st->proc_on &&
+	    ((r = CTP_GROW(st->procs, st->cap_procs, n, 256)) < 0 ||
+	     (r = CTP_GROW(st->pticks, st->cap_pticks, n, 256)) < 0 ||
+	     (r = CTP_GROW(st->pprev, st->cap_pprev, n, 256)) < 0 ||
+	     (r = CTP_GROW(st->grp, st->cap_grp, n, 1024)) < 0))
+		return r;
 	_Static_assert(sizeof(struct ctp_bpftask_key) <=
 				       sizeof(struct ctp_bpftask_ticks) &&
 			       sizeof(struct ctp_bpftask_key) <=
@@ -311,6 +509,8 @@ static int index_pass(struct bt_state *st, size_t n)
 		st->order[i] = keys[i].idx;
 		st->at[keys[i].idx] = (uint32_t)i;
 	}
+	if (st->proc_on)
+		group_procs(st, keys, n);
 	/* The records in the pass's order (one after the other in memory),
 	 * each written where the walk order puts it. */
 	for (size_t k = 0; k < n; k++) {
@@ -335,10 +535,15 @@ static int index_pass(struct bt_state *st, size_t n)
 			.utime = ctp_nsec_to_clock_t(pu, st->conv.user_hz),
 			.stime = ctp_nsec_to_clock_t(ps, st->conv.user_hz),
 		};
+		if (st->proc_on)
+			ctp_bpftask_proc_add(&st->procs[st->grp[i]], t,
+					     (__u32)k);
 	}
 	ctp_bpftask_keep_monotonic(st->prev, st->n_prev, st->ticks, n);
 	memcpy(st->prev, st->ticks, n * sizeof(*st->ticks));
 	st->n_prev = n;
+	if (st->proc_on)
+		proc_times(st);
 	return 0;
 }
 
@@ -394,7 +599,7 @@ static int bt_host(void *state, struct ctp_record *rec)
 	st->pass_ok = false;
 	if (st->b && !st->check_counted) {
 		st->check_counted = true;
-		count(st, C_CHECK_OFF, st->n_off);
+		count(st, C_CHECK_OFF, st->n_off + st->n_poff);
 		count(st, C_CHECK_NOT_RUN, st->check_not_run);
 	}
 	if (!st->b) {
@@ -504,21 +709,81 @@ static bool possible_cpus(int sys_fd, __u64 possible[CTP_BPFTASK_CPU_WORDS])
 	return true;
 }
 
+/* CTP_BPFTASK_CHECK_SKEW=<name> (tests only): add 1 to value k of the
+ * pass's bytes (valid words of a layout) where named and offered. */
+static void skew(void *pass, unsigned words, int k)
+{
+	uint64_t *valid = (uint64_t *)((char *)pass + 8);
+	uint64_t *v = valid + words;
+
+	if (k >= 0 && (valid[k / 64] >> (k % 64)) & 1)
+		v[k]++;
+}
+
+/* Log a value the check turned off and name it in the hint (*n: the
+ * hint's length so far). */
+static void note_off(struct bt_state *st, const char *name, uint64_t from_pass,
+		     uint64_t from_file, int *n)
+{
+	size_t hl = sizeof(st->hint);
+	const char *file;
+	bool proc;
+
+	if (!name)
+		name = "a value";
+	/* "stat utime": from stat; "process stat utime": from <tgid>/stat. */
+	proc = !strncmp(name, "process ", 8);
+	file = proc ? name + 8 : name;
+	st->api->log(
+		st->ctx, CTP_LOG_WARNING,
+		"%s off on this kernel: %llu from the pass, %llu from %s%.*s",
+		name, (unsigned long long)from_pass,
+		(unsigned long long)from_file, proc ? "<tgid>/" : "",
+		(int)strcspn(file, " "), file);
+	if (*n >= 0 && (size_t)*n < hl)
+		*n += snprintf(st->hint + *n, hl - (size_t)*n, " %s", name);
+}
+
+/* The "process" values' part of the check (st->proc_on): a child process
+ * against its <pid>/stat and <pid>/io; a value unequal goes into st->poff.
+ * Returns how many. */
+static unsigned check_process(struct bt_state *st, const char *skew_name,
+			      struct ctp_src_process *pass,
+			      struct ctp_src_process *files)
+{
+	char why[160] = "";
+	int r;
+
+	r = ctp_bpfcheck_process(st->b, st->max_bytes, &st->conv, st->proc_fd,
+				 pass, files, why, sizeof(why));
+	if (r < 0) {
+		st->check_not_run = true;
+		st->api->log(st->ctx, CTP_LOG_NOTICE,
+			     "the check of the process values could not run "
+			     "(%s): every one is offered",
+			     why);
+		return 0;
+	}
+	skew(pass, 1, ctp_bpftask_proc_value_by_name(skew_name));
+	return ctp_bpftask_proc_check(pass, files, st->poff);
+}
+
 /*
  * The check on this kernel (README.md): one helper thread's record against
- * its files; a value found unequal is never offered from then on, said
- * once with both values, counted and named in the hint. A check that
- * cannot run says why and turns nothing off; it never fails init.
- * CTP_BPFTASK_CHECK_SKEW=<value> (tests only) adds 1 to the pass's value
- * before the comparison.
+ * its files, and where "process" is offered a child process's values
+ * against its process files; a value found unequal is never offered from
+ * then on, said once with both values, counted and named in the hint. A
+ * check that cannot run says why and turns nothing off; it never fails
+ * init. CTP_BPFTASK_CHECK_SKEW=<value> (tests only) adds 1 to the pass's
+ * value before the comparison.
  */
 static void check_kernel(struct bt_state *st)
 {
 	const struct ctp_api *api = st->api;
 	struct ctp_src_task pass, files;
-	const char *skew = getenv("CTP_BPFTASK_CHECK_SKEW");
-	char why[160] = "", *h = st->hint;
-	size_t hl = sizeof(st->hint);
+	struct ctp_src_process ppass, pfiles;
+	const char *skew_name = getenv("CTP_BPFTASK_CHECK_SKEW");
+	char why[160] = "";
 	int r, n;
 
 	struct timespec t0, t1;
@@ -527,46 +792,39 @@ static void check_kernel(struct bt_state *st)
 	r = ctp_bpfcheck_run(st->b, st->max_bytes, &st->conv,
 			     st->cpus_fit ? st->possible : NULL, st->proc_fd,
 			     &pass, &files, why, sizeof(why));
-	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (r < 0) {
 		st->check_not_run = true;
 		api->log(st->ctx, CTP_LOG_NOTICE,
 			 "the check on this kernel could not run (%s): every "
 			 "value is offered",
 			 why);
-		return;
+	} else {
+		skew(&pass, 2, ctp_bpftask_value_by_name(skew_name));
+		st->n_off = ctp_bpftask_check(&pass, &files, st->off);
 	}
-	if (skew && *skew) {
-		int k = ctp_bpftask_value_by_name(skew);
-		if (k >= 0 && (pass.valid[k / 64] >> (k % 64)) & 1)
-			pass.v[k]++;
-	}
-	st->n_off = ctp_bpftask_check(&pass, &files, st->off);
+	if (st->proc_on)
+		st->n_poff = check_process(st, skew_name, &ppass, &pfiles);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	api->log(st->ctx, CTP_LOG_INFO,
 		 "the check on this kernel: %u of its values unequal (%.1f ms)",
-		 st->n_off,
+		 st->n_off + st->n_poff,
 		 (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
 			 (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
-	if (!st->n_off)
+	if (!st->n_off && !st->n_poff)
 		return;
-	n = snprintf(h, hl, "off on this kernel (unequal to their files):");
-	for (unsigned i = 0; i < CTP_SRC_TASK_N_VALUES; i++) {
-		const char *name = ctp_bpftask_value_name(i);
-		if (!((st->off[i / 64] >> (i % 64)) & 1))
-			continue;
-		if (!name)
-			name = "a value";
-		api->log(st->ctx, CTP_LOG_WARNING,
-			 "%s off on this kernel: %llu from the pass, %llu from "
-			 "%.*s",
-			 name, (unsigned long long)pass.v[i],
-			 (unsigned long long)files.v[i],
-			 (int)strcspn(name, " "), name);
-		if (n >= 0 && (size_t)n < hl)
-			n += snprintf(h + n, hl - (size_t)n, " %s", name);
-	}
-	if (n >= 0 && (size_t)n < hl)
-		snprintf(h + n, hl - (size_t)n, ": read from the files");
+	n = snprintf(st->hint, sizeof(st->hint),
+		     "off on this kernel (unequal to their files):");
+	for (unsigned i = 0; i < CTP_SRC_TASK_N_VALUES; i++)
+		if ((st->off[i / 64] >> (i % 64)) & 1)
+			note_off(st, ctp_bpftask_value_name(i), pass.v[i],
+				 files.v[i], &n);
+	for (unsigned i = 0; i < CTP_SRC_PROC_N_VALUES; i++)
+		if ((st->poff[0] >> i) & 1)
+			note_off(st, ctp_bpftask_proc_value_name(i), ppass.v[i],
+				 pfiles.v[i], &n);
+	if (n >= 0 && (size_t)n < sizeof(st->hint))
+		snprintf(st->hint + n, sizeof(st->hint) - (size_t)n,
+			 ": read from the files");
 	api->set_hint(st->ctx, st->hint);
 }
 
@@ -582,6 +840,10 @@ static void bt_fini(void *state)
 	free(st->walk);
 	free(st->ticks);
 	free(st->prev);
+	free(st->procs);
+	free(st->pticks);
+	free(st->pprev);
+	free(st->grp);
 	free(st);
 }
 
@@ -606,6 +868,34 @@ static int offer(struct bt_state *st)
 	if (CTP_API_HAS(api, source_register))
 		return api->source_register(st->ctx, CTP_SOURCE_TASK, bt_fill);
 	return -ENOTSUP;
+}
+
+/* Offer "process" beside "task" (source-process.h): where the core
+ * refuses it (an older core, one that serves no process source) it says
+ * why once and the process rows read their files. */
+static void offer_process(struct bt_state *st)
+{
+	const struct ctp_api *api = st->api;
+	const struct ctp_source_desc desc = {
+		.abi = CTP_ABI_MAJOR,
+		.size = sizeof(desc),
+		.name = CTP_SOURCE_PROCESS,
+		.fill = bt_pfill,
+		.n_values = CTP_SRC_PROC_N_VALUES,
+		.valid_words = 1,
+		.scope = CTP_SCOPE_PROCESS,
+	};
+	int r = CTP_API_HAS(api, source_add) ? api->source_add(st->ctx, &desc)
+					     : -ENOTSUP;
+
+	st->proc_on = r == 0;
+	/* A core that serves no process source is not news: info. */
+	if (r < 0)
+		api->log(st->ctx,
+			 r == -EOPNOTSUPP ? CTP_LOG_INFO : CTP_LOG_NOTICE,
+			 "no process source (%s): process rows read their "
+			 "files",
+			 strerror(-r));
 }
 
 static int bt_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
@@ -664,6 +954,7 @@ static int bt_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 			 why);
 		api->set_hint(ctx, st->hint);
 	} else {
+		offer_process(st);
 		check_kernel(st);
 		api->log(ctx, CTP_LOG_INFO,
 			 "offering the task source from a BPF task iterator%s",
@@ -681,7 +972,8 @@ out:
 
 static const struct ctp_command commands[] = {
 	{.name = "bpf-task-dump",
-	 .usage = "[--tid TID]  one BPF task-iterator pass, a line per task",
+	 .usage = "[--tid TID | --processes [TGID]]  one BPF task-iterator "
+		  "pass, a line per task or per process",
 	 .run = cmd_dump},
 };
 

@@ -7,16 +7,20 @@
 
 #include <ctprof/plugin-util.h>
 
+#include <ctprof/source-process.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -42,19 +46,15 @@ static void narrow_affinity(void)
 	(void)sched_setaffinity(0, sizeof(set), &set);
 }
 
-/* A narrower CPU mask, some CPU, a write, a few pages touched, a short
- * sleep; then block. */
-static void *helper_main(void *arg)
+/* Some CPU, a write, a few pages touched, a short sleep. */
+static void do_work(void)
 {
-	struct helper *h = arg;
-	pid_t tid = (pid_t)syscall(SYS_gettid);
 	volatile unsigned long x = 0;
 	long page = sysconf(_SC_PAGESIZE);
 	struct timespec ms = {0, 1000000};
-	char buf[512] = {0}, c;
+	char buf[512] = {0};
 	int fd;
 
-	narrow_affinity();
 	for (unsigned long i = 0; i < 200000; i++)
 		x += i * i;
 	fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
@@ -70,6 +70,17 @@ static void *helper_main(void *arg)
 		munmap(p, 4 * (size_t)page);
 	}
 	nanosleep(&ms, NULL);
+}
+
+/* A narrower CPU mask and some work (do_work); then block. */
+static void *helper_main(void *arg)
+{
+	struct helper *h = arg;
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	char c;
+
+	narrow_affinity();
+	do_work();
 	if (write(h->ready[1], &tid, sizeof(tid)) != sizeof(tid))
 		return NULL;
 	while (read(h->block[0], &c, 1) < 0 && errno == EINTR)
@@ -84,20 +95,30 @@ static void closep(int fd[2])
 			close(fd[i]);
 }
 
-/* Read self/task/<tid>/<name> whole into buf. */
-static int task_file(int proc_fd, pid_t tid, const char *name, char *buf,
-		     size_t cap, size_t *len, char *why, size_t whylen)
+/* Read <path>/<name> under proc_fd whole into buf. */
+static int read_whole(int proc_fd, const char *dir, const char *name, char *buf,
+		      size_t cap, size_t *len, char *why, size_t whylen)
 {
-	char path[64];
+	char path[96];
 	int r;
 
-	snprintf(path, sizeof(path), "self/task/%d/%s", (int)tid, name);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	r = ctp_read_small(proc_fd, path, buf, cap, len);
 	if (r == 0 && *len + 1 >= cap)
 		r = -EFBIG;
 	if (r < 0)
 		snprintf(why, whylen, "cannot read %s: %s", path, strerror(-r));
 	return r;
+}
+
+/* Read self/task/<tid>/<name> whole into buf. */
+static int task_file(int proc_fd, pid_t tid, const char *name, char *buf,
+		     size_t cap, size_t *len, char *why, size_t whylen)
+{
+	char dir[48];
+
+	snprintf(dir, sizeof(dir), "self/task/%d", (int)tid);
+	return read_whole(proc_fd, dir, name, buf, cap, len, why, whylen);
 }
 
 /* The helper's state letter from its stat, or 0. */
@@ -347,5 +368,233 @@ out:
 	pthread_join(th, NULL);
 	closep(h.ready);
 	closep(h.block);
+	return r;
+}
+
+/* ---- The process check --------------------------------------------------- */
+
+/*
+ * The child of the process check: its own waited-for child (a grandchild
+ * that works and exits, so cminflt and cutime count something), a thread
+ * that works and exits (its counters in the signal block), a second
+ * thread, some work in both (do_work), then its main thread's tid and the
+ * other's on ready, and both block on hold until EOF. Exits the process.
+ */
+static void *child_thread(void *arg)
+{
+	const int *fds = arg; /* ready, hold */
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	char c;
+
+	do_work();
+	if (write(fds[0], &tid, sizeof(tid)) != sizeof(tid))
+		return NULL;
+	while (read(fds[1], &c, 1) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
+static void *gone_thread(void *arg)
+{
+	(void)arg;
+	do_work();
+	return NULL;
+}
+
+static _Noreturn void child_main(int ready, int hold)
+{
+	int fds[2] = {ready, hold};
+	pthread_t th;
+	pid_t g, tid = (pid_t)syscall(SYS_gettid);
+	char c;
+
+	signal(SIGCHLD, SIG_DFL); /* reaped by wait, counted in cutime */
+	g = fork();
+	if (g == 0) {
+		do_work();
+		_exit(0);
+	}
+	if (g < 0 || waitpid(g, NULL, 0) != g)
+		_exit(1);
+	/* A thread that works and exits: its counters in the signal block. */
+	if (pthread_create(&th, NULL, gone_thread, NULL) != 0 ||
+	    pthread_join(th, NULL) != 0)
+		_exit(1);
+	if (pthread_create(&th, NULL, child_thread, fds) != 0)
+		_exit(1);
+	do_work();
+	if (write(ready, &tid, sizeof(tid)) != sizeof(tid))
+		_exit(1);
+	while (read(hold, &c, 1) < 0 && errno == EINTR)
+		;
+	pthread_join(th, NULL);
+	_exit(0);
+}
+
+/* <pid>/stat and <pid>/io as the "process" values. */
+static int read_proc_files(int proc_fd, pid_t pid, struct ctp_src_process *out,
+			   char *why, size_t whylen)
+{
+	static const struct {
+		unsigned field, value;
+	} stat_map[] = {
+		{20, CTP_SRC_PROC_NUM_THREADS}, {10, CTP_SRC_PROC_MINFLT},
+		{12, CTP_SRC_PROC_MAJFLT},	{14, CTP_SRC_PROC_UTIME},
+		{15, CTP_SRC_PROC_STIME},	{11, CTP_SRC_PROC_CMINFLT},
+		{13, CTP_SRC_PROC_CMAJFLT},	{16, CTP_SRC_PROC_CUTIME},
+		{17, CTP_SRC_PROC_CSTIME},
+	};
+	char buf[4096], dir[32];
+	size_t len;
+	struct ctp_stat st;
+	struct ctp_io io;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	out->abi = 1;
+	out->size = sizeof(*out);
+	snprintf(dir, sizeof(dir), "%d", (int)pid);
+	if ((r = read_whole(proc_fd, dir, "stat", buf, sizeof(buf), &len, why,
+			    whylen)) < 0)
+		return r;
+	if ((r = ctp_parse_stat(buf, len, &st)) < 0) {
+		snprintf(why, whylen, "stat unparsed: %s", strerror(-r));
+		return r;
+	}
+	for (size_t i = 0; i < sizeof(stat_map) / sizeof(*stat_map); i++)
+		if (ctp_stat_has(&st, stat_map[i].field)) {
+			out->v[stat_map[i].value] = st.w[stat_map[i].field].u;
+			out->valid[0] |= UINT64_C(1) << stat_map[i].value;
+		}
+	if ((r = read_whole(proc_fd, dir, "io", buf, sizeof(buf), &len, why,
+			    whylen)) < 0)
+		return r;
+	if ((r = ctp_parse_io(buf, len, &io)) < 0) {
+		snprintf(why, whylen, "io unparsed: %s", strerror(-r));
+		return r;
+	}
+	/* io's order is the values' from RCHAR on. */
+	_Static_assert(CTP_IO_RCHAR == 0 && CTP_IO_CANCELLED_WRITE_BYTES == 6,
+		       "io_parse.h's order");
+	for (unsigned i = 0; i < CTP_IO_N; i++)
+		if ((io.present >> i) & 1) {
+			out->v[CTP_SRC_PROC_RCHAR + i] = io.v[i];
+			out->valid[0] |= UINT64_C(1)
+					 << (CTP_SRC_PROC_RCHAR + i);
+		}
+	return 0;
+}
+
+/* The child's records in a pass (its threads alone on 6.1+), made into
+ * "process" values as a first pass makes them. */
+static int proc_pass_of(struct ctp_bpftask *b, size_t max_bytes,
+			const struct ctp_bpftask_conv *conv, pid_t pid,
+			struct ctp_src_process *out, char *why, size_t whylen)
+{
+	const struct ctp_bpftask_rec *recs;
+	__u32 idx[8];
+	size_t k = 0;
+	int n = ctp_bpftask_pass_pid(b, (int)pid,
+				     8 * sizeof(struct ctp_bpftask_rec), &recs);
+
+	if (n < 0)
+		n = ctp_bpftask_pass(b, max_bytes, &recs);
+	if (n < 0) {
+		snprintf(why, whylen, "the pass failed: %s", strerror(-n));
+		return n;
+	}
+	for (int i = 0; i < n && k < 8; i++)
+		if (recs[i].tgid == pid)
+			idx[k++] = (__u32)i;
+	if (ctp_bpftask_process(recs, idx, k, conv, out) < 0) {
+		snprintf(why, whylen, "the child %d has no leader record",
+			 (int)pid);
+		return -ESRCH;
+	}
+	return 0;
+}
+
+/* Whether every thread of pid named in tids blocks ('S'), within about
+ * 200 ms. */
+static bool all_blocked(int proc_fd, pid_t pid, const pid_t *tids, int n)
+{
+	char path[64], buf[1024];
+	struct ctp_stat st;
+	size_t len;
+
+	for (int i = 0; i < 2000; i++) {
+		int k = 0;
+		for (; k < n; k++) {
+			snprintf(path, sizeof(path), "%d/task/%d/stat",
+				 (int)pid, (int)tids[k]);
+			if (ctp_read_small(proc_fd, path, buf, sizeof(buf),
+					   &len) < 0 ||
+			    ctp_parse_stat(buf, len, &st) < 0 ||
+			    !ctp_stat_has(&st, 3) || st.w[3].c != 'S')
+				break;
+		}
+		if (k == n)
+			return true;
+		nanosleep(&(struct timespec){0, 100000}, NULL);
+	}
+	return false;
+}
+
+int ctp_bpfcheck_process(struct ctp_bpftask *b, size_t max_bytes,
+			 const struct ctp_bpftask_conv *conv, int proc_fd,
+			 struct ctp_src_process *pass,
+			 struct ctp_src_process *files, char *why,
+			 size_t whylen)
+{
+	int ready[2] = {-1, -1}, hold[2] = {-1, -1};
+	struct pollfd pfd;
+	pid_t pid, tids[2];
+	int r = 0;
+
+	if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(hold, O_CLOEXEC) < 0) {
+		r = -errno;
+		snprintf(why, whylen, "no pipe: %s", strerror(-r));
+		closep(ready);
+		return r;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(ready[0]);
+		close(hold[1]);
+		child_main(ready[1], hold[0]);
+	}
+	close(ready[1]);
+	close(hold[0]);
+	ready[1] = hold[0] = -1;
+	if (pid < 0) {
+		r = -errno;
+		snprintf(why, whylen, "no child process: %s", strerror(-r));
+		goto out;
+	}
+	/* Both tids within a second, then both blocked. */
+	for (int i = 0; i < 2 && r == 0; i++) {
+		pfd = (struct pollfd){.fd = ready[0], .events = POLLIN};
+		if (poll(&pfd, 1, 1000) != 1 ||
+		    read(ready[0], &tids[i], sizeof(tids[i])) !=
+			    sizeof(tids[i]))
+			r = -ETIMEDOUT;
+	}
+	if (r < 0 || !all_blocked(proc_fd, pid, tids, 2)) {
+		r = -ETIMEDOUT;
+		snprintf(why, whylen, "the child process did not block");
+		goto out;
+	}
+	r = proc_pass_of(b, max_bytes, conv, pid, pass, why, whylen);
+	if (r == 0)
+		r = read_proc_files(proc_fd, pid, files, why, whylen);
+out:
+	closep(hold); /* EOF: its threads return, it exits */
+	if (pid > 0) {
+		if (r < 0)
+			kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	closep(ready);
 	return r;
 }

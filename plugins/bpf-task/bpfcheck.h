@@ -31,4 +31,22 @@ int ctp_bpfcheck_run(struct ctp_bpftask *b, size_t max_bytes,
 		     int proc_fd, struct ctp_src_task *pass,
 		     struct ctp_src_task *files, char *why, size_t whylen);
 
+struct ctp_src_process;
+
+/*
+ * The same for the "process" values: a child process (its own reaped
+ * child, a thread that worked and exited, two threads that work and
+ * block) whose records of one pass (its
+ * threads alone on 6.1+, else a whole pass of at most max_bytes) made into
+ * "process" values as a first pass makes them (ctp_bpftask_process) go to
+ * *pass, and its <pid>/stat and <pid>/io under proc_fd to *files. The
+ * child is ended and reaped before it returns. 0, or a negative errno with
+ * why in why. Bounded as ctp_bpfcheck_run.
+ */
+int ctp_bpfcheck_process(struct ctp_bpftask *b, size_t max_bytes,
+			 const struct ctp_bpftask_conv *conv, int proc_fd,
+			 struct ctp_src_process *pass,
+			 struct ctp_src_process *files, char *why,
+			 size_t whylen);
+
 #endif /* CTP_BPFCHECK_H */

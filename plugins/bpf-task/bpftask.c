@@ -156,22 +156,36 @@ int ctp_bpftask_pass(struct ctp_bpftask *b, size_t max_bytes,
 		recs);
 }
 
-int ctp_bpftask_pass_tid(struct ctp_bpftask *b, int tid,
-			 const struct ctp_bpftask_rec **recs)
+/* A pass through a link of its own with the iterator's parameter info. */
+static int pass_with(struct ctp_bpftask *b, union bpf_iter_link_info *info,
+		     size_t max_bytes, const struct ctp_bpftask_rec **recs)
 {
-	union bpf_iter_link_info info = {.task = {.tid = (__u32)tid}};
-	LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &info,
-		    .link_info_len = sizeof(info));
+	LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = info,
+		    .link_info_len = sizeof(*info));
 	struct bpf_link *link =
 		bpf_program__attach_iter(b->skel->progs.ctp_task_rec, &opts);
 	int r;
 
 	if (!link)
 		return -errno;
-	r = parse_stream(b,
-			 read_stream(b, bpf_link__fd(link),
-				     4 * sizeof(struct ctp_bpftask_rec)),
+	r = parse_stream(b, read_stream(b, bpf_link__fd(link), max_bytes),
 			 recs);
 	bpf_link__destroy(link);
 	return r;
+}
+
+int ctp_bpftask_pass_tid(struct ctp_bpftask *b, int tid,
+			 const struct ctp_bpftask_rec **recs)
+{
+	union bpf_iter_link_info info = {.task = {.tid = (__u32)tid}};
+
+	return pass_with(b, &info, 4 * sizeof(struct ctp_bpftask_rec), recs);
+}
+
+int ctp_bpftask_pass_pid(struct ctp_bpftask *b, int pid, size_t max_bytes,
+			 const struct ctp_bpftask_rec **recs)
+{
+	union bpf_iter_link_info info = {.task = {.pid = (__u32)pid}};
+
+	return pass_with(b, &info, max_bytes, recs);
 }

@@ -43,6 +43,11 @@ int ctp_bpftask_pass(struct ctp_bpftask *b, size_t max_bytes,
 int ctp_bpftask_pass_tid(struct ctp_bpftask *b, int tid,
 			 const struct ctp_bpftask_rec **recs);
 
+/* The same over the threads of process pid (the iterator's pid
+ * parameter, 6.1+), at most max_bytes of records. */
+int ctp_bpftask_pass_pid(struct ctp_bpftask *b, int pid, size_t max_bytes,
+			 const struct ctp_bpftask_rec **recs);
+
 /*
  * sched_getaffinity(tid) (0: the calling thread) as words of CPUs 0-255,
  * CPU i at bit i % 64 of words[i / 64]. 0, or a negative errno: the
