@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ctprof-core selftest (tests/selftest.cmake): every value a per-task source
 # gives equals its file's on this kernel (the shipped config, exit 0, each
-# compared field listed with -v as "N of N equal"), and a source that lies
+# compared field listed with -v as "N of N equal", the process row's fields
+# among them), and a source that lies
 # is caught: the field it feeds is named, with the two values, and the
 # command exits 1.
 #
@@ -31,6 +32,14 @@ cat "$dir/out" "$dir/err"
 grep -q "^  procfs.voluntary_csw  *8 of   8 equal$" "$dir/out" ||
 	fail "voluntary_csw not compared on 8 threads"
 grep -q " 0 differ;" "$dir/out" || fail "a field differs"
+# The process row's fields, which bpf-task's source "process" serves where
+# the core takes it: each compared on the child's one process row.
+for f in procfs.nr_threads procfs.process.minflt procfs.process.utime \
+	procfs.process.stime procfs.children.minflt procfs.children.utime \
+	io.process.rchar io.process.wchar io.process.syscr; do
+	grep -q "^  $f  *1 of   1 equal$" "$dir/out" ||
+		fail "$f not compared on the process"
+done
 
 # 2. A lying source: procfs-stat takes its context switches from it.
 cat >"$dir/liar.yaml" <<YAML

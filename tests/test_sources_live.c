@@ -23,6 +23,12 @@
  * consumer can take from it must equal the file's. Skipped (that case
  * only) while no plugin serves "task" here: bpf-task not built or not
  * loaded (no BTF, no CAP_BPF), or a provider that offers no source yet.
+ *
+ * The source "process": the same process's row captured with procfs-stat
+ * and io from their <tgid>/stat and <tgid>/io, and with bpf-task beside
+ * them; every process field they can take from it must equal the file's.
+ * Skipped (that case only) while bpf-task fills no process row here (not
+ * built or not loaded, or a core that does not serve process sources).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -510,6 +516,93 @@ static void task_source_values(void **state)
 	assert_true(part < no_mm);
 }
 
+/* Summary counter `name` of `plugin`, 0 where the plugin or the counter
+ * is missing (bpf-task not built has other counters). */
+static uint64_t summary_or_0(const struct ctp_snap *s, const char *plugin,
+			     const char *name)
+{
+	const struct ctp_snap_plugin *p = ctp_snap_plugins(s);
+
+	for (size_t i = 0; i < ctp_snap_n_plugins(s); i++)
+		for (size_t k = 0;
+		     !strcmp(p[i].name, plugin) && k < p[i].n_summary; k++)
+			if (!strcmp(p[i].summary_name[k], name))
+				return p[i].summary[k];
+	return 0;
+}
+
+/* The process row of tgid in s. */
+static size_t process_row(const struct ctp_snap *s, pid_t tgid)
+{
+	long r = ctp_snap_row(ctp_snap_table(s, CTP_SCOPE_PROCESS),
+			      (uint64_t)tgid, 0);
+	if (r < 0)
+		fail_msg("process %d is not in the snapshot", (int)tgid);
+	return (size_t)r;
+}
+
+/* The process fields a consumer can take from the source "process":
+ * <tgid>/stat's whole-group and children's values, <tgid>/io's. */
+static const char *const process_fields[] = {
+	"procfs.nr_threads",	  "procfs.process.minflt",
+	"procfs.process.majflt",  "procfs.process.utime",
+	"procfs.process.stime",	  "procfs.children.minflt",
+	"procfs.children.majflt", "procfs.children.utime",
+	"procfs.children.stime",  "io.process.rchar",
+	"io.process.wchar",	  "io.process.syscr",
+	"io.process.syscw",	  "io.process.read_bytes",
+	"io.process.write_bytes", "io.process.cancelled_write_bytes",
+};
+
+/* procfs-stat and io from their files, and beside bpf-task's source
+ * "process": the same value in every process field of the quiescent
+ * child's row. */
+static void process_source_values(void **state)
+{
+	static const char consumers[] = "  procfs-stat: {required: true}\n"
+					"  io: {required: true}\n";
+	struct report r;
+	char with_bpf[256];
+	unsigned nbad = 0;
+	(void)state;
+
+	snprintf(with_bpf, sizeof(with_bpf), "  bpf-task: {}\n%s", consumers);
+	pid_t pid = start_child(&r);
+	wait_quiescent(pid, &r);
+	struct ctp_snap *files =
+		e2e_capture_plugins(tmp, "process-files", 2, consumers);
+	struct ctp_snap *source =
+		e2e_capture_plugins(tmp, "process-source", 2, with_bpf);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+
+	uint64_t filled = summary_or_0(source, "bpf-task", "proc_fill");
+	if (!filled) {
+		ctp_snap_free(files);
+		ctp_snap_free(source);
+		print_message("[ SKIP     ] bpf-task filled no process row "
+			      "here (not built, not loaded, or a core that "
+			      "does not serve process sources)\n");
+		skip();
+	}
+	size_t a = process_row(files, pid), b = process_row(source, pid);
+	for (size_t f = 0; f < sizeof(process_fields) / sizeof(*process_fields);
+	     f++)
+		if (!same_value(files, a, source, b, process_fields[f])) {
+			print_error("process %d: %s differs\n", (int)pid,
+				    process_fields[f]);
+			nbad++;
+		}
+	print_message("[ INFO     ] %zu process fields compared; bpf-task "
+		      "filled %" PRIu64 " process rows whole, %" PRIu64
+		      " partly\n",
+		      sizeof(process_fields) / sizeof(*process_fields), filled,
+		      summary_or_0(source, "bpf-task", "proc_partial"));
+	ctp_snap_free(files);
+	ctp_snap_free(source);
+	assert_int_equal(nbad, 0);
+}
+
 int main(void)
 {
 	if (geteuid() != 0) {
@@ -521,6 +614,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(same_values),
 		cmocka_unit_test(task_source_values),
+		cmocka_unit_test(process_source_values),
 	};
 	int r = cmocka_run_group_tests(tests, NULL, NULL);
 	e2e_rm_rf(tmp);
