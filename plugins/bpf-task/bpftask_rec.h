@@ -93,11 +93,12 @@ struct ctp_bpftask_rec {
 	 * yet and'ed with cpu_active_mask (sched_getaffinity() does). */
 	__u64 cpus[CTP_BPFTASK_CPU_WORDS];
 	/* Version 4: the thread group's signal_struct. sig_seq on every
-	 * record (HAS_SIG_SEQ): stats_lock's sequence, which goes up by 2 each
-	 * time an exiting thread's counters move into the block (and each
-	 * time a child is reaped); on the leader's record it is read before
-	 * and after the block and stored odd when it moved meanwhile. The
-	 * rest on the leader's record only (HAS_SIG), 0 on the others. */
+	 * record (HAS_SIG_SEQ): stats_lock's sequence read before any of the
+	 * task's counters, which goes up by 2 each time an exiting thread's
+	 * counters move into the block (and each time a child is reaped); on
+	 * the leader's record read again after the block and stored odd when
+	 * it moved meanwhile. The rest on the leader's record only (HAS_SIG),
+	 * 0 on the others. */
 	__u32 sig_seq;
 	__u32 nr_threads;
 	__u64 sig_utime, sig_stime;	      /* raw ns, exited threads' */

@@ -74,17 +74,15 @@ static __always_inline __u32 sig_seq(struct signal_struct *s, int *has)
  * The leader's signal_struct block: what /proc/<tgid>/stat and io add to
  * the live threads' counters (fs/proc/array.c do_task_stat() with whole,
  * fs/proc/base.c do_io_accounting(), kernel/sched/cputime.c
- * thread_group_cputime_adjusted()). stats_lock's sequence is read before
- * and after, with compiler barriers: a block an exiting thread or a reaped
+ * thread_group_cputime_adjusted()). seq is stats_lock's sequence read
+ * before the task's first counter; it is read again after the block
+ * (compiler barriers between): a block an exiting thread or a reaped
  * child wrote into meanwhile is marked by an odd sig_seq.
  */
 static __always_inline void sig_block(struct ctp_bpftask_rec *r,
-				      struct signal_struct *s)
+				      struct signal_struct *s, __u32 seq,
+				      int has)
 {
-	int has;
-	__u32 seq = sig_seq(s, &has);
-
-	asm volatile("" ::: "memory");
 	r->present |= CTP_BPFTASK_HAS_SIG;
 	r->nr_threads = (__u32)s->nr_threads;
 	r->sig_utime = s->utime;
@@ -119,12 +117,9 @@ static __always_inline void sig_block(struct ctp_bpftask_rec *r,
 		r->sig_io[4] = r->sig_io[5] = r->sig_io[6] = 0;
 	}
 	asm volatile("" ::: "memory");
-	if (has) {
-		r->present |= CTP_BPFTASK_HAS_SIG_SEQ;
-		r->sig_seq = sig_seq(s, &has) == seq ? seq : seq | 1;
-	} else {
-		r->sig_seq = 0;
-	}
+	if (has && sig_seq(s, &has) != seq)
+		seq |= 1;
+	r->sig_seq = seq;
 }
 
 /* Word w of cpus_mask, 0 where the kernel's NR_CPUS has no such word. */
@@ -142,7 +137,8 @@ int ctp_task_rec(struct bpf_iter__task *ctx)
 	struct ctp_bpftask_rec *r;
 	struct mm_struct *mm;
 	struct signal_struct *sig;
-	__u32 zero = 0;
+	__u32 zero = 0, sig_seq0;
+	int has_seq = 0;
 
 	if (!t)
 		return 0; /* the end of the walk */
@@ -154,6 +150,12 @@ int ctp_task_rec(struct bpf_iter__task *ctx)
 	r->present = 0;
 	r->tgid = t->tgid;
 	r->pid = t->pid;
+	/* stats_lock's sequence before any counter of the task is read: a
+	 * thread that leaves after this moves its counters into the signal
+	 * block and bumps it, which a later record of the group shows. */
+	sig = t->signal;
+	sig_seq0 = sig ? sig_seq(sig, &has_seq) : 0;
+	asm volatile("" ::: "memory");
 	r->start_boottime = t->start_boottime;
 	r->minflt = t->min_flt;
 	r->majflt = t->maj_flt;
@@ -264,14 +266,12 @@ int ctp_task_rec(struct bpf_iter__task *ctx)
 	/* The group's totals on the leader's record only; every record
 	 * carries stats_lock's sequence, so user space tells a group no
 	 * thread left during the pass (README.md "The process source"). */
-	sig = t->signal;
+	if (has_seq)
+		r->present |= CTP_BPFTASK_HAS_SIG_SEQ;
 	if (sig && r->pid == r->tgid) {
-		sig_block(r, sig);
+		sig_block(r, sig, sig_seq0, has_seq);
 	} else {
-		int has = 0;
-		r->sig_seq = sig ? sig_seq(sig, &has) : 0;
-		if (has)
-			r->present |= CTP_BPFTASK_HAS_SIG_SEQ;
+		r->sig_seq = sig_seq0;
 		r->nr_threads = 0;
 		__builtin_memset(
 			&r->sig_utime, 0,
