@@ -12,7 +12,7 @@
 #define CTP_BPFTASK_OPTIONS                                                    \
 	{                                                                      \
 		.name = "max_tasks",                                           \
-		.help = "the most tasks one pass reads (504 bytes each); a "   \
+		.help = "the most tasks one pass reads (656 bytes each); a "   \
 			"host "                                                \
 			"with more gets no source for that capture",           \
 		.type = CTP_OPT_U64, .def = "1000000", .min = 1,               \
