@@ -205,28 +205,17 @@ static int compare_process(const struct ctp_bpftask_rec *recs, int n, pid_t pid)
 {
 	static const unsigned stat_field[9] = {20, 10, 12, 14, 15,
 					       11, 13, 16, 17};
-	static const char *const names[CTP_SRC_PROC_N_VALUES] = {
-		"num_threads (stat 20)",
-		"minflt (stat 10)",
-		"majflt (stat 12)",
-		"utime (stat 14)",
-		"stime (stat 15)",
-		"cminflt (stat 11)",
-		"cmajflt (stat 13)",
-		"cutime (stat 16)",
+	static const char *const names[CTP_SRC_PROC_RCHAR] = {
+		"num_threads (stat 20)", "minflt (stat 10)",
+		"majflt (stat 12)",	 "utime (stat 14)",
+		"stime (stat 15)",	 "cminflt (stat 11)",
+		"cmajflt (stat 13)",	 "cutime (stat 16)",
 		"cstime (stat 17)",
-		"rchar (io)",
-		"wchar (io)",
-		"syscr (io)",
-		"syscw (io)",
-		"read_bytes (io)",
-		"write_bytes (io)",
-		"cancelled_write_bytes (io)",
-	};
+	}; /* io's seven: the task source's names (src_names) */
 	__u32 idx[MAX_TASKS];
 	size_t k = 0;
 	struct ctp_src_process p;
-	uint64_t file[CTP_SRC_PROC_N_VALUES], v;
+	uint64_t file[CTP_SRC_PROC_N_VALUES], v = 0;
 	char buf[4096], path[64];
 	struct ctp_stat st;
 	struct ctp_io io;
@@ -260,7 +249,11 @@ static int compare_process(const struct ctp_bpftask_rec *recs, int n, pid_t pid)
 		file[CTP_SRC_PROC_RCHAR + i] = io.v[i];
 	for (unsigned i = 0; i < CTP_SRC_PROC_N_VALUES; i++) {
 		bool has = ctp_src_process_get(&p, sizeof(p), i, &v);
-		printf("process %s: %s (%llu, file %llu)\n", names[i],
+		printf("process %s: %s (%llu, file %llu)\n",
+		       i < CTP_SRC_PROC_RCHAR
+			       ? names[i]
+			       : src_names[CTP_SRC_TASK_RCHAR + i -
+					   CTP_SRC_PROC_RCHAR],
 		       !has	      ? "NOT OFFERED"
 		       : v == file[i] ? "equal"
 				      : "DIFFERS",

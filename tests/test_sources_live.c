@@ -424,6 +424,26 @@ static bool possible_fit(void)
 	return top >= 0 && top < 256;
 }
 
+/* The quiescent child captured with the plugins of `files` and of
+ * `source` (snapshots "<tag>-files", "<tag>-source"), then ended: its pid
+ * (its tids in *r). */
+static pid_t capture_both(struct report *r, const char *tag,
+			  const char *files_cfg, const char *source_cfg,
+			  struct ctp_snap **files, struct ctp_snap **source)
+{
+	char name[64];
+	pid_t pid = start_child(r);
+
+	wait_quiescent(pid, r);
+	snprintf(name, sizeof(name), "%s-files", tag);
+	*files = e2e_capture_plugins(tmp, name, 2, files_cfg);
+	snprintf(name, sizeof(name), "%s-source", tag);
+	*source = e2e_capture_plugins(tmp, name, 2, source_cfg);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return pid;
+}
+
 static void task_source_values(void **state)
 {
 	static const char consumers[] = "  procfs-stat: {required: true}\n"
@@ -435,14 +455,8 @@ static void task_source_values(void **state)
 	(void)state;
 
 	snprintf(with_bpf, sizeof(with_bpf), "%s  bpf-task: {}\n", consumers);
-	pid_t pid = start_child(&r);
-	wait_quiescent(pid, &r);
-	struct ctp_snap *files =
-		e2e_capture_plugins(tmp, "task-files", 2, consumers);
-	struct ctp_snap *source =
-		e2e_capture_plugins(tmp, "task-source", 2, with_bpf);
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	struct ctp_snap *files, *source;
+	capture_both(&r, "task", consumers, with_bpf, &files, &source);
 
 	uint64_t served = summary(source, "procfs-stat", "stat_from_task");
 	if (!served) {
@@ -567,14 +581,9 @@ static void process_source_values(void **state)
 	(void)state;
 
 	snprintf(with_bpf, sizeof(with_bpf), "  bpf-task: {}\n%s", consumers);
-	pid_t pid = start_child(&r);
-	wait_quiescent(pid, &r);
-	struct ctp_snap *files =
-		e2e_capture_plugins(tmp, "process-files", 2, consumers);
-	struct ctp_snap *source =
-		e2e_capture_plugins(tmp, "process-source", 2, with_bpf);
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	struct ctp_snap *files, *source;
+	pid_t pid = capture_both(&r, "process", consumers, with_bpf, &files,
+				 &source);
 
 	uint64_t filled = summary_or_0(source, "bpf-task", "proc_fill");
 	if (!filled) {
