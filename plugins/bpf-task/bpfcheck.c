@@ -46,8 +46,9 @@ static void narrow_affinity(void)
 	(void)sched_setaffinity(0, sizeof(set), &set);
 }
 
-/* Some CPU, a write, a few pages touched, a short sleep. */
-static void do_work(void)
+/* Some CPU, a write, a few pages touched; with sleep, a 1 ms sleep
+ * (voluntary switches: thread values only). */
+static void do_work(bool sleep)
 {
 	volatile unsigned long x = 0;
 	long page = sysconf(_SC_PAGESIZE);
@@ -69,7 +70,8 @@ static void do_work(void)
 		memset(p, 1, 4 * (size_t)page);
 		munmap(p, 4 * (size_t)page);
 	}
-	nanosleep(&ms, NULL);
+	if (sleep)
+		nanosleep(&ms, NULL);
 }
 
 /* A narrower CPU mask and some work (do_work); then block. */
@@ -80,7 +82,7 @@ static void *helper_main(void *arg)
 	char c;
 
 	narrow_affinity();
-	do_work();
+	do_work(true);
 	if (write(h->ready[1], &tid, sizeof(tid)) != sizeof(tid))
 		return NULL;
 	while (read(h->block[0], &c, 1) < 0 && errno == EINTR)
@@ -386,7 +388,7 @@ static void *child_thread(void *arg)
 	pid_t tid = (pid_t)syscall(SYS_gettid);
 	char c;
 
-	do_work();
+	do_work(false);
 	if (write(fds[0], &tid, sizeof(tid)) != sizeof(tid))
 		return NULL;
 	while (read(fds[1], &c, 1) < 0 && errno == EINTR)
@@ -397,7 +399,7 @@ static void *child_thread(void *arg)
 static void *gone_thread(void *arg)
 {
 	(void)arg;
-	do_work();
+	do_work(false);
 	return NULL;
 }
 
@@ -411,7 +413,7 @@ static _Noreturn void child_main(int ready, int hold)
 	signal(SIGCHLD, SIG_DFL); /* reaped by wait, counted in cutime */
 	g = fork();
 	if (g == 0) {
-		do_work();
+		do_work(false);
 		_exit(0);
 	}
 	if (g < 0 || waitpid(g, NULL, 0) != g)
@@ -422,7 +424,7 @@ static _Noreturn void child_main(int ready, int hold)
 		_exit(1);
 	if (pthread_create(&th, NULL, child_thread, fds) != 0)
 		_exit(1);
-	do_work();
+	do_work(false);
 	if (write(ready, &tid, sizeof(tid)) != sizeof(tid))
 		_exit(1);
 	while (read(hold, &c, 1) < 0 && errno == EINTR)
