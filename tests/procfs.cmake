@@ -43,7 +43,13 @@ ctp_add_test(test_task_source test_task_source.c e2e_util.c
              LIBS ctpcore Threads::Threads)
 target_compile_definitions(test_task_source PRIVATE
                            CTP_ABI_PLUGIN_DIR="${CTP_ABI_PLUGIN_DIR}")
+# The per-process source "process" the same way, on
+# tests/fixtures/proc-procsrc with abi-procsrc (abi-procsrc-fail: its init
+# fails after adding its sources).
+ctp_abi_plugin(abi-procsrc abi_procsrc.c)
+ctp_abi_plugin(abi-procsrc-fail abi_procsrc.c ABI_PROCSRC_FAIL_INIT=1)
 add_dependencies(test_task_source ctprof-core abi-plugin-abi-tasksrc
+                 abi-plugin-abi-procsrc abi-plugin-abi-procsrc-fail
                  plugin-procfs-stat plugin-io plugin-schedstat plugin-taskstats)
 
 # Bound values (core/capture/bind.c, ctp_api.field_bind): what a binding

@@ -11,6 +11,11 @@
  * tallied as a failure); the summary counters say which source served
  * how many threads. The same capture without the test plugin is the
  * files' alone.
+ *
+ * The per-process source "process", on tests/fixtures/proc-procsrc with
+ * the test plugin abi-procsrc (tests/plugins/abi_procsrc.h): the core
+ * fills it once per process row, shows it to no thread callback (nor a
+ * thread source to a process callback).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -27,14 +32,17 @@
 
 #include <cmocka.h>
 
+#include "plugins/abi_procsrc.h"
 #include "plugins/abi_tasksrc.h"
 #include "e2e_util.h"
 #include "model.h"
 #include "reader.h"
 
-#define FIXTURE CTP_TEST_SOURCE_DIR "/tests/fixtures/proc-tasksrc"
+#define FIXTURE	 CTP_TEST_SOURCE_DIR "/tests/fixtures/proc-tasksrc"
+#define PFIXTURE CTP_TEST_SOURCE_DIR "/tests/fixtures/proc-procsrc"
 
 enum { TID_FILES = 2000, TID_COVERED = 2001, TID_PARTIAL = 2002 };
+enum { PID_FILES = 3000, PID_COVERED = 3001, PID_PARTIAL = 3002 };
 
 static char tmp[PATH_MAX];
 
@@ -51,9 +59,10 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* Capture the fixture with the four consumers (and abi-tasksrc when
- * with_source) into a snapshot of tag's name; the snapshot opened. */
-static struct ctp_snap *capture(const char *tag, bool with_source)
+/* Capture tree `root` with the plugins of `plugins` (config lines) into a
+ * snapshot of tag's name; the snapshot opened. */
+static struct ctp_snap *capture_with(const char *tag, const char *root,
+				     const char *plugins)
 {
 	char cfg[PATH_MAX], out[PATH_MAX], log[PATH_MAX], text[2048], err[512];
 	struct ctp_snap *snap = NULL;
@@ -68,13 +77,9 @@ static struct ctp_snap *capture(const char *tag, bool with_source)
 			 "workers: 1\n"
 			 "roots: {proc: \"%s\", sys: \"%s\", cgroup: auto}\n"
 			 "plugins:\n"
-			 "%s"
-			 "  procfs-stat: {options: {affinity: status}}\n"
-			 "  io: {}\n"
-			 "  schedstat: {options: {sched: never}}\n"
-			 "  taskstats: {}\n",
-			 CTP_ABI_PLUGIN_DIR, CTP_TEST_PLUGIN_DIR, FIXTURE,
-			 FIXTURE, with_source ? "  abi-tasksrc: {}\n" : "");
+			 "%s",
+			 CTP_ABI_PLUGIN_DIR, CTP_TEST_PLUGIN_DIR, root, root,
+			 plugins);
 	assert_true(n > 0 && (size_t)n < sizeof(text));
 	assert_int_equal(e2e_write_file(cfg, text, (size_t)n), 0);
 	const char *args[] = {"--config", cfg, "-o", out, NULL};
@@ -87,6 +92,22 @@ static struct ctp_snap *capture(const char *tag, bool with_source)
 	if (ctp_snap_open(out, 1ull << 30, &snap, err, sizeof(err)) < 0)
 		fail_msg("reading %s: %s", out, err);
 	return snap;
+}
+
+/* Capture the fixture with the four consumers (and abi-tasksrc when
+ * with_source). */
+static struct ctp_snap *capture(const char *tag, bool with_source)
+{
+	char plugins[512];
+	int n = snprintf(plugins, sizeof(plugins),
+			 "%s"
+			 "  procfs-stat: {options: {affinity: status}}\n"
+			 "  io: {}\n"
+			 "  schedstat: {options: {sched: never}}\n"
+			 "  taskstats: {}\n",
+			 with_source ? "  abi-tasksrc: {}\n" : "");
+	assert_true(n > 0 && (size_t)n < sizeof(plugins));
+	return capture_with(tag, FIXTURE, plugins);
 }
 
 static size_t thread_row(const struct ctp_snap *s, long tid)
@@ -165,7 +186,7 @@ static void check_procfs(const struct ctp_snap *s)
 	assert_int_equal(e2e_u64(s, "procfs.voluntary_csw", p), 61);
 	assert_int_equal(e2e_u64(s, "procfs.nonvoluntary_csw", p), 5);
 
-	/* The process row keeps <tgid>/stat. */
+	/* No process source: the process row is <tgid>/stat's. */
 	long pr = e2e_row(s, CTP_SCOPE_PROCESS, 2000);
 	assert_true(pr >= 0);
 	assert_int_equal(e2e_u64(s, "procfs.process.minflt", (size_t)pr), 111);
@@ -333,11 +354,56 @@ static void files_without_source(void **state)
 	ctp_snap_free(s);
 }
 
+/* ---- The per-process source "process" ---------------------------------- */
+
+static size_t process_row(const struct ctp_snap *s, long tgid)
+{
+	long r = e2e_row(s, CTP_SCOPE_PROCESS, tgid);
+
+	if (r < 0)
+		fail_msg("tgid %ld not recorded", tgid);
+	return (size_t)r;
+}
+
+/* The core serves the provider's process source to process callbacks,
+ * once per process row, and to no thread callback; a thread source is no
+ * process callback's. Only the provider: it is the one asker. */
+static void process_source_core(void **state)
+{
+	(void)state;
+	struct ctp_snap *s =
+		capture_with("process-core", PFIXTURE, "  abi-procsrc: {}\n");
+
+	assert_int_equal(e2e_plugin(s, "abi-procsrc")->status, CTP_PST_LOADED);
+	assert_int_equal(e2e_plugin(s, "abi-procsrc")->errors, 0);
+	assert_int_equal(
+		e2e_u64(s, "abi-procsrc.offered", process_row(s, PID_COVERED)),
+		CTP_SRC_PROC_N_VALUES);
+	assert_int_equal(
+		e2e_u64(s, "abi-procsrc.offered", process_row(s, PID_PARTIAL)),
+		CTP_SRC_PROC_N_VALUES - 3);
+	assert_int_equal(
+		e2e_u64(s, "abi-procsrc.offered", process_row(s, PID_FILES)),
+		0);
+	/* Asked twice a row, filled once (the failed fill too). */
+	assert_int_equal(e2e_summary(s, "abi-procsrc", "fills"), 3);
+	for (long id = PID_FILES; id <= PID_PARTIAL; id++) {
+		assert_int_equal(e2e_i64(s, "abi-procsrc.thread_source",
+					 process_row(s, id)),
+				 -ENOENT);
+		assert_int_equal(e2e_i64(s, "abi-procsrc.process_source",
+					 thread_row(s, id)),
+				 -ENOENT);
+	}
+	ctp_snap_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(source_per_value),
 		cmocka_unit_test(files_without_source),
+		cmocka_unit_test(process_source_core),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -152,8 +152,9 @@ struct worker {
 	int tdir;
 	char tpre[24];
 	size_t tpre_len;
-	/* The current thread's sources (ctp_api.source_get): filled on the
-	 * first ask, shared by later askers. lent_ns is the time a plugin's
+	/* The current row's sources (ctp_api.source_get; a thread's or a
+	 * process's, by the source's scope): filled on the first ask, shared
+	 * by later askers. lent_ns is the time a plugin's
 	 * call spent in another plugin's fill, charged to the provider. */
 	struct {
 		_Alignas(8) char buf[CTP_SOURCE_MAX_BYTES];
@@ -484,9 +485,12 @@ static int api_source_add(struct ctp_ctx *ctx,
 	if (scope != 0 && scope != CTP_SCOPE_THREAD &&
 	    scope != CTP_SCOPE_PROCESS)
 		return -EINVAL;
-	/* Process rows cannot ask for a source yet. */
-	if (scope == CTP_SCOPE_PROCESS)
-		return -EOPNOTSUPP;
+	bool process = scope == CTP_SCOPE_PROCESS;
+	int (*walk)(void *, const struct ctp_walk_task **, size_t *) =
+		CTP_HAS(desc, struct ctp_source_desc, walk) ? desc->walk : NULL;
+	/* A process source lists no tasks. */
+	if (process && walk)
+		return -EINVAL;
 	struct ctp_engine *eng = ctx->eng;
 	size_t n = strlen(name);
 	if (n > CTP_SOURCE_NAME_MAX || !ctp_name_ok(name))
@@ -503,9 +507,9 @@ static int api_source_add(struct ctp_ctx *ctx,
 	struct ctp_source *src = &eng->sources[eng->n_sources++];
 	memcpy(src->name, name, n + 1);
 	src->plugin = ctx->plugin;
+	src->scope = process ? CTP_SCOPE_PROCESS : CTP_SCOPE_THREAD;
 	src->fill = desc->fill;
-	src->walk =
-		CTP_HAS(desc, struct ctp_source_desc, walk) ? desc->walk : NULL;
+	src->walk = walk;
 	src->vals = (struct ctp_valsrc){0};
 	if (CTP_HAS(desc, struct ctp_source_desc, valid_words) &&
 	    desc->n_values) {
@@ -568,9 +572,13 @@ static void binds_resolve(struct ctp_engine *eng)
 	struct ctp_capture *cap = eng->cap;
 	uint32_t n = eng->sources_off ? 0 : eng->n_sources;
 
+	/* A process source serves no binding (bindings are a thread's):
+	 * one naming it resolves to none. */
 	for (uint32_t i = 0; i < n; i++) {
 		names[i] = eng->sources[i].name;
-		vs[i] = eng->sources[i].vals;
+		vs[i] = eng->sources[i].scope == CTP_SCOPE_THREAD
+				? eng->sources[i].vals
+				: (struct ctp_valsrc){0};
 	}
 	eng->any_binds = false;
 	for (uint32_t p = 0; p < cap->n_plugins; p++) {
@@ -599,12 +607,14 @@ static void lock_if(struct ctp_plugin_rt *rt);
 static void unlock_if(struct ctp_plugin_rt *rt);
 
 /*
- * Source i's bytes for the worker's current thread: the provider's fill runs
- * at most once per thread, on the asker's worker, under the provider's lock
- * when it is not MT-safe (never its own: a plugin asking for its own source
- * already holds it). Its time is the provider's, and the supervisor's slot
- * names the provider while it runs. asker: the plugin that asked, or -1
- * for the core (bound values); the slot then goes back to no plugin.
+ * Source i's bytes for the worker's current thread (a thread source) or
+ * process (a process source): the provider's fill runs at most once per
+ * row, on the asker's worker, under the provider's lock when it is not
+ * MT-safe (never its own: a plugin asking for its own source already holds
+ * it), and only while the provider's callback of that scope is usable.
+ * Its time is the provider's, and the supervisor's slot names the provider
+ * while it runs. asker: the plugin that asked, or -1 for the core (bound
+ * values, a thread's); the slot then goes back to no plugin.
  */
 static int source_load(struct worker *w, uint32_t i,
 		       const struct ctp_task *task, int asker)
@@ -617,16 +627,17 @@ static int source_load(struct worker *w, uint32_t i,
 		uint64_t t0 = ctp_now_ns();
 		int err = -ENODATA;
 		bool own = asker >= 0 && src->plugin == (uint32_t)asker;
+		bool thread = src->scope == CTP_SCOPE_THREAD;
+		int kind = thread ? CTP_SV_THREAD : CTP_SV_PROCESS;
 		w->src[i].len = 0;
-		if (cb_usable(info, CB_THREAD)) {
+		if (cb_usable(info, thread ? CB_THREAD : CB_PROCESS)) {
 			if (!own)
 				lock_if(rt);
-			ctp_sv_enter(src->plugin, CTP_SV_THREAD, task->tid);
+			ctp_sv_enter(src->plugin, kind, task->tid);
 			err = src->fill(rt->state, task, w->src[i].buf,
 					sizeof(w->src[i].buf), &w->src[i].len);
 			if (asker >= 0)
-				ctp_sv_enter((uint32_t)asker, CTP_SV_THREAD,
-					     task->tid);
+				ctp_sv_enter((uint32_t)asker, kind, task->tid);
 			else
 				ctp_sv_leave();
 			if (!own)
@@ -652,16 +663,16 @@ static int api_source_get(const struct ctp_task *task, const char *name,
 	const struct task_priv *tp = task ? task->core : NULL;
 	if (!tp || !name || !data || !len)
 		return -EINVAL;
-	if (!tp->thread)
-		return -EINVAL;
 	struct worker *w = tp->w;
 	struct ctp_engine *eng = w->eng;
+	uint32_t scope = tp->thread ? CTP_SCOPE_THREAD : CTP_SCOPE_PROCESS;
 	uint32_t i = 0;
 	if (eng->sources_off)
 		return -ENOENT;
 	while (i < eng->n_sources && strcmp(eng->sources[i].name, name) != 0)
 		i++;
-	if (i == eng->n_sources)
+	/* A source of the other scope is, to this caller, no source. */
+	if (i == eng->n_sources || eng->sources[i].scope != scope)
 		return -ENOENT;
 	int err = source_load(w, i, task, (int)tp->plugin);
 	if (err)
@@ -1434,6 +1445,8 @@ static int process_open(struct worker *w, uint32_t tgid, size_t idx,
 static void process_calls(struct worker *w, int pdir, uint32_t tgid,
 			  int64_t prow)
 {
+	for (uint32_t i = 0; i < w->eng->n_sources; i++)
+		w->src[i].loaded = false;
 	struct ctp_task task = {
 		.abi = CTP_ABI_MAJOR,
 		.size = sizeof(task),

@@ -37,10 +37,13 @@ struct ctp_filedef {
 	uint32_t tally; /* index into cap->rf.file */
 };
 
-/* A per-task source a plugin offers (ctp_api.source_register). */
+/* A per-task source a plugin offers (ctp_api.source_add). */
 struct ctp_source {
 	char name[CTP_SOURCE_NAME_MAX + 1];
 	uint32_t plugin;
+	/* Whose rows it serves: CTP_SCOPE_THREAD or CTP_SCOPE_PROCESS (then
+	 * no walk, no bindings). */
+	uint32_t scope;
 	ctp_source_fill_fn fill;
 	/* A walk source's list (struct ctp_source_desc.walk), else NULL. */
 	int (*walk)(void *state, const struct ctp_walk_task **tasks, size_t *n);

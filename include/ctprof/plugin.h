@@ -238,14 +238,17 @@ struct ctp_task {
 /*
  * A per-task source that is not a file (ctp_api.source_register): bytes a
  * plugin makes for one thread on request, such as the kernel's taskstats
- * reply. The core calls `fill` at most once per thread, the first time
- * any plugin asks for the source (ctp_api.source_get), and shares the
- * bytes with every later asker, like the bytes of a declared file. `fill`
- * writes at most `cap` (CTP_SOURCE_MAX_BYTES) bytes at buf (8-aligned),
- * sets *len and returns 0, or returns a negative errno (then askers fall
- * back to files). It runs on the asker's worker, inside the asker's thread
- * callback, with `task` as the asker got it (task->files are the asker's);
- * it must not call source_get.
+ * reply (or, for a process source, struct ctp_source_desc.scope, for one
+ * process row). The core calls `fill` at most once per thread (process
+ * row), the first time any plugin asks for the source
+ * (ctp_api.source_get), and shares the bytes with every later asker, like
+ * the bytes of a declared file. `fill` writes at most `cap`
+ * (CTP_SOURCE_MAX_BYTES) bytes at buf (8-aligned), sets *len and returns
+ * 0, or returns a negative errno (then askers fall back to files). It runs
+ * on the asker's worker, inside the asker's thread (process) callback,
+ * with `task` as the asker got it (task->files are the asker's); it must
+ * not call source_get. A provider whose callback of that scope the core
+ * disabled (repeated failures) fills nothing more: askers get -ENODATA.
  */
 typedef int (*ctp_source_fill_fn)(void *state, const struct ctp_task *task,
 				  void *buf, size_t cap, size_t *len);
@@ -306,8 +309,9 @@ struct ctp_source_desc {
 	 * row, for a process callback that asks, with the task of that row
 	 * (tid = tgid, the process's directory), and source_get from a
 	 * process callback finds only such sources (from a thread callback,
-	 * only thread ones). A process source has no walk and no bindings.
-	 * Another value is -EINVAL. */
+	 * only thread ones). A process source has no walk (one with a walk is
+	 * -EINVAL) and no bindings (field_bind naming it binds nothing: the
+	 * bindings resolve to no source). Another value is -EINVAL. */
 	uint32_t scope;
 };
 
@@ -544,11 +548,15 @@ struct ctp_api {
 	 * -ENOSPC (CTP_MAX_SOURCES reached), -EBUSY after init. The source
 	 * goes with its plugin (a failed init, a plugin left out).
 	 *
-	 * source_get, from a thread callback with the task it got: the
-	 * source's bytes for this thread (8-aligned, valid until the
-	 * callback returns). Returns 0 with *data and *len; -ENOENT when no
-	 * loaded plugin offers `name`; -EINVAL outside a thread callback;
-	 * else the fill's error for this thread (the same for every asker).
+	 * source_get, from a thread or process callback with the task it
+	 * got: the source's bytes for this thread or process row (8-aligned,
+	 * valid until the callback returns). Returns 0 with *data and *len;
+	 * -ENOENT when no loaded plugin offers `name` for the caller's scope
+	 * (a thread callback sees only thread sources, a process callback
+	 * only process sources, struct ctp_source_desc.scope: a source of
+	 * the other scope is -ENOENT like an unknown name); -EINVAL without
+	 * a task of a thread or process callback; else the fill's error for
+	 * this row (the same for every asker).
 	 */
 	int (*source_register)(struct ctp_ctx *ctx, const char *name,
 			       ctp_source_fill_fn fill);
