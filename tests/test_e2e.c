@@ -197,7 +197,11 @@ static const struct {
 		   {"stat_from_task", 0},
 		   {"stat_from_file", 12},
 		   /* A fixture tree: the status list, no source. */
-		   {"affinity_from_task", 0}};
+		   {"affinity_from_task", 0},
+		   /* Nor a process source: <tgid>/stat for the 4 that
+		    * stay. */
+		   {"process_from_source", 0},
+		   {"process_from_file", 4}};
 #define N_SUMMARY (sizeof(exp_summary) / sizeof(exp_summary[0]))
 
 /* ---- Reading the fixture text (independently of the plugin) ------------- */

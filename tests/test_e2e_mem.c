@@ -814,11 +814,14 @@ static void check_snapshot(const struct ctp_snap *s, const struct exp_run *x,
 		      "io: status %u, %" PRIu64 " errors, %" PRIu64
 		      " vanished, %" PRIu64 " calls",
 		      p->status, p->errors, p->vanished, p->calls);
-		CHECK(p->n_summary == 3, "io: %zu counters", p->n_summary);
+		CHECK(p->n_summary == 5, "io: %zu counters", p->n_summary);
 		check_counter(p, "parse_errors", 1);
-		/* No task source on a fixture root: every thread's file. */
+		/* No task source on a fixture root: every thread's file;
+		 * nor a process source: every process's. */
 		check_counter(p, "from_task", 0);
 		check_counter(p, "from_files", N_THREADS);
+		check_counter(p, "process_from_source", 0);
+		check_counter(p, "process_from_file", N_PROCS);
 	}
 	if ((p = plugin(s, "smaps"))) {
 		/* host + one call per process */

@@ -130,9 +130,10 @@ static void descriptor(void **state)
 	/* Lazy: not read when the task source has every value. */
 	assert_string_equal(p->thread_files[0], "?io");
 	assert_null(p->thread_files[1]);
-	/* <tgid>/io, read by the core like the thread's. */
+	/* <tgid>/io, lazy too: not read when the process source has every
+	 * value. */
 	assert_non_null(p->process_files);
-	assert_string_equal(p->process_files[0], "io");
+	assert_string_equal(p->process_files[0], "?io");
 	assert_null(p->process_files[1]);
 	assert_non_null(p->init);
 	assert_non_null(p->fini);
@@ -154,10 +155,12 @@ static void init_and_gate(void **state)
 	assert_int_equal(fx->ctx.n_gates, 1);
 	assert_string_equal(hx_gate(&fx->ctx, "io"),
 			    "CONFIG_TASK_IO_ACCOUNTING");
-	assert_int_equal(hx_info(&fx->ctx)->n_summary, 3);
+	assert_int_equal(hx_info(&fx->ctx)->n_summary, 5);
 	assert_int_equal(hx_summary(&fx->ctx, "parse_errors"), 0);
 	assert_int_equal(hx_summary(&fx->ctx, "from_task"), 0);
 	assert_int_equal(hx_summary(&fx->ctx, "from_files"), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "process_from_source"), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "process_from_file"), 0);
 	hx_fx_stop(fx);
 
 	/* A refused gate costs only the hint. */

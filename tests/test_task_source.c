@@ -12,10 +12,14 @@
  * how many threads. The same capture without the test plugin is the
  * files' alone.
  *
- * The per-process source "process", on tests/fixtures/proc-procsrc with
- * the test plugin abi-procsrc (tests/plugins/abi_procsrc.h): the core
- * fills it once per process row, shows it to no thread callback (nor a
- * thread source to a process callback).
+ * The per-process source "process" the same way, on
+ * tests/fixtures/proc-procsrc with the test plugin abi-procsrc
+ * (tests/plugins/abi_procsrc.h): procfs-stat's and io's process values
+ * are the source's where its bit is set, <tgid>/stat's and <tgid>/io's
+ * where not; a process it covers has neither file read; the core fills it
+ * once per process row, shows it to no thread callback (nor a thread
+ * source to a process callback), and a provider that fails its init
+ * leaves no source behind.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -356,6 +360,22 @@ static void files_without_source(void **state)
 
 /* ---- The per-process source "process" ---------------------------------- */
 
+/* Capture proc-procsrc with procfs-stat and io, then `provider` (a test
+ * plugin's name, or NULL for none): after them, so its own process
+ * callback asks for "process" after both consumers did. */
+static struct ctp_snap *pcapture(const char *tag, const char *provider)
+{
+	char plugins[512];
+	int n = snprintf(plugins, sizeof(plugins),
+			 "  procfs-stat: {options: {affinity: status}}\n"
+			 "  io: {}\n"
+			 "%s%s%s",
+			 provider ? "  " : "", provider ? provider : "",
+			 provider ? ": {}\n" : "");
+	assert_true(n > 0 && (size_t)n < sizeof(plugins));
+	return capture_with(tag, PFIXTURE, plugins);
+}
+
 static size_t process_row(const struct ctp_snap *s, long tgid)
 {
 	long r = e2e_row(s, CTP_SCOPE_PROCESS, tgid);
@@ -363,6 +383,72 @@ static size_t process_row(const struct ctp_snap *s, long tgid)
 	if (r < 0)
 		fail_msg("tgid %ld not recorded", tgid);
 	return (size_t)r;
+}
+
+static uint64_t psrc(long tgid, unsigned value)
+{
+	return abi_procsrc_value((int32_t)tgid, value);
+}
+
+/* procfs-stat's process fields and the stat field each prints, with the
+ * value the fixture's <tgid>/stat holds. */
+static const struct {
+	const char *name;
+	unsigned value;
+	uint64_t file;
+} pstat[] = {
+	{"procfs.nr_threads", CTP_SRC_PROC_NUM_THREADS, 1},
+	{"procfs.process.minflt", CTP_SRC_PROC_MINFLT, 111},
+	{"procfs.process.majflt", CTP_SRC_PROC_MAJFLT, 112},
+	{"procfs.process.utime", CTP_SRC_PROC_UTIME, 114},
+	{"procfs.process.stime", CTP_SRC_PROC_STIME, 115},
+	{"procfs.children.minflt", CTP_SRC_PROC_CMINFLT, 211},
+	{"procfs.children.majflt", CTP_SRC_PROC_CMAJFLT, 212},
+	{"procfs.children.utime", CTP_SRC_PROC_CUTIME, 216},
+	{"procfs.children.stime", CTP_SRC_PROC_CSTIME, 217},
+};
+static const char *const pio[] = {"io.process.rchar",
+				  "io.process.wchar",
+				  "io.process.syscr",
+				  "io.process.syscw",
+				  "io.process.read_bytes",
+				  "io.process.write_bytes",
+				  "io.process.cancelled_write_bytes"};
+
+static bool partial_gap(unsigned value)
+{
+	static const unsigned gaps[] = {ABI_PROCSRC_PARTIAL_GAPS};
+
+	for (size_t i = 0; i < sizeof(gaps) / sizeof(gaps[0]); i++)
+		if (gaps[i] == value)
+			return true;
+	return false;
+}
+
+/* The process row of tgid as `how` says: 'f' every value from the files,
+ * 's' every value from the source, 'p' the source's but its gaps. */
+static void check_process(const struct ctp_snap *s, long tgid, char how)
+{
+	size_t r = process_row(s, tgid);
+
+	for (size_t i = 0; i < sizeof(pstat) / sizeof(pstat[0]); i++) {
+		bool file = how == 'f' ||
+			    (how == 'p' && partial_gap(pstat[i].value));
+		uint64_t want =
+			file ? pstat[i].file : psrc(tgid, pstat[i].value);
+		if (e2e_u64(s, pstat[i].name, r) != want)
+			fail_msg("tgid %ld %s: %" PRIu64 ", not %" PRIu64, tgid,
+				 pstat[i].name, e2e_u64(s, pstat[i].name, r),
+				 want);
+	}
+	for (unsigned i = 0; i < 7; i++) {
+		unsigned v = CTP_SRC_PROC_RCHAR + i;
+		bool file = how == 'f' || (how == 'p' && partial_gap(v));
+		uint64_t want = file ? 901 + i : psrc(tgid, v);
+		if (e2e_u64(s, pio[i], r) != want)
+			fail_msg("tgid %ld %s: %" PRIu64 ", not %" PRIu64, tgid,
+				 pio[i], e2e_u64(s, pio[i], r), want);
+	}
 }
 
 /* The core serves the provider's process source to process callbacks,
@@ -398,12 +484,98 @@ static void process_source_core(void **state)
 	ctp_snap_free(s);
 }
 
+/* Each process's values from the source where it offers them, the files'
+ * where not; the covered process's files not read. */
+static void process_source_per_value(void **state)
+{
+	(void)state;
+	struct ctp_snap *s = pcapture("process-source", "abi-procsrc");
+
+	assert_int_equal(e2e_plugin(s, "abi-procsrc")->status, CTP_PST_LOADED);
+	check_process(s, PID_FILES, 'f');
+	check_process(s, PID_COVERED, 's');
+	check_process(s, PID_PARTIAL, 'p');
+	/* What the provider's own process callback found. */
+	assert_int_equal(
+		e2e_u64(s, "abi-procsrc.offered", process_row(s, PID_COVERED)),
+		CTP_SRC_PROC_N_VALUES);
+	assert_int_equal(
+		e2e_u64(s, "abi-procsrc.offered", process_row(s, PID_PARTIAL)),
+		CTP_SRC_PROC_N_VALUES - 3);
+	assert_int_equal(
+		e2e_u64(s, "abi-procsrc.offered", process_row(s, PID_FILES)),
+		0);
+	/* Once per process row, though three plugins asked on each. */
+	assert_int_equal(e2e_summary(s, "abi-procsrc", "fills"), 3);
+	/* Each scope sees only its own sources. */
+	for (long id = PID_FILES; id <= PID_PARTIAL; id++) {
+		assert_int_equal(e2e_i64(s, "abi-procsrc.thread_source",
+					 process_row(s, id)),
+				 -ENOENT);
+		assert_int_equal(e2e_i64(s, "abi-procsrc.process_source",
+					 thread_row(s, id)),
+				 -ENOENT);
+	}
+	/* 3001 has neither <tgid>/stat nor <tgid>/io: a read would be a
+	 * failure in the tally (and, for stat, leave it unread). */
+	assert_int_equal(failures(s, "process/stat"), 0);
+	assert_int_equal(failures(s, "process/io"), 0);
+	assert_int_equal(ctp_snap_readfail(s)->tgids_vanished, 0);
+	assert_int_equal(e2e_summary(s, "procfs-stat", "process_from_source"),
+			 1);
+	assert_int_equal(e2e_summary(s, "procfs-stat", "process_from_file"), 2);
+	assert_int_equal(e2e_summary(s, "io", "process_from_source"), 1);
+	assert_int_equal(e2e_summary(s, "io", "process_from_file"), 2);
+	assert_int_equal(e2e_summary(s, "procfs-stat", "stat_parse_errors"), 0);
+	ctp_snap_free(s);
+}
+
+/* No provider, or one whose init failed after adding its sources: every
+ * process from its files, as before any process source; 3001, without
+ * <tgid>/stat (read up front, as the core names the process from it),
+ * is unread. */
+static void check_no_process_source(struct ctp_snap *s)
+{
+	check_process(s, PID_FILES, 'f');
+	check_process(s, PID_PARTIAL, 'f');
+	assert_true(e2e_row(s, CTP_SCOPE_PROCESS, PID_COVERED) < 0);
+	assert_int_equal(ctp_snap_readfail(s)->tgids_vanished, 1);
+	assert_int_equal(e2e_summary(s, "procfs-stat", "process_from_source"),
+			 0);
+	assert_int_equal(e2e_summary(s, "procfs-stat", "process_from_file"), 2);
+	assert_int_equal(e2e_summary(s, "io", "process_from_source"), 0);
+	assert_int_equal(e2e_summary(s, "io", "process_from_file"), 2);
+}
+
+static void process_files_without_source(void **state)
+{
+	(void)state;
+	struct ctp_snap *s = pcapture("process-files", NULL);
+
+	check_no_process_source(s);
+	ctp_snap_free(s);
+}
+
+static void process_source_failed_init(void **state)
+{
+	(void)state;
+	struct ctp_snap *s = pcapture("process-failed", "abi-procsrc-fail");
+
+	assert_int_equal(e2e_plugin(s, "abi-procsrc-fail")->status,
+			 CTP_PST_FAILED);
+	check_no_process_source(s);
+	ctp_snap_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(source_per_value),
 		cmocka_unit_test(files_without_source),
 		cmocka_unit_test(process_source_core),
+		cmocka_unit_test(process_source_per_value),
+		cmocka_unit_test(process_files_without_source),
+		cmocka_unit_test(process_source_failed_init),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

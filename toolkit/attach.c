@@ -143,10 +143,11 @@ int ctp_task_fetch(const struct ctp_api *api, const struct ctp_task *task,
 	return 0;
 }
 
-uint64_t ctp_src_task_take(const struct ctp_api *api,
-			   const struct ctp_task *task,
-			   const struct ctp_src_take *map, size_t n,
-			   uint64_t want, void *vals)
+uint64_t ctp_src_values_take(const struct ctp_api *api,
+			     const struct ctp_task *task, const char *source,
+			     unsigned valid_words,
+			     const struct ctp_src_take *map, size_t n,
+			     uint64_t want, void *vals)
 {
 	const void *data;
 	size_t len;
@@ -154,11 +155,12 @@ uint64_t ctp_src_task_take(const struct ctp_api *api,
 	char *out = vals;
 
 	if (!want || !CTP_API_HAS(api, source_get) ||
-	    api->source_get(task, CTP_SOURCE_TASK, &data, &len) < 0)
+	    api->source_get(task, source, &data, &len) < 0)
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		if (!(want >> map[i].bit & 1) ||
-		    !ctp_src_task_get(data, len, map[i].value, &v))
+		    !ctp_src_values_get(data, len, valid_words, map[i].value,
+					&v))
 			continue;
 		if (map[i].type == CTP_TYPE_CHAR)
 			out[map[i].off] = (char)v;
@@ -167,6 +169,15 @@ uint64_t ctp_src_task_take(const struct ctp_api *api,
 		got |= 1ull << map[i].bit;
 	}
 	return got;
+}
+
+uint64_t ctp_src_task_take(const struct ctp_api *api,
+			   const struct ctp_task *task,
+			   const struct ctp_src_take *map, size_t n,
+			   uint64_t want, void *vals)
+{
+	return ctp_src_values_take(api, task, CTP_SOURCE_TASK, 2, map, n, want,
+				   vals);
 }
 
 int64_t ctp_src_task_bind(const struct ctp_api *api, struct ctp_ctx *ctx,

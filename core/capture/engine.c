@@ -47,7 +47,9 @@
  */
 struct ctp_walk {
 	/* The index of `stat` in each table when some plugin reads it up
-	 * front, else -1: the walk takes task names from it (taskid.h). */
+	 * front (a process's: or declares it lazy while no process source
+	 * is live, ctp_engine_capture), else -1: the walk takes task names
+	 * from it (taskid.h). */
 	int stat_thread, stat_process;
 	/* The proc root is not a real procfs: every file read under it is
 	 * checked to be a regular file first. */
@@ -872,18 +874,18 @@ static bool task_exists(int pdir, const char *rel)
 /*
  * Read the up-front files of one scope (thread or process) of the task at
  * dirfd into fs; lazy files (every one with all_lazy) get -ENODATA until
- * fetched. Returns whether a read said the task may be gone (ENOENT,
- * ESRCH).
+ * fetched, but file `eager` (-1: none), which the core reads up front for
+ * itself. Returns whether a read said the task may be gone (ENOENT, ESRCH).
  */
 static bool read_files(const struct ctp_engine *eng, int dirfd, const char *pre,
 		       size_t plen, const struct ctp_filedef *defs, uint32_t n,
-		       bool all_lazy, struct fileset *fs)
+		       bool all_lazy, int eager, struct fileset *fs)
 {
 	bool maybe_gone = false;
 	char path[UNDER_MAX];
 	for (uint32_t f = 0; f < n; f++) {
 		size_t len = 0;
-		fs->loaded[f] = !defs[f].lazy && !all_lazy;
+		fs->loaded[f] = (!defs[f].lazy && !all_lazy) || (int)f == eager;
 		if (!fs->loaded[f]) {
 			fs->file[f] = (struct ctp_file){.err = -ENODATA};
 			continue;
@@ -1112,7 +1114,7 @@ static void do_thread(struct worker *w, int pdir, uint32_t tgid,
 		w->src[i].loaded = false;
 	bool maybe_gone =
 		read_files(eng, tdir, w->tpre, w->tpre_len, eng->thread_files,
-			   eng->n_thread_files, walked != NULL, &w->tset);
+			   eng->n_thread_files, walked != NULL, -1, &w->tset);
 	int err = walked ? listed_name(w, tdir, walked)
 			 : task_name(eng, tdir, w->tpre, w->tpre_len,
 				     eng->walk->stat_thread, &w->tset, w->comm,
@@ -1386,7 +1388,7 @@ static int process_tids(struct worker *w, int pdir, size_t idx, size_t *ntids)
 {
 	struct ctp_engine *eng = w->eng;
 	read_files(eng, pdir, NULL, 0, eng->process_files, eng->n_process_files,
-		   false, &w->pset);
+		   false, eng->walk->stat_process, &w->pset);
 	int r = task_name(eng, pdir, NULL, 0, eng->walk->stat_process, &w->pset,
 			  w->pcomm, sizeof(w->pcomm));
 	if (r < 0)
@@ -2486,13 +2488,33 @@ static void list_processes(struct ctp_engine *eng)
 			"cgroup file does: each process reads its own");
 }
 
-/* The index of `stat` among files read up front, or -1. */
-static int stat_file(const struct ctp_filedef *defs, uint32_t n)
+/* The index of `stat` among files read up front (or declared lazy too,
+ * with lazy_ok), or -1. */
+static int stat_file(const struct ctp_filedef *defs, uint32_t n, bool lazy_ok)
 {
-	for (uint32_t i = 0; i < n; i++)
-		if (!defs[i].lazy && strcmp(defs[i].name, "stat") == 0)
+	int lazy = -1;
+	for (uint32_t i = 0; i < n; i++) {
+		if (strcmp(defs[i].name, "stat") != 0)
+			continue;
+		if (!defs[i].lazy)
 			return (int)i;
-	return -1;
+		lazy = (int)i;
+	}
+	return lazy_ok ? lazy : -1;
+}
+
+/* Whether a process source may serve this capture's process rows (a
+ * loaded provider, sources not hidden). */
+static bool process_source_live(const struct ctp_engine *eng)
+{
+	if (eng->sources_off)
+		return false;
+	for (uint32_t i = 0; i < eng->n_sources; i++)
+		if (eng->sources[i].scope == CTP_SCOPE_PROCESS &&
+		    eng->cap->plugins[eng->sources[i].plugin].status ==
+			    CTP_PST_LOADED)
+			return true;
+	return false;
 }
 
 int ctp_engine_capture(struct ctp_engine *eng)
@@ -2512,8 +2534,14 @@ int ctp_engine_capture(struct ctp_engine *eng)
 				       : 0;
 	host_calls(eng, false);
 	binds_resolve(eng);
-	wk->stat_thread = stat_file(eng->thread_files, eng->n_thread_files);
-	wk->stat_process = stat_file(eng->process_files, eng->n_process_files);
+	wk->stat_thread =
+		stat_file(eng->thread_files, eng->n_thread_files, false);
+	/* The process is named from its stat (and its leader's state read
+	 * there): a lazy <tgid>/stat too is read up front, as its reader
+	 * would fetch it anyway, unless a process source may serve its
+	 * values (then the name comes from comm). */
+	wk->stat_process = stat_file(eng->process_files, eng->n_process_files,
+				     !process_source_live(eng));
 	/* The walk source's list first: the pass its provider took in its
 	 * host callback, as close to it as can be (every process's read
 	 * time), then the cgroups' listings. */

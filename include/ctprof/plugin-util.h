@@ -466,11 +466,13 @@ int ctp_task_file(const struct ctp_task *task, uint32_t i, const char **data,
 int ctp_task_fetch(const struct ctp_api *api, const struct ctp_task *task,
 		   uint32_t i, const char **data, size_t *len);
 
-/* ---- The per-task source "task" (<ctprof/source-task.h>) ---------------- */
+/* ---- Value sources: "task" (<ctprof/source-task.h>) and "process"
+ * (<ctprof/source-process.h>) ----------------------------------------- */
 
 /*
- * One value a collector can take from the source "task": value number
- * `value` (enum ctp_src_task_value) stored at byte `off` of the
+ * One value a collector can take from a value source: value number
+ * `value` (enum ctp_src_task_value, ctp_src_process_value) stored at byte
+ * `off` of the
  * collector's parser output as `type` (CTP_TYPE_U64, CTP_TYPE_I64: the
  * two's complement, CTP_TYPE_CHAR: the low byte), presence bit `bit` of
  * that output. A collector lists the values it shares with its file.
@@ -494,6 +496,19 @@ uint64_t ctp_src_task_take(const struct ctp_api *api,
 			   const struct ctp_task *task,
 			   const struct ctp_src_take *map, size_t n,
 			   uint64_t want, void *vals);
+
+/*
+ * The same from any value source of the task's scope: `source`, laid out
+ * with `valid_words` presence words (source-values.h), e.g. the source
+ * "process" (CTP_SOURCE_PROCESS, 1) from a process callback, which the
+ * core fills once per process row. ctp_src_task_take is this with "task"
+ * and 2.
+ */
+uint64_t ctp_src_values_take(const struct ctp_api *api,
+			     const struct ctp_task *task, const char *source,
+			     unsigned valid_words,
+			     const struct ctp_src_take *map, size_t n,
+			     uint64_t want, void *vals);
 
 /*
  * Bind (ctp_api.field_bind) every field of plan p (a thread plan, in init)

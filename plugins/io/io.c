@@ -10,7 +10,9 @@
  * A thread's seven come from the per-task source "task"
  * (include/ctprof/source-task.h, the same task->ioac counters, exact)
  * where it offers them; the thread's io file is read (lazily) only for the
- * values it lacks. Process rows keep <tgid>/io.
+ * values it lacks. A process row's seven come the same way from the
+ * per-process source "process" (include/ctprof/source-process.h, the sums
+ * <tgid>/io prints), and <tgid>/io, lazy, is read only for those it lacks.
  *
  * The file exists only on kernels built with CONFIG_TASK_IO_ACCOUNTING; the
  * plugin says so with ctp_api.file_gate, so the core can tell a kernel
@@ -23,6 +25,7 @@
 #include <string.h>
 
 #include "ctprof/plugin-util.h"
+#include "ctprof/source-process.h"
 #include "ctprof/source-task.h"
 #include "io_parse.h"
 
@@ -51,19 +54,30 @@ static const struct ctp_field_desc fields[] = {
 _Static_assert(CTP_ARRAY_LEN(fields) == CTP_ARRAY_LEN(ctp_io_src),
 	       "field table and sources disagree");
 
-/* Lazy: not read when the task source gives every value. */
+/* Lazy: not read when the task source (the process source for <tgid>/io)
+ * gives every value. */
 enum { TF_IO, N_TF };
 static const char *const thread_files[] = {"?io", NULL};
 enum { PF_IO, N_PF };
-static const char *const process_files[] = {"io", NULL};
+static const char *const process_files[] = {"?io", NULL};
 
-enum { C_PARSE_ERRORS, C_FROM_TASK, C_FROM_FILES, N_COUNTERS };
+enum {
+	C_PARSE_ERRORS,
+	C_FROM_TASK,
+	C_FROM_FILES,
+	C_PROC_FROM_SOURCE,
+	C_PROC_FROM_FILE,
+	N_COUNTERS
+};
 static const char *const counter_names[] = {
 	[C_PARSE_ERRORS] = "parse_errors",
 	/* Threads whose values all came from the task source (io not read) /
 	 * that read their io file for some or all of them. */
 	[C_FROM_TASK] = "from_task",
 	[C_FROM_FILES] = "from_files",
+	/* The same for process rows and the source "process" (<tgid>/io). */
+	[C_PROC_FROM_SOURCE] = "process_from_source",
+	[C_PROC_FROM_FILE] = "process_from_file",
 };
 
 /* The task source's values, in the file's order (source-task.h keeps
@@ -77,6 +91,16 @@ static const struct ctp_src_take io_take[] = {CTP_IO_LINES(IO_TAKE)};
 _Static_assert(CTP_SRC_TASK_CANCELLED_WRITE_BYTES - CTP_SRC_TASK_RCHAR ==
 		       CTP_IO_CANCELLED_WRITE_BYTES,
 	       "the task source's io values are in another order");
+/* The process source's, in the same order. */
+#define IO_PROC_TAKE(id, key, unit, help, whole)                               \
+	{.value = CTP_SRC_PROC_RCHAR + CTP_IO_##id,                            \
+	 .type = CTP_TYPE_U64,                                                 \
+	 .bit = CTP_IO_##id,                                                   \
+	 .off = offsetof(struct ctp_io, v) + CTP_IO_##id * sizeof(uint64_t)},
+static const struct ctp_src_take io_proc_take[] = {CTP_IO_LINES(IO_PROC_TAKE)};
+_Static_assert(CTP_SRC_PROC_CANCELLED_WRITE_BYTES - CTP_SRC_PROC_RCHAR ==
+		       CTP_IO_CANCELLED_WRITE_BYTES,
+	       "the process source's io values are in another order");
 
 struct io_state {
 	struct ctp_ctx *ctx;
@@ -85,7 +109,8 @@ struct io_state {
 	int counter[N_COUNTERS];
 	/* The fields of each scope, as set from a parse. */
 	struct ctp_fields_plan thread_plan, process_plan;
-	uint64_t thread_need; /* the values a thread row records */
+	uint64_t thread_need;  /* the values a thread row records */
+	uint64_t process_need; /* ... and a process row */
 };
 
 /*
@@ -144,17 +169,31 @@ static int io_thread(void *state, const struct ctp_task *task,
 }
 
 /* <tgid>/io: the thread group's sum plus what exited threads and reaped
- * children left in signal_struct.ioac. */
+ * children left in signal_struct.ioac; the process source's values, the
+ * rest from the file. */
 static int io_process(void *state, const struct ctp_task *task,
 		      struct ctp_record *rec)
 {
 	struct io_state *st = state;
 	struct ctp_setter set = CTP_SETTER(st->api, rec);
-	struct ctp_io io = {.present = 0};
-	int ret = read_io(st, task, PF_IO, CTP_IO_ALL, &io);
+	struct ctp_io io;
+	uint64_t miss;
+	int ret;
 
-	if (ret < 0)
-		return ret;
+	if (!st->process_need) /* only thread fields are recorded */
+		return 0;
+	io.present = ctp_src_values_take(
+		st->api, task, CTP_SOURCE_PROCESS, 1, io_proc_take,
+		CTP_ARRAY_LEN(io_proc_take), st->process_need, &io);
+	miss = st->process_need & ~io.present;
+	st->api->summary_add(
+		st->ctx,
+		st->counter[miss ? C_PROC_FROM_FILE : C_PROC_FROM_SOURCE], 1);
+	if (miss) {
+		ret = read_io(st, task, PF_IO, miss, &io);
+		if (ret < 0)
+			return ret;
+	}
 	return ctp_fields_apply(&set, &st->process_plan, &io, io.present);
 }
 
@@ -189,6 +228,8 @@ static int io_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 	}
 	for (size_t i = 0; i < st->thread_plan.n; i++)
 		st->thread_need |= 1ull << st->thread_plan.step[i].bit;
+	for (size_t i = 0; i < st->process_plan.n; i++)
+		st->process_need |= 1ull << st->process_plan.step[i].bit;
 	/* Every thread value is one of the source's: the core copies them,
 	 * and calls io_thread only for a thread the source misses one of. */
 	int64_t bound = ctp_src_task_bind(api, ctx, &st->thread_plan, io_take,

@@ -16,8 +16,10 @@
  * from the source where it offers sched_getaffinity()'s mask (CPUS0..3),
  * else from the call. status is otherwise read only for the affinity list
  * when sched_getaffinity cannot give it (or `affinity: status`). The run state
- * comes from stat, which prints the same letter. Process rows keep <tgid>/stat
- * (the source is per thread).
+ * comes from stat, which prints the same letter. A process row's values come
+ * the same way from the per-process source "process"
+ * (include/ctprof/source-process.h: <tgid>/stat's whole-group values), and
+ * <tgid>/stat, lazy, is read only for those it lacks.
  *
  * Options:
  *   affinity: auto (default) | syscall | status
@@ -34,6 +36,7 @@
 #include <string.h>
 
 #include "ctprof/plugin-util.h"
+#include "ctprof/source-process.h"
 #include "ctprof/source-task.h"
 #include "ctprof/source-taskstats.h"
 #include "procfs_parse.h"
@@ -51,8 +54,9 @@ static const struct ctp_field_desc fields[] = {CTP_STAT_FIELDS(CTP_FT_DESC)};
 /* Declaration order is the order of task->files[]. */
 enum { TF_STAT, TF_STATUS, N_TF };
 static const char *const thread_files[] = {"stat", "?status", NULL};
+/* Lazy: not read when the source "process" gives every value. */
 enum { PF_STAT, N_PF };
-static const char *const process_files[] = {"stat", NULL};
+static const char *const process_files[] = {"?stat", NULL};
 
 enum affinity_mode {
 	AFF_SYSCALL = 1,
@@ -84,6 +88,8 @@ enum {
 	C_STAT_FROM_TASK,
 	C_STAT_FROM_FILE,
 	C_AFF_FROM_TASK,
+	C_PROC_FROM_SOURCE,
+	C_PROC_FROM_FILE,
 	N_COUNTERS
 };
 static const char *const counter_names[] = {
@@ -102,6 +108,10 @@ static const char *const counter_names[] = {
 	/* Threads whose affinity came from the task source (no
 	 * sched_getaffinity call). */
 	[C_AFF_FROM_TASK] = "affinity_from_task",
+	/* Process rows whose stat values all came from the source "process"
+	 * (<tgid>/stat not read) / that read <tgid>/stat for some or all. */
+	[C_PROC_FROM_SOURCE] = "process_from_source",
+	[C_PROC_FROM_FILE] = "process_from_file",
 };
 
 /* The stat values the source "task" offers: stat field (pos) from source
@@ -128,6 +138,18 @@ static const struct ctp_src_take stat_take[] = {
 	STAT_TAKE(CTP_STAT_PROCESSOR, CTP_SRC_TASK_PROCESSOR),
 	STAT_TAKE(CTP_STAT_RT_PRIORITY, CTP_SRC_TASK_RT_PRIORITY),
 	STAT_TAKE(CTP_STAT_POLICY, CTP_SRC_TASK_POLICY),
+};
+/* The process's stat values the source "process" offers (all u64). */
+static const struct ctp_src_take process_take[] = {
+	STAT_TAKE(CTP_STAT_NUM_THREADS, CTP_SRC_PROC_NUM_THREADS),
+	STAT_TAKE(CTP_STAT_MINFLT, CTP_SRC_PROC_MINFLT),
+	STAT_TAKE(CTP_STAT_MAJFLT, CTP_SRC_PROC_MAJFLT),
+	STAT_TAKE(CTP_STAT_UTIME, CTP_SRC_PROC_UTIME),
+	STAT_TAKE(CTP_STAT_STIME, CTP_SRC_PROC_STIME),
+	STAT_TAKE(CTP_STAT_CMINFLT, CTP_SRC_PROC_CMINFLT),
+	STAT_TAKE(CTP_STAT_CMAJFLT, CTP_SRC_PROC_CMAJFLT),
+	STAT_TAKE(CTP_STAT_CUTIME, CTP_SRC_PROC_CUTIME),
+	STAT_TAKE(CTP_STAT_CSTIME, CTP_SRC_PROC_CSTIME),
 };
 /* The context switches, kept in a pair (voluntary, involuntary). */
 static const struct ctp_src_take csw_take[] = {
@@ -156,8 +178,8 @@ struct procfs_state {
 	/* The list's stat fields of each scope, as set from a parse. */
 	struct ctp_fields_plan thread_plan, process_plan;
 	/* The stat fields (presence bits) a thread row records: the plan's
-	 * and the policy, which the code sets. */
-	uint64_t thread_need;
+	 * and the policy, which the code sets; a process row's. */
+	uint64_t thread_need, process_need;
 	enum affinity_mode affinity;
 	_Atomic size_t ncpus;	 /* a mask size the kernel accepted */
 	struct ctp_workers bufs; /* struct aff_buf, one per worker thread */
@@ -433,6 +455,29 @@ static bool bound(const struct ctp_task *task)
 }
 
 /*
+ * The stat values of `miss` from the task's declared stat (file `file`,
+ * fetched when the core deferred it) into s: 0, or the read's error.
+ */
+static int stat_fill(struct procfs_state *st, const struct ctp_task *task,
+		     uint32_t file, uint64_t miss, struct ctp_stat *s)
+{
+	struct ctp_stat f;
+	const char *data;
+	size_t len;
+	int r = ctp_task_fetch(st->api, task, file, &data, &len);
+
+	if (r < 0)
+		return r;
+	if (ctp_parse_stat(data, len, &f) < 0)
+		count(st, C_STAT_ERR);
+	miss &= f.present;
+	s->present |= miss;
+	for (; miss; miss &= miss - 1)
+		s->w[__builtin_ctzll(miss)] = f.w[__builtin_ctzll(miss)];
+	return 0;
+}
+
+/*
  * The thread's stat values: those the task source offers, the rest from
  * stat, which is read only when the source lacks one. Returns 1 when any
  * was set, else the read's error (0 when nothing is recorded).
@@ -440,9 +485,7 @@ static bool bound(const struct ctp_task *task)
 static int thread_stat(struct procfs_state *st, const struct ctp_task *task,
 		       struct ctp_setter *set)
 {
-	struct ctp_stat s, f;
-	const char *data;
-	size_t len;
+	struct ctp_stat s;
 	uint64_t miss;
 	int r;
 
@@ -467,18 +510,9 @@ static int thread_stat(struct procfs_state *st, const struct ctp_task *task,
 	if (miss) {
 		/* Up front on a /proc walk (the core names the thread from
 		 * it), fetched here when the core deferred it. */
-		r = ctp_task_fetch(st->api, task, TF_STAT, &data, &len);
+		r = stat_fill(st, task, TF_STAT, miss, &s);
 		if (r < 0 && !s.present)
 			return r;
-		if (r == 0) {
-			if (ctp_parse_stat(data, len, &f) < 0)
-				count(st, C_STAT_ERR);
-			miss &= f.present;
-			s.present |= miss;
-			for (; miss; miss &= miss - 1)
-				s.w[__builtin_ctzll(miss)] =
-					f.w[__builtin_ctzll(miss)];
-		}
 	}
 	set_stat(st, set, &s, CTP_SCOPE_THREAD);
 	return s.present ? 1 : 0;
@@ -563,23 +597,29 @@ static int procfs_thread(void *state, const struct ctp_task *task,
 	return got ? 0 : rerr;
 }
 
+/* The process's values: those the source "process" offers, the rest from
+ * <tgid>/stat, read only when the source lacks one. */
 static int procfs_process(void *state, const struct ctp_task *task,
 			  struct ctp_record *rec)
 {
 	struct procfs_state *st = state;
 	struct ctp_setter set = CTP_SETTER(st->api, rec);
-	const char *data;
-	size_t len;
 	struct ctp_stat s;
+	uint64_t miss;
 	int r;
 
-	r = ctp_task_fetch(st->api, task, PF_STAT, &data, &len);
-	if (ctp_err_vanished(r))
-		return -ENOENT;
-	if (r < 0)
-		return r;
-	if (ctp_parse_stat(data, len, &s) < 0)
-		count(st, C_STAT_ERR);
+	if (!st->process_need)
+		return 0;
+	s.present = ctp_src_values_take(
+		st->api, task, CTP_SOURCE_PROCESS, 1, process_take,
+		CTP_ARRAY_LEN(process_take), st->process_need, &s);
+	miss = st->process_need & ~s.present;
+	count(st, miss ? C_PROC_FROM_FILE : C_PROC_FROM_SOURCE);
+	if (miss) {
+		r = stat_fill(st, task, PF_STAT, miss, &s);
+		if (r < 0 && !s.present)
+			return ctp_err_vanished(r) ? -ENOENT : r;
+	}
 	set_stat(st, &set, &s, CTP_SCOPE_PROCESS);
 	return set.err;
 }
@@ -727,6 +767,8 @@ static int procfs_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		st->thread_need |= 1ull << st->thread_plan.step[i].bit;
 	if (st->fh[F_POLICY] >= 0)
 		st->thread_need |= 1ull << CTP_STAT_POLICY;
+	for (size_t i = 0; i < st->process_plan.n; i++)
+		st->process_need |= 1ull << st->process_plan.step[i].bit;
 	r = bind_values(st, ctx, api);
 	if (r < 0) {
 		procfs_fini(st);
