@@ -3,7 +3,10 @@
 # the binary, so it and the plugin must be built first.
 ctp_add_test(test_e2e_cgroup test_e2e_cgroup.c e2e_util.c
              LIBS ctpcore Threads::Threads)
-add_dependencies(test_e2e_cgroup ctprof-core plugin-procfs-stat)
+target_compile_definitions(test_e2e_cgroup PRIVATE
+                           CTP_ABI_PLUGIN_DIR="${CTP_ABI_PLUGIN_DIR}")
+add_dependencies(test_e2e_cgroup ctprof-core plugin-procfs-stat
+                 abi-plugin-abi-procsrc)
 
 # The live check is the same executable's `live` mode; 77 without cgroup2.
 add_test(NAME test_e2e_cgroup_live COMMAND test_e2e_cgroup live)

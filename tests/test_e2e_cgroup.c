@@ -19,7 +19,11 @@
  * Run as `test_e2e_cgroup live`, it captures the live host instead: every
  * thread's path against its own cgroup file, then (as root, when it can
  * make cgroups) a real zombie leader left behind by a migration. Skipped,
- * 77, without a cgroup2 mount.
+ * 77, without a cgroup2 mount. The engine tells a zombie leader by the
+ * <tgid>/stat it reads up front; while a process source is loaded (the
+ * test plugin abi-procsrc) it reads none, and tells it by the leader's exe
+ * link: the zombie's threads still get their own cgroup, and a live
+ * process's threads still read no cgroup file of their own.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -478,6 +482,38 @@ static struct ctp_snap *capture(const char *proc, const char *sys,
 	};
 	assert_int_equal(e2e_write_config(cfg, &c), 0);
 	struct ctp_snap *s = e2e_capture(cfg, out, log);
+	assert_true(n_snaps < sizeof(snaps) / sizeof(snaps[0]));
+	snaps[n_snaps++] = s;
+	return s;
+}
+
+/* Capture the live host (2 workers) with procfs-stat and the test plugin
+ * abi-procsrc, a process source, into snapshot `tag`: under strace
+ * (opens) into *trace when trace is not NULL. */
+static struct ctp_snap *capture_procsrc(const char *tag, char **trace)
+{
+	char cfg[PATH_MAX], out[PATH_MAX], log[PATH_MAX];
+	PATH(cfg, "%s/%s.yaml", tmp, tag);
+	PATH(out, "%s/%s.ctprof.zst", tmp, tag);
+	PATH(log, "%s/%s.log", tmp, tag);
+	FILE *f = fopen(cfg, "we");
+	assert_non_null(f);
+	fprintf(f,
+		"plugin_dirs: [\"%s\", \"%s\"]\n"
+		"workers: 2\n"
+		"plugins:\n"
+		"  procfs-stat: {required: true}\n"
+		"  abi-procsrc: {required: true}\n",
+		CTP_ABI_PLUGIN_DIR, CTP_TEST_PLUGIN_DIR);
+	assert_int_equal(fclose(f), 0);
+	struct ctp_snap *s = NULL;
+	if (trace) {
+		if (e2e_strace_capture(cfg, tmp, tag, "openat,open,openat2", &s,
+				       trace) < 0)
+			fail_msg("strace ctprof-core failed");
+	} else {
+		s = e2e_capture(cfg, out, log);
+	}
 	assert_true(n_snaps < sizeof(snaps) / sizeof(snaps[0]));
 	snaps[n_snaps++] = s;
 	return s;
@@ -1037,6 +1073,27 @@ static int zc_teardown(void **state)
 	return free_snaps(state);
 }
 
+/* The child's threads in snapshot s all have its live threads' path
+ * `mate`, its zombie leader too. */
+static void check_zombie_threads(const struct ctp_snap *s, uint64_t pid,
+				 const char *mate)
+{
+	const struct ctp_snap_table *t = ctp_snap_table(s, CTP_SCOPE_THREAD);
+	size_t rows = 0;
+	for (size_t k = 0; k < t->rows; k++) {
+		if (t->tgid[k] != pid)
+			continue;
+		struct ctp_bytes p;
+		bool have = thread_cgroup(s, k, &p);
+		CHECK(have && e2e_bytes_eq(p, mate),
+		      "tid %" PRIu64 ": cgroup %.*s, expected %s", t->tid[k],
+		      have ? (int)p.len : 6, have ? p.ptr : "(none)", mate);
+		rows++;
+	}
+	CHECK(rows == ZC_THREADS + 1, "%zu threads of %" PRIu64 " recorded",
+	      rows, pid);
+}
+
 static void live_zombie_leader(void **state)
 {
 	(void)state;
@@ -1162,23 +1219,46 @@ static void live_zombie_leader(void **state)
 	      pid, procwide);
 
 	char log[PATH_MAX];
-	struct ctp_snap *s =
-		capture("/proc", "/sys", "auto", 2, log, sizeof(log));
-	const struct ctp_snap_table *t = ctp_snap_table(s, CTP_SCOPE_THREAD);
-	size_t rows = 0;
-	for (size_t k = 0; k < t->rows; k++) {
-		if (t->tgid[k] != pid)
-			continue;
-		struct ctp_bytes p;
-		bool have = thread_cgroup(s, k, &p);
-		CHECK(have && e2e_bytes_eq(p, mate),
-		      "tid %" PRIu64 ": cgroup %.*s, expected %s", t->tid[k],
-		      have ? (int)p.len : 6, have ? p.ptr : "(none)", mate);
-		rows++;
-	}
-	CHECK(rows == ZC_THREADS + 1, "%zu threads of %" PRIu64 " recorded",
-	      rows, pid);
+	check_zombie_threads(
+		capture("/proc", "/sys", "auto", 2, log, sizeof(log)), pid,
+		mate);
+	/* No <tgid>/stat read up front: the leader's exe link tells. */
+	check_zombie_threads(capture_procsrc("zombie-procsrc", NULL), pid,
+			     mate);
 	assert_int_equal(nbad, 0);
+}
+
+/*
+ * With a process source loaded, a live process of several threads is
+ * still placed by the cgroup listings, its leader known alive by its exe
+ * link: no thread of it opens its own cgroup file (nor does the probe).
+ */
+static void live_leader_by_exe(void **state)
+{
+	(void)state;
+	pid_t kid = e2e_crowd(ZC_THREADS, "cg-crowd");
+	assert_true(kid > 0);
+	char *text = NULL;
+	struct ctp_snap *s = capture_procsrc("crowd-procsrc", &text);
+	kill(kid, SIGKILL);
+	waitpid(kid, NULL, 0);
+	const struct ctp_snap_table *t = ctp_snap_table(s, CTP_SCOPE_THREAD);
+	size_t rows = 0, bad = 0;
+	for (size_t k = 0; k < t->rows; k++) {
+		if (t->tgid[k] != (uint64_t)kid)
+			continue;
+		rows++;
+		char pat[48];
+		snprintf(pat, sizeof(pat), "task/%" PRIu64 "/cgroup",
+			 t->tid[k]);
+		for (char *l = strstr(text, pat); l; l = strstr(l + 1, pat))
+			bad++;
+	}
+	free(text);
+	assert_int_equal(rows, ZC_THREADS + 1);
+	if (bad)
+		fail_msg("%zu opens of a cgroup file of the child's threads",
+			 bad);
 }
 
 static int live(void)
@@ -1191,6 +1271,7 @@ static int live(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(live_host, free_snaps),
 		cmocka_unit_test_teardown(live_zombie_leader, zc_teardown),
+		cmocka_unit_test_teardown(live_leader_by_exe, free_snaps),
 	};
 	return cmocka_run_group_tests(tests, live_setup, live_teardown);
 }

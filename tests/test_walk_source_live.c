@@ -10,6 +10,9 @@
  * host's /proc, where the cgroup listings place the child as they place
  * any process (a pid namespace's listings name outsiders 0, which the
  * core refuses, and each process would then read a thread's cgroup).
+ * With a process source loaded (the test plugin abi-procsrc) and the
+ * processes' stat declared lazy (abi-walk-lazy), the child's process is
+ * named from the list: neither its comm nor its stat is opened.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -207,10 +210,60 @@ static void test_shipped_no_thread_path(void **state)
 	ctp_snap_free(s);
 }
 
+/* The child's process named from the list (its leader's entry): with a
+ * process source loaded, the core reads neither <tgid>/stat (declared
+ * lazy, fetched by nobody) nor <tgid>/comm for it. */
+static void test_process_name_listed(void **state)
+{
+	(void)state;
+	char cfg[PATH_MAX];
+	assert_true(E2E_PATHF(cfg, "%s/listed.yaml", tmp) >= 0);
+	pid_t kid = e2e_crowd(THREADS, "walk-crowd");
+	assert_true(kid > 0);
+	FILE *f = fopen(cfg, "we");
+	assert_non_null(f);
+	fprintf(f,
+		"plugin_dirs: [\"%s\"]\n"
+		"workers: 1\n"
+		"plugins:\n"
+		"  abi-walk-lazy: {options: {comm: live, fetch: false, "
+		"tgid: %d}}\n"
+		"  abi-procsrc: {}\n",
+		CTP_ABI_PLUGIN_DIR, (int)kid);
+	assert_int_equal(fclose(f), 0);
+	struct ctp_snap *s = NULL;
+	char *text = NULL;
+	int rc = e2e_strace_capture_fds(cfg, tmp, "listed",
+					"openat,open,openat2", &s, &text);
+	kill(kid, SIGKILL);
+	waitpid(kid, NULL, 0);
+	if (rc < 0)
+		fail_msg("strace ctprof-core failed");
+	char pdir[48];
+	snprintf(pdir, sizeof(pdir), "</proc/%d>, \"", (int)kid);
+	size_t bad = 0;
+	for (char *l = strstr(text, pdir); l; l = strstr(l + 1, pdir)) {
+		const char *name = l + strlen(pdir);
+		if (!strncmp(name, "comm\"", 5) || !strncmp(name, "stat\"", 5))
+			bad++;
+	}
+	free(text);
+	assert_string_equal(ctp_snap_header(s)->walk_source, "abi-walk-lazy");
+	const struct ctp_snap_table *t = ctp_snap_table(s, CTP_SCOPE_PROCESS);
+	long r = e2e_row(s, CTP_SCOPE_PROCESS, kid);
+	assert_true(r >= 0);
+	assert_int_equal(t->comm[r].len, strlen("walk-crowd"));
+	assert_memory_equal(t->comm[r].ptr, "walk-crowd", t->comm[r].len);
+	ctp_snap_free(s);
+	if (bad)
+		fail_msg("%zu opens of the child's comm or stat", bad);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_no_thread_path),
+		cmocka_unit_test(test_process_name_listed),
 		cmocka_unit_test(test_shipped_no_thread_path),
 	};
 	if (system("strace -V >/dev/null 2>&1") != 0) {

@@ -6,6 +6,9 @@
 ctp_abi_plugin(abi-walk abi_walk.c)
 # The same needing each thread's directory (no CTP_PLUGIN_NO_THREAD_DIR).
 ctp_abi_plugin(abi-walk-dir abi_walk.c ABI_WALK_DIR)
+# The same declaring the processes' stat lazy (the process's name from the
+# list while a process source is loaded).
+ctp_abi_plugin(abi-walk-lazy abi_walk.c ABI_WALK_LAZY)
 ctp_add_test(test_walk_source test_walk_source.c e2e_util.c LIBS ctpcore)
 target_compile_definitions(test_walk_source PRIVATE
   CTP_ABI_PLUGIN_DIR="${CTP_ABI_PLUGIN_DIR}")
@@ -20,7 +23,7 @@ target_compile_definitions(test_walk_source_live PRIVATE
   CTP_PLUGIN_DIR="${CTP_PLUGIN_BUILD_DIR}"
   CTP_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 add_dependencies(test_walk_source_live ctprof-core abi-plugin-abi-walk
-  plugin-cgroup)
+  abi-plugin-abi-walk-lazy abi-plugin-abi-procsrc plugin-cgroup)
 if(TARGET ctp_bpftask)
   add_dependencies(test_walk_source_live plugin-bpf-task)
 endif()

@@ -1283,13 +1283,22 @@ static void do_chunk(struct worker *w, struct ctp_split *sp, size_t lo,
 	};
 }
 
-/* Whether the process's leader is alive by its <tgid>/stat read up front
- * (a zombie leader stays behind when its process is migrated). */
-static bool leader_alive(const struct ctp_engine *eng, const struct fileset *ps)
+/* Whether the process's leader is alive (a zombie leader stays behind when
+ * its process is migrated): by its <tgid>/stat read up front, else, when
+ * the core read none (a process source serves its values), by its exe
+ * link on the live procfs: a leader that exited has released its memory,
+ * and the link says ENOENT. A link the collector may not read counts as a
+ * leader not alive (a thread's own cgroup file is read, as for a zombie).
+ */
+static bool leader_alive(const struct ctp_engine *eng, int pdir,
+			 const struct fileset *ps)
 {
 	int f = eng->walk->stat_process;
-	char state;
-	return f >= 0 && ps->file[f].err == 0 &&
+	char state, c;
+	if (f < 0)
+		return !eng->walk->check_files &&
+		       readlinkat(pdir, "exe", &c, 1) > 0;
+	return ps->file[f].err == 0 &&
 	       ctp_stat_state(ps->file[f].data, ps->file[f].len, &state) == 0 &&
 	       state != 'Z' && state != 'X';
 }
@@ -1339,8 +1348,8 @@ static void process_cgroup(struct worker *w, int pdir, uint32_t tgid,
 		return;
 	/* From the listings when they place the process, and its leader,
 	 * which they place, is where its threads are: the only thread, or
-	 * not a zombie (its stat says). */
-	if ((ntids == 1 || leader_alive(eng, &w->pset)) &&
+	 * not a zombie (its stat, or its exe link, says). */
+	if ((ntids == 1 || leader_alive(eng, pdir, &w->pset)) &&
 	    (cgpath = ctp_cg_procs_find(&wk->procs, tgid, &cgplen)) != NULL)
 		atomic_fetch_add_explicit(&wk->procs_hits, 1,
 					  memory_order_relaxed);
@@ -1381,6 +1390,29 @@ static int listed_tids(struct worker *w, size_t idx, size_t *ntids)
 	return 0;
 }
 
+/* The process's name from the walk source's list into w->pcomm when it
+ * lists the leader (tid = tgid) by its whole name: the name its stat and
+ * comm show. Returns whether it did. */
+static bool listed_pcomm(struct worker *w, size_t idx)
+{
+	const struct ctp_walk *wk = w->eng->walk;
+	if (!listed(wk, idx))
+		return false;
+	uint32_t tgid = wk->tgids[idx];
+	for (size_t i = wk->first[idx]; i < wk->first[idx + 1]; i++) {
+		const struct ctp_walk_task *t = &wk->list[i];
+		if ((uint32_t)t->tid != tgid)
+			continue;
+		if (t->flags & CTP_WALK_COMM_FILE)
+			return false;
+		size_t n = strnlen(t->comm, sizeof(t->comm));
+		memcpy(w->pcomm, t->comm, n);
+		w->pcomm[n] = '\0';
+		return true;
+	}
+	return false;
+}
+
 /* The process's files (w->pset), name (w->pcomm) and tids (w->tids,
  * sorted: its task/ listed, or the walk source's list for span idx).
  * Returns 0, or a negative errno when the process is gone. */
@@ -1389,8 +1421,10 @@ static int process_tids(struct worker *w, int pdir, size_t idx, size_t *ntids)
 	struct ctp_engine *eng = w->eng;
 	read_files(eng, pdir, NULL, 0, eng->process_files, eng->n_process_files,
 		   false, eng->walk->stat_process, &w->pset);
-	int r = task_name(eng, pdir, NULL, 0, eng->walk->stat_process, &w->pset,
-			  w->pcomm, sizeof(w->pcomm));
+	int r = eng->walk->stat_process < 0 && listed_pcomm(w, idx)
+			? 0
+			: task_name(eng, pdir, NULL, 0, eng->walk->stat_process,
+				    &w->pset, w->pcomm, sizeof(w->pcomm));
 	if (r < 0)
 		return r;
 	if (listed(eng->walk, idx))
@@ -2539,7 +2573,7 @@ int ctp_engine_capture(struct ctp_engine *eng)
 	/* The process is named from its stat (and its leader's state read
 	 * there): a lazy <tgid>/stat too is read up front, as its reader
 	 * would fetch it anyway, unless a process source may serve its
-	 * values (then the name comes from comm). */
+	 * values (then the name comes from the walk source's list or comm). */
 	wk->stat_process = stat_file(eng->process_files, eng->n_process_files,
 				     !process_source_live(eng));
 	/* The walk source's list first: the pass its provider took in its

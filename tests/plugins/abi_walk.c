@@ -38,10 +38,16 @@
 #include <ctprof/plugin.h>
 
 /* Built a second time as abi-walk-dir (ABI_WALK_DIR): without
- * CTP_PLUGIN_NO_THREAD_DIR, so the core opens each thread's directory. */
+ * CTP_PLUGIN_NO_THREAD_DIR, so the core opens each thread's directory;
+ * a third as abi-walk-lazy (ABI_WALK_LAZY): the processes' stat declared
+ * lazy, so, with a process source loaded, the core reads none and names
+ * each process from the list. */
 #ifdef ABI_WALK_DIR
 #define ABI_WALK_NAME  "abi-walk-dir"
 #define ABI_WALK_NODIR 0
+#elif defined(ABI_WALK_LAZY)
+#define ABI_WALK_NAME  "abi-walk-lazy"
+#define ABI_WALK_NODIR CTP_PLUGIN_NO_THREAD_DIR
 #else
 #define ABI_WALK_NAME  "abi-walk"
 #define ABI_WALK_NODIR CTP_PLUGIN_NO_THREAD_DIR
@@ -84,8 +90,12 @@ static const struct ctp_field_desc fields[] = {
 };
 
 static const char *const thread_files[] = {"stat", "status", "io", NULL};
+#ifdef ABI_WALK_LAZY
+static const char *const process_files[] = {"?stat", NULL};
+#else
 /* Read for every process: the core tells a live leader by it. */
 static const char *const process_files[] = {"stat", NULL};
+#endif
 
 static const char *const modes[] = {"ok",   "fail",  "unsorted",
 				    "zero", "empty", NULL};
