@@ -106,30 +106,46 @@ static void expect_no_thread_path(const struct ctp_snap *s, pid_t kid,
 			 bad);
 }
 
-static void test_no_thread_path(void **state)
+/* A child of THREADS threads named walk-crowd (*kid), captured under
+ * strace (opens; with fds, each descriptor's path) with walk source `walk`
+ * (abi-walk or a variant) listing only it, and `more` (config lines of
+ * other plugins, "" for none); the snapshot into *s, the trace into
+ * *text. */
+static void crowd_capture(const char *tag, const char *walk, const char *more,
+			  bool fds, pid_t *kid, struct ctp_snap **s,
+			  char **text)
 {
-	(void)state;
 	char cfg[PATH_MAX];
-	assert_true(E2E_PATHF(cfg, "%s/live.yaml", tmp) >= 0);
-	pid_t kid = e2e_crowd(THREADS, "walk-crowd");
-	assert_true(kid > 0);
+	assert_true(E2E_PATHF(cfg, "%s/%s.yaml", tmp, tag) >= 0);
+	*kid = e2e_crowd(THREADS, "walk-crowd");
+	assert_true(*kid > 0);
 	FILE *f = fopen(cfg, "we");
 	assert_non_null(f);
 	fprintf(f,
 		"plugin_dirs: [\"%s\"]\n"
 		"workers: 1\n"
 		"plugins:\n"
-		"  abi-walk: {options: {comm: live, fetch: false, tgid: %d}}\n",
-		CTP_ABI_PLUGIN_DIR, (int)kid);
+		"  %s: {options: {comm: live, fetch: false, tgid: %d}}\n"
+		"%s",
+		CTP_ABI_PLUGIN_DIR, walk, (int)*kid, more);
 	assert_int_equal(fclose(f), 0);
-	struct ctp_snap *s = NULL;
-	char *text = NULL;
-	int rc = e2e_strace_capture(cfg, tmp, "live", "openat,open,openat2", &s,
-				    &text);
-	kill(kid, SIGKILL);
-	waitpid(kid, NULL, 0);
+	int rc = fds ? e2e_strace_capture_fds(cfg, tmp, tag,
+					      "openat,open,openat2", s, text)
+		     : e2e_strace_capture(cfg, tmp, tag, "openat,open,openat2",
+					  s, text);
+	kill(*kid, SIGKILL);
+	waitpid(*kid, NULL, 0);
 	if (rc < 0)
 		fail_msg("strace ctprof-core failed");
+}
+
+static void test_no_thread_path(void **state)
+{
+	(void)state;
+	pid_t kid;
+	struct ctp_snap *s = NULL;
+	char *text = NULL;
+	crowd_capture("live", "abi-walk", "", false, &kid, &s, &text);
 
 	/* The trace saw the capture (the list's <tgid>/task of the child,
 	 * opened by abi-walk) and no thread's path. */
@@ -216,29 +232,11 @@ static void test_shipped_no_thread_path(void **state)
 static void test_process_name_listed(void **state)
 {
 	(void)state;
-	char cfg[PATH_MAX];
-	assert_true(E2E_PATHF(cfg, "%s/listed.yaml", tmp) >= 0);
-	pid_t kid = e2e_crowd(THREADS, "walk-crowd");
-	assert_true(kid > 0);
-	FILE *f = fopen(cfg, "we");
-	assert_non_null(f);
-	fprintf(f,
-		"plugin_dirs: [\"%s\"]\n"
-		"workers: 1\n"
-		"plugins:\n"
-		"  abi-walk-lazy: {options: {comm: live, fetch: false, "
-		"tgid: %d}}\n"
-		"  abi-procsrc: {}\n",
-		CTP_ABI_PLUGIN_DIR, (int)kid);
-	assert_int_equal(fclose(f), 0);
+	pid_t kid;
 	struct ctp_snap *s = NULL;
 	char *text = NULL;
-	int rc = e2e_strace_capture_fds(cfg, tmp, "listed",
-					"openat,open,openat2", &s, &text);
-	kill(kid, SIGKILL);
-	waitpid(kid, NULL, 0);
-	if (rc < 0)
-		fail_msg("strace ctprof-core failed");
+	crowd_capture("listed", "abi-walk-lazy", "  abi-procsrc: {}\n", true,
+		      &kid, &s, &text);
 	char pdir[48];
 	snprintf(pdir, sizeof(pdir), "</proc/%d>, \"", (int)kid);
 	size_t bad = 0;

@@ -80,23 +80,22 @@ static const char *const counter_names[] = {
 	[C_PROC_FROM_FILE] = "process_from_file",
 };
 
-/* The task source's values, in the file's order (source-task.h keeps
- * it). */
-#define IO_TAKE(id, key, unit, help, whole)                                    \
-	{.value = CTP_SRC_TASK_RCHAR + CTP_IO_##id,                            \
+/* Value `id` of a source whose seven io values are in the file's order
+ * from value number `first`. */
+#define IO_TAKE_AT(first, id)                                                  \
+	{.value = (first) + CTP_IO_##id,                                       \
 	 .type = CTP_TYPE_U64,                                                 \
 	 .bit = CTP_IO_##id,                                                   \
 	 .off = offsetof(struct ctp_io, v) + CTP_IO_##id * sizeof(uint64_t)},
+/* The task source's values (source-task.h keeps the file's order). */
+#define IO_TAKE(id, key, unit, help, whole) IO_TAKE_AT(CTP_SRC_TASK_RCHAR, id)
 static const struct ctp_src_take io_take[] = {CTP_IO_LINES(IO_TAKE)};
 _Static_assert(CTP_SRC_TASK_CANCELLED_WRITE_BYTES - CTP_SRC_TASK_RCHAR ==
 		       CTP_IO_CANCELLED_WRITE_BYTES,
 	       "the task source's io values are in another order");
 /* The process source's, in the same order. */
 #define IO_PROC_TAKE(id, key, unit, help, whole)                               \
-	{.value = CTP_SRC_PROC_RCHAR + CTP_IO_##id,                            \
-	 .type = CTP_TYPE_U64,                                                 \
-	 .bit = CTP_IO_##id,                                                   \
-	 .off = offsetof(struct ctp_io, v) + CTP_IO_##id * sizeof(uint64_t)},
+	IO_TAKE_AT(CTP_SRC_PROC_RCHAR, id)
 static const struct ctp_src_take io_proc_take[] = {CTP_IO_LINES(IO_PROC_TAKE)};
 _Static_assert(CTP_SRC_PROC_CANCELLED_WRITE_BYTES - CTP_SRC_PROC_RCHAR ==
 		       CTP_IO_CANCELLED_WRITE_BYTES,
