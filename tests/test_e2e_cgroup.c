@@ -1236,6 +1236,11 @@ static void live_zombie_leader(void **state)
 static void live_leader_by_exe(void **state)
 {
 	(void)state;
+	if (system("strace -V >/dev/null 2>&1") != 0) {
+		print_message("skipped: no strace (tools/dev.sh deps installs "
+			      "it)\n");
+		skip();
+	}
 	pid_t kid = e2e_crowd(ZC_THREADS, "cg-crowd");
 	assert_true(kid > 0);
 	char *text = NULL;
