@@ -16,6 +16,16 @@ else()
                              CTP_BPFTASK_MISSING="${why}")
 endif()
 
+# The live tests again with the program loaded by libbpf's skeleton, the
+# light skeleton's fallback (CTP_BPFTASK_LOADER=libbpf skips the light one):
+# test_bpftask_live here, test_sources_live and selftest beside theirs.
+if(TARGET ctp_bpftask)
+  add_test(NAME test_bpftask_live_libbpf COMMAND test_bpftask_live)
+  set_tests_properties(test_bpftask_live_libbpf PROPERTIES SKIP_RETURN_CODE 77
+                       TIMEOUT 300 ENVIRONMENT
+                       "CTP_BPFTASK_LOADER=libbpf;CTPROF_VIEW_DIR=${PROJECT_SOURCE_DIR}/views")
+endif()
+
 # The exit program (plugins/bpf-task/task_exit.bpf.c): its record parser and
 # the records as taskstats exits on literal bytes, and live through
 # taskstats.so: threads' exact I/O and whole CPU, and a full ring's sums

@@ -31,6 +31,11 @@ add_dependencies(test_sources_live ctprof-core plugin-procfs-stat
                  plugin-schedstat plugin-taskstats plugin-io)
 if(TARGET ctp_bpftask)
   add_dependencies(test_sources_live plugin-bpf-task)
+  # bpf-task's program loaded by libbpf's skeleton (the fallback).
+  add_test(NAME test_sources_live_libbpf COMMAND test_sources_live)
+  set_tests_properties(test_sources_live_libbpf PROPERTIES SKIP_RETURN_CODE 77
+                       TIMEOUT 300 ENVIRONMENT
+                       "CTP_BPFTASK_LOADER=libbpf;CTPROF_VIEW_DIR=${PROJECT_SOURCE_DIR}/views")
 endif()
 set_tests_properties(test_sources_live PROPERTIES SKIP_RETURN_CODE 77)
 

@@ -7,3 +7,10 @@ add_test(NAME selftest COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/selftest.sh
                                $<TARGET_FILE:ctprof-core> ${PROJECT_SOURCE_DIR}
                                ${CMAKE_BINARY_DIR}/plugins ${CTP_ABI_PLUGIN_DIR})
 set_tests_properties(selftest PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
+# The same with bpf-task's program loaded by libbpf's skeleton, the light
+# skeleton's fallback.
+add_test(NAME selftest_libbpf COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/selftest.sh
+                                      $<TARGET_FILE:ctprof-core> ${PROJECT_SOURCE_DIR}
+                                      ${CMAKE_BINARY_DIR}/plugins ${CTP_ABI_PLUGIN_DIR})
+set_tests_properties(selftest_libbpf PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77
+                     ENVIRONMENT CTP_BPFTASK_LOADER=libbpf)

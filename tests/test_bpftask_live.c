@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -594,6 +595,28 @@ static bool same(const struct proc_vals *a, const struct proc_vals *b, int f)
 	return a->v[f] == b->v[f];
 }
 
+/*
+ * Which loader loaded b: the one CTP_BPFTASK_LOADER=libbpf asks for, or
+ * without it the light skeleton where the kernel has what it needs
+ * (5.17+): a light skeleton that failed there is a failure, not a
+ * fallback to pass over.
+ */
+static bool loader_ok(const struct ctp_bpftask *b)
+{
+	const char *force = getenv("CTP_BPFTASK_LOADER");
+	const char *by = ctp_bpftask_loader(b);
+	struct utsname u;
+	unsigned maj = 0, min = 0;
+
+	printf("loaded by %s\n", by);
+	if (force && !strcmp(force, "libbpf"))
+		return !strncmp(by, "libbpf's skeleton", 17);
+	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &maj, &min) != 2 ||
+	    maj * 1000 + min < 5017)
+		return true;
+	return !strcmp(by, "the light skeleton");
+}
+
 static bool all_same(const struct proc_vals *a, const struct proc_vals *b)
 {
 	for (int f = 0; f < N_F; f++)
@@ -629,6 +652,11 @@ int main(void)
 	}
 	if (r < 0) {
 		printf("FAIL: %s\n", why);
+		return 1;
+	}
+	if (!loader_ok(b)) {
+		printf("FAIL: not the loader expected\n");
+		ctp_bpftask_free(b);
 		return 1;
 	}
 	name_fields();

@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@
 #include <linux/seccomp.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <dirent.h>
@@ -430,6 +432,94 @@ static void check_on_kernel(void **state)
 	hx_fx_stop(fx);
 }
 
+/* Whether the kernel is at least maj.min. */
+static bool kernel_at_least(unsigned maj, unsigned min)
+{
+	struct utsname u;
+	unsigned a, b;
+
+	return uname(&u) == 0 && sscanf(u.release, "%u.%u", &a, &b) == 2 &&
+	       (a > maj || (a == maj && b >= min));
+}
+
+/*
+ * The loaders: the light skeleton where the kernel has what it needs
+ * (5.17+), said in the line that offers the source; libbpf's where the
+ * light one fails, here because a seccomp filter refuses BPF_PROG_RUN
+ * (the light skeleton's loader program runs through it), with that
+ * failure's reason in the same line and the same source offered. The
+ * second in a child process, as the filter cannot be taken off.
+ */
+static void loaders(void **state)
+{
+	struct hx_fx *fx = *state;
+	/* EPERM for bpf(BPF_PROG_RUN, ...) (the command's low 32 bits). */
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_bpf, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, args[0]) +
+				 (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? 4
+									 : 0)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 10 /* BPF_PROG_RUN */, 0,
+			 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {sizeof(f) / sizeof(f[0]), f};
+	struct hx_rec host;
+	int status;
+	pid_t pid;
+
+	if (geteuid() != 0) {
+		printf("SKIP: not root\n");
+		skip();
+	}
+	if (!start_live(fx, NULL, 0))
+		skip();
+	printf("log: %s\n", fx->ctx.last_log);
+	if (kernel_at_least(5, 17) &&
+	    !strstr(fx->ctx.last_log, "loaded by the light skeleton"))
+		fail_msg("not the light skeleton on 5.17+: \"%s\"",
+			 fx->ctx.last_log);
+	hx_fx_stop(fx);
+
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct ctp_src_task t;
+		int code = 0;
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+			_exit(10);
+		hx_ctx_init(&fx->ctx, fx->p, NULL);
+		fx->state = NULL;
+		fx->ctx.eng.roots.proc_fd =
+			open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		fx->ctx.eng.roots.sys_fd =
+			open("/sys", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (hx_fx_load(fx, 0) != 0 || fx->ctx.eng.n_sources < 1)
+			_exit(1);
+		printf("log: %s\n", fx->ctx.last_log);
+		if (!strstr(fx->ctx.last_log,
+			    "loaded by libbpf's skeleton (the light one: "
+			    "loading by the light skeleton: Operation not "
+			    "permitted: bpf() refused by a seccomp filter)"))
+			code |= 2;
+		if (hx_fx_host(fx, &host) != 0 ||
+		    hx_summary(&fx->ctx, "tasks") < 2 ||
+		    fill(fx, getpid(), getpid(), NULL, &t) != 0)
+			code |= 4;
+		fflush(NULL);
+		_exit(code);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /* ---- The process source ------------------------------------------------ */
 
 /* A child process: it reaps a child of its own that ran and faulted (its
@@ -742,6 +832,7 @@ int main(void)
 		cmocka_unit_test(refused_after_init),
 		cmocka_unit_test(older_core),
 		cmocka_unit_test(check_on_kernel),
+		cmocka_unit_test(loaders),
 		cmocka_unit_test(process_source),
 		cmocka_unit_test(process_check_off),
 	};

@@ -957,7 +957,9 @@ static int bt_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 		offer_process(st);
 		check_kernel(st);
 		api->log(ctx, CTP_LOG_INFO,
-			 "offering the task source from a BPF task iterator%s",
+			 "offering the task source from a BPF task iterator "
+			 "loaded by %s%s",
+			 ctp_bpftask_loader(st->b),
 			 st->conv.times ? ""
 					: " (no utime/stime: nohz_full CPUs)");
 	}

@@ -1,22 +1,33 @@
-/* The iter/task program's user side (bpftask.h): libbpf and a skeleton. */
+/* The iter/task program's user side (bpftask.h): a light skeleton, libbpf's
+ * skeleton where it fails. */
 #include "bpftask.h"
 
 #include "bpfload.h"
+
+/* The light skeleton's header uses errno and syscall() without including
+ * their headers. */
+#include <errno.h>
+#include <unistd.h>
+
+#include "task_iter.lskel.h"
 #include "task_iter.skel.h"
 
 #include <ctprof/plugin-util.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <errno.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 struct ctp_bpftask {
+	/* One of the two loaded the program. */
+	struct task_iter_lskel *light;
 	struct task_iter_bpf *skel;
+	int prog_fd, link_fd; /* the program, its link over every task */
+	int *skip_delays;     /* ctp_skip_delays in its mmapped .bss */
+	char loader[224];
 	unsigned char *buf; /* the raw stream of the last pass */
 	size_t cap;
 };
@@ -24,9 +35,61 @@ struct ctp_bpftask {
 /* What the iterator needs of a kernel, said when it refuses the program. */
 static const char needs[] = "the task iterator needs 5.8+, "
 			    "CONFIG_DEBUG_INFO_BTF and CONFIG_BPF_SYSCALL";
+/* And the light skeleton's loader program. */
+static const char light_needs[] =
+	"the light skeleton needs 5.17+ (CO-RE in the kernel) and "
+	"BPF_PROG_RUN of a syscall program";
+
+/* Load and attach by the light skeleton: 0, or a negative errno with the
+ * step and its reason in why. */
+static int open_light(struct ctp_bpftask *b, char *why, size_t whylen)
+{
+	int r;
+
+	b->light = task_iter_lskel__open();
+	if (!b->light)
+		return ctp_bpfload_fail(why, whylen, -ENOMEM,
+					"opening the light skeleton", NULL);
+	/* Its loader program creates the maps, has the kernel relocate and
+	 * verify the program, and hands their fds back. */
+	r = task_iter_lskel__load(b->light);
+	if (r < 0)
+		return ctp_bpfload_fail(why, whylen, r,
+					"loading by the light skeleton",
+					light_needs);
+	if (task_iter_lskel__attach(b->light) < 0)
+		return ctp_bpfload_fail(why, whylen, -errno,
+					"attaching the task iterator", needs);
+	b->prog_fd = b->light->progs.ctp_task_rec.prog_fd;
+	b->link_fd = b->light->links.ctp_task_rec_fd;
+	b->skip_delays = &b->light->bss->ctp_skip_delays;
+	return 0;
+}
+
+/* Open, load and attach by libbpf's skeleton: as open_light. */
+static int open_libbpf(struct ctp_bpftask *b, char *why, size_t whylen)
+{
+	int r;
+
+	b->skel = task_iter_bpf__open();
+	if (!b->skel)
+		return ctp_bpfload_fail(why, whylen, -errno,
+					"opening the BPF object", needs);
+	r = ctp_bpfload_load_attach(b->skel->skeleton,
+				    "attaching the task iterator", needs, why,
+				    whylen);
+	if (r < 0)
+		return r;
+	b->prog_fd = bpf_program__fd(b->skel->progs.ctp_task_rec);
+	b->link_fd = bpf_link__fd(b->skel->links.ctp_task_rec);
+	b->skip_delays = &b->skel->bss->ctp_skip_delays;
+	return 0;
+}
 
 int ctp_bpftask_open(struct ctp_bpftask **ret, char *why, size_t whylen)
 {
+	const char *force = getenv("CTP_BPFTASK_LOADER");
+	char light_why[160];
 	struct ctp_bpftask *b;
 	int r;
 
@@ -37,17 +100,29 @@ int ctp_bpftask_open(struct ctp_bpftask **ret, char *why, size_t whylen)
 	if (!b)
 		return ctp_bpfload_fail(why, whylen, -ENOMEM, "allocating",
 					needs);
-	b->skel = task_iter_bpf__open();
-	if (!b->skel) {
-		r = ctp_bpfload_fail(why, whylen, -errno,
-				     "opening the BPF object", needs);
+	if (force && !strcmp(force, "libbpf")) {
+		snprintf(light_why, sizeof(light_why),
+			 "not tried (CTP_BPFTASK_LOADER=libbpf)");
+		r = -ECANCELED;
+	} else {
+		r = open_light(b, light_why, sizeof(light_why));
+	}
+	if (r == 0) {
+		snprintf(b->loader, sizeof(b->loader), "the light skeleton");
+		*ret = b;
+		return 0;
+	}
+	task_iter_lskel__destroy(b->light);
+	b->light = NULL;
+	if (force && !strcmp(force, "light")) {
+		snprintf(why, whylen, "%s", light_why);
 		goto out;
 	}
-	r = ctp_bpfload_load_attach(b->skel->skeleton,
-				    "attaching the task iterator", needs, why,
-				    whylen);
+	r = open_libbpf(b, why, whylen);
 	if (r < 0)
 		goto out;
+	snprintf(b->loader, sizeof(b->loader),
+		 "libbpf's skeleton (the light one: %s)", light_why);
 	*ret = b;
 	return 0;
 out:
@@ -59,9 +134,15 @@ void ctp_bpftask_free(struct ctp_bpftask *b)
 {
 	if (!b)
 		return;
+	task_iter_lskel__destroy(b->light);
 	task_iter_bpf__destroy(b->skel);
 	free(b->buf);
 	free(b);
+}
+
+const char *ctp_bpftask_loader(const struct ctp_bpftask *b)
+{
+	return b->loader;
 }
 
 /* Read the stream of the iterator link lfd into b->buf; returns its
@@ -143,34 +224,27 @@ int ctp_bpftask_getaffinity(pid_t tid, __u64 words[CTP_BPFTASK_CPU_WORDS])
 
 void ctp_bpftask_skip_delays(struct ctp_bpftask *b, bool skip)
 {
-	b->skel->bss->ctp_skip_delays = skip;
+	*b->skip_delays = skip;
 }
 
 int ctp_bpftask_pass(struct ctp_bpftask *b, size_t max_bytes,
 		     const struct ctp_bpftask_rec **recs)
 {
-	return parse_stream(
-		b,
-		read_stream(b, bpf_link__fd(b->skel->links.ctp_task_rec),
-			    max_bytes),
-		recs);
+	return parse_stream(b, read_stream(b, b->link_fd, max_bytes), recs);
 }
 
 /* A pass through a link of its own with the iterator's parameter info. */
 static int pass_with(struct ctp_bpftask *b, union bpf_iter_link_info *info,
 		     size_t max_bytes, const struct ctp_bpftask_rec **recs)
 {
-	LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = info,
-		    .link_info_len = sizeof(*info));
-	struct bpf_link *link =
-		bpf_program__attach_iter(b->skel->progs.ctp_task_rec, &opts);
-	int r;
+	LIBBPF_OPTS(bpf_link_create_opts, opts, .iter_info = info,
+		    .iter_info_len = sizeof(*info));
+	int lfd = bpf_link_create(b->prog_fd, 0, BPF_TRACE_ITER, &opts), r;
 
-	if (!link)
+	if (lfd < 0)
 		return -errno;
-	r = parse_stream(b, read_stream(b, bpf_link__fd(link), max_bytes),
-			 recs);
-	bpf_link__destroy(link);
+	r = parse_stream(b, read_stream(b, lfd, max_bytes), recs);
+	close(lfd);
 	return r;
 }
 

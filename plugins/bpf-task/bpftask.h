@@ -3,6 +3,12 @@
  * process, then run passes over every task of the caller's pid namespace.
  * Needs libbpf, the kernel's BTF and CAP_BPF + CAP_PERFMON (or
  * CAP_SYS_ADMIN).
+ *
+ * Loaded by its light skeleton first (the kernel relocates it against its
+ * own BTF: 5.17+, and BPF_PROG_RUN of a syscall program allowed), else by
+ * libbpf's skeleton (libbpf parses /sys/kernel/btf/vmlinux). For tests,
+ * CTP_BPFTASK_LOADER=libbpf skips the light skeleton and =light takes no
+ * fallback.
  */
 #ifndef CTP_BPFTASK_H
 #define CTP_BPFTASK_H
@@ -19,10 +25,15 @@ struct ctp_bpftask;
  * Open, load (the verifier runs here, once) and attach the program.
  * Returns 0 with *ret set, or a negative errno with one line saying which
  * step failed and why in why (-ENOENT: no /sys/kernel/btf/vmlinux; -EPERM:
- * bpf() refused, privileges, lockdown or a seccomp filter).
+ * bpf() refused, privileges, lockdown or a seccomp filter); where both
+ * loaders fail, libbpf's step and reason.
  */
 int ctp_bpftask_open(struct ctp_bpftask **ret, char *why, size_t whylen);
 void ctp_bpftask_free(struct ctp_bpftask *b);
+
+/* Which loader loaded the program, in words: "the light skeleton", or
+ * "libbpf's skeleton (the light one: <step: reason>)". Owned by b. */
+const char *ctp_bpftask_loader(const struct ctp_bpftask *b);
 
 /*
  * One pass: every task's record, parsed and checked, into a buffer of its
