@@ -617,6 +617,134 @@ static bool loader_ok(const struct ctp_bpftask *b)
 	return !strcmp(by, "the light skeleton");
 }
 
+/*
+ * A pass whose buffer was first sized for one task (17 records, three
+ * pages) over a host of more: the buffer grows under the stream and the
+ * pass still holds every record, in tid order, with this process and
+ * the child's threads (the highest tids, at the end of the stream).
+ */
+static bool grown_pass(const int *tids, int n_tids)
+{
+	struct ctp_bpftask *b = NULL;
+	const struct ctp_bpftask_rec *recs;
+	char why[256];
+	bool ok = true;
+	int n, seen = 0;
+
+	if (ctp_bpftask_open(&b, why, sizeof(why)) < 0) {
+		printf("FAIL: a second load: %s\n", why);
+		return false;
+	}
+	ctp_bpftask_expect(b, 1);
+	n = ctp_bpftask_pass(b, 256u << 20, &recs);
+	printf("a pass from a buffer for one task: %d records\n", n);
+	if (n <= 24) {
+		printf("FAIL: %d records, not more than the first buffer's "
+		       "24\n",
+		       n);
+		ok = false;
+	}
+	for (int k = 0; ok && k < n; k++) {
+		if (k > 0 && recs[k].pid <= recs[k - 1].pid) {
+			printf("FAIL: record %d: tid %d after %d\n", k,
+			       recs[k].pid, recs[k - 1].pid);
+			ok = false;
+		}
+		if (recs[k].pid == getpid() && recs[k].tgid == getpid())
+			seen++;
+		for (int i = 0; i < n_tids; i++)
+			seen += recs[k].pid == tids[i];
+	}
+	if (ok && seen != n_tids + 1) {
+		printf("FAIL: %d of the %d tasks of this test in the pass\n",
+		       seen, n_tids + 1);
+		ok = false;
+	}
+	ctp_bpftask_free(b);
+	return ok;
+}
+
+/* The mapping of /proc/self/smaps that holds p: its size and whether its
+ * VmFlags has flag (two letters); false when none holds p. */
+static bool mapping_of(const void *p, size_t *size, const char *flag, bool *has)
+{
+	FILE *f = fopen("/proc/self/smaps", "re");
+	char line[512];
+	bool in = false, found = false;
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+			if (in) {
+				*size = hi - lo;
+				found = true;
+			}
+		} else if (in && !strncmp(line, "VmFlags:", 8)) {
+			char want[4] = {' ', flag[0], flag[1], '\0'};
+			*has = strstr(line, want) != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * A pass after ctp_bpftask_expect() for more tasks than the host has
+ * (twice loadavg's count and 5,000): its records sit in one mapping of
+ * the size worked out up front (whole huge pages, ctp_bpftask_buf_size),
+ * with the huge-page advice (VmFlags "hg"), not in a heap block grown
+ * as the stream came.
+ */
+static bool sized_pass(void)
+{
+	struct ctp_bpftask *b = NULL;
+	const struct ctp_bpftask_rec *recs;
+	char why[256], buf[128];
+	size_t tasks = 0, size = 0, want;
+	bool hg = false, ok = true;
+	int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC), n;
+	ssize_t len = fd < 0 ? -1 : read(fd, buf, sizeof(buf));
+
+	if (fd >= 0)
+		close(fd);
+	if (len <= 0 || ctp_bpftask_loadavg_tasks(buf, (size_t)len, &tasks)) {
+		printf("FAIL: /proc/loadavg unread\n");
+		return false;
+	}
+	tasks = 2 * tasks + 5000;
+	want = ctp_bpftask_buf_size(ctp_bpftask_buf_want(tasks), 256u << 20);
+	if (ctp_bpftask_open(&b, why, sizeof(why)) < 0) {
+		printf("FAIL: a second load: %s\n", why);
+		return false;
+	}
+	ctp_bpftask_expect(b, tasks);
+	n = ctp_bpftask_pass(b, 256u << 20, &recs);
+	if (n <= 0 || !mapping_of(recs, &size, "hg", &hg)) {
+		printf("FAIL: a pass for %zu tasks expected: %d, its mapping "
+		       "not found\n",
+		       tasks, n);
+		ok = false;
+	} else {
+		printf("a pass for %zu tasks expected: %d records in a "
+		       "mapping of %zu bytes (%zu expected), hg %s\n",
+		       tasks, n, size, want, hg ? "yes" : "no");
+		/* More tasks than expected: grown, rightly. */
+		if ((size_t)n <= tasks && size != want)
+			ok = false;
+		if (!hg || (uintptr_t)recs % 4096)
+			ok = false;
+		if (!ok)
+			printf("FAIL: not the buffer sized up front\n");
+	}
+	ctp_bpftask_free(b);
+	return ok;
+}
+
 static bool all_same(const struct proc_vals *a, const struct proc_vals *b)
 {
 	for (int f = 0; f < N_F; f++)
@@ -930,6 +1058,8 @@ int main(void)
 		printf("FAIL: a pass over this thread returned %d\n", r);
 		rc = 1;
 	}
+	if (!grown_pass(tids, n_tids) || !sized_pass())
+		rc = 1;
 out:
 	if (child > 0) {
 		kill(child, SIGKILL);

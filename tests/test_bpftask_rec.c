@@ -943,6 +943,69 @@ static void test_keep_monotonic(void **s)
 	assert_int_equal(cur[4].utime, 3);
 }
 
+/* A pass's buffer: records and slack for the tasks expected, whole pages,
+ * whole huge pages from 2 MiB, never past the page after max_bytes. */
+static void test_buf_size(void **s)
+{
+	const size_t rec = sizeof(struct ctp_bpftask_rec), max = 1000000 * rec;
+
+	(void)s;
+	assert_int_equal(ctp_bpftask_buf_want(0), 16 * rec);
+	assert_int_equal(ctp_bpftask_buf_want(1), 17 * rec);
+	assert_int_equal(ctp_bpftask_buf_want(30000),
+			 (30000 + 3750 + 16) * rec);
+	assert_int_equal(ctp_bpftask_buf_want(SIZE_MAX / 2),
+			 SIZE_MAX / rec * rec);
+	/* 17 records: 8568 bytes, three pages. */
+	assert_int_equal(ctp_bpftask_buf_size(17 * rec, max), 12288);
+	assert_int_equal(ctp_bpftask_buf_size(0, max), 4096);
+	assert_int_equal(ctp_bpftask_buf_size(4096, max), 4096);
+	/* 30,000 tasks expected: 17 MB, nine huge pages. */
+	assert_int_equal(ctp_bpftask_buf_size(ctp_bpftask_buf_want(30000), max),
+			 9 * CTP_BPFTASK_HUGE);
+	assert_int_equal(ctp_bpftask_buf_size(CTP_BPFTASK_HUGE, max),
+			 CTP_BPFTASK_HUGE);
+	assert_int_equal(ctp_bpftask_buf_size(CTP_BPFTASK_HUGE + 1, max),
+			 2 * CTP_BPFTASK_HUGE);
+	/* Capped at the page after max_bytes: room to see one byte past. */
+	assert_int_equal(ctp_bpftask_buf_size(1u << 30, 4 * rec), 4096);
+	assert_int_equal(ctp_bpftask_buf_size(1u << 30, 4096), 8192);
+	assert_int_equal(ctp_bpftask_buf_size(1u << 30, 3u << 20),
+			 (3u << 20) + 4096);
+	assert_int_equal(ctp_bpftask_buf_size(1u << 30, max),
+			 max / 4096 * 4096 + 4096);
+	assert_int_equal(ctp_bpftask_buf_size(SIZE_MAX, SIZE_MAX),
+			 SIZE_MAX / 4096 * 4096);
+}
+
+/* /proc/loadavg's count of threads (fs/proc/loadavg.c). */
+static void test_loadavg(void **s)
+{
+	static const char ok[] = "0.52 0.58 0.59 3/1193 12345\n";
+	size_t n = 7;
+
+	(void)s;
+	assert_int_equal(ctp_bpftask_loadavg_tasks(ok, strlen(ok), &n), 0);
+	assert_int_equal(n, 1193);
+	assert_int_equal(
+		ctp_bpftask_loadavg_tasks("0.00 0.00 0.00 1/30012 9 ", 25, &n),
+		0);
+	assert_int_equal(n, 30012);
+	/* Cut in the count, no count, garbage, an overflow: n untouched. */
+	n = 7;
+	assert_int_equal(ctp_bpftask_loadavg_tasks(ok, 20, &n), -EBADMSG);
+	assert_int_equal(ctp_bpftask_loadavg_tasks("0.52 0.58 0.59 3/", 18, &n),
+			 -EBADMSG);
+	assert_int_equal(
+		ctp_bpftask_loadavg_tasks("0.52 0.58 0.59 3/x 1", 20, &n),
+		-EBADMSG);
+	assert_int_equal(ctp_bpftask_loadavg_tasks("", 0, &n), -EBADMSG);
+	assert_int_equal(ctp_bpftask_loadavg_tasks(
+				 "1/99999999999999999999999 1", 27, &n),
+			 -ERANGE);
+	assert_int_equal(n, 7);
+}
+
 int main(void)
 {
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -967,6 +1030,8 @@ int main(void)
 		cmocka_unit_test(test_process_check),
 		cmocka_unit_test(test_keep_monotonic),
 		cmocka_unit_test(test_sort),
+		cmocka_unit_test(test_buf_size),
+		cmocka_unit_test(test_loadavg),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

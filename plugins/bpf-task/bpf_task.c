@@ -768,6 +768,20 @@ static unsigned check_process(struct bt_state *st, const char *skew_name,
 	return ctp_bpftask_proc_check(pass, files, st->poff);
 }
 
+/* The first pass's buffer sized for the threads there are now, so that
+ * pass neither grows nor copies it (a guess: the pass grows it if more
+ * come). */
+static void expect_tasks(struct bt_state *st)
+{
+	char buf[128];
+	size_t len, n;
+
+	if (ctp_read_small(st->proc_fd, "loadavg", buf, sizeof(buf), &len) ==
+		    0 &&
+	    ctp_bpftask_loadavg_tasks(buf, len, &n) == 0)
+		ctp_bpftask_expect(st->b, n);
+}
+
 /*
  * The check on this kernel (README.md): one helper thread's record against
  * its files, and where "process" is offered a child process's values
@@ -955,6 +969,7 @@ static int bt_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 		api->set_hint(ctx, st->hint);
 	} else {
 		offer_process(st);
+		expect_tasks(st);
 		check_kernel(st);
 		api->log(ctx, CTP_LOG_INFO,
 			 "offering the task source from a BPF task iterator "

@@ -12,14 +12,14 @@
 #include "task_iter.lskel.h"
 #include "task_iter.skel.h"
 
-#include <ctprof/plugin-util.h>
-
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 struct ctp_bpftask {
 	/* One of the two loaded the program. */
@@ -28,8 +28,10 @@ struct ctp_bpftask {
 	int prog_fd, link_fd; /* the program, its link over every task */
 	int *skip_delays;     /* ctp_skip_delays in its mmapped .bss */
 	char loader[224];
-	unsigned char *buf; /* the raw stream of the last pass */
-	size_t cap;
+	/* The raw stream of the last pass: an anonymous mapping of cap
+	 * bytes (NULL: none yet), first sized for `expect` tasks. */
+	unsigned char *buf;
+	size_t cap, expect;
 };
 
 /* What the iterator needs of a kernel, said when it refuses the program. */
@@ -136,13 +138,62 @@ void ctp_bpftask_free(struct ctp_bpftask *b)
 		return;
 	task_iter_lskel__destroy(b->light);
 	task_iter_bpf__destroy(b->skel);
-	free(b->buf);
+	if (b->buf)
+		munmap(b->buf, b->cap);
 	free(b);
 }
 
 const char *ctp_bpftask_loader(const struct ctp_bpftask *b)
 {
 	return b->loader;
+}
+
+void ctp_bpftask_expect(struct ctp_bpftask *b, size_t tasks)
+{
+	b->expect = tasks;
+}
+
+/*
+ * Room for more of a pass that filled b->buf (at most max_bytes + 1 in
+ * all): the first mapping sized for the tasks expected, then twice the
+ * size, moved by mremap() (page tables, not bytes), but for the one step
+ * from below huge-page size to above: then the few bytes (the check's
+ * pass over one task) are copied into a new mapping, which the kernel
+ * places on a huge page boundary as mremap() may not. Huge pages are
+ * asked for where the buffer spans one. 0 or a negative errno.
+ */
+static int grow(struct ctp_bpftask *b, size_t max_bytes)
+{
+	size_t want = ctp_bpftask_buf_want(b->expect), n;
+	bool fresh;
+	void *p;
+
+	if (b->cap && want < b->cap * 2)
+		want = b->cap * 2;
+	n = ctp_bpftask_buf_size(want, max_bytes);
+	if (n <= b->cap)
+		return -E2BIG; /* the caller stops first: not reached */
+	fresh = !b->buf || (b->cap < CTP_BPFTASK_HUGE && n >= CTP_BPFTASK_HUGE);
+	if (fresh)
+		p = mmap(NULL, n, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	else
+		p = mremap(b->buf, b->cap, n, MREMAP_MAYMOVE);
+	if (p == MAP_FAILED)
+		return -errno;
+	/* One fault per 2 MiB, not per 4 KiB, where THP is "madvise", asked
+	 * before the first byte is written (a range touched before is
+	 * mapped in 4 KiB pages); EINVAL without THP, which changes
+	 * nothing. */
+	if (n >= CTP_BPFTASK_HUGE)
+		(void)madvise(p, n, MADV_HUGEPAGE);
+	if (fresh && b->buf) {
+		memcpy(p, b->buf, b->cap);
+		munmap(b->buf, b->cap);
+	}
+	b->buf = p;
+	b->cap = n;
+	return 0;
 }
 
 /* Read the stream of the iterator link lfd into b->buf; returns its
@@ -156,9 +207,7 @@ static ssize_t read_stream(struct ctp_bpftask *b, int lfd, size_t max_bytes)
 	if (fd < 0)
 		return -errno;
 	for (;;) {
-		/* 32 KiB: the most one read() of an iterator returns. */
-		if (len == b->cap &&
-		    (r = CTP_GROW(b->buf, b->cap, len + 32768, 32768)) < 0)
+		if (len == b->cap && (r = grow(b, max_bytes)) < 0)
 			goto out;
 		size_t room = b->cap - len;
 		if (room > max_bytes + 1 - len)
@@ -193,8 +242,8 @@ static int parse_stream(struct ctp_bpftask *b, ssize_t len,
 	if (len < 0)
 		return (int)len;
 	/* The stream is whole records of the struct's size back to back, so
-	 * once checked the buffer itself is the array (malloc's alignment
-	 * suits the struct): no copy of any task. */
+	 * once checked the buffer itself is the array (a mapping is page
+	 * aligned): no copy of any task. */
 	n = ctp_bpftask_rec_check(b->buf, (size_t)len);
 	if (n < 0)
 		return (int)n;

@@ -36,6 +36,15 @@ void ctp_bpftask_free(struct ctp_bpftask *b);
 const char *ctp_bpftask_loader(const struct ctp_bpftask *b);
 
 /*
+ * How many tasks the first pass is expected to read (e.g. /proc/loadavg's
+ * count of threads): its buffer is mapped for them and some slack at once
+ * instead of grown as the stream comes (without a call: room for 16).
+ * The buffer is kept for the passes after it and grown, without a copy,
+ * when one outgrows it.
+ */
+void ctp_bpftask_expect(struct ctp_bpftask *b, size_t tasks);
+
+/*
  * One pass: every task's record, parsed and checked, into a buffer of its
  * own, valid until the next pass or ctp_bpftask_free. At most max_bytes of
  * records are read (-E2BIG beyond). Returns the number of records with

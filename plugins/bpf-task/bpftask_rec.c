@@ -55,6 +55,54 @@ long ctp_bpftask_rec_check(const void *buf, size_t len)
 	return (long)n;
 }
 
+size_t ctp_bpftask_buf_size(size_t want, size_t max_bytes)
+{
+	const size_t page = 4096;
+	size_t limit, unit;
+
+	/* max_bytes + 1 rounded up to a page (saturating). */
+	limit = max_bytes / page * page;
+	limit = limit > SIZE_MAX - page ? limit : limit + page;
+	if (want > limit)
+		want = limit;
+	unit = want >= CTP_BPFTASK_HUGE ? CTP_BPFTASK_HUGE : page;
+	if (want % unit) {
+		size_t up = unit - want % unit;
+		want = want > limit - up ? limit : want + up;
+	}
+	return want ? want : page;
+}
+
+size_t ctp_bpftask_buf_want(size_t tasks)
+{
+	const size_t rec = sizeof(struct ctp_bpftask_rec);
+	size_t n = tasks + tasks / 8;
+
+	if (n < tasks || n > SIZE_MAX - 16 || n + 16 > SIZE_MAX / rec)
+		return SIZE_MAX / rec * rec;
+	return (n + 16) * rec;
+}
+
+int ctp_bpftask_loadavg_tasks(const char *buf, size_t len, size_t *tasks)
+{
+	/* "0.52 0.58 0.59 3/1193 12345\n" (fs/proc/loadavg.c): the first '/'
+	 * is the fourth field's. */
+	const char *p = memchr(buf, '/', len), *end = buf + len;
+	size_t n = 0;
+
+	if (!p || ++p == end || *p < '0' || *p > '9')
+		return -EBADMSG;
+	for (; p < end && *p >= '0' && *p <= '9'; p++) {
+		if (n > (SIZE_MAX - 9) / 10)
+			return -ERANGE;
+		n = n * 10 + (size_t)(*p - '0');
+	}
+	if (p == end || *p != ' ')
+		return -EBADMSG;
+	*tasks = n;
+	return 0;
+}
+
 /* include/linux/sched.h (5.14+). */
 #define TASK_INTERRUPTIBLE   0x0001u
 #define TASK_UNINTERRUPTIBLE 0x0002u

@@ -155,6 +155,31 @@ int ctp_bpftask_rec_next(const void *buf, size_t len, size_t *off,
  */
 long ctp_bpftask_rec_check(const void *buf, size_t len);
 
+/* Huge pages (2 MiB), in which a pass's buffer is sized from their size
+ * on. */
+#define CTP_BPFTASK_HUGE (2u << 20)
+
+/*
+ * The bytes a pass's buffer is mapped with: at least want, rounded up to
+ * whole 4 KiB pages (to whole huge pages from CTP_BPFTASK_HUGE on), but
+ * never past the first page boundary past max_bytes (a pass reads one byte
+ * past its most to know it went past). Pure.
+ */
+size_t ctp_bpftask_buf_size(size_t want, size_t max_bytes);
+
+/* The bytes a pass's first buffer wants for `tasks` tasks expected:
+ * their records, an eighth more and 16 records of slack (saturating).
+ * Pure. */
+size_t ctp_bpftask_buf_want(size_t tasks);
+
+/*
+ * The count of threads in /proc/loadavg's len bytes at buf (the total of
+ * its fourth field, "running/total": the kernel's nr_threads, every task
+ * a pass reads): 0 with *tasks, -EBADMSG for other text, -ERANGE above
+ * SIZE_MAX. Pure.
+ */
+int ctp_bpftask_loadavg_tasks(const char *buf, size_t len, size_t *tasks);
+
 /*
  * stat's state letter (field 3) of a task whose __state and exit_state are
  * these: the kernel's __task_state_index() and task_state_to_char()
