@@ -597,9 +597,9 @@ static bool same(const struct proc_vals *a, const struct proc_vals *b, int f)
 
 /*
  * Which loader loaded b: the one CTP_BPFTASK_LOADER=libbpf asks for, or
- * without it the light skeleton where the kernel has what it needs
- * (5.17+): a light skeleton that failed there is a failure, not a
- * fallback to pass over.
+ * without it the light skeleton where it was built and the kernel has
+ * what it needs (5.17+): a light skeleton that failed there is a failure,
+ * not a fallback to pass over.
  */
 static bool loader_ok(const struct ctp_bpftask *b)
 {
@@ -612,7 +612,8 @@ static bool loader_ok(const struct ctp_bpftask *b)
 	if (force && !strcmp(force, "libbpf"))
 		return !strncmp(by, "libbpf's skeleton", 17);
 	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &maj, &min) != 2 ||
-	    maj * 1000 + min < 5017)
+	    maj * 1000 + min < 5017 ||
+	    strstr(by, "(the light one: not built: "))
 		return true;
 	return !strcmp(by, "the light skeleton");
 }

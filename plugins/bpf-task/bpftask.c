@@ -9,7 +9,9 @@
 #include <errno.h>
 #include <unistd.h>
 
+#ifndef CTP_BPFTASK_NO_LSKEL
 #include "task_iter.lskel.h"
+#endif
 #include "task_iter.skel.h"
 
 #include <bpf/bpf.h>
@@ -37,6 +39,20 @@ struct ctp_bpftask {
 /* What the iterator needs of a kernel, said when it refuses the program. */
 static const char needs[] = "the task iterator needs 5.8+, "
 			    "CONFIG_DEBUG_INFO_BTF and CONFIG_BPF_SYSCALL";
+#ifdef CTP_BPFTASK_NO_LSKEL
+/* Not built (CMakeLists.txt says why): libbpf's skeleton alone. */
+static int open_light(struct ctp_bpftask *b, char *why, size_t whylen)
+{
+	(void)b;
+	snprintf(why, whylen, "not built: %s", CTP_BPFTASK_NO_LSKEL);
+	return -ENOTSUP;
+}
+
+static void task_iter_lskel__destroy(struct task_iter_lskel *s)
+{
+	(void)s;
+}
+#else
 /* And the light skeleton's loader program. */
 static const char light_needs[] =
 	"the light skeleton needs 5.17+ (CO-RE in the kernel) and "
@@ -67,6 +83,7 @@ static int open_light(struct ctp_bpftask *b, char *why, size_t whylen)
 	b->skip_delays = &b->light->bss->ctp_skip_delays;
 	return 0;
 }
+#endif
 
 /* Open, load and attach by libbpf's skeleton: as open_light. */
 static int open_libbpf(struct ctp_bpftask *b, char *why, size_t whylen)
