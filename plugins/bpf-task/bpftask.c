@@ -170,6 +170,11 @@ void ctp_bpftask_expect(struct ctp_bpftask *b, size_t tasks)
 	b->expect = tasks;
 }
 
+size_t ctp_bpftask_buf_bytes(const struct ctp_bpftask *b)
+{
+	return b->cap;
+}
+
 /*
  * Room for more of a pass that filled b->buf (at most max_bytes + 1 in
  * all): the first mapping sized for the tasks expected, then twice the

@@ -44,6 +44,9 @@ const char *ctp_bpftask_loader(const struct ctp_bpftask *b);
  */
 void ctp_bpftask_expect(struct ctp_bpftask *b, size_t tasks);
 
+/* The bytes the pass's buffer has mapped now (0 before the first pass). */
+size_t ctp_bpftask_buf_bytes(const struct ctp_bpftask *b);
+
 /*
  * One pass: every task's record, parsed and checked, into a buffer of its
  * own, valid until the next pass or ctp_bpftask_free. At most max_bytes of
