@@ -975,6 +975,12 @@ int main(void)
 				continue;
 			}
 			from_rec(q, &bq);
+			/* Woken since the pass and not yet run (a busy host):
+			 * runnable in both reads, its run time unmoved. */
+			if (p1.v[S(STATE)] == 'R' && bq.v[S(STATE)] != 'R') {
+				kmoved++;
+				continue;
+			}
 			kt++;
 			/* Offered as 0 and 0, what the reply says. */
 			if (!bq.has[S(HIWATER_RSS)] || !bq.has[S(HIWATER_VM)] ||
