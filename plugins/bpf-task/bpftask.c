@@ -39,6 +39,7 @@ struct ctp_bpftask {
 /* What the iterator needs of a kernel, said when it refuses the program. */
 static const char needs[] = "the task iterator needs 5.8+, "
 			    "CONFIG_DEBUG_INFO_BTF and CONFIG_BPF_SYSCALL";
+
 #ifdef CTP_BPFTASK_NO_LSKEL
 /* Not built (CMakeLists.txt says why): libbpf's skeleton alone. */
 static int open_light(struct ctp_bpftask *b, char *why, size_t whylen)
@@ -134,7 +135,8 @@ int ctp_bpftask_open(struct ctp_bpftask **ret, char *why, size_t whylen)
 	task_iter_lskel__destroy(b->light);
 	b->light = NULL;
 	if (force && !strcmp(force, "light")) {
-		snprintf(why, whylen, "%s", light_why);
+		if (why && whylen)
+			snprintf(why, whylen, "%s", light_why);
 		goto out;
 	}
 	r = open_libbpf(b, why, whylen);
