@@ -960,9 +960,11 @@ static void test_buf_size(void **s)
 	assert_int_equal(ctp_bpftask_buf_size(17 * rec, max), 12288);
 	assert_int_equal(ctp_bpftask_buf_size(0, max), 4096);
 	assert_int_equal(ctp_bpftask_buf_size(4096, max), 4096);
-	/* 30,000 tasks expected: 17 MB, nine huge pages. */
+	/* 30,000 tasks expected: 33,766 records, rounded up to whole huge
+	 * pages (eleven of 656-byte records). */
 	assert_int_equal(ctp_bpftask_buf_size(ctp_bpftask_buf_want(30000), max),
-			 9 * CTP_BPFTASK_HUGE);
+			 (33766 * rec + CTP_BPFTASK_HUGE - 1) /
+				 CTP_BPFTASK_HUGE * CTP_BPFTASK_HUGE);
 	assert_int_equal(ctp_bpftask_buf_size(CTP_BPFTASK_HUGE, max),
 			 CTP_BPFTASK_HUGE);
 	assert_int_equal(ctp_bpftask_buf_size(CTP_BPFTASK_HUGE + 1, max),
