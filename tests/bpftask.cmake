@@ -3,6 +3,8 @@
 # procfs and taskstats on this kernel (skips, 77,
 # when not root, without BTF, when bpf() is refused or not built).
 ctp_add_test(test_bpftask_rec test_bpftask_rec.c LIBS ctp_bpftask_rec)
+# The css_sets a pass notes and the source "cgroup-v1"'s decoding.
+ctp_add_test(test_bpfcg test_bpfcg.c LIBS ctp_bpftask_rec)
 
 if(TARGET ctp_bpftask)
   ctp_add_test(test_bpftask_live test_bpftask_live.c

@@ -201,10 +201,13 @@ static void live(void **state)
 	}
 	if (!start_live(fx, NULL, 0))
 		skip();
-	/* "task" first; "process" beside it where the core takes it. */
-	assert_true(fx->ctx.eng.n_sources >= 1);
+	/* "task", "cgroup-v1" in the initial cgroup namespace, and
+	 * "process" beside them where the core takes it. */
+	assert_true(fx->ctx.eng.n_sources >= 2);
 	assert_string_equal(fx->ctx.eng.sources[0].name, CTP_SOURCE_TASK);
 	assert_non_null(fx->ctx.eng.sources[0].walk);
+	assert_string_equal(fx->ctx.eng.sources[1].name, "cgroup-v1");
+	assert_null(fx->ctx.eng.sources[1].walk);
 	/* Before any pass: no list, no values. */
 	assert_true(fx->ctx.eng.sources[0].walk(hx_state(&fx->ctx), &tasks,
 						&n) < 0);

@@ -25,7 +25,7 @@
 
 /* tgid 4242, tid 4243, every counter a distinct number, comm "worker-3". */
 static const unsigned char rec1[] = {
-	U16(656), U16(4), U32(0x3ffffffu),	/* size, version, present */
+	U16(664), U16(5), U32(0x7ffffffu),	/* size, version, present */
 	U32(4242), U32(4243),			/* tgid, pid */
 	U64(123456789012ull),			/* start_boottime */
 	U64(11), U64(2),			/* minflt, majflt */
@@ -57,7 +57,9 @@ static const unsigned char rec1[] = {
 	U32(6), U32(3), U64(1001), U64(1002), U64(1003), U64(1004), U64(1005),
 	U64(1006), U64(1007), U64(1008), U64(1009), U64(1010), U64(1011),
 	U64(1012), U64(1013), U64(1014), U64(1015), U64(1016), U64(1017),
-	U64(1018)};
+	U64(1018),
+	/* version 5: cg_set */
+	U64(0xffff888012345678ull)};
 
 /* Offsets into rec1 of what the garbling tests break. */
 enum {
@@ -92,7 +94,7 @@ static void test_two_records(void **s)
 	assert_int_equal(off, sizeof(rec1));
 	assert_int_equal(r.tgid, 4242);
 	assert_int_equal(r.pid, 4243);
-	assert_int_equal(r.present, 0x3ffffff);
+	assert_int_equal(r.present, 0x7ffffff);
 	assert_true(r.start_boottime == 123456789012ull);
 	assert_int_equal(r.minflt, 11);
 	assert_int_equal(r.majflt, 2);
@@ -129,6 +131,7 @@ static void test_two_records(void **s)
 	assert_true(r.cpus[0] == 0x5);
 	assert_true(r.cpus[1] == 0x8000000000000000ull);
 	assert_true(r.cpus[2] == 0x1);
+	assert_true(r.cg_set == 0xffff888012345678ull);
 	assert_true(r.cpus[3] == 0x8000000000000000ull);
 	assert_int_equal(r.sig_seq, 6);
 	assert_int_equal(r.nr_threads, 3);
@@ -207,7 +210,8 @@ static void test_garbled(void **s)
 	static const unsigned char version1[] = {U16(1)};
 	static const unsigned char version2[] = {U16(2)};
 	static const unsigned char version0[] = {U16(0)};
-	static const unsigned char present8[] = {U32(0x4000000)};
+	static const unsigned char present8[] = {U32(0x8000000)};
+	static const unsigned char version4[] = {U16(4)};
 	static const unsigned char version3[] = {U16(3)};
 	static const unsigned char zero[] = {U32(0)};
 	static const unsigned char minus1[] = {U32(0xffffffffu)};
@@ -219,6 +223,7 @@ static void test_garbled(void **s)
 	garbled(OFF_VERSION, version0, sizeof(version0));
 	garbled(OFF_VERSION, version2, sizeof(version2));
 	garbled(OFF_VERSION, version3, sizeof(version3));
+	garbled(OFF_VERSION, version4, sizeof(version4));
 	garbled(OFF_PRESENT, present8, sizeof(present8));
 	garbled(OFF_TGID, zero, sizeof(zero));
 	garbled(OFF_TGID, minus1, sizeof(minus1));
@@ -961,7 +966,7 @@ static void test_buf_size(void **s)
 	assert_int_equal(ctp_bpftask_buf_size(0, max), 4096);
 	assert_int_equal(ctp_bpftask_buf_size(4096, max), 4096);
 	/* 30,000 tasks expected: 33,766 records, rounded up to whole huge
-	 * pages (eleven of 656-byte records). */
+	 * pages (eleven of 664-byte records). */
 	assert_int_equal(ctp_bpftask_buf_size(ctp_bpftask_buf_want(30000), max),
 			 (33766 * rec + CTP_BPFTASK_HUGE - 1) /
 				 CTP_BPFTASK_HUGE * CTP_BPFTASK_HUGE);

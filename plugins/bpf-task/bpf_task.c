@@ -19,6 +19,7 @@
 #include <ctprof/plugin-util.h>
 #include <ctprof/plugin.h>
 #include <ctprof/source-process.h>
+#include <ctprof/source-cgroup-v1.h>
 #include <ctprof/source-task.h>
 
 #include <errno.h>
@@ -28,6 +29,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <string.h>
 #include <time.h>
@@ -233,6 +235,8 @@ enum counter {
 	C_PROC_FILL,	 /* process fills with every value the pass has */
 	C_PROC_PART,	 /* process fills without the group's sums */
 	C_PROC_MISS,	 /* process fills with nothing (no leader record) */
+	C_CG_SETS,	 /* css_sets the passes noted (cgroup-v1) */
+	C_CG_MISS,	 /* cgroup-v1 fills the pass could not serve */
 	N_COUNTERS
 };
 
@@ -249,6 +253,8 @@ static const char *const counter_names[N_COUNTERS] = {
 	[C_PROC_FILL] = "proc_fill",
 	[C_PROC_PART] = "proc_partial",
 	[C_PROC_MISS] = "proc_miss",
+	[C_CG_SETS] = "cg_sets",
+	[C_CG_MISS] = "cg_miss",
 };
 
 static const struct ctp_option_desc options[] = {CTP_BPFTASK_OPTIONS};
@@ -290,6 +296,13 @@ struct bt_state {
 	unsigned n_off, n_poff;
 	bool check_not_run, check_counted;
 	char hint[400];
+	/* The source "cgroup-v1": offered (cg_on), and the css_sets of the
+	 * last pass (valid while pass_ok; cg_err when they could not be
+	 * read). */
+	bool cg_on;
+	int cg_err;
+	const struct ctp_bpfcg_entry *cg;
+	size_t n_cg;
 };
 
 static void count(struct bt_state *st, enum counter c, uint64_t n)
@@ -316,33 +329,41 @@ static size_t find(const struct bt_state *st, int32_t tgid, int32_t tid)
 	return st->n;
 }
 
-static int bt_fill(void *state, const struct ctp_task *task, void *buf,
-		   size_t cap, size_t *len)
+/* The task's place in st->walk, or st->n; *walked: found through
+ * task->walked, without a search. */
+static size_t task_index(const struct bt_state *st, const struct ctp_task *task,
+			 bool *walked)
 {
-	struct bt_state *st = state;
 	const struct ctp_walk_task *w = NULL;
-	size_t i;
 
-	if (!st->pass_ok || cap < sizeof(struct ctp_src_task))
-		return -ENODATA;
 	if (CTP_HAS(task, struct ctp_task, walked))
 		w = task->walked;
 	/* An entry of this pass's list (compared as addresses: it may be
 	 * another source's) for this task. */
 	uintptr_t at = (uintptr_t)w, base = (uintptr_t)st->walk;
-	if (w && at >= base && at - base < st->n * sizeof(*st->walk) &&
-	    (at - base) % sizeof(*st->walk) == 0 && w->tid == task->tid &&
-	    w->tgid == task->tgid) {
-		i = (at - base) / sizeof(*st->walk);
-		count(st, C_FILL_WALKED, 1);
-	} else {
-		i = find(st, task->tgid, task->tid);
-		if (i == st->n) {
-			count(st, C_FILL_MISS, 1);
-			return -ENODATA;
-		}
-		count(st, C_FILL_LOOKUP, 1);
+	*walked = w && at >= base && at - base < st->n * sizeof(*st->walk) &&
+		  (at - base) % sizeof(*st->walk) == 0 && w->tid == task->tid &&
+		  w->tgid == task->tgid;
+	if (*walked)
+		return (at - base) / sizeof(*st->walk);
+	return find(st, task->tgid, task->tid);
+}
+
+static int bt_fill(void *state, const struct ctp_task *task, void *buf,
+		   size_t cap, size_t *len)
+{
+	struct bt_state *st = state;
+	bool walked;
+	size_t i;
+
+	if (!st->pass_ok || cap < sizeof(struct ctp_src_task))
+		return -ENODATA;
+	i = task_index(st, task, &walked);
+	if (i == st->n) {
+		count(st, C_FILL_MISS, 1);
+		return -ENODATA;
 	}
+	count(st, walked ? C_FILL_WALKED : C_FILL_LOOKUP, 1);
 	/* The next task's record, which the pass wrote where its tid fell
 	 * (the stream is in tid order, the walk in tgid order): fetched now,
 	 * it is in the cache when the core fills that task after the other
@@ -408,6 +429,33 @@ static int bt_pfill(void *state, const struct ctp_task *task, void *buf,
 	      1);
 	out->valid[0] &= ~st->poff[0];
 	*len = sizeof(*out);
+	return 0;
+}
+
+/* The source "cgroup-v1": the v1 pairs of the css_set the pass noted for
+ * the task (include/ctprof/source-cgroup-v1.h says when it fails). */
+static int bt_fill_cg(void *state, const struct ctp_task *task, void *buf,
+		      size_t cap, size_t *len)
+{
+	struct bt_state *st = state;
+	const struct ctp_bpfcg_entry *e = NULL;
+	bool walked;
+	size_t i;
+
+	if (!st->pass_ok || st->cg_err)
+		return -EAGAIN;
+	if (cap < sizeof(struct ctp_src_cgroup_v1))
+		return -ENODATA;
+	i = task_index(st, task, &walked);
+	if (i < st->n)
+		e = ctp_bpfcg_find(st->cg, st->n_cg,
+				   st->recs[st->order[i]].cg_set);
+	if (!e) {
+		count(st, C_CG_MISS, 1);
+		return -ENODATA;
+	}
+	ctp_bpfcg_to_src(&e->set, buf);
+	*len = sizeof(struct ctp_src_cgroup_v1);
 	return 0;
 }
 
@@ -588,6 +636,21 @@ static void active_cpus(struct bt_state *st, int before,
 		st->conv.cpus_on = 1;
 }
 
+/* The css_sets the pass noted, for the source "cgroup-v1". */
+static void cg_sets(struct bt_state *st)
+{
+	int n = ctp_bpftask_cg_sets(st->b, &st->cg);
+
+	st->cg_err = n < 0 ? n : 0;
+	st->n_cg = n < 0 ? 0 : (size_t)n;
+	if (n < 0)
+		st->api->log(st->ctx, CTP_LOG_WARNING,
+			     "cannot read the pass's css_sets (%s): no "
+			     "cgroup-v1 source this capture",
+			     strerror(-n));
+	count(st, C_CG_SETS, st->n_cg);
+}
+
 static int bt_host(void *state, struct ctp_record *rec)
 {
 	struct bt_state *st = state;
@@ -653,6 +716,8 @@ static int bt_host(void *state, struct ctp_record *rec)
 	st->n = (size_t)n;
 	st->pass_ok = true;
 	count(st, C_TASKS, (uint64_t)n);
+	if (st->cg_on)
+		cg_sets(st);
 	return 0;
 }
 
@@ -912,6 +977,46 @@ static void offer_process(struct bt_state *st)
 			 strerror(-r));
 }
 
+/* The inode of the initial cgroup namespace (include/linux/proc_ns.h
+ * PROC_CGROUP_INIT_INO). */
+#define CGROUP_INIT_INO 0xEFFFFFFBu
+
+/*
+ * Offer "cgroup-v1" where its pairs give the paths /proc prints: in the
+ * initial cgroup namespace (/proc prints paths relative to the reader's).
+ * Not offering it is not an error: consumers read their files.
+ */
+static void offer_cgroups(struct bt_state *st)
+{
+	const struct ctp_api *api = st->api;
+	const struct ctp_source_desc desc = {
+		.abi = CTP_ABI_MAJOR,
+		.size = sizeof(desc),
+		.name = CTP_SOURCE_CGROUP_V1,
+		.fill = bt_fill_cg,
+		.n_values = CTP_SRC_CG1_N_VALUES,
+		.valid_words = 1,
+	};
+	struct stat sb;
+	const char *why = NULL;
+	int r;
+
+	if (fstatat(st->proc_fd, "self/ns/cgroup", &sb, 0) < 0)
+		why = "no self/ns/cgroup";
+	else if (sb.st_ino != CGROUP_INIT_INO)
+		why = "not in the initial cgroup namespace";
+	else if (!CTP_API_HAS(api, source_add))
+		why = "the core has no source_add";
+	else if ((r = api->source_add(st->ctx, &desc)) < 0)
+		why = strerror(-r);
+	if (why) {
+		api->log(st->ctx, CTP_LOG_INFO, "no cgroup-v1 source: %s", why);
+		return;
+	}
+	st->cg_on = true;
+	ctp_bpftask_note_cgroups(st->b, true);
+}
+
 static int bt_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 {
 	struct bt_state *st = calloc(1, sizeof(*st));
@@ -958,6 +1063,8 @@ static int bt_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 			ctp_bpftask_free(st->b);
 			st->b = NULL;
 			r = 0;
+		} else {
+			offer_cgroups(st);
 		}
 	}
 	if (!st->b) {

@@ -14,6 +14,8 @@
 #endif
 #include "task_iter.skel.h"
 
+#include <ctprof/plugin-util.h>
+
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <sched.h>
@@ -34,6 +36,17 @@ struct ctp_bpftask {
 	 * bytes (NULL: none yet), first sized for `expect` tasks. */
 	unsigned char *buf;
 	size_t cap, expect;
+	/* The css_sets of the last pass (ctp_bpftask_cg_sets): the map
+	 * cgsets (cg_fd, cg_max entries) and the pass number in the .bss. */
+	bool cg_on;
+	int cg_fd;
+	size_t cg_max;
+	__u64 *cg_gen_var;
+	__u64 cg_gen;
+	__u64 *cg_keys;
+	struct ctp_bpfcg_set *cg_vals;
+	struct ctp_bpfcg_entry *cg;
+	size_t cg_cap;
 };
 
 /* What the iterator needs of a kernel, said when it refuses the program. */
@@ -82,6 +95,8 @@ static int open_light(struct ctp_bpftask *b, char *why, size_t whylen)
 	b->prog_fd = b->light->progs.ctp_task_rec.prog_fd;
 	b->link_fd = b->light->links.ctp_task_rec_fd;
 	b->skip_delays = &b->light->bss->ctp_skip_delays;
+	b->cg_fd = b->light->maps.cgsets.map_fd;
+	b->cg_gen_var = &b->light->bss->ctp_cg_gen;
 	return 0;
 }
 #endif
@@ -103,6 +118,8 @@ static int open_libbpf(struct ctp_bpftask *b, char *why, size_t whylen)
 	b->prog_fd = bpf_program__fd(b->skel->progs.ctp_task_rec);
 	b->link_fd = bpf_link__fd(b->skel->links.ctp_task_rec);
 	b->skip_delays = &b->skel->bss->ctp_skip_delays;
+	b->cg_fd = bpf_map__fd(b->skel->maps.cgsets);
+	b->cg_gen_var = &b->skel->bss->ctp_cg_gen;
 	return 0;
 }
 
@@ -159,6 +176,9 @@ void ctp_bpftask_free(struct ctp_bpftask *b)
 	task_iter_bpf__destroy(b->skel);
 	if (b->buf)
 		munmap(b->buf, b->cap);
+	free(b->cg_keys);
+	free(b->cg_vals);
+	free(b->cg);
 	free(b);
 }
 
@@ -303,6 +323,8 @@ void ctp_bpftask_skip_delays(struct ctp_bpftask *b, bool skip)
 int ctp_bpftask_pass(struct ctp_bpftask *b, size_t max_bytes,
 		     const struct ctp_bpftask_rec **recs)
 {
+	/* A new number: the css_sets noted by the passes before are stale. */
+	*b->cg_gen_var = b->cg_on ? ++b->cg_gen : 0;
 	return parse_stream(b, read_stream(b, b->link_fd, max_bytes), recs);
 }
 
@@ -319,6 +341,63 @@ static int pass_with(struct ctp_bpftask *b, union bpf_iter_link_info *info,
 	r = parse_stream(b, read_stream(b, lfd, max_bytes), recs);
 	close(lfd);
 	return r;
+}
+
+void ctp_bpftask_note_cgroups(struct ctp_bpftask *b, bool on)
+{
+	b->cg_on = on;
+}
+
+int ctp_bpftask_cg_sets(struct ctp_bpftask *b,
+			const struct ctp_bpfcg_entry **sets)
+{
+	int fd = b->cg_fd;
+	size_t max, n = 0;
+	__u32 in = 0, out = 0;
+	bool first = true;
+	int r;
+
+	if (!b->cg_on)
+		return -ENODATA;
+	if (!b->cg_max) {
+		/* Either loader made the map; its size from the kernel. */
+		struct bpf_map_info info = {0};
+		__u32 len = sizeof(info);
+
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) < 0)
+			return -errno;
+		b->cg_max = info.max_entries;
+	}
+	max = b->cg_max;
+	if ((r = CTP_GROW(b->cg_keys, b->cg_cap, max, max)) < 0)
+		return r;
+	if (!b->cg_vals) {
+		b->cg_vals = calloc(max, sizeof(*b->cg_vals));
+		b->cg = calloc(max, sizeof(*b->cg));
+		if (!b->cg_vals || !b->cg)
+			return -ENOMEM;
+	}
+	/* Batches of whole hash buckets until the end (ENOENT). */
+	while (n < max) {
+		__u32 count = (__u32)(max - n);
+
+		r = bpf_map_lookup_batch(fd, first ? NULL : &in, &out,
+					 b->cg_keys + n, b->cg_vals + n, &count,
+					 NULL);
+		n += count;
+		if (r < 0 && errno == ENOENT)
+			break;
+		if (r < 0)
+			return -errno;
+		in = out;
+		first = false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		b->cg[i].key = b->cg_keys[i];
+		b->cg[i].set = b->cg_vals[i];
+	}
+	*sets = b->cg;
+	return (int)ctp_bpfcg_keep(b->cg, n, b->cg_gen);
 }
 
 int ctp_bpftask_pass_tid(struct ctp_bpftask *b, int tid,

@@ -13,6 +13,7 @@
 #ifndef CTP_BPFTASK_H
 #define CTP_BPFTASK_H
 
+#include "bpfcg.h"
 #include "bpftask_rec.h"
 
 #include <stdbool.h>
@@ -82,5 +83,18 @@ int ctp_bpftask_getaffinity(pid_t tid, __u64 words[CTP_BPFTASK_CPU_WORDS]);
 /* Whether the passes from now on leave out the block delay families (read
  * as absent): nobody takes them while kernel.task_delayacct is 0. */
 void ctp_bpftask_skip_delays(struct ctp_bpftask *b, bool skip);
+
+/* Whether the passes from now on note each task's css_set (bpfcg.h; off:
+ * every record's cg_set is 0). */
+void ctp_bpftask_note_cgroups(struct ctp_bpftask *b, bool on);
+
+/*
+ * The css_sets the last ctp_bpftask_pass noted (bpfcg.h), sorted by key
+ * (ctp_bpfcg_find) into a buffer of b's, valid until the next call or
+ * ctp_bpftask_free. Returns their number with *sets set, or a negative
+ * errno of bpf(). Entries of earlier passes are left out.
+ */
+int ctp_bpftask_cg_sets(struct ctp_bpftask *b,
+			const struct ctp_bpfcg_entry **sets);
 
 #endif /* CTP_BPFTASK_H */

@@ -9,7 +9,7 @@
 
 #include <linux/types.h>
 
-#define CTP_BPFTASK_REC_VERSION 4
+#define CTP_BPFTASK_REC_VERSION 5
 
 /* Bits of ctp_bpftask_rec.present: a group of values the running kernel
  * has (CO-RE existence checks, and for mm and delays a pointer that is not
@@ -37,7 +37,9 @@
 #define CTP_BPFTASK_HAS_SIG 0x1000000u
 /* sig_prev_utime, sig_prev_stime (signal->prev_cputime). */
 #define CTP_BPFTASK_HAS_SIG_PREV 0x2000000u
-#define CTP_BPFTASK_HAS_ALL	 0x3ffffffu
+/* cg_set: the key of the task's css_set in the map cgsets (bpfcg.h). */
+#define CTP_BPFTASK_HAS_CG_SET 0x4000000u
+#define CTP_BPFTASK_HAS_ALL    0x7ffffffu
 
 /* Words of cpus_mask a record holds: CPUs 0-255. */
 #define CTP_BPFTASK_CPU_WORDS 4
@@ -109,6 +111,11 @@ struct ctp_bpftask_rec {
 	/* ioac: rchar, wchar, syscr, syscw, read_bytes, write_bytes,
 	 * cancelled_write_bytes. */
 	__u64 sig_io[7];
+	/* Version 5 (HAS_CG_SET): the key of the css_set's entry in cgsets
+	 * (bpfcg.h), an opaque grouping key that stays in this process; 0:
+	 * none. After the signal block, which the program zeroes on all but
+	 * the leader's record before it sets this. */
+	__u64 cg_set;
 };
 
 /*
@@ -134,7 +141,7 @@ static inline void ctp_bpftask_mm_marks(__u64 hiwater_rss, __u64 hiwater_vm,
 #include <stddef.h>
 #include <stdint.h>
 
-_Static_assert(sizeof(struct ctp_bpftask_rec) == 656,
+_Static_assert(sizeof(struct ctp_bpftask_rec) == 664,
 	       "ctp_bpftask_rec has padding or changed size");
 
 /*

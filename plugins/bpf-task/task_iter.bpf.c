@@ -4,7 +4,7 @@
  * so members are read directly (the verifier checks each load against the
  * kernel's BTF; no probe-read copy) at offsets libbpf relocates (CO-RE,
  * task_core.h). Members a kernel may lack are guarded by
- * bpf_core_field_exists and flagged in rec.present. The record (656 bytes)
+ * bpf_core_field_exists and flagged in rec.present. The record (664 bytes)
  * is built in a per-CPU map value (the BPF stack holds 512 bytes), every
  * member written once, no clearing first: a group the kernel lacks is
  * written as zeros.
@@ -13,6 +13,8 @@
 
 #include "task_core.h"
 #include "bpftask_rec.h"
+#include "bpfcg.h"
+#include "cgroup_core.h"
 
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -30,6 +32,26 @@ struct {
  * the block delay families (kernel.task_delayacct is 0), so the pass does
  * not chase each task's task_delay_info. */
 int ctp_skip_delays;
+
+/* The css_sets the pass met (bpfcg.h): LRU, so a host with more than fit
+ * loses only the oldest, and a stale entry is rewritten, never deleted. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct ctp_bpfcg_set);
+} cgsets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ctp_bpfcg_set);
+} cg_scratch SEC(".maps");
+
+/* Set by user space before a pass (bpftask.c): the pass's number, never
+ * 0; 0 notes no css_set. */
+__u64 ctp_cg_gen;
 
 /* Family f of task_delay_info d: count and total when the kernel has
  * them, max and min when it has those too (6.16+). A task without its
@@ -127,6 +149,77 @@ static __always_inline void sig_block(struct ctp_bpftask_rec *r,
 	(r)->cpus[w] = bpf_core_field_exists((t)->cpus_mask.bits[w])           \
 			       ? (t)->cpus_mask.bits[w]                        \
 			       : 0
+
+#define CTP_PF_EXITING 0x4u /* include/linux/sched.h */
+
+/*
+ * The key of t's css_set, noted in cgsets for this pass with the cgroup it
+ * links in every v1 hierarchy (proc_cgroup_show()'s task_cgroup_from_root()
+ * walks the same links); 0 when it cannot be given: no cgroups, an exiting
+ * task (its file prints "/" in every v1 hierarchy), more than
+ * CTP_BPFCG_MAX_LINKS hierarchies, a task moved while its css_set was
+ * walked. The links are read with probe reads (a list_head's container is
+ * no BTF pointer), once per css_set and pass.
+ */
+static __always_inline __u64 cg_set(struct task_struct *task)
+{
+	struct task_struct___cg *t = (void *)task;
+	struct ctp_bpfcg_set *v, *s;
+	struct css_set___cg *cs;
+	struct list_head___cg *pos, *head;
+	__u64 key, gen = ctp_cg_gen;
+	__u32 zero = 0, n = 0;
+	int i;
+
+	if (!gen || !bpf_core_field_exists(t->cgroups) ||
+	    (task->flags & CTP_PF_EXITING))
+		return 0;
+	cs = t->cgroups;
+	if (!cs)
+		return 0;
+	key = (__u64)(unsigned long)cs;
+	v = bpf_map_lookup_elem(&cgsets, &key);
+	if (v && v->gen == gen)
+		return key;
+	s = bpf_map_lookup_elem(&cg_scratch, &zero);
+	if (!s)
+		return 0;
+	head = (void *)((char *)cs +
+			bpf_core_field_offset(struct css_set___cg, cgrp_links));
+	pos = BPF_CORE_READ(cs, cgrp_links.next);
+	/* One link a hierarchy, the default one's too (user space leaves it
+	 * out): stored at the loop's own index, so the verifier sees one
+	 * path through the loop, not one per count of v1 links. */
+	for (i = 0; i < CTP_BPFCG_MAX_LINKS; i++) {
+		struct cgrp_cset_link___cg *l;
+		struct cgroup___cg *c;
+
+		if (!pos || pos == head)
+			break;
+		l = (void *)((char *)pos -
+			     bpf_core_field_offset(struct cgrp_cset_link___cg,
+						   cgrp_link));
+		c = BPF_CORE_READ(l, cgrp);
+		s->p[i].hier = (__u32)BPF_CORE_READ(c, root, hierarchy_id);
+		s->p[i].pad = 0;
+		s->p[i].id = BPF_CORE_READ(c, kn, id);
+		n = i + 1;
+		pos = BPF_CORE_READ(pos, next);
+	}
+	if (pos != head)
+		return 0;
+	/* Still its css_set: the links were not freed under the walk (a
+	 * css_set is put after its last task left it). */
+	asm volatile("" ::: "memory");
+	if (t->cgroups != cs)
+		return 0;
+	s->gen = gen;
+	s->n = n;
+	s->pad = 0;
+	if (bpf_map_update_elem(&cgsets, &key, s, BPF_ANY) < 0)
+		return 0;
+	return key;
+}
 
 SEC("iter/task")
 int ctp_task_rec(struct bpf_iter__task *ctx)
@@ -278,6 +371,9 @@ int ctp_task_rec(struct bpf_iter__task *ctx)
 			sizeof(*r) - __builtin_offsetof(struct ctp_bpftask_rec,
 							sig_utime));
 	}
+	r->cg_set = cg_set(t);
+	if (r->cg_set)
+		r->present |= CTP_BPFTASK_HAS_CG_SET;
 	bpf_seq_write(seq, r, sizeof(*r));
 	return 0;
 }
