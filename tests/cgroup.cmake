@@ -3,6 +3,8 @@
 # hybrid, pure v1) end to end, and the live host (creates and removes its
 # own v1 and v2 cgroups; skips, 77, where a layout or root is missing).
 ctp_add_test(test_cgroup_parse test_cgroup_parse.c LIBS ctp_cgroup_parse)
+# The v1 hierarchies' inode index (cglist.c) on directory trees made there.
+ctp_add_test(test_cglist test_cglist.c LIBS ctp_cglist)
 
 ctp_add_test(test_cgroup_plugin test_cgroup_plugin.c
              LIBS ctp_harness ${CMAKE_DL_LIBS} Threads::Threads)

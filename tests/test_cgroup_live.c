@@ -15,7 +15,9 @@
  *
  * and, host-wide, that every thread's v1 paths (taken from the hierarchies'
  * `tasks` listings, issue 17) equal the v1 lines of its own cgroup file, for
- * every thread whose file read the same before and after the capture.
+ * every thread whose file read the same before and after the capture; and
+ * the same with bpf-task's source "cgroup-v1" serving them, the child's
+ * threads split over v1 memory and name=systemd cgroups.
  *
  * Everything it creates is removed in the teardown, also after a failure
  * (the child is killed first). A layout this host lacks is skipped with the
@@ -60,7 +62,7 @@ struct hier {
 	char root[PATH_MAX];  /* the mount's root in its hierarchy */
 	char self[PATH_MAX];  /* this process's path in it */
 };
-static struct hier h_mem, h_pids, h_v2;
+static struct hier h_mem, h_pids, h_v2, h_sysd;
 
 /* The mountinfo line of a v1 hierarchy with option `opt`, or of cgroup2. */
 static void find_mount(const char *opt, struct hier *h)
@@ -775,15 +777,25 @@ static int v1_compare(const struct ctp_snap *s, size_t r)
 	return bad;
 }
 
-static uint64_t cg_summary(const struct ctp_snap *s, const char *name)
+/* Summary counter `name` of plugin `plugin`. */
+static uint64_t plugin_summary(const struct ctp_snap *s, const char *plugin,
+			       const char *name)
 {
 	const struct ctp_snap_plugin *p = ctp_snap_plugins(s);
+	size_t n = ctp_snap_n_plugins(s), i = 0;
 
-	for (size_t k = 0; k < p->n_summary; k++)
-		if (!strcmp(p->summary_name[k], name))
-			return p->summary[k];
-	fail_msg("no summary counter %s", name);
+	while (i < n && strcmp(p[i].name, plugin))
+		i++;
+	for (size_t k = 0; i < n && k < p[i].n_summary; k++)
+		if (!strcmp(p[i].summary_name[k], name))
+			return p[i].summary[k];
+	fail_msg("no summary counter %s of %s", name, plugin);
 	return 0;
+}
+
+static uint64_t cg_summary(const struct ctp_snap *s, const char *name)
+{
+	return plugin_summary(s, "cgroup", name);
 }
 
 /* Every thread of the host: listings and files agree. */
@@ -826,6 +838,98 @@ static void v1_listings(void **state)
 	assert_true(listed * 2 >= tt->rows);
 	assert_true(checked >= NTHREADS);
 	ctp_snap_free(s);
+	before_free();
+	assert_int_equal(bad, 0);
+}
+
+/* The v1 paths of every thread from bpf-task's source "cgroup-v1" (bpf-task
+ * first) and without it (listings): both the v1 lines of each thread's own
+ * file, the child's threads in cgroups of their own in two hierarchies. */
+static void v1_source(void **state)
+{
+	char name[64], dir[PATH_MAX], path[PATH_MAX];
+	char dir2[PATH_MAX], path2[PATH_MAX];
+	char sdir[PATH_MAX], spath[PATH_MAX], sdir2[PATH_MAX], spath2[PATH_MAX];
+	const char *want_mem[NTHREADS], *want_sysd[NTHREADS];
+	int bad = 0;
+
+	(void)state;
+	if (!h_mem.mount[0] || !h_sysd.mount[0]) {
+		print_message("skipped: no cgroup v1 memory and name=systemd "
+			      "hierarchies here\n");
+		skip();
+	}
+	/* Leader and last thread in (A, S), thread 1 in (A2, S), thread 2
+	 * in (A, S2): three css_sets, none two threads in a row share. */
+	snprintf(name, sizeof(name), "ctprof-cgsrc-%d", (int)getpid());
+	enter(&h_mem, name, dir, sizeof(dir), path, sizeof(path));
+	move_procs(dir, child);
+	enter(&h_sysd, name, sdir, sizeof(sdir), spath, sizeof(spath));
+	move_procs(sdir, child);
+	strcat(name, "-alone");
+	enter(&h_mem, name, dir2, sizeof(dir2), path2, sizeof(path2));
+	assert_int_equal(write_num(dir2, "tasks", child_tids[1]), 0);
+	enter(&h_sysd, name, sdir2, sizeof(sdir2), spath2, sizeof(spath2));
+	assert_int_equal(write_num(sdir2, "tasks", child_tids[2]), 0);
+	for (int i = 0; i < NTHREADS; i++) {
+		want_mem[i] = i == 1 ? path2 : path;
+		want_sysd[i] = i == 2 ? spath2 : spath;
+	}
+
+	before_take();
+	struct ctp_snap *with = e2e_capture_plugins(
+		tmp, "src-bpf", 2,
+		"  bpf-task: {required: true}\n  cgroup: {required: true}\n");
+	struct ctp_snap *without = e2e_capture_plugins(
+		tmp, "src-none", 2, "  cgroup: {required: true}\n");
+	uint64_t served = cg_summary(with, "from_source");
+	const struct ctp_snap_table *tw = ctp_snap_table(with,
+							 CTP_SCOPE_THREAD),
+				    *to = ctp_snap_table(without,
+							 CTP_SCOPE_THREAD);
+	/* The source is offered wherever bpf-task passes run in the initial
+	 * cgroup namespace (its inode, PROC_CGROUP_INIT_INO): only where
+	 * either is missing is there nothing to test. */
+	struct stat ns;
+	if (!plugin_summary(with, "bpf-task", "passes") ||
+	    stat("/proc/self/ns/cgroup", &ns) < 0 || ns.st_ino != 0xEFFFFFFBu) {
+		print_message("skipped: no cgroup-v1 source (bpf-task not "
+			      "loadable here, or another cgroup "
+			      "namespace)\n");
+		ctp_snap_free(with);
+		ctp_snap_free(without);
+		before_free();
+		skip();
+	}
+	print_message("[ INFO     ] %" PRIu64 " of %zu threads from the "
+		      "source\n",
+		      served, tw->rows);
+	/* Nearly every thread from the source (the pass walked them); none
+	 * without it. */
+	assert_true(served * 2 >= tw->rows);
+	assert_int_equal(cg_summary(without, "from_source"), 0);
+	bad += check_threads(with, "cgroup.v1.memory.path", want_mem);
+	bad += check_threads(with, "cgroup.v1.name-systemd.path", want_sysd);
+	bad += check_threads(without, "cgroup.v1.memory.path", want_mem);
+	bad += check_threads(without, "cgroup.v1.name-systemd.path", want_sysd);
+	size_t checked = 0;
+	for (size_t r = 0; r < tw->rows; r++) {
+		int d = v1_compare(with, r);
+		if (d >= 0) {
+			checked++;
+			bad += d;
+		}
+	}
+	for (size_t r = 0; r < to->rows; r++) {
+		int d = v1_compare(without, r);
+		if (d >= 0)
+			bad += d;
+	}
+	print_message("[ INFO     ] %zu threads compared with their files\n",
+		      checked);
+	assert_true(checked >= NTHREADS);
+	ctp_snap_free(with);
+	ctp_snap_free(without);
 	before_free();
 	assert_int_equal(bad, 0);
 }
@@ -946,12 +1050,15 @@ int main(void)
 	find_mount("memory", &h_mem);
 	find_mount("pids", &h_pids);
 	find_mount(NULL, &h_v2);
+	find_mount("name=systemd", &h_sysd);
 	if (h_mem.mount[0] && !self_path("memory", &h_mem))
 		h_mem.mount[0] = '\0';
 	if (h_pids.mount[0] && !self_path("pids", &h_pids))
 		h_pids.mount[0] = '\0';
 	if (h_v2.mount[0] && !self_path("", &h_v2))
 		h_v2.mount[0] = '\0';
+	if (h_sysd.mount[0] && !self_path("name=systemd", &h_sysd))
+		h_sysd.mount[0] = '\0';
 	if (!h_mem.mount[0] && !h_pids.mount[0] && !h_v2.mount[0]) {
 		printf("skipped: no cgroup hierarchy to create cgroups in\n");
 		return 77;
@@ -969,6 +1076,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(v1_pids, setup, teardown),
 		cmocka_unit_test_setup_teardown(v2_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(v1_listings, setup, teardown),
+		cmocka_unit_test_setup_teardown(v1_source, setup, teardown),
 		cmocka_unit_test_setup_teardown(v2_listings, setup, teardown),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,9 +13,11 @@
  *   cgroup.v1.<hierarchy>.path per thread: its path in each v1 hierarchy
  *                              (threads of a process may sit in different
  *                              v1 cgroups, so it is never taken from the
- *                              process): from the hierarchies' own `tasks`
- *                              listings, read once per cgroup per capture
- *                              (cglist.h), else from its own
+ *                              process): from the source "cgroup-v1"
+ *                              (bpf-task) and the hierarchies' directory
+ *                              inodes, else from the hierarchies' own
+ *                              `tasks` listings, read once per cgroup per
+ *                              capture (cglist.h), else from its own
  *                              task/<tid>/cgroup.
  *
  * Options: v1 (bool, default true) collects the v1 side; mount_prefix
@@ -41,6 +43,7 @@
 #include "cglist.h"
 #include "cgroup_parse.h"
 #include "ctprof/plugin-util.h"
+#include "ctprof/source-cgroup-v1.h"
 #include "ctprof/source-task.h"
 #include "procfs_parse.h"
 
@@ -203,6 +206,7 @@ enum {
 	C_FROM_LISTINGS,
 	C_FROM_FILES,
 	C_UNLISTED,
+	C_FROM_SOURCE,
 	N_COUNTERS
 };
 static const char *const counter_names[N_COUNTERS] = {
@@ -218,6 +222,8 @@ static const char *const counter_names[N_COUNTERS] = {
 	[C_FROM_LISTINGS] = "from_listings",
 	[C_FROM_FILES] = "from_files",
 	[C_UNLISTED] = "hierarchies_unlisted",
+	/* Threads whose v1 paths came from the source "cgroup-v1". */
+	[C_FROM_SOURCE] = "from_source",
 };
 
 /* ---- State --------------------------------------------------------------- */
@@ -251,6 +257,22 @@ struct cg_state {
 	size_t n_mounts;
 	struct cg_listing list; /* every thread's v1 paths, when complete */
 	uint64_t list_ticks;	/* when the listing began, USER_HZ since boot */
+	/* The cgroups by directory inode, for the source "cgroup-v1". */
+	struct cg_listing inos;
+	/* The v1 hierarchies of <proc>/self/cgroup (n_hiers 0: none, or
+	 * they could not be read: nothing is listed or indexed). */
+	struct cg_hier {
+		uint32_t id;
+		char ctrl[CG_LIST_CTRL_LEN];
+		size_t ctrl_len;
+	} hiers[CG_LIST_MAX_HIER];
+	size_t n_hiers;
+	bool hiers_ok; /* hiers were read (a line too many: not) */
+	bool listable; /* the listings name this proc root's tids */
+	/* list and inos are built by the first worker that needs them
+	 * (under lazy), once a capture: 1 when built. */
+	pthread_mutex_t lazy;
+	_Atomic int list_built, inos_built;
 
 	/* Thread path fields by controller list, registered by workers (a
 	 * refused one: its paths are dropped). */
@@ -283,6 +305,18 @@ struct tls_cursor {
 	size_t pos[CG_LIST_MAX_HIER];
 };
 static _Thread_local struct tls_cursor cursor;
+
+/* The source bytes of the worker's previous thread served from the source
+ * in capture `gen` of state `st`, and the keys they resolved to: threads
+ * of a process usually share every cgroup. */
+struct tls_source {
+	const void *st;
+	uint64_t gen;
+	size_t len;
+	unsigned char data[sizeof(struct ctp_src_cgroup_v1)];
+	uint32_t kid[CG_LIST_MAX_HIER];
+};
+static _Thread_local struct tls_source last_src;
 
 static void count(struct cg_state *st, int c, uint64_t n)
 {
@@ -897,16 +931,46 @@ static int start_ticks(struct cg_state *st, const struct ctp_task *task,
 }
 
 /*
+ * Set the thread's path in every hierarchy of l, hierarchy h's cgroup being
+ * key kid[h] of l; the first thread of a cgroup references its row (one
+ * flag per key of l).
+ */
+static void place(struct cg_state *st, const struct cg_listing *l,
+		  const uint32_t *kid, struct ctp_setter *set)
+{
+	uint64_t ref_err = 0, dropped = 0;
+
+	for (size_t h = 0; h < l->n_hier; h++) {
+		const struct cg_key *k = &l->keys[kid[h]];
+		const char *key = l->arena + k->off;
+
+		dropped += l->h[h].handle < 0;
+		ctp_set_str(set, l->h[h].handle, key + k->path_off,
+			    k->len - k->path_off);
+		/* A load first: every thread of a cgroup but its first
+		 * finds the row referenced, without writing (and taking
+		 * from the other workers) the flag's cache line. */
+		if (st->can_ref &&
+		    !atomic_load_explicit(&l->referenced[kid[h]],
+					  memory_order_relaxed) &&
+		    !atomic_exchange_explicit(&l->referenced[kid[h]], 1,
+					      memory_order_relaxed) &&
+		    st->api->cgroup_ref(st->ctx, key, k->len) < 0)
+			ref_err++;
+	}
+	count(st, C_KEYS_DROPPED, dropped);
+	count(st, C_REF_ERRORS, ref_err);
+}
+
+/*
  * The thread's path in every hierarchy from the listings; false (nothing
- * set) when one of them does not place it exactly once. The first thread
- * of a cgroup references its row.
+ * set) when one of them does not place it exactly once.
  */
 static bool from_listing(struct cg_state *st, const struct ctp_task *task,
 			 struct ctp_setter *set)
 {
 	const struct cg_listing *l = &st->list;
 	uint32_t kid[CG_LIST_MAX_HIER];
-	uint64_t ref_err = 0, dropped = 0;
 	int old = -1; /* started before the listing: 1, after or unknown: 0 */
 
 	if (cursor.st != st || cursor.gen != st->gen) {
@@ -935,28 +999,86 @@ static bool from_listing(struct cg_state *st, const struct ctp_task *task,
 			return false;
 		kid[h] = l->h[h].root_key;
 	}
-	for (size_t h = 0; h < l->n_hier; h++) {
-		const struct cg_key *k = &l->keys[kid[h]];
-		const char *key = l->arena + k->off;
-
-		dropped += l->h[h].handle < 0;
-		ctp_set_str(set, l->h[h].handle, key + k->path_off,
-			    k->len - k->path_off);
-		/* A load first: every thread of a cgroup but its first
-		 * finds the row referenced, without writing (and taking
-		 * from the other workers) the flag's cache line. */
-		if (st->can_ref &&
-		    !atomic_load_explicit(&l->referenced[kid[h]],
-					  memory_order_relaxed) &&
-		    !atomic_exchange_explicit(&l->referenced[kid[h]], 1,
-					      memory_order_relaxed) &&
-		    st->api->cgroup_ref(st->ctx, key, k->len) < 0)
-			ref_err++;
-	}
-	count(st, C_KEYS_DROPPED, dropped);
-	count(st, C_REF_ERRORS, ref_err);
+	place(st, l, kid, set);
 	count(st, C_FROM_LISTINGS, 1);
 	return true;
+}
+
+/* Run build once a capture, by the first worker to get here; the others
+ * wait for it. */
+static void once(struct cg_state *st, _Atomic int *built,
+		 void (*build)(struct cg_state *))
+{
+	if (atomic_load_explicit(built, memory_order_acquire))
+		return;
+	pthread_mutex_lock(&st->lazy);
+	if (!atomic_load_explicit(built, memory_order_relaxed)) {
+		build(st);
+		atomic_store_explicit(built, 1, memory_order_release);
+	}
+	pthread_mutex_unlock(&st->lazy);
+}
+
+static void build_inos(struct cg_state *st);
+static void build_listings(struct cg_state *st);
+
+/* How the source "cgroup-v1" answered for a thread. */
+enum src_answer {
+	SRC_SERVED,  /* paths set */
+	SRC_THREAD,  /* not for this thread: it reads its file */
+	SRC_CAPTURE, /* not this capture: no source, no pass, no index */
+};
+
+/*
+ * The thread's path in every hierarchy from the source "cgroup-v1": its
+ * (hierarchy id, kernfs id) pairs, each kernfs id the inode of a cgroup
+ * directory the per-capture index (build_inos) knows.
+ */
+static enum src_answer from_source(struct cg_state *st,
+				   const struct ctp_task *task,
+				   struct ctp_setter *set)
+{
+	struct ctp_src_cg1_pair p[CTP_SRC_CG1_MAX_PAIRS];
+	const void *data;
+	size_t len;
+	int n;
+
+	if (!CTP_API_HAS(st->api, source_get))
+		return SRC_CAPTURE;
+	n = st->api->source_get(task, CTP_SOURCE_CGROUP_V1, &data, &len);
+	if (n == -ENOENT || n == -EAGAIN)
+		return SRC_CAPTURE;
+	if (n < 0)
+		return SRC_THREAD;
+	once(st, &st->inos_built, build_inos);
+	if (!st->inos.complete)
+		return SRC_CAPTURE;
+	if (last_src.st == st && last_src.gen == st->gen &&
+	    last_src.len == len && memcmp(last_src.data, data, len) == 0) {
+		place(st, &st->inos, last_src.kid, set);
+		count(st, C_FROM_SOURCE, 1);
+		return SRC_SERVED;
+	}
+	n = ctp_src_cg1_pairs(data, len, p, CTP_SRC_CG1_MAX_PAIRS);
+	if (n < 0) {
+		count(st, C_PARSE, 1);
+		return SRC_THREAD;
+	}
+	if (!cg_listing_resolve(&st->inos, p, (size_t)n, last_src.kid)) {
+		last_src.st = NULL;
+		return SRC_THREAD;
+	}
+	if (len <= sizeof(last_src.data)) {
+		memcpy(last_src.data, data, len);
+		last_src.len = len;
+		last_src.gen = st->gen;
+		last_src.st = st;
+	} else {
+		last_src.st = NULL;
+	}
+	place(st, &st->inos, last_src.kid, set);
+	count(st, C_FROM_SOURCE, 1);
+	return SRC_SERVED;
 }
 
 static int cg_thread(void *state, const struct ctp_task *task,
@@ -975,8 +1097,19 @@ static int cg_thread(void *state, const struct ctp_task *task,
 
 	if (!st->v1_live)
 		return 0;
-	if (st->list.complete && from_listing(st, task, &set))
+	/* The source first; the listings only in a capture it does not
+	 * serve (a thread it leaves out, rare, reads its own file). */
+	switch (from_source(st, task, &set)) {
+	case SRC_SERVED:
 		return set.err;
+	case SRC_CAPTURE:
+		once(st, &st->list_built, build_listings);
+		if (st->list.complete && from_listing(st, task, &set))
+			return set.err;
+		break;
+	case SRC_THREAD:
+		break;
+	}
 	count(st, C_FROM_FILES, 1);
 	/* A failed read is the core's to tally (and a vanished task its to
 	 * drop); the paths stay absent. */
@@ -1050,56 +1183,102 @@ static bool listings_match(int proc_fd)
 }
 
 /*
- * Every v1 hierarchy this host has (the lines of <proc>/self/cgroup),
- * listed from a mount that shows its whole tree. One hierarchy that
- * cannot be listed (not mounted, mounted from a subtree, a bound passed)
- * leaves the listing incomplete: every thread then reads its own file.
+ * The v1 hierarchies of this host (the lines of <proc>/self/cgroup: every
+ * task lists every hierarchy), for the listings and the inode index.
  */
-static void list_threads(struct cg_state *st, int proc_fd)
+static void read_hierarchies(struct cg_state *st, int proc_fd)
 {
 	struct ctp_cg_membership self;
 	size_t len;
-	bool ok;
 
-	cg_listing_reset(&st->list);
-	if (!st->v1_live || !listings_match(proc_fd) ||
-	    read_at(st, proc_fd, "self/cgroup", &len) < 0)
+	st->n_hiers = 0;
+	st->hiers_ok = false;
+	if (!st->v1_live || read_at(st, proc_fd, "self/cgroup", &len) < 0)
 		return;
-	st->list_ticks = boot_ticks();
 	ctp_cg_parse_membership(st->buf, len, &self);
-	ok = self.n > 0 && !self.dropped;
-	for (size_t i = 0; ok && i < self.n; i++) {
+	if (!self.n || self.dropped)
+		return;
+	st->hiers_ok = true;
+	for (size_t i = 0; i < self.n; i++) {
 		const struct ctp_cg_line *l = &self.line[i];
-		struct mount *mt;
-		int fd, r;
+		struct cg_hier *h = &st->hiers[st->n_hiers];
 
 		if (l->id == 0)
 			continue;
-		mt = mount_of(st, l->ctrl, l->ctrl_len);
+		if (st->n_hiers == CG_LIST_MAX_HIER ||
+		    l->ctrl_len >= sizeof(h->ctrl) || l->id > INT32_MAX) {
+			count(st, C_UNLISTED, 1);
+			st->n_hiers = 0;
+			st->hiers_ok = false;
+			return;
+		}
+		h->id = (uint32_t)l->id;
+		memcpy(h->ctrl, l->ctrl, l->ctrl_len);
+		h->ctrl_len = l->ctrl_len;
+		st->n_hiers++;
+	}
+}
+
+/*
+ * Walk every v1 hierarchy from a mount that shows its whole tree, into
+ * l (cg_listing_add, or cg_listing_add_inos with inos). One hierarchy that
+ * cannot be walked (not mounted, mounted from a subtree, a bound passed)
+ * leaves l incomplete.
+ */
+static void walk_hierarchies(struct cg_state *st, struct cg_listing *l,
+			     bool inos)
+{
+	bool ok = st->hiers_ok;
+
+	for (size_t i = 0; ok && i < st->n_hiers; i++) {
+		const struct cg_hier *hr = &st->hiers[i];
+		struct mount *mt = mount_of(st, hr->ctrl, hr->ctrl_len);
+		int fd, r, handle;
+
 		if (!mt || strcmp(mt->root, "/") != 0) {
 			count(st, C_UNLISTED, 1);
 			ok = false;
 			break;
 		}
+		handle = hier_handle(st, hr->ctrl, hr->ctrl_len);
 		fd = open(mt->point, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		r = fd < 0 ? -errno
-			   : cg_listing_add(
-				     &st->list, l->ctrl, l->ctrl_len,
-				     hier_handle(st, l->ctrl, l->ctrl_len), fd);
+		    : inos ? cg_listing_add_inos(l, hr->ctrl, hr->ctrl_len,
+						 handle, hr->id, fd)
+			   : cg_listing_add(l, hr->ctrl, hr->ctrl_len, handle,
+					    fd);
 		if (fd >= 0)
 			close(fd);
 		if (r < 0) {
 			count(st, C_UNLISTED, 1);
 			st->api->log(st->ctx, CTP_LOG_DEBUG,
-				     "v1 hierarchy %.*s not listed: %s",
-				     (int)l->ctrl_len, l->ctrl, strerror(-r));
+				     "v1 hierarchy %.*s not %s: %s",
+				     (int)hr->ctrl_len, hr->ctrl,
+				     inos ? "indexed" : "listed", strerror(-r));
 			ok = false;
 		}
 	}
 	if (!ok)
 		return;
-	cg_listing_done(&st->list);
-	st->list.complete = true;
+	cg_listing_done(l);
+	l->complete = true;
+}
+
+/* Every thread's v1 paths from the hierarchies' `tasks` listings (the
+ * first worker of a capture the source does not serve). */
+static void build_listings(struct cg_state *st)
+{
+	if (!st->listable)
+		return;
+	st->list_ticks = boot_ticks();
+	walk_hierarchies(st, &st->list, false);
+}
+
+/* Every cgroup by its directory's inode (the first worker the source
+ * serves). */
+static void build_inos(struct cg_state *st)
+{
+	walk_hierarchies(st, &st->inos, true);
 }
 
 static int cg_host(void *state, struct ctp_record *rec)
@@ -1113,7 +1292,12 @@ static int cg_host(void *state, struct ctp_record *rec)
 	st->gen = now_ns();
 	mounted = st->v1_opt && mounts_load(st, proc_fd);
 	st->v1_live = st->v1_opt && (mounted || self_has_v1(st, proc_fd));
-	list_threads(st, proc_fd);
+	cg_listing_reset(&st->list);
+	cg_listing_reset(&st->inos);
+	read_hierarchies(st, proc_fd);
+	st->listable = listings_match(proc_fd);
+	atomic_store_explicit(&st->list_built, 0, memory_order_relaxed);
+	atomic_store_explicit(&st->inos_built, 0, memory_order_relaxed);
 	st->api->log(st->ctx, CTP_LOG_DEBUG,
 		     "%zu cgroup v1 mounts; v1 paths %s", st->n_mounts,
 		     st->v1_live ? "read" : "not read");
@@ -1138,6 +1322,8 @@ static void cg_fini(void *state)
 		return;
 	mounts_free(st);
 	cg_listing_free(&st->list);
+	cg_listing_free(&st->inos);
+	pthread_mutex_destroy(&st->lazy);
 	for (i = 0; i < NAME_SLOTS; i++)
 		free(st->names[i].name);
 	free(st->buf);
@@ -1199,6 +1385,7 @@ static int cg_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 		return -ENOMEM;
 	st->ctx = ctx;
 	st->api = api;
+	pthread_mutex_init(&st->lazy, NULL);
 	ctp_handle_cache_init(&st->hier, HIER_MAX);
 	/* The lazy cgroup file needs file_get. */
 	r = CTP_ATTACH(ctx, api, CTP_API_THROUGH(file_get), st->handle,
