@@ -49,6 +49,19 @@ struct {
 	__type(value, struct ctp_bpfcg_set);
 } cg_scratch SEC(".maps");
 
+/* The css_set this CPU noted or found last, and in which pass: the next
+ * task (the walk is in tid order, a process's threads mostly one after the
+ * other) usually shares it, and then needs no map lookup. */
+struct cg_last {
+	__u64 key, gen;
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cg_last);
+} cg_last SEC(".maps");
+
 /* Set by user space before a pass (bpftask.c): the pass's number, never
  * 0; 0 notes no css_set. */
 __u64 ctp_cg_gen;
@@ -165,6 +178,7 @@ static __always_inline __u64 cg_set(struct task_struct *task)
 {
 	struct task_struct___cg *t = (void *)task;
 	struct ctp_bpfcg_set *v, *s;
+	struct cg_last *last;
 	struct css_set___cg *cs;
 	struct list_head___cg *pos, *head;
 	__u64 key, gen = ctp_cg_gen;
@@ -178,9 +192,17 @@ static __always_inline __u64 cg_set(struct task_struct *task)
 	if (!cs)
 		return 0;
 	key = (__u64)(unsigned long)cs;
-	v = bpf_map_lookup_elem(&cgsets, &key);
-	if (v && v->gen == gen)
+	last = bpf_map_lookup_elem(&cg_last, &zero);
+	if (!last)
+		return 0;
+	if (last->key == key && last->gen == gen)
 		return key;
+	v = bpf_map_lookup_elem(&cgsets, &key);
+	if (v && v->gen == gen) {
+		last->key = key;
+		last->gen = gen;
+		return key;
+	}
 	s = bpf_map_lookup_elem(&cg_scratch, &zero);
 	if (!s)
 		return 0;
@@ -218,6 +240,8 @@ static __always_inline __u64 cg_set(struct task_struct *task)
 	s->pad = 0;
 	if (bpf_map_update_elem(&cgsets, &key, s, BPF_ANY) < 0)
 		return 0;
+	last->key = key;
+	last->gen = gen;
 	return key;
 }
 
