@@ -303,7 +303,16 @@ struct bt_state {
 	int cg_err;
 	const struct ctp_bpfcg_entry *cg;
 	size_t n_cg;
+	uint64_t cg_pass; /* numbers the css_sets read (cg_tls) */
 };
+
+/* The css_set a worker filled "cgroup-v1" from last, in read cg_pass of
+ * state st: the next task, of the same process mostly, shares it. */
+static _Thread_local struct {
+	const void *st;
+	uint64_t pass, key;
+	struct ctp_src_cgroup_v1 src;
+} cg_tls;
 
 static void count(struct bt_state *st, enum counter c, uint64_t n)
 {
@@ -439,6 +448,7 @@ static int bt_fill_cg(void *state, const struct ctp_task *task, void *buf,
 {
 	struct bt_state *st = state;
 	const struct ctp_bpfcg_entry *e = NULL;
+	__u64 key = 0;
 	bool walked;
 	size_t i;
 
@@ -448,14 +458,23 @@ static int bt_fill_cg(void *state, const struct ctp_task *task, void *buf,
 		return -ENODATA;
 	i = task_index(st, task, &walked);
 	if (i < st->n)
-		e = ctp_bpfcg_find(st->cg, st->n_cg,
-				   st->recs[st->order[i]].cg_set);
+		key = st->recs[st->order[i]].cg_set;
+	*len = sizeof(struct ctp_src_cgroup_v1);
+	if (key && cg_tls.st == st && cg_tls.pass == st->cg_pass &&
+	    cg_tls.key == key) {
+		memcpy(buf, &cg_tls.src, sizeof(cg_tls.src));
+		return 0;
+	}
+	e = ctp_bpfcg_find(st->cg, st->n_cg, key);
 	if (!e) {
 		count(st, C_CG_MISS, 1);
 		return -ENODATA;
 	}
-	ctp_bpfcg_to_src(&e->set, buf);
-	*len = sizeof(struct ctp_src_cgroup_v1);
+	ctp_bpfcg_to_src(&e->set, &cg_tls.src);
+	cg_tls.st = st;
+	cg_tls.pass = st->cg_pass;
+	cg_tls.key = key;
+	memcpy(buf, &cg_tls.src, sizeof(cg_tls.src));
 	return 0;
 }
 
@@ -641,6 +660,7 @@ static void cg_sets(struct bt_state *st)
 {
 	int n = ctp_bpftask_cg_sets(st->b, &st->cg);
 
+	st->cg_pass++;
 	st->cg_err = n < 0 ? n : 0;
 	st->n_cg = n < 0 ? 0 : (size_t)n;
 	if (n < 0)
