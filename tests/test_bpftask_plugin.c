@@ -86,11 +86,15 @@ static int load_live(struct hx_fx *fx, const char *const *opts, size_t api_size,
 	return hx_fx_load(fx, api_size);
 }
 
-/* load_live, asserted; false (the test skipped, with the plugin's
- * reason) where the source is not offered. */
+/* load_live, asserted; false (the test to skip, said why) when not root
+ * or where the source is not offered. */
 static bool start_live_as(struct hx_fx *fx, const char *const *opts,
 			  size_t api_size, bool take)
 {
+	if (geteuid() != 0) {
+		printf("SKIP: not root\n");
+		return false;
+	}
 	assert_int_equal(load_live(fx, opts, api_size, take), 0);
 	if (fx->ctx.eng.n_sources == 0) {
 		printf("SKIP: no source offered: %s\n", hx_hint(&fx->ctx));
@@ -203,10 +207,6 @@ static void live(void **state)
 	pthread_t th;
 	char c;
 
-	if (geteuid() != 0) {
-		printf("SKIP: not root\n");
-		skip();
-	}
 	if (!start_live(fx, NULL, 0))
 		skip();
 	/* "task", "cgroup-v1" in the initial cgroup namespace, and
@@ -309,10 +309,6 @@ static void pass_too_big(void **state)
 	struct hx_rec host;
 	size_t n;
 
-	if (geteuid() != 0) {
-		printf("SKIP: not root\n");
-		skip();
-	}
 	if (!start_live(fx, opts, 0))
 		skip();
 	assert_int_equal(hx_fx_host(fx, &host), 0);
@@ -348,10 +344,6 @@ static void refused_after_init(void **state)
 	size_t n;
 	pid_t pid;
 
-	if (geteuid() != 0) {
-		printf("SKIP: not root\n");
-		skip();
-	}
 	if (!start_live(fx, NULL, 0))
 		skip();
 	fflush(NULL);
@@ -400,10 +392,6 @@ static void check_on_kernel(void **state)
 	size_t n;
 	uint64_t v;
 
-	if (geteuid() != 0) {
-		printf("SKIP: not root\n");
-		skip();
-	}
 	unsetenv("CTP_BPFTASK_CHECK_SKEW");
 	if (!start_live(fx, NULL, 0))
 		skip();
@@ -483,10 +471,6 @@ static void loaders(void **state)
 	int status;
 	pid_t pid;
 
-	if (geteuid() != 0) {
-		printf("SKIP: not root\n");
-		skip();
-	}
 	if (!start_live(fx, NULL, 0))
 		skip();
 	printf("log: %s\n", fx->ctx.last_log);
@@ -785,10 +769,6 @@ static void process_check_off(void **state)
 	struct hx_rec host;
 	uint64_t v;
 
-	if (geteuid() != 0) {
-		printf("SKIP: not root\n");
-		skip();
-	}
 	setenv("CTP_BPFTASK_CHECK_SKEW", "process stat utime", 1);
 	bool live = start_live_as(fx, NULL, 0, true);
 	unsetenv("CTP_BPFTASK_CHECK_SKEW");
@@ -820,10 +800,6 @@ static void older_core(void **state)
 	struct ctp_src_task t;
 	struct hx_rec host;
 
-	if (geteuid() != 0) {
-		printf("SKIP: not root\n");
-		skip();
-	}
 	if (!start_live(fx, NULL, HX_API_SIZE_THROUGH(source_get)))
 		skip();
 	assert_int_equal(fx->ctx.eng.n_sources, 1);
