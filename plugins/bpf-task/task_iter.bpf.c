@@ -245,6 +245,106 @@ static __always_inline __u64 cg_set(struct task_struct *task)
 	return key;
 }
 
+/* The scheduler's values: run delay and count, the state, the CPU and
+ * prev_cputime, each group flagged where the kernel has it. */
+static __always_inline void sched_part(struct ctp_bpftask_rec *r,
+				       struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->sched_info)) {
+		r->present |= CTP_BPFTASK_HAS_SCHED_INFO;
+		r->run_delay = t->sched_info.run_delay;
+		r->pcount = t->sched_info.pcount;
+	} else {
+		r->run_delay = 0;
+		r->pcount = 0;
+	}
+	if (bpf_core_field_exists(t->sched_info.max_run_delay)) {
+		r->present |= CTP_BPFTASK_HAS_RUN_DELAY_MAXMIN;
+		r->run_delay_max = t->sched_info.max_run_delay;
+		r->run_delay_min = t->sched_info.min_run_delay;
+	} else {
+		r->run_delay_max = 0;
+		r->run_delay_min = 0;
+	}
+	if (bpf_core_field_exists(t->__state)) {
+		r->present |= CTP_BPFTASK_HAS_STATE;
+		r->state = t->__state;
+		r->exit_state = (__u32)t->exit_state;
+	} else {
+		r->state = r->exit_state = 0;
+	}
+	if (bpf_core_field_exists(t->thread_info.cpu)) {
+		r->present |= CTP_BPFTASK_HAS_CPU;
+		r->cpu = t->thread_info.cpu;
+	} else if (bpf_core_field_exists(
+			   ((struct task_struct___cpu *)t)->cpu)) {
+		r->present |= CTP_BPFTASK_HAS_CPU;
+		r->cpu = ((struct task_struct___cpu *)t)->cpu;
+	} else {
+		r->cpu = 0;
+	}
+	if (bpf_core_field_exists(t->prev_cputime)) {
+		r->present |= CTP_BPFTASK_HAS_PREV;
+		r->prev_utime = t->prev_cputime.utime;
+		r->prev_stime = t->prev_cputime.stime;
+	} else {
+		r->prev_utime = r->prev_stime = 0;
+	}
+}
+
+/* The task's own I/O counters (task->ioac), in two groups. */
+static __always_inline void io_part(struct ctp_bpftask_rec *r,
+				    struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->ioac.rchar)) {
+		r->present |= CTP_BPFTASK_HAS_IO_XACCT;
+		r->rchar = t->ioac.rchar;
+		r->wchar = t->ioac.wchar;
+		r->syscr = t->ioac.syscr;
+		r->syscw = t->ioac.syscw;
+	} else {
+		r->rchar = r->wchar = r->syscr = r->syscw = 0;
+	}
+	if (bpf_core_field_exists(t->ioac.read_bytes)) {
+		r->present |= CTP_BPFTASK_HAS_IO_BYTES;
+		r->read_bytes = t->ioac.read_bytes;
+		r->write_bytes = t->ioac.write_bytes;
+		r->cancelled_write_bytes = t->ioac.cancelled_write_bytes;
+	} else {
+		r->read_bytes = r->write_bytes = r->cancelled_write_bytes = 0;
+	}
+}
+
+/* The mm's high-water marks and the CPU mask. */
+static __always_inline void mm_part(struct ctp_bpftask_rec *r,
+				    struct task_struct *t)
+{
+	struct mm_struct *mm;
+
+	/* get_task_mm() gives a kernel thread no mm (it may borrow one). */
+	mm = t->mm;
+	if (mm && !(r->flags & CTP_PF_KTHREAD) &&
+	    bpf_core_field_exists(mm->rss_stat[0].count)) {
+		r->present |= CTP_BPFTASK_HAS_MM;
+		/* rss_stat[MM_FILEPAGES, MM_ANONPAGES, MM_SHMEMPAGES] */
+		ctp_bpftask_mm_marks(
+			mm->hiwater_rss, mm->hiwater_vm, mm->total_vm,
+			mm->rss_stat[0].count, mm->rss_stat[1].count,
+			mm->rss_stat[3].count, &r->hiwater_rss, &r->hiwater_vm);
+	} else {
+		r->hiwater_rss = r->hiwater_vm = 0;
+	}
+	if (bpf_core_field_exists(t->cpus_mask.bits[0])) {
+		r->present |= CTP_BPFTASK_HAS_CPUS;
+		CPUS_WORD(r, t, 0);
+		CPUS_WORD(r, t, 1);
+		CPUS_WORD(r, t, 2);
+		CPUS_WORD(r, t, 3);
+	} else {
+		__builtin_memset(r->cpus, 0, sizeof(r->cpus));
+	}
+}
+
 SEC("iter/task")
 int ctp_task_rec(struct bpf_iter__task *ctx)
 {
@@ -252,7 +352,6 @@ int ctp_task_rec(struct bpf_iter__task *ctx)
 	struct task_struct *t = ctx->task;
 	struct task_delay_info___iter *d;
 	struct ctp_bpftask_rec *r;
-	struct mm_struct *mm;
 	struct signal_struct *sig;
 	__u32 zero = 0, sig_seq0;
 	int has_seq = 0;
@@ -287,63 +386,8 @@ int ctp_task_rec(struct bpf_iter__task *ctx)
 	r->policy = t->policy;
 	r->flags = t->flags;
 	__builtin_memcpy(r->comm, t->comm, sizeof(r->comm));
-	if (bpf_core_field_exists(t->sched_info)) {
-		r->present |= CTP_BPFTASK_HAS_SCHED_INFO;
-		r->run_delay = t->sched_info.run_delay;
-		r->pcount = t->sched_info.pcount;
-	} else {
-		r->run_delay = 0;
-		r->pcount = 0;
-	}
-	if (bpf_core_field_exists(t->sched_info.max_run_delay)) {
-		r->present |= CTP_BPFTASK_HAS_RUN_DELAY_MAXMIN;
-		r->run_delay_max = t->sched_info.max_run_delay;
-		r->run_delay_min = t->sched_info.min_run_delay;
-	} else {
-		r->run_delay_max = 0;
-		r->run_delay_min = 0;
-	}
-	if (bpf_core_field_exists(t->ioac.rchar)) {
-		r->present |= CTP_BPFTASK_HAS_IO_XACCT;
-		r->rchar = t->ioac.rchar;
-		r->wchar = t->ioac.wchar;
-		r->syscr = t->ioac.syscr;
-		r->syscw = t->ioac.syscw;
-	} else {
-		r->rchar = r->wchar = r->syscr = r->syscw = 0;
-	}
-	if (bpf_core_field_exists(t->ioac.read_bytes)) {
-		r->present |= CTP_BPFTASK_HAS_IO_BYTES;
-		r->read_bytes = t->ioac.read_bytes;
-		r->write_bytes = t->ioac.write_bytes;
-		r->cancelled_write_bytes = t->ioac.cancelled_write_bytes;
-	} else {
-		r->read_bytes = r->write_bytes = r->cancelled_write_bytes = 0;
-	}
-	if (bpf_core_field_exists(t->__state)) {
-		r->present |= CTP_BPFTASK_HAS_STATE;
-		r->state = t->__state;
-		r->exit_state = (__u32)t->exit_state;
-	} else {
-		r->state = r->exit_state = 0;
-	}
-	if (bpf_core_field_exists(t->thread_info.cpu)) {
-		r->present |= CTP_BPFTASK_HAS_CPU;
-		r->cpu = t->thread_info.cpu;
-	} else if (bpf_core_field_exists(
-			   ((struct task_struct___cpu *)t)->cpu)) {
-		r->present |= CTP_BPFTASK_HAS_CPU;
-		r->cpu = ((struct task_struct___cpu *)t)->cpu;
-	} else {
-		r->cpu = 0;
-	}
-	if (bpf_core_field_exists(t->prev_cputime)) {
-		r->present |= CTP_BPFTASK_HAS_PREV;
-		r->prev_utime = t->prev_cputime.utime;
-		r->prev_stime = t->prev_cputime.stime;
-	} else {
-		r->prev_utime = r->prev_stime = 0;
-	}
+	sched_part(r, t);
+	io_part(r, t);
 	/* delayacct_add_tsk() reads nothing of task_delay_info when the task
 	 * has none: the reply's families stay 0, offered as such. */
 	if (bpf_core_field_exists(t->delays) && !ctp_skip_delays) {
@@ -358,28 +402,7 @@ int ctp_task_rec(struct bpf_iter__task *ctx)
 	} else {
 		__builtin_memset(r->delays, 0, sizeof(r->delays));
 	}
-	/* get_task_mm() gives a kernel thread no mm (it may borrow one). */
-	mm = t->mm;
-	if (mm && !(r->flags & CTP_PF_KTHREAD) &&
-	    bpf_core_field_exists(mm->rss_stat[0].count)) {
-		r->present |= CTP_BPFTASK_HAS_MM;
-		/* rss_stat[MM_FILEPAGES, MM_ANONPAGES, MM_SHMEMPAGES] */
-		ctp_bpftask_mm_marks(
-			mm->hiwater_rss, mm->hiwater_vm, mm->total_vm,
-			mm->rss_stat[0].count, mm->rss_stat[1].count,
-			mm->rss_stat[3].count, &r->hiwater_rss, &r->hiwater_vm);
-	} else {
-		r->hiwater_rss = r->hiwater_vm = 0;
-	}
-	if (bpf_core_field_exists(t->cpus_mask.bits[0])) {
-		r->present |= CTP_BPFTASK_HAS_CPUS;
-		CPUS_WORD(r, t, 0);
-		CPUS_WORD(r, t, 1);
-		CPUS_WORD(r, t, 2);
-		CPUS_WORD(r, t, 3);
-	} else {
-		__builtin_memset(r->cpus, 0, sizeof(r->cpus));
-	}
+	mm_part(r, t);
 	/* The group's totals on the leader's record only; every record
 	 * carries stats_lock's sequence, so user space tells a group no
 	 * thread left during the pass (README.md "The process source"). */
