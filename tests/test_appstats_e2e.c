@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -514,10 +513,9 @@ static void eight_values(const struct ctp_snap *s, const struct worker *w)
 
 #define MAX_PIDS 8192
 
-/* Where the text of maps is read (CTP_PROCELF_MAPS=text; a kernel without
- * PROCMAP_QUERY), both plugins read every process's maps from one read of
- * the core (procelf.h): under strace -y, no process's maps is opened twice
- * in a capture, the publisher's once, and appstats still reads it. */
+/* Both plugins read every process's maps, from one read of the core
+ * (procelf.h): under strace -y, no process's maps is opened twice in a
+ * capture, the publisher's once, and appstats still reads it. */
 static void maps_read_once(void **state)
 {
 	static long pid[MAX_PIDS];
@@ -531,12 +529,10 @@ static void maps_read_once(void **state)
 	need_strace();
 	start(&w, APS_WORKER, "eight");
 	config_both(cfg, sizeof(cfg), "maps_once");
-	setenv("CTP_PROCELF_MAPS", "text", 1);
 	assert_int_equal(e2e_strace_capture_fds(cfg, tmp, "maps_once",
 						"openat,newfstatat", &s,
 						&trace),
 			 0);
-	unsetenv("CTP_PROCELF_MAPS");
 	stop(&w);
 	eight_values(s, &w);
 	ctp_snap_free(s);
@@ -580,79 +576,6 @@ static void maps_read_once(void **state)
 	assert_true(seen);
 }
 
-/* How many calls of `call` in an strace -fy trace are on a descriptor
- * whose path ends with `tail` ("read(7</proc/42/maps>, ..."). */
-static size_t calls_on(const char *trace, const char *call, const char *tail)
-{
-	size_t n = 0, cl = strlen(call), tl = strlen(tail);
-
-	for (const char *q = trace; (q = strstr(q, call)); q++) {
-		const char *e;
-
-		if ((q != trace && q[-1] != ' ' && q[-1] != '\n') ||
-		    q[cl] != '(')
-			continue;
-		e = strchr(q, '>');
-		if (e && (size_t)(e - q) > tl && !strncmp(e - tl, tail, tl))
-			n++;
-	}
-	return n;
-}
-
-/* Whether this kernel answers PROCMAP_QUERY (Linux 6.11): _IOWR('f', 17)
- * of its 104-byte struct, asking for the first mapping of this process. */
-static bool have_procmap_query(void)
-{
-	uint64_t q[13] = {sizeof(q), 0x10 /* COVERING_OR_NEXT_VMA */};
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	int r = fd < 0 ? -1 : ioctl(fd, _IOWR('f', 17, uint64_t[13]), q);
-
-	if (fd >= 0)
-		close(fd);
-	return r == 0;
-}
-
-/* Where the kernel answers PROCMAP_QUERY, each plugin asks it for the
- * file mappings (procelf.h) and nobody reads the text of maps: under
- * strace -y, no read of a maps descriptor, the publisher's maps opened
- * once per plugin and queried, and appstats finds the registry. */
-static void maps_queried(void **state)
-{
-	struct ctp_snap *s = NULL;
-	struct worker w;
-	char cfg[PATH_MAX], key[64], *trace;
-	size_t opens = 0, queries, reads;
-
-	(void)state;
-	need_strace();
-	if (!have_procmap_query()) {
-		print_message("[ SKIPPED  ] no PROCMAP_QUERY (Linux 6.11+)\n");
-		skip();
-	}
-	start(&w, APS_WORKER, "eight");
-	config_both(cfg, sizeof(cfg), "maps_queried");
-	assert_int_equal(e2e_strace_capture_fds(cfg, tmp, "maps_queried",
-						"openat,read,ioctl", &s,
-						&trace),
-			 0);
-	stop(&w);
-	eight_values(s, &w);
-	ctp_snap_free(s);
-	snprintf(key, sizeof(key), "</proc/%ld>, \"maps\", ", (long)w.pid);
-	for (const char *q = trace; (q = strstr(q, key)); q++)
-		opens++;
-	snprintf(key, sizeof(key), "</proc/%ld/maps", (long)w.pid);
-	queries = calls_on(trace, "ioctl", key);
-	reads = calls_on(trace, "read", "/maps");
-	free(trace);
-	print_message("[ INFO     ] the worker's maps opened %zu times, "
-		      "queried %zu times; %zu reads of any maps\n",
-		      opens, queries, reads);
-	assert_true(queries > 0);
-	assert_in_range(opens, 1, 2);
-	assert_int_equal(reads, 0);
-}
-
 /* A copy of the worker at a path of `plen` bytes (directories of 250
  * bytes under tmp) into *out. */
 static void long_path_copy(char *out, size_t plen)
@@ -682,8 +605,7 @@ static void long_path_copy(char *out, size_t plen)
  * worker's first mapping is a page at 0x10000 (a line of some 40 bytes),
  * its executable's next, at a path that makes that line longer than the
  * rest of the kernel's page, so the first read returns the first line
- * alone. appstats finds the registry in the executable all the same, from
- * the text (CTP_PROCELF_MAPS=text) and from PROCMAP_QUERY. */
+ * alone. appstats finds the registry in the executable all the same. */
 static void maps_short_first_read(void **state)
 {
 	char path[PATH_MAX];
@@ -692,18 +614,13 @@ static void maps_short_first_read(void **state)
 
 	(void)state;
 	long_path_copy(path, 4030);
-	for (int text = 1; text >= 0; text--) {
-		setenv("APS_LOW_PAGE", "1", 1);
-		start(&w, path, "eight");
-		unsetenv("APS_LOW_PAGE");
-		if (text)
-			setenv("CTP_PROCELF_MAPS", "text", 1);
-		s = capture("short_first");
-		unsetenv("CTP_PROCELF_MAPS");
-		stop(&w);
-		eight_values(s, &w);
-		ctp_snap_free(s);
-	}
+	setenv("APS_LOW_PAGE", "1", 1);
+	start(&w, path, "eight");
+	unsetenv("APS_LOW_PAGE");
+	s = capture("short_first");
+	stop(&w);
+	eight_values(s, &w);
+	ctp_snap_free(s);
 }
 
 static long host_tid_of(pid_t pid, long ns)
@@ -1428,7 +1345,6 @@ int main(void)
 		cmocka_unit_test(eight_threads),
 		cmocka_unit_test(eight_threads_split),
 		cmocka_unit_test(maps_read_once),
-		cmocka_unit_test(maps_queried),
 		cmocka_unit_test(maps_short_first_read),
 		cmocka_unit_test(churn),
 		cmocka_unit_test(unset),

@@ -10,15 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/ioctl.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <linux/capability.h>
-#include <linux/magic.h>
-#include <limits.h>
 #include <unistd.h>
 
 #include "procelf.h"
@@ -121,25 +117,6 @@ static int slurp(struct ctp_maps *m, int fd, size_t *len)
 	}
 }
 
-/* Keep x at the end of m->v: 0, -ENOMEM, or -EFBIG past CTP_MAPS_MAX. */
-static int push(struct ctp_maps *m, const struct ctp_map *x)
-{
-	if (m->n == m->alloc) {
-		size_t na = m->alloc ? m->alloc * 2 : 64;
-		void *nv;
-
-		if (m->n >= CTP_MAPS_MAX)
-			return -EFBIG;
-		nv = realloc(m->v, na * sizeof(*m->v));
-		if (!nv)
-			return -ENOMEM;
-		m->v = nv;
-		m->alloc = na;
-	}
-	m->v[m->n++] = *x;
-	return 0;
-}
-
 int ctp_maps_parse(struct ctp_maps *m, const char *buf, size_t len)
 {
 	const char *p = buf, *end = buf + len;
@@ -154,7 +131,6 @@ int ctp_maps_parse(struct ctp_maps *m, const char *buf, size_t len)
 		 * unparsed. */
 		const char *s = memchr(p, '/', (size_t)(end - p));
 		const char *b, *e;
-		int r;
 
 		if (!s)
 			break;
@@ -167,9 +143,16 @@ int ctp_maps_parse(struct ctp_maps *m, const char *buf, size_t len)
 		if (ctp_maps_line(b, (size_t)(e - b), &x) || !x.ino ||
 		    x.path_len == 0 || x.path[0] != '/')
 			continue;
-		r = push(m, &x);
-		if (r)
-			return r;
+		if (m->n == m->alloc) {
+			size_t na = m->alloc ? m->alloc * 2 : 64;
+			void *nv = realloc(m->v, na * sizeof(*m->v));
+
+			if (!nv)
+				return -ENOMEM;
+			m->v = nv;
+			m->alloc = na;
+		}
+		m->v[m->n++] = x;
 	}
 	return 0;
 }
@@ -187,136 +170,6 @@ int ctp_maps_read(struct ctp_maps *m, int dirfd)
 		return r;
 	m->buf[len] = '\0';
 	return ctp_maps_parse(m, m->buf, len);
-}
-
-/* Room in m->buf for len more bytes of paths: the paths kept move with
- * it. */
-static int paths_room(struct ctp_maps *m, size_t len)
-{
-	size_t nc = m->cap ? m->cap : 4096;
-	char *nb;
-
-	if (m->cap - m->len >= len)
-		return 0;
-	while (nc - m->len < len)
-		nc *= 2;
-	nb = malloc(nc);
-	if (!nb)
-		return -ENOMEM;
-	if (m->len)
-		memcpy(nb, m->buf, m->len);
-	for (size_t i = 0; i < m->n; i++)
-		m->v[i].path = nb + (m->v[i].path - m->buf);
-	free(m->buf);
-	m->buf = nb;
-	m->cap = nc;
-	return 0;
-}
-
-int ctp_maps_add_query(struct ctp_maps *m, const struct ctp_procmap_query *q,
-		       const char *name)
-{
-	const char *nul =
-		q->vma_name_size ? memchr(name, '\0', q->vma_name_size) : NULL;
-	size_t raw, len, nl = 0;
-	struct ctp_map x = {.start = q->vma_start,
-			    .end = q->vma_end,
-			    .offset = q->vma_offset,
-			    .dev = makedev(q->dev_major, q->dev_minor),
-			    .ino = q->inode,
-			    .exec = q->vma_flags & CTP_PROCMAP_VMA_EXECUTABLE};
-	const struct ctp_map *prev = m->n ? &m->v[m->n - 1] : NULL;
-	char *d;
-	int r;
-
-	if (q->vma_name_size && !nul)
-		return -EINVAL;
-	raw = nul ? (size_t)(nul - name) : 0;
-	/* What ctp_maps_parse keeps: an inode and an absolute path (not
-	 * "[anon_shmem:...]" nor "anon_inode:..."). */
-	if (!x.ino || !raw || name[0] != '/')
-		return 0;
-	for (const char *c = name;
-	     (c = memchr(c, '\n', raw - (size_t)(c - name))); c++)
-		nl++;
-	len = raw + 3 * nl;
-	/* A file's mappings follow each other under one name: one copy. */
-	if (!nl && prev && prev->path_len == raw &&
-	    !memcmp(prev->path, name, raw)) {
-		x.path = prev->path;
-		x.path_len = raw;
-		return push(m, &x);
-	}
-	r = paths_room(m, len + 1);
-	if (r)
-		return r;
-	d = m->buf + m->len;
-	/* show_map prints the path with seq_path(..., "\n"): a newline
-	 * as "\012" (fs/seq_file.c mangle_path), so a line is a mapping. */
-	for (size_t i = 0; i < raw; i++) {
-		if (name[i] != '\n') {
-			*d++ = name[i];
-			continue;
-		}
-		memcpy(d, "\\012", 4);
-		d += 4;
-	}
-	*d = '\0';
-	x.path = m->buf + m->len;
-	x.path_len = len;
-	r = push(m, &x);
-	if (!r)
-		m->len += len + 1;
-	return r;
-}
-
-int ctp_maps_query(struct ctp_maps *m, int dirfd)
-{
-	char name[PATH_MAX];
-	struct statfs sf;
-	uint64_t addr = 0;
-	int r = 0, fd;
-
-	m->n = 0;
-	m->len = 0;
-	fd = openat(dirfd, "maps",
-		    O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	/* procfs's own file only: an ioctl is nothing to send to whatever a
-	 * fixture tree holds under the name. */
-	if (fstatfs(fd, &sf) < 0)
-		r = -errno;
-	else if (sf.f_type != PROC_SUPER_MAGIC)
-		r = -EOPNOTSUPP;
-	while (!r) {
-		struct ctp_procmap_query q = {
-			.size = sizeof(q),
-			.query_flags = CTP_PROCMAP_COVERING_OR_NEXT_VMA |
-				       CTP_PROCMAP_FILE_BACKED_VMA,
-			.query_addr = addr,
-			.vma_name_size = sizeof(name),
-			.vma_name_addr = (uintptr_t)name};
-
-		if (ioctl(fd, CTP_PROCMAP_QUERY, &q) < 0) {
-			/* ENOENT: no file mapping at or past addr. ESRCH:
-			 * no memory (a kernel thread, a zombie, or exited
-			 * since the open), where maps' text ends too. */
-			if (errno != ENOENT && errno != ESRCH)
-				r = -errno;
-			break;
-		}
-		/* The mapping found covers addr or lies past it: each query
-		 * moves on, at most one per mapping. */
-		if (q.vma_end <= addr) {
-			r = -EIO;
-			break;
-		}
-		r = ctp_maps_add_query(m, &q, name);
-		addr = q.vma_end;
-	}
-	close(fd);
-	return r;
 }
 
 void ctp_maps_free(struct ctp_maps *m)
@@ -753,43 +606,16 @@ static bool scan(const struct ctp_proc_scan *s, const struct ctp_maps *maps,
 	return sure;
 }
 
-/* Whether PROCMAP_QUERY is worth asking: not once it proved missing here
- * (the kernel does not change under a running collector), nor with
- * CTP_PROCELF_MAPS=text. */
-static _Atomic int query_mode; /* 0: unknown, 1: use it, -1: the text */
-
-static bool query_wanted(void)
-{
-	int v = atomic_load_explicit(&query_mode, memory_order_relaxed);
-
-	if (!v) {
-		const char *e = getenv("CTP_PROCELF_MAPS");
-
-		v = e && !strcmp(e, "text") ? -1 : 1;
-		atomic_store_explicit(&query_mode, v, memory_order_relaxed);
-	}
-	return v > 0;
-}
-
-/* The process's file mappings: through PROCMAP_QUERY, or from the text of
- * maps as the core read it for every plugin that declared the file (once
- * per process and capture), or read here when the core's bound on a
- * file's size refused it (-EFBIG: a process of some 50,000 mappings). */
+/* The process's maps as the core read them for every plugin that declared
+ * the file (once per process and capture), or read here when the core's
+ * bound on a file's size refused them (-EFBIG: a process of some 50,000
+ * mappings), as they were before the core shared them. */
 static int maps_get(const struct ctp_proc_scan *s, struct ctp_maps *maps,
 		    const struct ctp_task *task)
 {
 	const struct ctp_file *f;
-	int r;
+	int r = s->api->file_get(task, s->maps_file, &f);
 
-	if (query_wanted()) {
-		r = ctp_maps_query(maps, task->dirfd);
-		if (r == -ENOTTY || r == -EINVAL || r == -EPERM)
-			atomic_store_explicit(&query_mode, -1,
-					      memory_order_relaxed);
-		else if (r != -EOPNOTSUPP && r != -ENAMETOOLONG)
-			return r;
-	}
-	r = s->api->file_get(task, s->maps_file, &f);
 	if (r == -EFBIG)
 		return ctp_maps_read(maps, task->dirfd);
 	if (r)

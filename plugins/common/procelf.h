@@ -17,7 +17,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -42,65 +41,16 @@ int ctp_maps_line(const char *buf, size_t len, struct ctp_map *out);
 struct ctp_maps {
 	char *buf;
 	size_t cap;
-	size_t len; /* bytes of buf holding paths (ctp_maps_add_query) */
 	struct ctp_map *v;
 	size_t n, alloc;
 };
-/* At most this many file mappings a process (-EFBIG beyond): four times
- * the kernel's default vm.max_map_count, which bounds them first. */
-#define CTP_MAPS_MAX (1u << 18)
-/* The file mappings of maps text buf (len bytes), kept in m->v: 0,
- * -ENOMEM or -EFBIG. Lines without a '/' (anonymous mappings) are skipped
- * before any field of theirs is parsed. Pure; the paths point into buf. */
+/* The file mappings of maps text buf (len bytes), kept in m->v: 0, or
+ * -ENOMEM. Lines without a '/' (anonymous mappings) are skipped before
+ * any field of theirs is parsed. Pure; the paths point into buf. */
 int ctp_maps_parse(struct ctp_maps *m, const char *buf, size_t len);
 /* Read <dirfd>/maps whole into m->buf and parse it: 0, or a negative
  * errno. */
 int ctp_maps_read(struct ctp_maps *m, int dirfd);
-
-/* PROCMAP_QUERY, the ioctl of /proc/<pid>/maps that answers one mapping
- * (Linux 6.11, include/uapi/linux/fs.h; bookworm's headers predate it):
- * its ABI, whose `size` says which members the caller knows. */
-struct ctp_procmap_query {
-	uint64_t size;
-	uint64_t query_flags;
-	uint64_t query_addr;
-	uint64_t vma_start, vma_end;
-	uint64_t vma_flags;
-	uint64_t vma_page_size;
-	uint64_t vma_offset;
-	uint64_t inode;
-	uint32_t dev_major, dev_minor;
-	uint32_t vma_name_size; /* in: room; out: bytes with the NUL, 0 none */
-	uint32_t build_id_size;
-	uint64_t vma_name_addr;
-	uint64_t build_id_addr;
-};
-_Static_assert(sizeof(struct ctp_procmap_query) == 104,
-	       "struct procmap_query of Linux 6.11");
-#define CTP_PROCMAP_QUERY		 _IOWR('f', 17, struct ctp_procmap_query)
-#define CTP_PROCMAP_VMA_EXECUTABLE	 0x04
-#define CTP_PROCMAP_COVERING_OR_NEXT_VMA 0x10
-#define CTP_PROCMAP_FILE_BACKED_VMA	 0x20
-/* Append the mapping q answered, name its q->vma_name_size bytes (NUL
- * included; 0: no name), to m as the text of maps shows it: kept when it
- * is a file mapping (an inode, a path starting with '/'), the path as
- * show_map prints it (d_path's " (deleted)" kept, '\n' as "\012"), so
- * m equals what ctp_maps_parse makes of the text. The path goes to m->buf
- * (m->len bytes used; one the previous mapping's path equals is shared);
- * the paths already kept follow m->buf when it moves. 0, -ENOMEM, -EFBIG
- * (CTP_MAPS_MAX), or -EINVAL (name not NUL-terminated). Pure. */
-int ctp_maps_add_query(struct ctp_maps *m, const struct ctp_procmap_query *q,
-		       const char *name);
-/* The file mappings of <dirfd>/maps through PROCMAP_QUERY, one ioctl a
- * file mapping (the anonymous ones, every thread's stack, never reach
- * user space), equal to ctp_maps_read's: 0; -ENOTTY or -EINVAL (this
- * kernel has no PROCMAP_QUERY), -EPERM (a seccomp filter or an LSM
- * refuses it), -EOPNOTSUPP (maps is not procfs's: a fixture tree),
- * -ENAMETOOLONG (a path longer than the ioctl returns): read the text
- * instead; or the open's or a query's negative errno. A process without
- * memory (a kernel thread, a zombie, one that exited after the open) has
- * no mappings, as its text is empty. */
-int ctp_maps_query(struct ctp_maps *m, int dirfd);
 void ctp_maps_free(struct ctp_maps *m);
 /* The identity of the executable mappings, independent of their order. */
 uint64_t ctp_maps_exec_hash(const struct ctp_maps *m);
@@ -227,15 +177,10 @@ long ctp_maps_find_exec(const struct ctp_map *v, size_t n, uint64_t dev,
  * (the scan stops), 0 not here, -1 not here but *tag is worth reporting
  * (the last such tag is the process's when nothing is found).
  *
- * The file mappings come from PROCMAP_QUERY (ctp_maps_query), which hands
- * over only those. On a kernel without it (found once, then every process
- * reads the text) or for a process it cannot serve, from the text of
- * maps: the plugin declares the lazy process file "?+maps"
- * (CTP_PROCELF_MAPS_FILE: lazy, read to its end) at index maps_file of its
- * process_files, and every plugin that declares it shares one read per
- * process and capture (ctp_api.file_get); the core reads it only then.
- * The environment variable CTP_PROCELF_MAPS=text takes the text always
- * (tests). */
+ * The maps come from the core: the plugin declares the lazy process file
+ * "?+maps" (CTP_PROCELF_MAPS_FILE: lazy, read to its end) at index maps_file of
+ * its process_files, and every plugin that declares it shares one read per
+ * process and capture (ctp_api.file_get). */
 #define CTP_PROCELF_MAPS_FILE "?+maps"
 struct ctp_proc_scan {
 	struct ctp_file_cache *files;
