@@ -596,13 +596,16 @@ static bool same(const struct proc_vals *a, const struct proc_vals *b, int f)
 }
 
 /*
- * Which loader loaded b: the one CTP_BPFTASK_LOADER=libbpf asks for, or
- * without it the light skeleton where it was built and the kernel has
- * what it needs (5.17+): a light skeleton that failed there is a failure,
- * not a fallback to pass over.
+ * Which loader loaded b: the one CTP_BPFTASK_LOADER=libbpf or
+ * =light-nocast asks for, or without it the light skeleton where it was
+ * built and the kernel has what it needs (5.17+), of the program with
+ * bpf_rdonly_cast where the kernel has that (6.2+): a light skeleton that
+ * failed there is a failure, not a fallback to pass over.
  */
 static bool loader_ok(const struct ctp_bpftask *b)
 {
+	static const char nocast[] =
+		"the light skeleton, of the program without bpf_rdonly_cast";
 	const char *force = getenv("CTP_BPFTASK_LOADER");
 	const char *by = ctp_bpftask_loader(b);
 	struct utsname u;
@@ -611,10 +614,14 @@ static bool loader_ok(const struct ctp_bpftask *b)
 	printf("loaded by %s\n", by);
 	if (force && !strcmp(force, "libbpf"))
 		return !strncmp(by, "libbpf's skeleton", 17);
+	if (force && !strcmp(force, "light-nocast"))
+		return !strncmp(by, nocast, sizeof(nocast) - 1);
 	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &maj, &min) != 2 ||
 	    maj * 1000 + min < 5017 ||
 	    strstr(by, "(the light one: not built: "))
 		return true;
+	if (maj * 1000 + min < 6002)
+		return !strncmp(by, "the light skeleton", 18);
 	return !strcmp(by, "the light skeleton");
 }
 

@@ -1,5 +1,6 @@
-/* The iter/task program's user side (bpftask.h): a light skeleton, libbpf's
- * skeleton where it fails. */
+/* The iter/task program's user side (bpftask.h): a light skeleton of the
+ * program with bpf_rdonly_cast, one of the program without, libbpf's
+ * skeleton where both fail. */
 #include "bpftask.h"
 
 #include "bpfload.h"
@@ -11,6 +12,7 @@
 
 #ifndef CTP_BPFTASK_NO_LSKEL
 #include "task_iter.lskel.h"
+#include "task_iter_cast.lskel.h"
 #endif
 #include "task_iter.skel.h"
 
@@ -26,12 +28,13 @@
 #include <sys/mman.h>
 
 struct ctp_bpftask {
-	/* One of the two loaded the program. */
+	/* One of the three loaded the program. */
+	struct task_iter_cast_lskel *cast;
 	struct task_iter_lskel *light;
 	struct task_iter_bpf *skel;
 	int prog_fd, link_fd; /* the program, its link over every task */
 	int *skip_delays;     /* ctp_skip_delays in its mmapped .bss */
-	char loader[224];
+	char loader[320];
 	/* The raw stream of the last pass: an anonymous mapping of cap
 	 * bytes (NULL: none yet), first sized for `expect` tasks. */
 	unsigned char *buf;
@@ -55,50 +58,65 @@ static const char needs[] = "the task iterator needs 5.8+, "
 
 #ifdef CTP_BPFTASK_NO_LSKEL
 /* Not built (CMakeLists.txt says why): libbpf's skeleton alone. */
-static int open_light(struct ctp_bpftask *b, char *why, size_t whylen)
-{
-	(void)b;
-	snprintf(why, whylen, "not built: %s", CTP_BPFTASK_NO_LSKEL);
-	return -ENOTSUP;
-}
-
-static void task_iter_lskel__destroy(struct task_iter_lskel *s)
-{
-	(void)s;
-}
+#define NO_LIGHT(skel)                                                         \
+	static int open_##skel(struct ctp_bpftask *b, char *why,               \
+			       size_t whylen)                                  \
+	{                                                                      \
+		(void)b;                                                       \
+		snprintf(why, whylen, "not built: %s", CTP_BPFTASK_NO_LSKEL);  \
+		return -ENOTSUP;                                               \
+	}                                                                      \
+	static void skel##__destroy(struct skel *s)                            \
+	{                                                                      \
+		(void)s;                                                       \
+	}
+NO_LIGHT(task_iter_lskel)
+NO_LIGHT(task_iter_cast_lskel)
 #else
 /* And the light skeleton's loader program. */
 static const char light_needs[] =
 	"the light skeleton needs 5.17+ (CO-RE in the kernel) and "
 	"BPF_PROG_RUN of a syscall program";
 
-/* Load and attach by the light skeleton: 0, or a negative errno with the
- * step and its reason in why. */
-static int open_light(struct ctp_bpftask *b, char *why, size_t whylen)
-{
-	int r;
-
-	b->light = task_iter_lskel__open();
-	if (!b->light)
-		return ctp_bpfload_fail(why, whylen, -ENOMEM,
-					"opening the light skeleton", NULL);
-	/* Its loader program creates the maps, has the kernel relocate and
-	 * verify the program, and hands their fds back. */
-	r = task_iter_lskel__load(b->light);
-	if (r < 0)
-		return ctp_bpfload_fail(why, whylen, r,
-					"loading by the light skeleton",
-					light_needs);
-	if (task_iter_lskel__attach(b->light) < 0)
-		return ctp_bpfload_fail(why, whylen, -errno,
-					"attaching the task iterator", needs);
-	b->prog_fd = b->light->progs.ctp_task_rec.prog_fd;
-	b->link_fd = b->light->links.ctp_task_rec_fd;
-	b->skip_delays = &b->light->bss->ctp_skip_delays;
-	b->cg_fd = b->light->maps.cgsets.map_fd;
-	b->cg_gen_var = &b->light->bss->ctp_cg_gen;
-	return 0;
-}
+/*
+ * open_<skel>(b, why, whylen): load and attach by the light skeleton skel
+ * (held in b->field): 0, or a negative errno with the step and its reason
+ * in why. Both light skeletons are of one source, so their structs are
+ * alike but for the name.
+ */
+#define OPEN_LIGHT(skel, field)                                                \
+	static int open_##skel(struct ctp_bpftask *b, char *why,               \
+			       size_t whylen)                                  \
+	{                                                                      \
+		struct skel *s = skel##__open();                               \
+		int r;                                                         \
+                                                                               \
+		b->field = s;                                                  \
+		if (!s)                                                        \
+			return ctp_bpfload_fail(why, whylen, -ENOMEM,          \
+						"opening the light skeleton",  \
+						NULL);                         \
+		/* Its loader program creates the maps, has the kernel         \
+		 * relocate and verify the program, and hands their fds        \
+		 * back. */                                                    \
+		r = skel##__load(s);                                           \
+		if (r < 0)                                                     \
+			return ctp_bpfload_fail(                               \
+				why, whylen, r,                                \
+				"loading by the light skeleton", light_needs); \
+		if (skel##__attach(s) < 0)                                     \
+			return ctp_bpfload_fail(why, whylen, -errno,           \
+						"attaching the task iterator", \
+						needs);                        \
+		b->prog_fd = s->progs.ctp_task_rec.prog_fd;                    \
+		b->link_fd = s->links.ctp_task_rec_fd;                         \
+		b->skip_delays = &s->bss->ctp_skip_delays;                     \
+		b->cg_fd = s->maps.cgsets.map_fd;                              \
+		b->cg_gen_var = &s->bss->ctp_cg_gen;                           \
+		return 0;                                                      \
+	}
+OPEN_LIGHT(task_iter_cast_lskel, cast)
+OPEN_LIGHT(task_iter_lskel, light)
 #endif
 
 /* Open, load and attach by libbpf's skeleton: as open_light. */
@@ -123,6 +141,40 @@ static int open_libbpf(struct ctp_bpftask *b, char *why, size_t whylen)
 	return 0;
 }
 
+/*
+ * The light skeletons in turn, the one of the program with
+ * bpf_rdonly_cast first (6.2+: a third of the load's CPU), then the one
+ * without; force is CTP_BPFTASK_LOADER ("light-nocast" skips the first).
+ * 0 with b->loader said, or a negative errno with the last reason in why.
+ */
+static int open_lights(struct ctp_bpftask *b, const char *force, char *why,
+		       size_t whylen)
+{
+	char cast_why[160];
+	int r;
+
+	if (force && !strcmp(force, "light-nocast")) {
+		snprintf(cast_why, sizeof(cast_why),
+			 "not tried (CTP_BPFTASK_LOADER=light-nocast)");
+		r = -ECANCELED;
+	} else {
+		r = open_task_iter_cast_lskel(b, cast_why, sizeof(cast_why));
+	}
+	if (r == 0) {
+		snprintf(b->loader, sizeof(b->loader), "the light skeleton");
+		return 0;
+	}
+	task_iter_cast_lskel__destroy(b->cast);
+	b->cast = NULL;
+	r = open_task_iter_lskel(b, why, whylen);
+	if (r == 0)
+		snprintf(b->loader, sizeof(b->loader),
+			 "the light skeleton, of the program without "
+			 "bpf_rdonly_cast (the one with it: %s)",
+			 cast_why);
+	return r;
+}
+
 int ctp_bpftask_open(struct ctp_bpftask **ret, char *why, size_t whylen)
 {
 	const char *force = getenv("CTP_BPFTASK_LOADER");
@@ -142,16 +194,15 @@ int ctp_bpftask_open(struct ctp_bpftask **ret, char *why, size_t whylen)
 			 "not tried (CTP_BPFTASK_LOADER=libbpf)");
 		r = -ECANCELED;
 	} else {
-		r = open_light(b, light_why, sizeof(light_why));
+		r = open_lights(b, force, light_why, sizeof(light_why));
 	}
 	if (r == 0) {
-		snprintf(b->loader, sizeof(b->loader), "the light skeleton");
 		*ret = b;
 		return 0;
 	}
 	task_iter_lskel__destroy(b->light);
 	b->light = NULL;
-	if (force && !strcmp(force, "light")) {
+	if (force && !strncmp(force, "light", 5)) {
 		if (why && whylen)
 			snprintf(why, whylen, "%s", light_why);
 		goto out;
@@ -172,6 +223,7 @@ void ctp_bpftask_free(struct ctp_bpftask *b)
 {
 	if (!b)
 		return;
+	task_iter_cast_lskel__destroy(b->cast);
 	task_iter_lskel__destroy(b->light);
 	task_iter_bpf__destroy(b->skel);
 	if (b->buf)

@@ -5,10 +5,12 @@
  * CAP_SYS_ADMIN).
  *
  * Loaded by its light skeleton first (the kernel relocates it against its
- * own BTF: 5.17+, and BPF_PROG_RUN of a syscall program allowed), else by
- * libbpf's skeleton (libbpf parses /sys/kernel/btf/vmlinux). For tests,
- * CTP_BPFTASK_LOADER=libbpf skips the light skeleton and =light takes no
- * fallback.
+ * own BTF: 5.17+, and BPF_PROG_RUN of a syscall program allowed): the
+ * program built with bpf_rdonly_cast (6.2+), else the one without; else by
+ * libbpf's skeleton (libbpf parses /sys/kernel/btf/vmlinux) of the one
+ * without. For tests, CTP_BPFTASK_LOADER=libbpf skips the light skeletons,
+ * =light takes no fallback to libbpf's and =light-nocast loads the light
+ * skeleton of the program without bpf_rdonly_cast alone.
  */
 #ifndef CTP_BPFTASK_H
 #define CTP_BPFTASK_H
@@ -32,8 +34,10 @@ struct ctp_bpftask;
 int ctp_bpftask_open(struct ctp_bpftask **ret, char *why, size_t whylen);
 void ctp_bpftask_free(struct ctp_bpftask *b);
 
-/* Which loader loaded the program, in words: "the light skeleton", or
- * "libbpf's skeleton (the light one: <step: reason>)". Owned by b. */
+/* Which loader loaded the program, in words: "the light skeleton", "the
+ * light skeleton, of the program without bpf_rdonly_cast (the one with it:
+ * <step: reason>)", or "libbpf's skeleton (the light one: <step:
+ * reason>)". Owned by b. */
 const char *ctp_bpftask_loader(const struct ctp_bpftask *b);
 
 /*

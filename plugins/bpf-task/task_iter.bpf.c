@@ -8,6 +8,18 @@
  * is built in a per-CPU map value (the BPF stack holds 512 bytes), every
  * member written once, no clearing first: a group the kernel lacks is
  * written as zeros.
+ *
+ * The task's pointer members (signal, mm, delays, cgroups) are each loaded
+ * once, before any branch: on 6.3+ the verifier looks up
+ * "task_struct__safe_trusted" and two to three more such names in
+ * vmlinux's BTF, each by a linear search of its ~127,000 types (~0.4 ms
+ * here), at every visit of a load of a pointer member from the trusted
+ * ctx->task (check_ptr_to_btf_access()). Built with CTP_BPFTASK_CAST (the
+ * light skeleton's first object; 6.2+), they are loaded through
+ * bpf_rdonly_cast(t), an untrusted alias of the same task that the
+ * verifier inlines into a move and from which it looks nothing up; the
+ * pointees are read as before (faulting-safe loads), and t's own members
+ * still by plain loads.
  */
 #include <linux/bpf.h>
 
@@ -20,6 +32,21 @@
 #include <bpf/bpf_helpers.h>
 
 char LICENSE[] SEC("license") = "GPL";
+
+#ifdef CTP_BPFTASK_CAST
+/* kernel/bpf/helpers.c, 6.2+: obj as an untrusted pointer to btf_id. */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+#endif
+
+/* The alias of t its pointer members are loaded through (above). */
+static __always_inline struct task_struct *walk_of(struct task_struct *t)
+{
+#ifdef CTP_BPFTASK_CAST
+	return bpf_rdonly_cast(t, bpf_core_type_id_kernel(struct task_struct));
+#else
+	return t;
+#endif
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -166,30 +193,27 @@ static __always_inline void sig_block(struct ctp_bpftask_rec *r,
 #define CTP_PF_EXITING 0x4u /* include/linux/sched.h */
 
 /*
- * The key of t's css_set, noted in cgsets for this pass with the cgroup it
- * links in every v1 hierarchy (proc_cgroup_show()'s task_cgroup_from_root()
- * walks the same links); 0 when it cannot be given: no cgroups, an exiting
- * task (its file prints "/" in every v1 hierarchy), more than
- * CTP_BPFCG_MAX_LINKS hierarchies, a task moved while its css_set was
- * walked. The links are read with probe reads (a list_head's container is
- * no BTF pointer), once per css_set and pass.
+ * The key of t's css_set cs (t->cgroups, NULL where the kernel has none),
+ * noted in cgsets for this pass with the cgroup it links in every v1
+ * hierarchy (proc_cgroup_show()'s task_cgroup_from_root() walks the same
+ * links); 0 when it cannot be given: no cgroups, an exiting task (its
+ * file prints "/" in every v1 hierarchy), more than CTP_BPFCG_MAX_LINKS
+ * hierarchies, a task moved while its css_set was walked. The links are
+ * read with probe reads (a list_head's container is no BTF pointer), once
+ * per css_set and pass.
  */
-static __always_inline __u64 cg_set(struct task_struct *task)
+static __always_inline __u64 cg_set(struct task_struct *task,
+				    struct css_set___cg *cs)
 {
 	struct task_struct___cg *t = (void *)task;
 	struct ctp_bpfcg_set *v, *s;
 	struct cg_last *last;
-	struct css_set___cg *cs;
 	struct list_head___cg *pos, *head;
 	__u64 key, gen = ctp_cg_gen;
 	__u32 zero = 0, n = 0;
 	int i;
 
-	if (!gen || !bpf_core_field_exists(t->cgroups) ||
-	    (task->flags & CTP_PF_EXITING))
-		return 0;
-	cs = t->cgroups;
-	if (!cs)
+	if (!gen || !cs || (task->flags & CTP_PF_EXITING))
 		return 0;
 	key = (__u64)(unsigned long)cs;
 	last = bpf_map_lookup_elem(&cg_last, &zero);
@@ -231,9 +255,10 @@ static __always_inline __u64 cg_set(struct task_struct *task)
 	if (pos != head)
 		return 0;
 	/* Still its css_set: the links were not freed under the walk (a
-	 * css_set is put after its last task left it). */
+	 * css_set is put after its last task left it). A probe read: a
+	 * second load of the member would be a second lookup (above). */
 	asm volatile("" ::: "memory");
-	if (t->cgroups != cs)
+	if (BPF_CORE_READ(t, cgroups) != cs)
 		return 0;
 	s->gen = gen;
 	s->n = n;
@@ -315,14 +340,11 @@ static __always_inline void io_part(struct ctp_bpftask_rec *r,
 	}
 }
 
-/* The mm's high-water marks and the CPU mask. */
+/* The high-water marks of mm (t->mm) and the CPU mask. */
 static __always_inline void mm_part(struct ctp_bpftask_rec *r,
-				    struct task_struct *t)
+				    struct task_struct *t, struct mm_struct *mm)
 {
-	struct mm_struct *mm;
-
 	/* get_task_mm() gives a kernel thread no mm (it may borrow one). */
-	mm = t->mm;
 	if (mm && !(r->flags & CTP_PF_KTHREAD) &&
 	    bpf_core_field_exists(mm->rss_stat[0].count)) {
 		r->present |= CTP_BPFTASK_HAS_MM;
@@ -349,10 +371,12 @@ SEC("iter/task")
 int ctp_task_rec(struct bpf_iter__task *ctx)
 {
 	struct seq_file *seq = ctx->meta->seq;
-	struct task_struct *t = ctx->task;
-	struct task_delay_info___iter *d;
+	struct task_struct *t = ctx->task, *u;
+	struct task_delay_info___iter *d = NULL;
+	struct css_set___cg *cs = NULL;
 	struct ctp_bpftask_rec *r;
 	struct signal_struct *sig;
+	struct mm_struct *mm;
 	__u32 zero = 0, sig_seq0;
 	int has_seq = 0;
 
@@ -366,10 +390,17 @@ int ctp_task_rec(struct bpf_iter__task *ctx)
 	r->present = 0;
 	r->tgid = t->tgid;
 	r->pid = t->pid;
+	/* The pointer members, each loaded once (above). */
+	u = walk_of(t);
+	sig = u->signal;
+	mm = u->mm;
+	if (bpf_core_field_exists(t->delays))
+		d = u->delays;
+	if (bpf_core_field_exists(((struct task_struct___cg *)t)->cgroups))
+		cs = ((struct task_struct___cg *)u)->cgroups;
 	/* stats_lock's sequence before any counter of the task is read: a
 	 * thread that leaves after this moves its counters into the signal
 	 * block and bumps it, which a later record of the group shows. */
-	sig = t->signal;
 	sig_seq0 = sig ? sig_seq(sig, &has_seq) : 0;
 	asm volatile("" ::: "memory");
 	r->start_boottime = t->start_boottime;
@@ -391,7 +422,6 @@ int ctp_task_rec(struct bpf_iter__task *ctx)
 	/* delayacct_add_tsk() reads nothing of task_delay_info when the task
 	 * has none: the reply's families stay 0, offered as such. */
 	if (bpf_core_field_exists(t->delays) && !ctp_skip_delays) {
-		d = t->delays;
 		DELAY(r, d, CTP_BPFTASK_FAM_BLKIO, blkio);
 		DELAY(r, d, CTP_BPFTASK_FAM_SWAPIN, swapin);
 		DELAY(r, d, CTP_BPFTASK_FAM_FREEPAGES, freepages);
@@ -402,7 +432,7 @@ int ctp_task_rec(struct bpf_iter__task *ctx)
 	} else {
 		__builtin_memset(r->delays, 0, sizeof(r->delays));
 	}
-	mm_part(r, t);
+	mm_part(r, t, mm);
 	/* The group's totals on the leader's record only; every record
 	 * carries stats_lock's sequence, so user space tells a group no
 	 * thread left during the pass (README.md "The process source"). */
@@ -418,7 +448,7 @@ int ctp_task_rec(struct bpf_iter__task *ctx)
 			sizeof(*r) - __builtin_offsetof(struct ctp_bpftask_rec,
 							sig_utime));
 	}
-	r->cg_set = cg_set(t);
+	r->cg_set = cg_set(t, cs);
 	if (r->cg_set)
 		r->present |= CTP_BPFTASK_HAS_CG_SET;
 	bpf_seq_write(seq, r, sizeof(*r));
