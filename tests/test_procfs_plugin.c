@@ -957,6 +957,74 @@ static void affinity_from_task_source(void **state)
 	hx_fx_stop(fx);
 }
 
+/*
+ * A thread whose stat values and context switches the core copied (bound):
+ * the policy's name and the affinity need one read of the source "task",
+ * not one each. Where the source lacks a word of the mask, the call gives
+ * it (a real tid: this thread's mask), the policy still from the source;
+ * where it lacks the policy, stat is fetched for it.
+ */
+static void bound_one_source_read(void **state)
+{
+	static const char *const opts[] = {"affinity", "syscall", NULL};
+	static const unsigned gap[] = {CTP_SRC_TASK_CPUS(2)};
+	static const unsigned no_policy[] = {CTP_SRC_TASK_POLICY};
+	struct hx_fx *fx = *state;
+	struct hx_rec rec;
+	struct ctp_src_task src;
+	const struct hx_cell *c;
+	char status[4096];
+	struct hx_task ft;
+	cpu_set_t mine;
+	int gone = pid_max(), tid = (int)syscall(SYS_gettid);
+
+	if (sched_getaffinity(0, sizeof(mine), &mine) < 0)
+		skip();
+	assert_true(gone > 0);
+	status_with_cpus(status, sizeof(status), "0,5");
+	assert_int_equal(start(fx, "/proc", opts), 0);
+	abi_tasksrc_make(&src, gone, NULL, 0);
+	src.v[CTP_SRC_TASK_CPUS(0)] = 0x5;
+	src.v[CTP_SRC_TASK_CPUS(1)] = 0;
+	src.v[CTP_SRC_TASK_CPUS(2)] = 0x8000000000000001ull;
+	src.v[CTP_SRC_TASK_CPUS(3)] = 0;
+	task_with_source(&ft, gone, status, &src);
+	ft.task.bound = 1;
+	assert_int_equal(hx_fx_run(fx, &rec, &ft, CTP_SCOPE_THREAD), 0);
+	assert_int_equal(ft.src_gets, 1);
+	assert_int_equal(ft.gets, 0);
+	hx_expect_str(&rec, "procfs.policy", "SCHED_FIFO");
+	c = hx_cell(&rec, "procfs.cpu_affinity");
+	assert_int_equal(c->n_words, 3);
+	assert_true(c->words[0] == 0x5 && c->words[1] == 0 &&
+		    c->words[2] == 0x8000000000000001ull);
+	/* The bound values are the core's: not set again here. */
+	assert_int_equal(hx_cell(&rec, "procfs.minflt")->set, 0);
+	assert_int_equal(hx_summary(&fx->ctx, "stat_from_task"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "from_task"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "affinity_from_task"), 1);
+
+	/* A word missing: the call, the policy still from the one read. */
+	abi_tasksrc_make(&src, tid, gap, 1);
+	task_with_source(&ft, tid, status, &src);
+	ft.task.bound = 1;
+	assert_int_equal(hx_fx_run(fx, &rec, &ft, CTP_SCOPE_THREAD), 0);
+	assert_int_equal(ft.src_gets, 1);
+	expect_words_equal(hx_cell(&rec, "procfs.cpu_affinity"), &mine);
+	hx_expect_str(&rec, "procfs.policy", "SCHED_FIFO");
+	assert_int_equal(hx_summary(&fx->ctx, "affinity_from_task"), 1);
+
+	/* No policy in the source: stat gives it (SCHED_OTHER). */
+	abi_tasksrc_make(&src, tid, no_policy, 1);
+	task_with_source(&ft, tid, status, &src);
+	ft.task.bound = 1;
+	assert_int_equal(hx_fx_run(fx, &rec, &ft, CTP_SCOPE_THREAD), 0);
+	hx_expect_str(&rec, "procfs.policy", "SCHED_OTHER");
+	assert_int_equal(hx_summary(&fx->ctx, "stat_from_file"), 1);
+	assert_int_equal(hx_summary(&fx->ctx, "affinity_from_task"), 2);
+	hx_fx_stop(fx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -969,6 +1037,7 @@ int main(void)
 		cmocka_unit_test(thread_from_source),
 		cmocka_unit_test(thread_from_task_source),
 		cmocka_unit_test(affinity_from_task_source),
+		cmocka_unit_test(bound_one_source_read),
 		cmocka_unit_test(process_nr_threads),
 		cmocka_unit_test(process_totals),
 		cmocka_unit_test(derived_cpu_times),

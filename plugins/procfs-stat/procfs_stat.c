@@ -160,15 +160,30 @@ static const struct ctp_src_take csw_take[] = {
 	 .off = sizeof(uint64_t)},
 };
 
-/* sched_getaffinity()'s mask of CPUs 0-255 from the source "task", word
- * w at words[w]. */
-#define AFF_TAKE(w)                                                            \
+/*
+ * What the thread callback takes from the source "task" besides the values
+ * the core copies (the policy, whose name the plugin sets, and
+ * sched_getaffinity()'s mask of CPUs 0-255, word w at cpus[w]), in one
+ * read of the source: bit X_POLICY, bits X_CPUS.
+ */
+struct thread_extra {
+	uint64_t policy;
+	uint64_t cpus[4];
+};
+#define X_POLICY (1ull << 0)
+#define X_CPUS	 (0xfull << 1)
+#define X_TAKE(val, b, member)                                                 \
 	{                                                                      \
-		.value = CTP_SRC_TASK_CPUS(w), .type = CTP_TYPE_U64,           \
-		.bit = (w), .off = (w) * sizeof(uint64_t)                      \
+		.value = (val), .type = CTP_TYPE_U64, .bit = (b),              \
+		.off = offsetof(struct thread_extra, member)                   \
 	}
-static const struct ctp_src_take aff_take[] = {AFF_TAKE(0), AFF_TAKE(1),
-					       AFF_TAKE(2), AFF_TAKE(3)};
+static const struct ctp_src_take extra_take[] = {
+	X_TAKE(CTP_SRC_TASK_POLICY, 0, policy),
+	X_TAKE(CTP_SRC_TASK_CPUS(0), 1, cpus[0]),
+	X_TAKE(CTP_SRC_TASK_CPUS(1), 2, cpus[1]),
+	X_TAKE(CTP_SRC_TASK_CPUS(2), 3, cpus[2]),
+	X_TAKE(CTP_SRC_TASK_CPUS(3), 4, cpus[3]),
+};
 
 struct procfs_state {
 	struct ctp_ctx *ctx;
@@ -180,6 +195,9 @@ struct procfs_state {
 	/* The stat fields (presence bits) a thread row records: the plan's
 	 * and the policy, which the code sets; a process row's. */
 	uint64_t thread_need, process_need;
+	/* What procfs_thread takes of extra_take: the policy while it is
+	 * recorded, the mask while the affinity comes from the call. */
+	uint64_t extra_want;
 	enum affinity_mode affinity;
 	_Atomic size_t ncpus;	 /* a mask size the kernel accepted */
 	struct ctp_workers bufs; /* struct aff_buf, one per worker thread */
@@ -403,37 +421,25 @@ static int status_get(struct procfs_state *st, const struct ctp_task *task,
 	return 0;
 }
 
-/* sched_getaffinity()'s mask from the task source: 1 when set, 0 when
- * it does not offer all four words, or a set_cpuset error. */
-static int affinity_from_source(struct procfs_state *st,
-				const struct ctp_task *task,
-				struct ctp_setter *set)
-{
-	uint64_t words[CTP_ARRAY_LEN(aff_take)];
-	size_t n = CTP_ARRAY_LEN(aff_take);
-	int r;
-
-	if (ctp_src_task_take(st->api, task, aff_take, n, 0xf, words) != 0xf)
-		return 0;
-	/* As affinity_syscall() hands it on: up to the highest set CPU. */
-	while (n && !words[n - 1])
-		n--;
-	r = ctp_set_cpuset(set, st->fh[F_CPU_AFFINITY], words, n);
-	return r < 0 ? r : 1;
-}
-
-/* The thread's affinity: the task source's, else sched_getaffinity, else
- * status' list. */
+/* The thread's affinity: the task source's mask (x, when `got` has all
+ * four words), else sched_getaffinity, else status' list. */
 static void set_affinity(struct procfs_state *st, const struct ctp_task *task,
-			 struct ctp_setter *set, struct ctp_status *ss,
-			 int *fetched, int *bad)
+			 struct ctp_setter *set, const struct thread_extra *x,
+			 uint64_t got, struct ctp_status *ss, int *fetched,
+			 int *bad)
 {
 	const uint64_t *words;
 	size_t n;
 	int r = -ENOTSUP;
 
 	if (st->affinity == AFF_SYSCALL) {
-		if (affinity_from_source(st, task, set) > 0) {
+		if ((got & X_CPUS) == X_CPUS) {
+			/* As affinity_syscall() hands it on: up to the
+			 * highest set CPU. */
+			n = CTP_ARRAY_LEN(x->cpus);
+			while (n && !x->cpus[n - 1])
+				n--;
+			ctp_set_cpuset(set, st->fh[F_CPU_AFFINITY], x->cpus, n);
 			count(st, C_AFF_FROM_TASK);
 			return;
 		}
@@ -483,7 +489,8 @@ static int stat_fill(struct procfs_state *st, const struct ctp_task *task,
  * was set, else the read's error (0 when nothing is recorded).
  */
 static int thread_stat(struct procfs_state *st, const struct ctp_task *task,
-		       struct ctp_setter *set)
+		       struct ctp_setter *set, const struct thread_extra *x,
+		       uint64_t got)
 {
 	struct ctp_stat s;
 	uint64_t miss;
@@ -492,13 +499,9 @@ static int thread_stat(struct procfs_state *st, const struct ctp_task *task,
 	if (!st->thread_need)
 		return 0;
 	/* The core set the bound values: only the policy's name is ours. */
-	if (bound(task) && (st->fh[F_POLICY] < 0 ||
-			    ctp_src_task_take(st->api, task, stat_take,
-					      CTP_ARRAY_LEN(stat_take),
-					      1ull << CTP_STAT_POLICY, &s))) {
+	if (bound(task) && (st->fh[F_POLICY] < 0 || (got & X_POLICY))) {
 		if (st->fh[F_POLICY] >= 0)
-			set_policy(set, st->fh[F_POLICY],
-				   s.w[CTP_STAT_POLICY].u);
+			set_policy(set, st->fh[F_POLICY], x->policy);
 		count(st, C_STAT_FROM_TASK);
 		return 1;
 	}
@@ -552,11 +555,17 @@ static int procfs_thread(void *state, const struct ctp_task *task,
 	struct procfs_state *st = state;
 	struct ctp_setter set = CTP_SETTER(st->api, rec);
 	struct ctp_status ss;
+	struct thread_extra x;
+	uint64_t xgot;
 	int rerr = 0, got = 0, status_bad = 0, fetched = 0, c, r;
 
+	/* One read of the source for the policy and the mask, which the
+	 * core does not copy (a string, a set). */
+	xgot = ctp_src_task_take(st->api, task, extra_take,
+				 CTP_ARRAY_LEN(extra_take), st->extra_want, &x);
 	/* A missing file is not the end: the engine decides whether the
 	 * task vanished; what the other sources hold is still recorded. */
-	r = thread_stat(st, task, &set);
+	r = thread_stat(st, task, &set, &x, xgot);
 	if (r == -EPROTO)
 		return r;
 	if (r > 0)
@@ -587,7 +596,8 @@ static int procfs_thread(void *state, const struct ctp_task *task,
 	/* sched_getaffinity is a system call: none for a field nobody
 	 * records. */
 	if (st->fh[F_CPU_AFFINITY] >= 0)
-		set_affinity(st, task, &set, &ss, &fetched, &status_bad);
+		set_affinity(st, task, &set, &x, xgot, &ss, &fetched,
+			     &status_bad);
 	if (status_bad)
 		count(st, C_STATUS_ERR);
 
@@ -775,6 +785,10 @@ static int procfs_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		return r;
 	}
 	affinity_probe(st);
+	if (st->fh[F_POLICY] >= 0)
+		st->extra_want |= X_POLICY;
+	if (st->fh[F_CPU_AFFINITY] >= 0 && st->affinity == AFF_SYSCALL)
+		st->extra_want |= X_CPUS;
 	/* An older core has no derived fields: do without. */
 	for (size_t i = 0; i < CTP_ARRAY_LEN(cpu_time_descs) &&
 			   CTP_API_HAS(api, derived_register);
