@@ -900,6 +900,37 @@ static void task_with_source(struct hx_task *ft, int tid, const char *status,
 	ft->src_len = sizeof(*src);
 }
 
+/* Every value of the source "task" for tid, the mask CPUs 0, 2 and 128,
+ * 191 (three words up to the highest set CPU), which expect_mask checks. */
+static void source_with_mask(struct ctp_src_task *src, int tid)
+{
+	abi_tasksrc_make(src, tid, NULL, 0);
+	src->v[CTP_SRC_TASK_CPUS(0)] = 0x5;
+	src->v[CTP_SRC_TASK_CPUS(1)] = 0;
+	src->v[CTP_SRC_TASK_CPUS(2)] = 0x8000000000000001ull;
+	src->v[CTP_SRC_TASK_CPUS(3)] = 0;
+}
+
+/* Start with affinity: syscall, status' list "0,5" in status, this
+ * thread's mask in *mine (skipped where the call does not work). */
+static void start_for_mask(struct hx_fx *fx, char *status, size_t len,
+			   cpu_set_t *mine)
+{
+	static const char *const opts[] = {"affinity", "syscall", NULL};
+
+	if (sched_getaffinity(0, sizeof(*mine), mine) < 0)
+		skip();
+	status_with_cpus(status, len, "0,5");
+	assert_int_equal(start(fx, "/proc", opts), 0);
+}
+
+static void expect_mask(const struct hx_cell *c)
+{
+	assert_int_equal(c->n_words, 3);
+	assert_true(c->words[0] == 0x5 && c->words[1] == 0 &&
+		    c->words[2] == 0x8000000000000001ull);
+}
+
 /*
  * The affinity from the source "task" where it offers all four words
  * (sched_getaffinity()'s mask, CPUs 0-255): no system call, words up to
@@ -909,7 +940,6 @@ static void task_with_source(struct hx_task *ft, int tid, const char *status,
  */
 static void affinity_from_task_source(void **state)
 {
-	static const char *const opts[] = {"affinity", "syscall", NULL};
 	static const unsigned gap[] = {CTP_SRC_TASK_CPUS(2)};
 	struct hx_fx *fx = *state;
 	struct hx_rec rec;
@@ -920,23 +950,14 @@ static void affinity_from_task_source(void **state)
 	cpu_set_t mine;
 	int gone = pid_max(), tid = (int)syscall(SYS_gettid);
 
-	if (sched_getaffinity(0, sizeof(mine), &mine) < 0)
-		skip();
 	assert_true(gone > 0);
-	status_with_cpus(status, sizeof(status), "0,5");
-	assert_int_equal(start(fx, "/proc", opts), 0);
-	abi_tasksrc_make(&src, gone, NULL, 0);
-	src.v[CTP_SRC_TASK_CPUS(0)] = 0x5;
-	src.v[CTP_SRC_TASK_CPUS(1)] = 0;
-	src.v[CTP_SRC_TASK_CPUS(2)] = 0x8000000000000001ull;
-	src.v[CTP_SRC_TASK_CPUS(3)] = 0;
+	start_for_mask(fx, status, sizeof(status), &mine);
+	source_with_mask(&src, gone);
 	task_with_source(&ft, gone, status, &src);
 	assert_int_equal(hx_fx_run(fx, &rec, &ft, CTP_SCOPE_THREAD), 0);
 	c = hx_cell(&rec, "procfs.cpu_affinity");
 	assert_int_equal(c->set, 1);
-	assert_int_equal(c->n_words, 3);
-	assert_true(c->words[0] == 0x5 && c->words[1] == 0 &&
-		    c->words[2] == 0x8000000000000001ull);
+	expect_mask(c);
 	assert_int_equal(ft.gets, 0); /* status not read either */
 	assert_int_equal(hx_summary(&fx->ctx, "affinity_from_task"), 1);
 	assert_int_equal(hx_summary(&fx->ctx, "affinity_syscall_fallbacks"), 0);
@@ -966,38 +987,26 @@ static void affinity_from_task_source(void **state)
  */
 static void bound_one_source_read(void **state)
 {
-	static const char *const opts[] = {"affinity", "syscall", NULL};
 	static const unsigned gap[] = {CTP_SRC_TASK_CPUS(2)};
 	static const unsigned no_policy[] = {CTP_SRC_TASK_POLICY};
+	int tid = (int)syscall(SYS_gettid);
 	struct hx_fx *fx = *state;
-	struct hx_rec rec;
 	struct ctp_src_task src;
-	const struct hx_cell *c;
 	char status[4096];
 	struct hx_task ft;
+	struct hx_rec rec;
 	cpu_set_t mine;
-	int gone = pid_max(), tid = (int)syscall(SYS_gettid);
 
-	if (sched_getaffinity(0, sizeof(mine), &mine) < 0)
-		skip();
-	assert_true(gone > 0);
-	status_with_cpus(status, sizeof(status), "0,5");
-	assert_int_equal(start(fx, "/proc", opts), 0);
-	abi_tasksrc_make(&src, gone, NULL, 0);
-	src.v[CTP_SRC_TASK_CPUS(0)] = 0x5;
-	src.v[CTP_SRC_TASK_CPUS(1)] = 0;
-	src.v[CTP_SRC_TASK_CPUS(2)] = 0x8000000000000001ull;
-	src.v[CTP_SRC_TASK_CPUS(3)] = 0;
-	task_with_source(&ft, gone, status, &src);
+	/* Not this thread's mask: the source's, no call. */
+	start_for_mask(fx, status, sizeof(status), &mine);
+	source_with_mask(&src, tid);
+	task_with_source(&ft, tid, status, &src);
 	ft.task.bound = 1;
 	assert_int_equal(hx_fx_run(fx, &rec, &ft, CTP_SCOPE_THREAD), 0);
 	assert_int_equal(ft.src_gets, 1);
 	assert_int_equal(ft.gets, 0);
 	hx_expect_str(&rec, "procfs.policy", "SCHED_FIFO");
-	c = hx_cell(&rec, "procfs.cpu_affinity");
-	assert_int_equal(c->n_words, 3);
-	assert_true(c->words[0] == 0x5 && c->words[1] == 0 &&
-		    c->words[2] == 0x8000000000000001ull);
+	expect_mask(hx_cell(&rec, "procfs.cpu_affinity"));
 	/* The bound values are the core's: not set again here. */
 	assert_int_equal(hx_cell(&rec, "procfs.minflt")->set, 0);
 	assert_int_equal(hx_summary(&fx->ctx, "stat_from_task"), 1);
