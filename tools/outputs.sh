@@ -144,7 +144,7 @@ for fmt in json csv; do
 done
 run 120 compare "$rec"
 run 120 compare "$rec" --from 2026-11-27T06:28:07 --to 2026-11-27T06:28:10
-run 120 compare "$rec" --from 06:28:09
+run 120 compare "$rec" --from 2026-11-27T06:28:09
 run 120 compare "$v1" "$f3" --view top
 
 # dump: the whole snapshot.
