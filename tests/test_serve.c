@@ -21,6 +21,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -241,6 +242,60 @@ static void test_usage(void **state)
 	assert_int_equal(e2e_run(bad, NULL, NULL), 2);
 	const char *op[] = {"serve", "extra-operand", NULL};
 	assert_int_equal(e2e_run(op, NULL, NULL), 2);
+}
+
+/* Whether the dynamic linker's log of a run (LD_DEBUG=files) has the
+ * library `soname` (a prefix of it) loaded, as needed or dlopen'ed. */
+static bool loaded_lib(const char *log, const char *soname)
+{
+	char what[64];
+	snprintf(what, sizeof(what), "file=%s", soname);
+	return strstr(log, what) != NULL;
+}
+
+/* serve's HTTP and TLS libraries (core/cli/httplib.h) are loaded by serve
+ * alone: a one-shot capture maps none of them, or of what they need;
+ * serve, up to reading its --web-config, has all three. */
+static void test_serve_libs(void **state)
+{
+	(void)state;
+	char cfg[PATH_MAX], out[PATH_MAX], err[PATH_MAX], *log = NULL;
+	size_t len;
+	const char *libs[] = {"libmicrohttpd", "libgnutls", "libcrypt",
+			      "libp11-kit", "libnettle"};
+	assert_int_equal(E2E_PATHF(cfg, "%s/libs.yaml", tmp), 0);
+	assert_int_equal(E2E_PATHF(out, "%s/libs.zst", tmp), 0);
+	assert_int_equal(E2E_PATHF(err, "%s/libs.err", tmp), 0);
+	assert_int_equal(
+		e2e_write_file(cfg, FIXTURE_YAML, strlen(FIXTURE_YAML)), 0);
+	assert_int_equal(setenv("LD_DEBUG", "files", 1), 0);
+	const char *cap[] = {"--config", cfg, "-o", out, NULL};
+	int rc = e2e_run(cap, NULL, err);
+	const char *srv[] = {"serve",
+			     "--config",
+			     cfg,
+			     "--web-config",
+			     "/nonexistent/web.yaml",
+			     NULL};
+	char *slog = NULL;
+	int src = -1;
+	if (rc == 0 && e2e_read_file(err, &log, &len) == 0) {
+		src = e2e_run(srv, NULL, err);
+		assert_int_equal(e2e_read_file(err, &slog, &len), 0);
+	}
+	unsetenv("LD_DEBUG");
+	assert_int_equal(rc, 0);
+	assert_non_null(log);
+	/* The control: the log names what serve loads. */
+	assert_int_equal(src, 2);
+	for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]); i++) {
+		if (loaded_lib(log, libs[i]))
+			fail_msg("a capture loaded %s", libs[i]);
+		if (i < 3 && !loaded_lib(slog, libs[i]))
+			fail_msg("serve did not load %s", libs[i]);
+	}
+	free(log);
+	free(slog);
 }
 
 /* ---- A real Prometheus server ------------------------------------------ */
@@ -466,6 +521,7 @@ int main(void)
 		cmocka_unit_test(test_http),
 		cmocka_unit_test(test_strict),
 		cmocka_unit_test(test_usage),
+		cmocka_unit_test(test_serve_libs),
 		cmocka_unit_test(test_prometheus),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

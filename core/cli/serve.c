@@ -46,6 +46,7 @@
 #include "ctprof/plugin-util.h"
 #include "engine.h"
 #include "export.h"
+#include "httplib.h"
 #include "loader.h"
 #include "log.h"
 #include "openmetrics.h"
@@ -440,18 +441,18 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
 			     bool allow)
 {
 	bool busy = status == MHD_HTTP_SERVICE_UNAVAILABLE;
-	struct MHD_Response *resp = MHD_create_response_from_buffer(
+	struct MHD_Response *resp = sym_MHD_create_response_from_buffer(
 		len, (void *)body, MHD_RESPMEM_MUST_COPY);
 	if (!resp)
 		return MHD_NO;
-	MHD_add_response_header(resp, "Content-Type", type);
+	sym_MHD_add_response_header(resp, "Content-Type", type);
 	ctp_web_add_headers(srv_web, resp); /* --web-config */
 	if (allow)
-		MHD_add_response_header(resp, "Allow", "GET, HEAD");
+		sym_MHD_add_response_header(resp, "Allow", "GET, HEAD");
 	if (busy) /* the scraper may come back soon */
-		MHD_add_response_header(resp, "Retry-After", "1");
-	enum MHD_Result r = MHD_queue_response(c, status, resp);
-	MHD_destroy_response(resp);
+		sym_MHD_add_response_header(resp, "Retry-After", "1");
+	enum MHD_Result r = sym_MHD_queue_response(c, status, resp);
+	sym_MHD_destroy_response(resp);
 	return r;
 }
 
@@ -497,7 +498,7 @@ static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind,
 static const char *misframed(struct MHD_Connection *c)
 {
 	struct framing fr = {0};
-	MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &fr);
+	sym_MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &fr);
 	if (fr.hosts > 1)
 		return "more than one Host";
 	if (fr.conflict)
@@ -515,23 +516,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	struct srv *s = cls;
 	(void)version;
 	(void)upload;
-	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	const union MHD_ConnectionInfo *ci = sym_MHD_get_connection_info(
+		c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	struct conn *cn = ci ? ci->socket_context : NULL;
 	if (cn && cn->over) {
 		static const char m[] =
 			"503 too many connections: try again later\n";
-		struct MHD_Response *resp = MHD_create_response_from_buffer(
+		struct MHD_Response *resp = sym_MHD_create_response_from_buffer(
 			sizeof(m) - 1, (void *)m, MHD_RESPMEM_PERSISTENT);
 		if (!resp)
 			return MHD_NO;
-		MHD_add_response_header(resp, "Content-Type",
-					"text/plain; charset=utf-8");
-		MHD_add_response_header(resp, "Retry-After", "1");
-		MHD_add_response_header(resp, "Connection", "close");
-		enum MHD_Result r = MHD_queue_response(
+		sym_MHD_add_response_header(resp, "Content-Type",
+					    "text/plain; charset=utf-8");
+		sym_MHD_add_response_header(resp, "Retry-After", "1");
+		sym_MHD_add_response_header(resp, "Connection", "close");
+		enum MHD_Result r = sym_MHD_queue_response(
 			c, MHD_HTTP_SERVICE_UNAVAILABLE, resp);
-		MHD_destroy_response(resp);
+		sym_MHD_destroy_response(resp);
 		return r;
 	}
 	if (cn) {
@@ -574,7 +575,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 			     m, sizeof(m) - 1, false);
 	}
 	const char *accept =
-		MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
+		sym_MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
 	bool om = accept && strstr(accept, "application/openmetrics-text");
 	char *body = NULL, why[600];
 	size_t len = 0;
@@ -627,10 +628,10 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
 		*ctx = NULL;
 		return;
 	}
-	const union MHD_ConnectionInfo *fi =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-	const union MHD_ConnectionInfo *ai =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const union MHD_ConnectionInfo *fi = sym_MHD_get_connection_info(
+		c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	const union MHD_ConnectionInfo *ai = sym_MHD_get_connection_info(
+		c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	struct sockaddr_storage addr = {0};
 	if (ai && ai->client_addr) {
 		socklen_t l = ai->client_addr->sa_family == AF_INET6
@@ -670,8 +671,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req,
 	struct srv *s = cls;
 	(void)req;
 	(void)toe;
-	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	const union MHD_ConnectionInfo *ci = sym_MHD_get_connection_info(
+		c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	struct conn *cn = ci ? ci->socket_context : NULL;
 	if (!cn)
 		return;
@@ -769,7 +770,7 @@ static struct MHD_Daemon *start_daemon(struct srv *s)
 	struct MHD_OptionItem web_opts[8];
 	unsigned web_flags;
 	ctp_webcfg_mhd_options(s->web, web_opts, 8, &web_flags);
-	return MHD_start_daemon(
+	return sym_MHD_start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD |
 			MHD_USE_THREAD_PER_CONNECTION | MHD_USE_AUTO |
 			web_flags,
@@ -830,8 +831,8 @@ static int serve_run(const struct ctp_config *cfg, void *arg)
 	rc = CTP_EXIT_OK;
 out:
 	if (d) {
-		MHD_quiesce_daemon(d);
-		MHD_stop_daemon(d);
+		sym_MHD_quiesce_daemon(d);
+		sym_MHD_stop_daemon(d);
 	}
 	if (s->reaper_on)
 		pthread_join(s->reaper, NULL);
@@ -997,6 +998,13 @@ int ctp_cmd_serve(int argc, char **argv)
 		goto out;
 	if ((rc = ctp_cli_load_config(s.config_path, NULL, &cfg)) != 0)
 		goto out;
+	/* The HTTP and TLS libraries, before any process drops privileges
+	 * (httplib.h: no other command loads them). */
+	if (ctp_httplib_load(err, sizeof(err)) < 0) {
+		fprintf(stderr, PROG ": %s\n", err);
+		rc = CTP_EXIT_FAILURE;
+		goto out;
+	}
 	if (s.web_path && /* --web-config */
 	    ctp_webcfg_load(s.web_path, &s.web, err, sizeof(err)) < 0) {
 		fprintf(stderr, "ctprof-core: %s\n", err);

@@ -10,7 +10,6 @@
  */
 #include "webconfig.h"
 
-#include <crypt.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -22,11 +21,8 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include <gnutls/crypto.h>
-#include <gnutls/gnutls.h>
-#include <gnutls/x509.h>
-
 #include "ctprof/plugin-util.h"
+#include "httplib.h"
 #include "yamltree.h"
 
 #define REALM	   "ctprof-core"
@@ -500,36 +496,36 @@ static int check_tls(struct pass *p, const struct ctp_ynode *root)
 		return ctp_y_fail(p->c, p->vmax,
 				  "'tls_server_config.max_version' is below "
 				  "min_version");
-	if (gnutls_certificate_allocate_credentials(&cred) < 0)
+	if (sym_gnutls_certificate_allocate_credentials(&cred) < 0)
 		return -ENOMEM;
 	cd = (gnutls_datum_t){(unsigned char *)w->cert,
 			      (unsigned)strlen(w->cert)};
 	kd = (gnutls_datum_t){(unsigned char *)w->key,
 			      (unsigned)strlen(w->key)};
-	r = gnutls_certificate_set_x509_key_mem2(cred, &cd, &kd,
-						 GNUTLS_X509_FMT_PEM, NULL, 0);
+	r = sym_gnutls_certificate_set_x509_key_mem2(
+		cred, &cd, &kd, GNUTLS_X509_FMT_PEM, NULL, 0);
 	if (r < 0) {
-		gnutls_certificate_free_credentials(cred);
+		sym_gnutls_certificate_free_credentials(cred);
 		return ctp_y_fail(p->c, p->key,
 				  "the server certificate and key do not "
 				  "load as a pair: %s",
-				  gnutls_strerror(r));
+				  sym_gnutls_strerror(r));
 	}
 	if (w->client_ca) {
 		ad = (gnutls_datum_t){(unsigned char *)w->client_ca,
 				      (unsigned)strlen(w->client_ca)};
-		r = gnutls_certificate_set_x509_trust_mem(cred, &ad,
-							  GNUTLS_X509_FMT_PEM);
+		r = sym_gnutls_certificate_set_x509_trust_mem(
+			cred, &ad, GNUTLS_X509_FMT_PEM);
 		if (r <= 0) {
-			gnutls_certificate_free_credentials(cred);
+			sym_gnutls_certificate_free_credentials(cred);
 			return ctp_y_fail(p->c, p->ca,
 					  "no CA certificate in the client "
 					  "CA: %s",
-					  r < 0 ? gnutls_strerror(r)
+					  r < 0 ? sym_gnutls_strerror(r)
 						: "no PEM certificate");
 		}
 	}
-	gnutls_certificate_free_credentials(cred);
+	sym_gnutls_certificate_free_credentials(cred);
 	/* The versions from min to max, the newest first. */
 	size_t o = (size_t)snprintf(w->priorities, sizeof(w->priorities),
 				    "NORMAL:-VERS-ALL");
@@ -541,12 +537,12 @@ static int check_tls(struct pass *p, const struct ctp_ynode *root)
 	if (w->prefer_server_ciphers)
 		snprintf(w->priorities + o, sizeof(w->priorities) - o,
 			 ":%%SERVER_PRECEDENCE");
-	r = gnutls_priority_init(&prio, w->priorities, NULL);
+	r = sym_gnutls_priority_init(&prio, w->priorities, NULL);
 	if (r < 0)
 		return ctp_y_fail(p->c, root,
 				  "GnuTLS refuses the priorities '%s': %s",
-				  w->priorities, gnutls_strerror(r));
-	gnutls_priority_deinit(prio);
+				  w->priorities, sym_gnutls_strerror(r));
+	sym_gnutls_priority_deinit(prio);
 	return 0;
 }
 
@@ -559,13 +555,13 @@ static int cache_new(struct ctp_webcfg *w)
 		return -ENOMEM;
 	pthread_mutex_init(&k->lock, NULL);
 	w->cache = k;
-	if (gnutls_rnd(GNUTLS_RND_KEY, k->key, sizeof(k->key)) < 0)
+	if (sym_gnutls_rnd(GNUTLS_RND_KEY, k->key, sizeof(k->key)) < 0)
 		return -EIO;
 	if (w->n_users)
 		cost = (unsigned long)(w->users[0].hash[4] - '0') * 10 +
 		       (unsigned long)(w->users[0].hash[5] - '0');
-	if (!crypt_gensalt_rn("$2b$", cost, NULL, 0, k->dummy,
-			      sizeof(k->dummy)))
+	if (!sym_crypt_gensalt_rn("$2b$", cost, NULL, 0, k->dummy,
+				  sizeof(k->dummy)))
 		return errno ? -errno : -EINVAL;
 	return 0;
 }
@@ -584,6 +580,10 @@ int ctp_webcfg_load_buf(const char *name, const char *buf, size_t len,
 	if (err && errlen)
 		err[0] = '\0';
 	if (!w || !(w->path = strdup(c.name)))
+		goto out;
+	/* Its checks are GnuTLS's and libcrypt's (loaded by serve before
+	 * it reads the file; here for any other caller). */
+	if ((r = ctp_httplib_load(err, errlen)) < 0)
 		goto out;
 	w->min_version = 0x0303; /* exporter-toolkit's default, TLS12 */
 	w->prefer_server_ciphers = true;
@@ -718,15 +718,15 @@ static bool cert_ok(const struct ctp_webcfg *w, struct MHD_Connection *c)
 
 	if (w->client_auth <= CTP_WEB_REQUEST_CLIENT_CERT)
 		return true;
-	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	ci = sym_MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
 	s = ci ? (gnutls_session_t)ci->tls_session : NULL;
 	if (!s)
 		return false;
-	given = gnutls_certificate_get_peers(s, &n) && n > 0;
-	verified =
-		given &&
-		gnutls_certificate_verify_peers(s, &purpose, 1, &status) == 0 &&
-		status == 0;
+	given = sym_gnutls_certificate_get_peers(s, &n) && n > 0;
+	verified = given &&
+		   sym_gnutls_certificate_verify_peers(s, &purpose, 1,
+						       &status) == 0 &&
+		   status == 0;
 	switch (w->client_auth) {
 	case CTP_WEB_REQUIRE_ANY_CLIENT_CERT:
 		return given;
@@ -743,11 +743,12 @@ static void login_digest(const struct ctp_web_cache *k, const char *user,
 	gnutls_hmac_hd_t h;
 
 	memset(out, 0, DIGEST_LEN);
-	if (gnutls_hmac_init(&h, GNUTLS_MAC_SHA256, k->key, sizeof(k->key)) < 0)
+	if (sym_gnutls_hmac_init(&h, GNUTLS_MAC_SHA256, k->key,
+				 sizeof(k->key)) < 0)
 		return;
-	gnutls_hmac(h, user, strlen(user) + 1);
-	gnutls_hmac(h, pass, strlen(pass));
-	gnutls_hmac_deinit(h, out);
+	sym_gnutls_hmac(h, user, strlen(user) + 1);
+	sym_gnutls_hmac(h, pass, strlen(pass));
+	sym_gnutls_hmac_deinit(h, out);
 }
 
 static bool login_seen(struct ctp_web_cache *k, const uint8_t d[DIGEST_LEN])
@@ -789,7 +790,8 @@ static bool login_ok(const struct ctp_webcfg *w, const char *user,
 	cd = calloc(1, sizeof(*cd));
 	if (!cd)
 		return false;
-	out = crypt_rn(pass, u ? u->hash : w->cache->dummy, cd, sizeof(*cd));
+	out = sym_crypt_rn(pass, u ? u->hash : w->cache->dummy, cd,
+			   sizeof(*cd));
 	ok = u && out && strlen(out) == BCRYPT_LEN &&
 	     same(out, u->hash, BCRYPT_LEN);
 	explicit_bzero(cd, sizeof(*cd));
@@ -803,7 +805,8 @@ static bool basic_ok(const struct ctp_webcfg *w, struct MHD_Connection *c)
 {
 	bool ok = false;
 #if MHD_VERSION >= 0x00097701
-	struct MHD_BasicAuthInfo *a = MHD_basic_auth_get_username_password3(c);
+	struct MHD_BasicAuthInfo *a =
+		sym_MHD_basic_auth_get_username_password3(c);
 
 	/* A NUL inside would cut the password bcrypt sees. */
 	if (a && a->username && a->password &&
@@ -812,17 +815,17 @@ static bool basic_ok(const struct ctp_webcfg *w, struct MHD_Connection *c)
 		ok = login_ok(w, a->username, a->password);
 	if (a && a->password)
 		explicit_bzero(a->password, a->password_len);
-	MHD_free(a);
+	sym_MHD_free(a);
 #else
 	char *pass = NULL,
-	     *user = MHD_basic_auth_get_username_password(c, &pass);
+	     *user = sym_MHD_basic_auth_get_username_password(c, &pass);
 
 	if (user && pass)
 		ok = login_ok(w, user, pass);
 	if (pass)
 		explicit_bzero(pass, strlen(pass));
-	MHD_free(user);
-	MHD_free(pass);
+	sym_MHD_free(user);
+	sym_MHD_free(pass);
 #endif
 	return ok;
 }
@@ -841,8 +844,8 @@ unsigned ctp_web_auth(const struct ctp_webcfg *w, struct MHD_Connection *c)
 void ctp_web_add_headers(const struct ctp_webcfg *w, struct MHD_Response *r)
 {
 	for (size_t i = 0; w && i < w->n_headers; i++)
-		MHD_add_response_header(r, w->headers[i].name,
-					w->headers[i].value);
+		sym_MHD_add_response_header(r, w->headers[i].name,
+					    w->headers[i].value);
 }
 
 enum MHD_Result ctp_web_refuse(const struct ctp_webcfg *w,
@@ -852,19 +855,20 @@ enum MHD_Result ctp_web_refuse(const struct ctp_webcfg *w,
 			  m403[] = "403 forbidden: a client certificate "
 				   "signed by the client CA is needed\n";
 	bool auth = status == MHD_HTTP_UNAUTHORIZED;
-	struct MHD_Response *r = MHD_create_response_from_buffer(
+	struct MHD_Response *r = sym_MHD_create_response_from_buffer(
 		auth ? sizeof(m401) - 1 : sizeof(m403) - 1,
 		(void *)(auth ? m401 : m403), MHD_RESPMEM_PERSISTENT);
 	enum MHD_Result q;
 
 	if (!r)
 		return MHD_NO;
-	MHD_add_response_header(r, "Content-Type", "text/plain; charset=utf-8");
+	sym_MHD_add_response_header(r, "Content-Type",
+				    "text/plain; charset=utf-8");
 	if (auth)
-		MHD_add_response_header(r, "WWW-Authenticate",
-					"Basic realm=\"" REALM "\"");
+		sym_MHD_add_response_header(r, "WWW-Authenticate",
+					    "Basic realm=\"" REALM "\"");
 	ctp_web_add_headers(w, r);
-	q = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
+	q = sym_MHD_queue_response(c, status, r);
+	sym_MHD_destroy_response(r);
 	return q;
 }
