@@ -14,10 +14,12 @@
  *   lazy promotion    core/capture/loader.c map_files: a file one plugin wants
  *                     lazily and another up front is read up front, in
  *                     either order of the plugins
- *   vanished task     core/capture/engine.c do_thread: a thread whose directory
- * is gone after a callback said -ENOENT is dropped, counted as vanished, its
- * failed reads not tallied opt_u64           core/capture/api.c: C syntax, must
- * start with a digit, no trailing bytes, no overflow
+ *   vanished task     core/capture/engine.c thread_close: a thread whose
+ *                     directory is gone after a callback said -ENOENT is
+ *                     dropped, counted as vanished, its failed reads not
+ *                     tallied
+ *   opt_u64           core/capture/api.c: C syntax, must start with a
+ *                     digit, no trailing bytes, no overflow
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -365,7 +367,7 @@ static void test_lazy_promotion(void **state)
 	assert_int_equal(tally_of(snap, "abi-lazy", &missing), 0);
 }
 
-/* ---- 4. A thread that vanished mid-walk (core/capture/engine.c do_thread)
+/* ---- 4. A thread that vanished mid-walk (core/capture/engine.c thread_close)
  * -------- */
 
 /*

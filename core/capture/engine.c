@@ -121,8 +121,6 @@ struct ctp_walk {
 struct callstat {
 	uint64_t time_ns, calls, errors, vanished, resource;
 	uint64_t skipped; /* thread calls left out: every binding served */
-	bool skip_now;	  /* ... and the current thread's is one */
-	bool bound_now;	  /* every binding served for the current thread */
 };
 
 /* The declared files of one scope for the task at hand: one growable
@@ -135,6 +133,66 @@ struct fileset {
 	bool loaded[CTP_MAX_FILES];
 };
 
+/*
+ * A run: up to RUN_MAX threads of one process, each plugin's thread
+ * callback called for all of them before the next plugin's (plugin-major),
+ * so that one clock reading ends a plugin's calls for the whole run and
+ * starts the next plugin's. Each thread of the run has its slot: what the
+ * plugin API (files, sources) reaches through ctp_task.core while its
+ * callbacks are called. The process has one too, for its own callbacks.
+ */
+#define RUN_MAX 16
+
+/* A slot's per-plugin flags (slot.pflags[plugin]). */
+enum {
+	SLOT_SKIP = 1,	/* every binding served, and the plugin asked
+			 * not to be called then (thread_skip_bound) */
+	SLOT_BOUND = 2, /* every binding served */
+};
+
+struct worker;
+
+/* What ctp_api.file_get and source_get need to find the bytes behind a
+ * task: its slot, and whose callback asks. */
+struct task_priv {
+	struct worker *w;
+	struct slot *s;
+	bool thread;
+	uint32_t plugin;
+};
+
+struct slot {
+	struct ctp_task task;
+	struct ctp_record rec;
+	struct task_priv tp;
+	/* The task's declared files: its own (a thread's) or the worker's
+	 * pset (the process's). */
+	struct fileset *fs;
+	struct fileset own;
+	/* Where the task's files are: its own directory (tdir, tpre_len 0),
+	 * or the process's with "task/<tid>/" before every name (tpre), when
+	 * no plugin needs the thread's directory. */
+	int tdir;
+	char tpre[24];
+	size_t tpre_len;
+	char rel[32];	 /* "task/<tid>" */
+	bool lazy_gone;	 /* a lazy read found the task gone */
+	bool maybe_gone; /* a read or a callback said it may be gone */
+	char comm[64];
+	char *cgbuf; /* its cgroup file */
+	size_t cgcap;
+	uint8_t *pflags; /* SLOT_* by plugin (threads only) */
+	/* The task's sources (ctp_api.source_get; a thread's or a
+	 * process's, by the source's scope): filled on the first ask, shared
+	 * by later askers. */
+	struct {
+		_Alignas(8) char buf[CTP_SOURCE_MAX_BYTES];
+		size_t len;
+		int err;
+		bool loaded;
+	} src[CTP_MAX_SOURCES];
+};
+
 struct worker {
 	struct ctp_engine *eng;
 	uint16_t id;
@@ -144,39 +202,25 @@ struct worker {
 	 * never writes a cache line another worker uses. */
 	struct ctp_table threads_tab, procs_tab;
 
-	/* The current thread's and process's declared files. */
-	struct fileset tset, pset;
+	/* The current process's declared files, its slot, and the current
+	 * run's threads' slots (RUN_MAX, allocated with the worker). */
+	struct fileset pset;
+	struct slot pslot;
+	struct slot *slots;
 	struct ctp_file view[CTP_MAX_FILES];
-	bool lazy_gone; /* a lazy read found the task gone */
-	/* Where the current thread's files are: its own directory (tdir,
-	 * tpre_len 0), or the process's with "task/<tid>/" before every
-	 * name (tpre), when no plugin needs the thread's directory. */
-	int tdir;
-	char tpre[24];
-	size_t tpre_len;
-	/* The current row's sources (ctp_api.source_get; a thread's or a
-	 * process's, by the source's scope): filled on the first ask, shared
-	 * by later askers. lent_ns is the time a plugin's
-	 * call spent in another plugin's fill, charged to the provider. */
-	struct {
-		_Alignas(8) char buf[CTP_SOURCE_MAX_BYTES];
-		size_t len;
-		int err;
-		bool loaded;
-	} src[CTP_MAX_SOURCES];
+	/* The time the current plugin's calls spent in other plugins'
+	 * fills, charged to the providers. */
 	uint64_t lent_ns;
 
 	uint32_t *tids;
 	size_t tid_cap;
 	_Alignas(8) char dents[DENTS_BUF]; /* struct dirent64 records */
-	char pcomm[64], comm[64];
+	char pcomm[64];
 	char last_comm[64];
 	int64_t last_comm_id;
 	char last_cg[512];
 	size_t last_cglen;
 	int64_t last_cgrow;
-	char *cgbuf;
-	size_t cgcap;
 	/* The current process's v2 cgroup, when the kernel guarantees every
 	 * thread of it is in that same cgroup (then no per-thread read). */
 	bool proc_cg_whole;
@@ -424,13 +468,6 @@ static const char *under(const char *pre, size_t plen, const char *name,
 
 #define UNDER_MAX (24 + 65 + 1)
 
-/* What ctp_api.file_get needs to find the bytes behind task->files. */
-struct task_priv {
-	struct worker *w;
-	bool thread;
-	uint32_t plugin;
-};
-
 static int api_file_get(const struct ctp_task *task, uint32_t i,
 			const struct ctp_file **out)
 {
@@ -438,23 +475,23 @@ static int api_file_get(const struct ctp_task *task, uint32_t i,
 	if (!tp || !out || i >= task->n_files)
 		return -EINVAL;
 	struct worker *w = tp->w;
+	struct slot *s = tp->s;
 	struct ctp_engine *eng = w->eng;
 	const struct ctp_plugin_rt *rt = eng->cap->plugins[tp->plugin].rt;
 	uint8_t f = tp->thread ? rt->thread_files[i] : rt->process_files[i];
-	struct ctp_file *src = tp->thread ? &w->tset.file[f] : &w->pset.file[f];
-	bool *loaded = tp->thread ? &w->tset.loaded[f] : &w->pset.loaded[f];
-	if (!*loaded) {
+	struct ctp_file *src = &s->fs->file[f];
+	if (!s->fs->loaded[f]) {
 		const struct ctp_filedef *def =
 			tp->thread ? &eng->thread_files[f]
 				   : &eng->process_files[f];
-		char **buf = tp->thread ? &w->tset.buf[f] : &w->pset.buf[f];
-		size_t *cap = tp->thread ? &w->tset.cap[f] : &w->pset.cap[f];
+		char **buf = &s->fs->buf[f];
+		size_t *cap = &s->fs->cap[f];
 		size_t len = 0;
 		char path[UNDER_MAX];
 		int err =
 			tp->thread
-				? read_at(w->tdir,
-					  under(w->tpre, w->tpre_len, def->name,
+				? read_at(s->tdir,
+					  under(s->tpre, s->tpre_len, def->name,
 						path, sizeof(path)),
 					  eng->walk->check_files, def->many,
 					  buf, cap, &len)
@@ -464,8 +501,8 @@ static int api_file_get(const struct ctp_task *task, uint32_t i,
 		src->err = err;
 		src->data = err ? NULL : *buf;
 		src->len = err ? 0 : len;
-		*loaded = true;
-		w->lazy_gone |= vanished_err(err);
+		s->fs->loaded[f] = true;
+		s->lazy_gone |= vanished_err(err);
 	}
 	w->view[i] = *src;
 	*out = &w->view[i];
@@ -609,54 +646,46 @@ static void lock_if(struct ctp_plugin_rt *rt);
 static void unlock_if(struct ctp_plugin_rt *rt);
 
 /*
- * Source i's bytes for the worker's current thread (a thread source) or
- * process (a process source): the provider's fill runs at most once per
- * row, on the asker's worker, under the provider's lock when it is not
+ * Fill source i for the task of slot s (a thread source for a thread's, a
+ * process source for the process's), unless it was: the provider's fill
+ * runs at most once per task, under the provider's lock when it is not
  * MT-safe (never its own: a plugin asking for its own source already holds
  * it), and only while the provider's callback of that scope is usable.
- * Its time is the provider's, and the supervisor's slot names the provider
- * while it runs. asker: the plugin that asked, or -1 for the core (bound
- * values, a thread's); the slot then goes back to no plugin.
+ * The supervisor's slot names the provider while it runs. asker: the
+ * plugin that asked, or -1 for the core (bound values); the slot then goes
+ * back to no plugin. The caller times it (the provider's time).
  */
-static int source_load(struct worker *w, uint32_t i,
-		       const struct ctp_task *task, int asker)
+static int source_fill(struct worker *w, struct slot *s, uint32_t i, int asker)
 {
 	struct ctp_engine *eng = w->eng;
 	const struct ctp_source *src = &eng->sources[i];
 	struct ctp_plugin_info *info = &eng->cap->plugins[src->plugin];
-	if (!w->src[i].loaded) {
-		struct ctp_plugin_rt *rt = info->rt;
-		uint64_t t0 = ctp_now_ns();
-		int err = -ENODATA;
-		bool own = asker >= 0 && src->plugin == (uint32_t)asker;
-		bool thread = src->scope == CTP_SCOPE_THREAD;
-		int kind = thread ? CTP_SV_THREAD : CTP_SV_PROCESS;
-		w->src[i].len = 0;
-		if (cb_usable(info, thread ? CB_THREAD : CB_PROCESS)) {
-			if (!own)
-				lock_if(rt);
-			ctp_sv_enter(src->plugin, kind, task->tid);
-			err = src->fill(rt->state, task, w->src[i].buf,
-					sizeof(w->src[i].buf), &w->src[i].len);
-			if (asker >= 0)
-				ctp_sv_enter((uint32_t)asker, kind, task->tid);
-			else
-				ctp_sv_leave();
-			if (!own)
-				unlock_if(rt);
-			if (err > 0 || w->src[i].len > sizeof(w->src[i].buf))
-				err = -EPROTO;
-		}
-		w->src[i].err = err < 0 ? err : 0;
-		w->src[i].loaded = true;
-		if (!own) {
-			uint64_t dt = ctp_now_ns() - t0;
-			w->stats[src->plugin].time_ns += dt;
-			if (asker >= 0)
-				w->lent_ns += dt;
-		}
+	if (s->src[i].loaded)
+		return s->src[i].err;
+	struct ctp_plugin_rt *rt = info->rt;
+	int err = -ENODATA;
+	bool own = asker >= 0 && src->plugin == (uint32_t)asker;
+	bool thread = src->scope == CTP_SCOPE_THREAD;
+	int kind = thread ? CTP_SV_THREAD : CTP_SV_PROCESS;
+	s->src[i].len = 0;
+	if (cb_usable(info, thread ? CB_THREAD : CB_PROCESS)) {
+		if (!own)
+			lock_if(rt);
+		ctp_sv_enter(src->plugin, kind, s->task.tid);
+		err = src->fill(rt->state, &s->task, s->src[i].buf,
+				sizeof(s->src[i].buf), &s->src[i].len);
+		if (asker >= 0)
+			ctp_sv_enter((uint32_t)asker, kind, s->task.tid);
+		else
+			ctp_sv_leave();
+		if (!own)
+			unlock_if(rt);
+		if (err > 0 || s->src[i].len > sizeof(s->src[i].buf))
+			err = -EPROTO;
 	}
-	return w->src[i].err;
+	s->src[i].err = err < 0 ? err : 0;
+	s->src[i].loaded = true;
+	return s->src[i].err;
 }
 
 static int api_source_get(const struct ctp_task *task, const char *name,
@@ -666,6 +695,7 @@ static int api_source_get(const struct ctp_task *task, const char *name,
 	if (!tp || !name || !data || !len)
 		return -EINVAL;
 	struct worker *w = tp->w;
+	struct slot *s = tp->s;
 	struct ctp_engine *eng = w->eng;
 	uint32_t scope = tp->thread ? CTP_SCOPE_THREAD : CTP_SCOPE_PROCESS;
 	uint32_t i = 0;
@@ -676,11 +706,22 @@ static int api_source_get(const struct ctp_task *task, const char *name,
 	/* A source of the other scope is, to this caller, no source. */
 	if (i == eng->n_sources || eng->sources[i].scope != scope)
 		return -ENOENT;
-	int err = source_load(w, i, task, (int)tp->plugin);
+	int err;
+	if (!s->src[i].loaded && eng->sources[i].plugin != tp->plugin) {
+		/* Another plugin's fill, inside the asker's call: its time
+		 * is the provider's, taken out of the asker's. */
+		uint64_t t0 = ctp_now_ns();
+		err = source_fill(w, s, i, (int)tp->plugin);
+		uint64_t dt = ctp_now_ns() - t0;
+		w->stats[eng->sources[i].plugin].time_ns += dt;
+		w->lent_ns += dt;
+	} else {
+		err = source_fill(w, s, i, (int)tp->plugin);
+	}
 	if (err)
 		return err;
-	*data = w->src[i].buf;
-	*len = w->src[i].len;
+	*data = s->src[i].buf;
+	*len = s->src[i].len;
 	return 0;
 }
 
@@ -770,58 +811,92 @@ static void unlock_if(struct ctp_plugin_rt *rt)
 }
 
 /*
- * The bound values of every plugin for the worker's current thread
- * (bind.h): each plugin's source filled once (source_load), its cells set.
- * Marks (callstat.skip_now) a plugin whose bindings were all served and
- * that asked not to be called then (ctp_api.thread_skip_bound); returns
- * whether any was.
+ * The bound values of every plugin for the threads of the run (bind.h):
+ * each bound source filled for every thread of the run, one source after
+ * the other, so that one clock reading ends one source's fills and starts
+ * the next's (all of them the provider's time); then each thread's cells
+ * set. Marks (SLOT_SKIP) a plugin whose bindings were all served for a
+ * thread and that asked not to be called then (ctp_api.thread_skip_bound);
+ * returns whether any was.
  */
-static bool bind_pass(struct worker *w, struct ctp_task *task,
-		      struct ctp_record *rec)
+static bool bind_run(struct worker *w, struct slot *slots, uint32_t n)
 {
 	struct ctp_engine *eng = w->eng;
 	struct ctp_capture *cap = eng->cap;
 	bool any = false;
-	struct task_priv tp = {.w = w, .thread = true};
-	task->files = NULL;
-	task->n_files = 0;
-	task->core = &tp;
+	uint32_t filled = 0; /* sources filled, a bit each */
+	uint64_t t0 = 0;
 	for (uint32_t i = 0; i < cap->n_plugins; i++) {
+		if (!cb_usable(&cap->plugins[i], CB_THREAD))
+			continue;
 		const struct ctp_binds *b = &cap->plugins[i].rt->binds;
-		w->stats[i].skip_now = w->stats[i].bound_now = false;
-		if (b->src < 0 || !cb_usable(&cap->plugins[i], CB_THREAD))
+		if (b->src < 0 || (filled & 1u << b->src))
 			continue;
-		uint32_t s = (uint32_t)b->src;
-		tp.plugin = eng->sources[s].plugin;
-		if (source_load(w, s, task, -1) < 0)
-			continue;
-		bool all = ctp_binds_apply(b, w->src[s].buf, w->src[s].len,
-					   eng->sources[s].vals.valid_words,
-					   rec->table, rec->row, rec->ident);
-		w->stats[i].bound_now = all;
-		if (all && b->skip) {
-			w->stats[i].skip_now = true;
-			w->stats[i].skipped++;
-			any = true;
+		uint32_t src = (uint32_t)b->src;
+		if (!filled)
+			t0 = ctp_now_ns();
+		filled |= 1u << src;
+		for (uint32_t k = 0; k < n; k++) {
+			struct slot *s = &slots[k];
+			s->task.files = NULL;
+			s->task.n_files = 0;
+			s->tp.plugin = eng->sources[src].plugin;
+			source_fill(w, s, src, -1);
+		}
+		uint64_t t1 = ctp_now_ns();
+		w->stats[eng->sources[src].plugin].time_ns += t1 - t0;
+		t0 = t1;
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		struct slot *s = &slots[k];
+		for (uint32_t i = 0; i < cap->n_plugins; i++) {
+			s->pflags[i] = 0;
+			if (!cb_usable(&cap->plugins[i], CB_THREAD))
+				continue;
+			const struct ctp_binds *b = &cap->plugins[i].rt->binds;
+			if (b->src < 0 || !(filled & 1u << b->src))
+				continue;
+			uint32_t src = (uint32_t)b->src;
+			if (s->src[src].err < 0)
+				continue;
+			bool all = ctp_binds_apply(
+				b, s->src[src].buf, s->src[src].len,
+				eng->sources[src].vals.valid_words,
+				s->rec.table, s->rec.row, s->rec.ident);
+			if (!all)
+				continue;
+			s->pflags[i] = SLOT_BOUND;
+			if (b->skip) {
+				s->pflags[i] |= SLOT_SKIP;
+				w->stats[i].skipped++;
+				any = true;
+			}
 		}
 	}
 	return any;
 }
 
-/* Call every plugin's thread or process callback for one task. */
-static bool call_task(struct worker *w, bool thread, struct ctp_task *task,
-		      struct ctp_record *rec)
+/*
+ * Call every plugin's thread callback for the n threads of a run (slots),
+ * or its process callback for the process (one slot): plugin-major, each
+ * plugin for every task in the slots' order before the next plugin, so
+ * every plugin sees the tasks in the walk's order. One clock reading ends
+ * a plugin's calls of the run and starts the next's: a plugin's time is
+ * the measured time of its calls (less other plugins' fills inside them,
+ * lent_ns), the core's few steps between them (the task's file view, the
+ * supervisor's slot) included, as they were with a reading per call.
+ */
+static void call_run(struct worker *w, bool thread, struct slot *slots,
+		     uint32_t n)
 {
 	struct ctp_capture *cap = w->eng->cap;
 	int cb = thread ? CB_THREAD : CB_PROCESS;
-	bool vanished = false;
 	bool binds = thread && w->eng->any_binds;
-	bool skipping = binds && bind_pass(w, task, rec);
-	/* One clock reading ends a plugin's call and starts the next's. */
+	bool skipping = binds && bind_run(w, slots, n);
 	uint64_t t0 = ctp_now_ns();
 	for (uint32_t i = 0; i < cap->n_plugins; i++) {
 		struct ctp_plugin_info *info = &cap->plugins[i];
-		if (!cb_usable(info, cb) || (skipping && w->stats[i].skip_now))
+		if (!cb_usable(info, cb))
 			continue;
 		struct ctp_plugin_rt *rt = info->rt;
 		int (*fn)(void *, const struct ctp_task *,
@@ -833,29 +908,38 @@ static bool call_task(struct worker *w, bool thread, struct ctp_task *task,
 			thread ? rt->thread_files : rt->process_files;
 		uint32_t nmap =
 			thread ? rt->n_thread_files : rt->n_process_files;
-		const struct ctp_file *src =
-			thread ? w->tset.file : w->pset.file;
-		for (uint32_t k = 0; k < nmap; k++)
-			w->view[k] = src[map[k]];
-		task->files = w->view;
-		task->n_files = nmap;
-		task->bound = binds && w->stats[i].bound_now;
-		struct task_priv tp = {.w = w, .thread = thread, .plugin = i};
-		task->core = &tp;
-		rec->plugin = i;
+		bool called = false;
 		w->lent_ns = 0;
-		lock_if(rt);
-		ctp_sv_enter(i, thread ? CTP_SV_THREAD : CTP_SV_PROCESS,
-			     task->tid);
-		int ret = fn(rt->state, task, rec);
-		ctp_sv_leave();
-		unlock_if(rt);
+		for (uint32_t k = 0; k < n; k++) {
+			struct slot *s = &slots[k];
+			/* A callback disabled by this run's errors stays
+			 * uncalled for the rest of it. */
+			if (!cb_usable(info, cb) ||
+			    (skipping && (s->pflags[i] & SLOT_SKIP)))
+				continue;
+			for (uint32_t f = 0; f < nmap; f++)
+				w->view[f] = s->fs->file[map[f]];
+			s->task.files = w->view;
+			s->task.n_files = nmap;
+			s->task.bound = binds && (s->pflags[i] & SLOT_BOUND);
+			s->tp.plugin = i;
+			s->rec.plugin = i;
+			lock_if(rt);
+			ctp_sv_enter(i, thread ? CTP_SV_THREAD : CTP_SV_PROCESS,
+				     s->task.tid);
+			int ret = fn(rt->state, &s->task, &s->rec);
+			ctp_sv_leave();
+			unlock_if(rt);
+			s->maybe_gone |=
+				after_call(info, &w->stats[i], cb, ret, 0);
+			called = true;
+		}
+		if (!called)
+			continue;
 		uint64_t t1 = ctp_now_ns();
-		vanished |= after_call(info, &w->stats[i], cb, ret,
-				       t1 - t0 - w->lent_ns);
+		w->stats[i].time_ns += t1 - t0 - w->lent_ns;
 		t0 = t1;
 	}
-	return vanished;
 }
 
 static int api_cgroup_ref(struct ctp_ctx *ctx, const char *key, size_t len)
@@ -969,7 +1053,7 @@ static int task_name(const struct ctp_engine *eng, int dirfd, const char *pre,
  * thread's own cgroup file is read; a worker remembers the last path's
  * row.
  */
-static int64_t thread_cgroup(struct worker *w, int tdir, uint32_t tid,
+static int64_t thread_cgroup(struct worker *w, struct slot *s, uint32_t tid,
 			     const char **path, int *err)
 {
 	struct ctp_engine *eng = w->eng;
@@ -998,12 +1082,12 @@ static int64_t thread_cgroup(struct worker *w, int tdir, uint32_t tid,
 		p = listed;
 		atomic_fetch_add_explicit(&wk->threads_hits, 1,
 					  memory_order_relaxed);
-	} else if ((r = read_at(tdir,
-				under(w->tpre, w->tpre_len, "cgroup", cgname,
+	} else if ((r = read_at(s->tdir,
+				under(s->tpre, s->tpre_len, "cgroup", cgname,
 				      sizeof(cgname)),
-				wk->check_files, false, &w->cgbuf, &w->cgcap,
+				wk->check_files, false, &s->cgbuf, &s->cgcap,
 				&cglen)) < 0 ||
-		   ctp_cgroup_v2_path(w->cgbuf, cglen, &p, &plen) < 0) {
+		   ctp_cgroup_v2_path(s->cgbuf, cglen, &p, &plen) < 0) {
 		*err = ctp_err_resource(r) ? r : 0;
 		return -1;
 	}
@@ -1020,7 +1104,7 @@ static int64_t thread_cgroup(struct worker *w, int tdir, uint32_t tid,
 	}
 	if (row >= 0) {
 		if (!listed)
-			w->cgbuf[p - w->cgbuf + plen] = '\0';
+			s->cgbuf[p - s->cgbuf + plen] = '\0';
 		*path = p;
 	}
 	return row;
@@ -1030,19 +1114,19 @@ static int64_t thread_cgroup(struct worker *w, int tdir, uint32_t tid,
  * worker remembers the last comm's blob. Returns the row or a negative
  * errno. */
 static int64_t thread_row(struct worker *w, uint32_t tgid, uint32_t tid,
-			  int64_t cgrow)
+			  const char *comm, int64_t cgrow)
 {
 	struct ctp_table *t = w->threads;
 	int64_t row = ctp_table_add_row(t);
 	if (row < 0)
 		return row;
 	int64_t comm_id;
-	if (w->last_comm_id >= 0 && strcmp(w->comm, w->last_comm) == 0) {
+	if (w->last_comm_id >= 0 && strcmp(comm, w->last_comm) == 0) {
 		comm_id = w->last_comm_id;
 	} else {
-		comm_id = ctp_blobpool_intern(w->eng->cap->blobs, w->comm,
-					      strlen(w->comm));
-		memcpy(w->last_comm, w->comm, sizeof(w->comm));
+		size_t n = strlen(comm);
+		comm_id = ctp_blobpool_intern(w->eng->cap->blobs, comm, n);
+		memcpy(w->last_comm, comm, n + 1);
 		w->last_comm_id = comm_id;
 	}
 	ctp_table_set(t, (uint32_t)row, CTP_TCOL_TID, tid);
@@ -1061,121 +1145,165 @@ static int64_t thread_row(struct worker *w, uint32_t tgid, uint32_t tid,
  * when the source says it is not the whole name (CTP_WALK_COMM_FILE), the
  * thread's comm file. A failure means the thread is gone (or unreadable).
  */
-static int listed_name(struct worker *w, int tdir,
+static int listed_name(struct worker *w, struct slot *s,
 		       const struct ctp_walk_task *walked)
 {
 	char path[UNDER_MAX];
 	if (walked->flags & CTP_WALK_COMM_FILE)
 		return read_line_at(
-			tdir,
-			under(w->tpre, w->tpre_len, "comm", path, sizeof(path)),
-			w->eng->walk->check_files, w->comm, sizeof(w->comm));
+			s->tdir,
+			under(s->tpre, s->tpre_len, "comm", path, sizeof(path)),
+			w->eng->walk->check_files, s->comm, sizeof(s->comm));
 	size_t n = strnlen(walked->comm, sizeof(walked->comm));
-	memcpy(w->comm, walked->comm, n);
-	w->comm[n] = '\0';
+	memcpy(s->comm, walked->comm, n);
+	s->comm[n] = '\0';
 	return 0;
 }
 
-/* The thread walk[0] of process tgid; walk[1 .. n) are the tids this
- * worker walks after it (ctp_task.walk_tids). `walked` is its entry in
- * the walk source's list, NULL when the proc root was listed: then none
- * of its files is read before a plugin fetches it, and its name is the
- * list's. */
-static void do_thread(struct worker *w, int pdir, uint32_t tgid,
-		      const uint32_t *walk, size_t n,
-		      const struct ctp_walk_task *walked, uint32_t *recorded)
+/*
+ * Open the thread walk[0] of process tgid into slot s, up to its callbacks:
+ * its files, name, cgroup and row. walk[1 .. n) are the tids this worker
+ * walks after it (ctp_task.walk_tids). `walked` is its entry in the walk
+ * source's list, NULL when the proc root was listed: then none of its
+ * files is read before a plugin fetches it, and its name is the list's.
+ * Returns false when the thread was not read (counted) or got no row
+ * (w->result).
+ */
+static bool thread_open(struct worker *w, struct slot *s, int pdir,
+			uint32_t tgid, const uint32_t *walk, size_t n,
+			const struct ctp_walk_task *walked)
 {
 	struct ctp_engine *eng = w->eng;
 	uint32_t tid = walk[0];
-	char rel[32];
-	task_rel(rel, tid);
+	task_rel(s->rel, tid);
 	w->tids_walked++;
 
 	/* Its own directory only when a plugin wants it: otherwise its
 	 * files are read by path from the process's, without the open and
 	 * close of a directory per thread. */
-	int tdir = pdir;
-	w->tpre_len = 0;
+	s->tdir = pdir;
+	s->tpre_len = 0;
 	if (eng->walk->thread_dirs) {
-		tdir = sys_openat(pdir, rel, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (tdir < 0) {
+		s->tdir = sys_openat(pdir, s->rel,
+				     O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (s->tdir < 0) {
 			task_unread(w, true, -errno);
-			return;
+			return false;
 		}
 	} else {
-		size_t rl = strlen(rel);
-		memcpy(w->tpre, rel, rl);
-		w->tpre[rl] = '/';
-		w->tpre_len = rl + 1;
+		size_t rl = strlen(s->rel);
+		memcpy(s->tpre, s->rel, rl);
+		s->tpre[rl] = '/';
+		s->tpre_len = rl + 1;
 	}
-	w->tdir = tdir;
-	w->lazy_gone = false;
+	s->lazy_gone = false;
 	for (uint32_t i = 0; i < eng->n_sources; i++)
-		w->src[i].loaded = false;
-	bool maybe_gone =
-		read_files(eng, tdir, w->tpre, w->tpre_len, eng->thread_files,
-			   eng->n_thread_files, walked != NULL, -1, &w->tset);
-	int err = walked ? listed_name(w, tdir, walked)
-			 : task_name(eng, tdir, w->tpre, w->tpre_len,
-				     eng->walk->stat_thread, &w->tset, w->comm,
-				     sizeof(w->comm));
+		s->src[i].loaded = false;
+	s->maybe_gone = read_files(eng, s->tdir, s->tpre, s->tpre_len,
+				   eng->thread_files, eng->n_thread_files,
+				   walked != NULL, -1, s->fs);
+	int err = walked ? listed_name(w, s, walked)
+			 : task_name(eng, s->tdir, s->tpre, s->tpre_len,
+				     eng->walk->stat_thread, s->fs, s->comm,
+				     sizeof(s->comm));
 	const char *cgpath = "";
-	int64_t cgrow =
-		err < 0 ? -1 : thread_cgroup(w, tdir, tid, &cgpath, &err);
-	if (err < 0) {
-		task_unread(w, true, err);
-		if (tdir != pdir)
-			sys_close(tdir);
-		return;
-	}
-
-	int64_t row = thread_row(w, tgid, tid, cgrow);
+	int64_t cgrow = err < 0 ? -1 : thread_cgroup(w, s, tid, &cgpath, &err);
+	int64_t row = err < 0 ? err : thread_row(w, tgid, tid, s->comm, cgrow);
 	if (row < 0) {
-		w->result = (int)row;
-		if (tdir != pdir)
-			sys_close(tdir);
-		return;
+		if (err < 0)
+			task_unread(w, true, err);
+		else
+			w->result = (int)row;
+		if (s->tdir != pdir)
+			sys_close(s->tdir);
+		return false;
 	}
-	struct ctp_table *t = w->threads;
-
-	struct ctp_task task = {
+	s->task = (struct ctp_task){
 		.abi = CTP_ABI_MAJOR,
-		.size = sizeof(task),
+		.size = sizeof(s->task),
 		.tgid = (int32_t)tgid,
 		.tid = (int32_t)tid,
-		.dirfd = tdir != pdir ? tdir : -1,
+		.dirfd = s->tdir != pdir ? s->tdir : -1,
 		.proc_fd = eng->roots.proc_fd,
 		.pcomm = w->pcomm,
-		.comm = w->comm,
+		.comm = s->comm,
 		.cgroup = cgrow >= 0 ? cgpath : "",
 		.walk_tids = walk,
 		.n_walk_tids = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n,
 		.walked = walked,
+		.core = &s->tp,
 	};
-	struct ctp_record rec = {
+	s->tp = (struct task_priv){.w = w, .s = s, .thread = true};
+	s->rec = (struct ctp_record){
 		.cap = eng->cap,
-		.table = t,
+		.table = w->threads,
 		.row = (uint32_t)row,
 		.scope = CTP_SCOPE_THREAD,
 		.ident = CTP_THREAD_IDENT,
 	};
-	maybe_gone |= call_task(w, true, &task, &rec);
-	maybe_gone |= w->lazy_gone;
-	if (tdir != pdir)
-		sys_close(tdir);
+	return true;
+}
 
-	/* A failure caused by the thread exiting mid-read is churn, not a
-	 * read failure: drop the row and keep it out of the tally. */
-	if (maybe_gone && !task_exists(pdir, rel)) {
-		ctp_table_truncate(t, (uint32_t)row);
+/* After the run's callbacks: whether the thread of slot s stays. A failure
+ * caused by the thread exiting mid-read is churn, not a read failure: its
+ * row goes (the caller drops it) and it stays out of the tally. */
+static bool thread_close(struct worker *w, struct slot *s, int pdir)
+{
+	struct ctp_engine *eng = w->eng;
+	if (s->tdir != pdir)
+		sys_close(s->tdir);
+	if ((s->maybe_gone || s->lazy_gone) && !task_exists(pdir, s->rel)) {
 		w->tids_vanished++;
-		return;
+		return false;
 	}
-	tally_files(w, eng->thread_files, eng->n_thread_files, &w->tset);
+	tally_files(w, eng->thread_files, eng->n_thread_files, s->fs);
 	w->tids_recorded++;
-	(*recorded)++;
 	atomic_store_explicit(&w->progress, w->tids_recorded,
 			      memory_order_relaxed);
+	return true;
+}
+
+static const struct ctp_walk_task *walked_at(const struct ctp_walk *wk,
+					     size_t idx, size_t i);
+
+/*
+ * Walk threads tids[0 .. n) of process tgid (the process at span idx; tids[i]
+ * is its off + i-th in the walk source's list) in runs of up to RUN_MAX:
+ * each run's threads opened, every plugin's callbacks called for them
+ * (call_run), then each closed, the rows of those that vanished dropped
+ * and the others' kept in the walk's order. Adds the threads recorded to
+ * *recorded.
+ */
+static void walk_threads(struct worker *w, int pdir, uint32_t tgid,
+			 const uint32_t *tids, size_t n, size_t idx, size_t off,
+			 uint32_t *recorded)
+{
+	struct ctp_table *t = w->threads;
+	size_t i = 0;
+	while (i < n && w->result == 0) {
+		uint32_t k = 0;
+		for (; i < n && k < RUN_MAX && w->result == 0; i++)
+			if (thread_open(w, &w->slots[k], pdir, tgid, tids + i,
+					n - i,
+					walked_at(w->eng->walk, idx, off + i)))
+				k++;
+		if (!k)
+			continue;
+		call_run(w, true, w->slots, k);
+		uint32_t to = w->slots[0].rec.row;
+		for (uint32_t j = 0; j < k; j++) {
+			if (!thread_close(w, &w->slots[j], pdir))
+				continue;
+			uint32_t from = w->slots[j].rec.row;
+			int r = from == to ? 0
+					   : ctp_table_move_row(t, from, to);
+			if (r < 0 && w->result == 0)
+				w->result = r;
+			to++;
+			(*recorded)++;
+		}
+		ctp_table_truncate(t, to);
+	}
 }
 
 /* Publish tids[from, n) of the process at span idx for any worker to
@@ -1198,10 +1326,6 @@ static struct ctp_split *split_publish(struct worker *w, size_t idx,
 	}
 	return ctp_splitq_push(&w->eng->walk->splits, sp) == 0 ? sp : NULL;
 }
-
-static void do_thread(struct worker *w, int pdir, uint32_t tgid,
-		      const uint32_t *walk, size_t n,
-		      const struct ctp_walk_task *walked, uint32_t *recorded);
 
 /* Whether the tasks of the process at span idx come from the walk
  * source's list: a tgid the list names has at least one entry there; one
@@ -1252,11 +1376,8 @@ static void do_chunk(struct worker *w, struct ctp_split *sp, size_t lo,
 	uint64_t unread = w->tids_unread_resource;
 	/* sp->tids are the process's from the split's start on
 	 * (split_publish), its tids[splits.chunk ..). */
-	for (size_t i = lo; i < hi && w->result == 0; i++)
-		do_thread(w, pdir, sp->tgid, sp->tids + i, hi - i,
-			  walked_at(eng->walk, sp->span,
-				    eng->walk->splits.chunk + i),
-			  &recorded);
+	walk_threads(w, pdir, sp->tgid, sp->tids + lo, hi - lo, sp->span,
+		     eng->walk->splits.chunk + lo, &recorded);
 	sys_close(pdir);
 	atomic_fetch_add(&sp->unread,
 			 (uint32_t)(w->tids_unread_resource - unread));
@@ -1327,9 +1448,9 @@ static const char *probe_cgroup(struct worker *w, int pdir, uint32_t tgid,
 	snprintf(rel, sizeof(rel), "task/%" PRIu32 "/cgroup", probe);
 	size_t len = 0;
 	const char *path;
-	if (read_at(pdir, rel, w->eng->walk->check_files, false, &w->cgbuf,
-		    &w->cgcap, &len) < 0 ||
-	    ctp_cgroup_v2_path(w->cgbuf, len, &path, plen) < 0)
+	if (read_at(pdir, rel, w->eng->walk->check_files, false,
+		    &w->pslot.cgbuf, &w->pslot.cgcap, &len) < 0 ||
+	    ctp_cgroup_v2_path(w->pslot.cgbuf, len, &path, plen) < 0)
 		return NULL;
 	return path;
 }
@@ -1364,7 +1485,8 @@ static void process_cgroup(struct worker *w, int pdir, uint32_t tgid,
 			memcpy(w->proc_cg, cgpath, cgplen);
 			w->proc_cg[cgplen] = '\0';
 			w->proc_cglen = cgplen;
-			w->proc_cgrow = -1; /* added by do_thread when used */
+			w->proc_cgrow =
+				-1; /* added by thread_cgroup when used */
 			w->proc_cg_whole = true;
 		}
 	}
@@ -1481,11 +1603,14 @@ static int process_open(struct worker *w, uint32_t tgid, size_t idx,
 static void process_calls(struct worker *w, int pdir, uint32_t tgid,
 			  int64_t prow)
 {
+	struct slot *s = &w->pslot;
 	for (uint32_t i = 0; i < w->eng->n_sources; i++)
-		w->src[i].loaded = false;
-	struct ctp_task task = {
+		s->src[i].loaded = false;
+	s->fs = &w->pset;
+	s->tp = (struct task_priv){.w = w, .s = s};
+	s->task = (struct ctp_task){
 		.abi = CTP_ABI_MAJOR,
-		.size = sizeof(task),
+		.size = sizeof(s->task),
 		.tgid = (int32_t)tgid,
 		.tid = (int32_t)tgid,
 		.dirfd = pdir,
@@ -1493,15 +1618,16 @@ static void process_calls(struct worker *w, int pdir, uint32_t tgid,
 		.pcomm = w->pcomm,
 		.comm = w->pcomm,
 		.cgroup = "",
+		.core = &s->tp,
 	};
-	struct ctp_record rec = {
+	s->rec = (struct ctp_record){
 		.cap = w->eng->cap,
 		.table = w->procs,
 		.row = (uint32_t)prow,
 		.scope = CTP_SCOPE_PROCESS,
 		.ident = CTP_PROCESS_IDENT,
 	};
-	call_task(w, false, &task, &rec);
+	call_run(w, false, s, 1);
 }
 
 /*
@@ -1582,9 +1708,7 @@ static void do_process(struct worker *w, size_t idx)
 	}
 	first = w->threads->nrows;
 	uint64_t unread = w->tids_unread_resource;
-	for (size_t i = 0; i < own && w->result == 0; i++)
-		do_thread(w, pdir, tgid, w->tids + i, own - i,
-			  walked_at(wk, idx, i), &recorded);
+	walk_threads(w, pdir, tgid, w->tids, own, idx, 0, &recorded);
 	process_done(w, span, prow, first, recorded, split,
 		     w->tids_unread_resource > unread);
 	if (sp)
@@ -1796,14 +1920,40 @@ static void workers_end(struct ctp_engine *eng)
 
 static void worker_free(struct worker *w)
 {
-	for (uint32_t f = 0; f < CTP_MAX_FILES; f++) {
-		free(w->tset.buf[f]);
+	for (uint32_t f = 0; f < CTP_MAX_FILES; f++)
 		free(w->pset.buf[f]);
+	for (uint32_t k = 0; w->slots && k < RUN_MAX; k++) {
+		struct slot *s = &w->slots[k];
+		for (uint32_t f = 0; f < CTP_MAX_FILES; f++)
+			free(s->own.buf[f]);
+		free(s->cgbuf);
 	}
+	free(w->pslot.cgbuf);
+	if (w->slots)
+		free(w->slots[0].pflags);
+	free(w->slots);
 	free(w->tids);
-	free(w->cgbuf);
 	free(w->stats);
 	free(w->xspans);
+}
+
+/* The worker's slots for a run of threads, with their plugin flags. */
+static int slots_new(struct worker *w, uint32_t n_plugins)
+{
+	uint32_t np = n_plugins ? n_plugins : 1;
+	w->slots = calloc(RUN_MAX, sizeof(*w->slots));
+	uint8_t *flags = calloc(RUN_MAX, np);
+	if (!w->slots || !flags) {
+		free(flags);
+		free(w->slots);
+		w->slots = NULL;
+		return -ENOMEM;
+	}
+	for (uint32_t k = 0; k < RUN_MAX; k++) {
+		w->slots[k].fs = &w->slots[k].own;
+		w->slots[k].pflags = flags + (size_t)k * np;
+	}
+	return 0;
 }
 
 static void host_calls(struct ctp_engine *eng, bool finish)
@@ -2337,9 +2487,10 @@ static struct worker *workers_new(struct ctp_engine *eng, uint32_t nw)
 		ws[i].stats =
 			calloc(eng->cap->n_plugins ? eng->cap->n_plugins : 1,
 			       sizeof(*ws[i].stats));
-		if (!ws[i].stats) {
-			for (uint32_t k = 0; k < i; k++)
-				free(ws[k].stats);
+		if (!ws[i].stats ||
+		    slots_new(&ws[i], eng->cap->n_plugins) < 0) {
+			for (uint32_t k = 0; k <= i; k++)
+				worker_free(&ws[k]);
 			free(ws);
 			return NULL;
 		}

@@ -882,6 +882,26 @@ void ctp_table_clear(struct ctp_table *t, uint32_t row, uint32_t col)
 		blk->present[col][i / 64] &= ~(1ull << (i % 64));
 }
 
+int ctp_table_move_row(struct ctp_table *t, uint32_t from, uint32_t to)
+{
+	if (from >= t->nrows || to >= t->nrows)
+		return -EINVAL;
+	const struct ctp_block *src = &t->blocks[from / CTP_BLOCK_ROWS];
+	struct ctp_block *dst = &t->blocks[to / CTP_BLOCK_ROWS];
+	uint32_t ncols = src->ncols > dst->ncols ? src->ncols : dst->ncols;
+	for (uint32_t c = 0; c < ncols; c++) {
+		uint64_t v;
+		int r = 0;
+		if (ctp_table_get(t, from, c, &v))
+			r = ctp_table_set(t, to, c, v);
+		else
+			ctp_table_clear(t, to, c);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 /* ---- Plugins ---------------------------------------------------------- */
 
 int ctp_summary_register(struct ctp_plugin_info *info, const char *name)

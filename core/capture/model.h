@@ -202,6 +202,10 @@ void ctp_table_truncate(struct ctp_table *t, uint32_t nrows);
 int ctp_table_set_slow(struct ctp_table *t, uint32_t row, uint32_t col,
 		       uint64_t v);
 void ctp_table_clear(struct ctp_table *t, uint32_t row, uint32_t col);
+/* Make row `to` a copy of row `from` (every cell, absent ones absent; from
+ * is left as it is): rows after a dropped one moved down. 0, -EINVAL (no
+ * such row) or -ENOMEM. */
+int ctp_table_move_row(struct ctp_table *t, uint32_t from, uint32_t to);
 
 /* Set a cell (present). 0, -EINVAL (no such row) or -ENOMEM. Inline: the
  * per-thread path sets a dozen cells per plugin. */

@@ -509,7 +509,8 @@ static int task_name(struct walk *w, int dirfd, const struct step *steps,
 			    w->comm, sizeof(w->comm));
 }
 
-/* One thread; true when it was recorded, as the engine's do_thread(). */
+/* One thread; true when it was recorded, as the engine's thread_open() and
+ * thread_close(). */
 static bool walk_thread(struct walk *w, int pdir, uint32_t tid, bool whole)
 {
 	char rel[32], path[128];
