@@ -18,6 +18,14 @@
  * preempts it and stretches a call (without the privilege the test exits
  * 77).
  *
+ * One query a thread: procfs-stat asks the taskstats source for every
+ * thread of a run before taskstats' own thread callback runs for the
+ * first; taskstats' callback still takes the reply its fill got (one
+ * netlink query a thread: its "ok" and "batched" counters are the threads
+ * walked), not a second one. In a pid namespace of its own with a live
+ * /proc (e2e_in_own_proc: skipped without root, and without a TASKSTATS
+ * answer: no family or no CAP_NET_ADMIN).
+ *
  * Readings: a capture of a process of 64 sleeping threads besides its main
  * one (e2e_crowd, a proc root of it alone) with abi-burnsrc reads
  * CLOCK_MONOTONIC fewer times than it has threads (the engine's reads,
@@ -210,6 +218,72 @@ static void test_readings(void **state)
 	assert_int_equal(e2e_rm_rf(tmp), 0);
 }
 
+/* In a pid namespace of its own (e2e_in_own_proc): a crowd of 40 threads
+ * and this process are the live /proc, which taskstats queries. Exits 0,
+ * 1 (failed, said why) or 77 (no TASKSTATS answer). */
+static int one_query(void)
+{
+	pid_t crowd = e2e_crowd(40, "ctp-oneq");
+	struct run r;
+	memset(&r, 0, sizeof(r));
+	r.pcfg[0] =
+		(struct ctp_plugin_cfg){.name = "procfs-stat", .enabled = 1};
+	r.pcfg[1] = (struct ctp_plugin_cfg){.name = "taskstats", .enabled = 1};
+	r.dirs[0] = CTP_TEST_PLUGIN_DIR;
+	r.cfg.plugin_dirs = r.dirs;
+	r.cfg.n_plugin_dirs = 1;
+	r.cfg.workers = 1;
+	r.cfg.plugins = r.pcfg;
+	r.cfg.n_plugins = 2;
+	r.cfg.allow_insecure_plugins = 1;
+	if (crowd <= 0 || ctp_capture_new(1, &r.cap) < 0 ||
+	    ctp_engine_init(&r.eng, &r.cfg, r.cap, NULL) < 0 ||
+	    ctp_engine_load(&r.eng) < 0 || ctp_engine_capture(&r.eng) < 0) {
+		fprintf(stderr, "FAIL: no capture\n");
+		exit(1);
+	}
+	uint64_t threads = r.cap->threads[0].nrows, ok = 0, batched = 0;
+	uint64_t single = 0;
+	for (uint32_t i = 0; i < r.cap->n_plugins; i++) {
+		const struct ctp_plugin_info *p = &r.cap->plugins[i];
+		for (uint32_t c = 0;
+		     c < p->n_summary && !strcmp(p->name, "taskstats"); c++) {
+			uint64_t v = atomic_load(&p->summary[c]);
+			ok = !strcmp(p->summary_name[c], "ok") ? v : ok;
+			batched = !strcmp(p->summary_name[c], "batched")
+					  ? v
+					  : batched;
+			single = !strcmp(p->summary_name[c], "single") ? v
+								       : single;
+		}
+	}
+	printf("%" PRIu64 " threads; taskstats ok %" PRIu64 ", batched %" PRIu64
+	       ", single %" PRIu64 "\n",
+	       threads, ok, batched, single);
+	done(&r);
+	kill(crowd, SIGKILL);
+	waitpid(crowd, NULL, 0);
+	if (!ok) {
+		fprintf(stderr, "SKIP: no TASKSTATS answer\n");
+		exit(77);
+	}
+	if (threads < 41 || ok != threads || batched + single != threads) {
+		fprintf(stderr, "FAIL: not one query a thread\n");
+		exit(1);
+	}
+	exit(0);
+}
+
+static void test_one_query(void **state)
+{
+	(void)state;
+	fflush(NULL);
+	int r = e2e_in_own_proc(one_query);
+	if (r == 77)
+		skip();
+	assert_int_equal(r, 0);
+}
+
 int main(void)
 {
 	struct sched_param fifo = {.sched_priority = 1}, other = {0};
@@ -222,6 +296,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_charged),
 		cmocka_unit_test(test_readings),
+		cmocka_unit_test(test_one_query),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

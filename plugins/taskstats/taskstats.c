@@ -278,6 +278,10 @@ struct slot {
 	struct ctp_taskstats ts;
 };
 
+/* Fill answers a worker keeps for the thread callbacks (struct worker):
+ * twice the core's run of threads. */
+#define FILLS_MAX 32
+
 /* One worker thread's socket and window (a block of st->workers, made
  * ready on its first use). */
 struct worker {
@@ -299,10 +303,18 @@ struct worker {
 	struct iovec *iov;
 	struct sockaddr_nl *from;
 	struct slot single;
-	/* The answer for the thread being walked, left by the source's fill
-	 * for the thread callback (cur_tid 0: none). */
-	const struct slot *cur;
-	uint32_t cur_tid;
+	/* The answers the source's fill gave for threads whose thread
+	 * callback has not run yet, copied (a later batch reuses the window):
+	 * the core calls the thread callbacks for a run of up to 16 threads
+	 * plugin by plugin, so a plugin before this one in the config asks
+	 * the source for all of them first. A ring; tid 0: taken. */
+	struct fill_answer {
+		uint32_t tid;
+		const uint32_t *walk; /* the visit: its ctp_task.walk_tids */
+		uint64_t gen;
+		struct slot s;
+	} fills[FILLS_MAX];
+	size_t next_fill;
 };
 
 struct ts_state {
@@ -814,7 +826,7 @@ static const struct slot *answer(struct ts_state *st,
 
 /* The per-task source "taskstats": the values shared with the files,
  * where this host measures them. The thread callback finds the reply in
- * w->cur. */
+ * w->fills. */
 static int ts_fill(void *state, const struct ctp_task *task, void *buf,
 		   size_t cap, size_t *len)
 {
@@ -830,8 +842,13 @@ static int ts_fill(void *state, const struct ctp_task *task, void *buf,
 	w = ctp_workers_mine(&st->workers);
 	if (!s || !w)
 		return -ENODATA;
-	w->cur = s;
-	w->cur_tid = (uint32_t)task->tid;
+	w->fills[w->next_fill % FILLS_MAX] = (struct fill_answer){
+		.tid = (uint32_t)task->tid,
+		.walk = task->walk_tids,
+		.gen = atomic_load_explicit(&st->cap_gen, memory_order_relaxed),
+		.s = *s,
+	};
+	w->next_fill++;
 	if (s->err)
 		return s->err;
 	ts = &s->ts;
@@ -857,6 +874,24 @@ static int ts_fill(void *state, const struct ctp_task *task, void *buf,
 	memcpy(buf, &out, sizeof(out));
 	*len = sizeof(out);
 	return 0;
+}
+
+/* The answer the source's fill left for this visit of the thread (taken:
+ * a reply is never given twice), or NULL. */
+static const struct slot *fill_answer(struct ts_state *st, struct worker *w,
+				      const struct ctp_task *task)
+{
+	uint64_t gen = atomic_load_explicit(&st->cap_gen, memory_order_relaxed);
+
+	for (size_t i = 0; i < FILLS_MAX; i++) {
+		struct fill_answer *f = &w->fills[i];
+		if (f->tid == (uint32_t)task->tid &&
+		    f->walk == task->walk_tids && f->gen == gen) {
+			f->tid = 0;
+			return &f->s;
+		}
+	}
+	return NULL;
 }
 
 /*
@@ -894,10 +929,8 @@ static int ts_thread(void *state, const struct ctp_task *task,
 
 		st->api->source_get(task, CTP_SOURCE_TASKSTATS, &data, &len);
 		w = ctp_workers_mine(&st->workers);
-		if (w && w->cur_tid == (uint32_t)task->tid)
-			s = w->cur;
 		if (w)
-			w->cur_tid = 0;
+			s = fill_answer(st, w, task);
 	}
 	if (!s)
 		s = answer(st, task);
