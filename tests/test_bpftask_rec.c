@@ -872,7 +872,9 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* The radix sort against qsort on (tgid, tid) keys of every shape: in
- * order, reversed, shuffled, equal high bytes, ids up to pid_max's limit;
+ * order, reversed, shuffled, equal high bytes, ids up to pid_max's limit,
+ * in tid order (a pass's stream: the tid bytes' passes left out) with
+ * tgids of one to three varying bytes, an odd number of passes among them;
  * stable (equal keys keep their records' order). */
 static void test_sort(void **s)
 {
@@ -881,7 +883,7 @@ static void test_sort(void **s)
 	static uint64_t want[N];
 	uint64_t x = 88172645463325252ull; /* xorshift64 */
 	(void)s;
-	for (int shape = 0; shape < 5; shape++) {
+	for (int shape = 0; shape < 9; shape++) {
 		size_t n = shape == 4 ? 1 : N;
 		for (size_t i = 0; i < n; i++) {
 			uint32_t tgid, tid;
@@ -898,8 +900,21 @@ static void test_sort(void **s)
 				tid = 4194303 - (uint32_t)i;
 				break;
 			case 2: /* tid order, processes interleaved */
+			case 5: /* the same, the equal keys kept in order */
 				tgid = 1 + (uint32_t)(x % 7) * 1000;
 				tid = 1 + (uint32_t)i;
+				break;
+			case 6: /* tid order, tgids of three bytes */
+				tgid = 1 + (uint32_t)(x % 4194304);
+				tid = 7 + (uint32_t)i * 800;
+				break;
+			case 7: /* tid order, tgids of one byte, tids equal */
+				tgid = 1 + (uint32_t)(x % 200);
+				tid = 1 + (uint32_t)i / 3;
+				break;
+			case 8: /* a tid below the one before: a full sort */
+				tgid = 1 + (uint32_t)(x % 7) * 1000;
+				tid = i == N / 2 ? 1 : 2 + (uint32_t)i;
 				break;
 			default:
 				tgid = 1 + (uint32_t)(x % 4194304);
@@ -911,8 +926,10 @@ static void test_sort(void **s)
 			want[i] = keys[i].key;
 		}
 		/* Two equal keys: their order kept. */
-		if (n > 2)
+		if (n > 2 && shape != 5 && shape != 7)
 			keys[n - 1].key = want[n - 1] = keys[0].key;
+		if (shape == 5) /* equal keys in tid order */
+			keys[n - 1].key = want[n - 1] = keys[n - 2].key;
 		qsort(want, n, sizeof(*want), cmp_u64);
 		ctp_bpftask_sort(keys, tmp, n);
 		for (size_t i = 0; i < n; i++) {

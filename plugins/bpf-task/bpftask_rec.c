@@ -321,21 +321,29 @@ void ctp_bpftask_sort(struct ctp_bpftask_key *keys, struct ctp_bpftask_key *tmp,
 {
 	uint32_t count[8][256];
 	struct ctp_bpftask_key *src = keys, *dst = tmp, *sw;
-	bool sorted = true;
+	bool sorted = true, low_sorted = true;
+	unsigned from;
 
 	if (n < 2)
 		return;
-	memset(count, 0, sizeof(count));
-	for (size_t i = 0; i < n; i++) {
-		__u64 k = keys[i].key;
-		for (unsigned d = 0; d < 8; d++)
-			count[d][(k >> (8 * d)) & 0xff]++;
-		if (i && keys[i - 1].key > k)
-			sorted = false;
+	for (size_t i = 1; i < n && (sorted || low_sorted); i++) {
+		__u64 a = keys[i - 1].key, b = keys[i].key;
+		sorted &= a <= b;
+		low_sorted &= (__u32)a <= (__u32)b;
 	}
 	if (sorted)
 		return;
-	for (unsigned d = 0; d < 8; d++) {
+	/* Keys in tid order already (a pass's stream is, but for tids
+	 * reused): the passes over the low four bytes would leave them where
+	 * they are, so a stable sort by the high four gives the order. */
+	from = low_sorted ? 4 : 0;
+	memset(count, 0, sizeof(count));
+	for (size_t i = 0; i < n; i++) {
+		__u64 k = keys[i].key;
+		for (unsigned d = from; d < 8; d++)
+			count[d][(k >> (8 * d)) & 0xff]++;
+	}
+	for (unsigned d = from; d < 8; d++) {
 		uint32_t at = 0, c;
 		if (count[d][(src[0].key >> (8 * d)) & 0xff] == n)
 			continue; /* every key has this byte */

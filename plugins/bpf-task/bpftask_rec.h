@@ -368,8 +368,9 @@ struct ctp_bpftask_key {
 /*
  * Sort keys[0..n) by key, ascending: (tgid, tid) order. tmp has room for n
  * keys. An LSD radix sort by bytes, a byte every key shares skipped, none
- * at all when keys are in order already: O(n), no comparison callback.
- * Stable. Pure.
+ * at all when keys are in order already, and the four low (tid) bytes'
+ * none when keys are in tid order already (a pass's stream is): O(n), no
+ * comparison callback. Stable. Pure.
  */
 void ctp_bpftask_sort(struct ctp_bpftask_key *keys, struct ctp_bpftask_key *tmp,
 		      size_t n);
