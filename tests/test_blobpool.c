@@ -5,8 +5,11 @@
  * gives the pool's own id for every value, whatever shares its cache set,
  * whatever its length (a prefix of another, one byte or one bit apart,
  * longer than the cache holds), and never an id of another pool, nor of a
- * freed pool whose memory a new one took.
+ * freed pool whose memory a new one took; the cache by address gives the
+ * bytes' id when other bytes come at the same address; strings
+ * (ctp_blobpool_intern_text) with a NUL are refused, cached or not.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -130,11 +133,102 @@ static void test_cached_pools(void **unused)
 	}
 }
 
+/* One buffer holding value after value (a plugin's reused buffer), short
+ * and longer than the byte cache holds, each back again: the id is the
+ * bytes' one, never the last id given for the address. */
+static void test_cached_address(void **unused)
+{
+	struct ctp_blobpool *pool;
+	static unsigned char long_[3][200];
+	unsigned char buf[200];
+	int64_t want[N_VALUES], lwant[3];
+
+	(void)unused;
+	assert_int_equal(ctp_blobpool_new(&pool), 0);
+	for (size_t i = 0; i < N_VALUES; i++) {
+		want[i] = ctp_blobpool_intern(pool, values[i], lens[i]);
+		assert_true(want[i] >= 0);
+	}
+	for (size_t k = 0; k < 3; k++) {
+		memset(long_[k], 'L', sizeof(long_[k]));
+		long_[k][150 + k] = 'x'; /* apart past the byte cache's 48 */
+		lwant[k] = ctp_blobpool_intern(pool, long_[k], 180);
+		assert_true(lwant[k] >= 0);
+	}
+	for (int round = 0; round < 4000; round++) {
+		size_t j = rnd() % (N_VALUES + 3);
+		int64_t got;
+		if (j < N_VALUES) {
+			memcpy(buf, values[j], lens[j]);
+			got = ctp_blobpool_intern_cached(pool, buf, lens[j]);
+			if (got != want[j])
+				fail_msg("value %zu at one address: id %lld, "
+					 "the pool's %lld",
+					 j, (long long)got, (long long)want[j]);
+			/* Twice at the address: the same. */
+			assert_true(ctp_blobpool_intern_cached(
+					    pool, buf, lens[j]) == want[j]);
+		} else {
+			memcpy(buf, long_[j - N_VALUES], 180);
+			got = ctp_blobpool_intern_cached(pool, buf, 180);
+			assert_true(got == lwant[j - N_VALUES]);
+			assert_true(ctp_blobpool_intern_cached(pool, buf,
+							       180) == got);
+		}
+	}
+	ctp_blobpool_free(pool);
+}
+
+/* Strings: the id intern gives for bytes without a NUL, -EINVAL for bytes
+ * with one even where the same bytes were interned and cached as bytes
+ * (a cpu set), at the same address or another, short or long. */
+static void test_text(void **unused)
+{
+	struct ctp_blobpool *pool;
+	static char nul_short[] = "ab\0cd", nul_long[100];
+	char copy[100];
+	int64_t a, b;
+
+	(void)unused;
+	assert_int_equal(ctp_blobpool_new(&pool), 0);
+	memset(nul_long, 'n', sizeof(nul_long));
+	nul_long[70] = '\0';
+	for (int twice = 0; twice < 2; twice++) {
+		a = ctp_blobpool_intern_cached(pool, nul_short, 5);
+		b = ctp_blobpool_intern_cached(pool, nul_long, 100);
+		assert_true(a >= 0 && b >= 0);
+		assert_int_equal(ctp_blobpool_intern_text(pool, nul_short, 5),
+				 -EINVAL);
+		assert_int_equal(ctp_blobpool_intern_text(pool, nul_long, 100),
+				 -EINVAL);
+		memcpy(copy, nul_short, 5);
+		assert_int_equal(ctp_blobpool_intern_text(pool, copy, 5),
+				 -EINVAL);
+		memcpy(copy, nul_long, 100);
+		assert_int_equal(ctp_blobpool_intern_text(pool, copy, 100),
+				 -EINVAL);
+	}
+	/* Text first, then the same address with a NUL in it. */
+	memcpy(copy, "abXcd", 5);
+	a = ctp_blobpool_intern_text(pool, copy, 5);
+	assert_true(a >= 0);
+	assert_true(ctp_blobpool_intern_text(pool, copy, 5) == a);
+	assert_true(ctp_blobpool_intern(pool, "abXcd", 5) == a);
+	copy[2] = '\0';
+	assert_int_equal(ctp_blobpool_intern_text(pool, copy, 5), -EINVAL);
+	/* The empty string. */
+	a = ctp_blobpool_intern_text(pool, "", 0);
+	assert_true(a >= 0 && ctp_blobpool_intern(pool, "", 0) == a);
+	ctp_blobpool_free(pool);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cached_ids),
 		cmocka_unit_test(test_cached_pools),
+		cmocka_unit_test(test_cached_address),
+		cmocka_unit_test(test_text),
 	};
 	make_values();
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -217,10 +217,8 @@ static int api_set_str(struct ctp_record *rec, int field, const char *s,
 {
 	if (!rec || (!s && len))
 		return -EINVAL;
-	if (len && memchr(s, '\0', len))
-		return -EINVAL;
-	int64_t id =
-		ctp_blobpool_intern_cached(rec->cap->blobs, s ? s : "", len);
+	/* -EINVAL for a NUL in the bytes. */
+	int64_t id = ctp_blobpool_intern_text(rec->cap->blobs, s ? s : "", len);
 	if (id < 0)
 		return (int)id;
 	return set_cell(rec, field, CTP_TYPE_STRING, (uint64_t)id);
