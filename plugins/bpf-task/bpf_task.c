@@ -304,6 +304,11 @@ struct bt_state {
 	const struct ctp_bpfcg_entry *cg;
 	size_t n_cg;
 	uint64_t cg_pass; /* numbers the css_sets read (cg_tls) */
+	/* Each walk index's css_set key (its record's cg_set), taken while
+	 * the pass is indexed: a fill reads 8 bytes in walk order, not a
+	 * cache line at the end of a 664-byte record. */
+	__u64 *cg_key;
+	size_t cap_cg_key;
 };
 
 /* The css_set a worker filled "cgroup-v1" from last, in read cg_pass of
@@ -458,7 +463,7 @@ static int bt_fill_cg(void *state, const struct ctp_task *task, void *buf,
 		return -ENODATA;
 	i = task_index(st, task, &walked);
 	if (i < st->n)
-		key = st->recs[st->order[i]].cg_set;
+		key = st->cg_key[i];
 	*len = sizeof(struct ctp_src_cgroup_v1);
 	if (key && cg_tls.st == st && cg_tls.pass == st->cg_pass &&
 	    cg_tls.key == key) {
@@ -559,6 +564,9 @@ static int index_pass(struct bt_state *st, size_t n)
 	     (r = CTP_GROW(st->pprev, st->cap_pprev, n, 256)) < 0 ||
 	     (r = CTP_GROW(st->grp, st->cap_grp, n, 1024)) < 0))
 		return r;
+	if (st->cg_on &&
+	    (r = CTP_GROW(st->cg_key, st->cap_cg_key, n, 1024)) < 0)
+		return r;
 	_Static_assert(sizeof(struct ctp_bpftask_key) <=
 				       sizeof(struct ctp_bpftask_ticks) &&
 			       sizeof(struct ctp_bpftask_key) <=
@@ -605,6 +613,8 @@ static int index_pass(struct bt_state *st, size_t n)
 		if (st->proc_on)
 			ctp_bpftask_proc_add(&st->procs[st->grp[i]], t,
 					     (__u32)k);
+		if (st->cg_on)
+			st->cg_key[i] = t->cg_set;
 	}
 	ctp_bpftask_keep_monotonic(st->prev, st->n_prev, st->ticks, n);
 	memcpy(st->prev, st->ticks, n * sizeof(*st->ticks));
@@ -943,6 +953,7 @@ static void bt_fini(void *state)
 	free(st->pticks);
 	free(st->pprev);
 	free(st->grp);
+	free(st->cg_key);
 	free(st);
 }
 
