@@ -232,6 +232,55 @@ static void test_garbled(void **s)
 	garbled(OFF_COMM, nonul, 16);
 }
 
+/* A stream checked in the pieces reads return (ctp_bpftask_rec_more after
+ * each, ctp_bpftask_rec_end): whole records and pieces that end inside
+ * one, a record garbled first, in the middle or last, a short tail, none:
+ * always what ctp_bpftask_rec_check says of the whole. */
+static void test_scan(void **s)
+{
+	enum { N = 7 };
+	static unsigned char b[N * sizeof(rec1) + 100];
+	uint64_t x = 0x2545f4914f6cdd1dull;
+	(void)s;
+	for (int shape = 0; shape < 6; shape++) {
+		size_t len = N * sizeof(rec1);
+		for (size_t i = 0; i < N; i++)
+			memcpy(b + i * sizeof(rec1), rec1, sizeof(rec1));
+		if (shape == 1 || shape == 2 || shape == 3) /* garbled */
+			b[(shape == 1	? 0
+			   : shape == 2 ? 3
+					: N - 1) *
+				  sizeof(rec1) +
+			  OFF_VERSION] = 9;
+		if (shape == 4) { /* a tail */
+			memcpy(b + len, rec1, 100);
+			len += 100;
+		}
+		if (shape == 5)
+			len = 0;
+		long want = ctp_bpftask_rec_check(b, len);
+		assert_int_equal(want, shape == 0   ? N
+				       : shape == 5 ? 0
+						    : -EBADMSG);
+		for (int split = 0; split < 50; split++) {
+			struct ctp_bpftask_rec_scan sc = {0};
+			size_t got = 0;
+			while (got < len) {
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+				/* Whole records, or any cut (a read's end). */
+				size_t step =
+					split % 2 ? 1 + x % 1500
+						  : sizeof(rec1) * (1 + x % 3);
+				got = got + step > len ? len : got + step;
+				ctp_bpftask_rec_more(&sc, b, got);
+			}
+			assert_int_equal(ctp_bpftask_rec_end(&sc, len), want);
+		}
+	}
+}
+
 /* The kernel's rules on literal states (include/linux/sched.h values). */
 static void test_state_char(void **s)
 {
@@ -1041,6 +1090,7 @@ int main(void)
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_short),
 		cmocka_unit_test(test_garbled),
+		cmocka_unit_test(test_scan),
 		cmocka_unit_test(test_state_char),
 		cmocka_unit_test(test_cputime_adjust),
 		cmocka_unit_test(test_clock_t),

@@ -292,13 +292,19 @@ static int grow(struct ctp_bpftask *b, size_t max_bytes)
 	return 0;
 }
 
-/* Read the stream of the iterator link lfd into b->buf; returns its
- * length. */
-static ssize_t read_stream(struct ctp_bpftask *b, int lfd, size_t max_bytes)
+/* Read the stream of the iterator link lfd into b->buf, checking its
+ * records as they come (ctp_bpftask_rec_more: on bytes still in the cache
+ * the kernel's copy left them in, not in a pass of their own over the
+ * whole buffer after it); returns the number of records, or a negative
+ * errno (-E2BIG past max_bytes; -EBADMSG, a stream that ended within
+ * max_bytes but is not whole records of this version). */
+static long read_stream(struct ctp_bpftask *b, int lfd, size_t max_bytes)
 {
+	struct ctp_bpftask_rec_scan sc = {0};
 	int fd = bpf_iter_create(lfd);
 	size_t len = 0;
-	ssize_t r;
+	ssize_t got;
+	long r;
 
 	if (fd < 0)
 		return -errno;
@@ -308,41 +314,37 @@ static ssize_t read_stream(struct ctp_bpftask *b, int lfd, size_t max_bytes)
 		size_t room = b->cap - len;
 		if (room > max_bytes + 1 - len)
 			room = max_bytes + 1 - len;
-		r = read(fd, b->buf + len, room);
-		if (r < 0 && errno == EINTR)
+		got = read(fd, b->buf + len, room);
+		if (got < 0 && errno == EINTR)
 			continue;
-		if (r < 0) {
+		if (got < 0) {
 			r = -errno;
 			goto out;
 		}
-		if (r == 0)
+		if (got == 0)
 			break;
-		len += (size_t)r;
+		len += (size_t)got;
 		if (len > max_bytes) {
 			r = -E2BIG;
 			goto out;
 		}
+		ctp_bpftask_rec_more(&sc, b->buf, len);
 	}
-	r = (ssize_t)len;
+	r = ctp_bpftask_rec_end(&sc, len);
 out:
 	close(fd);
 	return r;
 }
 
-/* Check the len bytes of b->buf as records, in place. */
-static int parse_stream(struct ctp_bpftask *b, ssize_t len,
+/* The records read_stream() left in b->buf (n of them, or its error). */
+static int parse_stream(struct ctp_bpftask *b, long n,
 			const struct ctp_bpftask_rec **recs)
 {
-	long n;
-
-	if (len < 0)
-		return (int)len;
+	if (n < 0)
+		return (int)n;
 	/* The stream is whole records of the struct's size back to back, so
 	 * once checked the buffer itself is the array (a mapping is page
 	 * aligned): no copy of any task. */
-	n = ctp_bpftask_rec_check(b->buf, (size_t)len);
-	if (n < 0)
-		return (int)n;
 	*recs = (const struct ctp_bpftask_rec *)(const void *)b->buf;
 	return (int)n;
 }

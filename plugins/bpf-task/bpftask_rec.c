@@ -55,6 +55,29 @@ long ctp_bpftask_rec_check(const void *buf, size_t len)
 	return (long)n;
 }
 
+void ctp_bpftask_rec_more(struct ctp_bpftask_rec_scan *sc, const void *buf,
+			  size_t len)
+{
+	const size_t rec = sizeof(struct ctp_bpftask_rec);
+	size_t whole;
+
+	if (len < sc->checked)
+		return; /* not the bytes so far: ctp_bpftask_rec_end says */
+	whole = (len - sc->checked) / rec * rec;
+	if (!sc->bad && whole &&
+	    ctp_bpftask_rec_check((const unsigned char *)buf + sc->checked,
+				  whole) < 0)
+		sc->bad = 1;
+	sc->checked += whole;
+}
+
+long ctp_bpftask_rec_end(const struct ctp_bpftask_rec_scan *sc, size_t len)
+{
+	if (sc->bad || len != sc->checked)
+		return -EBADMSG;
+	return (long)(len / sizeof(struct ctp_bpftask_rec));
+}
+
 size_t ctp_bpftask_buf_size(size_t want, size_t max_bytes)
 {
 	const size_t page = 4096;

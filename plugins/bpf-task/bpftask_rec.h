@@ -162,6 +162,22 @@ int ctp_bpftask_rec_next(const void *buf, size_t len, size_t *off,
  */
 long ctp_bpftask_rec_check(const void *buf, size_t len);
 
+/*
+ * The check of a stream read in pieces: after each read, ctp_bpftask_rec_more()
+ * with the bytes buf[0..len) read so far checks the whole records not yet
+ * checked (while the read's bytes are still in the cache); at the end
+ * ctp_bpftask_rec_end() gives what ctp_bpftask_rec_check() gives for
+ * buf[0..len): the number of records, or -EBADMSG. Start from zeros.
+ * Pure.
+ */
+struct ctp_bpftask_rec_scan {
+	size_t checked; /* bytes of whole records checked */
+	int bad;	/* one of them is not a record */
+};
+void ctp_bpftask_rec_more(struct ctp_bpftask_rec_scan *sc, const void *buf,
+			  size_t len);
+long ctp_bpftask_rec_end(const struct ctp_bpftask_rec_scan *sc, size_t len);
+
 /* Huge pages (2 MiB), in which a pass's buffer is sized from their size
  * on. */
 #define CTP_BPFTASK_HUGE (2u << 20)
