@@ -377,6 +377,19 @@ static void test_clock_t(void **s)
 	assert_int_equal(ctp_nsec_to_clock_t(123456789012ull, 100), 12345);
 	assert_int_equal(ctp_nsec_to_clock_t(123456789012ull, 1000), 123456);
 	assert_int_equal(ctp_nsec_to_clock_t(123456789012ull, 250), 30864);
+	/* The constant divisor of USER_HZ 100 against the general one, at
+	 * the ends of its range and around each tick. */
+	static const uint64_t ns[] = {UINT64_MAX, UINT64_MAX - 1,
+				      18446744073700000000ull, 1,
+				      99999999999ull};
+	for (size_t i = 0; i < sizeof(ns) / sizeof(*ns); i++)
+		assert_true(ctp_nsec_to_clock_t(ns[i], 100) ==
+			    ns[i] / (1000000000ull / 100));
+	for (uint64_t t = 1; t < 100000; t += 7) {
+		assert_true(ctp_nsec_to_clock_t(t * 10000000 - 1, 100) ==
+			    t - 1);
+		assert_true(ctp_nsec_to_clock_t(t * 10000000, 100) == t);
+	}
 }
 
 static void test_hiwater(void **s)
