@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -230,6 +231,50 @@ static void test_garbled(void **s)
 	garbled(OFF_PID, zero, sizeof(zero));
 	garbled(OFF_PID, minus1, sizeof(minus1));
 	garbled(OFF_COMM, nonul, 16);
+}
+
+/* Each block family's valid bits follow its own two present bits alone
+ * (count and total; max and min), under delays_on, whatever the others'. */
+static void test_to_src_families(void **s)
+{
+	struct ctp_bpftask_conv conv = {.user_hz = 100, .delays_on = 1};
+	struct ctp_bpftask_rec r;
+	struct ctp_src_task t;
+	(void)s;
+	memcpy(&r, rec1, sizeof(r));
+	for (unsigned f = 0; f < CTP_BPFTASK_N_FAM; f++) {
+		for (unsigned combo = 0; combo < 16; combo++) {
+			__u32 others = combo & 4 ? 0x7fu : 0;
+			r.present = CTP_BPFTASK_HAS_ALL;
+			for (unsigned g = 0; g < CTP_BPFTASK_N_FAM; g++)
+				if (g != f && !((others >> g) & 1))
+					r.present &=
+						~(CTP_BPFTASK_HAS_DELAY(g) |
+						  CTP_BPFTASK_HAS_DELAY_MAXMIN(
+							  g));
+			if (!(combo & 1))
+				r.present &= ~CTP_BPFTASK_HAS_DELAY(f);
+			if (!(combo & 2))
+				r.present &= ~CTP_BPFTASK_HAS_DELAY_MAXMIN(f);
+			conv.delays_on = !(combo & 8);
+			ctp_bpftask_to_src(&r, &conv, 0, 0, &t);
+			for (unsigned g = 0; g < CTP_BPFTASK_N_FAM; g++) {
+				unsigned has = g == f		   ? combo & 3
+					       : (others >> g) & 1 ? 3
+								   : 0;
+				for (unsigned part = 0; part < 4; part++) {
+					unsigned i =
+						CTP_SRC_TASK_DELAY(g + 1, part);
+					bool want = conv.delays_on &&
+						    ((has >> (part / 2)) & 1);
+					if (((t.valid[0] >> i) & 1) != want)
+						fail_msg("family %u part %u "
+							 "(f %u combo %u)",
+							 g + 1, part, f, combo);
+				}
+			}
+		}
+	}
 }
 
 /* A stream checked in the pieces reads return (ctp_bpftask_rec_more after
@@ -1110,6 +1155,7 @@ int main(void)
 		cmocka_unit_test(test_hiwater),
 		cmocka_unit_test(test_active_cpus),
 		cmocka_unit_test(test_to_src),
+		cmocka_unit_test(test_to_src_families),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_process),
 		cmocka_unit_test(test_process_times),
