@@ -5,8 +5,8 @@
  * gives the pool's own id for every value, whatever shares its cache set,
  * whatever its length (a prefix of another, one byte or one bit apart,
  * longer than the cache holds), and never an id of another pool, nor of a
- * freed pool whose memory a new one took; the cache by address gives the
- * bytes' id when other bytes come at the same address; strings
+ * freed pool whose memory a new one took, nor the last id of an address
+ * whose bytes changed (a plugin's reused buffer); strings
  * (ctp_blobpool_intern_text) with a NUL are refused, cached or not.
  */
 #include <errno.h>

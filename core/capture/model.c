@@ -174,31 +174,6 @@ struct icache_slot {
 
 static _Thread_local struct icache_slot icache[2 * ICACHE_SETS];
 
-/* In front of it, by address: a caller that hands the same bytes from the
- * same place (a table, an arena built once a capture) skips the hash, at
- * any length. A hit compares the bytes with the blob's own (pages never
- * move, ctp_blobpool_get reads them without the lock), so an address
- * whose bytes changed only misses. */
-#define PCACHE_SETS 64
-
-struct pcache_slot {
-	const struct ctp_blobpool *pool;
-	uint64_t gen;
-	const void *addr;
-	int64_t id;
-	uint32_t len;
-	bool text;
-};
-
-static _Thread_local struct pcache_slot pcache[PCACHE_SETS];
-
-static uint32_t pcache_set(const void *addr, size_t len)
-{
-	uint64_t a = (uint64_t)(uintptr_t)addr ^ len;
-
-	return (uint32_t)((a * 0x9e3779b97f4a7c15ull) >> 58) % PCACHE_SETS;
-}
-
 /* Bytes p[0..len) as one word when len is below 8, each of them in it
  * (overlapping loads: a copy byte by byte into a word stalls its load). */
 static uint64_t short_word(const unsigned char *p, size_t len)
@@ -243,56 +218,40 @@ static bool icache_hit(const struct icache_slot *e,
 	       memcmp(e->data, data, len) == 0;
 }
 
-/* The id of data's bytes through both caches, into both; -EINVAL when
- * text and they hold a NUL (checked only when neither cache has them). */
+/* The id of data's bytes through the cache, into it; -EINVAL when text
+ * and they hold a NUL (searched for only when the cache has not them). */
 static int64_t intern_cached(struct ctp_blobpool *pool, const void *data,
 			     size_t len, bool text)
 {
-	struct pcache_slot *p = &pcache[pcache_set(data, len)];
-	struct icache_slot *e = NULL;
-	int64_t id = -1;
-	bool t = false;
+	struct icache_slot *e;
+	int64_t id;
+	bool t;
 
-	if (p->pool == pool && p->gen == pool->gen && p->addr == data &&
-	    p->len == len &&
-	    memcmp(blob_at(pool, (uint32_t)p->id)->data, data, len) == 0)
-		return text && !p->text ? -EINVAL : p->id;
-	if (len <= ICACHE_BYTES) {
-		e = &icache[2 * icache_set(data, len)];
-		if (icache_hit(&e[0], pool, data, len)) {
-			id = e[0].id;
-			t = e[0].text;
-		} else if (icache_hit(&e[1], pool, data, len)) {
-			id = e[1].id;
-			t = e[1].text;
-		}
-	}
-	if (id < 0) {
-		t = !len || !memchr(data, '\0', len);
-		if (text && !t)
+	if (len > ICACHE_BYTES) {
+		if (text && memchr(data, '\0', len))
 			return -EINVAL;
-		id = ctp_blobpool_intern(pool, data, len);
-		if (id < 0)
-			return id;
-		if (e) {
-			/* The newer first; the older one stays in the other
-			 * way. */
-			e[1] = e[0];
-			e->pool = pool;
-			e->gen = pool->gen;
-			e->id = id;
-			e->len = (uint32_t)len;
-			e->text = t;
-			memcpy(e->data, data, len);
-		}
+		return ctp_blobpool_intern(pool, data, len);
 	}
-	*p = (struct pcache_slot){.pool = pool,
-				  .gen = pool->gen,
-				  .addr = data,
-				  .id = id,
-				  .len = (uint32_t)len,
-				  .text = t};
-	return text && !t ? -EINVAL : id;
+	e = &icache[2 * icache_set(data, len)];
+	if (icache_hit(&e[0], pool, data, len))
+		return text && !e[0].text ? -EINVAL : e[0].id;
+	if (icache_hit(&e[1], pool, data, len))
+		return text && !e[1].text ? -EINVAL : e[1].id;
+	t = !len || !memchr(data, '\0', len);
+	if (text && !t)
+		return -EINVAL;
+	id = ctp_blobpool_intern(pool, data, len);
+	if (id >= 0) {
+		/* The newer first; the older one stays in the other way. */
+		e[1] = e[0];
+		e->pool = pool;
+		e->gen = pool->gen;
+		e->id = id;
+		e->len = (uint32_t)len;
+		e->text = t;
+		memcpy(e->data, data, len);
+	}
+	return id;
 }
 
 int64_t ctp_blobpool_intern_cached(struct ctp_blobpool *pool, const void *data,

@@ -34,15 +34,13 @@ void ctp_blobpool_free(struct ctp_blobpool *pool);
  * give equal ids. */
 int64_t ctp_blobpool_intern(struct ctp_blobpool *pool, const void *data,
 			    size_t len);
-/* Same, first looking in small per-thread caches of recent blobs (by the
- * bytes' address, and for short ones by the bytes), so repeated values
- * (policy names, affinity masks, cgroup paths) skip the pool's lock and
- * its hash. */
+/* Same, first looking in a small per-thread cache of recent short blobs,
+ * so repeated values (policy names, affinity masks) skip the pool's lock. */
 int64_t ctp_blobpool_intern_cached(struct ctp_blobpool *pool, const void *data,
 				   size_t len);
 /* ctp_blobpool_intern_cached of a string's len bytes, -EINVAL when they
- * hold a NUL: a cached value's answer is remembered, so only bytes neither
- * cache has are searched for one. */
+ * hold a NUL: the cache remembers the answer with the bytes, so only bytes
+ * it has not are searched for one. */
 int64_t ctp_blobpool_intern_text(struct ctp_blobpool *pool, const char *s,
 				 size_t len);
 /* Bytes of blob `id` (NUL-terminated copy), length in *len. Thread-safe
