@@ -3,6 +3,9 @@
 # procfs and taskstats on this kernel (skips, 77,
 # when not root, without BTF, when bpf() is refused or not built).
 ctp_add_test(test_bpftask_rec test_bpftask_rec.c LIBS ctp_bpftask_rec)
+# The times across runs: the state file on literal bytes, the defect's case
+# on literal values, and the file's reading and writing.
+ctp_add_test(test_bpftask_state test_bpftask_state.c LIBS ctp_bpftask_rec)
 # The css_sets a pass notes and the source "cgroup-v1"'s decoding.
 ctp_add_test(test_bpfcg test_bpfcg.c LIBS ctp_bpftask_rec)
 

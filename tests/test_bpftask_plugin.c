@@ -27,6 +27,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <dirent.h>
@@ -794,6 +795,244 @@ static void process_check_off(void **state)
 	hx_fx_stop(fx);
 }
 
+/* ---- stat's times across runs -------------------------------------------
+ *
+ * A thread that does system work, then user work on command, each until
+ * its own CPU time has grown by the amount asked, then blocks (its values
+ * stop moving). Nobody reads its /proc stat, so the kernel's
+ * prev_cputime stays where it was. */
+static int tw_cmd[2] = {-1, -1}, tw_ack[2] = {-1, -1};
+static pid_t tw_tid;
+
+static uint64_t thread_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static uint64_t ns_of(clockid_t c)
+{
+	struct timespec t;
+	clock_gettime(c, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/*
+ * User work the scheduler tick over-counts: sleep until just before each
+ * tick, spin (in user space: the vDSO's coarse clock) until the tick has
+ * been, sleep again. The tick charges its whole period to the task it
+ * finds running, here this one in user mode, which ran a fraction of it:
+ * utime's samples grow faster than the run time, so cputime_adjust()'s
+ * scaled stime (stime * rtime / (stime + utime)) goes down. cs * 10 ms of
+ * wall time.
+ */
+static void over_counted(int cs)
+{
+	struct timespec res, t;
+	uint64_t tick, end = ns_of(CLOCK_MONOTONIC) + (uint64_t)cs * 10000000u;
+	uint64_t last = ns_of(CLOCK_MONOTONIC_COARSE), now;
+
+	clock_getres(CLOCK_MONOTONIC_COARSE, &res); /* the tick's period */
+	tick = (uint64_t)res.tv_sec * 1000000000u + (uint64_t)res.tv_nsec;
+	while ((now = ns_of(CLOCK_MONOTONIC)) < end) {
+		uint64_t at = last + tick - tick / 10, c, spun;
+		if (at > now) {
+			t.tv_sec = (time_t)(at / 1000000000u);
+			t.tv_nsec = (long)(at % 1000000000u);
+			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t,
+					NULL);
+		}
+		/* Until the coarse clock moves (a tick), then a little more
+		 * for this CPU's own tick; at most two periods. */
+		spun = ns_of(CLOCK_MONOTONIC);
+		while ((c = ns_of(CLOCK_MONOTONIC_COARSE)) == last &&
+		       ns_of(CLOCK_MONOTONIC) - spun < 2 * tick)
+			;
+		spun = ns_of(CLOCK_MONOTONIC);
+		while (ns_of(CLOCK_MONOTONIC) - spun < tick / 40)
+			;
+		last = c;
+	}
+}
+
+static void *times_worker(void *arg)
+{
+	static char zero[1 << 16];
+	char c[2];
+	int z = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+
+	(void)arg;
+	tw_tid = (pid_t)syscall(SYS_gettid);
+	while (z >= 0 && read(tw_cmd[0], c, 2) == 2) {
+		uint64_t until = thread_ns() + (uint64_t)c[1] * 10000000u;
+		if (c[0] == 's')
+			while (thread_ns() < until)
+				(void)!read(z, zero, sizeof(zero));
+		else
+			over_counted(c[1]);
+		if (write(tw_ack[1], c, 1) != 1)
+			break;
+	}
+	if (z >= 0)
+		close(z);
+	return NULL;
+}
+
+/* The worker: system work of cs * 10 ms CPU ('s'), or user work the tick
+ * over-counts for cs * 10 ms ('u'). */
+static void tw_do(char what, int cs)
+{
+	char c[2] = {what, (char)cs};
+	assert_int_equal(write(tw_cmd[1], c, 2), 2);
+	assert_int_equal(read(tw_ack[0], c, 1), 1);
+}
+
+struct tw_times {
+	uint64_t utime, stime, loaded, saved;
+	int r;
+};
+
+/* One capture of the worker's stat times by a separate process (a child
+ * that loads the plugin with times_state dir, takes a pass and fills the
+ * worker's values): 0, or the step that failed. */
+static int tw_capture(struct hx_fx *fx, const char *dir, struct tw_times *out)
+{
+	const char *const opts[] = {"times_state", dir, NULL};
+	pid_t me = getpid(), pid;
+	struct tw_times got = {.r = -1};
+	int p[2], st;
+
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct ctp_src_task t;
+		struct hx_rec host;
+		struct hx_task ft;
+		size_t len = 0;
+
+		close(p[0]);
+		if (load_live(fx, opts, 0, false) != 0)
+			got.r = -2;
+		else if (fx->ctx.eng.n_sources == 0)
+			got.r = -3;
+		else if (hx_fx_host(fx, &host) != 0)
+			got.r = -4;
+		else {
+			hx_task_init(&ft, me, tw_tid);
+			got.r = fx->ctx.eng.sources[0].fill(
+				hx_state(&fx->ctx), &ft.task, ft.src_buf,
+				sizeof(ft.src_buf), &len);
+			memcpy(&t, ft.src_buf, sizeof(t));
+			if (got.r == 0 &&
+			    (!ctp_src_task_get(&t, sizeof(t),
+					       CTP_SRC_TASK_UTIME,
+					       &got.utime) ||
+			     !ctp_src_task_get(&t, sizeof(t),
+					       CTP_SRC_TASK_STIME, &got.stime)))
+				got.r = -5;
+			got.loaded = hx_summary(&fx->ctx, "state_loaded");
+			got.saved = hx_summary(&fx->ctx, "state_saved");
+			hx_fx_stop(fx);
+		}
+		_exit(write(p[1], &got, sizeof(got)) == sizeof(got) ? 0 : 1);
+	}
+	close(p[1]);
+	assert_int_equal(read(p[0], out, sizeof(*out)), sizeof(*out));
+	close(p[0]);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	return out->r;
+}
+
+/*
+ * The defect of stat's times across separate runs: a thread's stime,
+ * worked out by the kernel's arithmetic against a prev_cputime nobody
+ * updates, goes down when its work since was all user (README.md "stat's
+ * times across captures"). Run A (a separate process) hands out its
+ * times and keeps them in the state directory; the thread then does user
+ * work until the kernel's arithmetic (a run with times_state off: a first
+ * pass, nothing to keep it up) gives less than A handed out; run B, with
+ * the state, hands out at least A's for that thread -- exactly A's stime
+ * where the kernel's went below it, as the thread did not run since. Where
+ * the kernel's never goes below A's within the tries (the ticks' sampling
+ * decides), B's are still asserted not below A's and the test says so.
+ */
+static void times_across_runs(void **state)
+{
+	struct hx_fx *fx = *state;
+	char dir[] = "/tmp/ctp-bpftask-times-XXXXXX", file[64];
+	struct tw_times a, k = {0}, b;
+	struct stat sb;
+	pthread_t th;
+	bool dropped = false;
+	int tries = 0, r;
+
+	if (!start_live(fx, NULL, 0))
+		skip();
+	hx_fx_stop(fx);
+	assert_non_null(mkdtemp(dir));
+	snprintf(file, sizeof(file), "%s/bpf-task-times", dir);
+	assert_int_equal(pipe2(tw_cmd, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(tw_ack, O_CLOEXEC), 0);
+	assert_int_equal(pthread_create(&th, NULL, times_worker, NULL), 0);
+	/* Mostly system time: 0.3 s of reads of /dev/zero. */
+	tw_do('s', 30);
+	r = tw_capture(fx, dir, &a);
+	assert_int_equal(r, 0);
+	assert_int_equal(a.loaded, 0); /* no file before */
+	assert_int_equal(a.saved, 1);
+	assert_int_equal(lstat(file, &sb), 0);
+	assert_true(S_ISREG(sb.st_mode));
+	assert_int_equal(sb.st_mode & 0777, 0600);
+	assert_int_equal(sb.st_uid, geteuid());
+	/* User work the tick over-counts, 0.1 s at a time, until the
+	 * kernel's arithmetic gives less than run A handed out (at most 10
+	 * times). */
+	while (!dropped && tries < 10) {
+		tries++;
+		tw_do('u', 10);
+		assert_int_equal(tw_capture(fx, "off", &k), 0);
+		assert_int_equal(k.loaded, 0);
+		assert_int_equal(k.saved, 0);
+		dropped = k.stime < a.stime || k.utime < a.utime;
+	}
+	r = tw_capture(fx, dir, &b);
+	assert_int_equal(r, 0);
+	assert_true(b.loaded > 0);
+	assert_int_equal(b.saved, 1);
+	printf("run A: utime %llu stime %llu; the kernel's after %d tries: "
+	       "utime %llu stime %llu; run B: utime %llu stime %llu\n",
+	       (unsigned long long)a.utime, (unsigned long long)a.stime, tries,
+	       (unsigned long long)k.utime, (unsigned long long)k.stime,
+	       (unsigned long long)b.utime, (unsigned long long)b.stime);
+	assert_true(b.utime >= a.utime);
+	assert_true(b.stime >= a.stime);
+	if (dropped) {
+		/* The thread has not run since: the kernel's arithmetic in
+		 * run B is k's, raised to A's where below. */
+		assert_int_equal(b.stime,
+				 k.stime < a.stime ? a.stime : k.stime);
+		assert_int_equal(b.utime,
+				 k.utime < a.utime ? a.utime : k.utime);
+	} else {
+		printf("the kernel's arithmetic never went below run A's in %d "
+		       "tries (the tick's samples, or a reader of the "
+		       "thread's stat on this host): the case was not made\n",
+		       tries);
+	}
+	close(tw_cmd[1]);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	close(tw_cmd[0]);
+	close(tw_ack[0]);
+	close(tw_ack[1]);
+	assert_int_equal(unlink(file), 0);
+	assert_int_equal(rmdir(dir), 0);
+	if (!dropped)
+		skip();
+}
+
 static void older_core(void **state)
 {
 	struct hx_fx *fx = *state;
@@ -822,6 +1061,7 @@ int main(void)
 		cmocka_unit_test(loaders),
 		cmocka_unit_test(process_source),
 		cmocka_unit_test(process_check_off),
+		cmocka_unit_test(times_across_runs),
 	};
 	return cmocka_run_group_tests(tests, setup, hx_fx_teardown);
 }

@@ -5,18 +5,48 @@
 #ifndef CTP_BPFTASK_OPTS_H
 #define CTP_BPFTASK_OPTS_H
 
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
 #define DEFAULT_MAX_TASKS 1000000u
 #define MAX_MAX_TASKS	  (1u << 22) /* PID_MAX_LIMIT */
 
+/* times_state: "auto", "off" or an absolute directory (README.md "stat's
+ * times across captures"). */
+static inline int ctp_bpftask_check_times_state(const char *value, char *why,
+						size_t whylen)
+{
+	if (!strcmp(value, "auto") || !strcmp(value, "off"))
+		return 0;
+	if (value[0] != '/' || strlen(value) > 4000) {
+		snprintf(why, whylen,
+			 "times_state is \"auto\", \"off\" or an absolute "
+			 "directory, not \"%.64s\"",
+			 value);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* The rows of the options table (struct ctp_option_desc). */
 #define CTP_BPFTASK_OPTIONS                                                    \
+	{.name = "max_tasks",                                                  \
+	 .help = "the most tasks one pass reads (656 bytes each); a "          \
+		 "host with more gets no source for that capture",             \
+	 .type = CTP_OPT_U64,                                                  \
+	 .def = "1000000",                                                     \
+	 .min = 1,                                                             \
+	 .max = MAX_MAX_TASKS},                                                \
 	{                                                                      \
-		.name = "max_tasks",                                           \
-		.help = "the most tasks one pass reads (656 bytes each); a "   \
-			"host "                                                \
-			"with more gets no source for that capture",           \
-		.type = CTP_OPT_U64, .def = "1000000", .min = 1,               \
-		.max = MAX_MAX_TASKS                                           \
+		.name = "times_state",                                         \
+		.help = "where stat's utime/stime handed out are kept across " \
+			"runs: "                                               \
+			"auto (/run/ctprof-core, or "                          \
+			"$XDG_RUNTIME_DIR/ctprof-core "                        \
+			"when not root), off, or a directory",                 \
+		.type = CTP_OPT_STRING, .def = "auto",                         \
+		.check = ctp_bpftask_check_times_state                         \
 	}
 
 #endif /* CTP_BPFTASK_OPTS_H */

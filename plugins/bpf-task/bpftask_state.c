@@ -1,0 +1,272 @@
+/* bpf-task's times across captures: the state file (bpftask_state.h). */
+#include "bpftask_state.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+_Static_assert(sizeof(struct ctp_bpftask_state_hdr) == 48,
+	       "the header keeps the entries 8-byte aligned");
+_Static_assert(sizeof(struct ctp_bpftask_ticks) == 32, "an entry's size");
+
+static const char *const why_names[CTP_BTS_N_WHY] = {
+	[CTP_BTS_OK] = "ok",
+	[CTP_BTS_SHORT] = "short",
+	[CTP_BTS_MAGIC] = "not a state file",
+	[CTP_BTS_VERSION] = "another version",
+	[CTP_BTS_BOOT] = "another boot",
+	[CTP_BTS_BIG] = "too many entries",
+	[CTP_BTS_COUNT] = "length unlike its counts",
+	[CTP_BTS_ORDER] = "entries not sorted",
+};
+
+const char *ctp_bpftask_state_why_name(enum ctp_bpftask_state_why why)
+{
+	return (unsigned)why < CTP_BTS_N_WHY ? why_names[why] : "?";
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int ctp_bpftask_boot_id(const char *text, size_t len, uint8_t out[16])
+{
+	uint8_t b[16];
+	size_t k = 0;
+
+	if (len && text[len - 1] == '\n')
+		len--;
+	if (len != 36)
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++) {
+		int hi, lo;
+		if (i == 8 || i == 13 || i == 18 || i == 23) {
+			if (text[i] != '-')
+				return -EINVAL;
+			continue;
+		}
+		if (i + 1 >= len || (hi = hexval(text[i])) < 0 ||
+		    (lo = hexval(text[i + 1])) < 0)
+			return -EINVAL;
+		b[k++] = (uint8_t)(hi << 4 | lo);
+		i++;
+	}
+	if (k != 16)
+		return -EINVAL;
+	memcpy(out, b, 16);
+	return 0;
+}
+
+/* Whether a (n entries) is strictly increasing by tgid then tid, and
+ * (procs) each entry's tid its tgid. */
+static int sorted(const struct ctp_bpftask_ticks *a, size_t n, int procs)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (procs && a[i].tid != a[i].tgid)
+			return 0;
+		if (i &&
+		    !(a[i - 1].tgid < a[i].tgid ||
+		      (a[i - 1].tgid == a[i].tgid && a[i - 1].tid < a[i].tid)))
+			return 0;
+	}
+	return 1;
+}
+
+enum ctp_bpftask_state_why
+ctp_bpftask_state_parse(const void *buf, size_t len, const uint8_t boot_id[16],
+			size_t max_entries,
+			const struct ctp_bpftask_ticks **tasks, size_t *n_tasks,
+			const struct ctp_bpftask_ticks **procs, size_t *n_procs)
+{
+	struct ctp_bpftask_state_hdr h;
+	const struct ctp_bpftask_ticks *e;
+	size_t es = sizeof(*e);
+
+	if (len < sizeof(h))
+		return CTP_BTS_SHORT;
+	memcpy(&h, buf, sizeof(h));
+	if (memcmp(h.magic, CTP_BPFTASK_STATE_MAGIC, sizeof(h.magic)))
+		return CTP_BTS_MAGIC;
+	if (h.version != CTP_BPFTASK_STATE_VERSION || h.entry_size != es)
+		return CTP_BTS_VERSION;
+	if (memcmp(h.boot_id, boot_id, sizeof(h.boot_id)))
+		return CTP_BTS_BOOT;
+	if (h.n_tasks > max_entries || h.n_procs > max_entries)
+		return CTP_BTS_BIG;
+	/* Both below max_entries (at most SIZE_MAX / 64): no overflow. */
+	if (len - sizeof(h) != (h.n_tasks + h.n_procs) * es)
+		return CTP_BTS_COUNT;
+	e = (const struct ctp_bpftask_ticks *)(const void *)((const char *)buf +
+							     sizeof(h));
+	if (!sorted(e, h.n_tasks, 0) || !sorted(e + h.n_tasks, h.n_procs, 1))
+		return CTP_BTS_ORDER;
+	*tasks = e;
+	*n_tasks = h.n_tasks;
+	*procs = e + h.n_tasks;
+	*n_procs = h.n_procs;
+	return CTP_BTS_OK;
+}
+
+void ctp_bpftask_state_header(struct ctp_bpftask_state_hdr *h,
+			      const uint8_t boot_id[16], size_t n_tasks,
+			      size_t n_procs)
+{
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, CTP_BPFTASK_STATE_MAGIC, sizeof(h->magic));
+	h->version = CTP_BPFTASK_STATE_VERSION;
+	h->entry_size = sizeof(struct ctp_bpftask_ticks);
+	h->n_tasks = n_tasks;
+	h->n_procs = n_procs;
+	memcpy(h->boot_id, boot_id, sizeof(h->boot_id));
+}
+
+int ctp_bpftask_state_dir(const char *path, int *dirfd, char *why,
+			  size_t whylen)
+{
+	struct stat sb;
+	int fd, r;
+
+	if (mkdir(path, 0700) < 0 && errno != EEXIST) {
+		r = -errno;
+		snprintf(why, whylen, "cannot make %s: %s", path, strerror(-r));
+		return r;
+	}
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		snprintf(why, whylen, "cannot open %s: %s", path, strerror(-r));
+		return r;
+	}
+	if (fstat(fd, &sb) < 0 || !S_ISDIR(sb.st_mode) ||
+	    sb.st_uid != geteuid() || (sb.st_mode & 022)) {
+		snprintf(why, whylen,
+			 "%s is not a directory of uid %u writable by it alone",
+			 path, (unsigned)geteuid());
+		close(fd);
+		return -EPERM;
+	}
+	*dirfd = fd;
+	return 0;
+}
+
+ssize_t ctp_bpftask_state_read(int dirfd, size_t max_bytes, void **buf,
+			       struct stat *sbp)
+{
+	struct stat sb;
+	size_t got = 0;
+	void *b;
+	int fd = openat(dirfd, CTP_BPFTASK_STATE_FILE,
+			O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	ssize_t r = 0;
+
+	if (fd < 0)
+		return errno == ELOOP ? -EPERM : -errno;
+	if (fstat(fd, &sb) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	if (!S_ISREG(sb.st_mode) || sb.st_uid != geteuid()) {
+		close(fd);
+		return -EPERM;
+	}
+	if ((uint64_t)sb.st_size > max_bytes) {
+		close(fd);
+		return -EFBIG;
+	}
+	/* Room for one more byte: a file grown since fstat is seen. */
+	b = malloc((size_t)sb.st_size + 1);
+	if (!b) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (got <= (size_t)sb.st_size) {
+		r = read(fd, (char *)b + got, (size_t)sb.st_size + 1 - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	if (r < 0 || got > (size_t)sb.st_size) {
+		r = r < 0 ? -errno : -EFBIG;
+		close(fd);
+		free(b);
+		return r;
+	}
+	close(fd);
+	*buf = b;
+	*sbp = sb;
+	return (ssize_t)got;
+}
+
+int ctp_bpftask_state_write(int dirfd, const struct ctp_bpftask_state_hdr *h,
+			    const struct ctp_bpftask_ticks *tasks,
+			    const struct ctp_bpftask_ticks *procs,
+			    struct stat *sbp)
+{
+	char tmp[64];
+	struct iovec iov[3] = {
+		{(void *)h, sizeof(*h)},
+		{(void *)tasks, h->n_tasks * sizeof(*tasks)},
+		{(void *)procs, h->n_procs * sizeof(*procs)},
+	};
+	size_t left = iov[0].iov_len + iov[1].iov_len + iov[2].iov_len;
+	struct stat sb;
+	int fd, r = 0, k = 0;
+
+	snprintf(tmp, sizeof(tmp), "." CTP_BPFTASK_STATE_FILE ".%ld",
+		 (long)getpid());
+	fd = openat(dirfd, tmp,
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST) {
+		/* Left by a run of the same pid that died mid-write. */
+		(void)unlinkat(dirfd, tmp, 0);
+		fd = openat(dirfd, tmp,
+			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+				    O_CLOEXEC,
+			    0600);
+	}
+	if (fd < 0)
+		return -errno;
+	while (left) {
+		ssize_t w = writev(fd, iov + k, 3 - k);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			r = w < 0 ? -errno : -EIO;
+			break;
+		}
+		left -= (size_t)w;
+		while (k < 3 && (size_t)w >= iov[k].iov_len)
+			w -= (ssize_t)iov[k++].iov_len;
+		if (k < 3) {
+			iov[k].iov_base = (char *)iov[k].iov_base + w;
+			iov[k].iov_len -= (size_t)w;
+		}
+	}
+	if (r == 0 && fstat(fd, &sb) < 0)
+		r = -errno;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && renameat(dirfd, tmp, dirfd, CTP_BPFTASK_STATE_FILE) < 0)
+		r = -errno;
+	if (r < 0) {
+		(void)unlinkat(dirfd, tmp, 0);
+		return r;
+	}
+	*sbp = sb;
+	return 0;
+}
