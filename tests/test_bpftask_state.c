@@ -250,18 +250,37 @@ static double ms_since(const struct timespec *t0)
 	       (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
+/* ctp_bpftask_state_load into fresh arrays: its return, *why set. */
+static int load(size_t max, struct ctp_bpftask_ticks **t, size_t *nt,
+		struct ctp_bpftask_ticks **p, size_t *np, struct stat *sb,
+		enum ctp_bpftask_state_why *why)
+{
+	size_t ct = 0, cp = 0;
+	*t = *p = NULL;
+	return ctp_bpftask_state_load(dfd, boot, max, t, &ct, nt, p, &cp, np,
+				      sb, why);
+}
+
+/* Write n bytes of buf as the state file. */
+static void put(const void *buf, size_t n)
+{
+	int fd = openat(dfd, "bpf-task-times",
+			O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, buf, n), (ssize_t)n);
+	close(fd);
+}
+
 static void files(void **state)
 {
 	enum { N = 30000 };
-	struct ctp_bpftask_ticks *t = calloc(N, sizeof(*t));
-	const struct ctp_bpftask_ticks *rt, *rp;
+	struct ctp_bpftask_ticks *t = calloc(N, sizeof(*t)), *rt, *rp;
 	struct ctp_bpftask_state_hdr h;
+	enum ctp_bpftask_state_why why;
 	struct stat sb, sb2;
 	struct timespec t0;
-	char sub[128], why[256];
-	size_t nt, np;
-	void *buf = NULL;
-	ssize_t len;
+	char sub[128], why_s[256];
+	size_t nt = 7, np = 7;
 	int fd;
 
 	(void)state;
@@ -273,10 +292,8 @@ static void files(void **state)
 			.start_boottime = i * 7,
 			.utime = i,
 			.stime = i / 2};
-	assert_int_equal(ctp_bpftask_state_read(dfd, 1 << 20, &buf, &sb),
-			 -ENOENT);
-	/* 30,000 tasks and 30 processes (each first thread its leader's
-	 * place: tid == tgid is not asked of tasks). */
+	assert_int_equal(load(N, &rt, &nt, &rp, &np, &sb, &why), -ENOENT);
+	/* 30,000 tasks and 30 processes. */
 	struct ctp_bpftask_ticks procs[30];
 	for (int i = 0; i < 30; i++)
 		procs[i] = (struct ctp_bpftask_ticks){.tgid = 1000 + i,
@@ -289,23 +306,23 @@ static void files(void **state)
 	assert_int_equal(sb.st_mode & 0777, 0600);
 	assert_int_equal(sb.st_size, 48 + (N + 30) * 32);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	len = ctp_bpftask_state_read(dfd, 48 + 2 * N * 32, &buf, &sb2);
-	assert_int_equal(len, sb.st_size);
-	assert_int_equal(ctp_bpftask_state_parse(buf, (size_t)len, boot, N, &rt,
-						 &nt, &rp, &np),
-			 CTP_BTS_OK);
-	printf("read and check of %d entries: %.3f ms\n", N + 30,
+	assert_int_equal(load(N, &rt, &nt, &rp, &np, &sb2, &why), 0);
+	printf("load and check of %d entries: %.3f ms\n", N + 30,
 	       ms_since(&t0));
+	assert_int_equal(why, CTP_BTS_OK);
 	assert_int_equal(sb2.st_ino, sb.st_ino);
 	assert_int_equal(nt, N);
 	assert_int_equal(np, 30);
 	assert_memory_equal(rt, t, N * sizeof(*t));
-	free(buf);
-	buf = NULL;
-	/* Above the bound: nothing read. */
-	assert_int_equal(ctp_bpftask_state_read(dfd, 48 + N * 32, &buf, &sb2),
-			 -EFBIG);
-	assert_null(buf);
+	assert_memory_equal(rp, procs, sizeof(procs));
+	free(rt);
+	free(rp);
+	/* Above the bound: the header says so, the entries are not read. */
+	nt = np = 7;
+	assert_int_equal(load(N - 1, &rt, &nt, &rp, &np, &sb2, &why), -EINVAL);
+	assert_int_equal(why, CTP_BTS_BIG);
+	assert_null(rt);
+	assert_int_equal(nt, 7);
 	/* Rewritten: a new file (rename), no temp file left. */
 	ctp_bpftask_state_header(&h, boot, 1, 0);
 	assert_int_equal(ctp_bpftask_state_write(dfd, &h, t, NULL, &sb2), 0);
@@ -313,42 +330,65 @@ static void files(void **state)
 	snprintf(sub, sizeof(sub), "%s/.bpf-task-times.%ld", dir,
 		 (long)getpid());
 	assert_int_equal(access(sub, F_OK), -1);
+	/* The literal files through the load: each reason, from the file. */
+	put(file1, sizeof(file1));
+	assert_int_equal(load(3, &rt, &nt, &rp, &np, &sb2, &why), 0);
+	assert_int_equal(nt, 3);
+	assert_int_equal(rt[0].stime, 52);
+	free(rt);
+	free(rp);
+	put(file1, 47);
+	assert_int_equal(load(3, &rt, &nt, &rp, &np, &sb2, &why), -EINVAL);
+	assert_int_equal(why, CTP_BTS_SHORT);
+	free(rt);
+	free(rp);
+	put(file1, sizeof(file1) - 8);
+	assert_int_equal(load(3, &rt, &nt, &rp, &np, &sb2, &why), -EINVAL);
+	assert_int_equal(why, CTP_BTS_COUNT);
+	free(rt);
+	free(rp);
+	unsigned char *b = copy1();
+	b[48 + 4] = 101;
+	b[80 + 4] = 100;
+	put(b, sizeof(file1));
+	assert_int_equal(load(3, &rt, &nt, &rp, &np, &sb2, &why), -EINVAL);
+	assert_int_equal(why, CTP_BTS_ORDER);
+	free(rt);
+	free(rp);
+	free(b);
 	/* A symlink in the file's place is not followed. */
 	assert_int_equal(unlinkat(dfd, "bpf-task-times", 0), 0);
 	assert_int_equal(symlinkat("/etc/passwd", dfd, "bpf-task-times"), 0);
-	assert_int_equal(ctp_bpftask_state_read(dfd, 1 << 20, &buf, &sb2),
-			 -EPERM);
+	assert_int_equal(load(N, &rt, &nt, &rp, &np, &sb2, &why), -EPERM);
 	assert_int_equal(unlinkat(dfd, "bpf-task-times", 0), 0);
 	/* A directory in its place: not a regular file. */
 	assert_int_equal(mkdirat(dfd, "bpf-task-times", 0700), 0);
-	assert_int_equal(ctp_bpftask_state_read(dfd, 1 << 20, &buf, &sb2),
-			 -EPERM);
+	assert_int_equal(load(N, &rt, &nt, &rp, &np, &sb2, &why), -EPERM);
 	assert_int_equal(unlinkat(dfd, "bpf-task-times", AT_REMOVEDIR), 0);
 	/* Another owner's file (root can make one). */
 	if (geteuid() == 0) {
-		fd = openat(dfd, "bpf-task-times", O_WRONLY | O_CREAT, 0600);
-		assert_true(fd >= 0);
-		assert_int_equal(fchown(fd, 65534, 65534), 0);
-		close(fd);
+		put(file1, sizeof(file1));
 		assert_int_equal(
-			ctp_bpftask_state_read(dfd, 1 << 20, &buf, &sb2),
-			-EPERM);
+			fchownat(dfd, "bpf-task-times", 65534, 65534, 0), 0);
+		assert_int_equal(load(3, &rt, &nt, &rp, &np, &sb2, &why),
+				 -EPERM);
 		assert_int_equal(unlinkat(dfd, "bpf-task-times", 0), 0);
 	}
 	/* The directory: made 0700 where missing; refused where others
 	 * can write it, or where it is a symlink. */
 	snprintf(sub, sizeof(sub), "%s/state", dir);
-	assert_int_equal(ctp_bpftask_state_dir(sub, &fd, why, sizeof(why)), 0);
+	assert_int_equal(ctp_bpftask_state_dir(sub, &fd, why_s, sizeof(why_s)),
+			 0);
 	assert_int_equal(fstat(fd, &sb), 0);
 	assert_int_equal(sb.st_mode & 0777, 0700);
 	close(fd);
 	assert_int_equal(chmod(sub, 0777), 0);
-	assert_int_equal(ctp_bpftask_state_dir(sub, &fd, why, sizeof(why)),
+	assert_int_equal(ctp_bpftask_state_dir(sub, &fd, why_s, sizeof(why_s)),
 			 -EPERM);
-	assert_non_null(strstr(why, "writable by it alone"));
+	assert_non_null(strstr(why_s, "writable by it alone"));
 	snprintf(sub, sizeof(sub), "%s/link", dir);
 	assert_int_equal(symlink(dir, sub), 0);
-	assert_true(ctp_bpftask_state_dir(sub, &fd, why, sizeof(why)) < 0);
+	assert_true(ctp_bpftask_state_dir(sub, &fd, why_s, sizeof(why_s)) < 0);
 	free(t);
 }
 

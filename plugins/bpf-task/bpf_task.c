@@ -658,6 +658,16 @@ static void state_count(struct bt_state *st, enum counter c, uint64_t *at_init)
 		(*at_init)++;
 }
 
+/* This thread's CPU time since t0 (CLOCK_THREAD_CPUTIME_ID), in ms. */
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (double)(t.tv_sec - t0->tv_sec) * 1e3 +
+	       (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
 /* The state cannot be kept (why): said once, counted, in the hint where
  * nothing else is. */
 static void state_fail(struct bt_state *st, const char *why)
@@ -677,43 +687,28 @@ static void state_fail(struct bt_state *st, const char *why)
 	}
 }
 
-/* The state file, read and checked: 0 with *buf (to free) holding the
- * entries, or a negative errno (none, or not used: counted and said). */
-static int state_get(struct bt_state *st, void **buf,
-		     const struct ctp_bpftask_ticks **tasks, size_t *n_tasks,
-		     const struct ctp_bpftask_ticks **procs, size_t *n_procs,
-		     struct stat *sb)
+/* The state file, loaded and checked into the arrays given (grown as
+ * needed): 0, or a negative errno (none, or not used: counted and said;
+ * the counts untouched). */
+static int state_get(struct bt_state *st, struct ctp_bpftask_ticks **t,
+		     size_t *cap_t, size_t *nt, struct ctp_bpftask_ticks **p,
+		     size_t *cap_p, size_t *np, struct stat *sb)
 {
-	size_t max = sizeof(struct ctp_bpftask_state_hdr) +
-		     2 * st->state_max * sizeof(struct ctp_bpftask_ticks);
 	enum ctp_bpftask_state_why why;
-	ssize_t len = ctp_bpftask_state_read(st->state_fd, max, buf, sb);
+	int r = ctp_bpftask_state_load(st->state_fd, st->boot_id, st->state_max,
+				       t, cap_t, nt, p, cap_p, np, sb, &why);
 
-	if (len == -ENOENT)
-		return (int)len;
-	if (len < 0) {
-		state_count(st, C_STATE_IGNORED, &st->state_ignored);
-		st->api->log(st->ctx, CTP_LOG_NOTICE,
-			     "the times' state file not used: %s",
-			     len == -EFBIG   ? "larger than max_tasks allows"
-			     : len == -EPERM ? "not a regular file of this user"
-					     : strerror((int)-len));
-		return (int)len;
-	}
-	why = ctp_bpftask_state_parse(*buf, (size_t)len, st->boot_id,
-				      st->state_max, tasks, n_tasks, procs,
-				      n_procs);
-	if (why == CTP_BTS_OK)
-		return 0;
-	free(*buf);
-	*buf = NULL;
+	if (r == 0 || r == -ENOENT)
+		return r;
 	if (why != CTP_BTS_BOOT) /* another boot's: expected, not news */
 		state_count(st, C_STATE_IGNORED, &st->state_ignored);
 	st->api->log(st->ctx,
 		     why == CTP_BTS_BOOT ? CTP_LOG_INFO : CTP_LOG_NOTICE,
 		     "the times' state file not used: %s",
-		     ctp_bpftask_state_why_name(why));
-	return -EINVAL;
+		     r == -EINVAL  ? ctp_bpftask_state_why_name(why)
+		     : r == -EPERM ? "not a regular file of this user"
+				   : strerror(-r));
+	return r;
 }
 
 static void state_note(struct bt_state *st, const struct stat *sb)
@@ -734,12 +729,11 @@ static bool state_same(const struct bt_state *st, const struct stat *sb)
  * st->pprev) for the first pass to be kept from going below. */
 static void state_open(struct bt_state *st)
 {
-	const struct ctp_bpftask_ticks *t, *p;
 	const char *opt = NULL, *xdg;
 	char path[4200], why[4400], id[64];
+	struct timespec t0;
 	struct stat sb;
-	size_t nt, np, len;
-	void *buf = NULL;
+	size_t nt = 0, np = 0, len;
 	int r;
 
 	if (st->api->opt_str(st->ctx, "times_state", &opt) < 0 || !opt)
@@ -773,22 +767,25 @@ static void state_open(struct bt_state *st)
 		state_fail(st, why);
 		return;
 	}
-	if (state_get(st, &buf, &t, &nt, &p, &np, &sb) < 0)
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	/* Straight into the last pass's arrays (procs into pticks, which the
+	 * first pass overwrites, where no process source is offered). */
+	if (st->proc_on)
+		r = state_get(st, &st->prev, &st->cap_prev, &nt, &st->pprev,
+			      &st->cap_pprev, &np, &sb);
+	else
+		r = state_get(st, &st->prev, &st->cap_prev, &nt, &st->pticks,
+			      &st->cap_pticks, &np, &sb);
+	if (r < 0)
 		return;
 	state_note(st, &sb);
-	if (CTP_GROW(st->prev, st->cap_prev, nt, 1024) < 0 ||
-	    (st->proc_on && CTP_GROW(st->pprev, st->cap_pprev, np, 256) < 0)) {
-		free(buf);
-		return;
-	}
-	memcpy(st->prev, t, nt * sizeof(*t));
 	st->n_prev = nt;
-	if (st->proc_on) {
-		memcpy(st->pprev, p, np * sizeof(*p));
+	if (st->proc_on)
 		st->n_pprev = np;
-	}
 	st->state_loaded = nt + (st->proc_on ? np : 0);
-	free(buf);
+	st->api->log(st->ctx, CTP_LOG_DEBUG,
+		     "the times' state: %zu entries loaded, %.3f ms of CPU",
+		     (size_t)st->state_loaded, ms_since(&t0));
 }
 
 /*
@@ -799,15 +796,16 @@ static void state_open(struct bt_state *st)
  */
 static void state_save(struct bt_state *st)
 {
-	const struct ctp_bpftask_ticks *t, *p;
+	struct ctp_bpftask_ticks *t = NULL, *p = NULL;
 	struct ctp_bpftask_state_hdr h;
+	struct timespec t0;
 	struct stat sb;
-	size_t nt, np;
-	void *buf = NULL;
+	size_t nt = 0, np = 0, cap_t = 0, cap_p = 0;
 	int r;
 
 	if (st->state_fd < 0)
 		return;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
 	/* Another run holds it for one write (~1 ms at 30,000 tasks): wait
 	 * up to 0.2 s, never longer. */
 	for (int i = 0; (r = flock(st->state_fd, LOCK_EX | LOCK_NB)) < 0 &&
@@ -821,13 +819,14 @@ static void state_save(struct bt_state *st)
 	if (fstatat(st->state_fd, CTP_BPFTASK_STATE_FILE, &sb,
 		    AT_SYMLINK_NOFOLLOW) == 0 &&
 	    !state_same(st, &sb) &&
-	    state_get(st, &buf, &t, &nt, &p, &np, &sb) == 0) {
+	    state_get(st, &t, &cap_t, &nt, &p, &cap_p, &np, &sb) == 0) {
 		ctp_bpftask_keep_monotonic(t, nt, st->prev, st->n_prev);
 		if (st->proc_on)
 			ctp_bpftask_keep_monotonic(p, np, st->pprev,
 						   st->n_pprev);
-		free(buf);
 	}
+	free(t);
+	free(p);
 	ctp_bpftask_state_header(&h, st->boot_id, st->n_prev,
 				 st->proc_on ? st->n_pprev : 0);
 	r = ctp_bpftask_state_write(st->state_fd, &h, st->prev, st->pprev, &sb);
@@ -841,6 +840,9 @@ static void state_save(struct bt_state *st)
 	}
 	state_note(st, &sb);
 	count(st, C_STATE_SAVED, 1);
+	st->api->log(st->ctx, CTP_LOG_DEBUG,
+		     "the times' state: %zu entries written, %.3f ms of CPU",
+		     (size_t)(h.n_tasks + h.n_procs), ms_since(&t0));
 }
 
 /* The delay families follow the runtime switch as the reply does

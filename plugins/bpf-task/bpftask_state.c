@@ -1,6 +1,8 @@
 /* bpf-task's times across captures: the state file (bpftask_state.h). */
 #include "bpftask_state.h"
 
+#include <ctprof/plugin-util.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -85,6 +87,38 @@ static int sorted(const struct ctp_bpftask_ticks *a, size_t n, int procs)
 }
 
 enum ctp_bpftask_state_why
+ctp_bpftask_state_check_header(const struct ctp_bpftask_state_hdr *h,
+			       uint64_t len, const uint8_t boot_id[16],
+			       size_t max_entries)
+{
+	uint64_t es = sizeof(struct ctp_bpftask_ticks);
+
+	if (len < sizeof(*h))
+		return CTP_BTS_SHORT;
+	if (memcmp(h->magic, CTP_BPFTASK_STATE_MAGIC, sizeof(h->magic)))
+		return CTP_BTS_MAGIC;
+	if (h->version != CTP_BPFTASK_STATE_VERSION || h->entry_size != es)
+		return CTP_BTS_VERSION;
+	if (memcmp(h->boot_id, boot_id, sizeof(h->boot_id)))
+		return CTP_BTS_BOOT;
+	if (h->n_tasks > max_entries || h->n_procs > max_entries)
+		return CTP_BTS_BIG;
+	/* Both at most max_entries (a size_t): no overflow in 64 bits. */
+	if (len - sizeof(*h) != (h->n_tasks + h->n_procs) * es)
+		return CTP_BTS_COUNT;
+	return CTP_BTS_OK;
+}
+
+enum ctp_bpftask_state_why ctp_bpftask_state_check_entries(
+	const struct ctp_bpftask_ticks *tasks, size_t n_tasks,
+	const struct ctp_bpftask_ticks *procs, size_t n_procs)
+{
+	return sorted(tasks, n_tasks, 0) && sorted(procs, n_procs, 1)
+		       ? CTP_BTS_OK
+		       : CTP_BTS_ORDER;
+}
+
+enum ctp_bpftask_state_why
 ctp_bpftask_state_parse(const void *buf, size_t len, const uint8_t boot_id[16],
 			size_t max_entries,
 			const struct ctp_bpftask_ticks **tasks, size_t *n_tasks,
@@ -92,26 +126,20 @@ ctp_bpftask_state_parse(const void *buf, size_t len, const uint8_t boot_id[16],
 {
 	struct ctp_bpftask_state_hdr h;
 	const struct ctp_bpftask_ticks *e;
-	size_t es = sizeof(*e);
+	enum ctp_bpftask_state_why why;
 
 	if (len < sizeof(h))
 		return CTP_BTS_SHORT;
 	memcpy(&h, buf, sizeof(h));
-	if (memcmp(h.magic, CTP_BPFTASK_STATE_MAGIC, sizeof(h.magic)))
-		return CTP_BTS_MAGIC;
-	if (h.version != CTP_BPFTASK_STATE_VERSION || h.entry_size != es)
-		return CTP_BTS_VERSION;
-	if (memcmp(h.boot_id, boot_id, sizeof(h.boot_id)))
-		return CTP_BTS_BOOT;
-	if (h.n_tasks > max_entries || h.n_procs > max_entries)
-		return CTP_BTS_BIG;
-	/* Both below max_entries (at most SIZE_MAX / 64): no overflow. */
-	if (len - sizeof(h) != (h.n_tasks + h.n_procs) * es)
-		return CTP_BTS_COUNT;
+	why = ctp_bpftask_state_check_header(&h, len, boot_id, max_entries);
+	if (why != CTP_BTS_OK)
+		return why;
 	e = (const struct ctp_bpftask_ticks *)(const void *)((const char *)buf +
 							     sizeof(h));
-	if (!sorted(e, h.n_tasks, 0) || !sorted(e + h.n_tasks, h.n_procs, 1))
-		return CTP_BTS_ORDER;
+	why = ctp_bpftask_state_check_entries(e, h.n_tasks, e + h.n_tasks,
+					      h.n_procs);
+	if (why != CTP_BTS_OK)
+		return why;
 	*tasks = e;
 	*n_tasks = h.n_tasks;
 	*procs = e + h.n_tasks;
@@ -161,55 +189,74 @@ int ctp_bpftask_state_dir(const char *path, int *dirfd, char *why,
 	return 0;
 }
 
-ssize_t ctp_bpftask_state_read(int dirfd, size_t max_bytes, void **buf,
-			       struct stat *sbp)
+/* Read len bytes at off of fd into buf: 0, or a negative errno (-EIO: the
+ * file ended early). */
+static int read_at(int fd, void *buf, size_t len, off_t off)
 {
-	struct stat sb;
-	size_t got = 0;
-	void *b;
-	int fd = openat(dirfd, CTP_BPFTASK_STATE_FILE,
-			O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	ssize_t r = 0;
-
-	if (fd < 0)
-		return errno == ELOOP ? -EPERM : -errno;
-	if (fstat(fd, &sb) < 0) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
-	if (!S_ISREG(sb.st_mode) || sb.st_uid != geteuid()) {
-		close(fd);
-		return -EPERM;
-	}
-	if ((uint64_t)sb.st_size > max_bytes) {
-		close(fd);
-		return -EFBIG;
-	}
-	/* Room for one more byte: a file grown since fstat is seen. */
-	b = malloc((size_t)sb.st_size + 1);
-	if (!b) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while (got <= (size_t)sb.st_size) {
-		r = read(fd, (char *)b + got, (size_t)sb.st_size + 1 - got);
+	while (len) {
+		ssize_t r = pread(fd, buf, len, off);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
-			break;
-		got += (size_t)r;
+			return r < 0 ? -errno : -EIO;
+		buf = (char *)buf + r;
+		len -= (size_t)r;
+		off += r;
 	}
-	if (r < 0 || got > (size_t)sb.st_size) {
-		r = r < 0 ? -errno : -EFBIG;
-		close(fd);
-		free(b);
-		return r;
+	return 0;
+}
+
+int ctp_bpftask_state_load(int dirfd, const uint8_t boot_id[16],
+			   size_t max_entries, struct ctp_bpftask_ticks **tasks,
+			   size_t *cap_tasks, size_t *n_tasks,
+			   struct ctp_bpftask_ticks **procs, size_t *cap_procs,
+			   size_t *n_procs, struct stat *sb,
+			   enum ctp_bpftask_state_why *why)
+{
+	struct ctp_bpftask_state_hdr h;
+	int fd = openat(dirfd, CTP_BPFTASK_STATE_FILE,
+			O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	size_t nt, np;
+	int r;
+
+	*why = CTP_BTS_OK;
+	if (fd < 0)
+		return errno == ELOOP ? -EPERM : -errno;
+	if (fstat(fd, sb) < 0) {
+		r = -errno;
+		goto out;
 	}
+	r = -EPERM;
+	if (!S_ISREG(sb->st_mode) || sb->st_uid != geteuid())
+		goto out;
+	/* The header first: the counts bound what is read after it. */
+	memset(&h, 0, sizeof(h));
+	if ((uint64_t)sb->st_size >= sizeof(h) &&
+	    (r = read_at(fd, &h, sizeof(h), 0)) < 0)
+		goto out;
+	*why = ctp_bpftask_state_check_header(&h, (uint64_t)sb->st_size,
+					      boot_id, max_entries);
+	r = -EINVAL;
+	if (*why != CTP_BTS_OK)
+		goto out;
+	nt = (size_t)h.n_tasks;
+	np = (size_t)h.n_procs;
+	if ((r = CTP_GROW(*tasks, *cap_tasks, nt, 1024)) < 0 ||
+	    (r = CTP_GROW(*procs, *cap_procs, np, 256)) < 0 ||
+	    (r = read_at(fd, *tasks, nt * sizeof(**tasks), sizeof(h))) < 0 ||
+	    (r = read_at(fd, *procs, np * sizeof(**procs),
+			 (off_t)(sizeof(h) + nt * sizeof(**tasks)))) < 0)
+		goto out;
+	*why = ctp_bpftask_state_check_entries(*tasks, nt, *procs, np);
+	r = -EINVAL;
+	if (*why != CTP_BTS_OK)
+		goto out;
+	*n_tasks = nt;
+	*n_procs = np;
+	r = 0;
+out:
 	close(fd);
-	*buf = b;
-	*sbp = sb;
-	return (ssize_t)got;
+	return r;
 }
 
 int ctp_bpftask_state_write(int dirfd, const struct ctp_bpftask_state_hdr *h,

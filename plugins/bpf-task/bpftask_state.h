@@ -50,6 +50,19 @@ const char *ctp_bpftask_state_why_name(enum ctp_bpftask_state_why why);
  * not): 0, or -EINVAL. Pure. */
 int ctp_bpftask_boot_id(const char *text, size_t len, uint8_t out[16]);
 
+/* A header against this boot's id, a bound on each count and the file's
+ * length: CTP_BTS_OK or why not (SHORT .. COUNT). Pure. */
+enum ctp_bpftask_state_why
+ctp_bpftask_state_check_header(const struct ctp_bpftask_state_hdr *h,
+			       uint64_t len, const uint8_t boot_id[16],
+			       size_t max_entries);
+
+/* Each array sorted by tgid then tid without repeats, a process entry's
+ * tid its tgid: CTP_BTS_OK or CTP_BTS_ORDER. Pure; O(n). */
+enum ctp_bpftask_state_why ctp_bpftask_state_check_entries(
+	const struct ctp_bpftask_ticks *tasks, size_t n_tasks,
+	const struct ctp_bpftask_ticks *procs, size_t n_procs);
+
 /*
  * Check a state file's bytes (buf, len, 8-byte aligned) against this
  * boot's id and a bound on each count: CTP_BTS_OK with *tasks and *procs
@@ -78,14 +91,22 @@ int ctp_bpftask_state_dir(const char *path, int *dirfd, char *why,
 			  size_t whylen);
 
 /*
- * Read the state file of dirfd (O_NOFOLLOW, a regular file of this user)
- * into *buf (malloc'd, the caller frees), at most max_bytes: its length,
- * -ENOENT where there is none, -EFBIG above max_bytes (nothing read),
- * -EPERM for another owner or type, or read's errno. *sb: the file
- * read.
+ * Load the state file of dirfd (O_NOFOLLOW, a regular file of this user):
+ * its header read and checked first (ctp_bpftask_state_check_header, the
+ * file's size as its length), then its entries read straight into *tasks
+ * and *procs (CTP_GROW with *cap_tasks, *cap_procs) and checked
+ * (ctp_bpftask_state_check_entries). 0 with *n_tasks and *n_procs set; -ENOENT
+ * where there is none; -EPERM for a symlink, another owner or type; -EINVAL
+ * with *why for a file not used; else read's errno or -ENOMEM. The arrays'
+ * contents are undefined after an error (the counts untouched). *sb: the
+ * file's.
  */
-ssize_t ctp_bpftask_state_read(int dirfd, size_t max_bytes, void **buf,
-			       struct stat *sb);
+int ctp_bpftask_state_load(int dirfd, const uint8_t boot_id[16],
+			   size_t max_entries, struct ctp_bpftask_ticks **tasks,
+			   size_t *cap_tasks, size_t *n_tasks,
+			   struct ctp_bpftask_ticks **procs, size_t *cap_procs,
+			   size_t *n_procs, struct stat *sb,
+			   enum ctp_bpftask_state_why *why);
 
 /* Write the state file of dirfd through a temp file (0600, O_EXCL |
  * O_NOFOLLOW) and rename: 0 with *sb the new file's, or a negative
