@@ -804,13 +804,6 @@ static void process_check_off(void **state)
 static int tw_cmd[2] = {-1, -1}, tw_ack[2] = {-1, -1};
 static pid_t tw_tid;
 
-static uint64_t thread_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 static uint64_t ns_of(clockid_t c)
 {
 	struct timespec t;
@@ -865,9 +858,10 @@ static void *times_worker(void *arg)
 	(void)arg;
 	tw_tid = (pid_t)syscall(SYS_gettid);
 	while (z >= 0 && read(tw_cmd[0], c, 2) == 2) {
-		uint64_t until = thread_ns() + (uint64_t)c[1] * 10000000u;
+		uint64_t until = ns_of(CLOCK_THREAD_CPUTIME_ID) +
+				 (uint64_t)c[1] * 10000000u;
 		if (c[0] == 's')
-			while (thread_ns() < until)
+			while (ns_of(CLOCK_THREAD_CPUTIME_ID) < until)
 				(void)!read(z, zero, sizeof(zero));
 		else
 			over_counted(c[1]);
