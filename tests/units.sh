@@ -56,6 +56,8 @@ for unit in ctprof-serve.service ctprof-record.service; do
 		fail "$unit: ExecStart does not run $prefix/bin/ctprof-core $verb with the installed config and --user ctprof: $(grep ^ExecStart "$f")"
 	for line in Restart=on-failure ProtectSystem=strict PrivateTmp=yes \
 		NoNewPrivileges=yes StateDirectory=ctprof StateDirectoryMode=0750 \
+		RuntimeDirectory=ctprof RuntimeDirectoryMode=0700 \
+		RuntimeDirectoryPreserve=yes "Environment=XDG_RUNTIME_DIR=%t/ctprof" \
 		User=ctprof "CapabilityBoundingSet=$want_caps" \
 		"AmbientCapabilities=$want_caps"; do
 		grep -qx -- "$line" "$f" || fail "$unit: no line '$line'"
