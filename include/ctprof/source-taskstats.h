@@ -18,7 +18,9 @@
  * Layout: struct ctp_src_taskstats, `size` bytes. Members are only ever
  * appended; a value exists when `size` covers it and its bit in `valid` is
  * set (the provider sets it only where the host measures the value).
- * Read it with ctp_src_taskstats_get().
+ * Bytes past `size` are the provider's own (the whole reply, for its
+ * thread callback): no part of the layout. Read it with
+ * ctp_src_taskstats_get().
  */
 #ifndef CTPROF_SOURCE_TASKSTATS_H
 #define CTPROF_SOURCE_TASKSTATS_H

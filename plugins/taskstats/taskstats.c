@@ -278,9 +278,21 @@ struct slot {
 	struct ctp_taskstats ts;
 };
 
-/* Fill answers a worker keeps for the thread callbacks (struct worker):
- * twice the core's run of threads. */
-#define FILLS_MAX 32
+/*
+ * The taskstats source's bytes for one thread: the part other plugins read
+ * (include/ctprof/source-taskstats.h, `size` bytes), then this plugin's
+ * own, past `size`: the reply as the fill got it. The thread callback
+ * decodes its reply from there, so whichever plugin asked first, the
+ * thread is answered once and nothing is kept on the side.
+ */
+struct ts_src {
+	struct ctp_src_taskstats pub;
+	int32_t err; /* the reply's: 0 or a negative errno */
+	uint32_t pad;
+	struct ctp_taskstats ts;
+};
+_Static_assert(sizeof(struct ts_src) <= CTP_SOURCE_MAX_BYTES,
+	       "the taskstats source's bytes exceed the core's room");
 
 /* One worker thread's socket and window (a block of st->workers, made
  * ready on its first use). */
@@ -303,18 +315,6 @@ struct worker {
 	struct iovec *iov;
 	struct sockaddr_nl *from;
 	struct slot single;
-	/* The answers the source's fill gave for threads whose thread
-	 * callback has not run yet, copied (a later batch reuses the window):
-	 * the core calls the thread callbacks for a run of up to 16 threads
-	 * plugin by plugin, so a plugin before this one in the config asks
-	 * the source for all of them first. A ring; tid 0: taken. */
-	struct fill_answer {
-		uint32_t tid;
-		const uint32_t *walk; /* the visit: its ctp_task.walk_tids */
-		uint64_t gen;
-		struct slot s;
-	} fills[FILLS_MAX];
-	size_t next_fill;
 };
 
 struct ts_state {
@@ -825,73 +825,72 @@ static const struct slot *answer(struct ts_state *st,
 }
 
 /* The per-task source "taskstats": the values shared with the files,
- * where this host measures them. The thread callback finds the reply in
- * w->fills. */
+ * where this host measures them, and the whole reply after them for the
+ * thread callback (struct ts_src). A reply that is an error is still the
+ * thread's answer: its bytes offer no value, and the callback counts the
+ * error. */
 static int ts_fill(void *state, const struct ctp_task *task, void *buf,
 		   size_t cap, size_t *len)
 {
 	struct ts_state *st = state;
-	struct ctp_src_taskstats out = {.abi = 1, .size = sizeof(out)};
+	struct ts_src out = {.pub = {.abi = 1, .size = sizeof(out.pub)}};
 	const struct ctp_taskstats *ts;
 	const struct slot *s;
-	struct worker *w;
 
 	if (st->skip != RUN || cap < sizeof(out))
 		return -ENODATA;
 	s = answer(st, task);
-	w = ctp_workers_mine(&st->workers);
-	if (!s || !w)
+	if (!s)
 		return -ENODATA;
-	w->fills[w->next_fill % FILLS_MAX] = (struct fill_answer){
-		.tid = (uint32_t)task->tid,
-		.walk = task->walk_tids,
-		.gen = atomic_load_explicit(&st->cap_gen, memory_order_relaxed),
-		.s = *s,
-	};
-	w->next_fill++;
-	if (s->err)
-		return s->err;
+	out.err = s->err;
+	out.ts = s->ts;
 	ts = &s->ts;
-	if (ctp_ts_has(ts, CTP_TS_NVCSW) && ctp_ts_has(ts, CTP_TS_NIVCSW)) {
-		out.v[CTP_SRC_TS_NVCSW] = ts->v[CTP_TS_NVCSW];
-		out.v[CTP_SRC_TS_NIVCSW] = ts->v[CTP_TS_NIVCSW];
-		out.valid |= 1u << CTP_SRC_TS_NVCSW | 1u << CTP_SRC_TS_NIVCSW;
+	if (!s->err && ctp_ts_has(ts, CTP_TS_NVCSW) &&
+	    ctp_ts_has(ts, CTP_TS_NIVCSW)) {
+		out.pub.v[CTP_SRC_TS_NVCSW] = ts->v[CTP_TS_NVCSW];
+		out.pub.v[CTP_SRC_TS_NIVCSW] = ts->v[CTP_TS_NIVCSW];
+		out.pub.valid |=
+			1u << CTP_SRC_TS_NVCSW | 1u << CTP_SRC_TS_NIVCSW;
 	}
 	/* delayacct_add_tsk() copies these three before it looks at the
 	 * runtime switch; without CONFIG_TASK_DELAY_ACCT they are zeros. */
-	if (st->active.cpu_delay && ctp_ts_has(ts, CTP_TS_CPU_RUN_VIRTUAL) &&
+	if (!s->err && st->active.cpu_delay &&
+	    ctp_ts_has(ts, CTP_TS_CPU_RUN_VIRTUAL) &&
 	    ctp_ts_has(ts, CTP_TS_DELAY(CTP_TS_CPU, CTP_TS_TOTAL)) &&
 	    ctp_ts_has(ts, CTP_TS_DELAY(CTP_TS_CPU, CTP_TS_COUNT))) {
-		out.v[CTP_SRC_TS_RUN_NS] = ts->v[CTP_TS_CPU_RUN_VIRTUAL];
-		out.v[CTP_SRC_TS_RUN_DELAY_NS] =
+		out.pub.v[CTP_SRC_TS_RUN_NS] = ts->v[CTP_TS_CPU_RUN_VIRTUAL];
+		out.pub.v[CTP_SRC_TS_RUN_DELAY_NS] =
 			ts->v[CTP_TS_DELAY(CTP_TS_CPU, CTP_TS_TOTAL)];
-		out.v[CTP_SRC_TS_TIMESLICES] =
+		out.pub.v[CTP_SRC_TS_TIMESLICES] =
 			ts->v[CTP_TS_DELAY(CTP_TS_CPU, CTP_TS_COUNT)];
-		out.valid |= 1u << CTP_SRC_TS_RUN_NS |
-			     1u << CTP_SRC_TS_RUN_DELAY_NS |
-			     1u << CTP_SRC_TS_TIMESLICES;
+		out.pub.valid |= 1u << CTP_SRC_TS_RUN_NS |
+				 1u << CTP_SRC_TS_RUN_DELAY_NS |
+				 1u << CTP_SRC_TS_TIMESLICES;
 	}
 	memcpy(buf, &out, sizeof(out));
 	*len = sizeof(out);
 	return 0;
 }
 
-/* The answer the source's fill left for this visit of the thread (taken:
- * a reply is never given twice), or NULL. */
-static const struct slot *fill_answer(struct ts_state *st, struct worker *w,
-				      const struct ctp_task *task)
+/* The reply the source's fill got for this thread, from the source's
+ * bytes (whoever asked first), into *out. False when there are none: no
+ * source (an older core, or sources hidden), or the fill could not ask. */
+static bool source_reply(struct ts_state *st, const struct ctp_task *task,
+			 struct slot *out)
 {
-	uint64_t gen = atomic_load_explicit(&st->cap_gen, memory_order_relaxed);
+	struct ts_src src;
+	const void *data;
+	size_t len;
 
-	for (size_t i = 0; i < FILLS_MAX; i++) {
-		struct fill_answer *f = &w->fills[i];
-		if (f->tid == (uint32_t)task->tid &&
-		    f->walk == task->walk_tids && f->gen == gen) {
-			f->tid = 0;
-			return &f->s;
-		}
-	}
-	return NULL;
+	if (!st->source ||
+	    st->api->source_get(task, CTP_SOURCE_TASKSTATS, &data, &len) < 0 ||
+	    len != sizeof(src))
+		return false;
+	memcpy(&src, data, sizeof(src));
+	out->err = src.err;
+	out->taken = true;
+	out->ts = src.ts;
+	return true;
 }
 
 /*
@@ -905,7 +904,7 @@ static int ts_thread(void *state, const struct ctp_task *task,
 	struct ts_state *st = state;
 	const struct slot *s = NULL;
 	struct ctp_taskstats v;
-	struct worker *w;
+	struct slot got;
 
 	memset(v.present, 0, sizeof(v.present));
 	v.present[0] =
@@ -923,16 +922,9 @@ static int ts_thread(void *state, const struct ctp_task *task,
 	}
 	/* Through the core, so the reply another plugin already asked for
 	 * this thread is not asked again. */
-	if (st->source) {
-		const void *data;
-		size_t len;
-
-		st->api->source_get(task, CTP_SOURCE_TASKSTATS, &data, &len);
-		w = ctp_workers_mine(&st->workers);
-		if (w)
-			s = fill_answer(st, w, task);
-	}
-	if (!s)
+	if (source_reply(st, task, &got))
+		s = &got;
+	else
 		s = answer(st, task);
 	if (!s)
 		count(st, C_OTHER);
