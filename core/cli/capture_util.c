@@ -11,6 +11,7 @@
 #include "priv.h"
 #include "supervise.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <sys/wait.h>
 #include <fcntl.h>
@@ -81,10 +82,49 @@ void ctp_cli_capture_begin(struct ctp_capture *cap)
 	cap->start_boottime_ns = ctp_boottime_ns();
 }
 
+/* How long jemalloc keeps the pages a capture freed in a process that
+ * captures again (ctp_cli_keep_pages): longer than the usual interval. */
+#define KEEP_PAGES_MS 60000
+
+void ctp_cli_keep_pages(void)
+{
+	typedef int (*mallctl_fn)(const char *, void *, size_t *, void *,
+				  size_t);
+	const char *env = getenv("MALLOC_CONF");
+	ssize_t ms = KEEP_PAGES_MS;
+	unsigned n = 0;
+	size_t nlen = sizeof(n);
+	mallctl_fn mc;
+
+	/* The user's own setting wins, as it does over malloc_conf. */
+	if (env && strstr(env, "dirty_decay_ms"))
+		return;
+	mc = (mallctl_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "mallctl");
+	if (!mc)
+		return; /* glibc's malloc: it keeps freed pages itself */
+	/* Arenas made from now on, then each one there is (the setting has
+	 * no "all arenas" form; one not made yet fails, and takes the
+	 * default when it is). A failure costs only the faults. */
+	(void)mc("arenas.dirty_decay_ms", NULL, NULL, &ms, sizeof(ms));
+	if (mc("arenas.narenas", &n, &nlen, NULL, 0) != 0)
+		return;
+	for (unsigned i = 0; i < n; i++) {
+		char name[48];
+
+		snprintf(name, sizeof(name), "arena.%u.dirty_decay_ms", i);
+		(void)mc(name, NULL, NULL, &ms, sizeof(ms));
+	}
+}
+
 int ctp_cli_capture_again(struct ctp_engine *eng, bool supervised,
 			  const char **what)
 {
+	static bool kept;
 	struct ctp_capture *cap = eng->cap;
+	if (!kept) {
+		kept = true;
+		ctp_cli_keep_pages();
+	}
 	int r = ctp_engine_rearm(eng);
 	*what = "cannot start a capture";
 	if (r < 0)

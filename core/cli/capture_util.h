@@ -20,6 +20,16 @@ const char *ctp_cli_default_config(void);
 /* A capture starts: its realtime, monotonic and boot clocks. */
 void ctp_cli_capture_begin(struct ctp_capture *cap);
 struct ctp_engine;
+/*
+ * For a process that captures again and again (record, serve, top): tell
+ * jemalloc, when it is this process's malloc, to keep freed pages for a
+ * minute instead of returning them at once (main.c's malloc_conf, which
+ * gives a one-shot capture its lowest peak). Each capture frees its tables
+ * and the next allocates the same again: returned pages would be faulted
+ * in and zeroed anew every capture. MALLOC_CONF naming dirty_decay_ms
+ * wins. ctp_cli_capture_again calls it once.
+ */
+void ctp_cli_keep_pages(void);
 /* One more capture of an engine kept loaded (record, serve): re-armed,
  * its clocks and capturing processes (supervised: the supervisor too)
  * recorded, walked, its end clocks set. Returns 0, or a negative errno
