@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "bpftask_state.h"
+#include "statedir.h"
 
 /* The file is in host byte order; these literals are little-endian. */
 #define U16(v) (v) & 0xff, ((v) >> 8) & 0xff
@@ -377,18 +378,17 @@ static void files(void **state)
 	/* The directory: made 0700 where missing; refused where others
 	 * can write it, or where it is a symlink. */
 	snprintf(sub, sizeof(sub), "%s/state", dir);
-	assert_int_equal(ctp_bpftask_state_dir(sub, &fd, why_s, sizeof(why_s)),
-			 0);
+	assert_int_equal(ctp_statedir_open(sub, &fd, why_s, sizeof(why_s)), 0);
 	assert_int_equal(fstat(fd, &sb), 0);
 	assert_int_equal(sb.st_mode & 0777, 0700);
 	close(fd);
 	assert_int_equal(chmod(sub, 0777), 0);
-	assert_int_equal(ctp_bpftask_state_dir(sub, &fd, why_s, sizeof(why_s)),
+	assert_int_equal(ctp_statedir_open(sub, &fd, why_s, sizeof(why_s)),
 			 -EPERM);
 	assert_non_null(strstr(why_s, "writable by it alone"));
 	snprintf(sub, sizeof(sub), "%s/link", dir);
 	assert_int_equal(symlink(dir, sub), 0);
-	assert_true(ctp_bpftask_state_dir(sub, &fd, why_s, sizeof(why_s)) < 0);
+	assert_true(ctp_statedir_open(sub, &fd, why_s, sizeof(why_s)) < 0);
 	free(t);
 }
 

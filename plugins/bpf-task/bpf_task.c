@@ -16,6 +16,7 @@
 #include "bpftask_state.h"
 #include "hostprobe.h"
 #include "procfs_parse.h"
+#include "statedir.h"
 
 #include <ctprof/plugin-util.h>
 #include <ctprof/plugin.h>
@@ -27,7 +28,6 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <stdatomic.h>
-#include <sys/file.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -729,7 +729,7 @@ static bool state_same(const struct bt_state *st, const struct stat *sb)
  * st->pprev) for the first pass to be kept from going below. */
 static void state_open(struct bt_state *st)
 {
-	const char *opt = NULL, *xdg;
+	const char *opt = NULL, *none;
 	char path[4200], why[4400], id[64];
 	struct timespec t0;
 	struct stat sb;
@@ -744,15 +744,8 @@ static void state_open(struct bt_state *st)
 			     "is off");
 		return;
 	}
-	if (strcmp(opt, "auto") != 0)
-		snprintf(path, sizeof(path), "%s", opt);
-	else if (geteuid() == 0)
-		snprintf(path, sizeof(path), "/run/ctprof-core");
-	else if ((xdg = getenv("XDG_RUNTIME_DIR")) && xdg[0] == '/' &&
-		 strlen(xdg) < 4000)
-		snprintf(path, sizeof(path), "%s/ctprof-core", xdg);
-	else {
-		state_fail(st, "not root and no XDG_RUNTIME_DIR");
+	if (ctp_statedir_path(opt, path, sizeof(path), &none) < 0) {
+		state_fail(st, none);
 		return;
 	}
 	if (ctp_read_small(st->proc_fd, "sys/kernel/random/boot_id", id,
@@ -761,7 +754,7 @@ static void state_open(struct bt_state *st)
 		state_fail(st, "no boot id in /proc/sys/kernel/random/boot_id");
 		return;
 	}
-	if ((r = ctp_bpftask_state_dir(path, &st->state_fd, why, sizeof(why))) <
+	if ((r = ctp_statedir_open(path, &st->state_fd, why, sizeof(why))) <
 	    0) {
 		st->state_fd = -1;
 		state_fail(st, why);
@@ -808,11 +801,7 @@ static void state_save(struct bt_state *st)
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
 	/* Another run holds it for one write (~1 ms at 30,000 tasks): wait
 	 * up to 0.2 s, never longer. */
-	for (int i = 0; (r = flock(st->state_fd, LOCK_EX | LOCK_NB)) < 0 &&
-			(errno == EWOULDBLOCK || errno == EINTR) && i < 200;
-	     i++)
-		nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
-	if (r < 0) {
+	if (ctp_statedir_lock(st->state_fd, 200) < 0) {
 		state_fail(st, "its directory stays locked by another run");
 		return;
 	}
@@ -830,7 +819,7 @@ static void state_save(struct bt_state *st)
 	ctp_bpftask_state_header(&h, st->boot_id, st->n_prev,
 				 st->proc_on ? st->n_pprev : 0);
 	r = ctp_bpftask_state_write(st->state_fd, &h, st->prev, st->pprev, &sb);
-	(void)flock(st->state_fd, LOCK_UN);
+	ctp_statedir_unlock(st->state_fd);
 	if (r < 0) {
 		char why[160];
 		snprintf(why, sizeof(why), "cannot write its file: %s",

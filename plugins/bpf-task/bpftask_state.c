@@ -1,5 +1,6 @@
 /* bpf-task's times across captures: the state file (bpftask_state.h). */
 #include "bpftask_state.h"
+#include "statedir.h"
 
 #include <ctprof/plugin-util.h>
 
@@ -160,52 +161,6 @@ void ctp_bpftask_state_header(struct ctp_bpftask_state_hdr *h,
 	memcpy(h->boot_id, boot_id, sizeof(h->boot_id));
 }
 
-int ctp_bpftask_state_dir(const char *path, int *dirfd, char *why,
-			  size_t whylen)
-{
-	struct stat sb;
-	int fd, r;
-
-	if (mkdir(path, 0700) < 0 && errno != EEXIST) {
-		r = -errno;
-		snprintf(why, whylen, "cannot make %s: %s", path, strerror(-r));
-		return r;
-	}
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		r = -errno;
-		snprintf(why, whylen, "cannot open %s: %s", path, strerror(-r));
-		return r;
-	}
-	if (fstat(fd, &sb) < 0 || !S_ISDIR(sb.st_mode) ||
-	    sb.st_uid != geteuid() || (sb.st_mode & 022)) {
-		snprintf(why, whylen,
-			 "%s is not a directory of uid %u writable by it alone",
-			 path, (unsigned)geteuid());
-		close(fd);
-		return -EPERM;
-	}
-	*dirfd = fd;
-	return 0;
-}
-
-/* Read len bytes at off of fd into buf: 0, or a negative errno (-EIO: the
- * file ended early). */
-static int read_at(int fd, void *buf, size_t len, off_t off)
-{
-	while (len) {
-		ssize_t r = pread(fd, buf, len, off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return r < 0 ? -errno : -EIO;
-		buf = (char *)buf + r;
-		len -= (size_t)r;
-		off += r;
-	}
-	return 0;
-}
-
 int ctp_bpftask_state_load(int dirfd, const uint8_t boot_id[16],
 			   size_t max_entries, struct ctp_bpftask_ticks **tasks,
 			   size_t *cap_tasks, size_t *n_tasks,
@@ -214,25 +169,17 @@ int ctp_bpftask_state_load(int dirfd, const uint8_t boot_id[16],
 			   enum ctp_bpftask_state_why *why)
 {
 	struct ctp_bpftask_state_hdr h;
-	int fd = openat(dirfd, CTP_BPFTASK_STATE_FILE,
-			O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	int fd = ctp_statedir_open_file(dirfd, CTP_BPFTASK_STATE_FILE, sb);
 	size_t nt, np;
 	int r;
 
 	*why = CTP_BTS_OK;
 	if (fd < 0)
-		return errno == ELOOP ? -EPERM : -errno;
-	if (fstat(fd, sb) < 0) {
-		r = -errno;
-		goto out;
-	}
-	r = -EPERM;
-	if (!S_ISREG(sb->st_mode) || sb->st_uid != geteuid())
-		goto out;
+		return fd;
 	/* The header first: the counts bound what is read after it. */
 	memset(&h, 0, sizeof(h));
 	if ((uint64_t)sb->st_size >= sizeof(h) &&
-	    (r = read_at(fd, &h, sizeof(h), 0)) < 0)
+	    (r = ctp_statedir_read_at(fd, &h, sizeof(h), 0)) < 0)
 		goto out;
 	*why = ctp_bpftask_state_check_header(&h, (uint64_t)sb->st_size,
 					      boot_id, max_entries);
@@ -243,9 +190,11 @@ int ctp_bpftask_state_load(int dirfd, const uint8_t boot_id[16],
 	np = (size_t)h.n_procs;
 	if ((r = CTP_GROW(*tasks, *cap_tasks, nt, 1024)) < 0 ||
 	    (r = CTP_GROW(*procs, *cap_procs, np, 256)) < 0 ||
-	    (r = read_at(fd, *tasks, nt * sizeof(**tasks), sizeof(h))) < 0 ||
-	    (r = read_at(fd, *procs, np * sizeof(**procs),
-			 (off_t)(sizeof(h) + nt * sizeof(**tasks)))) < 0)
+	    (r = ctp_statedir_read_at(fd, *tasks, nt * sizeof(**tasks),
+				      sizeof(h))) < 0 ||
+	    (r = ctp_statedir_read_at(
+		     fd, *procs, np * sizeof(**procs),
+		     (off_t)(sizeof(h) + nt * sizeof(**tasks)))) < 0)
 		goto out;
 	*why = ctp_bpftask_state_check_entries(*tasks, nt, *procs, np);
 	r = -EINVAL;
@@ -264,56 +213,11 @@ int ctp_bpftask_state_write(int dirfd, const struct ctp_bpftask_state_hdr *h,
 			    const struct ctp_bpftask_ticks *procs,
 			    struct stat *sbp)
 {
-	char tmp[64];
-	struct iovec iov[3] = {
+	const struct iovec iov[3] = {
 		{(void *)h, sizeof(*h)},
 		{(void *)tasks, h->n_tasks * sizeof(*tasks)},
 		{(void *)procs, h->n_procs * sizeof(*procs)},
 	};
-	size_t left = iov[0].iov_len + iov[1].iov_len + iov[2].iov_len;
-	struct stat sb;
-	int fd, r = 0, k = 0;
 
-	snprintf(tmp, sizeof(tmp), "." CTP_BPFTASK_STATE_FILE ".%ld",
-		 (long)getpid());
-	fd = openat(dirfd, tmp,
-		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 && errno == EEXIST) {
-		/* Left by a run of the same pid that died mid-write. */
-		(void)unlinkat(dirfd, tmp, 0);
-		fd = openat(dirfd, tmp,
-			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-				    O_CLOEXEC,
-			    0600);
-	}
-	if (fd < 0)
-		return -errno;
-	while (left) {
-		ssize_t w = writev(fd, iov + k, 3 - k);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			r = w < 0 ? -errno : -EIO;
-			break;
-		}
-		left -= (size_t)w;
-		while (k < 3 && (size_t)w >= iov[k].iov_len)
-			w -= (ssize_t)iov[k++].iov_len;
-		if (k < 3) {
-			iov[k].iov_base = (char *)iov[k].iov_base + w;
-			iov[k].iov_len -= (size_t)w;
-		}
-	}
-	if (r == 0 && fstat(fd, &sb) < 0)
-		r = -errno;
-	if (close(fd) < 0 && r == 0)
-		r = -errno;
-	if (r == 0 && renameat(dirfd, tmp, dirfd, CTP_BPFTASK_STATE_FILE) < 0)
-		r = -errno;
-	if (r < 0) {
-		(void)unlinkat(dirfd, tmp, 0);
-		return r;
-	}
-	*sbp = sb;
-	return 0;
+	return ctp_statedir_replace(dirfd, CTP_BPFTASK_STATE_FILE, iov, 3, sbp);
 }

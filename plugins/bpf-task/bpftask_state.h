@@ -82,16 +82,8 @@ void ctp_bpftask_state_header(struct ctp_bpftask_state_hdr *h,
 			      size_t n_procs);
 
 /*
- * The state's directory, opened (O_DIRECTORY | O_NOFOLLOW) and created
- * (0700) where missing, its parent existing: a directory of this user,
- * writable by no one else; else a negative errno and why (-EPERM: its
- * owner or mode).
- */
-int ctp_bpftask_state_dir(const char *path, int *dirfd, char *why,
-			  size_t whylen);
-
-/*
- * Load the state file of dirfd (O_NOFOLLOW, a regular file of this user):
+ * Load the state file of dirfd (a directory of ctp_statedir_open; the file
+ * opened by ctp_statedir_open_file: not a link, a regular file of this user):
  * its header read and checked first (ctp_bpftask_state_check_header, the
  * file's size as its length), then its entries read straight into *tasks
  * and *procs (CTP_GROW with *cap_tasks, *cap_procs) and checked
