@@ -34,8 +34,9 @@ foreach(pair ${CTP_FUZZ_HARNESSES})
   # jemalloc-probe's pure helpers only (its library also holds the code
   # that reads live processes, and a shared support library).
   if(name STREQUAL "parse_jemalloc")
-    list(APPEND srcs ${CTP_JEP_DIR}/jep_util.c ${CTP_COMMON_DIR}/procelf.c)
-    set(lib "${lib};PkgConfig::FUZZ_LIBDW;Threads::Threads")
+    list(APPEND srcs ${CTP_JEP_DIR}/jep_util.c ${CTP_COMMON_DIR}/procelf.c
+         ${CTP_COMMON_DIR}/statedir.c)
+    set(lib "${lib};PkgConfig::FUZZ_LIBDW;Threads::Threads;${CMAKE_DL_LIBS}")
   endif()
   if(name STREQUAL "parse_layouts")
     list(APPEND srcs ${CTP_JEP_DIR}/jep_layout.c)
@@ -43,8 +44,8 @@ foreach(pair ${CTP_FUZZ_HARNESSES})
   if(name MATCHES "^probe_(jemalloc|tls)$")
     list(APPEND srcs ${CTP_JEP_DIR}/jep_util.c ${CTP_JEP_DIR}/jep_probe.c
          ${CTP_JEP_DIR}/jep_layout.c ${CTP_JEP_DIR}/jep_ps.c
-         ${CTP_COMMON_DIR}/procelf.c)
-    set(lib "${lib};PkgConfig::FUZZ_LIBDW;PkgConfig::ZLIB;thread_db;Threads::Threads")
+         ${CTP_COMMON_DIR}/procelf.c ${CTP_COMMON_DIR}/statedir.c)
+    set(lib "${lib};PkgConfig::FUZZ_LIBDW;PkgConfig::ZLIB;thread_db;Threads::Threads;${CMAKE_DL_LIBS}")
   endif()
   # probe_tls finds glibc's _thread_db_* descriptors in itself (dlsym).
   if(name STREQUAL "probe_tls")

@@ -35,6 +35,7 @@
 
 #include "aps.h"
 #include "budget.h"
+#include "statedir.h"
 #include "procelf.h"
 #include "workers.h"
 #include "ctprof/plugin-util.h"
@@ -71,6 +72,7 @@ enum {
 	S_CACHE_HITS,
 	S_SHARED,
 	S_READ_US,
+	S_FILES_KEPT,
 	N_FIXED
 };
 #define N_COUNTERS (N_FIXED + CTP_APS_N_TAGS)
@@ -85,6 +87,7 @@ static const char *const counter_names[N_COUNTERS] = {
 	[S_CACHE_HITS] = "cache_hits",
 	[S_SHARED] = "threads_from_other_workers",
 	[S_READ_US] = "read_us",
+	[S_FILES_KEPT] = "files_kept",
 #define TAG_COUNTER(id, name) [N_FIXED + (id)] = "tag." name,
 	CTP_APS_TAGS(TAG_COUNTER)
 #undef TAG_COUNTER
@@ -172,6 +175,8 @@ struct aps_state {
 	char ex_comm[CTP_APS_N_TAGS][16];
 	char ex_why[CTP_APS_N_TAGS][256];
 	char hint[1024];
+	uint64_t hits_counted; /* files.hits counted so far */
+	bool keep_failed;      /* said once */
 };
 
 static void count(struct aps_state *st, int c, uint64_t d)
@@ -819,12 +824,31 @@ static void worker_done(void *block)
 	free(w->recs);
 }
 
+/* Answers about files taken from an earlier run in this capture, counted;
+ * those this run added written for the next (procelf.h). */
+static void keep_files(struct aps_state *st)
+{
+	int r;
+
+	count(st, S_FILES_KEPT,
+	      ctp_file_cache_kept_since(&st->files, &st->hits_counted));
+	r = ctp_file_cache_save(&st->files);
+	if (r < 0 && !st->keep_failed) {
+		st->keep_failed = true;
+		st->api->log(st->ctx, CTP_LOG_NOTICE,
+			     "answers about files not kept for later runs: "
+			     "%s",
+			     strerror(-r));
+	}
+}
+
 static int aps_finish(void *state, struct ctp_record *host_rec)
 {
 	struct aps_state *st = state;
 	size_t used = 0;
 
 	(void)host_rec;
+	keep_files(st);
 	pthread_mutex_lock(&st->lock);
 	st->hint[0] = '\0';
 	uint64_t denied = atomic_exchange(&st->denied, 0);
@@ -886,6 +910,11 @@ static void aps_fini(void *state)
 	free(st);
 }
 
+static int check_answers_state(const char *value, char *why, size_t whylen)
+{
+	return ctp_statedir_check("answers_state", value, why, whylen);
+}
+
 static const struct ctp_option_desc options[] = {
 	{.name = "max_registry_bytes",
 	 .help = "a larger registry is not read (tagged too-large); each is "
@@ -907,6 +936,14 @@ static const struct ctp_option_desc options[] = {
 	 .type = CTP_OPT_U64,
 	 .def = "50",
 	 .max = UINT64_MAX / 1000000},
+	{.name = "answers_state",
+	 .help = "where what each ELF file says of the registry is kept "
+		 "across runs: auto (/run/ctprof-core, or "
+		 "$XDG_RUNTIME_DIR/ctprof-core when not root), off, or a "
+		 "directory",
+	 .type = CTP_OPT_STRING,
+	 .def = "auto",
+	 .check = check_answers_state},
 };
 
 /* The option's value, the default when it is not set. */
@@ -942,6 +979,32 @@ static int parse_options(struct aps_state *st)
 	return 0;
 }
 
+/* An answer says what the file's own symbols and headers say: always the
+ * file's alone. */
+static bool keepable(const void *answer)
+{
+	(void)answer;
+	return true;
+}
+
+/* The answers an earlier run kept (option answers_state), if any. */
+static void keep_open(struct aps_state *st)
+{
+	const char *opt = NULL;
+	char why[4400];
+	int r;
+
+	if (st->api->opt_str(st->ctx, "answers_state", &opt) < 0 || !opt)
+		opt = "auto";
+	r = ctp_file_cache_keep(&st->files, opt, "appstats-files", keepable,
+				(const void *)&ctp_plugin_v1, why, sizeof(why));
+	st->api->log(st->ctx,
+		     r == 0	    ? CTP_LOG_DEBUG
+		     : r == -ENOENT ? CTP_LOG_INFO
+				    : CTP_LOG_NOTICE,
+		     "answers about files across runs: %s", why);
+}
+
 static int aps_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		    void **state)
 {
@@ -975,6 +1038,8 @@ static int aps_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 	if (!st->live)
 		api->log(ctx, CTP_LOG_INFO,
 			 "not a live proc tree: no registry to read");
+	else
+		keep_open(st);
 	*state = st;
 	return 0;
 }

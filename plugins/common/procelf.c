@@ -4,12 +4,14 @@
  * caches of plugins that look inside live processes (procelf.h).
  */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 #include "procelf.h"
+#include "statedir.h"
 #include "ctprof/plugin-util.h"
 
 /* ---- maps ------------------------------------------------------------------
@@ -394,11 +397,12 @@ static int sealed_copy(int fd, off_t size)
 	return m;
 }
 
-int ctp_foreign_open(int dirfd, const char *path, uint64_t want_dev,
-		     uint64_t want_ino, struct stat *st)
+/* The first half of ctp_foreign_open: an O_PATH descriptor on the file at
+ * path, checked, with *st; or a negative errno. */
+static int foreign_path(int dirfd, const char *path, uint64_t want_dev,
+			uint64_t want_ino, struct stat *st)
 {
-	char self[64];
-	int pfd, fd, r = 0;
+	int pfd, r = 0;
 
 	/* O_PATH opens nothing: a FIFO does not block it, a device's driver
 	 * does not see it, and with O_NOFOLLOW a symbolic link is the link. */
@@ -418,6 +422,15 @@ int ctp_foreign_open(int dirfd, const char *path, uint64_t want_dev,
 		close(pfd);
 		return r;
 	}
+	return pfd;
+}
+
+/* The second half: the file pfd holds opened for reading (closes pfd). */
+static int foreign_reopen(int pfd, const struct stat *st)
+{
+	char self[64];
+	int fd, r;
+
 	/* The inode pfd holds, whatever is under its name now; this
 	 * thread's table (a worker may have a descriptor table of its own,
 	 * CTP_PLUGIN_FD_LOCAL). O_NONBLOCK: a regular file ignores it. */
@@ -437,6 +450,14 @@ int ctp_foreign_open(int dirfd, const char *path, uint64_t want_dev,
 	return r;
 }
 
+int ctp_foreign_open(int dirfd, const char *path, uint64_t want_dev,
+		     uint64_t want_ino, struct stat *st)
+{
+	int pfd = foreign_path(dirfd, path, want_dev, want_ino, st);
+
+	return pfd < 0 ? pfd : foreign_reopen(pfd, st);
+}
+
 int ctp_map_path(pid_t pid, const struct ctp_map *m, char *buf, size_t len)
 {
 	int n = snprintf(buf, len, "/proc/%d/root%.*s", (int)pid,
@@ -452,14 +473,82 @@ int ctp_map_path(pid_t pid, const struct ctp_map *m, char *buf, size_t len)
 struct ctp_file_ent {
 	struct ctp_file_ent *next;
 	uint64_t dev, ino;
+	struct ctp_file_key key;
+	bool keep; /* keepable, probed in this run */
 	max_align_t answer[];
 };
 
 void ctp_file_cache_init(struct ctp_file_cache *c, size_t size)
 {
+	memset(c, 0, sizeof(*c));
 	pthread_mutex_init(&c->lock, NULL);
-	c->head = NULL;
 	c->size = size;
+	c->dirfd = -1;
+}
+
+static void key_of(const struct stat *st, struct ctp_file_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->dev = st->st_dev;
+	k->ino = st->st_ino;
+	k->size = (uint64_t)st->st_size;
+	k->mtime_s = st->st_mtim.tv_sec;
+	k->mtime_ns = st->st_mtim.tv_nsec;
+	k->ctime_s = st->st_ctim.tv_sec;
+	k->ctime_ns = st->st_ctim.tv_nsec;
+}
+
+static int key_cmp(const struct ctp_file_key *a, const struct ctp_file_key *b)
+{
+	const uint64_t x[] = {a->dev,
+			      a->ino,
+			      a->size,
+			      (uint64_t)a->mtime_s,
+			      (uint64_t)a->mtime_ns,
+			      (uint64_t)a->ctime_s,
+			      (uint64_t)a->ctime_ns};
+	const uint64_t y[] = {b->dev,
+			      b->ino,
+			      b->size,
+			      (uint64_t)b->mtime_s,
+			      (uint64_t)b->mtime_ns,
+			      (uint64_t)b->ctime_s,
+			      (uint64_t)b->ctime_ns};
+
+	for (size_t i = 0; i < sizeof(x) / sizeof(x[0]); i++)
+		if (x[i] != y[i])
+			return x[i] < y[i] ? -1 : 1;
+	return 0;
+}
+
+/* Bytes of one kept entry: its key, then the answer. */
+static size_t kept_size(const struct ctp_file_cache *c)
+{
+	return sizeof(struct ctp_file_key) + c->size;
+}
+
+/* The kept answer for key k, or NULL (binary search: sorted by key). */
+static const void *kept_find(const struct ctp_file_cache *c,
+			     const struct ctp_file_key *k)
+{
+	size_t lo = 0, hi = c->n_kept, es = kept_size(c);
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const unsigned char *e = c->kept + mid * es;
+		struct ctp_file_key ek;
+		int r;
+
+		memcpy(&ek, e, sizeof(ek));
+		r = key_cmp(k, &ek);
+		if (r == 0)
+			return e + sizeof(ek);
+		if (r < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
 }
 
 void *ctp_file_cache_get(struct ctp_file_cache *c, pid_t pid,
@@ -467,6 +556,7 @@ void *ctp_file_cache_get(struct ctp_file_cache *c, pid_t pid,
 			 void *arg)
 {
 	struct ctp_file_ent *e;
+	const void *kept;
 	struct stat sb;
 	char path[4200];
 	int fd;
@@ -481,7 +571,7 @@ void *ctp_file_cache_get(struct ctp_file_cache *c, pid_t pid,
 	if (ctp_map_path(pid, m, path, sizeof(path)) < 0)
 		return NULL;
 	/* One lookup: what is probed is the file mapped, or nothing. */
-	fd = ctp_foreign_open(AT_FDCWD, path, m->dev, m->ino, &sb);
+	fd = foreign_path(AT_FDCWD, path, m->dev, m->ino, &sb);
 	if (fd < 0)
 		return NULL;
 	e = calloc(1, sizeof(*e) + c->size);
@@ -491,13 +581,273 @@ void *ctp_file_cache_get(struct ctp_file_cache *c, pid_t pid,
 	}
 	e->dev = m->dev;
 	e->ino = m->ino;
-	probe(arg, fd, path, e->answer);
-	close(fd);
+	key_of(&sb, &e->key);
+	/* An earlier run's answer for these very contents: no probe, and
+	 * the file is not even opened. */
+	kept = c->n_kept ? kept_find(c, &e->key) : NULL;
+	if (kept) {
+		close(fd);
+		memcpy(e->answer, kept, c->size);
+		atomic_fetch_add_explicit(&c->hits, 1, memory_order_relaxed);
+	} else {
+		fd = foreign_reopen(fd, &sb);
+		if (fd < 0) {
+			free(e);
+			return NULL;
+		}
+		probe(arg, fd, path, e->answer);
+		close(fd);
+		e->keep =
+			c->dirfd >= 0 && c->keepable && c->keepable(e->answer);
+	}
 	pthread_mutex_lock(&c->lock);
 	e->next = c->head;
 	c->head = e;
+	c->added += e->keep;
 	pthread_mutex_unlock(&c->lock);
 	return e->answer;
+}
+
+/* The file's header: magic, version, answer size, count, the plugin's
+ * build. */
+#define KEEP_MAGIC "ctpfans\n"
+struct keep_hdr {
+	char magic[8];
+	uint32_t version;     /* 1 */
+	uint32_t answer_size; /* ctp_file_cache.size */
+	uint64_t n;
+	struct ctp_file_key self;
+};
+
+/* Read the kept file of c's directory into *out (n entries): 0, -ENOENT
+ * (none), or another negative errno with why (not used). */
+static int kept_read(struct ctp_file_cache *c, unsigned char **out, size_t *n,
+		     const char **why)
+{
+	size_t es = kept_size(c);
+	struct keep_hdr h;
+	struct stat sb;
+	unsigned char *v = NULL;
+	int fd = ctp_statedir_open_file(c->dirfd, c->name, &sb);
+	int r;
+
+	*out = NULL;
+	*n = 0;
+	*why = NULL;
+	if (fd < 0) {
+		if (fd != -ENOENT)
+			*why = "not a regular file of this user";
+		return fd;
+	}
+	r = -EINVAL;
+	if ((uint64_t)sb.st_size < sizeof(h) ||
+	    ctp_statedir_read_at(fd, &h, sizeof(h), 0) < 0 ||
+	    memcmp(h.magic, KEEP_MAGIC, sizeof(h.magic)) != 0 ||
+	    h.version != 1 || h.answer_size != c->size) {
+		*why = "not a file of this version";
+		goto out;
+	}
+	if (key_cmp(&h.self, &c->self) != 0) {
+		*why = "written by another build of the plugin";
+		goto out;
+	}
+	if (h.n > CTP_FILE_KEEP_MAX ||
+	    (uint64_t)sb.st_size != sizeof(h) + h.n * es) {
+		*why = "its length is not its count's";
+		goto out;
+	}
+	r = -ENOMEM;
+	if (h.n && !(v = malloc(h.n * es)))
+		goto out;
+	if (h.n && (r = ctp_statedir_read_at(fd, v, h.n * es, sizeof(h))) < 0)
+		goto out;
+	for (size_t i = 1; i < h.n; i++) {
+		struct ctp_file_key a, b;
+
+		memcpy(&a, v + (i - 1) * es, sizeof(a));
+		memcpy(&b, v + i * es, sizeof(b));
+		if (key_cmp(&a, &b) >= 0) {
+			*why = "its entries are not sorted";
+			r = -EINVAL;
+			goto out;
+		}
+	}
+	*out = v;
+	*n = h.n;
+	v = NULL;
+	r = 0;
+out:
+	free(v);
+	close(fd);
+	return r;
+}
+
+int ctp_file_cache_keep(struct ctp_file_cache *c, const char *opt,
+			const char *name, bool (*keepable)(const void *answer),
+			const void *self_addr, char *why, size_t whylen)
+{
+	char path[4200];
+	const char *bad;
+	struct stat sb;
+	Dl_info dl;
+	int dirfd, r;
+
+	if (ctp_statedir_path(opt, path, sizeof(path), &bad) < 0) {
+		snprintf(why, whylen, "%s", bad);
+		return -ENOENT;
+	}
+	if (snprintf(c->name, sizeof(c->name), "%s", name) >=
+		    (int)sizeof(c->name) ||
+	    !dladdr(self_addr, &dl) || !dl.dli_fname ||
+	    stat(dl.dli_fname, &sb) < 0) {
+		snprintf(why, whylen, "cannot tell this plugin's build");
+		return -EINVAL;
+	}
+	if ((r = ctp_statedir_open(path, &dirfd, why, whylen)) < 0)
+		return r;
+	key_of(&sb, &c->self);
+	c->dirfd = dirfd;
+	c->keepable = keepable;
+	r = kept_read(c, &c->kept, &c->n_kept, &bad);
+	if (r == -ENOENT)
+		r = 0;
+	if (r < 0)
+		snprintf(why, whylen, "%s/%s not used: %s", path, name,
+			 bad ? bad : strerror(-r));
+	else
+		snprintf(why, whylen, "%zu kept in %s/%s", c->n_kept, path,
+			 name);
+	return r;
+}
+
+uint64_t ctp_file_cache_kept_since(struct ctp_file_cache *c, uint64_t *seen)
+{
+	uint64_t h = atomic_load_explicit(&c->hits, memory_order_relaxed);
+	uint64_t d = h - *seen;
+
+	*seen = h;
+	return d;
+}
+
+/* The entries of a and b (sorted), merged without repeats (a's taken where
+ * both have a key), into *out: at most CTP_FILE_KEEP_MAX, a's first. */
+static int kept_merge(const struct ctp_file_cache *c, const unsigned char *a,
+		      size_t na, const unsigned char *b, size_t nb,
+		      unsigned char **out, size_t *n)
+{
+	size_t es = kept_size(c), i = 0, j = 0, k = 0;
+	size_t room = CTP_FILE_KEEP_MAX, take_b;
+	unsigned char *v;
+
+	if (na > room)
+		na = room;
+	take_b = room - na; /* b's entries fill what a leaves */
+	v = malloc((na + (nb < take_b ? nb : take_b)) * es + 1);
+	if (!v)
+		return -ENOMEM;
+	while (i < na || (j < nb && take_b)) {
+		struct ctp_file_key ka, kb;
+		int r;
+
+		if (i < na)
+			memcpy(&ka, a + i * es, sizeof(ka));
+		if (j < nb)
+			memcpy(&kb, b + j * es, sizeof(kb));
+		r = i >= na ? 1 : (j >= nb || !take_b) ? -1 : key_cmp(&ka, &kb);
+		if (r <= 0) {
+			memcpy(v + k++ * es, a + i++ * es, es);
+			j += r == 0;
+		} else {
+			memcpy(v + k++ * es, b + j++ * es, es);
+			take_b--;
+		}
+	}
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+static int ent_cmp(const void *x, const void *y)
+{
+	return key_cmp(*(const struct ctp_file_key *const *)x,
+		       *(const struct ctp_file_key *const *)y);
+}
+
+int ctp_file_cache_save(struct ctp_file_cache *c)
+{
+	size_t es = kept_size(c), nn = 0, nm = 0, no = 0, nw = 0;
+	unsigned char *mine = NULL, *merged = NULL, *other = NULL, *all = NULL;
+	const struct ctp_file_key **keys = NULL;
+	struct ctp_file_ent *e;
+	struct keep_hdr h;
+	struct stat sb;
+	const char *why;
+	int r;
+
+	pthread_mutex_lock(&c->lock);
+	if (c->dirfd < 0 || c->added == c->saved) {
+		pthread_mutex_unlock(&c->lock);
+		return 0;
+	}
+	/* This run's answers, sorted, then those it loaded. */
+	for (e = c->head; e; e = e->next)
+		nn += e->keep;
+	r = -ENOMEM;
+	keys = malloc((nn + 1) * sizeof(*keys));
+	mine = malloc((nn + 1) * es);
+	if (!keys || !mine) {
+		pthread_mutex_unlock(&c->lock);
+		goto out;
+	}
+	nn = 0;
+	for (e = c->head; e; e = e->next)
+		if (e->keep)
+			keys[nn++] = &e->key;
+	qsort(keys, nn, sizeof(*keys), ent_cmp);
+	for (size_t i = 0; i < nn; i++) {
+		const struct ctp_file_ent *o =
+			(const struct ctp_file_ent
+				 *)((const char *)keys[i] -
+				    offsetof(struct ctp_file_ent, key));
+		memcpy(mine + i * es, keys[i], sizeof(*keys[i]));
+		memcpy(mine + i * es + sizeof(*keys[i]), o->answer, c->size);
+	}
+	c->saved = c->added;
+	pthread_mutex_unlock(&c->lock);
+	if ((r = kept_merge(c, mine, nn, c->kept, c->n_kept, &merged, &nm)) < 0)
+		goto out;
+	if ((r = ctp_statedir_lock(c->dirfd, 200)) < 0)
+		goto out;
+	/* What another run wrote since this one loaded: taken in too. */
+	if (kept_read(c, &other, &no, &why) == 0 && no &&
+	    (r = kept_merge(c, merged, nm, other, no, &all, &nw)) < 0) {
+		ctp_statedir_unlock(c->dirfd);
+		goto out;
+	}
+	if (!all) {
+		all = merged;
+		nw = nm;
+		merged = NULL;
+	}
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, KEEP_MAGIC, sizeof(h.magic));
+	h.version = 1;
+	h.answer_size = (uint32_t)c->size;
+	h.n = nw;
+	h.self = c->self;
+	r = ctp_statedir_replace(
+		c->dirfd, c->name,
+		(const struct iovec[]){{&h, sizeof(h)}, {all, nw * es}}, 2,
+		&sb);
+	ctp_statedir_unlock(c->dirfd);
+	r = r < 0 ? r : 1;
+out:
+	free(keys);
+	free(mine);
+	free(merged);
+	free(other);
+	free(all);
+	return r;
 }
 
 void ctp_file_cache_fini(struct ctp_file_cache *c)
@@ -508,6 +858,12 @@ void ctp_file_cache_fini(struct ctp_file_cache *c)
 		c->head = e->next;
 		free(e);
 	}
+	free(c->kept);
+	c->kept = NULL;
+	c->n_kept = 0;
+	if (c->dirfd >= 0)
+		close(c->dirfd);
+	c->dirfd = -1;
 	pthread_mutex_destroy(&c->lock);
 }
 

@@ -131,12 +131,59 @@ int ctp_map_path(pid_t pid, const struct ctp_map *m, char *buf, size_t len);
 typedef void (*ctp_file_probe_fn)(void *arg, int fd, const char *path,
 				  void *out);
 
+/* What identifies a file's contents to a later run: device, inode, size,
+ * modification and change times (ctime moves on every write and every
+ * metadata change, and no call sets it back). */
+struct ctp_file_key {
+	uint64_t dev, ino, size;
+	int64_t mtime_s, mtime_ns, ctime_s, ctime_ns;
+};
+
 struct ctp_file_cache {
 	pthread_mutex_t lock;
 	struct ctp_file_ent *head;
 	size_t size; /* of one answer */
+	/* Answers an earlier run kept (ctp_file_cache_keep): entries of
+	 * sizeof(struct ctp_file_key) + size bytes, sorted by key. */
+	unsigned char *kept;
+	size_t n_kept;
+	bool (*keepable)(const void *answer);
+	size_t added;	       /* keepable answers probed in this run */
+	size_t saved;	       /* of them, written by ctp_file_cache_save */
+	_Atomic uint64_t hits; /* answers taken from what was kept */
+	int dirfd;	       /* the state directory (statedir.h), -1: none */
+	char name[64];	       /* the file in it */
+	struct ctp_file_key self; /* the plugin's own .so: a rebuilt one
+				     keeps nothing of the old one's */
 };
 void ctp_file_cache_init(struct ctp_file_cache *c, size_t size);
+
+/*
+ * Keep the answers that depend on the file alone (`keepable`: its own
+ * symbols and headers, nothing beside it, no config, no network) across
+ * runs of ctprof-core, in file `name` of the state directory an option
+ * names (`opt`: "auto", "off" or a directory; statedir.h): what an earlier
+ * run kept is loaded now and taken in place of a probe for the same file
+ * (struct ctp_file_key); ctp_file_cache_save writes what this run added.
+ * The file holds at most CTP_FILE_KEEP_MAX answers and is bound to the
+ * build of the plugin whose code `self_addr` is in (another build keeps
+ * nothing of it). 0 (also when there was no file yet), -ENOENT when
+ * nothing is kept (off, or no directory for this user), or another
+ * negative errno; why says what in both cases. The cache works as without
+ * when it fails.
+ */
+#define CTP_FILE_KEEP_MAX 4096
+int ctp_file_cache_keep(struct ctp_file_cache *c, const char *opt,
+			const char *name, bool (*keepable)(const void *answer),
+			const void *self_addr, char *why, size_t whylen);
+/* Answers taken from what was kept since the last call (*seen: the count
+ * then), for a plugin's summary counter. */
+uint64_t ctp_file_cache_kept_since(struct ctp_file_cache *c, uint64_t *seen);
+/* Write the kept answers with those this run added, when it added any
+ * since the last save, under the directory's lock (0.2 s at most), taking
+ * in those another run wrote meanwhile: 1 written, 0 nothing to write, or
+ * a negative errno. */
+int ctp_file_cache_save(struct ctp_file_cache *c);
 /* The answer for mapping m of process pid, cached or probed now; NULL
  * without memory or when the file there is not the mapped one (replaced,
  * swapped for something else, unreachable, the process gone): that is not

@@ -37,6 +37,21 @@ int ctp_statedir_path(const char *opt, char *path, size_t len, const char **why)
 	return 0;
 }
 
+int ctp_statedir_check(const char *option, const char *value, char *why,
+		       size_t whylen)
+{
+	if (!strcmp(value, "auto") || !strcmp(value, "off"))
+		return 0;
+	if (value[0] != '/' || strlen(value) > 4000) {
+		snprintf(why, whylen,
+			 "%s is \"auto\", \"off\" or an absolute directory, "
+			 "not \"%.64s\"",
+			 option, value);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int ctp_statedir_open(const char *path, int *dirfd, char *why, size_t whylen)
 {
 	struct stat sb;

@@ -28,6 +28,11 @@
 int ctp_statedir_path(const char *opt, char *path, size_t len,
 		      const char **why);
 
+/* An option naming a state directory (`option` is its name, for why):
+ * "auto", "off" or an absolute path. 0, or -EINVAL with why. */
+int ctp_statedir_check(const char *option, const char *value, char *why,
+		       size_t whylen);
+
 /* Make (0700) and open path, checked as above: 0 with *dirfd, or a
  * negative errno with why (-EPERM: not a directory of this user alone). */
 int ctp_statedir_open(const char *path, int *dirfd, char *why, size_t whylen);

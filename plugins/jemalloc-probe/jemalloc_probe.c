@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "jep.h"
+#include "statedir.h"
 #include "workers.h"
 #include "ctprof/plugin-util.h"
 
@@ -86,6 +87,7 @@ enum {
 	S_CACHE_HITS,
 	S_OFFSETS_DWARF,
 	S_OFFSETS_TABLE,
+	S_FILES_KEPT,
 	N_FIXED
 };
 #define N_COUNTERS (N_FIXED + CTP_JEP_N_TAGS)
@@ -100,6 +102,7 @@ static const char *const counter_names[N_COUNTERS] = {
 	[S_CACHE_HITS] = "cache_hits",
 	[S_OFFSETS_DWARF] = "offsets_dwarf",
 	[S_OFFSETS_TABLE] = "offsets_table",
+	[S_FILES_KEPT] = "files_kept",
 #define TAG_COUNTER(id, name) [N_FIXED + (id)] = "tag." name,
 	CTP_JEP_TAGS(TAG_COUNTER)
 #undef TAG_COUNTER
@@ -139,7 +142,9 @@ struct jep_state {
 	struct ctp_workers workers;  /* struct worker */
 	struct ctp_file_cache files; /* struct ctp_jep_file */
 	struct ctp_ident_cache idents;
-	bool privileged; /* CAP_SYS_PTRACE effective at init */
+	bool privileged;       /* CAP_SYS_PTRACE effective at init */
+	uint64_t hits_counted; /* st->files.hits counted so far */
+	bool keep_failed;      /* said once */
 	/* Known tsd_s layouts: the option's files first, then the shipped
 	 * one (the first entry for a build wins). */
 	struct ctp_jep_layouts layouts;
@@ -393,6 +398,24 @@ static void worker_done(void *block)
 	free(w->tids);
 }
 
+/* Answers about files taken from an earlier run in this capture, counted;
+ * those this run added written for the next (procelf.h). */
+static void keep_files(struct jep_state *st)
+{
+	int r;
+
+	count(st, S_FILES_KEPT,
+	      ctp_file_cache_kept_since(&st->files, &st->hits_counted));
+	r = ctp_file_cache_save(&st->files);
+	if (r < 0 && !st->keep_failed) {
+		st->keep_failed = true;
+		st->api->log(st->ctx, CTP_LOG_NOTICE,
+			     "answers about files not kept for later runs: "
+			     "%s",
+			     strerror(-r));
+	}
+}
+
 static int jep_finish(void *state, struct ctp_record *host_rec)
 {
 	struct jep_state *st = state;
@@ -402,6 +425,7 @@ static int jep_finish(void *state, struct ctp_record *host_rec)
 	int dom;
 
 	(void)host_rec;
+	keep_files(st);
 	for (int i = 0; i < CTP_JEP_N_TAGS; i++)
 		tags[i] = atomic_load(&st->n[N_FIXED + i]);
 	dom = ctp_jep_dominant(tags);
@@ -513,6 +537,11 @@ static int check_layouts(const char *value, char *why, size_t whylen)
 	return r;
 }
 
+static int check_answers_state(const char *value, char *why, size_t whylen)
+{
+	return ctp_statedir_check("answers_state", value, why, whylen);
+}
+
 static const struct ctp_option_desc options[] = {
 	{.name = "method",
 	 .help = "thread_db reads without stopping targets; auto falls back "
@@ -538,6 +567,14 @@ static const struct ctp_option_desc options[] = {
 		 "build-ids)",
 	 .type = CTP_OPT_BOOL,
 	 .def = "false"},
+	{.name = "answers_state",
+	 .help = "where answers about files that depend on the file alone "
+		 "are kept across runs: auto (/run/ctprof-core, or "
+		 "$XDG_RUNTIME_DIR/ctprof-core when not root), off, or a "
+		 "directory",
+	 .type = CTP_OPT_STRING,
+	 .def = "auto",
+	 .check = check_answers_state},
 };
 
 /* The shipped layouts file: jemalloc-probe/layouts.txt beside this
@@ -635,6 +672,31 @@ static int parse_options(struct jep_state *st)
 	return load_layouts(st);
 }
 
+/* Only an answer made from the file alone is kept across runs. */
+static bool keepable(const void *answer)
+{
+	return ((const struct ctp_jep_file *)answer)->file_only;
+}
+
+/* The answers an earlier run kept (option answers_state), if any. */
+static void keep_open(struct jep_state *st)
+{
+	const char *opt = NULL;
+	char why[4400];
+	int r;
+
+	if (st->api->opt_str(st->ctx, "answers_state", &opt) < 0 || !opt)
+		opt = "auto";
+	r = ctp_file_cache_keep(&st->files, opt, "jemalloc-probe-files",
+				keepable, (const void *)&ctp_plugin_v1, why,
+				sizeof(why));
+	st->api->log(st->ctx,
+		     r == 0	    ? CTP_LOG_DEBUG
+		     : r == -ENOENT ? CTP_LOG_INFO
+				    : CTP_LOG_NOTICE,
+		     "answers about files across runs: %s", why);
+}
+
 static int jep_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		    void **state)
 {
@@ -666,6 +728,8 @@ static int jep_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		api->log(ctx, CTP_LOG_INFO,
 			 "proc root is not this host's live procfs: "
 			 "jemalloc counters are not read");
+	else
+		keep_open(st);
 	*state = st;
 	return 0;
 out:

@@ -186,6 +186,10 @@ struct ctp_jep_file {
 	unsigned machine;   /* e_machine */
 	char version[80];   /* jemalloc's version string, "" unknown */
 	char layout[48];    /* the table entry's name */
+	/* The answer came from the file alone (no jemalloc in its own
+	 * symbols and contents): no debuginfo, layouts table or server was
+	 * asked, so a later run may take it for the same file. */
+	bool file_only;
 };
 /*
  * Look at one ELF file: its .symtab, .dynsym, then separate debuginfo (by

@@ -484,7 +484,7 @@ static bool stripped_jemalloc(Elf *elf)
  * host would cost a debuginfo search (a network query when debuginfod is
  * allowed) for nothing.
  */
-static bool worth_looking(int fd)
+static bool worth_looking(int fd, bool *own_symtab)
 {
 	Elf_Scn *scn = NULL;
 	bool symtab = false, hint = false;
@@ -529,6 +529,7 @@ static bool worth_looking(int fd)
 	if (!symtab && !hint)
 		hint = stripped_jemalloc(elf);
 	elf_end(elf);
+	*own_symtab = symtab;
 	return symtab || hint;
 }
 
@@ -555,11 +556,13 @@ int ctp_jep_file_probe_fd(int fd, const char *path,
 	GElf_Addr bias;
 	Dwarf *dw;
 	void **userdata;
+	bool own_symtab = false;
 	int dfd, n;
 
 	memset(out, 0, sizeof(*out));
-	if (!worth_looking(fd)) {
+	if (!worth_looking(fd, &own_symtab)) {
 		out->tag = CTP_JEP_NOT_JEMALLOC;
+		out->file_only = true;
 		return 0;
 	}
 	dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
@@ -609,6 +612,10 @@ int ctp_jep_file_probe_fd(int fd, const char *path,
 		if (stripped_jemalloc(elf)) {
 			out->tag = CTP_JEP_NO_DEBUGINFO;
 			from_table(elf, layouts, out);
+		} else {
+			/* libdwfl read the file's own .symtab, before any
+			 * debuginfo: the answer is the file's. */
+			out->file_only = own_symtab;
 		}
 		goto done;
 	}
