@@ -331,7 +331,7 @@ static void test_hostile(void **s)
 	assert_non_null(strstr(why, "its length is not its count's"));
 	assert_int_equal(spoiled(huge, why, sizeof(why)), -EINVAL);
 	assert_int_equal(spoiled(shorter, why, sizeof(why)), -EINVAL);
-	assert_int_equal(spoiled(build, why, sizeof(why)), -EINVAL);
+	assert_int_equal(spoiled(build, why, sizeof(why)), -ESTALE);
 	assert_non_null(strstr(why, "another build"));
 	assert_int_equal(spoiled(unsorted, why, sizeof(why)), -EINVAL);
 	assert_non_null(strstr(why, "not sorted"));

@@ -649,6 +649,7 @@ static int kept_read(struct ctp_file_cache *c, unsigned char **out, size_t *n,
 	}
 	if (key_cmp(&h.self, &c->self) != 0) {
 		*why = "written by another build of the plugin";
+		r = -ESTALE;
 		goto out;
 	}
 	if (h.n > CTP_FILE_KEEP_MAX ||

@@ -168,9 +168,10 @@ void ctp_file_cache_init(struct ctp_file_cache *c, size_t size);
  * The file holds at most CTP_FILE_KEEP_MAX answers and is bound to the
  * build of the plugin whose code `self_addr` is in (another build keeps
  * nothing of it). 0 (also when there was no file yet), -ENOENT when
- * nothing is kept (off, or no directory for this user), or another
- * negative errno; why says what in both cases. The cache works as without
- * when it fails.
+ * nothing is kept (off, or no directory for this user), -ESTALE for a file
+ * another build wrote (after an upgrade: this run's answers replace it),
+ * or another negative errno; why says what in each case. The cache works
+ * as without when it fails.
  */
 #define CTP_FILE_KEEP_MAX 4096
 int ctp_file_cache_keep(struct ctp_file_cache *c, const char *opt,

@@ -691,9 +691,9 @@ static void keep_open(struct jep_state *st)
 				keepable, (const void *)&ctp_plugin_v1, why,
 				sizeof(why));
 	st->api->log(st->ctx,
-		     r == 0	    ? CTP_LOG_DEBUG
-		     : r == -ENOENT ? CTP_LOG_INFO
-				    : CTP_LOG_NOTICE,
+		     r == 0			    ? CTP_LOG_DEBUG
+		     : r == -ENOENT || r == -ESTALE ? CTP_LOG_INFO
+						    : CTP_LOG_NOTICE,
 		     "answers about files across runs: %s", why);
 }
 
