@@ -175,8 +175,6 @@ struct aps_state {
 	char ex_comm[CTP_APS_N_TAGS][16];
 	char ex_why[CTP_APS_N_TAGS][256];
 	char hint[1024];
-	uint64_t hits_counted; /* files.hits counted so far */
-	bool keep_failed;      /* said once */
 };
 
 static void count(struct aps_state *st, int c, uint64_t d)
@@ -824,31 +822,14 @@ static void worker_done(void *block)
 	free(w->recs);
 }
 
-/* Answers about files taken from an earlier run in this capture, counted;
- * those this run added written for the next (procelf.h). */
-static void keep_files(struct aps_state *st)
-{
-	int r;
-
-	count(st, S_FILES_KEPT,
-	      ctp_file_cache_kept_since(&st->files, &st->hits_counted));
-	r = ctp_file_cache_save(&st->files);
-	if (r < 0 && !st->keep_failed) {
-		st->keep_failed = true;
-		st->api->log(st->ctx, CTP_LOG_NOTICE,
-			     "answers about files not kept for later runs: "
-			     "%s",
-			     strerror(-r));
-	}
-}
-
 static int aps_finish(void *state, struct ctp_record *host_rec)
 {
 	struct aps_state *st = state;
 	size_t used = 0;
 
 	(void)host_rec;
-	keep_files(st);
+	count(st, S_FILES_KEPT,
+	      ctp_file_cache_capture_end(&st->files, st->api, st->ctx));
 	pthread_mutex_lock(&st->lock);
 	st->hint[0] = '\0';
 	uint64_t denied = atomic_exchange(&st->denied, 0);
@@ -987,24 +968,6 @@ static bool keepable(const void *answer)
 	return true;
 }
 
-/* The answers an earlier run kept (option answers_state), if any. */
-static void keep_open(struct aps_state *st)
-{
-	const char *opt = NULL;
-	char why[4400];
-	int r;
-
-	if (st->api->opt_str(st->ctx, "answers_state", &opt) < 0 || !opt)
-		opt = "auto";
-	r = ctp_file_cache_keep(&st->files, opt, "appstats-files", keepable,
-				(const void *)&ctp_plugin_v1, why, sizeof(why));
-	st->api->log(st->ctx,
-		     r == 0			    ? CTP_LOG_DEBUG
-		     : r == -ENOENT || r == -ESTALE ? CTP_LOG_INFO
-						    : CTP_LOG_NOTICE,
-		     "answers about files across runs: %s", why);
-}
-
 static int aps_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		    void **state)
 {
@@ -1039,7 +1002,8 @@ static int aps_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		api->log(ctx, CTP_LOG_INFO,
 			 "not a live proc tree: no registry to read");
 	else
-		keep_open(st);
+		ctp_file_cache_keep_opt(&st->files, api, ctx, "appstats-files",
+					keepable, (const void *)&ctp_plugin_v1);
 	*state = st;
 	return 0;
 }

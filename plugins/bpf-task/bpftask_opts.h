@@ -5,6 +5,8 @@
 #ifndef CTP_BPFTASK_OPTS_H
 #define CTP_BPFTASK_OPTS_H
 
+#include "statedir.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,16 +19,7 @@
 static inline int ctp_bpftask_check_times_state(const char *value, char *why,
 						size_t whylen)
 {
-	if (!strcmp(value, "auto") || !strcmp(value, "off"))
-		return 0;
-	if (value[0] != '/' || strlen(value) > 4000) {
-		snprintf(why, whylen,
-			 "times_state is \"auto\", \"off\" or an absolute "
-			 "directory, not \"%.64s\"",
-			 value);
-		return -EINVAL;
-	}
-	return 0;
+	return ctp_statedir_check("times_state", value, why, whylen);
 }
 
 /* The rows of the options table (struct ctp_option_desc). */

@@ -721,12 +721,42 @@ int ctp_file_cache_keep(struct ctp_file_cache *c, const char *opt,
 	return r;
 }
 
-uint64_t ctp_file_cache_kept_since(struct ctp_file_cache *c, uint64_t *seen)
+void ctp_file_cache_keep_opt(struct ctp_file_cache *c,
+			     const struct ctp_api *api, struct ctp_ctx *ctx,
+			     const char *name,
+			     bool (*keepable)(const void *answer),
+			     const void *self_addr)
+{
+	const char *opt = NULL;
+	char why[4400];
+	int r;
+
+	if (api->opt_str(ctx, "answers_state", &opt) < 0 || !opt)
+		opt = "auto";
+	r = ctp_file_cache_keep(c, opt, name, keepable, self_addr, why,
+				sizeof(why));
+	api->log(ctx,
+		 r == 0				? CTP_LOG_DEBUG
+		 : r == -ENOENT || r == -ESTALE ? CTP_LOG_INFO
+						: CTP_LOG_NOTICE,
+		 "answers about files across runs: %s", why);
+}
+
+uint64_t ctp_file_cache_capture_end(struct ctp_file_cache *c,
+				    const struct ctp_api *api,
+				    struct ctp_ctx *ctx)
 {
 	uint64_t h = atomic_load_explicit(&c->hits, memory_order_relaxed);
-	uint64_t d = h - *seen;
+	uint64_t d = h - c->hits_told;
+	int r = ctp_file_cache_save(c);
 
-	*seen = h;
+	c->hits_told = h;
+	if (r < 0 && !c->save_failed && api) {
+		c->save_failed = true;
+		api->log(ctx, CTP_LOG_NOTICE,
+			 "answers about files not kept for later runs: %s",
+			 strerror(-r));
+	}
 	return d;
 }
 

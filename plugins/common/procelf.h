@@ -151,6 +151,8 @@ struct ctp_file_cache {
 	size_t added;	       /* keepable answers probed in this run */
 	size_t saved;	       /* of them, written by ctp_file_cache_save */
 	_Atomic uint64_t hits; /* answers taken from what was kept */
+	uint64_t hits_told;    /* of them, returned by capture_end */
+	bool save_failed;      /* said once */
 	int dirfd;	       /* the state directory (statedir.h), -1: none */
 	char name[64];	       /* the file in it */
 	struct ctp_file_key self; /* the plugin's own .so: a rebuilt one
@@ -177,9 +179,24 @@ void ctp_file_cache_init(struct ctp_file_cache *c, size_t size);
 int ctp_file_cache_keep(struct ctp_file_cache *c, const char *opt,
 			const char *name, bool (*keepable)(const void *answer),
 			const void *self_addr, char *why, size_t whylen);
-/* Answers taken from what was kept since the last call (*seen: the count
- * then), for a plugin's summary counter. */
-uint64_t ctp_file_cache_kept_since(struct ctp_file_cache *c, uint64_t *seen);
+/* A plugin's side of it: ctp_file_cache_keep with its option
+ * `answers_state` (default auto), the outcome logged (debug when kept,
+ * info when off, without a directory or another build's file, notice
+ * otherwise). */
+struct ctp_api;
+struct ctp_ctx;
+void ctp_file_cache_keep_opt(struct ctp_file_cache *c,
+			     const struct ctp_api *api, struct ctp_ctx *ctx,
+			     const char *name,
+			     bool (*keepable)(const void *answer),
+			     const void *self_addr);
+/* At the end of a capture: what this run added written
+ * (ctp_file_cache_save; a failure logged once), and the answers taken from
+ * what was kept since the last call returned, for the plugin's summary
+ * counter. api may be NULL (nothing logged). */
+uint64_t ctp_file_cache_capture_end(struct ctp_file_cache *c,
+				    const struct ctp_api *api,
+				    struct ctp_ctx *ctx);
 /* Write the kept answers with those this run added, when it added any
  * since the last save, under the directory's lock (0.2 s at most), taking
  * in those another run wrote meanwhile: 1 written, 0 nothing to write, or

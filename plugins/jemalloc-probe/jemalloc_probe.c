@@ -142,9 +142,7 @@ struct jep_state {
 	struct ctp_workers workers;  /* struct worker */
 	struct ctp_file_cache files; /* struct ctp_jep_file */
 	struct ctp_ident_cache idents;
-	bool privileged;       /* CAP_SYS_PTRACE effective at init */
-	uint64_t hits_counted; /* st->files.hits counted so far */
-	bool keep_failed;      /* said once */
+	bool privileged; /* CAP_SYS_PTRACE effective at init */
 	/* Known tsd_s layouts: the option's files first, then the shipped
 	 * one (the first entry for a build wins). */
 	struct ctp_jep_layouts layouts;
@@ -398,24 +396,6 @@ static void worker_done(void *block)
 	free(w->tids);
 }
 
-/* Answers about files taken from an earlier run in this capture, counted;
- * those this run added written for the next (procelf.h). */
-static void keep_files(struct jep_state *st)
-{
-	int r;
-
-	count(st, S_FILES_KEPT,
-	      ctp_file_cache_kept_since(&st->files, &st->hits_counted));
-	r = ctp_file_cache_save(&st->files);
-	if (r < 0 && !st->keep_failed) {
-		st->keep_failed = true;
-		st->api->log(st->ctx, CTP_LOG_NOTICE,
-			     "answers about files not kept for later runs: "
-			     "%s",
-			     strerror(-r));
-	}
-}
-
 static int jep_finish(void *state, struct ctp_record *host_rec)
 {
 	struct jep_state *st = state;
@@ -425,7 +405,8 @@ static int jep_finish(void *state, struct ctp_record *host_rec)
 	int dom;
 
 	(void)host_rec;
-	keep_files(st);
+	count(st, S_FILES_KEPT,
+	      ctp_file_cache_capture_end(&st->files, st->api, st->ctx));
 	for (int i = 0; i < CTP_JEP_N_TAGS; i++)
 		tags[i] = atomic_load(&st->n[N_FIXED + i]);
 	dom = ctp_jep_dominant(tags);
@@ -678,25 +659,6 @@ static bool keepable(const void *answer)
 	return ((const struct ctp_jep_file *)answer)->file_only;
 }
 
-/* The answers an earlier run kept (option answers_state), if any. */
-static void keep_open(struct jep_state *st)
-{
-	const char *opt = NULL;
-	char why[4400];
-	int r;
-
-	if (st->api->opt_str(st->ctx, "answers_state", &opt) < 0 || !opt)
-		opt = "auto";
-	r = ctp_file_cache_keep(&st->files, opt, "jemalloc-probe-files",
-				keepable, (const void *)&ctp_plugin_v1, why,
-				sizeof(why));
-	st->api->log(st->ctx,
-		     r == 0			    ? CTP_LOG_DEBUG
-		     : r == -ENOENT || r == -ESTALE ? CTP_LOG_INFO
-						    : CTP_LOG_NOTICE,
-		     "answers about files across runs: %s", why);
-}
-
 static int jep_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		    void **state)
 {
@@ -729,7 +691,9 @@ static int jep_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 			 "proc root is not this host's live procfs: "
 			 "jemalloc counters are not read");
 	else
-		keep_open(st);
+		ctp_file_cache_keep_opt(&st->files, api, ctx,
+					"jemalloc-probe-files", keepable,
+					(const void *)&ctp_plugin_v1);
 	*state = st;
 	return 0;
 out:
