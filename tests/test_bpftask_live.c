@@ -628,10 +628,12 @@ static bool loader_ok(const struct ctp_bpftask *b)
 /*
  * A pass whose buffer was first sized for one task (17 records, three
  * pages) over a host of more: the buffer grows under the stream and the
- * pass still holds every record, in tid order, with this process and
- * the child's threads (the highest tids, at the end of the stream).
+ * pass still holds every record, with this process and the child's
+ * threads (the highest tids, at the end of the stream). By iter/task in
+ * tid order; by the open-coded pass (walk, where it is loaded: its runs
+ * copied in as they come) by process in tgid order.
  */
-static bool grown_pass(const int *tids, int n_tids)
+static bool grown_pass(const int *tids, int n_tids, bool walk)
 {
 	struct ctp_bpftask *b = NULL;
 	const struct ctp_bpftask_rec *recs;
@@ -643,9 +645,15 @@ static bool grown_pass(const int *tids, int n_tids)
 		printf("FAIL: a second load: %s\n", why);
 		return false;
 	}
+	if (walk && !ctp_bpftask_use_walk(b, true)) {
+		ctp_bpftask_free(b);
+		return true; /* no open-coded pass here */
+	}
+	ctp_bpftask_use_walk(b, walk);
 	ctp_bpftask_expect(b, 1);
 	n = ctp_bpftask_pass(b, 256u << 20, &recs);
-	printf("a pass from a buffer for one task: %d records\n", n);
+	printf("a pass %sfrom a buffer for one task: %d records\n",
+	       walk ? "by the open-coded iterator " : "", n);
 	if (n <= 24) {
 		printf("FAIL: %d records, not more than the first buffer's "
 		       "24\n",
@@ -653,7 +661,12 @@ static bool grown_pass(const int *tids, int n_tids)
 		ok = false;
 	}
 	for (int k = 0; ok && k < n; k++) {
-		if (k > 0 && recs[k].pid <= recs[k - 1].pid) {
+		if (walk && k > 0 && recs[k].tgid < recs[k - 1].tgid) {
+			printf("FAIL: record %d: tgid %d after %d\n", k,
+			       recs[k].tgid, recs[k - 1].tgid);
+			ok = false;
+		}
+		if (!walk && k > 0 && recs[k].pid <= recs[k - 1].pid) {
 			printf("FAIL: record %d: tid %d after %d\n", k,
 			       recs[k].pid, recs[k - 1].pid);
 			ok = false;
@@ -1075,7 +1088,8 @@ int main(void)
 		printf("FAIL: a pass over this thread returned %d\n", r);
 		rc = 1;
 	}
-	if (!grown_pass(tids, n_tids) || !sized_pass())
+	if (!grown_pass(tids, n_tids, false) ||
+	    !grown_pass(tids, n_tids, true) || !sized_pass())
 		rc = 1;
 out:
 	if (child > 0) {

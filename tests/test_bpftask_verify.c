@@ -16,6 +16,10 @@
  *   from the trusted task at all (bpf_rdonly_cast), and at most one pointer
  *   from a trusted pointer (ctx->meta->seq, which bpf_seq_write needs
  *   trusted).
+ * - walk: task_iter_walk.bpf.o's open-coded pass (ctp_walk, 6.7+: the
+ *   task iterator's kfuncs), which shares the fill, loads no pointer from a
+ *   trusted or RCU task either (those of bpf_iter_task_next() and
+ *   bpf_task_from_pid()); the instructions it processed are printed.
  *
  * The live cases load the objects by libbpf (the verifier sees the same
  * instructions the light skeleton hands it) and skip when not root,
@@ -161,10 +165,10 @@ static void log_loads_literal(void **state)
 	free(l);
 }
 
-/* Load the object at path by libbpf with its program's log at level 2
+/* Load the object at path by libbpf with program name's log at level 2
  * into log; 0, or a negative errno with why said. */
-static int load_logged(const char *path, char *log, size_t len, char *why,
-		       size_t whylen)
+static int load_logged(const char *path, const char *name, char *log,
+		       size_t len, char *why, size_t whylen)
 {
 	struct bpf_object *obj = bpf_object__open_file(path, NULL);
 	struct bpf_program *prog;
@@ -175,10 +179,10 @@ static int load_logged(const char *path, char *log, size_t len, char *why,
 		snprintf(why, whylen, "%s: %s", path, strerror(-r));
 		return r;
 	}
-	prog = bpf_object__find_program_by_name(obj, "ctp_task_rec");
+	prog = bpf_object__find_program_by_name(obj, name);
 	if (!prog) {
 		bpf_object__close(obj);
-		snprintf(why, whylen, "%s: no program ctp_task_rec", path);
+		snprintf(why, whylen, "%s: no program %s", path, name);
 		return -ENOENT;
 	}
 	log[0] = '\0';
@@ -193,7 +197,8 @@ static int load_logged(const char *path, char *log, size_t len, char *why,
 
 /* The object at path loaded with its log counted into l; skips where the
  * kernel cannot tell (above). */
-static void live_loads(const char *path, struct loads *l, bool cast)
+static void live_loads(const char *path, const char *name, struct loads *l,
+		       bool cast)
 {
 	size_t len = 64u << 20;
 	char *log = malloc(len), why[512];
@@ -212,8 +217,9 @@ static void live_loads(const char *path, struct loads *l, bool cast)
 		printf("SKIP: %s\n", why);
 		skip();
 	}
-	r = load_logged(path, log, len, why, sizeof(why));
-	/* libbpf finds no bpf_rdonly_cast in the kernel's BTF: -ESRCH. */
+	r = load_logged(path, name, log, len, why, sizeof(why));
+	/* libbpf finds no bpf_rdonly_cast (or, for walk, no task iterator
+	 * kfunc) in the kernel's BTF: -ESRCH. */
 	if (r == -EPERM || r == -EACCES || (cast && r == -ESRCH)) {
 		printf("SKIP: %s\n", why);
 		free(log);
@@ -223,6 +229,13 @@ static void live_loads(const char *path, struct loads *l, bool cast)
 		printf("%s\n%s\n", why, log);
 	assert_int_equal(r, 0);
 	log_loads(log, l);
+	{
+		const char *p = strstr(log, "processed ");
+		unsigned insns = 0;
+		if (p && sscanf(p, "processed %u insns", &insns) == 1)
+			printf("%s %s: %u instructions processed\n", path, name,
+			       insns);
+	}
 	printf("%s: %u loads of a pointer from a trusted pointer at %u "
 	       "instructions, at most %u visits of one, %u from the task\n",
 	       path, l->total, l->insns, l->max_visits, l->from_task);
@@ -239,7 +252,7 @@ static void plain(void **state)
 
 	(void)state;
 	assert_non_null(l);
-	live_loads(CTP_BPFTASK_OBJ, l, false);
+	live_loads(CTP_BPFTASK_OBJ, "ctp_task_rec", l, false);
 	/* ctx->meta->seq and the task's signal, mm, delays, cgroups. */
 	assert_true(l->insns >= 1);
 	assert_int_equal(l->max_visits, 1);
@@ -252,9 +265,21 @@ static void cast(void **state)
 
 	(void)state;
 	assert_non_null(l);
-	live_loads(CTP_BPFTASK_CAST_OBJ, l, true);
+	live_loads(CTP_BPFTASK_CAST_OBJ, "ctp_task_rec", l, true);
 	assert_int_equal(l->from_task, 0);
 	assert_true(l->total <= 1);
+	free(l);
+}
+
+static void walk(void **state)
+{
+	struct loads *l = calloc(1, sizeof(*l));
+
+	(void)state;
+	assert_non_null(l);
+	live_loads(CTP_BPFTASK_WALK_OBJ, "ctp_walk", l, true);
+	assert_int_equal(l->from_task, 0);
+	assert_int_equal(l->total, 0);
 	free(l);
 }
 
@@ -264,6 +289,7 @@ int main(void)
 		cmocka_unit_test(log_loads_literal),
 		cmocka_unit_test(plain),
 		cmocka_unit_test(cast),
+		cmocka_unit_test(walk),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -549,6 +549,8 @@ static const unsigned bpf_kept[] = {
 	2,  /* BPF_MAP_UPDATE_ELEM */
 	3,  /* BPF_MAP_DELETE_ELEM */
 	4,  /* BPF_MAP_GET_NEXT_KEY */
+	10, /* BPF_PROG_TEST_RUN: bpf-task's open-coded pass runs its loaded
+	     * syscall program */
 	15, /* BPF_OBJ_GET_INFO_BY_FD */
 	21, /* BPF_MAP_LOOKUP_AND_DELETE_ELEM */
 	24, /* BPF_MAP_LOOKUP_BATCH */

@@ -192,7 +192,9 @@ static int cmd_dump(int argc, char **argv)
 		fputs(usage, stderr);
 		return 2;
 	}
-	n = ctp_bpftask_open(&b, why, sizeof(why));
+	/* iter/task's pass: its lines in tid order, as they always were, and
+	 * no open-coded pass's load for one pass. */
+	n = ctp_bpftask_open_flags(&b, CTP_BPFTASK_OPEN_ITER, why, sizeof(why));
 	if (n < 0) {
 		fprintf(stderr, "ctprof-core: bpf-task-dump: %s\n", why);
 		return 1;
@@ -965,6 +967,16 @@ static int bt_host(void *state, struct ctp_record *rec)
 	return 0;
 }
 
+/* The loader's flags from the option pass: iter/task alone for "iter". */
+static unsigned pass_flags(struct bt_state *st)
+{
+	const char *opt = NULL;
+
+	if (st->api->opt_str(st->ctx, "pass", &opt) < 0 || !opt)
+		return 0;
+	return strcmp(opt, "iter") ? 0 : CTP_BPFTASK_OPEN_ITER;
+}
+
 /* Whether this process is in the initial pid namespace: its NSpid line
  * has one id. The program records global ids, which /proc names only
  * there. */
@@ -1304,7 +1316,8 @@ static int bt_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 		snprintf(why, sizeof(why),
 			 "not in the initial pid namespace (the pass records "
 			 "global ids)");
-	} else if (ctp_bpftask_open(&st->b, why, sizeof(why)) == 0) {
+	} else if (ctp_bpftask_open_flags(&st->b, pass_flags(st), why,
+					  sizeof(why)) == 0) {
 		r = offer(st);
 		if (r < 0) {
 			snprintf(why, sizeof(why),
@@ -1328,10 +1341,19 @@ static int bt_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 		expect_tasks(st);
 		check_kernel(st);
 		state_open(st);
+		const char *walk_why = ctp_bpftask_walk_why(st->b);
+
+		if (walk_why)
+			api->log(ctx, CTP_LOG_DEBUG,
+				 "passes by iter/task, not the open-coded "
+				 "task iterator: %s",
+				 walk_why);
 		api->log(ctx, CTP_LOG_INFO,
 			 "offering the task source from a BPF task iterator "
-			 "loaded by %s%s",
+			 "loaded by %s, %s%s",
 			 ctp_bpftask_loader(st->b),
+			 walk_why ? "passes by iter/task"
+				  : "passes by the open-coded task iterator",
 			 st->conv.times ? ""
 					: " (no utime/stime: nohz_full CPUs)");
 	}

@@ -4,6 +4,7 @@
 #include "bpftask.h"
 
 #include "bpfload.h"
+#include "bpftask_walk.h"
 
 /* The light skeleton's header uses errno and syscall() without including
  * their headers. */
@@ -13,6 +14,7 @@
 #ifndef CTP_BPFTASK_NO_LSKEL
 #include "task_iter.lskel.h"
 #include "task_iter_cast.lskel.h"
+#include "task_iter_walk.lskel.h"
 #endif
 #include "task_iter.skel.h"
 
@@ -28,7 +30,8 @@
 #include <sys/mman.h>
 
 struct ctp_bpftask {
-	/* One of the three loaded the program. */
+	/* One of the four loaded the program. */
+	struct task_iter_walk_lskel *walk;
 	struct task_iter_cast_lskel *cast;
 	struct task_iter_lskel *light;
 	struct task_iter_bpf *skel;
@@ -50,6 +53,20 @@ struct ctp_bpftask {
 	struct ctp_bpfcg_set *cg_vals;
 	struct ctp_bpfcg_entry *cg;
 	size_t cg_cap;
+	/* The open-coded pass (walk loaded it): its program, its two arrays
+	 * mapped (walk_pids, walk_recs), whether passes take it, its
+	 * records' limit a run, why not where it is not loaded, and what
+	 * the last pass did. */
+	int walk_fd;
+	__u64 *w_pids;
+	const struct ctp_bpftask_rec *w_recs;
+	bool walk_on;
+	unsigned walk_k;
+	char walk_why[200];
+	struct ctp_bpftask_walk_stats ws;
+	/* The tgids' sort (ctp_bpftask_sort): keys and room. */
+	struct ctp_bpftask_key *w_keys;
+	size_t w_keys_cap;
 };
 
 /* What the iterator needs of a kernel, said when it refuses the program. */
@@ -72,6 +89,7 @@ static const char needs[] = "the task iterator needs 5.8+, "
 	}
 NO_LIGHT(task_iter_lskel)
 NO_LIGHT(task_iter_cast_lskel)
+NO_LIGHT(task_iter_walk_lskel)
 #else
 /* And the light skeleton's loader program. */
 static const char light_needs[] =
@@ -115,9 +133,73 @@ static const char light_needs[] =
 		b->cg_gen_var = &s->bss->ctp_cg_gen;                           \
 		return 0;                                                      \
 	}
+OPEN_LIGHT(task_iter_walk_lskel, walk)
 OPEN_LIGHT(task_iter_cast_lskel, cast)
 OPEN_LIGHT(task_iter_lskel, light)
+
+/* The open-coded pass's program and its arrays mapped, once the light
+ * skeleton of task_iter_walk.bpf.o loaded: 0 or a negative errno. */
+static int walk_maps(struct ctp_bpftask *b, char *why, size_t whylen)
+{
+	size_t np = CTP_BPFTASK_WALK_PROCS * sizeof(__u64);
+	size_t nr = CTP_BPFTASK_WALK_K * sizeof(struct ctp_bpftask_rec);
+	void *p, *q;
+
+	p = mmap(NULL, np, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 b->walk->maps.walk_pids.map_fd, 0);
+	if (p == MAP_FAILED)
+		return ctp_bpfload_fail(why, whylen, -errno,
+					"mapping the open-coded pass's tgids",
+					NULL);
+	q = mmap(NULL, nr, PROT_READ, MAP_SHARED,
+		 b->walk->maps.walk_recs.map_fd, 0);
+	if (q == MAP_FAILED) {
+		int r = -errno;
+		munmap(p, np);
+		return ctp_bpfload_fail(why, whylen, r,
+					"mapping the open-coded pass's records",
+					NULL);
+	}
+	b->w_pids = p;
+	b->w_recs = q;
+	b->walk_fd = b->walk->progs.ctp_walk.prog_fd;
+	return 0;
+}
+
+static void walk_unmap(struct ctp_bpftask *b)
+{
+	if (b->w_pids)
+		munmap(b->w_pids, CTP_BPFTASK_WALK_PROCS * sizeof(__u64));
+	if (b->w_recs)
+		munmap((void *)b->w_recs,
+		       CTP_BPFTASK_WALK_K * sizeof(struct ctp_bpftask_rec));
+	b->w_pids = NULL;
+	b->w_recs = NULL;
+}
 #endif
+
+/* Whether this process is in the initial pid namespace: its NSpid line
+ * has one id (bpf_task_from_pid() takes the initial namespace's ids, and
+ * the pass must give the ids iter/task gives the caller). */
+static bool initial_pidns(void)
+{
+	char buf[4096], *p;
+	FILE *f = fopen("/proc/self/status", "re");
+	size_t len;
+
+	if (!f)
+		return false;
+	len = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[len] = '\0';
+	p = strstr(buf, "\nNSpid:");
+	if (!p)
+		return true; /* before 4.1: no pid namespace column */
+	p += 7;
+	p += strspn(p, " \t");
+	p += strcspn(p, " \t\n");
+	return *p == '\n' || *p == '\0';
+}
 
 /* Open, load and attach by libbpf's skeleton: as open_light. */
 static int open_libbpf(struct ctp_bpftask *b, char *why, size_t whylen)
@@ -147,12 +229,47 @@ static int open_libbpf(struct ctp_bpftask *b, char *why, size_t whylen)
  * without; force is CTP_BPFTASK_LOADER ("light-nocast" skips the first).
  * 0 with b->loader said, or a negative errno with the last reason in why.
  */
-static int open_lights(struct ctp_bpftask *b, const char *force, char *why,
-		       size_t whylen)
+static int open_lights(struct ctp_bpftask *b, const char *force, unsigned flags,
+		       char *why, size_t whylen)
 {
+	const char *pass = getenv("CTP_BPFTASK_PASS");
 	char cast_why[160];
 	int r;
 
+	/* The open-coded pass's object first (6.7+): the cast program and
+	 * it, sharing their maps. */
+	if (pass && !strcmp(pass, "iter")) {
+		snprintf(b->walk_why, sizeof(b->walk_why),
+			 "not tried (CTP_BPFTASK_PASS=iter)");
+		r = -ECANCELED;
+	} else if (flags & CTP_BPFTASK_OPEN_ITER) {
+		snprintf(b->walk_why, sizeof(b->walk_why),
+			 "not asked for (pass: iter)");
+		r = -ECANCELED;
+	} else if (force && !strcmp(force, "light-nocast")) {
+		snprintf(b->walk_why, sizeof(b->walk_why),
+			 "not tried (CTP_BPFTASK_LOADER=light-nocast)");
+		r = -ECANCELED;
+	} else if (!initial_pidns()) {
+		snprintf(b->walk_why, sizeof(b->walk_why),
+			 "not in the initial pid namespace");
+		r = -ECANCELED;
+	} else {
+		r = open_task_iter_walk_lskel(b, b->walk_why,
+					      sizeof(b->walk_why));
+#ifndef CTP_BPFTASK_NO_LSKEL
+		if (r == 0)
+			r = walk_maps(b, b->walk_why, sizeof(b->walk_why));
+#endif
+	}
+	if (r == 0) {
+		b->walk_on = true;
+		b->walk_k = CTP_BPFTASK_WALK_K;
+		snprintf(b->loader, sizeof(b->loader), "the light skeleton");
+		return 0;
+	}
+	task_iter_walk_lskel__destroy(b->walk);
+	b->walk = NULL;
 	if (force && !strcmp(force, "light-nocast")) {
 		snprintf(cast_why, sizeof(cast_why),
 			 "not tried (CTP_BPFTASK_LOADER=light-nocast)");
@@ -177,6 +294,12 @@ static int open_lights(struct ctp_bpftask *b, const char *force, char *why,
 
 int ctp_bpftask_open(struct ctp_bpftask **ret, char *why, size_t whylen)
 {
+	return ctp_bpftask_open_flags(ret, 0, why, whylen);
+}
+
+int ctp_bpftask_open_flags(struct ctp_bpftask **ret, unsigned flags, char *why,
+			   size_t whylen)
+{
 	const char *force = getenv("CTP_BPFTASK_LOADER");
 	char light_why[160];
 	struct ctp_bpftask *b;
@@ -192,9 +315,11 @@ int ctp_bpftask_open(struct ctp_bpftask **ret, char *why, size_t whylen)
 	if (force && !strcmp(force, "libbpf")) {
 		snprintf(light_why, sizeof(light_why),
 			 "not tried (CTP_BPFTASK_LOADER=libbpf)");
+		snprintf(b->walk_why, sizeof(b->walk_why),
+			 "not tried (CTP_BPFTASK_LOADER=libbpf)");
 		r = -ECANCELED;
 	} else {
-		r = open_lights(b, force, light_why, sizeof(light_why));
+		r = open_lights(b, force, flags, light_why, sizeof(light_why));
 	}
 	if (r == 0) {
 		*ret = b;
@@ -223,6 +348,10 @@ void ctp_bpftask_free(struct ctp_bpftask *b)
 {
 	if (!b)
 		return;
+#ifndef CTP_BPFTASK_NO_LSKEL
+	walk_unmap(b);
+#endif
+	task_iter_walk_lskel__destroy(b->walk);
 	task_iter_cast_lskel__destroy(b->cast);
 	task_iter_lskel__destroy(b->light);
 	task_iter_bpf__destroy(b->skel);
@@ -231,6 +360,7 @@ void ctp_bpftask_free(struct ctp_bpftask *b)
 	free(b->cg_keys);
 	free(b->cg_vals);
 	free(b->cg);
+	free(b->w_keys);
 	free(b);
 }
 
@@ -298,11 +428,13 @@ static int grow(struct ctp_bpftask *b, size_t max_bytes)
  * whole buffer after it); returns the number of records, or a negative
  * errno (-E2BIG past max_bytes; -EBADMSG, a stream that ended within
  * max_bytes but is not whole records of this version). */
-static long read_stream(struct ctp_bpftask *b, int lfd, size_t max_bytes)
+static long read_stream(struct ctp_bpftask *b, int lfd, size_t start,
+			size_t max_bytes)
 {
-	struct ctp_bpftask_rec_scan sc = {0};
+	/* From start on: the whole records before it are checked. */
+	struct ctp_bpftask_rec_scan sc = {.checked = start};
 	int fd = bpf_iter_create(lfd);
-	size_t len = 0;
+	size_t len = start;
 	ssize_t got;
 	long r;
 
@@ -374,12 +506,151 @@ void ctp_bpftask_skip_delays(struct ctp_bpftask *b, bool skip)
 	*b->skip_delays = skip;
 }
 
+#ifdef CTP_BPFTASK_NO_LSKEL
+static int walk_pass(struct ctp_bpftask *b, size_t max_bytes,
+		     const struct ctp_bpftask_rec **recs)
+{
+	(void)b;
+	(void)max_bytes;
+	(void)recs;
+	return -EAGAIN; /* never on: nothing loaded it */
+}
+#else
+/* One run of the open-coded pass's program (its mode and arguments set
+ * in its .bss): 0 or a negative errno. */
+static int walk_run(struct ctp_bpftask *b)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o);
+
+	if (bpf_prog_test_run_opts(b->walk_fd, &o) < 0)
+		return -errno;
+	b->ws.runs++;
+	return 0;
+}
+
+/* Room for need bytes more after len in b->buf, at most max_bytes in
+ * all: 0 or a negative errno (-E2BIG). */
+static int room_for(struct ctp_bpftask *b, size_t len, size_t need,
+		    size_t max_bytes)
+{
+	int r;
+
+	if (need > max_bytes || len > max_bytes - need)
+		return -E2BIG;
+	while (b->cap < len + need)
+		if ((r = grow(b, max_bytes)) < 0)
+			return r;
+	return 0;
+}
+
+/* The list run's tgids (n), sorted in place: the records then come by
+ * process in tgid order, as the walk list wants them. 0 or -ENOMEM. */
+static int sort_tgids(struct ctp_bpftask *b, size_t n)
+{
+	int r = CTP_GROW(b->w_keys, b->w_keys_cap, 2 * n, 1024);
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++)
+		b->w_keys[i] =
+			(struct ctp_bpftask_key){.key = b->w_pids[i], .idx = 0};
+	ctp_bpftask_sort(b->w_keys, b->w_keys + n, n);
+	for (size_t i = 0; i < n; i++)
+		b->w_pids[i] = b->w_keys[i].key;
+	return 0;
+}
+
+/*
+ * The open-coded pass (task_walk.h): the list run, then threads runs of
+ * at most walk_k records each, copied into b->buf after each run and
+ * checked there as they come; a process of more threads walked by the
+ * iterator's pid parameter into b->buf after them. Returns the number of
+ * records as ctp_bpftask_pass does, or -EAGAIN where iter/task's whole
+ * pass must give it: more processes than the list holds, or the pid
+ * pass refused (a capture child's seccomp filter allows no new link).
+ */
+static int walk_pass(struct ctp_bpftask *b, size_t max_bytes,
+		     const struct ctp_bpftask_rec **recs)
+{
+	struct ctp_bpftask_rec_scan sc = {0};
+	__typeof__(b->walk->bss) v = b->walk->bss;
+	size_t len = 0, np;
+	__u32 first;
+	long n;
+	int r;
+
+	memset(&b->ws, 0, sizeof(b->ws));
+	v->ctp_walk_mode = 0;
+	if ((r = walk_run(b)) < 0)
+		return r;
+	b->ws.list_ns = v->ctp_walk_ns;
+	if (v->ctp_walk_over)
+		return -EAGAIN;
+	np = v->ctp_walk_n;
+	if ((r = sort_tgids(b, np)) < 0)
+		return r;
+	v->ctp_walk_mode = 1;
+	v->ctp_walk_k = b->walk_k;
+	for (first = 0; first < np;) {
+		size_t bytes;
+
+		v->ctp_walk_first = first;
+		v->ctp_walk_end = (__u32)np;
+		if ((r = walk_run(b)) < 0)
+			return r;
+		if (v->ctp_walk_ns > b->ws.max_run_ns)
+			b->ws.max_run_ns = v->ctp_walk_ns;
+		if (v->ctp_walk_n > b->ws.max_run_recs)
+			b->ws.max_run_recs = v->ctp_walk_n;
+		bytes = (size_t)v->ctp_walk_n * sizeof(struct ctp_bpftask_rec);
+		if ((r = room_for(b, len, bytes, max_bytes)) < 0)
+			return r;
+		memcpy(b->buf + len, b->w_recs, bytes);
+		len += bytes;
+		ctp_bpftask_rec_more(&sc, b->buf, len);
+		if (v->ctp_walk_big) {
+			union bpf_iter_link_info info = {
+				.task = {.pid = v->ctp_walk_big}};
+			LIBBPF_OPTS(bpf_link_create_opts, opts,
+				    .iter_info = &info,
+				    .iter_info_len = sizeof(info));
+			int lfd = bpf_link_create(b->prog_fd, 0, BPF_TRACE_ITER,
+						  &opts);
+
+			if (lfd < 0)
+				return errno == EPERM || errno == EACCES
+					       ? -EAGAIN
+					       : -errno;
+			n = read_stream(b, lfd, len, max_bytes);
+			close(lfd);
+			if (n < 0)
+				return (int)n;
+			len = (size_t)n * sizeof(struct ctp_bpftask_rec);
+			sc.checked = len;
+			b->ws.big++;
+		}
+		if (v->ctp_walk_next <= first)
+			return -EIO; /* no step forward: not reached */
+		first = v->ctp_walk_next;
+	}
+	return parse_stream(b, ctp_bpftask_rec_end(&sc, len), recs);
+}
+#endif
+
 int ctp_bpftask_pass(struct ctp_bpftask *b, size_t max_bytes,
 		     const struct ctp_bpftask_rec **recs)
 {
 	/* A new number: the css_sets noted by the passes before are stale. */
 	*b->cg_gen_var = b->cg_on ? ++b->cg_gen : 0;
-	return parse_stream(b, read_stream(b, b->link_fd, max_bytes), recs);
+	int r;
+
+	if (b->walk_on) {
+		r = walk_pass(b, max_bytes, recs);
+		if (r != -EAGAIN)
+			return r;
+		b->ws.whole = true;
+	}
+	return parse_stream(b, read_stream(b, b->link_fd, 0, max_bytes), recs);
 }
 
 /* A pass through a link of its own with the iterator's parameter info. */
@@ -392,9 +663,31 @@ static int pass_with(struct ctp_bpftask *b, union bpf_iter_link_info *info,
 
 	if (lfd < 0)
 		return -errno;
-	r = parse_stream(b, read_stream(b, lfd, max_bytes), recs);
+	r = parse_stream(b, read_stream(b, lfd, 0, max_bytes), recs);
 	close(lfd);
 	return r;
+}
+
+const char *ctp_bpftask_walk_why(const struct ctp_bpftask *b)
+{
+	return b->w_recs ? NULL : b->walk_why;
+}
+
+bool ctp_bpftask_use_walk(struct ctp_bpftask *b, bool on)
+{
+	b->walk_on = on && b->w_recs;
+	return b->walk_on;
+}
+
+void ctp_bpftask_walk_limit(struct ctp_bpftask *b, unsigned k)
+{
+	b->walk_k = k < 1 ? 1 : k > CTP_BPFTASK_WALK_K ? CTP_BPFTASK_WALK_K : k;
+}
+
+void ctp_bpftask_walk_stats(const struct ctp_bpftask *b,
+			    struct ctp_bpftask_walk_stats *st)
+{
+	*st = b->ws;
 }
 
 void ctp_bpftask_note_cgroups(struct ctp_bpftask *b, bool on)

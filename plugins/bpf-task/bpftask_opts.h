@@ -22,6 +22,9 @@ static inline int ctp_bpftask_check_times_state(const char *value, char *why,
 	return ctp_statedir_check("times_state", value, why, whylen);
 }
 
+/* pass: how a pass walks the tasks (README.md "The open-coded pass"). */
+static const char *const ctp_bpftask_pass_choices[] = {"auto", "iter", NULL};
+
 /* The rows of the options table (struct ctp_option_desc). */
 #define CTP_BPFTASK_OPTIONS                                                    \
 	{.name = "max_tasks",                                                  \
@@ -31,15 +34,24 @@ static inline int ctp_bpftask_check_times_state(const char *value, char *why,
 	 .def = "1000000",                                                     \
 	 .min = 1,                                                             \
 	 .max = MAX_MAX_TASKS},                                                \
+		{.name = "times_state",                                        \
+		 .help = "where stat's utime/stime handed out are kept "       \
+			 "across "                                             \
+			 "runs: "                                              \
+			 "auto (/run/ctprof-core, or "                         \
+			 "$XDG_RUNTIME_DIR/ctprof-core "                       \
+			 "when not root), off, or a directory",                \
+		 .type = CTP_OPT_STRING,                                       \
+		 .def = "auto",                                                \
+		 .check = ctp_bpftask_check_times_state},                      \
 	{                                                                      \
-		.name = "times_state",                                         \
-		.help = "where stat's utime/stime handed out are kept across " \
-			"runs: "                                               \
-			"auto (/run/ctprof-core, or "                          \
-			"$XDG_RUNTIME_DIR/ctprof-core "                        \
-			"when not root), off, or a directory",                 \
+		.name = "pass",                                                \
+		.help = "how a pass walks the tasks: auto (the open-coded "    \
+			"task iterator by bounded runs where the kernel has "  \
+			"it, 6.7+, else iter/task) or iter (iter/task "        \
+			"always)",                                             \
 		.type = CTP_OPT_STRING, .def = "auto",                         \
-		.check = ctp_bpftask_check_times_state                         \
+		.choices = ctp_bpftask_pass_choices                            \
 	}
 
 #endif /* CTP_BPFTASK_OPTS_H */
