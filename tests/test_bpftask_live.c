@@ -641,7 +641,8 @@ static bool grown_pass(const int *tids, int n_tids, bool walk)
 	bool ok = true;
 	int n, seen = 0;
 
-	if (ctp_bpftask_open(&b, why, sizeof(why)) < 0) {
+	if (ctp_bpftask_open_flags(&b, walk ? CTP_BPFTASK_OPEN_WALK : 0, why,
+				   sizeof(why)) < 0) {
 		printf("FAIL: a second load: %s\n", why);
 		return false;
 	}

@@ -328,7 +328,7 @@ int main(void)
 		       "CAP_PERFMON)\n");
 		return 77;
 	}
-	r = ctp_bpftask_open(&b, why, sizeof(why));
+	r = ctp_bpftask_open_flags(&b, CTP_BPFTASK_OPEN_WALK, why, sizeof(why));
 	if (r == -ENOENT || r == -EPERM || r == -EACCES) {
 		printf("SKIP: %s\n", why);
 		return 77;

@@ -192,9 +192,9 @@ static int cmd_dump(int argc, char **argv)
 		fputs(usage, stderr);
 		return 2;
 	}
-	/* iter/task's pass: its lines in tid order, as they always were, and
-	 * no open-coded pass's load for one pass. */
-	n = ctp_bpftask_open_flags(&b, CTP_BPFTASK_OPEN_ITER, why, sizeof(why));
+	/* iter/task's pass (no open-coded one asked for): its lines in tid
+	 * order, as they always were. */
+	n = ctp_bpftask_open(&b, why, sizeof(why));
 	if (n < 0) {
 		fprintf(stderr, "ctprof-core: bpf-task-dump: %s\n", why);
 		return 1;
@@ -967,14 +967,15 @@ static int bt_host(void *state, struct ctp_record *rec)
 	return 0;
 }
 
-/* The loader's flags from the option pass: iter/task alone for "iter". */
+/* The loader's flags from the option pass: the open-coded pass's object
+ * asked for by "open-coded". */
 static unsigned pass_flags(struct bt_state *st)
 {
 	const char *opt = NULL;
 
 	if (st->api->opt_str(st->ctx, "pass", &opt) < 0 || !opt)
 		return 0;
-	return strcmp(opt, "iter") ? 0 : CTP_BPFTASK_OPEN_ITER;
+	return strcmp(opt, "open-coded") ? 0 : CTP_BPFTASK_OPEN_WALK;
 }
 
 /* Whether this process is in the initial pid namespace: its NSpid line

@@ -224,10 +224,12 @@ static int open_libbpf(struct ctp_bpftask *b, char *why, size_t whylen)
 }
 
 /*
- * The light skeletons in turn, the one of the program with
- * bpf_rdonly_cast first (6.2+: a third of the load's CPU), then the one
- * without; force is CTP_BPFTASK_LOADER ("light-nocast" skips the first).
- * 0 with b->loader said, or a negative errno with the last reason in why.
+ * The light skeletons in turn: the one with the open-coded pass where
+ * asked for (flags, or CTP_BPFTASK_PASS=open-coded; =iter never), the
+ * one of the program with bpf_rdonly_cast (6.2+: a third of the load's
+ * CPU), then the one without; force is CTP_BPFTASK_LOADER
+ * ("light-nocast" skips the first two). 0 with b->loader said, or a
+ * negative errno with the last reason in why.
  */
 static int open_lights(struct ctp_bpftask *b, const char *force, unsigned flags,
 		       char *why, size_t whylen)
@@ -242,7 +244,8 @@ static int open_lights(struct ctp_bpftask *b, const char *force, unsigned flags,
 		snprintf(b->walk_why, sizeof(b->walk_why),
 			 "not tried (CTP_BPFTASK_PASS=iter)");
 		r = -ECANCELED;
-	} else if (flags & CTP_BPFTASK_OPEN_ITER) {
+	} else if (!(flags & CTP_BPFTASK_OPEN_WALK) &&
+		   !(pass && !strcmp(pass, "open-coded"))) {
 		snprintf(b->walk_why, sizeof(b->walk_why),
 			 "not asked for (pass: iter)");
 		r = -ECANCELED;

@@ -33,10 +33,11 @@ struct ctp_bpftask;
  */
 int ctp_bpftask_open(struct ctp_bpftask **ret, char *why, size_t whylen);
 
-/* The same, with flags: CTP_BPFTASK_OPEN_ITER loads no open-coded pass
- * (below), whose object costs the load more (README.md "The open-coded
- * pass"), as CTP_BPFTASK_PASS=iter does. */
-#define CTP_BPFTASK_OPEN_ITER 1u
+/* The same, with flags: CTP_BPFTASK_OPEN_WALK loads the open-coded pass
+ * (below) where the kernel has it, as CTP_BPFTASK_PASS=open-coded does
+ * (=iter: never); without, iter/task alone, whose load costs less
+ * (README.md "The open-coded pass"). */
+#define CTP_BPFTASK_OPEN_WALK 1u
 int ctp_bpftask_open_flags(struct ctp_bpftask **ret, unsigned flags, char *why,
 			   size_t whylen);
 void ctp_bpftask_free(struct ctp_bpftask *b);
@@ -92,19 +93,19 @@ int ctp_bpftask_pass_pid(struct ctp_bpftask *b, int pid, size_t max_bytes,
 int ctp_bpftask_getaffinity(pid_t tid, __u64 words[CTP_BPFTASK_CPU_WORDS]);
 
 /*
- * The open-coded pass (README.md "The open-coded pass"): where the kernel
- * has it (6.7+: bpf_iter_task_*, bpf_task_from_pid, bpf_rcu_read_lock),
- * the process is in the initial pid namespace and CTP_BPFTASK_PASS is not
- * "iter", ctp_bpftask_pass() walks the tasks by runs of a syscall program
- * of at most CTP_BPFTASK_WALK_K records each (bpftask_walk.h), a process
- * of more threads by the iterator's pid parameter, instead of by
- * iter/task; the same records (the same set of tasks, every task alive
- * for the whole pass once), by process in tgid order instead of in tid
+ * The open-coded pass (README.md "The open-coded pass"): where it was
+ * asked for (CTP_BPFTASK_OPEN_WALK), the kernel has it (6.7+:
+ * bpf_iter_task_*, bpf_task_from_pid, bpf_rcu_read_lock) and the process
+ * is in the initial pid namespace, ctp_bpftask_pass() walks the tasks by runs
+ * of a syscall program of at most CTP_BPFTASK_WALK_K records each
+ * (bpftask_walk.h), a process of more threads by the iterator's pid parameter,
+ * instead of by iter/task; the same records (the same set of tasks, every task
+ * alive for the whole pass once), by process in tgid order instead of in tid
  * order.
  *
  * ctp_bpftask_walk_why(): NULL where it is loaded, else why not.
- * ctp_bpftask_use_walk(): whether passes take it from now on (on by
- * default where loaded); returns whether they will.
+ * ctp_bpftask_use_walk(): whether passes take it from now on (on where
+ * loaded); returns whether they will.
  * ctp_bpftask_walk_limit(): its records a run (1 to CTP_BPFTASK_WALK_K,
  * the default; lower for tests).
  * ctp_bpftask_walk_stats(): what the last pass by it did.

@@ -23,7 +23,8 @@ static inline int ctp_bpftask_check_times_state(const char *value, char *why,
 }
 
 /* pass: how a pass walks the tasks (README.md "The open-coded pass"). */
-static const char *const ctp_bpftask_pass_choices[] = {"auto", "iter", NULL};
+static const char *const ctp_bpftask_pass_choices[] = {"iter", "open-coded",
+						       NULL};
 
 /* The rows of the options table (struct ctp_option_desc). */
 #define CTP_BPFTASK_OPTIONS                                                    \
@@ -46,11 +47,11 @@ static const char *const ctp_bpftask_pass_choices[] = {"auto", "iter", NULL};
 		 .check = ctp_bpftask_check_times_state},                      \
 	{                                                                      \
 		.name = "pass",                                                \
-		.help = "how a pass walks the tasks: auto (the open-coded "    \
-			"task iterator by bounded runs where the kernel has "  \
-			"it, 6.7+, else iter/task) or iter (iter/task "        \
-			"always)",                                             \
-		.type = CTP_OPT_STRING, .def = "auto",                         \
+		.help = "how a pass walks the tasks: iter (iter/task) or "     \
+			"open-coded (the open-coded task iterator by "         \
+			"bounded runs where the kernel has it, 6.7+, else "    \
+			"iter/task: a larger load, a cheaper pass)",           \
+		.type = CTP_OPT_STRING, .def = "iter",                         \
 		.choices = ctp_bpftask_pass_choices                            \
 	}
 
