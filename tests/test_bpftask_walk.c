@@ -4,14 +4,15 @@
  * more threads than a run holds (CTP_BPFTASK_WALK_K) and three small ones,
  * all blocked on a pipe, are walked by both; each of their threads must be
  * in each pass exactly once, with the same record byte for byte (every
- * member; the record has no padding left unwritten). Twice: at the
- * default limit (the large process by the pid parameter, the rest in
- * runs), and with the limit lowered to 64 records a run (many runs, the
- * large process and whatever else on the host is larger by the pid
- * parameter). And the whole host at both limits: every task alive
- * across the passes in the open-coded one exactly once. Skips (77) when not
- * root, where the program does not load, or where the kernel has no open-coded
- * task iterator (6.7+), with why.
+ * member; the record has no padding left unwritten). Three times: at the
+ * default limits (the large process by the pid parameter, the rest in
+ * runs); with 64 records a run (many runs; the large process, and
+ * whatever else on the host is larger, by the pid parameter); with 8
+ * processes allowed a pass (iter/task's whole pass, as on a host of more
+ * than CTP_BPFTASK_WALK_PROCS). And the whole host at both run limits:
+ * every task alive across the passes is in the open-coded one exactly
+ * once. Skips (77) when not root, where the program does not load, or
+ * where the kernel has no open-coded task iterator (6.7+), with why.
  */
 #include "bpftask.h"
 #include "bpftask_walk.h"
@@ -227,7 +228,7 @@ static bool whole_host(struct ctp_bpftask *b, unsigned k)
 	int na, nw, nc, both = 0;
 	bool ok = true;
 
-	ctp_bpftask_walk_limit(b, k);
+	ctp_bpftask_walk_limit(b, k, CTP_BPFTASK_WALK_PROCS);
 	na = host_ids(b, false, &a);
 	nw = host_ids(b, true, &w);
 	nc = host_ids(b, false, &c);
@@ -262,21 +263,25 @@ static bool whole_host(struct ctp_bpftask *b, unsigned k)
 	return ok;
 }
 
-/* The open-coded pass at limit k against iter/task's: both give each of
- * the children's threads once, with equal records; the open-coded one
- * walked the large child by the pid parameter, in more than one run. */
-static bool compare_at(struct ctp_bpftask *b, unsigned k, const int *tids,
-		       int n_tids)
+/* The open-coded pass at limit k (records a run) and procs (processes a
+ * pass) against iter/task's: both give each of the children's threads
+ * once, with equal records; the open-coded one walked the large child by
+ * the pid parameter, in more than one run, or, with fewer processes
+ * allowed than the host has, was iter/task's whole pass. */
+static bool compare_at(struct ctp_bpftask *b, unsigned k, unsigned procs,
+		       const int *tids, int n_tids)
 {
 	static struct ctp_bpftask_rec w[MAX_TIDS], it[MAX_TIDS];
 	struct ctp_bpftask_walk_stats st;
+	bool whole = procs < 16;
 	char what[64];
 	int nw, ni;
 	bool ok = true;
 
-	ctp_bpftask_walk_limit(b, k);
+	ctp_bpftask_walk_limit(b, k, procs);
 	ctp_bpftask_use_walk(b, true);
-	snprintf(what, sizeof(what), "open-coded, %u a run", k);
+	snprintf(what, sizeof(what), "open-coded, %u a run, %u processes", k,
+		 procs);
 	nw = take(b, w, MAX_TIDS, what);
 	ctp_bpftask_walk_stats(b, &st);
 	printf("%s: %u runs, %u by the pid parameter, whole %s, the list "
@@ -288,8 +293,14 @@ static bool compare_at(struct ctp_bpftask *b, unsigned k, const int *tids,
 	ni = take(b, it, MAX_TIDS, "iter/task");
 	if (nw < 0 || ni < 0)
 		return false;
-	if (st.whole || st.big < 1 || st.runs < (k < 100 ? 4u : 2u) ||
-	    st.max_run_recs > k) {
+	if (whole && !st.whole) {
+		printf("FAIL: %s: %u processes allowed, not iter/task's whole "
+		       "pass\n",
+		       what, procs);
+		ok = false;
+	}
+	if (!whole && (st.whole || st.big < 1 ||
+		       st.runs < (k < 100 ? 4u : 2u) || st.max_run_recs > k)) {
 		printf("FAIL: %s: not the open-coded pass's runs with the "
 		       "large child by the pid parameter\n",
 		       what);
@@ -371,8 +382,10 @@ int main(void)
 	}
 	printf("children: %d threads in %d processes, the first of %d\n",
 	       n_tids, n_kids, BIG_TASKS);
-	ok &= compare_at(b, CTP_BPFTASK_WALK_K, tids, n_tids);
-	ok &= compare_at(b, 64, tids, n_tids);
+	ok &= compare_at(b, CTP_BPFTASK_WALK_K, CTP_BPFTASK_WALK_PROCS, tids,
+			 n_tids);
+	ok &= compare_at(b, 64, CTP_BPFTASK_WALK_PROCS, tids, n_tids);
+	ok &= compare_at(b, 64, 8, tids, n_tids);
 	ok &= whole_host(b, CTP_BPFTASK_WALK_K);
 	ok &= whole_host(b, 64);
 	rc = ok ? 0 : 1;

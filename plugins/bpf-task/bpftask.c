@@ -61,7 +61,7 @@ struct ctp_bpftask {
 	__u64 *w_pids;
 	const struct ctp_bpftask_rec *w_recs;
 	bool walk_on;
-	unsigned walk_k;
+	unsigned walk_k, walk_procs;
 	char walk_why[200];
 	struct ctp_bpftask_walk_stats ws;
 	/* The tgids' sort (ctp_bpftask_sort): keys and room. */
@@ -268,6 +268,7 @@ static int open_lights(struct ctp_bpftask *b, const char *force, unsigned flags,
 	if (r == 0) {
 		b->walk_on = true;
 		b->walk_k = CTP_BPFTASK_WALK_K;
+		b->walk_procs = CTP_BPFTASK_WALK_PROCS;
 		snprintf(b->loader, sizeof(b->loader), "the light skeleton");
 		return 0;
 	}
@@ -584,6 +585,7 @@ static int walk_pass(struct ctp_bpftask *b, size_t max_bytes,
 
 	memset(&b->ws, 0, sizeof(b->ws));
 	v->ctp_walk_mode = 0;
+	v->ctp_walk_procs = b->walk_procs;
 	if ((r = walk_run(b)) < 0)
 		return r;
 	b->ws.list_ns = v->ctp_walk_ns;
@@ -682,9 +684,11 @@ bool ctp_bpftask_use_walk(struct ctp_bpftask *b, bool on)
 	return b->walk_on;
 }
 
-void ctp_bpftask_walk_limit(struct ctp_bpftask *b, unsigned k)
+void ctp_bpftask_walk_limit(struct ctp_bpftask *b, unsigned k, unsigned procs)
 {
 	b->walk_k = k < 1 ? 1 : k > CTP_BPFTASK_WALK_K ? CTP_BPFTASK_WALK_K : k;
+	b->walk_procs =
+		procs > CTP_BPFTASK_WALK_PROCS ? CTP_BPFTASK_WALK_PROCS : procs;
 }
 
 void ctp_bpftask_walk_stats(const struct ctp_bpftask *b,

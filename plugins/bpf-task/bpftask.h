@@ -107,7 +107,8 @@ int ctp_bpftask_getaffinity(pid_t tid, __u64 words[CTP_BPFTASK_CPU_WORDS]);
  * ctp_bpftask_use_walk(): whether passes take it from now on (on where
  * loaded); returns whether they will.
  * ctp_bpftask_walk_limit(): its records a run (1 to CTP_BPFTASK_WALK_K,
- * the default; lower for tests).
+ * the default) and processes a pass (0 to CTP_BPFTASK_WALK_PROCS, the
+ * default; more: iter/task's whole pass): lower for tests.
  * ctp_bpftask_walk_stats(): what the last pass by it did.
  */
 struct ctp_bpftask_walk_stats {
@@ -120,7 +121,7 @@ struct ctp_bpftask_walk_stats {
 };
 const char *ctp_bpftask_walk_why(const struct ctp_bpftask *b);
 bool ctp_bpftask_use_walk(struct ctp_bpftask *b, bool on);
-void ctp_bpftask_walk_limit(struct ctp_bpftask *b, unsigned k);
+void ctp_bpftask_walk_limit(struct ctp_bpftask *b, unsigned k, unsigned procs);
 void ctp_bpftask_walk_stats(const struct ctp_bpftask *b,
 			    struct ctp_bpftask_walk_stats *st);
 

@@ -17,9 +17,9 @@
  *
  * Why runs: each run holds one RCU read section (the iterators need it),
  * and with preempt=none the CPU does not schedule in it; bounded by k
- * records (and k processes) a run, it is bounded in time, where one walk
- * of the whole host is not. No pid lookup per task (iter/task does two
- * per step, find_ge_pid and get_pid_task), one per process.
+ * records (and CTP_BPFTASK_WALK_RUN_PROCS processes) a run, it is bounded in
+ * time, where one walk of the whole host is not. No pid lookup per task
+ * (iter/task does two per step, find_ge_pid and get_pid_task), one per process.
  *
  * The counters of a run (the record's index) live in the .bss and are
  * loaded and stored each step: a counter in a register would be a known
@@ -70,8 +70,10 @@ struct {
 } walk_recs SEC(".maps");
 
 /* In: the mode, the processes of a threads run and its records' limit
- * (at most CTP_BPFTASK_WALK_K). Out: what the run did. */
+ * (at most CTP_BPFTASK_WALK_K), the list's (at most
+ * CTP_BPFTASK_WALK_PROCS). Out: what the run did. */
 __u32 ctp_walk_mode, ctp_walk_first, ctp_walk_end, ctp_walk_k;
+__u32 ctp_walk_procs;
 __u32 ctp_walk_n;    /* list: tgids noted; threads: records written */
 __u32 ctp_walk_over; /* list: more processes than walk_pids holds */
 __u32 ctp_walk_next; /* threads: the first process not walked */
@@ -93,7 +95,8 @@ static __always_inline void walk_list(void)
 
 		if (!tgid)
 			continue; /* init_task, the idle task: no pid */
-		slot = bpf_map_lookup_elem(&walk_pids, &n);
+		slot = n < ctp_walk_procs ? bpf_map_lookup_elem(&walk_pids, &n)
+					  : NULL;
 		if (!slot) {
 			ctp_walk_over = 1;
 			break;
@@ -174,19 +177,19 @@ static long walk_proc(__u64 idx, void *ctx)
 	return 1;
 }
 
-/* The processes walk_pids[first..end), at most k of them and their
- * threads' k records, by bpf_loop (a helper: no kfunc for the loader to
- * look up, as the numbers iterator's three would be). */
+/* The processes walk_pids[first..end), at most CTP_BPFTASK_WALK_RUN_PROCS of
+ * them and their threads' k records, by bpf_loop (a helper: no kfunc for the
+ * loader to look up, as the numbers iterator's three would be). */
 static __always_inline void walk_procs(void)
 {
 	__u32 k = ctp_walk_k, first = ctp_walk_first, end = ctp_walk_end;
 
 	if (k > CTP_BPFTASK_WALK_K)
 		k = CTP_BPFTASK_WALK_K;
-	/* At most k processes a run too: one that exited costs a lookup
-	 * and gives no record. */
-	if (end > first + k)
-		end = first + k;
+	/* At most CTP_BPFTASK_WALK_RUN_PROCS processes a run too: each
+	 * costs a lookup, one that exited gives no record. */
+	if (end > first + CTP_BPFTASK_WALK_RUN_PROCS)
+		end = first + CTP_BPFTASK_WALK_RUN_PROCS;
 	ctp_walk_n = 0;
 	ctp_walk_big = 0;
 	ctp_walk_next = end;
