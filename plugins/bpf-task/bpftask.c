@@ -651,7 +651,12 @@ int ctp_bpftask_pass(struct ctp_bpftask *b, size_t max_bytes,
 
 	if (b->walk_on) {
 		r = walk_pass(b, max_bytes, recs);
-		if (r != -EAGAIN)
+		/* bpf() refused a run (a filter older than the program):
+		 * iter/task from now on, which says so itself if it is
+		 * refused too. */
+		if (r == -EPERM || r == -EACCES)
+			b->walk_on = false;
+		else if (r != -EAGAIN)
 			return r;
 		b->ws.whole = true;
 	}
