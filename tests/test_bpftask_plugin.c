@@ -516,6 +516,46 @@ static void loaders(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/*
+ * The option pass: by default (iter) the line that offers the source
+ * says the passes are iter/task's; "open-coded" takes the open-coded
+ * task iterator where the light skeleton was built and the kernel has it
+ * (6.8+: the fill's trusted argument), says so, and its pass lists the
+ * tasks and serves this thread (its start time as iter/task's gave it).
+ */
+static void pass_option(void **state)
+{
+	struct hx_fx *fx = *state;
+	const char *const opts[] = {"pass", "open-coded", NULL};
+	struct ctp_src_task t;
+	struct hx_rec host;
+	uint64_t start;
+
+	if (!start_live(fx, NULL, 0))
+		skip();
+	printf("log: %s\n", fx->ctx.last_log);
+	if (!strstr(fx->ctx.last_log, ", passes by iter/task"))
+		fail_msg("not iter/task by default: \"%s\"", fx->ctx.last_log);
+	assert_int_equal(hx_fx_host(fx, &host), 0);
+	assert_int_equal(fill(fx, getpid(), getpid(), NULL, &t), 0);
+	start = val(&t, CTP_SRC_TASK_START_TIME);
+	hx_fx_stop(fx);
+	if (!start_live(fx, opts, 0))
+		skip();
+	printf("log: %s\n", fx->ctx.last_log);
+	if (kernel_at_least(6, 8) &&
+	    !strstr(fx->ctx.last_log, "(the light one: not built: ") &&
+	    !strstr(fx->ctx.last_log,
+		    ", passes by the open-coded task iterator"))
+		fail_msg("not the open-coded pass on 6.8+: \"%s\"",
+			 fx->ctx.last_log);
+	assert_int_equal(hx_fx_host(fx, &host), 0);
+	assert_true(hx_summary(&fx->ctx, "tasks") >= 2);
+	assert_int_equal(fill(fx, getpid(), getpid(), NULL, &t), 0);
+	assert_int_equal(val(&t, CTP_SRC_TASK_START_TIME), start);
+	hx_fx_stop(fx);
+}
+
 /* ---- The process source ------------------------------------------------ */
 
 /* A child process: it reaps a child of its own that ran and faulted (its
@@ -1053,6 +1093,7 @@ int main(void)
 		cmocka_unit_test(older_core),
 		cmocka_unit_test(check_on_kernel),
 		cmocka_unit_test(loaders),
+		cmocka_unit_test(pass_option),
 		cmocka_unit_test(process_source),
 		cmocka_unit_test(process_check_off),
 		cmocka_unit_test(times_across_runs),

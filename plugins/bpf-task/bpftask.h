@@ -5,10 +5,11 @@
  * CAP_SYS_ADMIN).
  *
  * Loaded by its light skeleton first (the kernel relocates it against its
- * own BTF: 5.17+, and BPF_PROG_RUN of a syscall program allowed): the
- * program built with bpf_rdonly_cast (6.2+), else the one without; else by
- * libbpf's skeleton (libbpf parses /sys/kernel/btf/vmlinux) of the one
- * without. For tests, CTP_BPFTASK_LOADER=libbpf skips the light skeletons,
+ * own BTF: 5.17+, and BPF_PROG_RUN of a syscall program allowed): where
+ * asked for (CTP_BPFTASK_OPEN_WALK), the object with the open-coded pass
+ * (6.8+, below); then the program built with bpf_rdonly_cast (6.2+), else
+ * the one without; else by libbpf's skeleton (libbpf parses
+ * /sys/kernel/btf/vmlinux) of the one without. For tests, CTP_BPFTASK_LOADER=libbpf skips the light skeletons,
  * =light takes no fallback to libbpf's and =light-nocast loads the light
  * skeleton of the program without bpf_rdonly_cast alone.
  */
