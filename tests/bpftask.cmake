@@ -81,7 +81,7 @@ endif()
 # The open-coded pass against iter/task on this test's own quiescent
 # children (one larger than a run holds): each thread once in each, the
 # same record, at the default limit a run and at 64 (skips, 77, when not
-# root or where the kernel has no open-coded task iterator, 6.7+).
+# root or where the kernel has no open-coded task iterator, 6.8+).
 if(TARGET ctp_bpftask)
   ctp_add_test(test_bpftask_walk test_bpftask_walk.c LIBS ctp_bpftask Threads::Threads)
   target_include_directories(test_bpftask_walk PRIVATE ${PROJECT_SOURCE_DIR}/plugins/bpf-task)

@@ -14,7 +14,7 @@ add_test(NAME selftest_libbpf COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/selftest.
                                       ${CMAKE_BINARY_DIR}/plugins ${CTP_ABI_PLUGIN_DIR})
 set_tests_properties(selftest_libbpf PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77
                      ENVIRONMENT CTP_BPFTASK_LOADER=libbpf)
-# And with bpf-task's passes by the open-coded task iterator (6.7+; where
+# And with bpf-task's passes by the open-coded task iterator (6.8+; where
 # the kernel lacks it the plugin takes iter/task and says why).
 add_test(NAME selftest_walk COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/selftest.sh
                                     $<TARGET_FILE:ctprof-core> ${PROJECT_SOURCE_DIR}

@@ -16,7 +16,7 @@
  *   from the trusted task at all (bpf_rdonly_cast), and at most one pointer
  *   from a trusted pointer (ctx->meta->seq, which bpf_seq_write needs
  *   trusted).
- * - walk: task_iter_walk.bpf.o's open-coded pass (ctp_walk, 6.7+: the
+ * - walk: task_iter_walk.bpf.o's open-coded pass (ctp_walk, 6.8+: the
  *   task iterator's kfuncs), which shares the fill, loads no pointer from a
  *   trusted or RCU task either (those of bpf_iter_task_next() and
  *   bpf_task_from_pid()); the instructions it processed are printed.

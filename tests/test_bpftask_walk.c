@@ -13,7 +13,7 @@
  * than CTP_BPFTASK_WALK_PROCS). And the whole host at both run limits:
  * every task alive across the passes is in the open-coded one exactly
  * once. Skips (77) when not root, where the program does not load, or
- * where the kernel has no open-coded task iterator (6.7+), with why.
+ * where the kernel has no open-coded task iterator (6.8+), with why.
  */
 #include "bpftask.h"
 #include "bpftask_walk.h"

@@ -238,7 +238,7 @@ static int open_lights(struct ctp_bpftask *b, const char *force, unsigned flags,
 	char cast_why[160];
 	int r;
 
-	/* The open-coded pass's object first (6.7+): the cast program and
+	/* The open-coded pass's object first (6.8+): the cast program and
 	 * it, sharing their maps. */
 	if (pass && !strcmp(pass, "iter")) {
 		snprintf(b->walk_why, sizeof(b->walk_why),

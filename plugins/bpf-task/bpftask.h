@@ -9,9 +9,10 @@
  * asked for (CTP_BPFTASK_OPEN_WALK), the object with the open-coded pass
  * (6.8+, below); then the program built with bpf_rdonly_cast (6.2+), else
  * the one without; else by libbpf's skeleton (libbpf parses
- * /sys/kernel/btf/vmlinux) of the one without. For tests, CTP_BPFTASK_LOADER=libbpf skips the light skeletons,
- * =light takes no fallback to libbpf's and =light-nocast loads the light
- * skeleton of the program without bpf_rdonly_cast alone.
+ * /sys/kernel/btf/vmlinux) of the one without. For tests,
+ * CTP_BPFTASK_LOADER=libbpf skips the light skeletons, =light takes no fallback
+ * to libbpf's and =light-nocast loads the light skeleton of the program without
+ * bpf_rdonly_cast alone.
  */
 #ifndef CTP_BPFTASK_H
 #define CTP_BPFTASK_H
@@ -95,13 +96,14 @@ int ctp_bpftask_getaffinity(pid_t tid, __u64 words[CTP_BPFTASK_CPU_WORDS]);
 
 /*
  * The open-coded pass (README.md "The open-coded pass"): where it was
- * asked for (CTP_BPFTASK_OPEN_WALK), the kernel has it (6.7+:
- * bpf_iter_task_*, bpf_task_from_pid, bpf_rcu_read_lock) and the process
- * is in the initial pid namespace, ctp_bpftask_pass() walks the tasks by runs
- * of a syscall program of at most CTP_BPFTASK_WALK_K records each
- * (bpftask_walk.h), a process of more threads by the iterator's pid parameter,
- * instead of by iter/task; the same records (the same set of tasks, every task
- * alive for the whole pass once), by process in tgid order instead of in tid
+ * asked for (CTP_BPFTASK_OPEN_WALK), the kernel has it (6.8+:
+ * bpf_iter_task_*, bpf_task_from_pid, bpf_rcu_read_lock and a global
+ * function's trusted argument) and the process is in the initial pid
+ * namespace, ctp_bpftask_pass() walks the tasks by runs of a syscall
+ * program of at most CTP_BPFTASK_WALK_K records each (bpftask_walk.h), a
+ * process of more threads by the iterator's pid parameter, instead of by
+ * iter/task; the same records (the same set of tasks, every task alive
+ * for the whole pass once), by process in tgid order instead of in tid
  * order.
  *
  * ctp_bpftask_walk_why(): NULL where it is loaded, else why not.

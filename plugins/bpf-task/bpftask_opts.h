@@ -49,7 +49,7 @@ static const char *const ctp_bpftask_pass_choices[] = {"iter", "open-coded",
 		.name = "pass",                                                \
 		.help = "how a pass walks the tasks: iter (iter/task) or "     \
 			"open-coded (the open-coded task iterator by "         \
-			"bounded runs where the kernel has it, 6.7+, else "    \
+			"bounded runs where the kernel has it, 6.8+, else "    \
 			"iter/task: a larger load, a cheaper pass)",           \
 		.type = CTP_OPT_STRING, .def = "iter",                         \
 		.choices = ctp_bpftask_pass_choices                            \

@@ -1,5 +1,5 @@
 /*
- * The open-coded pass (built with CTP_BPFTASK_WALK, 6.7+, in the object
+ * The open-coded pass (built with CTP_BPFTASK_WALK, 6.8+, in the object
  * the light skeleton loads first; included at the end of task_iter.bpf.c,
  * so it shares its maps and its one fill, task_fill()). A sleepable
  * SEC("syscall") program that user space runs with BPF_PROG_TEST_RUN
