@@ -70,10 +70,14 @@ static int take_process(struct ctp_ctx *ctx, const struct ctp_source_desc *d)
 /* Load with the live /proc and /sys as the roots, the process source
  * taken (take_process) with take: hx_fx_load's return (no cmocka
  * assertion: a forked child calls it too). */
+/* The next load_live as a recorder's (ctp_api.recording true). */
+static bool as_recorder;
+
 static int load_live(struct hx_fx *fx, const char *const *opts, size_t api_size,
 		     bool take)
 {
 	hx_ctx_init(&fx->ctx, fx->p, opts);
+	fx->ctx.eng.recording = as_recorder;
 	proc_offered = false;
 	if (take) {
 		proc_fx = fx;
@@ -523,36 +527,87 @@ static void loaders(void **state)
  * (6.8+: the fill's trusted argument), says so, and its pass lists the
  * tasks and serves this thread (its start time as iter/task's gave it).
  */
+/* Tasks on the host now (/proc/loadavg's count), 0 unknown. */
+static unsigned long host_tasks(void)
+{
+	unsigned long run = 0, all = 0;
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f) {
+		if (fscanf(f, "%*s %*s %*s %lu/%lu", &run, &all) != 2)
+			all = 0;
+		fclose(f);
+	}
+	return all;
+}
+
+/* Whether the last load's log line names the open-coded pass; fails the
+ * test where it names neither. */
+static bool open_coded(struct hx_fx *fx)
+{
+	printf("log: %s\n", fx->ctx.last_log);
+	if (strstr(fx->ctx.last_log,
+		   ", passes by the open-coded task iterator"))
+		return true;
+	if (!strstr(fx->ctx.last_log, ", passes by iter/task"))
+		fail_msg("no pass named: \"%s\"", fx->ctx.last_log);
+	return false;
+}
+
+/* The open-coded pass can load here: 6.8+ and the light skeletons built. */
+static bool walk_loads(struct hx_fx *fx)
+{
+	return kernel_at_least(6, 8) &&
+	       !strstr(fx->ctx.last_log, "(the light one: not built: ");
+}
+
 static void pass_option(void **state)
 {
 	struct hx_fx *fx = *state;
-	const char *const opts[] = {"pass", "open-coded", NULL};
+	const char *const iter[] = {"pass", "iter", NULL};
+	const char *const walk[] = {"pass", "open-coded", NULL};
+	const char *const dflt[] = {"pass", "auto", NULL};
 	struct ctp_src_task t;
 	struct hx_rec host;
+	unsigned long before, after;
 	uint64_t start;
 
-	if (!start_live(fx, NULL, 0))
+	if (!start_live(fx, iter, 0))
 		skip();
-	printf("log: %s\n", fx->ctx.last_log);
-	if (!strstr(fx->ctx.last_log, ", passes by iter/task"))
-		fail_msg("not iter/task by default: \"%s\"", fx->ctx.last_log);
+	if (open_coded(fx))
+		fail_msg("not iter/task with pass: iter");
 	assert_int_equal(hx_fx_host(fx, &host), 0);
 	assert_int_equal(fill(fx, getpid(), getpid(), NULL, &t), 0);
 	start = val(&t, CTP_SRC_TASK_START_TIME);
 	hx_fx_stop(fx);
-	if (!start_live(fx, opts, 0))
+	if (!start_live(fx, walk, 0))
 		skip();
-	printf("log: %s\n", fx->ctx.last_log);
-	if (kernel_at_least(6, 8) &&
-	    !strstr(fx->ctx.last_log, "(the light one: not built: ") &&
-	    !strstr(fx->ctx.last_log,
-		    ", passes by the open-coded task iterator"))
-		fail_msg("not the open-coded pass on 6.8+: \"%s\"",
-			 fx->ctx.last_log);
+	if (walk_loads(fx) && !open_coded(fx))
+		fail_msg("not the open-coded pass on 6.8+");
 	assert_int_equal(hx_fx_host(fx, &host), 0);
 	assert_true(hx_summary(&fx->ctx, "tasks") >= 2);
 	assert_int_equal(fill(fx, getpid(), getpid(), NULL, &t), 0);
 	assert_int_equal(val(&t, CTP_SRC_TASK_START_TIME), start);
+	hx_fx_stop(fx);
+	/* auto: a recorder's passes repay the larger load. */
+	as_recorder = true;
+	bool ok = start_live(fx, dflt, 0);
+	as_recorder = false;
+	if (!ok)
+		skip();
+	if (walk_loads(fx) && !open_coded(fx))
+		fail_msg("auto: not the open-coded pass for a recorder");
+	hx_fx_stop(fx);
+	/* auto, one-shot: by the host's tasks (16,384 and more: open-coded),
+	 * checked where the count stayed on one side of it. */
+	before = host_tasks();
+	if (!start_live(fx, NULL, 0))
+		skip();
+	after = host_tasks();
+	if (before && after && (before < 16384) == (after < 16384) &&
+	    (walk_loads(fx) || before < 16384) &&
+	    open_coded(fx) != (before >= 16384))
+		fail_msg("auto, one-shot at %lu tasks: the wrong pass", before);
 	hx_fx_stop(fx);
 }
 

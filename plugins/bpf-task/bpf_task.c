@@ -967,15 +967,42 @@ static int bt_host(void *state, struct ctp_record *rec)
 	return 0;
 }
 
-/* The loader's flags from the option pass: the open-coded pass's object
- * asked for by "open-coded". */
+/* Tasks on the host now (/proc/loadavg's count), 0 when unknown. */
+static size_t host_tasks(const struct bt_state *st)
+{
+	char buf[128];
+	size_t len, n;
+
+	if (ctp_read_small(st->proc_fd, "loadavg", buf, sizeof(buf), &len) <
+		    0 ||
+	    ctp_bpftask_loadavg_tasks(buf, len, &n) < 0)
+		return 0;
+	return n;
+}
+
+/*
+ * The loader's flags from the option pass: the open-coded pass's object
+ * asked for by "open-coded", or by "auto" where it repays its load. It
+ * costs about 4 ms more to load (seven kfuncs looked up, a second program
+ * verified) and saves about 0.33 us a task on every pass (docs/
+ * PERFORMANCE.md, "The sixth sitting"): a recorder or a server, which
+ * passes again and again, takes it; a one-shot capture only where
+ * AUTO_WALK_TASKS tasks make its one pass repay the load.
+ */
+#define AUTO_WALK_TASKS 16384
 static unsigned pass_flags(struct bt_state *st)
 {
 	const char *opt = NULL;
 
 	if (st->api->opt_str(st->ctx, "pass", &opt) < 0 || !opt)
+		opt = "auto";
+	if (!strcmp(opt, "open-coded"))
+		return CTP_BPFTASK_OPEN_WALK;
+	if (strcmp(opt, "auto"))
 		return 0;
-	return strcmp(opt, "open-coded") ? 0 : CTP_BPFTASK_OPEN_WALK;
+	if (CTP_API_HAS(st->api, recording) && st->api->recording(st->ctx))
+		return CTP_BPFTASK_OPEN_WALK;
+	return host_tasks(st) >= AUTO_WALK_TASKS ? CTP_BPFTASK_OPEN_WALK : 0;
 }
 
 /* Whether this process is in the initial pid namespace: its NSpid line
@@ -1095,12 +1122,9 @@ static unsigned check_process(struct bt_state *st, const char *skew_name,
  * come). */
 static void expect_tasks(struct bt_state *st)
 {
-	char buf[128];
-	size_t len, n;
+	size_t n = host_tasks(st);
 
-	if (ctp_read_small(st->proc_fd, "loadavg", buf, sizeof(buf), &len) ==
-		    0 &&
-	    ctp_bpftask_loadavg_tasks(buf, len, &n) == 0)
+	if (n)
 		ctp_bpftask_expect(st->b, n);
 }
 

@@ -569,9 +569,10 @@ static int sort_tgids(struct ctp_bpftask *b, size_t n)
  * at most walk_k records each, copied into b->buf after each run and
  * checked there as they come; a process of more threads walked by the
  * iterator's pid parameter into b->buf after them. Returns the number of
- * records as ctp_bpftask_pass does, or -EAGAIN where iter/task's whole
- * pass must give it: more processes than the list holds, or the pid
- * pass refused (a capture child's seccomp filter allows no new link).
+ * records as ctp_bpftask_pass does, -EAGAIN where iter/task's whole pass
+ * must give it (more processes than the list holds), or a negative errno
+ * (-EPERM, -EACCES: a run or the pid pass's link refused, as it will be
+ * on every pass).
  */
 static int walk_pass(struct ctp_bpftask *b, size_t max_bytes,
 		     const struct ctp_bpftask_rec **recs)
@@ -622,10 +623,11 @@ static int walk_pass(struct ctp_bpftask *b, size_t max_bytes,
 			int lfd = bpf_link_create(b->prog_fd, 0, BPF_TRACE_ITER,
 						  &opts);
 
+			/* Refused (a capture child's seccomp filter allows
+			 * no new link): refused on every pass, so the caller
+			 * turns the open-coded pass off for good. */
 			if (lfd < 0)
-				return errno == EPERM || errno == EACCES
-					       ? -EAGAIN
-					       : -errno;
+				return -errno;
 			n = read_stream(b, lfd, len, max_bytes);
 			close(lfd);
 			if (n < 0)
@@ -651,9 +653,9 @@ int ctp_bpftask_pass(struct ctp_bpftask *b, size_t max_bytes,
 
 	if (b->walk_on) {
 		r = walk_pass(b, max_bytes, recs);
-		/* bpf() refused a run (a filter older than the program):
-		 * iter/task from now on, which says so itself if it is
-		 * refused too. */
+		/* bpf() refused a run (a filter older than the program) or
+		 * the pid pass's link (a capture child's filter): iter/task
+		 * from now on, which says so itself if it is refused too. */
 		if (r == -EPERM || r == -EACCES)
 			b->walk_on = false;
 		else if (r != -EAGAIN)

@@ -23,8 +23,8 @@ static inline int ctp_bpftask_check_times_state(const char *value, char *why,
 }
 
 /* pass: how a pass walks the tasks (README.md "The open-coded pass"). */
-static const char *const ctp_bpftask_pass_choices[] = {"iter", "open-coded",
-						       NULL};
+static const char *const ctp_bpftask_pass_choices[] = {"auto", "iter",
+						       "open-coded", NULL};
 
 /* The rows of the options table (struct ctp_option_desc). */
 #define CTP_BPFTASK_OPTIONS                                                    \
@@ -47,11 +47,13 @@ static const char *const ctp_bpftask_pass_choices[] = {"iter", "open-coded",
 		 .check = ctp_bpftask_check_times_state},                      \
 	{                                                                      \
 		.name = "pass",                                                \
-		.help = "how a pass walks the tasks: iter (iter/task) or "     \
+		.help = "how a pass walks the tasks: iter (iter/task), "       \
 			"open-coded (the open-coded task iterator by "         \
 			"bounded runs where the kernel has it, 6.8+, else "    \
-			"iter/task: a larger load, a cheaper pass)",           \
-		.type = CTP_OPT_STRING, .def = "iter",                         \
+			"iter/task: a larger load, a cheaper pass) or auto "   \
+			"(open-coded for a recorder or a server, or at "       \
+			"16,384 tasks and more)",                              \
+		.type = CTP_OPT_STRING, .def = "auto",                         \
 		.choices = ctp_bpftask_pass_choices                            \
 	}
 
