@@ -1004,7 +1004,9 @@ static void test_private_fds(void **unused)
 
 /* A process of 64 threads, split_threads `split`, `workers`, plugins;
  * returns how many distinct workers ran its thread callbacks, after
- * checking the rows are whole and in order. */
+ * checking the rows are whole and in order, and that abi-fdprobe's summary
+ * counter of its thread calls, added on every worker that ran them, holds
+ * them all. */
 static unsigned split_callers(const char *what, unsigned workers,
 			      unsigned split, const char *plugins)
 {
@@ -1038,6 +1040,10 @@ static unsigned split_callers(const char *what, unsigned workers,
 		if (k == n)
 			callers[n++] = c;
 	}
+	const struct ctp_snap_plugin *fp = plugin(snap, "abi-fdprobe");
+	assert_int_equal(fp->n_summary, 1);
+	assert_string_equal(fp->summary_name[0], "threads");
+	assert_int_equal(fp->summary[0], NTHR);
 	ctp_snap_free(snap);
 	run_free(&r);
 	return n;

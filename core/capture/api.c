@@ -254,15 +254,6 @@ static int api_summary_register(struct ctp_ctx *ctx, const char *name)
 	return ctp_summary_register(&ctx->eng->cap->plugins[ctx->plugin], name);
 }
 
-static void api_summary_add(struct ctp_ctx *ctx, int counter, uint64_t delta)
-{
-	struct ctp_plugin_info *info = &ctx->eng->cap->plugins[ctx->plugin];
-	if (counter < 0 || (uint32_t)counter >= info->n_summary)
-		return;
-	atomic_fetch_add_explicit(&info->summary[counter], delta,
-				  memory_order_relaxed);
-}
-
 static void api_set_hint(struct ctp_ctx *ctx, const char *text)
 {
 	struct ctp_plugin_info *info = &ctx->eng->cap->plugins[ctx->plugin];
@@ -473,7 +464,6 @@ void ctp_api_fill(struct ctp_api *api)
 	api->set_str = api_set_str;
 	api->set_cpuset = api_set_cpuset;
 	api->summary_register = api_summary_register;
-	api->summary_add = api_summary_add;
 	api->roots = api_roots;
 	api->set_hint = api_set_hint;
 	api->file_gate = api_file_gate;

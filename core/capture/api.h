@@ -4,7 +4,8 @@
  * plugin's init is handed and calls through its context for options,
  * fields, values, summary counters, logging and the exited table. The
  * engine sets the walk's own services (file_get, source_register,
- * source_get, cgroup_ref) after ctp_api_fill. Private to the core.
+ * source_get, cgroup_ref, summary_add) after ctp_api_fill. Private to the
+ * core.
  */
 #ifndef CTP_CORE_API_H
 #define CTP_CORE_API_H

@@ -121,6 +121,9 @@ struct ctp_walk {
 struct callstat {
 	uint64_t time_ns, calls, errors, vanished, resource;
 	uint64_t skipped; /* thread calls left out: every binding served */
+	/* The plugin's summary counters added during the walk on this
+	 * worker (ctp_api.summary_add): plain adds, merged after it. */
+	uint64_t summary[CTP_MAX_SUMMARY];
 };
 
 /* The declared files of one scope for the task at hand: one growable
@@ -600,6 +603,30 @@ static int api_thread_skip_bound(struct ctp_ctx *ctx, int on, int counter)
 	rt->binds.skip = on != 0;
 	rt->binds.skip_counter = on ? counter : -1;
 	return 0;
+}
+
+/* The worker walking on this thread, NULL outside a walk. */
+static _Thread_local struct worker *walking;
+
+/*
+ * A summary counter added to: during a walk, on the walking worker's own
+ * copy (merged after the walk, as the call counts are), so that a plugin
+ * counting a few things for every thread costs a plain add each, not a
+ * locked one on a line every worker writes; elsewhere (the host, cgroup
+ * and finish callbacks, a plugin's own threads) on the plugin's counter.
+ */
+static void api_summary_add(struct ctp_ctx *ctx, int counter, uint64_t delta)
+{
+	struct ctp_plugin_info *info = &ctx->eng->cap->plugins[ctx->plugin];
+	struct worker *w = walking;
+	if (counter < 0 || (uint32_t)counter >= info->n_summary)
+		return;
+	if (w && w->eng == ctx->eng) {
+		w->stats[ctx->plugin].summary[counter] += delta;
+		return;
+	}
+	atomic_fetch_add_explicit(&info->summary[counter], delta,
+				  memory_order_relaxed);
 }
 
 /* Which source each plugin's bindings read in this capture: none while
@@ -1727,6 +1754,7 @@ static void walk(struct worker *w, bool progress, uint64_t t0, bool *shown)
 	struct ctp_engine *eng = w->eng;
 	struct ctp_walk *wk = eng->walk;
 	uint64_t next_draw = t0 + 1000000000ull;
+	walking = w;
 	for (;;) {
 		if (eng->stop && *eng->stop) {
 			w->result = -EINTR;
@@ -1761,6 +1789,7 @@ static void walk(struct worker *w, bool progress, uint64_t t0, bool *shown)
 			next_draw = ctp_now_ns() + 250000000ull;
 		}
 	}
+	walking = NULL;
 }
 
 /* One of the engine's worker threads (struct ctp_walk.pool). */
@@ -2087,6 +2116,7 @@ int ctp_engine_init(struct ctp_engine *eng, const struct ctp_config *cfg,
 	eng->api.source_add = api_source_add;
 	eng->api.field_bind = api_field_bind;
 	eng->api.thread_skip_bound = api_thread_skip_bound;
+	eng->api.summary_add = api_summary_add;
 	eng->api.cgroup_ref = api_cgroup_ref;
 
 	struct ctp_walk *wk = calloc(1, sizeof(*wk));
@@ -2584,6 +2614,10 @@ static int merge_worker(struct ctp_capture *cap, uint32_t i, struct worker *w)
 		int c = info->rt ? info->rt->binds.skip_counter : -1;
 		if (st->skipped && c >= 0 && (uint32_t)c < info->n_summary)
 			atomic_fetch_add(&info->summary[c], st->skipped);
+		for (uint32_t k = 0; k < info->n_summary; k++)
+			if (st->summary[k])
+				atomic_fetch_add(&info->summary[k],
+						 st->summary[k]);
 	}
 	if (cap->xspans && w->n_xspans) {
 		memcpy(cap->xspans + cap->n_xspans, w->xspans,

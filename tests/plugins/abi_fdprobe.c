@@ -7,7 +7,9 @@
  * Nothing is recorded when kcmp is unavailable (no CONFIG_KCMP).
  * It also records which thread ran each callback, lingering 1 ms per call
  * so that a second worker has time to take part, for the tests of
- * processes split among workers (CTP_PLUGIN_SPLITTABLE).
+ * processes split among workers (CTP_PLUGIN_SPLITTABLE), and counts its
+ * thread calls in summary counter "threads" (each worker's adds kept apart
+ * during the walk and merged after it).
  */
 #include <linux/kcmp.h>
 #include <sys/syscall.h>
@@ -34,7 +36,8 @@ static const struct ctp_field_desc fields[] = {
 
 struct state {
 	const struct ctp_api *api;
-	int h, h_caller;
+	struct ctp_ctx *ctx;
+	int h, h_caller, sum_threads;
 };
 
 static struct state the_state;
@@ -43,6 +46,10 @@ static int fdprobe_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 			void **statep)
 {
 	the_state.api = api;
+	the_state.ctx = ctx;
+	the_state.sum_threads = api->summary_register(ctx, "threads");
+	if (the_state.sum_threads < 0)
+		return the_state.sum_threads;
 	the_state.h = api->field_handle(ctx, 0);
 	the_state.h_caller = api->field_handle(ctx, 1);
 	*statep = &the_state;
@@ -57,6 +64,7 @@ static int fdprobe_thread(void *statep, const struct ctp_task *task,
 	long self = syscall(SYS_gettid);
 	struct timespec ts = {.tv_nsec = 1000000};
 	nanosleep(&ts, NULL);
+	st->api->summary_add(st->ctx, st->sum_threads, 1);
 	int ret = st->api->set_u64(rec, st->h_caller, (uint64_t)self);
 	long r = syscall(SYS_kcmp, (long)getpid(), self, KCMP_FILES, 0L, 0L);
 	if (r < 0 || ret < 0)
