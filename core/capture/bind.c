@@ -77,20 +77,6 @@ void ctp_binds_resolve(struct ctp_binds *b, const char *const *names,
 	}
 }
 
-/* Set a cell of row (at index i of block blk of t): ctp_table_set with
- * the block found once per row. */
-static inline bool cell_put(struct ctp_table *t, struct ctp_block *blk,
-			    uint32_t row, uint32_t i, uint32_t col, uint64_t v)
-{
-	if (col < blk->ncols && blk->vals[col] &&
-	    ctp_cell_fits(blk->lg[col], v)) {
-		ctp_cell_store(blk->vals[col], blk->lg[col], i, v);
-		blk->present[col][i / 64] |= 1ull << (i % 64);
-		return true;
-	}
-	return ctp_table_set_slow(t, row, col, v) == 0;
-}
-
 /* Bit i of the valid words at valid. */
 static inline bool offered(const char *valid, uint32_t i)
 {
@@ -119,14 +105,23 @@ bool ctp_binds_apply(const struct ctp_binds *b, const void *data, size_t len,
 		return false;
 
 	/* Per binding a bit test, a load and a store, the row's block
-	 * found once. */
+	 * found once and its column arrays held in locals: a byte store to
+	 * a cell may alias anything, and would have the compiler load them
+	 * again for every binding. A slow set (a column not yet allocated
+	 * in the block, or too narrow) may move them: they are read again
+	 * after one. */
 	const char *valid = p + sizeof(hdr), *vals = p + head;
 	struct ctp_block *blk = &t->blocks[row / CTP_BLOCK_ROWS];
-	uint32_t i = row % CTP_BLOCK_ROWS;
+	uint32_t i = row % CTP_BLOCK_ROWS, word = i / 64;
+	uint64_t bit = 1ull << (i % 64);
+	uint32_t ncols = blk->ncols;
+	void **cells = blk->vals;
+	uint8_t *lg = blk->lg;
+	uint64_t **present = blk->present;
 	bool all = true;
 
-	for (uint32_t n = 0; n < b->n; n++) {
-		const struct ctp_bind *k = &b->v[n];
+	for (const struct ctp_bind *k = b->v, *end = k + b->n; k < end; k++) {
+		uint32_t col = ident + k->col;
 		uint64_t v;
 
 		if (k->guard) {
@@ -148,7 +143,16 @@ bool ctp_binds_apply(const struct ctp_binds *b, const void *data, size_t len,
 			v = (unsigned char)v;
 		else if (k->type == CTP_TYPE_BOOL)
 			v = v != 0;
-		all &= cell_put(t, blk, row, i, ident + k->col, v);
+		if (col < ncols && cells[col] && ctp_cell_fits(lg[col], v)) {
+			ctp_cell_store(cells[col], lg[col], i, v);
+			present[col][word] |= bit;
+			continue;
+		}
+		all &= ctp_table_set_slow(t, row, col, v) == 0;
+		ncols = blk->ncols;
+		cells = blk->vals;
+		lg = blk->lg;
+		present = blk->present;
 	}
 	if (!all)
 		for (uint32_t n = 0; n < b->n; n++)
