@@ -184,11 +184,12 @@ static int api_field_handle(struct ctp_ctx *ctx, size_t table_index)
 
 static int set_cell(struct ctp_record *rec, int field, uint8_t type, uint64_t v)
 {
-	if (!rec || ctp_field_settable(&rec->cap->reg, field, rec->scope, type,
-				       rec->plugin) < 0)
-		return -EINVAL;
 	const struct ctp_field *f =
-		ctp_registry_get(&rec->cap->reg, (uint32_t)field);
+		rec ? ctp_field_for_set(&rec->cap->reg, field, rec->scope, type,
+					rec->plugin)
+		    : NULL;
+	if (!f)
+		return -EINVAL;
 	return ctp_table_set(rec->table, rec->row, rec->ident + f->col, v);
 }
 

@@ -619,6 +619,9 @@ static int add_locked(struct ctp_registry *reg, uint32_t plugin,
 	f->n_terms = n_terms;
 	for (uint8_t i = 0; i < n_terms; i++)
 		f->terms[i] = terms[i];
+	/* Readers compute derived fields: no setter sets one. */
+	f->set_key = n_terms ? CTP_FIELD_UNSETTABLE
+			     : ctp_field_set_key(d->scope, d->type, plugin);
 	atomic_store_explicit(&reg->n, id + 1, memory_order_release);
 	ret = (int)id;
 out:
@@ -753,14 +756,7 @@ out:
 int ctp_field_settable(const struct ctp_registry *reg, int field, uint8_t scope,
 		       uint8_t type, uint32_t plugin)
 {
-	if (field < 0 || (uint32_t)field >= ctp_registry_count(reg))
-		return -EINVAL;
-	const struct ctp_field *f = ctp_registry_get(reg, (uint32_t)field);
-	if (f->scope != scope || f->type != type || f->plugin != plugin)
-		return -EINVAL;
-	if (f->n_terms) /* readers compute derived fields */
-		return -EINVAL;
-	return 0;
+	return ctp_field_for_set(reg, field, scope, type, plugin) ? 0 : -EINVAL;
 }
 
 /* ---- Tables -----------------------------------------------------------------

@@ -72,7 +72,19 @@ struct ctp_field {
 	/* Derived fields: n_terms > 0 and no values of their own. */
 	uint8_t n_terms;
 	struct ctp_field_term terms[CTP_DERIVE_MAX_TERMS];
+	/* What a setter must match to set the field (ctp_field_set_key of
+	 * its scope, type and plugin; CTP_FIELD_UNSETTABLE for a derived
+	 * one): every check of a set in one compare. */
+	uint64_t set_key;
 };
+
+#define CTP_FIELD_UNSETTABLE UINT64_MAX
+
+static inline uint64_t ctp_field_set_key(uint8_t scope, uint8_t type,
+					 uint32_t plugin)
+{
+	return (uint64_t)plugin << 16 | (uint64_t)scope << 8 | type;
+}
 
 #define CTP_FIELD_PAGE	256
 #define CTP_FIELD_PAGES 256 /* at most 65536 fields */
@@ -298,6 +310,17 @@ int ctp_summary_register(struct ctp_plugin_info *info, const char *name);
  * -EINVAL. */
 int ctp_field_settable(const struct ctp_registry *reg, int field, uint8_t scope,
 		       uint8_t type, uint32_t plugin);
+/* The same check for the setters, inline: the field when it may be set
+ * so, else NULL. */
+static inline const struct ctp_field *
+ctp_field_for_set(const struct ctp_registry *reg, int field, uint8_t scope,
+		  uint8_t type, uint32_t plugin)
+{
+	if (field < 0 || (uint32_t)field >= ctp_registry_count(reg))
+		return NULL;
+	const struct ctp_field *f = ctp_registry_get(reg, (uint32_t)field);
+	return f->set_key == ctp_field_set_key(scope, type, plugin) ? f : NULL;
+}
 
 /* ---- The capture ------------------------------------------------------------
  */
