@@ -26,12 +26,19 @@
  * /proc (e2e_in_own_proc: skipped without root, and without a TASKSTATS
  * answer: no family or no CAP_NET_ADMIN).
  *
+ * The same with abi-burnask's option `prefill: on` (ctp_api.source_prefill):
+ * the core fills "abi-burn" for a run of threads before abi-burnask's calls,
+ * and the fills are still abi-burnsrc's.
+ *
  * Readings: a capture of a process of 64 sleeping threads besides its main
  * one (e2e_crowd, a proc root of it alone) with abi-burnsrc reads
  * CLOCK_MONOTONIC fewer times than it has threads (the engine's reads,
  * counted by wrapping clock_gettime at link time; the plugin's own are
  * not): a plugin's calls are timed for a run of threads, not one by one
- * (which read the clock at least twice a thread).
+ * (which read the clock at least twice a thread). So does one with
+ * abi-burnask asking every thread for abi-burnsrc's source, when it has
+ * the source prefilled: the fills of a run are timed together, not each
+ * one inside the asker's call (two readings a thread).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -41,6 +48,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -73,21 +81,28 @@ int __wrap_clock_gettime(clockid_t c, struct timespec *ts)
 struct run {
 	struct ctp_config cfg;
 	struct ctp_plugin_cfg pcfg[3];
+	struct ctp_kv prefill;
 	char *dirs[1];
 	struct ctp_capture *cap;
 	struct ctp_engine eng;
 };
 
 /* One capture of proc root `proc` with the plugins named (loaded, or the
- * test fails). */
-static void capture(struct run *r, const char *proc, const char *const *names,
-		    size_t n)
+ * test fails), abi-burnask with option `prefill: on` when `prefill`. */
+static void capture_with(struct run *r, const char *proc,
+			 const char *const *names, size_t n, bool prefill)
 {
 	memset(r, 0, sizeof(*r));
 	assert_true(n <= sizeof(r->pcfg) / sizeof(r->pcfg[0]));
-	for (size_t i = 0; i < n; i++)
+	r->prefill = (struct ctp_kv){.key = "prefill", .value = "on"};
+	for (size_t i = 0; i < n; i++) {
 		r->pcfg[i] = (struct ctp_plugin_cfg){.name = (char *)names[i],
 						     .enabled = 1};
+		if (prefill && strcmp(names[i], "abi-burnask") == 0) {
+			r->pcfg[i].opts = &r->prefill;
+			r->pcfg[i].n_opts = 1;
+		}
+	}
 	r->dirs[0] = CTP_ABI_PLUGIN_DIR;
 	r->cfg.plugin_dirs = r->dirs;
 	r->cfg.n_plugin_dirs = 1;
@@ -136,14 +151,13 @@ static uint64_t counter(const struct ctp_plugin_info *p, const char *name)
 	return 0;
 }
 
-static void test_charged(void **state)
+static void charged(bool prefill)
 {
-	(void)state;
 	struct run r;
 	const char *names[] = {"abi-burnsrc", "abi-burnask", "abi-burnbind"};
 	struct sched_param fifo = {.sched_priority = 1}, other = {0};
 	assert_int_equal(sched_setscheduler(0, SCHED_FIFO, &fifo), 0);
-	capture(&r, CTP_TEST_FIXTURES "/proc", names, 3);
+	capture_with(&r, CTP_TEST_FIXTURES "/proc", names, 3, prefill);
 	assert_int_equal(sched_setscheduler(0, SCHED_OTHER, &other), 0);
 	const struct ctp_plugin_info *src = plugin(&r, "abi-burnsrc");
 	const struct ctp_plugin_info *ask = plugin(&r, "abi-burnask");
@@ -175,6 +189,7 @@ static void test_charged(void **state)
 	}
 	assert_int_equal(counter(src, "fills"), threads);
 	assert_int_equal(counter(src, "vfills"), threads);
+	assert_int_equal(atomic_load(&ask->errors), 0);
 	assert_int_equal(counter(ask, "asked"), threads);
 	assert_int_equal(counter(bind, "bound"), threads);
 	/* What each spun is its own, the fills the provider's. */
@@ -187,9 +202,22 @@ static void test_charged(void **state)
 	done(&r);
 }
 
-static void test_readings(void **state)
+static void test_charged(void **state)
 {
 	(void)state;
+	charged(false);
+}
+
+static void test_charged_prefill(void **state)
+{
+	(void)state;
+	charged(true);
+}
+
+/* A capture of the crowd with the plugins named (abi-burnask's source
+ * prefilled): fewer CLOCK_MONOTONIC reads than threads. */
+static void readings(const char *const *names, size_t n)
+{
 	char tmp[PATH_MAX], proc[PATH_MAX];
 	pid_t crowd = e2e_crowd(64, "ctp-readings");
 	assert_true(crowd > 0);
@@ -198,9 +226,8 @@ static void test_readings(void **state)
 	assert_int_equal(e2e_proc_root(proc, &crowd, 1), 0);
 
 	struct run r;
-	const char *names[] = {"abi-burnsrc"};
 	uint64_t before = atomic_load(&mono_reads);
-	capture(&r, proc, names, 1);
+	capture_with(&r, proc, names, n, true);
 	uint64_t reads = atomic_load(&mono_reads) - before;
 	uint64_t threads = r.cap->threads[0].nrows;
 	const struct ctp_plugin_info *src = plugin(&r, "abi-burnsrc");
@@ -211,11 +238,36 @@ static void test_readings(void **state)
 	assert_int_equal(counter(src, "calls"), threads);
 	assert_true(atomic_load(&src->time_ns) >=
 		    threads * ABI_BURN_SRC_CALL_NS);
+	if (n > 1) {
+		/* Every thread asked, its source filled once, the fills
+		 * charged to the provider. */
+		const struct ctp_plugin_info *ask = plugin(&r, "abi-burnask");
+		assert_int_equal(counter(ask, "asked"), threads);
+		assert_int_equal(atomic_load(&ask->errors), 0);
+		assert_int_equal(counter(src, "fills"), threads);
+		assert_true(atomic_load(&src->time_ns) >=
+			    threads *
+				    (ABI_BURN_SRC_CALL_NS + ABI_BURN_FILL_NS));
+	}
 	assert_true(reads < threads);
 	done(&r);
 	kill(crowd, SIGKILL);
 	waitpid(crowd, NULL, 0);
 	assert_int_equal(e2e_rm_rf(tmp), 0);
+}
+
+static void test_readings(void **state)
+{
+	(void)state;
+	const char *names[] = {"abi-burnsrc"};
+	readings(names, 1);
+}
+
+static void test_readings_prefill(void **state)
+{
+	(void)state;
+	const char *names[] = {"abi-burnsrc", "abi-burnask"};
+	readings(names, 2);
 }
 
 /* In a pid namespace of its own (e2e_in_own_proc): a crowd of 40 threads
@@ -295,7 +347,9 @@ int main(void)
 	sched_setscheduler(0, SCHED_OTHER, &other);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_charged),
+		cmocka_unit_test(test_charged_prefill),
 		cmocka_unit_test(test_readings),
+		cmocka_unit_test(test_readings_prefill),
 		cmocka_unit_test(test_one_query),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -605,6 +605,36 @@ static int api_thread_skip_bound(struct ctp_ctx *ctx, int on, int counter)
 	return 0;
 }
 
+static int api_source_prefill(struct ctp_ctx *ctx, const char *source, int on)
+{
+	if (!ctx || !source)
+		return -EINVAL;
+	struct ctp_plugin_rt *rt = ctx->eng->cap->plugins[ctx->plugin].rt;
+	size_t len = strlen(source);
+	uint32_t i = 0;
+	if (rt->initialized && !rt->in_host_cb)
+		return -EBUSY;
+	if (len > CTP_SOURCE_NAME_MAX || !ctp_name_ok(source))
+		return -EINVAL;
+	while (i < rt->n_prefill && strcmp(rt->prefill[i], source) != 0)
+		i++;
+	if (!on) {
+		/* The last name takes the place of the one dropped. */
+		if (i < rt->n_prefill) {
+			rt->n_prefill--;
+			memcpy(rt->prefill[i], rt->prefill[rt->n_prefill],
+			       sizeof(rt->prefill[i]));
+		}
+		return 0;
+	}
+	if (i < rt->n_prefill)
+		return 0;
+	if (rt->n_prefill == CTP_MAX_SOURCES)
+		return -ENOSPC;
+	memcpy(rt->prefill[rt->n_prefill++], source, len + 1);
+	return 0;
+}
+
 /* The worker walking on this thread, NULL outside a walk. */
 static _Thread_local struct worker *walking;
 
@@ -653,6 +683,15 @@ static void binds_resolve(struct ctp_engine *eng)
 			continue;
 		ctp_binds_resolve(&rt->binds, names, vs, n);
 		eng->any_binds |= rt->binds.src >= 0;
+		/* Prefilled: other plugins' thread sources only (a plugin
+		 * fills its own when it asks, under its own call). */
+		rt->prefill_srcs = 0;
+		for (uint32_t k = 0; k < rt->n_prefill; k++)
+			for (uint32_t i = 0; i < n; i++)
+				if (eng->sources[i].scope == CTP_SCOPE_THREAD &&
+				    eng->sources[i].plugin != p &&
+				    strcmp(names[i], rt->prefill[k]) == 0)
+					rt->prefill_srcs |= 1u << i;
 	}
 }
 
@@ -904,6 +943,40 @@ static bool bind_run(struct worker *w, struct slot *slots, uint32_t n)
 }
 
 /*
+ * The sources plugin i asks for every thread (ctp_api.source_prefill),
+ * filled for the threads of the run it is to be called on, one source
+ * after the other, before its calls: the time from *t0 is the providers'
+ * (one clock reading a source), and *t0 moves past it.
+ */
+static void prefill_run(struct worker *w, struct slot *slots, uint32_t n,
+			uint32_t i, bool skipping, uint64_t *t0)
+{
+	struct ctp_engine *eng = w->eng;
+	uint32_t srcs = eng->cap->plugins[i].rt->prefill_srcs;
+	while (srcs) {
+		uint32_t src = (uint32_t)__builtin_ctz(srcs);
+		bool any = false;
+		srcs &= srcs - 1;
+		for (uint32_t k = 0; k < n; k++) {
+			struct slot *s = &slots[k];
+			if (s->src[src].loaded ||
+			    (skipping && (s->pflags[i] & SLOT_SKIP)))
+				continue;
+			s->task.files = NULL;
+			s->task.n_files = 0;
+			s->tp.plugin = eng->sources[src].plugin;
+			source_fill(w, s, src, -1);
+			any = true;
+		}
+		if (!any)
+			continue;
+		uint64_t t1 = ctp_now_ns();
+		w->stats[eng->sources[src].plugin].time_ns += t1 - *t0;
+		*t0 = t1;
+	}
+}
+
+/*
  * Call every plugin's thread callback for the n threads of a run (slots),
  * or its process callback for the process (one slot): plugin-major, each
  * plugin for every task in the slots' order before the next plugin, so
@@ -937,6 +1010,8 @@ static void call_run(struct worker *w, bool thread, struct slot *slots,
 			thread ? rt->n_thread_files : rt->n_process_files;
 		bool called = false;
 		w->lent_ns = 0;
+		if (thread && rt->prefill_srcs)
+			prefill_run(w, slots, n, i, skipping, &t0);
 		for (uint32_t k = 0; k < n; k++) {
 			struct slot *s = &slots[k];
 			/* A callback disabled by this run's errors stays
@@ -2117,6 +2192,7 @@ int ctp_engine_init(struct ctp_engine *eng, const struct ctp_config *cfg,
 	eng->api.field_bind = api_field_bind;
 	eng->api.thread_skip_bound = api_thread_skip_bound;
 	eng->api.summary_add = api_summary_add;
+	eng->api.source_prefill = api_source_prefill;
 	eng->api.cgroup_ref = api_cgroup_ref;
 
 	struct ctp_walk *wk = calloc(1, sizeof(*wk));

@@ -60,6 +60,12 @@ struct ctp_plugin_rt {
 	uint64_t log_suppressed;
 	/* Values the core copies for it (ctp_api.field_bind). */
 	struct ctp_binds binds;
+	/* Thread sources its thread callback asks for every thread
+	 * (ctp_api.source_prefill), by name; the engine's source indices
+	 * of them this capture, a bit each. */
+	char prefill[CTP_MAX_SOURCES][CTP_SOURCE_NAME_MAX + 1];
+	uint32_t n_prefill;
+	uint32_t prefill_srcs;
 };
 
 /* Resolve the plugin search path: config dirs, else the build tree when

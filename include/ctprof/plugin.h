@@ -600,6 +600,22 @@ struct ctp_api {
 	int (*field_bind)(struct ctp_ctx *ctx, int field, const char *source,
 			  uint32_t value);
 	int (*thread_skip_bound)(struct ctp_ctx *ctx, int on, int counter);
+
+	/*
+	 * Appended in ABI 1: source_prefill, from init or the host callback
+	 * (it holds until changed): on != 0 says that this plugin's thread
+	 * callback asks thread source `source` (another plugin's; source_get)
+	 * for every thread it is called on. The core then fills the source
+	 * for a run of threads before calling the plugin on them and times
+	 * those fills together (the provider's time, as always), instead of
+	 * reading the clock around each fill inside the callback; source_get
+	 * answers the same. A thread the callback does not ask for after all
+	 * has had its fill. A name that is no other plugin's thread source in
+	 * a capture is not filled in it. Returns 0; -EINVAL (not a source
+	 * name), -EBUSY outside init and the host callback, -ENOSPC past
+	 * CTP_MAX_SOURCES names.
+	 */
+	int (*source_prefill)(struct ctp_ctx *ctx, const char *source, int on);
 };
 
 /* Bindings (ctp_api.field_bind): at most this many per plugin, and value

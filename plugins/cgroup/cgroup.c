@@ -1298,6 +1298,11 @@ static int cg_host(void *state, struct ctp_record *rec)
 	st->listable = listings_match(proc_fd);
 	atomic_store_explicit(&st->list_built, 0, memory_order_relaxed);
 	atomic_store_explicit(&st->inos_built, 0, memory_order_relaxed);
+	/* While v1 paths are read, every thread asks the source first
+	 * (from_source): the core fills it for a run of threads ahead. */
+	if (CTP_API_HAS(st->api, source_prefill))
+		st->api->source_prefill(st->ctx, CTP_SOURCE_CGROUP_V1,
+					st->v1_live);
 	st->api->log(st->ctx, CTP_LOG_DEBUG,
 		     "%zu cgroup v1 mounts; v1 paths %s", st->n_mounts,
 		     st->v1_live ? "read" : "not read");

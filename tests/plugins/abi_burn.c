@@ -7,15 +7,17 @@
  * offers the thread source "abi-burn", whose fill spins ABI_BURN_FILL_NS,
  * and the value source "abi-burnv" (one value: the tid), whose fill spins
  * ABI_BURN_VFILL_NS. abi-burnask's thread callback asks for "abi-burn" (so
- * the fill runs inside it) and spins ABI_BURN_ASK_CALL_NS. abi-burnbind
- * binds its field to the value of "abi-burnv" (so the core fills it before
- * the thread callbacks) and its thread callback spins ABI_BURN_BIND_CALL_NS.
- * Spinning is on CLOCK_MONOTONIC, the clock the core times callbacks with,
- * so each call or fill lasts at least that long. Summary counters: "calls"
- * the thread callbacks, "fills" and "vfills" the fills of each source,
- * "asked" the asks of "abi-burn" that succeeded, "bound" the calls for a
- * thread whose bound field the core set.
+ * the fill runs inside it, or, with option `prefill: on`, which it passes
+ * to ctp_api.source_prefill, before it) and spins ABI_BURN_ASK_CALL_NS.
+ * abi-burnbind binds its field to the value of "abi-burnv" (so the core fills
+ * it before the thread callbacks) and its thread callback spins
+ * ABI_BURN_BIND_CALL_NS. Spinning is on CLOCK_MONOTONIC, the clock the core
+ * times callbacks with, so each call or fill lasts at least that long. Summary
+ * counters: "calls" the thread callbacks, "fills" and "vfills" the fills of
+ * each source, "asked" the asks of "abi-burn" that succeeded, "bound" the calls
+ * for a thread whose bound field the core set.
  */
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
@@ -50,6 +52,7 @@ struct state {
 	const struct ctp_api *api;
 	struct ctp_ctx *ctx;
 	int h;
+	int prefill; /* abi-burnask's option */
 };
 
 static struct state the_state;
@@ -114,7 +117,14 @@ static int burn_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 	the_state.h = api->field_handle(ctx, 0);
 	*statep = &the_state;
 #if defined(ABI_BURN_ASKER)
-	return 0;
+	int prefill = 0;
+	if (api->opt_bool(ctx, "prefill", &prefill) == -EINVAL)
+		return -EINVAL;
+	/* Not a source name: refused. */
+	if (prefill && api->source_prefill(ctx, "Not/A Name", 1) != -EINVAL)
+		return -EPROTO;
+	the_state.prefill = prefill;
+	return prefill ? api->source_prefill(ctx, ABI_BURN_SOURCE, 1) : 0;
 #elif defined(ABI_BURN_BINDER)
 	return api->field_bind(ctx, the_state.h, ABI_BURN_VSOURCE, 0);
 #else
@@ -140,6 +150,10 @@ static int burn_thread(void *statep, const struct ctp_task *task,
 	size_t len;
 	if (st->api->source_get(task, ABI_BURN_SOURCE, &data, &len) == 0)
 		st->api->summary_add(st->ctx, C_ASKED, 1);
+	/* Only init and the host callback say what to prefill. */
+	if (st->prefill &&
+	    st->api->source_prefill(st->ctx, ABI_BURN_SOURCE, 0) != -EBUSY)
+		return -EPROTO;
 	spin(ABI_BURN_ASK_CALL_NS);
 #elif defined(ABI_BURN_BINDER)
 	if (task->bound)
