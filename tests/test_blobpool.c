@@ -37,11 +37,12 @@ static uint64_t rnd(void)
 }
 
 /* Values of 0 to 63 bytes: prefixes of one another, ones a byte or a bit
- * apart at either end, and random ones. */
+ * apart at either end or anywhere between (the cache compares a word at a
+ * time), and random ones. */
 static void make_values(void)
 {
 	for (size_t i = 0; i < N_VALUES; i++) {
-		switch (i % 4) {
+		switch (i % 5) {
 		case 0: /* prefixes of one run of bytes */
 			lens[i] = i / 4 % 64;
 			memset(values[i], 'p', lens[i]);
@@ -56,6 +57,11 @@ static void make_values(void)
 			lens[i] = 40;
 			memset(values[i], 'f', 40);
 			values[i][0] = (unsigned char)(i / 4);
+			break;
+		case 3: /* 1 to 48 bytes, one byte apart, anywhere */
+			lens[i] = 1 + i / 5 % 48;
+			memset(values[i], 'm', lens[i]);
+			values[i][i / 5 % lens[i]] = (unsigned char)(i / 5);
 			break;
 		default:
 			lens[i] = rnd() % 64;

@@ -166,6 +166,7 @@ out:
 struct icache_slot {
 	const struct ctp_blobpool *pool;
 	uint64_t gen;
+	uint64_t hash; /* icache_hash of the bytes */
 	int64_t id;
 	uint32_t len;
 	bool text;
@@ -176,7 +177,8 @@ static _Thread_local struct icache_slot icache[2 * ICACHE_SETS];
 
 /* Bytes p[0..len) as one word when len is below 8, each of them in it
  * (overlapping loads: a copy byte by byte into a word stalls its load). */
-static uint64_t short_word(const unsigned char *p, size_t len)
+static inline __attribute__((always_inline)) uint64_t
+short_word(const unsigned char *p, size_t len)
 {
 	uint32_t a, b;
 
@@ -190,40 +192,68 @@ static uint64_t short_word(const unsigned char *p, size_t len)
 		   : 0;
 }
 
-/* The cache set of len (at most ICACHE_BYTES) bytes: a hash eight bytes a
- * step (the pool's FNV-1a goes a byte a step); a hit compares the bytes,
- * so only the spread matters. */
-static uint32_t icache_set(const unsigned char *p, size_t len)
+/* A hash of len (at most ICACHE_BYTES) bytes, eight bytes a step (the
+ * pool's FNV-1a goes a byte a step); its top bits pick the cache set.
+ * Below 8 bytes it is a bijection of short_word, which holds every byte:
+ * equal hashes of equal lengths are equal bytes. */
+static inline uint64_t icache_hash(const unsigned char *p, size_t len)
 {
 	uint64_t h = (len + 1) * 0x9e3779b97f4a7c15ull, x;
 
-	if (len < 8) {
-		h = (h ^ short_word(p, len)) * 0xff51afd7ed558ccdull;
-	} else {
-		/* Whole words, the last one overlapping the one before. */
-		for (size_t i = 0; i < len; i += 8) {
-			memcpy(&x, p + (i + 8 <= len ? i : len - 8), 8);
-			h = (h ^ x) * 0xff51afd7ed558ccdull;
-		}
+	if (len < 8)
+		return (h ^ short_word(p, len)) * 0xff51afd7ed558ccdull;
+	/* Whole words, the last one overlapping the one before. */
+	for (size_t i = 0; i < len; i += 8) {
+		memcpy(&x, p + (i + 8 <= len ? i : len - 8), 8);
+		h = (h ^ x) * 0xff51afd7ed558ccdull;
 	}
-	/* The top bits: the only ones every input bit reaches. */
+	return h;
+}
+
+/* The top bits: the only ones every input bit reaches. */
+static inline uint32_t icache_set(uint64_t h)
+{
 	return (uint32_t)(h >> 58) % ICACHE_SETS;
 }
 
-static bool icache_hit(const struct icache_slot *e,
-		       const struct ctp_blobpool *pool, const void *data,
-		       size_t len)
+/* Whether a[0..len) and b[0..len) (8 to ICACHE_BYTES bytes) are equal:
+ * whole words, the last one overlapping the one before. Inline: a call
+ * to memcmp cost more than the compare of a name or a path. */
+static inline bool icache_eq(const unsigned char *a, const unsigned char *b,
+			     size_t len)
 {
-	return e->pool == pool && e->gen == pool->gen && e->len == len &&
-	       memcmp(e->data, data, len) == 0;
+	uint64_t x, y;
+
+	for (size_t i = 0; i + 8 < len; i += 8) {
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
+			return false;
+	}
+	memcpy(&x, a + len - 8, 8);
+	memcpy(&y, b + len - 8, 8);
+	return x == y;
 }
 
-/* The id of data's bytes through the cache, into it; -EINVAL when text
- * and they hold a NUL (searched for only when the cache has not them). */
-static int64_t intern_cached(struct ctp_blobpool *pool, const void *data,
-			     size_t len, bool text)
+/* Slot e holds data's len bytes of hash h for pool: below 8 bytes the
+ * hash says it alone. */
+static inline bool icache_hit(const struct icache_slot *e,
+			      const struct ctp_blobpool *pool, uint64_t h,
+			      const void *data, size_t len)
 {
-	struct icache_slot *e;
+	return e->hash == h && e->len == len && e->pool == pool &&
+	       e->gen == pool->gen &&
+	       (len < 8 ||
+		icache_eq((const unsigned char *)e->data, data, len));
+}
+
+/* A miss of set e (or bytes too long for the cache): the pool, and the
+ * bytes into the set. Apart from the hit path, which it would otherwise
+ * burden with its saved registers. */
+static __attribute__((noinline)) int64_t
+intern_miss(struct ctp_blobpool *pool, struct icache_slot *e, uint64_t h,
+	    const void *data, size_t len, bool text)
+{
 	int64_t id;
 	bool t;
 
@@ -232,11 +262,6 @@ static int64_t intern_cached(struct ctp_blobpool *pool, const void *data,
 			return -EINVAL;
 		return ctp_blobpool_intern(pool, data, len);
 	}
-	e = &icache[2 * icache_set(data, len)];
-	if (icache_hit(&e[0], pool, data, len))
-		return text && !e[0].text ? -EINVAL : e[0].id;
-	if (icache_hit(&e[1], pool, data, len))
-		return text && !e[1].text ? -EINVAL : e[1].id;
 	t = !len || !memchr(data, '\0', len);
 	if (text && !t)
 		return -EINVAL;
@@ -246,12 +271,32 @@ static int64_t intern_cached(struct ctp_blobpool *pool, const void *data,
 		e[1] = e[0];
 		e->pool = pool;
 		e->gen = pool->gen;
+		e->hash = h;
 		e->id = id;
 		e->len = (uint32_t)len;
 		e->text = t;
 		memcpy(e->data, data, len);
 	}
 	return id;
+}
+
+/* The id of data's bytes through the cache, into it; -EINVAL when text
+ * and they hold a NUL (searched for only when the cache has not them). */
+static inline int64_t intern_cached(struct ctp_blobpool *pool, const void *data,
+				    size_t len, bool text)
+{
+	struct icache_slot *e;
+	uint64_t h;
+
+	if (len > ICACHE_BYTES)
+		return intern_miss(pool, NULL, 0, data, len, text);
+	h = icache_hash(data, len);
+	e = &icache[2 * icache_set(h)];
+	if (icache_hit(&e[0], pool, h, data, len))
+		return text && !e[0].text ? -EINVAL : e[0].id;
+	if (icache_hit(&e[1], pool, h, data, len))
+		return text && !e[1].text ? -EINVAL : e[1].id;
+	return intern_miss(pool, e, h, data, len, text);
 }
 
 int64_t ctp_blobpool_intern_cached(struct ctp_blobpool *pool, const void *data,
