@@ -553,12 +553,25 @@ int ctp_registry_role(const struct ctp_registry *reg, uint8_t scope,
 	return -ENOENT;
 }
 
+/* FNV-1a of a field's name: loading a capture's plugins looks every new
+ * name up among the ones before it (a few hundred), and a compare of
+ * hashes is cheaper than a call to strcmp. */
+static uint32_t name_hash(const char *name)
+{
+	uint32_t h = 2166136261u;
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	return h;
+}
+
 int ctp_registry_find(const struct ctp_registry *reg, const char *name)
 {
-	uint32_t n = ctp_registry_count(reg);
-	for (uint32_t i = 0; i < n; i++)
-		if (strcmp(ctp_registry_get(reg, i)->name, name) == 0)
+	uint32_t n = ctp_registry_count(reg), h = name_hash(name);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ctp_field *f = ctp_registry_get(reg, i);
+		if (f->name_hash == h && strcmp(f->name, name) == 0)
 			return (int)i;
+	}
 	return -ENOENT;
 }
 
@@ -664,6 +677,7 @@ static int add_locked(struct ctp_registry *reg, uint32_t plugin,
 	f->n_terms = n_terms;
 	for (uint8_t i = 0; i < n_terms; i++)
 		f->terms[i] = terms[i];
+	f->name_hash = name_hash(f->name);
 	/* Readers compute derived fields: no setter sets one. */
 	f->set_key = n_terms ? CTP_FIELD_UNSETTABLE
 			     : ctp_field_set_key(d->scope, d->type, plugin);

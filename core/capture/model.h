@@ -76,6 +76,8 @@ struct ctp_field {
 	 * its scope, type and plugin; CTP_FIELD_UNSETTABLE for a derived
 	 * one): every check of a set in one compare. */
 	uint64_t set_key;
+	/* A hash of name: a lookup by name compares it first. */
+	uint32_t name_hash;
 };
 
 #define CTP_FIELD_UNSETTABLE UINT64_MAX
