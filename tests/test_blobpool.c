@@ -7,7 +7,9 @@
  * longer than the cache holds), and never an id of another pool, nor of a
  * freed pool whose memory a new one took, nor the last id of an address
  * whose bytes changed (a plugin's reused buffer); strings
- * (ctp_blobpool_intern_text) with a NUL are refused, cached or not.
+ * (ctp_blobpool_intern_text) with a NUL are refused, cached or not. A
+ * blob's handle (ctp_blobpool_handle, for ctp_api.str_intern) gives its id
+ * back in its own pool only.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -228,6 +230,29 @@ static void test_text(void **unused)
 	ctp_blobpool_free(pool);
 }
 
+/* A handle comes back as its id in its pool; another pool's (a later
+ * capture's), one past the blobs and a negative one are -ESTALE. */
+static void test_handles(void **unused)
+{
+	struct ctp_blobpool *a, *b;
+
+	(void)unused;
+	assert_int_equal(ctp_blobpool_new(&a), 0);
+	assert_int_equal(ctp_blobpool_new(&b), 0);
+	int64_t id = ctp_blobpool_intern_text(a, "/a.slice", 8);
+	assert_true(id >= 0);
+	assert_true(ctp_blobpool_intern_text(b, "/b", 2) >= 0);
+	int64_t h = ctp_blobpool_handle(a, id);
+	assert_true(h >= 0);
+	assert_int_equal(ctp_blobpool_handle_id(a, h), id);
+	assert_int_equal(ctp_blobpool_handle_id(b, h), -ESTALE);
+	assert_int_equal(ctp_blobpool_handle_id(a, h + 1), -ESTALE);
+	assert_int_equal(ctp_blobpool_handle_id(a, -1), -ESTALE);
+	assert_int_equal(ctp_blobpool_handle_id(a, id), -ESTALE);
+	ctp_blobpool_free(a);
+	ctp_blobpool_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -235,6 +260,7 @@ int main(void)
 		cmocka_unit_test(test_cached_pools),
 		cmocka_unit_test(test_cached_address),
 		cmocka_unit_test(test_text),
+		cmocka_unit_test(test_handles),
 	};
 	make_values();
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -225,6 +225,26 @@ static int api_set_str(struct ctp_record *rec, int field, const char *s,
 	return set_cell(rec, field, CTP_TYPE_STRING, (uint64_t)id);
 }
 
+static int64_t api_str_intern(struct ctp_ctx *ctx, const char *s, size_t len)
+{
+	if (!ctx || (!s && len))
+		return -EINVAL;
+	struct ctp_blobpool *pool = ctx->eng->cap->blobs;
+	/* -EINVAL for a NUL in the bytes. */
+	int64_t id = ctp_blobpool_intern_text(pool, s ? s : "", len);
+	return id < 0 ? id : ctp_blobpool_handle(pool, id);
+}
+
+static int api_set_str_handle(struct ctp_record *rec, int field, int64_t handle)
+{
+	if (!rec)
+		return -EINVAL;
+	int64_t id = ctp_blobpool_handle_id(rec->cap->blobs, handle);
+	if (id < 0)
+		return (int)id;
+	return set_cell(rec, field, CTP_TYPE_STRING, (uint64_t)id);
+}
+
 static int api_set_cpuset(struct ctp_record *rec, int field,
 			  const uint64_t *words, size_t n_words)
 {
@@ -473,4 +493,6 @@ void ctp_api_fill(struct ctp_api *api)
 	api->exited_begin = api_exited_begin;
 	api->exited_end = api_exited_end;
 	api->exited_lost = api_exited_lost;
+	api->str_intern = api_str_intern;
+	api->set_str_handle = api_set_str_handle;
 }

@@ -311,6 +311,21 @@ int64_t ctp_blobpool_intern_text(struct ctp_blobpool *pool, const char *s,
 	return intern_cached(pool, s, len, true);
 }
 
+int64_t ctp_blobpool_handle(const struct ctp_blobpool *pool, int64_t id)
+{
+	return (int64_t)((pool->gen & 0x7fffffff) << 32 | (uint64_t)id);
+}
+
+int64_t ctp_blobpool_handle_id(const struct ctp_blobpool *pool, int64_t handle)
+{
+	uint32_t n = atomic_load_explicit(&((struct ctp_blobpool *)pool)->n,
+					  memory_order_acquire);
+	if (handle < 0 || (uint64_t)handle >> 32 != (pool->gen & 0x7fffffff) ||
+	    (uint32_t)handle >= n)
+		return -ESTALE;
+	return (uint32_t)handle;
+}
+
 const char *ctp_blobpool_get(const struct ctp_blobpool *pool, uint64_t id,
 			     size_t *len)
 {

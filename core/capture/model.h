@@ -43,6 +43,13 @@ int64_t ctp_blobpool_intern_cached(struct ctp_blobpool *pool, const void *data,
  * it has not are searched for one. */
 int64_t ctp_blobpool_intern_text(struct ctp_blobpool *pool, const char *s,
 				 size_t len);
+/* A handle of blob `id` of this pool (ctp_api.str_intern): the pool's
+ * generation above the id, so that a handle of another pool (an earlier
+ * capture's) is told apart. */
+int64_t ctp_blobpool_handle(const struct ctp_blobpool *pool, int64_t id);
+/* The blob id of a handle of this pool, or -ESTALE (another pool's, or no
+ * such blob). */
+int64_t ctp_blobpool_handle_id(const struct ctp_blobpool *pool, int64_t handle);
 /* Bytes of blob `id` (NUL-terminated copy), length in *len. Thread-safe
  * against concurrent interning. */
 const char *ctp_blobpool_get(const struct ctp_blobpool *pool, uint64_t id,

@@ -140,6 +140,15 @@ static inline int ctp_set_str(struct ctp_setter *s, int field, const char *str,
 				   s, s->api->set_str(s->rec, field, str, len));
 }
 
+/* Only where CTP_API_HAS(api, set_str_handle). */
+static inline int ctp_set_str_handle(struct ctp_setter *s, int field,
+				     int64_t handle)
+{
+	return field < 0 ? 0
+			 : ctp_set_keep(s, s->api->set_str_handle(s->rec, field,
+								  handle));
+}
+
 static inline int ctp_set_cpuset(struct ctp_setter *s, int field,
 				 const uint64_t *words, size_t n_words)
 {

@@ -616,6 +616,22 @@ struct ctp_api {
 	 * CTP_MAX_SOURCES names.
 	 */
 	int (*source_prefill)(struct ctp_ctx *ctx, const char *source, int on);
+
+	/*
+	 * Appended in ABI 1: a string interned once, set by its handle.
+	 * str_intern, from any callback, gives a handle (>= 0) of len bytes
+	 * (no NUL among them) for the capture under way; set_str_handle sets
+	 * a string field to it, as set_str would with the bytes, without
+	 * hashing and comparing them again: for a value a plugin sets on many
+	 * rows (a cgroup's path on each of its threads). A handle is good for
+	 * the capture it was made in only: kept for a later one,
+	 * set_str_handle refuses it. str_intern returns -EINVAL (a NUL, NULL
+	 * with len > 0), -ENOMEM; set_str_handle what set_str does, and
+	 * -ESTALE for a handle of another capture or none at all.
+	 */
+	int64_t (*str_intern)(struct ctp_ctx *ctx, const char *s, size_t len);
+	int (*set_str_handle)(struct ctp_record *rec, int field,
+			      int64_t handle);
 };
 
 /* Bindings (ctp_api.field_bind): at most this many per plugin, and value

@@ -32,6 +32,7 @@ void cg_listing_free(struct cg_listing *l)
 	free(l->arena);
 	free(l->keys);
 	free((void *)l->referenced);
+	free((void *)l->path_str);
 	ctp_id_list_free(&l->ids);
 	memset(l, 0, sizeof(*l));
 }
@@ -47,7 +48,8 @@ static int64_t add_key(struct cg_listing *l, const struct cg_hier_list *h,
 	if ((r = CTP_GROW(l->arena, l->arena_cap, l->arena_len + len, 4096)) <
 		    0 ||
 	    (r = CTP_GROW(l->keys, l->keys_cap, l->n_keys + 1, 64)) < 0 ||
-	    (r = CTP_GROW(l->referenced, l->ref_cap, l->n_keys + 1, 64)) < 0)
+	    (r = CTP_GROW(l->referenced, l->ref_cap, l->n_keys + 1, 64)) < 0 ||
+	    (r = CTP_GROW(l->path_str, l->str_cap, l->n_keys + 1, 64)) < 0)
 		return r;
 	k = &l->keys[l->n_keys];
 	k->off = (uint32_t)l->arena_len;
@@ -59,6 +61,8 @@ static int64_t add_key(struct cg_listing *l, const struct cg_hier_list *h,
 	memcpy(l->arena + l->arena_len + k->path_off, path, plen);
 	l->arena_len += len;
 	atomic_store_explicit(&l->referenced[l->n_keys], 0,
+			      memory_order_relaxed);
+	atomic_store_explicit(&l->path_str[l->n_keys], -1,
 			      memory_order_relaxed);
 	return (int64_t)l->n_keys++;
 }

@@ -71,7 +71,10 @@ struct cg_listing {
 	size_t arena_len, arena_cap;
 	struct cg_key *keys;
 	_Atomic uint8_t *referenced; /* per key: its row referenced */
-	size_t n_keys, keys_cap, ref_cap;
+	/* Per key: its path's string handle this capture (ctp_api.str_intern),
+	 * -1 until the first thread of it needs one. */
+	_Atomic int64_t *path_str;
+	size_t n_keys, keys_cap, ref_cap, str_cap;
 	/* Scratch of the walk: the listing just read. */
 	struct ctp_id_list ids;
 	/* Every hierarchy of the host is listed: the thread callback may

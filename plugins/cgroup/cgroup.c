@@ -251,8 +251,9 @@ struct cg_state {
 	const char *prefix; /* option mount_prefix */
 	size_t prefix_len;
 	/* Per capture, set by host() before the walk. */
-	bool v1_live; /* this host has v1 hierarchies */
-	uint64_t gen; /* identifies the capture for the TLS cache */
+	bool v1_live;	  /* this host has v1 hierarchies */
+	bool str_handles; /* the core has str_intern and set_str_handle */
+	uint64_t gen;	  /* identifies the capture for the TLS cache */
 	struct mount *mounts;
 	size_t n_mounts;
 	struct cg_listing list; /* every thread's v1 paths, when complete */
@@ -931,6 +932,39 @@ static int start_ticks(struct cg_state *st, const struct ctp_task *task,
 }
 
 /*
+ * Set field `field` to the path of key `kid` of l: through the key's string
+ * handle, made by the first thread of the key this capture (every thread
+ * of a cgroup sets the same path: interning it once saves hashing and
+ * comparing it again on every thread), else by its bytes.
+ */
+static void set_path(struct cg_state *st, const struct cg_listing *l,
+		     uint32_t kid, int field, struct ctp_setter *set)
+{
+	const struct cg_key *k = &l->keys[kid];
+	const char *path = l->arena + k->off + k->path_off;
+	size_t len = k->len - k->path_off;
+	int64_t hs;
+
+	if (field < 0)
+		return;
+	if (!st->str_handles) {
+		ctp_set_str(set, field, path, len);
+		return;
+	}
+	hs = atomic_load_explicit(&l->path_str[kid], memory_order_relaxed);
+	if (hs < 0) {
+		hs = st->api->str_intern(st->ctx, path, len);
+		if (hs < 0) {
+			ctp_set_str(set, field, path, len);
+			return;
+		}
+		atomic_store_explicit(&l->path_str[kid], hs,
+				      memory_order_relaxed);
+	}
+	ctp_set_str_handle(set, field, hs);
+}
+
+/*
  * Set the thread's path in every hierarchy of l, hierarchy h's cgroup being
  * key kid[h] of l; the first thread of a cgroup references its row (one
  * flag per key of l).
@@ -945,8 +979,7 @@ static void place(struct cg_state *st, const struct cg_listing *l,
 		const char *key = l->arena + k->off;
 
 		dropped += l->h[h].handle < 0;
-		ctp_set_str(set, l->h[h].handle, key + k->path_off,
-			    k->len - k->path_off);
+		set_path(st, l, kid[h], l->h[h].handle, set);
 		/* A load first: every thread of a cgroup but its first
 		 * finds the row referenced, without writing (and taking
 		 * from the other workers) the flag's cache line. */
@@ -1390,6 +1423,8 @@ static int cg_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 		return -ENOMEM;
 	st->ctx = ctx;
 	st->api = api;
+	st->str_handles = CTP_API_HAS(api, str_intern) &&
+			  CTP_API_HAS(api, set_str_handle);
 	pthread_mutex_init(&st->lazy, NULL);
 	ctp_handle_cache_init(&st->hier, HIER_MAX);
 	/* The lazy cgroup file needs file_get. */

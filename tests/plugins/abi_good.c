@@ -20,6 +20,9 @@
  * `hint_captures: N` too, only in the first N captures of the run. With
  * `init_hint: TEXT`, init sets TEXT.
  *
+ * Its thread callback sets the cgroup through a string handle
+ * (ctp_api.str_intern, set_str_handle).
+ *
  * With option `fail: late`, init registers everything it can (summary
  * counter, file gate, a runtime field, a hint) and then fails: the loader
  * must undo all of it.
@@ -359,8 +362,19 @@ static int good_thread(void *statep, const struct ctp_task *task,
 	ret = api->set_str(rec, st->h[F_COMM], task->comm, strlen(task->comm));
 	if (ret < 0)
 		return ret;
-	ret = api->set_str(rec, st->h[F_CGROUP], task->cgroup,
-			   strlen(task->cgroup));
+	/* The cgroup through a string handle (ctp_api.str_intern): the same
+	 * value as set_str's. A handle of another capture's pool, a number
+	 * field and bytes with a NUL are refused. */
+	int64_t hs =
+		api->str_intern(st->ctx, task->cgroup, strlen(task->cgroup));
+	if (hs < 0)
+		return (int)hs;
+	if (api->set_str_handle(rec, st->h[F_CGROUP],
+				hs ^ (INT64_C(1) << 40)) != -ESTALE ||
+	    api->set_str_handle(rec, st->h[F_VALUE], hs) != -EINVAL ||
+	    api->str_intern(st->ctx, "a\0b", 3) != -EINVAL)
+		return -EPROTO;
+	ret = api->set_str_handle(rec, st->h[F_CGROUP], hs);
 	if (ret < 0)
 		return ret;
 	/* Empty values given as NULL pointers are legal (and present). */
