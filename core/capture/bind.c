@@ -37,6 +37,11 @@ int ctp_binds_add(struct ctp_binds *b, uint32_t col, uint8_t type,
 		memcpy(b->source, source, len + 1);
 		b->src = -1;
 	}
+	if (!b->n)
+		memset(b->need, 0, sizeof(b->need));
+	b->need[value / 64] |= 1ull << (value % 64);
+	if (guard)
+		b->need[(guard - 1) / 64] |= 1ull << ((guard - 1) % 64);
 	if (value + 1 > b->top)
 		b->top = value + 1;
 	if (guard > b->top)
@@ -118,14 +123,22 @@ bool ctp_binds_apply(const struct ctp_binds *b, const void *data, size_t len,
 	void **cells = blk->vals;
 	uint8_t *lg = blk->lg;
 	uint64_t **present = blk->present;
-	bool all = true;
+	bool all = true, every = true;
+
+	/* Usually every value a plugin binds is offered: one test a word
+	 * of the valid bits, then none a binding. */
+	for (uint32_t w = 0; w < (b->top + 63) / 64 && every; w++) {
+		uint64_t v;
+		memcpy(&v, valid + w * sizeof(v), sizeof(v));
+		every = (v & b->need[w]) == b->need[w];
+	}
 
 	for (const struct ctp_bind *k = b->v, *end = k + b->n; k < end; k++) {
 		uint32_t col = ident + k->col;
 		uint64_t v;
 
 		if (k->guard) {
-			if (!offered(valid, k->guard - 1u)) {
+			if (!every && !offered(valid, k->guard - 1u)) {
 				all = false;
 				continue;
 			}
@@ -134,7 +147,7 @@ bool ctp_binds_apply(const struct ctp_binds *b, const void *data, size_t len,
 			if (!v)
 				continue;
 		}
-		if (!offered(valid, k->value)) {
+		if (!every && !offered(valid, k->value)) {
 			all = false;
 			continue;
 		}

@@ -39,6 +39,9 @@ struct ctp_binds {
 			   * value or guard named, plus one */
 	bool skip;	  /* thread_skip_bound */
 	int skip_counter; /* a summary counter, -1: none */
+	/* The valid bits every binding needs (its value's, its guard's):
+	 * bytes that offer them all are copied without a test a binding. */
+	uint64_t need[CTP_BIND_MAX_VALUE / 64];
 };
 
 /* A value source as the engine registered it. */
