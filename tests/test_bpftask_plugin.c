@@ -577,15 +577,27 @@ static void pass_option(void **state)
 	if (open_coded(fx))
 		fail_msg("not iter/task with pass: iter");
 	assert_int_equal(hx_fx_host(fx, &host), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "open_coded"), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "open_coded_runs"), 0);
 	assert_int_equal(fill(fx, getpid(), getpid(), NULL, &t), 0);
 	start = val(&t, CTP_SRC_TASK_START_TIME);
 	hx_fx_stop(fx);
 	if (!start_live(fx, walk, 0))
 		skip();
-	if (walk_loads(fx) && !open_coded(fx))
+	bool walking = open_coded(fx);
+	if (walk_loads(fx) && !walking)
 		fail_msg("not the open-coded pass on 6.8+");
 	assert_int_equal(hx_fx_host(fx, &host), 0);
 	assert_true(hx_summary(&fx->ctx, "tasks") >= 2);
+	if (walking) {
+		/* Counted: the pass, its runs (the list's and at least one
+		 * of threads), its longest run's time. */
+		assert_int_equal(
+			hx_summary(&fx->ctx, "open_coded") +
+				hx_summary(&fx->ctx, "open_coded_whole"),
+			1);
+		assert_true(hx_summary(&fx->ctx, "open_coded_runs") >= 2);
+	}
 	assert_int_equal(fill(fx, getpid(), getpid(), NULL, &t), 0);
 	assert_int_equal(val(&t, CTP_SRC_TASK_START_TIME), start);
 	hx_fx_stop(fx);

@@ -245,6 +245,11 @@ enum counter {
 	C_STATE_IGNORED, /* state files read and not used (logged why) */
 	C_STATE_SAVED,	 /* state files written */
 	C_STATE_FAILED,	 /* state files that could not be kept (hint) */
+	C_WALK,		 /* passes by the open-coded task iterator */
+	C_WALK_RUNS,	 /* its program runs, the list's included */
+	C_WALK_BIG,	 /* processes it left to iter/task's pid parameter */
+	C_WALK_WHOLE,	 /* passes it left to iter/task's whole pass */
+	C_WALK_MAX_US,	 /* its longest run (the RCU section), us */
 	N_COUNTERS
 };
 
@@ -267,6 +272,11 @@ static const char *const counter_names[N_COUNTERS] = {
 	[C_STATE_IGNORED] = "state_ignored",
 	[C_STATE_SAVED] = "state_saved",
 	[C_STATE_FAILED] = "state_failed",
+	[C_WALK] = "open_coded",
+	[C_WALK_RUNS] = "open_coded_runs",
+	[C_WALK_BIG] = "open_coded_big",
+	[C_WALK_WHOLE] = "open_coded_whole",
+	[C_WALK_MAX_US] = "open_coded_max_run_us",
 };
 
 static const struct ctp_option_desc options[] = {CTP_BPFTASK_OPTIONS};
@@ -347,6 +357,24 @@ static void count(struct bt_state *st, enum counter c, uint64_t n)
 {
 	if (st->ch[c] >= 0)
 		st->api->summary_add(st->ctx, st->ch[c], n);
+}
+
+/* What the last pass's open-coded runs did, where it tried them: the
+ * longest run is the longest RCU read section the pass held (one pass a
+ * capture: the sum of one). */
+static void count_walk(struct bt_state *st)
+{
+	struct ctp_bpftask_walk_stats ws;
+	uint64_t longest;
+
+	ctp_bpftask_walk_stats(st->b, &ws);
+	if (!ws.runs)
+		return;
+	longest = ws.max_run_ns > ws.list_ns ? ws.max_run_ns : ws.list_ns;
+	count(st, ws.whole ? C_WALK_WHOLE : C_WALK, 1);
+	count(st, C_WALK_RUNS, ws.runs);
+	count(st, C_WALK_BIG, ws.big);
+	count(st, C_WALK_MAX_US, longest / 1000);
 }
 
 /* Where (tgid, tid) sits in st->walk, or n. */
@@ -926,6 +954,7 @@ static int bt_host(void *state, struct ctp_record *rec)
 		before = ctp_bpftask_getaffinity(0, mask);
 	n = ctp_bpftask_pass(st->b, st->max_bytes, &recs);
 	count(st, C_PASSES, 1);
+	count_walk(st);
 	r = n < 0 ? n : 0;
 	if (n >= 0) {
 		st->recs = recs;

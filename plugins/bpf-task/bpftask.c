@@ -651,6 +651,9 @@ int ctp_bpftask_pass(struct ctp_bpftask *b, size_t max_bytes,
 	*b->cg_gen_var = b->cg_on ? ++b->cg_gen : 0;
 	int r;
 
+	/* This pass's (all 0 where it is iter/task's alone). */
+	memset(&b->ws, 0, sizeof(b->ws));
+
 	if (b->walk_on) {
 		r = walk_pass(b, max_bytes, recs);
 		/* bpf() refused a run (a filter older than the program) or

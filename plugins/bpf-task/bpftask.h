@@ -125,6 +125,7 @@ struct ctp_bpftask_walk_stats {
 const char *ctp_bpftask_walk_why(const struct ctp_bpftask *b);
 bool ctp_bpftask_use_walk(struct ctp_bpftask *b, bool on);
 void ctp_bpftask_walk_limit(struct ctp_bpftask *b, unsigned k, unsigned procs);
+/* The last pass's (runs 0: it did not try the open-coded pass). */
 void ctp_bpftask_walk_stats(const struct ctp_bpftask *b,
 			    struct ctp_bpftask_walk_stats *st);
 
