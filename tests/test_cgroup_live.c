@@ -862,11 +862,17 @@ static void v1_listings(void **state)
 	print_message("[ INFO     ] %zu threads compared; %" PRIu64
 		      " of %zu placed by the listings\n",
 		      checked, listed, tt->rows);
+	/* Every row placed once: by the listings or by its own file (a
+	 * thread gone before its file was read is neither counted nor
+	 * kept). */
 	assert_true(listed + cg_summary(s, "from_files") == tt->rows);
-	/* Most threads by the listings, and at least the child's compared:
-	 * on a busy host (a build beside the test) many threads are born
-	 * after the listing or gone before their file is read twice. */
-	assert_true(listed * 2 >= tt->rows);
+	/* At least the child's threads by the listings (they live through
+	 * the capture), and compared: on a busy host (a build, or a
+	 * stressor churning threads, beside the test) many other threads
+	 * are born after the listing or gone before their file is read
+	 * twice, so how many of the host's the listings place is not the
+	 * test's to say. */
+	assert_true(listed >= NTHREADS);
 	assert_true(checked >= NTHREADS);
 	ctp_snap_free(s);
 	before_free();

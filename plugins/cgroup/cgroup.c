@@ -1143,14 +1143,16 @@ static int cg_thread(void *state, const struct ctp_task *task,
 	case SRC_THREAD:
 		break;
 	}
-	count(st, C_FROM_FILES, 1);
 	/* A failed read is the core's to tally (and a vanished task its to
-	 * drop); the paths stay absent. */
+	 * drop); the paths stay absent, and the thread is not counted as
+	 * placed by its file: from_listings, from_source and from_files add
+	 * up to the rows a snapshot keeps. */
 	n = ctp_task_fetch(st->api, task, TF_CGROUP, &data, &len);
 	if (n == -EPROTO)
 		return n;
 	if (n < 0)
 		return 0;
+	count(st, C_FROM_FILES, 1);
 	if (ctp_cg_parse_membership(data, len, &m) < 0)
 		count(st, C_PARSE, 1);
 	dropped = m.dropped;
