@@ -1109,6 +1109,35 @@ static void test_buf_size(void **s)
 			 SIZE_MAX / 4096 * 4096);
 }
 
+/* The NSpid line of literal status texts (fs/proc/array.c). */
+static void test_initial_pidns(void **s)
+{
+	static const char init[] = "Name:\tbash\nTgid:\t812\nNSpid:\t812\n"
+				   "NSsid:\t812\n";
+	static const char nested[] = "Name:\tbash\nNSpid:\t30412\t7\n";
+	static const char nested3[] = "Name:\tx\nNSpid:\t30412 7 1\n";
+	static const char old[] = "Name:\tbash\nTgid:\t812\nPid:\t812\n";
+	static const char last[] = "Name:\tbash\nNSpid:\t812";
+	static const char last2[] = "Name:\tbash\nNSpid:\t812\t1";
+	/* A task named after the key (status escapes a newline in a name,
+	 * so a name never starts a line): only a line's start counts. */
+	static const char named[] = "Name:\tNSpid:\t1\nNSpid:\t9\t3\n";
+	static const char named2[] = "Name:\tNSpid:\t1\t2\nNSpid:\t9\n";
+	(void)s;
+	assert_true(ctp_bpftask_status_initial_pidns(init, strlen(init)));
+	assert_false(ctp_bpftask_status_initial_pidns(nested, strlen(nested)));
+	assert_false(
+		ctp_bpftask_status_initial_pidns(nested3, strlen(nested3)));
+	assert_true(ctp_bpftask_status_initial_pidns(old, strlen(old)));
+	assert_true(ctp_bpftask_status_initial_pidns(last, strlen(last)));
+	assert_false(ctp_bpftask_status_initial_pidns(last2, strlen(last2)));
+	assert_false(ctp_bpftask_status_initial_pidns(named, strlen(named)));
+	assert_true(ctp_bpftask_status_initial_pidns(named2, strlen(named2)));
+	/* Cut short within the key: no line. */
+	assert_true(ctp_bpftask_status_initial_pidns(init, 25));
+	assert_true(ctp_bpftask_status_initial_pidns("", 0));
+}
+
 /* /proc/loadavg's count of threads (fs/proc/loadavg.c). */
 static void test_loadavg(void **s)
 {
@@ -1165,6 +1194,7 @@ int main(void)
 		cmocka_unit_test(test_sort),
 		cmocka_unit_test(test_buf_size),
 		cmocka_unit_test(test_loadavg),
+		cmocka_unit_test(test_initial_pidns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

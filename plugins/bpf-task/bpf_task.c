@@ -1040,18 +1040,11 @@ static unsigned pass_flags(struct bt_state *st)
 static bool initial_pidns(int proc_fd)
 {
 	char buf[4096];
-	const char *p;
 	size_t len;
 
 	if (ctp_read_small(proc_fd, "self/status", buf, sizeof(buf), &len) < 0)
 		return false;
-	p = strstr(buf, "\nNSpid:");
-	if (!p)
-		return true; /* before 4.1: no pid namespace column */
-	p += 7;
-	p += strspn(p, " \t");
-	p += strcspn(p, " \t\n");
-	return *p == '\n' || *p == '\0';
+	return ctp_bpftask_status_initial_pidns(buf, len);
 }
 
 /* Whether a nohz_full CPU exists: then the kernel's task_cputime() takes

@@ -183,22 +183,15 @@ static void walk_unmap(struct ctp_bpftask *b)
  * the pass must give the ids iter/task gives the caller). */
 static bool initial_pidns(void)
 {
-	char buf[4096], *p;
+	char buf[4096];
 	FILE *f = fopen("/proc/self/status", "re");
 	size_t len;
 
 	if (!f)
 		return false;
-	len = fread(buf, 1, sizeof(buf) - 1, f);
+	len = fread(buf, 1, sizeof(buf), f);
 	fclose(f);
-	buf[len] = '\0';
-	p = strstr(buf, "\nNSpid:");
-	if (!p)
-		return true; /* before 4.1: no pid namespace column */
-	p += 7;
-	p += strspn(p, " \t");
-	p += strcspn(p, " \t\n");
-	return *p == '\n' || *p == '\0';
+	return ctp_bpftask_status_initial_pidns(buf, len);
 }
 
 /* Open, load and attach by libbpf's skeleton: as open_light. */

@@ -126,6 +126,27 @@ int ctp_bpftask_loadavg_tasks(const char *buf, size_t len, size_t *tasks)
 	return 0;
 }
 
+bool ctp_bpftask_status_initial_pidns(const char *buf, size_t len)
+{
+	static const char key[] = "\nNSpid:";
+	const char *end = buf + len, *p = buf;
+
+	/* The line, not a value that happens to hold the word. */
+	for (;; p++) {
+		p = memchr(p, '\n', (size_t)(end - p));
+		if (!p || (size_t)(end - p) < sizeof(key) - 1)
+			return true; /* before 4.1: no pid namespace column */
+		if (!memcmp(p, key, sizeof(key) - 1))
+			break;
+	}
+	p += sizeof(key) - 1;
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	while (p < end && *p != ' ' && *p != '\t' && *p != '\n')
+		p++;
+	return p == end || *p == '\n';
+}
+
 /* include/linux/sched.h (5.14+). */
 #define TASK_INTERRUPTIBLE   0x0001u
 #define TASK_UNINTERRUPTIBLE 0x0002u

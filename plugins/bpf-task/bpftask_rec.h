@@ -138,6 +138,7 @@ static inline void ctp_bpftask_mm_marks(__u64 hiwater_rss, __u64 hiwater_vm,
 }
 
 #ifndef __bpf__
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -202,6 +203,13 @@ size_t ctp_bpftask_buf_want(size_t tasks);
  * SIZE_MAX. Pure.
  */
 int ctp_bpftask_loadavg_tasks(const char *buf, size_t len, size_t *tasks);
+
+/*
+ * Whether the /proc/<pid>/status text of len bytes at buf is a process of
+ * the initial pid namespace: its NSpid line has one id (a kernel before
+ * 4.1, without the line, has one namespace: true). Pure.
+ */
+bool ctp_bpftask_status_initial_pidns(const char *buf, size_t len);
 
 /*
  * stat's state letter (field 3) of a task whose __state and exit_state are
