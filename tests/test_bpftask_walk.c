@@ -264,11 +264,42 @@ static bool whole_host(struct ctp_bpftask *b, unsigned k)
 	return ok;
 }
 
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* From the n records of a pass: the records of processes of at most k
+ * threads (*small) and how many processes have more (*large). What the
+ * runs must have been follows from these, whatever else the host runs. */
+static void by_size(const struct ctp_bpftask_rec *r, int n, unsigned k,
+		    unsigned *small, unsigned *large)
+{
+	static int32_t tg[MAX_TIDS];
+
+	*small = *large = 0;
+	for (int i = 0; i < n; i++)
+		tg[i] = r[i].tgid;
+	qsort(tg, (size_t)n, sizeof(tg[0]), cmp_i32);
+	for (int i = 0, j; i < n; i = j) {
+		for (j = i; j < n && tg[j] == tg[i]; j++)
+			;
+		if ((unsigned)(j - i) > k)
+			(*large)++;
+		else
+			*small += (unsigned)(j - i);
+	}
+}
+
 /* The open-coded pass at limit k (records a run) and procs (processes a
  * pass) against iter/task's: both give each of the children's threads
- * once, with equal records; the open-coded one walked the large child by
- * the pid parameter, in more than one run, or, with fewer processes
- * allowed than the host has, was iter/task's whole pass. */
+ * once, with equal records; the open-coded one walked every process of
+ * more than k threads (the large child among them) by the pid parameter
+ * and the others in runs of at most k records (the list run and at least
+ * one a k records of theirs), or, with fewer processes allowed than the
+ * host has, was iter/task's whole pass. */
 static bool compare_at(struct ctp_bpftask *b, unsigned k, unsigned procs,
 		       const int *tids, int n_tids)
 {
@@ -300,11 +331,17 @@ static bool compare_at(struct ctp_bpftask *b, unsigned k, unsigned procs,
 		       what, procs);
 		ok = false;
 	}
-	if (!whole && (st.whole || st.big < 1 ||
-		       st.runs < (k < 100 ? 4u : 2u) || st.max_run_recs > k)) {
+	unsigned small = 0, large = 0;
+	if (nw > 0)
+		by_size(w, nw, k, &small, &large);
+	if (!whole &&
+	    (st.whole || st.big < 1 || st.big < large ||
+	     st.runs < 1 + (small + k - 1) / k || st.max_run_recs > k)) {
 		printf("FAIL: %s: not the open-coded pass's runs with the "
-		       "large child by the pid parameter\n",
-		       what);
+		       "large child by the pid parameter (%u records in "
+		       "processes of at most %u threads, %u processes of "
+		       "more)\n",
+		       what, small, k, large);
 		ok = false;
 	}
 	ok &= once_each(w, nw, tids, n_tids, what);
