@@ -288,6 +288,7 @@ struct bt_state {
 	struct ctp_bpftask *b; /* NULL: not loaded, no source */
 	size_t max_bytes;
 	int proc_fd;
+	size_t tasks_at_init; /* /proc/loadavg's count at init, 0 unknown */
 	struct ctp_bpftask_conv conv;
 	/* The last pass, sorted by tgid then tid; valid while pass_ok. */
 	bool pass_ok;
@@ -1031,7 +1032,7 @@ static unsigned pass_flags(struct bt_state *st)
 		return 0;
 	if (CTP_API_HAS(st->api, recording) && st->api->recording(st->ctx))
 		return CTP_BPFTASK_OPEN_WALK;
-	return host_tasks(st) >= AUTO_WALK_TASKS ? CTP_BPFTASK_OPEN_WALK : 0;
+	return st->tasks_at_init >= AUTO_WALK_TASKS ? CTP_BPFTASK_OPEN_WALK : 0;
 }
 
 /* Whether this process is in the initial pid namespace: its NSpid line
@@ -1144,10 +1145,8 @@ static unsigned check_process(struct bt_state *st, const char *skew_name,
  * come). */
 static void expect_tasks(struct bt_state *st)
 {
-	size_t n = host_tasks(st);
-
-	if (n)
-		ctp_bpftask_expect(st->b, n);
+	if (st->tasks_at_init)
+		ctp_bpftask_expect(st->b, st->tasks_at_init);
 }
 
 /*
@@ -1355,6 +1354,8 @@ static int bt_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 	st->conv.page_size = (__u64)sysconf(_SC_PAGESIZE);
 	st->conv.times = !nohz_full(roots ? roots->sys_fd : -1);
 	st->cpus_fit = possible_cpus(roots ? roots->sys_fd : -1, st->possible);
+	/* Read once: the pass's choice (auto) and its buffer's first size. */
+	st->tasks_at_init = host_tasks(st);
 	if (!ctp_proc_is_live(st->proc_fd)) {
 		snprintf(why, sizeof(why),
 			 "the proc root %s is not this kernel's /proc",
