@@ -248,7 +248,8 @@ static int compare_process(const struct ctp_bpftask_rec *recs, int n, pid_t pid)
 		return printf("FAIL: %s unread\n", path), 1;
 	for (unsigned i = 0; i < CTP_IO_N; i++)
 		file[CTP_SRC_PROC_RCHAR + i] = io.v[i];
-	for (unsigned i = 0; i < CTP_SRC_PROC_N_VALUES; i++) {
+	/* The values of a file (MM_GEN, the last, is none). */
+	for (unsigned i = 0; i < CTP_SRC_PROC_MM_GEN; i++) {
 		bool has = ctp_src_process_get(&p, sizeof(p), i, &v);
 		printf("process %s: %s (%llu, file %llu)\n",
 		       i < CTP_SRC_PROC_RCHAR

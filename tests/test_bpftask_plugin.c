@@ -24,6 +24,7 @@
 #include <string.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -841,7 +842,8 @@ static void process_source(void **state)
 	assert_int_equal(p.abi, 1);
 	assert_int_equal(p.size, sizeof(p));
 	proc_files(pid, &f);
-	for (unsigned i = 0; i < CTP_SRC_PROC_N_VALUES; i++) {
+	/* Every value of a file (MM_GEN is none: mm_gen below). */
+	for (unsigned i = 0; i < CTP_SRC_PROC_MM_GEN; i++) {
 		uint64_t v;
 		if (!ctp_src_process_get(&p, sizeof(p), i, &v))
 			fail_msg("value %u not offered", i);
@@ -865,6 +867,119 @@ static void process_source(void **state)
 	assert_int_equal(hx_summary(&fx->ctx, "proc_miss"), 1);
 	hx_fx_stop(fx);
 	proc_child_end(pid, hold_w);
+}
+
+/* A child that maps a page when asked ('m'), touches memory it has
+ * ('t'), and says when done; ends at EOF. */
+static pid_t mm_child(int *cmd_w, int *ack_r)
+{
+	int c2p[2], p2c[2];
+	pid_t pid;
+
+	assert_int_equal(pipe2(c2p, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(p2c, O_CLOEXEC), 0);
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		static char mem[64 << 10];
+		char c;
+		size_t at = 0;
+		close(c2p[0]);
+		close(p2c[1]);
+		while (read(p2c[0], &c, 1) == 1) {
+			if (c == 'm' && mmap(NULL, 4096, PROT_READ,
+					     MAP_PRIVATE | MAP_ANONYMOUS, -1,
+					     0) == MAP_FAILED)
+				_exit(1);
+			if (c == 't') {
+				mem[at] = 1; /* a page fault, no new mapping */
+				at = (at + 4096) % sizeof(mem);
+			}
+			if (write(c2p[1], &c, 1) != 1)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	close(c2p[1]);
+	close(p2c[0]);
+	*cmd_w = p2c[1];
+	*ack_r = c2p[0];
+	return pid;
+}
+
+static void mm_child_do(int cmd_w, int ack_r, char c)
+{
+	char a;
+	assert_int_equal(write(cmd_w, &c, 1), 1);
+	assert_int_equal(read(ack_r, &a, 1), 1);
+	assert_int_equal(a, c);
+}
+
+/* The process's MM_GEN over passes of a live kernel: offered for a
+ * process (not for a kernel thread), the same across passes while its
+ * mappings are (page faults and reads of its maps change nothing), another
+ * after it maps a page, then the same again; the leader's of this process
+ * another than the child's. */
+static uint64_t mm_gen_of(struct hx_fx *fx, pid_t pid)
+{
+	struct ctp_src_process p;
+	struct hx_rec host;
+	uint64_t g;
+
+	assert_int_equal(hx_fx_host(fx, &host), 0);
+	assert_int_equal(pfill(fx, pid, &p), 0);
+	if (!ctp_src_process_get(&p, sizeof(p), CTP_SRC_PROC_MM_GEN, &g))
+		return 0;
+	assert_true(g != 0);
+	return g;
+}
+
+static void mm_gen(void **state)
+{
+	struct hx_fx *fx = *state;
+	int cmd_w, ack_r;
+	pid_t pid;
+	char maps[4096];
+
+	if (!start_live_as(fx, NULL, 0, true))
+		skip();
+	pid = mm_child(&cmd_w, &ack_r);
+	mm_child_do(cmd_w, ack_r, 't');
+	uint64_t g0 = mm_gen_of(fx, pid);
+	if (!g0) {
+		/* A kernel without mm_lock_seq (CONFIG_PER_VMA_LOCK). */
+		printf("SKIP: no MM_GEN on this kernel\n");
+		close(cmd_w);
+		waitpid(pid, NULL, 0);
+		hx_fx_stop(fx);
+		skip();
+	}
+	assert_true(mm_gen_of(fx, pid) == g0);
+	/* Faults and a read of the maps move nothing. */
+	for (int i = 0; i < 4; i++)
+		mm_child_do(cmd_w, ack_r, 't');
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	int fd = open(maps, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	while (read(fd, maps, sizeof(maps)) > 0)
+		;
+	close(fd);
+	assert_true(mm_gen_of(fx, pid) == g0);
+	/* A new mapping moves it, once. */
+	mm_child_do(cmd_w, ack_r, 'm');
+	uint64_t g1 = mm_gen_of(fx, pid);
+	assert_true(g1 != 0 && g1 != g0);
+	assert_true(mm_gen_of(fx, pid) == g1);
+	mm_child_do(cmd_w, ack_r, 'm');
+	assert_true(mm_gen_of(fx, pid) != g1);
+	/* Another process, another value; kthreadd (pid 2) none. */
+	assert_true(mm_gen_of(fx, getpid()) != mm_gen_of(fx, pid));
+	assert_int_equal(mm_gen_of(fx, 2), 0);
+	close(cmd_w);
+	close(ack_r);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	hx_fx_stop(fx);
 }
 
 /* The check at init with a process value made unequal
@@ -1162,6 +1277,7 @@ int main(void)
 		cmocka_unit_test(loaders),
 		cmocka_unit_test(pass_option),
 		cmocka_unit_test(process_source),
+		cmocka_unit_test(mm_gen),
 		cmocka_unit_test(process_check_off),
 		cmocka_unit_test(times_across_runs),
 	};

@@ -26,7 +26,7 @@
 
 /* tgid 4242, tid 4243, every counter a distinct number, comm "worker-3". */
 static const unsigned char rec1[] = {
-	U16(664), U16(5), U32(0x7ffffffu),	/* size, version, present */
+	U16(696), U16(6), U32(0xfffffffu),	/* size, version, present */
 	U32(4242), U32(4243),			/* tgid, pid */
 	U64(123456789012ull),			/* start_boottime */
 	U64(11), U64(2),			/* minflt, majflt */
@@ -60,7 +60,10 @@ static const unsigned char rec1[] = {
 	U64(1012), U64(1013), U64(1014), U64(1015), U64(1016), U64(1017),
 	U64(1018),
 	/* version 5: cg_set */
-	U64(0xffff888012345678ull)};
+	U64(0xffff888012345678ull),
+	/* version 6: mm_id, exe_id, exec_id, mm_seq, mm_pad */
+	U64(0xffff888087654320ull), U64(0xffff888011112220ull), U64(3),
+	U32(1234), U32(0)};
 
 /* Offsets into rec1 of what the garbling tests break. */
 enum {
@@ -95,7 +98,7 @@ static void test_two_records(void **s)
 	assert_int_equal(off, sizeof(rec1));
 	assert_int_equal(r.tgid, 4242);
 	assert_int_equal(r.pid, 4243);
-	assert_int_equal(r.present, 0x7ffffff);
+	assert_int_equal(r.present, 0xfffffff);
 	assert_true(r.start_boottime == 123456789012ull);
 	assert_int_equal(r.minflt, 11);
 	assert_int_equal(r.majflt, 2);
@@ -133,6 +136,10 @@ static void test_two_records(void **s)
 	assert_true(r.cpus[1] == 0x8000000000000000ull);
 	assert_true(r.cpus[2] == 0x1);
 	assert_true(r.cg_set == 0xffff888012345678ull);
+	assert_true(r.mm_id == 0xffff888087654320ull);
+	assert_true(r.exe_id == 0xffff888011112220ull);
+	assert_int_equal(r.exec_id, 3);
+	assert_int_equal(r.mm_seq, 1234);
 	assert_true(r.cpus[3] == 0x8000000000000000ull);
 	assert_int_equal(r.sig_seq, 6);
 	assert_int_equal(r.nr_threads, 3);
@@ -211,8 +218,10 @@ static void test_garbled(void **s)
 	static const unsigned char version1[] = {U16(1)};
 	static const unsigned char version2[] = {U16(2)};
 	static const unsigned char version0[] = {U16(0)};
-	static const unsigned char present8[] = {U32(0x8000000)};
+	static const unsigned char present8[] = {U32(0x10000000)};
 	static const unsigned char version4[] = {U16(4)};
+	static const unsigned char version5[] = {U16(5)};
+	static const unsigned char size664[] = {U16(664)};
 	static const unsigned char version3[] = {U16(3)};
 	static const unsigned char zero[] = {U32(0)};
 	static const unsigned char minus1[] = {U32(0xffffffffu)};
@@ -225,6 +234,8 @@ static void test_garbled(void **s)
 	garbled(OFF_VERSION, version2, sizeof(version2));
 	garbled(OFF_VERSION, version3, sizeof(version3));
 	garbled(OFF_VERSION, version4, sizeof(version4));
+	garbled(OFF_VERSION, version5, sizeof(version5));
+	garbled(OFF_SIZE, size664, sizeof(size664));
 	garbled(OFF_PRESENT, present8, sizeof(present8));
 	garbled(OFF_TGID, zero, sizeof(zero));
 	garbled(OFF_TGID, minus1, sizeof(minus1));
@@ -752,7 +763,8 @@ static bool phas(const struct ctp_src_process *p, unsigned which)
 	((1u << CTP_SRC_PROC_NUM_THREADS) | (1u << CTP_SRC_PROC_CMINFLT) |     \
 	 (1u << CTP_SRC_PROC_CMAJFLT) | (1u << CTP_SRC_PROC_CUTIME) |          \
 	 (1u << CTP_SRC_PROC_CSTIME))
-#define P_ALL ((1u << CTP_SRC_PROC_N_VALUES) - 1)
+#define P_ALL                                                                  \
+	(((1u << CTP_SRC_PROC_N_VALUES) - 1) & ~(1u << CTP_SRC_PROC_MM_GEN))
 
 static void offers(const struct ctp_bpftask_rec *r, const __u32 *idx, size_t n,
 		   const struct ctp_bpftask_conv *conv, unsigned want)
@@ -862,6 +874,78 @@ static void test_process_times(void **s)
 }
 
 /* What is offered when the pass did not see the group whole. */
+/* SipHash-2-4's published vectors (key 00..0f; messages 00, 01, ..., of
+ * 0, 8, 16 and 40 bytes). */
+static void test_siphash(void **s)
+{
+	static const __u64 key[2] = {0x0706050403020100ull,
+				     0x0f0e0d0c0b0a0908ull};
+	__u64 w[5];
+	(void)s;
+	for (int i = 0; i < 5; i++)
+		w[i] = 0x0706050403020100ull + 0x0808080808080808ull * (__u64)i;
+	assert_true(ctp_bpftask_siphash(key, w, 0) == 0x726fdb47dd0e0e31ull);
+	assert_true(ctp_bpftask_siphash(key, w, 1) == 0x93f5f5799a932462ull);
+	assert_true(ctp_bpftask_siphash(key, w, 2) == 0x3f2acc7f57c29bdbull);
+	assert_true(ctp_bpftask_siphash(key, w, 5) == 0x0e3ea96b5304a7d0ull);
+}
+
+/* MM_GEN: offered with the leader's HAS_MM_SEQ and a key; the same for
+ * the same mm, exe, exec count, sequence and start; another when any of
+ * them moves, or under another key. */
+static void test_mm_gen(void **s)
+{
+	struct ctp_bpftask_rec r[3];
+	struct ctp_bpftask_conv conv = proc_conv;
+	struct ctp_src_process p;
+	uint64_t g0, g;
+	(void)s;
+	proc_recs(r);
+	conv.mm_gen_on = 1;
+	conv.mm_key[0] = 0x1234;
+	conv.mm_key[1] = 0x5678;
+	/* Without HAS_MM_SEQ on the leader (a kernel thread's, an old
+	 * kernel's), none; the other threads' records do not count. */
+	r[1].present |= CTP_BPFTASK_HAS_MM_SEQ;
+	offers(r, NULL, 3, &conv, P_ALL);
+	r[0].present |= CTP_BPFTASK_HAS_MM_SEQ;
+	r[0].mm_id = 0xffff888012340000ull;
+	r[0].exe_id = 0xffff888056780000ull;
+	r[0].exec_id = 2;
+	r[0].mm_seq = 1000;
+	offers(r, NULL, 3, &conv, P_ALL | 1u << CTP_SRC_PROC_MM_GEN);
+	/* Without a key, none. */
+	conv.mm_gen_on = 0;
+	offers(r, NULL, 3, &conv, P_ALL);
+	conv.mm_gen_on = 1;
+	assert_int_equal(ctp_bpftask_process(r, NULL, 3, &conv, &p), 0);
+	g0 = pval(&p, CTP_SRC_PROC_MM_GEN);
+	assert_true(g0 != 0);
+	/* Nothing of the address is in it: none of its 64 bits equal. */
+	assert_true(g0 != r[0].mm_id && g0 != r[0].exe_id);
+	/* The other threads' values and counters do not move it. */
+	r[1].mm_seq = 77;
+	r[2].minflt += 5;
+	assert_int_equal(ctp_bpftask_process(r, NULL, 3, &conv, &p), 0);
+	assert_true(pval(&p, CTP_SRC_PROC_MM_GEN) == g0);
+	assert_true(ctp_bpftask_mm_gen(&r[0], conv.mm_key) == g0);
+	/* Each input moves it. */
+	__u64 *in[] = {&r[0].start_boottime, &r[0].mm_id, &r[0].exe_id,
+		       &r[0].exec_id};
+	for (size_t i = 0; i < sizeof(in) / sizeof(*in); i++) {
+		*in[i] += 2;
+		g = ctp_bpftask_mm_gen(&r[0], conv.mm_key);
+		assert_true(g != 0 && g != g0);
+		*in[i] -= 2;
+	}
+	r[0].mm_seq += 2;
+	assert_true(ctp_bpftask_mm_gen(&r[0], conv.mm_key) != g0);
+	r[0].mm_seq -= 2;
+	assert_true(ctp_bpftask_mm_gen(&r[0], conv.mm_key) == g0);
+	conv.mm_key[1]++;
+	assert_true(ctp_bpftask_mm_gen(&r[0], conv.mm_key) != g0);
+}
+
 static void test_process_partial(void **s)
 {
 	struct ctp_bpftask_rec r[3];
@@ -1189,6 +1273,8 @@ int main(void)
 		cmocka_unit_test(test_process),
 		cmocka_unit_test(test_process_times),
 		cmocka_unit_test(test_process_partial),
+		cmocka_unit_test(test_siphash),
+		cmocka_unit_test(test_mm_gen),
 		cmocka_unit_test(test_process_check),
 		cmocka_unit_test(test_keep_monotonic),
 		cmocka_unit_test(test_sort),

@@ -53,6 +53,17 @@ enum ctp_src_process_value {
 	CTP_SRC_PROC_READ_BYTES = 13,
 	CTP_SRC_PROC_WRITE_BYTES = 14,
 	CTP_SRC_PROC_CANCELLED_WRITE_BYTES = 15,
+	/* Not a file's value: the generation of the process's mappings, an
+	 * opaque number (not a count, never 0) that one provider gives equal
+	 * in two captures made in one process only where /proc/<tgid>/maps
+	 * lists the same mappings in both (addresses, permissions, offsets,
+	 * devices and inodes: the layout; a path a rename changed may differ).
+	 * A consumer that made something of the maps in the capture before
+	 * may keep it and not read them again. Keyed per provider instance:
+	 * meaningless in another process, so never put it in a snapshot.
+	 * bpf-task: the mm, its exec count and its mmap lock's sequence
+	 * (plugins/bpf-task/README.md, "The address space's generation"). */
+	CTP_SRC_PROC_MM_GEN = 16,
 	CTP_SRC_PROC_N_VALUES
 };
 

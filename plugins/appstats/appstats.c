@@ -73,6 +73,7 @@ enum {
 	S_SHARED,
 	S_READ_US,
 	S_FILES_KEPT,
+	S_MAPS_KEPT,
 	N_FIXED
 };
 #define N_COUNTERS (N_FIXED + CTP_APS_N_TAGS)
@@ -88,6 +89,7 @@ static const char *const counter_names[N_COUNTERS] = {
 	[S_SHARED] = "threads_from_other_workers",
 	[S_READ_US] = "read_us",
 	[S_FILES_KEPT] = "files_kept",
+	[S_MAPS_KEPT] = "maps_kept",
 #define TAG_COUNTER(id, name) [N_FIXED + (id)] = "tag." name,
 	CTP_APS_TAGS(TAG_COUNTER)
 #undef TAG_COUNTER
@@ -169,6 +171,7 @@ struct aps_state {
 	struct ctp_workers workers;  /* struct worker */
 	struct ctp_file_cache files; /* struct file_answer */
 	struct ctp_ident_cache idents;
+	struct ctp_maps_memo memo; /* the maps of the capture before */
 	struct ctp_shared shared;
 	/* The first process each refusal hit, for the hint. */
 	int32_t ex_pid[CTP_APS_N_TAGS];
@@ -721,7 +724,8 @@ static int aps_process(void *state, const struct ctp_task *task,
 					   .verdict = verdict,
 					   .none_tag = CTP_APS_NONE,
 					   .api = st->api,
-					   .maps_file = 0};
+					   .maps_file = 0,
+					   .memo = &st->memo};
 	struct ctp_proc_found pf;
 	struct ctp_aps_hdr h;
 	enum ctp_aps_tag t;
@@ -747,6 +751,8 @@ static int aps_process(void *state, const struct ctp_task *task,
 	}
 	if (pf.cache_hit)
 		count(st, S_CACHE_HITS, 1);
+	if (pf.maps_kept)
+		count(st, S_MAPS_KEPT, 1);
 	if (!pf.answer) {
 		outcome(st, task, CTP_APS_NONE, "");
 		return 0;
@@ -874,6 +880,8 @@ static int aps_host(void *state, struct ctp_record *rec)
 
 	(void)rec;
 	ctp_budget_reset(&st->budget);
+	/* What the capture before did not use of the maps kept. */
+	ctp_maps_memo_sweep(&st->memo);
 	return 0;
 }
 
@@ -887,6 +895,7 @@ static void aps_fini(void *state)
 	ctp_shared_fini(&st->shared);
 	ctp_file_cache_fini(&st->files);
 	ctp_ident_cache_fini(&st->idents);
+	ctp_maps_memo_fini(&st->memo);
 	pthread_mutex_destroy(&st->lock);
 	free(st);
 }
@@ -986,6 +995,7 @@ static int aps_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 	ctp_workers_init(&st->workers, sizeof(struct worker));
 	ctp_file_cache_init(&st->files, sizeof(struct file_answer));
 	ctp_ident_cache_init(&st->idents);
+	ctp_maps_memo_init(&st->memo);
 	ctp_shared_init(&st->shared);
 	atomic_init(&st->skip_min_hi, INT32_MAX);
 	atomic_init(&st->skip_min, INT32_MAX);

@@ -31,6 +31,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <string.h>
@@ -1353,6 +1354,11 @@ static int bt_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 	st->conv.user_hz = (unsigned long)sysconf(_SC_CLK_TCK);
 	st->conv.page_size = (__u64)sysconf(_SC_PAGESIZE);
 	st->conv.times = !nohz_full(roots ? roots->sys_fd : -1);
+	/* The key of the process source's MM_GEN: without randomness, no
+	 * MM_GEN (its consumers read the maps every capture). */
+	st->conv.mm_gen_on =
+		getrandom(st->conv.mm_key, sizeof(st->conv.mm_key),
+			  GRND_NONBLOCK) == (ssize_t)sizeof(st->conv.mm_key);
 	st->cpus_fit = possible_cpus(roots ? roots->sys_fd : -1, st->possible);
 	/* Read once: the pass's choice (auto) and its buffer's first size. */
 	st->tasks_at_init = host_tasks(st);

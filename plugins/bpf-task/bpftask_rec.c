@@ -544,6 +544,7 @@ static const char *const proc_value_names[] = {
 	[CTP_SRC_PROC_WRITE_BYTES] = "process io write_bytes",
 	[CTP_SRC_PROC_CANCELLED_WRITE_BYTES] =
 		"process io cancelled_write_bytes",
+	[CTP_SRC_PROC_MM_GEN] = "process maps generation",
 };
 _Static_assert(sizeof(proc_value_names) / sizeof(*proc_value_names) ==
 		       CTP_SRC_PROC_N_VALUES,
@@ -641,6 +642,56 @@ _Static_assert(CTP_SRC_PROC_READ_BYTES == CTP_SRC_PROC_RCHAR + 4 &&
 			       CTP_SRC_PROC_RCHAR + 6,
 	       "the io values in sig_io's order");
 
+static inline __u64 rotl(__u64 x, unsigned b)
+{
+	return (x << b) | (x >> (64 - b));
+}
+
+/* One SipHash round on v[0..3]. */
+static void sip_round(__u64 v[4])
+{
+	v[0] += v[1];
+	v[1] = rotl(v[1], 13) ^ v[0];
+	v[0] = rotl(v[0], 32);
+	v[2] += v[3];
+	v[3] = rotl(v[3], 16) ^ v[2];
+	v[0] += v[3];
+	v[3] = rotl(v[3], 21) ^ v[0];
+	v[2] += v[1];
+	v[1] = rotl(v[1], 17) ^ v[2];
+	v[2] = rotl(v[2], 32);
+}
+
+__u64 ctp_bpftask_siphash(const __u64 key[2], const __u64 *w, size_t n)
+{
+	__u64 v[4] = {
+		key[0] ^ 0x736f6d6570736575ull, key[1] ^ 0x646f72616e646f6dull,
+		key[0] ^ 0x6c7967656e657261ull, key[1] ^ 0x7465646279746573ull};
+	__u64 last = (__u64)(8 * n) << 56;
+
+	for (size_t i = 0; i <= n; i++) {
+		__u64 m = i < n ? w[i] : last;
+		v[3] ^= m;
+		sip_round(v);
+		sip_round(v);
+		v[0] ^= m;
+	}
+	v[2] ^= 0xff;
+	for (int i = 0; i < 4; i++)
+		sip_round(v);
+	return v[0] ^ v[1] ^ v[2] ^ v[3];
+}
+
+__u64 ctp_bpftask_mm_gen(const struct ctp_bpftask_rec *l, const __u64 key[2])
+{
+	if (!(l->present & CTP_BPFTASK_HAS_MM_SEQ))
+		return 0;
+	__u64 w[5] = {l->start_boottime, l->mm_id, l->exe_id, l->exec_id,
+		      l->mm_seq};
+	__u64 h = ctp_bpftask_siphash(key, w, 5);
+	return h ? h : 1;
+}
+
 int ctp_bpftask_proc_to_src(const struct ctp_bpftask_proc *p,
 			    const struct ctp_bpftask_rec *leader,
 			    const struct ctp_bpftask_conv *conv,
@@ -660,6 +711,9 @@ int ctp_bpftask_proc_to_src(const struct ctp_bpftask_proc *p,
 	v[CTP_SRC_PROC_CMAJFLT] = l->sig_cmajflt;
 	v[CTP_SRC_PROC_CUTIME] =
 		ctp_nsec_to_clock_t(l->sig_cutime, conv->user_hz);
+	if (conv->mm_gen_on &&
+	    (v[CTP_SRC_PROC_MM_GEN] = ctp_bpftask_mm_gen(l, conv->mm_key)))
+		valid |= PBIT(CTP_SRC_PROC_MM_GEN);
 	v[CTP_SRC_PROC_CSTIME] =
 		ctp_nsec_to_clock_t(l->sig_cstime, conv->user_hz);
 	if (ctp_bpftask_proc_whole(p, l)) {

@@ -9,7 +9,7 @@
 
 #include <linux/types.h>
 
-#define CTP_BPFTASK_REC_VERSION 5
+#define CTP_BPFTASK_REC_VERSION 6
 
 /* Bits of ctp_bpftask_rec.present: a group of values the running kernel
  * has (CO-RE existence checks, and for mm and delays a pointer that is not
@@ -39,7 +39,10 @@
 #define CTP_BPFTASK_HAS_SIG_PREV 0x2000000u
 /* cg_set: the key of the task's css_set in the map cgsets (bpfcg.h). */
 #define CTP_BPFTASK_HAS_CG_SET 0x4000000u
-#define CTP_BPFTASK_HAS_ALL    0x7ffffffu
+/* mm_id, exec_id, mm_seq: the task's mm and its mmap lock's sequence
+ * (mm_lock_seq, CONFIG_PER_VMA_LOCK, 6.4+). */
+#define CTP_BPFTASK_HAS_MM_SEQ 0x8000000u
+#define CTP_BPFTASK_HAS_ALL    0xfffffffu
 
 /* Words of cpus_mask a record holds: CPUs 0-255. */
 #define CTP_BPFTASK_CPU_WORDS 4
@@ -116,6 +119,22 @@ struct ctp_bpftask_rec {
 	 * none. After the signal block, which the program zeroes on all but
 	 * the leader's record before it sets this. */
 	__u64 cg_set;
+	/* Version 6 (HAS_MM_SEQ; 0 without): which layout of mappings the
+	 * task's address space has. mm_lock_seq changes each time a writer
+	 * of the mappings lets go of the mmap lock (mmap_write_unlock(),
+	 * mmap_write_downgrade(): vma_end_write_all()), and every change of
+	 * a mapping /proc/<pid>/maps shows is made under that lock; an exec
+	 * gives the task a new mm and a higher self_exec_id. So two passes
+	 * that read the same three saw the same mappings (README.md, "The
+	 * address space's generation"). mm_id is the mm_struct's address:
+	 * compared in this process, never shown or stored; exe_id, its
+	 * exe_file's, which prctl(PR_SET_MM_EXE_FILE) may replace under no
+	 * write lock. */
+	__u64 mm_id;
+	__u64 exe_id;
+	__u64 exec_id; /* self_exec_id */
+	__u32 mm_seq;  /* mm_lock_seq */
+	__u32 mm_pad;  /* 0 */
 };
 
 /*
@@ -142,7 +161,7 @@ static inline void ctp_bpftask_mm_marks(__u64 hiwater_rss, __u64 hiwater_vm,
 #include <stddef.h>
 #include <stdint.h>
 
-_Static_assert(sizeof(struct ctp_bpftask_rec) == 664,
+_Static_assert(sizeof(struct ctp_bpftask_rec) == 696,
 	       "ctp_bpftask_rec has padding or changed size");
 
 /*
@@ -268,7 +287,23 @@ struct ctp_bpftask_conv {
 			  in, CONFIG_SCHED_INFO) */
 	int cpus_on;   /* offer CPUS0..3: active holds cpu_active_mask */
 	__u64 active[CTP_BPFTASK_CPU_WORDS];
+	int mm_gen_on;	 /* offer MM_GEN: mm_key is random */
+	__u64 mm_key[2]; /* the key MM_GEN is hashed under */
 };
+
+/* SipHash-2-4 (Aumasson and Bernstein) under key of n 64-bit words, as
+ * of their 8n little-endian bytes. Pure. */
+__u64 ctp_bpftask_siphash(const __u64 key[2], const __u64 *w, size_t n);
+
+/*
+ * The process source's MM_GEN (source-process.h) from the leader's
+ * record: SipHash-2-4 under key of its start time, mm, exe file, exec count and
+ * mmap lock sequence, never 0; 0 when the record lacks them (no
+ * HAS_MM_SEQ). Keyed so that the value shows nothing of the kernel
+ * address it is made of. Pure.
+ */
+__u64 ctp_bpftask_mm_gen(const struct ctp_bpftask_rec *leader,
+			 const __u64 key[2]);
 
 struct ctp_src_task;
 

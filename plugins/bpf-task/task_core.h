@@ -71,11 +71,27 @@ struct percpu_counter {
 	__s64 count;
 } CORE;
 
+struct file;
+
 struct mm_struct {
+	struct file *exe_file;
 	unsigned long hiwater_rss;
 	unsigned long hiwater_vm;
 	unsigned long total_vm;
 	struct percpu_counter rss_stat[4]; /* NR_MM_COUNTERS */
+} CORE;
+
+/* mm_lock_seq: a seqcount_t from 6.13 on (odd while a writer holds the
+ * lock), an int 6.4-6.12 (raised as a writer lets go); absent without
+ * CONFIG_PER_VMA_LOCK. Flavours, matched by the name before "___". */
+struct mm_struct___seqc {
+	struct {
+		unsigned int sequence;
+	} mm_lock_seq;
+} CORE;
+
+struct mm_struct___int {
+	int mm_lock_seq;
 } CORE;
 
 struct task_io_accounting {
@@ -147,6 +163,7 @@ struct task_struct {
 	unsigned long nvcsw;
 	unsigned long nivcsw;
 	__u64 start_boottime;
+	__u64 self_exec_id;
 	unsigned long min_flt;
 	unsigned long maj_flt;
 	char comm[16];

@@ -4,7 +4,7 @@
  * so members are read directly (the verifier checks each load against the
  * kernel's BTF; no probe-read copy) at offsets libbpf relocates (CO-RE,
  * task_core.h). Members a kernel may lack are guarded by
- * bpf_core_field_exists and flagged in rec.present. The record (664 bytes)
+ * bpf_core_field_exists and flagged in rec.present. The record (696 bytes)
  * is built in a per-CPU map value (the BPF stack holds 512 bytes), every
  * member written once, no clearing first: a group the kernel lacks is
  * written as zeros.
@@ -367,6 +367,33 @@ static __always_inline void mm_part(struct ctp_bpftask_rec *r,
 	}
 }
 
+/* The address space's generation (bpftask_rec.h, version 6): the mm,
+ * the exec count and the mmap lock's sequence, of a task with an mm of
+ * its own (a kernel thread may borrow one). */
+static __always_inline void mm_seq_part(struct ctp_bpftask_rec *r,
+					struct task_struct *t,
+					struct mm_struct *mm)
+{
+	struct mm_struct___seqc *sq = (void *)mm;
+	struct mm_struct___int *in = (void *)mm;
+
+	r->mm_pad = 0;
+	r->mm_id = r->exe_id = r->exec_id = 0;
+	r->mm_seq = 0;
+	if (!mm || (r->flags & CTP_PF_KTHREAD))
+		return;
+	if (bpf_core_field_exists(sq->mm_lock_seq.sequence))
+		r->mm_seq = sq->mm_lock_seq.sequence;
+	else if (bpf_core_field_exists(in->mm_lock_seq))
+		r->mm_seq = (__u32)in->mm_lock_seq;
+	else
+		return;
+	r->present |= CTP_BPFTASK_HAS_MM_SEQ;
+	r->mm_id = (__u64)mm;
+	r->exe_id = (__u64)mm->exe_file;
+	r->exec_id = t->self_exec_id;
+}
+
 /*
  * Task t's record into r, every member written: the one fill of both
  * programs (the iterator's below writes it with bpf_seq_write, the
@@ -461,6 +488,7 @@ static __always_inline int task_fill(struct ctp_bpftask_rec *r,
 	r->cg_set = cg_set(t, cs);
 	if (r->cg_set)
 		r->present |= CTP_BPFTASK_HAS_CG_SET;
+	mm_seq_part(r, t, mm);
 	return 0;
 }
 

@@ -22,6 +22,8 @@
 #include "procelf.h"
 #include "statedir.h"
 #include "ctprof/plugin-util.h"
+#include "ctprof/plugin.h"
+#include "ctprof/source-process.h"
 
 /* ---- maps ------------------------------------------------------------------
  */
@@ -954,6 +956,163 @@ void ctp_ident_cache_fini(struct ctp_ident_cache *c)
 	pthread_mutex_destroy(&c->lock);
 }
 
+/* ---- The maps of the capture before
+ * ------------------------------------------------
+ */
+
+#define MEMO_BUCKETS 4096u
+
+struct ctp_maps_memo_ent {
+	struct ctp_maps_memo_ent *next;
+	int32_t tgid;
+	uint32_t epoch; /* the last sweep's, when used since */
+	uint64_t gen, exe_dev, exe_ino;
+	size_t n, paths; /* mappings; bytes of their paths */
+	struct ctp_map v[];
+	/* then the paths, each NUL-terminated */
+};
+
+void ctp_maps_memo_init(struct ctp_maps_memo *m)
+{
+	pthread_mutex_init(&m->lock, NULL);
+	m->tab = NULL;
+	m->n_tab = MEMO_BUCKETS;
+	m->n = 0;
+	m->epoch = 0;
+}
+
+static struct ctp_maps_memo_ent **memo_slot(struct ctp_maps_memo *m,
+					    int32_t tgid)
+{
+	struct ctp_maps_memo_ent **pp = &m->tab[(uint32_t)tgid % m->n_tab];
+
+	while (*pp && (*pp)->tgid != tgid)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+int ctp_maps_memo_get(struct ctp_maps_memo *m, int32_t tgid, uint64_t gen,
+		      struct ctp_maps *maps, uint64_t *exe_dev,
+		      uint64_t *exe_ino)
+{
+	struct ctp_maps_memo_ent *e;
+	int r = -ENOENT;
+
+	pthread_mutex_lock(&m->lock);
+	e = m->tab ? *memo_slot(m, tgid) : NULL;
+	if (!e || e->gen != gen)
+		goto out;
+	/* Into the caller's buffers, as a read would leave them. */
+	r = -ENOMEM;
+	if (maps->alloc < e->n) {
+		void *nv = realloc(maps->v, e->n * sizeof(*maps->v));
+		if (!nv)
+			goto out;
+		maps->v = nv;
+		maps->alloc = e->n;
+	}
+	if (maps->cap < e->paths + 1) {
+		char *nb = realloc(maps->buf, e->paths + 1);
+		if (!nb)
+			goto out;
+		maps->buf = nb;
+		maps->cap = e->paths + 1;
+	}
+	const char *src = (const char *)&e->v[e->n];
+	memcpy(maps->buf, src, e->paths);
+	maps->buf[e->paths] = '\0';
+	for (size_t i = 0, off = 0; i < e->n; i++) {
+		maps->v[i] = e->v[i];
+		maps->v[i].path = maps->buf + off;
+		off += e->v[i].path_len + 1;
+	}
+	maps->n = e->n;
+	*exe_dev = e->exe_dev;
+	*exe_ino = e->exe_ino;
+	e->epoch = m->epoch;
+	r = 0;
+out:
+	pthread_mutex_unlock(&m->lock);
+	return r;
+}
+
+int ctp_maps_memo_put(struct ctp_maps_memo *m, int32_t tgid, uint64_t gen,
+		      const struct ctp_maps *maps, uint64_t exe_dev,
+		      uint64_t exe_ino)
+{
+	size_t paths = 0;
+	struct ctp_maps_memo_ent *e, **pp, *old;
+
+	for (size_t i = 0; i < maps->n; i++)
+		paths += maps->v[i].path_len + 1;
+	e = malloc(sizeof(*e) + maps->n * sizeof(e->v[0]) + paths);
+	if (!e)
+		return -ENOMEM;
+	*e = (struct ctp_maps_memo_ent){.tgid = tgid,
+					.gen = gen,
+					.exe_dev = exe_dev,
+					.exe_ino = exe_ino,
+					.n = maps->n,
+					.paths = paths};
+	char *dst = (char *)&e->v[maps->n];
+	for (size_t i = 0; i < maps->n; i++) {
+		e->v[i] = maps->v[i];
+		e->v[i].path = NULL; /* set where handed out */
+		memcpy(dst, maps->v[i].path, maps->v[i].path_len);
+		dst[maps->v[i].path_len] = '\0';
+		dst += maps->v[i].path_len + 1;
+	}
+	pthread_mutex_lock(&m->lock);
+	if (!m->tab && !(m->tab = calloc(m->n_tab, sizeof(*m->tab)))) {
+		pthread_mutex_unlock(&m->lock);
+		free(e);
+		return -ENOMEM;
+	}
+	e->epoch = m->epoch;
+	pp = memo_slot(m, tgid);
+	old = *pp;
+	e->next = old ? old->next : NULL;
+	*pp = e;
+	m->n += !old;
+	pthread_mutex_unlock(&m->lock);
+	free(old);
+	return 0;
+}
+
+void ctp_maps_memo_sweep(struct ctp_maps_memo *m)
+{
+	pthread_mutex_lock(&m->lock);
+	for (size_t b = 0; m->tab && b < m->n_tab; b++) {
+		struct ctp_maps_memo_ent **pp = &m->tab[b];
+		while (*pp) {
+			struct ctp_maps_memo_ent *e = *pp;
+			if (e->epoch == m->epoch) {
+				pp = &e->next;
+				continue;
+			}
+			*pp = e->next;
+			free(e);
+			m->n--;
+		}
+	}
+	m->epoch++;
+	pthread_mutex_unlock(&m->lock);
+}
+
+void ctp_maps_memo_fini(struct ctp_maps_memo *m)
+{
+	for (size_t b = 0; m->tab && b < m->n_tab; b++)
+		while (m->tab[b]) {
+			struct ctp_maps_memo_ent *e = m->tab[b];
+			m->tab[b] = e->next;
+			free(e);
+		}
+	free(m->tab);
+	m->tab = NULL;
+	m->n = 0;
+	pthread_mutex_destroy(&m->lock);
+}
+
 /* ---- Finding the file
  * ----------------------------------------------------------
  */
@@ -993,6 +1152,20 @@ static bool scan(const struct ctp_proc_scan *s, const struct ctp_maps *maps,
 	return sure;
 }
 
+/* The process source's MM_GEN for task's process, or 0 (none offered). */
+static uint64_t proc_gen(const struct ctp_api *api, const struct ctp_task *task)
+{
+	const void *data;
+	size_t len;
+	uint64_t gen;
+
+	if (!CTP_API_HAS(api, source_get) ||
+	    api->source_get(task, CTP_SOURCE_PROCESS, &data, &len) ||
+	    !ctp_src_process_get(data, len, CTP_SRC_PROC_MM_GEN, &gen))
+		return 0;
+	return gen;
+}
+
 /* The process's maps as the core read them for every plugin that declared
  * the file (once per process and capture), or read here when the core's
  * bound on a file's size refused them (-EFBIG: a process of some 50,000
@@ -1023,6 +1196,18 @@ int ctp_proc_find(const struct ctp_proc_scan *s, struct ctp_maps *maps,
 
 	out->answer = NULL;
 	out->cache_hit = false;
+	out->maps_kept = false;
+	/* The maps of the capture before, where the process source says the
+	 * mappings are the same (and with them the executable: a new one
+	 * comes with an exec, or replaces the mapped one, which unmaps it). */
+	uint64_t gen = s->memo ? proc_gen(s->api, task) : 0;
+	if (gen && ctp_maps_memo_get(s->memo, pid, gen, maps, &out->exe_dev,
+				     &out->exe_ino) == 0) {
+		out->maps_kept = true;
+		if (maps->n == 0)
+			return -ENOENT;
+		goto known;
+	}
 	/* The maps first (the core reads them once for every plugin that
 	 * declared them): a kernel thread's, a zombie's are empty, so no
 	 * executable is looked up for them. */
@@ -1036,6 +1221,10 @@ int ctp_proc_find(const struct ctp_proc_scan *s, struct ctp_maps *maps,
 	 * successor under a reused pid: its lookups fail once it is gone). */
 	if (ctp_exe_ident(dirfd, &out->exe_dev, &out->exe_ino))
 		return -ESRCH;
+	if (gen)
+		(void)ctp_maps_memo_put(s->memo, pid, gen, maps, out->exe_dev,
+					out->exe_ino);
+known:
 	h = ctp_maps_exec_hash(maps);
 	if (ctp_ident_find(s->idents, out->exe_dev, out->exe_ino, h, &id)) {
 		if (!scan(s, maps, pid, out))

@@ -235,6 +235,37 @@ void ctp_ident_cache_fini(struct ctp_ident_cache *c);
 long ctp_maps_find_exec(const struct ctp_map *v, size_t n, uint64_t dev,
 			uint64_t ino);
 
+/* ---- The maps of the capture before
+ * ------------------------------------------ A process's file mappings and
+ * executable as a capture read them, kept by tgid with the process source's
+ * MM_GEN of that capture (source-process.h): while a later capture's MM_GEN is
+ * the same, the mappings are too, and ctp_proc_find takes them from here
+ * instead of reading the maps. Entries that no capture used since the last
+ * sweep are dropped by the next (ctp_maps_memo_sweep, once a capture), so the
+ * memo holds at most the processes of two captures. Thread-safe. */
+struct ctp_maps_memo_ent;
+struct ctp_maps_memo {
+	pthread_mutex_t lock;
+	struct ctp_maps_memo_ent **tab; /* by tgid, chained */
+	size_t n_tab, n;
+	uint32_t epoch;
+};
+void ctp_maps_memo_init(struct ctp_maps_memo *m);
+/* The maps kept for (tgid, gen) into *maps (their paths in maps->buf) and
+ * the executable's identity: 0, or -ENOENT (none kept, or of another
+ * generation), -ENOMEM. */
+int ctp_maps_memo_get(struct ctp_maps_memo *m, int32_t tgid, uint64_t gen,
+		      struct ctp_maps *maps, uint64_t *exe_dev,
+		      uint64_t *exe_ino);
+/* Keep maps and the executable's identity for (tgid, gen), replacing what
+ * was kept for tgid: 0, or -ENOMEM (then nothing is kept for tgid). */
+int ctp_maps_memo_put(struct ctp_maps_memo *m, int32_t tgid, uint64_t gen,
+		      const struct ctp_maps *maps, uint64_t exe_dev,
+		      uint64_t exe_ino);
+/* Drop what was not used since the last sweep. */
+void ctp_maps_memo_sweep(struct ctp_maps_memo *m);
+void ctp_maps_memo_fini(struct ctp_maps_memo *m);
+
 /* ---- Which mapped file holds what a plugin seeks ----------------------------
  * The executable mappings of a process, each distinct file once, in maps
  * order, through the file cache; the outcome is cached by the process's
@@ -254,8 +285,11 @@ struct ctp_proc_scan {
 	void *arg;
 	int (*verdict)(const void *answer, int *tag);
 	int none_tag; /* the outcome when no file has anything to say */
-	const struct ctp_api *api; /* file_get */
+	const struct ctp_api *api; /* file_get, source_get */
 	uint32_t maps_file;	   /* "?maps" in the plugin's process_files */
+	/* The maps of the capture before, taken while the process source's
+	 * MM_GEN says they hold (NULL: the maps are read every capture). */
+	struct ctp_maps_memo *memo;
 };
 struct ctp_proc_found {
 	uint64_t exe_dev, exe_ino;
@@ -263,6 +297,7 @@ struct ctp_proc_found {
 	size_t idx;	    /* its mapping in maps->v */
 	int tag;	    /* without an answer: the outcome */
 	bool cache_hit;	    /* the identity cache answered */
+	bool maps_kept;	    /* the maps came from the memo, not read */
 };
 /* The process's maps into *maps (their paths valid while the process
  * callback that got task runs) and the file: 0 with *out; -ENOENT (no

@@ -88,6 +88,7 @@ enum {
 	S_OFFSETS_DWARF,
 	S_OFFSETS_TABLE,
 	S_FILES_KEPT,
+	S_MAPS_KEPT,
 	N_FIXED
 };
 #define N_COUNTERS (N_FIXED + CTP_JEP_N_TAGS)
@@ -103,6 +104,7 @@ static const char *const counter_names[N_COUNTERS] = {
 	[S_OFFSETS_DWARF] = "offsets_dwarf",
 	[S_OFFSETS_TABLE] = "offsets_table",
 	[S_FILES_KEPT] = "files_kept",
+	[S_MAPS_KEPT] = "maps_kept",
 #define TAG_COUNTER(id, name) [N_FIXED + (id)] = "tag." name,
 	CTP_JEP_TAGS(TAG_COUNTER)
 #undef TAG_COUNTER
@@ -142,7 +144,8 @@ struct jep_state {
 	struct ctp_workers workers;  /* struct worker */
 	struct ctp_file_cache files; /* struct ctp_jep_file */
 	struct ctp_ident_cache idents;
-	bool privileged; /* CAP_SYS_PTRACE effective at init */
+	struct ctp_maps_memo memo; /* the maps of the capture before */
+	bool privileged;	   /* CAP_SYS_PTRACE effective at init */
 	/* Known tsd_s layouts: the option's files first, then the shipped
 	 * one (the first entry for a build wins). */
 	struct ctp_jep_layouts layouts;
@@ -241,7 +244,8 @@ static const struct ctp_jep_file *find_jemalloc(struct jep_state *st,
 					   .verdict = verdict,
 					   .none_tag = CTP_JEP_NOT_JEMALLOC,
 					   .api = st->api,
-					   .maps_file = 0};
+					   .maps_file = 0,
+					   .memo = &st->memo};
 	int r = ctp_proc_find(&scan, &w->maps, task, pf);
 
 	if (r) {
@@ -254,6 +258,8 @@ static const struct ctp_jep_file *find_jemalloc(struct jep_state *st,
 	}
 	if (pf->cache_hit)
 		count(st, S_CACHE_HITS, 1);
+	if (pf->maps_kept)
+		count(st, S_MAPS_KEPT, 1);
 	if (!pf->answer)
 		count_tag(st, task, (enum ctp_jep_tag)pf->tag, 0);
 	return pf->answer;
@@ -407,6 +413,8 @@ static int jep_finish(void *state, struct ctp_record *host_rec)
 	(void)host_rec;
 	count(st, S_FILES_KEPT,
 	      ctp_file_cache_capture_end(&st->files, st->api, st->ctx));
+	/* What this capture did not use of the maps kept. */
+	ctp_maps_memo_sweep(&st->memo);
 	for (int i = 0; i < CTP_JEP_N_TAGS; i++)
 		tags[i] = atomic_load(&st->n[N_FIXED + i]);
 	dom = ctp_jep_dominant(tags);
@@ -468,6 +476,7 @@ static void jep_fini(void *state)
 	ctp_jep_layouts_free(&st->layouts);
 	ctp_file_cache_fini(&st->files);
 	ctp_ident_cache_fini(&st->idents);
+	ctp_maps_memo_fini(&st->memo);
 	ctp_jep_cleanup();
 	pthread_mutex_destroy(&st->lock);
 	free(st);
@@ -676,6 +685,7 @@ static int jep_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 	ctp_workers_init(&st->workers, sizeof(struct worker));
 	ctp_file_cache_init(&st->files, sizeof(struct ctp_jep_file));
 	ctp_ident_cache_init(&st->idents);
+	ctp_maps_memo_init(&st->memo);
 	ctp_shared_init(&st->shared);
 	r = CTP_ATTACH(ctx, api, CTP_API_THROUGH(roots), st->fh, st->ch);
 	if (r == 0)
