@@ -687,10 +687,11 @@ static bool grown_pass(const int *tids, int n_tids, bool walk)
 	return ok;
 }
 
-/* The mapping of /proc/self/smaps that holds p: its size and whether its
- * VmFlags has flag (two letters); false when none holds p. A mapping the
- * kernel merged with its neighbour is seen whole. */
-static bool mapping_of(const void *p, size_t *size, const char *flag, bool *has)
+/* The mapping of /proc/self/smaps that holds p: its size, its resident
+ * bytes and whether its VmFlags has flag (two letters); false when none
+ * holds p. A mapping the kernel merged with its neighbour is seen whole. */
+static bool mapping_of(const void *p, size_t *size, size_t *rss,
+		       const char *flag, bool *has)
 {
 	FILE *f = fopen("/proc/self/smaps", "re");
 	char line[512];
@@ -707,6 +708,8 @@ static bool mapping_of(const void *p, size_t *size, const char *flag, bool *has)
 				*size = hi - lo;
 				found = true;
 			}
+		} else if (in && !strncmp(line, "Rss:", 4)) {
+			*rss = 1024 * strtoul(line + 4, NULL, 10);
 		} else if (in && !strncmp(line, "VmFlags:", 8)) {
 			char want[4] = {' ', flag[0], flag[1], '\0'};
 			*has = strstr(line, want) != NULL;
@@ -721,15 +724,17 @@ static bool mapping_of(const void *p, size_t *size, const char *flag, bool *has)
  * A pass after ctp_bpftask_expect() for more tasks than the host has
  * (twice loadavg's count and 5,000): its buffer is of the size worked out
  * up front (whole huge pages, ctp_bpftask_buf_size), not grown as the
- * stream came, and its records sit in a mapping at least that long with
- * the huge-page advice (VmFlags "hg"), not in a heap block.
+ * stream came, and its records sit in a mapping at least that long, not in
+ * a heap block: for a buffer many passes reuse with the huge-page advice
+ * (VmFlags "hg"); for a one-shot capture's without it and resident whole
+ * (populated at the mmap, though the pass wrote less than half of it).
  */
-static bool sized_pass(void)
+static bool sized_pass(bool reused)
 {
 	struct ctp_bpftask *b = NULL;
 	const struct ctp_bpftask_rec *recs;
 	char why[256], buf[128];
-	size_t tasks = 0, size = 0, want;
+	size_t tasks = 0, size = 0, rss = 0, want;
 	bool hg = false, ok = true;
 	int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC), n;
 	ssize_t len = fd < 0 ? -1 : read(fd, buf, sizeof(buf));
@@ -747,22 +752,26 @@ static bool sized_pass(void)
 		return false;
 	}
 	ctp_bpftask_expect(b, tasks);
+	ctp_bpftask_buf_reused(b, reused);
 	n = ctp_bpftask_pass(b, 256u << 20, &recs);
-	if (n <= 0 || !mapping_of(recs, &size, "hg", &hg)) {
+	if (n <= 0 || !mapping_of(recs, &size, &rss, "hg", &hg)) {
 		printf("FAIL: a pass for %zu tasks expected: %d, its mapping "
 		       "not found\n",
 		       tasks, n);
 		ok = false;
 	} else {
 		size_t cap = ctp_bpftask_buf_bytes(b);
-		printf("a pass for %zu tasks expected: %d records in a "
+		printf("a pass (%s) for %zu tasks expected: %d records in a "
 		       "buffer of %zu bytes (%zu expected), in a mapping of "
-		       "%zu, hg %s\n",
-		       tasks, n, cap, want, size, hg ? "yes" : "no");
+		       "%zu (%zu resident), hg %s\n",
+		       reused ? "reused" : "one-shot", tasks, n, cap, want,
+		       size, rss, hg ? "yes" : "no");
 		/* More tasks than expected: grown, rightly. */
 		if ((size_t)n <= tasks && cap != want)
 			ok = false;
-		if (!hg || size < cap || (uintptr_t)recs % 4096)
+		if (hg != reused || size < cap || (uintptr_t)recs % 4096)
+			ok = false;
+		if (!reused && (size_t)n <= tasks && rss < cap)
 			ok = false;
 		if (!ok)
 			printf("FAIL: not the buffer sized up front\n");
@@ -1091,7 +1100,8 @@ int main(void)
 		rc = 1;
 	}
 	if (!grown_pass(tids, n_tids, false) ||
-	    !grown_pass(tids, n_tids, true) || !sized_pass())
+	    !grown_pass(tids, n_tids, true) || !sized_pass(false) ||
+	    !sized_pass(true))
 		rc = 1;
 out:
 	if (child > 0) {

@@ -1148,6 +1148,8 @@ static void expect_tasks(struct bt_state *st)
 {
 	if (st->tasks_at_init)
 		ctp_bpftask_expect(st->b, st->tasks_at_init);
+	ctp_bpftask_buf_reused(st->b, CTP_API_HAS(st->api, recording) &&
+					      st->api->recording(st->ctx));
 }
 
 /*

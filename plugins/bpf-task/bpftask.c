@@ -42,6 +42,7 @@ struct ctp_bpftask {
 	 * bytes (NULL: none yet), first sized for `expect` tasks. */
 	unsigned char *buf;
 	size_t cap, expect;
+	bool reused; /* by many passes: huge pages (ctp_bpftask_buf_reused) */
 	/* The css_sets of the last pass (ctp_bpftask_cg_sets): the map
 	 * cgsets (cg_fd, cg_max entries) and the pass number in the .bss. */
 	bool cg_on;
@@ -371,6 +372,11 @@ void ctp_bpftask_expect(struct ctp_bpftask *b, size_t tasks)
 	b->expect = tasks;
 }
 
+void ctp_bpftask_buf_reused(struct ctp_bpftask *b, bool reused)
+{
+	b->reused = reused;
+}
+
 size_t ctp_bpftask_buf_bytes(const struct ctp_bpftask *b)
 {
 	return b->cap;
@@ -399,16 +405,19 @@ static int grow(struct ctp_bpftask *b, size_t max_bytes)
 	fresh = !b->buf || (b->cap < CTP_BPFTASK_HUGE && n >= CTP_BPFTASK_HUGE);
 	if (fresh)
 		p = mmap(NULL, n, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			 MAP_PRIVATE | MAP_ANONYMOUS |
+				 (b->reused ? 0 : MAP_POPULATE),
+			 -1, 0);
 	else
 		p = mremap(b->buf, b->cap, n, MREMAP_MAYMOVE);
 	if (p == MAP_FAILED)
 		return -errno;
-	/* One fault per 2 MiB, not per 4 KiB, where THP is "madvise", asked
-	 * before the first byte is written (a range touched before is
-	 * mapped in 4 KiB pages); EINVAL without THP, which changes
-	 * nothing. */
-	if (n >= CTP_BPFTASK_HUGE)
+	/* A buffer many passes reuse: one fault per 2 MiB, not per 4 KiB,
+	 * where THP is "madvise", asked before the first byte is written (a
+	 * range touched before is mapped in 4 KiB pages); EINVAL without
+	 * THP, which changes nothing. A one-shot capture's is populated by
+	 * the mmap (bpftask.h, ctp_bpftask_buf_reused: why not huge). */
+	if (b->reused && n >= CTP_BPFTASK_HUGE)
 		(void)madvise(p, n, MADV_HUGEPAGE);
 	if (fresh && b->buf) {
 		memcpy(p, b->buf, b->cap);

@@ -59,6 +59,18 @@ const char *ctp_bpftask_loader(const struct ctp_bpftask *b);
  */
 void ctp_bpftask_expect(struct ctp_bpftask *b, size_t tasks);
 
+/*
+ * Whether the buffer serves many passes (a recorder's): then it is mapped
+ * in huge pages where THP allows, faulted in once; else (a one-shot
+ * capture, the default) in 4 KiB pages faulted in at once by the mmap
+ * (MAP_POPULATE). A huge page the kernel takes from memory it has not
+ * touched lately costs its first write dearly on a guest whose host takes
+ * freed memory back (virtio-balloon free page reporting: 2 MiB blocks and
+ * larger): bench.py's one-shot captures took 145-152 ms in 3-4 of 10
+ * where the others took 104-110, against 110-116 with 4 KiB pages.
+ */
+void ctp_bpftask_buf_reused(struct ctp_bpftask *b, bool reused);
+
 /* The bytes the pass's buffer has mapped now (0 before the first pass). */
 size_t ctp_bpftask_buf_bytes(const struct ctp_bpftask *b);
 
