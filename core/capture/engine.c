@@ -533,6 +533,11 @@ static int api_source_add(struct ctp_ctx *ctx,
 	/* A process source lists no tasks. */
 	if (process && walk)
 		return -EINVAL;
+	uint32_t flags =
+		CTP_HAS(desc, struct ctp_source_desc, flags) ? desc->flags : 0;
+	if ((flags & ~CTP_SOURCE_WALK_SAYS_COMPLETE) ||
+	    ((flags & CTP_SOURCE_WALK_SAYS_COMPLETE) && !walk))
+		return -EINVAL;
 	struct ctp_engine *eng = ctx->eng;
 	size_t n = strlen(name);
 	if (n > CTP_SOURCE_NAME_MAX || !ctp_name_ok(name))
@@ -552,6 +557,7 @@ static int api_source_add(struct ctp_ctx *ctx,
 	src->scope = process ? CTP_SCOPE_PROCESS : CTP_SCOPE_THREAD;
 	src->fill = desc->fill;
 	src->walk = walk;
+	src->says_complete = (flags & CTP_SOURCE_WALK_SAYS_COMPLETE) != 0;
 	src->vals = (struct ctp_valsrc){0};
 	if (CTP_HAS(desc, struct ctp_source_desc, valid_words) &&
 	    desc->n_values) {
@@ -2445,7 +2451,8 @@ static void walk_fallback(struct ctp_engine *eng, const char *why)
  * Pass "list" from the walk source, when one is loaded: its walk() on
  * this thread (under its plugin's lock, supervised as its host callback,
  * its time the plugin's), the pass's time taken just before; its tgids
- * (wk->tgids) and where each one's tasks start (wk->first). Returns 1
+ * (wk->tgids) and where each one's tasks start (wk->first), with the proc
+ * root's tgids the list lacks unless it is complete. Returns 1
  * when the capture walks from the list, 0 when it lists the proc root
  * (no walk source, or it failed: walk_fallback), -ENOMEM.
  */
@@ -2488,12 +2495,21 @@ static int source_list(struct ctp_engine *eng)
 	}
 	/* The proc root's tgids too (one listing, not one per process): a
 	 * process the pass could not see, or born after it, is walked from
-	 * its files rather than left out. */
+	 * its files rather than left out. Not when the source says its list
+	 * is complete (CTP_SOURCE_WALK_SAYS_COMPLETE): the listing visits
+	 * every pid, threads included, which is most of its cost at many
+	 * threads a process, to find nothing the list lacks but processes
+	 * born after the pass; such a process is then not in the snapshot,
+	 * exactly as one born after the proc root's listing is not in a
+	 * capture that lists it. */
+	bool complete = src->says_complete && r == CTP_WALK_COMPLETE;
 	uint32_t *proc = NULL;
 	size_t nproc = 0, capn = 0;
-	int lr = list_root(eng, &proc, &capn, &nproc);
-	if (lr < 0)
-		return lr;
+	if (!complete) {
+		int lr = list_root(eng, &proc, &capn, &nproc);
+		if (lr < 0)
+			return lr;
+	}
 	size_t ntg = 1;
 	for (size_t i = 1; i < n; i++)
 		ntg += t[i].tgid != t[i - 1].tgid;
@@ -2526,10 +2542,18 @@ static int source_list(struct ctp_engine *eng)
 	wk->n_tgids = k;
 	wk->list = t;
 	cap->walk_unlisted = unlisted;
-	ctp_log(CTP_LOG_DEBUG,
-		"walk source %s listed %zu tasks in %zu processes; %zu more "
-		"processes under %s",
-		src->name, n, k - unlisted, unlisted, cap->proc_root);
+	if (complete)
+		ctp_log(CTP_LOG_DEBUG,
+			"walk source %s listed %zu tasks in %zu processes, "
+			"all of them: %s not listed",
+			src->name, n, k, cap->proc_root);
+	else
+		ctp_log(CTP_LOG_DEBUG,
+			"walk source %s listed %zu tasks in %zu processes%s; "
+			"%zu more processes under %s",
+			src->name, n, k - unlisted,
+			src->says_complete ? " (not all, it says)" : "",
+			unlisted, cap->proc_root);
 	snprintf(cap->walk_source, sizeof(cap->walk_source), "%s", src->name);
 	return 1;
 }

@@ -47,6 +47,9 @@ struct ctp_source {
 	ctp_source_fill_fn fill;
 	/* A walk source's list (struct ctp_source_desc.walk), else NULL. */
 	int (*walk)(void *state, const struct ctp_walk_task **tasks, size_t *n);
+	/* walk() says whether its list is complete
+	 * (CTP_SOURCE_WALK_SAYS_COMPLETE). */
+	bool says_complete;
 	/* A value source's layout (n_values 0: not one). */
 	struct ctp_valsrc vals;
 };

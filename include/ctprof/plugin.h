@@ -285,8 +285,10 @@ struct ctp_walk_task {
  * plugins declare, but reads a thread's declared files only when a plugin
  * fetches them (ctp_api.file_get; the up-front ones are lazy too) and takes its
  * name from the list. A negative errno (a failed pass) makes the core walk
- * /proc for this capture and count why. The first walk source of the
- * config's plugin order is used; later ones are plain sources.
+ * /proc for this capture and count why; 0, or CTP_WALK_COMPLETE from a
+ * source that says whether its list is complete (flags,
+ * CTP_SOURCE_WALK_SAYS_COMPLETE), is a list to walk. The first walk source
+ * of the config's plugin order is used; later ones are plain sources.
  */
 struct ctp_source_desc {
 	uint32_t abi, size; /* CTP_ABI_MAJOR, sizeof(struct ctp_source_desc) */
@@ -313,7 +315,24 @@ struct ctp_source_desc {
 	 * -EINVAL) and no bindings (field_bind naming it binds nothing: the
 	 * bindings resolve to no source). Another value is -EINVAL. */
 	uint32_t scope;
+	/* Appended: CTP_SOURCE_* flags; another bit, or a flag of walk's
+	 * without walk, is -EINVAL. */
+	uint32_t flags;
 };
+/*
+ * walk() says, pass by pass, whether its list is complete: it returns
+ * CTP_WALK_COMPLETE when the list names every task of the proc root's pid
+ * namespace that lived through the pass (one born or ended during it may be
+ * in it or not, as in any listing), and 0 when it may lack some. With
+ * CTP_WALK_COMPLETE the core walks the list alone and does not list the
+ * proc root: a process born after the pass is not in the snapshot, as a
+ * process born after the proc root's listing is not in a capture that lists
+ * it. With 0 the core lists the proc root too and walks a process the list
+ * lacks from its files (capture.walk_unlisted), as it does for every walk
+ * source without this flag, whose walk() return >= 0 says nothing more.
+ */
+#define CTP_SOURCE_WALK_SAYS_COMPLETE (1u << 0)
+#define CTP_WALK_COMPLETE	      1
 
 /* Longest source name; a field name's syntax ([a-z0-9_.-], dot-separated,
  * no empty component). */

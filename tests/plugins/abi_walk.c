@@ -18,6 +18,12 @@
  *          listed (a walk of what a live test controls)
  *   ghost  0 (default), else a process of one thread with this id is
  *          listed too, named "ghost" (one the proc root does not have)
+ *   omit   0 (default), else this process's tasks are left out of the
+ *          list (one the proc root has and the pass did not see)
+ *   complete  none (default): the source says nothing of its list's
+ *          completeness; yes: it says so (CTP_SOURCE_WALK_SAYS_COMPLETE)
+ *          and walk() calls each list complete (CTP_WALK_COMPLETE); no:
+ *          it says so and walk() calls none complete (0)
  * It declares the processes' stat too (read by the core for every
  * process, whatever the walk). Its thread callback also records the tid
  * of task->walked (0 when the
@@ -100,6 +106,7 @@ static const char *const process_files[] = {"stat", NULL};
 static const char *const modes[] = {"ok",   "fail",  "unsorted",
 				    "zero", "empty", NULL};
 static const char *const comms[] = {"task", "live", "file", NULL};
+static const char *const completes[] = {"none", "yes", "no", NULL};
 
 static const struct ctp_option_desc options[] = {
 	{.name = "mode",
@@ -126,15 +133,25 @@ static const struct ctp_option_desc options[] = {
 	 .type = CTP_OPT_U64,
 	 .def = "0",
 	 .max = INT32_MAX},
+	{.name = "omit",
+	 .help = "leave this process's tasks out of the list (0: none)",
+	 .type = CTP_OPT_U64,
+	 .def = "0",
+	 .max = INT32_MAX},
+	{.name = "complete",
+	 .help = "what walk() says of its list's completeness",
+	 .type = CTP_OPT_STRING,
+	 .def = "none",
+	 .choices = completes},
 };
 
 struct state {
 	const struct ctp_api *api;
 	struct ctp_ctx *ctx;
 	int h[F_N];
-	char mode[16], comm[16];
+	char mode[16], comm[16], complete[8];
 	bool fetch;
-	uint64_t tgid, ghost;
+	uint64_t tgid, ghost, omit;
 	struct ctp_walk_task *list;
 	size_t n, cap;
 };
@@ -245,6 +262,13 @@ static int walk_host(void *state, struct ctp_record *rec)
 			return r;
 		memcpy(st->list[st->n - 1].comm, "ghost", 6);
 	}
+	if (st->omit) {
+		size_t k = 0;
+		for (size_t i = 0; i < st->n; i++)
+			if ((uint64_t)st->list[i].tgid != st->omit)
+				st->list[k++] = st->list[i];
+		st->n = k;
+	}
 	qsort(st->list, st->n, sizeof(*st->list), cmp_task);
 	if (strcmp(st->mode, "unsorted") == 0) {
 		for (size_t i = 0; i < st->n / 2; i++) {
@@ -267,7 +291,7 @@ static int walk_list(void *state, const struct ctp_walk_task **tasks, size_t *n)
 		return -EPERM;
 	*tasks = st->list;
 	*n = st->n;
-	return 0;
+	return strcmp(st->complete, "yes") == 0 ? CTP_WALK_COMPLETE : 0;
 }
 
 static int walk_fill(void *state, const struct ctp_task *task, void *buf,
@@ -301,13 +325,30 @@ static int walk_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		st->tgid = 0;
 	if (api->opt_u64(ctx, "ghost", &st->ghost) < 0)
 		st->ghost = 0;
+	if (api->opt_u64(ctx, "omit", &st->omit) < 0)
+		st->omit = 0;
+	snprintf(st->complete, sizeof(st->complete), "%s",
+		 api->opt_str(ctx, "complete", &v) == 0 ? v : "none");
 	struct ctp_source_desc d = {
 		.abi = CTP_ABI_MAJOR,
 		.size = sizeof(d),
 		.name = ABI_WALK_NAME,
 		.fill = walk_fill,
 		.walk = walk_list,
+		.flags = strcmp(st->complete, "none") == 0
+				 ? 0
+				 : CTP_SOURCE_WALK_SAYS_COMPLETE,
 	};
+	/* A flag the core does not know, or walk's flag without a walk:
+	 * refused. */
+	struct ctp_source_desc bad = d;
+	bad.flags = 1u << 31;
+	if (api->source_add(ctx, &bad) != -EINVAL)
+		return -EPROTO;
+	bad.flags = CTP_SOURCE_WALK_SAYS_COMPLETE;
+	bad.walk = NULL;
+	if (api->source_add(ctx, &bad) != -EINVAL)
+		return -EPROTO;
 	int r = api->source_add(ctx, &d);
 	if (r < 0)
 		return r;
