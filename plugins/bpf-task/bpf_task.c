@@ -251,6 +251,7 @@ enum counter {
 	C_WALK_BIG,	 /* processes it left to iter/task's pid parameter */
 	C_WALK_WHOLE,	 /* passes it left to iter/task's whole pass */
 	C_WALK_MAX_US,	 /* its longest run (the RCU section), us */
+	C_COMPLETE,	 /* passes whose list walk() called complete */
 	N_COUNTERS
 };
 
@@ -278,6 +279,7 @@ static const char *const counter_names[N_COUNTERS] = {
 	[C_WALK_BIG] = "open_coded_big",
 	[C_WALK_WHOLE] = "open_coded_whole",
 	[C_WALK_MAX_US] = "open_coded_max_run_us",
+	[C_COMPLETE] = "list_complete",
 };
 
 static const struct ctp_option_desc options[] = {CTP_BPFTASK_OPTIONS};
@@ -293,6 +295,10 @@ struct bt_state {
 	struct ctp_bpftask_conv conv;
 	/* The last pass, sorted by tgid then tid; valid while pass_ok. */
 	bool pass_ok;
+	/* The last pass's list is complete (list_complete); why not, as
+	 * last logged (WHOLE_*). */
+	bool complete;
+	int whole_said;
 	bool refused; /* a pass got EPERM: none is tried again */
 	int pass_err;
 	const struct ctp_bpftask_rec *recs;
@@ -545,7 +551,7 @@ static int bt_walk(void *state, const struct ctp_walk_task **tasks, size_t *n)
 		return st->pass_err ? st->pass_err : -ENODATA;
 	*tasks = st->walk;
 	*n = st->n;
-	return 0;
+	return st->complete ? CTP_WALK_COMPLETE : 0;
 }
 
 /* The processes of the sorted keys: st->procs (zeroed sums, in tgid
@@ -923,15 +929,69 @@ static void cg_sets(struct bt_state *st)
 	count(st, C_CG_SETS, st->n_cg);
 }
 
+static size_t host_tasks(const struct bt_state *st);
+
+/* Why a pass's list is or is not complete (whole_said). */
+enum { WHOLE_YES = 1, WHOLE_NO_INIT, WHOLE_COUNT };
+
+/*
+ * Whether the pass's list (st->walk, st->n tasks) is complete, for
+ * walk(): every task of the initial pid namespace, the proc root's
+ * (bt_init), that lived through the pass. Both iterators visit every
+ * task, but a kernel can keep some from them (on this project's VM pid
+ * 1's thread group is in no pass: README.md "Tasks a pass does not
+ * list"), so it is checked each pass, not assumed: pid 1, which the
+ * initial namespace always has, is listed, and the kernel's count of
+ * tasks (/proc/loadavg's, every task of the host, each one in the initial
+ * namespace) read before the pass (`before`) and after it (`after`)
+ * equals the list's. Where tasks are born or end during the pass the
+ * counts mostly differ, and the list is not called complete (the core
+ * lists the proc root as well, as for any source that says nothing); a
+ * task kept from the pass could go unseen only if exactly as many tasks
+ * ended as were born during it and the pass saw enough of the new ones to
+ * make up for it.
+ */
+static void list_complete(struct bt_state *st, size_t before, size_t after)
+{
+	int why = WHOLE_YES;
+
+	if (!st->n || st->walk[0].tgid != 1)
+		why = WHOLE_NO_INIT;
+	else if (before != st->n || after != st->n)
+		why = WHOLE_COUNT;
+	st->complete = why == WHOLE_YES;
+	if (st->complete)
+		count(st, C_COMPLETE, 1);
+	if (why == st->whole_said)
+		return;
+	st->whole_said = why;
+	if (why == WHOLE_NO_INIT)
+		st->api->log(st->ctx, CTP_LOG_INFO,
+			     "the pass lists no pid 1: this kernel keeps "
+			     "tasks from the iterator, so the core lists "
+			     "the proc root too");
+	else
+		st->api->log(st->ctx, CTP_LOG_DEBUG,
+			     why == WHOLE_YES
+				     ? "the pass's %zu tasks are the host's "
+				       "(%zu, %zu): the list is complete"
+				     : "the pass's %zu tasks are not the "
+				       "host's (%zu before it, %zu after): "
+				       "the core lists the proc root too",
+			     st->n, before, after);
+}
+
 static int bt_host(void *state, struct ctp_record *rec)
 {
 	struct bt_state *st = state;
 	const struct ctp_bpftask_rec *recs;
 	__u64 mask[CTP_BPFTASK_CPU_WORDS];
 	int n, r, before = -ENODATA;
+	size_t tasks_before, tasks_after;
 
 	(void)rec;
 	st->pass_ok = false;
+	st->complete = false;
 	if (st->b && !st->check_counted) {
 		st->check_counted = true;
 		count(st, C_CHECK_OFF, st->n_off + st->n_poff);
@@ -954,7 +1014,9 @@ static int bt_host(void *state, struct ctp_record *rec)
 	probe_delays(st);
 	if (st->cpus_fit)
 		before = ctp_bpftask_getaffinity(0, mask);
+	tasks_before = host_tasks(st);
 	n = ctp_bpftask_pass(st->b, st->max_bytes, &recs);
+	tasks_after = host_tasks(st);
 	count(st, C_PASSES, 1);
 	count_walk(st);
 	r = n < 0 ? n : 0;
@@ -991,6 +1053,7 @@ static int bt_host(void *state, struct ctp_record *rec)
 	}
 	st->n = (size_t)n;
 	st->pass_ok = true;
+	list_complete(st, tasks_before, tasks_after);
 	count(st, C_TASKS, (uint64_t)n);
 	state_save(st);
 	if (st->cg_on)
@@ -1248,6 +1311,9 @@ static int offer(struct bt_state *st)
 		 * into the fields consumers bind to them. */
 		.n_values = CTP_SRC_TASK_N_VALUES,
 		.valid_words = 2,
+		/* walk() says when a pass's list is complete
+		 * (list_complete): the core then lists no proc root. */
+		.flags = CTP_SOURCE_WALK_SAYS_COMPLETE,
 	};
 
 	if (CTP_API_HAS(api, source_add))
