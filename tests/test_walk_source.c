@@ -398,10 +398,10 @@ static void test_show_source(void **state)
 	(void)state;
 	struct ctp_snap *s = capture("shown", "proc", 1, 0, "mode: ok", "");
 	char line[PATH_MAX + 96];
-	snprintf(line, sizeof(line),
-		 "Walk:      from walk source abi-walk (%" PRIu64
-		 " more processes from %s/proc)",
-		 ctp_snap_header(s)->walk_unlisted, CTP_TEST_FIXTURES);
+	/* The fixture's list lacks no process of its proc root: no count
+	 * (test_complete_list has a list that lacks one). */
+	assert_int_equal(ctp_snap_header(s)->walk_unlisted, 0);
+	snprintf(line, sizeof(line), "Walk:      from walk source abi-walk");
 	ctp_snap_free(s);
 	char *text = show_header("shown");
 	if (!e2e_has_line(text, line))
@@ -471,6 +471,21 @@ static void test_complete_list(void **state)
 	assert_int_equal(ctp_snap_table(c, CTP_SCOPE_PROCESS)->rows,
 			 ctp_snap_table(ref, CTP_SCOPE_PROCESS)->rows - 1);
 	ctp_snap_free(c);
+	/* show names no processes from the proc root it did not list, and
+	 * the one the proc root's listing added where it listed it. */
+	char *text = show_header("cl-yes");
+	if (!e2e_has_line(text, "Walk:      from walk source abi-walk"))
+		fail_msg("show has no plain walk line:\n%s", text);
+	free(text);
+	char line[PATH_MAX + 96];
+	snprintf(line, sizeof(line),
+		 "Walk:      from walk source abi-walk (1 more processes "
+		 "from %s/proc)",
+		 CTP_TEST_FIXTURES);
+	text = show_header("cl-no");
+	if (!e2e_has_line(text, line))
+		fail_msg("show has no line \"%s\":\n%s", line, text);
+	free(text);
 	/* A complete list that lacks nothing: the proc root's snapshot. */
 	c = capture("cl-all", "proc", 1, 0, "complete: yes",
 		    "  schedstat: {}\n");

@@ -79,13 +79,19 @@ static void print_header(const char *path, const struct ctp_snap *snap)
 	       h->cgroup_root ? h->cgroup_root : "-");
 	if (h->config_path)
 		printf("Config:    %s\n", h->config_path);
-	/* Only when a walk source was loaded: absent, the proc root. */
-	if (h->walk_source)
+	/* Only when a walk source was loaded: absent, the proc root. The
+	 * processes its list lacked, when the proc root's listing found
+	 * some (none, or not listed: the source called its list complete). */
+	if (h->walk_source && h->walk_unlisted)
 		printf("Walk:      from walk source %s (%" PRIu64
 		       " more processes from %s)\n",
 		       ctp_render_escape(h->walk_source, strlen(h->walk_source),
 					 200, esc, sizeof(esc)),
 		       h->walk_unlisted, h->proc_root ? h->proc_root : "-");
+	else if (h->walk_source)
+		printf("Walk:      from walk source %s\n",
+		       ctp_render_escape(h->walk_source, strlen(h->walk_source),
+					 200, esc, sizeof(esc)));
 	else if (h->walk_fallback)
 		printf("Walk:      %s (%s; %" PRIu64 " captures so far)\n",
 		       h->proc_root ? h->proc_root : "-",
