@@ -6,7 +6,10 @@
  *
  *   jemalloc_worker FD hold            main thread holds 16 MiB
  *   jemalloc_worker FD threads N       N sleeping threads (+ main holding)
- *   jemalloc_worker FD churn           threads created and joined forever
+ *   jemalloc_worker FD churn           threads created and joined forever;
+ *                                      extra: the main thread's
+ *                                      thread.allocated, which stays put
+ *                                      (0 without jemalloc)
  *   jemalloc_worker FD spin [N]        one thread malloc/free in a loop,
  *                                      ops count readable at a shared page,
  *                                      plus N sleeping threads
@@ -153,9 +156,21 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[2], "churn")) {
 		pthread_t t;
+		uint64_t a = 0, epoch = 1;
+		size_t al = sizeof(a), el = sizeof(epoch);
 
-		snprintf(msg, sizeof(msg), "R %ld 0\n",
-			 (long)syscall(SYS_gettid));
+		/* One thread made and joined first: the main thread allocates
+		 * its DTV, and every later thread reuses that stack and DTV,
+		 * so what the main thread reports is what it keeps. ctl's
+		 * first use allocates too (epoch, as in report). */
+		if (pthread_create(&t, NULL, nothing, NULL) ||
+		    pthread_join(t, NULL))
+			return 1;
+		if (mallctl && (mallctl("epoch", &epoch, &el, NULL, 0) ||
+				mallctl("thread.allocated", &a, &al, NULL, 0)))
+			return 4;
+		snprintf(msg, sizeof(msg), "R %ld %llu\n",
+			 (long)syscall(SYS_gettid), (unsigned long long)a);
 		if (write(fd, msg, strlen(msg)) < 0)
 			return 1;
 		for (;;) {

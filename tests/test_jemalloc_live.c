@@ -390,7 +390,12 @@ static void test_ptrace_fallback(void **state)
 	reap(&w);
 }
 
-/* Threads come and go while libthread_db walks the list. */
+/* Threads come and go while libthread_db walks the list: the main
+ * thread's counters are exactly what it reported, in every read, and no
+ * tid appears twice. A descriptor between its allocation and clone, or
+ * after the kernel ended its thread, has tid 0, which libthread_db
+ * reports as the process's pid: taken as such, it put a new or dead
+ * thread's counters (0) on the main thread, about one capture in two. */
 static void test_churn(void **state)
 {
 	struct worker w;
@@ -398,18 +403,29 @@ static void test_churn(void **state)
 
 	(void)state;
 	assert_int_equal(spawn(JEP_WORKER_SHARED, &w, "churn", NULL), 0);
+	assert_true(w.extra >= 16 * MIB);
 	assert_int_equal(probe_target(w.pid, &P), 0);
-	for (int i = 0; i < 50; i++) {
+	for (int i = 0; i < 200; i++) {
 		enum ctp_jep_tag tag;
 		const struct ctp_jep_counters *c;
-		size_t n = 0;
+		size_t n = 0, mains = 0;
 
 		assert_int_equal(
 			ctp_jep_read_thread_db(&P.t, C, 4096, &n, &tag), 0);
+		for (size_t k = 0; k < n; k++) {
+			mains += C[k].tid == w.tid;
+			/* A value is read or absent with its tag. */
+			assert_true(C[k].err
+					    ? C[k].tag != CTP_JEP_NOT_JEMALLOC
+					    : C[k].tag == CTP_JEP_NOT_JEMALLOC);
+			/* Sorted, one entry per tid. */
+			assert_true(k == 0 || C[k - 1].tid < C[k].tid);
+		}
+		assert_int_equal(mains, 1);
 		c = find_tid(C, n, w.tid);
 		assert_non_null(c);
 		assert_int_equal(c->err, 0);
-		assert_true(c->allocated >= 16 * MIB);
+		assert_int_equal(c->allocated, w.extra);
 	}
 	assert_true(ctp_jep_ptrace_calls() == before);
 	assert_int_equal(stopped_threads(w.pid), 0);

@@ -260,8 +260,11 @@ struct ctp_jep_target {
  * Stop-free read through libthread_db: enumerate threads, find each one's
  * TSD through td_thr_tls_get_addr / td_thr_tlsbase, and read the two
  * counters with process_vm_readv. Fills at most `cap` entries of `out`,
- * sets *n. Returns 0, or -tag-errno style failure: a negative errno and
- * *tag set to the failure tag (THREAD_DB, LINK_MAP, ...).
+ * sorted by tid, one per tid, and sets *n. A descriptor without a thread
+ * (tid 0) has no entry; a thread whose descriptor changed during its read
+ * has err -ESRCH and tag EXITED (README.md). Returns 0, or -tag-errno
+ * style failure: a negative errno and *tag set to the failure tag
+ * (THREAD_DB, LINK_MAP, ...).
  */
 int ctp_jep_read_thread_db(const struct ctp_jep_target *t,
 			   struct ctp_jep_counters *out, size_t cap, size_t *n,

@@ -870,7 +870,7 @@ int ctp_jep_symbol(const struct ctp_jep_target *t, const char *name,
 	return lookup(&lc, NULL, name, addr);
 }
 
-/* n (1 or 2) spans of the target, all or nothing: 0, or a negative errno.
+/* n (1 to 3) spans of the target, all or nothing: 0, or a negative errno.
  * One process_vm_readv, or with a ctp_jep_mem one read per span. */
 static int read_spans(pid_t pid, const struct ctp_jep_mem *mem,
 		      const struct iovec *local, const struct iovec *remote,
@@ -899,31 +899,50 @@ static int read_spans(pid_t pid, const struct ctp_jep_mem *mem,
 	return 0;
 }
 
-static int read_pair(pid_t pid, const struct ctp_jep_mem *mem, uint64_t a,
-		     uint64_t b, uint64_t *va, uint64_t *vb)
+/*
+ * The two u64 at a and b, and when `then` is set, the 4 bytes at then_at
+ * after them: one process_vm_readv, whose spans the kernel copies one
+ * after another (with a ctp_jep_mem, one read per span, in order).
+ */
+static int read_pair_then(pid_t pid, const struct ctp_jep_mem *mem, uint64_t a,
+			  uint64_t b, uint64_t *va, uint64_t *vb,
+			  uint64_t then_at, int32_t *then)
 {
 	uint64_t lo = a < b ? a : b, hi = a < b ? b : a;
 	uint64_t buf[4];
-	struct iovec local, remote[2];
-	int r;
+	struct iovec local[3], remote[3];
+	int n = 0, r;
 
 	/* The two counters sit next to each other in 5.x: one span. */
-	if (hi - lo + 8 <= sizeof(buf)) {
-		local = (struct iovec){buf, (size_t)(hi - lo + 8)};
-		remote[0] =
-			(struct iovec){(void *)(uintptr_t)lo, local.iov_len};
-		r = read_spans(pid, mem, &local, remote, 1);
-		if (r)
-			return r;
-		memcpy(va, (char *)buf + (a - lo), 8);
-		memcpy(vb, (char *)buf + (b - lo), 8);
-		return 0;
-	}
-	struct iovec l2[2] = {{va, 8}, {vb, 8}};
+	bool one = hi - lo + 8 <= sizeof(buf);
 
-	remote[0] = (struct iovec){(void *)(uintptr_t)a, 8};
-	remote[1] = (struct iovec){(void *)(uintptr_t)b, 8};
-	return read_spans(pid, mem, l2, remote, 2);
+	if (one) {
+		local[n] = (struct iovec){buf, (size_t)(hi - lo + 8)};
+		remote[n++] =
+			(struct iovec){(void *)(uintptr_t)lo, local[0].iov_len};
+	} else {
+		local[n] = (struct iovec){va, 8};
+		remote[n++] = (struct iovec){(void *)(uintptr_t)a, 8};
+		local[n] = (struct iovec){vb, 8};
+		remote[n++] = (struct iovec){(void *)(uintptr_t)b, 8};
+	}
+	if (then) {
+		local[n] = (struct iovec){then, sizeof(*then)};
+		remote[n++] = (struct iovec){(void *)(uintptr_t)then_at,
+					     sizeof(*then)};
+	}
+	r = read_spans(pid, mem, local, remote, n);
+	if (r || !one)
+		return r;
+	memcpy(va, (char *)buf + (a - lo), 8);
+	memcpy(vb, (char *)buf + (b - lo), 8);
+	return 0;
+}
+
+static int read_pair(pid_t pid, const struct ctp_jep_mem *mem, uint64_t a,
+		     uint64_t b, uint64_t *va, uint64_t *vb)
+{
+	return read_pair_then(pid, mem, a, b, va, vb, 0, NULL);
 }
 
 int ctp_jep_read_pair(pid_t pid, uint64_t a, uint64_t b, uint64_t *va,
@@ -1015,54 +1034,153 @@ static bool table_fits(const struct ctp_jep_counters *c, size_t n)
 struct iter_ctx {
 	const struct ctp_jep_target *t;
 	uint64_t link_map; /* 0: use module id 1 (the executable) */
+	uint64_t tid_off;  /* of the tid in a descriptor */
 	struct ctp_jep_counters *out;
 	size_t cap, n;
 };
 
-static int thr_cb(const td_thrhandle_t *th, void *arg)
+/*
+ * The thread a descriptor is now: its tid, or 0 when it has none (tid 0:
+ * the thread is not started yet, or the kernel has ended it and its
+ * descriptor, stack and TLS may be reused for the next thread at any
+ * moment) or it cannot be read. Read where td_thr_get_info reads it, which
+ * would report tid 0 as the process's pid: the main thread's tid.
+ * libthread_db's fake handle for the main thread before libpthread's
+ * start (th_unique 0) is the main thread.
+ */
+static int32_t thread_lwp(const struct iter_ctx *ic, const td_thrhandle_t *th)
 {
-	struct iter_ctx *ic = arg;
+	int32_t tid;
+	struct iovec l = {&tid, sizeof(tid)};
+	struct iovec r = {
+		(void *)((uintptr_t)th->th_unique + (uintptr_t)ic->tid_off),
+		sizeof(tid)};
+
+	if (!th->th_unique)
+		return ic->t->pid;
+	if (read_spans(ic->t->pid, ic->t->mem, &l, &r, 1))
+		return 0;
+	return tid > 0 ? tid : 0;
+}
+
+/* Where struct pthread keeps the tid, from glibc's description of it for
+ * libthread_db (_thread_db_pthread_tid: size in bits, count, offset; what
+ * td_thr_get_info reads it by): 0 and *off, or -ENOENT. */
+static int tid_offset(const struct ctp_jep_target *t, struct lookup_ctx *lc,
+		      uint64_t *off)
+{
+	uint32_t d[3];
+	uint64_t at;
+	struct iovec l = {d, sizeof(d)};
+	struct iovec r;
+
+	if (lookup(lc, NULL, "_thread_db_pthread_tid", &at))
+		return -ENOENT;
+	r = (struct iovec){(void *)(uintptr_t)at, sizeof(d)};
+	if (read_spans(t->pid, t->mem, &l, &r, 1) || d[0] != 32 || d[1] != 1)
+		return -ENOENT;
+	*off = d[2];
+	return 0;
+}
+
+/*
+ * One descriptor of the walk, c->tid its thread when the walk met it: the
+ * counters, or why not. Nothing is stopped: the thread may end while its
+ * TLS is read, and once the kernel clears its tid the descriptor, with its
+ * stack and TLS, goes to the next thread made. A tid is never the next
+ * one's, so the same tid read after the counters (in the same
+ * process_vm_readv where it can be) says the descriptor was this thread's
+ * all along, a sequence check; else what was read may be another
+ * thread's, and the thread is gone: nothing recorded (process-exited).
+ */
+static void read_thread(struct iter_ctx *ic, const td_thrhandle_t *th,
+			struct ctp_jep_counters *c)
+{
 	const struct ctp_jep_target *t = ic->t;
-	struct ctp_jep_counters *c;
-	td_thrinfo_t ti;
+	const struct ctp_jep_file *f = t->file;
+	bool seq = th->th_unique != 0, checked = false;
+	int32_t now = 0;
 	psaddr_t base = 0;
 	td_err_e e;
 	uint64_t a;
 
-	if (ic->n >= ic->cap)
-		return 1;
-	if (td_thr_get_info(th, &ti) != TD_OK || ti.ti_lid <= 0)
-		return 0;
-	c = &ic->out[ic->n++];
-	memset(c, 0, sizeof(*c));
-	c->tid = ti.ti_lid;
 	if (ic->link_map)
 		e = td_thr_tls_get_addr(th, (psaddr_t)(uintptr_t)ic->link_map,
-					(size_t)t->file->tsd_value, &base);
+					(size_t)f->tsd_value, &base);
 	else
 		e = td_thr_tlsbase(th, 1, &base);
 	if (e == TD_TLSDEFER || e == TD_NOTALLOC) {
 		/* This thread never touched jemalloc's TLS: nothing to read. */
 		c->err = -ENODATA;
 		c->tag = CTP_JEP_TLS_DEFERRED;
-		return 0;
-	}
-	if (e != TD_OK) {
+	} else if (e != TD_OK) {
 		c->err = -EIO;
 		c->tag = CTP_JEP_THREAD_DB;
-		return 0;
+	} else {
+		a = (uint64_t)(uintptr_t)base;
+		if (!ic->link_map)
+			a += f->tsd_value;
+		/* A table layout reads the counters again (validate). */
+		checked = seq && !f->from_table;
+		c->err = read_pair_then(
+			t->pid, t->mem, a + f->off_alloc, a + f->off_dealloc,
+			&c->allocated, &c->deallocated,
+			(uint64_t)(uintptr_t)th->th_unique + ic->tid_off,
+			checked ? &now : NULL);
+		checked &= !c->err;
+		if (c->err)
+			c->tag = c->err == -ESRCH ? CTP_JEP_EXITED
+						  : CTP_JEP_VM_READV;
+		else if (f->from_table)
+			validate(t, a, c);
 	}
-	a = (uint64_t)(uintptr_t)base;
-	if (!ic->link_map)
-		a += t->file->tsd_value;
-	c->err = read_pair(t->pid, t->mem, a + t->file->off_alloc,
-			   a + t->file->off_dealloc, &c->allocated,
-			   &c->deallocated);
-	if (c->err)
-		c->tag = c->err == -ESRCH ? CTP_JEP_EXITED : CTP_JEP_VM_READV;
-	else if (t->file->from_table)
-		validate(t, a, c);
+	if (seq && !checked)
+		now = thread_lwp(ic, th);
+	if (seq && now != c->tid) {
+		c->err = -ESRCH;
+		c->tag = CTP_JEP_EXITED;
+	}
+}
+
+static int thr_cb(const td_thrhandle_t *th, void *arg)
+{
+	struct iter_ctx *ic = arg;
+	struct ctp_jep_counters *c;
+	int32_t lwp;
+
+	if (ic->n >= ic->cap)
+		return 1;
+	lwp = thread_lwp(ic, th);
+	if (lwp <= 0)
+		return 0;
+	c = &ic->out[ic->n++];
+	memset(c, 0, sizeof(*c));
+	c->tid = lwp;
+	read_thread(ic, th, c);
 	return 0;
+}
+
+/* Sort by tid and keep one entry per tid: a walk that races the thread
+ * lists (they change under it) may meet a descriptor twice. The one kept
+ * was read, and of two reads the later (the counters only grow). */
+static size_t unique_tids(struct ctp_jep_counters *c, size_t n)
+{
+	size_t k = 0;
+
+	qsort(c, n, sizeof(*c), ctp_cmp_tid);
+	for (size_t i = 0; i < n; i++) {
+		struct ctp_jep_counters *p = k ? &c[k - 1] : NULL;
+
+		if (!p || p->tid != c[i].tid) {
+			c[k++] = c[i];
+			continue;
+		}
+		if (c[i].err)
+			continue;
+		if (p->err || c[i].allocated > p->allocated)
+			*p = c[i];
+	}
+	return k;
 }
 
 /* The link_map of the jemalloc module, matched by its dynamic section. */
@@ -1114,6 +1232,11 @@ int ctp_jep_read_thread_db(const struct ctp_jep_target *t,
 		*tag = CTP_JEP_LINK_MAP;
 		return -ENOENT;
 	}
+	/* Without it td_thr_get_info fails for every thread too. */
+	if (tid_offset(t, &lc, &ic.tid_off)) {
+		*tag = CTP_JEP_THREAD_DB;
+		return -ENOTSUP;
+	}
 	e = td_ta_new(&ph, &ta);
 	if (e != TD_OK) {
 		*tag = CTP_JEP_THREAD_DB;
@@ -1123,6 +1246,7 @@ int ctp_jep_read_thread_db(const struct ctp_jep_target *t,
 			   TD_THR_LOWEST_PRIORITY, TD_SIGNO_MASK,
 			   TD_THR_ANY_USER_FLAGS);
 	td_ta_delete(ta);
+	ic.n = unique_tids(out, ic.n);
 	*n = ic.n;
 	if (e != TD_OK && !ic.n) {
 		*tag = CTP_JEP_THREAD_DB;

@@ -2,9 +2,10 @@
 /*
  * jemalloc-probe's reads of target memory (ctp_jep_read_thread_db): glibc's
  * libthread_db through the proc_service callbacks of jep_ps.c (td_ta_new,
- * the thread walk, td_thr_get_info, td_thr_tls_get_addr / td_thr_tlsbase),
- * the walk of _r_debug's link_maps, and the counter reads, all against a
- * fake memory (ctp_jep_mem) served from the input: no process is read.
+ * the thread walk, td_thr_tls_get_addr / td_thr_tlsbase), the descriptors'
+ * tids, the walk of _r_debug's link_maps, and the counter reads, all
+ * against a fake memory (ctp_jep_mem) served from the input: no process
+ * is read.
  *
  * Input, little-endian:
  *   u8 flags     bit 0: jemalloc in the executable (td_thr_tlsbase of
