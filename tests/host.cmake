@@ -3,7 +3,7 @@
 ctp_add_test(test_host_parse test_host_parse.c LIBS ctp_host_parse)
 
 # Drives the built host-context.so loaded into a real engine (tests/harness.h).
-ctp_add_test(test_host_plugin test_host_plugin.c LIBS ctp_harness ${CMAKE_DL_LIBS})
+ctp_add_test(test_host_plugin test_host_plugin.c LIBS ctp_harness ${CMAKE_DL_LIBS} PkgConfig::ZLIB)
 add_dependencies(test_host_plugin plugin-host-context)
 # Room in static TLS so the test can dlopen Debian's jemalloc (initial-exec
 # TLS) beside glibc's malloc.
@@ -12,7 +12,7 @@ set_tests_properties(test_host_plugin PROPERTIES
 if(CTP_WITH_JEMALLOC)
   # The same, in a process whose malloc is jemalloc's.
   ctp_add_test(test_host_plugin_jemalloc test_host_plugin.c
-               LIBS ctp_harness ${CMAKE_DL_LIBS}
+               LIBS ctp_harness ${CMAKE_DL_LIBS} PkgConfig::ZLIB
                     "$<LINK_LIBRARY:NO_AS_NEEDED,${JEMALLOC_LINK_LIBRARIES}>")
   target_compile_definitions(test_host_plugin_jemalloc PRIVATE CTP_TEST_JEMALLOC)
   add_dependencies(test_host_plugin_jemalloc plugin-host-context)

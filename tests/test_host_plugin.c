@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <zlib.h>
 
 #include "harness.h"
 #include "sanitizer.h"
@@ -488,6 +489,70 @@ static void test_long_cpuinfo(void **state)
 	stop(fx);
 }
 
+/* rel under root, gzipped text, put in place by a rename (a new inode, as
+ * a copied tree's file would be). */
+static void put_gz(const char *root, const char *rel, const char *text)
+{
+	char p[PATH_MAX], tmp[PATH_MAX + 8];
+	gzFile f;
+
+	snprintf(p, sizeof(p), "%s/%s", root, rel);
+	snprintf(tmp, sizeof(tmp), "%s.new", p);
+	f = gzopen(tmp, "wb");
+	if (!f || gzputs(f, text) < 0 || gzclose(f) != Z_OK)
+		fail_msg("gzip %s", tmp);
+	if (rename(tmp, p) < 0)
+		fail_msg("rename %s: %s", tmp, strerror(errno));
+}
+
+/* One more host call of the running plugin, into a fresh record. */
+static void host_again(struct fx *fx)
+{
+	hx_rec_init(&fx->rec, &fx->ctx, CTP_SCOPE_HOST);
+	assert_int_equal(fx->p->host(fx->state, &fx->rec.core), 0);
+	assert_int_equal(fx->rec.bad_sets, 0);
+}
+
+/* config.gz is read again for another file only (the answer is kept
+ * across captures): each state follows the file the capture finds. */
+static void test_xacct_across_captures(void **state)
+{
+	struct fx *fx = *state;
+	char proc[PATH_MAX], sys[PATH_MAX], p[PATH_MAX + 16];
+
+	make_tmp(fx);
+	mkdirs(fx->tmp, "proc");
+	mkdirs(fx->tmp, "sys");
+	snprintf(proc, sizeof(proc), "%s/proc", fx->tmp);
+	snprintf(sys, sizeof(sys), "%s/sys", fx->tmp);
+	put_gz(proc, "config.gz", "CONFIG_A=y\nCONFIG_TASK_XACCT=y\n");
+
+	run(fx, proc, sys);
+	hx_expect_str(&fx->rec, "host.config_task_xacct", "on");
+	host_again(fx);
+	hx_expect_str(&fx->rec, "host.config_task_xacct", "on");
+	put_gz(proc, "config.gz", "# CONFIG_TASK_XACCT is not set\n");
+	host_again(fx);
+	hx_expect_str(&fx->rec, "host.config_task_xacct", "off");
+	host_again(fx);
+	hx_expect_str(&fx->rec, "host.config_task_xacct", "off");
+	/* Not gzip: unreadable each time it is found, never kept. */
+	PUT(proc, "config.gz", "CONFIG_TASK_XACCT=y\n");
+	host_again(fx);
+	hx_expect_str(&fx->rec, "host.config_task_xacct", "unknown");
+	host_again(fx);
+	hx_expect_str(&fx->rec, "host.config_task_xacct", "unknown");
+	assert_int_equal(hx_summary(&fx->ctx, "sources_unreadable"), 2);
+	snprintf(p, sizeof(p), "%s/config.gz", proc);
+	assert_int_equal(unlink(p), 0);
+	host_again(fx);
+	assert_false(hx_is_set(&fx->rec, "host.config_task_xacct"));
+	put_gz(proc, "config.gz", "CONFIG_TASK_XACCT=m\n");
+	host_again(fx);
+	hx_expect_str(&fx->rec, "host.config_task_xacct", "on");
+	stop(fx);
+}
+
 /* A core that refuses every runtime field: the static values stay. */
 static void test_register_refused(void **state)
 {
@@ -661,6 +726,7 @@ int main(void)
 		cmocka_unit_test(test_empty_roots),
 		cmocka_unit_test(test_odd_tree),
 		cmocka_unit_test(test_long_cpuinfo),
+		cmocka_unit_test(test_xacct_across_captures),
 		cmocka_unit_test(test_register_refused),
 		cmocka_unit_test(test_unknown_option),
 		cmocka_unit_test(test_allocator),

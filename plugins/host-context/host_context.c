@@ -197,6 +197,13 @@ struct host_state {
 	int counter[N_COUNTERS];
 	char *buf;
 	uint64_t cpus[LIST_WORDS];
+	/* config.gz's answer about CONFIG_TASK_XACCT (xa) and the file it
+	 * came from (xa_file; xa_kept: one was read). The running kernel's
+	 * config does not change, and reading it is a gunzip of ~1.8 M
+	 * instructions: a recorder reads it again only for another file. */
+	bool xa_kept;
+	struct stat xa_file;
+	enum ctp_xacct_state xa;
 };
 
 static void count(struct host_state *st, int c)
@@ -582,6 +589,39 @@ static void do_numa(struct host_state *st, int sys_fd, struct ctp_setter *set)
 	free_names(names, n);
 }
 
+/* Whether a and b are one file, unchanged. */
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+	       a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+	       a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+	       a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
+	       a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+/* ctp_probe_xacct, or the answer a read of config.gz gave before where
+ * it is the same file (device, inode, size and times). A failed read is
+ * not kept: the next capture tries again. */
+static int probe_xacct(struct host_state *st, int proc_fd,
+		       enum ctp_xacct_state *out)
+{
+	struct stat sb;
+	int r;
+
+	if (proc_fd < 0 || fstatat(proc_fd, "config.gz", &sb, 0) < 0)
+		return ctp_probe_xacct(proc_fd, out);
+	if (st->xa_kept && same_file(&sb, &st->xa_file)) {
+		*out = st->xa;
+		return 0;
+	}
+	r = ctp_probe_xacct(proc_fd, out);
+	st->xa_kept = r == 0;
+	st->xa_file = sb;
+	st->xa = *out;
+	return r;
+}
+
 static void do_accounting(struct host_state *st, int proc_fd,
 			  struct ctp_setter *set)
 {
@@ -608,7 +648,7 @@ static void do_accounting(struct host_state *st, int proc_fd,
 	/* A missing config.gz (no CONFIG_IKCONFIG_PROC) leaves the state
 	 * absent; one that is there but unreadable, corrupt or silent about
 	 * the symbol is "unknown". */
-	r = ctp_probe_xacct(proc_fd, &xa);
+	r = probe_xacct(st, proc_fd, &xa);
 	if (r == -ENOENT || r == -EBADF) {
 		count(st, C_MISSING);
 		return;
