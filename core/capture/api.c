@@ -245,6 +245,44 @@ static int api_set_str_handle(struct ctp_record *rec, int field, int64_t handle)
 	return set_cell(rec, field, CTP_TYPE_STRING, (uint64_t)id);
 }
 
+static int api_set_str_handles(struct ctp_record *rec, const int *fields,
+			       const int64_t *handles, uint32_t n)
+{
+	if (!rec || (n && (!fields || !handles)))
+		return -EINVAL;
+	if (!n)
+		return 0;
+	if (rec->row >= rec->table->nrows)
+		return -EINVAL;
+	/* set_str_handle's checks, what they compare against loaded once:
+	 * the pool's handles, the registry's size, the key of a string
+	 * field of this plugin and scope; and the row's block. */
+	const struct ctp_registry *reg = &rec->cap->reg;
+	uint32_t n_fields = ctp_registry_count(reg), n_blobs;
+	uint64_t gen, key = ctp_field_set_key(rec->scope, CTP_TYPE_STRING,
+					      rec->plugin);
+	struct ctp_row_cur c = ctp_row_cur(rec->table, rec->row);
+	int err = 0;
+	ctp_blobpool_handle_span(rec->cap->blobs, &gen, &n_blobs);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t h = (uint64_t)handles[i];
+		int field = fields[i], r;
+		const struct ctp_field *f =
+			field < 0 || (uint32_t)field >= n_fields
+				? NULL
+				: ctp_registry_get(reg, (uint32_t)field);
+		if (h >> 32 != gen || (uint32_t)h >= n_blobs)
+			r = -ESTALE;
+		else if (!f || f->set_key != key)
+			r = -EINVAL;
+		else
+			r = ctp_row_set(&c, rec->ident + f->col, (uint32_t)h);
+		if (r < 0 && !err)
+			err = r;
+	}
+	return err;
+}
+
 static int api_set_cpuset(struct ctp_record *rec, int field,
 			  const uint64_t *words, size_t n_words)
 {
@@ -495,4 +533,5 @@ void ctp_api_fill(struct ctp_api *api)
 	api->exited_lost = api_exited_lost;
 	api->str_intern = api_str_intern;
 	api->set_str_handle = api_set_str_handle;
+	api->set_str_handles = api_set_str_handles;
 }

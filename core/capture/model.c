@@ -326,6 +326,14 @@ int64_t ctp_blobpool_handle_id(const struct ctp_blobpool *pool, int64_t handle)
 	return (uint32_t)handle;
 }
 
+void ctp_blobpool_handle_span(const struct ctp_blobpool *pool, uint64_t *gen,
+			      uint32_t *n)
+{
+	*n = atomic_load_explicit(&((struct ctp_blobpool *)pool)->n,
+				  memory_order_acquire);
+	*gen = pool->gen & 0x7fffffff;
+}
+
 const char *ctp_blobpool_get(const struct ctp_blobpool *pool, uint64_t id,
 			     size_t *len)
 {

@@ -50,6 +50,10 @@ int64_t ctp_blobpool_handle(const struct ctp_blobpool *pool, int64_t id);
 /* The blob id of a handle of this pool, or -ESTALE (another pool's, or no
  * such blob). */
 int64_t ctp_blobpool_handle_id(const struct ctp_blobpool *pool, int64_t handle);
+/* The same test for many handles: one of this pool's blobs now is a handle
+ * h with (uint64_t)h >> 32 == *gen and (uint32_t)h < *n. */
+void ctp_blobpool_handle_span(const struct ctp_blobpool *pool, uint64_t *gen,
+			      uint32_t *n);
 /* Bytes of blob `id` (NUL-terminated copy), length in *len. Thread-safe
  * against concurrent interning. */
 const char *ctp_blobpool_get(const struct ctp_blobpool *pool, uint64_t id,
@@ -248,6 +252,59 @@ static inline int ctp_table_set(struct ctp_table *t, uint32_t row, uint32_t col,
 	ctp_cell_store(blk->vals[col], blk->lg[col], i, v);
 	blk->present[col][i / 64] |= 1ull << (i % 64);
 	return 0;
+}
+
+/*
+ * Many cells of one row (a plugin's bound values, a row's string handles):
+ * the row's block found once and its column arrays held in the cursor,
+ * which the compiler keeps in registers where it stays local. A byte-wide
+ * cell store may alias anything, so ctp_table_set() has the compiler load
+ * them again for every cell. ctp_row_set() is ctp_table_set(); a slow set
+ * (a column not yet allocated in the block, or too narrow) may move the
+ * arrays, which it reads again after one.
+ */
+struct ctp_row_cur {
+	struct ctp_table *t;
+	struct ctp_block *blk;
+	uint32_t row, i, word, ncols;
+	uint64_t bit;
+	void **cells;
+	uint8_t *lg;
+	uint64_t **present;
+};
+
+/* Only where row < t->nrows. */
+static inline struct ctp_row_cur ctp_row_cur(struct ctp_table *t, uint32_t row)
+{
+	struct ctp_block *blk = &t->blocks[row / CTP_BLOCK_ROWS];
+	uint32_t i = row % CTP_BLOCK_ROWS;
+	return (struct ctp_row_cur){
+		.t = t,
+		.blk = blk,
+		.row = row,
+		.i = i,
+		.word = i / 64,
+		.ncols = blk->ncols,
+		.bit = 1ull << (i % 64),
+		.cells = blk->vals,
+		.lg = blk->lg,
+		.present = blk->present,
+	};
+}
+
+static inline int ctp_row_set(struct ctp_row_cur *c, uint32_t col, uint64_t v)
+{
+	if (col < c->ncols && c->cells[col] && ctp_cell_fits(c->lg[col], v)) {
+		ctp_cell_store(c->cells[col], c->lg[col], c->i, v);
+		c->present[col][c->word] |= c->bit;
+		return 0;
+	}
+	int r = ctp_table_set_slow(c->t, c->row, col, v);
+	c->ncols = c->blk->ncols;
+	c->cells = c->blk->vals;
+	c->lg = c->blk->lg;
+	c->present = c->blk->present;
+	return r;
 }
 
 /* true and *v when present. */

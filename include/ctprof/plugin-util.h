@@ -140,6 +140,15 @@ static inline int ctp_set_str(struct ctp_setter *s, int field, const char *str,
 				   s, s->api->set_str(s->rec, field, str, len));
 }
 
+/* Only where CTP_API_HAS(api, set_str_handles); every field >= 0. */
+static inline int ctp_set_str_handles(struct ctp_setter *s, const int *fields,
+				      const int64_t *handles, uint32_t n)
+{
+	return n ? ctp_set_keep(s, s->api->set_str_handles(s->rec, fields,
+							   handles, n))
+		 : 0;
+}
+
 /* Only where CTP_API_HAS(api, set_str_handle). */
 static inline int ctp_set_str_handle(struct ctp_setter *s, int field,
 				     int64_t handle)

@@ -651,6 +651,17 @@ struct ctp_api {
 	int64_t (*str_intern)(struct ctp_ctx *ctx, const char *s, size_t len);
 	int (*set_str_handle)(struct ctp_record *rec, int field,
 			      int64_t handle);
+
+	/*
+	 * Appended in ABI 1: set_str_handles sets n string fields of rec at
+	 * once, fields[i] to handles[i], each as set_str_handle would: for a
+	 * plugin that sets several interned strings on every row (cgroup's
+	 * path in each v1 hierarchy), one call a row. Every cell it can set
+	 * is set; it returns 0, or the first failure set_str_handle would
+	 * have returned (-EINVAL also for NULL arrays with n > 0).
+	 */
+	int (*set_str_handles)(struct ctp_record *rec, const int *fields,
+			       const int64_t *handles, uint32_t n);
 };
 
 /* Bindings (ctp_api.field_bind): at most this many per plugin, and value

@@ -251,9 +251,10 @@ struct cg_state {
 	const char *prefix; /* option mount_prefix */
 	size_t prefix_len;
 	/* Per capture, set by host() before the walk. */
-	bool v1_live;	  /* this host has v1 hierarchies */
-	bool str_handles; /* the core has str_intern and set_str_handle */
-	uint64_t gen;	  /* identifies the capture for the TLS cache */
+	bool v1_live;	    /* this host has v1 hierarchies */
+	bool str_handles;   /* the core has str_intern and set_str_handle */
+	bool str_handles_n; /* and set_str_handles */
+	uint64_t gen;	    /* identifies the capture for the TLS cache */
 	struct mount *mounts;
 	size_t n_mounts;
 	struct cg_listing list; /* every thread's v1 paths, when complete */
@@ -932,54 +933,58 @@ static int start_ticks(struct cg_state *st, const struct ctp_task *task,
 }
 
 /*
- * Set field `field` to the path of key `kid` of l: through the key's string
- * handle, made by the first thread of the key this capture (every thread
- * of a cgroup sets the same path: interning it once saves hashing and
- * comparing it again on every thread), else by its bytes.
+ * The handle of the path of key `kid` of l (ctp_api.str_intern), made by
+ * the first thread of the key this capture (every thread of a cgroup sets
+ * the same path: interning it once saves hashing and comparing it again on
+ * every thread); -1 where the core has no handles or interning failed.
  */
-static void set_path(struct cg_state *st, const struct cg_listing *l,
-		     uint32_t kid, int field, struct ctp_setter *set)
+static int64_t path_handle(struct cg_state *st, const struct cg_listing *l,
+			   uint32_t kid)
 {
 	const struct cg_key *k = &l->keys[kid];
-	const char *path = l->arena + k->off + k->path_off;
-	size_t len = k->len - k->path_off;
 	int64_t hs;
 
-	if (field < 0)
-		return;
-	if (!st->str_handles) {
-		ctp_set_str(set, field, path, len);
-		return;
-	}
+	if (!st->str_handles)
+		return -1;
 	hs = atomic_load_explicit(&l->path_str[kid], memory_order_relaxed);
-	if (hs < 0) {
-		hs = st->api->str_intern(st->ctx, path, len);
-		if (hs < 0) {
-			ctp_set_str(set, field, path, len);
-			return;
-		}
+	if (hs >= 0)
+		return hs;
+	hs = st->api->str_intern(st->ctx, l->arena + k->off + k->path_off,
+				 k->len - k->path_off);
+	if (hs >= 0)
 		atomic_store_explicit(&l->path_str[kid], hs,
 				      memory_order_relaxed);
-	}
-	ctp_set_str_handle(set, field, hs);
+	return hs;
 }
 
 /*
  * Set the thread's path in every hierarchy of l, hierarchy h's cgroup being
- * key kid[h] of l; the first thread of a cgroup references its row (one
- * flag per key of l).
+ * key kid[h] of l: those with a handle in one set_str_handles call (a call
+ * a path cost ~110 instructions of the core's checks, nine a thread on a
+ * v1 host), the others by their bytes; the first thread of a cgroup
+ * references its row (one flag per key of l).
  */
 static void place(struct cg_state *st, const struct cg_listing *l,
 		  const uint32_t *kid, struct ctp_setter *set)
 {
+	int fid[CG_LIST_MAX_HIER];
+	int64_t handles[CG_LIST_MAX_HIER];
+	uint32_t n = 0;
 	uint64_t ref_err = 0, dropped = 0;
 
 	for (size_t h = 0; h < l->n_hier; h++) {
 		const struct cg_key *k = &l->keys[kid[h]];
 		const char *key = l->arena + k->off;
+		int field = l->h[h].handle;
 
-		dropped += l->h[h].handle < 0;
-		set_path(st, l, kid[h], l->h[h].handle, set);
+		if (field < 0) {
+			dropped++;
+		} else if ((handles[n] = path_handle(st, l, kid[h])) >= 0) {
+			fid[n++] = field;
+		} else {
+			ctp_set_str(set, field, key + k->path_off,
+				    k->len - k->path_off);
+		}
 		/* A load first: every thread of a cgroup but its first
 		 * finds the row referenced, without writing (and taking
 		 * from the other workers) the flag's cache line. */
@@ -991,6 +996,11 @@ static void place(struct cg_state *st, const struct cg_listing *l,
 		    st->api->cgroup_ref(st->ctx, key, k->len) < 0)
 			ref_err++;
 	}
+	if (st->str_handles_n)
+		ctp_set_str_handles(set, fid, handles, n);
+	else
+		for (uint32_t i = 0; i < n; i++)
+			ctp_set_str_handle(set, fid[i], handles[i]);
 	count(st, C_KEYS_DROPPED, dropped);
 	count(st, C_REF_ERRORS, ref_err);
 }
@@ -1427,6 +1437,8 @@ static int cg_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 	st->api = api;
 	st->str_handles = CTP_API_HAS(api, str_intern) &&
 			  CTP_API_HAS(api, set_str_handle);
+	st->str_handles_n =
+		st->str_handles && CTP_API_HAS(api, set_str_handles);
 	pthread_mutex_init(&st->lazy, NULL);
 	ctp_handle_cache_init(&st->hier, HIER_MAX);
 	/* The lazy cgroup file needs file_get. */

@@ -21,7 +21,7 @@
  * `init_hint: TEXT`, init sets TEXT.
  *
  * Its thread callback sets the cgroup through a string handle
- * (ctp_api.str_intern, set_str_handle).
+ * (ctp_api.str_intern, set_str_handle, set_str_handles).
  *
  * With option `fail: late`, init registers everything it can (summary
  * counter, file gate, a runtime field, a hint) and then fails: the loader
@@ -374,7 +374,19 @@ static int good_thread(void *statep, const struct ctp_task *task,
 	    api->set_str_handle(rec, st->h[F_VALUE], hs) != -EINVAL ||
 	    api->str_intern(st->ctx, "a\0b", 3) != -EINVAL)
 		return -EPROTO;
-	ret = api->set_str_handle(rec, st->h[F_CGROUP], hs);
+	/* Several at once (set_str_handles), on odd threads: every cell it
+	 * can set is set (the third), the first failure returned. */
+	int fs[3] = {st->h[F_VALUE], st->h[F_CGROUP], st->h[F_CGROUP]};
+	int64_t hv[3] = {hs, hs ^ (INT64_C(1) << 40), hs};
+	if (api->set_str_handles(rec, fs + 1, hv + 1, 1) != -ESTALE ||
+	    api->set_str_handles(rec, NULL, NULL, 1) != -EINVAL ||
+	    api->set_str_handles(rec, NULL, NULL, 0) != 0)
+		return -EPROTO;
+	if (task->tid % 2)
+		ret = api->set_str_handles(rec, fs, hv, 3) == -EINVAL ? 0
+								      : -EPROTO;
+	else
+		ret = api->set_str_handle(rec, st->h[F_CGROUP], hs);
 	if (ret < 0)
 		return ret;
 	/* Empty values given as NULL pointers are legal (and present). */
