@@ -1911,6 +1911,40 @@ static void test_empty_and_stdout(void **state)
 	ctp_capture_free(cap);
 }
 
+/* The writer keeps its compression context for the next write (a
+ * recorder's): a write after others, at another level and of another
+ * capture, gives the bytes the first write of the same capture gave. */
+static void test_kept_context(void **state)
+{
+	(void)state;
+	struct ctp_capture *cap = build_sample(false), *empty;
+	char p1[PATH_MAX], p2[PATH_MAX], p3[PATH_MAX], err[512];
+	size_t n1, n2, n3;
+
+	assert_int_equal(ctp_capture_new(2, &empty), 0);
+	path_in(p1, sizeof(p1), "kept1.ctprof");
+	path_in(p2, sizeof(p2), "kept2.ctprof");
+	path_in(p3, sizeof(p3), "kept3.ctprof");
+	if (ctp_writer_write(cap, p1, 3, "t", NULL, NULL, err, sizeof(err)) <
+		    0 ||
+	    ctp_writer_write(empty, p2, 19, "t", NULL, NULL, err, sizeof(err)) <
+		    0 ||
+	    ctp_writer_write(cap, p2, 19, "t", NULL, NULL, err, sizeof(err)) <
+		    0 ||
+	    ctp_writer_write(cap, p3, 3, "t", NULL, NULL, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	char *a = slurp(p1, &n1), *b = slurp(p2, &n2), *c = slurp(p3, &n3);
+	assert_int_equal(n1, n3);
+	assert_memory_equal(a, c, n1);
+	/* The level in between did change the bytes. */
+	assert_false(n1 == n2 && memcmp(a, b, n1) == 0);
+	free(a);
+	free(b);
+	free(c);
+	ctp_capture_free(empty);
+	ctp_capture_free(cap);
+}
+
 /* ---- Files ---- */
 
 static void test_cancel_leaves_nothing(void **state)
@@ -2518,6 +2552,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_cap),
 		cmocka_unit_test(test_open_errors),
 		cmocka_unit_test(test_empty_and_stdout),
+		cmocka_unit_test(test_kept_context),
 		cmocka_unit_test(test_cancel_leaves_nothing),
 		cmocka_unit_test(test_mode_and_symlink),
 		cmocka_unit_test(test_show),

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1435,6 +1436,35 @@ out:
 	return o->err;
 }
 
+/*
+ * The compression context of the last write, for the next: a recorder
+ * writes a snapshot every capture, and a new context allocates and clears
+ * its tables (about 1 MiB at level 3) and buffers each time. One writer at
+ * a time takes it (another, meanwhile, makes its own); the parameters are
+ * set again after a reset.
+ */
+static _Atomic(ZSTD_CCtx *) kept_cctx;
+
+static ZSTD_CCtx *cctx_take(void)
+{
+	ZSTD_CCtx *c = atomic_exchange(&kept_cctx, NULL);
+
+	if (!c)
+		return ZSTD_createCCtx();
+	if (ZSTD_isError(
+		    ZSTD_CCtx_reset(c, ZSTD_reset_session_and_parameters))) {
+		ZSTD_freeCCtx(c);
+		return ZSTD_createCCtx();
+	}
+	return c;
+}
+
+static void cctx_keep(ZSTD_CCtx *c)
+{
+	if (c)
+		ZSTD_freeCCtx(atomic_exchange(&kept_cctx, c));
+}
+
 int ctp_writer_write(const struct ctp_capture *cap, const char *path, int level,
 		     const char *tool_version,
 		     const volatile sig_atomic_t *cancel, uint64_t *bytes_out,
@@ -1458,7 +1488,7 @@ int ctp_writer_write(const struct ctp_capture *cap, const char *path, int level,
 		goto out;
 	o.fd = t.fd;
 
-	o.cctx = ZSTD_createCCtx();
+	o.cctx = cctx_take();
 	o.in_cap = ZSTD_CStreamInSize();
 	o.buf_cap = ZSTD_CStreamOutSize();
 	o.in = malloc(o.in_cap);
@@ -1490,7 +1520,7 @@ out:
 	ctp_outfile_close(&t);
 	free(o.in);
 	free(o.buf);
-	ZSTD_freeCCtx(o.cctx);
+	cctx_keep(o.cctx);
 	if (!o.err && bytes_out)
 		*bytes_out = o.written;
 	return o.err;
