@@ -110,8 +110,9 @@ static void resolve(void **state)
 	ctp_binds_free(&b);
 }
 
-/* Columns 0..4: u64 value 3, i64 value 65 (the second word), char value
- * 10, bool value 11, u64 value 20 guarded by value 21. */
+/* Columns 0..5: u64 value 3, i64 value 65 (the second word), char value
+ * 10, bool value 11, u64 value 20 guarded by value 21, u64 value 30 (a
+ * plain binding added after the others: kept ahead of them). */
 static void bind_five(struct ctp_binds *b, bool resolved)
 {
 	const char *names[] = {"task"};
@@ -125,6 +126,14 @@ static void bind_five(struct ctp_binds *b, bool resolved)
 	assert_int_equal(ctp_binds_add(b, 4, CTP_TYPE_U64, "task",
 				       20 | CTP_BIND_GUARD(21)),
 			 0);
+	assert_int_equal(ctp_binds_add(b, 5, CTP_TYPE_U64, "task", 30), 0);
+	assert_int_equal(b->n, 6);
+	assert_int_equal(b->n_plain, 3);
+	for (uint32_t i = 0; i < b->n; i++)
+		assert_int_equal(i < b->n_plain,
+				 !b->v[i].guard &&
+					 (b->v[i].type == CTP_TYPE_U64 ||
+					  b->v[i].type == CTP_TYPE_I64));
 	/* Resolved against the source or not, the copy is the same: what
 	 * bytes must hold (b->top) is known from the bindings alone. */
 	if (resolved) {
@@ -159,6 +168,8 @@ static void apply_served_with(bool resolved)
 	assert_int_equal(v, 1);
 	assert_true(cell(&t, 4, &v));
 	assert_int_equal(v, 1020);
+	assert_true(cell(&t, 5, &v));
+	assert_int_equal(v, 1030);
 	ctp_table_done(&t);
 
 	/* The guard at 0: served, its cell absent; at 0 but not offered:
@@ -190,7 +201,7 @@ static void check_unserved(const struct ctp_binds *b, const void *data,
 	ctp_table_init(&t);
 	assert_true(ctp_table_add_row(&t) == 0);
 	assert_false(ctp_binds_apply(b, data, len, words, &t, 0, 0));
-	for (uint32_t c = 0; c < 5; c++)
+	for (uint32_t c = 0; c < 6; c++)
 		assert_false(cell(&t, c, &v));
 	ctp_table_done(&t);
 }

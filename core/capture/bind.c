@@ -46,13 +46,24 @@ int ctp_binds_add(struct ctp_binds *b, uint32_t col, uint8_t type,
 		b->top = value + 1;
 	if (guard > b->top)
 		b->top = guard;
-	b->v[b->n++] = (struct ctp_bind){
+	struct ctp_bind k = {
 		.col = col,
 		.value = (uint16_t)value,
 		.guard = (uint16_t)guard,
 		.type = type,
 		.src = -1,
 	};
+	if (!b->n)
+		b->n_plain = 0;
+	if (!guard && (type == CTP_TYPE_U64 || type == CTP_TYPE_I64)) {
+		/* Kept ahead of the others: the first of them moves last. */
+		if (b->n_plain < b->n)
+			b->v[b->n] = b->v[b->n_plain];
+		b->v[b->n_plain++] = k;
+		b->n++;
+	} else {
+		b->v[b->n++] = k;
+	}
 	return 0;
 }
 
@@ -61,6 +72,7 @@ void ctp_binds_free(struct ctp_binds *b)
 	free(b->v);
 	b->v = NULL;
 	b->n = 0;
+	b->n_plain = 0;
 	b->top = 0;
 }
 
@@ -110,19 +122,9 @@ bool ctp_binds_apply(const struct ctp_binds *b, const void *data, size_t len,
 		return false;
 
 	/* Per binding a bit test, a load and a store, the row's block
-	 * found once and its column arrays held in locals: a byte store to
-	 * a cell may alias anything, and would have the compiler load them
-	 * again for every binding. A slow set (a column not yet allocated
-	 * in the block, or too narrow) may move them: they are read again
-	 * after one. */
+	 * found once and its column arrays held in a cursor (model.h). */
 	const char *valid = p + sizeof(hdr), *vals = p + head;
-	struct ctp_block *blk = &t->blocks[row / CTP_BLOCK_ROWS];
-	uint32_t i = row % CTP_BLOCK_ROWS, word = i / 64;
-	uint64_t bit = 1ull << (i % 64);
-	uint32_t ncols = blk->ncols;
-	void **cells = blk->vals;
-	uint8_t *lg = blk->lg;
-	uint64_t **present = blk->present;
+	struct ctp_row_cur c = ctp_row_cur(t, row);
 	bool all = true, every = true;
 
 	/* Usually every value a plugin binds is offered: one test a word
@@ -133,7 +135,19 @@ bool ctp_binds_apply(const struct ctp_binds *b, const void *data, size_t len,
 		every = (v & b->need[w]) == b->need[w];
 	}
 
-	for (const struct ctp_bind *k = b->v, *end = k + b->n; k < end; k++) {
+	/* The plain bindings of bytes that offer every value: a load and a
+	 * store each. */
+	const struct ctp_bind *k = b->v;
+	if (every) {
+		for (const struct ctp_bind *end = k + b->n_plain; k < end;
+		     k++) {
+			uint64_t v;
+			memcpy(&v, vals + (size_t)k->value * sizeof(v),
+			       sizeof(v));
+			all &= ctp_row_set(&c, ident + k->col, v) == 0;
+		}
+	}
+	for (const struct ctp_bind *end = b->v + b->n; k < end; k++) {
 		uint32_t col = ident + k->col;
 		uint64_t v;
 
@@ -156,16 +170,7 @@ bool ctp_binds_apply(const struct ctp_binds *b, const void *data, size_t len,
 			v = (unsigned char)v;
 		else if (k->type == CTP_TYPE_BOOL)
 			v = v != 0;
-		if (col < ncols && cells[col] && ctp_cell_fits(lg[col], v)) {
-			ctp_cell_store(cells[col], lg[col], i, v);
-			present[col][word] |= bit;
-			continue;
-		}
-		all &= ctp_table_set_slow(t, row, col, v) == 0;
-		ncols = blk->ncols;
-		cells = blk->vals;
-		lg = blk->lg;
-		present = blk->present;
+		all &= ctp_row_set(&c, col, v) == 0;
 	}
 	if (!all)
 		for (uint32_t n = 0; n < b->n; n++)

@@ -31,8 +31,10 @@ struct ctp_bind {
 /* A plugin's bindings. The source they name, one per plugin (a plugin
  * binding values of two sources is refused: -EINVAL). */
 struct ctp_binds {
+	/* v[0 .. n_plain) are plain: no guard, u64 or i64, the value stored
+	 * as it is; the others follow. */
 	struct ctp_bind *v;
-	uint32_t n;
+	uint32_t n, n_plain;
 	char source[CTP_SOURCE_NAME_MAX + 1];
 	int8_t src;	  /* resolved for this capture, -1: not served */
 	uint32_t top;	  /* values a thread's bytes must hold: the highest
