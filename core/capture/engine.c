@@ -210,6 +210,7 @@ struct worker {
 	struct fileset pset;
 	struct slot pslot;
 	struct slot *slots;
+	uint32_t *bound; /* the plugins a run's bindings serve (bind_run) */
 	struct ctp_file view[CTP_MAX_FILES];
 	/* The time the current plugin's calls spent in other plugins'
 	 * fills, charged to the providers. */
@@ -919,15 +920,23 @@ static bool bind_run(struct worker *w, struct slot *slots, uint32_t n)
 		w->stats[eng->sources[src].plugin].time_ns += t1 - t0;
 		t0 = t1;
 	}
+	/* The plugins whose bindings the run serves, found once for all of
+	 * its threads: no callback runs until the loop below is done, so
+	 * none is disabled in between. */
+	uint32_t nb = 0;
+	for (uint32_t i = 0; i < cap->n_plugins; i++) {
+		if (!cb_usable(&cap->plugins[i], CB_THREAD))
+			continue;
+		const struct ctp_binds *b = &cap->plugins[i].rt->binds;
+		if (b->src >= 0 && (filled & 1u << b->src))
+			w->bound[nb++] = i;
+	}
 	for (uint32_t k = 0; k < n; k++) {
 		struct slot *s = &slots[k];
-		for (uint32_t i = 0; i < cap->n_plugins; i++) {
-			s->pflags[i] = 0;
-			if (!cb_usable(&cap->plugins[i], CB_THREAD))
-				continue;
+		memset(s->pflags, 0, cap->n_plugins);
+		for (uint32_t j = 0; j < nb; j++) {
+			uint32_t i = w->bound[j];
 			const struct ctp_binds *b = &cap->plugins[i].rt->binds;
-			if (b->src < 0 || !(filled & 1u << b->src))
-				continue;
 			uint32_t src = (uint32_t)b->src;
 			if (s->src[src].err < 0)
 				continue;
@@ -2042,6 +2051,7 @@ static void worker_free(struct worker *w)
 	if (w->slots)
 		free(w->slots[0].pflags);
 	free(w->slots);
+	free(w->bound);
 	free(w->tids);
 	free(w->stats);
 	free(w->xspans);
@@ -2052,11 +2062,14 @@ static int slots_new(struct worker *w, uint32_t n_plugins)
 {
 	uint32_t np = n_plugins ? n_plugins : 1;
 	w->slots = calloc(RUN_MAX, sizeof(*w->slots));
+	w->bound = calloc(np, sizeof(*w->bound));
 	uint8_t *flags = calloc(RUN_MAX, np);
-	if (!w->slots || !flags) {
+	if (!w->slots || !w->bound || !flags) {
 		free(flags);
 		free(w->slots);
+		free(w->bound);
 		w->slots = NULL;
+		w->bound = NULL;
 		return -ENOMEM;
 	}
 	for (uint32_t k = 0; k < RUN_MAX; k++) {
