@@ -798,6 +798,22 @@ static int api_source_get(const struct ctp_task *task, const char *name,
 	return 0;
 }
 
+static bool after_call(struct ctp_plugin_info *info, struct callstat *st,
+		       int cb, int ret, uint64_t dt);
+
+/* after_call for a worker's thread or process call: the usual case (a
+ * success, its counters clean) inline, without a call a plugin a task. */
+static inline bool after_task_call(struct ctp_plugin_info *info,
+				   struct callstat *st, int cb, int ret)
+{
+	if (ret >= 0 && !atomic_load_explicit(&info->rt->consecutive_errors[cb],
+					      memory_order_relaxed)) {
+		st->calls++;
+		return false;
+	}
+	return after_call(info, st, cb, ret, 0);
+}
+
 /* Account one plugin call into `st` (a worker's own counters) or, from the
  * main thread, straight into the plugin's; returns true when the call
  * reported a vanished task. */
@@ -1048,7 +1064,7 @@ static void call_run(struct worker *w, bool thread, struct slot *slots,
 			ctp_sv_leave();
 			unlock_if(rt);
 			s->maybe_gone |=
-				after_call(info, &w->stats[i], cb, ret, 0);
+				after_task_call(info, &w->stats[i], cb, ret);
 			called = true;
 		}
 		if (!called)
