@@ -85,10 +85,15 @@ static int hx_field_handle(struct ctp_ctx *c, size_t i)
 }
 
 /* The core's setter of `type` (v, or p and n for strings and cpu sets). */
+/* set_str_handle through set(): a string set by its handle (in v). */
+#define HX_STR_HANDLE 0xfe
+
 static int core_set(struct hx_ctx *ctx, struct ctp_record *r, int h,
 		    uint8_t type, uint64_t v, const void *p, size_t n)
 {
 	switch (type) {
+	case HX_STR_HANDLE:
+		return ctx->core.set_str_handle(r, h, (int64_t)v);
 	case CTP_TYPE_U64:
 		return ctx->core.set_u64(r, h, v);
 	case CTP_TYPE_I64:
@@ -172,7 +177,7 @@ static int set(struct ctp_record *r, int h, uint8_t type, uint64_t v,
 	pthread_mutex_lock(&ctx->lock);
 	err = core_set(ctx, r, h, type, v, p, n);
 	got = err == 0 && h >= 0 && h < HX_MAX_FIELDS &&
-	      read_back(rec, h, type);
+	      read_back(rec, h, type == HX_STR_HANDLE ? CTP_TYPE_STRING : type);
 	pthread_mutex_unlock(&ctx->lock);
 	if (!got) {
 		rec->bad_sets++;
@@ -216,6 +221,37 @@ static int hx_set_cpuset(struct ctp_record *r, int h, const uint64_t *w,
 			 size_t n)
 {
 	return set(r, h, CTP_TYPE_CPUSET, 0, w, n);
+}
+
+static int hx_set_str_handle(struct ctp_record *r, int h, int64_t handle)
+{
+	return set(r, h, HX_STR_HANDLE, (uint64_t)handle, NULL, 0);
+}
+
+/* The core's set_str_handles, each field counted as a set and read back
+ * (a refused batch counts one bad set). */
+static int hx_set_str_handles(struct ctp_record *r, const int *hs,
+			      const int64_t *handles, uint32_t n)
+{
+	struct hx_rec *rec;
+	struct hx_ctx *ctx;
+	int err;
+
+	if (!r)
+		fail_msg("a setter called without a record");
+	rec = rec_of(r);
+	ctx = rec->ctx;
+	rec->n_sets += n;
+	pthread_mutex_lock(&ctx->lock);
+	err = ctx->core.set_str_handles(r, hs, handles, n);
+	for (uint32_t i = 0; hs && i < n; i++)
+		if (hs[i] >= 0 && hs[i] < HX_MAX_FIELDS &&
+		    read_back(rec, hs[i], CTP_TYPE_STRING))
+			rec->cells[hs[i]].set++;
+	pthread_mutex_unlock(&ctx->lock);
+	if (err < 0)
+		rec->bad_sets++;
+	return err;
 }
 
 /* Burn ms of this thread's CPU time: as long in CPU time however busy the
@@ -404,6 +440,8 @@ static void wrap_api(struct hx_ctx *ctx)
 	a->set_char = hx_set_char;
 	a->set_str = hx_set_str;
 	a->set_cpuset = hx_set_cpuset;
+	a->set_str_handle = hx_set_str_handle;
+	a->set_str_handles = hx_set_str_handles;
 	a->file_get = hx_file_get;
 	a->source_get = hx_source_get;
 	a->set_hint = hx_set_hint;
