@@ -149,7 +149,7 @@ static void test_count(void **state)
 	struct dirent **names;
 	assert_int_equal(files(out, &names), 3);
 	uint64_t prev = 0;
-	size_t rows = 0;
+	size_t rows = 0, policies = 0;
 	for (int i = 0; i < 3; i++) {
 		struct ctp_snap *s = open_snap(out, names[i]->d_name);
 		const struct ctp_snap_header *h = ctp_snap_header(s);
@@ -161,6 +161,17 @@ static void test_count(void **state)
 		if (i)
 			assert_int_equal(n, rows); /* the same fixture */
 		rows = n;
+		/* The policy's name is set by a string handle of the capture
+		 * (procfs-stat): a later capture's threads have it as the
+		 * first's do. */
+		size_t named = 0;
+		for (size_t r = 0; r < n; r++)
+			named += e2e_value(s, "procfs.policy", r).type !=
+				 CTP_VALUE_ABSENT;
+		assert_true(named > 0);
+		if (i)
+			assert_int_equal(named, policies);
+		policies = named;
 		/* A capture's counters are its own, not the recording's. */
 		assert_int_equal(
 			p->calls,

@@ -201,6 +201,10 @@ struct procfs_state {
 	enum affinity_mode affinity;
 	_Atomic size_t ncpus;	 /* a mask size the kernel accepted */
 	struct ctp_workers bufs; /* struct aff_buf, one per worker thread */
+	/* The policies' names by string handle (ctp_api.str_intern), by
+	 * policy number, -1 none yet; str_handles: the core has them. */
+	bool str_handles;
+	_Atomic int64_t policy_h[8];
 };
 
 static int aff_buf_resize(struct aff_buf *b, size_t ncpus)
@@ -305,15 +309,39 @@ static size_t fmt_unknown_policy(char *buf, uint64_t v)
 	return len;
 }
 
-static void set_policy(struct ctp_setter *set, int field, uint64_t policy)
+/*
+ * The policy's name: through its string handle where the core has them
+ * (every thread sets one of a few names; a handle saves measuring, hashing
+ * and comparing it on each, about half the set). A handle is good for the
+ * capture that made it: the first thread of the next capture has it
+ * refused (-ESTALE) and makes it again; workers that race make the same.
+ */
+static void set_policy(struct procfs_state *st, struct ctp_setter *set,
+		       int field, uint64_t policy)
 {
 	char buf[8 + 20 + 1];
 	const char *name = ctp_sched_policy_name(policy);
+	int64_t h;
 
-	if (name)
-		ctp_set_str(set, field, name, strlen(name));
-	else
+	if (!name) {
 		ctp_set_str(set, field, buf, fmt_unknown_policy(buf, policy));
+		return;
+	}
+	if (field < 0 || !st->str_handles ||
+	    policy >= CTP_ARRAY_LEN(st->policy_h)) {
+		ctp_set_str(set, field, name, strlen(name));
+		return;
+	}
+	h = atomic_load_explicit(&st->policy_h[policy], memory_order_relaxed);
+	if (h >= 0 && st->api->set_str_handle(set->rec, field, h) == 0)
+		return;
+	h = st->api->str_intern(st->ctx, name, strlen(name));
+	if (h < 0) {
+		ctp_set_str(set, field, name, strlen(name));
+		return;
+	}
+	atomic_store_explicit(&st->policy_h[policy], h, memory_order_relaxed);
+	ctp_set_str_handle(set, field, h);
 }
 
 /* The fields of `scope` from a stat line (the thread's, or <tgid>/stat for
@@ -328,7 +356,7 @@ static void set_stat(struct procfs_state *st, struct ctp_setter *set,
 						   : &st->process_plan,
 			 s, s->present);
 	if (scope == CTP_SCOPE_THREAD && ctp_stat_has(s, CTP_STAT_POLICY))
-		set_policy(set, st->fh[F_POLICY], s->w[CTP_STAT_POLICY].u);
+		set_policy(st, set, st->fh[F_POLICY], s->w[CTP_STAT_POLICY].u);
 }
 
 static void count(struct procfs_state *st, int counter)
@@ -501,7 +529,7 @@ static int thread_stat(struct procfs_state *st, const struct ctp_task *task,
 	/* The core set the bound values: only the policy's name is ours. */
 	if (bound(task) && (st->fh[F_POLICY] < 0 || (got & X_POLICY))) {
 		if (st->fh[F_POLICY] >= 0)
-			set_policy(set, st->fh[F_POLICY], x->policy);
+			set_policy(st, set, st->fh[F_POLICY], x->policy);
 		count(st, C_STAT_FROM_TASK);
 		return 1;
 	}
@@ -756,6 +784,10 @@ static int procfs_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 	st->ctx = ctx;
 	st->api = api;
 	atomic_init(&st->ncpus, CPU_SETSIZE);
+	st->str_handles = CTP_API_HAS(api, str_intern) &&
+			  CTP_API_HAS(api, set_str_handle);
+	for (size_t i = 0; i < CTP_ARRAY_LEN(st->policy_h); i++)
+		atomic_init(&st->policy_h[i], -1);
 	ctp_workers_init(&st->bufs, sizeof(struct aff_buf));
 	/* The lazy status needs file_get. */
 	r = CTP_ATTACH_TABLE(ctx, api, CTP_API_THROUGH(file_get), ctp_stat_src,
