@@ -10,6 +10,7 @@
  * that cannot be walked, falls back to the proc root, and the snapshot
  * and `show` say why.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -495,6 +496,105 @@ static void test_complete_list(void **state)
 	ctp_snap_free(ref);
 }
 
+/* Each recorded snapshot's unlisted processes and 985's threads. */
+struct missing_seen {
+	uint64_t unlisted[4];
+	size_t threads[4];
+	size_t k;
+};
+
+static size_t threads_of(const struct ctp_snap *s, uint64_t tgid);
+
+static void note_missing(const struct ctp_snap *s, const char *path, void *arg)
+{
+	struct missing_seen *m = arg;
+	(void)path;
+	if (m->k < 4) {
+		m->unlisted[m->k] = ctp_snap_header(s)->walk_unlisted;
+		m->threads[m->k++] = threads_of(s, 985);
+	}
+}
+
+/* Lines of text holding needle. */
+static size_t lines_with(const char *text, const char *needle)
+{
+	size_t k = 0;
+	for (const char *p = text; (p = strstr(p, needle)); p++)
+		k++;
+	return k;
+}
+
+/*
+ * A list that lacks process 985 and whose walk() says how many tasks it
+ * lacks (CTP_SOURCE_WALK_SAYS_MISSING), over a recording of three
+ * captures: the first lists the proc root and walks 985 from its files;
+ * while 985's task directory holds as many tasks as walk() says are
+ * missing, the later ones walk it again without listing the proc root
+ * (the debug log says which); with one more or one less said missing,
+ * every capture lists it. 985 is in every snapshot either way.
+ */
+static void test_missing_list(void **state)
+{
+	(void)state;
+	char root[PATH_MAX], task[PATH_MAX];
+	assert_true(E2E_PATHF(root, "%s/proc", CTP_TEST_FIXTURES) >= 0);
+	assert_true(E2E_PATHF(task, "%s/985/task", root) >= 0);
+	size_t want = 0;
+	DIR *d = opendir(task);
+	assert_non_null(d);
+	for (struct dirent *e; (e = readdir(d));)
+		want += e->d_name[0] >= '0' && e->d_name[0] <= '9';
+	closedir(d);
+	assert_true(want >= 2);
+	struct ctp_snap *ref = capture("ml-ref", "proc", 1, 0, "mode: ok",
+				       "  schedstat: {}\n");
+	size_t mine = threads_of(ref, 985);
+	ctp_snap_free(ref);
+	const size_t said[] = {want, want + 1, want - 1};
+	for (size_t i = 0; i < 3; i++) {
+		char cfg[PATH_MAX], dir[PATH_MAX], log[PATH_MAX];
+		assert_true(E2E_PATHF(cfg, "%s/ml%zu.yaml", tmp, i) >= 0);
+		assert_true(E2E_PATHF(dir, "%s/ml%zu", tmp, i) >= 0);
+		assert_true(E2E_PATHF(log, "%s/ml%zu.log", tmp, i) >= 0);
+		FILE *f = fopen(cfg, "we");
+		assert_non_null(f);
+		fprintf(f,
+			"plugin_dirs: [\"%s\"]\n"
+			"roots:\n  proc: \"%s\"\n  sys: \"%s\"\n  cgroup: "
+			"auto\n"
+			"plugins:\n  abi-walk: {options: {omit: 985, missing: "
+			"%zu}}\n  schedstat: {}\n",
+			CTP_ABI_PLUGIN_DIR, root, root, said[i]);
+		assert_int_equal(fclose(f), 0);
+		const char *args[] = {"record", "--config", cfg,  "-o",
+				      dir,	"--count",  "3",  "--interval",
+				      "100ms",	"-v",	    "-v", NULL};
+		int rc = e2e_run_within(args, NULL, log, 120);
+		char *text = NULL;
+		size_t len = 0;
+		assert_int_equal(e2e_read_file(log, &text, &len), 0);
+		if (rc != 0)
+			fail_msg("record exited with %d:\n%s", rc, text);
+		struct missing_seen m = {0};
+		char err[256];
+		assert_int_equal(e2e_each_snapshot(dir, note_missing, &m, err,
+						   sizeof(err)),
+				 3);
+		for (size_t c = 0; c < 3; c++) {
+			assert_int_equal(m.unlisted[c], 1);
+			assert_int_equal(m.threads[c], mine);
+		}
+		size_t listed = lines_with(text, "1 more processes under");
+		size_t kept = lines_with(text, "the last listing found beside "
+					       "it: ");
+		if (i == 0 ? listed != 1 || kept != 2 : listed != 3 || kept)
+			fail_msg("said %zu missing of %zu: %zu listings, %zu "
+				 "without:\n%s",
+				 said[i], want, listed, kept, text);
+		free(text);
+	}
+}
+
 /* Each recorded snapshot's walk_fallbacks, in order. */
 struct seen {
 	uint64_t n[3];
@@ -560,6 +660,7 @@ int main(void)
 		cmocka_unit_test(test_comm_file_same),
 		cmocka_unit_test(test_ghost_vanished),
 		cmocka_unit_test(test_complete_list),
+		cmocka_unit_test(test_missing_list),
 		cmocka_unit_test(test_split_same),
 		cmocka_unit_test(test_thread_dir_same),
 		cmocka_unit_test(test_fallback),

@@ -67,6 +67,15 @@ struct ctp_walk {
 	struct ctp_splitq splits;
 	_Atomic unsigned in_process;
 
+	/* The processes the proc root's last listing found beside a walk
+	 * source's list (ascending; kept across captures): while they still
+	 * have as many tasks as the source says its list lacks
+	 * (CTP_SOURCE_WALK_SAYS_MISSING), the proc root is not listed again
+	 * (source_list). hidden_known: a listing has set them. */
+	uint32_t *hidden;
+	size_t n_hidden;
+	bool hidden_known;
+
 	/* Processes by v2 cgroup, listed at the start of each capture on the
 	 * live procfs; how many processes it placed. */
 	struct ctp_cg_procs procs;
@@ -536,8 +545,9 @@ static int api_source_add(struct ctp_ctx *ctx,
 		return -EINVAL;
 	uint32_t flags =
 		CTP_HAS(desc, struct ctp_source_desc, flags) ? desc->flags : 0;
-	if ((flags & ~CTP_SOURCE_WALK_SAYS_COMPLETE) ||
-	    ((flags & CTP_SOURCE_WALK_SAYS_COMPLETE) && !walk))
+	const uint32_t walk_flags =
+		CTP_SOURCE_WALK_SAYS_COMPLETE | CTP_SOURCE_WALK_SAYS_MISSING;
+	if ((flags & ~walk_flags) || ((flags & walk_flags) && !walk))
 		return -EINVAL;
 	struct ctp_engine *eng = ctx->eng;
 	size_t n = strlen(name);
@@ -559,6 +569,7 @@ static int api_source_add(struct ctp_ctx *ctx,
 	src->fill = desc->fill;
 	src->walk = walk;
 	src->says_complete = (flags & CTP_SOURCE_WALK_SAYS_COMPLETE) != 0;
+	src->says_missing = (flags & CTP_SOURCE_WALK_SAYS_MISSING) != 0;
 	src->vals = (struct ctp_valsrc){0};
 	if (CTP_HAS(desc, struct ctp_source_desc, valid_words) &&
 	    desc->n_values) {
@@ -2332,6 +2343,7 @@ void ctp_engine_done(struct ctp_engine *eng)
 		return;
 	free(wk->tgids);
 	free(wk->first);
+	free(wk->hidden);
 	ctp_cgroups_done(&wk->cgroups);
 	ctp_cg_procs_free(&wk->procs);
 	ctp_splitq_done(&wk->splits);
@@ -2488,6 +2500,57 @@ static void walk_fallback(struct ctp_engine *eng, const char *why)
 static int list_root(struct ctp_engine *eng, uint32_t **tgids, size_t *capn,
 		     size_t *n);
 
+/*
+ * Whether the m tasks a walk source's list (t, n tasks, sorted by tgid)
+ * lacks are exactly the tasks, now, of the processes the proc root's last
+ * listing found beside it (wk->hidden): every one still there, in no list
+ * entry, their task directories listing m tasks in all, and pid 1, which
+ * the proc root's namespace always has, in the list or among them. Then
+ * the list and they are every process there is, as a listing would find
+ * (one born after the pass aside), and the proc root need not be listed.
+ */
+static bool hidden_account(struct ctp_engine *eng,
+			   const struct ctp_walk_task *t, size_t n, size_t m)
+{
+	struct ctp_walk *wk = eng->walk;
+	bool init = n && t[0].tgid == 1;
+	size_t sum = 0;
+	if (!wk->hidden_known || !wk->n_hidden)
+		return false;
+	char *dents = malloc(DENTS_BUF);
+	uint32_t *ids = NULL;
+	size_t cap = 0, k;
+	bool ok = dents != NULL;
+	for (size_t h = 0; ok && h < wk->n_hidden; h++) {
+		uint32_t u = wk->hidden[h];
+		size_t lo = 0, hi = n;
+		while (lo < hi) { /* the first entry of tgid >= u */
+			size_t mid = lo + (hi - lo) / 2;
+			if ((uint32_t)t[mid].tgid < u)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		char path[32];
+		snprintf(path, sizeof(path), "%" PRIu32 "/task", u);
+		int fd = (lo < n && (uint32_t)t[lo].tgid == u)
+				 ? -1
+				 : openat(eng->roots.proc_fd, path,
+					  O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		ok = fd >= 0 &&
+		     list_numeric(fd, !wk->check_files, dents, DENTS_BUF, &ids,
+				  &cap, &k) == 0 &&
+		     k > 0;
+		if (fd >= 0)
+			close(fd);
+		sum += ok ? k : 0;
+		init |= u == 1;
+	}
+	free(ids);
+	free(dents);
+	return ok && init && sum == m;
+}
+
 static int source_list(struct ctp_engine *eng)
 {
 	struct ctp_walk *wk = eng->walk;
@@ -2534,11 +2597,24 @@ static int source_list(struct ctp_engine *eng)
 	bool complete = src->says_complete && r == CTP_WALK_COMPLETE;
 	uint32_t *proc = NULL;
 	size_t nproc = 0, capn = 0;
-	if (!complete) {
+	/* Or it lacks only the processes the last listing found beside it,
+	 * whole: walked from their files, as that listing would have them. */
+	bool kept = !complete && src->says_missing && r > CTP_WALK_COMPLETE &&
+		    hidden_account(eng, t, n, (size_t)(r - CTP_WALK_COMPLETE));
+	if (kept) {
+		proc = malloc((wk->n_hidden ? wk->n_hidden : 1) *
+			      sizeof(*proc));
+		if (!proc)
+			return -ENOMEM;
+		memcpy(proc, wk->hidden, wk->n_hidden * sizeof(*proc));
+		nproc = wk->n_hidden;
+	} else if (!complete) {
 		int lr = list_root(eng, &proc, &capn, &nproc);
 		if (lr < 0)
 			return lr;
 	}
+	bool listed = !complete && !kept;
+	size_t n_hidden = 0;
 	size_t ntg = 1;
 	for (size_t i = 1; i < n; i++)
 		ntg += t[i].tgid != t[i - 1].tgid;
@@ -2560,18 +2636,35 @@ static int source_list(struct ctp_engine *eng)
 			wk->tgids[k] = proc[p];
 			wk->first[k++] = i;
 			unlisted++;
+			/* The listing's finds, in place (p >= n_hidden). */
+			if (listed)
+				proc[n_hidden++] = proc[p];
 		}
 		if (i == n)
 			break;
 		wk->tgids[k] = next;
 		wk->first[k++] = i;
 	}
-	free(proc);
+	if (listed) {
+		free(wk->hidden);
+		wk->hidden = proc;
+		wk->n_hidden = n_hidden;
+		wk->hidden_known = true;
+	} else {
+		free(proc);
+	}
 	wk->first[k] = n;
 	wk->n_tgids = k;
 	wk->list = t;
 	cap->walk_unlisted = unlisted;
-	if (complete)
+	if (kept)
+		ctp_log(CTP_LOG_DEBUG,
+			"walk source %s listed %zu tasks in %zu processes and "
+			"lacks %d, the %zu processes the last listing found "
+			"beside it: %s not listed",
+			src->name, n, k - unlisted, r - CTP_WALK_COMPLETE,
+			unlisted, cap->proc_root);
+	else if (complete)
 		ctp_log(CTP_LOG_DEBUG,
 			"walk source %s listed %zu tasks in %zu processes, "
 			"all of them: %s not listed",

@@ -50,6 +50,9 @@ struct ctp_source {
 	/* walk() says whether its list is complete
 	 * (CTP_SOURCE_WALK_SAYS_COMPLETE). */
 	bool says_complete;
+	/* walk() says how many tasks its list lacks
+	 * (CTP_SOURCE_WALK_SAYS_MISSING). */
+	bool says_missing;
 	/* A value source's layout (n_values 0: not one). */
 	struct ctp_valsrc vals;
 };

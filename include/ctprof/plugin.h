@@ -333,6 +333,20 @@ struct ctp_source_desc {
  */
 #define CTP_SOURCE_WALK_SAYS_COMPLETE (1u << 0)
 #define CTP_WALK_COMPLETE	      1
+/*
+ * walk() says, pass by pass, how many tasks of the proc root's pid
+ * namespace its list lacks, where it knows: CTP_WALK_MISSING(m), m counted
+ * by the kernel over the pass (every task there was, less those listed;
+ * CTP_WALK_MISSING(0) is CTP_WALK_COMPLETE, with its meaning), and 0 when
+ * it does not know. A kernel may keep some tasks from a source (a process
+ * the BPF task iterators do not visit): the core lists the proc root, walks
+ * the processes the list lacks from their files, and in a later capture of
+ * the same process, where those processes still have m tasks in all (and
+ * pid 1 is among them or in the list), walks them again without listing the
+ * proc root. m is at most INT_MAX - 1.
+ */
+#define CTP_SOURCE_WALK_SAYS_MISSING (1u << 1)
+#define CTP_WALK_MISSING(m)	     (CTP_WALK_COMPLETE + (m))
 
 /* Longest source name; a field name's syntax ([a-z0-9_.-], dot-separated,
  * no empty component). */

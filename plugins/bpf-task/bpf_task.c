@@ -26,6 +26,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/capability.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -298,6 +299,10 @@ struct bt_state {
 	/* The last pass's list is complete (list_complete); why not, as
 	 * last logged (WHOLE_*). */
 	bool complete;
+	/* The kernel's count held over the last pass (counted), and the
+	 * tasks it had beyond the list then (missing). */
+	bool counted;
+	size_t missing;
 	int whole_said;
 	bool refused; /* a pass got EPERM: none is tried again */
 	int pass_err;
@@ -551,7 +556,12 @@ static int bt_walk(void *state, const struct ctp_walk_task **tasks, size_t *n)
 		return st->pass_err ? st->pass_err : -ENODATA;
 	*tasks = st->walk;
 	*n = st->n;
-	return st->complete ? CTP_WALK_COMPLETE : 0;
+	if (st->complete)
+		return CTP_WALK_COMPLETE;
+	/* A list without pid 1 lacks at least its tasks: never 0 missing. */
+	if (!st->counted || !st->missing || st->missing >= INT_MAX - 1)
+		return 0;
+	return CTP_WALK_MISSING((int)st->missing);
 }
 
 /* The processes of the sorted keys: st->procs (zeroed sums, in tgid
@@ -955,6 +965,10 @@ static void list_complete(struct bt_state *st, size_t before, size_t after)
 {
 	int why = WHOLE_YES;
 
+	/* What the list lacks, where the kernel's count held over the pass
+	 * (walk(): CTP_WALK_MISSING; the core finds which processes). */
+	st->counted = before == after && before >= st->n;
+	st->missing = st->counted ? before - st->n : 0;
 	if (!st->n || st->walk[0].tgid != 1)
 		why = WHOLE_NO_INIT;
 	else if (before != st->n || after != st->n)
@@ -969,7 +983,9 @@ static void list_complete(struct bt_state *st, size_t before, size_t after)
 		st->api->log(st->ctx, CTP_LOG_INFO,
 			     "the pass lists no pid 1: this kernel keeps "
 			     "tasks from the iterator, so the core lists "
-			     "the proc root too");
+			     "the proc root too, or walks the processes it "
+			     "found beside the list while they hold the "
+			     "tasks the list lacks");
 	else
 		st->api->log(st->ctx, CTP_LOG_DEBUG,
 			     why == WHOLE_YES
@@ -992,6 +1008,7 @@ static int bt_host(void *state, struct ctp_record *rec)
 	(void)rec;
 	st->pass_ok = false;
 	st->complete = false;
+	st->counted = false;
 	if (st->b && !st->check_counted) {
 		st->check_counted = true;
 		count(st, C_CHECK_OFF, st->n_off + st->n_poff);
@@ -1313,7 +1330,8 @@ static int offer(struct bt_state *st)
 		.valid_words = 2,
 		/* walk() says when a pass's list is complete
 		 * (list_complete): the core then lists no proc root. */
-		.flags = CTP_SOURCE_WALK_SAYS_COMPLETE,
+		.flags = CTP_SOURCE_WALK_SAYS_COMPLETE |
+			 CTP_SOURCE_WALK_SAYS_MISSING,
 	};
 
 	if (CTP_API_HAS(api, source_add))

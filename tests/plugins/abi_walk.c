@@ -24,6 +24,9 @@
  *          completeness; yes: it says so (CTP_SOURCE_WALK_SAYS_COMPLETE)
  *          and walk() calls each list complete (CTP_WALK_COMPLETE); no:
  *          it says so and walk() calls none complete (0)
+ *   missing  0 (default); else the source also says how many tasks its
+ *          list lacks (CTP_SOURCE_WALK_SAYS_MISSING) and walk() returns
+ *          CTP_WALK_MISSING(missing) for each list
  * It declares the processes' stat too (read by the core for every
  * process, whatever the walk). Its thread callback also records the tid
  * of task->walked (0 when the
@@ -138,6 +141,11 @@ static const struct ctp_option_desc options[] = {
 	 .type = CTP_OPT_U64,
 	 .def = "0",
 	 .max = INT32_MAX},
+	{.name = "missing",
+	 .help = "the tasks walk() says its list lacks (0: says nothing)",
+	 .type = CTP_OPT_U64,
+	 .def = "0",
+	 .max = 1000000},
 	{.name = "complete",
 	 .help = "what walk() says of its list's completeness",
 	 .type = CTP_OPT_STRING,
@@ -151,7 +159,7 @@ struct state {
 	int h[F_N];
 	char mode[16], comm[16], complete[8];
 	bool fetch;
-	uint64_t tgid, ghost, omit;
+	uint64_t tgid, ghost, omit, missing;
 	struct ctp_walk_task *list;
 	size_t n, cap;
 };
@@ -291,6 +299,8 @@ static int walk_list(void *state, const struct ctp_walk_task **tasks, size_t *n)
 		return -EPERM;
 	*tasks = st->list;
 	*n = st->n;
+	if (st->missing)
+		return CTP_WALK_MISSING((int)st->missing);
 	return strcmp(st->complete, "yes") == 0 ? CTP_WALK_COMPLETE : 0;
 }
 
@@ -329,15 +339,18 @@ static int walk_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		st->omit = 0;
 	snprintf(st->complete, sizeof(st->complete), "%s",
 		 api->opt_str(ctx, "complete", &v) == 0 ? v : "none");
+	if (api->opt_u64(ctx, "missing", &st->missing) < 0)
+		st->missing = 0;
 	struct ctp_source_desc d = {
 		.abi = CTP_ABI_MAJOR,
 		.size = sizeof(d),
 		.name = ABI_WALK_NAME,
 		.fill = walk_fill,
 		.walk = walk_list,
-		.flags = strcmp(st->complete, "none") == 0
-				 ? 0
-				 : CTP_SOURCE_WALK_SAYS_COMPLETE,
+		.flags = (strcmp(st->complete, "none") == 0
+				  ? 0
+				  : CTP_SOURCE_WALK_SAYS_COMPLETE) |
+			 (st->missing ? CTP_SOURCE_WALK_SAYS_MISSING : 0),
 	};
 	/* A flag the core does not know, or walk's flag without a walk:
 	 * refused. */
