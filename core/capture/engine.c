@@ -71,10 +71,9 @@ struct ctp_walk {
 	 * source's list (ascending; kept across captures): while they still
 	 * have as many tasks as the source says its list lacks
 	 * (CTP_SOURCE_WALK_SAYS_MISSING), the proc root is not listed again
-	 * (source_list). hidden_known: a listing has set them. */
+	 * (source_list). */
 	uint32_t *hidden;
 	size_t n_hidden;
-	bool hidden_known;
 
 	/* Processes by v2 cgroup, listed at the start of each capture on the
 	 * live procfs; how many processes it placed. */
@@ -2488,15 +2487,6 @@ static void walk_fallback(struct ctp_engine *eng, const char *why)
 	       sizeof(wk->fallback_logged));
 }
 
-/*
- * Pass "list" from the walk source, when one is loaded: its walk() on
- * this thread (under its plugin's lock, supervised as its host callback,
- * its time the plugin's), the pass's time taken just before; its tgids
- * (wk->tgids) and where each one's tasks start (wk->first), with the proc
- * root's tgids the list lacks unless it is complete. Returns 1
- * when the capture walks from the list, 0 when it lists the proc root
- * (no walk source, or it failed: walk_fallback), -ENOMEM.
- */
 static int list_root(struct ctp_engine *eng, uint32_t **tgids, size_t *capn,
 		     size_t *n);
 
@@ -2515,7 +2505,7 @@ static bool hidden_account(struct ctp_engine *eng,
 	struct ctp_walk *wk = eng->walk;
 	bool init = n && t[0].tgid == 1;
 	size_t sum = 0;
-	if (!wk->hidden_known || !wk->n_hidden)
+	if (!wk->n_hidden)
 		return false;
 	char *dents = malloc(DENTS_BUF);
 	uint32_t *ids = NULL;
@@ -2551,6 +2541,56 @@ static bool hidden_account(struct ctp_engine *eng,
 	return ok && init && sum == m;
 }
 
+/* Where the tgids beside a walk source's list come from (extra_tgids). */
+enum extra_from { EXTRA_NONE, EXTRA_KEPT, EXTRA_LISTED };
+
+/*
+ * The tgids to walk from their files beside a walk source's list (t, n)
+ * that walk() returned r for, ascending, in *proc (*nproc of them; wk's
+ * own when kept, else the caller's to free) and where they come from. The
+ * proc root's tgids (one listing, not one per process): a process the pass
+ * could not see, or born after it, is walked from its files rather than
+ * left out. Not when the source says its list is complete
+ * (CTP_SOURCE_WALK_SAYS_COMPLETE): the listing visits every pid, threads
+ * included, which is most of its cost at many threads a process, to find
+ * nothing the list lacks but processes born after the pass; such a process
+ * is then not in the snapshot, exactly as one born after the proc root's
+ * listing is not in a capture that lists it. Nor when it lacks only the
+ * processes the last listing found beside it, whole
+ * (CTP_SOURCE_WALK_SAYS_MISSING, hidden_account): those are walked from
+ * their files, as that listing would have them. 0, or a negative errno.
+ */
+static int extra_tgids(struct ctp_engine *eng, const struct ctp_source *src,
+		       int r, const struct ctp_walk_task *t, size_t n,
+		       uint32_t **proc, size_t *nproc, enum extra_from *from)
+{
+	struct ctp_walk *wk = eng->walk;
+	size_t capn = 0;
+	*proc = NULL;
+	*nproc = 0;
+	*from = EXTRA_NONE;
+	if (src->says_complete && r == CTP_WALK_COMPLETE)
+		return 0;
+	if (src->says_missing && r > CTP_WALK_COMPLETE &&
+	    hidden_account(eng, t, n, (size_t)(r - CTP_WALK_COMPLETE))) {
+		*proc = wk->hidden;
+		*nproc = wk->n_hidden;
+		*from = EXTRA_KEPT;
+		return 0;
+	}
+	*from = EXTRA_LISTED;
+	return list_root(eng, proc, &capn, nproc);
+}
+
+/*
+ * Pass "list" from the walk source, when one is loaded: its walk() on
+ * this thread (under its plugin's lock, supervised as its host callback,
+ * its time the plugin's), the pass's time taken just before; its tgids
+ * (wk->tgids) and where each one's tasks start (wk->first), with the proc
+ * root's tgids the list lacks unless it is complete. Returns 1
+ * when the capture walks from the list, 0 when it lists the proc root
+ * (no walk source, or it failed: walk_fallback), -ENOMEM.
+ */
 static int source_list(struct ctp_engine *eng)
 {
 	struct ctp_walk *wk = eng->walk;
@@ -2585,36 +2625,12 @@ static int source_list(struct ctp_engine *eng)
 		walk_fallback(eng, why);
 		return 0;
 	}
-	/* The proc root's tgids too (one listing, not one per process): a
-	 * process the pass could not see, or born after it, is walked from
-	 * its files rather than left out. Not when the source says its list
-	 * is complete (CTP_SOURCE_WALK_SAYS_COMPLETE): the listing visits
-	 * every pid, threads included, which is most of its cost at many
-	 * threads a process, to find nothing the list lacks but processes
-	 * born after the pass; such a process is then not in the snapshot,
-	 * exactly as one born after the proc root's listing is not in a
-	 * capture that lists it. */
-	bool complete = src->says_complete && r == CTP_WALK_COMPLETE;
-	uint32_t *proc = NULL;
-	size_t nproc = 0, capn = 0;
-	/* Or it lacks only the processes the last listing found beside it,
-	 * whole: walked from their files, as that listing would have them. */
-	bool kept = !complete && src->says_missing && r > CTP_WALK_COMPLETE &&
-		    hidden_account(eng, t, n, (size_t)(r - CTP_WALK_COMPLETE));
-	if (kept) {
-		proc = malloc((wk->n_hidden ? wk->n_hidden : 1) *
-			      sizeof(*proc));
-		if (!proc)
-			return -ENOMEM;
-		memcpy(proc, wk->hidden, wk->n_hidden * sizeof(*proc));
-		nproc = wk->n_hidden;
-	} else if (!complete) {
-		int lr = list_root(eng, &proc, &capn, &nproc);
-		if (lr < 0)
-			return lr;
-	}
-	bool listed = !complete && !kept;
-	size_t n_hidden = 0;
+	uint32_t *proc;
+	size_t nproc;
+	enum extra_from from;
+	int er = extra_tgids(eng, src, r, t, n, &proc, &nproc, &from);
+	if (er < 0)
+		return er;
 	size_t ntg = 1;
 	for (size_t i = 1; i < n; i++)
 		ntg += t[i].tgid != t[i - 1].tgid;
@@ -2622,7 +2638,8 @@ static int source_list(struct ctp_engine *eng)
 	wk->tgids = malloc(ntg * sizeof(*wk->tgids));
 	wk->first = malloc((ntg + 1) * sizeof(*wk->first));
 	if (!wk->tgids || !wk->first) {
-		free(proc);
+		if (from == EXTRA_LISTED)
+			free(proc);
 		return -ENOMEM;
 	}
 	size_t k = 0, p = 0, unlisted = 0;
@@ -2635,36 +2652,31 @@ static int source_list(struct ctp_engine *eng)
 				continue;
 			wk->tgids[k] = proc[p];
 			wk->first[k++] = i;
-			unlisted++;
-			/* The listing's finds, in place (p >= n_hidden). */
-			if (listed)
-				proc[n_hidden++] = proc[p];
+			/* A listing's finds, kept in place (unlisted <= p). */
+			proc[unlisted++] = proc[p];
 		}
 		if (i == n)
 			break;
 		wk->tgids[k] = next;
 		wk->first[k++] = i;
 	}
-	if (listed) {
+	if (from == EXTRA_LISTED) {
 		free(wk->hidden);
 		wk->hidden = proc;
-		wk->n_hidden = n_hidden;
-		wk->hidden_known = true;
-	} else {
-		free(proc);
+		wk->n_hidden = unlisted;
 	}
 	wk->first[k] = n;
 	wk->n_tgids = k;
 	wk->list = t;
 	cap->walk_unlisted = unlisted;
-	if (kept)
+	if (from == EXTRA_KEPT)
 		ctp_log(CTP_LOG_DEBUG,
 			"walk source %s listed %zu tasks in %zu processes and "
 			"lacks %d, the %zu processes the last listing found "
 			"beside it: %s not listed",
 			src->name, n, k - unlisted, r - CTP_WALK_COMPLETE,
 			unlisted, cap->proc_root);
-	else if (complete)
+	else if (from == EXTRA_NONE)
 		ctp_log(CTP_LOG_DEBUG,
 			"walk source %s listed %zu tasks in %zu processes, "
 			"all of them: %s not listed",
