@@ -500,24 +500,25 @@ static void key_of(const struct stat *st, struct ctp_file_key *k)
 	k->ctime_ns = st->st_ctim.tv_nsec;
 }
 
+/* A key's members in the order keys sort by. */
+static void key_words(const struct ctp_file_key *k, uint64_t w[7])
+{
+	w[0] = k->dev;
+	w[1] = k->ino;
+	w[2] = k->size;
+	w[3] = (uint64_t)k->mtime_s;
+	w[4] = (uint64_t)k->mtime_ns;
+	w[5] = (uint64_t)k->ctime_s;
+	w[6] = (uint64_t)k->ctime_ns;
+}
+
 static int key_cmp(const struct ctp_file_key *a, const struct ctp_file_key *b)
 {
-	const uint64_t x[] = {a->dev,
-			      a->ino,
-			      a->size,
-			      (uint64_t)a->mtime_s,
-			      (uint64_t)a->mtime_ns,
-			      (uint64_t)a->ctime_s,
-			      (uint64_t)a->ctime_ns};
-	const uint64_t y[] = {b->dev,
-			      b->ino,
-			      b->size,
-			      (uint64_t)b->mtime_s,
-			      (uint64_t)b->mtime_ns,
-			      (uint64_t)b->ctime_s,
-			      (uint64_t)b->ctime_ns};
+	uint64_t x[7], y[7];
 
-	for (size_t i = 0; i < sizeof(x) / sizeof(x[0]); i++)
+	key_words(a, x);
+	key_words(b, y);
+	for (size_t i = 0; i < 7; i++)
 		if (x[i] != y[i])
 			return x[i] < y[i] ? -1 : 1;
 	return 0;
