@@ -41,19 +41,15 @@ static int teardown(void **state)
 	return e2e_rm_rf(tmp) < 0 ? -1 : 0;
 }
 
-/* A capture of the fixture tree `fixture` with the walk source `src`
- * (abi-walk or abi-walk-dir) given options `opts` (a YAML flow map's
- * body) and the plugins `more` (lines under "plugins:", or ""), as
- * tmp/tag.*. */
-static struct ctp_snap *capture_with(const char *src, const char *tag,
-				     const char *fixture, unsigned workers,
-				     unsigned split, const char *opts,
-				     const char *more)
+/* The config at cfg of a capture of the fixture tree `fixture` with the
+ * walk source `src` (abi-walk or abi-walk-dir) given options `opts` (a
+ * YAML flow map's body) and the plugins `more` (lines under "plugins:",
+ * or ""). */
+static void write_cfg(const char *cfg, const char *src, const char *fixture,
+		      unsigned workers, unsigned split, const char *opts,
+		      const char *more)
 {
-	char cfg[PATH_MAX], out[PATH_MAX], log[PATH_MAX], root[PATH_MAX];
-	assert_true(E2E_PATHF(cfg, "%s/%s.yaml", tmp, tag) >= 0);
-	assert_true(E2E_PATHF(out, "%s/%s.ctprof.zst", tmp, tag) >= 0);
-	assert_true(E2E_PATHF(log, "%s/%s.log", tmp, tag) >= 0);
+	char root[PATH_MAX];
 	assert_true(E2E_PATHF(root, "%s/%s", CTP_TEST_FIXTURES, fixture) >= 0);
 	FILE *f = fopen(cfg, "we");
 	assert_non_null(f);
@@ -67,6 +63,19 @@ static struct ctp_snap *capture_with(const char *src, const char *tag,
 		CTP_ABI_PLUGIN_DIR, CTP_TEST_PLUGIN_DIR, workers, split, root,
 		root, src, opts, more);
 	assert_int_equal(fclose(f), 0);
+}
+
+/* A capture as write_cfg says, as tmp/tag.*. */
+static struct ctp_snap *capture_with(const char *src, const char *tag,
+				     const char *fixture, unsigned workers,
+				     unsigned split, const char *opts,
+				     const char *more)
+{
+	char cfg[PATH_MAX], out[PATH_MAX], log[PATH_MAX];
+	assert_true(E2E_PATHF(cfg, "%s/%s.yaml", tmp, tag) >= 0);
+	assert_true(E2E_PATHF(out, "%s/%s.ctprof.zst", tmp, tag) >= 0);
+	assert_true(E2E_PATHF(log, "%s/%s.log", tmp, tag) >= 0);
+	write_cfg(cfg, src, fixture, workers, split, opts, more);
 	return e2e_capture(cfg, out, log);
 }
 
@@ -556,16 +565,11 @@ static void test_missing_list(void **state)
 		assert_true(E2E_PATHF(cfg, "%s/ml%zu.yaml", tmp, i) >= 0);
 		assert_true(E2E_PATHF(dir, "%s/ml%zu", tmp, i) >= 0);
 		assert_true(E2E_PATHF(log, "%s/ml%zu.log", tmp, i) >= 0);
-		FILE *f = fopen(cfg, "we");
-		assert_non_null(f);
-		fprintf(f,
-			"plugin_dirs: [\"%s\"]\n"
-			"roots:\n  proc: \"%s\"\n  sys: \"%s\"\n  cgroup: "
-			"auto\n"
-			"plugins:\n  abi-walk: {options: {omit: 985, missing: "
-			"%zu}}\n  schedstat: {}\n",
-			CTP_ABI_PLUGIN_DIR, root, root, said[i]);
-		assert_int_equal(fclose(f), 0);
+		char opts[64];
+		snprintf(opts, sizeof(opts), "omit: 985, missing: %zu",
+			 said[i]);
+		write_cfg(cfg, "abi-walk", "proc", 1, 0, opts,
+			  "  schedstat: {}\n");
 		const char *args[] = {"record", "--config", cfg,  "-o",
 				      dir,	"--count",  "3",  "--interval",
 				      "100ms",	"-v",	    "-v", NULL};
@@ -615,19 +619,11 @@ static void note_fallbacks(const struct ctp_snap *s, const char *path,
 static void test_record_counts(void **state)
 {
 	(void)state;
-	char cfg[PATH_MAX], dir[PATH_MAX], log[PATH_MAX], root[PATH_MAX];
+	char cfg[PATH_MAX], dir[PATH_MAX], log[PATH_MAX];
 	assert_true(E2E_PATHF(cfg, "%s/rec.yaml", tmp) >= 0);
 	assert_true(E2E_PATHF(dir, "%s/rec", tmp) >= 0);
 	assert_true(E2E_PATHF(log, "%s/rec.log", tmp) >= 0);
-	assert_true(E2E_PATHF(root, "%s/proc", CTP_TEST_FIXTURES) >= 0);
-	FILE *f = fopen(cfg, "we");
-	assert_non_null(f);
-	fprintf(f,
-		"plugin_dirs: [\"%s\"]\n"
-		"roots:\n  proc: \"%s\"\n  sys: \"%s\"\n  cgroup: auto\n"
-		"plugins:\n  abi-walk: {options: {mode: fail}}\n",
-		CTP_ABI_PLUGIN_DIR, root, root);
-	assert_int_equal(fclose(f), 0);
+	write_cfg(cfg, "abi-walk", "proc", 1, 0, "mode: fail", "");
 	const char *args[] = {"record", "--config", cfg, "-o",
 			      dir,	"--count",  "3", "--interval",
 			      "100ms",	NULL};
