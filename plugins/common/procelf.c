@@ -977,7 +977,6 @@ void ctp_maps_memo_init(struct ctp_maps_memo *m)
 {
 	pthread_mutex_init(&m->lock, NULL);
 	m->tab = NULL;
-	m->n_tab = MEMO_BUCKETS;
 	m->n = 0;
 	m->epoch = 0;
 }
@@ -985,7 +984,7 @@ void ctp_maps_memo_init(struct ctp_maps_memo *m)
 static struct ctp_maps_memo_ent **memo_slot(struct ctp_maps_memo *m,
 					    int32_t tgid)
 {
-	struct ctp_maps_memo_ent **pp = &m->tab[(uint32_t)tgid % m->n_tab];
+	struct ctp_maps_memo_ent **pp = &m->tab[(uint32_t)tgid % MEMO_BUCKETS];
 
 	while (*pp && (*pp)->tgid != tgid)
 		pp = &(*pp)->next;
@@ -1064,7 +1063,7 @@ int ctp_maps_memo_put(struct ctp_maps_memo *m, int32_t tgid, uint64_t gen,
 		dst += maps->v[i].path_len + 1;
 	}
 	pthread_mutex_lock(&m->lock);
-	if (!m->tab && !(m->tab = calloc(m->n_tab, sizeof(*m->tab)))) {
+	if (!m->tab && !(m->tab = calloc(MEMO_BUCKETS, sizeof(*m->tab)))) {
 		pthread_mutex_unlock(&m->lock);
 		free(e);
 		return -ENOMEM;
@@ -1083,7 +1082,7 @@ int ctp_maps_memo_put(struct ctp_maps_memo *m, int32_t tgid, uint64_t gen,
 void ctp_maps_memo_sweep(struct ctp_maps_memo *m)
 {
 	pthread_mutex_lock(&m->lock);
-	for (size_t b = 0; m->tab && b < m->n_tab; b++) {
+	for (size_t b = 0; m->tab && b < MEMO_BUCKETS; b++) {
 		struct ctp_maps_memo_ent **pp = &m->tab[b];
 		while (*pp) {
 			struct ctp_maps_memo_ent *e = *pp;
@@ -1102,7 +1101,7 @@ void ctp_maps_memo_sweep(struct ctp_maps_memo *m)
 
 void ctp_maps_memo_fini(struct ctp_maps_memo *m)
 {
-	for (size_t b = 0; m->tab && b < m->n_tab; b++)
+	for (size_t b = 0; m->tab && b < MEMO_BUCKETS; b++)
 		while (m->tab[b]) {
 			struct ctp_maps_memo_ent *e = m->tab[b];
 			m->tab[b] = e->next;

@@ -247,7 +247,7 @@ struct ctp_maps_memo_ent;
 struct ctp_maps_memo {
 	pthread_mutex_t lock;
 	struct ctp_maps_memo_ent **tab; /* by tgid, chained */
-	size_t n_tab, n;
+	size_t n;
 	uint32_t epoch;
 };
 void ctp_maps_memo_init(struct ctp_maps_memo *m);
