@@ -16,7 +16,6 @@
  * pass over the child's threads alone. Skips (77) when not root, without BTF,
  * when bpf() is refused or when the program was not built.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -48,6 +47,7 @@ int main(void)
 #include "cpus.h"
 #include "hostprobe.h"
 #include "io_parse.h"
+#include "proc_tids.h"
 #include "procfs_parse.h"
 #include "schedstat_parse.h"
 #include "taskstats_reply.h"
@@ -482,23 +482,6 @@ static bool read_proc(pid_t pid, int tid, struct proc_vals *pv)
 	return true;
 }
 
-/* The thread ids of pid, sorted by readdir order; returns how many. */
-static int list_tids(pid_t pid, int *tids, int max)
-{
-	char path[64];
-	int n = 0;
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	DIR *d = opendir(path);
-	if (!d)
-		return -errno;
-	struct dirent *e;
-	while ((e = readdir(d)) && n < max)
-		if (e->d_name[0] != '.')
-			tids[n++] = atoi(e->d_name);
-	closedir(d);
-	return n;
-}
-
 /* cpu_active_mask from this thread's mask before a pass (mask) and
  * after, and its record in the pass. */
 static bool active_of(const struct ctp_bpftask_rec *recs, int n,
@@ -867,7 +850,7 @@ int main(void)
 		printf("FAIL: could not start the sleeping child\n");
 		goto out;
 	}
-	n_tids = list_tids(child, tids, MAX_TASKS);
+	n_tids = test_list_tids(child, tids, MAX_TASKS);
 	if (n_tids != N_THREADS + 1) {
 		printf("FAIL: the child has %d threads, expected %d\n", n_tids,
 		       N_THREADS + 1);

@@ -17,8 +17,8 @@
  */
 #include "bpftask.h"
 #include "bpftask_walk.h"
+#include "proc_tids.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -70,30 +70,12 @@ static pid_t spawn(int tasks)
 	_exit(0);
 }
 
-/* The threads of pid, listed from /proc: their count, at most max. */
-static int list_tids(pid_t pid, int *tids, int max)
-{
-	char path[64];
-	struct dirent *e;
-	int n = 0;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	if (!(d = opendir(path)))
-		return -1;
-	while (n < max && (e = readdir(d)))
-		if (e->d_name[0] != '.')
-			tids[n++] = atoi(e->d_name);
-	closedir(d);
-	return n;
-}
-
 /* Whether every thread of pid is asleep ('S' in its stat), and there are
  * want of them. */
 static bool all_asleep(pid_t pid, int want)
 {
 	static int tids[MAX_TIDS];
-	int n = list_tids(pid, tids, MAX_TIDS);
+	int n = test_list_tids(pid, tids, MAX_TIDS);
 
 	if (n != want)
 		return false;
@@ -418,7 +400,7 @@ int main(void)
 		while (!all_asleep(kids[i], want) && ++tries < 3000)
 			nanosleep(&(struct timespec){.tv_nsec = 10000000},
 				  NULL);
-		got = list_tids(kids[i], tids + n_tids, MAX_TIDS - n_tids);
+		got = test_list_tids(kids[i], tids + n_tids, MAX_TIDS - n_tids);
 		if (tries == 3000 || got != want) {
 			printf("FAIL: child %d: %d threads asleep, not %d\n",
 			       (int)kids[i], got, want);

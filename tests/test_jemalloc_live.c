@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "jep.h"
+#include "proc_tids.h"
 
 #define MIB (1024ull * 1024)
 
@@ -216,24 +217,6 @@ static int stopped_threads(pid_t pid)
 	return stopped;
 }
 
-static int list_tids(pid_t pid, int32_t *tids, size_t cap)
-{
-	char path[64];
-	struct dirent *de;
-	int n = 0;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return -1;
-	while ((de = readdir(d)) && (size_t)n < cap)
-		if (de->d_name[0] != '.')
-			tids[n++] = (int32_t)atoi(de->d_name);
-	closedir(d);
-	return n;
-}
-
 static int teardown(void **state)
 {
 	(void)state;
@@ -347,7 +330,7 @@ static void test_ptrace_fallback(void **state)
 	(void)state;
 	assert_int_equal(spawn(JEP_WORKER_STATIC, &w, "threads", "8"), 0);
 	assert_int_equal(probe_target(w.pid, &P), 0);
-	n = list_tids(w.pid, tids, 64);
+	n = test_list_tids(w.pid, tids, 64);
 	assert_int_equal(n, 9);
 	assert_int_equal(ctp_jep_read_ptrace(&P.t, tids, (size_t)n, C, 1000),
 			 0);
@@ -494,7 +477,7 @@ static void test_sigkill_fallback(void **state)
 	(void)state;
 	assert_int_equal(spawn(JEP_WORKER_STATIC, &w, "threads", "200"), 0);
 	assert_int_equal(probe_target(w.pid, &P), 0);
-	n = list_tids(w.pid, tids, 256);
+	n = test_list_tids(w.pid, tids, 256);
 	assert_int_equal(n, 201);
 	prober = fork();
 	assert_true(prober >= 0);
