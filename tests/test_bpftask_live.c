@@ -44,6 +44,7 @@ int main(void)
 }
 #else
 #include "bpftask.h"
+#include "bpftask_test_open.h"
 #include "cpus.h"
 #include "hostprobe.h"
 #include "io_parse.h"
@@ -786,20 +787,8 @@ int main(void)
 	bool fits = false;
 	int fd;
 
-	if (geteuid() != 0) {
-		printf("SKIP: not root (the program needs CAP_BPF + "
-		       "CAP_PERFMON)\n");
-		return 77;
-	}
-	r = ctp_bpftask_open(&b, why, sizeof(why));
-	if (r == -ENOENT || r == -EPERM || r == -EACCES) {
-		printf("SKIP: %s\n", why);
-		return 77;
-	}
-	if (r < 0) {
-		printf("FAIL: %s\n", why);
-		return 1;
-	}
+	if ((r = bpftask_test_open(&b, 0, why, sizeof(why))))
+		return r;
 	if (!loader_ok(b)) {
 		printf("FAIL: not the loader expected\n");
 		ctp_bpftask_free(b);

@@ -16,6 +16,7 @@
  * where the kernel has no open-coded task iterator (6.8+), with why.
  */
 #include "bpftask.h"
+#include "bpftask_test_open.h"
 #include "bpftask_walk.h"
 #include "proc_tids.h"
 
@@ -362,20 +363,9 @@ int main(void)
 	int n_tids = 0, r, rc = 1;
 	bool ok = true;
 
-	if (geteuid() != 0) {
-		printf("SKIP: not root (the program needs CAP_BPF + "
-		       "CAP_PERFMON)\n");
-		return 77;
-	}
-	r = ctp_bpftask_open_flags(&b, CTP_BPFTASK_OPEN_WALK, why, sizeof(why));
-	if (r == -ENOENT || r == -EPERM || r == -EACCES) {
-		printf("SKIP: %s\n", why);
-		return 77;
-	}
-	if (r < 0) {
-		printf("FAIL: %s\n", why);
-		return 1;
-	}
+	if ((r = bpftask_test_open(&b, CTP_BPFTASK_OPEN_WALK, why,
+				   sizeof(why))))
+		return r;
 	if ((not = ctp_bpftask_walk_why(b))) {
 		printf("SKIP: no open-coded pass: %s\n", not );
 		ctp_bpftask_free(b);
