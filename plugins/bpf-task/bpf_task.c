@@ -299,9 +299,8 @@ struct bt_state {
 	/* The last pass's list is complete (list_complete); why not, as
 	 * last logged (WHOLE_*). */
 	bool complete;
-	/* The kernel's count held over the last pass (counted), and the
-	 * tasks it had beyond the list then (missing). */
-	bool counted;
+	/* The tasks the kernel's count had beyond the list, where that
+	 * count held over the last pass; 0 where it did not. */
 	size_t missing;
 	int whole_said;
 	bool refused; /* a pass got EPERM: none is tried again */
@@ -559,7 +558,7 @@ static int bt_walk(void *state, const struct ctp_walk_task **tasks, size_t *n)
 	if (st->complete)
 		return CTP_WALK_COMPLETE;
 	/* A list without pid 1 lacks at least its tasks: never 0 missing. */
-	if (!st->counted || !st->missing || st->missing >= INT_MAX - 1)
+	if (!st->missing || st->missing >= INT_MAX - 1)
 		return 0;
 	return CTP_WALK_MISSING((int)st->missing);
 }
@@ -967,8 +966,7 @@ static void list_complete(struct bt_state *st, size_t before, size_t after)
 
 	/* What the list lacks, where the kernel's count held over the pass
 	 * (walk(): CTP_WALK_MISSING; the core finds which processes). */
-	st->counted = before == after && before >= st->n;
-	st->missing = st->counted ? before - st->n : 0;
+	st->missing = before == after && before >= st->n ? before - st->n : 0;
 	if (!st->n || st->walk[0].tgid != 1)
 		why = WHOLE_NO_INIT;
 	else if (before != st->n || after != st->n)
@@ -1008,7 +1006,7 @@ static int bt_host(void *state, struct ctp_record *rec)
 	(void)rec;
 	st->pass_ok = false;
 	st->complete = false;
-	st->counted = false;
+	st->missing = 0;
 	if (st->b && !st->check_counted) {
 		st->check_counted = true;
 		count(st, C_CHECK_OFF, st->n_off + st->n_poff);
