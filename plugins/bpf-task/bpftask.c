@@ -586,7 +586,6 @@ static int walk_pass(struct ctp_bpftask *b, size_t max_bytes,
 	long n;
 	int r;
 
-	memset(&b->ws, 0, sizeof(b->ws));
 	v->ctp_walk_mode = 0;
 	v->ctp_walk_procs = b->walk_procs;
 	if ((r = walk_run(b)) < 0)
@@ -599,11 +598,11 @@ static int walk_pass(struct ctp_bpftask *b, size_t max_bytes,
 		return r;
 	v->ctp_walk_mode = 1;
 	v->ctp_walk_k = b->walk_k;
+	v->ctp_walk_end = (__u32)np;
 	for (first = 0; first < np;) {
 		size_t bytes;
 
 		v->ctp_walk_first = first;
-		v->ctp_walk_end = (__u32)np;
 		if ((r = walk_run(b)) < 0)
 			return r;
 		if (v->ctp_walk_ns > b->ws.max_run_ns)
