@@ -119,8 +119,9 @@ struct ctp_bpftask_rec {
 	 * none. After the signal block, which the program zeroes on all but
 	 * the leader's record before it sets this. */
 	__u64 cg_set;
-	/* Version 6 (HAS_MM_SEQ; 0 without): which layout of mappings the
-	 * task's address space has. mm_lock_seq changes each time a writer
+	/* Version 6 (HAS_MM_SEQ, on a group leader's record; 0 without and
+	 * on the others): which layout of mappings the task's address space
+	 * has. mm_lock_seq changes each time a writer
 	 * of the mappings lets go of the mmap lock (mmap_write_unlock(),
 	 * mmap_write_downgrade(): vma_end_write_all()), and every change of
 	 * a mapping /proc/<pid>/maps shows is made under that lock; an exec

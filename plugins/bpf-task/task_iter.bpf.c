@@ -368,8 +368,10 @@ static __always_inline void mm_part(struct ctp_bpftask_rec *r,
 }
 
 /* The address space's generation (bpftask_rec.h, version 6): the mm,
- * the exec count and the mmap lock's sequence, of a task with an mm of
- * its own (a kernel thread may borrow one). */
+ * its executable, the exec count and the mmap lock's sequence, of a group
+ * leader with an mm of its own (a kernel thread may borrow one): the
+ * process source reads the leader's alone, so no other thread's record
+ * loads its self_exec_id's cache line. */
 static __always_inline void mm_seq_part(struct ctp_bpftask_rec *r,
 					struct task_struct *t,
 					struct mm_struct *mm)
@@ -380,7 +382,7 @@ static __always_inline void mm_seq_part(struct ctp_bpftask_rec *r,
 	r->mm_pad = 0;
 	r->mm_id = r->exe_id = r->exec_id = 0;
 	r->mm_seq = 0;
-	if (!mm || (r->flags & CTP_PF_KTHREAD))
+	if (!mm || (r->flags & CTP_PF_KTHREAD) || r->pid != r->tgid)
 		return;
 	if (bpf_core_field_exists(sq->mm_lock_seq.sequence))
 		r->mm_seq = sq->mm_lock_seq.sequence;
