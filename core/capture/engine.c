@@ -771,6 +771,16 @@ static int source_fill(struct worker *w, struct slot *s, uint32_t i, int asker)
 	return s->src[i].err;
 }
 
+/* Source src of slot s filled ahead of the calls, asked by no plugin
+ * (bind_run, prefill_run): its provider's files only. */
+static inline void fill_ahead(struct worker *w, struct slot *s, uint32_t src)
+{
+	s->task.files = NULL;
+	s->task.n_files = 0;
+	s->tp.plugin = w->eng->sources[src].plugin;
+	source_fill(w, s, src, -1);
+}
+
 static int api_source_get(const struct ctp_task *task, const char *name,
 			  const void **data, size_t *len)
 {
@@ -935,13 +945,8 @@ static bool bind_run(struct worker *w, struct slot *slots, uint32_t n)
 		if (!filled)
 			t0 = ctp_now_ns();
 		filled |= 1u << src;
-		for (uint32_t k = 0; k < n; k++) {
-			struct slot *s = &slots[k];
-			s->task.files = NULL;
-			s->task.n_files = 0;
-			s->tp.plugin = eng->sources[src].plugin;
-			source_fill(w, s, src, -1);
-		}
+		for (uint32_t k = 0; k < n; k++)
+			fill_ahead(w, &slots[k], src);
 		uint64_t t1 = ctp_now_ns();
 		w->stats[eng->sources[src].plugin].time_ns += t1 - t0;
 		t0 = t1;
@@ -1003,10 +1008,7 @@ static void prefill_run(struct worker *w, struct slot *slots, uint32_t n,
 			if (s->src[src].loaded ||
 			    (skipping && (s->pflags[i] & SLOT_SKIP)))
 				continue;
-			s->task.files = NULL;
-			s->task.n_files = 0;
-			s->tp.plugin = eng->sources[src].plugin;
-			source_fill(w, s, src, -1);
+			fill_ahead(w, s, src);
 			any = true;
 		}
 		if (!any)
