@@ -311,19 +311,16 @@ int64_t ctp_blobpool_intern_text(struct ctp_blobpool *pool, const char *s,
 	return intern_cached(pool, s, len, true);
 }
 
-int64_t ctp_blobpool_handle(const struct ctp_blobpool *pool, int64_t id)
+/* The pool's generation as a handle holds it: 31 bits, so that a handle
+ * is >= 0. */
+static inline uint64_t handle_gen(const struct ctp_blobpool *pool)
 {
-	return (int64_t)((pool->gen & 0x7fffffff) << 32 | (uint64_t)id);
+	return pool->gen & 0x7fffffff;
 }
 
-int64_t ctp_blobpool_handle_id(const struct ctp_blobpool *pool, int64_t handle)
+int64_t ctp_blobpool_handle(const struct ctp_blobpool *pool, int64_t id)
 {
-	uint32_t n = atomic_load_explicit(&((struct ctp_blobpool *)pool)->n,
-					  memory_order_acquire);
-	if (handle < 0 || (uint64_t)handle >> 32 != (pool->gen & 0x7fffffff) ||
-	    (uint32_t)handle >= n)
-		return -ESTALE;
-	return (uint32_t)handle;
+	return (int64_t)(handle_gen(pool) << 32 | (uint64_t)id);
 }
 
 void ctp_blobpool_handle_span(const struct ctp_blobpool *pool, uint64_t *gen,
@@ -331,7 +328,19 @@ void ctp_blobpool_handle_span(const struct ctp_blobpool *pool, uint64_t *gen,
 {
 	*n = atomic_load_explicit(&((struct ctp_blobpool *)pool)->n,
 				  memory_order_acquire);
-	*gen = pool->gen & 0x7fffffff;
+	*gen = handle_gen(pool);
+}
+
+int64_t ctp_blobpool_handle_id(const struct ctp_blobpool *pool, int64_t handle)
+{
+	uint64_t gen;
+	uint32_t n;
+
+	ctp_blobpool_handle_span(pool, &gen, &n);
+	if (handle < 0 || (uint64_t)handle >> 32 != gen ||
+	    (uint32_t)handle >= n)
+		return -ESTALE;
+	return (uint32_t)handle;
 }
 
 const char *ctp_blobpool_get(const struct ctp_blobpool *pool, uint64_t id,
