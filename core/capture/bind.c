@@ -36,9 +36,9 @@ int ctp_binds_add(struct ctp_binds *b, uint32_t col, uint8_t type,
 			return -ENOMEM;
 		memcpy(b->source, source, len + 1);
 		b->src = -1;
-	}
-	if (!b->n)
 		memset(b->need, 0, sizeof(b->need));
+		b->n_plain = 0;
+	}
 	b->need[value / 64] |= 1ull << (value % 64);
 	if (guard)
 		b->need[(guard - 1) / 64] |= 1ull << ((guard - 1) % 64);
@@ -53,8 +53,6 @@ int ctp_binds_add(struct ctp_binds *b, uint32_t col, uint8_t type,
 		.type = type,
 		.src = -1,
 	};
-	if (!b->n)
-		b->n_plain = 0;
 	if (!guard && (type == CTP_TYPE_U64 || type == CTP_TYPE_I64)) {
 		/* Kept ahead of the others: the first of them moves last. */
 		if (b->n_plain < b->n)
