@@ -128,9 +128,9 @@ struct ctp_walk {
 
 struct callstat {
 	uint64_t time_ns, calls, errors, vanished, resource;
-	uint64_t skipped; /* thread calls left out: every binding served */
 	/* The plugin's summary counters added during the walk on this
-	 * worker (ctp_api.summary_add): plain adds, merged after it. */
+	 * worker (ctp_api.summary_add, and thread_skip_bound's counter):
+	 * plain adds, merged after it. */
 	uint64_t summary[CTP_MAX_SUMMARY];
 };
 
@@ -980,7 +980,9 @@ static bool bind_run(struct worker *w, struct slot *slots, uint32_t n)
 			s->pflags[i] = SLOT_BOUND;
 			if (b->skip) {
 				s->pflags[i] |= SLOT_SKIP;
-				w->stats[i].skipped++;
+				/* Checked against n_summary when set. */
+				if (b->skip_counter >= 0)
+					w->stats[i].summary[b->skip_counter]++;
 				any = true;
 			}
 		}
@@ -2847,9 +2849,6 @@ static int merge_worker(struct ctp_capture *cap, uint32_t i, struct worker *w)
 		atomic_fetch_add(&info->errors, st->errors);
 		atomic_fetch_add(&info->vanished, st->vanished);
 		atomic_fetch_add(&info->resource, st->resource);
-		int c = info->rt ? info->rt->binds.skip_counter : -1;
-		if (st->skipped && c >= 0 && (uint32_t)c < info->n_summary)
-			atomic_fetch_add(&info->summary[c], st->skipped);
 		for (uint32_t k = 0; k < info->n_summary; k++)
 			if (st->summary[k])
 				atomic_fetch_add(&info->summary[k],
