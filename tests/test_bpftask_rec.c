@@ -289,9 +289,10 @@ static void test_to_src_families(void **s)
 }
 
 /* A stream checked in the pieces reads return (ctp_bpftask_rec_more after
- * each, ctp_bpftask_rec_end): whole records and pieces that end inside
- * one, a record garbled first, in the middle or last, a short tail, none:
- * always what ctp_bpftask_rec_check says of the whole. */
+ * each, ctp_bpftask_rec_end) or in whole records (ctp_bpftask_rec_add): whole
+ * records and pieces that end inside one, a record garbled first, in the middle
+ * or last, a short tail, none: always what ctp_bpftask_rec_check says of the
+ * whole. */
 static void test_scan(void **s)
 {
 	enum { N = 7 };
@@ -332,6 +333,24 @@ static void test_scan(void **s)
 				got = got + step > len ? len : got + step;
 				ctp_bpftask_rec_more(&sc, b, got);
 			}
+			assert_int_equal(ctp_bpftask_rec_end(&sc, len), want);
+			/* Whole records checked where they are (a run's, before
+			 * its copy), a tail after them read as a stream. */
+			sc = (struct ctp_bpftask_rec_scan){0};
+			got = 0;
+			while (len - got >= sizeof(rec1)) {
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+				size_t step = sizeof(rec1) * (1 + x % 3);
+				if (step >
+				    (len - got) / sizeof(rec1) * sizeof(rec1))
+					step = (len - got) / sizeof(rec1) *
+					       sizeof(rec1);
+				ctp_bpftask_rec_add(&sc, b + got, step);
+				got += step;
+			}
+			ctp_bpftask_rec_more(&sc, b, len);
 			assert_int_equal(ctp_bpftask_rec_end(&sc, len), want);
 		}
 	}

@@ -64,11 +64,17 @@ void ctp_bpftask_rec_more(struct ctp_bpftask_rec_scan *sc, const void *buf,
 	if (len < sc->checked)
 		return; /* not the bytes so far: ctp_bpftask_rec_end says */
 	whole = (len - sc->checked) / rec * rec;
-	if (!sc->bad && whole &&
-	    ctp_bpftask_rec_check((const unsigned char *)buf + sc->checked,
-				  whole) < 0)
+	if (whole)
+		ctp_bpftask_rec_add(
+			sc, (const unsigned char *)buf + sc->checked, whole);
+}
+
+void ctp_bpftask_rec_add(struct ctp_bpftask_rec_scan *sc, const void *recs,
+			 size_t bytes)
+{
+	if (!sc->bad && ctp_bpftask_rec_check(recs, bytes) < 0)
 		sc->bad = 1;
-	sc->checked += whole;
+	sc->checked += bytes;
 }
 
 long ctp_bpftask_rec_end(const struct ctp_bpftask_rec_scan *sc, size_t len)

@@ -198,6 +198,12 @@ struct ctp_bpftask_rec_scan {
 void ctp_bpftask_rec_more(struct ctp_bpftask_rec_scan *sc, const void *buf,
 			  size_t len);
 long ctp_bpftask_rec_end(const struct ctp_bpftask_rec_scan *sc, size_t len);
+/* The next bytes of the stream checked where they are before they are
+ * copied to its end (at sc->checked): a run's records, in the cache the
+ * program's writes left them in, not in the stream's buffer, which the
+ * copy writes without reading. Pure. */
+void ctp_bpftask_rec_add(struct ctp_bpftask_rec_scan *sc, const void *recs,
+			 size_t bytes);
 
 /* Huge pages (2 MiB), in which a pass's buffer is sized from their size
  * on. */
