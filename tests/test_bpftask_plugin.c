@@ -201,6 +201,23 @@ static uint64_t stat_of(pid_t tid, unsigned n, bool is_signed)
 	return is_signed ? (uint64_t)st.w[n].i : st.w[n].u;
 }
 
+/* The length of /proc/<tgid>/task/<tid>/comm's line, 0 where it cannot
+ * be read (the task ended). */
+static size_t comm_file_len(int32_t tgid, int32_t tid)
+{
+	char path[64], buf[128];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)tgid,
+		 (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n <= 0)
+		return 0;
+	return (size_t)n - (buf[n - 1] == '\n');
+}
+
 static void live(void **state)
 {
 	struct hx_fx *fx = *state;
@@ -243,9 +260,19 @@ static void live(void **state)
 		assert_non_null(memchr(tasks[i].comm, '\0', 16));
 		if (tasks[i].flags & CTP_WALK_COMM_FILE) {
 			flagged++;
-			/* PF_WQ_WORKER: a workqueue worker kthread. */
-			assert_int_equal(strncmp(tasks[i].comm, "kworker/", 8),
-					 0);
+			/* PF_WQ_WORKER, or a kernel thread of a long name. */
+			assert_true(!strncmp(tasks[i].comm, "kworker/", 8) ||
+				    strlen(tasks[i].comm) == 15);
+		} else {
+			/* A name /proc prints longer than comm (a kernel
+			 * thread's whole name) must be flagged. A user
+			 * task's comm file holds at most 15 bytes. */
+			size_t len = comm_file_len(tasks[i].tgid, tasks[i].tid);
+			if (len > 15)
+				fail_msg("%d/%d \"%s\": its comm file has %zu "
+					 "bytes, not flagged",
+					 (int)tasks[i].tgid, (int)tasks[i].tid,
+					 tasks[i].comm, len);
 		}
 		if (tasks[i].tgid == me && tasks[i].tid == tid)
 			mine = i;

@@ -1241,6 +1241,23 @@ static void test_initial_pidns(void **s)
 	assert_true(ctp_bpftask_status_initial_pidns("", 0));
 }
 
+/* Which records the walk list names by their comm file: a workqueue
+ * worker, and a kernel thread whose comm is cut at 15 bytes (/proc prints
+ * its whole name), not a user thread of 15 bytes, nor a kernel thread of
+ * a shorter name. */
+static void test_comm_short(void **s)
+{
+	(void)s;
+	assert_true(ctp_bpftask_comm_short(CTP_PF_WQ_WORKER | CTP_PF_KTHREAD,
+					   "kworker/0:1"));
+	assert_true(ctp_bpftask_comm_short(CTP_PF_KTHREAD, "rcu_tasks_kthre"));
+	assert_false(ctp_bpftask_comm_short(CTP_PF_KTHREAD, "rcu_tasks_kthr"));
+	assert_false(ctp_bpftask_comm_short(CTP_PF_KTHREAD, "ksoftirqd/0"));
+	assert_false(ctp_bpftask_comm_short(0, "abcdefghijklmno"));
+	assert_false(ctp_bpftask_comm_short(0, "kworker/0:1"));
+	assert_false(ctp_bpftask_comm_short(CTP_PF_KTHREAD, ""));
+}
+
 /* /proc/loadavg's count of threads (fs/proc/loadavg.c). */
 static void test_loadavg(void **s)
 {
@@ -1300,6 +1317,7 @@ int main(void)
 		cmocka_unit_test(test_buf_size),
 		cmocka_unit_test(test_loadavg),
 		cmocka_unit_test(test_initial_pidns),
+		cmocka_unit_test(test_comm_short),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -665,7 +665,9 @@ static int index_pass(struct bt_state *st, size_t n)
 
 		w->tgid = t->tgid;
 		w->tid = t->pid;
-		w->flags = t->flags & CTP_PF_WQ_WORKER ? CTP_WALK_COMM_FILE : 0;
+		w->flags = ctp_bpftask_comm_short(t->flags, t->comm)
+				   ? CTP_WALK_COMM_FILE
+				   : 0;
 		w->reserved = 0;
 		memcpy(w->comm, t->comm, sizeof(w->comm));
 		/* What stat would print now: the kernel's cputime_adjust()

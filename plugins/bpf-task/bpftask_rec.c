@@ -153,6 +153,15 @@ bool ctp_bpftask_status_initial_pidns(const char *buf, size_t len)
 	return p == end || *p == '\n';
 }
 
+bool ctp_bpftask_comm_short(__u32 flags, const char *comm)
+{
+	if (flags & CTP_PF_WQ_WORKER)
+		return true;
+	/* kernel/kthread.c keeps full_name only for a name of 16 bytes or
+	 * more, which comm holds cut to 15. */
+	return (flags & CTP_PF_KTHREAD) && memchr(comm, '\0', 15) == NULL;
+}
+
 /* include/linux/sched.h (5.14+). */
 #define TASK_INTERRUPTIBLE   0x0001u
 #define TASK_UNINTERRUPTIBLE 0x0002u

@@ -238,6 +238,16 @@ int ctp_bpftask_loadavg_tasks(const char *buf, size_t len, size_t *tasks);
 bool ctp_bpftask_status_initial_pidns(const char *buf, size_t len);
 
 /*
+ * Whether /proc names the task of these task_struct flags and this comm
+ * (16 bytes, NUL-terminated) by more than comm, so the walk list must say
+ * CTP_WALK_COMM_FILE: a workqueue worker (PF_WQ_WORKER: "-<workqueue>"
+ * appended), and a kernel thread whose comm fills all 15 bytes (a name
+ * cut short at creation: the kernel keeps the whole one, full_name, and
+ * /proc prints that, "rcu_tasks_kthread" for "rcu_tasks_kthre"). Pure.
+ */
+bool ctp_bpftask_comm_short(__u32 flags, const char *comm);
+
+/*
  * stat's state letter (field 3) of a task whose __state and exit_state are
  * these: the kernel's __task_state_index() and task_state_to_char()
  * (include/linux/sched.h, 5.14+ constants) redone: TASK_REPORT bits of
