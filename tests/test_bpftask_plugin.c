@@ -24,6 +24,8 @@
 #include <string.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -168,6 +170,66 @@ static void not_live(void **state)
 	assert_int_equal(hx_summary(&fx->ctx, "unavailable"), 2);
 	hx_fx_stop(fx);
 	rmdir(dir);
+}
+
+/* Pid 1 of a pid namespace with a /proc of its own (unshare -p -f
+ * --mount-proc), where NSpid lists one id as in the initial namespace: the
+ * pass's global ids are not this /proc's, so nothing may be offered and
+ * the hint says why. The exit status for own_pidns. */
+static int own_pidns_inside(struct hx_fx *fx)
+{
+	if (unshare(CLONE_NEWNS) < 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  NULL) < 0) {
+		fprintf(stderr, "no /proc of our own: %s\n", strerror(errno));
+		return 77;
+	}
+	if (load_live(fx, NULL, 0, false) != 0) {
+		fprintf(stderr, "init failed\n");
+		return 2;
+	}
+	if (fx->ctx.eng.n_sources != 0) {
+		fprintf(stderr, "a source offered in a child pid namespace\n");
+		return 1;
+	}
+	if (!strstr(hx_hint(&fx->ctx), "pid namespace")) {
+		fprintf(stderr, "hint \"%s\"\n", hx_hint(&fx->ctx));
+		return 1;
+	}
+	return 0;
+}
+
+static void own_pidns(void **state)
+{
+	struct hx_fx *fx = *state;
+	int status;
+	pid_t pid;
+
+	if (geteuid() != 0) {
+		printf("SKIP: not root\n");
+		skip();
+	}
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (unshare(CLONE_NEWPID) < 0)
+			_exit(77);
+		pid_t inner = fork();
+		if (inner == 0)
+			_exit(own_pidns_inside(fx));
+		if (inner < 0 || waitpid(inner, &status, 0) != inner ||
+		    !WIFEXITED(status))
+			_exit(3);
+		_exit(WEXITSTATUS(status));
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 77) {
+		printf("SKIP: no pid namespace with its own /proc\n");
+		skip();
+	}
+	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
 static int blocker[2] = {-1, -1}; /* the thread waits for its EOF */
@@ -1428,6 +1490,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(not_live),
 		cmocka_unit_test(live),
+		cmocka_unit_test(own_pidns),
 		cmocka_unit_test(pass_too_big),
 		cmocka_unit_test(refused_after_init),
 		cmocka_unit_test(older_core),

@@ -1116,19 +1116,6 @@ static unsigned pass_flags(struct bt_state *st)
 	return st->tasks_at_init >= AUTO_WALK_TASKS ? CTP_BPFTASK_OPEN_WALK : 0;
 }
 
-/* Whether this process is in the initial pid namespace: its NSpid line
- * has one id. The program records global ids, which /proc names only
- * there. */
-static bool initial_pidns(int proc_fd)
-{
-	char buf[4096];
-	size_t len;
-
-	if (ctp_read_small(proc_fd, "self/status", buf, sizeof(buf), &len) < 0)
-		return false;
-	return ctp_bpftask_status_initial_pidns(buf, len);
-}
-
 /* Whether a nohz_full CPU exists: then the kernel's task_cputime() takes
  * vtime into account (VIRT_CPU_ACCOUNTING_GEN), which a pass cannot. */
 static bool nohz_full(int sys_fd)
@@ -1452,7 +1439,7 @@ static int bt_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 		snprintf(why, sizeof(why),
 			 "the proc root %s is not this kernel's /proc",
 			 roots && roots->proc ? roots->proc : "(none)");
-	} else if (!initial_pidns(st->proc_fd)) {
+	} else if (!ctp_bpftask_initial_pidns(st->proc_fd)) {
 		snprintf(why, sizeof(why),
 			 "not in the initial pid namespace (the pass records "
 			 "global ids)");

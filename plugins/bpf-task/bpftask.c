@@ -9,6 +9,8 @@
 /* The light skeleton's header uses errno and syscall() without including
  * their headers. */
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef CTP_BPFTASK_NO_LSKEL
@@ -182,20 +184,39 @@ static void walk_unmap(struct ctp_bpftask *b)
 }
 #endif
 
-/* Whether this process is in the initial pid namespace: its NSpid line
- * has one id (bpf_task_from_pid() takes the initial namespace's ids, and
- * the pass must give the ids iter/task gives the caller). */
-static bool initial_pidns(void)
+/* The initial pid namespace's inode number (include/linux/proc_ns.h,
+ * PROC_PID_INIT_INO, the same since 3.8). */
+#define CTP_PID_INIT_INO 0xEFFFFFFCu
+
+bool ctp_bpftask_initial_pidns(int proc_fd)
 {
 	char buf[4096];
-	FILE *f = fopen("/proc/self/status", "re");
-	size_t len;
+	struct stat sb;
+	ssize_t n = -1;
+	int dir = proc_fd, fd;
+	bool r;
 
-	if (!f)
+	if (dir < 0)
+		dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
 		return false;
-	len = fread(buf, 1, sizeof(buf), f);
-	fclose(f);
-	return ctp_bpftask_status_initial_pidns(buf, len);
+	/* NSpid lists the ids from the proc root's namespace down, so a /proc
+	 * mounted inside a child namespace (unshare -p -f --mount-proc) shows
+	 * one id there too. The namespace's own inode tells them apart; the
+	 * line is the answer only where ns/pid cannot be looked at. */
+	if (fstatat(dir, "self/ns/pid", &sb, 0) == 0) {
+		r = sb.st_ino == CTP_PID_INIT_INO;
+	} else {
+		fd = openat(dir, "self/status", O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			n = read(fd, buf, sizeof(buf));
+			close(fd);
+		}
+		r = n >= 0 && ctp_bpftask_status_initial_pidns(buf, (size_t)n);
+	}
+	if (dir != proc_fd)
+		close(dir);
+	return r;
 }
 
 /* Open, load and attach by libbpf's skeleton: as open_light. */
@@ -250,7 +271,7 @@ static int open_lights(struct ctp_bpftask *b, const char *force, unsigned flags,
 		snprintf(b->walk_why, sizeof(b->walk_why),
 			 "not tried (CTP_BPFTASK_LOADER=light-nocast)");
 		r = -ECANCELED;
-	} else if (!initial_pidns()) {
+	} else if (!ctp_bpftask_initial_pidns(-1)) {
 		snprintf(b->walk_why, sizeof(b->walk_why),
 			 "not in the initial pid namespace");
 		r = -ECANCELED;

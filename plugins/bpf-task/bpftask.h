@@ -27,6 +27,15 @@
 struct ctp_bpftask;
 
 /*
+ * Whether this process is in the initial pid namespace, the one whose ids
+ * the program records (bpf_task_from_pid() takes them too), as the proc
+ * root proc_fd (-1: /proc) says: its ns/pid is the initial namespace's
+ * (PROC_PID_INIT_INO), or, where that cannot be looked at, its status's
+ * NSpid has one id.
+ */
+bool ctp_bpftask_initial_pidns(int proc_fd);
+
+/*
  * Open, load (the verifier runs here, once) and attach the program.
  * Returns 0 with *ret set, or a negative errno with one line saying which
  * step failed and why in why (-ENOENT: no /sys/kernel/btf/vmlinux; -EPERM:
