@@ -172,16 +172,19 @@ static void not_live(void **state)
 	rmdir(dir);
 }
 
-/* Pid 1 of a pid namespace with a /proc of its own (unshare -p -f
- * --mount-proc), where NSpid lists one id as in the initial namespace: the
- * pass's global ids are not this /proc's, so nothing may be offered and
- * the hint says why. The exit status for own_pidns. */
-static int own_pidns_inside(struct hx_fx *fx)
+/* Pid 1 of a pid namespace, with a /proc of its own (own_proc: unshare -p
+ * -f --mount-proc, where NSpid lists one id as in the initial namespace)
+ * or the parent's (unshare -p -f): the pass's global ids are not this
+ * namespace's, so nothing may be offered, and the hint says it is the pid
+ * namespace (not "not this kernel's /proc"). The exit status for
+ * own_pidns. */
+static int own_pidns_inside(struct hx_fx *fx, bool own_proc)
 {
-	if (unshare(CLONE_NEWNS) < 0 ||
-	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-		  NULL) < 0) {
+	if (own_proc &&
+	    (unshare(CLONE_NEWNS) < 0 ||
+	     mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	     mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		   NULL) < 0)) {
 		fprintf(stderr, "no /proc of our own: %s\n", strerror(errno));
 		return 77;
 	}
@@ -200,24 +203,19 @@ static int own_pidns_inside(struct hx_fx *fx)
 	return 0;
 }
 
-static void own_pidns(void **state)
+/* own_pidns_inside in a new pid namespace: its exit status. */
+static int in_pidns(struct hx_fx *fx, bool own_proc)
 {
-	struct hx_fx *fx = *state;
 	int status;
-	pid_t pid;
+	pid_t pid = fork();
 
-	if (geteuid() != 0) {
-		printf("SKIP: not root\n");
-		skip();
-	}
-	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		if (unshare(CLONE_NEWPID) < 0)
 			_exit(77);
 		pid_t inner = fork();
 		if (inner == 0)
-			_exit(own_pidns_inside(fx));
+			_exit(own_pidns_inside(fx, own_proc));
 		if (inner < 0 || waitpid(inner, &status, 0) != inner ||
 		    !WIFEXITED(status))
 			_exit(3);
@@ -225,11 +223,26 @@ static void own_pidns(void **state)
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
-	if (WEXITSTATUS(status) == 77) {
-		printf("SKIP: no pid namespace with its own /proc\n");
+	return WEXITSTATUS(status);
+}
+
+static void own_pidns(void **state)
+{
+	struct hx_fx *fx = *state;
+	int own, parents;
+
+	if (geteuid() != 0) {
+		printf("SKIP: not root\n");
 		skip();
 	}
-	assert_int_equal(WEXITSTATUS(status), 0);
+	own = in_pidns(fx, true);
+	parents = in_pidns(fx, false);
+	if (own == 77 || parents == 77) {
+		printf("SKIP: no pid namespace (with its own /proc)\n");
+		skip();
+	}
+	assert_int_equal(own, 0);
+	assert_int_equal(parents, 0);
 }
 
 static int blocker[2] = {-1, -1}; /* the thread waits for its EOF */

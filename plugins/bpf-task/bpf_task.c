@@ -28,12 +28,14 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/capability.h>
+#include <linux/magic.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <string.h>
 #include <time.h>
@@ -1116,6 +1118,17 @@ static unsigned pass_flags(struct bt_state *st)
 	return st->tasks_at_init >= AUTO_WALK_TASKS ? CTP_BPFTASK_OPEN_WALK : 0;
 }
 
+/* Whether fd is a procfs, though not a live one (ctp_proc_is_live):
+ * then it is another pid namespace's /proc (unshare -p -f without
+ * --mount-proc), not a copy of a tree. */
+static bool is_procfs(int fd)
+{
+	struct statfs sf;
+
+	return fd >= 0 && fstatfs(fd, &sf) == 0 &&
+	       sf.f_type == PROC_SUPER_MAGIC;
+}
+
 /* Whether a nohz_full CPU exists: then the kernel's task_cputime() takes
  * vtime into account (VIRT_CPU_ACCOUNTING_GEN), which a pass cannot. */
 static bool nohz_full(int sys_fd)
@@ -1436,9 +1449,13 @@ static int bt_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 	/* Read once: the pass's choice (auto) and its buffer's first size. */
 	st->tasks_at_init = host_tasks(st);
 	if (!ctp_proc_is_live(st->proc_fd)) {
-		snprintf(why, sizeof(why),
-			 "the proc root %s is not this kernel's /proc",
-			 roots && roots->proc ? roots->proc : "(none)");
+		snprintf(
+			why, sizeof(why),
+			is_procfs(st->proc_fd)
+				? "the proc root %s is another pid namespace's "
+				  "/proc (its self is not this process)"
+				: "the proc root %s is not this kernel's /proc",
+			roots && roots->proc ? roots->proc : "(none)");
 	} else if (!ctp_bpftask_initial_pidns(st->proc_fd)) {
 		snprintf(why, sizeof(why),
 			 "not in the initial pid namespace (the pass records "
