@@ -12,6 +12,7 @@
  * loads the program, else they skip with the reason.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -531,6 +532,132 @@ static bool listed(const struct ctp_walk_task *t, size_t n, int32_t tgid)
 			hi = mid;
 	}
 	return false;
+}
+
+/* stat field n of task tid of process tgid, or UINT64_MAX where it cannot
+ * be read. */
+static uint64_t stat_of_task(pid_t tgid, pid_t tid, unsigned n)
+{
+	char path[64], buf[4096];
+	struct ctp_stat st;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)tgid,
+		 (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return UINT64_MAX;
+	ssize_t n_read = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n_read <= 0 || ctp_parse_stat(buf, (size_t)n_read, &st) < 0 ||
+	    !ctp_stat_has(&st, n))
+		return UINT64_MAX;
+	return st.w[n].u;
+}
+
+static int exec_go = -1;
+
+/* The thread of exec_child that execs once told to: sleep, as the
+ * process's only thread, in its leader's pid. */
+static void *exec_thread(void *arg)
+{
+	char c;
+	/* The death signal is the thread's: this one becomes the process. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (read(exec_go, &c, 1) == 1)
+		execlp("sleep", "sleep", "1000", (char *)NULL);
+	_exit(5);
+	return arg;
+}
+
+/* The leader runs ~80 ms of CPU, starts exec_thread, says so on said
+ * and waits. */
+static void exec_child(int go, int said)
+{
+	struct timespec ts;
+	pthread_t th;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	exec_go = go;
+	do {
+		for (volatile int i = 0; i < 100000; i++)
+			;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	} while (ts.tv_sec == 0 && ts.tv_nsec < 80 * 1000 * 1000);
+	if (pthread_create(&th, NULL, exec_thread, NULL) != 0 ||
+	    write(said, "r", 1) != 1)
+		_exit(6);
+	for (;;)
+		pause();
+}
+
+/* A thread other than the leader execs: it takes the leader's pid and
+ * start time (the kernel's de_thread()) but keeps its own times, which
+ * stat then shows. A pass after the exec gives those, not the old
+ * leader's kept from the pass before it as a floor. */
+static void exec_from_thread(void **state)
+{
+	struct hx_fx *fx = *state;
+	struct ctp_src_task t;
+	struct hx_rec host;
+	int go[2], said[2], status;
+	char c, comm[32] = "";
+	pid_t pid;
+
+	if (!start_live(fx, NULL, 0))
+		skip();
+	assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(said, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		exec_child(go[0], said[1]);
+	assert_int_equal(read(said[0], &c, 1), 1);
+	assert_int_equal(hx_fx_host(fx, &host), 0);
+	assert_int_equal(fill(fx, pid, pid, NULL, &t), 0);
+	/* The old leader's ~80 ms, 8 ticks at USER_HZ 100. */
+	assert_true(val(&t, CTP_SRC_TASK_UTIME) + val(&t, CTP_SRC_TASK_STIME) >=
+		    2);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	/* Until it is sleep, alone and asleep. */
+	for (;;) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, comm, sizeof(comm) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		comm[n > 0 ? n : 0] = '\0';
+		if (!strcmp(comm, "sleep\n") &&
+		    stat_of_task(pid, pid, 20) == 1 &&
+		    stat_of_task(pid, pid, 3) != UINT64_MAX) {
+			snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+			char buf[512];
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+			if (fd >= 0)
+				close(fd);
+			buf[n > 0 ? n : 0] = '\0';
+			char *r = strrchr(buf, ')');
+			if (r && r[1] == ' ' && r[2] == 'S')
+				break;
+		}
+		usleep(1000);
+	}
+	assert_int_equal(hx_fx_host(fx, &host), 0);
+	assert_int_equal(fill(fx, pid, pid, NULL, &t), 0);
+	uint64_t u = stat_of_task(pid, pid, 14), s = stat_of_task(pid, pid, 15);
+	print_message("after the exec: utime %" PRIu64 " stime %" PRIu64
+		      " from the pass, %" PRIu64 " %" PRIu64 " from stat\n",
+		      val(&t, CTP_SRC_TASK_UTIME), val(&t, CTP_SRC_TASK_STIME),
+		      u, s);
+	assert_int_equal(val(&t, CTP_SRC_TASK_UTIME), u);
+	assert_int_equal(val(&t, CTP_SRC_TASK_STIME), s);
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	close(go[0]);
+	close(go[1]);
+	close(said[0]);
+	close(said[1]);
+	hx_fx_stop(fx);
 }
 
 /*
@@ -1515,6 +1642,7 @@ int main(void)
 		cmocka_unit_test(process_check_off),
 		cmocka_unit_test(times_across_runs),
 		cmocka_unit_test(list_complete),
+		cmocka_unit_test(exec_from_thread),
 	};
 	return cmocka_run_group_tests(tests, setup, hx_fx_teardown);
 }

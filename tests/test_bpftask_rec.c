@@ -1173,6 +1173,26 @@ static void test_keep_monotonic(void **s)
 	assert_int_equal(cur[3].utime, 6);
 	assert_int_equal(cur[3].stime, 99);
 	assert_int_equal(cur[4].utime, 3);
+
+	/* A leader's exec count: another thread that exec'd holds the
+	 * leader's tid and start time with its own (lower) times and a
+	 * higher count; 0 on either side is not known, and the floor stays. */
+	const struct ctp_bpftask_ticks eprev[] = {
+		{40, 40, 900, 292, 12, 7},
+		{41, 41, 901, 50, 5, 7},
+		{42, 42, 902, 50, 5, 0},
+	};
+	struct ctp_bpftask_ticks ecur[] = {
+		{40, 40, 900, 0, 0, 8},
+		{41, 41, 901, 49, 5, 7},
+		{42, 42, 902, 49, 4, 3},
+	};
+	ctp_bpftask_keep_monotonic(eprev, 3, ecur, 3);
+	assert_int_equal(ecur[0].utime, 0);
+	assert_int_equal(ecur[0].stime, 0);
+	assert_int_equal(ecur[1].utime, 50);
+	assert_int_equal(ecur[2].utime, 50);
+	assert_int_equal(ecur[2].stime, 5);
 }
 
 /* A pass's buffer: records and slack for the tasks expected, whole pages,

@@ -43,14 +43,14 @@ static const char boot_text[] = "8d1f3a20-556b-4c0e-9a41-072bc3de1077\n";
 
 /* Two threads of process 100, one of 200; processes 100 and 200. */
 static const unsigned char file1[] __attribute__((aligned(8))) = {
-	'c',	  't',	    'p',       'b',	't',
-	't',	  '\n',	    0,	       U32(1),	U32(32), /* magic.. */
-	U64(3),	  U64(2),   BOOT, /* n_tasks, n_procs, boot id */
-	U32(100), U32(100), U64(5000), U64(48), U64(52),
-	U32(100), U32(101), U64(5001), U64(7),	U64(0),
-	U32(200), U32(200), U64(6000), U64(1),	U64(2),
-	U32(100), U32(100), U64(5000), U64(55), U64(52),
-	U32(200), U32(200), U64(6000), U64(1),	U64(2),
+	'c',	  't',	    'p',       'b',	't',	 't',
+	'\n',	  0,	    U32(2),    U32(40), /* magic.. */
+	U64(3),	  U64(2),   BOOT,		/* n_tasks, n_procs, boot id */
+	U32(100), U32(100), U64(5000), U64(48), U64(52), U64(3),
+	U32(100), U32(101), U64(5001), U64(7),	U64(0),	 U64(0),
+	U32(200), U32(200), U64(6000), U64(1),	U64(2),	 U64(9),
+	U32(100), U32(100), U64(5000), U64(55), U64(52), U64(0),
+	U32(200), U32(200), U64(6000), U64(1),	U64(2),	 U64(0),
 };
 
 static enum ctp_bpftask_state_why parse(const void *buf, size_t len, size_t max,
@@ -84,6 +84,8 @@ static void good(void **state)
 	assert_int_equal(t[1].tid, 101);
 	assert_int_equal(t[1].start_boottime, 5001);
 	assert_int_equal(t[0].stime, 52);
+	assert_int_equal(t[0].exec_id, 3);
+	assert_int_equal(t[2].exec_id, 9);
 	assert_int_equal(p[0].utime, 55);
 	assert_int_equal(p[1].tgid, 200);
 	/* No entries at all. */
@@ -106,11 +108,11 @@ static void spoiled(void **state)
 	assert_int_equal(parse(file1, 47, 3, &nt, &np), CTP_BTS_SHORT);
 	assert_int_equal(parse(file1, sizeof(file1) - 1, 3, &nt, &np),
 			 CTP_BTS_COUNT);
-	assert_int_equal(parse(file1, sizeof(file1) - 32, 3, &nt, &np),
+	assert_int_equal(parse(file1, sizeof(file1) - 40, 3, &nt, &np),
 			 CTP_BTS_COUNT);
 	/* Longer than its counts. */
-	memset(b + sizeof(file1), 0, 32);
-	assert_int_equal(parse(b, sizeof(file1) + 32, 3, &nt, &np),
+	memset(b + sizeof(file1), 0, 40);
+	assert_int_equal(parse(b, sizeof(file1) + 40, 3, &nt, &np),
 			 CTP_BTS_COUNT);
 	/* Too many entries for the bound, before the length is looked at:
 	 * a count near 2^64 is not multiplied. */
@@ -126,29 +128,29 @@ static void spoiled(void **state)
 	b[0] = 'C';
 	assert_int_equal(parse(b, sizeof(file1), 3, &nt, &np), CTP_BTS_MAGIC);
 	b[0] = 'c';
-	b[8] = 2;
-	assert_int_equal(parse(b, sizeof(file1), 3, &nt, &np), CTP_BTS_VERSION);
 	b[8] = 1;
-	b[12] = 24;
 	assert_int_equal(parse(b, sizeof(file1), 3, &nt, &np), CTP_BTS_VERSION);
+	b[8] = 2;
 	b[12] = 32;
+	assert_int_equal(parse(b, sizeof(file1), 3, &nt, &np), CTP_BTS_VERSION);
+	b[12] = 40;
 	b[47] ^= 1;
 	assert_int_equal(parse(b, sizeof(file1), 3, &nt, &np), CTP_BTS_BOOT);
 	b[47] ^= 1;
 	/* Unsorted: tasks 101 before 100 of process 100. */
 	b[48 + 4] = 101;
-	b[80 + 4] = 100;
+	b[88 + 4] = 100;
 	assert_int_equal(parse(b, sizeof(file1), 3, &nt, &np), CTP_BTS_ORDER);
 	/* Repeated. */
 	b[48 + 4] = 100;
 	assert_int_equal(parse(b, sizeof(file1), 3, &nt, &np), CTP_BTS_ORDER);
 	memcpy(b, file1, sizeof(file1));
 	/* Processes unsorted; a process entry whose tid is not its tgid. */
-	b[144] = 250;
-	b[144 + 4] = 250;
+	b[168] = 250;
+	b[168 + 4] = 250;
 	assert_int_equal(parse(b, sizeof(file1), 3, &nt, &np), CTP_BTS_ORDER);
 	memcpy(b, file1, sizeof(file1));
-	b[144 + 4] = 101;
+	b[168 + 4] = 101;
 	assert_int_equal(parse(b, sizeof(file1), 3, &nt, &np), CTP_BTS_ORDER);
 	/* Nothing was set on the way. */
 	assert_int_equal(nt, 99);
@@ -305,7 +307,7 @@ static void files(void **state)
 	printf("write of %d entries: %.3f ms\n", N + 30, ms_since(&t0));
 	assert_true(S_ISREG(sb.st_mode));
 	assert_int_equal(sb.st_mode & 0777, 0600);
-	assert_int_equal(sb.st_size, 48 + (N + 30) * 32);
+	assert_int_equal(sb.st_size, 48 + (N + 30) * 40);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	assert_int_equal(load(N, &rt, &nt, &rp, &np, &sb2, &why), 0);
 	printf("load and check of %d entries: %.3f ms\n", N + 30,

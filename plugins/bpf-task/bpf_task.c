@@ -682,6 +682,9 @@ static int index_pass(struct bt_state *st, size_t n)
 			.start_boottime = t->start_boottime,
 			.utime = ctp_nsec_to_clock_t(pu, st->conv.user_hz),
 			.stime = ctp_nsec_to_clock_t(ps, st->conv.user_hz),
+			.exec_id = t->present & CTP_BPFTASK_HAS_MM_SEQ
+					   ? t->exec_id
+					   : 0,
 		};
 		if (st->proc_on)
 			ctp_bpftask_proc_add(&st->procs[st->grp[i]], t,

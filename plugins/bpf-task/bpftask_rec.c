@@ -452,6 +452,11 @@ void ctp_bpftask_keep_monotonic(const struct ctp_bpftask_ticks *prev,
 		if (cmp_id(prev[j].tgid, prev[j].tid, c->tgid, c->tid) ||
 		    prev[j].start_boottime != c->start_boottime)
 			continue;
+		/* Another thread in the leader's place after an exec: its
+		 * own times, however low. */
+		if (prev[j].exec_id && c->exec_id &&
+		    prev[j].exec_id != c->exec_id)
+			continue;
 		if (c->utime < prev[j].utime)
 			c->utime = prev[j].utime;
 		if (c->stime < prev[j].stime)

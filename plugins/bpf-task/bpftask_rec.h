@@ -341,16 +341,21 @@ struct ctp_bpftask_ticks {
 	__s32 tgid, tid;
 	__u64 start_boottime; /* with tid, which task (tids are reused) */
 	__u64 utime, stime;
+	/* A group leader's self_exec_id (HAS_MM_SEQ), else 0: a thread that
+	 * execs takes its leader's tid and start_boottime (de_thread()) but
+	 * not its times, and has a higher self_exec_id. */
+	__u64 exec_id;
 };
 
 /*
  * Keep what is handed out from going down: for each task of cur (sorted by
  * tgid then tid) that prev (sorted the same way, the last pass's values)
- * also has, with the same start_boottime, raise cur's utime and stime to at
- * least prev's. The kernel keeps stat's times monotonic through
- * prev_cputime, which a /proc read updates and a BPF pass never does, so
- * cputime_adjust() against the kernel's prev_cputime alone may give less
- * than the last pass did. Pure; O(n_prev + n_cur).
+ * also has, with the same start_boottime and, where both know it (not 0),
+ * the same exec_id, raise cur's utime and stime to at least prev's. The kernel
+ * keeps stat's times monotonic through prev_cputime, which a /proc read updates
+ * and a BPF pass never does, so cputime_adjust() against the kernel's
+ * prev_cputime alone may give less than the last pass did. Pure; O(n_prev +
+ * n_cur).
  */
 void ctp_bpftask_keep_monotonic(const struct ctp_bpftask_ticks *prev,
 				size_t n_prev, struct ctp_bpftask_ticks *cur,

@@ -15,7 +15,7 @@
 
 _Static_assert(sizeof(struct ctp_bpftask_state_hdr) == 48,
 	       "the header keeps the entries 8-byte aligned");
-_Static_assert(sizeof(struct ctp_bpftask_ticks) == 32, "an entry's size");
+_Static_assert(sizeof(struct ctp_bpftask_ticks) == 40, "an entry's size");
 
 static const char *const why_names[CTP_BTS_N_WHY] = {
 	[CTP_BTS_OK] = "ok",

@@ -18,7 +18,7 @@
 #include <sys/types.h>
 
 #define CTP_BPFTASK_STATE_MAGIC	  "ctpbtt\n\0"
-#define CTP_BPFTASK_STATE_VERSION 1u
+#define CTP_BPFTASK_STATE_VERSION 2u /* 2: the entries' exec_id */
 #define CTP_BPFTASK_STATE_FILE	  "bpf-task-times"
 
 struct ctp_bpftask_state_hdr {
