@@ -424,6 +424,9 @@ static void pass_too_big(void **state)
 	assert_int_equal(hx_fx_host(fx, &host), 0);
 	assert_int_equal(hx_summary(&fx->ctx, "passes"), 1);
 	assert_int_equal(hx_summary(&fx->ctx, "pass_failed"), 1);
+	/* The bound named, not strerror(E2BIG). */
+	if (!strstr(fx->ctx.last_log, "more tasks than max_tasks (1)"))
+		fail_msg("log \"%s\"", fx->ctx.last_log);
 	assert_int_equal(
 		fx->ctx.eng.sources[0].walk(hx_state(&fx->ctx), &tasks, &n),
 		-E2BIG);
@@ -658,6 +661,108 @@ static void exec_from_thread(void **state)
 	close(said[0]);
 	close(said[1]);
 	hx_fx_stop(fx);
+}
+
+/* CTP_BPFTASK_PASS with a value the loader does not know: a warning that
+ * names it, not silence. */
+static void pass_env_bogus(void **state)
+{
+	struct hx_fx *fx = *state;
+	int r;
+
+	if (geteuid() != 0) {
+		printf("SKIP: not root\n");
+		skip();
+	}
+	setenv("CTP_BPFTASK_PASS", "bogus", 1);
+	hx_ctx_init(&fx->ctx, fx->p, NULL);
+	fx->ctx.log_max = CTP_LOG_WARNING;
+	fx->state = NULL;
+	fx->ctx.eng.roots.proc_fd =
+		open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fx->ctx.eng.roots.sys_fd =
+		open("/sys", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	r = hx_fx_load(fx, 0);
+	unsetenv("CTP_BPFTASK_PASS");
+	assert_int_equal(r, 0);
+	if (!strstr(fx->ctx.last_log, "CTP_BPFTASK_PASS=bogus ignored"))
+		fail_msg("last warning \"%s\"", fx->ctx.last_log);
+	hx_fx_stop(fx);
+}
+
+static int named_go[2] = {-1, -1};
+
+static void *named_thread(void *arg)
+{
+	char c;
+	prctl(PR_SET_NAME, "a\nb\tc\x1b[31m");
+	(void)!write(named_go[1], "n", 1);
+	(void)!read(named_go[0], &c, 1); /* until the test closes it */
+	return arg;
+}
+
+/* `ctprof-core bpf-task-dump --tid` on a thread named with a newline, a
+ * tab and an escape sequence: one line under the header, as many columns,
+ * the name escaped as show prints it. */
+static void dump_names(void **state)
+{
+	char cmd[256], out[8192], c;
+	pthread_t th;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	if (geteuid() != 0) {
+		printf("SKIP: not root\n");
+		skip();
+	}
+	assert_int_equal(pipe(named_go), 0);
+	assert_int_equal(pthread_create(&th, NULL, named_thread, NULL), 0);
+	assert_int_equal(read(named_go[0], &c, 1), 1);
+	pid_t tid = 0;
+	/* The thread's tid: the task whose comm is the name. */
+	DIR *d = opendir("/proc/self/task");
+	assert_non_null(d);
+	for (struct dirent *e; (e = readdir(d));) {
+		char path[300], name[32] = "";
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+			 e->d_name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ssize_t n = read(fd, name, sizeof(name) - 1);
+		close(fd);
+		if (n > 0 && !strncmp(name, "a\nb\tc", 5))
+			tid = atoi(e->d_name);
+	}
+	closedir(d);
+	assert_true(tid > 0);
+	snprintf(cmd, sizeof(cmd), "%s bpf-task-dump --tid %d 2>/dev/null",
+		 CTP_TEST_BINARY, (int)tid);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	len = fread(out, 1, sizeof(out) - 1, f);
+	int rc = pclose(f);
+	close(named_go[1]);
+	pthread_join(th, NULL);
+	close(named_go[0]);
+	out[len] = '\0';
+	if (rc != 0 || len == 0) {
+		printf("SKIP: bpf-task-dump printed nothing (rc %d)\n", rc);
+		skip();
+	}
+	char *nl = strchr(out, '\n');
+	assert_non_null(nl);
+	size_t tabs_header = 0, tabs = 0, lines = 0;
+	for (char *p = out; p < nl; p++)
+		tabs_header += *p == '\t';
+	for (char *p = nl + 1; *p; p++) {
+		tabs += *p == '\t';
+		lines += *p == '\n';
+	}
+	if (lines != 1 || tabs != tabs_header || strchr(out, 0x1b) ||
+	    !strstr(nl, "\ta\\x0ab\\x09c\\x1b[31m\n"))
+		fail_msg("dump:\n%s", out);
 }
 
 /*
@@ -1643,6 +1748,8 @@ int main(void)
 		cmocka_unit_test(times_across_runs),
 		cmocka_unit_test(list_complete),
 		cmocka_unit_test(exec_from_thread),
+		cmocka_unit_test(pass_env_bogus),
+		cmocka_unit_test(dump_names),
 	};
 	return cmocka_run_group_tests(tests, setup, hx_fx_teardown);
 }

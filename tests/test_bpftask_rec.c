@@ -1278,6 +1278,28 @@ static void test_comm_short(void **s)
 	assert_false(ctp_bpftask_comm_short(CTP_PF_KTHREAD, ""));
 }
 
+/* A name as a field of bpf-task-dump's lines: control bytes and the
+ * backslash as \\xNN, the rest as it is; 16 bytes without a NUL stay
+ * within the buffer. */
+static void test_comm_text(void **s)
+{
+	char out[CTP_BPFTASK_COMM_TEXT];
+	static const char full[16] = {'\n', '\n', '\n', '\n', '\n', '\n',
+				      '\n', '\n', '\n', '\n', '\n', '\n',
+				      '\n', '\n', '\n', '\n'};
+	(void)s;
+	assert_string_equal(ctp_bpftask_comm_text("a\nb", out), "a\\x0ab");
+	assert_string_equal(ctp_bpftask_comm_text("a\tb", out), "a\\x09b");
+	assert_string_equal(ctp_bpftask_comm_text("\x1b[31mred", out),
+			    "\\x1b[31mred");
+	assert_string_equal(ctp_bpftask_comm_text("a\\b\x7f", out),
+			    "a\\x5cb\\x7f");
+	assert_string_equal(ctp_bpftask_comm_text("", out), "");
+	assert_string_equal(ctp_bpftask_comm_text("x y (z) 1 2", out),
+			    "x y (z) 1 2");
+	assert_int_equal(strlen(ctp_bpftask_comm_text(full, out)), 64);
+}
+
 /* /proc/loadavg's count of threads (fs/proc/loadavg.c). */
 static void test_loadavg(void **s)
 {
@@ -1338,6 +1360,7 @@ int main(void)
 		cmocka_unit_test(test_loadavg),
 		cmocka_unit_test(test_initial_pidns),
 		cmocka_unit_test(test_comm_short),
+		cmocka_unit_test(test_comm_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -89,7 +89,9 @@ static void dump_rec(const struct ctp_bpftask_rec *r)
 		       (unsigned long long)r->cpus[0]);
 	else
 		printf("-\t");
-	printf("0x%x\t0x%x\t%.16s\n", r->flags, r->present, r->comm);
+	char comm[CTP_BPFTASK_COMM_TEXT];
+	printf("0x%x\t0x%x\t%s\n", r->flags, r->present,
+	       ctp_bpftask_comm_text(r->comm, comm));
 }
 
 static bool nohz_full(int sys_fd);
@@ -355,8 +357,8 @@ struct bt_state {
 	ino_t state_ino;
 	struct timespec state_mtim;
 	uint64_t state_loaded, state_ignored, state_failed;
-	bool state_said; /* state_fail logged */
-	size_t state_max;
+	bool state_said;  /* state_fail logged */
+	size_t state_max; /* option max_tasks: the state file's bound too */
 };
 
 /* The css_set a worker filled "cgroup-v1" from last, in read cg_pass of
@@ -1065,6 +1067,18 @@ static int bt_host(void *state, struct ctp_record *rec)
 		st->api->set_hint(st->ctx, st->hint);
 		return 0;
 	}
+	if (r == -E2BIG) {
+		/* strerror's "Argument list too long" says nothing of the
+		 * bound a user set. */
+		st->pass_err = r;
+		count(st, C_PASS_FAILED, 1);
+		st->api->log(st->ctx, CTP_LOG_WARNING,
+			     "task pass failed: more tasks than max_tasks "
+			     "(%zu): this capture reads files (raise the "
+			     "option max_tasks)",
+			     st->state_max);
+		return 0;
+	}
 	if (r < 0) {
 		st->pass_err = r;
 		count(st, C_PASS_FAILED, 1);
@@ -1094,6 +1108,20 @@ static size_t host_tasks(const struct bt_state *st)
 	    ctp_bpftask_loadavg_tasks(buf, len, &n) < 0)
 		return 0;
 	return n;
+}
+
+/* CTP_BPFTASK_PASS (tests and measurements only) with a value the loader
+ * does not know is ignored there: say so, or a run meant to measure one
+ * pass measures the other. */
+static void pass_env_said(struct bt_state *st)
+{
+	const char *pass = getenv("CTP_BPFTASK_PASS");
+
+	if (pass && strcmp(pass, "iter") && strcmp(pass, "open-coded"))
+		st->api->log(st->ctx, CTP_LOG_WARNING,
+			     "CTP_BPFTASK_PASS=%s ignored: it takes iter or "
+			     "open-coded (the option pass decides)",
+			     pass);
 }
 
 /*
@@ -1504,6 +1532,7 @@ static int bt_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 			 st->conv.times ? ""
 					: " (no utime/stime: nohz_full CPUs)");
 	}
+	pass_env_said(st);
 out:
 	if (r < 0) {
 		bt_fini(st);

@@ -162,6 +162,26 @@ bool ctp_bpftask_comm_short(__u32 flags, const char *comm)
 	return (flags & CTP_PF_KTHREAD) && memchr(comm, '\0', 15) == NULL;
 }
 
+char *ctp_bpftask_comm_text(const char *comm, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+
+	for (size_t i = 0; i < 16 && comm[i]; i++) {
+		unsigned char c = (unsigned char)comm[i];
+		if (c < 0x20 || c == 0x7f || c == '\\') {
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		} else {
+			out[o++] = (char)c;
+		}
+	}
+	out[o] = '\0';
+	return out;
+}
+
 /* include/linux/sched.h (5.14+). */
 #define TASK_INTERRUPTIBLE   0x0001u
 #define TASK_UNINTERRUPTIBLE 0x0002u

@@ -247,6 +247,18 @@ bool ctp_bpftask_status_initial_pidns(const char *buf, size_t len);
  */
 bool ctp_bpftask_comm_short(__u32 flags, const char *comm);
 
+/* The most ctp_bpftask_comm_text writes: 16 bytes of 4, and the NUL. */
+#define CTP_BPFTASK_COMM_TEXT 65
+
+/*
+ * comm (16 bytes, NUL-terminated or not) as one field of a line of text
+ * into out (CTP_BPFTASK_COMM_TEXT bytes): a control byte (below 0x20, and
+ * 0x7f) and the backslash as "\xNN", as show prints names, so a name
+ * with a newline, a tab or an escape sequence neither splits a line nor
+ * a column nor reaches the terminal. Returns out. Pure.
+ */
+char *ctp_bpftask_comm_text(const char *comm, char *out);
+
 /*
  * stat's state letter (field 3) of a task whose __state and exit_state are
  * these: the kernel's __task_state_index() and task_state_to_char()
