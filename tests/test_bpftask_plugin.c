@@ -643,6 +643,9 @@ static void exec_from_thread(void **state)
 			if (r && r[1] == ' ' && r[2] == 'S')
 				break;
 		}
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			fail_msg("the child ended before its exec (status %d)",
+				 status);
 		usleep(1000);
 	}
 	assert_int_equal(hx_fx_host(fx, &host), 0);
@@ -690,14 +693,15 @@ static void pass_env_bogus(void **state)
 	hx_fx_stop(fx);
 }
 
-static int named_go[2] = {-1, -1};
+/* named_said: the thread has its name; named_hold: it waits for EOF. */
+static int named_said[2] = {-1, -1}, named_hold[2] = {-1, -1};
 
 static void *named_thread(void *arg)
 {
 	char c;
 	prctl(PR_SET_NAME, "a\nb\tc\x1b[31m");
-	(void)!write(named_go[1], "n", 1);
-	(void)!read(named_go[0], &c, 1); /* until the test closes it */
+	(void)!write(named_said[1], "n", 1);
+	(void)!read(named_hold[0], &c, 1); /* until the test closes it */
 	return arg;
 }
 
@@ -716,9 +720,10 @@ static void dump_names(void **state)
 		printf("SKIP: not root\n");
 		skip();
 	}
-	assert_int_equal(pipe(named_go), 0);
+	assert_int_equal(pipe2(named_said, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(named_hold, O_CLOEXEC), 0);
 	assert_int_equal(pthread_create(&th, NULL, named_thread, NULL), 0);
-	assert_int_equal(read(named_go[0], &c, 1), 1);
+	assert_int_equal(read(named_said[0], &c, 1), 1);
 	pid_t tid = 0;
 	/* The thread's tid: the task whose comm is the name. */
 	DIR *d = opendir("/proc/self/task");
@@ -743,9 +748,11 @@ static void dump_names(void **state)
 	assert_non_null(f);
 	len = fread(out, 1, sizeof(out) - 1, f);
 	int rc = pclose(f);
-	close(named_go[1]);
+	close(named_hold[1]);
 	pthread_join(th, NULL);
-	close(named_go[0]);
+	close(named_hold[0]);
+	close(named_said[0]);
+	close(named_said[1]);
 	out[len] = '\0';
 	if (rc != 0 || len == 0) {
 		printf("SKIP: bpf-task-dump printed nothing (rc %d)\n", rc);
