@@ -943,9 +943,16 @@ static void v1_source(void **state)
 	print_message("[ INFO     ] %" PRIu64 " of %zu threads from the "
 		      "source\n",
 		      served, tw->rows);
-	/* Nearly every thread from the source (the pass walked them); none
-	 * without it. */
-	assert_true(served * 2 >= tw->rows);
+	/* Nearly every live thread from the source (the pass walked them);
+	 * none without it. An exiting or dead thread takes its files (the
+	 * pass notes no css_set for it), and a busy host may hold thousands:
+	 * they are left out of the count. */
+	size_t live = 0;
+	for (size_t r = 0; r < tw->rows; r++)
+		live += !thread_dead((int)tw->tgid[r], (int)tw->tid[r]);
+	print_message("[ INFO     ] %zu of them alive now\n", live);
+	assert_true(served >= NTHREADS);
+	assert_true(served * 2 >= live);
 	assert_int_equal(cg_summary(without, "from_source"), 0);
 	bad += check_threads(with, "cgroup.v1.memory.path", want_mem);
 	bad += check_threads(with, "cgroup.v1.name-systemd.path", want_sysd);

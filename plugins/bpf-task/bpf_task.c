@@ -344,7 +344,7 @@ struct bt_state {
 	uint64_t cg_pass; /* numbers the css_sets read (cg_tls) */
 	/* Each walk index's css_set key (its record's cg_set), taken while
 	 * the pass is indexed: a fill reads 8 bytes in walk order, not a
-	 * cache line at the end of a 664-byte record. */
+	 * cache line at the end of a 696-byte record. */
 	__u64 *cg_key;
 	size_t cap_cg_key;
 	/* The times' state across runs (README.md "stat's times across

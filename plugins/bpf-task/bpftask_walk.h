@@ -8,7 +8,7 @@
 /*
  * The most records one run writes: its RCU read section's bound (about
  * 0.45 us a task here, so ~0.9 ms at 2,048; the CPU does not schedule in
- * it under preempt=none) and its array's size (664 bytes a record: 1.3
+ * it under preempt=none) and its array's size (696 bytes a record: 1.4
  * MiB, mapped for the program's life). A process of more threads is
  * walked by the iterator's pid parameter instead (iter/task's cost).
  */
