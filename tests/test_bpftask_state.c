@@ -2,13 +2,13 @@
 /*
  * bpf-task's times across runs (plugins/bpf-task/bpftask_state.c): the
  * state file's checks on literal bytes (truncated, wrong magic, version,
- * entry size or boot id, too many entries, a length unlike the counts,
- * unsorted or repeated entries, a process entry of another tid), the
- * boot id's text, the case of the defect on literal values (stat's stime
- * 52 ticks handed out, the kernel's arithmetic at 51 a run later: the
- * file's 52 kept), and the file's reading and writing in a directory
- * (temp file and rename, 0600, a symlink, another owner, a directory
- * others can write, a file above the bound).
+ * entry size or boot id, version 1's entries widened, too many entries, a
+ * length unlike the counts, unsorted or repeated entries, a process entry of
+ * another tid), the boot id's text, the case of the defect on literal values
+ * (stat's stime 52 ticks handed out, the kernel's arithmetic at 51 a run later:
+ * the file's 52 kept), and the file's reading and writing in a directory (temp
+ * file and rename, 0600, a symlink, another owner, a directory others can
+ * write, a file above the bound).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,6 +51,19 @@ static const unsigned char file1[] __attribute__((aligned(8))) = {
 	U32(200), U32(200), U64(6000), U64(1),	U64(2),	 U64(9),
 	U32(100), U32(100), U64(5000), U64(55), U64(52), U64(0),
 	U32(200), U32(200), U64(6000), U64(1),	U64(2),	 U64(0),
+};
+
+/* file1 as version 1 wrote it (32-byte entries, no exec_id): what a build
+ * before the entries' exec_id left in /run/ctprof-core. */
+static const unsigned char file1_v1[] __attribute__((aligned(8))) = {
+	'c',	  't',	    'p',       'b',	't',
+	't',	  '\n',	    0,	       U32(1),	U32(32), /* magic.. */
+	U64(3),	  U64(2),   BOOT, /* n_tasks, n_procs, boot id */
+	U32(100), U32(100), U64(5000), U64(48), U64(52),
+	U32(100), U32(101), U64(5001), U64(7),	U64(0),
+	U32(200), U32(200), U64(6000), U64(1),	U64(2),
+	U32(100), U32(100), U64(5000), U64(55), U64(52),
+	U32(200), U32(200), U64(6000), U64(1),	U64(2),
 };
 
 static enum ctp_bpftask_state_why parse(const void *buf, size_t len, size_t max,
@@ -158,6 +171,51 @@ static void spoiled(void **state)
 	assert_string_equal(ctp_bpftask_state_why_name(CTP_BTS_BOOT),
 			    "another boot");
 	free(b);
+}
+
+/* Version 1: its header passes (its own entry size), parse() refuses its
+ * entries in place, widen() makes them this version's with exec_id 0. */
+static void version1(void **state)
+{
+	struct ctp_bpftask_state_hdr h;
+	struct ctp_bpftask_ticks e[5];
+	size_t nt = 99, np = 99;
+
+	(void)state;
+	memcpy(&h, file1_v1, sizeof(h));
+	assert_int_equal(
+		ctp_bpftask_state_check_header(&h, sizeof(file1_v1), boot, 3),
+		CTP_BTS_OK);
+	/* Its length counted in version 2's entries: not its counts. */
+	assert_int_equal(
+		ctp_bpftask_state_check_header(&h, 48 + 5 * 40, boot, 3),
+		CTP_BTS_COUNT);
+	assert_int_equal(parse(file1_v1, sizeof(file1_v1), 3, &nt, &np),
+			 CTP_BTS_VERSION);
+	assert_int_equal(nt, 99);
+	/* Version 1 of entry size 40, version 3: not read. */
+	h.entry_size = 40;
+	assert_int_equal(
+		ctp_bpftask_state_check_header(&h, sizeof(file1_v1), boot, 3),
+		CTP_BTS_VERSION);
+	h.entry_size = 32;
+	h.version = 3;
+	assert_int_equal(
+		ctp_bpftask_state_check_header(&h, sizeof(file1_v1), boot, 3),
+		CTP_BTS_VERSION);
+	/* Widened in place: file1's entries, exec_id 0 (unknown). */
+	memset(e, 0xa5, sizeof(e));
+	memcpy(e, file1_v1 + 48, 5 * 32);
+	ctp_bpftask_state_widen(e, 5);
+	const struct ctp_bpftask_ticks *t = NULL, *p = NULL;
+	assert_int_equal(ctp_bpftask_state_parse(file1, sizeof(file1), boot, 3,
+						 &t, &nt, &p, &np),
+			 CTP_BTS_OK);
+	for (size_t i = 0; i < 5; i++) {
+		struct ctp_bpftask_ticks want = i < 3 ? t[i] : p[i - 3];
+		want.exec_id = 0;
+		assert_memory_equal(&e[i], &want, sizeof(want));
+	}
 }
 
 static void boot_id(void **state)
@@ -320,6 +378,23 @@ static void files(void **state)
 	assert_memory_equal(rp, procs, sizeof(procs));
 	free(rt);
 	free(rp);
+	/* A version 1 file (a build before exec_id): loaded widened, so
+	 * what it handed out stays the floor across the upgrade. */
+	put(file1_v1, sizeof(file1_v1));
+	assert_int_equal(load(N, &rt, &nt, &rp, &np, &sb2, &why), 0);
+	assert_int_equal(why, CTP_BTS_OK);
+	assert_int_equal(nt, 3);
+	assert_int_equal(np, 2);
+	assert_int_equal(rt[0].stime, 52);
+	assert_int_equal(rt[1].tid, 101);
+	assert_int_equal(rt[2].start_boottime, 6000);
+	assert_int_equal(rt[0].exec_id + rt[1].exec_id + rt[2].exec_id, 0);
+	assert_int_equal(rp[0].utime, 55);
+	assert_int_equal(rp[1].tgid, 200);
+	free(rt);
+	free(rp);
+	ctp_bpftask_state_header(&h, boot, N, 30);
+	assert_int_equal(ctp_bpftask_state_write(dfd, &h, t, procs, &sb), 0);
 	/* Above the bound: the header says so, the entries are not read. */
 	nt = np = 7;
 	assert_int_equal(load(N - 1, &rt, &nt, &rp, &np, &sb2, &why), -EINVAL);
@@ -399,6 +474,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(good),
 		cmocka_unit_test(spoiled),
+		cmocka_unit_test(version1),
 		cmocka_unit_test(boot_id),
 		cmocka_unit_test(defect_case),
 		cmocka_unit_test_setup_teardown(files, setup_dir, teardown_dir),

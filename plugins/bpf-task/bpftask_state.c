@@ -5,6 +5,7 @@
 #include <ctprof/plugin-util.h>
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,18 +88,43 @@ static int sorted(const struct ctp_bpftask_ticks *a, size_t n, int procs)
 	return 1;
 }
 
+/* The entries' size of h's version, or 0 for a version not read. */
+static uint64_t entry_size(const struct ctp_bpftask_state_hdr *h)
+{
+	if (h->version == CTP_BPFTASK_STATE_VERSION)
+		return sizeof(struct ctp_bpftask_ticks);
+	return h->version == 1 ? CTP_BPFTASK_STATE_V1_ENTRY : 0;
+}
+
+_Static_assert(offsetof(struct ctp_bpftask_ticks, exec_id) ==
+		       CTP_BPFTASK_STATE_V1_ENTRY,
+	       "version 2 appended exec_id to version 1's entry");
+
+void ctp_bpftask_state_widen(struct ctp_bpftask_ticks *e, size_t n)
+{
+	const size_t v1 = CTP_BPFTASK_STATE_V1_ENTRY;
+
+	/* Back to front: entry i moves from 32 i to 40 i, never onto an
+	 * entry not yet moved. */
+	for (size_t i = n; i-- > 0;) {
+		struct ctp_bpftask_ticks t = {0};
+		memcpy(&t, (const char *)e + i * v1, v1);
+		e[i] = t;
+	}
+}
+
 enum ctp_bpftask_state_why
 ctp_bpftask_state_check_header(const struct ctp_bpftask_state_hdr *h,
 			       uint64_t len, const uint8_t boot_id[16],
 			       size_t max_entries)
 {
-	uint64_t es = sizeof(struct ctp_bpftask_ticks);
+	uint64_t es = entry_size(h);
 
 	if (len < sizeof(*h))
 		return CTP_BTS_SHORT;
 	if (memcmp(h->magic, CTP_BPFTASK_STATE_MAGIC, sizeof(h->magic)))
 		return CTP_BTS_MAGIC;
-	if (h->version != CTP_BPFTASK_STATE_VERSION || h->entry_size != es)
+	if (!es || h->entry_size != es)
 		return CTP_BTS_VERSION;
 	if (memcmp(h->boot_id, boot_id, sizeof(h->boot_id)))
 		return CTP_BTS_BOOT;
@@ -135,6 +161,9 @@ ctp_bpftask_state_parse(const void *buf, size_t len, const uint8_t boot_id[16],
 	why = ctp_bpftask_state_check_header(&h, len, boot_id, max_entries);
 	if (why != CTP_BTS_OK)
 		return why;
+	/* In place: only this version's entries are the array. */
+	if (h.version != CTP_BPFTASK_STATE_VERSION)
+		return CTP_BTS_VERSION;
 	e = (const struct ctp_bpftask_ticks *)(const void *)((const char *)buf +
 							     sizeof(h));
 	why = ctp_bpftask_state_check_entries(e, h.n_tasks, e + h.n_tasks,
@@ -170,7 +199,7 @@ int ctp_bpftask_state_load(int dirfd, const uint8_t boot_id[16],
 {
 	struct ctp_bpftask_state_hdr h;
 	int fd = ctp_statedir_open_file(dirfd, CTP_BPFTASK_STATE_FILE, sb);
-	size_t nt, np;
+	size_t nt, np, es;
 	int r;
 
 	*why = CTP_BTS_OK;
@@ -188,14 +217,17 @@ int ctp_bpftask_state_load(int dirfd, const uint8_t boot_id[16],
 		goto out;
 	nt = (size_t)h.n_tasks;
 	np = (size_t)h.n_procs;
+	es = (size_t)h.entry_size; /* this version's or version 1's */
 	if ((r = CTP_GROW(*tasks, *cap_tasks, nt, 1024)) < 0 ||
 	    (r = CTP_GROW(*procs, *cap_procs, np, 256)) < 0 ||
-	    (r = ctp_statedir_read_at(fd, *tasks, nt * sizeof(**tasks),
-				      sizeof(h))) < 0 ||
-	    (r = ctp_statedir_read_at(
-		     fd, *procs, np * sizeof(**procs),
-		     (off_t)(sizeof(h) + nt * sizeof(**tasks)))) < 0)
+	    (r = ctp_statedir_read_at(fd, *tasks, nt * es, sizeof(h))) < 0 ||
+	    (r = ctp_statedir_read_at(fd, *procs, np * es,
+				      (off_t)(sizeof(h) + nt * es))) < 0)
 		goto out;
+	if (h.version != CTP_BPFTASK_STATE_VERSION) {
+		ctp_bpftask_state_widen(*tasks, nt);
+		ctp_bpftask_state_widen(*procs, np);
+	}
 	*why = ctp_bpftask_state_check_entries(*tasks, nt, *procs, np);
 	r = -EINVAL;
 	if (*why != CTP_BTS_OK)

@@ -19,7 +19,11 @@
 
 #define CTP_BPFTASK_STATE_MAGIC	  "ctpbtt\n\0"
 #define CTP_BPFTASK_STATE_VERSION 2u /* 2: the entries' exec_id */
-#define CTP_BPFTASK_STATE_FILE	  "bpf-task-times"
+/* Version 1's entries: struct ctp_bpftask_ticks without exec_id. A file of
+ * a build before version 2 is loaded widened (exec_id 0: unknown), so the
+ * times handed out before an upgrade stay a floor after it. */
+#define CTP_BPFTASK_STATE_V1_ENTRY 32u
+#define CTP_BPFTASK_STATE_FILE	   "bpf-task-times"
 
 struct ctp_bpftask_state_hdr {
 	char magic[8];
@@ -51,7 +55,8 @@ const char *ctp_bpftask_state_why_name(enum ctp_bpftask_state_why why);
 int ctp_bpftask_boot_id(const char *text, size_t len, uint8_t out[16]);
 
 /* A header against this boot's id, a bound on each count and the file's
- * length: CTP_BTS_OK or why not (SHORT .. COUNT). Pure. */
+ * length (its version's entry size: version 1's too): CTP_BTS_OK or why
+ * not (SHORT .. COUNT). Pure. */
 enum ctp_bpftask_state_why
 ctp_bpftask_state_check_header(const struct ctp_bpftask_state_hdr *h,
 			       uint64_t len, const uint8_t boot_id[16],
@@ -63,11 +68,16 @@ enum ctp_bpftask_state_why ctp_bpftask_state_check_entries(
 	const struct ctp_bpftask_ticks *tasks, size_t n_tasks,
 	const struct ctp_bpftask_ticks *procs, size_t n_procs);
 
+/* Version 1's n entries at the start of e (room for n of this version's)
+ * made this version's in place, exec_id 0. Pure. */
+void ctp_bpftask_state_widen(struct ctp_bpftask_ticks *e, size_t n);
+
 /*
- * Check a state file's bytes (buf, len, 8-byte aligned) against this
- * boot's id and a bound on each count: CTP_BTS_OK with *tasks and *procs
- * pointing into buf and their counts set, else why it is not used (the
- * outputs untouched). Pure; O(len).
+ * Check a state file's bytes (buf, len, 8-byte aligned) of this version
+ * against this boot's id and a bound on each count: CTP_BTS_OK with
+ * *tasks and *procs pointing into buf and their counts set, else why it
+ * is not used (the outputs untouched; a version 1 file: CTP_BTS_VERSION,
+ * its entries being another size). Pure; O(len).
  */
 enum ctp_bpftask_state_why
 ctp_bpftask_state_parse(const void *buf, size_t len, const uint8_t boot_id[16],
@@ -86,7 +96,8 @@ void ctp_bpftask_state_header(struct ctp_bpftask_state_hdr *h,
  * opened by ctp_statedir_open_file: not a link, a regular file of this user):
  * its header read and checked first (ctp_bpftask_state_check_header, the
  * file's size as its length), then its entries read straight into *tasks
- * and *procs (CTP_GROW with *cap_tasks, *cap_procs) and checked
+ * and *procs (CTP_GROW with *cap_tasks, *cap_procs; version 1's widened)
+ * and checked
  * (ctp_bpftask_state_check_entries). 0 with *n_tasks and *n_procs set; -ENOENT
  * where there is none; -EPERM for a symlink, another owner or type; -EINVAL
  * with *why for a file not used; else read's errno or -ENOMEM. The arrays'
