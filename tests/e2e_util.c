@@ -560,6 +560,22 @@ int e2e_connect_loopback(unsigned port)
 	return fd;
 }
 
+int e2e_connect_loopback_from(unsigned port, unsigned char host)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_port = htons((uint16_t)port)};
+	struct sockaddr_in from = {.sin_family = AF_INET};
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	from.sin_addr.s_addr = htonl(0x7f000000u | host);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && (bind(fd, (struct sockaddr *)&from, sizeof(from)) < 0 ||
+			connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 unsigned e2e_free_port(void)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET};

@@ -121,6 +121,9 @@ pid_t e2e_serve_start(const char *const *args, const char *log,
 		      const char *scheme, unsigned *port);
 /* A TCP connection to 127.0.0.1:port, or -1 (nothing listens yet). */
 int e2e_connect_loopback(unsigned port);
+/* The same from 127.0.0.<host>, as another local client would: -1 when it
+ * cannot connect. */
+int e2e_connect_loopback_from(unsigned port, unsigned char host);
 /* A loopback TCP port that was free a moment ago. */
 unsigned e2e_free_port(void);
 /* Debian's Prometheus (/usr/bin/prometheus) with the config file yml, its

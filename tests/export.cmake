@@ -20,7 +20,7 @@ set_tests_properties(test_serve PROPERTIES RUN_SERIAL TRUE)
 ctp_add_test(test_service test_service.c e2e_util.c LIBS ctpcore Threads::Threads)
 target_compile_definitions(test_service PRIVATE
                            CTP_ABI_PLUGIN_DIR="${CTP_ABI_PLUGIN_DIR}")
-add_dependencies(test_service ctprof-core plugin-procfs-stat
+add_dependencies(test_service ctprof-core plugin-procfs-stat plugin-io
                  abi-plugin-abi-chaos abi-plugin-abi-chaos2 abi-plugin-abi-chaos3)
 add_test(NAME test_service_soak COMMAND test_service --soak)
 set_tests_properties(test_service_soak PROPERTIES LABELS soak TIMEOUT 900

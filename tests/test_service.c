@@ -397,6 +397,39 @@ static void test_connections(void **state)
 	end(pid, 2000);
 }
 
+/* Slow clients from several addresses, each within its own limit but
+ * together past the overall one, do not get every scrape answered 503:
+ * the connections that waited longest without a request make room. */
+static void test_connections_spread(void **state)
+{
+	(void)state;
+	unsigned port;
+	pid_t pid = start("{capture_deadline: 5s}", "", &port);
+	/* 100 from each of three addresses: 300, past the 256 overall,
+	 * under the 128 of one address. */
+	static int slow[300];
+	int n = 300;
+	for (int i = 0; i < n; i++) {
+		slow[i] = e2e_connect_loopback_from(port,
+						    (unsigned char)(2 + i % 3));
+		assert_true(slow[i] >= 0);
+		assert_int_equal(write(slow[i], "GET /metrics HT", 15), 15);
+	}
+	usleep(300000);
+	char *body;
+	assert_int_equal(scrape(port, &body), 200);
+	free(body);
+	/* The oldest made room and were closed; the newest still wait. */
+	char c;
+	assert_int_equal(recv(slow[0], &c, 1, 0), 0);
+	errno = 0;
+	assert_int_equal(recv(slow[n - 1], &c, 1, MSG_DONTWAIT), -1);
+	assert_int_equal(errno, EAGAIN);
+	for (int i = 0; i < n; i++)
+		close(slow[i]);
+	end(pid, 2000);
+}
+
 /* A connection that opens while the reaper is between reading the clock
  * and looking at the connections (where a busy host may deschedule it,
  * or where it waits for the lock while the connection opens) is new, not
@@ -935,6 +968,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_quarantine, teardown),
 		cmocka_unit_test_teardown(test_sigterm_stuck, teardown),
 		cmocka_unit_test_teardown(test_connections, teardown),
+		cmocka_unit_test_teardown(test_connections_spread, teardown),
 		cmocka_unit_test_teardown(test_reaper_lag, teardown),
 		cmocka_unit_test_teardown(test_record_chaos, teardown),
 		cmocka_unit_test_teardown(test_spoiled, teardown),

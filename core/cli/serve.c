@@ -60,8 +60,11 @@
 #define DEFAULT_LISTEN "127.0.0.1:9864"
 #define DEFAULT_MIN_S  5
 #define CONN_TIMEOUT_S 10
-/* Connections at once, overall and from one address: past either, a
- * request is answered 503 with Retry-After and the connection closed. */
+/* Connections at once, overall and from one address. Past the overall
+ * limit a new connection takes the place of the one that has waited
+ * longest without a whole request (slow clients lose, not new ones);
+ * with none such, or past its own address's limit, its request is
+ * answered 503 with Retry-After and the connection closed. */
 #define CONN_MAX	256
 #define CONN_MAX_CLIENT 128
 /* Past CONN_MAX, up to this many connections are taken only to be told
@@ -81,6 +84,9 @@ static const struct ctp_webcfg *srv_web; /* --web-config, for reply() */
 /* One connection, as the limits and the request deadline see it. */
 struct conn {
 	bool used, over, handling;
+	/* Shut down to make room for a newer connection: on its way out,
+	 * it counts against no limit. */
+	bool cut;
 	struct sockaddr_storage addr;
 	int fd; /* a dup of the socket, to shut it down */
 	/* When the request must have arrived whole: a time, not the start
@@ -115,7 +121,7 @@ struct srv {
 	/* The connections (CONN_HARD) and the reaper of late requests. */
 	pthread_mutex_t conns_lock;
 	struct conn *conns;
-	unsigned n_conns;
+	unsigned n_conns, n_cut; /* used; of them cut (struct conn) */
 	pthread_t reaper;
 	bool reaper_on;
 };
@@ -624,6 +630,8 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
 			close(cn->fd);
 		cn->used = false;
 		s->n_conns--;
+		if (cn->cut)
+			s->n_cut--;
 		pthread_mutex_unlock(&s->conns_lock);
 		*ctx = NULL;
 		return;
@@ -640,15 +648,23 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
 		memcpy(&addr, ai->client_addr, l);
 	}
 	pthread_mutex_lock(&s->conns_lock);
-	struct conn *cn = NULL;
+	struct conn *cn = NULL, *oldest = NULL;
 	unsigned same = 0;
 	for (unsigned i = 0; i < CONN_HARD; i++) {
-		if (!s->conns[i].used) {
+		struct conn *o = &s->conns[i];
+		if (!o->used) {
 			if (!cn)
-				cn = &s->conns[i];
-		} else if (same_addr(&s->conns[i].addr, &addr)) {
-			same++;
+				cn = o;
+			continue;
 		}
+		if (o->cut)
+			continue;
+		if (same_addr(&o->addr, &addr))
+			same++;
+		/* Waiting for a request (not answering one), longest first. */
+		if (!o->handling && o->fd >= 0 &&
+		    (!oldest || o->due_ns < oldest->due_ns))
+			oldest = o;
 	}
 	if (cn) {
 		*cn = (struct conn){
@@ -658,7 +674,21 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
 				 : -1,
 			.due_ns = ctp_now_ns() + REQUEST_DEADLINE_NS};
 		s->n_conns++;
-		cn->over = s->n_conns > CONN_MAX || same >= CONN_MAX_CLIENT;
+		cn->over = same >= CONN_MAX_CLIENT;
+		/* Past the overall limit, whoever holds connections open
+		 * without asking anything (a client trickling its requests,
+		 * from as many addresses as it likes) would otherwise have
+		 * every scrape answered 503: the one waiting longest makes
+		 * room, unless this one is past its own address's share. */
+		if (!cn->over && s->n_conns - s->n_cut > CONN_MAX) {
+			if (oldest) {
+				shutdown(oldest->fd, SHUT_RDWR);
+				oldest->cut = true;
+				s->n_cut++;
+			} else {
+				cn->over = true;
+			}
+		}
 	}
 	pthread_mutex_unlock(&s->conns_lock);
 	*ctx = cn;
