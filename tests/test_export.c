@@ -277,6 +277,41 @@ static void write_big(const char *path)
 	ctp_capture_free(cap);
 }
 
+/* A process named "" (prctl(PR_SET_NAME, "")): its series is labelled
+ * group="\"\"", never group="", which Prometheus takes for no label and
+ * so for the group-less series (exits of no known group). */
+static void test_empty_name(void **state)
+{
+	const struct ctp_field_desc d = {
+		"t.busy",    "Busy",	       CTP_SCOPE_THREAD, CTP_TYPE_U64,
+		CTP_UNIT_NS, CTP_KIND_COUNTER, CTP_RULE_SUM};
+	struct ctp_capture *cap = sb_capture("t");
+	char err[512], *out;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(ctp_registry_add(&cap->reg, 0, &d), 0);
+	cap->start_mono_ns = 1;
+	cap->end_mono_ns = 2;
+	sb_process(cap, 10, "a");
+	uint32_t r = sb_thread(cap, 10, "a", -1);
+	sb_put_u64(cap, &cap->threads[0], r, CTP_THREAD_IDENT, 0, 1000000000);
+	sb_process(cap, 20, "");
+	r = sb_thread(cap, 20, "", -1);
+	sb_put_u64(cap, &cap->threads[0], r, CTP_THREAD_IDENT, 0, 2000000000);
+	if (sb_write(cap, "empty.ctprof", err, sizeof(err)) < 0)
+		fail_msg("write: %s", err);
+	ctp_capture_free(cap);
+	const char *args[] = {"export", "empty.ctprof", NULL};
+	assert_int_equal(e2e_run(args, "empty.om", "err.txt"), 0);
+	assert_int_equal(e2e_read_file("empty.om", &out, &len), 0);
+	has_line(out, "ctprof_t_busy_seconds_total{group=\"a\"} 1");
+	has_line(out, "ctprof_t_busy_seconds_total{group=\"\\\"\\\"\"} 2");
+	assert_null(strstr(out, "group=\"\"}"));
+	assert_null(strstr(out, "ctprof_t_busy_seconds_total "));
+	free(out);
+}
+
 static void test_exact(void **state)
 {
 	char *out;
@@ -587,6 +622,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_sqlite),
 		cmocka_unit_test(test_decimal),
 		cmocka_unit_test(test_exact),
+		cmocka_unit_test(test_empty_name),
 		cmocka_unit_test(test_many_fields),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -260,7 +260,12 @@ char *ctp_om_group_labels(struct ctp_groups *g, size_t gi)
 		if (!gr->key[i])
 			continue;
 		part_label(g, i, ln, sizeof(ln));
-		one = label(ln, gr->key[i], strlen(gr->key[i]));
+		/* An empty value is no label to Prometheus: a process named
+		 * "" would be one series with the group-less one (exits whose
+		 * group is unknown). Written as the two quotes that show an
+		 * empty string in CSV (docs/EXPORT.md). */
+		one = *gr->key[i] ? label(ln, gr->key[i], strlen(gr->key[i]))
+				  : label(ln, "\"\"", 2);
 		if (one &&
 		    asprintf(&both, "%s%s%s", acc, *acc ? "," : "", one) < 0)
 			both = NULL;
