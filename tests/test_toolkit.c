@@ -380,6 +380,60 @@ static void write_bytes(int dirfd, const char *name, size_t n)
 	assert_int_equal(close(fd), 0);
 }
 
+/* The namespace a readlink of /proc/self/ns/<ns> names: the initial one
+ * ("pid:[4026531836]", "cgroup:[4026531835]") or not, told apart from the
+ * link's text, not its inode. */
+static int ns_by_link(const char *ns, unsigned long init)
+{
+	char path[64], link[64], want[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/ns/%s", ns);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return -errno;
+	link[n] = '\0';
+	snprintf(want, sizeof(want), "%s:[%lu]", ns, init);
+	return strcmp(link, want) == 0;
+}
+
+/* The proc root's checks: a procfs or not, the initial namespaces as the
+ * live /proc says (against readlink's text), a tree that is not /proc. */
+static void proc_ns(void **state)
+{
+	char dir[] = "/tmp/ctp-toolkit-XXXXXX";
+	int pfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC), dfd;
+
+	(void)state;
+	assert_true(pfd >= 0);
+	assert_true(ctp_proc_is_procfs(pfd));
+	assert_true(ctp_proc_is_live(pfd));
+	assert_int_equal(ctp_proc_ns_initial(pfd, "pid"),
+			 ns_by_link("pid", 4026531836ul));
+	assert_int_equal(ctp_proc_ns_initial(pfd, "cgroup"),
+			 ns_by_link("cgroup", 4026531835ul));
+	assert_int_equal(ctp_proc_ns_initial(pfd, "net"), -EINVAL);
+	close(pfd);
+
+	assert_non_null(mkdtemp(dir));
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dfd >= 0);
+	assert_false(ctp_proc_is_procfs(dfd));
+	assert_false(ctp_proc_is_live(dfd));
+	assert_int_equal(ctp_proc_ns_initial(dfd, "pid"), -ENOENT);
+	/* A copy of a tree: a file where the link would be, another inode. */
+	assert_int_equal(mkdirat(dfd, "self", 0700), 0);
+	assert_int_equal(mkdirat(dfd, "self/ns", 0700), 0);
+	write_bytes(dfd, "self/ns/pid", 0);
+	assert_int_equal(ctp_proc_ns_initial(dfd, "pid"), 0);
+	assert_int_equal(ctp_proc_is_procfs(-1), false);
+	unlinkat(dfd, "self/ns/pid", 0);
+	unlinkat(dfd, "self/ns", AT_REMOVEDIR);
+	unlinkat(dfd, "self", AT_REMOVEDIR);
+	close(dfd);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 /* A whole file into a buffer that grows and is kept; bounded by max. */
 static void read_grow(void **state)
 {
@@ -666,6 +720,7 @@ int main(void)
 		cmocka_unit_test(parse_pid),
 		cmocka_unit_test(field_macros),
 		cmocka_unit_test(read_grow),
+		cmocka_unit_test(proc_ns),
 		cmocka_unit_test(kv_lines),
 		cmocka_unit_test(handle_cache),
 		cmocka_unit_test(handle_cache_threads),

@@ -6,7 +6,9 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <linux/magic.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
@@ -114,15 +116,42 @@ int ctp_read_grow(int dirfd, const char *path, size_t max, char **buf,
 	return 0;
 }
 
-bool ctp_proc_is_live(int proc_fd)
+bool ctp_proc_is_procfs(int fd)
 {
 	struct statfs sf;
+
+	return fd >= 0 && fstatfs(fd, &sf) == 0 &&
+	       sf.f_type == PROC_SUPER_MAGIC;
+}
+
+int ctp_proc_ns_initial(int proc_fd, const char *ns)
+{
+	/* PROC_PID_INIT_INO, PROC_CGROUP_INIT_INO. */
+	static const struct {
+		const char *name;
+		ino_t ino;
+	} init[] = {{"pid", 0xEFFFFFFCu}, {"cgroup", 0xEFFFFFFBu}};
+	char path[32];
+	struct stat sb;
+
+	for (size_t i = 0; i < sizeof(init) / sizeof(init[0]); i++) {
+		if (strcmp(ns, init[i].name) != 0)
+			continue;
+		snprintf(path, sizeof(path), "self/ns/%s", ns);
+		if (fstatat(proc_fd, path, &sb, 0) < 0)
+			return -errno;
+		return sb.st_ino == init[i].ino;
+	}
+	return -EINVAL;
+}
+
+bool ctp_proc_is_live(int proc_fd)
+{
 	char buf[32], *end;
 	ssize_t n;
 	long pid;
 
-	if (proc_fd < 0 || fstatfs(proc_fd, &sf) < 0 ||
-	    sf.f_type != PROC_SUPER_MAGIC)
+	if (!ctp_proc_is_procfs(proc_fd))
 		return false;
 	n = readlinkat(proc_fd, "self", buf, sizeof(buf) - 1);
 	if (n <= 0)

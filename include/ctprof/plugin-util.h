@@ -725,6 +725,18 @@ int ctp_read_grow(int dirfd, const char *path, size_t max, char **buf,
  */
 bool ctp_proc_is_live(int proc_fd);
 
+/* Whether fd is a procfs (any: live, or another pid namespace's mount). */
+bool ctp_proc_is_procfs(int fd);
+
+/*
+ * Whether this process is in the initial namespace of kind ns ("pid" or
+ * "cgroup"), as the proc root proc_fd says: 1 where self/ns/<ns> is the
+ * initial namespace's inode (include/linux/proc_ns.h, the same since
+ * 3.8), 0 where it is another's, a negative errno where it cannot be
+ * looked at (-EINVAL: a kind not known here).
+ */
+int ctp_proc_ns_initial(int proc_fd, const char *ns);
+
 /* ---- Growing arrays ---------------------------------------------------------
  *
  * The one growth helper of the core, the toolkit and the plugins

@@ -28,14 +28,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/capability.h>
-#include <linux/magic.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <string.h>
 #include <time.h>
@@ -1149,17 +1147,6 @@ static unsigned pass_flags(struct bt_state *st)
 	return st->tasks_at_init >= AUTO_WALK_TASKS ? CTP_BPFTASK_OPEN_WALK : 0;
 }
 
-/* Whether fd is a procfs, though not a live one (ctp_proc_is_live):
- * then it is another pid namespace's /proc (unshare -p -f without
- * --mount-proc), not a copy of a tree. */
-static bool is_procfs(int fd)
-{
-	struct statfs sf;
-
-	return fd >= 0 && fstatfs(fd, &sf) == 0 &&
-	       sf.f_type == PROC_SUPER_MAGIC;
-}
-
 /* Whether a nohz_full CPU exists: then the kernel's task_cputime() takes
  * vtime into account (VIRT_CPU_ACCOUNTING_GEN), which a pass cannot. */
 static bool nohz_full(int sys_fd)
@@ -1400,10 +1387,6 @@ static void offer_process(struct bt_state *st)
 			 strerror(-r));
 }
 
-/* The inode of the initial cgroup namespace (include/linux/proc_ns.h
- * PROC_CGROUP_INIT_INO). */
-#define CGROUP_INIT_INO 0xEFFFFFFBu
-
 /*
  * Offer "cgroup-v1" where its pairs give the paths /proc prints: in the
  * initial cgroup namespace (/proc prints paths relative to the reader's).
@@ -1420,13 +1403,12 @@ static void offer_cgroups(struct bt_state *st)
 		.n_values = CTP_SRC_CG1_N_VALUES,
 		.valid_words = 1,
 	};
-	struct stat sb;
 	const char *why = NULL;
-	int r;
+	int r = ctp_proc_ns_initial(st->proc_fd, "cgroup");
 
-	if (fstatat(st->proc_fd, "self/ns/cgroup", &sb, 0) < 0)
+	if (r < 0)
 		why = "no self/ns/cgroup";
-	else if (sb.st_ino != CGROUP_INIT_INO)
+	else if (r == 0)
 		why = "not in the initial cgroup namespace";
 	else if (!CTP_API_HAS(api, source_add))
 		why = "the core has no source_add";
@@ -1480,9 +1462,12 @@ static int bt_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 	/* Read once: the pass's choice (auto) and its buffer's first size. */
 	st->tasks_at_init = host_tasks(st);
 	if (!ctp_proc_is_live(st->proc_fd)) {
+		/* A procfs not live is another pid namespace's /proc
+		 * (unshare -p -f without --mount-proc), not a copy of a
+		 * tree. */
 		snprintf(
 			why, sizeof(why),
-			is_procfs(st->proc_fd)
+			ctp_proc_is_procfs(st->proc_fd)
 				? "the proc root %s is another pid namespace's "
 				  "/proc (its self is not this process)"
 				: "the proc root %s is not this kernel's /proc",

@@ -10,7 +10,6 @@
  * their headers. */
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef CTP_BPFTASK_NO_LSKEL
@@ -184,17 +183,11 @@ static void walk_unmap(struct ctp_bpftask *b)
 }
 #endif
 
-/* The initial pid namespace's inode number (include/linux/proc_ns.h,
- * PROC_PID_INIT_INO, the same since 3.8). */
-#define CTP_PID_INIT_INO 0xEFFFFFFCu
-
 bool ctp_bpftask_initial_pidns(int proc_fd)
 {
 	char buf[4096];
-	struct stat sb;
-	ssize_t n = -1;
-	int dir = proc_fd, fd;
-	bool r;
+	size_t len;
+	int dir = proc_fd, r;
 
 	if (dir < 0)
 		dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -204,19 +197,14 @@ bool ctp_bpftask_initial_pidns(int proc_fd)
 	 * mounted inside a child namespace (unshare -p -f --mount-proc) shows
 	 * one id there too. The namespace's own inode tells them apart; the
 	 * line is the answer only where ns/pid cannot be looked at. */
-	if (fstatat(dir, "self/ns/pid", &sb, 0) == 0) {
-		r = sb.st_ino == CTP_PID_INIT_INO;
-	} else {
-		fd = openat(dir, "self/status", O_RDONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			n = read(fd, buf, sizeof(buf));
-			close(fd);
-		}
-		r = n >= 0 && ctp_bpftask_status_initial_pidns(buf, (size_t)n);
-	}
+	r = ctp_proc_ns_initial(dir, "pid");
+	if (r < 0)
+		r = ctp_read_small(dir, "self/status", buf, sizeof(buf),
+				   &len) == 0 &&
+		    ctp_bpftask_status_initial_pidns(buf, len);
 	if (dir != proc_fd)
 		close(dir);
-	return r;
+	return r == 1;
 }
 
 /* Open, load and attach by libbpf's skeleton: as open_light. */

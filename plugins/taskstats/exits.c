@@ -585,14 +585,12 @@ static int start_bpf(struct ctp_ts_exits *x, char *why, size_t whylen)
 #ifdef CTP_TS_BPF_EXITS
 	struct ctp_bpfexit_opts o = {.ring_bytes = x->cfg.ring_bytes};
 	char step[160];
-	struct stat ns;
 	int r;
 
 	/* Its ids are the initial pid namespace's, the rows' the proc
 	 * root's, which is ours (a live root): the same only when ours is
-	 * the initial one (PROC_PID_INIT_INO, include/linux/proc_ns.h). */
-	if (fstatat(x->cfg.proc_fd, "self/ns/pid", &ns, 0) < 0 ||
-	    ns.st_ino != 0xEFFFFFFCu) {
+	 * the initial one. */
+	if (ctp_proc_ns_initial(x->cfg.proc_fd, "pid") != 1) {
 		snprintf(why, whylen,
 			 "the BPF exit program: not in the initial pid "
 			 "namespace: its ids would not be /proc's");
