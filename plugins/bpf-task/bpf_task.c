@@ -1065,24 +1065,22 @@ static int bt_host(void *state, struct ctp_record *rec)
 		st->api->set_hint(st->ctx, st->hint);
 		return 0;
 	}
-	if (r == -E2BIG) {
+	if (r < 0) {
+		char why[96];
+		st->pass_err = r;
+		count(st, C_PASS_FAILED, 1);
 		/* strerror's "Argument list too long" says nothing of the
 		 * bound a user set. */
-		st->pass_err = r;
-		count(st, C_PASS_FAILED, 1);
-		st->api->log(st->ctx, CTP_LOG_WARNING,
-			     "task pass failed: more tasks than max_tasks "
-			     "(%zu): this capture reads files (raise the "
-			     "option max_tasks)",
-			     st->state_max);
-		return 0;
-	}
-	if (r < 0) {
-		st->pass_err = r;
-		count(st, C_PASS_FAILED, 1);
+		if (r == -E2BIG)
+			snprintf(why, sizeof(why),
+				 "more tasks than max_tasks (%zu): raise the "
+				 "option",
+				 st->state_max);
+		else
+			snprintf(why, sizeof(why), "%s", strerror(-r));
 		st->api->log(st->ctx, CTP_LOG_WARNING,
 			     "task pass failed (%s): this capture reads files",
-			     strerror(-r));
+			     why);
 		return 0;
 	}
 	st->n = (size_t)n;
