@@ -466,6 +466,15 @@ static void test_complete_list(void **state)
 		same_table(ref, s, CTP_SCOPE_PROCESS);
 		ctp_snap_free(s);
 	}
+	/* A source that counts what its list lacks and says none
+	 * (CTP_WALK_MISSING(0), which is CTP_WALK_COMPLETE) is taken at its
+	 * word too, without the other flag. */
+	struct ctp_snap *m =
+		capture("cl-counted", "proc", 1, 0,
+			"omit: 985, complete: counted", "  schedstat: {}\n");
+	assert_int_equal(ctp_snap_header(m)->walk_unlisted, 0);
+	assert_int_equal(threads_of(m, 985), 0);
+	ctp_snap_free(m);
 	struct ctp_snap *c =
 		capture("cl-yes", "proc", 1, 0, "omit: 985, complete: yes",
 			"  schedstat: {}\n");

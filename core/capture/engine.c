@@ -2573,7 +2573,7 @@ static int extra_tgids(struct ctp_engine *eng, const struct ctp_source *src,
 	*proc = NULL;
 	*nproc = 0;
 	*from = EXTRA_NONE;
-	if (src->says_complete && r == CTP_WALK_COMPLETE)
+	if ((src->says_complete || src->says_missing) && r == CTP_WALK_COMPLETE)
 		return 0;
 	if (src->says_missing && r > CTP_WALK_COMPLETE &&
 	    hidden_account(eng, t, n, (size_t)(r - CTP_WALK_COMPLETE))) {

@@ -23,7 +23,9 @@
  *   complete  none (default): the source says nothing of its list's
  *          completeness; yes: it says so (CTP_SOURCE_WALK_SAYS_COMPLETE)
  *          and walk() calls each list complete (CTP_WALK_COMPLETE); no:
- *          it says so and walk() calls none complete (0)
+ *          it says so and walk() calls none complete (0); counted: it
+ *          says only how many its list lacks
+ *          (CTP_SOURCE_WALK_SAYS_MISSING), none (CTP_WALK_MISSING(0))
  *   missing  0 (default); else the source also says how many tasks its
  *          list lacks (CTP_SOURCE_WALK_SAYS_MISSING) and walk() returns
  *          CTP_WALK_MISSING(missing) for each list
@@ -109,7 +111,7 @@ static const char *const process_files[] = {"stat", NULL};
 static const char *const modes[] = {"ok",   "fail",  "unsorted",
 				    "zero", "empty", NULL};
 static const char *const comms[] = {"task", "live", "file", NULL};
-static const char *const completes[] = {"none", "yes", "no", NULL};
+static const char *const completes[] = {"none", "yes", "no", "counted", NULL};
 
 static const struct ctp_option_desc options[] = {
 	{.name = "mode",
@@ -299,7 +301,7 @@ static int walk_list(void *state, const struct ctp_walk_task **tasks, size_t *n)
 		return -EPERM;
 	*tasks = st->list;
 	*n = st->n;
-	if (st->missing)
+	if (st->missing || strcmp(st->complete, "counted") == 0)
 		return CTP_WALK_MISSING((int)st->missing);
 	return strcmp(st->complete, "yes") == 0 ? CTP_WALK_COMPLETE : 0;
 }
@@ -347,10 +349,13 @@ static int walk_init(struct ctp_ctx *ctx, const struct ctp_api *api,
 		.name = ABI_WALK_NAME,
 		.fill = walk_fill,
 		.walk = walk_list,
-		.flags = (strcmp(st->complete, "none") == 0
+		.flags = (strcmp(st->complete, "none") == 0 ||
+					  strcmp(st->complete, "counted") == 0
 				  ? 0
 				  : CTP_SOURCE_WALK_SAYS_COMPLETE) |
-			 (st->missing ? CTP_SOURCE_WALK_SAYS_MISSING : 0),
+			 (st->missing || strcmp(st->complete, "counted") == 0
+				  ? CTP_SOURCE_WALK_SAYS_MISSING
+				  : 0),
 	};
 	/* A flag the core does not know, or walk's flag without a walk:
 	 * refused. */
