@@ -934,12 +934,17 @@ static bool bind_run(struct worker *w, struct slot *slots, uint32_t n)
 	struct ctp_capture *cap = eng->cap;
 	bool any = false;
 	uint32_t filled = 0; /* sources filled, a bit each */
+	uint32_t nb = 0;     /* the plugins the run's bindings serve */
 	uint64_t t0 = 0;
 	for (uint32_t i = 0; i < cap->n_plugins; i++) {
 		if (!cb_usable(&cap->plugins[i], CB_THREAD))
 			continue;
 		const struct ctp_binds *b = &cap->plugins[i].rt->binds;
-		if (b->src < 0 || (filled & 1u << b->src))
+		if (b->src < 0)
+			continue;
+		/* Found once for all of the run's threads (w->bound). */
+		w->bound[nb++] = i;
+		if (filled & 1u << b->src)
 			continue;
 		uint32_t src = (uint32_t)b->src;
 		if (!filled)
@@ -950,17 +955,6 @@ static bool bind_run(struct worker *w, struct slot *slots, uint32_t n)
 		uint64_t t1 = ctp_now_ns();
 		w->stats[eng->sources[src].plugin].time_ns += t1 - t0;
 		t0 = t1;
-	}
-	/* The plugins whose bindings the run serves, found once for all of
-	 * its threads: no callback runs until the loop below is done, so
-	 * none is disabled in between. */
-	uint32_t nb = 0;
-	for (uint32_t i = 0; i < cap->n_plugins; i++) {
-		if (!cb_usable(&cap->plugins[i], CB_THREAD))
-			continue;
-		const struct ctp_binds *b = &cap->plugins[i].rt->binds;
-		if (b->src >= 0 && (filled & 1u << b->src))
-			w->bound[nb++] = i;
 	}
 	for (uint32_t k = 0; k < n; k++) {
 		struct slot *s = &slots[k];

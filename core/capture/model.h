@@ -237,29 +237,12 @@ void ctp_table_clear(struct ctp_table *t, uint32_t row, uint32_t col);
  * such row) or -ENOMEM. */
 int ctp_table_move_row(struct ctp_table *t, uint32_t from, uint32_t to);
 
-/* Set a cell (present). 0, -EINVAL (no such row) or -ENOMEM. Inline: the
- * per-thread path sets a dozen cells per plugin. */
-static inline int ctp_table_set(struct ctp_table *t, uint32_t row, uint32_t col,
-				uint64_t v)
-{
-	if (row >= t->nrows)
-		return -EINVAL;
-	struct ctp_block *blk = &t->blocks[row / CTP_BLOCK_ROWS];
-	uint32_t i = row % CTP_BLOCK_ROWS;
-	if (col >= blk->ncols || !blk->vals[col] ||
-	    !ctp_cell_fits(blk->lg[col], v))
-		return ctp_table_set_slow(t, row, col, v);
-	ctp_cell_store(blk->vals[col], blk->lg[col], i, v);
-	blk->present[col][i / 64] |= 1ull << (i % 64);
-	return 0;
-}
-
 /*
  * Many cells of one row (a plugin's bound values, a row's string handles):
  * the row's block found once and its column arrays held in the cursor,
  * which the compiler keeps in registers where it stays local. A byte-wide
  * cell store may alias anything, so ctp_table_set() has the compiler load
- * them again for every cell. ctp_row_set() is ctp_table_set(); a slow set
+ * them again for every cell. ctp_table_set() is one ctp_row_set(); a slow set
  * (a column not yet allocated in the block, or too narrow) may move the
  * arrays, which it reads again after one.
  */
@@ -305,6 +288,18 @@ static inline int ctp_row_set(struct ctp_row_cur *c, uint32_t col, uint64_t v)
 	c->lg = c->blk->lg;
 	c->present = c->blk->present;
 	return r;
+}
+
+/* Set a cell (present). 0, -EINVAL (no such row) or -ENOMEM. Inline: the
+ * per-thread path sets a dozen cells per plugin; a cursor of one cell,
+ * whose unused members the compiler drops. */
+static inline int ctp_table_set(struct ctp_table *t, uint32_t row, uint32_t col,
+				uint64_t v)
+{
+	if (row >= t->nrows)
+		return -EINVAL;
+	struct ctp_row_cur c = ctp_row_cur(t, row);
+	return ctp_row_set(&c, col, v);
 }
 
 /* true and *v when present. */
