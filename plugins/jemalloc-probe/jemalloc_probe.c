@@ -321,12 +321,13 @@ static bool read_counters(struct jep_state *st, struct worker *w,
 		if (ensure_table(w, n))
 			return false;
 		ctp_jep_read_ptrace(t, w->tids, n, w->c, st->timeout_ms);
+		/* In the listing's order; thread_db's come sorted (jep.h). */
+		qsort(w->c, n, sizeof(*w->c), ctp_cmp_tid);
 		count(st, S_METHOD_PTRACE, 1);
 	} else {
 		count_tag(st, task, tag, r);
 		return false;
 	}
-	qsort(w->c, n, sizeof(*w->c), ctp_cmp_tid);
 	w->tgid = task->tgid;
 	w->n = n;
 	/* The core may walk a large process's threads on several workers
