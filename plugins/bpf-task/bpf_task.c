@@ -298,14 +298,12 @@ struct bt_state {
 	struct ctp_bpftask_conv conv;
 	/* The last pass, sorted by tgid then tid; valid while pass_ok. */
 	bool pass_ok;
-	/* The last pass's list is complete (list_complete); why not, as
-	 * last logged (WHOLE_*). */
-	bool complete;
-	/* The tasks the kernel's count had beyond the list, where that
-	 * count held over the last pass; 0 where it did not. */
-	size_t missing;
-	int whole_said;
-	bool refused; /* a pass got EPERM: none is tried again */
+	/* What walk() says of the last pass's list (list_complete):
+	 * CTP_WALK_COMPLETE, CTP_WALK_MISSING(m) of the tasks the kernel's
+	 * count had beyond it where that count held over the pass, or 0. */
+	int walk_says;
+	int whole_said; /* why the list is not complete, as last logged */
+	bool refused;	/* a pass got EPERM: none is tried again */
 	int pass_err;
 	const struct ctp_bpftask_rec *recs;
 	size_t n;
@@ -557,12 +555,7 @@ static int bt_walk(void *state, const struct ctp_walk_task **tasks, size_t *n)
 		return st->pass_err ? st->pass_err : -ENODATA;
 	*tasks = st->walk;
 	*n = st->n;
-	if (st->complete)
-		return CTP_WALK_COMPLETE;
-	/* A list without pid 1 lacks at least its tasks: never 0 missing. */
-	if (!st->missing || st->missing >= INT_MAX - 1)
-		return 0;
-	return CTP_WALK_MISSING((int)st->missing);
+	return st->walk_says;
 }
 
 /* The processes of the sorted keys: st->procs (zeroed sums, in tgid
@@ -970,16 +963,22 @@ enum { WHOLE_YES = 1, WHOLE_NO_INIT, WHOLE_COUNT };
 static void list_complete(struct bt_state *st, size_t before, size_t after)
 {
 	int why = WHOLE_YES;
-
 	/* What the list lacks, where the kernel's count held over the pass
-	 * (walk(): CTP_WALK_MISSING; the core finds which processes). */
-	st->missing = before == after && before >= st->n ? before - st->n : 0;
+	 * (CTP_WALK_MISSING; the core finds which processes). */
+	size_t missing =
+		before == after && before >= st->n ? before - st->n : 0;
+
 	if (!st->n || st->walk[0].tgid != 1)
 		why = WHOLE_NO_INIT;
 	else if (before != st->n || after != st->n)
 		why = WHOLE_COUNT;
-	st->complete = why == WHOLE_YES;
-	if (st->complete)
+	/* A list without pid 1 lacks at least its tasks: never 0 missing
+	 * but where complete. */
+	st->walk_says = why == WHOLE_YES ? CTP_WALK_COMPLETE
+			: missing && missing < INT_MAX - 1
+				? CTP_WALK_MISSING((int)missing)
+				: 0;
+	if (why == WHOLE_YES)
 		count(st, C_COMPLETE, 1);
 	if (why == st->whole_said)
 		return;
@@ -1012,8 +1011,7 @@ static int bt_host(void *state, struct ctp_record *rec)
 
 	(void)rec;
 	st->pass_ok = false;
-	st->complete = false;
-	st->missing = 0;
+	st->walk_says = 0;
 	if (st->b && !st->check_counted) {
 		st->check_counted = true;
 		count(st, C_CHECK_OFF, st->n_off + st->n_poff);
