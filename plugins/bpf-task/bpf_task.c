@@ -1418,6 +1418,36 @@ static void offer_cgroups(struct bt_state *st)
 	ctp_bpftask_note_cgroups(st->b, true);
 }
 
+/* Whether the pass's ids are the proc root's: a live /proc of the initial
+ * pid namespace. Else false with why. */
+static bool proc_root_usable(const struct bt_state *st,
+			     const struct ctp_roots *roots, char *why,
+			     size_t whylen)
+{
+	const char *root = roots && roots->proc ? roots->proc : "(none)";
+
+	if (!ctp_proc_is_live(st->proc_fd)) {
+		/* A procfs not live is another pid namespace's /proc
+		 * (unshare -p -f without --mount-proc), not a copy of a
+		 * tree. */
+		snprintf(
+			why, whylen,
+			ctp_proc_is_procfs(st->proc_fd)
+				? "the proc root %s is another pid namespace's "
+				  "/proc (its self is not this process)"
+				: "the proc root %s is not this kernel's /proc",
+			root);
+		return false;
+	}
+	if (!ctp_bpftask_initial_pidns(st->proc_fd)) {
+		snprintf(why, whylen,
+			 "not in the initial pid namespace (the pass records "
+			 "global ids)");
+		return false;
+	}
+	return true;
+}
+
 static int bt_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 {
 	struct bt_state *st = calloc(1, sizeof(*st));
@@ -1457,23 +1487,10 @@ static int bt_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 	st->cpus_fit = possible_cpus(roots ? roots->sys_fd : -1, st->possible);
 	/* Read once: the pass's choice (auto) and its buffer's first size. */
 	st->tasks_at_init = host_tasks(st);
-	if (!ctp_proc_is_live(st->proc_fd)) {
-		/* A procfs not live is another pid namespace's /proc
-		 * (unshare -p -f without --mount-proc), not a copy of a
-		 * tree. */
-		snprintf(
-			why, sizeof(why),
-			ctp_proc_is_procfs(st->proc_fd)
-				? "the proc root %s is another pid namespace's "
-				  "/proc (its self is not this process)"
-				: "the proc root %s is not this kernel's /proc",
-			roots && roots->proc ? roots->proc : "(none)");
-	} else if (!ctp_bpftask_initial_pidns(st->proc_fd)) {
-		snprintf(why, sizeof(why),
-			 "not in the initial pid namespace (the pass records "
-			 "global ids)");
-	} else if (ctp_bpftask_open_flags(&st->b, pass_flags(st), why,
-					  sizeof(why)) == 0) {
+	/* why says why not where either fails. */
+	if (proc_root_usable(st, roots, why, sizeof(why)) &&
+	    ctp_bpftask_open_flags(&st->b, pass_flags(st), why, sizeof(why)) ==
+		    0) {
 		r = offer(st);
 		if (r < 0) {
 			snprintf(why, sizeof(why),
