@@ -1455,6 +1455,65 @@ static void mm_gen(void **state)
 	hx_fx_stop(fx);
 }
 
+/*
+ * A check that cannot run (CTP_BPFTASK_CHECK_FAIL=2: init's try and the
+ * first capture's): every value it judges is read from the files, not the
+ * pass (stat's, status', io's, the process source's), the others stay
+ * (the watermarks, which no file of the check has), the hint says why and
+ * check_not_run counts each such capture. The third try (the third
+ * capture: tries after 1, then 2 captures) runs, and from then on the
+ * values are offered, the hint cleared.
+ */
+static void check_not_run_retry(void **state)
+{
+	struct hx_fx *fx = *state;
+	struct ctp_src_task t;
+	struct ctp_src_process p;
+	struct hx_rec host;
+	pid_t me = getpid(), tid = (pid_t)syscall(SYS_gettid);
+	uint64_t v;
+
+	unsetenv("CTP_BPFTASK_CHECK_SKEW");
+	setenv("CTP_BPFTASK_CHECK_FAIL", "2", 1);
+	bool live = start_live_as(fx, NULL, 0, true);
+	unsetenv("CTP_BPFTASK_CHECK_FAIL"); /* read at init */
+	if (!live)
+		skip();
+	/* Each capture's hint, not init's (which would stay for all). */
+	assert_false(hx_hint_set(&fx->ctx));
+	for (int capture = 1; capture <= 2; capture++) {
+		assert_int_equal(hx_fx_host(fx, &host), 0);
+		if (!strstr(hx_hint(&fx->ctx),
+			    "could not run (CTP_BPFTASK_CHECK_FAIL)"))
+			fail_msg("hint \"%s\"", hx_hint(&fx->ctx));
+		assert_int_equal(hx_summary(&fx->ctx, "check_not_run"),
+				 capture);
+		assert_int_equal(fill(fx, me, tid, NULL, &t), 0);
+		assert_false(ctp_src_task_get(&t, sizeof(t), CTP_SRC_TASK_UTIME,
+					      &v));
+		assert_false(ctp_src_task_get(&t, sizeof(t),
+					      CTP_SRC_TASK_MINFLT, &v));
+		assert_false(ctp_src_task_get(&t, sizeof(t), CTP_SRC_TASK_RCHAR,
+					      &v));
+		assert_true(ctp_src_task_get(&t, sizeof(t),
+					     CTP_SRC_TASK_HIWATER_RSS, &v));
+		assert_int_equal(pfill(fx, me, &p), 0);
+		assert_false(ctp_src_process_get(&p, sizeof(p),
+						 CTP_SRC_PROC_UTIME, &v));
+	}
+	assert_int_equal(hx_fx_host(fx, &host), 0);
+	assert_int_equal(hx_summary(&fx->ctx, "check_not_run"), 2);
+	assert_int_equal(hx_summary(&fx->ctx, "check_off"), 0);
+	if (hx_hint_set(&fx->ctx))
+		fail_msg("hint \"%s\"", hx_hint(&fx->ctx));
+	assert_int_equal(fill(fx, me, tid, NULL, &t), 0);
+	assert_true(ctp_src_task_get(&t, sizeof(t), CTP_SRC_TASK_UTIME, &v));
+	assert_true(ctp_src_task_get(&t, sizeof(t), CTP_SRC_TASK_RCHAR, &v));
+	assert_int_equal(pfill(fx, me, &p), 0);
+	assert_true(ctp_src_process_get(&p, sizeof(p), CTP_SRC_PROC_UTIME, &v));
+	hx_fx_stop(fx);
+}
+
 /* The check at init with a process value made unequal
  * (CTP_BPFTASK_CHECK_SKEW): that value is never offered, the others are,
  * the hint names it, counted once. */
@@ -1753,6 +1812,7 @@ int main(void)
 		cmocka_unit_test(process_source),
 		cmocka_unit_test(mm_gen),
 		cmocka_unit_test(process_check_off),
+		cmocka_unit_test(check_not_run_retry),
 		cmocka_unit_test(times_across_runs),
 		cmocka_unit_test(list_complete),
 		cmocka_unit_test(exec_from_thread),

@@ -238,8 +238,8 @@ enum counter {
 	C_FILL_LOOKUP,	 /* fills found by a (tgid, tid) lookup */
 	C_FILL_MISS,	 /* fills for a task not in the pass (born after it) */
 	C_UNAVAILABLE,	 /* captures without the source: not loaded (hint) */
-	C_CHECK_OFF,	 /* values the init check turned off (once) */
-	C_CHECK_NOT_RUN, /* 1 when the init check could not run (once) */
+	C_CHECK_OFF,	 /* values the check turned off (once, as it ran) */
+	C_CHECK_NOT_RUN, /* 1 a capture while the check has not run */
 	C_PROC_FILL,	 /* process fills with every value the pass has */
 	C_PROC_PART,	 /* process fills without the group's sums */
 	C_PROC_MISS,	 /* process fills with nothing (no leader record) */
@@ -328,7 +328,15 @@ struct bt_state {
 	 * (off) and of "process" (poff). */
 	uint64_t off[2], poff[1];
 	unsigned n_off, n_poff;
-	bool check_not_run, check_counted;
+	/* check_pending: the check has not run, the values it judges are
+	 * off, and the capture numbered check_next tries it again;
+	 * check_fresh: it ran and its check_off is not counted yet. */
+	bool check_pending, check_fresh, check_counted;
+	bool check_late_off; /* a later try turned values off (hint) */
+	unsigned check_tries;
+	unsigned long check_fail; /* CTP_BPFTASK_CHECK_FAIL, read at init */
+	uint64_t captures, check_next;
+	char check_why[160]; /* why the last try could not run */
 	char hint[400];
 	/* The source "cgroup-v1": offered (cg_on), and the css_sets of the
 	 * last pass (valid while pass_ok; cg_err when they could not be
@@ -939,6 +947,7 @@ static void cg_sets(struct bt_state *st)
 }
 
 static size_t host_tasks(const struct bt_state *st);
+static void check_kernel(struct bt_state *st);
 
 /* Why a pass's list is or is not complete (whole_said). */
 enum { WHOLE_YES = 1, WHOLE_NO_INIT, WHOLE_COUNT };
@@ -1014,8 +1023,6 @@ static int bt_host(void *state, struct ctp_record *rec)
 	st->walk_says = 0;
 	if (st->b && !st->check_counted) {
 		st->check_counted = true;
-		count(st, C_CHECK_OFF, st->n_off + st->n_poff);
-		count(st, C_CHECK_NOT_RUN, st->check_not_run);
 		count(st, C_STATE_LOADED, st->state_loaded);
 		count(st, C_STATE_IGNORED, st->state_ignored);
 		count(st, C_STATE_FAILED, st->state_failed);
@@ -1031,6 +1038,18 @@ static int bt_host(void *state, struct ctp_record *rec)
 		st->api->set_hint(st->ctx, st->hint);
 		return 0;
 	}
+	/* A check that could not run, tried again (before the pass: its
+	 * own passes leave this one's records alone). */
+	st->captures++;
+	if (st->check_pending && st->captures >= st->check_next)
+		check_kernel(st);
+	if (st->check_fresh) {
+		st->check_fresh = false;
+		count(st, C_CHECK_OFF, st->n_off + st->n_poff);
+	}
+	count(st, C_CHECK_NOT_RUN, st->check_pending);
+	if (st->check_pending || st->check_late_off)
+		st->api->set_hint(st->ctx, st->hint);
 	probe_delays(st);
 	if (st->cpus_fit)
 		before = ctp_bpftask_getaffinity(0, mask);
@@ -1213,26 +1232,19 @@ static void note_off(struct bt_state *st, const char *name, uint64_t from_pass,
 
 /* The "process" values' part of the check (st->proc_on): a child process
  * against its <pid>/stat and <pid>/io; a value unequal goes into st->poff.
- * Returns how many. */
-static unsigned check_process(struct bt_state *st, const char *skew_name,
-			      struct ctp_src_process *pass,
-			      struct ctp_src_process *files)
+ * Returns how many, or a negative errno when it could not run (why says
+ * why). */
+static int check_process(struct bt_state *st, const char *skew_name,
+			 struct ctp_src_process *pass,
+			 struct ctp_src_process *files, char *why,
+			 size_t whylen)
 {
-	char why[160] = "";
-	int r;
-
-	r = ctp_bpfcheck_process(st->b, st->max_bytes, &st->conv, st->proc_fd,
-				 pass, files, why, sizeof(why));
-	if (r < 0) {
-		st->check_not_run = true;
-		st->api->log(st->ctx, CTP_LOG_NOTICE,
-			     "the check of the process values could not run "
-			     "(%s): every one is offered",
-			     why);
-		return 0;
-	}
+	int r = ctp_bpfcheck_process(st->b, st->max_bytes, &st->conv,
+				     st->proc_fd, pass, files, why, whylen);
+	if (r < 0)
+		return r;
 	skew(pass, 1, ctp_bpftask_proc_value_by_name(skew_name));
-	return ctp_bpftask_proc_check(pass, files, st->poff);
+	return (int)ctp_bpftask_proc_check(pass, files, st->poff);
 }
 
 /* The first pass's buffer sized for the threads there are now, so that
@@ -1246,14 +1258,22 @@ static void expect_tasks(struct bt_state *st)
 					      st->api->recording(st->ctx));
 }
 
+/* Captures between a check that could not run and its next try: 1, 2, 4,
+ * ... up to this many. */
+#define CHECK_RETRY_MAX 64
+
 /*
  * The check on this kernel (README.md): one helper thread's record against
  * its files, and where "process" is offered a child process's values
  * against its process files; a value found unequal is never offered from
- * then on, said once with both values, counted and named in the hint. A
- * check that cannot run says why and turns nothing off; it never fails
- * init. CTP_BPFTASK_CHECK_SKEW=<value> (tests only) adds 1 to the pass's
- * value before the comparison.
+ * then on, said once with both values, counted and named in the hint. It
+ * never fails init. A check that cannot run says why and turns off every
+ * value it judges (ctp_bpftask_judged): they are read from their files,
+ * nothing unproven is offered, and a recorder's later captures try it
+ * again (bt_host) until it runs. CTP_BPFTASK_CHECK_SKEW=<value> (tests
+ * only) adds 1 to the pass's value before the comparison;
+ * CTP_BPFTASK_CHECK_FAIL=<n> (tests only) makes its first n runs count as
+ * not run.
  */
 static void check_kernel(struct bt_state *st)
 {
@@ -1266,30 +1286,90 @@ static void check_kernel(struct bt_state *st)
 
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	st->check_tries++;
+	memset(st->off, 0, sizeof(st->off));
+	memset(st->poff, 0, sizeof(st->poff));
+	st->n_off = st->n_poff = 0;
 	probe_delays(st);
-	r = ctp_bpfcheck_run(st->b, st->max_bytes, &st->conv,
-			     st->cpus_fit ? st->possible : NULL, st->proc_fd,
-			     &pass, &files, why, sizeof(why));
-	if (r < 0) {
-		st->check_not_run = true;
-		api->log(st->ctx, CTP_LOG_NOTICE,
-			 "the check on this kernel could not run (%s): every "
-			 "value is offered",
-			 why);
+	if (st->check_tries <= st->check_fail) {
+		r = -EAGAIN;
+		snprintf(why, sizeof(why), "CTP_BPFTASK_CHECK_FAIL");
 	} else {
+		r = ctp_bpfcheck_run(st->b, st->max_bytes, &st->conv,
+				     st->cpus_fit ? st->possible : NULL,
+				     st->proc_fd, &pass, &files, why,
+				     sizeof(why));
+	}
+	if (r >= 0) {
 		skew(&pass, 2, ctp_bpftask_value_by_name(skew_name));
 		st->n_off = ctp_bpftask_check(&pass, &files, st->off);
 	}
-	if (st->proc_on)
-		st->n_poff = check_process(st, skew_name, &ppass, &pfiles);
+	if (r >= 0 && st->proc_on) {
+		r = check_process(st, skew_name, &ppass, &pfiles, why,
+				  sizeof(why));
+		st->n_poff = r < 0 ? 0 : (unsigned)r;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	api->log(st->ctx, CTP_LOG_INFO,
-		 "the check on this kernel: %u of its values unequal (%.1f ms)",
-		 st->n_off + st->n_poff,
-		 (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
-			 (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
-	if (!st->n_off && !st->n_poff)
+	double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+		    (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	if (r < 0) {
+		/* Nothing unproven is offered: what it judges is read from
+		 * the files until a later try runs. */
+		unsigned gap =
+			1u << (st->check_tries < 7 ? st->check_tries - 1 : 6);
+		memset(st->off, 0, sizeof(st->off));
+		memset(st->poff, 0, sizeof(st->poff));
+		ctp_bpftask_judged(st->off, st->poff);
+		st->check_pending = true;
+		/* Refused (a confined capture child may create no BPF link
+		 * after init): refused for good, not tried again. */
+		bool refused = r == -EPERM || r == -EACCES;
+		st->check_next =
+			refused ? UINT64_MAX
+				: st->captures + (gap < CHECK_RETRY_MAX
+							  ? gap
+							  : CHECK_RETRY_MAX);
+		/* Said at init and each time the reason changes; a try
+		 * that fails as the last did is a debug line. */
+		api->log(st->ctx,
+			 st->check_tries == 1 || strcmp(why, st->check_why)
+				 ? CTP_LOG_NOTICE
+				 : CTP_LOG_DEBUG,
+			 "the check on this kernel could not run (%s, try %u, "
+			 "%.1f ms): the values it judges are read from their "
+			 "files%s",
+			 why, st->check_tries, ms,
+			 refused ? " (refused: not tried again)"
+			 : CTP_API_HAS(api, recording) &&
+					 api->recording(st->ctx)
+				 ? " until a later capture's try runs"
+				 : "");
+		snprintf(st->check_why, sizeof(st->check_why), "%s", why);
+		/* Each capture says it while it holds (bt_host): init's hint
+		 * would stay for every capture of the run. */
+		snprintf(st->hint, sizeof(st->hint),
+			 "the check on this kernel could not run (%s): its "
+			 "values are read from their files",
+			 why);
 		return;
+	}
+	bool was_pending = st->check_pending;
+	st->check_pending = false;
+	st->check_fresh = true;
+	api->log(st->ctx, CTP_LOG_INFO,
+		 "the check on this kernel: %u of its values unequal (%.1f "
+		 "ms%s)",
+		 st->n_off + st->n_poff, ms,
+		 was_pending ? ", a later try" : "");
+	if (!st->n_off && !st->n_poff) {
+		if (was_pending) {
+			/* It said the check had not run: this capture says
+			 * nothing (init said nothing either). */
+			st->hint[0] = '\0';
+			api->set_hint(st->ctx, st->hint);
+		}
+		return;
+	}
 	n = snprintf(st->hint, sizeof(st->hint),
 		     "off on this kernel (unequal to their files):");
 	for (unsigned i = 0; i < CTP_SRC_TASK_N_VALUES; i++)
@@ -1303,7 +1383,11 @@ static void check_kernel(struct bt_state *st)
 	if (n >= 0 && (size_t)n < sizeof(st->hint))
 		snprintf(st->hint + n, sizeof(st->hint) - (size_t)n,
 			 ": read from the files");
-	api->set_hint(st->ctx, st->hint);
+	/* At init: the run's hint. A later try's: each capture's
+	 * (bt_host). */
+	st->check_late_off = st->captures > 0;
+	if (!st->check_late_off)
+		api->set_hint(st->ctx, st->hint);
 }
 
 static void bt_fini(void *state)
@@ -1510,8 +1594,11 @@ static int bt_init(struct ctp_ctx *ctx, const struct ctp_api *api, void **state)
 			 why);
 		api->set_hint(ctx, st->hint);
 	} else {
+		const char *fail = getenv("CTP_BPFTASK_CHECK_FAIL");
+
 		offer_process(st);
 		expect_tasks(st);
+		st->check_fail = fail ? strtoul(fail, NULL, 10) : 0;
 		check_kernel(st);
 		state_open(st);
 		const char *walk_why = ctp_bpftask_walk_why(st->b);

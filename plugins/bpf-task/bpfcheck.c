@@ -339,7 +339,9 @@ int ctp_bpfcheck_run(struct ctp_bpftask *b, size_t max_bytes,
 		return r;
 	}
 	/* Its tid within a second, then 'S' (blocked in read) within about
-	 * 200 ms: it did its work, nothing of it moves any more. */
+	 * a second (looked at every 0.1 ms for 0.2 s, then every ms: a busy
+	 * host can keep it from the CPU that long): it did its work, nothing
+	 * of it moves any more. */
 	pfd = (struct pollfd){.fd = h.ready[0], .events = POLLIN};
 	if (poll(&pfd, 1, 1000) != 1 ||
 	    read(h.ready[0], &tid, sizeof(tid)) != sizeof(tid)) {
@@ -348,8 +350,8 @@ int ctp_bpfcheck_run(struct ctp_bpftask *b, size_t max_bytes,
 		goto out;
 	}
 	r = -ETIMEDOUT;
-	for (int i = 0; i < 2000; i++) {
-		struct timespec t = {0, 100000};
+	for (int i = 0; i < 2800; i++) {
+		struct timespec t = {0, i < 2000 ? 100000 : 1000000};
 		if (state_of(proc_fd, tid) == 'S') {
 			r = 0;
 			break;
@@ -524,7 +526,8 @@ static bool all_blocked(int proc_fd, pid_t pid, const pid_t *tids, int n)
 	struct ctp_stat st;
 	size_t len;
 
-	for (int i = 0; i < 2000; i++) {
+	/* About a second, as for the helper thread. */
+	for (int i = 0; i < 2800; i++) {
 		int k = 0;
 		for (; k < n; k++) {
 			snprintf(path, sizeof(path), "%d/task/%d/stat",
@@ -537,7 +540,8 @@ static bool all_blocked(int proc_fd, pid_t pid, const pid_t *tids, int n)
 		}
 		if (k == n)
 			return true;
-		nanosleep(&(struct timespec){0, 100000}, NULL);
+		nanosleep(&(struct timespec){0, i < 2000 ? 100000 : 1000000},
+			  NULL);
 	}
 	return false;
 }

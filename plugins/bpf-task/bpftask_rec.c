@@ -603,6 +603,23 @@ int ctp_bpftask_proc_value_by_name(const char *name)
 	return -1;
 }
 
+unsigned ctp_bpftask_judged(uint64_t off[2], uint64_t poff[1])
+{
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < CTP_SRC_TASK_N_VALUES; i++)
+		if (ctp_bpftask_value_name(i)) {
+			off[i / 64] |= UINT64_C(1) << (i % 64);
+			k++;
+		}
+	for (unsigned i = 0; i < CTP_SRC_PROC_N_VALUES; i++)
+		if (i != CTP_SRC_PROC_MM_GEN) {
+			poff[0] |= UINT64_C(1) << i;
+			k++;
+		}
+	return k;
+}
+
 /* ---- The process source ---------------------------------------------- */
 
 void ctp_bpftask_proc_add(struct ctp_bpftask_proc *p,

@@ -486,6 +486,15 @@ unsigned ctp_bpftask_proc_check(const struct ctp_src_process *pass,
 				const struct ctp_src_process *files,
 				uint64_t off[1]);
 
+/*
+ * The values the check judges, the bits of off (task) and poff (process)
+ * set for each (or'ed in): every value with a file to compare it with (a
+ * name below), never the delays, watermarks or maps generation, which no
+ * file of the check offers. A check that could not run turns these off.
+ * Returns how many. Pure.
+ */
+unsigned ctp_bpftask_judged(uint64_t off[2], uint64_t poff[1]);
+
 /* "stat utime", "io rchar", ...: the file and its name for a value the
  * check sees (stat, status, io, schedstat), else NULL. */
 const char *ctp_bpftask_value_name(unsigned which);
