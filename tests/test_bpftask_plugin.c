@@ -1514,6 +1514,137 @@ static void check_not_run_retry(void **state)
 	hx_fx_stop(fx);
 }
 
+/* Write text to dir/name: 0 or -errno. */
+static int put(const char *dir, const char *name, const char *text)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = write(fd, text, strlen(text));
+	int r = n == (ssize_t)strlen(text) ? 0 : -errno;
+	close(fd);
+	return r;
+}
+
+/* The pids controller this process is under: its hierarchy's mount
+ * (cgroup v1's pids, else v2 at /sys/fs/cgroup when it has pids) into
+ * root, and the process's cgroup there into orig. */
+static bool pids_cgroup(char *root, size_t rl, char *orig, size_t ol)
+{
+	char line[512];
+	bool found = false;
+	FILE *f = fopen("/proc/self/cgroup", "re");
+
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		char *c1 = strchr(line, ':'),
+		     *c2 = c1 ? strchr(c1 + 1, ':') : 0;
+		if (!c2)
+			continue;
+		*c2 = '\0';
+		if (!strcmp(c1 + 1, "pids")) {
+			snprintf(root, rl, "/sys/fs/cgroup/pids");
+			found = true;
+		} else if (!strcmp(line, "0") && !c1[1]) {
+			char ctl[256] = "";
+			FILE *g = fopen("/sys/fs/cgroup/cgroup.controllers",
+					"re");
+			found = g && fgets(ctl, sizeof(ctl), g) &&
+				strstr(ctl, "pids");
+			if (g)
+				fclose(g);
+			snprintf(root, rl, "/sys/fs/cgroup");
+		}
+		if (found)
+			snprintf(orig, ol, "%s%s", root, c2 + 1);
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/*
+ * A real reason for the check not to run: this process in a pids cgroup
+ * it fills (pids.max its own thread count), so the helper thread cannot
+ * start. The values it judges come from the files, the hint says why;
+ * once the limit is lifted, the capture that tries again (the third)
+ * runs it and the values are offered. Checked without asserting until
+ * the process is back in its own cgroup.
+ */
+static void check_pid_limit(void **state)
+{
+	struct hx_fx *fx = *state;
+	struct ctp_src_task t;
+	struct hx_rec host;
+	pid_t me = getpid(), tid = (pid_t)syscall(SYS_gettid);
+	char root[256], orig[512], mine[600], pid[32], thr[32];
+	const char *bad = NULL;
+	char hint[512] = "";
+	uint64_t v;
+
+	unsetenv("CTP_BPFTASK_CHECK_FAIL");
+	unsetenv("CTP_BPFTASK_CHECK_SKEW");
+	if (geteuid() != 0 ||
+	    !pids_cgroup(root, sizeof(root), orig, sizeof(orig))) {
+		printf("SKIP: not root, or no pids controller\n");
+		skip();
+	}
+	snprintf(mine, sizeof(mine), "%s/ctp-test-check-%d", root, (int)me);
+	snprintf(pid, sizeof(pid), "%d", (int)me);
+	if (mkdir(mine, 0755) < 0 && errno != EEXIST) {
+		printf("SKIP: cannot make %s: %s\n", mine, strerror(errno));
+		skip();
+	}
+	/* Every thread this process has now, and not one more. */
+	DIR *d = opendir("/proc/self/task");
+	int n = 0;
+	for (struct dirent *e; d && (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	snprintf(thr, sizeof(thr), "%d", n);
+	if (put(mine, "pids.max", thr) < 0 ||
+	    put(mine, "cgroup.procs", pid) < 0) {
+		rmdir(mine);
+		printf("SKIP: cannot limit this process in %s\n", mine);
+		skip();
+	}
+	if (!start_live_as(fx, NULL, 0, true)) {
+		put(orig, "cgroup.procs", pid);
+		rmdir(mine);
+		skip();
+	}
+	if (hx_fx_host(fx, &host) != 0)
+		bad = "first capture";
+	snprintf(hint, sizeof(hint), "%s", hx_hint(&fx->ctx));
+	if (!bad && !strstr(hint, "could not run (the helper thread cannot "
+				  "start"))
+		bad = "hint while limited";
+	if (!bad && (fill(fx, me, tid, NULL, &t) != 0 ||
+		     ctp_src_task_get(&t, sizeof(t), CTP_SRC_TASK_UTIME, &v)))
+		bad = "utime offered while the check could not run";
+	if (!bad && put(mine, "pids.max", "max") < 0)
+		bad = "pids.max max";
+	for (int k = 0; !bad && k < 2; k++)
+		if (hx_fx_host(fx, &host) != 0)
+			bad = "later captures";
+	if (!bad && hx_hint_set(&fx->ctx)) {
+		snprintf(hint, sizeof(hint), "%s", hx_hint(&fx->ctx));
+		bad = "hint after the limit";
+	}
+	if (!bad && (fill(fx, me, tid, NULL, &t) != 0 ||
+		     !ctp_src_task_get(&t, sizeof(t), CTP_SRC_TASK_UTIME, &v)))
+		bad = "utime not offered once the check ran";
+	hx_fx_stop(fx);
+	int back = put(orig, "cgroup.procs", pid);
+	rmdir(mine);
+	assert_int_equal(back, 0);
+	if (bad)
+		fail_msg("%s (hint \"%s\")", bad, hint);
+}
+
 /* The check at init with a process value made unequal
  * (CTP_BPFTASK_CHECK_SKEW): that value is never offered, the others are,
  * the hint names it, counted once. */
@@ -1813,6 +1944,7 @@ int main(void)
 		cmocka_unit_test(mm_gen),
 		cmocka_unit_test(process_check_off),
 		cmocka_unit_test(check_not_run_retry),
+		cmocka_unit_test(check_pid_limit),
 		cmocka_unit_test(times_across_runs),
 		cmocka_unit_test(list_complete),
 		cmocka_unit_test(exec_from_thread),

@@ -519,7 +519,7 @@ static int proc_pass_of(struct ctp_bpftask *b, size_t max_bytes,
 }
 
 /* Whether every thread of pid named in tids blocks ('S'), within about
- * 200 ms. */
+ * a second. */
 static bool all_blocked(int proc_fd, pid_t pid, const pid_t *tids, int n)
 {
 	char path[64], buf[1024];
@@ -577,12 +577,23 @@ int ctp_bpfcheck_process(struct ctp_bpftask *b, size_t max_bytes,
 		snprintf(why, whylen, "no child process: %s", strerror(-r));
 		goto out;
 	}
-	/* Both tids within a second, then both blocked. */
+	/* Both tids within a second, then both blocked. A child that ends
+	 * first (its pipe's end closed: read gives 0) could not do its work:
+	 * its own child or thread refused, a pid limit mostly. */
 	for (int i = 0; i < 2 && r == 0; i++) {
 		pfd = (struct pollfd){.fd = ready[0], .events = POLLIN};
-		if (poll(&pfd, 1, 1000) != 1 ||
-		    read(ready[0], &tids[i], sizeof(tids[i])) !=
-			    sizeof(tids[i]))
+		ssize_t got =
+			poll(&pfd, 1, 1000) == 1
+				? read(ready[0], &tids[i], sizeof(tids[i]))
+				: -1;
+		if (got == 0) {
+			r = -ECHILD;
+			snprintf(why, whylen,
+				 "the child process ended before it was ready "
+				 "(a pid limit?)");
+			goto out;
+		}
+		if (got != (ssize_t)sizeof(tids[i]))
 			r = -ETIMEDOUT;
 	}
 	if (r < 0 || !all_blocked(proc_fd, pid, tids, 2)) {
