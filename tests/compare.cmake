@@ -25,6 +25,11 @@ add_dependencies(test_compare_rename ctprof-core)
 # exited tasks, each task's own interval, stepping along a recording.
 ctp_add_test(test_interval test_interval.c snapbuild.c e2e_util.c LIBS ctpcore
              m)
+# Exited tasks on a cgroup v1 axis (core/analysis/exitsum.c, group.c): each
+# keyed by its v1 paths as a snapshot saw it, its process or its parent, in
+# compare's groups and the exporters' series, on hand-built captures.
+ctp_add_test(test_exit_v1 test_exit_v1.c snapbuild.c e2e_util.c LIBS ctpcore
+             m)
 # compare's coverage line on a hand-built pair (core/analysis/coverage.c).
 ctp_add_test(test_coverage test_coverage.c snapbuild.c e2e_util.c LIBS ctpcore)
 # The property of issue 28: on a host loaded by the test's own spinners,

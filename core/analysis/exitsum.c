@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "column.h"
+#include "hash.h"
 #include "ident.h"
 #include "interval.h"
 #include "render.h"
@@ -100,6 +101,15 @@ static int grow(struct ctp_exit_sum *s)
 	return 0;
 }
 
+/* The row of thread (tgid, tid) of snap, else of tgid's first live
+ * thread (its main thread, when live); -1 when neither is there. */
+static long live_row(const struct ctp_snap *snap, uint64_t tgid, uint64_t tid)
+{
+	const struct ctp_snap_table *t = ctp_snap_table(snap, CTP_SCOPE_THREAD);
+	long r = ctp_snap_row(t, tgid, tid);
+	return r >= 0 ? r : ctp_snap_row(t, tgid, 0);
+}
+
 /* The cgroup path of thread (tgid, tid) of snap, else of tgid's first
  * live thread; nil when neither is there. */
 static struct ctp_bytes cgroup_of(const struct ctp_snap *snap, uint64_t tgid,
@@ -108,13 +118,191 @@ static struct ctp_bytes cgroup_of(const struct ctp_snap *snap, uint64_t tgid,
 	const struct ctp_snap_table *t = ctp_snap_table(snap, CTP_SCOPE_THREAD),
 				    *c = ctp_snap_table(snap, CTP_SCOPE_CGROUP);
 	struct ctp_bytes nil = {0};
-	long r = ctp_snap_row(t, tgid, tid);
-	if (r < 0)
-		r = ctp_snap_row(t, tgid, 0);
+	long r = live_row(snap, tgid, tid);
 	if (r < 0 || !t->cgroup || !c || t->cgroup[r] < 0 ||
 	    (size_t)t->cgroup[r] >= c->rows)
 		return nil;
 	return c->path[t->cgroup[r]];
+}
+
+/* A set of v1 paths (a task's, one per hierarchy), kept once for every
+ * task that ran there: n pairs pointing into the klen bytes of its key
+ * that follow them (each hierarchy and path as its length, a size_t,
+ * its bytes and a NUL). */
+struct ctp_exit_v1set {
+	uint32_t hash;
+	size_t n, klen;
+	struct ctp_group_v1 pair[];
+};
+
+/* A snapshot that may have seen a task live, and its v1 path fields
+ * (the cgroup plugin's, found by their section: ctp_group_v1_field) with
+ * their hierarchies. */
+struct seen {
+	const struct ctp_snap *snap;
+	const struct ctp_snap_field **v1;
+	struct ctp_bytes *hier;
+	size_t n_v1;
+};
+
+static int seen_new(const struct ctp_snap *snap, struct seen *sn)
+{
+	*sn = (struct seen){.snap = snap};
+	if (!snap)
+		return 0;
+	const struct ctp_snap_field *fs = ctp_snap_fields(snap);
+	size_t nf = ctp_snap_n_fields(snap);
+	sn->v1 = malloc((nf + 1) * sizeof(*sn->v1));
+	sn->hier = malloc((nf + 1) * sizeof(*sn->hier));
+	if (!sn->v1 || !sn->hier)
+		return -ENOMEM;
+	for (size_t i = 0; i < nf; i++) {
+		struct ctp_bytes *h = &sn->hier[sn->n_v1];
+		if (ctp_group_v1_field(&fs[i], &h->ptr, &h->len))
+			sn->v1[sn->n_v1++] = &fs[i];
+	}
+	return 0;
+}
+
+static void seen_free(struct seen *sn)
+{
+	free(sn->v1);
+	free(sn->hier);
+}
+
+/* Append n bytes of p to the key being built at *len, as a length, the
+ * bytes and a NUL. */
+static int key_add(struct ctp_exit_sum *s, size_t *len, const char *p, size_t n)
+{
+	size_t need = *len + sizeof(n) + n + 1;
+	if (need > s->key_cap) {
+		size_t cap = need * 2;
+		unsigned char *k = realloc(s->key, cap);
+		if (!k)
+			return -ENOMEM;
+		s->key = k;
+		s->key_cap = cap;
+	}
+	memcpy(s->key + *len, &n, sizeof(n));
+	if (n)
+		memcpy(s->key + *len + sizeof(n), p, n);
+	s->key[need - 1] = '\0';
+	*len = need;
+	return 0;
+}
+
+/* Room for one more set in the pool (kept at most half full). */
+static int pool_grow(struct ctp_exit_sum *s)
+{
+	if (2 * (s->pool_n + 1) <= s->pool_cap)
+		return 0;
+	size_t cap = s->pool_cap ? 2 * s->pool_cap : 64;
+	struct ctp_exit_v1set **t = calloc(cap, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->pool_cap; i++) {
+		if (!s->pool[i])
+			continue;
+		size_t j = s->pool[i]->hash & (cap - 1);
+		while (t[j])
+			j = (j + 1) & (cap - 1);
+		t[j] = s->pool[i];
+	}
+	free(s->pool);
+	s->pool = t;
+	s->pool_cap = cap;
+	return 0;
+}
+
+/* The pool's set of the n pairs whose key is s->key[0..klen), added
+ * when new. */
+static int intern(struct ctp_exit_sum *s, size_t klen, size_t n,
+		  const struct ctp_exit_v1set **out)
+{
+	uint32_t h = ctp_hash_bytes(s->key, klen);
+	int r = pool_grow(s);
+	if (r < 0)
+		return r;
+	size_t m = s->pool_cap - 1, i = h & m;
+	for (; s->pool[i]; i = (i + 1) & m) {
+		const struct ctp_exit_v1set *e = s->pool[i];
+		if (e->hash == h && e->klen == klen &&
+		    !memcmp(&e->pair[e->n], s->key, klen)) {
+			*out = e;
+			return 0;
+		}
+	}
+	size_t size = sizeof(struct ctp_exit_v1set) +
+		      n * sizeof(struct ctp_group_v1) + klen;
+	struct ctp_exit_v1set *e = malloc(size);
+	if (!e)
+		return -ENOMEM;
+	*e = (struct ctp_exit_v1set){.hash = h, .n = n, .klen = klen};
+	char *k = (char *)&e->pair[n];
+	memcpy(k, s->key, klen);
+	for (size_t j = 0; j < 2 * n; j++) {
+		size_t len;
+		memcpy(&len, k, sizeof(len));
+		struct ctp_bytes b = {.ptr = k + sizeof(len), .len = len};
+		if (j % 2)
+			e->pair[j / 2].path = b;
+		else
+			e->pair[j / 2].hier = b;
+		k += sizeof(len) + len + 1;
+	}
+	s->pool[i] = e;
+	s->pool_n++;
+	s->bytes += size;
+	*out = e;
+	return 0;
+}
+
+/* The v1 paths of thread (tgid, tid) of sn, else of tgid's first live
+ * thread, as a set of the pool; NULL when neither is there or the row
+ * has none. */
+static int v1_of(struct ctp_exit_sum *s, const struct seen *sn, uint64_t tgid,
+		 uint64_t tid, const struct ctp_exit_v1set **out)
+{
+	long r = sn->n_v1 ? live_row(sn->snap, tgid, tid) : -1;
+	size_t klen = 0, n = 0;
+	int ret = 0;
+	*out = NULL;
+	for (size_t j = 0; r >= 0 && ret == 0 && j < sn->n_v1; j++) {
+		struct ctp_value v =
+			ctp_snap_get(sn->snap, sn->v1[j], (size_t)r);
+		if (v.type != CTP_TYPE_STRING)
+			continue;
+		if ((ret = key_add(s, &klen, sn->hier[j].ptr,
+				   sn->hier[j].len)) == 0 &&
+		    (ret = key_add(s, &klen, v.str.ptr,
+				   v.str.ptr ? v.str.len : 0)) == 0)
+			n++;
+	}
+	return ret == 0 && n ? intern(s, klen, n, out) : ret;
+}
+
+/* Where a task ran, as one source knew it: its v2 cgroup path, or (v1)
+ * its set of v1 paths. */
+struct place {
+	bool v1;
+	struct ctp_bytes cg;
+	const struct ctp_exit_v1set *set;
+};
+
+static bool placed(const struct place *p)
+{
+	return p->v1 ? p->set != NULL : p->cg.ptr != NULL;
+}
+
+/* Where thread (tgid, tid) of sn, else tgid's first live thread, ran,
+ * into p (placed(p) when known); -ENOMEM. */
+static int live_place(struct ctp_exit_sum *s, const struct seen *sn,
+		      uint64_t tgid, uint64_t tid, struct place *p)
+{
+	if (p->v1)
+		return v1_of(s, sn, tgid, tid, &p->set);
+	p->cg = cgroup_of(sn->snap, tgid, tid);
+	return 0;
 }
 
 /* Copies of comm, pcomm and cgroup (nil stays nil) in one block that task
@@ -307,67 +495,69 @@ static struct ctp_bytes exit_cgroup(const struct parents *pa,
 }
 
 /*
- * The cgroup of the parent of row r of f's exited table, for a task no
- * snapshot saw live: a child starts in its parent's cgroup. The parent
- * as the first of `seen` had it live (one that started before the task:
- * not a later process of a reused pid), else, when it exited too, its
- * own parent's, up the exited table a few generations. Not init's (pid 1
- * takes in orphans, wherever they ran). Nil when none is known.
+ * Where the parent of row r of f's exited table ran (p->v1: its v1
+ * paths, else its cgroup), for a task no snapshot saw live: a child
+ * starts in its parent's cgroups. The parent as the first of `seen` had
+ * it live (one that started before the task: not a later process of a
+ * reused pid), else, when it exited too, its own parent's, up the exited
+ * table a few generations; an exited parent's row says where it exited
+ * when it has the cgroup role (v2 only: exit records carry no v1 path).
+ * Not init's (pid 1 takes in orphans, wherever they ran). p stays
+ * unplaced when none is known; -ENOMEM.
  */
-static struct ctp_bytes parent_cgroup(const struct parents *pa,
-				      const struct ctp_snap *f,
-				      const struct ctp_snap_table *x, size_t r,
-				      const struct ctp_snap *const *seen,
-				      size_t n_seen)
+static int parent_place(struct ctp_exit_sum *s, const struct parents *pa,
+			const struct ctp_snap *f,
+			const struct ctp_snap_table *x, size_t r,
+			const struct seen *const *seen, size_t n_seen,
+			struct place *p)
 {
 	uint64_t start = ctp_ident_exited_start(f, r),
 		 after = x->exit_ns ? x->exit_ns[r] : 0;
-	struct ctp_bytes nil = {0};
 	for (int gen = 0; pa->pf && gen < 8; gen++) {
 		struct ctp_value v = ctp_snap_get(f, pa->pf, r);
 		if (v.type != CTP_TYPE_U64 || v.u64 <= 1)
-			return nil;
+			return 0;
 		for (size_t k = 0; k < n_seen; k++) {
-			long lr = seen[k] ? ctp_snap_row(
-						    ctp_snap_table(
-							    seen[k],
-							    CTP_SCOPE_THREAD),
-						    v.u64, v.u64)
-					  : -1;
-			uint64_t ps =
-				lr < 0 ? CTP_IDENT_UNKNOWN
-				       : ctp_ident_task_start(seen[k],
-							      CTP_SCOPE_THREAD,
-							      (size_t)lr);
+			const struct ctp_snap *sk =
+				seen[k] ? seen[k]->snap : NULL;
+			long lr =
+				sk ? ctp_snap_row(ctp_snap_table(
+							  sk, CTP_SCOPE_THREAD),
+						  v.u64, v.u64)
+				   : -1;
+			uint64_t ps = lr < 0 ? CTP_IDENT_UNKNOWN
+					     : ctp_ident_task_start(
+						       sk, CTP_SCOPE_THREAD,
+						       (size_t)lr);
 			if (lr < 0 ||
 			    (ps != CTP_IDENT_UNKNOWN &&
 			     start != CTP_IDENT_UNKNOWN && ps > start))
 				continue;
-			struct ctp_bytes c = cgroup_of(seen[k], v.u64, v.u64);
-			if (c.ptr)
-				return c;
+			int ret = live_place(s, seen[k], v.u64, v.u64, p);
+			if (ret < 0 || placed(p))
+				return ret;
 		}
 		long pr = parent_row(pa, x, v.u64, after);
 		if (pr < 0)
-			return nil;
+			return 0;
 		r = (size_t)pr;
 		after = x->exit_ns ? x->exit_ns[r] : 0;
-		struct ctp_bytes c = exit_cgroup(pa, f, r);
-		if (c.ptr)
-			return c;
+		if (!p->v1 && (p->cg = exit_cgroup(pa, f, r)).ptr)
+			return 0;
 	}
-	return nil;
+	return 0;
 }
 
 /* Task i (row r of f's exited table x): who it is and where it ran, from
  * BASE, f and prev (the recording's file before f, NULL when none), the
- * snapshots that may have seen it live, else where its parent ran. */
-static int task_ident(struct ctp_exit_sum *s, size_t i,
-		      const struct ctp_snap *base, const struct ctp_snap *f,
-		      const struct ctp_snap *prev,
+ * snapshots that may have seen it live (sb, sf, sp: each with its v1
+ * fields), else where its parent ran. */
+static int task_ident(struct ctp_exit_sum *s, size_t i, const struct seen *sb,
+		      const struct seen *sf, const struct seen *sp,
 		      const struct ctp_snap_table *x, size_t r,
 		      const struct parents *pa)
 {
+	const struct ctp_snap *base = sb->snap, *f = sf->snap, *prev = sp->snap;
 	uint64_t tgid = x->tgid ? x->tgid[r] : 0;
 	s->id[i].tgid = tgid;
 	s->id[i].tid = x->tid[r];
@@ -383,19 +573,29 @@ static int task_ident(struct ctp_exit_sum *s, size_t i,
 	    !ctp_ident_exited_same(base, (size_t)s->base_row[i],
 				   ctp_ident_exited_start(f, r)))
 		s->base_row[i] = -1;
-	struct ctp_bytes in[3] = {
-		x->comm[r], live_pcomm(f, prev, base, tgid), {0}};
-	const struct ctp_snap *seen[4] = {s->base_row[i] >= 0 ? base : NULL,
-					  prev, f, base};
-	/* Where it exited, when its row says; else where a snapshot saw it,
-	 * else its parent. */
-	in[2] = exit_cgroup(pa, f, r);
-	for (int k = 0; k < 4 && tgid && !in[2].ptr; k++)
-		if (seen[k])
-			in[2] = cgroup_of(seen[k], tgid, x->tid[r]);
-	if (!in[2].ptr)
-		in[2] = parent_cgroup(pa, f, x, r, seen + 1, 3);
-	return own_names(s, i, in);
+	const struct seen *seen[4] = {s->base_row[i] >= 0 ? sb : NULL,
+				      prev ? sp : NULL, sf, sb};
+	/* Its cgroup where it exited, when its row says; else (and its v1
+	 * paths, which no exit row has) where a snapshot saw it, else its
+	 * parent. Without v1 fields in any of them, no v1 path. */
+	struct place w[2] = {{.cg = exit_cgroup(pa, f, r)}, {.v1 = true}};
+	int ret = 0;
+	for (int v1 = 0; v1 < 2 && ret == 0; v1++) {
+		if (v1 && !sb->n_v1 && !sf->n_v1 && !sp->n_v1)
+			break;
+		for (int k = 0; k < 4 && tgid && ret == 0 && !placed(&w[v1]);
+		     k++)
+			if (seen[k])
+				ret = live_place(s, seen[k], tgid, x->tid[r],
+						 &w[v1]);
+		if (ret == 0 && !placed(&w[v1]))
+			ret = parent_place(s, pa, f, x, r, seen + 1, 3, &w[v1]);
+	}
+	s->id[i].v1 = w[1].set ? w[1].set->pair : NULL;
+	s->id[i].n_v1 = w[1].set ? w[1].set->n : 0;
+	struct ctp_bytes in[3] = {x->comm[r], live_pcomm(f, prev, base, tgid),
+				  w[0].cg};
+	return ret < 0 ? ret : own_names(s, i, in);
 }
 
 /* Is exited row r of f's table a thread f read live too (same ids and
@@ -444,7 +644,11 @@ static int add_file(const struct ctp_snap *base, const struct ctp_snap *f,
 	const struct ctp_snap_field **ff = calloc(nf, sizeof(*ff));
 	double *fac = calloc(nf, sizeof(*fac));
 	struct parents pa = {0};
+	struct seen sb = {0}, sf = {0}, sp = {0};
 	int ret = ff && fac ? parents_new(f, x, &pa) : -ENOMEM;
+	if (ret == 0 && x && x->rows && (ret = seen_new(base, &sb)) == 0 &&
+	    (ret = seen_new(f, &sf)) == 0)
+		ret = seen_new(prev, &sp);
 	if (ret == 0)
 		file_fields(s, f, ff, fac);
 	for (size_t r = 0; ret == 0 && x && r < x->rows; r++) {
@@ -462,12 +666,15 @@ static int add_file(const struct ctp_snap *base, const struct ctp_snap *f,
 		}
 		s->bytes += need;
 		if ((ret = grow(s)) < 0 ||
-		    (ret = task_ident(s, s->tasks, base, f, prev, x, r, &pa)) <
+		    (ret = task_ident(s, s->tasks, &sb, &sf, &sp, x, r, &pa)) <
 			    0)
 			break;
 		task_values(s, s->tasks, f, ff, fac, r);
 		s->tasks++;
 	}
+	seen_free(&sb);
+	seen_free(&sf);
+	seen_free(&sp);
 	free(pa.by_pid);
 	free(ff);
 	free(fac);
@@ -686,5 +893,9 @@ void ctp_exit_sum_free(struct ctp_exit_sum *s)
 	free(s->unit_set);
 	free(s->step);
 	free(s->cpu_of);
+	for (size_t i = 0; i < s->pool_cap; i++)
+		free(s->pool[i]);
+	free(s->pool);
+	free(s->key);
 	memset(s, 0, sizeof(*s));
 }

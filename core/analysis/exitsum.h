@@ -34,9 +34,10 @@ struct ctp_exit_sum {
 	struct ctp_exit_group *g;
 	size_t n_g;
 	/* Per task (`tasks` of them), for compare's groups: what keys it
-	 * (names and cgroup path as the snapshots knew them: its own comm,
-	 * its process's, the cgroup of the thread BASE had, or of a live
-	 * thread of its process), BASE's thread row of the same task (ids
+	 * (names, cgroup path and v1 paths as the snapshots knew them: its
+	 * own comm, its process's, the cgroups of the thread BASE had, or
+	 * of a live thread of its process, else of its parent), BASE's
+	 * thread row of the same task (ids
 	 * and start, ctp_ident_exited_same) or -1,
 	 * and the values of `fields` (every column's `exited:` fields and
 	 * the coverage ones; NAN: absent) in `unit` (the first file's; time
@@ -57,6 +58,13 @@ struct ctp_exit_sum {
 	/* Memory kept per task, with its names, against the budget: the
 	 * tasks past it are counted in `over`, not kept. */
 	uint64_t bytes, budget, over;
+	/* The distinct sets of v1 paths the ids point at (id[].v1), each
+	 * kept once however many tasks ran there: an open-addressing table
+	 * of pool_cap slots, pool_n used; key: scratch for a set's bytes. */
+	struct ctp_exit_v1set **pool;
+	size_t pool_n, pool_cap;
+	unsigned char *key;
+	size_t key_cap;
 };
 
 /*

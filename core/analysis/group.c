@@ -519,6 +519,7 @@ struct build {
 	uint32_t *proc_of; /* per thread row: process row, UINT32_MAX none */
 	const char **cg_key[CTP_GROUP_MAX_AXES]; /* per cgroup row */
 	const struct ctp_snap_field *v1f[CTP_GROUP_MAX_AXES];
+	struct ctp_bytes v1h[CTP_GROUP_MAX_AXES]; /* v1f's hierarchies */
 	/* Per field axis: the field whose value keys it. */
 	const struct ctp_snap_field *keyf[CTP_GROUP_MAX_AXES];
 	/* Per v1 axis, per thread row: the cgroup row of its path in that
@@ -655,6 +656,22 @@ static int v1_key(struct build *b, size_t a, size_t r, const char **out)
 	return cgroup_key(b, &by, out);
 }
 
+/* The key part of a v1 axis a for extra task x: its path in the axis's
+ * hierarchy, which the exit sum took from a snapshot that saw it, its
+ * process or its parent live (exit records carry no v1 path). */
+static int extra_v1_key(struct build *b, size_t a,
+			const struct ctp_group_extra *x, const char **out)
+{
+	const struct ctp_bytes *h = &b->v1h[a];
+	*out = NULL;
+	for (size_t i = 0; i < x->n_v1; i++) {
+		const struct ctp_bytes *xh = &x->v1[i].hier;
+		if (xh->len == h->len && !memcmp(xh->ptr, h->ptr, h->len))
+			return cgroup_key(b, &x->v1[i].path, out);
+	}
+	return 0;
+}
+
 /* The key parts axis a gives thread row r, into k; how many in *np (the
  * occurrence of none is filled in later). */
 static int axis_keys(struct build *b, size_t a, size_t r, const char **k,
@@ -690,7 +707,8 @@ static int axis_keys(struct build *b, size_t a, size_t r, const char **k,
 		return 0;
 	case CTP_AXIS_CGROUP_V1:
 		k[0] = NULL;
-		return x ? 0 : v1_key(b, a, r, &k[0]);
+		return x ? extra_v1_key(b, a, x, &k[0])
+			 : v1_key(b, a, r, &k[0]);
 	case CTP_AXIS_PID:
 	case CTP_AXIS_TID:
 		k[0] = num_key(b->g, false,
@@ -840,10 +858,8 @@ static const char *dim_value(const char *dims, const char *key, size_t *len)
 	return NULL;
 }
 
-/* A thread-scope string field of the v1 path section: its hierarchy in
- * *h (*hlen bytes). */
-static bool v1_path_field(const struct ctp_snap_field *f, const char **h,
-			  size_t *hlen)
+bool ctp_group_v1_field(const struct ctp_snap_field *f, const char **h,
+			size_t *hlen)
 {
 	if (f->scope != CTP_SCOPE_THREAD || f->type != CTP_TYPE_STRING ||
 	    strcmp(f->section, V1_PATH_SECTION) != 0)
@@ -875,7 +891,7 @@ static const char *v1_title(struct ctp_groups *g,
 {
 	const char *h = "";
 	size_t hl = 0;
-	v1_path_field(f, &h, &hl);
+	ctp_group_v1_field(f, &h, &hl);
 	size_t n = hl + 8;
 	char *t = arena_alloc(&g->arena, n);
 	if (t)
@@ -1042,7 +1058,7 @@ static int resolve_v1(const struct ctp_snap *snap, const char *name,
 	for (size_t i = 0; i < nf; i++) {
 		const char *h;
 		size_t hl;
-		if (!v1_path_field(&fs[i], &h, &hl))
+		if (!ctp_group_v1_field(&fs[i], &h, &hl))
 			continue;
 		if (hl == n && !memcmp(h, want, n)) {
 			*out = &fs[i];
@@ -1113,7 +1129,7 @@ static int map_v1_rows(struct build *b, size_t a)
 {
 	const char *fn = "";
 	size_t hl = 0;
-	v1_path_field(b->v1f[a], &fn, &hl);
+	ctp_group_v1_field(b->v1f[a], &fn, &hl);
 	struct keyed_row *k =
 		malloc((b->cg->rows ? b->cg->rows : 1) * sizeof(*k));
 	b->v1_row[a] =
@@ -1264,10 +1280,13 @@ int ctp_groups_new_extra(const struct ctp_snap *snap,
 	if (!g->cache)
 		goto out;
 	for (size_t a = 0; a < spec->n_axes; a++) {
-		if (spec->axes[a] == CTP_AXIS_CGROUP_V1 &&
-		    (r = resolve_v1(snap, spec->v1[a], &b.v1f[a], err,
-				    errlen)) < 0)
-			goto out;
+		if (spec->axes[a] == CTP_AXIS_CGROUP_V1) {
+			if ((r = resolve_v1(snap, spec->v1[a], &b.v1f[a], err,
+					    errlen)) < 0)
+				goto out;
+			ctp_group_v1_field(b.v1f[a], &b.v1h[a].ptr,
+					   &b.v1h[a].len);
+		}
 		if (spec->axes[a] == CTP_AXIS_FIELD &&
 		    (r = resolve_field(snap, spec->field[a], &b.keyf[a], err,
 				       errlen)) < 0)

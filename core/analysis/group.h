@@ -142,19 +142,35 @@ struct ctp_group {
 	uint32_t n_extras;
 };
 
+/* A task's path in one cgroup v1 hierarchy, the hierarchy as the
+ * "hierarchy=" dimension of the thread path fields names it
+ * (ctp_group_v1_field). */
+struct ctp_group_v1 {
+	struct ctp_bytes hier, path;
+};
+
 /*
  * A task that is not a row of the snapshot but belongs to its groups:
  * compare's tasks that exited in the interval (core/analysis/exitsum.h).
- * It is keyed like a thread from what the caller knows of it: names and
- * cgroup path (nil where unknown: the key part is unknown), tgid and tid.
- * A field axis takes the value of its live process (a process field),
- * else it is unknown; a v1 axis is unknown. It adds no process or cgroup
- * row to its group: those are the live members'.
+ * It is keyed like a thread from what the caller knows of it: names,
+ * cgroup path (nil where unknown: the key part is unknown) and its paths
+ * in the v1 hierarchies (n_v1 of them; a v1 axis whose hierarchy is not
+ * among them is unknown), tgid and tid. A field axis takes the value of
+ * its live process (a process field), else it is unknown. It adds no
+ * process or cgroup row to its group: those are the live members'.
  */
 struct ctp_group_extra {
 	uint64_t tgid, tid;
 	struct ctp_bytes comm, pcomm, cgroup;
+	const struct ctp_group_v1 *v1;
+	size_t n_v1;
 };
+
+/* Is f a thread path field of a cgroup v1 hierarchy (section
+ * "cgroup-v1-path", a string with a "hierarchy=<h>" dimension,
+ * docs/FORMAT.md 7.2.1)? Its hierarchy in *h, *hlen bytes. */
+bool ctp_group_v1_field(const struct ctp_snap_field *f, const char **h,
+			size_t *hlen);
 
 struct ctp_groups;
 
