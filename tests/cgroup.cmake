@@ -19,4 +19,7 @@ add_dependencies(test_cgroup_e2e abi-plugin-abi-good)
 
 ctp_add_test(test_cgroup_live test_cgroup_live.c e2e_util.c
              LIBS ctpcore ctp_cgroup_parse Threads::Threads)
-add_dependencies(test_cgroup_live ctprof-core plugin-cgroup)
+# Its v1_exited case records short-lived processes in a v1 cpuacct cgroup
+# (procfs-stat, taskstats' exit records) and groups them by cgroup:cpuacct.
+add_dependencies(test_cgroup_live ctprof-core plugin-cgroup plugin-procfs-stat
+                 plugin-taskstats)

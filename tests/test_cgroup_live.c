@@ -17,7 +17,10 @@
  * `tasks` listings, issue 17) equal the v1 lines of its own cgroup file, for
  * every thread whose file read the same before and after the capture; and
  * the same with bpf-task's source "cgroup-v1" serving them, the child's
- * threads split over v1 memory and name=systemd cgroups.
+ * threads split over v1 memory and name=systemd cgroups. And, recorded
+ * with taskstats' exit records, short-lived processes in a v1 cpuacct
+ * cgroup of the test's land in that cgroup's group on a cgroup:cpuacct
+ * axis, with the CPU its cpuacct.usage counted (v1_exited).
  *
  * Everything it creates is removed in the teardown, also after a failure
  * (the child is killed first). A layout this host lacks is skipped with the
@@ -48,7 +51,10 @@
 
 #include "cgroup_parse.h"
 #include "e2e_util.h"
+#include "exitsum.h"
+#include "group.h"
 #include "reader.h"
+#include "view.h"
 
 #define PATH(buf, ...) assert_int_equal(E2E_PATHF(buf, __VA_ARGS__), 0)
 #define NTHREADS       4 /* the child's leader and three threads */
@@ -62,7 +68,7 @@ struct hier {
 	char root[PATH_MAX];  /* the mount's root in its hierarchy */
 	char self[PATH_MAX];  /* this process's path in it */
 };
-static struct hier h_mem, h_pids, h_v2, h_sysd;
+static struct hier h_mem, h_pids, h_v2, h_sysd, h_acct;
 
 /* The mountinfo line of a v1 hierarchy with option `opt`, or of cgroup2. */
 static void find_mount(const char *opt, struct hier *h)
@@ -980,6 +986,328 @@ static void v1_source(void **state)
 	assert_int_equal(bad, 0);
 }
 
+/* ---- Exited tasks on a v1 axis ------------------------------------------- */
+
+#define N_BURN	32 /* short-lived children, half through a shell */
+#define N_TASKS (N_BURN + N_BURN / 2)
+#define BURN_NS (20000000ull) /* of CPU each */
+
+/* Burn BURN_NS of this process's CPU, then exit. */
+static void burn_exit(void)
+{
+	struct timespec t;
+	volatile uint64_t x = 0;
+	do {
+		for (int i = 0; i < 100000; i++)
+			x += (uint64_t)i;
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	} while ((uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec <
+		 BURN_NS);
+	_exit(0);
+}
+
+/* The child of v1_exited: on a byte from `go`, N_BURN burners one after
+ * the other (every other one the child of an intermediate process that
+ * exits after it, as make's shells do), then a byte on `done`; then it
+ * waits to be killed, alive for the captures after. */
+static void burner_parent(int go, int done)
+{
+	char c;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	prctl(PR_SET_NAME, "v1x-make");
+	if (read(go, &c, 1) != 1)
+		_exit(1);
+	for (int i = 0; i < N_BURN; i++) {
+		pid_t p = fork();
+		if (p == 0) {
+			prctl(PR_SET_NAME, i % 2 ? "v1x-sh" : "v1x-cc");
+			if (i % 2) {
+				pid_t q = fork();
+				if (q == 0) {
+					prctl(PR_SET_NAME, "v1x-cc");
+					burn_exit();
+				}
+				_exit(q > 0 && waitpid(q, NULL, 0) == q ? 0
+									: 1);
+			}
+			burn_exit();
+		}
+		if (p < 0 || waitpid(p, NULL, 0) != p)
+			_exit(1);
+	}
+	if (write(done, "x", 1) != 1)
+		_exit(1);
+	for (;;)
+		pause();
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* The recording's files in dir, sorted by name (capture order); n. */
+static size_t rec_files(const char *dir, char (*out)[PATH_MAX], size_t max)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t n = 0;
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+		if (l > 11 && !strcmp(e->d_name + l - 11, ".ctprof.zst") &&
+		    n < max &&
+		    e2e_pathf(out[n], PATH_MAX, "%s/%s", dir, e->d_name) == 0)
+			n++;
+	}
+	closedir(d);
+	qsort(out, n, sizeof(*out), cmp_name);
+	return n;
+}
+
+/* Wait (polling) until dir holds at least n files; false after a minute. */
+static bool wait_files(const char *dir, size_t n, char (*buf)[PATH_MAX],
+		       size_t max)
+{
+	for (int i = 0; i < 6000; i++) {
+		if (rec_files(dir, buf, max) >= n)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+static uint64_t acct_usage(const char *dir)
+{
+	char path[PATH_MAX + 32], *text = NULL;
+	uint64_t v = 0;
+	snprintf(path, sizeof(path), "%s/cpuacct.usage", dir);
+	if (e2e_read_file(path, &text, NULL) == 0)
+		v = strtoull(text, NULL, 10);
+	free(text);
+	return v;
+}
+
+static bool is_ours(const struct ctp_bytes *comm)
+{
+	return comm->ptr && comm->len > 4 && !memcmp(comm->ptr, "v1x-", 4);
+}
+
+/* One of the test's exited tasks as the files' exited tables hold it. */
+struct v1x_task {
+	uint64_t tid, ppid;
+	size_t file;
+};
+
+/* The test's exited tasks in files[1..nf) (each exit is in one file's
+ * table), into t (room for max); how many. */
+static size_t v1x_rows(char (*files)[PATH_MAX], size_t nf, struct v1x_task *t,
+		       size_t max)
+{
+	size_t n = 0;
+	char err[512];
+	for (size_t k = 1; k < nf; k++) {
+		struct ctp_snap *s;
+		if (ctp_snap_open(files[k], 1ull << 31, &s, err, sizeof(err)) <
+		    0)
+			fail_msg("%s", err);
+		const struct ctp_snap_table *x =
+			ctp_snap_table(s, CTP_SCOPE_EXITED);
+		const struct ctp_snap_field *pf =
+			ctp_snap_role_field(s, CTP_SCOPE_EXITED, "parent");
+		for (size_t r = 0; x && r < x->rows && n < max; r++) {
+			if (!is_ours(&x->comm[r]))
+				continue;
+			struct ctp_value v = pf ? ctp_snap_get(s, pf, r)
+						: (struct ctp_value){0};
+			t[n++] = (struct v1x_task){
+				x->tid[r], v.type == CTP_TYPE_U64 ? v.u64 : 0,
+				k};
+		}
+		ctp_snap_free(s);
+	}
+	return n;
+}
+
+/* May the rules leave tid without a key? Its parent is one of the
+ * test's shells whose exit a later file recorded than tid's own: the walk
+ * up the parents reads the exited table of the task's own file
+ * (docs/COMPARE.md "Exited tasks"), so it finds the shell only when a
+ * capture read it live. */
+static bool unplaceable(const struct v1x_task *t, size_t n, uint64_t tid)
+{
+	const struct v1x_task *me = NULL;
+	for (size_t i = 0; i < n && !me; i++)
+		if (t[i].tid == tid)
+			me = &t[i];
+	for (size_t i = 0; me && i < n; i++)
+		if (t[i].tid == me->ppid)
+			return t[i].file > me->file;
+	return false;
+}
+
+/*
+ * Short-lived processes in a v1 cpuacct cgroup of their own, recorded
+ * (taskstats' exit records, the cgroup plugin's v1 paths): grouped by
+ * cgroup:cpuacct over the recording, the cgroup's group holds every one
+ * of them (by its parent, which the files saw live there; the ones under
+ * an exited shell by their grandparent) and their CPU is what the
+ * cgroup's cpuacct.usage counted, never the group without a key's.
+ */
+static void v1_exited(void **state)
+{
+	enum { MAXF = 256 };
+	static char files[MAXF][PATH_MAX];
+	struct v1x_task rows[2 * N_TASKS];
+	char name[64], dir[PATH_MAX], path[PATH_MAX], cfg[PATH_MAX],
+		rec[PATH_MAX], log[PATH_MAX], err[512];
+	int go[2], done[2];
+	char c;
+
+	(void)state;
+	if (!h_acct.mount[0]) {
+		print_message("skipped: no cgroup v1 cpuacct hierarchy here\n");
+		skip();
+	}
+	kill_child(); /* this case's child is its own */
+	snprintf(name, sizeof(name), "ctprof-v1exit-%d", (int)getpid());
+	enter(&h_acct, name, dir, sizeof(dir), path, sizeof(path));
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(done), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0)
+		burner_parent(go[0], done[1]);
+	move_procs(dir, child);
+
+	PATH(cfg, "%s/v1x.yaml", tmp);
+	PATH(rec, "%s/v1x-rec", tmp);
+	PATH(log, "%s/v1x-rec.log", tmp);
+	FILE *f = fopen(cfg, "we");
+	assert_non_null(f);
+	fprintf(f,
+		"plugin_dirs: [\"%s\"]\nworkers: 2\nplugins:\n"
+		"  procfs-stat: {required: true}\n"
+		"  taskstats: {required: true}\n"
+		"  cgroup: {required: true}\n",
+		CTP_TEST_PLUGIN_DIR);
+	assert_int_equal(fclose(f), 0);
+	const char *args[] = {"record", "--config", cfg,  "-o",	  rec,
+			      "-i",	"300ms",    "-n", "1000", NULL};
+	pid_t recording;
+	assert_int_equal(e2e_spawn(args, NULL, log, &recording), 0);
+	e2e_started_add(recording);
+	/* The child in its cgroup in a file, then its burners. */
+	assert_true(wait_files(rec, 1, files, MAXF));
+	uint64_t u0 = acct_usage(dir);
+	assert_int_equal(write(go[1], "x", 1), 1);
+	assert_int_equal(read(done[0], &c, 1), 1);
+	uint64_t u1 = acct_usage(dir);
+	/* Two more files: one whose capture began after the last exit. */
+	size_t n_done = rec_files(rec, files, MAXF);
+	assert_true(wait_files(rec, n_done + 2, files, MAXF));
+	kill(recording, SIGTERM);
+	e2e_wait_bounded(recording, 60000, "record");
+	e2e_started_done(recording);
+	close(go[0]);
+	close(go[1]);
+	close(done[0]);
+	close(done[1]);
+	size_t nf = rec_files(rec, files, MAXF);
+	assert_true(nf >= 3);
+
+	static const char view_text[] =
+		"view: x\ndescription: d\nsort: a\n"
+		"sections: [{title: T, group_by: pcomm}]\n"
+		"columns: [{id: a, label: A, sum: [procfs.utime, "
+		"procfs.stime], exited: [taskstats.exited.utime, "
+		"taskstats.exited.stime]}]\n"
+		"coverage: {threads: [procfs.utime, procfs.stime], exited: "
+		"[taskstats.exited.utime, taskstats.exited.stime]}\n";
+	struct ctp_view *v;
+	struct ctp_snap *base, *cand;
+	struct ctp_exit_sum ex;
+	assert_int_equal(ctp_view_parse("x.yaml", view_text, strlen(view_text),
+					&v, err, sizeof(err)),
+			 0);
+	if (ctp_snap_open(files[0], 1ull << 31, &base, err, sizeof(err)) < 0 ||
+	    ctp_snap_open(files[nf - 1], 1ull << 31, &cand, err, sizeof(err)) <
+		    0)
+		fail_msg("%s", err);
+	char *between[MAXF];
+	for (size_t i = 1; i + 1 < nf; i++)
+		between[i - 1] = files[i];
+	assert_int_equal(ctp_exit_sum_paths(base, cand, between, nf - 2,
+					    1ull << 31, v, stderr, "test", &ex),
+			 0);
+	if (!ex.present) {
+		print_message("skipped: no exit records here (taskstats "
+			      "exits unavailable)\n");
+		ctp_exit_sum_free(&ex);
+		ctp_snap_free(base);
+		ctp_snap_free(cand);
+		ctp_view_free(v);
+		skip();
+	}
+	struct ctp_group_spec spec = {.no_normalize = true};
+	char axes[] = "cgroup:cpuacct";
+	struct ctp_groups *g;
+	assert_int_equal(ctp_group_spec_parse(axes, &spec, err, sizeof(err)),
+			 0);
+	if (ctp_groups_new_extra(cand, &spec, ex.id, ex.tasks, &g, err,
+				 sizeof(err)) < 0)
+		fail_msg("%s", err);
+	const char *key[1] = {path}, *none[1] = {NULL};
+	const struct ctp_group *gr = ctp_groups_find(g, key),
+			       *keyless = ctp_groups_find(g, none);
+	size_t nrows = v1x_rows(files, nf, rows, 2 * N_TASKS);
+	double cpu = 0, lost_cpu = 0;
+	uint32_t ours = 0, lost = 0, expected = 0, bad = 0;
+	for (uint32_t i = 0; gr && i < gr->n_extras; i++) {
+		ours += is_ours(&ex.id[gr->extras[i]].comm);
+		cpu += ex.cpu_of[gr->extras[i]];
+	}
+	for (size_t i = 0; i < nrows; i++)
+		expected += unplaceable(rows, nrows, rows[i].tid);
+	for (uint32_t i = 0; keyless && i < keyless->n_extras; i++) {
+		const struct ctp_group_extra *x = &ex.id[keyless->extras[i]];
+		if (!is_ours(&x->comm))
+			continue;
+		lost++;
+		lost_cpu += ex.cpu_of[keyless->extras[i]];
+		if (!unplaceable(rows, nrows, x->tid)) {
+			print_error("%.*s %llu without a key\n",
+				    (int)x->comm.len, x->comm.ptr,
+				    (unsigned long long)x->tid);
+			bad++;
+		}
+	}
+	double usage = (double)(u1 - u0) / 1e9;
+	printf("NOTE: %s: %u exited tasks, %.3f s of CPU; cpuacct.usage "
+	       "%.3f s; keyless: %u of them (%u under a shell whose exit a "
+	       "later file has), %.3f s; %llu exits lost\n",
+	       path, ours, cpu, usage, lost, expected, lost_cpu,
+	       (unsigned long long)ex.lost);
+	/* Every burner and shell, less what the plugin said it missed;
+	 * none without a key but a child whose parent's exit is in a later
+	 * file than its own. */
+	assert_true(ours + expected + ex.lost >= N_TASKS);
+	assert_true(ours + lost + ex.lost >= N_TASKS);
+	assert_int_equal(bad, 0);
+	/* Their CPU is the cgroup's, give or take the exit records'
+	 * rounding and the parent's own forks. */
+	if (!ex.lost &&
+	    (cpu + lost_cpu < 0.8 * usage || cpu + lost_cpu > 1.1 * usage))
+		fail_msg("exited CPU %.3f s, cpuacct.usage %.3f s",
+			 cpu + lost_cpu, usage);
+	ctp_groups_free(g);
+	ctp_exit_sum_free(&ex);
+	ctp_snap_free(base);
+	ctp_snap_free(cand);
+	ctp_view_free(v);
+}
+
 /* Every thread of the host: its v2 identity (the core's, from the
  * cgroups' cgroup.procs listings, issue 17) equals the 0:: line of its own
  * cgroup file, for every thread that stayed put across the capture. */
@@ -1106,6 +1434,12 @@ int main(void)
 		h_v2.mount[0] = '\0';
 	if (h_sysd.mount[0] && !self_path("name=systemd", &h_sysd))
 		h_sysd.mount[0] = '\0';
+	/* cpuacct alone, or beside cpu (cpu,cpuacct) as most hosts mount it. */
+	find_mount("cpuacct", &h_acct);
+	if (h_acct.mount[0] && !self_path("cpuacct", &h_acct) &&
+	    !self_path("cpu,cpuacct", &h_acct) &&
+	    !self_path("cpuacct,cpu", &h_acct))
+		h_acct.mount[0] = '\0';
 	if (!h_mem.mount[0] && !h_pids.mount[0] && !h_v2.mount[0]) {
 		printf("skipped: no cgroup hierarchy to create cgroups in\n");
 		return 77;
@@ -1125,6 +1459,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(v1_listings, setup, teardown),
 		cmocka_unit_test_setup_teardown(v1_source, setup, teardown),
 		cmocka_unit_test_setup_teardown(v2_listings, setup, teardown),
+		cmocka_unit_test_setup_teardown(v1_exited, setup, teardown),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	e2e_rm_rf(tmp);
