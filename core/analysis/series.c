@@ -661,6 +661,8 @@ int ctp_series_feed(struct ctp_series *s, struct ctp_snap *snap, char *err,
 	struct ctp_exit_sum *ex = NULL;
 	struct ctp_groups *g = NULL;
 	bool first = !s->snap[1];
+	/* Kept until the next feed, read only through the table calls. */
+	ctp_snap_drop_tree(snap);
 	long *slot_of = calloc(ctp_snap_n_fields(snap) + 1, sizeof(*slot_of));
 	int r = slot_of ? 0 : -ENOMEM;
 	if (r == 0 && !first) {
@@ -674,8 +676,7 @@ int ctp_series_feed(struct ctp_series *s, struct ctp_snap *snap, char *err,
 		r = ctp_groups_new_extra(snap, s->o.spec, ex ? ex->id : NULL,
 					 ex ? ex->tasks : 0, &g, err, errlen);
 	if (r == 0 && !first)
-		r = s->iv ? ctp_interval_step(s->iv, snap, ex)
-			  : ctp_interval_new(s->snap[1], snap, ex, &s->iv);
+		r = ctp_interval_new(s->snap[1], snap, ex, &s->iv);
 	if (r < 0) {
 		if (r == -ENOMEM)
 			snprintf(err, errlen, "%s", strerror(ENOMEM));
@@ -721,6 +722,14 @@ int ctp_series_feed(struct ctp_series *s, struct ctp_snap *snap, char *err,
 	if (r == 0)
 		r = listing(s, ng);
 	deltas_free(dl, ng);
+	/* The export reads the newest snapshot, its groups and exits; the
+	 * next feed pairs it with its successor. The model of this pair and
+	 * the snapshot before are done with: freed now, a stateful exporter
+	 * holds one decoded capture between feeds instead of two. */
+	ctp_interval_free(s->iv);
+	s->iv = NULL;
+	ctp_snap_free(s->snap[0]);
+	s->snap[0] = NULL;
 	if (r < 0)
 		snprintf(err, errlen, "%s", strerror(-r));
 	return r;

@@ -60,10 +60,12 @@ int ctp_series_new(const struct ctp_series_opts *o, struct ctp_series **ret);
 void ctp_series_free(struct ctp_series *s);
 
 /*
- * The next snapshot (taken: the series frees it when it no longer needs
- * it). Returns 0, or -ENOMEM / -EINVAL (a grouping the snapshot cannot
- * make) with a message in err and the series as it was before (snap
- * freed).
+ * The next snapshot (taken: its MessagePack tree is freed at once,
+ * ctp_snap_drop_tree, the rest at the end of the next feed; the snapshot
+ * before and the interval model between the two go at the end of this
+ * one, so between feeds the series holds one decoded snapshot). Returns
+ * 0, or -ENOMEM / -EINVAL (a grouping the snapshot cannot make) with a
+ * message in err and the series as it was before (snap freed).
  */
 int ctp_series_feed(struct ctp_series *s, struct ctp_snap *snap, char *err,
 		    size_t errlen);

@@ -2032,7 +2032,16 @@ const struct ctp_col *ctp_snap_col(const struct ctp_snap *snap,
 
 const msgpack_object *ctp_snap_root(const struct ctp_snap *snap)
 {
-	return &snap->root;
+	return snap->zone ? &snap->root : NULL;
+}
+
+void ctp_snap_drop_tree(struct ctp_snap *snap)
+{
+	if (!snap || !snap->zone)
+		return;
+	msgpack_zone_free(snap->zone);
+	snap->zone = NULL;
+	memset(&snap->root, 0, sizeof(snap->root));
 }
 
 size_t ctp_snap_raw_size(const struct ctp_snap *snap)
