@@ -33,6 +33,7 @@
 	X(0, MHD_add_response_header)                                          \
 	CTP_HTTPLIB_BASIC_AUTH(X)                                              \
 	X(0, MHD_create_response_from_buffer)                                  \
+	X(0, MHD_create_response_from_buffer_with_free_callback_cls)           \
 	X(0, MHD_destroy_response)                                             \
 	X(0, MHD_free)                                                         \
 	X(0, MHD_get_connection_info)                                          \

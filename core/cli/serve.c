@@ -81,6 +81,35 @@
 static volatile sig_atomic_t srv_stop;
 static const struct ctp_webcfg *srv_web; /* --web-config, for reply() */
 
+/*
+ * One rendered exposition of the last capture, in one format. Every
+ * response that sends it shares it: libmicrohttpd holds a reference until
+ * the last byte went out or the connection closed, and the cache in
+ * struct srv holds one until the next capture. So any number of clients,
+ * slow readers included, cost one copy per format and capture, not one
+ * each (docs/EXPORT.md "serve": memory).
+ */
+struct expo {
+	unsigned refs; /* __atomic: released on libmicrohttpd's threads */
+	size_t len;
+	char *body;
+};
+
+static struct expo *expo_ref(struct expo *e)
+{
+	__atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED);
+	return e;
+}
+
+static void expo_unref(void *cls)
+{
+	struct expo *e = cls;
+	if (e && __atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+		free(e->body);
+		free(e);
+	}
+}
+
 /* One connection, as the limits and the request deadline see it. */
 struct conn {
 	bool used, over, handling;
@@ -116,6 +145,9 @@ struct srv {
 	const struct ctp_snap *snap;
 	bool said_exits;
 	uint64_t taken_ns;
+	/* The last capture's exposition by format (0: text 0.0.4, 1:
+	 * OpenMetrics), rendered at its first request; under lock. */
+	struct expo *expo[2];
 	char why[600]; /* the last capture's failure, "" when none */
 	int ask_fd;    /* to the supervisor, -1 with --no-supervise */
 	/* The connections (CONN_HARD) and the reaper of late requests. */
@@ -394,10 +426,36 @@ static int capture(struct srv *s)
 	return 0;
 }
 
+/* The series as metrics in a new struct expo (one reference), or -errno
+ * with s->why. */
+static int render(struct srv *s, bool om, struct expo **ret)
+{
+	struct expo *e = calloc(1, sizeof(*e));
+	FILE *f = e ? open_memstream(&e->body, &e->len) : NULL;
+	int r = f ? 0 : -ENOMEM;
+	struct ctp_om_stats st;
+	if (r == 0)
+		r = ctp_export_series(f, s->series, &s->r, s->view,
+				      s->view_name != NULL, om, &st);
+	if (f && fclose(f) != 0 && r == 0)
+		r = -ENOMEM;
+	if (r < 0) {
+		snprintf(s->why, sizeof(s->why), "export: %s", strerror(-r));
+		if (e)
+			free(e->body);
+		free(e);
+		return r;
+	}
+	e->refs = 1;
+	*ret = e;
+	return 0;
+}
+
 /* The last capture (a fresh one when it is older than --min-interval)
- * as metrics, malloc'ed in *body. Returns 0, or -errno with the reason in
- * why (-EBUSY: another request's capture outlasted this one's wait). */
-static int metrics(struct srv *s, bool om, char **body, size_t *len, char *why,
+ * as metrics: a reference to its exposition in *ret, rendered once per
+ * capture and format. Returns 0, or -errno with the reason in why
+ * (-EBUSY: another request's capture outlasted this one's wait). */
+static int metrics(struct srv *s, bool om, struct expo **ret, char *why,
 		   size_t whylen)
 {
 	/* A request waits for another's capture no longer than a capture
@@ -419,38 +477,31 @@ static int metrics(struct srv *s, bool om, char **body, size_t *len, char *why,
 	int r = 0;
 	if (!s->snap || now - s->taken_ns >= s->min_ns) {
 		r = capture(s);
-		if (r == 0)
+		if (r == 0) {
 			s->taken_ns = ctp_now_ns();
+			/* Responses still sending the old ones keep them. */
+			for (int k = 0; k < 2; k++) {
+				expo_unref(s->expo[k]);
+				s->expo[k] = NULL;
+			}
+		}
 	}
-	FILE *f = NULL;
-	if (r == 0 && !(f = open_memstream(body, len)))
-		r = -ENOMEM;
-	struct ctp_om_stats st;
-	if (r == 0 &&
-	    (r = ctp_export_series(f, s->series, &s->r, s->view,
-				   s->view_name != NULL, om, &st)) < 0)
-		snprintf(s->why, sizeof(s->why), "export: %s", strerror(-r));
-	if (f && fclose(f) != 0 && r == 0)
-		r = -ENOMEM;
-	if (r < 0 && f) {
-		free(*body);
-		*body = NULL;
-	}
+	if (r == 0 && !s->expo[om])
+		r = render(s, om, &s->expo[om]);
+	if (r == 0)
+		*ret = expo_ref(s->expo[om]);
 	if (r < 0)
 		snprintf(why, whylen, "%s", s->why);
 	pthread_mutex_unlock(&s->lock);
 	return r;
 }
 
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
-			     const char *type, const char *body, size_t len,
-			     bool allow)
+/* Queue resp (its headers added here) and drop this reference to it. */
+static enum MHD_Result send_response(struct MHD_Connection *c, unsigned status,
+				     const char *type,
+				     struct MHD_Response *resp, bool allow)
 {
 	bool busy = status == MHD_HTTP_SERVICE_UNAVAILABLE;
-	struct MHD_Response *resp = sym_MHD_create_response_from_buffer(
-		len, (void *)body, MHD_RESPMEM_MUST_COPY);
-	if (!resp)
-		return MHD_NO;
 	sym_MHD_add_response_header(resp, "Content-Type", type);
 	ctp_web_add_headers(srv_web, resp); /* --web-config */
 	if (allow)
@@ -460,6 +511,17 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
 	enum MHD_Result r = sym_MHD_queue_response(c, status, resp);
 	sym_MHD_destroy_response(resp);
 	return r;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
+			     const char *type, const char *body, size_t len,
+			     bool allow)
+{
+	struct MHD_Response *resp = sym_MHD_create_response_from_buffer(
+		len, (void *)body, MHD_RESPMEM_MUST_COPY);
+	if (!resp)
+		return MHD_NO;
+	return send_response(c, status, type, resp, allow);
 }
 
 static const char index_html[] =
@@ -583,9 +645,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	const char *accept =
 		sym_MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
 	bool om = accept && strstr(accept, "application/openmetrics-text");
-	char *body = NULL, why[600];
-	size_t len = 0;
-	if (metrics(s, om, &body, &len, why, sizeof(why)) < 0) {
+	struct expo *e = NULL;
+	char why[600];
+	if (metrics(s, om, &e, why, sizeof(why)) < 0) {
 		char m[700];
 		int n = snprintf(m, sizeof(m), "503 no capture: %s\n", why);
 		return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE,
@@ -593,11 +655,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 			     n > 0 && (size_t)n < sizeof(m) ? (size_t)n : 0,
 			     false);
 	}
-	enum MHD_Result r =
-		reply(c, MHD_HTTP_OK, om ? CT_OPENMETRICS : CT_PROMETHEUS, body,
-		      len, false);
-	free(body);
-	return r;
+	/* The response holds the reference from here (expo_unref when
+	 * libmicrohttpd is done with it), or drops it at once. */
+	struct MHD_Response *resp =
+		sym_MHD_create_response_from_buffer_with_free_callback_cls(
+			e->len, e->body, expo_unref, e);
+	if (!resp) {
+		expo_unref(e);
+		return MHD_NO;
+	}
+	return send_response(c, MHD_HTTP_OK,
+			     om ? CT_OPENMETRICS : CT_PROMETHEUS, resp, false);
 }
 
 /* ---- Connections: limits and the request deadline ----------------------- */
@@ -871,6 +939,10 @@ out:
 		ctp_engine_done(&eng);
 	}
 	ctp_capture_free(cap);
+	for (int k = 0; k < 2; k++) {
+		expo_unref(s->expo[k]);
+		s->expo[k] = NULL;
+	}
 	ctp_series_free(s->series);
 	s->series = NULL;
 	s->snap = NULL;
