@@ -278,12 +278,10 @@ static long new_entry(struct ctp_series *s, const char *labels)
 
 /* ---- One interval ---------------------------------------------------------*/
 
-/* What choosing the series needs of CAND's group gi; the changes
- * themselves are summed again into the chosen entries (apply), so the
- * feed holds a few bytes a group, not a slot's sum each: a fork storm's
- * exited tasks, each a group of its own name, made tens of thousands of
- * groups an interval, times the counters. */
+/* What CAND's group gi changed by in the interval. */
 struct delta {
+	long double *d; /* per slot */
+	bool *any;	/* per slot: a member had a change */
 	long double rank;
 	bool active;
 	uint64_t exited;
@@ -398,40 +396,15 @@ static const struct ctp_snap_field *rank_fallback(const struct ctp_series *s,
 	return first_time(snap);
 }
 
-/* One field's change over the interval in CAND's group gi, its exited
- * tasks' included (xm: the field takes exit records, measured by m). */
-static int group_change(const struct ctp_series *s,
-			const struct ctp_snap_field *f, size_t gi, bool xm,
-			const struct ctp_interval_exit_measure *m,
-			struct ctp_interval_sum *sum)
-{
-	const struct ctp_group *g = ctp_groups_at(s->g, gi);
-	struct ctp_interval_sum xs;
-	int r = ctp_interval_group(s->iv, f, g, sum);
-	if (r < 0)
-		return r;
-	if (xm) {
-		ctp_interval_exit_group(s->iv, g, m, &xs);
-		if (xs.n)
-			ctp_interval_sum_add(sum, &xs);
-	}
-	return 0;
-}
-
-/* Which CAND groups changed over the interval (active: a counter went up
- * or a member exited), and by how much each ranks. A group already
- * active is summed again only for the ranking fields. */
+/* Every CAND group's change over the interval. */
 static int deltas(struct ctp_series *s, struct delta *dl, size_t ng)
 {
 	const struct ctp_snap *c = ctp_interval_snap(s->iv, 1);
 	const struct ctp_snap_field *fs = ctp_snap_fields(c),
 				    *fb = rank_fallback(s, c);
-	for (size_t gi = 0; gi < ng; gi++) {
-		dl[gi].exited = ctp_groups_at(s->g, gi)->n_extras;
-		dl[gi].active = dl[gi].exited > 0;
-	}
 	for (size_t i = 0; i < ctp_snap_n_fields(c); i++) {
-		if (s->slot_of[i] < 0)
+		long slot = s->slot_of[i];
+		if (slot < 0)
 			continue;
 		size_t xf[CTP_VIEW_MAX_FIELDS];
 		long double xk[CTP_VIEW_MAX_FIELDS];
@@ -440,18 +413,28 @@ static int deltas(struct ctp_series *s, struct delta *dl, size_t ng)
 		bool xm = exit_measure(s, &fs[i], xf, xk, bf, &m);
 		bool rk = ranks(s, &fs[i], fb);
 		for (size_t gi = 0; gi < ng; gi++) {
-			struct ctp_interval_sum sum;
-			if (!rk && dl[gi].active)
-				continue;
-			int r = group_change(s, &fs[i], gi, xm, &m, &sum);
+			const struct ctp_group *g = ctp_groups_at(s->g, gi);
+			struct ctp_interval_sum sum, xs;
+			int r = ctp_interval_group(s->iv, &fs[i], g, &sum);
 			if (r < 0)
 				return r;
+			if (xm) {
+				ctp_interval_exit_group(s->iv, g, &m, &xs);
+				if (xs.n)
+					ctp_interval_sum_add(&sum, &xs);
+			}
 			if (!sum.n)
 				continue;
+			dl[gi].d[slot] += sum.delta;
+			dl[gi].any[slot] = true;
 			dl[gi].active |= sum.delta > 0;
 			if (rk)
 				dl[gi].rank += sum.delta;
 		}
+	}
+	for (size_t gi = 0; gi < ng; gi++) {
+		dl[gi].exited = ctp_groups_at(s->g, gi)->n_extras;
+		dl[gi].active |= dl[gi].exited > 0;
 	}
 	return 0;
 }
@@ -475,6 +458,7 @@ static int first_deltas(struct ctp_series *s, struct delta *dl, size_t ng)
 			long double x;
 			if (!ctp_agg_number(&col[gi], &x))
 				continue;
+			dl[gi].any[slot] = true;
 			dl[gi].active = true;
 			if (rk)
 				dl[gi].rank += x;
@@ -608,60 +592,21 @@ static void evict(struct ctp_series *s)
 	free(idx);
 }
 
-/* The entry CAND's group gi adds to: its own when exported, else other. */
-static struct entry *target(struct ctp_series *s, size_t gi)
-{
-	long ei = s->gent[gi];
-	return ei >= 0 && s->e[ei].exported ? &s->e[ei] : &s->other;
-}
-
-/* The changes into the exported groups' sums, the rest into other's,
- * field by field: every entry's slot takes its groups' changes in group
- * order, as when they were kept per group and added after (the same
- * sums). The first snapshot adds nothing but which fields a group has. */
-static int apply(struct ctp_series *s, const struct delta *dl, size_t ng,
-		 bool first)
+/* The changes into the exported groups' sums, the rest into other's. */
+static int apply(struct ctp_series *s, const struct delta *dl, size_t ng)
 {
 	for (size_t gi = 0; gi < ng; gi++) {
-		struct entry *e = target(s, gi);
+		long ei = s->gent[gi];
+		struct entry *e =
+			ei >= 0 && s->e[ei].exported ? &s->e[ei] : &s->other;
 		if (entry_slots(e, s->n_names) < 0)
 			return -ENOMEM;
+		for (size_t k = 0; k < s->n_names; k++) {
+			e->acc[k] += dl[gi].d[k];
+			e->seen[k] |= dl[gi].any[k];
+		}
 		e->exited += dl[gi].exited;
 		s->exited += dl[gi].exited;
-	}
-	const struct ctp_snap *c = s->snap[1];
-	const struct ctp_snap_field *fs = ctp_snap_fields(c);
-	for (size_t i = 0; i < ctp_snap_n_fields(c); i++) {
-		long slot = s->slot_of[i];
-		if (slot < 0)
-			continue;
-		if (first) {
-			const struct ctp_agg *col;
-			if (ctp_groups_aggregate(s->g, &fs[i], &col) < 0)
-				return -ENOMEM;
-			for (size_t gi = 0; gi < ng; gi++) {
-				long double x;
-				if (ctp_agg_number(&col[gi], &x))
-					target(s, gi)->seen[slot] = true;
-			}
-			continue;
-		}
-		size_t xf[CTP_VIEW_MAX_FIELDS];
-		long double xk[CTP_VIEW_MAX_FIELDS];
-		const struct ctp_snap_field *bf[1];
-		struct ctp_interval_exit_measure m;
-		bool xm = exit_measure(s, &fs[i], xf, xk, bf, &m);
-		for (size_t gi = 0; gi < ng; gi++) {
-			struct ctp_interval_sum sum;
-			int r = group_change(s, &fs[i], gi, xm, &m, &sum);
-			if (r < 0)
-				return r;
-			if (!sum.n)
-				continue;
-			struct entry *e = target(s, gi);
-			e->acc[slot] += sum.delta;
-			e->seen[slot] = true;
-		}
 	}
 	if (entry_slots(&s->other, s->n_names) < 0)
 		return -ENOMEM;
@@ -691,6 +636,15 @@ static int listing(struct ctp_series *s, size_t ng)
 		free(l);
 	}
 	return 0;
+}
+
+static void deltas_free(struct delta *dl, size_t ng)
+{
+	for (size_t gi = 0; dl && gi < ng; gi++) {
+		free(dl[gi].d);
+		free(dl[gi].any);
+	}
+	free(dl);
 }
 
 /* The moment of a capture, for the TTL: since boot when known. */
@@ -753,17 +707,21 @@ int ctp_series_feed(struct ctp_series *s, struct ctp_snap *snap, char *err,
 	r = dl && gent ? slots(s, snap, slot_of) : -ENOMEM;
 	if (gent)
 		s->gent = gent;
+	for (size_t gi = 0; r == 0 && gi < ng; gi++)
+		if (!(dl[gi].d = calloc(s->n_names + 1, sizeof(*dl[gi].d))) ||
+		    !(dl[gi].any = calloc(s->n_names + 1, sizeof(bool))))
+			r = -ENOMEM;
 	if (r == 0)
 		r = first ? first_deltas(s, dl, ng) : deltas(s, dl, ng);
 	if (r == 0)
 		r = choose(s, dl, ng, when(snap));
 	if (r == 0)
-		r = apply(s, dl, ng, first);
+		r = apply(s, dl, ng);
 	if (r == 0)
 		evict(s);
 	if (r == 0)
 		r = listing(s, ng);
-	free(dl);
+	deltas_free(dl, ng);
 	/* The export reads the newest snapshot, its groups and exits; the
 	 * next feed pairs it with its successor. The model of this pair and
 	 * the snapshot before are done with: freed now, a stateful exporter
