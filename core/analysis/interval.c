@@ -28,7 +28,7 @@ static void cols_free(struct ctp_interval_col *col, size_t n)
 	free(col);
 }
 
-/* The pair (base, cand) into iv; iv untouched on failure. */
+/* The pair (base, cand) into a new iv; iv untouched on failure. */
 static int pair(struct ctp_interval *iv, const struct ctp_snap *base,
 		const struct ctp_snap *cand, const struct ctp_exit_sum *ex)
 {
@@ -42,8 +42,6 @@ static int pair(struct ctp_interval *iv, const struct ctp_snap *base,
 		free(col);
 		return -ENOMEM;
 	}
-	ctp_ident_free(iv->id);
-	cols_free(iv->col, iv->nf);
 	iv->snap[0] = base;
 	iv->snap[1] = cand;
 	iv->ex = ex;
@@ -66,12 +64,6 @@ int ctp_interval_new(const struct ctp_snap *base, const struct ctp_snap *cand,
 	}
 	*ret = iv;
 	return 0;
-}
-
-int ctp_interval_step(struct ctp_interval *iv, const struct ctp_snap *next,
-		      const struct ctp_exit_sum *ex)
-{
-	return pair(iv, iv->snap[1], next, ex);
 }
 
 void ctp_interval_free(struct ctp_interval *iv)

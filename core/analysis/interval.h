@@ -9,9 +9,9 @@
  * views (viewshow.c), the full comparison (compare.c) and the coverage
  * line (coverage.c) read their numbers here and compute none again.
  *
- * The model is of one pair; ctp_interval_step() moves it along a
- * recording (CAND becomes BASE), and a task's results are addressed by
- * its CAND row, which ctp_interval_find() gives for a task's identity.
+ * The model is of one pair (a recording's next pair is a new model),
+ * and a task's results are addressed by its CAND row, which
+ * ctp_interval_find() gives for a task's identity.
  * Private to the core.
  */
 #ifndef CTP_CORE_INTERVAL_H
@@ -35,14 +35,6 @@ struct ctp_interval;
  */
 int ctp_interval_new(const struct ctp_snap *base, const struct ctp_snap *cand,
 		     const struct ctp_exit_sum *ex, struct ctp_interval **ret);
-/*
- * The next interval of a recording: CAND becomes BASE and next CAND, with
- * the tasks that exited between them (ex, as for _new). Every result of
- * the previous pair is dropped (pointers from it are invalid). Returns 0,
- * or -ENOMEM with the model left on its previous pair.
- */
-int ctp_interval_step(struct ctp_interval *iv, const struct ctp_snap *next,
-		      const struct ctp_exit_sum *ex);
 void ctp_interval_free(struct ctp_interval *iv);
 
 /* BASE (k 0) or CAND (k 1). */
