@@ -332,7 +332,6 @@ struct bt_state {
 	 * off, and the capture numbered check_next tries it again;
 	 * check_fresh: it ran and its check_off is not counted yet. */
 	bool check_pending, check_fresh, check_counted;
-	bool check_late_off; /* a later try turned values off (hint) */
 	unsigned check_tries;
 	unsigned long check_fail; /* CTP_BPFTASK_CHECK_FAIL, read at init */
 	uint64_t captures, check_next;
@@ -1048,7 +1047,10 @@ static int bt_host(void *state, struct ctp_record *rec)
 		count(st, C_CHECK_OFF, st->n_off + st->n_poff);
 	}
 	count(st, C_CHECK_NOT_RUN, st->check_pending);
-	if (st->check_pending || st->check_late_off)
+	/* The check's hint while it has not run, or where a later try (not
+	 * init's: that is the run's hint) turned values off. */
+	if (st->check_pending ||
+	    (st->check_tries > 1 && (st->n_off || st->n_poff)))
 		st->api->set_hint(st->ctx, st->hint);
 	probe_delays(st);
 	if (st->cpus_fit)
@@ -1262,16 +1264,80 @@ static void expect_tasks(struct bt_state *st)
  * ... up to this many. */
 #define CHECK_RETRY_MAX 64
 
+/* A check that could not run (r, why, after ms): nothing unproven is
+ * offered, what it judges is read from the files until a later try runs
+ * (bt_host, tries CHECK_RETRY_MAX captures apart at the most); said at
+ * init and each time the reason changes, other tries at debug. */
+static void check_not_run(struct bt_state *st, int r, const char *why,
+			  double ms)
+{
+	const struct ctp_api *api = st->api;
+	unsigned gap = 1u << (st->check_tries < 7 ? st->check_tries - 1 : 6);
+	/* Refused (a confined capture child may create no BPF link after
+	 * init): refused for good, not tried again. */
+	bool refused = r == -EPERM || r == -EACCES;
+
+	memset(st->off, 0, sizeof(st->off));
+	memset(st->poff, 0, sizeof(st->poff));
+	ctp_bpftask_judged(st->off, st->poff);
+	st->n_off = st->n_poff = 0;
+	st->check_pending = true;
+	st->check_next = refused ? UINT64_MAX
+				 : st->captures + (gap < CHECK_RETRY_MAX
+							   ? gap
+							   : CHECK_RETRY_MAX);
+	api->log(st->ctx,
+		 st->check_tries == 1 || strcmp(why, st->check_why)
+			 ? CTP_LOG_NOTICE
+			 : CTP_LOG_DEBUG,
+		 "the check on this kernel could not run (%s, try %u, %.1f "
+		 "ms): the values it judges are read from their files%s",
+		 why, st->check_tries, ms,
+		 refused ? " (refused: not tried again)"
+		 : CTP_API_HAS(api, recording) && api->recording(st->ctx)
+			 ? " until a later capture's try runs"
+			 : "");
+	snprintf(st->check_why, sizeof(st->check_why), "%s", why);
+	/* Each capture says it while it holds (bt_host): init's hint would
+	 * stay for every capture of the run. */
+	snprintf(st->hint, sizeof(st->hint),
+		 "the check on this kernel could not run (%s): its values are "
+		 "read from their files",
+		 why);
+}
+
+/* The hint naming the values the check turned off, with both sides of
+ * each (logged once). */
+static void off_hint(struct bt_state *st, const struct ctp_src_task *pass,
+		     const struct ctp_src_task *files,
+		     const struct ctp_src_process *ppass,
+		     const struct ctp_src_process *pfiles)
+{
+	int n = snprintf(st->hint, sizeof(st->hint),
+			 "off on this kernel (unequal to their files):");
+
+	for (unsigned i = 0; i < CTP_SRC_TASK_N_VALUES; i++)
+		if ((st->off[i / 64] >> (i % 64)) & 1)
+			note_off(st, ctp_bpftask_value_name(i), pass->v[i],
+				 files->v[i], &n);
+	for (unsigned i = 0; i < CTP_SRC_PROC_N_VALUES; i++)
+		if ((st->poff[0] >> i) & 1)
+			note_off(st, ctp_bpftask_proc_value_name(i),
+				 ppass->v[i], pfiles->v[i], &n);
+	if (n >= 0 && (size_t)n < sizeof(st->hint))
+		snprintf(st->hint + n, sizeof(st->hint) - (size_t)n,
+			 ": read from the files");
+}
+
 /*
  * The check on this kernel (README.md): one helper thread's record against
  * its files, and where "process" is offered a child process's values
  * against its process files; a value found unequal is never offered from
  * then on, said once with both values, counted and named in the hint. It
- * never fails init. A check that cannot run says why and turns off every
- * value it judges (ctp_bpftask_judged): they are read from their files,
- * nothing unproven is offered, and a recorder's later captures try it
- * again (bt_host) until it runs. CTP_BPFTASK_CHECK_SKEW=<value> (tests
- * only) adds 1 to the pass's value before the comparison;
+ * never fails init. A check that cannot run turns off every value it
+ * judges (check_not_run) and a recorder's later captures try it again
+ * (bt_host) until it runs. CTP_BPFTASK_CHECK_SKEW=<value> (tests only)
+ * adds 1 to the pass's value before the comparison;
  * CTP_BPFTASK_CHECK_FAIL=<n> (tests only) makes its first n runs count as
  * not run.
  */
@@ -1281,8 +1347,9 @@ static void check_kernel(struct bt_state *st)
 	struct ctp_src_task pass, files;
 	struct ctp_src_process ppass, pfiles;
 	const char *skew_name = getenv("CTP_BPFTASK_CHECK_SKEW");
+	bool was_pending = st->check_pending;
 	char why[160] = "";
-	int r, n;
+	int r;
 
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -1313,47 +1380,9 @@ static void check_kernel(struct bt_state *st)
 	double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
 		    (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
 	if (r < 0) {
-		/* Nothing unproven is offered: what it judges is read from
-		 * the files until a later try runs. */
-		unsigned gap =
-			1u << (st->check_tries < 7 ? st->check_tries - 1 : 6);
-		memset(st->off, 0, sizeof(st->off));
-		memset(st->poff, 0, sizeof(st->poff));
-		ctp_bpftask_judged(st->off, st->poff);
-		st->check_pending = true;
-		/* Refused (a confined capture child may create no BPF link
-		 * after init): refused for good, not tried again. */
-		bool refused = r == -EPERM || r == -EACCES;
-		st->check_next =
-			refused ? UINT64_MAX
-				: st->captures + (gap < CHECK_RETRY_MAX
-							  ? gap
-							  : CHECK_RETRY_MAX);
-		/* Said at init and each time the reason changes; a try
-		 * that fails as the last did is a debug line. */
-		api->log(st->ctx,
-			 st->check_tries == 1 || strcmp(why, st->check_why)
-				 ? CTP_LOG_NOTICE
-				 : CTP_LOG_DEBUG,
-			 "the check on this kernel could not run (%s, try %u, "
-			 "%.1f ms): the values it judges are read from their "
-			 "files%s",
-			 why, st->check_tries, ms,
-			 refused ? " (refused: not tried again)"
-			 : CTP_API_HAS(api, recording) &&
-					 api->recording(st->ctx)
-				 ? " until a later capture's try runs"
-				 : "");
-		snprintf(st->check_why, sizeof(st->check_why), "%s", why);
-		/* Each capture says it while it holds (bt_host): init's hint
-		 * would stay for every capture of the run. */
-		snprintf(st->hint, sizeof(st->hint),
-			 "the check on this kernel could not run (%s): its "
-			 "values are read from their files",
-			 why);
+		check_not_run(st, r, why, ms);
 		return;
 	}
-	bool was_pending = st->check_pending;
 	st->check_pending = false;
 	st->check_fresh = true;
 	api->log(st->ctx, CTP_LOG_INFO,
@@ -1361,32 +1390,14 @@ static void check_kernel(struct bt_state *st)
 		 "ms%s)",
 		 st->n_off + st->n_poff, ms,
 		 was_pending ? ", a later try" : "");
-	if (!st->n_off && !st->n_poff) {
-		if (was_pending) {
-			/* It said the check had not run: this capture says
-			 * nothing (init said nothing either). */
-			st->hint[0] = '\0';
-			api->set_hint(st->ctx, st->hint);
-		}
-		return;
-	}
-	n = snprintf(st->hint, sizeof(st->hint),
-		     "off on this kernel (unequal to their files):");
-	for (unsigned i = 0; i < CTP_SRC_TASK_N_VALUES; i++)
-		if ((st->off[i / 64] >> (i % 64)) & 1)
-			note_off(st, ctp_bpftask_value_name(i), pass.v[i],
-				 files.v[i], &n);
-	for (unsigned i = 0; i < CTP_SRC_PROC_N_VALUES; i++)
-		if ((st->poff[0] >> i) & 1)
-			note_off(st, ctp_bpftask_proc_value_name(i), ppass.v[i],
-				 pfiles.v[i], &n);
-	if (n >= 0 && (size_t)n < sizeof(st->hint))
-		snprintf(st->hint + n, sizeof(st->hint) - (size_t)n,
-			 ": read from the files");
-	/* At init: the run's hint. A later try's: each capture's
-	 * (bt_host). */
-	st->check_late_off = st->captures > 0;
-	if (!st->check_late_off)
+	if (st->n_off || st->n_poff)
+		off_hint(st, &pass, &files, &ppass, &pfiles);
+	else
+		st->hint[0] = '\0'; /* or it says the check had not run */
+	/* At init, values off make the run's hint. A later try's is each
+	 * capture's (bt_host); one that found every value equal clears
+	 * this capture's "could not run". */
+	if (was_pending ? !st->hint[0] : st->hint[0] != '\0')
 		api->set_hint(st->ctx, st->hint);
 }
 
